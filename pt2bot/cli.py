@@ -1,0 +1,101 @@
+"""Argument parsing only: each sub-command calls one function elsewhere.
+
+The command names and options are a contract (docs: DESIGN.md). Handlers are imported
+lazily so that `pt2bot check` never imports torch or PyGithub.
+"""
+from __future__ import annotations
+
+import argparse
+import importlib
+import sys
+from typing import Callable, Sequence
+
+from pt2bot import __version__
+from pt2bot.errors import UserError
+
+FILTERS = ("added", "diff_context", "file", "nofilter")
+FORMATS = ("text", "github", "json", "sarif")
+
+
+def _handler(spec: str) -> Callable[[argparse.Namespace], int]:
+    module, _, func = spec.partition(":")
+    return getattr(importlib.import_module(module), func)
+
+
+def build_parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(
+        prog="pt2bot",
+        description="Review PyTorch code for torch.compile / torch.export friendliness.")
+    p.add_argument("--version", action="version", version=f"pt2bot {__version__}")
+    sub = p.add_subparsers(dest="command", required=True, metavar="COMMAND")
+
+    c = sub.add_parser("check", help="static rules only (no torch import)")
+    c.add_argument("paths", nargs="*", metavar="PATH")
+    c.add_argument("--base", help="report only findings in the diff against this ref")
+    c.add_argument("--filter", choices=FILTERS, help="which findings to report relative to the diff")
+    c.add_argument("--format", choices=FORMATS, default="text")
+    c.add_argument("--config", help="pt2bot.yml (default: ./pt2bot.yml if present)")
+    c.add_argument("--select", help="comma-separated codes or prefixes to enable (e.g. PTC1,PTC301)")
+    c.add_argument("--ignore", help="comma-separated codes or prefixes to disable")
+    c.add_argument("--jobs", "-j", type=int, default=0, help="worker processes (0: auto)")
+    c.set_defaults(handler="pt2bot.static:cli_check")
+
+    r = sub.add_parser("rules", help="print the documentation of a rule (or list all rules)")
+    r.add_argument("code", nargs="?")
+    r.add_argument("--format", choices=("text", "markdown-table", "json"), default="text")
+    r.set_defaults(handler="pt2bot.rules:cli_rules")
+
+    s = sub.add_parser("run", help="smoke run of the working tree's models; writes results JSON")
+    s.add_argument("--config", help="pt2bot.yml (default: ./pt2bot.yml)")
+    s.add_argument("--model", action="append", default=[], metavar="NAME")
+    s.add_argument("--shard", help="I/N: run a deterministic share of the models")
+    s.add_argument("--device", choices=("auto", "cpu", "cuda"), default=None)
+    s.add_argument("--out", required=True, help="results JSON to write")
+    s.set_defaults(handler="pt2bot.smoke:cli_run")
+
+    m = sub.add_parser("merge", help="join the results JSON of several shards")
+    m.add_argument("inputs", nargs="+")
+    m.add_argument("--out", required=True)
+    m.set_defaults(handler="pt2bot.smoke:cli_merge")
+
+    v = sub.add_parser("review", help="the PR job: static + smoke on base and head, compare, render")
+    v.add_argument("--base", required=True)
+    v.add_argument("--head", default=None, help="default: the working tree (HEAD)")
+    v.add_argument("--config", help="pt2bot.yml (default: ./pt2bot.yml)")
+    v.add_argument("--out", required=True, metavar="DIR")
+    v.add_argument("--publish", action="store_true")
+    v.add_argument("--all", action="store_true", dest="all_models", help="run every model")
+    v.add_argument("--baseline", help="stored base results (from `pt2bot audit`)")
+    v.add_argument("--no-smoke", action="store_true", help="static rules only")
+    v.add_argument("--device", choices=("auto", "cpu", "cuda"), default=None)
+    v.set_defaults(handler="pt2bot.pipeline:cli_review")
+
+    b = sub.add_parser("publish", help="post a finished report directory to GitHub")
+    b.add_argument("dir", metavar="DIR")
+    b.add_argument("--repo", help="OWNER/NAME (default: $GITHUB_REPOSITORY)")
+    b.add_argument("--pr", type=int, help="pull request number (default: from the event)")
+    b.set_defaults(handler="pt2bot.github:cli_publish")
+
+    a = sub.add_parser("audit", help="nightly: full run, store in history, compare, render")
+    a.add_argument("--config", help="pt2bot.yml (default: ./pt2bot.yml)")
+    a.add_argument("--history", required=True, metavar="FILE")
+    a.add_argument("--out", default="pt2bot-audit", metavar="DIR")
+    a.add_argument("--publish", action="store_true")
+    a.add_argument("--device", choices=("auto", "cpu", "cuda"), default=None)
+    a.set_defaults(handler="pt2bot.audit:cli_audit")
+    return p
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    args = build_parser().parse_args(argv)
+    try:
+        return int(_handler(args.handler)(args) or 0)
+    except UserError as e:
+        print(f"pt2bot: error: {e}", file=sys.stderr)
+        return e.exit_code
+    except KeyboardInterrupt:
+        return 130
+
+
+if __name__ == "__main__":
+    sys.exit(main())

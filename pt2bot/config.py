@@ -1,0 +1,154 @@
+"""pt2bot.yml: the configuration's data model, defaults, and loading.
+
+The dataclasses below are the interface every stage uses. `load_config` validates the file
+and raises `ConfigError` naming file, line and key path.
+"""
+from __future__ import annotations
+
+import hashlib
+import itertools
+import json
+import os
+from dataclasses import dataclass, field
+from typing import Any
+
+import yaml
+
+from pt2bot.errors import ConfigError
+
+DEFAULT_CONFIG_NAMES = ("pt2bot.yml", "pt2bot.yaml", ".github/pt2bot.yml")
+FILTERS = ("added", "diff_context", "file", "nofilter")
+FAIL_ON = ("error", "warning", "never")
+DEVICES = ("auto", "cpu", "cuda")
+
+
+@dataclass(frozen=True)
+class StaticConfig:
+    paths: tuple[str, ...] = ()            # what to check (dirs, files, globs); empty: the repo
+    exclude: tuple[str, ...] = ()          # globs never checked
+    filter: str = "added"                  # see FILTERS
+    fail_on: str = "error"                 # see FAIL_ON
+    select: tuple[str, ...] = ()           # codes or prefixes; empty: the default set
+    ignore: tuple[str, ...] = ()           # codes or prefixes
+    severity: dict[str, str] = field(default_factory=dict)       # code -> error|warning
+    per_file_ignores: dict[str, tuple[str, ...]] = field(default_factory=dict)  # glob -> codes
+
+
+@dataclass(frozen=True)
+class InputSpec:
+    shape: tuple[str | int, ...]           # dim names (keys of `shapes`) or fixed ints
+    dtype: str = "float32"
+    low: float | None = None
+    high: float | None = None
+    name: str | None = None                # forward() argument name (default: positional)
+
+
+@dataclass(frozen=True)
+class ModelConfig:
+    name: str
+    entry: str                             # "pkg.mod:attr", nn.Module class or factory
+    kwargs: dict[str, Any] = field(default_factory=dict)
+    inputs: tuple[InputSpec, ...] = ()
+    inputs_entry: str | None = None        # "pkg.mod:make_inputs", called with the dims as kwargs
+    shapes: dict[str, tuple[int, ...]] = field(default_factory=dict)
+    cases: tuple[dict[str, int], ...] | None = None   # explicit cases instead of the product
+    dynamic: tuple[str, ...] = ()
+    export: bool = True
+    tolerance: dict[str, tuple[float, float]] = field(default_factory=dict)  # dtype -> (rtol, atol)
+    timeout_s: float | None = None         # overrides run.timeout_s
+    line: int | None = None                # where the model is declared in the config file
+
+    def shape_cases(self) -> list[dict[str, int]]:
+        """The shape matrix: the explicit cases, else the product of the dims' values."""
+        if self.cases is not None:
+            return [dict(c) for c in self.cases]
+        if not self.shapes:
+            return [{}]
+        names = list(self.shapes)
+        return [dict(zip(names, combo)) for combo in itertools.product(*self.shapes.values())]
+
+
+@dataclass(frozen=True)
+class RunConfig:
+    device: str = "auto"
+    backend: str = "inductor"
+    mode: str | None = None                # torch.compile mode
+    timeout_s: float = 600.0
+    warmup: int = 3
+    repeats: int = 20
+    threads: int | None = 1                # torch.set_num_threads in workers (CPU timing)
+    jobs: int = 1                          # models run in parallel
+    recompile_limit: int = 8
+    cache_dir: str | None = None           # TORCHINDUCTOR_CACHE_DIR
+    latency: bool = True
+    rounds: int = 3                        # review: alternating base/head latency rounds
+
+
+@dataclass(frozen=True)
+class Thresholds:
+    new_graph_breaks: int = 0
+    new_recompiles: int = 0
+    latency_regression_pct: float = 10.0
+    export_regression: str = "fail"        # fail | warn | ignore
+    accuracy: str = "fail"                 # fail | warn | ignore
+    require_gpu: bool = False              # neutral conclusion when no GPU was available
+
+
+@dataclass(frozen=True)
+class Config:
+    version: int = 1
+    static: StaticConfig = field(default_factory=StaticConfig)
+    models: tuple[ModelConfig, ...] = ()
+    run: RunConfig = field(default_factory=RunConfig)
+    thresholds: Thresholds = field(default_factory=Thresholds)
+    path: str | None = None                # the file it came from
+    raw: dict[str, Any] = field(default_factory=dict, compare=False, repr=False)
+
+    @property
+    def root(self) -> str:
+        """The directory the config's relative paths are relative to."""
+        if not self.path:
+            return os.getcwd()
+        d = os.path.dirname(os.path.abspath(self.path))
+        return os.path.dirname(d) if os.path.basename(d) == ".github" else d
+
+    @property
+    def digest(self) -> str:
+        blob = json.dumps(self.raw, sort_keys=True, default=str).encode()
+        return "sha256:" + hashlib.sha256(blob).hexdigest()[:16]
+
+    def model(self, name: str) -> ModelConfig:
+        for m in self.models:
+            if m.name == name:
+                return m
+        raise KeyError(name)
+
+
+def find_config(start: str = ".") -> str | None:
+    for name in DEFAULT_CONFIG_NAMES:
+        p = os.path.join(start, name)
+        if os.path.isfile(p):
+            return p
+    return None
+
+
+def load_config(path: str | None, *, required: bool = False) -> Config:
+    """Read and validate pt2bot.yml. `path=None` looks for the default names in the cwd."""
+    if path is None:
+        path = find_config()
+        if path is None:
+            if required:
+                raise ConfigError("no pt2bot.yml here; pass --config FILE")
+            return Config()
+    try:
+        with open(path, encoding="utf-8") as fh:
+            text = fh.read()
+    except OSError as e:
+        raise ConfigError(f"cannot read: {e.strerror}", file=path) from None
+    return parse_config(text, path)
+
+
+def parse_config(text: str, path: str = "pt2bot.yml") -> Config:
+    from pt2bot import config_validate  # the validator with line numbers and schema
+
+    return config_validate.build_config(text, path)
