@@ -1,0 +1,1 @@
+"""A tiny model zoo: the bundled pt2bot example project."""
