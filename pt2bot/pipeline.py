@@ -1,0 +1,243 @@
+"""The PR job, end to end: the one module that knows the whole order of the stages.
+
+changes → select → static (base, head) → smoke (base, head, alternating latency rounds)
+→ compare → render → (publish). Side effects live at the ends: git and the smoke workers
+at the start, the report directory and GitHub at the end.
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+import time
+from contextlib import ExitStack
+from dataclasses import dataclass, field
+from typing import Any, Callable
+
+from pt2bot import changes, git
+from pt2bot.config import Config, find_config, load_config
+from pt2bot.errors import UserError
+from pt2bot.findings import Finding
+
+SMOKE_PHASES = ("breaks", "matrix", "export", "latency")
+
+
+@dataclass(frozen=True)
+class ReviewOptions:
+    base: str
+    out_dir: str
+    head: str | None = None           # None: the working tree
+    config_path: str | None = None
+    all_models: bool = False
+    baseline: str | None = None       # stored base results (from `pt2bot audit`)
+    smoke: bool = True
+    device: str | None = None
+    publish: bool = False
+    repo_dir: str = field(default_factory=os.getcwd)
+
+
+@dataclass
+class Timings:
+    """Wall time per stage, reported in report.json so the review's cost is visible."""
+
+    stages: dict[str, float] = field(default_factory=dict)
+
+    def run(self, name: str, fn: Callable[[], Any]) -> Any:
+        t0 = time.perf_counter()
+        try:
+            return fn()
+        finally:
+            self.stages[name] = self.stages.get(name, 0.0) + round(time.perf_counter() - t0, 3)
+
+
+def review(opts: ReviewOptions, log: Callable[[str], None] = lambda s: None) -> dict[str, Any]:
+    """Run the PR job and write the report directory; returns report.json's data."""
+    from pt2bot import select
+    from pt2bot.compare import build_report
+    from pt2bot.report import render_all
+    from pt2bot.static import check_paths
+
+    timings = Timings()
+    t_start = time.perf_counter()
+    root = git.repo_root(opts.repo_dir)
+    config = _load_head_config(root, opts.config_path)
+    base_sha = changes.resolve_base(root, opts.base, opts.head)
+    head_sha = git.rev_parse(root, opts.head or "HEAD")
+    changeset = timings.run("diff", lambda: changes.diff_changes(root, base_sha, opts.head))
+    log(f"base {base_sha[:12]}, head {head_sha[:12]}"
+        f"{' + working tree' if opts.head is None else ''}: {len(changeset.files)} changed file(s)")
+
+    baseline = _load_baseline(opts.baseline, base_sha, log) if opts.baseline else None
+    stored_files = ({m["name"]: set(m.get("files") or ()) for m in baseline["models"]
+                     if m.get("files")} if baseline else None)
+    if opts.all_models:
+        selected = tuple(m.name for m in config.models)
+        selection = select.Selection(selected=selected, skipped={},
+                                     reasons={n: "--all" for n in selected})
+    else:
+        selection = select.select_models(config, changeset, root, stored_files=stored_files)
+    if not opts.smoke:
+        selection = select.Selection(
+            selected=(), reasons={},
+            skipped={m.name: "smoke run disabled (--no-smoke)" for m in config.models})
+    for name, why in selection.skipped.items():
+        log(f"skip {name}: {why}")
+
+    static_paths = list(config.static.paths) or None
+    with ExitStack() as stack:
+        head_root = root if opts.head is None else stack.enter_context(git.worktree(root, head_sha))
+        base_root = stack.enter_context(git.worktree(root, base_sha))
+
+        head_findings = timings.run("static", lambda: changes.annotate_findings(
+            check_paths(head_root, static_paths, config.static), changeset))
+        base_findings = timings.run(
+            "static", lambda: check_paths(base_root, static_paths, config.static))
+        log(f"static: {len(head_findings)} finding(s) on head, {len(base_findings)} on base")
+
+        head_results = base_results = None
+        if selection.selected:
+            head_results, base_results = timings.run("smoke", lambda: _smoke_both(
+                config, opts, selection.selected, head_root, base_root, baseline, log))
+
+    report = build_report(
+        base_results=base_results, head_results=head_results,
+        base_findings=base_findings, head_findings=head_findings,
+        changeset=changeset, config=config, selection=selection,
+        base_sha=base_sha, head_sha=head_sha)
+    timings.stages["total"] = round(time.perf_counter() - t_start, 3)
+    report["timings"] = timings.stages
+
+    os.makedirs(opts.out_dir, exist_ok=True)
+    for side, results in (("base", base_results), ("head", head_results)):
+        if results is not None:
+            _write_json(os.path.join(opts.out_dir, f"{side}.json"), results)
+    render_all(report, opts.out_dir,
+               commentable=lambda path, line: changes.is_commentable(changeset, path, line))
+    if opts.publish:
+        from pt2bot.github import publish_dir
+
+        publish_dir(opts.out_dir)
+    return report
+
+
+def _load_head_config(root: str, path: str | None) -> Config:
+    if path is None:
+        path = find_config(root)
+    if path is None:
+        raise UserError(f"no pt2bot.yml in {root}; pass --config FILE")
+    return load_config(path)
+
+
+def _load_baseline(path: str, base_sha: str,
+                   log: Callable[[str], None]) -> dict[str, Any] | None:
+    try:
+        with open(path, encoding="utf-8") as fh:
+            data = json.load(fh)
+    except (OSError, ValueError) as e:
+        raise UserError(f"{path}: cannot read the baseline: {e}") from None
+    if not isinstance(data, dict) or data.get("schema") != "pt2bot.results/1" \
+            or not isinstance(data.get("models"), list):
+        raise UserError(f"{path}: not a pt2bot results file (schema pt2bot.results/1)")
+    if data.get("commit") and data["commit"] != base_sha:
+        log(f"baseline {path} is for {str(data['commit'])[:12]}, not the merge-base "
+            f"{base_sha[:12]}: running base instead")
+        return None
+    return data
+
+
+def _entry_exists(root: str, entry: str) -> bool:
+    """Whether the model's entry module is present in this tree (absent on base → "new")."""
+    module = entry.partition(":")[0]
+    rel = os.path.join(root, *module.split("."))
+    return os.path.isfile(rel + ".py") or os.path.isfile(os.path.join(rel, "__init__.py"))
+
+
+def _smoke_both(config: Config, opts: ReviewOptions, selected: tuple[str, ...],
+                head_root: str, base_root: str, baseline: dict[str, Any] | None,
+                log: Callable[[str], None]) -> tuple[dict[str, Any], dict[str, Any] | None]:
+    """Smoke-run head and base; then extra latency rounds in alternating order.
+
+    Latency on a shared machine drifts over minutes, so base and head are measured in
+    alternating rounds (A B, B A, ...) in separate processes and their samples pooled: a
+    drift then hits both sides alike instead of looking like a regression.
+    """
+    from pt2bot.smoke import run_models
+
+    out = os.path.join(opts.out_dir, "smoke")
+    head_models = [n for n in selected if _entry_exists(head_root, config.model(n).entry)]
+    base_models = [n for n in selected if _entry_exists(base_root, config.model(n).entry)]
+
+    def run(side: str, root: str, models: list[str], phases: tuple[str, ...] | None,
+            rnd: int = 0) -> dict[str, Any]:
+        log(f"smoke {side} ({', '.join(models)}){' latency round ' + str(rnd) if rnd else ''}")
+        return run_models(config, repo_root=root, out_dir=os.path.join(out, side, str(rnd)),
+                          models=models, device=opts.device, phases=phases)
+
+    head = run("head", head_root, head_models, None) if head_models else _empty_results()
+    base = baseline
+    if base is None:
+        base = run("base", base_root, base_models, None) if base_models else _empty_results()
+    elif base_models:
+        missing = [n for n in base_models if n not in {m["name"] for m in base["models"]}]
+        if missing:  # the stored audit did not run these (new in config since): run them here
+            extra = run("base", base_root, missing, None)
+            base = {**base, "models": base["models"] + extra["models"]}
+
+    rounds = max(config.run.rounds, 1) if config.run.latency else 0
+    timed = [n for n in head_models if n in base_models and baseline is None]
+    for rnd in range(1, rounds):
+        order = [("head", head_root, head), ("base", base_root, base)]
+        if rnd % 2 == 0:
+            order.reverse()
+        for side, root, results in order:
+            extra = run(side, root, timed, ("latency",), rnd)
+            pool_latency(results, extra)
+    return head, base
+
+
+def _empty_results() -> dict[str, Any]:
+    return {"schema": "pt2bot.results/1", "models": []}
+
+
+def pool_latency(results: dict[str, Any], extra: dict[str, Any]) -> None:
+    """Add the latency samples of a later round to `results`, per model and shape case."""
+    from pt2bot.stats import summarise_samples
+
+    by_name = {m["name"]: m for m in results.get("models", [])}
+    for m in extra.get("models", []):
+        target = by_name.get(m["name"])
+        if target is None or m.get("status") != "ok" or target.get("status") != "ok":
+            continue
+        cases = {json.dumps(c["shape"], sort_keys=True): c for c in target.get("latency") or []}
+        for case in m.get("latency") or []:
+            into = cases.get(json.dumps(case["shape"], sort_keys=True))
+            if into is None:
+                continue
+            for key in ("eager_ms", "compiled_ms"):
+                new = (case.get(key) or {}).get("samples") or []
+                old = (into.get(key) or {}).get("samples") or []
+                if new and into.get(key) is not None:
+                    into[key] = summarise_samples(old + new)
+
+
+def _write_json(path: str, data: Any) -> None:
+    with open(path, "w", encoding="utf-8") as fh:
+        json.dump(data, fh, indent=2, sort_keys=False)
+        fh.write("\n")
+
+
+def cli_review(args: argparse.Namespace) -> int:
+    opts = ReviewOptions(base=args.base, head=args.head, config_path=args.config,
+                         out_dir=args.out, all_models=args.all_models, baseline=args.baseline,
+                         smoke=not args.no_smoke, device=args.device, publish=args.publish)
+
+    def log(msg: str) -> None:
+        print(f"pt2bot: {msg}", file=sys.stderr, flush=True)
+
+    report = review(opts, log)
+    out = opts.out_dir
+    print(f"{report['conclusion'].upper()}: {report.get('summary_title', '')}".rstrip(": "))
+    for name in ("summary.md", "review.json", "check.json", "results.sarif", "report.json"):
+        print(f"  {os.path.join(out, name)}")
+    return 1 if report["conclusion"] == "failure" else 0
