@@ -1,0 +1,161 @@
+"""Latency statistics: is head slower (or faster) than base, beyond noise?
+
+The estimate is the ratio of medians head/base with a percentile bootstrap confidence
+interval. A change is *significant* only when the interval excludes 1 **and** the point
+estimate moves more than the threshold: on a shared runner the spread between processes
+is often larger than small real changes, and a tight interval over a 2 % shift is not
+worth a red check.
+
+Samples may come flat (`[0.41, 0.40, ...]`) or grouped by measuring process
+(`[[round 1...], [round 2...], ...]`, base and head measured in alternating rounds).
+Groups are resampled hierarchically (rounds, then samples within a round), because
+samples from one process share that process's luck (memory layout, frequency, neighbours)
+and a flat bootstrap would treat them as independent and understate the noise.
+
+Deterministic for a given seed. Uses numpy when importable (vectorised); the pure-Python
+path gives the same kind of answer (not bit-identical) and is used when numpy is missing.
+"""
+from __future__ import annotations
+
+import math
+import random
+from statistics import median
+from typing import Any, Sequence
+
+N_BOOT = 2000
+MIN_SAMPLES = 5   # per side; fewer cannot support an interval worth showing
+
+Samples = Sequence[float] | Sequence[Sequence[float]]
+
+
+def compare_samples(base_samples: Samples, head_samples: Samples, *, threshold_pct: float,
+                    alpha: float = 0.05, seed: int = 0, n_boot: int = N_BOOT,
+                    use_numpy: bool | None = None) -> dict[str, Any]:
+    """Ratio of medians head/base with a (1 - alpha) bootstrap interval and a verdict.
+
+    Returns `ratio`, `ci_low`, `ci_high`, `change_pct`, `significant`, `direction`
+    ("slower" | "faster" | "same"), `base_median`, `head_median`, `n_base`, `n_head`,
+    `method`, `note` (why no verdict was possible, else None).
+    """
+    base_groups = _groups(base_samples)
+    head_groups = _groups(head_samples)
+    n_base = sum(len(g) for g in base_groups)
+    n_head = sum(len(g) for g in head_groups)
+    out: dict[str, Any] = {
+        "ratio": None, "ci_low": None, "ci_high": None, "change_pct": None,
+        "significant": False, "direction": "same",
+        "base_median": _median_or_none(base_groups), "head_median": _median_or_none(head_groups),
+        "n_base": n_base, "n_head": n_head, "alpha": alpha, "threshold_pct": threshold_pct,
+        "method": None, "note": None,
+    }
+    if n_base < MIN_SAMPLES or n_head < MIN_SAMPLES:
+        out["note"] = f"too few samples (base {n_base}, head {n_head}; need {MIN_SAMPLES})"
+        return out
+    b_med, h_med = out["base_median"], out["head_median"]
+    if not (b_med and b_med > 0 and h_med is not None and h_med >= 0):
+        out["note"] = "non-positive base median"
+        return out
+    hierarchical = len(base_groups) > 1 and len(head_groups) > 1
+    out["method"] = "bootstrap-median-ratio" + ("/rounds" if hierarchical else "")
+    if not hierarchical:
+        base_groups = [[x for g in base_groups for x in g]]
+        head_groups = [[x for g in head_groups for x in g]]
+
+    if use_numpy is None:
+        use_numpy = _have_numpy()
+    boot = _boot_numpy if use_numpy else _boot_python
+    ratios = boot(base_groups, head_groups, n_boot=n_boot, seed=seed)
+
+    ratio = h_med / b_med
+    ci_low = _quantile(ratios, alpha / 2)
+    ci_high = _quantile(ratios, 1 - alpha / 2)
+    change_pct = (ratio - 1.0) * 100.0
+    excludes_one = ci_low > 1.0 or ci_high < 1.0
+    significant = excludes_one and abs(change_pct) > threshold_pct
+    out.update(ratio=round(ratio, 4), ci_low=round(ci_low, 4), ci_high=round(ci_high, 4),
+               change_pct=round(change_pct, 2), significant=significant,
+               direction=("slower" if ratio > 1 else "faster") if significant else "same")
+    return out
+
+
+def _groups(samples: Samples) -> list[list[float]]:
+    """Normalise to a list of non-empty groups of finite floats."""
+    items = list(samples or [])
+    if items and all(isinstance(x, (list, tuple)) for x in items):
+        groups = [[float(v) for v in g if _finite(v)] for g in items]
+    else:
+        groups = [[float(v) for v in items if _finite(v)]]
+    return [g for g in groups if g]
+
+
+def _finite(v: object) -> bool:
+    return isinstance(v, (int, float)) and not isinstance(v, bool) and math.isfinite(v)
+
+
+def _median_or_none(groups: list[list[float]]) -> float | None:
+    flat = [x for g in groups for x in g]
+    return median(flat) if flat else None
+
+
+def _have_numpy() -> bool:
+    try:
+        import numpy  # noqa: F401
+    except ImportError:
+        return False
+    return True
+
+
+def _quantile(sorted_or_not: Sequence[float], q: float) -> float:
+    """Linear-interpolated quantile (numpy's default method)."""
+    xs = sorted(sorted_or_not)
+    pos = q * (len(xs) - 1)
+    lo = math.floor(pos)
+    hi = min(lo + 1, len(xs) - 1)
+    return xs[lo] + (xs[hi] - xs[lo]) * (pos - lo)
+
+
+def _boot_python(base: list[list[float]], head: list[list[float]], *, n_boot: int,
+                 seed: int) -> list[float]:
+    rng = random.Random(seed)
+
+    def resample_median(groups: list[list[float]]) -> float:
+        # Each chosen round contributes as many draws as the largest round: equal weight.
+        m = max(len(g) for g in groups)
+        drawn: list[float] = []
+        for _ in groups:
+            g = groups[rng.randrange(len(groups))]
+            drawn.extend(g[rng.randrange(len(g))] for _ in range(m))
+        return median(drawn)
+
+    ratios = []
+    for _ in range(n_boot):
+        b = resample_median(base)
+        h = resample_median(head)
+        ratios.append(h / b if b > 0 else math.inf)
+    return ratios
+
+
+def _boot_numpy(base: list[list[float]], head: list[list[float]], *, n_boot: int,
+                seed: int) -> list[float]:
+    import numpy as np
+
+    rng = np.random.default_rng(seed)
+
+    def resample_medians(groups: list[list[float]]) -> "np.ndarray":
+        values = np.concatenate([np.asarray(g, dtype=float) for g in groups])
+        sizes = np.array([len(g) for g in groups])
+        offsets = np.concatenate([[0], np.cumsum(sizes)[:-1]])
+        m = int(sizes.max())
+        chosen = rng.integers(0, len(groups), size=(n_boot, len(groups)))
+        within = np.floor(rng.random((n_boot, len(groups), m)) * sizes[chosen][..., None])
+        idx = offsets[chosen][..., None] + within.astype(int)
+        return np.median(values[idx].reshape(n_boot, -1), axis=1)
+
+    b = resample_medians(base)
+    h = resample_medians(head)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        r = np.where(b > 0, h / b, np.inf)
+    return r.tolist()
+
+
+__all__ = ["compare_samples", "N_BOOT", "MIN_SAMPLES"]
