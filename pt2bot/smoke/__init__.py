@@ -1,0 +1,21 @@
+"""The dynamic half of pt2bot: run configured models in isolated worker processes.
+
+`run_models` (pt2bot.smoke.runner) is the API; `cli_run` / `cli_merge` back `pt2bot run` and
+`pt2bot merge`. Importing this package never imports torch: only the worker
+(`python -m pt2bot.smoke.worker SPEC OUT`) does.
+"""
+from __future__ import annotations
+
+from pt2bot.smoke.runner import (
+    cli_merge,
+    cli_run,
+    merge_results,
+    parse_shard,
+    pick_models,
+    run_models,
+    scrub_env,
+    shard_models,
+)
+
+__all__ = ["cli_merge", "cli_run", "merge_results", "parse_shard", "pick_models",
+           "run_models", "scrub_env", "shard_models"]
