@@ -1,0 +1,438 @@
+"""What a pull request changed: base resolution, changed files and lines, line maps.
+
+Two git calls describe a diff. `git diff --raw -z` is the authority on *which* files
+changed, their status and exact paths (NUL-separated, never quoted, so spaces, quotes and
+non-ASCII names survive). `git diff -p` gives the hunks, parsed with unidiff. Both come
+from the same diff queue, so their files arrive in the same order; we pair them by
+position and rewrite each patch header to a neutral name before unidiff sees it, so no
+path can confuse the parser.
+
+Findings are *annotated* with where they lie relative to the diff and never dropped here
+(reviewdog's design): `keep_finding` applies the user's filter, the reporters decide.
+"""
+from __future__ import annotations
+
+import bisect
+import functools
+import os
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field
+
+from unidiff import PatchSet
+from unidiff.errors import UnidiffParseError
+
+from pt2bot import git
+from pt2bot.errors import UserError
+from pt2bot.findings import DIFF_ADDED, DIFF_CONTEXT, DIFF_FILE, DIFF_OUTSIDE, Finding
+
+STATUSES = ("added", "modified", "renamed", "deleted", "binary")
+FILTERS = ("added", "diff_context", "file", "nofilter")
+
+# Options that make the patch independent of the user's git config. -U3: GitHub's PR diff
+# uses 3 lines of context, and only lines inside *its* hunks accept review comments.
+_DIFF_OPTS = (
+    "-c", "core.quotepath=false", "-c", "diff.noprefix=false", "-c", "diff.mnemonicPrefix=false",
+    "-c", "diff.suppressBlankEmpty=false",
+    "diff", "-M", "-U3", "--no-color", "--no-ext-diff", "--no-textconv", "--no-relative",
+    "--diff-algorithm=myers", "--src-prefix=a/", "--dst-prefix=b/",
+)
+_BINARY_SNIFF = 8000  # bytes git itself inspects for a NUL to call a file binary
+
+
+@dataclass(frozen=True)
+class Hunk:
+    """One hunk's header numbers, as git prints them (`@@ -old_start,old_count +new_start,new_count @@`)."""
+
+    old_start: int
+    old_count: int
+    new_start: int
+    new_count: int
+
+    @property
+    def old_last(self) -> int:
+        # A hunk with no old lines (pure insertion) sits *after* old_start.
+        return self.old_start + self.old_count - 1 if self.old_count else self.old_start
+
+    @property
+    def new_last(self) -> int:
+        return self.new_start + self.new_count - 1 if self.new_count else self.new_start
+
+
+@dataclass(frozen=True)
+class FileChange:
+    """One changed file. Line numbers are 1-based; `old` numbering is the base's.
+
+    `added_lines`: new-file lines the PR added or modified. `context_lines`: new-file lines
+    inside hunks that the PR did not change (disjoint from `added_lines`); `hunk_lines` is
+    both, i.e. the lines GitHub accepts inline comments on. `deleted_lines`: old-file lines
+    removed. A binary file has no line information.
+    """
+
+    path: str                         # new path (old path for a deleted file)
+    old_path: str | None              # None for an added file
+    status: str                       # see STATUSES
+    added_lines: frozenset[int] = frozenset()
+    context_lines: frozenset[int] = frozenset()
+    deleted_lines: frozenset[int] = frozenset()
+    hunks: tuple[Hunk, ...] = ()
+    binary: bool = False
+    old_mode: str | None = None       # "100644", "100755", "120000" (symlink), ...
+    new_mode: str | None = None
+    similarity: int | None = None     # rename similarity in percent
+    # context pairs (old line, new line) inside hunks, sorted; the exact map there
+    context_pairs: tuple[tuple[int, int], ...] = field(default=(), repr=False)
+
+    @property
+    def hunk_lines(self) -> frozenset[int]:
+        return self.added_lines | self.context_lines
+
+    @property
+    def mode_changed(self) -> bool:
+        return self.old_mode is not None and self.new_mode is not None and self.old_mode != self.new_mode
+
+    def map_old_to_new(self, old_line: int) -> int | None:
+        """Where base line `old_line` is on head; None when it was deleted (or no lines map)."""
+        if self.status in ("added", "deleted") or self.binary or old_line < 1:
+            return None
+        if old_line in self.deleted_lines:
+            return None
+        exact = _lookup(self.context_pairs, old_line)
+        if exact is not None:
+            return exact
+        shift = sum(h.new_count - h.old_count for h in self.hunks if h.old_last < old_line)
+        return old_line + shift
+
+    def map_new_to_old(self, new_line: int) -> int | None:
+        """Where head line `new_line` was on base; None when the PR added it."""
+        if self.status in ("added", "deleted") or self.binary or new_line < 1:
+            return None
+        if new_line in self.added_lines:
+            return None
+        exact = _lookup(self._pairs_by_new, new_line)
+        if exact is not None:
+            return exact
+        shift = sum(h.old_count - h.new_count for h in self.hunks if h.new_last < new_line)
+        return new_line + shift
+
+    @functools.cached_property
+    def _pairs_by_new(self) -> tuple[tuple[int, int], ...]:
+        return tuple(sorted((n, o) for o, n in self.context_pairs))
+
+
+def _lookup(pairs: Sequence[tuple[int, int]], key: int) -> int | None:
+    """The value paired with `key` in a sorted sequence of pairs, or None."""
+    i = bisect.bisect_left(pairs, (key, -1))
+    if i < len(pairs) and pairs[i][0] == key:
+        return pairs[i][1]
+    return None
+
+
+@dataclass(frozen=True)
+class ChangeSet:
+    """The files a diff touches, keyed by new path (deleted files by their old path)."""
+
+    base: str
+    head: str | None                  # None: the working tree
+    files: dict[str, FileChange] = field(default_factory=dict)
+
+    def get(self, path: str) -> FileChange | None:
+        return self.files.get(path)
+
+    def paths(self) -> set[str]:
+        """Every path the change touches, on either side (renames count twice)."""
+        out: set[str] = set()
+        for fc in self.files.values():
+            out.add(fc.path)
+            if fc.old_path:
+                out.add(fc.old_path)
+        return out
+
+    def by_old_path(self, old_path: str) -> FileChange | None:
+        for fc in self.files.values():
+            if fc.old_path == old_path:
+                return fc
+        return None
+
+
+# ---------------------------------------------------------------------------- base / head
+
+def resolve_base(repo: str | os.PathLike[str], base_ref: str, head_ref: str | None = None) -> str:
+    """The merge-base of `base_ref` and `head_ref` (HEAD when None), as a sha."""
+    head_name = head_ref or "HEAD"
+    head = git.rev_parse(repo, head_name)
+    if head is None:
+        raise UserError(f"unknown head ref {head_name!r}")
+    base = git.rev_parse(repo, base_ref)
+    if base is None and not base_ref.startswith(("origin/", "refs/")):
+        # In CI the PR checkout has no local branch for the base, only its remote ref.
+        base = git.rev_parse(repo, f"origin/{base_ref}")
+    if base is None:
+        if git.is_shallow(repo):
+            raise UserError(
+                f"base ref {base_ref!r} is not in this shallow clone; fetch the full history "
+                "(actions/checkout with `fetch-depth: 0`, or `git fetch --unshallow origin`)")
+        raise UserError(f"unknown base ref {base_ref!r} (not a branch, tag or commit here; "
+                        "did you fetch it?)")
+    mb = git.merge_base(repo, base, head)
+    if mb is None:
+        if git.is_shallow(repo):
+            raise UserError(
+                f"{base_ref!r} and {head_name!r} share no history in this shallow clone; fetch "
+                "the full history (actions/checkout with `fetch-depth: 0`)")
+        raise UserError(f"{base_ref!r} and {head_name!r} have no common ancestor")
+    return mb
+
+
+# ---------------------------------------------------------------------------- diff
+
+@dataclass(frozen=True)
+class _RawEntry:
+    status: str          # git's letter: A D M R T C U X
+    old_path: str
+    new_path: str
+    old_mode: str
+    new_mode: str
+    score: int | None
+
+
+def _parse_raw(out: bytes) -> list[_RawEntry]:
+    """Parse `git diff --raw -z`: `:old_mode new_mode old_sha new_sha STATUS\\0path\\0[path2\\0]`."""
+    parts = out.split(b"\0")
+    entries: list[_RawEntry] = []
+    i = 0
+    while i < len(parts):
+        head = parts[i]
+        if not head.startswith(b":"):
+            i += 1
+            continue
+        fields = git.decode(head[1:]).split()
+        old_mode, new_mode, letter_score = fields[0], fields[1], fields[4]
+        letter, score = letter_score[0], letter_score[1:]
+        if letter in "RC":
+            old, new = git.decode(parts[i + 1]), git.decode(parts[i + 2])
+            i += 3
+        else:
+            old = new = git.decode(parts[i + 1])
+            i += 2
+        entries.append(_RawEntry(letter, old, new, old_mode, new_mode,
+                                 int(score) if score.isdigit() else None))
+    return entries
+
+
+def _split_patches(out: bytes) -> list[list[str]]:
+    """Split `git diff -p` output into one list of lines per `diff --git` header.
+
+    Lines are split on LF only (CR stays with its line, so CRLF files keep their count, and
+    characters str.splitlines would treat as breaks — form feed, U+2028 — do not split).
+    """
+    chunks: list[list[str]] = []
+    for raw_line in out.split(b"\n"):
+        line = git.decode(raw_line) + "\n"
+        # Inside a hunk every line starts with ' ', '+', '-' or '\\', never with "diff ".
+        if line.startswith("diff --git ") or line.startswith("diff --cc "):
+            chunks.append([])
+        if chunks:
+            chunks[-1].append(line)
+    if chunks and chunks[-1] and chunks[-1][-1] == "\n":
+        chunks[-1].pop()  # the split's empty tail after the final newline
+    return chunks
+
+
+def _neutralise_header(lines: list[str]) -> list[str]:
+    """Replace the path-bearing header lines with fixed names; hunks stay as they are.
+
+    Paths come from the raw listing; rewriting them here means a name with quotes,
+    ' b/' inside it, tabs or newlines cannot break unidiff's header regexes.
+    """
+    out: list[str] = []
+    in_header = True
+    for line in lines:
+        if in_header:
+            if line.startswith("@@ "):
+                in_header = False
+            elif line.startswith("diff --git "):
+                line = "diff --git a/f b/f\n"
+            elif line.startswith("--- "):
+                line = "--- /dev/null\n" if line.startswith("--- /dev/null") else "--- a/f\n"
+            elif line.startswith("+++ "):
+                line = "+++ /dev/null\n" if line.startswith("+++ /dev/null") else "+++ b/f\n"
+            elif line.startswith(("Binary files ", "rename from ", "rename to ", "copy from ",
+                                  "copy to ")):
+                line = "Binary files a/f and b/f differ\n" if line.startswith("Binary") else ""
+            if not line:
+                continue
+        out.append(line)
+    return out
+
+
+@dataclass
+class _Lines:
+    added: set[int] = field(default_factory=set)
+    context: set[int] = field(default_factory=set)
+    deleted: set[int] = field(default_factory=set)
+    pairs: list[tuple[int, int]] = field(default_factory=list)
+    hunks: list[Hunk] = field(default_factory=list)
+    binary: bool = False
+    parsed: bool = True
+
+
+def _parse_patch(lines: list[str]) -> _Lines:
+    result = _Lines()
+    try:
+        patch = PatchSet(_neutralise_header(lines))
+    except UnidiffParseError:
+        # Never lose the whole diff over one odd patch: the file still counts as changed.
+        result.parsed = False
+        return result
+    for pf in patch:
+        result.binary = result.binary or pf.is_binary_file
+        for h in pf:
+            result.hunks.append(Hunk(h.source_start, h.source_length, h.target_start,
+                                     h.target_length))
+            for ln in h:
+                if ln.is_added and ln.target_line_no:
+                    result.added.add(ln.target_line_no)
+                elif ln.is_removed and ln.source_line_no:
+                    result.deleted.add(ln.source_line_no)
+                elif ln.is_context and ln.source_line_no and ln.target_line_no:
+                    result.context.add(ln.target_line_no)
+                    result.pairs.append((ln.source_line_no, ln.target_line_no))
+    return result
+
+
+def _status(entry: _RawEntry, binary: bool) -> str:
+    if entry.status == "D":
+        return "deleted"
+    if binary:
+        return "binary"
+    if entry.status == "A":
+        return "added"
+    if entry.status == "R":
+        return "renamed"
+    return "modified"  # M, T (type change), U (unmerged), C is not requested
+
+
+def _file_change(entry: _RawEntry, lines: _Lines) -> FileChange:
+    status = _status(entry, lines.binary)
+    deleted = entry.status == "D"
+    added = entry.status == "A"
+    return FileChange(
+        path=entry.old_path if deleted else entry.new_path,
+        old_path=None if added else entry.old_path,
+        status=status,
+        added_lines=frozenset(lines.added),
+        context_lines=frozenset(lines.context),
+        deleted_lines=frozenset(lines.deleted),
+        hunks=tuple(lines.hunks),
+        binary=lines.binary,
+        old_mode=None if added else entry.old_mode,
+        new_mode=None if deleted else entry.new_mode,
+        similarity=entry.score if entry.status == "R" else None,
+        context_pairs=tuple(sorted(lines.pairs)),
+    )
+
+
+def _untracked_change(repo: str, path: str) -> FileChange:
+    """An untracked file as git would show it once added: every line added."""
+    try:
+        with open(os.path.join(repo, path), "rb") as fh:
+            data = fh.read()
+    except OSError:  # vanished, a socket, unreadable: it is still a new path
+        data = b""
+    if b"\0" in data[:_BINARY_SNIFF]:
+        return FileChange(path=path, old_path=None, status="binary", binary=True)
+    n = data.count(b"\n") + (1 if data and not data.endswith(b"\n") else 0)
+    hunks = (Hunk(0, 0, 1, n),) if n else ()
+    mode = "100755" if os.access(os.path.join(repo, path), os.X_OK) else "100644"
+    return FileChange(path=path, old_path=None, status="added",
+                      added_lines=frozenset(range(1, n + 1)), hunks=hunks, new_mode=mode)
+
+
+def diff_changes(repo: str | os.PathLike[str], base_sha: str, head_ref: str | None = None) -> ChangeSet:
+    """`git diff -M` of base against head_ref, or against the working tree when None.
+
+    The working-tree diff includes staged and unstaged edits and untracked files that are
+    not ignored (as added files; they take no part in rename detection).
+    """
+    repo = os.fspath(repo)
+    if git.rev_parse(repo, base_sha) is None:
+        raise UserError(f"unknown base {base_sha!r}")
+    revs = [base_sha]
+    if head_ref is not None:
+        head = git.rev_parse(repo, head_ref)
+        if head is None:
+            raise UserError(f"unknown head ref {head_ref!r}")
+        revs.append(head)
+    raw = _parse_raw(git.run_git(repo, *_DIFF_OPTS, "--raw", "-z", *revs, "--").stdout)
+    patches = _split_patches(git.run_git(repo, *_DIFF_OPTS, *revs, "--").stdout)
+    if len(patches) != len(raw):
+        # Should not happen (one diff queue, two formats); pair file by file instead.
+        patches = [_one_patch(repo, revs, e) for e in raw]
+    files: dict[str, FileChange] = {}
+    for entry, lines in zip(raw, patches):
+        fc = _file_change(entry, _parse_patch(lines))
+        files[fc.path] = fc
+    if head_ref is None:
+        root = git.repo_root(repo)
+        for path in git.untracked_files(repo):
+            if path not in files:
+                files[path] = _untracked_change(root, path)
+    return ChangeSet(base=git.rev_parse(repo, base_sha) or base_sha,
+                     head=revs[1] if head_ref is not None else None, files=files)
+
+
+def _one_patch(repo: str, revs: list[str], entry: _RawEntry) -> list[str]:
+    paths = sorted({entry.old_path, entry.new_path})
+    out = git.run_git(repo, *_DIFF_OPTS, *revs, "--", *(f":(literal){p}" for p in paths)).stdout
+    chunks = _split_patches(out)
+    return chunks[0] if chunks else []
+
+
+# ---------------------------------------------------------------------------- findings
+
+def diff_position(changeset: ChangeSet, path: str, line: int) -> str:
+    """DIFF_ADDED / DIFF_CONTEXT / DIFF_FILE / DIFF_OUTSIDE for one location on head."""
+    fc = changeset.files.get(path)
+    if fc is None or fc.status == "deleted":
+        return DIFF_OUTSIDE
+    if line in fc.added_lines:
+        return DIFF_ADDED
+    if line in fc.context_lines:
+        return DIFF_CONTEXT
+    return DIFF_FILE
+
+
+def annotate_findings(findings: Iterable[Finding], changeset: ChangeSet) -> list[Finding]:
+    """Every finding, with `diff` set to where it lies relative to the change (none dropped)."""
+    return [f.with_(diff=diff_position(changeset, f.path, f.line)) for f in findings]
+
+
+def keep_finding(finding: Finding, filter: str) -> bool:
+    """reviewdog's filter modes: added ⊂ diff_context ⊂ file ⊂ nofilter.
+
+    A finding never compared with a diff (`diff is None`, plain `pt2bot check`) is kept.
+    """
+    if filter not in FILTERS:
+        raise UserError(f"unknown filter {filter!r}; expected one of {', '.join(FILTERS)}")
+    if filter == "nofilter" or finding.diff is None:
+        return True
+    allowed = {
+        "added": (DIFF_ADDED,),
+        "diff_context": (DIFF_ADDED, DIFF_CONTEXT),
+        "file": (DIFF_ADDED, DIFF_CONTEXT, DIFF_FILE),
+    }[filter]
+    return finding.diff in allowed
+
+
+def is_commentable(changeset: ChangeSet, path: str, line: int) -> bool:
+    """Whether GitHub accepts an inline review comment at (path, line, side RIGHT)."""
+    fc = changeset.files.get(path)
+    if fc is None or fc.status == "deleted" or fc.binary:
+        return False
+    return line in fc.added_lines or line in fc.context_lines
+
+
+__all__ = [
+    "ChangeSet", "FileChange", "Hunk", "FILTERS", "STATUSES", "annotate_findings",
+    "diff_changes", "diff_position", "is_commentable", "keep_finding", "resolve_base",
+]
