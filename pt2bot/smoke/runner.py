@@ -186,14 +186,13 @@ def torch_version() -> str | None:
 
 
 def git_head(repo_root: str) -> str | None:
-    env = {k: v for k, v in os.environ.items() if not k.startswith(_DROP_PREFIXES)}
+    """The HEAD commit of the repository containing repo_root, or None (no git, no commit)."""
+    from pt2bot.git import rev_parse
+
     try:
-        proc = subprocess.run(["git", "-C", repo_root, "rev-parse", "--verify", "-q", "HEAD"],
-                              capture_output=True, text=True, env=env, timeout=30)
-    except (OSError, subprocess.TimeoutExpired):
+        return rev_parse(repo_root, "HEAD")
+    except UserError:   # git itself is missing: the results just carry no commit
         return None
-    sha = proc.stdout.strip()
-    return sha if proc.returncode == 0 and re.fullmatch(r"[0-9a-f]{40,64}", sha) else None
 
 
 # --------------------------------------------------------------------------- one model
@@ -232,8 +231,32 @@ def _kill_group(pgid: int, sig: int) -> bool:
         return True
 
 
+def group_members(pgid: int) -> list[int]:
+    """Live (non-zombie) processes in a process group; via /proc where there is one.
+
+    A killed worker's children are reparented and may sit as zombies until something reaps
+    them; they hold no resources, so they do not count as alive.
+    """
+    if not os.path.isdir("/proc/self"):
+        return [pgid] if _kill_group(pgid, 0) else []
+    members = []
+    for entry in os.listdir("/proc"):
+        if not entry.isdigit():
+            continue
+        try:
+            with open(f"/proc/{entry}/stat", encoding="ascii", errors="replace") as fh:
+                stat = fh.read()
+        except OSError:
+            continue
+        # "pid (comm) state ppid pgrp ...": comm may contain spaces and parentheses.
+        fields = stat[stat.rfind(")") + 2:].split()
+        if len(fields) >= 3 and fields[2] == str(pgid) and fields[0] not in ("Z", "X"):
+            members.append(int(entry))
+    return members
+
+
 def _group_alive(pgid: int) -> bool:
-    return _kill_group(pgid, 0)
+    return bool(group_members(pgid))
 
 
 def _stop_group(proc: subprocess.Popen, pgid: int) -> None:

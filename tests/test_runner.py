@@ -1,0 +1,227 @@
+"""The smoke runner's pure parts: model selection, sharding, env scrubbing, exit
+classification, RUN normalisation, merging. No subprocesses, no torch."""
+from __future__ import annotations
+
+import random
+import signal
+
+import pytest
+
+from pt2bot.config import Config, ModelConfig
+from pt2bot.errors import UserError
+from pt2bot.smoke import runner
+from pt2bot.smoke.runner import (
+    classify_exit,
+    log_name,
+    merge_results,
+    parse_shard,
+    pick_models,
+    scrub_env,
+    shard_models,
+    status_line,
+)
+
+
+def _models(*names: str) -> tuple[ModelConfig, ...]:
+    return tuple(ModelConfig(name=n, entry=f"pkg.{n}:build") for n in names)
+
+
+# ------------------------------------------------------------------ selection and shards
+
+def test_pick_models_keeps_config_order_and_rejects_unknown_names_listing_known():
+    cfg = Config(models=_models("b", "a", "c"))
+    assert [m.name for m in pick_models(cfg, None)] == ["b", "a", "c"]
+    assert [m.name for m in pick_models(cfg, ["c", "b"])] == ["b", "c"]
+    with pytest.raises(UserError) as e:
+        pick_models(cfg, ["a", "nope"])
+    assert "'nope'" in str(e.value) and "known models: b, a, c" in str(e.value)
+    with pytest.raises(UserError, match=r"\(none configured\)"):
+        pick_models(Config(), ["x"])
+
+
+@pytest.mark.parametrize("text,expected", [("1/1", (1, 1)), ("2/3", (2, 3)), (" 3 / 3 ", (3, 3)),
+                                           (None, (1, 1)), ((2, 4), (2, 4))])
+def test_parse_shard_accepts_i_of_n(text, expected):
+    assert parse_shard(text) == expected
+
+
+@pytest.mark.parametrize("text", ["0/3", "4/3", "1/0", "a/b", "1-3", "", "-1/2", "2"])
+def test_parse_shard_rejects_nonsense_with_a_usage_error(text):
+    with pytest.raises(UserError, match="--shard"):
+        parse_shard(text)
+
+
+@pytest.mark.parametrize("count", [1, 2, 3, 5, 8, 13])
+def test_shards_partition_the_models_deterministically_and_balanced(count):
+    names = [f"model_{k:02d}" for k in range(13)]
+    models = _models(*names)
+    shards = [[m.name for m in shard_models(models, i, count)] for i in range(1, count + 1)]
+    flat = [n for s in shards for n in s]
+    assert sorted(flat) == sorted(names)          # every model ...
+    assert len(flat) == len(set(flat))            # ... exactly once
+    sizes = [len(s) for s in shards]
+    assert max(sizes) - min(sizes) <= 1           # balanced
+    # Deterministic: independent of the order the config lists the models in.
+    shuffled = list(models)
+    random.Random(7).shuffle(shuffled)
+    again = [[m.name for m in shard_models(shuffled, i, count)] for i in range(1, count + 1)]
+    assert again == shards
+
+
+# ------------------------------------------------------------------ environment
+
+def test_scrub_env_drops_secrets_and_git_leaks_and_sets_the_worker_variables():
+    env = {
+        "GITHUB_TOKEN": "t", "GH_TOKEN": "t", "ACTIONS_RUNTIME_TOKEN": "t",
+        "ACTIONS_ID_TOKEN_REQUEST_URL": "u", "ACTIONS_CACHE_URL": "u", "HF_TOKEN": "t",
+        "AWS_SECRET_ACCESS_KEY": "s", "DB_PASSWORD": "p", "OPENAI_API_KEY": "k",
+        "MY_CREDENTIALS": "c", "GIT_DIR": "/elsewhere", "PYTHONPATH": "/evil",
+        "PYTHONSTARTUP": "/evil.py",
+        "PATH": "/usr/bin", "HOME": "/home/u", "TOKENIZERS_PARALLELISM": "false",
+        "GITHUB_REPOSITORY": "o/r", "TORCHINDUCTOR_CACHE_DIR": "/keep", "OMP_NUM_THREADS": "9",
+    }
+    out = scrub_env(env, repo_root="/repo", threads=1)
+    for gone in ("GITHUB_TOKEN", "GH_TOKEN", "ACTIONS_RUNTIME_TOKEN", "ACTIONS_ID_TOKEN_REQUEST_URL",
+                 "ACTIONS_CACHE_URL", "HF_TOKEN", "AWS_SECRET_ACCESS_KEY", "DB_PASSWORD",
+                 "OPENAI_API_KEY", "MY_CREDENTIALS", "GIT_DIR", "PYTHONSTARTUP"):
+        assert gone not in out, gone
+    assert out["PYTHONPATH"] == "/repo"
+    assert out["OMP_NUM_THREADS"] == "1"
+    assert out["TORCHINDUCTOR_CACHE_DIR"] == "/keep"       # kept when the config sets none
+    for kept in ("PATH", "HOME", "TOKENIZERS_PARALLELISM", "GITHUB_REPOSITORY"):
+        assert out[kept] == env[kept]
+    out = scrub_env(env, repo_root="/repo", threads=None, cache_dir="/ci-cache")
+    assert out["TORCHINDUCTOR_CACHE_DIR"] == "/ci-cache"
+    assert out["OMP_NUM_THREADS"] == "9"                     # threads unset: leave it alone
+
+
+# ------------------------------------------------------------------ exit classification
+
+_IMPORT_TAIL = '''Traceback (most recent call last):
+  File "/usr/lib/python3/importlib/__init__.py", line 126, in import_module
+  File "/repo/pkg/models.py", line 3, in <module>
+    import flash_attn
+ModuleNotFoundError: No module named 'flash_attn'
+'''
+
+
+def test_classify_exit_names_the_signal_of_a_crash():
+    err = classify_exit(-signal.SIGABRT, "boom", repo_root="/repo", oom_before=None, oom_after=None)
+    assert (err["kind"], err["signal"]) == ("crash", "SIGABRT")
+    assert "SIGABRT" in err["message"] and "boom" in err["message"]
+    err = classify_exit(-signal.SIGSEGV, "", repo_root="/repo", oom_before=0, oom_after=0)
+    assert (err["kind"], err["signal"]) == ("crash", "SIGSEGV")
+
+
+def test_classify_exit_calls_sigkill_oom_only_when_the_cgroup_counted_an_oom_kill():
+    err = classify_exit(-signal.SIGKILL, "", repo_root="/repo", oom_before=3, oom_after=4)
+    assert err["kind"] == "oom"
+    err = classify_exit(-signal.SIGKILL, "", repo_root="/repo", oom_before=3, oom_after=3)
+    assert (err["kind"], err["signal"]) == ("crash", "SIGKILL")
+    assert "OOM" in err["message"]
+    err = classify_exit(-signal.SIGKILL, "", repo_root="/repo", oom_before=None, oom_after=None)
+    assert err["kind"] == "crash"
+
+
+def test_classify_exit_finds_import_errors_and_their_user_location():
+    err = classify_exit(1, _IMPORT_TAIL, repo_root="/repo", oom_before=None, oom_after=None)
+    assert err["kind"] == "import"
+    assert (err["path"], err["line"]) == ("pkg/models.py", 3)
+    assert "No module named 'flash_attn'" in err["message"]
+    err = classify_exit(1, "Traceback ...\nValueError: bad", repo_root="/repo",
+                        oom_before=None, oom_after=None)
+    assert err["kind"] == "exception" and err["path"] is None
+    assert classify_exit(1, "MemoryError", repo_root="/r", oom_before=None,
+                         oom_after=None)["kind"] == "oom"
+
+
+def test_error_messages_are_bounded():
+    err = classify_exit(1, "x" * 100_000, repo_root="/r", oom_before=None, oom_after=None)
+    assert len(err["message"]) <= runner.MESSAGE_CHARS + 1
+
+
+def test_read_tail_reads_only_the_end_of_a_big_log(tmp_path):
+    log = tmp_path / "big.log"
+    log.write_text("".join(f"line {k}\n" for k in range(200_000)))
+    tail = runner.read_tail(str(log), limit=1000)
+    assert tail.endswith("line 199999\n") and len(tail) <= 1000
+    assert tail.startswith("line ")                     # no partial first line
+    assert runner.read_tail(str(tmp_path / "missing.log")) == ""
+
+
+# ------------------------------------------------------------------ RUN normalisation
+
+def test_normalise_run_pins_runner_owned_fields_and_repairs_bad_errors():
+    run = runner._normalise_run({"name": "evil/../../x", "status": "error", "error": {"kind": "??"}},
+                                name="m", log_rel="logs/m.log", duration_s=1.23456)
+    assert run["name"] == "m" and run["log"] == "logs/m.log" and run["duration_s"] == 1.235
+    assert run["error"]["kind"] == "exception"
+    run = runner._normalise_run({"name": "m", "status": "ok", "error": {"kind": "crash"}},
+                                name="m", log_rel="logs/m.log", duration_s=1.0)
+    assert "error" not in run                         # present only for error/timeout
+
+
+def test_read_run_rejects_what_is_not_a_run(tmp_path):
+    p = tmp_path / "out.json"
+    assert "no result" in runner._read_run(str(p))
+    p.write_text("{not json")
+    assert "not valid JSON" in runner._read_run(str(p))
+    p.write_text("[1, 2]")
+    assert "not a JSON object" in runner._read_run(str(p))
+    p.write_text('{"status": "fine"}')
+    assert "invalid status" in runner._read_run(str(p))
+    p.write_text('{"name": "m", "status": "ok"}')
+    assert runner._read_run(str(p)) == {"name": "m", "status": "ok"}
+
+
+def test_log_names_are_safe_and_do_not_collide():
+    assert log_name("tiny_gpt") == "tiny_gpt.log"
+    a, b = log_name("a/b"), log_name("a_b")
+    assert a != b and "/" not in a and a.endswith(".log")
+    assert not log_name("../..").startswith(".")
+
+
+def test_status_line_says_what_failed_and_where():
+    line = status_line({"name": "m", "status": "error", "duration_s": 2.0, "log": "logs/m.log",
+                        "error": {"kind": "crash", "signal": "SIGSEGV", "path": "p.py", "line": 4}})
+    assert line == "pt2bot run: m: error (crash SIGSEGV at p.py:4) in 2.0 s; log: logs/m.log"
+    line = status_line({"name": "m", "status": "ok", "duration_s": 1.0, "graph_breaks": [{}, {}]})
+    assert line == "pt2bot run: m: ok, 2 graph break(s) in 1.0 s"
+
+
+# ------------------------------------------------------------------ merge
+
+def _results(shard: str, *names: str, **over) -> dict:
+    base = {"schema": runner.RESULTS_SCHEMA, "commit": "a" * 40, "torch": "2.13.0+cpu",
+            "python": "3.11", "device": "cpu", "device_name": "CPU", "backend": "inductor",
+            "config_digest": "sha256:abc", "created": f"2025-01-0{shard[0]}T00:00:00+00:00",
+            "shard": shard, "models": [{"name": n, "status": "ok"} for n in names]}
+    base.update(over)
+    return base
+
+
+def test_merge_joins_shards_sorted_and_marks_a_complete_set():
+    merged = merge_results([_results("2/2", "d", "b"), _results("1/2", "c", "a")])
+    assert [m["name"] for m in merged["models"]] == ["a", "b", "c", "d"]
+    assert merged["shard"] == "1/1"
+    assert merged["created"] == "2025-01-02T00:00:00+00:00"
+    assert merged["config_digest"] == "sha256:abc" and merged["torch"] == "2.13.0+cpu"
+    partial = merge_results([_results("1/3", "a"), _results("3/3", "c")])
+    assert partial["shard"] == "1/3,3/3"
+
+
+@pytest.mark.parametrize("key,value", [("config_digest", "sha256:other"), ("torch", "2.12.0"),
+                                       ("commit", "b" * 40), ("device", "cuda")])
+def test_merge_refuses_shards_of_different_runs(key, value):
+    with pytest.raises(UserError, match=key):
+        merge_results([_results("1/2", "a"), _results("2/2", "b", **{key: value})],
+                      labels=["one.json", "two.json"])
+
+
+def test_merge_refuses_duplicates_and_foreign_files():
+    with pytest.raises(UserError, match="'a' is in both one.json and two.json"):
+        merge_results([_results("1/2", "a"), _results("2/2", "a")], labels=["one.json", "two.json"])
+    with pytest.raises(UserError, match="not a pt2bot.results/1"):
+        merge_results([_results("1/2", "a"), {"schema": "pt2bot.report/1", "models": []}])
+    with pytest.raises(UserError, match="no results"):
+        merge_results([])
