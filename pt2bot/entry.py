@@ -1,0 +1,217 @@
+"""Import a model's `entry` ("pkg.mod:attr") from the user's repository and build the model.
+
+A failure here is the user's code failing, so it is reported as data (`EntryError.kind`,
+message, and the user file:line it came from) for the results JSON, never a pt2bot crash.
+torch is imported lazily: `load_entry` needs none, `build_model` imports it.
+"""
+from __future__ import annotations
+
+import difflib
+import importlib
+import inspect
+import os
+import pkgutil
+import re
+import sys
+import traceback
+from types import ModuleType, TracebackType
+from typing import Any
+
+ENTRY = re.compile(r"(?P<module>[A-Za-z_][A-Za-z0-9_]*(\.[A-Za-z_][A-Za-z0-9_]*)*)"
+                   r":(?P<attr>[A-Za-z_][A-Za-z0-9_]*(\.[A-Za-z_][A-Za-z0-9_]*)*)")
+
+KINDS = ("bad_spec", "module_not_found", "attribute_missing", "import_raised",
+         "bad_kwargs", "build_raised", "not_a_model")
+
+
+class EntryError(Exception):
+    """The entry could not be imported or built. `kind` is one of KINDS.
+
+    `path`/`line` locate the user code responsible (repo-relative), when known;
+    `exc_type` is the name of the exception the user code raised, if any.
+    """
+
+    def __init__(self, kind: str, message: str, *, path: str | None = None,
+                 line: int | None = None, exc_type: str | None = None) -> None:
+        super().__init__(message)
+        self.kind = kind
+        self.message = message
+        self.path = path
+        self.line = line
+        self.exc_type = exc_type
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"kind": self.kind, "message": self.message, "path": self.path,
+                "line": self.line, "exc_type": self.exc_type}
+
+
+def _is_under(filename: str, root: str) -> bool:
+    try:
+        return os.path.commonpath([os.path.realpath(filename), root]) == root
+    except ValueError:  # different drives, or a pseudo-filename like "<string>"
+        return False
+
+
+def _relative(filename: str, root: str) -> str:
+    return os.path.relpath(os.path.realpath(filename), root).replace(os.sep, "/")
+
+
+def user_location(tb: TracebackType | None, root: str) -> tuple[str | None, int | None]:
+    """The innermost traceback frame inside `root`, as (repo-relative path, line)."""
+    root = os.path.realpath(root)
+    found: tuple[str | None, int | None] = (None, None)
+    for frame in traceback.extract_tb(tb):
+        if _is_under(frame.filename, root) and not frame.filename.startswith("<"):
+            found = (_relative(frame.filename, root), frame.lineno)
+    return found
+
+
+def _exception_location(exc: BaseException, root: str) -> tuple[str | None, int | None]:
+    # A SyntaxError's location is the file being compiled, not a frame of the traceback.
+    if isinstance(exc, SyntaxError) and exc.filename and _is_under(exc.filename, os.path.realpath(root)):
+        return _relative(exc.filename, os.path.realpath(root)), exc.lineno
+    return user_location(exc.__traceback__, root)
+
+
+def _where(path: str | None, line: int | None) -> str:
+    return f" at {path}:{line}" if path else ""
+
+
+def _short(exc: BaseException, limit: int = 500) -> str:
+    text = str(exc) if not isinstance(exc, SyntaxError) else (exc.msg or str(exc))
+    return text if len(text) <= limit else text[: limit - 3] + "..."
+
+
+def _similar_module(missing: str, root: str) -> str:
+    """A did-you-mean over the modules next to the missing one (its package, or the root)."""
+    parent, _, leaf = missing.rpartition(".")
+    try:
+        where = list(getattr(importlib.import_module(parent), "__path__", [])) if parent else [root]
+        names = [m.name for m in pkgutil.iter_modules(where)]
+    except Exception:  # the parent's import raising is reported elsewhere; no hint then
+        return ""
+    close = difflib.get_close_matches(leaf, names, n=1, cutoff=0.6)
+    return f'; did you mean "{parent + "." if parent else ""}{close[0]}"?' if close else ""
+
+
+def _import(module: str, root: str) -> ModuleType:
+    try:
+        return importlib.import_module(module)
+    except ModuleNotFoundError as e:
+        path, line = _exception_location(e, root)
+        missing = e.name or ""
+        # The entry's own module (or a package on its path) is missing, vs. something it imports.
+        if missing and (module == missing or module.startswith(missing + ".")):
+            raise EntryError("module_not_found",
+                             f'module "{module}" not found (no "{missing}" under {root} '
+                             f"or on sys.path){_similar_module(missing, root)}",
+                             exc_type="ModuleNotFoundError") from None
+        raise EntryError("module_not_found",
+                         f'"{module}" imports "{missing}", which is not installed{_where(path, line)}',
+                         path=path, line=line, exc_type="ModuleNotFoundError") from None
+    except (Exception, SystemExit) as e:  # user code ran at import time and raised
+        path, line = _exception_location(e, root)
+        raise EntryError("import_raised",
+                         f'importing "{module}" raised {type(e).__name__}: {_short(e)}{_where(path, line)}',
+                         path=path, line=line, exc_type=type(e).__name__) from None
+
+
+def _public_names(obj: Any) -> list[str]:
+    try:
+        return [n for n in dir(obj) if not n.startswith("_")]
+    except Exception:  # a hostile __dir__
+        return []
+
+
+def load_entry(spec: str, root: str) -> Any:
+    """Import `module.path:attr` with `root` first on sys.path; raise EntryError on failure.
+
+    `root` stays on sys.path afterwards: the model may import lazily from its repository
+    (the smoke worker is one process per model, so nothing leaks between models).
+    """
+    m = ENTRY.fullmatch(spec) if isinstance(spec, str) else None
+    if m is None:
+        raise EntryError("bad_spec", f'expected "module.path:attr", got {spec!r}')
+    module, attr = m["module"], m["attr"]
+    root = os.path.abspath(root)
+    if root not in sys.path:
+        sys.path.insert(0, root)
+    importlib.invalidate_caches()  # files may have appeared since the last import
+    obj: Any = _import(module, root)
+    owner = module
+    for part in attr.split("."):
+        try:
+            obj = getattr(obj, part)
+        except AttributeError:
+            hint = difflib.get_close_matches(part, _public_names(obj), n=1, cutoff=0.6)
+            dym = f'; did you mean "{hint[0]}"?' if hint else ""
+            raise EntryError("attribute_missing",
+                             f'"{owner}" has no attribute "{part}"{dym}') from None
+        except Exception as e:  # a module-level __getattr__ or property that raises
+            path, line = _exception_location(e, root)
+            raise EntryError("import_raised",
+                             f'getting "{owner}.{part}" raised {type(e).__name__}: {_short(e)}'
+                             f"{_where(path, line)}",
+                             path=path, line=line, exc_type=type(e).__name__) from None
+        owner = f"{owner}.{part}"
+    return obj
+
+
+def _check_kwargs(target: Any, kwargs: dict[str, Any], label: str) -> None:
+    """Bind kwargs to the signature first, so a typo gets a did-you-mean, not a TypeError."""
+    try:
+        sig = inspect.signature(target)
+    except (TypeError, ValueError):  # builtins, C extensions: let the call decide
+        return
+    params = sig.parameters
+    takes_any = any(p.kind is p.VAR_KEYWORD for p in params.values())
+    names = [n for n, p in params.items() if p.kind in (p.POSITIONAL_OR_KEYWORD, p.KEYWORD_ONLY)]
+    if not takes_any:
+        for k in kwargs:
+            if k not in names:
+                close = difflib.get_close_matches(k, names, n=1, cutoff=0.6)
+                dym = f'; did you mean "{close[0]}"?' if close else ""
+                raise EntryError("bad_kwargs", f'{label} got an unexpected keyword argument "{k}"{dym} '
+                                               f"(it accepts: {', '.join(names) or 'none'})")
+    missing = [n for n, p in params.items()
+               if p.default is p.empty and p.kind in (p.POSITIONAL_OR_KEYWORD, p.KEYWORD_ONLY)
+               and n not in kwargs]
+    if missing:
+        raise EntryError("bad_kwargs", f"{label} needs {', '.join(missing)}: add "
+                                       f"{'them' if len(missing) > 1 else 'it'} to the model's kwargs")
+
+
+def build_model(obj: Any, kwargs: dict[str, Any] | None = None, *, root: str | None = None) -> Any:
+    """An nn.Module class is instantiated with kwargs, a factory is called with them.
+
+    Returns the nn.Module. Raises EntryError: `bad_kwargs` (they do not fit the signature),
+    `build_raised` (the constructor/factory raised; located in user code under `root`),
+    `not_a_model` (the result is not an nn.Module).
+    """
+    import torch  # lazily: only the smoke worker builds models
+
+    kwargs = dict(kwargs or {})
+    label = getattr(obj, "__qualname__", None) or type(obj).__name__
+    if isinstance(obj, torch.nn.Module):  # the entry names a ready instance
+        if kwargs:
+            raise EntryError("bad_kwargs", f"{label} is already an nn.Module instance; "
+                                           "it takes no kwargs")
+        return obj
+    if not callable(obj):
+        raise EntryError("not_a_model", f"the entry is a {type(obj).__name__}, expected an "
+                                        "nn.Module class or a factory function")
+    _check_kwargs(obj, kwargs, f"{label}()")
+    try:
+        model = obj(**kwargs)
+    except (Exception, SystemExit) as e:
+        path, line = _exception_location(e, root) if root else (None, None)
+        raise EntryError("build_raised", f"{label}(...) raised {type(e).__name__}: {_short(e)}"
+                                         f"{_where(path, line)}",
+                         path=path, line=line, exc_type=type(e).__name__) from None
+    if not isinstance(model, torch.nn.Module):
+        raise EntryError("not_a_model", f"{label}(...) returned a {type(model).__name__}, "
+                                        "expected a torch.nn.Module")
+    return model
+
+
+__all__ = ["EntryError", "KINDS", "load_entry", "build_model", "user_location"]
