@@ -300,6 +300,13 @@ def _short_tail(text: str, chars: int = MESSAGE_CHARS) -> str:
     return text if len(text) <= chars else "…" + text[-chars:]
 
 
+def _message(header: str, tail: str) -> str:
+    """`header` in full, then as much of the log's end as fits in MESSAGE_CHARS."""
+    header = header[:MESSAGE_CHARS // 2]
+    tail = _short_tail(tail, MESSAGE_CHARS - len(header) - 2) if tail.strip() else ""
+    return f"{header}\n{tail}" if tail else header
+
+
 _FILE_LINE = re.compile(r'^\s*File "(?P<path>[^"]+)", line (?P<line>\d+)', re.M)
 _EXC_LINE = re.compile(r"^(?P<type>[A-Za-z_][\w.]*(?:Error|Exception|Exit|Interrupt))\b(?::.*)?$", re.M)
 
@@ -328,10 +335,10 @@ def classify_exit(returncode: int, tail: str, *, repo_root: str, oom_before: int
         if sig == signal.SIGKILL and oom_before is not None and oom_after is not None \
                 and oom_after > oom_before:
             return {"kind": "oom", "signal": signame, "path": path, "line": line,
-                    "message": _short_tail("killed by the kernel's OOM killer (SIGKILL)\n" + tail)}
+                    "message": _message("killed by the kernel's OOM killer (SIGKILL)", tail)}
         hint = " (maybe the OOM killer)" if sig == signal.SIGKILL else ""
         return {"kind": "crash", "signal": signame, "path": path, "line": line,
-                "message": _short_tail(f"worker died with {signame}{hint}\n{tail}")}
+                "message": _message(f"worker died with {signame}{hint}", tail)}
     exc = None
     for m in _EXC_LINE.finditer(tail):
         exc = m.group("type")
@@ -342,7 +349,7 @@ def classify_exit(returncode: int, tail: str, *, repo_root: str, oom_before: int
     elif exc and exc.rsplit(".", 1)[-1] == "MemoryError":
         kind = "oom"
     return {"kind": kind, "signal": None, "path": path, "line": line,
-            "message": _short_tail(f"worker exited with code {returncode} and no result\n{tail}")}
+            "message": _message(f"worker exited with code {returncode} and no result", tail)}
 
 
 def _failed_run(name: str, status: str, error: dict[str, Any], log_rel: str,
@@ -436,13 +443,13 @@ def run_worker(job: WorkerJob, *, python: str = sys.executable,
         path, line = _user_location(tail, job.cwd)
         return _failed_run(name, "timeout", {
             "kind": "timeout", "signal": None, "path": path, "line": line,
-            "message": _short_tail(f"no result after {job.timeout_s:g} s; the worker's process "
-                                   f"group was killed\n{tail}")}, job.log_rel, duration)
+            "message": _message(f"no result after {job.timeout_s:g} s; the worker's process "
+                                f"group was killed", tail)}, job.log_rel, duration)
     if stopped == "output":
         return _failed_run(name, "error", {
             "kind": "exception", "signal": None, "path": None, "line": None,
-            "message": _short_tail(f"the worker wrote more than {LOG_CAP_BYTES} bytes of output "
-                                   f"and was stopped\n{tail}")}, job.log_rel, duration)
+            "message": _message(f"the worker wrote more than {LOG_CAP_BYTES} bytes of output "
+                                f"and was stopped", tail)}, job.log_rel, duration)
     rc = proc.returncode
     run = _read_run(job.out_path) if rc == 0 else None
     if isinstance(run, dict):
@@ -450,7 +457,7 @@ def run_worker(job: WorkerJob, *, python: str = sys.executable,
     error = classify_exit(rc, tail, repo_root=job.cwd, oom_before=oom_before,
                           oom_after=_oom_kills())
     if isinstance(run, str):   # exit 0 but no usable result: a worker bug, say so
-        error["message"] = _short_tail(f"{run}\n{tail}")
+        error["message"] = _message(run, tail)
     return _failed_run(name, "error", error, job.log_rel, duration)
 
 

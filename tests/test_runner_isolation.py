@@ -1,0 +1,153 @@
+"""The smoke runner against misbehaving models, in real worker subprocesses.
+
+One `run_models` call runs every crashy fixture (tests/fixtures/crashy) side by side; each
+test then checks what became of one of them. The runner must turn a segfault, an abort, a
+hang, an import error, a syntax error and an output flood into RUN entries, and the run as a
+whole must still finish.
+"""
+from __future__ import annotations
+
+import json
+import os
+import time
+from pathlib import Path
+
+import pytest
+
+from pt2bot.config import Config, InputSpec, ModelConfig, RunConfig
+from pt2bot.smoke import run_models, runner
+
+pytestmark = [pytest.mark.torch, pytest.mark.slow]
+
+CRASHY = Path(__file__).parent / "fixtures" / "crashy"
+HANG_TIMEOUT_S = 5.0
+SECRETS = {"GITHUB_TOKEN": "ghs_secret", "GH_TOKEN": "gho_secret",
+           "ACTIONS_RUNTIME_TOKEN": "rt", "PT2BOT_TEST_PASSWORD": "pw", "HF_TOKEN": "hf"}
+
+
+def _config(tmp: Path) -> Config:
+    tiny = (InputSpec(shape=(2, 4)),)
+    return Config(
+        models=(
+            ModelConfig("aborts", "crashy_models.abort:build", inputs=tiny),
+            ModelConfig("segfaults", "crashy_models.segv:build", inputs=tiny),
+            ModelConfig("hangs", "crashy_models.hang:build", inputs=tiny,
+                        kwargs={"pidfile": str(tmp / "hang.pids")}, timeout_s=HANG_TIMEOUT_S),
+            ModelConfig("missing_dep", "crashy_models.missing_dep:build", inputs=tiny),
+            ModelConfig("bad_syntax", "crashy_models.bad_syntax:build", inputs=tiny),
+            ModelConfig("envdump", "crashy_models.envdump:build", inputs=tiny,
+                        kwargs={"path": str(tmp / "env.json")}),
+            ModelConfig("floods", "crashy_models.flood:build", inputs=tiny),
+        ),
+        run=RunConfig(device="cpu", timeout_s=120, jobs=3, threads=1, latency=False,
+                      cache_dir=str(tmp / "inductor-cache")),
+    )
+
+
+@pytest.fixture(scope="module")
+def crashy(tmp_path_factory):
+    tmp = tmp_path_factory.mktemp("crashy")
+    out = tmp / "out"
+    finished: list[str] = []
+    with pytest.MonkeyPatch.context() as mp:
+        for k, v in SECRETS.items():
+            mp.setenv(k, v)
+        # A small cap so the flood is caught within a second instead of after 64 MiB.
+        mp.setattr(runner, "LOG_CAP_BYTES", 2 * 1024 * 1024)
+        parent_env = dict(os.environ)
+        start = time.monotonic()
+        results = run_models(_config(tmp), repo_root=str(CRASHY), out_dir=str(out),
+                             device="cpu", phases=["breaks"],
+                             progress=lambda run: finished.append(run["name"]))
+        elapsed = time.monotonic() - start
+    runs = {m["name"]: m for m in results["models"]}
+    return {"results": results, "runs": runs, "tmp": tmp, "out": out, "elapsed": elapsed,
+            "finished": finished, "parent_env": parent_env}
+
+
+def _assert_failed(run: dict, status: str, kind: str) -> dict:
+    assert run["status"] == status, run
+    assert run["error"]["kind"] == kind, run["error"]
+    assert run["log"] == f"logs/{run['name']}.log"
+    return run["error"]
+
+
+def test_every_model_gets_a_result_and_the_header_is_filled(crashy):
+    res = crashy["results"]
+    assert [m["name"] for m in res["models"]] == sorted(crashy["runs"])
+    assert len(res["models"]) == 7 and sorted(crashy["finished"]) == sorted(crashy["runs"])
+    assert res["schema"] == "pt2bot.results/1"
+    assert res["device"] == "cpu" and res["device_name"]
+    assert res["torch"].startswith("2.")
+    assert res["commit"] is None or len(res["commit"]) == 40
+    assert res["config_digest"].startswith("sha256:") and res["shard"] == "1/1"
+    for run in res["models"]:
+        assert (crashy["out"] / run["log"]).is_file()
+
+
+def test_abort_is_a_crash_with_sigabrt(crashy):
+    err = _assert_failed(crashy["runs"]["aborts"], "error", "crash")
+    assert err["signal"] == "SIGABRT" and "SIGABRT" in err["message"]
+
+
+def test_segfault_is_a_crash_with_sigsegv(crashy):
+    err = _assert_failed(crashy["runs"]["segfaults"], "error", "crash")
+    assert err["signal"] == "SIGSEGV"
+
+
+def test_hang_times_out_and_the_whole_process_group_is_gone(crashy):
+    run = crashy["runs"]["hangs"]
+    err = _assert_failed(run, "timeout", "timeout")
+    assert f"{HANG_TIMEOUT_S:g} s" in err["message"]
+    assert HANG_TIMEOUT_S <= run["duration_s"] < HANG_TIMEOUT_S + 3 * runner.TERM_GRACE_S
+    worker_pid, child_pid = map(int, (crashy["tmp"] / "hang.pids").read_text().split())
+    # The worker led its own group; neither it nor the child it started may survive.
+    assert runner.group_members(worker_pid) == []
+    for pid in (worker_pid, child_pid):
+        assert not _alive(pid), pid
+
+
+def _alive(pid: int) -> bool:
+    try:
+        with open(f"/proc/{pid}/stat", encoding="ascii") as fh:
+            return fh.read().rsplit(")", 1)[1].split()[0] not in ("Z", "X")
+    except FileNotFoundError:
+        return False
+
+
+def test_missing_dependency_is_an_import_error(crashy):
+    err = _assert_failed(crashy["runs"]["missing_dep"], "error", "import")
+    assert "pt2bot_fixture_no_such_dependency" in err["message"]
+
+
+def test_syntax_error_is_an_import_error(crashy):
+    err = _assert_failed(crashy["runs"]["bad_syntax"], "error", "import")
+    assert "SyntaxError" in err["message"] or "invalid syntax" in err["message"]
+
+
+def test_output_flood_is_stopped_and_the_log_stays_bounded(crashy):
+    err = _assert_failed(crashy["runs"]["floods"], "error", "exception")
+    assert "bytes of output" in err["message"]
+    assert len(err["message"]) <= runner.MESSAGE_CHARS + 1
+    size = (crashy["out"] / "logs" / "floods.log").stat().st_size
+    assert size < 2 * 1024 * 1024 + 8 * 1024 * 1024   # the cap plus at most a poll's worth
+
+
+def test_worker_environment_is_scrubbed(crashy):
+    run = crashy["runs"]["envdump"]
+    assert run["status"] == "ok", run
+    env = json.loads((crashy["tmp"] / "env.json").read_text())
+    for name in SECRETS:
+        assert name in crashy["parent_env"]  # the parent had them ...
+        assert name not in env["keys"]       # ... the worker did not
+    assert env["PYTHONPATH"] == str(CRASHY)
+    assert env["OMP_NUM_THREADS"] == "1"
+    assert env["TORCHINDUCTOR_CACHE_DIR"] == str(crashy["tmp"] / "inductor-cache")
+    assert "PATH" in env["keys"]
+
+
+def test_parallel_jobs_overlap(crashy):
+    # 7 workers at 3 a time, one of them held for the full timeout: a serial run would take
+    # at least the sum; this only checks the pool really overlaps (generous for a busy box).
+    durations = sum(r["duration_s"] for r in crashy["runs"].values())
+    assert crashy["elapsed"] < durations
