@@ -78,6 +78,19 @@ def compare_samples(base_samples: Samples, head_samples: Samples, *, threshold_p
     return out
 
 
+def summarise_samples(samples: Sequence[float]) -> dict[str, Any]:
+    """The results JSON's timing summary: `median`, `min`, `iqr` (ms) and the `samples`.
+
+    Non-finite values are dropped; no samples gives nulls (unmeasured, not zero).
+    """
+    xs = sorted(float(v) for v in samples if _finite(v))
+    if not xs:
+        return {"median": None, "min": None, "iqr": None, "samples": []}
+    return {"median": round(median(xs), 6), "min": round(xs[0], 6),
+            "iqr": round(_quantile(xs, 0.75) - _quantile(xs, 0.25), 6),
+            "samples": [float(v) for v in samples if _finite(v)]}
+
+
 def _groups(samples: Samples) -> list[list[float]]:
     """Normalise to a list of non-empty groups of finite floats."""
     items = list(samples or [])
@@ -158,4 +171,4 @@ def _boot_numpy(base: list[list[float]], head: list[list[float]], *, n_boot: int
     return r.tolist()
 
 
-__all__ = ["compare_samples", "N_BOOT", "MIN_SAMPLES"]
+__all__ = ["compare_samples", "summarise_samples", "N_BOOT", "MIN_SAMPLES"]
