@@ -121,6 +121,11 @@ def _one_of(choices: tuple[str, ...] | list[str]) -> str:
 
 # --------------------------------------------------------------------------- YAML → plain + lines
 
+def _tag(tag: str) -> str:
+    # Tags may carry %-escaped arbitrary text: quote and escape like any user string.
+    return show(tag.replace("tag:yaml.org,2002:", "!!"))
+
+
 class _Reader:
     """Turns composed YAML nodes into plain data, recording the line of every key and value."""
 
@@ -130,8 +135,10 @@ class _Reader:
         self.value_lines: dict[Path, int] = {}
         self.key_lines: dict[Path, int] = {}
         self._active: set[int] = set()
+        self.bad: set[Path] = set()  # values already reported here; the checker skips them
 
     def problem(self, line: int, path: Path, message: str) -> None:
+        self.bad.add(path)
         self.problems.append(Problem(line, format_path(path) or None, message, len(self.problems)))
 
     def read(self, node: yaml.Node, path: Path) -> Any:
@@ -146,10 +153,10 @@ class _Reader:
         try:
             if isinstance(node, yaml.SequenceNode):
                 if node.tag != "tag:yaml.org,2002:seq":
-                    self.problem(line, path, f"unsupported YAML tag {node.tag}")
+                    self.problem(line, path, f"unsupported YAML tag {_tag(node.tag)}")
                 return [self.read(item, path + (i,)) for i, item in enumerate(node.value)]
             if node.tag != "tag:yaml.org,2002:map":
-                self.problem(line, path, f"unsupported YAML tag {node.tag}")
+                self.problem(line, path, f"unsupported YAML tag {_tag(node.tag)}")
             return self._mapping(node, path)
         finally:
             self._active.discard(id(node))
@@ -157,7 +164,7 @@ class _Reader:
     def _scalar(self, node: yaml.ScalarNode, path: Path) -> Any:
         constructor = yaml.SafeLoader.yaml_constructors.get(node.tag)
         if constructor is None or node.tag == "tag:yaml.org,2002:merge":
-            self.problem(node.start_mark.line + 1, path, f"unsupported YAML tag {node.tag}")
+            self.problem(node.start_mark.line + 1, path, f"unsupported YAML tag {_tag(node.tag)}")
             return None
         try:
             return constructor(self.loader, node)
@@ -235,6 +242,8 @@ class _Checker:
             return None
         out: dict[str, Any] = {}
         for k, v in value.items():
+            if path + (k,) in self.reader.bad:
+                continue
             if k not in spec:
                 self.error(path + (k,), f"unknown key{did_you_mean(k, list(spec))} "
                                         f"(expected one of: {_one_of(list(spec))})", key=True)

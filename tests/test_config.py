@@ -1,0 +1,550 @@
+"""pt2bot.yml: parsing, defaults, located errors, and agreement with the editor JSON Schema."""
+from __future__ import annotations
+
+import dataclasses
+import json
+import textwrap
+from importlib import resources
+from pathlib import Path
+
+import jsonschema
+import pytest
+import yaml
+
+from pt2bot.config import (
+    Config,
+    InputSpec,
+    ModelConfig,
+    RunConfig,
+    StaticConfig,
+    Thresholds,
+    load_config,
+    parse_config,
+)
+from pt2bot.config_validate import ConfigErrors
+from pt2bot.errors import ConfigError, UserError
+
+# The sketch in DESIGN.md, verbatim.
+DESIGN_EXAMPLE = """\
+version: 1
+static:
+  paths: [src/]
+  filter: added          # added | diff_context | file | nofilter
+  fail_on: error         # error | warning | never
+  ignore: [PTC301]
+models:
+  - name: tiny_gpt
+    entry: mypkg.models:build_tiny_gpt     # nn.Module class or factory
+    kwargs: {n_layer: 2}
+    inputs:
+      - {shape: [batch, seq], dtype: int64, high: 1000}
+    shapes:                                # the shape matrix: every combination is run
+      batch: [1, 4, 16]
+      seq: [32, 128]
+    dynamic: [batch, seq]                  # dims that must not cause recompiles
+    export: true
+run: {device: auto, backend: inductor, timeout_s: 600}
+thresholds:
+  new_graph_breaks: 0
+  new_recompiles: 0
+  latency_regression_pct: 10               # only statistically significant changes count
+  export_regression: fail
+"""
+
+# Every key set to a non-default value.
+FULL = """\
+version: 1
+static:
+  paths: [src/, lib/]
+  exclude: ["**/test_*.py"]
+  filter: diff_context
+  fail_on: warning
+  select: [PTC1, PTC301]
+  ignore: [PTC4]
+  severity: {PTC101: warning}
+  per_file_ignores:
+    "tests/*.py": [PTC1]
+models:
+  - name: mlp
+    entry: pkg.models:MLP
+    kwargs: {hidden: 32, act: relu}
+    inputs:
+      - {shape: [batch, 16], dtype: float16, low: -1, high: 1.5, name: x}
+      - {shape: [batch], dtype: int64, low: 0, high: 10, name: labels}
+    shapes:
+      batch: [1, 8]
+    dynamic: [batch]
+    export: false
+    tolerance: {float16: [0.001, 0.01]}
+    timeout_s: 30
+  - name: gen
+    entry: pkg.models:Generator.build
+    inputs: {entry: pkg.data:make_inputs}
+    cases:
+      - {batch: 1, seq: 8}
+      - {batch: 4, seq: 64}
+    dynamic: [seq]
+run:
+  device: cpu
+  backend: aot_eager
+  mode: max-autotune
+  timeout_s: 120.5
+  warmup: 0
+  repeats: 5
+  threads: null
+  jobs: 2
+  recompile_limit: 4
+  cache_dir: .cache/inductor
+  latency: false
+  rounds: 1
+thresholds:
+  new_graph_breaks: 1
+  new_recompiles: 2
+  latency_regression_pct: 5.5
+  export_regression: warn
+  accuracy: ignore
+  require_gpu: true
+"""
+
+
+def errors_of(text: str, path: str = "pt2bot.yml") -> list[str]:
+    with pytest.raises(ConfigErrors) as info:
+        parse_config(text, path)
+    assert str(info.value) == "\n".join(str(e) for e in info.value.errors)
+    return [str(e) for e in info.value.errors]
+
+
+def one_error(text: str) -> str:
+    errs = errors_of(text)
+    assert len(errs) == 1, errs
+    return errs[0]
+
+
+def model_yaml(body: str) -> str:
+    """A config with one model; `body` is indented under the list item (line 5 onwards)."""
+    return "version: 1\nmodels:\n  - name: m\n    entry: pkg.m:M\n" + textwrap.indent(
+        textwrap.dedent(body), "    ")
+
+
+# --------------------------------------------------------------------------- good configs
+
+def test_design_example_parses() -> None:
+    c = parse_config(DESIGN_EXAMPLE, "pt2bot.yml")
+    assert c.static == StaticConfig(paths=("src/",), ignore=("PTC301",))
+    (m,) = c.models
+    assert m == ModelConfig(
+        name="tiny_gpt", entry="mypkg.models:build_tiny_gpt", kwargs={"n_layer": 2},
+        inputs=(InputSpec(shape=("batch", "seq"), dtype="int64", high=1000),),
+        shapes={"batch": (1, 4, 16), "seq": (32, 128)}, dynamic=("batch", "seq"),
+        export=True, line=8)
+    assert len(m.shape_cases()) == 6 and m.shape_cases()[0] == {"batch": 1, "seq": 32}
+    assert c.run == RunConfig(device="auto", backend="inductor", timeout_s=600.0)
+    assert c.thresholds == Thresholds()
+    assert c.raw == yaml.safe_load(DESIGN_EXAMPLE)
+    assert c.path == "pt2bot.yml"
+
+
+def test_every_key_round_trips() -> None:
+    c = parse_config(FULL, "cfg/pt2bot.yml")
+    assert c.static == StaticConfig(
+        paths=("src/", "lib/"), exclude=("**/test_*.py",), filter="diff_context",
+        fail_on="warning", select=("PTC1", "PTC301"), ignore=("PTC4",),
+        severity={"PTC101": "warning"}, per_file_ignores={"tests/*.py": ("PTC1",)})
+    mlp, gen = c.models
+    assert mlp == ModelConfig(
+        name="mlp", entry="pkg.models:MLP", kwargs={"hidden": 32, "act": "relu"},
+        inputs=(InputSpec(("batch", 16), "float16", -1, 1.5, "x"),
+                InputSpec(("batch",), "int64", 0, 10, "labels")),
+        shapes={"batch": (1, 8)}, dynamic=("batch",), export=False,
+        tolerance={"float16": (0.001, 0.01)}, timeout_s=30.0, line=13)
+    assert gen == ModelConfig(
+        name="gen", entry="pkg.models:Generator.build", inputs=(), inputs_entry="pkg.data:make_inputs",
+        cases=({"batch": 1, "seq": 8}, {"batch": 4, "seq": 64}), dynamic=("seq",), line=25)
+    assert gen.shape_cases() == [{"batch": 1, "seq": 8}, {"batch": 4, "seq": 64}]
+    assert c.run == RunConfig(device="cpu", backend="aot_eager", mode="max-autotune",
+                              timeout_s=120.5, warmup=0, repeats=5, threads=None, jobs=2,
+                              recompile_limit=4, cache_dir=".cache/inductor", latency=False,
+                              rounds=1)
+    assert c.thresholds == Thresholds(1, 2, 5.5, "warn", "ignore", True)
+    assert c.raw == yaml.safe_load(FULL)
+    # frozen: stages cannot change the config under each other
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        c.run.jobs = 3  # type: ignore[misc]
+
+
+def test_defaults_and_empty_sections() -> None:
+    c = parse_config("version: 1\nstatic:\nrun:\nthresholds:\nmodels:\n", "p.yml")
+    assert c == Config(path="p.yml")
+    assert parse_config("models: []\n", "p.yml") == Config(path="p.yml")
+
+
+def test_digest_follows_content_not_layout() -> None:
+    a = parse_config(DESIGN_EXAMPLE, "a.yml")
+    b = parse_config("# moved around\n" + DESIGN_EXAMPLE.replace("version: 1\n", "") + "version: 1\n",
+                     "b.yml")
+    c = parse_config(DESIGN_EXAMPLE.replace("n_layer: 2", "n_layer: 3"), "a.yml")
+    assert a.digest == b.digest != c.digest
+
+
+def test_anchors_and_merge_keys() -> None:
+    text = textwrap.dedent("""\
+        version: 1
+        models:
+          - &base
+            name: a
+            entry: pkg.m:A
+            shapes: {batch: [1, 2]}
+            dynamic: [batch]
+          - <<: *base
+            name: b
+        """)
+    a, b = parse_config(text).models
+    assert (b.name, b.entry, b.shapes, b.dynamic) == ("b", "pkg.m:A", {"batch": (1, 2)}, ("batch",))
+    assert (a.line, b.line) == (3, 8)
+
+
+def test_cases_without_shapes_name_the_dims() -> None:
+    (m,) = parse_config(model_yaml("""\
+        cases: [{b: 2, s: 3}]
+        dynamic: [s]
+        inputs: [{shape: [b, s]}]
+        """)).models
+    assert m.shape_cases() == [{"b": 2, "s": 3}] and m.dynamic == ("s",)
+
+
+def test_load_config_reads_the_file_and_names_it(tmp_path: Path) -> None:
+    p = tmp_path / "pt2bot.yml"
+    p.write_text(DESIGN_EXAMPLE)
+    assert load_config(str(p)).models[0].name == "tiny_gpt"
+    p.write_text("version: 1\nrun:\n  jobs: 0\n")
+    with pytest.raises(ConfigError) as info:
+        load_config(str(p))
+    assert str(info.value) == f"{p}:3: run.jobs: expected a positive integer, got 0"
+    assert isinstance(info.value, UserError) and info.value.exit_code == 2
+    assert (info.value.file, info.value.line, info.value.key) == (str(p), 3, "run.jobs")
+
+
+# --------------------------------------------------------------------------- one test per error class
+
+def test_wrong_type_names_file_line_key_and_expectation() -> None:
+    text = DESIGN_EXAMPLE.replace("batch: [1, 4, 16]", 'batch: "8"')
+    assert one_error(text) == 'pt2bot.yml:14: models[0].shapes.batch: expected a list of positive ' \
+                              'integers, got "8" (write [8])'
+
+
+def test_list_items_are_located() -> None:
+    assert errors_of(model_yaml("shapes: {batch: [0, 4, 4, true]}\n")) == [
+        "pt2bot.yml:5: models[0].shapes.batch[0]: expected a positive integer, got 0",
+        "pt2bot.yml:5: models[0].shapes.batch[2]: 4 is listed twice",
+        "pt2bot.yml:5: models[0].shapes.batch[3]: expected a positive integer, got true",
+    ]
+
+
+@pytest.mark.parametrize("text, message", [
+    ("version: 1\nmodel:\n  - name: a\n",
+     'pt2bot.yml:2: model: unknown key; did you mean "models"? '
+     "(expected one of: version, static, models, run, thresholds)"),
+    ("version: 1\nrun:\n  devcie: cpu\n",
+     'pt2bot.yml:3: run.devcie: unknown key; did you mean "device"? (expected one of: device, '
+     "backend, mode, timeout_s, warmup, repeats, threads, jobs, recompile_limit, cache_dir, "
+     "latency, rounds)"),
+    (model_yaml("shaeps: {batch: [1]}\n"),
+     'pt2bot.yml:5: models[0].shaeps: unknown key; did you mean "shapes"? (expected one of: '
+     "name, entry, kwargs, inputs, shapes, cases, dynamic, export, tolerance, timeout_s)"),
+    (model_yaml("inputs: [{shape: [2], dtpye: int64}]\n"),
+     'pt2bot.yml:5: models[0].inputs[0].dtpye: unknown key; did you mean "dtype"? '
+     "(expected one of: shape, dtype, low, high, name)"),
+    ("version: 1\nzzz: 1\n",
+     "pt2bot.yml:2: zzz: unknown key (expected one of: version, static, models, run, thresholds)"),
+])
+def test_unknown_keys_get_did_you_mean(text: str, message: str) -> None:
+    assert one_error(text) == message
+
+
+def test_yaml_syntax_error_has_the_line() -> None:
+    text = "version: 1\nrun:\n  device: cpu\n  backend: [inductor\nthresholds: {}\n"
+    (msg,) = errors_of(text)
+    assert msg.startswith("pt2bot.yml:5: YAML syntax error: ")
+    assert "expected ',' or ']'" in msg
+
+
+def test_tab_indentation_is_a_located_syntax_error() -> None:
+    (msg,) = errors_of("version: 1\nrun:\n\tdevice: cpu\n")
+    assert msg.startswith("pt2bot.yml:3: YAML syntax error: ")
+
+
+@pytest.mark.parametrize("text", ["", "\n\n", "# only a comment\n"])
+def test_empty_file(text: str) -> None:
+    assert errors_of(text) == [
+        "pt2bot.yml: the file is empty; expected a mapping such as `version: 1` then `models:`"]
+
+
+@pytest.mark.parametrize("text, got", [("- a\n- b\n", "a list"), ("hello\n", '"hello"'),
+                                       ("42\n", "42")])
+def test_top_level_must_be_a_mapping(text: str, got: str) -> None:
+    assert errors_of(text) == [
+        "pt2bot.yml:1: expected a mapping of sections (version, static, models, run, "
+        f"thresholds), got {got}"]
+
+
+def test_duplicate_model_names() -> None:
+    text = "version: 1\nmodels:\n  - {name: a, entry: p:A}\n  - {name: b, entry: p:B}\n" \
+           "  - {name: a, entry: p:C}\n"
+    assert one_error(text) == 'pt2bot.yml:5: models[2].name: duplicate model name "a" (first at line 3)'
+
+
+def test_dynamic_dim_not_in_shapes() -> None:
+    assert one_error(model_yaml("shapes: {batch: [1, 2], seq: [8]}\ndynamic: [batch, seqlen]\n")) == (
+        'pt2bot.yml:6: models[0].dynamic[1]: "seqlen" is not a dim in models[0].shapes; '
+        'did you mean "seq"? (declared: batch, seq)')
+    assert one_error(model_yaml("dynamic: [batch]\n")) == (
+        'pt2bot.yml:5: models[0].dynamic[0]: "batch" is not a dim in models[0].shapes '
+        "(declared: (none))")
+
+
+def test_input_shape_names_an_unknown_dim() -> None:
+    assert one_error(model_yaml("shapes: {batch: [1], seq: [8]}\ninputs:\n  - {shape: [batch, sq]}\n")) == (
+        'pt2bot.yml:7: models[0].inputs[0].shape[1]: unknown dim "sq"; did you mean "seq"? '
+        "(dims declared in models[0].shapes: batch, seq)")
+
+
+@pytest.mark.parametrize("entry, hint", [
+    ("mypkg.models.TinyGPT", ' (put ":" before the attribute: "mypkg.models:TinyGPT")'),
+    ("mypkg/models.py:TinyGPT", ""),
+    ('"mypkg.models:"', ""),
+])
+def test_bad_entry_format(entry: str, hint: str) -> None:
+    text = f"version: 1\nmodels:\n  - name: m\n    entry: {entry}\n"
+    assert one_error(text) == (
+        'pt2bot.yml:4: models[0].entry: expected an entry "module.path:attr" '
+        f'(e.g. "mypkg.models:TinyGPT"), got {json.dumps(entry.strip(chr(34)))}{hint}')
+
+
+def test_bad_inputs_factory_entry() -> None:
+    assert errors_of(model_yaml("inputs: {entry: pkg.data.make, shape: [1]}\n")) == [
+        'pt2bot.yml:5: models[0].inputs.entry: expected an entry "module.path:attr" '
+        '(e.g. "mypkg.data:make_inputs"), got "pkg.data.make" (put ":" before the attribute: '
+        '"pkg.data:make")',
+        'pt2bot.yml:5: models[0].inputs.shape: unknown key (expected one of: entry)',
+    ]
+
+
+@pytest.mark.parametrize("dtype, hint", [("long", '; did you mean "int64"?'),
+                                         ("float23", '; did you mean "float32"?'),
+                                         ("tensor", "")])
+def test_unknown_dtype(dtype: str, hint: str) -> None:
+    assert one_error(model_yaml(f"inputs: [{{shape: [3], dtype: {dtype}}}]\n")) == (
+        "pt2bot.yml:5: models[0].inputs[0].dtype: expected one of float32, float16, bfloat16, "
+        "float64, int64, int32, int16, int8, uint8, bool, complex64, complex128, "
+        f'got "{dtype}"{hint}')
+
+
+@pytest.mark.parametrize("value, got", [("2", "2"), ('"1"', '"1"'), ("1.0", "1.0")])
+def test_version_other_than_1(value: str, got: str) -> None:
+    assert one_error(f"version: {value}\n") == (
+        f"pt2bot.yml:1: version: this pt2bot (0.1.0) understands config version 1 only, got {got}")
+
+
+def test_duplicate_yaml_keys() -> None:
+    text = "version: 1\nrun:\n  device: cpu\n  jobs: 2\n  device: cuda\n"
+    assert one_error(text) == ("pt2bot.yml:5: run.device: duplicate key (first given at line 3); "
+                               "YAML would silently keep only the last one")
+
+
+def test_missing_required_keys() -> None:
+    assert errors_of("version: 1\nmodels:\n  - kwargs: {}\n") == [
+        'pt2bot.yml:3: models[0]: missing required key "name"',
+        'pt2bot.yml:3: models[0]: missing required key "entry"',
+    ]
+
+
+def test_cases_must_set_every_dim() -> None:
+    assert errors_of(model_yaml("""\
+        shapes: {batch: [1], seq: [8]}
+        cases:
+          - {batch: 1, seq: 8}
+          - {batch: 2}
+          - {batch: 2, seq: 4, sq: 3}
+        """)) == [
+        "pt2bot.yml:8: models[0].cases[1]: missing dim seq (every case sets all of: batch, seq)",
+        'pt2bot.yml:9: models[0].cases[2].sq: unknown dim "sq"; did you mean "seq"? '
+        "(dims in shapes: batch, seq)",
+    ]
+
+
+def test_low_must_be_below_high() -> None:
+    assert one_error(model_yaml("inputs: [{shape: [2], low: 5, high: 5}]\n")) == (
+        "pt2bot.yml:5: models[0].inputs[0].high: must be greater than low (5), got 5")
+
+
+def test_enums_suggest_the_right_spelling() -> None:
+    assert errors_of("run:\n  device: gpu\n  mode: max_autotune\nstatic: {filter: add}\n") == [
+        'pt2bot.yml:2: run.device: expected one of auto, cpu, cuda, got "gpu"; did you mean "cuda"?',
+        "pt2bot.yml:3: run.mode: expected one of default, reduce-overhead, max-autotune, "
+        'max-autotune-no-cudagraphs, got "max_autotune"; did you mean "max-autotune"?',
+        "pt2bot.yml:4: static.filter: expected one of added, diff_context, file, nofilter, "
+        'got "add"; did you mean "added"?',
+    ]
+
+
+def test_python_tags_are_refused_not_executed(tmp_path: Path) -> None:
+    marker = tmp_path / "pwned"
+    text = f"version: 1\nrun:\n  cache_dir: !!python/object/apply:os.system ['touch {marker}']\n"
+    (msg,) = errors_of(text)
+    assert msg == 'pt2bot.yml:3: run.cache_dir: unsupported YAML tag "!!python/object/apply:os.system"'
+    assert not marker.exists()
+
+
+def test_all_errors_reported_together_ordered_by_line() -> None:
+    # run comes before models in the file; the report is in file order, not check order
+    text = textwrap.dedent("""\
+        version: 1
+        run:
+          jobs: -1
+        models:
+          - name: a b
+            entry: pkg:M
+            export: maybe
+        thresholds: {accuracy: strict}
+        static: {paths: src/}
+        """)
+    assert errors_of(text) == [
+        "pt2bot.yml:3: run.jobs: expected a positive integer, got -1",
+        'pt2bot.yml:5: models[0].name: expected a name of letters, digits, _ . - (at most 100), '
+        'got "a b"',
+        'pt2bot.yml:7: models[0].export: expected true or false, got "maybe"',
+        'pt2bot.yml:8: thresholds.accuracy: expected one of fail, warn, ignore, got "strict"',
+        'pt2bot.yml:9: static.paths: expected a list of strings, got "src/" (write [src/])',
+    ]
+
+
+def test_untrusted_text_is_escaped_in_messages() -> None:
+    (msg,) = errors_of('version: 1\nrun:\n  device: "\\e[31mred\\nx"\n')
+    assert "\x1b" not in msg and "\n" not in msg
+    assert msg == 'pt2bot.yml:3: run.device: expected one of auto, cpu, cuda, got "\\u001b[31mred\\nx"'
+
+
+# --------------------------------------------------------------------------- the JSON Schema
+
+def load_schema() -> dict:
+    text = resources.files("pt2bot").joinpath("schemas/pt2bot.schema.json").read_text()
+    return json.loads(text)
+
+
+def schema_accepts(text: str) -> bool:
+    validator = jsonschema.Draft202012Validator(load_schema())
+    return validator.is_valid(yaml.safe_load(text))
+
+
+def validator_accepts(text: str) -> bool:
+    try:
+        parse_config(text)
+    except ConfigError:
+        return False
+    return True
+
+
+GOOD = [DESIGN_EXAMPLE, FULL, "version: 1\n", "models: []\n", "static:\nrun:\n",
+        model_yaml("inputs: {entry: a.b:c}\ncases: [{b: 1}]\ndynamic: [b]\n"),
+        model_yaml("tolerance: {float32: [0, 0.1]}\ntimeout_s: null\nkwargs: null\n"),
+        "run: {mode: null, threads: 4, cache_dir: null}\n"]
+
+# Mistakes both can see (a schema cannot express cross-key rules; those are validator-only).
+BAD_FOR_BOTH = [
+    "version: 2\n", 'version: "1"\n', "- a\n", "bogus: 1\n", "run: {devcie: cpu}\n",
+    "run: {jobs: 0}\n", "run: {warmup: true}\n", "run: {timeout_s: 0}\n", "run: {mode: fast}\n",
+    "run: {cache_dir: ''}\n", "run: {backend: 'not a name'}\n", "run: []\n",
+    "static: {paths: src/}\n", "static: {filter: add}\n", "static: {select: [ptc1]}\n",
+    "static: {severity: {PTC1: fatal}}\n", "static: {per_file_ignores: {'a/*': PTC1}}\n",
+    "thresholds: {new_graph_breaks: -1}\n", "thresholds: {export_regression: maybe}\n",
+    "thresholds: {require_gpu: 1}\n", "models: {a: 1}\n", "models: [7]\n",
+    "models: [{name: a}]\n", "models: [{entry: a:b}]\n",
+    "models: [{name: a, entry: a.b}]\n", "models: [{name: 'a b', entry: a:b}]\n",
+    model_yaml('shapes: {batch: "8"}\n'), model_yaml("shapes: {batch: []}\n"),
+    model_yaml("shapes: {batch: [0]}\n"), model_yaml("shapes: {batch: [2, 2]}\n"),
+    model_yaml("shapes: {'b-1': [2]}\n"), model_yaml("inputs: [{dtype: int64}]\n"),
+    model_yaml("inputs: [{shape: [0]}]\n"), model_yaml("inputs: [{shape: [2], dtype: long}]\n"),
+    model_yaml("inputs: [{shape: [2], name: 'x y'}]\n"), model_yaml("inputs: {entry: a.b}\n"),
+    model_yaml("inputs: {entry: a:b, x: 1}\n"), model_yaml("inputs: 3\n"),
+    model_yaml("cases: []\n"), model_yaml("cases: [{b: 0}]\n"), model_yaml("dynamic: batch\n"),
+    model_yaml("export: yesplease\n"), model_yaml("tolerance: {float32: [1e-4]}\n"),
+    model_yaml("tolerance: {float99: [0, 0]}\n"), model_yaml("timeout_s: -1\n"),
+    model_yaml("kwargs: {'not-ident': 1}\n"), model_yaml("kwargs: [1]\n"),
+]
+
+# Cross-key and YAML-level mistakes only pt2bot's validator catches.
+BAD_FOR_VALIDATOR_ONLY = [
+    model_yaml("dynamic: [batch]\n"),
+    model_yaml("shapes: {b: [1]}\ninputs: [{shape: [c]}]\n"),
+    model_yaml("inputs: [{shape: [1], low: 3, high: 2}]\n"),
+    "models: [{name: a, entry: a:b}, {name: a, entry: a:c}]\n",
+    "run: {device: cpu, device: cuda}\n",
+    model_yaml("shapes: {b: [1]}\ncases: [{c: 1}]\n"),
+]
+
+
+@pytest.mark.parametrize("text", GOOD)
+def test_schema_and_validator_accept_the_same_good_configs(text: str) -> None:
+    assert validator_accepts(text) and schema_accepts(text)
+
+
+@pytest.mark.parametrize("text", BAD_FOR_BOTH)
+def test_schema_and_validator_reject_the_same_bad_configs(text: str) -> None:
+    assert not validator_accepts(text)
+    assert not schema_accepts(text)
+
+
+@pytest.mark.parametrize("text", BAD_FOR_VALIDATOR_ONLY)
+def test_validator_catches_what_a_schema_cannot(text: str) -> None:
+    assert not validator_accepts(text)
+    assert schema_accepts(text)  # really beyond the schema: keeps the two lists honest
+
+
+def test_schema_is_valid_draft_2020_12() -> None:
+    schema = load_schema()
+    assert schema["$schema"] == "https://json-schema.org/draft/2020-12/schema"
+    jsonschema.Draft202012Validator.check_schema(schema)
+
+
+def _field_names(cls: type) -> set[str]:
+    return {f.name for f in dataclasses.fields(cls)}
+
+
+def test_schema_property_names_equal_dataclass_fields() -> None:
+    schema = load_schema()
+    defs = schema["$defs"]
+    # path/raw are not user keys; line is where the model is; inputs_entry is `inputs: {entry:}`
+    assert set(schema["properties"]) == _field_names(Config) - {"path", "raw"}
+    assert set(defs["static"]["properties"]) == _field_names(StaticConfig)
+    assert set(defs["model"]["properties"]) == _field_names(ModelConfig) - {"line", "inputs_entry"}
+    assert set(defs["inputSpec"]["properties"]) == _field_names(InputSpec)
+    assert set(defs["run"]["properties"]) == _field_names(RunConfig)
+    assert set(defs["thresholds"]["properties"]) == _field_names(Thresholds)
+
+
+@pytest.mark.parametrize("cls, section", [(StaticConfig, "static"), (RunConfig, "run"),
+                                          (Thresholds, "thresholds"), (InputSpec, "inputSpec"),
+                                          (ModelConfig, "model")])
+def test_schema_defaults_equal_dataclass_defaults(cls: type, section: str) -> None:
+    props = load_schema()["$defs"][section]["properties"]
+    checked = 0
+    for f in dataclasses.fields(cls):
+        if f.name not in props or "default" not in props[f.name]:
+            continue
+        default = f.default_factory() if f.default_factory is not dataclasses.MISSING else f.default
+        if isinstance(default, tuple):
+            default = list(default)
+        assert props[f.name]["default"] == default, f"{section}.{f.name}"
+        checked += 1
+    assert checked >= 3
+
+
+def test_every_schema_property_has_a_description() -> None:
+    schema = load_schema()
+    props = [("", k, v) for k, v in schema["properties"].items()]
+    for section in ("static", "model", "inputSpec", "inputsFactory", "run", "thresholds"):
+        props += [(section, k, v) for k, v in schema["$defs"][section]["properties"].items()]
+    missing = [f"{s}.{k}" for s, k, v in props
+               if not (v.get("description") or schema["$defs"].get(v.get("$ref", "#/$defs/-")[8:], {})
+                       .get("description"))]
+    assert missing == []
