@@ -151,3 +151,29 @@ def test_parallel_jobs_overlap(crashy):
     # at least the sum; this only checks the pool really overlaps (generous for a busy box).
     durations = sum(r["duration_s"] for r in crashy["runs"].values())
     assert crashy["elapsed"] < durations
+
+
+def test_an_interrupted_run_leaves_no_workers_behind(tmp_path):
+    pidfile = tmp_path / "hang.pids"
+    config = Config(
+        models=(ModelConfig("hangs", "crashy_models.hang:build", kwargs={"pidfile": str(pidfile)},
+                            inputs=(InputSpec(shape=(2, 4)),)),
+                ModelConfig("missing_dep", "crashy_models.missing_dep:build")),
+        run=RunConfig(device="cpu", timeout_s=300, jobs=2, latency=False))
+
+    def interrupt(run: dict) -> None:
+        # Stop as Ctrl-C would, once the hanging worker is surely running.
+        deadline = time.monotonic() + 60
+        while not pidfile.exists() or not pidfile.read_text().endswith("\n"):
+            assert time.monotonic() < deadline, "the hang fixture never started"
+            time.sleep(0.05)
+        raise KeyboardInterrupt
+
+    start = time.monotonic()
+    with pytest.raises(KeyboardInterrupt):
+        run_models(config, repo_root=str(CRASHY), out_dir=str(tmp_path / "out"), device="cpu",
+                   phases=["breaks"], progress=interrupt)
+    assert time.monotonic() - start < 60          # not the 300 s timeout
+    worker_pid, child_pid = map(int, pidfile.read_text().split())
+    assert runner.group_members(worker_pid) == []
+    assert not _alive(worker_pid) and not _alive(child_pid)

@@ -13,6 +13,7 @@ slower than from a serial one. Keep `jobs: 1` when latency matters on CPU.
 from __future__ import annotations
 
 import concurrent.futures
+import contextlib
 import dataclasses
 import datetime
 import hashlib
@@ -26,9 +27,10 @@ import signal
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 from dataclasses import dataclass
-from typing import Any, Callable, Iterable, Mapping, Sequence
+from typing import Any, Callable, Iterable, Iterator, Mapping, Sequence
 
 from pt2bot.config import Config, ModelConfig
 from pt2bot.errors import UserError
@@ -380,6 +382,34 @@ def _read_run(out_path: str) -> dict[str, Any] | str:
     return run
 
 
+class WorkerGroups:
+    """The process groups of the workers now running, so an interrupted run can kill them.
+
+    Workers lead their own sessions (a Ctrl-C or a CI cancel does not reach them), so the
+    parent must take them down itself when it stops early.
+    """
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._pgids: set[int] = set()
+        self.cancelled = False
+
+    def add(self, pgid: int) -> None:
+        with self._lock:
+            self._pgids.add(pgid)
+
+    def discard(self, pgid: int) -> None:
+        with self._lock:
+            self._pgids.discard(pgid)
+
+    def kill_all(self) -> None:
+        with self._lock:
+            self.cancelled = True
+            pgids = list(self._pgids)
+        for pgid in pgids:
+            _kill_group(pgid, signal.SIGKILL)
+
+
 @dataclass(frozen=True)
 class WorkerJob:
     """Everything needed to run one model in a worker process."""
@@ -395,9 +425,14 @@ class WorkerJob:
 
 
 def run_worker(job: WorkerJob, *, python: str = sys.executable,
-               worker_argv: Sequence[str] = WORKER_ARGV) -> dict[str, Any]:
+               worker_argv: Sequence[str] = WORKER_ARGV,
+               groups: WorkerGroups | None = None) -> dict[str, Any]:
     """Run one model in its own process group and map every outcome to a RUN dict."""
     name = job.model.name
+    if groups is not None and groups.cancelled:
+        return _failed_run(name, "error", {"kind": "exception", "signal": None, "path": None,
+                                           "line": None, "message": "the run was interrupted"},
+                           job.log_rel, 0.0)
     with open(job.spec_path, "w", encoding="utf-8") as fh:
         json.dump(job.spec, fh)
     oom_before = _oom_kills()
@@ -414,6 +449,8 @@ def run_worker(job: WorkerJob, *, python: str = sys.executable,
                                                "message": f"cannot start the worker: {e}"},
                                job.log_rel, 0.0)
     pgid = proc.pid   # start_new_session: the worker leads its own group
+    if groups is not None:
+        groups.add(pgid)
     deadline = start + job.timeout_s
     stopped: str | None = None
     try:
@@ -437,6 +474,8 @@ def run_worker(job: WorkerJob, *, python: str = sys.executable,
         else:
             # The worker is gone; stray children (compile pools, user threads) are not.
             _kill_group(pgid, signal.SIGKILL)
+        if groups is not None:
+            groups.discard(pgid)
     duration = time.monotonic() - start
     tail = read_tail(job.log_path)
     if stopped == "timeout":
@@ -562,14 +601,22 @@ def run_models(config: Config, *, repo_root: str, out_dir: str,
                           work_dir=work_dir, device=dev.device, phases=phases,
                           environ=os.environ)
         workers = max(1, min(int(config.run.jobs or 1), len(jobs) or 1))
-        with concurrent.futures.ThreadPoolExecutor(max_workers=workers) as pool:
-            futures = [pool.submit(run_worker, j, python=python, worker_argv=worker_argv)
-                       for j in jobs]
+        groups = WorkerGroups()
+        pool = concurrent.futures.ThreadPoolExecutor(max_workers=workers)
+        try:
+            futures = [pool.submit(run_worker, j, python=python, worker_argv=worker_argv,
+                                   groups=groups) for j in jobs]
             for fut in concurrent.futures.as_completed(futures):
                 run = fut.result()
                 runs.append(run)
                 if progress is not None:
                     progress(run)
+        except BaseException:
+            # Interrupted (Ctrl-C, SIGTERM, a failing progress callback): leave no workers.
+            groups.kill_all()
+            pool.shutdown(wait=True, cancel_futures=True)
+            raise
+        pool.shutdown(wait=True)
     results["models"] = sorted(runs, key=lambda r: r["name"])
     return results
 
@@ -663,6 +710,23 @@ def status_line(run: Mapping[str, Any]) -> str:
     return f"pt2bot run: {name}: {status}{extra}{took}"
 
 
+@contextlib.contextmanager
+def _sigterm_as_exit() -> Iterator[None]:
+    """Turn SIGTERM (a cancelled CI job) into SystemExit, so run_models kills its workers."""
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+
+    def handler(signum: int, frame: Any) -> None:
+        raise SystemExit(128 + signum)
+
+    previous = signal.signal(signal.SIGTERM, handler)
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGTERM, previous)
+
+
 def cli_run(args: Any) -> int:
     from pt2bot.config import load_config
 
@@ -673,10 +737,11 @@ def cli_run(args: Any) -> int:
     def progress(run: dict[str, Any]) -> None:
         print(status_line(run), file=sys.stderr, flush=True)
 
-    results = run_models(config, repo_root=config.root, out_dir=out_dir,
-                         models=getattr(args, "model", None) or None,
-                         device=getattr(args, "device", None),
-                         shard=getattr(args, "shard", None), progress=progress)
+    with _sigterm_as_exit():
+        results = run_models(config, repo_root=config.root, out_dir=out_dir,
+                             models=getattr(args, "model", None) or None,
+                             device=getattr(args, "device", None),
+                             shard=getattr(args, "shard", None), progress=progress)
     write_json(out, results)
     failed = sum(1 for r in results["models"] if r.get("status") in ("error", "timeout"))
     print(f"pt2bot run: {len(results['models'])} model(s) on {results['device']}, "
