@@ -1,0 +1,388 @@
+"""`pt2bot audit`: the nightly main-branch audit.
+
+Full smoke run of every model and a `nofilter` static scan of the whole tree → store the
+night in the history → compare with the previous audited commit, with a week ago, and with a
+rolling window (latency) → render (report.json, audit.md, report.html, charts, baseline) →
+optionally keep the tracking issue current.
+
+Three references, three questions:
+- the previous audit: what changed since last night (regressions → a comment on the issue);
+- the last *clean* audit (the reference): what is still wrong (outstanding → the issue stays
+  open; none → it closes);
+- the rolling window: is tonight's latency outside the recent nights' spread (median ± k·MAD
+  and beyond the threshold)? One noisy night moves a median, not a window.
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import statistics
+import sys
+from dataclasses import dataclass, field
+from datetime import datetime, timedelta, timezone
+from typing import Any, Callable, Iterable, Sequence
+
+from pt2bot.config import Config, find_config, load_config
+from pt2bot.errors import UserError
+from pt2bot.history import (DEFAULT_KEEP_RUNS, KEEP_ENV, History, ModelPoint, StoredRun,
+                            parse_keep, shape_key)
+
+AUDIT_SCHEMA = "pt2bot.audit/1"
+WINDOW_DAYS = 7.0          # the rolling window for latency, and "a week ago"
+WINDOW_MIN_RUNS = 3        # fewer earlier nights: no latency verdict yet
+WINDOW_K = 3.0             # how many (scaled) MADs outside the window's median
+MAD_FLOOR_PCT = 1.0        # a window of identical numbers still has 1 % spread
+TREND_RUNS = 30            # nights shown in the charts
+FAILED = ("error", "timeout")
+
+Log = Callable[[str], None]
+
+
+@dataclass(frozen=True)
+class AuditOptions:
+    history: str
+    out_dir: str = "pt2bot-audit"
+    config_path: str | None = None
+    device: str | None = None
+    publish: bool = False
+    repo_dir: str = field(default_factory=os.getcwd)
+    keep_runs: int | None = DEFAULT_KEEP_RUNS
+    keep_days: int | None = None
+    window_days: float = WINDOW_DAYS
+    phases: tuple[str, ...] | None = None      # None: every phase the config enables
+    now: datetime | None = None                # the audit's time (tests simulate nights)
+
+
+# --------------------------------------------------------------------------- pipeline
+
+def audit(opts: AuditOptions, log: Log = lambda s: None) -> dict[str, Any]:
+    """Run the nightly audit end to end; returns report.json's data."""
+    from pt2bot import git
+    from pt2bot.smoke import run_models
+    from pt2bot.static import check_paths
+
+    root = git.repo_root(opts.repo_dir)
+    config = _load_config(root, opts.config_path)
+    # Open (and so validate) the history before spending minutes on the smoke run.
+    with History(opts.history) as history:
+        head = git.head_sha(root)
+        log(f"audit {head[:12]}: {len(config.models)} model(s), history {opts.history} "
+            f"({history.count_runs()} run(s))")
+        results = run_models(config, repo_root=root, out_dir=os.path.join(opts.out_dir, "smoke"),
+                             device=opts.device, phases=opts.phases)
+        results["commit"] = results.get("commit") or head
+        for m in results.get("models", []):
+            log(f"  {m.get('name')}: {m.get('status')}")
+        paths = list(config.static.paths) or [root]
+        findings = check_paths(root, paths, config.static)
+        log(f"static (nofilter): {len(findings)} finding(s)")
+        report = audit_results(config, results, findings, history=history,
+                               out_dir=opts.out_dir, now=opts.now, keep_runs=opts.keep_runs,
+                               keep_days=opts.keep_days, window_days=opts.window_days)
+    if opts.publish:
+        from pt2bot.github_issue import publish_audit
+
+        url = publish_audit(report)
+        log(f"tracking issue: {url or 'nothing to do (clean, no open issue)'}")
+    return report
+
+
+def audit_results(config: Config, results: dict[str, Any], findings: Sequence[Any], *,
+                  history: History, out_dir: str, now: datetime | None = None,
+                  keep_runs: int | None = DEFAULT_KEEP_RUNS, keep_days: int | None = None,
+                  window_days: float = WINDOW_DAYS) -> dict[str, Any]:
+    """Everything after the runs: compare with history, store tonight, render the directory."""
+    from pt2bot.compare import build_report
+    from pt2bot.findings import Finding
+    from pt2bot.report.audit import render_audit_dir
+    from pt2bot.select import select_all
+
+    now = now or datetime.now(timezone.utc)
+    head_sha = str(results.get("commit") or "")
+    device = results.get("device")
+    head_findings = [f if isinstance(f, Finding) else Finding.from_dict(f) for f in findings]
+    selection = select_all(config, "nightly audit: every model runs")
+
+    def compare_with(run: StoredRun | None) -> dict[str, Any]:
+        return build_report(
+            base_results=run.results if run else None, head_results=results,
+            base_findings=[Finding.from_dict(f) for f in run.findings] if run else [],
+            head_findings=head_findings, changeset=None, config=config, selection=selection,
+            base_sha=run.commit if run else None, head_sha=head_sha)
+
+    previous = history.last_run(device=device, exclude_commit=head_sha)
+    week_ago = history.last_run(device=device, before=now - timedelta(days=window_days))
+    reference = history.last_clean_run(device=device)
+
+    report = compare_with(previous)
+    since_last = model_changes(report) if previous else []
+    since_week = model_changes(compare_with(week_ago)) if week_ago else []
+    vs_reference = model_changes(compare_with(reference)) if reference else []
+    window = latency_window_verdicts(history, results, now=now, days=window_days,
+                                     threshold_pct=config.thresholds.latency_regression_pct)
+
+    regressions = [dict(c, since="last audit") for c in _worse(since_last)]
+    regressions += [w for w in _window_items(window, "slower")]
+    outstanding = [dict(c, since="reference") for c in _worse(vs_reference)]
+    outstanding += _failures(results, already=outstanding)
+    outstanding += [w for w in _window_items(window, "slower")]
+    improvements = [dict(c, since="last audit") for c in _better(since_last)]
+    improvements += [w for w in _window_items(window, "faster")]
+    clean = not outstanding
+    compare_conclusion = report.get("conclusion")
+    report["conclusion"] = ("failure" if not clean
+                            else "neutral" if compare_conclusion == "neutral" else "success")
+    report["summary_title"] = _title(report["conclusion"], regressions, outstanding)
+
+    run_id = history.append(results, [f.to_dict() for f in head_findings],
+                            conclusion=report["conclusion"], clean=clean, created=now)
+    pruned = history.prune(keep_runs=keep_runs, keep_days=keep_days, now=now)
+
+    trends = collect_trends(history, device=device)
+    report["audit"] = {
+        "schema": AUDIT_SCHEMA,
+        "run_id": run_id, "created": now.astimezone(timezone.utc).isoformat(timespec="seconds"),
+        "runs_in_history": history.count_runs(), "pruned": pruned,
+        "previous": _run_ref(previous), "week_ago": _run_ref(week_ago),
+        "reference": _run_ref(reference),
+        "compare_conclusion": compare_conclusion,
+        "since_last": since_last, "since_week": since_week,
+        "window": {"days": window_days, "k": WINDOW_K, "min_runs": WINDOW_MIN_RUNS,
+                   "cases": window},
+        "regressions": regressions, "outstanding": outstanding, "improvements": improvements,
+        "clean": clean,
+        "findings_by_rule": _count_rules(head_findings),
+        "trends": {"labels": list(trends.labels),
+                   "graph_breaks": {k: list(v) for k, v in trends.graph_breaks.items()},
+                   "latency_ms": {k: list(v) for k, v in trends.latency_ms.items()}},
+        "baseline": f"baseline-{head_sha}.json" if head_sha else None,
+    }
+    render_audit_dir(report, results, trends, out_dir)
+    return report
+
+
+# --------------------------------------------------------------------------- comparisons
+
+def model_changes(report: dict[str, Any]) -> list[dict[str, Any]]:
+    """Per model, what got worse and what got better in a base→head report.
+
+    Latency is left out on purpose: one night against another is noise on shared runners;
+    latency is judged against the rolling window instead (`latency_window_verdicts`).
+    """
+    out: list[dict[str, Any]] = []
+    for m in report.get("models") or []:
+        name = str(m.get("name"))
+        worse: list[dict[str, Any]] = []
+        better: list[dict[str, Any]] = []
+        base, head = m.get("base") or {}, m.get("head") or {}
+        b_status, h_status = base.get("status"), head.get("status") or m.get("status")
+        change = m.get("change")
+        if change == "new":
+            better.append({"kind": "new_model", "detail": "new model"})
+        elif change == "removed":
+            worse.append({"kind": "removed", "detail": "no longer run"})
+        if h_status in FAILED and base and b_status not in FAILED:
+            worse.append({"kind": "status", "detail": f"now fails ({h_status})",
+                          "message": _error_message(head)})
+        elif b_status in FAILED and h_status == "ok":
+            better.append({"kind": "status", "detail": f"runs again (was {b_status})"})
+        delta = m.get("delta") or {}
+        # After a failed night every break would look "new": nothing to compare with.
+        comparable = b_status not in FAILED
+        if comparable:
+            for b in m.get("new_breaks") or []:
+                worse.append({"kind": "graph_break", "detail": "new graph break", **_brk(b)})
+        for b in m.get("fixed_breaks") or []:
+            better.append({"kind": "graph_break", "detail": "graph break fixed", **_brk(b)})
+        rec_up = _int(delta.get("new_recompiles"))
+        rec_total = _int(delta.get("recompiles"))
+        if comparable and rec_up > 0:
+            worse.append({"kind": "recompiles", "detail": f"recompiles +{rec_up}"})
+        elif rec_total < 0:
+            better.append({"kind": "recompiles", "detail": f"recompiles {rec_total:+d}"})
+        export = delta.get("export")
+        if export == "broken":
+            worse.append({"kind": "export", "detail": "export broke",
+                          "message": (head.get("export") or {}).get("message")})
+        elif export == "fixed":
+            better.append({"kind": "export", "detail": "export works again"})
+        if worse or better:
+            out.append({"model": name, "worse": worse, "better": better})
+    return out
+
+
+def latency_window_verdicts(history: History, results: dict[str, Any], *, now: datetime,
+                            days: float = WINDOW_DAYS, threshold_pct: float = 10.0,
+                            k: float = WINDOW_K, min_runs: int = WINDOW_MIN_RUNS
+                            ) -> list[dict[str, Any]]:
+    """Tonight's compiled medians against the window of earlier nights, per shape case.
+
+    slower/faster only when tonight lies outside median ± k·MAD (scaled to σ, floored at
+    MAD_FLOOR_PCT of the median) AND the change exceeds `threshold_pct`.
+    """
+    out: list[dict[str, Any]] = []
+    since = now - timedelta(days=days)
+    for m in results.get("models") or []:
+        if m.get("status") != "ok":
+            continue
+        for case in m.get("latency") or []:
+            tonight = (case.get("compiled_ms") or {}).get("median")
+            if tonight is None:
+                continue
+            key = shape_key(case.get("shape"))
+            window = history.latency_window(
+                str(m.get("name")), key, device=results.get("device"),
+                device_name=results.get("device_name"), backend=results.get("backend"),
+                since=since)
+            item: dict[str, Any] = {"model": m.get("name"), "shape": case.get("shape"),
+                                    "shape_key": key, "median_ms": tonight, "n": len(window),
+                                    "window_median_ms": None, "window_mad_ms": None,
+                                    "change_pct": None, "verdict": "insufficient"}
+            if len(window) >= min_runs:
+                center = statistics.median(window)
+                mad = 1.4826 * statistics.median(abs(x - center) for x in window)
+                mad = max(mad, center * MAD_FLOOR_PCT / 100.0)
+                change = (tonight / center - 1.0) * 100.0 if center > 0 else 0.0
+                verdict = "same"
+                if abs(tonight - center) > k * mad and abs(change) > threshold_pct:
+                    verdict = "slower" if tonight > center else "faster"
+                item.update(window_median_ms=round(center, 6), window_mad_ms=round(mad, 6),
+                            change_pct=round(change, 2), verdict=verdict)
+            out.append(item)
+    return out
+
+
+def collect_trends(history: History, *, device: str | None, runs: int = TREND_RUNS):
+    """The last `runs` nights on this device as chart series (one value per night)."""
+    from pt2bot.charts import Trends
+
+    nights = history.recent_runs(device=device, limit=runs)
+    ids = [r.id for r in nights]
+    labels = tuple(f"{r.created[5:10]} {(r.commit or '-------')[:7]}" for r in nights)
+    breaks: dict[str, tuple[float | None, ...]] = {}
+    latency: dict[str, tuple[float | None, ...]] = {}
+    for name in history.model_names(device=device):
+        points: dict[int, ModelPoint] = {
+            p.run: p for p in history.model_series(name, device=device, limit=runs)}
+        if not any(i in points for i in ids):
+            continue
+        breaks[name] = tuple(
+            points[i].graph_breaks if i in points and points[i].status == "ok" else None
+            for i in ids)
+        lat = tuple(points[i].compiled_geomean_ms if i in points else None for i in ids)
+        if any(v is not None for v in lat):
+            latency[name] = tuple(None if v is None else round(v, 6) for v in lat)
+    return Trends(labels=labels, graph_breaks=breaks, latency_ms=latency)
+
+
+def _worse(changes: Iterable[dict[str, Any]]) -> list[dict[str, Any]]:
+    return [dict(w, model=c["model"]) for c in changes for w in c["worse"]]
+
+
+def _better(changes: Iterable[dict[str, Any]]) -> list[dict[str, Any]]:
+    return [dict(b, model=c["model"]) for c in changes for b in c["better"]]
+
+
+def _window_items(window: list[dict[str, Any]], verdict: str) -> list[dict[str, Any]]:
+    return [{"model": w["model"], "kind": "latency", "since": "window",
+             "detail": f"compiled latency {w['change_pct']:+.1f}% vs the {w['n']}-night "
+                       f"window ({w['shape_key']})", "shape": w["shape"]}
+            for w in window if w["verdict"] == verdict]
+
+
+def _failures(results: dict[str, Any], already: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """A model that fails tonight is a problem whatever the reference said."""
+    seen = {(o["model"], o["kind"]) for o in already}
+    return [{"model": m.get("name"), "kind": "status", "since": "tonight",
+             "detail": f"fails ({m.get('status')})", "message": _error_message(m)}
+            for m in results.get("models") or []
+            if m.get("status") in FAILED and (m.get("name"), "status") not in seen]
+
+
+def _error_message(run: dict[str, Any]) -> str | None:
+    err = run.get("error") or {}
+    msg = err.get("message") or run.get("reason")
+    return None if msg is None else str(msg)[-1000:]
+
+
+def _brk(b: dict[str, Any]) -> dict[str, Any]:
+    return {k: b.get(k) for k in ("gb", "gb_type", "path", "line", "reason") if k in b}
+
+
+def _int(v: Any) -> int:
+    try:
+        return int(v or 0)
+    except (TypeError, ValueError):
+        return 0
+
+
+def _run_ref(run: StoredRun | None) -> dict[str, Any] | None:
+    if run is None:
+        return None
+    return {"run_id": run.id, "commit": run.commit, "created": run.created,
+            "conclusion": run.conclusion, "torch": run.torch}
+
+
+def _count_rules(findings: Iterable[Any]) -> dict[str, int]:
+    counts: dict[str, int] = {}
+    for f in findings:
+        counts[f.rule] = counts.get(f.rule, 0) + 1
+    return dict(sorted(counts.items()))
+
+
+def _title(conclusion: str, regressions: list[Any], outstanding: list[Any]) -> str:
+    if outstanding:
+        return (f"{len(outstanding)} outstanding problem(s), "
+                f"{len(regressions)} new since the last audit")
+    return "clean: nothing got worse" if conclusion != "neutral" else "no verdict"
+
+
+# --------------------------------------------------------------------------- CLI
+
+def _load_config(root: str, path: str | None) -> Config:
+    if path is None:
+        path = find_config(root)
+    if path is None:
+        raise UserError(f"no pt2bot.yml in {root}; pass --config FILE")
+    return load_config(path)
+
+
+def retention_from(args: argparse.Namespace, env: dict[str, str] | os._Environ[str]
+                   ) -> tuple[int | None, int | None]:
+    """--keep (when the CLI has it), else $PT2BOT_HISTORY_KEEP, else the default."""
+    spec = getattr(args, "keep", None) or env.get(KEEP_ENV)
+    if not spec:
+        return DEFAULT_KEEP_RUNS, None
+    return parse_keep(str(spec))
+
+
+def cli_audit(args: argparse.Namespace) -> int:
+    keep_runs, keep_days = retention_from(args, os.environ)
+    opts = AuditOptions(history=args.history, out_dir=args.out, config_path=args.config,
+                        device=args.device, publish=args.publish,
+                        keep_runs=keep_runs, keep_days=keep_days)
+
+    def log(msg: str) -> None:
+        print(f"pt2bot: {msg}", file=sys.stderr, flush=True)
+
+    report = audit(opts, log)
+    a = report["audit"]
+    print(f"{report['conclusion'].upper()}: {report.get('summary_title', '')}")
+    for name in ("audit.md", "report.html", "report.json", a.get("baseline") or ""):
+        if name:
+            print(f"  {os.path.join(opts.out_dir, name)}")
+    summary = os.environ.get("GITHUB_STEP_SUMMARY")
+    if summary:
+        with open(os.path.join(opts.out_dir, "audit.md"), encoding="utf-8") as src, \
+                open(summary, "a", encoding="utf-8") as dst:
+            dst.write(src.read())
+    return 1 if report["conclusion"] == "failure" else 0
+
+
+def write_json(path: str, data: Any) -> None:
+    tmp = path + ".tmp"
+    with open(tmp, "w", encoding="utf-8") as fh:
+        json.dump(data, fh, indent=1, default=str)
+        fh.write("\n")
+    os.replace(tmp, path)
