@@ -178,6 +178,18 @@ def test_defaults_and_empty_sections() -> None:
     assert parse_config("models: []\n", "p.yml") == Config(path="p.yml")
 
 
+REPO = Path(__file__).resolve().parent.parent
+
+
+def test_bundled_example_configs_parse_and_match_the_schema() -> None:
+    found = sorted(REPO.glob("examples/**/pt2bot.yml"))
+    assert found, "the examples ship at least one pt2bot.yml"
+    for p in found:
+        c = load_config(str(p))
+        assert c.models and all(m.line for m in c.models), p
+        assert schema_accepts(p.read_text()), p
+
+
 def test_digest_follows_content_not_layout() -> None:
     a = parse_config(DESIGN_EXAMPLE, "a.yml")
     b = parse_config("# moved around\n" + DESIGN_EXAMPLE.replace("version: 1\n", "") + "version: 1\n",
@@ -335,7 +347,7 @@ def test_bad_inputs_factory_entry() -> None:
 def test_unknown_dtype(dtype: str, hint: str) -> None:
     assert one_error(model_yaml(f"inputs: [{{shape: [3], dtype: {dtype}}}]\n")) == (
         "pt2bot.yml:5: models[0].inputs[0].dtype: expected one of float32, float16, bfloat16, "
-        "float64, int64, int32, int16, int8, uint8, bool, complex64, complex128, "
+        "float64, int64, int32, int16, int8, uint8, bool, complex64, "
         f'got "{dtype}"{hint}')
 
 
