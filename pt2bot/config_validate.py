@@ -53,7 +53,8 @@ MODEL_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.-]{0,99}")
 CODE = re.compile(r"[A-Z]+[0-9]*")
 
 Path = tuple  # a key path: ("models", 1, "shapes", "batch")
-_BAD = object()  # a checker's result for an invalid value: the field keeps its default
+_BAD = object()
+MAX_SHOWN = 100  # problems listed in the message (all are in ConfigErrors.errors)  # a checker's result for an invalid value: the field keeps its default
 
 
 @dataclass(frozen=True)
@@ -71,7 +72,10 @@ class ConfigErrors(ConfigError):
         first = problems[0]
         super().__init__(first.message, file=file, line=first.line, key=first.key)
         self.errors = [ConfigError(p.message, file=file, line=p.line, key=p.key) for p in problems]
-        self.args = ("\n".join(str(e) for e in self.errors),)
+        lines = [str(e) for e in self.errors[:MAX_SHOWN]]
+        if len(self.errors) > MAX_SHOWN:  # a generated config gone wrong: keep the log readable
+            lines.append(f"{file}: ... and {len(self.errors) - MAX_SHOWN} more problems")
+        self.args = ("\n".join(lines),)
 
     def __str__(self) -> str:
         return self.args[0]
@@ -188,7 +192,9 @@ class _Reader:
             key = self._scalar(key_node, path) if isinstance(key_node, yaml.ScalarNode) else None
             kline = key_node.start_mark.line + 1
             if not isinstance(key, str):
-                self.problem(kline, path, f"expected a string key, got {show(key)}")
+                hint = (" (YAML reads on/off/yes/no as booleans: quote the key)"
+                        if isinstance(key, bool) else "")
+                self.problem(kline, path, f"expected a string key, got {show(key)}{hint}")
                 continue
             if key in first_line:
                 self.problem(kline, path + (key,),

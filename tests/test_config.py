@@ -430,6 +430,24 @@ def test_all_errors_reported_together_ordered_by_line() -> None:
     ]
 
 
+def test_non_string_keys() -> None:
+    assert errors_of(model_yaml("shapes: {on: [1], 3: [2]}\n")) == [
+        "pt2bot.yml:5: models[0].shapes: expected a string key, got true "
+        "(YAML reads on/off/yes/no as booleans: quote the key)",
+        "pt2bot.yml:5: models[0].shapes: expected a string key, got 3",
+    ]
+
+
+def test_many_problems_are_capped_in_the_message_but_all_kept() -> None:
+    text = "version: 1\nmodels:\n" + "".join(f"  - {{name: m{i}}}\n" for i in range(150))
+    with pytest.raises(ConfigErrors) as info:
+        parse_config(text)
+    assert len(info.value.errors) == 150
+    lines = str(info.value).splitlines()
+    assert len(lines) == 101 and lines[-1] == "pt2bot.yml: ... and 50 more problems"
+    assert lines[0] == 'pt2bot.yml:3: models[0]: missing required key "entry"'
+
+
 def test_untrusted_text_is_escaped_in_messages() -> None:
     (msg,) = errors_of('version: 1\nrun:\n  device: "\\e[31mred\\nx"\n')
     assert "\x1b" not in msg and "\n" not in msg
