@@ -1,0 +1,447 @@
+"""Publish a report directory to GitHub with PyGithub.
+
+One sticky summary comment per PR (found by a hidden marker, edited in place, duplicates
+from racing runs removed), one review per run with at most 30 new inline comments (each with
+a hidden fingerprint; already-posted fingerprints are skipped; comments whose finding is gone
+are marked outdated, or deleted when nobody replied), a `pt2bot` check run on the head SHA
+with annotations in batches of 50, and optionally a commit status.
+
+Each of those parts is attempted on its own. A 401/403 on a write (fork PR, read-only token)
+switches to the fallback (workflow-command annotations + job summary) and exits 0: the
+report is never lost. Retries with backoff on 5xx and secondary rate limits come from
+PyGithub's `GithubRetry`; writes are paced by PyGithub's `seconds_between_writes`.
+"""
+from __future__ import annotations
+
+import argparse
+import os
+import re
+import sys
+from dataclasses import dataclass, field
+from typing import Any, Callable, Iterable, Mapping
+
+from github import Auth, Github, GithubException, GithubRetry
+
+from pt2bot.errors import UserError
+from pt2bot.publish.artifact import (SUMMARY_MARKER, InlineComment, ReportArtifact, cap_text,
+                                     load_report_dir)
+from pt2bot.publish.fallback import emit_fallback
+from pt2bot.publish.target import Target, resolve_target
+from pt2bot.report.markdown import marker
+
+CHECK_NAME = "pt2bot"
+MAX_BODY = 65536               # issue/review comment bodies
+MAX_CHECK_TEXT = 65535         # check-run output.summary / output.text
+MAX_INLINE = 30                # inline comments per review
+ANNOTATION_BATCH = 50          # annotations per check-run request
+OUTDATED_MARKER = marker("outdated")
+_FP_RE = re.compile(r"<!-- pt2bot:fp=([A-Za-z0-9_.:-]{1,64}) -->")
+_HUNK = re.compile(r"^@@ -(\d+)(?:,\d+)? \+(\d+)(?:,\d+)? @@")
+
+
+@dataclass(frozen=True)
+class ClientTuning:
+    """Retry and pacing knobs; tests make the sleeps tiny."""
+    retries: int = 6
+    backoff_factor: float = 1.0
+    backoff_max: float = 60.0
+    secondary_rate_wait: float = 60.0
+    seconds_between_requests: float = 0.0
+    seconds_between_writes: float = 1.0
+    timeout: int = 30
+
+
+@dataclass
+class PublishResult:
+    repo: str | None = None
+    pr: int | None = None
+    head_sha: str | None = None
+    conclusion: str | None = None
+    summary_comment_id: int | None = None
+    duplicates_deleted: int = 0
+    review_id: int | None = None
+    inline_posted: int = 0
+    inline_already_there: int = 0
+    overflow: int = 0
+    stale_marked: int = 0
+    stale_deleted: int = 0
+    check_run_id: int | None = None
+    annotations_posted: int = 0
+    status_posted: bool = False
+    fallback: str | None = None         # why the fallback was used, or None
+    fallback_annotations: int = 0
+    warnings: list[str] = field(default_factory=list)
+    errors: list[str] = field(default_factory=list)
+
+    @property
+    def exit_code(self) -> int:
+        # Missing permissions are expected (fork PRs): the fallback showed everything.
+        # Other API failures are reported as a failed step (after the fallback ran too).
+        return 1 if self.errors else 0
+
+    def lines(self) -> list[str]:
+        out = [f"pt2bot publish: {self.repo or '?'} PR #{self.pr if self.pr else '-'} "
+               f"head {(self.head_sha or '?')[:12]} conclusion {self.conclusion}"]
+        if self.summary_comment_id:
+            out.append(f"  summary comment {self.summary_comment_id}"
+                       + (f" ({self.duplicates_deleted} duplicates deleted)" if self.duplicates_deleted else ""))
+        out.append(f"  review: {self.inline_posted} inline comments posted, "
+                   f"{self.inline_already_there} already there, {self.overflow} in the review body; "
+                   f"outdated: {self.stale_marked} marked, {self.stale_deleted} deleted")
+        if self.check_run_id:
+            out.append(f"  check run {self.check_run_id} with {self.annotations_posted} annotations")
+        if self.status_posted:
+            out.append("  commit status posted")
+        if self.fallback:
+            out.append(f"  fallback: {self.fallback} ({self.fallback_annotations} annotations "
+                       "as workflow commands, summary in the job summary)")
+        out += [f"  warning: {w}" for w in self.warnings]
+        out += [f"  error: {e}" for e in self.errors]
+        return out
+
+
+class _Forbidden(Exception):
+    """The token may not do this (401/403 that is not a rate limit)."""
+
+
+def make_github(target: Target, tuning: ClientTuning) -> Github:
+    retry = GithubRetry(total=tuning.retries, backoff_factor=tuning.backoff_factor,
+                        backoff_max=tuning.backoff_max,
+                        secondary_rate_wait=tuning.secondary_rate_wait,
+                        # PATCH/DELETE are idempotent here; POSTs are de-duplicated by markers.
+                        allowed_methods=frozenset({"GET", "POST", "PATCH", "DELETE", "PUT"}),
+                        raise_on_status=False)
+    return Github(base_url=target.api_url, auth=Auth.Token(target.token) if target.token else None,
+                  retry=retry, timeout=tuning.timeout, per_page=100,
+                  seconds_between_requests=tuning.seconds_between_requests,
+                  seconds_between_writes=tuning.seconds_between_writes)
+
+
+def _describe(e: GithubException) -> str:
+    data = e.data if isinstance(e.data, dict) else {}
+    return f"{e.status}: {data.get('message') or e.data}"
+
+
+def _attempt(result: PublishResult, what: str, fn: Callable[[], None]) -> bool:
+    """Run one part; permissions problems raise `_Forbidden`, anything else is recorded."""
+    try:
+        fn()
+        return True
+    except GithubException as e:
+        if e.status in (401, 403):
+            raise _Forbidden(f"{what}: {_describe(e)}") from e
+        result.errors.append(f"{what}: {_describe(e)}")
+    except _Forbidden:
+        raise
+    except Exception as e:  # noqa: BLE001 - network errors, exhausted retries: report, go on
+        result.errors.append(f"{what}: {type(e).__name__}: {e}")
+    return False
+
+
+def _is_ours(obj: Any, target: Target) -> bool:
+    user = getattr(obj, "user", None)
+    if user is None:
+        return False
+    return user.type == "Bot" or (target.bot_login is not None and user.login == target.bot_login)
+
+
+def _pointer(target: Target) -> str:
+    where = f"[this workflow run]({target.run_url})" if target.run_url else "the workflow run"
+    return f"The full report is in the `pt2bot-report` artifact of {where}."
+
+
+# --------------------------------------------------------------------------- the PR
+def find_pull(repo: Any, target: Target) -> Any | None:
+    """The PR for the trusted head SHA: `commits/{sha}/pulls`, then `pulls?head=owner:branch`
+    (GitHub does not list fork PRs from the commit). An exact head match wins."""
+    sha = target.head_sha
+    if not sha:
+        return None
+    candidates = list(repo.get_commit(sha).get_pulls())
+    if not candidates and target.head_owner and target.head_branch:
+        candidates = list(repo.get_pulls(state="open", head=f"{target.head_owner}:{target.head_branch}"))
+    exact = [p for p in candidates if p.head.sha == sha]
+    chosen = exact or [p for p in candidates if p.state == "open"]
+    return chosen[0] if chosen else None
+
+
+def diff_lines(pull: Any) -> set[tuple[str, int, str]]:
+    """(path, line, side) that may carry a review comment, from the PR's file patches."""
+    out: set[tuple[str, int, str]] = set()
+    for f in pull.get_files():
+        patch = f.patch or ""   # absent for binary or very large diffs: nothing commentable
+        old = new = 0
+        for raw in patch.splitlines():
+            m = _HUNK.match(raw)
+            if m:
+                old, new = int(m.group(1)), int(m.group(2))
+            elif raw.startswith("+"):
+                out.add((f.filename, new, "RIGHT"))
+                new += 1
+            elif raw.startswith("-"):
+                out.add((f.filename, old, "LEFT"))
+                old += 1
+            elif not raw.startswith("\\"):
+                out.add((f.filename, new, "RIGHT"))
+                out.add((f.filename, old, "LEFT"))
+                old += 1
+                new += 1
+    return out
+
+
+# --------------------------------------------------------------------------- summary
+def upsert_summary(issue: Any, body: str, target: Target, result: PublishResult) -> None:
+    """Edit the one marker comment in place, or create it; then delete newer duplicates
+    (two racing runs may both have created one) and make the survivor carry our body."""
+    def ours() -> list[Any]:
+        return sorted((c for c in issue.get_comments()
+                       if (c.body or "").startswith(SUMMARY_MARKER) and _is_ours(c, target)),
+                      key=lambda c: c.id)
+
+    existing = ours()
+    created = None
+    if existing:
+        if existing[0].body != body:
+            existing[0].edit(body)
+    else:
+        created = issue.create_comment(body)
+    after = ours() or existing or [created]
+    keep = after[0]
+    for dup in after[1:]:
+        try:
+            dup.delete()
+            result.duplicates_deleted += 1
+        except GithubException as e:
+            if e.status != 404:   # 404: the other run deleted it first
+                raise
+    if created is not None and keep.id != created.id and keep.body != body:
+        keep.edit(body)
+    result.summary_comment_id = keep.id
+
+
+def summary_body(artifact: ReportArtifact, target: Target) -> str:
+    return SUMMARY_MARKER + "\n" + cap_text(artifact.summary, MAX_BODY - len(SUMMARY_MARKER) - 1,
+                                            _pointer(target))
+
+
+# --------------------------------------------------------------------------- review
+def _fingerprint_of(body: str | None) -> str | None:
+    m = _FP_RE.search(body or "")
+    return m.group(1) if m else None
+
+
+def inline_body(c: InlineComment, target: Target) -> str:
+    tail = "\n\n" + marker(f"fp={c.fingerprint}")
+    return cap_text(c.body, MAX_BODY - len(tail), _pointer(target)) + tail
+
+
+def _overflow_line(c: InlineComment) -> str:
+    first = next((ln.strip() for ln in c.body.splitlines() if ln.strip()), "")
+    first = first.lstrip("#> ").strip()[:200]
+    return f"- `{c.path}:{c.line}`: {first}"
+
+
+def review_body(artifact: ReportArtifact, overflow: list[InlineComment], target: Target) -> str:
+    parts = [artifact.review_body] if artifact.review_body else []
+    if overflow:
+        parts.append(f"**{len(overflow)} more finding(s) not shown inline** (not on a line of "
+                     f"this diff, or over the {MAX_INLINE}-comment limit):\n\n"
+                     + "\n".join(_overflow_line(c) for c in overflow))
+    return cap_text("\n\n".join(parts) or "pt2bot review", MAX_BODY, _pointer(target))
+
+
+def _review_payload(c: InlineComment, target: Target) -> dict[str, Any]:
+    d: dict[str, Any] = {"path": c.path, "line": c.line, "side": c.side,
+                         "body": inline_body(c, target)}
+    if c.start_line is not None:
+        d["start_line"] = c.start_line
+        d["start_side"] = c.side
+    return d
+
+
+def post_review(gh: Github, pull: Any, artifact: ReportArtifact, sha: str, target: Target,
+                result: PublishResult, existing: list[Any]) -> None:
+    posted = {_fingerprint_of(c.body) for c in existing
+              if _is_ours(c, target) and c.in_reply_to_id is None
+              and OUTDATED_MARKER not in (c.body or "")} - {None}
+    commentable = diff_lines(pull)
+    inline: list[InlineComment] = []
+    overflow: list[InlineComment] = []
+    seen: set[str] = set()
+    for c in artifact.comments:
+        if c.fingerprint in posted or c.fingerprint in seen:
+            result.inline_already_there += c.fingerprint in posted
+            continue
+        seen.add(c.fingerprint)
+        on_diff = (c.path, c.line, c.side) in commentable and (
+            c.start_line is None or (c.path, c.start_line, c.side) in commentable)
+        (inline if on_diff and len(inline) < MAX_INLINE else overflow).append(c)
+    if not inline:
+        # Nothing new to anchor: the summary comment lists everything; no empty reviews.
+        return
+
+    def create(comments: list[InlineComment], extra: list[InlineComment]) -> dict[str, Any]:
+        _, data = gh.requester.requestJsonAndCheck(
+            "POST", f"{pull.url}/reviews",
+            input={"commit_id": sha, "event": "COMMENT",
+                   "body": review_body(artifact, extra, target),
+                   "comments": [_review_payload(c, target) for c in comments]})
+        return data
+
+    try:
+        data = create(inline, overflow)
+    except GithubException as e:
+        if e.status != 422:
+            raise
+        # The diff moved under us (a push since the analysis): one review, all in the body.
+        result.warnings.append(f"inline comments rejected ({_describe(e)}); listed in the review body")
+        overflow, inline = inline + overflow, []
+        data = create([], overflow)
+    result.review_id = data.get("id")
+    result.inline_posted = len(inline)
+    result.overflow = len(overflow)
+
+
+def handle_stale(existing: list[Any], artifact: ReportArtifact, sha: str, target: Target,
+                 result: PublishResult) -> None:
+    """Our comments whose finding is gone: delete when nobody replied, else mark outdated."""
+    current = {c.fingerprint for c in artifact.comments} | artifact.finding_fingerprints
+    replied = {c.in_reply_to_id for c in existing if c.in_reply_to_id}
+    for c in existing:
+        fp = _fingerprint_of(c.body)
+        if (fp is None or fp in current or c.in_reply_to_id or not _is_ours(c, target)
+                or OUTDATED_MARKER in (c.body or "")):
+            continue
+        if c.id in replied:
+            note = f"**Outdated: fixed in {sha[:12]}.**\n\n"
+            c.edit(cap_text(note + c.body + "\n" + OUTDATED_MARKER, MAX_BODY, ""))
+            result.stale_marked += 1
+        else:
+            c.delete()
+            result.stale_deleted += 1
+
+
+# --------------------------------------------------------------------------- check run
+def _batches(items: list[Any], n: int) -> Iterable[list[Any]]:
+    for i in range(0, len(items), n):
+        yield items[i:i + n]
+
+
+def publish_check(repo: Any, artifact: ReportArtifact, sha: str, target: Target,
+                  result: PublishResult) -> None:
+    chk = artifact.check
+    summary = cap_text(chk.summary or chk.title, MAX_CHECK_TEXT, _pointer(target))
+    anns = [{"path": a.path, "start_line": a.start_line, "end_line": a.end_line,
+             "annotation_level": a.level, "message": a.message,
+             **({"title": a.title} if a.title else {})} for a in chk.annotations]
+    batches = list(_batches(anns, ANNOTATION_BATCH)) or [[]]
+    output: dict[str, Any] = {"title": chk.title, "summary": summary, "annotations": batches[0]}
+    if chk.text:
+        output["text"] = cap_text(chk.text, MAX_CHECK_TEXT, _pointer(target))
+    kwargs: dict[str, Any] = {}
+    if target.run_url:
+        kwargs["details_url"] = target.run_url
+    # Created completed at once: if a later batch fails, the required check still resolves.
+    run = repo.create_check_run(name=CHECK_NAME, head_sha=sha, status="completed",
+                                conclusion=chk.conclusion, output=output, **kwargs)
+    result.check_run_id = run.id
+    result.annotations_posted = len(batches[0])
+    for batch in batches[1:]:
+        run.edit(output={"title": chk.title, "summary": summary, "annotations": batch})
+        result.annotations_posted += len(batch)
+    if chk.dropped_annotations:
+        result.warnings.append(f"{chk.dropped_annotations} annotations over the cap not posted")
+    if target.commit_status:
+        state = "failure" if chk.conclusion == "failure" else "success"
+        repo.get_commit(sha).create_status(state=state, context=CHECK_NAME,
+                                           description=chk.title[:140],
+                                           target_url=run.html_url or target.run_url or "")
+        result.status_posted = True
+
+
+# --------------------------------------------------------------------------- the whole
+def publish_dir(out_dir: str | os.PathLike[str], *, repo: str | None = None, pr: int | None = None,
+                env: Mapping[str, str] = os.environ, tuning: ClientTuning | None = None,
+                out: Any = None) -> PublishResult:
+    """Post a finished report directory. Never raises for GitHub-side problems: those end in
+    the fallback (no permission) or in `result.errors` (after the fallback ran too).
+    Raises `UserError` for a malformed report directory or environment."""
+    artifact = load_report_dir(out_dir)
+    target = resolve_target(env, repo=repo, pr=pr)
+    tuning = tuning or ClientTuning()
+    out = out or sys.stdout
+    result = PublishResult(repo=target.repo, pr=target.pr, conclusion=artifact.check.conclusion,
+                           warnings=list(artifact.warnings))
+
+    def fall_back(reason: str) -> PublishResult:
+        result.fallback = reason
+        result.fallback_annotations, _ = emit_fallback(
+            artifact, reason, step_summary=target.step_summary, pointer=_pointer(target), out=out)
+        return result
+
+    if not target.repo:
+        return fall_back("no repository (set GITHUB_REPOSITORY or --repo)")
+    if not target.token:
+        return fall_back("no token (set GITHUB_TOKEN)")
+    gh = make_github(target, tuning)
+    try:
+        _publish(gh, artifact, target, result)
+    except _Forbidden as e:
+        return fall_back(f"no permission: {e}")
+    if result.errors:
+        fall_back("some API calls failed: " + "; ".join(result.errors)[:500])
+    return result
+
+
+def _publish(gh: Github, artifact: ReportArtifact, target: Target, result: PublishResult) -> None:
+    state: dict[str, Any] = {}
+
+    def locate() -> None:
+        state["repo"] = gh.get_repo(target.repo)
+        if target.pr is not None:
+            state["pull"] = state["repo"].get_pull(target.pr)
+        elif target.event_name == "workflow_run":
+            state["pull"] = find_pull(state["repo"], target)
+            if state["pull"] is None:
+                result.warnings.append(f"no open pull request has head {target.head_sha}; "
+                                       "posting the check run only")
+        else:
+            state["pull"] = None
+
+    if not _attempt(result, "find the pull request", locate):
+        return
+    pull = state.get("pull")
+    result.pr = pull.number if pull is not None else None
+    sha = target.head_sha or (pull.head.sha if pull is not None else None) or artifact.head
+    if sha is None:
+        result.errors.append("no head commit: run on a GitHub event or pass a PR with --pr")
+        return
+    if artifact.head and artifact.head != sha and not sha.startswith(artifact.head):
+        result.warnings.append(f"the report says head {artifact.head[:12]} but the event's head "
+                               f"is {sha[:12]}; posting on the event's head")
+    result.head_sha = sha
+
+    if pull is not None:
+        issue_holder: dict[str, Any] = {}
+        _attempt(result, "summary comment", lambda: upsert_summary(
+            issue_holder.setdefault("i", pull.as_issue()), summary_body(artifact, target),
+            target, result))
+
+        def review() -> None:
+            existing = list(pull.get_review_comments())
+            post_review(gh, pull, artifact, sha, target, result, existing)
+            handle_stale(existing, artifact, sha, target, result)
+        _attempt(result, "review", review)
+    _attempt(result, "check run", lambda: publish_check(state["repo"], artifact, sha, target, result))
+
+
+def cli_publish(args: argparse.Namespace) -> int:
+    result = publish_dir(args.dir, repo=args.repo, pr=args.pr)
+    for line in result.lines():
+        print(line)
+    return result.exit_code
+
+
+__all__ = ["publish_dir", "cli_publish", "PublishResult", "ClientTuning", "find_pull",
+           "upsert_summary", "post_review", "handle_stale", "publish_check", "diff_lines",
+           "UserError"]
