@@ -22,6 +22,7 @@ import json
 import os
 import platform
 import re
+import select
 import shutil
 import signal
 import subprocess
@@ -261,6 +262,27 @@ def _group_alive(pgid: int) -> bool:
     return bool(group_members(pgid))
 
 
+def _pidfd(pid: int) -> int | None:
+    """A pidfd for the worker (Linux 5.3+), so its exit wakes us at once instead of a poll."""
+    try:
+        return os.pidfd_open(pid)   # type: ignore[attr-defined]
+    except (AttributeError, OSError):
+        return None
+
+
+def _wait_exit(proc: subprocess.Popen, pidfd: int | None, timeout: float) -> None:
+    """Wait up to `timeout` for the worker to exit (it is reaped by the next poll())."""
+    if pidfd is None:
+        try:
+            proc.wait(timeout=timeout)
+        except subprocess.TimeoutExpired:
+            pass
+        return
+    poller = select.poll()
+    poller.register(pidfd, select.POLLIN)
+    poller.poll(timeout * 1000)
+
+
 def _stop_group(proc: subprocess.Popen, pgid: int) -> None:
     """SIGTERM the whole group, then SIGKILL what is left after a short grace."""
     _kill_group(pgid, signal.SIGTERM)
@@ -453,6 +475,7 @@ def run_worker(job: WorkerJob, *, python: str = sys.executable,
         groups.add(pgid)
     deadline = start + job.timeout_s
     stopped: str | None = None
+    pidfd = _pidfd(proc.pid)
     try:
         while proc.poll() is None:
             if time.monotonic() >= deadline:
@@ -464,11 +487,10 @@ def run_worker(job: WorkerJob, *, python: str = sys.executable,
                     break
             except OSError:
                 pass
-            try:
-                proc.wait(timeout=min(0.25, max(0.01, deadline - time.monotonic())))
-            except subprocess.TimeoutExpired:
-                pass
+            _wait_exit(proc, pidfd, min(0.25, max(0.01, deadline - time.monotonic())))
     finally:
+        if pidfd is not None:
+            os.close(pidfd)
         if stopped or proc.poll() is None:
             _stop_group(proc, pgid)
         else:
