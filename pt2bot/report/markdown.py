@@ -30,9 +30,11 @@ _CONTROL = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f\u202a-\u202e\u2066-\u2069\uf
 _MENTION = re.compile(r"@(?=[A-Za-z0-9_-])")
 _ISSUE_REF = re.compile(r"(?<![\w&])#(?=\d)")
 _HTML_COMMENT = re.compile(r"<!--")
-_MD_SPECIAL = re.compile(r"([\\`*_{}\[\]()#!|~])")
-# Only at the start of a line do these make lists/quotes/headings.
-_MD_LEADING = re.compile(r"^(\s*)([-+]|\d+\.)")
+# Enough to stop emphasis, code, links/images, tables and strikethrough; parentheses
+# alone make no link once brackets are escaped, so they stay readable.
+_MD_SPECIAL = re.compile(r"([\\`*_\[\]|~])")
+# Only at the start of a line do these make lists/headings (`1.` → `1\.`).
+_MD_LEADING = re.compile(r"^(\s*)(?:([-+#])|(\d+)\.)")
 _BACKTICKS = re.compile(r"`+")
 _MARKER_NAME = re.compile(r"^[A-Za-z0-9_.:=-]{1,80}$")
 
@@ -86,7 +88,10 @@ def escape_inline(text: object, *, limit: int = INLINE_CAP) -> str:
     """
     s = cap(strip_controls(str(text)).replace("\n", " ").replace("\t", " "), limit)
     s = _MD_SPECIAL.sub(r"\\\1", s)
-    s = _MD_LEADING.sub(lambda m: m.group(1) + "\\" + m.group(2), s)
+    # GitHub autolinks bare URLs and www. names; user text gets no clickable links.
+    s = s.replace("://", ":/" + ZWSP + "/").replace("www.", "www" + ZWSP + ".")
+    s = _MD_LEADING.sub(lambda m: m.group(1) + ("\\" + m.group(2) if m.group(2)
+                                                else m.group(3) + "\\."), s)
     return neutralise(s)
 
 

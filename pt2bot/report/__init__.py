@@ -1,0 +1,61 @@
+"""Renderers: one report dict → the files of a report directory.
+
+`render_all(report, out_dir)` writes report.json, summary.md, review.json, check.json and
+results.sarif, and appends summary.md to `$GITHUB_STEP_SUMMARY` when that is set. Every
+renderer is a pure function of the report (see summary.py, review.py, check.py).
+"""
+from __future__ import annotations
+
+import os
+from typing import Callable, Mapping
+
+from pt2bot import __version__
+from pt2bot.findings import Finding
+from pt2bot.report.jsonreport import jsonable, write_json
+
+
+def render_all(report: dict, out_dir: str, *,
+               commentable: Callable[[str, int], bool] | None = None,
+               env: Mapping[str, str] | None = None) -> dict[str, str]:
+    """Write the report directory; returns {file name: path}."""
+    from pt2bot.report.check import render_check
+    from pt2bot.report.review import render_review
+    from pt2bot.report.summary import render_summary
+
+    env = os.environ if env is None else env
+    os.makedirs(out_dir, exist_ok=True)
+    report = jsonable(report)
+    paths = {name: os.path.join(out_dir, name) for name in
+             ("report.json", "summary.md", "review.json", "check.json", "results.sarif")}
+    write_json(paths["report.json"], report)
+    summary = render_summary(report)
+    _write_text(paths["summary.md"], summary)
+    write_json(paths["review.json"], render_review(report, commentable))
+    write_json(paths["check.json"], render_check(report))
+    step_summary = env.get("GITHUB_STEP_SUMMARY")
+    if step_summary:
+        with open(step_summary, "a", encoding="utf-8") as fh:
+            fh.write(summary + "\n")
+    write_json(paths["results.sarif"], render_sarif(report))
+    return paths
+
+
+def render_sarif(report: dict) -> dict:
+    """SARIF 2.1.0 of the reported static findings (pt2bot.report.sarif does the format)."""
+    try:
+        from pt2bot.report.sarif import findings_to_sarif
+    except ImportError as e:    # the one place that depends on the SARIF module landing
+        raise RuntimeError("pt2bot.report.sarif.findings_to_sarif is missing: cannot write "
+                           "results.sarif") from e
+    findings = [Finding.from_dict(f) for f in report.get("findings") or []]
+    return findings_to_sarif(findings, tool_version=__version__)
+
+
+def _write_text(path: str, text: str) -> None:
+    tmp = f"{path}.tmp"
+    with open(tmp, "w", encoding="utf-8") as fh:
+        fh.write(text if text.endswith("\n") else text + "\n")
+    os.replace(tmp, path)
+
+
+__all__ = ["render_all", "render_sarif"]

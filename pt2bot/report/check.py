@@ -1,0 +1,94 @@
+"""check.json: the check run's title, summary (<= 65,535 BYTES), annotations, conclusion.
+
+Annotations are plain text on GitHub (no Markdown), but they are still user text: control
+and bidi characters are stripped, mentions and markers defused, lengths capped. The
+publisher sends them 50 per request; this module caps the total.
+"""
+from __future__ import annotations
+
+from pt2bot.report.markdown import cap, defuse, utf8_len
+from pt2bot.report.summary import render_summary
+
+SCHEMA = "pt2bot.check/1"
+MAX_SUMMARY_BYTES = 65_535
+MAX_TITLE = 255
+MAX_ANNOTATIONS = 500
+MAX_MESSAGE = 2_000
+
+
+def render_check(report: dict) -> dict:
+    conclusion = report.get("conclusion") or "neutral"
+    title = cap(defuse(str(report.get("summary_title") or conclusion)).replace("\n", " "),
+                MAX_TITLE)
+    annotations = collect_annotations(report)
+    text = None
+    if len(annotations) > MAX_ANNOTATIONS:
+        text = (f"{len(annotations) - MAX_ANNOTATIONS} more annotations not shown; "
+                "the full report is in `report.json` (workflow artifact).")
+        annotations = annotations[:MAX_ANNOTATIONS]
+    return {
+        "schema": SCHEMA, "name": "pt2bot", "head_sha": report.get("head"),
+        "conclusion": conclusion, "title": title,
+        "summary": render_summary(report, limit=MAX_SUMMARY_BYTES, measure=utf8_len,
+                                  with_marker=False),
+        "text": text, "annotations": annotations,
+    }
+
+
+def _plain(text: object, limit: int = MAX_MESSAGE) -> str:
+    return cap(defuse(str(text or "")), limit)
+
+
+def collect_annotations(report: dict) -> list[dict]:
+    """Failures first (what made the check red), then warnings, then notices."""
+    fail_sev = {"error": ("error",), "warning": ("error", "warning")}.get(
+        (report.get("thresholds") or {}).get("fail_on", "error"), ())
+    out: list[dict] = []
+    for f in report.get("findings") or []:
+        if not _located(f):
+            continue
+        if not f.get("new"):
+            level = "notice"
+        elif f.get("severity") in fail_sev:
+            level = "failure"
+        else:
+            level = "warning"
+        msg = str(f.get("message") or "")
+        if not f.get("new"):
+            msg += " (pre-existing)"
+        out.append(_annotation(f, level, str(f.get("rule") or "pt2bot"), msg))
+    reasons = report.get("reasons") or []
+    for m in report.get("models") or []:
+        name = str(m.get("name") or "?")
+        over = any(r.get("code") == "new_graph_breaks" and r.get("level") == "failure"
+                   and r.get("model") == name for r in reasons)
+        for b in m.get("new_breaks") or []:
+            if not _located(b):
+                continue
+            msg = f"New graph break in model {name}: {b.get('gb_type') or b.get('reason') or ''}"
+            hints = b.get("hints") or []
+            if hints:
+                msg += f"\nHint: {hints[0]}"
+            out.append(_annotation(b, "failure" if over else "warning",
+                                   f"{b.get('gb') or 'graph break'}", msg))
+        for p in m.get("problems") or []:
+            if p.get("kind") in ("fails_only_on_head", "fails_on_head") and _located(p):
+                out.append(_annotation(p, "failure", "model fails",
+                                       f"Model {name} {p.get('message')}: {p.get('detail') or ''}"))
+    order = {"failure": 0, "warning": 1, "notice": 2}
+    out.sort(key=lambda a: order[a["annotation_level"]])
+    return out
+
+
+def _located(x: dict) -> bool:
+    return isinstance(x.get("path"), str) and bool(x["path"]) and \
+        isinstance(x.get("line"), int) and x["line"] > 0
+
+
+def _annotation(x: dict, level: str, title: str, message: str) -> dict:
+    return {"path": cap(str(x["path"]), 500), "start_line": x["line"], "end_line": x["line"],
+            "annotation_level": level, "title": _plain(title, 200),
+            "message": _plain(message)}
+
+
+__all__ = ["render_check", "collect_annotations", "MAX_SUMMARY_BYTES"]

@@ -1,0 +1,65 @@
+"""report.json: writing it (strict JSON) and its JSON Schema.
+
+The schema (`pt2bot/schemas/report.schema.json`) is what the privileged publisher checks an
+untrusted report artifact against before it reads a field, so it bounds sizes as well as
+types. Writing goes through `jsonable`: NaN/inf become null (JSON has no such numbers, and a
+file with them would be rejected by strict readers), tuples become lists.
+"""
+from __future__ import annotations
+
+import json
+import math
+import os
+from functools import lru_cache
+from typing import Any
+
+SCHEMA_PATH = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))),
+                           "schemas", "report.schema.json")
+
+
+def jsonable(value: Any) -> Any:
+    """A copy of `value` that json.dumps(allow_nan=False) accepts."""
+    if isinstance(value, float):
+        return value if math.isfinite(value) else None
+    if isinstance(value, dict):
+        return {str(k): jsonable(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [jsonable(v) for v in value]
+    if value is None or isinstance(value, (str, int, bool)):
+        return value
+    return str(value)
+
+
+def dumps(data: Any) -> str:
+    return json.dumps(jsonable(data), indent=2, ensure_ascii=False, allow_nan=False) + "\n"
+
+
+def write_json(path: str, data: Any) -> None:
+    """Write atomically (a reader never sees half a file)."""
+    tmp = f"{path}.tmp"
+    with open(tmp, "w", encoding="utf-8") as fh:
+        fh.write(dumps(data))
+    os.replace(tmp, path)
+
+
+@lru_cache(maxsize=1)
+def load_schema() -> dict:
+    with open(SCHEMA_PATH, encoding="utf-8") as fh:
+        return json.load(fh)
+
+
+def validation_errors(report: Any, *, limit: int = 20) -> list[str]:
+    """Schema violations as `path.to.field: message` (empty when valid). Needs jsonschema."""
+    import jsonschema
+
+    validator = jsonschema.Draft202012Validator(load_schema())
+    out = []
+    for err in sorted(validator.iter_errors(report), key=lambda e: list(e.absolute_path)):
+        where = ".".join(str(p) for p in err.absolute_path) or "(root)"
+        out.append(f"{where}: {err.message[:300]}")
+        if len(out) >= limit:
+            break
+    return out
+
+
+__all__ = ["jsonable", "dumps", "write_json", "load_schema", "validation_errors", "SCHEMA_PATH"]

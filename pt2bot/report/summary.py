@@ -1,0 +1,375 @@
+"""summary.md: the sticky PR comment (also the job summary and the check-run summary).
+
+Layout, top to bottom: the verdict line; why (the failing reasons); one section per model
+(a narrow base → head table, latency per shape with its interval, each new break with its
+GB code, code line, explanation and hint, fixed breaks in one line, recompile details);
+static findings; skipped models; a footer (torch, device, config digest) and the hidden
+marker. Narrow tables and `<details>` keep it readable on a phone.
+
+GitHub rejects bodies over 65,536 characters, so the body is fitted: the LONGEST section
+loses its last blocks first (details before the table), each cut says how much was left out
+and where the full report is; the verdict and footer always survive. Never raises on size.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, Callable
+
+from pt2bot.report.markdown import (code_block, code_inline, details, escape_inline, link,
+                                    marker, table, truncate_utf8)
+
+MAX_CHARS = 65_536
+SUMMARY_MARKER = marker("summary")
+ICONS = {"success": "✅", "failure": "❌", "neutral": "⚪"}
+FULL_REPORT = "the full report is in `report.json` (workflow artifact)"
+GB_URL = "https://meta-pytorch.github.io/compile-graph-break-site/gb/{}.html"
+MAX_LIST = 200      # items rendered per list before the fitter even starts
+
+
+@dataclass
+class Section:
+    """A titled run of blocks; the fitter drops blocks from the end."""
+    title: str
+    blocks: list[str]
+    omitted: int = 0
+    extra_note: str = ""
+    sizes: list[int] = field(default_factory=list)
+
+    def render(self) -> str:
+        parts = [self.title, *self.blocks]
+        if self.omitted:
+            parts.append(f"_… {self.omitted} more item{'s' if self.omitted != 1 else ''} "
+                         f"not shown here; {FULL_REPORT}._")
+        elif self.extra_note:
+            parts.append(self.extra_note)
+        return "\n\n".join(p for p in parts if p)
+
+
+def render_summary(report: dict, *, limit: int = MAX_CHARS,
+                   measure: Callable[[str], int] = len, with_marker: bool = True) -> str:
+    """The summary comment's Markdown, at most `limit` by `measure` (chars by default)."""
+    head = render_header(report)
+    sections = [s for s in (*model_sections(report), findings_section(report),
+                            skipped_section(report)) if s is not None]
+    foot = render_footer(report) + ("\n" + SUMMARY_MARKER if with_marker else "")
+    return fit(head, sections, foot, limit=limit, measure=measure)
+
+
+# --------------------------------------------------------------------------- fitting
+
+def fit(head: str, sections: list[Section], foot: str, *, limit: int,
+        measure: Callable[[str], int] = len) -> str:
+    """Join head, sections, foot; while too long, drop the last block of the longest section."""
+    sep = "\n\n"
+    note_room = measure(f"_… 999999 more items not shown here; {FULL_REPORT}._") + 4
+    for s in sections:
+        s.sizes = [measure(b) + len(sep) for b in s.blocks]
+    sec_len = [measure(s.render()) + len(sep) for s in sections]
+    fixed = measure(head) + len(sep) + measure(foot)
+    while fixed + sum(sec_len) > limit:
+        candidates = [i for i, s in enumerate(sections) if s.blocks]
+        if not candidates:
+            break
+        i = max(candidates, key=lambda k: sec_len[k])
+        s = sections[i]
+        s.blocks.pop()
+        dropped = s.sizes.pop()
+        s.omitted += 1
+        # Estimate incrementally (re-rendering every step is quadratic on huge reports).
+        sec_len[i] = sec_len[i] - dropped + (note_room if s.omitted == 1 else 0)
+    body = sep.join([head, *[s.render() for s in sections], foot])
+    if measure(body) <= limit:
+        return body
+    # Last resort (the head alone is too big, or estimates were off): cut, keep the foot.
+    note = f"\n\n_… truncated; {FULL_REPORT}._\n\n"
+    room = max(0, limit - measure(foot) - measure(note))
+    cut = truncate_utf8(body, room) if measure is not len else body[:room]
+    while measure(cut) > room:
+        cut = cut[:-1]
+    # Do not leave a fence or <details> open across the cut: drop the partial tail.
+    cut = cut[: cut.rfind("\n\n")] if "\n\n" in cut else ""
+    return cut + note + foot
+
+
+# --------------------------------------------------------------------------- header/footer
+
+def render_header(report: dict) -> str:
+    conclusion = report.get("conclusion") or "neutral"
+    icon = ICONS.get(conclusion, "⚪")
+    title = escape_inline(report.get("summary_title") or conclusion, limit=200)
+    lines = [f"### {icon} pt2bot: {title}"]
+    mode = "nightly audit" if report.get("mode") == "audit" else "pull request review"
+    base, head = _short(report.get("base")), _short(report.get("head"))
+    lines.append(f"{conclusion.capitalize()} · {mode} · base {base} → head {head}")
+    shown = [r for r in report.get("reasons") or [] if r.get("level") in ("failure", "neutral")]
+    warns = [r for r in report.get("reasons") or [] if r.get("level") == "warning"]
+    if shown or warns:
+        lines.append("")
+        for r in (shown + warns)[:30]:
+            sign = {"failure": "❌", "neutral": "⚪"}.get(r.get("level"), "⚠️")
+            who = f"{code_inline(r['model'], limit=80)}: " if r.get("model") else ""
+            lines.append(f"- {sign} {who}{escape_inline(r.get('message', ''), limit=400)}")
+        if len(shown) + len(warns) > 30:
+            lines.append(f"- … {len(shown) + len(warns) - 30} more; {FULL_REPORT}")
+    return "\n".join(lines)
+
+
+def render_footer(report: dict) -> str:
+    bits = [f"torch {escape_inline(report.get('torch') or 'n/a', limit=40)}",
+            f"device {escape_inline(report.get('device') or 'n/a', limit=20)}"]
+    if report.get("device_name"):
+        bits[-1] += f" ({escape_inline(report['device_name'], limit=60)})"
+    bits.append(f"config {escape_inline(report.get('config_digest') or 'n/a', limit=80)}")
+    timings = report.get("timings") if isinstance(report.get("timings"), dict) else {}
+    if isinstance(timings.get("total"), (int, float)):
+        bits.append(f"took {timings['total']:.0f} s")
+    bits.append(f"pt2bot {escape_inline(report.get('pt2bot') or '', limit=20)}")
+    return "---\n<sub>" + " · ".join(bits) + "</sub>"
+
+
+def _short(sha: Any) -> str:
+    return code_inline(str(sha)[:10], limit=12) if sha else "—"
+
+
+# --------------------------------------------------------------------------- models
+
+def model_sections(report: dict) -> list[Section]:
+    out = []
+    for m in report.get("models") or []:
+        if m.get("status") == "skipped" and m.get("change") != "removed":
+            continue   # listed under "Skipped models"
+        out.append(model_section(m, report))
+    return out
+
+
+def model_section(m: dict, report: dict) -> Section:
+    name = code_inline(m.get("name", "?"), limit=100)
+    change = m.get("change") or "unknown"
+    status = m.get("status")
+    badge = {"new": "🆕 new", "removed": "🗑️ removed", "changed": "changed",
+             "unchanged": "unchanged"}.get(change, escape_inline(change, limit=20))
+    bad = any(p.get("level") == "failure" for p in m.get("problems") or []) or \
+        any(r.get("model") == m.get("name") and r.get("level") == "failure"
+            for r in report.get("reasons") or [])
+    title = f"#### {'❌' if bad else '✅' if status == 'ok' else '⚪'} {name} — {badge}"
+    if change == "removed":
+        return Section(title, ["Not in head's results: the model was removed or its entry "
+                               "point no longer exists."])
+    blocks: list[str] = []
+    if status in ("error", "timeout"):
+        blocks.append(error_block(m))
+    if status == "ok":
+        blocks.append(delta_table(m))
+        lat = latency_table(m)
+        if lat:
+            blocks.append(lat)
+    fixed = m.get("fixed_breaks") or []
+    if fixed:
+        where = ", ".join(f"{_gb(b)} at {code_inline(_where(b), limit=120)}" for b in fixed[:5])
+        more = f" and {len(fixed) - 5} more" if len(fixed) > 5 else ""
+        blocks.append(f"🎉 Fixed {len(fixed)} graph break{'s' if len(fixed) != 1 else ''}: "
+                      f"{where}{more}.")
+    for p in m.get("problems") or []:
+        if p.get("kind") == "compare_error":
+            blocks.append(f"⚪ {escape_inline(p.get('message', ''), limit=400)}")
+    new = m.get("new_breaks") or []
+    if new:
+        blocks.append(f"**{len(new)} new graph break{'s' if len(new) != 1 else ''}:**")
+        blocks += [break_block(b) for b in new[:MAX_LIST]]
+    rec = recompile_details(m)
+    if rec:
+        blocks.append(rec)
+    spec = (m.get("delta") or {}).get("new_specialized") or []
+    if spec:
+        items = "\n".join(f"- dim {code_inline(s.get('dim'), limit=40)} = "
+                          f"{escape_inline(s.get('value'), limit=20)} at "
+                          f"{code_inline(_where(s), limit=120)}: "
+                          f"{code_inline(s.get('source') or '', limit=200)}" for s in spec[:20])
+        blocks.append(details(f"{len(spec)} dynamic dim(s) newly specialised", items))
+    section = Section(title, blocks)
+    if len(new) > MAX_LIST:
+        section.omitted = len(new) - MAX_LIST
+    return section
+
+
+def _num(v: Any) -> str:
+    return str(v) if isinstance(v, (int, float)) and not isinstance(v, bool) else "—"
+
+
+def _signed(v: int) -> str:
+    return f"+{v}" if v > 0 else str(v) if v < 0 else "0"
+
+
+def delta_table(m: dict) -> str:
+    base, head = m.get("base") or {}, m.get("head") or {}
+    d = m.get("delta") or {}
+    nb, hb = len(base.get("graph_breaks") or []), len(head.get("graph_breaks") or [])
+    has_base = bool(m.get("base"))
+    rows = [["graph breaks", str(nb) if has_base else "—", str(hb),
+             _signed(d.get("graph_breaks", 0))]]
+    rows.append(["graphs", _num(base.get("graph_count")) if has_base else "—",
+                 _num(head.get("graph_count")), _signed(d.get("graph_count", 0))])
+    brc = (base.get("recompiles") or {}) if isinstance(base.get("recompiles"), dict) else {}
+    hrc = (head.get("recompiles") or {}) if isinstance(head.get("recompiles"), dict) else {}
+    rows.append(["recompiles", _num(brc.get("count")) if has_base else "—",
+                 _num(hrc.get("count")), _signed(d.get("recompiles", 0))])
+    exp = d.get("export", "n/a")
+    rows.append(["export", _export_cell(base) if has_base else "—", _export_cell(head),
+                 {"broken": "❌ broken", "fixed": "🎉 fixed"}.get(exp, "same" if exp == "same"
+                                                                   else "—")])
+    acc = d.get("accuracy") or []
+    if acc:
+        rows.append(["accuracy", "", f"❌ {len(acc)} shape(s)",
+                     f"{sum(1 for a in acc if a.get('new'))} new"])
+    return table(["", "base", "head", "Δ"], rows)
+
+
+def _export_cell(run: dict) -> str:
+    e = run.get("export")
+    if not isinstance(e, dict) or not isinstance(e.get("ok"), bool):
+        return "—"
+    if e["ok"]:
+        return "✓" + (f" ({len(e.get('static_dims') or [])} static dim)"
+                      if e.get("static_dims") else "")
+    return "✗ " + escape_inline(e.get("kind") or "error", limit=30)
+
+
+def _shape(shape: Any) -> str:
+    if not isinstance(shape, dict) or not shape:
+        return "default"
+    return ",".join(f"{k}={v}" for k, v in shape.items())
+
+
+def latency_table(m: dict) -> str:
+    rows = []
+    for x in (m.get("delta") or {}).get("latency") or []:
+        ms = f"{_ms(x.get('base_ms'))} → {_ms(x.get('head_ms'))}"
+        if x.get("ratio") is None:
+            verdict = escape_inline(x.get("note") or "no comparison", limit=80)
+            ratio = "—"
+        else:
+            ratio = f"{x['ratio']:.2f} [{x['ci_low']:.2f}, {x['ci_high']:.2f}]"
+            if x.get("significant"):
+                verdict = "🔺 slower" if x.get("direction") == "slower" else "🟢 faster"
+            else:
+                verdict = "≈ no significant change"
+        rows.append([code_inline(_shape(x.get("shape")), limit=60, table=True), ms, ratio,
+                     verdict])
+    if not rows:
+        return ""
+    return ("Compiled latency, head/base ratio of medians [95% interval]:\n\n"
+            + table(["shape", "ms", "ratio", ""], rows))
+
+
+def _ms(v: Any) -> str:
+    if not isinstance(v, (int, float)) or isinstance(v, bool):
+        return "—"
+    return f"{v:.3g}"
+
+
+def _gb(b: dict) -> str:
+    gb = b.get("gb")
+    if isinstance(gb, str) and len(gb) == 6 and gb.startswith("GB") and gb[2:].isdigit():
+        return link(gb, GB_URL.format(gb.lower()))
+    return "graph break"
+
+
+def _where(x: dict) -> str:
+    path = str(x.get("path") or "?")
+    return f"{path}:{x['line']}" if isinstance(x.get("line"), int) else path
+
+
+def break_block(b: dict) -> str:
+    """One new break: GB code (linked), type, where; the code line; explanation; hint."""
+    gb_type = b.get("gb_type") or ""
+    func = f" in {code_inline(b['function'], limit=80)}" if b.get("function") else ""
+    count = f" (×{b['count']})" if isinstance(b.get("count"), int) and b["count"] > 1 else ""
+    loop = " — inside a loop: the whole frame runs eagerly" if b.get("in_loop") else ""
+    lines = [f"- **{_gb(b)}** {escape_inline(gb_type, limit=160)} at "
+             f"{code_inline(_where(b), limit=160)}{func}{count}{loop}"]
+    if b.get("source"):
+        lines.append(_indent(code_block(b["source"], "python", limit=400)))
+    text = b.get("explanation") or b.get("reason")
+    if text:
+        lines.append(f"  {escape_inline(text, limit=500)}")
+    hints = b.get("hints") or []
+    if hints:
+        lines.append(f"  💡 {escape_inline(hints[0], limit=400)}")
+    return "\n".join(lines)
+
+
+def _indent(text: str, pad: str = "  ") -> str:
+    return "\n".join(pad + line for line in text.split("\n"))
+
+
+def error_block(m: dict) -> str:
+    err = m.get("error") if isinstance(m.get("error"), dict) else {}
+    kind = escape_inline(err.get("kind") or m.get("status") or "error", limit=30)
+    where = f" at {code_inline(_where(err), limit=160)}" if err.get("path") else ""
+    fails = [p for p in m.get("problems") or [] if p.get("kind", "").startswith("fails")]
+    lead = escape_inline(fails[0]["message"], limit=200) if fails else f"{kind}"
+    out = f"❌ **{lead}**{where}"
+    if err.get("message"):
+        out += "\n\n" + details("error message", code_block(err["message"], limit=3000))
+    return out
+
+
+def recompile_details(m: dict) -> str:
+    cases = [c for c in (m.get("delta") or {}).get("recompile_cases") or [] if c.get("delta")]
+    if not cases:
+        return ""
+    lines = []
+    for c in cases[:30]:
+        lines.append(f"- {code_inline(_shape(c.get('shape')), limit=60)}: "
+                     f"{_num(c.get('base'))} → {_num(c.get('head'))} recompiles")
+        for r in (c.get("reasons") or [])[:3]:
+            where = f" at {code_inline(_where(r), limit=120)}" if r.get("path") else ""
+            lines.append(f"  - guard {code_inline(r.get('guard') or '?', limit=160)}{where}"
+                         + (f": {code_inline(r['source'], limit=160)}" if r.get("source") else ""))
+    n = sum(max(0, c["delta"]) for c in cases)
+    return details(f"Recompiles per shape (+{n})", "\n".join(lines))
+
+
+# --------------------------------------------------------------------------- findings
+
+def findings_section(report: dict) -> Section | None:
+    findings = report.get("findings") or []
+    hidden = report.get("findings_hidden") or 0
+    if not findings and not hidden:
+        return None
+    new = [f for f in findings if f.get("new")]
+    old = [f for f in findings if not f.get("new")]
+    title = f"#### Static findings ({len(new)} new, {len(old)} pre-existing)"
+    blocks = [finding_line(f) for f in new[:MAX_LIST]]
+    if old:
+        blocks.append(details(f"{len(old)} pre-existing (not introduced by this change)",
+                              "\n".join(finding_line(f) for f in old[:50])))
+    s = Section(title, blocks)
+    s.omitted = max(0, len(new) - MAX_LIST)
+    if hidden:
+        s.extra_note = (f"_{hidden} more outside the diff filter "
+                        f"{code_inline(report.get('thresholds', {}).get('filter', ''))}._")
+    return s
+
+
+def finding_line(f: dict) -> str:
+    sev = "❌" if f.get("severity") == "error" else "⚠️"
+    return (f"- {sev} **{escape_inline(f.get('rule', '?'), limit=20)}** "
+            f"{code_inline(_where(f), limit=160)} "
+            f"{escape_inline(f.get('message', ''), limit=400)}")
+
+
+def skipped_section(report: dict) -> Section | None:
+    skipped = report.get("skipped") or []
+    if not skipped:
+        return None
+    lines = [f"- {code_inline(s.get('name', '?'), limit=100)}: "
+             f"{escape_inline(s.get('reason', ''), limit=300)}" for s in skipped[:MAX_LIST]]
+    body = "\n".join(lines)
+    title = f"#### Skipped models ({len(skipped)})"
+    if len(skipped) > 5:
+        return Section(title, [details("why each was not run", body)])
+    return Section(title, [body])
+
+
+__all__ = ["render_summary", "fit", "Section", "SUMMARY_MARKER", "MAX_CHARS"]
