@@ -106,8 +106,9 @@ def _import(module: str, root: str) -> ModuleType:
                              f'module "{module}" not found (no "{missing}" under {root} '
                              f"or on sys.path){_similar_module(missing, root)}",
                              exc_type="ModuleNotFoundError") from None
+        what = f'"{missing}", which is not installed' if missing else f"a missing module ({_short(e)})"
         raise EntryError("module_not_found",
-                         f'"{module}" imports "{missing}", which is not installed{_where(path, line)}',
+                         f'"{module}" imports {what}{_where(path, line)}',
                          path=path, line=line, exc_type="ModuleNotFoundError") from None
     except (Exception, SystemExit) as e:  # user code ran at import time and raised
         path, line = _exception_location(e, root)

@@ -3,6 +3,8 @@ from __future__ import annotations
 
 import dataclasses
 import json
+import subprocess
+import sys
 import textwrap
 from importlib import resources
 from pathlib import Path
@@ -234,6 +236,23 @@ def test_load_config_reads_the_file_and_names_it(tmp_path: Path) -> None:
     assert str(info.value) == f"{p}:3: run.jobs: expected a positive integer, got 0"
     assert isinstance(info.value, UserError) and info.value.exit_code == 2
     assert (info.value.file, info.value.line, info.value.key) == (str(p), 3, "run.jobs")
+
+
+def test_cli_prints_every_located_error_and_exits_2(tmp_path: Path) -> None:
+    cfg = tmp_path / "pt2bot.yml"
+    cfg.write_text("version: 1\nmodels:\n  - name: m\n    entry: a.b\nrun: {devcie: cpu}\n")
+    proc = subprocess.run([sys.executable, "-m", "pt2bot", "run", "--config", str(cfg),
+                           "--out", str(tmp_path / "r.json")],
+                          capture_output=True, text=True, timeout=120, cwd=tmp_path)
+    assert proc.returncode == 2
+    assert proc.stderr.splitlines() == [
+        f'pt2bot: error: {cfg}:4: models[0].entry: expected an entry "module.path:attr" '
+        '(e.g. "mypkg.models:TinyGPT"), got "a.b" (put ":" before the attribute: "a:b")',
+        f'{cfg}:5: run.devcie: unknown key; did you mean "device"? (expected one of: device, '
+        "backend, mode, timeout_s, warmup, repeats, threads, jobs, recompile_limit, cache_dir, "
+        "latency, rounds)",
+    ]
+    assert not (tmp_path / "r.json").exists()
 
 
 # --------------------------------------------------------------------------- one test per error class
