@@ -247,11 +247,13 @@ def _neutralise_header(lines: list[str]) -> list[str]:
     out: list[str] = []
     in_header = True
     for line in lines:
+        if line.startswith("diff --git "):  # never a hunk line; a joined T patch has two
+            in_header = True
+            out.append("diff --git a/f b/f\n")
+            continue
         if in_header:
             if line.startswith("@@ "):
                 in_header = False
-            elif line.startswith("diff --git "):
-                line = "diff --git a/f b/f\n"
             elif line.startswith("--- "):
                 line = "--- /dev/null\n" if line.startswith("--- /dev/null") else "--- a/f\n"
             elif line.startswith("+++ "):
@@ -334,16 +336,24 @@ def _file_change(entry: _RawEntry, lines: _Lines) -> FileChange:
 
 def _untracked_change(repo: str, path: str) -> FileChange:
     """An untracked file as git would show it once added: every line added."""
+    full = os.path.join(repo, path)
+    newlines, size, last, head = 0, 0, b"", b""
     try:
-        with open(os.path.join(repo, path), "rb") as fh:
-            data = fh.read()
+        # Streamed: an untracked data file may be large, and only its line count matters.
+        with open(full, "rb") as fh:
+            while chunk := fh.read(1 << 20):
+                if not head:
+                    head = chunk[:_BINARY_SNIFF]
+                newlines += chunk.count(b"\n")
+                size += len(chunk)
+                last = chunk[-1:]
     except OSError:  # vanished, a socket, unreadable: it is still a new path
-        data = b""
-    if b"\0" in data[:_BINARY_SNIFF]:
+        pass
+    if b"\0" in head:
         return FileChange(path=path, old_path=None, status="binary", binary=True)
-    n = data.count(b"\n") + (1 if data and not data.endswith(b"\n") else 0)
+    n = newlines + (1 if size and last != b"\n" else 0)
     hunks = (Hunk(0, 0, 1, n),) if n else ()
-    mode = "100755" if os.access(os.path.join(repo, path), os.X_OK) else "100644"
+    mode = "100755" if os.access(full, os.X_OK) else "100644"
     return FileChange(path=path, old_path=None, status="added",
                       added_lines=frozenset(range(1, n + 1)), hunks=hunks, new_mode=mode)
 
@@ -365,11 +375,12 @@ def diff_changes(repo: str | os.PathLike[str], base_sha: str, head_ref: str | No
         revs.append(head)
     raw = _parse_raw(git.run_git(repo, *_DIFF_OPTS, "--raw", "-z", *revs, "--").stdout)
     patches = _split_patches(git.run_git(repo, *_DIFF_OPTS, *revs, "--").stdout)
-    if len(patches) != len(raw):
-        # Should not happen (one diff queue, two formats); pair file by file instead.
-        patches = [_one_patch(repo, revs, e) for e in raw]
+    paired = _pair_patches(raw, patches)
+    if paired is None:
+        # Should not happen (one diff queue, two formats); ask file by file instead.
+        paired = [_one_patch(repo, revs, e) for e in raw]
     files: dict[str, FileChange] = {}
-    for entry, lines in zip(raw, patches):
+    for entry, lines in zip(raw, paired):
         fc = _file_change(entry, _parse_patch(lines))
         files[fc.path] = fc
     if head_ref is None:
@@ -381,11 +392,27 @@ def diff_changes(repo: str | os.PathLike[str], base_sha: str, head_ref: str | No
                      head=revs[1] if head_ref is not None else None, files=files)
 
 
+def _pair_patches(raw: list[_RawEntry], patches: list[list[str]]) -> list[list[str]] | None:
+    """The patch lines of each raw entry, in order; None when the counts do not agree.
+
+    A type change (T: file <-> symlink) is printed as a deletion followed by a creation,
+    two patches for one entry; they are joined and parsed together.
+    """
+    if len(patches) != len(raw) + sum(e.status == "T" for e in raw):
+        return None
+    out: list[list[str]] = []
+    i = 0
+    for e in raw:
+        n = 2 if e.status == "T" else 1
+        out.append([line for chunk in patches[i:i + n] for line in chunk])
+        i += n
+    return out
+
+
 def _one_patch(repo: str, revs: list[str], entry: _RawEntry) -> list[str]:
     paths = sorted({entry.old_path, entry.new_path})
     out = git.run_git(repo, *_DIFF_OPTS, *revs, "--", *(f":(literal){p}" for p in paths)).stdout
-    chunks = _split_patches(out)
-    return chunks[0] if chunks else []
+    return [line for chunk in _split_patches(out) for line in chunk]
 
 
 # ---------------------------------------------------------------------------- findings

@@ -129,7 +129,8 @@ def untracked_files(repo: str | os.PathLike[str]) -> list[str]:
     """Untracked, not ignored files, repo-relative (forward slashes, exact bytes)."""
     out = run_git(repo, "ls-files", "-z", "--others", "--exclude-standard", "--full-name",
                   ":/").stdout
-    return [decode(p) for p in out.split(b"\0") if p]
+    # A nested repository shows up as "dir/": it is not a file of this one.
+    return [decode(p) for p in out.split(b"\0") if p and not p.endswith(b"/")]
 
 
 @contextlib.contextmanager

@@ -356,3 +356,40 @@ def test_is_commentable_only_inside_hunks(git_repo: GitRepo) -> None:
     assert [n for n in range(1, 31) if is_commentable(cs, "a.py", n)] == list(range(7, 14))
     assert not is_commentable(cs, "unchanged.py", 1)
     assert not is_commentable(ChangeSet(base=base, head=head), "a.py", 10)
+
+
+def test_type_change_file_to_symlink(git_repo: GitRepo) -> None:
+    git_repo.write("target.py", "t\n")
+    git_repo.write("link name.py", "was a file\nline 2\n")
+    base = git_repo.commit("base")
+    os.remove(git_repo.path / "link name.py")
+    os.symlink("target.py", git_repo.path / "link name.py")
+    head = git_repo.commit("now a symlink")
+    cs = diff_changes(git_repo.path, base, head)
+    fc = cs.files["link name.py"]
+    assert (fc.status, fc.old_mode, fc.new_mode) == ("modified", "100644", "120000")
+    assert fc.deleted_lines == {1, 2} and fc.added_lines == {1}
+    assert fc.map_old_to_new(1) is None and fc.map_new_to_old(1) is None
+
+
+def test_file_by_file_fallback_agrees_with_the_paired_parse(git_repo: GitRepo, monkeypatch) -> None:
+    base, head = pr(git_repo,
+                    {"a b.py": numbered("a", 30), "gone.py": "g\n", "r.py": numbered("r", 20),
+                     "bin.dat": b"\x00\x01", "ü.py": "1\n2\n"},
+                    {"a b.py": numbered("a", 30).replace("a9\n", "A9\n"), "gone.py": None,
+                     "bin.dat": b"\x00\x02", "ü.py": "1\n2\n3", "new.py": "n\n"})
+    git_repo.mv("r.py", "moved r.py")
+    git_repo.write("moved r.py", numbered("r", 20).replace("r3\n", "R3\n"))
+    head = git_repo.commit("rename too")
+    paired = diff_changes(git_repo.path, base, head)
+    import pt2bot.changes as changes_mod
+    monkeypatch.setattr(changes_mod, "_pair_patches", lambda raw, patches: None)
+    assert diff_changes(git_repo.path, base, head) == paired
+    assert set(paired.files) == {"a b.py", "gone.py", "moved r.py", "bin.dat", "ü.py", "new.py"}
+
+
+def test_large_untracked_file_is_counted_across_read_chunks(git_repo: GitRepo) -> None:
+    base = git_repo.commit("base")
+    git_repo.write("big.txt", "x" * 99 + "\n" + ("y" * 1023 + "\n") * 1500 + "tail")  # > 1 MiB
+    fc = diff_changes(git_repo.path, base).files["big.txt"]
+    assert fc.status == "added" and max(fc.added_lines) == 1502 and len(fc.added_lines) == 1502

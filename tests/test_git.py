@@ -120,3 +120,11 @@ def test_git_error_names_the_command_and_git_message(git_repo: GitRepo) -> None:
     assert info.value.returncode != 0
     assert "git cat-file -p nope failed" in str(info.value)
     assert isinstance(info.value, UserError)
+
+
+def test_untracked_nested_repository_is_not_a_file(git_repo: GitRepo) -> None:
+    git_repo.commit("c")
+    GitRepo.init(git_repo.path / "vendored")
+    git_repo.write("vendored/x.py", "x\n")
+    git_repo.write("mine.py", "m\n")
+    assert git.untracked_files(git_repo.path) == ["mine.py"]
