@@ -1,0 +1,107 @@
+"""Findings as text, GitHub workflow commands, JSON or SARIF (the `pt2bot check` output).
+
+Everything in a finding that came from user code (source lines, messages that quote it) is
+untrusted: the text format strips terminal control characters, and the github format escapes
+per the Actions toolkit so a finding can never start a second workflow command.
+"""
+from __future__ import annotations
+
+import json
+import os
+import re
+from typing import Sequence
+
+from pt2bot.findings import Finding
+
+FINDINGS_SCHEMA = "pt2bot.findings/1"
+_CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f\u2028\u2029\u202a-\u202e\u2066-\u2069]")
+
+
+def render_findings(findings: Sequence[Finding], fmt: str, *, root: str | None = None,
+                    tool_version: str | None = None) -> str:
+    if fmt == "text":
+        return render_text(findings, root=root)
+    if fmt == "github":
+        return render_github(findings)
+    if fmt == "json":
+        return render_json(findings)
+    if fmt == "sarif":
+        from pt2bot import __version__
+        from pt2bot.report.sarif import findings_to_sarif
+
+        return json.dumps(findings_to_sarif(findings, tool_version=tool_version or __version__), indent=2) + "\n"
+    raise ValueError(f"unknown format {fmt!r}")
+
+
+def safe_text(s: str) -> str:
+    """Drop terminal control characters and bidi overrides from untrusted text."""
+    return _CONTROL.sub("\ufffd", s)
+
+
+def _raw_line(root: str | None, f: Finding, cache: dict[str, list[str] | None]) -> str | None:
+    if root is None:
+        return None
+    if f.path not in cache:
+        try:
+            with open(os.path.join(root, f.path), "rb") as fh:
+                cache[f.path] = fh.read().decode("utf-8", "replace").splitlines()
+        except OSError:
+            cache[f.path] = None
+    lines = cache[f.path]
+    if lines is None or not 0 < f.line <= len(lines):
+        return None
+    return lines[f.line - 1]
+
+
+def render_text(findings: Sequence[Finding], *, root: str | None = None) -> str:
+    """`path:line:col: CODE message`, then the source line and a caret (col is 1-based here)."""
+    out: list[str] = []
+    cache: dict[str, list[str] | None] = {}
+    for f in findings:
+        out.append(f"{safe_text(f.path)}:{f.line}:{f.col + 1}: {f.rule} [{f.severity}] {safe_text(f.message)}")
+        raw = _raw_line(root, f, cache)
+        if raw is not None and raw.strip() == f.source:
+            text = raw.expandtabs(1)
+            prefix = raw.encode("utf-8", "replace")[:f.col].decode("utf-8", "replace").expandtabs(1)
+            out.append(f"    {safe_text(text)}")
+            out.append("    " + " " * len(prefix) + "^")
+        elif f.source:
+            out.append(f"    {safe_text(f.source)}")
+        if f.url:
+            out.append(f"    predicts {f.gb}: {f.url}")
+        if f.suggestion:
+            out.append(f"    suggestion: {safe_text(f.suggestion)}")
+    if findings:
+        n_err = sum(1 for f in findings if f.severity == "error")
+        out.append(f"Found {len(findings)} finding(s): {n_err} error(s), {len(findings) - n_err} warning(s).")
+    return "\n".join(out) + ("\n" if out else "")
+
+
+def escape_data(s: str) -> str:
+    """actions/toolkit `escapeData`."""
+    return s.replace("%", "%25").replace("\r", "%0D").replace("\n", "%0A")
+
+
+def escape_property(s: str) -> str:
+    """actions/toolkit `escapeProperty`: also `:` and `,`, which end a property."""
+    return escape_data(s).replace(":", "%3A").replace(",", "%2C")
+
+
+def render_github(findings: Sequence[Finding]) -> str:
+    """Workflow commands (`::error file=..,line=..::msg`), one per finding."""
+    out = []
+    for f in findings:
+        level = "error" if f.severity == "error" else "warning"
+        props = [f"file={escape_property(f.path)}", f"line={f.line}", f"col={f.col + 1}"]
+        if f.end_line:
+            props.append(f"endLine={f.end_line}")
+            if f.end_col is not None and f.end_line == f.line:
+                props.append(f"endColumn={f.end_col + 1}")
+        props.append(f"title={escape_property(f'{f.rule} ' + (f.gb or ''))}".rstrip())
+        msg = f.message + (f" ({f.url})" if f.url else "")
+        out.append(f"::{level} {','.join(props)}::{escape_data(msg)}")
+    return "\n".join(out) + ("\n" if out else "")
+
+
+def render_json(findings: Sequence[Finding]) -> str:
+    return json.dumps({"schema": FINDINGS_SCHEMA, "findings": [f.to_dict() for f in findings]}, indent=2) + "\n"

@@ -1,0 +1,87 @@
+"""SARIF 2.1.0 for code scanning: `findings_to_sarif(findings, *, tool_version)`.
+
+Rules metadata comes from the rule registry (docs, helpUri = the GB page or torch docs);
+results carry `partialFingerprints` from `Finding.fingerprint()` (line-independent), so code
+scanning keeps an alert's identity when code moves. The review job reuses this function.
+"""
+from __future__ import annotations
+
+from typing import Any, Sequence
+
+from pt2bot.findings import Finding
+
+SARIF_SCHEMA = "https://json.schemastore.org/sarif-2.1.0.json"
+INFO_URI = "https://github.com/pt2bot/pt2bot"
+FINGERPRINT_KEY = "pt2botFingerprint/v1"
+
+
+def _rule_descriptor(code: str) -> dict[str, Any]:
+    from pt2bot.rules import BY_CODE
+
+    r = BY_CODE.get(code)
+    if r is None:   # a code from another stage (e.g. a smoke-run finding): minimal metadata
+        return {"id": code, "shortDescription": {"text": code}}
+    sections = r.doc_sections()
+    return {
+        "id": r.code,
+        "name": "".join(p.capitalize() for p in r.name.split("-")),
+        "shortDescription": {"text": r.summary},
+        "fullDescription": {"text": sections.get("Why is this bad?", r.summary)},
+        "help": {"text": r.doc(), "markdown": r.doc()},
+        "helpUri": r.help_uri(),
+        "defaultConfiguration": {"level": "error" if r.severity == "error" else "warning",
+                                 "enabled": bool(r.default)},
+        "properties": {"tags": ["pytorch", "torch.compile"], "gb": r.gb or "", "claim": r.claim},
+    }
+
+
+def findings_to_sarif(findings: Sequence[Finding], *, tool_version: str) -> dict[str, Any]:
+    from pt2bot.rules import RULES
+
+    codes = [r.code for r in RULES]
+    for f in findings:
+        if f.rule not in codes:
+            codes.append(f.rule)
+    index = {c: i for i, c in enumerate(codes)}
+    results = []
+    for f in findings:
+        region: dict[str, Any] = {"startLine": max(1, f.line), "startColumn": f.col + 1}
+        if f.end_line:
+            region["endLine"] = max(f.end_line, region["startLine"])
+            if f.end_col is not None:
+                region["endColumn"] = max(1, f.end_col + 1)
+                if region["endLine"] == region["startLine"] and region["endColumn"] < region["startColumn"]:
+                    region["endColumn"] = region["startColumn"]
+        if f.source:
+            region["snippet"] = {"text": f.source}
+        res: dict[str, Any] = {
+            "ruleId": f.rule,
+            "ruleIndex": index[f.rule],
+            "level": "error" if f.severity == "error" else "warning",
+            "message": {"text": f.message + (f" Predicts {f.gb}: {f.url}" if f.gb and f.url else "")},
+            "locations": [{"physicalLocation": {
+                "artifactLocation": {"uri": f.path, "uriBaseId": "%SRCROOT%"},
+                "region": region}}],
+            "partialFingerprints": {FINGERPRINT_KEY: f.fingerprint()},
+        }
+        if f.function:
+            res["locations"][0]["logicalLocations"] = [{"fullyQualifiedName": f.function, "kind": "function"}]
+        if f.suggestion and f.end_line == f.line:
+            res["fixes"] = [{"description": {"text": "Replace the line"}, "artifactChanges": [{
+                "artifactLocation": {"uri": f.path, "uriBaseId": "%SRCROOT%"},
+                "replacements": [{"deletedRegion": {"startLine": f.line},
+                                  "insertedContent": {"text": f.suggestion}}]}]}]
+        if f.diff is not None:
+            res["properties"] = {"diff": f.diff}
+        results.append(res)
+    return {
+        "$schema": SARIF_SCHEMA,
+        "version": "2.1.0",
+        "runs": [{
+            "tool": {"driver": {"name": "pt2bot", "version": tool_version, "informationUri": INFO_URI,
+                                "rules": [_rule_descriptor(c) for c in codes]}},
+            "originalUriBaseIds": {"%SRCROOT%": {"description": {"text": "The repository root."}}},
+            "columnKind": "utf16CodeUnits",
+            "results": results,
+        }],
+    }

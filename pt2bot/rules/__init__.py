@@ -1,0 +1,125 @@
+"""The rule registry: one module per rule, selection by code prefix, and `pt2bot rules`.
+
+Each rule module holds one `Rule` subclass whose docstring is its documentation (sections
+What it does / Why is this bad? / Example / Use instead). Codes: PTC0xx diagnostics,
+PTC1xx purity and host syncs, PTC2xx value-dependent control flow, PTC3xx dynamic shapes,
+PTC4xx graph fragmentation.
+"""
+from __future__ import annotations
+
+import argparse
+import json
+from typing import Iterable
+
+from pt2bot.errors import UserError
+from pt2bot.rules._base import Rule
+from pt2bot.rules.compile_dynamic_false import CompileDynamicFalse
+from pt2bot.rules.compile_in_loop import CompileInLoop
+from pt2bot.rules.compile_submodules import CompileSubmodules
+from pt2bot.rules.compiler_disable import CompilerDisable
+from pt2bot.rules.dynamic_output_shape import DynamicOutputShape
+from pt2bot.rules.explicit_graph_break import ExplicitGraphBreak
+from pt2bot.rules.file_io import FileIO
+from pt2bot.rules.hardcoded_size import HardcodedSize
+from pt2bot.rules.host_nondeterminism import HostNondeterminism
+from pt2bot.rules.logging_call import LoggingCall
+from pt2bot.rules.print_call import PrintCall
+from pt2bot.rules.range_over_size import RangeOverSize
+from pt2bot.rules.scalar_conversion import ScalarConversion
+from pt2bot.rules.shape_branch import ShapeBranch
+from pt2bot.rules.syntax_error import SyntaxErrorRule
+from pt2bot.rules.tensor_condition import TensorCondition
+from pt2bot.rules.tensor_item import TensorItem
+from pt2bot.rules.tensor_iteration import TensorIteration
+from pt2bot.rules.tensor_numpy import TensorNumpy
+from pt2bot.rules.tensor_tolist import TensorTolist
+
+RULES: tuple[type[Rule], ...] = (
+    SyntaxErrorRule,
+    TensorItem, TensorTolist, TensorNumpy, ScalarConversion, PrintCall, LoggingCall,
+    HostNondeterminism, FileIO, ExplicitGraphBreak,
+    TensorCondition, TensorIteration,
+    ShapeBranch, HardcodedSize, RangeOverSize, DynamicOutputShape, CompileDynamicFalse,
+    CompileSubmodules, CompileInLoop, CompilerDisable,
+)
+BY_CODE: dict[str, type[Rule]] = {r.code: r for r in RULES}
+
+
+def _matches(code: str, patterns: Iterable[str]) -> bool:
+    return any(code.startswith(p.strip().upper()) for p in patterns if p.strip())
+
+
+def validate_codes(patterns: Iterable[str], what: str) -> None:
+    """Every pattern must be a code or a prefix of one (`PTC1`, `PTC301`, `ALL`)."""
+    for p in patterns:
+        p = p.strip().upper()
+        if p and p != "ALL" and not any(code.startswith(p) for code in BY_CODE):
+            raise UserError(f"{what}: unknown rule code or prefix {p!r} (see `pt2bot rules`)")
+
+
+def select_rules(select: Iterable[str] = (), ignore: Iterable[str] = ()) -> list[type[Rule]]:
+    """Enabled rules: `select` (codes or prefixes; empty = the defaults) minus `ignore`.
+
+    An explicit full code in `select` turns on a rule that is off by default; a prefix
+    (`PTC1`) selects the default-enabled rules under it, like TorchFix.
+    """
+    select = [s.strip().upper() for s in select if s.strip()]
+    ignore = [s.strip().upper() for s in ignore if s.strip()]
+    validate_codes(select, "select")
+    validate_codes(ignore, "ignore")
+    out = []
+    for r in RULES:
+        if select:
+            on = r.code in select or "ALL" in select or (r.default and _matches(r.code, select))
+        else:
+            on = r.default
+        if on and not _matches(r.code, ignore):
+            out.append(r)
+    return out
+
+
+def rules_table_markdown() -> str:
+    """The README table (generated; a test keeps README in sync)."""
+    rows = ["| Code | Name | What it flags | Severity | Default | Predicts |",
+            "|---|---|---|---|---|---|"]
+    for r in RULES:
+        predicts = f"[{r.gb}]({r.url()})" if r.gb else r.claim
+        rows.append(f"| {r.code} | {r.name} | {r.summary.replace('|', chr(92) + '|')} | {r.severity} | "
+                    f"{'on' if r.default else 'off'} | {predicts} |")
+    return "\n".join(rows) + "\n"
+
+
+def rule_to_dict(r: type[Rule]) -> dict:
+    return {"code": r.code, "name": r.name, "summary": r.summary, "severity": r.severity,
+            "default": r.default, "gb": r.gb, "gb_type": r.gb_type(), "url": r.url(),
+            "help_uri": r.help_uri(), "claim": r.claim, "doc": r.doc()}
+
+
+def cli_rules(args: argparse.Namespace) -> int:
+    fmt = getattr(args, "format", "text") or "text"
+    code = (getattr(args, "code", None) or "").upper()
+    chosen = list(RULES)
+    if code:
+        chosen = [r for r in RULES if r.code.startswith(code) or r.name == code.lower()]
+        if not chosen:
+            raise UserError(f"unknown rule {code!r}; `pt2bot rules` lists them")
+    if fmt == "json":
+        print(json.dumps([rule_to_dict(r) for r in chosen], indent=2))
+    elif fmt == "markdown-table":
+        print(rules_table_markdown(), end="")
+    elif code and len(chosen) == 1:
+        r = chosen[0]
+        print(f"# {r.name} ({r.code})\n")
+        extra = f"Severity: {r.severity}. Enabled by default: {'yes' if r.default else 'no'}."
+        if r.gb:
+            extra += f" Predicts {r.gb} ({r.gb_type()}): {r.url()}"
+        print(extra + "\n")
+        print(r.doc())
+    else:
+        for r in chosen:
+            flag = "" if r.default else "  (off by default)"
+            print(f"{r.code}  {r.name:24s} {r.summary}{flag}")
+    return 0
+
+
+__all__ = ["RULES", "BY_CODE", "Rule", "select_rules", "cli_rules", "rules_table_markdown", "validate_codes"]

@@ -1,0 +1,165 @@
+"""Cross-file resolution: which functions are compiled code.
+
+Roots: `forward` of every nn.Module subclass (direct or through classes of the analysed
+tree), functions decorated with or passed to `torch.compile` / `torch.export.export`.
+Edges: calls to `self.method` (looked up through the tree's base classes), to submodules
+assigned in `__init__` (`self.block(x)` -> `Block.forward`), and to module-level functions
+of the tree, including ones imported from other files and re-exported by packages.
+A function decorated with `torch.compiler.disable` is reached but not entered.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from pt2bot.rules._analysis import ClassInfo, FileSummary, FunctionInfo
+
+Key = tuple[str, str]   # (path, qualname)
+
+
+@dataclass
+class Index:
+    summaries: dict[str, FileSummary]                                 # module name -> summary
+    functions: dict[str, tuple[FileSummary, FunctionInfo]] = field(default_factory=dict)
+    classes: dict[str, tuple[FileSummary, ClassInfo]] = field(default_factory=dict)
+    _module_memo: dict[str, bool] = field(default_factory=dict)
+
+    @classmethod
+    def build(cls, summaries: list[FileSummary]) -> "Index":
+        idx = cls({s.module: s for s in summaries})
+        for s in summaries:
+            for q, info in s.functions.items():
+                if q != "<module>":
+                    idx.functions[f"{s.module}.{q}"] = (s, info)
+            for name, c in s.classes.items():
+                idx.classes[f"{s.module}.{name}"] = (s, c)
+        return idx
+
+    def canonical(self, name: str, depth: int = 0) -> str:
+        """Follow re-exports (`from .layers import Block` in a package `__init__`)."""
+        if depth > 8 or name in self.functions or name in self.classes:
+            return name
+        mod, _, attr = name.rpartition(".")
+        s = self.summaries.get(mod)
+        if s is not None:
+            target = s.imports.get(attr)
+            if target and target != name:
+                return self.canonical(target, depth + 1)
+        # `pkg.mod.Class.method` where `pkg.mod.Class` is a re-export
+        if mod and depth <= 8:
+            cmod = self.canonical(mod, depth + 1)
+            if cmod != mod:
+                return self.canonical(f"{cmod}.{attr}", depth + 1)
+        return name
+
+    def is_module_class(self, name: str, seen: frozenset[str] = frozenset()) -> bool:
+        if name in self._module_memo:
+            return self._module_memo[name]
+        result = False
+        entry = self.classes.get(name)
+        if entry is not None and name not in seen:
+            for b in entry[1].bases:
+                if _is_torch_module_base(b) or self.is_module_class(self.canonical(b), seen | {name}):
+                    result = True
+                    break
+        self._module_memo[name] = result
+        return result
+
+    def mro(self, cls_name: str) -> list[str]:
+        out, todo = [], [cls_name]
+        while todo and len(out) < 50:
+            c = todo.pop(0)
+            if c in out or c not in self.classes:
+                continue
+            out.append(c)
+            todo.extend(self.canonical(b) for b in self.classes[c][1].bases)
+        return out
+
+    def method(self, cls_name: str, meth: str) -> str | None:
+        for c in self.mro(cls_name):
+            if meth in self.classes[c][1].methods:
+                return f"{c}.{meth}"
+        return None
+
+    def attr_ctor(self, cls_name: str, attr: str) -> str | None:
+        for c in self.mro(cls_name):
+            s, info = self.classes[c]
+            ctor = info.attrs.get(attr)
+            if ctor:
+                return self.canonical(ctor)
+        return None
+
+
+def _is_torch_module_base(base: str) -> bool:
+    return base.startswith("torch.nn.") and base.rpartition(".")[2][:1].isupper()
+
+
+@dataclass
+class Reach:
+    compiled: set[Key]
+    disabled: list[tuple[FileSummary, FunctionInfo]]
+
+
+def find_compiled(summaries: list[FileSummary]) -> Reach:
+    idx = Index.build(summaries)
+    todo: list[str] = []
+    for name, (s, c) in idx.classes.items():
+        if idx.is_module_class(name):
+            for m, q in c.methods.items():
+                if m == "forward":
+                    todo.append(f"{s.module}.{q}")
+            if "forward" not in c.methods:
+                inherited = idx.method(name, "forward")
+                if inherited:
+                    todo.append(inherited)
+    for s in summaries:
+        for q, info in s.functions.items():
+            if info.compiled_root:
+                todo.append(f"{s.module}.{q}")
+        for root in s.roots:
+            root = idx.canonical(root)
+            if root in idx.functions:
+                todo.append(root)
+            elif root in idx.classes:
+                fwd = idx.method(root, "forward")
+                if fwd:
+                    todo.append(fwd)
+    compiled: set[Key] = set()
+    disabled: dict[Key, tuple[FileSummary, FunctionInfo]] = {}
+    seen: set[str] = set()
+    while todo:
+        name = todo.pop()
+        if name in seen:
+            continue
+        seen.add(name)
+        entry = idx.functions.get(name)
+        if entry is None:
+            continue
+        s, info = entry
+        if info.disabled_at is not None:
+            disabled[(s.path, info.qualname)] = entry
+            continue
+        compiled.add((s.path, info.qualname))
+        cls_name = f"{s.module}.{info.cls}" if info.cls else None
+        for kind, target in info.calls:
+            callee = _resolve_call(idx, cls_name, kind, target)
+            if callee and callee not in seen:
+                todo.append(callee)
+    return Reach(compiled, list(disabled.values()))
+
+
+def _resolve_call(idx: Index, cls_name: str | None, kind: str, target: str) -> str | None:
+    if kind in ("self", "selfattr"):
+        if cls_name is None:
+            return None
+        if kind == "self":
+            m = idx.method(cls_name, target)
+            if m:
+                return m
+        ctor = idx.attr_ctor(cls_name, target)
+        if ctor and ctor in idx.classes:
+            return idx.method(ctor, "forward")
+        return None
+    name = idx.canonical(target)
+    if name in idx.functions:
+        return name
+    return None

@@ -1,0 +1,43 @@
+"""Small helpers shared by rule modules."""
+from __future__ import annotations
+
+import ast
+
+from pt2bot.rules._analysis import BOOL_TENSOR, PARAM, TENSOR, TENSORISH, FunctionContext
+
+
+def method_call(node: ast.Call, names: frozenset[str] | set[str] | tuple[str, ...], nargs: int | None = 0
+                ) -> ast.expr | None:
+    """The receiver of `recv.name(...)` when the method name matches (and arity, if given)."""
+    f = node.func
+    if isinstance(f, ast.Attribute) and f.attr in names and (nargs is None or len(node.args) == nargs) \
+            and not node.keywords:
+        return f.value
+    return None
+
+
+def is_tensorish(ctx: FunctionContext, e: ast.AST, *, params: bool = False) -> bool:
+    k = ctx.kind(e)
+    return k in TENSORISH or (params and k == PARAM)
+
+
+def reads_tensor_value(ctx: FunctionContext, test: ast.AST) -> ast.AST | None:
+    """The sub-expression whose truth value is a tensor's value, if any (`not`, `and`, `or` unwrapped)."""
+    if isinstance(test, ast.UnaryOp) and isinstance(test.op, ast.Not):
+        return reads_tensor_value(ctx, test.operand)
+    if isinstance(test, ast.BoolOp):
+        for v in test.values:
+            hit = reads_tensor_value(ctx, v)
+            if hit is not None:
+                return hit
+        return None
+    return test if ctx.kind(test) in (TENSOR, BOOL_TENSOR) else None
+
+
+def replace_segment(line: str, node: ast.AST, new: str) -> str | None:
+    """The source line with `node` (single-line) replaced by `new`, stripped."""
+    if getattr(node, "end_lineno", None) != node.lineno:
+        return None
+    b = line.encode("utf-8", "surrogateescape")   # ast offsets are UTF-8 byte offsets
+    out = b[:node.col_offset] + new.encode("utf-8") + b[node.end_col_offset:]
+    return out.decode("utf-8", "surrogateescape").strip()

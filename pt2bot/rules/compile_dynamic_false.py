@@ -1,0 +1,43 @@
+from __future__ import annotations
+
+import ast
+
+from pt2bot.rules._base import Rule
+
+
+class CompileDynamicFalse(Rule):
+    """## What it does
+    Flags `torch.compile(..., dynamic=False)`.
+
+    ## Why is this bad?
+    `dynamic=False` forbids dynamic shapes: every new input shape is a new compilation, and after
+    `recompile_limit` (8) different shapes torch 2.13 silently runs the function **eagerly**.
+    The default (`dynamic=None`) compiles static first and switches to a dynamic graph on the
+    second shape. Keep `dynamic=False` only when the shapes never vary.
+
+    ## Example
+    ```python
+    model = torch.compile(model, dynamic=False)
+    ```
+
+    ## Use instead
+    ```python
+    model = torch.compile(model)
+    ```
+    """
+
+    code = "PTC305"
+    name = "compile-dynamic-false"
+    summary = "`torch.compile(..., dynamic=False)` (recompiles for every shape)"
+    severity = "warning"
+    claim = "recompile"
+    doc_url = "https://docs.pytorch.org/docs/stable/torch.compiler_dynamic_shapes.html"
+    node_types = (ast.Call,)
+
+    def check(self, ctx, node):
+        if ctx.mod.resolve(node.func) != "torch.compile":
+            return
+        for kw in node.keywords:
+            if kw.arg == "dynamic" and isinstance(kw.value, ast.Constant) and kw.value.value is False:
+                ctx.report(self.code, kw, "`dynamic=False` recompiles for every new shape and falls back to eager "
+                           "after the recompile limit; drop it unless shapes never vary", scope="any")

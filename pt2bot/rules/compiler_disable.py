@@ -1,0 +1,57 @@
+from __future__ import annotations
+
+import ast
+
+from pt2bot.rules._analysis import DISABLE_FUNCS
+from pt2bot.rules._base import Rule
+
+
+class CompilerDisable(Rule):
+    """## What it does
+    Flags `@torch.compiler.disable` / `@torch._dynamo.disable` on a function that compiled code
+    calls (a `forward`, or a helper reached from one), and `torch.compiler.disable(fn)(...)`
+    calls inside compiled code.
+
+    ## Why is this bad?
+    A disabled function is a hole in the graph: torch 2.13 breaks the graph at every call
+    (GB0098, "Skip calling `torch.compiler.disable()`d function") and runs it eagerly. On the hot
+    path that means two graphs and a Python round-trip per call. It is the right tool only for
+    code that truly cannot be traced, and then it should be as small as possible.
+
+    ## Example
+    ```python
+    @torch.compiler.disable
+    def scale(y):
+        return y * 2
+
+    class Net(nn.Module):
+        def forward(self, x):
+            return scale(x) + 1
+    ```
+
+    ## Use instead
+    Let dynamo trace it (remove the decorator), or isolate only the untraceable part, or
+    register it as a custom op (`torch.library.custom_op`) so it stays in the graph.
+    ```python
+    def scale(y):
+        return y * 2
+    ```
+    """
+
+    code = "PTC403"
+    name = "compiler-disable"
+    summary = "`torch.compiler.disable` on the hot path (graph break at every call)"
+    severity = "warning"
+    gb = "GB0098"
+    node_types = (ast.Call,)
+
+    def check(self, ctx, node):
+        f = node.func
+        if isinstance(f, ast.Call) and ctx.mod.resolve(f.func) in DISABLE_FUNCS:
+            ctx.report(self.code, node, "calling a `torch.compiler.disable`d function from compiled code breaks "
+                       "the graph; let dynamo trace it or make it a custom op")
+
+    @staticmethod
+    def decorator_message(qualname: str) -> str:
+        return (f"`{qualname}` is disabled for torch.compile but called from compiled code: every call breaks "
+                "the graph; remove the decorator or make it a custom op")

@@ -1,0 +1,70 @@
+from __future__ import annotations
+
+import ast
+
+from pt2bot.rules._analysis import PARAM, SIZE, TENSORISH
+from pt2bot.rules._base import Rule
+
+_METHODS = frozenset({"view", "reshape", "expand"})
+
+
+class HardcodedSize(Rule):
+    """## What it does
+    Flags `view` / `reshape` / `expand` whose *leading* size is an integer literal (2 or more)
+    while the other sizes are inferred (`-1`) or taken from the input, e.g. `x.view(8, -1)`.
+
+    ## Why is this bad?
+    The literal is almost always the batch size the author tested with. Under dynamic shapes it
+    ties the input's size to that number: torch 2.13 specialises the dimension (a recompile for
+    each other size) and `torch.export` with that dimension dynamic fails with a constraint
+    violation. Hard-coded sizes in `torch.zeros(8, ...)` alone do not specialise anything and
+    are not flagged.
+
+    ## Example
+    ```python
+    def forward(self, x):
+        return x.view(8, -1)
+    ```
+
+    ## Use instead
+    ```python
+    def forward(self, x):
+        return x.view(x.shape[0], -1)
+    ```
+    """
+
+    code = "PTC302"
+    name = "hardcoded-size"
+    summary = "hard-coded leading size in `view`/`reshape`/`expand` (specialises the dim)"
+    severity = "warning"
+    claim = "export"
+    doc_url = "https://docs.pytorch.org/docs/stable/torch.compiler_dynamic_shapes.html"
+    node_types = (ast.Call,)
+
+    def check(self, ctx, node):
+        f = node.func
+        if isinstance(f, ast.Attribute) and f.attr in _METHODS:
+            recv = f.value
+            if ctx.kind(recv) not in TENSORISH and ctx.kind(recv) != PARAM:
+                return
+            sizes = list(node.args)
+        elif ctx.mod.resolve(f) == "torch.reshape" and len(node.args) == 2:
+            recv = node.args[0]
+            sizes = [node.args[1]]
+        else:
+            return
+        if len(sizes) == 1 and isinstance(sizes[0], (ast.Tuple, ast.List)):
+            sizes = list(sizes[0].elts)
+        if len(sizes) < 2:
+            return
+        first = sizes[0]
+        if not (isinstance(first, ast.Constant) and type(first.value) is int and first.value >= 2):
+            return
+        rest_dynamic = any(
+            (isinstance(s, ast.UnaryOp) and isinstance(s.op, ast.USub) and isinstance(s.operand, ast.Constant)
+             and s.operand.value == 1) or ctx.kind(s) == SIZE for s in sizes[1:])
+        if not rest_dynamic:
+            return
+        name = ast.unparse(recv) if isinstance(recv, (ast.Name, ast.Attribute)) else None
+        ctx.report(self.code, first, f"hard-coded size {first.value} specialises the input's dimension; "
+                   f"take it from the input (e.g. `{name or 'x'}.shape[0]`)")

@@ -1,0 +1,47 @@
+from __future__ import annotations
+
+import ast
+
+from pt2bot.rules._base import Rule
+
+
+class PrintCall(Rule):
+    """## What it does
+    Flags `print(...)` in compiled code.
+
+    ## Why is this bad?
+    Dynamo cannot put a print in the graph: torch 2.13 breaks the graph at every `print`
+    (GB0059, "Failed to trace builtin operator") and runs it eagerly, splitting the function
+    in two graphs. Inside a loop the whole frame falls back to eager (GB7000).
+
+    ## Example
+    ```python
+    def forward(self, x):
+        y = self.proj(x)
+        print("activations", y.shape)
+        return y.relu()
+    ```
+
+    ## Use instead
+    Remove it, or keep it for eager runs only:
+    ```python
+    def forward(self, x):
+        y = self.proj(x)
+        if not torch.compiler.is_compiling():
+            print("activations", y.shape)
+        return y.relu()
+    ```
+    """
+
+    code = "PTC105"
+    name = "print-call"
+    summary = "`print()` in compiled code (graph break)"
+    gb = "GB0059"
+    node_types = (ast.Call,)
+
+    def check(self, ctx, node):
+        f = node.func
+        if isinstance(f, ast.Name) and f.id == "print" and "print" not in ctx.mod.imports \
+                and "print" not in ctx.mod.summary.module_names:
+            ctx.report(self.code, node, "`print` breaks the graph; remove it or guard it with "
+                       "`if not torch.compiler.is_compiling():`")

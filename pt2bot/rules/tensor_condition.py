@@ -1,0 +1,68 @@
+from __future__ import annotations
+
+import ast
+
+from pt2bot.rules._base import Rule
+from pt2bot.rules._util import reads_tensor_value
+
+
+class TensorCondition(Rule):
+    """## What it does
+    Flags Python control flow whose condition reads a tensor's *value*: `if` / `elif` /
+    `while`, conditional expressions (`a if t.any() else b`), and `and` / `or` operands,
+    e.g. `if x.sum() > 0:`, `if torch.any(mask):`, `while loss > eps:`.
+
+    ## Why is this bad?
+    The branch taken depends on data that exists only at run time. torch 2.13 breaks the graph
+    (GB0170, "Data-dependent branching"), and `torch.export` cannot export it at all.
+    Conditions on sizes are a different matter (see PTC301). `assert` on a tensor is *not*
+    flagged: torch 2.13 traces `assert (x > 0).all()` as a runtime assertion without a break.
+    Only values known to be tensors (results of torch ops and tensor methods) are considered;
+    a bare parameter (`if flag:`) is not, because it may be a Python bool.
+
+    ## Example
+    ```python
+    def forward(self, x):
+        if x.sum() > 0:
+            return x * 2
+        return x
+    ```
+
+    ## Use instead
+    Compute both sides and select with a mask, or use `torch.cond` for large branches:
+    ```python
+    def forward(self, x):
+        return torch.where(x.sum() > 0, x * 2, x)
+    ```
+    """
+
+    code = "PTC201"
+    name = "tensor-condition"
+    summary = "`if`/`while`/ternary/`and`/`or` on a tensor value (graph break)"
+    gb = "GB0170"
+    node_types = (ast.If, ast.While, ast.IfExp, ast.BoolOp)
+
+    def check(self, ctx, node):
+        seen = ctx.__dict__.setdefault("_ptc201_tests", set())
+        if isinstance(node, ast.BoolOp):
+            if id(node) in seen:
+                return
+            # Only operands whose truth value is taken: all but the last one.
+            for v in node.values[:-1]:
+                hit = reads_tensor_value(ctx, v)
+                if hit is not None:
+                    ctx.report(self.code, hit, "`and`/`or` on a tensor takes its truth value and breaks the "
+                               "graph; use `&`/`|` on bool tensors, or `torch.where`")
+                    return
+            return
+        for sub in ast.walk(node.test):
+            if isinstance(sub, ast.BoolOp):
+                seen.add(id(sub))
+        hit = reads_tensor_value(ctx, node.test)
+        if hit is None:
+            return
+        what = {ast.If: "`if`", ast.While: "`while`", ast.IfExp: "conditional expression"}[type(node)]
+        fix = "`torch.where(cond, a, b)` or `torch.cond`" if not isinstance(node, ast.While) else \
+            "a fixed number of iterations, `torch.while_loop`, or a loop outside compiled code"
+        ctx.report(self.code, hit, f"{what} on a tensor value is data-dependent branching and breaks the graph; "
+                   f"use {fix}")

@@ -1,0 +1,46 @@
+from __future__ import annotations
+
+import ast
+
+from pt2bot.rules._base import Rule
+from pt2bot.rules._util import method_call
+
+
+class TensorItem(Rule):
+    """## What it does
+    Flags `Tensor.item()` in compiled code (a module's `forward`, a function given to
+    `torch.compile` / `torch.export`, and what they call).
+
+    ## Why is this bad?
+    `.item()` copies a value from the device to a Python number. Dynamo cannot keep a Python
+    number in the graph, so it breaks the graph there (GB0124, "Unsupported Tensor.item() call
+    with capture_scalar_outputs=False"); on a GPU it also synchronises the host with the device.
+
+    ## Example
+    ```python
+    def forward(self, x):
+        scale = x.abs().max().item()
+        return x / scale
+    ```
+
+    ## Use instead
+    Keep the value a tensor:
+    ```python
+    def forward(self, x):
+        scale = x.abs().max()
+        return x / scale
+    ```
+    If a Python number is really needed, `torch._dynamo.config.capture_scalar_outputs = True`
+    traces it as an unbacked SymInt/SymFloat instead of breaking.
+    """
+
+    code = "PTC101"
+    name = "tensor-item"
+    summary = "`Tensor.item()` in compiled code (host sync, graph break)"
+    gb = "GB0124"
+    node_types = (ast.Call,)
+
+    def check(self, ctx, node):
+        if method_call(node, ("item",)) is not None:
+            ctx.report(self.code, node, "`.item()` copies the tensor to a Python number and breaks the graph; "
+                       "keep it a tensor (drop `.item()`) or set capture_scalar_outputs=True")

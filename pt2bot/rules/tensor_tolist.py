@@ -1,0 +1,44 @@
+from __future__ import annotations
+
+import ast
+
+from pt2bot.rules._base import Rule
+from pt2bot.rules._util import method_call
+
+
+class TensorTolist(Rule):
+    """## What it does
+    Flags `Tensor.tolist()` in compiled code.
+
+    ## Why is this bad?
+    `.tolist()` turns every element into a Python number: a host-device copy and a graph
+    break. torch 2.13 breaks with GB0109 ("Tensor.tolist() with non-integer tensor") for
+    floating tensors and with GB0033 ("Data dependent operator") for integer ones.
+
+    ## Example
+    ```python
+    def forward(self, x):
+        lengths = x.sum(dim=1).tolist()
+        return x * len(lengths)
+    ```
+
+    ## Use instead
+    Compute with the tensor itself (indexing, `torch.gather`, masks) and leave conversion to
+    Python values outside compiled code.
+    ```python
+    def forward(self, x):
+        lengths = x.sum(dim=1)
+        return x * lengths.shape[0]
+    ```
+    """
+
+    code = "PTC102"
+    name = "tensor-tolist"
+    summary = "`Tensor.tolist()` in compiled code (host sync, graph break)"
+    gb = "GB0109"
+    node_types = (ast.Call,)
+
+    def check(self, ctx, node):
+        if method_call(node, ("tolist",)) is not None:
+            ctx.report(self.code, node, "`.tolist()` copies the tensor into Python values and breaks the graph; "
+                       "keep working on the tensor (indexing, gather, masks)")
