@@ -1,0 +1,28 @@
+# pt2bot for GPU runners: use it as a `container:` job image with `options: --gpus all`.
+# It also runs on CPU. pt2bot needs no network at run time; your project's own
+# dependencies must be installed by your job (or baked into an image built FROM this one).
+#
+# The base is an official PyTorch CUDA *runtime* image pinned by tag (torch + CUDA + cuDNN,
+# no compilers). torch.compile's inductor backend needs a C compiler for CPU kernels and
+# Triton for GPU kernels; Triton ships with the torch wheel in this image.
+FROM pytorch/pytorch:2.8.0-cuda12.8-cudnn9-runtime
+
+ENV PYTHONDONTWRITEBYTECODE=1 \
+    PYTHONUNBUFFERED=1 \
+    PIP_NO_CACHE_DIR=1 \
+    PIP_DISABLE_PIP_VERSION_CHECK=1
+
+WORKDIR /opt/pt2bot
+COPY pyproject.toml README.md ./
+COPY pt2bot ./pt2bot
+
+# torch is already in the image: pt2bot itself depends only on PyGithub, PyYAML, unidiff.
+# UID 1001 is the GitHub-hosted runner's user, so files written to the mounted workspace
+# stay writable by later steps.
+RUN python -m pip install --no-cache-dir . \
+ && useradd --create-home --uid 1001 --shell /usr/sbin/nologin pt2bot
+
+USER 1001
+WORKDIR /github/workspace
+ENTRYPOINT ["pt2bot"]
+CMD ["--help"]
