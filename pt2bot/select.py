@@ -18,14 +18,15 @@ A model is affected when
 
 A model whose entry module cannot be found in the repo is selected (we cannot tell what
 affects it; the run will say whether it imports). Other files (README, data) select nothing.
-The repo is read from disk at `repo_root`, which must hold the head tree.
+The head tree is read from disk at `repo_root` for a working-tree change set, and from git
+when the change set has a head commit.
 """
 from __future__ import annotations
 
 import ast
 import os
 from collections import deque
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -52,10 +53,11 @@ def select_models(config: Config, changeset: ChangeSet, repo_root: str | os.Path
                   stored_files: Mapping[str, Iterable[str]] | None = None) -> Selection:
     """Split the configured models into those the change can affect and the rest (with why)."""
     root = os.path.abspath(os.fspath(repo_root))
-    index = ModuleIndex(root, module_roots(config, root))
+    tree = head_tree(changeset, root)
+    index = ModuleIndex(tree, module_roots(config, root, tree))
     changed = changeset.paths()
     changed_py = sorted(p for p in changed if p.endswith(".py"))
-    by_config = config_effects(config, changeset, root)
+    by_config = config_effects(config, changeset, root, tree)
     selected: list[str] = []
     skipped: dict[str, str] = {}
     reasons: dict[str, str] = {}
@@ -133,20 +135,74 @@ def _normalise_stored(paths: Iterable[str], root: str) -> set[str]:
 
 # ---------------------------------------------------------------------------- modules
 
-def module_roots(config: Config, repo_root: str) -> tuple[str, ...]:
+class Tree:
+    """The head tree that selection reads: the files on disk (working tree) by default."""
+
+    def __init__(self, repo_root: str) -> None:
+        self.repo_root = repo_root
+
+    def is_file(self, rel: str) -> bool:
+        return os.path.isfile(os.path.join(self.repo_root, rel))
+
+    def is_dir(self, rel: str) -> bool:
+        return os.path.isdir(os.path.join(self.repo_root, rel))
+
+    def read(self, rel: str) -> bytes | None:
+        try:
+            with open(os.path.join(self.repo_root, rel), "rb") as fh:
+                return fh.read()
+        except OSError:
+            return None
+
+
+class CommitTree(Tree):
+    """A commit's tree, read through git (head given as a ref: the disk may hold another tree)."""
+
+    def __init__(self, repo_root: str, sha: str) -> None:
+        super().__init__(repo_root)
+        self.sha = sha
+        out = git.run_git(repo_root, "ls-tree", "-r", "-z", "--name-only", "--full-tree", sha).stdout
+        self._files = {git.decode(p) for p in out.split(b"\0") if p}
+        self._dirs = {d for f in self._files for d in _parents(f)}
+
+    def is_file(self, rel: str) -> bool:
+        return rel in self._files
+
+    def is_dir(self, rel: str) -> bool:
+        return rel.rstrip("/") in self._dirs
+
+    def read(self, rel: str) -> bytes | None:
+        return git.show_file(self.repo_root, self.sha, rel) if rel in self._files else None
+
+
+def _parents(path: str) -> Iterator[str]:
+    parts = path.split("/")[:-1]
+    for i in range(1, len(parts) + 1):
+        yield "/".join(parts[:i])
+
+
+def head_tree(changeset: ChangeSet, repo_root: str) -> Tree:
+    return CommitTree(repo_root, changeset.head) if changeset.head else Tree(repo_root)
+
+
+def module_roots(config: Config, repo_root: str, tree: Tree | None = None) -> tuple[str, ...]:
     """Repo-relative directories that hold top-level packages ("" is the repo root).
 
     The config's directory (where the smoke run imports from), the repo root, and `src/`.
     """
+    tree = tree or Tree(repo_root)
     roots: list[str] = []
     candidates = [config.root if config.path else None, repo_root, os.path.join(repo_root, "src")]
     for c in candidates:
-        if not c or not os.path.isdir(c):
+        if not c:
             continue
-        rel = os.path.relpath(os.path.abspath(c), repo_root)
+        rel = os.path.relpath(os.path.realpath(c), os.path.realpath(repo_root))
         if rel.startswith(".."):
             continue
-        rel = "" if rel == "." else rel.replace(os.sep, "/") + "/"
+        rel = "" if rel == "." else rel.replace(os.sep, "/")
+        if rel and not tree.is_dir(rel):
+            continue
+        rel = rel + "/" if rel else ""
         if rel not in roots:
             roots.append(rel)
     return tuple(roots)
@@ -170,8 +226,8 @@ class Closure:
 class ModuleIndex:
     """Resolves module names to files of the head tree and reads their imports (cached)."""
 
-    def __init__(self, repo_root: str, roots: tuple[str, ...]) -> None:
-        self.repo_root = repo_root
+    def __init__(self, tree: Tree, roots: tuple[str, ...]) -> None:
+        self.tree = tree
         self.roots = roots
         self._imports: dict[str, frozenset[str]] = {}
         self._resolved: dict[str, str | None] = {}
@@ -185,7 +241,7 @@ class ModuleIndex:
             rel = name.replace(".", "/")
             for root in self.roots:
                 for cand in (f"{root}{rel}.py", f"{root}{rel}/__init__.py"):
-                    if os.path.isfile(os.path.join(self.repo_root, cand)):
+                    if self.tree.is_file(cand):
                         found = cand
                         break
                 if found:
@@ -195,7 +251,7 @@ class ModuleIndex:
 
     def is_namespace(self, name: str) -> bool:
         rel = name.replace(".", "/")
-        return any(os.path.isdir(os.path.join(self.repo_root, f"{r}{rel}")) for r in self.roots)
+        return any(self.tree.is_dir(f"{r}{rel}") for r in self.roots)
 
     def entry_file(self, model: ModelConfig) -> str | None:
         return self.resolve(_entry_module(model.entry))
@@ -222,15 +278,15 @@ class ModuleIndex:
         return self._imports[path]
 
     def _read_imports(self, path: str, name: str) -> set[str]:
+        source = self.tree.read(path)
         try:
-            with open(os.path.join(self.repo_root, path), "rb") as fh:
-                tree = ast.parse(fh.read(), filename=path)
-        except (OSError, SyntaxError, ValueError, RecursionError, MemoryError):
+            module_ast = ast.parse(source or b"", filename=path)
+        except (SyntaxError, ValueError, RecursionError, MemoryError):
             # An unparsable module imports nothing we can know; it is still in the closure.
             return set()
         package = name if path.endswith("__init__.py") else name.rpartition(".")[0]
         found: set[str] = set()
-        for node in _runtime_nodes(tree):
+        for node in _runtime_nodes(module_ast):
             if isinstance(node, ast.Import):
                 found.update(a.name for a in node.names)
             elif isinstance(node, ast.ImportFrom):
@@ -323,9 +379,11 @@ def _is_type_checking(test: ast.expr) -> bool:
 
 # ---------------------------------------------------------------------------- config
 
-def config_effects(config: Config, changeset: ChangeSet, repo_root: str) -> dict[str, str]:
+def config_effects(config: Config, changeset: ChangeSet, repo_root: str,
+                   tree: Tree | None = None) -> dict[str, str]:
     """Models the config change affects: {name: why}, with "*" meaning every model."""
-    rel = _config_relpath(config, changeset, repo_root)
+    tree = tree or head_tree(changeset, repo_root)
+    rel = _config_relpath(config, changeset, repo_root, tree)
     if rel is None:
         return {}
     fc = changeset.files.get(rel)
@@ -335,14 +393,7 @@ def config_effects(config: Config, changeset: ChangeSet, repo_root: str) -> dict
     if fc.old_path is None:
         return {"*": f"{name} is new in this change"}
     base = _load_yaml(git.show_file(repo_root, changeset.base, fc.old_path))
-    if changeset.head is not None:
-        head = _load_yaml(git.show_file(repo_root, changeset.head, rel))
-    else:
-        try:
-            with open(os.path.join(repo_root, rel), "rb") as fh:
-                head = _load_yaml(fh.read())
-        except OSError:
-            head = None
+    head = _load_yaml(tree.read(rel))
     if not isinstance(base, dict) or not isinstance(head, dict):
         return {"*": f"{name} changed and one side could not be read as a mapping"}
     top = sorted(k for k in set(base) | set(head)
@@ -363,13 +414,14 @@ def config_effects(config: Config, changeset: ChangeSet, repo_root: str) -> dict
     return out
 
 
-def _config_relpath(config: Config, changeset: ChangeSet, repo_root: str) -> str | None:
+def _config_relpath(config: Config, changeset: ChangeSet, repo_root: str,
+                    tree: Tree) -> str | None:
     if config.path:
         # realpath on both sides: a temp dir or checkout reached through a symlink.
         rel = os.path.relpath(os.path.realpath(config.path), os.path.realpath(repo_root))
         return None if rel.startswith("..") else rel.replace(os.sep, "/")
     for cand in DEFAULT_CONFIG_NAMES:
-        if cand in changeset.files or os.path.isfile(os.path.join(repo_root, cand)):
+        if cand in changeset.files or tree.is_file(cand):
             return cand
     return None
 
@@ -395,5 +447,5 @@ def _model_sections(doc: dict[str, Any]) -> dict[str, Any]:
     return out
 
 
-__all__ = ["Closure", "ModuleIndex", "Selection", "config_effects", "module_roots",
+__all__ = ["Closure", "CommitTree", "ModuleIndex", "Selection", "Tree", "head_tree", "config_effects", "module_roots",
            "select_all", "select_models"]

@@ -275,3 +275,22 @@ def test_select_all() -> None:
     sel = select_all(cfg)
     assert sel.selected == ("a", "b", "c") and sel.skipped == {}
     assert sel.reasons["b"].startswith("--all")
+
+
+def test_head_commit_is_read_from_git_not_from_disk(project) -> None:
+    repo, base = project
+    repo.branch("pr")
+    repo.write("mypkg/other.py", "import importlib  # edited on the PR\n")
+    repo.write("pt2bot.yml", CONFIG_YML.replace("width: 8", "width: 9"))
+    repo.commit("pr")
+    repo.checkout("main")
+    # main moves on: on disk, cnn now imports other.py; on the PR's head it does not.
+    repo.write("mypkg/vision/cnn.py", "from mypkg import other\n" + repo.read("mypkg/vision/cnn.py"))
+    repo.commit("main moves on")
+    cs = diff_changes(repo.path, base, "pr")
+    sel = select_models(models_config(repo), cs, repo.path)
+    assert sel.selected == ("tiny",)   # by its config section, read from the pr commit
+    assert "no changed file in its import closure" in sel.skipped["cnn"]
+    # the same question asked of the working tree (main) sees cnn import other.py
+    cs_disk = diff_changes(repo.path, base)
+    assert "cnn" in select_models(models_config(repo), cs_disk, repo.path).selected
