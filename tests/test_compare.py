@@ -1,0 +1,236 @@
+"""compare.build_report on recorded results (tests/data/results) and a real PR in git."""
+from __future__ import annotations
+
+import pytest
+from compare_fixtures import Selection, make_config, make_pr, results_pair
+from gitrepo import GitRepo
+
+from pt2bot.compare import build_report, match_breaks
+from pt2bot.findings import Finding
+from pt2bot.report.jsonreport import validation_errors
+
+SKIP = Selection(skipped={"skipped_one": "no changed file in its import closure"})
+
+
+@pytest.fixture(scope="module")
+def pr(tmp_path_factory):
+    """One real PR for the module (build_report never mutates the ChangeSet)."""
+    return make_pr(GitRepo.init(tmp_path_factory.mktemp("pr") / "repo"))
+
+
+def report_for(pr, base=None, head=None, *, config=None, findings=((), ()), changeset=True,
+               **kw):
+    b_sha, h_sha, cs = pr
+    rb, rh = results_pair()
+    return build_report(base_results=rb if base is None else base,
+                        head_results=rh if head is None else head,
+                        base_findings=list(findings[0]), head_findings=list(findings[1]),
+                        changeset=cs if changeset else None, config=config or make_config(),
+                        selection=kw.get("selection", SKIP), base_sha=b_sha, head_sha=h_sha)
+
+
+def model(report, name):
+    return next(m for m in report["models"] if m["name"] == name)
+
+
+def test_breaks_new_fixed_moved_renamed(pr):
+    rep = report_for(pr)
+    tiny = model(rep, "tiny_gpt")
+    assert [b["gb"] for b in tiny["new_breaks"]] == ["GB0124"]
+    assert tiny["new_breaks"][0]["path"] == "pkg/models.py" and tiny["new_breaks"][0]["line"] == 40
+    assert [b["gb"] for b in tiny["fixed_breaks"]] == ["GB0059"]
+    # GB0170 moved 12 → 15 by inserted lines; the source-less logger break 20 → 23 by the map.
+    assert tiny["unchanged_breaks"] == 2
+    assert tiny["delta"]["graph_breaks"] == 0 and tiny["change"] == "changed"
+    mlp = model(rep, "renamed_mlp")     # pkg/mlp.py → pkg/nets/mlp.py
+    assert mlp["new_breaks"] == [] and mlp["fixed_breaks"] == [] and mlp["unchanged_breaks"] == 1
+
+
+def test_without_a_diff_only_source_matching_survives(pr):
+    rep = report_for(pr, changeset=False)
+    assert rep["mode"] == "audit"
+    tiny = model(rep, "tiny_gpt")
+    # No line map: the source-less break at 20 vs 23 cannot be matched.
+    assert sorted(b["line"] for b in tiny["new_breaks"]) == [23, 40]
+    # No rename info: the same break in the renamed file looks removed + added.
+    mlp = model(rep, "renamed_mlp")
+    assert [b["path"] for b in mlp["new_breaks"]] == ["pkg/nets/mlp.py"]
+    assert [b["path"] for b in mlp["fixed_breaks"]] == ["pkg/mlp.py"]
+
+
+def test_model_changes_and_failures(pr):
+    rep = report_for(pr)
+    assert model(rep, "new_model")["change"] == "new"
+    old = model(rep, "old_model")
+    assert old["change"] == "removed" and old["status"] == "skipped"
+    flaky = model(rep, "flaky")
+    assert flaky["status"] == "error"
+    assert [p["kind"] for p in flaky["problems"]] == ["fails_only_on_head"]
+    assert flaky["problems"][0]["path"] == "pkg/flaky.py"
+    assert rep["skipped"] == [{"name": "skipped_one",
+                               "reason": "no changed file in its import closure"}]
+    assert model(rep, "skipped_one")["status"] == "skipped"
+    assert model(rep, "renamed_mlp")["change"] == "changed"   # export fixed
+
+
+def test_export_recompiles_latency(pr):
+    rep = report_for(pr)
+    tiny, mlp = model(rep, "tiny_gpt"), model(rep, "renamed_mlp")
+    assert tiny["delta"]["export"] == "broken" and mlp["delta"]["export"] == "fixed"
+    assert model(rep, "new_model")["delta"]["export"] == "same"
+    cases = {c["shape"]["batch"]: c for c in tiny["delta"]["recompile_cases"]}
+    assert cases[4]["delta"] == 1 and cases[1]["delta"] == 0
+    assert cases[4]["reasons"][0]["source"] == "if x.shape[0] > 4:"
+    assert tiny["delta"]["new_recompiles"] == 1
+    lat = {x["shape"]["batch"]: x for x in tiny["delta"]["latency"]}
+    assert lat[4]["significant"] and lat[4]["direction"] == "slower"
+    assert lat[4]["ci_low"] > 1 and 20 < lat[4]["change_pct"] < 40
+    assert not lat[1]["significant"] and lat[1]["ci_low"] < 1 < lat[1]["ci_high"]
+    assert all(not x["significant"] for x in mlp["delta"]["latency"])
+
+
+def test_conclusion_and_reasons(pr):
+    rep = report_for(pr)
+    assert rep["conclusion"] == "failure"
+    codes = {(r["code"], r["model"]) for r in rep["reasons"] if r["level"] == "failure"}
+    assert codes == {("new_graph_breaks", "tiny_gpt"), ("new_recompiles", "tiny_gpt"),
+                     ("export_broken", "tiny_gpt"), ("latency_regression", "tiny_gpt"),
+                     ("fails_only_on_head", "flaky")}
+    assert "new graph break" in rep["summary_title"]
+    assert validation_errors(rep) == []
+
+
+def _clean_pair():
+    """Only `tiny_gpt`, head == base: a clean baseline to switch one signal on (compared
+    without a diff, since the recorded lines belong to the PR's files)."""
+    base, head = results_pair()
+    keep = {m["name"]: m for m in base["models"]}
+    head["models"] = [keep["tiny_gpt"] | {}]
+    base["models"] = [keep["tiny_gpt"]]
+    return base, head
+
+
+@pytest.mark.parametrize("change, thresholds, expected", [
+    (None, {}, "success"),
+    ("break", {}, "failure"),
+    ("break", {"new_graph_breaks": 1}, "success"),
+    ("recompile", {}, "failure"),
+    ("recompile", {"new_recompiles": 2}, "success"),
+    ("export", {}, "failure"),
+    ("export", {"export_regression": "warn"}, "success"),
+    ("accuracy", {}, "failure"),
+    ("accuracy", {"accuracy": "ignore"}, "success"),
+    ("slower", {}, "failure"),
+    ("slower", {"latency_regression_pct": 50}, "success"),
+    ("noisy", {}, "success"),
+    (None, {"require_gpu": True}, "neutral"),
+    ("break", {"require_gpu": True}, "failure"),
+])
+def test_conclusion_table(pr, change, thresholds, expected):
+    import copy
+    base, head = _clean_pair()
+    h = head["models"][0] = copy.deepcopy(head["models"][0])
+    if change == "break":
+        h["graph_breaks"] = h["graph_breaks"] + [dict(h["graph_breaks"][0], line=44,
+                                                      source="print(y)")]
+    elif change == "recompile":
+        h["recompiles"]["cases"][1]["recompiles"] = 2
+        h["recompiles"]["count"] = 2
+    elif change == "export":
+        h["export"] = {"ok": False, "kind": "data_dependent", "message": "x"}
+    elif change == "accuracy":
+        h["accuracy"][0]["match"] = False
+    elif change in ("slower", "noisy"):
+        lat = h["latency"][1]["compiled_ms"]
+        if change == "slower":
+            lat["samples"] = [x * 1.3 for x in lat["samples"]]
+        else:   # +30% on the median, but wildly spread: no verdict
+            b = lat["median"]
+            lat["samples"] = [b * k for k in (0.6, 2.0, 0.7, 1.9, 1.3, 1.35)]
+        lat["median"] = sorted(lat["samples"])[len(lat["samples"]) // 2]
+    rep = report_for(pr, base, head, config=make_config(**thresholds),
+                     selection=Selection(), changeset=False)
+    assert rep["conclusion"] == expected, rep["reasons"]
+
+
+def test_run_broken_is_neutral(pr):
+    rep = report_for(pr, head={"models": []}, selection=Selection())
+    assert {m["change"] for m in rep["models"] if m["base"]} == {"removed"}
+    assert rep["conclusion"] == "success"      # deleting models is not a regression
+    b_sha, h_sha, cs = pr
+    base, _ = results_pair()
+    rep = build_report(base_results=base, head_results=None, base_findings=[],
+                       head_findings=[], changeset=cs, config=make_config(),
+                       base_sha=b_sha, head_sha=h_sha)
+    assert rep["conclusion"] == "neutral"
+    assert [r["code"] for r in rep["reasons"] if r["level"] == "neutral"] == ["run_broken"]
+
+
+def test_every_model_failing_on_both_sides_is_the_environment(pr):
+    base, head = results_pair()
+    err = {"status": "error", "error": {"kind": "import", "message": "No module named x"}}
+    for side in (base, head):
+        side["models"] = [m | err for m in side["models"] if m["name"] == "tiny_gpt"]
+    rep = report_for(pr, base, head, selection=Selection())
+    assert rep["conclusion"] == "neutral", rep["reasons"]
+    # ... but failing only on head is the pull request's doing.
+    base, head = results_pair()
+    head["models"] = [m | err for m in head["models"] if m["name"] == "tiny_gpt"]
+    base["models"] = [m for m in base["models"] if m["name"] == "tiny_gpt"]
+    assert report_for(pr, base, head, selection=Selection())["conclusion"] == "failure"
+
+
+def F(rule="PTC101", path="pkg/models.py", line=10, source="x.item()", diff="added",
+      severity="error", **kw) -> Finding:
+    return Finding(rule=rule, path=path, line=line, col=4, severity=severity,
+                   message="msg", source=source, function="TinyGPT.forward", diff=diff, **kw)
+
+
+def test_findings_new_vs_preexisting_and_filter(pr):
+    base_f = [F(path="pkg/mlp.py", line=9, source="t0 = time.time()", diff=None),
+              F(line=3, source="print(x)", diff=None)]
+    head_f = [F(path="pkg/nets/mlp.py", line=9, source="t0 = time.time()"),   # renamed
+              F(line=8, source="print(x)  # moved"),                          # moved
+              F(line=40, source="n = x.sum().item()"),                        # new
+              F(line=45, source="y.tolist()", diff="outside")]                # filtered
+    rep = report_for(pr, findings=(base_f, head_f))
+    got = {(f["path"], f["line"]): f["new"] for f in rep["findings"]}
+    assert got == {("pkg/nets/mlp.py", 9): False, ("pkg/models.py", 8): False,
+                   ("pkg/models.py", 40): True}
+    assert rep["findings_hidden"] == 1
+    assert any(r["code"] == "static_findings" and r["count"] == 1 for r in rep["reasons"])
+
+
+@pytest.mark.parametrize("fail_on, severity, fails", [
+    ("error", "error", True), ("error", "warning", False), ("warning", "warning", True),
+    ("never", "error", False)])
+def test_static_fail_on(pr, fail_on, severity, fails):
+    from pt2bot.config import StaticConfig
+    base, head = _clean_pair()
+    cfg = make_config()
+    cfg = type(cfg)(static=StaticConfig(fail_on=fail_on), models=cfg.models, raw=cfg.raw)
+    rep = report_for(pr, base, head, config=cfg, findings=([], [F(severity=severity)]),
+                     selection=Selection(), changeset=False)
+    assert (rep["conclusion"] == "failure") is fails
+
+
+def test_same_source_twice_pairs_by_line_map():
+    brk = {"gb": "GB0059", "gb_type": "t", "path": "a.py", "function": "f", "source": "print(x)"}
+    base = [dict(brk, line=10), dict(brk, line=20)]
+    head = [dict(brk, line=25)]     # the one at 20 moved to 25; the one at 10 was deleted
+    new, fixed, same = match_breaks(base, head, renames={},
+                                    line_map=lambda p, n: {10: None, 20: 25}.get(n))
+    assert same == 1 and new == [] and [b["line"] for b in fixed] == [10]
+
+
+def test_malformed_results_are_reported_not_crashed(pr):
+    base, head = results_pair()
+    head["models"] += ["junk", {"name": 3}, {"name": "weird", "status": "ok",
+                                             "graph_breaks": "nope", "latency": [None, {}],
+                                             "recompiles": [], "export": "yes",
+                                             "accuracy": {"x": 1}}]
+    head["models"][0]["latency"][0]["compiled_ms"] = None
+    rep = report_for(pr, base, head)
+    weird = model(rep, "weird")
+    assert weird["change"] == "new" and weird["delta"]["export"] == "n/a"
+    assert validation_errors(rep) == []

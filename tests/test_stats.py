@@ -1,0 +1,100 @@
+from __future__ import annotations
+
+import random
+
+import pytest
+
+from pt2bot.stats import compare_samples, summarise_samples
+
+BACKENDS = [pytest.param(True, id="numpy"), pytest.param(False, id="python")]
+
+
+def noisy(med: float, n: int, seed: int, spread: float = 0.03) -> list[float]:
+    r = random.Random(seed)
+    return [med * (1 + r.gauss(0, spread)) for _ in range(n)]
+
+
+@pytest.mark.parametrize("use_numpy", BACKENDS)
+def test_clear_slowdown_is_significant(use_numpy):
+    out = compare_samples(noisy(1.0, 30, 1), noisy(1.3, 30, 2), threshold_pct=10,
+                          use_numpy=use_numpy)
+    assert out["significant"] and out["direction"] == "slower"
+    assert 1.0 < out["ci_low"] <= out["ratio"] <= out["ci_high"]
+    assert 25 < out["change_pct"] < 35
+
+
+@pytest.mark.parametrize("use_numpy", BACKENDS)
+def test_speedup_is_significant_and_faster(use_numpy):
+    out = compare_samples(noisy(1.0, 30, 1), noisy(0.7, 30, 2), threshold_pct=10,
+                          use_numpy=use_numpy)
+    assert out["significant"] and out["direction"] == "faster" and out["ci_high"] < 1
+
+
+def test_identical_distributions_are_not_significant():
+    out = compare_samples(noisy(1.0, 30, 1), noisy(1.0, 30, 2), threshold_pct=10)
+    assert not out["significant"] and out["ci_low"] < 1 < out["ci_high"]
+
+
+def test_tight_interval_below_threshold_is_not_significant():
+    # The interval excludes 1 (a real 3% change), but 3% is under the 10% threshold.
+    out = compare_samples(noisy(1.0, 60, 1, 0.002), noisy(1.03, 60, 2, 0.002),
+                          threshold_pct=10)
+    assert out["ci_low"] > 1 and not out["significant"] and out["direction"] == "same"
+
+
+def test_large_but_noisy_change_is_not_significant():
+    # 15% apart on medians, but with 5 samples and 40% spread the interval covers 1.
+    base = [1.0, 0.6, 1.5, 0.7, 1.4]
+    head = [1.15, 0.7, 1.6, 0.8, 1.5]
+    out = compare_samples(base, head, threshold_pct=10)
+    assert out["ratio"] > 1.1 and out["ci_low"] < 1 and not out["significant"]
+
+
+def test_too_few_samples_gives_a_note_not_a_verdict():
+    out = compare_samples([1, 1, 1], [2, 2, 2], threshold_pct=10)
+    assert out["ratio"] is None and not out["significant"] and "too few" in out["note"]
+
+
+def test_garbage_samples_are_dropped():
+    base = [1.0, float("nan"), None, "x", 1.0, 1.01, 0.99, 1.0, float("inf")]
+    out = compare_samples(base, [1.0, 1.0, 1.01, 0.99, 1.0], threshold_pct=10)
+    assert out["n_base"] == 5 and not out["significant"]
+
+
+@pytest.mark.parametrize("use_numpy", BACKENDS)
+def test_deterministic_for_a_seed(use_numpy):
+    a, b = noisy(1.0, 25, 3, 0.1), noisy(1.05, 25, 4, 0.1)
+    x = compare_samples(a, b, threshold_pct=10, use_numpy=use_numpy)
+    y = compare_samples(a, b, threshold_pct=10, use_numpy=use_numpy)
+    z = compare_samples(a, b, threshold_pct=10, use_numpy=use_numpy, seed=1)
+    assert x == y
+    assert (x["ci_low"], x["ci_high"]) != (z["ci_low"], z["ci_high"])
+
+
+def test_numpy_and_python_agree_closely():
+    a, b = noisy(1.0, 40, 5, 0.05), noisy(1.2, 40, 6, 0.05)
+    x = compare_samples(a, b, threshold_pct=10, use_numpy=True)
+    y = compare_samples(a, b, threshold_pct=10, use_numpy=False)
+    assert x["ratio"] == y["ratio"] and x["significant"] == y["significant"]
+    assert abs(x["ci_low"] - y["ci_low"]) < 0.02 and abs(x["ci_high"] - y["ci_high"]) < 0.02
+
+
+@pytest.mark.parametrize("use_numpy", BACKENDS)
+def test_rounds_carry_process_noise(use_numpy):
+    """Process-level offsets (each round a different level) fool a flat bootstrap; the
+    per-round bootstrap sees that rounds disagree and does not call a change."""
+    levels_b, levels_h = (1.0, 1.3, 1.0), (1.3, 1.0, 1.3)
+    base = [noisy(lv, 20, i, 0.01) for i, lv in enumerate(levels_b)]
+    head = [noisy(lv, 20, 10 + i, 0.01) for i, lv in enumerate(levels_h)]
+    flat = compare_samples([x for g in base for x in g], [x for g in head for x in g],
+                           threshold_pct=10, use_numpy=use_numpy)
+    grouped = compare_samples(base, head, threshold_pct=10, use_numpy=use_numpy)
+    assert flat["significant"]
+    assert not grouped["significant"] and grouped["method"].endswith("/rounds")
+
+
+def test_summarise_samples():
+    s = summarise_samples([3.0, 1.0, 2.0, 4.0, float("nan")])
+    assert s["median"] == 2.5 and s["min"] == 1.0 and s["iqr"] == 1.5
+    assert s["samples"] == [3.0, 1.0, 2.0, 4.0]
+    assert summarise_samples([])["median"] is None
