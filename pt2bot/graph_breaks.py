@@ -1,0 +1,265 @@
+"""Graph-break text → GB id, type, explanation, hints (torch's own registry).
+
+Dynamo's break messages (the `dynamo_graph_break_reason` trace artifact, `Unsupported`
+exceptions) embed a documentation URL `.../gb/gbNNNN.html` per break. In a chained message
+("While handling this graph break, another graph break occurred") the first id is the root
+cause and a trailing GB7000 means the frame was skipped because the break sat in a loop.
+`torch/_dynamo/graph_break_registry.json` maps ids to `{Gb_type, Context, Explanation,
+Hints}` (a list: history, newest first). Older torch lacks the registry and sometimes the
+URL: then we degrade to the gb_type text printed in the message.
+
+No torch import at module level: the registry is read as a file, so this module is cheap
+and usable by the report stage.
+"""
+from __future__ import annotations
+
+import functools
+import importlib.util
+import json
+import os
+import re
+from dataclasses import dataclass, field
+
+GB_URL = "https://meta-pytorch.github.io/compile-graph-break-site/gb/{slug}.html"
+LOOP_GB = "GB7000"   # "graph break in loop": the frame was skipped and ran eagerly
+
+_URL_RE = re.compile(r"compile-graph-break-site/gb/gb(\d{4})\.html", re.IGNORECASE)
+_CHAIN_SEP = "*** While handling this graph break, another graph break occurred: ***"
+_HEADER_RE = re.compile(r"^Graph break in user code at (?P<file>.+):(?P<line>\d+)\s*$", re.M)
+_FRAME_RE = re.compile(r'^\s*File "(?P<file>[^"]+)", line (?P<line>\d+), in (?P<func>.+?)\s*$')
+_SKIP_PREFIXES = ("Failed to handle graph break gracefully", "Graph Break Reason:")
+
+
+@dataclass(frozen=True)
+class RegistryEntry:
+    gb: str
+    gb_type: str
+    explanation: str
+    hints: tuple[str, ...]
+
+
+@dataclass(frozen=True)
+class BreakSection:
+    """One break of a (possibly chained) message."""
+    gb: str | None
+    gb_type: str
+    explanation: str
+    hints: tuple[str, ...]
+    text: str
+
+
+@dataclass(frozen=True)
+class Frame:
+    file: str
+    line: int
+    function: str
+    source: str = ""
+
+
+@dataclass(frozen=True)
+class ParsedBreak:
+    """A whole `dynamo_graph_break_reason` payload, parsed."""
+    gb: str | None
+    gb_type: str
+    explanation: str
+    hints: tuple[str, ...]
+    url: str | None
+    reason: str
+    in_loop: bool
+    header_file: str | None
+    header_line: int | None
+    sections: tuple[BreakSection, ...] = ()
+    frames: tuple[Frame, ...] = field(default=())
+
+
+def registry_path() -> str | None:
+    """Where the installed torch keeps the registry, without importing torch."""
+    spec = importlib.util.find_spec("torch")
+    if spec is None or not spec.submodule_search_locations:
+        return None
+    for base in spec.submodule_search_locations:
+        p = os.path.join(base, "_dynamo", "graph_break_registry.json")
+        if os.path.isfile(p):
+            return p
+    return None
+
+
+@functools.lru_cache(maxsize=4)
+def load_registry(path: str | None = None) -> dict[str, RegistryEntry]:
+    """GB id → newest registry entry; `{}` when this torch ships no registry."""
+    path = path or registry_path()
+    if not path:
+        return {}
+    try:
+        with open(path, encoding="utf-8") as fh:
+            raw = json.load(fh)
+    except (OSError, ValueError):
+        return {}
+    out: dict[str, RegistryEntry] = {}
+    for gb, versions in raw.items():
+        entry = versions[0] if isinstance(versions, list) and versions else versions
+        if not isinstance(entry, dict):
+            continue
+        out[gb] = RegistryEntry(
+            gb=gb,
+            gb_type=str(entry.get("Gb_type", "")),
+            explanation=str(entry.get("Explanation", "")),
+            hints=tuple(str(h).strip() for h in entry.get("Hints") or ()),
+        )
+    return out
+
+
+@functools.lru_cache(maxsize=4)
+def _types_index(path: str | None = None) -> dict[str, str]:
+    """gb_type → GB id over every historical name (renamed ids keep their old names)."""
+    path = path or registry_path()
+    if not path:
+        return {}
+    try:
+        with open(path, encoding="utf-8") as fh:
+            raw = json.load(fh)
+    except (OSError, ValueError):
+        return {}
+    idx: dict[str, str] = {}
+    for gb, versions in raw.items():
+        for entry in versions if isinstance(versions, list) else [versions]:
+            t = str(entry.get("Gb_type", "")).strip() if isinstance(entry, dict) else ""
+            if t:
+                idx.setdefault(t, gb)
+    return idx
+
+
+def gb_url(gb: str | None) -> str | None:
+    return GB_URL.format(slug=gb.lower()) if gb else None
+
+
+def lookup(gb: str | None) -> RegistryEntry | None:
+    return load_registry().get(gb) if gb else None
+
+
+def gb_for_type(gb_type: str) -> str | None:
+    return _types_index().get(gb_type.strip())
+
+
+def gb_ids(text: str) -> list[str]:
+    """Every GB id linked in `text`, in order."""
+    return ["GB" + m.group(1) for m in _URL_RE.finditer(text)]
+
+
+def _parse_section(text: str) -> BreakSection:
+    lines = text.splitlines()
+    gb_type = ""
+    explanation = ""
+    hints: list[str] = []
+    for i, ln in enumerate(lines):
+        s = ln.strip()
+        if s.startswith("Explanation:"):
+            explanation = s[len("Explanation:"):].strip()
+            # the gb_type is the last non-empty line above the explanation
+            for prev in reversed(lines[:i]):
+                p = prev.strip()
+                for pre in _SKIP_PREFIXES:
+                    if p.startswith(pre):
+                        p = p[len(pre):].strip()
+                if p and not p.endswith("Graph break encountered:"):
+                    gb_type = p
+                    break
+        elif s.startswith("Hint:"):
+            hints.append(s[len("Hint:"):].strip())
+    ids = gb_ids(text)
+    gb = ids[0] if ids else None
+    if not gb_type:
+        first = next((ln.strip() for ln in lines if ln.strip()), "")
+        for pre in _SKIP_PREFIXES:
+            if first.startswith(pre):
+                first = first[len(pre):].strip()
+        gb_type = first
+    if gb is None and gb_type:
+        gb = gb_for_type(gb_type)
+    return BreakSection(gb=gb, gb_type=gb_type, explanation=explanation, hints=tuple(hints),
+                        text=text.strip())
+
+
+def parse_frames(text: str) -> list[Frame]:
+    """`File "...", line N, in fn` lines (+ the source line under each), in order."""
+    frames: list[Frame] = []
+    lines = text.splitlines()
+    for i, ln in enumerate(lines):
+        m = _FRAME_RE.match(ln)
+        if not m:
+            continue
+        src = ""
+        if i + 1 < len(lines):
+            nxt = lines[i + 1]
+            if nxt.strip() and not _FRAME_RE.match(nxt) and set(nxt.strip()) - set("^~ "):
+                src = nxt.strip()
+        frames.append(Frame(m.group("file"), int(m.group("line")), m.group("func"), src))
+    return frames
+
+
+def _cut(text: str, *markers: str) -> str:
+    """`text` up to the first of `markers` found."""
+    ends = [text.find(m) for m in markers]
+    ends = [e for e in ends if e >= 0]
+    return text[:min(ends)] if ends else text
+
+
+def parse_break(payload: str) -> ParsedBreak:
+    """Parse one graph-break message (trace artifact payload or exception text)."""
+    header = _HEADER_RE.search(payload)
+    tb_at = payload.find("User code traceback:")
+    if tb_at < 0:
+        tb_at = payload.find("from user code:")
+    tb = _cut(payload[tb_at:], "\nTraceback (most recent call last)") if tb_at >= 0 else ""
+    body = payload[header.end():] if header else payload
+    body = _cut(body, "Stack variable source attribution:", "User code traceback:",
+                "from user code:", "\nTraceback (most recent call last)")
+    sections = [_parse_section(s) for s in body.split(_CHAIN_SEP) if s.strip()]
+    ids = [s.gb for s in sections if s.gb]
+    root = next((s for s in sections if s.gb != LOOP_GB), sections[0] if sections else None)
+    gb = root.gb if root else None
+    reg = lookup(gb)
+    gb_type = (root.gb_type if root and root.gb_type else "") or (reg.gb_type if reg else "")
+    explanation = (root.explanation if root and root.explanation else "") or (
+        reg.explanation if reg else "")
+    hints = (root.hints if root and root.hints else ()) or (reg.hints if reg else ())
+    reason = _short_reason(root.text if root else body.strip())
+    return ParsedBreak(
+        gb=gb, gb_type=gb_type, explanation=explanation, hints=tuple(hints), url=gb_url(gb),
+        reason=reason, in_loop=LOOP_GB in ids,
+        header_file=header.group("file") if header else None,
+        header_line=int(header.group("line")) if header else None,
+        sections=tuple(sections), frames=tuple(parse_frames(tb)),
+    )
+
+
+def _short_reason(section_text: str, limit: int = 2000) -> str:
+    """The root break's text without developer context and URL lines, capped."""
+    keep = []
+    for ln in section_text.splitlines():
+        s = ln.strip()
+        if s.startswith(("Developer debug context:", "For more details about this graph break",
+                         "Hint:")):
+            continue  # hints are reported separately
+        for pre in _SKIP_PREFIXES:
+            if s.startswith(pre):
+                s = s[len(pre):].strip()
+        if s and not s.endswith("Graph break encountered:"):
+            keep.append(s)
+    text = "\n".join(keep)
+    return text if len(text) <= limit else text[:limit - 1] + "…"
+
+
+def classify_exception(exc: BaseException) -> tuple[str | None, str]:
+    """(GB id, gb_type) for an `Unsupported`-like exception: URL, then `.gb_type`, then text."""
+    text = str(exc)
+    gb_type = getattr(exc, "gb_type", None)
+    ids = gb_ids(text)
+    if ids:
+        root = next((i for i in ids if i != LOOP_GB), ids[0])
+        reg = lookup(root)
+        return root, (gb_type or (reg.gb_type if reg else text.splitlines()[0] if text else ""))
+    if gb_type:
+        return gb_for_type(gb_type), gb_type
+    first = text.strip().splitlines()[0] if text.strip() else type(exc).__name__
+    return gb_for_type(first), first

@@ -1,0 +1,116 @@
+"""Phase "breaks": every graph-break site, with a cheap backend.
+
+`torch._dynamo.explain` misses breaks in loops (the frame is skipped), breaks with nothing
+traced before them, and repeats nested breaks once per frame; so instead the model is
+compiled with a recording eager backend while the structured trace is caught in memory,
+and each `dynamo_graph_break_reason` artifact is one (break, frame) event. Events are
+deduplicated on (GB id, innermost user frame): a break hit in a loop or in every repeated
+layer is one break with a `count`.
+"""
+from __future__ import annotations
+
+from typing import Any
+
+from pt2bot import graph_breaks
+from pt2bot.smoke._inputs import CaseInputs
+from pt2bot.smoke._trace import RepoPaths, TraceCollector, frame_file, intern_table, reset_dynamo
+
+
+class RecordingBackend:
+    """Eager backend that counts graphs and notes every code object dynamo traced."""
+
+    def __init__(self) -> None:
+        self.graphs = 0
+        self.code_files: set[str] = set()
+
+    def __call__(self, gm: Any, example_inputs: Any) -> Any:
+        self.graphs += 1
+        try:
+            from torch._guards import TracingContext
+            codes = TracingContext.get_traced_code() or []
+        except Exception:  # noqa: BLE001 - older torch: the frame files still come from the trace
+            codes = []
+        for code in codes:
+            self.code_files.add(code.co_filename)
+        return gm.forward
+
+
+def collect_breaks(events: TraceCollector, paths: RepoPaths) -> list[dict[str, Any]]:
+    """Deduplicated break sites from the caught trace."""
+    sites: dict[tuple[Any, ...], dict[str, Any]] = {}
+    for ev in events.artifacts("dynamo_graph_break_reason"):
+        if not ev.payload:
+            continue
+        pb = graph_breaks.parse_break(ev.payload)
+        stack = []
+        for f in pb.frames:
+            rel = paths.rel(f.file)
+            if rel:
+                stack.append({"path": rel, "line": f.line, "function": f.function})
+        inner_src = ""
+        if stack:
+            inner = stack[-1]
+            path, line, func = inner["path"], inner["line"], inner["function"]
+            inner_src = next((f.source for f in reversed(pb.frames)
+                              if paths.rel(f.file) == path and f.line == line), "")
+        elif pb.header_file and paths.rel(pb.header_file):
+            path, line, func = paths.rel(pb.header_file), pb.header_line, None
+        else:
+            path, line, func = None, None, None
+        key = (pb.gb or pb.gb_type, path, line)
+        site = sites.get(key)
+        if site is None:
+            sites[key] = {
+                "gb": pb.gb, "gb_type": pb.gb_type, "path": path, "line": line,
+                "function": func,
+                "source": inner_src or paths.source_line(path, line),
+                "reason": pb.reason, "explanation": pb.explanation, "hints": list(pb.hints),
+                "url": pb.url, "count": 1, "in_loop": pb.in_loop, "user_stack": stack,
+            }
+        else:
+            site["count"] += 1
+            site["in_loop"] = site["in_loop"] or pb.in_loop
+            if len(stack) > len(site["user_stack"]):
+                site["user_stack"] = stack  # the outermost view of the same site
+    return sorted(sites.values(), key=lambda s: (s["path"] or "", s["line"] or 0, s["gb"] or ""))
+
+
+def traced_files(events: TraceCollector, backend: RecordingBackend,
+                 paths: RepoPaths) -> list[str]:
+    """Repo files of every frame dynamo traced (compiled, inlined, or skipped on a break)."""
+    table = intern_table()
+    files: set[str] = set()
+    for f in backend.code_files:
+        rel = paths.rel(f)
+        if rel:
+            files.add(rel)
+    for ev in events.of_kind("dynamo_start"):
+        stack = (ev.data or {}).get("stack") or []
+        if stack:   # the last frame is the one being compiled
+            rel = paths.rel(frame_file(stack[-1], table))
+            if rel:
+                files.add(rel)
+    for ev in events.artifacts("dynamo_graph_break_reason"):
+        for f in graph_breaks.parse_frames(ev.payload or ""):
+            rel = paths.rel(f.file)
+            if rel:
+                files.add(rel)
+    return sorted(files)
+
+
+def measure_breaks(model: Any, case: CaseInputs, paths: RepoPaths) -> dict[str, Any]:
+    """`graph_count`, `graph_breaks`, `files` for one call on the first case."""
+    import torch
+
+    reset_dynamo()
+    backend = RecordingBackend()
+    compiled = torch.compile(model, backend=backend)
+    with TraceCollector() as events, torch.no_grad():
+        compiled(*case.args, **case.kwargs)
+    result = {
+        "graph_count": backend.graphs,
+        "graph_breaks": collect_breaks(events, paths),
+        "files": traced_files(events, backend, paths),
+    }
+    reset_dynamo()
+    return result

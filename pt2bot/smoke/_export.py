@@ -1,0 +1,169 @@
+"""Phase "export": `torch.export.export` with the configured dynamic dims.
+
+On success each declared-dynamic dim must still be symbolic in the program (a `Dim` can
+silently specialise), and the program must match eager on every case. On failure the kind
+is classified and located: non-strict export errors rarely carry a file:line (a constraint
+violation never does), so `torch.export.draft_export` — which always returns a program and
+a report of every failure with its user stack — is asked where the problem is.
+"""
+from __future__ import annotations
+
+import ast
+import contextlib
+import io
+import re
+from typing import Any
+
+from pt2bot import graph_breaks
+from pt2bot.smoke._inputs import CaseInputs, compare_outputs
+from pt2bot.smoke._trace import RepoPaths, frame_file, intern_table, reset_dynamo
+
+_MAX_DIM = 1 << 20
+
+
+def example_case(cases: list[CaseInputs], dynamic: set[str]) -> CaseInputs:
+    """The case to trace with: dynamic dims >= 2 (torch specialises sizes 0 and 1)."""
+    for c in cases:
+        if all(c.shape.get(d, 2) >= 2 for d in dynamic):
+            return c
+    return cases[0]
+
+
+def dynamic_shapes(case: CaseInputs, dynamic: set[str], cases: list[CaseInputs]) -> Any:
+    """`{param: {axis: Dim}}` for the declared-dynamic dims; one Dim object per dim name."""
+    from torch.export import Dim
+
+    dims: dict[str, Any] = {}
+    for d in sorted(dynamic):
+        values = [c.shape[d] for c in cases if d in c.shape]
+        lo = max(1, min(values)) if values else 1
+        hi = max(max(values) if values else 2, 2, _MAX_DIM)
+        dims[d] = Dim(re.sub(r"\W", "_", d) or "dim", min=lo, max=hi)
+    spec: dict[str, Any] = {}
+    for name in case.named():
+        axes = {ax: dims[d] for ax, d in case.dims.get(name, {}).items() if d in dims}
+        spec[name] = axes or None
+    return spec if any(v for v in spec.values()) else None
+
+
+def _classify(exc: BaseException) -> str:
+    names = {c.__name__ for c in type(exc).__mro__}
+    text = str(exc)
+    if "CONSTRAINT_VIOLATION" in str(getattr(exc, "error_type", "")) or \
+            "ConstraintViolationError" in names or "Constraints violated" in text[:300]:
+        return "constraint_violation"
+    if names & {"GuardOnDataDependentSymNode", "DataDependentOutputException",
+                "PendingUnbackedSymbolNotFound"} or "data-dependent" in text[:400] or \
+            "DATA_DEPENDENT" in str(getattr(exc, "error_type", "")):
+        return "data_dependent"
+    if names & {"Unsupported", "UnsupportedOperatorException", "DynamicOutputShapeException"}:
+        return "unsupported"
+    return "error"
+
+
+def _short(text: str, limit: int = 1500) -> str:
+    cut = text.split("\nThe error above occurred when calling torch.export.export")[0]
+    cut = cut.split("\nFor C++ stack trace")[0].strip()
+    return cut if len(cut) <= limit else cut[:limit - 1] + "…"
+
+
+def _draft_location(model: Any, args: tuple, kwargs: dict, shapes: Any,
+                    paths: RepoPaths) -> tuple[str | None, int | None, str | None, str | None]:
+    """(path, line, source, failure type) of draft_export's first located failure."""
+    import torch
+
+    draft = getattr(torch.export, "draft_export", None)
+    if draft is None:
+        return None, None, None, None
+    try:
+        with contextlib.redirect_stderr(io.StringIO()):
+            ep = draft(model, args, kwargs, dynamic_shapes=shapes)
+    except Exception:  # noqa: BLE001 - the locator is best effort
+        return None, None, None, None
+    report = getattr(ep, "_report", None)
+    table = intern_table()
+    for f in getattr(report, "failures", None) or ():
+        data = getattr(f, "data", {}) or {}
+        stack = data.get("user_stack") or []
+        if isinstance(stack, str):
+            try:
+                stack = ast.literal_eval(stack)
+            except (ValueError, SyntaxError):
+                stack = []
+        for fr in reversed(list(stack)):
+            if not isinstance(fr, dict):
+                continue
+            rel = paths.rel(frame_file(fr, table))
+            if rel:
+                ftype = getattr(getattr(f, "failure_type", None), "name", None)
+                return rel, fr.get("line"), fr.get("loc"), ftype
+    return None, None, None, None
+
+
+def static_dims(ep: Any, case: CaseInputs, dynamic: set[str]) -> list[dict[str, Any]]:
+    """Declared-dynamic dims that the exported program fixed to a constant."""
+    import torch
+    from torch.fx.experimental.symbolic_shapes import is_concrete_int
+
+    user = set(getattr(ep.graph_signature, "user_inputs", ()) or ())
+    vals = [n.meta.get("val") for n in ep.graph.nodes
+            if n.op == "placeholder" and (not user or n.name in user)]
+    vals = [v for v in vals if isinstance(v, torch.Tensor)]
+    tensors = [(name, t) for name, t in case.named().items() if isinstance(t, torch.Tensor)]
+    out = []
+    if len(vals) != len(tensors):
+        return out   # nested/odd inputs: cannot pair placeholders with names reliably
+    for (name, _t), val in zip(tensors, vals):
+        for ax, d in case.dims.get(name, {}).items():
+            if d in dynamic and ax < len(val.shape) and is_concrete_int(val.shape[ax]):
+                out.append({"dim": d, "input": name, "axis": ax, "value": int(val.shape[ax])})
+    return out
+
+
+def measure_export(model: Any, cases: list[CaseInputs], eager_outs: list[Any],
+                   model_spec: dict[str, Any], paths: RepoPaths) -> dict[str, Any]:
+    """The RUN `export` dict."""
+    import torch
+
+    res: dict[str, Any] = {"ok": False, "kind": None, "message": None, "path": None,
+                           "line": None, "source": None, "static_dims": [], "cases": []}
+    if not model_spec.get("export", True):
+        return {**res, "ok": None, "message": "export disabled in the config"}
+    reset_dynamo()
+    dynamic = set(model_spec.get("dynamic") or ())
+    ex = example_case(cases, dynamic)
+    shapes = dynamic_shapes(ex, dynamic, cases)
+    args, kwargs = ex.args, dict(ex.kwargs)
+    try:
+        with contextlib.redirect_stderr(io.StringIO()), torch.no_grad():
+            ep = torch.export.export(model, args, kwargs or None, dynamic_shapes=shapes)
+    except Exception as e:  # noqa: BLE001 - an export failure is a result
+        kind = _classify(e)
+        res.update(kind=kind, message=_short(f"{type(e).__name__}: {e}"))
+        frames = [f for f in graph_breaks.parse_frames(str(e)) if paths.rel(f.file)]
+        if frames:
+            f = frames[-1]
+            res.update(path=paths.rel(f.file), line=f.line, source=f.source or None)
+        else:
+            path, line, src, _ftype = _draft_location(model, args, kwargs, shapes, paths)
+            res.update(path=path, line=line, source=src)
+        if kind == "unsupported":
+            gb, _t = graph_breaks.classify_exception(e)
+            res["gb"] = gb
+        reset_dynamo()
+        return res
+    res["ok"] = True
+    res["static_dims"] = static_dims(ep, ex, dynamic)
+    module = ep.module()
+    for case, expected in zip(cases, eager_outs):
+        entry: dict[str, Any] = {"shape": dict(case.shape)}
+        try:
+            with torch.no_grad():
+                out = module(*case.args, **case.kwargs)
+            cmp = compare_outputs(expected, out, model_spec.get("tolerance"))
+            entry.update(match=cmp["match"], max_abs_err=cmp["max_abs_err"])
+        except Exception as e:  # noqa: BLE001 - e.g. a guard on a specialised dim
+            entry.update(match=False, error=_short(f"{type(e).__name__}: {e}", 500))
+        res["cases"].append(entry)
+    reset_dynamo()
+    return res

@@ -1,0 +1,346 @@
+"""Building the model and its inputs for one shape case; comparing outputs.
+
+Everything here runs user code (imports, constructors, input factories), so every failure
+becomes a `WorkerError` with a kind and the innermost user location, never a crash.
+"""
+from __future__ import annotations
+
+import importlib
+import inspect
+import re
+import sys
+import traceback
+from dataclasses import dataclass, field
+from typing import Any
+
+from pt2bot.smoke._trace import RepoPaths
+
+DEFAULT_TOLERANCE: dict[str, tuple[float, float]] = {   # dtype → (rtol, atol), compiled vs eager
+    "float64": (1e-7, 1e-7),
+    "float32": (1e-4, 1e-5),
+    "float16": (1e-2, 1e-3),
+    "bfloat16": (1.6e-2, 1e-2),
+}
+# Torch raises these for inputs that do not fit the model (shape/dtype/arity mismatches).
+_SHAPE_WORDS = re.compile(r"shape|size|dimension|mat1|mat2|expected input|must match|"
+                          r"number of (?:dims|channels)|out of range|cannot be multiplied",
+                          re.IGNORECASE)
+
+
+class WorkerError(Exception):
+    """A failure of the model under test: reported as RUN `error`, not raised further."""
+
+    def __init__(self, kind: str, message: str, path: str | None = None,
+                 line: int | None = None) -> None:
+        super().__init__(message)
+        self.kind = kind
+        self.message = message
+        self.path = path
+        self.line = line
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"kind": self.kind, "message": self.message[:4000], "path": self.path,
+                "line": self.line}
+
+
+def user_location(exc: BaseException, paths: RepoPaths) -> tuple[str | None, int | None]:
+    """The innermost traceback frame inside the repo (SyntaxError: its own file:line)."""
+    if isinstance(exc, SyntaxError) and exc.filename:
+        rel = paths.rel(exc.filename)
+        if rel:
+            return rel, exc.lineno
+    loc: tuple[str | None, int | None] = (None, None)
+    for fs in traceback.extract_tb(exc.__traceback__):
+        rel = paths.rel(fs.filename)
+        if rel:
+            loc = (rel, fs.lineno)
+    return loc
+
+
+def _exc_text(exc: BaseException) -> str:
+    text = f"{type(exc).__name__}: {exc}"
+    return text if len(text) <= 4000 else text[:3999] + "…"
+
+
+def import_entry(entry: str, paths: RepoPaths) -> Any:
+    """`pkg.mod:attr` → the object, importing with the repo root first on sys.path."""
+    if ":" not in entry:
+        raise WorkerError("import", f"entry {entry!r} is not of the form 'pkg.module:attr'")
+    mod_name, _, attr = entry.partition(":")
+    if paths.root not in sys.path:
+        sys.path.insert(0, paths.root)
+    try:
+        mod = importlib.import_module(mod_name)
+    except ModuleNotFoundError as e:
+        if e.name and (mod_name == e.name or mod_name.startswith(e.name + ".")):
+            raise WorkerError("import", f"module {mod_name!r} not found under "
+                                        f"{paths.root}") from None
+        path, line = user_location(e, paths)
+        raise WorkerError("import", f"importing {mod_name!r} raised {_exc_text(e)}",
+                          path, line) from None
+    except BaseException as e:  # noqa: BLE001 - user code may raise anything
+        if isinstance(e, (KeyboardInterrupt,)):
+            raise
+        path, line = user_location(e, paths)
+        raise WorkerError("import", f"importing {mod_name!r} raised {_exc_text(e)}",
+                          path, line) from None
+    obj: Any = mod
+    for part in attr.split("."):
+        if not hasattr(obj, part):
+            raise WorkerError("import", f"module {mod_name!r} has no attribute {attr!r}")
+        obj = getattr(obj, part)
+    return obj
+
+
+def build_model(entry: str, kwargs: dict[str, Any], paths: RepoPaths) -> Any:
+    """Import and construct the model (class or factory), in eval mode."""
+    import torch
+
+    obj = import_entry(entry, paths)
+    try:
+        model = obj(**(kwargs or {})) if callable(obj) and not isinstance(
+            obj, torch.nn.Module) else obj
+    except Exception as e:  # noqa: BLE001
+        path, line = user_location(e, paths)
+        raise WorkerError("import", f"building {entry} raised {_exc_text(e)}", path, line) from None
+    if not isinstance(model, torch.nn.Module):
+        raise WorkerError("import", f"{entry} gave a {type(model).__name__}, not a torch.nn.Module")
+    return model.eval()
+
+
+@dataclass
+class CaseInputs:
+    """Inputs of one shape case, as forward() receives them."""
+    shape: dict[str, int]
+    args: tuple[Any, ...]
+    kwargs: dict[str, Any]
+    # forward argument name → {tensor axis: dim name} for the dims of the matrix
+    dims: dict[str, dict[int, str]] = field(default_factory=dict)
+    arg_names: tuple[str, ...] = ()        # forward() parameter name of each positional arg
+
+    def named(self, params: list[str] | None = None) -> dict[str, Any]:
+        """Every input keyed by its forward() parameter name."""
+        out = dict(zip(params or self.arg_names, self.args))
+        out.update(self.kwargs)
+        return out
+
+    def replace_tensors(self, fn: Any) -> "CaseInputs":
+        """A copy with `fn` applied to every input (e.g. fresh tensor objects)."""
+        return CaseInputs(self.shape, tuple(fn(a) for a in self.args),
+                          {k: fn(v) for k, v in self.kwargs.items()}, self.dims, self.arg_names)
+
+
+def forward_params(model: Any) -> list[str]:
+    try:
+        sig = inspect.signature(model.forward)
+    except (TypeError, ValueError):
+        return []
+    return [p.name for p in sig.parameters.values()
+            if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD, p.KEYWORD_ONLY)]
+
+
+_DTYPES = ("float32", "float16", "bfloat16", "float64", "int64", "int32", "int16", "int8",
+           "uint8", "bool", "complex64")
+
+
+def _make_tensor(spec: dict[str, Any], sizes: list[int], device: str, gen: Any) -> Any:
+    import torch
+
+    dtype_name = str(spec.get("dtype") or "float32")
+    if dtype_name not in _DTYPES:
+        raise WorkerError("input", f"unknown dtype {dtype_name!r}; expected one of "
+                                   f"{', '.join(_DTYPES)}")
+    dtype = getattr(torch, dtype_name)
+    low, high = spec.get("low"), spec.get("high")
+    if dtype == torch.bool:
+        return torch.randint(0, 2, sizes, generator=gen).bool().to(device)
+    if not dtype.is_floating_point and not dtype.is_complex:
+        lo = int(low if low is not None else 0)
+        hi = int(high if high is not None else 2)
+        if hi <= lo:
+            raise WorkerError("input", f"input high ({hi}) must be above low ({lo})")
+        return torch.randint(lo, hi, sizes, generator=gen, dtype=dtype).to(device)
+    if low is None and high is None:
+        t = torch.randn(sizes, generator=gen)
+    else:
+        lo = float(low if low is not None else 0.0)
+        hi = float(high if high is not None else lo + 1.0)
+        t = torch.rand(sizes, generator=gen) * (hi - lo) + lo
+    return t.to(dtype=dtype, device=device)
+
+
+def build_inputs(model_spec: dict[str, Any], model: Any, shape: dict[str, int], device: str,
+                 paths: RepoPaths, *, seed: int = 0) -> CaseInputs:
+    """The forward() inputs for one case, from `inputs` specs or the `inputs_entry` factory."""
+    import torch
+
+    params = forward_params(model)
+    gen = torch.Generator().manual_seed(seed)
+    if model_spec.get("inputs_entry"):
+        factory = import_entry(model_spec["inputs_entry"], paths)
+        try:
+            made = factory(**shape)
+        except Exception as e:  # noqa: BLE001
+            path, line = user_location(e, paths)
+            raise WorkerError("input", f"{model_spec['inputs_entry']}({shape}) raised "
+                                       f"{_exc_text(e)}", path, line) from None
+        if isinstance(made, dict):
+            args, kwargs = (), dict(made)
+        elif isinstance(made, (tuple, list)):
+            args, kwargs = tuple(made), {}
+        else:
+            args, kwargs = (made,), {}
+        args = tuple(a.to(device) if isinstance(a, torch.Tensor) else a for a in args)
+        kwargs = {k: v.to(device) if isinstance(v, torch.Tensor) else v for k, v in kwargs.items()}
+        names = tuple(params[i] if i < len(params) else f"arg{i}" for i in range(len(args)))
+        case = CaseInputs(dict(shape), args, kwargs, {}, names)
+    else:
+        args_l: list[Any] = []
+        kwargs = {}
+        dims: dict[str, dict[int, str]] = {}
+        specs = model_spec.get("inputs") or []
+        if not specs:
+            raise WorkerError("input", "the model has neither `inputs` nor `inputs_entry`")
+        for i, spec in enumerate(specs):
+            sizes: list[int] = []
+            axes: dict[int, str] = {}
+            for ax, d in enumerate(spec.get("shape") or ()):
+                if isinstance(d, int) and not isinstance(d, bool):
+                    sizes.append(d)
+                elif isinstance(d, str) and d.isdigit():
+                    sizes.append(int(d))
+                elif isinstance(d, str) and d in shape:
+                    sizes.append(int(shape[d]))
+                    axes[ax] = d
+                else:
+                    raise WorkerError("input", f"inputs[{i}].shape[{ax}]: dim {d!r} is not in "
+                                               f"`shapes` ({', '.join(shape) or 'none'})")
+            t = _make_tensor(spec, sizes, device, gen)
+            name = spec.get("name")
+            if name:
+                kwargs[name] = t
+                key = name
+            else:
+                args_l.append(t)
+                key = params[len(args_l) - 1] if len(args_l) - 1 < len(params) else f"arg{i}"
+            if axes:
+                dims[key] = axes
+        names = tuple(params[i] if i < len(params) else f"arg{i}" for i in range(len(args_l)))
+        case = CaseInputs(dict(shape), tuple(args_l), kwargs, dims, names)
+    check_binding(model, case)
+    return case
+
+
+def check_binding(model: Any, case: CaseInputs) -> None:
+    """Inputs that forward() cannot accept are the config's mistake: kind `input`."""
+    try:
+        inspect.signature(model.forward).bind(*case.args, **case.kwargs)
+    except (TypeError, ValueError) as e:
+        raise WorkerError("input", f"the configured inputs do not fit forward(): {e}") from None
+
+
+def infer_dims(cases: list[CaseInputs], params: list[str]) -> None:
+    """For factory inputs: (arg, axis) → the dim whose value it equals in every case."""
+    import torch
+
+    if not cases or any(c.dims for c in cases):
+        return
+    varying = [d for d in cases[0].shape if len({c.shape[d] for c in cases}) > 1]
+    found: dict[str, dict[int, str]] = {}
+    first = cases[0].named(params)
+    for name, t in first.items():
+        if not isinstance(t, torch.Tensor):
+            continue
+        for ax in range(t.dim()):
+            hits = [d for d in varying
+                    if all(isinstance(c.named(params).get(name), torch.Tensor)
+                           and c.named(params)[name].dim() > ax
+                           and c.named(params)[name].shape[ax] == c.shape[d] for c in cases)]
+            if len(hits) == 1:
+                found.setdefault(name, {})[ax] = hits[0]
+    for c in cases:
+        c.dims = found
+
+
+def run_forward(model: Any, case: CaseInputs, paths: RepoPaths) -> Any:
+    """Eager forward; an exception is the model's: `exception`, or `input` for a misfit."""
+    try:
+        return model(*case.args, **case.kwargs)
+    except Exception as e:  # noqa: BLE001
+        path, line = user_location(e, paths)
+        raised_in_repo = False
+        tb = traceback.extract_tb(e.__traceback__)
+        if tb and paths.rel(tb[-1].filename):
+            raised_in_repo = True
+        kind = "exception"
+        if (not raised_in_repo and isinstance(e, (RuntimeError, ValueError, IndexError))
+                and _SHAPE_WORDS.search(str(e))):
+            kind = "input"
+        shape = ", ".join(f"{k}={v}" for k, v in case.shape.items())
+        raise WorkerError(kind, f"forward({shape}) raised {_exc_text(e)}", path, line) from None
+
+
+def flatten_outputs(out: Any) -> list[Any]:
+    """Every tensor/number leaf of a forward() result, in a stable order."""
+    import torch
+
+    leaves: list[Any] = []
+
+    def walk(o: Any) -> None:
+        if isinstance(o, torch.Tensor):
+            leaves.append(o)
+        elif isinstance(o, dict):
+            for k in sorted(o, key=str):
+                walk(o[k])
+        elif isinstance(o, (list, tuple)):
+            for v in o:
+                walk(v)
+        elif hasattr(o, "__dataclass_fields__"):
+            for k in o.__dataclass_fields__:
+                walk(getattr(o, k))
+        elif isinstance(o, (int, float, bool)):
+            leaves.append(o)
+    walk(out)
+    return leaves
+
+
+def compare_outputs(expected: Any, actual: Any,
+                    tolerance: dict[str, Any] | None = None) -> dict[str, Any]:
+    """`{match, max_abs_err, rtol, atol}`: per-dtype tolerance, exact for ints/bools."""
+    import torch
+
+    tol = dict(DEFAULT_TOLERANCE)
+    for k, v in (tolerance or {}).items():
+        tol[str(k)] = (float(v[0]), float(v[1]))
+    exp, act = flatten_outputs(expected), flatten_outputs(actual)
+    res: dict[str, Any] = {"match": True, "max_abs_err": 0.0, "rtol": None, "atol": None}
+    if len(exp) != len(act):
+        return {**res, "match": False, "max_abs_err": None,
+                "message": f"{len(act)} outputs, expected {len(exp)}"}
+    for e, a in zip(exp, act):
+        if not isinstance(e, torch.Tensor):
+            if e != a:
+                res.update(match=False, message=f"scalar output {a!r}, expected {e!r}")
+            continue
+        if not isinstance(a, torch.Tensor) or tuple(e.shape) != tuple(a.shape):
+            res.update(match=False, max_abs_err=None,
+                       message=f"output shape {tuple(getattr(a, 'shape', ()))}, "
+                               f"expected {tuple(e.shape)}")
+            continue
+        e, a = e.detach().cpu(), a.detach().cpu()
+        if e.is_floating_point() or e.is_complex():
+            name = str(e.dtype).replace("torch.", "")
+            rtol, atol = tol.get(name, tol["float32"])
+            res["rtol"], res["atol"] = rtol, atol
+            if e.numel():
+                err = (e.double() - a.double()).abs()
+                finite = torch.isfinite(err)
+                m = float(err[finite].max()) if finite.any() else 0.0
+                res["max_abs_err"] = max(res["max_abs_err"] or 0.0, m)
+            if not torch.allclose(a.to(e.dtype), e, rtol=rtol, atol=atol, equal_nan=True):
+                res["match"] = False
+        elif not torch.equal(e, a.to(e.dtype)):
+            res["match"] = False
+            res["max_abs_err"] = max(res["max_abs_err"] or 0.0,
+                                     float((e.double() - a.double()).abs().max()))
+    return res

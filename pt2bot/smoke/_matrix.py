@@ -1,0 +1,239 @@
+"""Phase "matrix": compile once, run every shape case, record recompiles and accuracy.
+
+Dims listed in `dynamic` are marked with `mark_dynamic` so torch tells us, with the user
+line, when code specialises them (`ConstraintViolationError`); after that the dim is only
+`maybe_mark_dynamic`-ed so the rest of the matrix still runs and its recompiles are seen.
+Reasons come from `CompilationMetrics.recompile_reason` (text; torch truncates the file
+path, so it is matched back against the files dynamo saw) and from the structured trace's
+`symbolic_shape_specialization` events (user stack as data). Size 1 is special: torch
+always specialises 0/1, so such guards are tagged `size_one`, never blamed on the user.
+"""
+from __future__ import annotations
+
+import re
+from typing import Any
+
+from pt2bot import graph_breaks
+from pt2bot.smoke._inputs import CaseInputs, compare_outputs
+from pt2bot.smoke._trace import (RepoPaths, TraceCollector, compilation_metrics, frame_file,
+                                 intern_table, reset_dynamo)
+
+# "0/1: <guard>  # <source>  # <file>:<line> in <fn> (...)"
+_REASON_RE = re.compile(r"^(?P<id>\d+/\d+):\s*(?P<guard>.*?)(?:\s{2}#\s(?P<src>.*?)\s{2}#\s"
+                        r"(?P<file>\S+):(?P<line>\d+) in (?P<fn>[\w<>.]+))?(?:\s\(.*)?$",
+                        re.S)
+_SIZE_RE = re.compile(r"(?:L\[')?(?P<arg>\w+)(?:'\])?\.size\(\)\[(?P<ax>\d+)\]")
+_MISMATCH_RE = re.compile(r"tensor '(?:L\[')?(?P<arg>\w+)(?:'\])?' size mismatch at index "
+                          r"(?P<ax>\d+)\. expected (?P<exp>\d+), actual (?P<act>\d+)")
+_CONSTRAINT_RE = re.compile(r"L\['(?P<arg>\w+)'\]\.size\(\)\[(?P<ax>\d+)\][^\n]*?constant "
+                            r"\((?P<val>\d+)\)")
+_LIMIT_TEXT = "recompile limit"
+_LOWER_BOUND_ONLY = re.compile(r"^2 <= \S+$")
+
+
+def varying_dims(cases: list[CaseInputs]) -> set[str]:
+    if not cases:
+        return set()
+    return {d for d in cases[0].shape if len({c.shape.get(d) for c in cases}) > 1}
+
+
+def _dim_of(arg: str, ax: int, case: CaseInputs) -> str | None:
+    return case.dims.get(arg, {}).get(ax)
+
+
+def _is_constraint_violation(exc: BaseException) -> bool:
+    names = {c.__name__ for c in type(exc).__mro__}
+    if "ConstraintViolationError" in names:
+        return True
+    et = getattr(exc, "error_type", None)
+    return "CONSTRAINT_VIOLATION" in str(et) or "Constraints violated" in str(exc)[:200]
+
+
+def specializations_from_exception(exc: BaseException, case: CaseInputs,
+                                   paths: RepoPaths) -> list[dict[str, Any]]:
+    """ConstraintViolationError text → one `specialized` entry per named dim."""
+    text = str(exc)
+    frames = [f for f in graph_breaks.parse_frames(text) if paths.rel(f.file)]
+    inner = frames[-1] if frames else None
+    out = []
+    for m in _CONSTRAINT_RE.finditer(text):
+        dim = _dim_of(m.group("arg"), int(m.group("ax")), case)
+        path = paths.rel(inner.file) if inner else None
+        line = inner.line if inner else None
+        out.append({"dim": dim, "value": int(m.group("val")), "path": path, "line": line,
+                    "source": (inner.source if inner else "") or paths.source_line(path, line),
+                    "reason": f"{dim or m.group('arg')} was marked dynamic but the code "
+                              f"specialised it to {m.group('val')}",
+                    "input": f"{m.group('arg')}.size()[{m.group('ax')}]"})
+    return out
+
+
+def parse_recompile_reason(text: str, case: CaseInputs, known_files: list[str],
+                           paths: RepoPaths) -> list[dict[str, Any]]:
+    """One compile's `recompile_reason` → reasons as data."""
+    out = []
+    # torch joins several failed guards of one cache entry with newlines / " and "
+    for part in [p for p in re.split(r"\n(?=\d+/\d+:)", text) if p.strip()]:
+        m = _REASON_RE.match(part.strip())
+        guard = (m.group("guard") if m else part).strip()
+        rec: dict[str, Any] = {"guard": guard[:500], "dim": None, "kind": "guard",
+                               "path": None, "line": None, "source": None}
+        if m and m.group("file"):
+            rec["path"] = paths.resolve_suffix(m.group("file"), known_files)
+            rec["line"] = int(m.group("line")) if rec["path"] else None
+            rec["source"] = (m.group("src") or "").strip() or None
+        mm = _MISMATCH_RE.search(part)
+        sm = _SIZE_RE.search(guard)
+        if mm:
+            rec["kind"] = "size_mismatch"   # a static shape guard: the dim was not dynamic
+            rec["dim"] = _dim_of(mm.group("arg"), int(mm.group("ax")), case)
+        elif sm:
+            rec["dim"] = _dim_of(sm.group("arg"), int(sm.group("ax")), case)
+        # Size 1 is torch's own 0/1 specialisation, not the user's bug: the case has size 1,
+        # a static guard saw 1, or the only bound is the framework's lower bound of 2.
+        if (rec["dim"] and case.shape.get(rec["dim"]) == 1) or (
+                mm and (mm.group("exp") == "1" or mm.group("act") == "1")) or \
+                _LOWER_BOUND_ONLY.match(guard):
+            rec["kind"] = "size_one"
+        out.append(rec)
+    return out
+
+
+def _mark(case: CaseInputs, dynamic: set[str], relaxed: set[str]) -> CaseInputs:
+    """Fresh tensor objects (marks are attributes) with the declared dynamic dims marked."""
+    import torch
+
+    marked = case.replace_tensors(lambda v: v.detach() if isinstance(v, torch.Tensor) else v)
+    named = marked.named()
+    for name, axes in case.dims.items():
+        t = named.get(name)
+        if not isinstance(t, torch.Tensor):
+            continue
+        for ax, d in axes.items():
+            if d not in dynamic or case.shape.get(d, 0) < 2:
+                continue   # size 0/1 cannot stay symbolic: torch specialises it by design
+            if d in relaxed:
+                torch._dynamo.maybe_mark_dynamic(t, ax)
+            else:
+                torch._dynamo.mark_dynamic(t, ax)
+    return marked
+
+
+def measure_matrix(model: Any, cases: list[CaseInputs], eager_outs: list[Any],
+                   model_spec: dict[str, Any], run_cfg: dict[str, Any],
+                   paths: RepoPaths) -> dict[str, Any]:
+    """`recompiles`, `specialized`, `accuracy` over the shape matrix."""
+    import torch
+
+    reset_dynamo()
+    dynamic = set(model_spec.get("dynamic") or ())
+    varying = varying_dims(cases)
+    limit = int(run_cfg.get("recompile_limit") or 8)
+    backend = run_cfg.get("backend") or "inductor"
+    kw: dict[str, Any] = {"backend": backend}
+    if run_cfg.get("mode") and backend == "inductor":
+        kw["mode"] = run_cfg["mode"]
+    compiled = torch.compile(model, **kw)
+    relaxed: set[str] = set()
+    specialized: dict[tuple[Any, ...], dict[str, Any]] = {}
+    case_recs: list[dict[str, Any]] = []
+    accuracy: list[dict[str, Any]] = []
+    fallback = False
+    total = 0        # recompiles the user's code caused (size-1 ones are counted apart)
+    size_one = 0
+    limit_key = ("recompile_limit" if hasattr(torch._dynamo.config, "recompile_limit")
+                 else "cache_size_limit")
+    with torch._dynamo.config.patch(**{limit_key: limit}), TraceCollector() as events, \
+            torch.no_grad():
+        for case, expected in zip(cases, eager_outs):
+            n0 = len(compilation_metrics())
+            rec: dict[str, Any] = {"shape": dict(case.shape), "compiled": False, "recompiles": 0,
+                                   "reasons": [], "eager_fallback": fallback}
+            out = None
+            for _attempt in range(2):
+                marked = _mark(case, dynamic, relaxed)
+                try:
+                    out = compiled(*marked.args, **marked.kwargs)
+                    break
+                except Exception as e:  # noqa: BLE001 - a compile failure is a result
+                    if _is_constraint_violation(e) and _attempt == 0:
+                        for s in specializations_from_exception(e, case, paths):
+                            specialized.setdefault((s["dim"], s["path"], s["line"]), s)
+                            if s["dim"]:
+                                relaxed.add(s["dim"])
+                        relaxed.update(dynamic)   # never mark strictly again: see the matrix
+                        continue
+                    rec["error"] = f"{type(e).__name__}: {str(e)[:2000]}"
+                    break
+            new = compilation_metrics()[n0:]
+            files = sorted({m.co_filename for m in compilation_metrics() if m.co_filename}
+                           | set(intern_table().values()))
+            for m in new:
+                fail = str(getattr(m, "fail_reason", "") or "")
+                if getattr(m, "fail_type", None) and _LIMIT_TEXT in fail:
+                    fallback = True
+                    rec["eager_fallback"] = True
+                    continue
+                if getattr(m, "fail_type", None):
+                    continue
+                rec["compiled"] = True
+                if m.recompile_reason:
+                    reasons = parse_recompile_reason(m.recompile_reason, case, files, paths)
+                    rec["recompiles"] += 1
+                    rec["reasons"].extend(reasons)
+                    if reasons and all(r["kind"] == "size_one" for r in reasons):
+                        size_one += 1
+                    else:
+                        total += 1
+            case_recs.append(rec)
+            if out is not None:
+                acc = compare_outputs(expected, out, model_spec.get("tolerance"))
+                accuracy.append({"shape": dict(case.shape), **acc})
+            else:
+                accuracy.append({"shape": dict(case.shape), "match": None, "max_abs_err": None,
+                                 "rtol": None, "atol": None})
+        for s in _trace_specializations(events, cases, dynamic, varying, paths):
+            key = (s["dim"], s["path"], s["line"])
+            specialized.setdefault(key, s)
+    reset_dynamo()
+    return {
+        "recompiles": {"count": total, "size_one": size_one, "eager_fallback": fallback,
+                       "limit": limit,
+                       "cases": case_recs},
+        "specialized": [s for s in specialized.values()
+                        if s["dim"] is None or s["dim"] in varying],
+        "accuracy": accuracy,
+    }
+
+
+def _trace_specializations(events: TraceCollector, cases: list[CaseInputs], dynamic: set[str],
+                           varying: set[str], paths: RepoPaths) -> list[dict[str, Any]]:
+    """`symbolic_shape_specialization` events of declared-dynamic, varying dims."""
+    table = intern_table()
+    out = []
+    probe = cases[0] if cases else None
+    for ev in events.of_kind("symbolic_shape_specialization"):
+        d = ev.data or {}
+        try:
+            value = int(d.get("value"))
+        except (TypeError, ValueError):
+            continue
+        if value in (0, 1):
+            continue   # 0/1 specialisation is torch's, reported as size_one in the cases
+        dims = set()
+        for src in d.get("sources") or ():
+            m = _SIZE_RE.search(str(src))
+            if m and probe is not None:
+                dim = _dim_of(m.group("arg"), int(m.group("ax")), probe)
+                if dim:
+                    dims.add(dim)
+        stack = [f for f in d.get("user_stack") or () if paths.rel(frame_file(f, table))]
+        inner = stack[-1] if stack else None
+        path = paths.rel(frame_file(inner, table)) if inner else None
+        line = inner.get("line") if inner else None
+        for dim in sorted(dims & dynamic & varying):
+            out.append({"dim": dim, "value": value, "path": path, "line": line,
+                        "source": (inner.get("loc") if inner else None)
+                        or paths.source_line(path, line),
+                        "reason": f"{dim} specialised to {value} ({d.get('reason')})"})
+    return out

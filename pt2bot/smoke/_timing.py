@@ -1,0 +1,141 @@
+"""Phase "latency": eager vs compiled per case, compile time, peak memory.
+
+On a shared CPU runner single calls are noisy, so: a fixed thread count, inference mode,
+warm-up (which also absorbs the per-shape recompiles), then eager and compiled samples in
+interleaved, alternating order (A B, B A, ...) so drift hits both sides alike. CUDA uses
+event pairs and synchronises. `compile_s` is the first compiled call: `cold` when the
+inductor cache directory was empty, `warm` when it already had entries.
+"""
+from __future__ import annotations
+
+import os
+import resource
+import statistics
+import time
+from typing import Any, Callable
+
+from pt2bot.smoke._inputs import CaseInputs
+from pt2bot.smoke._matrix import _mark
+from pt2bot.smoke._trace import reset_dynamo
+
+
+def summarize(samples_ms: list[float]) -> dict[str, Any]:
+    """median / min / IQR of samples in ms (rounded for stable JSON)."""
+    if not samples_ms:
+        return {"median": None, "min": None, "iqr": None, "samples": []}
+    s = sorted(samples_ms)
+    if len(s) >= 4:
+        q = statistics.quantiles(s, n=4, method="inclusive")
+        iqr = q[2] - q[0]
+    else:
+        iqr = s[-1] - s[0]
+    r = lambda v: round(v, 6)  # noqa: E731
+    return {"median": r(statistics.median(s)), "min": r(s[0]), "iqr": r(iqr),
+            "samples": [r(v) for v in samples_ms]}
+
+
+def cache_is_warm(environ: dict[str, str] | None = None) -> bool:
+    """Did TORCHINDUCTOR_CACHE_DIR already hold compiled artefacts before we started?"""
+    env = os.environ if environ is None else environ
+    d = env.get("TORCHINDUCTOR_CACHE_DIR")
+    if not d or not os.path.isdir(d):
+        return False
+    for _root, _dirs, files in os.walk(d):
+        if files:
+            return True
+    return False
+
+
+def _timer(device: str) -> Callable[[Callable[[], Any]], float]:
+    import torch
+
+    if device == "cuda":
+        def time_cuda(fn: Callable[[], Any]) -> float:
+            start = torch.cuda.Event(enable_timing=True)
+            end = torch.cuda.Event(enable_timing=True)
+            start.record()
+            fn()
+            end.record()
+            torch.cuda.synchronize()
+            return float(start.elapsed_time(end))
+        return time_cuda
+
+    def time_cpu(fn: Callable[[], Any]) -> float:
+        t0 = time.perf_counter()
+        fn()
+        return (time.perf_counter() - t0) * 1e3
+    return time_cpu
+
+
+def maxrss_mb() -> float:
+    """This process's peak resident set size (Linux reports KiB, macOS bytes)."""
+    v = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+    return v / (1024 * 1024) if os.uname().sysname == "Darwin" else v / 1024
+
+
+def measure_latency(model: Any, cases: list[CaseInputs], model_spec: dict[str, Any],
+                    run_cfg: dict[str, Any], device: str,
+                    rss_baseline_mb: float | None = None) -> dict[str, Any]:
+    """`latency`, `compile_s`, `peak_mem_mb` (+ `peak_mem_method`)."""
+    import torch
+
+    reset_dynamo()
+    warm_cache = cache_is_warm()
+    backend = run_cfg.get("backend") or "inductor"
+    kw: dict[str, Any] = {"backend": backend}
+    if run_cfg.get("mode") and backend == "inductor":
+        kw["mode"] = run_cfg["mode"]
+    compiled = torch.compile(model, **kw)
+    dynamic = set(model_spec.get("dynamic") or ())
+    warmup = max(1, int(run_cfg.get("warmup") or 3))
+    repeats = max(1, int(run_cfg.get("repeats") or 20))
+    timer = _timer(device)
+    sync = torch.cuda.synchronize if device == "cuda" else (lambda: None)
+    if device == "cuda":
+        torch.cuda.reset_peak_memory_stats()
+    rss0 = rss_baseline_mb if rss_baseline_mb is not None else maxrss_mb()
+    latency: list[dict[str, Any]] = []
+    compile_s: float | None = None
+    with torch.inference_mode():
+        for i, case in enumerate(cases):
+            marked = _mark(case, dynamic, relaxed=set(dynamic))   # never raise here
+
+            def eager() -> Any:
+                return model(*case.args, **case.kwargs)
+
+            def comp() -> Any:
+                return compiled(*marked.args, **marked.kwargs)
+            if i == 0:
+                t0 = time.perf_counter()
+                comp()
+                sync()
+                compile_s = time.perf_counter() - t0
+            for _ in range(warmup):
+                eager()
+                comp()
+            sync()
+            e_ms: list[float] = []
+            c_ms: list[float] = []
+            for r in range(repeats):
+                if r % 2 == 0:
+                    e_ms.append(timer(eager))
+                    c_ms.append(timer(comp))
+                else:
+                    c_ms.append(timer(comp))
+                    e_ms.append(timer(eager))
+            latency.append({"shape": dict(case.shape), "eager_ms": summarize(e_ms),
+                            "compiled_ms": summarize(c_ms)})
+    if device == "cuda":
+        peak = torch.cuda.max_memory_allocated() / (1024 * 1024)
+        method = "cuda_max_memory_allocated"
+    else:
+        peak = max(0.0, maxrss_mb() - rss0)
+        method = "ru_maxrss_delta"
+    reset_dynamo()
+    cs = None if compile_s is None else round(compile_s, 4)
+    return {
+        "latency": latency,
+        "compile_s": {"cold": None if warm_cache else cs, "warm": cs if warm_cache else None},
+        "peak_mem_mb": round(peak, 2),
+        "peak_mem_method": method,
+    }
