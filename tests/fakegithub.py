@@ -198,7 +198,8 @@ class FakeGitHub:
         _openapi()
         self._server = make_server("127.0.0.1", 0, self._wsgi, threaded=True,
                                    request_handler=_QuietHandler)
-        self._thread = threading.Thread(target=self._server.serve_forever, daemon=True)
+        self._thread = threading.Thread(target=self._server.serve_forever, kwargs={"poll_interval": 0.05},
+                                        daemon=True)
         self._thread.start()
         return self
 
