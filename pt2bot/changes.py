@@ -380,7 +380,7 @@ def diff_changes(repo: str | os.PathLike[str], base_sha: str, head_ref: str | No
         # Should not happen (one diff queue, two formats); ask file by file instead.
         paired = [_one_patch(repo, revs, e) for e in raw]
     files: dict[str, FileChange] = {}
-    for entry, lines in zip(raw, paired):
+    for entry, lines in zip(raw, paired, strict=True):
         fc = _file_change(entry, _parse_patch(lines))
         files[fc.path] = fc
     if head_ref is None:

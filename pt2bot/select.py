@@ -83,7 +83,7 @@ def select_models(config: Config, changeset: ChangeSet, repo_root: str | os.Path
     return Selection(selected=tuple(selected), skipped=skipped, reasons=reasons)
 
 
-def _closure_verdict(index: "ModuleIndex", model: ModelConfig,
+def _closure_verdict(index: ModuleIndex, model: ModelConfig,
                      changed_py: list[str]) -> tuple[str | None, str]:
     """(why selected, None) or (None, why skipped) from the model's import closure."""
     entries = [_entry_module(model.entry)]
@@ -447,5 +447,5 @@ def _model_sections(doc: dict[str, Any]) -> dict[str, Any]:
     return out
 
 
-__all__ = ["Closure", "CommitTree", "ModuleIndex", "Selection", "Tree", "head_tree", "config_effects", "module_roots",
-           "select_all", "select_models"]
+__all__ = ["Closure", "CommitTree", "ModuleIndex", "Selection", "Tree", "config_effects",
+           "head_tree", "module_roots", "select_all", "select_models"]

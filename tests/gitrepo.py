@@ -38,7 +38,7 @@ class GitRepo:
     path: Path
 
     @classmethod
-    def init(cls, path: str | os.PathLike[str]) -> "GitRepo":
+    def init(cls, path: str | os.PathLike[str]) -> GitRepo:
         path = Path(path)
         path.mkdir(parents=True, exist_ok=True)
         repo = cls(path)

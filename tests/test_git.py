@@ -88,7 +88,8 @@ def test_worktree_checks_out_sha_and_is_removed(git_repo: GitRepo) -> None:
     git_repo.write("m.py", "head\n")
     git_repo.commit("head")
     with git.worktree(git_repo.path, base) as tree:
-        assert open(os.path.join(tree, "m.py")).read() == "base\n"
+        with open(os.path.join(tree, "m.py")) as fh:
+            assert fh.read() == "base\n"
         assert git.head_sha(tree) == base
         assert len(_worktrees(git_repo)) == 2
     assert not os.path.exists(tree)
@@ -98,19 +99,18 @@ def test_worktree_checks_out_sha_and_is_removed(git_repo: GitRepo) -> None:
 
 def test_worktree_is_removed_when_the_body_raises(git_repo: GitRepo) -> None:
     sha = git_repo.commit("c")
-    with pytest.raises(RuntimeError, match="boom"):
-        with git.worktree(git_repo.path, sha) as tree:
-            open(os.path.join(tree, "scratch.txt"), "w").write("dirty")  # untracked: needs --force
-            raise RuntimeError("boom")
+    with pytest.raises(RuntimeError, match="boom"), git.worktree(git_repo.path, sha) as tree:
+        with open(os.path.join(tree, "scratch.txt"), "w") as fh:  # untracked: needs --force
+            fh.write("dirty")
+        raise RuntimeError("boom")
     assert not os.path.exists(tree)
     assert len(_worktrees(git_repo)) == 1
 
 
 def test_worktree_of_unknown_sha_raises_and_leaves_nothing(git_repo: GitRepo) -> None:
     git_repo.commit("c")
-    with pytest.raises(git.GitError, match="worktree add"):
-        with git.worktree(git_repo.path, "0" * 40):
-            pass  # pragma: no cover - never entered
+    with pytest.raises(git.GitError, match="worktree add"), git.worktree(git_repo.path, "0" * 40):
+        pass  # pragma: no cover - never entered
     assert len(_worktrees(git_repo)) == 1
 
 

@@ -45,7 +45,8 @@ PROJECT = {
     "mypkg/typing_only.py": "class T: ...\n",
     "mypkg/other.py": "import importlib\n",
     "mypkg/vision/__init__.py": "",
-    "mypkg/vision/cnn.py": "from .. import common\nfrom .blocks import Block\n\ndef build():\n    return Block()\n",
+    "mypkg/vision/cnn.py": "from .. import common\nfrom .blocks import Block\n\n"
+                           "def build():\n    return Block()\n",
     "mypkg/vision/blocks.py": "class Block: ...\n",
 }
 
