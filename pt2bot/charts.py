@@ -71,7 +71,8 @@ def render_trend_charts(trends: Trends, out_dir: str) -> ChartResult:
             ax.set_ylim(bottom=0)
         ax.grid(True, alpha=0.3)
         ax.legend(fontsize=7, loc="best")
-        fig.tight_layout()
+        # Fixed margins instead of tight_layout: that draws the figure twice (half the cost).
+        fig.subplots_adjust(left=0.08, right=0.98, top=0.9, bottom=0.25)
         path = os.path.join(out_dir, "charts", f"{key}.png")
         fig.savefig(path, format="png")
         files[key] = path

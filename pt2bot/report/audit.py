@@ -86,7 +86,7 @@ def render_regression_comment(report: dict[str, Any]) -> str:
     commit = str(report.get("head") or "")[:12]
     text = "\n".join([md.marker("audit-comment"),
                       f"**Regressed at {md.code_inline(commit)}** "
-                      f"(since the last audit{_ref(a.get('previous'))}):", "",
+                      f"since the last audit{_ref(a.get('previous'))}:", "",
                       _items(a["regressions"])]) + "\n"
     return text[:BODY_LIMIT]
 
@@ -328,6 +328,8 @@ def _html_item(it: dict[str, Any]) -> str:
         s += f" at <code>{e(str(it['path']))}:{e(str(it.get('line') or '?'))}</code>"
     if it.get("gb_type") or it.get("reason"):
         s += " — " + e(str(it.get("gb_type") or it.get("reason"))[:300])
+    if it.get("gb"):
+        s += f" (<code>{e(str(it['gb']))}</code>)"
     if it.get("message"):
         s += " — " + e(str(it["message"])[:300])
     return s
