@@ -16,7 +16,8 @@ import json
 import math
 import re
 from dataclasses import dataclass
-from typing import Any, Callable
+from collections.abc import Callable
+from typing import Any
 
 import yaml
 
@@ -53,8 +54,8 @@ MODEL_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.-]{0,99}")
 CODE = re.compile(r"[A-Z]+[0-9]*")
 
 Path = tuple  # a key path: ("models", 1, "shapes", "batch")
-_BAD = object()
-MAX_SHOWN = 100  # problems listed in the message (all are in ConfigErrors.errors)  # a checker's result for an invalid value: the field keeps its default
+_BAD = object()  # a checker's result for an invalid value: the field keeps its default
+MAX_SHOWN = 100  # problems listed in the message (all are in ConfigErrors.errors)
 
 
 @dataclass(frozen=True)
@@ -544,6 +545,13 @@ def _check_model(ck: _Checker, v: Any, i: int) -> ModelConfig | None:
             ok = False
         else:
             fields["inputs"], fields["inputs_entry"] = got  # type: ignore[misc]
+            used = {d for spec in fields["inputs"] for d in spec.shape if isinstance(d, str)}
+            for d in dims if fields["inputs"] else ():  # a factory gets every dim; specs may not
+                if d not in used:
+                    where = ("shapes", d) if raw_shapes is not None else ("cases",)
+                    ck.error(path + where, f'no input uses dim "{d}", so its cases would all be '
+                                           "the same (name it in an inputs[].shape)", key=True)
+                    ok = False
     if not ok:
         return None
     return ModelConfig(**fields, line=ck.line(path))
@@ -560,10 +568,13 @@ def _dim_name(ck: _Checker, dims: list[str], dims_from: str) -> Callable[[Any, P
     return check
 
 
+def _non_negative(x: Any) -> bool:
+    return isinstance(x, (int, float)) and not isinstance(x, bool) and math.isfinite(x) and x >= 0
+
+
 def _tolerance(ck: _Checker) -> Callable[[Any, Path], Any]:
     def check(v: Any, p: Path) -> Any:
-        num = lambda x: isinstance(x, (int, float)) and not isinstance(x, bool) and math.isfinite(x) and x >= 0  # noqa: E731
-        if isinstance(v, list) and len(v) == 2 and all(num(x) for x in v):
+        if isinstance(v, list) and len(v) == 2 and all(_non_negative(x) for x in v):
             return (float(v[0]), float(v[1]))
         return ck.expected(p, "[rtol, atol], two numbers >= 0", v)
     return check

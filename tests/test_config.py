@@ -403,6 +403,14 @@ def test_cases_must_set_every_dim() -> None:
     ]
 
 
+def test_every_dim_is_used_by_an_input() -> None:
+    assert one_error(model_yaml("shapes: {batch: [1, 2], seq: [8]}\ninputs: [{shape: [batch, 4]}]\n")) == (
+        'pt2bot.yml:5: models[0].shapes.seq: no input uses dim "seq", so its cases would all be '
+        "the same (name it in an inputs[].shape)")
+    # a factory receives every dim: nothing to check
+    parse_config(model_yaml("shapes: {batch: [1, 2], seq: [8]}\ninputs: {entry: a:b}\n"))
+
+
 def test_low_must_be_below_high() -> None:
     assert one_error(model_yaml("inputs: [{shape: [2], low: 5, high: 5}]\n")) == (
         "pt2bot.yml:5: models[0].inputs[0].high: must be greater than low (5), got 5")
@@ -529,6 +537,7 @@ BAD_FOR_VALIDATOR_ONLY = [
     "models: [{name: a, entry: a:b}, {name: a, entry: a:c}]\n",
     "run: {device: cpu, device: cuda}\n",
     model_yaml("shapes: {b: [1]}\ncases: [{c: 1}]\n"),
+    model_yaml("shapes: {b: [1]}\ninputs: [{shape: [2]}]\n"),
 ]
 
 
