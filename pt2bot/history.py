@@ -403,6 +403,11 @@ class History:
             sql += f" LIMIT {int(limit)}"
         return [_stored_run(r) for r in self.db.execute(sql, tuple(params))]
 
+    def recent_runs(self, *, device: str | None = None, limit: int = 30) -> list[StoredRun]:
+        """The newest `limit` runs (optionally on `device`), oldest first."""
+        where, params = _filters(device=device)
+        return self._runs(where, params, limit=limit)[::-1]
+
     def count_runs(self) -> int:
         return int(self.db.execute("SELECT count(*) FROM runs").fetchone()[0])
 
