@@ -435,6 +435,32 @@ def _publish(gh: Github, artifact: ReportArtifact, target: Target, result: Publi
     _attempt(result, "check run", lambda: publish_check(state["repo"], artifact, sha, target, result))
 
 
+AUDIT_MARKER = marker("audit")
+
+
+def publish_issue(body: str, *, title: str, label: str = "pt2bot-audit", repo: str | None = None,
+                  env: Mapping[str, str] = os.environ, tuning: ClientTuning | None = None) -> int:
+    """Keep ONE open tracking issue current (for `pt2bot audit --publish`): the open issue
+    with `label` whose body starts with the audit marker is edited, else one is created.
+    `body` is sanitized here; returns the issue number. GitHub errors propagate
+    (`GithubException`): the caller decides how an audit reports them."""
+    from pt2bot.publish.artifact import clean_text
+    target = resolve_target(env, repo=repo)
+    if not target.repo or not target.token:
+        raise UserError("publishing the audit issue needs GITHUB_REPOSITORY and GITHUB_TOKEN")
+    text = AUDIT_MARKER + "\n" + cap_text(clean_text(body), MAX_BODY - len(AUDIT_MARKER) - 1,
+                                           _pointer(target))
+    gh_repo = make_github(target, tuning or ClientTuning()).get_repo(target.repo)
+    if label not in {lab.name for lab in gh_repo.get_labels()}:
+        gh_repo.create_label(name=label, color="ee4c2c", description="pt2bot nightly audit")
+    for issue in gh_repo.get_issues(state="open", labels=[label]):
+        if (issue.body or "").startswith(AUDIT_MARKER) and _is_ours(issue, target):
+            if issue.body != text or issue.title != title:
+                issue.edit(title=title, body=text)
+            return issue.number
+    return gh_repo.create_issue(title=title, body=text, labels=[label]).number
+
+
 def cli_publish(args: argparse.Namespace) -> int:
     result = publish_dir(args.dir, repo=args.repo, pr=args.pr)
     for line in result.lines():
@@ -443,5 +469,5 @@ def cli_publish(args: argparse.Namespace) -> int:
 
 
 __all__ = ["publish_dir", "cli_publish", "PublishResult", "ClientTuning", "find_pull",
-           "upsert_summary", "post_review", "handle_stale", "publish_check", "diff_lines",
+           "upsert_summary", "post_review", "publish_issue", "handle_stale", "publish_check", "diff_lines",
            "UserError"]

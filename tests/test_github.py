@@ -315,3 +315,15 @@ def test_malformed_artifact_is_a_located_user_error(tmp_path):
     (d / "summary.md").symlink_to("/etc/passwd")
     with pytest.raises(UserError, match="symlinks are not accepted"):
         publish_dir(d, env={})
+
+
+def test_audit_issue_is_created_once_then_edited(fake):
+    from pt2bot.github import publish_issue
+    env = {"GITHUB_TOKEN": WRITE_TOKEN, "GITHUB_API_URL": fake.base_url,
+           "GITHUB_REPOSITORY": fake.full_name}
+    n1 = publish_issue("night 1: @team 2 breaks", title="pt2bot audit", env=env, tuning=FAST)
+    n2 = publish_issue("night 2: 1 break", title="pt2bot audit (1 break)", env=env, tuning=FAST)
+    assert n1 == n2
+    [issue] = [i for i in fake.issues.values() if not i["_is_pr"]]
+    assert issue["title"] == "pt2bot audit (1 break)" and "night 2" in issue["body"]
+    assert issue["labels"] == ["pt2bot-audit"] and "pt2bot-audit" in fake.labels
