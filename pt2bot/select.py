@@ -12,9 +12,12 @@ A model is affected when
   and head (or is new), or a top-level section other than `models`/`static` changed
   (`run`, `thresholds`, ... affect every model);
 - or, when a previous smoke run recorded the repo files the model's traced frames actually
-  executed (`stored_files[name]`), a changed file is in that set (plus the entry module
-  file, where the factory lives). The import closure is then not used for that model:
-  model zoos whose package `__init__` imports every model would otherwise select all.
+  executed (`stored_files[name]`, repo-relative, or absolute under repo_root), a changed
+  file is in that set (plus the entry module file, where the factory lives). The import
+  closure is then not used for that model: model zoos whose package `__init__` imports
+  every model would otherwise select all. An empty or missing record falls back to the
+  closure. (Code that only runs while the model is *built*, e.g. in `__init__`, is not
+  traced and so not in the record, unless it lives in a traced file.)
 
 A model whose entry module cannot be found in the repo is selected (we cannot tell what
 affects it; the run will say whether it imports). Other files (README, data) select nothing.
@@ -63,15 +66,17 @@ def select_models(config: Config, changeset: ChangeSet, repo_root: str | os.Path
     reasons: dict[str, str] = {}
     for model in config.models:
         why = by_config.get(model.name) or by_config.get("*")
-        if why is None and stored_files is not None and model.name in stored_files:
-            files = _normalise_stored(stored_files[model.name], root)
-            files |= {p for p in (index.entry_file(model),) if p}
+        recorded = _normalise_stored((stored_files or {}).get(model.name) or (), root)
+        if why is None and recorded:
+            # An empty record (the stored run failed before tracing, or its paths lay outside
+            # this checkout) says nothing: the import closure decides then.
+            files = recorded | {p for p in (index.entry_file(model),) if p}
             hits = sorted(changed & files)
             if hits:
                 why = f"changes {_list(hits)} (executed by the model in the stored run)"
             else:
-                skipped[model.name] = (f"none of the {len(files)} files it executed in the "
-                                       "stored run changed")
+                skipped[model.name] = (f"no file it executed in the stored run changed "
+                                       f"({len(files)} files)")
                 continue
         elif why is None:
             why, skip = _closure_verdict(index, model, changed_py)

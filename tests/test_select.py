@@ -256,7 +256,7 @@ def test_zoo_with_stored_files_selects_only_what_ran(git_repo: GitRepo) -> None:
     # c has no stored set: its import closure (through zoo/__init__) still selects it.
     assert sel.selected == ("b", "c")
     assert sel.reasons["b"] == "changes zoo/b.py (executed by the model in the stored run)"
-    assert sel.skipped["a"] == "none of the 2 files it executed in the stored run changed"
+    assert sel.skipped["a"] == "no file it executed in the stored run changed (2 files)"
     git_repo.git("checkout", "--", ".")
     sel = select_after(git_repo, base, {"zoo/common.py": "def block(): return 1\n"}, cfg,
                        stored_files={**stored, "c": {"zoo/c.py"}})
@@ -266,9 +266,20 @@ def test_zoo_with_stored_files_selects_only_what_ran(git_repo: GitRepo) -> None:
 def test_stored_files_always_include_the_entry_module(git_repo: GitRepo) -> None:
     base = make_project(git_repo, ZOO)
     cfg = models_config(git_repo, *ZOO_MODELS)
-    sel = select_after(git_repo, base, {"zoo/c.py": "class C: pass\n"}, cfg,
-                       stored_files={"a": set(), "b": set(), "c": set()})
+    stored = {n: {"zoo/common.py"} for n in "abc"}
+    sel = select_after(git_repo, base, {"zoo/c.py": "class C: pass\n"}, cfg, stored_files=stored)
     assert sel.selected == ("c",)
+
+
+def test_empty_or_foreign_stored_record_falls_back_to_the_closure(git_repo: GitRepo) -> None:
+    base = make_project(git_repo, ZOO)
+    cfg = models_config(git_repo, *ZOO_MODELS)
+    stored = {"a": set(), "b": {"/elsewhere/checkout/zoo/b.py"}, "c": {"zoo/c.py"}}
+    sel = select_after(git_repo, base, {"zoo/common.py": "def block(): return 2\n"}, cfg,
+                       stored_files=stored)
+    assert sel.selected == ("a", "b")   # both through the closure: their records say nothing
+    assert sel.reasons["a"] == "changes zoo/common.py (zoo.a → zoo.common)"
+    assert sel.skipped["c"] == "no file it executed in the stored run changed (1 files)"
 
 
 def test_select_all() -> None:
