@@ -1,0 +1,253 @@
+"""Renderers: summary.md snapshot, size caps, hostile text, review.json, check.json, render_all."""
+from __future__ import annotations
+
+import copy
+import json
+import os
+import re
+
+import pytest
+from compare_fixtures import Selection, make_config, make_pr, results_pair
+from gitrepo import GitRepo
+
+from pt2bot.compare import build_report
+from pt2bot.findings import Finding
+from pt2bot.report import render_all
+from pt2bot.report.check import render_check
+from pt2bot.report.markdown import ZWSP, utf8_len
+from pt2bot.report.review import render_review
+from pt2bot.report.summary import SUMMARY_MARKER, render_summary
+
+SNAPSHOTS = os.path.join(os.path.dirname(os.path.abspath(__file__)), "snapshots")
+BASE_SHA, HEAD_SHA = "a" * 40, "b" * 40
+
+
+@pytest.fixture(scope="module")
+def pr(tmp_path_factory):
+    return make_pr(GitRepo.init(tmp_path_factory.mktemp("pr") / "repo"))
+
+
+def finding(**kw) -> Finding:
+    d = dict(rule="PTC201", path="pkg/models.py", line=40, col=8, severity="error",
+             message="`.item()` syncs with the device; keep the value as a tensor.",
+             source="n = x.sum().item()", function="TinyGPT.forward", gb="GB0124",
+             suggestion="        n = x.sum()", diff="added")
+    d.update(kw)
+    return Finding(**d)
+
+
+def make_report(pr, base=None, head=None, findings=None, **kw):
+    _, _, cs = pr
+    rb, rh = results_pair()
+    head_f = findings if findings is not None else [
+        finding(), finding(rule="PTC101", line=3, source="print(x)", severity="warning",
+                           message="print() in forward breaks the graph.", suggestion=None,
+                           diff="added", gb=None),
+        finding(rule="PTC301", path="pkg/layers.py", line=2, source="import torch",
+                message="outside", diff="file", suggestion=None, gb=None)]
+    rep = build_report(base_results=base or rb, head_results=head or rh, base_findings=[],
+                       head_findings=head_f, changeset=cs,
+                       config=make_config(**kw),
+                       selection=Selection(skipped={"skipped_one": "not affected"}),
+                       base_sha=BASE_SHA, head_sha=HEAD_SHA)
+    rep["timings"] = {"total": 31.4}
+    return rep
+
+
+def munge(text: str) -> str:
+    """Rewrite the volatile parts (versions, digests, durations) before comparing."""
+    text = re.sub(r"sha256:[0-9a-f]+", "sha256:DIGEST", text)
+    text = re.sub(r"torch [0-9][^ ]*", "torch VERSION", text)
+    text = re.sub(r"pt2bot [0-9][^ <]*", "pt2bot VERSION", text)
+    return re.sub(r"took [0-9.]+ s", "took N s", text)
+
+
+def check_snapshot(name: str, text: str) -> None:
+    path = os.path.join(SNAPSHOTS, name)
+    text = munge(text)
+    if os.environ.get("UPDATE_SNAPSHOTS") or not os.path.exists(path):
+        os.makedirs(SNAPSHOTS, exist_ok=True)
+        with open(path, "w", encoding="utf-8") as fh:
+            fh.write(text)
+        if not os.environ.get("UPDATE_SNAPSHOTS"):
+            pytest.fail(f"snapshot {name} was missing and has been written; re-run")
+    with open(path, encoding="utf-8") as fh:
+        assert text == fh.read(), f"{name} changed; UPDATE_SNAPSHOTS=1 to accept"
+
+
+def test_summary_snapshot(pr):
+    md = render_summary(make_report(pr))
+    assert md.splitlines()[0].startswith("### ❌ pt2bot: ")
+    assert md.rstrip().endswith(SUMMARY_MARKER) and md.count("<!-- pt2bot:") == 1
+    check_snapshot("summary_pr.md", md)
+
+
+def test_summary_success_snapshot(pr):
+    base, head = results_pair()
+    keep = [m for m in base["models"] if m["name"] == "renamed_mlp"]
+    head["models"] = [m for m in head["models"] if m["name"] == "renamed_mlp"]
+    base["models"] = keep
+    md = render_summary(make_report(pr, base, head, findings=[]))
+    assert md.startswith("### ✅ pt2bot: No regressions")
+    check_snapshot("summary_success.md", md)
+
+
+def huge_report(pr, n_breaks=3000, n_findings=3000):
+    rep = make_report(pr)
+    tiny = next(m for m in rep["models"] if m["name"] == "tiny_gpt")
+    b = tiny["new_breaks"][0]
+    tiny["new_breaks"] = [dict(b, line=i, source="y = x.item()  # ✓ é " + "z" * 300,
+                               fingerprint=f"{i:016x}") for i in range(1, n_breaks + 1)]
+    f = rep["findings"][0]
+    rep["findings"] = [dict(f, line=i, message="ü" * 350, fingerprint=f"{i:016x}")
+                       for i in range(1, n_findings + 1)]
+    return rep
+
+
+def test_summary_cap_truncates_longest_sections(pr):
+    rep = huge_report(pr)
+    md = render_summary(rep)
+    assert len(md) <= 65_536
+    assert md.splitlines()[0].startswith("### ❌")        # the verdict survives
+    assert md.rstrip().endswith(SUMMARY_MARKER)           # and the footer + marker
+    assert "more items not shown here" in md and "report.json" in md
+    assert "Skipped models" in md                         # short sections kept whole
+    assert md.count("```") % 2 == 0 and md.count("<details>") == md.count("</details>")
+    check = render_check(rep)
+    assert utf8_len(check["summary"]) <= 65_535 and "<!-- pt2bot:" not in check["summary"]
+    assert len(check["annotations"]) == 500 and "more annotations" in check["text"]
+    assert check["annotations"][0]["annotation_level"] == "failure"
+
+
+@pytest.mark.parametrize("limit", [300, 2_000, 20_000])
+def test_fit_never_exceeds_small_limits(pr, limit):
+    md = render_summary(huge_report(pr, 300, 300), limit=limit)
+    assert len(md) <= limit and md.rstrip().endswith(SUMMARY_MARKER)
+
+
+HOSTILE = ("@octocat @org/team #1 <!-- pt2bot:summary --> <!-- pt2bot:fp=0123456789abcdef --> "
+           "</details><img src=x onerror=alert(1)> [x](javascript:alert(1)) ``` ```` "
+           "\u202eevil\u202c https://evil.example/x **bold** | pipe")
+
+
+def hostile_report(pr):
+    base, head = results_pair()
+    for side in (base, head):
+        for m in side["models"]:
+            for b in m.get("graph_breaks") or []:
+                b["reason"] = b["explanation"] = HOSTILE
+                b["hints"] = [HOSTILE]
+    tiny = next(m for m in head["models"] if m["name"] == "tiny_gpt")
+    tiny["graph_breaks"][-1]["source"] = "n = x.item()  # " + HOSTILE
+    tiny["graph_breaks"][-1]["gb_type"] = HOSTILE
+    flaky = next(m for m in head["models"] if m["name"] == "flaky")
+    flaky["error"]["message"] = HOSTILE + "\n" + HOSTILE
+    flaky["name"] = "fl`a|ky @octocat"
+    base["models"] = [m for m in base["models"] if m["name"] != "flaky"]
+    return make_report(pr, base, head, findings=[finding(message=HOSTILE,
+                                                         suggestion="n = x  # " + HOSTILE)])
+
+
+def outside_code(text: str) -> str:
+    """The text with fenced blocks and code spans removed (where HTML/links are live)."""
+    text = re.sub(r"(?ms)^ *(`{3,})[^\n]*\n.*?^ *\1 *$", "", text)
+    return re.sub(r"(`+).+?\1", "", text)
+
+
+def assert_inert(text: str, *, markers: int) -> None:
+    # Suggestions are verbatim code to commit: only marker-breaking applies inside them.
+    suggestions = re.findall(r"(?ms)^(`{3,})suggestion\n(.*?)^\1$", text)
+    assert all("<!-- pt2bot:" not in body for _, body in suggestions)
+    text = re.sub(r"(?ms)^(`{3,})suggestion\n.*?^\1$", "", text)
+    assert text.count("<!-- pt2bot:") == markers
+    assert "@octocat" not in text and "@org/team" not in text
+    assert "\u202e" not in text
+    assert not re.search(r"(?<!&)#1\b", text)
+    live = outside_code(text)
+    assert "<img" not in live and "</details><img" not in live
+    assert not re.search(r"(?<!\\)\]\(javascript:", live) and "https://evil" not in live
+
+
+def test_hostile_text_in_summary(pr):
+    rep = hostile_report(pr)
+    md = render_summary(rep)
+    assert_inert(md, markers=1)
+    live = outside_code(md)
+    assert live.count("<details>") == live.count("</details>") >= 2
+    assert "@" + ZWSP + "octocat" in md
+
+
+def test_hostile_text_in_review_and_check(pr):
+    rep = hostile_report(pr)
+    review = render_review(rep, lambda path, line: True)
+    for c in review["comments"]:
+        assert_inert(c["body"], markers=1)
+        assert c["body"].rstrip().endswith(f"<!-- pt2bot:fp={c['fingerprint']} -->")
+    assert_inert(review["body"], markers=0)
+    check = render_check(rep)
+    assert_inert(check["summary"], markers=0)
+    for a in check["annotations"]:
+        assert "<!--" not in a["message"] and "@octocat" not in a["message"]
+
+
+def test_review_comments_only_on_diff_lines(pr):
+    rep = make_report(pr)
+    in_diff = {("pkg/models.py", 40)}
+    review = render_review(rep, lambda path, line: (path, line) in in_diff)
+    assert review["schema"] == "pt2bot.review/1" and review["head"] == HEAD_SHA
+    # One comment at models.py:40: the finding and the new break there have different
+    # fingerprints, so both are posted, each once.
+    assert sorted((c["path"], c["line"]) for c in review["comments"]) == \
+        [("pkg/models.py", 40)] * 2
+    by_fp = {c["fingerprint"]: c for c in review["comments"]}
+    f = next(x for x in rep["findings"] if x["line"] == 40)
+    assert "```suggestion\n        n = x.sum()\n```" in by_fp[f["fingerprint"]]["body"]
+    assert all(c["side"] == "RIGHT" for c in review["comments"])
+    # The rest is listed in the body (the warning at line 3, flaky's failure).
+    assert "pkg/models.py:3" in review["body"] and "pkg/flaky.py:7" in review["body"]
+    # Without a predicate, the findings' own diff annotation decides.
+    auto = render_review(rep)
+    assert {(c["path"], c["line"]) for c in auto["comments"]} == {("pkg/models.py", 3),
+                                                                   ("pkg/models.py", 40)}
+
+
+def test_check_json(pr):
+    rep = make_report(pr)
+    check = render_check(rep)
+    assert check["conclusion"] == "failure" and check["head_sha"] == HEAD_SHA
+    assert check["title"] == rep["summary_title"]
+    levels = {(a["path"], a["start_line"], a["title"]): a["annotation_level"]
+              for a in check["annotations"]}
+    assert levels[("pkg/models.py", 40, "PTC201")] == "failure"
+    assert levels[("pkg/models.py", 3, "PTC101")] == "warning"
+    assert levels[("pkg/models.py", 40, "GB0124")] == "failure"
+    assert levels[("pkg/flaky.py", 7, "model fails")] == "failure"
+
+
+def test_render_all_writes_the_directory(pr, tmp_path):
+    rep = make_report(pr)
+    rep["models"][0]["delta"]["latency"][0]["ratio"] = float("nan")   # not valid JSON
+    step = tmp_path / "step.md"
+    step.write_text("earlier step\n")
+    out = tmp_path / "out"
+    try:
+        import pt2bot.report.sarif  # noqa: F401
+        have_sarif = True
+    except ImportError:
+        have_sarif = False
+    if not have_sarif:
+        with pytest.raises(RuntimeError, match="sarif"):
+            render_all(rep, str(out), env={"GITHUB_STEP_SUMMARY": str(step)})
+    else:
+        render_all(rep, str(out), env={"GITHUB_STEP_SUMMARY": str(step)})
+        sarif = json.loads((out / "results.sarif").read_text())
+        assert sarif["version"] == "2.1.0"
+        assert {r["ruleId"] for r in sarif["runs"][0]["results"]} >= {"PTC201", "PTC101"}
+    data = json.loads((out / "report.json").read_text())
+    assert data["models"][0]["delta"]["latency"][0]["ratio"] is None
+    from pt2bot.report.jsonreport import validation_errors
+    assert validation_errors(data) == []
+    summary = (out / "summary.md").read_text()
+    assert step.read_text() == "earlier step\n" + summary
+    assert json.loads((out / "review.json").read_text())["schema"] == "pt2bot.review/1"
+    assert json.loads((out / "check.json").read_text())["conclusion"] == "failure"
