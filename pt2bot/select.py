@@ -76,7 +76,7 @@ def select_models(config: Config, changeset: ChangeSet, repo_root: str | os.Path
                 why = f"changes {_list(hits)} (executed by the model in the stored run)"
             else:
                 skipped[model.name] = (f"no file it executed in the stored run changed "
-                                       f"({len(files)} files)")
+                                       f"({len(files)} file{'s' if len(files) != 1 else ''})")
                 continue
         elif why is None:
             why, skip = _closure_verdict(index, model, changed_py)

@@ -279,7 +279,7 @@ def test_empty_or_foreign_stored_record_falls_back_to_the_closure(git_repo: GitR
                        stored_files=stored)
     assert sel.selected == ("a", "b")   # both through the closure: their records say nothing
     assert sel.reasons["a"] == "changes zoo/common.py (zoo.a → zoo.common)"
-    assert sel.skipped["c"] == "no file it executed in the stored run changed (1 files)"
+    assert sel.skipped["c"] == "no file it executed in the stored run changed (1 file)"
 
 
 def test_select_all() -> None:
