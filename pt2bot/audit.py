@@ -74,7 +74,7 @@ def audit(opts: AuditOptions, log: Log = lambda s: None) -> dict[str, Any]:
         results["commit"] = results.get("commit") or head
         for m in results.get("models", []):
             log(f"  {m.get('name')}: {m.get('status')}")
-        paths = list(config.static.paths) or [root]
+        paths = list(config.static.paths) or None   # None: the whole tree
         findings = check_paths(root, paths, config.static)
         log(f"static (nofilter): {len(findings)} finding(s)")
         report = audit_results(config, results, findings, history=history,
