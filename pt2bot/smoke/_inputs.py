@@ -5,10 +5,8 @@ becomes a `WorkerError` with a kind and the innermost user location, never a cra
 """
 from __future__ import annotations
 
-import importlib
 import inspect
 import re
-import sys
 import traceback
 from dataclasses import dataclass, field
 from typing import Any
@@ -62,49 +60,25 @@ def _exc_text(exc: BaseException) -> str:
     return text if len(text) <= 4000 else text[:3999] + "…"
 
 
-def import_entry(entry: str, paths: RepoPaths) -> Any:
-    """`pkg.mod:attr` → the object, importing with the repo root first on sys.path."""
-    if ":" not in entry:
-        raise WorkerError("import", f"entry {entry!r} is not of the form 'pkg.module:attr'")
-    mod_name, _, attr = entry.partition(":")
-    if paths.root not in sys.path:
-        sys.path.insert(0, paths.root)
+def import_entry(entry: str, paths: RepoPaths, *, kind: str = "import") -> Any:
+    """`pkg.mod:attr` → the object (pt2bot.entry does the import and the diagnosis)."""
+    from pt2bot.entry import EntryError, load_entry
+
     try:
-        mod = importlib.import_module(mod_name)
-    except ModuleNotFoundError as e:
-        if e.name and (mod_name == e.name or mod_name.startswith(e.name + ".")):
-            raise WorkerError("import", f"module {mod_name!r} not found under "
-                                        f"{paths.root}") from None
-        path, line = user_location(e, paths)
-        raise WorkerError("import", f"importing {mod_name!r} raised {_exc_text(e)}",
-                          path, line) from None
-    except BaseException as e:  # noqa: BLE001 - user code may raise anything
-        if isinstance(e, (KeyboardInterrupt,)):
-            raise
-        path, line = user_location(e, paths)
-        raise WorkerError("import", f"importing {mod_name!r} raised {_exc_text(e)}",
-                          path, line) from None
-    obj: Any = mod
-    for part in attr.split("."):
-        if not hasattr(obj, part):
-            raise WorkerError("import", f"module {mod_name!r} has no attribute {attr!r}")
-        obj = getattr(obj, part)
-    return obj
+        return load_entry(entry, paths.root)
+    except EntryError as e:
+        raise WorkerError(kind, f"{entry}: {e.message} ({e.kind})", e.path, e.line) from None
 
 
 def build_model(entry: str, kwargs: dict[str, Any], paths: RepoPaths) -> Any:
     """Import and construct the model (class or factory), in eval mode."""
-    import torch
+    from pt2bot import entry as entry_mod
 
     obj = import_entry(entry, paths)
     try:
-        model = obj(**(kwargs or {})) if callable(obj) and not isinstance(
-            obj, torch.nn.Module) else obj
-    except Exception as e:  # noqa: BLE001
-        path, line = user_location(e, paths)
-        raise WorkerError("import", f"building {entry} raised {_exc_text(e)}", path, line) from None
-    if not isinstance(model, torch.nn.Module):
-        raise WorkerError("import", f"{entry} gave a {type(model).__name__}, not a torch.nn.Module")
+        model = entry_mod.build_model(obj, kwargs or {}, root=paths.root)
+    except entry_mod.EntryError as e:
+        raise WorkerError("import", f"{entry}: {e.message} ({e.kind})", e.path, e.line) from None
     return model.eval()
 
 
@@ -177,7 +151,7 @@ def build_inputs(model_spec: dict[str, Any], model: Any, shape: dict[str, int], 
     params = forward_params(model)
     gen = torch.Generator().manual_seed(seed)
     if model_spec.get("inputs_entry"):
-        factory = import_entry(model_spec["inputs_entry"], paths)
+        factory = import_entry(model_spec["inputs_entry"], paths, kind="input")
         try:
             made = factory(**shape)
         except Exception as e:  # noqa: BLE001

@@ -1,0 +1,91 @@
+"""pt2bot.graph_breaks: break text → GB id, type, hints, user frames (no torch import)."""
+from __future__ import annotations
+
+import os
+
+import pytest
+
+from pt2bot import graph_breaks as gb
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+# A real `dynamo_graph_break_reason` payload (torch 2.13; paths rewritten): a print() inside
+# a layer called in a for loop, so the message chains GB0059 then GB7000.
+LOOP_PAYLOAD = open(os.path.join(HERE, "fixtures", "models", "graph_break_loop.txt"),
+                    encoding="utf-8").read()
+
+
+def test_chained_loop_break_root_cause_and_loop_flag():
+    p = gb.parse_break(LOOP_PAYLOAD)
+    assert p.gb == "GB0059"
+    assert p.gb_type == "Failed to trace builtin operator"
+    assert p.in_loop is True
+    assert [s.gb for s in p.sections] == ["GB0059", "GB7000"]
+    assert p.url == "https://meta-pytorch.github.io/compile-graph-break-site/gb/gb0059.html"
+    assert p.header_file == "/repo/pkg/m.py" and p.header_line == 10
+    assert p.hints and p.hints[0].startswith("Avoid calling builtin `print`")
+    assert "Hint:" not in p.reason and "Developer debug context" not in p.reason
+    assert "print" in p.explanation
+
+
+def test_user_frames_with_source_lines():
+    frames = gb.parse_break(LOOP_PAYLOAD).frames
+    assert (frames[0].file, frames[0].line, frames[0].function) == ("/repo/run.py", 7, "<module>")
+    last = frames[-1]
+    assert (last.file, last.line, last.function, last.source) == (
+        "/repo/pkg/m.py", 10, "forward", 'print("hi")')
+    # the caret lines under a frame are not taken for source
+    assert all(not set(f.source) <= set("^~ ") or not f.source for f in frames)
+
+
+@pytest.mark.skipif(gb.registry_path() is None, reason="this torch ships no registry")
+def test_registry_lookup_and_reverse_lookup():
+    e = gb.lookup("GB0124")
+    assert e is not None
+    assert e.gb_type == "Unsupported Tensor.item() call with capture_scalar_outputs=False"
+    assert gb.gb_for_type(e.gb_type) == "GB0124"
+    assert gb.lookup("GB7000").gb_type == "graph break in loop"
+    assert len(gb.load_registry()) > 400
+
+
+def test_message_without_url_falls_back_to_registry_type():
+    text = ("Graph break in user code at /r/a.py:3\nGraph Break Reason: "
+            "Unsupported Tensor.item() call with capture_scalar_outputs=False\n"
+            "  Explanation: nope\n")
+    p = gb.parse_break(text)
+    assert p.gb_type == "Unsupported Tensor.item() call with capture_scalar_outputs=False"
+    if gb.registry_path():
+        assert p.gb == "GB0124"
+
+
+def test_degrades_without_registry(monkeypatch, tmp_path):
+    # An older torch: no registry file. The URL still gives the id, the text the type.
+    monkeypatch.setattr(gb, "registry_path", lambda: None)
+    gb.load_registry.cache_clear()
+    gb._types_index.cache_clear()
+    try:
+        assert gb.load_registry() == {}
+        p = gb.parse_break(LOOP_PAYLOAD)
+        assert p.gb == "GB0059" and p.gb_type == "Failed to trace builtin operator"
+        bare = gb.parse_break("Graph Break Reason: Some new break type\n  Explanation: x\n")
+        assert bare.gb is None and bare.gb_type == "Some new break type" and bare.url is None
+    finally:
+        gb.load_registry.cache_clear()
+        gb._types_index.cache_clear()
+
+
+def test_classify_exception_uses_url_then_attribute_then_text():
+    class Unsupported(Exception):
+        gb_type = "Failed to trace builtin operator"
+
+    e = Unsupported("x\n For more details ... https://meta-pytorch.github.io/"
+                    "compile-graph-break-site/gb/gb0059.html\n ... gb/gb7000.html")
+    assert gb.classify_exception(e)[0] == "GB0059"
+    ids = gb.classify_exception(Unsupported("no url here"))
+    assert ids[1] == "Failed to trace builtin operator"
+    assert gb.classify_exception(ValueError(""))[1] == "ValueError"
+
+
+def test_corrupt_registry_is_empty_not_a_crash(tmp_path):
+    bad = tmp_path / "graph_break_registry.json"
+    bad.write_text("{not json")
+    assert gb.load_registry(str(bad)) == {}

@@ -1,0 +1,260 @@
+"""The smoke worker on fixture models with known behaviour (real torch, eager backend).
+
+Lines are found through `# expect: MARK` comments in tests/fixtures/models, so a test states
+exactly which line must be reported without hard-coding numbers.
+"""
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from typing import Any
+
+import pytest
+
+pytestmark = pytest.mark.torch
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+ROOT = os.path.join(HERE, "fixtures")          # the "repository" the fixture models live in
+MODELS = os.path.join(ROOT, "models")
+
+
+def line_of(module: str, mark: str) -> int:
+    with open(os.path.join(MODELS, module), encoding="utf-8") as fh:
+        hits = [i for i, t in enumerate(fh, 1) if t.rstrip().endswith(f"# expect: {mark}")]
+    assert len(hits) == 1, (module, mark)
+    return hits[0]
+
+
+def spec(name: str, entry: str, *, inputs: Any = None, shapes: Any = None,
+         dynamic: Any = ("batch",), phases: Any = ("breaks", "matrix", "export"),
+         run: dict | None = None, log_path: str | None = None, **model: Any) -> dict:
+    m = {"name": name, "entry": entry, "kwargs": {},
+         "inputs": inputs if inputs is not None else [{"shape": ["batch", 8],
+                                                         "dtype": "float32"}],
+         "inputs_entry": None, "shapes": shapes or {"batch": [2, 4, 8]}, "cases": None,
+         "dynamic": list(dynamic), "export": True, "tolerance": {}}
+    m.update(model)
+    r = {"backend": "eager", "recompile_limit": 8, "warmup": 1, "repeats": 3, "threads": 1}
+    r.update(run or {})
+    return {"repo_root": ROOT, "model": m, "run": r, "device": "cpu", "phases": list(phases),
+            "log_path": log_path}
+
+
+_CACHE: dict[str, dict] = {}
+
+
+def measured(name: str, entry: str, **kw: Any) -> dict:
+    """measure() once per fixture per test process (the runs are the expensive part)."""
+    if name not in _CACHE:
+        from pt2bot.smoke.worker import measure
+        _CACHE[name] = measure(spec(name, entry, **kw))
+    return _CACHE[name]
+
+
+def only_break(run: dict) -> dict:
+    assert run["status"] == "ok", run.get("error")
+    assert len(run["graph_breaks"]) == 1, run["graph_breaks"]
+    return run["graph_breaks"][0]
+
+
+# ----------------------------------------------------------------------------- clean
+
+def test_clean_model_has_no_breaks_no_recompiles_and_exports_dynamic():
+    run = measured("clean", "models.clean:Clean", shapes={"batch": [2, 4, 8, 1]})
+    assert run["status"] == "ok" and run["phase_errors"] == []
+    assert run["graph_count"] == 1 and run["graph_breaks"] == []
+    rc = run["recompiles"]
+    assert rc["count"] == 0 and rc["eager_fallback"] is False
+    assert [c["compiled"] for c in rc["cases"]] == [True, False, False, True]
+    # batch 1 recompiles (torch's 0/1 specialisation): reported apart, tagged size_one
+    assert rc["size_one"] == 1
+    one = rc["cases"][3]["reasons"]
+    assert one and all(r["kind"] == "size_one" and r["dim"] == "batch" for r in one)
+    assert run["specialized"] == []
+    assert [a["match"] for a in run["accuracy"]] == [True] * 4
+    ex = run["export"]
+    assert ex["ok"] is True and ex["kind"] is None and ex["static_dims"] == []
+    assert [c["match"] for c in ex["cases"]] == [True] * 4
+    assert run["files"] == ["models/clean.py"]
+    json.dumps(run, allow_nan=False)   # the RUN is plain JSON
+
+
+# ----------------------------------------------------------------------------- breaks
+
+def test_item_branch_is_gb0124_and_export_is_data_dependent():
+    run = measured("item", "models.item_branch:ItemBranch")
+    line = line_of("item_branch.py", "GB0124")
+    b = only_break(run)
+    assert (b["gb"], b["path"], b["line"], b["function"]) == (
+        "GB0124", "models/item_branch.py", line, "forward")
+    assert b["gb_type"] == "Unsupported Tensor.item() call with capture_scalar_outputs=False"
+    assert b["url"].endswith("/gb/gb0124.html") and b["hints"] and b["count"] == 1
+    assert b["source"].startswith("if y.sum().item() > 0:")
+    assert b["in_loop"] is False
+    assert run["graph_count"] == 2
+    ex = run["export"]
+    assert (ex["ok"], ex["kind"], ex["path"], ex["line"]) == (
+        False, "data_dependent", "models/item_branch.py", line)
+
+
+def test_print_on_first_line_is_found():
+    # explain() misses a break with nothing traced before it; the trace does not
+    b = only_break(measured("print", "models.printing:Printing"))
+    assert (b["gb"], b["path"], b["line"]) == ("GB0059", "models/printing.py",
+                                               line_of("printing.py", "GB0059"))
+
+
+def test_break_in_layer_called_from_loop_is_one_counted_site():
+    run = measured("loop", "models.loop_layers:LoopLayers")
+    b = only_break(run)
+    assert (b["gb"], b["path"], b["line"]) == ("GB0124", "models/loop_layers.py",
+                                               line_of("loop_layers.py", "GB0124"))
+    assert b["in_loop"] is True            # the outer frame was skipped (GB7000)
+    assert b["count"] >= 2                 # hit by more than one frame/layer, reported once
+    assert [(f["path"], f["line"]) for f in b["user_stack"]] == [
+        ("models/loop_layers.py", line_of("loop_layers.py", "loop-call")),
+        ("models/loop_layers.py", line_of("loop_layers.py", "GB0124"))]
+
+
+def test_break_in_helper_of_another_file_points_at_the_helper():
+    run = measured("nested", "models.nested:Nested")
+    b = only_break(run)
+    assert (b["gb"], b["path"], b["line"], b["function"]) == (
+        "GB0124", "models/helpers.py", line_of("helpers.py", "GB0124-helper"), "normalize")
+    assert [(f["path"], f["line"]) for f in b["user_stack"]] == [
+        ("models/nested.py", line_of("nested.py", "helper-call")),
+        ("models/helpers.py", line_of("helpers.py", "GB0124-helper"))]
+    assert run["files"] == ["models/helpers.py", "models/nested.py"]
+
+
+def test_data_dependent_shape_op_breaks():
+    run = measured("nonzero", "models.nonzero:NonZero")
+    b = only_break(run)
+    assert (b["gb"], b["path"], b["line"]) == ("GB0036", "models/nonzero.py",
+                                               line_of("nonzero.py", "nonzero"))
+    assert [a["match"] for a in run["accuracy"]] == [True, True, True]
+
+
+# ----------------------------------------------------------------------------- matrix
+
+def test_size_branch_recompiles_with_located_reason():
+    run = measured("size", "models.size_branch:SizeBranch")
+    line = line_of("size_branch.py", "size-branch")
+    rc = run["recompiles"]
+    assert rc["count"] == 1 and rc["size_one"] == 0
+    assert [c["recompiles"] for c in rc["cases"]] == [0, 0, 1]
+    (reason,) = rc["cases"][2]["reasons"]
+    assert (reason["dim"], reason["kind"], reason["path"], reason["line"]) == (
+        "batch", "guard", "models/size_branch.py", line)
+    assert "x.size()[0]" in reason["guard"]
+    assert run["graph_breaks"] == []
+    ex = run["export"]
+    assert (ex["ok"], ex["kind"], ex["path"], ex["line"]) == (
+        False, "constraint_violation", "models/size_branch.py", line)
+
+
+def test_hard_coded_view_specialises_a_declared_dynamic_dim():
+    run = measured("view", "models.hard_view:HardView", inputs=[{"shape": ["batch", 4]}])
+    line = line_of("hard_view.py", "hard-view")
+    (s,) = run["specialized"]
+    assert (s["dim"], s["path"], s["line"]) == ("batch", "models/hard_view.py", line)
+    assert s["source"].startswith("y = x.view(8, -1)")
+    # the matrix still ran every case after the constraint violation
+    assert [c["compiled"] for c in run["recompiles"]["cases"]] == [True, True, True]
+    assert run["recompiles"]["count"] == 2
+    ex = run["export"]
+    assert (ex["ok"], ex["kind"], ex["path"], ex["line"]) == (
+        False, "constraint_violation", "models/hard_view.py", line)
+
+
+def test_recompile_limit_hit_is_reported_as_eager_fallback():
+    from pt2bot.smoke.worker import measure
+    run = measure(spec("limit", "models.size_branch:SizeBranch", shapes={"batch": [2, 8, 3]},
+                       phases=["matrix"], run={"recompile_limit": 1}))
+    rc = run["recompiles"]
+    assert rc["eager_fallback"] is True and rc["limit"] == 1
+    assert [c["eager_fallback"] for c in rc["cases"]] == [False, True, True]
+    assert run["graph_breaks"] is None and run["export"] is None   # phases not asked for
+    assert [a["match"] for a in run["accuracy"]] == [True, True, True]
+
+
+def test_factory_inputs_have_their_dims_inferred():
+    from pt2bot.smoke.worker import measure
+    run = measure(spec("factory", "models.clean:build_clean", inputs=[],
+                       inputs_entry="models.clean:make_inputs", shapes={"batch": [3, 5, 1]},
+                       phases=["matrix", "export"]))
+    assert run["status"] == "ok", run.get("error")
+    reasons = run["recompiles"]["cases"][2]["reasons"]
+    assert reasons and reasons[0]["dim"] == "batch" and reasons[0]["kind"] == "size_one"
+    assert run["export"]["ok"] is True and run["export"]["static_dims"] == []
+
+
+# ----------------------------------------------------------------------------- errors
+
+def test_forward_that_raises_is_an_exception_result():
+    run = measured("raises", "models.raises:Raises")
+    assert run["status"] == "error"
+    assert (run["error"]["kind"], run["error"]["path"], run["error"]["line"]) == (
+        "exception", "models/raises.py", line_of("raises.py", "raise"))
+    assert "always fails" in run["error"]["message"]
+
+
+def test_wrong_shaped_input_is_an_input_error():
+    run = measured("wrong", "models.clean:Clean", inputs=[{"shape": ["batch", 5]}])
+    assert run["status"] == "error" and run["error"]["kind"] == "input"
+    assert "mat1 and mat2" in run["error"]["message"]
+
+
+def test_inputs_that_do_not_fit_forward_are_input_errors():
+    from pt2bot.smoke.worker import measure
+    two = [{"shape": ["batch", 8]}, {"shape": ["batch", 8]}]
+    run = measure(spec("arity", "models.clean:Clean", inputs=two))
+    assert run["error"]["kind"] == "input" and "forward()" in run["error"]["message"]
+    run = measure(spec("dim", "models.clean:Clean", inputs=[{"shape": ["seq", 8]}]))
+    assert run["error"]["kind"] == "input" and "'seq'" in run["error"]["message"]
+
+
+def test_import_failure_is_located():
+    run = measured("bad_import", "models.broken_import:Model")
+    assert run["status"] == "error"
+    assert (run["error"]["kind"], run["error"]["path"], run["error"]["line"]) == (
+        "import", "models/broken_import.py", line_of("broken_import.py", "import-raise"))
+
+
+# ----------------------------------------------------------------------------- latency
+
+def test_latency_phase_runs_alone():
+    from pt2bot.smoke.worker import measure
+    run = measure(spec("lat", "models.clean:Clean", phases=["latency"],
+                       shapes={"batch": [2, 4]}))
+    assert run["phases"] == ["latency"] and run["phase_errors"] == []
+    assert run["graph_breaks"] is None and run["recompiles"] is None
+    assert [lat["shape"] for lat in run["latency"]] == [{"batch": 2}, {"batch": 4}]
+    for lat in run["latency"]:
+        for side in ("eager_ms", "compiled_ms"):
+            st = lat[side]
+            assert len(st["samples"]) == 3 and st["min"] <= st["median"]
+            assert st["min"] > 0 and st["iqr"] >= 0
+    cs = run["compile_s"]
+    assert (cs["cold"] is None) != (cs["warm"] is None)
+    assert run["peak_mem_method"] == "ru_maxrss_delta" and run["peak_mem_mb"] >= 0
+
+
+# ----------------------------------------------------------------------------- process
+
+def test_worker_process_writes_run_and_routes_logs(tmp_path):
+    s = spec("item", "models.item_branch:ItemBranch", phases=["breaks"],
+             log_path=str(tmp_path / "logs" / "item.log"))
+    (tmp_path / "logs").mkdir()
+    sp, out = tmp_path / "spec.json", tmp_path / "out.json"
+    sp.write_text(json.dumps(s))
+    proc = subprocess.run([sys.executable, "-m", "pt2bot.smoke.worker", str(sp), str(out)],
+                          capture_output=True, text=True, timeout=300)
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout == "" and proc.stderr == ""       # everything went to the log
+    run = json.loads(out.read_text())
+    assert run["status"] == "ok" and run["graph_breaks"][0]["gb"] == "GB0124"
+    log = (tmp_path / "logs" / "item.log").read_text()
+    assert "Graph break from `Tensor.item()`" in log     # torch's own warning, routed
