@@ -20,6 +20,7 @@ from dataclasses import dataclass, field
 from typing import Callable, Iterable, Iterator
 
 TENSOR, PARAM, BOOL_TENSOR, SIZE, SHAPE, OTHER = "tensor", "param", "bool", "size", "shape", "other"
+WEAK_BOOL = "weakbool"     # a comparison involving a PARAM: a mask if the parameter is a tensor
 TENSORISH = (TENSOR, BOOL_TENSOR)
 
 # torch namespaces whose functions return tensors (torch.cuda.*, torch.backends.* do not).
@@ -236,17 +237,22 @@ class FunctionContext:
             return OTHER
         if t is ast.BinOp:
             l, r = self.kind(e.left), self.kind(e.right)
+            if WEAK_BOOL in (l, r) and isinstance(e.op, (ast.BitAnd, ast.BitOr, ast.BitXor)) \
+                    and not ({l, r} & {TENSOR, BOOL_TENSOR}):
+                return WEAK_BOOL
             if TENSOR in (l, r) or BOOL_TENSOR in (l, r):
                 if isinstance(e.op, (ast.BitAnd, ast.BitOr, ast.BitXor)) and BOOL_TENSOR in (l, r):
                     return BOOL_TENSOR
                 return TENSOR
+            if PARAM in (l, r) and not isinstance(e.op, (ast.BitAnd, ast.BitOr, ast.BitXor)):
+                return PARAM        # `x + 1` of a parameter: still probably a tensor
             if SIZE in (l, r) and l in (SIZE, OTHER) and r in (SIZE, OTHER):
                 return SIZE if self._is_intlike(e.left) and self._is_intlike(e.right) else OTHER
             return OTHER
         if t is ast.UnaryOp:
             k = self.kind(e.operand)
-            if isinstance(e.op, ast.Invert) and k == BOOL_TENSOR:
-                return BOOL_TENSOR
+            if isinstance(e.op, ast.Invert) and k in (BOOL_TENSOR, WEAK_BOOL):
+                return k
             if isinstance(e.op, ast.Not):
                 return OTHER
             return k if k in (TENSOR, SIZE) else OTHER
@@ -256,6 +262,8 @@ class FunctionContext:
             kinds = [self.kind(e.left)] + [self.kind(c) for c in e.comparators]
             if any(k in TENSORISH for k in kinds):
                 return BOOL_TENSOR
+            if any(k in (PARAM, WEAK_BOOL) for k in kinds):
+                return WEAK_BOOL
             return OTHER
         return OTHER
 
@@ -266,6 +274,8 @@ class FunctionContext:
         f = e.func
         if isinstance(f, ast.Attribute):
             recv = self.kind(f.value)
+            if recv == WEAK_BOOL:
+                recv = PARAM
             name = f.attr
             if recv in (TENSOR, PARAM, BOOL_TENSOR):
                 if name in SIZE_METHODS and e.args:

@@ -2,7 +2,7 @@ from __future__ import annotations
 
 import ast
 
-from pt2bot.rules._analysis import BOOL_TENSOR, PARAM, TENSORISH
+from pt2bot.rules._analysis import BOOL_TENSOR, PARAM, TENSORISH, WEAK_BOOL
 from pt2bot.rules._base import Rule
 
 _FUNCS = frozenset({"torch.nonzero", "torch.masked_select", "torch.unique", "torch.unique_consecutive",
@@ -44,7 +44,7 @@ class DynamicOutputShape(Rule):
 
     def check(self, ctx, node):
         if isinstance(node, ast.Subscript):
-            if isinstance(node.ctx, ast.Load) and ctx.kind(node.slice) == BOOL_TENSOR \
+            if isinstance(node.ctx, ast.Load) and ctx.kind(node.slice) in (BOOL_TENSOR, WEAK_BOOL) \
                     and ctx.kind(node.value) in TENSORISH + (PARAM,):
                 ctx.report(self.code, node, "boolean-mask indexing has a data-dependent shape and breaks the "
                            "graph; use `torch.where(mask, x, 0)` or multiply by the mask")

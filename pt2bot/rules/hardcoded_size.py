@@ -43,14 +43,14 @@ class HardcodedSize(Rule):
 
     def check(self, ctx, node):
         f = node.func
-        if isinstance(f, ast.Attribute) and f.attr in _METHODS:
+        if ctx.mod.resolve(f) == "torch.reshape" and len(node.args) == 2:
+            recv = node.args[0]
+            sizes = [node.args[1]]
+        elif isinstance(f, ast.Attribute) and f.attr in _METHODS:
             recv = f.value
             if ctx.kind(recv) not in TENSORISH and ctx.kind(recv) != PARAM:
                 return
             sizes = list(node.args)
-        elif ctx.mod.resolve(f) == "torch.reshape" and len(node.args) == 2:
-            recv = node.args[0]
-            sizes = [node.args[1]]
         else:
             return
         if len(sizes) == 1 and isinstance(sizes[0], (ast.Tuple, ast.List)):

@@ -1,0 +1,102 @@
+"""The rule registry and each rule's fixture: findings must equal the inline `# PTCnnn` marks."""
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import pytest
+
+from pt2bot.config import StaticConfig
+from pt2bot.errors import UserError
+from pt2bot.rules import BY_CODE, RULES, rules_table_markdown, select_rules
+from pt2bot.rules._base import SECTIONS
+from pt2bot.static import check_paths
+
+FIXTURES = Path(__file__).parent / "fixtures" / "rules"
+README = Path(__file__).parent.parent / "README.md"
+_MARK = re.compile(r"#\s*(PTC\d{3}(?:\s*,\s*PTC\d{3})*)\s*$")
+
+
+def expected_marks(path: Path) -> set[tuple[int, str]]:
+    out = set()
+    for i, line in enumerate(path.read_text().splitlines(), 1):
+        m = _MARK.search(line)
+        if m:
+            out |= {(i, c.strip()) for c in m.group(1).split(",")}
+    return out
+
+
+def fixture_files() -> list[Path]:
+    return sorted(FIXTURES.glob("ptc*.py"))
+
+
+def test_codes_unique_and_named_by_family():
+    codes = [r.code for r in RULES]
+    assert len(codes) == len(set(codes))
+    names = [r.name for r in RULES]
+    assert len(names) == len(set(names))
+    for r in RULES:
+        assert re.fullmatch(r"PTC[0-4]\d\d", r.code), r.code
+        assert r.severity in ("error", "warning")
+
+
+@pytest.mark.parametrize("rule", RULES, ids=lambda r: r.code)
+def test_doc_has_the_four_sections(rule):
+    sections = rule.doc_sections()
+    for s in SECTIONS:
+        assert sections.get(s), f"{rule.code}: missing or empty section {s!r}"
+
+
+@pytest.mark.parametrize("rule", [r for r in RULES if r.code != "PTC000"], ids=lambda r: r.code)
+def test_every_rule_has_a_fixture_with_positive_marks(rule):
+    files = [f for f in fixture_files() if f.name.startswith(rule.code.lower())]
+    assert files, f"no fixture for {rule.code}"
+    assert any(code == rule.code for f in files for _, code in expected_marks(f))
+
+
+@pytest.mark.parametrize("path", fixture_files(), ids=lambda p: p.name)
+def test_fixture_findings_match_inline_marks(path):
+    findings = check_paths(str(FIXTURES), [path.name], StaticConfig(select=("ALL",)), jobs=1)
+    got = {(f.line, f.rule) for f in findings}
+    assert got == expected_marks(path)
+    for f in findings:
+        rule = BY_CODE[f.rule]
+        assert f.path == path.name and f.source and f.message
+        assert f.gb == (f.gb or rule.gb)
+        if f.gb:
+            assert f.url == f"https://meta-pytorch.github.io/compile-graph-break-site/gb/{f.gb.lower()}.html"
+            assert f.gb_type
+
+
+def test_selection_by_prefix_and_defaults():
+    assert {r.code for r in select_rules(["PTC1"])} == {r.code for r in RULES
+                                                         if r.code.startswith("PTC1") and r.default}
+    assert "PTC103" not in {r.code for r in select_rules()}
+    assert "PTC103" in {r.code for r in select_rules(["PTC103"])}
+    assert "PTC201" not in {r.code for r in select_rules(ignore=["PTC2"])}
+    with pytest.raises(UserError, match="PTC9"):
+        select_rules(["PTC9"])
+
+
+def test_readme_rules_table_is_generated():
+    text = README.read_text()
+    m = re.search(r"<!-- rules-table:start -->\n(.*?)<!-- rules-table:end -->", text, re.S)
+    assert m, "README lacks the rules-table markers"
+    assert m.group(1) == rules_table_markdown()
+
+
+def test_cli_rules_prints_doc_list_and_json(capsys):
+    import json
+
+    from pt2bot.cli import main
+
+    assert main(["rules", "PTC101"]) == 0
+    out = capsys.readouterr().out
+    assert "## What it does" in out and "GB0124" in out
+    assert main(["rules"]) == 0
+    out = capsys.readouterr().out
+    assert all(r.code in out for r in RULES)
+    assert main(["rules", "--format", "json"]) == 0
+    data = json.loads(capsys.readouterr().out)
+    assert [d["code"] for d in data] == [r.code for r in RULES]
+    assert main(["rules", "PTC999"]) == 2
