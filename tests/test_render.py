@@ -230,19 +230,10 @@ def test_render_all_writes_the_directory(pr, tmp_path):
     step = tmp_path / "step.md"
     step.write_text("earlier step\n")
     out = tmp_path / "out"
-    try:
-        import pt2bot.report.sarif  # noqa: F401
-        have_sarif = True
-    except ImportError:
-        have_sarif = False
-    if not have_sarif:
-        with pytest.raises(RuntimeError, match="sarif"):
-            render_all(rep, str(out), env={"GITHUB_STEP_SUMMARY": str(step)})
-    else:
-        render_all(rep, str(out), env={"GITHUB_STEP_SUMMARY": str(step)})
-        sarif = json.loads((out / "results.sarif").read_text())
-        assert sarif["version"] == "2.1.0"
-        assert {r["ruleId"] for r in sarif["runs"][0]["results"]} >= {"PTC201", "PTC101"}
+    render_all(rep, str(out), env={"GITHUB_STEP_SUMMARY": str(step)})
+    sarif = json.loads((out / "results.sarif").read_text())
+    assert sarif["version"] == "2.1.0"
+    assert {r["ruleId"] for r in sarif["runs"][0]["results"]} >= {"PTC201", "PTC101"}
     data = json.loads((out / "report.json").read_text())
     assert data["models"][0]["delta"]["latency"][0]["ratio"] is None
     from pt2bot.report.jsonreport import validation_errors
