@@ -294,14 +294,15 @@ def test_unknown_keys_get_did_you_mean(text: str, message: str) -> None:
 
 def test_yaml_syntax_error_has_the_line() -> None:
     text = "version: 1\nrun:\n  device: cpu\n  backend: [inductor\nthresholds: {}\n"
-    (msg,) = errors_of(text)
-    assert msg.startswith("pt2bot.yml:5: YAML syntax error: ")
-    assert "expected ',' or ']'" in msg
+    assert errors_of(text) == [
+        "pt2bot.yml:5: YAML syntax error: did not find expected ',' or ']' (column 11), "
+        "while parsing a flow sequence that starts at line 4"]
 
 
 def test_tab_indentation_is_a_located_syntax_error() -> None:
     (msg,) = errors_of("version: 1\nrun:\n\tdevice: cpu\n")
     assert msg.startswith("pt2bot.yml:3: YAML syntax error: ")
+    assert msg.endswith(" (YAML indents with spaces, not tabs)")
 
 
 @pytest.mark.parametrize("text", ["", "\n\n", "# only a comment\n"])
