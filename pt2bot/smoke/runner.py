@@ -378,10 +378,12 @@ def classify_exit(returncode: int, tail: str, *, repo_root: str, oom_before: int
 
 def _failed_run(name: str, status: str, error: dict[str, Any], log_rel: str,
                 duration_s: float) -> dict[str, Any]:
+    # Every RUN key, unmeasured (null), as the worker's own empty RUN has them.
     return {"name": name, "status": status, "reason": None, "error": error,
-            "graph_count": None, "graph_breaks": [], "recompiles": None, "specialized": [],
-            "accuracy": [], "export": None, "latency": [], "compile_s": None,
-            "peak_mem_mb": None, "files": [], "log": log_rel, "duration_s": round(duration_s, 3)}
+            "graph_count": None, "graph_breaks": None, "recompiles": None, "specialized": None,
+            "accuracy": None, "export": None, "latency": None, "compile_s": None,
+            "peak_mem_mb": None, "peak_mem_method": None, "files": None, "phases": [],
+            "phase_errors": [], "log": log_rel, "duration_s": round(duration_s, 3)}
 
 
 def _read_run(out_path: str) -> dict[str, Any] | str:
@@ -448,8 +450,12 @@ class WorkerJob:
 
 def run_worker(job: WorkerJob, *, python: str = sys.executable,
                worker_argv: Sequence[str] = WORKER_ARGV,
-               groups: WorkerGroups | None = None) -> dict[str, Any]:
-    """Run one model in its own process group and map every outcome to a RUN dict."""
+               groups: WorkerGroups | None = None,
+               started: Callable[[str, int], None] | None = None) -> dict[str, Any]:
+    """Run one model in its own process group and map every outcome to a RUN dict.
+
+    `started(name, pid)` is called once the worker runs; its pid is also its process group.
+    """
     name = job.model.name
     if groups is not None and groups.cancelled:
         return _failed_run(name, "error", {"kind": "exception", "signal": None, "path": None,
@@ -473,6 +479,8 @@ def run_worker(job: WorkerJob, *, python: str = sys.executable,
     pgid = proc.pid   # start_new_session: the worker leads its own group
     if groups is not None:
         groups.add(pgid)
+    if started is not None:
+        started(name, pgid)
     deadline = start + job.timeout_s
     stopped: str | None = None
     pidfd = _pidfd(proc.pid)
@@ -586,11 +594,13 @@ def run_models(config: Config, *, repo_root: str, out_dir: str,
                shard: str | tuple[int, int] | None = None,
                phases: Sequence[str] | None = None,
                progress: Callable[[dict[str, Any]], None] | None = None,
+               started: Callable[[str, int], None] | None = None,
                python: str = sys.executable,
                worker_argv: Sequence[str] = WORKER_ARGV) -> dict[str, Any]:
     """Run the selected models (each in its own worker) and return the results JSON dict.
 
-    `progress` is called with each RUN as it finishes (in completion order). `python` and
+    `progress` is called with each RUN as it finishes (in completion order), `started` with
+    (model name, worker pid) as each worker starts (from pool threads). `python` and
     `worker_argv` choose the worker command (tests; a different interpreter).
     """
     repo_root = os.path.abspath(repo_root)
@@ -627,7 +637,7 @@ def run_models(config: Config, *, repo_root: str, out_dir: str,
         pool = concurrent.futures.ThreadPoolExecutor(max_workers=workers)
         try:
             futures = [pool.submit(run_worker, j, python=python, worker_argv=worker_argv,
-                                   groups=groups) for j in jobs]
+                                   groups=groups, started=started) for j in jobs]
             for fut in concurrent.futures.as_completed(futures):
                 run = fut.result()
                 runs.append(run)
