@@ -5,7 +5,7 @@ import sys
 import textwrap
 import uuid
 from pathlib import Path
-from typing import Callable, Iterator
+from collections.abc import Callable, Iterator
 
 import pytest
 
@@ -13,7 +13,8 @@ from pt2bot.entry import EntryError, build_model, load_entry
 
 
 @pytest.fixture
-def repo(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[tuple[Path, str, Callable[[str, str], None]]]:
+def repo(tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+         ) -> Iterator[tuple[Path, str, Callable[[str, str], None]]]:
     """A repo root with a uniquely named package; sys.path and sys.modules restored after."""
     pkg = f"userpkg_{uuid.uuid4().hex[:8]}"
     (tmp_path / pkg).mkdir()
