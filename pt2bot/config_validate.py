@@ -420,10 +420,6 @@ def _check_version(ck: _Checker, v: Any) -> int:
     return SUPPORTED_VERSIONS[-1]
 
 
-_MODEL_KEYS = ("name", "entry", "kwargs", "inputs", "shapes", "cases", "dynamic", "export",
-               "tolerance", "timeout_s")
-_INPUT_KEYS = ("shape", "dtype", "low", "high", "name")
-
 
 def _check_inputs(ck: _Checker, v: Any, path: Path, dims: list[str], dims_from: str
                   ) -> tuple[tuple[InputSpec, ...], str | None] | object:
@@ -513,7 +509,6 @@ def _check_model(ck: _Checker, v: Any, i: int) -> ModelConfig | None:
                                _tolerance(ck), "a mapping of dtype to [rtol, atol]"),
         "timeout_s": ck.nullable(ck.number("a positive number of seconds", positive=True)),
     }
-    assert tuple(spec) == _MODEL_KEYS
     fields = ck.mapping(v, path, spec, "", required=("name", "entry"))
     if fields is None:
         return None
