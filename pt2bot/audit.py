@@ -11,6 +11,22 @@ Three references, three questions:
   open; none → it closes);
 - the rolling window: is tonight's latency outside the recent nights' spread (median ± k·MAD
   and beyond the threshold)? One noisy night moves a median, not a window.
+
+Outputs in --out DIR: report.json (schema pt2bot.report/1, `base` = previous audited commit or
+null, `head` = audited commit, plus an `audit` object), audit.md (also the tracking issue's
+body and, under Actions, appended to $GITHUB_STEP_SUMMARY), report.html (self-contained),
+charts/*.png, and `baseline-<sha>.json`: the results JSON of the audited commit. A PR whose
+merge-base is that commit reuses it instead of re-running base:
+
+    pt2bot review --base origin/main --baseline pt2bot-audit/baseline-<merge-base sha>.json
+
+(pipeline._load_baseline checks the file's `commit` against the merge-base and runs base
+itself when they differ; models missing from the baseline are run on base.)
+
+Retention: PT2BOT_HISTORY_KEEP ("400" runs, "90d" days, "400,90d" both; default 400 runs),
+or `args.keep` when the CLI grows a `--keep` option. The history file must survive between
+nights (actions/cache with a rolling key, or a data branch); it is checkpointed into one file
+on close.
 """
 from __future__ import annotations
 
@@ -91,7 +107,7 @@ def audit(opts: AuditOptions, log: Log = lambda s: None) -> dict[str, Any]:
 def audit_results(config: Config, results: dict[str, Any], findings: Sequence[Any], *,
                   history: History, out_dir: str, now: datetime | None = None,
                   keep_runs: int | None = DEFAULT_KEEP_RUNS, keep_days: int | None = None,
-                  window_days: float = WINDOW_DAYS) -> dict[str, Any]:
+                  window_days: float = WINDOW_DAYS, charts: bool = True) -> dict[str, Any]:
     """Everything after the runs: compare with history, store tonight, render the directory."""
     from pt2bot.compare import build_report
     from pt2bot.findings import Finding
@@ -158,7 +174,7 @@ def audit_results(config: Config, results: dict[str, Any], findings: Sequence[An
                    "latency_ms": {k: list(v) for k, v in trends.latency_ms.items()}},
         "baseline": f"baseline-{head_sha}.json" if head_sha else None,
     }
-    render_audit_dir(report, results, trends, out_dir)
+    render_audit_dir(report, results, trends, out_dir, charts=charts)
     return report
 
 

@@ -72,6 +72,7 @@ FINDINGS = [Finding(rule="PTC101", path="zoo/gpt.py", line=3, col=4, severity="e
 
 
 def run_night(history, tmp_path, i, results, **kw):
+    kw.setdefault("charts", False)   # PNGs cost ~0.5 s a night; the tests about them opt in
     out = tmp_path / f"out{i}"
     report = audit_results(parse_config(CONFIG), results, FINDINGS, history=history,
                            out_dir=str(out), now=T0 + timedelta(days=i), **kw)
@@ -80,9 +81,9 @@ def run_night(history, tmp_path, i, results, **kw):
 
 def test_three_nights_break_then_fix(tmp_path):
     with History(str(tmp_path / "h.db")) as h:
-        r1, out1 = run_night(h, tmp_path, 1, night(1))
-        r2, out2 = run_night(h, tmp_path, 2, night(2, gpt_break=True))
-        r3, out3 = run_night(h, tmp_path, 3, night(3))
+        r1, out1 = run_night(h, tmp_path, 1, night(1), charts=True)
+        r2, out2 = run_night(h, tmp_path, 2, night(2, gpt_break=True), charts=True)
+        r3, out3 = run_night(h, tmp_path, 3, night(3), charts=True)
 
         assert r1["base"] is None and r1["head"] == night(1)["commit"]
         assert r1["conclusion"] == "success" and r1["audit"]["clean"]
@@ -242,3 +243,35 @@ def test_tracking_issue_lifecycle(tmp_path):
         assert [s for _, s in states] == ["closed", "open"]
         assert gh.issues[100]["state"] == "open" and gh.issues[100]["body"] == "please look"
         assert gh.violations == []
+
+
+def test_cli_refuses_a_corrupt_history_before_running_anything(git_repo, tmp_path, monkeypatch,
+                                                                 capsys):
+    from pt2bot.cli import main
+
+    git_repo.write("pt2bot.yml", CONFIG)
+    git_repo.commit("config")
+    bad = tmp_path / "history.db"
+    bad.write_bytes(b"SQLite format 3\x00" + b"\x00" * 50)   # a cut-off download
+    monkeypatch.chdir(git_repo.path)
+    rc = main(["audit", "--history", str(bad), "--out", str(tmp_path / "out")])
+    assert rc == 2
+    err = capsys.readouterr().err
+    assert str(bad) in err and "left untouched" in err
+    assert bad.read_bytes() == b"SQLite format 3\x00" + b"\x00" * 50
+    assert not (tmp_path / "out" / "smoke").exists()
+
+
+def test_retention_setting_from_the_environment():
+    import argparse
+
+    from pt2bot.audit import retention_from
+    from pt2bot.errors import UserError
+    from pt2bot.history import DEFAULT_KEEP_RUNS
+
+    ns = argparse.Namespace()
+    assert retention_from(ns, {}) == (DEFAULT_KEEP_RUNS, None)
+    assert retention_from(ns, {"PT2BOT_HISTORY_KEEP": "60,30d"}) == (60, 30)
+    assert retention_from(argparse.Namespace(keep="10"), {"PT2BOT_HISTORY_KEEP": "60"}) == (10, None)
+    with pytest.raises(UserError):
+        retention_from(ns, {"PT2BOT_HISTORY_KEEP": "forever"})

@@ -28,13 +28,14 @@ KIND_LABEL = {"graph_break": "graph break", "recompiles": "recompiles", "export"
 
 
 def render_audit_dir(report: dict[str, Any], results: dict[str, Any], trends: Trends,
-                     out_dir: str) -> ChartResult:
+                     out_dir: str, *, charts: bool = True) -> ChartResult:
     """Write baseline-<sha>.json, charts/*.png, report.json, audit.md and report.html."""
     os.makedirs(out_dir, exist_ok=True)
     a = report["audit"]
     if a.get("baseline"):
         _write_json(os.path.join(out_dir, a["baseline"]), results)
-    charts = render_trend_charts(trends, out_dir)
+    charts = (render_trend_charts(trends, out_dir) if charts else
+              ChartResult(files={}, note="PNG charts were turned off for this audit"))
     a["charts"] = {k: os.path.relpath(p, out_dir).replace(os.sep, "/")
                    for k, p in charts.files.items()}
     a["charts_note"] = charts.note
