@@ -420,7 +420,6 @@ def _check_version(ck: _Checker, v: Any) -> int:
     return SUPPORTED_VERSIONS[-1]
 
 
-
 def _check_inputs(ck: _Checker, v: Any, path: Path, dims: list[str], dims_from: str
                   ) -> tuple[tuple[InputSpec, ...], str | None] | object:
     entry = ck.string(ENTRY, 'an entry "module.path:attr" (e.g. "mypkg.data:make_inputs")', _entry_hint)
