@@ -211,3 +211,44 @@ def test_timeout_kills_the_workers_children_too(tmp_path):
     assert runner.group_members(pids["spawner"]) == []
     assert not _alive(pids["spawner"]) and not _alive(child_pid)
     assert "PIDS" in run["error"]["message"]     # the log's tail is the message
+
+
+def test_device_resolution_probes_torch_in_a_child_process(monkeypatch):
+    env = runner.scrub_env(os.environ, repo_root=str(CRASHY))
+    assert runner.resolve_device("cpu", env).device == "cpu"
+    # Force the real probe (a child process importing torch) even on a machine with no
+    # NVIDIA device nodes: on this CPU build of torch it must see no GPU.
+    monkeypatch.setattr(runner, "_may_have_cuda", lambda: True)
+    probed: list[str | None] = []
+    real_probe = runner._probe_cuda
+
+    def probe_once(env):   # one torch import (seconds) serves the three questions below
+        if not probed:
+            probed.append(real_probe(env))
+        return probed[0]
+
+    monkeypatch.setattr(runner, "_probe_cuda", probe_once)
+    info = runner.resolve_device("auto", env)
+    has_gpu = probed[0] is not None
+    if (runner.torch_version() or "").endswith("+cpu"):
+        assert not has_gpu
+    assert info.device == ("cuda" if has_gpu else "cpu") and info.name
+    if not has_gpu:
+        with pytest.raises(runner.UserError, match="no CUDA device"):
+            runner.resolve_device("cuda", env)
+    with pytest.raises(runner.UserError, match="--device"):
+        runner.resolve_device("tpu", env)
+
+
+def test_cuda_probe_reports_the_device_a_child_process_sees(tmp_path):
+    # No GPU here: a fake `torch` first on the child's path stands in for a CUDA build.
+    fake = tmp_path / "fake" / "torch"
+    fake.mkdir(parents=True)
+    (fake / "__init__.py").write_text(
+        "class cuda:\n"
+        "    is_available = staticmethod(lambda: True)\n"
+        "    get_device_name = staticmethod(lambda i: 'Fake H200 #%d' % i)\n")
+    env = runner.scrub_env(os.environ, repo_root=str(tmp_path / "fake"))
+    assert runner._probe_cuda(env) == "Fake H200 #0"
+    (fake / "__init__.py").write_text("raise ImportError('broken install')\n")
+    assert runner._probe_cuda(env) is None        # a broken torch means no GPU, not a crash
