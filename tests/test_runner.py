@@ -31,6 +31,7 @@ def _models(*names: str) -> tuple[ModelConfig, ...]:
 def test_pick_models_keeps_config_order_and_rejects_unknown_names_listing_known():
     cfg = Config(models=_models("b", "a", "c"))
     assert [m.name for m in pick_models(cfg, None)] == ["b", "a", "c"]
+    assert pick_models(cfg, []) == []               # an empty selection runs nothing
     assert [m.name for m in pick_models(cfg, ["c", "b"])] == ["b", "c"]
     with pytest.raises(UserError) as e:
         pick_models(cfg, ["a", "nope"])

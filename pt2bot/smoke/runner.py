@@ -63,8 +63,8 @@ _DROP_NAMES = ("PYTHONPATH", "PYTHONHOME", "PYTHONSTARTUP", "PYTHONINSPECT")
 # --------------------------------------------------------------------------- selection
 
 def pick_models(config: Config, names: Sequence[str] | None = None) -> list[ModelConfig]:
-    """The configured models named in `names` (all when empty), in config order."""
-    if not names:
+    """The configured models named in `names` (all when None), in config order."""
+    if names is None:
         return list(config.models)
     known = [m.name for m in config.models]
     unknown = [n for n in names if n not in known]
