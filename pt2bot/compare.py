@@ -482,6 +482,7 @@ def compare_latency(base: dict | None, head: dict, *, threshold_pct: float,
             "eager_base_ms": _median(be, "eager_ms"), "eager_head_ms": _median(e, "eager_ms"),
             "ratio": None, "ci_low": None, "ci_high": None, "change_pct": None,
             "significant": False, "direction": "same", "note": None,
+            "statistic": None, "median_ratio": None,
         }
         if be is None:
             row["note"] = "no base measurement"
@@ -490,7 +491,7 @@ def compare_latency(base: dict | None, head: dict, *, threshold_pct: float,
         else:
             st = compare_samples(_samples(be), _samples(e), threshold_pct=threshold_pct)
             for k in ("ratio", "ci_low", "ci_high", "change_pct", "significant", "direction",
-                      "note"):
+                      "note", "statistic", "median_ratio"):
                 row[k] = st[k]
         out.append(row)
     return out

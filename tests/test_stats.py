@@ -87,8 +87,9 @@ def test_rounds_carry_process_noise(use_numpy):
     base = [noisy(lv, 20, i, 0.01) for i, lv in enumerate(levels_b)]
     head = [noisy(lv, 20, 10 + i, 0.01) for i, lv in enumerate(levels_h)]
     flat = compare_samples([x for g in base for x in g], [x for g in head for x in g],
-                           threshold_pct=10, use_numpy=use_numpy)
-    grouped = compare_samples(base, head, threshold_pct=10, use_numpy=use_numpy)
+                           threshold_pct=10, use_numpy=use_numpy, quantile=0.5)
+    grouped = compare_samples(base, head, threshold_pct=10, use_numpy=use_numpy,
+                              quantile=0.5)
     assert flat["significant"]
     assert not grouped["significant"] and grouped["method"].endswith("/rounds")
 
@@ -98,3 +99,19 @@ def test_summarise_samples():
     assert s["median"] == 2.5 and s["min"] == 1.0 and s["iqr"] == 1.5
     assert s["samples"] == [3.0, 1.0, 2.0, 4.0]
     assert summarise_samples([])["median"] is None
+
+
+def test_low_quantile_ignores_slow_mode_rounds_but_sees_real_slowdowns():
+    """Contention puts whole rounds in a slow mode (+40%); the default p10 statistic
+    compares the fast ends, so A/A with different slow rounds is quiet and a real 25%
+    slowdown under the same noise is caught."""
+    def rounds(levels, seed):
+        return [x for i, lv in enumerate(levels) for x in noisy(lv, 20, seed + i, 0.01)]
+    base = rounds((1.0, 1.4, 1.4, 1.0), 0)
+    same = rounds((1.4, 1.0, 1.4, 1.4), 10)
+    slower = rounds((1.25, 1.75, 1.25, 1.75), 20)
+    aa = compare_samples(base, same, threshold_pct=10)
+    assert aa["statistic"] == "p10" and not aa["significant"]
+    assert compare_samples(base, same, threshold_pct=10, quantile=0.5)["significant"]
+    ab = compare_samples(base, slower, threshold_pct=10)
+    assert ab["significant"] and ab["direction"] == "slower" and 1.2 < ab["ratio"] < 1.3

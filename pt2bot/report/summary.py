@@ -257,7 +257,11 @@ def latency_table(m: dict) -> str:
                      verdict])
     if not rows:
         return ""
-    return ("Compiled latency, head/base ratio of medians [95% interval]:\n\n"
+    stat = next((x.get("statistic") for x in (m.get("delta") or {}).get("latency") or []
+                 if x.get("statistic")), None)
+    what = "medians" if stat == "median" else f"fast-end ({stat}) times" if stat else "times"
+    return (f"Compiled latency, head/base ratio of {escape_inline(what, limit=40)} "
+            "[95% interval]; ms are medians:\n\n"
             + table(["shape", "ms", "ratio", ""], rows))
 
 
