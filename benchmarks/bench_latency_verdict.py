@@ -101,37 +101,40 @@ def collect(reps: int, rounds: int, samples: int, path: str) -> None:
 
 
 def evaluate(path: str) -> dict:
+    """False alarms and detections per setting.
+
+    A/A pairs: A vs A' of each repetition (interleaved), plus A of repetition i vs A' of
+    repetition j != i (same code, measured minutes apart: harsher, and more pairs).
+    A/B pairs: A vs B of each repetition.
+    """
     from pt2bot.stats import compare_samples
 
     with open(path) as fh:
         data = json.load(fh)
     reps = data["reps"]
-    settings = []
-    for rounds in (1, 2, 3, 4):
-        for n in (20, 30, 60):
-            for grouped in (False, True):
-                if grouped and rounds == 1:
-                    continue
-                for thr in (5.0, 10.0):
-                    settings.append((rounds, n, grouped, thr))
+    settings = [(rounds, n, q, thr) for rounds in (2, 3, 4) for n in (20, 60)
+                for q in (0.5, 0.1) for thr in (10.0,)]
     rows = []
-    for rounds, n, grouped, thr in settings:
-        fa = det = 0
-        ratios_b = []
-        for rep in reps:
-            def side(v: str) -> list:
-                groups = [g[:n] for g in rep[v][:rounds]]
-                return groups if grouped else [x for g in groups for x in g]
-            aa = compare_samples(side("A"), side("A2"), threshold_pct=thr)
-            ab = compare_samples(side("A"), side("B"), threshold_pct=thr)
-            fa += aa["significant"]
-            det += ab["significant"] and ab["direction"] == "slower"
-            ratios_b.append(ab["ratio"])
-        rows.append({"rounds": rounds, "samples": n, "per_round_bootstrap": grouped,
-                     "threshold_pct": thr, "reps": len(reps),
-                     "false_alarm_pct": round(100 * fa / len(reps), 1),
+    for rounds, n, q, thr in settings:
+        def side(rep: dict, v: str) -> list:
+            return [x for g in rep[v][:rounds] for x in g[:n]]
+
+        def sig(a: list, b: list) -> tuple[bool, float]:
+            out = compare_samples(a, b, threshold_pct=thr, quantile=q, n_boot=1000)
+            return out["significant"], out["ratio"]
+
+        inter = sum(sig(side(r, "A"), side(r, "A2"))[0] for r in reps)
+        cross_pairs = [(i, j) for i in range(len(reps)) for j in range(len(reps)) if i != j]
+        cross = sum(sig(side(reps[i], "A"), side(reps[j], "A2"))[0] for i, j in cross_pairs)
+        ab = [sig(side(r, "A"), side(r, "B")) for r in reps]
+        det = sum(s and ratio > 1 for s, ratio in ab)
+        rows.append({"rounds": rounds, "samples": n, "statistic": "median" if q == 0.5 else
+                     f"p{round(q * 100)}", "threshold_pct": thr, "reps": len(reps),
+                     "aa_interleaved_pct": round(100 * inter / len(reps), 1),
+                     "aa_cross_pairs": len(cross_pairs),
+                     "aa_cross_pct": round(100 * cross / max(1, len(cross_pairs)), 1),
                      "detection_pct": round(100 * det / len(reps), 1),
-                     "median_ratio_B": sorted(ratios_b)[len(ratios_b) // 2]})
+                     "median_ratio_B": sorted(r for _, r in ab)[len(ab) // 2]})
     return {"model": data.get("model"), "slowdown": data.get("slowdown"), "rows": rows}
 
 
@@ -150,12 +153,12 @@ def main() -> int:
     if args.collect:
         collect(args.reps, args.rounds, args.samples, args.data)
     result = evaluate(args.data)
-    print(f"{'rounds':>6} {'samples':>7} {'per-round':>9} {'thr%':>5} {'reps':>4} "
-          f"{'A/A alarms%':>11} {'detect%':>8} {'ratio B':>8}")
+    print(f"{'rounds':>6} {'samples':>7} {'stat':>6} {'thr%':>5} {'reps':>4} "
+          f"{'A/A inter%':>10} {'A/A cross%':>10} {'(pairs)':>7} {'detect%':>8} {'ratio B':>8}")
     for r in result["rows"]:
-        print(f"{r['rounds']:>6} {r['samples']:>7} {str(r['per_round_bootstrap']):>9} "
-              f"{r['threshold_pct']:>5} {r['reps']:>4} {r['false_alarm_pct']:>11} "
-              f"{r['detection_pct']:>8} {r['median_ratio_B']:>8}")
+        print(f"{r['rounds']:>6} {r['samples']:>7} {r['statistic']:>6} {r['threshold_pct']:>5} "
+              f"{r['reps']:>4} {r['aa_interleaved_pct']:>10} {r['aa_cross_pct']:>10} "
+              f"{r['aa_cross_pairs']:>7} {r['detection_pct']:>8} {r['median_ratio_B']:>8}")
     return 0
 
 
