@@ -82,6 +82,9 @@ def build_parser() -> argparse.ArgumentParser:
     a.add_argument("--out", default="pt2bot-audit", metavar="DIR")
     a.add_argument("--publish", action="store_true")
     a.add_argument("--device", choices=("auto", "cpu", "cuda"), default=None)
+    a.add_argument("--keep", metavar="SPEC",
+                   help="history retention: runs and/or days, e.g. 400, 90d, 400,90d "
+                        "(default: $PT2BOT_HISTORY_KEEP, else 400 runs)")
     a.set_defaults(handler="pt2bot.audit:cli_audit")
     return p
 

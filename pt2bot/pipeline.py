@@ -63,7 +63,9 @@ def review(opts: ReviewOptions, log: Callable[[str], None] = lambda s: None) -> 
     root = git.repo_root(opts.repo_dir)
     config = _load_head_config(root, opts.config_path)
     base_sha = changes.resolve_base(root, opts.base, opts.head)
-    head_sha = git.rev_parse(root, opts.head or "HEAD")
+    head_sha = git.head_sha(root) if opts.head is None else git.rev_parse(root, opts.head)
+    if head_sha is None:
+        raise UserError(f"--head {opts.head!r} names no commit")
     changeset = timings.run("diff", lambda: changes.diff_changes(root, base_sha, opts.head))
     log(f"base {base_sha[:12]}, head {head_sha[:12]}"
         f"{' + working tree' if opts.head is None else ''}: {len(changeset.files)} changed file(s)")
@@ -72,9 +74,7 @@ def review(opts: ReviewOptions, log: Callable[[str], None] = lambda s: None) -> 
     stored_files = ({m["name"]: set(m.get("files") or ()) for m in baseline["models"]
                      if m.get("files")} if baseline else None)
     if opts.all_models:
-        selected = tuple(m.name for m in config.models)
-        selection = select.Selection(selected=selected, skipped={},
-                                     reasons={n: "--all" for n in selected})
+        selection = select.select_all(config)
     else:
         selection = select.select_models(config, changeset, root, stored_files=stored_files)
     if not opts.smoke:
