@@ -226,3 +226,16 @@ def test_merge_refuses_duplicates_and_foreign_files():
         merge_results([_results("1/2", "a"), {"schema": "pt2bot.report/1", "models": []}])
     with pytest.raises(UserError, match="no results"):
         merge_results([])
+
+
+def test_sigterm_during_a_run_becomes_systemexit_and_the_handler_is_restored():
+    import os
+    import time
+
+    before = signal.getsignal(signal.SIGTERM)
+    with pytest.raises(SystemExit) as e:
+        with runner._sigterm_as_exit():
+            os.kill(os.getpid(), signal.SIGTERM)
+            time.sleep(5)   # the handler interrupts this at once
+    assert e.value.code == 128 + signal.SIGTERM
+    assert signal.getsignal(signal.SIGTERM) is before

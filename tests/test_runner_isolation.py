@@ -160,34 +160,14 @@ def test_parallel_jobs_overlap(crashy):
     assert crashy["elapsed"] < durations
 
 
-def test_an_interrupted_run_leaves_no_workers_behind(tmp_path):
-    pidfile = tmp_path / "hang.pids"
-    config = Config(
-        models=(ModelConfig("hangs", "crashy_models.hang:build", kwargs={"pidfile": str(pidfile)},
-                            inputs=(InputSpec(shape=(2, 4)),)),
-                ModelConfig("missing_dep", "crashy_models.missing_dep:build")),
-        run=RunConfig(device="cpu", timeout_s=300, jobs=2, latency=False))
-
-    def interrupt(run: dict) -> None:
-        # Stop as Ctrl-C would, once the hanging worker is surely running.
-        deadline = time.monotonic() + 60
-        while not pidfile.exists() or not pidfile.read_text().endswith("\n"):
-            assert time.monotonic() < deadline, "the hang fixture never started"
-            time.sleep(0.05)
-        raise KeyboardInterrupt
-
-    start = time.monotonic()
-    with pytest.raises(KeyboardInterrupt):
-        run_models(config, repo_root=str(CRASHY), out_dir=str(tmp_path / "out"), device="cpu",
-                   phases=["breaks"], progress=interrupt)
-    assert time.monotonic() - start < 60          # not the 300 s timeout
-    worker_pid, child_pid = map(int, pidfile.read_text().split())
-    assert runner.group_members(worker_pid) == []
-    assert not _alive(worker_pid) and not _alive(child_pid)
-
-
-SPAWN_AND_HANG = """
-import subprocess, sys, time
+# A stand-in worker (no torch: it reaches its hang at once, so these tests are quick and
+# exact): "quick" writes a RUN and exits, anything else starts a child and hangs.
+QUICK_OR_HANG = """
+import json, subprocess, sys, time
+spec = json.load(open(sys.argv[1]))
+if spec["model"]["name"] == "quick":
+    json.dump({"name": "quick", "status": "ok"}, open(sys.argv[2], "w"))
+    sys.exit(0)
 child = subprocess.Popen([sys.executable, "-c", "import time\\nwhile True: time.sleep(1)"])
 print("PIDS", child.pid, flush=True)
 while True:
@@ -195,15 +175,39 @@ while True:
 """
 
 
+def test_an_interrupted_run_leaves_no_workers_behind(tmp_path):
+    config = Config(models=(ModelConfig("hangs", "x:y"), ModelConfig("quick", "x:y")),
+                    run=RunConfig(device="cpu", timeout_s=300, jobs=2))
+    log = tmp_path / "out" / "logs" / "hangs.log"
+    pids: dict[str, int] = {}
+
+    def interrupt(run: dict) -> None:
+        # Stop as Ctrl-C would, once the hanging worker has surely started its child.
+        deadline = time.monotonic() + 60
+        while "PIDS" not in (log.read_text() if log.exists() else ""):
+            assert time.monotonic() < deadline, "the stand-in worker never started"
+            time.sleep(0.02)
+        raise KeyboardInterrupt
+
+    start = time.monotonic()
+    with pytest.raises(KeyboardInterrupt):
+        run_models(config, repo_root=str(tmp_path), out_dir=str(tmp_path / "out"), device="cpu",
+                   phases=["breaks"], progress=interrupt, started=pids.__setitem__,
+                   worker_argv=("-c", QUICK_OR_HANG))
+    assert time.monotonic() - start < 60          # not the 300 s timeout
+    child_pid = int(log.read_text().split("PIDS", 1)[1].split()[0])
+    assert runner.group_members(pids["hangs"]) == []
+    assert not _alive(pids["hangs"]) and not _alive(child_pid)
+
+
 def test_timeout_kills_the_workers_children_too(tmp_path):
-    # A stand-in worker (no torch, so it hangs at a known point at once): the runner's
-    # timeout must take down the child it started as well, not just the worker.
+    # The runner's timeout must take down the child the worker started, not just the worker.
     config = Config(models=(ModelConfig("spawner", "x:y", timeout_s=2.0),),
                     run=RunConfig(device="cpu"))
     pids: dict[str, int] = {}
     results = run_models(config, repo_root=str(tmp_path), out_dir=str(tmp_path / "out"),
                          device="cpu", phases=["breaks"], started=pids.__setitem__,
-                         worker_argv=("-c", SPAWN_AND_HANG))
+                         worker_argv=("-c", QUICK_OR_HANG))
     [run] = results["models"]
     assert (run["status"], run["error"]["kind"]) == ("timeout", "timeout")
     log = (tmp_path / "out" / "logs" / "spawner.log").read_text()
