@@ -216,9 +216,14 @@ def pool_latency(results: dict[str, Any], extra: dict[str, Any]) -> None:
                 continue
             for key in ("eager_ms", "compiled_ms"):
                 new = (case.get(key) or {}).get("samples") or []
-                old = (into.get(key) or {}).get("samples") or []
-                if new and into.get(key) is not None:
-                    into[key] = summarise_samples(old + new)
+                prev = into.get(key)
+                if not new or not prev:
+                    continue
+                # Keep each process's samples as a group: the verdict resamples rounds
+                # first, so one process that ran in a slow phase cannot decide it alone.
+                rounds = prev.get("rounds") or [prev.get("samples") or []]
+                into[key] = {**summarise_samples([x for r in rounds for x in r] + new),
+                             "rounds": [*rounds, new]}
 
 
 def _write_json(path: str, data: Any) -> None:
