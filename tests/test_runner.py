@@ -239,3 +239,31 @@ def test_sigterm_during_a_run_becomes_systemexit_and_the_handler_is_restored():
             time.sleep(5)   # the handler interrupts this at once
     assert e.value.code == 128 + signal.SIGTERM
     assert signal.getsignal(signal.SIGTERM) is before
+
+
+def test_jobs_carry_the_spec_the_worker_expects(tmp_path):
+    from pt2bot.config import InputSpec, RunConfig
+
+    cfg_dir = tmp_path / "project"
+    cfg_dir.mkdir()
+    config = Config(path=str(cfg_dir / "pt2bot.yml"),
+                    models=(ModelConfig("a", "pkg.m:build", inputs=(InputSpec(shape=("b", 4)),),
+                                        shapes={"b": (1, 2)}, timeout_s=7),
+                            ModelConfig("b/x", "pkg.m:other")),
+                    run=RunConfig(timeout_s=99, threads=2, cache_dir=".cache/inductor"))
+    worktree = tmp_path / "base-worktree"
+    jobs = runner.build_jobs(config, config.models, repo_root=str(worktree),
+                             out_dir=str(tmp_path / "out"), work_dir=str(tmp_path),
+                             device="cpu", phases=["breaks", "export"], environ={"PATH": "/bin"})
+    a, b = jobs
+    assert a.spec["repo_root"] == str(worktree) and a.spec["device"] == "cpu"
+    assert a.spec["phases"] == ["breaks", "export"]
+    assert a.spec["model"]["inputs"] == [{"shape": ["b", 4], "dtype": "float32", "low": None,
+                                          "high": None, "name": None}]
+    assert a.spec["model"]["shapes"] == {"b": [1, 2]} and a.spec["run"]["threads"] == 2
+    assert a.spec["log_path"] == str(tmp_path / "out" / "logs" / "a.log")
+    assert (a.timeout_s, b.timeout_s) == (7.0, 99.0)         # model overrides run
+    assert b.log_rel.startswith("logs/b_x-") and (tmp_path / "out" / b.log_rel).is_file()
+    # The cache is relative to the config, so it outlives a throw-away base worktree.
+    assert a.env["TORCHINDUCTOR_CACHE_DIR"] == str(cfg_dir / ".cache" / "inductor")
+    assert a.env["OMP_NUM_THREADS"] == "2" and a.env["PYTHONPATH"] == str(worktree)

@@ -256,3 +256,25 @@ def test_cuda_probe_reports_the_device_a_child_process_sees(tmp_path):
     assert runner._probe_cuda(env) == "Fake H200 #0"
     (fake / "__init__.py").write_text("raise ImportError('broken install')\n")
     assert runner._probe_cuda(env) is None        # a broken torch means no GPU, not a crash
+
+
+def test_a_result_written_before_a_crash_at_exit_is_kept_and_the_crash_noted(tmp_path):
+    # Some native libraries crash in their exit handlers after the work is done.
+    code = ("import json, os, sys\n"
+            "json.dump({'name': 'm', 'status': 'ok', 'graph_count': 1}, open(sys.argv[2], 'w'))\n"
+            "os.abort()\n")
+    config = Config(models=(ModelConfig("m", "x:y"),), run=RunConfig(device="cpu"))
+    [run] = run_models(config, repo_root=str(tmp_path), out_dir=str(tmp_path / "out"),
+                       device="cpu", worker_argv=("-c", code))["models"]
+    assert run["status"] == "ok" and run["graph_count"] == 1
+    assert run["phase_errors"][-1]["phase"] == "exit"
+    assert "SIGABRT after writing its result" in run["phase_errors"][-1]["message"]
+
+
+def test_a_worker_that_exits_0_without_a_result_is_reported_as_such(tmp_path):
+    config = Config(models=(ModelConfig("m", "x:y"),), run=RunConfig(device="cpu"))
+    [run] = run_models(config, repo_root=str(tmp_path), out_dir=str(tmp_path / "out"),
+                       device="cpu", worker_argv=("-c", "print('bye')"))["models"]
+    assert (run["status"], run["error"]["kind"]) == ("error", "exception")
+    assert run["error"]["message"].startswith("the worker wrote no result")
+    assert "bye" in run["error"]["message"]

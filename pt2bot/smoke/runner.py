@@ -520,12 +520,22 @@ def run_worker(job: WorkerJob, *, python: str = sys.executable,
             "message": _message(f"the worker wrote more than {LOG_CAP_BYTES} bytes of output "
                                 f"and was stopped", tail)}, job.log_rel, duration)
     rc = proc.returncode
-    run = _read_run(job.out_path) if rc == 0 else None
+    # The worker writes its result atomically as its last act, so a result that is there is
+    # complete even when the process then died (some native libraries crash at exit).
+    run = _read_run(job.out_path)
     if isinstance(run, dict):
-        return _normalise_run(run, name=name, log_rel=job.log_rel, duration_s=duration)
+        run = _normalise_run(run, name=name, log_rel=job.log_rel, duration_s=duration)
+        if rc != 0:
+            late = classify_exit(rc, tail, repo_root=job.cwd, oom_before=None, oom_after=None)
+            errors = run.get("phase_errors") if isinstance(run.get("phase_errors"), list) else []
+            run["phase_errors"] = [*errors, {
+                "phase": "exit", "kind": late["kind"], "path": None, "line": None,
+                "message": f"the worker exited with {late['signal'] or f'code {rc}'} "
+                           f"after writing its result"}]
+        return run
     error = classify_exit(rc, tail, repo_root=job.cwd, oom_before=oom_before,
                           oom_after=_oom_kills())
-    if isinstance(run, str):   # exit 0 but no usable result: a worker bug, say so
+    if rc == 0:   # exit 0 but no usable result: a worker bug, say so
         error["message"] = _message(run, tail)
     return _failed_run(name, "error", error, job.log_rel, duration)
 
@@ -567,7 +577,9 @@ def build_jobs(config: Config, models: Iterable[ModelConfig], *, repo_root: str,
     run_cfg = config.run
     cache_dir = run_cfg.cache_dir
     if cache_dir:
-        cache_dir = os.path.abspath(os.path.join(repo_root, os.path.expanduser(cache_dir)))
+        # Relative to the config, not repo_root: a review runs the base in a throw-away
+        # worktree, and the cache must outlive it (and be shared with the head's run).
+        cache_dir = os.path.abspath(os.path.join(config.root, os.path.expanduser(cache_dir)))
     env = scrub_env(environ, repo_root=repo_root, threads=run_cfg.threads, cache_dir=cache_dir)
     logs = os.path.join(out_dir, "logs")
     os.makedirs(logs, exist_ok=True)
