@@ -421,6 +421,9 @@ class WorkerGroups:
     def add(self, pgid: int) -> None:
         with self._lock:
             self._pgids.add(pgid)
+            cancelled = self.cancelled
+        if cancelled:   # started just as the run was interrupted: do not let it live on
+            _kill_group(pgid, signal.SIGKILL)
 
     def discard(self, pgid: int) -> None:
         with self._lock:
@@ -477,14 +480,14 @@ def run_worker(job: WorkerJob, *, python: str = sys.executable,
                                                "message": f"cannot start the worker: {e}"},
                                job.log_rel, 0.0)
     pgid = proc.pid   # start_new_session: the worker leads its own group
-    if groups is not None:
-        groups.add(pgid)
-    if started is not None:
-        started(name, pgid)
     deadline = start + job.timeout_s
     stopped: str | None = None
     pidfd = _pidfd(proc.pid)
     try:
+        if groups is not None:
+            groups.add(pgid)
+        if started is not None:
+            started(name, pgid)
         while proc.poll() is None:
             if time.monotonic() >= deadline:
                 stopped = "timeout"
