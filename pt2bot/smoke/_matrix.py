@@ -11,10 +11,12 @@ always specialises 0/1, so such guards are tagged `size_one`, never blamed on th
 from __future__ import annotations
 
 import re
+import time
 from typing import Any
 
 from pt2bot import graph_breaks
 from pt2bot.smoke._inputs import CaseInputs, compare_outputs
+from pt2bot.smoke._timing_util import cache_is_warm, compile_times
 from pt2bot.smoke._trace import (RepoPaths, TraceCollector, compilation_metrics, frame_file,
                                  intern_table, reset_dynamo)
 
@@ -139,6 +141,8 @@ def measure_matrix(model: Any, cases: list[CaseInputs], eager_outs: list[Any],
     case_recs: list[dict[str, Any]] = []
     accuracy: list[dict[str, Any]] = []
     fallback = False
+    warm_cache = cache_is_warm()
+    first_call_s: float | None = None   # the process's first compile: the cold/warm figure
     total = 0        # recompiles the user's code caused (size-1 ones are counted apart)
     size_one = 0
     limit_key = ("recompile_limit" if hasattr(torch._dynamo.config, "recompile_limit")
@@ -153,7 +157,10 @@ def measure_matrix(model: Any, cases: list[CaseInputs], eager_outs: list[Any],
             for _attempt in range(2):
                 marked = _mark(case, dynamic, relaxed)
                 try:
+                    t0 = time.perf_counter()
                     out = compiled(*marked.args, **marked.kwargs)
+                    if first_call_s is None:
+                        first_call_s = time.perf_counter() - t0
                     break
                 except Exception as e:  # noqa: BLE001 - a compile failure is a result
                     if _is_constraint_violation(e) and _attempt == 0:
@@ -203,6 +210,7 @@ def measure_matrix(model: Any, cases: list[CaseInputs], eager_outs: list[Any],
         "specialized": [s for s in specialized.values()
                         if s["dim"] is None or s["dim"] in varying],
         "accuracy": accuracy,
+        "compile_s": compile_times(first_call_s, warm_cache),
     }
 
 

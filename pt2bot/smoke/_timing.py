@@ -16,6 +16,7 @@ from typing import Any, Callable
 
 from pt2bot.smoke._inputs import CaseInputs
 from pt2bot.smoke._matrix import _mark
+from pt2bot.smoke._timing_util import cache_is_warm, compile_times
 from pt2bot.smoke._trace import reset_dynamo
 
 
@@ -32,18 +33,6 @@ def summarize(samples_ms: list[float]) -> dict[str, Any]:
     r = lambda v: round(v, 6)  # noqa: E731
     return {"median": r(statistics.median(s)), "min": r(s[0]), "iqr": r(iqr),
             "samples": [r(v) for v in samples_ms]}
-
-
-def cache_is_warm(environ: dict[str, str] | None = None) -> bool:
-    """Did TORCHINDUCTOR_CACHE_DIR already hold compiled artefacts before we started?"""
-    env = os.environ if environ is None else environ
-    d = env.get("TORCHINDUCTOR_CACHE_DIR")
-    if not d or not os.path.isdir(d):
-        return False
-    for _root, _dirs, files in os.walk(d):
-        if files:
-            return True
-    return False
 
 
 def _timer(device: str) -> Callable[[Callable[[], Any]], float]:
@@ -132,10 +121,9 @@ def measure_latency(model: Any, cases: list[CaseInputs], model_spec: dict[str, A
         peak = max(0.0, maxrss_mb() - rss0)
         method = "ru_maxrss_delta"
     reset_dynamo()
-    cs = None if compile_s is None else round(compile_s, 4)
     return {
         "latency": latency,
-        "compile_s": {"cold": None if warm_cache else cs, "warm": cs if warm_cache else None},
+        "compile_s": compile_times(compile_s, warm_cache),
         "peak_mem_mb": round(peak, 2),
         "peak_mem_method": method,
     }
