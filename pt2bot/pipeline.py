@@ -95,7 +95,8 @@ def review(opts: ReviewOptions, log: Callable[[str], None] = lambda s: None) -> 
             "static", lambda: check_paths(base_root, static_paths, config.static))
         log(f"static: {len(head_findings)} finding(s) on head, {len(base_findings)} on base")
 
-        head_results = base_results = None
+        # Nothing selected is a clean result, not a broken run.
+        head_results, base_results = _empty_results(), _empty_results()
         if selection.selected:
             head_results, base_results = timings.run("smoke", lambda: _smoke_both(
                 config, opts, selection.selected, head_root, base_root, baseline, log))
@@ -110,7 +111,7 @@ def review(opts: ReviewOptions, log: Callable[[str], None] = lambda s: None) -> 
 
     os.makedirs(opts.out_dir, exist_ok=True)
     for side, results in (("base", base_results), ("head", head_results)):
-        if results is not None:
+        if results and results.get("models"):
             _write_json(os.path.join(opts.out_dir, f"{side}.json"), results)
     render_all(report, opts.out_dir,
                commentable=lambda path, line: changes.is_commentable(changeset, path, line))
