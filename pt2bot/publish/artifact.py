@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import Any
 
 from pt2bot.errors import UserError
-from pt2bot.report.markdown import defuse, marker
+from pt2bot.report.markdown import MARKER_PREFIX, defuse, marker, strip_controls
 
 MAX_JSON_BYTES = 16 * 1024 * 1024
 MAX_MD_BYTES = 4 * 1024 * 1024
@@ -92,8 +92,73 @@ def sanitize_markdown(text: str) -> str:
     what could act on people or on the bot: @mentions and #refs (no pings, no cross-links),
     control and bidi characters, and every `<!--` (so no forged `<!-- pt2bot:... -->` marker
     survives; the publisher appends its own markers afterwards).
+
+    Except inside a well-formed ```` ```suggestion ```` block (`suggestion_fences`): that is
+    code a reviewer commits with one click, so a zero-width space in `@torch.compile` or
+    `x @ w` would corrupt it. Such a block is code on GitHub (no pings there) and can hold no
+    marker, so it is kept byte for byte; everything around it is defused.
     """
-    return defuse(text)
+    text = strip_controls(text)
+    out: list[str] = []
+    at = 0
+    for start, end in suggestion_fences(text):
+        out.append(defuse(text[at:start]))
+        out.append(text[start:end])
+        at = end
+    out.append(defuse(text[at:]))
+    return "".join(out)
+
+
+_SUGGESTION_OPEN = re.compile(r"(`{3,})suggestion\n")
+_BACKTICK_RUN = re.compile(r"`+")
+# Line starts of HTML blocks that run across blank lines (CommonMark types 1-5: <script,
+# <pre, <style, <textarea, <!--, <?, <!X, <![CDATA[): a fence after one is raw HTML, not
+# code, so its text would be live. The renderer never writes these raw (it writes &lt;).
+_OPEN_HTML_BLOCK = re.compile(r"(?i)<(?:\?|!(?:--|[A-Za-z]|\[)|(?:script|pre|style|textarea)"
+                              r"(?=[\s/>]|$))")
+
+
+def suggestion_fences(text: str) -> list[tuple[int, int]]:
+    """(start, end) of each ```` ```suggestion ```` block kept verbatim, as the renderer's
+    `suggestion_block` writes it after a blank line. Anything else (unterminated, indented,
+    nested, an inner backtick run that could close it early, a marker or control character
+    inside, raw HTML before it that could swallow it) is not a block here and gets defused.
+
+    Kept text must be code to GitHub too. The opener is at column 0 after a blank line (or at
+    the start), so it is not inside a paragraph, list item, quote or HTML block of types 6-7;
+    no raw HTML that opens a type 1-5 block comes before it; inner lines have no run of
+    backticks as long as the fence, so the first line equal to the fence is where CommonMark
+    closes it too. (Inside some other code block, the text is code anyway.)
+    """
+    spans: list[tuple[int, int]] = []
+    pos = 0
+    while True:
+        m = _SUGGESTION_OPEN.search(text, pos)
+        if m is None:
+            return spans
+        start, fence = m.start(), m.group(1)
+        pos = m.end()
+        if not (start == 0 or text.endswith("\n\n", 0, start)):
+            continue   # not at column 0 after a blank line
+        close = text.find("\n" + fence, m.end() - 1)
+        while close != -1 and not _line_is(text, close + 1, fence):
+            close = text.find("\n" + fence, close + 1)
+        if close == -1:
+            continue   # unterminated: defused, like all text around it
+        body = text[m.end():close + 1]
+        end = close + 1 + len(fence)
+        runs = [len(r) for r in _BACKTICK_RUN.findall(body)]
+        if (max(runs, default=0) >= len(fence) or MARKER_PREFIX in body
+                or strip_controls(body) != body or _OPEN_HTML_BLOCK.search(text, 0, start)):
+            continue
+        spans.append((start, end))
+        pos = end
+
+
+def _line_is(text: str, at: int, line: str) -> bool:
+    """`text` has exactly `line` from offset `at` to the end of that line."""
+    end = at + len(line)
+    return text.startswith(line, at) and (end == len(text) or text[end] == "\n")
 
 
 def strip_markers(text: str) -> str:
