@@ -195,10 +195,9 @@ def test_review_comments_only_on_diff_lines(pr):
     in_diff = {("pkg/models.py", 40)}
     review = render_review(rep, lambda path, line: (path, line) in in_diff)
     assert review["schema"] == "pt2bot.review/1" and review["head"] == HEAD_SHA
-    # One comment at models.py:40: the finding and the new break there have different
-    # fingerprints, so both are posted, each once.
-    assert sorted((c["path"], c["line"]) for c in review["comments"]) == \
-        [("pkg/models.py", 40)] * 2
+    # One comment at models.py:40: the finding predicts the GB0124 the smoke run found there,
+    # so the two are one problem and one comment (see the merge tests below).
+    assert sorted((c["path"], c["line"]) for c in review["comments"]) == [("pkg/models.py", 40)]
     by_fp = {c["fingerprint"]: c for c in review["comments"]}
     f = next(x for x in rep["findings"] if x["line"] == 40)
     assert "```suggestion\n        n = x.sum()\n```" in by_fp[f["fingerprint"]]["body"]
@@ -242,3 +241,148 @@ def test_render_all_writes_the_directory(pr, tmp_path):
     assert step.read_text() == "earlier step\n" + summary
     assert json.loads((out / "review.json").read_text())["schema"] == "pt2bot.review/1"
     assert json.loads((out / "check.json").read_text())["conclusion"] == "failure"
+
+
+# ---------------------------------------------------------------- one problem, one comment
+def _break_of(rep, model="tiny_gpt"):
+    return next(m for m in rep["models"] if m["name"] == model)["new_breaks"][0]
+
+
+def _on(review, path, line):
+    return [c for c in review["comments"] if (c["path"], c["line"]) == (path, line)]
+
+
+def test_finding_confirmed_by_a_break_is_one_comment(pr):
+    rep = make_report(pr)
+    f = next(x for x in rep["findings"] if x["line"] == 40)
+    b = _break_of(rep)
+    assert (b["path"], b["line"], b["gb"]) == (f["path"], f["line"], f["gb"]) == \
+        ("pkg/models.py", 40, "GB0124")
+    review = render_review(rep, lambda path, line: True)
+    [c] = _on(review, "pkg/models.py", 40)
+    body = c["body"]
+    assert c["fingerprint"] == f["fingerprint"]
+    assert body.count("<!-- pt2bot:") == 1 and body.rstrip().endswith(f"fp={f['fingerprint']} -->")
+    assert b["fingerprint"] not in json.dumps(review)       # the break has no comment of its own
+    # The finding's actionable message and suggestion ...
+    assert body.startswith("❌ **PTC201** \\`.item()\\` syncs with the device")
+    assert "```suggestion\n        n = x.sum()\n```" in body
+    # ... plus ONE confirmation line (with the GB link and type) and the break's hint.
+    [line] = [ln for ln in body.splitlines() if ln.startswith("Confirmed by the smoke run:")]
+    assert line.startswith("Confirmed by the smoke run: model `tiny_gpt` breaks here — [GB0124](")
+    assert "Unsupported Tensor.item() call" in line
+    assert "💡 Set \\`torch.\\_dynamo.config.capture\\_scalar\\_outputs = True\\`" in body
+    assert "New graph break" not in body and "Predicts a graph break" not in body
+    assert review["body"].startswith("**pt2bot** · ") and "· 3 inline comments" in review["body"]
+
+
+def test_merged_comment_fingerprint_is_stable_across_reruns(pr):
+    first = render_review(make_report(pr), lambda path, line: True)
+    # Re-run: the same problem, the break now reported on a line shifted by an edit above
+    # (the finding moved too); the comment keeps the finding's fingerprint.
+    rep = make_report(pr)
+    f = next(x for x in rep["findings"] if x["rule"] == "PTC201")
+    f["line"] = _break_of(rep)["line"] = 44
+    again = render_review(rep, lambda path, line: True)
+    assert {c["fingerprint"] for c in again["comments"]} == \
+        {c["fingerprint"] for c in first["comments"]}
+    assert len(_on(again, "pkg/models.py", 44)) == 1
+    # The break gone (fixed or not reached): still the finding's comment, no confirmation.
+    rep = make_report(pr)
+    next(m for m in rep["models"] if m["name"] == "tiny_gpt")["new_breaks"] = []
+    [c] = _on(render_review(rep, lambda path, line: True), "pkg/models.py", 40)
+    assert c["fingerprint"] == f["fingerprint"] and "Confirmed" not in c["body"]
+    assert "Predicts a graph break" in c["body"]
+    # The finding gone, the break still there: the break's own comment (a different one).
+    rep = make_report(pr, findings=[])
+    b = _break_of(rep)
+    [c] = _on(render_review(rep, lambda path, line: True), "pkg/models.py", 40)
+    assert c["fingerprint"] == b["fingerprint"] and c["body"].startswith("❌ **New graph break**")
+
+
+def test_different_problems_on_one_line_stay_separate(pr):
+    # A finding that predicts no graph break is another problem than the break there.
+    rep = make_report(pr, findings=[finding(rule="PTC401", gb=None, suggestion=None,
+                                            message="hard-coded batch size")])
+    review = render_review(rep, lambda path, line: True)
+    bodies = [c["body"] for c in _on(review, "pkg/models.py", 40)]
+    assert len(bodies) == 2 and not any("Confirmed by the smoke run" in x for x in bodies)
+    assert sorted(x.split("**")[1] for x in bodies) == ["New graph break", "PTC401"]
+    # A break on another line of the same file does not merge with the finding.
+    rep = make_report(pr)
+    _break_of(rep)["line"] = 41
+    review = render_review(rep, lambda path, line: True)
+    assert len(_on(review, "pkg/models.py", 40)) == len(_on(review, "pkg/models.py", 41)) == 1
+    assert "Confirmed" not in _on(review, "pkg/models.py", 40)[0]["body"]
+
+
+def test_break_merges_with_the_finding_predicting_its_gb(pr):
+    two = [finding(rule="PTC201", gb="GB0124"),
+           finding(rule="PTC777", gb="GB0170", source="if n > 0:", message="data-dependent branch",
+                   suggestion=None)]
+    rep = make_report(pr, findings=two)
+    _break_of(rep)["gb"] = "GB0170"
+    review = render_review(rep, lambda path, line: True)
+    by_rule = {c["body"].split("**")[1]: c["body"] for c in _on(review, "pkg/models.py", 40)}
+    assert set(by_rule) == {"PTC201", "PTC777"}                  # two problems, two comments
+    assert "Confirmed by the smoke run" in by_rule["PTC777"]
+    assert "Confirmed by the smoke run" not in by_rule["PTC201"]
+    # Only one finding predicting some (other) break: the break still confirms it.
+    rep = make_report(pr)
+    _break_of(rep)["gb"] = "GB0170"
+    [c] = _on(render_review(rep, lambda path, line: True), "pkg/models.py", 40)
+    assert "model `tiny_gpt` breaks here — [GB0170](" in c["body"]
+
+
+def test_two_models_breaking_on_the_line_make_one_comment(pr):
+    rep = make_report(pr)
+    other = copy.deepcopy(next(m for m in rep["models"] if m["name"] == "tiny_gpt"))
+    other["name"] = "tiny_gpt_large"
+    other["new_breaks"][0]["fingerprint"] = "f" * 16
+    other["new_breaks"][0]["in_loop"] = True
+    rep["models"].append(other)
+    [c] = _on(render_review(rep, lambda path, line: True), "pkg/models.py", 40)
+    [line] = [ln for ln in c["body"].splitlines() if ln.startswith("Confirmed")]
+    assert "models `tiny_gpt`, `tiny_gpt_large` break here" in line
+    assert line.count("[GB0124](") == 1 and "inside a loop" in line
+    assert c["body"].count("💡") == 1                            # the same hint, once
+
+
+def test_review_shape_of_the_end_to_end_pr():
+    """The shape `pt2bot review` produces for tests/test_review.py's PR (recorded from a run):
+    PTC101 on the new `.item()` line predicts GB0124 and the breaker model breaks there;
+    the moved print break is not new; flaky fails on head."""
+    rep = {"schema": "pt2bot.report/1", "head": HEAD_SHA, "conclusion": "failure",
+           "summary_title": "1 new static finding, 1 new graph break",
+           "findings": [
+               {"rule": "PTC101", "path": "pkg/breaker.py", "line": 15, "col": 11,
+                "severity": "error", "gb": "GB0124", "new": True, "diff": "added",
+                "message": "`.item()` copies the tensor to a Python number and breaks the "
+                           "graph; keep it a tensor (drop `.item()`)",
+                "hints": ["Rule documentation: `pt2bot rules PTC101`"], "suggestion": None,
+                "fingerprint": "d73efcef15bada57"},
+               {"rule": "PTC102", "path": "pkg/breaker.py", "line": 14, "col": 8,
+                "severity": "warning", "gb": "GB0059", "new": False, "diff": "added",
+                "message": "print() breaks the graph", "fingerprint": "0f0f0f0f0f0f0f0f"}],
+           "models": [
+               {"name": "breaker",
+                "new_breaks": [{"gb": "GB0124", "path": "pkg/breaker.py", "line": 15,
+                                "gb_type": "Unsupported Tensor.item() call with "
+                                           "capture_scalar_outputs=False",
+                                "hints": ["Set `torch._dynamo.config.capture_scalar_outputs = "
+                                          "True` to include these operations."],
+                                "fingerprint": "b60218ac314c86b8"}],
+                "problems": []},
+               {"name": "flaky", "new_breaks": [],
+                "problems": [{"kind": "fails_only_on_head", "path": "pkg/flaky.py", "line": 11,
+                              "message": "fails on head but not on base: error (exception)"}]}]}
+    review = render_review(rep, lambda path, line: (path, line) in {("pkg/breaker.py", 15),
+                                                                    ("pkg/flaky.py", 11)})
+    assert sorted((c["path"], c["line"]) for c in review["comments"]) == \
+        [("pkg/breaker.py", 15), ("pkg/flaky.py", 11)]
+    [c] = _on(review, "pkg/breaker.py", 15)
+    assert c["fingerprint"] == "d73efcef15bada57"
+    assert c["body"].startswith("❌ **PTC101** \\`.item()\\` copies the tensor")
+    assert "Confirmed by the smoke run: model `breaker` breaks here — [GB0124](" in c["body"]
+    assert "💡 Rule documentation" in c["body"] and "💡 Set \\`torch" in c["body"]
+    assert "b60218ac314c86b8" not in c["body"]

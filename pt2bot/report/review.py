@@ -4,6 +4,12 @@ GitHub accepts inline comments only on lines that are part of the PR diff; wheth
 is, is the caller's `commentable(path, line)` (pt2bot.changes.is_commentable in the
 pipeline), so this module needs no git. Everything else goes into the review `body`.
 Each comment ends with `<!-- pt2bot:fp=FINGERPRINT -->`: a re-run skips what is posted.
+
+One problem, one comment: a new static finding that predicts a graph break and a new break
+the smoke run found on the same line are the same problem, so they make ONE comment (the
+finding's message and suggestion, plus a "Confirmed by the smoke run" line) under the
+finding's fingerprint, which is stable across runs. A run where only the break remains posts
+the break under its own fingerprint (a different comment); the publisher retires the old one.
 """
 from __future__ import annotations
 
@@ -41,17 +47,22 @@ def render_review(report: dict, changeset_commentable: Commentable | None = None
         comments[fp] = {"path": path, "line": line, "side": "RIGHT", "start_line": None,
                         "body": f"{text}\n\n{marker('fp=' + fp)}", "fingerprint": fp}
 
-    for f in report.get("findings") or []:
-        fp = f.get("fingerprint") or ""
-        if not f.get("new") or not _FP.match(fp):
-            continue
-        place(f, finding_body(f), fp, _where(f), f.get("suggestion"))
+    findings = _unique(f for f in report.get("findings") or []
+                       if f.get("new") and _FP.match(f.get("fingerprint") or ""))
+    breaks = [(m.get("name", "?"), b) for m in report.get("models") or []
+              for b in m.get("new_breaks") or [] if _FP.match(b.get("fingerprint") or "")]
+    confirmed = confirming_breaks(findings, breaks)
+    merged = {id(b) for pairs in confirmed.values() for _, b in pairs}
+
+    for f in findings:
+        fp = f["fingerprint"]
+        place(f, finding_body(f, confirmed.get(fp, [])), fp, _where(f), f.get("suggestion"))
+
+    for model, b in breaks:
+        if id(b) not in merged:
+            place(b, break_body(b, model), b["fingerprint"], _where(b))
 
     for m in report.get("models") or []:
-        for b in m.get("new_breaks") or []:
-            fp = b.get("fingerprint") or ""
-            if _FP.match(fp):
-                place(b, break_body(b, m.get("name", "?")), fp, _where(b))
         for p in m.get("problems") or []:
             if p.get("kind") in ("fails_only_on_head", "fails_on_head") and p.get("path"):
                 fp = fingerprint("model-failure", m.get("name", ""), str(p.get("path")),
@@ -77,16 +88,75 @@ def _commentable(can: Commentable | None, item: dict) -> bool:
         return False
 
 
-def finding_body(f: dict) -> str:
+Pair = tuple[str, dict]   # (model name, new graph break)
+
+
+def _unique(findings) -> list[dict]:
+    """First finding per fingerprint (one comment per fingerprint, so one to merge into)."""
+    seen: dict[str, dict] = {}
+    for f in findings:
+        seen.setdefault(f["fingerprint"], f)
+    return list(seen.values())
+
+
+def _at(item: dict) -> tuple[object, object]:
+    return item.get("path"), item.get("line")
+
+
+def confirming_breaks(findings: list[dict], breaks: list[Pair]) -> dict[str, list[Pair]]:
+    """finding fingerprint -> the new breaks that confirm it.
+
+    A break confirms a finding on its (path, line) that predicts a break: the one predicting
+    the same GB id if any, else the first one predicting some break (the static rule's GB id
+    is a forecast; the smoke run's is what dynamo said). A finding that predicts no break,
+    and a break on a line with no such finding, stay separate comments.
+    """
+    predicting: dict[tuple[object, object], list[dict]] = {}
+    for f in findings:
+        if f.get("gb") and isinstance(f.get("line"), int):
+            predicting.setdefault(_at(f), []).append(f)
+    out: dict[str, list[Pair]] = {}
+    for model, b in breaks:
+        candidates = predicting.get(_at(b)) if isinstance(b.get("line"), int) else None
+        if not candidates:
+            continue
+        f = next((c for c in candidates if c.get("gb") == b.get("gb")), candidates[0])
+        out.setdefault(f["fingerprint"], []).append((model, b))
+    return out
+
+
+def finding_body(f: dict, confirmed_by: list[Pair] = ()) -> str:
     rule = escape_inline(f.get("rule", "?"), limit=20)
-    sev = "❌" if f.get("severity") == "error" else "⚠️"
+    sev = "❌" if f.get("severity") == "error" or confirmed_by else "⚠️"
     lines = [f"{sev} **{rule}** {escape_inline(f.get('message', ''), limit=600)}"]
-    if f.get("gb"):
+    if confirmed_by:
+        lines.append(confirmation_line(confirmed_by))
+    elif f.get("gb"):
         lines.append(f"Predicts a graph break: {_gb(f)} "
                      f"{escape_inline(f.get('gb_type') or '', limit=160)}")
-    for h in (f.get("hints") or [])[:3]:
+    hints = list((f.get("hints") or [])[:3])
+    for _, b in confirmed_by:
+        hints += [h for h in (b.get("hints") or [])[:2] if h not in hints]
+    for h in hints[:5]:
         lines.append(f"💡 {escape_inline(h, limit=400)}")
     return "\n\n".join(lines)
+
+
+def confirmation_line(pairs: list[Pair]) -> str:
+    """"Confirmed by the smoke run: model `X` breaks here — GB0124 <type>" (one line)."""
+    models = list(dict.fromkeys(model for model, _ in pairs))
+    names = ", ".join(code_inline(m, limit=100) for m in models[:5])
+    if len(models) > 5:
+        names += f" and {len(models) - 5} more"
+    who = f"model {names} breaks" if len(models) == 1 else f"models {names} break"
+    seen: list[str] = []
+    for _, b in pairs:
+        gb = f"{_gb(b)} {escape_inline(b.get('gb_type') or '', limit=160)}".strip()
+        if gb not in seen:
+            seen.append(gb)
+    loop = (" (inside a loop: dynamo skips the whole frame and runs it eagerly)"
+            if any(b.get("in_loop") for _, b in pairs) else "")
+    return f"Confirmed by the smoke run: {who} here — {'; '.join(seen[:3])}{loop}"
 
 
 def break_body(b: dict, model: str) -> str:
@@ -115,4 +185,5 @@ def review_body(report: dict, elsewhere: list[str], n_comments: int) -> str:
     return fit(head, sections, foot, limit=MAX_CHARS)
 
 
-__all__ = ["render_review", "finding_body", "break_body", "GB_URL"]
+__all__ = ["render_review", "finding_body", "break_body", "confirming_breaks",
+           "confirmation_line", "GB_URL"]
