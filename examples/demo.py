@@ -1,7 +1,7 @@
 """`make demo`: review the bundled example PR with pt2bot.
 
-Builds a real git repository from examples/demo/base (the main branch) and
-examples/demo/head (files a pull request changes), then runs
+Builds a real git repository from examples/pt2bot.yml + examples/zoo/ (the main branch)
+and examples/pr/ (the files a pull request changes), then runs
 `pt2bot review --base main` on the PR branch and prints the verdict and the outputs.
 """
 from __future__ import annotations
@@ -26,12 +26,15 @@ def git(repo: str, *args: str) -> None:
 
 def build_repo(repo: str) -> None:
     shutil.rmtree(repo, ignore_errors=True)
-    shutil.copytree(os.path.join(HERE, "demo", "base"), repo)
+    shutil.copytree(os.path.join(HERE, "zoo"), os.path.join(repo, "zoo"),
+                    ignore=shutil.ignore_patterns("__pycache__"))
+    shutil.copy(os.path.join(HERE, "pt2bot.yml"), repo)
     git(repo, "init", "-q", "-b", "main")
     git(repo, "add", "-A")
     git(repo, "commit", "-q", "-m", "Tiny model zoo")
     git(repo, "checkout", "-q", "-b", "pr")
-    shutil.copytree(os.path.join(HERE, "demo", "head"), repo, dirs_exist_ok=True)
+    shutil.copytree(os.path.join(HERE, "pr"), repo, dirs_exist_ok=True,
+                    ignore=shutil.ignore_patterns("__pycache__"))
     git(repo, "add", "-A")
     git(repo, "commit", "-q", "-m", "encoder: token mixing, skip norm on padding, chunked pooling")
 
