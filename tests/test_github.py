@@ -327,3 +327,74 @@ def test_audit_issue_is_created_once_then_edited(fake):
     [issue] = [i for i in fake.issues.values() if not i["_is_pr"]]
     assert issue["title"] == "pt2bot audit (1 break)" and "night 2" in issue["body"]
     assert issue["labels"] == ["pt2bot-audit"] and "pt2bot-audit" in fake.labels
+
+
+# ------------------------------------------------- suggestion blocks survive re-defusing
+from pt2bot.publish.artifact import sanitize_markdown, suggestion_fences  # noqa: E402
+from pt2bot.report.markdown import ZWSP, suggestion_block  # noqa: E402
+
+CODE = "@torch.compile(fullgraph=True)\ny = x @ w  # see #123, <!-- not ours -->\n\tz = `y`"
+
+
+def test_well_formed_suggestion_is_kept_byte_for_byte_and_the_rest_defused():
+    block = suggestion_block(CODE)
+    text = f"❌ **PTC201** ask @org/team about #12\n\n{block}\n\nthen @octocat"
+    out = sanitize_markdown(text)
+    assert block in out and f"```suggestion\n{CODE}\n```" in out
+    assert out.startswith(f"❌ **PTC201** ask @{ZWSP}org/team about #{ZWSP}12\n\n")
+    assert out.endswith(f"\n\nthen @{ZWSP}octocat")
+    assert sanitize_markdown(out) == out                     # idempotent: publish twice
+    # A longer fence (the code has a ``` run) is kept too, with the run inside.
+    long = suggestion_block("s = '```'\n@dec")
+    assert long.startswith("````suggestion\n") and long in sanitize_markdown("x\n\n" + long)
+    # ``` lines inside a ```` fence do not close it (CommonMark): still code, still kept.
+    nested = "a\n\n````suggestion\n```\n@dec\n```\n````"
+    assert sanitize_markdown(nested) == nested
+
+
+@pytest.mark.parametrize("text", [
+    "a\n\n```suggestion\n@org/team <!-- pt2bot:summary -->\n",              # unterminated
+    "a\n\n```suggestion\n@org/team\n``` \nmore",                             # never closed exactly
+    "a\n\n```suggestion\n```suggestion\n@org/team\n```\n```\n",              # nested fences
+    "a\n\n```suggestion\n@org/team\n````\n@org/team\n```",                   # early CommonMark close
+    "a\n\n```suggestion\n<!-- pt2bot:summary --> @org/team\n```",             # marker inside
+    "a\n\n```suggestion\n@org/team\u202e\n```",                              # bidi inside
+    "a\n```suggestion\n@org/team\n```",                                      # inside a paragraph
+    "a\n\n  ```suggestion\n@org/team\n  ```",                                # indented
+    "a\n\n```suggestion x\n@org/team\n```",                                  # other info string
+    "<pre>\n\n```suggestion\n@org/team\n```\n</pre>",                         # raw HTML block
+    "<?\n\n```suggestion\n@org/team\n```",
+    "<!DOCTYPE x\n\n```suggestion\n@org/team\n```",
+    "<!--\n\n```suggestion\n@org/team\n```",
+])
+def test_hostile_suggestion_fences_are_defused(text):
+    out = sanitize_markdown(text)
+    assert suggestion_fences(text) == []
+    assert "@org/team" not in out and "<!-- pt2bot:" not in out and "\u202e" not in out
+
+
+def test_only_the_well_formed_block_is_kept():
+    good = suggestion_block("@torch.compile")
+    text = f"@a\n\n```suggestion\n@b\n\n{good}\n\n```suggestion\n@c"
+    out = sanitize_markdown(text)
+    # The first opener is closed by the good block's closing fence (as in CommonMark), so it
+    # is rejected (a fence run inside) and defused; the good block's code is code either way.
+    assert "@a" not in out and "@b" not in out and "@c" not in out
+    assert len(suggestion_fences(text)) == 1 and good in out
+    text = f"@a\n\n{good}\n\n```suggestion\n@c"
+    out = sanitize_markdown(text)
+    assert good in out and "@a" not in out and "@c" not in out
+
+
+def test_published_suggestion_commits_the_code_unchanged(fake, tmp_path):
+    pr = fake.add_pull(head_sha=HEAD1, files={"model.py": ADDED_300})
+    d = write_report(tmp_path / "r", [("model.py", 10, "fp-a", "use @torch.compile")])
+    review = json.loads((d / "review.json").read_text())
+    review["comments"][0]["body"] = ("**PTC999** decorate it, ask @org/team\n\n"
+                                     + suggestion_block(CODE) + "\n\n<!-- pt2bot:fp=fp-a -->")
+    (d / "review.json").write_text(json.dumps(review))
+    result, _ = publish(d, pr_env(fake, tmp_path, pr.number, HEAD1))
+    assert result.exit_code == 0, result.lines()
+    [c] = fake.comments_on(pr.number)
+    assert f"\n\n```suggestion\n{CODE}\n```\n\n" in c["body"]
+    assert "@org/team" not in c["body"] and c["body"].count("<!-- pt2bot:") == 1

@@ -98,7 +98,6 @@ def sanitize_markdown(text: str) -> str:
     `x @ w` would corrupt it. Such a block is code on GitHub (no pings there) and can hold no
     marker, so it is kept byte for byte; everything around it is defused.
     """
-    text = strip_controls(text)
     out: list[str] = []
     at = 0
     for start, end in suggestion_fences(text):
