@@ -297,10 +297,15 @@ def _stop_group(proc: subprocess.Popen, pgid: int) -> None:
             time.sleep(POLL_S)
     _kill_group(pgid, signal.SIGKILL)
     proc.wait()
-    # Reaped children of the worker vanish on their own; wait briefly for the group to empty.
-    deadline = time.monotonic() + TERM_GRACE_S
-    while time.monotonic() < deadline and _group_alive(pgid):
-        time.sleep(POLL_S / 2)
+    _await_group_exit(pgid)
+
+
+def _await_group_exit(pgid: int, timeout_s: float = TERM_GRACE_S) -> None:
+    """SIGKILL is delivered at once but a process takes a moment to die: wait for that, so
+    that when a model's run returns, nothing of its worker is still running."""
+    deadline = time.monotonic() + timeout_s
+    while _group_alive(pgid) and time.monotonic() < deadline:
+        time.sleep(0.01)
 
 
 def read_tail(path: str, limit: int = TAIL_BYTES) -> str:
@@ -505,8 +510,9 @@ def run_worker(job: WorkerJob, *, python: str = sys.executable,
         if stopped or proc.poll() is None:
             _stop_group(proc, pgid)
         else:
-            # The worker is gone; stray children (compile pools, user threads) are not.
-            _kill_group(pgid, signal.SIGKILL)
+            # The worker is gone; stray children (compile pools, user threads) may not be.
+            if _kill_group(pgid, signal.SIGKILL):
+                _await_group_exit(pgid)
         if groups is not None:
             groups.discard(pgid)
     duration = time.monotonic() - start
