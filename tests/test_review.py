@@ -200,6 +200,10 @@ def test_review_comments_only_on_diff_lines(reviewed):
     assert ("pkg/breaker.py", 15) in where
     # Only added lines of the diff: the new break, and flaky's new raise (fails on head).
     assert where == {("pkg/breaker.py", 15), ("pkg/flaky.py", 11)}
+    # One comment per problem: the static finding and the break it predicts are merged.
+    assert len(review["comments"]) == 2
+    merged = next(c for c in review["comments"] if c["line"] == 15)
+    assert "PTC101" in merged["body"] and "Confirmed by the smoke run" in merged["body"]
     assert all(f"pt2bot:fp={c['fingerprint']}" in c["body"] for c in review["comments"])
 
 
