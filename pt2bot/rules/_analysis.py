@@ -16,6 +16,7 @@ SymInt under dynamic shapes), `SHAPE` (`x.shape`), `OTHER` (anything else / unkn
 from __future__ import annotations
 
 import ast
+import re
 from dataclasses import dataclass, field
 from typing import Callable, Iterable, Iterator
 
@@ -173,6 +174,32 @@ class ModuleContext:
             getattr(node, "end_col_offset", None), message, function, scope, suggestion, gb))
 
 
+_CONTAINERS = frozenset({"List", "list", "Tuple", "tuple", "Dict", "dict", "Sequence", "Iterable",
+                         "Mapping", "Set", "set"})
+
+
+def _annotation_words(ann: ast.AST) -> set[str]:
+    """Names in an annotation (`Optional[torch.Tensor]` -> {Optional, torch, Tensor})."""
+    out: set[str] = set()
+    todo = [ann]
+    while todo:
+        n = todo.pop()
+        if isinstance(n, ast.Name):
+            out.add(n.id)
+        elif isinstance(n, ast.Attribute):
+            out.add(n.attr)
+            todo.append(n.value)
+        elif isinstance(n, ast.Constant) and isinstance(n.value, str):
+            out.update(w for w in re.split(r"[^A-Za-z_]+", n.value) if w)
+        elif isinstance(n, ast.Subscript):
+            todo += [n.value, n.slice]
+        elif isinstance(n, (ast.Tuple, ast.List)):
+            todo += n.elts
+        elif isinstance(n, ast.BinOp):
+            todo += [n.left, n.right]
+    return out
+
+
 class FunctionContext:
     """State of the walk through one top-level function or method (nested defs included)."""
 
@@ -186,6 +213,7 @@ class FunctionContext:
         self.loop_depth = 0
         self.eager_only = 0          # >0 inside `if not torch.compiler.is_compiling():`
         self.raising_if = False
+        self.call_target: str | None = None   # resolved callee of the Call being visited
         self._declare_params(node.args, is_method=cls is not None)
 
     # -- parameters -------------------------------------------------------------------------
@@ -204,8 +232,8 @@ class FunctionContext:
     def _param_kind(self, a: ast.arg, default: ast.expr | None) -> str:
         ann = a.annotation
         if ann is not None:
-            text = ast.unparse(ann) if not isinstance(ann, ast.Constant) else str(ann.value)
-            if "Tensor" in text and "List" not in text and "list" not in text and "tuple" not in text.lower():
+            words = _annotation_words(ann)
+            if "Tensor" in words and not words & _CONTAINERS:
                 return TENSOR
             return OTHER
         if isinstance(default, ast.Constant) and default.value is not None:
@@ -354,6 +382,9 @@ class Walker:
 
     def walk(self, node: ast.AST) -> None:
         t = type(node)
+        if t is ast.Call:
+            # resolved once per call, used by the call graph and by every rule (see call_target)
+            self.ctx.call_target = self.ctx.mod.resolve(node.func)
         hs = self.handlers.get(t)
         if hs:
             for h in hs:
@@ -362,8 +393,19 @@ class Walker:
         if m is not None:
             m(self, node)
             return
-        for child in ast.iter_child_nodes(node):
-            self.walk(child)
+        fields = _CHILD_FIELDS.get(t)
+        if fields is None:
+            fields = _child_fields(t)
+        for name in fields:
+            v = getattr(node, name, None)
+            if v is None:
+                continue
+            if type(v) is list:
+                for item in v:
+                    if isinstance(item, ast.AST) and type(item) not in _LEAVES:
+                        self.walk(item)
+            elif type(v) not in _LEAVES and isinstance(v, ast.AST):
+                self.walk(v)
 
     def walk_all(self, nodes: Iterable[ast.AST]) -> None:
         for n in nodes:
@@ -444,9 +486,19 @@ class Walker:
         self.ctx.loop_depth -= 1
 
     def _call(self, node: ast.Call) -> None:
-        _record_call(self.ctx, node)
-        for child in ast.iter_child_nodes(node):
-            self.walk(child)
+        _record_call(self.ctx, node, self.ctx.call_target)
+        f = node.func
+        if type(f) is ast.Attribute:
+            if type(f.value) not in _LEAVES:
+                self.walk(f.value)
+        elif type(f) not in _LEAVES:
+            self.walk(f)
+        for a in node.args:
+            if type(a) not in _LEAVES:
+                self.walk(a)
+        for k in node.keywords:
+            if type(k.value) not in _LEAVES:
+                self.walk(k.value)
 
     def _funcdef(self, node: ast.FunctionDef | ast.AsyncFunctionDef) -> None:
         # A nested function: its body is part of the enclosing compiled code; parameters shadow.
@@ -469,6 +521,21 @@ class Walker:
         return   # a class defined inside a function is not compiled by calling the function
 
 
+# Nodes without children that matter: never visited (a large share of all nodes).
+_LEAVES = frozenset({ast.Name, ast.Constant, ast.Load, ast.Store, ast.Del, ast.Pass, ast.Break,
+                     ast.Continue, ast.Import, ast.ImportFrom, ast.Global, ast.Nonlocal})
+_NOT_CHILDREN = frozenset({"ctx", "type_comment", "kind", "id", "attr", "arg", "name", "names", "level",
+                           "module", "conversion", "is_async", "op", "ops", "returns", "annotation",
+                           "type_params", "simple"})
+_CHILD_FIELDS: dict[type, tuple[str, ...]] = {}
+
+
+def _child_fields(t: type) -> tuple[str, ...]:
+    fields = tuple(f for f in t._fields if f not in _NOT_CHILDREN)
+    _CHILD_FIELDS[t] = fields
+    return fields
+
+
 _SPECIAL: dict[type, Callable[[Walker, ast.AST], None]] = {
     ast.Assign: Walker._assign, ast.AnnAssign: Walker._annassign, ast.AugAssign: Walker._augassign,
     ast.NamedExpr: Walker._namedexpr, ast.For: Walker._loop, ast.AsyncFor: Walker._loop,
@@ -483,7 +550,7 @@ COMPILE_FUNCS = frozenset({"torch.compile", "torch.export.export", "torch.export
 DISABLE_FUNCS = frozenset({"torch.compiler.disable", "torch._dynamo.disable"})
 
 
-def _record_call(ctx: FunctionContext, node: ast.Call) -> None:
+def _record_call(ctx: FunctionContext, node: ast.Call, target: str | None) -> None:
     """Remember call edges for the call graph (kinds: self, selfattr, name)."""
     f = node.func
     calls = ctx.info.calls
@@ -494,7 +561,6 @@ def _record_call(ctx: FunctionContext, node: ast.Call) -> None:
             isinstance(f.value.value, ast.Name) and f.value.value.id == "self" and f.attr == "forward":
         calls.append(("selfattr", f.value.attr))
         return
-    target = ctx.mod.resolve(f)
     if target is None:
         return
     if target in COMPILE_FUNCS and node.args:
@@ -517,8 +583,14 @@ def _decorator_name(mod: ModuleContext, d: ast.AST) -> str | None:
     return mod.resolve(d.func if isinstance(d, ast.Call) else d)
 
 
-def analyse_module(path: str, tree: ast.Module, lines: list[str], rules: Rules) -> FileSummary:
-    """Fill a FileSummary for one parsed file (the caller handles parse errors)."""
+def analyse_module(path: str, tree: ast.Module, lines: list[str], rules: Rules, *,
+                   scan_module_code: bool = True) -> FileSummary:
+    """Fill a FileSummary for one parsed file (the caller handles parse errors).
+
+    Module- and class-level code is never compiled; it only matters for the rules about
+    `torch.compile` calls. `scan_module_code=False` (the source never says "compile" or
+    "export") skips it: large constant tables are common there and cost time for nothing.
+    """
     modname = module_name(path)
     summary = FileSummary(path=path, module=modname, lines=lines)
     mod = ModuleContext(summary, tree, rules)
@@ -533,7 +605,7 @@ def analyse_module(path: str, tree: ast.Module, lines: list[str], rules: Rules) 
         elif isinstance(st, ast.ClassDef):
             cls = ClassInfo(st.name, [b for b in (mod.resolve(x) for x in st.bases) if b], {}, {})
             summary.classes[st.name] = cls
-            for d in st.decorator_list:
+            for d in (st.decorator_list if scan_module_code else ()):
                 _walk_module_level(mod, d)
             for item in st.body:
                 if isinstance(item, (ast.FunctionDef, ast.AsyncFunctionDef)):
@@ -541,9 +613,9 @@ def analyse_module(path: str, tree: ast.Module, lines: list[str], rules: Rules) 
             for item in st.body:
                 if isinstance(item, (ast.FunctionDef, ast.AsyncFunctionDef)):
                     _analyse_function(mod, item, cls, f"{st.name}.{item.name}")
-                elif not isinstance(item, ast.ClassDef):
+                elif scan_module_code and not isinstance(item, ast.ClassDef):
                     _walk_module_level(mod, item)
-        else:
+        elif scan_module_code:
             _walk_module_level(mod, st)
     for h in rules.module_handlers:
         h(mod)

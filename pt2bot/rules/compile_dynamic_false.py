@@ -35,7 +35,7 @@ class CompileDynamicFalse(Rule):
     node_types = (ast.Call,)
 
     def check(self, ctx, node):
-        if ctx.mod.resolve(node.func) != "torch.compile":
+        if ctx.call_target != "torch.compile":
             return
         for kw in node.keywords:
             if kw.arg == "dynamic" and isinstance(kw.value, ast.Constant) and kw.value.value is False:

@@ -45,7 +45,7 @@ class CompileInLoop(Rule):
     node_types = (ast.Call,)
 
     def check(self, ctx, node):
-        if ctx.mod.resolve(node.func) != "torch.compile":
+        if ctx.call_target != "torch.compile":
             return
         if ctx.loop_depth:
             ctx.report(self.code, node, "`torch.compile` inside a loop compiles again on every iteration when "

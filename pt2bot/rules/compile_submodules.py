@@ -7,7 +7,7 @@ from pt2bot.rules._base import Rule
 
 def _compiled_attribute(ctx, node: ast.Call) -> ast.AST | None:
     """`torch.compile(self.enc)` / `model.enc.compile()`: the submodule being compiled."""
-    if ctx.mod.resolve(node.func) == "torch.compile" and node.args and isinstance(node.args[0], ast.Attribute):
+    if ctx.call_target == "torch.compile" and node.args and isinstance(node.args[0], ast.Attribute):
         return node.args[0]
     f = node.func
     if isinstance(f, ast.Attribute) and f.attr == "compile" and isinstance(f.value, ast.Attribute) \

@@ -50,7 +50,7 @@ class DynamicOutputShape(Rule):
                            "graph; use `torch.where(mask, x, 0)` or multiply by the mask")
             return
         f = node.func
-        target = ctx.mod.resolve(f)
+        target = ctx.call_target
         name = None
         if target in _FUNCS:
             name = target

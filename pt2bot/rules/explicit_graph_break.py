@@ -36,5 +36,5 @@ class ExplicitGraphBreak(Rule):
     node_types = (ast.Call,)
 
     def check(self, ctx, node):
-        if ctx.mod.resolve(node.func) == "torch._dynamo.graph_break":
+        if ctx.call_target == "torch._dynamo.graph_break":
             ctx.report(self.code, node, "explicit graph break left in compiled code; remove it")

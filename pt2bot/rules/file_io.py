@@ -49,7 +49,7 @@ class FileIO(Rule):
                 return
             target = f.id
         else:
-            target = ctx.mod.resolve(f)
+            target = ctx.call_target
         if target in _IO:
             ctx.report(self.code, node, f"`{target}` does I/O inside compiled code and breaks the graph; "
                        "move it out of the model", gb=_IO[target])

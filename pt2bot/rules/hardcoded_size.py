@@ -43,7 +43,7 @@ class HardcodedSize(Rule):
 
     def check(self, ctx, node):
         f = node.func
-        if ctx.mod.resolve(f) == "torch.reshape" and len(node.args) == 2:
+        if ctx.call_target == "torch.reshape" and len(node.args) == 2:
             recv = node.args[0]
             sizes = [node.args[1]]
         elif isinstance(f, ast.Attribute) and f.attr in _METHODS:

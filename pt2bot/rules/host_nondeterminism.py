@@ -48,7 +48,7 @@ class HostNondeterminism(Rule):
     node_types = (ast.Call,)
 
     def check(self, ctx, node):
-        target = ctx.mod.resolve(node.func)
+        target = ctx.call_target
         if not target:
             return
         if target in _TIME:

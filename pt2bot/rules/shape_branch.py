@@ -6,8 +6,19 @@ from pt2bot.rules._analysis import SIZE
 from pt2bot.rules._base import Rule
 
 
+def _conditions(test: ast.AST):
+    """The comparisons that decide a condition (through `not`, `and`, `or`)."""
+    if isinstance(test, ast.UnaryOp) and isinstance(test.op, ast.Not):
+        yield from _conditions(test.operand)
+    elif isinstance(test, ast.BoolOp):
+        for v in test.values:
+            yield from _conditions(v)
+    else:
+        yield test
+
+
 def _size_compare(ctx, test: ast.AST) -> ast.Compare | None:
-    for sub in ast.walk(test):
+    for sub in _conditions(test):
         if not isinstance(sub, ast.Compare) or any(isinstance(o, (ast.Is, ast.IsNot, ast.In, ast.NotIn))
                                                    for o in sub.ops):
             continue

@@ -6,6 +6,16 @@ from pt2bot.rules._base import Rule
 from pt2bot.rules._util import reads_tensor_value
 
 
+def _mark_boolops(test: ast.AST, seen: set[int]) -> None:
+    """BoolOps that are (part of) a condition are reported by the condition, not again."""
+    if isinstance(test, ast.UnaryOp) and isinstance(test.op, ast.Not):
+        _mark_boolops(test.operand, seen)
+    elif isinstance(test, ast.BoolOp):
+        seen.add(id(test))
+        for v in test.values:
+            _mark_boolops(v, seen)
+
+
 class TensorCondition(Rule):
     """## What it does
     Flags Python control flow whose condition reads a tensor's *value*: `if` / `elif` /
@@ -55,9 +65,7 @@ class TensorCondition(Rule):
                                "graph; use `&`/`|` on bool tensors, or `torch.where`")
                     return
             return
-        for sub in ast.walk(node.test):
-            if isinstance(sub, ast.BoolOp):
-                seen.add(id(sub))
+        _mark_boolops(node.test, seen)
         hit = reads_tensor_value(ctx, node.test)
         if hit is None:
             return

@@ -1,0 +1,119 @@
+"""How close is `pt2bot check` to the cost of just parsing? (a benchmark, not a test)
+
+On a large real codebase nobody here wrote (default: the `transformers` wheel, source only,
+never imported), measure in one run, each as a fresh subprocess timed by wall clock:
+
+- bare `ast.parse` of every file (1 process; and 2 processes for the parallel ratio),
+- `pt2bot check --filter nofilter --select ALL` (all files, all rules) with -j 1 and -j 2,
+- TorchFix (its own venv, it pins libcst) with -j 1 and -j 2, when installed.
+
+Usage: python benchmarks/bench_check.py [--tree DIR] [--repeat N] [--torchfix PATH]
+Without --tree, `pip download --no-deps transformers==5.23.0` into a temp dir and unzip it.
+The machine is shared: we report the minimum of N runs of each (less sensitive to noise).
+"""
+from __future__ import annotations
+
+import argparse
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+import zipfile
+
+PARSE_1 = """
+import ast, sys
+files = sys.argv[1:]
+for f in files:
+    with open(f, 'rb') as fh:
+        try:
+            ast.parse(fh.read())
+        except (SyntaxError, ValueError):
+            pass
+"""
+PARSE_N = """
+import ast, sys
+from multiprocessing import Pool
+def parse(f):
+    with open(f, 'rb') as fh:
+        try:
+            ast.parse(fh.read())
+        except (SyntaxError, ValueError):
+            pass
+    return 0
+if __name__ == '__main__':
+    with Pool(int(sys.argv[1])) as p:
+        sum(p.imap_unordered(parse, sys.argv[2:], chunksize=16))
+"""
+
+
+def fetch_tree(dest: str) -> str:
+    subprocess.run([sys.executable, "-m", "pip", "download", "-q", "--no-deps", "transformers==5.23.0",
+                    "-d", dest], check=True)
+    wheel = next(f for f in os.listdir(dest) if f.endswith(".whl"))
+    with zipfile.ZipFile(os.path.join(dest, wheel)) as z:
+        z.extractall(os.path.join(dest, "src"))
+    return os.path.join(dest, "src", "transformers")
+
+
+def timed(cmd: list[str], cwd: str, repeat: int) -> float:
+    best = float("inf")
+    for _ in range(repeat):
+        t = time.perf_counter()
+        r = subprocess.run(cmd, cwd=cwd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+        dt = time.perf_counter() - t
+        if r.returncode not in (0, 1):
+            raise SystemExit(f"{cmd[:3]} failed ({r.returncode}): {r.stderr.decode()[-2000:]}")
+        best = min(best, dt)
+    return best
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--tree", help="package directory to check (default: download transformers)")
+    ap.add_argument("--repeat", type=int, default=3)
+    ap.add_argument("--torchfix", default=shutil.which("torchfix") or "/tmp/torchfix-venv/bin/torchfix")
+    args = ap.parse_args()
+    tmp = None
+    tree = args.tree
+    if not tree:
+        tmp = tempfile.mkdtemp(prefix="pt2bot-bench-")
+        tree = fetch_tree(tmp)
+    tree = os.path.abspath(tree)
+    cwd, pkg = os.path.dirname(tree), os.path.basename(tree)
+    files = sorted(os.path.relpath(os.path.join(d, f), cwd) for d, _, fs in os.walk(tree) for f in fs
+                   if f.endswith(".py"))
+    py = sys.executable
+    pt2bot = [py, "-m", "pt2bot", "check", "--filter", "nofilter", "--select", "ALL", "--format", "json", pkg]
+    rows = []
+    parse1 = timed([py, "-c", PARSE_1, *files], cwd, args.repeat)
+    parse2 = timed([py, "-c", PARSE_N, "2", *files], cwd, args.repeat)
+    rows.append(("ast.parse, 1 process", parse1, parse1))
+    rows.append(("ast.parse, 2 processes", parse2, parse1))
+    c1 = timed(pt2bot + ["-j", "1"], cwd, args.repeat)
+    c2 = timed(pt2bot + ["-j", "2"], cwd, args.repeat)
+    rows.append(("pt2bot check -j 1", c1, parse1))
+    rows.append(("pt2bot check -j 2", c2, parse2))
+    if args.torchfix and os.path.exists(args.torchfix):
+        t1 = timed([args.torchfix, "--select", "ALL", "-j", "1", pkg], cwd, 1)
+        t2 = timed([args.torchfix, "--select", "ALL", "-j", "2", pkg], cwd, 1)
+        rows.append(("torchfix -j 1", t1, parse1))
+        rows.append(("torchfix -j 2", t2, parse2))
+    else:
+        print(f"(TorchFix not found at {args.torchfix}: `python -m venv /tmp/torchfix-venv && "
+              "/tmp/torchfix-venv/bin/pip install torchfix`)")
+    print(f"tree: {tree} ({len(files)} files, {sum(os.path.getsize(os.path.join(cwd, f)) for f in files) >> 20} MiB)")
+    print(f"best of {args.repeat} (TorchFix: 1 run), wall clock, each a fresh process\n")
+    print(f"{'what':28s} {'seconds':>8s} {'files/s':>8s} {'x parse':>8s}")
+    for name, secs, base in rows:
+        print(f"{name:28s} {secs:8.2f} {len(files) / secs:8.0f} {secs / base:8.2f}")
+    print("\n'x parse' compares 1-process rows with the 1-process parse and 2-process rows with the "
+          "2-process parse.")
+    if tmp:
+        shutil.rmtree(tmp, ignore_errors=True)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
