@@ -20,8 +20,9 @@ demo: $(STAMP)
 test: $(STAMP)
 	$(BIN)/python -m pytest -n 2 -q
 
+# Speed and accuracy benchmarks (minutes; figures are in the README, not asserted).
 bench: $(STAMP)
-	$(BIN)/python benchmarks/run_all.py
+	for b in benchmarks/bench_*.py; do echo "== $$b"; $(BIN)/python $$b || exit 1; done
 
 clean:
 	rm -rf $(VENV) build *.egg-info
