@@ -39,7 +39,7 @@ from dataclasses import dataclass, field
 from datetime import datetime, timedelta, timezone
 from typing import Any, Callable, Iterable, Sequence
 
-from pt2bot.config import Config, find_config, load_config
+from pt2bot.config import Config, load_config
 from pt2bot.errors import UserError
 from pt2bot.history import (DEFAULT_KEEP_RUNS, KEEP_ENV, History, ModelPoint, StoredRun,
                             parse_keep, shape_key)
@@ -79,7 +79,7 @@ def audit(opts: AuditOptions, log: Log = lambda s: None) -> dict[str, Any]:
     from pt2bot.static import check_paths
 
     root = git.repo_root(opts.repo_dir)
-    config = _load_config(root, opts.config_path)
+    config = load_config(opts.config_path, required=True, root=root)
     # Open (and so validate) the history before spending minutes on the smoke run.
     with History(opts.history) as history:
         head = git.head_sha(root)
@@ -355,14 +355,6 @@ def _title(conclusion: str, regressions: list[Any], outstanding: list[Any]) -> s
 
 
 # --------------------------------------------------------------------------- CLI
-
-def _load_config(root: str, path: str | None) -> Config:
-    if path is None:
-        path = find_config(root)
-    if path is None:
-        raise UserError(f"no pt2bot.yml in {root}; pass --config FILE")
-    return load_config(path)
-
 
 def retention_from(args: argparse.Namespace, env: dict[str, str] | os._Environ[str]
                    ) -> tuple[int | None, int | None]:

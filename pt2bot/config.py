@@ -132,13 +132,14 @@ def find_config(start: str = ".") -> str | None:
     return None
 
 
-def load_config(path: str | None, *, required: bool = False) -> Config:
-    """Read and validate pt2bot.yml. `path=None` looks for the default names in the cwd."""
+def load_config(path: str | None, *, required: bool = False, root: str = ".") -> Config:
+    """Read and validate pt2bot.yml. `path=None` looks for the default names in `root`."""
     if path is None:
-        path = find_config()
+        path = find_config(root)
         if path is None:
             if required:
-                raise ConfigError("no pt2bot.yml here; pass --config FILE")
+                raise ConfigError(f"no pt2bot.yml in {os.path.abspath(root)}; "
+                                  "pass --config FILE")
             return Config()
     try:
         with open(path, encoding="utf-8") as fh:

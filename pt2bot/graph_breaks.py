@@ -13,6 +13,8 @@ and usable by the report stage.
 """
 from __future__ import annotations
 
+from typing import Any
+
 import functools
 import importlib.util
 import json
@@ -85,8 +87,8 @@ def registry_path() -> str | None:
 
 
 @functools.lru_cache(maxsize=4)
-def load_registry(path: str | None = None) -> dict[str, RegistryEntry]:
-    """GB id → newest registry entry; `{}` when this torch ships no registry."""
+def _raw_registry(path: str | None = None) -> dict[str, Any]:
+    """The registry file as JSON; `{}` when this torch ships none (older releases)."""
     path = path or registry_path()
     if not path:
         return {}
@@ -95,8 +97,14 @@ def load_registry(path: str | None = None) -> dict[str, RegistryEntry]:
             raw = json.load(fh)
     except (OSError, ValueError):
         return {}
+    return raw if isinstance(raw, dict) else {}
+
+
+@functools.lru_cache(maxsize=4)
+def load_registry(path: str | None = None) -> dict[str, RegistryEntry]:
+    """GB id → newest registry entry; `{}` when this torch ships no registry."""
     out: dict[str, RegistryEntry] = {}
-    for gb, versions in raw.items():
+    for gb, versions in _raw_registry(path).items():
         entry = versions[0] if isinstance(versions, list) and versions else versions
         if not isinstance(entry, dict):
             continue
@@ -112,16 +120,8 @@ def load_registry(path: str | None = None) -> dict[str, RegistryEntry]:
 @functools.lru_cache(maxsize=4)
 def _types_index(path: str | None = None) -> dict[str, str]:
     """gb_type → GB id over every historical name (renamed ids keep their old names)."""
-    path = path or registry_path()
-    if not path:
-        return {}
-    try:
-        with open(path, encoding="utf-8") as fh:
-            raw = json.load(fh)
-    except (OSError, ValueError):
-        return {}
     idx: dict[str, str] = {}
-    for gb, versions in raw.items():
+    for gb, versions in _raw_registry(path).items():
         for entry in versions if isinstance(versions, list) else [versions]:
             t = str(entry.get("Gb_type", "")).strip() if isinstance(entry, dict) else ""
             if t:

@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 from typing import Any, Callable
 
 from pt2bot import changes, git
-from pt2bot.config import Config, find_config, load_config
+from pt2bot.config import Config, load_config
 from pt2bot.errors import UserError
 from pt2bot.findings import Finding
 
@@ -61,7 +61,7 @@ def review(opts: ReviewOptions, log: Callable[[str], None] = lambda s: None) -> 
     timings = Timings()
     t_start = time.perf_counter()
     root = git.repo_root(opts.repo_dir)
-    config = _load_head_config(root, opts.config_path)
+    config = load_config(opts.config_path, required=True, root=root)
     base_sha = changes.resolve_base(root, opts.base, opts.head)
     head_sha = git.head_sha(root) if opts.head is None else git.rev_parse(root, opts.head)
     if head_sha is None:
@@ -120,14 +120,6 @@ def review(opts: ReviewOptions, log: Callable[[str], None] = lambda s: None) -> 
 
         publish_dir(opts.out_dir)
     return report
-
-
-def _load_head_config(root: str, path: str | None) -> Config:
-    if path is None:
-        path = find_config(root)
-    if path is None:
-        raise UserError(f"no pt2bot.yml in {root}; pass --config FILE")
-    return load_config(path)
 
 
 def _load_baseline(path: str, base_sha: str,

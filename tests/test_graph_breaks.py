@@ -60,6 +60,7 @@ def test_message_without_url_falls_back_to_registry_type():
 def test_degrades_without_registry(monkeypatch, tmp_path):
     # An older torch: no registry file. The URL still gives the id, the text the type.
     monkeypatch.setattr(gb, "registry_path", lambda: None)
+    gb._raw_registry.cache_clear()
     gb.load_registry.cache_clear()
     gb._types_index.cache_clear()
     try:
@@ -69,6 +70,7 @@ def test_degrades_without_registry(monkeypatch, tmp_path):
         bare = gb.parse_break("Graph Break Reason: Some new break type\n  Explanation: x\n")
         assert bare.gb is None and bare.gb_type == "Some new break type" and bare.url is None
     finally:
+        gb._raw_registry.cache_clear()
         gb.load_registry.cache_clear()
         gb._types_index.cache_clear()
 
