@@ -325,12 +325,13 @@ class FunctionContext:
         if target is None:
             return OTHER
         ns, _, fname = target.rpartition(".")
-        if ns in _TENSOR_NAMESPACES and fname and fname[0].islower() and fname not in _NOT_TENSOR_FUNCS:
+        if ns in _TENSOR_NAMESPACES and fname and fname[0].islower() and fname not in _NOT_TENSOR_FUNCS \
+                and not fname.startswith(("is_", "get_", "set_", "are_", "_")):
             if fname in ("any", "all", "isnan", "isinf", "isfinite", "eq", "ne", "lt", "le", "gt", "ge",
                          "logical_and", "logical_or", "logical_not"):
                 return BOOL_TENSOR
             return TENSOR
-        if target == "len" and e.args and self.kind(e.args[0]) in (TENSOR, BOOL_TENSOR, SHAPE):
+        if target == "len" and e.args and self.kind(e.args[0]) in (TENSOR, BOOL_TENSOR):
             return SIZE
         if isinstance(f, ast.Attribute) and isinstance(f.value, ast.Name) and f.value.id == "self" \
                 and self.cls is not None:
@@ -502,8 +503,6 @@ class Walker:
 
     def _funcdef(self, node: ast.FunctionDef | ast.AsyncFunctionDef) -> None:
         # A nested function: its body is part of the enclosing compiled code; parameters shadow.
-        for d in node.decorator_list:
-            self.walk(d)
         saved = dict(self.ctx.env)
         for a in node.args.args + node.args.kwonlyargs + node.args.posonlyargs:
             self.ctx.env[a.arg] = PARAM
@@ -666,10 +665,8 @@ def _analyse_function(mod: ModuleContext, node: ast.FunctionDef | ast.AsyncFunct
             info.disabled_at = (d.lineno, d.col_offset)
         elif name in COMPILE_FUNCS:
             info.compiled_root = True
-    w = Walker(ctx)
-    for d in node.decorator_list:
-        w.walk(d)
-    w.walk_all(node.body)
+    # Decorators run when the function is defined, not when it is called: not walked.
+    Walker(ctx).walk_all(node.body)
 
 
 def _walk_module_level(mod: ModuleContext, st: ast.AST) -> None:

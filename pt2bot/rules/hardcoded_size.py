@@ -2,7 +2,7 @@ from __future__ import annotations
 
 import ast
 
-from pt2bot.rules._analysis import PARAM, SIZE, TENSORISH
+from pt2bot.rules._analysis import PARAM, SIZE
 from pt2bot.rules._base import Rule
 
 _METHODS = frozenset({"view", "reshape", "expand"})
@@ -10,8 +10,10 @@ _METHODS = frozenset({"view", "reshape", "expand"})
 
 class HardcodedSize(Rule):
     """## What it does
-    Flags `view` / `reshape` / `expand` whose *leading* size is an integer literal (2 or more)
-    while the other sizes are inferred (`-1`) or taken from the input, e.g. `x.view(8, -1)`.
+    Flags `view` / `reshape` / `expand` of a function's *input* whose leading size is an integer
+    literal (2 or more) while the other sizes are inferred (`-1`) or taken from the input, e.g.
+    `x.view(8, -1)`. Tensors computed inside the function are not considered: their leading
+    size is often a real constant.
 
     ## Why is this bad?
     The literal is almost always the batch size the author tested with. Under dynamic shapes it
@@ -46,9 +48,13 @@ class HardcodedSize(Rule):
         if ctx.call_target == "torch.reshape" and len(node.args) == 2:
             recv = node.args[0]
             sizes = [node.args[1]]
+            if ctx.kind(recv) != PARAM:
+                return
         elif isinstance(f, ast.Attribute) and f.attr in _METHODS:
             recv = f.value
-            if ctx.kind(recv) not in TENSORISH and ctx.kind(recv) != PARAM:
+            # Only inputs of the function: a computed tensor's leading dim is often a fixed
+            # count (e.g. `torch.cat(parts).reshape(3, -1)` for 3 position axes).
+            if ctx.kind(recv) != PARAM:
                 return
             sizes = list(node.args)
         else:

@@ -26,6 +26,10 @@ def _size_compare(ctx, test: ast.AST) -> ast.Compare | None:
         kinds = [ctx.kind(o) for o in operands]
         if SIZE not in kinds:
             continue
+        # `==` / `!=` dispatch on a size is nearly always on a fixed dim (`if x.shape[-1] == 2`);
+        # the pitfall is bucketing a varying size with an ordering comparison.
+        if not any(isinstance(o, (ast.Lt, ast.LtE, ast.Gt, ast.GtE)) for o in sub.ops):
+            continue
         # `x.shape[0] == 0` / `== 1`: sizes 0 and 1 are specialised by dynamo anyway
         if any(isinstance(o, ast.Constant) and o.value in (0, 1) for o in operands):
             continue
@@ -40,8 +44,9 @@ def _only_raises(body: list[ast.stmt]) -> bool:
 class ShapeBranch(Rule):
     """## What it does
     Flags `if` / `while` / conditional expressions that compare a size (`x.shape[0]`,
-    `x.size(1)`, `B, T = x.shape`) with something other than 0 or 1, e.g.
-    `if x.shape[0] > 4:`.
+    `x.size(1)`, `B, T = x.shape`) with `<`, `<=`, `>`, `>=` against something other than 0 or
+    1, e.g. `if x.shape[0] > 4:`. Equality tests (`if x.shape[-1] == 2:`) are not flagged: they
+    nearly always dispatch on a dimension that does not vary.
 
     ## Why is this bad?
     A branch on a size is not a graph break, but dynamo must guard on it: the compiled graph is
