@@ -1,164 +1,321 @@
-"""How often does the latency verdict cry wolf, and how often does it catch a real slowdown?
+"""How often does `pt2bot review`'s latency verdict cry wolf, and how often does it catch a
+real slowdown? Measured through the REAL measurement path.
 
-On this (noisy, shared, 2-core) machine, a tiny real torch model — a 3-layer MLP, plain
-eager under `torch.inference_mode()`, 1 thread — is timed in SEPARATE processes, in
-alternating rounds, the way `pt2bot review` measures base and head:
+Each comparison is what `pt2bot review` does for one model: base and head are two git
+repositories holding a tiny model (`tinynet.py`, an MLP: 4 x Linear(256, 256) + ReLU,
+batch 32); each side is measured by `pt2bot.smoke.run_models(..., phases=["latency"])`,
+i.e. one `python -m pt2bot.smoke.worker` process per side per round, with torch.compile
+backend "eager" (no inductor: keeps a process at a few seconds, and the eager backend's
+per-call dynamo overhead is still in the timings). Rounds alternate exactly like
+`pt2bot.pipeline._smoke_both`: round 0 head, base; round 1 head, base; round 2 base, head;
+round 3 head, base ... and are pooled with `pt2bot.pipeline.pool_latency` (per-process
+groups kept in `compiled_ms.rounds`). The verdict is `pt2bot.compare.compare_latency`.
+(Round 0 of a real review is the full smoke run, where latency is the last phase; here
+every round runs only the latency phase — same for both sides, so no bias, but cheaper.)
 
-    repetition r:  A  B  A'  |  B  A'  A  |  A'  A  B   (order rotated every round)
+  * A/A: base and head are byte-identical copies — any "significant" is a false alarm.
+  * A/B: head's forward does extra real tensor work (`EXTRA` wide: h @ W1 (256 x E),
+    relu, @ W2 (E x 256), added to h) that costs about 25 % — calibrate it with
+    `--calibrate`, which times both models in ONE process, interleaved, to report the
+    true ratio independent of process luck.
 
-A and A' are the same code (an A/A pair: any "significant" verdict is a false alarm).
-B is A plus extra work equal to 25 % of A's own cost, calibrated inside the process (a busy
-wait of 0.25 x the median of 100 calibration calls), so B is 1.25x A whatever the
-machine's mood. Each process records SAMPLES per-call timings after warm-up.
+One repetition = one A/A review + one A/B review sharing base processes (see review_pair):
+3 rounds x 3 workers = 9 worker processes (~6-12 s each here, mostly importing torch).
+Raw per-process samples go to `--data` (resumable); `--evaluate` then replays the verdict
+for 2, 3, 4 rounds and several samples-per-round (prefixes of what was collected: the
+rounds schedule is prefix-stable, and samples are taken in order), so the statistic can be
+tuned without re-running. Results (figures only) go to benchmarks/results/.
 
-Phase 1 (`--collect`) writes the raw timings to a JSON file; phase 2 (default) reads them
-and evaluates `pt2bot.stats.compare_samples` under several settings (rounds used, samples
-per round, flat vs per-round bootstrap), so the statistics can be tuned without re-running.
-
-    python benchmarks/bench_latency_verdict.py --collect --reps 40 --data /tmp/lat.json
-    python benchmarks/bench_latency_verdict.py --data /tmp/lat.json
+    .venv/bin/python benchmarks/bench_latency_verdict.py --calibrate
+    nohup .venv/bin/python benchmarks/bench_latency_verdict.py --collect --reps 40 \\
+        --data /tmp/pt2bot-lat.json > /tmp/pt2bot-lat.log 2>&1 &
+    .venv/bin/python benchmarks/bench_latency_verdict.py --evaluate --data /tmp/pt2bot-lat.json
 
 Targets (issue 4): A/A false alarms <= 5 %, detection of the 25 % slowdown >= 90 %.
 """
 from __future__ import annotations
 
 import argparse
+import copy
 import json
 import os
 import subprocess
 import sys
+import tempfile
 import time
+from typing import Any
 
 HERE = os.path.dirname(os.path.abspath(__file__))
-sys.path.insert(0, os.path.dirname(HERE))
+REPO = os.path.dirname(HERE)
+sys.path.insert(0, REPO)
 
+EXTRA = 48          # width of the head's extra work; calibrated to ~1.25x (see --calibrate)
+REPEATS = 200       # samples per process collected (evaluation uses prefixes)
 WARMUP = 10
-SAMPLES = 60
-SLOWDOWN = 0.25
+ROUNDS = 3
+
+MODEL_SRC = '''\
+import torch
 
 
-def worker(variant: str, samples: int) -> None:
-    import torch
+class TinyNet(torch.nn.Module):
+    EXTRA = {extra}   # width of extra work in forward (0: none)
 
-    torch.set_num_threads(1)
-    torch.manual_seed(0)
-    model = torch.nn.Sequential(
-        torch.nn.Linear(256, 256), torch.nn.ReLU(),
-        torch.nn.Linear(256, 256), torch.nn.ReLU(),
-        torch.nn.Linear(256, 256)).eval()
-    x = torch.randn(32, 256)
-    clock = time.perf_counter
-    with torch.inference_mode():
-        for _ in range(WARMUP):
-            model(x)
-        extra = 0.0
-        if variant == "B":
-            cal = []
-            for _ in range(100):
-                t0 = clock()
-                model(x)
-                cal.append(clock() - t0)
-            cal.sort()
-            extra = SLOWDOWN * cal[len(cal) // 2]
-        out = []
-        for _ in range(samples):
-            t0 = clock()
-            model(x)
-            if extra:
-                end = clock() + extra
-                while clock() < end:
-                    pass
-            out.append((clock() - t0) * 1e3)
-    json.dump({"variant": variant, "samples_ms": out}, sys.stdout)
+    def __init__(self, dim: int = 256, depth: int = 4):
+        super().__init__()
+        self.layers = torch.nn.ModuleList(torch.nn.Linear(dim, dim) for _ in range(depth))
+        if self.EXTRA:
+            self.w1 = torch.nn.Linear(dim, self.EXTRA)
+            self.w2 = torch.nn.Linear(self.EXTRA, dim)
 
+    def forward(self, x):
+        h = x
+        for layer in self.layers:
+            h = torch.relu(layer(h))
+        if self.EXTRA:
+            h = h + 0.01 * self.w2(torch.relu(self.w1(h)))
+        return h
+'''
 
-def run_worker(variant: str, samples: int) -> list[float]:
-    proc = subprocess.run([sys.executable, __file__, "--worker", variant, "--samples",
-                           str(samples)], capture_output=True, text=True, check=True)
-    return json.loads(proc.stdout)["samples_ms"]
+CONFIG_YML = '''\
+version: 1
+models:
+  - name: tiny
+    entry: tinynet:TinyNet
+    inputs:
+      - {{name: x, shape: [batch, 256], dtype: float32}}
+    shapes:
+      batch: [32]
+    export: false
+run: {{device: cpu, backend: eager, warmup: {warmup}, repeats: {repeats}, threads: 1, rounds: {rounds}}}
+thresholds:
+  latency_regression_pct: 10
+'''
 
 
-def collect(reps: int, rounds: int, samples: int, path: str) -> None:
-    data = {"reps": [], "samples": samples, "rounds": rounds, "slowdown": SLOWDOWN,
-            "model": "MLP 3x256, batch 32, eager, inference_mode, 1 thread"}
-    if os.path.exists(path):
-        with open(path) as fh:
-            data = json.load(fh)
-    variants = ["A", "B", "A2"]
-    t_start = time.time()
-    while len(data["reps"]) < reps:
-        r = len(data["reps"])
-        rep = {"A": [], "B": [], "A2": []}
-        for k in range(rounds):
-            shift = (r + k) % 3
-            for v in variants[shift:] + variants[:shift]:
-                rep[v].append(run_worker("B" if v == "B" else "A", samples))
-        data["reps"].append(rep)
-        with open(path + ".tmp", "w") as fh:
-            json.dump(data, fh)
-        os.replace(path + ".tmp", path)
-        print(f"rep {r + 1}/{reps} done, {time.time() - t_start:.0f}s", file=sys.stderr)
+def make_repo(root: str, extra: int) -> str:
+    os.makedirs(root, exist_ok=True)
+    with open(os.path.join(root, "tinynet.py"), "w") as fh:
+        fh.write(MODEL_SRC.format(extra=extra))
+    subprocess.run(["git", "init", "-q", root], check=True)
+    subprocess.run(["git", "-C", root, "add", "."], check=True)
+    subprocess.run(["git", "-C", root, "-c", "user.name=b", "-c", "user.email=b@x",
+                    "commit", "-qm", "m"], check=True)
+    return root
 
 
-def evaluate(path: str) -> dict:
-    """False alarms and detections per setting.
+def load_bench_config(work: str, repeats: int, warmup: int, rounds: int) -> Any:
+    from pt2bot.config import load_config
 
-    A/A pairs: A vs A' of each repetition (interleaved), plus A of repetition i vs A' of
-    repetition j != i (same code, measured minutes apart: harsher, and more pairs).
-    A/B pairs: A vs B of each repetition.
+    path = os.path.join(work, "pt2bot.yml")
+    with open(path, "w") as fh:
+        fh.write(CONFIG_YML.format(repeats=repeats, warmup=warmup, rounds=rounds))
+    return load_config(path)
+
+
+def measure_side(config: Any, root: str, out: str) -> dict[str, Any]:
+    from pt2bot.smoke import run_models
+
+    return run_models(config, repo_root=root, out_dir=out, models=["tiny"], device="cpu",
+                      phases=["latency"])
+
+
+def schedule(rounds: int) -> list[tuple[int, str]]:
+    """(round, side) in the order pipeline._smoke_both runs them."""
+    order = [(0, "head"), (0, "base")]
+    for rnd in range(1, rounds):
+        pair = [(rnd, "head"), (rnd, "base")]
+        if rnd % 2 == 0:
+            pair.reverse()
+        order += pair
+    return order
+
+
+def compiled_rounds(results: dict[str, Any]) -> list[float]:
+    m = results["models"][0]
+    if m.get("status") != "ok" or not m.get("latency"):
+        raise RuntimeError(f"worker failed: {json.dumps(m)[:2000]}")
+    return m["latency"][0]["compiled_ms"]["samples"]
+
+
+def review_pair(config: Any, base_root: str, same_root: str, slow_root: str, out: str,
+                rounds: int, rep: int) -> dict[str, Any]:
+    """One A/A review and one A/B review sharing the base processes.
+
+    The pipeline's schedule is followed with base = A; every head slot runs two processes
+    back to back, A' (same code) and B (slowed), their order alternating, so each review
+    sees exactly the pipeline's order of base and head processes. Returns, per review,
+    base/head sample lists per round (process).
     """
-    from pt2bot.stats import compare_samples
+    base: list[list[float]] = [[] for _ in range(rounds)]
+    same: list[list[float]] = [[] for _ in range(rounds)]
+    slow: list[list[float]] = [[] for _ in range(rounds)]
+    for rnd, side in schedule(rounds):
+        if side == "base":
+            base[rnd] = compiled_rounds(measure_side(config, base_root,
+                                                     os.path.join(out, "base", str(rnd))))
+            continue
+        heads = [("same", same_root, same), ("slow", slow_root, slow)]
+        if (rep + rnd) % 2:
+            heads.reverse()
+        for name, root, into in heads:
+            into[rnd] = compiled_rounds(measure_side(config, root,
+                                                     os.path.join(out, name, str(rnd))))
+    return {"aa": {"base": base, "head": same}, "ab": {"base": base, "head": slow}}
 
-    with open(path) as fh:
-        data = json.load(fh)
+
+def loadavg() -> float:
+    return os.getloadavg()[0]
+
+
+def collect(args: argparse.Namespace) -> None:
+    data: dict[str, Any] = {"reps": [], "repeats": args.repeats, "warmup": args.warmup,
+                            "rounds": args.rounds, "extra": args.extra,
+                            "model": "TinyNet 4x Linear(256,256)+ReLU, batch 32, backend eager, "
+                                     "1 thread, latency phase of the real worker"}
+    if os.path.exists(args.data):
+        with open(args.data) as fh:
+            data = json.load(fh)
+    work = tempfile.mkdtemp(prefix="pt2bot-latbench-")
+    config = load_bench_config(work, data["repeats"], data["warmup"], data["rounds"])
+    base = make_repo(os.path.join(work, "base"), 0)
+    same = make_repo(os.path.join(work, "same"), 0)
+    slow = make_repo(os.path.join(work, "slow"), data["extra"])
+    t0 = time.time()
+    while len(data["reps"]) < args.reps:
+        r = len(data["reps"])
+        load0 = loadavg()
+        rep = review_pair(config, base, same, slow, os.path.join(work, "out", str(r)),
+                          data["rounds"], r)
+        rep["load"] = [round(load0, 2), round(loadavg(), 2)]
+        data["reps"].append(rep)
+        with open(args.data + ".tmp", "w") as fh:
+            json.dump(data, fh)
+        os.replace(args.data + ".tmp", args.data)
+        print(f"rep {r + 1}/{args.reps} {time.time() - t0:.0f}s load {rep['load']}",
+              file=sys.stderr, flush=True)
+
+
+def pooled(side: list[list[float]], rounds: int, n: int) -> dict[str, Any]:
+    """The `latency` case the pipeline would hold after pool_latency over `rounds` rounds."""
+    from pt2bot.pipeline import pool_latency
+    from pt2bot.stats import summarise_samples
+
+    def res(samples: list[float]) -> dict[str, Any]:
+        return {"models": [{"name": "tiny", "status": "ok", "latency": [
+            {"shape": {"batch": 32}, "eager_ms": summarise_samples(samples),
+             "compiled_ms": summarise_samples(samples)}]}]}
+
+    first = res(side[0][:n])
+    for k in range(1, rounds):
+        pool_latency(first, res(side[k][:n]))
+    return first["models"][0]
+
+
+def verdict(rep: dict[str, Any], rounds: int, n: int, threshold: float,
+            stats_kw: dict[str, Any] | None = None) -> dict[str, Any]:
+    from pt2bot.compare import compare_latency
+
+    b = pooled(rep["base"], rounds, n)
+    h = pooled(rep["head"], rounds, n)
+    if stats_kw:   # tuning: call the statistic directly with non-default knobs
+        from pt2bot.compare import _samples
+        from pt2bot.stats import compare_samples
+        return compare_samples(_samples(b["latency"][0]), _samples(h["latency"][0]),
+                               threshold_pct=threshold, **stats_kw)
+    return compare_latency(b, h, threshold_pct=threshold)[0]
+
+
+def evaluate(data: dict[str, Any], settings: list[dict[str, Any]]) -> list[dict[str, Any]]:
     reps = data["reps"]
-    settings = [(rounds, n, q, thr) for rounds in (2, 3, 4) for n in (20, 60)
-                for q in (0.5, 0.1) for thr in (10.0,)]
     rows = []
-    for rounds, n, q, thr in settings:
-        def side(rep: dict, v: str) -> list:
-            return [x for g in rep[v][:rounds] for x in g[:n]]
+    for s in settings:
+        aa = [verdict(r["aa"], s["rounds"], s["samples"], 10.0, s.get("kw")) for r in reps]
+        ab = [verdict(r["ab"], s["rounds"], s["samples"], 10.0, s.get("kw")) for r in reps]
+        fa = sum(v["significant"] for v in aa)
+        det = sum(v["significant"] and v["direction"] == "slower" for v in ab)
+        ratios_b = sorted(v["ratio"] for v in ab if v["ratio"] is not None)
+        ratios_a = sorted(v["ratio"] for v in aa if v["ratio"] is not None)
+        rows.append({"rounds": s["rounds"], "samples": s["samples"],
+                     "stat": s.get("label", "default"), "reps": len(reps),
+                     "false_alarms": fa, "false_alarm_pct": round(100 * fa / len(reps), 1),
+                     "detected": det, "detection_pct": round(100 * det / len(reps), 1),
+                     "aa_ratio_range": [ratios_a[0], ratios_a[-1]] if ratios_a else None,
+                     "ab_ratio_median": ratios_b[len(ratios_b) // 2] if ratios_b else None,
+                     "ab_ratio_range": [ratios_b[0], ratios_b[-1]] if ratios_b else None})
+    return rows
 
-        def sig(a: list, b: list) -> tuple[bool, float]:
-            out = compare_samples(a, b, threshold_pct=thr, quantile=q, n_boot=1000)
-            return out["significant"], out["ratio"]
 
-        inter = sum(sig(side(r, "A"), side(r, "A2"))[0] for r in reps)
-        cross_pairs = [(i, j) for i in range(len(reps)) for j in range(len(reps)) if i != j]
-        cross = sum(sig(side(reps[i], "A"), side(reps[j], "A2"))[0] for i, j in cross_pairs)
-        ab = [sig(side(r, "A"), side(r, "B")) for r in reps]
-        det = sum(s and ratio > 1 for s, ratio in ab)
-        rows.append({"rounds": rounds, "samples": n, "statistic": "median" if q == 0.5 else
-                     f"p{round(q * 100)}", "threshold_pct": thr, "reps": len(reps),
-                     "aa_interleaved_pct": round(100 * inter / len(reps), 1),
-                     "aa_cross_pairs": len(cross_pairs),
-                     "aa_cross_pct": round(100 * cross / max(1, len(cross_pairs)), 1),
-                     "detection_pct": round(100 * det / len(reps), 1),
-                     "median_ratio_B": sorted(r for _, r in ab)[len(ab) // 2]})
-    return {"model": data.get("model"), "slowdown": data.get("slowdown"), "rows": rows}
+def calibrate(extra: int, n: int) -> None:
+    """Both models in one process, calls interleaved: the ratio the A/B test should see."""
+    code = f'''
+import sys, time, statistics, torch
+sys.path.insert(0, {os.path.join(REPO, "benchmarks")!r})
+torch.set_num_threads(1)
+ns = {{}}
+exec({MODEL_SRC.format(extra=0)!r}, ns); A = ns["TinyNet"]().eval()
+ns = {{}}
+exec({MODEL_SRC.format(extra=extra)!r}, ns); B = ns["TinyNet"]().eval()
+ca, cb = torch.compile(A, backend="eager"), torch.compile(B, backend="eager")
+x = torch.randn(32, 256)
+ta, tb = [], []
+with torch.inference_mode():
+    for _ in range(20): ca(x); cb(x)
+    for i in range({n}):
+        for f, t in ((ca, ta), (cb, tb)) if i % 2 == 0 else ((cb, tb), (ca, ta)):
+            t0 = time.perf_counter(); f(x); t.append((time.perf_counter() - t0) * 1e3)
+ta.sort(); tb.sort()
+q = lambda xs, p: xs[int(p * (len(xs) - 1))]
+print(f"A median {{statistics.median(ta):.4f}} ms p10 {{q(ta, .1):.4f}} | "
+      f"B median {{statistics.median(tb):.4f}} ms p10 {{q(tb, .1):.4f}} | "
+      f"ratio median {{statistics.median(tb) / statistics.median(ta):.3f}} "
+      f"p10 {{q(tb, .1) / q(ta, .1):.3f}}")
+'''
+    print(f"EXTRA={extra} load {loadavg():.2f}")
+    subprocess.run([sys.executable, "-c", code], check=True)
+    print(f"load after {loadavg():.2f}")
+
+
+DEFAULT_SETTINGS = [{"rounds": r, "samples": n} for r in (2, 3) for n in (20, 50, 200)]
 
 
 def main() -> int:
     ap = argparse.ArgumentParser()
-    ap.add_argument("--worker", choices=("A", "B"))
-    ap.add_argument("--samples", type=int, default=SAMPLES)
+    ap.add_argument("--calibrate", action="store_true")
     ap.add_argument("--collect", action="store_true")
+    ap.add_argument("--evaluate", action="store_true")
     ap.add_argument("--reps", type=int, default=40)
-    ap.add_argument("--rounds", type=int, default=4)
+    ap.add_argument("--rounds", type=int, default=ROUNDS)
+    ap.add_argument("--repeats", type=int, default=REPEATS)
+    ap.add_argument("--warmup", type=int, default=WARMUP)
+    ap.add_argument("--extra", type=int, default=EXTRA)
     ap.add_argument("--data", default="/tmp/pt2bot-latency-bench.json")
+    ap.add_argument("--out", help="write the evaluation (figures only) to this JSON file")
     args = ap.parse_args()
-    if args.worker:
-        worker(args.worker, args.samples)
+    if args.calibrate:
+        calibrate(args.extra, 2000)
         return 0
     if args.collect:
-        collect(args.reps, args.rounds, args.samples, args.data)
-    result = evaluate(args.data)
-    print(f"{'rounds':>6} {'samples':>7} {'stat':>6} {'thr%':>5} {'reps':>4} "
-          f"{'A/A inter%':>10} {'A/A cross%':>10} {'(pairs)':>7} {'detect%':>8} {'ratio B':>8}")
-    for r in result["rows"]:
-        print(f"{r['rounds']:>6} {r['samples']:>7} {r['statistic']:>6} {r['threshold_pct']:>5} "
-              f"{r['reps']:>4} {r['aa_interleaved_pct']:>10} {r['aa_cross_pct']:>10} "
-              f"{r['aa_cross_pairs']:>7} {r['detection_pct']:>8} {r['median_ratio_B']:>8}")
+        collect(args)
+    if args.evaluate or args.collect:
+        with open(args.data) as fh:
+            data = json.load(fh)
+        rows = evaluate(data, DEFAULT_SETTINGS)
+        loads = [x for r in data["reps"] for x in r["load"]]
+        print(f"reps {len(data['reps'])}, load average (1 min) during collection: "
+              f"min {min(loads):.2f} median {sorted(loads)[len(loads) // 2]:.2f} "
+              f"max {max(loads):.2f}")
+        print(f"{'rounds':>6} {'samples':>7} {'stat':>10} {'reps':>4} {'A/A FA%':>8} "
+              f"{'detect%':>8} {'A/A ratio range':>16} {'A/B ratio med':>13}")
+        for r in rows:
+            print(f"{r['rounds']:>6} {r['samples']:>7} {r['stat']:>10} {r['reps']:>4} "
+                  f"{r['false_alarm_pct']:>8} {r['detection_pct']:>8} "
+                  f"{str(r['aa_ratio_range']):>16} {r['ab_ratio_median']!s:>13}")
+        if args.out:
+            summary = {k: v for k, v in data.items() if k != "reps"}
+            summary.update(n_reps=len(data["reps"]), load=loads, rows=rows)
+            with open(args.out, "w") as fh:
+                json.dump(summary, fh, indent=1)
     return 0
 
 
