@@ -489,7 +489,11 @@ def compare_latency(base: dict | None, head: dict, *, threshold_pct: float,
         elif not comparable:
             row["note"] = note
         else:
-            st = compare_samples(_samples(be), _samples(e), threshold_pct=threshold_pct)
+            # reference_ms: each process's fixed reference workload (pt2bot.smoke._timing),
+            # used by the statistic to cancel process-wide slow modes when both sides have it
+            st = compare_samples(_samples(be), _samples(e), threshold_pct=threshold_pct,
+                                 base_reference=_samples(be, "reference_ms") or None,
+                                 head_reference=_samples(e, "reference_ms") or None)
             for k in ("ratio", "ci_low", "ci_high", "change_pct", "significant", "direction",
                       "note", "statistic", "median_ratio"):
                 row[k] = st[k]

@@ -12,6 +12,13 @@ Groups are resampled hierarchically (rounds, then samples within a round), becau
 samples from one process share that process's luck (memory layout, frequency, neighbours)
 and a flat bootstrap would treat them as independent and understate the noise.
 
+With `base_reference` / `head_reference` (each process's timings of a fixed, model-independent
+workload, grouped like the samples), each process's samples are first divided by that
+process's reference quantile: the verdict then compares model time per unit of reference
+time, which cancels a process-wide slow mode (a busy neighbour slows the reference too),
+the dominant noise on a shared runner. Without references (or when the groups do not line
+up) the raw samples are compared.
+
 Deterministic for a given seed. Uses numpy when importable (vectorised); the pure-Python
 path gives the same kind of answer (not bit-identical) and is used when numpy is missing.
 """
@@ -38,16 +45,25 @@ Samples = Sequence[float] | Sequence[Sequence[float]]
 def compare_samples(base_samples: Samples, head_samples: Samples, *, threshold_pct: float,
                     alpha: float = 0.05, seed: int = 0, n_boot: int = N_BOOT,
                     quantile: float = QUANTILE,
+                    base_reference: Samples | None = None,
+                    head_reference: Samples | None = None,
                     use_numpy: bool | None = None) -> dict[str, Any]:
     """Ratio head/base of the `quantile` of the times (0.5: medians), with a (1 - alpha)
     bootstrap interval and a verdict.
 
     Returns `ratio`, `ci_low`, `ci_high`, `change_pct`, `significant`, `direction`
     ("slower" | "faster" | "same"), `median_ratio`, `base_median`, `head_median`,
-    `n_base`, `n_head`, `statistic`, `method`, `note` (why no verdict, else None).
+    `n_base`, `n_head`, `statistic`, `method`, `note` (why no verdict, else None),
+    `normalised` (whether the reference workload was used).
     """
     base_groups = _groups(base_samples)
     head_groups = _groups(head_samples)
+    normalised = False
+    if base_reference is not None and head_reference is not None:
+        nb = _normalise(base_groups, _groups(base_reference), quantile)
+        nh = _normalise(head_groups, _groups(head_reference), quantile)
+        if nb is not None and nh is not None:
+            normalised = True
     n_base = sum(len(g) for g in base_groups)
     n_head = sum(len(g) for g in head_groups)
     out: dict[str, Any] = {
@@ -55,7 +71,8 @@ def compare_samples(base_samples: Samples, head_samples: Samples, *, threshold_p
         "significant": False, "direction": "same",
         "base_median": _median_or_none(base_groups), "head_median": _median_or_none(head_groups),
         "n_base": n_base, "n_head": n_head, "alpha": alpha, "threshold_pct": threshold_pct,
-        "median_ratio": None, "statistic": _stat_name(quantile), "method": None, "note": None,
+        "median_ratio": None, "statistic": _stat_name(quantile) + ("/ref" if normalised else ""),
+        "method": None, "note": None, "normalised": normalised,
     }
     if n_base < MIN_SAMPLES or n_head < MIN_SAMPLES:
         out["note"] = f"too few samples (base {n_base}, head {n_head}; need {MIN_SAMPLES})"
@@ -64,8 +81,11 @@ def compare_samples(base_samples: Samples, head_samples: Samples, *, threshold_p
     if not (b_med and b_med > 0 and h_med is not None and h_med >= 0):
         out["note"] = "non-positive base median"
         return out
+    if normalised:
+        base_groups, head_groups = nb, nh
     hierarchical = len(base_groups) > 1 and len(head_groups) > 1
-    out["method"] = "bootstrap-median-ratio" + ("/rounds" if hierarchical else "")
+    out["method"] = ("bootstrap-quantile-ratio" + ("/rounds" if hierarchical else "")
+                     + ("/reference" if normalised else ""))
     if not hierarchical:
         base_groups = [[x for g in base_groups for x in g]]
         head_groups = [[x for g in head_groups for x in g]]
@@ -115,6 +135,17 @@ def _groups(samples: Samples) -> list[list[float]]:
     else:
         groups = [[float(v) for v in items if _finite(v)]]
     return [g for g in groups if g]
+
+
+def _normalise(groups: list[list[float]], ref: list[list[float]],
+               q: float) -> list[list[float]] | None:
+    """Each group divided by its own reference quantile; None when they do not pair up."""
+    if len(groups) != len(ref) or any(len(r) < MIN_SAMPLES for r in ref):
+        return None
+    scales = [_quantile(r, q) for r in ref]
+    if any(not (sc > 0) for sc in scales):
+        return None
+    return [[x / sc for x in g] for g, sc in zip(groups, scales)]
 
 
 def _finite(v: object) -> bool:

@@ -115,3 +115,57 @@ def test_low_quantile_ignores_slow_mode_rounds_but_sees_real_slowdowns():
     assert compare_samples(base, same, threshold_pct=10, quantile=0.5)["significant"]
     ab = compare_samples(base, slower, threshold_pct=10)
     assert ab["significant"] and ab["direction"] == "slower" and 1.2 < ab["ratio"] < 1.3
+
+
+def _process(level: float, speed: float, seed: int, n: int = 30) -> tuple[list, list]:
+    """One worker process: model samples at `level` and reference samples at 0.1 ms, both
+    slowed by the process's `speed` factor (a busy neighbour slows everything it runs)."""
+    return noisy(level * speed, n, seed, 0.01), noisy(0.1 * speed, n, seed + 500, 0.01)
+
+
+def _side(level: float, speeds: tuple[float, ...], seed: int) -> tuple[list, list]:
+    procs = [_process(level, s, seed + i) for i, s in enumerate(speeds)]
+    return [p[0] for p in procs], [p[1] for p in procs]
+
+
+@pytest.mark.parametrize("use_numpy", BACKENDS)
+def test_reference_cancels_whole_process_slow_modes(use_numpy):
+    """Every head process slow (x1.6), base quiet: raw timings call a regression; per unit
+    of reference time there is none."""
+    base, base_ref = _side(1.0, (1.0, 1.0, 1.0), 0)
+    head, head_ref = _side(1.0, (1.6, 1.5, 1.7), 10)
+    raw = compare_samples(base, head, threshold_pct=10, use_numpy=use_numpy)
+    assert raw["significant"] and raw["direction"] == "slower" and not raw["normalised"]
+    out = compare_samples(base, head, threshold_pct=10, base_reference=base_ref,
+                          head_reference=head_ref, use_numpy=use_numpy)
+    assert out["normalised"] and out["statistic"] == "p10/ref"
+    assert out["method"].endswith("/reference")
+    assert not out["significant"] and out["direction"] == "same"
+    assert abs(out["ratio"] - 1) < 0.05 and out["ci_high"] < 1.1
+    assert out["median_ratio"] > 1.4    # the raw medians are still reported as measured
+
+
+@pytest.mark.parametrize("use_numpy", BACKENDS)
+def test_reference_sees_a_real_slowdown_through_slow_modes(use_numpy):
+    """A real 25% slowdown (the model, not the reference) while base processes are slow:
+    raw p10 says faster or nothing; normalised it is a 25% regression."""
+    base, base_ref = _side(1.0, (1.5, 1.6, 1.4), 0)
+    head, head_ref = _side(1.25, (1.0, 1.0, 1.05), 10)
+    raw = compare_samples(base, head, threshold_pct=10, use_numpy=use_numpy)
+    assert raw["direction"] != "slower"
+    out = compare_samples(base, head, threshold_pct=10, base_reference=base_ref,
+                          head_reference=head_ref, use_numpy=use_numpy)
+    assert out["significant"] and out["direction"] == "slower"
+    assert 1.2 < out["ratio"] < 1.3 and out["ci_low"] > 1
+
+
+def test_reference_ignored_when_it_does_not_pair_with_the_samples():
+    base, base_ref = _side(1.0, (1.0, 1.0, 1.0), 0)
+    head, head_ref = _side(1.0, (1.0, 1.0, 1.0), 10)
+    # the reference of only one round (e.g. an older pipeline that did not pool it)
+    out = compare_samples(base, head, threshold_pct=10, base_reference=base_ref[0],
+                          head_reference=head_ref)
+    assert not out["normalised"] and out["statistic"] == "p10"
+    bad = compare_samples(base, head, threshold_pct=10, base_reference=[[0.0] * 30] * 3,
+                          head_reference=head_ref)
+    assert not bad["normalised"] and bad["ratio"] is not None

@@ -5,6 +5,13 @@ warm-up (which also absorbs the per-shape recompiles), then eager and compiled s
 interleaved, alternating order (A B, B A, ...) so drift hits both sides alike. CUDA uses
 event pairs and synchronises. `compile_s` is the first compiled call: `cold` when the
 inductor cache directory was empty, `warm` when it already had entries.
+
+Each case also times a fixed reference workload (`reference_ms`: small matmuls, the same in
+every process and every commit), interleaved with the model's calls. On a shared machine
+whole processes land in a slow mode (a busy neighbour on the sibling hyperthread: +30 to
++100 %, steady within the process); the reference slows with them, so the verdict can
+compare model time per unit of reference time across processes
+(benchmarks/bench_latency_verdict.py).
 """
 from __future__ import annotations
 
@@ -56,6 +63,22 @@ def _timer(device: str) -> Callable[[Callable[[], Any]], float]:
     return time_cpu
 
 
+def reference_work(device: str) -> Callable[[], Any]:
+    """A fixed, model-independent workload of roughly a tenth of a millisecond on a CPU core."""
+    import torch
+
+    g = torch.Generator().manual_seed(0)
+    a = torch.randn(64, 128, generator=g).to(device)
+    w = torch.randn(128, 128, generator=g).to(device) / 16
+
+    def ref() -> Any:
+        h = a
+        for _ in range(4):
+            h = torch.relu(h @ w)
+        return h
+    return ref
+
+
 def maxrss_mb() -> float:
     """This process's peak resident set size (Linux reports KiB, macOS bytes)."""
     v = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
@@ -94,6 +117,7 @@ def measure_latency(model: Any, cases: list[CaseInputs], model_spec: dict[str, A
 
             def comp() -> Any:
                 return compiled(*marked.args, **marked.kwargs)
+            ref = reference_work(device)
             if i == 0:
                 t0 = time.perf_counter()
                 comp()
@@ -102,18 +126,19 @@ def measure_latency(model: Any, cases: list[CaseInputs], model_spec: dict[str, A
             for _ in range(warmup):
                 eager()
                 comp()
+                ref()
             sync()
             e_ms: list[float] = []
             c_ms: list[float] = []
+            r_ms: list[float] = []
+            calls = ((eager, e_ms), (comp, c_ms), (ref, r_ms))
             for r in range(repeats):
-                if r % 2 == 0:
-                    e_ms.append(timer(eager))
-                    c_ms.append(timer(comp))
-                else:
-                    c_ms.append(timer(comp))
-                    e_ms.append(timer(eager))
+                # rotate the order so no call always follows the same one
+                for k in range(3):
+                    fn, into = calls[(r + k) % 3]
+                    into.append(timer(fn))
             latency.append({"shape": dict(case.shape), "eager_ms": summarize(e_ms),
-                            "compiled_ms": summarize(c_ms)})
+                            "compiled_ms": summarize(c_ms), "reference_ms": summarize(r_ms)})
     if device == "cuda":
         peak = torch.cuda.max_memory_allocated() / (1024 * 1024)
         method = "cuda_max_memory_allocated"
