@@ -10,14 +10,17 @@ per-call dynamo overhead is still in the timings). Rounds alternate exactly like
 `pt2bot.pipeline._smoke_both`: round 0 head, base; round 1 head, base; round 2 base, head;
 round 3 head, base ... and are pooled with `pt2bot.pipeline.pool_latency` (per-process
 groups kept in `compiled_ms.rounds`). The verdict is `pt2bot.compare.compare_latency`.
+Each worker also times the fixed reference workload (`reference_ms`, pt2bot.smoke._timing)
+and the verdict divides each process's samples by its reference p10; rows labelled "raw"
+replay the verdict without it (the statistic before the reference existed).
 (Round 0 of a real review is the full smoke run, where latency is the last phase; here
 every round runs only the latency phase — same for both sides, so no bias, but cheaper.)
 
   * A/A: base and head are byte-identical copies — any "significant" is a false alarm.
   * A/B: head's forward does extra real tensor work (`EXTRA` wide: h @ W1 (256 x E),
-    relu, @ W2 (E x 256), added to h) that costs about 25 % — calibrate it with
-    `--calibrate`, which times both models in ONE process, interleaved, to report the
-    true ratio independent of process luck.
+    relu, @ W2 (E x 256), added to h). `--calibrate` times both models in ONE process,
+    interleaved (a first guess; cache sharing inflates it); the figure reported is the
+    ratio of the quietest processes of the collection itself (`true_ratio`).
 
 One repetition = one A/A review + one A/B review sharing base processes (see review_pair):
 3 rounds x 3 workers = 9 worker processes (~6-12 s each here, mostly importing torch).
@@ -364,24 +367,41 @@ def main() -> int:
             data = json.load(fh)
         rows = evaluate(data, settings_for(args.tune))
         tr = true_ratio(data)
-        print(f"A/B ratio in the quietest processes: {tr['best_process']} (best process), "
-              f"{tr['fifth_best']} (5th-best B / 9th-best A)")
-        print("per-process p10 of A relative to the best:", tr["process_p10_spread_A"])
         loads = [x for r in data["reps"] for x in r["load"]]
-        print(f"reps {len(data['reps'])}, load average (1 min) during collection: "
-              f"min {min(loads):.2f} median {sorted(loads)[len(loads) // 2]:.2f} "
-              f"max {max(loads):.2f}")
-        print(f"{'rounds':>6} {'samples':>7} {'stat':>10} {'N':>4} {'A/A FA%':>8} "
-              f"{'detect%':>8} {'A/A ratio range':>16} {'A/B ratio med':>13}")
+        lines = [
+            f"repetitions: {len(data['reps'])} (each: one A/A and one A/B review, "
+            f"{data['rounds']} rounds collected), {data['repeats']} samples per process, "
+            f"warm-up {data['warmup']}, model: {data['model']}",
+            f"load average (1 min) at the start/end of each repetition: min {min(loads):.2f}, "
+            f"median {sorted(loads)[len(loads) // 2]:.2f}, max {max(loads):.2f}",
+            f"A/B slowdown in the quietest processes (raw p10, B over A): best process "
+            f"{tr['best_process']}, 5th-best B / 9th-best A {tr['fifth_best']}",
+            "per-process p10 of A relative to the best: "
+            + " ".join(str(x) for x in tr["process_p10_spread_A"]),
+            "",
+            "rounds > collected join two consecutive repetitions (N halves).",
+            "stat: default = compare_latency as shipped (p10, per-process reference "
+            "normalisation); raw = without the reference.",
+            "",
+            "| rounds | samples/process | stat | N | A/A false alarms | (slower) | "
+            "A/B detected | A/A ratio range | A/B ratio median |",
+            "|---:|---:|---|---:|---:|---:|---:|---|---:|",
+        ]
         for r in rows:
-            print(f"{r['rounds']:>6} {r['samples']:>7} {r['stat']:>10} {r['reviews']:>4} "
-                  f"{r['false_alarm_pct']:>8} {r['detection_pct']:>8} "
-                  f"{str(r['aa_ratio_range']):>16} {r['ab_ratio_median']!s:>13}")
+            lines.append(f"| {r['rounds']} | {r['samples']} | {r['stat']} | {r['reviews']} | "
+                         f"{r['false_alarms']} ({r['false_alarm_pct']} %) | "
+                         f"{r['false_alarms_slower']} | "
+                         f"{r['detected']} ({r['detection_pct']} %) | "
+                         f"{r['aa_ratio_range']} | {r['ab_ratio_median']} |")
+        print("\n".join(lines))
         if args.out:
             summary = {k: v for k, v in data.items() if k != "reps"}
             summary.update(n_reps=len(data["reps"]), load=loads, rows=rows, true_ratio=tr)
             with open(args.out, "w") as fh:
                 json.dump(summary, fh, indent=1)
+            with open(os.path.splitext(args.out)[0] + ".md", "w") as fh:
+                fh.write("# Latency verdict quality (benchmarks/bench_latency_verdict.py)\n\n")
+                fh.write("\n".join(lines) + "\n")
     return 0
 
 
