@@ -1,8 +1,8 @@
 """Latency statistics: is head slower (or faster) than base, beyond noise?
 
 The estimate is the ratio head/base of a low quantile (p10, see QUANTILE; medians with
-`quantile=0.5`) with a percentile bootstrap confidence interval. A change is *significant* only when the interval excludes 1 **and** the point
-estimate moves more than the threshold: on a shared runner the spread between processes
+`quantile=0.5`) with a percentile bootstrap confidence interval. A change is *significant*
+only when the interval excludes 1 **and** the point estimate moves more than the threshold: on a shared runner the spread between processes
 is often larger than small real changes, and a tight interval over a 2 % shift is not
 worth a red check.
 
@@ -12,9 +12,9 @@ Groups are resampled hierarchically (rounds, then samples within a round), becau
 samples from one process share that process's luck (memory layout, frequency, neighbours)
 and a flat bootstrap would treat them as independent and understate the noise.
 
-With `base_reference` / `head_reference` (each process's timings of a fixed, model-independent
-workload, grouped like the samples), each process's samples are first divided by that
-process's reference quantile: the verdict then compares model time per unit of reference
+With `base_reference` / `head_reference` (each process's timings of a fixed,
+model-independent workload, grouped like the samples), each process's samples are first
+divided by that process's reference quantile: the verdict then compares model time per unit of reference
 time, which cancels a process-wide slow mode (a busy neighbour slows the reference too),
 the dominant noise on a shared runner. Without references (or when the groups do not line
 up) the raw samples are compared.
