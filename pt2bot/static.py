@@ -20,7 +20,7 @@ from pt2bot.config import FAIL_ON, StaticConfig
 from pt2bot.errors import UserError
 from pt2bot.findings import Finding, sort_key
 from pt2bot.rules import BY_CODE, Rule, select_rules
-from pt2bot.rules._analysis import FileSummary, Rules, analyse_module
+from pt2bot.rules._analysis import FileSummary, LiveModule, Rules, skeleton_module
 from pt2bot.rules._graph import find_compiled
 from pt2bot.rules.compiler_disable import CompilerDisable
 
@@ -94,20 +94,20 @@ def _build_rules(codes: tuple[str, ...]) -> Rules:
     return rules
 
 
-def analyse_file(root: str, rel: str, codes: tuple[str, ...]) -> FileSummary:
-    """Parse and analyse one file; problems become a located `error`, never an exception."""
+def open_file(root: str, rel: str, codes: tuple[str, ...], *, lazy: bool = True
+              ) -> tuple[FileSummary, LiveModule | None, list[str]]:
+    """Parse one file and build its skeleton; problems become a located `error`, never an exception."""
     summary = FileSummary(path=rel, module="")
     try:
         with open(os.path.join(root, rel), "rb") as fh:
             data = fh.read()
     except OSError as e:
         summary.error = (1, 0, f"cannot read file: {e.strerror}")
-        return summary
+        return summary, None, []
     if _SKIP_FILE.search(data):
         summary.skip_file = True
-        return summary
-    text = data.decode("utf-8", "replace")
-    lines = text.splitlines()
+        return summary, None, []
+    lines = data.decode("utf-8", "replace").splitlines()
     try:
         tree = ast.parse(data, filename=rel)
     except SyntaxError as e:
@@ -118,26 +118,34 @@ def analyse_file(root: str, rel: str, codes: tuple[str, ...]) -> FileSummary:
     except (RecursionError, MemoryError):
         summary.error = (1, 0, "cannot parse: expression too deeply nested")
     if summary.error:
-        line = summary.error[0]
-        summary.line_info = {line: _line_info(lines, line)}
-        return summary
+        return summary, None, lines
     try:
-        summary = analyse_module(rel, tree, lines, _build_rules(codes),
-                                 scan_module_code=b"compile" in data or b"export" in data)
+        summary, live = skeleton_module(rel, tree, lines, _build_rules(codes),
+                                        scan_module_code=b"compile" in data or b"export" in data)
+        if not lazy:
+            live.walk(list(live.nodes))
     except RecursionError:
-        summary = FileSummary(path=rel, module="", error=(1, 0, "cannot analyse: code too deeply nested"))
-        summary.line_info = {}
-        return summary
-    info = {}
-    for c in summary.candidates:
-        if c.line not in info:
-            info[c.line] = _line_info(lines, c.line)
-    for f in summary.functions.values():
-        if f.disabled_at and f.disabled_at[0] not in info:
-            info[f.disabled_at[0]] = _line_info(lines, f.disabled_at[0])
-    summary.line_info = info
-    summary.lines = []           # do not ship whole files back to the parent process
+        return FileSummary(path=rel, module="", error=(1, 0, "cannot analyse: code too deeply nested")), None, lines
+    return summary, live, lines
+
+
+def analyse_file(root: str, rel: str, codes: tuple[str, ...]) -> FileSummary:
+    """One file on its own, every function walked (no call graph needed to see all candidates)."""
+    summary, _, lines = open_file(root, rel, codes, lazy=False)
+    _add_line_info(summary, lines, summary.candidates)
+    summary.lines = []
     return summary
+
+
+def _add_line_info(summary: FileSummary, lines: list[str], candidates: Iterable) -> None:
+    info = summary.line_info
+    wanted = [c.line for c in candidates]
+    if summary.error:
+        wanted.append(summary.error[0])
+    wanted += [f.disabled_at[0] for f in summary.functions.values() if f.disabled_at]
+    for line in wanted:
+        if line not in info:
+            info[line] = _line_info(lines, line)
 
 
 def _line_info(lines: list[str], line: int) -> tuple[str, tuple[str, ...] | None]:
@@ -150,8 +158,117 @@ def _line_info(lines: list[str], line: int) -> tuple[str, tuple[str, ...] | None
     return src.strip(), codes
 
 
-def _analyse_star(task: tuple[str, str, tuple[str, ...]]) -> FileSummary:
-    return analyse_file(*task)
+class _Local:
+    """The files of one process: their skeletons, and their ASTs until the end of the check."""
+
+    def __init__(self, root: str, codes: tuple[str, ...]) -> None:
+        self.root, self.codes = root, codes
+        self.files: dict[str, tuple[FileSummary, LiveModule | None, list[str]]] = {}
+
+    def analyse(self, rels: Sequence[str]) -> list[FileSummary]:
+        out = []
+        for rel in rels:
+            summary, live, lines = open_file(self.root, rel, self.codes)
+            _add_line_info(summary, lines, summary.candidates)
+            self.files[rel] = (summary, live, lines)
+            out.append(summary)
+        return out
+
+    def walk(self, requests: dict[str, list[str]]) -> dict[str, tuple[dict, list, dict]]:
+        """Walk functions; returns per file (calls per function, new candidates, their line info)."""
+        out = {}
+        for rel, quals in requests.items():
+            summary, live, lines = self.files[rel]
+            if live is None:
+                continue
+            before = len(summary.candidates)
+            live.walk(quals)
+            new = summary.candidates[before:]
+            _add_line_info(summary, lines, new)
+            out[rel] = ({q: summary.functions[q].calls for q in quals if q in summary.functions}, new,
+                        {c.line: summary.line_info[c.line] for c in new})
+        return out
+
+
+def _serve(conn, root: str, codes: tuple[str, ...]) -> None:
+    """A worker process: owns a share of the files for the whole check (ASTs stay here)."""
+    gc.disable()
+    local = _Local(root, codes)
+    while True:
+        msg = conn.recv()
+        if msg[0] == "analyse":
+            conn.send([replace(s, lines=[]) for s in local.analyse(msg[1])])
+        elif msg[0] == "walk":
+            conn.send(local.walk(msg[1]))
+        else:
+            conn.close()
+            return
+
+
+class _Processes:
+    """Worker processes, each owning a fixed share of the files; the call graph runs here."""
+
+    def __init__(self, root: str, codes: tuple[str, ...], n: int) -> None:
+        import multiprocessing as mp
+
+        ctx = mp.get_context("fork" if sys.platform.startswith("linux") else "spawn")
+        self.conns, self.procs, self.owner = [], [], {}
+        self.summaries: dict[str, FileSummary] = {}
+        for _ in range(n):
+            parent, child = ctx.Pipe()
+            p = ctx.Process(target=_serve, args=(child, root, codes), daemon=True)
+            p.start()
+            child.close()
+            self.conns.append(parent)
+            self.procs.append(p)
+
+    def analyse(self, rels: Sequence[str], root: str) -> list[FileSummary]:
+        # biggest files first, dealt round-robin: shares of similar total size
+        sized = sorted(rels, key=lambda r: -_size(root, r))
+        shares: list[list[str]] = [[] for _ in self.conns]
+        for i, rel in enumerate(sized):
+            shares[i % len(shares)].append(rel)
+            self.owner[rel] = i % len(shares)
+        for conn, share in zip(self.conns, shares):
+            conn.send(("analyse", share))
+        for conn in self.conns:
+            for s in conn.recv():
+                self.summaries[s.path] = s
+        return [self.summaries[r] for r in rels]
+
+    def walk(self, requests: dict[str, list[str]]) -> None:
+        per: list[dict[str, list[str]]] = [{} for _ in self.conns]
+        for rel, quals in requests.items():
+            per[self.owner[rel]][rel] = quals
+        busy = [i for i, r in enumerate(per) if r]
+        for i in busy:
+            self.conns[i].send(("walk", per[i]))
+        for i in busy:
+            for rel, (calls, cands, info) in self.conns[i].recv().items():
+                s = self.summaries[rel]
+                for q, c in calls.items():
+                    s.functions[q].calls = c
+                s.candidates.extend(cands)
+                s.line_info.update(info)
+
+    def close(self) -> None:
+        for conn in self.conns:
+            try:
+                conn.send(("exit",))
+                conn.close()
+            except OSError:
+                pass
+        for p in self.procs:
+            p.join(timeout=5)
+            if p.is_alive():
+                p.kill()
+
+
+def _size(root: str, rel: str) -> int:
+    try:
+        return os.path.getsize(os.path.join(root, rel))
+    except OSError:
+        return 0
 
 
 # --------------------------------------------------------------------------------------------
@@ -173,29 +290,39 @@ def check_paths(root: str, paths: Sequence[str], static_cfg: StaticConfig, *, jo
     was_enabled = gc.isenabled()
     gc.disable()
     try:
-        summaries = _analyse_all(root, files, codes, jobs)
-        return sorted(build_findings(summaries, rules, static_cfg), key=sort_key)
+        return sorted(_check_files(root, files, codes, rules, static_cfg, jobs), key=sort_key)
     finally:
         if was_enabled:
             gc.enable()
 
 
-def _analyse_all(root: str, files: list[str], codes: tuple[str, ...], jobs: int) -> list[FileSummary]:
+def _check_files(root: str, files: list[str], codes: tuple[str, ...], rules: list[type[Rule]],
+                 cfg: StaticConfig, jobs: int) -> list[Finding]:
+    """Skeletons of every file, then walk only the functions the call graph reaches (lazily)."""
     n = jobs if jobs > 0 else (os.cpu_count() or 1)
-    if n <= 1 or (jobs <= 0 and len(files) < SMALL_TREE) or len(files) < 2:
-        return [analyse_file(root, f, codes) for f in files]
-    import multiprocessing as mp
-    method = "fork" if sys.platform.startswith("linux") else "spawn"
-    ctx = mp.get_context(method)
-    tasks = [(root, f, codes) for f in files]
-    chunk = max(1, min(32, len(files) // (n * 8) or 1))
-    with ctx.Pool(min(n, len(files)), initializer=gc.disable) as pool:
-        return list(pool.imap(_analyse_star, tasks, chunksize=chunk))
+    if n > 1 and len(files) >= 2 and (jobs > 0 or len(files) >= SMALL_TREE):
+        procs = _Processes(root, codes, min(n, len(files)))
+        try:
+            summaries = procs.analyse(files, root)
+            return build_findings(summaries, rules, cfg, walk=lambda level: procs.walk(_requests(level)))
+        finally:
+            procs.close()
+    local = _Local(root, codes)
+    summaries = local.analyse(files)
+    return build_findings(summaries, rules, cfg, walk=lambda level: local.walk(_requests(level)))
 
 
-def build_findings(summaries: list[FileSummary], rules: list[type[Rule]], cfg: StaticConfig) -> list[Finding]:
+def _requests(level) -> dict[str, list[str]]:
+    req: dict[str, list[str]] = {}
+    for s, info in level:
+        req.setdefault(s.path, []).append(info.qualname)
+    return req
+
+
+def build_findings(summaries: list[FileSummary], rules: list[type[Rule]], cfg: StaticConfig,
+                   walk=None) -> list[Finding]:
     enabled = {r.code for r in rules}
-    reach = find_compiled([s for s in summaries if not s.error and not s.skip_file])
+    reach = find_compiled([s for s in summaries if not s.error and not s.skip_file], walk=walk)
     out: list[Finding] = []
 
     def emit(s: FileSummary, code: str, line: int, col: int, message: str, function: str = "",

@@ -582,25 +582,55 @@ def _decorator_name(mod: ModuleContext, d: ast.AST) -> str | None:
     return mod.resolve(d.func if isinstance(d, ast.Call) else d)
 
 
+class LiveModule:
+    """What a worker keeps of one file between rounds: the AST nodes of its functions."""
+
+    def __init__(self, mod: ModuleContext, nodes: dict[str, tuple[ast.AST, ClassInfo | None]]) -> None:
+        self.mod = mod
+        self.nodes = nodes
+        self.walked: set[str] = set()
+
+    def walk(self, qualnames: Iterable[str]) -> None:
+        for q in qualnames:
+            if q in self.walked or q not in self.nodes:
+                continue
+            self.walked.add(q)
+            node, cls = self.nodes[q]
+            ctx = FunctionContext(self.mod, self.mod.summary.functions[q], node, cls)
+            Walker(ctx).walk_all(node.body)
+
+
 def analyse_module(path: str, tree: ast.Module, lines: list[str], rules: Rules, *,
-                   scan_module_code: bool = True) -> FileSummary:
+                   scan_module_code: bool = True, lazy: bool = False) -> FileSummary:
     """Fill a FileSummary for one parsed file (the caller handles parse errors).
 
     Module- and class-level code is never compiled; it only matters for the rules about
     `torch.compile` calls. `scan_module_code=False` (the source never says "compile" or
     "export") skips it: large constant tables are common there and cost time for nothing.
+    With `lazy=True` only functions whose text mentions compile/export are walked now; the
+    others wait until the call graph reaches them (`skeleton_module(...).walk(...)`).
     """
+    summary, live = skeleton_module(path, tree, lines, rules, scan_module_code=scan_module_code)
+    if not lazy:
+        live.walk(list(live.nodes))
+    return summary
+
+
+def skeleton_module(path: str, tree: ast.Module, lines: list[str], rules: Rules, *,
+                    scan_module_code: bool = True) -> tuple[FileSummary, LiveModule]:
+    """Names, imports, classes, decorators, `self.x = ...` attributes; compile/export sites."""
     modname = module_name(path)
     summary = FileSummary(path=path, module=modname, lines=lines)
     mod = ModuleContext(summary, tree, rules)
     package = modname if path.endswith("__init__.py") else modname.rpartition(".")[0]
     body = tree.body
-    # Pass over top-level statements only (cheap): names, imports, loggers.
+    nodes: dict[str, tuple[ast.AST, ClassInfo | None]] = {}
     for st in body:
         _declare_top(mod, st, modname, package)
     for st in body:
         if isinstance(st, (ast.FunctionDef, ast.AsyncFunctionDef)):
-            _analyse_function(mod, st, None, st.name)
+            _declare_function(mod, st, None, st.name)
+            nodes[st.name] = (st, None)
         elif isinstance(st, ast.ClassDef):
             cls = ClassInfo(st.name, [b for b in (mod.resolve(x) for x in st.bases) if b], {}, {})
             summary.classes[st.name] = cls
@@ -608,17 +638,45 @@ def analyse_module(path: str, tree: ast.Module, lines: list[str], rules: Rules, 
                 _walk_module_level(mod, d)
             for item in st.body:
                 if isinstance(item, (ast.FunctionDef, ast.AsyncFunctionDef)):
-                    cls.methods[item.name] = f"{st.name}.{item.name}"
-            for item in st.body:
-                if isinstance(item, (ast.FunctionDef, ast.AsyncFunctionDef)):
-                    _analyse_function(mod, item, cls, f"{st.name}.{item.name}")
+                    q = f"{st.name}.{item.name}"
+                    cls.methods[item.name] = q
+                    _declare_function(mod, item, cls, q)
+                    _scan_self_attrs(mod, cls, item.body)
+                    nodes[q] = (item, cls)
                 elif scan_module_code and not isinstance(item, ast.ClassDef):
                     _walk_module_level(mod, item)
         elif scan_module_code:
             _walk_module_level(mod, st)
+    live = LiveModule(mod, nodes)
+    if scan_module_code:
+        # Functions that mention compile/export may call torch.compile (roots, PTC4xx rules
+        # that apply anywhere): walk them now, whatever the call graph says later.
+        marked = [i for i, line in enumerate(lines, 1) if "compile" in line or "export" in line]
+        if marked:
+            import bisect
+            for q, (node, _) in nodes.items():
+                k = bisect.bisect_left(marked, node.lineno)
+                if k < len(marked) and marked[k] <= (node.end_lineno or node.lineno):
+                    live.walk([q])
     for h in rules.module_handlers:
         h(mod)
-    return summary
+    return summary, live
+
+
+def _scan_self_attrs(mod: ModuleContext, cls: ClassInfo, body: list[ast.stmt]) -> None:
+    """`self.x = Ctor(...)` anywhere in a method's statements (not expressions): cheap."""
+    for st in body:
+        if isinstance(st, ast.Assign) and isinstance(st.value, ast.Call):
+            for t in st.targets:
+                if isinstance(t, ast.Attribute) and isinstance(t.value, ast.Name) and t.value.id == "self":
+                    ctor = mod.resolve(st.value.func)
+                    if ctor:
+                        cls.attrs.setdefault(t.attr, ctor)
+        elif isinstance(st, (ast.If, ast.For, ast.While, ast.With, ast.Try, ast.AsyncFor, ast.AsyncWith)):
+            for field in ("body", "orelse", "finalbody"):
+                _scan_self_attrs(mod, cls, getattr(st, field, []) or [])
+            for h in getattr(st, "handlers", []):
+                _scan_self_attrs(mod, cls, h.body)
 
 
 def _declare_top(mod: ModuleContext, st: ast.stmt, modname: str, package: str) -> None:
@@ -654,19 +712,17 @@ def _declare_top(mod: ModuleContext, st: ast.stmt, modname: str, package: str) -
             _declare_top(mod, sub, modname, package)
 
 
-def _analyse_function(mod: ModuleContext, node: ast.FunctionDef | ast.AsyncFunctionDef,
+def _declare_function(mod: ModuleContext, node: ast.FunctionDef | ast.AsyncFunctionDef,
                       cls: ClassInfo | None, qualname: str) -> None:
     info = FunctionInfo(qualname, cls.name if cls else None, node.lineno)
     mod.summary.functions[qualname] = info
-    ctx = FunctionContext(mod, info, node, cls)
+    # Decorators run when the function is defined, not when it is called: never walked.
     for d in node.decorator_list:
         name = _decorator_name(mod, d)
         if name in DISABLE_FUNCS:
             info.disabled_at = (d.lineno, d.col_offset)
         elif name in COMPILE_FUNCS:
             info.compiled_root = True
-    # Decorators run when the function is defined, not when it is called: not walked.
-    Walker(ctx).walk_all(node.body)
 
 
 def _walk_module_level(mod: ModuleContext, st: ast.AST) -> None:

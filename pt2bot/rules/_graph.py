@@ -10,6 +10,7 @@ A function decorated with `torch.compiler.disable` is reached but not entered.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import Callable
 
 from pt2bot.rules._analysis import ClassInfo, FileSummary, FunctionInfo
 
@@ -99,51 +100,56 @@ class Reach:
     disabled: list[tuple[FileSummary, FunctionInfo]]
 
 
-def find_compiled(summaries: list[FileSummary]) -> Reach:
+def find_compiled(summaries: list[FileSummary],
+                  walk: Callable[[list[tuple[FileSummary, FunctionInfo]]], None] | None = None) -> Reach:
+    """Breadth-first from the roots. `walk(level)` is called before the call edges of a level
+    of newly reached functions are read: lazy analysis walks exactly those bodies then."""
     idx = Index.build(summaries)
-    todo: list[str] = []
+    frontier: list[str] = []
     for name, (s, c) in idx.classes.items():
         if idx.is_module_class(name):
-            for m, q in c.methods.items():
-                if m == "forward":
-                    todo.append(f"{s.module}.{q}")
-            if "forward" not in c.methods:
-                inherited = idx.method(name, "forward")
-                if inherited:
-                    todo.append(inherited)
+            fwd = idx.method(name, "forward")
+            if fwd:
+                frontier.append(fwd)
     for s in summaries:
         for q, info in s.functions.items():
             if info.compiled_root:
-                todo.append(f"{s.module}.{q}")
+                frontier.append(f"{s.module}.{q}")
         for root in s.roots:
             root = idx.canonical(root)
             if root in idx.functions:
-                todo.append(root)
+                frontier.append(root)
             elif root in idx.classes:
                 fwd = idx.method(root, "forward")
                 if fwd:
-                    todo.append(fwd)
+                    frontier.append(fwd)
     compiled: set[Key] = set()
     disabled: dict[Key, tuple[FileSummary, FunctionInfo]] = {}
     seen: set[str] = set()
-    while todo:
-        name = todo.pop()
-        if name in seen:
-            continue
-        seen.add(name)
-        entry = idx.functions.get(name)
-        if entry is None:
-            continue
-        s, info = entry
-        if info.disabled_at is not None:
-            disabled[(s.path, info.qualname)] = entry
-            continue
-        compiled.add((s.path, info.qualname))
-        cls_name = f"{s.module}.{info.cls}" if info.cls else None
-        for kind, target in info.calls:
-            callee = _resolve_call(idx, cls_name, kind, target)
-            if callee and callee not in seen:
-                todo.append(callee)
+    while frontier:
+        level: list[tuple[str, FileSummary, FunctionInfo]] = []
+        for name in frontier:
+            if name in seen:
+                continue
+            seen.add(name)
+            entry = idx.functions.get(name)
+            if entry is None:
+                continue
+            s, info = entry
+            if info.disabled_at is not None:
+                disabled[(s.path, info.qualname)] = entry
+                continue
+            compiled.add((s.path, info.qualname))
+            level.append((name, s, info))
+        if walk is not None and level:
+            walk([(s, info) for _, s, info in level])
+        frontier = []
+        for name, s, info in level:
+            cls_name = f"{s.module}.{info.cls}" if info.cls else None
+            for kind, target in info.calls:
+                callee = _resolve_call(idx, cls_name, kind, target)
+                if callee and callee not in seen:
+                    frontier.append(callee)
     return Reach(compiled, list(disabled.values()))
 
 
