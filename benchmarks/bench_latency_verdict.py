@@ -330,9 +330,9 @@ print(f"A median {{statistics.median(ta):.4f}} ms p10 {{q(ta, .1):.4f}} | "
     print(f"load after {loadavg():.2f}")
 
 
-DEFAULT_SETTINGS = ([{"rounds": r, "samples": n} for r in (2, 3, 4, 6) for n in (20, 200)]
+DEFAULT_SETTINGS = ([{"rounds": r, "samples": n} for r in (2, 3, 4, 6) for n in (20, 50, 200)]
                     + [{"rounds": r, "samples": n, "label": "raw", "kw": {"reference": False}}
-                       for r in (2, 3, 4, 6) for n in (20, 200)])
+                       for r in (3, 6) for n in (20, 200)])
 TUNE_SETTINGS = [{"rounds": r, "samples": n, "label": f"{'ref' if ref else 'raw'} q={q}",
                   "kw": {"quantile": q, "reference": ref}}
                  for ref in (True, False) for r in (2, 3, 6) for n in (20, 200)
