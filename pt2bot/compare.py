@@ -471,7 +471,8 @@ def _median(entry: dict | None, which: str) -> float | None:
 
 def compare_latency(base: dict | None, head: dict, *, threshold_pct: float,
                     comparable: bool = True, note: str | None = None) -> list[dict]:
-    """Per shape: compiled latency head vs base (ratio of medians + bootstrap interval)."""
+    """Per shape: compiled latency head vs base (pt2bot.stats.compare_samples: ratio of the
+    p10, per unit of reference-workload time when both sides timed it, + bootstrap interval)."""
     base_lat = {_shape_key(e.get("shape")): e for e in _items(base, "latency")}
     out = []
     for e in _items(head, "latency"):
