@@ -121,7 +121,8 @@ def open_file(root: str, rel: str, codes: tuple[str, ...], *, lazy: bool = True
         return summary, None, lines
     try:
         summary, live = skeleton_module(rel, tree, lines, _build_rules(codes),
-                                        scan_module_code=b"compile" in data or b"export" in data)
+                                        scan_module_code=b"compile" in data or b"export(" in data
+                                        or b"torch.export" in data)
         if not lazy:
             live.walk(list(live.nodes))
     except RecursionError:

@@ -641,7 +641,9 @@ def skeleton_module(path: str, tree: ast.Module, lines: list[str], rules: Rules,
                     q = f"{st.name}.{item.name}"
                     cls.methods[item.name] = q
                     _declare_function(mod, item, cls, q)
-                    _scan_self_attrs(mod, cls, item.body)
+                    if "init" in item.name or "build" in item.name or "setup" in item.name:
+                        # submodules are assigned at construction time
+                        _scan_self_attrs(mod, cls, item.body)
                     nodes[q] = (item, cls)
                 elif scan_module_code and not isinstance(item, ast.ClassDef):
                     _walk_module_level(mod, item)
@@ -651,7 +653,8 @@ def skeleton_module(path: str, tree: ast.Module, lines: list[str], rules: Rules,
     if scan_module_code:
         # Functions that mention compile/export may call torch.compile (roots, PTC4xx rules
         # that apply anywhere): walk them now, whatever the call graph says later.
-        marked = [i for i, line in enumerate(lines, 1) if "compile" in line or "export" in line]
+        marked = [i for i, line in enumerate(lines, 1)
+                  if "compile" in line or "export(" in line or "torch.export" in line]
         if marked:
             import bisect
             for q, (node, _) in nodes.items():

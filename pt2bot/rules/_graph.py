@@ -23,6 +23,8 @@ class Index:
     functions: dict[str, tuple[FileSummary, FunctionInfo]] = field(default_factory=dict)
     classes: dict[str, tuple[FileSummary, ClassInfo]] = field(default_factory=dict)
     _module_memo: dict[str, bool] = field(default_factory=dict)
+    _canonical_memo: dict[str, str] = field(default_factory=dict)
+    _mro_memo: dict[str, list[str]] = field(default_factory=dict)
 
     @classmethod
     def build(cls, summaries: list[FileSummary]) -> "Index":
@@ -37,6 +39,14 @@ class Index:
 
     def canonical(self, name: str, depth: int = 0) -> str:
         """Follow re-exports (`from .layers import Block` in a package `__init__`)."""
+        if depth == 0:
+            hit = self._canonical_memo.get(name)
+            if hit is None:
+                hit = self._canonical_memo[name] = self._canonical(name, 0)
+            return hit
+        return self._canonical(name, depth)
+
+    def _canonical(self, name: str, depth: int) -> str:
         if depth > 8 or name in self.functions or name in self.classes:
             return name
         mod, _, attr = name.rpartition(".")
@@ -66,6 +76,12 @@ class Index:
         return result
 
     def mro(self, cls_name: str) -> list[str]:
+        hit = self._mro_memo.get(cls_name)
+        if hit is None:
+            hit = self._mro_memo[cls_name] = self._mro(cls_name)
+        return hit
+
+    def _mro(self, cls_name: str) -> list[str]:
         out, todo = [], [cls_name]
         while todo and len(out) < 50:
             c = todo.pop(0)
