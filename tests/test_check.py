@@ -267,3 +267,26 @@ def test_base_filter_reports_only_added_lines(git_repo, capsys):
     assert rc == 1 and [(f["rule"], f["diff"]) for f in fs] == [("PTC102", "added")]
     rc, out = run_cli(["--base", "main", "--filter", "nofilter", "--format", "json"], git_repo.path, capsys)
     assert {f["rule"] for f in json.loads(out.out)["findings"]} == {"PTC101", "PTC102"}
+
+
+def test_roots_from_export_and_decorators(tmp_path):
+    write(tmp_path, {"m.py": """\
+        import torch
+        from torch.export import export as ex
+
+        class Plain:  # not an nn.Module: compiled only because it is exported below
+            def forward(self, x):
+                return x.sum().item()
+
+        class Unused:
+            def forward(self, x):
+                return x.sum().item()
+
+        @torch.compile(fullgraph=False)
+        def step(x):
+            return x.tolist()
+
+        ep = ex(Plain(), (torch.zeros(2),))
+        """})
+    got = codes(check_paths(str(tmp_path), [], StaticConfig(), jobs=1))
+    assert got == {("m.py", 6, "PTC101"), ("m.py", 14, "PTC102")}
