@@ -290,3 +290,14 @@ def test_roots_from_export_and_decorators(tmp_path):
         """})
     got = codes(check_paths(str(tmp_path), [], StaticConfig(), jobs=1))
     assert got == {("m.py", 6, "PTC101"), ("m.py", 14, "PTC102")}
+
+
+def test_mechanical_suggestion_for_dynamic_false(tmp_path):
+    write(tmp_path, {"m.py": """\
+        import torch
+        f = torch.compile(lambda x: x, dynamic=False, backend="eager")
+        g = torch.compile(lambda x: x, dynamic=False)
+        """})
+    fs = check_paths(str(tmp_path), [], StaticConfig(), jobs=1)
+    assert [f.suggestion for f in fs] == ['f = torch.compile(lambda x: x, backend="eager")',
+                                          "g = torch.compile(lambda x: x)"]

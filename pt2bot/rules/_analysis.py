@@ -18,7 +18,7 @@ from __future__ import annotations
 import ast
 import re
 from dataclasses import dataclass, field
-from typing import Callable, Iterable, Iterator
+from typing import Callable, Iterable
 
 TENSOR, PARAM, BOOL_TENSOR, SIZE, SHAPE, OTHER = "tensor", "param", "bool", "size", "shape", "other"
 WEAK_BOOL = "weakbool"     # a comparison involving a PARAM: a mask if the parameter is a tensor
@@ -212,7 +212,6 @@ class FunctionContext:
         self.env: dict[str, str] = {}
         self.loop_depth = 0
         self.eager_only = 0          # >0 inside `if not torch.compiler.is_compiling():`
-        self.raising_if = False
         self.call_target: str | None = None   # resolved callee of the Call being visited
         self._declare_params(node.args, is_method=cls is not None)
 
@@ -600,22 +599,6 @@ class LiveModule:
             Walker(ctx).walk_all(node.body)
 
 
-def analyse_module(path: str, tree: ast.Module, lines: list[str], rules: Rules, *,
-                   scan_module_code: bool = True, lazy: bool = False) -> FileSummary:
-    """Fill a FileSummary for one parsed file (the caller handles parse errors).
-
-    Module- and class-level code is never compiled; it only matters for the rules about
-    `torch.compile` calls. `scan_module_code=False` (the source never says "compile" or
-    "export") skips it: large constant tables are common there and cost time for nothing.
-    With `lazy=True` only functions whose text mentions compile/export are walked now; the
-    others wait until the call graph reaches them (`skeleton_module(...).walk(...)`).
-    """
-    summary, live = skeleton_module(path, tree, lines, rules, scan_module_code=scan_module_code)
-    if not lazy:
-        live.walk(list(live.nodes))
-    return summary
-
-
 def skeleton_module(path: str, tree: ast.Module, lines: list[str], rules: Rules, *,
                     scan_module_code: bool = True) -> tuple[FileSummary, LiveModule]:
     """Names, imports, classes, decorators, `self.x = ...` attributes; compile/export sites."""
@@ -738,9 +721,3 @@ def _walk_module_level(mod: ModuleContext, st: ast.AST) -> None:
                            decorator_list=[], lineno=1, col_offset=0)
     ctx = FunctionContext(mod, info, fake, None)
     Walker(ctx).walk(st)
-
-
-def iter_calls(node: ast.AST) -> Iterator[ast.Call]:
-    for n in ast.walk(node):
-        if isinstance(n, ast.Call):
-            yield n

@@ -32,12 +32,3 @@ def reads_tensor_value(ctx: FunctionContext, test: ast.AST) -> ast.AST | None:
                 return hit
         return None
     return test if ctx.kind(test) in (TENSOR, BOOL_TENSOR) else None
-
-
-def replace_segment(line: str, node: ast.AST, new: str) -> str | None:
-    """The source line with `node` (single-line) replaced by `new`, stripped."""
-    if getattr(node, "end_lineno", None) != node.lineno:
-        return None
-    b = line.encode("utf-8", "surrogateescape")   # ast offsets are UTF-8 byte offsets
-    out = b[:node.col_offset] + new.encode("utf-8") + b[node.end_col_offset:]
-    return out.decode("utf-8", "surrogateescape").strip()

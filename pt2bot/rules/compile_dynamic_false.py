@@ -40,4 +40,21 @@ class CompileDynamicFalse(Rule):
         for kw in node.keywords:
             if kw.arg == "dynamic" and isinstance(kw.value, ast.Constant) and kw.value.value is False:
                 ctx.report(self.code, kw, "`dynamic=False` recompiles for every new shape and falls back to eager "
-                           "after the recompile limit; drop it unless shapes never vary", scope="any")
+                           "after the recompile limit; drop it unless shapes never vary", scope="any",
+                           suggestion=_without_keyword(ctx.line_text(kw), kw))
+
+
+def _without_keyword(line: str, kw: ast.keyword) -> str | None:
+    """The line with `, dynamic=False` removed (a mechanical fix), if it is on one line."""
+    if kw.end_lineno != kw.lineno:
+        return None
+    b = line.encode("utf-8", "surrogateescape")
+    start, end = kw.col_offset, kw.end_col_offset
+    before = b[:start].rstrip()
+    if before.endswith(b","):
+        before = before[:-1]
+        after = b[end:]
+    else:
+        after = b[end:].lstrip()
+        after = after[1:].lstrip() if after.startswith(b",") else after
+    return (before + after).decode("utf-8", "surrogateescape").strip()
