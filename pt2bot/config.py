@@ -74,8 +74,8 @@ class RunConfig:
     backend: str = "inductor"
     mode: str | None = None                # torch.compile mode
     timeout_s: float = 600.0
-    warmup: int = 3
-    repeats: int = 20
+    warmup: int = 10
+    repeats: int = 50      # per process; benchmarks/results/latency_verdict.md for why
     threads: int | None = 1                # torch.set_num_threads in workers (CPU timing)
     jobs: int = 1                          # models run in parallel
     recompile_limit: int = 8

@@ -207,7 +207,7 @@ def pool_latency(results: dict[str, Any], extra: dict[str, Any]) -> None:
             into = cases.get(json.dumps(case["shape"], sort_keys=True))
             if into is None:
                 continue
-            for key in ("eager_ms", "compiled_ms"):
+            for key in ("eager_ms", "compiled_ms", "reference_ms"):
                 new = (case.get(key) or {}).get("samples") or []
                 prev = into.get(key)
                 if not new or not prev:
