@@ -39,7 +39,6 @@ Targets (issue 4): A/A false alarms <= 5 %, detection of the 25 % slowdown >= 90
 from __future__ import annotations
 
 import argparse
-import copy
 import json
 import os
 import subprocess

@@ -31,7 +31,6 @@ on close.
 from __future__ import annotations
 
 import argparse
-import json
 import os
 import statistics
 import sys
@@ -40,7 +39,6 @@ from datetime import datetime, timedelta, timezone
 from typing import Any, Callable, Iterable, Sequence
 
 from pt2bot.config import Config, load_config
-from pt2bot.errors import UserError
 from pt2bot.history import (DEFAULT_KEEP_RUNS, KEEP_ENV, History, ModelPoint, StoredRun,
                             parse_keep, shape_key)
 
@@ -388,9 +386,3 @@ def cli_audit(args: argparse.Namespace) -> int:
     return 1 if report["conclusion"] == "failure" else 0
 
 
-def write_json(path: str, data: Any) -> None:
-    tmp = path + ".tmp"
-    with open(tmp, "w", encoding="utf-8") as fh:
-        json.dump(data, fh, indent=1, default=str)
-        fh.write("\n")
-    os.replace(tmp, path)

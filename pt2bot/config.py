@@ -12,7 +12,6 @@ import os
 from dataclasses import dataclass, field
 from typing import Any
 
-import yaml
 
 from pt2bot.errors import ConfigError
 

@@ -18,7 +18,7 @@ from typing import Any, Callable
 from pt2bot import changes, git
 from pt2bot.config import Config, load_config
 from pt2bot.errors import UserError
-from pt2bot.findings import Finding
+from pt2bot.jsonio import write_json
 
 SMOKE_PHASES = ("breaks", "matrix", "export", "latency")
 
@@ -112,7 +112,7 @@ def review(opts: ReviewOptions, log: Callable[[str], None] = lambda s: None) -> 
     os.makedirs(opts.out_dir, exist_ok=True)
     for side, results in (("base", base_results), ("head", head_results)):
         if results and results.get("models"):
-            _write_json(os.path.join(opts.out_dir, f"{side}.json"), results)
+            write_json(os.path.join(opts.out_dir, f"{side}.json"), results)
     render_all(report, opts.out_dir,
                commentable=lambda path, line: changes.is_commentable(changeset, path, line))
     if opts.publish:
@@ -217,12 +217,6 @@ def pool_latency(results: dict[str, Any], extra: dict[str, Any]) -> None:
                 rounds = prev.get("rounds") or [prev.get("samples") or []]
                 into[key] = {**summarise_samples([x for r in rounds for x in r] + new),
                              "rounds": [*rounds, new]}
-
-
-def _write_json(path: str, data: Any) -> None:
-    with open(path, "w", encoding="utf-8") as fh:
-        json.dump(data, fh, indent=2, sort_keys=False)
-        fh.write("\n")
 
 
 def cli_review(args: argparse.Namespace) -> int:

@@ -11,7 +11,7 @@ from typing import Callable, Mapping
 
 from pt2bot import __version__
 from pt2bot.findings import Finding
-from pt2bot.report.jsonreport import jsonable, write_json
+from pt2bot.jsonio import jsonable, write_json, write_text
 
 
 def render_all(report: dict, out_dir: str, *,
@@ -29,7 +29,7 @@ def render_all(report: dict, out_dir: str, *,
              ("report.json", "summary.md", "review.json", "check.json", "results.sarif")}
     write_json(paths["report.json"], report)
     summary = render_summary(report)
-    _write_text(paths["summary.md"], summary)
+    write_text(paths["summary.md"], summary)
     write_json(paths["review.json"], render_review(report, commentable))
     write_json(paths["check.json"], render_check(report))
     step_summary = env.get("GITHUB_STEP_SUMMARY")
@@ -49,13 +49,6 @@ def render_sarif(report: dict) -> dict:
                            "results.sarif") from e
     findings = [Finding.from_dict(f) for f in report.get("findings") or []]
     return findings_to_sarif(findings, tool_version=__version__)
-
-
-def _write_text(path: str, text: str) -> None:
-    tmp = f"{path}.tmp"
-    with open(tmp, "w", encoding="utf-8") as fh:
-        fh.write(text if text.endswith("\n") else text + "\n")
-    os.replace(tmp, path)
 
 
 __all__ = ["render_all", "render_sarif"]

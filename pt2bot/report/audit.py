@@ -9,12 +9,12 @@ from __future__ import annotations
 
 import base64
 import html
-import json
 import os
 import re
 from typing import Any
 
 from pt2bot.charts import ChartResult, Trends, render_trend_charts
+from pt2bot.jsonio import write_json
 from pt2bot.report import markdown as md
 
 AUDIT_MARKER = md.marker("audit")
@@ -33,13 +33,13 @@ def render_audit_dir(report: dict[str, Any], results: dict[str, Any], trends: Tr
     os.makedirs(out_dir, exist_ok=True)
     a = report["audit"]
     if a.get("baseline"):
-        _write_json(os.path.join(out_dir, a["baseline"]), results)
+        write_json(os.path.join(out_dir, a["baseline"]), results)
     charts = (render_trend_charts(trends, out_dir) if charts else
               ChartResult(files={}, note="PNG charts were turned off for this audit"))
     a["charts"] = {k: os.path.relpath(p, out_dir).replace(os.sep, "/")
                    for k, p in charts.files.items()}
     a["charts_note"] = charts.note
-    _write_json(os.path.join(out_dir, "report.json"), report)
+    write_json(os.path.join(out_dir, "report.json"), report)
     with open(os.path.join(out_dir, "audit.md"), "w", encoding="utf-8") as fh:
         fh.write(render_audit_markdown(report))
     with open(os.path.join(out_dir, "report.html"), "w", encoding="utf-8") as fh:
@@ -334,14 +334,6 @@ def _html_item(it: dict[str, Any]) -> str:
     if it.get("message"):
         s += " — " + e(str(it["message"])[:300])
     return s
-
-
-def _write_json(path: str, data: Any) -> None:
-    tmp = path + ".tmp"
-    with open(tmp, "w", encoding="utf-8") as fh:
-        json.dump(data, fh, indent=1, default=str)
-        fh.write("\n")
-    os.replace(tmp, path)
 
 
 __all__ = ["render_audit_dir", "render_audit_markdown", "render_audit_html",

@@ -8,38 +8,14 @@ file with them would be rejected by strict readers), tuples become lists.
 from __future__ import annotations
 
 import json
-import math
 import os
 from functools import lru_cache
 from typing import Any
 
+from pt2bot.jsonio import dumps, jsonable, write_json
+
 SCHEMA_PATH = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))),
                            "schemas", "report.schema.json")
-
-
-def jsonable(value: Any) -> Any:
-    """A copy of `value` that json.dumps(allow_nan=False) accepts."""
-    if isinstance(value, float):
-        return value if math.isfinite(value) else None
-    if isinstance(value, dict):
-        return {str(k): jsonable(v) for k, v in value.items()}
-    if isinstance(value, (list, tuple)):
-        return [jsonable(v) for v in value]
-    if value is None or isinstance(value, (str, int, bool)):
-        return value
-    return str(value)
-
-
-def dumps(data: Any) -> str:
-    return json.dumps(jsonable(data), indent=2, ensure_ascii=False, allow_nan=False) + "\n"
-
-
-def write_json(path: str, data: Any) -> None:
-    """Write atomically (a reader never sees half a file)."""
-    tmp = f"{path}.tmp"
-    with open(tmp, "w", encoding="utf-8") as fh:
-        fh.write(dumps(data))
-    os.replace(tmp, path)
 
 
 @lru_cache(maxsize=1)

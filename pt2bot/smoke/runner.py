@@ -35,6 +35,7 @@ from typing import Any, Callable, Iterable, Iterator, Mapping, Sequence
 
 from pt2bot.config import Config, ModelConfig
 from pt2bot.errors import UserError
+from pt2bot.jsonio import write_json
 
 RESULTS_SCHEMA = "pt2bot.results/1"
 PHASES = ("breaks", "matrix", "export", "latency")
@@ -726,23 +727,6 @@ def _merged_shard(shards: list[str]) -> str:
 
 
 # --------------------------------------------------------------------------- CLI
-
-def write_json(path: str, data: Any) -> None:
-    """Write atomically, so a killed run never leaves half a results file."""
-    path = os.path.abspath(path)
-    os.makedirs(os.path.dirname(path), exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=".pt2bot-", suffix=".json", dir=os.path.dirname(path))
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8") as fh:
-            json.dump(data, fh, indent=2, sort_keys=False)
-            fh.write("\n")
-        os.replace(tmp, path)
-    except BaseException:
-        try:
-            os.unlink(tmp)
-        except OSError:
-            pass
-        raise
 
 
 def status_line(run: Mapping[str, Any]) -> str:

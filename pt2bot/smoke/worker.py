@@ -17,7 +17,6 @@ import contextlib
 import itertools
 import json
 import logging
-import math
 import os
 import sys
 import time
@@ -25,6 +24,7 @@ import traceback
 import warnings
 from typing import Any, Iterator
 
+from pt2bot.jsonio import write_json
 from pt2bot.smoke._inputs import (CaseInputs, WorkerError, build_inputs, build_model,
                                   forward_params, infer_dims, run_forward)
 from pt2bot.smoke._trace import RepoPaths
@@ -172,26 +172,6 @@ def _run_phase(phase: str, model: Any, cases: list[CaseInputs], eager_outs: list
     raise ValueError(f"unknown phase {phase!r}")
 
 
-def to_json_safe(obj: Any) -> Any:
-    """NaN/inf → null, tuples → lists, anything else odd → its string."""
-    if isinstance(obj, float):
-        return obj if math.isfinite(obj) else None
-    if isinstance(obj, dict):
-        return {str(k): to_json_safe(v) for k, v in obj.items()}
-    if isinstance(obj, (list, tuple)):
-        return [to_json_safe(v) for v in obj]
-    if obj is None or isinstance(obj, (str, int, bool)):
-        return obj
-    return str(obj)
-
-
-def write_run(run: dict[str, Any], out_path: str) -> None:
-    tmp = out_path + ".tmp"
-    with open(tmp, "w", encoding="utf-8") as fh:
-        json.dump(to_json_safe(run), fh, indent=1, allow_nan=False)
-    os.replace(tmp, out_path)
-
-
 def _redirect_std_to(log_path: str) -> None:
     """Everything the model or torch prints (C++ included) lands in the log, not the console."""
     fd = os.open(log_path, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o644)
@@ -213,7 +193,7 @@ def main(argv: list[str] | None = None) -> int:
     if spec.get("log_path"):
         _redirect_std_to(spec["log_path"])
     run = measure(spec)
-    write_run(run, out_path)
+    write_json(out_path, run)
     return 0
 
 
