@@ -7,6 +7,7 @@ publisher sends them 50 per request; this module caps the total.
 from __future__ import annotations
 
 from pt2bot.report.markdown import cap, defuse, utf8_len
+from pt2bot.report.review import confirming_breaks
 from pt2bot.report.summary import render_summary
 
 SCHEMA = "pt2bot.check/1"
@@ -44,6 +45,16 @@ def collect_annotations(report: dict) -> list[dict]:
     fail_sev = {"error": ("error",), "warning": ("error", "warning")}.get(
         (report.get("thresholds") or {}).get("fail_on", "error"), ())
     out: list[dict] = []
+    # One annotation per problem, as in the review: a new break on the line of a new finding
+    # that predicted it confirms the finding instead of being annotated again.
+    new_breaks = [(str(m.get("name") or "?"), b) for m in report.get("models") or []
+                  for b in m.get("new_breaks") or [] if _located(b)]
+    confirmed = confirming_breaks(
+        [f for f in report.get("findings") or [] if f.get("new") and _located(f)], new_breaks)
+    merged = {id(b) for pairs in confirmed.values() for _, b in pairs}
+    reasons = report.get("reasons") or []
+    over = {r.get("model") for r in reasons
+            if r.get("code") == "new_graph_breaks" and r.get("level") == "failure"}
     for f in report.get("findings") or []:
         if not _located(f):
             continue
@@ -56,20 +67,23 @@ def collect_annotations(report: dict) -> list[dict]:
         msg = str(f.get("message") or "")
         if not f.get("new"):
             msg += " (pre-existing)"
+        pairs = confirmed.get(f.get("fingerprint") or "", [])
+        if pairs:
+            if any(model in over for model, _ in pairs):
+                level = "failure"
+            msg += "\nConfirmed by the smoke run: " + ", ".join(
+                f"model {model} breaks here ({b.get('gb') or 'graph break'})" for model, b in pairs)
         out.append(_annotation(f, level, str(f.get("rule") or "pt2bot"), msg))
-    reasons = report.get("reasons") or []
     for m in report.get("models") or []:
         name = str(m.get("name") or "?")
-        over = any(r.get("code") == "new_graph_breaks" and r.get("level") == "failure"
-                   and r.get("model") == name for r in reasons)
         for b in m.get("new_breaks") or []:
-            if not _located(b):
+            if not _located(b) or id(b) in merged:
                 continue
             msg = f"New graph break in model {name}: {b.get('gb_type') or b.get('reason') or ''}"
             hints = b.get("hints") or []
             if hints:
                 msg += f"\nHint: {hints[0]}"
-            out.append(_annotation(b, "failure" if over else "warning",
+            out.append(_annotation(b, "failure" if name in over else "warning",
                                    f"{b.get('gb') or 'graph break'}", msg))
         for p in m.get("problems") or []:
             if p.get("kind") in ("fails_only_on_head", "fails_on_head") and _located(p):
