@@ -47,7 +47,7 @@ def bare(name: str) -> float:
     import torch
     from torch.export import Dim
 
-    from pt2bot.entry import build_model, load_entry
+    from pt2bot.smoke.entry import build_model, load_entry
 
     if ROOT not in sys.path:
         sys.path.insert(0, ROOT)
@@ -116,7 +116,7 @@ def compile_in_subprocess(name: str, cache: str, backend: str, phases: list[str]
 def break_counting(name: str, backend: str) -> float:
     import torch
 
-    from pt2bot.entry import build_model, load_entry
+    from pt2bot.smoke.entry import build_model, load_entry
 
     model = build_model(load_entry(MODELS[name][0], ROOT), {}).eval()
     x = torch.randn(4, 8)

@@ -74,7 +74,7 @@ def build_parser() -> argparse.ArgumentParser:
     b.add_argument("dir", metavar="DIR")
     b.add_argument("--repo", help="OWNER/NAME (default: $GITHUB_REPOSITORY)")
     b.add_argument("--pr", type=int, help="pull request number (default: from the event)")
-    b.set_defaults(handler="pt2bot.github:cli_publish")
+    b.set_defaults(handler="pt2bot.publish.github:cli_publish")
 
     a = sub.add_parser("audit", help="nightly: full run, store in history, compare, render")
     a.add_argument("--config", help="pt2bot.yml (default: ./pt2bot.yml)")
@@ -85,7 +85,7 @@ def build_parser() -> argparse.ArgumentParser:
     a.add_argument("--keep", metavar="SPEC",
                    help="history retention: runs and/or days, e.g. 400, 90d, 400,90d "
                         "(default: $PT2BOT_HISTORY_KEEP, else 400 runs)")
-    a.set_defaults(handler="pt2bot.audit:cli_audit")
+    a.set_defaults(handler="pt2bot.audit.run:cli_audit")
     return p
 
 

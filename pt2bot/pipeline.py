@@ -116,7 +116,7 @@ def review(opts: ReviewOptions, log: Callable[[str], None] = lambda s: None) -> 
     render_all(report, opts.out_dir,
                commentable=lambda path, line: changes.is_commentable(changeset, path, line))
     if opts.publish:
-        from pt2bot.github import publish_dir
+        from pt2bot.publish.github import publish_dir
 
         publish_dir(opts.out_dir)
     return report

@@ -17,6 +17,7 @@ from dataclasses import replace
 from typing import Iterable, Sequence
 
 from pt2bot.config import FAIL_ON, StaticConfig
+from pt2bot import gb as gb_registry
 from pt2bot.errors import UserError
 from pt2bot.findings import Finding, sort_key
 from pt2bot.rules import BY_CODE, Rule, select_rules
@@ -339,7 +340,7 @@ def build_findings(summaries: list[FileSummary], rules: list[type[Rule]], cfg: S
         out.append(Finding(
             rule=code, path=s.path, line=line, col=col, severity=cfg.severity.get(code, rule.severity),
             message=message, end_line=end_line, end_col=end_col, source=src, function=function,
-            gb=gb, gb_type=_gb_type(gb), url=_gb_url(gb),
+            gb=gb, gb_type=gb_registry.gb_type(gb), url=gb_registry.url(gb),
             hints=(f"Rule documentation: `pt2bot rules {code}`",), suggestion=suggestion))
 
     for s in summaries:
@@ -357,16 +358,6 @@ def build_findings(summaries: list[FileSummary], rules: list[type[Rule]], cfg: S
         line, col = info.disabled_at or (info.line, 0)
         emit(s, CompilerDisable.code, line, col, CompilerDisable.decorator_message(info.qualname), info.qualname)
     return out
-
-
-def _gb_type(gb: str | None) -> str | None:
-    from pt2bot.rules._base import GB_TYPES
-    return GB_TYPES.get(gb) if gb else None
-
-
-def _gb_url(gb: str | None) -> str | None:
-    from pt2bot.rules._base import GB_URL
-    return GB_URL.format(gb.lower()) if gb else None
 
 
 def _file_ignores(path: str, code: str, per_file: dict[str, tuple[str, ...]]) -> bool:

@@ -13,13 +13,13 @@ from pathlib import Path
 import pytest
 
 from fakegithub import WRITE_TOKEN, FakeGitHub
-from pt2bot.audit import audit_results
+from pt2bot.audit.run import audit_results
 from pt2bot.config import parse_config
 from pt2bot.findings import Finding
-from pt2bot.github import ClientTuning
-from pt2bot.github_issue import LABEL, plan_issue, publish_audit
-from pt2bot.history import History
-from pt2bot.report.audit import AUDIT_MARKER
+from pt2bot.publish.github import ClientTuning
+from pt2bot.publish.issue import LABEL, plan_issue, publish_audit
+from pt2bot.audit.history import History
+from pt2bot.audit.report import AUDIT_MARKER
 
 DATA = Path(__file__).parent / "data" / "audit"
 T0 = datetime(2026, 11, 1, 2, 0, tzinfo=timezone.utc)
@@ -265,9 +265,9 @@ def test_cli_refuses_a_corrupt_history_before_running_anything(git_repo, tmp_pat
 def test_retention_setting_from_the_environment():
     import argparse
 
-    from pt2bot.audit import retention_from
+    from pt2bot.audit.run import retention_from
     from pt2bot.errors import UserError
-    from pt2bot.history import DEFAULT_KEEP_RUNS
+    from pt2bot.audit.history import DEFAULT_KEEP_RUNS
 
     ns = argparse.Namespace()
     assert retention_from(ns, {}) == (DEFAULT_KEEP_RUNS, None)

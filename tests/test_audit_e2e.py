@@ -13,8 +13,8 @@ import pytest
 
 from fakegithub import WRITE_TOKEN, FakeGitHub
 from pt2bot.cli import main
-from pt2bot.history import History
-from pt2bot.report.audit import AUDIT_MARKER
+from pt2bot.audit.history import History
+from pt2bot.audit.report import AUDIT_MARKER
 
 pytestmark = [pytest.mark.torch, pytest.mark.slow]
 

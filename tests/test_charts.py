@@ -5,7 +5,7 @@ import sys
 
 import pytest
 
-from pt2bot.charts import NO_MATPLOTLIB, Trends, render_trend_charts
+from pt2bot.audit.charts import NO_MATPLOTLIB, Trends, render_trend_charts
 
 PNG_SIGNATURE = b"\x89PNG\r\n\x1a\n"
 

@@ -9,7 +9,7 @@ from collections.abc import Callable, Iterator
 
 import pytest
 
-from pt2bot.entry import EntryError, build_model, load_entry
+from pt2bot.smoke.entry import EntryError, build_model, load_entry
 
 
 @pytest.fixture

@@ -15,7 +15,7 @@ from typing import Any
 import pytest
 
 from fakegithub import HUMAN_TOKEN, READ_TOKEN, WRITE_TOKEN, FakeGitHub
-from pt2bot.github import ClientTuning, PublishResult, publish_dir
+from pt2bot.publish.github import ClientTuning, PublishResult, publish_dir
 from pt2bot.publish.artifact import SUMMARY_MARKER
 
 FAST = ClientTuning(retries=3, backoff_factor=0.01, backoff_max=0.05,
@@ -318,7 +318,7 @@ def test_malformed_artifact_is_a_located_user_error(tmp_path):
 
 
 def test_audit_issue_is_created_once_then_edited(fake):
-    from pt2bot.github import publish_issue
+    from pt2bot.publish.github import publish_issue
     env = {"GITHUB_TOKEN": WRITE_TOKEN, "GITHUB_API_URL": fake.base_url,
            "GITHUB_REPOSITORY": fake.full_name}
     n1 = publish_issue("night 1: @team 2 breaks", title="pt2bot audit", env=env, tuning=FAST)

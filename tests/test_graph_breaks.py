@@ -1,11 +1,12 @@
-"""pt2bot.graph_breaks: break text → GB id, type, hints, user frames (no torch import)."""
+"""pt2bot.smoke.graph_breaks: break text → GB id, type, hints, user frames (no torch import)."""
 from __future__ import annotations
 
 import os
 
 import pytest
 
-from pt2bot import graph_breaks as gb
+from pt2bot import gb as registry
+from pt2bot.smoke import graph_breaks as gb
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 # A real `dynamo_graph_break_reason` payload (torch 2.13; paths rewritten): a print() inside
@@ -37,14 +38,13 @@ def test_user_frames_with_source_lines():
     assert all(not set(f.source) <= set("^~ ") or not f.source for f in frames)
 
 
-@pytest.mark.skipif(gb.registry_path() is None, reason="this torch ships no registry")
 def test_registry_lookup_and_reverse_lookup():
     e = gb.lookup("GB0124")
     assert e is not None
     assert e.gb_type == "Unsupported Tensor.item() call with capture_scalar_outputs=False"
     assert gb.gb_for_type(e.gb_type) == "GB0124"
     assert gb.lookup("GB7000").gb_type == "graph break in loop"
-    assert len(gb.load_registry()) > 400
+    assert len(registry.load_registry()) > 400
 
 
 def test_message_without_url_falls_back_to_registry_type():
@@ -53,26 +53,45 @@ def test_message_without_url_falls_back_to_registry_type():
             "  Explanation: nope\n")
     p = gb.parse_break(text)
     assert p.gb_type == "Unsupported Tensor.item() call with capture_scalar_outputs=False"
-    if gb.registry_path():
-        assert p.gb == "GB0124"
+    assert p.gb == "GB0124"
+
+
+def _clear_caches():
+    registry._raw.cache_clear()
+    registry.load_registry.cache_clear()
+    registry.types_index.cache_clear()
+
+
+def test_torch_without_registry_uses_the_vendored_copy(monkeypatch):
+    monkeypatch.setattr(registry, "installed_registry_path", lambda: None)
+    assert registry.registry_path(installed=True) == registry.VENDORED
+    assert gb.lookup("GB0124").gb_type.startswith("Unsupported Tensor.item()")
 
 
 def test_degrades_without_registry(monkeypatch, tmp_path):
-    # An older torch: no registry file. The URL still gives the id, the text the type.
-    monkeypatch.setattr(gb, "registry_path", lambda: None)
-    gb._raw_registry.cache_clear()
-    gb.load_registry.cache_clear()
-    gb._types_index.cache_clear()
+    # An older torch and no vendored copy: the URL still gives the id, the text the type.
+    monkeypatch.setattr(registry, "installed_registry_path", lambda: None)
+    monkeypatch.setattr(registry, "VENDORED", str(tmp_path / "missing.json"))
+    _clear_caches()
     try:
-        assert gb.load_registry() == {}
+        assert registry.load_registry() == {}
         p = gb.parse_break(LOOP_PAYLOAD)
         assert p.gb == "GB0059" and p.gb_type == "Failed to trace builtin operator"
         bare = gb.parse_break("Graph Break Reason: Some new break type\n  Explanation: x\n")
         assert bare.gb is None and bare.gb_type == "Some new break type" and bare.url is None
     finally:
-        gb._raw_registry.cache_clear()
-        gb.load_registry.cache_clear()
-        gb._types_index.cache_clear()
+        _clear_caches()
+
+
+def test_vendored_registry_matches_the_installed_torch():
+    # tools/vendor_gb_registry.py keeps the copy; a torch upgrade without re-vendoring shows here
+    import json
+    installed = registry.installed_registry_path()
+    if installed is None:
+        pytest.skip("no torch installed")
+    with open(installed, encoding="utf-8") as fh:
+        ids = set(json.load(fh))
+    assert len(ids & set(registry.load_registry())) > 400
 
 
 def test_classify_exception_uses_url_then_attribute_then_text():
@@ -90,4 +109,4 @@ def test_classify_exception_uses_url_then_attribute_then_text():
 def test_corrupt_registry_is_empty_not_a_crash(tmp_path):
     bad = tmp_path / "graph_break_registry.json"
     bad.write_text("{not json")
-    assert gb.load_registry(str(bad)) == {}
+    assert registry.load_registry(str(bad)) == {}

@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 
 from pt2bot.errors import UserError
-from pt2bot.history import SCHEMA_VERSION, History, parse_keep, shape_key
+from pt2bot.audit.history import SCHEMA_VERSION, History, parse_keep, shape_key
 
 DATA = Path(__file__).parent / "data" / "audit"
 T0 = datetime(2026, 11, 1, 2, 0, tzinfo=timezone.utc)

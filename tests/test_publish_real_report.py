@@ -21,7 +21,7 @@ from gitrepo import GitRepo
 from pt2bot import changes
 from pt2bot.compare import build_report
 from pt2bot.findings import Finding
-from pt2bot.github import ClientTuning, PublishResult, publish_dir
+from pt2bot.publish.github import ClientTuning, PublishResult, publish_dir
 from pt2bot.publish.artifact import SUMMARY_MARKER
 from pt2bot.report import render_all
 

@@ -5,6 +5,6 @@
 - `target`: where to publish, from the GitHub Actions environment and event payload.
 - `fallback`: what to do without write access: workflow-command annotations + job summary.
 
-The PyGithub calls themselves live in `pt2bot.github` (`publish_dir`, `cli_publish`).
+The PyGithub calls themselves live in `pt2bot.publish.github` (`publish_dir`, `cli_publish`).
 """
 from __future__ import annotations

@@ -5,7 +5,7 @@ GITHUB_REPOSITORY, GITHUB_EVENT_NAME / GITHUB_EVENT_PATH, GITHUB_SHA) with `--re
 overriding. The event payload is written by GitHub, so it is trusted; the report artifact
 is not, which is why neither the PR number nor the commit comes from it. Under
 `workflow_run` the PR is looked up later through the API from the run's head SHA
-(`pt2bot.github.find_pull`): the event's own `pull_requests` list is empty for forks.
+(`pt2bot.publish.github.find_pull`): the event's own `pull_requests` list is empty for forks.
 """
 from __future__ import annotations
 

@@ -19,7 +19,7 @@ from typing import Callable
 from pt2bot.findings import DIFF_ADDED, DIFF_CONTEXT, fingerprint
 from pt2bot.report.markdown import (code_block, code_inline, escape_inline, marker,
                                     suggestion_block)
-from pt2bot.report.summary import FULL_REPORT, GB_URL, MAX_CHARS, Section, _gb, _where, fit
+from pt2bot.report.summary import FULL_REPORT, MAX_CHARS, Section, fit, gb_link, location
 
 SCHEMA = "pt2bot.review/1"
 Commentable = Callable[[str, int], bool]
@@ -56,11 +56,11 @@ def render_review(report: dict, changeset_commentable: Commentable | None = None
 
     for f in findings:
         fp = f["fingerprint"]
-        place(f, finding_body(f, confirmed.get(fp, [])), fp, _where(f), f.get("suggestion"))
+        place(f, finding_body(f, confirmed.get(fp, [])), fp, location(f), f.get("suggestion"))
 
     for model, b in breaks:
         if id(b) not in merged:
-            place(b, break_body(b, model), b["fingerprint"], _where(b))
+            place(b, break_body(b, model), b["fingerprint"], location(b))
 
     for m in report.get("models") or []:
         for p in m.get("problems") or []:
@@ -71,7 +71,7 @@ def render_review(report: dict, changeset_commentable: Commentable | None = None
                         f"{escape_inline(p.get('message', ''), limit=300)}")
                 if p.get("detail"):
                     body += "\n\n" + code_block(p["detail"], limit=2000)
-                place(p, body, fp, _where(p))
+                place(p, body, fp, location(p))
 
     return {"schema": SCHEMA, "head": report.get("head"),
             "body": review_body(report, elsewhere, len(comments)),
@@ -132,7 +132,7 @@ def finding_body(f: dict, confirmed_by: list[Pair] = ()) -> str:
     if confirmed_by:
         lines.append(confirmation_line(confirmed_by))
     elif f.get("gb"):
-        lines.append(f"Predicts a graph break: {_gb(f)} "
+        lines.append(f"Predicts a graph break: {gb_link(f)} "
                      f"{escape_inline(f.get('gb_type') or '', limit=160)}")
     hints = list((f.get("hints") or [])[:3])
     for _, b in confirmed_by:
@@ -151,7 +151,7 @@ def confirmation_line(pairs: list[Pair]) -> str:
     who = f"model {names} breaks" if len(models) == 1 else f"models {names} break"
     seen: list[str] = []
     for _, b in pairs:
-        gb = f"{_gb(b)} {escape_inline(b.get('gb_type') or '', limit=160)}".strip()
+        gb = f"{gb_link(b)} {escape_inline(b.get('gb_type') or '', limit=160)}".strip()
         if gb not in seen:
             seen.append(gb)
     loop = (" (inside a loop: dynamo skips the whole frame and runs it eagerly)"
@@ -160,7 +160,7 @@ def confirmation_line(pairs: list[Pair]) -> str:
 
 
 def break_body(b: dict, model: str) -> str:
-    lines = [f"❌ **New graph break** {_gb(b)} "
+    lines = [f"❌ **New graph break** {gb_link(b)} "
              f"{escape_inline(b.get('gb_type') or '', limit=160)} "
              f"(model {code_inline(model, limit=100)})"]
     text = b.get("explanation") or b.get("reason")
@@ -186,4 +186,4 @@ def review_body(report: dict, elsewhere: list[str], n_comments: int) -> str:
 
 
 __all__ = ["render_review", "finding_body", "break_body", "confirming_breaks",
-           "confirmation_line", "GB_URL"]
+           "confirmation_line"]

@@ -15,6 +15,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any, Callable
 
+from pt2bot import gb as gb_registry
 from pt2bot.report.markdown import (code_block, code_inline, details, escape_inline, link,
                                     marker, table, truncate_utf8)
 
@@ -22,7 +23,6 @@ MAX_CHARS = 65_536
 SUMMARY_MARKER = marker("summary")
 ICONS = {"success": "✅", "failure": "❌", "neutral": "⚪"}
 FULL_REPORT = "the full report is in `report.json` (workflow artifact)"
-GB_URL = "https://meta-pytorch.github.io/compile-graph-break-site/gb/{}.html"
 MAX_LIST = 200      # items rendered per list before the fitter even starts
 
 
@@ -165,7 +165,7 @@ def model_section(m: dict, report: dict) -> Section:
             blocks.append(lat)
     fixed = m.get("fixed_breaks") or []
     if fixed:
-        where = ", ".join(f"{_gb(b)} at {code_inline(_where(b), limit=120)}" for b in fixed[:5])
+        where = ", ".join(f"{gb_link(b)} at {code_inline(location(b), limit=120)}" for b in fixed[:5])
         more = f" and {len(fixed) - 5} more" if len(fixed) > 5 else ""
         blocks.append(f"🎉 Fixed {len(fixed)} graph break{'s' if len(fixed) != 1 else ''}: "
                       f"{where}{more}.")
@@ -183,7 +183,7 @@ def model_section(m: dict, report: dict) -> Section:
     if spec:
         items = "\n".join(f"- dim {code_inline(s.get('dim'), limit=40)} = "
                           f"{escape_inline(s.get('value'), limit=20)} at "
-                          f"{code_inline(_where(s), limit=120)}: "
+                          f"{code_inline(location(s), limit=120)}: "
                           f"{code_inline(s.get('source') or '', limit=200)}" for s in spec[:20])
         blocks.append(details(f"{len(spec)} dynamic dim(s) newly specialised", items))
     section = Section(title, blocks)
@@ -271,14 +271,14 @@ def _ms(v: Any) -> str:
     return f"{v:.3g}"
 
 
-def _gb(b: dict) -> str:
+def gb_link(b: dict) -> str:
     gb = b.get("gb")
-    if isinstance(gb, str) and len(gb) == 6 and gb.startswith("GB") and gb[2:].isdigit():
-        return link(gb, GB_URL.format(gb.lower()))
+    if gb_registry.is_code(gb):
+        return link(gb, gb_registry.url(gb))
     return "graph break"
 
 
-def _where(x: dict) -> str:
+def location(x: dict) -> str:
     path = str(x.get("path") or "?")
     return f"{path}:{x['line']}" if isinstance(x.get("line"), int) else path
 
@@ -289,8 +289,8 @@ def break_block(b: dict) -> str:
     func = f" in {code_inline(b['function'], limit=80)}" if b.get("function") else ""
     count = f" (×{b['count']})" if isinstance(b.get("count"), int) and b["count"] > 1 else ""
     loop = " — inside a loop: the whole frame runs eagerly" if b.get("in_loop") else ""
-    lines = [f"- **{_gb(b)}** {escape_inline(gb_type, limit=160)} at "
-             f"{code_inline(_where(b), limit=160)}{func}{count}{loop}"]
+    lines = [f"- **{gb_link(b)}** {escape_inline(gb_type, limit=160)} at "
+             f"{code_inline(location(b), limit=160)}{func}{count}{loop}"]
     if b.get("source"):
         lines.append(_indent(code_block(b["source"], "python", limit=400)))
     text = b.get("explanation") or b.get("reason")
@@ -309,7 +309,7 @@ def _indent(text: str, pad: str = "  ") -> str:
 def error_block(m: dict) -> str:
     err = m.get("error") if isinstance(m.get("error"), dict) else {}
     kind = escape_inline(err.get("kind") or m.get("status") or "error", limit=30)
-    where = f" at {code_inline(_where(err), limit=160)}" if err.get("path") else ""
+    where = f" at {code_inline(location(err), limit=160)}" if err.get("path") else ""
     fails = [p for p in m.get("problems") or [] if p.get("kind", "").startswith("fails")]
     lead = escape_inline(fails[0]["message"], limit=200) if fails else f"{kind}"
     out = f"❌ **{lead}**{where}"
@@ -327,7 +327,7 @@ def recompile_details(m: dict) -> str:
         lines.append(f"- {code_inline(_shape(c.get('shape')), limit=60)}: "
                      f"{_num(c.get('base'))} → {_num(c.get('head'))} recompiles")
         for r in (c.get("reasons") or [])[:3]:
-            where = f" at {code_inline(_where(r), limit=120)}" if r.get("path") else ""
+            where = f" at {code_inline(location(r), limit=120)}" if r.get("path") else ""
             lines.append(f"  - guard {code_inline(r.get('guard') or '?', limit=160)}{where}"
                          + (f": {code_inline(r['source'], limit=160)}" if r.get("source") else ""))
     n = sum(max(0, c["delta"]) for c in cases)
@@ -359,7 +359,7 @@ def findings_section(report: dict) -> Section | None:
 def finding_line(f: dict) -> str:
     sev = "❌" if f.get("severity") == "error" else "⚠️"
     return (f"- {sev} **{escape_inline(f.get('rule', '?'), limit=20)}** "
-            f"{code_inline(_where(f), limit=160)} "
+            f"{code_inline(location(f), limit=160)} "
             f"{escape_inline(f.get('message', ''), limit=400)}")
 
 

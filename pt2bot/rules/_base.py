@@ -6,26 +6,10 @@ import inspect
 import re
 from typing import TYPE_CHECKING, ClassVar
 
+from pt2bot import gb as gb_registry
+
 if TYPE_CHECKING:
     from pt2bot.rules._analysis import FunctionContext, ModuleContext
-
-GB_URL = "https://meta-pytorch.github.io/compile-graph-break-site/gb/{}.html"
-
-# gb_type strings from torch 2.13's torch/_dynamo/graph_break_registry.json (first entry of each
-# id), copied at development time so that `pt2bot check` never imports torch.
-GB_TYPES = {
-    "GB0007": "Attempted to call function marked as skipped",
-    "GB0025": "Call to `torch._dynamo.graph_break()`",
-    "GB0033": "Data dependent operator",
-    "GB0036": "Dynamic shape operator",
-    "GB0059": "Failed to trace builtin operator",
-    "GB0098": "Skip calling `torch.compiler.disable()`d function",
-    "GB0109": "Tensor.tolist() with non-integer tensor",
-    "GB0124": "Unsupported Tensor.item() call with capture_scalar_outputs=False",
-    "GB0170": "Data-dependent branching",
-    "GB0291": "logging.Logger method not supported for non-export cases",
-    "GB4841": "Unsupported python_type() call",
-}
 
 SECTIONS = ("What it does", "Why is this bad?", "Example", "Use instead")
 
@@ -50,11 +34,11 @@ class Rule:
 
     @classmethod
     def gb_type(cls) -> str | None:
-        return GB_TYPES.get(cls.gb) if cls.gb else None
+        return gb_registry.gb_type(cls.gb)
 
     @classmethod
     def url(cls) -> str | None:
-        return GB_URL.format(cls.gb.lower()) if cls.gb else None
+        return gb_registry.url(cls.gb)
 
     @classmethod
     def doc(cls) -> str:

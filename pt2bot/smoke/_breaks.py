@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from pt2bot import graph_breaks
+from pt2bot.smoke import graph_breaks
 from pt2bot.smoke._inputs import CaseInputs
 from pt2bot.smoke._trace import RepoPaths, TraceCollector, frame_file, intern_table, reset_dynamo
 

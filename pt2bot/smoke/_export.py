@@ -14,7 +14,7 @@ import io
 import re
 from typing import Any
 
-from pt2bot import graph_breaks
+from pt2bot.smoke import graph_breaks
 from pt2bot.smoke._inputs import CaseInputs, compare_outputs
 from pt2bot.smoke._trace import RepoPaths, frame_file, intern_table, reset_dynamo
 

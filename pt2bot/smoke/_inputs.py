@@ -61,8 +61,8 @@ def _exc_text(exc: BaseException) -> str:
 
 
 def import_entry(entry: str, paths: RepoPaths, *, kind: str = "import") -> Any:
-    """`pkg.mod:attr` → the object (pt2bot.entry does the import and the diagnosis)."""
-    from pt2bot.entry import EntryError, load_entry
+    """`pkg.mod:attr` → the object (pt2bot.smoke.entry does the import and the diagnosis)."""
+    from pt2bot.smoke.entry import EntryError, load_entry
 
     try:
         return load_entry(entry, paths.root)
@@ -72,7 +72,7 @@ def import_entry(entry: str, paths: RepoPaths, *, kind: str = "import") -> Any:
 
 def build_model(entry: str, kwargs: dict[str, Any], paths: RepoPaths) -> Any:
     """Import and construct the model (class or factory), in eval mode."""
-    from pt2bot import entry as entry_mod
+    from pt2bot.smoke import entry as entry_mod
 
     obj = import_entry(entry, paths)
     try:

@@ -14,7 +14,7 @@ import re
 import time
 from typing import Any
 
-from pt2bot import graph_breaks
+from pt2bot.smoke import graph_breaks
 from pt2bot.smoke._inputs import CaseInputs, compare_outputs
 from pt2bot.smoke._timing_util import cache_is_warm, compile_times
 from pt2bot.smoke._trace import (RepoPaths, TraceCollector, compilation_metrics, frame_file,

@@ -13,7 +13,7 @@ import os
 import re
 from typing import Any
 
-from pt2bot.charts import ChartResult, Trends, render_trend_charts
+from pt2bot.audit.charts import ChartResult, Trends, render_trend_charts
 from pt2bot.jsonio import write_json
 from pt2bot.report import markdown as md
 

@@ -39,7 +39,7 @@ from datetime import datetime, timedelta, timezone
 from typing import Any, Callable, Iterable, Sequence
 
 from pt2bot.config import Config, load_config
-from pt2bot.history import (DEFAULT_KEEP_RUNS, KEEP_ENV, History, ModelPoint, StoredRun,
+from pt2bot.audit.history import (DEFAULT_KEEP_RUNS, KEEP_ENV, History, ModelPoint, StoredRun,
                             parse_keep, shape_key)
 
 AUDIT_SCHEMA = "pt2bot.audit/1"
@@ -95,7 +95,7 @@ def audit(opts: AuditOptions, log: Log = lambda s: None) -> dict[str, Any]:
                                out_dir=opts.out_dir, now=opts.now, keep_runs=opts.keep_runs,
                                keep_days=opts.keep_days, window_days=opts.window_days)
     if opts.publish:
-        from pt2bot.github_issue import publish_audit
+        from pt2bot.publish.issue import publish_audit
 
         url = publish_audit(report)
         log(f"tracking issue: {url or 'nothing to do (clean, no open issue)'}")
@@ -109,7 +109,7 @@ def audit_results(config: Config, results: dict[str, Any], findings: Sequence[An
     """Everything after the runs: compare with history, store tonight, render the directory."""
     from pt2bot.compare import build_report
     from pt2bot.findings import Finding
-    from pt2bot.report.audit import render_audit_dir
+    from pt2bot.audit.report import render_audit_dir
     from pt2bot.select import select_all
 
     now = now or datetime.now(timezone.utc)
@@ -269,7 +269,7 @@ def latency_window_verdicts(history: History, results: dict[str, Any], *, now: d
 
 def collect_trends(history: History, *, device: str | None, runs: int = TREND_RUNS):
     """The last `runs` nights on this device as chart series (one value per night)."""
-    from pt2bot.charts import Trends
+    from pt2bot.audit.charts import Trends
 
     nights = history.recent_runs(device=device, limit=runs)
     ids = [r.id for r in nights]

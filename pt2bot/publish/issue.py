@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from typing import Any, Mapping, Sequence
 
 from pt2bot.errors import UserError
-from pt2bot.report.audit import AUDIT_MARKER, render_audit_markdown, render_regression_comment
+from pt2bot.audit.report import AUDIT_MARKER, render_audit_markdown, render_regression_comment
 
 LABEL = "pt2bot-audit"
 TITLE = "pt2bot nightly audit: torch.compile / export regressions"
@@ -72,7 +72,7 @@ def upsert_tracking_issue(repo_api: Any, report: dict[str, Any], *, label: str =
 def publish_audit(report: dict[str, Any], *, env: Mapping[str, str] = os.environ,
                   tuning: Any = None) -> str | None:
     """Update the tracking issue of $GITHUB_REPOSITORY; returns the issue's URL (or None)."""
-    from pt2bot.github import ClientTuning, make_github
+    from pt2bot.publish.github import ClientTuning, make_github
     from pt2bot.publish.target import resolve_target
 
     target = resolve_target(env)

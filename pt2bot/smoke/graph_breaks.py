@@ -4,40 +4,23 @@ Dynamo's break messages (the `dynamo_graph_break_reason` trace artifact, `Unsupp
 exceptions) embed a documentation URL `.../gb/gbNNNN.html` per break. In a chained message
 ("While handling this graph break, another graph break occurred") the first id is the root
 cause and a trailing GB7000 means the frame was skipped because the break sat in a loop.
-`torch/_dynamo/graph_break_registry.json` maps ids to `{Gb_type, Context, Explanation,
-Hints}` (a list: history, newest first). Older torch lacks the registry and sometimes the
+The registry itself is read in one place, `pt2bot/gb.py`; here the smoke run looks ids up
+in the registry of the torch it runs on. Older torch lacks the registry and sometimes the
 URL: then we degrade to the gb_type text printed in the message.
-
-No torch import at module level: the registry is read as a file, so this module is cheap
-and usable by the report stage.
 """
 from __future__ import annotations
 
-from typing import Any
-
-import functools
-import importlib.util
-import json
-import os
 import re
 from dataclasses import dataclass, field
 
-GB_URL = "https://meta-pytorch.github.io/compile-graph-break-site/gb/{slug}.html"
-LOOP_GB = "GB7000"   # "graph break in loop": the frame was skipped and ran eagerly
+from pt2bot.gb import LOOP_GB, RegistryEntry, load_registry, registry_path, types_index
+from pt2bot.gb import url as gb_url
 
 _URL_RE = re.compile(r"compile-graph-break-site/gb/gb(\d{4})\.html", re.IGNORECASE)
 _CHAIN_SEP = "*** While handling this graph break, another graph break occurred: ***"
 _HEADER_RE = re.compile(r"^Graph break in user code at (?P<file>.+):(?P<line>\d+)\s*$", re.M)
 _FRAME_RE = re.compile(r'^\s*File "(?P<file>[^"]+)", line (?P<line>\d+), in (?P<func>.+?)\s*$')
 _SKIP_PREFIXES = ("Failed to handle graph break gracefully", "Graph Break Reason:")
-
-
-@dataclass(frozen=True)
-class RegistryEntry:
-    gb: str
-    gb_type: str
-    explanation: str
-    hints: tuple[str, ...]
 
 
 @dataclass(frozen=True)
@@ -74,71 +57,13 @@ class ParsedBreak:
     frames: tuple[Frame, ...] = field(default=())
 
 
-def registry_path() -> str | None:
-    """Where the installed torch keeps the registry, without importing torch."""
-    spec = importlib.util.find_spec("torch")
-    if spec is None or not spec.submodule_search_locations:
-        return None
-    for base in spec.submodule_search_locations:
-        p = os.path.join(base, "_dynamo", "graph_break_registry.json")
-        if os.path.isfile(p):
-            return p
-    return None
-
-
-@functools.lru_cache(maxsize=4)
-def _raw_registry(path: str | None = None) -> dict[str, Any]:
-    """The registry file as JSON; `{}` when this torch ships none (older releases)."""
-    path = path or registry_path()
-    if not path:
-        return {}
-    try:
-        with open(path, encoding="utf-8") as fh:
-            raw = json.load(fh)
-    except (OSError, ValueError):
-        return {}
-    return raw if isinstance(raw, dict) else {}
-
-
-@functools.lru_cache(maxsize=4)
-def load_registry(path: str | None = None) -> dict[str, RegistryEntry]:
-    """GB id → newest registry entry; `{}` when this torch ships no registry."""
-    out: dict[str, RegistryEntry] = {}
-    for gb, versions in _raw_registry(path).items():
-        entry = versions[0] if isinstance(versions, list) and versions else versions
-        if not isinstance(entry, dict):
-            continue
-        out[gb] = RegistryEntry(
-            gb=gb,
-            gb_type=str(entry.get("Gb_type", "")),
-            explanation=str(entry.get("Explanation", "")),
-            hints=tuple(str(h).strip() for h in entry.get("Hints") or ()),
-        )
-    return out
-
-
-@functools.lru_cache(maxsize=4)
-def _types_index(path: str | None = None) -> dict[str, str]:
-    """gb_type → GB id over every historical name (renamed ids keep their old names)."""
-    idx: dict[str, str] = {}
-    for gb, versions in _raw_registry(path).items():
-        for entry in versions if isinstance(versions, list) else [versions]:
-            t = str(entry.get("Gb_type", "")).strip() if isinstance(entry, dict) else ""
-            if t:
-                idx.setdefault(t, gb)
-    return idx
-
-
-def gb_url(gb: str | None) -> str | None:
-    return GB_URL.format(slug=gb.lower()) if gb else None
-
-
-def lookup(gb: str | None) -> RegistryEntry | None:
-    return load_registry().get(gb) if gb else None
+def lookup(gb_id: str | None) -> RegistryEntry | None:
+    """The registry entry of the torch this process runs on (vendored copy without one)."""
+    return load_registry(registry_path(installed=True)).get(gb_id) if gb_id else None
 
 
 def gb_for_type(gb_type: str) -> str | None:
-    return _types_index().get(gb_type.strip())
+    return types_index(registry_path(installed=True)).get(gb_type.strip())
 
 
 def gb_ids(text: str) -> list[str]:
