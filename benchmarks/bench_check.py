@@ -11,7 +11,7 @@ never imported), measure in one run, each as a fresh subprocess timed by wall cl
 Each row reports wall seconds (min of N runs) and CPU seconds (user+sys of the process and its
 children, from the same run): on a shared machine CPU time is the steadier figure.
 
-Usage: python benchmarks/bench_check.py [--tree DIR] [--repeat N] [--torchfix PATH]
+Usage: python benchmarks/bench_check.py [--tree DIR] [--repeat N] [--jobs 1,2] [--torchfix PATH]
 Without --tree, `pip download --no-deps transformers==5.23.0` into a temp dir and unzip it.
 The machine is shared: we report the minimum of N runs of each (less sensitive to noise).
 """
@@ -83,6 +83,8 @@ def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--tree", help="package directory to check (default: download transformers)")
     ap.add_argument("--repeat", type=int, default=3)
+    ap.add_argument("--jobs", default="1,2",
+                    help="comma-separated -j values to time (e.g. 1: only the 1-process rows)")
     ap.add_argument("--torchfix", default=shutil.which("torchfix") or "/tmp/torchfix-venv/bin/torchfix",
                     help="TorchFix executable ('none' to skip)")
     args = ap.parse_args()
@@ -97,19 +99,22 @@ def main() -> int:
                    if f.endswith(".py"))
     py = sys.executable
     pt2bot = [py, "-m", "pt2bot", "check", "--filter", "nofilter", "--select", "ALL", "--format", "json", pkg]
+    jobs = sorted({int(j) for j in args.jobs.split(",")})
     rows = []
     parse1 = timed([py, "-c", PARSE_1, *files], cwd, args.repeat)
-    parse2 = timed([py, "-c", PARSE_N, "2", *files], cwd, args.repeat)
     rows.append(("ast.parse, 1 process", parse1, parse1))
-    rows.append(("ast.parse, 2 processes", parse2, parse1))
-    c1 = timed(pt2bot + ["-j", "1"], cwd, args.repeat)
-    c2 = timed(pt2bot + ["-j", "2"], cwd, args.repeat)
-    rows.append(("pt2bot check -j 1", c1, parse1))
-    rows.append(("pt2bot check -j 2", c2, parse2))
-    if args.torchfix and os.path.exists(args.torchfix):
+    parse = {1: parse1}
+    for j in jobs:
+        if j > 1:  # the parallel parse is the baseline of the same -j
+            parse[j] = timed([py, "-c", PARSE_N, str(j), *files], cwd, args.repeat)
+            rows.append((f"ast.parse, {j} processes", parse[j], parse1))
+    for j in jobs:
+        rows.append((f"pt2bot check -j {j}", timed(pt2bot + ["-j", str(j)], cwd, args.repeat), parse[j]))
+    if 2 in parse and args.torchfix and os.path.exists(args.torchfix):
+        parse2 = parse[2]
         t2 = timed([args.torchfix, "--select", "ALL", "-j", "2", pkg], cwd, 1)
         rows.append(("torchfix -j 2", t2, parse2))
-    else:
+    elif 2 in parse:
         print(f"(TorchFix not found at {args.torchfix}: `python -m venv /tmp/torchfix-venv && "
               "/tmp/torchfix-venv/bin/pip install torchfix`)")
     print(f"tree: {tree} ({len(files)} files, {sum(os.path.getsize(os.path.join(cwd, f)) for f in files) >> 20} MiB)")
