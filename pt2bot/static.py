@@ -21,7 +21,9 @@ from pt2bot import gb as gb_registry
 from pt2bot.errors import UserError
 from pt2bot.findings import Finding, sort_key
 from pt2bot.rules import BY_CODE, Rule, select_rules
-from pt2bot.rules._analysis import FileSummary, LiveModule, Rules, skeleton_module
+from pt2bot.rules._infer import Rules
+from pt2bot.rules._model import FileSummary
+from pt2bot.rules._walk import LiveModule, skeleton_module
 from pt2bot.rules._graph import find_compiled
 from pt2bot.rules.compiler_disable import CompilerDisable
 

@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING, ClassVar
 from pt2bot import gb as gb_registry
 
 if TYPE_CHECKING:
-    from pt2bot.rules._analysis import FunctionContext, ModuleContext
+    from pt2bot.rules._infer import FunctionContext, ModuleContext
 
 SECTIONS = ("What it does", "Why is this bad?", "Example", "Use instead")
 

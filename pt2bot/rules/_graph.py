@@ -12,7 +12,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Callable
 
-from pt2bot.rules._analysis import ClassInfo, FileSummary, FunctionInfo
+from pt2bot.rules._model import ClassInfo, FileSummary, FunctionInfo
 
 Key = tuple[str, str]   # (path, qualname)
 

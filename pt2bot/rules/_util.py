@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import ast
 
-from pt2bot.rules._analysis import BOOL_TENSOR, PARAM, TENSOR, TENSORISH, FunctionContext
+from pt2bot.rules._infer import BOOL_TENSOR, PARAM, TENSOR, TENSORISH, FunctionContext
 
 
 def method_call(node: ast.Call, names: frozenset[str] | set[str] | tuple[str, ...], nargs: int | None = 0

@@ -2,7 +2,7 @@ from __future__ import annotations
 
 import ast
 
-from pt2bot.rules._analysis import DISABLE_FUNCS
+from pt2bot.rules._infer import DISABLE_FUNCS
 from pt2bot.rules._base import Rule
 
 

@@ -2,7 +2,7 @@ from __future__ import annotations
 
 import ast
 
-from pt2bot.rules._analysis import BOOL_TENSOR, PARAM, TENSORISH, WEAK_BOOL
+from pt2bot.rules._infer import BOOL_TENSOR, PARAM, TENSORISH, WEAK_BOOL
 from pt2bot.rules._base import Rule
 
 _FUNCS = frozenset({"torch.nonzero", "torch.masked_select", "torch.unique", "torch.unique_consecutive",

@@ -2,7 +2,7 @@ from __future__ import annotations
 
 import ast
 
-from pt2bot.rules._analysis import PARAM, SIZE
+from pt2bot.rules._infer import PARAM, SIZE
 from pt2bot.rules._base import Rule
 
 _METHODS = frozenset({"view", "reshape", "expand"})

@@ -2,7 +2,7 @@ from __future__ import annotations
 
 import ast
 
-from pt2bot.rules._analysis import SIZE
+from pt2bot.rules._infer import SIZE
 from pt2bot.rules._base import Rule
 
 

@@ -1,0 +1,81 @@
+"""The data one pass over a file produces (plain, picklable: worker processes send it back).
+
+`FileSummary` is what pt2bot/rules/_walk.py builds for a file and pt2bot/rules/_graph.py joins
+across files: its functions with their call edges, classes, names, compile/export roots and the
+candidate findings of every function, kept or dropped once the graph knows which functions are
+compiled.
+"""
+from __future__ import annotations
+
+import ast
+from dataclasses import dataclass, field
+
+
+@dataclass
+class Candidate:
+    """A finding before we know whether its function is compiled code."""
+    rule: str
+    line: int
+    col: int
+    end_line: int | None
+    end_col: int | None
+    message: str
+    function: str                  # qualified name of the enclosing top-level function/method
+    scope: str                     # "compiled": keep only if `function` is compiled; "any": keep
+    suggestion: str | None = None
+    gb: str | None = None          # overrides the rule's default GB id
+
+
+@dataclass
+class FunctionInfo:
+    qualname: str                  # "Net.forward" or "helper"
+    cls: str | None                # class name when a method
+    line: int
+    calls: list[tuple[str, str]] = field(default_factory=list)   # (kind, target): see _record_call
+    disabled_at: tuple[int, int] | None = None  # decorated with torch.compiler.disable
+    compiled_root: bool = False    # decorated with torch.compile (or similar)
+
+
+@dataclass
+class ClassInfo:
+    name: str
+    bases: list[str]               # resolved dotted names
+    methods: dict[str, str]        # method name -> qualname
+    attrs: dict[str, str]          # self.attr = Ctor(...) in any method -> resolved ctor name
+
+
+@dataclass
+class FileSummary:
+    path: str                      # repo-relative, forward slashes
+    module: str                    # dotted module name
+    functions: dict[str, FunctionInfo] = field(default_factory=dict)
+    classes: dict[str, ClassInfo] = field(default_factory=dict)
+    module_names: dict[str, str] = field(default_factory=dict)   # top-level def/class/import -> dotted
+    roots: list[str] = field(default_factory=list)    # dotted names passed to torch.compile/export
+    candidates: list[Candidate] = field(default_factory=list)
+    imports: dict[str, str] = field(default_factory=dict)         # local name -> dotted (re-exports)
+    lines: list[str] = field(default_factory=list)    # source lines (dropped before pickling)
+    line_info: dict[int, tuple[str, tuple[str, ...] | None]] = field(default_factory=dict)  # line -> (src, noqa)
+    skip_file: bool = False
+    error: tuple[int, int, str] | None = None          # (line, col, message): could not parse
+
+
+def module_name(path: str) -> str:
+    """`pkg/sub/mod.py` -> `pkg.sub.mod`; `pkg/__init__.py` -> `pkg`; `src/` layouts kept as is."""
+    p = path[:-3] if path.endswith(".py") else path
+    parts = [x for x in p.split("/") if x]
+    if parts and parts[-1] == "__init__":
+        parts.pop()
+    return ".".join(parts)
+
+
+def dotted(node: ast.AST) -> str | None:
+    """`a.b.c` as a string, or None if the expression is not a plain dotted name."""
+    parts: list[str] = []
+    while isinstance(node, ast.Attribute):
+        parts.append(node.attr)
+        node = node.value
+    if isinstance(node, ast.Name):
+        parts.append(node.id)
+        return ".".join(reversed(parts))
+    return None
