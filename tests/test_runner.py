@@ -96,6 +96,24 @@ def test_scrub_env_drops_secrets_and_git_leaks_and_sets_the_worker_variables():
     assert out["OMP_NUM_THREADS"] == "9"                     # threads unset: leave it alone
 
 
+@pytest.mark.parametrize("name", [
+    "GITHUB_ENV", "GITHUB_PATH", "GITHUB_OUTPUT", "GITHUB_STATE", "GITHUB_STEP_SUMMARY",
+    "GH_PAT", "GITHUB_PAT", "SLACK_WEBHOOK_URL", "SENTRY_DSN", "NETRC", "DOCKER_AUTH_CONFIG",
+    "DEPLOY_JWT", "GPG_SIGNING_KEY", "INPUT_GITHUB-TOKEN", "INPUT_REPO_TOKEN", "HF_TOKEN",
+    "TORCH_HUB_API_KEY", "LD_PRELOAD", "HTTPS_PROXY", "SOME_UNLISTED_NAME", "PYTHONUSERBASE"])
+def test_scrub_env_keeps_only_the_allow_list_minus_secrets(name):
+    assert name not in scrub_env({name: "x", "PATH": "/bin"}, repo_root="/repo")
+
+
+@pytest.mark.parametrize("name", [
+    "PATH", "HOME", "LANG", "LC_ALL", "TMPDIR", "CUDA_VISIBLE_DEVICES", "NVIDIA_VISIBLE_DEVICES",
+    "TORCH_LOGS", "TORCHINDUCTOR_MAX_AUTOTUNE", "TRITON_CACHE_DIR", "OMP_NUM_THREADS",
+    "MKL_NUM_THREADS", "OPENBLAS_NUM_THREADS", "PYTHONHASHSEED", "VIRTUAL_ENV", "CC", "CXX",
+    "XDG_CACHE_HOME", "HF_HUB_OFFLINE", "TRANSFORMERS_OFFLINE", "LD_LIBRARY_PATH", "CI"])
+def test_scrub_env_passes_what_torch_and_the_model_need(name):
+    assert scrub_env({name: "v"}, repo_root="/repo")[name] == "v"
+
+
 # ------------------------------------------------------------------ exit classification
 
 _IMPORT_TAIL = '''Traceback (most recent call last):

@@ -23,6 +23,20 @@ CRASHY = Path(__file__).parent / "fixtures" / "crashy"
 HANG_TIMEOUT_S = 5.0
 SECRETS = {"GITHUB_TOKEN": "ghs_secret", "GH_TOKEN": "gho_secret",
            "ACTIONS_RUNTIME_TOKEN": "rt", "PT2BOT_TEST_PASSWORD": "pw", "HF_TOKEN": "hf"}
+# What a model must not reach beyond the obvious tokens (issue 11, item 8): the runner's file
+# commands (writing GITHUB_ENV sets variables for every later step of the job), secrets named
+# the way real workflows name them, and anything nobody put on the allow-list.
+ATTACK_ENV = {"GITHUB_ENV": "/runner/_temp/set_env", "GITHUB_PATH": "/runner/_temp/add_path",
+              "GITHUB_OUTPUT": "/runner/_temp/set_output", "GITHUB_STATE": "/runner/_temp/state",
+              "GITHUB_STEP_SUMMARY": "/runner/_temp/summary", "GH_PAT": "ghp_x",
+              "GITHUB_PAT": "ghp_y", "SLACK_WEBHOOK_URL": "https://hooks/x",
+              "SENTRY_DSN": "https://k@sentry/1", "NETRC": "/home/u/.netrc",
+              "DOCKER_AUTH_CONFIG": "{}", "DEPLOY_JWT": "eyJ", "GPG_SIGNING_KEY": "k",
+              "INPUT_GITHUB-TOKEN": "ghs_input", "INPUT_REPO_TOKEN": "ghs_input2",
+              "PT2BOT_TEST_UNLISTED": "anything"}
+# ... while what torch and the model need still gets through.
+NEEDED_ENV = {"LC_ALL": "C.UTF-8", "HF_HUB_OFFLINE": "1", "MKL_NUM_THREADS": "1",
+              "TORCH_SHOW_CPP_STACKTRACES": "0"}
 
 
 def _config(tmp: Path) -> Config:
@@ -52,7 +66,7 @@ def crashy(tmp_path_factory):
     finished: list[str] = []
     pids: dict[str, int] = {}
     with pytest.MonkeyPatch.context() as mp:
-        for k, v in SECRETS.items():
+        for k, v in {**SECRETS, **ATTACK_ENV, **NEEDED_ENV}.items():
             mp.setenv(k, v)
         # A small cap so the flood is caught within a second instead of after 64 MiB.
         mp.setattr(runner, "LOG_CAP_BYTES", 2 * 1024 * 1024)
@@ -151,6 +165,16 @@ def test_worker_environment_is_scrubbed(crashy):
     assert env["OMP_NUM_THREADS"] == "1"
     assert env["TORCHINDUCTOR_CACHE_DIR"] == str(crashy["tmp"] / "inductor-cache")
     assert "PATH" in env["keys"]
+
+
+def test_worker_cannot_reach_workflow_file_commands_or_unlisted_variables(crashy):
+    run = crashy["runs"]["envdump"]
+    assert run["status"] == "ok", run
+    env = json.loads((crashy["tmp"] / "env.json").read_text())
+    leaked = sorted(name for name in ATTACK_ENV if name in env["keys"])
+    assert leaked == [], leaked
+    for name in NEEDED_ENV:
+        assert name in env["keys"], name
 
 
 def test_parallel_jobs_overlap(crashy):

@@ -36,6 +36,7 @@ from typing import Any, Callable, Iterable, Iterator, Mapping, Sequence
 from pt2bot.config import Config, ModelConfig
 from pt2bot.errors import UserError
 from pt2bot.jsonio import write_json
+from pt2bot.smoke.env import scrub_env
 
 RESULTS_SCHEMA = "pt2bot.results/1"
 PHASES = ("breaks", "matrix", "export", "latency")
@@ -49,17 +50,6 @@ TAIL_BYTES = 64 * 1024              # how much of the log end we read for error 
 MESSAGE_CHARS = 4000                # the log tail kept in error.message
 TERM_GRACE_S = 2.0                  # SIGTERM → SIGKILL grace when stopping a worker
 POLL_S = 0.1
-
-# Environment variables a user model must never see (it is untrusted code on a CI runner).
-# Matched by name segment, so TOKENIZERS_PARALLELISM survives while HF_TOKEN does not.
-_SECRET_SUBSTRINGS = ("SECRET", "PASSWORD", "PASSWD", "CREDENTIAL")
-_SECRET_SEGMENTS = ("TOKEN", "APIKEY")
-_SECRET_SUFFIXES = ("_API_KEY", "_ACCESS_KEY", "_PRIVATE_KEY", "_AUTH")
-_SECRET_PREFIXES = ("ACTIONS_", "GITHUB_TOKEN", "GH_TOKEN", "API_KEY")
-# Leaked git plumbing (pre-commit strips these too) and interpreter hooks we set ourselves.
-_DROP_PREFIXES = ("GIT_",)
-_DROP_NAMES = ("PYTHONPATH", "PYTHONHOME", "PYTHONSTARTUP", "PYTHONINSPECT")
-
 
 # --------------------------------------------------------------------------- selection
 
@@ -100,30 +90,6 @@ def shard_models(models: Sequence[ModelConfig], index: int, count: int) -> list[
     """
     ordered = sorted(models, key=lambda m: m.name)
     return [m for k, m in enumerate(ordered) if k % count == index - 1]
-
-
-# --------------------------------------------------------------------------- environment
-
-def _is_secret(name: str) -> bool:
-    upper = name.upper()
-    return (upper.startswith(_SECRET_PREFIXES) or upper.endswith(_SECRET_SUFFIXES)
-            or any(w in upper for w in _SECRET_SUBSTRINGS)
-            or any(seg in _SECRET_SEGMENTS for seg in upper.split("_")))
-
-
-def scrub_env(environ: Mapping[str, str], *, repo_root: str, threads: int | None = None,
-              cache_dir: str | None = None) -> dict[str, str]:
-    """The worker's environment: no secrets, no leaked git/python hooks, repo on the path."""
-    env = {k: v for k, v in environ.items()
-           if not _is_secret(k) and not k.startswith(_DROP_PREFIXES) and k not in _DROP_NAMES}
-    env["PYTHONPATH"] = repo_root
-    # Worker output is read from a file; unbuffered so a crash does not eat the last lines.
-    env["PYTHONUNBUFFERED"] = "1"
-    if threads:
-        env["OMP_NUM_THREADS"] = str(threads)
-    if cache_dir:
-        env["TORCHINDUCTOR_CACHE_DIR"] = cache_dir
-    return env
 
 
 # --------------------------------------------------------------------------- device / metadata
