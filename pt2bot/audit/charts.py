@@ -66,9 +66,15 @@ def render_trend_charts(trends: Trends, out_dir: str) -> ChartResult:
         ax.set_xticks(xs)
         ax.set_xticklabels([label[:20] for label in trends.labels], rotation=45, ha="right",
                            fontsize=7)
+        # Padding on every side: a point on the first/last night or a flat line at 0 (the
+        # usual clean model) would otherwise sit under the axes' spine, invisible.
+        ax.set_xlim(-0.3 if len(xs) > 1 else -0.5, xs[-1] + (0.3 if len(xs) > 1 else 0.5))
         if key == "graph_breaks":
             ax.yaxis.get_major_locator().set_params(integer=True)
-            ax.set_ylim(bottom=0)
+            top = max(1.0, max(max(_points(v), default=0.0) for v in series.values()))
+            ax.set_ylim(-0.08 * top, top * 1.08)
+        else:
+            ax.margins(y=0.08)
         ax.grid(True, alpha=0.3)
         ax.legend(fontsize=7, loc="best")
         # Fixed margins instead of tight_layout: that draws the figure twice (half the cost).
