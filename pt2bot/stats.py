@@ -117,14 +117,19 @@ def compare_samples(base_samples: Samples, head_samples: Samples, *, threshold_p
 def summarise_samples(samples: Sequence[float]) -> dict[str, Any]:
     """The results JSON's timing summary: `median`, `min`, `iqr` (ms) and the `samples`.
 
-    Non-finite values are dropped; no samples gives nulls (unmeasured, not zero).
+    The one summary of timings (the worker's and the pooled rounds'; as a typed record:
+    `pt2bot.results.summarise`). The IQR is p75 - p25 with the same linear-interpolated
+    quantile as the verdict, for any number of samples (the worker used to take the range
+    below 4 samples, which made a 3-sample IQR incomparable with a 4-sample one).
+    Non-finite values are dropped; no samples gives nulls (unmeasured, not zero). Values are
+    rounded to 6 decimals (ns resolution) for stable, compact JSON.
     """
     xs = sorted(float(v) for v in samples if _finite(v))
     if not xs:
         return {"median": None, "min": None, "iqr": None, "samples": []}
     return {"median": round(median(xs), 6), "min": round(xs[0], 6),
             "iqr": round(_quantile(xs, 0.75) - _quantile(xs, 0.25), 6),
-            "samples": [float(v) for v in samples if _finite(v)]}
+            "samples": [round(float(v), 6) for v in samples if _finite(v)]}
 
 
 def _groups(samples: Samples) -> list[list[float]]:

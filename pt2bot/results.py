@@ -1,0 +1,516 @@
+"""The typed data between stages: a smoke run's results, one model's RUN and its parts.
+
+docs/formats.md is the contract for the JSON; these frozen dataclasses are its one definition
+in code. The worker and runner produce them, merge/compare/pipeline/audit consume them, and
+what goes to disk is `to_json()` of them, unchanged from what formats.md describes.
+
+Reading is lossless, so old and foreign files survive a round trip exactly:
+- a key this model does not know goes to `extra` and is written back where it was;
+- a value of the wrong type (a string where a count belongs, a break that is not an object)
+  is not forced into a field: the field stays unmeasured (`None`) and the value is kept
+  verbatim in `extra`, so `to_json(from_json(x)) == x`, key order included;
+- a key that was absent stays absent (`key_order` remembers which were there).
+Records built by code (no `key_order`) write every field, except those in `OMIT_IF_NONE`
+that are None (e.g. a RUN's `error`, present only when the model failed).
+
+Use `with_(**changes)` rather than `dataclasses.replace`: it also records that a field now
+belongs in the JSON.
+"""
+from __future__ import annotations
+
+import collections.abc
+import dataclasses
+import types
+import typing
+from dataclasses import dataclass, field
+from typing import Any, ClassVar, Iterable, Mapping, TypeVar, Union
+
+from pt2bot.stats import summarise_samples
+
+# --------------------------------------------------------------------------- vocabulary
+
+RESULTS_SCHEMA = "pt2bot.results/1"
+REPORT_SCHEMA = "pt2bot.report/1"
+FINDINGS_SCHEMA = "pt2bot.findings/1"
+REVIEW_SCHEMA = "pt2bot.review/1"
+CHECK_SCHEMA = "pt2bot.check/1"
+AUDIT_SCHEMA = "pt2bot.audit/1"
+
+# The smoke worker's phases, in the order it runs them (`pt2bot run`, run_models(phases=)).
+PHASES = ("breaks", "matrix", "export", "latency")
+STATUSES = ("ok", "error", "timeout", "skipped")
+FAILED_STATUSES = ("error", "timeout")          # a model that ran and produced no result
+ERROR_KINDS = ("import", "crash", "oom", "timeout", "input", "exception")
+EXPORT_KINDS = ("data_dependent", "constraint_violation", "unsupported", "error")
+TIMINGS = ("eager_ms", "compiled_ms", "reference_ms")   # the timed series of a latency row
+
+
+def is_failed(status: object) -> bool:
+    """Whether a RUN status means the model ran and failed (error or timeout)."""
+    return status in FAILED_STATUSES
+
+
+Shape = Mapping[str, int]
+R = TypeVar("R", bound="Record")
+
+
+def shape_key(shape: Mapping[str, Any] | None) -> tuple[tuple[str, Any], ...]:
+    """A hashable, order-independent key for a shape case ({"b": 4} and {"b": 4} match)."""
+    if not isinstance(shape, Mapping):
+        return ()
+    return tuple(sorted((str(k), v) for k, v in shape.items()))
+
+
+# --------------------------------------------------------------------------- machinery
+
+_MISSING = object()
+
+
+@dataclass(frozen=True, kw_only=True)
+class Record:
+    """Base of every record: unknown or malformed JSON kept in `extra`, key order kept."""
+
+    extra: Mapping[str, Any] = field(default_factory=dict, repr=False, compare=False)
+    key_order: tuple[str, ...] | None = field(default=None, repr=False, compare=False)
+
+    OMIT_IF_NONE: ClassVar[frozenset[str]] = frozenset()
+
+    @classmethod
+    def from_json(cls: type[R], data: Mapping[str, Any]) -> R:
+        """Read a JSON object (never raises for wrong shapes inside it: see the module doc)."""
+        if not isinstance(data, Mapping):
+            raise TypeError(f"{cls.__name__}: expected a JSON object, got {type(data).__name__}")
+        convs = _converters(cls)
+        kw: dict[str, Any] = {}
+        extra: dict[str, Any] = {}
+        for k, v in data.items():
+            conv = convs.get(k)
+            got = conv(v) if conv is not None else _MISSING
+            if got is _MISSING:
+                extra[k] = v
+            else:
+                kw[k] = got
+        return cls(**kw, extra=extra, key_order=tuple(data))
+
+    @classmethod
+    def coerce(cls: type[R], value: R | Mapping[str, Any]) -> R:
+        """`value` as this record: itself, or read from its JSON."""
+        return value if isinstance(value, cls) else cls.from_json(value)
+
+    def to_json(self) -> dict[str, Any]:
+        names = _field_names(type(self))
+        out: dict[str, Any] = {}
+        if self.key_order is None:
+            for n in names:
+                if n in self.extra:
+                    out[n] = self.extra[n]
+                else:
+                    v = getattr(self, n)
+                    if v is None and n in self.OMIT_IF_NONE:
+                        continue
+                    out[n] = _dump(v)
+        else:
+            for k in self.key_order:
+                if k in self.extra:
+                    out[k] = self.extra[k]
+                elif k in names:
+                    out[k] = _dump(getattr(self, k))
+        for k, v in self.extra.items():
+            out.setdefault(k, v)
+        return out
+
+    def with_(self: R, **changes: Any) -> R:
+        """A copy with `changes` (field values, or JSON-shaped values that convert to them)."""
+        convs = _converters(type(self))
+        extra = dict(self.extra)
+        kw: dict[str, Any] = {}
+        for k, v in changes.items():
+            if k not in convs:
+                raise TypeError(f"{type(self).__name__} has no field {k!r}")
+            if not _is_typed_value(v):
+                got = convs[k](v)
+                if got is _MISSING:
+                    raise TypeError(f"{type(self).__name__}.{k}: unexpected value {v!r}")
+                v = got
+            kw[k] = v
+            extra.pop(k, None)
+        order = self.key_order
+        if order is not None:
+            order = order + tuple(k for k in changes if k not in order)
+        return dataclasses.replace(self, **kw, extra=extra, key_order=order)
+
+    def updated(self: R, data: Mapping[str, Any]) -> R:
+        """A copy with the keys of a JSON object applied (unknown keys go to `extra`)."""
+        convs = _converters(type(self))
+        known = {k: v for k, v in data.items() if k in convs}
+        rec = self.with_(**{k: v for k, v in known.items() if convs[k](v) is not _MISSING})
+        bad = {k: v for k, v in data.items() if k not in known or convs[k](v) is _MISSING}
+        if not bad:
+            return rec
+        order = rec.key_order
+        if order is not None:
+            order = order + tuple(k for k in bad if k not in order)
+        return dataclasses.replace(rec, extra={**rec.extra, **bad}, key_order=order)
+
+
+def _is_typed_value(v: Any) -> bool:
+    if isinstance(v, Record):
+        return True
+    return isinstance(v, tuple) and bool(v) and all(isinstance(x, Record) for x in v)
+
+
+def _dump(v: Any) -> Any:
+    if isinstance(v, Record):
+        return v.to_json()
+    if isinstance(v, (tuple, list)):
+        return [_dump(x) for x in v]
+    if isinstance(v, Mapping):
+        return {k: _dump(x) for k, x in v.items()}
+    return v
+
+
+_CONVERTERS: dict[type, dict[str, Any]] = {}
+_FIELD_NAMES: dict[type, tuple[str, ...]] = {}
+
+
+def _field_names(cls: type) -> tuple[str, ...]:
+    names = _FIELD_NAMES.get(cls)
+    if names is None:
+        names = tuple(f.name for f in dataclasses.fields(cls)
+                      if f.name not in ("extra", "key_order"))
+        _FIELD_NAMES[cls] = names
+    return names
+
+
+def _converters(cls: type) -> dict[str, Any]:
+    convs = _CONVERTERS.get(cls)
+    if convs is None:
+        hints = typing.get_type_hints(cls)
+        convs = {n: _converter(hints[n]) for n in _field_names(cls)}
+        _CONVERTERS[cls] = convs
+    return convs
+
+
+def _converter(tp: Any) -> Any:
+    """A function JSON value → field value, or _MISSING when the value does not fit `tp`."""
+    origin = typing.get_origin(tp)
+    if origin in (Union, types.UnionType):
+        options = [_converter(a) for a in typing.get_args(tp) if a is not type(None)]
+        nullable = type(None) in typing.get_args(tp)
+
+        def union(v: Any) -> Any:
+            if v is None:
+                return None if nullable else _MISSING
+            for conv in options:
+                got = conv(v)
+                if got is not _MISSING:
+                    return got
+            return _MISSING
+        return union
+    if tp is Any:
+        return lambda v: v
+    if tp is bool:
+        return lambda v: v if isinstance(v, bool) else _MISSING
+    if tp is int:
+        return lambda v: v if isinstance(v, int) and not isinstance(v, bool) else _MISSING
+    if tp is float:   # ints stay ints, so `31` is written back as `31`, not `31.0`
+        return lambda v: (v if isinstance(v, (int, float)) and not isinstance(v, bool)
+                          else _MISSING)
+    if tp is str:
+        return lambda v: v if isinstance(v, str) else _MISSING
+    if origin is tuple:
+        item = _converter(typing.get_args(tp)[0])
+
+        def items(v: Any) -> Any:
+            if not isinstance(v, (list, tuple)):
+                return _MISSING
+            out = [item(x) for x in v]
+            return _MISSING if any(x is _MISSING for x in out) else tuple(out)
+        return items
+    if origin in (collections.abc.Mapping, dict) or tp in (Mapping, dict):
+        args = typing.get_args(tp)
+        value = _converter(args[1]) if args else (lambda v: v)
+
+        def mapping(v: Any) -> Any:
+            if not isinstance(v, Mapping) or not all(isinstance(k, str) for k in v):
+                return _MISSING
+            out = {k: value(x) for k, x in v.items()}
+            return _MISSING if any(x is _MISSING for x in out.values()) else out
+        return mapping
+    if isinstance(tp, type) and issubclass(tp, Record):
+        return lambda v: tp.from_json(v) if isinstance(v, Mapping) else _MISSING
+    raise TypeError(f"results: no JSON converter for {tp!r}")
+
+
+# --------------------------------------------------------------------------- a RUN's parts
+
+@dataclass(frozen=True, kw_only=True)
+class Frame(Record):
+    """One user frame of a break's stack."""
+    path: str | None = None
+    line: int | None = None
+    function: str | None = None
+
+
+@dataclass(frozen=True, kw_only=True)
+class GraphBreak(Record):
+    """One graph-break site (deduplicated per GB id and innermost user frame)."""
+    gb: str | None = None
+    gb_type: str | None = None
+    path: str | None = None
+    line: int | None = None
+    function: str | None = None
+    source: str | None = None
+    reason: str | None = None
+    explanation: str | None = None
+    hints: tuple[str, ...] = ()
+    url: str | None = None
+    count: int | None = None
+    in_loop: bool | None = None
+    user_stack: tuple[Frame, ...] = ()
+
+
+@dataclass(frozen=True, kw_only=True)
+class RecompileReason(Record):
+    """Why one shape case recompiled: a failed guard and where it came from."""
+    guard: str | None = None
+    dim: str | None = None
+    kind: str | None = None            # guard | size_mismatch | size_one
+    path: str | None = None
+    line: int | None = None
+    source: str | None = None
+
+
+@dataclass(frozen=True, kw_only=True)
+class RecompileCase(Record):
+    shape: Shape = field(default_factory=dict)
+    compiled: bool | None = None
+    recompiles: int | None = None
+    reasons: tuple[RecompileReason, ...] = ()
+    eager_fallback: bool | None = None
+    error: str | None = None
+    OMIT_IF_NONE: ClassVar[frozenset[str]] = frozenset({"error"})
+
+
+@dataclass(frozen=True, kw_only=True)
+class Recompiles(Record):
+    """The matrix phase's recompiles: `count` leaves out torch's own size-1 ones (`size_one`)."""
+    count: int | None = None
+    size_one: int | None = None
+    eager_fallback: bool | None = None
+    limit: int | None = None
+    cases: tuple[RecompileCase, ...] = ()
+    OMIT_IF_NONE: ClassVar[frozenset[str]] = frozenset({"size_one"})
+
+
+@dataclass(frozen=True, kw_only=True)
+class Specialisation(Record):
+    """A dim configured as dynamic that the code specialised to one value."""
+    dim: str | None = None
+    value: int | None = None
+    path: str | None = None
+    line: int | None = None
+    source: str | None = None
+    reason: str | None = None
+
+
+@dataclass(frozen=True, kw_only=True)
+class AccuracyRow(Record):
+    """Compiled vs eager output on one shape case."""
+    shape: Shape = field(default_factory=dict)
+    match: bool | None = None
+    max_abs_err: float | None = None
+    rtol: float | None = None
+    atol: float | None = None
+    message: str | None = None
+    OMIT_IF_NONE: ClassVar[frozenset[str]] = frozenset({"message"})
+
+
+@dataclass(frozen=True, kw_only=True)
+class ExportCase(Record):
+    shape: Shape = field(default_factory=dict)
+    match: bool | None = None
+    max_abs_err: float | None = None
+    error: str | None = None
+    OMIT_IF_NONE: ClassVar[frozenset[str]] = frozenset({"max_abs_err", "error"})
+
+
+@dataclass(frozen=True, kw_only=True)
+class ExportOutcome(Record):
+    """torch.export with the configured dynamic dims. `ok` None: export not attempted."""
+    ok: bool | None = None
+    kind: str | None = None            # None (ok) or one of EXPORT_KINDS
+    message: str | None = None
+    path: str | None = None
+    line: int | None = None
+    source: str | None = None
+    static_dims: tuple[Mapping[str, Any], ...] = ()
+    cases: tuple[ExportCase, ...] = ()
+    gb: str | None = None
+    OMIT_IF_NONE: ClassVar[frozenset[str]] = frozenset({"gb"})
+
+
+@dataclass(frozen=True, kw_only=True)
+class Samples(Record):
+    """A timed series in ms: summary + samples; `rounds` groups them per worker process."""
+    median: float | None = None
+    min: float | None = None
+    iqr: float | None = None
+    samples: tuple[float, ...] = ()
+    rounds: tuple[tuple[float, ...], ...] | None = None
+    OMIT_IF_NONE: ClassVar[frozenset[str]] = frozenset({"rounds"})
+
+    def grouped(self) -> list[list[float]] | list[float]:
+        """What the latency statistic resamples: the rounds when there are any, else samples."""
+        if self.rounds:
+            return [list(r) for r in self.rounds]
+        return list(self.samples)
+
+    def pooled(self, more: Iterable[float]) -> "Samples":
+        """These samples plus one more process's, kept as a round of their own."""
+        new = tuple(float(x) for x in more)
+        rounds = self.rounds or (self.samples,)
+        return summarise(x for r in (*rounds, new) for x in r).with_(rounds=(*rounds, new))
+
+
+def summarise(samples_ms: Iterable[float]) -> Samples:
+    """median / min / IQR (ms, rounded for stable JSON) and the finite samples themselves.
+
+    The IQR is the linear-interpolated p75 - p25 (numpy's default) for any number of
+    samples; `pt2bot.stats` uses the same quantile, so summaries and verdicts agree.
+    """
+    d = summarise_samples(list(samples_ms))
+    return Samples(median=d["median"], min=d["min"], iqr=d["iqr"], samples=tuple(d["samples"]))
+
+
+@dataclass(frozen=True, kw_only=True)
+class LatencyRow(Record):
+    shape: Shape = field(default_factory=dict)
+    eager_ms: Samples | None = None
+    compiled_ms: Samples | None = None
+    reference_ms: Samples | None = None
+    OMIT_IF_NONE: ClassVar[frozenset[str]] = frozenset({"reference_ms"})
+
+    def timing(self, which: str) -> Samples | None:
+        if which not in TIMINGS:
+            raise KeyError(which)
+        return getattr(self, which)
+
+
+@dataclass(frozen=True, kw_only=True)
+class CompileTimes(Record):
+    """The process's first compiled call: `cold` (empty inductor cache) or `warm`."""
+    cold: float | None = None
+    warm: float | None = None
+
+
+@dataclass(frozen=True, kw_only=True)
+class RunError(Record):
+    """Why a model has no result: `kind` in ERROR_KINDS, located in user code when known."""
+    kind: str | None = None
+    message: str | None = None
+    path: str | None = None
+    line: int | None = None
+    signal: str | None = None
+
+
+@dataclass(frozen=True, kw_only=True)
+class PhaseError(Record):
+    """A phase that crashed while the others still ran (`phase: "exit"`: died after writing)."""
+    phase: str | None = None
+    kind: str | None = None
+    message: str | None = None
+    path: str | None = None
+    line: int | None = None
+    traceback: str | None = None
+    OMIT_IF_NONE: ClassVar[frozenset[str]] = frozenset({"traceback"})
+
+
+# --------------------------------------------------------------------------- a RUN
+
+@dataclass(frozen=True, kw_only=True)
+class ModelRun(Record):
+    """One model on one tree: RUN in docs/formats.md. Every measure None = unmeasured."""
+    name: str | None = None
+    status: str | None = None
+    reason: str | None = None
+    error: RunError | None = None
+    graph_count: int | None = None
+    graph_breaks: tuple[GraphBreak, ...] | None = None
+    recompiles: Recompiles | None = None
+    specialized: tuple[Specialisation, ...] | None = None
+    accuracy: tuple[AccuracyRow, ...] | None = None
+    export: ExportOutcome | None = None
+    latency: tuple[LatencyRow, ...] | None = None
+    compile_s: CompileTimes | None = None
+    peak_mem_mb: float | None = None
+    peak_mem_method: str | None = None
+    files: tuple[str, ...] | None = None
+    phases: tuple[str, ...] = ()
+    phase_s: Mapping[str, float] = field(default_factory=dict)
+    phase_errors: tuple[PhaseError, ...] = ()
+    log: str | None = None
+    duration_s: float | None = None
+    OMIT_IF_NONE: ClassVar[frozenset[str]] = frozenset({"error", "log"})
+
+    @classmethod
+    def empty(cls, name: str, status: str = "ok", *, error: RunError | None = None,
+              log: str | None = None, duration_s: float | None = None) -> "ModelRun":
+        """The RUN before anything is measured: the worker starts from it, and a worker that
+        produced nothing (crash, timeout) is reported as it, with its `error`."""
+        return cls(name=name, status=status, error=error, log=log,
+                   duration_s=None if duration_s is None else round(duration_s, 3))
+
+    @property
+    def failed(self) -> bool:
+        return is_failed(self.status)
+
+    @property
+    def ok(self) -> bool:
+        return self.status == "ok"
+
+    def breaks(self) -> tuple[GraphBreak, ...]:
+        return self.graph_breaks or ()
+
+    def latency_rows(self) -> tuple[LatencyRow, ...]:
+        return self.latency or ()
+
+
+@dataclass(frozen=True, kw_only=True)
+class ResultsFile(Record):
+    """`pt2bot run --out FILE`: the header of one smoke run and its models' RUNs."""
+    schema: str = RESULTS_SCHEMA
+    commit: str | None = None
+    torch: str | None = None
+    python: str | None = None
+    device: str | None = None
+    device_name: str | None = None
+    backend: str | None = None
+    config_digest: str | None = None
+    created: str | None = None
+    shard: str | None = None
+    models: tuple[ModelRun, ...] = ()
+
+    @classmethod
+    def empty(cls) -> "ResultsFile":
+        """No model run (nothing selected): a clean result, not a broken run."""
+        return cls(key_order=("schema", "models"))
+
+    @property
+    def is_results(self) -> bool:
+        """Whether this is a results file at all (the schema id, and a list of models)."""
+        return self.schema == RESULTS_SCHEMA and "models" not in self.extra
+
+    def by_name(self) -> dict[str, ModelRun]:
+        return {m.name: m for m in self.models if isinstance(m.name, str)}
+
+
+__all__ = [
+    "AUDIT_SCHEMA", "CHECK_SCHEMA", "ERROR_KINDS", "EXPORT_KINDS", "FAILED_STATUSES",
+    "FINDINGS_SCHEMA", "PHASES", "REPORT_SCHEMA", "RESULTS_SCHEMA", "REVIEW_SCHEMA",
+    "STATUSES", "TIMINGS",
+    "AccuracyRow", "CompileTimes", "ExportCase", "ExportOutcome", "Frame", "GraphBreak",
+    "LatencyRow", "ModelRun", "PhaseError", "RecompileCase", "RecompileReason", "Recompiles",
+    "Record", "ResultsFile", "RunError", "Samples", "Specialisation", "is_failed", "shape_key",
+    "summarise",
+]
