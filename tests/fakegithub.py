@@ -14,6 +14,10 @@ It enforces the GitHub rules pt2bot must respect:
 - comment/review bodies over 65,536 characters and check-run summary/text over 65,535 → 422;
 - more than 50 annotations in one check-run request → 422;
 - writes without a token → 401; an unknown token → 401; a read-only token → 403 on writes;
+- `GET /user` answers the token's account, except for installation tokens (`ghs_...`, what
+  the Actions GITHUB_TOKEN is), which GitHub answers 403 ("enabledForGitHubApps": false);
+- PRs may share a head SHA from different head repositories and branches (`add_pull`'s
+  `head_owner`, `head_repo`, `head_ref`), as anyone can push the same commit to a fork;
 - injectable faults: `fail_next(...)` (e.g. one 500, or a secondary rate limit 403 with
   `Retry-After: 1`).
 """
@@ -44,6 +48,8 @@ SPEC_HOST = "https://api.github.com"
 WRITE_TOKEN = "ghs_write"
 READ_TOKEN = "ghs_read"
 HUMAN_TOKEN = "ghp_alice"
+OTHER_BOT_TOKEN = "ghs_otherbot"     # another App installed on the repository
+APP_TOKEN = "ghs_ourapp"             # our own GitHub App's installation token
 
 _SPEC_LOCK = threading.Lock()
 _SPEC: OpenAPI | None = None
@@ -132,6 +138,7 @@ class PullRequest:
     head_ref: str
     head_owner: str
     files: dict[str, str]                 # path -> unified diff hunks (the `patch` field)
+    head_repo: str = ""                   # the head repository's name (its owner: head_owner)
     commentable: set[tuple[str, int, str]] = field(default_factory=set)
     state: str = "open"
     title: str = "A pull request"
@@ -173,6 +180,8 @@ class FakeGitHub:
             WRITE_TOKEN: Token("github-actions[bot]", True),
             READ_TOKEN: Token("github-actions[bot]", False),
             HUMAN_TOKEN: Token("alice", True, "User"),
+            OTHER_BOT_TOKEN: Token("other-app[bot]", True),
+            APP_TOKEN: Token("pt2bot-app[bot]", True),
         }
         self._ids = itertools.count(1000)
         self._numbers = itertools.count(1)
@@ -230,10 +239,11 @@ class FakeGitHub:
     # ------------------------------------------------------------- test set-up
     def add_pull(self, *, head_sha: str, files: dict[str, str], base_sha: str = "b" * 40,
                  head_ref: str = "feature", head_owner: str | None = None,
-                 number: int | None = None) -> PullRequest:
+                 head_repo: str | None = None, number: int | None = None) -> PullRequest:
         with self.lock:
             n = number or next(self._numbers)
-            pr = PullRequest(n, head_sha, base_sha, head_ref, head_owner or self.owner, files)
+            pr = PullRequest(n, head_sha, base_sha, head_ref, head_owner or self.owner, files,
+                             head_repo=head_repo or self.name)
             for path, patch in files.items():
                 pr.commentable |= commentable_lines(path, patch)
             self.pulls[n] = pr
@@ -310,7 +320,7 @@ class FakeGitHub:
 
     def _pull_json(self, pr: PullRequest) -> dict[str, Any]:
         repo = self._repo_json()
-        head_repo = dict(repo, full_name=f"{pr.head_owner}/{self.name}",
+        head_repo = dict(repo, name=pr.head_repo, full_name=f"{pr.head_owner}/{pr.head_repo}",
                          owner={"login": pr.head_owner, "id": 3, "type": "User"})
         return {"number": pr.number, "id": 5000 + pr.number, "state": pr.state,
                 "title": pr.title, "url": f"{self.repo_url}/pulls/{pr.number}",
@@ -422,6 +432,7 @@ class FakeGitHub:
         R = r"/repos/(?P<owner>[^/]+)/(?P<repo>[^/]+)"
         table = [
             ("GET", r"/rate_limit", self._rate_limit),
+            ("GET", r"/user", self._get_user),
             ("GET", R, self._get_repo),
             ("GET", R + r"/pulls", self._list_pulls),
             ("GET", R + r"/pulls/(?P<n>\d+)", self._get_pull),
@@ -480,6 +491,17 @@ class FakeGitHub:
             raise HTTPError(422, "Validation Failed", errors=[{
                 "resource": "IssueComment", "code": "custom", "field": what,
                 "message": f"{what} is too long (maximum is {limit} characters)"}])
+
+    def _get_user(self, req, tok, body):
+        if tok is None:
+            raise HTTPError(401, "Requires authentication")
+        if tok.type == "Bot":
+            raise HTTPError(403, "Resource not accessible by integration")
+        return 200, dict(self._user(tok), user_view_type="public", node_id="U_1",
+                         avatar_url="", gravatar_id=None, html_url=f"https://github.test/{tok.login}",
+                         site_admin=False, name=None, company=None, blog=None, location=None,
+                         email=None, hireable=None, bio=None, public_repos=0, public_gists=0,
+                         followers=0, following=0, created_at=_now(), updated_at=_now()), None
 
     def _rate_limit(self, req, tok, body):
         core = {"limit": 5000, "remaining": 4999, "reset": 2**31 - 1, "used": 1}

@@ -19,7 +19,7 @@ from pt2bot.findings import Finding
 from pt2bot.publish.github import ClientTuning
 from pt2bot.publish.issue import LABEL, plan_issue, publish_audit
 from pt2bot.audit.history import History
-from pt2bot.audit.report import AUDIT_MARKER
+from pt2bot.audit.report import AUDIT_MARKER, render_audit_markdown, render_regression_comment
 
 DATA = Path(__file__).parent / "data" / "audit"
 T0 = datetime(2026, 11, 1, 2, 0, tzinfo=timezone.utc)
@@ -219,7 +219,8 @@ def test_tracking_issue_lifecycle(tmp_path):
 
         def publish(i, results):
             report, _ = run_night(h, tmp_path, i, results)
-            publish_audit(report, env=env, tuning=FAST)
+            publish_audit(report, body=render_audit_markdown(report),
+                          comment=render_regression_comment(report), env=env, tuning=FAST)
             return report
 
         publish(1, night(1))                                   # clean: no issue

@@ -318,11 +318,15 @@ def test_malformed_artifact_is_a_located_user_error(tmp_path):
 
 
 def test_audit_issue_is_created_once_then_edited(fake):
-    from pt2bot.publish.github import publish_issue
+    # The project's one tracking-issue upsert (pt2bot/publish/issue.py), body as rendered.
+    from pt2bot.publish.issue import TrackingUpdate, publish_tracking_issue
     env = {"GITHUB_TOKEN": WRITE_TOKEN, "GITHUB_API_URL": fake.base_url,
            "GITHUB_REPOSITORY": fake.full_name}
-    n1 = publish_issue("night 1: @team 2 breaks", title="pt2bot audit", env=env, tuning=FAST)
-    n2 = publish_issue("night 2: 1 break", title="pt2bot audit (1 break)", env=env, tuning=FAST)
+    n1 = publish_tracking_issue(TrackingUpdate("night 1: 2 breaks", title="pt2bot audit"),
+                                env=env, tuning=FAST)
+    n2 = publish_tracking_issue(TrackingUpdate("night 2: 1 break", title="pt2bot audit (1 break)",
+                                               regressed=True, comment="worse"),
+                                env=env, tuning=FAST)
     assert n1 == n2
     [issue] = [i for i in fake.issues.values() if not i["_is_pr"]]
     assert issue["title"] == "pt2bot audit (1 break)" and "night 2" in issue["body"]

@@ -95,9 +95,10 @@ def audit(opts: AuditOptions, log: Log = lambda s: None) -> dict[str, Any]:
                                out_dir=opts.out_dir, now=opts.now, keep_runs=opts.keep_runs,
                                keep_days=opts.keep_days, window_days=opts.window_days)
     if opts.publish:
-        from pt2bot.publish.issue import publish_audit
-
-        url = publish_audit(report)
+        from pt2bot.audit.report import render_audit_markdown, render_regression_comment
+        from pt2bot.publish.issue import publish_audit   # the audit renders; publish only posts
+        url = publish_audit(report, body=render_audit_markdown(report),
+                            comment=render_regression_comment(report))
         log(f"tracking issue: {url or 'nothing to do (clean, no open issue)'}")
     return report
 

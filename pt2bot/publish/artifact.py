@@ -3,9 +3,11 @@
 Under the fork-safe pattern the directory is a downloaded artifact that a pull request from
 a fork could have written entirely. So nothing in it is trusted: files must be regular files
 (no symlinks to `/proc/self/environ`), JSON sizes are capped, every field is type-checked,
-lists are capped, and every piece of text is re-defused with `sanitize_markdown` before it
-is posted. The bot's hidden markers are never taken from the artifact: they are stripped
-(defused) and re-added by the publisher from validated fingerprints.
+lists are capped, and every piece of text is made inert before it is posted (Markdown with
+`sanitize_markdown`, plain text with `plain_text`: pt2bot/report/escape.py owns both). The
+bot's hidden markers are never taken from the artifact: they are stripped (defused) and
+re-added by the publisher from validated fingerprints. A value the artifact holds never
+reaches the job's log unescaped either (error messages quote it with `escape.quote`).
 """
 from __future__ import annotations
 
@@ -18,7 +20,9 @@ from pathlib import Path
 from typing import Any
 
 from pt2bot.errors import UserError
-from pt2bot.report.markdown import MARKER_PREFIX, defuse, marker, strip_controls
+from pt2bot.report.escape import (MARKER_PREFIX, has_controls, inert_markdown, log_line,
+                                  plain_text, quote, strip_controls)
+from pt2bot.report.markdown import marker
 
 MAX_JSON_BYTES = 16 * 1024 * 1024
 MAX_MD_BYTES = 4 * 1024 * 1024
@@ -27,6 +31,8 @@ MAX_ANNOTATIONS = 1000       # check-run annotations kept (sent 50 per request)
 MAX_PATH = 500
 MAX_TITLE = 255              # GitHub's limit for annotation titles; check titles are short too
 MAX_ANNOTATION_MESSAGE = 64 * 1024 - 1
+MAX_INT_DIGITS = 20          # a longer integer literal is not a line number (Python refuses
+                             # > 4,300 digits with a ValueError that names no place)
 
 CONCLUSIONS = ("success", "failure", "neutral")
 LEVELS = ("failure", "warning", "notice")
@@ -35,11 +41,27 @@ SIDES = ("LEFT", "RIGHT")
 SUMMARY_MARKER = marker("summary")
 _SHA = re.compile(r"^[0-9a-f]{7,64}$")
 _FINGERPRINT = re.compile(r"^[A-Za-z0-9_.:-]{1,64}$")
-_CONTROL = re.compile(r"[\x00-\x1f\x7f]")
 
 
 class ArtifactError(UserError):
-    """The report directory is missing, malformed or oversized; says which file and field."""
+    """The report directory is missing, malformed or oversized; says which file and field.
+
+    The message is printed to the privileged job's log (cli.py's error boundary, the
+    publisher's warnings), so it is made a safe log line here, whatever it quotes.
+    """
+
+    def __init__(self, message: str) -> None:
+        super().__init__(log_line(message))
+
+
+class _HugeInt:
+    """An integer literal too long to be a number we use; fails every type check."""
+
+    def __init__(self, digits: int) -> None:
+        self.digits = digits
+
+    def __repr__(self) -> str:
+        return f"<an integer of {self.digits:,} digits>"
 
 
 @dataclass(frozen=True)
@@ -101,10 +123,10 @@ def sanitize_markdown(text: str) -> str:
     out: list[str] = []
     at = 0
     for start, end in suggestion_fences(text):
-        out.append(defuse(text[at:start]))
+        out.append(inert_markdown(text[at:start]))
         out.append(text[start:end])
         at = end
-    out.append(defuse(text[at:]))
+    out.append(inert_markdown(text[at:]))
     return "".join(out)
 
 
@@ -180,7 +202,9 @@ def cap_text(text: str, limit: int, pointer: str) -> str:
 def read_untrusted(path: Path, limit: int) -> str:
     """A regular file (never a symlink or device), at most `limit` bytes, as UTF-8 text."""
     try:
-        fd = os.open(path, os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0))
+        # O_NONBLOCK: opening a FIFO for reading would otherwise wait for a writer forever.
+        fd = os.open(path, os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0)
+                     | getattr(os, "O_NONBLOCK", 0))
     except FileNotFoundError:
         raise ArtifactError(f"{path}: missing from the report directory") from None
     except OSError as e:
@@ -206,14 +230,38 @@ def read_untrusted(path: Path, limit: int) -> str:
 def _load_json(path: Path, schema: str) -> dict[str, Any]:
     text = read_untrusted(path, MAX_JSON_BYTES)
     try:
-        data = json.loads(text)
+        data = json.loads(text, parse_int=_parse_int)
     except json.JSONDecodeError as e:
         raise ArtifactError(f"{path}:{e.lineno}:{e.colno}: invalid JSON: {e.msg}") from None
+    except RecursionError:
+        raise ArtifactError(f"{path}:{_deepest(text)}: invalid JSON: nested deeper than the "
+                            "parser allows") from None
+    except ValueError as e:    # anything else json refuses (it names no place)
+        raise ArtifactError(f"{path}: invalid JSON: {e}") from None
     if not isinstance(data, dict):
         raise ArtifactError(f"{path}: expected a JSON object, got {type(data).__name__}")
     if data.get("schema") != schema:
-        raise ArtifactError(f"{path}: schema: expected {schema!r}, got {data.get('schema')!r}")
+        raise ArtifactError(f"{path}: schema: expected {schema!r}, got {quote(data.get('schema'))}")
     return data
+
+
+def _parse_int(literal: str) -> int | _HugeInt:
+    return int(literal) if len(literal) <= MAX_INT_DIGITS else _HugeInt(len(literal))
+
+
+def _deepest(text: str, limit: int = 500) -> str:
+    """`line:col` where bracket nesting (outside strings) first exceeds `limit`."""
+    depth = 0
+    for m in re.finditer(r'"(?:[^"\\]|\\.)*"|[\[{]|[\]}]', text):
+        tok = m.group(0)
+        if tok in ("[", "{"):
+            depth += 1
+            if depth > limit:
+                line = text.count("\n", 0, m.start()) + 1
+                return f"{line}:{m.start() - text.rfind(chr(10), 0, m.start())}"
+        elif tok in ("]", "}"):
+            depth -= 1
+    return "1:1"
 
 
 class _Fields:
@@ -239,7 +287,8 @@ class _Fields:
         if v is None and optional:
             return None
         if not isinstance(v, int) or isinstance(v, bool) or not 1 <= v <= 10_000_000:
-            raise ArtifactError(f"{self.where}.{key}: expected a positive line number")
+            raise ArtifactError(f"{self.where}.{key}: expected a positive line number, got "
+                                f"{quote(v, 40)}")
         return v
 
     def choice(self, key: str, choices: tuple[str, ...], default: str | None = None) -> str:
@@ -251,8 +300,9 @@ class _Fields:
 
 def check_path(path: str, where: str) -> str:
     if (not path or len(path) > MAX_PATH or path.startswith("/") or "\\" in path
-            or _CONTROL.search(path) or any(p in ("", ".", "..") for p in path.split("/"))):
-        raise ArtifactError(f"{where}: not a repository-relative path: {path[:80]!r}")
+            or has_controls(path, allow_whitespace=False)
+            or any(p in ("", ".", "..") for p in path.split("/"))):
+        raise ArtifactError(f"{where}: not a repository-relative path: {quote(path)}")
     return path
 
 
@@ -278,8 +328,9 @@ def _annotation(obj: Any, where: str) -> Annotation:
     return Annotation(path=check_path(f.str("path", limit=MAX_PATH) or "", f"{where}.path"),
                       start_line=start, end_line=max(start, end),
                       level=f.choice("annotation_level", LEVELS),
-                      title=sanitize_markdown(f.str("title", limit=10_000, optional=True) or "")[:MAX_TITLE],
-                      message=sanitize_markdown(f.str("message", limit=MAX_ANNOTATION_MESSAGE) or "")
+                      # Annotations are plain text on GitHub, not Markdown.
+                      title=plain_text(f.str("title", limit=10_000, optional=True) or "")[:MAX_TITLE],
+                      message=plain_text(f.str("message", limit=MAX_ANNOTATION_MESSAGE) or "")
                       or "(no message)")
 
 
@@ -334,13 +385,14 @@ def load_report_dir(directory: str | os.PathLike[str]) -> ReportArtifact:
     text = cf.str("text", limit=MAX_MD_BYTES, optional=True)
     check_out = CheckOutput(
         conclusion=cf.choice("conclusion", CONCLUSIONS),
-        title=sanitize_markdown(cf.str("title", limit=10_000) or "")[:MAX_TITLE] or "pt2bot",
+        title=plain_text(cf.str("title", limit=10_000) or "").replace("\n", " ")[:MAX_TITLE]
+        or "pt2bot",
         summary=clean_text(cf.str("summary", limit=MAX_MD_BYTES) or ""),
         text=clean_text(text) if text else None,
         annotations=tuple(anns), dropped_annotations=dropped)
     if check_out.conclusion != conclusion:
-        warnings.append(f"check.json conclusion {check_out.conclusion!r} differs from "
-                        f"report.json {conclusion!r}; using check.json")
+        warnings.append(f"check.json conclusion {quote(check_out.conclusion)} differs from "
+                        f"report.json {quote(conclusion)}; using check.json")
     return ReportArtifact(directory=d, head=head, conclusion=conclusion, summary=summary,
                           review_body=review_body, comments=tuple(comments), check=check_out,
                           finding_fingerprints=fps, warnings=tuple(warnings))

@@ -6,6 +6,10 @@ a hidden fingerprint; already-posted fingerprints are skipped; comments whose fi
 are marked outdated, or deleted when nobody replied), a `pt2bot` check run on the head SHA
 with annotations in batches of 50, and optionally a commit status.
 
+Which comments are "ours" is decided by author: the account the token belongs to
+(`PT2BOT_BOT_LOGIN`, else `GET /user`, else `github-actions[bot]` for the Actions token,
+which may not read /user), never by "some bot wrote it" (any App could post our marker).
+
 Each of those parts is attempted on its own. A 401/403 on a write (fork PR, read-only token)
 switches to the fallback (workflow-command annotations + job summary) and exits 0: the
 report is never lost. Retries with backoff on 5xx and secondary rate limits come from
@@ -25,11 +29,13 @@ from github import Auth, Github, GithubException, GithubRetry
 from pt2bot.errors import UserError
 from pt2bot.publish.artifact import (SUMMARY_MARKER, InlineComment, ReportArtifact, cap_text,
                                      load_report_dir)
-from pt2bot.publish.fallback import emit_fallback
+from pt2bot.publish.fallback import emit_fallback, notice
 from pt2bot.publish.target import Target, resolve_target
+from pt2bot.report.escape import code_inline, log_line
 from pt2bot.report.markdown import marker
 
 CHECK_NAME = "pt2bot"
+ACTIONS_LOGIN = "github-actions[bot]"   # the author of what the Actions GITHUB_TOKEN posts
 MAX_BODY = 65536               # issue/review comment bodies
 MAX_CHECK_TEXT = 65535         # check-run output.summary / output.text
 MAX_INLINE = 30                # inline comments per review
@@ -66,12 +72,14 @@ class PublishResult:
     stale_marked: int = 0
     stale_deleted: int = 0
     check_run_id: int | None = None
+    check_run_skipped: str | None = None  # why no check run / status was posted
     annotations_posted: int = 0
     status_posted: bool = False
     fallback: str | None = None         # why the fallback was used, or None
     fallback_annotations: int = 0
     warnings: list[str] = field(default_factory=list)
     errors: list[str] = field(default_factory=list)
+    notices: list[str] = field(default_factory=list)   # also printed as ::notice commands
 
     @property
     def exit_code(self) -> int:
@@ -90,6 +98,8 @@ class PublishResult:
                    f"outdated: {self.stale_marked} marked, {self.stale_deleted} deleted")
         if self.check_run_id:
             out.append(f"  check run {self.check_run_id} with {self.annotations_posted} annotations")
+        if self.check_run_skipped:
+            out.append(f"  no check run: {self.check_run_skipped}")
         if self.status_posted:
             out.append("  commit status posted")
         if self.fallback:
@@ -97,7 +107,8 @@ class PublishResult:
                        "as workflow commands, summary in the job summary)")
         out += [f"  warning: {w}" for w in self.warnings]
         out += [f"  error: {e}" for e in self.errors]
-        return out
+        # Warnings quote artifact values: every line is a safe log line.
+        return [log_line(line) for line in out]
 
 
 class _Forbidden(Exception):
@@ -138,11 +149,24 @@ def _attempt(result: PublishResult, what: str, fn: Callable[[], None]) -> bool:
     return False
 
 
-def _is_ours(obj: Any, target: Target) -> bool:
+def resolve_login(gh: Github, target: Target) -> str:
+    """The login of the account the token belongs to: what counts as our comments."""
+    if target.bot_login:
+        return target.bot_login
+    try:
+        return gh.get_user().login
+    except GithubException as e:
+        # An installation token (the Actions GITHUB_TOKEN) may not read /user (403). Another
+        # App's installation token answers the same: its comments then never count as ours
+        # (runs add comments instead of editing them) until PT2BOT_BOT_LOGIN names it.
+        if e.status == 403:
+            return ACTIONS_LOGIN
+        raise
+
+
+def _is_ours(obj: Any, login: str) -> bool:
     user = getattr(obj, "user", None)
-    if user is None:
-        return False
-    return user.type == "Bot" or (target.bot_login is not None and user.login == target.bot_login)
+    return user is not None and user.login == login
 
 
 def _pointer(target: Target) -> str:
@@ -151,18 +175,52 @@ def _pointer(target: Target) -> str:
 
 
 # --------------------------------------------------------------------------- the PR
-def find_pull(repo: Any, target: Target) -> Any | None:
-    """The PR for the trusted head SHA: `commits/{sha}/pulls`, then `pulls?head=owner:branch`
-    (GitHub does not list fork PRs from the commit). An exact head match wins."""
+@dataclass(frozen=True)
+class PullMatch:
+    """The PR a `workflow_run` belongs to, and the other open PRs at the same commit."""
+    pull: Any | None
+    shared: tuple[int, ...] = ()     # open PRs with the same head SHA from another head
+    ambiguous: tuple[int, ...] = ()  # several PRs match head repository and branch
+
+
+def _head_matches(p: Any, target: Target) -> bool:
+    """The PR's head is the event's head repository AND head branch (not just its SHA:
+    anyone can push the same commit to a fork and open a PR from it)."""
+    head_repo = getattr(p.head, "repo", None)
+    if head_repo is None or not target.head_branch or p.head.ref != target.head_branch:
+        return False
+    if target.head_repo:
+        return (head_repo.full_name or "").lower() == target.head_repo.lower()
+    return bool(target.head_owner) and \
+        (head_repo.owner.login or "").lower() == target.head_owner.lower()
+
+
+def find_pull(repo: Any, target: Target) -> PullMatch:
+    """The PR for a `workflow_run`: the open PR whose head repository and branch are the
+    event's, found by `pulls?head=owner:branch` and by the head SHA (`commits/{sha}/pulls`
+    and the open PRs; GitHub lists fork PRs from neither the commit nor the event). Several
+    matches resolve to none. `shared`: every other open PR whose head is the same commit,
+    on which a check run (a commit's, not a PR's) would show as well."""
     sha = target.head_sha
     if not sha:
-        return None
-    candidates = list(repo.get_commit(sha).get_pulls())
-    if not candidates and target.head_owner and target.head_branch:
-        candidates = list(repo.get_pulls(state="open", head=f"{target.head_owner}:{target.head_branch}"))
-    exact = [p for p in candidates if p.head.sha == sha]
-    chosen = exact or [p for p in candidates if p.state == "open"]
-    return chosen[0] if chosen else None
+        return PullMatch(None)
+    candidates: dict[int, Any] = {}
+    if target.head_owner and target.head_branch:
+        for p in repo.get_pulls(state="open", head=f"{target.head_owner}:{target.head_branch}"):
+            candidates[p.number] = p
+    for p in repo.get_commit(sha).get_pulls():
+        candidates.setdefault(p.number, p)
+    # One request per 100 open PRs: the only way to see fork PRs at this commit.
+    for p in repo.get_pulls(state="open"):
+        if p.head.sha == sha:
+            candidates.setdefault(p.number, p)
+    matching = [p for p in candidates.values() if p.state == "open" and _head_matches(p, target)]
+    at_sha = {n for n, p in candidates.items() if p.state == "open" and p.head.sha == sha}
+    if len(matching) != 1:
+        return PullMatch(None, tuple(sorted(at_sha)),
+                         tuple(sorted(p.number for p in matching)) if matching else ())
+    pull = matching[0]
+    return PullMatch(pull, tuple(sorted(at_sha - {pull.number})))
 
 
 def diff_lines(pull: Any) -> set[tuple[str, int, str]]:
@@ -190,12 +248,12 @@ def diff_lines(pull: Any) -> set[tuple[str, int, str]]:
 
 
 # --------------------------------------------------------------------------- summary
-def upsert_summary(issue: Any, body: str, target: Target, result: PublishResult) -> None:
+def upsert_summary(issue: Any, body: str, login: str, result: PublishResult) -> None:
     """Edit the one marker comment in place, or create it; then delete newer duplicates
     (two racing runs may both have created one) and make the survivor carry our body."""
     def ours() -> list[Any]:
         return sorted((c for c in issue.get_comments()
-                       if (c.body or "").startswith(SUMMARY_MARKER) and _is_ours(c, target)),
+                       if (c.body or "").startswith(SUMMARY_MARKER) and _is_ours(c, login)),
                       key=lambda c: c.id)
 
     existing = ours()
@@ -236,9 +294,11 @@ def inline_body(c: InlineComment, target: Target) -> str:
 
 
 def _overflow_line(c: InlineComment) -> str:
+    # The body is already inert (artifact.sanitize_markdown); the path is artifact text too
+    # and goes through the same escape as every other code span (no raw backticks here).
     first = next((ln.strip() for ln in c.body.splitlines() if ln.strip()), "")
     first = first.lstrip("#> ").strip()[:200]
-    return f"- `{c.path}:{c.line}`: {first}"
+    return f"- {code_inline(f'{c.path}:{c.line}', limit=520)}: {first}"
 
 
 def review_body(artifact: ReportArtifact, overflow: list[InlineComment], target: Target) -> str:
@@ -260,9 +320,9 @@ def _review_payload(c: InlineComment, target: Target) -> dict[str, Any]:
 
 
 def post_review(gh: Github, pull: Any, artifact: ReportArtifact, sha: str, target: Target,
-                result: PublishResult, existing: list[Any]) -> None:
+                result: PublishResult, existing: list[Any], login: str) -> None:
     posted = {_fingerprint_of(c.body) for c in existing
-              if _is_ours(c, target) and c.in_reply_to_id is None
+              if _is_ours(c, login) and c.in_reply_to_id is None
               and OUTDATED_MARKER not in (c.body or "")} - {None}
     commentable = diff_lines(pull)
     inline: list[InlineComment] = []
@@ -302,14 +362,14 @@ def post_review(gh: Github, pull: Any, artifact: ReportArtifact, sha: str, targe
     result.overflow = len(overflow)
 
 
-def handle_stale(existing: list[Any], artifact: ReportArtifact, sha: str, target: Target,
+def handle_stale(existing: list[Any], artifact: ReportArtifact, sha: str, login: str,
                  result: PublishResult) -> None:
     """Our comments whose finding is gone: delete when nobody replied, else mark outdated."""
     current = {c.fingerprint for c in artifact.comments} | artifact.finding_fingerprints
     replied = {c.in_reply_to_id for c in existing if c.in_reply_to_id}
     for c in existing:
         fp = _fingerprint_of(c.body)
-        if (fp is None or fp in current or c.in_reply_to_id or not _is_ours(c, target)
+        if (fp is None or fp in current or c.in_reply_to_id or not _is_ours(c, login)
                 or OUTDATED_MARKER in (c.body or "")):
             continue
         if c.id in replied:
@@ -388,6 +448,9 @@ def publish_dir(out_dir: str | os.PathLike[str], *, repo: str | None = None, pr:
         _publish(gh, artifact, target, result)
     except _Forbidden as e:
         return fall_back(f"no permission: {e}")
+    finally:
+        for text in result.notices:
+            notice(text, out=out)
     if result.errors:
         fall_back("some API calls failed: " + "; ".join(result.errors)[:500])
     return result
@@ -398,18 +461,27 @@ def _publish(gh: Github, artifact: ReportArtifact, target: Target, result: Publi
 
     def locate() -> None:
         state["repo"] = gh.get_repo(target.repo)
+        state["login"] = resolve_login(gh, target)
+        state["shared"] = ()
         if target.pr is not None:
             state["pull"] = state["repo"].get_pull(target.pr)
         elif target.event_name == "workflow_run":
-            state["pull"] = find_pull(state["repo"], target)
-            if state["pull"] is None:
-                result.warnings.append(f"no open pull request has head {target.head_sha}; "
-                                       "posting the check run only")
+            match = find_pull(state["repo"], target)
+            state["pull"], state["shared"] = match.pull, match.shared
+            head = f"{target.head_repo or target.head_owner or '?'}:{target.head_branch or '?'}"
+            if match.ambiguous:
+                result.warnings.append(
+                    f"pull requests {', '.join(f'#{n}' for n in match.ambiguous)} all come from "
+                    f"{head}; not posting comments on any of them")
+            elif match.pull is None:
+                result.warnings.append(f"no open pull request comes from {head} at "
+                                       f"{target.head_sha}")
         else:
             state["pull"] = None
 
     if not _attempt(result, "find the pull request", locate):
         return
+    login: str = state["login"]
     pull = state.get("pull")
     result.pr = pull.number if pull is not None else None
     sha = target.head_sha or (pull.head.sha if pull is not None else None) or artifact.head
@@ -425,49 +497,33 @@ def _publish(gh: Github, artifact: ReportArtifact, target: Target, result: Publi
         issue_holder: dict[str, Any] = {}
         _attempt(result, "summary comment", lambda: upsert_summary(
             issue_holder.setdefault("i", pull.as_issue()), summary_body(artifact, target),
-            target, result))
+            login, result))
 
         def review() -> None:
             existing = list(pull.get_review_comments())
-            post_review(gh, pull, artifact, sha, target, result, existing)
-            handle_stale(existing, artifact, sha, target, result)
+            post_review(gh, pull, artifact, sha, target, result, existing, login)
+            handle_stale(existing, artifact, sha, login, result)
         _attempt(result, "review", review)
+    if state["shared"]:
+        # A check run belongs to the commit, so it would show on every PR at this commit
+        # (and could satisfy another PR's required check) whatever PR this run was for.
+        others = ", ".join(f"#{n}" for n in state["shared"])
+        result.check_run_skipped = (f"other open pull requests ({others}) have the same head "
+                                    f"commit {sha[:12]} from another repository or branch")
+        result.notices.append(f"pt2bot posted no check run: {result.check_run_skipped}; "
+                              "its verdict is in the summary comment"
+                              + (f" of #{pull.number}" if pull is not None else ""))
+        return
     _attempt(result, "check run", lambda: publish_check(state["repo"], artifact, sha, target, result))
-
-
-AUDIT_MARKER = marker("audit")
-
-
-def publish_issue(body: str, *, title: str, label: str = "pt2bot-audit", repo: str | None = None,
-                  env: Mapping[str, str] = os.environ, tuning: ClientTuning | None = None) -> int:
-    """Keep ONE open tracking issue current (for `pt2bot audit --publish`): the open issue
-    with `label` whose body starts with the audit marker is edited, else one is created.
-    `body` is sanitized here; returns the issue number. GitHub errors propagate
-    (`GithubException`): the caller decides how an audit reports them."""
-    from pt2bot.publish.artifact import clean_text
-    target = resolve_target(env, repo=repo)
-    if not target.repo or not target.token:
-        raise UserError("publishing the audit issue needs GITHUB_REPOSITORY and GITHUB_TOKEN")
-    text = AUDIT_MARKER + "\n" + cap_text(clean_text(body), MAX_BODY - len(AUDIT_MARKER) - 1,
-                                           _pointer(target))
-    gh_repo = make_github(target, tuning or ClientTuning()).get_repo(target.repo)
-    if label not in {lab.name for lab in gh_repo.get_labels()}:
-        gh_repo.create_label(name=label, color="ee4c2c", description="pt2bot nightly audit")
-    for issue in gh_repo.get_issues(state="open", labels=[label]):
-        if (issue.body or "").startswith(AUDIT_MARKER) and _is_ours(issue, target):
-            if issue.body != text or issue.title != title:
-                issue.edit(title=title, body=text)
-            return issue.number
-    return gh_repo.create_issue(title=title, body=text, labels=[label]).number
 
 
 def cli_publish(args: argparse.Namespace) -> int:
     result = publish_dir(args.dir, repo=args.repo, pr=args.pr)
     for line in result.lines():
-        print(line)
+        print(line)   # already log-safe (PublishResult.lines)
     return result.exit_code
 
 
-__all__ = ["publish_dir", "cli_publish", "PublishResult", "ClientTuning", "find_pull",
-           "upsert_summary", "post_review", "publish_issue", "handle_stale", "publish_check", "diff_lines",
-           "UserError"]
+__all__ = ["publish_dir", "cli_publish", "PublishResult", "ClientTuning", "find_pull", "PullMatch",
+           "resolve_login", "upsert_summary", "post_review", "handle_stale", "publish_check",
+           "diff_lines", "UserError"]

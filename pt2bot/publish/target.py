@@ -4,8 +4,9 @@ Everything comes from the GitHub Actions conventions (GITHUB_API_URL, GITHUB_TOK
 GITHUB_REPOSITORY, GITHUB_EVENT_NAME / GITHUB_EVENT_PATH, GITHUB_SHA) with `--repo`/`--pr`
 overriding. The event payload is written by GitHub, so it is trusted; the report artifact
 is not, which is why neither the PR number nor the commit comes from it. Under
-`workflow_run` the PR is looked up later through the API from the run's head SHA
-(`pt2bot.publish.github.find_pull`): the event's own `pull_requests` list is empty for forks.
+`workflow_run` the PR is looked up later through the API from the run's head SHA, head
+repository and head branch (`pt2bot.publish.github.find_pull`): the event's own
+`pull_requests` list is empty for forks.
 """
 from __future__ import annotations
 
@@ -32,10 +33,13 @@ class Target:
     event_name: str | None
     head_owner: str | None = None   # workflow_run: the head repository's owner (fork lookups)
     head_branch: str | None = None
+    head_repo: str | None = None    # workflow_run: the head repository (OWNER/NAME); the PR
+                                    # must come from it AND head_branch, not just the SHA
     run_url: str | None = None      # link to this workflow run (pointer to the full report)
     step_summary: Path | None = None
     commit_status: bool = False     # also post a commit status (PT2BOT_COMMIT_STATUS=true)
-    bot_login: str | None = None    # PT2BOT_BOT_LOGIN: our comments' author when not a Bot
+    bot_login: str | None = None    # PT2BOT_BOT_LOGIN: the token's account, when GET /user
+                                    # cannot tell (a GitHub App's installation token)
 
 
 def _event(env: Mapping[str, str]) -> dict[str, Any]:
@@ -71,7 +75,7 @@ def resolve_target(env: Mapping[str, str], *, repo: str | None = None,
     event_name = env.get("GITHUB_EVENT_NAME") or None
     event = _event(env)
     head_sha: str | None = None
-    head_owner = head_branch = None
+    head_owner = head_branch = head_repo = None
     if event_name in ("pull_request", "pull_request_target") and isinstance(event.get("pull_request"), dict):
         pull = event["pull_request"]
         if pr is None and isinstance(pull.get("number"), int):
@@ -81,8 +85,11 @@ def resolve_target(env: Mapping[str, str], *, repo: str | None = None,
         run = event["workflow_run"]
         head_sha = _sha(run.get("head_sha"))
         head_branch = run.get("head_branch") if isinstance(run.get("head_branch"), str) else None
-        owner = ((run.get("head_repository") or {}).get("owner") or {}).get("login")
+        head_repository = run.get("head_repository") if isinstance(run.get("head_repository"), dict) else {}
+        owner = (head_repository.get("owner") or {}).get("login")
         head_owner = owner if isinstance(owner, str) else None
+        full = head_repository.get("full_name")
+        head_repo = full if isinstance(full, str) and _REPO.match(full) else None
     if head_sha is None and event_name not in ("pull_request", "pull_request_target", "workflow_run"):
         head_sha = _sha(env.get("GITHUB_SHA"))
 
@@ -94,7 +101,8 @@ def resolve_target(env: Mapping[str, str], *, repo: str | None = None,
     summary = env.get("GITHUB_STEP_SUMMARY")
     return Target(api_url=api_url, token=env.get("GITHUB_TOKEN") or env.get("INPUT_TOKEN") or None,
                   repo=repo, pr=pr, head_sha=head_sha, event_name=event_name,
-                  head_owner=head_owner, head_branch=head_branch, run_url=run_url,
+                  head_owner=head_owner, head_branch=head_branch, head_repo=head_repo,
+                  run_url=run_url,
                   step_summary=Path(summary) if summary else None,
                   commit_status=_truthy(env.get("PT2BOT_COMMIT_STATUS")),
                   bot_login=env.get("PT2BOT_BOT_LOGIN") or None)

@@ -6,7 +6,7 @@ publisher sends them 50 per request; this module caps the total.
 """
 from __future__ import annotations
 
-from pt2bot.report.markdown import cap, defuse, utf8_len
+from pt2bot.report.escape import cap, plain_text, utf8_len
 from pt2bot.report.review import confirming_breaks
 from pt2bot.report.summary import render_summary
 
@@ -19,7 +19,7 @@ MAX_MESSAGE = 2_000
 
 def render_check(report: dict) -> dict:
     conclusion = report.get("conclusion") or "neutral"
-    title = cap(defuse(str(report.get("summary_title") or conclusion)).replace("\n", " "),
+    title = cap(plain_text(report.get("summary_title") or conclusion).replace("\n", " "),
                 MAX_TITLE)
     annotations = collect_annotations(report)
     text = None
@@ -37,7 +37,7 @@ def render_check(report: dict) -> dict:
 
 
 def _plain(text: object, limit: int = MAX_MESSAGE) -> str:
-    return cap(defuse(str(text or "")), limit)
+    return cap(plain_text(text or ""), limit)
 
 
 def collect_annotations(report: dict) -> list[dict]:

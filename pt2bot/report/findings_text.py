@@ -8,13 +8,12 @@ from __future__ import annotations
 
 import json
 import os
-import re
 from typing import Sequence
 
 from pt2bot.findings import Finding
+from pt2bot.report.escape import command_data, command_property, terminal_text
 
 FINDINGS_SCHEMA = "pt2bot.findings/1"
-_CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f\u2028\u2029\u202a-\u202e\u2066-\u2069]")
 
 
 def render_findings(findings: Sequence[Finding], fmt: str, *, root: str | None = None,
@@ -34,8 +33,8 @@ def render_findings(findings: Sequence[Finding], fmt: str, *, root: str | None =
 
 
 def safe_text(s: str) -> str:
-    """Drop terminal control characters and bidi overrides from untrusted text."""
-    return _CONTROL.sub("\ufffd", s)
+    """Untrusted text for the terminal (pt2bot/report/escape.py `terminal_text`)."""
+    return terminal_text(s)
 
 
 def _raw_line(root: str | None, f: Finding, cache: dict[str, list[str] | None]) -> str | None:
@@ -77,14 +76,10 @@ def render_text(findings: Sequence[Finding], *, root: str | None = None) -> str:
     return "\n".join(out) + ("\n" if out else "")
 
 
-def escape_data(s: str) -> str:
-    """actions/toolkit `escapeData`."""
-    return s.replace("%", "%25").replace("\r", "%0D").replace("\n", "%0A")
-
-
-def escape_property(s: str) -> str:
-    """actions/toolkit `escapeProperty`: also `:` and `,`, which end a property."""
-    return escape_data(s).replace(":", "%3A").replace(",", "%2C")
+# The workflow-command escapes are pt2bot/report/escape.py's (one definition for the
+# `check --format github` output and the publisher's fallback alike).
+escape_data = command_data
+escape_property = command_property
 
 
 def render_github(findings: Sequence[Finding]) -> str:

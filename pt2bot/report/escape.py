@@ -1,0 +1,284 @@
+"""Every escape of untrusted text, one function per sink. Nothing else in pt2bot escapes.
+
+Untrusted text is whatever came from user code or a run of it (break reasons, exception
+messages, source lines, paths, model names) and, in the privileged publisher, everything in a
+report artifact (a fork's pull request may have written it whole). The sinks:
+
+- **Markdown we render** (`escape_inline`, `code_inline`, `code_block`, `suggestion_block`):
+  text from the report's fields into the summary comment, review comments, check summary.
+- **Markdown we re-post** (`inert_markdown`): an artifact's already-rendered Markdown. Our
+  own markup (tables, emphasis, code, `<details>`/`<summary>`/`<sub>`, GB links built from
+  codes matching `GB[0-9]{4}`) stays; every other HTML tag, link, image, autolink, mention,
+  issue or cross-repository reference, entity and hidden marker is made inert.
+- **Plain text on GitHub** (`plain_text`): check-run titles and annotations (not Markdown).
+- **Workflow commands** (`command_data`, `command_property`): `::error file=..::msg`.
+- **Log lines** (`log_line`, `log_block`, `quote`): anything printed to the job's log.
+- **Terminal** (`terminal_text`): `pt2bot check --format text`.
+- **Job summary** (`cap_utf8`): Markdown as above, capped in BYTES (the runner's limit).
+- **HTML** (`html_text`): the audit's report.html.
+
+Neutralising inserts a zero-width space (`ZWSP`) where a construct would start: it is
+invisible when rendered, in prose and in code alike, so this module never needs to know
+whether GitHub will parse a spot as code (a guess that can be wrong is a hole). Every escape
+is idempotent: applying it twice gives the same text, so publishing twice changes nothing.
+"""
+from __future__ import annotations
+
+import html
+import re
+
+ZWSP = "\u200b"  # zero-width space: breaks auto-linking and markers, invisible when rendered
+MARKER_PREFIX = "<!-- pt2bot:"
+
+# Default caps (characters). A single untrusted item must never dominate a 65,536-char body.
+INLINE_CAP = 300
+CODE_CAP = 4_000
+
+# THE set of characters no sink lets through: C0 controls except tab and newline (CR is
+# normalised to a newline first), DEL and C1, line/paragraph separators, bidi embeddings,
+# overrides, isolates and marks ("trojan source"), the BOM, and lone surrogates (not
+# encodable as UTF-8: one in an annotation used to kill the fallback's print halfway).
+CONTROL_CHARS = ("\x00-\x08\x0b-\x1f\x7f-\x9f\u061c\u200e\u200f\u2028\u2029\u202a-\u202e"
+                 "\u2066-\u2069\ufeff\ud800-\udfff")
+_CONTROL = re.compile(f"[{CONTROL_CHARS}]")
+_CONTROL_OR_SPACE = re.compile(f"[{CONTROL_CHARS}\t\n]")
+
+# Things GitHub turns into pings, links or cross-references in rendered text.
+_MENTION = re.compile(r"@(?=[A-Za-z0-9_-])")                # @user, @org/team, owner/repo@sha
+_ISSUE_REF = re.compile(r"#(?=\d)")                         # #1, owner/repo#1, &#64;
+_GH_REF = re.compile(r"(?i)\b(GH)(?=-\d)")                  # GH-789
+_HTML_COMMENT = re.compile(r"<!--")
+_WWW = re.compile(r"(?i)www\.")                           # www.x (https://x: see _autolinks)
+# Enough to stop emphasis, code, links/images, tables and strikethrough; parentheses
+# alone make no link once brackets are escaped, so they stay readable.
+_MD_SPECIAL = re.compile(r"([\\`*_\[\]|~])")
+# Only at the start of a line do these make lists/headings (`1.` → `1\.`).
+_MD_LEADING = re.compile(r"^(\s*)(?:([-+#])|(\d+)\.)")
+_BACKTICKS = re.compile(r"`+")
+
+# inert_markdown: our own markup that stays. GB links exactly as summary.py's gb_link builds
+# them (pt2bot/gb.py's page URL for the same code); the tags exactly as markdown.details and
+# summary.render_footer write them (no attributes but `open`).
+_KEPT = re.compile(
+    r"\[GB(?P<gb>\d{4})\]\(https://meta-pytorch\.github\.io/compile-graph-break-site/gb/"
+    r"gb(?P<gb2>\d{4})\.html\)"
+    r"|</?(?:details|summary|sub)>|<details open>|<br>")
+_AMP = re.compile(r"&(?!(?:lt|gt|amp|quot);|" + ZWSP + ")")
+_LINK_TAIL = re.compile(r"\](?=[(\[:])")      # ](url)  ][ref]  [ref]: url  (also images)
+_TAG_OPEN = re.compile(r"<(?!" + ZWSP + ")")
+
+
+def strip_controls(text: str) -> str:
+    """Drop the control set; normalise newlines to \\n."""
+    text = text.replace("\r\n", "\n").replace("\r", "\n")
+    return _CONTROL.sub("", text)
+
+
+def has_controls(text: str, *, allow_whitespace: bool = True) -> bool:
+    """Whether `text` holds a character of the control set (or a tab/newline)."""
+    return bool((_CONTROL if allow_whitespace else _CONTROL_OR_SPACE).search(text))
+
+
+def terminal_text(text: str) -> str:
+    """For a terminal: each control character becomes U+FFFD (visible, never executed)."""
+    return _CONTROL.sub("\ufffd", text)
+
+
+def defuse(text: str) -> str:
+    """Break mentions, issue/cross-repository refs and HTML comments; looks unchanged.
+
+    Safe in every context, code included (GitHub renders code literally, but the publisher
+    searches raw bodies for markers, so `<!--` must be broken there too).
+    """
+    text = strip_controls(text)
+    text = _HTML_COMMENT.sub("<!" + ZWSP + "--", text)
+    text = _MENTION.sub("@" + ZWSP, text)
+    text = _GH_REF.sub(r"\1" + ZWSP, text)
+    return _ISSUE_REF.sub("#" + ZWSP, text)
+
+
+def plain_text(text: object) -> str:
+    """Plain text GitHub shows as is (check-run title, annotation title and message)."""
+    return defuse(str(text))
+
+
+def neutralise(text: object) -> str:
+    """Untrusted text for Markdown prose: mentions, refs and HTML made inert.
+
+    `<`, `>` and `&` become entities, so no tag (and no `<!--`) survives; markdown
+    emphasis is left alone (use `escape_inline` for that as well).
+    """
+    text = defuse(str(text))
+    return text.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
+
+
+def cap(text: str, limit: int, *, ellipsis: str = "…") -> str:
+    """At most `limit` characters; a cut is marked with `ellipsis`."""
+    if limit <= 0:
+        return ""
+    if len(text) <= limit:
+        return text
+    return text[: max(0, limit - len(ellipsis))] + ellipsis
+
+
+def escape_inline(text: object, *, limit: int = INLINE_CAP) -> str:
+    """One line of untrusted prose: neutralised, markdown syntax escaped, capped.
+
+    Safe in a table cell (pipes escaped) and in link text. Newlines become spaces.
+    """
+    s = cap(strip_controls(str(text)).replace("\n", " ").replace("\t", " "), limit)
+    s = _MD_SPECIAL.sub(r"\\\1", s)
+    # GitHub autolinks bare URLs and www. names; user text gets no clickable links.
+    s = _autolinks(s)
+    s = _MD_LEADING.sub(lambda m: m.group(1) + ("\\" + m.group(2) if m.group(2)
+                                                else m.group(3) + "\\."), s)
+    return neutralise(s)
+
+
+def code_inline(text: object, *, limit: int = INLINE_CAP, table: bool = False) -> str:
+    """An inline code span that no backtick run inside can close.
+
+    In a table cell GitHub splits on `|` even inside code spans, unless escaped.
+    """
+    s = cap(defuse(str(text)).replace("\n", " ").replace("\t", " "), limit)
+    if not s.strip():
+        return ""
+    runs = [len(r) for r in _BACKTICKS.findall(s)]
+    fence = "`" * (max(runs, default=0) + 1)
+    # A span that starts or ends with a backtick needs padding, or it merges with the fence.
+    pad = " " if s.startswith("`") or s.endswith("`") or s.startswith(" ") else ""
+    if table:
+        s = s.replace("|", "\\|")
+    return f"{fence}{pad}{s}{pad}{fence}"
+
+
+def code_block(text: object, lang: str = "", *, limit: int = CODE_CAP) -> str:
+    """A fenced block whose fence is longer than any backtick run inside."""
+    s = cap(defuse(str(text)).rstrip("\n"), limit)
+    runs = [len(r) for r in _BACKTICKS.findall(s)]
+    fence = "`" * max(3, max(runs, default=0) + 1)
+    lang = lang if re.fullmatch(r"[A-Za-z0-9_+-]{0,20}", lang) else ""
+    return f"{fence}{lang}\n{s}\n{fence}"
+
+
+def suggestion_block(text: str) -> str:
+    """A GitHub ```suggestion block; the text replaces the commented line verbatim.
+
+    Not defused beyond marker-breaking: a suggestion is code that will be committed, and
+    zero-width spaces inside it would corrupt it. Mentions do not fire inside code.
+    """
+    s = strip_controls(str(text)).rstrip("\n")
+    s = _HTML_COMMENT.sub("<!" + ZWSP + "--", s) if MARKER_PREFIX in s else s
+    runs = [len(r) for r in _BACKTICKS.findall(s)]
+    fence = "`" * max(3, max(runs, default=0) + 1)
+    return f"{fence}suggestion\n{s}\n{fence}"
+
+
+def inert_markdown(text: str) -> str:
+    """An artifact's Markdown, re-posted: only our own markup stays live.
+
+    Kept: Markdown structure (headings, lists, tables, emphasis, code), the tags
+    `<details>`/`<details open>`/`<summary>`/`<sub>`/`<br>` without other attributes, and
+    `[GBnnnn](<that code's page>)`. Made inert with a zero-width space: every other `<`
+    (tags, autolinks `<http://..>`, `<!--` markers), every `&` that is not `&lt;`/`&gt;`/
+    `&amp;`/`&quot;` (so `&#64;user` stays text), link and image targets (`](`, `][`, and
+    reference definitions `]:`), bare URLs (`://`, `www.`), mentions, `#123`,
+    `owner/repo#1` and `GH-789`. Callers keep well-formed suggestion blocks verbatim
+    (pt2bot/publish/artifact.py `sanitize_markdown`).
+    """
+    out: list[str] = []
+    at = 0
+    for m in _KEPT.finditer(text):
+        if m.group("gb") is not None and (m.group("gb") != m.group("gb2")
+                                          or text[max(0, m.start() - 1):m.start()] in ("!", "\\")):
+            continue   # another code's page, an image, or escaped brackets: not ours
+        out.append(_inert(text[at:m.start()]))
+        out.append(m.group(0))
+        at = m.end()
+    out.append(_inert(text[at:]))
+    return "".join(out)
+
+
+def _inert(text: str) -> str:
+    s = defuse(text)
+    s = _TAG_OPEN.sub("<" + ZWSP, s)
+    s = _AMP.sub("&" + ZWSP, s)
+    s = _LINK_TAIL.sub("]" + ZWSP, s)
+    return _autolinks(s)
+
+
+def _autolinks(s: str) -> str:
+    # GitHub autolinks bare URLs and www. names (GFM "autolink" extension).
+    return _WWW.sub("www" + ZWSP + ".", s.replace("://", ":/" + ZWSP + "/"))
+
+
+# --------------------------------------------------------------------------- the job's log
+# The runner executes `::command::` at the start of a line and the legacy `##[command]`
+# anywhere in one (actions/runner src/Runner.Worker/ActionCommandManager.cs). Escaping per
+# the toolkit (https://github.com/actions/toolkit/blob/main/packages/core/src/command.ts)
+# plus a zero-width space in every `##[`.
+_LEGACY = re.compile(r"##\[")
+
+
+def command_data(text: object) -> str:
+    """The message of a workflow command (`::error ...::MESSAGE`)."""
+    s = str(text).replace("%", "%25").replace("\r", "%0D").replace("\n", "%0A")
+    s = _CONTROL.sub("", s)
+    return _LEGACY.sub("##" + ZWSP + "[", s)
+
+
+def command_property(text: object) -> str:
+    """A property value of a workflow command (`file=`, `title=`)."""
+    return command_data(text).replace(":", "%3A").replace(",", "%2C")
+
+
+def log_line(text: object) -> str:
+    """One line of log: controls dropped, newlines shown as `\\n`, no command can start."""
+    s = strip_controls(str(text)).replace("\n", "\\n")
+    s = _LEGACY.sub("##" + ZWSP + "[", s)
+    return ZWSP + s if s.lstrip().startswith("::") else s
+
+
+def log_block(text: object) -> str:
+    """Several lines of log (e.g. the summary when there is no job summary file)."""
+    return "\n".join(log_line(line) for line in strip_controls(str(text)).split("\n"))
+
+
+def quote(value: object, limit: int = 80) -> str:
+    """A value quoted in a log or error message (like repr, and safe to print)."""
+    s = value if isinstance(value, str) else repr(value)
+    return log_line(repr(s[:limit]) + ("…" if len(s) > limit else ""))
+
+
+# --------------------------------------------------------------------------- sizes, HTML
+def utf8_len(text: str) -> int:
+    return len(text.encode("utf-8", "surrogatepass"))
+
+
+def truncate_utf8(text: str, limit: int) -> str:
+    """The longest prefix of `text` of at most `limit` UTF-8 bytes, not splitting a char."""
+    raw = text.encode("utf-8", "surrogatepass")
+    if len(raw) <= limit:
+        return text
+    return raw[:limit].decode("utf-8", "ignore")
+
+
+def cap_utf8(text: str, limit: int, note: str) -> str:
+    """At most `limit` UTF-8 bytes; a cut ends with `note` (for the job summary's 1 MiB)."""
+    if utf8_len(text) <= limit:
+        return text
+    return truncate_utf8(text, max(0, limit - utf8_len(note))) + note
+
+
+def html_text(text: object) -> str:
+    """Text for an HTML page (attributes included): controls dropped, all of <>&\"' escaped."""
+    return html.escape(strip_controls(str(text)), quote=True)
+
+
+__all__ = [
+    "ZWSP", "MARKER_PREFIX", "CONTROL_CHARS", "strip_controls", "has_controls",
+    "terminal_text", "defuse", "plain_text", "neutralise", "cap", "escape_inline",
+    "code_inline", "code_block", "suggestion_block", "inert_markdown", "command_data",
+    "command_property", "log_line", "log_block", "quote", "utf8_len", "truncate_utf8",
+    "cap_utf8", "html_text",
+]
