@@ -139,6 +139,20 @@ class Record:
             order = order + tuple(k for k in changes if k not in order)
         return dataclasses.replace(self, **kw, extra=extra, key_order=order)
 
+    def without(self: R, *names: str) -> R:
+        """A copy where the fields `names` are unset and absent from the JSON."""
+        convs = _converters(type(self))
+        defaults = {f.name: f for f in dataclasses.fields(self) if f.name in names}
+        if set(names) - set(convs):
+            raise TypeError(f"{type(self).__name__} has no field(s) {sorted(set(names) - set(convs))}")
+        kw = {n: (f.default_factory() if f.default_factory is not dataclasses.MISSING
+                  else f.default) for n, f in defaults.items()}
+        extra = {k: v for k, v in self.extra.items() if k not in names}
+        # Pin the order to what is written now, less these (a canonical record writes all).
+        order = tuple(k for k in (self.key_order if self.key_order is not None
+                                  else tuple(self.to_json())) if k not in names)
+        return dataclasses.replace(self, **kw, extra=extra, key_order=order)
+
     def updated(self: R, data: Mapping[str, Any]) -> R:
         """A copy with the keys of a JSON object applied (unknown keys go to `extra`)."""
         convs = _converters(type(self))

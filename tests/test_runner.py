@@ -9,17 +9,25 @@ import pytest
 
 from pt2bot.config import Config, ModelConfig
 from pt2bot.errors import UserError
-from pt2bot.smoke import runner
-from pt2bot.smoke.runner import (
-    classify_exit,
-    log_name,
-    merge_results,
-    parse_shard,
-    pick_models,
-    scrub_env,
-    shard_models,
-    status_line,
-)
+from pt2bot.results import RESULTS_SCHEMA
+from pt2bot.smoke import runner, supervise
+from pt2bot.smoke.env import scrub_env
+from pt2bot.smoke.runner import log_name, status_line
+from pt2bot.smoke.shard import merge_results, parse_shard, pick_models, shard_models
+
+
+# The supervisor speaks pt2bot.results records; these tests read the JSON a RUN carries.
+def classify_exit(*args, **kw) -> dict:
+    return supervise.classify_exit(*args, **kw).to_json()
+
+
+def _normalise_run(*args, **kw) -> dict:
+    return supervise.normalise_run(*args, **kw).to_json()
+
+
+def _read_run(path: str) -> dict | str:
+    run = supervise.read_run(path)
+    return run if isinstance(run, str) else run.to_json()
 
 
 def _models(*names: str) -> tuple[ModelConfig, ...]:
@@ -156,41 +164,41 @@ def test_classify_exit_finds_import_errors_and_their_user_location():
 
 def test_error_messages_are_bounded():
     err = classify_exit(1, "x" * 100_000, repo_root="/r", oom_before=None, oom_after=None)
-    assert len(err["message"]) <= runner.MESSAGE_CHARS + 1
+    assert len(err["message"]) <= supervise.MESSAGE_CHARS + 1
 
 
 def test_read_tail_reads_only_the_end_of_a_big_log(tmp_path):
     log = tmp_path / "big.log"
     log.write_text("".join(f"line {k}\n" for k in range(200_000)))
-    tail = runner.read_tail(str(log), limit=1000)
+    tail = supervise.read_tail(str(log), limit=1000)
     assert tail.endswith("line 199999\n") and len(tail) <= 1000
     assert tail.startswith("line ")                     # no partial first line
-    assert runner.read_tail(str(tmp_path / "missing.log")) == ""
+    assert supervise.read_tail(str(tmp_path / "missing.log")) == ""
 
 
 # ------------------------------------------------------------------ RUN normalisation
 
 def test_normalise_run_pins_runner_owned_fields_and_repairs_bad_errors():
-    run = runner._normalise_run({"name": "evil/../../x", "status": "error", "error": {"kind": "??"}},
+    run = _normalise_run({"name": "evil/../../x", "status": "error", "error": {"kind": "??"}},
                                 name="m", log_rel="logs/m.log", duration_s=1.23456)
     assert run["name"] == "m" and run["log"] == "logs/m.log" and run["duration_s"] == 1.235
     assert run["error"]["kind"] == "exception"
-    run = runner._normalise_run({"name": "m", "status": "ok", "error": {"kind": "crash"}},
+    run = _normalise_run({"name": "m", "status": "ok", "error": {"kind": "crash"}},
                                 name="m", log_rel="logs/m.log", duration_s=1.0)
     assert "error" not in run                         # present only for error/timeout
 
 
 def test_read_run_rejects_what_is_not_a_run(tmp_path):
     p = tmp_path / "out.json"
-    assert "no result" in runner._read_run(str(p))
+    assert "no result" in _read_run(str(p))
     p.write_text("{not json")
-    assert "not valid JSON" in runner._read_run(str(p))
+    assert "not valid JSON" in _read_run(str(p))
     p.write_text("[1, 2]")
-    assert "not a JSON object" in runner._read_run(str(p))
+    assert "not a JSON object" in _read_run(str(p))
     p.write_text('{"status": "fine"}')
-    assert "invalid status" in runner._read_run(str(p))
+    assert "invalid status" in _read_run(str(p))
     p.write_text('{"name": "m", "status": "ok"}')
-    assert runner._read_run(str(p)) == {"name": "m", "status": "ok"}
+    assert _read_run(str(p)) == {"name": "m", "status": "ok"}
 
 
 def test_log_names_are_safe_and_do_not_collide():
@@ -211,7 +219,7 @@ def test_status_line_says_what_failed_and_where():
 # ------------------------------------------------------------------ merge
 
 def _results(shard: str, *names: str, **over) -> dict:
-    base = {"schema": runner.RESULTS_SCHEMA, "commit": "a" * 40, "torch": "2.13.0+cpu",
+    base = {"schema": RESULTS_SCHEMA, "commit": "a" * 40, "torch": "2.13.0+cpu",
             "python": "3.11", "device": "cpu", "device_name": "CPU", "backend": "inductor",
             "config_digest": "sha256:abc", "created": f"2025-01-0{shard[0]}T00:00:00+00:00",
             "shard": shard, "models": [{"name": n, "status": "ok"} for n in names]}

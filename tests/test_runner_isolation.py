@@ -15,7 +15,8 @@ from pathlib import Path
 import pytest
 
 from pt2bot.config import Config, InputSpec, ModelConfig, RunConfig
-from pt2bot.smoke import run_models, runner
+from pt2bot.smoke import device, run_models, supervise
+from pt2bot.smoke.env import scrub_env
 
 pytestmark = [pytest.mark.torch, pytest.mark.slow]
 
@@ -69,7 +70,7 @@ def crashy(tmp_path_factory):
         for k, v in {**SECRETS, **ATTACK_ENV, **NEEDED_ENV}.items():
             mp.setenv(k, v)
         # A small cap so the flood is caught within a second instead of after 64 MiB.
-        mp.setattr(runner, "LOG_CAP_BYTES", 2 * 1024 * 1024)
+        mp.setattr(supervise, "LOG_CAP_BYTES", 2 * 1024 * 1024)
         parent_env = dict(os.environ)
         start = time.monotonic()
         results = run_models(_config(tmp), repo_root=str(CRASHY), out_dir=str(out),
@@ -116,11 +117,11 @@ def test_hang_times_out_and_the_whole_process_group_is_gone(crashy):
     run = crashy["runs"]["hangs"]
     err = _assert_failed(run, "timeout", "timeout")
     assert f"{HANG_TIMEOUT_S:g} s" in err["message"]
-    assert HANG_TIMEOUT_S <= run["duration_s"] < HANG_TIMEOUT_S + 3 * runner.TERM_GRACE_S
+    assert HANG_TIMEOUT_S <= run["duration_s"] < HANG_TIMEOUT_S + 3 * supervise.TERM_GRACE_S
     # The worker led its own group: nothing in it may survive, wherever it hung (on a busy
     # machine it may still have been importing torch when the timeout struck).
     worker_pid = crashy["pids"]["hangs"]
-    assert runner.group_members(worker_pid) == []
+    assert supervise.group_members(worker_pid) == []
     assert not _alive(worker_pid)
     pidfile = crashy["tmp"] / "hang.pids"
     if pidfile.exists():   # it reached the model, which started a child: gone too
@@ -149,7 +150,7 @@ def test_syntax_error_is_an_import_error(crashy):
 def test_output_flood_is_stopped_and_the_log_stays_bounded(crashy):
     err = _assert_failed(crashy["runs"]["floods"], "error", "exception")
     assert "bytes of output" in err["message"]
-    assert len(err["message"]) <= runner.MESSAGE_CHARS + 1
+    assert len(err["message"]) <= supervise.MESSAGE_CHARS + 1
     size = (crashy["out"] / "logs" / "floods.log").stat().st_size
     assert size < 2 * 1024 * 1024 + 8 * 1024 * 1024   # the cap plus at most a poll's worth
 
@@ -220,7 +221,7 @@ def test_an_interrupted_run_leaves_no_workers_behind(tmp_path):
                    worker_argv=("-c", QUICK_OR_HANG))
     assert time.monotonic() - start < 60          # not the 300 s timeout
     child_pid = int(log.read_text().split("PIDS", 1)[1].split()[0])
-    assert runner.group_members(pids["hangs"]) == []
+    assert supervise.group_members(pids["hangs"]) == []
     assert not _alive(pids["hangs"]) and not _alive(child_pid)
 
 
@@ -236,36 +237,36 @@ def test_timeout_kills_the_workers_children_too(tmp_path):
     assert (run["status"], run["error"]["kind"]) == ("timeout", "timeout")
     log = (tmp_path / "out" / "logs" / "spawner.log").read_text()
     child_pid = int(log.split("PIDS", 1)[1].split()[0])
-    assert runner.group_members(pids["spawner"]) == []
+    assert supervise.group_members(pids["spawner"]) == []
     assert not _alive(pids["spawner"]) and not _alive(child_pid)
     assert "PIDS" in run["error"]["message"]     # the log's tail is the message
 
 
 def test_device_resolution_probes_torch_in_a_child_process(monkeypatch):
-    env = runner.scrub_env(os.environ, repo_root=str(CRASHY))
-    assert runner.resolve_device("cpu", env).device == "cpu"
+    env = scrub_env(os.environ, repo_root=str(CRASHY))
+    assert device.resolve_device("cpu", env).device == "cpu"
     # Force the real probe (a child process importing torch) even on a machine with no
     # NVIDIA device nodes: on this CPU build of torch it must see no GPU.
-    monkeypatch.setattr(runner, "_may_have_cuda", lambda: True)
+    monkeypatch.setattr(device, "may_have_cuda", lambda: True)
     probed: list[str | None] = []
-    real_probe = runner._probe_cuda
+    real_probe = device.probe_cuda
 
     def probe_once(env):   # one torch import (seconds) serves the three questions below
         if not probed:
             probed.append(real_probe(env))
         return probed[0]
 
-    monkeypatch.setattr(runner, "_probe_cuda", probe_once)
-    info = runner.resolve_device("auto", env)
+    monkeypatch.setattr(device, "probe_cuda", probe_once)
+    info = device.resolve_device("auto", env)
     has_gpu = probed[0] is not None
-    if (runner.torch_version() or "").endswith("+cpu"):
+    if (device.torch_version() or "").endswith("+cpu"):
         assert not has_gpu
     assert info.device == ("cuda" if has_gpu else "cpu") and info.name
     if not has_gpu:
-        with pytest.raises(runner.UserError, match="no CUDA device"):
-            runner.resolve_device("cuda", env)
-    with pytest.raises(runner.UserError, match="--device"):
-        runner.resolve_device("tpu", env)
+        with pytest.raises(device.UserError, match="no CUDA device"):
+            device.resolve_device("cuda", env)
+    with pytest.raises(device.UserError, match="--device"):
+        device.resolve_device("tpu", env)
 
 
 def test_cuda_probe_reports_the_device_a_child_process_sees(tmp_path):
@@ -276,10 +277,10 @@ def test_cuda_probe_reports_the_device_a_child_process_sees(tmp_path):
         "class cuda:\n"
         "    is_available = staticmethod(lambda: True)\n"
         "    get_device_name = staticmethod(lambda i: 'Fake H200 #%d' % i)\n")
-    env = runner.scrub_env(os.environ, repo_root=str(tmp_path / "fake"))
-    assert runner._probe_cuda(env) == "Fake H200 #0"
+    env = scrub_env(os.environ, repo_root=str(tmp_path / "fake"))
+    assert device.probe_cuda(env) == "Fake H200 #0"
     (fake / "__init__.py").write_text("raise ImportError('broken install')\n")
-    assert runner._probe_cuda(env) is None        # a broken torch means no GPU, not a crash
+    assert device.probe_cuda(env) is None        # a broken torch means no GPU, not a crash
 
 
 def test_a_result_written_before_a_crash_at_exit_is_kept_and_the_crash_noted(tmp_path):

@@ -1,7 +1,7 @@
 """Building the model and its inputs for one shape case; comparing outputs.
 
 Everything here runs user code (imports, constructors, input factories), so every failure
-becomes a `WorkerError` with a kind and the innermost user location, never a crash.
+becomes a `ModelError` with a kind and the innermost user location, never a crash.
 """
 from __future__ import annotations
 
@@ -11,7 +11,11 @@ import traceback
 from dataclasses import dataclass, field
 from typing import Any
 
-from pt2bot.smoke._trace import RepoPaths
+from pt2bot.smoke import entry as entry_mod
+from pt2bot.smoke.location import ModelError, RepoPaths, user_location
+
+# The old name of the one model-fault type (pt2bot/smoke/location.py), kept for callers.
+WorkerError = ModelError
 
 DEFAULT_TOLERANCE: dict[str, tuple[float, float]] = {   # dtype → (rtol, atol), compiled vs eager
     "float64": (1e-7, 1e-7),
@@ -25,36 +29,6 @@ _SHAPE_WORDS = re.compile(r"shape|size|dimension|mat1|mat2|expected input|must m
                           re.IGNORECASE)
 
 
-class WorkerError(Exception):
-    """A failure of the model under test: reported as RUN `error`, not raised further."""
-
-    def __init__(self, kind: str, message: str, path: str | None = None,
-                 line: int | None = None) -> None:
-        super().__init__(message)
-        self.kind = kind
-        self.message = message
-        self.path = path
-        self.line = line
-
-    def to_dict(self) -> dict[str, Any]:
-        return {"kind": self.kind, "message": self.message[:4000], "path": self.path,
-                "line": self.line}
-
-
-def user_location(exc: BaseException, paths: RepoPaths) -> tuple[str | None, int | None]:
-    """The innermost traceback frame inside the repo (SyntaxError: its own file:line)."""
-    if isinstance(exc, SyntaxError) and exc.filename:
-        rel = paths.rel(exc.filename)
-        if rel:
-            return rel, exc.lineno
-    loc: tuple[str | None, int | None] = (None, None)
-    for fs in traceback.extract_tb(exc.__traceback__):
-        rel = paths.rel(fs.filename)
-        if rel:
-            loc = (rel, fs.lineno)
-    return loc
-
-
 def _exc_text(exc: BaseException) -> str:
     text = f"{type(exc).__name__}: {exc}"
     return text if len(text) <= 4000 else text[:3999] + "…"
@@ -62,23 +36,21 @@ def _exc_text(exc: BaseException) -> str:
 
 def import_entry(entry: str, paths: RepoPaths, *, kind: str = "import") -> Any:
     """`pkg.mod:attr` → the object (pt2bot.smoke.entry does the import and the diagnosis)."""
-    from pt2bot.smoke.entry import EntryError, load_entry
-
     try:
-        return load_entry(entry, paths.root)
-    except EntryError as e:
-        raise WorkerError(kind, f"{entry}: {e.message} ({e.kind})", e.path, e.line) from None
+        return entry_mod.load_entry(entry, paths.root)
+    except ModelError as e:   # an entry kind (module_not_found, ...) becomes a RUN kind
+        raise ModelError(kind, f"{entry}: {e.message} ({e.kind})", e.path, e.line,
+                         exc_type=e.exc_type) from None
 
 
 def build_model(entry: str, kwargs: dict[str, Any], paths: RepoPaths) -> Any:
     """Import and construct the model (class or factory), in eval mode."""
-    from pt2bot.smoke import entry as entry_mod
-
     obj = import_entry(entry, paths)
     try:
         model = entry_mod.build_model(obj, kwargs or {}, root=paths.root)
-    except entry_mod.EntryError as e:
-        raise WorkerError("import", f"{entry}: {e.message} ({e.kind})", e.path, e.line) from None
+    except ModelError as e:
+        raise ModelError("import", f"{entry}: {e.message} ({e.kind})", e.path, e.line,
+                         exc_type=e.exc_type) from None
     return model.eval()
 
 
@@ -122,7 +94,7 @@ def _make_tensor(spec: dict[str, Any], sizes: list[int], device: str, gen: Any) 
 
     dtype_name = str(spec.get("dtype") or "float32")
     if dtype_name not in _DTYPES:
-        raise WorkerError("input", f"unknown dtype {dtype_name!r}; expected one of "
+        raise ModelError("input", f"unknown dtype {dtype_name!r}; expected one of "
                                    f"{', '.join(_DTYPES)}")
     dtype = getattr(torch, dtype_name)
     low, high = spec.get("low"), spec.get("high")
@@ -132,7 +104,7 @@ def _make_tensor(spec: dict[str, Any], sizes: list[int], device: str, gen: Any) 
         lo = int(low if low is not None else 0)
         hi = int(high if high is not None else 2)
         if hi <= lo:
-            raise WorkerError("input", f"input high ({hi}) must be above low ({lo})")
+            raise ModelError("input", f"input high ({hi}) must be above low ({lo})")
         return torch.randint(lo, hi, sizes, generator=gen, dtype=dtype).to(device)
     if low is None and high is None:
         t = torch.randn(sizes, generator=gen)
@@ -156,7 +128,7 @@ def build_inputs(model_spec: dict[str, Any], model: Any, shape: dict[str, int], 
             made = factory(**shape)
         except Exception as e:  # noqa: BLE001
             path, line = user_location(e, paths)
-            raise WorkerError("input", f"{model_spec['inputs_entry']}({shape}) raised "
+            raise ModelError("input", f"{model_spec['inputs_entry']}({shape}) raised "
                                        f"{_exc_text(e)}", path, line) from None
         if isinstance(made, dict):
             args, kwargs = (), dict(made)
@@ -174,7 +146,7 @@ def build_inputs(model_spec: dict[str, Any], model: Any, shape: dict[str, int], 
         dims: dict[str, dict[int, str]] = {}
         specs = model_spec.get("inputs") or []
         if not specs:
-            raise WorkerError("input", "the model has neither `inputs` nor `inputs_entry`")
+            raise ModelError("input", "the model has neither `inputs` nor `inputs_entry`")
         for i, spec in enumerate(specs):
             sizes: list[int] = []
             axes: dict[int, str] = {}
@@ -187,7 +159,7 @@ def build_inputs(model_spec: dict[str, Any], model: Any, shape: dict[str, int], 
                     sizes.append(int(shape[d]))
                     axes[ax] = d
                 else:
-                    raise WorkerError("input", f"inputs[{i}].shape[{ax}]: dim {d!r} is not in "
+                    raise ModelError("input", f"inputs[{i}].shape[{ax}]: dim {d!r} is not in "
                                                f"`shapes` ({', '.join(shape) or 'none'})")
             t = _make_tensor(spec, sizes, device, gen)
             name = spec.get("name")
@@ -210,7 +182,7 @@ def check_binding(model: Any, case: CaseInputs) -> None:
     try:
         inspect.signature(model.forward).bind(*case.args, **case.kwargs)
     except (TypeError, ValueError) as e:
-        raise WorkerError("input", f"the configured inputs do not fit forward(): {e}") from None
+        raise ModelError("input", f"the configured inputs do not fit forward(): {e}") from None
 
 
 def infer_dims(cases: list[CaseInputs], params: list[str]) -> None:
@@ -251,7 +223,7 @@ def run_forward(model: Any, case: CaseInputs, paths: RepoPaths) -> Any:
                 and _SHAPE_WORDS.search(str(e))):
             kind = "input"
         shape = ", ".join(f"{k}={v}" for k, v in case.shape.items())
-        raise WorkerError(kind, f"forward({shape}) raised {_exc_text(e)}", path, line) from None
+        raise ModelError(kind, f"forward({shape}) raised {_exc_text(e)}", path, line) from None
 
 
 def flatten_outputs(out: Any) -> list[Any]:

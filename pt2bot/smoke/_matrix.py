@@ -101,7 +101,7 @@ def parse_recompile_reason(text: str, case: CaseInputs, known_files: list[str],
     return out
 
 
-def _mark(case: CaseInputs, dynamic: set[str], relaxed: set[str]) -> CaseInputs:
+def mark_dims(case: CaseInputs, dynamic: set[str], relaxed: set[str]) -> CaseInputs:
     """Fresh tensor objects (marks are attributes) with the declared dynamic dims marked."""
     import torch
 
@@ -155,7 +155,7 @@ def measure_matrix(model: Any, cases: list[CaseInputs], eager_outs: list[Any],
                                    "reasons": [], "eager_fallback": fallback}
             out = None
             for _attempt in range(2):
-                marked = _mark(case, dynamic, relaxed)
+                marked = mark_dims(case, dynamic, relaxed)
                 try:
                     t0 = time.perf_counter()
                     out = compiled(*marked.args, **marked.kwargs)

@@ -17,29 +17,14 @@ from __future__ import annotations
 
 import os
 import resource
-import statistics
 import time
 from typing import Any, Callable
 
 from pt2bot.smoke._inputs import CaseInputs
-from pt2bot.smoke._matrix import _mark
+from pt2bot.results import summarise
+from pt2bot.smoke._matrix import mark_dims
 from pt2bot.smoke._timing_util import cache_is_warm, compile_times
 from pt2bot.smoke._trace import reset_dynamo
-
-
-def summarize(samples_ms: list[float]) -> dict[str, Any]:
-    """median / min / IQR of samples in ms (rounded for stable JSON)."""
-    if not samples_ms:
-        return {"median": None, "min": None, "iqr": None, "samples": []}
-    s = sorted(samples_ms)
-    if len(s) >= 4:
-        q = statistics.quantiles(s, n=4, method="inclusive")
-        iqr = q[2] - q[0]
-    else:
-        iqr = s[-1] - s[0]
-    r = lambda v: round(v, 6)  # noqa: E731
-    return {"median": r(statistics.median(s)), "min": r(s[0]), "iqr": r(iqr),
-            "samples": [r(v) for v in samples_ms]}
 
 
 def _timer(device: str) -> Callable[[Callable[[], Any]], float]:
@@ -110,7 +95,7 @@ def measure_latency(model: Any, cases: list[CaseInputs], model_spec: dict[str, A
     compile_s: float | None = None
     with torch.inference_mode():
         for i, case in enumerate(cases):
-            marked = _mark(case, dynamic, relaxed=set(dynamic))   # never raise here
+            marked = mark_dims(case, dynamic, relaxed=set(dynamic))   # never raise here
 
             def eager() -> Any:
                 return model(*case.args, **case.kwargs)
@@ -137,8 +122,9 @@ def measure_latency(model: Any, cases: list[CaseInputs], model_spec: dict[str, A
                 for k in range(3):
                     fn, into = calls[(r + k) % 3]
                     into.append(timer(fn))
-            latency.append({"shape": dict(case.shape), "eager_ms": summarize(e_ms),
-                            "compiled_ms": summarize(c_ms), "reference_ms": summarize(r_ms)})
+            latency.append({"shape": dict(case.shape), "eager_ms": summarise(e_ms).to_json(),
+                            "compiled_ms": summarise(c_ms).to_json(),
+                            "reference_ms": summarise(r_ms).to_json()})
     if device == "cuda":
         peak = torch.cuda.max_memory_allocated() / (1024 * 1024)
         method = "cuda_max_memory_allocated"

@@ -8,11 +8,12 @@ shape specialisations with user stacks. Filenames in structured stacks are inter
 from __future__ import annotations
 
 import logging
-import os
-import sys
-import sysconfig
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any, Iterator
+
+# RepoPaths lives with the other "where in the user's code" helpers; it stays importable
+# from here (pt2bot.testing and the phases use this path).
+from pt2bot.smoke.location import RepoPaths
 
 TRACE_LOGGER = "torch.__trace"
 
@@ -81,73 +82,11 @@ def intern_table() -> dict[int, str]:
 
 
 def frame_file(frame: dict[str, Any], table: dict[int, str]) -> str | None:
+    """A structured-trace frame's filename (interned int or plain string)."""
     f = frame.get("filename")
     if isinstance(f, int):
         return table.get(f)
     return f if isinstance(f, str) else None
-
-
-@dataclass
-class RepoPaths:
-    """Decides which files are the user's and makes them repo-relative."""
-    root: str
-    _excluded: tuple[str, ...] = field(default=(), init=False)
-
-    def __post_init__(self) -> None:
-        self.root = os.path.realpath(self.root)
-        # A virtualenv or site-packages inside the repo (e.g. ./.venv) is not user code.
-        excl = {os.path.realpath(p) for p in (sys.prefix, sys.base_prefix, sys.exec_prefix)}
-        for key in ("purelib", "platlib", "stdlib"):
-            try:
-                excl.add(os.path.realpath(sysconfig.get_paths()[key]))
-            except KeyError:
-                pass
-        self._excluded = tuple(sorted(excl))
-
-    def rel(self, filename: str | None) -> str | None:
-        """Repo-relative path with forward slashes, or None when not user code."""
-        if not filename or filename.startswith("<"):
-            return None
-        try:
-            real = os.path.realpath(filename)
-        except (OSError, ValueError):
-            return None
-        for ex in self._excluded:
-            if real == ex or real.startswith(ex + os.sep):
-                if not (ex == self.root or self.root.startswith(ex + os.sep)):
-                    return None
-        parts = real.split(os.sep)
-        if "site-packages" in parts or "dist-packages" in parts:
-            return None
-        if real != self.root and not real.startswith(self.root + os.sep):
-            return None
-        return os.path.relpath(real, self.root).replace(os.sep, "/")
-
-    def source_line(self, rel: str | None, line: int | None) -> str:
-        """The stripped source line from the working tree (user text: data, never code)."""
-        if not rel or not line:
-            return ""
-        try:
-            with open(os.path.join(self.root, rel), encoding="utf-8", errors="replace") as fh:
-                for i, text in enumerate(fh, 1):
-                    if i == line:
-                        return text.strip()[:500]
-        except OSError:
-            pass
-        return ""
-
-    def resolve_suffix(self, suffix: str, candidates: list[str]) -> str | None:
-        """Torch truncates paths in guard comments ("mp/exp/pkg/m.py"): match the tail."""
-        suffix = suffix.strip()
-        for c in candidates:
-            if c.endswith(suffix):
-                r = self.rel(c)
-                if r:
-                    return r
-        r = self.rel(os.path.join(self.root, suffix))
-        if r and os.path.isfile(os.path.join(self.root, r)):
-            return r
-        return None
 
 
 def reset_dynamo() -> None:
@@ -170,3 +109,7 @@ def compilation_metrics() -> list[Any]:
     except ImportError:
         return []
     return list(get_compilation_metrics())
+
+
+__all__ = ["RepoPaths", "TRACE_LOGGER", "TraceCollector", "TraceEvent", "compilation_metrics",
+           "frame_file", "intern_table", "reset_dynamo"]

@@ -11,66 +11,26 @@ import importlib
 import inspect
 import os
 import pkgutil
-import re
 import sys
-import traceback
-from types import ModuleType, TracebackType
+from types import ModuleType
 from typing import Any
 
-ENTRY = re.compile(r"(?P<module>[A-Za-z_][A-Za-z0-9_]*(\.[A-Za-z_][A-Za-z0-9_]*)*)"
-                   r":(?P<attr>[A-Za-z_][A-Za-z0-9_]*(\.[A-Za-z_][A-Za-z0-9_]*)*)")
+# The entry pattern is the config's ("module.path:attr"): one definition, checked at load
+# time with file:line there, and again here for callers that skip the config.
+from pt2bot.config_validate import ENTRY
+from pt2bot.smoke.location import Location, ModelError, RepoPaths, user_location
 
 KINDS = ("bad_spec", "module_not_found", "attribute_missing", "import_raised",
          "bad_kwargs", "build_raised", "not_a_model")
 
-
-class EntryError(Exception):
-    """The entry could not be imported or built. `kind` is one of KINDS.
-
-    `path`/`line` locate the user code responsible (repo-relative), when known;
-    `exc_type` is the name of the exception the user code raised, if any.
-    """
-
-    def __init__(self, kind: str, message: str, *, path: str | None = None,
-                 line: int | None = None, exc_type: str | None = None) -> None:
-        super().__init__(message)
-        self.kind = kind
-        self.message = message
-        self.path = path
-        self.line = line
-        self.exc_type = exc_type
-
-    def to_dict(self) -> dict[str, Any]:
-        return {"kind": self.kind, "message": self.message, "path": self.path,
-                "line": self.line, "exc_type": self.exc_type}
+# The entry could not be imported or built: the one error type for a model's faults
+# (pt2bot/smoke/location.py), with `kind` one of KINDS. `path`/`line` locate the user code
+# responsible (repo-relative) when known; `exc_type` names the exception it raised, if any.
+EntryError = ModelError
 
 
-def _is_under(filename: str, root: str) -> bool:
-    try:
-        return os.path.commonpath([os.path.realpath(filename), root]) == root
-    except ValueError:  # different drives, or a pseudo-filename like "<string>"
-        return False
-
-
-def _relative(filename: str, root: str) -> str:
-    return os.path.relpath(os.path.realpath(filename), root).replace(os.sep, "/")
-
-
-def user_location(tb: TracebackType | None, root: str) -> tuple[str | None, int | None]:
-    """The innermost traceback frame inside `root`, as (repo-relative path, line)."""
-    root = os.path.realpath(root)
-    found: tuple[str | None, int | None] = (None, None)
-    for frame in traceback.extract_tb(tb):
-        if _is_under(frame.filename, root) and not frame.filename.startswith("<"):
-            found = (_relative(frame.filename, root), frame.lineno)
-    return found
-
-
-def _exception_location(exc: BaseException, root: str) -> tuple[str | None, int | None]:
-    # A SyntaxError's location is the file being compiled, not a frame of the traceback.
-    if isinstance(exc, SyntaxError) and exc.filename and _is_under(exc.filename, os.path.realpath(root)):
-        return _relative(exc.filename, os.path.realpath(root)), exc.lineno
-    return user_location(exc.__traceback__, root)
+def _exception_location(exc: BaseException, root: str) -> Location:
+    return user_location(exc, RepoPaths(root))
 
 
 def _where(path: str | None, line: int | None) -> str:
@@ -130,10 +90,9 @@ def load_entry(spec: str, root: str) -> Any:
     `root` stays on sys.path afterwards: the model may import lazily from its repository
     (the smoke worker is one process per model, so nothing leaks between models).
     """
-    m = ENTRY.fullmatch(spec) if isinstance(spec, str) else None
-    if m is None:
+    if not isinstance(spec, str) or ENTRY.fullmatch(spec) is None:
         raise EntryError("bad_spec", f'expected "module.path:attr", got {spec!r}')
-    module, attr = m["module"], m["attr"]
+    module, _, attr = spec.partition(":")
     root = os.path.abspath(root)
     if root not in sys.path:
         sys.path.insert(0, root)
@@ -215,4 +174,4 @@ def build_model(obj: Any, kwargs: dict[str, Any] | None = None, *, root: str | N
     return model
 
 
-__all__ = ["EntryError", "KINDS", "load_entry", "build_model", "user_location"]
+__all__ = ["EntryError", "KINDS", "load_entry", "build_model"]

@@ -9,12 +9,12 @@ import, gets inputs it cannot take, or raises in forward is a *result* (`status:
 another reason is recorded in `phase_errors` and the other phases still run; each phase
 works alone (the review re-runs only "latency" for its alternating rounds).
 
-`measure(spec)` is the same thing in-process, for tests.
+`measure(spec)` is the same thing in-process, for tests (`measure_run`: as the typed
+`pt2bot.results.ModelRun`).
 """
 from __future__ import annotations
 
 import contextlib
-import itertools
 import json
 import logging
 import os
@@ -24,34 +24,26 @@ import traceback
 import warnings
 from typing import Any, Iterator
 
+from pt2bot.config import ModelConfig
 from pt2bot.jsonio import write_json
-from pt2bot.smoke._inputs import (CaseInputs, WorkerError, build_inputs, build_model,
-                                  forward_params, infer_dims, run_forward)
-from pt2bot.smoke._trace import RepoPaths
-
-PHASES = ("breaks", "matrix", "export", "latency")
-
-
-def empty_run(name: str) -> dict[str, Any]:
-    """Every RUN key, unmeasured (`null`)."""
-    return {
-        "name": name, "status": "ok", "reason": None,
-        "graph_count": None, "graph_breaks": None, "recompiles": None, "specialized": None,
-        "accuracy": None, "export": None, "latency": None, "compile_s": None,
-        "peak_mem_mb": None, "peak_mem_method": None, "files": None, "phases": [],
-        "phase_s": {}, "phase_errors": [], "duration_s": None,
-    }
+from pt2bot.results import PHASES, ModelRun, PhaseError
+from pt2bot.smoke._breaks import measure_breaks
+from pt2bot.smoke._export import measure_export
+from pt2bot.smoke._inputs import (CaseInputs, build_inputs, build_model, forward_params,
+                                  infer_dims, run_forward)
+from pt2bot.smoke._matrix import measure_matrix
+from pt2bot.smoke._timing import maxrss_mb, measure_latency
+from pt2bot.smoke._trace import reset_dynamo
+from pt2bot.smoke.location import ModelError, RepoPaths, user_location
 
 
 def shape_cases(model_spec: dict[str, Any]) -> list[dict[str, int]]:
-    """The matrix: explicit `cases`, else the product of `shapes` (as ModelConfig does)."""
-    if model_spec.get("cases") is not None:
-        return [dict(c) for c in model_spec["cases"]]
-    shapes = model_spec.get("shapes") or {}
-    if not shapes:
-        return [{}]
-    names = list(shapes)
-    return [dict(zip(names, combo)) for combo in itertools.product(*shapes.values())]
+    """The matrix of the spec's model, as `ModelConfig.shape_cases` defines it (config.py)."""
+    cases = model_spec.get("cases")
+    return ModelConfig(
+        name=str(model_spec.get("name") or ""), entry=str(model_spec.get("entry") or ""),
+        shapes={str(k): tuple(v) for k, v in (model_spec.get("shapes") or {}).items()},
+        cases=None if cases is None else tuple(dict(c) for c in cases)).shape_cases()
 
 
 @contextlib.contextmanager
@@ -95,24 +87,31 @@ def route_logs(log_path: str | None) -> Iterator[None]:
         fh.close()
 
 
-def _phase_error(phase: str, exc: BaseException, paths: RepoPaths) -> dict[str, Any]:
-    from pt2bot.smoke._inputs import user_location
-
+def _phase_error(phase: str, exc: BaseException, paths: RepoPaths) -> PhaseError:
     path, line = user_location(exc, paths)
-    return {"phase": phase, "kind": type(exc).__name__, "message": f"{exc}"[:2000],
-            "path": path, "line": line,
-            "traceback": "".join(traceback.format_exception(exc))[-4000:]}
+    return PhaseError(phase=phase, kind=type(exc).__name__, message=f"{exc}"[:2000],
+                      path=path, line=line,
+                      traceback="".join(traceback.format_exception(exc))[-4000:])
 
 
 def measure(spec: dict[str, Any]) -> dict[str, Any]:
     """Measure one model as SPEC says; return the RUN dict (never raises for model faults)."""
+    return measure_run(spec).to_json()
+
+
+def measure_run(spec: dict[str, Any]) -> ModelRun:
+    """`measure`, as the typed RUN."""
     t_start = time.perf_counter()
     model_spec = dict(spec.get("model") or {})
     run_cfg = dict(spec.get("run") or {})
     device = spec.get("device") or "cpu"
     phases = [p for p in (spec.get("phases") or PHASES) if p in PHASES]
     paths = RepoPaths(spec.get("repo_root") or os.getcwd())
-    run = empty_run(str(model_spec.get("name") or "model"))
+    run = ModelRun.empty(str(model_spec.get("name") or "model"))
+
+    def took() -> float:
+        return round(time.perf_counter() - t_start, 3)
+
     with route_logs(spec.get("log_path")):
         import torch
 
@@ -127,47 +126,39 @@ def measure(spec: dict[str, Any]) -> dict[str, Any]:
             infer_dims(cases, forward_params(model))
             with torch.no_grad():
                 eager_outs = [run_forward(model, c, paths) for c in cases]
-        except WorkerError as e:
-            run.update(status="error", error=e.to_dict())
-            run["duration_s"] = round(time.perf_counter() - t_start, 3)
-            return run
-        from pt2bot.smoke._timing import maxrss_mb
+        except ModelError as e:
+            return run.with_(status="error", error=e.to_error(), duration_s=took())
         rss0 = maxrss_mb()
         for phase in phases:
             t_phase = time.perf_counter()
             try:
                 got = _run_phase(phase, model, cases, eager_outs, model_spec, run_cfg,
                                  device, paths, rss0)
-                if run.get("compile_s") and got.get("compile_s"):
+                if run.compile_s is not None and got.get("compile_s"):
                     # the process's first compile is the cold/warm figure; later phases
                     # reuse what it put in the inductor cache
                     got.pop("compile_s")
-                run.update(got)
-                run["phases"].append(phase)
+                run = run.updated(got).with_(phases=(*run.phases, phase))
             except Exception as e:  # noqa: BLE001 - one broken phase must not lose the rest
-                run["phase_errors"].append(_phase_error(phase, e, paths))
+                run = run.with_(phase_errors=(*run.phase_errors, _phase_error(phase, e, paths)))
                 with contextlib.suppress(Exception):
-                    from pt2bot.smoke._trace import reset_dynamo
                     reset_dynamo()
-            run["phase_s"][phase] = round(time.perf_counter() - t_phase, 3)
-    run["duration_s"] = round(time.perf_counter() - t_start, 3)
-    return run
+            run = run.with_(phase_s={**run.phase_s,
+                                     phase: round(time.perf_counter() - t_phase, 3)})
+    return run.with_(duration_s=took())
 
 
 def _run_phase(phase: str, model: Any, cases: list[CaseInputs], eager_outs: list[Any],
                model_spec: dict[str, Any], run_cfg: dict[str, Any], device: str,
                paths: RepoPaths, rss0: float) -> dict[str, Any]:
+    """One phase's keys of the RUN, as JSON (the phase modules speak the file format)."""
     if phase == "breaks":
-        from pt2bot.smoke._breaks import measure_breaks
         return measure_breaks(model, cases[0], paths)
     if phase == "matrix":
-        from pt2bot.smoke._matrix import measure_matrix
         return measure_matrix(model, cases, eager_outs, model_spec, run_cfg, paths)
     if phase == "export":
-        from pt2bot.smoke._export import measure_export
         return {"export": measure_export(model, cases, eager_outs, model_spec, paths)}
     if phase == "latency":
-        from pt2bot.smoke._timing import measure_latency
         return measure_latency(model, cases, model_spec, run_cfg, device, rss_baseline_mb=rss0)
     raise ValueError(f"unknown phase {phase!r}")
 

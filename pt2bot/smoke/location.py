@@ -1,0 +1,145 @@
+"""Where in the user's code: which files are the user's, and the one error type for their faults.
+
+Three places need "the innermost frame inside the repository": the entry import
+(pt2bot/smoke/entry.py), the worker's inputs/forward and phases (pt2bot/smoke/_inputs.py,
+worker.py), and the runner reading a dead worker's traceback from its log
+(pt2bot/smoke/supervise.py). They all answer through `RepoPaths.rel`, so a virtualenv or
+site-packages inside the repository is never blamed as user code, whichever way the
+traceback arrived (a live exception or text). Torch-free.
+"""
+from __future__ import annotations
+
+import os
+import re
+import sys
+import sysconfig
+import traceback
+from dataclasses import dataclass, field
+
+from pt2bot.results import RunError
+
+MESSAGE_LIMIT = 4000     # the most of a message that goes into a RUN's error
+
+
+@dataclass
+class RepoPaths:
+    """Decides which files are the user's and makes them repo-relative."""
+    root: str
+    _excluded: tuple[str, ...] = field(default=(), init=False)
+
+    def __post_init__(self) -> None:
+        self.root = os.path.realpath(self.root)
+        # A virtualenv or site-packages inside the repo (e.g. ./.venv) is not user code.
+        excl = {os.path.realpath(p) for p in (sys.prefix, sys.base_prefix, sys.exec_prefix)}
+        for key in ("purelib", "platlib", "stdlib"):
+            try:
+                excl.add(os.path.realpath(sysconfig.get_paths()[key]))
+            except KeyError:
+                pass
+        self._excluded = tuple(sorted(excl))
+
+    def rel(self, filename: str | None) -> str | None:
+        """Repo-relative path with forward slashes, or None when not user code."""
+        if not filename or filename.startswith("<"):
+            return None
+        try:
+            real = os.path.realpath(filename)
+        except (OSError, ValueError):
+            return None
+        for ex in self._excluded:
+            if real == ex or real.startswith(ex + os.sep):
+                if not (ex == self.root or self.root.startswith(ex + os.sep)):
+                    return None
+        parts = real.split(os.sep)
+        if "site-packages" in parts or "dist-packages" in parts:
+            return None
+        if real != self.root and not real.startswith(self.root + os.sep):
+            return None
+        return os.path.relpath(real, self.root).replace(os.sep, "/")
+
+    def source_line(self, rel: str | None, line: int | None) -> str:
+        """The stripped source line from the working tree (user text: data, never code)."""
+        if not rel or not line:
+            return ""
+        try:
+            with open(os.path.join(self.root, rel), encoding="utf-8", errors="replace") as fh:
+                for i, text in enumerate(fh, 1):
+                    if i == line:
+                        return text.strip()[:500]
+        except OSError:
+            pass
+        return ""
+
+    def resolve_suffix(self, suffix: str, candidates: list[str]) -> str | None:
+        """Torch truncates paths in guard comments ("mp/exp/pkg/m.py"): match the tail."""
+        suffix = suffix.strip()
+        for c in candidates:
+            if c.endswith(suffix):
+                r = self.rel(c)
+                if r:
+                    return r
+        r = self.rel(os.path.join(self.root, suffix))
+        if r and os.path.isfile(os.path.join(self.root, r)):
+            return r
+        return None
+
+
+Location = tuple[str | None, int | None]
+
+
+def user_location(exc: BaseException, paths: RepoPaths) -> Location:
+    """The innermost traceback frame inside the repo (SyntaxError: the file it is about)."""
+    if isinstance(exc, SyntaxError) and exc.filename:
+        rel = paths.rel(exc.filename)
+        if rel:
+            return rel, exc.lineno
+    loc: Location = (None, None)
+    for fs in traceback.extract_tb(exc.__traceback__):
+        rel = paths.rel(fs.filename)
+        if rel:
+            loc = (rel, fs.lineno)
+    return loc
+
+
+_FILE_LINE = re.compile(r'^\s*File "(?P<path>[^"]+)", line (?P<line>\d+)', re.M)
+
+
+def text_location(text: str, paths: RepoPaths) -> Location:
+    """The same answer from a printed traceback (a dead worker's log tail)."""
+    loc: Location = (None, None)
+    for m in _FILE_LINE.finditer(text):
+        rel = paths.rel(m.group("path"))
+        if rel:
+            loc = (rel, int(m.group("line")))
+    return loc
+
+
+class ModelError(Exception):
+    """A fault of the model under test (its import, build, inputs or forward).
+
+    Reported as data (the RUN's `error`), never raised past the worker. `kind` is a RUN
+    error kind (pt2bot.results.ERROR_KINDS) or, from the entry import, one of
+    pt2bot.smoke.entry.KINDS; `path`/`line` locate the user code, `exc_type` names the
+    exception the user code raised, when there was one.
+    """
+
+    def __init__(self, kind: str, message: str, path: str | None = None,
+                 line: int | None = None, *, exc_type: str | None = None) -> None:
+        super().__init__(message)
+        self.kind = kind
+        self.message = message
+        self.path = path
+        self.line = line
+        self.exc_type = exc_type
+
+    def to_dict(self) -> dict[str, object]:
+        return {"kind": self.kind, "message": self.message, "path": self.path,
+                "line": self.line, "exc_type": self.exc_type}
+
+    def to_error(self) -> RunError:
+        return RunError(kind=self.kind, message=self.message[:MESSAGE_LIMIT], path=self.path,
+                        line=self.line)
+
+
+__all__ = ["Location", "MESSAGE_LIMIT", "ModelError", "RepoPaths", "text_location",
+           "user_location"]
