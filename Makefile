@@ -4,7 +4,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 
-.PHONY: demo test venv clean bench
+.PHONY: demo test test-torch venv clean bench
 
 $(STAMP): pyproject.toml
 	test -x $(BIN)/python || $(PY) -m venv $(VENV)
@@ -19,6 +19,17 @@ demo: $(STAMP)
 
 test: $(STAMP)
 	$(BIN)/python -m pytest -n 2 -q
+
+# The torch-backed tests (marker `torch`: real dynamo, export, inductor) on another torch release,
+# in a venv of its own: `make test-torch TORCH=2.14.1`. The default suite stays on 2.13.0.
+TORCH ?= 2.14.1
+TVENV := .venv-torch-$(TORCH)
+test-torch:
+	test -x $(TVENV)/bin/python || $(PY) -m venv $(TVENV)
+	$(TVENV)/bin/python -c "import importlib.metadata as m, sys; sys.exit(m.version('torch').split('+')[0] != '$(TORCH)')" 2>/dev/null \
+		|| $(TVENV)/bin/pip install -q --disable-pip-version-check torch==$(TORCH) numpy
+	$(TVENV)/bin/pip install -q --disable-pip-version-check -e '.[test,charts]'
+	$(TVENV)/bin/python -m pytest -n 2 -q -m torch
 
 # Speed and accuracy benchmarks (minutes; figures are in the README, not asserted).
 bench: $(STAMP)
