@@ -23,10 +23,9 @@ from unidiff.errors import UnidiffParseError
 
 from pt2bot import git
 from pt2bot.errors import UserError
-from pt2bot.findings import DIFF_ADDED, DIFF_CONTEXT, DIFF_FILE, DIFF_OUTSIDE, Finding
+from pt2bot.findings import DIFF_ADDED, DIFF_CONTEXT, DIFF_FILE, DIFF_OUTSIDE, FILTER_KEEPS, FILTERS, Finding
 
 STATUSES = ("added", "modified", "renamed", "deleted", "binary")
-FILTERS = ("added", "diff_context", "file", "nofilter")
 
 # Options that make the patch independent of the user's git config. -U3: GitHub's PR diff
 # uses 3 lines of context, and only lines inside *its* hunks accept review comments.
@@ -441,14 +440,8 @@ def keep_finding(finding: Finding, filter: str) -> bool:
     """
     if filter not in FILTERS:
         raise UserError(f"unknown filter {filter!r}; expected one of {', '.join(FILTERS)}")
-    if filter == "nofilter" or finding.diff is None:
-        return True
-    allowed = {
-        "added": (DIFF_ADDED,),
-        "diff_context": (DIFF_ADDED, DIFF_CONTEXT),
-        "file": (DIFF_ADDED, DIFF_CONTEXT, DIFF_FILE),
-    }[filter]
-    return finding.diff in allowed
+    allowed = FILTER_KEEPS[filter]
+    return allowed is None or finding.diff is None or finding.diff in allowed
 
 
 def is_commentable(changeset: ChangeSet, path: str, line: int) -> bool:

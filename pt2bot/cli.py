@@ -12,8 +12,8 @@ from typing import Callable, Sequence
 
 from pt2bot import __version__
 from pt2bot.errors import UserError
+from pt2bot.findings import FILTERS  # the one definition (no torch, no YAML: cheap to import)
 
-FILTERS = ("added", "diff_context", "file", "nofilter")
 FORMATS = ("text", "github", "json", "sarif")
 
 

@@ -19,6 +19,16 @@ DIFF_FILE = "file"            # in a changed file, outside every hunk
 DIFF_OUTSIDE = "outside"      # in a file the PR did not change
 DIFF_UNKNOWN = None           # not compared with a diff (plain `pt2bot check`)
 
+# Which findings to report relative to the diff (`--filter`, `static.filter`; reviewdog's
+# modes): each filter keeps the findings whose `diff` is one of these. `nofilter` keeps all.
+FILTER_KEEPS: dict[str, tuple[str, ...] | None] = {
+    "added": (DIFF_ADDED,),
+    "diff_context": (DIFF_ADDED, DIFF_CONTEXT),
+    "file": (DIFF_ADDED, DIFF_CONTEXT, DIFF_FILE),
+    "nofilter": None,
+}
+FILTERS = tuple(FILTER_KEEPS)
+
 
 @dataclass(frozen=True)
 class Finding:
