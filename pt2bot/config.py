@@ -1,7 +1,8 @@
-"""pt2bot.yml: the configuration's data model, defaults, and loading.
+"""pt2bot.yml: the configuration's data model and defaults (pure dataclasses, no YAML).
 
-The dataclasses below are the interface every stage uses. `load_config` validates the file
-and raises `ConfigError` naming file, line and key path.
+The dataclasses below are the interface every stage uses. Loading and validation live in
+pt2bot/configfile/ (`load_config` raises `ConfigError` naming file, line and key path); the
+two wrappers at the end keep the documented `pt2bot.config.load_config` (docs/formats.md).
 """
 from __future__ import annotations
 
@@ -13,10 +14,9 @@ from dataclasses import dataclass, field
 from typing import Any
 
 
-from pt2bot.errors import ConfigError
+from pt2bot.findings import FILTERS
 
 DEFAULT_CONFIG_NAMES = ("pt2bot.yml", "pt2bot.yaml", ".github/pt2bot.yml")
-FILTERS = ("added", "diff_context", "file", "nofilter")
 FAIL_ON = ("error", "warning", "never")
 DEVICES = ("auto", "cpu", "cuda")
 
@@ -123,32 +123,19 @@ class Config:
         raise KeyError(name)
 
 
-def find_config(start: str = ".") -> str | None:
-    for name in DEFAULT_CONFIG_NAMES:
-        p = os.path.join(start, name)
-        if os.path.isfile(p):
-            return p
-    return None
-
+# The loader imports these dataclasses, so importing it here at module level would be a cycle.
+# The wrappers import it when called: `from pt2bot.config import load_config` keeps working,
+# and a stage that only needs the dataclasses never imports YAML.
 
 def load_config(path: str | None, *, required: bool = False, root: str = ".") -> Config:
-    """Read and validate pt2bot.yml. `path=None` looks for the default names in `root`."""
-    if path is None:
-        path = find_config(root)
-        if path is None:
-            if required:
-                raise ConfigError(f"no pt2bot.yml in {os.path.abspath(root)}; "
-                                  "pass --config FILE")
-            return Config()
-    try:
-        with open(path, encoding="utf-8") as fh:
-            text = fh.read()
-    except OSError as e:
-        raise ConfigError(f"cannot read: {e.strerror}", file=path) from None
-    return parse_config(text, path)
+    """Read and validate pt2bot.yml; see `pt2bot.configfile.load_config`."""
+    from pt2bot import configfile
+
+    return configfile.load_config(path, required=required, root=root)
 
 
 def parse_config(text: str, path: str = "pt2bot.yml") -> Config:
-    from pt2bot import config_validate  # the validator with line numbers and schema
+    """Validate pt2bot.yml text; see `pt2bot.configfile.parse_config`."""
+    from pt2bot import configfile
 
-    return config_validate.build_config(text, path)
+    return configfile.parse_config(text, path)

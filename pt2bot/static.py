@@ -388,7 +388,7 @@ def _split(value: str | None) -> tuple[str, ...]:
 
 
 def cli_check(args: argparse.Namespace) -> int:
-    from pt2bot.config import load_config
+    from pt2bot.configfile import load_config  # the loader (YAML) only for the CLI
 
     config = load_config(getattr(args, "config", None))
     cfg = config.static

@@ -23,7 +23,7 @@ from pt2bot.config import (
     load_config,
     parse_config,
 )
-from pt2bot.config_validate import ConfigErrors
+from pt2bot.configfile import MAX_BYTES, ConfigErrors
 from pt2bot.errors import ConfigError, UserError
 
 # The sketch in DESIGN.md, verbatim.
@@ -607,3 +607,158 @@ def test_every_schema_property_has_a_description() -> None:
                if not (v.get("description") or schema["$defs"].get(v.get("$ref", "#/$defs/-")[8:], {})
                        .get("description"))]
     assert missing == []
+
+
+# --------------------------------------------------------------------------- hostile config files
+# issue 11 item 6: each of these used to run for minutes, exhaust memory, hang or print a
+# traceback. The CLI must answer with exit 2 and a located message, fast. The child gets an
+# address-space limit so that a regression fails the test instead of eating the machine, and
+# the time bound is generous (the old code took a minute or never returned).
+
+def run_pt2bot(argv: list[str], cwd: Path, timeout: float = 30.0) -> tuple[subprocess.CompletedProcess, float]:
+    import resource
+    import time
+
+    def limit() -> None:
+        resource.setrlimit(resource.RLIMIT_AS, (4 << 30, 4 << 30))
+
+    t = time.monotonic()
+    try:
+        proc = subprocess.run([sys.executable, "-m", "pt2bot", *argv], capture_output=True, text=True,
+                              timeout=timeout, cwd=cwd, preexec_fn=limit)
+    except subprocess.TimeoutExpired:
+        pytest.fail(f"pt2bot {' '.join(argv)} did not answer within {timeout} s")
+    return proc, time.monotonic() - t
+
+
+def laughs(levels: int, width: int) -> str:
+    """The billion laughs: each anchor is a list of `width` aliases of the previous one."""
+    names = "abcdefghijklmnop"
+    out = ["version: 1\nbombs:\n", "  - &a lol\n"]
+    for i in range(1, levels):
+        out.append(f"  - &{names[i]} [{','.join('*' + names[i - 1] for _ in range(width))}]\n")
+    out.append(f"models:\n  - name: m\n    entry: a:b\n    kwargs: {{x: *{names[levels - 1]}}}\n")
+    return "".join(out)
+
+
+BILLION_LAUGHS = laughs(10, 9)     # 9**9 strings once expanded
+assert len(BILLION_LAUGHS) < 482
+
+
+def _mapping_bomb() -> str:
+    """The same with mappings instead of lists, in under 333 bytes: 4**9 values once expanded."""
+    out = ["version: 1\nx:\n", "- &a lol\n"]
+    for i in range(1, 10):
+        p = "abcdefghij"[i - 1]
+        out.append(f"- &{'abcdefghij'[i]} {{a: *{p},b: *{p},c: *{p},d: *{p}}}\n")
+    out.append("run: {cache_dir: *j}\n")
+    return "".join(out)
+
+
+MAPPING_BOMB = _mapping_bomb()
+assert len(MAPPING_BOMB) < 333
+
+
+def _big_valid_config(size: int) -> str:
+    head = "version: 1\nmodels:\n  - name: m\n    entry: pkg.m:M\n    kwargs:\n"
+    n = (size - len(head)) // 19 + 1  # 19 bytes a line
+    return head + "".join(f"      k{i:08d}: 1\n" for i in range(n))
+
+
+def _quadratic_config(n: int) -> str:
+    """Under the size cap, but every dim is listed in every message and compared with every other."""
+    dims = ", ".join(f"d{i}: [1]" for i in range(n))
+    wrong = ", ".join(f"x{i}" for i in range(n))
+    sizes = ", ".join(str(i) for i in range(1, n + 1))
+    return (f"version: 1\nmodels:\n  - name: m\n    entry: pkg.m:M\n    shapes: {{{dims}, s: [{sizes}]}}\n"
+            f"    dynamic: [{wrong}]\n    inputs: [{{shape: [{wrong}]}}]\n")
+
+
+ALIAS_MESSAGE = (r"YAML aliases expand to more than 100000 values \(nested aliases, as in a "
+                 r"'billion laughs'\); write the repeated part out or alias less")
+assert len(_quadratic_config(6_000)) < MAX_BYTES
+# Chained merge keys are allowed now (test_chained_merge_keys): they must not become a bomb.
+MERGE_BOMB = "version: 1\nx:\n- &a {a: 1, b: 1, c: 1, d: 1}\n" + "".join(
+    f"- &{n} {{<<: [*{p}, *{p}, *{p}, *{p}, *{p}, *{p}]}}\n" for p, n in zip("abcdefghijk", "bcdefghijkl")
+) + "run: {cache_dir: *l}\n"
+HOSTILE = {
+    # name: (file content, the message it must get; {cfg} is the file's path)
+    "billion-laughs": (BILLION_LAUGHS, r"{cfg}:\d+: bombs(\[\d\])+: " + ALIAS_MESSAGE),
+    "merge-key-bomb": (MERGE_BOMB, r"{cfg}:\d+: x\[\d+\]: " + ALIAS_MESSAGE),
+    "alias-bomb-in-mappings": (MAPPING_BOMB, r"{cfg}:\d+: x\[\d\](\.[a-d])+: " + ALIAS_MESSAGE),
+    "too-large": (_big_valid_config(3 << 20), r"{cfg}: the file is 3\.0 MiB; pt2bot\.yml may be at "
+                                              r"most 256 KiB"),
+    "deep-nesting": ("version: 1\nmodels:\n  - name: m\n    entry: a:b\n    kwargs: {x: "
+                     + "[" * 600 + "]" * 600 + "}\n",
+                     r"{cfg}:5: models\[0\]\.kwargs\.x(\[0\])+: nested deeper than 64 levels"),
+    "invalid-utf8": (b"version: 1\nrun:\n  cache_dir: \"caf\xe9\"\n",
+                     r"{cfg}:3: not valid UTF-8 \(byte 0xe9 at column 18\)"),
+    "quadratic-messages": (_quadratic_config(6_000),
+                           r'{cfg}:6: models\[0\]\.dynamic\[0\]: "x0" is not a dim in models\[0\]\.shapes '
+                           r"\(declared: d0, d1, [^()]*, and \d+ more\)"),
+}
+
+
+@pytest.mark.parametrize("command", ["check", "run"])
+@pytest.mark.parametrize("name", sorted(HOSTILE))
+def test_hostile_config_gets_exit_2_and_a_located_message_fast(tmp_path: Path, name: str,
+                                                               command: str) -> None:
+    import re
+
+    content, pattern = HOSTILE[name]
+    cfg = tmp_path / "pt2bot.yml"
+    if isinstance(content, bytes):
+        cfg.write_bytes(content)
+    else:
+        cfg.write_text(content)
+    argv = [command, "--config", str(cfg)] + (["--out", str(tmp_path / "r.json")] if command == "run" else [])
+    proc, elapsed = run_pt2bot(argv, tmp_path)
+    assert proc.returncode == 2, proc.stderr[-3000:]
+    assert "Traceback" not in proc.stderr
+    first = proc.stderr.splitlines()[0]
+    assert re.fullmatch("pt2bot: error: " + pattern.format(cfg=re.escape(str(cfg))), first), first
+    assert len(proc.stderr) < 200_000   # every message bounded, however many problems
+    assert elapsed < 10, f"{elapsed:.1f} s"
+
+
+@pytest.mark.parametrize("kind", ["fifo", "dev-zero", "directory"])
+def test_config_that_is_not_a_regular_file_is_refused_without_reading(tmp_path: Path, kind: str) -> None:
+    import os
+
+    if kind == "fifo":
+        cfg = str(tmp_path / "pt2bot.yml")
+        os.mkfifo(cfg)          # nobody writes: open() without O_NONBLOCK would wait forever
+        what = "a FIFO"
+    elif kind == "dev-zero":
+        cfg, what = "/dev/zero", "a character device"   # endless: read() would fill memory
+    else:
+        cfg, what = str(tmp_path), "a directory"
+    proc, elapsed = run_pt2bot(["check", "--config", cfg], tmp_path, timeout=30)
+    assert proc.returncode == 2, proc.stderr[-3000:]
+    assert proc.stderr == f"pt2bot: error: {cfg}: not a regular file ({what})\n"
+    assert elapsed < 10
+
+
+def test_a_config_just_under_the_size_cap_loads_quickly(tmp_path: Path) -> None:
+    cfg = tmp_path / "pt2bot.yml"
+    cfg.write_text(_big_valid_config(MAX_BYTES - 100))
+    assert cfg.stat().st_size <= MAX_BYTES
+    proc, elapsed = run_pt2bot(["check", "--config", str(cfg)], tmp_path)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    assert elapsed < 10, f"{elapsed:.1f} s"
+
+
+def test_chained_merge_keys() -> None:
+    # A merge source may itself merge: YAML merges the flattened mapping (explicit keys win,
+    # then earlier sources). This used to be refused as "unsupported YAML tag !!merge".
+    text = textwrap.dedent("""\
+        version: 1
+        models:
+          - &a {name: a, entry: pkg.m:A, export: false}
+          - &b {<<: *a, name: b, timeout_s: 5}
+          - {<<: [*b, {entry: pkg.m:Z, kwargs: {k: 1}}], name: c}
+        """)
+    a, b, c = parse_config(text).models
+    assert (b.name, b.entry, b.export, b.timeout_s) == ("b", "pkg.m:A", False, 5.0)
+    assert (c.name, c.entry, c.export, c.timeout_s, c.kwargs) == ("c", "pkg.m:A", False, 5.0, {"k": 1})
+    assert (a.line, b.line, c.line) == (3, 4, 5)

@@ -1,0 +1,44 @@
+"""pt2bot.yml from a file to `Config`: find it, read it (bounded), check it, build it.
+
+The one place that loads the configuration. The dataclasses are pt2bot/config.py (pure, no
+YAML); this package imports them, never the other way round at import time (config.py's
+`load_config` is a wrapper that imports this package when called, for the documented
+`pt2bot.config.load_config`). Modules: yamlread.py (bounded YAML with line numbers, generic),
+checks.py (generic checkers), schema.py (pt2bot's sections).
+"""
+from __future__ import annotations
+
+import os
+
+from pt2bot.config import DEFAULT_CONFIG_NAMES, Config
+from pt2bot.configfile.schema import build_config
+from pt2bot.configfile.yamlread import MAX_BYTES, read_text
+from pt2bot.errors import ConfigError, ConfigErrors, Problem
+
+__all__ = ["ConfigErrors", "MAX_BYTES", "Problem", "find_config", "load_config", "parse_config"]
+
+
+def find_config(start: str = ".") -> str | None:
+    """The first of `DEFAULT_CONFIG_NAMES` that exists in `start`, or None."""
+    for name in DEFAULT_CONFIG_NAMES:
+        p = os.path.join(start, name)
+        if os.path.isfile(p):
+            return p
+    return None
+
+
+def load_config(path: str | None, *, required: bool = False, root: str = ".") -> Config:
+    """Read and validate pt2bot.yml. `path=None` looks for the default names in `root`."""
+    if path is None:
+        path = find_config(root)
+        if path is None:
+            if required:
+                raise ConfigError(f"no pt2bot.yml in {os.path.abspath(root)}; "
+                                  "pass --config FILE")
+            return Config()
+    return parse_config(read_text(path, label="pt2bot.yml"), path)
+
+
+def parse_config(text: str, path: str = "pt2bot.yml") -> Config:
+    """Validate pt2bot.yml text; raise `ConfigErrors` (a `ConfigError`) listing every problem."""
+    return build_config(text, path)
