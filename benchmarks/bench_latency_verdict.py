@@ -215,18 +215,7 @@ def pooled(side: list[list[float]], ref: list[list[float]] | None, rounds: int,
 
     first = res(0)
     for k in range(1, rounds):
-        extra = res(k)
-        pool_latency(first, extra)
-        into, new = first["models"][0]["latency"][0], extra["models"][0]["latency"][0]
-        if "reference_ms" in new:
-            # what pool_latency does for eager_ms/compiled_ms, for reference_ms too (the
-            # one-word change asked of pipeline.pool_latency); a no-op once it does it
-            prev = into["reference_ms"]
-            if len(prev.get("rounds") or [prev["samples"]]) < k + 1:
-                rs = prev.get("rounds") or [prev["samples"]]
-                into["reference_ms"] = {**summarise_samples([x for r in rs for x in r]
-                                                            + new["reference_ms"]["samples"]),
-                                        "rounds": [*rs, new["reference_ms"]["samples"]]}
+        pool_latency(first, res(k))     # pools eager, compiled and reference samples alike
     return first["models"][0]
 
 
@@ -239,12 +228,16 @@ def verdict(rep: dict[str, Any], rounds: int, n: int, threshold: float,
     h = pooled(rep["head"], rep.get("head_ref") if use_ref else None, rounds, n)
     kw = {k: v for k, v in (stats_kw or {}).items() if k != "reference"}
     if kw:   # tuning: call the statistic directly with non-default knobs
-        from pt2bot.compare import _samples
+        from pt2bot.results import LatencyRow
         from pt2bot.stats import compare_samples
-        be, he = b["latency"][0], h["latency"][0]
-        return compare_samples(_samples(be), _samples(he), threshold_pct=threshold,
-                               base_reference=_samples(be, "reference_ms") or None,
-                               head_reference=_samples(he, "reference_ms") or None, **kw)
+        be, he = LatencyRow.from_json(b["latency"][0]), LatencyRow.from_json(h["latency"][0])
+
+        def grouped(t):
+            return t.grouped() if t is not None else []
+        return compare_samples(grouped(be.compiled_ms), grouped(he.compiled_ms),
+                               threshold_pct=threshold,
+                               base_reference=grouped(be.reference_ms) or None,
+                               head_reference=grouped(he.reference_ms) or None, **kw)
     return compare_latency(b, h, threshold_pct=threshold)[0]
 
 

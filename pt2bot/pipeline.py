@@ -15,12 +15,16 @@ from contextlib import ExitStack
 from dataclasses import dataclass, field
 from typing import Any, Callable
 
-from pt2bot import changes, git
+from pt2bot import changes, git, select
+from pt2bot.compare import build_report
 from pt2bot.config import Config, load_config
 from pt2bot.errors import UserError
 from pt2bot.jsonio import write_json
-
-SMOKE_PHASES = ("breaks", "matrix", "export", "latency")
+from pt2bot.publish.github import publish_dir
+from pt2bot.report import render_all
+from pt2bot.results import RESULTS_SCHEMA, LatencyRow, ModelRun, ResultsFile, shape_key
+from pt2bot.smoke import run_models
+from pt2bot.static import check_paths
 
 
 @dataclass(frozen=True)
@@ -53,11 +57,6 @@ class Timings:
 
 def review(opts: ReviewOptions, log: Callable[[str], None] = lambda s: None) -> dict[str, Any]:
     """Run the PR job and write the report directory; returns report.json's data."""
-    from pt2bot import select
-    from pt2bot.compare import build_report
-    from pt2bot.report import render_all
-    from pt2bot.static import check_paths
-
     timings = Timings()
     t_start = time.perf_counter()
     root = git.repo_root(opts.repo_dir)
@@ -71,8 +70,8 @@ def review(opts: ReviewOptions, log: Callable[[str], None] = lambda s: None) -> 
         f"{' + working tree' if opts.head is None else ''}: {len(changeset.files)} changed file(s)")
 
     baseline = _load_baseline(opts.baseline, base_sha, log) if opts.baseline else None
-    stored_files = ({m["name"]: set(m.get("files") or ()) for m in baseline["models"]
-                     if m.get("files")} if baseline else None)
+    stored_files = ({m.name: set(m.files) for m in baseline.models if m.name and m.files}
+                    if baseline else None)
     if opts.all_models:
         selection = select.select_all(config)
     else:
@@ -96,7 +95,7 @@ def review(opts: ReviewOptions, log: Callable[[str], None] = lambda s: None) -> 
         log(f"static: {len(head_findings)} finding(s) on head, {len(base_findings)} on base")
 
         # Nothing selected is a clean result, not a broken run.
-        head_results, base_results = _empty_results(), _empty_results()
+        head_results, base_results = ResultsFile.empty(), ResultsFile.empty()
         if selection.selected:
             head_results, base_results = timings.run("smoke", lambda: _smoke_both(
                 config, opts, selection.selected, head_root, base_root, baseline, log))
@@ -111,112 +110,109 @@ def review(opts: ReviewOptions, log: Callable[[str], None] = lambda s: None) -> 
 
     os.makedirs(opts.out_dir, exist_ok=True)
     for side, results in (("base", base_results), ("head", head_results)):
-        if results and results.get("models"):
-            write_json(os.path.join(opts.out_dir, f"{side}.json"), results)
+        if results is not None and results.models:
+            write_json(os.path.join(opts.out_dir, f"{side}.json"), results.to_json())
     render_all(report, opts.out_dir,
                commentable=lambda path, line: changes.is_commentable(changeset, path, line))
     if opts.publish:
-        from pt2bot.publish.github import publish_dir
-
         publish_dir(opts.out_dir)
     return report
 
 
 def _load_baseline(path: str, base_sha: str,
-                   log: Callable[[str], None]) -> dict[str, Any] | None:
+                   log: Callable[[str], None]) -> ResultsFile | None:
     try:
         with open(path, encoding="utf-8") as fh:
             data = json.load(fh)
     except (OSError, ValueError) as e:
         raise UserError(f"{path}: cannot read the baseline: {e}") from None
-    if not isinstance(data, dict) or data.get("schema") != "pt2bot.results/1" \
-            or not isinstance(data.get("models"), list):
-        raise UserError(f"{path}: not a pt2bot results file (schema pt2bot.results/1)")
-    if data.get("commit") and data["commit"] != base_sha:
-        log(f"baseline {path} is for {str(data['commit'])[:12]}, not the merge-base "
+    baseline = ResultsFile.from_json(data) if isinstance(data, dict) else None
+    if baseline is None or not baseline.is_results or "models" not in data:
+        raise UserError(f"{path}: not a pt2bot results file (schema {RESULTS_SCHEMA})")
+    if baseline.commit and baseline.commit != base_sha:
+        log(f"baseline {path} is for {baseline.commit[:12]}, not the merge-base "
             f"{base_sha[:12]}: running base instead")
         return None
-    return data
-
-
-def _entry_exists(root: str, entry: str) -> bool:
-    """Whether the model's entry module is present in this tree (absent on base → "new")."""
-    module = entry.partition(":")[0]
-    rel = os.path.join(root, *module.split("."))
-    return os.path.isfile(rel + ".py") or os.path.isfile(os.path.join(rel, "__init__.py"))
+    return baseline
 
 
 def _smoke_both(config: Config, opts: ReviewOptions, selected: tuple[str, ...],
-                head_root: str, base_root: str, baseline: dict[str, Any] | None,
-                log: Callable[[str], None]) -> tuple[dict[str, Any], dict[str, Any] | None]:
+                head_root: str, base_root: str, baseline: ResultsFile | None,
+                log: Callable[[str], None]) -> tuple[ResultsFile, ResultsFile]:
     """Smoke-run head and base; then extra latency rounds in alternating order.
 
     Latency on a shared machine drifts over minutes, so base and head are measured in
     alternating rounds (A B, B A, ...) in separate processes and their samples pooled: a
     drift then hits both sides alike instead of looking like a regression.
     """
-    from pt2bot.smoke import run_models
-
     out = os.path.join(opts.out_dir, "smoke")
-    head_models = [n for n in selected if _entry_exists(head_root, config.model(n).entry)]
-    base_models = [n for n in selected if _entry_exists(base_root, config.model(n).entry)]
+    # A model whose entry module is not in a tree is not run there (absent on base: "new");
+    # the entry is found the way selection finds it (select.entry_file).
+    head_models = [n for n in selected if select.entry_file(config, config.model(n), head_root)]
+    base_models = [n for n in selected if select.entry_file(config, config.model(n), base_root)]
 
     def run(side: str, root: str, models: list[str], phases: tuple[str, ...] | None,
-            rnd: int = 0) -> dict[str, Any]:
+            rnd: int = 0) -> ResultsFile:
         log(f"smoke {side} ({', '.join(models)}){' latency round ' + str(rnd) if rnd else ''}")
-        return run_models(config, repo_root=root, out_dir=os.path.join(out, side, str(rnd)),
-                          models=models, device=opts.device, phases=phases)
+        return ResultsFile.from_json(run_models(
+            config, repo_root=root, out_dir=os.path.join(out, side, str(rnd)), models=models,
+            device=opts.device, phases=phases))
 
-    head = run("head", head_root, head_models, None) if head_models else _empty_results()
+    sides = {"head": run("head", head_root, head_models, None) if head_models
+             else ResultsFile.empty()}
     base = baseline
     if base is None:
-        base = run("base", base_root, base_models, None) if base_models else _empty_results()
+        base = run("base", base_root, base_models, None) if base_models else ResultsFile.empty()
     elif base_models:
-        missing = [n for n in base_models if n not in {m["name"] for m in base["models"]}]
+        missing = [n for n in base_models if n not in base.by_name()]
         if missing:  # the stored audit did not run these (new in config since): run them here
-            extra = run("base", base_root, missing, None)
-            base = {**base, "models": base["models"] + extra["models"]}
+            base = base.with_(models=(*base.models, *run("base", base_root, missing, None).models))
+    sides["base"] = base
 
     rounds = max(config.run.rounds, 1) if config.run.latency else 0
     timed = [n for n in head_models if n in base_models and baseline is None]
+    roots = {"head": head_root, "base": base_root}
     for rnd in range(1, rounds):
-        order = [("head", head_root, head), ("base", base_root, base)]
-        if rnd % 2 == 0:
-            order.reverse()
-        for side, root, results in order:
-            extra = run(side, root, timed, ("latency",), rnd)
-            pool_latency(results, extra)
-    return head, base
+        order = ["head", "base"] if rnd % 2 else ["base", "head"]
+        for side in order:
+            sides[side] = pool_rounds(sides[side], run(side, roots[side], timed, ("latency",), rnd))
+    return sides["head"], sides["base"]
 
 
-def _empty_results() -> dict[str, Any]:
-    return {"schema": "pt2bot.results/1", "models": []}
+def pool_rounds(results: ResultsFile, extra: ResultsFile) -> ResultsFile:
+    """`results` with the latency samples of a later round added, per model and shape case.
+
+    Each process's samples stay a group (`rounds`): the verdict resamples rounds first, so
+    one process that ran in a slow phase cannot decide it alone. Only ok runs are pooled.
+    """
+    more = {m.name: m for m in extra.models if m.ok}
+    models = []
+    for target in results.models:
+        m = more.get(target.name)
+        if m is not None and target.ok and target.latency:
+            target = target.with_(latency=tuple(_pool_case(case, m) for case in target.latency))
+        models.append(target)
+    return results.with_(models=tuple(models))
+
+
+def _pool_case(into: LatencyRow, run: ModelRun) -> LatencyRow:
+    case = next((c for c in run.latency_rows() if shape_key(c.shape) == shape_key(into.shape)),
+                None)
+    if case is None:
+        return into
+    pooled = {}
+    for key in ("eager_ms", "compiled_ms", "reference_ms"):
+        new, prev = case.timing(key), into.timing(key)
+        if new is not None and new.samples and prev is not None and prev.to_json():
+            pooled[key] = prev.pooled(new.samples)
+    return into.with_(**pooled) if pooled else into
 
 
 def pool_latency(results: dict[str, Any], extra: dict[str, Any]) -> None:
-    """Add the latency samples of a later round to `results`, per model and shape case."""
-    from pt2bot.stats import summarise_samples
-
-    by_name = {m["name"]: m for m in results.get("models", [])}
-    for m in extra.get("models", []):
-        target = by_name.get(m["name"])
-        if target is None or m.get("status") != "ok" or target.get("status") != "ok":
-            continue
-        cases = {json.dumps(c["shape"], sort_keys=True): c for c in target.get("latency") or []}
-        for case in m.get("latency") or []:
-            into = cases.get(json.dumps(case["shape"], sort_keys=True))
-            if into is None:
-                continue
-            for key in ("eager_ms", "compiled_ms", "reference_ms"):
-                new = (case.get(key) or {}).get("samples") or []
-                prev = into.get(key)
-                if not new or not prev:
-                    continue
-                # Keep each process's samples as a group: the verdict resamples rounds
-                # first, so one process that ran in a slow phase cannot decide it alone.
-                rounds = prev.get("rounds") or [prev.get("samples") or []]
-                into[key] = {**summarise_samples([x for r in rounds for x in r] + new),
-                             "rounds": [*rounds, new]}
+    """`pool_rounds` on results JSON, in place (benchmarks/bench_latency_verdict.py)."""
+    pooled = pool_rounds(ResultsFile.from_json(results), ResultsFile.from_json(extra)).to_json()
+    results.clear()
+    results.update(pooled)
 
 
 def cli_review(args: argparse.Namespace) -> int:

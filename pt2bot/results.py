@@ -66,6 +66,13 @@ def shape_key(shape: Mapping[str, Any] | None) -> tuple[tuple[str, Any], ...]:
 _MISSING = object()
 
 
+@dataclass(frozen=True)
+class _Partial:
+    """A list of records with some items that are not objects: the field gets the records,
+    and the list as read is kept in `extra` (so it is written back as it was)."""
+    value: tuple[Any, ...]
+
+
 @dataclass(frozen=True, kw_only=True)
 class Record:
     """Base of every record: unknown or malformed JSON kept in `extra`, key order kept."""
@@ -87,6 +94,9 @@ class Record:
             conv = convs.get(k)
             got = conv(v) if conv is not None else _MISSING
             if got is _MISSING:
+                extra[k] = v
+            elif isinstance(got, _Partial):   # typed: the good items; written back: all
+                kw[k] = got.value
                 extra[k] = v
             else:
                 kw[k] = got
@@ -129,7 +139,7 @@ class Record:
                 raise TypeError(f"{type(self).__name__} has no field {k!r}")
             if not _is_typed_value(v):
                 got = convs[k](v)
-                if got is _MISSING:
+                if got is _MISSING or isinstance(got, _Partial):
                     raise TypeError(f"{type(self).__name__}.{k}: unexpected value {v!r}")
                 v = got
             kw[k] = v
@@ -156,9 +166,15 @@ class Record:
     def updated(self: R, data: Mapping[str, Any]) -> R:
         """A copy with the keys of a JSON object applied (unknown keys go to `extra`)."""
         convs = _converters(type(self))
-        known = {k: v for k, v in data.items() if k in convs}
-        rec = self.with_(**{k: v for k, v in known.items() if convs[k](v) is not _MISSING})
-        bad = {k: v for k, v in data.items() if k not in known or convs[k](v) is _MISSING}
+        good = {}
+        bad = {}
+        for k, v in data.items():
+            got = convs[k](v) if k in convs else _MISSING
+            if got is _MISSING or isinstance(got, _Partial):
+                bad[k] = v
+            else:
+                good[k] = got
+        rec = self.with_(**good)
         if not bad:
             return rec
         order = rec.key_order
@@ -233,13 +249,19 @@ def _converter(tp: Any) -> Any:
     if tp is str:
         return lambda v: v if isinstance(v, str) else _MISSING
     if origin is tuple:
-        item = _converter(typing.get_args(tp)[0])
+        arg = typing.get_args(tp)[0]
+        item = _converter(arg)
+        of_records = isinstance(arg, type) and issubclass(arg, Record)
 
         def items(v: Any) -> Any:
             if not isinstance(v, (list, tuple)):
                 return _MISSING
             out = [item(x) for x in v]
-            return _MISSING if any(x is _MISSING for x in out) else tuple(out)
+            if not any(x is _MISSING for x in out):
+                return tuple(out)
+            # One junk entry must not hide the good ones (a results file with a bad model).
+            return _Partial(tuple(x for x in out if x is not _MISSING)) if of_records \
+                else _MISSING
         return items
     if origin in (collections.abc.Mapping, dict) or tp in (Mapping, dict):
         args = typing.get_args(tp)
@@ -513,7 +535,7 @@ class ResultsFile(Record):
     @property
     def is_results(self) -> bool:
         """Whether this is a results file at all (the schema id, and a list of models)."""
-        return self.schema == RESULTS_SCHEMA and "models" not in self.extra
+        return self.schema == RESULTS_SCHEMA and isinstance(self.extra.get("models", []), list)
 
     def by_name(self) -> dict[str, ModelRun]:
         return {m.name: m for m in self.models if isinstance(m.name, str)}

@@ -190,6 +190,13 @@ def head_tree(changeset: ChangeSet, repo_root: str) -> Tree:
     return CommitTree(repo_root, changeset.head) if changeset.head else Tree(repo_root)
 
 
+def entry_file(config: Config, model: ModelConfig, repo_root: str) -> str | None:
+    """The repo-relative file of the model's entry module in the tree at `repo_root`, or None
+    (the module is not in that tree: e.g. a model the pull request adds, on base)."""
+    tree = Tree(repo_root)
+    return ModuleIndex(tree, module_roots(config, repo_root, tree)).entry_file(model)
+
+
 def module_roots(config: Config, repo_root: str, tree: Tree | None = None) -> tuple[str, ...]:
     """Repo-relative directories that hold top-level packages ("" is the repo root).
 
@@ -453,4 +460,4 @@ def _model_sections(doc: dict[str, Any]) -> dict[str, Any]:
 
 
 __all__ = ["Closure", "CommitTree", "ModuleIndex", "Selection", "Tree", "config_effects",
-           "head_tree", "module_roots", "select_all", "select_models"]
+           "entry_file", "head_tree", "module_roots", "select_all", "select_models"]

@@ -10,6 +10,7 @@ from gitrepo import GitRepo
 
 from pt2bot.changes import diff_changes
 from pt2bot.config import Config, ModelConfig, StaticConfig, Thresholds
+from pt2bot.select import Selection  # noqa: F401 - the real type compare.build_report takes
 
 DATA = os.path.join(os.path.dirname(os.path.abspath(__file__)), "data", "results")
 
@@ -69,14 +70,6 @@ def make_config(**thresholds) -> Config:
                              "skipped_one"))
     return Config(static=StaticConfig(filter="added"), models=models,
                   thresholds=Thresholds(**thresholds), raw={"version": 1})
-
-
-class Selection:
-    """Duck-typed like pt2bot.select.Selection (selected, skipped)."""
-
-    def __init__(self, selected=(), skipped=None):
-        self.selected = tuple(selected)
-        self.skipped = dict(skipped or {})
 
 
 def results_pair() -> tuple[dict, dict]:

@@ -85,3 +85,12 @@ def test_pooled_samples_keep_each_process_as_a_round():
     assert pooled.rounds == ((1.0, 2.0, 3.0), (4.0, 5.0), (6.0,))
     assert pooled.samples == (1.0, 2.0, 3.0, 4.0, 5.0, 6.0) and pooled.median == 3.5
     assert pooled.grouped() == [[1.0, 2.0, 3.0], [4.0, 5.0], [6.0]]
+
+
+def test_junk_entries_in_a_list_hide_nothing_else_and_are_written_back():
+    data = {"schema": RESULTS_SCHEMA, "models": ["junk", {"name": "m", "status": "ok"}, 3]}
+    results = ResultsFile.from_json(data)
+    assert results.is_results and [m.name for m in results.models] == ["m"]
+    assert json.dumps(results.to_json()) == json.dumps(data)
+    assert not ResultsFile.from_json({"schema": RESULTS_SCHEMA, "models": "x"}).is_results
+    assert not ResultsFile.from_json({"schema": "pt2bot.report/1", "models": []}).is_results

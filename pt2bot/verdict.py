@@ -1,0 +1,153 @@
+"""The verdict policy: thresholds → reasons → conclusion (and the one-line title).
+
+pt2bot/compare.py says what changed between base and head (the deltas, per model and
+finding); this module decides what that means for the pull request: which changes fail the
+check under the configured thresholds, which only warn, and when the run itself is broken
+so that no verdict on the pull request can be given (neutral). Pure: report dicts in, reasons
+and a conclusion out.
+"""
+from __future__ import annotations
+
+from collections import Counter
+
+from pt2bot.config import Config
+from pt2bot.results import ResultsFile, is_failed
+
+# Conclusion levels of a reason, most severe first.
+FAILURE, NEUTRAL, WARNING, NOTICE = "failure", "neutral", "warning", "notice"
+
+
+def thresholds_json(config: Config) -> dict:
+    """The thresholds the verdict applied, as report.json records them."""
+    t = config.thresholds
+    return {
+        "new_graph_breaks": t.new_graph_breaks,
+        "new_recompiles": t.new_recompiles,
+        "latency_regression_pct": t.latency_regression_pct,
+        "export_regression": t.export_regression,
+        "accuracy": t.accuracy,
+        "require_gpu": t.require_gpu,
+        "fail_on": config.static.fail_on,
+        "filter": config.static.filter,
+    }
+
+
+def judge(*, findings: list[dict], models: list[dict], head_results: ResultsFile | None,
+          base_results: ResultsFile | None, config: Config) -> list[dict]:
+    """Reasons for the conclusion, each `{code, level, model, message, count}`."""
+    t = config.thresholds
+    reasons: list[dict] = []
+    broken = run_broken(head_results, base_results, models)
+
+    def add(code: str, level: str, message: str, model: str | None = None,
+            count: int = 1) -> None:
+        reasons.append({"code": code, "level": level, "model": model, "message": message,
+                        "count": count})
+
+    fail_sev = {"error": ("error",), "warning": ("error", "warning")}.get(config.static.fail_on, ())
+    bad = [f for f in findings if f["new"] and f["severity"] in fail_sev]
+    if bad:
+        add("static_findings", FAILURE, f"{len(bad)} new static finding(s) at or above "
+            f"'{config.static.fail_on}'", count=len(bad))
+
+    level_of = {"fail": FAILURE, "warn": WARNING}
+    for m in models:
+        name, d = m["name"], m["delta"]
+        for p in m["problems"]:
+            # When the whole run broke, per-model failures are the environment's, not the PR's.
+            level = WARNING if broken and p["kind"] in ("fails_only_on_head", "fails_on_head") \
+                else p["level"]
+            add(p["kind"], level, p["message"], name)
+        if m["status"] != "ok":
+            continue
+        nb = len(m["new_breaks"])
+        if nb > t.new_graph_breaks:
+            add("new_graph_breaks", FAILURE, f"{nb} new graph break(s) (allowed: "
+                f"{t.new_graph_breaks})", name, nb)
+        elif nb:
+            add("new_graph_breaks", WARNING, f"{nb} new graph break(s), within the threshold",
+                name, nb)
+        nr = d["new_recompiles"]
+        if nr > t.new_recompiles:
+            add("new_recompiles", FAILURE, f"{nr} new recompile(s) over the shape matrix "
+                f"(allowed: {t.new_recompiles})", name, nr)
+        elif nr:
+            add("new_recompiles", WARNING, f"{nr} new recompile(s), within the threshold",
+                name, nr)
+        if d.get("eager_fallback"):
+            add("eager_fallback", WARNING, "hit the recompile limit: runs eagerly", name)
+        if d["export"] == "broken" and t.export_regression in level_of:
+            add("export_broken", level_of[t.export_regression], "torch.export newly fails", name)
+        new_bad = [a for a in d["accuracy"] if a["new"]]
+        if new_bad and t.accuracy in level_of:
+            add("accuracy_mismatch", level_of[t.accuracy], f"compiled output differs from eager "
+                f"on {len(new_bad)} shape(s)", name, len(new_bad))
+        if len(new_bad) < len(d["accuracy"]):
+            add("accuracy_mismatch_preexisting", WARNING, "compiled output already differed "
+                "from eager on base", name, len(d["accuracy"]) - len(new_bad))
+        slower = [x for x in d["latency"] if x["significant"] and x["direction"] == "slower"]
+        if slower:
+            worst = max(x["change_pct"] for x in slower)
+            add("latency_regression", FAILURE, f"compiled latency up {worst:.0f}% "
+                f"(significant, threshold {t.latency_regression_pct:g}%) on {len(slower)} "
+                "shape(s)", name, len(slower))
+
+    if broken:
+        add("run_broken", NEUTRAL, "the smoke run itself failed: no model produced a result")
+    if t.require_gpu and head_results is not None and head_results.device == "cpu":
+        add("no_gpu", NEUTRAL, "a GPU is required (thresholds.require_gpu) but the run was on CPU")
+    return reasons
+
+
+def run_broken(head_results: ResultsFile | None, base_results: ResultsFile | None,
+               models: list[dict]) -> bool:
+    """Head results missing, or every model that ran errored on head and none of them ran
+    cleanly on base (then it is the environment, not the pull request)."""
+    if head_results is None:
+        return True
+    ran = [m for m in models if m["status"] != "skipped" and m.get("change") != "removed"]
+    if not ran or not all(is_failed(m["status"]) for m in ran):
+        return False
+    return not any(p["kind"] == "fails_only_on_head" for m in ran for p in m["problems"])
+
+
+def conclude(reasons: list[dict]) -> str:
+    levels = {r["level"] for r in reasons}
+    if FAILURE in levels:
+        return "failure"
+    if NEUTRAL in levels:
+        return "neutral"
+    return "success"
+
+
+def summary_title(conclusion: str, reasons: list[dict], models: list[dict],
+                  findings: list[dict]) -> str:
+    """One line for the check run title and the summary's first line (no user text)."""
+    labels = {
+        "new_graph_breaks": "new graph break", "new_recompiles": "new recompile",
+        "export_broken": "export regression", "accuracy_mismatch": "accuracy mismatch",
+        "latency_regression": "latency regression", "static_findings": "new static finding",
+        "fails_only_on_head": "model failing on head", "run_broken": "run broken",
+        "no_gpu": "no GPU", "compare_error": "comparison error",
+    }
+    level = FAILURE if conclusion == "failure" else NEUTRAL if conclusion == "neutral" else None
+    counts: Counter = Counter()
+    for r in reasons:
+        if r["level"] == level and r["code"] in labels:
+            counts[r["code"]] += r["count"] if r["code"] not in ("run_broken", "no_gpu") else 1
+    if counts:
+        parts = []
+        for code, n in counts.items():
+            label = labels[code]
+            parts.append(label if code in ("run_broken", "no_gpu")
+                         else f"{n} {label}{'' if n == 1 else 's'}")
+        return ", ".join(parts)
+    ran = sum(1 for m in models if m["status"] != "skipped")
+    fixed = sum(len(m["fixed_breaks"]) for m in models)
+    text = f"No regressions ({ran} model{'' if ran == 1 else 's'} run"
+    text += f", {fixed} graph break{'' if fixed == 1 else 's'} fixed)" if fixed else ")"
+    return text
+
+
+__all__ = ["FAILURE", "NEUTRAL", "NOTICE", "WARNING", "conclude", "judge", "run_broken",
+           "summary_title", "thresholds_json"]
