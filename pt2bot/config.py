@@ -10,13 +10,18 @@ import hashlib
 import itertools
 import json
 import os
+import re
 from dataclasses import dataclass, field
 from typing import Any
 
 
-from pt2bot.findings import FILTERS
+from pt2bot.findings import FILTERS  # noqa: F401  (static.filter's choices; defined there once)
 
 DEFAULT_CONFIG_NAMES = ("pt2bot.yml", "pt2bot.yaml", ".github/pt2bot.yml")
+# A model's entry, "module.path:attr": checked at load time (pt2bot/configfile/schema.py) and
+# by pt2bot/smoke/entry.py for callers that skip the config.
+ENTRY = re.compile(r"[A-Za-z_][A-Za-z0-9_]*(\.[A-Za-z_][A-Za-z0-9_]*)*"
+                   r":[A-Za-z_][A-Za-z0-9_]*(\.[A-Za-z_][A-Za-z0-9_]*)*")
 FAIL_ON = ("error", "warning", "never")
 DEVICES = ("auto", "cpu", "cuda")
 

@@ -762,3 +762,10 @@ def test_chained_merge_keys() -> None:
     assert (b.name, b.entry, b.export, b.timeout_s) == ("b", "pkg.m:A", False, 5.0)
     assert (c.name, c.entry, c.export, c.timeout_s, c.kwargs) == ("c", "pkg.m:A", False, 5.0, {"k": 1})
     assert (a.line, b.line, c.line) == (3, 4, 5)
+
+
+def test_an_int_too_large_for_a_float_is_a_located_error_not_a_crash() -> None:
+    # math.isfinite(10**400) raises OverflowError: it used to escape as a traceback.
+    (msg,) = errors_of("version: 1\nrun:\n  timeout_s: " + "9" * 400 + "\n")
+    assert msg == ("pt2bot.yml:3: run.timeout_s: expected a positive number of seconds, got "
+                   + "9" * 57 + "...")

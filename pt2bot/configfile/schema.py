@@ -16,8 +16,8 @@ from typing import Any
 from pt2bot import __version__
 from pt2bot.config import (
     DEVICES,
+    ENTRY,
     FAIL_ON,
-    FILTERS,
     Config,
     InputSpec,
     ModelConfig,
@@ -36,6 +36,7 @@ from pt2bot.configfile.checks import (
 )
 from pt2bot.configfile.yamlread import Path, read_yaml, show
 from pt2bot.errors import ConfigErrors
+from pt2bot.findings import FILTERS
 
 SUPPORTED_VERSIONS = (1,)
 DTYPES = ("float32", "float16", "bfloat16", "float64", "int64", "int32", "int16", "int8",
@@ -49,8 +50,6 @@ POLICIES = ("fail", "warn", "ignore")
 SEVERITIES = ("error", "warning")
 
 IDENT = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
-ENTRY = re.compile(r"[A-Za-z_][A-Za-z0-9_]*(\.[A-Za-z_][A-Za-z0-9_]*)*"
-                   r":[A-Za-z_][A-Za-z0-9_]*(\.[A-Za-z_][A-Za-z0-9_]*)*")
 # Model names become file names (logs/<name>.log) and CLI arguments: keep them tame.
 MODEL_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.-]{0,99}")
 CODE = re.compile(r"[A-Z]+[0-9]*")

@@ -17,7 +17,7 @@ from typing import Any
 
 # The entry pattern is the config's ("module.path:attr"): one definition, checked at load
 # time with file:line there, and again here for callers that skip the config.
-from pt2bot.config_validate import ENTRY
+from pt2bot.config import ENTRY
 from pt2bot.smoke.location import Location, ModelError, RepoPaths, user_location
 
 KINDS = ("bad_spec", "module_not_found", "attribute_missing", "import_raised",
