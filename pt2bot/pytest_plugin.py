@@ -1,0 +1,116 @@
+"""pytest plugin (entry point `pytest11`): the `pt2bot` fixture and `--pt2bot-config`.
+
+    def test_no_breaks(pt2bot):
+        pt2bot.assert_no_graph_breaks(MyModel(), torch.randn(2, 8))
+
+`pytest --pt2bot-config pt2bot.yml` adds one test item per configured model
+(`pt2bot.yml::<model name>`): the model and its first shape case's inputs are built as the
+smoke run builds them, and the test fails listing each graph break (pt2bot/testing.py,
+`model_graph_breaks`). The items run in the pytest process; their paths are relative to the
+config's directory, as in the smoke run.
+
+Loading this plugin imports neither torch nor the rest of pt2bot: pytest starts as fast as
+before in suites that never use it.
+"""
+from __future__ import annotations
+
+import os
+from pathlib import Path
+from types import SimpleNamespace
+from typing import Any, Iterator
+
+import pytest
+
+_CONFIG_KEY = pytest.StashKey[Any]()
+
+
+def pytest_addoption(parser: pytest.Parser) -> None:
+    group = parser.getgroup("pt2bot", "pt2bot graph-break checks")
+    group.addoption("--pt2bot-config", metavar="FILE", default=None,
+                    help="pt2bot.yml: each configured model becomes a test that fails on "
+                         "graph breaks")
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    config.addinivalue_line("markers", "pt2bot: a model from --pt2bot-config (pt2bot.yml)")
+    path = config.getoption("pt2bot_config", None)
+    if not path:
+        return
+    from pt2bot.config import load_config
+    from pt2bot.errors import ConfigError
+
+    full = os.path.join(str(config.invocation_params.dir), path)
+    try:
+        loaded = load_config(full, required=True)
+    except ConfigError as e:   # a located message ("pt2bot.yml:14: models[1]...")
+        raise pytest.UsageError(f"--pt2bot-config: {e}") from None
+    config.stash[_CONFIG_KEY] = loaded
+
+
+@pytest.hookimpl(tryfirst=True)   # before -k/-m deselection, so they apply to our items
+def pytest_collection_modifyitems(session: pytest.Session, config: pytest.Config,
+                                  items: list[pytest.Item]) -> None:
+    loaded = config.stash.get(_CONFIG_KEY, None)
+    if loaded is None:
+        return
+    file = ConfigFile.from_parent(session, path=Path(os.path.abspath(loaded.path)))
+    seen = {it.nodeid for it in items}
+    items.extend(it for it in file.collect() if it.nodeid not in seen)
+
+
+class ConfigFile(pytest.File):
+    """pt2bot.yml as a collector: one ModelItem per configured model."""
+
+    def collect(self) -> Iterator[pytest.Item]:
+        loaded = self.config.stash[_CONFIG_KEY]
+        for model in loaded.models:
+            yield ModelItem.from_parent(self, name=model.name, model=model,
+                                        root=loaded.root, device=loaded.run.device)
+
+
+class ModelItem(pytest.Item):
+    """One configured model: passes when its first shape case compiles without a break."""
+
+    def __init__(self, *, model: Any, root: str, device: str, **kwargs: Any) -> None:
+        super().__init__(**kwargs)
+        self.model = model
+        self.root = root
+        self.device = device
+        self.add_marker("pt2bot")
+
+    def runtest(self) -> None:
+        from pt2bot import testing
+
+        breaks = testing.model_graph_breaks(self.model, self.root,
+                                            device=testing.pick_device(self.device))
+        if breaks:
+            raise GraphBreaksFound(testing.format_breaks(breaks, f"model {self.model.name}"))
+
+    def repr_failure(self, excinfo: pytest.ExceptionInfo[BaseException],
+                     style: Any = None) -> str:
+        from pt2bot.testing import ModelFailed
+
+        if isinstance(excinfo.value, (GraphBreaksFound, ModelFailed)):
+            return str(excinfo.value)
+        return str(super().repr_failure(excinfo))
+
+    def reportinfo(self) -> tuple[Any, int | None, str]:
+        line = (self.model.line - 1) if self.model.line else None
+        return self.path, line, f"pt2bot model {self.model.name}"
+
+
+class GraphBreaksFound(AssertionError):
+    """A configured model has graph breaks (the message lists them)."""
+
+
+@pytest.fixture
+def pt2bot() -> SimpleNamespace:
+    """`graph_breaks`, `assert_no_graph_breaks`, `recompiles`, `assert_no_recompiles` from
+    pt2bot.testing (the user's code is found from the calling test file, see there)."""
+    from pt2bot import testing
+
+    return SimpleNamespace(graph_breaks=testing.graph_breaks,
+                           assert_no_graph_breaks=testing.assert_no_graph_breaks,
+                           recompiles=testing.recompiles,
+                           assert_no_recompiles=testing.assert_no_recompiles,
+                           format_breaks=testing.format_breaks)

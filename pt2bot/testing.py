@@ -1,0 +1,566 @@
+"""Graph-break and recompile checks for your own test suite.
+
+    from pt2bot.testing import assert_no_graph_breaks, graph_breaks
+
+    def test_encoder_compiles_whole():
+        assert_no_graph_breaks(Encoder(), torch.randn(2, 16))
+
+The functions compile with an eager (recording) backend, so they cost a dynamo trace and no
+inductor compile. They read dynamo's structured trace (the `torch.__trace` logger that
+`TORCH_TRACE` and tlparse use), not `torch._dynamo.explain`, which misses breaks inside loops
+and breaks with nothing traced before them (see pt2bot/smoke/_breaks.py). The records are
+the ones the smoke run reports: one per (GB id, innermost frame in your code), with `count`.
+
+Which code is "yours" (`user_code`): a break is located at the innermost frame of its
+traceback that lies in your code, and `path` is relative to where that code lives. By default
+your code is
+  1. the project of the calling file: the nearest directory above it holding
+     `pyproject.toml`, `setup.py`, `setup.cfg`, `pt2bot.yml` or `.git` (else the directory
+     above the calling file's outermost package), minus virtualenvs and site-packages in it;
+  2. and the top-level package that defines the function or the module's class, wherever it
+     is installed (a `pip install .` into site-packages too), paths then relative to the
+     directory holding that package.
+Pass `user_code="src"` (a directory or several; relative to the current directory) to say it
+yourself. torch's own modules are never "yours": a break inside `nn.MultiheadAttention` is
+located at the line of your code that called it.
+
+Every call resets dynamo before and after (and clears its counters and compile metrics), so
+checks do not see each other's compiled code, and compiled code elsewhere in the process is
+dropped. torch's logging configuration is left as it was.
+"""
+from __future__ import annotations
+
+import inspect
+import os
+import sys
+from dataclasses import dataclass
+from typing import Any, Callable, Iterable, Sequence
+
+from pt2bot.smoke._trace import RepoPaths
+
+_PT2BOT_DIR = os.path.dirname(os.path.abspath(__file__))
+_PROJECT_MARKERS = ("pyproject.toml", "setup.py", "setup.cfg", "pt2bot.yml", ".git")
+_NOT_USER_PACKAGES = frozenset({"torch", "functorch", "builtins", "pt2bot"})
+
+
+# --------------------------------------------------------------------------- records
+
+@dataclass(frozen=True)
+class GraphBreak:
+    """One graph-break site, as the smoke run reports it (docs/formats.md, `graph_breaks`)."""
+    gb: str | None                 # "GB0124"; None when the torch in use has no registry id
+    gb_type: str                   # dynamo's context-free break type
+    path: str | None               # relative to the user code it lies in (see user_code)
+    line: int | None
+    function: str | None
+    hints: tuple[str, ...] = ()
+    reason: str = ""
+    explanation: str = ""
+    url: str | None = None
+    source: str = ""               # the source line
+    count: int = 1                 # break events merged into this site (loops, layers)
+    in_loop: bool = False          # dynamo skipped the frame (GB7000) and ran it eagerly
+    user_stack: tuple[dict[str, Any], ...] = ()
+
+    @classmethod
+    def from_site(cls, s: dict[str, Any]) -> "GraphBreak":
+        return cls(gb=s.get("gb"), gb_type=s.get("gb_type") or "", path=s.get("path"),
+                   line=s.get("line"), function=s.get("function"),
+                   hints=tuple(s.get("hints") or ()), reason=s.get("reason") or "",
+                   explanation=s.get("explanation") or "", url=s.get("url"),
+                   source=s.get("source") or "", count=int(s.get("count") or 1),
+                   in_loop=bool(s.get("in_loop")),
+                   user_stack=tuple(dict(f) for f in s.get("user_stack") or ()))
+
+    def to_dict(self) -> dict[str, Any]:
+        """The smoke run's RUN `graph_breaks[]` item."""
+        return {"gb": self.gb, "gb_type": self.gb_type, "path": self.path, "line": self.line,
+                "function": self.function, "source": self.source, "reason": self.reason,
+                "explanation": self.explanation, "hints": list(self.hints), "url": self.url,
+                "count": self.count, "in_loop": self.in_loop,
+                "user_stack": [dict(f) for f in self.user_stack]}
+
+    @property
+    def location(self) -> str:
+        if not self.path:
+            return "(outside your code)"
+        return f"{self.path}:{self.line}" if self.line else self.path
+
+
+@dataclass(frozen=True)
+class RecompileReason:
+    guard: str                     # the guard that failed, as torch prints it
+    # guard: a guard in the code failed | size_mismatch: a static size changed |
+    # size_one: torch's 0/1 specialisation | automatic_dynamic: the first size change of a
+    # dim under dynamic=None, after which torch compiles that dim dynamic (once per dim)
+    kind: str
+    path: str | None = None
+    line: int | None = None
+    source: str | None = None
+    dim: str | None = None         # "x.shape[0]": the input dim the guard is about
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"guard": self.guard, "kind": self.kind, "path": self.path, "line": self.line,
+                "source": self.source, "dim": self.dim}
+
+
+@dataclass(frozen=True)
+class Recompile:
+    """The call at `call` (index into the inputs) compiled the function again."""
+    call: int
+    shapes: dict[str, tuple[int, ...]]         # the tensor inputs of that call
+    reasons: tuple[RecompileReason, ...] = ()
+
+    @property
+    def size_one(self) -> bool:
+        """Only torch's own 0/1 specialisation: size 1 always gets its own graph."""
+        return bool(self.reasons) and all(r.kind == "size_one" for r in self.reasons)
+
+    @property
+    def expected(self) -> bool:
+        """torch.compile's by-design recompiles: size 1, and automatic dynamic's one per dim."""
+        return bool(self.reasons) and all(r.kind in ("size_one", "automatic_dynamic")
+                                          for r in self.reasons)
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"call": self.call, "shapes": {k: list(v) for k, v in self.shapes.items()},
+                "size_one": self.size_one, "expected": self.expected,
+                "reasons": [r.to_dict() for r in self.reasons]}
+
+
+# --------------------------------------------------------------------------- user code
+
+@dataclass
+class UserCode(RepoPaths):
+    """RepoPaths for a project root plus packages that live elsewhere (site-packages)."""
+    packages: tuple[str, ...] = ()     # package directories or single-module files
+
+    def __post_init__(self) -> None:
+        super().__post_init__()
+        self.packages = tuple(os.path.realpath(p) for p in self.packages)
+
+    def rel(self, filename: str | None) -> str | None:
+        if not filename or filename.startswith("<"):
+            return None
+        try:
+            real = os.path.realpath(filename)
+        except (OSError, ValueError):
+            return None
+        if real.startswith(_PT2BOT_DIR + os.sep):
+            return None     # pt2bot's own frames (an editable install inside the project)
+        r = super().rel(filename)
+        if r:
+            return r
+        for pkg in self.packages:
+            if real == pkg or real.startswith(pkg + os.sep):
+                return os.path.relpath(real, os.path.dirname(pkg)).replace(os.sep, "/")
+        return None
+
+    def source_line(self, rel: str | None, line: int | None) -> str:
+        text = super().source_line(rel, line)
+        if text or not rel or not line:
+            return text
+        for pkg in self.packages:
+            candidate = os.path.join(os.path.dirname(pkg), rel)
+            if os.path.isfile(candidate):
+                return RepoPaths(os.path.dirname(pkg)).source_line(rel, line)
+        return ""
+
+
+def _caller_file() -> str | None:
+    """The first frame outside pt2bot (the user's test, through the pytest fixture too)."""
+    frame = sys._getframe(1)
+    while frame is not None:
+        f = os.path.abspath(frame.f_code.co_filename)
+        if not f.startswith(_PT2BOT_DIR + os.sep) and not frame.f_code.co_filename.startswith("<"):
+            return f
+        frame = frame.f_back
+    return None
+
+
+def project_root(path: str) -> str:
+    """The nearest directory at or above `path` with a project marker; else the directory
+    above the outermost package containing it."""
+    d = path if os.path.isdir(path) else os.path.dirname(path)
+    d = os.path.realpath(d)
+    probe = d
+    while True:
+        if any(os.path.exists(os.path.join(probe, m)) for m in _PROJECT_MARKERS):
+            return probe
+        parent = os.path.dirname(probe)
+        if parent == probe:
+            break
+        probe = parent
+    while os.path.isfile(os.path.join(d, "__init__.py")):
+        d = os.path.dirname(d)
+    return d
+
+
+def _defining_package(obj: Any) -> str | None:
+    """The directory of the top-level package (or the file of the module) defining `obj`."""
+    import torch
+
+    target = type(obj) if isinstance(obj, torch.nn.Module) else obj
+    target = getattr(target, "__wrapped__", target)
+    modname = getattr(target, "__module__", None) or ""
+    top = modname.split(".")[0]
+    if not top or top in _NOT_USER_PACKAGES or top.startswith("_"):
+        return None
+    mod = sys.modules.get(top)
+    file = getattr(mod, "__file__", None)
+    if not file:
+        return None
+    if os.path.basename(file) == "__init__.py":
+        return os.path.dirname(file)
+    if modname == top:
+        return file           # a single-module top level: only that file is the user's
+    return None
+
+
+def resolve_user_code(obj: Any, user_code: str | Sequence[str] | None = None,
+                      caller: str | None = None) -> UserCode:
+    """Where the user's code is, for `obj` called from `caller` (see the module docstring)."""
+    if user_code is not None:
+        roots = [user_code] if isinstance(user_code, (str, os.PathLike)) else list(user_code)
+        roots = [os.path.abspath(os.fspath(r)) for r in roots]
+        if not roots:
+            raise ValueError("user_code: give at least one directory")
+        return UserCode(roots[0], packages=tuple(roots[1:]))
+    caller = caller or _caller_file()
+    root = project_root(caller) if caller else os.getcwd()
+    pkg = _defining_package(obj)
+    return UserCode(root, packages=(pkg,) if pkg else ())
+
+
+# --------------------------------------------------------------------------- graph breaks
+
+def _call_parts(args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
+    from pt2bot.smoke._inputs import CaseInputs
+
+    return CaseInputs(shape={}, args=tuple(args), kwargs=dict(kwargs))
+
+
+def graph_breaks(fn_or_module: Callable[..., Any], *args: Any,
+                 user_code: str | Sequence[str] | None = None,
+                 **kwargs: Any) -> list[GraphBreak]:
+    """Every graph-break site of one call `fn_or_module(*args, **kwargs)`, compiled by dynamo.
+
+    `user_code` is keyword-only and not passed on (see the module docstring); to pass a
+    keyword argument of that name to your function, wrap the call in a lambda.
+    Runs under `torch.no_grad()`, as the smoke run does.
+    """
+    paths = resolve_user_code(fn_or_module, user_code, _caller_file())
+    return _measure(fn_or_module, _call_parts(args, kwargs), paths)
+
+
+def _measure(fn: Any, case: Any, paths: UserCode) -> list[GraphBreak]:
+    """measure_breaks (the smoke run's breaks phase), minus the frames that called it.
+
+    Dynamo's user-code traceback starts at the outermost Python frame: the test that called
+    us is in the user's project too, but it is not part of the break. Frames of the calling
+    stack (same file and line) are cut from the front of each site's stack.
+    """
+    from pt2bot.smoke._breaks import measure_breaks
+
+    outer: set[tuple[str | None, int]] = set()
+    frame = sys._getframe(1)
+    while frame is not None:
+        outer.add((paths.rel(frame.f_code.co_filename), frame.f_lineno))
+        frame = frame.f_back
+    with LoggingKept():
+        got = measure_breaks(fn, case, paths)
+    out = []
+    for site in got["graph_breaks"]:
+        stack = list(site.get("user_stack") or ())
+        while stack and (stack[0]["path"], stack[0]["line"]) in outer:
+            stack.pop(0)
+        if not stack and site.get("user_stack"):
+            # the only "user" frames were the caller's: the break is outside the user's code
+            site = {**site, "path": None, "line": None, "function": None, "source": ""}
+        out.append(GraphBreak.from_site({**site, "user_stack": stack}))
+    return out
+
+
+def assert_no_graph_breaks(fn_or_module: Callable[..., Any], *args: Any,
+                           user_code: str | Sequence[str] | None = None,
+                           **kwargs: Any) -> None:
+    """Fail (AssertionError) listing each break as pt2bot comments it."""
+    paths = resolve_user_code(fn_or_module, user_code, _caller_file())
+    found = graph_breaks(fn_or_module, *args, user_code=[paths.root, *paths.packages], **kwargs)
+    if found:
+        __tracebackhide__ = True  # noqa: F841 - pytest: show the test's line, not ours
+        raise AssertionError(format_breaks(found, _name(fn_or_module)))
+
+
+def format_breaks(breaks: Sequence[GraphBreak], what: str = "the function") -> str:
+    """Plain text for a test failure: one block per site, like pt2bot's review comment
+    (GB code and type, where, the explanation, hints, the documentation page)."""
+    n = len(breaks)
+    lines = [f"{n} graph break{'s' if n != 1 else ''} in {what} "
+             "(dynamo, eager backend; pt2bot.testing):"]
+    for b in breaks:
+        code = b.gb or "graph break"
+        fn = f" in {b.function}" if b.function else ""
+        times = f" ({b.count} times)" if b.count > 1 else ""
+        lines.append(f"  {b.location}{fn}: {code} {b.gb_type}{times}")
+        if b.source:
+            lines.append(f"      {b.source}")
+        text = b.explanation or b.reason
+        if text:
+            lines.append(f"      {_one_line(text, 600)}")
+        for h in b.hints[:2]:
+            lines.append(f"      hint: {_one_line(h, 400)}")
+        if b.in_loop:
+            lines.append("      inside a loop: dynamo skips the whole frame and runs it eagerly")
+        if b.url:
+            lines.append(f"      {b.url}")
+    return "\n".join(lines)
+
+
+# --------------------------------------------------------------------------- recompiles
+
+def _as_call(item: Any) -> tuple[tuple[Any, ...], dict[str, Any]]:
+    if isinstance(item, dict):
+        return (), dict(item)
+    if isinstance(item, (tuple, list)):
+        return tuple(item), {}
+    return (item,), {}
+
+
+def _param_names(fn: Any) -> list[str]:
+    target = fn.forward if hasattr(fn, "forward") else fn
+    try:
+        sig = inspect.signature(target)
+    except (TypeError, ValueError):
+        return []
+    return [p.name for p in sig.parameters.values()
+            if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD, p.KEYWORD_ONLY)]
+
+
+def _case(args: tuple[Any, ...], kwargs: dict[str, Any], params: list[str]) -> Any:
+    """CaseInputs whose dims name every tensor axis ("x.shape[0]"), for guard attribution."""
+    import torch
+
+    from pt2bot.smoke._inputs import CaseInputs
+
+    names = tuple(params[i] if i < len(params) else f"arg{i}" for i in range(len(args)))
+    named = dict(zip(names, args))
+    named.update(kwargs)
+    dims: dict[str, dict[int, str]] = {}
+    shape: dict[str, int] = {}
+    for name, v in named.items():
+        if isinstance(v, torch.Tensor):
+            for ax, size in enumerate(v.shape):
+                dim = f"{name}.shape[{ax}]"
+                dims.setdefault(name, {})[ax] = dim
+                shape[dim] = int(size)
+    return CaseInputs(shape=shape, args=args, kwargs=kwargs, dims=dims, arg_names=names)
+
+
+def recompiles(fn: Callable[..., Any], inputs: Iterable[Any], *, dynamic: bool | None = None,
+               user_code: str | Sequence[str] | None = None) -> list[Recompile]:
+    """Compile `fn` once and call it with each item of `inputs` (a tuple of positional
+    arguments, a dict of keyword arguments, or one argument); every call that made dynamo
+    compile again is a `Recompile` with the guards that failed.
+
+    `dynamic` is torch.compile's (None: static first, automatic dynamic on the second
+    shape). The recompile limit is raised above the number of calls, so none is hidden by
+    a silent fallback to eager.
+    """
+    import torch
+
+    from pt2bot.smoke._breaks import RecordingBackend
+    from pt2bot.smoke._matrix import parse_recompile_reason
+    from pt2bot.smoke._trace import compilation_metrics, intern_table, reset_dynamo
+
+    calls = [_as_call(i) for i in inputs]
+    paths = resolve_user_code(fn, user_code, _caller_file())
+    params = _param_names(fn)
+    limit_key = ("recompile_limit" if hasattr(torch._dynamo.config, "recompile_limit")
+                 else "cache_size_limit")
+    out: list[Recompile] = []
+    made_dynamic: set[str] = set()
+    reset_dynamo()
+    try:
+        compiled = torch.compile(fn, backend=RecordingBackend(), dynamic=dynamic)
+        with LoggingKept(), torch._dynamo.config.patch(**{limit_key: len(calls) + 8}), \
+                torch.no_grad():
+            for k, (args, kwargs) in enumerate(calls):
+                n0 = len(compilation_metrics())
+                compiled(*args, **kwargs)
+                metrics = compilation_metrics()
+                files = sorted({m.co_filename for m in metrics if m.co_filename}
+                               | set(intern_table().values()))
+                case = _case(args, kwargs, params)
+                for m in metrics[n0:]:
+                    text = getattr(m, "recompile_reason", None)
+                    if not text or getattr(m, "fail_type", None):
+                        continue
+                    reasons = []
+                    for r in parse_recompile_reason(text, case, files, paths):
+                        kind = r["kind"]
+                        if (kind == "size_mismatch" and dynamic is None and r["dim"]
+                                and r["dim"] not in made_dynamic):
+                            kind = "automatic_dynamic"
+                            made_dynamic.add(r["dim"])
+                        reasons.append(RecompileReason(
+                            guard=r["guard"], kind=kind, path=r["path"], line=r["line"],
+                            source=r["source"], dim=r["dim"]))
+                    out.append(Recompile(call=k, shapes={
+                        n: tuple(int(s) for s in v.shape) for n, v in case.named().items()
+                        if isinstance(v, torch.Tensor)}, reasons=tuple(reasons)))
+    finally:
+        reset_dynamo()
+    return out
+
+
+def assert_no_recompiles(fn: Callable[..., Any], inputs: Iterable[Any], *,
+                         dynamic: bool | None = None, allow_expected: bool = True,
+                         user_code: str | Sequence[str] | None = None) -> None:
+    """Fail listing each recompile with its guards. torch.compile's by-design recompiles
+    (`Recompile.expected`: size 1, and the one per dim that turns on automatic dynamic) are
+    allowed unless `allow_expected=False`; pt2bot's smoke run counts those apart too."""
+    calls = list(inputs)
+    paths = resolve_user_code(fn, user_code, _caller_file())
+    found = recompiles(fn, calls, dynamic=dynamic, user_code=[paths.root, *paths.packages])
+    bad = [r for r in found if not (allow_expected and r.expected)]
+    if bad:
+        __tracebackhide__ = True  # noqa: F841
+        raise AssertionError(format_recompiles(bad, _name(fn), len(calls)))
+
+
+def format_recompiles(found: Sequence[Recompile], what: str = "the function",
+                      n_calls: int | None = None) -> str:
+    over = f" over {n_calls} calls" if n_calls is not None else ""
+    lines = [f"{len(found)} recompile{'s' if len(found) != 1 else ''} of {what}{over} "
+             "(dynamo, eager backend; pt2bot.testing):"]
+    for r in found:
+        shapes = ", ".join(f"{k}: {list(v)}" for k, v in r.shapes.items())
+        lines.append(f"  call {r.call} ({shapes or 'no tensors'}):")
+        for g in r.reasons or (RecompileReason(guard="(no reason recorded)", kind="guard"),):
+            where = f" at {g.path}:{g.line}" if g.path else ""
+            src = f"  ({_one_line(g.source, 200)})" if g.source else ""
+            tag = {"size_one": " [size 1: torch specialises 0/1 by design]",
+                   "automatic_dynamic": " [automatic dynamic: this dim compiles dynamic from now"
+                                        " on]"}.get(g.kind, "")
+            lines.append(f"      guard failed: {_one_line(g.guard, 300)}{where}{src}{tag}")
+    return "\n".join(lines)
+
+
+# --------------------------------------------------------------------------- configured models
+
+class ModelFailed(Exception):
+    """A configured model could not be built, fed or run eagerly (the smoke run's `error`)."""
+
+    def __init__(self, name: str, kind: str, message: str, path: str | None = None,
+                 line: int | None = None) -> None:
+        where = f" at {path}:{line}" if path and line else (f" at {path}" if path else "")
+        super().__init__(f"model {name}: {kind} error{where}: {message}")
+        self.name, self.kind, self.message, self.path, self.line = name, kind, message, path, line
+
+
+def model_graph_breaks(model: Any, root: str, *, device: str = "cpu") -> list[GraphBreak]:
+    """The breaks phase of the smoke run for one `pt2bot.config.ModelConfig`, in this
+    process: the model and the first shape case's inputs are built as the worker builds them
+    (pt2bot/smoke/_inputs.py), run eagerly once, then traced for breaks. Paths are relative
+    to `root` (the config's directory), as in the smoke run. Raises ModelFailed.
+    """
+    import dataclasses
+    import json
+
+    from pt2bot.smoke._inputs import build_inputs, build_model, run_forward
+
+    spec = json.loads(json.dumps(dataclasses.asdict(model), default=str))
+    paths = UserCode(root)
+    try:
+        import torch
+
+        built = build_model(str(spec.get("entry") or ""), spec.get("kwargs") or {}, paths)
+        built = built.to(device)
+        case = build_inputs(spec, built, model.shape_cases()[0], device, paths)
+        with torch.no_grad():
+            run_forward(built, case, paths)
+    except _model_error() as e:
+        raise ModelFailed(model.name, e.kind, e.message, e.path, e.line) from None
+    return _measure(built, case, paths)
+
+
+def _model_error() -> type[Exception]:
+    """The smoke run's "the model's fault" exception type (kind, message, path, line)."""
+    try:
+        from pt2bot.smoke.location import ModelError
+    except ImportError:   # the layout before pt2bot/smoke/location.py
+        from pt2bot.smoke._inputs import WorkerError as ModelError  # type: ignore[attr-defined]
+    return ModelError
+
+
+def pick_device(requested: str | None) -> str:
+    """`run.device` for an in-process check: cuda when asked (or auto and present), else cpu."""
+    if requested == "cuda":
+        return "cuda"
+    if requested in (None, "auto"):
+        import torch
+
+        return "cuda" if torch.cuda.is_available() else "cpu"
+    return "cpu"
+
+
+# --------------------------------------------------------------------------- helpers
+
+def _name(obj: Any) -> str:
+    import torch
+
+    if isinstance(obj, torch.nn.Module):
+        return f"{type(obj).__qualname__}.forward"
+    return getattr(obj, "__qualname__", None) or type(obj).__name__
+
+
+def _one_line(text: str, limit: int) -> str:
+    s = " ".join(str(text).split())
+    return s if len(s) <= limit else s[: limit - 1] + "…"
+
+
+class LoggingKept:
+    """Put back every torch logger's level, handlers and propagation on exit.
+
+    The trace collector restores `torch.__trace` itself; this also covers anything dynamo
+    configures lazily on first compile, so a test suite's logging looks the same afterwards.
+    """
+
+    def __enter__(self) -> "LoggingKept":
+        import logging
+
+        self._saved = {name: (lg.level, list(lg.handlers), lg.propagate, lg.disabled)
+                       for name, lg in _torch_loggers(logging)}
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        import logging
+
+        for name, lg in _torch_loggers(logging):
+            saved = self._saved.get(name)
+            if saved is None:
+                continue    # created during the call: it had no configuration to restore
+            level, handlers, propagate, disabled = saved
+            lg.setLevel(level)
+            lg.propagate = propagate
+            lg.disabled = disabled
+            for h in list(lg.handlers):
+                if h not in handlers:
+                    lg.removeHandler(h)
+            for h in handlers:
+                if h not in lg.handlers:
+                    lg.addHandler(h)
+
+
+def _torch_loggers(logging: Any) -> list[tuple[str, Any]]:
+    names = [n for n in list(logging.root.manager.loggerDict)
+             if n == "torch" or n.startswith("torch.")]
+    return [(n, logging.getLogger(n)) for n in names]
+
+
+__all__ = ["GraphBreak", "Recompile", "RecompileReason", "UserCode", "assert_no_graph_breaks",
+           "assert_no_recompiles", "ModelFailed", "format_breaks", "model_graph_breaks",
+           "pick_device", "format_recompiles", "graph_breaks",
+           "project_root", "recompiles", "resolve_user_code"]
+
