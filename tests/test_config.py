@@ -693,6 +693,12 @@ HOSTILE = {
                      r"{cfg}:5: models\[0\]\.kwargs\.x(\[0\])+: nested deeper than 64 levels"),
     "invalid-utf8": (b"version: 1\nrun:\n  cache_dir: \"caf\xe9\"\n",
                      r"{cfg}:3: not valid UTF-8 \(byte 0xe9 at column 18\)"),
+    "long-key-in-every-message": (
+        # an explicit key (`? k`): an implicit key may not be longer than 1024 characters
+        "version: 1\nstatic:\n  per_file_ignores:\n    ? " + "k" * 100_000 + "\n    : ["
+        + ", ".join(["x"] * 30_000) + "]\n",
+        r'{cfg}:5: static\.per_file_ignores\["k{{57}}\.\.\."\]\[0\]: expected a rule code or prefix such as '
+        r'PTC101 or PTC1, got "x"'),
     "quadratic-messages": (_quadratic_config(6_000),
                            r'{cfg}:6: models\[0\]\.dynamic\[0\]: "x0" is not a dim in models\[0\]\.shapes '
                            r"\(declared: d0, d1, [^()]*, and \d+ more\)"),

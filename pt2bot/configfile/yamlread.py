@@ -47,14 +47,17 @@ IDENT = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 # --------------------------------------------------------------------------- formatting
 
 def format_path(path: Path) -> str:
+    """`models[1].shapes.batch`; user text in a key is quoted, escaped and cut to 60 characters
+    (one long key would otherwise repeat in every message under it)."""
     out = ""
     for part in path:
         if isinstance(part, int):
             out += f"[{part}]"
-        elif isinstance(part, str) and IDENT.fullmatch(part):
+        elif isinstance(part, str) and len(part) <= 60 and IDENT.fullmatch(part):
             out += f".{part}" if out else part
         else:  # user text (a glob, an odd key): quoted, escaped
-            out += f"[{json.dumps(str(part))}]"
+            text = str(part)
+            out += f"[{json.dumps(text if len(text) <= 60 else text[:57] + '...')}]"
     return out
 
 
