@@ -24,7 +24,7 @@ from pt2bot.changes import ChangeSet, keep_finding
 from pt2bot.config import Config
 from pt2bot.findings import Finding, fingerprint, normalise_source, sort_key
 from pt2bot.results import (REPORT_SCHEMA, GraphBreak, LatencyRow, ModelRun, ResultsFile,
-                            Samples, is_failed, shape_key)
+                            Samples, is_failed, case_key)
 from pt2bot.select import Selection
 from pt2bot.stats import compare_samples
 from pt2bot.verdict import (FAILURE, NEUTRAL, NOTICE, WARNING, conclude, judge, run_broken,
@@ -372,10 +372,10 @@ def compare_recompiles(base: ModelRun | None, head: ModelRun) -> dict:
     """Per shape case: head recompiles − base recompiles; `new_recompiles` sums increases."""
     brc = base.recompiles if base is not None else None
     hrc = head.recompiles
-    base_cases = {shape_key(c.shape): c for c in (brc.cases if brc else ())}
+    base_cases = {case_key(c.shape): c for c in (brc.cases if brc else ())}
     cases = []
     for c in (hrc.cases if hrc else ()):
-        bc = base_cases.get(shape_key(c.shape))
+        bc = base_cases.get(case_key(c.shape))
         hn, bn = c.recompiles or 0, (bc.recompiles if bc else None) or 0
         cases.append({"shape": dict(c.shape), "base": bn if bc is not None else None,
                       "head": hn, "delta": hn - bn,
@@ -420,10 +420,10 @@ def compare_export(base: ModelRun | None, head: ModelRun) -> str:
 
 def compare_accuracy(base: ModelRun | None, head: ModelRun) -> list[dict]:
     """Head's mismatching shapes; `new` unless base mismatched on the same shape too."""
-    base_bad = {shape_key(a.shape) for a in (base.accuracy if base is not None else None) or ()
+    base_bad = {case_key(a.shape) for a in (base.accuracy if base is not None else None) or ()
                 if a.match is False}
     return [{"shape": dict(a.shape), "max_abs_err": a.max_abs_err,
-             "new": shape_key(a.shape) not in base_bad}
+             "new": case_key(a.shape) not in base_bad}
             for a in head.accuracy or () if a.match is False]
 
 
@@ -443,10 +443,10 @@ def compare_latency(base: ModelRun | Mapping[str, Any] | None,
     p10, per unit of reference-workload time when both sides timed it, + bootstrap interval)."""
     base, head = _run(base), ModelRun.coerce(head)
     base_lat: dict[tuple, LatencyRow] = {
-        shape_key(e.shape): e for e in (base.latency_rows() if base is not None else ())}
+        case_key(e.shape): e for e in (base.latency_rows() if base is not None else ())}
     out = []
     for e in head.latency_rows():
-        be = base_lat.get(shape_key(e.shape))
+        be = base_lat.get(case_key(e.shape))
         row: dict[str, Any] = {
             "shape": dict(e.shape),
             "base_ms": _median(be.compiled_ms if be else None),

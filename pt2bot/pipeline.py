@@ -22,7 +22,7 @@ from pt2bot.errors import UserError
 from pt2bot.jsonio import write_json
 from pt2bot.publish.github import publish_dir
 from pt2bot.report import render_all
-from pt2bot.results import RESULTS_SCHEMA, LatencyRow, ModelRun, ResultsFile, shape_key
+from pt2bot.results import RESULTS_SCHEMA, LatencyRow, ModelRun, ResultsFile, case_key
 from pt2bot.smoke import run_models
 from pt2bot.static import check_paths
 
@@ -196,7 +196,7 @@ def pool_rounds(results: ResultsFile, extra: ResultsFile) -> ResultsFile:
 
 
 def _pool_case(into: LatencyRow, run: ModelRun) -> LatencyRow:
-    case = next((c for c in run.latency_rows() if shape_key(c.shape) == shape_key(into.shape)),
+    case = next((c for c in run.latency_rows() if case_key(c.shape) == case_key(into.shape)),
                 None)
     if case is None:
         return into

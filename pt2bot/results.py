@@ -54,7 +54,7 @@ Shape = Mapping[str, int]
 R = TypeVar("R", bound="Record")
 
 
-def shape_key(shape: Mapping[str, Any] | None) -> tuple[tuple[str, Any], ...]:
+def case_key(shape: Mapping[str, Any] | None) -> tuple[tuple[str, Any], ...]:
     """A hashable, order-independent key for a shape case ({"b": 4} and {"b": 4} match)."""
     if not isinstance(shape, Mapping):
         return ()
@@ -547,6 +547,6 @@ __all__ = [
     "STATUSES", "TIMINGS",
     "AccuracyRow", "CompileTimes", "ExportCase", "ExportOutcome", "Frame", "GraphBreak",
     "LatencyRow", "ModelRun", "PhaseError", "RecompileCase", "RecompileReason", "Recompiles",
-    "Record", "ResultsFile", "RunError", "Samples", "Specialisation", "is_failed", "shape_key",
+    "Record", "ResultsFile", "RunError", "Samples", "Specialisation", "is_failed", "case_key",
     "summarise",
 ]

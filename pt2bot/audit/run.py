@@ -23,9 +23,8 @@ merge-base is that commit reuses it instead of re-running base:
 (pipeline._load_baseline checks the file's `commit` against the merge-base and runs base
 itself when they differ; models missing from the baseline are run on base.)
 
-Retention: PT2BOT_HISTORY_KEEP ("400" runs, "90d" days, "400,90d" both; default 400 runs),
-or `args.keep` when the CLI grows a `--keep` option. The history file must survive between
-nights (actions/cache with a rolling key, or a data branch); it is checkpointed into one file
+Retention: `--keep` ("400" runs, "90d" days, "400,90d" both), else PT2BOT_HISTORY_KEEP,
+else 400 runs. The history file must survive between nights (actions/cache with a rolling key, or a data branch); it is checkpointed into one file
 on close.
 """
 from __future__ import annotations
@@ -38,17 +37,25 @@ from dataclasses import dataclass, field
 from datetime import datetime, timedelta, timezone
 from typing import Any, Callable, Iterable, Sequence
 
-from pt2bot.config import Config, load_config
+from pt2bot import git
+from pt2bot.audit.charts import Trends
 from pt2bot.audit.history import (DEFAULT_KEEP_RUNS, KEEP_ENV, History, ModelPoint, StoredRun,
-                            parse_keep, shape_key)
+                                  parse_keep, shape_key)
+from pt2bot.audit.report import render_audit_dir, render_audit_markdown, render_regression_comment
+from pt2bot.compare import build_report
+from pt2bot.config import Config, load_config
+from pt2bot.findings import Finding
+from pt2bot.publish.issue import publish_audit
+from pt2bot.results import AUDIT_SCHEMA, ModelRun, ResultsFile, is_failed
+from pt2bot.select import select_all
+from pt2bot.smoke import run_models
+from pt2bot.static import check_paths
 
-AUDIT_SCHEMA = "pt2bot.audit/1"
 WINDOW_DAYS = 7.0          # the rolling window for latency, and "a week ago"
 WINDOW_MIN_RUNS = 3        # fewer earlier nights: no latency verdict yet
 WINDOW_K = 3.0             # how many (scaled) MADs outside the window's median
 MAD_FLOOR_PCT = 1.0        # a window of identical numbers still has 1 % spread
 TREND_RUNS = 30            # nights shown in the charts
-FAILED = ("error", "timeout")
 
 Log = Callable[[str], None]
 
@@ -72,10 +79,6 @@ class AuditOptions:
 
 def audit(opts: AuditOptions, log: Log = lambda s: None) -> dict[str, Any]:
     """Run the nightly audit end to end; returns report.json's data."""
-    from pt2bot import git
-    from pt2bot.smoke import run_models
-    from pt2bot.static import check_paths
-
     root = git.repo_root(opts.repo_dir)
     config = load_config(opts.config_path, required=True, root=root)
     # Open (and so validate) the history before spending minutes on the smoke run.
@@ -83,39 +86,35 @@ def audit(opts: AuditOptions, log: Log = lambda s: None) -> dict[str, Any]:
         head = git.head_sha(root)
         log(f"audit {head[:12]}: {len(config.models)} model(s), history {opts.history} "
             f"({history.count_runs()} run(s))")
-        results = run_models(config, repo_root=root, out_dir=os.path.join(opts.out_dir, "smoke"),
-                             device=opts.device, phases=opts.phases)
-        results["commit"] = results.get("commit") or head
-        for m in results.get("models", []):
-            log(f"  {m.get('name')}: {m.get('status')}")
+        results = ResultsFile.from_json(run_models(
+            config, repo_root=root, out_dir=os.path.join(opts.out_dir, "smoke"),
+            device=opts.device, phases=opts.phases))
+        results = results.with_(commit=results.commit or head)
+        for m in results.models:
+            log(f"  {m.name}: {m.status}")
         paths = list(config.static.paths) or None   # None: the whole tree
         findings = check_paths(root, paths, config.static)
         log(f"static (nofilter): {len(findings)} finding(s)")
         report = audit_results(config, results, findings, history=history,
                                out_dir=opts.out_dir, now=opts.now, keep_runs=opts.keep_runs,
                                keep_days=opts.keep_days, window_days=opts.window_days)
-    if opts.publish:
-        from pt2bot.audit.report import render_audit_markdown, render_regression_comment
-        from pt2bot.publish.issue import publish_audit   # the audit renders; publish only posts
+    if opts.publish:   # the audit renders; publish only posts
         url = publish_audit(report, body=render_audit_markdown(report),
                             comment=render_regression_comment(report))
         log(f"tracking issue: {url or 'nothing to do (clean, no open issue)'}")
     return report
 
 
-def audit_results(config: Config, results: dict[str, Any], findings: Sequence[Any], *,
+def audit_results(config: Config, results: ResultsFile | dict[str, Any],
+                  findings: Sequence[Finding | dict[str, Any]], *,
                   history: History, out_dir: str, now: datetime | None = None,
                   keep_runs: int | None = DEFAULT_KEEP_RUNS, keep_days: int | None = None,
                   window_days: float = WINDOW_DAYS, charts: bool = True) -> dict[str, Any]:
     """Everything after the runs: compare with history, store tonight, render the directory."""
-    from pt2bot.compare import build_report
-    from pt2bot.findings import Finding
-    from pt2bot.audit.report import render_audit_dir
-    from pt2bot.select import select_all
-
+    results = ResultsFile.coerce(results)
     now = now or datetime.now(timezone.utc)
-    head_sha = str(results.get("commit") or "")
-    device = results.get("device")
+    head_sha = str(results.commit or "")
+    device = results.device
     head_findings = [f if isinstance(f, Finding) else Finding.from_dict(f) for f in findings]
     selection = select_all(config, "nightly audit: every model runs")
 
@@ -173,7 +172,7 @@ def audit_results(config: Config, results: dict[str, Any], findings: Sequence[An
                    "latency_ms": {k: list(v) for k, v in trends.latency_ms.items()}},
         "baseline": f"baseline-{head_sha}.json" if head_sha else None,
     }
-    render_audit_dir(report, results, trends, out_dir, charts=charts)
+    render_audit_dir(report, results.to_json(), trends, out_dir, charts=charts)
     return report
 
 
@@ -190,21 +189,22 @@ def model_changes(report: dict[str, Any]) -> list[dict[str, Any]]:
         name = str(m.get("name"))
         worse: list[dict[str, Any]] = []
         better: list[dict[str, Any]] = []
-        base, head = m.get("base") or {}, m.get("head") or {}
-        b_status, h_status = base.get("status"), head.get("status") or m.get("status")
+        base = ModelRun.coerce(m.get("base") or {})
+        head = ModelRun.coerce(m.get("head") or {})
+        b_status, h_status = base.status, head.status or m.get("status")
         change = m.get("change")
         if change == "new":
             better.append({"kind": "new_model", "detail": "new model"})
         elif change == "removed":
             worse.append({"kind": "removed", "detail": "no longer run"})
-        if h_status in FAILED and base and b_status not in FAILED:
+        if is_failed(h_status) and m.get("base") and not is_failed(b_status):
             worse.append({"kind": "status", "detail": f"now fails ({h_status})",
                           "message": _error_message(head)})
-        elif b_status in FAILED and h_status == "ok":
+        elif is_failed(b_status) and h_status == "ok":
             better.append({"kind": "status", "detail": f"runs again (was {b_status})"})
         delta = m.get("delta") or {}
         # After a failed night every break would look "new": nothing to compare with.
-        comparable = b_status not in FAILED
+        comparable = not is_failed(b_status)
         if comparable:
             for b in m.get("new_breaks") or []:
                 worse.append({"kind": "graph_break", "detail": "new graph break", **_brk(b)})
@@ -219,7 +219,7 @@ def model_changes(report: dict[str, Any]) -> list[dict[str, Any]]:
         export = delta.get("export")
         if export == "broken":
             worse.append({"kind": "export", "detail": "export broke",
-                          "message": (head.get("export") or {}).get("message")})
+                          "message": head.export.message if head.export else None})
         elif export == "fixed":
             better.append({"kind": "export", "detail": "export works again"})
         if worse or better:
@@ -227,7 +227,8 @@ def model_changes(report: dict[str, Any]) -> list[dict[str, Any]]:
     return out
 
 
-def latency_window_verdicts(history: History, results: dict[str, Any], *, now: datetime,
+def latency_window_verdicts(history: History, results: ResultsFile | dict[str, Any], *,
+                            now: datetime,
                             days: float = WINDOW_DAYS, threshold_pct: float = 10.0,
                             k: float = WINDOW_K, min_runs: int = WINDOW_MIN_RUNS
                             ) -> list[dict[str, Any]]:
@@ -236,21 +237,21 @@ def latency_window_verdicts(history: History, results: dict[str, Any], *, now: d
     slower/faster only when tonight lies outside median ± k·MAD (scaled to σ, floored at
     MAD_FLOOR_PCT of the median) AND the change exceeds `threshold_pct`.
     """
+    results = ResultsFile.coerce(results)
     out: list[dict[str, Any]] = []
     since = now - timedelta(days=days)
-    for m in results.get("models") or []:
-        if m.get("status") != "ok":
+    for m in results.models:
+        if not m.ok:
             continue
-        for case in m.get("latency") or []:
-            tonight = (case.get("compiled_ms") or {}).get("median")
+        for case in m.latency_rows():
+            tonight = case.compiled_ms.median if case.compiled_ms else None
             if tonight is None:
                 continue
-            key = shape_key(case.get("shape"))
+            key = shape_key(case.shape)
             window = history.latency_window(
-                str(m.get("name")), key, device=results.get("device"),
-                device_name=results.get("device_name"), backend=results.get("backend"),
-                since=since)
-            item: dict[str, Any] = {"model": m.get("name"), "shape": case.get("shape"),
+                str(m.name), key, device=results.device, device_name=results.device_name,
+                backend=results.backend, since=since)
+            item: dict[str, Any] = {"model": m.name, "shape": dict(case.shape),
                                     "shape_key": key, "median_ms": tonight, "n": len(window),
                                     "window_median_ms": None, "window_mad_ms": None,
                                     "change_pct": None, "verdict": "insufficient"}
@@ -268,10 +269,8 @@ def latency_window_verdicts(history: History, results: dict[str, Any], *, now: d
     return out
 
 
-def collect_trends(history: History, *, device: str | None, runs: int = TREND_RUNS):
+def collect_trends(history: History, *, device: str | None, runs: int = TREND_RUNS) -> Trends:
     """The last `runs` nights on this device as chart series (one value per night)."""
-    from pt2bot.audit.charts import Trends
-
     nights = history.recent_runs(device=device, limit=runs)
     ids = [r.id for r in nights]
     labels = tuple(f"{r.created[5:10]} {(r.commit or '-------')[:7]}" for r in nights)
@@ -306,18 +305,16 @@ def _window_items(window: list[dict[str, Any]], verdict: str) -> list[dict[str, 
             for w in window if w["verdict"] == verdict]
 
 
-def _failures(results: dict[str, Any], already: list[dict[str, Any]]) -> list[dict[str, Any]]:
+def _failures(results: ResultsFile, already: list[dict[str, Any]]) -> list[dict[str, Any]]:
     """A model that fails tonight is a problem whatever the reference said."""
     seen = {(o["model"], o["kind"]) for o in already}
-    return [{"model": m.get("name"), "kind": "status", "since": "tonight",
-             "detail": f"fails ({m.get('status')})", "message": _error_message(m)}
-            for m in results.get("models") or []
-            if m.get("status") in FAILED and (m.get("name"), "status") not in seen]
+    return [{"model": m.name, "kind": "status", "since": "tonight",
+             "detail": f"fails ({m.status})", "message": _error_message(m)}
+            for m in results.models if m.failed and (m.name, "status") not in seen]
 
 
-def _error_message(run: dict[str, Any]) -> str | None:
-    err = run.get("error") or {}
-    msg = err.get("message") or run.get("reason")
+def _error_message(run: ModelRun) -> str | None:
+    msg = (run.error.message if run.error else None) or run.reason
     return None if msg is None else str(msg)[-1000:]
 
 
@@ -357,7 +354,7 @@ def _title(conclusion: str, regressions: list[Any], outstanding: list[Any]) -> s
 
 def retention_from(args: argparse.Namespace, env: dict[str, str] | os._Environ[str]
                    ) -> tuple[int | None, int | None]:
-    """--keep (when the CLI has it), else $PT2BOT_HISTORY_KEEP, else the default."""
+    """--keep, else $PT2BOT_HISTORY_KEEP, else the default."""
     spec = getattr(args, "keep", None) or env.get(KEEP_ENV)
     if not spec:
         return DEFAULT_KEEP_RUNS, None
