@@ -86,6 +86,13 @@ def build_parser() -> argparse.ArgumentParser:
                    help="history retention: runs and/or days, e.g. 400, 90d, 400,90d "
                         "(default: $PT2BOT_HISTORY_KEEP, else 400 runs)")
     a.set_defaults(handler="pt2bot.audit.run:cli_audit")
+
+    i = sub.add_parser("init", help="write a starting pt2bot.yml (models found, inputs inferred)")
+    i.add_argument("root", nargs="?", default=".", help="the repository (default: .)")
+    i.add_argument("--check", action="store_true",
+                   help="run each proposed model once and keep the entries that run")
+    i.add_argument("--force", action="store_true", help="overwrite an existing pt2bot.yml")
+    i.set_defaults(handler="pt2bot.init:cli_init")
     return p
 
 
