@@ -60,20 +60,16 @@ def judge(*, findings: list[dict], models: list[dict], head_results: ResultsFile
             add(p["kind"], level, p["message"], name)
         if m["status"] != "ok":
             continue
-        nb = len(m["new_breaks"])
-        if nb > t.new_graph_breaks:
-            add("new_graph_breaks", FAILURE, f"{nb} new graph break(s) (allowed: "
-                f"{t.new_graph_breaks})", name, nb)
-        elif nb:
-            add("new_graph_breaks", WARNING, f"{nb} new graph break(s), within the threshold",
-                name, nb)
-        nr = d["new_recompiles"]
-        if nr > t.new_recompiles:
-            add("new_recompiles", FAILURE, f"{nr} new recompile(s) over the shape matrix "
-                f"(allowed: {t.new_recompiles})", name, nr)
-        elif nr:
-            add("new_recompiles", WARNING, f"{nr} new recompile(s), within the threshold",
-                name, nr)
+        # Counted regressions: over the allowance fails, within it warns.
+        for code, n, allowed, what, scope in (
+                ("new_graph_breaks", len(m["new_breaks"]), t.new_graph_breaks,
+                 "new graph break(s)", ""),
+                ("new_recompiles", d["new_recompiles"], t.new_recompiles,
+                 "new recompile(s)", " over the shape matrix")):
+            if n > allowed:
+                add(code, FAILURE, f"{n} {what}{scope} (allowed: {allowed})", name, n)
+            elif n:
+                add(code, WARNING, f"{n} {what}, within the threshold", name, n)
         if d.get("eager_fallback"):
             add("eager_fallback", WARNING, "hit the recompile limit: runs eagerly", name)
         if d["export"] == "broken" and t.export_regression in level_of:
