@@ -389,3 +389,21 @@ def test_review_shape_of_the_end_to_end_pr():
     assert "Confirmed by the smoke run: model `breaker` breaks here — [GB0124](" in c["body"]
     assert "💡 Rule documentation" in c["body"] and "💡 Set \\`torch" in c["body"]
     assert "b60218ac314c86b8" not in c["body"]
+
+
+def test_hostile_text_renders_inert_with_a_real_gfm_renderer(pr):
+    """Every rendered body through cmarkgfm (GitHub's renderer, raw HTML kept): no ping, no
+    reference, no link but GB pages, no element the hostile text brought."""
+    from test_security_publish import assert_inert, render
+    rep = hostile_report(pr)
+    for text in ("*" + HOSTILE, "pytorch/pytorch#456 GH-789 &#64;user www.evil.example"):
+        rep["findings"].append(dict(rep["findings"][0], message=text, path=text + ".py",
+                                    fingerprint=f"{len(rep['findings']):016x}"))
+    review = render_review(rep, lambda path, line: True)
+    bodies = [render_summary(rep), review["body"], render_check(rep)["summary"]]
+    bodies += [c["body"] for c in review["comments"]]
+    for body in bodies:
+        assert_inert(body)
+    r = render(bodies[0])
+    assert {"table", "details", "summary", "sub"} <= {t for t, _ in r.elements}
+    assert r.links and all("/gb/gb" in h for h in r.links)
