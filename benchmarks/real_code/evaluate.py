@@ -1,0 +1,436 @@
+"""Match pt2bot's findings against dynamo's truth on the same library files; label; figures.
+
+Inputs (under results/): `check/<lib>.json` (pt2bot findings JSON, paths relative to the
+package directory) and `truth/<lib>__<model>.json` (collect.py). The library sources are
+read from the package directory recorded in the check file, for statement spans and the
+conditions a finding sits under (the AST; no import).
+
+Automatic label of each finding (`auto`):
+- `confirmed`: dynamo reported what the rule predicts at a line of the finding's statement,
+  in any library frame of the event's stack (a break for break rules; a specialisation of
+  a varying dim for PTC202/302/303; a guard on a varying dim, a specialisation or a
+  recompile reason for PTC301);
+- `executed-unconfirmed`: dynamo traced the line (symbolically executed it) on a default
+  forward and did not do that there: a false claim for a finding stated without a condition;
+- `executed-untraced`: the eager forward ran the line but dynamo never traced it (its frame
+  was skipped after a break in a loop, or it runs under `torch.compiler.disable`): unknown;
+- `not-executed`: no model ran the line (conditional, or unreached by our models): unknown;
+- `not-checkable`: the rule's claim is not something a compile of these models shows
+  (PTC103 export, PTC305/PTC401/PTC402 compile calls): judged by hand only.
+
+Hand labels (labels.json) give `verdict` true/false with a pattern and a one-line reason
+for every `executed-unconfirmed` finding and a sample of the others; where a hand verdict
+differs from the automatic one, the hand verdict counts and the disagreement is listed.
+"""
+from __future__ import annotations
+
+import ast
+import glob
+import json
+import os
+import re
+from collections import Counter, defaultdict
+from dataclasses import dataclass, field
+from typing import Any
+
+FAMILIES = ("PTC1xx", "PTC2xx", "PTC3xx", "PTC4xx")
+
+# What each rule predicts, in terms of what dynamo shows. GB sets: the id(s) dynamo uses.
+BREAK_GB: dict[str, set[str]] = {
+    "PTC101": {"GB0124"}, "PTC102": {"GB0109"}, "PTC104": {"GB0124", "GB0170"},
+    "PTC105": {"GB0059"}, "PTC106": {"GB0291"}, "PTC107": {"GB0007"}, "PTC108": {"GB0059"},
+    "PTC109": {"GB0025"}, "PTC201": {"GB0170"}, "PTC304": {"GB0036"}, "PTC403": {"GB0098"},
+}
+SPECIALIZE_RULES = {"PTC202", "PTC302", "PTC303"}
+GUARD_RULES = {"PTC301"}
+UNCHECKABLE_RULES = {"PTC103", "PTC305", "PTC401", "PTC402", "PTC000"}
+# A dynamo site's family: which rules could flag it.
+GB_FAMILY = {"GB0124": "PTC1xx", "GB0109": "PTC1xx", "GB0059": "PTC1xx", "GB0291": "PTC1xx",
+             "GB0007": "PTC1xx", "GB0025": "PTC1xx", "GB0170": "PTC2xx", "GB0036": "PTC3xx",
+             "GB0098": "PTC4xx"}
+_HOST_SKIP = re.compile(r"\b(random|time|numpy\.random|np\.random)\b")
+
+
+def family(rule: str) -> str:
+    return f"PTC{rule[3]}xx" if rule.startswith("PTC") and len(rule) >= 4 else "other"
+
+
+# ------------------------------------------------------------------ source facts (AST)
+@dataclass
+class FileFacts:
+    """Statement spans, branch tests and enclosing conditions of one library file."""
+    lines: list[str]
+    tree: ast.AST | None
+    parents: dict[int, ast.AST] = field(default_factory=dict)
+
+    @classmethod
+    def load(cls, path: str) -> "FileFacts":
+        try:
+            with open(path, encoding="utf-8", errors="replace") as fh:
+                text = fh.read()
+            tree: ast.AST | None = ast.parse(text)
+        except (OSError, SyntaxError):
+            return cls([], None)
+        ff = cls(text.splitlines(), tree)
+        for node in ast.walk(tree):
+            for ch in ast.iter_child_nodes(node):
+                ff.parents[id(ch)] = node
+        return ff
+
+    def src(self, node: ast.AST) -> str:
+        seg = ast.get_source_segment("\n".join(self.lines), node) or ""
+        return " ".join(seg.split())[:200]
+
+    def innermost(self, line: int, col: int | None = None) -> list[ast.AST]:
+        """Nodes whose span contains (line, col), outermost first."""
+        if self.tree is None:
+            return []
+        chain: list[ast.AST] = []
+        node: ast.AST = self.tree
+        while True:
+            nxt = None
+            for ch in ast.iter_child_nodes(node):
+                lo, hi = getattr(ch, "lineno", None), getattr(ch, "end_lineno", None)
+                if lo is None or hi is None or not lo <= line <= hi:
+                    continue
+                if col is not None and lo == line and getattr(ch, "col_offset", 0) > col:
+                    continue
+                if col is not None and hi == line and getattr(ch, "end_col_offset", 1 << 30) <= col:
+                    continue
+                nxt = ch
+                break
+            if nxt is None:
+                return chain
+            chain.append(nxt)
+            node = nxt
+
+    def span(self, line: int, end_line: int | None, col: int | None) -> set[int]:
+        """The finding's lines plus the head of the innermost statement holding it."""
+        out = set(range(line, (end_line or line) + 1))
+        stmts = [n for n in self.innermost(line, col) if isinstance(n, ast.stmt)]
+        if stmts:
+            s = stmts[-1]
+            body = getattr(s, "body", None)
+            if isinstance(body, list) and body and hasattr(body[0], "lineno") and \
+                    not isinstance(s, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+                hi = max(s.lineno, body[0].lineno - 1)
+                if line <= hi:
+                    out |= set(range(s.lineno, hi + 1))
+            elif not isinstance(s, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+                out |= set(range(s.lineno, (s.end_lineno or s.lineno) + 1))
+        return out
+
+    def is_branch_test(self, line: int) -> bool:
+        """Is `line` part of the test of an if/while/ternary/assert or a short-circuit?"""
+        for n in self.innermost(line):
+            test = getattr(n, "test", None)
+            if isinstance(n, (ast.If, ast.While, ast.IfExp, ast.Assert)) and test is not None:
+                if test.lineno <= line <= (test.end_lineno or test.lineno):
+                    return True
+            if isinstance(n, ast.BoolOp):
+                return True
+        return False
+
+    def conditions(self, line: int, col: int | None) -> list[str]:
+        """Guards the finding sits under inside its function, innermost first."""
+        chain = self.innermost(line, col)
+        conds: list[str] = []
+        for depth in range(len(chain) - 1, -1, -1):
+            node = chain[depth]
+            child = chain[depth + 1] if depth + 1 < len(chain) else None
+            if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda)):
+                break
+            if child is None:
+                continue
+            if isinstance(node, (ast.If, ast.IfExp)):
+                if _in(child, node.body):
+                    conds.append(self.src(node.test))
+                elif _in(child, node.orelse):
+                    conds.append(f"not ({self.src(node.test)})")
+            elif isinstance(node, ast.BoolOp):
+                idx = next((i for i, v in enumerate(node.values) if v is child), 0)
+                if idx > 0:
+                    prev = " and ".join(self.src(v) for v in node.values[:idx])
+                    conds.append(prev if isinstance(node.op, ast.And) else f"not ({prev})")
+            elif isinstance(node, ast.ExceptHandler):
+                conds.append(f"except {self.src(node.type) if node.type else ''}".strip())
+            elif isinstance(node, ast.Raise):
+                conds.append("raise")
+            # early exits before the finding in the same block: `if c: return ...`
+            for fld in ("body", "orelse", "finalbody"):
+                block = getattr(node, fld, None)
+                if isinstance(block, list) and child in block:
+                    for prev_stmt in block[:block.index(child)]:
+                        if isinstance(prev_stmt, ast.If) and not prev_stmt.orelse and \
+                                prev_stmt.body and isinstance(prev_stmt.body[-1],
+                                                              (ast.Return, ast.Raise)):
+                            if isinstance(prev_stmt.body[-1], ast.Return):
+                                conds.append(f"not ({self.src(prev_stmt.test)})")
+        return conds
+
+
+def _in(child: Any, block: Any) -> bool:
+    if isinstance(block, list):
+        return child in block
+    return child is block
+
+
+# ------------------------------------------------------------------ loading
+def load_library(results: str, lib: str) -> tuple[dict[str, Any], list[dict[str, Any]]]:
+    with open(os.path.join(results, "check", f"{lib}.json"), encoding="utf-8") as fh:
+        check = json.load(fh)
+    truths = []
+    for p in sorted(glob.glob(os.path.join(results, "truth", f"{lib}__*.json"))):
+        with open(p, encoding="utf-8") as fh:
+            truths.append(json.load(fh))
+    return check, truths
+
+
+def _covers(stack: list[dict[str, Any]], path: str, span: set[int]) -> bool:
+    return any(f["path"] == path and f["line"] in span for f in stack)
+
+
+def truth_sites(truths: list[dict[str, Any]], facts: "Facts") -> list[dict[str, Any]]:
+    """Default-path sites per library: breaks, specialisations, shape-branch guards."""
+    sites: dict[tuple[Any, ...], dict[str, Any]] = {}
+
+    def add(key: tuple[Any, ...], rec: dict[str, Any], model: str) -> None:
+        s = sites.get(key)
+        if s is None:
+            s = sites[key] = {**rec, "models": []}
+        if model not in s["models"]:
+            s["models"].append(model)
+
+    for t in truths:
+        m = t["model"]
+        for b in t.get("breaks") or ():
+            gb = b.get("gb") or "unknown"
+            fam = GB_FAMILY.get(gb)
+            if gb == "GB0007" and not _HOST_SKIP.search(b.get("reason") or ""):
+                fam = None      # a skipped function other than random/time: no rule's kind
+            add(("break", gb, b["path"], b["line"]),
+                {"kind": "break", "gb": gb, "gb_type": b.get("gb_type"), "path": b["path"],
+                 "line": b["line"], "stack": b.get("stack") or [], "family": fam,
+                 "in_loop": b.get("in_loop"), "reason": (b.get("reason") or "")[:300]}, m)
+        for s in t.get("specializations") or ():
+            add(("specialize", s["path"], s["line"]),
+                {"kind": "specialize", "gb": None, "path": s["path"], "line": s["line"],
+                 "stack": s.get("stack") or [], "family": "PTC3xx",
+                 "reason": f"{','.join(s.get('sources') or [])} specialised to {s.get('value')}"},
+                m)
+        for g in t.get("guards") or ():
+            if g["expr"].startswith("Eq(") or not facts.get(g["path"]).is_branch_test(g["line"]):
+                continue    # equalities are specialisations; other guards come from ops
+            add(("guard", g["path"], g["line"]),
+                {"kind": "guard", "gb": None, "path": g["path"], "line": g["line"],
+                 "stack": g.get("stack") or [], "family": "PTC3xx",
+                 "reason": f"guard {g['expr']} on {','.join(g.get('sources') or [])}"}, m)
+    out = list(sites.values())
+    for s in out:
+        s["source"] = facts.line(s["path"], s["line"])
+    return sorted(out, key=lambda s: (s["path"], s["line"], s["kind"]))
+
+
+class Facts:
+    def __init__(self, pkg_dir: str) -> None:
+        self.pkg_dir = pkg_dir
+        self._files: dict[str, FileFacts] = {}
+
+    def get(self, rel: str) -> FileFacts:
+        ff = self._files.get(rel)
+        if ff is None:
+            ff = self._files[rel] = FileFacts.load(os.path.join(self.pkg_dir, rel))
+        return ff
+
+    def line(self, rel: str, line: int) -> str:
+        lines = self.get(rel).lines
+        return lines[line - 1].strip()[:200] if 0 < line <= len(lines) else ""
+
+
+# ------------------------------------------------------------------ matching
+def match_finding(f: dict[str, Any], span: set[int], truths: list[dict[str, Any]]
+                  ) -> tuple[str, list[str], list[str]]:
+    """(auto label, models that confirm it, evidence strings)."""
+    rule, path = f["rule"], f["path"]
+    if rule in UNCHECKABLE_RULES:
+        return "not-checkable", [], []
+    confirm: list[str] = []
+    evidence: list[str] = []
+    for t in truths:
+        m = t["model"]
+        if rule in BREAK_GB:
+            for b in t.get("breaks") or ():
+                if _covers(b.get("stack") or [], path, span):
+                    confirm.append(m)
+                    evidence.append(f"{b.get('gb')} {b.get('gb_type')}")
+        elif rule in SPECIALIZE_RULES or rule in GUARD_RULES:
+            for s in t.get("specializations") or ():
+                if _covers(s.get("stack") or [], path, span):
+                    confirm.append(m)
+                    evidence.append(f"specialised {','.join(s.get('sources') or [])}={s['value']}")
+            for g in t.get("guards") or ():
+                if (rule in GUARD_RULES or g["expr"].startswith("Eq(")) and \
+                        _covers(g.get("stack") or [], path, span):
+                    confirm.append(m)
+                    evidence.append(f"guard {g['expr'][:80]}")
+            if rule in GUARD_RULES:
+                for r in t.get("recompiles") or ():
+                    if r.get("path") == path and r.get("line") in span:
+                        confirm.append(m)
+                        evidence.append(f"recompile {r['reason'][:80]}")
+    if confirm:
+        return "confirmed", sorted(set(confirm)), sorted(set(evidence))[:5]
+    traced = [t["model"] for t in truths if span & set((t.get("traced") or {}).get(path, ()))]
+    if traced:
+        return "executed-unconfirmed", sorted(set(traced)), []
+    executed = [t["model"] for t in truths if span & set((t.get("executed") or {}).get(path, ()))]
+    if executed:
+        return "executed-untraced", sorted(set(executed)), []
+    return "not-executed", [], []
+
+
+def label_key(lib: str, f: dict[str, Any]) -> tuple[str, str, str, str]:
+    return (lib, f["rule"], f["path"], " ".join((f.get("source") or "").split()))
+
+
+def load_labels(path: str) -> tuple[dict[tuple[str, str, str, str], list[dict[str, Any]]],
+                                    dict[tuple[str, str, int, str], dict[str, Any]]]:
+    if not os.path.exists(path):
+        return {}, {}
+    with open(path, encoding="utf-8") as fh:
+        data = json.load(fh)
+    by_key: dict[tuple[str, str, str, str], list[dict[str, Any]]] = defaultdict(list)
+    for lab in data.get("findings", []):
+        by_key[(lab["lib"], lab["rule"], lab["path"],
+                " ".join(lab.get("source", "").split()))].append(lab)
+    sites = {(s["lib"], s["path"], int(s["line"]), s["kind"]): s for s in data.get("sites", [])}
+    return by_key, sites
+
+
+def pick_label(cands: list[dict[str, Any]], line: int) -> dict[str, Any] | None:
+    if not cands:
+        return None
+    return min(cands, key=lambda lab: abs(int(lab.get("line", line)) - line))
+
+
+# ------------------------------------------------------------------ the whole evaluation
+def evaluate(results: str, labels_path: str) -> dict[str, Any]:
+    labels, site_labels = load_labels(labels_path)
+    libs = sorted(os.path.basename(p)[:-5] for p in glob.glob(os.path.join(results, "check", "*.json")))
+    findings_out: list[dict[str, Any]] = []
+    sites_out: list[dict[str, Any]] = []
+    models_out: list[dict[str, Any]] = []
+    for lib in libs:
+        check, truths = load_library(results, lib)
+        facts = Facts(check["benchmark"]["package_dir"])
+        ok_truths = [t for t in truths if t.get("status") in ("ok", "compile_error")]
+        for t in truths:
+            models_out.append({"lib": lib, "model": t["model"], "status": t.get("status"),
+                               "error": (t.get("error") or "")[:200] or None,
+                               "graph_count": t.get("graph_count"),
+                               "breaks": len(t.get("breaks") or []),
+                               "specializations": len(t.get("specializations") or []),
+                               "executed_lines": sum(len(v) for v in (t.get("executed") or {}).values()),
+                               "wall_s": t.get("wall_s"), "note": t.get("note"),
+                               "cases": t.get("cases"), "errors": t.get("errors") or []})
+        for f in check["findings"]:
+            ff = facts.get(f["path"])
+            span = ff.span(f["line"], f.get("end_line"), f.get("col"))
+            auto, models_hit, evidence = match_finding(f, span, ok_truths)
+            conds = ff.conditions(f["line"], f.get("col"))
+            lab = pick_label(labels.get(label_key(lib, f), []), f["line"])
+            verdict = None
+            if lab is not None:
+                verdict = lab["verdict"]
+            elif auto == "confirmed":
+                verdict = True
+            elif auto == "executed-unconfirmed":
+                verdict = False
+            auto_verdict = {"confirmed": True, "executed-unconfirmed": False}.get(auto)
+            findings_out.append({
+                "lib": lib, "rule": f["rule"], "family": family(f["rule"]), "path": f["path"],
+                "line": f["line"], "function": f.get("function"), "severity": f.get("severity"),
+                "source": " ".join((f.get("source") or "").split())[:200],
+                "stated_condition": f.get("condition"),
+                "conditions": conds, "auto": auto, "models": models_hit, "evidence": evidence,
+                "verdict": verdict, "hand": lab is not None,
+                "disagrees": lab is not None and auto_verdict is not None and auto_verdict != verdict,
+                "pattern": lab.get("pattern") if lab else None,
+                "reason": lab.get("reason") if lab else None,
+                "guard": lab.get("guard") if lab else (conds[0] if conds else None),
+            })
+        for s in truth_sites(ok_truths, facts):
+            flagged = []
+            for f in check["findings"]:
+                if f["path"] not in {fr["path"] for fr in s["stack"]}:
+                    continue
+                span = facts.get(f["path"]).span(f["line"], f.get("end_line"), f.get("col"))
+                if not _covers(s["stack"], f["path"], span):
+                    continue
+                flagged.append(f["rule"])
+            fam = s["family"]
+            compatible = [r for r in flagged if family(r) == fam or
+                          (s["kind"] == "specialize" and r in SPECIALIZE_RULES) or
+                          (s["kind"] == "guard" and r in GUARD_RULES) or
+                          (s["kind"] == "break" and s["gb"] in BREAK_GB.get(r, ()))]
+            sl = site_labels.get((lib, s["path"], s["line"], s["kind"]))
+            sites_out.append({"lib": lib, **{k: v for k, v in s.items() if k != "stack"},
+                              "stack": [f"{fr['path']}:{fr['line']}" for fr in s["stack"]],
+                              "flagged_by": sorted(set(compatible)),
+                              "flagged_any": sorted(set(flagged)),
+                              "pattern": sl.get("pattern") if sl else None,
+                              "note": sl.get("reason") if sl else None})
+    return {"findings": findings_out, "sites": sites_out, "models": models_out,
+            "figures": figures(findings_out, sites_out)}
+
+
+def _ratio(a: int, b: int) -> float | None:
+    return round(a / b, 3) if b else None
+
+
+def figures(findings: list[dict[str, Any]], sites: list[dict[str, Any]]) -> dict[str, Any]:
+    out: dict[str, Any] = {}
+    for fam in FAMILIES + ("all",):
+        fs = [f for f in findings if fam == "all" or f["family"] == fam]
+        unstated = [f for f in fs if not f["stated_condition"]]
+        judged = [f for f in unstated if f["verdict"] is not None]
+        true = sum(1 for f in judged if f["verdict"])
+        auto_judged = [f for f in unstated if f["auto"] in ("confirmed", "executed-unconfirmed")]
+        auto_true = sum(1 for f in auto_judged if f["auto"] == "confirmed")
+        under = [f for f in fs if f["conditions"]]
+        ss = [s for s in sites if s["family"] and (fam == "all" or s["family"] == fam)]
+        hit = [s for s in ss if s["flagged_by"]]
+        out[fam] = {
+            "findings": len(fs), "stated_without_condition": len(unstated),
+            "judged": len(judged), "true": true, "precision": _ratio(true, len(judged)),
+            "auto_judged": len(auto_judged), "auto_precision": _ratio(auto_true, len(auto_judged)),
+            "under_condition": len(under), "share_under_condition": _ratio(len(under), len(fs)),
+            "stated_condition": len(fs) - len(unstated),
+            "auto": dict(Counter(f["auto"] for f in fs)),
+            "sites": len(ss), "sites_flagged": len(hit), "recall": _ratio(len(hit), len(ss)),
+        }
+    out["uncovered_sites"] = sum(1 for s in sites if not s["family"])
+    out["patterns_false"] = dict(Counter(f["pattern"] or "(unlabelled)" for f in findings
+                                         if f["verdict"] is False).most_common())
+    out["patterns_true_conditional"] = dict(Counter(
+        f["pattern"] or "(unlabelled)" for f in findings
+        if f["verdict"] is True and f["auto"] != "confirmed").most_common())
+    out["missed_patterns"] = dict(Counter(s["pattern"] or "(unlabelled)" for s in sites
+                                          if s["family"] and not s["flagged_by"]).most_common())
+    return out
+
+
+def main(results: str, labels_path: str, md_path: str) -> dict[str, Any]:
+    import report   # the markdown writer; beside this file
+    ev = evaluate(results, labels_path)
+    with open(os.path.join(results, "evaluation.json"), "w", encoding="utf-8") as fh:
+        json.dump(ev, fh, indent=1, sort_keys=True)
+        fh.write("\n")
+    env_path = os.path.join(results, "environment.json")
+    env = {}
+    if os.path.exists(env_path):
+        with open(env_path, encoding="utf-8") as fh:
+            env = json.load(fh)
+    with open(md_path, "w", encoding="utf-8") as fh:
+        fh.write(report.render(ev, env))
+    return ev

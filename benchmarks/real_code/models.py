@@ -1,0 +1,377 @@
+"""The tiny model instances the real-code benchmark runs, per library.
+
+Each spec builds a model from a constructor or config (no weights, no hub) and two input
+cases that differ in the dims a user would vary (batch always; sequence length or spatial
+size where the model allows it), so dynamo's recompiles and specialisations of those dims
+show. Builders import their library lazily: this module is imported by `collect.py` inside
+the benchmark venv, and by `run.py` (any Python) only for the list of names.
+
+The models were chosen to reach code that `pt2bot check` flags (a finding nobody executes
+cannot be judged by dynamo) as well as the plain default models of each library.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any, Callable
+
+Case = tuple[tuple[Any, ...], dict[str, Any]]
+
+
+@dataclass(frozen=True)
+class ModelSpec:
+    lib: str                 # distribution name (pip)
+    package: str             # import name; its directory is what `pt2bot check` reads
+    name: str
+    build: Callable[[], tuple[Any, list[Case]]]
+    note: str = ""
+
+    @property
+    def key(self) -> str:
+        return f"{self.lib}:{self.name}"
+
+
+LIBRARIES: dict[str, str] = {
+    "vit-pytorch": "vit_pytorch",
+    "x-transformers": "x_transformers",
+    "denoising-diffusion-pytorch": "denoising_diffusion_pytorch",
+    "monai": "monai",
+    "timm": "timm",
+    "kornia": "kornia",
+}
+
+SPECS: list[ModelSpec] = []
+
+
+def spec(lib: str, name: str, note: str = "") -> Callable[[Callable[[], tuple[Any, list[Case]]]],
+                                                           Callable[[], tuple[Any, list[Case]]]]:
+    def deco(fn: Callable[[], tuple[Any, list[Case]]]) -> Callable[[], tuple[Any, list[Case]]]:
+        SPECS.append(ModelSpec(lib, LIBRARIES[lib], name, fn, note))
+        return fn
+    return deco
+
+
+def _t():  # noqa: ANN202 - torch is imported lazily on purpose
+    import torch
+    return torch
+
+
+def _img(b: int, c: int, h: int, w: int | None = None) -> Any:
+    return _t().randn(b, c, h, w if w is not None else h)
+
+
+def _cases_img(c: int, sizes: list[tuple[int, int]]) -> list[Case]:
+    return [((_img(b, c, s),), {}) for b, s in sizes]
+
+
+# ---------------------------------------------------------------- vit-pytorch
+@spec("vit-pytorch", "vit")
+def _vit() -> tuple[Any, list[Case]]:
+    from vit_pytorch import ViT
+    m = ViT(image_size=32, patch_size=8, num_classes=10, dim=32, depth=2, heads=2, mlp_dim=64,
+            dim_head=16)
+    return m, _cases_img(3, [(2, 32), (3, 32)])
+
+
+@spec("vit-pytorch", "simple_vit_rel_pos", "relative projected position bias (meshgrid loop)")
+def _simple_vit_rel() -> tuple[Any, list[Case]]:
+    from vit_pytorch.simple_vit_with_relative_proj_pos_bias import SimpleViT
+    m = SimpleViT(image_size=32, patch_size=8, num_classes=10, dim=32, depth=2, heads=2,
+                  mlp_dim=64, dim_head=16)
+    return m, _cases_img(3, [(2, 32), (3, 32)])
+
+
+@spec("vit-pytorch", "ats_vit", "adaptive token sampling: torch.unique per sample")
+def _ats_vit() -> tuple[Any, list[Case]]:
+    from vit_pytorch.ats_vit import ViT
+    m = ViT(image_size=32, patch_size=8, num_classes=10, dim=32, depth=2,
+            max_tokens_per_depth=(12, 8), heads=2, mlp_dim=64, dim_head=16)
+    return m, _cases_img(3, [(2, 32), (3, 32)])
+
+
+@spec("vit-pytorch", "cct")
+def _cct() -> tuple[Any, list[Case]]:
+    from vit_pytorch.cct import CCT
+    m = CCT(img_size=(32, 32), embedding_dim=32, n_conv_layers=1, kernel_size=3, stride=2,
+            padding=1, pooling_kernel_size=3, pooling_stride=2, pooling_padding=1,
+            num_layers=2, num_heads=2, mlp_ratio=2., num_classes=10,
+            positional_embedding="learnable")
+    return m, _cases_img(3, [(2, 32), (3, 32)])
+
+
+@spec("vit-pytorch", "navit", "patch n' pack over a list of variable-size images")
+def _navit() -> tuple[Any, list[Case]]:
+    from vit_pytorch.na_vit import NaViT
+    m = NaViT(image_size=32, patch_size=8, num_classes=10, dim=32, depth=2, heads=2,
+              mlp_dim=64, dim_head=16)
+    torch = _t()
+    a = [[torch.randn(3, 32, 32), torch.randn(3, 16, 32)], [torch.randn(3, 16, 16)]]
+    b = [[torch.randn(3, 32, 16)], [torch.randn(3, 16, 16), torch.randn(3, 32, 32)],
+         [torch.randn(3, 16, 32)]]
+    return m, [((a,), {}), ((b,), {})]
+
+
+# ---------------------------------------------------------------- x-transformers
+def _tokens(b: int, n: int, vocab: int = 64) -> Any:
+    return _t().randint(0, vocab, (b, n))
+
+
+@spec("x-transformers", "decoder")
+def _xt_decoder() -> tuple[Any, list[Case]]:
+    from x_transformers import Decoder, TransformerWrapper
+    m = TransformerWrapper(num_tokens=64, max_seq_len=32,
+                           attn_layers=Decoder(dim=32, depth=2, heads=2, attn_dim_head=16))
+    return m, [((_tokens(2, 16),), {}), ((_tokens(3, 24),), {})]
+
+
+@spec("x-transformers", "encoder_rotary", "rotary positions, no absolute positions, mask")
+def _xt_encoder() -> tuple[Any, list[Case]]:
+    from x_transformers import Encoder, TransformerWrapper
+    torch = _t()
+    m = TransformerWrapper(num_tokens=64, max_seq_len=32, use_abs_pos_emb=False,
+                           attn_layers=Encoder(dim=32, depth=2, heads=2, attn_dim_head=16,
+                                               rotary_pos_emb=True, ff_glu=True))
+    return m, [((_tokens(2, 16),), {"mask": torch.ones(2, 16, dtype=torch.bool)}),
+               ((_tokens(3, 24),), {"mask": torch.ones(3, 24, dtype=torch.bool)})]
+
+
+@spec("x-transformers", "xtransformer", "encoder-decoder")
+def _xt_encdec() -> tuple[Any, list[Case]]:
+    from x_transformers import XTransformer
+    m = XTransformer(dim=32, enc_num_tokens=64, enc_depth=1, enc_heads=2, enc_max_seq_len=32,
+                     dec_num_tokens=64, dec_depth=1, dec_heads=2, dec_max_seq_len=32,
+                     tie_token_emb=True)
+    return m, [((_tokens(2, 16), _tokens(2, 12)), {}), ((_tokens(3, 20), _tokens(3, 10)), {})]
+
+
+@spec("x-transformers", "autoregressive_wrapper", "training loss of a decoder")
+def _xt_ar() -> tuple[Any, list[Case]]:
+    from x_transformers import AutoregressiveWrapper, Decoder, TransformerWrapper
+    net = TransformerWrapper(num_tokens=64, max_seq_len=32,
+                             attn_layers=Decoder(dim=32, depth=1, heads=2, attn_dim_head=16))
+    return AutoregressiveWrapper(net), [((_tokens(2, 17),), {}), ((_tokens(3, 25),), {})]
+
+
+@spec("x-transformers", "continuous", "continuous inputs and outputs")
+def _xt_cont() -> tuple[Any, list[Case]]:
+    from x_transformers import ContinuousTransformerWrapper, Decoder
+    m = ContinuousTransformerWrapper(dim_in=8, dim_out=8, max_seq_len=32,
+                                     attn_layers=Decoder(dim=32, depth=1, heads=2,
+                                                         attn_dim_head=16))
+    torch = _t()
+    return m, [((torch.randn(2, 16, 8),), {}), ((torch.randn(3, 24, 8),), {})]
+
+
+@spec("x-transformers", "entropy_tokenizer", "segments a sequence where the decoder's entropy is high")
+def _xt_entropy() -> tuple[Any, list[Case]]:
+    from x_transformers import Decoder, TransformerWrapper
+    from x_transformers.entropy_based_tokenizer import EntropyBasedTokenizer
+    net = TransformerWrapper(num_tokens=64, max_seq_len=32,
+                             attn_layers=Decoder(dim=32, depth=1, heads=2, attn_dim_head=16))
+    return EntropyBasedTokenizer(net, entropy_threshold=2.5), [((_tokens(2, 16),), {}),
+                                                               ((_tokens(3, 24),), {})]
+
+
+# ---------------------------------------------------------------- denoising-diffusion-pytorch
+@spec("denoising-diffusion-pytorch", "unet")
+def _ddp_unet() -> tuple[Any, list[Case]]:
+    from denoising_diffusion_pytorch import Unet
+    torch = _t()
+    m = Unet(dim=8, dim_mults=(1, 2), flash_attn=False, attn_dim_head=8, attn_heads=2)
+    return m, [((_img(2, 3, 16), torch.randint(0, 10, (2,))), {}),
+               ((_img(3, 3, 32), torch.randint(0, 10, (3,))), {})]
+
+
+@spec("denoising-diffusion-pytorch", "gaussian_diffusion", "the training loss (random timesteps)")
+def _ddp_gd() -> tuple[Any, list[Case]]:
+    from denoising_diffusion_pytorch import GaussianDiffusion, Unet
+    net = Unet(dim=8, dim_mults=(1, 2), flash_attn=False, attn_dim_head=8, attn_heads=2)
+    m = GaussianDiffusion(net, image_size=16, timesteps=10, sampling_timesteps=5)
+    return m, [((_img(2, 3, 16).clamp(0, 1),), {}), ((_img(3, 3, 16).clamp(0, 1),), {})]
+
+
+@spec("denoising-diffusion-pytorch", "unet1d")
+def _ddp_unet1d() -> tuple[Any, list[Case]]:
+    from denoising_diffusion_pytorch import Unet1D
+    torch = _t()
+    m = Unet1D(dim=8, dim_mults=(1, 2), channels=2, attn_dim_head=8, attn_heads=2)
+    return m, [((torch.randn(2, 2, 32), torch.randint(0, 10, (2,))), {}),
+               ((torch.randn(3, 2, 64), torch.randint(0, 10, (3,))), {})]
+
+
+@spec("denoising-diffusion-pytorch", "elucidated", "EDM training loss")
+def _ddp_edm() -> tuple[Any, list[Case]]:
+    from denoising_diffusion_pytorch import ElucidatedDiffusion, Unet
+    net = Unet(dim=8, dim_mults=(1, 2), flash_attn=False, attn_dim_head=8, attn_heads=2,
+               random_fourier_features=True)   # EDM asserts a continuous-time embedding
+    m = ElucidatedDiffusion(net, image_size=16, channels=3, num_sample_steps=4)
+    return m, [((_img(2, 3, 16).clamp(0, 1),), {}), ((_img(3, 3, 16).clamp(0, 1),), {})]
+
+
+# ---------------------------------------------------------------- monai
+@spec("monai", "unet")
+def _monai_unet() -> tuple[Any, list[Case]]:
+    from monai.networks.nets import UNet
+    m = UNet(spatial_dims=2, in_channels=1, out_channels=2, channels=(4, 8, 16), strides=(2, 2),
+             num_res_units=1)
+    return m, _cases_img(1, [(2, 32), (3, 48)])
+
+
+@spec("monai", "basic_unet")
+def _monai_basic_unet() -> tuple[Any, list[Case]]:
+    from monai.networks.nets import BasicUNet
+    m = BasicUNet(spatial_dims=2, in_channels=1, out_channels=2, features=(4, 4, 8, 8, 16, 4))
+    return m, _cases_img(1, [(2, 32), (3, 48)])
+
+
+@spec("monai", "segresnet")
+def _monai_segresnet() -> tuple[Any, list[Case]]:
+    from monai.networks.nets import SegResNet
+    m = SegResNet(spatial_dims=2, init_filters=8, in_channels=1, out_channels=2,
+                  blocks_down=(1, 1, 1), blocks_up=(1, 1))
+    return m, _cases_img(1, [(2, 32), (3, 48)])
+
+
+@spec("monai", "swin_unetr", "input size checked with numpy")
+def _monai_swin() -> tuple[Any, list[Case]]:
+    from monai.networks.nets import SwinUNETR
+    m = SwinUNETR(in_channels=1, out_channels=2, feature_size=12, depths=(1, 1, 1, 1),
+                  num_heads=(1, 1, 1, 1), spatial_dims=2)
+    return m, _cases_img(1, [(2, 64), (3, 64)])   # 64: the deepest level stays above 1x1
+
+
+@spec("monai", "unetr")
+def _monai_unetr() -> tuple[Any, list[Case]]:
+    from monai.networks.nets import UNETR
+    m = UNETR(in_channels=1, out_channels=2, img_size=(32, 32), feature_size=8, hidden_size=48,
+              mlp_dim=96, num_heads=4, spatial_dims=2)
+    return m, _cases_img(1, [(2, 32), (3, 32)])
+
+
+@spec("monai", "navit", "patch n' pack; max lengths read with .item()")
+def _monai_navit() -> tuple[Any, list[Case]]:
+    from monai.networks.nets.navit import NaViT
+    torch = _t()
+    m = NaViT(image_size=32, patch_size=8, num_classes=4, hidden_size=32, mlp_dim=64,
+              num_layers=2, num_heads=2, in_channels=1, spatial_dims=2)
+    a = [[torch.randn(1, 32, 32), torch.randn(1, 16, 32)], [torch.randn(1, 16, 16)]]
+    b = [[torch.randn(1, 32, 16)], [torch.randn(1, 16, 16), torch.randn(1, 32, 32)],
+         [torch.randn(1, 16, 32)]]
+    return m, [((a,), {}), ((b,), {})]
+
+
+@spec("monai", "dice_loss", "a loss with a target")
+def _monai_dice() -> tuple[Any, list[Case]]:
+    from monai.losses import DiceLoss
+    torch = _t()
+    m = DiceLoss(sigmoid=True)
+    return m, [((torch.randn(2, 2, 16, 16), (torch.rand(2, 2, 16, 16) > 0.5).float()), {}),
+               ((torch.randn(3, 2, 24, 24), (torch.rand(3, 2, 24, 24) > 0.5).float()), {})]
+
+
+# ---------------------------------------------------------------- timm
+def _timm(name: str, **kw: Any) -> Any:
+    import timm
+    return timm.create_model(name, pretrained=False, **kw)
+
+
+@spec("timm", "vit_tiny")
+def _timm_vit() -> tuple[Any, list[Case]]:
+    m = _timm("vit_tiny_patch16_224", img_size=32, patch_size=8, depth=2, num_classes=10)
+    return m, _cases_img(3, [(2, 32), (3, 32)])
+
+
+@spec("timm", "vit_dynamic_img", "dynamic_img_size=True: position embeddings resampled per size")
+def _timm_vit_dyn() -> tuple[Any, list[Case]]:
+    m = _timm("vit_tiny_patch16_224", img_size=32, patch_size=8, depth=2, num_classes=10,
+              dynamic_img_size=True)
+    return m, _cases_img(3, [(2, 32), (3, 48)])
+
+
+@spec("timm", "resnet18")
+def _timm_resnet() -> tuple[Any, list[Case]]:
+    m = _timm("resnet18", num_classes=10)
+    return m, _cases_img(3, [(2, 32), (3, 48)])
+
+
+@spec("timm", "convnext_atto")
+def _timm_convnext() -> tuple[Any, list[Case]]:
+    m = _timm("convnext_atto", num_classes=10)
+    return m, _cases_img(3, [(2, 32), (3, 64)])
+
+
+@spec("timm", "vgg11", "ConvMlp pre-logits: a branch on the spatial size")
+def _timm_vgg() -> tuple[Any, list[Case]]:
+    m = _timm("vgg11", num_classes=10, mlp_ratio=0.0625)
+    return m, _cases_img(3, [(2, 32), (3, 64)])
+
+
+@spec("timm", "mobilenetv3")
+def _timm_mnv3() -> tuple[Any, list[Case]]:
+    m = _timm("mobilenetv3_small_050", num_classes=10)
+    return m, _cases_img(3, [(2, 32), (3, 64)])
+
+
+# ---------------------------------------------------------------- kornia
+@spec("kornia", "gaussian_blur")
+def _k_gauss() -> tuple[Any, list[Case]]:
+    import kornia
+    m = kornia.filters.GaussianBlur2d((5, 5), (1.5, 1.5))
+    return m, _cases_img(3, [(2, 32), (3, 48)])
+
+
+@spec("kornia", "box_blur")
+def _k_box() -> tuple[Any, list[Case]]:
+    import kornia
+    m = kornia.filters.BoxBlur((3, 3))
+    return m, _cases_img(3, [(2, 32), (3, 48)])
+
+
+@spec("kornia", "canny", "hysteresis loop until convergence")
+def _k_canny() -> tuple[Any, list[Case]]:
+    import kornia
+    m = kornia.filters.Canny()
+    return m, _cases_img(3, [(2, 32), (3, 48)])
+
+
+@spec("kornia", "bilateral_blur")
+def _k_bilateral() -> tuple[Any, list[Case]]:
+    import kornia
+    m = kornia.filters.BilateralBlur(3, 0.1, (1.5, 1.5))
+    return m, _cases_img(3, [(2, 32), (3, 48)])
+
+
+@spec("kornia", "rgb_to_xyz_yuv")
+def _k_color() -> tuple[Any, list[Case]]:
+    import kornia
+    torch = _t()
+    m = torch.nn.Sequential(kornia.color.RgbToXyz(), kornia.color.XyzToRgb(),
+                            kornia.color.RgbToYuv())
+    return m, [((_img(2, 3, 32).sigmoid(),), {}), ((_img(3, 3, 48).sigmoid(),), {})]
+
+
+@spec("kornia", "ssim_loss")
+def _k_ssim() -> tuple[Any, list[Case]]:
+    import kornia
+    torch = _t()
+    m = kornia.losses.SSIMLoss(5)
+    return m, [((torch.rand(2, 3, 32, 32), torch.rand(2, 3, 32, 32)), {}),
+               ((torch.rand(3, 3, 48, 48), torch.rand(3, 3, 48, 48)), {})]
+
+
+@spec("kornia", "augmentation_seq", "random augmentations in a container")
+def _k_aug() -> tuple[Any, list[Case]]:
+    import kornia.augmentation as K
+    m = K.AugmentationSequential(K.ColorJiggle(0.1, 0.1, 0.1, 0.1, p=1.0),
+                                 K.RandomAffine(degrees=10.0, p=1.0))
+    return m, [((_img(2, 3, 32).sigmoid(),), {}), ((_img(3, 3, 48).sigmoid(),), {})]
+
+
+@spec("kornia", "sift_feature", "SIFT detector + descriptor")
+def _k_sift() -> tuple[Any, list[Case]]:
+    import kornia
+    m = kornia.feature.SIFTFeature(num_features=32)
+    return m, [((_img(1, 1, 64).sigmoid(),), {}), ((_img(1, 1, 96).sigmoid(),), {})]  # batch 1 only
+
+
+def by_key() -> dict[str, ModelSpec]:
+    return {s.key: s for s in SPECS}

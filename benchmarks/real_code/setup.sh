@@ -1,0 +1,26 @@
+#!/usr/bin/env bash
+# The real-code benchmark's own venv, OUTSIDE the repository, with pinned releases of the
+# model libraries it evaluates. Never touches the project's .venv.
+#   bash benchmarks/real_code/setup.sh            # → /work/venvs/realcode (or $REALCODE_VENV)
+# torch 2.13.0 is the CPU wheel this machine keeps on disk (pip finds it in seconds). Every
+# other package is installed with --no-deps from requirements.lock (exact versions), so pip
+# resolves nothing and cannot pull in another torch. torchvision 0.28.0 does not load its C++
+# ops beside the CPU torch; collect.py defines the two op schemas it needs before importing it
+# (see collect.shim_torchvision).
+set -euo pipefail
+here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
+venv="${REALCODE_VENV:-/work/venvs/realcode}"
+python="${PYTHON:-python3}"
+if [ ! -x "$venv/bin/python" ]; then
+  "$python" -m venv "$venv"
+fi
+"$venv/bin/pip" install -q torch==2.13.0
+"$venv/bin/pip" install -q --no-deps -r "$here/requirements.lock"
+"$venv/bin/pip" check
+"$venv/bin/python" - <<'PY'
+import importlib.metadata as m
+for n in ("torch", "torchvision", "vit-pytorch", "x-transformers", "denoising-diffusion-pytorch",
+          "monai", "timm", "kornia"):
+    print(f"{n}=={m.version(n)}")
+PY
+echo "venv ready: $venv"
