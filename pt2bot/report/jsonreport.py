@@ -1,8 +1,9 @@
 """report.json: writing it (strict JSON) and its JSON Schema.
 
-The schema (`pt2bot/schemas/report.schema.json`) is what the privileged publisher checks an
-untrusted report artifact against before it reads a field, so it bounds sizes as well as
-types. Writing goes through `jsonable`: NaN/inf become null (JSON has no such numbers, and a
+The schema (`pt2bot/schemas/report.schema.json`) describes the file for other tools and the
+tests (`validation_errors` needs jsonschema, a test dependency). The privileged publisher does
+not use it: it reads an untrusted artifact with its own typed, capped field checks
+(pt2bot/publish/artifact.py), which need no dependency beyond the standard library. Writing goes through `jsonable`: NaN/inf become null (JSON has no such numbers, and a
 file with them would be rejected by strict readers), tuples become lists.
 """
 from __future__ import annotations
