@@ -49,6 +49,12 @@ class Finding:
     suggestion: str | None = None   # replacement for the whole line, when the fix is mechanical
     diff: str | None = DIFF_UNKNOWN  # see DIFF_* above
     new: bool = True          # not present on base (set by compare)
+    # The source of the guard under which the finding holds ("self.training and self.p > 0"),
+    # when the line sits on a path the default call does not take (set by the static analysis).
+    condition: str | None = None
+    # Names of configured models that executed the line in a smoke run; () = none did;
+    # None = no smoke results at hand (set from a results file: review, audit, check --results).
+    reached_by: tuple[str, ...] | None = None
 
     def fingerprint(self) -> str:
         """Stable key without line numbers: rule + path + function + normalised source."""
@@ -57,6 +63,11 @@ class Finding:
     def to_dict(self) -> dict[str, Any]:
         d = asdict(self)
         d["hints"] = list(self.hints)
+        for optional in ("condition", "reached_by"):   # absent = not known (docs/formats.md)
+            if d[optional] is None:
+                del d[optional]
+        if self.reached_by is not None:
+            d["reached_by"] = list(self.reached_by)
         d["fingerprint"] = self.fingerprint()
         return d
 
@@ -65,6 +76,8 @@ class Finding:
         known = {f for f in cls.__dataclass_fields__}
         kw = {k: v for k, v in d.items() if k in known}
         kw["hints"] = tuple(kw.get("hints") or ())
+        if kw.get("reached_by") is not None:
+            kw["reached_by"] = tuple(kw["reached_by"])
         return cls(**kw)
 
     def with_(self, **changes: Any) -> "Finding":
