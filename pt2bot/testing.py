@@ -487,10 +487,7 @@ def model_graph_breaks(model: Any, root: str, *, device: str = "cpu") -> list[Gr
 
 def _model_error() -> type[Exception]:
     """The smoke run's "the model's fault" exception type (kind, message, path, line)."""
-    try:
-        from pt2bot.smoke.location import ModelError
-    except ImportError:   # the layout before pt2bot/smoke/location.py
-        from pt2bot.smoke._inputs import WorkerError as ModelError  # type: ignore[attr-defined]
+    from pt2bot.smoke.location import ModelError
     return ModelError
 
 

@@ -2,22 +2,22 @@
 report.json, the trend PNGs, and the baseline file of the audited commit.
 
 Every string that came from user code or a run of it (model names, break reasons, paths,
-error messages) goes through `pt2bot.report.markdown` for Markdown and `html.escape` for
-HTML; Mermaid text is reduced to a small safe alphabet.
+error messages) goes through pt2bot/report/escape.py (`escape_inline`/`code_inline` for Markdown,
+`html_text` for HTML); Mermaid text is reduced to a small safe alphabet.
 """
 from __future__ import annotations
 
 import base64
-import html
 import os
 import re
 from typing import Any
 
 from pt2bot.audit.charts import ChartResult, Trends, render_trend_charts
 from pt2bot.jsonio import write_json
+from pt2bot.publish.issue import AUDIT_MARKER
 from pt2bot.report import markdown as md
+from pt2bot.report.escape import html_text
 
-AUDIT_MARKER = md.marker("audit")
 BODY_LIMIT = 65_536            # GitHub issue/comment body, in characters
 MERMAID_MAX_MODELS = 10        # per-model Mermaid charts; the PNG/HTML show the rest
 _MERMAID_UNSAFE = re.compile(r"[^A-Za-z0-9 _.:/=,+-]")
@@ -257,7 +257,7 @@ def _footer(a: dict[str, Any]) -> str:
 
 def render_audit_html(report: dict[str, Any], charts: ChartResult) -> str:
     """A single self-contained page: charts as data: URIs, every text html-escaped."""
-    e = html.escape
+    e = html_text
     a = report["audit"]
     head = str(report.get("head") or "?")
     out = ["<!DOCTYPE html>", '<html lang="en"><head><meta charset="utf-8">',
@@ -323,7 +323,7 @@ def render_audit_html(report: dict[str, Any], charts: ChartResult) -> str:
 
 
 def _html_item(it: dict[str, Any]) -> str:
-    e = html.escape
+    e = html_text
     s = f"<b>{e(str(it.get('model')))}</b>: {e(str(it.get('detail') or ''))}"
     if it.get("path"):
         s += f" at <code>{e(str(it['path']))}:{e(str(it.get('line') or '?'))}</code>"
