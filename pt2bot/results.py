@@ -307,6 +307,13 @@ class GraphBreak(Record):
 
 
 @dataclass(frozen=True, kw_only=True)
+class Site(Record):
+    """A place in the user's code: repo-relative path and line."""
+    path: str | None = None
+    line: int | None = None
+
+
+@dataclass(frozen=True, kw_only=True)
 class RecompileReason(Record):
     """Why one shape case recompiled: a failed guard and where it came from."""
     guard: str | None = None
@@ -315,6 +322,14 @@ class RecompileReason(Record):
     path: str | None = None
     line: int | None = None
     source: str | None = None
+    # The frame that recompiled (its code's name, file, first line), the compile's id
+    # ("2/1": the reasons of one compile share it), and for a resume function dynamo made
+    # after a graph break (`torch_dynamo_resume_in_forward_at_13`) the line it resumes
+    # after. Absent in results written before they were recorded.
+    frame: Frame | None = None
+    compile_id: str | None = None
+    resumed_after: Site | None = None
+    OMIT_IF_NONE: ClassVar[frozenset[str]] = frozenset({"frame", "compile_id", "resumed_after"})
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -547,6 +562,6 @@ __all__ = [
     "STATUSES", "TIMINGS",
     "AccuracyRow", "CompileTimes", "ExportCase", "ExportOutcome", "Frame", "GraphBreak",
     "LatencyRow", "ModelRun", "PhaseError", "RecompileCase", "RecompileReason", "Recompiles",
-    "Record", "ResultsFile", "RunError", "Samples", "Specialisation", "is_failed", "case_key",
-    "summarise",
+    "Record", "ResultsFile", "RunError", "Samples", "Site", "Specialisation", "is_failed",
+    "case_key", "summarise",
 ]

@@ -31,6 +31,11 @@ _CONSTRAINT_RE = re.compile(r"L\['(?P<arg>\w+)'\]\.size\(\)\[(?P<ax>\d+)\][^\n]*
                             r"\((?P<val>\d+)\)")
 _LIMIT_TEXT = "recompile limit"
 _LOWER_BOUND_ONLY = re.compile(r"^2 <= \S+$")
+# Dynamo names the code it resumes after a graph break
+# `torch_dynamo_resume_in_<co_name>_at_<line>` (torch/_dynamo/resume_execution.py,
+# TORCH_DYNAMO_RESUME_IN_PREFIX) and gives it that line as co_firstlineno; a resume of a
+# resume nests the prefix, and the last `_at_<line>` is its own.
+_RESUME_RE = re.compile(r"^torch_dynamo_resume_in_(?P<inner>.+)_at_(?P<line>\d+)$")
 
 
 def varying_dims(cases: list[CaseInputs]) -> set[str]:
@@ -98,6 +103,26 @@ def parse_recompile_reason(text: str, case: CaseInputs, known_files: list[str],
                 _LOWER_BOUND_ONLY.match(guard):
             rec["kind"] = "size_one"
         out.append(rec)
+    return out
+
+
+def recompiled_frame(metric: Any, paths: RepoPaths) -> dict[str, Any]:
+    """Which frame a compile was for, from its CompilationMetrics: `frame` {function, path,
+    line} (the code's own name, so a resume function keeps the name that says so), the
+    compile id, and `resumed_after` {path, line} when dynamo made the frame to resume after
+    a graph break. The frame of a recompile is what ties it to a break (pt2bot/compare.py)."""
+    name = getattr(metric, "co_name", None)
+    path = paths.rel(getattr(metric, "co_filename", None))
+    first = getattr(metric, "co_firstlineno", None)
+    out: dict[str, Any] = {
+        "frame": {"function": name if isinstance(name, str) else None, "path": path,
+                  "line": first if isinstance(first, int) else None}}
+    cid = getattr(metric, "compile_id", None)
+    if cid is not None:
+        out["compile_id"] = str(cid)
+    m = _RESUME_RE.match(name) if isinstance(name, str) else None
+    if m:
+        out["resumed_after"] = {"path": path, "line": int(m.group("line"))}
     return out
 
 
@@ -186,6 +211,8 @@ def measure_matrix(model: Any, cases: list[CaseInputs], eager_outs: list[Any],
                 rec["compiled"] = True
                 if m.recompile_reason:
                     reasons = parse_recompile_reason(m.recompile_reason, case, files, paths)
+                    for r in reasons:
+                        r.update(recompiled_frame(m, paths))
                     rec["recompiles"] += 1
                     rec["reasons"].extend(reasons)
                     if reasons and all(r["kind"] == "size_one" for r in reasons):
