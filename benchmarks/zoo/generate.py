@@ -29,18 +29,37 @@ from models import MODELS, ONE_MODEL_PR, ZooModel  # noqa: E402
 
 INIT = '''"""The zoo package.
 
-torchvision 0.28 (imported by transformers and timm when installed) registers fake kernels
-for two ops that the CPU build of torch 2.13.0 lacks; defining their schemas first lets its
-pure-Python parts import. No torchvision op is called by any model here.
+transformers and timm import torchvision when it is installed. A torchvision built for
+another torch (0.28 beside the CPU build of torch 2.13.0) cannot load its C++ ops and then
+fails to import, because it registers fake kernels for two of them; defining their schemas
+first lets its pure-Python parts import. A torchvision whose ops load is left alone. No
+torchvision op is called by any model here.
 """
+import glob
+import importlib.util
+import os
+
 import torch
 
-try:
-    _TV = torch.library.Library("torchvision", "DEF")
-    _TV.define("nms(Tensor dets, Tensor scores, float iou_threshold) -> Tensor")
-    _TV.define("qnms(Tensor dets, Tensor scores, float iou_threshold) -> Tensor")
-except RuntimeError:   # a torch or torchvision that has them already
-    pass
+
+def _shim_torchvision() -> None:
+    spec = importlib.util.find_spec("torchvision")
+    if spec is None or not spec.submodule_search_locations:
+        return
+    libs = glob.glob(os.path.join(list(spec.submodule_search_locations)[0], "_C*.so"))
+    try:
+        if libs:
+            torch.ops.load_library(libs[0])   # what torchvision does itself; a no-op later
+            return
+    except (OSError, RuntimeError):
+        pass
+    lib = torch.library.Library("torchvision", "DEF")
+    lib.define("nms(Tensor dets, Tensor scores, float iou_threshold) -> Tensor")
+    lib.define("qnms(Tensor dets, Tensor scores, float iou_threshold) -> Tensor")
+    globals()["_TV_LIB"] = lib   # the definitions live as long as the Library object
+
+
+_shim_torchvision()
 '''
 
 LAYERS = '''"""Layers the zoo's models share."""
