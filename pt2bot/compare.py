@@ -23,8 +23,8 @@ from pt2bot import __version__
 from pt2bot.changes import ChangeSet, keep_finding
 from pt2bot.config import Config
 from pt2bot.findings import Finding, fingerprint, normalise_source, sort_key
-from pt2bot.results import (REPORT_SCHEMA, GraphBreak, LatencyRow, ModelRun, ResultsFile,
-                            Samples, is_failed, case_key)
+from pt2bot.results import (REPORT_SCHEMA, GraphBreak, LatencyRow, ModelRun,
+                            RecompileReason, ResultsFile, Samples, is_failed, case_key)
 from pt2bot.select import Selection
 from pt2bot.stats import compare_samples
 from pt2bot.verdict import (FAILURE, NEUTRAL, NOTICE, WARNING, conclude, judge, run_broken,
@@ -167,7 +167,8 @@ def compare_models(base_results: ResultsFile | None, head_results: ResultsFile |
         base_present = base_results is not None
 
     names: list[str] = [m.name for m in config.models]
-    names += [n for n in list(head_runs) + list(base_runs) if n not in names]
+    # Models in the results but not in the config, once each (most are on both sides).
+    names += [n for n in dict.fromkeys([*head_runs, *base_runs]) if n not in names]
     models: list[dict] = []
     skipped: list[dict] = []
     for name in names:
@@ -212,8 +213,8 @@ def _skipped_model(name: str, reason: str) -> dict:
 
 def _empty_delta() -> dict:
     return {"graph_breaks": 0, "graph_count": 0, "recompiles": 0, "new_recompiles": 0,
-            "recompile_cases": [], "export": "n/a", "accuracy": [], "new_specialized": [],
-            "fixed_specialized": [], "latency": []}
+            "caused_recompiles": 0, "recompile_cases": [], "export": "n/a", "accuracy": [],
+            "new_specialized": [], "fixed_specialized": [], "latency": []}
 
 
 def _problem(kind: str, level: str, message: str, **extra: Any) -> dict:
@@ -274,7 +275,7 @@ def compare_model(name: str, base_run: ModelRun | Mapping[str, Any] | None,
     if h is not None:
         delta["graph_breaks"] = len(h.breaks()) - len(b.breaks() if b else ())
         delta["graph_count"] = (h.graph_count or 0) - ((b.graph_count if b else None) or 0)
-        delta.update(compare_recompiles(b, h))
+        delta.update(compare_recompiles(b, h, new_breaks=_with_stacks(new_breaks, h)))
         delta["new_specialized"], delta["fixed_specialized"] = compare_specialized(b, h, renames)
         delta["export"] = compare_export(b, h)
         delta["accuracy"] = compare_accuracy(b, h)
@@ -368,22 +369,114 @@ def _break_out(b: GraphBreak, renames: dict[str, str], side: str = "head") -> di
 
 # --------------------------------------------------------------------------- recompiles & co
 
-def compare_recompiles(base: ModelRun | None, head: ModelRun) -> dict:
-    """Per shape case: head recompiles − base recompiles; `new_recompiles` sums increases."""
+# A new graph break with the stack it was found at (to tie recompiles to it).
+NewBreak = tuple[dict, tuple[tuple[str | None, int | None, str | None], ...]]
+
+
+def _with_stacks(new_breaks: list[dict], head: ModelRun | None) -> list[NewBreak]:
+    """Each new break's report dict with its user stack ((path, line, function) outermost
+    first) from head's results; a break recorded without a stack has its own site only."""
+    if head is None:
+        return []
+    stacks: dict[tuple, tuple] = {}
+    for b in head.breaks():
+        key = (b.gb, b.path, b.line, b.function, b.source)
+        stacks.setdefault(key, tuple((f.path, f.line, f.function) for f in b.user_stack))
+    out = []
+    for d in new_breaks:
+        stack = stacks.get((d["gb"], d["path"], d["line"], d["function"], d["source"]), ())
+        out.append((d, stack or ((d["path"], d["line"], d["function"]),)))
+    return out
+
+
+def cause_of(reason: RecompileReason, new_breaks: Sequence[NewBreak]) -> dict | None:
+    """The new break a recompile follows from, or None.
+
+    A break makes dynamo compile frames that did not exist without it (pt2bot/smoke/_matrix.py
+    records which frame each recompile was for): the resume function after the break
+    (`resumed_after` = the break's own line) or after a call on the break's stack (the line of
+    that call in the caller), and each function the break's stack passes through below the
+    root frame, which dynamo inlined before and now enters as a frame of its own. Those
+    frames then recompile for new shapes as the root frame would not. The root frame's own
+    recompiles never follow from a break (it was compiled before the break too)."""
+    ra, fr = reason.resumed_after, reason.frame
+    if ra is not None and ra.path and ra.line is not None:
+        for d, _ in new_breaks:
+            if (d["path"], d["line"]) == (ra.path, ra.line):
+                return d
+        for d, stack in new_breaks:
+            if any((p, ln) == (ra.path, ra.line) for p, ln, _ in stack):
+                return d
+        return None
+    if fr is not None and fr.path and fr.function:
+        for d, stack in new_breaks:
+            if any((p, fn) == (fr.path, fr.function) for p, _, fn in stack[1:]):
+                return d
+    return None
+
+
+def _compiles(reasons: Sequence[RecompileReason]) -> list[list[RecompileReason]]:
+    """A case's reasons grouped per compile (one compile can fail several guards); reasons
+    recorded without a compile id (older results) are one compile each."""
+    groups: dict[object, list[RecompileReason]] = {}
+    for i, r in enumerate(reasons):
+        groups.setdefault(r.compile_id if r.compile_id is not None else ("#", i), []).append(r)
+    return list(groups.values())
+
+
+def compare_recompiles(base: ModelRun | None, head: ModelRun,
+                       new_breaks: Sequence[NewBreak] = ()) -> dict:
+    """Per shape case: head recompiles − base recompiles; `new_recompiles` sums increases.
+
+    Recompiles that follow from a new break (`cause_of`) are that break's consequence, not a
+    problem of their own: such a reason carries `caused_by` {gb, path, line}, the case counts
+    them in `caused`, and `delta`, `recompiles` and `new_recompiles` count only the others;
+    each new break's `caused_recompiles` (and the delta's) says how many followed from it.
+    Only head's excess over base is attributed, so a frame that recompiled on base as well
+    is never explained away. Results without frames (older files) attribute nothing.
+    """
     brc = base.recompiles if base is not None else None
     hrc = head.recompiles
     base_cases = {case_key(c.shape): c for c in (brc.cases if brc else ())}
     cases = []
+    caused_counted = 0      # attributed compiles that `recompiles.count` counts (not size 1)
+    for d, _ in new_breaks:
+        d["caused_recompiles"] = 0
     for c in (hrc.cases if hrc else ()):
         bc = base_cases.get(case_key(c.shape))
         hn, bn = c.recompiles or 0, (bc.recompiles if bc else None) or 0
-        cases.append({"shape": dict(c.shape), "base": bn if bc is not None else None,
-                      "head": hn, "delta": hn - bn,
-                      "reasons": [r.to_json() for r in c.reasons[:5]] if hn > bn else []})
+        causes: dict[int, dict] = {}    # id(reason) -> its new break
+        n_caused = 0
+        if new_breaks and hn > bn:
+            matched = [(g, d) for g in _compiles(c.reasons)
+                       if (d := cause_of(g[0], new_breaks)) is not None]
+            # Resume frames are the surest sign; then frames entered because of the break.
+            matched.sort(key=lambda gd: gd[0][0].resumed_after is None)
+            for group, d in matched[:hn - bn]:
+                n_caused += 1
+                if not all(r.kind == "size_one" for r in group):
+                    caused_counted += 1
+                    d["caused_recompiles"] += 1
+                causes.update((id(r), d) for r in group)
+        reasons = sorted(c.reasons, key=lambda r: id(r) in causes)  # the unexplained first
+        out = []
+        for r in reasons[:5] if hn > bn else ():
+            j = r.to_json()
+            if id(r) in causes:
+                d = causes[id(r)]
+                j["caused_by"] = {"gb": d["gb"], "path": d["path"], "line": d["line"]}
+            out.append(j)
+        row = {"shape": dict(c.shape), "base": bn if bc is not None else None,
+               "head": hn, "delta": hn - n_caused - bn, "reasons": out}
+        if n_caused:
+            row["caused"] = n_caused
+        cases.append(row)
     total = ((hrc.count if hrc else None) or 0) - ((brc.count if brc else None) or 0)
+    total -= caused_counted
     increases = sum(max(0, c["delta"]) for c in cases)
     return {"recompiles": total,
             "new_recompiles": increases if cases else max(0, total),
+            "caused_recompiles": caused_counted,
             "recompile_cases": cases,
             "eager_fallback": bool(hrc and hrc.eager_fallback)
             and not (brc and brc.eager_fallback)}
@@ -476,6 +569,7 @@ def compare_latency(base: ModelRun | Mapping[str, Any] | None,
 
 
 __all__ = ["build_report", "compare_findings", "compare_models", "compare_model",
-           "match_breaks", "break_fingerprint", "compare_recompiles", "compare_export",
+           "match_breaks", "break_fingerprint", "compare_recompiles", "cause_of",
+           "compare_export",
            "compare_accuracy", "compare_latency", "judge", "conclude", "run_broken",
            "renamed_paths", "SCHEMA"]

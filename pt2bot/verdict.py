@@ -60,16 +60,22 @@ def judge(*, findings: list[dict], models: list[dict], head_results: ResultsFile
             add(p["kind"], level, p["message"], name)
         if m["status"] != "ok":
             continue
-        # Counted regressions: over the allowance fails, within it warns.
-        for code, n, allowed, what, scope in (
+        # Counted regressions: over the allowance fails, within it warns. Recompiles that
+        # follow from a new break (compare.compare_recompiles) are the break's consequence:
+        # not in `new_recompiles`, said with the break, so one problem is judged once.
+        caused = d.get("caused_recompiles") or 0
+        them = "it" if len(m["new_breaks"]) == 1 else "them"
+        follow = (f"; {caused} recompile{'s follow' if caused != 1 else ' follows'} from {them}"
+                  if caused else "")
+        for code, n, allowed, what, scope, then in (
                 ("new_graph_breaks", len(m["new_breaks"]), t.new_graph_breaks,
-                 "new graph break(s)", ""),
+                 "new graph break(s)", "", follow),
                 ("new_recompiles", d["new_recompiles"], t.new_recompiles,
-                 "new recompile(s)", " over the shape matrix")):
+                 "new recompile(s)", " over the shape matrix", "")):
             if n > allowed:
-                add(code, FAILURE, f"{n} {what}{scope} (allowed: {allowed})", name, n)
+                add(code, FAILURE, f"{n} {what}{scope} (allowed: {allowed}){then}", name, n)
             elif n:
-                add(code, WARNING, f"{n} {what}, within the threshold", name, n)
+                add(code, WARNING, f"{n} {what}, within the threshold{then}", name, n)
         if d.get("eager_fallback"):
             add("eager_fallback", WARNING, "hit the recompile limit: runs eagerly", name)
         if d["export"] == "broken" and t.export_regression in level_of:

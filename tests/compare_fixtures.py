@@ -74,3 +74,11 @@ def make_config(**thresholds) -> Config:
 
 def results_pair() -> tuple[dict, dict]:
     return copy.deepcopy(load_results("base")), copy.deepcopy(load_results("head"))
+
+
+def resume_pair() -> tuple[dict, dict]:
+    """Recorded by `pt2bot review` of tests/test_verdict_caused_by.py's PR (torch 2.13, eager):
+    model `gated`, whose head adds one `.item()` break at pkg/gated.py:19 inside `gate`
+    (called from `forward` at line 25); head recompiles 3 times at batch=3, each in a frame
+    that break split off (`gate`, and the resume functions after lines 19 and 25)."""
+    return copy.deepcopy(load_results("resume_base")), copy.deepcopy(load_results("resume_head"))

@@ -234,3 +234,103 @@ def test_malformed_results_are_reported_not_crashed(pr):
     weird = model(rep, "weird")
     assert weird["change"] == "new" and weird["delta"]["export"] == "n/a"
     assert validation_errors(rep) == []
+
+
+# ------------------------------------------------- one verdict per problem (recorded results)
+from compare_fixtures import resume_pair  # noqa: E402
+
+from pt2bot.compare import compare_model  # noqa: E402
+
+BREAK_AT = {"gb": "GB0124", "path": "pkg/gated.py", "line": 19}
+
+
+def _gated(base: dict, head: dict) -> dict:
+    return compare_model("gated", base["models"][0], head["models"][0], renames={},
+                         line_map=lambda path, line: line, threshold_pct=10)
+
+
+def _reasons(m: dict) -> list[dict]:
+    return [r for c in m["delta"]["recompile_cases"] for r in c["reasons"]]
+
+
+def test_recompiles_in_frames_split_off_by_a_new_break_follow_from_it():
+    m = _gated(*resume_pair())
+    assert [(b["gb"], b["line"], b["caused_recompiles"]) for b in m["new_breaks"]] == \
+        [("GB0124", 19, 3)]
+    d = m["delta"]
+    assert (d["recompiles"], d["new_recompiles"], d["caused_recompiles"]) == (0, 0, 3)
+    assert [r["caused_by"] for r in _reasons(m)] == [BREAK_AT] * 3
+    [case] = [c for c in d["recompile_cases"] if c["head"]]
+    assert (case["base"], case["head"], case["caused"], case["delta"]) == (0, 3, 3, 0)
+    assert m["change"] == "changed"
+
+
+def test_results_without_frames_compare_as_before():
+    base, head = resume_pair()
+    for c in head["models"][0]["recompiles"]["cases"]:
+        for r in c["reasons"]:
+            for k in ("frame", "compile_id", "resumed_after"):
+                r.pop(k, None)
+    m = _gated(base, head)
+    d = m["delta"]
+    assert (d["recompiles"], d["new_recompiles"], d["caused_recompiles"]) == (3, 3, 0)
+    assert not any("caused_by" in r for r in _reasons(m))
+    assert m["new_breaks"][0]["caused_recompiles"] == 0
+    assert all("caused" not in c for c in d["recompile_cases"])
+
+
+def test_only_new_breaks_explain_recompiles():
+    # The same break on base (not new): its frames' recompiles are new recompiles of head's.
+    base, head = resume_pair()
+    base["models"][0]["graph_breaks"] = head["models"][0]["graph_breaks"]
+    m = _gated(base, head)
+    assert m["new_breaks"] == [] and m["delta"]["new_recompiles"] == 3
+    assert m["delta"]["caused_recompiles"] == 0
+
+
+def test_a_recompile_of_its_own_next_to_the_break_is_still_counted():
+    base, head = resume_pair()
+    case = next(c for c in head["models"][0]["recompiles"]["cases"] if c["recompiles"])
+    # The root frame (`forward`, compiled with or without the break) recompiles as well.
+    case["reasons"].insert(0, {"guard": "L['x'].size()[0] <= 4", "dim": "batch", "kind": "guard",
+                               "path": "pkg/gated.py", "line": 24, "source": "if x.shape[0] > 4:",
+                               "frame": {"function": "forward", "path": "pkg/gated.py",
+                                         "line": 23},
+                               "compile_id": "0/1"})
+    case["recompiles"] += 1
+    head["models"][0]["recompiles"]["count"] += 1
+    m = _gated(base, head)
+    d = m["delta"]
+    assert (d["recompiles"], d["new_recompiles"], d["caused_recompiles"]) == (1, 1, 3)
+    first, *rest = _reasons(m)
+    assert "caused_by" not in first and first["frame"]["function"] == "forward"
+    assert [r["caused_by"] for r in rest] == [BREAK_AT] * 3
+
+
+def test_only_heads_excess_over_base_is_attributed():
+    # Base recompiled twice on the same case already: at most one of head's three can be
+    # the break's doing, the other two are not explained away (nor counted as new).
+    base, head = resume_pair()
+    bc = next(c for c in base["models"][0]["recompiles"]["cases"] if c["shape"] == {"batch": 3})
+    bc["recompiles"] = 2
+    base["models"][0]["recompiles"]["count"] = 2
+    m = _gated(base, head)
+    d = m["delta"]
+    assert (d["recompiles"], d["new_recompiles"], d["caused_recompiles"]) == (0, 0, 1)
+    # The resume functions are the surest sign: the one attributed is one of them.
+    caused = [r for r in _reasons(m) if "caused_by" in r]
+    assert len(caused) == 1 and "resumed_after" in caused[0]
+
+
+@pytest.mark.parametrize("allowed, conclusion", [(0, "failure"), (1, "success")])
+def test_the_thresholds_count_the_break_once(allowed, conclusion):
+    base, head = resume_pair()
+    cfg = make_config(new_graph_breaks=allowed)
+    rep = build_report(base_results=base, head_results=head, base_findings=[],
+                       head_findings=[], changeset=None, config=cfg, base_sha="b" * 40,
+                       head_sha="h" * 40)
+    assert rep["conclusion"] == conclusion, rep["reasons"]
+    [r] = [r for r in rep["reasons"] if r["model"] == "gated"]
+    assert r["code"] == "new_graph_breaks" and r["count"] == 1
+    assert r["message"].endswith("; 3 recompiles follow from it")
+    assert validation_errors(rep) == []

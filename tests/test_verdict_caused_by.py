@@ -69,3 +69,92 @@ def test_worker_records_the_frame_of_each_recompile():
     # The guards are on the resumed frames' locals / stack slots, not the configured input.
     assert {r["dim"] for r in reasons} == {None}
     assert run["recompiles"]["count"] == 3
+
+
+# ----------------------------------------------------------------------------- the review
+
+CONFIG = """\
+version: 1
+static: {paths: [pkg/]}
+models:
+  - name: gated
+    entry: pkg.gated:Gated
+    inputs: [{name: x, shape: [batch, 8]}]
+    shapes: {batch: [2, 3, 5, 8]}
+    dynamic: [batch]
+    export: false
+run: {backend: eager, latency: false, timeout_s: 120}
+"""
+PATH = "pkg/gated.py"
+
+
+@pytest.fixture(scope="module")
+def reviewed(tmp_path_factory):
+    """`pt2bot review --base main` of a real PR: the head adds the `.item()` branch."""
+    import json
+
+    from gitrepo import GitRepo
+    from pt2bot.cli import main
+
+    repo = GitRepo.init(tmp_path_factory.mktemp("caused") / "repo")
+    repo.write("pt2bot.yml", CONFIG)
+    repo.write("pkg/__init__.py", "")
+    repo.write(PATH, base_source())
+    repo.commit("base")
+    repo.branch("pr")
+    repo.write(PATH, head_source())
+    repo.commit("pr: gate on the mean")
+    out = tmp_path_factory.mktemp("out") / "report"
+    mp = pytest.MonkeyPatch()
+    try:
+        mp.chdir(repo.path)
+        mp.delenv("GITHUB_STEP_SUMMARY", raising=False)
+        rc = main(["review", "--base", "main", "--out", str(out)])
+    finally:
+        mp.undo()
+    files = {}
+    for name in ("report.json", "review.json", "check.json", "base.json", "head.json"):
+        with open(out / name, encoding="utf-8") as fh:
+            files[name] = json.load(fh)
+    files["summary.md"] = (out / "summary.md").read_text(encoding="utf-8")
+    return rc, files
+
+
+def test_one_new_break_is_one_verdict(reviewed):
+    rc, files = reviewed
+    report = files["report.json"]
+    brk = line_of(head_source(), "item-break")
+    [m] = [m for m in report["models"] if m["name"] == "gated"]
+    assert [(b["gb"], b["path"], b["line"]) for b in m["new_breaks"]] == [("GB0124", PATH, brk)]
+    # head recompiled 3 times, base not at all; all three follow from the break.
+    assert m["head"]["recompiles"]["count"] == 3 and m["base"]["recompiles"]["count"] == 0
+    d = m["delta"]
+    assert d["recompiles"] == 0 and d["new_recompiles"] == 0 and d["caused_recompiles"] == 3
+    assert m["new_breaks"][0]["caused_recompiles"] == 3
+    reasons = [r for c in d["recompile_cases"] for r in c["reasons"]]
+    assert len(reasons) == 3
+    assert all(r["caused_by"] == {"gb": "GB0124", "path": PATH, "line": brk} for r in reasons)
+    assert [c["caused"] for c in d["recompile_cases"] if c.get("caused")] == [3]
+    assert all(c["delta"] == 0 for c in d["recompile_cases"])
+    # The verdict: the break fails the check once; no second "new recompiles" regression.
+    codes = [r["code"] for r in report["reasons"]]
+    assert rc == 1 and report["conclusion"] == "failure"
+    assert "new_recompiles" not in codes and codes.count("new_graph_breaks") == 1
+    [r] = [r for r in report["reasons"] if r["code"] == "new_graph_breaks"]
+    assert r["message"] == "1 new graph break(s) (allowed: 0); 3 recompiles follow from it"
+    assert "recompile" not in report["summary_title"]
+
+
+def test_summary_review_and_check_say_the_recompiles_follow_from_the_break(reviewed):
+    _, files = reviewed
+    brk = line_of(head_source(), "item-break")
+    said = f"3 recompiles follow from the new break at `{PATH}:{brk}`"
+    summary = files["summary.md"]
+    assert said in summary and "new recompile" not in summary
+    assert "Recompiles per shape (+0, 3 following from new breaks)" in summary
+    # The review: the new finding on the line and the break are one comment, which says it.
+    [c] = [c for c in files["review.json"]["comments"] if (c["path"], c["line"]) == (PATH, brk)]
+    assert "Confirmed by the smoke run" in c["body"] and said in c["body"]
+    [a] = [a for a in files["check.json"]["annotations"] if a["start_line"] == brk]
+    assert f"3 recompiles follow from the new break at {PATH}:{brk}" in a["message"]
+    assert not any("recompile" in x["title"] for x in files["check.json"]["annotations"])

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from pt2bot.report.escape import cap, plain_text, utf8_len
 from pt2bot.report.review import confirming_breaks
-from pt2bot.report.summary import render_summary
+from pt2bot.report.summary import caused_recompiles, render_summary
 
 SCHEMA = "pt2bot.check/1"
 MAX_SUMMARY_BYTES = 65_535
@@ -73,6 +73,7 @@ def collect_annotations(report: dict) -> list[dict]:
                 level = "failure"
             msg += "\nConfirmed by the smoke run: " + ", ".join(
                 f"model {model} breaks here ({b.get('gb') or 'graph break'})" for model, b in pairs)
+            msg += "".join(dict.fromkeys(_caused(b) for _, b in pairs))
         out.append(_annotation(f, level, str(f.get("rule") or "pt2bot"), msg))
     for m in report.get("models") or []:
         name = str(m.get("name") or "?")
@@ -83,6 +84,7 @@ def collect_annotations(report: dict) -> list[dict]:
             hints = b.get("hints") or []
             if hints:
                 msg += f"\nHint: {hints[0]}"
+            msg += _caused(b)
             out.append(_annotation(b, "failure" if name in over else "warning",
                                    f"{b.get('gb') or 'graph break'}", msg))
         for p in m.get("problems") or []:
@@ -92,6 +94,17 @@ def collect_annotations(report: dict) -> list[dict]:
     order = {"failure": 0, "warning": 1, "notice": 2}
     out.sort(key=lambda a: order[a["annotation_level"]])
     return out
+
+
+def _caused(b: dict) -> str:
+    """"\n3 recompiles follow from the new break at path:line" (plain text), or ""."""
+    n = caused_recompiles(b)
+    if not n:
+        return ""
+    where = f"{b.get('path')}:{b['line']}" if isinstance(b.get("line"), int) else b.get("path")
+    return (f"\n{n} recompile{'s follow' if n != 1 else ' follows'} from the new break at "
+            f"{where} (the frames the break splits off are compiled again for new shapes, and "
+            "go away with the break)")
 
 
 def _located(x: dict) -> bool:

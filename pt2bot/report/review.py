@@ -19,7 +19,8 @@ from typing import Callable
 from pt2bot.findings import DIFF_ADDED, DIFF_CONTEXT, fingerprint
 from pt2bot.report.markdown import (code_block, code_inline, escape_inline, marker,
                                     suggestion_block)
-from pt2bot.report.summary import FULL_REPORT, MAX_CHARS, Section, fit, gb_link, location
+from pt2bot.report.summary import (FULL_REPORT, MAX_CHARS, Section, caused_line, fit, gb_link,
+                                   location)
 
 SCHEMA = "pt2bot.review/1"
 Commentable = Callable[[str, int], bool]
@@ -131,6 +132,8 @@ def finding_body(f: dict, confirmed_by: list[Pair] = ()) -> str:
     lines = [f"{sev} **{rule}** {escape_inline(f.get('message', ''), limit=600)}"]
     if confirmed_by:
         lines.append(confirmation_line(confirmed_by))
+        # The break's recompiles are this problem's too (one problem, one comment).
+        lines += list(dict.fromkeys(caused_line(b) for _, b in confirmed_by if caused_line(b)))
     elif f.get("gb"):
         lines.append(f"Predicts a graph break: {gb_link(f)} "
                      f"{escape_inline(f.get('gb_type') or '', limit=160)}")
@@ -170,6 +173,8 @@ def break_body(b: dict, model: str) -> str:
         lines.append(f"💡 {escape_inline(h, limit=400)}")
     if b.get("in_loop"):
         lines.append("Inside a loop: dynamo skips the whole frame and runs it eagerly.")
+    if caused_line(b):
+        lines.append(caused_line(b))
     return "\n\n".join(lines)
 
 

@@ -211,8 +211,11 @@ def delta_table(m: dict) -> str:
                  _num(head.get("graph_count")), _signed(d.get("graph_count", 0))])
     brc = (base.get("recompiles") or {}) if isinstance(base.get("recompiles"), dict) else {}
     hrc = (head.get("recompiles") or {}) if isinstance(head.get("recompiles"), dict) else {}
+    caused = d.get("caused_recompiles") or 0
     rows.append(["recompiles", _num(brc.get("count")) if has_base else "—",
-                 _num(hrc.get("count")), _signed(d.get("recompiles", 0))])
+                 _num(hrc.get("count")), _signed(d.get("recompiles", 0))
+                 + (f" (+{caused} from the new break{'s' if _n_breaks(m) != 1 else ''})"
+                    if isinstance(caused, int) and caused > 0 else "")])
     exp = d.get("export", "n/a")
     rows.append(["export", _export_cell(base) if has_base else "—", _export_cell(head),
                  {"broken": "❌ broken", "fixed": "🎉 fixed"}.get(exp, "same" if exp == "same"
@@ -222,6 +225,25 @@ def delta_table(m: dict) -> str:
         rows.append(["accuracy", "", f"❌ {len(acc)} shape(s)",
                      f"{sum(1 for a in acc if a.get('new'))} new"])
     return table(["", "base", "head", "Δ"], rows)
+
+
+def _n_breaks(m: dict) -> int:
+    return len(m.get("new_breaks") or [])
+
+
+def caused_recompiles(b: dict) -> int:
+    n = b.get("caused_recompiles")
+    return n if isinstance(n, int) and not isinstance(n, bool) and n > 0 else 0
+
+
+def caused_line(b: dict) -> str:
+    """"3 recompiles follow from the new break at `path:line`" (Markdown), or ""."""
+    n = caused_recompiles(b)
+    if not n:
+        return ""
+    return (f"↪ {n} recompile{'s follow' if n != 1 else ' follows'} from the new break at "
+            f"{code_inline(location(b), limit=160)}: the frames the break splits off are "
+            "compiled again for new shapes, and go away with the break.")
 
 
 def _export_cell(run: dict) -> str:
@@ -299,6 +321,8 @@ def break_block(b: dict) -> str:
     hints = b.get("hints") or []
     if hints:
         lines.append(f"  💡 {escape_inline(hints[0], limit=400)}")
+    if caused_line(b):
+        lines.append(f"  {caused_line(b)}")
     return "\n".join(lines)
 
 
@@ -319,19 +343,33 @@ def error_block(m: dict) -> str:
 
 
 def recompile_details(m: dict) -> str:
-    cases = [c for c in (m.get("delta") or {}).get("recompile_cases") or [] if c.get("delta")]
+    """Per shape case with more recompiles than base: the counts and the first guards; a
+    recompile that follows from a new break says so (compare.compare_recompiles)."""
+    cases = [c for c in (m.get("delta") or {}).get("recompile_cases") or []
+             if c.get("delta") or _caused(c)]
     if not cases:
         return ""
     lines = []
     for c in cases[:30]:
+        after = (f" ({_caused(c)} follow{'s' if _caused(c) == 1 else ''} from the new "
+                 f"break{'s' if _n_breaks(m) != 1 else ''})" if _caused(c) else "")
         lines.append(f"- {code_inline(_shape(c.get('shape')), limit=60)}: "
-                     f"{_num(c.get('base'))} → {_num(c.get('head'))} recompiles")
+                     f"{_num(c.get('base'))} → {_num(c.get('head'))} recompiles{after}")
         for r in (c.get("reasons") or [])[:3]:
             where = f" at {code_inline(location(r), limit=120)}" if r.get("path") else ""
+            cause = r.get("caused_by") if isinstance(r.get("caused_by"), dict) else None
             lines.append(f"  - guard {code_inline(r.get('guard') or '?', limit=160)}{where}"
-                         + (f": {code_inline(r['source'], limit=160)}" if r.get("source") else ""))
-    n = sum(max(0, c["delta"]) for c in cases)
-    return details(f"Recompiles per shape (+{n})", "\n".join(lines))
+                         + (f": {code_inline(r['source'], limit=160)}" if r.get("source") else "")
+                         + (f" — follows from the new break at "
+                            f"{code_inline(location(cause), limit=120)}" if cause else ""))
+    n = sum(max(0, c["delta"]) for c in cases if isinstance(c.get("delta"), int))
+    k = sum(_caused(c) for c in cases)
+    title = f"Recompiles per shape (+{n}" + (f", {k} following from new breaks)" if k else ")")
+    return details(title, "\n".join(lines))
+
+
+def _caused(case: dict) -> int:
+    return caused_recompiles({"caused_recompiles": case.get("caused")})
 
 
 # --------------------------------------------------------------------------- findings
