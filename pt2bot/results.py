@@ -456,6 +456,20 @@ class CompileTimes(Record):
 
 
 @dataclass(frozen=True, kw_only=True)
+class CompileReport(Record):
+    """A model's compile report: its structured trace and, with tlparse, the HTML report.
+
+    Paths are relative to the results file's directory (`compile/<model>/<side>/...`, see
+    pt2bot/compile_report.py); `note` says why there is no HTML (tlparse missing, failed).
+    """
+    trace: str | None = None
+    html: str | None = None
+    bytes: int | None = None
+    truncated: bool | None = None
+    note: str | None = None
+
+
+@dataclass(frozen=True, kw_only=True)
 class RunError(Record):
     """Why a model has no result: `kind` in ERROR_KINDS, located in user code when known."""
     kind: str | None = None
@@ -497,12 +511,16 @@ class ModelRun(Record):
     peak_mem_mb: float | None = None
     peak_mem_method: str | None = None
     files: tuple[str, ...] | None = None
+    # Repo lines the model executed or dynamo traced: path -> "1-3,7" (pt2bot/reach.py).
+    coverage: Mapping[str, str] | None = None
+    compile_report: CompileReport | None = None
     phases: tuple[str, ...] = ()
     phase_s: Mapping[str, float] = field(default_factory=dict)
     phase_errors: tuple[PhaseError, ...] = ()
     log: str | None = None
     duration_s: float | None = None
-    OMIT_IF_NONE: ClassVar[frozenset[str]] = frozenset({"error", "log"})
+    OMIT_IF_NONE: ClassVar[frozenset[str]] = frozenset({"error", "log", "coverage",
+                                                         "compile_report"})
 
     @classmethod
     def empty(cls, name: str, status: str = "ok", *, error: RunError | None = None,

@@ -9,9 +9,11 @@ layer is one break with a `count`.
 """
 from __future__ import annotations
 
+import contextlib
 from typing import Any
 
 from pt2bot.smoke import graph_breaks
+from pt2bot.smoke._coverage import LineCoverage
 from pt2bot.smoke._inputs import CaseInputs
 from pt2bot.smoke._trace import RepoPaths, TraceCollector, frame_file, intern_table, reset_dynamo
 
@@ -98,14 +100,20 @@ def traced_files(events: TraceCollector, backend: RecordingBackend,
     return sorted(files)
 
 
-def measure_breaks(model: Any, case: CaseInputs, paths: RepoPaths) -> dict[str, Any]:
-    """`graph_count`, `graph_breaks`, `files` for one call on the first case."""
+def measure_breaks(model: Any, case: CaseInputs, paths: RepoPaths, *,
+                   coverage: LineCoverage | None = None) -> dict[str, Any]:
+    """`graph_count`, `graph_breaks`, `files` for one call on the first case.
+
+    With `coverage`, the lines dynamo traces in the repo's files are added to it (the
+    worker records the eagerly executed ones: pt2bot/smoke/_coverage.py).
+    """
     import torch
 
     reset_dynamo()
     backend = RecordingBackend()
     compiled = torch.compile(model, backend=backend)
-    with TraceCollector() as events, torch.no_grad():
+    traced = coverage.tracing() if coverage is not None else contextlib.nullcontext()
+    with TraceCollector() as events, torch.no_grad(), traced:
         compiled(*case.args, **case.kwargs)
     result = {
         "graph_count": backend.graphs,

@@ -4,10 +4,17 @@ The `torch.__trace` logger carries what `TORCH_TRACE` writes and tlparse reads: 
 graph-break reason (one per break per frame, loop skips included), recompile reasons,
 shape specialisations with user stacks. Filenames in structured stacks are interned ints;
 `torch._logging.structured.INTERN_TABLE` maps them back (process-global).
+
+`TraceFile` writes the same records to a file in `TORCH_TRACE`'s format (capped), which
+tlparse turns into a compile report (pt2bot/compile_report.py).
 """
 from __future__ import annotations
 
+import contextlib
+import json
 import logging
+import os
+import time
 from dataclasses import dataclass
 from typing import Any, Iterator
 
@@ -72,6 +79,115 @@ class TraceCollector(logging.Handler):
         return (e for e in self.events if e.kind == kind)
 
 
+TRACE_CAP_BYTES = 8 * 1024 * 1024    # one model's trace.log on one side stops growing here
+
+
+class TraceFile(logging.Handler):
+    """`torch.__trace` records written to a file as `TORCH_TRACE` does, at most `cap` bytes.
+
+    Attached only while a traced phase runs (`attached()`); the file stays open between
+    phases. A record that would pass the cap is dropped with everything after it, so the file
+    is always whole records (tlparse reads it); `truncated` and `dropped` say so.
+    """
+
+    def __init__(self, path: str, cap: int = TRACE_CAP_BYTES) -> None:
+        super().__init__(level=logging.DEBUG)
+        self.path = path
+        self.cap = int(cap)
+        self.bytes = 0
+        self.truncated = False
+        self.dropped = 0
+        self._formatter = _trace_formatter()
+        os.makedirs(os.path.dirname(os.path.abspath(path)) or ".", exist_ok=True)
+        self._fh = open(path, "wb")   # noqa: SIM115 - closed by close()
+        # Strings interned before this file existed (an earlier compile in this process) are
+        # never logged again: repeat them first, or tlparse cannot name those files.
+        for s, i in sorted(_intern_items(), key=lambda kv: kv[1]):
+            self._write(self._record({"str": [s, i]}))
+
+    def _record(self, metadata: dict[str, Any]) -> logging.LogRecord:
+        return logging.makeLogRecord({"name": TRACE_LOGGER, "levelno": logging.DEBUG,
+                                      "levelname": "DEBUG", "msg": "", "pathname": __file__,
+                                      "lineno": 0, "created": time.time(),
+                                      "metadata": metadata, "payload": None})
+
+    def _write(self, record: logging.LogRecord) -> None:
+        if self.truncated or self._fh.closed:
+            self.dropped += 1
+            return
+        payload = getattr(record, "payload", None)
+        if isinstance(payload, str) and self.bytes + len(payload) > self.cap:
+            self.truncated = True   # known too big before paying for the formatting
+            self.dropped += 1
+            return
+        data = (self._formatter(record) + "\n").encode("utf-8", "backslashreplace")
+        if self.bytes + len(data) > self.cap:
+            self.truncated = True
+            self.dropped += 1
+            return
+        self._fh.write(data)
+        self.bytes += len(data)
+
+    def emit(self, record: logging.LogRecord) -> None:  # noqa: D102 - logging API
+        if not isinstance(getattr(record, "metadata", None), dict):
+            return
+        try:
+            self._write(record)
+        except Exception:  # noqa: BLE001 - a trace that cannot be written is not the model's fault
+            self.truncated = True
+
+    @contextlib.contextmanager
+    def attached(self) -> Iterator["TraceFile"]:
+        lg = logging.getLogger(TRACE_LOGGER)
+        saved = (lg.level, lg.propagate)
+        lg.setLevel(logging.DEBUG)
+        lg.propagate = False
+        lg.addHandler(self)
+        try:
+            yield self
+        finally:
+            lg.removeHandler(self)
+            lg.setLevel(saved[0])
+            lg.propagate = saved[1]
+            self._fh.flush()
+
+    def close(self) -> None:
+        if not self._fh.closed:
+            self._fh.close()
+        super().close()
+
+
+def _trace_formatter() -> Any:
+    """torch's own trace formatter (what tlparse expects from this torch), else the same
+    glog-style line: `V<mmdd hh:mm:ss.us> <pid> <file>:<line>] <json>` + tab-indented payload."""
+    try:
+        from torch._logging._internal import TorchLogsFormatter
+        fmt = TorchLogsFormatter(trace=True)
+        return fmt.format
+    except Exception:  # noqa: BLE001 - another torch: write the documented format ourselves
+        pass
+
+    def format_record(record: logging.LogRecord) -> str:
+        t = time.localtime(record.created)
+        us = int((record.created % 1) * 1e6)
+        head = (f"V{time.strftime('%m%d %H:%M:%S', t)}.{us:06d} {record.process or os.getpid()} "
+                f"{os.path.basename(record.pathname or '')}:{record.lineno}] "
+                f"{json.dumps(record.metadata, default=repr)}")   # type: ignore[attr-defined]
+        payload = getattr(record, "payload", None)
+        if payload is not None:
+            head += "".join(f"\n\t{line}" for line in str(payload).split("\n"))
+        return head
+    return format_record
+
+
+def _intern_items() -> list[tuple[str, int]]:
+    try:
+        from torch._logging.structured import INTERN_TABLE
+    except ImportError:
+        return []
+    return list(INTERN_TABLE.items())
+
+
 def intern_table() -> dict[int, str]:
     """Interned int → filename (torch keeps str → int)."""
     try:
@@ -111,5 +227,6 @@ def compilation_metrics() -> list[Any]:
     return list(get_compilation_metrics())
 
 
-__all__ = ["RepoPaths", "TRACE_LOGGER", "TraceCollector", "TraceEvent", "compilation_metrics",
+__all__ = ["RepoPaths", "TRACE_CAP_BYTES", "TRACE_LOGGER", "TraceCollector", "TraceEvent",
+           "TraceFile", "compilation_metrics",
            "frame_file", "intern_table", "reset_dynamo"]

@@ -25,6 +25,7 @@ import tempfile
 import threading
 from typing import Any, Callable, Iterable, Iterator, Mapping, Sequence
 
+from pt2bot import compile_report
 from pt2bot.config import Config, ModelConfig, load_config
 from pt2bot.errors import UserError
 from pt2bot.jsonio import write_json
@@ -58,7 +59,7 @@ def _model_spec(model: ModelConfig) -> dict[str, Any]:
 
 def build_jobs(config: Config, models: Iterable[ModelConfig], *, repo_root: str, out_dir: str,
                work_dir: str, device: str, phases: Sequence[str],
-               environ: Mapping[str, str]) -> list[WorkerJob]:
+               environ: Mapping[str, str], side: str = "head") -> list[WorkerJob]:
     run_cfg = config.run
     cache_dir = run_cfg.cache_dir
     if cache_dir:
@@ -77,6 +78,12 @@ def build_jobs(config: Config, models: Iterable[ModelConfig], *, repo_root: str,
             pass
         spec = {"repo_root": repo_root, "model": _model_spec(model), "run": run_dict,
                 "device": device, "phases": list(phases), "log_path": log_path}
+        if any(p in ("breaks", "matrix") for p in phases):
+            # The compile report's trace (pt2bot/compile_report.py); an earlier run's report of
+            # this model and side goes first, so no stale index.html outlives it.
+            compile_report.clear_report_dir(out_dir, model.name, side)
+            rel = compile_report.trace_path(model.name, side)
+            spec.update(trace_path=os.path.join(out_dir, *rel.split("/")), trace_rel=rel)
         jobs.append(WorkerJob(
             model=model, spec=spec,
             spec_path=os.path.join(work_dir, f"{k}.spec.json"),
@@ -93,15 +100,22 @@ def run_models(config: Config, *, repo_root: str, out_dir: str,
                progress: Callable[[dict[str, Any]], None] | None = None,
                started: Callable[[str, int], None] | None = None,
                python: str = sys.executable,
-               worker_argv: Sequence[str] = WORKER_ARGV) -> dict[str, Any]:
+               worker_argv: Sequence[str] = WORKER_ARGV, side: str = "head",
+               tlparse: str | None | bool = True) -> dict[str, Any]:
     """Run the selected models (each in its own worker) and return the results JSON dict.
 
     `progress` is called with each RUN as it finishes (in completion order), `started` with
     (model name, worker pid) as each worker starts (from pool threads). `python` and
-    `worker_argv` choose the worker command (tests; a different interpreter).
+    `worker_argv` choose the worker command (tests; a different interpreter). Each model's
+    compile report goes to `out_dir/compile/<model>/<side>/` (`side`: head or base), its
+    HTML rendered by `tlparse` (True: find it; None/False: trace only; a path: that binary).
     """
     repo_root = os.path.abspath(repo_root)
     out_dir = os.path.abspath(out_dir)
+    if side not in compile_report.SIDES:
+        raise ValueError(f"side must be one of {compile_report.SIDES}, not {side!r}")
+    tlparse_bin = (compile_report.find_tlparse() if tlparse is True
+                   else tlparse if isinstance(tlparse, str) else None)
     index, count = parse_shard(shard)
     chosen = shard_models(pick_models(config, models), index, count)
     phases = list(phases) if phases is not None else default_phases(config)
@@ -121,13 +135,21 @@ def run_models(config: Config, *, repo_root: str, out_dir: str,
     with tempfile.TemporaryDirectory(prefix="pt2bot-run-") as work_dir:
         jobs = build_jobs(config, chosen, repo_root=repo_root, out_dir=out_dir,
                           work_dir=work_dir, device=dev.device, phases=phases,
-                          environ=os.environ)
+                          environ=os.environ, side=side)
         workers = max(1, min(int(config.run.jobs or 1), len(jobs) or 1))
         groups = WorkerGroups()
         pool = concurrent.futures.ThreadPoolExecutor(max_workers=workers)
+
+        def one(job: WorkerJob) -> ModelRun:
+            run = run_worker(job, python=python, worker_argv=worker_argv, groups=groups,
+                             started=started)
+            if "trace_path" not in job.spec:   # no traced phase: no report to claim
+                return run.without("compile_report") if run.compile_report is not None else run
+            return compile_report.finish_compile_report(
+                run, out_dir=out_dir, name=job.model.name, side=side, tlparse=tlparse_bin)
+
         try:
-            futures = [pool.submit(run_worker, j, python=python, worker_argv=worker_argv,
-                                   groups=groups, started=started) for j in jobs]
+            futures = [pool.submit(one, j) for j in jobs]
             for fut in concurrent.futures.as_completed(futures):
                 run = fut.result()
                 runs.append(run)

@@ -3,7 +3,13 @@
     python -m pt2bot.smoke.worker SPEC.json OUT.json
 
 SPEC: `{"repo_root", "model": ModelConfig fields, "run": RunConfig fields, "device",
-"phases": [...], "log_path"}`. OUT: the RUN dict of docs/formats.md. A model that does not
+"phases": [...], "log_path", "trace_path", "trace_rel", "trace_cap_bytes"}`. OUT: the RUN
+dict of docs/formats.md.
+
+With the "breaks" phase the RUN has `coverage` (the repo lines the model's eager calls
+executed and dynamo traced: pt2bot/smoke/_coverage.py); with `trace_path`, the structured
+trace of the "breaks" and "matrix" phases goes there, capped (the compile report's input,
+pt2bot/compile_report.py), and the RUN's `compile_report` says where. A model that does not
 import, gets inputs it cannot take, or raises in forward is a *result* (`status: "error"`,
 `error: {kind, message, path, line}`), and the worker still exits 0. A phase that fails for
 another reason is recorded in `phase_errors` and the other phases still run; each phase
@@ -26,15 +32,22 @@ from typing import Any, Iterator
 
 from pt2bot.config import ModelConfig
 from pt2bot.jsonio import write_json
-from pt2bot.results import PHASES, ModelRun, PhaseError
+import pt2bot
+from pt2bot.results import PHASES, CompileReport, ModelRun, PhaseError
 from pt2bot.smoke._breaks import measure_breaks
+from pt2bot.smoke._coverage import LineCoverage
 from pt2bot.smoke._export import measure_export
 from pt2bot.smoke._inputs import (CaseInputs, build_inputs, build_model, forward_params,
                                   infer_dims, run_forward)
 from pt2bot.smoke._matrix import measure_matrix
 from pt2bot.smoke._timing import maxrss_mb, measure_latency
-from pt2bot.smoke._trace import reset_dynamo
+from pt2bot.smoke._trace import TRACE_CAP_BYTES, TraceFile, reset_dynamo
 from pt2bot.smoke.location import ModelError, RepoPaths, user_location
+
+# The phases whose structured trace goes into the compile report (export and latency compile
+# again, for their own purposes; their trace would only repeat the same frames).
+TRACED_PHASES = ("breaks", "matrix")
+_OWN_CODE = os.path.dirname(os.path.abspath(pt2bot.__file__)) + os.sep
 
 
 def shape_cases(model_spec: dict[str, Any]) -> list[dict[str, int]]:
@@ -112,7 +125,10 @@ def measure_run(spec: dict[str, Any]) -> ModelRun:
     def took() -> float:
         return round(time.perf_counter() - t_start, 3)
 
-    with route_logs(spec.get("log_path")):
+    # Coverage goes with the break-counting phase: a latency-only round does not pay for it.
+    coverage = (LineCoverage(paths.rel, exclude=(_OWN_CODE,))
+                if "breaks" in phases and spec.get("coverage", True) else None)
+    with route_logs(spec.get("log_path")), contextlib.ExitStack() as stack:
         import torch
 
         if run_cfg.get("threads"):
@@ -124,16 +140,25 @@ def measure_run(spec: dict[str, Any]) -> ModelRun:
             cases: list[CaseInputs] = [build_inputs(model_spec, model, shape, device, paths)
                                        for shape in shape_cases(model_spec)]
             infer_dims(cases, forward_params(model))
-            with torch.no_grad():
+            # Every case's eager call, once: the lines the model executes (a line that runs
+            # under dynamo runs here too, or dynamo traces it: measure_breaks adds those).
+            executing = coverage.executing() if coverage is not None else contextlib.nullcontext()
+            with torch.no_grad(), executing:
                 eager_outs = [run_forward(model, c, paths) for c in cases]
         except ModelError as e:
             return run.with_(status="error", error=e.to_error(), duration_s=took())
+        trace = _open_trace(spec, phases)
+        if trace is not None:
+            stack.callback(trace.close)
         rss0 = maxrss_mb()
         for phase in phases:
             t_phase = time.perf_counter()
             try:
-                got = _run_phase(phase, model, cases, eager_outs, model_spec, run_cfg,
-                                 device, paths, rss0)
+                attached = (trace.attached() if trace is not None and phase in TRACED_PHASES
+                            else contextlib.nullcontext())
+                with attached:
+                    got = _run_phase(phase, model, cases, eager_outs, model_spec, run_cfg,
+                                     device, paths, rss0, coverage)
                 if run.compile_s is not None and got.get("compile_s"):
                     # the process's first compile is the cold/warm figure; later phases
                     # reuse what it put in the inductor cache
@@ -145,15 +170,34 @@ def measure_run(spec: dict[str, Any]) -> ModelRun:
                     reset_dynamo()
             run = run.with_(phase_s={**run.phase_s,
                                      phase: round(time.perf_counter() - t_phase, 3)})
+        if coverage is not None:   # the eager lines hold even when the breaks phase failed
+            run = run.with_(coverage=coverage.to_json())
+        if trace is not None:
+            trace.close()
+            run = run.with_(compile_report=CompileReport(
+                trace=str(spec.get("trace_rel") or spec["trace_path"]), bytes=trace.bytes,
+                truncated=trace.truncated))
     return run.with_(duration_s=took())
+
+
+def _open_trace(spec: dict[str, Any], phases: list[str]) -> TraceFile | None:
+    """The compile report's trace file, when the spec asks for one and a traced phase runs."""
+    path = spec.get("trace_path")
+    if not path or not any(p in TRACED_PHASES for p in phases):
+        return None
+    try:
+        return TraceFile(str(path), int(spec.get("trace_cap_bytes") or TRACE_CAP_BYTES))
+    except OSError:
+        return None   # no trace is a missing report, never a failed model
 
 
 def _run_phase(phase: str, model: Any, cases: list[CaseInputs], eager_outs: list[Any],
                model_spec: dict[str, Any], run_cfg: dict[str, Any], device: str,
-               paths: RepoPaths, rss0: float) -> dict[str, Any]:
+               paths: RepoPaths, rss0: float,
+               coverage: LineCoverage | None = None) -> dict[str, Any]:
     """One phase's keys of the RUN, as JSON (the phase modules speak the file format)."""
     if phase == "breaks":
-        return measure_breaks(model, cases[0], paths)
+        return measure_breaks(model, cases[0], paths, coverage=coverage)
     if phase == "matrix":
         return measure_matrix(model, cases, eager_outs, model_spec, run_cfg, paths)
     if phase == "export":

@@ -1,0 +1,183 @@
+"""Line coverage of the repository's files during a model's run: which lines executed.
+
+pt2bot/reach.py asks, for each static finding, whether a configured model executed its line.
+Two sources answer it, and together they are complete for one call of the model:
+
+- `LineCoverage.executing()`: lines that Python ran, restricted to the repo's files: the
+  eager forward calls, and the code dynamo leaves to Python (skipped frames, resumed code).
+  Python 3.12+ uses `sys.monitoring` (each line reports once, then is disabled at that
+  location: near zero cost); 3.11 uses `sys.settrace` with a per-frame local tracer only in
+  repo files (other frames get no line events, only the call event).
+- `LineCoverage.tracing()`: lines dynamo traced symbolically (a compiled frame's bytecode
+  never runs, so Python never reports those lines): a wrapper on dynamo's
+  `InstructionTranslatorBase.starts_line`, which it calls once per new line of every
+  traced frame, inlined calls included. A torch without that hook records nothing here.
+
+Stdlib only, so the 3.12 path is tested with another interpreter (tests/test_reach.py).
+`to_json()` is the RUN's `coverage`: repo path -> "1-3,7,9-12" (pt2bot/reach.py reads it).
+"""
+from __future__ import annotations
+
+import contextlib
+import sys
+from typing import Any, Callable, Iterable, Iterator
+
+Rel = Callable[[str], "str | None"]
+
+
+def format_ranges(lines: Iterable[int]) -> str:
+    """Sorted line numbers as "1-3,7,9-12" (compact for the results JSON)."""
+    out: list[str] = []
+    start = prev = None
+    for n in sorted(set(lines)):
+        if prev is not None and n == prev + 1:
+            prev = n
+            continue
+        if start is not None:
+            out.append(str(start) if start == prev else f"{start}-{prev}")
+        start = prev = n
+    if start is not None:
+        out.append(str(start) if start == prev else f"{start}-{prev}")
+    return ",".join(out)
+
+
+class LineCoverage:
+    """Executed (and dynamo-traced) lines of the files `rel` maps to a repo path."""
+
+    def __init__(self, rel: Rel, *, exclude: Iterable[str] = ()) -> None:
+        self._rel = rel
+        self._exclude = tuple(exclude)    # directories never recorded (pt2bot's own code)
+        self._files: dict[str, str | None] = {}   # co_filename -> repo path or None
+        self.lines: dict[str, set[int]] = {}
+
+    # ----------------------------------------------------------------- helpers
+
+    def repo_path(self, filename: str) -> str | None:
+        """The repo path of a code object's file, cached (realpath per call is too slow)."""
+        try:
+            return self._files[filename]
+        except KeyError:
+            pass
+        rel = None
+        if not any(filename.startswith(d) for d in self._exclude):
+            try:
+                rel = self._rel(filename)
+            except Exception:  # noqa: BLE001 - a path we cannot judge is not the user's
+                rel = None
+        self._files[filename] = rel
+        return rel
+
+    def add(self, filename: str, line: int | None) -> None:
+        if not line or line < 1:
+            return
+        rel = self.repo_path(filename)
+        if rel is not None:
+            self.lines.setdefault(rel, set()).add(line)
+
+    def to_json(self) -> dict[str, str]:
+        return {path: format_ranges(lines) for path, lines in sorted(self.lines.items()) if lines}
+
+    # ----------------------------------------------------------------- Python running code
+
+    @contextlib.contextmanager
+    def executing(self) -> Iterator[None]:
+        """Record the repo lines Python executes in this thread while inside the block."""
+        if sys.version_info >= (3, 12) and hasattr(sys, "monitoring"):
+            with self._monitoring():
+                yield
+        else:
+            with self._settrace():
+                yield
+
+    @contextlib.contextmanager
+    def _settrace(self) -> Iterator[None]:
+        lines = self.lines
+        repo_path = self.repo_path
+
+        def local(frame: Any, event: str, arg: Any) -> Any:
+            if event == "line":
+                rel = repo_path(frame.f_code.co_filename)
+                if rel is not None:
+                    lines.setdefault(rel, set()).add(frame.f_lineno)
+            return local
+
+        def call(frame: Any, event: str, arg: Any) -> Any:
+            # Only the call event of other code costs us: no line events outside the repo.
+            rel = repo_path(frame.f_code.co_filename)
+            if rel is None:
+                return None
+            lines.setdefault(rel, set()).add(frame.f_lineno)
+            return local
+
+        previous = sys.gettrace()
+        sys.settrace(call)
+        try:
+            yield
+        finally:
+            sys.settrace(previous)
+
+    @contextlib.contextmanager
+    def _monitoring(self) -> Iterator[None]:
+        mon = sys.monitoring   # type: ignore[attr-defined]
+        tool = next((t for t in (mon.COVERAGE_ID, 4, 5) if mon.get_tool(t) is None), None)
+        if tool is None:       # every tool slot taken (a coverage tool, a debugger): fall back
+            with self._settrace():
+                yield
+            return
+        ev = mon.events
+        enabled: list[Any] = []
+
+        def on_start(code: Any, offset: int) -> Any:
+            if self.repo_path(code.co_filename) is not None:
+                mon.set_local_events(tool, code, ev.LINE)
+                enabled.append(code)
+            return mon.DISABLE   # each code object is judged once
+
+        def on_line(code: Any, line: int) -> Any:
+            self.add(code.co_filename, line)
+            return mon.DISABLE   # this line is known: no further events from it
+
+        mon.use_tool_id(tool, "pt2bot")
+        try:
+            mon.register_callback(tool, ev.PY_START, on_start)
+            mon.register_callback(tool, ev.LINE, on_line)
+            mon.set_events(tool, ev.PY_START)
+            mon.restart_events()
+            yield
+        finally:
+            mon.set_events(tool, 0)
+            for code in enabled:
+                mon.set_local_events(tool, code, 0)
+            mon.register_callback(tool, ev.PY_START, None)
+            mon.register_callback(tool, ev.LINE, None)
+            mon.free_tool_id(tool)
+
+    # ----------------------------------------------------------------- dynamo tracing code
+
+    @contextlib.contextmanager
+    def tracing(self) -> Iterator[None]:
+        """Record the repo lines dynamo traces (symbolically executes) inside the block."""
+        try:
+            from torch._dynamo import symbolic_convert as sc
+            cls = sc.InstructionTranslatorBase
+            orig = cls.starts_line
+        except (ImportError, AttributeError):   # another torch: the executed lines still count
+            yield
+            return
+        add = self.add
+
+        def starts_line(translator: Any, lineno: int) -> None:
+            try:
+                add(translator.f_code.co_filename, lineno)
+            except Exception:  # noqa: BLE001 - coverage must never break dynamo
+                pass
+            return orig(translator, lineno)
+
+        cls.starts_line = starts_line   # type: ignore[method-assign]
+        try:
+            yield
+        finally:
+            cls.starts_line = orig      # type: ignore[method-assign]
+
+
+__all__ = ["LineCoverage", "format_ranges"]
