@@ -176,8 +176,10 @@ def versions() -> dict[str, str]:
             got[pkg] = md.version(pkg)
         except md.PackageNotFoundError:
             got[pkg] = "absent"
-    got["pt2bot_commit"] = sh(os.path.dirname(os.path.dirname(HERE)), "git", "rev-parse",
-                              "--short", "HEAD")
+    # the zoo venv runs pt2bot from a `git archive` snapshot (setup.sh --snapshot), named
+    # after its commit: the shared checkout changes under a long benchmark
+    import pt2bot
+    got["pt2bot_src"] = os.path.dirname(os.path.dirname(os.path.abspath(pt2bot.__file__)))
     got["cpu"] = next((ln.split(":", 1)[1].strip() for ln in open("/proc/cpuinfo")
                        if ln.startswith("model name")), "?")
     got["cores"] = str(os.cpu_count())

@@ -1,7 +1,7 @@
 """Generate the zoo benchmark's git repository (outside this checkout).
 
     /work/venvs/zoo/bin/python benchmarks/zoo/generate.py DIR [--backend eager|inductor]
-        [--rounds 2] [--repeats 20] [--warmup 3] [--models a,b,...]
+        [--rounds 2] [--repeats 20] [--warmup 3] [--timeout 600] [--models a,b,...]
 
 DIR becomes a git repository with three branches:
   main       the zoo: zoo/__init__.py (the torchvision shim), zoo/layers.py (TokenHead, the
@@ -92,7 +92,7 @@ ONE_PR_NEW = ("        scale = float(h.abs().amax()) + 1.0   # normalise by the 
 
 
 def config_yml(models: list[ZooModel], *, backend: str, rounds: int, repeats: int,
-               warmup: int) -> str:
+               warmup: int, timeout_s: int = 600) -> str:
     lines = ["# pt2bot configuration of the generated zoo (benchmarks/zoo/generate.py).",
              "version: 1",
              "static:",
@@ -108,7 +108,7 @@ def config_yml(models: list[ZooModel], *, backend: str, rounds: int, repeats: in
                   f"    shapes: {{{shapes}}}",
                   f"    dynamic: [{', '.join(m.dynamic)}]",
                   "    export: true"]
-    lines += [f"run: {{device: cpu, backend: {backend}, timeout_s: 600, rounds: {rounds}, "
+    lines += [f"run: {{device: cpu, backend: {backend}, timeout_s: {timeout_s}, rounds: {rounds}, "
               f"repeats: {repeats}, warmup: {warmup}, threads: 1}}",
               "thresholds:",
               "  new_graph_breaks: 0",
@@ -141,7 +141,7 @@ def edit(path: str, old: str, new: str) -> None:
 
 
 def build_repo(repo: str, models: list[ZooModel], *, backend: str = "eager", rounds: int = 2,
-               repeats: int = 20, warmup: int = 3) -> None:
+               repeats: int = 20, warmup: int = 3, timeout_s: int = 600) -> None:
     shutil.rmtree(repo, ignore_errors=True)
     os.makedirs(repo)
     write(os.path.join(repo, "zoo", "__init__.py"), INIT)
@@ -150,7 +150,8 @@ def build_repo(repo: str, models: list[ZooModel], *, backend: str = "eager", rou
     for m in models:
         write(os.path.join(repo, "zoo", "models", f"{m.name}.py"), m.source)
     write(os.path.join(repo, "pt2bot.yml"),
-          config_yml(models, backend=backend, rounds=rounds, repeats=repeats, warmup=warmup))
+          config_yml(models, backend=backend, rounds=rounds, repeats=repeats, warmup=warmup,
+                     timeout_s=timeout_s))
     write(os.path.join(repo, ".gitignore"), "__pycache__/\n")
     git(repo, "init", "-q", "-b", "main")
     git(repo, "add", "-A")
@@ -173,6 +174,7 @@ def main() -> int:
     ap.add_argument("--rounds", type=int, default=2)
     ap.add_argument("--repeats", type=int, default=20)
     ap.add_argument("--warmup", type=int, default=3)
+    ap.add_argument("--timeout", type=int, default=600, help="run.timeout_s (per model)")
     ap.add_argument("--models", help="comma-separated subset")
     args = ap.parse_args()
     models = MODELS
@@ -183,7 +185,7 @@ def main() -> int:
             raise SystemExit(f"unknown model in {args.models}")
     repo = os.path.abspath(args.repo)
     build_repo(repo, models, backend=args.backend, rounds=args.rounds, repeats=args.repeats,
-               warmup=args.warmup)
+               warmup=args.warmup, timeout_s=args.timeout)
     print(json.dumps({"repo": repo, "models": [m.name for m in models],
                       "shared": [m.name for m in models if m.shared]}))
     return 0
