@@ -23,6 +23,12 @@ DEFAULT_CONFIG_NAMES = ("pt2bot.yml", "pt2bot.yaml", ".github/pt2bot.yml")
 ENTRY = re.compile(r"[A-Za-z_][A-Za-z0-9_]*(\.[A-Za-z_][A-Za-z0-9_]*)*"
                    r":[A-Za-z_][A-Za-z0-9_]*(\.[A-Za-z_][A-Za-z0-9_]*)*")
 FAIL_ON = ("error", "warning", "never")
+# What to do with a finding on a path the default call does not take (its `condition`):
+# keep its severity, demote it one level (error -> warning -> info), or hide it.
+CONDITIONAL = ("keep", "demote", "hide")
+# `static.torch`: the torch release the code runs on ("2.14" or "2.14.1"), when the environment
+# running `pt2bot check` has none (pre-commit) or a different one.
+TORCH_VERSION = re.compile(r"[0-9]+\.[0-9]+(\.[0-9]+)?")
 DEVICES = ("auto", "cpu", "cuda")
 
 
@@ -36,6 +42,8 @@ class StaticConfig:
     ignore: tuple[str, ...] = ()           # codes or prefixes
     severity: dict[str, str] = field(default_factory=dict)       # code -> error|warning
     per_file_ignores: dict[str, tuple[str, ...]] = field(default_factory=dict)  # glob -> codes
+    conditional: str = "demote"            # see CONDITIONAL
+    torch: str | None = None               # see TORCH_VERSION; None: the installed torch
 
 
 @dataclass(frozen=True)

@@ -10,7 +10,9 @@ import re
 from dataclasses import asdict, dataclass, field, replace
 from typing import Any
 
-SEVERITIES = ("error", "warning")
+# "info" is what a warning becomes under a condition (static.conditional: demote): shown,
+# never failing a check (pt2bot/static.py `exit_code`, pt2bot/verdict.py count error/warning).
+SEVERITIES = ("error", "warning", "info")
 
 # Where a finding lies relative to the PR diff (set by changes.annotate_findings).
 DIFF_ADDED = "added"          # on an added/modified line of the head
@@ -36,7 +38,7 @@ class Finding:
     path: str                 # repo-relative, forward slashes
     line: int                 # 1-based
     col: int                  # 0-based, as ast gives it
-    severity: str             # "error" | "warning"
+    severity: str             # "error" | "warning" | "info"
     message: str              # one sentence, says what to write instead
     end_line: int | None = None
     end_col: int | None = None

@@ -16,11 +16,12 @@ import sys
 from dataclasses import replace
 from typing import Iterable, Sequence
 
-from pt2bot.config import FAIL_ON, StaticConfig
+from pt2bot.config import CONDITIONAL, FAIL_ON, StaticConfig
 from pt2bot import gb as gb_registry
 from pt2bot.errors import UserError
 from pt2bot.findings import Finding, sort_key
 from pt2bot.rules import BY_CODE, Rule, select_rules
+from pt2bot.rules._base import NEWEST_TORCH
 from pt2bot.rules._infer import Rules
 from pt2bot.rules._model import FileSummary
 from pt2bot.rules._walk import LiveModule, skeleton_module
@@ -278,9 +279,17 @@ def _size(root: str, rel: str) -> int:
 # --------------------------------------------------------------------------------------------
 # the whole check
 
-def check_paths(root: str, paths: Sequence[str], static_cfg: StaticConfig, *, jobs: int = 0) -> list[Finding]:
-    """All findings for `paths` under `root` (sorted). No torch import; `diff` is None."""
+def check_paths(root: str, paths: Sequence[str], static_cfg: StaticConfig, *, jobs: int = 0,
+                torch: str | None = None) -> list[Finding]:
+    """All findings for `paths` under `root` (sorted). No torch import; `diff` is None.
+
+    `torch` (else `static_cfg.torch`) is the release the claims must hold on; None keeps the
+    claims of every release the rules know (`cli_check` passes `resolve_torch`'s answer).
+    """
     root = os.path.abspath(root)
+    if static_cfg.conditional not in CONDITIONAL:
+        raise UserError(f"static.conditional: {static_cfg.conditional!r} is not one of {', '.join(CONDITIONAL)}")
+    torch = torch or static_cfg.torch
     rules = select_rules(static_cfg.select, static_cfg.ignore)
     for code, sev in static_cfg.severity.items():
         if code not in BY_CODE:
@@ -294,26 +303,28 @@ def check_paths(root: str, paths: Sequence[str], static_cfg: StaticConfig, *, jo
     was_enabled = gc.isenabled()
     gc.disable()
     try:
-        return sorted(_check_files(root, files, codes, rules, static_cfg, jobs), key=sort_key)
+        found = _check_files(root, files, codes, rules, static_cfg, jobs, torch)
+        return sorted(apply_conditional(found, static_cfg.conditional), key=sort_key)
     finally:
         if was_enabled:
             gc.enable()
 
 
 def _check_files(root: str, files: list[str], codes: tuple[str, ...], rules: list[type[Rule]],
-                 cfg: StaticConfig, jobs: int) -> list[Finding]:
+                 cfg: StaticConfig, jobs: int, torch: str | None = None) -> list[Finding]:
     """Skeletons of every file, then walk only the functions the call graph reaches (lazily)."""
     n = jobs if jobs > 0 else (os.cpu_count() or 1)
     if n > 1 and len(files) >= 2 and (jobs > 0 or len(files) >= SMALL_TREE):
         procs = _Processes(root, codes, min(n, len(files)))
         try:
             summaries = procs.analyse(files, root)
-            return build_findings(summaries, rules, cfg, walk=lambda level: procs.walk(_requests(level)))
+            return build_findings(summaries, rules, cfg, walk=lambda level: procs.walk(_requests(level)),
+                                  torch=torch)
         finally:
             procs.close()
     local = _Local(root, codes)
     summaries = local.analyse(files)
-    return build_findings(summaries, rules, cfg, walk=lambda level: local.walk(_requests(level)))
+    return build_findings(summaries, rules, cfg, walk=lambda level: local.walk(_requests(level)), torch=torch)
 
 
 def _requests(level) -> dict[str, list[str]]:
@@ -324,15 +335,17 @@ def _requests(level) -> dict[str, list[str]]:
 
 
 def build_findings(summaries: list[FileSummary], rules: list[type[Rule]], cfg: StaticConfig,
-                   walk=None) -> list[Finding]:
+                   walk=None, torch: str | None = None) -> list[Finding]:
     enabled = {r.code for r in rules}
     reach = find_compiled([s for s in summaries if not s.error and not s.skip_file], walk=walk)
     out: list[Finding] = []
 
     def emit(s: FileSummary, code: str, line: int, col: int, message: str, function: str = "",
              end_line: int | None = None, end_col: int | None = None, suggestion: str | None = None,
-             gb: str | None = None) -> None:
+             gb: str | None = None, condition: str | None = None, callee: str | None = None) -> None:
         if code not in enabled or _file_ignores(s.path, code, cfg.per_file_ignores):
+            return
+        if not holds_on_torch(code, torch, callee):
             return
         src, noqa = s.line_info.get(line, ("", None))
         if noqa is not None and (not noqa or any(code.startswith(c) for c in noqa)):
@@ -341,9 +354,9 @@ def build_findings(summaries: list[FileSummary], rules: list[type[Rule]], cfg: S
         gb = gb or rule.gb
         out.append(Finding(
             rule=code, path=s.path, line=line, col=col, severity=cfg.severity.get(code, rule.severity),
-            message=message, end_line=end_line, end_col=end_col, source=src, function=function,
-            gb=gb, gb_type=gb_registry.gb_type(gb), url=gb_registry.url(gb),
-            hints=(f"Rule documentation: `pt2bot rules {code}`",), suggestion=suggestion))
+            message=torch_message(rule, message), end_line=end_line, end_col=end_col, source=src,
+            function=function, gb=gb, gb_type=gb_registry.gb_type(gb), url=gb_registry.url(gb),
+            hints=(f"Rule documentation: `pt2bot rules {code}`",), suggestion=suggestion, condition=condition))
 
     for s in summaries:
         if s.skip_file:
@@ -355,11 +368,60 @@ def build_findings(summaries: list[FileSummary], rules: list[type[Rule]], cfg: S
         for c in s.candidates:
             if c.scope == "any" or (s.path, c.function) in reach.compiled:
                 emit(s, c.rule, c.line, c.col, c.message, "" if c.function == "<module>" else c.function,
-                     c.end_line, c.end_col, c.suggestion, c.gb)
+                     c.end_line, c.end_col, c.suggestion, c.gb, getattr(c, "condition", None),
+                     getattr(c, "callee", None))
     for s, info in reach.disabled:
         line, col = info.disabled_at or (info.line, 0)
         emit(s, CompilerDisable.code, line, col, CompilerDisable.decorator_message(info.qualname), info.qualname)
     return out
+
+
+# --------------------------------------------------------------------------------------------
+# the emit stage: conditions and the user's torch
+
+_DEMOTE = {"error": "warning", "warning": "info", "info": "info"}
+
+
+def apply_conditional(findings: Iterable[Finding], mode: str) -> list[Finding]:
+    """`static.conditional`: findings with a `condition` (a path the default call does not take,
+    pt2bot/rules/_walk.py `Conditions`) keep their severity, drop one level, or are hidden."""
+    if mode == "keep":
+        return list(findings)
+    if mode == "hide":
+        return [f for f in findings if f.condition is None]
+    return [f.with_(severity=_DEMOTE.get(f.severity, f.severity)) if f.condition is not None else f
+            for f in findings]
+
+
+def holds_on_torch(code: str, torch: str | None, callee: str | None = None) -> bool:
+    """Whether rule `code`'s claim holds on torch release `torch` (None: keep every claim)."""
+    rule = BY_CODE.get(code)
+    return rule is None or rule.holds_on(torch, callee)
+
+
+_FULLGRAPH_NOTE = ("; under `fullgraph=True` torch captures it as an unbacked symbol instead (a Python branch"
+                   " on the value still fails)")
+
+
+def torch_message(rule: type[Rule], message: str) -> str:
+    """What the message must add to stay true on every torch and compile mode."""
+    if rule.fullgraph_captures and "fullgraph=True" not in message:
+        return message + _FULLGRAPH_NOTE
+    return message
+
+
+def resolve_torch(cfg: StaticConfig) -> tuple[str, str]:
+    """(release, source): `static.torch` ("config"), else the torch installed beside pt2bot, read
+    from its metadata without importing it ("installed"), else the newest release the rules know
+    ("assumed": a bare pre-commit environment)."""
+    if cfg.torch:
+        return cfg.torch, "config"
+    from importlib import metadata
+
+    try:
+        return metadata.version("torch"), "installed"
+    except metadata.PackageNotFoundError:
+        return NEWEST_TORCH, "assumed"
 
 
 def _file_ignores(path: str, code: str, per_file: dict[str, tuple[str, ...]]) -> bool:
@@ -372,7 +434,7 @@ def _file_ignores(path: str, code: str, per_file: dict[str, tuple[str, ...]]) ->
 def exit_code(findings: Sequence[Finding], fail_on: str) -> int:
     if fail_on == "never":
         return 0
-    levels = ("error",) if fail_on == "error" else ("error", "warning")
+    levels = ("error",) if fail_on == "error" else ("error", "warning")   # info never fails
     return 1 if any(f.severity in levels for f in findings) else 0
 
 
@@ -406,7 +468,11 @@ def cli_check(args: argparse.Namespace) -> int:
             # checking a tree elsewhere: its enclosing directory is the root of reported paths
             common = os.path.commonpath(paths)
             root = common if os.path.isdir(common) else os.path.dirname(common)
-    findings = check_paths(root, paths, cfg, jobs=getattr(args, "jobs", 0) or 0)
+    torch, torch_source = resolve_torch(cfg)
+    if torch_source == "assumed":
+        sys.stderr.write(f"pt2bot: no torch installed and no static.torch configured; assuming torch "
+                         f"{torch}, the newest release the rules know\n")
+    findings = check_paths(root, paths, cfg, jobs=getattr(args, "jobs", 0) or 0, torch=torch)
     base = getattr(args, "base", None)
     if base:
         from pt2bot import changes
@@ -422,6 +488,7 @@ def cli_check(args: argparse.Namespace) -> int:
         findings = mark_reached(findings, load_results_file(args.results))
     from pt2bot.report.findings_text import render_findings
 
-    sys.stdout.write(render_findings(findings, getattr(args, "format", "text") or "text", root=root))
+    sys.stdout.write(render_findings(findings, getattr(args, "format", "text") or "text", root=root,
+                                     torch={"version": torch, "source": torch_source}))
     sys.stdout.flush()
     return exit_code(findings, cfg.fail_on)

@@ -301,3 +301,275 @@ def test_mechanical_suggestion_for_dynamic_false(tmp_path):
     fs = check_paths(str(tmp_path), [], StaticConfig(), jobs=1)
     assert [f.suggestion for f in fs] == ['f = torch.compile(lambda x: x, backend="eager")',
                                           "g = torch.compile(lambda x: x)"]
+
+
+# ---------------------------------------------------------------------------------------------
+# conditions (issue 10 item 1): a finding on a path the default call does not take says so
+
+CONDITIONS = """\
+    import random
+    import warnings
+    import torch
+    import torch.nn as nn
+
+
+    class Net(nn.Module):
+        def __init__(self, use_tiling=False, use_bias=True, layerdrop=0.1, proj=None):
+            super().__init__()
+            self.use_tiling = use_tiling
+            self.use_bias = use_bias
+            self.layerdrop = layerdrop
+            self.proj = proj
+            self.cos = None
+            self.gradient_checkpointing = False
+
+        def forward(self, x, mask=None, scale=None, bias=None, **kwargs):
+            if self.training and self.layerdrop > 0.0:
+                print("drop")                                         # 19
+            if self.training and random.random() < self.layerdrop:   # 20
+                return x
+            if self.use_tiling:
+                print("tiles")                                        # 23
+            if self.use_bias:
+                print("bias")                                         # 25: default on
+            if x.dtype == torch.float16 and not torch.isfinite(x).all():   # 26
+                x = x.clamp(-1, 1)
+            if mask is not None:
+                x = x * mask.sum().item()                             # 29
+            if "old" in kwargs:
+                warnings.warn("`old` is deprecated")
+                print("old")                                          # 32
+            if x.shape[1] != 8:
+                raise ValueError(f"bad {x.sum().item()}")             # 34
+            try:
+                y = x + 1
+            except RuntimeError:
+                print("oops")                                         # 38
+            if self.cos is None:
+                self.cos = x.cos()
+            print("after cache")                                      # 41: default path
+            if bias is None:
+                print("no bias")                                      # 43: default path
+            bias = torch.zeros(1)
+            if bias is not None:
+                print("bias now")                                     # 46: reassigned above
+            if self.gradient_checkpointing:
+                print("ckpt")                                         # 48
+            z = x.sum().item() if not self.training else 0            # 49: default path
+            w = 0 if not self.training else x.sum().item()            # 50
+            if scale is None:
+                return y
+            return y * scale.sum().item()                             # 53
+
+
+    m = torch.compile(Net())
+    """
+
+EXPECTED_CONDITIONS = {
+    19: "self.training and self.layerdrop > 0.0",
+    20: "self.training",
+    23: "self.use_tiling",
+    25: None,
+    26: "x.dtype == torch.float16",
+    29: "mask is not None",
+    32: "'old' in kwargs",
+    34: "x.shape[1] != 8",
+    38: "except RuntimeError",
+    41: None,
+    43: None,
+    46: None,
+    48: "self.gradient_checkpointing",
+    49: None,
+    50: "self.training",
+    53: "scale is not None",
+}
+
+
+def test_conditions_name_the_guard_of_non_default_paths(tmp_path):
+    write(tmp_path, {"m.py": CONDITIONS})
+    fs = check_paths(str(tmp_path), [], StaticConfig(conditional="keep"), jobs=1)
+    got = {f.line: f.condition for f in fs}
+    assert got == EXPECTED_CONDITIONS
+    # keep: severities as the rules say; the default demotes each conditional finding one level
+    kept = {f.line: f.severity for f in fs}
+    demoted = {f.line: f.severity for f in check_paths(str(tmp_path), [], StaticConfig(), jobs=1)}
+    for line, cond in EXPECTED_CONDITIONS.items():
+        want = {"error": "warning", "warning": "info"}[kept[line]] if cond else kept[line]
+        assert demoted[line] == want, (line, kept[line], demoted[line])
+    hidden = check_paths(str(tmp_path), [], StaticConfig(conditional="hide"), jobs=1)
+    assert {f.line for f in hidden} == {line for line, c in EXPECTED_CONDITIONS.items() if c is None}
+
+
+LEAK = """\
+    import torch
+    import torch.nn as nn
+
+    class Net(nn.Module):
+        def forward(self, x, idx=None):
+            out = []
+            if idx is None:
+                out = x.sum(0)
+                return out * 2
+            for i in idx:
+                out.append(x[i])
+            if out:                       # a list here: the tensor branch returned
+                x = x + 1
+            for o in out:
+                x = x + o
+            return x
+
+    class Joined(nn.Module):
+        def forward(self, x: torch.Tensor, flag: bool = False):
+            if flag:
+                n = len(x.shape)
+            else:
+                n = x.sum()
+            if n > 1:                     # a tensor when flag is False: this one does break
+                x = x + 1
+            return x
+
+    m = torch.compile(Net())
+    j = torch.compile(Joined())
+    """
+
+
+def test_kinds_of_a_branch_that_returns_do_not_leak(tmp_path):
+    """Issue 9: `out` is a tensor only in the branch that returns; after it, a list."""
+    write(tmp_path, {"m.py": LEAK})
+    fs = check_paths(str(tmp_path), [], StaticConfig(select=("ALL",)), jobs=1)
+    assert [(f.rule, f.function) for f in fs] == [("PTC201", "Joined.forward")]
+
+
+def test_info_never_fails_the_check(tmp_path, capsys):
+    write(tmp_path, {"m.py": """\
+        import torch.nn as nn
+
+        class Net(nn.Module):
+            def forward(self, x):
+                if self.training:
+                    print(x)
+                return x
+        """})
+    (tmp_path / "pt2bot.yml").write_text("version: 1\nstatic:\n  fail_on: warning\n"
+                                         "  severity: {PTC105: warning}\n")
+    rc, out = run_cli(["m.py"], tmp_path, capsys)
+    assert rc == 0, out.out
+    assert "PTC105 [info]" in out.out and "(when `self.training`)" in out.out
+    assert out.out.rstrip().endswith("0 error(s), 0 warning(s), 1 info (under a condition; never failing).")
+    (tmp_path / "pt2bot.yml").write_text("version: 1\nstatic:\n  fail_on: warning\n  conditional: keep\n"
+                                         "  severity: {PTC105: warning}\n")
+    rc, out = run_cli(["m.py"], tmp_path, capsys)
+    assert rc == 1 and "PTC105 [warning]" in out.out
+    (tmp_path / "pt2bot.yml").write_text("version: 1\nstatic:\n  conditional: hide\n")
+    rc, out = run_cli(["m.py"], tmp_path, capsys)
+    assert rc == 0 and out.out == ""
+
+
+def test_every_format_carries_condition_and_reached_by():
+    from pt2bot.findings import Finding
+    from pt2bot.report.findings_text import render_findings
+
+    base = Finding(rule="PTC101", path="m.py", line=3, col=4, severity="info", message="`.item()` breaks",
+                   source="n = x.item()")
+    cond = base.with_(condition="self.training and self.p > 0.0", reached_by=("tiny_gpt", "mlp"))
+    unreached = base.with_(line=4, severity="warning", reached_by=())
+    plain = base.with_(line=5, severity="error")
+    fs = [cond, unreached, plain]
+
+    text = render_findings(fs, "text").splitlines()
+    assert text[0] == "m.py:3:5: PTC101 [info] `.item()` breaks (when `self.training and self.p > 0.0`)"
+    assert "    reached by `tiny_gpt`, `mlp`" in text and "    not reached by any configured model" in text
+    assert text[-1] == "Found 3 finding(s): 1 error(s), 1 warning(s), 1 info (under a condition; never failing)."
+
+    gh = render_findings(fs, "github").splitlines()
+    assert gh[0].startswith("::notice file=m.py,line=3,")
+    assert gh[0].endswith("::`.item()` breaks (when `self.training and self.p > 0.0`); reached by `tiny_gpt`, `mlp`")
+    assert gh[1].startswith("::warning ") and gh[1].endswith("; not reached by any configured model")
+    assert gh[2].startswith("::error ") and gh[2].endswith("::`.item()` breaks")
+
+    js = json.loads(render_findings(fs, "json", torch={"version": "2.14", "source": "assumed"}))
+    assert js["torch"] == {"version": "2.14", "source": "assumed"}
+    a, b, c = js["findings"]
+    assert a["condition"] == "self.training and self.p > 0.0" and a["reached_by"] == ["tiny_gpt", "mlp"]
+    assert "condition" not in b and b["reached_by"] == []
+    assert "condition" not in c and "reached_by" not in c       # absent = not known
+
+    sarif = json.loads(render_findings(fs, "sarif", tool_version="0"))["runs"][0]["results"]
+    assert [r["level"] for r in sarif] == ["note", "warning", "error"]
+    assert sarif[0]["properties"] == {"condition": "self.training and self.p > 0.0", "reachedBy": ["tiny_gpt", "mlp"]}
+    assert "When `self.training and self.p > 0.0`." in sarif[0]["message"]["text"]
+    assert sarif[1]["properties"] == {"reachedBy": []} and "properties" not in sarif[2]
+
+
+# ---------------------------------------------------------------------------------------------
+# the user's torch (issue 10 item 4): claims that do not hold on it are dropped
+
+RANDOM = """\
+    import random
+    import time
+    import torch
+    import torch.nn as nn
+
+    class Net(nn.Module):
+        def forward(self, x):
+            t0 = time.perf_counter()
+            return x * random.random() * random.gauss(0, 1) + x.sum().item()
+
+    m = torch.compile(Net())
+    """
+
+
+def _rules_at(out: str) -> list[str]:
+    return sorted(f"{f['rule']}:{f['message'].split('`')[1]}" for f in json.loads(out)["findings"])
+
+
+def test_claims_follow_the_configured_torch(tmp_path, capsys):
+    write(tmp_path, {"m.py": RANDOM})
+    (tmp_path / "pt2bot.yml").write_text('version: 1\nstatic:\n  torch: "2.13"\n')
+    rc, out = run_cli(["--format", "json", "m.py"], tmp_path, capsys)
+    data = json.loads(out.out)
+    assert data["torch"] == {"version": "2.13", "source": "config"} and out.err == ""
+    assert _rules_at(out.out) == ["PTC101:.item()", "PTC107:random.gauss()", "PTC107:random.random()",
+                                  "PTC107:time.perf_counter()"]
+    (tmp_path / "pt2bot.yml").write_text('version: 1\nstatic:\n  torch: "2.14.1"\n')
+    rc, out = run_cli(["--format", "json", "m.py"], tmp_path, capsys)
+    # random.random() is traced from torch 2.14 on; random.gauss and the clock still break
+    assert _rules_at(out.out) == ["PTC101:.item()", "PTC107:random.gauss()", "PTC107:time.perf_counter()"]
+    item = next(f for f in json.loads(out.out)["findings"] if f["rule"] == "PTC101")
+    assert "under `fullgraph=True` torch captures it as an unbacked symbol" in item["message"]
+
+
+def test_installed_torch_is_read_without_importing_it(tmp_path):
+    """Without static.torch: the torch beside pt2bot (metadata only); without one, the newest
+    release the rules know, said once on stderr."""
+    from importlib import metadata
+
+    from pt2bot.rules._base import NEWEST_TORCH
+
+    write(tmp_path, {"m.py": RANDOM})
+    repo = str(Path(__file__).resolve().parents[1])
+    site = tmp_path / "site"            # a Python path with pt2bot and PyYAML but no torch
+    site.mkdir()
+    import yaml
+    (site / "yaml").symlink_to(Path(yaml.__file__).parent)
+    code = textwrap.dedent(f"""\
+        import sys
+        strip = {bool(True)!r}
+        if sys.argv[1] == "bare":
+            sys.path = [p for p in sys.path if "site-packages" not in p] + [{repo!r}, {str(site)!r}]
+        from pt2bot.cli import main
+        rc = main(["check", "--format", "json", "m.py"])
+        assert "torch" not in sys.modules
+        sys.exit(rc)
+        """)
+    bare = subprocess.run([PY, "-c", code, "bare"], cwd=tmp_path, capture_output=True, text=True)
+    assert bare.returncode == 1, bare.stderr
+    assert json.loads(bare.stdout)["torch"] == {"version": NEWEST_TORCH, "source": "assumed"}
+    assert bare.stderr.count(f"assuming torch {NEWEST_TORCH}") == 1
+    try:
+        installed = metadata.version("torch")
+    except metadata.PackageNotFoundError:
+        return
+    here = subprocess.run([PY, "-c", code, "here"], cwd=tmp_path, capture_output=True, text=True)
+    assert json.loads(here.stdout)["torch"] == {"version": installed, "source": "installed"}
+    assert here.stderr == ""

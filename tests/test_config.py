@@ -505,7 +505,9 @@ def validator_accepts(text: str) -> bool:
 GOOD = [DESIGN_EXAMPLE, FULL, "version: 1\n", "models: []\n", "static:\nrun:\n",
         model_yaml("inputs: {entry: a.b:c}\ncases: [{b: 1}]\ndynamic: [b]\n"),
         model_yaml("tolerance: {float32: [0, 0.1]}\ntimeout_s: null\nkwargs: null\n"),
-        "run: {mode: null, threads: 4, cache_dir: null}\n"]
+        "run: {mode: null, threads: 4, cache_dir: null}\n",
+        'static: {conditional: hide, torch: "2.14"}\n', "static: {conditional: keep, torch: '2.13.0'}\n",
+        "static: {torch: null}\n"]
 
 # Mistakes both can see (a schema cannot express cross-key rules; those are validator-only).
 BAD_FOR_BOTH = [
@@ -514,6 +516,7 @@ BAD_FOR_BOTH = [
     "run: {cache_dir: ''}\n", "run: {backend: 'not a name'}\n", "run: []\n",
     "static: {paths: src/}\n", "static: {filter: add}\n", "static: {select: [ptc1]}\n",
     "static: {severity: {PTC1: fatal}}\n", "static: {per_file_ignores: {'a/*': PTC1}}\n",
+    "static: {conditional: drop}\n", "static: {torch: 2.14}\n", "static: {torch: latest}\n",
     "thresholds: {new_graph_breaks: -1}\n", "thresholds: {export_regression: maybe}\n",
     "thresholds: {require_gpu: 1}\n", "models: {a: 1}\n", "models: [7]\n",
     "models: [{name: a}]\n", "models: [{entry: a:b}]\n",
@@ -775,3 +778,13 @@ def test_an_int_too_large_for_a_float_is_a_located_error_not_a_crash() -> None:
     (msg,) = errors_of("version: 1\nrun:\n  timeout_s: " + "9" * 400 + "\n")
     assert msg == ("pt2bot.yml:3: run.timeout_s: expected a positive number of seconds, got "
                    + "9" * 57 + "...")
+
+
+def test_conditional_and_torch_keys() -> None:
+    """`static.conditional` (default demote) and `static.torch` (a quoted release)."""
+    assert StaticConfig().conditional == "demote" and StaticConfig().torch is None
+    c = parse_config('static:\n  conditional: hide\n  torch: "2.14.1"\n')
+    assert (c.static.conditional, c.static.torch) == ("hide", "2.14.1")
+    msg = one_error("static:\n  torch: 2.10\n")
+    assert "static.torch" in msg and "got 2.1 (quote it" in msg
+    assert "one of keep, demote, hide" in one_error("static: {conditional: never}\n")

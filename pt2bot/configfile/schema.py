@@ -15,6 +15,7 @@ from typing import Any
 
 from pt2bot import __version__
 from pt2bot.config import (
+    CONDITIONAL,
     DEVICES,
     ENTRY,
     FAIL_ON,
@@ -24,6 +25,7 @@ from pt2bot.config import (
     RunConfig,
     StaticConfig,
     Thresholds,
+    TORCH_VERSION,
 )
 from pt2bot.configfile.checks import (
     BAD,
@@ -77,9 +79,23 @@ def _check_static(ck: Checker, v: Any) -> StaticConfig:
                               ck.choice(SEVERITIES), "a mapping of rule code to error|warning"),
         "per_file_ignores": ck.map_of(ck.string(what="a glob"), codes,
                                       "a mapping of glob to a list of rule codes"),
+        "conditional": ck.choice(CONDITIONAL),
+        "torch": ck.nullable(_torch_release(ck)),
     }
     fields = ck.mapping(v, p, spec, "a mapping (static: {paths: [...], ...})")
     return StaticConfig(**fields) if fields else StaticConfig()
+
+
+def _torch_release(ck: Checker) -> Check:
+    """`static.torch: "2.14"`; an unquoted 2.14 is a YAML float (and 2.10 would read as 2.1)."""
+    what = 'a torch release such as "2.14" or "2.14.1" (quoted)'
+    as_string = ck.string(TORCH_VERSION, what)
+
+    def check(v: Any, path: Path) -> Any:
+        if isinstance(v, (int, float)) and not isinstance(v, bool):
+            return ck.expected(path, what, v, ' (quote it, as in "2.14": YAML reads an unquoted 2.10 as the number 2.1)')
+        return as_string(v, path)
+    return check
 
 
 def _check_run(ck: Checker, v: Any) -> RunConfig:

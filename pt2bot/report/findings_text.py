@@ -17,13 +17,15 @@ FINDINGS_SCHEMA = "pt2bot.findings/1"
 
 
 def render_findings(findings: Sequence[Finding], fmt: str, *, root: str | None = None,
-                    tool_version: str | None = None) -> str:
+                    tool_version: str | None = None, torch: dict[str, str] | None = None) -> str:
+    """`torch`: the release the claims were checked for and where it came from
+    (`{"version": "2.14", "source": "config|installed|assumed"}`), stated in the JSON output."""
     if fmt == "text":
         return render_text(findings, root=root)
     if fmt == "github":
         return render_github(findings)
     if fmt == "json":
-        return render_json(findings)
+        return render_json(findings, torch=torch)
     if fmt == "sarif":
         from pt2bot import __version__
         from pt2bot.report.sarif import findings_to_sarif
@@ -52,12 +54,28 @@ def _raw_line(root: str | None, f: Finding, cache: dict[str, list[str] | None]) 
     return lines[f.line - 1]
 
 
+def when(f: Finding) -> str:
+    """The condition in words: " (when `self.training`)", or "" on the default path."""
+    return f" (when `{f.condition}`)" if f.condition else ""
+
+
+def reached(f: Finding, quote: str = "`") -> str | None:
+    """"reached by `tiny_gpt`" / "not reached by any configured model"; None: no smoke results."""
+    if f.reached_by is None:
+        return None
+    if not f.reached_by:
+        return "not reached by any configured model"
+    return "reached by " + ", ".join(f"{quote}{m}{quote}" for m in f.reached_by)
+
+
 def render_text(findings: Sequence[Finding], *, root: str | None = None) -> str:
-    """`path:line:col: CODE message`, then the source line and a caret (col is 1-based here)."""
+    """`path:line:col: CODE message (when `guard`)`, then the source line and a caret (col is
+    1-based here), and whether configured models reached the line."""
     out: list[str] = []
     cache: dict[str, list[str] | None] = {}
     for f in findings:
-        out.append(f"{safe_text(f.path)}:{f.line}:{f.col + 1}: {f.rule} [{f.severity}] {safe_text(f.message)}")
+        out.append(f"{safe_text(f.path)}:{f.line}:{f.col + 1}: {f.rule} [{f.severity}] "
+                   f"{safe_text(f.message + when(f))}")
         raw = _raw_line(root, f, cache)
         if raw is not None and raw.strip() == f.source:
             text = raw.expandtabs(1)
@@ -70,9 +88,15 @@ def render_text(findings: Sequence[Finding], *, root: str | None = None) -> str:
             out.append(f"    predicts {f.gb}: {f.url}")
         if f.suggestion:
             out.append(f"    suggestion: {safe_text(f.suggestion)}")
+        r = reached(f)
+        if r:
+            out.append(f"    {safe_text(r)}")
     if findings:
         n_err = sum(1 for f in findings if f.severity == "error")
-        out.append(f"Found {len(findings)} finding(s): {n_err} error(s), {len(findings) - n_err} warning(s).")
+        n_info = sum(1 for f in findings if f.severity == "info")
+        info = f", {n_info} info (under a condition; never failing)" if n_info else ""
+        out.append(f"Found {len(findings)} finding(s): {n_err} error(s), "
+                   f"{len(findings) - n_err - n_info} warning(s){info}.")
     return "\n".join(out) + ("\n" if out else "")
 
 
@@ -83,20 +107,25 @@ escape_property = command_property
 
 
 def render_github(findings: Sequence[Finding]) -> str:
-    """Workflow commands (`::error file=..,line=..::msg`), one per finding."""
+    """Workflow commands (`::error file=..,line=..::msg`), one per finding; info is a notice."""
     out = []
     for f in findings:
-        level = "error" if f.severity == "error" else "warning"
+        level = {"error": "error", "info": "notice"}.get(f.severity, "warning")
         props = [f"file={escape_property(f.path)}", f"line={f.line}", f"col={f.col + 1}"]
         if f.end_line:
             props.append(f"endLine={f.end_line}")
             if f.end_col is not None and f.end_line == f.line:
                 props.append(f"endColumn={f.end_col + 1}")
         props.append(f"title={escape_property(f'{f.rule} ' + (f.gb or ''))}".rstrip())
-        msg = f.message + (f" ({f.url})" if f.url else "")
+        r = reached(f)
+        msg = f.message + when(f) + (f" ({f.url})" if f.url else "") + (f"; {r}" if r else "")
         out.append(f"::{level} {','.join(props)}::{escape_data(msg)}")
     return "\n".join(out) + ("\n" if out else "")
 
 
-def render_json(findings: Sequence[Finding]) -> str:
-    return json.dumps({"schema": FINDINGS_SCHEMA, "findings": [f.to_dict() for f in findings]}, indent=2) + "\n"
+def render_json(findings: Sequence[Finding], *, torch: dict[str, str] | None = None) -> str:
+    doc: dict = {"schema": FINDINGS_SCHEMA}
+    if torch:
+        doc["torch"] = dict(torch)
+    doc["findings"] = [f.to_dict() for f in findings]
+    return json.dumps(doc, indent=2) + "\n"

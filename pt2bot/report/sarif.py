@@ -3,6 +3,9 @@
 Rules metadata comes from the rule registry (docs, helpUri = the GB page or torch docs);
 results carry `partialFingerprints` from `Finding.fingerprint()` (line-independent), so code
 scanning keeps an alert's identity when code moves. The review job reuses this function.
+A finding under a condition says so in its message and in `properties.condition`; whether
+configured models reached the line is `properties.reachedBy` (a list; [] = none did). The
+"info" severity (a demoted warning) is SARIF's `note`.
 """
 from __future__ import annotations
 
@@ -13,6 +16,7 @@ from pt2bot.findings import Finding
 SARIF_SCHEMA = "https://json.schemastore.org/sarif-2.1.0.json"
 INFO_URI = "https://github.com/pt2bot/pt2bot"
 FINGERPRINT_KEY = "pt2botFingerprint/v1"
+LEVELS = {"error": "error", "warning": "warning", "info": "note"}
 
 
 def _rule_descriptor(code: str) -> dict[str, Any]:
@@ -54,11 +58,12 @@ def findings_to_sarif(findings: Sequence[Finding], *, tool_version: str) -> dict
                     region["endColumn"] = region["startColumn"]
         if f.source:
             region["snippet"] = {"text": f.source}
+        text = f.message + (f" When `{f.condition}`." if f.condition else "")
         res: dict[str, Any] = {
             "ruleId": f.rule,
             "ruleIndex": index[f.rule],
-            "level": "error" if f.severity == "error" else "warning",
-            "message": {"text": f.message + (f" Predicts {f.gb}: {f.url}" if f.gb and f.url else "")},
+            "level": LEVELS.get(f.severity, "warning"),
+            "message": {"text": text + (f" Predicts {f.gb}: {f.url}" if f.gb and f.url else "")},
             "locations": [{"physicalLocation": {
                 "artifactLocation": {"uri": f.path, "uriBaseId": "%SRCROOT%"},
                 "region": region}}],
@@ -71,8 +76,15 @@ def findings_to_sarif(findings: Sequence[Finding], *, tool_version: str) -> dict
                 "artifactLocation": {"uri": f.path, "uriBaseId": "%SRCROOT%"},
                 "replacements": [{"deletedRegion": {"startLine": f.line},
                                   "insertedContent": {"text": f.suggestion}}]}]}]
+        props: dict[str, Any] = {}
         if f.diff is not None:
-            res["properties"] = {"diff": f.diff}
+            props["diff"] = f.diff
+        if f.condition is not None:
+            props["condition"] = f.condition
+        if f.reached_by is not None:
+            props["reachedBy"] = list(f.reached_by)
+        if props:
+            res["properties"] = props
         results.append(res)
     return {
         "$schema": SARIF_SCHEMA,

@@ -13,6 +13,31 @@ if TYPE_CHECKING:
 
 SECTIONS = ("What it does", "Why is this bad?", "Example", "Use instead")
 
+# The torch releases the rules' claims were checked on: tests/test_rules_torch.py runs on each
+# (`make test-torch TORCH=...`). A rule states the releases its claim holds for with `since` /
+# `until`; `pt2bot check` reads the user's torch (pt2bot/static.py `resolve_torch`) and drops
+# what does not hold there. With no torch installed and none configured, the newest is assumed.
+KNOWN_TORCH = ("2.13", "2.14")
+NEWEST_TORCH = KNOWN_TORCH[-1]
+
+
+def parse_version(v: str) -> tuple[int, ...]:
+    """`"2.14.1+cu130"` -> (2, 14, 1); `"2.14"` -> (2, 14). Pre-release tags count as the release."""
+    out = []
+    for part in v.split("+", 1)[0].split("."):
+        m = re.match(r"\d{1,6}", part)
+        if not m:
+            break
+        out.append(int(m.group()))
+        if m.end() < len(part):   # "0rc1": the release number, then a tag
+            break
+    return tuple(out)
+
+
+def _before(version: tuple[int, ...], bound: str) -> bool:
+    b = parse_version(bound)
+    return version[:len(b)] < b
+
 
 class Rule:
     """Subclasses set the class attributes; the class docstring is the rule's documentation."""
@@ -25,6 +50,32 @@ class Rule:
     gb: ClassVar[str | None] = None         # the graph break the rule predicts
     claim: ClassVar[str] = "break"          # break | recompile | export | graphs (what tests assert)
     node_types: ClassVar[tuple[type, ...]] = ()
+    # The torch releases the claim holds for: since <= torch < until (None: no bound). Both are
+    # set from the torch-backed tests (tests/test_rules_torch.py) on every release in KNOWN_TORCH.
+    since: ClassVar[str | None] = None
+    until: ClassVar[str | None] = None
+    # Narrower bounds for some callees (the resolved name of the call a finding is at), for rules
+    # whose claim differs per function: PTC107's `random.random` is traced from torch 2.14 on.
+    callee_until: ClassVar[dict[str, str]] = {}
+    # The break is a data-dependent scalar or shape that `fullgraph=True` captures as an
+    # unbacked symbol instead of breaking (`.item()`, `int(t)`, `x[mask]`, `unique`: measured on
+    # 2.13 and 2.14); the message says so (pt2bot/static.py).
+    fullgraph_captures: ClassVar[bool] = False
+
+    @classmethod
+    def holds_on(cls, torch: str | None, callee: str | None = None) -> bool:
+        """Whether the claim holds on torch `torch` (None: any release; every claim is kept)."""
+        if torch is None:
+            return True
+        v = parse_version(torch)
+        if not v:
+            return True
+        if cls.since is not None and _before(v, cls.since):
+            return False
+        if cls.until is not None and not _before(v, cls.until):
+            return False
+        bound = cls.callee_until.get(callee or "")
+        return bound is None or _before(v, bound)
 
     def check(self, ctx: "FunctionContext", node: ast.AST) -> None:  # pragma: no cover - abstract
         raise NotImplementedError

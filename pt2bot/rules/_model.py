@@ -24,6 +24,12 @@ class Candidate:
     scope: str                     # "compiled": keep only if `function` is compiled; "any": keep
     suggestion: str | None = None
     gb: str | None = None          # overrides the rule's default GB id
+    # The guard of a path the default call does not take ("self.training"), set by the walker
+    # (pt2bot/rules/_walk.py, `Conditions`) after the branch holding the candidate is walked.
+    condition: str | None = None
+    # The resolved callee of the call the candidate was reported at ("random.random"): rules
+    # whose claim depends on the torch version per callee (`Rule.callee_until`) need it.
+    callee: str | None = None
 
 
 @dataclass
@@ -42,6 +48,9 @@ class ClassInfo:
     bases: list[str]               # resolved dotted names
     methods: dict[str, str]        # method name -> qualname
     attrs: dict[str, str]          # self.attr = Ctor(...) in any method -> resolved ctor name
+    # Flags off by default: `self.x = False|None` in `__init__`, or `self.x = arg` where the
+    # argument defaults to False/None (a test of `self.x` is then not the default path).
+    off_flags: set[str] = field(default_factory=set)
 
 
 @dataclass

@@ -13,35 +13,54 @@ import ast
 from typing import Callable, Iterable
 
 from pt2bot.rules._infer import (
+    BOOL_TENSOR,
     COMPILE_FUNCS,
     DISABLE_FUNCS,
     OTHER,
     PARAM,
     TENSOR,
     TENSORISH,
+    WEAK_BOOL,
     FunctionContext,
     ModuleContext,
     Rules,
     is_compiling_check,
 )
-from pt2bot.rules._model import ClassInfo, FileSummary, FunctionInfo, module_name
+from pt2bot.rules._model import Candidate, ClassInfo, FileSummary, FunctionInfo, module_name
 
 class Walker:
-    """The single recursive walk of a function body: kinds, calls, rule dispatch."""
+    """The single recursive walk of a function body: kinds, calls, rule dispatch, conditions."""
 
     def __init__(self, ctx: FunctionContext) -> None:
         self.ctx = ctx
         self.handlers = ctx.mod.rules.handlers
+        self.cands: list[Candidate] = ctx.mod.summary.candidates
+        # Arguments whose default is None/False (their "is not None" branch is not the default
+        # path), and the first line each local name is assigned at (a reassigned argument no
+        # longer holds its default): see `Conditions`.
+        self.optional: set[str] = _optional_params(ctx.node.args)
+        self.assigned: dict[str, int] = {}
 
     def walk(self, node: ast.AST) -> None:
         t = type(node)
+        hs = self.handlers.get(t)
         if t is ast.Call:
             # resolved once per call, used by the call graph and by every rule (see call_target)
-            self.ctx.call_target = self.ctx.mod.resolve(node.func)
-        hs = self.handlers.get(t)
+            target = self.ctx.call_target = self.ctx.mod.resolve(node.func)
+            if hs:
+                before = len(self.cands)
+                for h in hs:
+                    h(self.ctx, node)
+                if target is not None:
+                    for c in self.cands[before:]:
+                        c.callee = target
+                hs = None
         if hs:
+            before = len(self.cands)
             for h in hs:
                 h(self.ctx, node)
+            if t in _GUARDING and len(self.cands) > before:
+                self._mark_inside(node, before)
         m = _SPECIAL.get(t)
         if m is not None:
             m(self, node)
@@ -61,14 +80,61 @@ class Walker:
                 self.walk(v)
 
     def walk_all(self, nodes: Iterable[ast.AST]) -> None:
+        """Statements in order; after `if c: return` the rest of the block is c's else branch."""
+        pending: list[tuple[int, ast.If]] = []
         for n in nodes:
             self.walk(n)
+            if type(n) is ast.If and not n.orelse and _terminates(n.body):
+                pending.append((len(self.cands), n))
+        # innermost (latest) first, so an outer guard ends up first in a joined condition
+        for start, n in reversed(pending):
+            self._mark(start, lambda n=n: self.conditions.orelse(n))
+
+    # -- conditions ----------------------------------------------------------------------------
+    @property
+    def conditions(self) -> "Conditions":
+        return Conditions(self)
+
+    def _mark(self, start: int, text: Callable[[], str | None]) -> None:
+        """Give the candidates reported since `start` the guard `text()` (computed only if any)."""
+        if len(self.cands) <= start:
+            return
+        guard = text()
+        if guard is None:
+            return
+        for c in self.cands[start:]:
+            c.condition = guard if c.condition is None else _join(guard, c.condition)
+
+    def _mark_inside(self, node: ast.AST, start: int) -> None:
+        """Candidates a rule reported at a statement about a part of it (PTC201 at `if a and
+        t.any():` points into the test): the guards between the statement and that part."""
+        for c in self.cands[start:]:
+            guard = _guard_at(self, _test_of(node), c.line, c.col)
+            if guard is not None:
+                c.condition = guard if c.condition is None else _join(guard, c.condition)
+
+    def _guarded(self, nodes: Iterable[ast.AST] | ast.AST, text: Callable[[], str | None]) -> None:
+        start = len(self.cands)
+        if isinstance(nodes, ast.AST):
+            self.walk(nodes)
+        else:
+            self.walk_all(nodes)
+        self._mark(start, text)
+
+    def _note_assigned(self, target: ast.AST) -> None:
+        if type(target) is ast.Name:
+            self.assigned.setdefault(target.id, target.lineno)
+        elif isinstance(target, (ast.Tuple, ast.List, ast.Starred)):
+            for n in ast.walk(target):
+                if type(n) is ast.Name:
+                    self.assigned.setdefault(n.id, n.lineno)
 
     # statements that change the environment or the context
     def _assign(self, node: ast.Assign) -> None:
         self.walk(node.value)
         k = self.ctx.kind(node.value)
         for t in node.targets:
+            self._note_assigned(t)
             self.ctx.assign(t, k, node.value)
             self._walk_target(t, node.value)
 
@@ -84,12 +150,14 @@ class Walker:
     def _annassign(self, node: ast.AnnAssign) -> None:
         if node.value is not None:
             self.walk(node.value)
+            self._note_assigned(node.target)
             self.ctx.assign(node.target, self.ctx.kind(node.value), node.value)
             self._walk_target(node.target, node.value)
 
     def _augassign(self, node: ast.AugAssign) -> None:
         self.walk(node.value)
         if isinstance(node.target, ast.Name):
+            self._note_assigned(node.target)
             k = self.ctx.kind(ast.BinOp(left=node.target, op=node.op, right=node.value))
             self.ctx.env[node.target.id] = k
         else:
@@ -97,12 +165,14 @@ class Walker:
 
     def _namedexpr(self, node: ast.NamedExpr) -> None:
         self.walk(node.value)
+        self._note_assigned(node.target)
         self.ctx.assign(node.target, self.ctx.kind(node.value), node.value)
 
     def _loop(self, node: ast.For | ast.While | ast.AsyncFor) -> None:
         if isinstance(node, (ast.For, ast.AsyncFor)):
             self.walk(node.iter)
             it = self.ctx.kind(node.iter)
+            self._note_assigned(node.target)
             self.ctx.assign(node.target, TENSOR if it in TENSORISH else OTHER)
         else:
             self.walk(node.test)
@@ -114,8 +184,24 @@ class Walker:
     def _if(self, node: ast.If) -> None:
         self.walk(node.test)
         c = is_compiling_check(self.ctx.mod, node.test)
+        # Kinds flow per branch (issue 9): each branch starts from the kinds before the `if`;
+        # a branch that ends the block (return/raise/continue/break) does not reach the code
+        # after it, so what it assigned does not leak there; otherwise the two are joined.
+        before = dict(self.ctx.env)
+        start = len(self.cands)
         self._branch(node.body, c == -1)
+        self._mark(start, lambda: self.conditions.body(node))
+        after_body = self.ctx.env
+        self.ctx.env = dict(before)
+        start = len(self.cands)
         self._branch(node.orelse, c == 1)
+        self._mark(start, lambda: self.conditions.orelse(node))
+        body_ends = _terminates(node.body)
+        else_ends = bool(node.orelse) and _terminates(node.orelse)
+        if body_ends or else_ends:
+            self.ctx.env = after_body if else_ends and not body_ends else self.ctx.env
+        else:
+            self.ctx.env = _join_kinds(after_body, self.ctx.env)
 
     def _branch(self, body: list[ast.stmt], eager: bool) -> None:
         if eager:
@@ -123,6 +209,35 @@ class Walker:
         self.walk_all(body)
         if eager:
             self.ctx.eager_only -= 1
+
+    def _ifexp(self, node: ast.IfExp) -> None:
+        self.walk(node.test)
+        self._guarded(node.body, lambda: self.conditions.body(node))
+        self._guarded(node.orelse, lambda: self.conditions.orelse(node))
+
+    def _boolop(self, node: ast.BoolOp) -> None:
+        # `a and b`: b runs only when a holds; `a or b`: only when a does not.
+        self.walk(node.values[0])
+        for i in range(1, len(node.values)):
+            self._guarded(node.values[i], lambda i=i: self.conditions.operand(node, i))
+
+    def _except(self, node: ast.ExceptHandler) -> None:
+        if node.type is not None:
+            self.walk(node.type)
+        self._guarded(node.body, lambda: "except" + (f" {_src(node.type)}" if node.type is not None else ""))
+
+    def _raise(self, node: ast.Raise) -> None:
+        # what a raise evaluates runs only on the error path
+        start = len(self.cands)
+        for v in (node.exc, node.cause):
+            if v is not None:
+                self.walk(v)
+        self._mark(start, lambda: "raise" + (f" {_src(_raised(node.exc))}" if node.exc is not None else ""))
+
+    def _assert(self, node: ast.Assert) -> None:
+        self.walk(node.test)
+        if node.msg is not None:   # the message is evaluated only when the assertion fails
+            self._guarded(node.msg, lambda: _negate(node.test))
 
     def _comp(self, node: ast.ListComp | ast.SetComp | ast.GeneratorExp | ast.DictComp) -> None:
         for g in node.generators:
@@ -156,10 +271,14 @@ class Walker:
     def _funcdef(self, node: ast.FunctionDef | ast.AsyncFunctionDef) -> None:
         # A nested function: its body is part of the enclosing compiled code; parameters shadow.
         saved = dict(self.ctx.env)
-        for a in node.args.args + node.args.kwonlyargs + node.args.posonlyargs:
-            self.ctx.env[a.arg] = PARAM
+        saved_optional = self.optional
+        names = {a.arg for a in node.args.args + node.args.kwonlyargs + node.args.posonlyargs}
+        for a in names:
+            self.ctx.env[a] = PARAM
+        self.optional = (self.optional - names) | _optional_params(node.args)
         self.walk_all(node.body)
         self.ctx.env = saved
+        self.optional = saved_optional
 
     def _lambda(self, node: ast.Lambda) -> None:
         saved = dict(self.ctx.env)
@@ -193,7 +312,8 @@ _SPECIAL: dict[type, Callable[[Walker, ast.AST], None]] = {
     ast.While: Walker._loop, ast.If: Walker._if, ast.ListComp: Walker._comp, ast.SetComp: Walker._comp,
     ast.GeneratorExp: Walker._comp, ast.DictComp: Walker._comp, ast.Call: Walker._call,
     ast.FunctionDef: Walker._funcdef, ast.AsyncFunctionDef: Walker._funcdef, ast.Lambda: Walker._lambda,
-    ast.ClassDef: Walker._classdef,
+    ast.ClassDef: Walker._classdef, ast.IfExp: Walker._ifexp, ast.BoolOp: Walker._boolop,
+    ast.ExceptHandler: Walker._except, ast.Raise: Walker._raise, ast.Assert: Walker._assert,
 }
 
 
@@ -276,6 +396,8 @@ def skeleton_module(path: str, tree: ast.Module, lines: list[str], rules: Rules,
                     if "init" in item.name or "build" in item.name or "setup" in item.name:
                         # submodules are assigned at construction time
                         _scan_self_attrs(mod, cls, item.body)
+                    if item.name == "__init__":
+                        _scan_flags(cls, item, lines, st)
                     nodes[q] = (item, cls)
                 elif scan_module_code and not isinstance(item, ast.ClassDef):
                     _walk_module_level(mod, item)
@@ -370,3 +492,325 @@ def _walk_module_level(mod: ModuleContext, st: ast.AST) -> None:
                            decorator_list=[], lineno=1, col_offset=0)
     ctx = FunctionContext(mod, info, fake, None)
     Walker(ctx).walk(st)
+
+
+# --------------------------------------------------------------------------------------------
+# Conditions: which branches the default call does not take.
+#
+# A finding inside such a branch holds only on request, so it carries the branch's guard as its
+# `condition` (and pt2bot/static.py demotes it by default, `static.conditional`). "The default
+# call" is a forward in eval mode, on float32 inputs, with every optional argument left at its
+# default and the module built with its constructor defaults. The branches counted (and only
+# these: anything else is assumed to be on the default path) are:
+#
+# - `if self.training` (and `not self.training`'s else branch);
+# - a module flag that is off by default: `self.x` where `__init__` only ever assigns `self.x`
+#   False/None (or an argument whose default is False/None), and a None-valued `self.x` is
+#   assigned nowhere else in the class (else it is a cache, filled on the first call); plus the
+#   on-request switches of transformers/diffusers set by `enable_*()` methods in base classes
+#   (`_OFF_BY_NAME`). `self.x is not None` counts for the same attributes;
+# - a dtype test other than the default float32 (`x.dtype == torch.float16`, `x.dtype in
+#   (torch.float16, torch.bfloat16)`, `x.dtype != torch.float32`);
+# - an argument whose default is None/False, not reassigned before the test: `arg is not None`,
+#   `if arg:` (the branch taken when the caller passed it). `if arg is None:` IS the default
+#   path; its else branch (or the rest of the block after `if arg is None: return`) is not;
+# - `"old_name" in kwargs` (an old argument passed through `**kwargs`);
+# - a branch that warns (`warnings.warn`, `logger.warning[_once]`, `deprecate(...)`) or ends
+#   in `raise`; what a `raise` statement evaluates; an `assert`'s message; `except` bodies;
+# - `a and b` / `a or b`: `b` under the guard `a` (or `not a`) when `a` is one of the above;
+#   `x if c else y` likewise.
+# A test made of several parts combines them as Python does (`self.training and p > 0` is
+# non-default because `self.training` is; `a or b` is only when both are).
+
+# Statements whose handlers report about a part of their test (see Walker._mark_inside).
+_GUARDING = frozenset({ast.If, ast.While, ast.Assert, ast.IfExp, ast.BoolOp, ast.Return, ast.Expr,
+                       ast.Assign})
+
+
+def _test_of(node: ast.AST) -> ast.AST | None:
+    if isinstance(node, (ast.If, ast.While, ast.Assert)):
+        return node.test
+    if isinstance(node, (ast.Return, ast.Expr, ast.Assign)):
+        return node.value
+    return node
+
+
+def _guard_at(w: Walker, e: ast.AST | None, line: int, col: int) -> str | None:
+    """The joined guards of the short-circuit operands / ternary arms of `e` that hold (line, col)."""
+    guards: list[str] = []
+    while e is not None:
+        t = type(e)
+        nxt = None
+        if t is ast.BoolOp:
+            for i, v in enumerate(e.values):
+                if _holds(v, line, col):
+                    if i:
+                        g = w.conditions.operand(e, i)
+                        if g:
+                            guards.append(g)
+                    nxt = v
+                    break
+        elif t is ast.IfExp:
+            for arm, fn in ((e.body, w.conditions.body), (e.orelse, w.conditions.orelse)):
+                if _holds(arm, line, col):
+                    g = fn(e)
+                    if g:
+                        guards.append(g)
+                    nxt = arm
+                    break
+            else:
+                nxt = e.test if _holds(e.test, line, col) else None
+        elif t in (ast.UnaryOp, ast.Compare, ast.BinOp, ast.Call, ast.Attribute, ast.Subscript):
+            for child in ast.iter_child_nodes(e):
+                if isinstance(child, ast.expr) and _holds(child, line, col):
+                    nxt = child
+                    break
+        e = nxt
+    if not guards:
+        return None
+    text = guards[0]
+    for g in guards[1:]:
+        text = _join(text, g)
+    return text
+
+
+def _holds(e: ast.AST, line: int, col: int) -> bool:
+    start = (getattr(e, "lineno", 0), getattr(e, "col_offset", 0))
+    end = (getattr(e, "end_lineno", None) or start[0], getattr(e, "end_col_offset", None) or 1 << 30)
+    return start <= (line, col) < end
+
+
+_OFF_BY_NAME = frozenset({"gradient_checkpointing", "use_tiling", "use_slicing", "use_framewise_encoding",
+                          "use_framewise_decoding"})
+_FLOAT32 = frozenset({"torch.float32", "torch.float"})
+_DTYPES = frozenset({"torch.float32", "torch.float", "torch.float16", "torch.half", "torch.bfloat16",
+                     "torch.float64", "torch.double", "torch.int8", "torch.uint8", "torch.int16",
+                     "torch.short", "torch.int32", "torch.int", "torch.int64", "torch.long", "torch.bool",
+                     "torch.complex64", "torch.complex128", "torch.float8_e4m3fn", "torch.float8_e5m2"})
+_WARN_SUFFIXES = ("warn", "warning", "warning_once", "warn_once", "deprecate", "deprecation_warning",
+                  "warn_deprecated")
+_MAX_CONDITION = 160
+
+
+class Conditions:
+    """Guards of non-default branches, for one walker (its function's arguments and class)."""
+
+    def __init__(self, walker: Walker) -> None:
+        self.w = walker
+
+    # the guard text of each kind of branch (None: the branch is on the default path)
+    def body(self, node: ast.If | ast.IfExp) -> str | None:
+        if self.side(node.test) == 1 or (type(node) is ast.If and _on_request(self.w, node.body)):
+            return _src(node.test)
+        return None
+
+    def orelse(self, node: ast.If | ast.IfExp) -> str | None:
+        if self.side(node.test) == -1 or (type(node) is ast.If and node.orelse and
+                                          _on_request(self.w, node.orelse)):
+            return _negate(node.test)
+        return None
+
+    def operand(self, node: ast.BoolOp, i: int) -> str | None:
+        prefix = node.values[:i]
+        sides = [self.side(v) for v in prefix]
+        if isinstance(node.op, ast.And):
+            return _src(ast.BoolOp(op=ast.And(), values=prefix) if i > 1 else prefix[0]) if 1 in sides else None
+        return _negate(ast.BoolOp(op=ast.Or(), values=prefix) if i > 1 else prefix[0]) if -1 in sides else None
+
+    # +1: the test is true only off the default path; -1: false only off it; 0: not known
+    def side(self, e: ast.AST) -> int:
+        t = type(e)
+        if t is ast.UnaryOp and isinstance(e.op, ast.Not):
+            return -self.side(e.operand)
+        if t is ast.BoolOp:
+            sides = [self.side(v) for v in e.values]
+            if isinstance(e.op, ast.And):
+                return 1 if 1 in sides else (-1 if all(s == -1 for s in sides) else 0)
+            return -1 if -1 in sides else (1 if all(s == 1 for s in sides) else 0)
+        if t is ast.Attribute:
+            return 1 if self._off_attr(e) else 0
+        if t is ast.Name:
+            return 1 if self._optional(e) else 0
+        if t is ast.Compare and len(e.ops) == 1:
+            return self._compare(e.left, e.ops[0], e.comparators[0])
+        return 0
+
+    def _compare(self, left: ast.AST, op: ast.cmpop, right: ast.AST) -> int:
+        pos = isinstance(op, (ast.Is, ast.Eq, ast.In))
+        neg = isinstance(op, (ast.IsNot, ast.NotEq, ast.NotIn))
+        if not (pos or neg):
+            return 0
+        sign = 1 if pos else -1
+        if isinstance(right, ast.Constant) and right.value is None and isinstance(op, (ast.Is, ast.IsNot)):
+            # `arg is None` is the default path: its *else* is not
+            return -sign if self._optional(left) or self._off_attr(left, none_only=True) else 0
+        for a, b in ((left, right), (right, left)):
+            if type(a) is ast.Attribute and a.attr == "dtype":
+                names = self._dtypes(b)
+                if not names:
+                    return 0
+                if not names & _FLOAT32:
+                    return sign
+                return -sign if names <= _FLOAT32 else 0
+        if isinstance(op, (ast.In, ast.NotIn)) and isinstance(left, ast.Constant) and \
+                isinstance(left.value, str) and type(right) is ast.Name and right.id == self._kwargs():
+            return sign
+        return 0
+
+    def _off_attr(self, e: ast.AST, *, none_only: bool = False) -> bool:
+        if type(e) is not ast.Attribute or type(e.value) is not ast.Name or e.value.id != "self":
+            return False
+        cls = self.w.ctx.cls
+        if none_only:
+            return cls is not None and e.attr in cls.off_flags
+        return e.attr == "training" or e.attr in _OFF_BY_NAME or (cls is not None and e.attr in cls.off_flags)
+
+    def _optional(self, e: ast.AST) -> bool:
+        if type(e) is not ast.Name or e.id not in self.w.optional:
+            return False
+        first = self.w.assigned.get(e.id)
+        return first is None or first > e.lineno
+
+    def _kwargs(self) -> str | None:
+        kw = getattr(self.w.ctx.node.args, "kwarg", None)
+        return kw.arg if kw is not None else None
+
+    def _dtypes(self, e: ast.AST) -> frozenset[str] | None:
+        elts = e.elts if isinstance(e, (ast.Tuple, ast.List, ast.Set)) else [e]
+        out = set()
+        for el in elts:
+            name = self.w.ctx.mod.resolve(el)
+            if name not in _DTYPES:
+                return None
+            out.add(name)
+        return frozenset(out)
+
+
+def _on_request(w: Walker, body: list[ast.stmt]) -> bool:
+    """A branch that ends in `raise` or warns (a deprecation path, an error path)."""
+    if body and type(body[-1]) is ast.Raise:
+        return True
+    for st in body:
+        if type(st) is ast.Expr and type(st.value) is ast.Call:
+            name = w.ctx.mod.resolve(st.value.func) or ""
+            if name.rpartition(".")[2] in _WARN_SUFFIXES:
+                return True
+    return False
+
+
+def _terminates(body: list[ast.stmt]) -> bool:
+    """The block never falls through to the statement after it."""
+    if not body:
+        return False
+    last = body[-1]
+    t = type(last)
+    if t in (ast.Return, ast.Raise, ast.Continue, ast.Break):
+        return True
+    return t is ast.If and bool(last.orelse) and _terminates(last.body) and _terminates(last.orelse)
+
+
+def _src(e: ast.AST) -> str:
+    try:
+        text = ast.unparse(e)
+    except (ValueError, TypeError, AttributeError, RecursionError):
+        return "…"
+    text = " ".join(text.split())
+    return text if len(text) <= _MAX_CONDITION else text[:_MAX_CONDITION - 1] + "…"
+
+
+_INVERSE: dict[type, type] = {ast.Is: ast.IsNot, ast.IsNot: ast.Is, ast.Eq: ast.NotEq, ast.NotEq: ast.Eq,
+                              ast.In: ast.NotIn, ast.NotIn: ast.In, ast.Lt: ast.GtE, ast.GtE: ast.Lt,
+                              ast.Gt: ast.LtE, ast.LtE: ast.Gt}
+
+
+def _negate(e: ast.AST) -> str:
+    if isinstance(e, ast.UnaryOp) and isinstance(e.op, ast.Not):
+        return _src(e.operand)
+    if isinstance(e, ast.Compare) and len(e.ops) == 1:
+        return _src(ast.Compare(left=e.left, ops=[_INVERSE[type(e.ops[0])]()], comparators=e.comparators))
+    if isinstance(e, (ast.Name, ast.Attribute, ast.Call, ast.Subscript)):
+        return "not " + _src(e)
+    return f"not ({_src(e)})"
+
+
+def _join(outer: str, inner: str) -> str:
+    """Nested guards: both hold. What a `raise`/`except` label adds to a guard is left out."""
+    if inner.startswith(("raise", "except")):
+        return outer
+    parts = [f"({p})" if " or " in p and not p.startswith("(") else p for p in (outer, inner)]
+    text = " and ".join(parts)
+    return text if len(text) <= _MAX_CONDITION else text[:_MAX_CONDITION - 1] + "…"
+
+
+def _raised(exc: ast.AST) -> ast.AST:
+    return exc.func if isinstance(exc, ast.Call) else exc
+
+
+def _optional_params(args: ast.arguments) -> set[str]:
+    """Arguments whose default is None or False."""
+    positional = list(args.posonlyargs) + list(args.args)
+    defaults: list[ast.expr | None] = [None] * (len(positional) - len(args.defaults)) + list(args.defaults)
+    out = set()
+    for a, d in list(zip(positional, defaults)) + list(zip(args.kwonlyargs, args.kw_defaults)):
+        if isinstance(d, ast.Constant) and (d.value is None or d.value is False):
+            out.add(a.arg)
+    return out
+
+
+def _join_kinds(a: dict[str, str], b: dict[str, str]) -> dict[str, str]:
+    """Kinds after an if/else where both branches fall through to the code after it: a name
+    keeps the kind both branches agree on; where they differ it may be a tensor on one path,
+    and the tensor kind wins (a branch on it breaks when that path runs: which path is the
+    default is the conditions' business, not the kinds'), then PARAM, else the else branch's."""
+    out = dict(a)
+    for k, kb in b.items():
+        ka = out.get(k)
+        if ka is None or ka == kb:
+            out[k] = kb
+        elif ka in TENSORISH and kb in TENSORISH:
+            out[k] = TENSOR
+        elif ka in TENSORISH or kb in TENSORISH:
+            out[k] = ka if ka in TENSORISH else kb
+        elif PARAM in (ka, kb):
+            out[k] = PARAM
+        else:
+            out[k] = kb
+    return out
+
+
+def _scan_flags(cls: ClassInfo, init: ast.FunctionDef | ast.AsyncFunctionDef, lines: list[str],
+                node: ast.ClassDef) -> None:
+    """`ClassInfo.off_flags` from `__init__` (see the list above `Conditions`)."""
+    defaults = {a for a in _optional_params(init.args)}
+    off: dict[str, bool] = {}
+    nones: set[str] = set()
+    for st in ast.walk(init):
+        if type(st) is ast.Assign:
+            targets, value = st.targets, st.value
+        elif type(st) is ast.AnnAssign and st.value is not None:
+            targets, value = [st.target], st.value
+        else:
+            continue
+        is_off = (type(value) is ast.Constant and (value.value is None or value.value is False)) or \
+            (type(value) is ast.Name and value.id in defaults)
+        for t in targets:
+            if type(t) is ast.Attribute and type(t.value) is ast.Name and t.value.id == "self":
+                off[t.attr] = off.get(t.attr, True) and is_off
+                if type(value) is not ast.Constant or value.value is None:
+                    nones.add(t.attr)
+    for name, is_off in off.items():
+        if not is_off:
+            continue
+        if name in nones and _assigned_elsewhere(name, lines, node, init):
+            continue   # a cache (`self.cos = None`, filled on the first call), not a flag
+        cls.off_flags.add(name)
+
+
+def _assigned_elsewhere(name: str, lines: list[str], node: ast.ClassDef, init: ast.AST) -> bool:
+    """`self.name = ...` on a line of the class outside `__init__` (text: no second walk)."""
+    import re
+
+    pattern = re.compile(rf"self\.{re.escape(name)}\s*=(?!=)")
+    skip = range(init.lineno, (init.end_lineno or init.lineno) + 1)
+    return any(pattern.search(lines[i - 1]) for i in range(node.lineno, min(node.end_lineno or 0, len(lines)) + 1)
+               if i not in skip and f"self.{name}" in lines[i - 1])

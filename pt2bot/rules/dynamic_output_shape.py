@@ -40,6 +40,7 @@ class DynamicOutputShape(Rule):
     name = "dynamic-output-shape"
     summary = "data-dependent output shapes (`nonzero`, `x[mask]`, `unique`, ...) (graph break)"
     gb = "GB0036"
+    fullgraph_captures = True   # tests/test_rules_torch.py: captured under fullgraph=True
     node_types = (ast.Call, ast.Subscript)
 
     def check(self, ctx, node):

@@ -38,6 +38,7 @@ class TensorItem(Rule):
     name = "tensor-item"
     summary = "`Tensor.item()` in compiled code (host sync, graph break)"
     gb = "GB0124"
+    fullgraph_captures = True   # tests/test_rules_torch.py: captured under fullgraph=True
     node_types = (ast.Call,)
 
     def check(self, ctx, node):
