@@ -144,14 +144,20 @@ def hostile_report(pr):
     flaky["error"]["message"] = HOSTILE + "\n" + HOSTILE
     flaky["name"] = "fl`a|ky @octocat"
     base["models"] = [m for m in base["models"] if m["name"] != "flaky"]
+    # The condition is the user's source and model names are the user's config: both hostile.
     return make_report(pr, base, head, findings=[finding(message=HOSTILE,
-                                                         suggestion="n = x  # " + HOSTILE)])
+                                                         suggestion="n = x  # " + HOSTILE,
+                                                         condition=HOSTILE + " `x` ``y",
+                                                         reached_by=("fl`a|ky @octocat",
+                                                                     HOSTILE))])
 
 
 def outside_code(text: str) -> str:
     """The text with fenced blocks and code spans removed (where HTML/links are live)."""
     text = re.sub(r"(?ms)^ *(`{3,})[^\n]*\n.*?^ *\1 *$", "", text)
-    return re.sub(r"(`+).+?\1", "", text)
+    # A span opens at a backtick run that is not backslash-escaped (escape_inline writes \`)
+    # and closes at the next run of exactly its length (CommonMark; no escapes inside).
+    return re.sub(r"(?<![\\`])(`+)(?!`).+?(?<!`)\1(?!`)", "", text)
 
 
 def assert_inert(text: str, *, markers: int) -> None:
@@ -407,3 +413,90 @@ def test_hostile_text_renders_inert_with_a_real_gfm_renderer(pr):
     r = render(bodies[0])
     assert {"table", "details", "summary", "sub"} <= {t for t, _ in r.elements}
     assert r.links and all("/gb/gb" in h for h in r.links)
+
+
+# ---------------------------------------------------------------- condition and reachability
+COND = "self.training and self.layerdrop > 0.0"
+
+
+def _html(markdown: str) -> str:
+    import cmarkgfm
+    from cmarkgfm.cmark import Options
+    return cmarkgfm.github_flavored_markdown_to_html(markdown, options=Options.CMARK_OPT_UNSAFE)
+
+
+def conditional_report(pr):
+    return make_report(pr, findings=[
+        # confirmed by the GB0124 break at line 40 (one comment), under a condition
+        finding(condition=COND, reached_by=("tiny_gpt",)),
+        # a demoted warning on a path no configured model took
+        finding(rule="PTC102", line=3, source="print(x)", severity="info", gb=None,
+                message="print() in forward breaks the graph.", suggestion=None,
+                condition="self.verbose", reached_by=()),
+        # on the default path, no smoke coverage known: neither is said
+        finding(rule="PTC401", line=5, source="x.view(8, -1)", gb=None, suggestion=None,
+                message="hard-coded size 8.")])
+
+
+def test_review_comment_says_when_and_whether(pr):
+    review = render_review(conditional_report(pr), lambda path, line: True)
+    [c40] = _on(review, "pkg/models.py", 40)
+    first = c40["body"].splitlines()[0]
+    assert first.startswith("❌ **PTC201** ") and first.endswith(f" (when `{COND}`)")
+    assert "Smoke run: reached by `tiny_gpt`." in c40["body"]
+    assert "Confirmed by the smoke run" in c40["body"]
+    # GitHub's renderer: the guard is one code span, with its `>` as text.
+    assert "(when <code>self.training and self.layerdrop &gt; 0.0</code>)" in _html(c40["body"])
+    [c3] = _on(review, "pkg/models.py", 3)
+    assert c3["body"].splitlines()[0] == ("ℹ️ **PTC102** print() in forward breaks the graph. "
+                                          "(when `self.verbose`)")
+    assert "Smoke run: not reached by any configured model." in c3["body"]
+    [c5] = _on(review, "pkg/models.py", 5)
+    assert "(when" not in c5["body"] and "Smoke run:" not in c5["body"]
+    # Outside the diff: the listed first line keeps the condition.
+    review = render_review(conditional_report(pr), lambda path, line: False)
+    assert f"(when `{COND}`)" in review["body"]
+
+
+def test_summary_findings_list_says_when_and_whether(pr):
+    md = render_summary(conditional_report(pr))
+    lines = {ln.split("`")[1]: ln for ln in md.splitlines() if ln.startswith("- ") and "**PTC" in ln}
+    assert lines["pkg/models.py:40"].endswith(f" (when `{COND}`) · reached by `tiny_gpt`")
+    assert lines["pkg/models.py:3"].startswith("- ℹ️ **PTC102**")
+    assert lines["pkg/models.py:3"].endswith(
+        " (when `self.verbose`) · not reached by any configured model")
+    assert lines["pkg/models.py:5"].endswith("hard-coded size 8.")
+    html = _html(md)
+    assert "(when <code>self.verbose</code>) · not reached by any configured model" in html
+    # Many models: five named, the rest counted.
+    rep = conditional_report(pr)
+    rep["findings"][0]["reached_by"] = [f"m{i}" for i in range(8)]
+    assert "reached by `m0`, `m1`, `m2`, `m3`, `m4` and 3 more" in render_summary(rep)
+
+
+def test_check_annotations_say_when_and_whether(pr):
+    check = render_check(conditional_report(pr))
+    by_line = {a["start_line"]: a for a in check["annotations"] if a["path"] == "pkg/models.py"}
+    a40 = by_line[40]
+    assert a40["annotation_level"] == "failure"
+    assert a40["message"].startswith("`.item()` syncs with the device; keep the value as a "
+                                     f"tensor. (when {COND})\nSmoke run: reached by tiny_gpt.")
+    # info never fails the check: a notice, whatever the diff says.
+    assert by_line[3]["annotation_level"] == "notice"
+    assert by_line[3]["message"] == ("print() in forward breaks the graph. (when self.verbose)"
+                                     "\nSmoke run: not reached by any configured model.")
+    assert by_line[5]["message"] == "hard-coded size 8." and by_line[5]["annotation_level"] == \
+        "failure"
+
+
+def test_hostile_condition_and_model_names_stay_code(pr):
+    rep = hostile_report(pr)
+    [c] = [c for c in render_review(rep, lambda path, line: True)["comments"]
+           if c["path"] == "pkg/models.py" and c["line"] == 40 and "**PTC201**" in c["body"]]
+    first = c["body"].splitlines()[0]
+    # The whole condition is inside one code span on the first line: no backtick run in it
+    # closes the span early, nothing after it is live.
+    html = _html(first)
+    assert html.count("<code>") == 1 and "</code>)" in html
+    assert "@octocat" not in first and "\u202e" not in c["body"]
+    assert c["body"].count("<!-- pt2bot:") == 1

@@ -58,15 +58,21 @@ def collect_annotations(report: dict) -> list[dict]:
     for f in report.get("findings") or []:
         if not _located(f):
             continue
-        if not f.get("new"):
+        if not f.get("new") or f.get("severity") == "info":   # info never fails the check
             level = "notice"
         elif f.get("severity") in fail_sev:
             level = "failure"
         else:
             level = "warning"
         msg = str(f.get("message") or "")
+        cond = f.get("condition")
+        if isinstance(cond, str) and cond.strip():
+            msg += f" (when {cap(' '.join(cond.split()), 200)})"
         if not f.get("new"):
             msg += " (pre-existing)"
+        reach = _reached(f)
+        if reach:
+            msg += f"\nSmoke run: {reach}."
         pairs = confirmed.get(f.get("fingerprint") or "", [])
         if pairs:
             if any(model in over for model, _ in pairs):
@@ -94,6 +100,18 @@ def collect_annotations(report: dict) -> list[dict]:
     order = {"failure": 0, "warning": 1, "notice": 2}
     out.sort(key=lambda a: order[a["annotation_level"]])
     return out
+
+
+def _reached(f: dict) -> str:
+    """The summary's reachability words, in plain text (model names are not code here)."""
+    names = f.get("reached_by")
+    if not isinstance(names, list):
+        return ""
+    names = [cap(n, 100) for n in names if isinstance(n, str) and n]
+    if not names:
+        return "not reached by any configured model"
+    more = f" and {len(names) - 5} more" if len(names) > 5 else ""
+    return "reached by " + ", ".join(names[:5]) + more
 
 
 def _caused(b: dict) -> str:

@@ -20,7 +20,7 @@ from pt2bot.findings import DIFF_ADDED, DIFF_CONTEXT, fingerprint
 from pt2bot.report.markdown import (code_block, code_inline, escape_inline, marker,
                                     suggestion_block)
 from pt2bot.report.summary import (FULL_REPORT, MAX_CHARS, Section, caused_line, fit, gb_link,
-                                   location)
+                                   location, reached, severity_icon, when)
 
 SCHEMA = "pt2bot.review/1"
 Commentable = Callable[[str, int], bool]
@@ -128,8 +128,13 @@ def confirming_breaks(findings: list[dict], breaks: list[Pair]) -> dict[str, lis
 
 def finding_body(f: dict, confirmed_by: list[Pair] = ()) -> str:
     rule = escape_inline(f.get("rule", "?"), limit=20)
-    sev = "❌" if f.get("severity") == "error" or confirmed_by else "⚠️"
-    lines = [f"{sev} **{rule}** {escape_inline(f.get('message', ''), limit=600)}"]
+    sev = "❌" if confirmed_by else severity_icon(f)
+    # The condition belongs to the claim: in the first line (also what the review body lists
+    # for a finding outside the diff).
+    lines = [f"{sev} **{rule}** {escape_inline(f.get('message', ''), limit=600)}{when(f)}"]
+    reach = reached(f)
+    if reach:
+        lines.append(f"Smoke run: {reach}.")
     if confirmed_by:
         lines.append(confirmation_line(confirmed_by))
         # The break's recompiles are this problem's too (one problem, one comment).

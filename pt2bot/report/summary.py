@@ -15,6 +15,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any, Callable
 
+from pt2bot import compile_report
 from pt2bot import gb as gb_registry
 from pt2bot.report.markdown import (code_block, code_inline, details, escape_inline, link,
                                     marker, table, truncate_utf8)
@@ -179,6 +180,9 @@ def model_section(m: dict, report: dict) -> Section:
     rec = recompile_details(m)
     if rec:
         blocks.append(rec)
+    where = compile_report.summary_line(m, report)   # the model's tlparse report, if any
+    if where:
+        blocks.append(where)
     spec = (m.get("delta") or {}).get("new_specialized") or []
     if spec:
         items = "\n".join(f"- dim {code_inline(s.get('dim'), limit=40)} = "
@@ -394,11 +398,41 @@ def findings_section(report: dict) -> Section | None:
     return s
 
 
+SEVERITY_ICONS = {"error": "❌", "warning": "⚠️", "info": "ℹ️"}
+
+
+def severity_icon(f: dict) -> str:
+    return SEVERITY_ICONS.get(f.get("severity"), "⚠️")
+
+
+def when(f: dict) -> str:
+    """" (when `self.training and ...`)" for a finding under a condition (the guard is the
+    user's source: a code span, escaped like every other text), else ""."""
+    cond = f.get("condition")
+    if not isinstance(cond, str) or not cond.strip():
+        return ""
+    return f" (when {code_inline(cond, limit=200)})"
+
+
+def reached(f: dict) -> str:
+    """"reached by `tiny_gpt`" / "not reached by any configured model" when the smoke run's
+    coverage is known (`reached_by`), else ""."""
+    names = f.get("reached_by")
+    if not isinstance(names, list):
+        return ""
+    names = [n for n in names if isinstance(n, str) and n]
+    if not names:
+        return "not reached by any configured model"
+    more = f" and {len(names) - 5} more" if len(names) > 5 else ""
+    return "reached by " + ", ".join(code_inline(n, limit=100) for n in names[:5]) + more
+
+
 def finding_line(f: dict) -> str:
-    sev = "❌" if f.get("severity") == "error" else "⚠️"
-    return (f"- {sev} **{escape_inline(f.get('rule', '?'), limit=20)}** "
+    reach = reached(f)
+    return (f"- {severity_icon(f)} **{escape_inline(f.get('rule', '?'), limit=20)}** "
             f"{code_inline(location(f), limit=160)} "
-            f"{escape_inline(f.get('message', ''), limit=400)}")
+            f"{escape_inline(f.get('message', ''), limit=400)}{when(f)}"
+            + (f" · {reach}" if reach else ""))
 
 
 def skipped_section(report: dict) -> Section | None:
