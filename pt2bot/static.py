@@ -1,17 +1,17 @@
 """`pt2bot check`: the static rules over a tree of Python files. Never imports torch.
 
-Stages: discover files -> analyse each file (parse once, one walk; in worker processes for
-large trees) -> resolve compiled code across files (pt2bot/rules/_graph.py) -> findings
-(suppressions, config severities) -> optional diff filter -> render.
+Stages: discover files -> analyse each file (parse once; in worker processes for large trees;
+cached per file: pt2bot/static_files.py, pt2bot/static_cache.py) -> resolve compiled code
+across files (pt2bot/rules/_graph.py) -> findings (suppressions, config severities) ->
+optional diff filter -> render. Given explicit files (pre-commit), the rest of the repository
+is read as context (base classes, helpers, callers) and only the given files are reported.
 """
 from __future__ import annotations
 
 import argparse
-import ast
 import fnmatch
 import gc
 import os
-import re
 import sys
 from dataclasses import replace
 from typing import Iterable, Sequence
@@ -22,17 +22,15 @@ from pt2bot.errors import UserError
 from pt2bot.findings import Finding, sort_key
 from pt2bot.rules import BY_CODE, Rule, select_rules
 from pt2bot.rules._base import NEWEST_TORCH
-from pt2bot.rules._infer import Rules
 from pt2bot.rules._model import FileSummary
-from pt2bot.rules._walk import LiveModule, skeleton_module
+from pt2bot.static_cache import Cache, find_git_root, resolve_cache_dir
+from pt2bot.static_files import SMALL_TREE, Stats, analyse_file, open_file, run_analysis  # noqa: F401
 from pt2bot.rules._graph import find_compiled
 from pt2bot.rules.compiler_disable import CompilerDisable
 
 SKIP_DIRS = frozenset({".git", ".hg", ".svn", ".venv", "venv", ".tox", ".nox", "node_modules", "__pycache__",
-                       ".mypy_cache", ".pytest_cache", ".ruff_cache", "build", "dist", ".eggs", "site-packages"})
-SMALL_TREE = 150            # below this many files one process is faster than a pool
-_NOQA = re.compile(r"#\s*noqa(?::\s*(?P<codes>[A-Za-z]+[0-9]+(?:[\s,]+[A-Za-z]+[0-9]+)*))?", re.IGNORECASE)
-_SKIP_FILE = re.compile(rb"#\s*pt2bot:\s*skip-file\b")
+                       ".mypy_cache", ".pytest_cache", ".ruff_cache", "build", "dist", ".eggs", "site-packages",
+                       ".pt2bot-cache"})
 
 
 # --------------------------------------------------------------------------------------------
@@ -79,209 +77,20 @@ def is_excluded(rel: str, patterns: Iterable[str]) -> bool:
 
 
 # --------------------------------------------------------------------------------------------
-# per-file analysis (runs in worker processes)
-
-_RULES_CACHE: dict[tuple[str, ...], tuple[Rules, list[Rule]]] = {}
-
-
-def _build_rules(codes: tuple[str, ...]) -> Rules:
-    cached = _RULES_CACHE.get(codes)
-    if cached:
-        return cached[0]
-    instances = [BY_CODE[c]() for c in codes]
-    handlers: dict[type, list] = {}
-    for r in instances:
-        for t in r.node_types:
-            handlers.setdefault(t, []).append(r.check)
-    rules = Rules(handlers, [r.finish for r in instances])
-    _RULES_CACHE[codes] = (rules, instances)
-    return rules
-
-
-def open_file(root: str, rel: str, codes: tuple[str, ...], *, lazy: bool = True
-              ) -> tuple[FileSummary, LiveModule | None, list[str]]:
-    """Parse one file and build its skeleton; problems become a located `error`, never an exception."""
-    summary = FileSummary(path=rel, module="")
-    try:
-        with open(os.path.join(root, rel), "rb") as fh:
-            data = fh.read()
-    except OSError as e:
-        summary.error = (1, 0, f"cannot read file: {e.strerror}")
-        return summary, None, []
-    if _SKIP_FILE.search(data):
-        summary.skip_file = True
-        return summary, None, []
-    lines = data.decode("utf-8", "replace").splitlines()
-    try:
-        tree = ast.parse(data, filename=rel)
-    except SyntaxError as e:
-        msg = (e.msg or "invalid syntax").splitlines()[0]
-        summary.error = (e.lineno or 1, max((e.offset or 1) - 1, 0), f"cannot parse: {msg}")
-    except (ValueError, UnicodeDecodeError) as e:   # null bytes, undecodable bytes
-        summary.error = (1, 0, f"cannot parse: {str(e).splitlines()[0]}")
-    except (RecursionError, MemoryError):
-        summary.error = (1, 0, "cannot parse: expression too deeply nested")
-    if summary.error:
-        return summary, None, lines
-    try:
-        summary, live = skeleton_module(rel, tree, lines, _build_rules(codes),
-                                        scan_module_code=b"compile" in data or b"export(" in data
-                                        or b"torch.export" in data)
-        if not lazy:
-            live.walk(list(live.nodes))
-    except RecursionError:
-        return FileSummary(path=rel, module="", error=(1, 0, "cannot analyse: code too deeply nested")), None, lines
-    return summary, live, lines
-
-
-def analyse_file(root: str, rel: str, codes: tuple[str, ...]) -> FileSummary:
-    """One file on its own, every function walked (no call graph needed to see all candidates)."""
-    summary, _, lines = open_file(root, rel, codes, lazy=False)
-    _add_line_info(summary, lines, summary.candidates)
-    summary.lines = []
-    return summary
-
-
-def _add_line_info(summary: FileSummary, lines: list[str], candidates: Iterable) -> None:
-    info = summary.line_info
-    wanted = [c.line for c in candidates]
-    if summary.error:
-        wanted.append(summary.error[0])
-    wanted += [f.disabled_at[0] for f in summary.functions.values() if f.disabled_at]
-    for line in wanted:
-        if line not in info:
-            info[line] = _line_info(lines, line)
-
-
-def _line_info(lines: list[str], line: int) -> tuple[str, tuple[str, ...] | None]:
-    """(stripped source, noqa codes) for a line; codes () means a bare `# noqa`."""
-    src = lines[line - 1] if 0 < line <= len(lines) else ""
-    m = _NOQA.search(src) if "noqa" in src.lower() else None
-    codes: tuple[str, ...] | None = None
-    if m:
-        codes = tuple(c.upper() for c in re.split(r"[\s,]+", m.group("codes") or "") if c)
-    return src.strip(), codes
-
-
-class _Local:
-    """The files of one process: their skeletons, and their ASTs until the end of the check."""
-
-    def __init__(self, root: str, codes: tuple[str, ...]) -> None:
-        self.root, self.codes = root, codes
-        self.files: dict[str, tuple[FileSummary, LiveModule | None, list[str]]] = {}
-
-    def analyse(self, rels: Sequence[str]) -> list[FileSummary]:
-        out = []
-        for rel in rels:
-            summary, live, lines = open_file(self.root, rel, self.codes)
-            _add_line_info(summary, lines, summary.candidates)
-            self.files[rel] = (summary, live, lines)
-            out.append(summary)
-        return out
-
-    def walk(self, requests: dict[str, list[str]]) -> dict[str, tuple[dict, list, dict]]:
-        """Walk functions; returns per file (calls per function, new candidates, their line info)."""
-        out = {}
-        for rel, quals in requests.items():
-            summary, live, lines = self.files[rel]
-            if live is None:
-                continue
-            before = len(summary.candidates)
-            live.walk(quals)
-            new = summary.candidates[before:]
-            _add_line_info(summary, lines, new)
-            out[rel] = ({q: summary.functions[q].calls for q in quals if q in summary.functions}, new,
-                        {c.line: summary.line_info[c.line] for c in new})
-        return out
-
-
-def _serve(conn, root: str, codes: tuple[str, ...]) -> None:
-    """A worker process: owns a share of the files for the whole check (ASTs stay here)."""
-    gc.disable()
-    local = _Local(root, codes)
-    while True:
-        msg = conn.recv()
-        if msg[0] == "analyse":
-            conn.send([replace(s, lines=[]) for s in local.analyse(msg[1])])
-        elif msg[0] == "walk":
-            conn.send(local.walk(msg[1]))
-        else:
-            conn.close()
-            return
-
-
-class _Processes:
-    """Worker processes, each owning a fixed share of the files; the call graph runs here."""
-
-    def __init__(self, root: str, codes: tuple[str, ...], n: int) -> None:
-        import multiprocessing as mp
-
-        ctx = mp.get_context("fork" if sys.platform.startswith("linux") else "spawn")
-        self.conns, self.procs, self.owner = [], [], {}
-        self.summaries: dict[str, FileSummary] = {}
-        for _ in range(n):
-            parent, child = ctx.Pipe()
-            p = ctx.Process(target=_serve, args=(child, root, codes), daemon=True)
-            p.start()
-            child.close()
-            self.conns.append(parent)
-            self.procs.append(p)
-
-    def analyse(self, rels: Sequence[str], root: str) -> list[FileSummary]:
-        # biggest files first, dealt round-robin: shares of similar total size
-        sized = sorted(rels, key=lambda r: -_size(root, r))
-        shares: list[list[str]] = [[] for _ in self.conns]
-        for i, rel in enumerate(sized):
-            shares[i % len(shares)].append(rel)
-            self.owner[rel] = i % len(shares)
-        for conn, share in zip(self.conns, shares):
-            conn.send(("analyse", share))
-        for conn in self.conns:
-            for s in conn.recv():
-                self.summaries[s.path] = s
-        return [self.summaries[r] for r in rels]
-
-    def walk(self, requests: dict[str, list[str]]) -> None:
-        per: list[dict[str, list[str]]] = [{} for _ in self.conns]
-        for rel, quals in requests.items():
-            per[self.owner[rel]][rel] = quals
-        busy = [i for i, r in enumerate(per) if r]
-        for i in busy:
-            self.conns[i].send(("walk", per[i]))
-        for i in busy:
-            for rel, (calls, cands, info) in self.conns[i].recv().items():
-                s = self.summaries[rel]
-                for q, c in calls.items():
-                    s.functions[q].calls = c
-                s.candidates.extend(cands)
-                s.line_info.update(info)
-
-    def close(self) -> None:
-        for conn in self.conns:
-            try:
-                conn.send(("exit",))
-                conn.close()
-            except OSError:
-                pass
-        for p in self.procs:
-            p.join(timeout=5)
-            if p.is_alive():
-                p.kill()
-
-
-def _size(root: str, rel: str) -> int:
-    try:
-        return os.path.getsize(os.path.join(root, rel))
-    except OSError:
-        return 0
+# per-file analysis: pt2bot/static_files.py (parse, skeleton, walks, worker processes, cache)
 
 
 # --------------------------------------------------------------------------------------------
 # the whole check
 
 def check_paths(root: str, paths: Sequence[str], static_cfg: StaticConfig, *, jobs: int = 0,
-                torch: str | None = None) -> list[Finding]:
+                torch: str | None = None, context: Sequence[str] = (), cache: Cache | None = None,
+                stats: Stats | None = None) -> list[Finding]:
     """All findings for `paths` under `root` (sorted). No torch import; `diff` is None.
+
+    `context`: more paths under `root` whose files are analysed for the call graph (base
+    classes, helpers, callers) but never reported. `cache`: per-file summaries to reuse and
+    update (pt2bot/static_cache.py). `stats`, if given, is filled in (files cached, parsed...).
 
     `torch` (else `static_cfg.torch`) is the release the claims must hold on; None keeps the
     claims of every release the rules know (`cli_check` passes `resolve_torch`'s answer).
@@ -297,13 +106,19 @@ def check_paths(root: str, paths: Sequence[str], static_cfg: StaticConfig, *, jo
         if sev not in ("error", "warning"):
             raise UserError(f"static.severity.{code}: {sev!r} is not error|warning")
     files = discover_files(root, paths or static_cfg.paths or (".",), static_cfg.exclude)
+    report = None
+    if context:
+        report = set(files)
+        files = sorted(report.union(discover_files(root, context, static_cfg.exclude)))
     codes = tuple(r.code for r in rules if r.code != "PTC000")
     # ASTs and summaries are trees (no reference cycles), freed by refcounting; the cyclic GC
     # would only re-scan millions of live AST nodes again and again (measured: up to 2x).
     was_enabled = gc.isenabled()
     gc.disable()
     try:
-        found = _check_files(root, files, codes, rules, static_cfg, jobs, torch)
+        found = _check_files(root, files, codes, rules, static_cfg, jobs, torch, cache=cache, stats=stats)
+        if report is not None:
+            found = [f for f in found if f.path in report]
         return sorted(apply_conditional(found, static_cfg.conditional), key=sort_key)
     finally:
         if was_enabled:
@@ -311,27 +126,15 @@ def check_paths(root: str, paths: Sequence[str], static_cfg: StaticConfig, *, jo
 
 
 def _check_files(root: str, files: list[str], codes: tuple[str, ...], rules: list[type[Rule]],
-                 cfg: StaticConfig, jobs: int, torch: str | None = None) -> list[Finding]:
-    """Skeletons of every file, then walk only the functions the call graph reaches (lazily)."""
-    n = jobs if jobs > 0 else (os.cpu_count() or 1)
-    if n > 1 and len(files) >= 2 and (jobs > 0 or len(files) >= SMALL_TREE):
-        procs = _Processes(root, codes, min(n, len(files)))
-        try:
-            summaries = procs.analyse(files, root)
-            return build_findings(summaries, rules, cfg, walk=lambda level: procs.walk(_requests(level)),
-                                  torch=torch)
-        finally:
-            procs.close()
-    local = _Local(root, codes)
-    summaries = local.analyse(files)
-    return build_findings(summaries, rules, cfg, walk=lambda level: local.walk(_requests(level)), torch=torch)
-
-
-def _requests(level) -> dict[str, list[str]]:
-    req: dict[str, list[str]] = {}
-    for s, info in level:
-        req.setdefault(s.path, []).append(info.qualname)
-    return req
+                 cfg: StaticConfig, jobs: int, torch: str | None = None, *, cache: Cache | None = None,
+                 stats: Stats | None = None) -> list[Finding]:
+    """Summaries of every file (cached or analysed), then the graph walks what it reaches."""
+    found, got = run_analysis(root, files, codes, jobs=jobs, cache=cache,
+                              then=lambda summaries, walk: build_findings(summaries, rules, cfg, walk=walk,
+                                                                          torch=torch))
+    if stats is not None:
+        stats.__dict__.update(got.__dict__)
+    return found
 
 
 def build_findings(summaries: list[FileSummary], rules: list[type[Rule]], cfg: StaticConfig,
@@ -449,6 +252,15 @@ def _split(value: str | None) -> tuple[str, ...]:
     return tuple(x.strip() for x in (value or "").split(",") if x.strip())
 
 
+def context_paths(root: str, cfg: StaticConfig) -> tuple[str, ...]:
+    """What explicit files are checked against: `static.paths`, else the tree under `root` when
+    it is in a git repository (its root, or the part of it that paths relative to `root` can
+    name), else nothing (a loose file must not make us read a whole home directory)."""
+    if cfg.paths:
+        return tuple(cfg.paths)
+    return (".",) if find_git_root(root) else ()
+
+
 def cli_check(args: argparse.Namespace) -> int:
     from pt2bot.configfile import load_config  # the loader (YAML) only for the CLI
 
@@ -472,7 +284,12 @@ def cli_check(args: argparse.Namespace) -> int:
     if torch_source == "assumed":
         sys.stderr.write(f"pt2bot: no torch installed and no static.torch configured; assuming torch "
                          f"{torch}, the newest release the rules know\n")
-    findings = check_paths(root, paths, cfg, jobs=getattr(args, "jobs", 0) or 0, torch=torch)
+    # Explicit files (pre-commit passes the changed ones): the rest of the repository is context.
+    context = context_paths(root, cfg) if paths else ()
+    cache_dir, _ = resolve_cache_dir(root, enabled=not getattr(args, "no_cache", False))
+    cache = Cache(cache_dir, tuple(r.code for r in select_rules(cfg.select, cfg.ignore))) if cache_dir else None
+    findings = check_paths(root, paths, cfg, jobs=getattr(args, "jobs", 0) or 0, torch=torch,
+                           context=context, cache=cache)
     base = getattr(args, "base", None)
     if base:
         from pt2bot import changes

@@ -1,0 +1,246 @@
+"""The per-file cache of `pt2bot check`: each file's summary, keyed by its content.
+
+What is cached is what one file yields on its own (pt2bot/static_files.py): its `FileSummary`
+(skeleton, the call edges and candidate findings of the functions walked so far, line info) and
+the set of functions walked. One entry per file, named by the file's repo-relative path; inside,
+the blake2b digest of the file's bytes must match, else the entry is stale. Entries live in a
+directory named by everything else the summary depends on: pt2bot's version, a digest of the
+analysing code itself (an editable install changes code without changing the version), the
+Python version (the AST differs) and the enabled rule codes. So a one-file change rewrites one
+entry, and other checkouts/versions never read each other's entries.
+
+Safety:
+- Entries are written atomically (a temp file in the same directory, then `os.replace`): two
+  concurrent runs at worst both write a complete entry.
+- An entry is never trusted: a header with a checksum of the payload, a restricted unpickler that
+  can build only the summary dataclasses (no other global, so loading cannot run code), and a
+  shape check; anything wrong is a miss.
+- The cache sits in the working tree, where a branch can commit files: a cache directory holding
+  files tracked by git (entries a PR could forge to hide its own findings) is not used.
+- A cache directory that cannot be created or written (read-only checkout, full disk) turns the
+  cache off for the run; the check itself goes on.
+
+`pt2bot check --no-cache` skips it; `PT2BOT_CACHE_DIR` puts it elsewhere. The directory holds a
+`.gitignore` of `*` (and a CACHEDIR.TAG), as `.ruff_cache` does, so nobody commits it by accident.
+"""
+from __future__ import annotations
+
+import hashlib
+import io
+import os
+import pickle
+import subprocess
+import sys
+from typing import Iterable
+
+import pt2bot
+from pt2bot.rules._model import Candidate, ClassInfo, FileSummary, FunctionInfo
+
+CACHE_DIR_NAME = ".pt2bot-cache"
+ENV_VAR = "PT2BOT_CACHE_DIR"
+_MAGIC = b"pt2bot-cache/1"
+_GITIGNORE = "# Created by pt2bot automatically.\n*\n"
+_CACHEDIR_TAG = ("Signature: 8a477f597d28d172789f06886806bc55\n"
+                 "# This file is a cache directory tag created by pt2bot.\n"
+                 "# For information about cache directory tags, see https://bford.info/cachedir/\n")
+_PKG = os.path.dirname(os.path.abspath(pt2bot.__file__))
+# The code whose change changes a summary: the rules (and their inference/walk/model), the
+# per-file stage and this codec. The data directory holds tables rules read.
+_ANALYSIS_CODE = ("rules", "data", "static_files.py", "static_cache.py")
+
+
+def content_digest(data: bytes) -> str:
+    return hashlib.blake2b(data, digest_size=16).hexdigest()
+
+
+def find_git_root(path: str) -> str | None:
+    """The working tree root above `path` (a `.git` directory, or a file in worktrees), no subprocess."""
+    p = os.path.abspath(path)
+    while True:
+        if os.path.exists(os.path.join(p, ".git")):
+            return p
+        parent = os.path.dirname(p)
+        if parent == p:
+            return None
+        p = parent
+
+
+def analysis_key(codes: Iterable[str]) -> str:
+    """The name of the entry directory: version, analysing code, Python, rule codes."""
+    h = hashlib.blake2b(digest_size=10)
+    h.update(f"{pt2bot.__version__}\0{sys.version}\0{','.join(sorted(codes))}\0".encode())
+    for name in _ANALYSIS_CODE:
+        top = os.path.join(_PKG, name)
+        paths = [top]
+        if os.path.isdir(top):
+            paths = sorted(os.path.join(d, f) for d, _, fs in os.walk(top) for f in fs
+                           if not f.endswith((".pyc", ".pyo")) and "__pycache__" not in d)
+        for p in paths:
+            try:
+                with open(p, "rb") as fh:
+                    h.update(os.path.relpath(p, _PKG).encode() + b"\0" + fh.read() + b"\0")
+            except OSError:
+                h.update(b"?")
+    return f"v{pt2bot.__version__}-{h.hexdigest()}"
+
+
+def _tracked_files(git_root: str, directory: str) -> bool:
+    """Whether git tracks anything under `directory` (then a branch put it there: not ours)."""
+    try:
+        out = subprocess.run(["git", "-C", git_root, "ls-files", "-z", "--", os.path.relpath(directory, git_root)],
+                             capture_output=True, timeout=30, env=_git_env())
+    except (OSError, subprocess.SubprocessError):
+        return True      # cannot tell: do not trust what is there
+    return out.returncode != 0 or bool(out.stdout)
+
+
+def _git_env() -> dict[str, str]:
+    from pt2bot.git import no_git_env
+
+    return no_git_env()
+
+
+def resolve_cache_dir(root: str, *, enabled: bool = True, env: dict[str, str] | None = None) -> tuple[str | None, str]:
+    """(directory or None, why): `PT2BOT_CACHE_DIR`, else `.pt2bot-cache` at the git root above
+    `root` (else at `root`). None when disabled, or when git tracks files in it."""
+    env = os.environ if env is None else env
+    if not enabled:
+        return None, "disabled (--no-cache)"
+    override = env.get(ENV_VAR)
+    if override:
+        return os.path.abspath(override), f"${ENV_VAR}"
+    git_root = find_git_root(root)
+    directory = os.path.join(git_root or os.path.abspath(root), CACHE_DIR_NAME)
+    if git_root and os.path.isdir(directory) and _tracked_files(git_root, directory):
+        return None, f"{directory} holds files tracked by git: not used"
+    return directory, "default"
+
+
+class _SummaryUnpickler(pickle.Unpickler):
+    """Builds only the summary dataclasses and plain containers: no other global is reachable."""
+
+    _ALLOWED = {("pt2bot.rules._model", c.__name__): c for c in (FileSummary, FunctionInfo, ClassInfo, Candidate)}
+    _ALLOWED[("builtins", "set")] = set
+    _ALLOWED[("builtins", "frozenset")] = frozenset
+
+    def find_class(self, module: str, name: str):  # noqa: D102 - pickle API
+        try:
+            return self._ALLOWED[(module, name)]
+        except KeyError:
+            raise pickle.UnpicklingError(f"{module}.{name} is not allowed in a cache entry") from None
+
+
+class Cache:
+    """The entries of one analysis key under a cache directory (see the module docstring)."""
+
+    def __init__(self, directory: str, codes: Iterable[str]) -> None:
+        self.root = directory
+        self.dir = os.path.join(directory, analysis_key(codes))
+        self.writable = True
+        self.hits = self.misses = self.writes = 0
+        self._ready = False
+
+    def _entry(self, rel: str) -> str:
+        return os.path.join(self.dir, hashlib.blake2b(rel.encode("utf-8", "surrogateescape"),
+                                                      digest_size=16).hexdigest())
+
+    def read(self, rel: str) -> bytes | None:
+        """The raw entry for `rel`, or None (no entry, unreadable)."""
+        try:
+            with open(self._entry(rel), "rb") as fh:
+                return fh.read()
+        except OSError:
+            return None
+
+    def load(self, rel: str, raw: bytes | None, digest: str) -> tuple[FileSummary, set[str]] | None:
+        """The cached (summary, walked functions) for `rel` with content `digest`, or None."""
+        try:
+            header, _, payload = raw.partition(b"\n") if raw else (b"", b"", b"")
+            parts = header.split(b" ")
+            if len(parts) != 4 or parts[0] != _MAGIC or parts[1].decode() != digest:
+                return None
+            if hashlib.blake2b(payload, digest_size=16).hexdigest() != parts[3].decode() \
+                    or parts[2].decode() != rel.encode("utf-8", "surrogateescape").hex():
+                return None
+            obj = _SummaryUnpickler(io.BytesIO(payload)).load()
+            summary, walked = obj
+            if not _well_formed(summary, rel) or not isinstance(walked, set) \
+                    or not all(type(q) is str for q in walked):
+                return None
+            return summary, walked
+        except Exception:   # a corrupt entry of any kind is a miss, never an error
+            return None
+
+    def store(self, rel: str, digest: str, summary: FileSummary, walked: set[str]) -> None:
+        if not self.writable:
+            return
+        try:
+            self._prepare()
+            payload = pickle.dumps((summary, walked), protocol=pickle.HIGHEST_PROTOCOL)
+            header = b" ".join((_MAGIC, digest.encode(), rel.encode("utf-8", "surrogateescape").hex().encode(),
+                                hashlib.blake2b(payload, digest_size=16).hexdigest().encode()))
+            _atomic_write(self._entry(rel), header + b"\n" + payload)
+            self.writes += 1
+        except OSError:
+            self.writable = False    # read-only checkout, full disk...: no cache this run
+
+    def _prepare(self) -> None:
+        if self._ready:
+            return
+        os.makedirs(self.dir, exist_ok=True)
+        for name, text in ((".gitignore", _GITIGNORE), ("CACHEDIR.TAG", _CACHEDIR_TAG)):
+            p = os.path.join(self.root, name)
+            if not os.path.exists(p):
+                _atomic_write(p, text.encode())
+        self._ready = True
+
+
+def _atomic_write(path: str, data: bytes) -> None:
+    tmp = f"{path}.{os.getpid()}.{id(data):x}.tmp"
+    try:
+        fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o644)
+        try:
+            view = memoryview(data)
+            while view:
+                view = view[os.write(fd, view):]
+        finally:
+            os.close(fd)
+        os.replace(tmp, path)
+    except OSError:
+        try:
+            os.unlink(tmp)
+        except OSError:
+            pass
+        raise
+
+
+def _well_formed(s: object, rel: str) -> bool:
+    """The shape the rest of the check relies on (types of every container and its items)."""
+    if type(s) is not FileSummary or s.path != rel or type(s.module) is not str:
+        return False
+    for q, f in _items(s.functions):
+        if type(q) is not str or type(f) is not FunctionInfo or type(f.qualname) is not str \
+                or type(f.line) is not int or type(f.calls) is not list:
+            return False
+        for call in f.calls:
+            if type(call) is not tuple or len(call) != 2 or type(call[0]) is not str or type(call[1]) is not str:
+                return False
+    for name, c in _items(s.classes):
+        if type(c) is not ClassInfo or type(c.bases) is not list or type(c.methods) is not dict \
+                or type(c.attrs) is not dict:
+            return False
+    for c in s.candidates if type(s.candidates) is list else [None]:
+        if type(c) is not Candidate or type(c.line) is not int or type(c.rule) is not str \
+                or type(c.function) is not str or type(c.message) is not str:
+            return False
+    for line, info in _items(s.line_info):
+        if type(line) is not int or type(info) is not tuple or len(info) != 2 or type(info[0]) is not str:
+            return False
+    return all(type(getattr(s, name)) is dict for name in ("module_names", "imports")) \
+        and type(s.roots) is list and (s.error is None or type(s.error) is tuple)
+
+
+def _items(d: object):
+    if type(d) is not dict:
+        return [(None, None)]
+    return d.items()

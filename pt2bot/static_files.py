@@ -1,0 +1,467 @@
+"""The per-file stage of `pt2bot check`: parse, skeleton, walks; in worker processes; cached.
+
+Each file is parsed once, its skeleton built (pt2bot/rules/_walk.py), and the functions that
+will most likely be compiled code are walked right away: the `forward` of every class with a
+base and what it calls in the same file (`_predict`). Then the AST is dropped. Holding the ASTs
+of a whole tree until the call graph is done (the earlier design) cost ~1.5 GB on transformers
+and page faults worth ~10 % of the parse. When the cross-file graph (pt2bot/rules/_graph.py)
+reaches a function that was not walked (a helper in another package, a base class method),
+the file is parsed again and only those functions are walked, with the summary's state carried
+over (`FileSet.walk`). Candidates of walked functions that the graph does not reach are dropped
+at the emit stage, so a wrong prediction costs time, never a finding.
+
+What a file yields is pure per file: `FileSummary` plus the set of walked functions. That is
+what pt2bot/static_cache.py stores, keyed by the file's bytes; a warm check reads entries and
+parses only the files that changed (or whose newly reached functions were never walked).
+"""
+from __future__ import annotations
+
+import ast
+import gc
+import os
+import re
+import sys
+from dataclasses import dataclass, replace
+from typing import Callable, Iterable, Sequence
+
+from pt2bot.rules import BY_CODE, Rule
+from pt2bot.rules._infer import Rules
+from pt2bot.rules._model import FileSummary, FunctionInfo
+from pt2bot.rules._walk import LiveModule, skeleton_module
+from pt2bot.static_cache import Cache, content_digest
+
+SMALL_TREE = 150            # below this many files to parse, one process is faster than a pool
+_NOQA = re.compile(r"#\s*noqa(?::\s*(?P<codes>[A-Za-z]+[0-9]+(?:[\s,]+[A-Za-z]+[0-9]+)*))?", re.IGNORECASE)
+_SKIP_FILE = re.compile(rb"#\s*pt2bot:\s*skip-file\b")
+
+_RULES_CACHE: dict[tuple[str, ...], tuple[Rules, list[Rule]]] = {}
+
+
+def build_rules(codes: tuple[str, ...]) -> Rules:
+    cached = _RULES_CACHE.get(codes)
+    if cached:
+        return cached[0]
+    instances = [BY_CODE[c]() for c in codes]
+    handlers: dict[type, list] = {}
+    for r in instances:
+        for t in r.node_types:
+            handlers.setdefault(t, []).append(r.check)
+    rules = Rules(handlers, [r.finish for r in instances])
+    _RULES_CACHE[codes] = (rules, instances)
+    return rules
+
+
+def read_source(root: str, rel: str) -> bytes | OSError:
+    try:
+        with open(os.path.join(root, rel), "rb") as fh:
+            return fh.read()
+    except OSError as e:
+        return e
+
+
+def open_file(root: str, rel: str, codes: tuple[str, ...], *, lazy: bool = True,
+              data: bytes | OSError | None = None) -> tuple[FileSummary, LiveModule | None, list[str]]:
+    """Parse one file and build its skeleton; problems become a located `error`, never an exception."""
+    summary = FileSummary(path=rel, module="")
+    if data is None:
+        data = read_source(root, rel)
+    if isinstance(data, OSError):
+        summary.error = (1, 0, f"cannot read file: {data.strerror}")
+        return summary, None, []
+    if _SKIP_FILE.search(data):
+        summary.skip_file = True
+        return summary, None, []
+    lines = data.decode("utf-8", "replace").splitlines()
+    try:
+        tree = ast.parse(data, filename=rel)
+    except SyntaxError as e:
+        msg = (e.msg or "invalid syntax").splitlines()[0]
+        summary.error = (e.lineno or 1, max((e.offset or 1) - 1, 0), f"cannot parse: {msg}")
+    except (ValueError, UnicodeDecodeError) as e:   # null bytes, undecodable bytes
+        summary.error = (1, 0, f"cannot parse: {str(e).splitlines()[0]}")
+    except (RecursionError, MemoryError):
+        summary.error = (1, 0, "cannot parse: expression too deeply nested")
+    if summary.error:
+        return summary, None, lines
+    try:
+        summary, live = skeleton_module(rel, tree, lines, build_rules(codes),
+                                        scan_module_code=b"compile" in data or b"export(" in data
+                                        or b"torch.export" in data)
+        if not lazy:
+            live.walk(list(live.nodes))
+    except RecursionError:
+        return FileSummary(path=rel, module="", error=(1, 0, "cannot analyse: code too deeply nested")), None, lines
+    return summary, live, lines
+
+
+def analyse_file(root: str, rel: str, codes: tuple[str, ...]) -> FileSummary:
+    """One file on its own, every function walked (no call graph needed to see all candidates)."""
+    summary, _, lines = open_file(root, rel, codes, lazy=False)
+    add_line_info(summary, lines, summary.candidates)
+    summary.lines = []
+    return summary
+
+
+def add_line_info(summary: FileSummary, lines: list[str], candidates: Iterable) -> None:
+    info = summary.line_info
+    wanted = [c.line for c in candidates]
+    if summary.error:
+        wanted.append(summary.error[0])
+    wanted += [f.disabled_at[0] for f in summary.functions.values() if f.disabled_at]
+    for line in wanted:
+        if line not in info:
+            info[line] = _line_info(lines, line)
+
+
+def _line_info(lines: list[str], line: int) -> tuple[str, tuple[str, ...] | None]:
+    """(stripped source, noqa codes) for a line; codes () means a bare `# noqa`."""
+    src = lines[line - 1] if 0 < line <= len(lines) else ""
+    m = _NOQA.search(src) if "noqa" in src.lower() else None
+    codes: tuple[str, ...] | None = None
+    if m:
+        codes = tuple(c.upper() for c in re.split(r"[\s,]+", m.group("codes") or "") if c)
+    return src.strip(), codes
+
+
+def _predict(summary: FileSummary, live: LiveModule) -> None:
+    """Walk now what the graph will most likely reach, judged from this file alone: the `forward`
+    of each class that has a base, functions compiled here, and their callees in this file."""
+    mod = summary.module
+    local = {f"{mod}.{q}": q for q in summary.functions}
+    todo = [c.methods["forward"] for c in summary.classes.values() if c.bases and "forward" in c.methods]
+    todo += [q for q, f in summary.functions.items() if f.compiled_root]
+    todo += [q for r in summary.roots if (q := local.get(r) or _forward_of(summary, r))]
+    todo += list(live.walked)       # skeleton-time walks: follow their calls too
+
+    def method(cls: str, name: str, depth: int = 0) -> str | None:
+        c = summary.classes.get(cls)
+        if c is None or depth > 10:
+            return None
+        if name in c.methods:
+            return c.methods[name]
+        for b in c.bases:
+            if b.startswith(mod + ".") and (m := method(b[len(mod) + 1:], name, depth + 1)):
+                return m
+        return None
+
+    seen: set[str] = set()
+    while todo:
+        q = todo.pop()
+        if q in seen or q not in live.nodes:
+            continue
+        seen.add(q)
+        live.walk([q])
+        info = summary.functions[q]
+        for kind, target in info.calls:
+            if kind == "name":
+                callee = local.get(target)
+            elif info.cls is None:
+                continue
+            elif kind == "self":
+                callee = method(info.cls, target) or _forward_of(summary, _attr(summary, info.cls, target))
+            else:
+                callee = _forward_of(summary, _attr(summary, info.cls, target))
+            if callee and callee not in seen:
+                todo.append(callee)
+
+
+def _attr(summary: FileSummary, cls: str, attr: str) -> str | None:
+    c = summary.classes.get(cls)
+    return c.attrs.get(attr) if c else None
+
+
+def _forward_of(summary: FileSummary, dotted_name: str | None) -> str | None:
+    if not dotted_name or not dotted_name.startswith(summary.module + "."):
+        return None
+    c = summary.classes.get(dotted_name[len(summary.module) + 1:])
+    return c.methods.get("forward") if c else None
+
+
+@dataclass
+class FileState:
+    """One file of the check as the process that analyses it holds it."""
+    summary: FileSummary
+    walked: set[str]               # functions whose walk is in `summary`
+    digest: str | None             # of the bytes analysed; None: not cacheable
+    roots: int = 0                 # len(summary.roots) after the first analysis (see `cache_view`)
+    dirty: bool = True             # changed since read from the cache: write it back
+
+    def cache_view(self) -> FileSummary:
+        # Roots found by later walks are not stored: they were not known when the graph started
+        # in this run, so a run from the cache must not start from them either (same findings).
+        s = self.summary
+        return s if len(s.roots) == self.roots else replace(s, roots=s.roots[:self.roots])
+
+
+# (calls per walked function, new candidates, their line info, class attrs, walked functions)
+Delta = tuple[dict[str, list], list, dict, dict[str, dict[str, str]], set[str]]
+
+
+class FileSet:
+    """The files one process analyses. Walking a function of a file whose AST was dropped parses
+    it again (the ASTs of those files are then kept: the graph often reaches them again)."""
+
+    def __init__(self, root: str, codes: tuple[str, ...]) -> None:
+        self.root, self.codes = root, codes
+        self.files: dict[str, FileState] = {}
+        self.live: dict[str, tuple[LiveModule, list[str]]] = {}
+        self.reopened = 0
+
+    def open(self, rel: str, data: bytes | OSError | None = None) -> FileState:
+        if data is None:
+            data = read_source(self.root, rel)
+        digest = content_digest(data) if isinstance(data, bytes) else None
+        summary, live, lines = open_file(self.root, rel, self.codes, data=data)
+        walked: set[str] = set()
+        if live is not None:
+            _predict(summary, live)
+            walked = set(live.walked)
+        add_line_info(summary, lines, summary.candidates)
+        summary.lines = []
+        state = self.files[rel] = FileState(summary, walked, digest, len(summary.roots))
+        return state
+
+    def adopt(self, rel: str, state: FileState) -> None:
+        """A file analysed elsewhere (the cache, the parent process): walk it here when asked."""
+        self.files[rel] = state
+
+    def walk(self, requests: dict[str, list[str]]) -> dict[str, Delta]:
+        out: dict[str, Delta] = {}
+        for rel, quals in requests.items():
+            st = self.files.get(rel)
+            if st is None:
+                continue
+            todo = [q for q in quals if q not in st.walked and q in st.summary.functions]
+            if not todo:
+                continue
+            got = self._live(rel, st)
+            if got is None:
+                st.walked.update(todo)        # nothing to walk (file gone or unparsable now)
+                continue
+            live, lines = got
+            s = st.summary
+            before = len(s.candidates)
+            s.lines = lines
+            try:
+                live.walk(todo)
+            finally:
+                s.lines = []
+            st.walked.update(todo)
+            st.dirty = True
+            new = s.candidates[before:]
+            add_line_info(s, lines, new)
+            out[rel] = ({q: s.functions[q].calls for q in todo}, new, {c.line: s.line_info[c.line] for c in new},
+                        {name: c.attrs for name, c in s.classes.items()}, set(todo))
+        return out
+
+    def _live(self, rel: str, st: FileState) -> tuple[LiveModule, list[str]] | None:
+        hit = self.live.get(rel)
+        if hit is not None:
+            return hit
+        data = read_source(self.root, rel)
+        if not isinstance(data, bytes):
+            return None
+        if content_digest(data) != st.digest:
+            st.digest = None                  # changed during the check: do not cache this state
+        _, live, lines = open_file(self.root, rel, self.codes, data=data)
+        if live is None:
+            return None
+        self.reopened += 1
+        # Carry the state over: the new skeleton's walks land in the summary we already have,
+        # with the class attributes earlier walks found (the walk reads them), and nothing that
+        # is already walked is walked again (the skeleton's own candidates are discarded).
+        s = st.summary
+        live.mod.summary = s
+        live.mod.imports = s.imports
+        live.nodes = {q: (node, s.classes.get(cls.name, cls) if cls is not None else None)
+                      for q, (node, cls) in live.nodes.items()}
+        live.walked = set(st.walked)
+        self.live[rel] = (live, lines)
+        return live, lines
+
+
+def _serve(conn, root: str, codes: tuple[str, ...]) -> None:
+    """A worker process: analyses its share of the files and walks them when asked."""
+    gc.disable()
+    files = FileSet(root, codes)
+    while True:
+        msg = conn.recv()
+        if msg[0] == "open":
+            out = []
+            for rel in msg[1]:
+                st = files.open(rel)
+                out.append((st.summary, st.walked, st.digest, st.roots))
+            conn.send(out)
+        elif msg[0] == "walk":
+            conn.send(files.walk(msg[1]))
+        else:
+            conn.close()
+            return
+
+
+class _Processes:
+    """Worker processes, each owning a fixed share of the files for the whole check."""
+
+    def __init__(self, root: str, codes: tuple[str, ...], n: int) -> None:
+        import multiprocessing as mp
+
+        ctx = mp.get_context("fork" if sys.platform.startswith("linux") else "spawn")
+        self.conns, self.procs = [], []
+        self.owner: dict[str, int] = {}
+        for _ in range(n):
+            parent, child = ctx.Pipe()
+            p = ctx.Process(target=_serve, args=(child, root, codes), daemon=True)
+            p.start()
+            child.close()
+            self.conns.append(parent)
+            self.procs.append(p)
+
+    def open(self, rels: Sequence[str], root: str) -> dict[str, FileState]:
+        # biggest files first, dealt round-robin: shares of similar total size
+        sized = sorted(rels, key=lambda r: -_size(root, r))
+        shares: list[list[str]] = [[] for _ in self.conns]
+        for i, rel in enumerate(sized):
+            shares[i % len(shares)].append(rel)
+            self.owner[rel] = i % len(shares)
+        for conn, share in zip(self.conns, shares):
+            conn.send(("open", share))
+        out = {}
+        for conn in self.conns:
+            for summary, walked, digest, roots in conn.recv():
+                out[summary.path] = FileState(summary, walked, digest, roots)
+        return out
+
+    def walk(self, requests: dict[str, list[str]]) -> list[dict[str, Delta]]:
+        per: list[dict[str, list[str]]] = [{} for _ in self.conns]
+        for rel, quals in requests.items():
+            per[self.owner[rel]][rel] = quals
+        busy = [i for i, r in enumerate(per) if r]
+        for i in busy:
+            self.conns[i].send(("walk", per[i]))
+        return [self.conns[i].recv() for i in busy]
+
+    def close(self) -> None:
+        for conn in self.conns:
+            try:
+                conn.send(("exit",))
+                conn.close()
+            except OSError:
+                pass
+        for p in self.procs:
+            p.join(timeout=5)
+            if p.is_alive():
+                p.kill()
+
+
+def _size(root: str, rel: str) -> int:
+    try:
+        return os.path.getsize(os.path.join(root, rel))
+    except OSError:
+        return 0
+
+
+def _merge(st: FileState, delta: Delta) -> None:
+    calls, new, info, attrs, walked = delta
+    s = st.summary
+    for q, c in calls.items():
+        s.functions[q].calls = c
+    s.candidates.extend(new)
+    s.line_info.update(info)
+    for name, a in attrs.items():
+        if name in s.classes:
+            s.classes[name].attrs = a
+    st.walked |= walked
+    st.dirty = True
+
+
+@dataclass
+class Stats:
+    files: int = 0
+    cached: int = 0                # summaries read from the cache
+    parsed: int = 0                # files analysed from source
+    reopened: int = 0              # files parsed again to walk functions the graph reached later
+    written: int = 0               # cache entries written
+
+
+class Analysis:
+    """The files of one check: read from the cache or analysed (here or in worker processes),
+    walked further on the graph's request, written back to the cache at the end."""
+
+    def __init__(self, root: str, codes: tuple[str, ...], *, jobs: int = 0, cache: Cache | None = None) -> None:
+        self.root, self.codes, self.jobs, self.cache = root, codes, jobs, cache
+        self.local = FileSet(root, codes)
+        self.procs: _Processes | None = None
+        self.states: dict[str, FileState] = {}
+        self.stats = Stats()
+
+    def open(self, files: Sequence[str]) -> list[FileSummary]:
+        self.stats.files = len(files)
+        todo: list[tuple[str, bytes | OSError | None]] = []
+        for rel in files:
+            raw = self.cache.read(rel) if self.cache is not None else None
+            if raw is None:
+                todo.append((rel, None))
+                continue
+            data = read_source(self.root, rel)
+            hit = self.cache.load(rel, raw, content_digest(data)) if isinstance(data, bytes) else None
+            if hit is None:
+                todo.append((rel, data))
+                continue
+            summary, walked = hit
+            st = self.states[rel] = FileState(summary, walked, content_digest(data), len(summary.roots), dirty=False)
+            self.local.adopt(rel, st)
+            self.stats.cached += 1
+        self.stats.parsed = len(todo)
+        n = self.jobs if self.jobs > 0 else (os.cpu_count() or 1)
+        if n > 1 and len(todo) >= 2 and (self.jobs > 0 or len(todo) >= SMALL_TREE):
+            self.procs = _Processes(self.root, self.codes, min(n, len(todo)))
+            self.states.update(self.procs.open([rel for rel, _ in todo], self.root))
+        else:
+            for rel, data in todo:
+                self.states[rel] = self.local.open(rel, data)
+        return [self.states[rel].summary for rel in files]
+
+    def walk(self, level: Iterable[tuple[FileSummary, FunctionInfo]]) -> None:
+        """Walk the functions of one level of the graph (pt2bot/rules/_graph.py `find_compiled`)."""
+        local: dict[str, list[str]] = {}
+        remote: dict[str, list[str]] = {}
+        for s, info in level:
+            st = self.states.get(s.path)
+            if st is None or info.qualname in st.walked:
+                continue
+            (remote if self.procs is not None and s.path in self.procs.owner else local) \
+                .setdefault(s.path, []).append(info.qualname)
+        if local:
+            self.local.walk(local)
+        if remote:
+            for deltas in self.procs.walk(remote):
+                for rel, delta in deltas.items():
+                    _merge(self.states[rel], delta)
+
+    def close(self) -> None:
+        """Stop the workers and write back what changed."""
+        if self.procs is not None:
+            self.procs.close()
+            self.procs = None
+        self.stats.reopened = self.local.reopened
+        if self.cache is None:
+            return
+        for rel, st in self.states.items():
+            if st.dirty and st.digest is not None and self.cache.writable:
+                self.cache.store(rel, st.digest, st.cache_view(), st.walked)
+        self.stats.written = self.cache.writes
+
+
+def run_analysis(root: str, files: Sequence[str], codes: tuple[str, ...], *, jobs: int, cache: Cache | None,
+                 then: Callable[[list[FileSummary], Callable], list]) -> tuple[list, Stats]:
+    """Open `files`, call `then(summaries, walk)` (the graph and the findings), write the cache."""
+    analysis = Analysis(root, codes, jobs=jobs, cache=cache)
+    try:
+        summaries = analysis.open(files)
+        result = then(summaries, analysis.walk)
+    except BaseException:
+        if analysis.procs is not None:
+            analysis.procs.close()
+        raise
+    analysis.close()
+    return result, analysis.stats
