@@ -4,7 +4,15 @@ Kinds of values (a cheap, local type inference): `TENSOR` (the result of a torch
 tensor method: surely a tensor), `PARAM` (a parameter of a function: probably a tensor,
 but rules that would be noisy on an int or a config object ignore it), `BOOL_TENSOR`
 (a comparison of tensors: a mask), `SIZE` (an int from `x.shape[i]` / `x.size(i)`: a
-SymInt under dynamic shapes), `SHAPE` (`x.shape`), `OTHER` (anything else / unknown).
+SymInt under dynamic shapes), `SHAPE` (`x.shape`), `TENSORS` (a tuple of tensors:
+`x.chunk(3)`, `torch.meshgrid(...)`; its length is not a tensor size), `OTHER` (anything
+else / unknown).
+
+What is *not* a tensor matters as much (issue 9: the false findings on real code): string
+methods that share a name with a tensor method (`key.split("_")`), a parameter annotated
+with a union that has a non-tensor member (`n: int | torch.Tensor`), tensor methods that
+return Python values (`x.is_floating_point()`, `x.dim()`), and the sizes of a module's own
+parameters and buffers (`self.weight.shape[0]`: fixed per model, not a dynamic dim).
 
 `ModuleContext` resolves names through a file's imports; `FunctionContext` carries the kinds
 of the local variables of the function being walked (pt2bot/rules/_walk.py updates them as it
@@ -19,6 +27,7 @@ from typing import Callable
 from pt2bot.rules._model import Candidate, ClassInfo, FileSummary, FunctionInfo, dotted
 
 TENSOR, PARAM, BOOL_TENSOR, SIZE, SHAPE, OTHER = "tensor", "param", "bool", "size", "shape", "other"
+TENSORS = "tensors"        # a tuple/list of tensors (split/chunk/unbind/meshgrid results)
 WEAK_BOOL = "weakbool"     # a comparison involving a PARAM: a mask if the parameter is a tensor
 TENSORISH = (TENSOR, BOOL_TENSOR)
 
@@ -42,9 +51,37 @@ expand_as flatten flip float floor gather ge gelu gt half int le log log_softmax
 masked_fill matmul max mean min mm mul ne neg norm permute pow prod reciprocal relu repeat
 repeat_interleave reshape round rsqrt sigmoid sign sin softmax sort sqrt square squeeze std sub sum
 t tanh to topk transpose tril triu type_as unsqueeze var view view_as where bool bfloat16 narrow
-index_select scatter scatter_add split unbind roll masked_scatter logical_and logical_or logical_not
+index_select scatter scatter_add roll masked_scatter logical_and logical_or logical_not
 cross dot outer einsum baddbmm new_zeros new_ones new_full new_empty new_tensor zeros_like ones_like
 """.split())
+# Methods that split a tensor into a tuple of tensors (kind TENSORS), and the torch functions
+# that return one. `split` is also a `str` method: `key.split("_")` is a list of strings.
+SEQ_METHODS = frozenset({"split", "chunk", "unbind", "tensor_split", "hsplit", "vsplit", "dsplit"})
+SEQ_FUNCS = frozenset({"split", "chunk", "unbind", "tensor_split", "hsplit", "vsplit", "dsplit", "meshgrid",
+                       "broadcast_tensors"})
+# Tensor methods that return Python values (bools, ints, strings), not tensors: a branch on
+# `x.is_floating_point()` is on a static property of the tensor, and dynamo does not break.
+_NOT_TENSOR_METHODS = frozenset({
+    "item", "tolist", "numpy", "dim", "numel", "nelement", "ndimension", "size", "element_size",
+    "is_contiguous", "data_ptr", "get_device", "stride", "storage_offset", "untyped_storage",
+    "storage", "has_names", "equal", "allclose", "__len__", "is_floating_point", "is_complex",
+    "is_signed", "is_nonzero", "is_same_size", "is_set_to", "is_pinned", "is_shared", "is_inference",
+    "is_coalesced", "is_conj", "is_neg", "dim_order", "register_hook",
+})
+# Methods that keep a mask a mask (a bool tensor viewed, moved or copied is still a bool tensor).
+_BOOL_KEEPING = frozenset({
+    "reshape", "view", "flatten", "unflatten", "unsqueeze", "squeeze", "transpose", "permute", "expand",
+    "expand_as", "contiguous", "clone", "detach", "t", "flip", "repeat", "narrow", "cpu", "cuda", "roll",
+    "movedim", "view_as", "reshape_as", "broadcast_to", "tril", "triu", "swapaxes",
+})
+# Names on both tensors and Python containers/strings: not evidence of a tensor receiver.
+_AMBIGUOUS_METHODS = frozenset({"split", "sort", "index", "count", "copy", "pop", "clear", "remove",
+                                "insert", "extend", "append", "reverse", "update", "get", "keys",
+                                "values", "items", "format", "join", "strip", "replace", "lower", "upper"})
+_BOOL_FUNCS = frozenset({"any", "all", "isnan", "isinf", "isfinite", "eq", "ne", "lt", "le", "gt", "ge",
+                         "logical_and", "logical_or", "logical_not", "logical_xor", "isin", "isclose",
+                         "isneginf", "isposinf", "isreal", "signbit", "greater", "less", "greater_equal",
+                         "less_equal", "not_equal"})
 SIZE_METHODS = frozenset({"size"})
 RANK_METHODS = frozenset({"dim", "ndimension"})
 _BOOL_METHODS = frozenset({"eq", "ne", "lt", "le", "gt", "ge", "logical_and", "logical_or",
@@ -98,6 +135,31 @@ class ModuleContext:
             target = local
         return f"{target}.{rest}" if rest else target
 
+    def tensor_attrs(self, cls: ClassInfo) -> frozenset[str]:
+        """Attributes of `cls` that hold tensors: `self.register_buffer("name", ...)`,
+        `self.register_parameter("name", ...)`, `self.x = nn.Parameter(...)` / `torch.zeros(...)`
+        in the class's methods (the attribute table the skeleton keeps, plus a scan of the
+        constructor statements for the `register_*` calls, which are not assignments)."""
+        memo = self.__dict__.setdefault("_tensor_attrs", {})
+        hit = memo.get(cls.name)
+        if hit is not None:
+            return hit
+        out = {a for a, ctor in cls.attrs.items() if self.is_tensor_ctor(ctor)}
+        node = next((n for n in self.tree.body if isinstance(n, ast.ClassDef) and n.name == cls.name), None)
+        for item in (node.body if node is not None else ()):
+            if isinstance(item, (ast.FunctionDef, ast.AsyncFunctionDef)) and \
+                    ("init" in item.name or "build" in item.name or "setup" in item.name):
+                _scan_registered(item.body, out)
+        hit = memo[cls.name] = frozenset(out - set(getattr(cls, "off_flags", ()) or ()))
+        return hit
+
+    def is_tensor_ctor(self, ctor: str) -> bool:
+        """`torch.zeros`, `torch.tensor`, `nn.Parameter`, ...: a call that returns a tensor."""
+        if ctor in _PARAMETER_CTORS:
+            return True
+        ns, _, fname = ctor.rpartition(".")
+        return ns in _TENSOR_NAMESPACES and _is_tensor_func(fname)
+
     def report(self, rule: str, node: ast.AST, message: str, function: str, scope: str,
                suggestion: str | None = None, gb: str | None = None) -> None:
         self.summary.candidates.append(Candidate(
@@ -105,8 +167,69 @@ class ModuleContext:
             getattr(node, "end_col_offset", None), message, function, scope, suggestion, gb))
 
 
+_PARAMETER_CTORS = frozenset({"torch.nn.Parameter", "torch.nn.parameter.Parameter", "torch.nn.Buffer",
+                              "torch.nn.parameter.Buffer", "torch.Tensor"})
+
+
+def _is_tensor_func(fname: str) -> bool:
+    """A function of a torch namespace that returns a tensor (`zeros`, `relu`; not `is_grad_enabled`)."""
+    return bool(fname) and fname[0].islower() and fname not in _NOT_TENSOR_FUNCS \
+        and not fname.startswith(("is_", "get_", "set_", "are_", "_"))
+
+
+def _scan_registered(body: list[ast.stmt], out: set[str]) -> None:
+    """`self.register_buffer("name", value)` / `register_parameter` in constructor statements."""
+    for st in body:
+        if isinstance(st, ast.Expr) and isinstance(st.value, ast.Call):
+            f = st.value.func
+            args = st.value.args
+            if isinstance(f, ast.Attribute) and f.attr in ("register_buffer", "register_parameter") \
+                    and isinstance(f.value, ast.Name) and f.value.id == "self" and len(args) >= 2 \
+                    and isinstance(args[0], ast.Constant) and isinstance(args[0].value, str) \
+                    and not (isinstance(args[1], ast.Constant) and args[1].value is None):
+                out.add(args[0].value)
+        elif isinstance(st, (ast.If, ast.For, ast.While, ast.With, ast.Try, ast.AsyncFor, ast.AsyncWith)):
+            for name in ("body", "orelse", "finalbody"):
+                _scan_registered(getattr(st, name, []) or [], out)
+            for h in getattr(st, "handlers", []):
+                _scan_registered(h.body, out)
+
+
+_STR_ONLY_METHODS = frozenset({"rsplit", "splitlines", "partition", "rpartition", "strip", "lstrip",
+                               "rstrip", "lower", "upper", "startswith", "endswith", "format", "join"})
+
+
+def _is_bool_dtype(mod: "ModuleContext", e: ast.Call) -> bool:
+    """`dtype=torch.bool` as a keyword, or `.to(torch.bool)` / `.type(torch.bool)`."""
+    for k in e.keywords:
+        if k.arg == "dtype" and mod.resolve(k.value) == "torch.bool":
+            return True
+    f = e.func
+    return isinstance(f, ast.Attribute) and f.attr in ("to", "type") and len(e.args) == 1 \
+        and mod.resolve(e.args[0]) == "torch.bool"
+
+
 _CONTAINERS = frozenset({"List", "list", "Tuple", "tuple", "Dict", "dict", "Sequence", "Iterable",
                          "Mapping", "Set", "set"})
+
+
+def _union_members(ann: ast.AST) -> list[ast.AST]:
+    """`int | Tensor`, `Union[int, Tensor]`, `Optional[Tensor]` (None dropped), `"int | Tensor"`."""
+    if isinstance(ann, ast.Constant) and isinstance(ann.value, str):
+        try:
+            ann = ast.parse(ann.value, mode="eval").body
+        except SyntaxError:
+            return [ann]
+    if isinstance(ann, ast.BinOp) and isinstance(ann.op, ast.BitOr):
+        return _union_members(ann.left) + _union_members(ann.right)
+    if isinstance(ann, ast.Subscript):
+        head = ann.value.attr if isinstance(ann.value, ast.Attribute) else getattr(ann.value, "id", None)
+        if head in ("Union", "Optional"):
+            inner = ann.slice.elts if isinstance(ann.slice, ast.Tuple) else [ann.slice]
+            return [m for x in inner for m in _union_members(x)]
+    if isinstance(ann, ast.Constant) and ann.value is None:
+        return []
+    return [ann]
 
 
 def _annotation_words(ann: ast.AST) -> set[str]:
@@ -162,10 +285,16 @@ class FunctionContext:
     def _param_kind(self, a: ast.arg, default: ast.expr | None) -> str:
         ann = a.annotation
         if ann is not None:
-            words = _annotation_words(ann)
-            if "Tensor" in words and not words & _CONTAINERS:
-                return TENSOR
-            return OTHER
+            tensors = 0
+            members = _union_members(ann)
+            for m in members:
+                words = _annotation_words(m)
+                if "Tensor" in words and not words & _CONTAINERS:
+                    tensors += 1
+            if not tensors:
+                return OTHER
+            # `int | torch.Tensor`: callers may pass either; not *surely* a tensor
+            return TENSOR if tensors == len(members) else PARAM
         if isinstance(default, ast.Constant) and default.value is not None:
             return OTHER            # `flag=False`, `n=3`, `mode="x"`: not a tensor
         if isinstance(default, (ast.List, ast.Tuple, ast.Dict, ast.Lambda)):
@@ -181,17 +310,32 @@ class FunctionContext:
             return self._call_kind(e)
         if t is ast.Attribute:
             if e.attr == "shape":
+                # the shape of a module's own parameter or buffer is fixed per model
+                if self.self_tensor_attr(e.value):
+                    return OTHER
                 return SHAPE if self.kind(e.value) in (TENSOR, PARAM, BOOL_TENSOR) else OTHER
             if e.attr in ("T", "mT", "real", "imag", "data", "grad"):
                 k = self.kind(e.value)
-                return TENSOR if k in TENSORISH else OTHER
+                return (BOOL_TENSOR if k == BOOL_TENSOR and e.attr in ("T", "mT", "data") else TENSOR) \
+                    if k in TENSORISH else OTHER
+            # `self.buf` stays OTHER here even when it is a registered buffer: what is computed
+            # from it (`self.times.repeat(b, 1).shape[1]`) has sizes fixed per model that this
+            # inference cannot tell from input sizes. Truth-value uses of the buffer itself are
+            # found by `self_tensor_attr` (pt2bot/rules/_util.py).
             return OTHER
         if t is ast.Subscript:
             base = self.kind(e.value)
             if base == SHAPE:
                 return SIZE if not isinstance(e.slice, ast.Slice) else SHAPE
+            if base == BOOL_TENSOR:
+                return BOOL_TENSOR
             if base in TENSORISH:
                 return TENSOR
+            if base == PARAM:
+                # an element or slice of a probable tensor (not `cfg["key"]`)
+                return OTHER if isinstance(e.slice, ast.Constant) and isinstance(e.slice.value, str) else PARAM
+            if base == TENSORS:
+                return TENSORS if isinstance(e.slice, ast.Slice) else TENSOR
             return OTHER
         if t is ast.BinOp:
             l, r = self.kind(e.left), self.kind(e.right)
@@ -217,13 +361,22 @@ class FunctionContext:
         if t is ast.Compare:
             if any(isinstance(o, (ast.Is, ast.IsNot, ast.In, ast.NotIn)) for o in e.ops):
                 return OTHER
-            kinds = [self.kind(e.left)] + [self.kind(c) for c in e.comparators]
+            operands = [e.left] + list(e.comparators)
+            # a tensor is never compared with a string: `kind == "norm"` is about a str
+            if any(isinstance(o, ast.Constant) and isinstance(o.value, (str, bytes)) for o in operands):
+                return OTHER
+            kinds = [self.kind(o) for o in operands]
             if any(k in TENSORISH for k in kinds):
                 return BOOL_TENSOR
             if any(k in (PARAM, WEAK_BOOL) for k in kinds):
                 return WEAK_BOOL
             return OTHER
         return OTHER
+
+    def self_tensor_attr(self, e: ast.AST) -> bool:
+        """`self.name` where the class registers `name` as a buffer/parameter or assigns it a tensor."""
+        return type(e) is ast.Attribute and type(e.value) is ast.Name and e.value.id == "self" \
+            and self.cls is not None and e.attr in self.mod.tensor_attrs(self.cls)
 
     def _is_intlike(self, e: ast.AST) -> bool:
         return self.kind(e) == SIZE or (isinstance(e, ast.Constant) and isinstance(e.value, int))
@@ -232,34 +385,56 @@ class FunctionContext:
         f = e.func
         if isinstance(f, ast.Attribute):
             recv = self.kind(f.value)
-            if recv == WEAK_BOOL:
-                recv = PARAM
             name = f.attr
+            if recv == WEAK_BOOL:
+                if name in _BOOL_KEEPING:
+                    return WEAK_BOOL    # `(x > 0).reshape(-1)`: still a mask if x is a tensor
+                recv = PARAM
+            if name == "split" and (not e.args or isinstance(e.args[0], ast.Constant) and
+                                    isinstance(e.args[0].value, str)) or name in _STR_ONLY_METHODS:
+                return OTHER        # str.split(): a list of strings, whatever the receiver looked like
+            if recv == OTHER and name not in _AMBIGUOUS_METHODS and \
+                    (type(f.value) is ast.Compare and self.is_tensor_compare(f.value) or
+                     type(f.value) is ast.BinOp and not isinstance(f.value.op, ast.Mod)):
+                # `(a != b).any()`, `(old - new).abs()`: Python bools and numbers have no such
+                # methods, so the operands were tensors even if their kinds are unknown
+                if name in TENSOR_METHODS or name in _BOOL_METHODS or name in ("any", "all"):
+                    recv = BOOL_TENSOR if type(f.value) is ast.Compare else TENSOR
             if recv in (TENSOR, PARAM, BOOL_TENSOR):
                 if name in SIZE_METHODS and e.args:
                     return SIZE
                 if name in SIZE_METHODS:
                     return SHAPE
-                if name in _BOOL_METHODS and name != "bool" and recv != PARAM:
+                if name in SEQ_METHODS:
+                    return TENSORS if recv != PARAM or e.args else OTHER
+                if name in _NOT_TENSOR_METHODS or name.startswith("is_"):
+                    return OTHER
+                if name == "bool" or name in ("to", "type") and _is_bool_dtype(self.mod, e):
+                    return BOOL_TENSOR
+                if name in _BOOL_METHODS and recv != PARAM:
                     return BOOL_TENSOR
                 if name in ("any", "all", "isnan", "isinf", "isfinite"):
                     return BOOL_TENSOR
+                if recv == BOOL_TENSOR and name in _BOOL_KEEPING:
+                    return BOOL_TENSOR
                 if name in TENSOR_METHODS:
                     return TENSOR
-                if recv in TENSORISH and name not in ("item", "tolist", "numpy", "dim", "numel",
-                                                      "ndimension", "size", "element_size", "is_contiguous",
-                                                      "data_ptr", "get_device", "stride"):
+                if recv in TENSORISH:
                     return TENSOR
                 return OTHER
         target = self.mod.resolve(f)
         if target is None:
             return OTHER
         ns, _, fname = target.rpartition(".")
-        if ns in _TENSOR_NAMESPACES and fname and fname[0].islower() and fname not in _NOT_TENSOR_FUNCS \
-                and not fname.startswith(("is_", "get_", "set_", "are_", "_")):
-            if fname in ("any", "all", "isnan", "isinf", "isfinite", "eq", "ne", "lt", "le", "gt", "ge",
-                         "logical_and", "logical_or", "logical_not"):
+        if ns in _TENSOR_NAMESPACES and _is_tensor_func(fname):
+            if fname in SEQ_FUNCS or fname == "where" and len(e.args) == 1 and not e.keywords:
+                return TENSORS
+            if fname in _BOOL_FUNCS or _is_bool_dtype(self.mod, e):
                 return BOOL_TENSOR
+            if fname in _BOOL_KEEPING and e.args and self.kind(e.args[0]) == BOOL_TENSOR:
+                return BOOL_TENSOR
+            return TENSOR
+        if target in _PARAMETER_CTORS:
             return TENSOR
         if target == "len" and e.args and self.kind(e.args[0]) in (TENSOR, BOOL_TENSOR):
             return SIZE
@@ -270,16 +445,24 @@ class FunctionContext:
                 return TENSOR       # self.linear(x) where self.linear = nn.Linear(...)
         return OTHER
 
+    def is_tensor_compare(self, c: ast.Compare) -> bool:
+        return not any(isinstance(o, (ast.Is, ast.IsNot, ast.In, ast.NotIn)) for o in c.ops) and \
+            not any(isinstance(o, ast.Constant) and isinstance(o.value, (str, bytes))
+                    for o in [c.left, *c.comparators])
+
     def assign(self, target: ast.AST, kind: str, value: ast.AST | None = None) -> None:
         if isinstance(target, ast.Name):
             self.env[target.id] = kind
         elif isinstance(target, (ast.Tuple, ast.List)):
-            # `B, T, C = x.shape` / `b, t = x.size()`: the elements are sizes
-            elt_kind = SIZE if kind == SHAPE else (TENSOR if kind == TENSOR and isinstance(value, ast.Call) and
-                                                   isinstance(value.func, ast.Attribute) and
-                                                   value.func.attr in ("chunk", "split", "unbind") else OTHER)
+            # `B, T, C = x.shape` / `b, t = x.size()`: the elements are sizes;
+            # `q, k, v = x.chunk(3, -1)`: tensors
+            elt_kind = SIZE if kind == SHAPE else TENSOR if kind == TENSORS else OTHER
             for el in target.elts:
                 self.assign(el.value if isinstance(el, ast.Starred) else el, elt_kind)
+
+    def iter_kind(self, it: ast.AST) -> str:
+        """The kind of the elements a `for` over `it` binds."""
+        return TENSOR if self.kind(it) in TENSORISH + (TENSORS,) else OTHER
 
     def report(self, rule: str, node: ast.AST, message: str, *, suggestion: str | None = None,
                gb: str | None = None, scope: str = "compiled") -> None:

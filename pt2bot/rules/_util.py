@@ -18,7 +18,7 @@ def method_call(node: ast.Call, names: frozenset[str] | set[str] | tuple[str, ..
 
 def is_tensorish(ctx: FunctionContext, e: ast.AST, *, params: bool = False) -> bool:
     k = ctx.kind(e)
-    return k in TENSORISH or (params and k == PARAM)
+    return k in TENSORISH or (params and k == PARAM) or ctx.self_tensor_attr(e)
 
 
 def reads_tensor_value(ctx: FunctionContext, test: ast.AST) -> ast.AST | None:
@@ -31,4 +31,13 @@ def reads_tensor_value(ctx: FunctionContext, test: ast.AST) -> ast.AST | None:
             if hit is not None:
                 return hit
         return None
-    return test if ctx.kind(test) in (TENSOR, BOOL_TENSOR) else None
+    if ctx.kind(test) in (TENSOR, BOOL_TENSOR):
+        return test
+    # `if not self.ready:` where `ready` is a registered buffer (or a tensor assigned in
+    # `__init__`): the truth value of a tensor, on every call (GB0170)
+    if ctx.self_tensor_attr(test):
+        return test
+    if isinstance(test, ast.Compare) and ctx.is_tensor_compare(test) and \
+            any(ctx.self_tensor_attr(o) for o in [test.left, *test.comparators]):
+        return test
+    return None

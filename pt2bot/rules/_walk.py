@@ -171,9 +171,8 @@ class Walker:
     def _loop(self, node: ast.For | ast.While | ast.AsyncFor) -> None:
         if isinstance(node, (ast.For, ast.AsyncFor)):
             self.walk(node.iter)
-            it = self.ctx.kind(node.iter)
             self._note_assigned(node.target)
-            self.ctx.assign(node.target, TENSOR if it in TENSORISH else OTHER)
+            self.ctx.assign(node.target, self.ctx.iter_kind(node.iter))
         else:
             self.walk(node.test)
         self.ctx.loop_depth += 1
@@ -242,7 +241,7 @@ class Walker:
     def _comp(self, node: ast.ListComp | ast.SetComp | ast.GeneratorExp | ast.DictComp) -> None:
         for g in node.generators:
             self.walk(g.iter)
-            self.ctx.assign(g.target, TENSOR if self.ctx.kind(g.iter) in TENSORISH else OTHER)
+            self.ctx.assign(g.target, self.ctx.iter_kind(g.iter))
             for cond in g.ifs:
                 self.walk(cond)
         self.ctx.loop_depth += 1
