@@ -127,3 +127,217 @@ def test_outside_git_no_context(tmp_path, capsys):
         pytest.skip("the temp dir is inside a git repository")
     rc, fs = check(d, ["--no-cache", "pkg/sub.py"], capsys)
     assert fs == [] and rc == 0
+
+
+# ------------------------------------------------------------------------------------------
+# the cache (pt2bot/static_cache.py)
+
+from pt2bot.config import StaticConfig  # noqa: E402
+from pt2bot.rules import select_rules  # noqa: E402
+from pt2bot.static import check_paths  # noqa: E402
+from pt2bot.static_cache import CACHE_DIR_NAME, Cache, resolve_cache_dir  # noqa: E402
+from pt2bot.static_files import Stats  # noqa: E402
+
+FIXTURES = os.path.join(os.path.dirname(__file__), "fixtures", "rules")
+
+
+def run(root, cache, paths=(), jobs=1, cfg=None, context=()):
+    stats = Stats()
+    fs = check_paths(str(root), list(paths), cfg or StaticConfig(), jobs=jobs, cache=cache, stats=stats,
+                     context=context)
+    return [f.to_dict() for f in fs], stats
+
+
+def new_cache(d, cfg=None):
+    cfg = cfg or StaticConfig()
+    return Cache(str(d), tuple(r.code for r in select_rules(cfg.select, cfg.ignore)))
+
+
+def entries(d) -> list[str]:
+    return sorted(os.path.join(dp, f) for dp, _, fs in os.walk(d) for f in fs
+                  if f not in (".gitignore", "CACHEDIR.TAG"))
+
+
+@pytest.mark.parametrize("jobs", [1, 2])
+def test_warm_check_reads_every_file_from_the_cache_and_finds_the_same(tmp_path, jobs):
+    cfg = StaticConfig(select=("ALL",))
+    cold, s1 = run(FIXTURES, new_cache(tmp_path / "c", cfg), jobs=jobs, cfg=cfg)
+    assert s1.cached == 0 and s1.parsed == s1.files > 10 and s1.written == s1.files
+    warm, s2 = run(FIXTURES, new_cache(tmp_path / "c", cfg), jobs=jobs, cfg=cfg)
+    assert s2.cached == s2.files and s2.parsed == 0 and s2.reopened == 0 and s2.written == 0
+    nocache, _ = run(FIXTURES, None, jobs=jobs, cfg=cfg)
+    assert warm == cold == nocache and len(cold) > 20
+    # another rule set is another key: nothing shared, still right
+    other = StaticConfig(select=("PTC1",))
+    fs, s3 = run(FIXTURES, new_cache(tmp_path / "c", other), cfg=other)
+    assert s3.cached == 0 and fs == run(FIXTURES, None, cfg=other)[0]
+
+
+def test_one_changed_file_is_the_only_one_parsed(tmp_path):
+    repo = make_repo(tmp_path, {"pkg/__init__.py": "", "pkg/base.py": BASE, "pkg/sub.py": SUB,
+                                "pkg/helpers.py": HELPERS, "pkg/caller.py": CALLER})
+    cache = tmp_path / "c"
+    fs, s = run(repo.path, new_cache(cache))
+    assert rules_at(fs) == {("pkg/sub.py", 5, "PTC101"), ("pkg/helpers.py", 2, "PTC102")}
+    repo.write("pkg/sub.py", textwrap.dedent(SUB).replace("n = x.sum().item()", "n = 1"))
+    fs, s = run(repo.path, new_cache(cache))
+    assert (s.parsed, s.cached, s.written) == (1, 4, 1)
+    assert rules_at(fs) == {("pkg/helpers.py", 2, "PTC102")}
+
+
+def test_function_reached_later_in_a_cached_file_is_walked(tmp_path):
+    """The cached summary of util.py has no walk of `later` (nothing reached it); a changed
+    model now calls it: util.py is parsed again for that function, and its finding appears."""
+    repo = make_repo(tmp_path, {"pkg/__init__.py": "",
+                                "pkg/util.py": "def later(t):\n    return t.tolist()\n",
+                                "pkg/m.py": CALLER.replace("pkg.helpers import shrink", "pkg.util import later")
+                                .replace("return shrink(x)", "return x")})
+    cache = tmp_path / "c"
+    fs, _ = run(repo.path, new_cache(cache))
+    assert fs == []
+    repo.write("pkg/m.py", repo.read("pkg/m.py").replace("return x", "return later(x)"))
+    fs, s = run(repo.path, new_cache(cache))
+    assert rules_at(fs) == {("pkg/util.py", 2, "PTC102")}
+    assert (s.parsed, s.reopened) == (1, 1)
+    fs, s = run(repo.path, new_cache(cache))      # and that walk is cached too
+    assert rules_at(fs) == {("pkg/util.py", 2, "PTC102")} and (s.parsed, s.reopened) == (0, 0)
+
+
+def test_corrupt_entries_are_misses(tmp_path):
+    cache = tmp_path / "c"
+    good, _ = run(FIXTURES, new_cache(cache))
+    paths = entries(cache)
+    damage = [lambda b: b[: len(b) // 2], lambda b: b"", lambda b: b"garbage\n" + b,
+              lambda b: b[:-1] + bytes([b[-1] ^ 1]),                       # one bit in the payload
+              lambda b: b.replace(b" ", b"  ", 1)]                         # header
+    for i, p in enumerate(paths):
+        with open(p, "rb") as fh:
+            data = fh.read()
+        with open(p, "wb") as fh:
+            fh.write(damage[i % len(damage)](data))
+    fs, s = run(FIXTURES, new_cache(cache))
+    assert fs == good and s.cached == 0 and s.written == len(paths)
+    assert run(FIXTURES, new_cache(cache))[1].cached == len(paths)   # rewritten, whole again
+
+
+def test_an_entry_cannot_run_code_or_carry_other_objects(tmp_path):
+    """A well-formed entry (right header and checksum) whose pickle calls os.system, or holds
+    something else than a summary, is a miss, and nothing runs."""
+    import hashlib
+    import pickle
+
+    repo = make_repo(tmp_path, {"m.py": textwrap.dedent(SUB).replace("from pkg.base import Base", "import torch.nn as nn")
+                                .replace("(Base)", "(nn.Module)")})
+    cache = tmp_path / "c"
+    good, _ = run(repo.path, new_cache(cache))
+    (entry,) = entries(cache)
+    marker = tmp_path / "pwned"
+
+    class Evil:
+        def __reduce__(self):
+            return (os.system, (f"touch {marker}",))
+
+    header = open(entry, "rb").read().partition(b"\n")[0].split(b" ")
+    for payload in (pickle.dumps(Evil()), pickle.dumps(({"not": "a summary"}, set())), pickle.dumps(None)):
+        header[3] = hashlib.blake2b(payload, digest_size=16).hexdigest().encode()
+        with open(entry, "wb") as fh:
+            fh.write(b" ".join(header) + b"\n" + payload)
+        fs, s = run(repo.path, new_cache(cache))
+        assert fs == good and s.cached == 0 and not marker.exists()
+
+
+def test_cli_cache_at_the_git_root_ignored_by_git(tmp_path, capsys):
+    """Also when run from a subdirectory: the cache is at the git root, not in the cwd."""
+    repo = make_repo(tmp_path, {"pkg/inner/base.py": BASE, "pkg/inner/sub.py": SUB.replace("pkg.base", "base")})
+    rc, fs = check(repo.path / "pkg" / "inner", ["sub.py"], capsys)
+    assert rules_at(fs) == {("sub.py", 5, "PTC101")}
+    cache = repo.path / CACHE_DIR_NAME
+    assert (cache / ".gitignore").read_text().splitlines()[-1] == "*" and entries(cache)
+    assert not (repo.path / "pkg" / "inner" / CACHE_DIR_NAME).exists()
+    assert repo.git("status", "--porcelain", "--untracked-files=all") == ""
+    rc2, fs2 = check(repo.path / "pkg" / "inner", ["sub.py"], capsys)
+    assert (rc2, fs2) == (rc, fs)
+
+
+def test_no_cache_and_env_override(tmp_path, capsys):
+    repo = make_repo(tmp_path, {"pkg/__init__.py": "", "pkg/base.py": BASE, "pkg/sub.py": SUB})
+    rc, fs = check(repo.path, ["--no-cache", "pkg/sub.py"], capsys)
+    assert not (repo.path / CACHE_DIR_NAME).exists()
+    elsewhere = tmp_path / "elsewhere"
+    rc2, fs2 = check(repo.path, ["pkg/sub.py"], capsys, env={"PT2BOT_CACHE_DIR": str(elsewhere)})
+    assert (rc2, fs2) == (rc, fs) and entries(elsewhere) and not (repo.path / CACHE_DIR_NAME).exists()
+
+
+def test_unwritable_cache_is_no_cache(tmp_path, capsys):
+    """A read-only checkout (here: the cache path cannot be created; the tests run as root, so
+    permissions would not stop the writes) checks as usual and leaves nothing behind."""
+    repo = make_repo(tmp_path, {"pkg/__init__.py": "", "pkg/base.py": BASE, "pkg/sub.py": SUB})
+    (tmp_path / "file").write_text("")
+    rc, fs = check(repo.path, ["pkg/sub.py"], capsys, env={"PT2BOT_CACHE_DIR": str(tmp_path / "file" / "c")})
+    assert rules_at(fs) == {("pkg/sub.py", 5, "PTC101")}
+    (repo.path / CACHE_DIR_NAME).write_text("not a directory")
+    rc, fs = check(repo.path, ["pkg/sub.py"], capsys)
+    assert rules_at(fs) == {("pkg/sub.py", 5, "PTC101")}
+    if os.geteuid() != 0:
+        (repo.path / CACHE_DIR_NAME).unlink()
+        os.chmod(repo.path, stat.S_IRUSR | stat.S_IXUSR)
+        try:
+            rc, fs = check(repo.path, ["pkg/sub.py"], capsys)
+        finally:
+            os.chmod(repo.path, stat.S_IRWXU)
+        assert rules_at(fs) == {("pkg/sub.py", 5, "PTC101")}
+
+
+def test_committed_cache_is_not_trusted(tmp_path, capsys):
+    """A branch that commits `.pt2bot-cache/` entries (forged to say its file has no findings)
+    does not get them used: git tracks files there, so the cache is off."""
+    repo = make_repo(tmp_path, {"pkg/__init__.py": "", "pkg/base.py": BASE, "pkg/sub.py": SUB})
+    clean = textwrap.dedent(SUB).replace("n = x.sum().item()", "n = 1")
+    repo.write("pkg/sub.py", clean)
+    check(repo.path, ["pkg/sub.py"], capsys)                       # entries for the clean file
+    forged = {os.path.relpath(p, repo.path): open(p, "rb").read() for p in entries(repo.path / CACHE_DIR_NAME)}
+    repo.write("pkg/sub.py", textwrap.dedent(SUB))                  # the real, bad content
+    import shutil
+    shutil.rmtree(repo.path / CACHE_DIR_NAME)
+    check(repo.path, ["pkg/sub.py"], capsys)
+    # forge: the clean summary under the bad file's digest
+    from pt2bot.static_cache import content_digest
+    bad = content_digest((repo.path / "pkg" / "sub.py").read_bytes())
+    good = content_digest(clean.encode())
+    for rel, data in forged.items():
+        if data.split(b" ")[1] == good.encode():
+            import hashlib
+            header, _, payload = data.partition(b"\n")
+            parts = header.split(b" ")
+            parts[1] = bad.encode()
+            repo.write(rel, b" ".join(parts) + b"\n" + payload)
+    assert resolve_cache_dir(str(repo.path))[0] is not None
+    # used while untracked (the forgery works on a cache only its owner could write) ...
+    rc, fs = check(repo.path, ["pkg/sub.py"], capsys)
+    assert fs == []
+    # ... not once committed
+    repo.git("add", "-f", CACHE_DIR_NAME)
+    repo.git("commit", "-q", "-m", "cache")
+    assert resolve_cache_dir(str(repo.path))[0] is None
+    rc, fs = check(repo.path, ["pkg/sub.py"], capsys)
+    assert rules_at(fs) == {("pkg/sub.py", 5, "PTC101")} and rc == 1
+
+
+def test_concurrent_checks_share_one_cache(tmp_path):
+    """Four checks at once on a cold cache: all right, no temp file left, the cache then whole."""
+    import subprocess
+
+    cache = tmp_path / "c"
+    env = {**os.environ, "PT2BOT_CACHE_DIR": str(cache)}
+    cmd = [sys.executable, "-m", "pt2bot", "check", "--select", "ALL", "--format", "json", "-j", "1", "."]
+    procs = [subprocess.Popen(cmd, cwd=FIXTURES, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+             for _ in range(4)]
+    outs = [p.communicate(timeout=300) for p in procs]
+    assert [p.returncode for p in procs] == [1] * 4, outs[0][1].decode()[-2000:]
+    first = json.loads(outs[0][0])["findings"]
+    assert all(json.loads(o)["findings"] == first for o, _ in outs) and first
+    assert not [p for p in entries(cache) if p.endswith(".tmp")]
+    out = subprocess.run(cmd, cwd=FIXTURES, env=env, capture_output=True, timeout=300)
+    assert json.loads(out.stdout)["findings"] == first
+    fs, s = run(FIXTURES, new_cache(cache, StaticConfig(select=("ALL",))), cfg=StaticConfig(select=("ALL",)))
+    assert s.cached == s.files
