@@ -89,13 +89,15 @@ def render_html(trace: str, *, tlparse: str | None,
             return f"tlparse took more than {timeout_s:g} s and was stopped"
         except OSError as e:
             return f"tlparse could not run: {e.strerror or e}"
-        if proc.returncode != 0 or not os.path.isfile(os.path.join(out, HTML_NAME)):
+        if proc.returncode != 0:
             err = proc.stderr.decode("utf-8", "replace").strip().splitlines()
             first = err[0][:200] if err else "no message"
             return f"tlparse exited with code {proc.returncode}: {first}"
+        if not os.path.isfile(os.path.join(out, HTML_NAME)):
+            return f"tlparse wrote no {HTML_NAME}"
         for entry in os.listdir(out):
-            if entry == TRACE_NAME:
-                continue   # never replace the trace it read
+            if entry in (TRACE_NAME, "raw.log"):
+                continue   # never replace the trace it read; raw.log is a copy of it
             dest = os.path.join(side_dir, entry)
             if os.path.isdir(dest) and not os.path.islink(dest):
                 shutil.rmtree(dest)     # a stale report from an earlier run
@@ -136,11 +138,13 @@ def finish_compile_report(run: ModelRun, *, out_dir: str, name: str, side: str,
         truncated=truncated, note=note))
 
 
-def copy_compile_reports(src_dir: str, dest_dir: str) -> int:
+def copy_compile_reports(src_dir: str, dest_dir: str, *, move: bool = False) -> int:
     """Copy `src_dir/compile/` into `dest_dir/compile/` (merging); returns the files copied.
 
     Regular files only: a link a model's run left there is not followed (its target could
-    be anything on the runner), and nothing outside `compile/` is touched.
+    be anything on the runner), and nothing outside `compile/` is touched. `move`: the
+    source's files go (a report directory that holds the smoke run's own directory would
+    otherwise carry every report twice).
     """
     src = os.path.join(src_dir, COMPILE_DIR)
     if not os.path.isdir(src) or os.path.islink(src):
@@ -148,6 +152,16 @@ def copy_compile_reports(src_dir: str, dest_dir: str) -> int:
     if os.path.realpath(src) == os.path.realpath(os.path.join(dest_dir, COMPILE_DIR)):
         return 0
     copied = 0
+    # A model's side that the source has replaces the destination's (an earlier night's
+    # report in the same directory must not leave files of its own behind).
+    for model in sorted(os.listdir(src)):
+        for side in SIDES:
+            if os.path.isdir(os.path.join(src, model, side)):
+                clear = os.path.join(dest_dir, COMPILE_DIR, model, side)
+                if os.path.islink(clear):
+                    os.unlink(clear)
+                elif os.path.isdir(clear):
+                    shutil.rmtree(clear)
     for here, dirs, files in os.walk(src, followlinks=False):
         dirs[:] = [d for d in dirs if not os.path.islink(os.path.join(here, d))]
         target = os.path.join(dest_dir, COMPILE_DIR, os.path.relpath(here, src))
@@ -156,8 +170,13 @@ def copy_compile_reports(src_dir: str, dest_dir: str) -> int:
             path = os.path.join(here, f)
             if os.path.islink(path) or not os.path.isfile(path):
                 continue
-            shutil.copyfile(path, os.path.join(target, f))
+            if move:
+                shutil.move(path, os.path.join(target, f))
+            else:
+                shutil.copyfile(path, os.path.join(target, f))
             copied += 1
+    if move:
+        shutil.rmtree(src, ignore_errors=True)
     return copied
 
 
@@ -183,7 +202,7 @@ def summary_line(model: Mapping[str, Any], report: Mapping[str, Any], *,
                  environ: Mapping[str, str] = os.environ) -> str | None:
     """summary.md's pointer to a model's compile report, for a model with a new graph break
     or recompile (report.json's `models[]` entry); None otherwise or without a trace."""
-    from pt2bot.report.escape import code_inline   # here: pt2bot.report imports this module
+    from pt2bot.report.markdown import code_inline, link   # here: pt2bot.report imports us
     delta = model.get("delta") if isinstance(model.get("delta"), Mapping) else {}
     if not (model.get("new_breaks") or _positive(delta.get("recompiles"))
             or _positive(delta.get("new_recompiles"))):
@@ -197,8 +216,9 @@ def summary_line(model: Mapping[str, Any], report: Mapping[str, Any], *,
     side_dir = report_dir(name, "head")
     artifact = ARTIFACTS.get(str(report.get("mode") or "review"), ARTIFACTS["review"])
     url = run_url(environ)
-    where = f"in the `{artifact}` artifact" + (f" ([artifacts of this run]({url}#artifacts))"
-                                                if url else "")
+    # link() keeps only https links to allowed hosts (github.com): elsewhere, the text
+    where = f"in the `{artifact}` artifact" + (
+        f" ({link('artifacts of this run', url + '#artifacts')})" if url else "")
     if cr.get("html"):
         return (f"🔎 Compile report: {where}, "
                 f"{code_inline(f'{side_dir}/{HTML_NAME}', limit=200)}.")

@@ -17,10 +17,12 @@ from typing import Any, Callable
 
 from pt2bot import changes, git, select
 from pt2bot.compare import build_report
+from pt2bot.compile_report import copy_compile_reports
 from pt2bot.config import Config, load_config
 from pt2bot.errors import UserError
 from pt2bot.jsonio import write_json
 from pt2bot.publish.github import publish_dir
+from pt2bot.reach import mark_reached
 from pt2bot.report import render_all
 from pt2bot.results import RESULTS_SCHEMA, LatencyRow, ModelRun, ResultsFile, case_key
 from pt2bot.smoke import run_models
@@ -100,6 +102,7 @@ def review(opts: ReviewOptions, log: Callable[[str], None] = lambda s: None) -> 
             head_results, base_results = timings.run("smoke", lambda: _smoke_both(
                 config, opts, selection.selected, head_root, base_root, baseline, log))
 
+    head_findings = mark_reached(head_findings, head_results)   # pt2bot/reach.py
     report = build_report(
         base_results=base_results, head_results=head_results,
         base_findings=base_findings, head_findings=head_findings,
@@ -156,7 +159,7 @@ def _smoke_both(config: Config, opts: ReviewOptions, selected: tuple[str, ...],
         log(f"smoke {side} ({', '.join(models)}){' latency round ' + str(rnd) if rnd else ''}")
         return ResultsFile.from_json(run_models(
             config, repo_root=root, out_dir=os.path.join(out, side, str(rnd)), models=models,
-            device=opts.device, phases=phases))
+            device=opts.device, phases=phases, side=side))
 
     sides = {"head": run("head", head_root, head_models, None) if head_models
              else ResultsFile.empty()}
@@ -176,6 +179,8 @@ def _smoke_both(config: Config, opts: ReviewOptions, selected: tuple[str, ...],
         order = ["head", "base"] if rnd % 2 else ["base", "head"]
         for side in order:
             sides[side] = pool_rounds(sides[side], run(side, roots[side], timed, ("latency",), rnd))
+    for side in ("head", "base"):   # compile/<model>/<side>/ into the report directory
+        copy_compile_reports(os.path.join(out, side, "0"), opts.out_dir, move=True)
     return sides["head"], sides["base"]
 
 

@@ -43,9 +43,11 @@ from pt2bot.audit.history import (DEFAULT_KEEP_RUNS, KEEP_ENV, History, ModelPoi
                                   parse_keep, shape_key)
 from pt2bot.audit.report import render_audit_dir, render_audit_markdown, render_regression_comment
 from pt2bot.compare import build_report
+from pt2bot.compile_report import copy_compile_reports
 from pt2bot.config import Config, load_config
 from pt2bot.findings import Finding
 from pt2bot.publish.issue import publish_audit
+from pt2bot.reach import mark_reached
 from pt2bot.results import AUDIT_SCHEMA, ModelRun, ResultsFile, is_failed
 from pt2bot.select import select_all
 from pt2bot.smoke import run_models
@@ -95,6 +97,8 @@ def audit(opts: AuditOptions, log: Log = lambda s: None) -> dict[str, Any]:
         paths = list(config.static.paths) or None   # None: the whole tree
         findings = check_paths(root, paths, config.static)
         log(f"static (nofilter): {len(findings)} finding(s)")
+        findings = mark_reached(findings, results)   # which models ran each line (reach.py)
+        copy_compile_reports(os.path.join(opts.out_dir, "smoke"), opts.out_dir, move=True)
         report = audit_results(config, results, findings, history=history,
                                out_dir=opts.out_dir, now=opts.now, keep_runs=opts.keep_runs,
                                keep_days=opts.keep_days, window_days=opts.window_days)
