@@ -157,7 +157,7 @@ def build_findings(summaries: list[FileSummary], rules: list[type[Rule]], cfg: S
         gb = gb or rule.gb
         out.append(Finding(
             rule=code, path=s.path, line=line, col=col, severity=cfg.severity.get(code, rule.severity),
-            message=torch_message(rule, message), end_line=end_line, end_col=end_col, source=src,
+            message=torch_message(rule, message, callee), end_line=end_line, end_col=end_col, source=src,
             function=function, gb=gb, gb_type=gb_registry.gb_type(gb), url=gb_registry.url(gb),
             hints=(f"Rule documentation: `pt2bot rules {code}`",), suggestion=suggestion, condition=condition))
 
@@ -206,9 +206,9 @@ _FULLGRAPH_NOTE = ("; under `fullgraph=True` torch captures it as an unbacked sy
                    " on the value still fails)")
 
 
-def torch_message(rule: type[Rule], message: str) -> str:
+def torch_message(rule: type[Rule], message: str, callee: str | None = None) -> str:
     """What the message must add to stay true on every torch and compile mode."""
-    if rule.fullgraph_captures and "fullgraph=True" not in message:
+    if rule.captured_by_fullgraph(callee) and "fullgraph=True" not in message:
         return message + _FULLGRAPH_NOTE
     return message
 

@@ -79,6 +79,39 @@ class Counter:
 
 
 FILES = sorted(FIXTURES.glob("ptc*.py"))
+# The torch this suite runs on: every claim is checked against it (the torch-backed tests run
+# on each release in pt2bot/rules/_base.py KNOWN_TORCH: `make test-torch TORCH=2.14.1`).
+TORCH = torch.__version__
+_RANGE = re.compile(r"#\s*torch\s*(<|>=)\s*([0-9]+\.[0-9]+(?:\.[0-9]+)?)")
+
+
+def holds_here(line: str) -> bool:
+    """A fixture mark's torch range (`# torch<2.14  # PTC107`): whether it holds on TORCH."""
+    from pt2bot.rules._base import parse_version
+
+    here = parse_version(TORCH)
+    for op, bound in _RANGE.findall(line):
+        b = parse_version(bound)
+        if (here[:len(b)] < b) != (op == "<"):
+            return False
+    return True
+
+
+def marks_here(path: Path) -> set[tuple[int, str]]:
+    """The fixture's inline marks that hold on this torch."""
+    out = set()
+    for i, line in enumerate(path.read_text().splitlines(), 1):
+        m = re.search(r"#\s*(PTC\d{3}(?:\s*,\s*PTC\d{3})*)\s*$", line)
+        if m and holds_here(line):
+            out |= {(i, c.strip()) for c in m.group(1).split(",")}
+    return out
+
+
+@pytest.mark.parametrize("path", FILES, ids=lambda p: p.stem)
+def test_findings_on_this_torch_are_the_marks_that_hold_here(path):
+    """`pt2bot check` told this torch reports exactly the marks whose range includes it."""
+    findings = check_paths(str(FIXTURES), [path.name], StaticConfig(select=("ALL",)), jobs=1, torch=TORCH)
+    assert {(f.line, f.rule) for f in findings} == marks_here(path)
 
 
 @pytest.mark.parametrize("path", FILES, ids=lambda p: p.stem)
@@ -86,13 +119,20 @@ def test_fixture_is_true_to_torch(path, capfd):
     code = path.stem[:6].upper()
     rule = BY_CODE[code]
     mod = load(path)
-    findings = check_paths(str(FIXTURES), [path.name], StaticConfig(select=("ALL",)), jobs=1)
+    # the claims for this torch: a positive case whose marks hold only on other releases must
+    # behave as a negative here (PTC107's random.random() compiles from 2.14 on)
+    findings = check_paths(str(FIXTURES), [path.name], StaticConfig(select=("ALL",)), jobs=1, torch=TORCH)
     found = cases(path)
     assert any(k == "pos" for k, *_ in found) and any(k == "neg" for k, *_ in found)
+    lines = path.read_text().splitlines()
     x = torch.randn(8, 8)
     compiles: dict[str, list[int]] = {}
     for kind, name, first, last in found:
         obj = getattr(mod, name)
+        ranged = [s for s in lines[first - 1:last] if _RANGE.search(s)]
+        if kind == "pos" and ranged and not any(holds_here(s) for s in ranged):
+            assert not any(first <= f.line <= last for f in findings), f"{name}: reported on torch {TORCH}"
+            kind = "neg"
         if isinstance(obj, type):
             m = obj()
             if rule.claim == "break":
@@ -128,4 +168,150 @@ def test_fixture_is_true_to_torch(path, capfd):
     if compiles:
         # the positive case compiles more often than the fixed version of the same code
         assert min(compiles["pos"]) > max(compiles["neg"]), compiles
+    capfd.readouterr()
+
+
+FULLGRAPH_RULES = [r for r in BY_CODE.values() if r.fullgraph_captures]
+
+
+@pytest.mark.parametrize("rule", FULLGRAPH_RULES, ids=lambda r: r.code)
+def test_fullgraph_captures_what_the_message_says(rule, capfd):
+    """Where a message says `fullgraph=True` captures the break as an unbacked symbol, the
+    positive case compiles with fullgraph=True on this torch; where it does not say so, it fails."""
+    path = next(FIXTURES.glob(f"{rule.code.lower()}_*.py"))
+    mod = load(path)
+    findings = check_paths(str(FIXTURES), [path.name], StaticConfig(select=("ALL",)), jobs=1, torch=TORCH)
+    x = torch.randn(8, 8)
+    said = set()
+    for kind, name, first, last in cases(path):
+        obj = getattr(mod, name)
+        if kind != "pos" or not isinstance(obj, type):
+            continue
+        # the finding may sit in a helper the case calls (outside its lines): then all of them
+        mine = [f for f in findings if first <= f.line <= last] or findings
+        says = any("unbacked symbol" in f.message for f in mine)
+        torch._dynamo.reset()
+        try:
+            torch.compile(obj(), backend="eager", fullgraph=True)(x)
+            captured = True
+        except Exception:   # Unsupported, or a guard on a data-dependent value (UserError)
+            captured = False
+        assert captured is says, f"{name}: the message says captured={says}, torch: {captured}"
+        said.add(says)
+    assert True in said
+    capfd.readouterr()
+
+
+# ---------------------------------------------------------------------------------------------
+# conditions (issue 10) and per-branch kinds (issue 9), against dynamo
+
+GUARDED = '''\
+import warnings
+
+import torch
+import torch.nn as nn
+
+
+class Guarded(nn.Module):
+    def __init__(self, use_tiling=False, layerdrop=0.5):
+        super().__init__()
+        self.use_tiling = use_tiling
+        self.layerdrop = layerdrop
+        self.gradient_checkpointing = False
+
+    def forward(self, x, mask=None, **kwargs):
+        if self.training and self.layerdrop > 0.0:
+            print("layerdrop")
+        if self.use_tiling:
+            x = x * x.sum().item()
+        if self.gradient_checkpointing:
+            print("checkpointing")
+        if x.dtype == torch.float16 and not torch.isfinite(x).all():
+            x = x.clamp(-1, 1)
+        if mask is not None:
+            x = x[mask]
+        if "old" in kwargs:
+            warnings.warn("`old` is deprecated")
+            print(kwargs["old"])
+        if x.dim() > 4:
+            raise ValueError(f"too many dims: {x.sum().item()}")
+        if mask is None:
+            return x + 1
+        return x * x.sum().item()
+
+
+m = torch.compile(Guarded())
+'''
+
+
+def _write_module(tmp_path, name: str, source: str):
+    (tmp_path / f"{name}.py").write_text(source)
+    return load(tmp_path / f"{name}.py")
+
+
+def test_conditional_findings_are_off_the_default_path(tmp_path, capfd):
+    """Every finding in GUARDED carries a condition, and the default call (eval, float32, no
+    optional argument) compiles with fullgraph=True; taking a guarded path does break."""
+    mod = _write_module(tmp_path, "guarded", GUARDED)
+    findings = check_paths(str(tmp_path), ["guarded.py"], StaticConfig(select=("ALL",), conditional="keep"),
+                           jobs=1, torch=TORCH)
+    assert len(findings) >= 7 and all(f.condition for f in findings), \
+        [(f.line, f.rule, f.condition) for f in findings]
+    x = torch.randn(8, 8)
+    torch._dynamo.reset()
+    torch.compile(mod.Guarded().eval(), backend="eager", fullgraph=True)(x)   # must not raise
+    assert observed_gbs(mod.Guarded().train(), x)                  # self.training
+    assert "GB0124" in observed_gbs(mod.Guarded(use_tiling=True).eval(), x)
+    assert "GB0036" in observed_gbs(lambda t: mod.Guarded().eval()(t, mask=t > 0), x)
+    assert "GB0170" in observed_gbs(mod.Guarded().eval(), x.half())
+    capfd.readouterr()
+
+
+LEAK = '''\
+import torch
+import torch.nn as nn
+
+
+class Net(nn.Module):
+    def forward(self, x, idx=None):
+        out = []
+        if idx is None:
+            out = x.sum(0)
+            return out * 2
+        for i in idx:
+            out.append(x[i])
+        if out:
+            x = x + 1
+        for o in out:
+            x = x + o
+        return x
+
+
+class Joined(nn.Module):
+    def forward(self, x: torch.Tensor, flag: bool = False):
+        if flag:
+            n = len(x.shape)
+        else:
+            n = x.sum()
+        if n > 1:
+            x = x + 1
+        return x
+
+
+m = torch.compile(Net())
+j = torch.compile(Joined())
+'''
+
+
+def test_kinds_flow_per_branch(tmp_path, capfd):
+    """Issue 9: `out` is a tensor only in a branch that returns; after it a list, and dynamo
+    compiles the branch and loop on it; the name that is a tensor on the default path of an
+    if/else (Joined) is still flagged, and does break."""
+    mod = _write_module(tmp_path, "leak", LEAK)
+    findings = check_paths(str(tmp_path), ["leak.py"], StaticConfig(select=("ALL",)), jobs=1, torch=TORCH)
+    assert [(f.rule, f.function) for f in findings] == [("PTC201", "Joined.forward")]
+    x = torch.randn(8, 8)
+    torch._dynamo.reset()
+    torch.compile(lambda t: mod.Net()(t, idx=[0, 1]), backend="eager", fullgraph=True)(x)
+    assert "GB0170" in observed_gbs(mod.Joined(), x)
     capfd.readouterr()

@@ -59,8 +59,14 @@ class Rule:
     callee_until: ClassVar[dict[str, str]] = {}
     # The break is a data-dependent scalar or shape that `fullgraph=True` captures as an
     # unbacked symbol instead of breaking (`.item()`, `int(t)`, `x[mask]`, `unique`: measured on
-    # 2.13 and 2.14); the message says so (pt2bot/static.py).
-    fullgraph_captures: ClassVar[bool] = False
+    # 2.13 and 2.14); the message says so (pt2bot/static.py). True: every finding of the rule;
+    # a set: findings at calls of those callees only (`bool(t)` still fails to guard).
+    fullgraph_captures: ClassVar[bool | frozenset[str]] = False
+
+    @classmethod
+    def captured_by_fullgraph(cls, callee: str | None) -> bool:
+        fc = cls.fullgraph_captures
+        return fc is True or (bool(fc) and callee in fc)   # type: ignore[operator]
 
     @classmethod
     def holds_on(cls, torch: str | None, callee: str | None = None) -> bool:

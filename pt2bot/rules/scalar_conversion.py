@@ -34,7 +34,7 @@ class ScalarConversion(Rule):
     name = "tensor-to-scalar"
     summary = "`float()`/`int()`/`bool()` of a tensor (host sync, graph break)"
     gb = "GB0124"
-    fullgraph_captures = True   # tests/test_rules_torch.py: captured under fullgraph=True
+    fullgraph_captures = frozenset({"int", "float"})   # not bool(t): tests/test_rules_torch.py
     node_types = (ast.Call,)
     _FUNCS = {"float": "torch.float32", "int": "torch.int64", "bool": "torch.bool"}
 

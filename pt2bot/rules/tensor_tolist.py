@@ -36,7 +36,6 @@ class TensorTolist(Rule):
     name = "tensor-tolist"
     summary = "`Tensor.tolist()` in compiled code (host sync, graph break)"
     gb = "GB0109"
-    fullgraph_captures = True   # tests/test_rules_torch.py: captured under fullgraph=True
     node_types = (ast.Call,)
 
     def check(self, ctx, node):
