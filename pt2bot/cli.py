@@ -58,10 +58,16 @@ def build_parser() -> argparse.ArgumentParser:
     s.add_argument("--out", required=True, help="results JSON to write")
     s.set_defaults(handler="pt2bot.smoke:cli_run")
 
-    m = sub.add_parser("merge", help="join the results JSON of several shards")
-    m.add_argument("inputs", nargs="+")
-    m.add_argument("--out", required=True)
-    m.set_defaults(handler="pt2bot.smoke:cli_merge")
+    m = sub.add_parser("merge", help="join shards: results JSON files, or partial report "
+                                     "directories of `review`/`audit --shard`")
+    m.add_argument("inputs", nargs="+", metavar="RESULTS.json|DIR")
+    m.add_argument("--out", required=True, help="results JSON (from files) or report DIR")
+    m.add_argument("--history", metavar="FILE",
+                   help="audit shards: store the merged night here and render the audit")
+    m.add_argument("--publish", action="store_true",
+                   help="post the merged report (review) or the tracking issue (audit)")
+    m.add_argument("--keep", metavar="SPEC", help="audit shards: history retention (as audit)")
+    m.set_defaults(handler="pt2bot.merge:cli_merge")
 
     v = sub.add_parser("review", help="the PR job: static + smoke on base and head, compare, render")
     v.add_argument("--base", required=True)
@@ -73,6 +79,10 @@ def build_parser() -> argparse.ArgumentParser:
     v.add_argument("--baseline", help="stored base results (from `pt2bot audit`)")
     v.add_argument("--no-smoke", action="store_true", help="static rules only")
     v.add_argument("--device", choices=("auto", "cpu", "cuda"), default=None)
+    v.add_argument("--shard", metavar="I/N",
+                   help="one job of a matrix: this shard's models, a partial report to merge")
+    v.add_argument("--costs", metavar="FILE",
+                   help="results file whose per-model duration_s balances the shards")
     v.set_defaults(handler="pt2bot.pipeline:cli_review")
 
     b = sub.add_parser("publish", help="post a finished report directory to GitHub")
@@ -83,13 +93,18 @@ def build_parser() -> argparse.ArgumentParser:
 
     a = sub.add_parser("audit", help="nightly: full run, store in history, compare, render")
     a.add_argument("--config", help="pt2bot.yml (default: ./pt2bot.yml)")
-    a.add_argument("--history", required=True, metavar="FILE")
+    a.add_argument("--history", metavar="FILE",
+                   help="the history database (required unless --shard)")
     a.add_argument("--out", default="pt2bot-audit", metavar="DIR")
     a.add_argument("--publish", action="store_true")
     a.add_argument("--device", choices=("auto", "cpu", "cuda"), default=None)
     a.add_argument("--keep", metavar="SPEC",
                    help="history retention: runs and/or days, e.g. 400, 90d, 400,90d "
                         "(default: $PT2BOT_HISTORY_KEEP, else 400 runs)")
+    a.add_argument("--shard", metavar="I/N",
+                   help="one job of a matrix: a partial report, no history (merge stores it)")
+    a.add_argument("--costs", metavar="FILE",
+                   help="results file whose per-model duration_s balances the shards")
     a.set_defaults(handler="pt2bot.audit.run:cli_audit")
 
     i = sub.add_parser("init", help="write a starting pt2bot.yml (models found, inputs inferred)")

@@ -20,7 +20,10 @@ from pt2bot.compare import build_report
 from pt2bot.compile_report import copy_compile_reports
 from pt2bot.config import Config, load_config
 from pt2bot.errors import UserError
+from pt2bot.findings import Finding
 from pt2bot.jsonio import write_json
+from pt2bot.merge import (ShardPlan, mark_partial, plan_shard, shard_selection,
+                          write_partial_inputs)
 from pt2bot.publish.github import publish_dir
 from pt2bot.reach import mark_reached
 from pt2bot.report import render_all
@@ -41,6 +44,8 @@ class ReviewOptions:
     device: str | None = None
     publish: bool = False
     repo_dir: str = field(default_factory=os.getcwd)
+    shard: str | None = None          # "I/N": one job of a matrix (a partial report)
+    costs: str | None = None          # results file with per-model duration_s (--costs)
 
 
 @dataclass
@@ -84,32 +89,49 @@ def review(opts: ReviewOptions, log: Callable[[str], None] = lambda s: None) -> 
             skipped={m.name: "smoke run disabled (--no-smoke)" for m in config.models})
     for name, why in selection.skipped.items():
         log(f"skip {name}: {why}")
+    plan = _plan_shard(opts, selection, log)
+    # What this job runs: the whole selection, or its shard's share of it.
+    run_selection = selection if plan is None else shard_selection(selection, plan)
 
     static_paths = list(config.static.paths) or None
+    head_findings: list[Finding] = []
+    base_findings: list[Finding] = []
     with ExitStack() as stack:
         head_root = root if opts.head is None else stack.enter_context(git.worktree(root, head_sha))
         base_root = stack.enter_context(git.worktree(root, base_sha))
 
-        head_findings = timings.run("static", lambda: changes.annotate_findings(
-            check_paths(head_root, static_paths, config.static), changeset))
-        base_findings = timings.run(
-            "static", lambda: check_paths(base_root, static_paths, config.static))
-        log(f"static: {len(head_findings)} finding(s) on head, {len(base_findings)} on base")
+        if plan is None or plan.runs_static:   # once per review, not once per shard
+            head_findings = timings.run("static", lambda: changes.annotate_findings(
+                check_paths(head_root, static_paths, config.static), changeset))
+            base_findings = timings.run(
+                "static", lambda: check_paths(base_root, static_paths, config.static))
+            log(f"static: {len(head_findings)} finding(s) on head, {len(base_findings)} on base")
 
         # Nothing selected is a clean result, not a broken run.
         head_results, base_results = ResultsFile.empty(), ResultsFile.empty()
-        if selection.selected:
+        if run_selection.selected:
             head_results, base_results = timings.run("smoke", lambda: _smoke_both(
-                config, opts, selection.selected, head_root, base_root, baseline, log))
+                config, opts, run_selection.selected, head_root, base_root, baseline, log))
+        if plan is not None:
+            head_results, base_results = (_mark_shard(r, plan)
+                                          for r in (head_results, base_results))
 
     head_findings = mark_reached(head_findings, head_results)   # pt2bot/reach.py
     report = build_report(
         base_results=base_results, head_results=head_results,
         base_findings=base_findings, head_findings=head_findings,
-        changeset=changeset, config=config, selection=selection,
+        changeset=changeset, config=config, selection=run_selection,
         base_sha=base_sha, head_sha=head_sha)
     timings.stages["total"] = round(time.perf_counter() - t_start, 3)
     report["timings"] = timings.stages
+    if plan is not None:
+        os.makedirs(opts.out_dir, exist_ok=True)
+        mark_partial(report, plan, config, selection)
+        write_partial_inputs(
+            opts.out_dir, mode="review", plan=plan, config=config, selection=selection,
+            base_sha=base_sha, head_sha=head_sha, results=(head_results, base_results),
+            head_findings=head_findings, base_findings=base_findings, changeset=changeset,
+            timings=timings.stages)
 
     os.makedirs(opts.out_dir, exist_ok=True)
     for side, results in (("base", base_results), ("head", head_results)):
@@ -118,8 +140,30 @@ def review(opts: ReviewOptions, log: Callable[[str], None] = lambda s: None) -> 
     render_all(report, opts.out_dir,
                commentable=lambda path, line: changes.is_commentable(changeset, path, line))
     if opts.publish:
+        if plan is not None:
+            raise UserError("--publish: a shard's report is partial: publish the output of "
+                            "`pt2bot merge` instead")
         publish_dir(opts.out_dir)
     return report
+
+
+def _plan_shard(opts: ReviewOptions, selection: select.Selection,
+                log: Callable[[str], None]) -> ShardPlan | None:
+    """The split of the selection over the matrix (None: not sharded)."""
+    if opts.shard is None:
+        if opts.costs:
+            raise UserError("--costs balances shards: it needs --shard I/N")
+        return None
+    plan = plan_shard(selection.selected, opts.shard, opts.costs)
+    log(f"shard {plan.spec}: {len(plan.mine)} of {len(selection.selected)} selected model(s)"
+        f" ({'balanced by --costs' if plan.balanced else 'round-robin'})"
+        f"{': ' + ', '.join(plan.mine) if plan.mine else ': none (an empty partial report)'}")
+    return plan
+
+
+def _mark_shard(results: ResultsFile, plan: ShardPlan) -> ResultsFile:
+    """A shard's results say which shard wrote them (the merge checks and joins them)."""
+    return results.with_(shard=plan.spec) if results.models else results
 
 
 def _load_baseline(path: str, base_sha: str,
@@ -166,7 +210,11 @@ def _smoke_both(config: Config, opts: ReviewOptions, selected: tuple[str, ...],
     base = baseline
     if base is None:
         base = run("base", base_root, base_models, None) if base_models else ResultsFile.empty()
-    elif base_models:
+    else:
+        # Only the models this review runs: a stored model that was not selected (or that a
+        # shard leaves to another) is not "removed" on head, it was just not run here.
+        base = base.with_(models=tuple(m for m in base.models if m.name in base_models))
+    if baseline is not None and base_models:
         missing = [n for n in base_models if n not in base.by_name()]
         if missing:  # the stored audit did not run these (new in config since): run them here
             base = base.with_(models=(*base.models, *run("base", base_root, missing, None).models))
@@ -223,7 +271,8 @@ def pool_latency(results: dict[str, Any], extra: dict[str, Any]) -> None:
 def cli_review(args: argparse.Namespace) -> int:
     opts = ReviewOptions(base=args.base, head=args.head, config_path=args.config,
                          out_dir=args.out, all_models=args.all_models, baseline=args.baseline,
-                         smoke=not args.no_smoke, device=args.device, publish=args.publish)
+                         smoke=not args.no_smoke, device=args.device, publish=args.publish,
+                         shard=getattr(args, "shard", None), costs=getattr(args, "costs", None))
 
     def log(msg: str) -> None:
         print(f"pt2bot: {msg}", file=sys.stderr, flush=True)

@@ -23,6 +23,11 @@ merge-base is that commit reuses it instead of re-running base:
 (pipeline._load_baseline checks the file's `commit` against the merge-base and runs base
 itself when they differ; models missing from the baseline are run on base.)
 
+Sharded (`--shard I/N`, one job of a matrix): the job runs its share of the models (split as
+pt2bot/merge.py's `plan_shard` says; static checks in shard 1 only) and writes a partial
+report directory without touching the history; `pt2bot merge DIR... --history FILE` joins
+the shards, stores the night once and renders the audit (`audit_results`, as here).
+
 Retention: `--keep` ("400" runs, "90d" days, "400,90d" both), else PT2BOT_HISTORY_KEEP,
 else 400 runs. The history file must survive between nights (actions/cache with a rolling key, or a data branch); it is checkpointed into one file
 on close.
@@ -33,6 +38,7 @@ import argparse
 import os
 import statistics
 import sys
+import time
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta, timezone
 from typing import Any, Callable, Iterable, Sequence
@@ -45,9 +51,13 @@ from pt2bot.audit.report import render_audit_dir, render_audit_markdown, render_
 from pt2bot.compare import build_report
 from pt2bot.compile_report import copy_compile_reports
 from pt2bot.config import Config, load_config
+from pt2bot.errors import UserError
 from pt2bot.findings import Finding
+from pt2bot.jsonio import write_json
+from pt2bot.merge import mark_partial, plan_shard, shard_selection, write_partial_inputs
 from pt2bot.publish.issue import publish_audit
 from pt2bot.reach import mark_reached
+from pt2bot.report import render_all
 from pt2bot.results import AUDIT_SCHEMA, ModelRun, ResultsFile, is_failed
 from pt2bot.select import select_all
 from pt2bot.smoke import run_models
@@ -64,7 +74,7 @@ Log = Callable[[str], None]
 
 @dataclass(frozen=True)
 class AuditOptions:
-    history: str
+    history: str | None                        # None only for a shard (the merge stores)
     out_dir: str = "pt2bot-audit"
     config_path: str | None = None
     device: str | None = None
@@ -75,6 +85,8 @@ class AuditOptions:
     window_days: float = WINDOW_DAYS
     phases: tuple[str, ...] | None = None      # None: every phase the config enables
     now: datetime | None = None                # the audit's time (tests simulate nights)
+    shard: str | None = None                   # "I/N": one job of a matrix (partial report)
+    costs: str | None = None                   # results file with per-model duration_s
 
 
 # --------------------------------------------------------------------------- pipeline
@@ -83,6 +95,12 @@ def audit(opts: AuditOptions, log: Log = lambda s: None) -> dict[str, Any]:
     """Run the nightly audit end to end; returns report.json's data."""
     root = git.repo_root(opts.repo_dir)
     config = load_config(opts.config_path, required=True, root=root)
+    if opts.shard is not None:
+        return audit_shard(opts, config, root, log)
+    if opts.costs:
+        raise UserError("--costs balances shards: it needs --shard I/N")
+    if not opts.history:
+        raise UserError("audit: --history FILE is required (only a --shard job stores nothing)")
     # Open (and so validate) the history before spending minutes on the smoke run.
     with History(opts.history) as history:
         head = git.head_sha(root)
@@ -106,6 +124,51 @@ def audit(opts: AuditOptions, log: Log = lambda s: None) -> dict[str, Any]:
         url = publish_audit(report, body=render_audit_markdown(report),
                             comment=render_regression_comment(report))
         log(f"tracking issue: {url or 'nothing to do (clean, no open issue)'}")
+    return report
+
+
+def audit_shard(opts: AuditOptions, config: Config, root: str, log: Log) -> dict[str, Any]:
+    """One shard of a sharded audit: its models, a partial report directory, no history."""
+    t0 = time.perf_counter()
+    head = git.head_sha(root)
+    selection = select_all(config, "nightly audit: every model runs")
+    plan = plan_shard(selection.selected, opts.shard or "1/1", opts.costs)
+    log(f"audit {head[:12]}, shard {plan.spec}: {len(plan.mine)} of {len(selection.selected)} "
+        f"model(s){': ' + ', '.join(plan.mine) if plan.mine else ' (an empty partial report)'}")
+    stages: dict[str, float] = {}
+    results = ResultsFile.empty()
+    if plan.mine:
+        t = time.perf_counter()
+        results = ResultsFile.from_json(run_models(
+            config, repo_root=root, out_dir=os.path.join(opts.out_dir, "smoke"),
+            models=list(plan.mine), device=opts.device, phases=opts.phases))
+        results = results.with_(commit=results.commit or head, shard=plan.spec)
+        stages["smoke"] = round(time.perf_counter() - t, 3)
+        for m in results.models:
+            log(f"  {m.name}: {m.status}")
+    findings: list[Finding] = []
+    if plan.runs_static:          # once per night, not once per shard
+        t = time.perf_counter()
+        findings = check_paths(root, list(config.static.paths) or None, config.static)
+        stages["static"] = round(time.perf_counter() - t, 3)
+        log(f"static (nofilter): {len(findings)} finding(s)")
+        findings = mark_reached(findings, results)  # this shard's models (merge: all of them)
+    copy_compile_reports(os.path.join(opts.out_dir, "smoke"), opts.out_dir)
+    report = build_report(base_results=None, head_results=results, base_findings=[],
+                          head_findings=findings, changeset=None, config=config,
+                          selection=shard_selection(selection, plan), base_sha=None,
+                          head_sha=head)
+    stages["total"] = round(time.perf_counter() - t0, 3)
+    report["timings"] = stages
+    mark_partial(report, plan, config, selection)
+    os.makedirs(opts.out_dir, exist_ok=True)
+    if results.models:
+        write_json(os.path.join(opts.out_dir, "head.json"), results.to_json())
+    write_partial_inputs(opts.out_dir, mode="audit", plan=plan, config=config,
+                         selection=selection, base_sha=None, head_sha=head,
+                         results=(results,), head_findings=findings, base_findings=[],
+                         changeset=None, timings=stages)
+    render_all(report, opts.out_dir)
     return report
 
 
@@ -367,14 +430,24 @@ def retention_from(args: argparse.Namespace, env: dict[str, str] | os._Environ[s
 
 def cli_audit(args: argparse.Namespace) -> int:
     keep_runs, keep_days = retention_from(args, os.environ)
-    opts = AuditOptions(history=args.history, out_dir=args.out, config_path=args.config,
-                        device=args.device, publish=args.publish,
-                        keep_runs=keep_runs, keep_days=keep_days)
+    shard = getattr(args, "shard", None)
+    if shard is not None and args.publish:
+        raise UserError("--publish: a shard's audit is partial: `pt2bot merge DIR... --history "
+                        "FILE --publish` posts the night")
+    opts = AuditOptions(history=None if shard else args.history, out_dir=args.out,
+                        config_path=args.config, device=args.device, publish=args.publish,
+                        keep_runs=keep_runs, keep_days=keep_days, shard=shard,
+                        costs=getattr(args, "costs", None))
 
     def log(msg: str) -> None:
         print(f"pt2bot: {msg}", file=sys.stderr, flush=True)
 
     report = audit(opts, log)
+    if "partial" in report:
+        print(f"PARTIAL (shard {report['partial']['shard']}): merge the shards with "
+              f"`pt2bot merge DIR... --history FILE`")
+        print(f"  {os.path.join(opts.out_dir, 'report.json')}")
+        return 0
     a = report["audit"]
     print(f"{report['conclusion'].upper()}: {report.get('summary_title', '')}")
     for name in ("audit.md", "report.html", "report.json", a.get("baseline") or ""):

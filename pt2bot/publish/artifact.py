@@ -105,6 +105,9 @@ class ReportArtifact:
     check: CheckOutput
     finding_fingerprints: frozenset[str]   # every finding still present (for stale comments)
     warnings: tuple[str, ...] = ()
+    # report.json's `partial` (one shard of a matrix, pt2bot/merge.py): its shard "I/N", or
+    # "?" when the object is malformed. Not None = not publishable (publish_dir refuses).
+    partial: str | None = None
 
 
 def sanitize_markdown(text: str) -> str:
@@ -362,6 +365,7 @@ def load_report_dir(directory: str | os.PathLike[str]) -> ReportArtifact:
     if head is not None and not (isinstance(head, str) and _SHA.match(head)):
         raise ArtifactError(f"{d / 'report.json'}: head: expected a commit SHA")
     conclusion = _Fields(report, "report.json").choice("conclusion", CONCLUSIONS)
+    partial = _partial(report.get("partial"))
     findings = report.get("findings") or []
     if not isinstance(findings, list):
         raise ArtifactError("report.json.findings: expected a list")
@@ -395,4 +399,15 @@ def load_report_dir(directory: str | os.PathLike[str]) -> ReportArtifact:
                         f"report.json {quote(conclusion)}; using check.json")
     return ReportArtifact(directory=d, head=head, conclusion=conclusion, summary=summary,
                           review_body=review_body, comments=tuple(comments), check=check_out,
-                          finding_fingerprints=fps, warnings=tuple(warnings))
+                          finding_fingerprints=fps, warnings=tuple(warnings), partial=partial)
+
+
+_SHARD = re.compile(r"^[0-9]{1,4}/[0-9]{1,4}$")
+
+
+def _partial(value: Any) -> str | None:
+    """The shard of a partial report; any value but null marks the directory partial."""
+    if value is None:
+        return None
+    shard = value.get("shard") if isinstance(value, dict) else None
+    return shard if isinstance(shard, str) and _SHARD.match(shard) else "?"

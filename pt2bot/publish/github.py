@@ -427,6 +427,9 @@ def publish_dir(out_dir: str | os.PathLike[str], *, repo: str | None = None, pr:
     the fallback (no permission) or in `result.errors` (after the fallback ran too).
     Raises `UserError` for a malformed report directory or environment."""
     artifact = load_report_dir(out_dir)
+    if artifact.partial is not None:   # one shard's view would post a wrong verdict
+        raise UserError(f"{out_dir}: a partial report (shard {artifact.partial}): merge the "
+                        "shards first (`pt2bot merge DIR... --out DIR`) and publish that")
     target = resolve_target(env, repo=repo, pr=pr)
     tuning = tuning or ClientTuning()
     out = out or sys.stdout

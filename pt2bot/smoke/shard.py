@@ -1,15 +1,20 @@
 """Sharding a run over CI jobs, and merging the shards' results files back into one.
 
 Every shard of a matrix sees the same config, so `shard_models` partitions it by name
-alone; `merge_results` refuses shards of different runs (config, commit, torch, device)
-and duplicated models, so a merged file is exactly what one unsharded run writes.
+alone; `split_names` does the same for a review's or an audit's selection, balanced by
+per-model wall times when a results file gives them (`load_costs`: the nightly audit's
+baseline serves). `merge_results` refuses shards of different runs (config, commit, torch,
+device) and duplicated models, so a merged file is exactly what one unsharded run writes.
+The merge of whole report directories (`pt2bot merge DIR...`) is pt2bot/merge.py's; it
+uses the same spec parser and this results merge.
 """
 from __future__ import annotations
 
 import json
 import os
 import re
-from typing import Any, Sequence
+import statistics
+from typing import Any, Mapping, Sequence
 
 from pt2bot.config import Config, ModelConfig
 from pt2bot.errors import UserError
@@ -54,6 +59,48 @@ def shard_models(models: Sequence[ModelConfig], index: int, count: int) -> list[
     """
     ordered = sorted(models, key=lambda m: m.name)
     return [m for k, m in enumerate(ordered) if k % count == index - 1]
+
+
+def split_names(names: Sequence[str], count: int,
+                costs: Mapping[str, float] | None = None) -> list[list[str]]:
+    """`names` split into `count` shards (lists in name order; some may be empty).
+
+    Without costs: round-robin over the sorted names, as `shard_models` does. With costs
+    (seconds per model, from an earlier run): longest first onto the least loaded shard
+    (ties: the lower shard), which keeps the slowest shard close to total/count. A model
+    without a recorded cost counts as the median of the known ones, so a new model is
+    neither free nor feared. Depends only on the names and the costs: every job of a
+    matrix that reads the same costs file computes the same split.
+    """
+    if count < 1:
+        raise UserError(f"--shard: expected N >= 1, got {count}")
+    ordered = sorted(set(names))
+    known = {n: float(c) for n, c in (costs or {}).items() if n in ordered and c >= 0}
+    if not known:
+        return [[n for k, n in enumerate(ordered) if k % count == i] for i in range(count)]
+    default = statistics.median(known.values())
+    loads = [0.0] * count
+    shards: list[list[str]] = [[] for _ in range(count)]
+    for name in sorted(ordered, key=lambda n: (-known.get(n, default), n)):
+        i = min(range(count), key=lambda k: (loads[k], k))
+        shards[i].append(name)
+        loads[i] += known.get(name, default)
+    return [sorted(s) for s in shards]
+
+
+def load_costs(path: str) -> dict[str, float]:
+    """Per-model wall time (`duration_s`) from a results file (`pt2bot run`, the audit's
+    `baseline-<sha>.json`, a review's `head.json`). Errors name the file (exit 2)."""
+    data = load_results(path, what="--costs")
+    if not isinstance(data, dict) or data.get("schema") != RESULTS_SCHEMA \
+            or not isinstance(data.get("models"), list):
+        raise UserError(f"--costs: {path}: not a {RESULTS_SCHEMA} results file")
+    costs: dict[str, float] = {}
+    for run in ResultsFile.from_json(data).models:
+        d = run.duration_s
+        if isinstance(run.name, str) and isinstance(d, (int, float)) and d >= 0:
+            costs[run.name] = float(d)
+    return costs
 
 
 def merge_results(parts: Sequence[dict[str, Any] | ResultsFile], *,
@@ -118,19 +165,19 @@ def _merged_shard(shards: list[str]) -> str:
     return ",".join(f"{i}/{c}" for i, c in pairs)
 
 
-def load_results(path: str) -> dict[str, Any]:
+def load_results(path: str, *, what: str = "merge") -> dict[str, Any]:
     """A results file's JSON for `pt2bot merge` (size-capped; errors name the file)."""
     try:
         size = os.path.getsize(path)
         if size > 4 * OUT_CAP_BYTES:
-            raise UserError(f"merge: {path}: {size} bytes is too large for a results file")
+            raise UserError(f"{what}: {path}: {size} bytes is too large for a results file")
         with open(path, encoding="utf-8") as fh:
             return json.load(fh)
     except OSError as e:
-        raise UserError(f"merge: {path}: cannot read: {e.strerror}") from None
+        raise UserError(f"{what}: {path}: cannot read: {e.strerror}") from None
     except ValueError as e:
-        raise UserError(f"merge: {path}: not valid JSON: {e}") from None
+        raise UserError(f"{what}: {path}: not valid JSON: {e}") from None
 
 
-__all__ = ["load_results", "merge_result_files", "merge_results", "parse_shard",
-           "pick_models", "shard_models"]
+__all__ = ["load_costs", "load_results", "merge_result_files", "merge_results", "parse_shard",
+           "pick_models", "shard_models", "split_names"]

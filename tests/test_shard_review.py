@@ -1,0 +1,377 @@
+"""Sharded review and audit end to end: real git repo, real torch workers (eager backend).
+
+The PR gives two models a new graph break each (and a static finding). It is reviewed
+once unsharded and once as a 2-job matrix (`review --shard 1/2`, `--shard 2/2`, run one
+after the other as CI's jobs would run side by side); `pt2bot merge` of the two partial
+directories must write what the unsharded review wrote. The per-shard wall times and the
+merge time are printed (`pytest -s`) for the README's figures.
+"""
+from __future__ import annotations
+
+import json
+import os
+import re
+import shutil
+import subprocess
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from gitrepo import GitRepo
+
+pytestmark = pytest.mark.torch
+
+CONFIG = """\
+version: 1
+static: {paths: [pkg/]}
+models:
+  - name: alpha
+    entry: pkg.alpha:Alpha
+    inputs: [{name: x, shape: [batch, 8]}]
+    shapes: {batch: [2, 4]}
+    dynamic: [batch]
+  - name: beta
+    entry: pkg.beta:Beta
+    inputs: [{name: x, shape: [batch, 8]}]
+    shapes: {batch: [2, 4]}
+    dynamic: [batch]
+run: {backend: eager, latency: false, jobs: 2, timeout_s: 120}
+"""
+
+MODEL = """\
+import torch
+from torch import nn
+
+from pkg.layers import Block
+
+
+class {cls}(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.block = Block()
+
+    def forward(self, x):
+        x = self.block(x)
+        return x.relu()
+"""
+
+LAYERS_BASE = """\
+import torch
+from torch import nn
+
+
+class Block(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.lin = nn.Linear(8, 8)
+
+    def forward(self, x):
+        return self.lin(x)
+"""
+
+# The shared layer gains a `.item()` branch: both models gain the same new break.
+LAYERS_HEAD = """\
+import torch
+from torch import nn
+
+
+class Block(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.lin = nn.Linear(8, 8)
+
+    def forward(self, x):
+        x = self.lin(x)
+        if x.abs().sum().item() >= 0:     # always true: the graphs do not depend on weights
+            x = x + 1
+        return x
+"""
+
+RENDERED = ("report.json", "summary.md", "review.json", "check.json", "results.sarif")
+# What differs between two runs of the same models: times, memory, dates, run-local paths.
+VOLATILE = {"timings", "duration_s", "phase_s", "compile_s", "peak_mem_mb", "created",
+            "max_abs_err", "bytes"}    # bytes: of the structured trace (it holds times)
+
+
+def _pt2bot(*args: str, cwd: Path) -> tuple[subprocess.CompletedProcess[str], float]:
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("GITHUB_", "PT2BOT_"))}
+    t0 = time.perf_counter()
+    proc = subprocess.run([sys.executable, "-m", "pt2bot", *args], cwd=cwd, env=env,
+                          capture_output=True, text=True, timeout=600)
+    return proc, time.perf_counter() - t0
+
+
+def _strip(value: Any) -> Any:
+    if isinstance(value, dict):
+        return {k: _strip(v) for k, v in value.items() if k not in VOLATILE}
+    if isinstance(value, list):
+        return [_strip(v) for v in value]
+    return value
+
+
+def _text(path: Path) -> str:
+    """A rendered file with its one timing (the footer's "took N s") masked."""
+    return re.sub(r"took [0-9.]+ (s|min)", "took <t>", path.read_text(encoding="utf-8"))
+
+
+def _json(path: Path) -> Any:
+    return json.loads(path.read_text(encoding="utf-8"))
+
+
+@pytest.fixture(scope="module")
+def pr_repo(tmp_path_factory) -> GitRepo:
+    repo = GitRepo.init(tmp_path_factory.mktemp("shard") / "repo")
+    repo.write("pt2bot.yml", CONFIG)
+    repo.write("pkg/__init__.py", "")
+    repo.write("pkg/layers.py", LAYERS_BASE)
+    repo.write("pkg/alpha.py", MODEL.format(cls="Alpha"))
+    repo.write("pkg/beta.py", MODEL.format(cls="Beta"))
+    repo.commit("base")
+    repo.branch("pr")
+    repo.write("pkg/layers.py", LAYERS_HEAD)
+    repo.commit("pr: a host sync in the shared layer")
+    return repo
+
+
+@pytest.fixture(scope="module")
+def runs(pr_repo, tmp_path_factory) -> dict[str, Any]:
+    """The unsharded review, the two shards (one after the other) and their merge."""
+    tmp = tmp_path_factory.mktemp("runs")
+    out: dict[str, Any] = {"dir": tmp, "wall": {}}
+    proc, out["wall"]["unsharded"] = _pt2bot("review", "--base", "main", "--out",
+                                             str(tmp / "full"), cwd=pr_repo.path)
+    out["full"] = proc
+    for i in (1, 2):
+        proc, out["wall"][f"shard {i}/2"] = _pt2bot(
+            "review", "--base", "main", "--shard", f"{i}/2", "--out", str(tmp / f"s{i}"),
+            cwd=pr_repo.path)
+        out[f"s{i}"] = proc
+    proc, out["wall"]["merge"] = _pt2bot("merge", str(tmp / "s2"), str(tmp / "s1"), "--out",
+                                         str(tmp / "merged"), cwd=tmp)
+    out["merged"] = proc
+    print("\nsharded review wall times (s): " + ", ".join(
+        f"{k} {v:.2f}" for k, v in out["wall"].items()))
+    return out
+
+
+def test_unsharded_review_sees_both_new_breaks(runs):
+    assert runs["full"].returncode == 1, runs["full"].stderr
+    report = _json(runs["dir"] / "full" / "report.json")
+    assert report["conclusion"] == "failure"
+    for m in report["models"]:
+        assert [b["gb"] for b in m["new_breaks"]] == ["GB0124"], m["name"]
+
+
+def test_each_shard_runs_its_model_and_only_shard_1_runs_static(runs):
+    for i, mine in ((1, ["alpha"]), (2, ["beta"])):
+        proc = runs[f"s{i}"]
+        assert proc.returncode == 1, proc.stderr           # its model gained a break
+        assert f"shard {i}/2: 1 of 2 selected model(s) (round-robin): {mine[0]}" in proc.stderr
+        report = _json(runs["dir"] / f"s{i}" / "report.json")
+        part = report["partial"]
+        assert part["shard"] == f"{i}/2" and part["models"] == mine
+        assert part["static"] is (i == 1)
+        assert part["config_digest"] == report["config_digest"]
+        assert report["summary_title"].startswith(f"partial report (shard {i}/2")
+        head = _json(runs["dir"] / f"s{i}" / "head.json")
+        assert [m["name"] for m in head["models"]] == mine and head["shard"] == f"{i}/2"
+        other = "beta" if i == 1 else "alpha"
+        assert {"name": other, "reason": f"run by shard {3 - i}/2"} in report["skipped"]
+    assert "static:" in runs["s1"].stderr and "static:" not in runs["s2"].stderr
+    assert _json(runs["dir"] / "s2" / "report.json")["findings"] == []
+    digests = {_json(runs["dir"] / f"s{i}" / "report.json")["partial"]["selection_digest"]
+               for i in (1, 2)}
+    assert len(digests) == 1
+
+
+def test_merged_shards_equal_the_unsharded_review(runs):
+    """The "done means" of issue 12: same report.json (minus timings and measured times),
+    summary.md, review.json, check.json, results.sarif, base.json and head.json."""
+    assert runs["merged"].returncode == 1, runs["merged"].stderr
+    full, merged = runs["dir"] / "full", runs["dir"] / "merged"
+    a, b = _json(full / "report.json"), _json(merged / "report.json")
+    assert "partial" not in b
+    assert _strip(b) == _strip(a)
+    assert set(b["timings"]) >= {"smoke", "total", "merge", "shards_total"}
+    for name in RENDERED[1:]:
+        assert _text(merged / name) == _text(full / name), name
+    for side in ("base", "head"):
+        fa, fb = _json(full / f"{side}.json"), _json(merged / f"{side}.json")
+        assert fb["shard"] == "1/1"
+        assert _strip(fb) == _strip(fa), side
+    # The partial directories' other files came along: every model's worker log.
+    logs = sorted(p.name for p in merged.rglob("*.log"))
+    assert logs == sorted(p.name for p in full.rglob("*.log")) and logs
+    print(f"merge: {runs['wall']['merge']:.2f} s (process), "
+          f"{b['timings']['merge']:.3f} s (in report.json)")
+
+
+def test_merge_is_order_independent(runs, tmp_path):
+    proc, _ = _pt2bot("merge", str(runs["dir"] / "s1"), str(runs["dir"] / "s2"), "--out",
+                      str(tmp_path / "m"), cwd=tmp_path)
+    assert proc.returncode == 1, proc.stderr
+    for name in RENDERED[1:]:
+        assert _text(tmp_path / "m" / name) == _text(runs["dir"] / "merged" / name), name
+    assert _strip(_json(tmp_path / "m" / "report.json")) == \
+        _strip(_json(runs["dir"] / "merged" / "report.json"))
+
+
+def test_publish_refuses_a_partial_directory(runs):
+    proc, _ = _pt2bot("publish", str(runs["dir"] / "s1"), cwd=runs["dir"])
+    assert proc.returncode == 2
+    assert "a partial report (shard 1/2): merge the shards first" in proc.stderr
+
+
+def _copy_shard(runs: dict[str, Any], tmp_path: Path, i: int, name: str,
+                **changes: Any) -> Path:
+    dst = tmp_path / name
+    shutil.copytree(runs["dir"] / f"s{i}", dst)
+    data = _json(dst / "partial.json")
+    data.update(changes)
+    (dst / "partial.json").write_text(json.dumps(data))
+    return dst
+
+
+@pytest.mark.parametrize("key, value, message", [
+    ("config_digest", "sha256:0000", "config_digest 'sha256:0000' differs"),
+    ("selection_digest", "sha256:1111", "selection_digest 'sha256:1111' differs"),
+    ("torch", "2.14.1+cpu", "torch '2.14.1+cpu' differs"),
+    ("device", "cuda", "device 'cuda' differs"),
+    ("head", "f" * 40, "head '" + "f" * 40 + "' differs"),
+    ("shard", "2/3", "the shards disagree on N"),
+    ("assignment", {"alpha": 2, "beta": 1}, "split the models differently"),
+])
+def test_merge_refuses_shards_of_another_run(runs, tmp_path, key, value, message):
+    other = _copy_shard(runs, tmp_path, 2, "other", **{key: value})
+    proc, _ = _pt2bot("merge", str(runs["dir"] / "s1"), str(other), "--out",
+                      str(tmp_path / "m"), cwd=tmp_path)
+    assert proc.returncode == 2, proc.stderr
+    assert message in proc.stderr and "Traceback" not in proc.stderr
+    assert not (tmp_path / "m" / "report.json").exists()
+
+
+def test_merge_refuses_a_duplicated_shard(runs, tmp_path):
+    again = _copy_shard(runs, tmp_path, 1, "again")
+    proc, _ = _pt2bot("merge", str(runs["dir"] / "s1"), str(runs["dir"] / "s2"), str(again),
+                      "--out", str(tmp_path / "m"), cwd=tmp_path)
+    assert proc.returncode == 2
+    assert re.search(r"shard 1/2 is given twice: \S+ and \S+", proc.stderr), proc.stderr
+
+
+def test_merge_refuses_a_mix_of_files_and_dirs_and_plain_dirs(runs, tmp_path):
+    proc, _ = _pt2bot("merge", str(runs["dir"] / "s1"), str(runs["dir"] / "s2" / "head.json"),
+                      "--out", str(tmp_path / "m"), cwd=tmp_path)
+    assert proc.returncode == 2 and "not both" in proc.stderr
+    proc, _ = _pt2bot("merge", str(runs["dir"] / "full"), "--out", str(tmp_path / "m"),
+                      cwd=tmp_path)
+    assert proc.returncode == 2 and "not a partial report directory" in proc.stderr
+
+
+def test_a_missing_shard_is_reported_and_the_rest_merges(runs, tmp_path):
+    proc, _ = _pt2bot("merge", str(runs["dir"] / "s1"), "--out", str(tmp_path / "m"),
+                      cwd=tmp_path)
+    assert proc.returncode == 1, proc.stderr          # alpha's new break still fails it
+    assert "shard 2/2 did not report: 1 model(s) reported as errors" in proc.stderr
+    report = _json(tmp_path / "m" / "report.json")
+    beta = next(m for m in report["models"] if m["name"] == "beta")
+    assert beta["status"] == "error" and beta["reason"] == "shard 2/2 did not report"
+    assert beta["problems"][0]["kind"] == "shard_missing"
+    alpha = next(m for m in report["models"] if m["name"] == "alpha")
+    assert [b["gb"] for b in alpha["new_breaks"]] == ["GB0124"]
+    assert report["conclusion"] == "failure"
+    assert report["summary_title"].endswith("; shard 2/2 did not report")
+    head = _json(tmp_path / "m" / "head.json")
+    assert head["shard"] == "1/2"
+    assert [m["status"] for m in head["models"]] == ["ok", "error"]
+
+
+def test_an_empty_shard_is_a_valid_partial_report(runs, pr_repo, tmp_path):
+    """N larger than the selection: shard 3/3 of 2 models runs nothing and says so; its
+    merge alone reports the other shards' models, and the static checks, as missing."""
+    proc, wall = _pt2bot("review", "--base", "main", "--shard", "3/3", "--out",
+                         str(tmp_path / "s3"), cwd=pr_repo.path)
+    assert proc.returncode == 0, proc.stderr
+    assert "none (an empty partial report)" in proc.stderr
+    report = _json(tmp_path / "s3" / "report.json")
+    assert report["partial"]["empty"] is True and report["partial"]["models"] == []
+    assert "has no models: 2 selected over 3 shards" in report["partial"]["note"]
+    assert report["findings"] == [] and not (tmp_path / "s3" / "head.json").exists()
+    for name in RENDERED:
+        assert (tmp_path / "s3" / name).is_file()
+    jsonschema = pytest.importorskip("jsonschema")
+    schema = json.loads((Path(__file__).resolve().parents[1] / "pt2bot" / "schemas" /
+                         "report.schema.json").read_text())
+    jsonschema.validate(report, schema)
+    jsonschema.validate(_json(runs["dir"] / "s1" / "report.json"), schema)
+
+    proc, _ = _pt2bot("merge", str(tmp_path / "s3"), "--out", str(tmp_path / "m"),
+                      cwd=tmp_path)
+    assert proc.returncode == 0, proc.stderr
+    merged = _json(tmp_path / "m" / "report.json")
+    assert merged["conclusion"] == "neutral"
+    assert {m["name"]: m["reason"] for m in merged["models"]} == {
+        "alpha": "shard 1/3 did not report", "beta": "shard 2/3 did not report"}
+    assert any(r["code"] == "shard_missing" and "static checks did not run" in r["message"]
+               for r in merged["reasons"])
+
+
+@pytest.mark.parametrize("spec", ["0/2", "3/2", "1/0", "x"])
+def test_a_bad_shard_is_a_usage_error(pr_repo, tmp_path, spec):
+    proc, _ = _pt2bot("review", "--base", "main", "--shard", spec, "--out",
+                      str(tmp_path / "o"), cwd=pr_repo.path)
+    assert proc.returncode == 2 and "--shard: expected" in proc.stderr, proc.stderr
+
+
+def test_costs_balance_the_shards(runs, pr_repo, tmp_path):
+    """--costs reads per-model duration_s from a results file (here the unsharded head)."""
+    costs = _json(runs["dir"] / "full" / "head.json")
+    costs["models"][0]["duration_s"], costs["models"][1]["duration_s"] = 50.0, 10.0
+    (tmp_path / "costs.json").write_text(json.dumps(costs))
+    proc, _ = _pt2bot("review", "--base", "main", "--shard", "3/3", "--costs",
+                      str(tmp_path / "costs.json"), "--out", str(tmp_path / "o"),
+                      cwd=pr_repo.path)
+    assert proc.returncode == 0, proc.stderr
+    assert "shard 3/3: 0 of 2 selected model(s) (balanced by --costs)" in proc.stderr
+    assert _json(tmp_path / "o" / "report.json")["partial"]["balanced"] == "costs"
+    (tmp_path / "bad.json").write_text("{}")
+    proc, _ = _pt2bot("review", "--base", "main", "--shard", "1/2", "--costs",
+                      str(tmp_path / "bad.json"), "--out", str(tmp_path / "o2"),
+                      cwd=pr_repo.path)
+    assert proc.returncode == 2 and "--costs:" in proc.stderr and "bad.json" in proc.stderr
+
+
+# ------------------------------------------------------------------ the sharded audit
+
+def test_sharded_audit_merges_into_one_stored_night(pr_repo, tmp_path):
+    pr_repo.checkout("main")
+    try:
+        walls = {}
+        for i in (1, 2):
+            proc, walls[i] = _pt2bot("audit", "--shard", f"{i}/2", "--out",
+                                     str(tmp_path / f"a{i}"), cwd=pr_repo.path)
+            assert proc.returncode == 0, proc.stderr
+            assert "PARTIAL (shard" in proc.stdout
+        history = tmp_path / "h" / "history.sqlite"
+        history.parent.mkdir()
+        proc, _ = _pt2bot("merge", str(tmp_path / "a1"), str(tmp_path / "a2"), "--out",
+                          str(tmp_path / "audit"), cwd=tmp_path)
+        assert proc.returncode == 2 and "give --history FILE" in proc.stderr
+        proc, merge_s = _pt2bot("merge", str(tmp_path / "a2"), str(tmp_path / "a1"),
+                                "--history", str(history), "--out", str(tmp_path / "audit"),
+                                cwd=tmp_path)
+        assert proc.returncode == 0, proc.stderr
+        print(f"\nsharded audit (s): shard 1/2 {walls[1]:.2f}, shard 2/2 {walls[2]:.2f}, "
+              f"merge {merge_s:.2f}")
+        report = _json(tmp_path / "audit" / "report.json")
+        assert report["audit"]["runs_in_history"] == 1 and report["mode"] == "audit"
+        assert sorted(m["name"] for m in report["models"]) == ["alpha", "beta"]
+        assert all(m["status"] == "ok" for m in report["models"])
+        assert (tmp_path / "audit" / "audit.md").is_file()
+        baseline = _json(tmp_path / "audit" / report["audit"]["baseline"])
+        assert [m["name"] for m in baseline["models"]] == ["alpha", "beta"]
+        assert baseline["shard"] == "1/1"
+    finally:
+        pr_repo.checkout("pr")
