@@ -16,10 +16,11 @@ WORKDIR /opt/pt2bot
 COPY pyproject.toml README.md ./
 COPY pt2bot ./pt2bot
 
-# torch is already in the image: pt2bot itself depends only on PyGithub, PyYAML, unidiff.
+# torch is already in the image: pt2bot itself depends only on PyGithub, PyYAML, unidiff;
+# tlparse (a wheel with its binary, pinned as the tlparse extra) renders the compile reports.
 # UID 1001 is the GitHub-hosted runner's user, so files written to the mounted workspace
 # stay writable by later steps.
-RUN python -m pip install --no-cache-dir . \
+RUN python -m pip install --no-cache-dir . "tlparse==0.4.3" \
  && useradd --create-home --uid 1001 --shell /usr/sbin/nologin pt2bot
 
 USER 1001

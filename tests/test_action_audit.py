@@ -13,6 +13,7 @@ a real chart (right size, a plotted line), and the issue keeps its Mermaid chart
 from __future__ import annotations
 
 import base64
+import importlib.metadata
 import json
 import os
 import re
@@ -119,12 +120,17 @@ def _install(tmp_path: Path, mode: str) -> dict[str, Any]:
 
 def test_install_step_asks_for_the_charts_extra_in_audit_mode_only(tmp_path):
     pytest.importorskip("matplotlib")   # a dry run without the index resolves installed dists
+    try:
+        importlib.metadata.version("tlparse")   # a wheel with a binary: nothing to import
+    except importlib.metadata.PackageNotFoundError:
+        pytest.skip("tlparse is not installed")
     audit = _install(tmp_path, "audit")
-    assert audit["requested"] and audit["requested_extras"] == ["charts"]
+    # tlparse renders the compile reports in review and audit (pt2bot/compile_report.py)
+    assert audit["requested"] and audit["requested_extras"] == ["charts", "tlparse"]
     assert any(r.startswith("matplotlib") and 'extra == "charts"' in r
                for r in audit["metadata"]["requires_dist"])
-    for mode in ("review", "publish"):
-        assert not _install(tmp_path / mode, mode).get("requested_extras")
+    assert _install(tmp_path / "review", "review").get("requested_extras") == ["tlparse"]
+    assert not _install(tmp_path / "publish", "publish").get("requested_extras")
 
 
 def _run_step(repo: Path, runner: dict[str, str], **inputs: str) -> subprocess.CompletedProcess[str]:

@@ -315,3 +315,5 @@ def test_tlparse_is_pinned_in_the_extras():
         extras = tomllib.load(fh)["project"]["optional-dependencies"]
     pin = f"tlparse=={version('tlparse')}"
     assert pin in extras["tlparse"] and pin in extras["test"]
+    with open(os.path.join(os.path.dirname(HERE), "Dockerfile"), encoding="utf-8") as fh:
+        assert f'"{pin}"' in fh.read()      # the image installs the same one
