@@ -29,6 +29,7 @@ import argparse
 import glob
 import json
 import os
+import signal
 import subprocess
 import sys
 import time
@@ -54,13 +55,19 @@ def pt2bot(repo: str, args: list[str], log: str) -> tuple[int, float, list[tuple
     t0 = time.perf_counter()
     lines: list[tuple[float, str]] = []
     with open(log, "w") as fh:
+        # its own process group: an interrupted benchmark takes its workers with it
         proc = subprocess.Popen([sys.executable, "-m", "pt2bot", *args], cwd=repo, env=env,
-                                stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+                                stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
+                                start_new_session=True)
         assert proc.stdout is not None
-        for line in proc.stdout:
-            lines.append((round(time.perf_counter() - t0, 2), line.rstrip("\n")))
-            fh.write(line)
-        rc = proc.wait()
+        try:
+            for line in proc.stdout:
+                lines.append((round(time.perf_counter() - t0, 2), line.rstrip("\n")))
+                fh.write(line)
+            rc = proc.wait()
+        except BaseException:
+            os.killpg(proc.pid, signal.SIGTERM)
+            raise
     return rc, round(time.perf_counter() - t0, 2), lines
 
 
@@ -138,6 +145,11 @@ def run_scenario(name: str, repo: str, work: str) -> dict[str, Any]:
             args.append("--all")
     if shard:
         args += ["--shard", shard]
+        # the nightly audit's baseline balances the shards by per-model duration_s, as a
+        # matrix in CI would be given it (without one: round-robin over sorted names)
+        costs = glob.glob(os.path.join(work, "out", "audit", "baseline-*.json"))
+        if costs and kind != "audit":
+            args += ["--costs", costs[0]]
     load0 = os.getloadavg()
     rc, wall, lines = pt2bot(repo, args, log)
     with open(log) as fh:
@@ -187,6 +199,7 @@ def versions() -> dict[str, str]:
 
 
 def main() -> int:
+    signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))   # `kill PID` cleans up too
     ap = argparse.ArgumentParser()
     ap.add_argument("scenarios", nargs="+")
     ap.add_argument("--work", default="/tmp/zoo-bench")
