@@ -82,10 +82,14 @@ def test_every_workflow_declares_least_privilege_permissions():
     job, present and future)."""
     expected = {
         ("ci.yml", "test"): {"contents": "read"},
+        ("pt2bot-pr.yml", "plan"): {},
         ("pt2bot-pr.yml", "review"): {"contents": "read"},
+        ("pt2bot-pr.yml", "merge"): {"contents": "read"},
         ("pt2bot-publish.yml", "publish"): {"pull-requests": "write", "checks": "write",
                                             "actions": "read"},
+        ("pt2bot-nightly.yml", "plan"): {},
         ("pt2bot-nightly.yml", "audit"): {"contents": "read", "issues": "write"},
+        ("pt2bot-nightly.yml", "merge"): {"contents": "read", "issues": "write"},
     }
     for name in WORKFLOWS:
         wf = load(WF / name)
@@ -146,9 +150,13 @@ def test_pr_review_concurrency_is_on_the_job_not_the_workflow():
     then skipped) would cancel a running review."""
     wf = load(WF / "pt2bot-pr.yml")
     assert "concurrency" not in wf
-    job = wf["jobs"]["review"]
-    assert job["concurrency"]["cancel-in-progress"] is True
-    assert "github.event.pull_request.number" in job["concurrency"]["group"]
+    for name in ("plan", "review", "merge"):
+        job = wf["jobs"][name]
+        assert job["concurrency"]["cancel-in-progress"] is True
+        assert "github.event.pull_request.number" in job["concurrency"]["group"]
+    # The shards of one matrix must not cancel each other.
+    assert "${{ matrix.shard }}" in wf["jobs"]["review"]["concurrency"]["group"]
+    assert len({wf["jobs"][n]["concurrency"]["group"] for n in ("plan", "review", "merge")}) == 3
 
 
 def test_publish_runs_only_for_a_successful_or_failed_upstream_run():
@@ -162,20 +170,34 @@ def test_publish_runs_only_for_a_successful_or_failed_upstream_run():
 
 def test_pr_workflow_is_read_only_and_fork_safe():
     wf = load(WF / "pt2bot-pr.yml")
+    job_if = wf["jobs"]["review"].get("if")
+    assert job_if is None or job_if == wf["jobs"]["plan"]["if"]
+    job_if = wf["jobs"]["plan"]["if"]
     on = triggers(wf)
     assert set(on) == {"pull_request"}, "never pull_request_target: it runs PR code with secrets"
     text = (WF / "pt2bot-pr.yml").read_text()
     assert "secrets." not in text
     job = wf["jobs"]["review"]
+    assert wf["jobs"]["plan"]["if"] == job_if == \
+        "github.event.action != 'labeled' || github.event.label.name == 'pt2bot-gpu'"
     runs_on = job["runs-on"]
     # GPU label from a repository variable; forks only with the maintainer's label.
     assert "vars.PT2BOT_GPU_RUNNER" in runs_on and "'ubuntu-latest'" in runs_on
     assert "github.event.pull_request.head.repo.full_name == github.repository" in runs_on
     assert "'pt2bot-gpu'" in runs_on
+    # One job (PT2BOT_SHARDS unset or 1) uploads pt2bot-report itself; a matrix uploads
+    # one artifact per shard and the merge job uploads pt2bot-report.
     uploads = [s for s in job["steps"] if s.get("uses", "").startswith("actions/upload-artifact@")]
-    assert uploads and uploads[0]["with"]["name"] == "pt2bot-report"
-    assert all(s.get("with", {}).get("persist-credentials") is False
-               for s in job["steps"] if s.get("uses", "").startswith("actions/checkout@"))
+    assert uploads and uploads[0]["with"]["name"] == (
+        "${{ needs.plan.outputs.count == '1' && 'pt2bot-report' || "
+        "format('pt2bot-shard-{0}', matrix.shard) }}")
+    merge = wf["jobs"]["merge"]
+    merge_uploads = [s for s in merge["steps"]
+                     if s.get("uses", "").startswith("actions/upload-artifact@")]
+    assert [s["with"]["name"] for s in merge_uploads] == ["pt2bot-report"]
+    for j in (job, merge):
+        assert all(s.get("with", {}).get("persist-credentials") is False
+                   for s in j["steps"] if s.get("uses", "").startswith("actions/checkout@"))
 
 
 def test_publish_workflow_runs_after_the_pr_workflow_and_never_runs_pr_code():
@@ -201,18 +223,27 @@ def test_nightly_workflow_is_scheduled_and_keeps_history_in_the_cache():
     wf = load(WF / "pt2bot-nightly.yml")
     assert set(triggers(wf)) == {"schedule", "workflow_dispatch"}
     all_steps = list(steps(wf))
-    cache = [s for s in all_steps if s.get("uses", "").startswith("actions/cache@")]
+    cache = [s for s in all_steps if s.get("uses", "").startswith("actions/cache@")
+             and s["with"]["path"] == ".pt2bot-history"]
     audit = [s for s in all_steps if s.get("with", {}).get("mode") == "audit"]
     assert cache and audit
     assert Path(audit[0]["with"]["history"]).parts[0] == cache[0]["with"]["path"]
     assert cache[0]["with"]["restore-keys"] and cache[0]["with"]["key"] != cache[0]["with"]["restore-keys"]
+    # Sharded, the history is restored and saved by the merge job only: written once a night.
+    assert "SHARDED != 'true'" in cache[0]["if"]
+    merge = wf["jobs"]["merge"]
+    [merged] = [s for s in merge["steps"] if s.get("with", {}).get("mode") == "merge"]
+    assert merged["with"]["history"] == audit[0]["with"]["history"]
+    assert merged["with"]["publish"] == "true"
+    assert any(s.get("uses", "").startswith("actions/cache@")
+               and s["with"]["path"] == ".pt2bot-history" for s in merge["steps"])
 
 
 def test_action_inputs_outputs_and_env_only_plumbing():
     action = load(ROOT / "action.yml")
     assert action["runs"]["using"] == "composite"
     assert {"config", "mode", "base-ref", "token", "fail-on", "out-dir", "extra-args",
-            "history"} <= set(action["inputs"])
+            "history", "shard", "costs", "merge-from"} <= set(action["inputs"])
     assert {"conclusion", "report-path"} <= set(action["outputs"])
     run_step = next(s for s in action["runs"]["steps"] if s.get("id") == "run")
     env_values = " ".join(str(v) for v in run_step["env"].values())
@@ -411,3 +442,122 @@ def test_publish_installs_exact_versions_only(tmp_path):
     bad = "\n".join(p if not p.startswith("PyGithub==") else "PyGithub==2.1.1" for p in pins)
     proc = _install_step(tmp_path / "bad", bad)
     assert proc.returncode != 0 and "ResolutionImpossible" in proc.stdout + proc.stderr
+
+
+# ------------------------------------------------------------ the matrix (issue 12)
+def _plan_step(name: str) -> dict[str, Any]:
+    [step] = load(WF / name)["jobs"]["plan"]["steps"]
+    return step
+
+
+@pytest.mark.parametrize("name", ["pt2bot-pr.yml", "pt2bot-nightly.yml"])
+@pytest.mark.parametrize("value, count, shards", [
+    (None, "1", "[1]"), ("", "1", "[1]"), ("1", "1", "[1]"), ("3", "3", "[1,2,3]"),
+    ("08", "8", "[1,2,3,4,5,6,7,8]"), ("0", None, None), ("65", None, None),
+    ("two", None, None), ("2; touch pwned", None, None), ("-1", None, None)])
+def test_the_matrix_comes_from_the_pt2bot_shards_variable(tmp_path, name, value, count, shards):
+    """The plan job's script, run for real: N from `vars.PT2BOT_SHARDS` (default 1), the
+    matrix `[1..N]`, anything else a located error (and never evaluated)."""
+    step = _plan_step(name)
+    assert step["env"] == {"PT2BOT_SHARDS": "${{ vars.PT2BOT_SHARDS }}"}
+    out = tmp_path / "out"
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("GITHUB_", "PT2BOT_"))}
+    env["GITHUB_OUTPUT"] = str(out)
+    if value is not None:
+        env["PT2BOT_SHARDS"] = value
+    proc = subprocess.run(["bash", "-c", step["run"]], env=env, cwd=tmp_path,
+                          capture_output=True, text=True, timeout=60)
+    assert not (tmp_path / "pwned").exists()
+    if count is None:
+        assert proc.returncode == 2 and "PT2BOT_SHARDS must be a number" in proc.stdout
+        return
+    assert proc.returncode == 0, proc.stderr
+    assert out.read_text().splitlines() == [f"count={count}", f"shards={shards}"]
+    assert json.loads(shards) == list(range(1, int(count) + 1))
+
+
+@pytest.mark.parametrize("name, job, step_mode", [("pt2bot-pr.yml", "review", "review"),
+                                                  ("pt2bot-nightly.yml", "audit", "audit")])
+def test_each_shard_runs_its_share_and_a_merge_job_joins_them(name, job, step_mode):
+    wf = load(WF / name)
+    j = wf["jobs"][job]
+    assert j["needs"] == "plan"
+    assert j["strategy"] == {"fail-fast": False,
+                             "matrix": {"shard": "${{ fromJSON(needs.plan.outputs.shards) }}"}}
+    [run] = [s for s in j["steps"] if s.get("with", {}).get("mode") == step_mode]
+    shard = run["with"]["shard"]
+    # Empty (not sharded) for one job; `I/N` for a matrix.
+    assert "format('{0}/{1}', matrix.shard, needs.plan.outputs.count)" in shard
+    assert "|| ''" in shard
+    merge = wf["jobs"]["merge"]
+    assert set(merge["needs"]) == {"plan", job}
+    # A failed shard still merges (its models become errors); a cancelled run does not.
+    assert merge["if"].startswith("${{ !cancelled() &&") and \
+        "needs.plan.outputs.count != '1'" in merge["if"]
+    [download] = [s for s in merge["steps"]
+                  if s.get("uses", "").startswith("actions/download-artifact@")]
+    assert download["with"]["pattern"] == "pt2bot-shard-*"
+    [merged] = [s for s in merge["steps"] if s.get("with", {}).get("mode") == "merge"]
+    assert merged["with"]["merge-from"] == download["with"]["path"]
+    uploads = [s["with"]["name"] for s in j["steps"]
+               if s.get("uses", "").startswith("actions/upload-artifact@")]
+    assert any("pt2bot-shard-" in u and "matrix.shard" in u for u in uploads), uploads
+
+
+def test_a_pr_restores_the_inductor_cache_that_main_saved():
+    """Both workflows cache TORCHINDUCTOR_CACHE_DIR per shard; the nightly's key (saved on
+    the default branch, readable by every PR) starts with each of the PR's restore-keys."""
+    def cache_of(name: str, job: str) -> tuple[dict[str, Any], dict[str, Any]]:
+        steps_ = load(WF / name)["jobs"][job]["steps"]
+        [cache] = [s for s in steps_ if s.get("uses", "").startswith("actions/cache@")
+                   and s["with"]["path"] == ".pt2bot-cache/inductor"]
+        [run] = [s for s in steps_ if s.get("uses") == "./"]
+        return cache, run
+
+    pr, pr_run = cache_of("pt2bot-pr.yml", "review")
+    nightly, nightly_run = cache_of("pt2bot-nightly.yml", "audit")
+    for run in (pr_run, nightly_run):
+        assert run["env"]["TORCHINDUCTOR_CACHE_DIR"] == \
+            "${{ github.workspace }}/.pt2bot-cache/inductor"
+    assert "${{ matrix.shard }}" in pr["with"]["key"] and pr["with"]["key"] == nightly["with"]["key"]
+    prefixes = pr["with"]["restore-keys"].splitlines()
+    assert len(prefixes) == 2 and all(nightly["with"]["key"].startswith(p) for p in prefixes)
+    # Exact keys differ per commit: a cache is immutable, a new commit saves a new one.
+    assert pr["with"]["key"].endswith("${{ github.sha }}")
+
+
+def test_shards_are_balanced_by_the_costs_the_nightly_saves():
+    nightly = load(WF / "pt2bot-nightly.yml")
+    saved = [s for j in nightly["jobs"].values() for s in j["steps"]
+             if s.get("uses", "").startswith("actions/cache/save@")]
+    assert saved and all(s["with"]["key"].startswith("pt2bot-costs-") for s in saved)
+    pr = load(WF / "pt2bot-pr.yml")["jobs"]["review"]
+    [restore] = [s for s in pr["steps"] if s.get("uses", "").startswith("actions/cache/restore@")]
+    assert restore["with"]["restore-keys"] == "pt2bot-costs-"
+    [run] = [s for s in pr["steps"] if s.get("with", {}).get("mode") == "review"]
+    assert run["with"]["costs"] == restore["with"]["path"] + "/costs.json"
+
+
+def test_action_merge_without_shards_is_a_located_error(tmp_path):
+    (tmp_path / "shards").mkdir()
+    proc, out = _run_action_script(tmp_path, mode="merge", merge_from="shards")
+    assert proc.returncode == 2 and "merge-from holds no shard directories" in proc.stdout
+
+
+def test_action_passes_shard_costs_and_merge_dirs(tmp_path):
+    spy = str(_spy_python(tmp_path))
+    _run_action_script(tmp_path, mode="review", base_ref="HEAD", shard="2/3",
+                       costs="costs.json", python=spy)
+    argv = _recorded(tmp_path, "pt2bot-argv")
+    assert argv[2:-1] == ["review", "--base", "HEAD", "--out", "pt2bot-report", "--shard", "2/3"]
+    (tmp_path / "costs.json").write_text("{}")
+    _run_action_script(tmp_path, mode="audit", shard="1/2", costs="costs.json", python=spy)
+    argv = _recorded(tmp_path, "pt2bot-argv")
+    assert argv[2:-1] == ["audit", "--history", ".pt2bot-history/history.sqlite", "--out",
+                          "pt2bot-report", "--shard", "1/2", "--costs", "costs.json"]
+    for i in (2, 1):
+        (tmp_path / "shards" / f"pt2bot-shard-{i}").mkdir(parents=True)
+    _run_action_script(tmp_path, mode="merge", merge_from="shards", python=spy)
+    argv = _recorded(tmp_path, "pt2bot-argv")
+    assert argv[2:-1] == ["merge", "shards/pt2bot-shard-1/", "shards/pt2bot-shard-2/", "--out",
+                          "pt2bot-report", "--history", ".pt2bot-history/history.sqlite"]
