@@ -140,9 +140,6 @@ def review(opts: ReviewOptions, log: Callable[[str], None] = lambda s: None) -> 
     render_all(report, opts.out_dir,
                commentable=lambda path, line: changes.is_commentable(changeset, path, line))
     if opts.publish:
-        if plan is not None:
-            raise UserError("--publish: a shard's report is partial: publish the output of "
-                            "`pt2bot merge` instead")
         publish_dir(opts.out_dir)
     return report
 
@@ -154,6 +151,9 @@ def _plan_shard(opts: ReviewOptions, selection: select.Selection,
         if opts.costs:
             raise UserError("--costs balances shards: it needs --shard I/N")
         return None
+    if opts.publish:   # refused before the runs, not after them
+        raise UserError("--publish: a shard's report is partial: publish the output of "
+                        "`pt2bot merge DIR... --out DIR` instead")
     plan = plan_shard(selection.selected, opts.shard, opts.costs)
     log(f"shard {plan.spec}: {len(plan.mine)} of {len(selection.selected)} selected model(s)"
         f" ({'balanced by --costs' if plan.balanced else 'round-robin'})"
