@@ -258,6 +258,10 @@ def test_the_run_records_executed_and_dynamo_traced_lines(project):
         assert line_of(MODEL, mark) not in model, mark
     assert line_of(HELPERS, "impossible") not in ran["reachpkg/helpers.py"]
     assert line_of(HELPERS, "impossible") + 1 in ran["reachpkg/helpers.py"]
+    # `pt2bot run --out FILE` keeps the compile report beside FILE, side head
+    report = results["models"][0]["compile_report"]
+    assert report["trace"] == "compile/tiled/head/trace.log"
+    assert (_root / "out" / "compile" / "tiled" / "head" / "trace.log").is_file()
 
 
 @pytest.mark.torch

@@ -293,3 +293,27 @@ def test_jobs_carry_the_spec_the_worker_expects(tmp_path):
     # The cache is relative to the config, so it outlives a throw-away base worktree.
     assert a.env["TORCHINDUCTOR_CACHE_DIR"] == str(cfg_dir / ".cache" / "inductor")
     assert a.env["OMP_NUM_THREADS"] == "2" and a.env["PYTHONPATH"] == str(worktree)
+
+
+def test_jobs_of_traced_phases_get_a_fresh_compile_report_dir_per_side(tmp_path):
+    config = Config(models=_models("a"))
+    out = tmp_path / "out"
+    stale = out / "compile" / "a" / "base" / "index.html"
+    stale.parent.mkdir(parents=True)
+    stale.write_text("an earlier run's report")
+
+    def job(phases, side):
+        [j] = runner.build_jobs(config, config.models, repo_root=str(tmp_path), out_dir=str(out),
+                                work_dir=str(tmp_path), device="cpu", phases=phases,
+                                environ={}, side=side)
+        return j.spec
+
+    head = job(["breaks", "export"], "head")
+    assert head["trace_rel"] == "compile/a/head/trace.log"
+    assert head["trace_path"] == str(out / "compile" / "a" / "head" / "trace.log")
+    assert "trace_path" not in job(["latency"], "head")   # a latency round writes no report
+    assert stale.exists()
+    assert job(["matrix"], "base")["trace_rel"] == "compile/a/base/trace.log"
+    assert not stale.exists()                             # cleared before the new run
+    with pytest.raises(ValueError):
+        job(["breaks"], "../x")

@@ -258,3 +258,31 @@ def test_worker_process_writes_run_and_routes_logs(tmp_path):
     assert run["status"] == "ok" and run["graph_breaks"][0]["gb"] == "GB0124"
     log = (tmp_path / "logs" / "item.log").read_text()
     assert "Graph break from `Tensor.item()`" in log     # torch's own warning, routed
+
+
+# ----------------------------------------------------------------------------- coverage, trace
+
+def _lines(text: str) -> set[int]:
+    from pt2bot.reach import parse_ranges
+    return {n for lo, hi in parse_ranges(text) for n in range(lo, hi + 1)}
+
+
+def test_breaks_phase_records_the_lines_the_model_ran():
+    run = measured("nested", "models.nested:Nested")
+    cov = run["coverage"]
+    assert set(cov) == {"models/nested.py", "models/helpers.py"}   # repo files only
+    assert line_of("nested.py", "helper-call") in _lines(cov["models/nested.py"])
+    assert line_of("helpers.py", "GB0124-helper") in _lines(cov["models/helpers.py"])
+    assert "compile_report" not in run            # no trace_path in the spec: no report
+
+
+def test_without_the_breaks_phase_no_coverage_but_the_trace_of_the_matrix(tmp_path):
+    from pt2bot.smoke.worker import measure
+    s = spec("size", "models.size_branch:SizeBranch", phases=["matrix"])
+    s.update(trace_path=str(tmp_path / "t" / "trace.log"), trace_rel="compile/size/head/trace.log")
+    run = measure(s)
+    assert run["status"] == "ok" and "coverage" not in run
+    rep = run["compile_report"]
+    assert rep["trace"] == "compile/size/head/trace.log" and rep["truncated"] is False
+    assert rep["bytes"] == (tmp_path / "t" / "trace.log").stat().st_size > 0
+    assert '"recompile_reasons"' in (tmp_path / "t" / "trace.log").read_text()
