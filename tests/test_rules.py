@@ -100,3 +100,43 @@ def test_cli_rules_prints_doc_list_and_json(capsys):
     data = json.loads(capsys.readouterr().out)
     assert [d["code"] for d in data] == [r.code for r in RULES]
     assert main(["rules", "PTC999"]) == 2
+
+
+def _write(root, files: dict[str, str]) -> None:
+    for rel, text in files.items():
+        p = root / rel
+        p.parent.mkdir(parents=True, exist_ok=True)
+        p.write_text(text)
+
+
+def test_package_directory_as_root_resolves_its_own_absolute_imports(tmp_path):
+    # `pt2bot check site-packages/kornia`: module names lack `kornia.`, its imports carry it
+    # (issue 9: kornia's augmentations were not recognised as modules, their breaks missed)
+    pkg = tmp_path / "mypkg"
+    _write(pkg, {
+        "__init__.py": "from mypkg.model import Net\n",
+        "base.py": "import torch.nn as nn\n\n\nclass Base(nn.Module):\n"
+                   "    def forward(self, x):\n        return self.step(x)\n\n"
+                   "    def step(self, x):\n        return x\n",
+        "model.py": "from mypkg.base import Base\n\n\nclass Net(Base):\n"
+                    "    def step(self, x):\n        return x * x.sum().item()\n",
+    })
+    findings = check_paths(str(pkg), [], StaticConfig(select=("ALL",)), jobs=1)
+    assert [(f.path, f.line, f.rule) for f in findings] == [("model.py", 6, "PTC101")]
+
+
+def test_tensor_attributes_are_not_sizes_or_tensors_elsewhere(tmp_path):
+    # a buffer's own shape is fixed per model (no PTC301/PTC303), its truth value is a tensor's
+    _write(tmp_path, {"m.py": (
+        "import torch\nimport torch.nn as nn\n\n\nclass M(nn.Module):\n"
+        "    def __init__(self):\n        super().__init__()\n"
+        "        self.register_buffer('table', torch.zeros(4, 8))\n"
+        "        self.register_buffer('unset', None)\n\n"
+        "    def forward(self, x):\n"
+        "        for i in range(self.table.shape[0]):\n            x = x + i\n"
+        "        if self.table.size(0) > 2:\n            x = x * 2\n"
+        "        if self.unset is not None:\n            x = x + self.unset\n"
+        "        if self.table.any():\n            x = x - 1\n"
+        "        return x\n")})
+    findings = check_paths(str(tmp_path), ["m.py"], StaticConfig(select=("ALL",)), jobs=1)
+    assert [(f.line, f.rule) for f in findings] == [(18, "PTC201")]

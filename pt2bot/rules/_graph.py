@@ -25,6 +25,10 @@ class Index:
     _module_memo: dict[str, bool] = field(default_factory=dict)
     _canonical_memo: dict[str, str] = field(default_factory=dict)
     _mro_memo: dict[str, list[str]] = field(default_factory=dict)
+    # When the analysed root is a package directory itself (`pt2bot check site-packages/kornia`),
+    # module names lack the package's own name while its absolute imports carry it
+    # (`from kornia.augmentation.base import ...`): the import prefix that names the root.
+    root_alias: str | None = None
 
     @classmethod
     def build(cls, summaries: list[FileSummary]) -> "Index":
@@ -35,6 +39,7 @@ class Index:
                     idx.functions[f"{s.module}.{q}"] = (s, info)
             for name, c in s.classes.items():
                 idx.classes[f"{s.module}.{name}"] = (s, c)
+        idx.root_alias = _root_alias(summaries)
         return idx
 
     def canonical(self, name: str, depth: int = 0) -> str:
@@ -49,6 +54,9 @@ class Index:
     def _canonical(self, name: str, depth: int) -> str:
         if depth > 8 or name in self.functions or name in self.classes:
             return name
+        alias = self.root_alias
+        if alias is not None and name.startswith(alias + "."):
+            return self.canonical(name[len(alias) + 1:], depth + 1)
         mod, _, attr = name.rpartition(".")
         s = self.summaries.get(mod)
         if s is not None:
@@ -106,6 +114,24 @@ class Index:
         return None
 
 
+def _root_alias(summaries: list[FileSummary]) -> str | None:
+    """`kornia` when the tree is the inside of package `kornia`: it has a top-level
+    `__init__.py` and its files import `kornia.<a top-level module of the tree>`."""
+    if not any(s.module == "" for s in summaries):
+        return None
+    tops = {s.module.partition(".")[0] for s in summaries if s.module}
+    votes: dict[str, int] = {}
+    for s in summaries:
+        for target in s.imports.values():
+            head, _, rest = target.partition(".")
+            if rest and head not in tops and rest.partition(".")[0] in tops and head != "torch":
+                votes[head] = votes.get(head, 0) + 1
+    if not votes:
+        return None
+    best = max(votes, key=lambda h: votes[h])
+    return best if votes[best] >= 2 else None
+
+
 def _is_torch_module_base(base: str) -> bool:
     return base.startswith("torch.nn.") and base.rpartition(".")[2][:1].isupper()
 
@@ -119,35 +145,42 @@ class Reach:
 def find_compiled(summaries: list[FileSummary],
                   walk: Callable[[list[tuple[FileSummary, FunctionInfo]]], None] | None = None) -> Reach:
     """Breadth-first from the roots. `walk(level)` is called before the call edges of a level
-    of newly reached functions are read: lazy analysis walks exactly those bodies then."""
+    of newly reached functions are read: lazy analysis walks exactly those bodies then.
+
+    The search runs over (function, class of `self`) pairs: a `forward` inherited from a base
+    class calls `self.apply_transform(...)` of the *subclass* being compiled (virtual
+    dispatch), so `self.m` resolves in the MRO of the module class the root came from, not of
+    the class that defines the calling method (kornia's augmentations: issue 9)."""
     idx = Index.build(summaries)
-    frontier: list[str] = []
+    frontier: list[tuple[str, str | None]] = []
     for name, (s, c) in idx.classes.items():
         if idx.is_module_class(name):
             fwd = idx.method(name, "forward")
             if fwd:
-                frontier.append(fwd)
+                frontier.append((fwd, name))
     for s in summaries:
         for q, info in s.functions.items():
             if info.compiled_root:
-                frontier.append(f"{s.module}.{q}")
+                frontier.append((f"{s.module}.{q}", None))
         for root in s.roots:
             root = idx.canonical(root)
             if root in idx.functions:
-                frontier.append(root)
+                frontier.append((root, None))
             elif root in idx.classes:
                 fwd = idx.method(root, "forward")
                 if fwd:
-                    frontier.append(fwd)
+                    frontier.append((fwd, root))
     compiled: set[Key] = set()
     disabled: dict[Key, tuple[FileSummary, FunctionInfo]] = {}
-    seen: set[str] = set()
+    seen: set[tuple[str, str | None]] = set()
+    reached: set[str] = set()
     while frontier:
-        level: list[tuple[str, FileSummary, FunctionInfo]] = []
-        for name in frontier:
-            if name in seen:
+        level: list[tuple[str, str | None, FileSummary, FunctionInfo]] = []
+        new: list[tuple[FileSummary, FunctionInfo]] = []
+        for name, self_cls in frontier:
+            if (name, self_cls) in seen:
                 continue
-            seen.add(name)
+            seen.add((name, self_cls))
             entry = idx.functions.get(name)
             if entry is None:
                 continue
@@ -156,32 +189,38 @@ def find_compiled(summaries: list[FileSummary],
                 disabled[(s.path, info.qualname)] = entry
                 continue
             compiled.add((s.path, info.qualname))
-            level.append((name, s, info))
-        if walk is not None and level:
-            walk([(s, info) for _, s, info in level])
+            level.append((name, self_cls, s, info))
+            if name not in reached:
+                reached.add(name)
+                new.append((s, info))
+        if walk is not None and new:
+            walk(new)
         frontier = []
-        for name, s, info in level:
-            cls_name = f"{s.module}.{info.cls}" if info.cls else None
+        for name, self_cls, s, info in level:
+            own = f"{s.module}.{info.cls}" if info.cls else None
+            cls_name = self_cls if self_cls is not None and own is not None else own
             for kind, target in info.calls:
                 callee = _resolve_call(idx, cls_name, kind, target)
-                if callee and callee not in seen:
+                if callee is not None and callee not in seen:
                     frontier.append(callee)
     return Reach(compiled, list(disabled.values()))
 
 
-def _resolve_call(idx: Index, cls_name: str | None, kind: str, target: str) -> str | None:
+def _resolve_call(idx: Index, cls_name: str | None, kind: str, target: str) -> tuple[str, str | None] | None:
+    """The callee and the class its `self` is (None: its own class, or not a method)."""
     if kind in ("self", "selfattr"):
         if cls_name is None:
             return None
         if kind == "self":
             m = idx.method(cls_name, target)
             if m:
-                return m
+                return (m, cls_name)
         ctor = idx.attr_ctor(cls_name, target)
         if ctor and ctor in idx.classes:
-            return idx.method(ctor, "forward")
+            fwd = idx.method(ctor, "forward")
+            return (fwd, ctor) if fwd else None
         return None
     name = idx.canonical(target)
     if name in idx.functions:
-        return name
+        return (name, None)
     return None

@@ -92,11 +92,18 @@ _MODULE_BASE_HINT = "torch.nn."
 # the eager branch is not compiled code and must not be reported.
 _COMPILING_CHECKS = frozenset({
     "torch.compiler.is_compiling", "torch._dynamo.is_compiling", "torch.compiler.is_dynamo_compiling",
-    "torch.jit.is_scripting", "torch.jit.is_tracing", "torch._dynamo.external_utils.is_compiling",
-    "torch.fx._symbolic_trace.is_fx_tracing", "torch.compiler.is_exporting",
+    "torch._dynamo.external_utils.is_compiling",
 })
-_COMPILING_SUFFIXES = ("is_torchdynamo_compiling", "is_compiling", "is_scripting", "is_tracing",
-                       "is_dynamo_compiling", "is_exporting", "is_fx_tracing")
+_COMPILING_SUFFIXES = ("is_torchdynamo_compiling", "is_compiling", "is_dynamo_compiling")
+# `torch.compiler.is_exporting()` is true under torch.export only: under torch.compile its
+# `else` branch is the compiled one, so it decides nothing here (both branches are compiled).
+# TorchScript / jit-trace / FX checks are *False* under dynamo (measured on torch 2.13: the code
+# under `if not torch.jit.is_scripting():` is compiled and its `.item()` breaks the graph), so
+# their branches count the other way round: the body of `if torch.jit.is_tracing():` is not
+# compiled by dynamo, what follows it is.
+_NOT_DYNAMO_CHECKS = frozenset({"torch.jit.is_scripting", "torch.jit.is_tracing",
+                                "torch.fx._symbolic_trace.is_fx_tracing"})
+_NOT_DYNAMO_SUFFIXES = ("is_scripting", "is_tracing", "is_fx_tracing")
 COMPILE_FUNCS = frozenset({"torch.compile", "torch.export.export", "torch.export", "torch._dynamo.optimize",
                            "torch.export.draft_export", "torch._export.aot_compile"})
 DISABLE_FUNCS = frozenset({"torch.compiler.disable", "torch._dynamo.disable"})
@@ -400,6 +407,9 @@ class FunctionContext:
                 # methods, so the operands were tensors even if their kinds are unknown
                 if name in TENSOR_METHODS or name in _BOOL_METHODS or name in ("any", "all"):
                     recv = BOOL_TENSOR if type(f.value) is ast.Compare else TENSOR
+            if recv == OTHER and (name in ("any", "all") or name in _BOOL_METHODS and name != "bool") \
+                    and self.self_tensor_attr(f.value):
+                return BOOL_TENSOR      # `self.mask.any()`; other results of a buffer stay OTHER (see kind)
             if recv in (TENSOR, PARAM, BOOL_TENSOR):
                 if name in SIZE_METHODS and e.args:
                     return SIZE
@@ -476,7 +486,7 @@ class FunctionContext:
 
 
 def is_compiling_check(mod: ModuleContext, test: ast.AST) -> int:
-    """+1 if `test` is true only while compiling, -1 if only in eager, 0 otherwise."""
+    """+1 if `test` is true only while dynamo compiles, -1 if never then, 0 otherwise."""
     neg = False
     if isinstance(test, ast.UnaryOp) and isinstance(test.op, ast.Not):
         neg, test = True, test.operand
@@ -484,4 +494,6 @@ def is_compiling_check(mod: ModuleContext, test: ast.AST) -> int:
         name = mod.resolve(test.func) or ""
         if name in _COMPILING_CHECKS or name.rpartition(".")[2] in _COMPILING_SUFFIXES:
             return -1 if neg else 1
+        if name in _NOT_DYNAMO_CHECKS or name.rpartition(".")[2] in _NOT_DYNAMO_SUFFIXES:
+            return 1 if neg else -1
     return 0
