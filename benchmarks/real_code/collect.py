@@ -68,6 +68,8 @@ class Trace(logging.Handler):
     def __init__(self) -> None:
         super().__init__(level=logging.DEBUG)
         self.events: list[tuple[str, str | None, Any, str | None]] = []
+        self.where: list[tuple[int, Any, Any]] = []   # (case index, frame_id, frame_compile_id)
+        self.case = 0
 
     def emit(self, record: logging.LogRecord) -> None:
         md = getattr(record, "metadata", None)
@@ -78,6 +80,7 @@ class Trace(logging.Handler):
             return
         name = md["artifact"].get("name") if kind == "artifact" else None
         self.events.append((kind, name, md.get(kind), getattr(record, "payload", None)))
+        self.where.append((self.case, md.get("frame_id"), md.get("frame_compile_id")))
 
     def __enter__(self) -> "Trace":
         lg = logging.getLogger("torch.__trace")
@@ -263,6 +266,7 @@ def run_dynamo(model: Any, cases: list[Any], lib: Lib) -> dict[str, Any]:
     with Trace() as trace, torch.no_grad():
         for i, (args, kwargs) in enumerate(cases):
             torch.manual_seed(0)
+            trace.case = i
             try:
                 compiled(*args, **kwargs)
             except Exception as e:  # noqa: BLE001 - a failure is a result, recorded
@@ -303,14 +307,37 @@ def run_dynamo(model: Any, cases: list[Any], lib: Lib) -> dict[str, Any]:
             if len(stack) > len(site["stack"]):
                 site["stack"] = stack
 
-    symbols: dict[str, str] = {}
-    for kind, _n, data, _p in trace.events:
+    # Which symbols are dims the USER varies. Symbol names repeat across frames, so they are
+    # keyed by (frame_id, frame_compile_id, name) → source. In the first frame (the model's
+    # forward) the only symbols are the dims marked dynamic and, in case B, dims whose size
+    # changed from case A: all the user's. In later frames (resumed after a graph break, or a
+    # frame of its own after a skip) automatic dynamic also makes a dim symbolic because one
+    # code object is called with different sizes within ONE forward (each decoder stage's
+    # channel count): not a dim the user varies. There a symbol counts as the user's when its
+    # axis is one that differs between the two input cases (`varying_axes`): a heuristic
+    # (a rank-changing reshape moves axes), which the hand labels of sites can overrule.
+    user_axes = {ax for axes in marked.values() for ax in axes}
+    sym_source: dict[tuple[Any, Any, str], str] = {}
+    for (kind, _n, data, _p), (_case, fid, fcid) in zip(trace.events, trace.where):
         if kind == "create_symbol" and isinstance(data, dict):
-            symbols[str(data.get("symbol"))] = str(data.get("source"))
+            sym_source[(fid, fcid, str(data.get("symbol")))] = str(data.get("source"))
+
+    def is_user(fid: Any, src: str | None) -> bool:
+        if src is None or "._base" in src:
+            return False    # unknown, or a view's storage bound: no dim of the user's
+        if fid == 0:
+            return True
+        m = re.search(r"(?:\.size\(\)|\.shape)?\[(\d+)\]$", src)
+        return bool(m) and int(m.group(1)) in user_axes
+
+    def provenance(fid: Any, fcid: Any, syms: list[str]) -> tuple[list[str], bool]:
+        srcs = [sym_source.get((fid, fcid, sym)) for sym in syms]
+        return ([s or sym for s, sym in zip(srcs, syms)],
+                any(is_user(fid, s) for s in srcs))
 
     specs: dict[tuple[Any, ...], dict[str, Any]] = {}
     guards: dict[tuple[Any, ...], dict[str, Any]] = {}
-    for kind, _n, data, _p in trace.events:
+    for (kind, _n, data, _p), (case, fid, fcid) in zip(trace.events, trace.where):
         if not isinstance(data, dict):
             continue
         if kind == "symbolic_shape_specialization":
@@ -322,11 +349,18 @@ def run_dynamo(model: Any, cases: list[Any], lib: Lib) -> dict[str, Any]:
             if not stack or value in (0, 1):
                 continue    # 0/1 specialisation is torch's own, not the code's
             inner = stack[-1]
+            _srcs, user = provenance(fid, fcid, [str(data.get("symbol"))])
             key = (inner["path"], inner["line"], tuple(data.get("sources") or ()))
-            specs.setdefault(key, {"path": inner["path"], "line": inner["line"],
-                                   "function": inner["function"], "value": value,
-                                   "sources": list(data.get("sources") or ()),
-                                   "reason": str(data.get("reason")), "stack": stack})
+            sp = specs.setdefault(key, {"path": inner["path"], "line": inner["line"],
+                                        "function": inner["function"], "value": value,
+                                        "sources": list(data.get("sources") or ()),
+                                        "reason": str(data.get("reason")), "stack": stack,
+                                        "user_dim": False, "values": {},
+                                        "frame": f"{fid}/{fcid}"})
+            sp["user_dim"] = sp["user_dim"] or user
+            vs = sp["values"].setdefault(str(case), [])
+            if value not in vs:
+                vs.append(value)
         elif kind == "guard_added_fast":
             expr = str(data.get("expr"))
             syms = sorted(set(_SYM_RE.findall(expr)))
@@ -336,15 +370,17 @@ def run_dynamo(model: Any, cases: list[Any], lib: Lib) -> dict[str, Any]:
             if not stack:
                 continue
             inner = stack[-1]
+            srcs, user = provenance(fid, fcid, syms)
             key = (inner["path"], inner["line"], expr)
             g = guards.get(key)
             if g is None:
                 guards[key] = {"path": inner["path"], "line": inner["line"],
                                "function": inner["function"], "expr": expr[:300],
-                               "sources": [symbols.get(s, s) for s in syms],
-                               "count": 1, "stack": stack}
+                               "sources": srcs, "user_dim": user, "count": 1, "stack": stack,
+                               "case": case, "frame": f"{fid}/{fcid}"}
             else:
                 g["count"] += 1
+                g["user_dim"] = g["user_dim"] or user
 
     recompiles = []
     lib_files = {os.path.join(lib.dirs[0], p) for p in traced}

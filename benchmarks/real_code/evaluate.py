@@ -12,6 +12,8 @@ Automatic label of each finding (`auto`):
   recompile reason for PTC301);
 - `executed-unconfirmed`: dynamo traced the line (symbolically executed it) on a default
   forward and did not do that there: a false claim for a finding stated without a condition;
+- `executed-conditional`: dynamo traced the statement, but the finding sits behind a
+  short-circuit operand or in a ternary branch of it, so it may not have been evaluated;
 - `executed-untraced`: the eager forward ran the line but dynamo never traced it (its frame
   was skipped after a break in a loop, or it runs under `torch.compiler.disable`): unknown;
 - `not-executed`: no model ran the line (conditional, or unreached by our models): unknown;
@@ -37,7 +39,8 @@ FAMILIES = ("PTC1xx", "PTC2xx", "PTC3xx", "PTC4xx")
 
 # What each rule predicts, in terms of what dynamo shows. GB sets: the id(s) dynamo uses.
 BREAK_GB: dict[str, set[str]] = {
-    "PTC101": {"GB0124"}, "PTC102": {"GB0109"}, "PTC104": {"GB0124", "GB0170"},
+    # `.tolist()` and `int(t)` of some tensors break as GB0033 "Data dependent operator".
+    "PTC101": {"GB0124"}, "PTC102": {"GB0109", "GB0033"}, "PTC104": {"GB0124", "GB0170", "GB0033"},
     "PTC105": {"GB0059"}, "PTC106": {"GB0291"}, "PTC107": {"GB0007"}, "PTC108": {"GB0059"},
     "PTC109": {"GB0025"}, "PTC201": {"GB0170"}, "PTC304": {"GB0036"}, "PTC403": {"GB0098"},
 }
@@ -45,7 +48,8 @@ SPECIALIZE_RULES = {"PTC202", "PTC302", "PTC303"}
 GUARD_RULES = {"PTC301"}
 UNCHECKABLE_RULES = {"PTC103", "PTC305", "PTC401", "PTC402", "PTC000"}
 # A dynamo site's family: which rules could flag it.
-GB_FAMILY = {"GB0124": "PTC1xx", "GB0109": "PTC1xx", "GB0059": "PTC1xx", "GB0291": "PTC1xx",
+GB_FAMILY = {"GB0124": "PTC1xx", "GB0109": "PTC1xx", "GB0033": "PTC1xx", "GB0059": "PTC1xx",
+             "GB0291": "PTC1xx",
              "GB0007": "PTC1xx", "GB0025": "PTC1xx", "GB0170": "PTC2xx", "GB0036": "PTC3xx",
              "GB0098": "PTC4xx"}
 _HOST_SKIP = re.compile(r"\b(random|time|numpy\.random|np\.random)\b")
@@ -124,15 +128,21 @@ class FileFacts:
         """Is `line` part of the test of an if/while/ternary/assert or a short-circuit?"""
         for n in self.innermost(line):
             test = getattr(n, "test", None)
-            if isinstance(n, (ast.If, ast.While, ast.IfExp, ast.Assert)) and test is not None:
+            # not `assert`: a size bound asserted is the intended range, not a branch
+            if isinstance(n, (ast.If, ast.While, ast.IfExp)) and test is not None:
                 if test.lineno <= line <= (test.end_lineno or test.lineno):
                     return True
             if isinstance(n, ast.BoolOp):
                 return True
         return False
 
-    def conditions(self, line: int, col: int | None) -> list[str]:
-        """Guards the finding sits under inside its function, innermost first."""
+    def conditions(self, line: int, col: int | None) -> list[tuple[str, str]]:
+        """(kind, guard) the finding sits under inside its function, innermost first.
+
+        kind: `if`, `else`, `inline` (a ternary branch or a later short-circuit operand:
+        the same statement may run without evaluating the finding), `except`, `raise`,
+        `early-return` (after `if c: return` in the same block).
+        """
         chain = self.innermost(line, col)
         conds: list[str] = []
         for depth in range(len(chain) - 1, -1, -1):
@@ -142,20 +152,23 @@ class FileFacts:
                 break
             if child is None:
                 continue
+            inline = isinstance(node, ast.IfExp)
             if isinstance(node, (ast.If, ast.IfExp)):
                 if _in(child, node.body):
-                    conds.append(self.src(node.test))
+                    conds.append(("inline" if inline else "if", self.src(node.test)))
                 elif _in(child, node.orelse):
-                    conds.append(f"not ({self.src(node.test)})")
+                    conds.append(("inline" if inline else "else", f"not ({self.src(node.test)})"))
             elif isinstance(node, ast.BoolOp):
                 idx = next((i for i, v in enumerate(node.values) if v is child), 0)
                 if idx > 0:
                     prev = " and ".join(self.src(v) for v in node.values[:idx])
-                    conds.append(prev if isinstance(node.op, ast.And) else f"not ({prev})")
+                    conds.append(("inline", prev if isinstance(node.op, ast.And)
+                                  else f"not ({prev})"))
             elif isinstance(node, ast.ExceptHandler):
-                conds.append(f"except {self.src(node.type) if node.type else ''}".strip())
+                conds.append(("except",
+                              f"except {self.src(node.type) if node.type else ''}".strip()))
             elif isinstance(node, ast.Raise):
-                conds.append("raise")
+                conds.append(("raise", "raise"))
             # early exits before the finding in the same block: `if c: return ...`
             for fld in ("body", "orelse", "finalbody"):
                 block = getattr(node, fld, None)
@@ -165,7 +178,7 @@ class FileFacts:
                                 prev_stmt.body and isinstance(prev_stmt.body[-1],
                                                               (ast.Return, ast.Raise)):
                             if isinstance(prev_stmt.body[-1], ast.Return):
-                                conds.append(f"not ({self.src(prev_stmt.test)})")
+                                conds.append(("early-return", f"not ({self.src(prev_stmt.test)})"))
         return conds
 
 
@@ -176,8 +189,9 @@ def _in(child: Any, block: Any) -> bool:
 
 
 # ------------------------------------------------------------------ loading
-def load_library(results: str, lib: str) -> tuple[dict[str, Any], list[dict[str, Any]]]:
-    with open(os.path.join(results, "check", f"{lib}.json"), encoding="utf-8") as fh:
+def load_library(results: str, lib: str, check_dir: str = "check"
+                 ) -> tuple[dict[str, Any], list[dict[str, Any]]]:
+    with open(os.path.join(results, check_dir, f"{lib}.json"), encoding="utf-8") as fh:
         check = json.load(fh)
     truths = []
     for p in sorted(glob.glob(os.path.join(results, "truth", f"{lib}__*.json"))):
@@ -213,14 +227,19 @@ def truth_sites(truths: list[dict[str, Any]], facts: "Facts") -> list[dict[str, 
                  "line": b["line"], "stack": b.get("stack") or [], "family": fam,
                  "in_loop": b.get("in_loop"), "reason": (b.get("reason") or "")[:300]}, m)
         for s in t.get("specializations") or ():
+            if not s.get("user_dim"):
+                continue    # a size fixed per call site (see collect.py: user dims)
             add(("specialize", s["path"], s["line"]),
                 {"kind": "specialize", "gb": None, "path": s["path"], "line": s["line"],
                  "stack": s.get("stack") or [], "family": "PTC3xx",
                  "reason": f"{','.join(s.get('sources') or [])} specialised to {s.get('value')}"},
                 m)
         for g in t.get("guards") or ():
-            if g["expr"].startswith("Eq(") or not facts.get(g["path"]).is_branch_test(g["line"]):
-                continue    # equalities are specialisations; other guards come from ops
+            if g["expr"].startswith("Eq(") or not g.get("user_dim") or \
+                    any("._base" in src for src in g.get("sources") or ()) or \
+                    not facts.get(g["path"]).is_branch_test(g["line"]):
+                continue    # equalities are specialisations; a view's storage bound or a
+                            # guard outside a branch test comes from an op, not a branch
             add(("guard", g["path"], g["line"]),
                 {"kind": "guard", "gb": None, "path": g["path"], "line": g["line"],
                  "stack": g.get("stack") or [], "family": "PTC3xx",
@@ -265,12 +284,13 @@ def match_finding(f: dict[str, Any], span: set[int], truths: list[dict[str, Any]
                     evidence.append(f"{b.get('gb')} {b.get('gb_type')}")
         elif rule in SPECIALIZE_RULES or rule in GUARD_RULES:
             for s in t.get("specializations") or ():
-                if _covers(s.get("stack") or [], path, span):
+                if s.get("user_dim") and _covers(s.get("stack") or [], path, span):
                     confirm.append(m)
                     evidence.append(f"specialised {','.join(s.get('sources') or [])}={s['value']}")
             for g in t.get("guards") or ():
-                if (rule in GUARD_RULES or g["expr"].startswith("Eq(")) and \
-                        _covers(g.get("stack") or [], path, span):
+                if g.get("user_dim") and (rule in GUARD_RULES or g["expr"].startswith("Eq(")) \
+                        and not any("._base" in src for src in g.get("sources") or ()) \
+                        and _covers(g.get("stack") or [], path, span):
                     confirm.append(m)
                     evidence.append(f"guard {g['expr'][:80]}")
             if rule in GUARD_RULES:
@@ -314,14 +334,17 @@ def pick_label(cands: list[dict[str, Any]], line: int) -> dict[str, Any] | None:
 
 
 # ------------------------------------------------------------------ the whole evaluation
-def evaluate(results: str, labels_path: str) -> dict[str, Any]:
+def evaluate(results: str, labels_path: str, check_dir: str = "check") -> dict[str, Any]:
     labels, site_labels = load_labels(labels_path)
-    libs = sorted(os.path.basename(p)[:-5] for p in glob.glob(os.path.join(results, "check", "*.json")))
+    libs = sorted(os.path.basename(p)[:-5]
+                  for p in glob.glob(os.path.join(results, check_dir, "*.json")))
+    revisions: dict[str, Any] = {}
     findings_out: list[dict[str, Any]] = []
     sites_out: list[dict[str, Any]] = []
     models_out: list[dict[str, Any]] = []
     for lib in libs:
-        check, truths = load_library(results, lib)
+        check, truths = load_library(results, lib, check_dir)
+        revisions[lib] = check["benchmark"].get("pt2bot")
         facts = Facts(check["benchmark"]["package_dir"])
         ok_truths = [t for t in truths if t.get("status") in ("ok", "compile_error")]
         for t in truths:
@@ -338,6 +361,8 @@ def evaluate(results: str, labels_path: str) -> dict[str, Any]:
             span = ff.span(f["line"], f.get("end_line"), f.get("col"))
             auto, models_hit, evidence = match_finding(f, span, ok_truths)
             conds = ff.conditions(f["line"], f.get("col"))
+            if auto == "executed-unconfirmed" and any(k == "inline" for k, _c in conds):
+                auto = "executed-conditional"   # the statement ran; the finding's part may not
             lab = pick_label(labels.get(label_key(lib, f), []), f["line"])
             verdict = None
             if lab is not None:
@@ -352,12 +377,13 @@ def evaluate(results: str, labels_path: str) -> dict[str, Any]:
                 "line": f["line"], "function": f.get("function"), "severity": f.get("severity"),
                 "source": " ".join((f.get("source") or "").split())[:200],
                 "stated_condition": f.get("condition"),
-                "conditions": conds, "auto": auto, "models": models_hit, "evidence": evidence,
+                "conditions": [c for _k, c in conds], "condition_kinds": [k for k, _c in conds],
+                "auto": auto, "models": models_hit, "evidence": evidence,
                 "verdict": verdict, "hand": lab is not None,
                 "disagrees": lab is not None and auto_verdict is not None and auto_verdict != verdict,
                 "pattern": lab.get("pattern") if lab else None,
                 "reason": lab.get("reason") if lab else None,
-                "guard": lab.get("guard") if lab else (conds[0] if conds else None),
+                "guard": lab.get("guard") if lab else (conds[0][1] if conds else None),
             })
         for s in truth_sites(ok_truths, facts):
             flagged = []
@@ -374,14 +400,17 @@ def evaluate(results: str, labels_path: str) -> dict[str, Any]:
                           (s["kind"] == "guard" and r in GUARD_RULES) or
                           (s["kind"] == "break" and s["gb"] in BREAK_GB.get(r, ()))]
             sl = site_labels.get((lib, s["path"], s["line"], s["kind"]))
+            if sl and sl.get("exclude"):
+                fam = None      # a hand label says this is no site (e.g. a fixed dim)
             sites_out.append({"lib": lib, **{k: v for k, v in s.items() if k != "stack"},
+                              "family": fam, "excluded": bool(sl and sl.get("exclude")),
                               "stack": [f"{fr['path']}:{fr['line']}" for fr in s["stack"]],
                               "flagged_by": sorted(set(compatible)),
                               "flagged_any": sorted(set(flagged)),
                               "pattern": sl.get("pattern") if sl else None,
                               "note": sl.get("reason") if sl else None})
     return {"findings": findings_out, "sites": sites_out, "models": models_out,
-            "figures": figures(findings_out, sites_out)}
+            "figures": figures(findings_out, sites_out), "pt2bot": revisions}
 
 
 def _ratio(a: int, b: int) -> float | None:
@@ -400,6 +429,7 @@ def figures(findings: list[dict[str, Any]], sites: list[dict[str, Any]]) -> dict
         under = [f for f in fs if f["conditions"]]
         ss = [s for s in sites if s["family"] and (fam == "all" or s["family"] == fam)]
         hit = [s for s in ss if s["flagged_by"]]
+        hit_any = [s for s in ss if s["flagged_any"]]
         out[fam] = {
             "findings": len(fs), "stated_without_condition": len(unstated),
             "judged": len(judged), "true": true, "precision": _ratio(true, len(judged)),
@@ -408,6 +438,7 @@ def figures(findings: list[dict[str, Any]], sites: list[dict[str, Any]]) -> dict
             "stated_condition": len(fs) - len(unstated),
             "auto": dict(Counter(f["auto"] for f in fs)),
             "sites": len(ss), "sites_flagged": len(hit), "recall": _ratio(len(hit), len(ss)),
+            "recall_any_rule": _ratio(len(hit_any), len(ss)),
         }
     out["uncovered_sites"] = sum(1 for s in sites if not s["family"])
     out["patterns_false"] = dict(Counter(f["pattern"] or "(unlabelled)" for f in findings
@@ -420,17 +451,26 @@ def figures(findings: list[dict[str, Any]], sites: list[dict[str, Any]]) -> dict
     return out
 
 
-def main(results: str, labels_path: str, md_path: str) -> dict[str, Any]:
+def main(results: str, labels_path: str, md_path: str, tag: str | None = None) -> dict[str, Any]:
     import report   # the markdown writer; beside this file
+    if tag:
+        ev_tag = evaluate(results, labels_path, f"check@{tag}")
+        with open(os.path.join(results, f"evaluation@{tag}.json"), "w", encoding="utf-8") as fh:
+            json.dump(ev_tag, fh, indent=1, sort_keys=True)
+            fh.write("\n")
     ev = evaluate(results, labels_path)
     with open(os.path.join(results, "evaluation.json"), "w", encoding="utf-8") as fh:
         json.dump(ev, fh, indent=1, sort_keys=True)
         fh.write("\n")
+    others = {}
+    for p in sorted(glob.glob(os.path.join(results, "evaluation@*.json"))):
+        with open(p, encoding="utf-8") as fh:
+            others[os.path.basename(p)[len("evaluation@"):-5]] = json.load(fh)
     env_path = os.path.join(results, "environment.json")
     env = {}
     if os.path.exists(env_path):
         with open(env_path, encoding="utf-8") as fh:
             env = json.load(fh)
     with open(md_path, "w", encoding="utf-8") as fh:
-        fh.write(report.render(ev, env))
+        fh.write(report.render(ev, env, others))
     return ev

@@ -18,7 +18,27 @@ def _md(s: Any) -> str:
     return str(s if s is not None else "").replace("|", "\\|").replace("\n", " ")
 
 
-def render(ev: dict[str, Any], env: dict[str, Any]) -> str:
+def _rev(ev: dict[str, Any]) -> str:
+    revs = {(r or {}).get("commit", "?")[:10] + (" + local changes to pt2bot/" if (r or {}).get("pt2bot_dirty") else "")
+            for r in (ev.get("pt2bot") or {}).values()}
+    return ", ".join(sorted(revs)) or "?"
+
+
+def _compare(ev: dict[str, Any], others: dict[str, dict[str, Any]]) -> list[str]:
+    rows = [("this run", ev)] + [(f"`{k}`", o) for k, o in sorted(others.items())]
+    out = ["| pt2bot | family | findings | precision (judged) | under a condition | recall |",
+           "|---|---|---:|---:|---:|---:|"]
+    for name, e in rows:
+        for fam in ("PTC1xx", "PTC2xx", "PTC3xx", "PTC4xx", "all"):
+            f = e["figures"][fam]
+            out.append(f"| {name} ({_rev(e)}) | {fam} | {f['findings']} | {_pct(f['precision'])} "
+                       f"({f['judged']}) | {_pct(f['share_under_condition'])} | {_pct(f['recall'])} "
+                       f"({f['sites_flagged']}/{f['sites']}) |")
+    return out
+
+
+def render(ev: dict[str, Any], env: dict[str, Any],
+           others: dict[str, dict[str, Any]] | None = None) -> str:
     fig = ev["figures"]
     v = env.get("versions", {})
     t = env.get("timings", {})
@@ -46,22 +66,23 @@ def render(ev: dict[str, Any], env: dict[str, Any]) -> str:
       "GB0109, GB0059, GB0291, GB0007 for random/time, GB0025, GB0170, GB0036, GB0098; "
       "specialisations of a varying dim; guards on a varying dim in a branch test) that a "
       "finding of a compatible rule flags, at any library frame of the site's stack.\n")
-    w("## Figures\n")
+    w(f"## Figures (pt2bot at {_rev(ev)})\n")
     w("| family | findings | under a condition | stated with a condition | judged | precision | "
-      "auto-judged | auto precision | default-path sites | flagged | recall |")
-    w("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
+      "auto-judged | auto precision | default-path sites | flagged | recall | recall, any rule on the line |")
+    w("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
     for fam in ("PTC1xx", "PTC2xx", "PTC3xx", "PTC4xx", "all"):
         f = fig[fam]
         name = f"{fam} ({FAMILY_NAMES[fam]})" if fam in FAMILY_NAMES else "**all**"
         w(f"| {name} | {f['findings']} | {f['under_condition']} ({_pct(f['share_under_condition'])}) | "
           f"{f['stated_condition']} | {f['judged']} | **{_pct(f['precision'])}** | "
           f"{f['auto_judged']} | {_pct(f['auto_precision'])} | {f['sites']} | {f['sites_flagged']} | "
-          f"**{_pct(f['recall'])}** |")
+          f"**{_pct(f['recall'])}** | {_pct(f.get('recall_any_rule'))} |")
     w("")
     w(f"Targets (issue 9): precision ≥ 0.9 for findings stated without a condition, recall ≥ 0.9. "
       f"Sites of kinds no rule covers: {fig['uncovered_sites']} (listed below).\n")
     w("Automatic labels per family:\n")
-    labels = ["confirmed", "executed-unconfirmed", "executed-untraced", "not-executed", "not-checkable"]
+    labels = ["confirmed", "executed-unconfirmed", "executed-conditional", "executed-untraced",
+              "not-executed", "not-checkable"]
     w("| family | " + " | ".join(labels) + " |")
     w("|---|" + "---:|" * len(labels))
     for fam in ("PTC1xx", "PTC2xx", "PTC3xx", "PTC4xx", "all"):
@@ -74,6 +95,13 @@ def render(ev: dict[str, Any], env: dict[str, Any]) -> str:
       f"{sum(1 for f in hand if f['verdict'] is False)} false), "
       f"{sum(1 for f in hand if f['disagrees'])} disagreeing with dynamo's automatic verdict.\n")
 
+    if others:
+        w("## Against other pt2bot revisions\n")
+        w("The same truth and labels, findings of another revision (`run.py --tag NAME "
+          "--pt2bot-src <worktree>`). A finding of another revision that no hand label covers "
+          "counts only if dynamo judged it.\n")
+        out.extend(_compare(ev, others))
+        w("")
     w("## False-positive patterns (findings judged false)\n")
     w("| pattern | findings |")
     w("|---|---:|")

@@ -5,6 +5,8 @@
     python benchmarks/real_code/run.py --only kornia   # one library (collect + evaluate it alone)
     python benchmarks/real_code/run.py --evaluate-only # re-match stored results (after a pt2bot change:
                                                        #   add --check to re-run `pt2bot check` first)
+    git worktree add --detach /tmp/pt2bot-old OLD_SHA  # another revision, compared in RESULTS.md:
+    python benchmarks/real_code/run.py --tag old --pt2bot-src /tmp/pt2bot-old
 
 Steps (each writes under benchmarks/real_code/results/):
 1. `pt2bot check --filter nofilter --select ALL --format json <package dir>` per library
@@ -60,14 +62,32 @@ def versions(venv: str) -> dict[str, str]:
     return json.loads(out)
 
 
-def run_check(pt2bot: str, lib: str, pkg_dir: str) -> dict[str, Any]:
+def pt2bot_revision(src: str | None = None) -> dict[str, Any]:
+    """The commit of the checkout pt2bot runs from, and whether pt2bot/ had local changes.
+
+    pt2bot's findings change as the inference is worked on: every figure belongs to one
+    revision, so it is stored with the findings.
+    """
+    root = src or os.path.dirname(os.path.dirname(HERE))
+
+    def git(*args: str) -> str:
+        return subprocess.run(["git", "-C", root, *args], capture_output=True, text=True).stdout.strip()
+    return {"commit": git("rev-parse", "HEAD"),
+            "pt2bot_dirty": bool(git("status", "--porcelain", "--", "pt2bot"))}
+
+
+def run_check(pt2bot: list[str], lib: str, pkg_dir: str, src: str | None) -> dict[str, Any]:
     t0 = time.perf_counter()
-    proc = subprocess.run([pt2bot, "check", pkg_dir, "--filter", "nofilter", "--select", "ALL",
-                           "--format", "json"], capture_output=True, text=True)
+    env = dict(os.environ)
+    if src:     # pt2bot from another tree (a worktree of another commit) shadows the install
+        env["PYTHONPATH"] = src + os.pathsep + env.get("PYTHONPATH", "")
+    proc = subprocess.run([*pt2bot, "check", pkg_dir, "--filter", "nofilter", "--select", "ALL",
+                           "--format", "json"], capture_output=True, text=True, env=env)
     if proc.returncode not in (0, 1):
         raise SystemExit(f"pt2bot check failed on {lib} ({proc.returncode}): {proc.stderr[-2000:]}")
     data = json.loads(proc.stdout)
     data["benchmark"] = {"lib": lib, "package_dir": pkg_dir, "wall_s": round(time.perf_counter() - t0, 2),
+                         "pt2bot": pt2bot_revision(src),
                          "command": f"pt2bot check <{lib} package dir> --filter nofilter "
                                     "--select ALL --format json"}
     return data
@@ -107,10 +127,15 @@ def _write(path: str, data: Any) -> None:
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--venv", default=DEFAULT_VENV)
-    ap.add_argument("--pt2bot", default=DEFAULT_PT2BOT)
+    ap.add_argument("--pt2bot", default=DEFAULT_PT2BOT, help="the pt2bot command")
+    ap.add_argument("--pt2bot-src", help="run pt2bot from this source tree instead (e.g. a "
+                    "`git worktree` of another commit), with --pt2bot-python")
+    ap.add_argument("--pt2bot-python", default="/work/main/.venv/bin/python")
+    ap.add_argument("--tag", help="keep this run's findings apart: results/check@TAG/, "
+                    "results/evaluation@TAG.json (no collect; compared in RESULTS.md)")
     ap.add_argument("--only", action="append", help="a library (pip name), repeatable")
     ap.add_argument("--model", action="append", help="LIB:NAME, repeatable (collect only these)")
-    ap.add_argument("--timeout", type=int, default=240, help="seconds per model")
+    ap.add_argument("--timeout", type=int, default=420, help="seconds per model")
     ap.add_argument("--evaluate-only", action="store_true", help="no collect; match stored results")
     ap.add_argument("--check", action="store_true", help="with --evaluate-only: re-run pt2bot check")
     a = ap.parse_args(argv)
@@ -118,17 +143,21 @@ def main(argv: list[str] | None = None) -> int:
     unknown = set(libs) - set(models.LIBRARIES)
     if unknown:
         raise SystemExit(f"unknown library: {sorted(unknown)}; known: {list(models.LIBRARIES)}")
-    os.makedirs(os.path.join(RESULTS, "check"), exist_ok=True)
+    check_dir = os.path.join(RESULTS, f"check@{a.tag}" if a.tag else "check")
+    os.makedirs(check_dir, exist_ok=True)
     os.makedirs(os.path.join(RESULTS, "truth"), exist_ok=True)
     t_start = time.perf_counter()
     timings: dict[str, float] = {}
 
+    if a.tag:   # findings of another revision: never collect; check only given its source
+        a.evaluate_only, a.check = True, a.check or bool(a.pt2bot_src)
+    pt2bot = [a.pt2bot_python, "-m", "pt2bot"] if a.pt2bot_src else [a.pt2bot]
     if not a.evaluate_only or a.check:
         dirs = package_dirs(a.venv)
         t0 = time.perf_counter()
         for lib in libs:
-            data = run_check(a.pt2bot, lib, dirs[lib])
-            _write(os.path.join(RESULTS, "check", f"{lib}.json"), data)
+            data = run_check(pt2bot, lib, dirs[lib], a.pt2bot_src)
+            _write(os.path.join(check_dir, f"{lib}.json"), data)
             print(f"check {lib}: {len(data['findings'])} findings, {data['benchmark']['wall_s']} s",
                   flush=True)
         timings["check_s"] = round(time.perf_counter() - t0, 1)
@@ -158,7 +187,8 @@ def main(argv: list[str] | None = None) -> int:
         _write(envf, env)
 
     import evaluate
-    evaluate.main(RESULTS, os.path.join(HERE, "labels.json"), os.path.join(HERE, "RESULTS.md"))
+    evaluate.main(RESULTS, os.path.join(HERE, "labels.json"), os.path.join(HERE, "RESULTS.md"),
+                  tag=a.tag)
     print(f"done in {time.perf_counter() - t_start:.0f} s", flush=True)
     return 0
 
