@@ -17,6 +17,8 @@ in the generated repository, one after the other, and appends one record to --da
   audit-shards-N  the same for the audit
   merge-X-N       `pt2bot merge` of the N shard directories of scenario X (shared, all, audit)
   nosmoke         review --no-smoke of pr-shared: the fixed cost without any model
+  inductor-cold   `pt2bot run` of INDUCTOR_MODELS with backend inductor (a second repository,
+                  same models), the inductor cache emptied first; inductor-warm: again, warm
 
 A record: the command, wall seconds, the load average before and after, report.json's
 `timings`, and per model and side its status, `duration_s`, `phase_s`; the worker
@@ -113,7 +115,33 @@ def report_of(out: str) -> dict[str, Any]:
                                - {s.get("name") for s in rep.get("skipped") or []})}
 
 
+INDUCTOR_MODELS = ["llama", "bert", "vit"]
+
+
+def run_inductor(name: str, work: str) -> dict[str, Any]:
+    repo = os.path.join(work, "repo-inductor")
+    if not os.path.isdir(os.path.join(repo, ".git")):
+        build_repo(repo, [m for m in MODELS if m.name in INDUCTOR_MODELS], backend="inductor")
+    cache = os.path.join(work, "inductor-cache")
+    if name == "inductor-cold":
+        subprocess.run(["rm", "-rf", cache], check=True)
+    os.environ["TORCHINDUCTOR_CACHE_DIR"] = cache
+    out = os.path.join(work, "out", name)
+    os.makedirs(out, exist_ok=True)
+    args = ["run", "--config", "pt2bot.yml", "--out", os.path.join(out, "results.json")]
+    for m in INDUCTOR_MODELS:
+        args += ["--model", m]
+    load0 = os.getloadavg()
+    rc, wall, _ = pt2bot(repo, args, out + ".log")
+    return {"scenario": name, "branch": "main", "command": "pt2bot " + " ".join(
+                a.replace(work, "$WORK") for a in args),
+            "rc": rc, "wall_s": wall, "load": [round(load0[0], 2), round(os.getloadavg()[0], 2)],
+            "head": models_of(os.path.join(out, "results.json")), "base": []}
+
+
 def run_scenario(name: str, repo: str, work: str) -> dict[str, Any]:
+    if name.startswith("inductor-"):
+        return run_inductor(name, work)
     out = os.path.join(work, "out", name)
     subprocess.run(["rm", "-rf", out], check=True)
     os.makedirs(os.path.dirname(out), exist_ok=True)
