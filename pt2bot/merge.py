@@ -497,9 +497,10 @@ def merge_report_dirs(opts: MergeOptions, log: Log = lambda s: None) -> dict[str
     """Join partial report directories into the directory an unsharded run writes."""
     t0 = time.perf_counter()
     out = os.path.abspath(opts.out_dir)
-    for d in opts.dirs:
-        if os.path.abspath(d) == out:
-            raise UserError(f"merge: --out {opts.out_dir} is one of the inputs")
+    for d in opts.dirs:   # copying a directory into itself would never end
+        inp = os.path.abspath(d)
+        if os.path.commonpath([inp, out]) in (inp, out):
+            raise UserError(f"merge: --out {opts.out_dir} and the input {d} contain one another")
     parts = [read_partial(d) for d in opts.dirs]
     merged = join_shards(parts)
     if merged.mode == "audit" and not opts.history:

@@ -140,3 +140,10 @@ def test_a_partial_report_is_never_publishable():
     assert _partial({"shard": "2/3"}) == "2/3"
     for forged in ({"shard": "2/3\n::error::x"}, {}, "yes", [], 0, False):
         assert _partial(forged) == "?"        # present but malformed: still partial
+
+
+def test_merge_into_one_of_its_inputs_is_refused(tmp_path):
+    from pt2bot.merge import MergeOptions, merge_report_dirs
+    for out in (tmp_path / "s1" / "merged", tmp_path / "s1", tmp_path):
+        with pytest.raises(UserError, match="contain one another"):
+            merge_report_dirs(MergeOptions(dirs=(str(tmp_path / "s1"),), out_dir=str(out)))
