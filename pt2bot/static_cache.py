@@ -34,6 +34,7 @@ import sys
 from typing import Iterable
 
 import pt2bot
+from pt2bot.rules import _model
 from pt2bot.rules._model import Candidate, ClassInfo, FileSummary, FunctionInfo
 
 CACHE_DIR_NAME = ".pt2bot-cache"
@@ -117,9 +118,12 @@ def resolve_cache_dir(root: str, *, enabled: bool = True, env: dict[str, str] | 
 
 
 class _SummaryUnpickler(pickle.Unpickler):
-    """Builds only the summary dataclasses and plain containers: no other global is reachable."""
+    """Builds only the classes of the summary model (pt2bot/rules/_model.py: plain data) and
+    sets: no other global is reachable, so no function can be called while loading."""
 
-    _ALLOWED = {("pt2bot.rules._model", c.__name__): c for c in (FileSummary, FunctionInfo, ClassInfo, Candidate)}
+    _ALLOWED: dict[tuple[str, str], type] = {
+        (_model.__name__, name): obj for name, obj in vars(_model).items()
+        if isinstance(obj, type) and obj.__module__ == _model.__name__}
     _ALLOWED[("builtins", "set")] = set
     _ALLOWED[("builtins", "frozenset")] = frozenset
 
@@ -187,12 +191,34 @@ class Cache:
     def _prepare(self) -> None:
         if self._ready:
             return
+        fresh = not os.path.isdir(self.dir)
         os.makedirs(self.dir, exist_ok=True)
         for name, text in ((".gitignore", _GITIGNORE), ("CACHEDIR.TAG", _CACHEDIR_TAG)):
             p = os.path.join(self.root, name)
             if not os.path.exists(p):
                 _atomic_write(p, text.encode())
+        if fresh:
+            _prune(self.root, keep=self.dir)
         self._ready = True
+
+
+KEEP_KEYS = 4     # entry directories kept: other versions/rule sets in use beside this one
+
+
+def _prune(root: str, keep: str) -> None:
+    """Drop the least recently written entry directories beyond KEEP_KEYS (each pt2bot upgrade,
+    or each edit of its code in a development install, starts a new one). A concurrent run
+    whose directory goes away only loses its cache writes."""
+    import shutil
+
+    try:
+        dirs = [e for e in os.scandir(root) if e.is_dir(follow_symlinks=False) and e.name.startswith("v")
+                and e.path != keep]
+        dirs.sort(key=lambda e: e.stat(follow_symlinks=False).st_mtime, reverse=True)
+    except OSError:
+        return
+    for e in dirs[KEEP_KEYS - 1:]:
+        shutil.rmtree(e.path, ignore_errors=True)
 
 
 def _atomic_write(path: str, data: bytes) -> None:
@@ -220,7 +246,7 @@ def _well_formed(s: object, rel: str) -> bool:
         return False
     for q, f in _items(s.functions):
         if type(q) is not str or type(f) is not FunctionInfo or type(f.qualname) is not str \
-                or type(f.line) is not int or type(f.calls) is not list:
+                or type(f.line) is not int or not isinstance(f.calls, list):
             return False
         for call in f.calls:
             if type(call) is not tuple or len(call) != 2 or type(call[0]) is not str or type(call[1]) is not str:

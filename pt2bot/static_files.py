@@ -33,6 +33,7 @@ from pt2bot.static_cache import Cache, content_digest
 SMALL_TREE = 150            # below this many files to parse, one process is faster than a pool
 _NOQA = re.compile(r"#\s*noqa(?::\s*(?P<codes>[A-Za-z]+[0-9]+(?:[\s,]+[A-Za-z]+[0-9]+)*))?", re.IGNORECASE)
 _SKIP_FILE = re.compile(rb"#\s*pt2bot:\s*skip-file\b")
+_REGEX_COMPILE = re.compile(rb"(?<![\w.])(?:re|regex)\.compile\b")
 
 _RULES_CACHE: dict[tuple[str, ...], tuple[Rules, list[Rule]]] = {}
 
@@ -49,6 +50,17 @@ def build_rules(codes: tuple[str, ...]) -> Rules:
     rules = Rules(handlers, [r.finish for r in instances])
     _RULES_CACHE[codes] = (rules, instances)
     return rules
+
+
+def may_compile(data: bytes) -> bool:
+    """Whether a file may call torch.compile/export (then its module-level code and the functions
+    that mention them are walked at once, pt2bot/rules/_walk.py `skeleton_module`). A file whose
+    only `compile` is `re.compile(...)` cannot: a fifth of transformers' files, and the scan of
+    their module-level code was ~7 % of a bare parse."""
+    if b"export(" in data or b"torch.export" in data or b"_dynamo" in data:
+        return True
+    n = data.count(b"compile")
+    return n > 0 and n > len(_REGEX_COMPILE.findall(data))
 
 
 def read_source(root: str, rel: str) -> bytes | OSError:
@@ -85,8 +97,7 @@ def open_file(root: str, rel: str, codes: tuple[str, ...], *, lazy: bool = True,
         return summary, None, lines
     try:
         summary, live = skeleton_module(rel, tree, lines, build_rules(codes),
-                                        scan_module_code=b"compile" in data or b"export(" in data
-                                        or b"torch.export" in data)
+                                        scan_module_code=may_compile(data))
         if not lazy:
             live.walk(list(live.nodes))
     except RecursionError:
@@ -294,6 +305,8 @@ def _serve(conn, root: str, codes: tuple[str, ...]) -> None:
             conn.send(out)
         elif msg[0] == "walk":
             conn.send(files.walk(msg[1]))
+        elif msg[0] == "reopened":
+            conn.send(files.reopened)
         else:
             conn.close()
             return
@@ -339,6 +352,13 @@ class _Processes:
         for i in busy:
             self.conns[i].send(("walk", per[i]))
         return [self.conns[i].recv() for i in busy]
+
+    def reopened(self) -> int:
+        n = 0
+        for conn in self.conns:
+            conn.send(("reopened",))
+            n += conn.recv()
+        return n
 
     def close(self) -> None:
         for conn in self.conns:
@@ -440,10 +460,11 @@ class Analysis:
 
     def close(self) -> None:
         """Stop the workers and write back what changed."""
+        self.stats.reopened = self.local.reopened
         if self.procs is not None:
+            self.stats.reopened += self.procs.reopened()
             self.procs.close()
             self.procs = None
-        self.stats.reopened = self.local.reopened
         if self.cache is None:
             return
         for rel, st in self.states.items():

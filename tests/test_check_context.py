@@ -341,3 +341,19 @@ def test_concurrent_checks_share_one_cache(tmp_path):
     assert json.loads(out.stdout)["findings"] == first
     fs, s = run(FIXTURES, new_cache(cache, StaticConfig(select=("ALL",))), cfg=StaticConfig(select=("ALL",)))
     assert s.cached == s.files
+
+
+def test_old_entry_directories_are_pruned(tmp_path):
+    """Each pt2bot version (or edit of its code) writes a directory of its own; only the most
+    recently used few are kept."""
+    from pt2bot.static_cache import KEEP_KEYS
+
+    cache = tmp_path / "c"
+    for i in range(KEEP_KEYS + 2):
+        old = cache / f"v0.0.{i}-0000"
+        old.mkdir(parents=True)
+        (old / "entry").write_text("x")
+        os.utime(old, (1000 + i, 1000 + i))
+    run(FIXTURES, new_cache(cache))
+    left = sorted(p.name for p in cache.iterdir() if p.is_dir())
+    assert len(left) == KEEP_KEYS and f"v0.0.{KEEP_KEYS + 1}-0000" in left and "v0.0.0-0000" not in left
