@@ -23,6 +23,7 @@ from pt2bot.rules.file_io import FileIO
 from pt2bot.rules.hardcoded_size import HardcodedSize
 from pt2bot.rules.host_nondeterminism import HostNondeterminism
 from pt2bot.rules.logging_call import LoggingCall
+from pt2bot.rules.module_state_mutation import ModuleStateMutation
 from pt2bot.rules.print_call import PrintCall
 from pt2bot.rules.range_over_size import RangeOverSize
 from pt2bot.rules.scalar_conversion import ScalarConversion
@@ -37,7 +38,7 @@ from pt2bot.rules.tensor_tolist import TensorTolist
 RULES: tuple[type[Rule], ...] = (
     SyntaxErrorRule,
     TensorItem, TensorTolist, TensorNumpy, ScalarConversion, PrintCall, LoggingCall,
-    HostNondeterminism, FileIO, ExplicitGraphBreak,
+    HostNondeterminism, FileIO, ExplicitGraphBreak, ModuleStateMutation,
     TensorCondition, TensorIteration,
     ShapeBranch, HardcodedSize, RangeOverSize, DynamicOutputShape, CompileDynamicFalse,
     CompileSubmodules, CompileInLoop, CompilerDisable,

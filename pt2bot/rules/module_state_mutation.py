@@ -1,0 +1,161 @@
+from __future__ import annotations
+
+import ast
+
+from pt2bot.rules._base import Rule
+
+# Container methods that change what an attribute holds (a list grows, a dict gains a key).
+_MUTATORS = frozenset({"append", "extend", "insert", "pop", "remove", "clear", "update", "setdefault",
+                       "add", "discard", "popitem", "appendleft", "extendleft"})
+_CONTAINER_CTORS = frozenset({"dict", "list", "set", "collections.OrderedDict", "collections.defaultdict",
+                              "collections.deque", "OrderedDict", "defaultdict", "deque"})
+
+
+def _self_chain(e: ast.AST) -> str | None:
+    """`self.freqs` / `self.rope.cache` as a dotted string (the attribute a store changes)."""
+    parts: list[str] = []
+    while isinstance(e, ast.Attribute):
+        parts.append(e.attr)
+        e = e.value
+    if isinstance(e, ast.Name) and e.id == "self" and parts and len(parts) <= 3:
+        return "self." + ".".join(reversed(parts))
+    return None
+
+
+def _reads(ctx) -> frozenset[str]:
+    """Every `self.a` / `self.a.b` the function reads (tests, expressions, method receivers)."""
+    memo = ctx.__dict__.get("_ptc110_reads")
+    if memo is None:
+        out = set()
+        for n in ast.walk(ctx.node):
+            if isinstance(n, ast.Attribute) and isinstance(n.ctx, ast.Load):
+                chain = _self_chain(n)
+                if chain:
+                    out.add(chain)
+        memo = ctx.__dict__["_ptc110_reads"] = frozenset(out)
+    return memo
+
+
+def _containers(ctx) -> frozenset[str]:
+    """Attributes the class's constructor sets to a list/dict/set (`self.cache = {}`)."""
+    memo = ctx.mod.__dict__.setdefault("_ptc110_containers", {})
+    cls = ctx.cls
+    if cls is None:
+        return frozenset()
+    hit = memo.get(cls.name)
+    if hit is None:
+        out = set()
+        node = next((n for n in ctx.mod.tree.body if isinstance(n, ast.ClassDef) and n.name == cls.name), None)
+        for item in (node.body if node is not None else ()):
+            if isinstance(item, (ast.FunctionDef, ast.AsyncFunctionDef)) and "init" in item.name:
+                for st in ast.walk(item):
+                    if isinstance(st, (ast.Assign, ast.AnnAssign)) and st.value is not None and (
+                            isinstance(st.value, (ast.Dict, ast.List, ast.Set, ast.DictComp, ast.ListComp)) or
+                            isinstance(st.value, ast.Call) and ctx.mod.resolve(st.value.func) in _CONTAINER_CTORS):
+                        for t in (st.targets if isinstance(st, ast.Assign) else [st.target]):
+                            chain = _self_chain(t)
+                            if chain:
+                                out.add(chain)
+        hit = memo[cls.name] = frozenset(out)
+    return hit
+
+
+class ModuleStateMutation(Rule):
+    """## What it does
+    Flags state stored on the module during compiled code and read there too: an attribute of
+    `self` (or of a submodule, `self.rope.cache`) assigned or augmented inside `forward`
+    (`self.freqs = self.freqs.to(x.dtype)`, `self.calls += 1`, a position cache built on the
+    first call: `if self.cache is None: self.cache = ...`), a list or dict on `self` that
+    `forward` grows (`self.outputs.append(y)`, `self.cache[key] = v`), and `setattr(self, ...)`.
+    Attributes that compiled code only writes, and in-place updates of buffers
+    (`self.buf.copy_(x)`, `self.steps += 1` on a registered buffer), are not flagged.
+
+    ## Why is this bad?
+    Dynamo guards on what the compiled code reads from `self`; a call that stores a different
+    object there fails the guard on the next call, and the function compiles again. Measured on
+    torch 2.13 (CPU, no graph break in any of these): `self.freqs = self.freqs.to(x.dtype)`
+    with float64 inputs compiles twice in four calls and once more each time the input dtype
+    changes (`.to(x.device)` is a no-op on CPU and costs the same recompile on a GPU, where the
+    first call moves the tensor); a rope cache stored on the first call compiles twice; a
+    counter (`self.calls += 1`) or a list that grows compiles on *every* call until the
+    recompile limit (8), after which torch gives up on the frame (GB0039, "Dynamo recompile
+    limit exceeded") and runs it eagerly. Inside compiled code such state is also invisible to
+    `torch.export`, which traces one call.
+
+    ## Example
+    ```python
+    def forward(self, x):
+        self.freqs = self.freqs.to(x.device, x.dtype)
+        return x * self.freqs
+    ```
+
+    ## Use instead
+    Keep per-call values local, register fixed tensors as buffers at construction and move the
+    module once (`model.to(device, dtype)`), or update a buffer in place:
+    ```python
+    def forward(self, x):
+        freqs = self.freqs.to(x.device, x.dtype)
+        return x * freqs
+    ```
+    """
+
+    code = "PTC110"
+    name = "module-state-mutation"
+    summary = "state stored on `self` inside compiled code and read there (guard, recompiles)"
+    severity = "warning"
+    claim = "recompile"
+    doc_url = "https://docs.pytorch.org/docs/stable/torch.compiler_troubleshooting.html"
+    node_types = (ast.Assign, ast.AugAssign, ast.AnnAssign, ast.Call)
+
+    def check(self, ctx, node):
+        if ctx.cls is None or ctx.info.qualname.endswith(("__init__", "__setstate__")):
+            return
+        if isinstance(node, ast.Call):
+            self._check_call(ctx, node)
+            return
+        targets = node.targets if isinstance(node, ast.Assign) else [node.target]
+        for t in targets:
+            for el in (t.elts if isinstance(t, (ast.Tuple, ast.List)) else [t]):
+                self._check_target(ctx, node, el)
+
+    def _check_target(self, ctx, node, t):
+        if isinstance(t, ast.Subscript):
+            chain = _self_chain(t.value)
+            # `self.cache[k] = v` on a dict/list the constructor made (a buffer's `self.buf[i] = v`
+            # is an in-place tensor update and fine)
+            if chain and chain in _containers(ctx):
+                self._report(ctx, t, chain, "grows")
+            return
+        chain = _self_chain(t)
+        if chain is None:
+            return
+        if isinstance(node, ast.AugAssign):
+            # `self.steps += 1` on a registered buffer is an in-place add, not a new object
+            if chain.count(".") == 1 and ctx.self_tensor_attr(t):
+                return
+            self._report(ctx, t, chain, "counter")
+        elif chain in _reads(ctx):
+            self._report(ctx, t, chain, "stores")
+
+    def _check_call(self, ctx, node):
+        f = node.func
+        if isinstance(f, ast.Attribute) and f.attr in _MUTATORS:
+            chain = _self_chain(f.value)
+            if chain and chain in _containers(ctx):
+                self._report(ctx, node, chain, "grows")
+        elif isinstance(f, ast.Name) and f.id == "setattr" and len(node.args) == 3 and \
+                isinstance(node.args[0], ast.Name) and node.args[0].id == "self":
+            name = node.args[1].value if isinstance(node.args[1], ast.Constant) else None
+            if not isinstance(name, str) or f"self.{name}" in _reads(ctx):
+                self._report(ctx, node, f"self.{name}" if isinstance(name, str) else "self.<name>", "stores")
+
+    def _report(self, ctx, node, chain, how):
+        if how == "stores":
+            what = (f"`{chain}` is stored on the module inside compiled code and read there: dynamo guards on "
+                    "it, so a call that stores a different object (another dtype or device, a cache built on "
+                    "the first call) recompiles")
+        else:
+            what = (f"`{chain}` changes on every call inside compiled code: dynamo guards on it and recompiles "
+                    "on each call up to the recompile limit (8), then runs the frame eagerly")
+        ctx.report(self.code, node, what + "; keep per-call values local, or set module state at construction "
+                   "(`register_buffer`, `model.to(...)` once)")
