@@ -141,6 +141,7 @@ def build_findings(summaries: list[FileSummary], rules: list[type[Rule]], cfg: S
                    walk=None, torch: str | None = None) -> list[Finding]:
     enabled = {r.code for r in rules}
     reach = find_compiled([s for s in summaries if not s.error and not s.skip_file], walk=walk)
+    inherited = inherit_call_conditions(summaries, reach.compiled)
     out: list[Finding] = []
 
     def emit(s: FileSummary, code: str, line: int, col: int, message: str, function: str = "",
@@ -170,9 +171,12 @@ def build_findings(summaries: list[FileSummary], rules: list[type[Rule]], cfg: S
             continue
         for c in s.candidates:
             if c.scope == "any" or (s.path, c.function) in reach.compiled:
+                cond = getattr(c, "condition", None)
+                called = inherited.get((s.path, c.function))
+                if called is not None:
+                    cond = called if cond is None else f"{called} and {cond}"
                 emit(s, c.rule, c.line, c.col, c.message, "" if c.function == "<module>" else c.function,
-                     c.end_line, c.end_col, c.suggestion, c.gb, getattr(c, "condition", None),
-                     getattr(c, "callee", None))
+                     c.end_line, c.end_col, c.suggestion, c.gb, cond, getattr(c, "callee", None))
     for s, info in reach.disabled:
         line, col = info.disabled_at or (info.line, 0)
         emit(s, CompilerDisable.code, line, col, CompilerDisable.decorator_message(info.qualname), info.qualname)
@@ -194,6 +198,49 @@ def apply_conditional(findings: Iterable[Finding], mode: str) -> list[Finding]:
         return [f for f in findings if f.condition is None]
     return [f.with_(severity=_DEMOTE.get(f.severity, f.severity)) if f.condition is not None else f
             for f in findings]
+
+
+def inherit_call_conditions(summaries: Sequence[FileSummary], compiled: set[tuple[str, str]]
+                            ) -> dict[tuple[str, str], str]:
+    """Module-level helpers that compiled code calls only on non-default paths (every call
+    site under a guard: wav2vec2's `_compute_mask_indices`, called `if mask_time_prob > 0 and
+    self.training`) take the guard of those calls as their findings' condition.
+
+    Only module-level functions: a method may also be reached by virtual dispatch from a base
+    class's `self.m(...)`, an edge resolved differently here than in the graph. One level: a
+    helper of a conditional helper keeps its own call sites' guards only."""
+    from pt2bot.rules._graph import Index, _resolve_call
+    from pt2bot.rules._model import call_guards
+
+    live = [s for s in summaries if not s.error and not s.skip_file]
+    idx = Index.build(live)
+    by_path = {s.path: s for s in live}
+    incoming: dict[str, list[str | None]] = {}
+    for path, qual in compiled:
+        s = by_path.get(path)
+        info = s.functions.get(qual) if s is not None else None
+        if info is None:
+            continue
+        own = f"{s.module}.{info.cls}" if info.cls else None
+        guards = call_guards(info.calls)
+        for i, (kind, target) in enumerate(info.calls):
+            if kind != "name":
+                continue
+            callee = _resolve_call(idx, own, kind, target)
+            if callee is not None:
+                incoming.setdefault(callee[0], []).append(guards.get(i))
+    out: dict[tuple[str, str], str] = {}
+    for name, guards in incoming.items():
+        if None in guards:
+            continue
+        s, info = idx.functions[name]
+        if info.cls is not None or info.compiled_root or (s.path, info.qualname) not in compiled \
+                or any(idx.canonical(r) == name for r in s.roots):
+            continue
+        distinct = list(dict.fromkeys(g for g in guards if g))
+        out[(s.path, info.qualname)] = distinct[0] if len(distinct) == 1 else \
+            " or ".join(f"({g})" for g in distinct)
+    return out
 
 
 def holds_on_torch(code: str, torch: str | None, callee: str | None = None) -> bool:

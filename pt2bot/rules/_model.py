@@ -32,12 +32,30 @@ class Candidate:
     callee: str | None = None
 
 
+class Calls(list):
+    """A function's call edges `(kind, target)`, and `guards`: index -> the guard of a call
+    made on a non-default path (pt2bot/rules/_walk.py). A list subclass so that the guards
+    travel wherever the edges do (pickled with the list to and from worker processes)."""
+
+    guards: dict[int, str]
+
+    def __init__(self, *args: object) -> None:
+        super().__init__(*args)
+        self.guards = {}
+
+
+def call_guards(calls: list) -> dict[int, str]:
+    """The guards of `calls` (an empty dict for a plain list, which has none)."""
+    g = getattr(calls, "guards", None)
+    return g if g is not None else {}
+
+
 @dataclass
 class FunctionInfo:
     qualname: str                  # "Net.forward" or "helper"
     cls: str | None                # class name when a method
     line: int
-    calls: list[tuple[str, str]] = field(default_factory=list)   # (kind, target): see _record_call
+    calls: list[tuple[str, str]] = field(default_factory=Calls)   # (kind, target): see _record_call
     disabled_at: tuple[int, int] | None = None  # decorated with torch.compiler.disable
     compiled_root: bool = False    # decorated with torch.compile (or similar)
 

@@ -26,7 +26,7 @@ from pt2bot.rules._infer import (
     Rules,
     is_compiling_check,
 )
-from pt2bot.rules._model import Candidate, ClassInfo, FileSummary, FunctionInfo, module_name
+from pt2bot.rules._model import Candidate, ClassInfo, FileSummary, FunctionInfo, call_guards, module_name
 
 class Walker:
     """The single recursive walk of a function body: kinds, calls, rule dispatch, conditions."""
@@ -40,6 +40,10 @@ class Walker:
         # longer holds its default): see `Conditions`.
         self.optional: set[str] = _optional_params(ctx.node.args)
         self.assigned: dict[str, int] = {}
+        # Names that hold a tensor only on a non-default path, with that path's guard (lazy):
+        # `skip = self.training and p < self.layerdrop` (else a plain bool), or `skip = False`
+        # then `if self.training: skip = p < self.layerdrop`. See `_mark_inside`.
+        self.guarded: dict[str, Callable[[], str | None]] = {}
 
     def walk(self, node: ast.AST) -> None:
         t = type(node)
@@ -85,7 +89,7 @@ class Walker:
         for n in nodes:
             self.walk(n)
             if type(n) is ast.If and not n.orelse and _terminates(n.body):
-                pending.append((len(self.cands), n))
+                pending.append((self._pos(), n))
         # innermost (latest) first, so an outer guard ends up first in a joined condition
         for start, n in reversed(pending):
             self._mark(start, lambda n=n: self.conditions.orelse(n))
@@ -95,26 +99,51 @@ class Walker:
     def conditions(self) -> "Conditions":
         return Conditions(self)
 
-    def _mark(self, start: int, text: Callable[[], str | None]) -> None:
-        """Give the candidates reported since `start` the guard `text()` (computed only if any)."""
-        if len(self.cands) <= start:
+    def _pos(self) -> tuple[int, int]:
+        return len(self.cands), len(self.ctx.info.calls)
+
+    def _mark(self, start: tuple[int, int], text: Callable[[], str | None]) -> None:
+        """Give the candidates reported and the calls made since `start` the guard `text()`
+        (computed only if there are any). A call's guard lets a helper called only under
+        guards inherit them (pt2bot/static.py `inherit_call_conditions`)."""
+        cands, calls = self.cands, self.ctx.info.calls
+        if len(cands) <= start[0] and len(calls) <= start[1]:
             return
         guard = text()
         if guard is None:
             return
-        for c in self.cands[start:]:
+        for c in cands[start[0]:]:
             c.condition = guard if c.condition is None else _join(guard, c.condition)
+        if len(calls) > start[1]:
+            guards = call_guards(calls)
+            for i in range(start[1], len(calls)):
+                guards[i] = _join(guard, guards[i]) if i in guards else guard
 
     def _mark_inside(self, node: ast.AST, start: int) -> None:
         """Candidates a rule reported at a statement about a part of it (PTC201 at `if a and
         t.any():` points into the test): the guards between the statement and that part."""
+        test = _test_of(node)
         for c in self.cands[start:]:
-            guard = _guard_at(self, _test_of(node), c.line, c.col)
+            guard = _guard_at(self, test, c.line, c.col)
+            if guard is None and self.guarded and test is not None:
+                guard = self._guarded_name_at(test, c.line, c.col)
             if guard is not None:
                 c.condition = guard if c.condition is None else _join(guard, c.condition)
 
+    def _guarded_name_at(self, test: ast.AST, line: int, col: int) -> str | None:
+        """The guard of a `self.guarded` name read by the reported part of `test`."""
+        for e in ast.walk(test):
+            if getattr(e, "lineno", None) == line and getattr(e, "col_offset", None) == col:
+                for n in ast.walk(e):
+                    if type(n) is ast.Name and n.id in self.guarded:
+                        guard = self.guarded[n.id]()
+                        if guard is not None:
+                            return guard
+                return None
+        return None
+
     def _guarded(self, nodes: Iterable[ast.AST] | ast.AST, text: Callable[[], str | None]) -> None:
-        start = len(self.cands)
+        start = self._pos()
         if isinstance(nodes, ast.AST):
             self.walk(nodes)
         else:
@@ -124,6 +153,7 @@ class Walker:
     def _note_assigned(self, target: ast.AST) -> None:
         if type(target) is ast.Name:
             self.assigned.setdefault(target.id, target.lineno)
+            self.guarded.pop(target.id, None)
         elif isinstance(target, (ast.Tuple, ast.List, ast.Starred)):
             for n in ast.walk(target):
                 if type(n) is ast.Name:
@@ -135,6 +165,9 @@ class Walker:
         k = self.ctx.kind(node.value)
         for t in node.targets:
             self._note_assigned(t)
+            v = node.value
+            if type(t) is ast.Name and type(v) is ast.BoolOp and isinstance(v.op, ast.And):
+                self.guarded[t.id] = lambda v=v: self.conditions.operand(v, len(v.values) - 1)
             self.ctx.assign(t, k, node.value)
             self._walk_target(t, node.value)
 
@@ -187,12 +220,12 @@ class Walker:
         # a branch that ends the block (return/raise/continue/break) does not reach the code
         # after it, so what it assigned does not leak there; otherwise the two are joined.
         before = dict(self.ctx.env)
-        start = len(self.cands)
+        start = self._pos()
         self._branch(node.body, c == -1)
         self._mark(start, lambda: self.conditions.body(node))
         after_body = self.ctx.env
         self.ctx.env = dict(before)
-        start = len(self.cands)
+        start = self._pos()
         self._branch(node.orelse, c == 1)
         self._mark(start, lambda: self.conditions.orelse(node))
         body_ends = _terminates(node.body)
@@ -200,7 +233,16 @@ class Walker:
         if body_ends or else_ends:
             self.ctx.env = after_body if else_ends and not body_ends else self.ctx.env
         else:
-            self.ctx.env = _join_kinds(after_body, self.ctx.env)
+            after_else = self.ctx.env
+            self.ctx.env = _join_kinds(after_body, after_else)
+            for name, k in after_body.items():
+                ke = after_else.get(name)
+                if k is ke:
+                    continue
+                if k in TENSORISH and ke not in TENSORISH:
+                    self.guarded[name] = lambda: self.conditions.body(node)
+                elif ke in TENSORISH and k not in TENSORISH:
+                    self.guarded[name] = lambda: self.conditions.orelse(node)
 
     def _branch(self, body: list[ast.stmt], eager: bool) -> None:
         if eager:
@@ -227,7 +269,7 @@ class Walker:
 
     def _raise(self, node: ast.Raise) -> None:
         # what a raise evaluates runs only on the error path
-        start = len(self.cands)
+        start = self._pos()
         for v in (node.exc, node.cause):
             if v is not None:
                 self.walk(v)
