@@ -4,9 +4,9 @@ import ast
 
 from pt2bot.rules._base import Rule
 
-# Container methods that change what an attribute holds (a list grows, a dict gains a key).
-_MUTATORS = frozenset({"append", "extend", "insert", "pop", "remove", "clear", "update", "setdefault",
-                       "add", "discard", "popitem", "appendleft", "extendleft"})
+# Container methods that grow what an attribute holds (a list gets longer, a dict gains a key);
+# `clear`/`pop` return it to a state it had before, which does not keep recompiling.
+_MUTATORS = frozenset({"append", "extend", "insert", "update", "setdefault", "add", "appendleft", "extendleft"})
 _CONTAINER_CTORS = frozenset({"dict", "list", "set", "collections.OrderedDict", "collections.defaultdict",
                               "collections.deque", "OrderedDict", "defaultdict", "deque"})
 
@@ -22,18 +22,34 @@ def _self_chain(e: ast.AST) -> str | None:
     return None
 
 
-def _reads(ctx) -> frozenset[str]:
-    """Every `self.a` / `self.a.b` the function reads (tests, expressions, method receivers)."""
-    memo = ctx.__dict__.get("_ptc110_reads")
+def _chains_read(e: ast.AST) -> set[str]:
+    out = set()
+    for n in ast.walk(e):
+        if isinstance(n, ast.Attribute) and isinstance(n.ctx, ast.Load):
+            chain = _self_chain(n)
+            if chain:
+                out.add(chain)
+    return out
+
+
+def _guards(ctx) -> list[tuple[int, int, frozenset[str]]]:
+    """(first line, last line, attributes its test reads) of every `if` in the function: a
+    store under `if self.cache is None:` / `if key not in self.cache:` is a cache filled on
+    some call, the transition dynamo's guard sees."""
+    memo = ctx.__dict__.get("_ptc110_guards")
     if memo is None:
-        out = set()
-        for n in ast.walk(ctx.node):
-            if isinstance(n, ast.Attribute) and isinstance(n.ctx, ast.Load):
-                chain = _self_chain(n)
-                if chain:
-                    out.add(chain)
-        memo = ctx.__dict__["_ptc110_reads"] = frozenset(out)
+        memo = ctx.__dict__["_ptc110_guards"] = [
+            (n.body[0].lineno, n.end_lineno or n.lineno, frozenset(_chains_read(n.test)))
+            for n in ast.walk(ctx.node) if isinstance(n, ast.If) and n.body]
     return memo
+
+
+def _transition(ctx, node: ast.AST, value: ast.AST | None, chain: str) -> bool:
+    """The store replaces what the attribute held with something derived from it
+    (`self.x = self.x.to(...)`) or fills it under a test of it (a cache)."""
+    if value is not None and chain in _chains_read(value):
+        return True
+    return any(first <= node.lineno <= last and chain in read for first, last, read in _guards(ctx))
 
 
 def _containers(ctx) -> frozenset[str]:
@@ -62,13 +78,15 @@ def _containers(ctx) -> frozenset[str]:
 
 class ModuleStateMutation(Rule):
     """## What it does
-    Flags state stored on the module during compiled code and read there too: an attribute of
-    `self` (or of a submodule, `self.rope.cache`) assigned or augmented inside `forward`
-    (`self.freqs = self.freqs.to(x.dtype)`, `self.calls += 1`, a position cache built on the
-    first call: `if self.cache is None: self.cache = ...`), a list or dict on `self` that
-    `forward` grows (`self.outputs.append(y)`, `self.cache[key] = v`), and `setattr(self, ...)`.
-    Attributes that compiled code only writes, and in-place updates of buffers
-    (`self.buf.copy_(x)`, `self.steps += 1` on a registered buffer), are not flagged.
+    Flags module state that compiled code changes and reads back: an attribute of `self` (or
+    of a submodule, `self.rope.cache`) replaced by something derived from it
+    (`self.freqs = self.freqs.to(x.dtype)`), augmented (`self.calls += 1`), or filled under a
+    test of it (a position cache built on the first call: `if self.cache is None:
+    self.cache = ...`); a list or dict the constructor made that `forward` grows
+    (`self.outputs.append(y)`, `self.cache[key] = v`); the same through `setattr(self, ...)`.
+    Plain stores of a value computed in the call (`self.last = x.detach()`), and in-place
+    updates of buffers (`self.buf.copy_(x)`, `self.steps += 1` on a registered buffer), are not
+    flagged: they do not recompile.
 
     ## Why is this bad?
     Dynamo guards on what the compiled code reads from `self`; a call that stores a different
@@ -134,7 +152,7 @@ class ModuleStateMutation(Rule):
             if chain.count(".") == 1 and ctx.self_tensor_attr(t):
                 return
             self._report(ctx, t, chain, "counter")
-        elif chain in _reads(ctx):
+        elif _transition(ctx, node, node.value, chain):
             self._report(ctx, t, chain, "stores")
 
     def _check_call(self, ctx, node):
@@ -146,8 +164,8 @@ class ModuleStateMutation(Rule):
         elif isinstance(f, ast.Name) and f.id == "setattr" and len(node.args) == 3 and \
                 isinstance(node.args[0], ast.Name) and node.args[0].id == "self":
             name = node.args[1].value if isinstance(node.args[1], ast.Constant) else None
-            if not isinstance(name, str) or f"self.{name}" in _reads(ctx):
-                self._report(ctx, node, f"self.{name}" if isinstance(name, str) else "self.<name>", "stores")
+            if isinstance(name, str) and _transition(ctx, node, node.args[2], f"self.{name}"):
+                self._report(ctx, node, f"self.{name}", "stores")
 
     def _report(self, ctx, node, chain, how):
         if how == "stores":
