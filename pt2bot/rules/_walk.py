@@ -107,17 +107,20 @@ class Walker:
         (computed only if there are any). A call's guard lets a helper called only under
         guards inherit them (pt2bot/static.py `inherit_call_conditions`)."""
         cands, calls = self.cands, self.ctx.info.calls
-        if len(cands) <= start[0] and len(calls) <= start[1]:
+        # only calls of module-level functions ("name" edges) can pass a guard on
+        named = any(c[0] == "name" for c in calls[start[1]:]) if len(calls) > start[1] else False
+        if len(cands) <= start[0] and not named:
             return
         guard = text()
         if guard is None:
             return
         for c in cands[start[0]:]:
             c.condition = guard if c.condition is None else _join(guard, c.condition)
-        if len(calls) > start[1]:
+        if named:
             guards = call_guards(calls)
             for i in range(start[1], len(calls)):
-                guards[i] = _join(guard, guards[i]) if i in guards else guard
+                if calls[i][0] == "name":
+                    guards[i] = _join(guard, guards[i]) if i in guards else guard
 
     def _mark_inside(self, node: ast.AST, start: int) -> None:
         """Candidates a rule reported at a statement about a part of it (PTC201 at `if a and
@@ -825,7 +828,7 @@ def _scan_flags(cls: ClassInfo, init: ast.FunctionDef | ast.AsyncFunctionDef, li
     defaults = {a for a in _optional_params(init.args)}
     off: dict[str, bool] = {}
     nones: set[str] = set()
-    for st in ast.walk(init):
+    for st in _statements(init.body):
         if type(st) is ast.Assign:
             targets, value = st.targets, st.value
         elif type(st) is ast.AnnAssign and st.value is not None:
@@ -845,6 +848,22 @@ def _scan_flags(cls: ClassInfo, init: ast.FunctionDef | ast.AsyncFunctionDef, li
         if name in nones and _assigned_elsewhere(name, lines, node, init):
             continue   # a cache (`self.cos = None`, filled on the first call), not a flag
         cls.off_flags.add(name)
+
+
+def _statements(body: list[ast.stmt]) -> Iterable[ast.stmt]:
+    """Every statement of a body, through compound statements, without visiting expressions
+    (an `ast.walk` of each `__init__` cost about half a parse on transformers)."""
+    todo = list(reversed(body))
+    while todo:
+        st = todo.pop()
+        yield st
+        t = type(st)
+        if t in (ast.If, ast.For, ast.While, ast.With, ast.Try, ast.AsyncFor, ast.AsyncWith) or \
+                t.__name__ == "TryStar":
+            for field in ("body", "orelse", "finalbody"):
+                todo.extend(reversed(getattr(st, field, None) or []))
+            for h in getattr(st, "handlers", None) or []:
+                todo.extend(reversed(h.body))
 
 
 def _assigned_elsewhere(name: str, lines: list[str], node: ast.ClassDef, init: ast.AST) -> bool:
