@@ -26,6 +26,7 @@ from pt2bot.rules.logging_call import LoggingCall
 from pt2bot.rules.module_state_mutation import ModuleStateMutation
 from pt2bot.rules.print_call import PrintCall
 from pt2bot.rules.range_over_size import RangeOverSize
+from pt2bot.rules.scalar_condition import ScalarCondition
 from pt2bot.rules.scalar_conversion import ScalarConversion
 from pt2bot.rules.shape_branch import ShapeBranch
 from pt2bot.rules.syntax_error import SyntaxErrorRule
@@ -39,7 +40,7 @@ RULES: tuple[type[Rule], ...] = (
     SyntaxErrorRule,
     TensorItem, TensorTolist, TensorNumpy, ScalarConversion, PrintCall, LoggingCall,
     HostNondeterminism, FileIO, ExplicitGraphBreak, ModuleStateMutation,
-    TensorCondition, TensorIteration,
+    TensorCondition, TensorIteration, ScalarCondition,
     ShapeBranch, HardcodedSize, RangeOverSize, DynamicOutputShape, CompileDynamicFalse,
     CompileSubmodules, CompileInLoop, CompilerDisable,
 )

@@ -28,6 +28,8 @@ from pt2bot.rules._model import Candidate, ClassInfo, FileSummary, FunctionInfo,
 
 TENSOR, PARAM, BOOL_TENSOR, SIZE, SHAPE, OTHER = "tensor", "param", "bool", "size", "shape", "other"
 TENSORS = "tensors"        # a tuple/list of tensors (split/chunk/unbind/meshgrid results)
+SCALAR = "scalar"          # a Python number read from a tensor's data (`.item()`, `int(t)`, `.tolist()[i]`)
+SCALARS = "scalars"        # `.tolist()`: a list of such numbers
 WEAK_BOOL = "weakbool"     # a comparison involving a PARAM: a mask if the parameter is a tensor
 TENSORISH = (TENSOR, BOOL_TENSOR)
 
@@ -343,6 +345,8 @@ class FunctionContext:
                 return OTHER if isinstance(e.slice, ast.Constant) and isinstance(e.slice.value, str) else PARAM
             if base == TENSORS:
                 return TENSORS if isinstance(e.slice, ast.Slice) else TENSOR
+            if base == SCALARS:
+                return SCALARS if isinstance(e.slice, ast.Slice) else SCALAR
             return OTHER
         if t is ast.BinOp:
             l, r = self.kind(e.left), self.kind(e.right)
@@ -355,6 +359,8 @@ class FunctionContext:
                 return TENSOR
             if PARAM in (l, r) and not isinstance(e.op, (ast.BitAnd, ast.BitOr, ast.BitXor)):
                 return PARAM        # `x + 1` of a parameter: still probably a tensor
+            if SCALAR in (l, r) and l in (SCALAR, SIZE, OTHER) and r in (SCALAR, SIZE, OTHER):
+                return SCALAR       # arithmetic on a number read from a tensor
             if SIZE in (l, r) and l in (SIZE, OTHER) and r in (SIZE, OTHER):
                 return SIZE if self._is_intlike(e.left) and self._is_intlike(e.right) else OTHER
             return OTHER
@@ -364,7 +370,7 @@ class FunctionContext:
                 return k
             if isinstance(e.op, ast.Not):
                 return OTHER
-            return k if k in (TENSOR, SIZE) else OTHER
+            return k if k in (TENSOR, SIZE, SCALAR) else OTHER
         if t is ast.Compare:
             if any(isinstance(o, (ast.Is, ast.IsNot, ast.In, ast.NotIn)) for o in e.ops):
                 return OTHER
@@ -393,6 +399,10 @@ class FunctionContext:
         if isinstance(f, ast.Attribute):
             recv = self.kind(f.value)
             name = f.attr
+            if name == "item" and not e.args and not e.keywords:
+                return SCALAR       # `x.sum().item()`: a Python number read from the data
+            if name == "tolist" and not e.args and recv in (TENSOR, PARAM, BOOL_TENSOR):
+                return SCALARS
             if recv == WEAK_BOOL:
                 if name in _BOOL_KEEPING:
                     return WEAK_BOOL    # `(x > 0).reshape(-1)`: still a mask if x is a tensor
@@ -448,6 +458,12 @@ class FunctionContext:
             return TENSOR
         if target == "len" and e.args and self.kind(e.args[0]) in (TENSOR, BOOL_TENSOR):
             return SIZE
+        if target in ("int", "float", "bool", "round", "abs", "max", "min", "math.floor", "math.ceil",
+                      "math.sqrt", "math.log", "math.exp") and e.args and not e.keywords:
+            kinds = [self.kind(a) for a in e.args]
+            if SCALAR in kinds or target in ("int", "float", "bool") and len(e.args) == 1 and \
+                    kinds[0] in TENSORISH:
+                return SCALAR       # `int(t)` reads the tensor; `max(n, 1)` of such a number
         if isinstance(f, ast.Attribute) and isinstance(f.value, ast.Name) and f.value.id == "self" \
                 and self.cls is not None:
             ctor = self.cls.attrs.get(f.attr)
@@ -472,7 +488,8 @@ class FunctionContext:
 
     def iter_kind(self, it: ast.AST) -> str:
         """The kind of the elements a `for` over `it` binds."""
-        return TENSOR if self.kind(it) in TENSORISH + (TENSORS,) else OTHER
+        k = self.kind(it)
+        return TENSOR if k in TENSORISH + (TENSORS,) else SCALAR if k == SCALARS else OTHER
 
     def report(self, rule: str, node: ast.AST, message: str, *, suggestion: str | None = None,
                gb: str | None = None, scope: str = "compiled") -> None:

@@ -1,0 +1,69 @@
+from __future__ import annotations
+
+import ast
+
+from pt2bot.rules._infer import SCALAR
+from pt2bot.rules._base import Rule
+
+
+def _reads_scalar(ctx, test: ast.AST) -> ast.AST | None:
+    """The part of a condition that is (or compares) a number read from a tensor."""
+    if isinstance(test, ast.UnaryOp) and isinstance(test.op, ast.Not):
+        return _reads_scalar(ctx, test.operand)
+    if isinstance(test, ast.BoolOp):
+        for v in test.values:
+            hit = _reads_scalar(ctx, v)
+            if hit is not None:
+                return hit
+        return None
+    if isinstance(test, ast.Compare):
+        if any(isinstance(o, (ast.Is, ast.IsNot, ast.In, ast.NotIn)) for o in test.ops):
+            return None
+        return test if any(ctx.kind(o) == SCALAR for o in [test.left, *test.comparators]) else None
+    return test if ctx.kind(test) == SCALAR else None
+
+
+class ScalarCondition(Rule):
+    """## What it does
+    Flags `if` / `while` / conditional expressions on a Python number read from a tensor's
+    data: the result of `.item()`, `int(t)` / `float(t)`, an element of `.tolist()`, and what
+    is computed from them (`n = x.sum().item(); if n * 2 > 3:`).
+
+    ## Why is this bad?
+    The read itself already breaks the graph (PTC101/PTC102/PTC104). The branch is what keeps
+    the fix from working: with `torch._dynamo.config.capture_scalar_outputs = True` or
+    `fullgraph=True` torch 2.13 captures the read as an unbacked symbol, and the branch on it
+    is then data-dependent branching (GB0170, "Data-dependent branching"; `fullgraph=True`
+    raises); `torch.export` fails on it (`GuardOnDataDependentSymNode`). With the default
+    settings the branch adds no break of its own (the read broke the graph before it).
+
+    ## Example
+    ```python
+    def forward(self, x):
+        n = x.sum().item()
+        if n > 0:
+            return x * 2
+        return x
+    ```
+
+    ## Use instead
+    Keep the value a tensor and select with it:
+    ```python
+    def forward(self, x):
+        return torch.where(x.sum() > 0, x * 2, x)
+    ```
+    """
+
+    code = "PTC203"
+    name = "scalar-condition"
+    summary = "branch on a number read from a tensor (`.item()`, `int(t)`; fails export/fullgraph)"
+    severity = "warning"
+    claim = "export"
+    node_types = (ast.If, ast.While, ast.IfExp)
+
+    def check(self, ctx, node):
+        hit = _reads_scalar(ctx, node.test)
+        if hit is not None:
+            ctx.report(self.code, hit, "a branch on a number read from a tensor: with capture_scalar_outputs=True, "
+                       "fullgraph=True or torch.export it is data-dependent branching (GB0170); keep it a tensor "
+                       "and use `torch.where`")
