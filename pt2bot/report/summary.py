@@ -16,7 +16,6 @@ from dataclasses import dataclass, field
 from typing import Any, Callable
 
 from pt2bot import compile_report
-from pt2bot import compile_report
 from pt2bot import gb as gb_registry
 from pt2bot.report.markdown import (code_block, code_inline, details, escape_inline, link,
                                     marker, table, truncate_utf8)
@@ -181,9 +180,6 @@ def model_section(m: dict, report: dict) -> Section:
     rec = recompile_details(m)
     if rec:
         blocks.append(rec)
-    where = compile_report.summary_line(m, report)   # the model's tlparse report, if any
-    if where:
-        blocks.append(where)
     where = compile_report.summary_line(m, report)   # the model's tlparse report, if any
     if where:
         blocks.append(where)
