@@ -503,7 +503,12 @@ class FunctionContext:
 
 
 def is_compiling_check(mod: ModuleContext, test: ast.AST) -> int:
-    """+1 if `test` is true only while dynamo compiles, -1 if never then, 0 otherwise."""
+    """+1 if `test` is true only while dynamo compiles, -1 if never then, 0 otherwise.
+    (`not is_compiling() and x`: -1; `is_compiling() or x`: +1, its `else` is eager-only.)"""
+    if isinstance(test, ast.BoolOp):
+        parts = [is_compiling_check(mod, v) for v in test.values]
+        want = -1 if isinstance(test.op, ast.And) else 1
+        return want if want in parts else 0
     neg = False
     if isinstance(test, ast.UnaryOp) and isinstance(test.op, ast.Not):
         neg, test = True, test.operand

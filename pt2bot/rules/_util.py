@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import ast
 
-from pt2bot.rules._infer import BOOL_TENSOR, PARAM, TENSOR, TENSORISH, FunctionContext
+from pt2bot.rules._infer import BOOL_TENSOR, PARAM, TENSOR, TENSORISH, FunctionContext, is_compiling_check
 
 
 def method_call(node: ast.Call, names: frozenset[str] | set[str] | tuple[str, ...], nargs: int | None = 0
@@ -21,12 +21,24 @@ def is_tensorish(ctx: FunctionContext, e: ast.AST, *, params: bool = False) -> b
     return k in TENSORISH or (params and k == PARAM) or ctx.self_tensor_attr(e)
 
 
+def live_operands(ctx: FunctionContext, test: ast.BoolOp) -> list[ast.expr]:
+    """The operands dynamo evaluates: none after `not is_compiling()` in an `and`, or after
+    `is_compiling()` in an `or` (short-circuited while compiling)."""
+    skip = -1 if isinstance(test.op, ast.And) else 1
+    out = []
+    for v in test.values:
+        out.append(v)
+        if is_compiling_check(ctx.mod, v) == skip:
+            break
+    return out
+
+
 def reads_tensor_value(ctx: FunctionContext, test: ast.AST) -> ast.AST | None:
     """The sub-expression whose truth value is a tensor's value, if any (`not`, `and`, `or` unwrapped)."""
     if isinstance(test, ast.UnaryOp) and isinstance(test.op, ast.Not):
         return reads_tensor_value(ctx, test.operand)
     if isinstance(test, ast.BoolOp):
-        for v in test.values:
+        for v in live_operands(ctx, test):
             hit = reads_tensor_value(ctx, v)
             if hit is not None:
                 return hit

@@ -262,8 +262,14 @@ class Walker:
     def _boolop(self, node: ast.BoolOp) -> None:
         # `a and b`: b runs only when a holds; `a or b`: only when a does not.
         self.walk(node.values[0])
+        # `not is_compiling() and X` / `is_compiling() or X`: X never runs under dynamo
+        skip = -1 if isinstance(node.op, ast.And) else 1
+        eager = False
         for i in range(1, len(node.values)):
+            eager = eager or is_compiling_check(self.ctx.mod, node.values[i - 1]) == skip
+            self.ctx.eager_only += eager
             self._guarded(node.values[i], lambda i=i: self.conditions.operand(node, i))
+            self.ctx.eager_only -= eager
 
     def _except(self, node: ast.ExceptHandler) -> None:
         if node.type is not None:

@@ -4,6 +4,7 @@ import ast
 
 from pt2bot.rules._infer import SCALAR
 from pt2bot.rules._base import Rule
+from pt2bot.rules._util import live_operands
 
 
 def _reads_scalar(ctx, test: ast.AST) -> ast.AST | None:
@@ -11,7 +12,7 @@ def _reads_scalar(ctx, test: ast.AST) -> ast.AST | None:
     if isinstance(test, ast.UnaryOp) and isinstance(test.op, ast.Not):
         return _reads_scalar(ctx, test.operand)
     if isinstance(test, ast.BoolOp):
-        for v in test.values:
+        for v in live_operands(ctx, test):
             hit = _reads_scalar(ctx, v)
             if hit is not None:
                 return hit
