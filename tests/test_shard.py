@@ -13,8 +13,9 @@ import pytest
 from pt2bot.changes import ChangeSet, FileChange, Hunk
 from pt2bot.config import Config, ModelConfig
 from pt2bot.errors import UserError
-from pt2bot.merge import (Partial, changeset_from_json, changeset_to_json, check_shards,
-                          plan_shard, selection_digest, shard_selection)
+from pt2bot.merge import check_shards
+from pt2bot.partial import (Partial, changeset_from_json, changeset_to_json, plan_shard,
+                            selection_digest, shard_selection)
 from pt2bot.publish.artifact import _partial
 from pt2bot.select import Selection
 from pt2bot.smoke.shard import load_costs, shard_models, split_names

@@ -54,7 +54,7 @@ from pt2bot.config import Config, load_config
 from pt2bot.errors import UserError
 from pt2bot.findings import Finding
 from pt2bot.jsonio import write_json
-from pt2bot.merge import mark_partial, plan_shard, shard_selection, write_partial_inputs
+from pt2bot.partial import mark_partial, plan_shard, shard_selection, write_partial_inputs
 from pt2bot.publish.issue import publish_audit
 from pt2bot.reach import mark_reached
 from pt2bot.report import render_all
