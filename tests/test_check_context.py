@@ -357,3 +357,31 @@ def test_old_entry_directories_are_pruned(tmp_path):
     run(FIXTURES, new_cache(cache))
     left = sorted(p.name for p in cache.iterdir() if p.is_dir())
     assert len(left) == KEEP_KEYS and f"v0.0.{KEEP_KEYS + 1}-0000" in left and "v0.0.0-0000" not in left
+
+
+def test_compile_sites_found_whatever_the_text_filter_skips(tmp_path):
+    """pt2bot/static_files.py `may_compile` skips the compile-site scan of files whose only
+    `compile` is `re.compile`; every spelling of a torch compile/export call is still seen."""
+    from pt2bot.static_files import may_compile
+
+    assert not may_compile(b"import re\nP = re.compile('x')\nclass A:\n    compiled = recompile = 1\n")
+    for src in ("import torch\nf = torch.compile(g)\n", "from torch import compile as c\nf = c(g)\n",
+                "import torch\nf = torch._dynamo.optimize('eager')(g)\n",
+                "import torch\nf = torch._export.aot_compile(g, ())\n",
+                "from torch.export import export\nep = export(m, ())\n",
+                "import re\nimport torch\nP = re.compile('x')\nm = torch.compile(m)\n"):
+        assert may_compile(src.encode()), src
+    write_loop = {"m.py": """\
+        import re
+        import torch
+        P = re.compile("x")
+
+        def train(x, steps):
+            for k in range(steps):
+                step = torch.compile(lambda z: z * k + 1)
+                x = step(x)
+        """}
+    for rel, text in write_loop.items():
+        (tmp_path / rel).write_text(textwrap.dedent(text))
+    fs, _ = run(tmp_path, None)
+    assert {f["rule"] for f in fs} == {"PTC402"}
