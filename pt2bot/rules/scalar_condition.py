@@ -7,6 +7,18 @@ from pt2bot.rules._base import Rule
 from pt2bot.rules._util import live_operands
 
 
+def _reads_directly(e: ast.AST) -> bool:
+    """`x.item() > 0`, `bool(t.any())`: the read is in the condition itself, where PTC101 /
+    PTC104 already report it on the same line (one problem, one finding)."""
+    for n in ast.walk(e):
+        if isinstance(n, ast.Call):
+            f = n.func
+            if isinstance(f, ast.Attribute) and f.attr in ("item", "tolist") or \
+                    isinstance(f, ast.Name) and f.id in ("int", "float", "bool"):
+                return True
+    return False
+
+
 def _reads_scalar(ctx, test: ast.AST) -> ast.AST | None:
     """The part of a condition that is (or compares) a number read from a tensor."""
     if isinstance(test, ast.UnaryOp) and isinstance(test.op, ast.Not):
@@ -20,15 +32,17 @@ def _reads_scalar(ctx, test: ast.AST) -> ast.AST | None:
     if isinstance(test, ast.Compare):
         if any(isinstance(o, (ast.Is, ast.IsNot, ast.In, ast.NotIn)) for o in test.ops):
             return None
-        return test if any(ctx.kind(o) == SCALAR for o in [test.left, *test.comparators]) else None
-    return test if ctx.kind(test) == SCALAR else None
+        operands = [test.left, *test.comparators]
+        return test if any(ctx.kind(o) == SCALAR for o in operands) and not _reads_directly(test) else None
+    return test if ctx.kind(test) == SCALAR and not _reads_directly(test) else None
 
 
 class ScalarCondition(Rule):
     """## What it does
     Flags `if` / `while` / conditional expressions on a Python number read from a tensor's
-    data: the result of `.item()`, `int(t)` / `float(t)`, an element of `.tolist()`, and what
-    is computed from them (`n = x.sum().item(); if n * 2 > 3:`).
+    data earlier in the function: the result of `.item()`, `int(t)` / `float(t)`, an element of
+    `.tolist()`, and what is computed from them (`n = x.sum().item(); if n * 2 > 3:`). A read
+    inside the condition itself (`if x.item() > 0:`) is left to PTC101/PTC104 on that line.
 
     ## Why is this bad?
     The read itself already breaks the graph (PTC101/PTC102/PTC104). The branch is what keeps
