@@ -1,0 +1,93 @@
+"""The structure docs/architecture.md describes, checked on every run (from the AST: nothing is imported).
+
+tools/imports_report.py builds the import graph of pt2bot/; these tests hold the lines the
+architecture draws: no cycle (a lazy, function-level import is a dependency too), no module
+reaching into another's private names, and the layering of the stages.
+"""
+from __future__ import annotations
+
+import importlib.util
+import os
+import sys
+
+import pytest
+
+ROOT = os.path.join(os.path.dirname(__file__), "..")
+_spec = importlib.util.spec_from_file_location(
+    "imports_report", os.path.join(ROOT, "tools", "imports_report.py"))
+imports_report = importlib.util.module_from_spec(_spec)
+sys.modules["imports_report"] = imports_report   # its dataclasses look themselves up there
+_spec.loader.exec_module(imports_report)
+
+MODULES = imports_report.find_modules(os.path.join(ROOT, "pt2bot"))
+EDGES = [e for m, p in MODULES.items() for e in imports_report.edges_of(m, p, MODULES)]
+
+
+def _in(module: str, *prefixes: str) -> bool:
+    return any(module == p or module.startswith(p + ".") for p in prefixes)
+
+
+def test_the_graph_is_read():
+    # a broken reader would make every test below pass vacuously
+    assert len(MODULES) > 60
+    assert any(e.src == "pt2bot.pipeline" and e.dst == "pt2bot.compare" for e in EDGES)
+    assert any(e.lazy for e in EDGES)
+
+
+def test_no_import_cycles_not_even_through_function_level_imports():
+    assert imports_report.cycles(sorted(MODULES), EDGES) == []
+
+
+def test_no_module_imports_private_names_of_another():
+    private = [f"{e.src}:{e.line} imports {e.dst}.{n}" for e in EDGES for n in e.names
+               if n.startswith("_") and not n.startswith("__")]
+    assert private == []
+
+
+STATIC_SIDE = ("pt2bot.findings", "pt2bot.gb", "pt2bot.errors", "pt2bot.config",
+               "pt2bot.configfile", "pt2bot.changes", "pt2bot.git", "pt2bot.rules",
+               "pt2bot.static", "pt2bot.static_files", "pt2bot.static_cache")
+LATER_STAGES = ("pt2bot.smoke", "pt2bot.compare", "pt2bot.verdict", "pt2bot.report",
+                "pt2bot.publish", "pt2bot.audit", "pt2bot.pipeline", "pt2bot.merge",
+                "pt2bot.partial")
+
+# (importer prefixes, forbidden import prefixes, allowed exceptions)
+LAYERS = [
+    # `pt2bot check` runs without torch, PyGithub or the smoke run's code; it prints through
+    # the one findings renderer.
+    (STATIC_SIDE, LATER_STAGES, ("pt2bot.report.findings_text", "pt2bot.report.sarif",
+                                 "pt2bot.report.escape", "pt2bot.report")),
+    # renderers turn a report into text; they never post, run models or read history
+    (("pt2bot.report",), ("pt2bot.publish", "pt2bot.smoke", "pt2bot.audit", "pt2bot.pipeline",
+                          "pt2bot.merge", "pt2bot.compare", "pt2bot.static"), ()),
+    # the privileged publisher reads a finished report directory: no analysis code at all
+    (("pt2bot.publish",), ("pt2bot.smoke", "pt2bot.rules", "pt2bot.static", "pt2bot.compare",
+                           "pt2bot.audit", "pt2bot.pipeline", "pt2bot.merge", "pt2bot.select"), ()),
+    # the data models depend on nothing but errors and the (leaf) sample statistics
+    (("pt2bot.results", "pt2bot.findings", "pt2bot.gb", "pt2bot.errors"),
+     ("pt2bot",), ("pt2bot.errors", "pt2bot.stats")),
+]
+
+
+@pytest.mark.parametrize("importers,forbidden,allowed", LAYERS,
+                         ids=["static", "report", "publish", "data-models"])
+def test_layering(importers, forbidden, allowed):
+    bad = [f"{e.src}:{e.line} imports {e.dst}" for e in EDGES
+           if _in(e.src, *importers) and _in(e.dst, *forbidden) and not _in(e.dst, *importers)
+           and e.dst not in allowed]
+    assert bad == []
+
+
+def test_torch_is_imported_only_inside_functions_outside_the_worker():
+    # `pt2bot check`, the renderers and the publisher must load without torch installed
+    import ast
+    offenders = []
+    for mod, path in MODULES.items():
+        with open(path, encoding="utf-8") as fh:
+            tree = ast.parse(fh.read())
+        for node in tree.body:      # module level only
+            names = ([a.name for a in node.names] if isinstance(node, ast.Import)
+                     else [node.module or ""] if isinstance(node, ast.ImportFrom) else [])
+            if any(n == "torch" or n.startswith("torch.") for n in names):
+                offenders.append(f"{mod}:{node.lineno}")
+    assert offenders == []
