@@ -107,7 +107,7 @@ def make_repo(root: str, extra: int) -> str:
 
 
 def load_bench_config(work: str, repeats: int, warmup: int, rounds: int) -> Any:
-    from pt2bot.config import load_config
+    from pt2bot.configfile import load_config
 
     path = os.path.join(work, "pt2bot.yml")
     with open(path, "w") as fh:

@@ -25,7 +25,7 @@ sys.path.insert(0, os.path.join(TOP, "examples"))
 import demo  # noqa: E402  (examples/demo.py: builds the demo git repository)
 
 from pt2bot import git  # noqa: E402
-from pt2bot.config import load_config  # noqa: E402
+from pt2bot.configfile import load_config  # noqa: E402
 from pt2bot.smoke import run_models  # noqa: E402
 
 

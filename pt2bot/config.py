@@ -1,8 +1,8 @@
 """pt2bot.yml: the configuration's data model and defaults (pure dataclasses, no YAML).
 
 The dataclasses below are the interface every stage uses. Loading and validation live in
-pt2bot/configfile/ (`load_config` raises `ConfigError` naming file, line and key path); the
-two wrappers at the end keep the documented `pt2bot.config.load_config` (docs/formats.md).
+pt2bot/configfile/ (`load_config` raises `ConfigError` naming file, line and key path), which
+imports this module and is never imported by it.
 """
 from __future__ import annotations
 
@@ -134,21 +134,3 @@ class Config:
             if m.name == name:
                 return m
         raise KeyError(name)
-
-
-# The loader imports these dataclasses, so importing it here at module level would be a cycle.
-# The wrappers import it when called: `from pt2bot.config import load_config` keeps working,
-# and a stage that only needs the dataclasses never imports YAML.
-
-def load_config(path: str | None, *, required: bool = False, root: str = ".") -> Config:
-    """Read and validate pt2bot.yml; see `pt2bot.configfile.load_config`."""
-    from pt2bot import configfile
-
-    return configfile.load_config(path, required=required, root=root)
-
-
-def parse_config(text: str, path: str = "pt2bot.yml") -> Config:
-    """Validate pt2bot.yml text; see `pt2bot.configfile.parse_config`."""
-    from pt2bot import configfile
-
-    return configfile.parse_config(text, path)

@@ -20,7 +20,7 @@ another required forward argument, no input at all) is written as a commented-ou
 with the reason. Classes that other found classes build in their constructors are listed
 as building blocks in a comment, not proposed.
 
-The text is validated with the project's config loader (pt2bot.config.load_config) before
+The text is validated with the project's config loader (pt2bot.configfile.load_config) before
 it is written; an existing pt2bot.yml is never overwritten without `--force`. `--check`
 runs each proposed model once (the smoke run's "breaks" phase, in its own worker process:
 the model is built and every shape case runs eagerly) and keeps the entries that ran; the
@@ -690,7 +690,7 @@ def _packages(proposals: list[Proposal]) -> list[str]:
 
 def validate(text: str, directory: str) -> Any:
     """Load the text with the project's config loader, from a file in `directory`."""
-    from pt2bot.config import load_config
+    from pt2bot.configfile import load_config
 
     fd, tmp = tempfile.mkstemp(prefix=".pt2bot-init-", suffix=".yml", dir=directory)
     try:
@@ -703,7 +703,7 @@ def validate(text: str, directory: str) -> Any:
 
 def check_models(text: str, root: str) -> dict[str, str]:
     """Run each live entry once (phases=["breaks"]); model name → why it did not run."""
-    from pt2bot.config import load_config
+    from pt2bot.configfile import load_config
     from pt2bot.smoke import run_models
 
     fd, tmp = tempfile.mkstemp(prefix=".pt2bot-init-", suffix=".yml", dir=root)

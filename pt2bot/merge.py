@@ -29,7 +29,8 @@ from pt2bot.audit.report import render_audit_markdown, render_regression_comment
 from pt2bot.audit.run import audit_results, retention_from
 from pt2bot.changes import ChangeSet, is_commentable
 from pt2bot.compare import build_report
-from pt2bot.config import Config, parse_config
+from pt2bot.config import Config
+from pt2bot.configfile import parse_config
 from pt2bot.errors import UserError
 from pt2bot.findings import Finding
 from pt2bot.jsonio import write_json

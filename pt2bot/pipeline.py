@@ -18,7 +18,8 @@ from typing import Any, Callable
 from pt2bot import changes, git, select
 from pt2bot.compare import build_report
 from pt2bot.compile_report import copy_compile_reports
-from pt2bot.config import Config, load_config
+from pt2bot.config import Config
+from pt2bot.configfile import load_config
 from pt2bot.errors import UserError
 from pt2bot.findings import Finding
 from pt2bot.jsonio import write_json

@@ -36,7 +36,7 @@ def pytest_configure(config: pytest.Config) -> None:
     path = config.getoption("pt2bot_config", None)
     if not path:
         return
-    from pt2bot.config import load_config
+    from pt2bot.configfile import load_config
     from pt2bot.errors import ConfigError
 
     full = os.path.join(str(config.invocation_params.dir), path)

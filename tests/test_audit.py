@@ -14,7 +14,7 @@ import pytest
 
 from fakegithub import WRITE_TOKEN, FakeGitHub
 from pt2bot.audit.run import audit_results
-from pt2bot.config import parse_config
+from pt2bot.configfile import parse_config
 from pt2bot.findings import Finding
 from pt2bot.publish.github import ClientTuning
 from pt2bot.publish.issue import LABEL, plan_issue, publish_audit

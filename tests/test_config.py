@@ -20,10 +20,8 @@ from pt2bot.config import (
     RunConfig,
     StaticConfig,
     Thresholds,
-    load_config,
-    parse_config,
 )
-from pt2bot.configfile import MAX_BYTES, ConfigErrors
+from pt2bot.configfile import MAX_BYTES, ConfigErrors, load_config, parse_config
 from pt2bot.errors import ConfigError, UserError
 
 # The sketch in DESIGN.md, verbatim.

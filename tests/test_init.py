@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 
 from pt2bot.cli import main
-from pt2bot.config import load_config
+from pt2bot.configfile import load_config
 from pt2bot.init import discover
 
 ROOT = Path(__file__).resolve().parents[1]

@@ -148,7 +148,7 @@ def collect(args: argparse.Namespace) -> None:
     work = tempfile.mkdtemp(prefix=f"zoo-ind-{m.name}-")
     os.environ.setdefault("TORCHINDUCTOR_CACHE_DIR", os.path.join(work, "inductor-cache"))
     roots = make_repos(work, m, data["extra"])
-    from pt2bot.config import load_config
+    from pt2bot.configfile import load_config
     config = load_config(os.path.join(roots["base"], "pt2bot.yml"))
     blv.measure_side = measure_side_for(m.name)     # review_pair measures through this
     t0 = time.time()

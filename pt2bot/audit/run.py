@@ -50,7 +50,8 @@ from pt2bot.audit.history import (DEFAULT_KEEP_RUNS, KEEP_ENV, History, ModelPoi
 from pt2bot.audit.report import render_audit_dir, render_audit_markdown, render_regression_comment
 from pt2bot.compare import build_report
 from pt2bot.compile_report import copy_compile_reports
-from pt2bot.config import Config, load_config
+from pt2bot.config import Config
+from pt2bot.configfile import load_config
 from pt2bot.errors import UserError
 from pt2bot.findings import Finding
 from pt2bot.jsonio import write_json

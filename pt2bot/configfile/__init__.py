@@ -1,9 +1,7 @@
 """pt2bot.yml from a file to `Config`: find it, read it (bounded), check it, build it.
 
 The one place that loads the configuration. The dataclasses are pt2bot/config.py (pure, no
-YAML); this package imports them, never the other way round at import time (config.py's
-`load_config` is a wrapper that imports this package when called, for the documented
-`pt2bot.config.load_config`). Modules: yamlread.py (bounded YAML with line numbers, generic),
+YAML); this package imports them, never the other way round. Modules: yamlread.py (bounded YAML with line numbers, generic),
 checks.py (generic checkers), schema.py (pt2bot's sections).
 """
 from __future__ import annotations

@@ -26,7 +26,8 @@ import threading
 from typing import Any, Callable, Iterable, Iterator, Mapping, Sequence
 
 from pt2bot import compile_report
-from pt2bot.config import Config, ModelConfig, load_config
+from pt2bot.config import Config, ModelConfig
+from pt2bot.configfile import load_config
 from pt2bot.errors import UserError
 from pt2bot.jsonio import write_json
 from pt2bot.results import PHASES, ModelRun, ResultsFile
