@@ -55,3 +55,53 @@ def test_real_slowdown_is_still_detected():
         x for r in head["models"][0]["latency"][0]["compiled_ms"]["rounds"] for x in r]
     row, = compare_latency(base["models"][0], head["models"][0], threshold_pct=10)
     assert row["significant"] is True and row["direction"] == "slower", row
+
+
+# --------------------------------------------------------------------------- the user's torch
+
+_PR_MODEL = '''import random
+import torch
+
+
+class Net(torch.nn.Module):
+    def forward(self, x):
+        if random.random() < 0.5:
+            x = x * 2
+        return x.sum().item()
+'''
+
+
+def _review_findings(git_repo, tmp_path, torch_release: str) -> list[str]:
+    from pt2bot.pipeline import ReviewOptions, review
+
+    pin = f'static:\n  torch: "{torch_release}"\n' if torch_release else ""
+    git_repo.write("pt2bot.yml", f"version: 1\n{pin}models: []\n")
+    git_repo.write("pkg/__init__.py", "")
+    git_repo.write("pkg/net.py", "import torch\n")
+    base = git_repo.commit("base")
+    git_repo.branch("pr")
+    git_repo.write("pkg/net.py", _PR_MODEL)
+    git_repo.commit("pr")
+    out = tmp_path / f"out-{torch_release or 'installed'}"
+    report = review(ReviewOptions(base=base, out_dir=str(out), head="pr", smoke=False,
+                                  repo_dir=str(git_repo.path)))
+    return sorted(f["rule"] for f in report["findings"])
+
+
+def test_review_states_only_claims_that_hold_on_the_users_torch(git_repo, tmp_path):
+    # random.random() breaks the graph on torch 2.13 (GB0007), not on 2.14 (tests/test_rules_torch.py)
+    assert _review_findings(git_repo, tmp_path, "2.14") == ["PTC101"]
+
+
+def test_review_on_an_older_torch_keeps_the_claim(git_repo, tmp_path):
+    assert _review_findings(git_repo, tmp_path, "2.13") == ["PTC101", "PTC107"]
+
+
+def test_review_reads_the_installed_torch_when_none_is_configured(git_repo, tmp_path, monkeypatch):
+    # the review runs its models on the installed torch: its static claims must hold there too
+    from importlib import metadata
+
+    real = metadata.version
+    monkeypatch.setattr(metadata, "version",
+                        lambda name: "2.14.1" if name == "torch" else real(name))
+    assert _review_findings(git_repo, tmp_path, "") == ["PTC101"]

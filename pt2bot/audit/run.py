@@ -62,7 +62,7 @@ from pt2bot.report import render_all
 from pt2bot.results import AUDIT_SCHEMA, ModelRun, ResultsFile, is_failed
 from pt2bot.select import select_all
 from pt2bot.smoke import run_models
-from pt2bot.static import check_paths
+from pt2bot.static import check_paths, resolve_torch
 
 WINDOW_DAYS = 7.0          # the rolling window for latency, and "a week ago"
 WINDOW_MIN_RUNS = 3        # fewer earlier nights: no latency verdict yet
@@ -114,7 +114,7 @@ def audit(opts: AuditOptions, log: Log = lambda s: None) -> dict[str, Any]:
         for m in results.models:
             log(f"  {m.name}: {m.status}")
         paths = list(config.static.paths) or None   # None: the whole tree
-        findings = check_paths(root, paths, config.static)
+        findings = check_paths(root, paths, config.static, torch=resolve_torch(config.static)[0])
         log(f"static (nofilter): {len(findings)} finding(s)")
         findings = mark_reached(findings, results)   # which models ran each line (reach.py)
         copy_compile_reports(os.path.join(opts.out_dir, "smoke"), opts.out_dir, move=True)
@@ -150,7 +150,8 @@ def audit_shard(opts: AuditOptions, config: Config, root: str, log: Log) -> dict
     findings: list[Finding] = []
     if plan.runs_static:          # once per night, not once per shard
         t = time.perf_counter()
-        findings = check_paths(root, list(config.static.paths) or None, config.static)
+        findings = check_paths(root, list(config.static.paths) or None, config.static,
+                               torch=resolve_torch(config.static)[0])
         stages["static"] = round(time.perf_counter() - t, 3)
         log(f"static (nofilter): {len(findings)} finding(s)")
         findings = mark_reached(findings, results)  # this shard's models (merge: all of them)
