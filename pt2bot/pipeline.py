@@ -30,7 +30,7 @@ from pt2bot.reach import mark_reached
 from pt2bot.report import render_all
 from pt2bot.results import RESULTS_SCHEMA, LatencyRow, ModelRun, ResultsFile, case_key
 from pt2bot.smoke import run_models
-from pt2bot.static import check_paths, resolve_torch
+from pt2bot.static import check_paths, open_cache, resolve_torch
 
 
 @dataclass(frozen=True)
@@ -104,10 +104,11 @@ def review(opts: ReviewOptions, log: Callable[[str], None] = lambda s: None) -> 
         if plan is None or plan.runs_static:   # once per review, not once per shard
             # claims that hold on the torch the smoke run uses (static.torch, else installed)
             torch = resolve_torch(config.static)[0]
-            head_findings = timings.run("static", lambda: changes.annotate_findings(
-                check_paths(head_root, static_paths, config.static, torch=torch), changeset))
-            base_findings = timings.run(
-                "static", lambda: check_paths(base_root, static_paths, config.static, torch=torch))
+            cache = open_cache(root, config.static)   # shared: unchanged files analysed once
+            head_findings = timings.run("static", lambda: changes.annotate_findings(check_paths(
+                head_root, static_paths, config.static, torch=torch, cache=cache), changeset))
+            base_findings = timings.run("static", lambda: check_paths(
+                base_root, static_paths, config.static, torch=torch, cache=cache))
             log(f"static: {len(head_findings)} finding(s) on head, {len(base_findings)} on base")
 
         # Nothing selected is a clean result, not a broken run.

@@ -22,10 +22,10 @@ from pt2bot.errors import UserError
 from pt2bot.findings import Finding, sort_key
 from pt2bot.rules import BY_CODE, Rule, select_rules
 from pt2bot.rules._base import NEWEST_TORCH
-from pt2bot.rules._model import FileSummary
+from pt2bot.rules._model import FileSummary, call_guards
 from pt2bot.static_cache import Cache, find_git_root, resolve_cache_dir
-from pt2bot.static_files import SMALL_TREE, Stats, analyse_file, open_file, run_analysis  # noqa: F401
-from pt2bot.rules._graph import find_compiled
+from pt2bot.static_files import Stats, run_analysis
+from pt2bot.rules._graph import Index, find_compiled, resolve_call
 from pt2bot.rules.compiler_disable import CompilerDisable
 
 SKIP_DIRS = frozenset({".git", ".hg", ".svn", ".venv", "venv", ".tox", ".nox", "node_modules", "__pycache__",
@@ -209,9 +209,6 @@ def inherit_call_conditions(summaries: Sequence[FileSummary], compiled: set[tupl
     Only module-level functions: a method may also be reached by virtual dispatch from a base
     class's `self.m(...)`, an edge resolved differently here than in the graph. One level: a
     helper of a conditional helper keeps its own call sites' guards only."""
-    from pt2bot.rules._graph import Index, _resolve_call
-    from pt2bot.rules._model import call_guards
-
     live = [s for s in summaries if not s.error and not s.skip_file]
     idx = Index.build(live)
     by_path = {s.path: s for s in live}
@@ -226,7 +223,7 @@ def inherit_call_conditions(summaries: Sequence[FileSummary], compiled: set[tupl
         for i, (kind, target) in enumerate(info.calls):
             if kind != "name":
                 continue
-            callee = _resolve_call(idx, own, kind, target)
+            callee = resolve_call(idx, own, kind, target)
             if callee is not None:
                 incoming.setdefault(callee[0], []).append(guards.get(i))
     out: dict[tuple[str, str], str] = {}
@@ -258,6 +255,14 @@ def torch_message(rule: type[Rule], message: str, callee: str | None = None) -> 
     if rule.captured_by_fullgraph(callee) and "fullgraph=True" not in message:
         return message + _FULLGRAPH_NOTE
     return message
+
+
+def open_cache(root: str, cfg: StaticConfig, *, enabled: bool = True) -> Cache | None:
+    """The per-file cache of the repository around `root` for `cfg`'s rules (None: off or
+    not writable). The review passes the same cache for base and head: entries are keyed by
+    repo-relative path and content, so the files a PR did not touch are analysed once."""
+    cache_dir, _ = resolve_cache_dir(root, enabled=enabled)
+    return Cache(cache_dir, tuple(r.code for r in select_rules(cfg.select, cfg.ignore))) if cache_dir else None
 
 
 def resolve_torch(cfg: StaticConfig) -> tuple[str, str]:
@@ -333,8 +338,7 @@ def cli_check(args: argparse.Namespace) -> int:
                          f"{torch}, the newest release the rules know\n")
     # Explicit files (pre-commit passes the changed ones): the rest of the repository is context.
     context = context_paths(root, cfg) if paths else ()
-    cache_dir, _ = resolve_cache_dir(root, enabled=not getattr(args, "no_cache", False))
-    cache = Cache(cache_dir, tuple(r.code for r in select_rules(cfg.select, cfg.ignore))) if cache_dir else None
+    cache = open_cache(root, cfg, enabled=not getattr(args, "no_cache", False))
     findings = check_paths(root, paths, cfg, jobs=getattr(args, "jobs", 0) or 0, torch=torch,
                            context=context, cache=cache)
     base = getattr(args, "base", None)

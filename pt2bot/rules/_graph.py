@@ -200,13 +200,13 @@ def find_compiled(summaries: list[FileSummary],
             own = f"{s.module}.{info.cls}" if info.cls else None
             cls_name = self_cls if self_cls is not None and own is not None else own
             for kind, target in info.calls:
-                callee = _resolve_call(idx, cls_name, kind, target)
+                callee = resolve_call(idx, cls_name, kind, target)
                 if callee is not None and callee not in seen:
                     frontier.append(callee)
     return Reach(compiled, list(disabled.values()))
 
 
-def _resolve_call(idx: Index, cls_name: str | None, kind: str, target: str) -> tuple[str, str | None] | None:
+def resolve_call(idx: Index, cls_name: str | None, kind: str, target: str) -> tuple[str, str | None] | None:
     """The callee and the class its `self` is (None: its own class, or not a method)."""
     if kind in ("self", "selfattr"):
         if cls_name is None:
