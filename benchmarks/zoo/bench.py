@@ -259,7 +259,7 @@ def main() -> int:
             json.dump(data, fh, indent=1)
         os.replace(args.data + ".tmp", args.data)
         print(f"{name}: rc {rec['rc']} {rec['wall_s']} s load {rec['load']} "
-              f"{(rec['report'] or {}).get('conclusion')}", file=sys.stderr, flush=True)
+              f"{(rec.get('report') or {}).get('conclusion')}", file=sys.stderr, flush=True)
     return 0
 
 

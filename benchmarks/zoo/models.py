@@ -243,7 +243,7 @@ import torch
 def build() -> torch.nn.Module:
     torch.manual_seed(0)
     return timm.create_model("resnet10t", pretrained=False, num_classes=10).eval()
-''', IMAGE_IN, dict(BATCH)),
+''', TIMM_IN, dict(BATCH)),
     ZooModel("timm_vit", "timm", '''"""A two-block ViT from timm (random init), 32x32 images, 8x8 patches."""
 from __future__ import annotations
 
