@@ -52,6 +52,24 @@ def _transition(ctx, node: ast.AST, value: ast.AST | None, chain: str) -> bool:
     return any(first <= node.lineno <= last and chain in read for first, last, read in _guards(ctx))
 
 
+def _resets(ctx) -> frozenset[str]:
+    """Containers the function empties itself (`self.outs = []`, `self.outs.clear()`): what it
+    appends afterwards does not accumulate across calls."""
+    memo = ctx.__dict__.get("_ptc110_resets")
+    if memo is None:
+        out = set()
+        for n in ast.walk(ctx.node):
+            if isinstance(n, ast.Assign) and isinstance(n.value, (ast.List, ast.Dict, ast.Set)) and \
+                    not getattr(n.value, "elts", getattr(n.value, "keys", None)):
+                out.update(c for c in map(_self_chain, n.targets) if c)
+            elif isinstance(n, ast.Call) and isinstance(n.func, ast.Attribute) and n.func.attr == "clear":
+                chain = _self_chain(n.func.value)
+                if chain:
+                    out.add(chain)
+        memo = ctx.__dict__["_ptc110_resets"] = frozenset(out)
+    return memo
+
+
 def _containers(ctx) -> frozenset[str]:
     """Attributes the class's constructor sets to a list/dict/set (`self.cache = {}`)."""
     memo = ctx.mod.__dict__.setdefault("_ptc110_containers", {})
@@ -159,7 +177,7 @@ class ModuleStateMutation(Rule):
         f = node.func
         if isinstance(f, ast.Attribute) and f.attr in _MUTATORS:
             chain = _self_chain(f.value)
-            if chain and chain in _containers(ctx):
+            if chain and chain in _containers(ctx) and chain not in _resets(ctx):
                 self._report(ctx, node, chain, "grows")
         elif isinstance(f, ast.Name) and f.id == "setattr" and len(node.args) == 3 and \
                 isinstance(node.args[0], ast.Name) and node.args[0].id == "self":
