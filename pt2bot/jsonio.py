@@ -1,4 +1,4 @@
-"""Writing JSON and text files: strict JSON, atomic replace.
+"""Writing JSON and text files (strict JSON, atomic replace), and reading JSON with a size cap.
 
 Every file pt2bot writes is read by something else (the review by the publisher, a shard by
 `merge`, a worker's result by the runner), sometimes after the writer was killed: a reader
@@ -11,6 +11,8 @@ import math
 import os
 import tempfile
 from typing import Any
+
+from pt2bot.errors import UserError
 
 
 def jsonable(value: Any) -> Any:
@@ -51,4 +53,25 @@ def write_json(path: str, data: Any) -> None:
     write_text(path, dumps(data))
 
 
-__all__ = ["jsonable", "dumps", "write_json", "write_text"]
+__all__ = ["jsonable", "dumps", "read_json", "write_json", "write_text"]
+
+
+def read_json(path: str, *, what: str, max_bytes: int) -> Any:
+    """A JSON file another job wrote (a shard, a results file, a baseline), size-capped first.
+
+    Every failure is a `UserError` that names `what` and the file: "merge: a/partial.json:
+    cannot read: No such file or directory", "...: 70,000,000 bytes is over the 67,108,864-byte
+    cap", "...: not valid JSON: ...".
+    """
+    try:
+        size = os.path.getsize(path)
+        if size > max_bytes:
+            raise UserError(f"{what}: {path}: {size:,} bytes is over the {max_bytes:,}-byte cap")
+        with open(path, encoding="utf-8") as fh:
+            return json.load(fh)
+    except OSError as e:
+        raise UserError(f"{what}: {path}: cannot read: {e.strerror or e}") from None
+    except RecursionError:      # deeply nested input: json recurses per level
+        raise UserError(f"{what}: {path}: not valid JSON: nested too deeply") from None
+    except ValueError as e:
+        raise UserError(f"{what}: {path}: not valid JSON: {e}") from None

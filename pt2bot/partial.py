@@ -25,7 +25,7 @@ from pt2bot.changes import ChangeSet, FileChange, Hunk
 from pt2bot.config import Config
 from pt2bot.errors import UserError
 from pt2bot.findings import Finding
-from pt2bot.jsonio import write_json
+from pt2bot.jsonio import read_json, write_json
 from pt2bot.results import ResultsFile
 from pt2bot.select import Selection
 from pt2bot.smoke.shard import load_costs, load_results, parse_shard, split_names
@@ -242,15 +242,7 @@ def read_partial(directory: str) -> Partial:
 
 
 def _read_json(path: str) -> Any:
-    try:
-        if os.path.getsize(path) > MAX_PARTIAL_BYTES:
-            raise UserError(f"merge: {path}: over {MAX_PARTIAL_BYTES:,} bytes")
-        with open(path, encoding="utf-8") as fh:
-            return json.load(fh)
-    except OSError as e:
-        raise UserError(f"merge: {path}: cannot read: {e.strerror}") from None
-    except ValueError as e:
-        raise UserError(f"merge: {path}: not valid JSON: {e}") from None
+    return read_json(path, what="merge", max_bytes=MAX_PARTIAL_BYTES)
 
 
 __all__ = ["MAX_PARTIAL_BYTES", "PARTIAL_FILE", "PARTIAL_SCHEMA", "Partial", "ShardPlan",

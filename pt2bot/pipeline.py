@@ -7,7 +7,6 @@ at the start, the report directory and GitHub at the end.
 from __future__ import annotations
 
 import argparse
-import json
 import os
 import sys
 import time
@@ -22,7 +21,7 @@ from pt2bot.config import Config
 from pt2bot.configfile import load_config
 from pt2bot.errors import UserError
 from pt2bot.findings import Finding
-from pt2bot.jsonio import write_json
+from pt2bot.jsonio import read_json, write_json
 from pt2bot.partial import (ShardPlan, mark_partial, plan_shard, shard_selection,
                             write_partial_inputs)
 from pt2bot.publish.github import publish_dir
@@ -32,6 +31,8 @@ from pt2bot.results import RESULTS_SCHEMA, LatencyRow, ModelRun, ResultsFile, ca
 from pt2bot.smoke import run_models
 from pt2bot.static import check_paths, open_cache, resolve_torch
 
+
+BASELINE_CAP_BYTES = 128 * 1024 * 1024   # the same cap as `check --results` (pt2bot/reach.py)
 
 @dataclass(frozen=True)
 class ReviewOptions:
@@ -172,11 +173,7 @@ def _mark_shard(results: ResultsFile, plan: ShardPlan) -> ResultsFile:
 
 def _load_baseline(path: str, base_sha: str,
                    log: Callable[[str], None]) -> ResultsFile | None:
-    try:
-        with open(path, encoding="utf-8") as fh:
-            data = json.load(fh)
-    except (OSError, ValueError) as e:
-        raise UserError(f"{path}: cannot read the baseline: {e}") from None
+    data = read_json(path, what="--baseline", max_bytes=BASELINE_CAP_BYTES)
     baseline = ResultsFile.from_json(data) if isinstance(data, dict) else None
     if baseline is None or not baseline.is_results or "models" not in data:
         raise UserError(f"{path}: not a pt2bot results file (schema {RESULTS_SCHEMA})")

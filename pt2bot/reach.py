@@ -13,13 +13,12 @@ Torch-free and cheap: one sorted list of ranges per (model, file), bisected per 
 from __future__ import annotations
 
 import bisect
-import json
-import os
 import re
 from dataclasses import dataclass
 from typing import Any, Iterable, Mapping, Sequence
 
 from pt2bot.errors import UserError
+from pt2bot.jsonio import read_json
 from pt2bot.findings import Finding
 from pt2bot.results import RESULTS_SCHEMA, ModelRun, ResultsFile
 
@@ -123,16 +122,7 @@ def mark_reached_dicts(findings: Iterable[dict[str, Any]],
 
 def load_results_file(path: str) -> ResultsFile:
     """`pt2bot check --results FILE`: a results JSON from `pt2bot run` (errors name the file)."""
-    try:
-        size = os.path.getsize(path)
-        if size > RESULTS_CAP_BYTES:
-            raise UserError(f"--results {path}: {size} bytes is too large for a results file")
-        with open(path, encoding="utf-8") as fh:
-            data = json.load(fh)
-    except OSError as e:
-        raise UserError(f"--results {path}: cannot read: {e.strerror or e}") from None
-    except ValueError as e:
-        raise UserError(f"--results {path}: not valid JSON: {e}") from None
+    data = read_json(path, what="--results", max_bytes=RESULTS_CAP_BYTES)
     if not isinstance(data, dict) or data.get("schema") != RESULTS_SCHEMA \
             or not isinstance(data.get("models"), list):
         raise UserError(f"--results {path}: not a pt2bot results file (schema {RESULTS_SCHEMA}, "

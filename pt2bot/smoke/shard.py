@@ -10,14 +10,13 @@ uses the same spec parser and this results merge.
 """
 from __future__ import annotations
 
-import json
-import os
 import re
 import statistics
 from typing import Any, Mapping, Sequence
 
 from pt2bot.config import Config, ModelConfig
 from pt2bot.errors import UserError
+from pt2bot.jsonio import read_json
 from pt2bot.results import RESULTS_SCHEMA, ModelRun, ResultsFile
 from pt2bot.smoke.supervise import OUT_CAP_BYTES
 
@@ -167,16 +166,7 @@ def _merged_shard(shards: list[str]) -> str:
 
 def load_results(path: str, *, what: str = "merge") -> dict[str, Any]:
     """A results file's JSON for `pt2bot merge` (size-capped; errors name the file)."""
-    try:
-        size = os.path.getsize(path)
-        if size > 4 * OUT_CAP_BYTES:
-            raise UserError(f"{what}: {path}: {size} bytes is too large for a results file")
-        with open(path, encoding="utf-8") as fh:
-            return json.load(fh)
-    except OSError as e:
-        raise UserError(f"{what}: {path}: cannot read: {e.strerror}") from None
-    except ValueError as e:
-        raise UserError(f"{what}: {path}: not valid JSON: {e}") from None
+    return read_json(path, what=what, max_bytes=4 * OUT_CAP_BYTES)
 
 
 __all__ = ["load_costs", "load_results", "merge_result_files", "merge_results", "parse_shard",
