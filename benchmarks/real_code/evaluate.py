@@ -18,7 +18,16 @@ Automatic label of each finding (`auto`):
   was skipped after a break in a loop, or it runs under `torch.compiler.disable`): unknown;
 - `not-executed`: no model ran the line (conditional, or unreached by our models): unknown;
 - `not-checkable`: the rule's claim is not something a compile of these models shows
-  (PTC103 export, PTC305/PTC401/PTC402 compile calls): judged by hand only.
+  (PTC103 export, PTC305/PTC401/PTC402 compile calls, PTC203's failure under
+  capture_scalar_outputs/fullgraph/export: it claims no default-path break; a PTC110 store
+  the models ran without a recompile on its attribute, below): judged by hand only.
+
+PTC110 (module state mutated in compiled code) claims a guard on the attribute and a recompile
+when the stored object changes: `confirmed` where a collected `recompile_reason` guards on that
+attribute (the guard expression names it), `not-checkable` where the line ran without one (two
+calls per model need not store a different object: a dtype conversion changes nothing on a
+CPU model of one dtype), else `not-executed`. A rule this file does not know is `not-checkable`
+(with a warning), never judged false by the default-path truth.
 
 Hand labels (labels.json) give `verdict` true/false with a pattern and a one-line reason
 for every `executed-unconfirmed` finding and a sample of the others; where a hand verdict
@@ -46,7 +55,14 @@ BREAK_GB: dict[str, set[str]] = {
 }
 SPECIALIZE_RULES = {"PTC202", "PTC302", "PTC303"}
 GUARD_RULES = {"PTC301"}
-UNCHECKABLE_RULES = {"PTC103", "PTC305", "PTC401", "PTC402", "PTC000"}
+# PTC203 claims a failure only under capture_scalar_outputs / fullgraph / export (with the
+# default settings the .item() read broke the graph first): the default-path truth cannot show it.
+UNCHECKABLE_RULES = {"PTC103", "PTC203", "PTC305", "PTC401", "PTC402", "PTC000"}
+# Judged by a recompile whose guard names the attribute the finding stores (see the docstring).
+RECOMPILE_RULES = {"PTC110"}
+KNOWN_RULES = set(BREAK_GB) | SPECIALIZE_RULES | GUARD_RULES | UNCHECKABLE_RULES | RECOMPILE_RULES
+_ATTR_IN_MESSAGE = re.compile(r"`self\.([A-Za-z_][\w.]*)`")
+_warned: set[str] = set()
 # A dynamo site's family: which rules could flag it.
 GB_FAMILY = {"GB0124": "PTC1xx", "GB0109": "PTC1xx", "GB0033": "PTC1xx", "GB0059": "PTC1xx",
              "GB0291": "PTC1xx",
@@ -271,8 +287,13 @@ def match_finding(f: dict[str, Any], span: set[int], truths: list[dict[str, Any]
                   ) -> tuple[str, list[str], list[str]]:
     """(auto label, models that confirm it, evidence strings)."""
     rule, path = f["rule"], f["path"]
-    if rule in UNCHECKABLE_RULES:
+    if rule not in KNOWN_RULES and rule not in _warned:
+        _warned.add(rule)
+        print(f"evaluate: rule {rule} has no truth mapping here: not-checkable (add it to evaluate.py)")
+    if rule in UNCHECKABLE_RULES or rule not in KNOWN_RULES:
         return "not-checkable", [], []
+    if rule in RECOMPILE_RULES:
+        return _match_recompile(f, span, truths)
     confirm: list[str] = []
     evidence: list[str] = []
     for t in truths:
@@ -306,6 +327,38 @@ def match_finding(f: dict[str, Any], span: set[int], truths: list[dict[str, Any]
     executed = [t["model"] for t in truths if span & set((t.get("executed") or {}).get(path, ()))]
     if executed:
         return "executed-untraced", sorted(set(executed)), []
+    return "not-executed", [], []
+
+
+def _recompile_guard_names(reason: str, attr: str) -> bool:
+    """Whether a `recompile_reason` line ("27/0: not self._transform_matrices   # source  # where")
+    guards on `attr`: the guard expression before the source comment names it as an attribute
+    (`self.attr`, `L['self'].attr`) or a `__dict__` key (`___dict_contains('attr', ...)`)."""
+    expr = reason.split("\n", 1)[0].split("#", 1)[0]
+    return re.search(rf"(\.{re.escape(attr)}\b|'{re.escape(attr)}')", expr) is not None
+
+
+def _match_recompile(f: dict[str, Any], span: set[int], truths: list[dict[str, Any]]
+                     ) -> tuple[str, list[str], list[str]]:
+    m = _ATTR_IN_MESSAGE.search(f.get("message") or "")
+    attr = m.group(1).split(".")[-1] if m else None
+    confirm, evidence = [], []
+    for t in truths:
+        for r in t.get("recompiles") or ():
+            reason = r.get("reason") or ""
+            # the same attribute name in another class is another attribute: the guard must sit
+            # in the finding's file (its line, or a frame of the user stack the reason quotes)
+            here = r.get("path") == f["path"] or f'/{f["path"]}"' in reason
+            if attr and here and _recompile_guard_names(reason, attr):
+                confirm.append(t["model"])
+                evidence.append(f"recompile {r['reason'].split(chr(10))[0][:80]}")
+    if confirm:
+        return "confirmed", sorted(set(confirm)), sorted(set(evidence))[:5]
+    ran = [t["model"] for t in truths
+           if span & set((t.get("traced") or {}).get(f["path"], ()))
+           or span & set((t.get("executed") or {}).get(f["path"], ()))]
+    if ran:
+        return "not-checkable", sorted(set(ran)), [f"ran without a recompile on {attr}"]
     return "not-executed", [], []
 
 
@@ -435,7 +488,10 @@ def figures(findings: list[dict[str, Any]], sites: list[dict[str, Any]]) -> dict
             "judged": len(judged), "true": true, "precision": _ratio(true, len(judged)),
             "auto_judged": len(auto_judged), "auto_precision": _ratio(auto_true, len(auto_judged)),
             "under_condition": len(under), "share_under_condition": _ratio(len(under), len(fs)),
+            # pt2bot's own `condition` key (docs/formats.md): the issue's "share of findings that
+            # carry a condition"; precision is over the others (`stated_without_condition`).
             "stated_condition": len(fs) - len(unstated),
+            "share_stated_condition": _ratio(len(fs) - len(unstated), len(fs)),
             "auto": dict(Counter(f["auto"] for f in fs)),
             "sites": len(ss), "sites_flagged": len(hit), "recall": _ratio(len(hit), len(ss)),
             "recall_any_rule": _ratio(len(hit_any), len(ss)),
@@ -453,9 +509,13 @@ def figures(findings: list[dict[str, Any]], sites: list[dict[str, Any]]) -> dict
 
 def main(results: str, labels_path: str, md_path: str, tag: str | None = None) -> dict[str, Any]:
     import report   # the markdown writer; beside this file
-    if tag:
-        ev_tag = evaluate(results, labels_path, f"check@{tag}")
-        with open(os.path.join(results, f"evaluation@{tag}.json"), "w", encoding="utf-8") as fh:
+    # Every stored revision's findings are re-judged with this evaluation and these labels (not
+    # only `tag`'s), so the comparison in RESULTS.md never mixes two versions of the matcher.
+    tags = {os.path.basename(p)[len("check@"):] for p in glob.glob(os.path.join(results, "check@*"))
+            if os.path.isdir(p)} | ({tag} if tag else set())
+    for t in sorted(tags):
+        ev_tag = evaluate(results, labels_path, f"check@{t}")
+        with open(os.path.join(results, f"evaluation@{t}.json"), "w", encoding="utf-8") as fh:
             json.dump(ev_tag, fh, indent=1, sort_keys=True)
             fh.write("\n")
     ev = evaluate(results, labels_path)

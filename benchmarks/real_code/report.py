@@ -26,13 +26,15 @@ def _rev(ev: dict[str, Any]) -> str:
 
 def _compare(ev: dict[str, Any], others: dict[str, dict[str, Any]]) -> list[str]:
     rows = [("this run", ev)] + [(f"`{k}`", o) for k, o in sorted(others.items())]
-    out = ["| pt2bot | family | findings | precision (judged) | under a condition | recall |",
-           "|---|---|---:|---:|---:|---:|"]
+    out = ["| pt2bot | family | findings | precision (judged) | stated with a condition | "
+           "under a condition | recall |",
+           "|---|---|---:|---:|---:|---:|---:|"]
     for name, e in rows:
         for fam in ("PTC1xx", "PTC2xx", "PTC3xx", "PTC4xx", "all"):
             f = e["figures"][fam]
             out.append(f"| {name} ({_rev(e)}) | {fam} | {f['findings']} | {_pct(f['precision'])} "
-                       f"({f['judged']}) | {_pct(f['share_under_condition'])} | {_pct(f['recall'])} "
+                       f"({f['judged']}) | {_pct(f.get('share_stated_condition'))} | "
+                       f"{_pct(f['share_under_condition'])} | {_pct(f['recall'])} "
                        f"({f['sites_flagged']}/{f['sites']}) |")
     return out
 
@@ -55,10 +57,15 @@ def render(ev: dict[str, Any], env: dict[str, Any],
       "`maybe_mark_dynamic`, then case B). Truth comes from the structured trace "
       "(`dynamo_graph_break_reason`, `symbolic_shape_specialization`, `guard_added_fast`) and "
       "`recompile_reason`, at the innermost stack frame inside the library, plus line coverage of "
-      "the eager forward (`sys.settrace`) and the lines dynamo traced.\n")
+      "the eager forward (`sys.settrace`) and the lines dynamo traced. PTC110 is judged by a "
+      "`recompile_reason` whose guard names the stored attribute (else by hand); PTC203, whose "
+      "claim holds only under capture_scalar_outputs/fullgraph/export, by hand.\n")
     w("- **Precision** (of findings stated without a condition): true / judged, where a finding "
       "is judged by dynamo (confirmed = true; traced without the predicted event = false) or by "
       "hand (labels.json). *Auto precision* uses dynamo's verdicts only.")
+    w("- **Stated with a condition**: pt2bot's JSON gives the finding a `condition` (the "
+      "path it holds on, e.g. `self.training`); the issue's share of findings that carry a "
+      "condition. Precision is over the findings without one.")
     w("- **Under a condition**: the finding sits inside an `if`/ternary branch, after a "
       "short-circuit operand, under `except`, inside a `raise`, or after an early `return` in "
       "its function (the AST; whether the default path takes it is a separate question).")
@@ -74,7 +81,7 @@ def render(ev: dict[str, Any], env: dict[str, Any],
         f = fig[fam]
         name = f"{fam} ({FAMILY_NAMES[fam]})" if fam in FAMILY_NAMES else "**all**"
         w(f"| {name} | {f['findings']} | {f['under_condition']} ({_pct(f['share_under_condition'])}) | "
-          f"{f['stated_condition']} | {f['judged']} | **{_pct(f['precision'])}** | "
+          f"{f['stated_condition']} ({_pct(f.get('share_stated_condition'))}) | {f['judged']} | **{_pct(f['precision'])}** | "
           f"{f['auto_judged']} | {_pct(f['auto_precision'])} | {f['sites']} | {f['sites_flagged']} | "
           f"**{_pct(f['recall'])}** | {_pct(f.get('recall_any_rule'))} |")
     w("")
