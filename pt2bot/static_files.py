@@ -43,10 +43,13 @@ def build_rules(codes: tuple[str, ...]) -> Rules:
         return cached[0]
     instances = [BY_CODE[c]() for c in codes]
     handlers: dict[type, list] = {}
+    call_keys: list = []
     for r in instances:
         for t in r.node_types:
             handlers.setdefault(t, []).append(r.check)
-    rules = Rules(handlers, [r.finish for r in instances])
+            if t is ast.Call:
+                call_keys.append(r.call_keys)
+    rules = Rules(handlers, [r.finish for r in instances], call_keys)
     _RULES_CACHE[codes] = (rules, instances)
     return rules
 

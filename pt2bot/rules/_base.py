@@ -50,6 +50,13 @@ class Rule:
     gb: ClassVar[str | None] = None         # the graph break the rule predicts
     claim: ClassVar[str] = "break"          # break | recompile | export | graphs (what tests assert)
     node_types: ClassVar[tuple[type, ...]] = ()
+    # For rules with `ast.Call` in `node_types`: the calls `check` can report at, as keys
+    # (pt2bot/rules/_infer.py `call_key`): ".name" for a method name `x.name(...)`, a bare name
+    # for `name(...)`, a resolved dotted target ("torch.compile"), "()" for `f(...)(...)`.
+    # The walk calls `check` on a Call only when one of its keys is here (None: on every call),
+    # so this must cover every call `check` does not return early on. Why: ~110k calls in
+    # transformers times a dozen rules was a Python call per rule per call, most returning at once.
+    call_keys: ClassVar[frozenset[str] | None] = None
     # The torch releases the claim holds for: since <= torch < until (None: no bound). Both are
     # set from the torch-backed tests (tests/test_rules_torch.py) on every release in KNOWN_TORCH.
     since: ClassVar[str | None] = None

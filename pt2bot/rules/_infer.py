@@ -115,9 +115,36 @@ class Rules:
     """The node-type dispatch table built from the registry (see pt2bot.rules)."""
 
     def __init__(self, handlers: dict[type, list[Callable[["FunctionContext", ast.AST], None]]],
-                 module_handlers: list[Callable[["ModuleContext"], None]]) -> None:
+                 module_handlers: list[Callable[["ModuleContext"], None]],
+                 call_keys: list[frozenset[str] | None] | None = None) -> None:
         self.handlers = handlers
         self.module_handlers = module_handlers
+        # `handlers[ast.Call]` in rule order, each with its `Rule.call_keys`; `call_handlers`
+        # answers which of them a call with given keys needs (memoised: few distinct keys).
+        calls = handlers.get(ast.Call, [])
+        self.call_keys = list(call_keys) if call_keys is not None else [None] * len(calls)
+        self._calls = list(zip(calls, self.call_keys))
+        self._by_key: dict[tuple[str | None, str | None], tuple] = {}
+
+    def call_handlers(self, key: str | None, target: str | None) -> tuple:
+        k = (key, target)
+        hit = self._by_key.get(k)
+        if hit is None:
+            hit = self._by_key[k] = tuple(h for h, keys in self._calls
+                                          if keys is None or key in keys or target in keys)
+        return hit
+
+
+def call_key(f: ast.AST) -> str | None:
+    """The key of a call's `func` that `Rule.call_keys` names (see there)."""
+    t = type(f)
+    if t is ast.Attribute:
+        return "." + f.attr
+    if t is ast.Name:
+        return f.id
+    if t is ast.Call:
+        return "()"
+    return None
 
 
 class ModuleContext:

@@ -24,6 +24,7 @@ from pt2bot.rules._infer import (
     FunctionContext,
     ModuleContext,
     Rules,
+    call_key,
     is_compiling_check,
 )
 from pt2bot.rules._model import Candidate, ClassInfo, FileSummary, FunctionInfo, call_guards, module_name
@@ -51,6 +52,9 @@ class Walker:
         if t is ast.Call:
             # resolved once per call, used by the call graph and by every rule (see call_target)
             target = self.ctx.call_target = self.ctx.mod.resolve(node.func)
+            if hs:
+                # only the rules whose `call_keys` this call has (pt2bot/rules/_base.py)
+                hs = self.ctx.mod.rules.call_handlers(call_key(node.func), target)
             if hs:
                 before = len(self.cands)
                 for h in hs:

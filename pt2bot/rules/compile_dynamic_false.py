@@ -33,6 +33,7 @@ class CompileDynamicFalse(Rule):
     claim = "recompile"
     doc_url = "https://docs.pytorch.org/docs/stable/torch.compiler_dynamic_shapes.html"
     node_types = (ast.Call,)
+    call_keys = frozenset({"torch.compile"})
 
     def check(self, ctx, node):
         if ctx.call_target != "torch.compile":

@@ -45,12 +45,15 @@ class CompileInLoop(Rule):
     severity = "warning"
     claim = "recompile"
     node_types = (ast.Call, ast.For, ast.AsyncFor, ast.While)
+    call_keys = frozenset({"torch.compile"})
 
     def check(self, ctx, node):
         if isinstance(node, (ast.For, ast.AsyncFor, ast.While)):
             # the functions a loop body defines are new objects on every iteration
+            # (what they are is computed only for a `torch.compile(name)` inside the loop: an
+            # `ast.walk` of every loop body cost ~4 % of a cold check on transformers)
             loops = ctx.__dict__.setdefault("_ptc402_loops", [])
-            loops.append((node.lineno, node.end_lineno or node.lineno, _defined_in(node.body)))
+            loops.append((node.lineno, node.end_lineno or node.lineno, node.body))
             return
         if ctx.call_target != "torch.compile":
             return
@@ -90,7 +93,7 @@ def _new_closure(ctx, call: ast.Call, arg: ast.AST) -> bool:
     if isinstance(arg, ast.Call) and getattr(arg.func, "id", getattr(arg.func, "attr", None)) == "partial":
         return True
     if isinstance(arg, ast.Name):
-        for first, last, names in ctx.__dict__.get("_ptc402_loops", ()):
-            if first <= call.lineno <= last and arg.id in names:
+        for first, last, body in ctx.__dict__.get("_ptc402_loops", ()):
+            if first <= call.lineno <= last and arg.id in _defined_in(body):
                 return True
     return False

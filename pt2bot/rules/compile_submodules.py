@@ -92,6 +92,7 @@ class CompileSubmodules(Rule):
     claim = "graphs"
     doc_url = "https://docs.pytorch.org/tutorials/recipes/regional_compilation.html"
     node_types = (ast.Call,)
+    call_keys = frozenset({"torch.compile", ".compile"})
 
     def check(self, ctx, node):
         target = _compiled_attribute(ctx, node)

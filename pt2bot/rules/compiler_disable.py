@@ -44,6 +44,7 @@ class CompilerDisable(Rule):
     severity = "warning"
     gb = "GB0098"
     node_types = (ast.Call,)
+    call_keys = frozenset({"()"})
 
     def check(self, ctx, node):
         f = node.func

@@ -86,6 +86,7 @@ class DynamicOutputShape(Rule):
     gb = "GB0036"
     fullgraph_captures = True   # tests/test_rules_torch.py: captured under fullgraph=True
     node_types = (ast.Call, ast.Subscript, ast.AugAssign)
+    call_keys = frozenset(_table()[0]) | frozenset("." + m for m in _table()[1])
 
     def check(self, ctx, node):
         if isinstance(node, ast.AugAssign):

@@ -34,6 +34,7 @@ class ExplicitGraphBreak(Rule):
     summary = "`torch._dynamo.graph_break()` in compiled code"
     gb = "GB0025"
     node_types = (ast.Call,)
+    call_keys = frozenset({"torch._dynamo.graph_break"})
 
     def check(self, ctx, node):
         if ctx.call_target == "torch._dynamo.graph_break":

@@ -40,6 +40,7 @@ class FileIO(Rule):
     summary = "file or console I/O in compiled code (graph break)"
     gb = "GB0059"
     node_types = (ast.Call,)
+    call_keys = frozenset({"open", "input", *_IO})
 
     def check(self, ctx, node):
         f = node.func

@@ -42,6 +42,7 @@ class HardcodedSize(Rule):
     claim = "export"
     doc_url = "https://docs.pytorch.org/docs/stable/torch.compiler_dynamic_shapes.html"
     node_types = (ast.Call,)
+    call_keys = frozenset({"torch.reshape", *("." + m for m in _METHODS)})
 
     def check(self, ctx, node):
         f = node.func

@@ -43,6 +43,7 @@ class LoggingCall(Rule):
     summary = "logging calls in compiled code (graph break)"
     gb = "GB0291"
     node_types = (ast.Call,)
+    call_keys = frozenset("." + m for m in _METHODS)
 
     def check(self, ctx, node):
         f = node.func

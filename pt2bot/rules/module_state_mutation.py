@@ -142,15 +142,24 @@ class ModuleStateMutation(Rule):
     claim = "recompile"
     doc_url = "https://docs.pytorch.org/docs/stable/torch.compiler_troubleshooting.html"
     node_types = (ast.Assign, ast.AugAssign, ast.AnnAssign, ast.Call)
+    call_keys = frozenset({"setattr", *("." + m for m in _MUTATORS)})
 
     def check(self, ctx, node):
-        if ctx.cls is None or ctx.info.qualname.endswith(("__init__", "__setstate__")):
+        # decided once per function (this runs at every assignment of every walked function)
+        off = ctx.__dict__.get("_ptc110_off")
+        if off is None:
+            off = ctx.__dict__["_ptc110_off"] = ctx.cls is None or \
+                ctx.info.qualname.endswith(("__init__", "__setstate__"))
+        if off:
             return
-        if isinstance(node, ast.Call):
+        t = type(node)
+        if t is ast.Call:
             self._check_call(ctx, node)
             return
-        targets = node.targets if isinstance(node, ast.Assign) else [node.target]
+        targets = node.targets if t is ast.Assign else [node.target]
         for t in targets:
+            if type(t) is ast.Name:
+                continue        # a local: not module state
             for el in (t.elts if isinstance(t, (ast.Tuple, ast.List)) else [t]):
                 self._check_target(ctx, node, el)
 

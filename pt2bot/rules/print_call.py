@@ -38,6 +38,7 @@ class PrintCall(Rule):
     summary = "`print()` in compiled code (graph break)"
     gb = "GB0059"
     node_types = (ast.Call,)
+    call_keys = frozenset({"print"})
 
     def check(self, ctx, node):
         f = node.func

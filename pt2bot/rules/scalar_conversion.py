@@ -36,6 +36,7 @@ class ScalarConversion(Rule):
     gb = "GB0124"
     fullgraph_captures = frozenset({"int", "float"})   # not bool(t): tests/test_rules_torch.py
     node_types = (ast.Call,)
+    call_keys = frozenset({"float", "int", "bool"})
     _FUNCS = {"float": "torch.float32", "int": "torch.int64", "bool": "torch.bool"}
 
     def check(self, ctx, node):

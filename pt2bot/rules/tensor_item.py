@@ -40,6 +40,7 @@ class TensorItem(Rule):
     gb = "GB0124"
     fullgraph_captures = True   # tests/test_rules_torch.py: captured under fullgraph=True
     node_types = (ast.Call,)
+    call_keys = frozenset({".item"})
 
     def check(self, ctx, node):
         if method_call(node, ("item",)) is not None:

@@ -40,6 +40,7 @@ class TensorNumpy(Rule):
     claim = "export"
     doc_url = "https://docs.pytorch.org/docs/stable/export.html"
     node_types = (ast.Call,)
+    call_keys = frozenset({".numpy"})
 
     def check(self, ctx, node):
         if method_call(node, ("numpy",)) is not None:

@@ -37,6 +37,7 @@ class TensorTolist(Rule):
     summary = "`Tensor.tolist()` in compiled code (host sync, graph break)"
     gb = "GB0109"
     node_types = (ast.Call,)
+    call_keys = frozenset({".tolist"})
 
     def check(self, ctx, node):
         if method_call(node, ("tolist",)) is not None:
