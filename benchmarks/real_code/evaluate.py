@@ -496,6 +496,14 @@ def figures(findings: list[dict[str, Any]], sites: list[dict[str, Any]]) -> dict
             "sites": len(ss), "sites_flagged": len(hit), "recall": _ratio(len(hit), len(ss)),
             "recall_any_rule": _ratio(len(hit_any), len(ss)),
         }
+    per_rule: dict[str, dict[str, Any]] = {}
+    for rule in sorted({f["rule"] for f in findings}):
+        fs = [f for f in findings if f["rule"] == rule]
+        judged = [f for f in fs if not f["stated_condition"] and f["verdict"] is not None]
+        true = sum(1 for f in judged if f["verdict"])
+        per_rule[rule] = {"findings": len(fs), "stated_condition": sum(1 for f in fs if f["stated_condition"]),
+                          "judged": len(judged), "true": true, "precision": _ratio(true, len(judged))}
+    out["per_rule"] = per_rule
     out["uncovered_sites"] = sum(1 for s in sites if not s["family"])
     out["patterns_false"] = dict(Counter(f["pattern"] or "(unlabelled)" for f in findings
                                          if f["verdict"] is False).most_common())
