@@ -162,6 +162,11 @@ class Walker:
             self.assigned.setdefault(target.id, target.lineno)
             self.guarded.pop(target.id, None)
         elif isinstance(target, (ast.Tuple, ast.List, ast.Starred)):
+            elts = getattr(target, "elts", None)
+            if elts is not None and all(type(e) is ast.Name for e in elts):
+                for n in elts:       # `a, b = ...`: what the walk below finds, without it
+                    self.assigned.setdefault(n.id, n.lineno)
+                return
             for n in ast.walk(target):
                 if type(n) is ast.Name:
                     self.assigned.setdefault(n.id, n.lineno)
