@@ -199,6 +199,21 @@ def render(datas: dict[str, dict], judged: dict[str, dict]) -> str:
                 out.append(f"- {lib} {head} `{f['path']}:{f['line']}` {f['rule']} {f['severity']}: "
                            f"`{(f.get('source') or '')[:80]}` ({tv})")
     m = after["machine"]
+    out += ["", "## Notes", "",
+            "- Every red PR of every revision has at least one true error, so none is falsely red; "
+            "the replay cannot tell before from after on this measure (both 0 of 74). Labelling "
+            "stopped at the first true error of each red PR; the other error findings are listed "
+            "as unlabelled above and do not change a PR's verdict.",
+            "- The true findings lost are kornia 0.8.3's `point_embedding[labels == k] += w` "
+            "(models/sam/architecture/prompt_encoder.py:110-112, lines that release added): the "
+            "whole-tree check reports them (PTC304, masked augmented assignment, new since "
+            "4c27b23), the PR's `check --base` does not; the inference sees less with a diff.",
+            "- Most new findings not kept are kornia 0.8.3's, on lines it did not change: that release "
+            "replaced its `Tensor` alias (`from kornia.core import Tensor`) by `torch.Tensor` in "
+            "annotations, and the kind inference only then sees those values as tensors. So up to "
+            "0.8.2 pt2bot misses kornia's tensors annotated with the re-exported alias.",
+            "- kornia's releases are large (80-480 changed .py files), not small PRs; the other three "
+            "libraries' releases are a few files each."]
     out += ["", "## How it was run", "",
             "```", "python benchmarks/replay/fetch.py          # wheels, --no-deps, into /tmp/pt2bot-replay/wheels",
             "python benchmarks/replay/replay.py build", "git worktree add --detach /tmp/pt2bot-new <rev>",
