@@ -36,7 +36,7 @@ import sys
 from dataclasses import dataclass
 from typing import Any, Callable, Iterable, Sequence
 
-from pt2bot.smoke._trace import RepoPaths
+from pt2bot.smoke.location import RepoPaths, real_file
 
 _PT2BOT_DIR = os.path.dirname(os.path.abspath(__file__))
 _PROJECT_MARKERS = ("pyproject.toml", "setup.py", "setup.cfg", "pt2bot.yml", ".git")
@@ -140,11 +140,8 @@ class UserCode(RepoPaths):
         self.packages = tuple(os.path.realpath(p) for p in self.packages)
 
     def rel(self, filename: str | None) -> str | None:
-        if not filename or filename.startswith("<"):
-            return None
-        try:
-            real = os.path.realpath(filename)
-        except (OSError, ValueError):
+        real = real_file(filename)
+        if real is None:
             return None
         if real.startswith(_PT2BOT_DIR + os.sep):
             return None     # pt2bot's own frames (an editable install inside the project)

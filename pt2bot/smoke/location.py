@@ -21,6 +21,16 @@ from pt2bot.results import RunError
 MESSAGE_LIMIT = 4000     # the most of a message that goes into a RUN's error
 
 
+def real_file(filename: str | None) -> str | None:
+    """The real path of a code object's filename; None for `<string>`-style and broken names."""
+    if not filename or filename.startswith("<"):
+        return None
+    try:
+        return os.path.realpath(filename)
+    except (OSError, ValueError):
+        return None
+
+
 @dataclass
 class RepoPaths:
     """Decides which files are the user's and makes them repo-relative."""
@@ -40,11 +50,8 @@ class RepoPaths:
 
     def rel(self, filename: str | None) -> str | None:
         """Repo-relative path with forward slashes, or None when not user code."""
-        if not filename or filename.startswith("<"):
-            return None
-        try:
-            real = os.path.realpath(filename)
-        except (OSError, ValueError):
+        real = real_file(filename)
+        if real is None:
             return None
         for ex in self._excluded:
             if real == ex or real.startswith(ex + os.sep):
