@@ -415,6 +415,18 @@ def cause_of(reason: RecompileReason, new_breaks: Sequence[NewBreak]) -> dict | 
     return None
 
 
+# What a frame split off by a break does on its own: compiled static first, it recompiles when
+# a size it saw changes (automatic dynamic, "size mismatch") or a dim becomes 1. A guard the
+# user's code made (`(h.size()[1] // 16) != 1` from a hard-coded reshape, with its own line) is
+# a problem of its own even inside such a frame: the break did not create it, and it stays
+# after the break is fixed.
+_FOLLOWS_KINDS = frozenset({"size_mismatch", "size_one"})
+
+
+def _follows_shapes(group: Sequence[RecompileReason]) -> bool:
+    return all(r.kind in _FOLLOWS_KINDS for r in group)
+
+
 def _compiles(reasons: Sequence[RecompileReason]) -> list[list[RecompileReason]]:
     """A case's reasons grouped per compile (one compile can fail several guards); reasons
     recorded without a compile id (older results) are one compile each."""
@@ -449,7 +461,7 @@ def compare_recompiles(base: ModelRun | None, head: ModelRun,
         n_caused = 0
         if new_breaks and hn > bn:
             matched = [(g, d) for g in _compiles(c.reasons)
-                       if (d := cause_of(g[0], new_breaks)) is not None]
+                       if _follows_shapes(g) and (d := cause_of(g[0], new_breaks)) is not None]
             # Resume frames are the surest sign; then frames entered because of the break.
             matched.sort(key=lambda gd: gd[0][0].resumed_after is None)
             for group, d in matched[:hn - bn]:

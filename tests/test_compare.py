@@ -307,6 +307,27 @@ def test_a_recompile_of_its_own_next_to_the_break_is_still_counted():
     assert [r["caused_by"] for r in rest] == [BREAK_AT] * 3
 
 
+def test_a_guard_of_the_users_code_in_a_split_off_frame_is_its_own_problem():
+    # `make demo`: head adds an `.item()` branch (line 23) and, after it, a hard-coded chunk size
+    # (`h.reshape(b, -1, 16, d)`, line 26). The resume frame recompiles once for the new seq
+    # (size mismatch: the break's) and once on the reshape's guard: a second regression.
+    base, head = resume_pair()
+    case = next(c for c in head["models"][0]["recompiles"]["cases"] if c["recompiles"])
+    resumed = next(r for r in case["reasons"] if r.get("resumed_after"))
+    case["reasons"].append({"guard": "(h.size()[1] // 16) != 1", "dim": None, "kind": "guard",
+                            "path": "pkg/gated.py", "line": 21,
+                            "source": "h = h.reshape(h.shape[0], -1, 16, h.shape[-1])",
+                            "frame": resumed["frame"], "resumed_after": resumed["resumed_after"],
+                            "compile_id": "9/1"})
+    case["recompiles"] += 1
+    head["models"][0]["recompiles"]["count"] += 1
+    m = _gated(base, head)
+    d = m["delta"]
+    assert (d["recompiles"], d["new_recompiles"], d["caused_recompiles"]) == (1, 1, 3)
+    own = [r for r in _reasons(m) if r["kind"] == "guard"]
+    assert len(own) == 1 and "caused_by" not in own[0]
+
+
 def test_only_heads_excess_over_base_is_attributed():
     # Base recompiled twice on the same case already: at most one of head's three can be
     # the break's doing, the other two are not explained away (nor counted as new).
