@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import ast
+from typing import Callable
 
 from pt2bot.rules._infer import BOOL_TENSOR, PARAM, TENSOR, TENSORISH, FunctionContext, is_compiling_check
 
@@ -33,16 +34,22 @@ def live_operands(ctx: FunctionContext, test: ast.BoolOp) -> list[ast.expr]:
     return out
 
 
-def reads_tensor_value(ctx: FunctionContext, test: ast.AST) -> ast.AST | None:
-    """The sub-expression whose truth value is a tensor's value, if any (`not`, `and`, `or` unwrapped)."""
+def condition_part(ctx: FunctionContext, test: ast.AST,
+                   leaf: Callable[[FunctionContext, ast.AST], ast.AST | None]) -> ast.AST | None:
+    """The first part of a condition that `leaf` picks, with `not`, `and` and `or` unwrapped and
+    the operands dynamo never evaluates skipped (`live_operands`)."""
     if isinstance(test, ast.UnaryOp) and isinstance(test.op, ast.Not):
-        return reads_tensor_value(ctx, test.operand)
+        return condition_part(ctx, test.operand, leaf)
     if isinstance(test, ast.BoolOp):
         for v in live_operands(ctx, test):
-            hit = reads_tensor_value(ctx, v)
+            hit = condition_part(ctx, v, leaf)
             if hit is not None:
                 return hit
         return None
+    return leaf(ctx, test)
+
+
+def _tensor_value(ctx: FunctionContext, test: ast.AST) -> ast.AST | None:
     if ctx.kind(test) in (TENSOR, BOOL_TENSOR):
         return test
     # `if not self.ready:` where `ready` is a registered buffer (or a tensor assigned in
@@ -53,3 +60,8 @@ def reads_tensor_value(ctx: FunctionContext, test: ast.AST) -> ast.AST | None:
             any(ctx.self_tensor_attr(o) for o in [test.left, *test.comparators]):
         return test
     return None
+
+
+def reads_tensor_value(ctx: FunctionContext, test: ast.AST) -> ast.AST | None:
+    """The sub-expression whose truth value is a tensor's value, if any (`not`, `and`, `or` unwrapped)."""
+    return condition_part(ctx, test, _tensor_value)

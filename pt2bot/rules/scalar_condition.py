@@ -4,7 +4,7 @@ import ast
 
 from pt2bot.rules._infer import SCALAR
 from pt2bot.rules._base import Rule
-from pt2bot.rules._util import live_operands
+from pt2bot.rules._util import condition_part
 
 
 def _reads_directly(e: ast.AST) -> bool:
@@ -19,16 +19,8 @@ def _reads_directly(e: ast.AST) -> bool:
     return False
 
 
-def _reads_scalar(ctx, test: ast.AST) -> ast.AST | None:
-    """The part of a condition that is (or compares) a number read from a tensor."""
-    if isinstance(test, ast.UnaryOp) and isinstance(test.op, ast.Not):
-        return _reads_scalar(ctx, test.operand)
-    if isinstance(test, ast.BoolOp):
-        for v in live_operands(ctx, test):
-            hit = _reads_scalar(ctx, v)
-            if hit is not None:
-                return hit
-        return None
+def _scalar(ctx, test: ast.AST) -> ast.AST | None:
+    """A condition part that is (or compares) a number read from a tensor earlier."""
     if isinstance(test, ast.Compare):
         if any(isinstance(o, (ast.Is, ast.IsNot, ast.In, ast.NotIn)) for o in test.ops):
             return None
@@ -77,7 +69,7 @@ class ScalarCondition(Rule):
     node_types = (ast.If, ast.While, ast.IfExp)
 
     def check(self, ctx, node):
-        hit = _reads_scalar(ctx, node.test)
+        hit = condition_part(ctx, node.test, _scalar)
         if hit is not None:
             ctx.report(self.code, hit, "a branch on a number read from a tensor: with capture_scalar_outputs=True, "
                        "fullgraph=True or torch.export it is data-dependent branching (GB0170); keep it a tensor "
