@@ -154,17 +154,6 @@ def _predict(summary: FileSummary, live: LiveModule) -> None:
     todo += [q for r in summary.roots if (q := local.get(r) or _forward_of(summary, r))]
     todo += list(live.walked)       # skeleton-time walks: follow their calls too
 
-    def method(cls: str, name: str, depth: int = 0) -> str | None:
-        c = summary.classes.get(cls)
-        if c is None or depth > 10:
-            return None
-        if name in c.methods:
-            return c.methods[name]
-        for b in c.bases:
-            if b.startswith(mod + ".") and (m := method(b[len(mod) + 1:], name, depth + 1)):
-                return m
-        return None
-
     seen: set[str] = set()
     while todo:
         q = todo.pop()
@@ -179,11 +168,25 @@ def _predict(summary: FileSummary, live: LiveModule) -> None:
             elif info.cls is None:
                 continue
             elif kind == "self":
-                callee = method(info.cls, target) or _forward_of(summary, _attr(summary, info.cls, target))
+                callee = _method(summary, info.cls, target) or _forward_of(summary, _attr(summary, info.cls, target))
             else:
                 callee = _forward_of(summary, _attr(summary, info.cls, target))
             if callee and callee not in seen:
                 todo.append(callee)
+
+
+def _method(summary: FileSummary, cls: str, name: str, depth: int = 0) -> str | None:
+    """The qualname of method `name` of class `cls` of this file, or of a base class here."""
+    c = summary.classes.get(cls)
+    if c is None or depth > 10:
+        return None
+    if name in c.methods:
+        return c.methods[name]
+    mod = summary.module
+    for b in c.bases:
+        if b.startswith(mod + ".") and (m := _method(summary, b[len(mod) + 1:], name, depth + 1)):
+            return m
+    return None
 
 
 def _attr(summary: FileSummary, cls: str, attr: str) -> str | None:

@@ -634,3 +634,23 @@ def test_conditions_reach_through_guarded_names_and_helpers(tmp_path):
         (31, "PTC201"): "self.training and self.layerdrop > 0.0",
         (37, "PTC201"): None,
     }
+
+
+def test_analysis_leaves_no_reference_cycles(tmp_path):
+    """check_paths runs with the cyclic GC off (ASTs are trees, freed by refcounting): a cycle
+    through a walker or a summary would keep every file's AST alive to the end (transformers:
+    1.1 GB and a 3 s collection at exit, measured before the fix; 0.18 GB after)."""
+    import gc
+
+    write(tmp_path, TREE)
+    write(tmp_path, {"c.py": CONDITIONS, "leak.py": LEAK})
+    gc.collect()
+    gc.set_debug(gc.DEBUG_SAVEALL)
+    try:
+        found = check_paths(str(tmp_path), [], StaticConfig(select=("ALL",)), jobs=1)
+        gc.collect()
+        garbage = [type(o).__name__ for o in gc.garbage]
+    finally:
+        gc.set_debug(0)
+        gc.garbage.clear()
+    assert found and garbage == []

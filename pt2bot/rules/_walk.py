@@ -424,7 +424,9 @@ class LiveModule:
             self.walked.add(q)
             node, cls = self.nodes[q]
             ctx = FunctionContext(self.mod, self.mod.summary.functions[q], node, cls)
-            Walker(ctx).walk_all(node.body)
+            w = Walker(ctx)
+            w.walk_all(node.body)
+            w.guarded.clear()    # its lazy guards close over the walker: a cycle holding the AST
 
 
 def skeleton_module(path: str, tree: ast.Module, lines: list[str], rules: Rules, *,
@@ -550,7 +552,9 @@ def _walk_module_level(mod: ModuleContext, st: ast.AST) -> None:
                            kwonlyargs=[], kw_defaults=[], kwarg=None, defaults=[]), body=[],
                            decorator_list=[], lineno=1, col_offset=0)
     ctx = FunctionContext(mod, info, fake, None)
-    Walker(ctx).walk(st)
+    w = Walker(ctx)
+    w.walk(st)
+    w.guarded.clear()
 
 
 # --------------------------------------------------------------------------------------------
