@@ -13,6 +13,7 @@ from dataclasses import dataclass, field
 from typing import Callable
 
 from pt2bot.rules._model import ClassInfo, FileSummary, FunctionInfo
+from pt2bot.rules._torch_modules import is_torch_module_class
 
 Key = tuple[str, str]   # (path, qualname)
 
@@ -77,7 +78,8 @@ class Index:
         entry = self.classes.get(name)
         if entry is not None and name not in seen:
             for b in entry[1].bases:
-                if _is_torch_module_base(b) or self.is_module_class(self.canonical(b), seen | {name}):
+                # torch's private bases count too (`torch.nn.modules.loss._Loss`)
+                if is_torch_module_class(b) or self.is_module_class(self.canonical(b), seen | {name}):
                     result = True
                     break
         self._module_memo[name] = result
@@ -130,10 +132,6 @@ def _root_alias(summaries: list[FileSummary]) -> str | None:
         return None
     best = max(votes, key=lambda h: votes[h])
     return best if votes[best] >= 2 else None
-
-
-def _is_torch_module_base(base: str) -> bool:
-    return base.startswith("torch.nn.") and base.rpartition(".")[2][:1].isupper()
 
 
 @dataclass

@@ -25,6 +25,7 @@ import re
 from typing import Callable
 
 from pt2bot.rules._model import Candidate, ClassInfo, FileSummary, FunctionInfo, dotted
+from pt2bot.rules._torch_modules import is_torch_module_class
 
 TENSOR, PARAM, BOOL_TENSOR, SIZE, SHAPE, OTHER = "tensor", "param", "bool", "size", "shape", "other"
 TENSORS = "tensors"        # a tuple/list of tensors (split/chunk/unbind/meshgrid results)
@@ -88,7 +89,6 @@ SIZE_METHODS = frozenset({"size"})
 RANK_METHODS = frozenset({"dim", "ndimension"})
 _BOOL_METHODS = frozenset({"eq", "ne", "lt", "le", "gt", "ge", "logical_and", "logical_or",
                            "logical_not", "isnan", "isinf", "isfinite", "bool"})
-_MODULE_BASE_HINT = "torch.nn."
 
 # Names that, in `if NAME():` / `if not NAME():`, mean "only while (not) compiling": code under
 # the eager branch is not compiled code and must not be reported.
@@ -494,7 +494,7 @@ class FunctionContext:
         if isinstance(f, ast.Attribute) and isinstance(f.value, ast.Name) and f.value.id == "self" \
                 and self.cls is not None:
             ctor = self.cls.attrs.get(f.attr)
-            if ctor and ctor.startswith(_MODULE_BASE_HINT) and ctor.rpartition(".")[2][:1].isupper():
+            if ctor and is_torch_module_class(ctor):
                 return TENSOR       # self.linear(x) where self.linear = nn.Linear(...)
         return OTHER
 

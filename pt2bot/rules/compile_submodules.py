@@ -3,6 +3,7 @@ from __future__ import annotations
 import ast
 
 from pt2bot.rules._base import Rule
+from pt2bot.rules._torch_modules import is_torch_module_class
 
 
 def _compiled_attribute(ctx, node: ast.Call) -> ast.AST | None:
@@ -22,7 +23,7 @@ def _is_module_class(mod, dotted: str | None, depth: int = 0) -> bool:
     if not dotted or depth > 8:
         return False
     head, _, last = dotted.rpartition(".")
-    if dotted.startswith("torch.nn.") and last[:1].isupper():
+    if is_torch_module_class(dotted):
         return True
     cls = mod.summary.classes.get(last) if head == mod.summary.module or not head else None
     return cls is not None and any(_is_module_class(mod, b, depth + 1) for b in cls.bases)
