@@ -25,6 +25,7 @@ import re
 from typing import Callable
 
 from pt2bot.rules._model import Candidate, ClassInfo, FileSummary, FunctionInfo, dotted
+from pt2bot.rules._numpy import ARRAY_METHODS as _NP_ARRAY_METHODS, FUNCS as _NP_FUNCS
 from pt2bot.rules._torch_modules import is_torch_module_class
 
 TENSOR, PARAM, BOOL_TENSOR, SIZE, SHAPE, OTHER = "tensor", "param", "bool", "size", "shape", "other"
@@ -32,6 +33,9 @@ TENSORS = "tensors"        # a tuple/list of tensors (split/chunk/unbind/meshgri
 SCALAR = "scalar"          # a Python number read from a tensor's data (`.item()`, `int(t)`, `.tolist()[i]`)
 SCALARS = "scalars"        # `.tolist()`: a list of such numbers
 WEAK_BOOL = "weakbool"     # a comparison involving a PARAM: a mask if the parameter is a tensor
+# A numpy array made in compiled code: dynamo traces numpy into torch ops, so it is a tensor
+# there (pt2bot/rules/_numpy.py); kept apart from TENSOR, whose rules speak of tensors.
+NDARRAY = "ndarray"
 TENSORISH = (TENSOR, BOOL_TENSOR)
 
 # torch namespaces whose functions return tensors (torch.cuda.*, torch.backends.* do not).
@@ -374,7 +378,7 @@ class FunctionContext:
                 return TENSORS if isinstance(e.slice, ast.Slice) else TENSOR
             if base == SCALARS:
                 return SCALARS if isinstance(e.slice, ast.Slice) else SCALAR
-            return OTHER
+            return NDARRAY if base == NDARRAY else OTHER
         if t is ast.BinOp:
             l, r = self.kind(e.left), self.kind(e.right)
             if WEAK_BOOL in (l, r) and isinstance(e.op, (ast.BitAnd, ast.BitOr, ast.BitXor)) \
@@ -390,14 +394,14 @@ class FunctionContext:
                 return SCALAR       # arithmetic on a number read from a tensor
             if SIZE in (l, r) and l in (SIZE, OTHER) and r in (SIZE, OTHER):
                 return SIZE if self._is_intlike(e.left) and self._is_intlike(e.right) else OTHER
-            return OTHER
+            return NDARRAY if NDARRAY in (l, r) else OTHER
         if t is ast.UnaryOp:
             k = self.kind(e.operand)
             if isinstance(e.op, ast.Invert) and k in (BOOL_TENSOR, WEAK_BOOL):
                 return k
             if isinstance(e.op, ast.Not):
                 return OTHER
-            return k if k in (TENSOR, SIZE, SCALAR) else OTHER
+            return k if k in (TENSOR, SIZE, SCALAR, NDARRAY) else OTHER
         if t is ast.Compare:
             if any(isinstance(o, (ast.Is, ast.IsNot, ast.In, ast.NotIn)) for o in e.ops):
                 return OTHER
@@ -410,7 +414,7 @@ class FunctionContext:
                 return BOOL_TENSOR
             if any(k in (PARAM, WEAK_BOOL) for k in kinds):
                 return WEAK_BOOL
-            return OTHER
+            return NDARRAY if NDARRAY in kinds else OTHER
         return OTHER
 
     def self_tensor_attr(self, e: ast.AST) -> bool:
@@ -430,6 +434,8 @@ class FunctionContext:
                 return SCALAR       # `x.sum().item()`: a Python number read from the data
             if name == "tolist" and not e.args and recv in (TENSOR, PARAM, BOOL_TENSOR):
                 return SCALARS
+            if recv == NDARRAY:
+                return NDARRAY if name in _NP_ARRAY_METHODS else OTHER
             if recv == WEAK_BOOL:
                 if name in _BOOL_KEEPING:
                     return WEAK_BOOL    # `(x > 0).reshape(-1)`: still a mask if x is a tensor
@@ -483,6 +489,8 @@ class FunctionContext:
             return TENSOR
         if target in _PARAMETER_CTORS:
             return TENSOR
+        if ns == "numpy" and fname in _NP_FUNCS:
+            return NDARRAY
         if target == "len" and e.args and self.kind(e.args[0]) in (TENSOR, BOOL_TENSOR):
             return SIZE
         if target in ("int", "float", "bool", "round", "abs", "max", "min", "math.floor", "math.ceil",

@@ -3,7 +3,20 @@ from __future__ import annotations
 import ast
 
 from pt2bot.rules._base import Rule
-from pt2bot.rules._util import reads_tensor_value
+from pt2bot.rules._infer import NDARRAY
+from pt2bot.rules._util import condition_part, reads_tensor_value
+
+_NUMPY_WHY = ("numpy in compiled code is traced into torch ops, so this is a tensor's value: data-dependent "
+              "branching, a graph break on every call; compute it with Python ints (or `math`) on the sizes")
+
+
+def _numpy_value(ctx, test: ast.AST) -> ast.AST | None:
+    return test if ctx.kind(test) == NDARRAY else None
+
+
+def _reads_numpy_value(ctx, test: ast.AST) -> ast.AST | None:
+    """The part of a condition that is a numpy array's value (pt2bot/rules/_numpy.py)."""
+    return condition_part(ctx, test, _numpy_value)
 
 
 def _mark_boolops(test: ast.AST, seen: set[int]) -> None:
@@ -28,7 +41,10 @@ class TensorCondition(Rule):
     Conditions on sizes are a different matter (see PTC301). `assert` on a tensor is *not*
     flagged: torch 2.13 traces `assert (x > 0).all()` as a runtime assertion without a break.
     Only values known to be tensors (results of torch ops and tensor methods) are considered;
-    a bare parameter (`if flag:`) is not, because it may be a Python bool.
+    a bare parameter (`if flag:`) is not, because it may be a Python bool. numpy arrays made in
+    compiled code count too: dynamo traces numpy into torch ops, so `if np.prod(x.shape) > n:` or
+    `if (np.array(x.shape) % k > 0).any():` breaks the graph (GB0170) on every call, even with
+    static shapes; `len(a)`, `a.ndim` and `a.shape` of an array do not.
 
     ## Example
     ```python
@@ -64,12 +80,19 @@ class TensorCondition(Rule):
                     ctx.report(self.code, hit, "`and`/`or` on a tensor takes its truth value and breaks the "
                                "graph; use `&`/`|` on bool tensors, or `torch.where`")
                     return
+                hit = _reads_numpy_value(ctx, v)
+                if hit is not None:
+                    ctx.report(self.code, hit, f"`and`/`or` on a numpy value: {_NUMPY_WHY}")
+                    return
             return
         _mark_boolops(node.test, seen)
         hit = reads_tensor_value(ctx, node.test)
-        if hit is None:
-            return
         what = {ast.If: "`if`", ast.While: "`while`", ast.IfExp: "conditional expression"}[type(node)]
+        if hit is None:
+            hit = _reads_numpy_value(ctx, node.test)
+            if hit is not None:
+                ctx.report(self.code, hit, f"{what} on a numpy value: {_NUMPY_WHY}")
+            return
         fix = "`torch.where(cond, a, b)` or `torch.cond`" if not isinstance(node, ast.While) else \
             "a fixed number of iterations, `torch.while_loop`, or a loop outside compiled code"
         ctx.report(self.code, hit, f"{what} on a tensor value is data-dependent branching and breaks the graph; "
