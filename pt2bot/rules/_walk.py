@@ -10,6 +10,7 @@ needs a second parse or a second walk, and files can be analysed in separate pro
 from __future__ import annotations
 
 import ast
+import re
 from typing import Callable, Iterable
 
 from pt2bot.rules._infer import (
@@ -861,11 +862,15 @@ def _scan_flags(cls: ClassInfo, init: ast.FunctionDef | ast.AsyncFunctionDef, li
                 off[t.attr] = off.get(t.attr, True) and is_off
                 if type(value) is not ast.Constant or value.value is None:
                     nones.add(t.attr)
+    elsewhere: set[str] | None = None
     for name, is_off in off.items():
         if not is_off:
             continue
-        if name in nones and _assigned_elsewhere(name, lines, node, init):
-            continue   # a cache (`self.cos = None`, filled on the first call), not a flag
+        if name in nones:
+            if elsewhere is None:
+                elsewhere = _assigned_elsewhere(lines, node, init)
+            if name in elsewhere:
+                continue   # a cache (`self.cos = None`, filled on the first call), not a flag
         cls.off_flags.add(name)
 
 
@@ -885,11 +890,17 @@ def _statements(body: list[ast.stmt]) -> Iterable[ast.stmt]:
                 todo.extend(reversed(h.body))
 
 
-def _assigned_elsewhere(name: str, lines: list[str], node: ast.ClassDef, init: ast.AST) -> bool:
-    """`self.name = ...` on a line of the class outside `__init__` (text: no second walk)."""
-    import re
+_SELF_STORE = re.compile(r"self\.([A-Za-z_]\w*)\s*=(?!=)")
 
-    pattern = re.compile(rf"self\.{re.escape(name)}\s*=(?!=)")
+
+def _assigned_elsewhere(lines: list[str], node: ast.ClassDef, init: ast.AST) -> set[str]:
+    """The names of `self.name = ...` on lines of the class outside `__init__` (text: no second
+    walk; one scan per class, not one per name)."""
     skip = range(init.lineno, (init.end_lineno or init.lineno) + 1)
-    return any(pattern.search(lines[i - 1]) for i in range(node.lineno, min(node.end_lineno or 0, len(lines)) + 1)
-               if i not in skip and f"self.{name}" in lines[i - 1])
+    out: set[str] = set()
+    for i in range(node.lineno, min(node.end_lineno or 0, len(lines)) + 1):
+        if i not in skip:
+            line = lines[i - 1]
+            if "self." in line:
+                out.update(_SELF_STORE.findall(line))
+    return out
