@@ -80,6 +80,133 @@ def _under_state_test(ctx, node: ast.AST) -> bool:
     return any(first <= node.lineno <= last and read for first, last, read in _guards(ctx))
 
 
+# -- "once per key": a store made only on the calls that find the state it tests missing --------
+#
+# A cache filled under `if key not in self.cache:`, after `hit = self.cache.get(key); if hit is not
+# None: return hit` (timm's pinv cache), under `b = self.blocks[0]; if b.dtype != x.dtype:`
+# (kornia's DeDoDe backbone), or in a helper every caller calls under `if not self.registered:`
+# (vit-pytorch's hook registration) changes the module only when that test asks for it. Dynamo
+# guards on the state the test reads, so the call that fills it compiles once more (once per new
+# key), and the calls after it reuse the compiled code. Measured on torch 2.13 (CPU):
+# tests/test_ptc110_once.py; vit-pytorch's Extractor compiles its forward twice in 6 calls, with
+# the one recompile reason `self.hook_registered == False`.
+
+
+def _state_alias(value: ast.AST) -> str | None:
+    """The self chain a local reads the stored state from: `self.x`, `self.x[k]`,
+    `self.x.get(k)`. Only reads of what is stored, not calls of a submodule (`self.proj(x)`)."""
+    if isinstance(value, ast.Subscript):
+        return _self_chain(value.value)
+    if isinstance(value, ast.Call) and isinstance(value.func, ast.Attribute) and value.func.attr == "get":
+        return _self_chain(value.func.value)
+    return _self_chain(value) if isinstance(value, ast.Attribute) else None
+
+
+def _blocks(node: ast.AST) -> list[list[ast.stmt]]:
+    """Every statement list (body, orelse, finalbody, handler and case bodies) inside `node`."""
+    out: list[list[ast.stmt]] = []
+    todo = [node]
+    while todo:
+        st = todo.pop()
+        subs = [getattr(st, f, None) for f in ("body", "orelse", "finalbody")]
+        subs += [h.body for h in getattr(st, "handlers", None) or ()]
+        subs += [c.body for c in getattr(st, "cases", None) or ()]
+        for sub in subs:
+            if type(sub) is list and sub:
+                out.append(sub)
+                todo.extend(sub)
+    return out
+
+
+def _state_tests(fn: ast.AST) -> list[tuple[int, int, frozenset[str]]]:
+    """(first line, last line, self chains the test reads, directly or through a local alias) of
+    the lines that run only as a test of module state decides: an `if`'s body and else branch,
+    and the rest of the block after `if <test>: return ...` (a cache hit returned early)."""
+    # name -> [(line, chain or None)] of its assignments: a test reads the alias its latest
+    # assignment above it made (`hit = self.cache.get(k)` ... `hit = compute()` later is no alias)
+    assigned: dict[str, list[tuple[int, str | None]]] = {}
+    for st in _statements(fn):
+        if type(st) is ast.Assign and len(st.targets) == 1 and type(st.targets[0]) is ast.Name:
+            assigned.setdefault(st.targets[0].id, []).append((st.lineno, _state_alias(st.value)))
+
+    def reads(test: ast.AST) -> frozenset[str]:
+        out = _chains_read(test)
+        for n in ast.walk(test):
+            if type(n) is ast.Name and n.id in assigned:
+                before = [a for a in assigned[n.id] if a[0] < test.lineno]
+                latest = max(before, key=lambda a: a[0])[1] if before else None
+                if latest:
+                    out.add(latest)
+        return frozenset(out)
+
+    spans = []
+    for block in _blocks(fn):
+        for i, st in enumerate(block):
+            if type(st) is not ast.If or not st.body:
+                continue
+            r = reads(st.test)
+            if not r:
+                continue
+            spans.append((st.body[0].lineno, st.end_lineno or st.lineno, r))
+            if not st.orelse and type(st.body[-1]) is ast.Return and i + 1 < len(block):
+                spans.append((block[i + 1].lineno, block[-1].end_lineno or block[-1].lineno, r))
+    return spans
+
+
+def _class_node(ctx) -> ast.ClassDef | None:
+    cls = ctx.cls
+    return None if cls is None else next(
+        (n for n in ctx.mod.tree.body if isinstance(n, ast.ClassDef) and n.name == cls.name), None)
+
+
+def _class_state(ctx) -> tuple[frozenset[str], dict[str, list[tuple[ast.AST, int]]]]:
+    """(self chains the class's methods other than `__init__` assign: the flags and caches its
+    code fills; `self.<method>(...)` call sites per method name, as (calling function, line))."""
+    memo = ctx.mod.__dict__.setdefault("_ptc110_class_state", {})
+    hit = memo.get(ctx.cls.name)
+    if hit is None:
+        writes: set[str] = set()
+        calls: dict[str, list[tuple[ast.AST, int]]] = {}
+        node = _class_node(ctx)
+        for item in (node.body if node is not None else ()):
+            if not isinstance(item, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                continue
+            for n in ast.walk(item):
+                if isinstance(n, (ast.Assign, ast.AugAssign, ast.AnnAssign)) and "init" not in item.name:
+                    for t in (n.targets if isinstance(n, ast.Assign) else [n.target]):
+                        chain = _self_chain(t)
+                        if chain:
+                            writes.add(chain)
+                elif isinstance(n, ast.Call) and isinstance(n.func, ast.Attribute) and \
+                        _self_chain(n.func) and n.func.value.__class__ is ast.Name:
+                    calls.setdefault(n.func.attr, []).append((item, n.lineno))
+        hit = memo[ctx.cls.name] = (frozenset(writes), calls)
+    return hit
+
+
+def _once(ctx, node: ast.AST, chain: str) -> bool:
+    """The store runs only when a test of the state it fills (the stored chain, or a flag the
+    class's own methods set) finds it missing: in this function, or because every call of this
+    method in the class sits under such a test."""
+    writes, calls = _class_state(ctx)
+    state = writes | {chain}
+    line = node.lineno
+    if any(first <= line <= last and read & state for first, last, read in _tests_of(ctx, ctx.node)):
+        return True
+    sites = calls.get(ctx.node.name) or []
+    return bool(sites) and all(
+        any(first <= at <= last and read & state for first, last, read in _tests_of(ctx, fn))
+        for fn, at in sites)
+
+
+def _tests_of(ctx, fn: ast.AST) -> list[tuple[int, int, frozenset[str]]]:
+    memo = ctx.mod.__dict__.setdefault("_ptc110_tests", {})
+    hit = memo.get(id(fn))
+    if hit is None:
+        hit = memo[id(fn)] = (fn, _state_tests(fn))
+    return hit[1]
+
+
 # Methods whose result has the tensor's own dtype, device and shape: `self.x = self.x.detach()`
 # stores a new object that dynamo's tensor guards (metadata, not identity) still accept.
 _SAME_METADATA = frozenset({"detach", "clone", "contiguous"})
@@ -141,9 +268,12 @@ class ModuleStateMutation(Rule):
     test of it (a position cache built on the first call: `if self.cache is None:
     self.cache = ...`); a list or dict the constructor made that `forward` grows
     (`self.outputs.append(y)`, `self.cache[key] = v`); the same through `setattr(self, ...)`.
-    Plain stores of a value computed in the call (`self.last = x.detach()`), and in-place
-    updates of buffers (`self.buf.copy_(x)`, `self.steps += 1` on a registered buffer), are not
-    flagged: they do not recompile.
+    A store made only when a test of the state it fills finds it missing (a cache filled under
+    `if key not in self.cache:` or after `hit = self.cache.get(key); if hit is not None: return
+    hit`, a helper called only under `if not self.registered:`) is reported as costing one
+    compile per new key, not one per call. Plain stores of a value computed in the call
+    (`self.last = x.detach()`), and in-place updates of buffers (`self.buf.copy_(x)`,
+    `self.steps += 1` on a registered buffer), are not flagged: they do not recompile.
 
     ## Why is this bad?
     Dynamo guards on what the compiled code reads from `self`; a call that stores a different
@@ -151,7 +281,8 @@ class ModuleStateMutation(Rule):
     torch 2.13 (CPU, no graph break in any of these): `self.freqs = self.freqs.to(x.dtype)`
     with float64 inputs compiles twice in four calls and once more each time the input dtype
     changes (`.to(x.device)` is a no-op on CPU and costs the same recompile on a GPU, where the
-    first call moves the tensor); a rope cache stored on the first call compiles twice; a
+    first call moves the tensor); a rope cache stored on the first call compiles twice, and a
+    cache filled once per key compiles twice in six calls with one key; a
     counter (`self.calls += 1`) or a list that grows compiles on *every* call until the
     recompile limit (8), after which torch gives up on the frame (GB0039, "Dynamo recompile
     limit exceeded") and runs it eagerly. Inside compiled code such state is also invisible to
@@ -208,7 +339,7 @@ class ModuleStateMutation(Rule):
             # `self.cache[k] = v` on a dict/list the constructor made (a buffer's `self.buf[i] = v`
             # is an in-place tensor update and fine)
             if chain and chain in _containers(ctx):
-                self._report(ctx, t, chain, "stores" if _under_state_test(ctx, node) else "grows")
+                self._report(ctx, t, chain, self._how(ctx, node, chain))
             return
         chain = _self_chain(t)
         if chain is None:
@@ -226,15 +357,27 @@ class ModuleStateMutation(Rule):
         if isinstance(f, ast.Attribute) and f.attr in _MUTATORS:
             chain = _self_chain(f.value)
             if chain and chain in _containers(ctx) and chain not in _resets(ctx):
-                self._report(ctx, node, chain, "stores" if _under_state_test(ctx, node) else "grows")
+                self._report(ctx, node, chain, self._how(ctx, node, chain))
         elif isinstance(f, ast.Name) and f.id == "setattr" and len(node.args) == 3 and \
                 isinstance(node.args[0], ast.Name) and node.args[0].id == "self":
             name = node.args[1].value if isinstance(node.args[1], ast.Constant) else None
             if isinstance(name, str) and _transition(ctx, node, node.args[2], f"self.{name}"):
                 self._report(ctx, node, f"self.{name}", "stores")
 
+    @staticmethod
+    def _how(ctx, node, chain):
+        """A container store: once per key (under a test of the state it fills), on the calls a
+        test of other module state picks, or on every call."""
+        if _once(ctx, node, chain):
+            return "once"
+        return "stores" if _under_state_test(ctx, node) else "grows"
+
     def _report(self, ctx, node, chain, how):
-        if how == "stores":
+        if how == "once":
+            what = (f"`{chain}` is filled inside compiled code on the calls that find it missing (under a "
+                    "test of module state: a cache miss, a first call, a new device or dtype): dynamo guards on "
+                    "that state, so each such call compiles once more (once per new key), not every call")
+        elif how == "stores":
             what = (f"`{chain}` is stored on the module inside compiled code and read there: dynamo guards on "
                     "it, so a call that stores a different object (another dtype or device, a cache built on "
                     "the first call) recompiles")
