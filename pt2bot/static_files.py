@@ -483,6 +483,7 @@ class Analysis:
         for rel, st in self.states.items():
             if st.dirty and st.digest is not None and self.cache.writable:
                 self.cache.store(rel, st.digest, st.cache_view(), st.walked)
+        self.cache.flush()         # one pack for the whole run (pt2bot/static_cache.py)
         self.stats.written = self.cache.writes
 
 

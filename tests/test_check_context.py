@@ -135,7 +135,8 @@ def test_outside_git_no_context(tmp_path, capsys):
 from pt2bot.config import StaticConfig  # noqa: E402
 from pt2bot.rules import select_rules  # noqa: E402
 from pt2bot.static import check_paths  # noqa: E402
-from pt2bot.static_cache import CACHE_DIR_NAME, Cache, resolve_cache_dir  # noqa: E402
+from pt2bot.static_cache import (CACHE_DIR_NAME, MAX_PACKS, PACK_SUFFIX, Cache, pack_bytes,  # noqa: E402
+                                 pack_records, resolve_cache_dir)
 from pt2bot.static_files import Stats  # noqa: E402
 
 FIXTURES = os.path.join(os.path.dirname(__file__), "fixtures", "rules")
@@ -154,8 +155,35 @@ def new_cache(d, cfg=None):
 
 
 def entries(d) -> list[str]:
+    """Every file the cache wrote but its tags: packs (and any temp file left behind)."""
     return sorted(os.path.join(dp, f) for dp, _, fs in os.walk(d) for f in fs
                   if f not in (".gitignore", "CACHEDIR.TAG"))
+
+
+def packs(d) -> list[str]:
+    return [p for p in entries(d) if p.endswith(PACK_SUFFIX)]
+
+
+def records(pack) -> list[tuple[str, bytes]]:
+    """(rel, record) of a pack, framed as pt2bot/static_cache.py writes them."""
+    with open(pack, "rb") as fh:
+        return pack_records(fh.read())
+
+
+def write_pack(pack, recs) -> None:
+    """A pack whose framing is whole, holding `recs` as given (damaged or forged)."""
+    with open(pack, "wb") as fh:
+        fh.write(pack_bytes(recs))
+
+
+def tree(d, n=6) -> dict[str, str]:
+    """n modules, each a model with one finding; written under `d`."""
+    files = {f"m{i}.py": textwrap.dedent(SUB).replace("from pkg.base import Base", "import torch.nn as nn")
+             .replace("(Base)", "(nn.Module)").replace("class Sub", f"class Sub{i}") for i in range(n)}
+    d.mkdir(parents=True, exist_ok=True)
+    for rel, text in files.items():
+        (d / rel).write_text(text)
+    return files
 
 
 @pytest.mark.parametrize("jobs", [1, 2])
@@ -204,25 +232,50 @@ def test_function_reached_later_in_a_cached_file_is_walked(tmp_path):
 
 
 def test_corrupt_entries_are_misses(tmp_path):
+    """Every record of the pack damaged (its framing kept whole): all misses, the same
+    findings, every record rewritten."""
     cache = tmp_path / "c"
     good, _ = run(FIXTURES, new_cache(cache))
-    paths = entries(cache)
+    (pack,) = packs(cache)
+    recs = records(pack)
     damage = [lambda b: b[: len(b) // 2], lambda b: b"", lambda b: b"garbage\n" + b,
               lambda b: b[:-1] + bytes([b[-1] ^ 1]),                       # one bit in the payload
               lambda b: b.replace(b" ", b"  ", 1)]                         # header
-    for i, p in enumerate(paths):
-        with open(p, "rb") as fh:
-            data = fh.read()
-        with open(p, "wb") as fh:
-            fh.write(damage[i % len(damage)](data))
+    write_pack(pack, [(rel, damage[i % len(damage)](r)) for i, (rel, r) in enumerate(recs)])
     fs, s = run(FIXTURES, new_cache(cache))
-    assert fs == good and s.cached == 0 and s.written == len(paths)
-    assert run(FIXTURES, new_cache(cache))[1].cached == len(paths)   # rewritten, whole again
+    assert fs == good and s.cached == 0 and s.written == len(recs) == s.files
+    assert run(FIXTURES, new_cache(cache))[1].cached == len(recs)   # rewritten, whole again
+
+
+def test_broken_pack_framing_is_misses(tmp_path):
+    """A pack cut short, with a wrong length, with another magic, or not a pack at all: the
+    records from the break on are misses, never an error, and the next run rewrites them."""
+    cache = tmp_path / "c"
+    good, _ = run(FIXTURES, new_cache(cache))
+    (pack,) = packs(cache)
+    data = open(pack, "rb").read()
+    n = len(records(pack))
+    magic = b"pt2bot-pack/1\n"
+    size, _, rest = data[len(magic):].partition(b"\n")
+    broken = {"cut in half": data[: len(data) // 2], "first length too long": magic + size + b"0\n" + rest,
+              "first length one more": magic + str(int(size) + 1).encode() + b"\n" + rest,
+              "first length not a number": magic + b"x" + size + b"\n" + rest,
+              "another magic": b"pt2bot-pack/0\n" + data[len(magic):], "empty": b"", "noise": os.urandom(5000)}
+    for what, damaged in broken.items():
+        for p in packs(cache):
+            os.unlink(p)
+        with open(pack, "wb") as fh:
+            fh.write(damaged)
+        fs, s = run(FIXTURES, new_cache(cache))
+        assert fs == good, what
+        assert (0 < s.cached < n) if what == "cut in half" else s.cached == 0, what
+        assert s.written == n - s.cached, what
+        assert run(FIXTURES, new_cache(cache))[1].cached == n, what
 
 
 def test_an_entry_cannot_run_code_or_carry_other_objects(tmp_path):
-    """A well-formed entry (right header and checksum) whose pickle calls os.system, or holds
-    something else than a summary, is a miss, and nothing runs."""
+    """A well-formed record (right header and checksum, in a whole pack) whose pickle calls
+    os.system, or holds something else than a summary, is a miss, and nothing runs."""
     import hashlib
     import pickle
 
@@ -230,20 +283,22 @@ def test_an_entry_cannot_run_code_or_carry_other_objects(tmp_path):
                                 .replace("(Base)", "(nn.Module)")})
     cache = tmp_path / "c"
     good, _ = run(repo.path, new_cache(cache))
-    (entry,) = entries(cache)
+    (pack,) = packs(cache)
+    ((rel, record),) = records(pack)
     marker = tmp_path / "pwned"
 
     class Evil:
         def __reduce__(self):
             return (os.system, (f"touch {marker}",))
 
-    header = open(entry, "rb").read().partition(b"\n")[0].split(b" ")
+    header = record.partition(b"\n")[0].split(b" ")
     for payload in (pickle.dumps(Evil()), pickle.dumps(({"not": "a summary"}, set())), pickle.dumps(None)):
         header[3] = hashlib.blake2b(payload, digest_size=16).hexdigest().encode()
-        with open(entry, "wb") as fh:
-            fh.write(b" ".join(header) + b"\n" + payload)
+        for p in packs(cache):        # the run before wrote a good record: only the forged one is left
+            os.unlink(p)
+        write_pack(pack, [(rel, b" ".join(header) + b"\n" + payload)])
         fs, s = run(repo.path, new_cache(cache))
-        assert fs == good and s.cached == 0 and not marker.exists()
+        assert fs == good and s.cached == 0 and s.written == 1 and not marker.exists()
 
 
 def test_cli_cache_at_the_git_root_ignored_by_git(tmp_path, capsys):
@@ -289,28 +344,27 @@ def test_unwritable_cache_is_no_cache(tmp_path, capsys):
 
 
 def test_committed_cache_is_not_trusted(tmp_path, capsys):
-    """A branch that commits `.pt2bot-cache/` entries (forged to say its file has no findings)
+    """A branch that commits `.pt2bot-cache/` packs (forged to say its file has no findings)
     does not get them used: git tracks files there, so the cache is off."""
     repo = make_repo(tmp_path, {"pkg/__init__.py": "", "pkg/base.py": BASE, "pkg/sub.py": SUB})
     clean = textwrap.dedent(SUB).replace("n = x.sum().item()", "n = 1")
     repo.write("pkg/sub.py", clean)
-    check(repo.path, ["pkg/sub.py"], capsys)                       # entries for the clean file
-    forged = {os.path.relpath(p, repo.path): open(p, "rb").read() for p in entries(repo.path / CACHE_DIR_NAME)}
+    check(repo.path, ["pkg/sub.py"], capsys)                       # records for the clean file
+    (pack,) = packs(repo.path / CACHE_DIR_NAME)
     repo.write("pkg/sub.py", textwrap.dedent(SUB))                  # the real, bad content
-    import shutil
-    shutil.rmtree(repo.path / CACHE_DIR_NAME)
-    check(repo.path, ["pkg/sub.py"], capsys)
     # forge: the clean summary under the bad file's digest
     from pt2bot.static_cache import content_digest
     bad = content_digest((repo.path / "pkg" / "sub.py").read_bytes())
     good = content_digest(clean.encode())
-    for rel, data in forged.items():
-        if data.split(b" ")[1] == good.encode():
-            import hashlib
-            header, _, payload = data.partition(b"\n")
-            parts = header.split(b" ")
+    forged = []
+    for rel, record in records(pack):
+        header, _, payload = record.partition(b"\n")
+        parts = header.split(b" ")
+        if rel == "pkg/sub.py":
+            assert parts[1] == good.encode()
             parts[1] = bad.encode()
-            repo.write(rel, b" ".join(parts) + b"\n" + payload)
+        forged.append((rel, b" ".join(parts) + b"\n" + payload))
+    write_pack(pack, forged)
     assert resolve_cache_dir(str(repo.path))[0] is not None
     # used while untracked (the forgery works on a cache only its owner could write) ...
     rc, fs = check(repo.path, ["pkg/sub.py"], capsys)
@@ -337,10 +391,89 @@ def test_concurrent_checks_share_one_cache(tmp_path):
     first = json.loads(outs[0][0])["findings"]
     assert all(json.loads(o)["findings"] == first for o, _ in outs) and first
     assert not [p for p in entries(cache) if p.endswith(".tmp")]
+    assert 1 <= len(packs(cache)) <= 4 and packs(cache) == entries(cache)
     out = subprocess.run(cmd, cwd=FIXTURES, env=env, capture_output=True, timeout=300)
     assert json.loads(out.stdout)["findings"] == first
     fs, s = run(FIXTURES, new_cache(cache, StaticConfig(select=("ALL",))), cfg=StaticConfig(select=("ALL",)))
     assert s.cached == s.files
+
+
+def test_a_cold_check_writes_one_pack_a_one_file_change_one_small_pack(tmp_path):
+    repo = make_repo(tmp_path, {"pkg/__init__.py": "", "pkg/base.py": BASE, "pkg/sub.py": SUB,
+                                "pkg/helpers.py": HELPERS, "pkg/caller.py": CALLER})
+    cache = tmp_path / "c"
+    _, s = run(repo.path, new_cache(cache))
+    (first,) = entries(cache)
+    assert first.endswith(PACK_SUFFIX) and s.written == s.files == len(records(first)) == 5
+    repo.write("pkg/sub.py", textwrap.dedent(SUB).replace("n = x.sum().item()", "n = 1"))
+    _, s = run(repo.path, new_cache(cache))
+    assert s.written == 1
+    (second,) = set(entries(cache)) - {first}
+    assert [rel for rel, _ in records(second)] == ["pkg/sub.py"]
+    assert os.path.getsize(second) < os.path.getsize(first) / 3
+    _, s = run(repo.path, new_cache(cache))       # nothing changed: nothing written
+    assert (s.cached, s.written) == (5, 0) and len(entries(cache)) == 2
+
+
+def test_compaction_keeps_the_records_of_files_outside_the_run(tmp_path):
+    """One-file runs add a pack each; the run that would make it MAX_PACKS + 1 merges them
+    all into one, with the records of the files it did not open. (20 files: the superseded
+    records of m0.py never outweigh the live ones.)"""
+    src = tmp_path / "t"
+    files = tree(src, 20)
+    cache = tmp_path / "c"
+    full, _ = run(src, new_cache(cache))
+    assert len(full) == len(files)
+    counts = []
+    for i in range(MAX_PACKS + 2):
+        (src / "m0.py").write_text(files["m0.py"] + f"# edit {i}\n")
+        fs, s = run(src, new_cache(cache), paths=["m0.py"])
+        assert (s.files, s.parsed, s.written) == (1, 1, 1) and len(fs) == 1
+        counts.append(len(packs(cache)))
+    assert counts == [2, 3, 4, 5, 6, 7, 8, 1, 2, 3]
+    assert {rel for p in packs(cache) for rel, _ in records(p)} == set(files)
+    fs, s = run(src, new_cache(cache))
+    assert (s.cached, s.parsed, s.written) == (len(files), 0, 0) and fs == full
+
+
+def test_mostly_superseded_packs_are_merged(tmp_path):
+    """Every file changed twice: the third pack would hold all the live records and the first
+    two only dead ones, so the run writes one merged pack instead."""
+    src = tmp_path / "t"
+    files = tree(src)
+    cache = tmp_path / "c"
+    run(src, new_cache(cache))
+    for i, want in ((1, 2), (2, 1)):
+        for rel, text in files.items():
+            (src / rel).write_text(text + "".join(f"\ndef extra{k}():\n    pass\n" for k in range(i)))
+        _, s = run(src, new_cache(cache))
+        assert s.written == len(files) and len(packs(cache)) == want
+    (merged,) = packs(cache)
+    assert sorted(rel for rel, _ in records(merged)) == sorted(files)
+    assert run(src, new_cache(cache))[1].cached == len(files)
+
+
+def test_two_runs_merging_at_once_lose_nothing(tmp_path):
+    """Two runs read the same MAX_PACKS packs, then both merge: the second finds its packs
+    gone (no error), each keeps its own pack, and every answer stays right."""
+    src = tmp_path / "t"
+    files = tree(src, 20)
+    cache = tmp_path / "c"
+    run(src, new_cache(cache))
+    for i in range(MAX_PACKS - 1):
+        (src / "m0.py").write_text(files["m0.py"] + f"# edit {i}\n")
+        run(src, new_cache(cache), paths=["m0.py"])
+    a, b = new_cache(cache), new_cache(cache)
+    assert a.read("m5.py") and b.read("m5.py")       # both have read the packs
+    for c, rel in ((a, "m1.py"), (b, "m2.py")):
+        (src / rel).write_text(files[rel] + "# changed\n")
+        assert run(src, c, paths=[rel])[1].written == 1
+    assert len(packs(cache)) == 2
+    fs, s = run(src, new_cache(cache))
+    assert fs == run(src, None)[0] and len(fs) == len(files)
+    # b merged from what it had read: its stale m1.py record is newer than a's, so m1.py is a
+    # miss (a digest mismatch, parsed again), and only that
+    assert (s.parsed, s.cached) == (1, len(files) - 1)
 
 
 def test_old_entry_directories_are_pruned(tmp_path):
