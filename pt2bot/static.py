@@ -141,7 +141,7 @@ def build_findings(summaries: list[FileSummary], rules: list[type[Rule]], cfg: S
                    walk=None, torch: str | None = None) -> list[Finding]:
     enabled = {r.code for r in rules}
     reach = find_compiled([s for s in summaries if not s.error and not s.skip_file], walk=walk)
-    inherited = inherit_call_conditions(summaries, reach.compiled)
+    inherited = inherit_call_conditions(summaries, reach.compiled, reach.index)
     out: list[Finding] = []
 
     def emit(s: FileSummary, code: str, line: int, col: int, message: str, function: str = "",
@@ -200,8 +200,8 @@ def apply_conditional(findings: Iterable[Finding], mode: str) -> list[Finding]:
             for f in findings]
 
 
-def inherit_call_conditions(summaries: Sequence[FileSummary], compiled: set[tuple[str, str]]
-                            ) -> dict[tuple[str, str], str]:
+def inherit_call_conditions(summaries: Sequence[FileSummary], compiled: set[tuple[str, str]],
+                            idx: Index | None = None) -> dict[tuple[str, str], str]:
     """Module-level helpers that compiled code calls only on non-default paths (every call
     site under a guard: wav2vec2's `_compute_mask_indices`, called `if mask_time_prob > 0 and
     self.training`) take the guard of those calls as their findings' condition.
@@ -210,7 +210,8 @@ def inherit_call_conditions(summaries: Sequence[FileSummary], compiled: set[tupl
     class's `self.m(...)`, an edge resolved differently here than in the graph. One level: a
     helper of a conditional helper keeps its own call sites' guards only."""
     live = [s for s in summaries if not s.error and not s.skip_file]
-    idx = Index.build(live)
+    if idx is None:       # `idx`: the graph's index of the same summaries (`Reach.index`)
+        idx = Index.build(live)
     by_path = {s.path: s for s in live}
     incoming: dict[str, list[str | None]] = {}
     for path, qual in compiled:

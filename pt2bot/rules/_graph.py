@@ -138,6 +138,7 @@ def _root_alias(summaries: list[FileSummary]) -> str | None:
 class Reach:
     compiled: set[Key]
     disabled: list[tuple[FileSummary, FunctionInfo]]
+    index: Index | None = None      # the index the search ran on (reused by later stages)
 
 
 def find_compiled(summaries: list[FileSummary],
@@ -201,7 +202,7 @@ def find_compiled(summaries: list[FileSummary],
                 callee = resolve_call(idx, cls_name, kind, target)
                 if callee is not None and callee not in seen:
                     frontier.append(callee)
-    return Reach(compiled, list(disabled.values()))
+    return Reach(compiled, list(disabled.values()), idx)
 
 
 def resolve_call(idx: Index, cls_name: str | None, kind: str, target: str) -> tuple[str, str | None] | None:
