@@ -249,6 +249,23 @@ def _is_bool_dtype(mod: "ModuleContext", e: ast.Call) -> bool:
         and mod.resolve(e.args[0]) == "torch.bool"
 
 
+def _bool_filled(fname: str, e: ast.Call) -> bool:
+    """`torch.tensor(True)`, `torch.tensor([True, False])`, `torch.full(size, False)`: a bool
+    tensor by its data (torch infers the dtype from a Python bool)."""
+    i = {"tensor": 0, "as_tensor": 0, "full": 1, "full_like": 1}.get(fname)
+    if i is None or len(e.args) <= i or any(k.arg == "dtype" for k in e.keywords):
+        return False
+    v = e.args[i]
+    vals = v.elts if isinstance(v, (ast.List, ast.Tuple)) and fname in ("tensor", "as_tensor") else [v]
+    return bool(vals) and all(isinstance(x, ast.Constant) and type(x.value) is bool for x in vals)
+
+
+# Methods of tensors returning bool tensors that Python numbers, containers and numpy arrays lack:
+# on a receiver of unknown kind they still make a mask (x-transformers' boundaries, issue 9).
+_TENSOR_ONLY_BOOL_METHODS = frozenset({"bool", "logical_not", "logical_and", "logical_or", "logical_xor",
+                                       "isnan", "isinf", "isfinite", "isneginf", "isposinf", "signbit"})
+
+
 _CONTAINERS = frozenset({"List", "list", "Tuple", "tuple", "Dict", "dict", "Sequence", "Iterable",
                          "Mapping", "Set", "set"})
 
@@ -453,6 +470,11 @@ class FunctionContext:
             if recv == OTHER and (name in ("any", "all") or name in _BOOL_METHODS and name != "bool") \
                     and self.self_tensor_attr(f.value):
                 return BOOL_TENSOR      # `self.mask.any()`; other results of a buffer stay OTHER (see kind)
+            if recv == OTHER and name in _TENSOR_ONLY_BOOL_METHODS and not e.keywords and \
+                    not (type(f.value) is ast.Name and f.value.id in self.mod.imports):
+                # `m.bool()`, `t.isnan()`: only tensors have these methods (`math.isnan(v)` is
+                # a function of an imported module, not a method)
+                return BOOL_TENSOR
             if recv in (TENSOR, PARAM, BOOL_TENSOR):
                 if name in SIZE_METHODS and e.args:
                     return SIZE
@@ -482,7 +504,7 @@ class FunctionContext:
         if ns in _TENSOR_NAMESPACES and _is_tensor_func(fname):
             if fname in SEQ_FUNCS or fname == "where" and len(e.args) == 1 and not e.keywords:
                 return TENSORS
-            if fname in _BOOL_FUNCS or _is_bool_dtype(self.mod, e):
+            if fname in _BOOL_FUNCS or _is_bool_dtype(self.mod, e) or _bool_filled(fname, e):
                 return BOOL_TENSOR
             if fname in _BOOL_KEEPING and e.args and self.kind(e.args[0]) == BOOL_TENSOR:
                 return BOOL_TENSOR
