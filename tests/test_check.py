@@ -654,3 +654,21 @@ def test_analysis_leaves_no_reference_cycles(tmp_path):
         gc.set_debug(0)
         gc.garbage.clear()
     assert found and garbage == []
+
+
+def test_torch_module_re_exported_by_the_tree_is_a_module_base(tmp_path):
+    """kornia <= 0.8.2: `from kornia.core import Module, Tensor`, where kornia/core re-exports
+    torch's. A class deriving from the re-export is an nn.Module: its forward is compiled code
+    (before: no finding at all in such files)."""
+    write(tmp_path, {
+        "pkg/__init__.py": "",
+        "pkg/core/__init__.py": "from torch import Tensor\nfrom torch.nn import Module\n",
+        "pkg/m.py": """\
+            from pkg.core import Module, Tensor
+
+            class Net(Module):
+                def forward(self, x: Tensor) -> Tensor:
+                    return x * x.sum().item()
+            """,
+    })
+    assert codes(check_paths(str(tmp_path), [], StaticConfig(), jobs=1)) == {("pkg/m.py", 5, "PTC101")}

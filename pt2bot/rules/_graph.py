@@ -78,8 +78,11 @@ class Index:
         entry = self.classes.get(name)
         if entry is not None and name not in seen:
             for b in entry[1].bases:
-                # torch's private bases count too (`torch.nn.modules.loss._Loss`)
-                if is_torch_module_class(b) or self.is_module_class(self.canonical(b), seen | {name}):
+                # torch's private bases count too (`torch.nn.modules.loss._Loss`), and torch's
+                # classes re-exported by the tree (`from kornia.core import Module`)
+                canon = self.canonical(b)
+                if is_torch_module_class(b) or is_torch_module_class(canon) or \
+                        self.is_module_class(canon, seen | {name}):
                     result = True
                     break
         self._module_memo[name] = result
