@@ -18,6 +18,7 @@ from pt2bot.rules.compile_in_loop import CompileInLoop
 from pt2bot.rules.compile_submodules import CompileSubmodules
 from pt2bot.rules.compiler_disable import CompilerDisable
 from pt2bot.rules.dynamic_output_shape import DynamicOutputShape
+from pt2bot.rules.einx_call import EinxCall
 from pt2bot.rules.explicit_graph_break import ExplicitGraphBreak
 from pt2bot.rules.file_io import FileIO
 from pt2bot.rules.hardcoded_size import HardcodedSize
@@ -41,7 +42,7 @@ RULES: tuple[type[Rule], ...] = (
     TensorItem, TensorTolist, TensorNumpy, ScalarConversion, PrintCall, LoggingCall,
     HostNondeterminism, FileIO, ExplicitGraphBreak, ModuleStateMutation,
     TensorCondition, TensorIteration, ScalarCondition,
-    ShapeBranch, HardcodedSize, RangeOverSize, DynamicOutputShape, CompileDynamicFalse,
+    ShapeBranch, HardcodedSize, RangeOverSize, DynamicOutputShape, CompileDynamicFalse, EinxCall,
     CompileSubmodules, CompileInLoop, CompilerDisable,
 )
 BY_CODE: dict[str, type[Rule]] = {r.code: r for r in RULES}
