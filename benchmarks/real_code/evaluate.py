@@ -32,6 +32,21 @@ CPU model of one dtype), else `not-executed`. A rule this file does not know is 
 Hand labels (labels.json) give `verdict` true/false with a pattern and a one-line reason
 for every `executed-unconfirmed` finding and a sample of the others; where a hand verdict
 differs from the automatic one, the hand verdict counts and the disagreement is listed.
+A label with `message_contains` judges only findings whose message contains that text: the
+verdict is about what the finding claims, and a revision that words the claim differently
+(PTC110's "changes on every call" vs "once per new key") gets its own label.
+
+Sites (recall). A specialisation can follow from a cause elsewhere; it counts as flagged when
+the finding that removes its cause flags the cause:
+- a site label's `caused_by` ({path, line, kind, gb?}: a site of the same library) names the
+  site it follows from, judged by hand with dynamo (e.g. a specialisation in a frame resumed
+  after a break, measured absent without the break); it is flagged when that site is;
+- a specialisation whose specialised source is a dim of the tensor a `.tolist()` on its line
+  reads (`L['num_tokens'].size()[0]` at `...split(num_tokens.tolist())`) is flagged by a
+  PTC102 finding there: dynamo specialises the length of the list it makes, and the fix of
+  the finding (no `.tolist()`) removes it.
+Recall is given for graph-break sites (the issue's target) and for specialisation/guard sites
+apart, and combined.
 """
 from __future__ import annotations
 
@@ -53,7 +68,8 @@ BREAK_GB: dict[str, set[str]] = {
     "PTC105": {"GB0059"}, "PTC106": {"GB0291"}, "PTC107": {"GB0007"}, "PTC108": {"GB0059"},
     "PTC109": {"GB0025"}, "PTC201": {"GB0170"}, "PTC304": {"GB0036"}, "PTC403": {"GB0098"},
 }
-SPECIALIZE_RULES = {"PTC202", "PTC302", "PTC303"}
+# PTC306 (an einx operation) claims a specialisation of its operands' varying dims.
+SPECIALIZE_RULES = {"PTC202", "PTC302", "PTC303", "PTC306"}
 GUARD_RULES = {"PTC301"}
 # PTC203 claims a failure only under capture_scalar_outputs / fullgraph / export (with the
 # default settings the .item() read broke the graph first): the default-path truth cannot show it.
@@ -220,6 +236,22 @@ def _covers(stack: list[dict[str, Any]], path: str, span: set[int]) -> bool:
     return any(f["path"] == path and f["line"] in span for f in stack)
 
 
+_SOURCE_BASE = re.compile(r"^L\['([A-Za-z_]\w*)'\]\.size\(\)\[\d+\]$")
+
+
+def _tolist_receivers(ff: "FileFacts", line: int) -> set[str]:
+    """Names whose `.tolist()` is called in the statement at `line` (`num_tokens.tolist()`)."""
+    out: set[str] = set()
+    stmts = [n for n in ff.innermost(line) if isinstance(n, ast.stmt)]
+    if not stmts:
+        return out
+    for n in ast.walk(stmts[-1]):
+        if isinstance(n, ast.Call) and isinstance(n.func, ast.Attribute) and n.func.attr == "tolist" \
+                and isinstance(n.func.value, ast.Name):
+            out.add(n.func.value.id)
+    return out
+
+
 def truth_sites(truths: list[dict[str, Any]], facts: "Facts") -> list[dict[str, Any]]:
     """Default-path sites per library: breaks, specialisations, shape-branch guards."""
     sites: dict[tuple[Any, ...], dict[str, Any]] = {}
@@ -250,6 +282,11 @@ def truth_sites(truths: list[dict[str, Any]], facts: "Facts") -> list[dict[str, 
                  "stack": s.get("stack") or [], "family": "PTC3xx",
                  "reason": f"{','.join(s.get('sources') or [])} specialised to {s.get('value')}"},
                 m)
+            key = ("specialize", s["path"], s["line"])
+            for src in s.get("sources") or ():
+                mb = _SOURCE_BASE.match(src)
+                if mb and mb.group(1) in _tolist_receivers(facts.get(s["path"]), s["line"]):
+                    sites[key]["tolist_of"] = mb.group(1)
         for g in t.get("guards") or ():
             if g["expr"].startswith("Eq(") or not g.get("user_dim") or \
                     any("._base" in src for src in g.get("sources") or ()) or \
@@ -416,7 +453,9 @@ def evaluate(results: str, labels_path: str, check_dir: str = "check") -> dict[s
             conds = ff.conditions(f["line"], f.get("col"))
             if auto == "executed-unconfirmed" and any(k == "inline" for k, _c in conds):
                 auto = "executed-conditional"   # the statement ran; the finding's part may not
-            lab = pick_label(labels.get(label_key(lib, f), []), f["line"])
+            lab = pick_label([lab for lab in labels.get(label_key(lib, f), [])
+                              if lab.get("message_contains", "") in (f.get("message") or "")],
+                             f["line"])
             verdict = None
             if lab is not None:
                 verdict = lab["verdict"]
@@ -440,6 +479,7 @@ def evaluate(results: str, labels_path: str, check_dir: str = "check") -> dict[s
             })
         for s in truth_sites(ok_truths, facts):
             flagged = []
+            tolist_flag = False
             for f in check["findings"]:
                 if f["path"] not in {fr["path"] for fr in s["stack"]}:
                     continue
@@ -447,11 +487,16 @@ def evaluate(results: str, labels_path: str, check_dir: str = "check") -> dict[s
                 if not _covers(s["stack"], f["path"], span):
                     continue
                 flagged.append(f["rule"])
+                if f["rule"] == "PTC102" and s.get("tolist_of") and f["path"] == s["path"] \
+                        and s["line"] in span:
+                    tolist_flag = True
             fam = s["family"]
             compatible = [r for r in flagged if family(r) == fam or
                           (s["kind"] == "specialize" and r in SPECIALIZE_RULES) or
                           (s["kind"] == "guard" and r in GUARD_RULES) or
-                          (s["kind"] == "break" and s["gb"] in BREAK_GB.get(r, ()))]
+                          (s["kind"] == "break" and s["gb"] in BREAK_GB.get(r, ())) or
+                          # the length of the list a flagged `.tolist()` makes (see the docstring)
+                          (r == "PTC102" and tolist_flag)]
             sl = site_labels.get((lib, s["path"], s["line"], s["kind"]))
             if sl and sl.get("exclude"):
                 fam = None      # a hand label says this is no site (e.g. a fixed dim)
@@ -461,9 +506,27 @@ def evaluate(results: str, labels_path: str, check_dir: str = "check") -> dict[s
                               "flagged_by": sorted(set(compatible)),
                               "flagged_any": sorted(set(flagged)),
                               "pattern": sl.get("pattern") if sl else None,
-                              "note": sl.get("reason") if sl else None})
+                              "note": sl.get("reason") if sl else None,
+                              "caused_by": (sl or {}).get("caused_by")})
+        _flag_through_causes([x for x in sites_out if x["lib"] == lib])
     return {"findings": findings_out, "sites": sites_out, "models": models_out,
             "figures": figures(findings_out, sites_out), "pt2bot": revisions}
+
+
+def _flag_through_causes(sites: list[dict[str, Any]]) -> None:
+    """A site whose label names its cause (`caused_by`) is flagged by what flags the cause."""
+    for s in sites:
+        c = s.get("caused_by")
+        if not c or s["flagged_by"]:
+            continue
+        cause = next((x for x in sites if x["path"] == c["path"] and x["line"] == int(c["line"])
+                      and x["kind"] == c["kind"] and (not c.get("gb") or x["gb"] == c["gb"])), None)
+        if cause is None:
+            print(f"evaluate: caused_by of {s['lib']} {s['path']}:{s['line']} names no site: {c}")
+            continue
+        if cause["flagged_by"]:
+            s["flagged_by"] = list(cause["flagged_by"])
+            s["flagged_via"] = f"{cause['path']}:{cause['line']} {cause['gb'] or cause['kind']}"
 
 
 def _ratio(a: int, b: int) -> float | None:
@@ -483,6 +546,8 @@ def figures(findings: list[dict[str, Any]], sites: list[dict[str, Any]]) -> dict
         ss = [s for s in sites if s["family"] and (fam == "all" or s["family"] == fam)]
         hit = [s for s in ss if s["flagged_by"]]
         hit_any = [s for s in ss if s["flagged_any"]]
+        brk = [s for s in ss if s["kind"] == "break"]
+        shp = [s for s in ss if s["kind"] != "break"]
         out[fam] = {
             "findings": len(fs), "stated_without_condition": len(unstated),
             "judged": len(judged), "true": true, "precision": _ratio(true, len(judged)),
@@ -495,6 +560,14 @@ def figures(findings: list[dict[str, Any]], sites: list[dict[str, Any]]) -> dict
             "auto": dict(Counter(f["auto"] for f in fs)),
             "sites": len(ss), "sites_flagged": len(hit), "recall": _ratio(len(hit), len(ss)),
             "recall_any_rule": _ratio(len(hit_any), len(ss)),
+            # the same recall apart for graph-break sites (the issue's target: "default-path
+            # break sites in kinds the rules cover") and specialisation/guard sites
+            "break_sites": len(brk), "break_sites_flagged": sum(1 for s in brk if s["flagged_by"]),
+            "recall_breaks": _ratio(sum(1 for s in brk if s["flagged_by"]), len(brk)),
+            "recall_breaks_any_rule": _ratio(sum(1 for s in brk if s["flagged_any"]), len(brk)),
+            "shape_sites": len(shp), "shape_sites_flagged": sum(1 for s in shp if s["flagged_by"]),
+            "recall_shapes": _ratio(sum(1 for s in shp if s["flagged_by"]), len(shp)),
+            "recall_shapes_any_rule": _ratio(sum(1 for s in shp if s["flagged_any"]), len(shp)),
         }
     per_rule: dict[str, dict[str, Any]] = {}
     for rule in sorted({f["rule"] for f in findings}):
