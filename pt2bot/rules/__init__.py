@@ -36,11 +36,12 @@ from pt2bot.rules.tensor_item import TensorItem
 from pt2bot.rules.tensor_iteration import TensorIteration
 from pt2bot.rules.tensor_numpy import TensorNumpy
 from pt2bot.rules.tensor_tolist import TensorTolist
+from pt2bot.rules.torch_jit_call import TorchJitCall
 
 RULES: tuple[type[Rule], ...] = (
     SyntaxErrorRule,
     TensorItem, TensorTolist, TensorNumpy, ScalarConversion, PrintCall, LoggingCall,
-    HostNondeterminism, FileIO, ExplicitGraphBreak, ModuleStateMutation,
+    HostNondeterminism, FileIO, ExplicitGraphBreak, ModuleStateMutation, TorchJitCall,
     TensorCondition, TensorIteration, ScalarCondition,
     ShapeBranch, HardcodedSize, RangeOverSize, DynamicOutputShape, CompileDynamicFalse, EinxCall,
     CompileSubmodules, CompileInLoop, CompilerDisable,
