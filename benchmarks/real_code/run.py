@@ -81,8 +81,11 @@ def run_check(pt2bot: list[str], lib: str, pkg_dir: str, src: str | None) -> dic
     env = dict(os.environ)
     if src:     # pt2bot from another tree (a worktree of another commit) shadows the install
         env["PYTHONPATH"] = src + os.pathsep + env.get("PYTHONPATH", "")
-    proc = subprocess.run([*pt2bot, "check", pkg_dir, "--filter", "nofilter", "--select", "ALL",
-                           "--format", "json"], capture_output=True, text=True, env=env)
+    # `python -m` puts the working directory first on sys.path, before PYTHONPATH: run in `src`,
+    # else a check started from another checkout would import that checkout's pt2bot
+    proc = subprocess.run([*pt2bot, "check", os.path.abspath(pkg_dir), "--filter", "nofilter", "--select",
+                           "ALL", "--format", "json"], capture_output=True, text=True, env=env,
+                          cwd=src or None)
     if proc.returncode not in (0, 1):
         raise SystemExit(f"pt2bot check failed on {lib} ({proc.returncode}): {proc.stderr[-2000:]}")
     data = json.loads(proc.stdout)
