@@ -22,7 +22,7 @@ from __future__ import annotations
 
 import ast
 import re
-from typing import Callable
+from typing import Callable, Iterable
 
 from pt2bot.rules._model import Candidate, ClassInfo, FileSummary, FunctionInfo, dotted
 from pt2bot.rules._numpy import ARRAY_METHODS as _NP_ARRAY_METHODS, FUNCS as _NP_FUNCS
@@ -33,6 +33,8 @@ TENSORS = "tensors"        # a tuple/list of tensors (split/chunk/unbind/meshgri
 SCALAR = "scalar"          # a Python number read from a tensor's data (`.item()`, `int(t)`, `.tolist()[i]`)
 SCALARS = "scalars"        # `.tolist()`: a list of such numbers
 WEAK_BOOL = "weakbool"     # a comparison involving a PARAM: a mask if the parameter is a tensor
+SIZES = "sizes"            # a list/tuple literal of sizes (`heights = [h]`): its elements are sizes
+SIZE_BOOL = "sizebool"     # an ordering comparison of a size (`h > 4`, a helper returning one): a guard
 # A numpy array made in compiled code: dynamo traces numpy into torch ops, so it is a tensor
 # there (pt2bot/rules/_numpy.py); kept apart from TENSOR, whose rules speak of tensors.
 NDARRAY = "ndarray"
@@ -192,6 +194,56 @@ class ModuleContext:
                 _scan_registered(item.body, out)
         hit = memo[cls.name] = frozenset(out - set(getattr(cls, "off_flags", ()) or ()))
         return hit
+
+    def helper_return_kind(self, name: str, sized: tuple[tuple[int | str, str], ...]) -> str | None:
+        """What the module-level function `name` of this file returns when the parameters in
+        `sized` (position or name -> SIZE/SIZES) hold sizes: SIZE (size arithmetic), SIZE_BOOL
+        (an ordering comparison of one, also as an operand of `and`/`or`), else None. Straight
+        through the helper's assignments; memoised per (name, sized); recursion gives None."""
+        memo = self.__dict__.setdefault("_helper_kinds", {})
+        key = (name, sized)
+        if key in memo:
+            return memo[key]
+        memo[key] = None
+        tops = self.__dict__.get("_top_defs")
+        if tops is None:
+            tops = self.__dict__["_top_defs"] = {n.name: n for n in self.tree.body
+                                                 if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef))}
+        node = tops.get(name)
+        if node is None:
+            return None
+        info = self.summary.functions.get(name) or FunctionInfo(name, None, node.lineno)
+        sub = FunctionContext(self, info, node, None)
+        params = list(node.args.posonlyargs) + list(node.args.args)
+        names = {p.arg for p in params} | {p.arg for p in node.args.kwonlyargs}
+        for where, k in sized:
+            if isinstance(where, int):
+                if where < len(params):
+                    sub.env[params[where].arg] = k
+            elif where in names:
+                sub.env[where] = k
+        out = None
+        for st in _returns(node.body):
+            t = type(st)
+            if t is ast.Assign:
+                k = sub.kind(st.value)
+                for tg in st.targets:
+                    sub.assign(tg, k, st.value)
+            elif t is ast.AnnAssign and st.value is not None:
+                sub.assign(st.target, sub.kind(st.value), st.value)
+            elif t is ast.AugAssign and type(st.target) is ast.Name:
+                sub.env[st.target.id] = sub.kind(ast.BinOp(left=st.target, op=st.op, right=st.value))
+            elif t is ast.Return and st.value is not None:
+                v = st.value
+                parts = v.values if type(v) is ast.BoolOp else [v]
+                kinds = {sub.kind(p) for p in parts}
+                k = SIZE_BOOL if SIZE_BOOL in kinds else SIZE if type(v) is not ast.BoolOp and SIZE in kinds \
+                    else None
+                if k is not None:
+                    out = k
+                    break
+        memo[key] = out
+        return out
 
     def is_tensor_ctor(self, ctor: str) -> bool:
         """`torch.zeros`, `torch.tensor`, `nn.Parameter`, ...: a call that returns a tensor."""
@@ -384,6 +436,8 @@ class FunctionContext:
             base = self.kind(e.value)
             if base == SHAPE:
                 return SIZE if not isinstance(e.slice, ast.Slice) else SHAPE
+            if base == SIZES:
+                return SIZE if not isinstance(e.slice, ast.Slice) else SIZES
             if base == BOOL_TENSOR:
                 return BOOL_TENSOR
             if base in TENSORISH:
@@ -410,7 +464,7 @@ class FunctionContext:
             if SCALAR in (l, r) and l in (SCALAR, SIZE, OTHER) and r in (SCALAR, SIZE, OTHER):
                 return SCALAR       # arithmetic on a number read from a tensor
             if SIZE in (l, r) and l in (SIZE, OTHER) and r in (SIZE, OTHER):
-                return SIZE if self._is_intlike(e.left) and self._is_intlike(e.right) else OTHER
+                return SIZE if self._is_intlike(e.left, l) and self._is_intlike(e.right, r) else OTHER
             return NDARRAY if NDARRAY in (l, r) else OTHER
         if t is ast.UnaryOp:
             k = self.kind(e.operand)
@@ -419,6 +473,10 @@ class FunctionContext:
             if isinstance(e.op, ast.Not):
                 return OTHER
             return k if k in (TENSOR, SIZE, SCALAR, NDARRAY) else OTHER
+        if t is ast.Tuple or t is ast.List:
+            # `heights = [h]`, `(h // 2, w // 2)`: every element a size (not `[h, 3]`: an
+            # element picked from it may be the constant)
+            return SIZES if e.elts and all(self.kind(x) == SIZE for x in e.elts) else OTHER
         if t is ast.Compare:
             if any(isinstance(o, (ast.Is, ast.IsNot, ast.In, ast.NotIn)) for o in e.ops):
                 return OTHER
@@ -431,6 +489,8 @@ class FunctionContext:
                 return BOOL_TENSOR
             if any(k in (PARAM, WEAK_BOOL) for k in kinds):
                 return WEAK_BOOL
+            if SIZE in kinds and is_size_order_compare(e):
+                return SIZE_BOOL    # `ok = h > 4`: a Python branch on `ok` guards on the size
             return NDARRAY if NDARRAY in kinds else OTHER
         return OTHER
 
@@ -439,8 +499,18 @@ class FunctionContext:
         return type(e) is ast.Attribute and type(e.value) is ast.Name and e.value.id == "self" \
             and self.cls is not None and e.attr in self.mod.tensor_attrs(self.cls)
 
-    def _is_intlike(self, e: ast.AST) -> bool:
-        return self.kind(e) == SIZE or (isinstance(e, ast.Constant) and isinstance(e.value, int))
+    def _is_intlike(self, e: ast.AST, k: str | None = None) -> bool:
+        """An operand of size arithmetic that keeps the result a size: a size, a number, or a
+        value of unknown kind that is not surely something else (`h // PS` with `PS: int`,
+        `n * _elem_bytes(dtype)`). Not a str/sequence (`"-" * n`, `[0] * n`) and not a module's
+        own tensor (`n * self.scale` is a tensor)."""
+        t = type(e)
+        if t is ast.Constant:
+            return type(e.value) in (int, float)
+        if t in (ast.List, ast.Tuple, ast.ListComp, ast.JoinedStr, ast.Dict, ast.Set, ast.Lambda):
+            return False
+        k = self.kind(e) if k is None else k
+        return k == SIZE or (k == OTHER and not self.self_tensor_attr(e))
 
     def _call_kind(self, e: ast.Call) -> str:
         f = e.func
@@ -478,6 +548,8 @@ class FunctionContext:
             if recv in (TENSOR, PARAM, BOOL_TENSOR):
                 if name in SIZE_METHODS and e.args:
                     return SIZE
+                if name in ("numel", "nelement") and not e.args:
+                    return SIZE     # the product of the sizes: symbolic where one of them is
                 if name in SIZE_METHODS:
                     return SHAPE
                 if name in SEQ_METHODS:
@@ -521,12 +593,56 @@ class FunctionContext:
             if SCALAR in kinds or target in ("int", "float", "bool") and len(e.args) == 1 and \
                     kinds[0] in TENSORISH:
                 return SCALAR       # `int(t)` reads the tensor; `max(n, 1)` of such a number
+        if target in _SIZE_KEEPING and e.args and not e.keywords:
+            k = self._size_builtin_kind(target, e.args)
+            if k is not None:
+                return k
+        if type(f) is ast.Name and (e.args or e.keywords) and f.id in self.mod.summary.functions:
+            k = self._helper_kind(f.id, e)
+            if k is not None:
+                return k
         if isinstance(f, ast.Attribute) and isinstance(f.value, ast.Name) and f.value.id == "self" \
                 and self.cls is not None:
             ctor = self.cls.attrs.get(f.attr)
             if ctor and is_torch_module_class(ctor):
                 return TENSOR       # self.linear(x) where self.linear = nn.Linear(...)
         return OTHER
+
+    def _size_builtin_kind(self, target: str, args: list[ast.expr]) -> str | None:
+        """`min(h, w)`, `max(1, h // 2)`, `sum(widths)`, `int(h / 2)`, `math.floor(h * s)`: still a
+        size (a SymInt/SymFloat: measured on torch 2.13, int/round/floor/ceil/trunc do not
+        specialise it; see pt2bot/rules/size_specialised.py for the math functions that do)."""
+        if target in ("min", "max", "sum") and len(args) == 1:
+            return SIZE if self.kind(args[0]) in (SIZES, SHAPE) else None
+        if target == "sum":
+            return None
+        kinds = [self.kind(a) for a in args]
+        if SIZE not in kinds:
+            return None
+        if target in ("min", "max"):
+            return SIZE if all(self._is_intlike(a, k) for a, k in zip(args, kinds)) else None
+        return SIZE if len(args) == 1 or target == "round" else None
+
+    def _helper_kind(self, name: str, call: ast.Call) -> str | None:
+        """The kind a module-level function of this file returns for the sizes passed to it:
+        `_fits(atlas_bytes)` returning `atlas_bytes <= budget` is SIZE_BOOL for a size argument,
+        `_out(h, p)` returning `(h - p) // p + 1` a SIZE. Only sizes are passed on (the helper's
+        other parameters keep their own kinds), so nothing is computed for most calls."""
+        sized: list[tuple[int | str, str]] = []
+        for i, a in enumerate(call.args):
+            if type(a) is ast.Starred:
+                return None
+            k = self.kind(a)
+            if k in (SIZE, SIZES):
+                sized.append((i, k))
+        for kw in call.keywords:
+            if kw.arg is not None:
+                k = self.kind(kw.value)
+                if k in (SIZE, SIZES):
+                    sized.append((kw.arg, k))
+        if not sized:
+            return None
+        return self.mod.helper_return_kind(name, tuple(sized))
 
     def is_tensor_compare(self, c: ast.Compare) -> bool:
         return not any(isinstance(o, (ast.Is, ast.IsNot, ast.In, ast.NotIn)) for o in c.ops) and \
@@ -535,18 +651,28 @@ class FunctionContext:
 
     def assign(self, target: ast.AST, kind: str, value: ast.AST | None = None) -> None:
         if isinstance(target, ast.Name):
-            self.env[target.id] = kind
+            # `_, ch, h, w = img.size()`, `heads, kv_heads = q.shape[1], k.shape[1]`: a size
+            # the code names a channel or head count is fixed per model (issue 9: x-transformers
+            # `kv_heads < heads`, kornia's chunk sizes from `ch`), not a dynamic dim
+            self.env[target.id] = OTHER if kind == SIZE and target.id in _FIXED_DIM_NAMES else kind
         elif isinstance(target, (ast.Tuple, ast.List)):
-            # `B, T, C = x.shape` / `b, t = x.size()`: the elements are sizes;
+            if isinstance(value, (ast.Tuple, ast.List)) and len(value.elts) == len(target.elts) and \
+                    not any(isinstance(x, ast.Starred) for x in target.elts + value.elts):
+                # `h, w = x.shape[-2], x.shape[-1]`: element by element
+                for el, v in zip(target.elts, value.elts):
+                    self.assign(el, self.kind(v), v)
+                return
+            # `B, T, C = x.shape` / `b, t = x.size()` / `h, w = sizes`: the elements are sizes;
             # `q, k, v = x.chunk(3, -1)`: tensors
-            elt_kind = SIZE if kind == SHAPE else TENSOR if kind == TENSORS else OTHER
+            elt_kind = SIZE if kind in (SHAPE, SIZES) else TENSOR if kind == TENSORS else OTHER
             for el in target.elts:
                 self.assign(el.value if isinstance(el, ast.Starred) else el, elt_kind)
 
     def iter_kind(self, it: ast.AST) -> str:
         """The kind of the elements a `for` over `it` binds."""
         k = self.kind(it)
-        return TENSOR if k in TENSORISH + (TENSORS,) else SCALAR if k == SCALARS else OTHER
+        return TENSOR if k in TENSORISH + (TENSORS,) else SCALAR if k == SCALARS else \
+            SIZE if k == SIZES else OTHER
 
     def report(self, rule: str, node: ast.AST, message: str, *, suggestion: str | None = None,
                gb: str | None = None, scope: str = "compiled") -> None:
@@ -557,6 +683,33 @@ class FunctionContext:
     def line_text(self, node: ast.AST) -> str:
         lines = self.mod.summary.lines
         return lines[node.lineno - 1] if 0 < node.lineno <= len(lines) else ""
+
+
+_FIXED_DIM_NAMES = frozenset({"C", "c", "ch", "chs", "chans", "channels", "in_channels", "out_channels",
+                              "num_channels", "n_channels", "heads", "kv_heads", "num_heads", "n_heads",
+                              "num_kv_heads", "n_kv_heads"})
+_SIZE_KEEPING = frozenset({"min", "max", "sum", "abs", "int", "round", "math.floor", "math.ceil",
+                           "math.trunc"})
+
+
+def is_size_order_compare(c: ast.Compare) -> bool:
+    """`<`, `<=`, `>`, `>=` (the operands' kinds are the caller's business), not against 0 or 1:
+    `==`/`!=` dispatch on a size is nearly always on a fixed dim (`if x.shape[-1] == 2`), and
+    dynamo specialises sizes 0 and 1 anyway."""
+    return any(type(o) in (ast.Lt, ast.LtE, ast.Gt, ast.GtE) for o in c.ops) and \
+        not any(type(o) is ast.Constant and o.value in (0, 1) and type(o.value) is not bool
+                for o in [c.left, *c.comparators])
+
+
+def _returns(body: list[ast.stmt]) -> Iterable[ast.stmt]:
+    """The statements of a function in order, into if/for/while/with/try blocks (not nested defs)."""
+    for st in body:
+        yield st
+        if isinstance(st, (ast.If, ast.For, ast.While, ast.With, ast.Try, ast.AsyncFor, ast.AsyncWith)):
+            for name in ("body", "orelse", "finalbody"):
+                yield from _returns(getattr(st, name, []) or [])
+            for h in getattr(st, "handlers", []):
+                yield from _returns(h.body)
 
 
 def is_compiling_check(mod: ModuleContext, test: ast.AST) -> int:

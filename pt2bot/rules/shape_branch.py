@@ -2,7 +2,7 @@ from __future__ import annotations
 
 import ast
 
-from pt2bot.rules._infer import SIZE
+from pt2bot.rules._infer import SIZE, SIZE_BOOL, is_size_order_compare
 from pt2bot.rules._base import Rule
 
 
@@ -17,23 +17,21 @@ def _conditions(test: ast.AST):
         yield test
 
 
-def _size_compare(ctx, test: ast.AST) -> ast.Compare | None:
+def _size_compare(ctx, test: ast.AST) -> ast.AST | None:
+    """The first part of a condition that compares a size with `<`/`<=`/`>`/`>=` (not against
+    0 or 1: `_infer.is_size_order_compare`), directly (`min(h // 2, w // 2) < PS`) or through
+    a name or a helper of this file that holds such a comparison (`if not _fits(nbytes):`)."""
     for sub in _conditions(test):
-        if not isinstance(sub, ast.Compare) or any(isinstance(o, (ast.Is, ast.IsNot, ast.In, ast.NotIn))
-                                                   for o in sub.ops):
+        if not isinstance(sub, ast.Compare):
+            if type(sub) in (ast.Name, ast.Call) and ctx.kind(sub) == SIZE_BOOL:
+                return sub
             continue
-        operands = [sub.left] + list(sub.comparators)
-        kinds = [ctx.kind(o) for o in operands]
-        if SIZE not in kinds:
+        if any(isinstance(o, (ast.Is, ast.IsNot, ast.In, ast.NotIn)) for o in sub.ops):
             continue
-        # `==` / `!=` dispatch on a size is nearly always on a fixed dim (`if x.shape[-1] == 2`);
-        # the pitfall is bucketing a varying size with an ordering comparison.
-        if not any(isinstance(o, (ast.Lt, ast.LtE, ast.Gt, ast.GtE)) for o in sub.ops):
+        if not is_size_order_compare(sub):
             continue
-        # `x.shape[0] == 0` / `== 1`: sizes 0 and 1 are specialised by dynamo anyway
-        if any(isinstance(o, ast.Constant) and o.value in (0, 1) for o in operands):
-            continue
-        return sub
+        if SIZE in [ctx.kind(o) for o in [sub.left, *sub.comparators]]:
+            return sub
     return None
 
 
@@ -46,7 +44,12 @@ class ShapeBranch(Rule):
     Flags `if` / `while` / conditional expressions that compare a size (`x.shape[0]`,
     `x.size(1)`, `B, T = x.shape`) with `<`, `<=`, `>`, `>=` against something other than 0 or
     1, e.g. `if x.shape[0] > 4:`. Equality tests (`if x.shape[-1] == 2:`) are not flagged: they
-    nearly always dispatch on a dimension that does not vary.
+    nearly always dispatch on a dimension that does not vary. Sizes are followed through
+    arithmetic, `min`/`max`, `numel()`, lists and tuples of sizes, names holding a comparison
+    (`big = n > 4; if big:`), a helper of the same file that returns one
+    (`if not _fits(h * w * 4):`), and the operands of `and`/`or` before the last (their truth
+    value decides whether to go on). A size the code names a channel or head count (`ch`,
+    `heads`) is fixed per model and not followed.
 
     ## Why is this bad?
     A branch on a size is not a graph break, but dynamo must guard on it: the compiled graph is
@@ -78,12 +81,45 @@ class ShapeBranch(Rule):
     severity = "warning"
     claim = "export"
     doc_url = "https://docs.pytorch.org/docs/stable/torch.compiler_dynamic_shapes.html"
-    node_types = (ast.If, ast.While, ast.IfExp)
+    node_types = (ast.If, ast.While, ast.IfExp, ast.BoolOp)
 
     def check(self, ctx, node):
-        if isinstance(node, ast.If) and _only_raises(node.body):
-            return
-        hit = _size_compare(ctx, node.test)
-        if hit is not None:
-            ctx.report(self.code, hit, "branching on a tensor size guards on it: other sizes recompile and "
-                       "export cannot keep the dim dynamic; make the code size-independent")
+        # The tests of if/while/ternaries, and the operands of `and`/`or` before the last one
+        # (`a and n >= T and b` takes the truth value of `n >= T` to decide whether to go on:
+        # kornia's `_bilateral_blur_cpu_eligible` returns such a chain). A BoolOp that is an
+        # if's test is the if's: seen once (the walk visits the If before its test).
+        seen = ctx.__dict__.setdefault("_ptc301_seen", set())
+        if type(node) is ast.BoolOp:
+            if id(node) in seen:
+                return
+            tests = node.values[:-1]
+        else:
+            _see_boolops(node.test, seen)
+            if isinstance(node, ast.If) and _only_raises(node.body):
+                return
+            tests = [node.test]
+        for test in tests:
+            hit = _size_compare(ctx, test)
+            if hit is not None:
+                ctx.report(self.code, hit, _message(ctx, hit))
+                return
+
+
+def _see_boolops(test: ast.AST, seen: set[int]) -> None:
+    """The `and`/`or` chains `_conditions(test)` goes through: the test's, reported with it."""
+    if isinstance(test, ast.UnaryOp) and isinstance(test.op, ast.Not):
+        _see_boolops(test.operand, seen)
+    elif isinstance(test, ast.BoolOp):
+        seen.add(id(test))
+        for v in test.values:
+            _see_boolops(v, seen)
+
+
+def _message(ctx, hit: ast.AST) -> str:
+    why = "branching on a tensor size guards on it"
+    if type(hit) is ast.Call:
+        why = f"`{ast.unparse(hit.func)}(...)` compares a tensor size: branching on it guards on the size"
+    elif type(hit) is ast.Name:
+        why = f"`{hit.id}` holds a comparison of a tensor size: branching on it guards on the size"
+    return (f"{why}: other sizes recompile and export cannot keep the dim dynamic; make the code "
+            "size-independent (or decide outside the compiled code, or mark the dim static)")
