@@ -84,7 +84,7 @@ def run_check(pt2bot: list[str], lib: str, pkg_dir: str, src: str | None) -> dic
     # `python -m` puts the working directory first on sys.path, before PYTHONPATH: run in `src`,
     # else a check started from another checkout would import that checkout's pt2bot
     proc = subprocess.run([*pt2bot, "check", os.path.abspath(pkg_dir), "--filter", "nofilter", "--select",
-                           "ALL", "--format", "json"], capture_output=True, text=True, env=env,
+                           "ALL", "--format", "json", "--no-cache"], capture_output=True, text=True, env=env,
                           cwd=src or None)
     if proc.returncode not in (0, 1):
         raise SystemExit(f"pt2bot check failed on {lib} ({proc.returncode}): {proc.stderr[-2000:]}")
@@ -92,7 +92,7 @@ def run_check(pt2bot: list[str], lib: str, pkg_dir: str, src: str | None) -> dic
     data["benchmark"] = {"lib": lib, "package_dir": pkg_dir, "wall_s": round(time.perf_counter() - t0, 2),
                          "pt2bot": pt2bot_revision(src),
                          "command": f"pt2bot check <{lib} package dir> --filter nofilter "
-                                    "--select ALL --format json"}
+                                    "--select ALL --format json --no-cache"}
     return data
 
 
