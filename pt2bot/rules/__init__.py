@@ -30,6 +30,7 @@ from pt2bot.rules.range_over_size import RangeOverSize
 from pt2bot.rules.scalar_condition import ScalarCondition
 from pt2bot.rules.scalar_conversion import ScalarConversion
 from pt2bot.rules.shape_branch import ShapeBranch
+from pt2bot.rules.size_specialised import SizeSpecialised
 from pt2bot.rules.syntax_error import SyntaxErrorRule
 from pt2bot.rules.tensor_condition import TensorCondition
 from pt2bot.rules.tensor_item import TensorItem
@@ -44,6 +45,7 @@ RULES: tuple[type[Rule], ...] = (
     HostNondeterminism, FileIO, ExplicitGraphBreak, ModuleStateMutation, TorchJitCall,
     TensorCondition, TensorIteration, ScalarCondition,
     ShapeBranch, HardcodedSize, RangeOverSize, DynamicOutputShape, CompileDynamicFalse, EinxCall,
+    SizeSpecialised,
     CompileSubmodules, CompileInLoop, CompilerDisable,
 )
 BY_CODE: dict[str, type[Rule]] = {r.code: r for r in RULES}

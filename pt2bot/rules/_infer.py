@@ -375,6 +375,9 @@ class FunctionContext:
         self.env: dict[str, str] = {}
         self.loop_depth = 0
         self.eager_only = 0          # >0 inside `if not torch.compiler.is_compiling():`
+        # >0 in what is evaluated only on failure or later: a `raise`, an assert's message, a
+        # lambda's body (pt2bot/rules/size_specialised.py: an f-string there costs nothing)
+        self.message_only = 0
         self.call_target: str | None = None   # resolved callee of the Call being visited
         self._declare_params(node.args, is_method=cls is not None)
 
@@ -620,7 +623,11 @@ class FunctionContext:
         if SIZE not in kinds:
             return None
         if target in ("min", "max"):
-            return SIZE if all(self._is_intlike(a, k) for a, k in zip(args, kinds)) else None
+            # not a clamp against a module's setting (`max(self.k, x.shape[-2])`): code that
+            # clamps usually branched on the same comparison first (timm vgg.py:86, under
+            # `if x.shape[-2] < self.k`), where dynamo knows the result is the setting
+            return SIZE if all(self._is_intlike(a, k) and not _is_self_attr(a) for a, k in zip(args, kinds)) \
+                else None
         return SIZE if len(args) == 1 or target == "round" else None
 
     def _helper_kind(self, name: str, call: ast.Call) -> str | None:
@@ -687,9 +694,13 @@ class FunctionContext:
 
 _FIXED_DIM_NAMES = frozenset({"C", "c", "ch", "chs", "chans", "channels", "in_channels", "out_channels",
                               "num_channels", "n_channels", "heads", "kv_heads", "num_heads", "n_heads",
-                              "num_kv_heads", "n_kv_heads"})
+                              "num_kv_heads", "n_kv_heads", "num_classes", "n_classes"})
 _SIZE_KEEPING = frozenset({"min", "max", "sum", "abs", "int", "round", "math.floor", "math.ceil",
                            "math.trunc"})
+
+
+def _is_self_attr(e: ast.AST) -> bool:
+    return type(e) is ast.Attribute and type(e.value) is ast.Name and e.value.id == "self"
 
 
 def is_size_order_compare(c: ast.Compare) -> bool:

@@ -260,7 +260,11 @@ class Walker:
     def _branch(self, body: list[ast.stmt], eager: bool) -> None:
         if eager:
             self.ctx.eager_only += 1
+        # a block that ends in `raise` builds its error message only on the failing path
+        error = bool(body) and type(body[-1]) is ast.Raise
+        self.ctx.message_only += error
         self.walk_all(body)
+        self.ctx.message_only -= error
         if eager:
             self.ctx.eager_only -= 1
 
@@ -289,15 +293,19 @@ class Walker:
     def _raise(self, node: ast.Raise) -> None:
         # what a raise evaluates runs only on the error path
         start = self._pos()
+        self.ctx.message_only += 1
         for v in (node.exc, node.cause):
             if v is not None:
                 self.walk(v)
+        self.ctx.message_only -= 1
         self._mark(start, lambda: "raise" + (f" {_src(_raised(node.exc))}" if node.exc is not None else ""))
 
     def _assert(self, node: ast.Assert) -> None:
         self.walk(node.test)
         if node.msg is not None:   # the message is evaluated only when the assertion fails
+            self.ctx.message_only += 1
             self._guarded(node.msg, lambda: _negate(node.test))
+            self.ctx.message_only -= 1
 
     def _comp(self, node: ast.ListComp | ast.SetComp | ast.GeneratorExp | ast.DictComp) -> None:
         for g in node.generators:
@@ -344,7 +352,9 @@ class Walker:
         saved = dict(self.ctx.env)
         for a in node.args.args:
             self.ctx.env[a.arg] = PARAM
+        self.ctx.message_only += 1     # `torch._check(c, lambda: f"...")`: built when called
         self.walk(node.body)
+        self.ctx.message_only -= 1
         self.ctx.env = saved
 
     def _classdef(self, node: ast.ClassDef) -> None:

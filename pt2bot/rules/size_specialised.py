@@ -1,0 +1,185 @@
+from __future__ import annotations
+
+import ast
+
+from pt2bot.rules._base import Rule
+from pt2bot.rules._infer import PARAM, SIZE, SIZES, TENSORISH
+
+# Where a symbolic size is turned into a Python int (a specialisation: dynamo guards on its
+# value), measured with dynamo on torch 2.13.0+cpu (and the f-strings, linspace and math.copysign/
+# math.log on 2.14.1): a function of x.shape[0] compiled with dynamic=True for sizes 8, 10, 12
+# compiles 3 times with these, once with their symbolic neighbours (torch.arange(n),
+# torch.zeros(n), x.new_ones(n), torch.full((n,), v), torch.eye(n), torch.randperm(n),
+# torch.tensor(n), F.interpolate(size=n), x.split(n), x.topk(n), x.narrow(0, 0, n),
+# math.floor/ceil/trunc/sqrt/log2/sin/cos/prod, int(n), float(n), "{}".format(n) are not listed;
+# torch.export specialises any float computed from a size, math or not: not this rule's claim).
+# Factory arguments (position, keyword) that take the value of a size.
+_FACTORY_ARGS: dict[str, tuple[tuple[int, str], ...]] = {
+    "torch.linspace": ((2, "steps"),),
+    "torch.logspace": ((2, "steps"),),
+    "torch.tril_indices": ((0, "row"), (1, "col")),
+    "torch.triu_indices": ((0, "row"), (1, "col")),
+    "torch.hann_window": ((0, "window_length"),),
+    "torch.hamming_window": ((0, "window_length"),),
+    "torch.blackman_window": ((0, "window_length"),),
+    "torch.bartlett_window": ((0, "window_length"),),
+    "torch.kaiser_window": ((0, "window_length"),),
+    "torch.as_tensor": ((0, "data"),),
+    "torch.histc": ((1, "bins"),),
+    "torch.chunk": ((1, "chunks"),),
+    "torch.nn.functional.one_hot": ((1, "num_classes"),),
+    "torch.nn.functional.adaptive_avg_pool1d": ((1, "output_size"),),
+    "torch.nn.functional.adaptive_avg_pool2d": ((1, "output_size"),),
+    "torch.nn.functional.adaptive_max_pool1d": ((1, "output_size"),),
+    "torch.nn.functional.adaptive_max_pool2d": ((1, "output_size"),),
+    "torch.nn.functional.avg_pool1d": ((1, "kernel_size"),),
+    "torch.nn.functional.avg_pool2d": ((1, "kernel_size"),),
+}
+# Tensor methods (receiver a tensor) and the argument that takes the value of a size.
+_METHOD_ARGS: dict[str, tuple[tuple[int, str], ...]] = {
+    "chunk": ((0, "chunks"),), "unfold": ((1, "size"),), "histc": ((0, "bins"),),
+}
+# math functions dynamo evaluates on the size's value; the second set also breaks the graph.
+_MATH_SPECIALISE = frozenset({
+    "copysign", "log", "log10", "exp", "fabs", "pow", "atan2", "hypot", "fmod", "frexp", "modf", "erf",
+    "lgamma", "dist", "fsum",
+})
+_MATH_BREAK = frozenset({"isfinite", "isnan", "isinf", "isqrt", "factorial", "gcd", "ldexp", "comb", "perm"})
+_MATH = frozenset(f"math.{n}" for n in _MATH_SPECIALISE | _MATH_BREAK)
+
+_KEEP = ("keep the size symbolic: torch ops on sizes (`torch.arange(n)`, `torch.zeros(n)`), "
+         "`torch._check` for a range, or mark the dim static (`torch._dynamo.mark_static`) if it "
+         "does not vary")
+
+
+def _sized(ctx, e: ast.AST) -> bool:
+    if isinstance(e, (ast.Tuple, ast.List)):
+        return any(ctx.kind(x) == SIZE for x in e.elts)
+    return ctx.kind(e) in (SIZE, SIZES)
+
+
+def _pins_a_size(ctx, test: ast.AST) -> bool:
+    """`H == 224` / `W == self.img_size[1]`: an equality of a size itself (not `H % p == 0`)."""
+    return type(test) is ast.Compare and len(test.ops) == 1 and type(test.ops[0]) is ast.Eq and \
+        any(type(o) is not ast.BinOp and ctx.kind(o) == SIZE for o in (test.left, test.comparators[0]))
+
+
+def _arg(node: ast.Call, pos: int, kw: str) -> ast.AST | None:
+    for k in node.keywords:
+        if k.arg == kw:
+            return k.value
+    if pos < len(node.args) and not any(isinstance(a, ast.Starred) for a in node.args[:pos + 1]):
+        return node.args[pos]
+    return None
+
+
+class SizeSpecialised(Rule):
+    """## What it does
+    Flags a tensor size (`x.shape[i]`, `n = x.size(0)`, arithmetic on them) handed to Python
+    code that needs its value: a factory argument that fixes the output's length
+    (`torch.linspace(a, b, n)`'s `steps`, `torch.tril_indices(n, n)`, window lengths,
+    `torch.as_tensor(n)`, `F.one_hot(t, n)`, `torch.histc(bins=n)`, adaptive pooling
+    `output_size`, pooling `kernel_size`, `x.chunk(n)`, `x.unfold(d, n, s)`), a `math` function
+    dynamo computes in Python (`math.copysign`, `math.log`, `math.exp`, `math.pow`, ...), and an
+    f-string with text that formats the size on the compiled path (`_assert(c, f"H ({H}) ...")`).
+
+    ## Why is this bad?
+    Under dynamic shapes the size is a symbol; these uses read its value, so dynamo specialises
+    it: the graph holds for that size only, other sizes compile again, and `torch.export` with
+    the dim dynamic fails with a constraint violation. Measured with dynamo on torch 2.13 (and
+    2.14 for the f-strings, `linspace` and `math.copysign`/`math.log`): one compile per size with
+    these, one compile in all with their symbolic neighbours, which are not flagged
+    (`torch.arange(n)`, `torch.zeros(n)`, `torch.full((n,), v)`, `torch.tensor(n)`,
+    `F.interpolate(size=n)`, `x.split(n)`, `math.floor`/`ceil`/`trunc`, `int(n)`, a
+    `"{}".format(n)` and an f-string of the size alone are kept symbolic; `math.sqrt`/`log2`/
+    `sin` too under torch.compile, though `torch.export` specialises any float computed from a
+    size). `math.isfinite`,
+    `isnan`, `isinf`, `isqrt`, `factorial`, `gcd`, `comb`, `perm`, `ldexp` also break the graph.
+    An f-string is not flagged where it is built only on failure: in a `raise`, an `assert`'s
+    message, or a lambda (`torch._check(c, lambda: f"...")`).
+
+    ## Example
+    ```python
+    def forward(self, x):
+        n = x.shape[0]
+        _assert(n % 2 == 0, f"size ({n}) must be even")
+        return x * torch.linspace(0.0, 1.0, n)[:, None]
+    ```
+
+    ## Use instead
+    ```python
+    def forward(self, x):
+        n = x.shape[0]
+        assert n % 2 == 0, f"size ({n}) must be even"     # the message is built only on failure
+        return x * (torch.arange(n, dtype=x.dtype) / (n - 1))[:, None]
+    ```
+    """
+
+    code = "PTC307"
+    name = "size-specialised"
+    summary = "a tensor size passed where Python needs its value (specialises the dim)"
+    severity = "warning"
+    claim = "export"
+    doc_url = "https://docs.pytorch.org/docs/stable/torch.compiler_dynamic_shapes.html"
+    node_types = (ast.Call, ast.JoinedStr, ast.Expr)
+    call_keys = frozenset({*_FACTORY_ARGS, *_MATH, *("." + m for m in _METHOD_ARGS)})
+
+    def check(self, ctx, node):
+        t = type(node)
+        if t is ast.JoinedStr:
+            self._fstring(ctx, node)
+            return
+        if t is ast.Expr:
+            # `_assert(H == self.img_size[0], f"height ({H}) ...")`: the check admits one size
+            # (every other raises), so the message costs no compile a working call makes
+            # (timm patch_embed.py:124, swin_transformer_v2_cr, crossvit, tnt)
+            v = node.value
+            if type(v) is ast.Call and v.args and _pins_a_size(ctx, v.args[0]):
+                pinned = ctx.__dict__.setdefault("_ptc307_pinned", set())
+                pinned.update(id(a) for a in (*v.args[1:], *(k.value for k in v.keywords)) if type(a) is ast.JoinedStr)
+            return
+        target = ctx.call_target
+        args = _FACTORY_ARGS.get(target or "")
+        if args is not None:
+            for pos, kw in args:
+                a = _arg(node, pos, kw)
+                if a is not None and _sized(ctx, a):
+                    ctx.report(self.code, a, f"a tensor size as `{target.rpartition('.')[2]}`'s `{kw}` is "
+                               "specialised (dynamo needs its value: other sizes compile again, export cannot "
+                               f"keep the dim dynamic); {_KEEP}")
+                    return
+            return
+        if target in _MATH:
+            if any(_sized(ctx, a) for a in node.args):
+                fn = target.rpartition(".")[2]
+                also = " and breaks the graph" if fn in _MATH_BREAK else ""
+                ctx.report(self.code, node, f"`{target}` of a tensor size computes in Python: it specialises "
+                           f"the size{also} (other sizes compile again, export cannot keep the dim dynamic); "
+                           f"use a symbolic alternative (`math.floor`/`ceil`/`sqrt`, torch ops on a tensor) "
+                           f"or {_KEEP.replace('keep the size symbolic: ', '')}")
+            return
+        f = node.func
+        if isinstance(f, ast.Attribute) and f.attr in _METHOD_ARGS and ctx.kind(f.value) in TENSORISH + (PARAM,):
+            for pos, kw in _METHOD_ARGS[f.attr]:
+                a = _arg(node, pos, kw)
+                if a is not None and _sized(ctx, a):
+                    ctx.report(self.code, a, f"a tensor size as `.{f.attr}()`'s `{kw}` is specialised (dynamo "
+                               "needs its value: other sizes compile again, export cannot keep the dim "
+                               f"dynamic); {_KEEP}")
+                    return
+
+    def _fstring(self, ctx, node: ast.JoinedStr) -> None:
+        if ctx.message_only or id(node) in ctx.__dict__.get("_ptc307_pinned", ()):
+            return
+        # dynamo keeps a lone `f"{n}"` lazy; text around it (BUILD_STRING) makes it format the
+        # value. A format spec (`{n:d}`) is left out: torch 2.13/2.14 fail to compile it
+        # (InternalTorchDynamoError), which is not what this rule says.
+        if not any(type(v) is ast.Constant and v.value for v in node.values):
+            return
+        for v in node.values:
+            if type(v) is ast.FormattedValue and v.format_spec is None and ctx.kind(v.value) == SIZE:
+                ctx.report(self.code, node, f"the f-string formats the tensor size `{ast.unparse(v.value)}` on "
+                           "every call, which specialises it (other sizes compile again, export cannot keep "
+                           "the dim dynamic); build the message only on failure (`assert cond, f\"...\"`, "
+                           "`torch._check(cond, lambda: f\"...\")`) or leave the size out of it")
+                return
