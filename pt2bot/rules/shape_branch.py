@@ -101,7 +101,7 @@ class ShapeBranch(Rule):
         for test in tests:
             hit = _size_compare(ctx, test)
             if hit is not None:
-                ctx.report(self.code, hit, _message(ctx, hit))
+                ctx.report(self.code, hit, _message(hit, type(node) is ast.BoolOp))
                 return
 
 
@@ -115,9 +115,11 @@ def _see_boolops(test: ast.AST, seen: set[int]) -> None:
             _see_boolops(v, seen)
 
 
-def _message(ctx, hit: ast.AST) -> str:
+def _message(hit: ast.AST, operand: bool) -> str:
     why = "branching on a tensor size guards on it"
-    if type(hit) is ast.Call:
+    if operand:
+        why = "`and`/`or` takes the truth value of this tensor size comparison: dynamo guards on it"
+    elif type(hit) is ast.Call:
         why = f"`{ast.unparse(hit.func)}(...)` compares a tensor size: branching on it guards on the size"
     elif type(hit) is ast.Name:
         why = f"`{hit.id}` holds a comparison of a tensor size: branching on it guards on the size"
