@@ -26,6 +26,7 @@ from pt2bot.rules._model import FileSummary, call_guards
 from pt2bot.static_cache import Cache, find_git_root, resolve_cache_dir
 from pt2bot.static_files import Stats, run_analysis
 from pt2bot.rules._graph import Index, find_compiled, resolve_call
+from pt2bot.rules._sizeargs import resolve_pending
 from pt2bot.rules.compiler_disable import CompilerDisable
 
 SKIP_DIRS = frozenset({".git", ".hg", ".svn", ".venv", "venv", ".tox", ".nox", "node_modules", "__pycache__",
@@ -140,8 +141,11 @@ def _check_files(root: str, files: list[str], codes: tuple[str, ...], rules: lis
 def build_findings(summaries: list[FileSummary], rules: list[type[Rule]], cfg: StaticConfig,
                    walk=None, torch: str | None = None) -> list[Finding]:
     enabled = {r.code for r in rules}
-    reach = find_compiled([s for s in summaries if not s.error and not s.skip_file], walk=walk)
+    live = [s for s in summaries if not s.error and not s.skip_file]
+    reach = find_compiled(live, walk=walk)
     inherited = inherit_call_conditions(summaries, reach.compiled, reach.index)
+    # pending candidates (a size through a parameter) that a compiled caller passes a size
+    sized = resolve_pending(live, reach.compiled, reach.index or Index.build(live), inherited)
     out: list[Finding] = []
 
     def emit(s: FileSummary, code: str, line: int, col: int, message: str, function: str = "",
@@ -172,10 +176,18 @@ def build_findings(summaries: list[FileSummary], rules: list[type[Rule]], cfg: S
         for c in s.candidates:
             if c.scope == "any" or (s.path, c.function) in reach.compiled:
                 cond = getattr(c, "condition", None)
+                message = c.message
+                if getattr(c, "needs", None) is not None:
+                    got = sized.get(id(c))
+                    if got is None:
+                        continue          # no compiled caller passes a size there
+                    message += got[0]
+                    if got[1] is not None:
+                        cond = got[1] if cond is None else f"{got[1]} and {cond}"
                 called = inherited.get((s.path, c.function))
                 if called is not None:
                     cond = called if cond is None else f"{called} and {cond}"
-                emit(s, c.rule, c.line, c.col, c.message, "" if c.function == "<module>" else c.function,
+                emit(s, c.rule, c.line, c.col, message, "" if c.function == "<module>" else c.function,
                      c.end_line, c.end_col, c.suggestion, c.gb, cond, getattr(c, "callee", None))
     for s, info in reach.disabled:
         line, col = info.disabled_at or (info.line, 0)

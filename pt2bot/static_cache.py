@@ -375,6 +375,12 @@ def _well_formed(s: object, rel: str) -> bool:
         for call in f.calls:
             if type(call) is not tuple or len(call) != 2 or type(call[0]) is not str or type(call[1]) is not str:
                 return False
+        sizes = getattr(f.calls, "sizes", None)     # size arguments: pt2bot/rules/_sizeargs.py
+        if sizes is not None and (type(sizes) is not dict or not all(
+                type(i) is int and type(v) is tuple and len(v) == 2 and type(v[0]) is int and type(v[1]) is tuple
+                and all(type(a) is tuple and len(a) == 3 and type(a[2]) is str for a in v[1])
+                for i, v in sizes.items())):
+            return False
     for name, c in _items(s.classes):
         if type(c) is not ClassInfo or type(c.bases) is not list or type(c.methods) is not dict \
                 or type(c.attrs) is not dict:
@@ -382,6 +388,9 @@ def _well_formed(s: object, rel: str) -> bool:
     for c in s.candidates if type(s.candidates) is list else [None]:
         if type(c) is not Candidate or type(c.line) is not int or type(c.rule) is not str \
                 or type(c.function) is not str or type(c.message) is not str:
+            return False
+        needs = getattr(c, "needs", None)           # a pending candidate: pt2bot/rules/_sizeargs.py
+        if needs is not None and (type(needs) is not tuple or len(needs) != 4 or type(needs[1]) is not str):
             return False
     for line, info in _items(s.line_info):
         if type(line) is not int or type(info) is not tuple or len(info) != 2 or type(info[0]) is not str:

@@ -253,10 +253,11 @@ class ModuleContext:
         return ns in _TENSOR_NAMESPACES and _is_tensor_func(fname)
 
     def report(self, rule: str, node: ast.AST, message: str, function: str, scope: str,
-               suggestion: str | None = None, gb: str | None = None) -> None:
+               suggestion: str | None = None, gb: str | None = None,
+               needs: tuple[int | None, str, int | None, str] | None = None) -> None:
         self.summary.candidates.append(Candidate(
             rule, node.lineno, node.col_offset, getattr(node, "end_lineno", None),
-            getattr(node, "end_col_offset", None), message, function, scope, suggestion, gb))
+            getattr(node, "end_col_offset", None), message, function, scope, suggestion, gb, needs=needs))
 
 
 _PARAMETER_CTORS = frozenset({"torch.nn.Parameter", "torch.nn.parameter.Parameter", "torch.nn.Buffer",
@@ -682,10 +683,12 @@ class FunctionContext:
             SIZE if k == SIZES else OTHER
 
     def report(self, rule: str, node: ast.AST, message: str, *, suggestion: str | None = None,
-               gb: str | None = None, scope: str = "compiled") -> None:
+               gb: str | None = None, scope: str = "compiled",
+               needs: tuple[int | None, str, int | None, str] | None = None) -> None:
+        """`needs`: a pending candidate, true only if a parameter is a size (pt2bot/rules/_sizeargs.py)."""
         if self.eager_only and scope == "compiled":
             return
-        self.mod.report(rule, node, message, self.info.qualname, scope, suggestion, gb)
+        self.mod.report(rule, node, message, self.info.qualname, scope, suggestion, gb, needs)
 
     def line_text(self, node: ast.AST) -> str:
         lines = self.mod.summary.lines
@@ -695,6 +698,7 @@ class FunctionContext:
 _FIXED_DIM_NAMES = frozenset({"C", "c", "ch", "chs", "chans", "channels", "in_channels", "out_channels",
                               "num_channels", "n_channels", "heads", "kv_heads", "num_heads", "n_heads",
                               "num_kv_heads", "n_kv_heads", "num_classes", "n_classes"})
+FIXED_DIM_NAMES = _FIXED_DIM_NAMES     # for pt2bot/rules/_sizeargs.py (the same names through parameters)
 _SIZE_KEEPING = frozenset({"min", "max", "sum", "abs", "int", "round", "math.floor", "math.ceil",
                            "math.trunc"})
 

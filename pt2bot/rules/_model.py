@@ -30,6 +30,10 @@ class Candidate:
     # The resolved callee of the call the candidate was reported at ("random.random"): rules
     # whose claim depends on the torch version per callee (`Rule.callee_until`) need it.
     callee: str | None = None
+    # A pending candidate (pt2bot/rules/_sizeargs.py): its claim holds only if a parameter of
+    # its function is a tensor size, `(position or None, name, element or None, "size"|"sized")`;
+    # the graph keeps it when a compiled caller passes one there (pt2bot/static.py).
+    needs: tuple[int | None, str, int | None, str] | None = None
 
 
 class Calls(list):
@@ -38,15 +42,24 @@ class Calls(list):
     travel wherever the edges do (pickled with the list to and from worker processes)."""
 
     guards: dict[int, str]
+    # index -> (line, the arguments that are tensor sizes): pt2bot/rules/_sizeargs.py
+    sizes: dict[int, tuple[int, tuple[tuple[int | str, object, str], ...]]]
 
     def __init__(self, *args: object) -> None:
         super().__init__(*args)
         self.guards = {}
+        self.sizes = {}
 
 
 def call_guards(calls: list) -> dict[int, str]:
     """The guards of `calls` (an empty dict for a plain list, which has none)."""
     g = getattr(calls, "guards", None)
+    return g if g is not None else {}
+
+
+def call_sizes(calls: list) -> dict[int, tuple[int, tuple[tuple[int | str, object, str], ...]]]:
+    """The size arguments of `calls` (an empty dict for a plain list, which has none)."""
+    g = getattr(calls, "sizes", None)
     return g if g is not None else {}
 
 

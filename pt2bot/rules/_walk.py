@@ -29,6 +29,7 @@ from pt2bot.rules._infer import (
     is_compiling_check,
 )
 from pt2bot.rules._model import Candidate, ClassInfo, FileSummary, FunctionInfo, call_guards, module_name
+from pt2bot.rules._sizeargs import record_call_sizes
 
 class Walker:
     """The single recursive walk of a function body: kinds, calls, rule dispatch, conditions."""
@@ -322,7 +323,12 @@ class Walker:
         self.ctx.loop_depth -= 1
 
     def _call(self, node: ast.Call) -> None:
+        calls = self.ctx.info.calls
+        n = len(calls)
         _record_call(self.ctx, node, self.ctx.call_target)
+        if len(calls) > n and (node.args or node.keywords):
+            # which arguments are tensor sizes (a callee's pending candidates: _sizeargs.py)
+            record_call_sizes(self.ctx, node, n, self.ctx.call_target)
         f = node.func
         if type(f) is ast.Attribute:
             if type(f.value) not in _LEAVES:

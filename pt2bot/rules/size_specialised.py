@@ -4,6 +4,7 @@ import ast
 
 from pt2bot.rules._base import Rule
 from pt2bot.rules._infer import PARAM, SIZE, SIZES, TENSORISH
+from pt2bot.rules._sizeargs import pending
 
 # Where a symbolic size is turned into a Python int (a specialisation: dynamo guards on its
 # value), measured with dynamo on torch 2.13.0+cpu (and the f-strings, linspace and math.copysign/
@@ -61,7 +62,23 @@ def _sized(ctx, e: ast.AST) -> bool:
 def _pins_a_size(ctx, test: ast.AST) -> bool:
     """`H == 224` / `W == self.img_size[1]`: an equality of a size itself (not `H % p == 0`)."""
     return type(test) is ast.Compare and len(test.ops) == 1 and type(test.ops[0]) is ast.Eq and \
-        any(type(o) is not ast.BinOp and ctx.kind(o) == SIZE for o in (test.left, test.comparators[0]))
+        any(type(o) is not ast.BinOp and (ctx.kind(o) == SIZE or pending(ctx, o, "size") is not None)
+            for o in (test.left, test.comparators[0]))
+
+
+def _size_args(ctx, node: ast.Call, args: tuple[tuple[int, str], ...]):
+    """(argument, keyword, None) of the first argument in `args` that is a size; else
+    (argument, keyword, needs) of the first that is one if a parameter is (pt2bot/rules/_sizeargs.py)."""
+    given = [(a, kw) for pos, kw in args if (a := _arg(node, pos, kw)) is not None]
+    for a, kw in given:
+        if _sized(ctx, a):
+            yield a, kw, None
+            return
+    for a, kw in given:
+        needs = pending(ctx, a, "sized")
+        if needs is not None:
+            yield a, kw, needs
+            return
 
 
 def _arg(node: ast.Call, pos: int, kw: str) -> ast.AST | None:
@@ -82,6 +99,9 @@ class SizeSpecialised(Rule):
     `output_size`, pooling `kernel_size`, `x.chunk(n)`, `x.unfold(d, n, s)`), a `math` function
     dynamo computes in Python (`math.copysign`, `math.log`, `math.exp`, `math.pow`, ...), and an
     f-string with text that formats the size on the compiled path (`_assert(c, f"H ({H}) ...")`).
+    A size is followed into a helper's parameter when a compiled caller passes one there
+    (`warp(x, (h, w))` calling `h_out, w_out = dsize; torch.linspace(-1, 1, w_out)`, also
+    across files); the message names that caller.
 
     ## Why is this bad?
     Under dynamic shapes the size is a symbol; these uses read its value, so dynamo specialises
@@ -141,32 +161,31 @@ class SizeSpecialised(Rule):
         target = ctx.call_target
         args = _FACTORY_ARGS.get(target or "")
         if args is not None:
-            for pos, kw in args:
-                a = _arg(node, pos, kw)
-                if a is not None and _sized(ctx, a):
-                    ctx.report(self.code, a, f"a tensor size as `{target.rpartition('.')[2]}`'s `{kw}` is "
-                               "specialised (dynamo needs its value: other sizes compile again, export cannot "
-                               f"keep the dim dynamic); {_KEEP}")
-                    return
+            for a, kw, needs in _size_args(ctx, node, args):
+                ctx.report(self.code, a, f"a tensor size as `{target.rpartition('.')[2]}`'s `{kw}` is "
+                           "specialised (dynamo needs its value: other sizes compile again, export cannot "
+                           f"keep the dim dynamic); {_KEEP}", needs=needs)
+                return
             return
         if target in _MATH:
-            if any(_sized(ctx, a) for a in node.args):
+            sized = any(_sized(ctx, a) for a in node.args)
+            # else a size through a parameter: pending on a caller passing one (_sizeargs.py)
+            needs = None if sized else next(filter(None, (pending(ctx, a, "size") for a in node.args)), None)
+            if sized or needs is not None:
                 fn = target.rpartition(".")[2]
                 also = " and breaks the graph" if fn in _MATH_BREAK else ""
                 ctx.report(self.code, node, f"`{target}` of a tensor size computes in Python: it specialises "
                            f"the size{also} (other sizes compile again, export cannot keep the dim dynamic); "
                            f"use a symbolic alternative (`math.floor`/`ceil`/`sqrt`, torch ops on a tensor) "
-                           f"or {_KEEP.replace('keep the size symbolic: ', '')}")
+                           f"or {_KEEP.replace('keep the size symbolic: ', '')}", needs=needs)
             return
         f = node.func
         if isinstance(f, ast.Attribute) and f.attr in _METHOD_ARGS and ctx.kind(f.value) in TENSORISH + (PARAM,):
-            for pos, kw in _METHOD_ARGS[f.attr]:
-                a = _arg(node, pos, kw)
-                if a is not None and _sized(ctx, a):
-                    ctx.report(self.code, a, f"a tensor size as `.{f.attr}()`'s `{kw}` is specialised (dynamo "
-                               "needs its value: other sizes compile again, export cannot keep the dim "
-                               f"dynamic); {_KEEP}")
-                    return
+            for a, kw, needs in _size_args(ctx, node, _METHOD_ARGS[f.attr]):
+                ctx.report(self.code, a, f"a tensor size as `.{f.attr}()`'s `{kw}` is specialised (dynamo "
+                           "needs its value: other sizes compile again, export cannot keep the dim "
+                           f"dynamic); {_KEEP}", needs=needs)
+                return
 
     def _fstring(self, ctx, node: ast.JoinedStr) -> None:
         if ctx.message_only or id(node) in ctx.__dict__.get("_ptc307_pinned", ()):
@@ -176,10 +195,14 @@ class SizeSpecialised(Rule):
         # (InternalTorchDynamoError), which is not what this rule says.
         if not any(type(v) is ast.Constant and v.value for v in node.values):
             return
-        for v in node.values:
-            if type(v) is ast.FormattedValue and v.format_spec is None and ctx.kind(v.value) == SIZE:
-                ctx.report(self.code, node, f"the f-string formats the tensor size `{ast.unparse(v.value)}` on "
-                           "every call, which specialises it (other sizes compile again, export cannot keep "
-                           "the dim dynamic); build the message only on failure (`assert cond, f\"...\"`, "
-                           "`torch._check(cond, lambda: f\"...\")`) or leave the size out of it")
-                return
+        values = [v for v in node.values if type(v) is ast.FormattedValue and v.format_spec is None]
+        hit = next((v for v in values if ctx.kind(v.value) == SIZE), None)
+        needs = None
+        if hit is None:   # a size through a parameter: pending on a caller passing one (_sizeargs.py)
+            hit, needs = next(((v, n) for v in values if (n := pending(ctx, v.value, "size")) is not None),
+                              (None, None))
+        if hit is not None:
+            ctx.report(self.code, node, f"the f-string formats the tensor size `{ast.unparse(hit.value)}` on "
+                       "every call, which specialises it (other sizes compile again, export cannot keep "
+                       "the dim dynamic); build the message only on failure (`assert cond, f\"...\"`, "
+                       "`torch._check(cond, lambda: f\"...\")`) or leave the size out of it", needs=needs)
