@@ -254,17 +254,24 @@ def record_call_sizes(ctx: FunctionContext, node: ast.Call, index: int, target: 
         return
     if target is not None and ("." not in target or target.startswith("torch.")):
         return     # builtins and torch: never a function of the analysed tree
-    out: list[tuple[int | str, object, str]] = []
+    out: list[tuple[int | str, object, str]] | None = None
+    env = ctx.env
     for i, a in enumerate(node.args):
-        if type(a) is ast.Starred:
+        t = type(a)
+        if t is ast.Name and env.get(a.id) not in _SIZE_KINDS or t is ast.Constant or \
+                t is ast.Attribute and a.attr != "shape":
+            continue         # most arguments: decided without a call
+        if t is ast.Starred:
             break
         shape = _arg_shape(ctx, a)
         if shape is not None:
+            out = out or []
             out.append((i, shape, _short(ctx, a)))
     for k in node.keywords:
         if k.arg is not None:
             shape = _arg_shape(ctx, k.value)
             if shape is not None:
+                out = out or []
                 out.append((k.arg, shape, _short(ctx, k.value)))
     if out:
         sizes = getattr(ctx.info.calls, "sizes", None)
@@ -273,6 +280,7 @@ def record_call_sizes(ctx: FunctionContext, node: ast.Call, index: int, target: 
 
 
 _CHEAP_CALLS = frozenset({"size", "numel", "nelement"})
+_SIZE_KINDS = frozenset({SIZE, SIZES, SHAPE})
 
 
 def _arg_shape(ctx: FunctionContext, a: ast.AST) -> object | None:
