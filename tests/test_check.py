@@ -672,3 +672,24 @@ def test_torch_module_re_exported_by_the_tree_is_a_module_base(tmp_path):
             """,
     })
     assert codes(check_paths(str(tmp_path), [], StaticConfig(), jobs=1)) == {("pkg/m.py", 5, "PTC101")}
+
+
+def test_names_re_exported_by_a_star_import_resolve(tmp_path):
+    """kornia's `geometry/transform/__init__.py` is `from .imgwarp import *`: a call of
+    `kornia.geometry.transform.warp_affine` reaches imgwarp's function (before: the edge was
+    missing, and so were the helper's findings)."""
+    write(tmp_path, {
+        "pkg/__init__.py": "",
+        "pkg/ops/__init__.py": "from .imgwarp import *\nfrom .other import *\n",
+        "pkg/ops/other.py": "def unrelated(t):\n    return t\n",
+        "pkg/ops/imgwarp.py": "def warp(t):\n    return t * t.sum().item()\n",
+        "pkg/m.py": """\
+            import torch.nn as nn
+            from pkg.ops import warp
+
+            class Net(nn.Module):
+                def forward(self, x):
+                    return warp(x)
+            """,
+    })
+    assert codes(check_paths(str(tmp_path), [], StaticConfig(), jobs=1)) == {("pkg/ops/imgwarp.py", 2, "PTC101")}

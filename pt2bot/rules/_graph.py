@@ -30,6 +30,9 @@ class Index:
     # module names lack the package's own name while its absolute imports carry it
     # (`from kornia.augmentation.base import ...`): the import prefix that names the root.
     root_alias: str | None = None
+    # module -> the modules it star-imports (`from .imgwarp import *`: key "*<module>" of its imports)
+    stars: dict[str, list[str]] = field(default_factory=dict)
+    _star_memo: dict[str, str | None] = field(default_factory=dict)
 
     @classmethod
     def build(cls, summaries: list[FileSummary]) -> "Index":
@@ -40,6 +43,9 @@ class Index:
                     idx.functions[f"{s.module}.{q}"] = (s, info)
             for name, c in s.classes.items():
                 idx.classes[f"{s.module}.{name}"] = (s, c)
+            star = [m for k, m in s.imports.items() if k[:1] == "*" and m != s.module]
+            if star:
+                idx.stars[s.module] = star
         idx.root_alias = _root_alias(summaries)
         return idx
 
@@ -64,12 +70,41 @@ class Index:
             target = s.imports.get(attr)
             if target and target != name:
                 return self.canonical(target, depth + 1)
+            if target is None and attr not in s.module_names and mod in self.stars:
+                found = self._star_source(mod, attr)
+                if found is not None and found != name:
+                    return self.canonical(found, depth + 1)
         # `pkg.mod.Class.method` where `pkg.mod.Class` is a re-export
         if mod and depth <= 8:
             cmod = self.canonical(mod, depth + 1)
             if cmod != mod:
                 return self.canonical(f"{cmod}.{attr}", depth + 1)
         return name
+
+    def _star_source(self, mod: str, attr: str) -> str | None:
+        """`src.attr` for the first module `mod` star-imports (breadth-first through star imports,
+        each module once) that defines or imports `attr` by name. Memoised: package `__init__`s
+        star-import dozens of modules, and a recursive search through them is exponential."""
+        key = f"{mod}\0{attr}"
+        if key in self._star_memo:
+            return self._star_memo[key]
+        found = None
+        seen = {mod}
+        todo = list(self.stars.get(mod, ()))
+        while todo and found is None and len(seen) < 200:
+            src = todo.pop(0)
+            if src in seen:
+                continue
+            seen.add(src)
+            s = self.summaries.get(src)
+            if s is None:
+                continue
+            if attr in s.module_names or attr in s.imports:
+                found = f"{src}.{attr}"
+            else:
+                todo.extend(self.stars.get(src, ()))
+        self._star_memo[key] = found
+        return found
 
     def is_module_class(self, name: str, seen: frozenset[str] = frozenset()) -> bool:
         if name in self._module_memo:

@@ -535,6 +535,10 @@ def _declare_top(mod: ModuleContext, st: ast.stmt, modname: str, package: str) -
         for a in st.names:
             if a.name != "*":
                 mod.imports[a.asname or a.name] = f"{base}.{a.name}" if base else a.name
+            elif base:
+                # `from .imgwarp import *` (kornia's package `__init__`s): kept under a key no
+                # identifier can be, for the graph's re-export lookups (pt2bot/rules/_graph.py)
+                mod.imports["*" + base] = base
     elif isinstance(st, ast.Assign) and isinstance(st.value, ast.Call):
         callee = mod.resolve(st.value.func) or ""
         if callee.endswith(("getLogger", "get_logger")):
