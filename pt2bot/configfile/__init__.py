@@ -9,11 +9,17 @@ from __future__ import annotations
 import os
 
 from pt2bot.config import DEFAULT_CONFIG_NAMES, Config
-from pt2bot.configfile.schema import build_config
-from pt2bot.configfile.yamlread import MAX_BYTES, read_text
 from pt2bot.errors import ConfigError, ConfigErrors, Problem
 
 __all__ = ["ConfigErrors", "MAX_BYTES", "Problem", "find_config", "load_config", "parse_config"]
+
+
+def __getattr__(name: str):
+    if name == "MAX_BYTES":      # lazily: yamlread imports PyYAML
+        from pt2bot.configfile.yamlread import MAX_BYTES
+
+        return MAX_BYTES
+    raise AttributeError(name)
 
 
 def find_config(start: str = ".") -> str | None:
@@ -34,9 +40,15 @@ def load_config(path: str | None, *, required: bool = False, root: str = ".") ->
                 raise ConfigError(f"no pt2bot.yml in {os.path.abspath(root)}; "
                                   "pass --config FILE")
             return Config()
+    from pt2bot.configfile.yamlread import read_text
+
     return parse_config(read_text(path, label="pt2bot.yml"), path)
 
 
 def parse_config(text: str, path: str = "pt2bot.yml") -> Config:
     """Validate pt2bot.yml text; raise `ConfigErrors` (a `ConfigError`) listing every problem."""
+    # the schema (and PyYAML under it) only when there is a file: `pt2bot check` without one,
+    # pre-commit's usual case, starts ~30 ms sooner
+    from pt2bot.configfile.schema import build_config
+
     return build_config(text, path)
