@@ -3,7 +3,7 @@
 What is cached is what one file yields on its own (pt2bot/static_files.py): its `FileSummary`
 (skeleton, the call edges and candidate findings of the functions walked so far, line info) and
 the set of functions walked. One record per file, named by the file's repo-relative path; inside,
-the blake2b digest of the file's bytes must match, else the record is stale. Records live in a
+the SHA-256 digest of the file's bytes must match, else the record is stale. Records live in a
 directory named by everything else the summary depends on: pt2bot's version, a digest of the
 analysing code itself (an editable install changes code without changing the version), the
 Python version (the AST differs) and the enabled rule codes, so other checkouts/versions never
@@ -64,7 +64,10 @@ _ANALYSIS_CODE = ("rules", "data", "static_files.py", "static_cache.py")
 
 
 def content_digest(data: bytes) -> str:
-    return hashlib.blake2b(data, digest_size=16).hexdigest()
+    """The key of a file's bytes (and a record's checksum): SHA-256, cut to 128 bits. Hardware
+    SHA here hashes transformers' 50 MiB in 0.046 s, blake2b in 0.078 s: a warm re-check hashes
+    every file."""
+    return hashlib.sha256(data).hexdigest()[:32]
 
 
 def find_git_root(path: str) -> str | None:
@@ -183,7 +186,7 @@ class Cache:
             return
         payload = pickle.dumps((summary, walked), protocol=pickle.HIGHEST_PROTOCOL)
         header = b" ".join((_MAGIC, digest.encode(), rel.encode("utf-8", "surrogateescape").hex().encode(),
-                            hashlib.blake2b(payload, digest_size=16).hexdigest().encode()))
+                            content_digest(payload).encode()))
         record = header + b"\n" + payload
         self._pending[rel] = record
         self._records()[rel] = record     # a later run on this object (the review's head after base) reads it
@@ -262,7 +265,7 @@ def _decode(rel: str, raw: bytes | None, digest: str) -> tuple[FileSummary, set[
         parts = header.split(b" ")
         if len(parts) != 4 or parts[0] != _MAGIC or parts[1].decode() != digest:
             return None
-        if hashlib.blake2b(payload, digest_size=16).hexdigest() != parts[3].decode() \
+        if content_digest(payload) != parts[3].decode() \
                 or parts[2].decode() != rel.encode("utf-8", "surrogateescape").hex():
             return None
         summary, walked = _SummaryUnpickler(io.BytesIO(payload)).load()

@@ -276,8 +276,9 @@ def test_broken_pack_framing_is_misses(tmp_path):
 def test_an_entry_cannot_run_code_or_carry_other_objects(tmp_path):
     """A well-formed record (right header and checksum, in a whole pack) whose pickle calls
     os.system, or holds something else than a summary, is a miss, and nothing runs."""
-    import hashlib
     import pickle
+
+    from pt2bot.static_cache import content_digest
 
     repo = make_repo(tmp_path, {"m.py": textwrap.dedent(SUB).replace("from pkg.base import Base", "import torch.nn as nn")
                                 .replace("(Base)", "(nn.Module)")})
@@ -293,7 +294,7 @@ def test_an_entry_cannot_run_code_or_carry_other_objects(tmp_path):
 
     header = record.partition(b"\n")[0].split(b" ")
     for payload in (pickle.dumps(Evil()), pickle.dumps(({"not": "a summary"}, set())), pickle.dumps(None)):
-        header[3] = hashlib.blake2b(payload, digest_size=16).hexdigest().encode()
+        header[3] = content_digest(payload).encode()
         for p in packs(cache):        # the run before wrote a good record: only the forged one is left
             os.unlink(p)
         write_pack(pack, [(rel, b" ".join(header) + b"\n" + payload)])
