@@ -65,3 +65,14 @@ def _tensor_value(ctx: FunctionContext, test: ast.AST) -> ast.AST | None:
 def reads_tensor_value(ctx: FunctionContext, test: ast.AST) -> ast.AST | None:
     """The sub-expression whose truth value is a tensor's value, if any (`not`, `and`, `or` unwrapped)."""
     return condition_part(ctx, test, _tensor_value)
+
+
+def mark_boolops(test: ast.AST, seen: set[int]) -> None:
+    """Add to `seen` the `and`/`or` chains a condition is made of (through `not`): the rule
+    reporting the condition reports them with it, not again as operands of their own."""
+    if isinstance(test, ast.UnaryOp) and isinstance(test.op, ast.Not):
+        mark_boolops(test.operand, seen)
+    elif isinstance(test, ast.BoolOp):
+        seen.add(id(test))
+        for v in test.values:
+            mark_boolops(v, seen)

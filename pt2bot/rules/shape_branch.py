@@ -4,6 +4,7 @@ import ast
 
 from pt2bot.rules._infer import SIZE, SIZE_BOOL, is_size_order_compare
 from pt2bot.rules._base import Rule
+from pt2bot.rules._util import mark_boolops
 
 
 def _conditions(test: ast.AST):
@@ -94,7 +95,7 @@ class ShapeBranch(Rule):
                 return
             tests = node.values[:-1]
         else:
-            _see_boolops(node.test, seen)
+            mark_boolops(node.test, seen)
             if isinstance(node, ast.If) and _only_raises(node.body):
                 return
             tests = [node.test]
@@ -103,16 +104,6 @@ class ShapeBranch(Rule):
             if hit is not None:
                 ctx.report(self.code, hit, _message(hit, type(node) is ast.BoolOp))
                 return
-
-
-def _see_boolops(test: ast.AST, seen: set[int]) -> None:
-    """The `and`/`or` chains `_conditions(test)` goes through: the test's, reported with it."""
-    if isinstance(test, ast.UnaryOp) and isinstance(test.op, ast.Not):
-        _see_boolops(test.operand, seen)
-    elif isinstance(test, ast.BoolOp):
-        seen.add(id(test))
-        for v in test.values:
-            _see_boolops(v, seen)
 
 
 def _message(hit: ast.AST, operand: bool) -> str:

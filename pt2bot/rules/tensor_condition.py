@@ -4,7 +4,7 @@ import ast
 
 from pt2bot.rules._base import Rule
 from pt2bot.rules._infer import NDARRAY
-from pt2bot.rules._util import condition_part, reads_tensor_value
+from pt2bot.rules._util import condition_part, mark_boolops, reads_tensor_value
 
 _NUMPY_WHY = ("numpy in compiled code is traced into torch ops, so this is a tensor's value: data-dependent "
               "branching, a graph break on every call; compute it with Python ints (or `math`) on the sizes")
@@ -17,16 +17,6 @@ def _numpy_value(ctx, test: ast.AST) -> ast.AST | None:
 def _reads_numpy_value(ctx, test: ast.AST) -> ast.AST | None:
     """The part of a condition that is a numpy array's value (pt2bot/rules/_numpy.py)."""
     return condition_part(ctx, test, _numpy_value)
-
-
-def _mark_boolops(test: ast.AST, seen: set[int]) -> None:
-    """BoolOps that are (part of) a condition are reported by the condition, not again."""
-    if isinstance(test, ast.UnaryOp) and isinstance(test.op, ast.Not):
-        _mark_boolops(test.operand, seen)
-    elif isinstance(test, ast.BoolOp):
-        seen.add(id(test))
-        for v in test.values:
-            _mark_boolops(v, seen)
 
 
 class TensorCondition(Rule):
@@ -85,7 +75,7 @@ class TensorCondition(Rule):
                     ctx.report(self.code, hit, f"`and`/`or` on a numpy value: {_NUMPY_WHY}")
                     return
             return
-        _mark_boolops(node.test, seen)
+        mark_boolops(node.test, seen)
         hit = reads_tensor_value(ctx, node.test)
         what = {ast.If: "`if`", ast.While: "`while`", ast.IfExp: "conditional expression"}[type(node)]
         if hit is None:
