@@ -11,7 +11,10 @@ from __future__ import annotations
 import ast
 import contextlib
 import io
+import linecache
+import os
 import re
+import sys
 from typing import Any
 
 from pt2bot.smoke import graph_breaks
@@ -65,6 +68,30 @@ def _short(text: str, limit: int = 1500) -> str:
     cut = text.split("\nThe error above occurred when calling torch.export.export")[0]
     cut = cut.split("\nFor C++ stack trace")[0].strip()
     return cut if len(cut) <= limit else cut[:limit - 1] + "…"
+
+
+# torch's data-dependent errors end with the user frame that guarded: "Caused by:
+# (models/item_branch.py:12 in forward)", the file shortened against a sys.path entry.
+_CAUSED_BY = re.compile(r"Caused by: \((?P<file>[^()\n]+?):(?P<line>\d+) in [^()\n]+\)")
+
+
+def _caused_by(text: str, paths: RepoPaths) -> tuple[str, int, str | None] | None:
+    """(path, line, source) of the user frame a data-dependent error names, if it is the user's.
+    Read from the message itself: deterministic and free, where `draft_export` (the fallback)
+    re-traces the model and, in a process that already ran other exports, sometimes locates
+    nothing (seen once in CI on tests/test_worker.py's item-branch model)."""
+    m = _CAUSED_BY.search(text)
+    if m is None:
+        return None
+    name, line = m.group("file"), int(m.group("line"))
+    candidates = [name] if os.path.isabs(name) else \
+        [os.path.join(p or os.getcwd(), name) for p in sys.path] + [os.path.abspath(name)]
+    for c in candidates:
+        if os.path.isfile(c):
+            rel = paths.rel(c)
+            if rel:
+                return rel, line, linecache.getline(c, line).strip() or None
+    return None
 
 
 def _draft_location(model: Any, args: tuple, kwargs: dict, shapes: Any,
@@ -144,6 +171,8 @@ def measure_export(model: Any, cases: list[CaseInputs], eager_outs: list[Any],
         if frames:
             f = frames[-1]
             res.update(path=paths.rel(f.file), line=f.line, source=f.source or None)
+        elif (caused := _caused_by(str(e), paths)) is not None:
+            res.update(path=caused[0], line=caused[1], source=caused[2])
         else:
             path, line, src, _ftype = _draft_location(model, args, kwargs, shapes, paths)
             res.update(path=path, line=line, source=src)
