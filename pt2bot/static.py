@@ -143,9 +143,9 @@ def build_findings(summaries: list[FileSummary], rules: list[type[Rule]], cfg: S
     enabled = {r.code for r in rules}
     live = [s for s in summaries if not s.error and not s.skip_file]
     reach = find_compiled(live, walk=walk)
-    inherited = inherit_call_conditions(summaries, reach.compiled, reach.index)
+    inherited = inherit_call_conditions(live, reach.compiled, reach.index)
     # pending candidates (a size through a parameter) that a compiled caller passes a size
-    sized = resolve_pending(live, reach.compiled, reach.index or Index.build(live), inherited)
+    sized = resolve_pending(live, reach.compiled, reach.index, inherited)
     out: list[Finding] = []
 
     def emit(s: FileSummary, code: str, line: int, col: int, message: str, function: str = "",
@@ -212,18 +212,16 @@ def apply_conditional(findings: Iterable[Finding], mode: str) -> list[Finding]:
             for f in findings]
 
 
-def inherit_call_conditions(summaries: Sequence[FileSummary], compiled: set[tuple[str, str]],
-                            idx: Index | None = None) -> dict[tuple[str, str], str]:
+def inherit_call_conditions(live: Sequence[FileSummary], compiled: set[tuple[str, str]],
+                            idx: Index) -> dict[tuple[str, str], str]:
     """Module-level helpers that compiled code calls only on non-default paths (every call
     site under a guard: wav2vec2's `_compute_mask_indices`, called `if mask_time_prob > 0 and
     self.training`) take the guard of those calls as their findings' condition.
 
     Only module-level functions: a method may also be reached by virtual dispatch from a base
     class's `self.m(...)`, an edge resolved differently here than in the graph. One level: a
-    helper of a conditional helper keeps its own call sites' guards only."""
-    live = [s for s in summaries if not s.error and not s.skip_file]
-    if idx is None:       # `idx`: the graph's index of the same summaries (`Reach.index`)
-        idx = Index.build(live)
+    helper of a conditional helper keeps its own call sites' guards only. `live`: the summaries
+    the call graph ran on (no errors, no skipped files); `idx`: its index (`Reach.index`)."""
     by_path = {s.path: s for s in live}
     incoming: dict[str, list[str | None]] = {}
     for path, qual in compiled:

@@ -176,7 +176,7 @@ def _root_alias(summaries: list[FileSummary]) -> str | None:
 class Reach:
     compiled: set[Key]
     disabled: list[tuple[FileSummary, FunctionInfo]]
-    index: Index | None = None      # the index the search ran on (reused by later stages)
+    index: Index                    # the index the search ran on (reused by later stages)
 
 
 def find_compiled(summaries: list[FileSummary],
