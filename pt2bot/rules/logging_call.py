@@ -3,6 +3,7 @@ from __future__ import annotations
 import ast
 
 from pt2bot.rules._base import Rule
+from pt2bot.rules.size_specialised import break_message_sizes
 
 _METHODS = frozenset({"debug", "info", "warning", "warn", "error", "exception", "critical", "log",
                       "warning_once", "info_once"})
@@ -17,7 +18,10 @@ class LoggingCall(Rule):
     ## Why is this bad?
     torch 2.13 breaks the graph on `Logger` methods (GB0291, "logging.Logger method not
     supported for non-export cases") and on the `logging.*` functions (GB4841 in 2.13).
-    Each log line in `forward` splits the graph.
+    Each log line in `forward` splits the graph. An f-string argument that formats a tensor size
+    (`logger.info(f"rows {x.shape[0]}")`) is built before the call breaks, so it also
+    specialises the size (each size compiles again): this finding says so, PTC307 does not
+    repeat it. Lazy arguments (`logger.info("rows %s", n)`) keep the size symbolic.
 
     ## Example
     ```python
@@ -52,9 +56,13 @@ class LoggingCall(Rule):
         recv = f.value
         target = ctx.mod.resolve(recv)
         if target == "logging":
-            ctx.report(self.code, node, f"`logging.{f.attr}` breaks the graph; log outside compiled code or "
-                       "guard it with `if not torch.compiler.is_compiling():`", gb="GB4841")
+            what, gb = f"logging.{f.attr}", "GB4841"
         elif (isinstance(recv, ast.Name) and recv.id in ctx.mod.loggers and recv.id not in ctx.env) or (
                 isinstance(recv, ast.Attribute) and recv.attr in ("logger", "_logger", "log")):
-            ctx.report(self.code, node, f"`Logger.{f.attr}` breaks the graph; log outside compiled code or "
-                       "guard it with `if not torch.compiler.is_compiling():`")
+            what, gb = f"Logger.{f.attr}", None
+        else:
+            return
+        # an f-string argument that formats a size is said here, not again as PTC307
+        also = break_message_sizes(ctx, node)
+        ctx.report(self.code, node, f"`{what}` breaks the graph{also}; log outside compiled code or guard it "
+                   "with `if not torch.compiler.is_compiling():`", gb=gb)

@@ -3,6 +3,7 @@ from __future__ import annotations
 import ast
 
 from pt2bot.rules._base import Rule
+from pt2bot.rules.size_specialised import break_message_sizes
 
 
 class PrintCall(Rule):
@@ -12,7 +13,10 @@ class PrintCall(Rule):
     ## Why is this bad?
     Dynamo cannot put a print in the graph: torch 2.13 breaks the graph at every `print`
     (GB0059, "Failed to trace builtin operator") and runs it eagerly, splitting the function
-    in two graphs. Inside a loop the whole frame falls back to eager (GB7000).
+    in two graphs. Inside a loop the whole frame falls back to eager (GB7000). An f-string
+    argument that formats a tensor size (`print(f"rows {x.shape[0]}")`) is built before the
+    break, so it also specialises the size (each size compiles again): this finding says so,
+    PTC307 does not repeat it.
 
     ## Example
     ```python
@@ -44,5 +48,7 @@ class PrintCall(Rule):
         f = node.func
         if isinstance(f, ast.Name) and f.id == "print" and "print" not in ctx.mod.imports \
                 and "print" not in ctx.mod.summary.module_names:
-            ctx.report(self.code, node, "`print` breaks the graph; remove it or guard it with "
+            # an f-string argument that formats a size is said here, not again as PTC307
+            also = break_message_sizes(ctx, node)
+            ctx.report(self.code, node, f"`print` breaks the graph{also}; remove it or guard it with "
                        "`if not torch.compiler.is_compiling():`")

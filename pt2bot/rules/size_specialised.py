@@ -90,6 +90,45 @@ def _arg(node: ast.Call, pos: int, kw: str) -> ast.AST | None:
     return None
 
 
+def formatted_size(ctx, node: ast.JoinedStr) -> tuple[ast.FormattedValue | None, tuple | None]:
+    """(the part, needs) of an f-string that formats a tensor size, needs None for a size here and
+    a pending need for a size through a parameter (pt2bot/rules/_sizeargs.py); (None, None) if none."""
+    # dynamo keeps a lone `f"{n}"` lazy; text around it (BUILD_STRING) makes it format the
+    # value. A format spec (`{n:d}`) is left out: torch 2.13/2.14 fail to compile it
+    # (InternalTorchDynamoError), which is not what this rule says.
+    if not any(type(v) is ast.Constant and v.value for v in node.values):
+        return None, None
+    values = [v for v in node.values if type(v) is ast.FormattedValue and v.format_spec is None]
+    hit = next((v for v in values if ctx.kind(v.value) == SIZE), None)
+    if hit is not None:
+        return hit, None
+    return next(((v, n) for v in values if (n := pending(ctx, v.value, "size")) is not None), (None, None))
+
+
+# f-strings handed straight to a call that breaks the graph (`print`, a logging call): the
+# call's own finding (PTC105/PTC106, which run on the call before its arguments are walked)
+# names the size, so the line gets one comment. Measured on torch 2.13.0+cpu: dynamo builds
+# the f-string before the call breaks, so `logger.info(f"rows {x.shape[0]}")` compiles the frame
+# once per size (tests/test_rules_fstring_message.py); guarding or removing the call fixes both.
+_CONSUMED = "_ptc307_consumed"
+
+
+def break_message_sizes(ctx, call: ast.Call) -> str:
+    """For a graph-breaking call that is reported: take its f-string arguments off PTC307 and
+    return the clause its message adds where one formats a tensor size on this path."""
+    clause = ""
+    for a in (*call.args, *(k.value for k in call.keywords)):
+        if type(a) is not ast.JoinedStr:
+            continue
+        ctx.__dict__.setdefault(_CONSUMED, set()).add(id(a))
+        if not clause and not ctx.message_only and id(a) not in ctx.__dict__.get("_ptc307_pinned", ()):
+            hit, needs = formatted_size(ctx, a)
+            if hit is not None and needs is None:
+                clause = (f"; its f-string formats the tensor size `{ast.unparse(hit.value)}`, which "
+                          "specialises it too (each size compiles again)")
+    return clause
+
+
 class SizeSpecialised(Rule):
     """## What it does
     Flags a tensor size (`x.shape[i]`, `n = x.size(0)`, arithmetic on them) handed to Python
@@ -116,7 +155,10 @@ class SizeSpecialised(Rule):
     size). `math.isfinite`,
     `isnan`, `isinf`, `isqrt`, `factorial`, `gcd`, `comb`, `perm`, `ldexp` also break the graph.
     An f-string is not flagged where it is built only on failure: in a `raise`, an `assert`'s
-    message, or a lambda (`torch._check(c, lambda: f"...")`).
+    message, or a lambda (`torch._check(c, lambda: f"...")`). Handed to `print` or a logging
+    call it is said in that call's finding (PTC105/PTC106: one comment for the line; guarding
+    the call fixes both). An f-string specialises under torch.compile and strict
+    `torch.export`; non-strict export (the default) keeps the dim dynamic.
 
     ## Example
     ```python
@@ -188,21 +230,13 @@ class SizeSpecialised(Rule):
                 return
 
     def _fstring(self, ctx, node: ast.JoinedStr) -> None:
-        if ctx.message_only or id(node) in ctx.__dict__.get("_ptc307_pinned", ()):
+        if ctx.message_only or id(node) in ctx.__dict__.get("_ptc307_pinned", ()) \
+                or id(node) in ctx.__dict__.get(_CONSUMED, ()):
             return
-        # dynamo keeps a lone `f"{n}"` lazy; text around it (BUILD_STRING) makes it format the
-        # value. A format spec (`{n:d}`) is left out: torch 2.13/2.14 fail to compile it
-        # (InternalTorchDynamoError), which is not what this rule says.
-        if not any(type(v) is ast.Constant and v.value for v in node.values):
-            return
-        values = [v for v in node.values if type(v) is ast.FormattedValue and v.format_spec is None]
-        hit = next((v for v in values if ctx.kind(v.value) == SIZE), None)
-        needs = None
-        if hit is None:   # a size through a parameter: pending on a caller passing one (_sizeargs.py)
-            hit, needs = next(((v, n) for v in values if (n := pending(ctx, v.value, "size")) is not None),
-                              (None, None))
+        hit, needs = formatted_size(ctx, node)
         if hit is not None:
             ctx.report(self.code, node, f"the f-string formats the tensor size `{ast.unparse(hit.value)}` on "
-                       "every call, which specialises it (other sizes compile again, export cannot keep "
-                       "the dim dynamic); build the message only on failure (`assert cond, f\"...\"`, "
-                       "`torch._check(cond, lambda: f\"...\")`) or leave the size out of it", needs=needs)
+                       "every call, which specialises it (torch.compile compiles each size again, strict "
+                       "torch.export cannot keep the dim dynamic); build the message only on failure "
+                       "(`assert cond, f\"...\"`, `torch._check(cond, lambda: f\"...\")`) or leave the size "
+                       "out of it", needs=needs)
