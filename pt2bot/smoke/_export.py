@@ -71,8 +71,24 @@ def _short(text: str, limit: int = 1500) -> str:
 
 
 # torch's data-dependent errors end with the user frame that guarded: "Caused by:
-# (models/item_branch.py:12 in forward)", the file shortened against a sys.path entry.
+# (models/item_branch.py:12 in forward)", the file shortened by torch's shorten_filename
+# (torch/utils/_traceback.py): cut after its common path with the torch package's directory.
+# A repository that shares only "/" with it loses one character more ("/tmp/r/m.py" ->
+# "mp/r/m.py"), one that shares "/tmp" is named from there ("r/m.py"): neither is relative
+# to a sys.path entry, so the name is also matched against the repository's own files.
 _CAUSED_BY = re.compile(r"Caused by: \((?P<file>[^()\n]+?):(?P<line>\d+) in [^()\n]+\)")
+
+
+def _repo_files_named(name: str, root: str) -> list[str]:
+    """The files under `root` that torch's shorten_filename turns into `name` (exactly)."""
+    try:
+        from torch.utils._traceback import shorten_filename
+    except ImportError:
+        return []
+    parts = name.split("/")
+    tails = ("/".join(parts[i:]) for i in range(len(parts)))
+    return [c for c in (os.path.join(root, t) for t in tails if t)
+            if os.path.isfile(c) and shorten_filename(c) == name]
 
 
 def _caused_by(text: str, paths: RepoPaths) -> tuple[str, int, str | None] | None:
@@ -85,7 +101,8 @@ def _caused_by(text: str, paths: RepoPaths) -> tuple[str, int, str | None] | Non
         return None
     name, line = m.group("file"), int(m.group("line"))
     candidates = [name] if os.path.isabs(name) else \
-        [os.path.join(p or os.getcwd(), name) for p in sys.path] + [os.path.abspath(name)]
+        [os.path.join(p or os.getcwd(), name) for p in sys.path] + [os.path.abspath(name)] \
+        + _repo_files_named(name, paths.root)
     for c in candidates:
         if os.path.isfile(c):
             rel = paths.rel(c)
