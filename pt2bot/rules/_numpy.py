@@ -6,7 +6,9 @@ every call, although every size in it is a Python int).
 Measured on torch 2.13.0+cpu and 2.14.1 (`torch._dynamo.config.trace_numpy` is on by default):
 `if np.prod(x.shape[2:]) > 100:`, `if np.sqrt(x.shape[-1]) > 2:`, `if np.array([1, 2]).any():`,
 `if (np.array(x.shape) % 32 > 0).any():` all break with GB0170, static shapes or not; `np.pi`,
-`len(a)`, `a.ndim`, `a.shape[0]` of an array are Python values and do not break.
+`len(a)`, `a.ndim`, `a.shape[0]` of an array are Python values and do not break. `int(a)` /
+`float(a)` / `bool(a)` of an array whose data dynamo cannot know while tracing break with
+GB0033 (PTC104, pt2bot/rules/scalar_conversion.py); of numpy on Python numbers alone they do not.
 
 `FUNCS` are the numpy functions whose result pt2bot takes for such an array: common ones that
 torch._numpy implements (tests/test_numpy_traced.py checks each against the installed torch).

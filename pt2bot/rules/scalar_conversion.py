@@ -3,17 +3,72 @@ from __future__ import annotations
 import ast
 
 from pt2bot.rules._base import Rule
+from pt2bot.rules._infer import NDARRAY, SHAPE, SIZES
 from pt2bot.rules._util import is_tensorish
+
+# numpy factories (pt2bot/rules/_numpy.py FUNCS): their arrays hold no value that dynamo's fake
+# tensors know while tracing, so a Python scalar read from them is data-dependent.
+_NP_FACTORIES = frozenset({"zeros", "ones", "full", "arange", "linspace"})
+
+
+def _numpy_data(ctx, e: ast.AST, depth: int = 0) -> bool:
+    """Whether a numpy value made in compiled code holds data dynamo cannot know while tracing.
+
+    Measured on torch 2.13.0+cpu: `int`/`float`/`bool` of such a value breaks the graph with
+    GB0033 (`aten._local_scalar_dense`, data-dependent): a factory's array (`np.ones(3).sum()`,
+    `np.arange(5)[2]`), a reduction over several values (`np.prod(x.shape)`, `np.mean(x.shape)`,
+    `np.array([0.25, 0.75])`), and what is computed from them. numpy on Python numbers alone
+    (`np.ceil(h / 4)`, `np.sqrt(d)`, monai swin_unetr.py:1058) is a one-element constant that
+    fake tensors propagate: `float()`/`int()` of a float one compile without a break, so those
+    are not flagged (of an integer one, GB0208)."""
+    if depth > 6:
+        return False
+    t = type(e)
+    if t is ast.Call:
+        f = e.func
+        if type(f) is ast.Attribute and ctx.kind(f.value) == NDARRAY:     # `a.sum()`, `a.astype(...)`
+            return _numpy_data(ctx, f.value, depth + 1)
+        ns, _, fname = (ctx.mod.resolve(f) or "").rpartition(".")
+        if ns != "numpy":
+            return False
+        return fname in _NP_FACTORIES or any(_several(ctx, a) or _numpy_data(ctx, a, depth + 1) for a in e.args)
+    if t is ast.Subscript:
+        return _numpy_data(ctx, e.value, depth + 1)
+    if t is ast.BinOp:
+        return _numpy_data(ctx, e.left, depth + 1) or _numpy_data(ctx, e.right, depth + 1)
+    if t is ast.UnaryOp:
+        return _numpy_data(ctx, e.operand, depth + 1)
+    if t is ast.Name:
+        # what the function assigns to the name (`a = np.ones(3) * 2; ... int(a.sum())`)
+        return any(type(s) is ast.Assign and any(type(g) is ast.Name and g.id == e.id for g in s.targets)
+                   and _numpy_data(ctx, s.value, depth + 1) for s in ast.walk(ctx.node))
+    return False
+
+
+def _several(ctx, a: ast.AST) -> bool:
+    """An argument of several values: sizes (`x.shape`, `x.shape[1:]`, `(h, w)`) or a literal
+    list/tuple of two or more (one element would be a constant fake tensors know)."""
+    if type(a) in (ast.List, ast.Tuple):
+        return len(a.elts) >= 2 or any(type(v) is ast.Starred for v in a.elts)
+    return ctx.kind(a) in (SHAPE, SIZES)
 
 
 class ScalarConversion(Rule):
     """## What it does
-    Flags `float(t)`, `int(t)` and `bool(t)` where `t` is a tensor computed in compiled code.
+    Flags `float(t)`, `int(t)` and `bool(t)` where `t` is a tensor computed in compiled code,
+    or a numpy value made there from data dynamo cannot know while tracing (a numpy factory's
+    array, a reduction over several values: `int(np.prod(x.shape[1:]))`,
+    `float(np.ones(3).mean())`).
 
     ## Why is this bad?
     Converting a tensor to a Python scalar calls `Tensor.item()` underneath: torch 2.13 breaks
-    the graph with GB0124 and, on a GPU, waits for the device. Sizes are fine:
-    `int(x.shape[0])` is a (Sym)int, not a tensor, and is not flagged.
+    the graph with GB0124 and, on a GPU, waits for the device. dynamo traces numpy into torch
+    ops (`torch._numpy`), so a numpy array in compiled code is a tensor too: converting it
+    breaks with GB0033 ("Data dependent operator"; GB0208 where the array is a single integer
+    known while tracing, e.g. `np.prod` of a one-element shape slice). Sizes are fine:
+    `int(x.shape[0])` is a (Sym)int, not a tensor, and is not flagged; nor are `len(a)`,
+    `a.ndim`, `a.shape[0]` of an array, or numpy on Python numbers alone
+    (`int(np.ceil(h / 4))`, `float(np.sqrt(d))`), which dynamo evaluates while tracing.
 
     ## Example
     ```python
@@ -28,6 +83,7 @@ class ScalarConversion(Rule):
         n = x.sum().to(torch.int64)
         return x * n
     ```
+    For numpy on sizes, compute with Python numbers: `math.prod(x.shape[1:])`.
     """
 
     code = "PTC104"
@@ -41,8 +97,14 @@ class ScalarConversion(Rule):
 
     def check(self, ctx, node):
         f = node.func
-        if isinstance(f, ast.Name) and f.id in self._FUNCS and len(node.args) == 1 and not node.keywords \
-                and f.id not in ctx.mod.imports and f.id not in ctx.mod.summary.module_names \
-                and is_tensorish(ctx, node.args[0]):
+        if not (isinstance(f, ast.Name) and f.id in self._FUNCS and len(node.args) == 1 and not node.keywords
+                and f.id not in ctx.mod.imports and f.id not in ctx.mod.summary.module_names):
+            return
+        a = node.args[0]
+        if is_tensorish(ctx, a):
             ctx.report(self.code, node, f"`{f.id}(tensor)` copies the value to Python and breaks the graph; "
                        f"keep a tensor, e.g. `t.to({self._FUNCS[f.id]})`")
+        elif ctx.kind(a) == NDARRAY and _numpy_data(ctx, a):
+            ctx.report(self.code, node, f"`{f.id}()` of a numpy value made in compiled code reads a tensor's "
+                       "value (dynamo traces numpy into torch ops) and breaks the graph; compute it with "
+                       "Python numbers on the sizes (`math.prod(x.shape[1:])`) or keep a tensor", gb="GB0033")
