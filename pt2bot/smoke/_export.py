@@ -14,7 +14,9 @@ import io
 import linecache
 import os
 import re
+import shutil
 import sys
+import tempfile
 from typing import Any
 
 from pt2bot.smoke import graph_breaks
@@ -119,11 +121,23 @@ def _draft_location(model: Any, args: tuple, kwargs: dict, shapes: Any,
     draft = getattr(torch.export, "draft_export", None)
     if draft is None:
         return None, None, None, None
+    # draft_export logs a structured trace to a file in $TORCH_DTRACE, else in
+    # <tmp>/export_<user>/, and never deletes it (one file per call: hundreds on a machine that
+    # runs pt2bot often). It goes to a directory of our own that is removed afterwards.
+    trace_dir = tempfile.mkdtemp(prefix="pt2bot-dtrace-")
+    saved = os.environ.get("TORCH_DTRACE")
+    os.environ["TORCH_DTRACE"] = trace_dir
     try:
         with contextlib.redirect_stderr(io.StringIO()):
             ep = draft(model, args, kwargs, dynamic_shapes=shapes)
     except Exception:  # noqa: BLE001 - the locator is best effort
         return None, None, None, None
+    finally:
+        if saved is None:
+            os.environ.pop("TORCH_DTRACE", None)
+        else:
+            os.environ["TORCH_DTRACE"] = saved
+        shutil.rmtree(trace_dir, ignore_errors=True)
     report = getattr(ep, "_report", None)
     table = intern_table()
     for f in getattr(report, "failures", None) or ():
