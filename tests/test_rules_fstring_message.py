@@ -4,8 +4,8 @@ comment per line): what dynamo really does on that line, and that pt2bot says it
 Measured here, not assumed: dynamo builds the f-string before the call breaks, so the frame is
 specialised on the size (one compile per size, automatic dynamic never helps), while lazy
 logging arguments (`logger.info("%s", n)`) stay symbolic. PTC105/PTC106 say both facts in one
-finding; PTC307 stays where no other rule reports the call (`warnings.warn(f"...")`), and its
-export claim is strict export's: non-strict `torch.export.export` keeps the dim dynamic.
+finding (`warnings.warn(f"...")` too, PTC106 since it is reported: GB0007); PTC307's export
+claim for such an f-string is strict export's: non-strict `torch.export.export` keeps the dim dynamic.
 """
 from __future__ import annotations
 
@@ -98,9 +98,11 @@ def test_lazy_logging_and_warnings_warn(tmp_path, capfd):
     mod = _load(tmp_path / "others.py")
     findings = check_paths(str(tmp_path), ["others.py"], StaticConfig(select=("ALL",)), jobs=1)
     got = {(f.function, f.rule) for f in findings}
-    # no rule reports warnings.warn: the f-string's PTC307 is the line's one finding, and true
-    assert got == {("Warns.forward", "PTC307"), ("LazyLog.forward", "PTC106")}, got
-    lazy = next(f for f in findings if f.rule == "PTC106")
+    # warnings.warn breaks the graph (PTC106, GB0007): its finding names the size, PTC307 stands aside
+    assert got == {("Warns.forward", "PTC106"), ("LazyLog.forward", "PTC106")}, got
+    warns = next(f for f in findings if f.function == "Warns.forward")
+    assert warns.gb == "GB0007" and "specialises it too" in warns.message, warns.message
+    lazy = next(f for f in findings if f.function == "LazyLog.forward")
     assert "specialises" not in lazy.message
     assert forward_compiles(mod.Warns()) == len(SIZES)
     assert forward_compiles(mod.LazyLog()) == 2     # `%s` arguments keep the size symbolic

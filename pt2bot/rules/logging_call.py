@@ -7,13 +7,22 @@ from pt2bot.rules.size_specialised import break_message_sizes
 
 _METHODS = frozenset({"debug", "info", "warning", "warn", "error", "exception", "critical", "log",
                       "warning_once", "info_once"})
+# The `warnings` functions that break (GB0007: dynamo cannot trace the C builtins `_warnings.warn`
+# and `_warnings._filters_mutated`), measured on torch 2.13.0 and 2.14.1 (tests/fixtures/rules/
+# ptc106_warnings_warn.py). `warnings.catch_warnings()` itself is traced: not here.
+_WARN = frozenset({"warnings.warn", "warnings.warn_explicit"})
+_FILTERS = frozenset({"warnings.simplefilter", "warnings.filterwarnings", "warnings.resetwarnings"})
+# their call keys: `warnings.warn(...)` (".warn") and `from warnings import warn; warn(...)` ("warn")
+_WARNINGS_KEYS = frozenset(k for t in _WARN | _FILTERS for n in (t.rpartition(".")[2],) for k in (n, "." + n))
 
 
 class LoggingCall(Rule):
     """## What it does
     Flags logging calls in compiled code: methods of a `logging.Logger` (a module-level
-    `logger = logging.getLogger(...)`, or a name such as `logger`/`log`) and the `logging.info`
-    style module functions.
+    `logger = logging.getLogger(...)`, or a name such as `logger`/`log`), the `logging.info`
+    style module functions, and the `warnings` calls that break: `warnings.warn` (also
+    `from warnings import warn`), `warnings.warn_explicit`, and the filter setters
+    `warnings.simplefilter`, `filterwarnings` and `resetwarnings`.
 
     ## Why is this bad?
     torch 2.13 breaks the graph on `Logger` methods (GB0291, "logging.Logger method not
@@ -22,6 +31,16 @@ class LoggingCall(Rule):
     (`logger.info(f"rows {x.shape[0]}")`) is built before the call breaks, so it also
     specialises the size (each size compiles again): this finding says so, PTC307 does not
     repeat it. Lazy arguments (`logger.info("rows %s", n)`) keep the size symbolic.
+
+    `warnings.warn` breaks too (GB0007, "Attempted to call function marked as skipped": the C
+    builtin `_warnings.warn`), measured on torch 2.13 and 2.14 with a literal or an f-string
+    message, any category (`DeprecationWarning`, `UserWarning`, `FutureWarning`) and
+    `stacklevel=`; `fullgraph=True` raises. A warning given once (`if not self._warned:`) still
+    breaks the first call; most warnings sit in a branch taken only on request (a deprecated
+    argument), and the finding then carries that condition. Changing the filters breaks as well
+    (`_warnings._filters_mutated`); `with warnings.catch_warnings():` alone is traced. Dynamo's
+    hint, `torch._dynamo.config.reorderable_logging_functions.add(warnings.warn)`, traces only
+    calls without a category or keyword argument (GB0296 otherwise).
 
     ## Example
     ```python
@@ -33,24 +52,29 @@ class LoggingCall(Rule):
     ```
 
     ## Use instead
-    Log outside the compiled region, or guard it:
+    Log (or warn) outside the compiled region, or guard it:
     ```python
     def forward(self, x):
         if not torch.compiler.is_compiling():
             logger.info("forward %s", x.shape)
+            warnings.warn("`scale` is deprecated", FutureWarning)
         return self.proj(x)
     ```
     """
 
     code = "PTC106"
     name = "logging-call"
-    summary = "logging calls in compiled code (graph break)"
+    summary = "logging and `warnings.warn` calls in compiled code (graph break)"
     gb = "GB0291"
     node_types = (ast.Call,)
-    call_keys = frozenset("." + m for m in _METHODS)
+    call_keys = frozenset("." + m for m in _METHODS) | _WARNINGS_KEYS
 
     def check(self, ctx, node):
         f = node.func
+        target = ctx.call_target
+        if target in _WARN or target in _FILTERS:
+            self._warnings(ctx, node, target)
+            return
         if not isinstance(f, ast.Attribute) or f.attr not in _METHODS:
             return
         recv = f.value
@@ -66,3 +90,33 @@ class LoggingCall(Rule):
         also = break_message_sizes(ctx, node)
         ctx.report(self.code, node, f"`{what}` breaks the graph{also}; log outside compiled code or guard it "
                    "with `if not torch.compiler.is_compiling():`", gb=gb)
+
+    def _warnings(self, ctx, node, target):
+        if isinstance(node.func, ast.Name) and node.func.id in _local_names(ctx):   # a local `warn`
+            return
+        if target in _FILTERS:
+            ctx.report(self.code, node, f"`{target}` breaks the graph (it mutates the warning filters, "
+                       "which dynamo cannot trace); set warning filters outside compiled code", gb="GB0007")
+            return
+        also = break_message_sizes(ctx, node)
+        ctx.report(self.code, node, f"`{target}` breaks the graph{also}; warn outside compiled code (e.g. in "
+                   "`__init__`) or guard it with `if not torch.compiler.is_compiling():`", gb="GB0007")
+
+
+def _local_names(ctx) -> frozenset[str]:
+    """Names the walked function binds itself (assignments, parameters, nested defs): a bare
+    `warn(...)` there is not the imported `warnings.warn`. Scanned once per function, and only
+    for a bare call that resolves to a `warnings` function (rare), so off the hot path."""
+    names = ctx.__dict__.get("_ptc106_locals")
+    if names is None:
+        out = set()
+        for n in ast.walk(ctx.node):
+            t = type(n)
+            if t is ast.Name and type(n.ctx) is ast.Store:
+                out.add(n.id)
+            elif t in (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef) and n is not ctx.node:
+                out.add(n.name)
+            elif t is ast.arg:
+                out.add(n.arg)
+        names = ctx.__dict__["_ptc106_locals"] = frozenset(out)
+    return names
