@@ -376,6 +376,7 @@ class FunctionContext:
         self.env: dict[str, str] = {}
         self.loop_depth = 0
         self.eager_only = 0          # >0 inside `if not torch.compiler.is_compiling():`
+        self.script_only = 0         # the part of eager_only that is `torch.jit.is_scripting()` branches
         # >0 in what is evaluated only on failure or later: a `raise`, an assert's message, a
         # lambda's body (pt2bot/rules/size_specialised.py: an f-string there costs nothing)
         self.message_only = 0

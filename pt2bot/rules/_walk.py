@@ -235,12 +235,13 @@ class Walker:
         # after it, so what it assigned does not leak there; otherwise the two are joined.
         before = dict(self.ctx.env)
         start = self._pos()
-        self._branch(node.body, c == -1)
+        script = c != 0 and _is_scripting_check(self.ctx.mod, node.test)
+        self._branch(node.body, c == -1, script)
         self._mark(start, lambda: self.conditions.body(node))
         after_body = self.ctx.env
         self.ctx.env = dict(before)
         start = self._pos()
-        self._branch(node.orelse, c == 1)
+        self._branch(node.orelse, c == 1, script)
         self._mark(start, lambda: self.conditions.orelse(node))
         body_ends = _terminates(node.body)
         else_ends = bool(node.orelse) and _terminates(node.orelse)
@@ -258,9 +259,15 @@ class Walker:
                 elif ke in TENSORISH and k not in TENSORISH:
                     self.guarded[name] = lambda: self.conditions.orelse(node)
 
-    def _branch(self, body: list[ast.stmt], eager: bool) -> None:
+    def _branch(self, body: list[ast.stmt], eager: bool, script: bool = False) -> None:
+        # `if torch.jit.is_scripting(): return kernel(x)` (torchvision's v2 functionals): dynamo
+        # does not run the branch, but it names the kernel the eager path reaches through a
+        # registry the graph cannot follow (measured: dynamo traces those kernels), so its
+        # calls stay edges of the call graph; its own lines are still not compiled code.
+        script = eager and script
         if eager:
             self.ctx.eager_only += 1
+            self.ctx.script_only += script
         # a block that ends in `raise` builds its error message only on the failing path
         error = bool(body) and type(body[-1]) is ast.Raise
         self.ctx.message_only += error
@@ -268,6 +275,7 @@ class Walker:
         self.ctx.message_only -= error
         if eager:
             self.ctx.eager_only -= 1
+            self.ctx.script_only -= script
 
     def _ifexp(self, node: ast.IfExp) -> None:
         self.walk(node.test)
@@ -396,6 +404,14 @@ _SPECIAL: dict[type, Callable[[Walker, ast.AST], None]] = {
 def _record_call(ctx: FunctionContext, node: ast.Call, target: str | None) -> None:
     """Remember call edges for the call graph (kinds: self, selfattr, name)."""
     f = node.func
+    if ctx.eager_only > ctx.script_only:
+        # Code dynamo never runs (`if not torch.compiler.is_compiling():`, `if torch.jit.is_tracing():`)
+        # compiles nothing it calls: no edge (kornia's `_warn_at_caller`, called only under
+        # `not is_compiling()`, is not compiled code). What it hands to torch.compile is a root.
+        # A TorchScript branch keeps its edges (see `Walker._branch`).
+        if target in COMPILE_FUNCS and node.args:
+            _record_root(ctx.mod, node.args[0])
+        return
     calls = ctx.info.calls
     if isinstance(f, ast.Attribute) and isinstance(f.value, ast.Name) and f.value.id == "self":
         calls.append(("self", f.attr))
@@ -420,6 +436,13 @@ def _record_root(mod: ModuleContext, arg: ast.AST) -> None:
         name = mod.summary.module_names[name]
     if name:
         mod.summary.roots.append(name)
+
+
+def _is_scripting_check(mod: ModuleContext, test: ast.AST) -> bool:
+    """`torch.jit.is_scripting()` / `not torch.jit.is_scripting()` (not tracing or compiling)."""
+    if isinstance(test, ast.UnaryOp) and isinstance(test.op, ast.Not):
+        test = test.operand
+    return isinstance(test, ast.Call) and (mod.resolve(test.func) or "").rpartition(".")[2] == "is_scripting"
 
 
 def _decorator_name(mod: ModuleContext, d: ast.AST) -> str | None:
