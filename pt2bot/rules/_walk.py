@@ -279,8 +279,13 @@ class Walker:
 
     def _ifexp(self, node: ast.IfExp) -> None:
         self.walk(node.test)
+        # `a if not torch.compiler.is_compiling() else b`: dynamo evaluates only `b` (as in `_if`)
+        c = is_compiling_check(self.ctx.mod, node.test)
+        self.ctx.eager_only += c == -1
         self._guarded(node.body, lambda: self.conditions.body(node))
+        self.ctx.eager_only += (c == 1) - (c == -1)
         self._guarded(node.orelse, lambda: self.conditions.orelse(node))
+        self.ctx.eager_only -= c == 1
 
     def _boolop(self, node: ast.BoolOp) -> None:
         # `a and b`: b runs only when a holds; `a or b`: only when a does not.

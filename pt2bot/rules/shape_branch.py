@@ -4,36 +4,26 @@ import ast
 
 from pt2bot.rules._infer import SIZE, SIZE_BOOL, is_size_order_compare
 from pt2bot.rules._base import Rule
-from pt2bot.rules._util import mark_boolops
-
-
-def _conditions(test: ast.AST):
-    """The comparisons that decide a condition (through `not`, `and`, `or`)."""
-    if isinstance(test, ast.UnaryOp) and isinstance(test.op, ast.Not):
-        yield from _conditions(test.operand)
-    elif isinstance(test, ast.BoolOp):
-        for v in test.values:
-            yield from _conditions(v)
-    else:
-        yield test
+from pt2bot.rules._util import condition_part, live_operands, mark_boolops
 
 
 def _size_compare(ctx, test: ast.AST) -> ast.AST | None:
     """The first part of a condition that compares a size with `<`/`<=`/`>`/`>=` (not against
     0 or 1: `_infer.is_size_order_compare`), directly (`min(h // 2, w // 2) < PS`) or through
-    a name or a helper of this file that holds such a comparison (`if not _fits(nbytes):`)."""
-    for sub in _conditions(test):
-        if not isinstance(sub, ast.Compare):
-            if type(sub) in (ast.Name, ast.Call) and ctx.kind(sub) == SIZE_BOOL:
-                return sub
-            continue
-        if any(isinstance(o, (ast.Is, ast.IsNot, ast.In, ast.NotIn)) for o in sub.ops):
-            continue
-        if not is_size_order_compare(sub):
-            continue
-        if SIZE in [ctx.kind(o) for o in [sub.left, *sub.comparators]]:
-            return sub
-    return None
+    a name or a helper of this file that holds such a comparison (`if not _fits(nbytes):`).
+    Through `not`, `and`, `or`, without the operands dynamo never evaluates
+    (`not torch.compiler.is_compiling() and x.shape[0] > 3`: rules/_util.py `live_operands`)."""
+    return condition_part(ctx, test, _size_leaf)
+
+
+def _size_leaf(ctx, sub: ast.AST) -> ast.AST | None:
+    if not isinstance(sub, ast.Compare):
+        return sub if type(sub) in (ast.Name, ast.Call) and ctx.kind(sub) == SIZE_BOOL else None
+    if any(isinstance(o, (ast.Is, ast.IsNot, ast.In, ast.NotIn)) for o in sub.ops):
+        return None
+    if not is_size_order_compare(sub):
+        return None
+    return sub if SIZE in [ctx.kind(o) for o in [sub.left, *sub.comparators]] else None
 
 
 def _only_raises(body: list[ast.stmt]) -> bool:
@@ -93,7 +83,10 @@ class ShapeBranch(Rule):
         if type(node) is ast.BoolOp:
             if id(node) in seen:
                 return
-            tests = node.values[:-1]
+            # the operands whose truth value decides whether to go on (all but the last), up to
+            # one that short-circuits while compiling
+            live = live_operands(ctx, node)
+            tests = live if len(live) < len(node.values) else live[:-1]
         else:
             mark_boolops(node.test, seen)
             if isinstance(node, ast.If) and _only_raises(node.body):
