@@ -510,7 +510,22 @@ def evaluate(results: str, labels_path: str, check_dir: str = "check") -> dict[s
                               "caused_by": (sl or {}).get("caused_by")})
         _flag_through_causes([x for x in sites_out if x["lib"] == lib])
     return {"findings": findings_out, "sites": sites_out, "models": models_out,
-            "figures": figures(findings_out, sites_out), "pt2bot": revisions}
+            "figures": figures(findings_out, sites_out), "split": split(libs, findings_out, sites_out),
+            "pt2bot": revisions}
+
+
+def split(libs: list[str], findings: list[dict[str, Any]], sites: list[dict[str, Any]]) -> dict[str, Any]:
+    """The "all" figures of the libraries the rules were tuned on and of the held-out ones
+    (models.HELD_OUT): how far the figures on tuned-on code carry over to code nobody tuned on."""
+    from models import HELD_OUT   # beside this file; imports no library at module level
+
+    out: dict[str, Any] = {}
+    for name, group in (("tuned", [lib for lib in libs if lib not in HELD_OUT]),
+                        ("held_out", [lib for lib in libs if lib in HELD_OUT])):
+        if group:
+            fig = figures([f for f in findings if f["lib"] in group], [s for s in sites if s["lib"] in group])
+            out[name] = {"libraries": group, **fig["all"]}
+    return out
 
 
 def _flag_through_causes(sites: list[dict[str, Any]]) -> None:

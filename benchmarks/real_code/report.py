@@ -32,6 +32,23 @@ def _kind_recall(f: dict[str, Any], kind: str) -> str:
     return f"{_pct(f['recall_' + kind + 's'])} ({f[kind + '_sites_flagged']}/{f[kind + '_sites']})"
 
 
+def _split(sp: dict[str, Any]) -> list[str]:
+    """Tuned-on vs held-out libraries (evaluate.py `split`)."""
+    if "held_out" not in sp:
+        return []
+    out = ["Libraries the rules were tuned on vs held out (added afterwards, no rule tuned on them):\n",
+           "| libraries | findings | judged | precision | graph-break sites | specialisation / guard sites |",
+           "|---|---:|---:|---:|---:|---:|"]
+    for name in ("tuned", "held_out"):
+        f = sp.get(name)
+        if f:
+            label = ("held out: " if name == "held_out" else "tuned on: ") + ", ".join(f["libraries"])
+            out.append(f"| {_md(label)} | {f['findings']} | {f['judged']} | **{_pct(f['precision'])}** | "
+                       f"{_kind_recall(f, 'break')} | {_kind_recall(f, 'shape')} |")
+    out.append("")
+    return out
+
+
 def _recall_by_kind(fig: dict[str, Any]) -> list[str]:
     rows = [("graph-break sites (the issue's target)", "break"),
             ("specialisation / guard sites", "shape")]
@@ -116,6 +133,7 @@ def render(ev: dict[str, Any], env: dict[str, Any],
       "line, counts as flagged when the finding at its cause flags it):\n")
     out.extend(_recall_by_kind(fig))
     w("")
+    out.extend(_split(ev.get("split") or {}))
     w("Per rule (precision over findings stated without a condition; PTC110 is labelled in "
       "full, other rules' unexecuted findings by a fixed sample, see to_label.py):\n")
     w("| rule | findings | stated with a condition | judged | true | precision |")
