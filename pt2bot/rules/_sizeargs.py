@@ -140,6 +140,18 @@ def _derive(ctx: FunctionContext, e: ast.AST, at: int, depth: int) -> tuple[str,
     return None
 
 
+def local_values(ctx: FunctionContext, name: str) -> list[ast.AST | None] | None:
+    """The values `name` is bound to in the function's statements (None for a binding that is
+    not a plain assignment of the whole value), or None when the function never binds it; for
+    PTC307's hashed containers (pt2bot/rules/size_specialised.py: `scale = {8: 1.0}`)."""
+    b = _bindings(ctx).get(name)
+    return None if not b else [v if elem is None else None for _, v, elem in b]
+
+
+def is_parameter(ctx: FunctionContext, name: str) -> bool:
+    return name in _params(ctx)[1]
+
+
 def _const_index(s: ast.AST) -> int | None:
     if type(s) is ast.Constant and type(s.value) is int:
         return s.value

@@ -3,8 +3,8 @@ from __future__ import annotations
 import ast
 
 from pt2bot.rules._base import Rule
-from pt2bot.rules._infer import PARAM, SIZE, SIZES, TENSORISH
-from pt2bot.rules._sizeargs import pending
+from pt2bot.rules._infer import PARAM, SHAPE, SIZE, SIZES, TENSORISH
+from pt2bot.rules._sizeargs import is_parameter, local_values, pending
 
 # Where a symbolic size is turned into a Python int (a specialisation: dynamo guards on its
 # value), measured with dynamo on torch 2.13.0+cpu (and the f-strings, linspace and math.copysign/
@@ -51,6 +51,121 @@ _MATH = frozenset(f"math.{n}" for n in _MATH_SPECIALISE | _MATH_BREAK)
 _KEEP = ("keep the size symbolic: torch ops on sizes (`torch.arange(n)`, `torch.zeros(n)`), "
          "`torch._check` for a range, or mark the dim static (`torch._dynamo.mark_static`) if it "
          "does not vary")
+
+
+# Hashing a size specialises it: dynamo hashes a SymInt by its value. Measured on torch 2.13.0+cpu
+# and 2.14.1 (backend=eager, a dim taking 8/10/12/14, default and dynamic=True): one compile per
+# size, `TORCH_LOGS=dynamic` shows `eval Eq(s0, 10) [guard added]` at the hashing line, then
+# `range_refined_to_singleton`; strict torch.export reports a constraint violation, non-strict
+# export raises `unhashable type: non-nested SymInt`. So: a set display or comprehension holding a
+# size (`{h, w}`, `{tuple(t.shape[-2:]) for t in xs}`: torchvision v2/_utils.py:182/197), a dict
+# key (`{h: 1}`, `{n: 1 for n in x.shape}`, `d[h]`, `d[h] = v`, `d.get(h)`), `set(x.shape)`,
+# `frozenset(...)`, `hash(n)`, `h in {3, 5}` or in a dict, even a set built and never read. Kept
+# symbolic, so not flagged: `h in (3, 5)` or a list (compared with `==` element by element: one
+# compile), a size as a dict *value* (`{"h": h}`), a set of dtypes, a list of shapes compared with
+# `!=`. The container must be one we can see is a set or dict: a display, `set()`/`dict()`/
+# `frozenset()`, or a name bound only to one in the function or at module level (not `self.cache`:
+# a list there would compare, not hash).
+_HASH_FUNCS = frozenset({"set", "frozenset", "hash"})
+_HASH_METHODS = frozenset({"get", "add", "setdefault", "discard", "pop"})
+_LOOKUP_METHODS = frozenset({"get", "discard", "pop"})
+_CONTAINER_NODES = (ast.Set, ast.Dict, ast.SetComp, ast.DictComp)
+_CONTAINER_CALLS = frozenset({"set", "frozenset", "dict"})
+
+
+def _hashed_size(ctx, e: ast.AST, follow: bool = True) -> tuple[ast.AST | None, tuple | None]:
+    """(the size, None) if hashing `e` hashes a tensor size here; (the part, needs) if it does when
+    a parameter holds a size (pt2bot/rules/_sizeargs.py, only with `follow`); else (None, None)."""
+    t = type(e)
+    if t is ast.Tuple:
+        for x in e.elts:
+            if ctx.kind(x) == SIZE:
+                return x, None
+        if follow:
+            n = pending(ctx, e, "size")
+            if n is not None:
+                return e, n
+        return None, None
+    if t is ast.Call and type(e.func) is ast.Name and e.func.id in ("tuple", "list") and len(e.args) == 1 \
+            and not e.keywords:
+        a = e.args[0]        # `tuple(x.shape[-2:])`
+        if ctx.kind(a) in (SIZES, SHAPE):
+            return a, None
+        n = pending(ctx, a, "sized") if follow else None
+        return (a, n) if n is not None else (None, None)
+    if t is ast.Constant:
+        return None, None
+    if ctx.kind(e) in (SIZE, SIZES, SHAPE):
+        return e, None
+    if follow:
+        n = pending(ctx, e, "size")
+        if n is not None:
+            return e, n
+    return None, None
+
+
+def _is_container(ctx, e: ast.AST, lookup: bool) -> bool:
+    """A set or dict we can see is one (see above). For a lookup (`in`, `d[h]`, `.get(h)`) not
+    one of constants only (`x.shape[1] in {1, 3}`, `{8: 1.0, 16: 0.5}.get(h)`): dynamo specialises
+    the size there too, but like `x.shape[1] == 3` (which PTC301 leaves out, pt2bot/rules/
+    shape_branch.py) that dispatches on a few admitted values of a dim that nearly always does not
+    vary (kornia's channel checks, random_rain.py:97). Putting a size in (`{h, w}`, `s.add(h)`,
+    `d[h] = v`) is flagged whatever the container holds."""
+    t = type(e)
+    if t in _CONTAINER_NODES:
+        return not (lookup and _constants_only(e))
+    if t is ast.Call:
+        return not e.args and not e.keywords and ctx.mod.resolve(e.func) in _CONTAINER_CALLS or \
+            type(e.func) is ast.Name and e.func.id in ("set", "frozenset") and len(e.args) == 1 and \
+            not (lookup and _constants_only(e.args[0]))
+    if t is not ast.Name:
+        return False
+    name = e.id
+    values = local_values(ctx, name)
+    if values is not None:
+        return all(v is not None and _container_value(v) and not (lookup and _constants_only(v)) for v in values)
+    if is_parameter(ctx, name) or name in ctx.env:
+        return False
+    const = _module_containers(ctx.mod).get(name)
+    return const is not None and not (lookup and const)
+
+
+def _container_value(v: ast.AST) -> bool:
+    return type(v) in _CONTAINER_NODES or type(v) is ast.Call and type(v.func) is ast.Name and \
+        v.func.id in _CONTAINER_CALLS
+
+
+def _constant(e: ast.AST) -> bool:
+    t = type(e)
+    return t is ast.Constant or t is ast.Tuple and all(_constant(x) for x in e.elts) or \
+        t is ast.UnaryOp and type(e.operand) is ast.Constant
+
+
+def _constants_only(v: ast.AST) -> bool:
+    """A non-empty display whose elements (a set) or keys (a dict) are all literals."""
+    t = type(v)
+    if t in (ast.Set, ast.Tuple, ast.List):
+        return bool(v.elts) and all(_constant(x) for x in v.elts)
+    if t is ast.Dict:
+        return bool(v.keys) and all(k is not None and _constant(k) for k in v.keys)
+    return False
+
+
+def _module_containers(mod) -> dict[str, bool]:
+    """Module-level names bound only to a set or dict (`_SUPPORTED = {224, 384}`) -> whether it
+    holds constants only; once per file."""
+    memo = mod.__dict__.get("_ptc307_containers")
+    if memo is None:
+        seen: dict[str, tuple[bool, bool]] = {}
+        for st in mod.tree.body:
+            targets = st.targets if type(st) is ast.Assign else [st.target] if type(st) is ast.AnnAssign \
+                and st.value is not None else ()
+            for tg in targets:
+                if type(tg) is ast.Name:
+                    ok, const = seen.get(tg.id, (True, True))
+                    seen[tg.id] = (ok and _container_value(st.value), const and _constants_only(st.value))
+        memo = mod.__dict__["_ptc307_containers"] = {n: const for n, (ok, const) in seen.items() if ok}
+    return memo
 
 
 def _sized(ctx, e: ast.AST) -> bool:
@@ -137,7 +252,10 @@ class SizeSpecialised(Rule):
     `torch.as_tensor(n)`, `F.one_hot(t, n)`, `torch.histc(bins=n)`, adaptive pooling
     `output_size`, pooling `kernel_size`, `x.chunk(n)`, `x.unfold(d, n, s)`), a `math` function
     dynamo computes in Python (`math.copysign`, `math.log`, `math.exp`, `math.pow`, ...), and an
-    f-string with text that formats the size on the compiled path (`_assert(c, f"H ({H}) ...")`).
+    f-string with text that formats the size on the compiled path (`_assert(c, f"H ({H}) ...")`),
+    and a size hashed: put in a set (`{h, w}`, `{tuple(t.shape[-2:]) for t in xs}`,
+    `set(x.shape)`, `seen.add(h)`, `hash(n)`) or used as a dict key (`{h: v}`, `d[h] = v`, and
+    `d[h]`, `d.get(h)`, `h in s` where the set or dict is not one of constants only).
     A size is followed into a helper's parameter when a compiled caller passes one there
     (`warp(x, (h, w))` calling `h_out, w_out = dsize; torch.linspace(-1, 1, w_out)`, also
     across files); the message names that caller.
@@ -154,6 +272,11 @@ class SizeSpecialised(Rule):
     `sin` too under torch.compile, though `torch.export` specialises any float computed from a
     size). `math.isfinite`,
     `isnan`, `isinf`, `isqrt`, `factorial`, `gcd`, `comb`, `perm`, `ldexp` also break the graph.
+    Dynamo hashes a size by its value (one compile per size on torch 2.13 and 2.14; non-strict
+    `torch.export` raises `unhashable type: non-nested SymInt`); `h in (3, 5)` or a list compares
+    element by element and keeps it symbolic under torch.compile, a size as a dict value is not
+    hashed. A lookup in a set or dict of constants (`x.shape[1] in {1, 3}`) specialises too but is
+    left out, like the equality tests of PTC301: it nearly always checks a dim that does not vary.
     An f-string is not flagged where it is built only on failure: in a `raise`, an `assert`'s
     message, or a lambda (`torch._check(c, lambda: f"...")`). Handed to `print` or a logging
     call it is said in that call's finding (PTC105/PTC106: one comment for the line; guarding
@@ -183,13 +306,33 @@ class SizeSpecialised(Rule):
     severity = "warning"
     claim = "export"
     doc_url = "https://docs.pytorch.org/docs/stable/torch.compiler_dynamic_shapes.html"
-    node_types = (ast.Call, ast.JoinedStr, ast.Expr)
-    call_keys = frozenset({*_FACTORY_ARGS, *_MATH, *("." + m for m in _METHOD_ARGS)})
+    node_types = (ast.Call, ast.JoinedStr, ast.Expr, ast.Subscript, ast.Compare, *_CONTAINER_NODES)
+    call_keys = frozenset({*_FACTORY_ARGS, *_MATH, *("." + m for m in (*_METHOD_ARGS, *_HASH_METHODS)),
+                           *_HASH_FUNCS})
 
     def check(self, ctx, node):
         t = type(node)
         if t is ast.JoinedStr:
             self._fstring(ctx, node)
+            return
+        if t is ast.Subscript:
+            # `d[h]`, `d[h] = v` of a dict: only a size known here (subscripts are many; the
+            # container is looked at only then)
+            sl = node.slice
+            if type(sl) not in (ast.Slice, ast.Constant) and not ctx.message_only and \
+                    _hashed_size(ctx, sl, follow=False)[0] is not None and \
+                    _is_container(ctx, node.value, lookup=type(node.ctx) is ast.Load):
+                self._hashed(ctx, sl, "as a dict key", None)
+            return
+        if t is ast.Compare:
+            if isinstance(node.ops[0], (ast.In, ast.NotIn)) and len(node.ops) == 1 and not ctx.message_only:
+                part, needs = _hashed_size(ctx, node.left)
+                if part is not None and _is_container(ctx, node.comparators[0], lookup=True):
+                    self._hashed(ctx, node.left, "tested with `in` against a set or dict", needs)
+            return
+        if t in _CONTAINER_NODES:
+            if not ctx.message_only:
+                self._container(ctx, node)
             return
         if t is ast.Expr:
             # `_assert(H == self.img_size[0], f"height ({H}) ...")`: the check admits one size
@@ -222,12 +365,64 @@ class SizeSpecialised(Rule):
                            f"or {_KEEP.replace('keep the size symbolic: ', '')}", needs=needs)
             return
         f = node.func
+        if target in _HASH_FUNCS and len(node.args) == 1 and not node.keywords and not ctx.message_only:
+            a = node.args[0]
+            if target == "hash" or type(a) in (ast.Tuple, ast.List):
+                for x in ([a] if target == "hash" else a.elts):
+                    part, needs = _hashed_size(ctx, x)
+                    if part is not None:
+                        self._hashed(ctx, part, f"in `{target}()`'s argument", needs)
+                        return
+            else:        # `set(x.shape)`, `set(sizes)`: each element is hashed
+                needs = None if ctx.kind(a) in (SIZES, SHAPE) else pending(ctx, a, "sized")
+                if needs is not None or ctx.kind(a) in (SIZES, SHAPE):
+                    self._hashed(ctx, a, f"in `{target}()`'s argument", needs)
+            return
+        if type(f) is ast.Attribute and f.attr in _HASH_METHODS:
+            if node.args and not ctx.message_only and \
+                    _is_container(ctx, f.value, lookup=f.attr in _LOOKUP_METHODS):
+                part, needs = _hashed_size(ctx, node.args[0])
+                if part is not None:
+                    self._hashed(ctx, part, "added to a set" if f.attr == "add" else f"as the key of `.{f.attr}()`", needs)
+            return
         if isinstance(f, ast.Attribute) and f.attr in _METHOD_ARGS and ctx.kind(f.value) in TENSORISH + (PARAM,):
             for a, kw, needs in _size_args(ctx, node, _METHOD_ARGS[f.attr]):
                 ctx.report(self.code, a, f"a tensor size as `.{f.attr}()`'s `{kw}` is specialised (dynamo "
                            "needs its value: other sizes compile again, export cannot keep the dim "
                            f"dynamic); {_KEEP}", needs=needs)
                 return
+
+    def _container(self, ctx, node: ast.AST) -> None:
+        t = type(node)
+        if t is ast.Set:
+            parts, what = node.elts, "as a set element"
+        elif t is ast.Dict:
+            parts, what = [k for k in node.keys if k is not None], "as a dict key"
+        else:
+            # a comprehension: its element with the kinds its loops bind (the walk assigns them
+            # after the rules have seen the node: pt2bot/rules/_walk.py Walker._comp)
+            saved = ctx.env
+            ctx.env = dict(saved)
+            try:
+                for g in node.generators:
+                    ctx.assign(g.target, ctx.iter_kind(g.iter))
+                part, needs = _hashed_size(ctx, node.elt if t is ast.SetComp else node.key)
+            finally:
+                ctx.env = saved
+            if part is not None:
+                self._hashed(ctx, part, "as a set element" if t is ast.SetComp else "as a dict key", needs)
+            return
+        for p in parts:
+            part, needs = _hashed_size(ctx, p)
+            if part is not None:
+                self._hashed(ctx, part, what, needs)
+                return
+
+    def _hashed(self, ctx, part: ast.AST, what: str, needs: tuple | None) -> None:
+        ctx.report(self.code, part, f"a tensor size {what} is hashed, which specialises it (dynamo hashes "
+                   "its value: other sizes compile again, export cannot keep the dim dynamic); compare sizes "
+                   "with `==` (a list, `a == b`) instead of putting them in a set or dict, or mark the dim "
+                   "static (`torch._dynamo.mark_static`) if it does not vary", needs=needs)
 
     def _fstring(self, ctx, node: ast.JoinedStr) -> None:
         if ctx.message_only or id(node) in ctx.__dict__.get("_ptc307_pinned", ()) \
