@@ -7,11 +7,12 @@ points it at a directory of its own and removes that. Real torch, the fixture mo
 """
 from __future__ import annotations
 
-import importlib.util
 import os
 import tempfile
 
 import pytest
+
+from pymodule import load_module
 
 pytestmark = pytest.mark.torch
 
@@ -24,9 +25,7 @@ def test_draft_export_locates_the_failure_and_leaves_no_trace_file(tmp_path, mon
     from pt2bot.smoke._export import _draft_location
     from pt2bot.smoke._trace import RepoPaths
 
-    spec = importlib.util.spec_from_file_location("item_branch_dtrace", os.path.join(MODELS, "item_branch.py"))
-    mod = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(mod)
+    mod = load_module(os.path.join(MODELS, "item_branch.py"), "pt2bot_dtrace")
     torch.manual_seed(0)
     model = mod.ItemBranch().eval()
     tmp = tmp_path / "tmp"

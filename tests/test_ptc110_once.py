@@ -14,6 +14,8 @@ import pytest
 from pt2bot.config import StaticConfig
 from pt2bot.static import check_paths
 
+from pymodule import load_module
+
 torch = pytest.importorskip("torch")
 pytestmark = pytest.mark.torch
 
@@ -23,15 +25,7 @@ EVERY = FIXTURES / "ptc110_module_state_mutation.py"
 
 
 def _load(path: Path):
-    import importlib.util
-    import sys
-
-    name = f"pt2bot_ptc110_{path.stem}"
-    spec = importlib.util.spec_from_file_location(name, path)
-    mod = importlib.util.module_from_spec(spec)
-    sys.modules[name] = mod
-    spec.loader.exec_module(mod)
-    return mod
+    return load_module(path, "pt2bot_ptc110")
 
 
 def _compiles(module, calls: int) -> int:

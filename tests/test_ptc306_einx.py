@@ -7,6 +7,8 @@ from pathlib import Path
 
 import pytest
 
+from pymodule import load_module
+
 torch = pytest.importorskip("torch")
 pytest.importorskip("einx")
 pytestmark = pytest.mark.torch
@@ -15,14 +17,7 @@ FIXTURE = Path(__file__).parent / "fixtures" / "rules" / "ptc306_einx_specialise
 
 
 def _load():
-    import importlib.util
-    import sys
-
-    spec = importlib.util.spec_from_file_location("pt2bot_ptc306_fixture", FIXTURE)
-    mod = importlib.util.module_from_spec(spec)
-    sys.modules[spec.name] = mod
-    spec.loader.exec_module(mod)
-    return mod
+    return load_module(FIXTURE, "pt2bot_ptc306")
 
 
 def _compiles(module, dynamic) -> int:

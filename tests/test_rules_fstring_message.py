@@ -17,6 +17,8 @@ import pytest
 from pt2bot.config import StaticConfig
 from pt2bot.static import check_paths
 
+from pymodule import load_module
+
 torch = pytest.importorskip("torch")
 pytestmark = pytest.mark.torch
 
@@ -49,15 +51,7 @@ class LazyLog(nn.Module):
 
 
 def _load(path: Path):
-    import importlib.util
-    import sys
-
-    name = f"pt2bot_fstring_{path.stem}"
-    spec = importlib.util.spec_from_file_location(name, path)
-    mod = importlib.util.module_from_spec(spec)
-    sys.modules[name] = mod
-    spec.loader.exec_module(mod)
-    return mod
+    return load_module(path, "pt2bot_fstring")
 
 
 def forward_compiles(module) -> int:

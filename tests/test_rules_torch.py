@@ -7,9 +7,7 @@ the checker predicts for that class, so a finding's `gb` field is tested against
 from __future__ import annotations
 
 import ast
-import importlib.util
 import re
-import sys
 from pathlib import Path
 
 import pytest
@@ -17,6 +15,8 @@ import pytest
 from pt2bot.config import StaticConfig
 from pt2bot.rules import BY_CODE
 from pt2bot.static import check_paths
+
+from pymodule import load_module
 
 torch = pytest.importorskip("torch")
 pytestmark = pytest.mark.torch
@@ -26,12 +26,7 @@ SHAPE_CLAIMS = ("export",)
 
 
 def load(path: Path):
-    name = f"pt2bot_fixture_{path.stem}"
-    spec = importlib.util.spec_from_file_location(name, path)
-    mod = importlib.util.module_from_spec(spec)
-    sys.modules[name] = mod
-    spec.loader.exec_module(mod)
-    return mod
+    return load_module(path, "pt2bot_fixture")
 
 
 def cases(path: Path) -> list[tuple[str, str, int, int]]:
