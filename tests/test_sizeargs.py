@@ -112,3 +112,45 @@ def test_the_cache_check_knows_the_new_fields(tmp_path):
     assert any(c.needs for c in w.candidates) and _well_formed(w, "pkg/warp.py")
     w.candidates[0].needs = ["dsize"]
     assert not _well_formed(w, "pkg/warp.py")
+
+
+# torchvision transforms/v2/functional/_geometry.py:2037-2039 -> :1983/1985 (held-out truth:
+# `Eq(s6, 56)` guarded at the linspace). Measured on torch 2.13.0+cpu and 2.14.1 (backend=eager,
+# TORCH_LOGS=recompiles,dynamic, three image sizes): `eval Eq(s53, 60) [guard added]` at
+# `linspace(..., steps=ow)`, one compile per size, whether the kernel is called directly or
+# handed to a dispatcher by reference as below.
+GEO = """\
+    import torch
+
+    def _grid(coeffs, ow: int, oh: int, dtype, device):
+        x_grid = torch.linspace(0.5, ow - 0.5, steps=ow, device=device, dtype=dtype)
+        y_grid = torch.linspace(0.5, oh - 0.5, steps=oh, device=device, dtype=dtype)
+        return x_grid[None, :] + y_grid[:, None]
+
+    def perspective_image(image: torch.Tensor, coeffs) -> torch.Tensor:
+        oh, ow = image.shape[-2:]
+        dtype = image.dtype if torch.is_floating_point(image) else torch.float32
+        return image * _grid(coeffs, ow=ow, oh=oh, dtype=dtype, device=image.device)
+    """
+
+
+def test_sizes_unpacked_from_a_shape_slice_are_passed_on_by_keyword(tmp_path):
+    direct = ("import torch.nn as nn\nfrom pkg import geo\n\n\nclass P(nn.Module):\n"
+              "    def forward(self, x):\n        return geo.perspective_image(x, [0.0])\n")
+    write(tmp_path, {"pkg/__init__.py": "", "pkg/geo.py": GEO, "pkg/t.py": direct})
+    got = {(f.path, f.line, f.rule): f for f in findings(tmp_path, jobs=1)}
+    assert set(got) == {("pkg/geo.py", 4, "PTC307"), ("pkg/geo.py", 5, "PTC307")}
+    assert "`ow` holds a tensor size here: pkg/geo.py:11 passes `ow`" in got["pkg/geo.py", 4, "PTC307"].message
+    assert "`oh` holds a tensor size here: pkg/geo.py:11 passes `oh`" in got["pkg/geo.py", 5, "PTC307"].message
+
+
+@pytest.mark.xfail(strict=True, reason="no call edge for a function passed by reference (pt2bot/rules/_walk.py "
+                   "_record_call): torchvision v2's `self._call_kernel(F.perspective, inpt, ...)` never reaches "
+                   "perspective_image, so its sizes are recorded but its caller is not compiled code")
+def test_a_kernel_handed_to_a_dispatcher_by_reference(tmp_path):
+    by_ref = ("import torch.nn as nn\nfrom pkg import geo\n\n\nclass P(nn.Module):\n"
+              "    def _call_kernel(self, functional, inpt):\n        return functional(inpt, [0.0])\n\n"
+              "    def forward(self, x):\n        return self._call_kernel(geo.perspective_image, x)\n")
+    write(tmp_path, {"pkg/__init__.py": "", "pkg/geo.py": GEO, "pkg/t.py": by_ref})
+    got = {(f.path, f.line, f.rule) for f in findings(tmp_path, jobs=1)}
+    assert got == {("pkg/geo.py", 4, "PTC307"), ("pkg/geo.py", 5, "PTC307")}
