@@ -71,6 +71,9 @@ _HASH_METHODS = frozenset({"get", "add", "setdefault", "discard", "pop"})
 _LOOKUP_METHODS = frozenset({"get", "discard", "pop"})
 _CONTAINER_NODES = (ast.Set, ast.Dict, ast.SetComp, ast.DictComp)
 _CONTAINER_CALLS = frozenset({"set", "frozenset", "dict"})
+# what `d[k]` of a dict we can see looks like (a cheap test first: subscripts are many)
+_SUBSCRIPTED = frozenset({ast.Name, ast.Dict, ast.DictComp})
+_KEYS = frozenset({ast.Name, ast.Subscript, ast.Call, ast.BinOp, ast.Attribute, ast.Tuple})
 
 
 def _hashed_size(ctx, e: ast.AST, follow: bool = True) -> tuple[ast.AST | None, tuple | None]:
@@ -319,7 +322,7 @@ class SizeSpecialised(Rule):
             # `d[h]`, `d[h] = v` of a dict: only a size known here (subscripts are many; the
             # container is looked at only then)
             sl = node.slice
-            if type(sl) not in (ast.Slice, ast.Constant) and not ctx.message_only and \
+            if type(node.value) in _SUBSCRIPTED and type(sl) in _KEYS and not ctx.message_only and \
                     _hashed_size(ctx, sl, follow=False)[0] is not None and \
                     _is_container(ctx, node.value, lookup=type(node.ctx) is ast.Load):
                 self._hashed(ctx, sl, "as a dict key", None)
