@@ -373,7 +373,7 @@ def _well_formed(s: object, rel: str) -> bool:
         return False
     for q, f in _items(s.functions):
         if type(q) is not str or type(f) is not FunctionInfo or type(f.qualname) is not str \
-                or type(f.line) is not int or not isinstance(f.calls, list):
+                or type(f.line) is not int or not isinstance(f.calls, list) or type(f.opaque) is not bool:
             return False
         for call in f.calls:
             if type(call) is not tuple or len(call) != 2 or type(call[0]) is not str or type(call[1]) is not str:

@@ -144,10 +144,10 @@ def test_sizes_unpacked_from_a_shape_slice_are_passed_on_by_keyword(tmp_path):
     assert "`oh` holds a tensor size here: pkg/geo.py:11 passes `oh`" in got["pkg/geo.py", 5, "PTC307"].message
 
 
-@pytest.mark.xfail(strict=True, reason="no call edge for a function passed by reference (pt2bot/rules/_walk.py "
-                   "_record_call): torchvision v2's `self._call_kernel(F.perspective, inpt, ...)` never reaches "
-                   "perspective_image, so its sizes are recorded but its caller is not compiled code")
 def test_a_kernel_handed_to_a_dispatcher_by_reference(tmp_path):
+    """torchvision v2's `self._call_kernel(F.perspective, inpt, ...)`: the kernel is compiled code
+    through the call edge of a function passed by reference (pt2bot/rules/_walk.py
+    `_record_passed_functions`), so the sizes it hands on are flagged in the callee."""
     by_ref = ("import torch.nn as nn\nfrom pkg import geo\n\n\nclass P(nn.Module):\n"
               "    def _call_kernel(self, functional, inpt):\n        return functional(inpt, [0.0])\n\n"
               "    def forward(self, x):\n        return self._call_kernel(geo.perspective_image, x)\n")

@@ -225,6 +225,8 @@ def find_compiled(summaries: list[FileSummary],
             if info.disabled_at is not None:
                 disabled[(s.path, info.qualname)] = entry
                 continue
+            if info.opaque:
+                continue      # run while tracing, not traced (pt2bot/rules/_model.py FunctionInfo)
             compiled.add((s.path, info.qualname))
             level.append((name, self_cls, s, info))
             if name not in reached:

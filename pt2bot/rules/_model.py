@@ -71,6 +71,9 @@ class FunctionInfo:
     calls: list[tuple[str, str]] = field(default_factory=Calls)   # (kind, target): see _record_call
     disabled_at: tuple[int, int] | None = None  # decorated with torch.compiler.disable
     compiled_root: bool = False    # decorated with torch.compile (or similar)
+    # decorated so that dynamo runs it while tracing and keeps only its result or a call to it
+    # (`assume_constant_result`, `allow_in_graph`): its body is not compiled code
+    opaque: bool = False
 
 
 @dataclass

@@ -342,6 +342,8 @@ class Walker:
         if len(calls) > n and (node.args or node.keywords):
             # which arguments are tensor sizes (a callee's pending candidates: _sizeargs.py)
             record_call_sizes(self.ctx, node, n, self.ctx.call_target)
+        if len(calls) > n and (node.args or node.keywords):
+            _record_passed_functions(self.ctx, node, self.ctx.call_target)
         f = node.func
         if type(f) is ast.Attribute:
             if type(f.value) not in _LEAVES:
@@ -430,6 +432,41 @@ def _record_call(ctx: FunctionContext, node: ast.Call, target: str | None) -> No
     if target in COMPILE_FUNCS and node.args:
         _record_root(ctx.mod, node.args[0])
     calls.append(("name", target))
+
+
+# torch functions that call the function they are given while compiled code runs
+_CALLS_ITS_ARGUMENT = frozenset({"torch.utils.checkpoint.checkpoint", "torch.cond", "torch.vmap", "torch.func.vmap"})
+# callees that store, register or wrap a function rather than call it in the graph
+_KEEPS_ITS_ARGUMENT = ("torch.", "functools.", "atexit.", "threading.", "weakref.", "warnings.", "logging.",
+                       "inspect.", "typing.", "copy.", "contextlib.", "asyncio.", "concurrent.", "multiprocessing.")
+
+
+def _record_passed_functions(ctx: FunctionContext, node: ast.Call, target: str | None) -> None:
+    """A function of the tree passed by reference to a callee that calls it is compiled code too:
+    torchvision v2's `self._call_kernel(F.perspective, inpt, ...)` (measured: dynamo traces
+    `perspective_image` through it), transformers' `apply_chunking_to_forward(self.ff_chunk, ...)`,
+    `checkpoint(self.block, x)`. Only where the callee is a method of `self`, a module-level
+    function that is not torch's or the standard library's, or one of `_CALLS_ITS_ARGUMENT`; and
+    not `register_*`/`*hook*` methods. A function handed to the others may be stored, registered
+    or run outside the graph (`torch._dynamo.assume_constant_result(fn)`, `atexit.register(fn)`,
+    a forward hook registered on the first call), so no edge. The graph keeps only edges to
+    functions of the tree."""
+    f = node.func
+    if type(f) is ast.Attribute and (f.attr.startswith("register") or "hook" in f.attr):
+        return     # `layer.register_forward_hook(self._hook)`: kept for later, not called here
+    if not (type(f) is ast.Attribute and type(f.value) is ast.Name and f.value.id == "self") and \
+            not (target is not None and "." in target and not target.startswith(_KEEPS_ITS_ARGUMENT)
+                 or target in _CALLS_ITS_ARGUMENT):
+        return
+    calls = ctx.info.calls
+    for a in (*node.args, *(k.value for k in node.keywords)):
+        t = type(a)
+        if t is ast.Attribute and type(a.value) is ast.Name and a.value.id == "self":
+            calls.append(("self", a.attr))     # a method (or a submodule: its forward)
+        elif t is ast.Attribute or t is ast.Name and a.id not in ctx.env:
+            r = ctx.mod.resolve(a)
+            if r is not None and "." in r and not r.startswith(_KEEPS_ITS_ARGUMENT):
+                calls.append(("name", r))
 
 
 def _record_root(mod: ModuleContext, arg: ast.AST) -> None:
@@ -579,6 +616,12 @@ def _declare_top(mod: ModuleContext, st: ast.stmt, modname: str, package: str) -
             _declare_top(mod, sub, modname, package)
 
 
+# Decorators after which dynamo does not trace the body (measured on torch 2.13.0 and 2.14.1: a
+# `print` and an `open()` inside compile with fullgraph=True; transformers' DeepGEMM probes).
+_OPAQUE_FUNCS = frozenset({"torch._dynamo.assume_constant_result", "torch.compiler.assume_constant_result",
+                           "torch._dynamo.allow_in_graph", "torch.compiler.allow_in_graph"})
+
+
 def _declare_function(mod: ModuleContext, node: ast.FunctionDef | ast.AsyncFunctionDef,
                       cls: ClassInfo | None, qualname: str) -> None:
     info = FunctionInfo(qualname, cls.name if cls else None, node.lineno)
@@ -588,6 +631,8 @@ def _declare_function(mod: ModuleContext, node: ast.FunctionDef | ast.AsyncFunct
         name = _decorator_name(mod, d)
         if name in DISABLE_FUNCS:
             info.disabled_at = (d.lineno, d.col_offset)
+        elif name in _OPAQUE_FUNCS:
+            info.opaque = True
         elif name in COMPILE_FUNCS:
             info.compiled_root = True
 
