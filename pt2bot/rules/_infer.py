@@ -5,8 +5,9 @@ tensor method: surely a tensor), `PARAM` (a parameter of a function: probably a 
 but rules that would be noisy on an int or a config object ignore it), `BOOL_TENSOR`
 (a comparison of tensors: a mask), `SIZE` (an int from `x.shape[i]` / `x.size(i)`: a
 SymInt under dynamic shapes), `SHAPE` (`x.shape`), `TENSORS` (a tuple of tensors:
-`x.chunk(3)`, `torch.meshgrid(...)`; its length is not a tensor size), `OTHER` (anything
-else / unknown).
+`x.chunk(3)`, `torch.meshgrid(...)`; its length is not a tensor size), `RESULT` (a tensor a
+function of the same file surely returns: its values are tensors, its sizes the helper's),
+`OTHER` (anything else / unknown).
 
 What is *not* a tensor matters as much (issue 9: the false findings on real code): string
 methods that share a name with a tensor method (`key.split("_")`), a parameter annotated
@@ -39,6 +40,13 @@ SIZE_BOOL = "sizebool"     # an ordering comparison of a size (`h > 4`, a helper
 # there (pt2bot/rules/_numpy.py); kept apart from TENSOR, whose rules speak of tensors.
 NDARRAY = "ndarray"
 TENSORISH = (TENSOR, BOOL_TENSOR)
+# A tensor a function of this file returns (`b = one()`, `pid, probs, idx = self.get_params(n)`,
+# ModuleContext.helper_return_kind): surely a tensor, so what is computed from its values is one
+# (`probs[i] <= p`, `b.sum()`, the elements of `for i in idx`), but its sizes are the helper's
+# business, as a module's own buffer's are: torchvision's get_params returns `torch.randperm(4)`,
+# and iterating that specialises nothing. So its `.shape`, `.size()` and `len()` are no sizes, and
+# it is kept out of TENSORISH, which rules test for claims on the value itself (iteration, truth).
+RESULT = "result"
 
 # torch namespaces whose functions return tensors (torch.cuda.*, torch.backends.* do not).
 _TENSOR_NAMESPACES = ("torch", "torch.nn.functional", "torch.linalg", "torch.fft", "torch.special")
@@ -199,12 +207,24 @@ class ModuleContext:
         """What the module-level function `name` of this file returns when the parameters in
         `sized` (position or name -> SIZE/SIZES) hold sizes: SIZE (size arithmetic), SIZE_BOOL
         (an ordering comparison of one, also as an operand of `and`/`or`), else None. Straight
-        through the helper's assignments; memoised per (name, sized); recursion gives None."""
+        through the helper's assignments; memoised per (name, sized); recursion gives None.
+
+        With no `sized`, the tensor kind it surely returns whatever its arguments (`name` may
+        then be a method's qualname, "Cls.meth", see `method_qualname`): RESULT (a tensor) /
+        BOOL_TENSOR / TENSORS when every return says so, else None; for a tuple literal the
+        tuple is None and its elements' kinds are kept for `helper_return_elts`
+        (`_tensor_return`)."""
         memo = self.__dict__.setdefault("_helper_kinds", {})
         key = (name, sized)
         if key in memo:
             return memo[key]
         memo[key] = None
+        if not sized:
+            out, elts = self._tensor_return(name)
+            memo[key] = out
+            if elts is not None:
+                self.__dict__.setdefault("_helper_elts", {})[name] = elts
+            return out
         tops = self.__dict__.get("_top_defs")
         if tops is None:
             tops = self.__dict__["_top_defs"] = {n.name: n for n in self.tree.body
@@ -244,6 +264,103 @@ class ModuleContext:
                     break
         memo[key] = out
         return out
+
+    def helper_return_elts(self, name: str) -> tuple[str, ...] | None:
+        """The element kinds of the tuple literal every return of `name` builds (see above)."""
+        self.helper_return_kind(name, ())
+        return self.__dict__.get("_helper_elts", {}).get(name)
+
+    def method_qualname(self, cls: ClassInfo, name: str) -> str | None:
+        """The qualname `self.name(...)` calls in a method of `cls`: the method of `cls` or of a
+        base class of this file, searched in order; None where a base of another file comes
+        first (it may define `name`), or where a class of this file deriving from `cls`
+        overrides it (`self` may be one of those). Memoised per (class, name)."""
+        memo = self.__dict__.setdefault("_method_quals", {})
+        key = (cls.name, name)
+        if key in memo:
+            return memo[key]
+        memo[key] = None
+        classes = self.summary.classes
+        local = self.__dict__.get("_local_classes")
+        if local is None:
+            local = self.__dict__["_local_classes"] = {f"{self.summary.module}.{c}": c for c in classes}
+        found: str | None = None
+        todo, seen = [cls.name], set()
+        while todo:
+            c = todo.pop(0)
+            if c in seen:
+                continue
+            seen.add(c)
+            info = classes[c]
+            if name in info.methods:
+                found = info.methods[name]
+                break
+            for b in info.bases:
+                if b in local:
+                    todo.append(local[b])
+                elif b not in ("object", "builtins.object") and not is_torch_module_class(b):
+                    todo = []   # a base of another file may define it
+                    break
+        if found is not None:
+            subs = self.__dict__.get("_subclasses")
+            if subs is None:
+                subs = self.__dict__["_subclasses"] = _local_subclasses(classes, local)
+            if any(name in classes[d].methods for d in subs.get(cls.name, ())):
+                found = None
+        memo[key] = found
+        return found
+
+    def _tensor_return(self, qualname: str) -> tuple[str | None, tuple[str, ...] | None]:
+        """The tensor kind a function of this file surely returns, and its tuple's element
+        kinds: see helper_return_kind. Conservative (measured with dynamo on torch 2.13: a
+        branch on such a result breaks the caller's graph, tests/fixtures/rules/
+        ptc201_helper_return.py), so any doubt gives None: a decorator that may change the
+        result, a generator or coroutine, a bare `return`, falling off the end, a return of
+        anything not surely a tensor. Names keep one kind only while every assignment that may
+        run agrees (`b = None` then `if p: b = torch.rand(1)` is not a tensor)."""
+        defs = self.__dict__.get("_all_defs")
+        if defs is None:
+            defs = self.__dict__["_all_defs"] = _function_defs(self)
+        hit = defs.get(qualname)
+        if hit is None:
+            return None, None
+        node, cls = hit
+        if type(node) is not ast.FunctionDef or not _ends(node.body) or \
+                any((self.resolve(d.func if type(d) is ast.Call else d) or "") not in _SAME_RESULT_DECORATORS
+                    for d in node.decorator_list):
+            return None, None
+        poisoned: set[str] = set()
+        if not _scan_body(node.body, poisoned):
+            return None, None
+        # a generator, a coroutine or `:=` (not followed): by the source text, cheaper than
+        # walking every expression of the helper (the lines are there while functions are
+        # walked, pt2bot/static_files.py; without them, no answer)
+        lines = self.summary.lines
+        if not lines or any("yield" in line or "await" in line or ":=" in line
+                            for line in lines[node.lineno - 1:node.end_lineno or node.lineno]):
+            return None, None
+        info = self.summary.functions.get(qualname) or FunctionInfo(qualname, cls.name if cls else None,
+                                                                    node.lineno)
+        sub = FunctionContext(self, info, node, cls)
+        for n in poisoned:
+            sub.env[n] = OTHER
+        rets: list[str | tuple[str, ...]] = []
+        _join_walk(sub, node.body, False, poisoned, rets)
+        if not rets:
+            return None, None
+        if all(type(r) is tuple for r in rets):
+            n = len(rets[0])
+            if n == 0 or any(len(r) != n for r in rets):
+                return None, None
+            elts = tuple(_join_kinds([r[i] for r in rets]) for i in range(n))
+            # the tuple itself stays OTHER: only unpacking it gives each name its element's kind
+            return None, (elts if any(k != OTHER for k in elts) else None)
+        if any(type(r) is tuple for r in rets):
+            return None, None
+        k = _join_kinds(rets)     # type: ignore[arg-type]
+        if k == OTHER and all(r == TENSORS for r in rets):
+            k = TENSORS
+        return (k if k != OTHER else None), None
 
     def is_tensor_ctor(self, ctor: str) -> bool:
         """`torch.zeros`, `torch.tensor`, `nn.Parameter`, ...: a call that returns a tensor."""
@@ -430,6 +547,8 @@ class FunctionContext:
                 return SHAPE if self.kind(e.value) in (TENSOR, PARAM, BOOL_TENSOR) else OTHER
             if e.attr in ("T", "mT", "real", "imag", "data", "grad"):
                 k = self.kind(e.value)
+                if k == RESULT:
+                    return RESULT
                 return (BOOL_TENSOR if k == BOOL_TENSOR and e.attr in ("T", "mT", "data") else TENSOR) \
                     if k in TENSORISH else OTHER
             # `self.buf` stays OTHER here even when it is a registered buffer: what is computed
@@ -445,7 +564,7 @@ class FunctionContext:
                 return SIZE if not isinstance(e.slice, ast.Slice) else SIZES
             if base == BOOL_TENSOR:
                 return BOOL_TENSOR
-            if base in TENSORISH:
+            if base in TENSORISH or base == RESULT:
                 return TENSOR
             if base == PARAM:
                 # an element or slice of a probable tensor (not `cfg["key"]`)
@@ -464,6 +583,8 @@ class FunctionContext:
                 if isinstance(e.op, (ast.BitAnd, ast.BitOr, ast.BitXor)) and BOOL_TENSOR in (l, r):
                     return BOOL_TENSOR
                 return TENSOR
+            if RESULT in (l, r):
+                return RESULT       # `idx + 1`, `probs * 2`: a helper's tensor, its sizes kept
             if PARAM in (l, r) and not isinstance(e.op, (ast.BitAnd, ast.BitOr, ast.BitXor)):
                 return PARAM        # `x + 1` of a parameter: still probably a tensor
             if SCALAR in (l, r) and l in (SCALAR, SIZE, OTHER) and r in (SCALAR, SIZE, OTHER):
@@ -477,7 +598,7 @@ class FunctionContext:
                 return k
             if isinstance(e.op, ast.Not):
                 return OTHER
-            return k if k in (TENSOR, SIZE, SCALAR, NDARRAY) else OTHER
+            return k if k in (TENSOR, SIZE, SCALAR, NDARRAY, RESULT) else OTHER
         if t is ast.Tuple or t is ast.List:
             # `heights = [h]`, `(h // 2, w // 2)`: every element a size (not `[h, 3]`: an
             # element picked from it may be the constant)
@@ -490,7 +611,7 @@ class FunctionContext:
             if any(isinstance(o, ast.Constant) and isinstance(o.value, (str, bytes)) for o in operands):
                 return OTHER
             kinds = [self.kind(o) for o in operands]
-            if any(k in TENSORISH for k in kinds):
+            if any(k in TENSORISH or k == RESULT for k in kinds):
                 return BOOL_TENSOR
             if any(k in (PARAM, WEAK_BOOL) for k in kinds):
                 return WEAK_BOOL
@@ -528,6 +649,10 @@ class FunctionContext:
                 return SCALARS
             if recv == NDARRAY:
                 return NDARRAY if name in _NP_ARRAY_METHODS else OTHER
+            if recv == RESULT:
+                if name in SIZE_METHODS or name in ("numel", "nelement"):
+                    return OTHER    # a helper's tensor: its sizes are the helper's (see RESULT)
+                recv = TENSOR       # `b.sum()`, `scores.argmax()`: tensors computed from its values
             if recv == WEAK_BOOL:
                 if name in _BOOL_KEEPING:
                     return WEAK_BOOL    # `(x > 0).reshape(-1)`: still a mask if x is a tensor
@@ -611,7 +736,23 @@ class FunctionContext:
             ctor = self.cls.attrs.get(f.attr)
             if ctor and is_torch_module_class(ctor):
                 return TENSOR       # self.linear(x) where self.linear = nn.Linear(...)
+        q = self.callee_qualname(e)
+        if q is not None:
+            # `b = one()` / `probs = self.make_probs()` returning `torch.rand(2)`: what the
+            # helper surely returns (memoised per helper: ModuleContext.helper_return_kind)
+            return self.mod.helper_return_kind(q, ()) or OTHER
         return OTHER
+
+    def callee_qualname(self, e: ast.Call) -> str | None:
+        """The function of this file a call runs: `helper(...)` (a top-level def not shadowed by
+        a local name) or `self.meth(...)` in a method (ModuleContext.method_qualname)."""
+        f = e.func
+        if type(f) is ast.Name:
+            return f.id if f.id in self.mod.summary.functions and f.id not in self.env else None
+        if type(f) is ast.Attribute and type(f.value) is ast.Name and f.value.id == "self" and \
+                self.cls is not None and "self" not in self.env:
+            return self.mod.method_qualname(self.cls, f.attr)
+        return None
 
     def _size_builtin_kind(self, target: str, args: list[ast.expr]) -> str | None:
         """`min(h, w)`, `max(1, h // 2)`, `sum(widths)`, `int(h / 2)`, `math.floor(h * s)`: still a
@@ -671,6 +812,16 @@ class FunctionContext:
                 for el, v in zip(target.elts, value.elts):
                     self.assign(el, self.kind(v), v)
                 return
+            if type(value) is ast.Call and kind not in (SHAPE, SIZES) and \
+                    not any(isinstance(x, ast.Starred) for x in target.elts):
+                # `pid, probs, signs = self.get_params(n)`: the elements of the tuple the
+                # helper returns (ModuleContext.helper_return_kind)
+                q = self.callee_qualname(value)
+                elts = self.mod.helper_return_elts(q) if q is not None else None
+                if elts is not None and len(elts) == len(target.elts):
+                    for el, k in zip(target.elts, elts):
+                        self.assign(el, k)
+                    return
             # `B, T, C = x.shape` / `b, t = x.size()` / `h, w = sizes`: the elements are sizes;
             # `q, k, v = x.chunk(3, -1)`: tensors
             elt_kind = SIZE if kind in (SHAPE, SIZES) else TENSOR if kind == TENSORS else OTHER
@@ -680,7 +831,7 @@ class FunctionContext:
     def iter_kind(self, it: ast.AST) -> str:
         """The kind of the elements a `for` over `it` binds."""
         k = self.kind(it)
-        return TENSOR if k in TENSORISH + (TENSORS,) else SCALAR if k == SCALARS else \
+        return TENSOR if k in TENSORISH + (TENSORS, RESULT) else SCALAR if k == SCALARS else \
             SIZE if k == SIZES else OTHER
 
     def report(self, rule: str, node: ast.AST, message: str, *, suggestion: str | None = None,
@@ -726,6 +877,199 @@ def _returns(body: list[ast.stmt]) -> Iterable[ast.stmt]:
                 yield from _returns(getattr(st, name, []) or [])
             for h in getattr(st, "handlers", []):
                 yield from _returns(h.body)
+
+
+# Decorators that hand back what the function returns (the result is still the function's).
+_SAME_RESULT_DECORATORS = frozenset({
+    "staticmethod", "classmethod", "torch.no_grad", "torch.enable_grad", "torch.inference_mode",
+    "torch.autograd.no_grad", "torch.autograd.grad_mode.no_grad", "torch.jit.unused", "torch.jit.ignore",
+    "torch.jit.export", "torch.compiler.disable", "torch._dynamo.disable", "functools.cache",
+    "functools.lru_cache",
+})
+
+
+def _function_defs(mod: ModuleContext) -> dict[str, tuple[ast.AST, ClassInfo | None]]:
+    """qualname -> (def node, its class) for the top-level functions and the methods of the
+    top-level classes of the file (the later of two defs of one name wins, as at run time)."""
+    out: dict[str, tuple[ast.AST, ClassInfo | None]] = {}
+    for n in mod.tree.body:
+        if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            out[n.name] = (n, None)
+        elif isinstance(n, ast.ClassDef) and n.name in mod.summary.classes:
+            cls = mod.summary.classes[n.name]
+            for item in n.body:
+                if isinstance(item, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                    out[f"{n.name}.{item.name}"] = (item, cls)
+    return out
+
+
+def _local_subclasses(classes: dict[str, ClassInfo], local: dict[str, str]) -> dict[str, set[str]]:
+    """class name -> the classes of the same file deriving from it, directly or not."""
+    children: dict[str, set[str]] = {}
+    for c, info in classes.items():
+        for b in info.bases:
+            if b in local:
+                children.setdefault(local[b], set()).add(c)
+    out: dict[str, set[str]] = {}
+    for c in children:
+        seen: set[str] = set()
+        todo = list(children[c])
+        while todo:
+            d = todo.pop()
+            if d not in seen:
+                seen.add(d)
+                todo.extend(children.get(d, ()))
+        out[c] = seen
+    return out
+
+
+def _ends(body: list[ast.stmt]) -> bool:
+    """Whether every path through `body` ends in a return or raise (no implicit `return None`)."""
+    if not body:
+        return False
+    st = body[-1]
+    t = type(st)
+    if t is ast.Return or t is ast.Raise:
+        return True
+    if t is ast.If:
+        return _ends(st.body) and _ends(st.orelse)
+    if t is ast.With:
+        return _ends(st.body)
+    if t is ast.Try:
+        return _ends(st.finalbody) or (_ends(st.body) or _ends(st.orelse)) and \
+            all(_ends(h.body) for h in st.handlers)
+    return False
+
+
+def _scan_body(body: list[ast.stmt], out: set[str]) -> bool:
+    """Statement by statement (cheap: expressions are not walked; `yield`, `await` and `:=`
+    are found in the source text, see ModuleContext._tensor_return): False where a return
+    cannot be a tensor by its syntax (a literal, a display, an f-string, a constructor call
+    `Output(...)`) or a `match` (not followed); else True, with `out` holding the local names
+    bound otherwise than by an assignment (loop and `with` targets, `except ... as`, imports,
+    nested defs, `del`, global/nonlocal): their kinds are not followed."""
+    for st in body:
+        t = type(st)
+        if t is ast.Return:
+            v = st.value
+            if v is None or type(v) in _NOT_TENSOR_EXPRS or \
+                    type(v) is ast.Attribute and v.attr not in ("T", "mT", "real", "imag", "data", "grad"):
+                return False
+            if type(v) is ast.Call:
+                f = v.func
+                last = f.attr if type(f) is ast.Attribute else f.id if type(f) is ast.Name else ""
+                if last[:1].isupper() and last != "Tensor":
+                    return False
+        elif t in (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef):
+            out.add(st.name)
+        elif t is ast.Match:
+            return False
+        elif t in (ast.Import, ast.ImportFrom):
+            out.update((a.asname or a.name).partition(".")[0] for a in st.names)
+        elif t in (ast.Global, ast.Nonlocal):
+            out.update(st.names)
+        elif t is ast.Delete:
+            out.update(x.id for x in ast.walk(st) if type(x) is ast.Name)
+        else:
+            if t in (ast.For, ast.AsyncFor):
+                out.update(x.id for x in ast.walk(st.target) if type(x) is ast.Name)
+            elif t in (ast.With, ast.AsyncWith):
+                for w in st.items:
+                    if w.optional_vars is not None:
+                        out.update(x.id for x in ast.walk(w.optional_vars) if type(x) is ast.Name)
+            elif t is ast.Try or t.__name__ == "TryStar":
+                for h in st.handlers:
+                    if h.name:
+                        out.add(h.name)
+                    if not _scan_body(h.body, out):
+                        return False
+            for name in ("body", "orelse", "finalbody"):
+                sub = getattr(st, name, None)
+                if sub and not _scan_body(sub, out):
+                    return False
+    return True
+
+
+# Return values that are never tensors by their syntax, or that `kind` never calls one
+# (`a if c else b`, `x or y`; `self.weight` is OTHER too, see FunctionContext.kind).
+_NOT_TENSOR_EXPRS = frozenset({ast.Constant, ast.Dict, ast.List, ast.Set, ast.ListComp, ast.DictComp,
+                               ast.SetComp, ast.GeneratorExp, ast.JoinedStr, ast.Lambda, ast.BoolOp,
+                               ast.IfExp})
+
+
+def _join_kinds(kinds: list[str]) -> str:
+    """What a caller gets from returns of these kinds: BOOL_TENSOR if all are masks, RESULT if
+    all are tensors (a helper's result, see RESULT), else OTHER."""
+    if all(k == BOOL_TENSOR for k in kinds):
+        return BOOL_TENSOR
+    return RESULT if all(k in TENSORISH or k == RESULT for k in kinds) else OTHER
+
+
+def _bind(sub: "FunctionContext", target: ast.AST, k: str, value: ast.AST | None, joined: bool,
+          poisoned: set[str]) -> None:
+    """`target = value` in a helper: where the assignment may not run (`joined`), a name keeps a
+    kind only if it had none or the same one before."""
+    if type(target) is ast.Name:
+        names = [target.id]
+    elif type(target) in (ast.Tuple, ast.List, ast.Starred):
+        names = [x.id for x in ast.walk(target) if type(x) is ast.Name and type(x.ctx) is ast.Store]
+    else:
+        return      # `self.x = ...`, `out[i] = ...`: no local name bound
+    old = {n: sub.env.get(n) for n in names}
+    sub.assign(target, k, value)
+    for n in names:
+        if n in poisoned or joined and old[n] is not None and sub.env.get(n) != old[n]:
+            sub.env[n] = OTHER
+
+
+def _join_walk(sub: "FunctionContext", body: list[ast.stmt], joined: bool, poisoned: set[str],
+               rets: list) -> None:
+    """Follow a helper's assignments in order (into blocks, joined there) and collect the kind
+    of each return: a kind, or a tuple of element kinds for a tuple literal."""
+    for st in body:
+        t = type(st)
+        if t is ast.Assign:
+            k = sub.kind(st.value)
+            for tg in st.targets:
+                _bind(sub, tg, k, st.value, joined, poisoned)
+        elif t is ast.AnnAssign:
+            if st.value is not None:
+                _bind(sub, st.target, sub.kind(st.value), st.value, joined, poisoned)
+        elif t is ast.AugAssign:
+            if type(st.target) is ast.Name:
+                k = sub.kind(ast.BinOp(left=ast.Name(id=st.target.id, ctx=ast.Load()), op=st.op,
+                                       right=st.value))
+                _bind(sub, st.target, k, None, joined, poisoned)
+        elif t is ast.Return:
+            v = st.value
+            if v is None:
+                rets.append(OTHER)
+            elif type(v) is ast.Tuple and not any(type(x) is ast.Starred for x in v.elts):
+                rets.append(tuple(sub.kind(x) for x in v.elts))
+            else:
+                rets.append(sub.kind(v))
+        elif t is ast.If:
+            _join_walk(sub, st.body, True, poisoned, rets)
+            _join_walk(sub, st.orelse, True, poisoned, rets)
+        elif t in (ast.For, ast.AsyncFor, ast.While):
+            # the body again until the kinds settle (each name changes at most twice: unset,
+            # a kind, OTHER), so a return in it sees what a later iteration assigns
+            for _ in range(8):
+                before = dict(sub.env)
+                _join_walk(sub, st.body, True, poisoned, rets)
+                if sub.env == before:
+                    break
+            else:
+                rets.append(OTHER)
+            _join_walk(sub, st.orelse, True, poisoned, rets)
+        elif t in (ast.With, ast.AsyncWith):
+            _join_walk(sub, st.body, joined, poisoned, rets)
+        elif t is ast.Try or t.__name__ == "TryStar":
+            _join_walk(sub, st.body, True, poisoned, rets)
+            for h in st.handlers:
+                _join_walk(sub, h.body, True, poisoned, rets)
+            _join_walk(sub, st.orelse, True, poisoned, rets)
+            _join_walk(sub, st.finalbody, True, poisoned, rets)
 
 
 def is_compiling_check(mod: ModuleContext, test: ast.AST) -> int:
