@@ -204,10 +204,13 @@ def render(datas: dict[str, dict], judged: dict[str, dict]) -> str:
             "the replay cannot tell before from after on this measure (both 0 of 74). Labelling "
             "stopped at the first true error of each red PR; the other error findings are listed "
             "as unlabelled above and do not change a PR's verdict.",
-            "- The true findings lost are kornia 0.8.3's `point_embedding[labels == k] += w` "
-            "(models/sam/architecture/prompt_encoder.py:110-112, lines that release added): the "
-            "whole-tree check reports them (PTC304, masked augmented assignment, new since "
-            "4c27b23), the PR's `check --base` does not; the inference sees less with a diff.",
+            "- The 3 true findings counted as lost are kornia 0.8.3's `point_embedding[labels == k] += w` "
+            "(models/sam/architecture/prompt_encoder.py:110-112; PTC304, masked augmented "
+            "assignment, new since 4c27b23). They are not lost: that release moved the file from "
+            "`kornia/contrib/models/sam/` (git: R076), the three lines were already in the old "
+            "file, and `--base` reports them as moved code (`diff: diff_context`/`file`), which "
+            "`--filter added` rightly leaves out; this replay's \"written by the PR\" test "
+            "compares the text with the base file at the same path only.",
             "- Most new findings not kept are kornia 0.8.3's, on lines it did not change: that release "
             "replaced its `Tensor` alias (`from kornia.core import Tensor`) by `torch.Tensor` in "
             "annotations, and the kind inference only then sees those values as tensors. So up to "
