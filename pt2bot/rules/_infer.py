@@ -325,7 +325,7 @@ class ModuleContext:
         if hit is None:
             return None, None
         node, cls = hit
-        if type(node) is not ast.FunctionDef or not _ends(node.body) or \
+        if type(node) is not ast.FunctionDef or not ends(node.body) or \
                 any((self.resolve(d.func if type(d) is ast.Call else d) or "") not in _SAME_RESULT_DECORATORS
                     for d in node.decorator_list):
             return None, None
@@ -923,21 +923,27 @@ def _local_subclasses(classes: dict[str, ClassInfo], local: dict[str, str]) -> d
     return out
 
 
-def _ends(body: list[ast.stmt]) -> bool:
-    """Whether every path through `body` ends in a return or raise (no implicit `return None`)."""
+_RETURNS = (ast.Return, ast.Raise)
+LEAVES_BLOCK = (ast.Return, ast.Raise, ast.Continue, ast.Break)
+
+
+def ends(body: list[ast.stmt], exits: tuple[type, ...] = _RETURNS) -> bool:
+    """Whether every path through `body` ends in one of `exits`: a return or raise (no implicit
+    `return None`), or with LEAVES_BLOCK whether the block never falls through to the statement
+    after it (pt2bot/rules/_walk.py)."""
     if not body:
         return False
     st = body[-1]
     t = type(st)
-    if t is ast.Return or t is ast.Raise:
+    if t in exits:
         return True
     if t is ast.If:
-        return _ends(st.body) and _ends(st.orelse)
+        return ends(st.body, exits) and ends(st.orelse, exits)
     if t is ast.With:
-        return _ends(st.body)
+        return ends(st.body, exits)
     if t is ast.Try:
-        return _ends(st.finalbody) or (_ends(st.body) or _ends(st.orelse)) and \
-            all(_ends(h.body) for h in st.handlers)
+        return ends(st.finalbody, exits) or (ends(st.body, exits) or ends(st.orelse, exits)) and \
+            all(ends(h.body, exits) for h in st.handlers)
     return False
 
 

@@ -17,6 +17,7 @@ from pt2bot.rules._infer import (
     BOOL_TENSOR,
     COMPILE_FUNCS,
     DISABLE_FUNCS,
+    LEAVES_BLOCK,
     OTHER,
     PARAM,
     TENSOR,
@@ -26,6 +27,7 @@ from pt2bot.rules._infer import (
     ModuleContext,
     Rules,
     call_key,
+    ends,
     is_compiling_check,
 )
 from pt2bot.rules._model import Candidate, ClassInfo, FileSummary, FunctionInfo, call_guards, module_name
@@ -857,13 +859,7 @@ def _on_request(w: Walker, body: list[ast.stmt]) -> bool:
 
 def _terminates(body: list[ast.stmt]) -> bool:
     """The block never falls through to the statement after it."""
-    if not body:
-        return False
-    last = body[-1]
-    t = type(last)
-    if t in (ast.Return, ast.Raise, ast.Continue, ast.Break):
-        return True
-    return t is ast.If and bool(last.orelse) and _terminates(last.body) and _terminates(last.orelse)
+    return ends(body, LEAVES_BLOCK)
 
 
 def _src(e: ast.AST) -> str:
