@@ -465,7 +465,12 @@ def _record_passed_functions(ctx: FunctionContext, node: ast.Call, target: str |
         t = type(a)
         if t is ast.Attribute and type(a.value) is ast.Name and a.value.id == "self":
             calls.append(("self", a.attr))     # a method (or a submodule: its forward)
-        elif t is ast.Attribute or t is ast.Name and a.id not in ctx.env:
+        elif t is ast.Attribute or t is ast.Name:
+            head = a
+            while type(head) is ast.Attribute:
+                head = head.value
+            if type(head) is not ast.Name or head.id == "self" or head.id in ctx.env:
+                continue     # `self.config.x`, `x.shape`, a local: a value, not a function of the tree
             r = ctx.mod.resolve(a)
             if r is not None and "." in r and not r.startswith(_KEEPS_ITS_ARGUMENT):
                 calls.append(("name", r))
