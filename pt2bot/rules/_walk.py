@@ -344,7 +344,6 @@ class Walker:
         if len(calls) > n and (node.args or node.keywords):
             # which arguments are tensor sizes (a callee's pending candidates: _sizeargs.py)
             record_call_sizes(self.ctx, node, n, self.ctx.call_target)
-        if len(calls) > n and (node.args or node.keywords):
             _record_passed_functions(self.ctx, node, self.ctx.call_target)
         f = node.func
         if type(f) is ast.Attribute:
