@@ -225,13 +225,10 @@ class ModuleContext:
             if elts is not None:
                 self.__dict__.setdefault("_helper_elts", {})[name] = elts
             return out
-        tops = self.__dict__.get("_top_defs")
-        if tops is None:
-            tops = self.__dict__["_top_defs"] = {n.name: n for n in self.tree.body
-                                                 if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef))}
-        node = tops.get(name)
-        if node is None:
-            return None
+        hit = self.defs().get(name)
+        if hit is None or hit[1] is not None:
+            return None          # sizes are passed to module-level functions only
+        node = hit[0]
         info = self.summary.functions.get(name) or FunctionInfo(name, None, node.lineno)
         sub = FunctionContext(self, info, node, None)
         params = list(node.args.posonlyargs) + list(node.args.args)
@@ -269,6 +266,13 @@ class ModuleContext:
         """The element kinds of the tuple literal every return of `name` builds (see above)."""
         self.helper_return_kind(name, ())
         return self.__dict__.get("_helper_elts", {}).get(name)
+
+    def defs(self) -> dict[str, tuple[ast.AST, ClassInfo | None]]:
+        """qualname -> (def node, its class) of the file's functions and methods (memoised)."""
+        out = self.__dict__.get("_defs")
+        if out is None:
+            out = self.__dict__["_defs"] = _function_defs(self)
+        return out
 
     def method_qualname(self, cls: ClassInfo, name: str) -> str | None:
         """The qualname `self.name(...)` calls in a method of `cls`: the method of `cls` or of a
@@ -318,10 +322,7 @@ class ModuleContext:
         result, a generator or coroutine, a bare `return`, falling off the end, a return of
         anything not surely a tensor. Names keep one kind only while every assignment that may
         run agrees (`b = None` then `if p: b = torch.rand(1)` is not a tensor)."""
-        defs = self.__dict__.get("_all_defs")
-        if defs is None:
-            defs = self.__dict__["_all_defs"] = _function_defs(self)
-        hit = defs.get(qualname)
+        hit = self.defs().get(qualname)
         if hit is None:
             return None, None
         node, cls = hit
@@ -352,12 +353,12 @@ class ModuleContext:
             n = len(rets[0])
             if n == 0 or any(len(r) != n for r in rets):
                 return None, None
-            elts = tuple(_join_kinds([r[i] for r in rets]) for i in range(n))
+            elts = tuple(_join_returns([r[i] for r in rets]) for i in range(n))
             # the tuple itself stays OTHER: only unpacking it gives each name its element's kind
             return None, (elts if any(k != OTHER for k in elts) else None)
         if any(type(r) is tuple for r in rets):
             return None, None
-        k = _join_kinds(rets)     # type: ignore[arg-type]
+        k = _join_returns(rets)     # type: ignore[arg-type]
         if k == OTHER and all(r == TENSORS for r in rets):
             k = TENSORS
         return (k if k != OTHER else None), None
@@ -1003,7 +1004,7 @@ _NOT_TENSOR_EXPRS = frozenset({ast.Constant, ast.Dict, ast.List, ast.Set, ast.Li
                                ast.IfExp})
 
 
-def _join_kinds(kinds: list[str]) -> str:
+def _join_returns(kinds: list[str]) -> str:
     """What a caller gets from returns of these kinds: BOOL_TENSOR if all are masks, RESULT if
     all are tensors (a helper's result, see RESULT), else OTHER."""
     if all(k == BOOL_TENSOR for k in kinds):
