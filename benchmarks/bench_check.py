@@ -125,6 +125,8 @@ def breakdown(root: str, pkg: str, edit: str) -> None:
         setattr(obj, name, f)
 
     wrap(static_files, "read_source", "read files")
+    wrap(static_files, "scan_file", "text scans (which files to parse)")
+    wrap(static_files, "files_to_parse", "text scans (which files to parse)")
     wrap(ast, "parse", "ast.parse")
     wrap(static_files, "skeleton_module", "skeleton (incl. compile-site walks)")
     wrap(static_files, "_predict", "walks of predicted functions")

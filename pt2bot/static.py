@@ -1,8 +1,9 @@
 """`pt2bot check`: the static rules over a tree of Python files. Never imports torch.
 
-Stages: discover files -> analyse each file (parse once; in worker processes for large trees;
-cached per file: pt2bot/static_files.py, pt2bot/static_cache.py) -> resolve compiled code
-across files (pt2bot/rules/_graph.py) -> findings (suppressions, config severities) ->
+Stages: discover files -> analyse the files that may hold roots (a text scan picks them:
+pt2bot/static_scan.py; parse once; in worker processes for large trees; cached per file:
+pt2bot/static_files.py, pt2bot/static_cache.py) -> resolve compiled code
+across files, reading the other files it names (pt2bot/rules/_graph.py) -> findings (suppressions, config severities) ->
 optional diff filter -> render. Given explicit files (pre-commit), the rest of the repository
 is read as context (base classes, helpers, callers) and only the given files are reported.
 """
@@ -24,7 +25,7 @@ from pt2bot.rules import BY_CODE, Rule, select_rules
 from pt2bot.rules._base import NEWEST_TORCH
 from pt2bot.rules._model import FileSummary, call_guards
 from pt2bot.static_cache import Cache, find_git_root, resolve_cache_dir
-from pt2bot.static_files import Stats, run_analysis
+from pt2bot.static_files import Later, Stats, run_analysis
 from pt2bot.rules._graph import Index, find_compiled, resolve_call
 from pt2bot.rules._sizeargs import resolve_pending
 from pt2bot.rules.compiler_disable import CompilerDisable
@@ -107,6 +108,10 @@ def check_paths(root: str, paths: Sequence[str], static_cfg: StaticConfig, *, jo
         if sev not in ("error", "warning"):
             raise UserError(f"static.severity.{code}: {sev!r} is not error|warning")
     files = discover_files(root, paths or static_cfg.paths or (".",), static_cfg.exclude)
+    # Files named one by one (pre-commit's) are always parsed: a syntax error there is PTC000.
+    # Of a directory, only what may hold compiled code is (pt2bot/static_scan.py).
+    full = (p if os.path.isabs(p) else os.path.join(root, p) for p in paths or ())
+    named = set(files).intersection(_rel(root, f) for f in full if os.path.isfile(f))
     report = None
     if context:
         report = set(files)
@@ -117,7 +122,8 @@ def check_paths(root: str, paths: Sequence[str], static_cfg: StaticConfig, *, jo
     was_enabled = gc.isenabled()
     gc.disable()
     try:
-        found = _check_files(root, files, codes, rules, static_cfg, jobs, torch, cache=cache, stats=stats)
+        found = _check_files(root, files, codes, rules, static_cfg, jobs, torch, cache=cache, stats=stats,
+                             always=named)
         if report is not None:
             found = [f for f in found if f.path in report]
         return sorted(apply_conditional(found, static_cfg.conditional), key=sort_key)
@@ -128,24 +134,29 @@ def check_paths(root: str, paths: Sequence[str], static_cfg: StaticConfig, *, jo
 
 def _check_files(root: str, files: list[str], codes: tuple[str, ...], rules: list[type[Rule]],
                  cfg: StaticConfig, jobs: int, torch: str | None = None, *, cache: Cache | None = None,
-                 stats: Stats | None = None) -> list[Finding]:
-    """Summaries of every file (cached or analysed), then the graph walks what it reaches."""
-    found, got = run_analysis(root, files, codes, jobs=jobs, cache=cache,
-                              then=lambda summaries, walk: build_findings(summaries, rules, cfg, walk=walk,
-                                                                          torch=torch))
+                 stats: Stats | None = None, always: Iterable[str] = ()) -> list[Finding]:
+    """Summaries of the files that may hold roots (cached or analysed) and of `always`, then the
+    graph walks what it reaches, reading the other files it names (pt2bot/static_files.py)."""
+    found, got = run_analysis(root, files, codes, jobs=jobs, cache=cache, always=always,
+                              then=lambda summaries, walk, later: build_findings(
+                                  summaries, rules, cfg, walk=walk, torch=torch, later=later))
     if stats is not None:
         stats.__dict__.update(got.__dict__)
     return found
 
 
 def build_findings(summaries: list[FileSummary], rules: list[type[Rule]], cfg: StaticConfig,
-                   walk=None, torch: str | None = None) -> list[Finding]:
+                   walk=None, torch: str | None = None, later: Later | None = None) -> list[Finding]:
+    """`later`: the files not in `summaries` that the graph may read (pt2bot/static_files.py)."""
     enabled = {r.code for r in rules}
     live = [s for s in summaries if not s.error and not s.skip_file]
-    reach = find_compiled(live, walk=walk)
+    reach = find_compiled(live, walk=walk, loader=later)
+    live = [s for s, _ in reach.index.order]          # with the files the graph read
     inherited = inherit_call_conditions(live, reach.compiled, reach.index)
     # pending candidates (a size through a parameter) that a compiled caller passes a size
     sized = resolve_pending(live, reach.compiled, reach.index, inherited)
+    if later is not None:
+        summaries = summaries + later.loaded
     out: list[Finding] = []
 
     def emit(s: FileSummary, code: str, line: int, col: int, message: str, function: str = "",

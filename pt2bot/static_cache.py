@@ -49,6 +49,7 @@ from typing import Iterable
 import pt2bot
 from pt2bot.rules import _model
 from pt2bot.rules._model import Candidate, ClassInfo, FileSummary, FunctionInfo
+from pt2bot.static_scan import FileScan
 
 CACHE_DIR_NAME = ".pt2bot-cache"
 ENV_VAR = "PT2BOT_CACHE_DIR"
@@ -60,7 +61,10 @@ _CACHEDIR_TAG = ("Signature: 8a477f597d28d172789f06886806bc55\n"
 _PKG = os.path.dirname(os.path.abspath(pt2bot.__file__))
 # The code whose change changes a summary: the rules (and their inference/walk/model), the
 # per-file stage and this codec. The data directory holds tables rules read.
-_ANALYSIS_CODE = ("rules", "data", "static_files.py", "static_cache.py")
+_ANALYSIS_CODE = ("rules", "data", "static_files.py", "static_scan.py", "static_cache.py")
+# The text scans of a tree's files (pt2bot/static_scan.py), by path, framed as a record: one
+# file beside the packs, replaced whole (a warm check scans only the files that changed).
+SCANS = "scans"
 
 
 def content_digest(data: bytes) -> str:
@@ -150,6 +154,12 @@ class _SummaryUnpickler(pickle.Unpickler):
             raise pickle.UnpicklingError(f"{module}.{name} is not allowed in a cache record") from None
 
 
+class _ScanUnpickler(_SummaryUnpickler):
+    """The scans record: `FileScan`s and frozensets, nothing else."""
+
+    _ALLOWED = {(FileScan.__module__, "FileScan"): FileScan, ("builtins", "frozenset"): frozenset}
+
+
 class Cache:
     """The records of one analysis key under a cache directory (see the module docstring)."""
 
@@ -163,6 +173,7 @@ class Cache:
         self._packs: list[str] = []                    # the packs read or written: what a merge replaces
         self._pack_bytes = 0                           # the size of every record in them, live or not
         self._pending: dict[str, bytes] = {}           # stored, not yet written
+        self._scans: bytes | None = None               # the scans record to write, if changed
 
     def read(self, rel: str) -> bytes | None:
         """The raw record for `rel`, or None (no record, unreadable cache)."""
@@ -182,12 +193,29 @@ class Cache:
 
     def store(self, rel: str, digest: str, summary: FileSummary, walked: set[str]) -> None:
         """Buffer the record of `rel`; `flush` writes what was stored as one pack."""
+        self._store(rel, digest, (summary, walked))
+
+    def load_scans(self) -> dict[str, tuple[str, FileScan]]:
+        """The cached text scans: path -> (digest of the bytes scanned, scan); {} if none or bad."""
+        try:
+            with open(os.path.join(self.dir, SCANS), "rb") as fh:
+                raw = fh.read()
+            payload = _unframe(SCANS, raw, SCANS)
+            scans = _ScanUnpickler(io.BytesIO(payload)).load() if payload is not None else None
+            if isinstance(scans, dict) and all(type(k) is str and _scan_well_formed(v) for k, v in scans.items()):
+                return scans
+        except Exception:   # a corrupt record is a miss, never an error
+            pass
+        return {}
+
+    def store_scans(self, scans: dict[str, tuple[str, FileScan]]) -> None:
+        """Written by `flush` (a concurrent run's may replace it: the last one wins)."""
+        self._scans = _frame(SCANS, SCANS, scans)
+
+    def _store(self, rel: str, digest: str, obj: object) -> None:
         if not self.writable:
             return
-        payload = pickle.dumps((summary, walked), protocol=pickle.HIGHEST_PROTOCOL)
-        header = b" ".join((_MAGIC, digest.encode(), rel.encode("utf-8", "surrogateescape").hex().encode(),
-                            content_digest(payload).encode()))
-        record = header + b"\n" + payload
+        record = _frame(rel, digest, obj)
         self._pending[rel] = record
         self._records()[rel] = record     # a later run on this object (the review's head after base) reads it
 
@@ -195,6 +223,13 @@ class Cache:
         """Write the stored records as one new pack, or everything live as one merged pack when
         the directory holds too many packs or mostly superseded records."""
         pending, self._pending = self._pending, {}
+        scans, self._scans = self._scans, None
+        if scans is not None and self.writable:
+            try:
+                self._prepare()
+                _atomic_write(os.path.join(self.dir, SCANS), scans)
+            except OSError:
+                self.writable = False
         if not pending or not self.writable:
             return
         try:
@@ -261,12 +296,8 @@ def _decode(rel: str, raw: bytes | None, digest: str) -> tuple[FileSummary, set[
     """A record's (summary, walked functions) if it is whole, for `rel` at `digest`, and only
     summary data; else None."""
     try:
-        header, _, payload = raw.partition(b"\n") if raw else (b"", b"", b"")
-        parts = header.split(b" ")
-        if len(parts) != 4 or parts[0] != _MAGIC or parts[1].decode() != digest:
-            return None
-        if content_digest(payload) != parts[3].decode() \
-                or parts[2].decode() != rel.encode("utf-8", "surrogateescape").hex():
+        payload = _unframe(rel, raw, digest)
+        if payload is None:
             return None
         summary, walked = _SummaryUnpickler(io.BytesIO(payload)).load()
         if not _well_formed(summary, rel) or not isinstance(walked, set) \
@@ -275,6 +306,37 @@ def _decode(rel: str, raw: bytes | None, digest: str) -> tuple[FileSummary, set[
         return summary, walked
     except Exception:   # a corrupt record of any kind is a miss, never an error
         return None
+
+
+def _frame(rel: str, digest: str, obj: object) -> bytes:
+    payload = pickle.dumps(obj, protocol=pickle.HIGHEST_PROTOCOL)
+    header = b" ".join((_MAGIC, digest.encode(), rel.encode("utf-8", "surrogateescape").hex().encode(),
+                        content_digest(payload).encode()))
+    return header + b"\n" + payload
+
+
+def _unframe(rel: str, raw: bytes | None, digest: str) -> bytes | None:
+    """A record's payload if its header is whole and names `rel` at `digest`, else None."""
+    header, _, payload = raw.partition(b"\n") if raw else (b"", b"", b"")
+    parts = header.split(b" ")
+    if len(parts) != 4 or parts[0] != _MAGIC or parts[1].decode() != digest:
+        return None
+    if content_digest(payload) != parts[3].decode() \
+            or parts[2].decode() != rel.encode("utf-8", "surrogateescape").hex():
+        return None
+    return payload
+
+
+def _scan_well_formed(v: object) -> bool:
+    if not (type(v) is tuple and len(v) == 2 and type(v[0]) is str and type(v[1]) is FileScan):
+        return False
+    sc = v[1]
+    return type(sc.classes) is tuple and type(sc.aliases) is tuple and type(sc.compiles) is bool \
+        and type(sc.torch_words) is frozenset \
+        and all(type(c) is tuple and len(c) == 2 and type(c[0]) is bytes and type(c[1]) is frozenset
+                for c in sc.classes) \
+        and all(type(a) is tuple and len(a) == 2 and type(a[0]) is frozenset and type(a[1]) is bytes
+                for a in sc.aliases)
 
 
 # A pack: _PACK_MAGIC, then per record its length in decimal, a newline, and the record (its

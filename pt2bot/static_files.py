@@ -26,9 +26,10 @@ from typing import Callable, Iterable, Sequence
 
 from pt2bot.rules import BY_CODE, Rule
 from pt2bot.rules._infer import Rules
-from pt2bot.rules._model import FileSummary, FunctionInfo
+from pt2bot.rules._model import FileSummary, FunctionInfo, module_name
 from pt2bot.rules._walk import LiveModule, skeleton_module
 from pt2bot.static_cache import Cache, content_digest
+from pt2bot.static_scan import FileScan, files_to_parse, may_hold, may_name_module, scan_file
 
 SMALL_TREE = 150            # below this many files to parse, one process is faster than a pool
 _NOQA = re.compile(r"#\s*noqa(?::\s*(?P<codes>[A-Za-z]+[0-9]+(?:[\s,]+[A-Za-z]+[0-9]+)*))?", re.IGNORECASE)
@@ -109,8 +110,10 @@ def read_source(root: str, rel: str) -> bytes | OSError:
 
 
 def open_file(root: str, rel: str, codes: tuple[str, ...], *, lazy: bool = True,
-              data: bytes | OSError | None = None) -> tuple[FileSummary, LiveModule | None, list[str]]:
-    """Parse one file and build its skeleton; problems become a located `error`, never an exception."""
+              data: bytes | OSError | None = None,
+              compiles: bool | None = None) -> tuple[FileSummary, LiveModule | None, list[str]]:
+    """Parse one file and build its skeleton; problems become a located `error`, never an exception.
+    `compiles`: `may_compile(data)` if the caller has it already (the text scan did it)."""
     summary = FileSummary(path=rel, module="")
     if data is None:
         data = read_source(root, rel)
@@ -134,7 +137,7 @@ def open_file(root: str, rel: str, codes: tuple[str, ...], *, lazy: bool = True,
         return summary, None, lines
     try:
         summary, live = skeleton_module(rel, tree, lines, build_rules(codes),
-                                        scan_module_code=may_compile(data))
+                                        scan_module_code=may_compile(data) if compiles is None else compiles)
         if not lazy:
             live.walk(list(live.nodes))
     except RecursionError:
@@ -258,15 +261,19 @@ class FileSet:
         self.live: dict[str, tuple[LiveModule, list[str]]] = {}
         self.reopened = 0
 
-    def open(self, rel: str, data: bytes | OSError | None = None) -> FileState:
+    def open(self, rel: str, data: bytes | OSError | None = None, compiles: bool | None = None,
+             keep: bool = False) -> FileState:
+        """`keep`: hold on to the AST (the graph asked for this file: it will walk some of it)."""
         if data is None:
             data = read_source(self.root, rel)
         digest = content_digest(data) if isinstance(data, bytes) else None
-        summary, live, lines = open_file(self.root, rel, self.codes, data=data)
+        summary, live, lines = open_file(self.root, rel, self.codes, data=data, compiles=compiles)
         walked: set[str] = set()
         if live is not None:
             _predict(summary, live)
             walked = set(live.walked)
+            if keep:
+                self.live[rel] = (live, lines)
         add_line_info(summary, lines, summary.candidates)
         summary.lines = []
         state = self.files[rel] = FileState(summary, walked, digest, len(summary.roots))
@@ -441,6 +448,7 @@ class Stats:
     parsed: int = 0                # files analysed from source
     reopened: int = 0              # files parsed again to walk functions the graph reached later
     written: int = 0               # cache entries written
+    unread: int = 0                # files neither parsed nor read from the cache: nothing needed them
 
 
 class Analysis:
@@ -453,33 +461,76 @@ class Analysis:
         self.procs: _Processes | None = None
         self.states: dict[str, FileState] = {}
         self.stats = Stats()
+        self.compiles: dict[str, bool] = {}      # may_compile of the files the text scan read
+        self.digests: dict[str, str] = {}        # content_digest of them, where a cache needs it
 
-    def open(self, files: Sequence[str]) -> list[FileSummary]:
-        self.stats.files = len(files)
+    def scan(self, data: dict[str, bytes | OSError]) -> dict[str, FileScan]:
+        """The text scan of each readable file (pt2bot/static_scan.py), the cache's where the
+        file's bytes are the ones it scanned (a warm check scans only what changed)."""
+        cached = self.cache.load_scans() if self.cache is not None else {}
+        out: dict[str, FileScan] = {}
+        fresh = False
+        for rel, d in data.items():
+            if not isinstance(d, bytes):
+                continue
+            digest = None
+            if self.cache is not None:
+                digest = self.digests[rel] = content_digest(d)
+                hit = cached.get(rel)
+                if hit is not None and hit[0] == digest:
+                    out[rel] = sc = hit[1]
+                    self.compiles[rel] = sc.compiles
+                    continue
+            out[rel] = sc = scan_file(d, may_compile(d))
+            self.compiles[rel] = sc.compiles
+            if digest is not None:
+                cached[rel], fresh = (digest, sc), True
+        if fresh and self.cache is not None:
+            self.cache.store_scans(cached)
+        return out
+
+    def open(self, files: Sequence[str], data: dict[str, bytes | OSError] | None = None) -> list[FileSummary]:
+        """Summaries of `files` (the cache's, else analysed: in worker processes for many)."""
+        data = data or {}
         todo: list[tuple[str, bytes | OSError | None]] = []
         for rel in files:
-            raw = self.cache.read(rel) if self.cache is not None else None
-            if raw is None:
-                todo.append((rel, None))
-                continue
-            data = read_source(self.root, rel)
-            hit = self.cache.load(rel, raw, content_digest(data)) if isinstance(data, bytes) else None
-            if hit is None:
-                todo.append((rel, data))
-                continue
-            summary, walked = hit
-            st = self.states[rel] = FileState(summary, walked, content_digest(data), len(summary.roots), dirty=False)
-            self.local.adopt(rel, st)
-            self.stats.cached += 1
-        self.stats.parsed = len(todo)
+            got = data.get(rel)
+            if not self._from_cache(rel, got):
+                todo.append((rel, got))
+        self.stats.parsed += len(todo)
         n = self.jobs if self.jobs > 0 else (os.cpu_count() or 1)
         if n > 1 and len(todo) >= 2 and (self.jobs > 0 or len(todo) >= SMALL_TREE):
             self.procs = _Processes(self.root, self.codes, min(n, len(todo)))
             self.states.update(self.procs.open([rel for rel, _ in todo], self.root))
         else:
-            for rel, data in todo:
-                self.states[rel] = self.local.open(rel, data)
+            for rel, got in todo:
+                self.states[rel] = self.local.open(rel, got, self.compiles.get(rel))
         return [self.states[rel].summary for rel in files]
+
+    def open_one(self, rel: str, data: bytes | OSError | None = None) -> FileSummary:
+        """One more file, in this process (the call graph asked for it: `Later`)."""
+        if not self._from_cache(rel, data):
+            self.stats.parsed += 1
+            self.states[rel] = self.local.open(rel, data, self.compiles.get(rel), keep=True)
+        return self.states[rel].summary
+
+    def _from_cache(self, rel: str, data: bytes | OSError | None) -> bool:
+        raw = self.cache.read(rel) if self.cache is not None else None
+        if raw is None:
+            return False
+        if data is None:
+            data = read_source(self.root, rel)
+        if not isinstance(data, bytes):
+            return False
+        digest = self.digests.get(rel) or content_digest(data)
+        hit = self.cache.load(rel, raw, digest)
+        if hit is None:
+            return False
+        summary, walked = hit
+        st = self.states[rel] = FileState(summary, walked, digest, len(summary.roots), dirty=False)
+        self.local.adopt(rel, st)
+        self.stats.cached += 1
+        return True
 
     def walk(self, level: Iterable[tuple[FileSummary, FunctionInfo]]) -> None:
         """Walk the functions of one level of the graph (pt2bot/rules/_graph.py `find_compiled`)."""
@@ -514,16 +565,62 @@ class Analysis:
         self.stats.written = self.cache.writes
 
 
+class Later:
+    """The files of the check not analysed up front, read when the call graph names one of
+    their modules (pt2bot/rules/_graph.py `Loader`); `loaded` keeps them for the emit stage."""
+
+    def __init__(self, analysis: Analysis, files: Iterable[str], data: dict[str, bytes | OSError],
+                 names: frozenset[str]) -> None:
+        self.analysis, self.data, self.names = analysis, data, names
+        self.pending: dict[str, str] = {}
+        for rel in files:
+            self.pending.setdefault(module_name(rel), rel)
+        self.loaded: list[FileSummary] = []
+
+    def may_hold(self, module: str, name: str) -> bool:
+        """False if pending `module` cannot define, import or star-import `name` (its text)."""
+        d = self.data.get(self.pending.get(module, ""))
+        return not isinstance(d, bytes) or may_hold(d, name)
+
+    def may_name_module(self, dotted: str) -> bool:
+        return may_name_module(dotted, self.names)
+
+    def load(self, module: str) -> FileSummary | None:
+        rel = self.pending.pop(module, None)
+        if rel is None:
+            return None
+        s = self.analysis.open_one(rel, self.data.pop(rel, None))
+        self.loaded.append(s)
+        return s
+
+
 def run_analysis(root: str, files: Sequence[str], codes: tuple[str, ...], *, jobs: int, cache: Cache | None,
-                 then: Callable[[list[FileSummary], Callable], list]) -> tuple[list, Stats]:
-    """Open `files`, call `then(summaries, walk)` (the graph and the findings), write the cache."""
+                 then: Callable[[list[FileSummary], Callable, Later], list],
+                 always: Iterable[str] = ()) -> tuple[list, Stats]:
+    """Open what `files` must have analysed up front (pt2bot/static_scan.py, plus `always`),
+    call `then(summaries, walk, later)` (the graph and the findings), write the cache."""
     analysis = Analysis(root, codes, jobs=jobs, cache=cache)
+    analysis.stats.files = len(files)
+    data = {rel: read_source(root, rel) for rel in files}
+    first, names = files_to_parse(analysis.scan(data))
+    first.update(always)
+    if "__init__.py" in data:
+        # the tree is the inside of a package: its `__init__` casts a vote for the package's
+        # name (pt2bot/rules/_graph.py `_root_alias`), and holds what the package re-exports
+        first.add("__init__.py")
+    first.update(rel for rel, d in data.items() if not isinstance(d, bytes))   # PTC000: cannot read
+    now = [rel for rel in files if rel in first]
+    later = Later(analysis, (rel for rel in files if rel not in first), data, names)
     try:
-        summaries = analysis.open(files)
-        result = then(summaries, analysis.walk)
+        summaries = analysis.open(now, data)
+        for rel in now:
+            data.pop(rel, None)
+        result = then(summaries, analysis.walk, later)
     except BaseException:
         if analysis.procs is not None:
             analysis.procs.close()
         raise
     analysis.close()
-    return result, analysis.stats
+    st = analysis.stats
+    st.unread = st.files - st.cached - st.parsed
+    return result, st

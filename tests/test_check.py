@@ -14,6 +14,7 @@ from pt2bot.cli import main
 from pt2bot.config import StaticConfig
 from pt2bot.errors import UserError
 from pt2bot.static import check_paths
+from pt2bot.static_files import Stats
 
 PY = sys.executable
 
@@ -163,10 +164,11 @@ def test_bad_input_never_crashes(tmp_path):
         "        x = x + 1\n" * 50_000 + "        return x.item()\n"
     write(tmp_path, {
         "ok.py": GOOD,
-        "syntax.py": "def f(:\n    pass\n",
-        "latin.py": b"x = '\xe9\xff'\n",
-        "latin_declared.py": b"# -*- coding: latin-1 -*-\nx = '\xe9'\n",
-        "nul.py": b"x = 1\x00\n",
+        # (files that may define an nn.Module: a directory's other files are not parsed, below)
+        "syntax.py": "import torch.nn as nn\nclass M(nn.Module):\n    def f(:\n        pass\n",
+        "latin.py": b"import torch.nn as nn\nclass M(nn.Module):\n    x = '\xe9\xff'\n",
+        "latin_declared.py": b"# -*- coding: latin-1 -*-\nimport torch.nn as nn\nclass M(nn.Module):\n    x = '\xe9'\n",
+        "nul.py": b"import torch.nn as nn\nclass M(nn.Module):\n    x = 1\x00\n",
         "empty.py": "",
         "deep.py": "x = " + "(" * 300 + "1" + ")" * 300 + "\n",
         "big.py": big,
@@ -180,7 +182,27 @@ def test_bad_input_never_crashes(tmp_path):
     assert ("nul.py", "PTC000") in by_path
     assert not any(p in ("empty.py", "latin_declared.py") for p, _ in by_path)
     (syn,) = [f for f in fs if f.path == "syntax.py"]
-    assert syn.line == 1 and syn.severity == "error" and "cannot parse" in syn.message
+    assert syn.line == 3 and syn.severity == "error" and "cannot parse" in syn.message
+
+
+def test_a_directory_check_parses_only_files_that_may_hold_compiled_code(tmp_path):
+    """A broken file that no nn.Module, compile call or compiled caller can involve is not
+    parsed in a directory check (pt2bot/static_scan.py); named on its own, it is (PTC000)."""
+    write(tmp_path, {
+        "ok.py": GOOD,
+        "tokenizer.py": "class Tok(object):\n    def f(:\n        pass\n",
+        "helpers.py": "def h(x:\n",
+        # reached by name from compiled code: read when the graph asks, and reported
+        "used.py": "def scale(x):\n    print(x)\n    return x\n",
+        "net.py": "import torch.nn as nn\nfrom used import scale\n\nclass Net(nn.Module):\n"
+                  "    def forward(self, x):\n        return scale(x)\n",
+    })
+    stats = Stats()
+    fs = check_paths(str(tmp_path), [], StaticConfig(), jobs=1, stats=stats)
+    assert {(f.path, f.rule) for f in fs} == {("ok.py", "PTC101"), ("used.py", "PTC105")}
+    assert (stats.files, stats.parsed, stats.unread, stats.reopened) == (5, 3, 2, 0)
+    fs = check_paths(str(tmp_path), ["tokenizer.py", "helpers.py"], StaticConfig(), jobs=1)
+    assert {(f.path, f.rule, f.line) for f in fs} == {("tokenizer.py", "PTC000", 2), ("helpers.py", "PTC000", 1)}
 
 
 def test_check_never_imports_torch(tmp_path):

@@ -135,7 +135,7 @@ def test_outside_git_no_context(tmp_path, capsys):
 from pt2bot.config import StaticConfig  # noqa: E402
 from pt2bot.rules import select_rules  # noqa: E402
 from pt2bot.static import check_paths  # noqa: E402
-from pt2bot.static_cache import (CACHE_DIR_NAME, MAX_PACKS, PACK_SUFFIX, Cache, pack_bytes,  # noqa: E402
+from pt2bot.static_cache import (CACHE_DIR_NAME, MAX_PACKS, PACK_SUFFIX, SCANS, Cache, pack_bytes,  # noqa: E402
                                  pack_records, resolve_cache_dir)
 from pt2bot.static_files import Stats  # noqa: E402
 
@@ -155,9 +155,10 @@ def new_cache(d, cfg=None):
 
 
 def entries(d) -> list[str]:
-    """Every file the cache wrote but its tags: packs (and any temp file left behind)."""
+    """Every file the cache wrote but its tags and the text scans: packs (and any temp file
+    left behind)."""
     return sorted(os.path.join(dp, f) for dp, _, fs in os.walk(d) for f in fs
-                  if f not in (".gitignore", "CACHEDIR.TAG"))
+                  if f not in (".gitignore", "CACHEDIR.TAG", SCANS))
 
 
 def packs(d) -> list[str]:
@@ -209,15 +210,17 @@ def test_one_changed_file_is_the_only_one_parsed(tmp_path):
     assert rules_at(fs) == {("pkg/sub.py", 5, "PTC101"), ("pkg/helpers.py", 2, "PTC102")}
     repo.write("pkg/sub.py", textwrap.dedent(SUB).replace("n = x.sum().item()", "n = 1"))
     fs, s = run(repo.path, new_cache(cache))
-    assert (s.parsed, s.cached, s.written) == (1, 4, 1)
+    assert (s.parsed, s.cached, s.written, s.unread) == (1, 3, 1, 1)   # pkg/__init__.py: never needed
     assert rules_at(fs) == {("pkg/helpers.py", 2, "PTC102")}
 
 
 def test_function_reached_later_in_a_cached_file_is_walked(tmp_path):
     """The cached summary of util.py has no walk of `later` (nothing reached it); a changed
     model now calls it: util.py is parsed again for that function, and its finding appears."""
+    # (util.py defines a module too: parsed, and cached, by the first check)
     repo = make_repo(tmp_path, {"pkg/__init__.py": "",
-                                "pkg/util.py": "def later(t):\n    return t.tolist()\n",
+                                "pkg/util.py": "def later(t):\n    return t.tolist()\n\n\nimport torch.nn as nn\n\n\n"
+                                               "class Keep(nn.Module):\n    def forward(self, x):\n        return x\n",
                                 "pkg/m.py": CALLER.replace("pkg.helpers import shrink", "pkg.util import later")
                                 .replace("return shrink(x)", "return x")})
     cache = tmp_path / "c"
@@ -405,7 +408,8 @@ def test_a_cold_check_writes_one_pack_a_one_file_change_one_small_pack(tmp_path)
     cache = tmp_path / "c"
     _, s = run(repo.path, new_cache(cache))
     (first,) = entries(cache)
-    assert first.endswith(PACK_SUFFIX) and s.written == s.files == len(records(first)) == 5
+    # (pkg/__init__.py is empty: nothing needs it, it is never read)
+    assert first.endswith(PACK_SUFFIX) and s.written == s.files - s.unread == len(records(first)) == 4
     repo.write("pkg/sub.py", textwrap.dedent(SUB).replace("n = x.sum().item()", "n = 1"))
     _, s = run(repo.path, new_cache(cache))
     assert s.written == 1
@@ -413,7 +417,7 @@ def test_a_cold_check_writes_one_pack_a_one_file_change_one_small_pack(tmp_path)
     assert [rel for rel, _ in records(second)] == ["pkg/sub.py"]
     assert os.path.getsize(second) < os.path.getsize(first) / 3
     _, s = run(repo.path, new_cache(cache))       # nothing changed: nothing written
-    assert (s.cached, s.written) == (5, 0) and len(entries(cache)) == 2
+    assert (s.cached, s.written) == (4, 0) and len(entries(cache)) == 2
 
 
 def test_compaction_keeps_the_records_of_files_outside_the_run(tmp_path):
@@ -519,3 +523,55 @@ def test_compile_sites_found_whatever_the_text_filter_skips(tmp_path):
         (tmp_path / rel).write_text(textwrap.dedent(text))
     fs, _ = run(tmp_path, None)
     assert {f["rule"] for f in fs} == {"PTC402"}
+
+
+def test_a_warm_check_scans_only_the_files_that_changed(tmp_path, monkeypatch):
+    """The text scans (pt2bot/static_scan.py) are cached by content; a forged or damaged
+    scans file is a miss (the same findings), never trusted."""
+    from pt2bot import static_files
+
+    repo = make_repo(tmp_path, {"pkg/__init__.py": "", "pkg/base.py": BASE, "pkg/sub.py": SUB,
+                                "pkg/helpers.py": HELPERS, "pkg/caller.py": CALLER, "pkg/conf.py": "X = 1\n"})
+    scanned: list[int] = []
+    real = static_files.scan_file
+    monkeypatch.setattr(static_files, "scan_file", lambda d, c: scanned.append(len(d)) or real(d, c))
+    cache = tmp_path / "c"
+    good, _ = run(repo.path, new_cache(cache))
+    assert len(scanned) == 6
+    scanned.clear()
+    repo.write("pkg/conf.py", "X = 2\n")
+    fs, s = run(repo.path, new_cache(cache))
+    assert fs == good and scanned == [6] and s.parsed == 0
+    (path,) = [os.path.join(d, f) for d, _, fs_ in os.walk(cache) for f in fs_ if f == SCANS]
+    for damage in (b"", b"garbage", open(path, "rb").read()[:-3]):
+        with open(path, "wb") as fh:
+            fh.write(damage)
+        scanned.clear()
+        fs, _ = run(repo.path, new_cache(cache))
+        assert fs == good and len(scanned) == 6, damage[:20]
+
+
+def test_a_forged_scans_file_cannot_run_code(tmp_path):
+    """A scans file whose framing is whole (a branch could commit one) but whose pickle names
+    anything other than a FileScan is a miss: the restricted unpickler never builds it."""
+    import pickle
+
+    from pt2bot.static_cache import content_digest
+
+    repo = make_repo(tmp_path, {"pkg/__init__.py": "", "pkg/base.py": BASE, "pkg/sub.py": SUB})
+    cache = tmp_path / "c"
+    good, _ = run(repo.path, new_cache(cache))
+    (path,) = [os.path.join(d, f) for d, _, fs_ in os.walk(cache) for f in fs_ if f == SCANS]
+    marker = tmp_path / "pwned"
+
+    class Attack:
+        def __reduce__(self):
+            return (os.system, (f"touch {marker}",))
+
+    payload = pickle.dumps({"pkg/sub.py": ("x", Attack())}, protocol=pickle.HIGHEST_PROTOCOL)
+    with open(path, "wb") as fh:
+        fh.write(b" ".join((b"pt2bot-cache/1", b"scans", SCANS.encode().hex().encode(),
+                            content_digest(payload).encode())) + b"\n" + payload)
+    assert new_cache(cache).load_scans() == {}
+    fs, _ = run(repo.path, new_cache(cache))
+    assert fs == good and not marker.exists()

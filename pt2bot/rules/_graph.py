@@ -6,16 +6,32 @@ Edges: calls to `self.method` (looked up through the tree's base classes), to su
 assigned in `__init__` (`self.block(x)` -> `Block.forward`), and to module-level functions
 of the tree, including ones imported from other files and re-exported by packages.
 A function decorated with `torch.compiler.disable` is reached but not entered.
+
+The index may start from part of the tree (pt2bot/static_scan.py: the files that may define an
+`nn.Module` or call compile): a name in a module not read yet reads it then (`Loader`), and the
+search takes the roots of every file so read, so what it finds is what the whole tree gives.
 """
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Callable
+from typing import Callable, Protocol
 
 from pt2bot.rules._model import ClassInfo, FileSummary, FunctionInfo
 from pt2bot.rules._torch_modules import is_torch_module_class
 
 Key = tuple[str, str]   # (path, qualname)
+
+
+class Loader(Protocol):
+    """Reads the files of the tree the index did not start with (pt2bot/static_files.py), and
+    tells from their text alone (pt2bot/static_scan.py) what reading one cannot change."""
+    pending: dict[str, str]                                           # module name -> path
+
+    def load(self, module: str) -> FileSummary | None: ...
+
+    def may_hold(self, module: str, name: str) -> bool: ...
+
+    def may_name_module(self, dotted: str) -> bool: ...
 
 
 @dataclass
@@ -33,21 +49,53 @@ class Index:
     # module -> the modules it star-imports (`from .imgwarp import *`: key "*<module>" of its imports)
     stars: dict[str, list[str]] = field(default_factory=dict)
     _star_memo: dict[str, str | None] = field(default_factory=dict)
+    loader: Loader | None = None
+    # the summaries in the order they joined, with len(roots) then (later walks add roots that
+    # the search must not start from: pt2bot/static_files.py FileState.cache_view)
+    order: list[tuple[FileSummary, int]] = field(default_factory=list)
 
     @classmethod
-    def build(cls, summaries: list[FileSummary]) -> "Index":
-        idx = cls({s.module: s for s in summaries})
+    def build(cls, summaries: list[FileSummary], loader: Loader | None = None) -> "Index":
+        idx = cls({}, loader=loader)
         for s in summaries:
-            for q, info in s.functions.items():
-                if q != "<module>":
-                    idx.functions[f"{s.module}.{q}"] = (s, info)
-            for name, c in s.classes.items():
-                idx.classes[f"{s.module}.{name}"] = (s, c)
-            star = [m for k, m in s.imports.items() if k[:1] == "*" and m != s.module]
-            if star:
-                idx.stars[s.module] = star
-        idx.root_alias = _root_alias(summaries)
+            idx.add(s)
+        modules = {s.module for s in summaries} | set(loader.pending if loader is not None else ())
+        idx.root_alias = _root_alias(summaries, modules)
         return idx
+
+    def add(self, s: FileSummary) -> None:
+        if s.error or s.skip_file:
+            return
+        self.summaries[s.module] = s
+        self.order.append((s, len(s.roots)))
+        for q, info in s.functions.items():
+            if q != "<module>":
+                self.functions[f"{s.module}.{q}"] = (s, info)
+        for name, c in s.classes.items():
+            self.classes[f"{s.module}.{name}"] = (s, c)
+        star = [m for k, m in s.imports.items() if k[:1] == "*" and m != s.module]
+        if star:
+            self.stars[s.module] = star
+
+    def _ensure(self, name: str) -> None:
+        """Read the module of the tree that `name` is in, if not read yet: its longest prefix that
+        names a module of the tree (a shorter one could only hold it as a nested name `b.X` of
+        package `a` beside a module `a.b`, which an import of `a.b.X` does not reach either)."""
+        pending = self.loader.pending if self.loader is not None else None
+        if not pending:
+            return
+        prefix, word = name, ""
+        while prefix:
+            if prefix in self.summaries:
+                return
+            if prefix in pending:
+                # (a module whose text lacks the name it is asked for answers as if absent)
+                if not word or self.loader.may_hold(prefix, word):
+                    s = self.loader.load(prefix)
+                    if s is not None:
+                        self.add(s)
+                return
+            prefix, _, word = prefix.rpartition(".")
 
     def canonical(self, name: str, depth: int = 0) -> str:
         """Follow re-exports (`from .layers import Block` in a package `__init__`)."""
@@ -59,6 +107,7 @@ class Index:
         return self._canonical(name, depth)
 
     def _canonical(self, name: str, depth: int) -> str:
+        self._ensure(name)
         if depth > 8 or name in self.functions or name in self.classes:
             return name
         alias = self.root_alias
@@ -96,6 +145,7 @@ class Index:
             if src in seen:
                 continue
             seen.add(src)
+            self._ensure(f"{src}.{attr}")
             s = self.summaries.get(src)
             if s is None:
                 continue
@@ -110,9 +160,12 @@ class Index:
         if name in self._module_memo:
             return self._module_memo[name]
         result = False
+        self._ensure(name)
         entry = self.classes.get(name)
         if entry is not None and name not in seen:
             for b in entry[1].bases:
+                if self.loader is not None and not self.loader.may_name_module(b):
+                    continue      # (a configuration's base: no need to read its file)
                 # torch's private bases count too (`torch.nn.modules.loss._Loss`), and torch's
                 # classes re-exported by the tree (`from kornia.core import Module`)
                 canon = self.canonical(b)
@@ -154,12 +207,14 @@ class Index:
         return None
 
 
-def _root_alias(summaries: list[FileSummary]) -> str | None:
+def _root_alias(summaries: list[FileSummary], modules: set[str]) -> str | None:
     """`kornia` when the tree is the inside of package `kornia`: it has a top-level
-    `__init__.py` and its files import `kornia.<a top-level module of the tree>`."""
-    if not any(s.module == "" for s in summaries):
+    `__init__.py` and its files import `kornia.<a top-level module of the tree>`.
+    `modules`: every module of the tree, also those not read yet (the votes are the imports
+    of `summaries`: on a tree that is the inside of a package, nearly every file casts one)."""
+    if "" not in modules:
         return None
-    tops = {s.module.partition(".")[0] for s in summaries if s.module}
+    tops = {m.partition(".")[0] for m in modules if m}
     votes: dict[str, int] = {}
     for s in summaries:
         for target in s.imports.values():
@@ -180,37 +235,61 @@ class Reach:
 
 
 def find_compiled(summaries: list[FileSummary],
-                  walk: Callable[[list[tuple[FileSummary, FunctionInfo]]], None] | None = None) -> Reach:
+                  walk: Callable[[list[tuple[FileSummary, FunctionInfo]]], None] | None = None,
+                  loader: Loader | None = None) -> Reach:
     """Breadth-first from the roots. `walk(level)` is called before the call edges of a level
     of newly reached functions are read: lazy analysis walks exactly those bodies then.
 
     The search runs over (function, class of `self`) pairs: a `forward` inherited from a base
     class calls `self.apply_transform(...)` of the *subclass* being compiled (virtual
     dispatch), so `self.m` resolves in the MRO of the module class the root came from, not of
-    the class that defines the calling method (kornia's augmentations: issue 9)."""
-    idx = Index.build(summaries)
+    the class that defines the calling method (kornia's augmentations: issue 9).
+
+    Files the index reads on the way (`loader`) add their roots once the frontier is empty."""
+    idx = Index.build(summaries, loader)
     frontier: list[tuple[str, str | None]] = []
-    for name, (s, c) in idx.classes.items():
-        if idx.is_module_class(name):
-            fwd = idx.method(name, "forward")
-            if fwd:
-                frontier.append((fwd, name))
-    for s in summaries:
-        for q, info in s.functions.items():
-            if info.compiled_root:
-                frontier.append((f"{s.module}.{q}", None))
-        for root in s.roots:
-            root = idx.canonical(root)
-            if root in idx.functions:
-                frontier.append((root, None))
-            elif root in idx.classes:
-                fwd = idx.method(root, "forward")
-                if fwd:
-                    frontier.append((fwd, root))
+    rooted = 0
     compiled: set[Key] = set()
     disabled: dict[Key, tuple[FileSummary, FunctionInfo]] = {}
     seen: set[tuple[str, str | None]] = set()
     reached: set[str] = set()
+    while rooted < len(idx.order):
+        # (reading the roots may read more files: they join `idx.order` and this loop)
+        while rooted < len(idx.order):
+            s, n_roots = idx.order[rooted]
+            rooted += 1
+            frontier += _roots(idx, s, n_roots)
+        _search(idx, frontier, walk, compiled, disabled, seen, reached)
+        frontier = []
+    return Reach(compiled, list(disabled.values()), idx)
+
+
+def _roots(idx: Index, s: FileSummary, n_roots: int) -> list[tuple[str, str | None]]:
+    out: list[tuple[str, str | None]] = []
+    for cname in s.classes:
+        name = f"{s.module}.{cname}"
+        if idx.is_module_class(name):
+            fwd = idx.method(name, "forward")
+            if fwd:
+                out.append((fwd, name))
+    for q, info in s.functions.items():
+        if info.compiled_root:
+            out.append((f"{s.module}.{q}", None))
+    for root in s.roots[:n_roots]:
+        root = idx.canonical(root)
+        if root in idx.functions:
+            out.append((root, None))
+        elif root in idx.classes:
+            fwd = idx.method(root, "forward")
+            if fwd:
+                out.append((fwd, root))
+    return out
+
+
+def _search(idx: Index, frontier: list[tuple[str, str | None]],
+            walk: Callable[[list[tuple[FileSummary, FunctionInfo]]], None] | None,
+            compiled: set[Key], disabled: dict[Key, tuple[FileSummary, FunctionInfo]],
+            seen: set[tuple[str, str | None]], reached: set[str]) -> None:
     while frontier:
         level: list[tuple[str, str | None, FileSummary, FunctionInfo]] = []
         new: list[tuple[FileSummary, FunctionInfo]] = []
@@ -242,7 +321,6 @@ def find_compiled(summaries: list[FileSummary],
                 callee = resolve_call(idx, cls_name, kind, target)
                 if callee is not None and callee not in seen:
                     frontier.append(callee)
-    return Reach(compiled, list(disabled.values()), idx)
 
 
 def resolve_call(idx: Index, cls_name: str | None, kind: str, target: str) -> tuple[str, str | None] | None:
