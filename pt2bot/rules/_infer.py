@@ -25,7 +25,7 @@ import ast
 import re
 from typing import Callable, Iterable
 
-from pt2bot.rules._model import Candidate, ClassInfo, FileSummary, FunctionInfo, dotted
+from pt2bot.rules._model import Candidate, ClassInfo, FileSummary, FunctionInfo
 from pt2bot.rules._numpy import ARRAY_METHODS as _NP_ARRAY_METHODS, FUNCS as _NP_FUNCS
 from pt2bot.rules._torch_modules import is_torch_module_class
 
@@ -640,12 +640,14 @@ class FunctionContext:
             # element picked from it may be the constant)
             return SIZES if e.elts and all(self.kind(x) == SIZE for x in e.elts) else OTHER
         if t is ast.Compare:
-            if any(isinstance(o, (ast.Is, ast.IsNot, ast.In, ast.NotIn)) for o in e.ops):
-                return OTHER
-            operands = [e.left] + list(e.comparators)
+            for o in e.ops:     # (loops, not `any` over a generator: every comparison comes here)
+                if type(o) in _MEMBERSHIP_OPS:
+                    return OTHER
+            operands = [e.left, *e.comparators]
             # a tensor is never compared with a string: `kind == "norm"` is about a str
-            if any(isinstance(o, ast.Constant) and isinstance(o.value, (str, bytes)) for o in operands):
-                return OTHER
+            for o in operands:
+                if type(o) is ast.Constant and isinstance(o.value, (str, bytes)):
+                    return OTHER
             kinds = [self.kind(o) for o in operands]
             if any(k in TENSORISH or k == RESULT for k in kinds):
                 return BOOL_TENSOR
@@ -832,9 +834,13 @@ class FunctionContext:
         return self.mod.helper_return_kind(name, tuple(sized))
 
     def is_tensor_compare(self, c: ast.Compare) -> bool:
-        return not any(isinstance(o, (ast.Is, ast.IsNot, ast.In, ast.NotIn)) for o in c.ops) and \
-            not any(isinstance(o, ast.Constant) and isinstance(o.value, (str, bytes))
-                    for o in [c.left, *c.comparators])
+        for o in c.ops:
+            if type(o) in _MEMBERSHIP_OPS:
+                return False
+        for o in (c.left, *c.comparators):
+            if type(o) is ast.Constant and isinstance(o.value, (str, bytes)):
+                return False
+        return True
 
     def assign(self, target: ast.AST, kind: str, value: ast.AST | None = None) -> None:
         if type(target) is _Name:
@@ -885,6 +891,7 @@ class FunctionContext:
 
 
 _Name, _Attribute, _Call = ast.Name, ast.Attribute, ast.Call
+_MEMBERSHIP_OPS = frozenset({ast.Is, ast.IsNot, ast.In, ast.NotIn})
 _FIXED_DIM_NAMES = frozenset({"C", "c", "ch", "chs", "chans", "channels", "in_channels", "out_channels",
                               "num_channels", "n_channels", "heads", "kv_heads", "num_heads", "n_heads",
                               "num_kv_heads", "n_kv_heads", "num_classes", "n_classes"})
@@ -1119,14 +1126,16 @@ def _join_walk(sub: "FunctionContext", body: list[ast.stmt], joined: bool, poiso
 def is_compiling_check(mod: ModuleContext, test: ast.AST) -> int:
     """+1 if `test` is true only while dynamo compiles, -1 if never then, 0 otherwise.
     (`not is_compiling() and x`: -1; `is_compiling() or x`: +1, its `else` is eager-only.)"""
-    if isinstance(test, ast.BoolOp):
+    t = type(test)
+    if t is ast.BoolOp:
         parts = [is_compiling_check(mod, v) for v in test.values]
-        want = -1 if isinstance(test.op, ast.And) else 1
+        want = -1 if type(test.op) is ast.And else 1
         return want if want in parts else 0
     neg = False
-    if isinstance(test, ast.UnaryOp) and isinstance(test.op, ast.Not):
+    if t is ast.UnaryOp and type(test.op) is ast.Not:
         neg, test = True, test.operand
-    if isinstance(test, ast.Call) and not test.args:
+        t = type(test)
+    if t is _Call and not test.args:
         name = mod.resolve(test.func) or ""
         if name in _COMPILING_CHECKS or name.rpartition(".")[2] in _COMPILING_SUFFIXES:
             return -1 if neg else 1

@@ -26,7 +26,6 @@ from pt2bot.rules._infer import (
     FunctionContext,
     ModuleContext,
     Rules,
-    call_key,
     ends,
     is_compiling_check,
 )
