@@ -25,7 +25,7 @@ import ast
 import re
 from typing import Callable, Iterable
 
-from pt2bot.rules._model import Candidate, ClassInfo, FileSummary, FunctionInfo, dotted
+from pt2bot.rules._model import Candidate, ClassInfo, FileSummary, FunctionInfo
 from pt2bot.rules._numpy import ARRAY_METHODS as _NP_ARRAY_METHODS, FUNCS as _NP_FUNCS
 from pt2bot.rules._torch_modules import is_torch_module_class
 
@@ -139,6 +139,11 @@ class Rules:
         self.call_keys = list(call_keys) if call_keys is not None else [None] * len(calls)
         self._calls = list(zip(calls, self.call_keys))
         self._by_key: dict[tuple[str | None, str | None], tuple] = {}
+        self.has_call_handlers = bool(calls)
+        # node type -> what the walk does there (pt2bot/rules/_walk.py `_plan`), filled as it goes
+        self.plans: dict[type, tuple] = {}
+        # no rule looks at attributes: `self.x` / `x.shape` need no visit of their own
+        self.attr_leaf = ast.Attribute not in handlers
 
     def call_handlers(self, key: str | None, target: str | None) -> tuple:
         k = (key, target)
@@ -173,17 +178,31 @@ class ModuleContext:
 
     def resolve(self, node: ast.AST) -> str | None:
         """The dotted name an expression refers to, with import aliases expanded."""
-        d = dotted(node)
-        if d is None:
+        t = type(node)
+        if t is _Name:       # `dotted` and the split of its result, inlined (called at every call)
+            head = node.id
+            rest = None
+        elif t is _Attribute:
+            v = node.value
+            if type(v) is _Name:
+                head, rest = v.id, node.attr
+            else:
+                parts = [node.attr]
+                while type(v) is _Attribute:
+                    parts.append(v.attr)
+                    v = v.value
+                if type(v) is not _Name:
+                    return None
+                head = v.id
+                rest = ".".join(reversed(parts))
+        else:
             return None
-        head, _, rest = d.partition(".")
         target = self.imports.get(head)
         if target is None:
-            local = self.summary.module_names.get(head)
-            if local is None:
-                return d
-            target = local
-        return f"{target}.{rest}" if rest else target
+            target = self.summary.module_names.get(head)
+            if target is None:
+                return head if rest is None else f"{head}.{rest}"
+        return target if rest is None else f"{target}.{rest}"
 
     def tensor_attrs(self, cls: ClassInfo) -> frozenset[str]:
         """Attributes of `cls` that hold tensors: `self.register_buffer("name", ...)`,
@@ -337,8 +356,10 @@ class ModuleContext:
         # walking every expression of the helper (the lines are there while functions are
         # walked, pt2bot/static_files.py; without them, no answer)
         lines = self.summary.lines
-        if not lines or any("yield" in line or "await" in line or ":=" in line
-                            for line in lines[node.lineno - 1:node.end_lineno or node.lineno]):
+        if not lines:
+            return None, None
+        text = "\n".join(lines[node.lineno - 1:node.end_lineno or node.lineno])
+        if "yield" in text or "await" in text or ":=" in text:
             return None, None
         info = self.summary.functions.get(qualname) or FunctionInfo(qualname, cls.name if cls else None,
                                                                     node.lineno)
@@ -503,20 +524,34 @@ class FunctionContext:
 
     # -- parameters -------------------------------------------------------------------------
     def _declare_params(self, args: ast.arguments, *, is_method: bool) -> None:
-        positional = list(args.posonlyargs) + list(args.args)
-        defaults: list[ast.expr | None] = [None] * (len(positional) - len(args.defaults)) + list(args.defaults)
-        pairs = list(zip(positional, defaults)) + list(zip(args.kwonlyargs, args.kw_defaults))
-        for i, (a, default) in enumerate(pairs):
+        env = self.env
+        positional = args.posonlyargs + args.args if args.posonlyargs else args.args
+        defaults = args.defaults
+        first = len(positional) - len(defaults)     # the first positional with a default
+        param_kind = self._param_kind
+        for i, a in enumerate(positional):
             if is_method and i == 0 and a.arg in ("self", "cls"):
                 continue
-            self.env[a.arg] = self._param_kind(a, default)
+            env[a.arg] = param_kind(a, defaults[i - first] if i >= first else None)
+        for j, (a, default) in enumerate(zip(args.kwonlyargs, args.kw_defaults)):
+            if is_method and j == 0 and not positional and a.arg in ("self", "cls"):   # `def f(*, self)`
+                continue
+            env[a.arg] = param_kind(a, default)
         for a in (args.vararg, args.kwarg):
             if a is not None:
-                self.env[a.arg] = OTHER
+                env[a.arg] = OTHER
 
     def _param_kind(self, a: ast.arg, default: ast.expr | None) -> str:
         ann = a.annotation
         if ann is not None:
+            t = type(ann)
+            # the common annotations (`int`, `torch.Tensor`), as the general case below decides them
+            if t is _Name:
+                return TENSOR if ann.id == "Tensor" else OTHER
+            if t is _Attribute and type(ann.value) is _Name:
+                words = (ann.attr, ann.value.id)
+                return TENSOR if "Tensor" in words and words[0] not in _CONTAINERS and \
+                    words[1] not in _CONTAINERS else OTHER
             tensors = 0
             members = _union_members(ann)
             for m in members:
@@ -536,11 +571,11 @@ class FunctionContext:
     # -- kinds ------------------------------------------------------------------------------
     def kind(self, e: ast.AST) -> str:
         t = type(e)
-        if t is ast.Name:
+        if t is _Name:
             return self.env.get(e.id, OTHER)
-        if t is ast.Call:
+        if t is _Call:
             return self._call_kind(e)
-        if t is ast.Attribute:
+        if t is _Attribute:
             if e.attr == "shape":
                 # the shape of a module's own parameter or buffer is fixed per model
                 if self.self_tensor_attr(e.value):
@@ -605,12 +640,14 @@ class FunctionContext:
             # element picked from it may be the constant)
             return SIZES if e.elts and all(self.kind(x) == SIZE for x in e.elts) else OTHER
         if t is ast.Compare:
-            if any(isinstance(o, (ast.Is, ast.IsNot, ast.In, ast.NotIn)) for o in e.ops):
-                return OTHER
-            operands = [e.left] + list(e.comparators)
+            for o in e.ops:     # (loops, not `any` over a generator: every comparison comes here)
+                if type(o) in _MEMBERSHIP_OPS:
+                    return OTHER
+            operands = [e.left, *e.comparators]
             # a tensor is never compared with a string: `kind == "norm"` is about a str
-            if any(isinstance(o, ast.Constant) and isinstance(o.value, (str, bytes)) for o in operands):
-                return OTHER
+            for o in operands:
+                if type(o) is ast.Constant and isinstance(o.value, (str, bytes)):
+                    return OTHER
             kinds = [self.kind(o) for o in operands]
             if any(k in TENSORISH or k == RESULT for k in kinds):
                 return BOOL_TENSOR
@@ -641,8 +678,9 @@ class FunctionContext:
 
     def _call_kind(self, e: ast.Call) -> str:
         f = e.func
-        if isinstance(f, ast.Attribute):
-            recv = self.kind(f.value)
+        if type(f) is _Attribute:
+            v = f.value
+            recv = self.env.get(v.id, OTHER) if type(v) is _Name else self.kind(v)    # `kind`, inlined
             name = f.attr
             if name == "item" and not e.args and not e.keywords:
                 return SCALAR       # `x.sum().item()`: a Python number read from the data
@@ -796,12 +834,16 @@ class FunctionContext:
         return self.mod.helper_return_kind(name, tuple(sized))
 
     def is_tensor_compare(self, c: ast.Compare) -> bool:
-        return not any(isinstance(o, (ast.Is, ast.IsNot, ast.In, ast.NotIn)) for o in c.ops) and \
-            not any(isinstance(o, ast.Constant) and isinstance(o.value, (str, bytes))
-                    for o in [c.left, *c.comparators])
+        for o in c.ops:
+            if type(o) in _MEMBERSHIP_OPS:
+                return False
+        for o in (c.left, *c.comparators):
+            if type(o) is ast.Constant and isinstance(o.value, (str, bytes)):
+                return False
+        return True
 
     def assign(self, target: ast.AST, kind: str, value: ast.AST | None = None) -> None:
-        if isinstance(target, ast.Name):
+        if type(target) is _Name:
             # `_, ch, h, w = img.size()`, `heads, kv_heads = q.shape[1], k.shape[1]`: a size
             # the code names a channel or head count is fixed per model (issue 9: x-transformers
             # `kv_heads < heads`, kornia's chunk sizes from `ch`), not a dynamic dim
@@ -848,6 +890,8 @@ class FunctionContext:
         return lines[node.lineno - 1] if 0 < node.lineno <= len(lines) else ""
 
 
+_Name, _Attribute, _Call = ast.Name, ast.Attribute, ast.Call
+_MEMBERSHIP_OPS = frozenset({ast.Is, ast.IsNot, ast.In, ast.NotIn})
 _FIXED_DIM_NAMES = frozenset({"C", "c", "ch", "chs", "chans", "channels", "in_channels", "out_channels",
                               "num_channels", "n_channels", "heads", "kv_heads", "num_heads", "n_heads",
                               "num_kv_heads", "n_kv_heads", "num_classes", "n_classes"})
@@ -1082,14 +1126,16 @@ def _join_walk(sub: "FunctionContext", body: list[ast.stmt], joined: bool, poiso
 def is_compiling_check(mod: ModuleContext, test: ast.AST) -> int:
     """+1 if `test` is true only while dynamo compiles, -1 if never then, 0 otherwise.
     (`not is_compiling() and x`: -1; `is_compiling() or x`: +1, its `else` is eager-only.)"""
-    if isinstance(test, ast.BoolOp):
+    t = type(test)
+    if t is ast.BoolOp:
         parts = [is_compiling_check(mod, v) for v in test.values]
-        want = -1 if isinstance(test.op, ast.And) else 1
+        want = -1 if type(test.op) is ast.And else 1
         return want if want in parts else 0
     neg = False
-    if isinstance(test, ast.UnaryOp) and isinstance(test.op, ast.Not):
+    if t is ast.UnaryOp and type(test.op) is ast.Not:
         neg, test = True, test.operand
-    if isinstance(test, ast.Call) and not test.args:
+        t = type(test)
+    if t is _Call and not test.args:
         name = mod.resolve(test.func) or ""
         if name in _COMPILING_CHECKS or name.rpartition(".")[2] in _COMPILING_SUFFIXES:
             return -1 if neg else 1

@@ -46,7 +46,8 @@ class Calls(list):
     sizes: dict[int, tuple[int, tuple[tuple[int | str, object, str], ...]]]
 
     def __init__(self, *args: object) -> None:
-        super().__init__(*args)
+        if args:
+            list.__init__(self, *args)
         self.guards = {}
         self.sizes = {}
 
@@ -114,11 +115,22 @@ def module_name(path: str) -> str:
 
 def dotted(node: ast.AST) -> str | None:
     """`a.b.c` as a string, or None if the expression is not a plain dotted name."""
-    parts: list[str] = []
-    while isinstance(node, ast.Attribute):
-        parts.append(node.attr)
-        node = node.value
-    if isinstance(node, ast.Name):
-        parts.append(node.id)
+    t = type(node)
+    if t is _Name:       # most calls: a bare name, or `a.b` (no list, no join)
+        return node.id
+    if t is not _Attribute:
+        return None
+    v = node.value
+    if type(v) is _Name:
+        return f"{v.id}.{node.attr}"
+    parts = [node.attr]
+    while type(v) is _Attribute:
+        parts.append(v.attr)
+        v = v.value
+    if type(v) is _Name:
+        parts.append(v.id)
         return ".".join(reversed(parts))
     return None
+
+
+_Name, _Attribute = ast.Name, ast.Attribute

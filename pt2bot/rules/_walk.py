@@ -26,7 +26,6 @@ from pt2bot.rules._infer import (
     FunctionContext,
     ModuleContext,
     Rules,
-    call_key,
     ends,
     is_compiling_check,
 )
@@ -38,7 +37,10 @@ class Walker:
 
     def __init__(self, ctx: FunctionContext) -> None:
         self.ctx = ctx
-        self.handlers = ctx.mod.rules.handlers
+        rules = ctx.mod.rules
+        self.handlers = rules.handlers
+        self.plans = rules.plans
+        self.rules = rules
         self.cands: list[Candidate] = ctx.mod.summary.candidates
         # Arguments whose default is None/False (their "is not None" branch is not the default
         # path), and the first line each local name is assigned at (a reassigned argument no
@@ -52,44 +54,43 @@ class Walker:
 
     def walk(self, node: ast.AST) -> None:
         t = type(node)
-        hs = self.handlers.get(t)
-        if t is ast.Call:
-            # resolved once per call, used by the call graph and by every rule (see call_target)
-            target = self.ctx.call_target = self.ctx.mod.resolve(node.func)
-            if hs:
-                # only the rules whose `call_keys` this call has (pt2bot/rules/_base.py)
-                hs = self.ctx.mod.rules.call_handlers(call_key(node.func), target)
-            if hs:
-                before = len(self.cands)
-                for h in hs:
-                    h(self.ctx, node)
-                if target is not None:
-                    for c in self.cands[before:]:
-                        c.callee = target
-                hs = None
+        if t is _Call:
+            self._call(node)
+            return
+        # one lookup per node: (the rules' handlers, the walker's own method, the child fields)
+        plan = self.plans.get(t)
+        if plan is None:
+            plan = _plan(self.plans, self.handlers, t)
+        hs, m, fields = plan
         if hs:
-            before = len(self.cands)
+            cands = self.cands
+            before = len(cands)
+            ctx = self.ctx
             for h in hs:
-                h(self.ctx, node)
-            if t in _GUARDING and len(self.cands) > before:
+                h(ctx, node)
+            if t in _GUARDING and len(cands) > before:
                 self._mark_inside(node, before)
-        m = _SPECIAL.get(t)
         if m is not None:
             m(self, node)
             return
-        fields = _CHILD_FIELDS.get(t)
-        if fields is None:
-            fields = _child_fields(t)
+        walk = self.walk
+        # `self.x`, `x.shape`: an attribute of a name has nothing to visit (unless a rule
+        # handles attributes), so it is not visited: a Python call saved per such node
+        attr_leaf = self.rules.attr_leaf
         for name in fields:
             v = getattr(node, name, None)
             if v is None:
                 continue
-            if type(v) is list:
+            tv = type(v)
+            if tv is list:
                 for item in v:
-                    if isinstance(item, ast.AST) and type(item) not in _LEAVES:
-                        self.walk(item)
-            elif type(v) not in _LEAVES and isinstance(v, ast.AST):
-                self.walk(v)
+                    ti = type(item)
+                    if ti not in _LEAVES and not (ti is _Attribute and attr_leaf and type(item.value) is _Name) \
+                            and isinstance(item, ast.AST):
+                        walk(item)
+            elif tv not in _LEAVES and not (tv is _Attribute and attr_leaf and type(v.value) is _Name) and \
+                    isinstance(v, ast.AST):
+                walk(v)
 
     def walk_all(self, nodes: Iterable[ast.AST]) -> None:
         """Statements in order; after `if c: return` the rest of the block is c's else branch."""
@@ -177,15 +178,24 @@ class Walker:
 
     # statements that change the environment or the context
     def _assign(self, node: ast.Assign) -> None:
-        self.walk(node.value)
-        k = self.ctx.kind(node.value)
+        ctx = self.ctx
+        v = node.value
+        tv = type(v)
+        if tv not in _LEAVES or tv in self.handlers:
+            self.walk(v)
+        k = ctx.kind(v)
         for t in node.targets:
+            if type(t) is _Name:
+                # `_note_assigned` and `_walk_target` of a name, inlined (most targets)
+                self.assigned.setdefault(t.id, t.lineno)
+                self.guarded.pop(t.id, None)
+                if tv is ast.BoolOp and isinstance(v.op, ast.And):
+                    self.guarded[t.id] = lambda v=v: self.conditions.operand(v, len(v.values) - 1)
+                ctx.assign(t, k, v)
+                continue
             self._note_assigned(t)
-            v = node.value
-            if type(t) is ast.Name and type(v) is ast.BoolOp and isinstance(v.op, ast.And):
-                self.guarded[t.id] = lambda v=v: self.conditions.operand(v, len(v.values) - 1)
-            self.ctx.assign(t, k, node.value)
-            self._walk_target(t, node.value)
+            ctx.assign(t, k, v)
+            self._walk_target(t, v)
 
     def _walk_target(self, t: ast.AST, value: ast.AST) -> None:
         if isinstance(t, ast.Attribute) and isinstance(t.value, ast.Name) and t.value.id == "self" \
@@ -241,7 +251,7 @@ class Walker:
         self._branch(node.body, c == -1, script)
         self._mark(start, lambda: self.conditions.body(node))
         after_body = self.ctx.env
-        self.ctx.env = dict(before)
+        self.ctx.env = before     # (a copy already: nothing else holds it)
         start = self._pos()
         self._branch(node.orelse, c == 1, script)
         self._mark(start, lambda: self.conditions.orelse(node))
@@ -338,25 +348,47 @@ class Walker:
         self.ctx.loop_depth -= 1
 
     def _call(self, node: ast.Call) -> None:
-        calls = self.ctx.info.calls
+        ctx = self.ctx
+        f = node.func
+        tf = type(f)
+        # resolved once per call, used by the call graph and by every rule (see call_target)
+        target = ctx.call_target = ctx.mod.resolve(f)
+        rules = self.rules
+        if rules.has_call_handlers:
+            # only the rules whose `call_keys` this call has (pt2bot/rules/_base.py), by
+            # `call_key(f)` (inlined: this runs at every call)
+            key = "." + f.attr if tf is _Attribute else f.id if tf is _Name else "()" if tf is _Call else None
+            hs = rules._by_key.get((key, target))
+            if hs is None:
+                hs = rules.call_handlers(key, target)
+            if hs:
+                cands = self.cands
+                before = len(cands)
+                for h in hs:
+                    h(ctx, node)
+                if target is not None:
+                    for c in cands[before:]:
+                        c.callee = target
+        calls = ctx.info.calls
         n = len(calls)
-        _record_call(self.ctx, node, self.ctx.call_target)
+        _record_call(ctx, node, target)
         if len(calls) > n and (node.args or node.keywords):
             # which arguments are tensor sizes (a callee's pending candidates: _sizeargs.py)
-            record_call_sizes(self.ctx, node, n, self.ctx.call_target)
-            _record_passed_functions(self.ctx, node, self.ctx.call_target)
-        f = node.func
-        if type(f) is ast.Attribute:
-            if type(f.value) not in _LEAVES:
-                self.walk(f.value)
-        elif type(f) not in _LEAVES:
-            self.walk(f)
+            record_call_sizes(ctx, node, n, target)
+            _record_passed_functions(ctx, node, target)
+        walk = self.walk
+        if tf is _Attribute:
+            v = f.value
+            if type(v) not in _LEAVES:
+                walk(v)
+        elif tf not in _LEAVES:
+            walk(f)
         for a in node.args:
             if type(a) not in _LEAVES:
-                self.walk(a)
+                walk(a)
         for k in node.keywords:
             if type(k.value) not in _LEAVES:
-                self.walk(k.value)
+                walk(k.value)
 
     def _funcdef(self, node: ast.FunctionDef | ast.AsyncFunctionDef) -> None:
         # A nested function: its body is part of the enclosing compiled code; parameters shadow.
@@ -398,6 +430,18 @@ def _child_fields(t: type) -> tuple[str, ...]:
     return fields
 
 
+def _plan(plans: dict, handlers: dict, t: type) -> tuple:
+    """What `Walker.walk` does at a node of type `t` (kept in `Rules.plans`, one per rule set)."""
+    fields = _CHILD_FIELDS.get(t)
+    if fields is None:
+        fields = _child_fields(t)
+    plan = plans[t] = (handlers.get(t) or None, _SPECIAL.get(t), fields)
+    return plan
+
+
+_Call, _Attribute, _Name = ast.Call, ast.Attribute, ast.Name
+
+
 _SPECIAL: dict[type, Callable[[Walker, ast.AST], None]] = {
     ast.Assign: Walker._assign, ast.AnnAssign: Walker._annassign, ast.AugAssign: Walker._augassign,
     ast.NamedExpr: Walker._namedexpr, ast.For: Walker._loop, ast.AsyncFor: Walker._loop,
@@ -421,13 +465,16 @@ def _record_call(ctx: FunctionContext, node: ast.Call, target: str | None) -> No
             _record_root(ctx.mod, node.args[0])
         return
     calls = ctx.info.calls
-    if isinstance(f, ast.Attribute) and isinstance(f.value, ast.Name) and f.value.id == "self":
-        calls.append(("self", f.attr))
-        return
-    if isinstance(f, ast.Attribute) and isinstance(f.value, ast.Attribute) and \
-            isinstance(f.value.value, ast.Name) and f.value.value.id == "self" and f.attr == "forward":
-        calls.append(("selfattr", f.value.attr))
-        return
+    if type(f) is _Attribute:
+        v = f.value
+        tv = type(v)
+        if tv is _Name:
+            if v.id == "self":
+                calls.append(("self", f.attr))
+                return
+        elif tv is _Attribute and f.attr == "forward" and type(v.value) is _Name and v.value.id == "self":
+            calls.append(("selfattr", v.attr))
+            return
     if target is None:
         return
     if target in COMPILE_FUNCS and node.args:
@@ -460,19 +507,28 @@ def _record_passed_functions(ctx: FunctionContext, node: ast.Call, target: str |
                  or target in _CALLS_ITS_ARGUMENT):
         return
     calls = ctx.info.calls
-    for a in (*node.args, *(k.value for k in node.keywords)):
+    env = ctx.env
+    args = node.args
+    if node.keywords:
+        args = args + [k.value for k in node.keywords]
+    for a in args:
         t = type(a)
-        if t is ast.Attribute and type(a.value) is ast.Name and a.value.id == "self":
-            calls.append(("self", a.attr))     # a method (or a submodule: its forward)
-        elif t is ast.Attribute or t is ast.Name:
-            head = a
-            while type(head) is ast.Attribute:
+        if t is _Attribute:
+            head = a.value
+            if type(head) is _Name and head.id == "self":
+                calls.append(("self", a.attr))     # a method (or a submodule: its forward)
+                continue
+            while type(head) is _Attribute:
                 head = head.value
-            if type(head) is not ast.Name or head.id == "self" or head.id in ctx.env:
-                continue     # `self.config.x`, `x.shape`, a local: a value, not a function of the tree
-            r = ctx.mod.resolve(a)
-            if r is not None and "." in r and not r.startswith(_KEEPS_ITS_ARGUMENT):
-                calls.append(("name", r))
+        elif t is _Name:
+            head = a
+        else:
+            continue
+        if type(head) is not _Name or head.id == "self" or head.id in env:
+            continue     # `self.config.x`, `x.shape`, a local: a value, not a function of the tree
+        r = ctx.mod.resolve(a)
+        if r is not None and "." in r and not r.startswith(_KEEPS_ITS_ARGUMENT):
+            calls.append(("name", r))
 
 
 def _record_root(mod: ModuleContext, arg: ast.AST) -> None:
@@ -572,17 +628,25 @@ def skeleton_module(path: str, tree: ast.Module, lines: list[str], rules: Rules,
 def _scan_self_attrs(mod: ModuleContext, cls: ClassInfo, body: list[ast.stmt]) -> None:
     """`self.x = Ctor(...)` anywhere in a method's statements (not expressions): cheap."""
     for st in body:
-        if isinstance(st, ast.Assign) and isinstance(st.value, ast.Call):
-            for t in st.targets:
-                if isinstance(t, ast.Attribute) and isinstance(t.value, ast.Name) and t.value.id == "self":
-                    ctor = mod.resolve(st.value.func)
-                    if ctor:
-                        cls.attrs.setdefault(t.attr, ctor)
-        elif isinstance(st, (ast.If, ast.For, ast.While, ast.With, ast.Try, ast.AsyncFor, ast.AsyncWith)):
-            for field in ("body", "orelse", "finalbody"):
-                _scan_self_attrs(mod, cls, getattr(st, field, []) or [])
-            for h in getattr(st, "handlers", []):
-                _scan_self_attrs(mod, cls, h.body)
+        t = type(st)
+        if t is ast.Assign:
+            if type(st.value) is _Call:
+                for tg in st.targets:
+                    if type(tg) is _Attribute and type(tg.value) is _Name and tg.value.id == "self":
+                        ctor = mod.resolve(st.value.func)
+                        if ctor:
+                            cls.attrs.setdefault(tg.attr, ctor)
+        elif t in _BLOCKS:
+            _scan_self_attrs(mod, cls, st.body)
+            if t is not ast.With and t is not ast.AsyncWith:
+                _scan_self_attrs(mod, cls, st.orelse)
+                if t is ast.Try:
+                    _scan_self_attrs(mod, cls, st.finalbody)
+                    for h in st.handlers:
+                        _scan_self_attrs(mod, cls, h.body)
+
+
+_BLOCKS = frozenset({ast.If, ast.For, ast.While, ast.With, ast.Try, ast.AsyncFor, ast.AsyncWith})
 
 
 def _declare_top(mod: ModuleContext, st: ast.stmt, modname: str, package: str) -> None:
@@ -648,13 +712,18 @@ def _walk_module_level(mod: ModuleContext, st: ast.AST) -> None:
     info = mod.summary.functions.get("<module>")
     if info is None:
         info = mod.summary.functions["<module>"] = FunctionInfo("<module>", None, 1)
-    fake = ast.FunctionDef(name="<module>", args=ast.arguments(posonlyargs=[], args=[], vararg=None,
-                           kwonlyargs=[], kw_defaults=[], kwarg=None, defaults=[]), body=[],
-                           decorator_list=[], lineno=1, col_offset=0)
-    ctx = FunctionContext(mod, info, fake, None)
+    if type(st) in _LEAVES and type(st) not in mod.rules.handlers:
+        return     # `import x`, `pass`: nothing the walk would visit or a rule would see
+    ctx = FunctionContext(mod, info, _MODULE_DEF, None)
     w = Walker(ctx)
     w.walk(st)
     w.guarded.clear()
+
+
+# The function the walk of module-level code is in (never changed: one for every file).
+_MODULE_DEF = ast.FunctionDef(name="<module>", args=ast.arguments(posonlyargs=[], args=[], vararg=None,
+                              kwonlyargs=[], kw_defaults=[], kwarg=None, defaults=[]), body=[],
+                              decorator_list=[], lineno=1, col_offset=0)
 
 
 # --------------------------------------------------------------------------------------------
@@ -905,11 +974,15 @@ def _raised(exc: ast.AST) -> ast.AST:
 
 def _optional_params(args: ast.arguments) -> set[str]:
     """Arguments whose default is None or False."""
-    positional = list(args.posonlyargs) + list(args.args)
-    defaults: list[ast.expr | None] = [None] * (len(positional) - len(args.defaults)) + list(args.defaults)
     out = set()
-    for a, d in list(zip(positional, defaults)) + list(zip(args.kwonlyargs, args.kw_defaults)):
-        if isinstance(d, ast.Constant) and (d.value is None or d.value is False):
+    defaults = args.defaults
+    if defaults:
+        positional = args.posonlyargs + args.args if args.posonlyargs else args.args
+        for a, d in zip(positional[len(positional) - len(defaults):], defaults):
+            if type(d) is ast.Constant and (d.value is None or d.value is False):
+                out.add(a.arg)
+    for a, d in zip(args.kwonlyargs, args.kw_defaults):
+        if type(d) is ast.Constant and (d.value is None or d.value is False):
             out.add(a.arg)
     return out
 
@@ -938,7 +1011,7 @@ def _join_kinds(a: dict[str, str], b: dict[str, str]) -> dict[str, str]:
 def _scan_flags(cls: ClassInfo, init: ast.FunctionDef | ast.AsyncFunctionDef, lines: list[str],
                 node: ast.ClassDef) -> None:
     """`ClassInfo.off_flags` from `__init__` (see the list above `Conditions`)."""
-    defaults = {a for a in _optional_params(init.args)}
+    defaults = _optional_params(init.args)
     off: dict[str, bool] = {}
     nones: set[str] = set()
     for st in _statements(init.body):

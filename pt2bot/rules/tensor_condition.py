@@ -3,20 +3,32 @@ from __future__ import annotations
 import ast
 
 from pt2bot.rules._base import Rule
-from pt2bot.rules._infer import NDARRAY
-from pt2bot.rules._util import condition_part, mark_boolops, reads_tensor_value
+from pt2bot.rules._infer import BOOL_TENSOR, NDARRAY, TENSOR
+from pt2bot.rules._util import condition_part, mark_boolops, tensor_value_of_kind
 
 _NUMPY_WHY = ("numpy in compiled code is traced into torch ops, so this is a tensor's value: data-dependent "
               "branching, a graph break on every call; compute it with Python ints (or `math`) on the sizes")
 
 
-def _numpy_value(ctx, test: ast.AST) -> ast.AST | None:
-    return test if ctx.kind(test) == NDARRAY else None
+def _reads_value(ctx, test: ast.AST) -> tuple[ast.AST | None, ast.AST | None]:
+    """The part of a condition that is a tensor's value (pt2bot/rules/_util.py
+    `reads_tensor_value`), else the first that is a numpy array's (pt2bot/rules/_numpy.py), in
+    one pass: the kind of each part is computed once, not once per question."""
+    numpy: list[ast.AST] = []
 
+    def leaf(ctx, e: ast.AST) -> ast.AST | None:
+        k = ctx.kind(e)
+        if k in (TENSOR, BOOL_TENSOR):
+            return e
+        hit = tensor_value_of_kind(ctx, e, k)
+        if hit is None and not numpy and k == NDARRAY:
+            numpy.append(e)
+        return hit
 
-def _reads_numpy_value(ctx, test: ast.AST) -> ast.AST | None:
-    """The part of a condition that is a numpy array's value (pt2bot/rules/_numpy.py)."""
-    return condition_part(ctx, test, _numpy_value)
+    hit = condition_part(ctx, test, leaf)
+    if hit is not None:
+        return hit, None
+    return None, (numpy[0] if numpy else None)
 
 
 class TensorCondition(Rule):
@@ -65,21 +77,21 @@ class TensorCondition(Rule):
                 return
             # Only operands whose truth value is taken: all but the last one.
             for v in node.values[:-1]:
-                hit = reads_tensor_value(ctx, v)
+                hit, np_hit = _reads_value(ctx, v)
                 if hit is not None:
                     ctx.report(self.code, hit, "`and`/`or` on a tensor takes its truth value and breaks the "
                                "graph; use `&`/`|` on bool tensors, or `torch.where`")
                     return
-                hit = _reads_numpy_value(ctx, v)
+                hit = np_hit
                 if hit is not None:
                     ctx.report(self.code, hit, f"`and`/`or` on a numpy value: {_NUMPY_WHY}")
                     return
             return
         mark_boolops(node.test, seen)
-        hit = reads_tensor_value(ctx, node.test)
+        hit, np_hit = _reads_value(ctx, node.test)
         what = {ast.If: "`if`", ast.While: "`while`", ast.IfExp: "conditional expression"}[type(node)]
         if hit is None:
-            hit = _reads_numpy_value(ctx, node.test)
+            hit = np_hit
             if hit is not None:
                 ctx.report(self.code, hit, f"{what} on a numpy value: {_NUMPY_WHY}")
             return
