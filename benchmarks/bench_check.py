@@ -6,7 +6,8 @@ command a fresh subprocess, timed by wall clock and by its CPU seconds, user+sys
 
 - `parse`: bare `ast.parse` of every file, 1 process (and N processes for `-j N` rows);
 - `cold`:  `pt2bot check --filter nofilter --select ALL -j J` with an empty cache directory
-           (PT2BOT_CACHE_DIR): parses everything and writes every entry;
+           (PT2BOT_CACHE_DIR): scans every file, parses those that may hold compiled code and
+           those the call graph names (pt2bot/static_scan.py), and writes their entries;
 - `warm1`: the same again after one file (`--edit`, a large model file) changed: the re-check
            pre-commit does after an edit;
 - `nocache`: the same with `--no-cache`.

@@ -61,14 +61,14 @@ def may_compile(data: bytes) -> bool:
     `compile` can name torch.compile (`compiled`, `recompile`, `compiler` cannot), and not as
     `re.compile`: on transformers 139 files instead of 514, and the scan of module-level code was
     ~7 % of a bare parse. (A regex with look-behinds here cost more than the scan it saved.)"""
-    if b"export(" in data or b"torch.export" in data or b"_dynamo" in data or b"aot_compile" in data:
+    if b"_dynamo" in data or (b"export" in data and (b"export(" in data or b"torch.export" in data)):
         return True
     i = data.find(b"compile")
     while i >= 0:
         after = data[i + 7:i + 8]
         before = data[max(0, i - 6):i]
-        if not (after.isalnum() or after == b"_") and not (before[-1:].isalnum() or before[-1:] == b"_") \
-                and not before.endswith((b"re.", b"regex.")):
+        if before.endswith(b"aot_") or not (after.isalnum() or after == b"_") \
+                and not (before[-1:].isalnum() or before[-1:] == b"_") and not before.endswith((b"re.", b"regex.")):
             return True
         i = data.find(b"compile", i + 7)
     return False

@@ -110,6 +110,10 @@ class Index:
         self._ensure(name)
         if depth > 8 or name in self.functions or name in self.classes:
             return name
+        if name in self.summaries or (self.loader is not None and name in self.loader.pending):
+            # a module of the tree is itself (`pkg.mod` of `pkg.mod.CONST.get`): searching the
+            # package's star imports for a name `mod` would read every module they name
+            return name
         alias = self.root_alias
         if alias is not None and name.startswith(alias + "."):
             return self.canonical(name[len(alias) + 1:], depth + 1)
