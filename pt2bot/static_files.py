@@ -10,6 +10,11 @@ the file is parsed again and only those functions are walked, with the summary's
 over (`FileSet.walk`). Candidates of walked functions that the graph does not reach are dropped
 at the emit stage, so a wrong prediction costs time, never a finding.
 
+Not every file is opened: a text scan of each (pt2bot/static_scan.py, cached by content) picks
+the files that may define an `nn.Module` or call compile, and only those are opened before the
+graph starts; `Later` opens any other file whose module the graph names (a helper, a mixin, a
+re-exporting package), keeping its AST for the walks that follow. The rest is never parsed.
+
 What a file yields is pure per file: `FileSummary` plus the set of walked functions. That is
 what pt2bot/static_cache.py stores, keyed by the file's bytes; a warm check reads entries and
 parses only the files that changed (or whose newly reached functions were never walked).
@@ -262,11 +267,13 @@ class FileSet:
         self.reopened = 0
 
     def open(self, rel: str, data: bytes | OSError | None = None, compiles: bool | None = None,
-             keep: bool = False) -> FileState:
-        """`keep`: hold on to the AST (the graph asked for this file: it will walk some of it)."""
+             keep: bool = False, digest: str | None = None) -> FileState:
+        """`keep`: hold on to the AST (the graph asked for this file: it will walk some of it).
+        `compiles`, `digest`: what the text scan found of these bytes, if it read them."""
         if data is None:
-            data = read_source(self.root, rel)
-        digest = content_digest(data) if isinstance(data, bytes) else None
+            data, digest = read_source(self.root, rel), None      # (bytes the scan did not see)
+        if digest is None and isinstance(data, bytes):
+            digest = content_digest(data)
         summary, live, lines = open_file(self.root, rel, self.codes, data=data, compiles=compiles)
         walked: set[str] = set()
         if live is not None:
@@ -504,14 +511,15 @@ class Analysis:
             self.states.update(self.procs.open([rel for rel, _ in todo], self.root))
         else:
             for rel, got in todo:
-                self.states[rel] = self.local.open(rel, got, self.compiles.get(rel))
+                self.states[rel] = self.local.open(rel, got, self.compiles.get(rel), digest=self.digests.get(rel))
         return [self.states[rel].summary for rel in files]
 
     def open_one(self, rel: str, data: bytes | OSError | None = None) -> FileSummary:
         """One more file, in this process (the call graph asked for it: `Later`)."""
         if not self._from_cache(rel, data):
             self.stats.parsed += 1
-            self.states[rel] = self.local.open(rel, data, self.compiles.get(rel), keep=True)
+            self.states[rel] = self.local.open(rel, data, self.compiles.get(rel), keep=True,
+                                               digest=self.digests.get(rel))
         return self.states[rel].summary
 
     def _from_cache(self, rel: str, data: bytes | OSError | None) -> bool:

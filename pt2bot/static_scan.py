@@ -16,8 +16,9 @@ class. A header with a comment or a call in its bases counts as one (the scan ca
 Every way the skeleton resolves a base (imports, re-exports, star imports, aliases: pt2bot/rules
 /_walk.py `_declare_top`) spells it with one of those words, so the files the scan leaves out
 cannot define an `nn.Module`: a tokenizer, a configuration, a data or training script. On
-transformers 5.23.0 that is 1,900 of 2,860 files and 29 % of the bytes, which the check never
-parses unless the graph reaches them (measured: 13 files, 0.6 % of the bytes, mostly helpers).
+transformers 5.23.0 the scan picks 959 of 2,860 files (71 % of the bytes); the call graph reads
+234 more (package `__init__`s it searches for re-exports, helpers, mixins), and 1,667 files are
+never parsed, with the same 2,019 findings as a check that parses every file.
 
 The scan is over-inclusive by design (a word in a comment or string, a class of the same name
 elsewhere): a wrong guess costs a parse, never a finding.
