@@ -77,19 +77,21 @@ def files_to_parse(scans: dict[str, FileScan]) -> tuple[set[str], frozenset[str]
     names: set[bytes] = set(_TORCH_WORDS) | {_OPAQUE}
     for sc in scans.values():
         names |= sc.torch_words
-    pending = [sc for sc in scans.values() if sc.classes or sc.aliases]
-    changed = True
-    while changed:
-        changed = False
-        for sc in pending:
-            for name, words in sc.classes:
-                if name not in names and not words.isdisjoint(names):
-                    names.add(name)
-                    changed = True
-            for words, name in sc.aliases:
-                if name not in names and not words.isdisjoint(names):
-                    names.add(name)
-                    changed = True
+    # breadth-first over the names: a class or an alias is in once one of its words is
+    users: dict[bytes, list[bytes]] = {}           # word -> the names it may make module names
+    for sc in scans.values():
+        for name, words in sc.classes:
+            for w in words:
+                users.setdefault(w, []).append(name)
+        for words, name in sc.aliases:
+            for w in words:
+                users.setdefault(w, []).append(name)
+    todo = list(names)
+    while todo:
+        for name in users.get(todo.pop(), ()):
+            if name not in names:
+                names.add(name)
+                todo.append(name)
     files = {rel for rel, sc in scans.items()
              if sc.compiles or any(not words.isdisjoint(names) for _, words in sc.classes)}
     return files, frozenset(n.decode("ascii", "replace") for n in names)

@@ -42,6 +42,7 @@ class Index:
     _module_memo: dict[str, bool] = field(default_factory=dict)
     _canonical_memo: dict[str, str] = field(default_factory=dict)
     _mro_memo: dict[str, list[str]] = field(default_factory=dict)
+    _method_memo: dict[tuple[str, str], str | None] = field(default_factory=dict)
     # When the analysed root is a package directory itself (`pt2bot check site-packages/kornia`),
     # module names lack the package's own name while its absolute imports carry it
     # (`from kornia.augmentation.base import ...`): the import prefix that names the root.
@@ -197,10 +198,17 @@ class Index:
         return out
 
     def method(self, cls_name: str, meth: str) -> str | None:
+        # (memoised: a class's methods never change; its attrs do, as walks find them)
+        key = (cls_name, meth)
+        if key in self._method_memo:
+            return self._method_memo[key]
+        found = None
         for c in self.mro(cls_name):
             if meth in self.classes[c][1].methods:
-                return f"{c}.{meth}"
-        return None
+                found = f"{c}.{meth}"
+                break
+        self._method_memo[key] = found
+        return found
 
     def attr_ctor(self, cls_name: str, attr: str) -> str | None:
         for c in self.mro(cls_name):
