@@ -54,6 +54,9 @@ class Index:
     # the summaries in the order they joined, with len(roots) then (later walks add roots that
     # the search must not start from: pt2bot/static_files.py FileState.cache_view)
     order: list[tuple[FileSummary, int]] = field(default_factory=list)
+    # the first parts of the tree's module names (and `root_alias`): a name that starts with
+    # none of them (`torch.`, `math.`) resolves to nothing of the tree (`resolve_call`)
+    heads: frozenset[str] = frozenset()
 
     @classmethod
     def build(cls, summaries: list[FileSummary], loader: Loader | None = None) -> "Index":
@@ -62,6 +65,7 @@ class Index:
             idx.add(s)
         modules = {s.module for s in summaries} | set(loader.pending if loader is not None else ())
         idx.root_alias = _root_alias(summaries, modules)
+        idx.heads = frozenset({m.partition(".")[0] for m in modules} | {idx.root_alias or ""})
         return idx
 
     def add(self, s: FileSummary) -> None:
@@ -348,6 +352,8 @@ def resolve_call(idx: Index, cls_name: str | None, kind: str, target: str) -> tu
         if ctor and ctor in idx.classes:
             fwd = idx.method(ctor, "forward")
             return (fwd, ctor) if fwd else None
+        return None
+    if target.partition(".")[0] not in idx.heads:
         return None
     name = idx.canonical(target)
     if name in idx.functions:
