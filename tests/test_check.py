@@ -715,3 +715,20 @@ def test_names_re_exported_by_a_star_import_resolve(tmp_path):
             """,
     })
     assert codes(check_paths(str(tmp_path), [], StaticConfig(), jobs=1)) == {("pkg/ops/imgwarp.py", 2, "PTC101")}
+
+
+def test_the_installed_torch_is_read_from_its_dist_info(tmp_path, monkeypatch):
+    """`resolve_torch` reads the first torch dist-info on sys.path (without importlib.metadata),
+    and falls back to importlib.metadata where there is none."""
+    from pt2bot.static import resolve_torch
+
+    site = tmp_path / "site"
+    (site / "torch-9.9.1+cpu.dist-info").mkdir(parents=True)
+    (site / "torch-9.9.1+cpu.dist-info" / "METADATA").write_text(
+        "Metadata-Version: 2.1\nName: torch\nVersion: 9.9.1+cpu\n\nVersion: not this\n")
+    (site / "torchvision-0.1.dist-info").mkdir()
+    monkeypatch.setattr(sys, "path", [str(tmp_path / "missing"), str(site)])
+    assert resolve_torch(StaticConfig()) == ("9.9.1+cpu", "installed")
+    assert resolve_torch(StaticConfig(torch="2.13")) == ("2.13", "config")
+    monkeypatch.setattr(sys, "path", [str(tmp_path / "missing")])
+    assert resolve_torch(StaticConfig())[1] == "assumed"

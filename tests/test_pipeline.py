@@ -99,9 +99,11 @@ def test_review_on_an_older_torch_keeps_the_claim(git_repo, tmp_path):
 
 def test_review_reads_the_installed_torch_when_none_is_configured(git_repo, tmp_path, monkeypatch):
     # the review runs its models on the installed torch: its static claims must hold there too
-    from importlib import metadata
+    # (the first torch dist-info on sys.path is the installed one: pt2bot/static.py resolve_torch)
+    import sys
 
-    real = metadata.version
-    monkeypatch.setattr(metadata, "version",
-                        lambda name: "2.14.1" if name == "torch" else real(name))
+    site = tmp_path / "site"
+    (site / "torch-2.14.1.dist-info").mkdir(parents=True)
+    (site / "torch-2.14.1.dist-info" / "METADATA").write_text("Metadata-Version: 2.1\nName: torch\nVersion: 2.14.1\n")
+    monkeypatch.setattr(sys, "path", [str(site), *sys.path])
     assert _review_findings(git_repo, tmp_path, "") == ["PTC101"]
