@@ -28,10 +28,11 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-_CLASS = re.compile(rb"class\s+(\w+)\s*\(([^)]*)\)")
-_WORD = re.compile(rb"[A-Za-z_]\w*")
+# (bytes patterns: `\w` is ASCII there, so the bytes of a non-ASCII identifier count as word bytes)
+_CLASS = re.compile(rb"class\s+([\w\x80-\xff]+)\s*\(([^)]*)\)")
+_WORD = re.compile(rb"[A-Za-z_\x80-\xff][\w\x80-\xff]*")
 _FROM_TORCH = re.compile(rb"from\s+torch\b[\w.]*\s+import\s+(\([^)]*\)|[^\n]*)")
-_NAME = re.compile(rb"\w+")
+_NAME = re.compile(rb"[\w\x80-\xff]+")
 _TORCH_WORDS = frozenset({b"nn", b"torch"})
 _OPAQUE = b"\0"     # a header the scan cannot read (a comment or a call among the bases)
 
@@ -94,7 +95,7 @@ def files_to_parse(scans: dict[str, FileScan]) -> tuple[set[str], frozenset[str]
                 todo.append(name)
     files = {rel for rel, sc in scans.items()
              if sc.compiles or any(not words.isdisjoint(names) for _, words in sc.classes)}
-    return files, frozenset(n.decode("ascii", "replace") for n in names)
+    return files, frozenset(n.decode("utf-8", "replace") for n in names)
 
 
 def may_name_module(dotted: str, names: frozenset[str]) -> bool:

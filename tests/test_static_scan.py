@@ -53,6 +53,10 @@ TREES = {
                "layers.py": "import torch.nn as nn\nclass Block(nn.Module):\n    pass\n",
                "model.py": "from mypkg.layers import Block\nclass M(Block):\n" + ITEM,
                "head.py": "from mypkg.layers import Block\nclass H(Block):\n" + ITEM},
+    # a non-ASCII class name (bytes patterns would stop at its first non-ASCII byte)
+    "unicode": {"pkg/__init__.py": "",
+                "pkg/a.py": "import torch.nn as nn\nclass Bloqu\u00e9(nn.Module):\n    pass\n",
+                "pkg/c.py": "from pkg.a import Bloqu\u00e9\nclass C(Bloqu\u00e9):\n" + ITEM},
 }
 
 
@@ -60,7 +64,7 @@ def write(root: Path, files: dict[str, str]) -> None:
     for rel, text in files.items():
         p = root / rel
         p.parent.mkdir(parents=True, exist_ok=True)
-        p.write_text(textwrap.dedent(text))
+        p.write_text(textwrap.dedent(text), encoding="utf-8")
 
 
 def rows(fs) -> list[tuple]:
