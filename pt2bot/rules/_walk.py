@@ -14,15 +14,12 @@ import re
 from typing import Callable, Iterable
 
 from pt2bot.rules._infer import (
-    BOOL_TENSOR,
     COMPILE_FUNCS,
     DISABLE_FUNCS,
     LEAVES_BLOCK,
-    OTHER,
     PARAM,
     TENSOR,
     TENSORISH,
-    WEAK_BOOL,
     FunctionContext,
     ModuleContext,
     Rules,
