@@ -24,10 +24,12 @@ PYTHONDONTWRITEBYTECODE is set (this development machine, the Docker image) an u
 pt2bot would pay ~0.1 s compiling its ~45 modules in every run, cold and warm alike.
 
 `--breakdown` adds an in-process split of one cold check (read, parse, skeleton, walks, graph,
-cache writes) and of one warm check. TorchFix (its own venv, it pins libcst) runs once with
--j 2 when installed: it is ~100x slower.
+cache writes) and of one warm check. `--bounds` adds what a cold check parses and walks, and
+the most that parsing only the function bodies it needs, or a memo of walks of text-identical
+functions, could save (`--rounds 0`: only these). TorchFix (its own venv, it pins libcst) runs
+once with -j 2 when installed: it is ~100x slower.
 
-Usage: python benchmarks/bench_check.py [--tree DIR] [--rounds N] [--jobs 1,2] [--breakdown]
+Usage: python benchmarks/bench_check.py [--tree DIR] [--rounds N] [--jobs 1,2] [--breakdown] [--bounds]
 Without --tree, `pip download --no-deps transformers==5.23.0` into a temp dir and unzip it.
 """
 from __future__ import annotations
@@ -161,13 +163,94 @@ def breakdown(root: str, pkg: str, edit: str) -> None:
         shutil.rmtree(cache_dir, ignore_errors=True)
 
 
+def bounds(root: str, pkg: str) -> None:
+    """What a cold check cannot avoid and what the ways of doing less could save at most (issue 9):
+    the bytes it parses; of them, the bytes of the functions it walks, of those it parses but
+    never walks (split by why the skeleton reads them), and of text-identical copies among the walked
+    ones (what a memo of walks by text could skip). Functions as the skeleton sees them
+    (pt2bot/rules/_walk.py `skeleton_module`): module-level defs and methods of module-level
+    classes, each from its `def` line to its last line."""
+    import ast
+    import hashlib
+
+    from pt2bot import static, static_files
+    from pt2bot.config import StaticConfig
+
+    states: dict = {}
+    close = static_files.Analysis.close
+
+    def keep(self) -> None:
+        states.update(self.states)
+        close(self)
+    static_files.Analysis.close = keep
+    try:
+        static.check_paths(root, [pkg], StaticConfig(select=("ALL",)), jobs=1, cache=None)
+    finally:
+        static_files.Analysis.close = close
+    total = sum(os.path.getsize(os.path.join(d, f)) for d, _, fs in os.walk(os.path.join(root, pkg))
+                for f in fs if f.endswith(".py"))
+    n_total = sum(1 for d, _, fs in os.walk(os.path.join(root, pkg)) for f in fs if f.endswith(".py"))
+    parsed = walked = init = compiling = other = 0
+    texts: dict[bytes, int] = {}
+    in_class: set[tuple[str | None, bytes]] = set()
+    n_walked = dup_bytes = dup_class_bytes = 0
+    for rel, st in states.items():
+        with open(os.path.join(root, rel), "rb") as fh:
+            data = fh.read()
+        parsed += len(data)
+        if st.summary.error or st.summary.skip_file:
+            continue
+        starts = [0]
+        for line in data.split(b"\n"):
+            starts.append(starts[-1] + len(line) + 1)
+        compiles = static_files.may_compile(data)
+        tree = ast.parse(data)
+        defs = [(n, None, n.name) for n in tree.body if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef))]
+        defs += [(m, c.name, f"{c.name}.{m.name}") for c in tree.body if isinstance(c, ast.ClassDef)
+                 for m in c.body if isinstance(m, (ast.FunctionDef, ast.AsyncFunctionDef))]
+        for node, cls, q in defs:
+            text = data[starts[node.lineno - 1]:starts[node.end_lineno]]
+            if q in st.walked:
+                walked += len(text)
+                n_walked += 1
+                digest = hashlib.sha1(text).digest()
+                if digest in texts:
+                    dup_bytes += len(text)
+                texts[digest] = len(text)
+                if (cls, digest) in in_class:
+                    dup_class_bytes += len(text)
+                in_class.add((cls, digest))
+            elif cls is not None and ("init" in node.name or "build" in node.name or "setup" in node.name):
+                init += len(text)
+            elif compiles:
+                compiling += len(text)
+            else:
+                other += len(text)
+    rest = parsed - walked - init - compiling - other
+
+    def mb(b: int) -> str:
+        return f"{b / 1e6:.1f} MB ({b / parsed:.1%} of parsed)"
+    print(f"\nbounds (cold, in process, no cache): {n_total} files, {total / 1e6:.1f} MB; the check parsed "
+          f"{len(states)} files, {parsed / 1e6:.1f} MB ({parsed / total:.1%} of the bytes)")
+    print(f"  in the {n_walked} functions it walked (compiled code):       {mb(walked)}")
+    print(f"  never walked, constructors the skeleton reads (attributes, flags): {mb(init)}")
+    print(f"  never walked, in files that may call compile (the skeleton walks those): {mb(compiling)}")
+    print(f"  never walked, the rest (the most that parsing only needed bodies saves): {mb(other)}")
+    print(f"  outside functions (imports, class bodies, module code):  {mb(rest)}")
+    print(f"  walked functions whose text is a copy of another walked one: {dup_bytes / 1e6:.1f} MB "
+          f"({dup_bytes / max(walked, 1):.1%} of the walked bytes); a copy in a class of the same name: "
+          f"{dup_class_bytes / 1e6:.1f} MB ({dup_class_bytes / max(walked, 1):.1%})")
+
+
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--tree", help="package directory to check (default: download transformers)")
-    ap.add_argument("--rounds", type=int, default=5)
+    ap.add_argument("--rounds", type=int, default=5, help="0: only --breakdown/--bounds")
     ap.add_argument("--jobs", default="1", help="comma-separated -j values to time (e.g. 1,2)")
     ap.add_argument("--edit", default=EDIT, help="file (relative to the package) edited before warm1")
     ap.add_argument("--breakdown", action="store_true", help="also split one cold and one warm check")
+    ap.add_argument("--bounds", action="store_true",
+                    help="also what a cold check parses and walks, and what doing less could save at most")
     ap.add_argument("--torchfix", default=shutil.which("torchfix") or "/tmp/torchfix-venv/bin/torchfix",
                     help="TorchFix executable ('none' to skip)")
     args = ap.parse_args()
@@ -180,9 +263,12 @@ def main() -> int:
         if not os.path.isfile(os.path.join(cwd, pkg, args.edit)):
             raise SystemExit(f"--edit {args.edit}: not in {src}")
         compile_pt2bot()
-        run_rounds(args, cwd, pkg, tmp)
+        if args.rounds > 0:
+            run_rounds(args, cwd, pkg, tmp)
         if args.breakdown:
             breakdown(cwd, pkg, args.edit)
+        if args.bounds:
+            bounds(cwd, pkg)
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
     return 0
