@@ -166,8 +166,8 @@ def breakdown(root: str, pkg: str, edit: str) -> None:
 def bounds(root: str, pkg: str) -> None:
     """What a cold check cannot avoid and what the ways of doing less could save at most (issue 9):
     the bytes it parses; of them, the bytes of the functions it walks, of those it parses but
-    never walks (split by why the skeleton reads them), and of text-identical copies among the walked
-    ones (what a memo of walks by text could skip). Functions as the skeleton sees them
+    never walks (split by why the skeleton reads them), and of text-identical copies among the
+    walked ones (what a memo of walks by text could skip). Functions as the skeleton sees them
     (pt2bot/rules/_walk.py `skeleton_module`): module-level defs and methods of module-level
     classes, each from its `def` line to its last line."""
     import ast
@@ -191,7 +191,7 @@ def bounds(root: str, pkg: str) -> None:
                 for f in fs if f.endswith(".py"))
     n_total = sum(1 for d, _, fs in os.walk(os.path.join(root, pkg)) for f in fs if f.endswith(".py"))
     parsed = walked = init = compiling = other = 0
-    texts: dict[bytes, int] = {}
+    texts: set[bytes] = set()
     in_class: set[tuple[str | None, bytes]] = set()
     n_walked = dup_bytes = dup_class_bytes = 0
     for rel, st in states.items():
@@ -216,7 +216,7 @@ def bounds(root: str, pkg: str) -> None:
                 digest = hashlib.sha1(text).digest()
                 if digest in texts:
                     dup_bytes += len(text)
-                texts[digest] = len(text)
+                texts.add(digest)
                 if (cls, digest) in in_class:
                     dup_class_bytes += len(text)
                 in_class.add((cls, digest))
@@ -234,7 +234,7 @@ def bounds(root: str, pkg: str) -> None:
           f"{len(states)} files, {parsed / 1e6:.1f} MB ({parsed / total:.1%} of the bytes)")
     print(f"  in the {n_walked} functions it walked (compiled code):       {mb(walked)}")
     print(f"  never walked, constructors the skeleton reads (attributes, flags): {mb(init)}")
-    print(f"  never walked, in files that may call compile (the skeleton walks those): {mb(compiling)}")
+    print(f"  never walked, in files that may call compile (the skeleton finds compile sites): {mb(compiling)}")
     print(f"  never walked, the rest (the most that parsing only needed bodies saves): {mb(other)}")
     print(f"  outside functions (imports, class bodies, module code):  {mb(rest)}")
     print(f"  walked functions whose text is a copy of another walked one: {dup_bytes / 1e6:.1f} MB "
