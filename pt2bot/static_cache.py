@@ -193,7 +193,11 @@ class Cache:
 
     def store(self, rel: str, digest: str, summary: FileSummary, walked: set[str]) -> None:
         """Buffer the record of `rel`; `flush` writes what was stored as one pack."""
-        self._store(rel, digest, (summary, walked))
+        if not self.writable:
+            return
+        record = _frame(rel, digest, (summary, walked))
+        self._pending[rel] = record
+        self._records()[rel] = record     # a later run on this object (the review's head after base) reads it
 
     def load_scans(self) -> dict[str, tuple[str, FileScan]]:
         """The cached text scans: path -> (digest of the bytes scanned, scan); {} if none or bad."""
@@ -211,13 +215,6 @@ class Cache:
     def store_scans(self, scans: dict[str, tuple[str, FileScan]]) -> None:
         """Written by `flush` (a concurrent run's may replace it: the last one wins)."""
         self._scans = _frame(SCANS, SCANS, scans)
-
-    def _store(self, rel: str, digest: str, obj: object) -> None:
-        if not self.writable:
-            return
-        record = _frame(rel, digest, obj)
-        self._pending[rel] = record
-        self._records()[rel] = record     # a later run on this object (the review's head after base) reads it
 
     def flush(self) -> None:
         """Write the stored records as one new pack, or everything live as one merged pack when

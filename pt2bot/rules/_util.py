@@ -52,11 +52,11 @@ def condition_part(ctx: FunctionContext, test: ast.AST,
 def _tensor_value(ctx: FunctionContext, test: ast.AST) -> ast.AST | None:
     if ctx.kind(test) in (TENSOR, BOOL_TENSOR):
         return test
-    return tensor_value_of_kind(ctx, test, None)
+    return self_tensor_value(ctx, test)
 
 
-def tensor_value_of_kind(ctx: FunctionContext, test: ast.AST, k: str | None) -> ast.AST | None:
-    """`_tensor_value` past its kind test (the kind, `k`, is not a tensor's)."""
+def self_tensor_value(ctx: FunctionContext, test: ast.AST) -> ast.AST | None:
+    """`_tensor_value` of a test whose kind is not a tensor's: a tensor attribute of the module."""
     # `if not self.ready:` where `ready` is a registered buffer (or a tensor assigned in
     # `__init__`): the truth value of a tensor, on every call (GB0170)
     if ctx.self_tensor_attr(test):

@@ -1045,8 +1045,7 @@ def _statements(body: list[ast.stmt]) -> Iterable[ast.stmt]:
         st = todo.pop()
         yield st
         t = type(st)
-        if t in (ast.If, ast.For, ast.While, ast.With, ast.Try, ast.AsyncFor, ast.AsyncWith) or \
-                t.__name__ == "TryStar":
+        if t in _BLOCKS or t.__name__ == "TryStar":
             for field in ("body", "orelse", "finalbody"):
                 todo.extend(reversed(getattr(st, field, None) or []))
             for h in getattr(st, "handlers", None) or []:

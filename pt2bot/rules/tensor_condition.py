@@ -4,7 +4,7 @@ import ast
 
 from pt2bot.rules._base import Rule
 from pt2bot.rules._infer import BOOL_TENSOR, NDARRAY, TENSOR
-from pt2bot.rules._util import condition_part, mark_boolops, tensor_value_of_kind
+from pt2bot.rules._util import condition_part, mark_boolops, self_tensor_value
 
 _NUMPY_WHY = ("numpy in compiled code is traced into torch ops, so this is a tensor's value: data-dependent "
               "branching, a graph break on every call; compute it with Python ints (or `math`) on the sizes")
@@ -20,7 +20,7 @@ def _reads_value(ctx, test: ast.AST) -> tuple[ast.AST | None, ast.AST | None]:
         k = ctx.kind(e)
         if k in (TENSOR, BOOL_TENSOR):
             return e
-        hit = tensor_value_of_kind(ctx, e, k)
+        hit = self_tensor_value(ctx, e)
         if hit is None and not numpy and k == NDARRAY:
             numpy.append(e)
         return hit
@@ -82,18 +82,16 @@ class TensorCondition(Rule):
                     ctx.report(self.code, hit, "`and`/`or` on a tensor takes its truth value and breaks the "
                                "graph; use `&`/`|` on bool tensors, or `torch.where`")
                     return
-                hit = np_hit
-                if hit is not None:
-                    ctx.report(self.code, hit, f"`and`/`or` on a numpy value: {_NUMPY_WHY}")
+                if np_hit is not None:
+                    ctx.report(self.code, np_hit, f"`and`/`or` on a numpy value: {_NUMPY_WHY}")
                     return
             return
         mark_boolops(node.test, seen)
         hit, np_hit = _reads_value(ctx, node.test)
         what = {ast.If: "`if`", ast.While: "`while`", ast.IfExp: "conditional expression"}[type(node)]
         if hit is None:
-            hit = np_hit
-            if hit is not None:
-                ctx.report(self.code, hit, f"{what} on a numpy value: {_NUMPY_WHY}")
+            if np_hit is not None:
+                ctx.report(self.code, np_hit, f"{what} on a numpy value: {_NUMPY_WHY}")
             return
         fix = "`torch.where(cond, a, b)` or `torch.cond`" if not isinstance(node, ast.While) else \
             "a fixed number of iterations, `torch.while_loop`, or a loop outside compiled code"
