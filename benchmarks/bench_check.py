@@ -7,7 +7,7 @@ command a fresh subprocess, timed by wall clock and by its CPU seconds, user+sys
 - `parse`: bare `ast.parse` of every file, 1 process (and N processes for `-j N` rows);
 - `cold`:  `pt2bot check --filter nofilter --select ALL -j J` with an empty cache directory
            (PT2BOT_CACHE_DIR): scans every file, parses those that may hold compiled code and
-           those the call graph names (pt2bot/static_scan.py), and writes their entries;
+           those the call graph names (pt2bot/static/scan.py), and writes their entries;
 - `warm1`: the same again after one file (`--edit`, a large model file) changed: the re-check
            pre-commit does after an edit;
 - `nocache`: the same with `--no-cache`.
@@ -109,10 +109,11 @@ def breakdown(root: str, pkg: str, edit: str) -> None:
     """Where one cold and one warm check spend their CPU time (in this process)."""
     import ast
 
-    from pt2bot import static, static_files
+    from pt2bot import static
+    from pt2bot.static import files as static_files
     from pt2bot.config import StaticConfig
     from pt2bot.rules import select_rules
-    from pt2bot.static_cache import Cache
+    from pt2bot.static.cache import Cache
 
     spent: dict[str, float] = {}
 
@@ -168,12 +169,13 @@ def bounds(root: str, pkg: str) -> None:
     the bytes it parses; of them, the bytes of the functions it walks, of those it parses but
     never walks (split by why the skeleton reads them), and of text-identical copies among the
     walked ones (what a memo of walks by text could skip). Functions as the skeleton sees them
-    (pt2bot/rules/_walk.py `skeleton_module`): module-level defs and methods of module-level
+    (pt2bot/analysis/walk.py `skeleton_module`): module-level defs and methods of module-level
     classes, each from its `def` line to its last line."""
     import ast
     import hashlib
 
-    from pt2bot import static, static_files
+    from pt2bot import static
+    from pt2bot.static import files as static_files
     from pt2bot.config import StaticConfig
 
     states: dict = {}

@@ -10,7 +10,7 @@ per-call dynamo overhead is still in the timings). Rounds alternate exactly like
 `pt2bot.pipeline._smoke_both`: round 0 head, base; round 1 head, base; round 2 base, head;
 round 3 head, base ... and are pooled with `pt2bot.pipeline.pool_latency` (per-process
 groups kept in `compiled_ms.rounds`). The verdict is `pt2bot.compare.compare_latency`.
-Each worker also times the fixed reference workload (`reference_ms`, pt2bot.smoke._timing)
+Each worker also times the fixed reference workload (`reference_ms`, pt2bot.smoke.timing)
 and the verdict divides each process's samples by its reference p10; rows labelled "raw"
 replay the verdict without it (the statistic before the reference existed).
 (Round 0 of a real review is the full smoke run, where latency is the last phase; here

@@ -392,7 +392,7 @@ def _with_stacks(new_breaks: list[dict], head: ModelRun | None) -> list[NewBreak
 def cause_of(reason: RecompileReason, new_breaks: Sequence[NewBreak]) -> dict | None:
     """The new break a recompile follows from, or None.
 
-    A break makes dynamo compile frames that did not exist without it (pt2bot/smoke/_matrix.py
+    A break makes dynamo compile frames that did not exist without it (pt2bot/smoke/matrix.py
     records which frame each recompile was for): the resume function after the break
     (`resumed_after` = the break's own line) or after a call on the break's stack (the line of
     that call in the caller), and each function the break's stack passes through below the
@@ -567,7 +567,7 @@ def compare_latency(base: ModelRun | Mapping[str, Any] | None,
         elif not comparable:
             row["note"] = note
         else:
-            # reference_ms: each process's fixed reference workload (pt2bot/smoke/_timing.py),
+            # reference_ms: each process's fixed reference workload (pt2bot/smoke/timing.py),
             # used by the statistic to cancel process-wide slow modes when both sides have it
             st = compare_samples(_grouped(be.compiled_ms), _grouped(e.compiled_ms),
                                  threshold_pct=threshold_pct,

@@ -2,7 +2,7 @@
 
 The smoke worker writes the structured trace of its "breaks" and "matrix" phases (what
 `TORCH_TRACE` writes and tlparse reads) to `compile/<model>/<side>/trace.log`, capped
-(pt2bot/smoke/_trace.py `TraceFile`), beside the results file (`side`: head or base; a
+(pt2bot/smoke/trace.py `TraceFile`), beside the results file (`side`: head or base; a
 plain `pt2bot run` uses head). When tlparse is installed (`pip install 'pt2bot[tlparse]'`),
 the runner turns it into `compile/<model>/<side>/index.html` (`finish_compile_report`); the
 review and the audit copy both into the report directory (`copy_compile_reports`), and

@@ -11,7 +11,7 @@ from dataclasses import dataclass, field, fields, replace
 from typing import Any
 
 # "info" is what a warning becomes under a condition (static.conditional: demote): shown,
-# never failing a check (pt2bot/static.py `exit_code`, pt2bot/verdict.py count error/warning).
+# never failing a check (pt2bot/static/check.py `exit_code`, pt2bot/verdict.py count error/warning).
 SEVERITIES = ("error", "warning", "info")
 
 # Where a finding lies relative to the PR diff (set by changes.annotate_findings).

@@ -1,7 +1,7 @@
 """Reached or not: which configured models executed each static finding's line.
 
 A smoke run records, per model, the repo lines its calls executed or dynamo traced (the
-RUN's `coverage`: path -> "1-3,7,9-12", written by pt2bot/smoke/_coverage.py). Joined with
+RUN's `coverage`: path -> "1-3,7,9-12", written by pt2bot/smoke/coverage.py). Joined with
 the static findings, each finding gets `reached_by` (pt2bot/findings.py): the names of the
 models whose coverage holds one of its lines (`line`..`end_line`), `()` when none did. When
 no model's results carry coverage (no smoke run, every model failed, results written

@@ -8,7 +8,7 @@
 The functions compile with an eager (recording) backend, so they cost a dynamo trace and no
 inductor compile. They read dynamo's structured trace (the `torch.__trace` logger that
 `TORCH_TRACE` and tlparse use), not `torch._dynamo.explain`, which misses breaks inside loops
-and breaks with nothing traced before them (see pt2bot/smoke/_breaks.py). The records are
+and breaks with nothing traced before them (see pt2bot/smoke/breaks.py). The records are
 the ones the smoke run reports: one per (GB id, innermost frame in your code), with `count`.
 
 Which code is "yours" (`user_code`): a break is located at the innermost frame of its
@@ -232,7 +232,7 @@ def resolve_user_code(obj: Any, user_code: str | Sequence[str] | None = None,
 # --------------------------------------------------------------------------- graph breaks
 
 def _call_parts(args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
-    from pt2bot.smoke._inputs import CaseInputs
+    from pt2bot.smoke.inputs import CaseInputs
 
     return CaseInputs(shape={}, args=tuple(args), kwargs=dict(kwargs))
 
@@ -257,7 +257,7 @@ def _measure(fn: Any, case: Any, paths: UserCode) -> list[GraphBreak]:
     us is in the user's project too, but it is not part of the break. Frames of the calling
     stack (same file and line) are cut from the front of each site's stack.
     """
-    from pt2bot.smoke._breaks import measure_breaks
+    from pt2bot.smoke.breaks import measure_breaks
 
     outer: set[tuple[str | None, int]] = set()
     frame = sys._getframe(1)
@@ -338,7 +338,7 @@ def _case(args: tuple[Any, ...], kwargs: dict[str, Any], params: list[str]) -> A
     """CaseInputs whose dims name every tensor axis ("x.shape[0]"), for guard attribution."""
     import torch
 
-    from pt2bot.smoke._inputs import CaseInputs
+    from pt2bot.smoke.inputs import CaseInputs
 
     names = tuple(params[i] if i < len(params) else f"arg{i}" for i in range(len(args)))
     named = dict(zip(names, args))
@@ -366,9 +366,9 @@ def recompiles(fn: Callable[..., Any], inputs: Iterable[Any], *, dynamic: bool |
     """
     import torch
 
-    from pt2bot.smoke._breaks import RecordingBackend
-    from pt2bot.smoke._matrix import parse_recompile_reason
-    from pt2bot.smoke._trace import compilation_metrics, intern_table, reset_dynamo
+    from pt2bot.smoke.breaks import RecordingBackend
+    from pt2bot.smoke.matrix import parse_recompile_reason
+    from pt2bot.smoke.trace import compilation_metrics, intern_table, reset_dynamo
 
     calls = [_as_call(i) for i in inputs]
     paths = resolve_user_code(fn, user_code, _caller_file())
@@ -459,13 +459,13 @@ class ModelFailed(Exception):
 def model_graph_breaks(model: Any, root: str, *, device: str = "cpu") -> list[GraphBreak]:
     """The breaks phase of the smoke run for one `pt2bot.config.ModelConfig`, in this
     process: the model and the first shape case's inputs are built as the worker builds them
-    (pt2bot/smoke/_inputs.py), run eagerly once, then traced for breaks. Paths are relative
+    (pt2bot/smoke/inputs.py), run eagerly once, then traced for breaks. Paths are relative
     to `root` (the config's directory), as in the smoke run. Raises ModelFailed.
     """
     import dataclasses
     import json
 
-    from pt2bot.smoke._inputs import build_inputs, build_model, run_forward
+    from pt2bot.smoke.inputs import build_inputs, build_model, run_forward
 
     spec = json.loads(json.dumps(dataclasses.asdict(model), default=str))
     paths = UserCode(root)

@@ -46,7 +46,7 @@ def test_no_module_imports_private_names_of_another():
 
 STATIC_SIDE = ("pt2bot.findings", "pt2bot.gb", "pt2bot.errors", "pt2bot.config",
                "pt2bot.configfile", "pt2bot.changes", "pt2bot.git", "pt2bot.rules",
-               "pt2bot.static", "pt2bot.static_files", "pt2bot.static_cache")
+               "pt2bot.analysis", "pt2bot.static")
 LATER_STAGES = ("pt2bot.smoke", "pt2bot.compare", "pt2bot.verdict", "pt2bot.report",
                 "pt2bot.publish", "pt2bot.audit", "pt2bot.pipeline", "pt2bot.merge",
                 "pt2bot.partial")
@@ -59,9 +59,9 @@ LAYERS = [
                                  "pt2bot.report.escape", "pt2bot.report")),
     # renderers turn a report into text; they never post, run models or read history
     (("pt2bot.report",), ("pt2bot.publish", "pt2bot.smoke", "pt2bot.audit", "pt2bot.pipeline",
-                          "pt2bot.merge", "pt2bot.compare", "pt2bot.static"), ()),
+                          "pt2bot.merge", "pt2bot.compare", "pt2bot.static", "pt2bot.analysis"), ()),
     # the privileged publisher reads a finished report directory: no analysis code at all
-    (("pt2bot.publish",), ("pt2bot.smoke", "pt2bot.rules", "pt2bot.static", "pt2bot.compare",
+    (("pt2bot.publish",), ("pt2bot.smoke", "pt2bot.rules", "pt2bot.analysis", "pt2bot.static", "pt2bot.compare",
                            "pt2bot.audit", "pt2bot.pipeline", "pt2bot.merge", "pt2bot.select"), ()),
     # the data models depend on nothing but errors and the (leaf) sample statistics
     (("pt2bot.results", "pt2bot.findings", "pt2bot.gb", "pt2bot.errors"),

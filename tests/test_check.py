@@ -14,7 +14,7 @@ from pt2bot.cli import main
 from pt2bot.config import StaticConfig
 from pt2bot.errors import UserError
 from pt2bot.static import check_paths
-from pt2bot.static_files import Stats
+from pt2bot.static.files import Stats
 
 PY = sys.executable
 
@@ -187,7 +187,7 @@ def test_bad_input_never_crashes(tmp_path):
 
 def test_a_directory_check_parses_only_files_that_may_hold_compiled_code(tmp_path):
     """A broken file that no nn.Module, compile call or compiled caller can involve is not
-    parsed in a directory check (pt2bot/static_scan.py); named on its own, it is (PTC000)."""
+    parsed in a directory check (pt2bot/static/scan.py); named on its own, it is (PTC000)."""
     write(tmp_path, {
         "ok.py": GOOD,
         "tokenizer.py": "class Tok(object):\n    def f(:\n        pass\n",
@@ -568,7 +568,7 @@ def test_installed_torch_is_read_without_importing_it(tmp_path):
     release the rules know, said once on stderr."""
     from importlib import metadata
 
-    from pt2bot.rules._base import NEWEST_TORCH
+    from pt2bot.rules.base import NEWEST_TORCH
 
     write(tmp_path, {"m.py": RANDOM})
     repo = str(Path(__file__).resolve().parents[1])

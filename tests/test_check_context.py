@@ -3,7 +3,7 @@
 Pre-commit passes only the changed files. The analysis must still see the package's base
 classes, helpers and callers in the other files (the config's `static.paths`, else the git
 root), report only on the given files, and not pay for the whole tree again on every commit
-(the cache in `.pt2bot-cache/`, pt2bot/static_cache.py).
+(the cache in `.pt2bot-cache/`, pt2bot/static/cache.py).
 """
 from __future__ import annotations
 
@@ -130,14 +130,14 @@ def test_outside_git_no_context(tmp_path, capsys):
 
 
 # ------------------------------------------------------------------------------------------
-# the cache (pt2bot/static_cache.py)
+# the cache (pt2bot/static/cache.py)
 
 from pt2bot.config import StaticConfig  # noqa: E402
 from pt2bot.rules import select_rules  # noqa: E402
 from pt2bot.static import check_paths  # noqa: E402
-from pt2bot.static_cache import (CACHE_DIR_NAME, MAX_PACKS, PACK_SUFFIX, SCANS, Cache, pack_bytes,  # noqa: E402
+from pt2bot.static.cache import (CACHE_DIR_NAME, MAX_PACKS, PACK_SUFFIX, SCANS, Cache, pack_bytes,  # noqa: E402
                                  pack_records, resolve_cache_dir)
-from pt2bot.static_files import Stats  # noqa: E402
+from pt2bot.static.files import Stats  # noqa: E402
 
 FIXTURES = os.path.join(os.path.dirname(__file__), "fixtures", "rules")
 
@@ -166,7 +166,7 @@ def packs(d) -> list[str]:
 
 
 def records(pack) -> list[tuple[str, bytes]]:
-    """(rel, record) of a pack, framed as pt2bot/static_cache.py writes them."""
+    """(rel, record) of a pack, framed as pt2bot/static/cache.py writes them."""
     with open(pack, "rb") as fh:
         return pack_records(fh.read())
 
@@ -281,7 +281,7 @@ def test_an_entry_cannot_run_code_or_carry_other_objects(tmp_path):
     os.system, or holds something else than a summary, is a miss, and nothing runs."""
     import pickle
 
-    from pt2bot.static_cache import content_digest
+    from pt2bot.static.cache import content_digest
 
     repo = make_repo(tmp_path, {"m.py": textwrap.dedent(SUB).replace("from pkg.base import Base", "import torch.nn as nn")
                                 .replace("(Base)", "(nn.Module)")})
@@ -357,7 +357,7 @@ def test_committed_cache_is_not_trusted(tmp_path, capsys):
     (pack,) = packs(repo.path / CACHE_DIR_NAME)
     repo.write("pkg/sub.py", textwrap.dedent(SUB))                  # the real, bad content
     # forge: the clean summary under the bad file's digest
-    from pt2bot.static_cache import content_digest
+    from pt2bot.static.cache import content_digest
     bad = content_digest((repo.path / "pkg" / "sub.py").read_bytes())
     good = content_digest(clean.encode())
     forged = []
@@ -484,7 +484,7 @@ def test_two_runs_merging_at_once_lose_nothing(tmp_path):
 def test_old_entry_directories_are_pruned(tmp_path):
     """Each pt2bot version (or edit of its code) writes a directory of its own; only the most
     recently used few are kept."""
-    from pt2bot.static_cache import KEEP_KEYS
+    from pt2bot.static.cache import KEEP_KEYS
 
     cache = tmp_path / "c"
     for i in range(KEEP_KEYS + 2):
@@ -498,9 +498,9 @@ def test_old_entry_directories_are_pruned(tmp_path):
 
 
 def test_compile_sites_found_whatever_the_text_filter_skips(tmp_path):
-    """pt2bot/static_files.py `may_compile` skips the compile-site scan of files whose only
+    """pt2bot/static/files.py `may_compile` skips the compile-site scan of files whose only
     `compile` is `re.compile`; every spelling of a torch compile/export call is still seen."""
-    from pt2bot.static_files import may_compile
+    from pt2bot.static.files import may_compile
 
     assert not may_compile(b"import re\nP = re.compile('x')\nclass A:\n    compiled = recompile = 1\n")
     for src in ("import torch\nf = torch.compile(g)\n", "from torch import compile as c\nf = c(g)\n",
@@ -526,9 +526,9 @@ def test_compile_sites_found_whatever_the_text_filter_skips(tmp_path):
 
 
 def test_a_warm_check_scans_only_the_files_that_changed(tmp_path, monkeypatch):
-    """The text scans (pt2bot/static_scan.py) are cached by content; a forged or damaged
+    """The text scans (pt2bot/static/scan.py) are cached by content; a forged or damaged
     scans file is a miss (the same findings), never trusted."""
-    from pt2bot import static_files
+    from pt2bot.static import files as static_files
 
     repo = make_repo(tmp_path, {"pkg/__init__.py": "", "pkg/base.py": BASE, "pkg/sub.py": SUB,
                                 "pkg/helpers.py": HELPERS, "pkg/caller.py": CALLER, "pkg/conf.py": "X = 1\n"})
@@ -556,7 +556,7 @@ def test_a_forged_scans_file_cannot_run_code(tmp_path):
     anything other than a FileScan is a miss: the restricted unpickler never builds it."""
     import pickle
 
-    from pt2bot.static_cache import content_digest
+    from pt2bot.static.cache import content_digest
 
     repo = make_repo(tmp_path, {"pkg/__init__.py": "", "pkg/base.py": BASE, "pkg/sub.py": SUB})
     cache = tmp_path / "c"
@@ -575,3 +575,19 @@ def test_a_forged_scans_file_cannot_run_code(tmp_path):
     assert new_cache(cache).load_scans() == {}
     fs, _ = run(repo.path, new_cache(cache))
     assert fs == good and not marker.exists()
+
+
+def test_the_cache_key_covers_every_module_that_shapes_a_record():
+    # A record is the output of the engine, the rules and the driver's per-file stage: a
+    # module of any of them missing from the key would let an old record outlive a change
+    # to the code that made it.
+    import pt2bot
+    from pt2bot.static.cache import analysis_sources
+
+    pkg = os.path.dirname(pt2bot.__file__)
+    hashed = {os.path.relpath(p, pkg) for p in analysis_sources()}
+    for sub in ("analysis", "rules", "static"):
+        for name in os.listdir(os.path.join(pkg, sub)):
+            if name.endswith(".py"):
+                assert os.path.join(sub, name) in hashed
+    assert "analysis/walk.py" in hashed and "static/files.py" in hashed

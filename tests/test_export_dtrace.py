@@ -1,4 +1,4 @@
-"""draft_export (the export locator's fallback, pt2bot/smoke/_export.py) leaves no files behind.
+"""draft_export (the export locator's fallback, pt2bot/smoke/export.py) leaves no files behind.
 
 torch's draft_export logs a structured trace to a new file in <tmp>/export_<user>/ on every
 call and never removes it: a machine that ran pt2bot's suite had 440 of them. The locator
@@ -22,8 +22,8 @@ MODELS = os.path.join(os.path.dirname(os.path.abspath(__file__)), "fixtures", "m
 def test_draft_export_locates_the_failure_and_leaves_no_trace_file(tmp_path, monkeypatch):
     import torch
 
-    from pt2bot.smoke._export import _draft_location
-    from pt2bot.smoke._trace import RepoPaths
+    from pt2bot.smoke.export import _draft_location
+    from pt2bot.smoke.trace import RepoPaths
 
     mod = load_module(os.path.join(MODELS, "item_branch.py"), "pt2bot_dtrace")
     torch.manual_seed(0)

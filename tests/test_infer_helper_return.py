@@ -1,5 +1,5 @@
 """The tensor kinds of what a function or method of the same file returns
-(pt2bot/rules/_infer.py ModuleContext.helper_return_kind): surely a tensor or not typed at all.
+(pt2bot/analysis/infer.py ModuleContext.helper_return_kind): surely a tensor or not typed at all.
 What dynamo does with the typed cases is tested in tests/fixtures/rules/ptc201_helper_return.py
 (tests/test_rules_torch.py); here, the cases where a doubt must leave the result untyped."""
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""pt2bot/rules/_numpy.py against the installed torch: the numpy functions and ndarray methods
+"""pt2bot/analysis/numpy_calls.py against the installed torch: the numpy functions and ndarray methods
 pt2bot takes for traced arrays are ones torch._numpy implements, and dynamo does trace them (a
 branch on the result of each function breaks the graph with GB0170, static shapes included)."""
 from __future__ import annotations
@@ -8,7 +8,7 @@ import re
 
 import pytest
 
-from pt2bot.rules._numpy import ARRAY_METHODS, FUNCS
+from pt2bot.analysis.numpy_calls import ARRAY_METHODS, FUNCS
 
 torch = pytest.importorskip("torch")
 np = pytest.importorskip("numpy")

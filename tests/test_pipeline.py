@@ -99,7 +99,7 @@ def test_review_on_an_older_torch_keeps_the_claim(git_repo, tmp_path):
 
 def test_review_reads_the_installed_torch_when_none_is_configured(git_repo, tmp_path, monkeypatch):
     # the review runs its models on the installed torch: its static claims must hold there too
-    # (the first torch dist-info on sys.path is the installed one: pt2bot/static.py resolve_torch)
+    # (the first torch dist-info on sys.path is the installed one: pt2bot/static/check.py resolve_torch)
     import sys
 
     site = tmp_path / "site"

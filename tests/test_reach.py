@@ -19,7 +19,7 @@ from pt2bot.findings import Finding
 from pt2bot.reach import Coverage, load_results_file, mark_reached, mark_reached_dicts, \
     parse_ranges
 from pt2bot.errors import UserError
-from pt2bot.smoke._coverage import LineCoverage, format_ranges
+from pt2bot.smoke.coverage import LineCoverage, format_ranges
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(HERE)
@@ -141,7 +141,7 @@ def test_settrace_records_only_repo_lines_that_ran(tmp_path):
 def test_sys_monitoring_path_on_python_312_gives_the_same_lines(tmp_path):
     (tmp_path / "traced.py").write_text(_TRACED)
     (tmp_path / "run.py").write_text(_SCRIPT)
-    mod = os.path.join(ROOT, "pt2bot", "smoke", "_coverage.py")
+    mod = os.path.join(ROOT, "pt2bot", "smoke", "coverage.py")
     runs = {}
     for py in (sys.executable, PY312):
         proc = subprocess.run([py, str(tmp_path / "run.py"), mod, str(tmp_path)],

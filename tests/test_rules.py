@@ -9,7 +9,7 @@ import pytest
 from pt2bot.config import StaticConfig
 from pt2bot.errors import UserError
 from pt2bot.rules import BY_CODE, RULES, rules_table_markdown, select_rules
-from pt2bot.rules._base import SECTIONS
+from pt2bot.rules.base import SECTIONS
 from pt2bot.static import check_paths
 
 FIXTURES = Path(__file__).parent / "fixtures" / "rules"

@@ -75,14 +75,14 @@ class Counter:
 
 FILES = sorted(FIXTURES.glob("ptc*.py"))
 # The torch this suite runs on: every claim is checked against it (the torch-backed tests run
-# on each release in pt2bot/rules/_base.py KNOWN_TORCH: `make test-torch TORCH=2.14.1`).
+# on each release in pt2bot/rules/base.py KNOWN_TORCH: `make test-torch TORCH=2.14.1`).
 TORCH = torch.__version__
 _RANGE = re.compile(r"#\s*torch\s*(<|>=)\s*([0-9]+\.[0-9]+(?:\.[0-9]+)?)")
 
 
 def holds_here(line: str) -> bool:
     """A fixture mark's torch range (`# torch<2.14  # PTC107`): whether it holds on TORCH."""
-    from pt2bot.rules._base import parse_version
+    from pt2bot.rules.base import parse_version
 
     here = parse_version(TORCH)
     for op, bound in _RANGE.findall(line):

@@ -216,8 +216,8 @@ def test_export_location_is_read_from_torchs_message(runs, pr_repo):
     None for one model, and the merged-equals-unsharded test above failed on that in CI.
     torch shortens FILE against the torch package's directory, so for a repository in a tmp
     dir it is relative to nothing on sys.path ("mp/pytest-of-.../repo/pkg/layers.py")."""
-    from pt2bot.smoke._export import _caused_by
-    from pt2bot.smoke._trace import RepoPaths
+    from pt2bot.smoke.export import _caused_by
+    from pt2bot.smoke.trace import RepoPaths
 
     for m in _json(runs["dir"] / "full" / "head.json")["models"]:
         ex = m["export"]

@@ -1,4 +1,4 @@
-"""Tensor sizes across calls (pt2bot/rules/_sizeargs.py): a PTC307 sink in a helper of another
+"""Tensor sizes across calls (pt2bot/analysis/sizeargs.py): a PTC307 sink in a helper of another
 file whose value is a parameter is flagged when a compiled caller passes a size there (kornia
 imgwarp.py:512 <- augmentation/_2d/geometric/affine.py:168), and only then."""
 from __future__ import annotations
@@ -10,8 +10,8 @@ import pytest
 from pt2bot.config import StaticConfig
 from pt2bot.rules import select_rules
 from pt2bot.static import check_paths
-from pt2bot.static_cache import Cache, _well_formed
-from pt2bot.static_files import Stats, analyse_file
+from pt2bot.static.cache import Cache, _well_formed
+from pt2bot.static.files import Stats, analyse_file
 
 WARP = """\
     import math
@@ -147,7 +147,7 @@ def test_sizes_unpacked_from_a_shape_slice_are_passed_on_by_keyword(tmp_path):
 
 def test_a_kernel_handed_to_a_dispatcher_by_reference(tmp_path):
     """torchvision v2's `self._call_kernel(F.perspective, inpt, ...)`: the kernel is compiled code
-    through the call edge of a function passed by reference (pt2bot/rules/_walk.py
+    through the call edge of a function passed by reference (pt2bot/analysis/walk.py
     `_record_passed_functions`), so the sizes it hands on are flagged in the callee."""
     by_ref = ("import torch.nn as nn\nfrom pkg import geo\n\n\nclass P(nn.Module):\n"
               "    def _call_kernel(self, functional, inpt):\n        return functional(inpt, [0.0])\n\n"

@@ -1,4 +1,4 @@
-"""The text scan that picks the files a directory check parses (pt2bot/static_scan.py).
+"""The text scan that picks the files a directory check parses (pt2bot/static/scan.py).
 
 Each tree defines its nn.Modules in a way the scan has to follow through files that never
 import torch. The check of the directory (only what the scan picks is parsed up front) must
@@ -13,8 +13,8 @@ import pytest
 
 from pt2bot.config import StaticConfig
 from pt2bot.static import check_paths, discover_files
-from pt2bot.static_files import Stats
-from pt2bot.static_scan import files_to_parse, may_name_module, scan_file
+from pt2bot.static.files import Stats
+from pt2bot.static.scan import files_to_parse, may_name_module, scan_file
 
 ITEM = "    def forward(self, x):\n        return x.sum().item()\n"
 

@@ -1,4 +1,4 @@
-"""pt2bot/rules/_torch_modules.py against the installed torch: the names it lists as torch's
+"""pt2bot/analysis/torch_modules.py against the installed torch: the names it lists as torch's
 private nn.Module bases are exactly the private nn.Module subclasses of torch.nn.modules.*, and
 the upper-case names it says are not modules are not."""
 from __future__ import annotations
@@ -9,7 +9,7 @@ import pkgutil
 
 import pytest
 
-from pt2bot.rules._torch_modules import NOT_MODULE_CLASSES, PRIVATE_MODULE_CLASSES, is_torch_module_class
+from pt2bot.analysis.torch_modules import NOT_MODULE_CLASSES, PRIVATE_MODULE_CLASSES, is_torch_module_class
 
 torch = pytest.importorskip("torch")
 pytestmark = pytest.mark.torch

@@ -11,6 +11,9 @@ Prints, for pt2bot/ by default:
   import) across modules, where `_name` is private to `pkg.mod`. A package importing its own
   submodule's private name counts too: the rule is "a module's `_names` are its own".
   Submodules named `_x` are not private names: `from pkg import _x` imports a module;
+- `private-module crossings: N`: imports of a module whose own name starts with `_`
+  (`pkg.sub._engine`) from a module outside its package `pkg.sub`: such a module is its
+  package's inside, and another package reaching into it bypasses the package's public names;
 - `lines per module` with --lines.
 
     .venv/bin/python tools/imports_report.py [--root pt2bot] [--lines]
@@ -93,6 +96,21 @@ def edges_of(mod: str, path: str, modules: dict[str, str]) -> list[Edge]:
     return out
 
 
+def private_module_crossings(edges: list[Edge]) -> list[Edge]:
+    """Import statements of a `_name` module from outside the package that holds it (one
+    edge per statement: `from pkg._m import a, b` is one crossing)."""
+    out, seen = [], set()
+    for e in edges:
+        if (e.src, e.line, e.dst) in seen:
+            continue
+        seen.add((e.src, e.line, e.dst))
+        package, _, leaf = e.dst.rpartition(".")
+        if leaf.startswith("_") and not leaf.startswith("__") \
+                and not (e.src == package or e.src.startswith(package + ".")):
+            out.append(e)
+    return out
+
+
 def cycles(nodes: list[str], edges: list[Edge]) -> list[list[str]]:
     """Strongly connected components with more than one module (Tarjan, iterative)."""
     graph: dict[str, set[str]] = {n: set() for n in nodes}
@@ -164,6 +182,10 @@ def main(argv: list[str] | None = None) -> int:
     print(f"private imports: {len(private)}")
     for e, n in private:
         print(f"  {modules[e.src]}:{e.line}: {e.src} imports {e.dst}.{n}")
+    crossings = private_module_crossings(edges)
+    print(f"private-module crossings: {len(crossings)}")
+    for e in crossings:
+        print(f"  {modules[e.src]}:{e.line}: {e.src} imports {e.dst}")
     if args.lines:
         total = 0
         print("lines per module:")

@@ -12,7 +12,7 @@ files of the model's own library only (the innermost stack frame inside the pack
   skipped its frame is not taken as "dynamo did not break here";
 - `breaks`: every `dynamo_graph_break_reason` artifact of the structured trace
   (`torch.__trace`), deduplicated on (GB id, innermost library frame) — the way
-  pt2bot/smoke/_breaks.py does it, because `torch._dynamo.explain` misses breaks in loops
+  pt2bot/smoke/breaks.py does it, because `torch._dynamo.explain` misses breaks in loops
   and breaks with nothing traced before them (docs in TORCH-NOTES: counting graph breaks);
 - `specializations` (`symbolic_shape_specialization` events), `guards`
   (`guard_added_fast` events on symbolic sizes) and `recompiles` (compilation metrics'

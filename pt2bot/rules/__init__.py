@@ -12,7 +12,7 @@ import json
 from typing import Iterable
 
 from pt2bot.errors import UserError
-from pt2bot.rules._base import Rule
+from pt2bot.rules.base import Rule
 from pt2bot.rules.compile_dynamic_false import CompileDynamicFalse
 from pt2bot.rules.compile_in_loop import CompileInLoop
 from pt2bot.rules.compile_submodules import CompileSubmodules

@@ -2,7 +2,7 @@ from __future__ import annotations
 
 import ast
 
-from pt2bot.rules._base import Rule
+from pt2bot.rules.base import Rule
 
 
 class CompileInLoop(Rule):

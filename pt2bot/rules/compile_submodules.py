@@ -2,8 +2,8 @@ from __future__ import annotations
 
 import ast
 
-from pt2bot.rules._base import Rule
-from pt2bot.rules._torch_modules import is_torch_module_class
+from pt2bot.rules.base import Rule
+from pt2bot.analysis.torch_modules import is_torch_module_class
 
 
 def _compiled_attribute(ctx, node: ast.Call) -> ast.AST | None:

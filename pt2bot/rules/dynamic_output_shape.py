@@ -5,8 +5,8 @@ import json
 import os
 from functools import lru_cache
 
-from pt2bot.rules._infer import BOOL_TENSOR, PARAM, TENSORISH, WEAK_BOOL
-from pt2bot.rules._base import Rule
+from pt2bot.analysis.infer import BOOL_TENSOR, PARAM, TENSORISH, WEAK_BOOL
+from pt2bot.rules.base import Rule
 
 # Generated from torch's own op tags by tools/gen_dynamic_ops.py (a reviewed mapping from the
 # tagged ATen overloads to Python spellings, with the argument condition where there is one).

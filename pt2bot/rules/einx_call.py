@@ -2,7 +2,7 @@ from __future__ import annotations
 
 import ast
 
-from pt2bot.rules._base import Rule
+from pt2bot.rules.base import Rule
 
 # einx 0.4.3's tensor operations (`einx._src.frontend.ops.ops` plus the einx-notation entry
 # points): each is registered with `torch.compiler.allow_in_graph`, and builds its graph from

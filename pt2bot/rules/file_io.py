@@ -2,7 +2,7 @@ from __future__ import annotations
 
 import ast
 
-from pt2bot.rules._base import Rule
+from pt2bot.rules.base import Rule
 
 _IO = {"open": "GB0059", "input": "GB0059", "torch.save": "GB0007", "torch.load": "GB0007",
        "numpy.save": "GB0007", "numpy.load": "GB0007", "numpy.savetxt": "GB0007", "numpy.loadtxt": "GB0007"}

@@ -2,8 +2,8 @@ from __future__ import annotations
 
 import ast
 
-from pt2bot.rules._infer import PARAM, SIZE
-from pt2bot.rules._base import Rule
+from pt2bot.analysis.infer import PARAM, SIZE
+from pt2bot.rules.base import Rule
 
 _METHODS = frozenset({"view", "reshape", "expand"})
 

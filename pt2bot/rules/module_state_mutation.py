@@ -2,7 +2,7 @@ from __future__ import annotations
 
 import ast
 
-from pt2bot.rules._base import Rule
+from pt2bot.rules.base import Rule
 
 # Container methods that grow what an attribute holds (a list gets longer, a dict gains a key);
 # `clear`/`pop` return it to a state it had before, which does not keep recompiling.

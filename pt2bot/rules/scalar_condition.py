@@ -2,9 +2,9 @@ from __future__ import annotations
 
 import ast
 
-from pt2bot.rules._infer import SCALAR
-from pt2bot.rules._base import Rule
-from pt2bot.rules._util import condition_part
+from pt2bot.analysis.infer import SCALAR
+from pt2bot.rules.base import Rule
+from pt2bot.analysis.queries import condition_part
 
 
 def _reads_directly(e: ast.AST) -> bool:

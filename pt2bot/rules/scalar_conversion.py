@@ -2,11 +2,11 @@ from __future__ import annotations
 
 import ast
 
-from pt2bot.rules._base import Rule
-from pt2bot.rules._infer import NDARRAY, SHAPE, SIZES
-from pt2bot.rules._util import is_tensorish
+from pt2bot.rules.base import Rule
+from pt2bot.analysis.infer import NDARRAY, SHAPE, SIZES
+from pt2bot.analysis.queries import is_tensorish
 
-# numpy factories (pt2bot/rules/_numpy.py FUNCS): their arrays hold no value that dynamo's fake
+# numpy factories (pt2bot/analysis/numpy_calls.py FUNCS): their arrays hold no value that dynamo's fake
 # tensors know while tracing, so a Python scalar read from them is data-dependent.
 _NP_FACTORIES = frozenset({"zeros", "ones", "full", "arange", "linspace"})
 

@@ -2,17 +2,17 @@ from __future__ import annotations
 
 import ast
 
-from pt2bot.rules._infer import SIZE, SIZE_BOOL, is_size_order_compare
-from pt2bot.rules._base import Rule
-from pt2bot.rules._util import condition_part, live_operands, mark_boolops
+from pt2bot.analysis.infer import SIZE, SIZE_BOOL, is_size_order_compare
+from pt2bot.rules.base import Rule
+from pt2bot.analysis.queries import condition_part, live_operands, mark_boolops
 
 
 def _size_compare(ctx, test: ast.AST) -> ast.AST | None:
     """The first part of a condition that compares a size with `<`/`<=`/`>`/`>=` (not against
-    0 or 1: `_infer.is_size_order_compare`), directly (`min(h // 2, w // 2) < PS`) or through
+    0 or 1: `analysis.infer.is_size_order_compare`), directly (`min(h // 2, w // 2) < PS`) or through
     a name or a helper of this file that holds such a comparison (`if not _fits(nbytes):`).
     Through `not`, `and`, `or`, without the operands dynamo never evaluates
-    (`not torch.compiler.is_compiling() and x.shape[0] > 3`: rules/_util.py `live_operands`)."""
+    (`not torch.compiler.is_compiling() and x.shape[0] > 3`: analysis/queries.py `live_operands`)."""
     return condition_part(ctx, test, _size_leaf)
 
 

@@ -2,9 +2,9 @@ from __future__ import annotations
 
 import ast
 
-from pt2bot.rules._base import Rule
-from pt2bot.rules._infer import PARAM, SHAPE, SIZE, SIZES, TENSORISH
-from pt2bot.rules._sizeargs import is_parameter, local_values, pending
+from pt2bot.rules.base import Rule
+from pt2bot.analysis.infer import PARAM, SHAPE, SIZE, SIZES, TENSORISH
+from pt2bot.analysis.sizeargs import is_parameter, local_values, pending
 
 # Where a symbolic size is turned into a Python int (a specialisation: dynamo guards on its
 # value), measured with dynamo on torch 2.13.0+cpu (and the f-strings, linspace and math.copysign/
@@ -78,7 +78,7 @@ _KEYS = frozenset({ast.Name, ast.Subscript, ast.Call, ast.BinOp, ast.Attribute, 
 
 def _hashed_size(ctx, e: ast.AST, follow: bool = True) -> tuple[ast.AST | None, tuple | None]:
     """(the size, None) if hashing `e` hashes a tensor size here; (the part, needs) if it does when
-    a parameter holds a size (pt2bot/rules/_sizeargs.py, only with `follow`); else (None, None)."""
+    a parameter holds a size (pt2bot/analysis/sizeargs.py, only with `follow`); else (None, None)."""
     t = type(e)
     if t is ast.Tuple:
         for x in e.elts:
@@ -186,7 +186,7 @@ def _pins_a_size(ctx, test: ast.AST) -> bool:
 
 def _size_args(ctx, node: ast.Call, args: tuple[tuple[int, str], ...]):
     """(argument, keyword, None) of the first argument in `args` that is a size; else
-    (argument, keyword, needs) of the first that is one if a parameter is (pt2bot/rules/_sizeargs.py)."""
+    (argument, keyword, needs) of the first that is one if a parameter is (pt2bot/analysis/sizeargs.py)."""
     given = [(a, kw) for pos, kw in args if (a := _arg(node, pos, kw)) is not None]
     for a, kw in given:
         if _sized(ctx, a):
@@ -210,7 +210,7 @@ def _arg(node: ast.Call, pos: int, kw: str) -> ast.AST | None:
 
 def formatted_size(ctx, node: ast.JoinedStr) -> tuple[ast.FormattedValue | None, tuple | None]:
     """(the part, needs) of an f-string that formats a tensor size, needs None for a size here and
-    a pending need for a size through a parameter (pt2bot/rules/_sizeargs.py); (None, None) if none."""
+    a pending need for a size through a parameter (pt2bot/analysis/sizeargs.py); (None, None) if none."""
     # dynamo keeps a lone `f"{n}"` lazy; text around it (BUILD_STRING) makes it format the
     # value. A format spec (`{n:d}`) is left out: torch 2.13/2.14 fail to compile it
     # (InternalTorchDynamoError), which is not what this rule says.
@@ -357,7 +357,7 @@ class SizeSpecialised(Rule):
             return
         if target in _MATH:
             sized = any(_sized(ctx, a) for a in node.args)
-            # else a size through a parameter: pending on a caller passing one (_sizeargs.py)
+            # else a size through a parameter: pending on a caller passing one (pt2bot/analysis/sizeargs.py)
             needs = None if sized else next(filter(None, (pending(ctx, a, "size") for a in node.args)), None)
             if sized or needs is not None:
                 fn = target.rpartition(".")[2]
@@ -403,7 +403,7 @@ class SizeSpecialised(Rule):
             parts, what = [k for k in node.keys if k is not None], "as a dict key"
         else:
             # a comprehension: its element with the kinds its loops bind (the walk assigns them
-            # after the rules have seen the node: pt2bot/rules/_walk.py Walker._comp)
+            # after the rules have seen the node: pt2bot/analysis/walk.py Walker._comp)
             saved = ctx.env
             ctx.env = dict(saved)
             try:

@@ -1,6 +1,6 @@
 from __future__ import annotations
 
-from pt2bot.rules._base import Rule
+from pt2bot.rules.base import Rule
 
 
 class SyntaxErrorRule(Rule):

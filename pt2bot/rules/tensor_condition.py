@@ -2,17 +2,17 @@ from __future__ import annotations
 
 import ast
 
-from pt2bot.rules._base import Rule
-from pt2bot.rules._infer import BOOL_TENSOR, NDARRAY, TENSOR
-from pt2bot.rules._util import condition_part, mark_boolops, self_tensor_value
+from pt2bot.rules.base import Rule
+from pt2bot.analysis.infer import BOOL_TENSOR, NDARRAY, TENSOR
+from pt2bot.analysis.queries import condition_part, mark_boolops, self_tensor_value
 
 _NUMPY_WHY = ("numpy in compiled code is traced into torch ops, so this is a tensor's value: data-dependent "
               "branching, a graph break on every call; compute it with Python ints (or `math`) on the sizes")
 
 
 def _reads_value(ctx, test: ast.AST) -> tuple[ast.AST | None, ast.AST | None]:
-    """The part of a condition that is a tensor's value (pt2bot/rules/_util.py
-    `reads_tensor_value`), else the first that is a numpy array's (pt2bot/rules/_numpy.py), in
+    """The part of a condition that is a tensor's value (pt2bot/analysis/queries.py
+    `reads_tensor_value`), else the first that is a numpy array's (pt2bot/analysis/numpy_calls.py), in
     one pass: the kind of each part is computed once, not once per question."""
     numpy: list[ast.AST] = []
 

@@ -2,8 +2,8 @@ from __future__ import annotations
 
 import ast
 
-from pt2bot.rules._base import Rule
-from pt2bot.rules._util import method_call
+from pt2bot.rules.base import Rule
+from pt2bot.analysis.queries import method_call
 
 
 class TensorNumpy(Rule):

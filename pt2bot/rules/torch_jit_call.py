@@ -2,7 +2,7 @@ from __future__ import annotations
 
 import ast
 
-from pt2bot.rules._base import Rule
+from pt2bot.rules.base import Rule
 
 # The torch.jit helpers dynamo does not trace (it calls them "marked as skipped", GB0007), measured
 # on torch 2.13.0+cpu and 2.14.1 (tests/fixtures/rules/ptc111_torch_jit_call.py through

@@ -4,7 +4,7 @@
 `pt2bot merge`. The package, by job: runner (orchestration), supervise (one worker's
 process group, timeout, exit classification), device, env (the worker's environment),
 shard (sharding and merging results files), location (where in the user's code), and the
-worker with its phases (worker, _breaks, _matrix, _export, _timing, _inputs, entry,
+worker with its phases (worker, breaks, matrix, export, timing, coverage, inputs, entry,
 graph_breaks). Importing this package never imports torch: only the worker
 (`python -m pt2bot.smoke.worker SPEC OUT`) does.
 """

@@ -1,7 +1,7 @@
 """Where in the user's code: which files are the user's, and the one error type for their faults.
 
 Three places need "the innermost frame inside the repository": the entry import
-(pt2bot/smoke/entry.py), the worker's inputs/forward and phases (pt2bot/smoke/_inputs.py,
+(pt2bot/smoke/entry.py), the worker's inputs/forward and phases (pt2bot/smoke/inputs.py,
 worker.py), and the runner reading a dead worker's traceback from its log
 (pt2bot/smoke/supervise.py). They all answer through `RepoPaths.rel`, so a virtualenv or
 site-packages inside the repository is never blamed as user code, whichever way the

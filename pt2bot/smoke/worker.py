@@ -7,7 +7,7 @@ SPEC: `{"repo_root", "model": ModelConfig fields, "run": RunConfig fields, "devi
 dict of docs/formats.md.
 
 With the "breaks" phase the RUN has `coverage` (the repo lines the model's eager calls
-executed and dynamo traced: pt2bot/smoke/_coverage.py); with `trace_path`, the structured
+executed and dynamo traced: pt2bot/smoke/coverage.py); with `trace_path`, the structured
 trace of the "breaks" and "matrix" phases goes there, capped (the compile report's input,
 pt2bot/compile_report.py), and the RUN's `compile_report` says where. A model that does not
 import, gets inputs it cannot take, or raises in forward is a *result* (`status: "error"`,
@@ -34,14 +34,14 @@ from pt2bot.config import ModelConfig
 from pt2bot.jsonio import write_json
 import pt2bot
 from pt2bot.results import PHASES, CompileReport, ModelRun, PhaseError
-from pt2bot.smoke._breaks import measure_breaks
-from pt2bot.smoke._coverage import LineCoverage
-from pt2bot.smoke._export import measure_export
-from pt2bot.smoke._inputs import (CaseInputs, build_inputs, build_model, forward_params,
+from pt2bot.smoke.breaks import measure_breaks
+from pt2bot.smoke.coverage import LineCoverage
+from pt2bot.smoke.export import measure_export
+from pt2bot.smoke.inputs import (CaseInputs, build_inputs, build_model, forward_params,
                                   infer_dims, run_forward)
-from pt2bot.smoke._matrix import measure_matrix
-from pt2bot.smoke._timing import maxrss_mb, measure_latency
-from pt2bot.smoke._trace import TRACE_CAP_BYTES, TraceFile, reset_dynamo
+from pt2bot.smoke.matrix import measure_matrix
+from pt2bot.smoke.timing import maxrss_mb, measure_latency
+from pt2bot.smoke.trace import TRACE_CAP_BYTES, TraceFile, reset_dynamo
 from pt2bot.smoke.location import ModelError, RepoPaths, user_location
 
 # The phases whose structured trace goes into the compile report (export and latency compile

@@ -1,16 +1,15 @@
 """`pt2bot check`: the static rules over a tree of Python files. Never imports torch.
 
 Stages: discover files -> analyse the files that may hold roots (a text scan picks them:
-pt2bot/static_scan.py; parse once; in worker processes for large trees; cached per file:
-pt2bot/static_files.py, pt2bot/static_cache.py) -> resolve compiled code
-across files, reading the other files it names (pt2bot/rules/_graph.py) -> findings (suppressions, config severities) ->
+pt2bot/static/scan.py; parse once; in worker processes for large trees; cached per file:
+pt2bot/static/files.py, pt2bot/static/cache.py) -> resolve compiled code
+across files, reading the other files it names (pt2bot/analysis/graph.py) -> findings (suppressions, config severities) ->
 optional diff filter -> render. Given explicit files (pre-commit), the rest of the repository
 is read as context (base classes, helpers, callers) and only the given files are reported.
 """
 from __future__ import annotations
 
 import argparse
-import fnmatch
 import gc
 import os
 import sys
@@ -22,70 +21,14 @@ from pt2bot import gb as gb_registry
 from pt2bot.errors import UserError
 from pt2bot.findings import Finding, sort_key
 from pt2bot.rules import BY_CODE, Rule, select_rules
-from pt2bot.rules._base import NEWEST_TORCH
-from pt2bot.rules._model import FileSummary, call_guards
-from pt2bot.static_cache import Cache, find_git_root, resolve_cache_dir
-from pt2bot.static_files import Later, Stats, run_analysis
-from pt2bot.rules._graph import Index, find_compiled, resolve_call
-from pt2bot.rules._sizeargs import resolve_pending
+from pt2bot.rules.base import NEWEST_TORCH
+from pt2bot.analysis.model import FileSummary, call_guards
+from pt2bot.static.cache import Cache, find_git_root, resolve_cache_dir
+from pt2bot.static.discover import discover_files, is_excluded, rel_path
+from pt2bot.static.files import Later, Stats, run_analysis
+from pt2bot.analysis.graph import Index, find_compiled, resolve_call
+from pt2bot.analysis.sizeargs import resolve_pending
 from pt2bot.rules.compiler_disable import CompilerDisable
-
-SKIP_DIRS = frozenset({".git", ".hg", ".svn", ".venv", "venv", ".tox", ".nox", "node_modules", "__pycache__",
-                       ".mypy_cache", ".pytest_cache", ".ruff_cache", "build", "dist", ".eggs", "site-packages",
-                       ".pt2bot-cache"})
-
-
-# --------------------------------------------------------------------------------------------
-# discovery
-
-def discover_files(root: str, paths: Sequence[str], exclude: Sequence[str] = ()) -> list[str]:
-    """Repo-relative (forward-slash) paths of the .py files under `paths`, minus `exclude` globs."""
-    root = os.path.abspath(root)
-    found: set[str] = set()
-    for p in paths or (".",):
-        full = p if os.path.isabs(p) else os.path.join(root, p)
-        if any(ch in p for ch in "*?["):
-            import glob
-            matches = glob.glob(full, recursive=True)
-        else:
-            if not os.path.exists(full):
-                raise UserError(f"{p}: no such file or directory")
-            matches = [full]
-        for m in matches:
-            if os.path.isdir(m):
-                # (os.walk joins names onto `m`: one relpath for `m`, not one per file)
-                top = _rel(root, m)
-                top = "" if top == "." else top + "/"
-                for dirpath, dirnames, filenames in os.walk(m):
-                    dirnames[:] = sorted(d for d in dirnames if d not in SKIP_DIRS and not d.startswith("."))
-                    sub = dirpath[len(m):].strip(os.sep).replace(os.sep, "/")
-                    prefix = top + sub + "/" if sub else top
-                    for fn in filenames:
-                        if fn.endswith(".py"):
-                            found.add(prefix + fn)
-            elif os.path.isfile(m):
-                found.add(_rel(root, m))
-    return sorted(f for f in found if not is_excluded(f, exclude))
-
-
-def _rel(root: str, path: str) -> str:
-    rel = os.path.relpath(os.path.abspath(path), root).replace(os.sep, "/")
-    if rel.startswith("../"):
-        raise UserError(f"{path}: outside the checked root {root}")
-    return rel
-
-
-def is_excluded(rel: str, patterns: Iterable[str]) -> bool:
-    for pat in patterns:
-        pat = pat.rstrip("/")
-        if fnmatch.fnmatch(rel, pat) or rel.startswith(pat + "/") or fnmatch.fnmatch(rel, pat + "/*"):
-            return True
-    return False
-
-
-# --------------------------------------------------------------------------------------------
-# per-file analysis: pt2bot/static_files.py (parse, skeleton, walks, worker processes, cache)
-
 
 # --------------------------------------------------------------------------------------------
 # the whole check
@@ -97,7 +40,7 @@ def check_paths(root: str, paths: Sequence[str], static_cfg: StaticConfig, *, jo
 
     `context`: more paths under `root` whose files are analysed for the call graph (base
     classes, helpers, callers) but never reported. `cache`: per-file summaries to reuse and
-    update (pt2bot/static_cache.py). `stats`, if given, is filled in (files cached, parsed...).
+    update (pt2bot/static/cache.py). `stats`, if given, is filled in (files cached, parsed...).
 
     `torch` (else `static_cfg.torch`) is the release the claims must hold on; None keeps the
     claims of every release the rules know (`cli_check` passes `resolve_torch`'s answer).
@@ -114,9 +57,9 @@ def check_paths(root: str, paths: Sequence[str], static_cfg: StaticConfig, *, jo
             raise UserError(f"static.severity.{code}: {sev!r} is not error|warning")
     files = discover_files(root, paths or static_cfg.paths or (".",), static_cfg.exclude)
     # Files named one by one (pre-commit's) are always parsed: a syntax error there is PTC000.
-    # Of a directory, only what may hold compiled code is (pt2bot/static_scan.py).
+    # Of a directory, only what may hold compiled code is (pt2bot/static/scan.py).
     full = (p if os.path.isabs(p) else os.path.join(root, p) for p in paths or ())
-    named = set(files).intersection(_rel(root, f) for f in full if os.path.isfile(f))
+    named = set(files).intersection(rel_path(root, f) for f in full if os.path.isfile(f))
     report = None
     if context:
         report = set(files)
@@ -141,7 +84,7 @@ def _check_files(root: str, files: list[str], codes: tuple[str, ...], rules: lis
                  cfg: StaticConfig, jobs: int, torch: str | None = None, *, cache: Cache | None = None,
                  stats: Stats | None = None, always: Iterable[str] = ()) -> list[Finding]:
     """Summaries of the files that may hold roots (cached or analysed) and of `always`, then the
-    graph walks what it reaches, reading the other files it names (pt2bot/static_files.py)."""
+    graph walks what it reaches, reading the other files it names (pt2bot/static/files.py)."""
     found, got = run_analysis(root, files, codes, jobs=jobs, cache=cache, always=always,
                               then=lambda summaries, walk, later: build_findings(
                                   summaries, rules, cfg, walk=walk, torch=torch, later=later))
@@ -152,7 +95,7 @@ def _check_files(root: str, files: list[str], codes: tuple[str, ...], rules: lis
 
 def build_findings(summaries: list[FileSummary], rules: list[type[Rule]], cfg: StaticConfig,
                    walk=None, torch: str | None = None, later: Later | None = None) -> list[Finding]:
-    """`later`: the files not in `summaries` that the graph may read (pt2bot/static_files.py)."""
+    """`later`: the files not in `summaries` that the graph may read (pt2bot/static/files.py)."""
     enabled = {r.code for r in rules}
     live = [s for s in summaries if not s.error and not s.skip_file]
     reach = find_compiled(live, walk=walk, loader=later)
@@ -219,7 +162,7 @@ _DEMOTE = {"error": "warning", "warning": "info", "info": "info"}
 
 def apply_conditional(findings: Iterable[Finding], mode: str) -> list[Finding]:
     """`static.conditional`: findings with a `condition` (a path the default call does not take,
-    pt2bot/rules/_walk.py `Conditions`) keep their severity, drop one level, or are hidden."""
+    pt2bot/analysis/walk.py `Conditions`) keep their severity, drop one level, or are hidden."""
     if mode == "keep":
         return list(findings)
     if mode == "hide":

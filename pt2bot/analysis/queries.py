@@ -4,7 +4,7 @@ from __future__ import annotations
 import ast
 from typing import Callable
 
-from pt2bot.rules._infer import BOOL_TENSOR, PARAM, TENSOR, TENSORISH, FunctionContext, is_compiling_check
+from pt2bot.analysis.infer import BOOL_TENSOR, PARAM, TENSOR, TENSORISH, FunctionContext, is_compiling_check
 
 
 def method_call(node: ast.Call, names: frozenset[str] | set[str] | tuple[str, ...], nargs: int | None = 0

@@ -1,6 +1,6 @@
 """The data one pass over a file produces (plain, picklable: worker processes send it back).
 
-`FileSummary` is what pt2bot/rules/_walk.py builds for a file and pt2bot/rules/_graph.py joins
+`FileSummary` is what pt2bot/analysis/walk.py builds for a file and pt2bot/analysis/graph.py joins
 across files: its functions with their call edges, classes, names, compile/export roots and the
 candidate findings of every function, kept or dropped once the graph knows which functions are
 compiled.
@@ -25,24 +25,24 @@ class Candidate:
     suggestion: str | None = None
     gb: str | None = None          # overrides the rule's default GB id
     # The guard of a path the default call does not take ("self.training"), set by the walker
-    # (pt2bot/rules/_walk.py, `Conditions`) after the branch holding the candidate is walked.
+    # (pt2bot/analysis/walk.py, `Conditions`) after the branch holding the candidate is walked.
     condition: str | None = None
     # The resolved callee of the call the candidate was reported at ("random.random"): rules
     # whose claim depends on the torch version per callee (`Rule.callee_until`) need it.
     callee: str | None = None
-    # A pending candidate (pt2bot/rules/_sizeargs.py): its claim holds only if a parameter of
+    # A pending candidate (pt2bot/analysis/sizeargs.py): its claim holds only if a parameter of
     # its function is a tensor size, `(position or None, name, element or None, "size"|"sized")`;
-    # the graph keeps it when a compiled caller passes one there (pt2bot/static.py).
+    # the graph keeps it when a compiled caller passes one there (pt2bot/static/check.py).
     needs: tuple[int | None, str, int | None, str] | None = None
 
 
 class Calls(list):
     """A function's call edges `(kind, target)`, and `guards`: index -> the guard of a call
-    made on a non-default path (pt2bot/rules/_walk.py). A list subclass so that the guards
+    made on a non-default path (pt2bot/analysis/walk.py). A list subclass so that the guards
     travel wherever the edges do (pickled with the list to and from worker processes)."""
 
     guards: dict[int, str]
-    # index -> (line, the arguments that are tensor sizes): pt2bot/rules/_sizeargs.py
+    # index -> (line, the arguments that are tensor sizes): pt2bot/analysis/sizeargs.py
     sizes: dict[int, tuple[int, tuple[tuple[int | str, object, str], ...]]]
 
     def __init__(self, *args: object) -> None:

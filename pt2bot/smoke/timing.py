@@ -20,11 +20,11 @@ import resource
 import time
 from typing import Any, Callable
 
-from pt2bot.smoke._inputs import CaseInputs
+from pt2bot.smoke.inputs import CaseInputs
 from pt2bot.results import summarise
-from pt2bot.smoke._matrix import mark_dims
-from pt2bot.smoke._timing_util import cache_is_warm, compile_times
-from pt2bot.smoke._trace import reset_dynamo
+from pt2bot.smoke.matrix import mark_dims
+from pt2bot.smoke.compile_times import cache_is_warm, compile_times
+from pt2bot.smoke.trace import reset_dynamo
 
 
 def _timer(device: str) -> Callable[[Callable[[], Any]], float]:

@@ -1,6 +1,6 @@
 """Tensor sizes across calls: pending candidates and the size arguments of call sites.
 
-The kinds of pt2bot/rules/_infer.py see sizes computed in the function being walked. A size
+The kinds of pt2bot/analysis/infer.py see sizes computed in the function being walked. A size
 often reaches its sink through a parameter instead: kornia's `warp_affine(src, M, dsize)` does
 `h_out, w_out = dsize` and `torch.linspace(..., w_out)`, and its caller
 (augmentation/_2d/geometric/affine.py:168) passes `(height, width)` read from `input.shape`.
@@ -14,11 +14,11 @@ So, during the one walk of each function:
 - a call of a function that may be in the tree records which of its arguments are sizes or
   tuples/lists of sizes (`record_call_sizes`: `Calls.sizes`, beside the call's edge).
 
-At graph time (`resolve_pending`, called by pt2bot/static.py build_findings) a pending candidate
+At graph time (`resolve_pending`, called by pt2bot/static/check.py build_findings) a pending candidate
 of a compiled function becomes a finding when a compiled caller passes a size in that parameter
 (one level of calls: the caller's own sizes, as its walk typed them). Its message names the
 caller; a caller that passes the size only on a non-default path gives its guard as condition.
-All of this is plain data in the per-file summary (pt2bot/rules/_model.py), so it travels from
+All of this is plain data in the per-file summary (pt2bot/analysis/model.py), so it travels from
 worker processes and through the cache like the call edges.
 
 Only PTC307's sinks (a size's value consumed: linspace steps, math.copysign, f-strings) are
@@ -38,9 +38,9 @@ from __future__ import annotations
 import ast
 from typing import Iterable
 
-from pt2bot.rules._graph import Index, resolve_call
-from pt2bot.rules._infer import FIXED_DIM_NAMES, SHAPE, SIZE, SIZES, TENSORISH, FunctionContext
-from pt2bot.rules._model import Candidate, FileSummary, call_guards, call_sizes
+from pt2bot.analysis.graph import Index, resolve_call
+from pt2bot.analysis.infer import FIXED_DIM_NAMES, SHAPE, SIZE, SIZES, TENSORISH, FunctionContext
+from pt2bot.analysis.model import Candidate, FileSummary, call_guards, call_sizes
 
 Needs = tuple  # (position | None, parameter name, element | None, "size" | "sized")
 
@@ -80,7 +80,7 @@ def _derive(ctx: FunctionContext, e: ast.AST, at: int, depth: int) -> tuple[str,
     if t is ast.Name:
         name = e.id
         if name in FIXED_DIM_NAMES:
-            return None          # a channel/head count: fixed per model (pt2bot/rules/_infer.py)
+            return None          # a channel/head count: fixed per model (pt2bot/analysis/infer.py)
         binds = _bindings(ctx)
         b = binds.get(name)
         _, names = _params(ctx)
@@ -135,7 +135,7 @@ def _derive(ctx: FunctionContext, e: ast.AST, at: int, depth: int) -> tuple[str,
                     found = d
                 elif not ctx._is_intlike(a) or (type(a) is ast.Attribute and type(a.value) is ast.Name
                                                 and a.value.id == "self"):
-                    return None   # not a clamp against a module's setting (see _infer._size_builtin_kind)
+                    return None   # not a clamp against a module's setting (see infer._size_builtin_kind)
             return (found[0], found[1], True) if found is not None else None
     return None
 
@@ -356,9 +356,9 @@ def matches(needs: Needs, key_shapes: Iterable[tuple[int | str, object, str]]) -
 def resolve_pending(summaries: list[FileSummary], compiled: set[tuple[str, str]], idx: Index,
                     inherited: dict[tuple[str, str], str] | None = None) -> dict[int, tuple[str, str | None]]:
     """id(pending candidate) -> (message suffix, condition or None) for the pending candidates of
-    compiled functions that a compiled caller passes a size (`Index`: pt2bot/rules/_graph.py).
+    compiled functions that a compiled caller passes a size (`Index`: pt2bot/analysis/graph.py).
     A call made on a non-default path, or from a helper called only on one (`inherited`:
-    pt2bot/static.py inherit_call_conditions), passes that path on as the condition."""
+    pt2bot/static/check.py inherit_call_conditions), passes that path on as the condition."""
     inherited = inherited or {}
     wanted: dict[tuple[str, str], list[Candidate]] = {}
     for s in summaries:

@@ -1,22 +1,22 @@
 """The per-file stage of `pt2bot check`: parse, skeleton, walks; in worker processes; cached.
 
-Each file is parsed once, its skeleton built (pt2bot/rules/_walk.py), and the functions that
+Each file is parsed once, its skeleton built (pt2bot/analysis/walk.py), and the functions that
 will most likely be compiled code are walked right away: the `forward` of every class with a
 base and what it calls in the same file (`_predict`). Then the AST is dropped. Holding the ASTs
 of a whole tree until the call graph is done (the earlier design) cost ~1.5 GB on transformers
-and page faults worth ~10 % of the parse. When the cross-file graph (pt2bot/rules/_graph.py)
+and page faults worth ~10 % of the parse. When the cross-file graph (pt2bot/analysis/graph.py)
 reaches a function that was not walked (a helper in another package, a base class method),
 the file is parsed again and only those functions are walked, with the summary's state carried
 over (`FileSet.walk`). Candidates of walked functions that the graph does not reach are dropped
 at the emit stage, so a wrong prediction costs time, never a finding.
 
-Not every file is opened: a text scan of each (pt2bot/static_scan.py, cached by content) picks
+Not every file is opened: a text scan of each (pt2bot/static/scan.py, cached by content) picks
 the files that may define an `nn.Module` or call compile, and only those are opened before the
 graph starts; `Later` opens any other file whose module the graph names (a helper, a mixin, a
 re-exporting package), keeping its AST for the walks that follow. The rest is never parsed.
 
 What a file yields is pure per file: `FileSummary` plus the set of walked functions. That is
-what pt2bot/static_cache.py stores, keyed by the file's bytes; a warm check reads entries and
+what pt2bot/static/cache.py stores, keyed by the file's bytes; a warm check reads entries and
 parses only the files that changed (or whose newly reached functions were never walked).
 """
 from __future__ import annotations
@@ -30,11 +30,11 @@ from dataclasses import dataclass, replace
 from typing import Callable, Iterable, Sequence
 
 from pt2bot.rules import BY_CODE, Rule
-from pt2bot.rules._infer import Rules
-from pt2bot.rules._model import FileSummary, FunctionInfo, module_name
-from pt2bot.rules._walk import LiveModule, skeleton_module
-from pt2bot.static_cache import Cache, content_digest
-from pt2bot.static_scan import FileScan, files_to_parse, may_hold, may_name_module, scan_file
+from pt2bot.analysis.infer import Rules
+from pt2bot.analysis.model import FileSummary, FunctionInfo, module_name
+from pt2bot.analysis.walk import LiveModule, skeleton_module
+from pt2bot.static.cache import Cache, content_digest
+from pt2bot.static.scan import FileScan, files_to_parse, may_hold, may_name_module, scan_file
 
 SMALL_TREE = 150            # below this many files to parse, one process is faster than a pool
 _NOQA = re.compile(r"#\s*noqa(?::\s*(?P<codes>[A-Za-z]+[0-9]+(?:[\s,]+[A-Za-z]+[0-9]+)*))?", re.IGNORECASE)
@@ -62,7 +62,7 @@ def build_rules(codes: tuple[str, ...]) -> Rules:
 
 def may_compile(data: bytes) -> bool:
     """Whether a file may call torch.compile/export (then its module-level code and the functions
-    that mention them are walked at once, pt2bot/rules/_walk.py `skeleton_module`). Only the word
+    that mention them are walked at once, pt2bot/analysis/walk.py `skeleton_module`). Only the word
     `compile` can name torch.compile (`compiled`, `recompile`, `compiler` cannot), and not as
     `re.compile`: on transformers 139 files instead of 514, and the scan of module-level code was
     ~7 % of a bare parse. (A regex with look-behinds here cost more than the scan it saved.)"""
@@ -472,7 +472,7 @@ class Analysis:
         self.digests: dict[str, str] = {}        # content_digest of them, where a cache needs it
 
     def scan(self, data: dict[str, bytes | OSError]) -> dict[str, FileScan]:
-        """The text scan of each readable file (pt2bot/static_scan.py), the cache's where the
+        """The text scan of each readable file (pt2bot/static/scan.py), the cache's where the
         file's bytes are the ones it scanned (a warm check scans only what changed)."""
         cached = self.cache.load_scans() if self.cache is not None else {}
         out: dict[str, FileScan] = {}
@@ -541,7 +541,7 @@ class Analysis:
         return True
 
     def walk(self, level: Iterable[tuple[FileSummary, FunctionInfo]]) -> None:
-        """Walk the functions of one level of the graph (pt2bot/rules/_graph.py `find_compiled`)."""
+        """Walk the functions of one level of the graph (pt2bot/analysis/graph.py `find_compiled`)."""
         local: dict[str, list[str]] = {}
         remote: dict[str, list[str]] = {}
         for s, info in level:
@@ -569,13 +569,13 @@ class Analysis:
         for rel, st in self.states.items():
             if st.dirty and st.digest is not None and self.cache.writable:
                 self.cache.store(rel, st.digest, st.cache_view(), st.walked)
-        self.cache.flush()         # one pack for the whole run (pt2bot/static_cache.py)
+        self.cache.flush()         # one pack for the whole run (pt2bot/static/cache.py)
         self.stats.written = self.cache.writes
 
 
 class Later:
     """The files of the check not analysed up front, read when the call graph names one of
-    their modules (pt2bot/rules/_graph.py `Loader`); `loaded` keeps them for the emit stage."""
+    their modules (pt2bot/analysis/graph.py `Loader`); `loaded` keeps them for the emit stage."""
 
     def __init__(self, analysis: Analysis, files: Iterable[str], data: dict[str, bytes | OSError],
                  names: frozenset[str]) -> None:
@@ -605,7 +605,7 @@ class Later:
 def run_analysis(root: str, files: Sequence[str], codes: tuple[str, ...], *, jobs: int, cache: Cache | None,
                  then: Callable[[list[FileSummary], Callable, Later], list],
                  always: Iterable[str] = ()) -> tuple[list, Stats]:
-    """Open what `files` must have analysed up front (pt2bot/static_scan.py, plus `always`),
+    """Open what `files` must have analysed up front (pt2bot/static/scan.py, plus `always`),
     call `then(summaries, walk, later)` (the graph and the findings), write the cache."""
     analysis = Analysis(root, codes, jobs=jobs, cache=cache)
     analysis.stats.files = len(files)
@@ -614,7 +614,7 @@ def run_analysis(root: str, files: Sequence[str], codes: tuple[str, ...], *, job
     first.update(always)
     if "__init__.py" in data:
         # the tree is the inside of a package: its `__init__` casts a vote for the package's
-        # name (pt2bot/rules/_graph.py `_root_alias`), and holds what the package re-exports
+        # name (pt2bot/analysis/graph.py `_root_alias`), and holds what the package re-exports
         first.add("__init__.py")
     first.update(rel for rel, d in data.items() if not isinstance(d, bytes))   # PTC000: cannot read
     now = [rel for rel in files if rel in first]

@@ -1,7 +1,7 @@
 """Which files a check must parse up front: a text scan of every file, no AST (issue 9: speed).
 
 Compiled code starts at the `forward` of every `nn.Module` subclass and at the functions given
-to torch.compile/export (pt2bot/rules/_graph.py `find_compiled`); everything else it reaches is
+to torch.compile/export (pt2bot/analysis/graph.py `find_compiled`); everything else it reaches is
 found by name and parsed when the call graph asks (`Index.loader`). So only two kinds of files
 must be parsed before the graph starts:
 
@@ -13,8 +13,8 @@ over names: a base spelled with a word that names torch (`nn`, `torch`, or any w
 the tree imports from a `torch` module), with the name of a class of the tree that is itself
 such a class, or with a name bound by `import ... as NAME` to any of those, may make a module
 class. A header with a comment or a call in its bases counts as one (the scan cannot read it).
-Every way the skeleton resolves a base (imports, re-exports, star imports, aliases: pt2bot/rules
-/_walk.py `_declare_top`) spells it with one of those words, so the files the scan leaves out
+Every way the skeleton resolves a base (imports, re-exports, star imports, aliases:
+pt2bot/analysis/walk.py `_declare_top`) spells it with one of those words, so the files the scan leaves out
 cannot define an `nn.Module`: a tokenizer, a configuration, a data or training script. On
 transformers 5.23.0 the scan picks 959 of 2,860 files (71 % of the bytes); the call graph reads
 234 more (package `__init__`s it searches for re-exports, helpers, mixins), and 1,667 files are

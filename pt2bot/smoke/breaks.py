@@ -13,9 +13,9 @@ import contextlib
 from typing import Any
 
 from pt2bot.smoke import graph_breaks
-from pt2bot.smoke._coverage import LineCoverage
-from pt2bot.smoke._inputs import CaseInputs
-from pt2bot.smoke._trace import RepoPaths, TraceCollector, frame_file, intern_table, reset_dynamo
+from pt2bot.smoke.coverage import LineCoverage
+from pt2bot.smoke.inputs import CaseInputs
+from pt2bot.smoke.trace import RepoPaths, TraceCollector, frame_file, intern_table, reset_dynamo
 
 
 class RecordingBackend:
@@ -105,7 +105,7 @@ def measure_breaks(model: Any, case: CaseInputs, paths: RepoPaths, *,
     """`graph_count`, `graph_breaks`, `files` for one call on the first case.
 
     With `coverage`, the lines dynamo traces in the repo's files are added to it (the
-    worker records the eagerly executed ones: pt2bot/smoke/_coverage.py).
+    worker records the eagerly executed ones: pt2bot/smoke/coverage.py).
     """
     import torch
 

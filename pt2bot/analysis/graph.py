@@ -7,7 +7,7 @@ assigned in `__init__` (`self.block(x)` -> `Block.forward`), and to module-level
 of the tree, including ones imported from other files and re-exported by packages.
 A function decorated with `torch.compiler.disable` is reached but not entered.
 
-The index may start from part of the tree (pt2bot/static_scan.py: the files that may define an
+The index may start from part of the tree (pt2bot/static/scan.py: the files that may define an
 `nn.Module` or call compile): a name in a module not read yet reads it then (`Loader`), and the
 search takes the roots of every file so read, so what it finds is what the whole tree gives.
 """
@@ -16,15 +16,15 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Callable, Protocol
 
-from pt2bot.rules._model import ClassInfo, FileSummary, FunctionInfo
-from pt2bot.rules._torch_modules import is_torch_module_class
+from pt2bot.analysis.model import ClassInfo, FileSummary, FunctionInfo
+from pt2bot.analysis.torch_modules import is_torch_module_class
 
 Key = tuple[str, str]   # (path, qualname)
 
 
 class Loader(Protocol):
-    """Reads the files of the tree the index did not start with (pt2bot/static_files.py), and
-    tells from their text alone (pt2bot/static_scan.py) what reading one cannot change."""
+    """Reads the files of the tree the index did not start with (pt2bot/static/files.py), and
+    tells from their text alone (pt2bot/static/scan.py) what reading one cannot change."""
     pending: dict[str, str]                                           # module name -> path
 
     def load(self, module: str) -> FileSummary | None: ...
@@ -52,7 +52,7 @@ class Index:
     _star_memo: dict[str, str | None] = field(default_factory=dict)
     loader: Loader | None = None
     # the summaries in the order they joined, with len(roots) then (later walks add roots that
-    # the search must not start from: pt2bot/static_files.py FileState.cache_view)
+    # the search must not start from: pt2bot/static/files.py FileState.cache_view)
     order: list[tuple[FileSummary, int]] = field(default_factory=list)
     # the first parts of the tree's module names (and `root_alias`): a name that starts with
     # none of them (`torch.`, `math.`) resolves to nothing of the tree (`resolve_call`)
@@ -321,7 +321,7 @@ def _search(idx: Index, frontier: list[tuple[str, str | None]],
                 disabled[(s.path, info.qualname)] = entry
                 continue
             if info.opaque:
-                continue      # run while tracing, not traced (pt2bot/rules/_model.py FunctionInfo)
+                continue      # run while tracing, not traced (pt2bot/analysis/model.py FunctionInfo)
             compiled.add((s.path, info.qualname))
             level.append((name, self_cls, s, info))
             if name not in reached:

@@ -16,7 +16,7 @@ return Python values (`x.is_floating_point()`, `x.dim()`), and the sizes of a mo
 parameters and buffers (`self.weight.shape[0]`: fixed per model, not a dynamic dim).
 
 `ModuleContext` resolves names through a file's imports; `FunctionContext` carries the kinds
-of the local variables of the function being walked (pt2bot/rules/_walk.py updates them as it
+of the local variables of the function being walked (pt2bot/analysis/walk.py updates them as it
 goes) and is what every rule handler receives.
 """
 from __future__ import annotations
@@ -25,9 +25,9 @@ import ast
 import re
 from typing import Callable, Iterable
 
-from pt2bot.rules._model import Candidate, ClassInfo, FileSummary, FunctionInfo
-from pt2bot.rules._numpy import ARRAY_METHODS as _NP_ARRAY_METHODS, FUNCS as _NP_FUNCS
-from pt2bot.rules._torch_modules import is_torch_module_class
+from pt2bot.analysis.model import Candidate, ClassInfo, FileSummary, FunctionInfo
+from pt2bot.analysis.numpy_calls import ARRAY_METHODS as _NP_ARRAY_METHODS, FUNCS as _NP_FUNCS
+from pt2bot.analysis.torch_modules import is_torch_module_class
 
 TENSOR, PARAM, BOOL_TENSOR, SIZE, SHAPE, OTHER = "tensor", "param", "bool", "size", "shape", "other"
 TENSORS = "tensors"        # a tuple/list of tensors (split/chunk/unbind/meshgrid results)
@@ -37,7 +37,7 @@ WEAK_BOOL = "weakbool"     # a comparison involving a PARAM: a mask if the param
 SIZES = "sizes"            # a list/tuple literal of sizes (`heights = [h]`): its elements are sizes
 SIZE_BOOL = "sizebool"     # an ordering comparison of a size (`h > 4`, a helper returning one): a guard
 # A numpy array made in compiled code: dynamo traces numpy into torch ops, so it is a tensor
-# there (pt2bot/rules/_numpy.py); kept apart from TENSOR, whose rules speak of tensors.
+# there (pt2bot/analysis/numpy_calls.py); kept apart from TENSOR, whose rules speak of tensors.
 NDARRAY = "ndarray"
 TENSORISH = (TENSOR, BOOL_TENSOR)
 # A tensor a function of this file returns (`b = one()`, `pid, probs, idx = self.get_params(n)`,
@@ -140,7 +140,7 @@ class Rules:
         self._calls = list(zip(calls, self.call_keys))
         self._by_key: dict[tuple[str | None, str | None], tuple] = {}
         self.has_call_handlers = bool(calls)
-        # node type -> what the walk does there (pt2bot/rules/_walk.py `_plan`), filled as it goes
+        # node type -> what the walk does there (pt2bot/analysis/walk.py `_plan`), filled as it goes
         self.plans: dict[type, tuple] = {}
         # no rule looks at attributes: `self.x` / `x.shape` need no visit of their own
         self.attr_leaf = ast.Attribute not in handlers
@@ -354,7 +354,7 @@ class ModuleContext:
             return None, None
         # a generator, a coroutine or `:=` (not followed): by the source text, cheaper than
         # walking every expression of the helper (the lines are there while functions are
-        # walked, pt2bot/static_files.py; without them, no answer)
+        # walked, pt2bot/static/files.py; without them, no answer)
         lines = self.summary.lines
         if not lines:
             return None, None
@@ -590,7 +590,7 @@ class FunctionContext:
             # `self.buf` stays OTHER here even when it is a registered buffer: what is computed
             # from it (`self.times.repeat(b, 1).shape[1]`) has sizes fixed per model that this
             # inference cannot tell from input sizes. Truth-value uses of the buffer itself are
-            # found by `self_tensor_attr` (pt2bot/rules/_util.py).
+            # found by `self_tensor_attr` (pt2bot/analysis/queries.py).
             return OTHER
         if t is ast.Subscript:
             base = self.kind(e.value)
@@ -880,7 +880,7 @@ class FunctionContext:
     def report(self, rule: str, node: ast.AST, message: str, *, suggestion: str | None = None,
                gb: str | None = None, scope: str = "compiled",
                needs: tuple[int | None, str, int | None, str] | None = None) -> None:
-        """`needs`: a pending candidate, true only if a parameter is a size (pt2bot/rules/_sizeargs.py)."""
+        """`needs`: a pending candidate, true only if a parameter is a size (pt2bot/analysis/sizeargs.py)."""
         if self.eager_only and scope == "compiled":
             return
         self.mod.report(rule, node, message, self.info.qualname, scope, suggestion, gb, needs)
@@ -895,7 +895,7 @@ _MEMBERSHIP_OPS = frozenset({ast.Is, ast.IsNot, ast.In, ast.NotIn})
 _FIXED_DIM_NAMES = frozenset({"C", "c", "ch", "chs", "chans", "channels", "in_channels", "out_channels",
                               "num_channels", "n_channels", "heads", "kv_heads", "num_heads", "n_heads",
                               "num_kv_heads", "n_kv_heads", "num_classes", "n_classes"})
-FIXED_DIM_NAMES = _FIXED_DIM_NAMES     # for pt2bot/rules/_sizeargs.py (the same names through parameters)
+FIXED_DIM_NAMES = _FIXED_DIM_NAMES     # for pt2bot/analysis/sizeargs.py (the same names through parameters)
 _SIZE_KEEPING = frozenset({"min", "max", "sum", "abs", "int", "round", "math.floor", "math.ceil",
                            "math.trunc"})
 
@@ -975,7 +975,7 @@ LEAVES_BLOCK = (ast.Return, ast.Raise, ast.Continue, ast.Break)
 def ends(body: list[ast.stmt], exits: tuple[type, ...] = _RETURNS) -> bool:
     """Whether every path through `body` ends in one of `exits`: a return or raise (no implicit
     `return None`), or with LEAVES_BLOCK whether the block never falls through to the statement
-    after it (pt2bot/rules/_walk.py)."""
+    after it (pt2bot/analysis/walk.py)."""
     if not body:
         return False
     st = body[-1]

@@ -1,6 +1,6 @@
 """The per-file cache of `pt2bot check`: each file's summary, keyed by its content.
 
-What is cached is what one file yields on its own (pt2bot/static_files.py): its `FileSummary`
+What is cached is what one file yields on its own (pt2bot/static/files.py): its `FileSummary`
 (skeleton, the call edges and candidate findings of the functions walked so far, line info) and
 the set of functions walked. One record per file, named by the file's repo-relative path; inside,
 the SHA-256 digest of the file's bytes must match, else the record is stale. Records live in a
@@ -47,9 +47,9 @@ import time
 from typing import Iterable
 
 import pt2bot
-from pt2bot.rules import _model
-from pt2bot.rules._model import Candidate, ClassInfo, FileSummary, FunctionInfo
-from pt2bot.static_scan import FileScan
+from pt2bot.analysis import model as _model
+from pt2bot.analysis.model import Candidate, ClassInfo, FileSummary, FunctionInfo
+from pt2bot.static.scan import FileScan
 
 CACHE_DIR_NAME = ".pt2bot-cache"
 ENV_VAR = "PT2BOT_CACHE_DIR"
@@ -59,10 +59,11 @@ _CACHEDIR_TAG = ("Signature: 8a477f597d28d172789f06886806bc55\n"
                  "# This file is a cache directory tag created by pt2bot.\n"
                  "# For information about cache directory tags, see https://bford.info/cachedir/\n")
 _PKG = os.path.dirname(os.path.abspath(pt2bot.__file__))
-# The code whose change changes a summary: the rules (and their inference/walk/model), the
-# per-file stage and this codec. The data directory holds tables rules read.
-_ANALYSIS_CODE = ("rules", "data", "static_files.py", "static_scan.py", "static_cache.py")
-# The text scans of a tree's files (pt2bot/static_scan.py), by path, framed as a record: one
+# The code whose change changes a summary: the engine (kinds, walks, the call graph, the
+# summary model), the rules, the driver (the scan, the per-file stage, this codec) and the
+# tables in data/ that rules read. Old records die with any change to them.
+ANALYSIS_CODE = ("analysis", "rules", "static", "data")
+# The text scans of a tree's files (pt2bot/static/scan.py), by path, framed as a record: one
 # file beside the packs, replaced whole (a warm check scans only the files that changed).
 SCANS = "scans"
 
@@ -86,22 +87,26 @@ def find_git_root(path: str) -> str | None:
         p = parent
 
 
+def analysis_sources() -> list[str]:
+    """The files of ANALYSIS_CODE, in a fixed order."""
+    out = []
+    for name in ANALYSIS_CODE:
+        top = os.path.join(_PKG, name)
+        out += sorted(os.path.join(d, f) for d, _, fs in os.walk(top) for f in fs
+                      if not f.endswith((".pyc", ".pyo")) and "__pycache__" not in d)
+    return out
+
+
 def analysis_key(codes: Iterable[str]) -> str:
     """The name of the key directory: version, analysing code, Python, rule codes."""
     h = hashlib.blake2b(digest_size=10)
     h.update(f"{pt2bot.__version__}\0{sys.version}\0{','.join(sorted(codes))}\0".encode())
-    for name in _ANALYSIS_CODE:
-        top = os.path.join(_PKG, name)
-        paths = [top]
-        if os.path.isdir(top):
-            paths = sorted(os.path.join(d, f) for d, _, fs in os.walk(top) for f in fs
-                           if not f.endswith((".pyc", ".pyo")) and "__pycache__" not in d)
-        for p in paths:
-            try:
-                with open(p, "rb") as fh:
-                    h.update(os.path.relpath(p, _PKG).encode() + b"\0" + fh.read() + b"\0")
-            except OSError:
-                h.update(b"?")
+    for p in analysis_sources():
+        try:
+            with open(p, "rb") as fh:
+                h.update(os.path.relpath(p, _PKG).encode() + b"\0" + fh.read() + b"\0")
+        except OSError:
+            h.update(b"?")
     return f"v{pt2bot.__version__}-{h.hexdigest()}"
 
 
@@ -138,7 +143,7 @@ def resolve_cache_dir(root: str, *, enabled: bool = True, env: dict[str, str] | 
 
 
 class _SummaryUnpickler(pickle.Unpickler):
-    """Builds only the classes of the summary model (pt2bot/rules/_model.py: plain data) and
+    """Builds only the classes of the summary model (pt2bot/analysis/model.py: plain data) and
     sets: no other global is reachable, so no function can be called while loading."""
 
     _ALLOWED: dict[tuple[str, str], type] = {
@@ -437,7 +442,7 @@ def _well_formed(s: object, rel: str) -> bool:
         for call in f.calls:
             if type(call) is not tuple or len(call) != 2 or type(call[0]) is not str or type(call[1]) is not str:
                 return False
-        sizes = getattr(f.calls, "sizes", None)     # size arguments: pt2bot/rules/_sizeargs.py
+        sizes = getattr(f.calls, "sizes", None)     # size arguments: pt2bot/analysis/sizeargs.py
         if sizes is not None and (type(sizes) is not dict or not all(
                 type(i) is int and type(v) is tuple and len(v) == 2 and type(v[0]) is int and type(v[1]) is tuple
                 and all(type(a) is tuple and len(a) == 3 and type(a[2]) is str for a in v[1])
@@ -451,7 +456,7 @@ def _well_formed(s: object, rel: str) -> bool:
         if type(c) is not Candidate or type(c.line) is not int or type(c.rule) is not str \
                 or type(c.function) is not str or type(c.message) is not str:
             return False
-        needs = getattr(c, "needs", None)           # a pending candidate: pt2bot/rules/_sizeargs.py
+        needs = getattr(c, "needs", None)           # a pending candidate: pt2bot/analysis/sizeargs.py
         if needs is not None and (type(needs) is not tuple or len(needs) != 4 or type(needs[1]) is not str):
             return False
     for line, info in _items(s.line_info):

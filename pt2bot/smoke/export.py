@@ -20,8 +20,8 @@ import tempfile
 from typing import Any
 
 from pt2bot.smoke import graph_breaks
-from pt2bot.smoke._inputs import CaseInputs, compare_outputs
-from pt2bot.smoke._trace import RepoPaths, frame_file, intern_table, reset_dynamo
+from pt2bot.smoke.inputs import CaseInputs, compare_outputs
+from pt2bot.smoke.trace import RepoPaths, frame_file, intern_table, reset_dynamo
 
 _MAX_DIM = 1 << 20
 

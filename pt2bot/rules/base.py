@@ -9,13 +9,13 @@ from typing import TYPE_CHECKING, ClassVar
 from pt2bot import gb as gb_registry
 
 if TYPE_CHECKING:
-    from pt2bot.rules._infer import FunctionContext, ModuleContext
+    from pt2bot.analysis.infer import FunctionContext, ModuleContext
 
 SECTIONS = ("What it does", "Why is this bad?", "Example", "Use instead")
 
 # The torch releases the rules' claims were checked on: tests/test_rules_torch.py runs on each
 # (`make test-torch TORCH=...`). A rule states the releases its claim holds for with `since` /
-# `until`; `pt2bot check` reads the user's torch (pt2bot/static.py `resolve_torch`) and drops
+# `until`; `pt2bot check` reads the user's torch (pt2bot/static/check.py `resolve_torch`) and drops
 # what does not hold there. With no torch installed and none configured, the newest is assumed.
 KNOWN_TORCH = ("2.13", "2.14")
 NEWEST_TORCH = KNOWN_TORCH[-1]
@@ -51,7 +51,7 @@ class Rule:
     claim: ClassVar[str] = "break"          # break | recompile | export | graphs (what tests assert)
     node_types: ClassVar[tuple[type, ...]] = ()
     # For rules with `ast.Call` in `node_types`: the calls `check` can report at, as keys
-    # (pt2bot/rules/_infer.py `call_key`): ".name" for a method name `x.name(...)`, a bare name
+    # (pt2bot/analysis/infer.py `call_key`): ".name" for a method name `x.name(...)`, a bare name
     # for `name(...)`, a resolved dotted target ("torch.compile"), "()" for `f(...)(...)`.
     # The walk calls `check` on a Call only when one of its keys is here (None: on every call),
     # so this must cover every call `check` does not return early on. Why: ~110k calls in
@@ -66,7 +66,7 @@ class Rule:
     callee_until: ClassVar[dict[str, str]] = {}
     # The break is a data-dependent scalar or shape that `fullgraph=True` captures as an
     # unbacked symbol instead of breaking (`.item()`, `int(t)`, `x[mask]`, `unique`: measured on
-    # 2.13 and 2.14); the message says so (pt2bot/static.py). True: every finding of the rule;
+    # 2.13 and 2.14); the message says so (pt2bot/static/check.py). True: every finding of the rule;
     # a set: findings at calls of those callees only (`bool(t)` still fails to guard).
     fullgraph_captures: ClassVar[bool | frozenset[str]] = False
 

@@ -15,9 +15,9 @@ import time
 from typing import Any
 
 from pt2bot.smoke import graph_breaks
-from pt2bot.smoke._inputs import CaseInputs, compare_outputs
-from pt2bot.smoke._timing_util import cache_is_warm, compile_times
-from pt2bot.smoke._trace import (RepoPaths, TraceCollector, compilation_metrics, frame_file,
+from pt2bot.smoke.inputs import CaseInputs, compare_outputs
+from pt2bot.smoke.compile_times import cache_is_warm, compile_times
+from pt2bot.smoke.trace import (RepoPaths, TraceCollector, compilation_metrics, frame_file,
                                  intern_table, reset_dynamo)
 
 # "0/1: <guard>  # <source>  # <file>:<line> in <fn> (...)"

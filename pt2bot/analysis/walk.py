@@ -3,7 +3,7 @@
 Why one pass: `pt2bot check` must cost about as much as parsing. Each file is parsed once
 and every function body is walked once. The walk collects the calls the cross-file graph
 needs *and* runs every rule as if the function were compiled; the candidates of functions
-that turn out not to be compiled are dropped later (pt2bot/rules/_graph.py). So nothing
+that turn out not to be compiled are dropped later (pt2bot/analysis/graph.py). So nothing
 needs a second parse or a second walk, and files can be analysed in separate processes
 (the result, `FileSummary`, is plain picklable data).
 """
@@ -13,7 +13,7 @@ import ast
 import re
 from typing import Callable, Iterable
 
-from pt2bot.rules._infer import (
+from pt2bot.analysis.infer import (
     COMPILE_FUNCS,
     DISABLE_FUNCS,
     LEAVES_BLOCK,
@@ -26,8 +26,8 @@ from pt2bot.rules._infer import (
     ends,
     is_compiling_check,
 )
-from pt2bot.rules._model import Candidate, ClassInfo, FileSummary, FunctionInfo, call_guards, module_name
-from pt2bot.rules._sizeargs import record_call_sizes
+from pt2bot.analysis.model import Candidate, ClassInfo, FileSummary, FunctionInfo, call_guards, module_name
+from pt2bot.analysis.sizeargs import record_call_sizes
 
 class Walker:
     """The single recursive walk of a function body: kinds, calls, rule dispatch, conditions."""
@@ -111,7 +111,7 @@ class Walker:
     def _mark(self, start: tuple[int, int], text: Callable[[], str | None]) -> None:
         """Give the candidates reported and the calls made since `start` the guard `text()`
         (computed only if there are any). A call's guard lets a helper called only under
-        guards inherit them (pt2bot/static.py `inherit_call_conditions`)."""
+        guards inherit them (pt2bot/static/check.py `inherit_call_conditions`)."""
         cands, calls = self.cands, self.ctx.info.calls
         # only calls of module-level functions ("name" edges) can pass a guard on
         named = any(c[0] == "name" for c in calls[start[1]:]) if len(calls) > start[1] else False
@@ -352,7 +352,7 @@ class Walker:
         target = ctx.call_target = ctx.mod.resolve(f)
         rules = self.rules
         if rules.has_call_handlers:
-            # only the rules whose `call_keys` this call has (pt2bot/rules/_base.py), by
+            # only the rules whose `call_keys` this call has (pt2bot/rules/base.py), by
             # `call_key(f)` (inlined: this runs at every call)
             key = "." + f.attr if tf is _Attribute else f.id if tf is _Name else "()" if tf is _Call else None
             hs = rules._by_key.get((key, target))
@@ -669,7 +669,7 @@ def _declare_top(mod: ModuleContext, st: ast.stmt, modname: str, package: str) -
                 mod.imports[a.asname or a.name] = f"{base}.{a.name}" if base else a.name
             elif base:
                 # `from .imgwarp import *` (kornia's package `__init__`s): kept under a key no
-                # identifier can be, for the graph's re-export lookups (pt2bot/rules/_graph.py)
+                # identifier can be, for the graph's re-export lookups (pt2bot/analysis/graph.py)
                 mod.imports["*" + base] = base
     elif isinstance(st, ast.Assign) and isinstance(st.value, ast.Call):
         callee = mod.resolve(st.value.func) or ""
@@ -727,7 +727,7 @@ _MODULE_DEF = ast.FunctionDef(name="<module>", args=ast.arguments(posonlyargs=[]
 # Conditions: which branches the default call does not take.
 #
 # A finding inside such a branch holds only on request, so it carries the branch's guard as its
-# `condition` (and pt2bot/static.py demotes it by default, `static.conditional`). "The default
+# `condition` (and pt2bot/static/check.py demotes it by default, `static.conditional`). "The default
 # call" is a forward in eval mode, on float32 inputs, with every optional argument left at its
 # default and the module built with its constructor defaults. The branches counted (and only
 # these: anything else is assumed to be on the default path) are:
