@@ -42,6 +42,20 @@ def url(gb: str | None) -> str | None:
     return PAGE_URL.format(slug=gb.lower()) if is_code(gb) else None
 
 
+def url_regex(digits: str, *, host: bool = True) -> str:
+    """A regular expression for the page URL of a GB id, `digits` (a pattern such as
+    `(\\d{4})`, usually a group) standing for the id's four digits.
+
+    `host=False` matches from the path on (`compile-graph-break-site/gb/gbNNNN.html`): how the
+    smoke run finds ids in dynamo's messages, whichever host the torch at hand links to. The
+    renderer's own links (`[GBnnnn](url)`) are matched whole.
+    """
+    head, tail = PAGE_URL.split("{slug}")
+    if not host:
+        head = head.split("://", 1)[1].split("/", 1)[1]
+    return re.escape(head) + "gb" + digits + re.escape(tail)
+
+
 def installed_registry_path() -> str | None:
     """Where the installed torch keeps its registry, without importing torch."""
     spec = importlib.util.find_spec("torch")

@@ -334,7 +334,7 @@ def test_audit_issue_is_created_once_then_edited(fake):
 
 
 # ------------------------------------------------- suggestion blocks survive re-defusing
-from pt2bot.publish.artifact import sanitize_markdown, suggestion_fences  # noqa: E402
+from pt2bot.report.escape import sanitize_markdown, suggestion_fences  # noqa: E402
 from pt2bot.report.markdown import ZWSP, suggestion_block  # noqa: E402
 
 CODE = "@torch.compile(fullgraph=True)\ny = x @ w  # see #123, <!-- not ours -->\n\tz = `y`"

@@ -106,6 +106,22 @@ def test_classify_exception_uses_url_then_attribute_then_text():
     assert gb.classify_exception(ValueError(""))[1] == "ValueError"
 
 
+def test_the_page_url_has_one_spelling_that_every_reader_matches():
+    # pt2bot/gb.py spells the page URL once: the smoke run finds ids in dynamo's messages by
+    # it, and the publisher keeps only links to it live. Changing the URL there changes both.
+    from pt2bot.report.escape import ZWSP, inert_markdown
+
+    page = registry.url("GB0124")
+    assert page == "https://meta-pytorch.github.io/compile-graph-break-site/gb/gb0124.html"
+    assert gb.gb_ids(f"see {page} and {registry.url('GB7000').upper()}") == ["GB0124", "GB7000"]
+    assert gb.gb_ids("compile-graph-break-site/gb/gb0059.html on another host") == ["GB0059"]
+    assert gb.gb_ids("compile-graph-break-site/gb/gbX059.html") == []
+    link = f"[GB0124]({page})"
+    assert inert_markdown(link) == link                                  # ours: stays live
+    for other in (f"[GB0059]({page})", "[GB0124](https://meta-pytorch.github.io/x/gb0124.html)"):
+        assert ZWSP in inert_markdown(other)                             # not ours: inert
+
+
 def test_corrupt_registry_is_empty_not_a_crash(tmp_path):
     bad = tmp_path / "graph_break_registry.json"
     bad.write_text("{not json")

@@ -4,7 +4,7 @@ Under the fork-safe pattern the directory is a downloaded artifact that a pull r
 a fork could have written entirely. So nothing in it is trusted: files must be regular files
 (no symlinks to `/proc/self/environ`), JSON sizes are capped, every field is type-checked,
 lists are capped, and every piece of text is made inert before it is posted (Markdown with
-`sanitize_markdown`, plain text with `plain_text`: pt2bot/report/escape.py owns both). The
+`clean_text`, plain text with `plain_text`: pt2bot/report/escape.py owns both). The
 bot's hidden markers are never taken from the artifact: they are stripped (defused) and
 re-added by the publisher from validated fingerprints. A value the artifact holds never
 reaches the job's log unescaped either (error messages quote it with `escape.quote`).
@@ -20,8 +20,7 @@ from pathlib import Path
 from typing import Any
 
 from pt2bot.errors import UserError
-from pt2bot.report.escape import (MARKER_PREFIX, has_controls, inert_markdown, log_line,
-                                  plain_text, quote, strip_controls)
+from pt2bot.report.escape import clean_text, has_controls, log_line, plain_text, quote
 from pt2bot.report.markdown import marker
 
 MAX_JSON_BYTES = 16 * 1024 * 1024
@@ -108,90 +107,6 @@ class ReportArtifact:
     # report.json's `partial` (one shard of a matrix, pt2bot/merge.py): its shard "I/N", or
     # "?" when the object is malformed. Not None = not publishable (publish_dir refuses).
     partial: str | None = None
-
-
-def sanitize_markdown(text: str) -> str:
-    """THE one re-escaping step for artifact text that we post.
-
-    The text is already-rendered Markdown, so Markdown syntax stays; what is made inert is
-    what could act on people or on the bot: @mentions and #refs (no pings, no cross-links),
-    control and bidi characters, and every `<!--` (so no forged `<!-- pt2bot:... -->` marker
-    survives; the publisher appends its own markers afterwards).
-
-    Except inside a well-formed ```` ```suggestion ```` block (`suggestion_fences`): that is
-    code a reviewer commits with one click, so a zero-width space in `@torch.compile` or
-    `x @ w` would corrupt it. Such a block is code on GitHub (no pings there) and can hold no
-    marker, so it is kept byte for byte; everything around it is defused.
-    """
-    out: list[str] = []
-    at = 0
-    for start, end in suggestion_fences(text):
-        out.append(inert_markdown(text[at:start]))
-        out.append(text[start:end])
-        at = end
-    out.append(inert_markdown(text[at:]))
-    return "".join(out)
-
-
-_SUGGESTION_OPEN = re.compile(r"(`{3,})suggestion\n")
-_BACKTICK_RUN = re.compile(r"`+")
-# Line starts of HTML blocks that run across blank lines (CommonMark types 1-5: <script,
-# <pre, <style, <textarea, <!--, <?, <!X, <![CDATA[): a fence after one is raw HTML, not
-# code, so its text would be live. The renderer never writes these raw (it writes &lt;).
-_OPEN_HTML_BLOCK = re.compile(r"(?i)<(?:\?|!(?:--|[A-Za-z]|\[)|(?:script|pre|style|textarea)"
-                              r"(?=[\s/>]|$))")
-
-
-def suggestion_fences(text: str) -> list[tuple[int, int]]:
-    """(start, end) of each ```` ```suggestion ```` block kept verbatim, as the renderer's
-    `suggestion_block` writes it after a blank line. Anything else (unterminated, indented,
-    nested, an inner backtick run that could close it early, a marker or control character
-    inside, raw HTML before it that could swallow it) is not a block here and gets defused.
-
-    Kept text must be code to GitHub too. The opener is at column 0 after a blank line (or at
-    the start), so it is not inside a paragraph, list item, quote or HTML block of types 6-7;
-    no raw HTML that opens a type 1-5 block comes before it; inner lines have no run of
-    backticks as long as the fence, so the first line equal to the fence is where CommonMark
-    closes it too. (Inside some other code block, the text is code anyway.)
-    """
-    spans: list[tuple[int, int]] = []
-    pos = 0
-    while True:
-        m = _SUGGESTION_OPEN.search(text, pos)
-        if m is None:
-            return spans
-        start, fence = m.start(), m.group(1)
-        pos = m.end()
-        if not (start == 0 or text.endswith("\n\n", 0, start)):
-            continue   # not at column 0 after a blank line
-        close = text.find("\n" + fence, m.end() - 1)
-        while close != -1 and not _line_is(text, close + 1, fence):
-            close = text.find("\n" + fence, close + 1)
-        if close == -1:
-            continue   # unterminated: defused, like all text around it
-        body = text[m.end():close + 1]
-        end = close + 1 + len(fence)
-        runs = [len(r) for r in _BACKTICK_RUN.findall(body)]
-        if (max(runs, default=0) >= len(fence) or MARKER_PREFIX in body
-                or strip_controls(body) != body or _OPEN_HTML_BLOCK.search(text, 0, start)):
-            continue
-        spans.append((start, end))
-        pos = end
-
-
-def _line_is(text: str, at: int, line: str) -> bool:
-    """`text` has exactly `line` from offset `at` to the end of that line."""
-    end = at + len(line)
-    return text.startswith(line, at) and (end == len(text) or text[end] == "\n")
-
-
-def strip_markers(text: str) -> str:
-    """Remove the renderer's own hidden markers before defusing (they are re-added)."""
-    return re.sub(r"<!-- pt2bot:[A-Za-z0-9_.:=-]{1,80} -->", "", text)
-
-
-def clean_text(text: str) -> str:
-    return sanitize_markdown(strip_markers(text)).strip()
 
 
 def cap_text(text: str, limit: int, pointer: str) -> str:

@@ -294,7 +294,7 @@ def inline_body(c: InlineComment, target: Target) -> str:
 
 
 def _overflow_line(c: InlineComment) -> str:
-    # The body is already inert (artifact.sanitize_markdown); the path is artifact text too
+    # The body is already inert (escape.clean_text); the path is artifact text too
     # and goes through the same escape as every other code span (no raw backticks here).
     first = next((ln.strip() for ln in c.body.splitlines() if ln.strip()), "")
     first = first.lstrip("#> ").strip()[:200]

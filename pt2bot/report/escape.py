@@ -6,10 +6,12 @@ report artifact (a fork's pull request may have written it whole). The sinks:
 
 - **Markdown we render** (`escape_inline`, `code_inline`, `code_block`, `suggestion_block`):
   text from the report's fields into the summary comment, review comments, check summary.
-- **Markdown we re-post** (`inert_markdown`): an artifact's already-rendered Markdown. Our
-  own markup (tables, emphasis, code, `<details>`/`<summary>`/`<sub>`, GB links built from
-  codes matching `GB[0-9]{4}`) stays; every other HTML tag, link, image, autolink, mention,
-  issue or cross-repository reference, entity and hidden marker is made inert.
+- **Markdown we re-post** (`clean_text`, `sanitize_markdown`, `inert_markdown`): an
+  artifact's already-rendered Markdown. Our own markup (tables, emphasis, code,
+  `<details>`/`<summary>`/`<sub>`, GB links built from codes matching `GB[0-9]{4}`) stays,
+  and so does a well-formed suggestion block, byte for byte; every other HTML tag, link,
+  image, autolink, mention, issue or cross-repository reference, entity and hidden marker
+  is made inert.
 - **Plain text on GitHub** (`plain_text`): check-run titles and annotations (not Markdown).
 - **Workflow commands** (`command_data`, `command_property`): `::error file=..::msg`.
 - **Log lines** (`log_line`, `log_block`, `quote`): anything printed to the job's log.
@@ -26,6 +28,8 @@ from __future__ import annotations
 
 import html
 import re
+
+from pt2bot.gb import url_regex
 
 ZWSP = "\u200b"  # zero-width space: breaks auto-linking and markers, invisible when rendered
 MARKER_PREFIX = "<!-- pt2bot:"
@@ -60,8 +64,7 @@ _BACKTICKS = re.compile(r"`+")
 # them (pt2bot/gb.py's page URL for the same code); the tags exactly as markdown.details and
 # summary.render_footer write them (no attributes but `open`).
 _KEPT = re.compile(
-    r"\[GB(?P<gb>\d{4})\]\(https://meta-pytorch\.github\.io/compile-graph-break-site/gb/"
-    r"gb(?P<gb2>\d{4})\.html\)"
+    r"\[GB(?P<gb>\d{4})\]\(" + url_regex(r"(?P<gb2>\d{4})") + r"\)"
     r"|</?(?:details|summary|sub)>|<details open>|<br>")
 _AMP = re.compile(r"&(?!(?:lt|gt|amp|quot);|" + ZWSP + ")")
 _LINK_TAIL = re.compile(r"\](?=[(\[:])")      # ](url)  ][ref]  [ref]: url  (also images)
@@ -183,8 +186,8 @@ def inert_markdown(text: str) -> str:
     (tags, autolinks `<http://..>`, `<!--` markers), every `&` that is not `&lt;`/`&gt;`/
     `&amp;`/`&quot;` (so `&#64;user` stays text), link and image targets (`](`, `][`, and
     reference definitions `]:`), bare URLs (`://`, `www.`), mentions, `#123`,
-    `owner/repo#1` and `GH-789`. Callers keep well-formed suggestion blocks verbatim
-    (pt2bot/publish/artifact.py `sanitize_markdown`).
+    `owner/repo#1` and `GH-789`. `sanitize_markdown` calls this around the well-formed
+    suggestion blocks it keeps verbatim.
     """
     out: list[str] = []
     at = 0
@@ -210,6 +213,96 @@ def _inert(text: str) -> str:
 def _autolinks(s: str) -> str:
     # GitHub autolinks bare URLs and www. names (GFM "autolink" extension).
     return _WWW.sub("www" + ZWSP + ".", s.replace("://", ":/" + ZWSP + "/"))
+
+
+# --------------------------------------------------------------------------- Markdown we re-post
+# An artifact's Markdown as the publisher posts it: `inert_markdown` around the suggestion
+# blocks a reviewer commits with one click (kept byte for byte), the renderer's own markers
+# stripped first (the publisher re-adds them from validated fingerprints).
+
+def sanitize_markdown(text: str) -> str:
+    """THE one re-escaping step for artifact text that we post.
+
+    The text is already-rendered Markdown, so Markdown syntax stays; what is made inert is
+    what could act on people or on the bot: @mentions and #refs (no pings, no cross-links),
+    control and bidi characters, and every `<!--` (so no forged `<!-- pt2bot:... -->` marker
+    survives; the publisher appends its own markers afterwards).
+
+    Except inside a well-formed ```` ```suggestion ```` block (`suggestion_fences`): that is
+    code a reviewer commits with one click, so a zero-width space in `@torch.compile` or
+    `x @ w` would corrupt it. Such a block is code on GitHub (no pings there) and can hold no
+    marker, so it is kept byte for byte; everything around it is defused.
+    """
+    out: list[str] = []
+    at = 0
+    for start, end in suggestion_fences(text):
+        out.append(inert_markdown(text[at:start]))
+        out.append(text[start:end])
+        at = end
+    out.append(inert_markdown(text[at:]))
+    return "".join(out)
+
+
+_SUGGESTION_OPEN = re.compile(r"(`{3,})suggestion\n")
+# Line starts of HTML blocks that run across blank lines (CommonMark types 1-5: <script,
+# <pre, <style, <textarea, <!--, <?, <!X, <![CDATA[): a fence after one is raw HTML, not
+# code, so its text would be live. The renderer never writes these raw (it writes &lt;).
+_OPEN_HTML_BLOCK = re.compile(r"(?i)<(?:\?|!(?:--|[A-Za-z]|\[)|(?:script|pre|style|textarea)"
+                              r"(?=[\s/>]|$))")
+
+
+def suggestion_fences(text: str) -> list[tuple[int, int]]:
+    """(start, end) of each ```` ```suggestion ```` block kept verbatim, as the renderer's
+    `suggestion_block` writes it after a blank line. Anything else (unterminated, indented,
+    nested, an inner backtick run that could close it early, a marker or control character
+    inside, raw HTML before it that could swallow it) is not a block here and gets defused.
+
+    Kept text must be code to GitHub too. The opener is at column 0 after a blank line (or at
+    the start), so it is not inside a paragraph, list item, quote or HTML block of types 6-7;
+    no raw HTML that opens a type 1-5 block comes before it; inner lines have no run of
+    backticks as long as the fence, so the first line equal to the fence is where CommonMark
+    closes it too. (Inside some other code block, the text is code anyway.)
+    """
+    spans: list[tuple[int, int]] = []
+    pos = 0
+    while True:
+        m = _SUGGESTION_OPEN.search(text, pos)
+        if m is None:
+            return spans
+        start, fence = m.start(), m.group(1)
+        pos = m.end()
+        if not (start == 0 or text.endswith("\n\n", 0, start)):
+            continue   # not at column 0 after a blank line
+        close = text.find("\n" + fence, m.end() - 1)
+        while close != -1 and not _line_is(text, close + 1, fence):
+            close = text.find("\n" + fence, close + 1)
+        if close == -1:
+            continue   # unterminated: defused, like all text around it
+        body = text[m.end():close + 1]
+        end = close + 1 + len(fence)
+        runs = [len(r) for r in _BACKTICKS.findall(body)]
+        if (max(runs, default=0) >= len(fence) or MARKER_PREFIX in body
+                or strip_controls(body) != body or _OPEN_HTML_BLOCK.search(text, 0, start)):
+            continue
+        spans.append((start, end))
+        pos = end
+
+
+def _line_is(text: str, at: int, line: str) -> bool:
+    """`text` has exactly `line` from offset `at` to the end of that line."""
+    end = at + len(line)
+    return text.startswith(line, at) and (end == len(text) or text[end] == "\n")
+
+
+def strip_markers(text: str) -> str:
+    """Remove the renderer's own hidden markers before defusing (they are re-added)."""
+    return re.sub(r"<!-- pt2bot:[A-Za-z0-9_.:=-]{1,80} -->", "", text)
+
+
+def clean_text(text: str) -> str:
+    """An artifact's Markdown field as the publisher posts it: markers stripped, inert."""
+    return sanitize_markdown(strip_markers(text)).strip()
+
 
 
 # --------------------------------------------------------------------------- the job's log
@@ -278,7 +371,8 @@ def html_text(text: object) -> str:
 __all__ = [
     "ZWSP", "MARKER_PREFIX", "CONTROL_CHARS", "strip_controls", "has_controls",
     "terminal_text", "defuse", "plain_text", "neutralise", "cap", "escape_inline",
-    "code_inline", "code_block", "suggestion_block", "inert_markdown", "command_data",
+    "code_inline", "code_block", "suggestion_block", "inert_markdown", "sanitize_markdown",
+    "suggestion_fences", "strip_markers", "clean_text", "command_data",
     "command_property", "log_line", "log_block", "quote", "utf8_len", "truncate_utf8",
     "cap_utf8", "html_text",
 ]

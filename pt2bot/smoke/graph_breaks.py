@@ -13,10 +13,10 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 
-from pt2bot.gb import LOOP_GB, RegistryEntry, load_registry, registry_path, types_index
+from pt2bot.gb import LOOP_GB, RegistryEntry, load_registry, registry_path, types_index, url_regex
 from pt2bot.gb import url as gb_url
 
-_URL_RE = re.compile(r"compile-graph-break-site/gb/gb(\d{4})\.html", re.IGNORECASE)
+_URL_RE = re.compile(url_regex(r"(\d{4})", host=False), re.IGNORECASE)
 _CHAIN_SEP = "*** While handling this graph break, another graph break occurred: ***"
 _HEADER_RE = re.compile(r"^Graph break in user code at (?P<file>.+):(?P<line>\d+)\s*$", re.M)
 _FRAME_RE = re.compile(r'^\s*File "(?P<file>[^"]+)", line (?P<line>\d+), in (?P<func>.+?)\s*$')
