@@ -8,7 +8,7 @@ i.e. one `python -m pt2bot.smoke.worker` process per side per round, with torch.
 backend "eager" (no inductor: keeps a process at a few seconds, and the eager backend's
 per-call dynamo overhead is still in the timings). Rounds alternate exactly like
 `pt2bot.pipeline._smoke_both`: round 0 head, base; round 1 head, base; round 2 base, head;
-round 3 head, base ... and are pooled with `pt2bot.pipeline.pool_latency` (per-process
+round 3 head, base ... and are pooled with `pt2bot.compare.pool_latency` (per-process
 groups kept in `compiled_ms.rounds`). The verdict is `pt2bot.compare.compare_latency`.
 Each worker also times the fixed reference workload (`reference_ms`, pt2bot.smoke.timing)
 and the verdict divides each process's samples by its reference p10; rows labelled "raw"
@@ -203,7 +203,7 @@ def collect(args: argparse.Namespace) -> None:
 def pooled(side: list[list[float]], ref: list[list[float]] | None, rounds: int,
            n: int) -> dict[str, Any]:
     """The model entry the pipeline would hold after pool_latency over `rounds` rounds."""
-    from pt2bot.pipeline import pool_latency
+    from pt2bot.compare import pool_latency
     from pt2bot.stats import summarise_samples
 
     def res(k: int) -> dict[str, Any]:

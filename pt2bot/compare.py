@@ -580,8 +580,50 @@ def compare_latency(base: ModelRun | Mapping[str, Any] | None,
     return out
 
 
+# --------------------------------------------------------------------------- latency rounds
+# A side's latency is measured in several rounds (pt2bot/pipeline.py alternates base and
+# head, one worker process per side and round); the rounds are pooled into one side's
+# results before `compare_latency`, each process's samples kept as a group of their own
+# because the statistic (pt2bot/stats.py) resamples processes first.
+
+def pool_rounds(results: ResultsFile, extra: ResultsFile) -> ResultsFile:
+    """`results` with the latency samples of a later round added, per model and shape case.
+
+    Each process's samples stay a group (`rounds`): the verdict resamples rounds first, so
+    one process that ran in a slow phase cannot decide it alone. Only ok runs are pooled.
+    """
+    more = {m.name: m for m in extra.models if m.ok}
+    models = []
+    for target in results.models:
+        m = more.get(target.name)
+        if m is not None and target.ok and target.latency:
+            target = target.with_(latency=tuple(_pool_case(case, m) for case in target.latency))
+        models.append(target)
+    return results.with_(models=tuple(models))
+
+
+def _pool_case(into: LatencyRow, run: ModelRun) -> LatencyRow:
+    case = next((c for c in run.latency_rows() if case_key(c.shape) == case_key(into.shape)),
+                None)
+    if case is None:
+        return into
+    pooled = {}
+    for key in ("eager_ms", "compiled_ms", "reference_ms"):
+        new, prev = case.timing(key), into.timing(key)
+        if new is not None and new.samples and prev is not None and prev.to_json():
+            pooled[key] = prev.pooled(new.samples)
+    return into.with_(**pooled) if pooled else into
+
+
+def pool_latency(results: dict[str, Any], extra: dict[str, Any]) -> None:
+    """`pool_rounds` on results JSON, in place (benchmarks/bench_latency_verdict.py)."""
+    pooled = pool_rounds(ResultsFile.from_json(results), ResultsFile.from_json(extra)).to_json()
+    results.clear()
+    results.update(pooled)
+
+
 __all__ = ["build_report", "compare_findings", "compare_models", "compare_model",
            "match_breaks", "break_fingerprint", "compare_recompiles", "cause_of",
            "compare_export",
-           "compare_accuracy", "compare_latency", "judge", "conclude", "run_broken",
-           "renamed_paths", "SCHEMA"]
+           "compare_accuracy", "compare_latency", "pool_rounds", "pool_latency", "judge",
+           "conclude", "run_broken", "renamed_paths", "SCHEMA"]

@@ -15,8 +15,7 @@ from dataclasses import dataclass, field
 from typing import Any, Callable
 
 from pt2bot import changes, git, select
-from pt2bot.compare import build_report
-from pt2bot.compile_report import copy_compile_reports
+from pt2bot.compare import build_report, pool_rounds
 from pt2bot.config import Config
 from pt2bot.configfile import load_config
 from pt2bot.errors import UserError
@@ -27,8 +26,9 @@ from pt2bot.partial import (ShardPlan, mark_partial, plan_shard, shard_selection
 from pt2bot.publish.github import publish_dir
 from pt2bot.reach import mark_reached
 from pt2bot.report import render_all
-from pt2bot.results import RESULTS_SCHEMA, LatencyRow, ModelRun, ResultsFile, case_key
+from pt2bot.results import RESULTS_SCHEMA, ResultsFile
 from pt2bot.smoke import run_models
+from pt2bot.smoke.compile_report import copy_compile_reports
 from pt2bot.static import check_paths, open_cache, resolve_torch
 
 
@@ -231,42 +231,6 @@ def _smoke_both(config: Config, opts: ReviewOptions, selected: tuple[str, ...],
     for side in ("head", "base"):   # compile/<model>/<side>/ into the report directory
         copy_compile_reports(os.path.join(out, side, "0"), opts.out_dir, move=True)
     return sides["head"], sides["base"]
-
-
-def pool_rounds(results: ResultsFile, extra: ResultsFile) -> ResultsFile:
-    """`results` with the latency samples of a later round added, per model and shape case.
-
-    Each process's samples stay a group (`rounds`): the verdict resamples rounds first, so
-    one process that ran in a slow phase cannot decide it alone. Only ok runs are pooled.
-    """
-    more = {m.name: m for m in extra.models if m.ok}
-    models = []
-    for target in results.models:
-        m = more.get(target.name)
-        if m is not None and target.ok and target.latency:
-            target = target.with_(latency=tuple(_pool_case(case, m) for case in target.latency))
-        models.append(target)
-    return results.with_(models=tuple(models))
-
-
-def _pool_case(into: LatencyRow, run: ModelRun) -> LatencyRow:
-    case = next((c for c in run.latency_rows() if case_key(c.shape) == case_key(into.shape)),
-                None)
-    if case is None:
-        return into
-    pooled = {}
-    for key in ("eager_ms", "compiled_ms", "reference_ms"):
-        new, prev = case.timing(key), into.timing(key)
-        if new is not None and new.samples and prev is not None and prev.to_json():
-            pooled[key] = prev.pooled(new.samples)
-    return into.with_(**pooled) if pooled else into
-
-
-def pool_latency(results: dict[str, Any], extra: dict[str, Any]) -> None:
-    """`pool_rounds` on results JSON, in place (benchmarks/bench_latency_verdict.py)."""
-    pooled = pool_rounds(ResultsFile.from_json(results), ResultsFile.from_json(extra)).to_json()
-    results.clear()
-    results.update(pooled)
 
 
 def cli_review(args: argparse.Namespace) -> int:

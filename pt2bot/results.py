@@ -20,6 +20,8 @@ from __future__ import annotations
 
 import collections.abc
 import dataclasses
+import hashlib
+import re
 import types
 import typing
 from dataclasses import dataclass, field
@@ -455,12 +457,43 @@ class CompileTimes(Record):
     warm: float | None = None
 
 
+# --------------------------------------------------------------------------- compile reports
+# Where a model's compile report lives, relative to the results file's directory (and, once
+# copied, to the report directory): `compile/<model>/<side>/trace.log`, tlparse's
+# `index.html` beside it. The smoke run writes there (pt2bot/smoke/compile_report.py) and the
+# summary points there (pt2bot/report/compile_report.py); both build the paths here, from the
+# model's name, never from what a worker wrote.
+COMPILE_DIR = "compile"
+TRACE_NAME = "trace.log"
+HTML_NAME = "index.html"
+SIDES = ("head", "base")
+
+
+def model_dir_name(name: str) -> str:
+    """A file-system safe, collision-free directory name for a model name (as its log's)."""
+    safe = re.sub(r"[^A-Za-z0-9_.-]", "_", name).strip(".") or "model"
+    if safe != name:
+        safe += "-" + hashlib.sha256(name.encode()).hexdigest()[:8]
+    return safe[:120]
+
+
+def report_dir(name: str, side: str) -> str:
+    """`compile/<model>/<side>`, relative to the results file or report directory."""
+    if side not in SIDES:
+        raise ValueError(f"side must be one of {SIDES}, not {side!r}")
+    return f"{COMPILE_DIR}/{model_dir_name(name)}/{side}"
+
+
+def trace_path(name: str, side: str) -> str:
+    return f"{report_dir(name, side)}/{TRACE_NAME}"
+
+
 @dataclass(frozen=True, kw_only=True)
 class CompileReport(Record):
     """A model's compile report: its structured trace and, with tlparse, the HTML report.
 
-    Paths are relative to the results file's directory (`compile/<model>/<side>/...`, see
-    pt2bot/compile_report.py); `note` says why there is no HTML (tlparse missing, failed).
+    Paths are relative to the results file's directory (`report_dir` above); `note` says why
+    there is no HTML (tlparse missing, failed).
     """
     trace: str | None = None
     html: str | None = None
@@ -577,9 +610,9 @@ class ResultsFile(Record):
 __all__ = [
     "AUDIT_SCHEMA", "CHECK_SCHEMA", "ERROR_KINDS", "EXPORT_KINDS", "FAILED_STATUSES",
     "FINDINGS_SCHEMA", "PHASES", "REPORT_SCHEMA", "RESULTS_SCHEMA", "REVIEW_SCHEMA",
-    "STATUSES", "TIMINGS",
+    "STATUSES", "TIMINGS", "COMPILE_DIR", "HTML_NAME", "SIDES", "TRACE_NAME",
     "AccuracyRow", "CompileTimes", "ExportCase", "ExportOutcome", "Frame", "GraphBreak",
     "LatencyRow", "ModelRun", "PhaseError", "RecompileCase", "RecompileReason", "Recompiles",
     "Record", "ResultsFile", "RunError", "Samples", "Site", "Specialisation", "is_failed",
-    "case_key", "summarise",
+    "case_key", "summarise", "model_dir_name", "report_dir", "trace_path",
 ]

@@ -125,7 +125,7 @@ def test_install_step_asks_for_the_charts_extra_in_audit_mode_only(tmp_path):
     except importlib.metadata.PackageNotFoundError:
         pytest.skip("tlparse is not installed")
     audit = _install(tmp_path, "audit")
-    # tlparse renders the compile reports in review and audit (pt2bot/compile_report.py)
+    # tlparse renders the compile reports in review and audit (pt2bot/smoke/compile_report.py)
     assert audit["requested"] and audit["requested_extras"] == ["charts", "tlparse"]
     assert any(r.startswith("matplotlib") and 'extra == "charts"' in r
                for r in audit["metadata"]["requires_dist"])

@@ -93,6 +93,15 @@ def test_torch_is_imported_only_inside_functions_outside_the_worker():
     assert offenders == []
 
 
+def test_report_imports_nothing_that_imports_report():
+    # The renderers sit above the stages they render: a module outside report/ that report/
+    # imports must not import report/ back (not even lazily, which only hides the arrow).
+    importers = {e.src for e in EDGES if _in(e.dst, "pt2bot.report") and not _in(e.src, "pt2bot.report")}
+    upward = [f"{e.src}:{e.line} imports {e.dst}" for e in EDGES
+              if _in(e.src, "pt2bot.report") and e.dst in importers]
+    assert upward == []
+
+
 def test_every_escape_is_defined_in_report_escape_only():
     # One home for the escapes of untrusted text (docs/architecture.md): a second definition
     # elsewhere (the publisher's re-escaping once lived in publish/artifact.py) is a sink the

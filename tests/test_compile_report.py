@@ -15,8 +15,9 @@ import sys
 import pytest
 
 from gitrepo import GitRepo
-from pt2bot import compile_report as cr
-from pt2bot.results import ModelRun
+from pt2bot.report.compile_report import run_url, summary_line
+from pt2bot.results import ModelRun, model_dir_name, report_dir, trace_path
+from pt2bot.smoke import compile_report as cr
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 FIXTURES = os.path.join(HERE, "fixtures")
@@ -44,12 +45,12 @@ def _records(path: str) -> list[dict]:
 # ----------------------------------------------------------------------------- pure parts
 
 def test_model_dirs_are_safe_and_sides_checked():
-    assert cr.report_dir("tiny_gpt", "head") == "compile/tiny_gpt/head"
-    assert cr.trace_path("m", "base") == "compile/m/base/trace.log"
-    odd = cr.model_dir_name("../x y")
-    assert "/" not in odd and not odd.startswith(".") and odd != cr.model_dir_name("_x y")
+    assert report_dir("tiny_gpt", "head") == "compile/tiny_gpt/head"
+    assert trace_path("m", "base") == "compile/m/base/trace.log"
+    odd = model_dir_name("../x y")
+    assert "/" not in odd and not odd.startswith(".") and odd != model_dir_name("_x y")
     with pytest.raises(ValueError):
-        cr.report_dir("m", "../../etc")
+        report_dir("m", "../../etc")
 
 
 @pytest.mark.parametrize("env,url", [
@@ -63,12 +64,12 @@ def test_model_dirs_are_safe_and_sides_checked():
     ({"GITHUB_SERVER_URL": "https://github.com", "GITHUB_REPOSITORY": "o/r",
       "GITHUB_RUN_ID": "1 2"}, None)])
 def test_run_url_only_from_well_formed_variables(env, url):
-    assert cr.run_url(env) == url
+    assert run_url(env) == url
 
 
 def _model(name: str = "tiny", *, html: bool = True, breaks: int = 1, recompiles: int = 0) -> dict:
-    report = {"trace": cr.trace_path(name, "head"),
-              "html": f"{cr.report_dir(name, 'head')}/index.html" if html else None}
+    report = {"trace": trace_path(name, "head"),
+              "html": f"{report_dir(name, 'head')}/index.html" if html else None}
     return {"name": name, "new_breaks": [{"gb": "GB0124"}] * breaks,
             "delta": {"recompiles": recompiles}, "head": {"compile_report": report}}
 
@@ -78,23 +79,23 @@ ENV = {"GITHUB_SERVER_URL": "https://github.com", "GITHUB_REPOSITORY": "o/r",
 
 
 def test_summary_line_points_at_the_html_with_the_run_link():
-    line = cr.summary_line(_model(), {"mode": "review"}, environ=ENV)
+    line = summary_line(_model(), {"mode": "review"}, environ=ENV)
     assert line == ("🔎 Compile report: in the `pt2bot-report` artifact ([artifacts of this "
                     "run](https://github.com/o/r/actions/runs/7#artifacts)), "
                     "`compile/tiny/head/index.html`.")
-    audit = cr.summary_line(_model(), {"mode": "audit"}, environ={})
+    audit = summary_line(_model(), {"mode": "audit"}, environ={})
     assert audit == "🔎 Compile report: in the `pt2bot-audit` artifact, " \
                     "`compile/tiny/head/index.html`."
 
 
 def test_summary_line_without_tlparse_says_how_to_render_and_only_for_regressions():
-    line = cr.summary_line(_model(html=False), {}, environ={})
+    line = summary_line(_model(html=False), {}, environ={})
     assert "`compile/tiny/head/trace.log`" in line and "tlparse trace.log -o report" in line
-    assert cr.summary_line(_model(breaks=0), {}, environ={}) is None
-    assert cr.summary_line(_model(breaks=0, recompiles=2), {}, environ={}) is not None
+    assert summary_line(_model(breaks=0), {}, environ={}) is None
+    assert summary_line(_model(breaks=0, recompiles=2), {}, environ={}) is not None
     no_trace = _model()
     no_trace["head"] = {}
-    assert cr.summary_line(no_trace, {}, environ={}) is None
+    assert summary_line(no_trace, {}, environ={}) is None
 
 
 def test_summary_line_never_carries_results_text_into_markdown():
@@ -102,7 +103,7 @@ def test_summary_line_never_carries_results_text_into_markdown():
     # compile_report cannot put links or markup into the summary.
     m = _model(name="x`](https://evil.example)<!--")
     m["head"]["compile_report"]["html"] = "[click](https://evil.example) @admin"
-    line = cr.summary_line(m, {}, environ={})
+    line = summary_line(m, {}, environ={})
     assert "evil" in line and "](https://evil" not in line and "<!--" not in line
     assert "@admin" not in line and "click" not in line
 

@@ -1,8 +1,7 @@
-"""pipeline.pool_latency: later rounds join the first run's samples, grouped per process."""
+"""compare.pool_latency: later rounds join the first run's samples, grouped per process."""
 from __future__ import annotations
 
-from pt2bot.compare import compare_latency
-from pt2bot.pipeline import pool_latency
+from pt2bot.compare import compare_latency, pool_latency
 
 
 def _run(model_ms: list[float], ref_ms: list[float], status: str = "ok") -> dict:

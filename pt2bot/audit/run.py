@@ -49,7 +49,6 @@ from pt2bot.audit.history import (DEFAULT_KEEP_RUNS, KEEP_ENV, History, ModelPoi
                                   parse_keep, shape_key)
 from pt2bot.audit.report import render_audit_dir, render_audit_markdown, render_regression_comment
 from pt2bot.compare import build_report
-from pt2bot.compile_report import copy_compile_reports
 from pt2bot.config import Config
 from pt2bot.configfile import load_config
 from pt2bot.errors import UserError
@@ -62,6 +61,7 @@ from pt2bot.report import render_all
 from pt2bot.results import AUDIT_SCHEMA, ModelRun, ResultsFile, is_failed
 from pt2bot.select import select_all
 from pt2bot.smoke import run_models
+from pt2bot.smoke.compile_report import copy_compile_reports
 from pt2bot.static import check_paths, resolve_torch
 
 WINDOW_DAYS = 7.0          # the rolling window for latency, and "a week ago"

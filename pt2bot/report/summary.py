@@ -15,8 +15,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any, Callable
 
-from pt2bot import compile_report
 from pt2bot import gb as gb_registry
+from pt2bot.report import compile_report
 from pt2bot.report.markdown import (code_block, code_inline, details, escape_inline, link,
                                     marker, table, truncate_utf8)
 

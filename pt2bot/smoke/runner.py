@@ -25,12 +25,12 @@ import tempfile
 import threading
 from typing import Any, Callable, Iterable, Iterator, Mapping, Sequence
 
-from pt2bot import compile_report
 from pt2bot.config import Config, ModelConfig
 from pt2bot.configfile import load_config
 from pt2bot.errors import UserError
 from pt2bot.jsonio import write_json
 from pt2bot.results import PHASES, ModelRun, ResultsFile
+from pt2bot.smoke import compile_report
 from pt2bot.smoke.device import git_head, resolve_device, torch_version
 from pt2bot.smoke.env import scrub_env
 from pt2bot.smoke.shard import load_results, merge_results, parse_shard, pick_models, shard_models
@@ -80,7 +80,7 @@ def build_jobs(config: Config, models: Iterable[ModelConfig], *, repo_root: str,
         spec = {"repo_root": repo_root, "model": _model_spec(model), "run": run_dict,
                 "device": device, "phases": list(phases), "log_path": log_path}
         if any(p in ("breaks", "matrix") for p in phases):
-            # The compile report's trace (pt2bot/compile_report.py); an earlier run's report of
+            # The compile report's trace (pt2bot/smoke/compile_report.py); an earlier run's report of
             # this model and side goes first, so no stale index.html outlives it.
             compile_report.clear_report_dir(out_dir, model.name, side)
             rel = compile_report.trace_path(model.name, side)

@@ -6,7 +6,7 @@ shape specialisations with user stacks. Filenames in structured stacks are inter
 `torch._logging.structured.INTERN_TABLE` maps them back (process-global).
 
 `TraceFile` writes the same records to a file in `TORCH_TRACE`'s format (capped), which
-tlparse turns into a compile report (pt2bot/compile_report.py).
+tlparse turns into a compile report (pt2bot/smoke/compile_report.py).
 """
 from __future__ import annotations
 

@@ -9,7 +9,7 @@ dict of docs/formats.md.
 With the "breaks" phase the RUN has `coverage` (the repo lines the model's eager calls
 executed and dynamo traced: pt2bot/smoke/coverage.py); with `trace_path`, the structured
 trace of the "breaks" and "matrix" phases goes there, capped (the compile report's input,
-pt2bot/compile_report.py), and the RUN's `compile_report` says where. A model that does not
+pt2bot/smoke/compile_report.py), and the RUN's `compile_report` says where. A model that does not
 import, gets inputs it cannot take, or raises in forward is a *result* (`status: "error"`,
 `error: {kind, message, path, line}`), and the worker still exits 0. A phase that fails for
 another reason is recorded in `phase_errors` and the other phases still run; each phase

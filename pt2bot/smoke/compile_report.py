@@ -1,60 +1,35 @@
-"""Compile reports: each model's structured trace, and tlparse's HTML report of it.
+"""Compile reports on disk: each model's structured trace, and tlparse's HTML report of it.
 
 The smoke worker writes the structured trace of its "breaks" and "matrix" phases (what
 `TORCH_TRACE` writes and tlparse reads) to `compile/<model>/<side>/trace.log`, capped
 (pt2bot/smoke/trace.py `TraceFile`), beside the results file (`side`: head or base; a
-plain `pt2bot run` uses head). When tlparse is installed (`pip install 'pt2bot[tlparse]'`),
-the runner turns it into `compile/<model>/<side>/index.html` (`finish_compile_report`); the
-review and the audit copy both into the report directory (`copy_compile_reports`), and
-summary.md says where to find them (`summary_line`).
+plain `pt2bot run` uses head; the paths are built by pt2bot/results.py `report_dir`). When
+tlparse is installed (`pip install 'pt2bot[tlparse]'`), the runner turns it into
+`compile/<model>/<side>/index.html` (`finish_compile_report`); the review and the audit copy
+both into the report directory (`copy_compile_reports`), and summary.md says where to find
+them (pt2bot/report/compile_report.py `summary_line`).
 
 A missing, failing or hanging tlparse is a `note` on the RUN's `compile_report`, never a
-failure of the run. The trace is text from the user's code: it goes into files only, and the
-summary names only paths built here from the (config-validated) model name.
+failure of the run. The trace is text from the user's code: it goes into files only.
 Torch-free. `PT2BOT_TLPARSE` names the tlparse binary (empty: do not render).
 """
 from __future__ import annotations
 
-import hashlib
 import os
-import re
 import shutil
 import subprocess
 import sys
 import tempfile
-from typing import Any, Mapping
+from typing import Mapping
 
-from pt2bot.results import CompileReport, ModelRun
+# The layout (`compile/<model>/<side>/...`) is the results file's; the runner reads SIDES and
+# trace_path through this module.
+from pt2bot.results import (COMPILE_DIR, HTML_NAME, SIDES, TRACE_NAME, CompileReport, ModelRun,
+                            report_dir, trace_path)
 
-COMPILE_DIR = "compile"
-TRACE_NAME = "trace.log"
-HTML_NAME = "index.html"
-SIDES = ("head", "base")
 TLPARSE_ENV = "PT2BOT_TLPARSE"
 TLPARSE_TIMEOUT_S = 120.0
-# The artifact the shipped workflows upload the report directory as (.github/workflows/).
-ARTIFACTS = {"review": "pt2bot-report", "audit": "pt2bot-audit"}
-RENDER_HINT = "pip install tlparse && tlparse trace.log -o report --no-browser"
 NO_TLPARSE = "tlparse is not installed (pip install 'pt2bot[tlparse]')"
-
-
-def model_dir_name(name: str) -> str:
-    """A file-system safe, collision-free directory name for a model name (as its log's)."""
-    safe = re.sub(r"[^A-Za-z0-9_.-]", "_", name).strip(".") or "model"
-    if safe != name:
-        safe += "-" + hashlib.sha256(name.encode()).hexdigest()[:8]
-    return safe[:120]
-
-
-def report_dir(name: str, side: str) -> str:
-    """`compile/<model>/<side>`, relative to the results file or report directory."""
-    if side not in SIDES:
-        raise ValueError(f"side must be one of {SIDES}, not {side!r}")
-    return f"{COMPILE_DIR}/{model_dir_name(name)}/{side}"
-
-
-def trace_path(name: str, side: str) -> str:
-    return f"{report_dir(name, side)}/{TRACE_NAME}"
 
 
 def find_tlparse(environ: Mapping[str, str] = os.environ) -> str | None:
@@ -180,53 +155,5 @@ def copy_compile_reports(src_dir: str, dest_dir: str, *, move: bool = False) -> 
     return copied
 
 
-# --------------------------------------------------------------------------- summary.md
-
-def run_url(environ: Mapping[str, str] = os.environ) -> str | None:
-    """This Actions run's page (its artifacts are listed there), when the env names it."""
-    server = environ.get("GITHUB_SERVER_URL", "").rstrip("/")
-    repo = environ.get("GITHUB_REPOSITORY", "")
-    run_id = environ.get("GITHUB_RUN_ID", "")
-    if not (re.fullmatch(r"https://[A-Za-z0-9.-]+(:\d+)?", server)
-            and re.fullmatch(r"[A-Za-z0-9_.-]+/[A-Za-z0-9_.-]+", repo)
-            and re.fullmatch(r"\d{1,20}", run_id)):
-        return None
-    return f"{server}/{repo}/actions/runs/{run_id}"
-
-
-def _positive(v: Any) -> bool:
-    return isinstance(v, (int, float)) and not isinstance(v, bool) and v > 0
-
-
-def summary_line(model: Mapping[str, Any], report: Mapping[str, Any], *,
-                 environ: Mapping[str, str] = os.environ) -> str | None:
-    """summary.md's pointer to a model's compile report, for a model with a new graph break
-    or recompile (report.json's `models[]` entry); None otherwise or without a trace."""
-    from pt2bot.report.markdown import code_inline, link   # here: pt2bot.report imports us
-    delta = model.get("delta") if isinstance(model.get("delta"), Mapping) else {}
-    if not (model.get("new_breaks") or _positive(delta.get("recompiles"))
-            or _positive(delta.get("new_recompiles"))):
-        return None
-    name = model.get("name")
-    head = model.get("head") if isinstance(model.get("head"), Mapping) else {}
-    cr = head.get("compile_report") if isinstance(head.get("compile_report"), Mapping) else {}
-    if not isinstance(name, str) or not cr.get("trace"):
-        return None
-    # Paths are rebuilt from the name, never copied from the (worker-written) results.
-    side_dir = report_dir(name, "head")
-    artifact = ARTIFACTS.get(str(report.get("mode") or "review"), ARTIFACTS["review"])
-    url = run_url(environ)
-    # link() keeps only https links to allowed hosts (github.com): elsewhere, the text
-    where = f"in the `{artifact}` artifact" + (
-        f" ({link('artifacts of this run', url + '#artifacts')})" if url else "")
-    if cr.get("html"):
-        return (f"🔎 Compile report: {where}, "
-                f"{code_inline(f'{side_dir}/{HTML_NAME}', limit=200)}.")
-    return (f"🔎 Compile trace: {where}, {code_inline(f'{side_dir}/{TRACE_NAME}', limit=200)}; "
-            f"render it with {code_inline(RENDER_HINT)}.")
-
-
-__all__ = ["ARTIFACTS", "COMPILE_DIR", "HTML_NAME", "NO_TLPARSE", "SIDES", "TRACE_NAME",
-           "clear_report_dir", "copy_compile_reports", "find_tlparse", "finish_compile_report",
-           "model_dir_name", "render_html", "report_dir", "run_url", "summary_line",
-           "trace_path"]
+__all__ = ["NO_TLPARSE", "SIDES", "clear_report_dir", "copy_compile_reports", "find_tlparse",
+           "finish_compile_report", "render_html", "trace_path"]

@@ -1,0 +1,67 @@
+"""summary.md's pointer to a model's compile report (its trace, and tlparse's HTML of it).
+
+The smoke run leaves each model's report under `compile/<model>/<side>/` and the review and
+the audit copy it into the report directory (pt2bot/smoke/compile_report.py); the summary
+says where to find it: in which uploaded artifact, and the link to this run's artifacts when
+the Actions environment names the run. The paths are rebuilt here from the
+(config-validated) model name with pt2bot/results.py `report_dir`, never copied from the
+worker-written results, so a forged `compile_report` cannot put markup into the summary.
+"""
+from __future__ import annotations
+
+import os
+import re
+from typing import Any, Mapping
+
+from pt2bot.report.markdown import code_inline, link
+from pt2bot.results import HTML_NAME, TRACE_NAME, report_dir
+
+# The artifact the shipped workflows upload the report directory as (.github/workflows/).
+ARTIFACTS = {"review": "pt2bot-report", "audit": "pt2bot-audit"}
+RENDER_HINT = "pip install tlparse && tlparse trace.log -o report --no-browser"
+
+
+def run_url(environ: Mapping[str, str] = os.environ) -> str | None:
+    """This Actions run's page (its artifacts are listed there), when the env names it."""
+    server = environ.get("GITHUB_SERVER_URL", "").rstrip("/")
+    repo = environ.get("GITHUB_REPOSITORY", "")
+    run_id = environ.get("GITHUB_RUN_ID", "")
+    if not (re.fullmatch(r"https://[A-Za-z0-9.-]+(:\d+)?", server)
+            and re.fullmatch(r"[A-Za-z0-9_.-]+/[A-Za-z0-9_.-]+", repo)
+            and re.fullmatch(r"\d{1,20}", run_id)):
+        return None
+    return f"{server}/{repo}/actions/runs/{run_id}"
+
+
+def _positive(v: Any) -> bool:
+    return isinstance(v, (int, float)) and not isinstance(v, bool) and v > 0
+
+
+def summary_line(model: Mapping[str, Any], report: Mapping[str, Any], *,
+                 environ: Mapping[str, str] = os.environ) -> str | None:
+    """summary.md's pointer to a model's compile report, for a model with a new graph break
+    or recompile (report.json's `models[]` entry); None otherwise or without a trace."""
+    delta = model.get("delta") if isinstance(model.get("delta"), Mapping) else {}
+    if not (model.get("new_breaks") or _positive(delta.get("recompiles"))
+            or _positive(delta.get("new_recompiles"))):
+        return None
+    name = model.get("name")
+    head = model.get("head") if isinstance(model.get("head"), Mapping) else {}
+    cr = head.get("compile_report") if isinstance(head.get("compile_report"), Mapping) else {}
+    if not isinstance(name, str) or not cr.get("trace"):
+        return None
+    # Paths are rebuilt from the name, never copied from the (worker-written) results.
+    side_dir = report_dir(name, "head")
+    artifact = ARTIFACTS.get(str(report.get("mode") or "review"), ARTIFACTS["review"])
+    url = run_url(environ)
+    # link() keeps only https links to allowed hosts (github.com): elsewhere, the text
+    where = f"in the `{artifact}` artifact" + (
+        f" ({link('artifacts of this run', url + '#artifacts')})" if url else "")
+    if cr.get("html"):
+        return (f"🔎 Compile report: {where}, "
+                f"{code_inline(f'{side_dir}/{HTML_NAME}', limit=200)}.")
+    return (f"🔎 Compile trace: {where}, {code_inline(f'{side_dir}/{TRACE_NAME}', limit=200)}; "
+            f"render it with {code_inline(RENDER_HINT)}.")
+
+
+__all__ = ["ARTIFACTS", "RENDER_HINT", "run_url", "summary_line"]
