@@ -12,7 +12,7 @@ command a fresh subprocess, timed by wall clock and by its CPU seconds, user+sys
            pre-commit does after an edit;
 - `nocache`: the same with `--no-cache`.
 
-Targets (issue 9): cold <= 1.3x parse (1 process) as the ratio of the minima over the rounds,
+Targets: cold <= 1.3x parse (1 process) as the ratio of the minima over the rounds,
 and warm1 <= 0.1x cold. Single pairs are too noisy on a shared machine; a round runs every
 command once, in an order that alternates, so a slow phase of the machine hits all of them.
 The findings of cold, warm1 and nocache must be the same (the edit is a trailing comment):
@@ -165,7 +165,7 @@ def breakdown(root: str, pkg: str, edit: str) -> None:
 
 
 def bounds(root: str, pkg: str) -> None:
-    """What a cold check cannot avoid and what the ways of doing less could save at most (issue 9):
+    """What a cold check cannot avoid and what the ways of doing less could save at most:
     the bytes it parses; of them, the bytes of the functions it walks, of those it parses but
     never walks (split by why the skeleton reads them), and of text-identical copies among the
     walked ones (what a memo of walks by text could skip). Functions as the skeleton sees them

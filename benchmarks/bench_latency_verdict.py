@@ -34,7 +34,7 @@ tuned without re-running. Results (figures only) go to benchmarks/results/.
         --data /tmp/pt2bot-lat.json > /tmp/pt2bot-lat.log 2>&1 &
     .venv/bin/python benchmarks/bench_latency_verdict.py --evaluate --data /tmp/pt2bot-lat.json
 
-Targets (issue 4): A/A false alarms <= 5 %, detection of the 25 % slowdown >= 90 %.
+Targets: A/A false alarms <= 5 %, detection of the 25 % slowdown >= 90 %.
 """
 from __future__ import annotations
 

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# The GPU check (issue 12 item 6): a smoke run of the demo and of three zoo models on a
+# The GPU check: a smoke run of the demo and of three zoo models on a
 # CUDA device, with that machine's own Python and torch, in at most 8 minutes.
 #
 #   bash benchmarks/gpu_check.sh [DIR]     # figures → DIR/gpu-check.json (default: $OUT, else ./gpu-check)

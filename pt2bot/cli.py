@@ -1,7 +1,7 @@
 """Argument parsing only: each sub-command calls one function elsewhere.
 
-The command names and options are a contract (docs: DESIGN.md). Handlers are imported
-lazily so that `pt2bot check` never imports torch or PyGithub.
+The command names and options are a contract (documented in the README's Commands section).
+Handlers are imported lazily so that `pt2bot check` never imports torch or PyGithub.
 """
 from __future__ import annotations
 

@@ -1,7 +1,7 @@
 """Base vs head: what the pull request changed (the deltas).
 
 `build_report` joins the static findings and the smoke-run results of both sides into
-report.json (schema `pt2bot.report/1`, DESIGN.md + docs/formats.md); the verdict on those
+report.json (schema `pt2bot.report/1`, docs/formats.md); the verdict on those
 deltas (thresholds → reasons → conclusion) is pt2bot/verdict.py's. Pure: data in, data
 out; no git, no torch, no network. The results are read through pt2bot/results.py.
 

@@ -326,7 +326,7 @@ def test_mechanical_suggestion_for_dynamic_false(tmp_path):
 
 
 # ---------------------------------------------------------------------------------------------
-# conditions (issue 10 item 1): a finding on a path the default call does not take says so
+# conditions: a finding on a path the default call does not take says so
 
 CONDITIONS = """\
     import random
@@ -458,7 +458,7 @@ LEAK = """\
 
 
 def test_kinds_of_a_branch_that_returns_do_not_leak(tmp_path):
-    """Issue 9: `out` is a tensor only in the branch that returns; after it, a list."""
+    """`out` is a tensor only in the branch that returns; after it, a list."""
     write(tmp_path, {"m.py": LEAK})
     fs = check_paths(str(tmp_path), [], StaticConfig(select=("ALL",)), jobs=1)
     assert [(f.rule, f.function) for f in fs] == [("PTC201", "Joined.forward")]
@@ -526,7 +526,7 @@ def test_every_format_carries_condition_and_reached_by():
 
 
 # ---------------------------------------------------------------------------------------------
-# the user's torch (issue 10 item 4): claims that do not hold on it are dropped
+# the user's torch: claims that do not hold on it are dropped
 
 RANDOM = """\
     import random

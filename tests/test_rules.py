@@ -111,7 +111,7 @@ def _write(root, files: dict[str, str]) -> None:
 
 def test_package_directory_as_root_resolves_its_own_absolute_imports(tmp_path):
     # `pt2bot check site-packages/kornia`: module names lack `kornia.`, its imports carry it
-    # (issue 9: kornia's augmentations were not recognised as modules, their breaks missed)
+    # (without that, kornia's augmentations were not recognised as modules, their breaks missed)
     pkg = tmp_path / "mypkg"
     _write(pkg, {
         "__init__.py": "from mypkg.model import Net\n",

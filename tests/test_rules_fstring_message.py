@@ -1,5 +1,5 @@
-"""An f-string that formats a tensor size, handed to a call that breaks the graph (issue 9, one
-comment per line): what dynamo really does on that line, and that pt2bot says it once.
+"""An f-string that formats a tensor size, handed to a call that breaks the graph: what dynamo
+really does on that line, and that pt2bot says it once (one comment per line, not one per rule).
 
 Measured here, not assumed: dynamo builds the f-string before the call breaks, so the frame is
 specialised on the size (one compile per size, automatic dynamic never helps), while lazy

@@ -198,7 +198,7 @@ def test_fullgraph_captures_what_the_message_says(rule, capfd):
 
 
 # ---------------------------------------------------------------------------------------------
-# conditions (issue 10) and per-branch kinds (issue 9), against dynamo
+# conditions (a path the default call does not take) and per-branch kinds, against dynamo
 
 GUARDED = '''\
 import warnings
@@ -299,7 +299,7 @@ j = torch.compile(Joined())
 
 
 def test_kinds_flow_per_branch(tmp_path, capfd):
-    """Issue 9: `out` is a tensor only in a branch that returns; after it a list, and dynamo
+    """`out` is a tensor only in a branch that returns; after it a list, and dynamo
     compiles the branch and loop on it; the name that is a tensor on the default path of an
     if/else (Joined) is still flagged, and does break."""
     mod = _write_module(tmp_path, "leak", LEAK)

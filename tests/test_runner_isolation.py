@@ -24,7 +24,7 @@ CRASHY = Path(__file__).parent / "fixtures" / "crashy"
 HANG_TIMEOUT_S = 5.0
 SECRETS = {"GITHUB_TOKEN": "ghs_secret", "GH_TOKEN": "gho_secret",
            "ACTIONS_RUNTIME_TOKEN": "rt", "PT2BOT_TEST_PASSWORD": "pw", "HF_TOKEN": "hf"}
-# What a model must not reach beyond the obvious tokens (issue 11, item 8): the runner's file
+# What a model must not reach beyond the obvious tokens: the runner's file
 # commands (writing GITHUB_ENV sets variables for every later step of the job), secrets named
 # the way real workflows name them, and anything nobody put on the allow-list.
 ATTACK_ENV = {"GITHUB_ENV": "/runner/_temp/set_env", "GITHUB_PATH": "/runner/_temp/add_path",

@@ -1,4 +1,4 @@
-"""The privileged half under attack (issue 11): `pt2bot publish` with a write token on a report
+"""The privileged half under attack: `pt2bot publish` with a write token on a report
 directory a fork's pull request may have written, against the fake GitHub over real HTTP.
 
 Each test is the attack as it was tried on commit a9ce469 (where it got through), asserting

@@ -188,7 +188,8 @@ def test_each_shard_runs_its_model_and_only_shard_1_runs_static(runs):
 
 
 def test_merged_shards_equal_the_unsharded_review(runs):
-    """The "done means" of issue 12: same report.json (minus timings and measured times),
+    """A review merged from its shards is the unsharded review: same report.json (minus
+    timings and measured times),
     summary.md, review.json, check.json, results.sarif, base.json and head.json."""
     assert runs["merged"].returncode == 1, runs["merged"].stderr
     full, merged = runs["dir"] / "full", runs["dir"] / "merged"

@@ -444,7 +444,7 @@ def test_publish_installs_exact_versions_only(tmp_path):
     assert proc.returncode != 0 and "ResolutionImpossible" in proc.stdout + proc.stderr
 
 
-# ------------------------------------------------------------ the matrix (issue 12)
+# ------------------------------------------------------------ the matrix (sharded jobs)
 def _plan_step(name: str) -> dict[str, Any]:
     [step] = load(WF / name)["jobs"]["plan"]["steps"]
     return step

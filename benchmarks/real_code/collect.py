@@ -13,7 +13,7 @@ files of the model's own library only (the innermost stack frame inside the pack
 - `breaks`: every `dynamo_graph_break_reason` artifact of the structured trace
   (`torch.__trace`), deduplicated on (GB id, innermost library frame) — the way
   pt2bot/smoke/breaks.py does it, because `torch._dynamo.explain` misses breaks in loops
-  and breaks with nothing traced before them (docs in TORCH-NOTES: counting graph breaks);
+  and breaks with nothing traced before them;
 - `specializations` (`symbolic_shape_specialization` events), `guards`
   (`guard_added_fast` events on symbolic sizes) and `recompiles` (compilation metrics'
   `recompile_reason`) from `torch.compile(model, backend="eager")` called on case A with the
@@ -53,7 +53,7 @@ def shim_torchvision() -> None:
     """torchvision 0.28 registers fake kernels for two ops the CPU torch 2.13.0 lacks.
 
     Defining their schemas first lets its pure-Python parts import (timm and vit-pytorch
-    import it); no torchvision op is ever called. /work/shared/TORCH-NOTES.md has the facts.
+    import it); no torchvision op is ever called.
     """
     import torch
     lib = torch.library.Library("torchvision", "DEF")

@@ -37,7 +37,7 @@ LIBRARIES: dict[str, str] = {
     "monai": "monai",
     "timm": "timm",
     "kornia": "kornia",
-    # held out: added after the rules were tuned on the six above (issue 9), to measure them
+    # held out: added after the rules were tuned on the six above, to measure them
     # on code nobody tuned them on
     "torchvision": "torchvision",
 }

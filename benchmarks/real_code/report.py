@@ -125,7 +125,7 @@ def render(ev: dict[str, Any], env: dict[str, Any],
           f"{f['auto_judged']} | {_pct(f['auto_precision'])} | {f['sites']} | {f['sites_flagged']} | "
           f"**{_pct(f['recall'])}** | {_pct(f.get('recall_any_rule'))} |")
     w("")
-    w(f"Targets (issue 9): precision ≥ 0.9 for findings stated without a condition, recall ≥ 0.9. "
+    w(f"Targets: precision ≥ 0.9 for findings stated without a condition, recall ≥ 0.9. "
       f"Sites of kinds no rule covers: {fig['uncovered_sites']} (listed below).\n")
     w("Recall by kind of site (the issue's target is the recall of default-path *break* sites; "
       "specialisations of a varying dim and guards on one in a branch test are counted apart; a "

@@ -152,7 +152,7 @@ def render(datas: dict[str, dict], judged: dict[str, dict]) -> str:
     out += ["", "## Figures", "",
             "Falsely red: a red PR none of whose error findings is true (truth: `labels.json`, then "
             "`benchmarks/real_code`'s dynamo verdicts and hand labels on the same file, rule and "
-            "source line). Target (issue 10): ≤ 1 % of PRs falsely red, every true finding kept.", "",
+            "source line). Target: ≤ 1 % of PRs falsely red, every true finding kept.", "",
             "| pt2bot | PRs | red | falsely red | % falsely red | tool errors (rc ≥ 2) | findings reported (error / warning / info; with a condition) | new findings in a release (on lines the PR wrote) | kept by the PR's `--filter added` (of those on written lines) | true findings on written lines lost | wall s (all checks) |",
             "|---|---:|---:|---:|---:|---:|---|---:|---:|---:|---:|"]
     for tag, label in TAGS:

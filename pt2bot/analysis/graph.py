@@ -259,7 +259,7 @@ def find_compiled(summaries: list[FileSummary],
     The search runs over (function, class of `self`) pairs: a `forward` inherited from a base
     class calls `self.apply_transform(...)` of the *subclass* being compiled (virtual
     dispatch), so `self.m` resolves in the MRO of the module class the root came from, not of
-    the class that defines the calling method (kornia's augmentations: issue 9).
+    the class that defines the calling method (kornia's augmentations are built this way).
 
     Files the index reads on the way (`loader`) add their roots once the frontier is empty."""
     idx = Index.build(summaries, loader)

@@ -9,11 +9,12 @@ SymInt under dynamic shapes), `SHAPE` (`x.shape`), `TENSORS` (a tuple of tensors
 function of the same file surely returns: its values are tensors, its sizes the helper's),
 `OTHER` (anything else / unknown).
 
-What is *not* a tensor matters as much (issue 9: the false findings on real code): string
-methods that share a name with a tensor method (`key.split("_")`), a parameter annotated
-with a union that has a non-tensor member (`n: int | torch.Tensor`), tensor methods that
-return Python values (`x.is_floating_point()`, `x.dim()`), and the sizes of a module's own
-parameters and buffers (`self.weight.shape[0]`: fixed per model, not a dynamic dim).
+What is *not* a tensor matters as much (taking these for tensors made false findings on the
+libraries of benchmarks/real_code): string methods that share a name with a tensor method
+(`key.split("_")`), a parameter annotated with a union that has a non-tensor member
+(`n: int | torch.Tensor`), tensor methods that return Python values (`x.is_floating_point()`,
+`x.dim()`), and the sizes of a module's own parameters and buffers (`self.weight.shape[0]`:
+fixed per model, not a dynamic dim).
 
 `ModuleContext` resolves names through a file's imports; `FunctionContext` carries the kinds
 of the local variables of the function being walked (pt2bot/analysis/walk.py updates them as it
@@ -453,7 +454,7 @@ def _bool_filled(fname: str, e: ast.Call) -> bool:
 
 
 # Methods of tensors returning bool tensors that Python numbers, containers and numpy arrays lack:
-# on a receiver of unknown kind they still make a mask (x-transformers' boundaries, issue 9).
+# on a receiver of unknown kind they still make a mask (x-transformers' boundaries).
 _TENSOR_ONLY_BOOL_METHODS = frozenset({"bool", "logical_not", "logical_and", "logical_or", "logical_xor",
                                        "isnan", "isinf", "isfinite", "isneginf", "isposinf", "signbit"})
 
@@ -845,7 +846,7 @@ class FunctionContext:
     def assign(self, target: ast.AST, kind: str, value: ast.AST | None = None) -> None:
         if type(target) is _Name:
             # `_, ch, h, w = img.size()`, `heads, kv_heads = q.shape[1], k.shape[1]`: a size
-            # the code names a channel or head count is fixed per model (issue 9: x-transformers
+            # the code names a channel or head count is fixed per model (x-transformers'
             # `kv_heads < heads`, kornia's chunk sizes from `ch`), not a dynamic dim
             self.env[target.id] = OTHER if kind == SIZE and target.id in _FIXED_DIM_NAMES else kind
         elif isinstance(target, (ast.Tuple, ast.List)):

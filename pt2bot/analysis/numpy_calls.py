@@ -1,5 +1,5 @@
 """numpy inside compiled code: dynamo traces it into torch ops (torch._numpy), so a numpy array
-there is a tensor, and a Python branch on its value is data-dependent (issue 9: monai's
+there is a tensor, and a Python branch on its value is data-dependent (monai's
 SwinUNETR checks `(np.array(x.shape[2:]) % k > 0).any()` in `forward` and breaks, GB0170, on
 every call, although every size in it is a Python int).
 

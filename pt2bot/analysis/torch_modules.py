@@ -2,8 +2,8 @@
 
 Real code derives from torch's private bases as well as its public ones: monai's losses from
 `torch.nn.modules.loss._Loss`, norm layers from `torch.nn.modules.batchnorm._BatchNorm`, custom
-convolutions from `torch.nn.modules.conv._ConvNd` (issue 9: monai's `DiceLoss.forward` was not seen
-as compiled code, so its `.tolist()` break went unflagged). Public names are taken by their
+convolutions from `torch.nn.modules.conv._ConvNd` (without those, monai's `DiceLoss.forward` was
+not seen as compiled code, so its `.tolist()` break went unflagged). Public names are taken by their
 spelling (an upper-case class under `torch.nn.`), so a module class a later torch adds still counts;
 the private ones and the public non-modules cannot be told by spelling and are listed.
 

@@ -239,7 +239,7 @@ class Walker:
     def _if(self, node: ast.If) -> None:
         self.walk(node.test)
         c = is_compiling_check(self.ctx.mod, node.test)
-        # Kinds flow per branch (issue 9): each branch starts from the kinds before the `if`;
+        # Kinds flow per branch: each branch starts from the kinds before the `if`;
         # a branch that ends the block (return/raise/continue/break) does not reach the code
         # after it, so what it assigned does not leak there; otherwise the two are joined.
         before = dict(self.ctx.env)
@@ -370,7 +370,7 @@ class Walker:
         n = len(calls)
         _record_call(ctx, node, target)
         if len(calls) > n and (node.args or node.keywords):
-            # which arguments are tensor sizes (a callee's pending candidates: _sizeargs.py)
+            # which arguments are tensor sizes (a callee's pending candidates: sizeargs.py)
             record_call_sizes(ctx, node, n, target)
             _record_passed_functions(ctx, node, target)
         walk = self.walk

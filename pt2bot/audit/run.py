@@ -24,7 +24,7 @@ merge-base is that commit reuses it instead of re-running base:
 itself when they differ; models missing from the baseline are run on base.)
 
 Sharded (`--shard I/N`, one job of a matrix): the job runs its share of the models (split as
-pt2bot/merge.py's `plan_shard` says; static checks in shard 1 only) and writes a partial
+pt2bot/partial.py's `plan_shard` says; static checks in shard 1 only) and writes a partial
 report directory without touching the history; `pt2bot merge DIR... --history FILE` joins
 the shards, stores the night once and renders the audit (`audit_results`, as here).
 

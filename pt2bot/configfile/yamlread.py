@@ -7,7 +7,7 @@ The YAML is composed (not loaded) so that every key and value keeps its line; th
 turned into plain Python by hand, which also lets us see duplicate keys (PyYAML silently keeps
 the last one) and refuse tags that would construct arbitrary objects.
 
-The file comes from the pull request under review, so it is hostile input (issue 11 item 6):
+The file comes from the pull request under review, so it is hostile input:
 - it must be a regular file, checked on the open descriptor before any read (a FIFO would
   block `open()` until a writer comes, `/dev/zero` never ends), and opened non-blocking;
 - at most `MAX_BYTES` (256 KiB, ~300x the bundled examples/pt2bot.yml): composing and checking

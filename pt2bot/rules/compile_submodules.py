@@ -97,7 +97,7 @@ class CompileSubmodules(Rule):
 
     def check(self, ctx, node):
         target = _compiled_attribute(ctx, node)
-        # Only submodules of a parent that is surely an nn.Module (issue 9): compiling the
+        # Only submodules of a parent that is surely an nn.Module: compiling the
         # functions of a class, or the components of a pipeline object that is not a module,
         # one by one is the only way to compile them; "compile the parent" does not apply.
         if target is not None and not _is_function(ctx, target) and _surely_module(ctx, target.value):

@@ -1,4 +1,6 @@
-"""Which files a check must parse up front: a text scan of every file, no AST (issue 9: speed).
+"""Which files a check must parse up front: a text scan of every file, no AST (parsing is
+most of what a cold check costs, so a file is parsed only when it may start compiled code or
+the call graph reaches it).
 
 Compiled code starts at the `forward` of every `nn.Module` subclass and at the functions given
 to torch.compile/export (pt2bot/analysis/graph.py `find_compiled`); everything else it reaches is
