@@ -119,7 +119,7 @@ def measure_side(config: Any, root: str, out: str) -> dict[str, Any]:
     from pt2bot.smoke import run_models
 
     return run_models(config, repo_root=root, out_dir=out, models=["tiny"], device="cpu",
-                      phases=["latency"])
+                      phases=["latency"]).to_json()
 
 
 def schedule(rounds: int) -> list[tuple[int, str]]:

@@ -67,7 +67,7 @@ def build_parser() -> argparse.ArgumentParser:
     m.add_argument("--publish", action="store_true",
                    help="post the merged report (review) or the tracking issue (audit)")
     m.add_argument("--keep", metavar="SPEC", help="audit shards: history retention (as audit)")
-    m.set_defaults(handler="pt2bot.merge:cli_merge")
+    m.set_defaults(handler="pt2bot.shard.merge:cli_merge")
 
     v = sub.add_parser("review", help="the PR job: static + smoke on base and head, compare, render")
     v.add_argument("--base", required=True)

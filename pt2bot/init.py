@@ -719,15 +719,13 @@ def check_models(text: str, root: str) -> dict[str, str]:
     finally:
         os.unlink(tmp)
     failed = {}
-    for run in results["models"]:
-        run = run if isinstance(run, dict) else run.to_dict()
-        if run.get("status") != "ok" or run.get("phase_errors"):
-            err = run.get("error") or {}
-            if not err and run.get("phase_errors"):
-                err = run["phase_errors"][0]
-            where = f" at {err['path']}:{err['line']}" if err.get("path") else ""
-            failed[run["name"]] = (f"--check: {run.get('status')} ({err.get('kind') or '?'})"
-                                   f"{where}: {err.get('message') or ''}")
+    for run in results.models:
+        if run.status != "ok" or run.phase_errors:
+            err = run.error or (run.phase_errors[0] if run.phase_errors else None)
+            kind, message = (err.kind, err.message) if err else (None, None)
+            where = f" at {err.path}:{err.line}" if err and err.path else ""
+            failed[str(run.name)] = (f"--check: {run.status} ({kind or '?'})"
+                                     f"{where}: {message or ''}")
     return failed
 
 

@@ -2,7 +2,8 @@
 
 changes → select → static (base, head) → smoke (base, head, alternating latency rounds)
 → compare → render → (publish). Side effects live at the ends: git and the smoke workers
-at the start, the report directory and GitHub at the end.
+at the start, the report directory and GitHub at the end (`finish_review`, which
+`pt2bot merge` of a sharded review's partial directories ends with too).
 """
 from __future__ import annotations
 
@@ -20,19 +21,17 @@ from pt2bot.config import Config
 from pt2bot.configfile import load_config
 from pt2bot.errors import UserError
 from pt2bot.findings import Finding
-from pt2bot.jsonio import read_json, write_json
-from pt2bot.partial import (ShardPlan, mark_partial, plan_shard, shard_selection,
-                            write_partial_inputs)
+from pt2bot.jsonio import write_json
 from pt2bot.publish.github import publish_dir
 from pt2bot.reach import mark_reached
 from pt2bot.report import render_all
-from pt2bot.results import RESULTS_SCHEMA, ResultsFile
+from pt2bot.results import ResultsFile, load_results_file
+from pt2bot.shard.partial import (ShardPlan, mark_partial, plan_shard, shard_selection,
+                                  write_partial_inputs)
 from pt2bot.smoke import run_models
 from pt2bot.smoke.compile_report import copy_compile_reports
 from pt2bot.static import check_paths, open_cache, resolve_torch
 
-
-BASELINE_CAP_BYTES = 128 * 1024 * 1024   # the same cap as `check --results` (pt2bot/reach.py)
 
 @dataclass(frozen=True)
 class ReviewOptions:
@@ -138,15 +137,25 @@ def review(opts: ReviewOptions, log: Callable[[str], None] = lambda s: None) -> 
             head_findings=head_findings, base_findings=base_findings, changeset=changeset,
             timings=timings.stages)
 
-    os.makedirs(opts.out_dir, exist_ok=True)
-    for side, results in (("base", base_results), ("head", head_results)):
-        if results is not None and results.models:
-            write_json(os.path.join(opts.out_dir, f"{side}.json"), results.to_json())
-    render_all(report, opts.out_dir,
-               commentable=lambda path, line: changes.is_commentable(changeset, path, line))
-    if opts.publish:
-        publish_dir(opts.out_dir)
+    finish_review(report, opts.out_dir, base_results=base_results, head_results=head_results,
+                  changeset=changeset, publish=opts.publish)
     return report
+
+
+def finish_review(report: dict[str, Any], out_dir: str, *, base_results: ResultsFile,
+                  head_results: ResultsFile, changeset: changes.ChangeSet | None,
+                  publish: bool = False) -> None:
+    """The end of a review, whether its models ran here or in the shards of a matrix
+    (`pt2bot merge`): each side's results, the rendered report directory, then (publish) the
+    pull request's comment, review and check run."""
+    os.makedirs(out_dir, exist_ok=True)
+    for side, results in (("base", base_results), ("head", head_results)):
+        if results.models:
+            write_json(os.path.join(out_dir, f"{side}.json"), results.to_json())
+    render_all(report, out_dir, commentable=None if changeset is None else (
+        lambda path, line: changes.is_commentable(changeset, path, line)))
+    if publish:
+        publish_dir(out_dir)
 
 
 def _plan_shard(opts: ReviewOptions, selection: select.Selection,
@@ -173,10 +182,7 @@ def _mark_shard(results: ResultsFile, plan: ShardPlan) -> ResultsFile:
 
 def _load_baseline(path: str, base_sha: str,
                    log: Callable[[str], None]) -> ResultsFile | None:
-    data = read_json(path, what="--baseline", max_bytes=BASELINE_CAP_BYTES)
-    baseline = ResultsFile.from_json(data) if isinstance(data, dict) else None
-    if baseline is None or not baseline.is_results or "models" not in data:
-        raise UserError(f"{path}: not a pt2bot results file (schema {RESULTS_SCHEMA})")
+    baseline = load_results_file(path, what="--baseline")
     if baseline.commit and baseline.commit != base_sha:
         log(f"baseline {path} is for {baseline.commit[:12]}, not the merge-base "
             f"{base_sha[:12]}: running base instead")
@@ -202,9 +208,9 @@ def _smoke_both(config: Config, opts: ReviewOptions, selected: tuple[str, ...],
     def run(side: str, root: str, models: list[str], phases: tuple[str, ...] | None,
             rnd: int = 0) -> ResultsFile:
         log(f"smoke {side} ({', '.join(models)}){' latency round ' + str(rnd) if rnd else ''}")
-        return ResultsFile.from_json(run_models(
+        return run_models(
             config, repo_root=root, out_dir=os.path.join(out, side, str(rnd)), models=models,
-            device=opts.device, phases=phases, side=side))
+            device=opts.device, phases=phases, side=side)
 
     sides = {"head": run("head", head_root, head_models, None) if head_models
              else ResultsFile.empty()}

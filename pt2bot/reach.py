@@ -7,7 +7,8 @@ models whose coverage holds one of its lines (`line`..`end_line`), `()` when non
 no model's results carry coverage (no smoke run, every model failed, results written
 before coverage was recorded), nothing can be said and `reached_by` stays None.
 
-Used by the review (head's results), the audit, and `pt2bot check --results FILE`.
+Used by the review (head's results), the audit, and `pt2bot check --results FILE` (the file
+read by pt2bot.results.load_results_file, the one reader of results files).
 Torch-free and cheap: one sorted list of ranges per (model, file), bisected per finding.
 """
 from __future__ import annotations
@@ -17,12 +18,9 @@ import re
 from dataclasses import dataclass
 from typing import Any, Iterable, Mapping, Sequence
 
-from pt2bot.errors import UserError
-from pt2bot.jsonio import read_json
 from pt2bot.findings import Finding
-from pt2bot.results import RESULTS_SCHEMA, ModelRun, ResultsFile
+from pt2bot.results import ModelRun, ResultsFile
 
-RESULTS_CAP_BYTES = 128 * 1024 * 1024      # a results file bigger than this is refused
 _RANGE = re.compile(r"\s*(\d+)\s*(?:-\s*(\d+)\s*)?")
 
 
@@ -120,15 +118,4 @@ def mark_reached_dicts(findings: Iterable[dict[str, Any]],
     return out
 
 
-def load_results_file(path: str) -> ResultsFile:
-    """`pt2bot check --results FILE`: a results JSON from `pt2bot run` (errors name the file)."""
-    data = read_json(path, what="--results", max_bytes=RESULTS_CAP_BYTES)
-    if not isinstance(data, dict) or data.get("schema") != RESULTS_SCHEMA \
-            or not isinstance(data.get("models"), list):
-        raise UserError(f"--results {path}: not a pt2bot results file (schema {RESULTS_SCHEMA}, "
-                        f"from `pt2bot run --out FILE`)")
-    return ResultsFile.from_json(data)
-
-
-__all__ = ["Coverage", "FileLines", "load_results_file", "mark_reached", "mark_reached_dicts",
-           "parse_ranges"]
+__all__ = ["Coverage", "FileLines", "mark_reached", "mark_reached_dicts", "parse_ranges"]

@@ -14,7 +14,7 @@ Records built by code (no `key_order`) write every field, except those in `OMIT_
 that are None (e.g. a RUN's `error`, present only when the model failed).
 
 Use `with_(**changes)` rather than `dataclasses.replace`: it also records that a field now
-belongs in the JSON.
+belongs in the JSON. `load_results_file` is the one reader of a results file from disk.
 """
 from __future__ import annotations
 
@@ -27,6 +27,8 @@ import typing
 from dataclasses import dataclass, field
 from typing import Any, ClassVar, Iterable, Mapping, TypeVar, Union
 
+from pt2bot.errors import UserError
+from pt2bot.jsonio import read_json
 from pt2bot.stats import summarise_samples
 
 # --------------------------------------------------------------------------- vocabulary
@@ -607,12 +609,35 @@ class ResultsFile(Record):
         return {m.name: m for m in self.models if isinstance(m.name, str)}
 
 
+# A results file bigger than this is refused before it is parsed (four times the most of one
+# worker's RUN that the runner reads back, smoke/supervise.py's OUT_CAP_BYTES).
+RESULTS_CAP_BYTES = 128 * 1024 * 1024
+
+
+def load_results_file(path: str, *, what: str) -> ResultsFile:
+    """A results file from disk: the one reader of `pt2bot run --out FILE`, a review's
+    head.json/base.json, the audit's baseline-<sha>.json, a shard's results.
+
+    Used by `check --results`, `review --baseline`, `--costs` and `pt2bot merge`; `what` is
+    the option or command that names the file, so every refusal reads alike (exit 2):
+    "--baseline: b.json: 200,000,000 bytes is over the 134,217,728-byte cap", "merge:
+    a.json: not valid JSON: ...", "--results: r.json: not a pt2bot results file (schema
+    pt2bot.results/1)".
+    """
+    data = read_json(path, what=what, max_bytes=RESULTS_CAP_BYTES)
+    if not isinstance(data, dict) or data.get("schema") != RESULTS_SCHEMA \
+            or not isinstance(data.get("models"), list):
+        raise UserError(f"{what}: {path}: not a pt2bot results file (schema {RESULTS_SCHEMA})")
+    return ResultsFile.from_json(data)
+
+
 __all__ = [
     "AUDIT_SCHEMA", "CHECK_SCHEMA", "ERROR_KINDS", "EXPORT_KINDS", "FAILED_STATUSES",
     "FINDINGS_SCHEMA", "PHASES", "REPORT_SCHEMA", "RESULTS_SCHEMA", "REVIEW_SCHEMA",
     "STATUSES", "TIMINGS", "COMPILE_DIR", "HTML_NAME", "SIDES", "TRACE_NAME",
     "AccuracyRow", "CompileTimes", "ExportCase", "ExportOutcome", "Frame", "GraphBreak",
     "LatencyRow", "ModelRun", "PhaseError", "RecompileCase", "RecompileReason", "Recompiles",
-    "Record", "ResultsFile", "RunError", "Samples", "Site", "Specialisation", "is_failed",
-    "case_key", "summarise", "model_dir_name", "report_dir", "trace_path",
+    "RESULTS_CAP_BYTES", "Record", "ResultsFile", "RunError", "Samples", "Site",
+    "Specialisation", "is_failed", "case_key", "load_results_file", "summarise",
+    "model_dir_name", "report_dir", "trace_path",
 ]

@@ -48,8 +48,7 @@ STATIC_SIDE = ("pt2bot.findings", "pt2bot.gb", "pt2bot.errors", "pt2bot.config",
                "pt2bot.configfile", "pt2bot.changes", "pt2bot.git", "pt2bot.rules",
                "pt2bot.analysis", "pt2bot.static")
 LATER_STAGES = ("pt2bot.smoke", "pt2bot.compare", "pt2bot.verdict", "pt2bot.report",
-                "pt2bot.publish", "pt2bot.audit", "pt2bot.pipeline", "pt2bot.merge",
-                "pt2bot.partial")
+                "pt2bot.publish", "pt2bot.audit", "pt2bot.pipeline", "pt2bot.shard")
 
 # (importer prefixes, forbidden import prefixes, allowed exceptions)
 LAYERS = [
@@ -59,18 +58,24 @@ LAYERS = [
                                  "pt2bot.report.escape", "pt2bot.report")),
     # renderers turn a report into text; they never post, run models or read history
     (("pt2bot.report",), ("pt2bot.publish", "pt2bot.smoke", "pt2bot.audit", "pt2bot.pipeline",
-                          "pt2bot.merge", "pt2bot.compare", "pt2bot.static", "pt2bot.analysis"), ()),
+                          "pt2bot.shard", "pt2bot.compare", "pt2bot.static", "pt2bot.analysis"), ()),
     # the privileged publisher reads a finished report directory: no analysis code at all
     (("pt2bot.publish",), ("pt2bot.smoke", "pt2bot.rules", "pt2bot.analysis", "pt2bot.static", "pt2bot.compare",
-                           "pt2bot.audit", "pt2bot.pipeline", "pt2bot.merge", "pt2bot.select"), ()),
-    # the data models depend on nothing but errors and the (leaf) sample statistics
+                           "pt2bot.audit", "pt2bot.pipeline", "pt2bot.shard", "pt2bot.select"), ()),
+    # `pt2bot merge` of partial directories ends as the unsharded review and audit do: through
+    # pipeline.finish_review and audit.run.finish_audit, never storing, rendering or posting
+    # by itself
+    (("pt2bot.shard",), ("pt2bot.publish", "pt2bot.report", "pt2bot.audit", "pt2bot.smoke"),
+     ("pt2bot.audit.run",)),
+    # the data models depend on nothing but errors and the (leaf) sample statistics, and the
+    # results file's one reader reads through jsonio (which imports only errors)
     (("pt2bot.results", "pt2bot.findings", "pt2bot.gb", "pt2bot.errors"),
-     ("pt2bot",), ("pt2bot.errors", "pt2bot.stats")),
+     ("pt2bot",), ("pt2bot.errors", "pt2bot.stats", "pt2bot.jsonio")),
 ]
 
 
 @pytest.mark.parametrize("importers,forbidden,allowed", LAYERS,
-                         ids=["static", "report", "publish", "data-models"])
+                         ids=["static", "report", "publish", "shard", "data-models"])
 def test_layering(importers, forbidden, allowed):
     bad = [f"{e.src}:{e.line} imports {e.dst}" for e in EDGES
            if _in(e.src, *importers) and _in(e.dst, *forbidden) and not _in(e.dst, *importers)

@@ -16,9 +16,9 @@ import textwrap
 import pytest
 
 from pt2bot.findings import Finding
-from pt2bot.reach import Coverage, load_results_file, mark_reached, mark_reached_dicts, \
-    parse_ranges
+from pt2bot.reach import Coverage, mark_reached, mark_reached_dicts, parse_ranges
 from pt2bot.errors import UserError
+from pt2bot.results import load_results_file
 from pt2bot.smoke.coverage import LineCoverage, format_ranges
 
 HERE = os.path.dirname(os.path.abspath(__file__))
@@ -80,12 +80,12 @@ def test_load_results_file_refuses_what_is_not_results(tmp_path):
     bad = tmp_path / "r.json"
     bad.write_text('{"schema": "pt2bot.report/1", "models": []}')
     with pytest.raises(UserError, match="not a pt2bot results file"):
-        load_results_file(str(bad))
+        load_results_file(str(bad), what="--results")
     bad.write_text("{")
     with pytest.raises(UserError, match="not valid JSON"):
-        load_results_file(str(bad))
+        load_results_file(str(bad), what="--results")
     with pytest.raises(UserError, match="cannot read"):
-        load_results_file(str(tmp_path / "missing.json"))
+        load_results_file(str(tmp_path / "missing.json"), what="--results")
 
 
 # ----------------------------------------------------------------------------- the tracers

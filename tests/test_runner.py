@@ -10,10 +10,10 @@ import pytest
 from pt2bot.config import Config, ModelConfig
 from pt2bot.errors import UserError
 from pt2bot.results import RESULTS_SCHEMA
-from pt2bot.smoke import runner, supervise
+from pt2bot.shard import merge_results, parse_shard, shard_models
+from pt2bot.smoke import pick_models, runner, supervise
 from pt2bot.smoke.env import scrub_env
 from pt2bot.smoke.runner import log_name, status_line
-from pt2bot.smoke.shard import merge_results, parse_shard, pick_models, shard_models
 
 
 # The supervisor speaks pt2bot.results records; these tests read the JSON a RUN carries.
@@ -252,6 +252,17 @@ def test_merge_refuses_duplicates_and_foreign_files():
         merge_results([_results("1/2", "a"), {"schema": "pt2bot.report/1", "models": []}])
     with pytest.raises(UserError, match="no results"):
         merge_results([])
+
+
+def test_merge_refuses_a_model_entry_that_is_not_an_object_read_or_not():
+    # A typed file keeps such an entry aside (in `extra`), where a merge would lose it.
+    from pt2bot.results import ResultsFile
+
+    junk = _results("2/2", "b")
+    junk["models"].append("c")
+    for part in (junk, ResultsFile.from_json(junk)):
+        with pytest.raises(UserError, match="two.json: a model entry has no name"):
+            merge_results([_results("1/2", "a"), part], labels=["one.json", "two.json"])
 
 
 def test_sigterm_during_a_run_becomes_systemexit_and_the_handler_is_restored():

@@ -15,6 +15,7 @@ from pathlib import Path
 import pytest
 
 from pt2bot.config import Config, InputSpec, ModelConfig, RunConfig
+from pt2bot.results import ModelRun, ResultsFile
 from pt2bot.smoke import device, run_models, supervise
 from pt2bot.smoke.env import scrub_env
 
@@ -73,11 +74,13 @@ def crashy(tmp_path_factory):
         mp.setattr(supervise, "LOG_CAP_BYTES", 2 * 1024 * 1024)
         parent_env = dict(os.environ)
         start = time.monotonic()
-        results = run_models(_config(tmp), repo_root=str(CRASHY), out_dir=str(out),
-                             device="cpu", phases=["breaks"],
-                             progress=lambda run: finished.append(run["name"]),
-                             started=pids.__setitem__)
+        typed = run_models(_config(tmp), repo_root=str(CRASHY), out_dir=str(out),
+                           device="cpu", phases=["breaks"],
+                           progress=lambda run: finished.append(run.name),
+                           started=pids.__setitem__)
         elapsed = time.monotonic() - start
+    assert isinstance(typed, ResultsFile)     # typed; the checks below read what --out writes
+    results = typed.to_json()
     runs = {m["name"]: m for m in results["models"]}
     return {"results": results, "runs": runs, "tmp": tmp, "out": out, "elapsed": elapsed,
             "finished": finished, "parent_env": parent_env, "pids": pids}
@@ -206,7 +209,7 @@ def test_an_interrupted_run_leaves_no_workers_behind(tmp_path):
     log = tmp_path / "out" / "logs" / "hangs.log"
     pids: dict[str, int] = {}
 
-    def interrupt(run: dict) -> None:
+    def interrupt(run: ModelRun) -> None:
         # Stop as Ctrl-C would, once the hanging worker has surely started its child.
         deadline = time.monotonic() + 60
         while "PIDS" not in (log.read_text() if log.exists() else ""):
@@ -232,7 +235,7 @@ def test_timeout_kills_the_workers_children_too(tmp_path):
     pids: dict[str, int] = {}
     results = run_models(config, repo_root=str(tmp_path), out_dir=str(tmp_path / "out"),
                          device="cpu", phases=["breaks"], started=pids.__setitem__,
-                         worker_argv=("-c", QUICK_OR_HANG))
+                         worker_argv=("-c", QUICK_OR_HANG)).to_json()
     [run] = results["models"]
     assert (run["status"], run["error"]["kind"]) == ("timeout", "timeout")
     log = (tmp_path / "out" / "logs" / "spawner.log").read_text()
@@ -290,7 +293,7 @@ def test_a_result_written_before_a_crash_at_exit_is_kept_and_the_crash_noted(tmp
             "os.abort()\n")
     config = Config(models=(ModelConfig("m", "x:y"),), run=RunConfig(device="cpu"))
     [run] = run_models(config, repo_root=str(tmp_path), out_dir=str(tmp_path / "out"),
-                       device="cpu", worker_argv=("-c", code))["models"]
+                       device="cpu", worker_argv=("-c", code)).to_json()["models"]
     assert run["status"] == "ok" and run["graph_count"] == 1
     assert run["phase_errors"][-1]["phase"] == "exit"
     assert "SIGABRT after writing its result" in run["phase_errors"][-1]["message"]
@@ -299,7 +302,7 @@ def test_a_result_written_before_a_crash_at_exit_is_kept_and_the_crash_noted(tmp
 def test_a_worker_that_exits_0_without_a_result_is_reported_as_such(tmp_path):
     config = Config(models=(ModelConfig("m", "x:y"),), run=RunConfig(device="cpu"))
     [run] = run_models(config, repo_root=str(tmp_path), out_dir=str(tmp_path / "out"),
-                       device="cpu", worker_argv=("-c", "print('bye')"))["models"]
+                       device="cpu", worker_argv=("-c", "print('bye')")).to_json()["models"]
     assert (run["status"], run["error"]["kind"]) == ("error", "exception")
     assert run["error"]["message"].startswith("the worker wrote no result")
     assert "bye" in run["error"]["message"]

@@ -13,12 +13,12 @@ import pytest
 from pt2bot.changes import ChangeSet, FileChange, Hunk
 from pt2bot.config import Config, ModelConfig
 from pt2bot.errors import UserError
-from pt2bot.merge import check_shards
-from pt2bot.partial import (Partial, changeset_from_json, changeset_to_json, plan_shard,
-                            selection_digest, shard_selection)
 from pt2bot.publish.artifact import _partial
 from pt2bot.select import Selection
-from pt2bot.smoke.shard import load_costs, shard_models, split_names
+from pt2bot.shard import load_costs, shard_models, split_names
+from pt2bot.shard.merge import check_shards
+from pt2bot.shard.partial import (Partial, changeset_from_json, changeset_to_json, plan_shard,
+                                  selection_digest, shard_selection)
 
 NAMES = [f"m{k:02d}" for k in range(11)]
 
@@ -78,7 +78,8 @@ def test_load_costs_reads_duration_s_and_names_the_bad_file(tmp_path):
     assert load_costs(str(good)) == {"a": 12.5}
     bad = tmp_path / "bad.json"
     bad.write_text('{"schema": "pt2bot.report/1"}')
-    with pytest.raises(UserError, match=r"--costs: .*bad.json: not a pt2bot.results/1"):
+    with pytest.raises(UserError, match=r"--costs: .*bad.json: not a pt2bot results file "
+                                        r"\(schema pt2bot.results/1\)"):
         load_costs(str(bad))
     with pytest.raises(UserError, match=r"--costs: .*missing.json: cannot read"):
         load_costs(str(tmp_path / "missing.json"))
@@ -144,7 +145,7 @@ def test_a_partial_report_is_never_publishable():
 
 
 def test_merge_into_one_of_its_inputs_is_refused(tmp_path):
-    from pt2bot.merge import MergeOptions, merge_report_dirs
+    from pt2bot.shard.merge import MergeOptions, merge_report_dirs
     for out in (tmp_path / "s1" / "merged", tmp_path / "s1", tmp_path):
         with pytest.raises(UserError, match="contain one another"):
             merge_report_dirs(MergeOptions(dirs=(str(tmp_path / "s1"),), out_dir=str(out)))

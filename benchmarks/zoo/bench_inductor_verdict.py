@@ -86,7 +86,7 @@ def measure_side_for(name: str):
 
     def measure_side(config: Any, root: str, out: str) -> dict[str, Any]:
         res = run_models(config, repo_root=root, out_dir=out, models=[name], device="cpu",
-                         phases=["latency"])
+                         phases=["latency"]).to_json()
         res["models"][0]["name"] = "tiny"    # blv's pooling names the model "tiny"
         return res
     return measure_side

@@ -24,9 +24,10 @@ merge-base is that commit reuses it instead of re-running base:
 itself when they differ; models missing from the baseline are run on base.)
 
 Sharded (`--shard I/N`, one job of a matrix): the job runs its share of the models (split as
-pt2bot/partial.py's `plan_shard` says; static checks in shard 1 only) and writes a partial
-report directory without touching the history; `pt2bot merge DIR... --history FILE` joins
-the shards, stores the night once and renders the audit (`audit_results`, as here).
+pt2bot/shard/partial.py's `plan_shard` says; static checks in shard 1 only) and writes a
+partial report directory without touching the history; `pt2bot merge DIR... --history FILE`
+joins the shards and ends as the unsharded audit does (`finish_audit`: the night stored once,
+compared, rendered, published).
 
 Retention: `--keep` ("400" runs, "90d" days, "400,90d" both), else PT2BOT_HISTORY_KEEP,
 else 400 runs. The history file must survive between nights (actions/cache with a rolling key, or a data branch); it is checkpointed into one file
@@ -54,12 +55,12 @@ from pt2bot.configfile import load_config
 from pt2bot.errors import UserError
 from pt2bot.findings import Finding
 from pt2bot.jsonio import write_json
-from pt2bot.partial import mark_partial, plan_shard, shard_selection, write_partial_inputs
 from pt2bot.publish.issue import publish_audit
 from pt2bot.reach import mark_reached
 from pt2bot.report import render_all
 from pt2bot.results import AUDIT_SCHEMA, ModelRun, ResultsFile, is_failed
 from pt2bot.select import select_all
+from pt2bot.shard.partial import mark_partial, plan_shard, shard_selection, write_partial_inputs
 from pt2bot.smoke import run_models
 from pt2bot.smoke.compile_report import copy_compile_reports
 from pt2bot.static import check_paths, resolve_torch
@@ -103,25 +104,39 @@ def audit(opts: AuditOptions, log: Log = lambda s: None) -> dict[str, Any]:
     if not opts.history:
         raise UserError("audit: --history FILE is required (only a --shard job stores nothing)")
     # Open (and so validate) the history before spending minutes on the smoke run.
+    head = git.head_sha(root)
     with History(opts.history) as history:
-        head = git.head_sha(root)
         log(f"audit {head[:12]}: {len(config.models)} model(s), history {opts.history} "
             f"({history.count_runs()} run(s))")
-        results = ResultsFile.from_json(run_models(
-            config, repo_root=root, out_dir=os.path.join(opts.out_dir, "smoke"),
-            device=opts.device, phases=opts.phases))
-        results = results.with_(commit=results.commit or head)
-        for m in results.models:
-            log(f"  {m.name}: {m.status}")
-        paths = list(config.static.paths) or None   # None: the whole tree
-        findings = check_paths(root, paths, config.static, torch=resolve_torch(config.static)[0])
-        log(f"static (nofilter): {len(findings)} finding(s)")
-        findings = mark_reached(findings, results)   # which models ran each line (reach.py)
-        copy_compile_reports(os.path.join(opts.out_dir, "smoke"), opts.out_dir, move=True)
-        report = audit_results(config, results, findings, history=history,
-                               out_dir=opts.out_dir, now=opts.now, keep_runs=opts.keep_runs,
-                               keep_days=opts.keep_days, window_days=opts.window_days)
-    if opts.publish:   # the audit renders; publish only posts
+    results = run_models(config, repo_root=root, out_dir=os.path.join(opts.out_dir, "smoke"),
+                         device=opts.device, phases=opts.phases)
+    results = results.with_(commit=results.commit or head)
+    for m in results.models:
+        log(f"  {m.name}: {m.status}")
+    paths = list(config.static.paths) or None   # None: the whole tree
+    findings = check_paths(root, paths, config.static, torch=resolve_torch(config.static)[0])
+    log(f"static (nofilter): {len(findings)} finding(s)")
+    findings = mark_reached(findings, results)   # which models ran each line (reach.py)
+    copy_compile_reports(os.path.join(opts.out_dir, "smoke"), opts.out_dir, move=True)
+    return finish_audit(config, results, findings, history=opts.history, out_dir=opts.out_dir,
+                        now=opts.now, keep_runs=opts.keep_runs, keep_days=opts.keep_days,
+                        window_days=opts.window_days, publish=opts.publish, log=log)
+
+
+def finish_audit(config: Config, results: ResultsFile, findings: Sequence[Finding], *,
+                 history: str, out_dir: str, now: datetime | None = None,
+                 keep_runs: int | None = DEFAULT_KEEP_RUNS, keep_days: int | None = None,
+                 window_days: float = WINDOW_DAYS, publish: bool = False,
+                 log: Log = lambda s: None) -> dict[str, Any]:
+    """The end of a night, whether its models ran here or in the shards of a matrix
+    (`pt2bot merge`): store it in the history file and compare (`audit_results`), render the
+    directory, then (publish) keep the tracking issue current. The history is closed, and so
+    folded into its one file, before anything is posted."""
+    with History(history) as h:
+        report = audit_results(config, results, findings, history=h, out_dir=out_dir, now=now,
+                               keep_runs=keep_runs, keep_days=keep_days,
+                               window_days=window_days)
+    if publish:   # the audit renders; publish only posts
         url = publish_audit(report, body=render_audit_markdown(report),
                             comment=render_regression_comment(report))
         log(f"tracking issue: {url or 'nothing to do (clean, no open issue)'}")
@@ -140,9 +155,9 @@ def audit_shard(opts: AuditOptions, config: Config, root: str, log: Log) -> dict
     results = ResultsFile.empty()
     if plan.mine:
         t = time.perf_counter()
-        results = ResultsFile.from_json(run_models(
+        results = run_models(
             config, repo_root=root, out_dir=os.path.join(opts.out_dir, "smoke"),
-            models=list(plan.mine), device=opts.device, phases=opts.phases))
+            models=list(plan.mine), device=opts.device, phases=opts.phases)
         results = results.with_(commit=results.commit or head, shard=plan.spec)
         stages["smoke"] = round(time.perf_counter() - t, 3)
         for m in results.models:
@@ -175,7 +190,7 @@ def audit_shard(opts: AuditOptions, config: Config, root: str, log: Log) -> dict
 
 
 def audit_results(config: Config, results: ResultsFile | dict[str, Any],
-                  findings: Sequence[Finding | dict[str, Any]], *,
+                  findings: Sequence[Finding], *,
                   history: History, out_dir: str, now: datetime | None = None,
                   keep_runs: int | None = DEFAULT_KEEP_RUNS, keep_days: int | None = None,
                   window_days: float = WINDOW_DAYS, charts: bool = True) -> dict[str, Any]:
@@ -184,7 +199,7 @@ def audit_results(config: Config, results: ResultsFile | dict[str, Any],
     now = now or datetime.now(timezone.utc)
     head_sha = str(results.commit or "")
     device = results.device
-    head_findings = [f if isinstance(f, Finding) else Finding.from_dict(f) for f in findings]
+    head_findings = list(findings)
     selection = select_all(config, "nightly audit: every model runs")
 
     def compare_with(run: StoredRun | None) -> dict[str, Any]:

@@ -104,7 +104,7 @@ class ReportArtifact:
     check: CheckOutput
     finding_fingerprints: frozenset[str]   # every finding still present (for stale comments)
     warnings: tuple[str, ...] = ()
-    # report.json's `partial` (one shard of a matrix, pt2bot/merge.py): its shard "I/N", or
+    # report.json's `partial` (one shard of a matrix, pt2bot/shard/merge.py): its shard "I/N", or
     # "?" when the object is malformed. Not None = not publishable (publish_dir refuses).
     partial: str | None = None
 

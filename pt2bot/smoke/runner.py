@@ -1,8 +1,9 @@
 """The smoke run: every selected model in its own supervised worker, into one results file.
 
-The orchestration of pt2bot/smoke: pick and shard the models (shard.py), resolve the device
-(device.py), give each worker a scrubbed environment (env.py) and run it under supervision
-(supervise.py), a few at a time; `cli_run` / `cli_merge` back `pt2bot run` and `pt2bot merge`.
+The orchestration of pt2bot/smoke: pick the models and take this shard's share of them
+(pt2bot/shard), resolve the device (device.py), give each worker a scrubbed environment
+(env.py) and run it under supervision (supervise.py), a few at a time; `cli_run` backs
+`pt2bot run` (`pt2bot merge` of its results files is pt2bot/shard/merge.py's).
 
 Parallel runs (`run.jobs > 1`) are safe but, on CPU, models running side by side compete
 for cores and memory bandwidth: latency figures from a parallel CPU run are noisier and
@@ -31,9 +32,9 @@ from pt2bot.errors import UserError
 from pt2bot.jsonio import write_json
 from pt2bot.results import PHASES, ModelRun, ResultsFile
 from pt2bot.smoke import compile_report
+from pt2bot.shard import parse_shard, shard_models
 from pt2bot.smoke.device import git_head, resolve_device, torch_version
 from pt2bot.smoke.env import scrub_env
-from pt2bot.smoke.shard import load_results, merge_results, parse_shard, pick_models, shard_models
 from pt2bot.smoke.supervise import WORKER_ARGV, WorkerGroups, WorkerJob, run_worker
 
 
@@ -48,6 +49,19 @@ def log_name(name: str) -> str:
 
 
 # --------------------------------------------------------------------------- all models
+
+def pick_models(config: Config, names: Sequence[str] | None = None) -> list[ModelConfig]:
+    """The configured models named in `names` (all when None), in config order."""
+    if names is None:
+        return list(config.models)
+    known = [m.name for m in config.models]
+    unknown = [n for n in names if n not in known]
+    if unknown:
+        listing = ", ".join(known) if known else "(none configured)"
+        raise UserError(f"unknown model {', '.join(map(repr, unknown))}; known models: {listing}")
+    wanted = set(names)
+    return [m for m in config.models if m.name in wanted]
+
 
 def default_phases(config: Config) -> list[str]:
     """Every phase, less latency when the config turns it off."""
@@ -98,12 +112,12 @@ def run_models(config: Config, *, repo_root: str, out_dir: str,
                models: Sequence[str] | None = None, device: str | None = None,
                shard: str | tuple[int, int] | None = None,
                phases: Sequence[str] | None = None,
-               progress: Callable[[dict[str, Any]], None] | None = None,
+               progress: Callable[[ModelRun], None] | None = None,
                started: Callable[[str, int], None] | None = None,
                python: str = sys.executable,
                worker_argv: Sequence[str] = WORKER_ARGV, side: str = "head",
-               tlparse: str | None | bool = True) -> dict[str, Any]:
-    """Run the selected models (each in its own worker) and return the results JSON dict.
+               tlparse: str | None | bool = True) -> ResultsFile:
+    """Run the selected models (each in its own worker) and return their results file.
 
     `progress` is called with each RUN as it finishes (in completion order), `started` with
     (model name, worker pid) as each worker starts (from pool threads). `python` and
@@ -155,14 +169,14 @@ def run_models(config: Config, *, repo_root: str, out_dir: str,
                 run = fut.result()
                 runs.append(run)
                 if progress is not None:
-                    progress(run.to_json())
+                    progress(run)
         except BaseException:
             # Interrupted (Ctrl-C, SIGTERM, a failing progress callback): leave no workers.
             groups.kill_all()
             pool.shutdown(wait=True, cancel_futures=True)
             raise
         pool.shutdown(wait=True)
-    return header.with_(models=tuple(sorted(runs, key=lambda r: str(r.name)))).to_json()
+    return header.with_(models=tuple(sorted(runs, key=lambda r: str(r.name))))
 
 
 # --------------------------------------------------------------------------- CLI
@@ -205,7 +219,7 @@ def cli_run(args: Any) -> int:
     out = os.path.abspath(args.out)
     out_dir = os.path.dirname(out)
 
-    def progress(run: dict[str, Any]) -> None:
+    def progress(run: ModelRun) -> None:
         print(status_line(run), file=sys.stderr, flush=True)
 
     with _sigterm_as_exit():
@@ -213,21 +227,12 @@ def cli_run(args: Any) -> int:
                              models=getattr(args, "model", None) or None,
                              device=getattr(args, "device", None),
                              shard=getattr(args, "shard", None), progress=progress)
-    write_json(out, results)
-    failed = sum(1 for r in ResultsFile.from_json(results).models if r.failed)
-    print(f"pt2bot run: {len(results['models'])} model(s) on {results['device']}, "
+    write_json(out, results.to_json())
+    failed = sum(1 for r in results.models if r.failed)
+    print(f"pt2bot run: {len(results.models)} model(s) on {results.device}, "
           f"{failed} failed; results: {args.out}", file=sys.stderr)
     return 0
 
 
-def cli_merge(args: Any) -> int:
-    parts = [load_results(p) for p in args.inputs]
-    merged = merge_results(parts, labels=list(args.inputs))
-    write_json(args.out, merged)
-    print(f"pt2bot merge: {len(merged['models'])} model(s) from {len(parts)} file(s); "
-          f"results: {args.out}", file=sys.stderr)
-    return 0
-
-
-__all__ = ["build_jobs", "cli_merge", "cli_run", "default_phases", "log_name", "run_models",
+__all__ = ["build_jobs", "cli_run", "default_phases", "log_name", "pick_models", "run_models",
            "status_line"]

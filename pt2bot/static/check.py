@@ -348,9 +348,10 @@ def cli_check(args: argparse.Namespace) -> int:
         filt = getattr(args, "filter", None) or cfg.filter
         findings = [f for f in findings if changes.keep_finding(f, filt)]
     if getattr(args, "results", None):   # `--results FILE`: which models reached each line
-        from pt2bot.reach import load_results_file, mark_reached
+        from pt2bot.reach import mark_reached
+        from pt2bot.results import load_results_file
 
-        findings = mark_reached(findings, load_results_file(args.results))
+        findings = mark_reached(findings, load_results_file(args.results, what="--results"))
     from pt2bot.report.findings_text import render_findings
 
     sys.stdout.write(render_findings(findings, getattr(args, "format", "text") or "text", root=root,

@@ -2,14 +2,15 @@
 
 A sharded job (`pt2bot review --shard I/N`, `pt2bot audit --shard I/N`) selects models
 exactly as an unsharded one does (same config, same diff), splits the selection with
-`pt2bot.smoke.shard.split_names` (balanced by `--costs` wall times, else round-robin) and
+`pt2bot.shard.split_names` (balanced by `--costs` wall times, else round-robin) and
 runs its share only (`plan_shard`, `shard_selection`). It writes a *partial* report
 directory: the usual files, rendered for its own models and marked `"partial": {"shard":
 "I/N", "config_digest", "selection_digest", ...}` in report.json (`mark_partial`), plus
 `partial.json` (`write_partial_inputs`): the inputs of the stages after the runs (the
 config's text, the selection, the split, the diff and, from shard 1 only, the static
 findings: static checks run once). `base.json`/`head.json` hold its models' results.
-pt2bot/merge.py reads them back (`read_partial`) and joins them.
+`pt2bot merge` (pt2bot/shard/merge.py) reads them back (`read_partial`: the JSON becomes
+typed data there, once) and joins them.
 
 Nothing here imports torch.
 """
@@ -26,9 +27,9 @@ from pt2bot.config import Config
 from pt2bot.errors import UserError
 from pt2bot.findings import Finding
 from pt2bot.jsonio import read_json, write_json
-from pt2bot.results import ResultsFile
+from pt2bot.results import ResultsFile, load_results_file
 from pt2bot.select import Selection
-from pt2bot.smoke.shard import load_costs, load_results, parse_shard, split_names
+from pt2bot.shard import load_costs, parse_shard, split_names
 
 PARTIAL_SCHEMA = "pt2bot.partial/1"
 PARTIAL_FILE = "partial.json"
@@ -180,12 +181,17 @@ def _config_text(config: Config) -> str:
 
 @dataclass(frozen=True)
 class Partial:
+    """One shard's directory as read: partial.json (`data`, checked) and its typed parts."""
+
     directory: str
     data: dict[str, Any]
     index: int
     count: int
     head: ResultsFile | None
     base: ResultsFile | None
+    # shard 1's static findings, as it wrote them (the other shards carry none)
+    head_findings: tuple[Finding, ...] = ()
+    base_findings: tuple[Finding, ...] = ()
 
     @property
     def label(self) -> str:
@@ -228,17 +234,28 @@ def read_partial(directory: str) -> Partial:
             raise UserError(f"merge: {where}: assignment.{name}: expected a shard in 1..{count}")
     if index == 1 and not isinstance(data.get("findings"), dict):
         raise UserError(f"merge: {where}: findings: shard 1 carries the static findings")
+    findings = {"head": (), "base": ()} if index != 1 else {
+        side: _findings(data["findings"].get(side), f"{where}: findings.{side}")
+        for side in ("head", "base")}
     sides: dict[str, ResultsFile | None] = {}
     for side in ("head", "base"):
         f = os.path.join(directory, f"{side}.json")
-        sides[side] = None
-        if os.path.isfile(f):
-            raw = load_results(f)
-            if not isinstance(raw, dict) or not isinstance(raw.get("models"), list):
-                raise UserError(f"merge: {f}: not a results file")
-            sides[side] = ResultsFile.from_json(raw)
+        sides[side] = load_results_file(f, what="merge") if os.path.isfile(f) else None
     return Partial(directory=directory, data=data, index=index, count=count,
-                   head=sides["head"], base=sides["base"])
+                   head=sides["head"], base=sides["base"], head_findings=findings["head"],
+                   base_findings=findings["base"])
+
+
+def _findings(items: Any, where: str) -> tuple[Finding, ...]:
+    """Findings as `write_partial_inputs` wrote them (`Finding.to_dict`), typed again."""
+    if items is None:
+        return ()
+    if not isinstance(items, list) or not all(isinstance(f, dict) for f in items):
+        raise UserError(f"merge: {where}: expected a list of findings")
+    try:
+        return tuple(Finding.from_dict(f) for f in items)
+    except (TypeError, ValueError) as e:
+        raise UserError(f"merge: {where}: malformed ({type(e).__name__}: {e})") from None
 
 
 def _read_json(path: str) -> Any:

@@ -1,12 +1,17 @@
-"""Sharding a run over CI jobs, and merging the shards' results files back into one.
+"""Sharding: one run spread over the jobs of a CI matrix, and the shards joined back.
 
-Every shard of a matrix sees the same config, so `shard_models` partitions it by name
-alone; `split_names` does the same for a review's or an audit's selection, balanced by
-per-model wall times when a results file gives them (`load_costs`: the nightly audit's
-baseline serves). `merge_results` refuses shards of different runs (config, commit, torch,
-device) and duplicated models, so a merged file is exactly what one unsharded run writes.
-The merge of whole report directories (`pt2bot merge DIR...`) is pt2bot/merge.py's; it
-uses the same spec parser and this results merge.
+The package, by job:
+- here, the pure parts: the `I/N` spec (`parse_shard`), the split (`shard_models` for
+  `pt2bot run --shard`, `split_names` for a review's or an audit's selection, balanced by
+  per-model wall times when a results file gives them: `load_costs`), and the merge of
+  results files (`merge_result_files`). `merge_result_files` refuses shards of different
+  runs (config, commit, torch, device) and duplicated models, so a merged file is exactly
+  what one unsharded run writes. The smoke runner imports these; nothing here imports
+  torch, the smoke run or the later stages.
+- `partial`: a shard's partial report directory (`pt2bot review|audit --shard I/N`), written
+  and read back;
+- `merge`: `pt2bot merge`, of results files or of partial report directories (the latter
+  handed to the stages after the runs that the unsharded review and audit use).
 """
 from __future__ import annotations
 
@@ -14,24 +19,9 @@ import re
 import statistics
 from typing import Any, Mapping, Sequence
 
-from pt2bot.config import Config, ModelConfig
+from pt2bot.config import ModelConfig
 from pt2bot.errors import UserError
-from pt2bot.jsonio import read_json
-from pt2bot.results import RESULTS_SCHEMA, ModelRun, ResultsFile
-from pt2bot.smoke.supervise import OUT_CAP_BYTES
-
-
-def pick_models(config: Config, names: Sequence[str] | None = None) -> list[ModelConfig]:
-    """The configured models named in `names` (all when None), in config order."""
-    if names is None:
-        return list(config.models)
-    known = [m.name for m in config.models]
-    unknown = [n for n in names if n not in known]
-    if unknown:
-        listing = ", ".join(known) if known else "(none configured)"
-        raise UserError(f"unknown model {', '.join(map(repr, unknown))}; known models: {listing}")
-    wanted = set(names)
-    return [m for m in config.models if m.name in wanted]
+from pt2bot.results import RESULTS_SCHEMA, ModelRun, ResultsFile, load_results_file
 
 
 def parse_shard(shard: str | tuple[int, int] | None) -> tuple[int, int]:
@@ -90,12 +80,8 @@ def split_names(names: Sequence[str], count: int,
 def load_costs(path: str) -> dict[str, float]:
     """Per-model wall time (`duration_s`) from a results file (`pt2bot run`, the audit's
     `baseline-<sha>.json`, a review's `head.json`). Errors name the file (exit 2)."""
-    data = load_results(path, what="--costs")
-    if not isinstance(data, dict) or data.get("schema") != RESULTS_SCHEMA \
-            or not isinstance(data.get("models"), list):
-        raise UserError(f"--costs: {path}: not a {RESULTS_SCHEMA} results file")
     costs: dict[str, float] = {}
-    for run in ResultsFile.from_json(data).models:
+    for run in load_results_file(path, what="--costs").models:
         d = run.duration_s
         if isinstance(run.name, str) and isinstance(d, (int, float)) and d >= 0:
             costs[run.name] = float(d)
@@ -110,22 +96,26 @@ def merge_results(parts: Sequence[dict[str, Any] | ResultsFile], *,
 
 def merge_result_files(parts: Sequence[dict[str, Any] | ResultsFile], *,
                        labels: Sequence[str] | None = None) -> ResultsFile:
-    """Join shard results: same schema, config digest, torch, commit and device required."""
+    """Join shard results: same schema, config digest, torch, commit and device required.
+
+    `parts` are results files (`load_results_file`) or their JSON; `labels` name them in
+    errors (their paths, for `pt2bot merge`).
+    """
     if not parts:
         raise UserError("merge: no results to merge")
     labels = list(labels) if labels else [f"input {k + 1}" for k in range(len(parts))]
     files: list[ResultsFile] = []
     for label, part in zip(labels, parts):
-        if isinstance(part, ResultsFile):
-            files.append(part)
-            continue
-        if not isinstance(part, dict) or part.get("schema") != RESULTS_SCHEMA \
-                or not isinstance(part.get("models"), list):
-            raise UserError(f"merge: {label}: not a {RESULTS_SCHEMA} results file")
-        if not all(isinstance(r, dict) and isinstance(r.get("name"), str)
-                   for r in part["models"]):
+        if not isinstance(part, ResultsFile):
+            if not isinstance(part, dict) or part.get("schema") != RESULTS_SCHEMA \
+                    or not isinstance(part.get("models"), list):
+                raise UserError(f"merge: {label}: not a {RESULTS_SCHEMA} results file")
+            part = ResultsFile.from_json(part)
+        # A model entry that is not an object is kept aside in `extra["models"]` when read
+        # (results.py): a merge would drop it silently, so it is refused like a nameless one.
+        if "models" in part.extra or not all(isinstance(r.name, str) for r in part.models):
             raise UserError(f"merge: {label}: a model entry has no name")
-        files.append(ResultsFile.from_json(part))
+        files.append(part)
     first = files[0]
     for key in ("config_digest", "torch", "commit", "device"):
         for label, part in zip(labels[1:], files[1:]):
@@ -137,8 +127,6 @@ def merge_result_files(parts: Sequence[dict[str, Any] | ResultsFile], *,
     models: list[ModelRun] = []
     for label, part in zip(labels, files):
         for run in part.models:
-            if not isinstance(run.name, str):
-                raise UserError(f"merge: {label}: a model entry has no name")
             if run.name in seen:
                 raise UserError(f"merge: model {run.name!r} is in both {seen[run.name]} and "
                                 f"{label}")
@@ -164,10 +152,5 @@ def _merged_shard(shards: list[str]) -> str:
     return ",".join(f"{i}/{c}" for i, c in pairs)
 
 
-def load_results(path: str, *, what: str = "merge") -> dict[str, Any]:
-    """A results file's JSON for `pt2bot merge` (size-capped; errors name the file)."""
-    return read_json(path, what=what, max_bytes=4 * OUT_CAP_BYTES)
-
-
-__all__ = ["load_costs", "load_results", "merge_result_files", "merge_results", "parse_shard",
-           "pick_models", "shard_models", "split_names"]
+__all__ = ["load_costs", "merge_result_files", "merge_results", "parse_shard", "shard_models",
+           "split_names"]

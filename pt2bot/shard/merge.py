@@ -1,13 +1,16 @@
-"""`pt2bot merge DIR...`: the partial report directories of a matrix, joined into one.
+"""`pt2bot merge`: the shards of a matrix joined into what one unsharded job writes.
 
-The shards wrote partial report directories (pt2bot/partial.py). `merge_report_dirs`
-rebuilds from their inputs what the unsharded run writes, by calling the same stages
-(compare.build_report and report.render_all for a review, audit.run.audit_results for an
-audit): the merge is not a second implementation of the report, so it cannot drift from it.
-Like pipeline.py it knows the order of the stages after the runs. It refuses (exit 2) shards
-of different runs and duplicated shards, never depends on the order of its inputs, turns the
-models of a shard that did not report into `status: "error"` results, and copies every other
-file of the partial directories (logs, compile reports) into the merged one.
+Two kinds of input, never mixed: results files (`pt2bot run --shard I/N --out FILE`), joined
+by `merge_result_files` into one results file; or the partial report directories of
+`pt2bot review|audit --shard I/N` (pt2bot/shard/partial.py). For those, `join_shards` rebuilds
+the inputs of the stages after the runs (results of both sides, findings, selection, diff)
+and hands them to the same stages the unsharded job ends with: compare.build_report and
+pipeline.finish_review for a review, audit.run.finish_audit for an audit (which stores the
+night in the history, renders and publishes). The merge is not a second implementation of
+the report, of the history or of publishing, so it cannot drift from them. It refuses
+(exit 2) shards of different runs and duplicated shards, never depends on the order of its
+inputs, turns the models of a shard that did not report into `status: "error"` results, and
+copies every other file of the partial directories (logs, compile reports) into the merged one.
 
 Nothing here imports torch: the merge job needs no smoke run.
 """
@@ -23,25 +26,20 @@ import time
 from dataclasses import dataclass
 from typing import Any, Callable, Mapping, Sequence
 
-from pt2bot.audit.history import History
-from pt2bot.audit.history_write import DEFAULT_KEEP_RUNS
-from pt2bot.audit.report import render_audit_markdown, render_regression_comment
-from pt2bot.audit.run import audit_results, retention_from
-from pt2bot.changes import ChangeSet, is_commentable
+from pt2bot.audit.run import DEFAULT_KEEP_RUNS, finish_audit, retention_from
+from pt2bot.changes import ChangeSet
 from pt2bot.compare import build_report
 from pt2bot.config import Config
 from pt2bot.configfile import parse_config
 from pt2bot.errors import UserError
 from pt2bot.findings import Finding
 from pt2bot.jsonio import write_json
-from pt2bot.partial import PARTIAL_FILE, Partial, changeset_from_json, read_partial
-from pt2bot.publish.github import publish_dir
-from pt2bot.publish.issue import publish_audit
+from pt2bot.pipeline import finish_review
 from pt2bot.reach import mark_reached
-from pt2bot.report import render_all
-from pt2bot.results import ModelRun, ResultsFile, RunError
+from pt2bot.results import ModelRun, ResultsFile, RunError, load_results_file
 from pt2bot.select import Selection
-from pt2bot.smoke.shard import merge_result_files
+from pt2bot.shard import merge_result_files
+from pt2bot.shard.partial import PARTIAL_FILE, Partial, changeset_from_json, read_partial
 from pt2bot.verdict import NEUTRAL, conclude, judge, summary_title
 
 # What the merge writes itself, so never copied from a partial directory.
@@ -148,14 +146,9 @@ def join_shards(parts: Sequence[Partial]) -> Merged:
         head = head.with_(shard=shard)
     if base.models:
         base = base.with_(shard=shard)
-    if first.index == 1:
-        fd = d["findings"]
-        # Shard 1 marked which of *its* models reached each line: all models' runs decide.
-        head_findings = mark_reached([Finding.from_dict(f).with_(reached_by=None)
-                                      for f in fd.get("head") or []], head)
-        base_findings = [Finding.from_dict(f) for f in fd.get("base") or []]
-    else:
-        head_findings, base_findings = [], []
+    # Shard 1 marked which of *its* models reached each line: all models' runs decide.
+    head_findings = mark_reached([f.with_(reached_by=None) for f in first.head_findings], head)
+    base_findings = list(first.base_findings)
     changes = d.get("changes")
     changeset = changeset_from_json(changes, first.label) if isinstance(changes, dict) else None
     stages: dict[str, float] = {}
@@ -288,58 +281,48 @@ def merge_report_dirs(opts: MergeOptions, log: Log = lambda s: None) -> dict[str
         log(f"shard {k}/{merged.count} did not report: "
             f"{sum(1 for v in merged.missing.values() if v == k)} model(s) reported as errors")
     os.makedirs(out, exist_ok=True)
-    if merged.mode == "review":
-        report = _write_review(merged, out, t0)
-    else:
-        report = _write_audit(merged, out, opts, log)
+    # The shards' other files first: the stages below end by publishing the directory, and
+    # the files they render are never copied (RENDERED), so the order changes no file.
     copied = copy_extras(parts, out, log)
+    if merged.mode == "review":
+        report = review_report(merged)
+        timings = dict(merged.timings)
+        timings["merge"] = round(time.perf_counter() - t0, 3)
+        report["timings"] = timings
+        finish_review(report, out, base_results=merged.base, head_results=merged.head,
+                      changeset=merged.changeset, publish=opts.publish)
+    else:
+        # The one write of this night to the history.
+        report = finish_audit(merged.config, merged.head.with_(
+            commit=merged.head.commit or merged.head_sha), merged.head_findings,
+            history=str(opts.history), out_dir=out, keep_runs=opts.keep_runs,
+            keep_days=opts.keep_days, publish=opts.publish, log=log)
     log(f"merged {len(parts)} of {merged.count} shard(s) into {opts.out_dir} "
         f"({len(merged.head.models)} model(s), {copied} file(s) copied) in "
         f"{time.perf_counter() - t0:.2f} s")
-    if opts.publish and merged.mode == "review":
-        publish_dir(out)
     return report
 
 
-def _write_review(m: Merged, out: str, t0: float) -> dict[str, Any]:
-
-    report = review_report(m)
-    for side, results in (("base", m.base), ("head", m.head)):
-        if results.models:
-            write_json(os.path.join(out, f"{side}.json"), results.to_json())
-    timings = dict(m.timings)
-    timings["merge"] = round(time.perf_counter() - t0, 3)
-    report["timings"] = timings
-    cs = m.changeset
-    render_all(report, out, commentable=(lambda path, line: is_commentable(cs, path, line))
-               if cs is not None else None)
-    return report
-
-
-def _write_audit(m: Merged, out: str, opts: MergeOptions, log: Log) -> dict[str, Any]:
-
-    results = m.head.with_(commit=m.head.commit or m.head_sha)
-    with History(opts.history) as history:     # the one write of this night
-        report = audit_results(m.config, results, m.head_findings, history=history,
-                               out_dir=out, keep_runs=opts.keep_runs,
-                               keep_days=opts.keep_days)
-    if opts.publish:
-        url = publish_audit(report, body=render_audit_markdown(report),
-                            comment=render_regression_comment(report))
-        log(f"tracking issue: {url or 'nothing to do (clean, no open issue)'}")
-    return report
+def join_results_files(paths: Sequence[str], out: str) -> ResultsFile:
+    """`pt2bot merge RESULTS.json... --out FILE`: the shards of `pt2bot run --shard` as one."""
+    merged = merge_result_files([load_results_file(p, what="merge") for p in paths],
+                                labels=list(paths))
+    write_json(out, merged.to_json())
+    return merged
 
 
 # --------------------------------------------------------------------------- CLI
 
 def cli_merge(args: argparse.Namespace) -> int:
-    """`pt2bot merge`: result files (as before) or partial report directories, not both."""
+    """`pt2bot merge`: results files or partial report directories, not both."""
     dirs = [p for p in args.inputs if os.path.isdir(p)]
     if not dirs:
         if args.history or args.publish:
             raise UserError("merge: --history and --publish are for report directories")
-        from pt2bot.smoke import cli_merge as merge_files
-        return merge_files(args)
+        merged = join_results_files(args.inputs, args.out)
+        print(f"pt2bot merge: {len(merged.models)} model(s) from {len(args.inputs)} file(s); "
+              f"results: {args.out}", file=sys.stderr)
+        return 0
     if len(dirs) != len(args.inputs):
         files = [p for p in args.inputs if p not in dirs]
         raise UserError(f"merge: give report directories or results files, not both "
@@ -357,5 +340,5 @@ def cli_merge(args: argparse.Namespace) -> int:
     return 1 if report["conclusion"] == "failure" else 0
 
 
-__all__ = ["MergeOptions", "Merged", "check_shards", "cli_merge", "join_shards",
-           "merge_report_dirs", "review_report"]
+__all__ = ["MergeOptions", "Merged", "check_shards", "cli_merge", "copy_extras",
+           "join_results_files", "join_shards", "merge_report_dirs", "review_report"]
