@@ -39,6 +39,7 @@ from pt2bot.publish.github import publish_dir
 from pt2bot.publish.issue import publish_audit
 from pt2bot.reach import mark_reached
 from pt2bot.report import render_all
+from pt2bot.reportdata import Report
 from pt2bot.results import ModelRun, ResultsFile, RunError
 from pt2bot.select import Selection
 from pt2bot.smoke.shard import merge_result_files
@@ -192,7 +193,7 @@ def _with_missing(head: ResultsFile, missing: Mapping[str, int], count: int,
     return head.with_(models=tuple(sorted((*head.models, *runs), key=lambda r: str(r.name))))
 
 
-def review_report(m: Merged) -> dict[str, Any]:
+def review_report(m: Merged) -> Report:
     """report.json of the merged review: the same stage the unsharded review calls."""
 
     report = build_report(
@@ -203,26 +204,26 @@ def review_report(m: Merged) -> dict[str, Any]:
         return report
     # A shard that did not report says nothing about the pull request: its models are
     # errors of the run (neutral), not failures on head.
-    for entry in report["models"]:
-        k = m.missing.get(entry["name"])
+    models = list(report.models)
+    for i, entry in enumerate(models):
+        k = m.missing.get(entry.name)
         if k is None:
             continue
         why = missing_reason(k, m.count)
-        entry.update(status="error", reason=why, change="unknown", problems=[{
+        models[i] = entry.with_(status="error", reason=why, change="unknown", problems=({
             "kind": "shard_missing", "level": NEUTRAL,
-            "message": f"{why}: no result for this model"}])
-    reasons = judge(findings=report["findings"], models=report["models"],
+            "message": f"{why}: no result for this model"},))
+    reasons = judge(findings=report.findings, models=models,
                     head_results=m.head, base_results=m.base, config=m.config)
     if 1 in m.missing_shards:
         reasons.append({"code": "shard_missing", "level": NEUTRAL, "model": None,
                         "message": f"{missing_reason(1, m.count)}: the static checks did not "
                                    "run", "count": 1})
-    report["reasons"] = reasons
-    report["conclusion"] = conclude(reasons)
-    title = summary_title(report["conclusion"], reasons, report["models"], report["findings"])
+    conclusion = conclude(reasons)
+    title = summary_title(conclusion, reasons, models, report.findings)
     gone = ", ".join(f"{i}/{m.count}" for i in m.missing_shards)
-    report["summary_title"] = f"{title}; shard {gone} did not report"
-    return report
+    return report.with_(models=tuple(models), reasons=tuple(reasons), conclusion=conclusion,
+                        summary_title=f"{title}; shard {gone} did not report")
 
 
 def copy_extras(parts: Sequence[Partial], out_dir: str, log: Log) -> int:
@@ -309,11 +310,11 @@ def _write_review(m: Merged, out: str, t0: float) -> dict[str, Any]:
             write_json(os.path.join(out, f"{side}.json"), results.to_json())
     timings = dict(m.timings)
     timings["merge"] = round(time.perf_counter() - t0, 3)
-    report["timings"] = timings
+    report = report.with_(timings=timings)
     cs = m.changeset
     render_all(report, out, commentable=(lambda path, line: is_commentable(cs, path, line))
                if cs is not None else None)
-    return report
+    return report.to_dict()
 
 
 def _write_audit(m: Merged, out: str, opts: MergeOptions, log: Log) -> dict[str, Any]:

@@ -128,10 +128,12 @@ def review(opts: ReviewOptions, log: Callable[[str], None] = lambda s: None) -> 
         changeset=changeset, config=config, selection=run_selection,
         base_sha=base_sha, head_sha=head_sha)
     timings.stages["total"] = round(time.perf_counter() - t_start, 3)
-    report["timings"] = timings.stages
+    report = report.with_(timings=timings.stages)
     if plan is not None:
         os.makedirs(opts.out_dir, exist_ok=True)
-        mark_partial(report, plan, config, selection)
+        # mark_partial edits report.json's data: it reads the title and sets these two keys
+        marked = mark_partial({"summary_title": report.summary_title}, plan, config, selection)
+        report = report.with_(partial=marked["partial"], summary_title=marked["summary_title"])
         write_partial_inputs(
             opts.out_dir, mode="review", plan=plan, config=config, selection=selection,
             base_sha=base_sha, head_sha=head_sha, results=(head_results, base_results),
@@ -146,7 +148,7 @@ def review(opts: ReviewOptions, log: Callable[[str], None] = lambda s: None) -> 
                commentable=lambda path, line: changes.is_commentable(changeset, path, line))
     if opts.publish:
         publish_dir(opts.out_dir)
-    return report
+    return report.to_dict()
 
 
 def _plan_shard(opts: ReviewOptions, selection: select.Selection,

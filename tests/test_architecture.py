@@ -60,17 +60,21 @@ LAYERS = [
     # renderers turn a report into text; they never post, run models or read history
     (("pt2bot.report",), ("pt2bot.publish", "pt2bot.smoke", "pt2bot.audit", "pt2bot.pipeline",
                           "pt2bot.merge", "pt2bot.compare", "pt2bot.static", "pt2bot.analysis"), ()),
-    # the privileged publisher reads a finished report directory: no analysis code at all
+    # the privileged publisher reads a finished report directory: no analysis code at all,
+    # and report.json as untrusted data, never through the typed report
     (("pt2bot.publish",), ("pt2bot.smoke", "pt2bot.rules", "pt2bot.analysis", "pt2bot.static", "pt2bot.compare",
-                           "pt2bot.audit", "pt2bot.pipeline", "pt2bot.merge", "pt2bot.select"), ()),
+                           "pt2bot.audit", "pt2bot.pipeline", "pt2bot.merge", "pt2bot.select",
+                           "pt2bot.reportdata"), ()),
     # the data models depend on nothing but errors and the (leaf) sample statistics
     (("pt2bot.results", "pt2bot.findings", "pt2bot.gb", "pt2bot.errors"),
      ("pt2bot",), ("pt2bot.errors", "pt2bot.stats")),
+    # the typed report is data between compare and the renderers: built of the data models
+    (("pt2bot.reportdata",), ("pt2bot",), ("pt2bot.findings", "pt2bot.results", "pt2bot.jsonio")),
 ]
 
 
 @pytest.mark.parametrize("importers,forbidden,allowed", LAYERS,
-                         ids=["static", "report", "publish", "data-models"])
+                         ids=["static", "report", "publish", "data-models", "report-data"])
 def test_layering(importers, forbidden, allowed):
     bad = [f"{e.src}:{e.line} imports {e.dst}" for e in EDGES
            if _in(e.src, *importers) and _in(e.dst, *forbidden) and not _in(e.dst, *importers)
