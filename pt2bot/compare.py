@@ -47,18 +47,17 @@ def build_report(*, base_results: ResultsFile | None, head_results: ResultsFile 
     when base was not run (new project, no baseline), `head_results` when head's run left
     no results at all (a broken run).
     """
-    base, head = base_results, head_results
     renames = renamed_paths(changeset)
     line_map = _line_mapper(changeset)
     findings, hidden = compare_findings(base_findings, head_findings, renames=renames,
                                         filter_=config.static.filter)
-    models, skipped = compare_models(base, head, config=config, selection=selection,
-                                     renames=renames, line_map=line_map,
+    models, skipped = compare_models(base_results, head_results, config=config,
+                                     selection=selection, renames=renames, line_map=line_map,
                                      base_present=base_results is not None)
-    reasons = judge(findings=findings, models=models, head_results=head,
-                    base_results=base, config=config)
+    reasons = judge(findings=findings, models=models, head_results=head_results,
+                    base_results=base_results, config=config)
     conclusion = conclude(reasons)
-    env = head or ResultsFile()
+    env = head_results or ResultsFile()
     return Report(
         schema=SCHEMA,
         pt2bot=__version__,

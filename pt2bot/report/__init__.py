@@ -8,11 +8,13 @@ review.py, check.py).
 from __future__ import annotations
 
 import os
-from typing import Callable, Mapping
+from typing import TYPE_CHECKING, Callable, Mapping
 
 from pt2bot import __version__
 from pt2bot.jsonio import write_json, write_text
-from pt2bot.reportdata import Report
+
+if TYPE_CHECKING:   # `pt2bot check` loads this package to print findings: no report there
+    from pt2bot.reportdata import Report
 
 
 def render_all(report: Report, out_dir: str, *,
