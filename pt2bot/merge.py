@@ -194,7 +194,7 @@ def _with_missing(head: ResultsFile, missing: Mapping[str, int], count: int,
 
 
 def review_report(m: Merged) -> Report:
-    """report.json of the merged review: the same stage the unsharded review calls."""
+    """The report of the merged review: the same stage the unsharded review calls."""
 
     report = build_report(
         base_results=m.base, head_results=m.head, base_findings=m.base_findings,
