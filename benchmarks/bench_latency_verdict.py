@@ -238,7 +238,9 @@ def verdict(rep: dict[str, Any], rounds: int, n: int, threshold: float,
                                threshold_pct=threshold,
                                base_reference=grouped(be.reference_ms) or None,
                                head_reference=grouped(he.reference_ms) or None, **kw)
-    return compare_latency(b, h, threshold_pct=threshold)[0]
+    from pt2bot.results import ModelRun
+    return compare_latency(ModelRun.from_json(b), ModelRun.from_json(h),
+                           threshold_pct=threshold)[0]
 
 
 def joined(reps: list[dict[str, Any]], extra_rounds: int) -> list[dict[str, Any]]:

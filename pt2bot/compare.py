@@ -1,9 +1,10 @@
 """Base vs head: what the pull request changed (the deltas).
 
-`build_report` joins the static findings and the smoke-run results of both sides into
-report.json (schema `pt2bot.report/1`, docs/formats.md); the verdict on those
-deltas (thresholds → reasons → conclusion) is pt2bot/verdict.py's. Pure: data in, data
-out; no git, no torch, no network. The results are read through pt2bot/results.py.
+`build_report` joins the static findings and the smoke-run results of both sides into the
+typed report (pt2bot/reportdata.py; report.json, schema `pt2bot.report/1`, is its
+`to_dict()`, see docs/formats.md); the verdict on those deltas (thresholds →
+reasons → conclusion) is pt2bot/verdict.py's. Pure: data in, data out; no git, no torch, no
+network. The results come in typed (pt2bot/results.py).
 
 Matching base with head never uses line numbers alone, because any edit above a break moves
 it: graph breaks match on GB type + path (renamed through the diff) + enclosing function +
@@ -17,12 +18,13 @@ from __future__ import annotations
 
 import math
 from collections import Counter, defaultdict
-from typing import Any, Callable, Iterable, Mapping, Sequence
+from typing import Any, Callable, Iterable, Sequence
 
 from pt2bot import __version__
 from pt2bot.changes import ChangeSet, keep_finding
 from pt2bot.config import Config
 from pt2bot.findings import Finding, fingerprint, normalise_source, sort_key
+from pt2bot.reportdata import PLACEHOLDER, RUN_SKIPPED, Delta, ModelDelta, Report
 from pt2bot.results import (REPORT_SCHEMA, GraphBreak, LatencyRow, ModelRun,
                             RecompileReason, ResultsFile, Samples, is_failed, case_key)
 from pt2bot.select import Selection
@@ -32,69 +34,57 @@ from pt2bot.verdict import (FAILURE, NEUTRAL, NOTICE, WARNING, conclude, judge, 
 
 SCHEMA = REPORT_SCHEMA
 LineMap = Callable[[str, "int | None"], "int | None"]
-Results = ResultsFile | Mapping[str, Any]
 
 
-def build_report(*, base_results: Results | None, head_results: Results | None,
+def build_report(*, base_results: ResultsFile | None, head_results: ResultsFile | None,
                  base_findings: list[Finding], head_findings: list[Finding],
                  changeset: ChangeSet | None, config: Config,
                  selection: Selection | None = None, base_sha: str | None,
-                 head_sha: str | None) -> dict:
-    """report.json: findings new vs pre-existing, per-model deltas, reasons, conclusion.
+                 head_sha: str | None) -> Report:
+    """The report: findings new vs pre-existing, per-model deltas, reasons, conclusion.
 
     `changeset` is None when there is no diff (the nightly audit); `base_results` is None
-    when base was not run (new project, no baseline). Results may be given as JSON.
+    when base was not run (new project, no baseline), `head_results` when head's run left
+    no results at all (a broken run).
     """
-    base, head = _results(base_results), _results(head_results)
     renames = renamed_paths(changeset)
     line_map = _line_mapper(changeset)
     findings, hidden = compare_findings(base_findings, head_findings, renames=renames,
                                         filter_=config.static.filter)
-    models, skipped = compare_models(base, head, config=config, selection=selection,
-                                     renames=renames, line_map=line_map,
+    models, skipped = compare_models(base_results, head_results, config=config,
+                                     selection=selection, renames=renames, line_map=line_map,
                                      base_present=base_results is not None)
-    reasons = judge(findings=findings, models=models, head_results=head,
-                    base_results=base, config=config)
+    reasons = judge(findings=findings, models=models, head_results=head_results,
+                    base_results=base_results, config=config)
     conclusion = conclude(reasons)
-    env = head or ResultsFile()
-    return {
-        "schema": SCHEMA,
-        "pt2bot": __version__,
-        "mode": "review" if changeset is not None else "audit",
-        "base": base_sha,
-        "head": head_sha,
-        "conclusion": conclusion,
-        "summary_title": summary_title(conclusion, reasons, models, findings),
-        "reasons": reasons,
-        "torch": env.torch,
-        "device": env.device,
-        "device_name": env.device_name,
-        "backend": env.backend,
-        "config_digest": config.digest,
-        "thresholds": thresholds_json(config),
-        "findings": findings,
-        "findings_hidden": hidden,
-        "models": models,
-        "skipped": skipped,
-        "counts": {
+    env = head_results or ResultsFile()
+    return Report(
+        schema=SCHEMA,
+        pt2bot=__version__,
+        mode="review" if changeset is not None else "audit",
+        base=base_sha,
+        head=head_sha,
+        conclusion=conclusion,
+        summary_title=summary_title(conclusion, reasons, models, findings),
+        reasons=tuple(reasons),
+        torch=env.torch,
+        device=env.device,
+        device_name=env.device_name,
+        backend=env.backend,
+        config_digest=config.digest,
+        thresholds=thresholds_json(config),
+        findings=tuple(findings),
+        findings_hidden=hidden,
+        models=tuple(models),
+        skipped=tuple(skipped),
+        counts={
             "findings": len(findings),
-            "findings_new": sum(1 for f in findings if f["new"]),
-            "new_breaks": sum(len(m["new_breaks"]) for m in models),
-            "fixed_breaks": sum(len(m["fixed_breaks"]) for m in models),
-            "models_run": sum(1 for m in models if m["status"] != "skipped"),
+            "findings_new": sum(1 for f in findings if f.new),
+            "new_breaks": sum(len(m.new_breaks) for m in models),
+            "fixed_breaks": sum(len(m.fixed_breaks) for m in models),
+            "models_run": sum(1 for m in models if m.status != "skipped"),
         },
-    }
-
-
-def _results(value: Results | None) -> ResultsFile | None:
-    """Results as the typed model; anything that is not a JSON object counts as missing."""
-    if isinstance(value, ResultsFile):
-        return value
-    return ResultsFile.from_json(value) if isinstance(value, Mapping) else None
-
-
-def _run(value: ModelRun | Mapping[str, Any] | None) -> ModelRun | None:
-    return None if value is None else ModelRun.coerce(value)
+    )
 
 
 # --------------------------------------------------------------------------- changeset
@@ -130,10 +120,10 @@ def _line_mapper(changeset: ChangeSet | None) -> LineMap:
 # --------------------------------------------------------------------------- findings
 
 def compare_findings(base: Iterable[Finding], head: Iterable[Finding], *,
-                     renames: dict[str, str], filter_: str) -> tuple[list[dict], int]:
-    """Head findings as dicts with `new` set, the ones the filter keeps; + count hidden."""
+                     renames: dict[str, str], filter_: str) -> tuple[list[Finding], int]:
+    """Head findings with `new` set, the ones the filter keeps; + count hidden."""
     remaining = Counter(f.with_(path=renames.get(f.path, f.path)).fingerprint() for f in base)
-    kept: list[dict] = []
+    kept: list[Finding] = []
     hidden = 0
     for f in sorted(head, key=sort_key):
         fp = f.fingerprint()
@@ -144,7 +134,7 @@ def compare_findings(base: Iterable[Finding], head: Iterable[Finding], *,
         if not keep(f, filter_):
             hidden += 1
             continue
-        kept.append(f.to_dict())
+        kept.append(f)
     return kept, hidden
 
 
@@ -158,7 +148,7 @@ def keep(finding: Finding, filter_: str) -> bool:
 def compare_models(base_results: ResultsFile | None, head_results: ResultsFile | None, *,
                    config: Config, selection: Selection | None, renames: dict[str, str],
                    line_map: LineMap, base_present: bool | None = None,
-                   ) -> tuple[list[dict], list[dict]]:
+                   ) -> tuple[list[ModelDelta], list[dict]]:
     base_runs = base_results.by_name() if base_results is not None else {}
     head_runs = head_results.by_name() if head_results is not None else {}
     sel_skipped = dict(selection.skipped) if selection is not None else {}
@@ -169,7 +159,7 @@ def compare_models(base_results: ResultsFile | None, head_results: ResultsFile |
     names: list[str] = [m.name for m in config.models]
     # Models in the results but not in the config, once each (most are on both sides).
     names += [n for n in dict.fromkeys([*head_runs, *base_runs]) if n not in names]
-    models: list[dict] = []
+    models: list[ModelDelta] = []
     skipped: list[dict] = []
     for name in names:
         base_run, head_run = base_runs.get(name), head_runs.get(name)
@@ -184,11 +174,11 @@ def compare_models(base_results: ResultsFile | None, head_results: ResultsFile |
                               latency_ok=comparable, latency_note=why_not,
                               base_present=base_present)
         except Exception as e:   # keep every other model's result; show this one's failure
-            m = _skipped_model(name, "could not compare")
-            m["problems"].append(_problem("compare_error", NEUTRAL,
-                                          f"pt2bot could not compare this model: {type(e).__name__}: {e}"))
-        if m["status"] == "skipped" and m["change"] != "removed":
-            skipped.append({"name": name, "reason": m.get("reason") or "skipped"})
+            m = _skipped_model(name, "could not compare").with_(problems=(_problem(
+                "compare_error", NEUTRAL,
+                f"pt2bot could not compare this model: {type(e).__name__}: {e}"),))
+        if m.status == "skipped" and m.change != "removed":
+            skipped.append({"name": name, "reason": m.reason or "skipped"})
         models.append(m)
     return models, skipped
 
@@ -205,48 +195,37 @@ def latency_comparable(base_results: ResultsFile | None, head_results: ResultsFi
     return True, None
 
 
-def _skipped_model(name: str, reason: str) -> dict:
-    return {"name": name, "status": "skipped", "reason": reason, "change": "unknown",
-            "base": None, "head": None, "delta": _empty_delta(), "new_breaks": [],
-            "fixed_breaks": [], "unchanged_breaks": 0, "problems": []}
-
-
-def _empty_delta() -> dict:
-    return {"graph_breaks": 0, "graph_count": 0, "recompiles": 0, "new_recompiles": 0,
-            "caused_recompiles": 0, "recompile_cases": [], "export": "n/a", "accuracy": [],
-            "new_specialized": [], "fixed_specialized": [], "latency": []}
+def _skipped_model(name: str, reason: str) -> ModelDelta:
+    """The entry of a model with no head run to compare (nothing else known about it)."""
+    return ModelDelta(name=name, status="skipped", reason=reason, change="unknown",
+                      layout=PLACEHOLDER)
 
 
 def _problem(kind: str, level: str, message: str, **extra: Any) -> dict:
     return {"kind": kind, "level": level, "message": message, **extra}
 
 
-def compare_model(name: str, base_run: ModelRun | Mapping[str, Any] | None,
-                  head_run: ModelRun | Mapping[str, Any] | None, *,
+def compare_model(name: str, base_run: ModelRun | None, head_run: ModelRun | None, *,
                   renames: dict[str, str], line_map: LineMap, threshold_pct: float,
                   latency_ok: bool = True, latency_note: str | None = None,
-                  base_present: bool = True) -> dict:
-    """One model's entry of report.json."""
-    base_run, head_run = _run(base_run), _run(head_run)
+                  base_present: bool = True) -> ModelDelta:
+    """One model's entry of the report."""
     if head_run is None:
-        m = _skipped_model(name, "removed: not in head's results")
-        m.update(change="removed", base=base_run.to_json() if base_run else None)
-        return m
+        return _skipped_model(name, "removed: not in head's results").with_(
+            change="removed", base=base_run.to_json() if base_run else None)
     head_status = head_run.status or "error"
     base_status = base_run.status if base_run else None
-    problems: list[dict] = []
-    m: dict[str, Any] = {"name": name, "status": head_status, "reason": head_run.reason,
-                         "base": base_run.to_json() if base_run else None,
-                         "head": head_run.to_json()}
+    base_json = base_run.to_json() if base_run else None
     if head_status == "skipped":
-        m.update(change="unknown", delta=_empty_delta(), new_breaks=[], fixed_breaks=[],
-                 unchanged_breaks=0, problems=problems)
-        m["reason"] = m["reason"] or "skipped by the run"
-        return m
+        return ModelDelta(name=name, status=head_status,
+                          reason=head_run.reason or "skipped by the run", base=base_json,
+                          head=head_run.to_json(), change="unknown", layout=RUN_SKIPPED)
 
+    problems: list[dict] = []
+    error: dict | None = None
     if is_failed(head_status):
         err = head_run.error
-        m["error"] = err.to_json() if err else {}
+        error = err.to_json() if err else {}
         kind = err.kind if err else None
         where = {"path": err.path if err else None, "line": err.line if err else None,
                  "detail": err.message if err else None}
@@ -271,64 +250,67 @@ def compare_model(name: str, base_run: ModelRun | Mapping[str, Any] | None,
     new_breaks, fixed_breaks, same = (match_breaks(b.breaks() if b else (), h.breaks(),
                                                    renames=renames, line_map=line_map)
                                       if h is not None else ([], [], 0))
-    delta = _empty_delta()
+    delta = Delta()
     if h is not None:
-        delta["graph_breaks"] = len(h.breaks()) - len(b.breaks() if b else ())
-        delta["graph_count"] = (h.graph_count or 0) - ((b.graph_count if b else None) or 0)
-        delta.update(compare_recompiles(b, h, new_breaks=_with_stacks(new_breaks, h)))
-        delta["new_specialized"], delta["fixed_specialized"] = compare_specialized(b, h, renames)
-        delta["export"] = compare_export(b, h)
-        delta["accuracy"] = compare_accuracy(b, h)
-        delta["latency"] = compare_latency(b, h, threshold_pct=threshold_pct,
-                                           comparable=latency_ok, note=latency_note)
-    m.update(delta=delta, new_breaks=new_breaks, fixed_breaks=fixed_breaks,
-             unchanged_breaks=same, problems=problems)
+        rec = compare_recompiles(b, h, new_breaks=_with_stacks(new_breaks, h))
+        new_specialized, fixed_specialized = compare_specialized(b, h, renames)
+        delta = Delta(
+            graph_breaks=len(h.breaks()) - len(b.breaks() if b else ()),
+            graph_count=(h.graph_count or 0) - ((b.graph_count if b else None) or 0),
+            recompiles=rec["recompiles"], new_recompiles=rec["new_recompiles"],
+            caused_recompiles=rec["caused_recompiles"],
+            recompile_cases=tuple(rec["recompile_cases"]), export=compare_export(b, h),
+            accuracy=tuple(compare_accuracy(b, h)), new_specialized=tuple(new_specialized),
+            fixed_specialized=tuple(fixed_specialized),
+            latency=tuple(compare_latency(b, h, threshold_pct=threshold_pct,
+                                          comparable=latency_ok, note=latency_note)),
+            eager_fallback=rec["eager_fallback"])
     if base_run is None and base_present:
-        m["change"] = "new"
+        change = "new"
     elif base_run is None:
-        m["change"] = "unknown"     # nothing to compare with (no baseline at all)
+        change = "unknown"     # nothing to compare with (no baseline at all)
     else:
-        m["change"] = "changed" if _has_changed(m, base_status) else "unchanged"
-    return m
+        changed = _has_changed(head_status, base_status, delta, new_breaks, fixed_breaks)
+        change = "changed" if changed else "unchanged"
+    return ModelDelta(name=name, status=head_status, reason=head_run.reason, base=base_json,
+                      head=head_run.to_json(), error=error, delta=delta,
+                      new_breaks=tuple(new_breaks), fixed_breaks=tuple(fixed_breaks),
+                      unchanged_breaks=same, problems=tuple(problems), change=change)
 
 
-def _has_changed(m: dict, base_status: str | None) -> bool:
-    d = m["delta"]
+def _has_changed(status: str, base_status: str | None, d: Delta, new_breaks: list[dict],
+                 fixed_breaks: list[dict]) -> bool:
     return bool(
-        m["status"] != base_status or m["new_breaks"] or m["fixed_breaks"]
-        or d["graph_count"] or any(c["delta"] for c in d["recompile_cases"]) or d["recompiles"]
-        or d["export"] in ("broken", "fixed") or any(a["new"] for a in d["accuracy"])
-        or d["new_specialized"] or d["fixed_specialized"]
-        or any(lat.get("significant") for lat in d["latency"]))
+        status != base_status or new_breaks or fixed_breaks
+        or d.graph_count or any(c["delta"] for c in d.recompile_cases) or d.recompiles
+        or d.export in ("broken", "fixed") or any(a["new"] for a in d.accuracy)
+        or d.new_specialized or d.fixed_specialized
+        or any(lat.get("significant") for lat in d.latency))
 
 
 # --------------------------------------------------------------------------- graph breaks
 
-def break_key(b: GraphBreak | Mapping[str, Any], renames: dict[str, str]
-              ) -> tuple[str, str, str, str]:
-    b = GraphBreak.coerce(b)
+def break_key(b: GraphBreak, renames: dict[str, str]) -> tuple[str, str, str, str]:
     path = b.path or ""
     return (b.gb_type or b.gb or "", renames.get(path, path), b.function or "",
             normalise_source(b.source or ""))
 
 
-def break_fingerprint(b: GraphBreak | Mapping[str, Any],
-                      renames: dict[str, str] | None = None) -> str:
+def break_fingerprint(b: GraphBreak, renames: dict[str, str] | None = None) -> str:
     """Stable id of a break site for review de-duplication (no line unless no source)."""
-    b = GraphBreak.coerce(b)
     kind, path, func, src = break_key(b, renames or {})
     return fingerprint("graph-break", kind, path, func, src or f"line {b.line}")
 
 
-def match_breaks(base: Sequence[GraphBreak | Mapping[str, Any]],
-                 head: Sequence[GraphBreak | Mapping[str, Any]], *, renames: dict[str, str],
-                 line_map: LineMap) -> tuple[list[dict], list[dict], int]:
+def match_breaks(base: Sequence[GraphBreak], head: Sequence[GraphBreak], *,
+                 renames: dict[str, str], line_map: LineMap
+                 ) -> tuple[list[dict], list[dict], int]:
     """(new, fixed, unchanged count). Breaks as report dicts with `fingerprint`."""
     by_key: dict[tuple, tuple[list[GraphBreak], list[GraphBreak]]] = defaultdict(
         lambda: ([], []))
-    for b in map(GraphBreak.coerce, base):
+    for b in base:
         by_key[break_key(b, renames)][0].append(b)
-    for h in map(GraphBreak.coerce, head):
+    for h in head:
         by_key[break_key(h, renames)][1].append(h)
     new: list[dict] = []
     fixed: list[dict] = []
@@ -541,12 +523,10 @@ def _grouped(t: Samples | None) -> list:
     return t.grouped() if t is not None else []
 
 
-def compare_latency(base: ModelRun | Mapping[str, Any] | None,
-                    head: ModelRun | Mapping[str, Any], *, threshold_pct: float,
+def compare_latency(base: ModelRun | None, head: ModelRun, *, threshold_pct: float,
                     comparable: bool = True, note: str | None = None) -> list[dict]:
     """Per shape: compiled latency head vs base (pt2bot.stats.compare_samples: ratio of the
     p10, per unit of reference-workload time when both sides timed it, + bootstrap interval)."""
-    base, head = _run(base), ModelRun.coerce(head)
     base_lat: dict[tuple, LatencyRow] = {
         case_key(e.shape): e for e in (base.latency_rows() if base is not None else ())}
     out = []

@@ -25,6 +25,7 @@ from pt2bot.jsonio import write_json
 from pt2bot.publish.github import publish_dir
 from pt2bot.reach import mark_reached
 from pt2bot.report import render_all
+from pt2bot.reportdata import Report
 from pt2bot.results import ResultsFile, load_results_file
 from pt2bot.shard.partial import (ShardPlan, mark_partial, plan_shard, shard_selection,
                                   write_partial_inputs)
@@ -127,10 +128,10 @@ def review(opts: ReviewOptions, log: Callable[[str], None] = lambda s: None) -> 
         changeset=changeset, config=config, selection=run_selection,
         base_sha=base_sha, head_sha=head_sha)
     timings.stages["total"] = round(time.perf_counter() - t_start, 3)
-    report["timings"] = timings.stages
+    report = report.with_(timings=timings.stages)
     if plan is not None:
         os.makedirs(opts.out_dir, exist_ok=True)
-        mark_partial(report, plan, config, selection)
+        report = mark_partial(report, plan, config, selection)
         write_partial_inputs(
             opts.out_dir, mode="review", plan=plan, config=config, selection=selection,
             base_sha=base_sha, head_sha=head_sha, results=(head_results, base_results),
@@ -139,10 +140,10 @@ def review(opts: ReviewOptions, log: Callable[[str], None] = lambda s: None) -> 
 
     finish_review(report, opts.out_dir, base_results=base_results, head_results=head_results,
                   changeset=changeset, publish=opts.publish)
-    return report
+    return report.to_dict()
 
 
-def finish_review(report: dict[str, Any], out_dir: str, *, base_results: ResultsFile,
+def finish_review(report: Report, out_dir: str, *, base_results: ResultsFile,
                   head_results: ResultsFile, changeset: changes.ChangeSet | None,
                   publish: bool = False) -> None:
     """The end of a review, whether its models ran here or in the shards of a matrix

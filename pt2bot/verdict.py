@@ -3,14 +3,17 @@
 pt2bot/compare.py says what changed between base and head (the deltas, per model and
 finding); this module decides what that means for the pull request: which changes fail the
 check under the configured thresholds, which only warn, and when the run itself is broken
-so that no verdict on the pull request can be given (neutral). Pure: report dicts in, reasons
-and a conclusion out.
+so that no verdict on the pull request can be given (neutral). Pure: the report's findings
+and model deltas (pt2bot/reportdata.py) in, reasons and a conclusion out.
 """
 from __future__ import annotations
 
 from collections import Counter
+from typing import Sequence
 
 from pt2bot.config import Config
+from pt2bot.findings import Finding
+from pt2bot.reportdata import ModelDelta
 from pt2bot.results import ResultsFile, is_failed
 
 # Conclusion levels of a reason, most severe first.
@@ -32,8 +35,9 @@ def thresholds_json(config: Config) -> dict:
     }
 
 
-def judge(*, findings: list[dict], models: list[dict], head_results: ResultsFile | None,
-          base_results: ResultsFile | None, config: Config) -> list[dict]:
+def judge(*, findings: Sequence[Finding], models: Sequence[ModelDelta],
+          head_results: ResultsFile | None, base_results: ResultsFile | None,
+          config: Config) -> list[dict]:
     """Reasons for the conclusion, each `{code, level, model, message, count}`."""
     t = config.thresholds
     reasons: list[dict] = []
@@ -45,49 +49,49 @@ def judge(*, findings: list[dict], models: list[dict], head_results: ResultsFile
                         "count": count})
 
     fail_sev = {"error": ("error",), "warning": ("error", "warning")}.get(config.static.fail_on, ())
-    bad = [f for f in findings if f["new"] and f["severity"] in fail_sev]
+    bad = [f for f in findings if f.new and f.severity in fail_sev]
     if bad:
         add("static_findings", FAILURE, f"{len(bad)} new static finding(s) at or above "
             f"'{config.static.fail_on}'", count=len(bad))
 
     level_of = {"fail": FAILURE, "warn": WARNING}
     for m in models:
-        name, d = m["name"], m["delta"]
-        for p in m["problems"]:
+        name, d = m.name, m.delta
+        for p in m.problems:
             # When the whole run broke, per-model failures are the environment's, not the PR's.
             level = WARNING if broken and p["kind"] in ("fails_only_on_head", "fails_on_head") \
                 else p["level"]
             add(p["kind"], level, p["message"], name)
-        if m["status"] != "ok":
+        if m.status != "ok":
             continue
         # Counted regressions: over the allowance fails, within it warns. Recompiles that
         # follow from a new break (compare.compare_recompiles) are the break's consequence:
         # not in `new_recompiles`, said with the break, so one problem is judged once.
-        caused = d.get("caused_recompiles") or 0
-        them = "it" if len(m["new_breaks"]) == 1 else "them"
+        caused = d.caused_recompiles
+        them = "it" if len(m.new_breaks) == 1 else "them"
         follow = (f"; {caused} recompile{'s follow' if caused != 1 else ' follows'} from {them}"
                   if caused else "")
         for code, n, allowed, what, scope, then in (
-                ("new_graph_breaks", len(m["new_breaks"]), t.new_graph_breaks,
+                ("new_graph_breaks", len(m.new_breaks), t.new_graph_breaks,
                  "new graph break(s)", "", follow),
-                ("new_recompiles", d["new_recompiles"], t.new_recompiles,
+                ("new_recompiles", d.new_recompiles, t.new_recompiles,
                  "new recompile(s)", " over the shape matrix", "")):
             if n > allowed:
                 add(code, FAILURE, f"{n} {what}{scope} (allowed: {allowed}){then}", name, n)
             elif n:
                 add(code, WARNING, f"{n} {what}, within the threshold{then}", name, n)
-        if d.get("eager_fallback"):
+        if d.eager_fallback:
             add("eager_fallback", WARNING, "hit the recompile limit: runs eagerly", name)
-        if d["export"] == "broken" and t.export_regression in level_of:
+        if d.export == "broken" and t.export_regression in level_of:
             add("export_broken", level_of[t.export_regression], "torch.export newly fails", name)
-        new_bad = [a for a in d["accuracy"] if a["new"]]
+        new_bad = [a for a in d.accuracy if a["new"]]
         if new_bad and t.accuracy in level_of:
             add("accuracy_mismatch", level_of[t.accuracy], f"compiled output differs from eager "
                 f"on {len(new_bad)} shape(s)", name, len(new_bad))
-        if len(new_bad) < len(d["accuracy"]):
+        if len(new_bad) < len(d.accuracy):
             add("accuracy_mismatch_preexisting", WARNING, "compiled output already differed "
-                "from eager on base", name, len(d["accuracy"]) - len(new_bad))
-        slower = [x for x in d["latency"] if x["significant"] and x["direction"] == "slower"]
+                "from eager on base", name, len(d.accuracy) - len(new_bad))
+        slower = [x for x in d.latency if x["significant"] and x["direction"] == "slower"]
         if slower:
             worst = max(x["change_pct"] for x in slower)
             add("latency_regression", FAILURE, f"compiled latency up {worst:.0f}% "
@@ -102,15 +106,15 @@ def judge(*, findings: list[dict], models: list[dict], head_results: ResultsFile
 
 
 def run_broken(head_results: ResultsFile | None, base_results: ResultsFile | None,
-               models: list[dict]) -> bool:
+               models: Sequence[ModelDelta]) -> bool:
     """Head results missing, or every model that ran errored on head and none of them ran
     cleanly on base (then it is the environment, not the pull request)."""
     if head_results is None:
         return True
-    ran = [m for m in models if m["status"] != "skipped" and m.get("change") != "removed"]
-    if not ran or not all(is_failed(m["status"]) for m in ran):
+    ran = [m for m in models if m.status != "skipped" and m.change != "removed"]
+    if not ran or not all(is_failed(m.status) for m in ran):
         return False
-    return not any(p["kind"] == "fails_only_on_head" for m in ran for p in m["problems"])
+    return not any(p["kind"] == "fails_only_on_head" for m in ran for p in m.problems)
 
 
 def conclude(reasons: list[dict]) -> str:
@@ -122,8 +126,8 @@ def conclude(reasons: list[dict]) -> str:
     return "success"
 
 
-def summary_title(conclusion: str, reasons: list[dict], models: list[dict],
-                  findings: list[dict]) -> str:
+def summary_title(conclusion: str, reasons: list[dict], models: Sequence[ModelDelta],
+                  findings: Sequence[Finding]) -> str:
     """One line for the check run title and the summary's first line (no user text)."""
     labels = {
         "new_graph_breaks": "new graph break", "new_recompiles": "new recompile",
@@ -144,8 +148,8 @@ def summary_title(conclusion: str, reasons: list[dict], models: list[dict],
             parts.append(label if code in ("run_broken", "no_gpu")
                          else f"{n} {label}{'' if n == 1 else 's'}")
         return ", ".join(parts)
-    ran = sum(1 for m in models if m["status"] != "skipped")
-    fixed = sum(len(m["fixed_breaks"]) for m in models)
+    ran = sum(1 for m in models if m.status != "skipped")
+    fixed = sum(len(m.fixed_breaks) for m in models)
     text = f"No regressions ({ran} model{'' if ran == 1 else 's'} run"
     text += f", {fixed} graph break{'' if fixed == 1 else 's'} fixed)" if fixed else ")"
     return text

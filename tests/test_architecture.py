@@ -59,9 +59,11 @@ LAYERS = [
     # renderers turn a report into text; they never post, run models or read history
     (("pt2bot.report",), ("pt2bot.publish", "pt2bot.smoke", "pt2bot.audit", "pt2bot.pipeline",
                           "pt2bot.shard", "pt2bot.compare", "pt2bot.static", "pt2bot.analysis"), ()),
-    # the privileged publisher reads a finished report directory: no analysis code at all
+    # the privileged publisher reads a finished report directory: no analysis code at all,
+    # and report.json as untrusted data, never through the typed report
     (("pt2bot.publish",), ("pt2bot.smoke", "pt2bot.rules", "pt2bot.analysis", "pt2bot.static", "pt2bot.compare",
-                           "pt2bot.audit", "pt2bot.pipeline", "pt2bot.shard", "pt2bot.select"), ()),
+                           "pt2bot.audit", "pt2bot.pipeline", "pt2bot.shard", "pt2bot.select",
+                           "pt2bot.reportdata"), ()),
     # `pt2bot merge` of partial directories ends as the unsharded review and audit do: through
     # pipeline.finish_review and audit.run.finish_audit, never storing, rendering or posting
     # by itself
@@ -71,11 +73,13 @@ LAYERS = [
     # results file's one reader reads through jsonio (which imports only errors)
     (("pt2bot.results", "pt2bot.findings", "pt2bot.gb", "pt2bot.errors"),
      ("pt2bot",), ("pt2bot.errors", "pt2bot.stats", "pt2bot.jsonio")),
+    # the typed report is data between compare and the renderers: built of the data models
+    (("pt2bot.reportdata",), ("pt2bot",), ("pt2bot.findings", "pt2bot.results", "pt2bot.jsonio")),
 ]
 
 
 @pytest.mark.parametrize("importers,forbidden,allowed", LAYERS,
-                         ids=["static", "report", "publish", "shard", "data-models"])
+                         ids=["static", "report", "publish", "shard", "data-models", "report-data"])
 def test_layering(importers, forbidden, allowed):
     bad = [f"{e.src}:{e.line} imports {e.dst}" for e in EDGES
            if _in(e.src, *importers) and _in(e.dst, *forbidden) and not _in(e.dst, *importers)

@@ -8,6 +8,7 @@ from gitrepo import GitRepo
 from pt2bot.compare import build_report, match_breaks
 from pt2bot.findings import Finding
 from pt2bot.report.jsonreport import validation_errors
+from pt2bot.results import GraphBreak, ModelRun, ResultsFile
 
 SKIP = Selection(skipped={"skipped_one": "no changed file in its import closure"})
 
@@ -18,15 +19,22 @@ def pr(tmp_path_factory):
     return make_pr(GitRepo.init(tmp_path_factory.mktemp("pr") / "repo"))
 
 
+def typed(results: dict | None) -> ResultsFile | None:
+    """Recorded results (JSON) as compare takes them."""
+    return None if results is None else ResultsFile.from_json(results)
+
+
 def report_for(pr, base=None, head=None, *, config=None, findings=((), ()), changeset=True,
                **kw):
+    """report.json's data (`Report.to_dict()`) of the recorded results, or of these."""
     b_sha, h_sha, cs = pr
     rb, rh = results_pair()
-    return build_report(base_results=rb if base is None else base,
-                        head_results=rh if head is None else head,
+    return build_report(base_results=typed(rb if base is None else base),
+                        head_results=typed(rh if head is None else head),
                         base_findings=list(findings[0]), head_findings=list(findings[1]),
                         changeset=cs if changeset else None, config=config or make_config(),
-                        selection=kw.get("selection", SKIP), base_sha=b_sha, head_sha=h_sha)
+                        selection=kw.get("selection", SKIP), base_sha=b_sha,
+                        head_sha=h_sha).to_dict()
 
 
 def model(report, name):
@@ -159,9 +167,9 @@ def test_run_broken_is_neutral(pr):
     assert rep["conclusion"] == "success"      # deleting models is not a regression
     b_sha, h_sha, cs = pr
     base, _ = results_pair()
-    rep = build_report(base_results=base, head_results=None, base_findings=[],
+    rep = build_report(base_results=typed(base), head_results=None, base_findings=[],
                        head_findings=[], changeset=cs, config=make_config(),
-                       base_sha=b_sha, head_sha=h_sha)
+                       base_sha=b_sha, head_sha=h_sha).to_dict()
     assert rep["conclusion"] == "neutral"
     assert [r["code"] for r in rep["reasons"] if r["level"] == "neutral"] == ["run_broken"]
 
@@ -218,7 +226,8 @@ def test_same_source_twice_pairs_by_line_map():
     brk = {"gb": "GB0059", "gb_type": "t", "path": "a.py", "function": "f", "source": "print(x)"}
     base = [dict(brk, line=10), dict(brk, line=20)]
     head = [dict(brk, line=25)]     # the one at 20 moved to 25; the one at 10 was deleted
-    new, fixed, same = match_breaks(base, head, renames={},
+    new, fixed, same = match_breaks([GraphBreak.from_json(b) for b in base],
+                                    [GraphBreak.from_json(b) for b in head], renames={},
                                     line_map=lambda p, n: {10: None, 20: 25}.get(n))
     assert same == 1 and new == [] and [b["line"] for b in fixed] == [10]
 
@@ -245,8 +254,9 @@ BREAK_AT = {"gb": "GB0124", "path": "pkg/gated.py", "line": 19}
 
 
 def _gated(base: dict, head: dict) -> dict:
-    return compare_model("gated", base["models"][0], head["models"][0], renames={},
-                         line_map=lambda path, line: line, threshold_pct=10)
+    return compare_model("gated", ModelRun.from_json(base["models"][0]),
+                         ModelRun.from_json(head["models"][0]), renames={},
+                         line_map=lambda path, line: line, threshold_pct=10).to_dict()
 
 
 def _reasons(m: dict) -> list[dict]:
@@ -347,11 +357,41 @@ def test_only_heads_excess_over_base_is_attributed():
 def test_the_thresholds_count_the_break_once(allowed, conclusion):
     base, head = resume_pair()
     cfg = make_config(new_graph_breaks=allowed)
-    rep = build_report(base_results=base, head_results=head, base_findings=[],
+    rep = build_report(base_results=typed(base), head_results=typed(head), base_findings=[],
                        head_findings=[], changeset=None, config=cfg, base_sha="b" * 40,
-                       head_sha="h" * 40)
+                       head_sha="h" * 40).to_dict()
     assert rep["conclusion"] == conclusion, rep["reasons"]
     [r] = [r for r in rep["reasons"] if r["model"] == "gated"]
     assert r["code"] == "new_graph_breaks" and r["count"] == 1
     assert r["message"].endswith("; 3 recompiles follow from it")
     assert validation_errors(rep) == []
+
+
+def test_report_json_keeps_its_key_order(pr):
+    """report.json is written in the order its keys have always had: the top level, the
+    delta, and each kind of model entry, where `change` sits where the way the entry was made
+    put it (pt2bot/reportdata.py KEY_ORDER)."""
+    base, head = results_pair()
+    head["models"].append({"name": "skipped_one", "status": "skipped", "reason": None})
+    rep = report_for(pr, base, head)
+    assert list(rep) == ["schema", "pt2bot", "mode", "base", "head", "conclusion",
+                         "summary_title", "reasons", "torch", "device", "device_name", "backend",
+                         "config_digest", "thresholds", "findings", "findings_hidden", "models",
+                         "skipped", "counts"]
+    tail = ["delta", "new_breaks", "fixed_breaks", "unchanged_breaks", "problems"]
+    # no head run to compare (here: removed from head's results)
+    assert list(model(rep, "old_model")) == ["name", "status", "reason", "change", "base",
+                                             "head", *tail]
+    # a run the smoke run skipped
+    assert list(model(rep, "skipped_one")) == ["name", "status", "reason", "base", "head",
+                                               "change", *tail]
+    # compared runs; `error` only where head failed
+    assert list(model(rep, "tiny_gpt")) == ["name", "status", "reason", "base", "head", *tail,
+                                            "change"]
+    assert list(model(rep, "flaky")) == ["name", "status", "reason", "base", "head", "error",
+                                         *tail, "change"]
+    counts = ["graph_breaks", "graph_count", "recompiles", "new_recompiles", "caused_recompiles",
+              "recompile_cases", "export", "accuracy", "new_specialized", "fixed_specialized",
+              "latency"]
+    assert list(model(rep, "tiny_gpt")["delta"]) == [*counts, "eager_fallback"]
+    assert list(model(rep, "flaky")["delta"]) == counts      # head failed: nothing compared

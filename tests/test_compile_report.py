@@ -18,6 +18,7 @@ from gitrepo import GitRepo
 from pt2bot.report.compile_report import run_url, summary_line
 from pt2bot.results import ModelRun, model_dir_name, report_dir, trace_path
 from pt2bot.smoke import compile_report as cr
+from pt2bot.reportdata import Delta, ModelDelta
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 FIXTURES = os.path.join(HERE, "fixtures")
@@ -67,11 +68,12 @@ def test_run_url_only_from_well_formed_variables(env, url):
     assert run_url(env) == url
 
 
-def _model(name: str = "tiny", *, html: bool = True, breaks: int = 1, recompiles: int = 0) -> dict:
+def _model(name: str = "tiny", *, html: bool = True, breaks: int = 1,
+           recompiles: int = 0) -> ModelDelta:
     report = {"trace": trace_path(name, "head"),
               "html": f"{report_dir(name, 'head')}/index.html" if html else None}
-    return {"name": name, "new_breaks": [{"gb": "GB0124"}] * breaks,
-            "delta": {"recompiles": recompiles}, "head": {"compile_report": report}}
+    return ModelDelta(name=name, new_breaks=({"gb": "GB0124"},) * breaks,
+                      delta=Delta(recompiles=recompiles), head={"compile_report": report})
 
 
 ENV = {"GITHUB_SERVER_URL": "https://github.com", "GITHUB_REPOSITORY": "o/r",
@@ -79,31 +81,30 @@ ENV = {"GITHUB_SERVER_URL": "https://github.com", "GITHUB_REPOSITORY": "o/r",
 
 
 def test_summary_line_points_at_the_html_with_the_run_link():
-    line = summary_line(_model(), {"mode": "review"}, environ=ENV)
+    line = summary_line(_model(), "review", environ=ENV)
     assert line == ("🔎 Compile report: in the `pt2bot-report` artifact ([artifacts of this "
                     "run](https://github.com/o/r/actions/runs/7#artifacts)), "
                     "`compile/tiny/head/index.html`.")
-    audit = summary_line(_model(), {"mode": "audit"}, environ={})
+    audit = summary_line(_model(), "audit", environ={})
     assert audit == "🔎 Compile report: in the `pt2bot-audit` artifact, " \
                     "`compile/tiny/head/index.html`."
 
 
 def test_summary_line_without_tlparse_says_how_to_render_and_only_for_regressions():
-    line = summary_line(_model(html=False), {}, environ={})
+    line = summary_line(_model(html=False), None, environ={})
     assert "`compile/tiny/head/trace.log`" in line and "tlparse trace.log -o report" in line
-    assert summary_line(_model(breaks=0), {}, environ={}) is None
-    assert summary_line(_model(breaks=0, recompiles=2), {}, environ={}) is not None
-    no_trace = _model()
-    no_trace["head"] = {}
-    assert summary_line(no_trace, {}, environ={}) is None
+    assert summary_line(_model(breaks=0), None, environ={}) is None
+    assert summary_line(_model(breaks=0, recompiles=2), None, environ={}) is not None
+    no_trace = _model().with_(head={})
+    assert summary_line(no_trace, None, environ={}) is None
 
 
 def test_summary_line_never_carries_results_text_into_markdown():
     # The paths come from the (sanitised) name, never from the results: a forged
     # compile_report cannot put links or markup into the summary.
     m = _model(name="x`](https://evil.example)<!--")
-    m["head"]["compile_report"]["html"] = "[click](https://evil.example) @admin"
-    line = summary_line(m, {}, environ={})
+    m.head["compile_report"]["html"] = "[click](https://evil.example) @admin"
+    line = summary_line(m, None, environ={})
     assert "evil" in line and "](https://evil" not in line and "<!--" not in line
     assert "@admin" not in line and "click" not in line
 

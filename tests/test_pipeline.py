@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 from pt2bot.compare import compare_latency, pool_latency
+from pt2bot.results import ModelRun
 
 
 def _run(model_ms: list[float], ref_ms: list[float], status: str = "ok") -> dict:
@@ -42,7 +43,8 @@ def _rounds(scale: float, n: int = 3) -> dict:
 def test_slow_processes_on_head_are_cancelled_by_their_reference():
     # Every head process ran 60 % slow, model and reference alike: not a regression.
     base, head = _rounds(1.0), _rounds(1.6)
-    row, = compare_latency(base["models"][0], head["models"][0], threshold_pct=10)
+    row, = compare_latency(ModelRun.from_json(base["models"][0]),
+                           ModelRun.from_json(head["models"][0]), threshold_pct=10)
     assert row["significant"] is False, row
 
 
@@ -52,7 +54,8 @@ def test_real_slowdown_is_still_detected():
         r[:] = [x * 1.3 for x in r]
     head["models"][0]["latency"][0]["compiled_ms"]["samples"] = [
         x for r in head["models"][0]["latency"][0]["compiled_ms"]["rounds"] for x in r]
-    row, = compare_latency(base["models"][0], head["models"][0], threshold_pct=10)
+    row, = compare_latency(ModelRun.from_json(base["models"][0]),
+                           ModelRun.from_json(head["models"][0]), threshold_pct=10)
     assert row["significant"] is True and row["direction"] == "slower", row
 
 

@@ -24,6 +24,7 @@ from pt2bot.findings import Finding
 from pt2bot.publish.github import ClientTuning, PublishResult, publish_dir
 from pt2bot.publish.artifact import SUMMARY_MARKER
 from pt2bot.report import render_all
+from pt2bot.results import ResultsFile
 
 FAST = ClientTuning(retries=3, backoff_factor=0.01, backoff_max=0.05,
                     secondary_rate_wait=0.05, seconds_between_writes=0.0)
@@ -58,7 +59,8 @@ def pr_and_report(tmp_path_factory):
                 source="if x.shape[0] > 4:", function="TinyGPT.forward"),
     ], cs)
     base_results, head_results = results_pair()
-    report = build_report(base_results=base_results, head_results=head_results,
+    report = build_report(base_results=ResultsFile.from_json(base_results),
+                          head_results=ResultsFile.from_json(head_results),
                           base_findings=[], head_findings=head_findings, changeset=cs,
                           config=make_config(), selection=Selection(), base_sha=base,
                           head_sha=head)

@@ -1,7 +1,6 @@
 """Renderers: summary.md snapshot, size caps, hostile text, review.json, check.json, render_all."""
 from __future__ import annotations
 
-import copy
 import json
 import os
 import re
@@ -17,6 +16,8 @@ from pt2bot.report.check import render_check
 from pt2bot.report.markdown import ZWSP, utf8_len
 from pt2bot.report.review import render_review
 from pt2bot.report.summary import SUMMARY_MARKER, render_summary
+from pt2bot.reportdata import ModelDelta, Report
+from pt2bot.results import ResultsFile
 
 SNAPSHOTS = os.path.join(os.path.dirname(os.path.abspath(__file__)), "snapshots")
 BASE_SHA, HEAD_SHA = "a" * 40, "b" * 40
@@ -45,13 +46,30 @@ def make_report(pr, base=None, head=None, findings=None, **kw):
                            diff="added", gb=None),
         finding(rule="PTC301", path="pkg/layers.py", line=2, source="import torch",
                 message="outside", diff="file", suggestion=None, gb=None)]
-    rep = build_report(base_results=base or rb, head_results=head or rh, base_findings=[],
+    rep = build_report(base_results=ResultsFile.from_json(base or rb),
+                       head_results=ResultsFile.from_json(head or rh), base_findings=[],
                        head_findings=head_f, changeset=cs,
                        config=make_config(**kw),
                        selection=Selection(skipped={"skipped_one": "not affected"}),
                        base_sha=BASE_SHA, head_sha=HEAD_SHA)
-    rep["timings"] = {"total": 31.4}
-    return rep
+    return rep.with_(timings={"total": 31.4})
+
+
+def _model(rep: Report, name: str = "tiny_gpt") -> ModelDelta:
+    return next(m for m in rep.models if m.name == name)
+
+
+def with_model(rep: Report, name: str, **changes) -> Report:
+    """`rep` with the entry of model `name` changed."""
+    return rep.with_(models=tuple(m.with_(**changes) if m.name == name else m
+                                  for m in rep.models))
+
+
+def with_finding(rep: Report, index: int, **changes) -> Report:
+    """`rep` with its `index`th finding changed."""
+    findings = list(rep.findings)
+    findings[index] = findings[index].with_(**changes)
+    return rep.with_(findings=tuple(findings))
 
 
 def munge(text: str) -> str:
@@ -94,14 +112,14 @@ def test_summary_success_snapshot(pr):
 
 def huge_report(pr, n_breaks=3000, n_findings=3000):
     rep = make_report(pr)
-    tiny = next(m for m in rep["models"] if m["name"] == "tiny_gpt")
-    b = tiny["new_breaks"][0]
-    tiny["new_breaks"] = [dict(b, line=i, source="y = x.item()  # ✓ é " + "z" * 300,
-                               fingerprint=f"{i:016x}") for i in range(1, n_breaks + 1)]
-    f = rep["findings"][0]
-    rep["findings"] = [dict(f, line=i, message="ü" * 350, fingerprint=f"{i:016x}")
-                       for i in range(1, n_findings + 1)]
-    return rep
+    b = _model(rep).new_breaks[0]
+    rep = with_model(rep, "tiny_gpt", new_breaks=tuple(
+        dict(b, line=i, source="y = x.item()  # ✓ é " + "z" * 300, fingerprint=f"{i:016x}")
+        for i in range(1, n_breaks + 1)))
+    f = rep.findings[0]
+    # each its own problem: a fingerprint of its own (it hashes the source line)
+    return rep.with_(findings=tuple(f.with_(line=i, message="ü" * 350, source=f"n = x[{i}]")
+                                    for i in range(1, n_findings + 1)))
 
 
 def test_summary_cap_truncates_longest_sections(pr):
@@ -205,8 +223,8 @@ def test_review_comments_only_on_diff_lines(pr):
     # so the two are one problem and one comment (see the merge tests below).
     assert sorted((c["path"], c["line"]) for c in review["comments"]) == [("pkg/models.py", 40)]
     by_fp = {c["fingerprint"]: c for c in review["comments"]}
-    f = next(x for x in rep["findings"] if x["line"] == 40)
-    assert "```suggestion\n        n = x.sum()\n```" in by_fp[f["fingerprint"]]["body"]
+    f = next(x for x in rep.findings if x.line == 40)
+    assert "```suggestion\n        n = x.sum()\n```" in by_fp[f.fingerprint()]["body"]
     assert all(c["side"] == "RIGHT" for c in review["comments"])
     # The rest is listed in the body (the warning at line 3, flaky's failure).
     assert "pkg/models.py:3" in review["body"] and "pkg/flaky.py:7" in review["body"]
@@ -220,7 +238,7 @@ def test_check_json(pr):
     rep = make_report(pr)
     check = render_check(rep)
     assert check["conclusion"] == "failure" and check["head_sha"] == HEAD_SHA
-    assert check["title"] == rep["summary_title"]
+    assert check["title"] == rep.summary_title
     levels = {(a["path"], a["start_line"], a["title"]): a["annotation_level"]
               for a in check["annotations"]}
     assert levels[("pkg/models.py", 40, "PTC201")] == "failure"
@@ -234,7 +252,7 @@ def test_check_json(pr):
 
 def test_render_all_writes_the_directory(pr, tmp_path):
     rep = make_report(pr)
-    rep["models"][0]["delta"]["latency"][0]["ratio"] = float("nan")   # not valid JSON
+    rep.models[0].delta.latency[0]["ratio"] = float("nan")   # not valid JSON
     step = tmp_path / "step.md"
     step.write_text("earlier step\n")
     out = tmp_path / "out"
@@ -248,13 +266,15 @@ def test_render_all_writes_the_directory(pr, tmp_path):
     assert validation_errors(data) == []
     summary = (out / "summary.md").read_text()
     assert step.read_text() == "earlier step\n" + summary
+    # rendered from what report.json says: the NaN ratio is no comparison, not "nan"
+    assert "nan" not in summary and "ratio" in summary
     assert json.loads((out / "review.json").read_text())["schema"] == "pt2bot.review/1"
     assert json.loads((out / "check.json").read_text())["conclusion"] == "failure"
 
 
 # ---------------------------------------------------------------- one problem, one comment
 def _break_of(rep, model="tiny_gpt"):
-    return next(m for m in rep["models"] if m["name"] == model)["new_breaks"][0]
+    return _model(rep, model).new_breaks[0]
 
 
 def _on(review, path, line):
@@ -263,15 +283,15 @@ def _on(review, path, line):
 
 def test_finding_confirmed_by_a_break_is_one_comment(pr):
     rep = make_report(pr)
-    f = next(x for x in rep["findings"] if x["line"] == 40)
+    f = next(x for x in rep.findings if x.line == 40)
     b = _break_of(rep)
-    assert (b["path"], b["line"], b["gb"]) == (f["path"], f["line"], f["gb"]) == \
+    assert (b["path"], b["line"], b["gb"]) == (f.path, f.line, f.gb) == \
         ("pkg/models.py", 40, "GB0124")
     review = render_review(rep, lambda path, line: True)
     [c] = _on(review, "pkg/models.py", 40)
     body = c["body"]
-    assert c["fingerprint"] == f["fingerprint"]
-    assert body.count("<!-- pt2bot:") == 1 and body.rstrip().endswith(f"fp={f['fingerprint']} -->")
+    assert c["fingerprint"] == f.fingerprint()
+    assert body.count("<!-- pt2bot:") == 1 and body.rstrip().endswith(f"fp={f.fingerprint()} -->")
     assert b["fingerprint"] not in json.dumps(review)       # the break has no comment of its own
     # The finding's actionable message and suggestion ...
     assert body.startswith("❌ **PTC201** \\`.item()\\` syncs with the device")
@@ -290,17 +310,17 @@ def test_merged_comment_fingerprint_is_stable_across_reruns(pr):
     # Re-run: the same problem, the break now reported on a line shifted by an edit above
     # (the finding moved too); the comment keeps the finding's fingerprint.
     rep = make_report(pr)
-    f = next(x for x in rep["findings"] if x["rule"] == "PTC201")
-    f["line"] = _break_of(rep)["line"] = 44
+    i, f = next((i, x) for i, x in enumerate(rep.findings) if x.rule == "PTC201")
+    rep = with_finding(rep, i, line=44)
+    _break_of(rep)["line"] = 44
     again = render_review(rep, lambda path, line: True)
     assert {c["fingerprint"] for c in again["comments"]} == \
         {c["fingerprint"] for c in first["comments"]}
     assert len(_on(again, "pkg/models.py", 44)) == 1
     # The break gone (fixed or not reached): still the finding's comment, no confirmation.
-    rep = make_report(pr)
-    next(m for m in rep["models"] if m["name"] == "tiny_gpt")["new_breaks"] = []
+    rep = with_model(make_report(pr), "tiny_gpt", new_breaks=())
     [c] = _on(render_review(rep, lambda path, line: True), "pkg/models.py", 40)
-    assert c["fingerprint"] == f["fingerprint"] and "Confirmed" not in c["body"]
+    assert c["fingerprint"] == f.fingerprint() and "Confirmed" not in c["body"]
     assert "Predicts a graph break" in c["body"]
     # The finding gone, the break still there: the break's own comment (a different one).
     rep = make_report(pr, findings=[])
@@ -345,11 +365,10 @@ def test_break_merges_with_the_finding_predicting_its_gb(pr):
 
 def test_two_models_breaking_on_the_line_make_one_comment(pr):
     rep = make_report(pr)
-    other = copy.deepcopy(next(m for m in rep["models"] if m["name"] == "tiny_gpt"))
-    other["name"] = "tiny_gpt_large"
-    other["new_breaks"][0]["fingerprint"] = "f" * 16
-    other["new_breaks"][0]["in_loop"] = True
-    rep["models"].append(other)
+    tiny = _model(rep)
+    other = tiny.with_(name="tiny_gpt_large", new_breaks=(
+        dict(tiny.new_breaks[0], fingerprint="f" * 16, in_loop=True), *tiny.new_breaks[1:]))
+    rep = rep.with_(models=(*rep.models, other))
     [c] = _on(render_review(rep, lambda path, line: True), "pkg/models.py", 40)
     [line] = [ln for ln in c["body"].splitlines() if ln.startswith("Confirmed")]
     assert "models `tiny_gpt`, `tiny_gpt_large` break here" in line
@@ -361,36 +380,33 @@ def test_review_shape_of_the_end_to_end_pr():
     """The shape `pt2bot review` produces for tests/test_review.py's PR (recorded from a run):
     PTC101 on the new `.item()` line predicts GB0124 and the breaker model breaks there;
     the moved print break is not new; flaky fails on head."""
-    rep = {"schema": "pt2bot.report/1", "head": HEAD_SHA, "conclusion": "failure",
-           "summary_title": "1 new static finding, 1 new graph break",
-           "findings": [
-               {"rule": "PTC101", "path": "pkg/breaker.py", "line": 15, "col": 11,
-                "severity": "error", "gb": "GB0124", "new": True, "diff": "added",
-                "message": "`.item()` copies the tensor to a Python number and breaks the "
+    item = Finding(rule="PTC101", path="pkg/breaker.py", line=15, col=11, severity="error",
+                   gb="GB0124", new=True, diff="added",
+                   message="`.item()` copies the tensor to a Python number and breaks the "
                            "graph; keep it a tensor (drop `.item()`)",
-                "hints": ["Rule documentation: `pt2bot rules PTC101`"], "suggestion": None,
-                "fingerprint": "d73efcef15bada57"},
-               {"rule": "PTC102", "path": "pkg/breaker.py", "line": 14, "col": 8,
-                "severity": "warning", "gb": "GB0059", "new": False, "diff": "added",
-                "message": "print() breaks the graph", "fingerprint": "0f0f0f0f0f0f0f0f"}],
-           "models": [
-               {"name": "breaker",
-                "new_breaks": [{"gb": "GB0124", "path": "pkg/breaker.py", "line": 15,
-                                "gb_type": "Unsupported Tensor.item() call with "
-                                           "capture_scalar_outputs=False",
-                                "hints": ["Set `torch._dynamo.config.capture_scalar_outputs = "
-                                          "True` to include these operations."],
-                                "fingerprint": "b60218ac314c86b8"}],
-                "problems": []},
-               {"name": "flaky", "new_breaks": [],
-                "problems": [{"kind": "fails_only_on_head", "path": "pkg/flaky.py", "line": 11,
-                              "message": "fails on head but not on base: error (exception)"}]}]}
+                   hints=("Rule documentation: `pt2bot rules PTC101`",))
+    rep = Report(head=HEAD_SHA, conclusion="failure",
+                 summary_title="1 new static finding, 1 new graph break",
+                 findings=(item, Finding(rule="PTC102", path="pkg/breaker.py", line=14, col=8,
+                                         severity="warning", gb="GB0059", new=False,
+                                         diff="added", message="print() breaks the graph")),
+                 models=(
+                     ModelDelta(name="breaker", new_breaks=(
+                         {"gb": "GB0124", "path": "pkg/breaker.py", "line": 15,
+                          "gb_type": "Unsupported Tensor.item() call with "
+                                     "capture_scalar_outputs=False",
+                          "hints": ["Set `torch._dynamo.config.capture_scalar_outputs = "
+                                    "True` to include these operations."],
+                          "fingerprint": "b60218ac314c86b8"},)),
+                     ModelDelta(name="flaky", status="error", problems=(
+                         {"kind": "fails_only_on_head", "path": "pkg/flaky.py", "line": 11,
+                          "message": "fails on head but not on base: error (exception)"},))))
     review = render_review(rep, lambda path, line: (path, line) in {("pkg/breaker.py", 15),
                                                                     ("pkg/flaky.py", 11)})
     assert sorted((c["path"], c["line"]) for c in review["comments"]) == \
         [("pkg/breaker.py", 15), ("pkg/flaky.py", 11)]
     [c] = _on(review, "pkg/breaker.py", 15)
-    assert c["fingerprint"] == "d73efcef15bada57"
+    assert c["fingerprint"] == item.fingerprint()
     assert c["body"].startswith("❌ **PTC101** \\`.item()\\` copies the tensor")
     assert "Confirmed by the smoke run: model `breaker` breaks here — [GB0124](" in c["body"]
     assert "💡 Rule documentation" in c["body"] and "💡 Set \\`torch" in c["body"]
@@ -403,8 +419,8 @@ def test_hostile_text_renders_inert_with_a_real_gfm_renderer(pr):
     from test_security_publish import assert_inert, render
     rep = hostile_report(pr)
     for text in ("*" + HOSTILE, "pytorch/pytorch#456 GH-789 &#64;user www.evil.example"):
-        rep["findings"].append(dict(rep["findings"][0], message=text, path=text + ".py",
-                                    fingerprint=f"{len(rep['findings']):016x}"))
+        rep = rep.with_(findings=(*rep.findings,
+                                  rep.findings[0].with_(message=text, path=text + ".py")))
     review = render_review(rep, lambda path, line: True)
     bodies = [render_summary(rep), review["body"], render_check(rep)["summary"]]
     bodies += [c["body"] for c in review["comments"]]
@@ -469,8 +485,7 @@ def test_summary_findings_list_says_when_and_whether(pr):
     html = _html(md)
     assert "(when <code>self.verbose</code>) · not reached by any configured model" in html
     # Many models: five named, the rest counted.
-    rep = conditional_report(pr)
-    rep["findings"][0]["reached_by"] = [f"m{i}" for i in range(8)]
+    rep = with_finding(conditional_report(pr), 0, reached_by=tuple(f"m{i}" for i in range(8)))
     assert "reached by `m0`, `m1`, `m2`, `m3`, `m4` and 3 more" in render_summary(rep)
 
 

@@ -176,8 +176,8 @@ def audit_shard(opts: AuditOptions, config: Config, root: str, log: Log) -> dict
                           selection=shard_selection(selection, plan), base_sha=None,
                           head_sha=head)
     stages["total"] = round(time.perf_counter() - t0, 3)
-    report["timings"] = stages
-    mark_partial(report, plan, config, selection)
+    report = report.with_(timings=stages)
+    report = mark_partial(report, plan, config, selection)
     os.makedirs(opts.out_dir, exist_ok=True)
     if results.models:
         write_json(os.path.join(opts.out_dir, "head.json"), results.to_json())
@@ -186,7 +186,7 @@ def audit_shard(opts: AuditOptions, config: Config, root: str, log: Log) -> dict
                          results=(results,), head_findings=findings, base_findings=[],
                          changeset=None, timings=stages)
     render_all(report, opts.out_dir)
-    return report
+    return report.to_dict()
 
 
 def audit_results(config: Config, results: ResultsFile | dict[str, Any],
@@ -204,10 +204,11 @@ def audit_results(config: Config, results: ResultsFile | dict[str, Any],
 
     def compare_with(run: StoredRun | None) -> dict[str, Any]:
         return build_report(
-            base_results=run.results if run else None, head_results=results,
+            base_results=ResultsFile.from_json(run.results) if run else None,
+            head_results=results,
             base_findings=[Finding.from_dict(f) for f in run.findings] if run else [],
             head_findings=head_findings, changeset=None, config=config, selection=selection,
-            base_sha=run.commit if run else None, head_sha=head_sha)
+            base_sha=run.commit if run else None, head_sha=head_sha).to_dict()
 
     previous = history.last_run(device=device, exclude_commit=head_sha)
     week_ago = history.last_run(device=device, before=now - timedelta(days=window_days))

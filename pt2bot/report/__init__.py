@@ -1,20 +1,23 @@
-"""Renderers: one report dict → the files of a report directory.
+"""Renderers: one report (pt2bot/reportdata.py) → the files of a report directory.
 
-`render_all(report, out_dir)` writes report.json, summary.md, review.json, check.json and
-results.sarif, and appends summary.md to `$GITHUB_STEP_SUMMARY` when that is set. Every
-renderer is a pure function of the report (see summary.py, review.py, check.py).
+`render_all(report, out_dir)` writes report.json (`report.to_dict()`), summary.md,
+review.json, check.json and results.sarif, and appends summary.md to `$GITHUB_STEP_SUMMARY`
+when that is set. Every renderer is a pure function of the report (see summary.py,
+review.py, check.py).
 """
 from __future__ import annotations
 
 import os
-from typing import Callable, Mapping
+from typing import TYPE_CHECKING, Callable, Mapping
 
 from pt2bot import __version__
-from pt2bot.findings import Finding
-from pt2bot.jsonio import jsonable, write_json, write_text
+from pt2bot.jsonio import write_json, write_text
+
+if TYPE_CHECKING:   # `pt2bot check` loads this package to print findings: no report there
+    from pt2bot.reportdata import Report
 
 
-def render_all(report: dict, out_dir: str, *,
+def render_all(report: Report, out_dir: str, *,
                commentable: Callable[[str, int], bool] | None = None,
                env: Mapping[str, str] | None = None) -> dict[str, str]:
     """Write the report directory; returns {file name: path}."""
@@ -24,10 +27,10 @@ def render_all(report: dict, out_dir: str, *,
 
     env = os.environ if env is None else env
     os.makedirs(out_dir, exist_ok=True)
-    report = jsonable(report)
     paths = {name: os.path.join(out_dir, name) for name in
              ("report.json", "summary.md", "review.json", "check.json", "results.sarif")}
-    write_json(paths["report.json"], report)
+    write_json(paths["report.json"], report.to_dict())
+    report = report.as_written()    # the renderers show what report.json says (no NaN)
     summary = render_summary(report)
     write_text(paths["summary.md"], summary)
     write_json(paths["review.json"], render_review(report, commentable))
@@ -40,15 +43,14 @@ def render_all(report: dict, out_dir: str, *,
     return paths
 
 
-def render_sarif(report: dict) -> dict:
+def render_sarif(report: Report) -> dict:
     """SARIF 2.1.0 of the reported static findings (pt2bot.report.sarif does the format)."""
     try:
         from pt2bot.report.sarif import findings_to_sarif
     except ImportError as e:    # the one place that depends on the SARIF module landing
         raise RuntimeError("pt2bot.report.sarif.findings_to_sarif is missing: cannot write "
                            "results.sarif") from e
-    findings = [Finding.from_dict(f) for f in report.get("findings") or []]
-    return findings_to_sarif(findings, tool_version=__version__)
+    return findings_to_sarif(report.findings, tool_version=__version__)
 
 
 __all__ = ["render_all", "render_sarif"]

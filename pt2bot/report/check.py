@@ -6,9 +6,13 @@ publisher sends them 50 per request; this module caps the total.
 """
 from __future__ import annotations
 
+from typing import Any, Mapping
+
+from pt2bot.findings import Finding
 from pt2bot.report.escape import cap, plain_text, utf8_len
 from pt2bot.report.review import confirming_breaks
 from pt2bot.report.summary import caused_recompiles, render_summary
+from pt2bot.reportdata import Report
 
 SCHEMA = "pt2bot.check/1"
 MAX_SUMMARY_BYTES = 65_535
@@ -17,10 +21,9 @@ MAX_ANNOTATIONS = 500
 MAX_MESSAGE = 2_000
 
 
-def render_check(report: dict) -> dict:
-    conclusion = report.get("conclusion") or "neutral"
-    title = cap(plain_text(report.get("summary_title") or conclusion).replace("\n", " "),
-                MAX_TITLE)
+def render_check(report: Report) -> dict:
+    conclusion = report.conclusion or "neutral"
+    title = cap(plain_text(report.summary_title or conclusion).replace("\n", " "), MAX_TITLE)
     annotations = collect_annotations(report)
     text = None
     if len(annotations) > MAX_ANNOTATIONS:
@@ -28,7 +31,7 @@ def render_check(report: dict) -> dict:
                 "the full report is in `report.json` (workflow artifact).")
         annotations = annotations[:MAX_ANNOTATIONS]
     return {
-        "schema": SCHEMA, "name": "pt2bot", "head_sha": report.get("head"),
+        "schema": SCHEMA, "name": "pt2bot", "head_sha": report.head,
         "conclusion": conclusion, "title": title,
         "summary": render_summary(report, limit=MAX_SUMMARY_BYTES, measure=utf8_len,
                                   with_marker=False),
@@ -40,50 +43,49 @@ def _plain(text: object, limit: int = MAX_MESSAGE) -> str:
     return cap(plain_text(text or ""), limit)
 
 
-def collect_annotations(report: dict) -> list[dict]:
+def collect_annotations(report: Report) -> list[dict]:
     """Failures first (what made the check red), then warnings, then notices."""
     fail_sev = {"error": ("error",), "warning": ("error", "warning")}.get(
-        (report.get("thresholds") or {}).get("fail_on", "error"), ())
+        report.thresholds.get("fail_on", "error"), ())
     out: list[dict] = []
     # One annotation per problem, as in the review: a new break on the line of a new finding
     # that predicted it confirms the finding instead of being annotated again.
-    new_breaks = [(str(m.get("name") or "?"), b) for m in report.get("models") or []
-                  for b in m.get("new_breaks") or [] if _located(b)]
+    new_breaks = [(str(m.name or "?"), b) for m in report.models
+                  for b in m.new_breaks if _located(b)]
     confirmed = confirming_breaks(
-        [f for f in report.get("findings") or [] if f.get("new") and _located(f)], new_breaks)
+        [f for f in report.findings if f.new and _located_at(f.path, f.line)], new_breaks)
     merged = {id(b) for pairs in confirmed.values() for _, b in pairs}
-    reasons = report.get("reasons") or []
-    over = {r.get("model") for r in reasons
+    over = {r.get("model") for r in report.reasons
             if r.get("code") == "new_graph_breaks" and r.get("level") == "failure"}
-    for f in report.get("findings") or []:
-        if not _located(f):
+    for f in report.findings:
+        if not _located_at(f.path, f.line):
             continue
-        if not f.get("new") or f.get("severity") == "info":   # info never fails the check
+        if not f.new or f.severity == "info":   # info never fails the check
             level = "notice"
-        elif f.get("severity") in fail_sev:
+        elif f.severity in fail_sev:
             level = "failure"
         else:
             level = "warning"
-        msg = str(f.get("message") or "")
-        cond = f.get("condition")
+        msg = str(f.message or "")
+        cond = f.condition
         if isinstance(cond, str) and cond.strip():
             msg += f" (when {cap(' '.join(cond.split()), 200)})"
-        if not f.get("new"):
+        if not f.new:
             msg += " (pre-existing)"
         reach = _reached(f)
         if reach:
             msg += f"\nSmoke run: {reach}."
-        pairs = confirmed.get(f.get("fingerprint") or "", [])
+        pairs = confirmed.get(f.fingerprint(), [])
         if pairs:
             if any(model in over for model, _ in pairs):
                 level = "failure"
             msg += "\nConfirmed by the smoke run: " + ", ".join(
                 f"model {model} breaks here ({b.get('gb') or 'graph break'})" for model, b in pairs)
             msg += "".join(dict.fromkeys(_caused(b) for _, b in pairs))
-        out.append(_annotation(f, level, str(f.get("rule") or "pt2bot"), msg))
-    for m in report.get("models") or []:
-        name = str(m.get("name") or "?")
-        for b in m.get("new_breaks") or []:
+        out.append(_annotation(f.path, f.line, level, str(f.rule or "pt2bot"), msg))
+    for m in report.models:
+        name = str(m.name or "?")
+        for b in m.new_breaks:
             if not _located(b) or id(b) in merged:
                 continue
             msg = f"New graph break in model {name}: {b.get('gb_type') or b.get('reason') or ''}"
@@ -91,21 +93,21 @@ def collect_annotations(report: dict) -> list[dict]:
             if hints:
                 msg += f"\nHint: {hints[0]}"
             msg += _caused(b)
-            out.append(_annotation(b, "failure" if name in over else "warning",
+            out.append(_annotation(b["path"], b["line"], "failure" if name in over else "warning",
                                    f"{b.get('gb') or 'graph break'}", msg))
-        for p in m.get("problems") or []:
+        for p in m.problems:
             if p.get("kind") in ("fails_only_on_head", "fails_on_head") and _located(p):
-                out.append(_annotation(p, "failure", "model fails",
+                out.append(_annotation(p["path"], p["line"], "failure", "model fails",
                                        f"Model {name} {p.get('message')}: {p.get('detail') or ''}"))
     order = {"failure": 0, "warning": 1, "notice": 2}
     out.sort(key=lambda a: order[a["annotation_level"]])
     return out
 
 
-def _reached(f: dict) -> str:
+def _reached(f: Finding) -> str:
     """The summary's reachability words, in plain text (model names are not code here)."""
-    names = f.get("reached_by")
-    if not isinstance(names, list):
+    names = f.reached_by
+    if names is None:
         return ""
     names = [cap(n, 100) for n in names if isinstance(n, str) and n]
     if not names:
@@ -125,13 +127,17 @@ def _caused(b: dict) -> str:
             "go away with the break)")
 
 
-def _located(x: dict) -> bool:
-    return isinstance(x.get("path"), str) and bool(x["path"]) and \
-        isinstance(x.get("line"), int) and x["line"] > 0
+def _located(x: Mapping[str, Any]) -> bool:
+    """Whether a break or a problem (report.json objects) has a file and a line."""
+    return _located_at(x.get("path"), x.get("line"))
 
 
-def _annotation(x: dict, level: str, title: str, message: str) -> dict:
-    return {"path": cap(str(x["path"]), 500), "start_line": x["line"], "end_line": x["line"],
+def _located_at(path: object, line: object) -> bool:
+    return isinstance(path, str) and bool(path) and isinstance(line, int) and line > 0
+
+
+def _annotation(path: str, line: int, level: str, title: str, message: str) -> dict:
+    return {"path": cap(str(path), 500), "start_line": line, "end_line": line,
             "annotation_level": level, "title": _plain(title, 200),
             "message": _plain(message)}
 

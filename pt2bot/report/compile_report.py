@@ -14,6 +14,7 @@ import re
 from typing import Any, Mapping
 
 from pt2bot.report.markdown import code_inline, link
+from pt2bot.reportdata import ModelDelta
 from pt2bot.results import HTML_NAME, TRACE_NAME, report_dir
 
 # The artifact the shipped workflows upload the report directory as (.github/workflows/).
@@ -37,22 +38,22 @@ def _positive(v: Any) -> bool:
     return isinstance(v, (int, float)) and not isinstance(v, bool) and v > 0
 
 
-def summary_line(model: Mapping[str, Any], report: Mapping[str, Any], *,
+def summary_line(model: ModelDelta, mode: str | None, *,
                  environ: Mapping[str, str] = os.environ) -> str | None:
     """summary.md's pointer to a model's compile report, for a model with a new graph break
-    or recompile (report.json's `models[]` entry); None otherwise or without a trace."""
-    delta = model.get("delta") if isinstance(model.get("delta"), Mapping) else {}
-    if not (model.get("new_breaks") or _positive(delta.get("recompiles"))
-            or _positive(delta.get("new_recompiles"))):
+    or recompile (the report's entry of the model; `mode` the report's: review or audit);
+    None otherwise or without a trace."""
+    if not (model.new_breaks or _positive(model.delta.recompiles)
+            or _positive(model.delta.new_recompiles)):
         return None
-    name = model.get("name")
-    head = model.get("head") if isinstance(model.get("head"), Mapping) else {}
+    name = model.name
+    head = model.head or {}     # the RUN as head's results file has it
     cr = head.get("compile_report") if isinstance(head.get("compile_report"), Mapping) else {}
     if not isinstance(name, str) or not cr.get("trace"):
         return None
     # Paths are rebuilt from the name, never copied from the (worker-written) results.
     side_dir = report_dir(name, "head")
-    artifact = ARTIFACTS.get(str(report.get("mode") or "review"), ARTIFACTS["review"])
+    artifact = ARTIFACTS.get(str(mode or "review"), ARTIFACTS["review"])
     url = run_url(environ)
     # link() keeps only https links to allowed hosts (github.com): elsewhere, the text
     where = f"in the `{artifact}` artifact" + (

@@ -14,13 +14,15 @@ the break under its own fingerprint (a different comment); the publisher retires
 from __future__ import annotations
 
 import re
-from typing import Callable
+from typing import Any, Callable, Mapping, Sequence
 
-from pt2bot.findings import DIFF_ADDED, DIFF_CONTEXT, fingerprint
+from pt2bot.findings import DIFF_ADDED, DIFF_CONTEXT, Finding, fingerprint
 from pt2bot.report.markdown import (code_block, code_inline, escape_inline, marker,
                                     suggestion_block)
-from pt2bot.report.summary import (FULL_REPORT, MAX_CHARS, Section, caused_line, fit, gb_link,
-                                   location, reached, severity_icon, when)
+from pt2bot.report.summary import (FULL_REPORT, MAX_CHARS, Section, caused_line, fit,
+                                   finding_location, gb_link, location, reached, severity_icon,
+                                   when)
+from pt2bot.reportdata import Report
 
 SCHEMA = "pt2bot.review/1"
 Commentable = Callable[[str, int], bool]
@@ -28,17 +30,18 @@ _FP = re.compile(r"^[0-9a-f]{8,64}$")
 MAX_COMMENTS = 100   # one review; beyond this the body lists the rest
 
 
-def render_review(report: dict, changeset_commentable: Commentable | None = None) -> dict:
+def render_review(report: Report, changeset_commentable: Commentable | None = None) -> dict:
     """review.json for `report`; `changeset_commentable=None` trusts findings' `diff`."""
     comments: dict[str, dict] = {}
     elsewhere: list[str] = []
 
-    def place(item: dict, body: str, fp: str, where: str, suggestion: str | None = None) -> None:
-        path, line = item.get("path"), item.get("line")
+    def place(at: tuple[object, object, object], body: str, fp: str, where: str,
+              suggestion: str | None = None) -> None:
+        path, line, diff = at
         if fp in comments:
             return
         ok = isinstance(path, str) and isinstance(line, int) and line > 0 and \
-            len(comments) < MAX_COMMENTS and _commentable(changeset_commentable, item)
+            len(comments) < MAX_COMMENTS and _commentable(changeset_commentable, path, line, diff)
         if not ok:
             elsewhere.append(f"- {code_inline(where, limit=160)} {body.splitlines()[0]}")
             return
@@ -48,43 +51,48 @@ def render_review(report: dict, changeset_commentable: Commentable | None = None
         comments[fp] = {"path": path, "line": line, "side": "RIGHT", "start_line": None,
                         "body": f"{text}\n\n{marker('fp=' + fp)}", "fingerprint": fp}
 
-    findings = _unique(f for f in report.get("findings") or []
-                       if f.get("new") and _FP.match(f.get("fingerprint") or ""))
-    breaks = [(m.get("name", "?"), b) for m in report.get("models") or []
-              for b in m.get("new_breaks") or [] if _FP.match(b.get("fingerprint") or "")]
+    findings = _unique(f for f in report.findings if f.new and _FP.match(f.fingerprint()))
+    breaks = [(m.name, b) for m in report.models
+              for b in m.new_breaks if _FP.match(b.get("fingerprint") or "")]
     confirmed = confirming_breaks(findings, breaks)
     merged = {id(b) for pairs in confirmed.values() for _, b in pairs}
 
     for f in findings:
-        fp = f["fingerprint"]
-        place(f, finding_body(f, confirmed.get(fp, [])), fp, location(f), f.get("suggestion"))
+        fp = f.fingerprint()
+        place((f.path, f.line, f.diff), finding_body(f, confirmed.get(fp, [])), fp,
+              finding_location(f), f.suggestion)
 
     for model, b in breaks:
         if id(b) not in merged:
-            place(b, break_body(b, model), b["fingerprint"], location(b))
+            place(_item_at(b), break_body(b, model), b["fingerprint"], location(b))
 
-    for m in report.get("models") or []:
-        for p in m.get("problems") or []:
+    for m in report.models:
+        for p in m.problems:
             if p.get("kind") in ("fails_only_on_head", "fails_on_head") and p.get("path"):
-                fp = fingerprint("model-failure", m.get("name", ""), str(p.get("path")),
+                fp = fingerprint("model-failure", m.name, str(p.get("path")),
                                  str(p.get("message")))
-                body = (f"❌ pt2bot: model {code_inline(m.get('name', '?'), limit=100)} "
+                body = (f"❌ pt2bot: model {code_inline(m.name, limit=100)} "
                         f"{escape_inline(p.get('message', ''), limit=300)}")
                 if p.get("detail"):
                     body += "\n\n" + code_block(p["detail"], limit=2000)
-                place(p, body, fp, location(p))
+                place(_item_at(p), body, fp, location(p))
 
-    return {"schema": SCHEMA, "head": report.get("head"),
+    return {"schema": SCHEMA, "head": report.head,
             "body": review_body(report, elsewhere, len(comments)),
             "comments": list(comments.values())}
 
 
-def _commentable(can: Commentable | None, item: dict) -> bool:
+def _item_at(item: Mapping[str, Any]) -> tuple[object, object, object]:
+    """(path, line, diff) of a break or a problem (report.json objects; `diff`: none has one)."""
+    return item.get("path"), item.get("line"), item.get("diff")
+
+
+def _commentable(can: Commentable | None, path: str, line: int, diff: object) -> bool:
     """The predicate's answer; without one, the finding's own diff annotation decides."""
     if can is None:
-        return item.get("diff") in (DIFF_ADDED, DIFF_CONTEXT)
+        return diff in (DIFF_ADDED, DIFF_CONTEXT)
     try:
-        return bool(can(item["path"], item["line"]))
+        return bool(can(path, line))
     except Exception:   # a predicate that cannot answer means "not in the diff"
         return False
 
@@ -92,19 +100,16 @@ def _commentable(can: Commentable | None, item: dict) -> bool:
 Pair = tuple[str, dict]   # (model name, new graph break)
 
 
-def _unique(findings) -> list[dict]:
+def _unique(findings) -> list[Finding]:
     """First finding per fingerprint (one comment per fingerprint, so one to merge into)."""
-    seen: dict[str, dict] = {}
+    seen: dict[str, Finding] = {}
     for f in findings:
-        seen.setdefault(f["fingerprint"], f)
+        seen.setdefault(f.fingerprint(), f)
     return list(seen.values())
 
 
-def _at(item: dict) -> tuple[object, object]:
-    return item.get("path"), item.get("line")
-
-
-def confirming_breaks(findings: list[dict], breaks: list[Pair]) -> dict[str, list[Pair]]:
+def confirming_breaks(findings: Sequence[Finding], breaks: list[Pair]
+                      ) -> dict[str, list[Pair]]:
     """finding fingerprint -> the new breaks that confirm it.
 
     A break confirms a finding on its (path, line) that predicts a break: the one predicting
@@ -112,26 +117,27 @@ def confirming_breaks(findings: list[dict], breaks: list[Pair]) -> dict[str, lis
     is a forecast; the smoke run's is what dynamo said). A finding that predicts no break,
     and a break on a line with no such finding, stay separate comments.
     """
-    predicting: dict[tuple[object, object], list[dict]] = {}
+    predicting: dict[tuple[object, object], list[Finding]] = {}
     for f in findings:
-        if f.get("gb") and isinstance(f.get("line"), int):
-            predicting.setdefault(_at(f), []).append(f)
+        if f.gb and isinstance(f.line, int):
+            predicting.setdefault((f.path, f.line), []).append(f)
     out: dict[str, list[Pair]] = {}
     for model, b in breaks:
-        candidates = predicting.get(_at(b)) if isinstance(b.get("line"), int) else None
+        line = b.get("line")
+        candidates = predicting.get((b.get("path"), line)) if isinstance(line, int) else None
         if not candidates:
             continue
-        f = next((c for c in candidates if c.get("gb") == b.get("gb")), candidates[0])
-        out.setdefault(f["fingerprint"], []).append((model, b))
+        f = next((c for c in candidates if c.gb == b.get("gb")), candidates[0])
+        out.setdefault(f.fingerprint(), []).append((model, b))
     return out
 
 
-def finding_body(f: dict, confirmed_by: list[Pair] = ()) -> str:
-    rule = escape_inline(f.get("rule", "?"), limit=20)
+def finding_body(f: Finding, confirmed_by: list[Pair] = ()) -> str:
+    rule = escape_inline(f.rule, limit=20)
     sev = "❌" if confirmed_by else severity_icon(f)
     # The condition belongs to the claim: in the first line (also what the review body lists
     # for a finding outside the diff).
-    lines = [f"{sev} **{rule}** {escape_inline(f.get('message', ''), limit=600)}{when(f)}"]
+    lines = [f"{sev} **{rule}** {escape_inline(f.message, limit=600)}{when(f)}"]
     reach = reached(f)
     if reach:
         lines.append(f"Smoke run: {reach}.")
@@ -139,10 +145,10 @@ def finding_body(f: dict, confirmed_by: list[Pair] = ()) -> str:
         lines.append(confirmation_line(confirmed_by))
         # The break's recompiles are this problem's too (one problem, one comment).
         lines += list(dict.fromkeys(caused_line(b) for _, b in confirmed_by if caused_line(b)))
-    elif f.get("gb"):
-        lines.append(f"Predicts a graph break: {gb_link(f)} "
-                     f"{escape_inline(f.get('gb_type') or '', limit=160)}")
-    hints = list((f.get("hints") or [])[:3])
+    elif f.gb:
+        lines.append(f"Predicts a graph break: {gb_link(f.gb)} "
+                     f"{escape_inline(f.gb_type or '', limit=160)}")
+    hints = list(f.hints[:3])
     for _, b in confirmed_by:
         hints += [h for h in (b.get("hints") or [])[:2] if h not in hints]
     for h in hints[:5]:
@@ -159,7 +165,7 @@ def confirmation_line(pairs: list[Pair]) -> str:
     who = f"model {names} breaks" if len(models) == 1 else f"models {names} break"
     seen: list[str] = []
     for _, b in pairs:
-        gb = f"{gb_link(b)} {escape_inline(b.get('gb_type') or '', limit=160)}".strip()
+        gb = f"{gb_link(b.get('gb'))} {escape_inline(b.get('gb_type') or '', limit=160)}".strip()
         if gb not in seen:
             seen.append(gb)
     loop = (" (inside a loop: dynamo skips the whole frame and runs it eagerly)"
@@ -168,7 +174,7 @@ def confirmation_line(pairs: list[Pair]) -> str:
 
 
 def break_body(b: dict, model: str) -> str:
-    lines = [f"❌ **New graph break** {gb_link(b)} "
+    lines = [f"❌ **New graph break** {gb_link(b.get('gb'))} "
              f"{escape_inline(b.get('gb_type') or '', limit=160)} "
              f"(model {code_inline(model, limit=100)})"]
     text = b.get("explanation") or b.get("reason")
@@ -183,9 +189,8 @@ def break_body(b: dict, model: str) -> str:
     return "\n\n".join(lines)
 
 
-def review_body(report: dict, elsewhere: list[str], n_comments: int) -> str:
-    title = escape_inline(report.get("summary_title") or report.get("conclusion") or "",
-                          limit=200)
+def review_body(report: Report, elsewhere: list[str], n_comments: int) -> str:
+    title = escape_inline(report.summary_title or report.conclusion or "", limit=200)
     head = f"**pt2bot** · {title} · {n_comments} inline comment{'s' if n_comments != 1 else ''}"
     sections = []
     if elsewhere:

@@ -13,12 +13,14 @@ and where the full report is; the verdict and footer always survive. Never raise
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any, Callable
+from typing import Any, Callable, Mapping
 
 from pt2bot import gb as gb_registry
 from pt2bot.report import compile_report
+from pt2bot.findings import Finding
 from pt2bot.report.markdown import (code_block, code_inline, details, escape_inline, link,
                                     marker, table, truncate_utf8)
+from pt2bot.reportdata import ModelDelta, Report
 
 MAX_CHARS = 65_536
 SUMMARY_MARKER = marker("summary")
@@ -46,7 +48,7 @@ class Section:
         return "\n\n".join(p for p in parts if p)
 
 
-def render_summary(report: dict, *, limit: int = MAX_CHARS,
+def render_summary(report: Report, *, limit: int = MAX_CHARS,
                    measure: Callable[[str], int] = len, with_marker: bool = True) -> str:
     """The summary comment's Markdown, at most `limit` by `measure` (chars by default)."""
     head = render_header(report)
@@ -94,16 +96,16 @@ def fit(head: str, sections: list[Section], foot: str, *, limit: int,
 
 # --------------------------------------------------------------------------- header/footer
 
-def render_header(report: dict) -> str:
-    conclusion = report.get("conclusion") or "neutral"
+def render_header(report: Report) -> str:
+    conclusion = report.conclusion or "neutral"
     icon = ICONS.get(conclusion, "⚪")
-    title = escape_inline(report.get("summary_title") or conclusion, limit=200)
+    title = escape_inline(report.summary_title or conclusion, limit=200)
     lines = [f"### {icon} pt2bot: {title}"]
-    mode = "nightly audit" if report.get("mode") == "audit" else "pull request review"
-    base, head = _short(report.get("base")), _short(report.get("head"))
+    mode = "nightly audit" if report.mode == "audit" else "pull request review"
+    base, head = _short(report.base), _short(report.head)
     lines.append(f"{conclusion.capitalize()} · {mode} · base {base} → head {head}")
-    shown = [r for r in report.get("reasons") or [] if r.get("level") in ("failure", "neutral")]
-    warns = [r for r in report.get("reasons") or [] if r.get("level") == "warning"]
+    shown = [r for r in report.reasons if r.get("level") in ("failure", "neutral")]
+    warns = [r for r in report.reasons if r.get("level") == "warning"]
     if shown or warns:
         lines.append("")
         for r in (shown + warns)[:30]:
@@ -115,16 +117,16 @@ def render_header(report: dict) -> str:
     return "\n".join(lines)
 
 
-def render_footer(report: dict) -> str:
-    bits = [f"torch {escape_inline(report.get('torch') or 'n/a', limit=40)}",
-            f"device {escape_inline(report.get('device') or 'n/a', limit=20)}"]
-    if report.get("device_name"):
-        bits[-1] += f" ({escape_inline(report['device_name'], limit=60)})"
-    bits.append(f"config {escape_inline(report.get('config_digest') or 'n/a', limit=80)}")
-    timings = report.get("timings") if isinstance(report.get("timings"), dict) else {}
+def render_footer(report: Report) -> str:
+    bits = [f"torch {escape_inline(report.torch or 'n/a', limit=40)}",
+            f"device {escape_inline(report.device or 'n/a', limit=20)}"]
+    if report.device_name:
+        bits[-1] += f" ({escape_inline(report.device_name, limit=60)})"
+    bits.append(f"config {escape_inline(report.config_digest or 'n/a', limit=80)}")
+    timings = report.timings or {}
     if isinstance(timings.get("total"), (int, float)):
         bits.append(f"took {timings['total']:.0f} s")
-    bits.append(f"pt2bot {escape_inline(report.get('pt2bot') or '', limit=20)}")
+    bits.append(f"pt2bot {escape_inline(report.pt2bot or '', limit=20)}")
     return "---\n<sub>" + " · ".join(bits) + "</sub>"
 
 
@@ -134,24 +136,23 @@ def _short(sha: Any) -> str:
 
 # --------------------------------------------------------------------------- models
 
-def model_sections(report: dict) -> list[Section]:
+def model_sections(report: Report) -> list[Section]:
     out = []
-    for m in report.get("models") or []:
-        if m.get("status") == "skipped" and m.get("change") != "removed":
+    for m in report.models:
+        if m.status == "skipped" and m.change != "removed":
             continue   # listed under "Skipped models"
         out.append(model_section(m, report))
     return out
 
 
-def model_section(m: dict, report: dict) -> Section:
-    name = code_inline(m.get("name", "?"), limit=100)
-    change = m.get("change") or "unknown"
-    status = m.get("status")
+def model_section(m: ModelDelta, report: Report) -> Section:
+    name = code_inline(m.name, limit=100)
+    change = m.change or "unknown"
+    status = m.status
     badge = {"new": "🆕 new", "removed": "🗑️ removed", "changed": "changed",
              "unchanged": "unchanged"}.get(change, escape_inline(change, limit=20))
-    bad = any(p.get("level") == "failure" for p in m.get("problems") or []) or \
-        any(r.get("model") == m.get("name") and r.get("level") == "failure"
-            for r in report.get("reasons") or [])
+    bad = any(p.get("level") == "failure" for p in m.problems) or \
+        any(r.get("model") == m.name and r.get("level") == "failure" for r in report.reasons)
     title = f"#### {'❌' if bad else '✅' if status == 'ok' else '⚪'} {name} — {badge}"
     if change == "removed":
         return Section(title, ["Not in head's results: the model was removed or its entry "
@@ -164,26 +165,27 @@ def model_section(m: dict, report: dict) -> Section:
         lat = latency_table(m)
         if lat:
             blocks.append(lat)
-    fixed = m.get("fixed_breaks") or []
+    fixed = m.fixed_breaks
     if fixed:
-        where = ", ".join(f"{gb_link(b)} at {code_inline(location(b), limit=120)}" for b in fixed[:5])
+        where = ", ".join(f"{gb_link(b.get('gb'))} at {code_inline(location(b), limit=120)}"
+                          for b in fixed[:5])
         more = f" and {len(fixed) - 5} more" if len(fixed) > 5 else ""
         blocks.append(f"🎉 Fixed {len(fixed)} graph break{'s' if len(fixed) != 1 else ''}: "
                       f"{where}{more}.")
-    for p in m.get("problems") or []:
+    for p in m.problems:
         if p.get("kind") == "compare_error":
             blocks.append(f"⚪ {escape_inline(p.get('message', ''), limit=400)}")
-    new = m.get("new_breaks") or []
+    new = m.new_breaks
     if new:
         blocks.append(f"**{len(new)} new graph break{'s' if len(new) != 1 else ''}:**")
         blocks += [break_block(b) for b in new[:MAX_LIST]]
     rec = recompile_details(m)
     if rec:
         blocks.append(rec)
-    where = compile_report.summary_line(m, report)   # the model's tlparse report, if any
+    where = compile_report.summary_line(m, report.mode)   # the model's tlparse report, if any
     if where:
         blocks.append(where)
-    spec = (m.get("delta") or {}).get("new_specialized") or []
+    spec = m.delta.new_specialized
     if spec:
         items = "\n".join(f"- dim {code_inline(s.get('dim'), limit=40)} = "
                           f"{escape_inline(s.get('value'), limit=20)} at "
@@ -204,35 +206,34 @@ def _signed(v: int) -> str:
     return f"+{v}" if v > 0 else str(v) if v < 0 else "0"
 
 
-def delta_table(m: dict) -> str:
-    base, head = m.get("base") or {}, m.get("head") or {}
-    d = m.get("delta") or {}
+def delta_table(m: ModelDelta) -> str:
+    base, head = m.base or {}, m.head or {}
+    d = m.delta
     nb, hb = len(base.get("graph_breaks") or []), len(head.get("graph_breaks") or [])
-    has_base = bool(m.get("base"))
-    rows = [["graph breaks", str(nb) if has_base else "—", str(hb),
-             _signed(d.get("graph_breaks", 0))]]
+    has_base = bool(m.base)
+    rows = [["graph breaks", str(nb) if has_base else "—", str(hb), _signed(d.graph_breaks)]]
     rows.append(["graphs", _num(base.get("graph_count")) if has_base else "—",
-                 _num(head.get("graph_count")), _signed(d.get("graph_count", 0))])
+                 _num(head.get("graph_count")), _signed(d.graph_count)])
     brc = (base.get("recompiles") or {}) if isinstance(base.get("recompiles"), dict) else {}
     hrc = (head.get("recompiles") or {}) if isinstance(head.get("recompiles"), dict) else {}
-    caused = d.get("caused_recompiles") or 0
+    caused = d.caused_recompiles
     rows.append(["recompiles", _num(brc.get("count")) if has_base else "—",
-                 _num(hrc.get("count")), _signed(d.get("recompiles", 0))
+                 _num(hrc.get("count")), _signed(d.recompiles)
                  + (f" (+{caused} from the new break{'s' if _n_breaks(m) != 1 else ''})"
                     if isinstance(caused, int) and caused > 0 else "")])
-    exp = d.get("export", "n/a")
+    exp = d.export
     rows.append(["export", _export_cell(base) if has_base else "—", _export_cell(head),
                  {"broken": "❌ broken", "fixed": "🎉 fixed"}.get(exp, "same" if exp == "same"
                                                                    else "—")])
-    acc = d.get("accuracy") or []
+    acc = d.accuracy
     if acc:
         rows.append(["accuracy", "", f"❌ {len(acc)} shape(s)",
                      f"{sum(1 for a in acc if a.get('new'))} new"])
     return table(["", "base", "head", "Δ"], rows)
 
 
-def _n_breaks(m: dict) -> int:
-    return len(m.get("new_breaks") or [])
+def _n_breaks(m: ModelDelta) -> int:
+    return len(m.new_breaks)
 
 
 def caused_recompiles(b: dict) -> int:
@@ -250,7 +251,7 @@ def caused_line(b: dict) -> str:
             "compiled again for new shapes, and go away with the break.")
 
 
-def _export_cell(run: dict) -> str:
+def _export_cell(run: Mapping[str, Any]) -> str:
     e = run.get("export")
     if not isinstance(e, dict) or not isinstance(e.get("ok"), bool):
         return "—"
@@ -266,9 +267,9 @@ def _shape(shape: Any) -> str:
     return ",".join(f"{k}={v}" for k, v in shape.items())
 
 
-def latency_table(m: dict) -> str:
+def latency_table(m: ModelDelta) -> str:
     rows = []
-    for x in (m.get("delta") or {}).get("latency") or []:
+    for x in m.delta.latency:
         ms = f"{_ms(x.get('base_ms'))} → {_ms(x.get('head_ms'))}"
         if x.get("ratio") is None:
             verdict = escape_inline(x.get("note") or "no comparison", limit=80)
@@ -283,8 +284,7 @@ def latency_table(m: dict) -> str:
                      verdict])
     if not rows:
         return ""
-    stat = next((x.get("statistic") for x in (m.get("delta") or {}).get("latency") or []
-                 if x.get("statistic")), None)
+    stat = next((x.get("statistic") for x in m.delta.latency if x.get("statistic")), None)
     what = "medians" if stat == "median" else f"fast-end ({stat}) times" if stat else "times"
     return (f"Compiled latency, head/base ratio of {escape_inline(what, limit=40)} "
             "[95% interval]; ms are medians:\n\n"
@@ -297,25 +297,35 @@ def _ms(v: Any) -> str:
     return f"{v:.3g}"
 
 
-def gb_link(b: dict) -> str:
-    gb = b.get("gb")
+def gb_link(gb: object) -> str:
+    """A GB code (of a break, or the one a finding predicts) linked to its page."""
     if gb_registry.is_code(gb):
         return link(gb, gb_registry.url(gb))
     return "graph break"
 
 
-def location(x: dict) -> str:
-    path = str(x.get("path") or "?")
-    return f"{path}:{x['line']}" if isinstance(x.get("line"), int) else path
+def path_line(path: object, line: object) -> str:
+    """"path:line" (just the path without a line number)."""
+    path = str(path or "?")
+    return f"{path}:{line}" if isinstance(line, int) else path
 
 
-def break_block(b: dict) -> str:
+def location(x: Mapping[str, Any]) -> str:
+    """Where a break, a problem, an error or a guard is (report.json objects)."""
+    return path_line(x.get("path"), x.get("line"))
+
+
+def finding_location(f: Finding) -> str:
+    return path_line(f.path, f.line)
+
+
+def break_block(b: Mapping[str, Any]) -> str:
     """One new break: GB code (linked), type, where; the code line; explanation; hint."""
     gb_type = b.get("gb_type") or ""
     func = f" in {code_inline(b['function'], limit=80)}" if b.get("function") else ""
     count = f" (×{b['count']})" if isinstance(b.get("count"), int) and b["count"] > 1 else ""
     loop = " — inside a loop: the whole frame runs eagerly" if b.get("in_loop") else ""
-    lines = [f"- **{gb_link(b)}** {escape_inline(gb_type, limit=160)} at "
+    lines = [f"- **{gb_link(b.get('gb'))}** {escape_inline(gb_type, limit=160)} at "
              f"{code_inline(location(b), limit=160)}{func}{count}{loop}"]
     if b.get("source"):
         lines.append(_indent(code_block(b["source"], "python", limit=400)))
@@ -334,11 +344,11 @@ def _indent(text: str, pad: str = "  ") -> str:
     return "\n".join(pad + line for line in text.split("\n"))
 
 
-def error_block(m: dict) -> str:
-    err = m.get("error") if isinstance(m.get("error"), dict) else {}
-    kind = escape_inline(err.get("kind") or m.get("status") or "error", limit=30)
+def error_block(m: ModelDelta) -> str:
+    err = m.error or {}
+    kind = escape_inline(err.get("kind") or m.status or "error", limit=30)
     where = f" at {code_inline(location(err), limit=160)}" if err.get("path") else ""
-    fails = [p for p in m.get("problems") or [] if p.get("kind", "").startswith("fails")]
+    fails = [p for p in m.problems if p.get("kind", "").startswith("fails")]
     lead = escape_inline(fails[0]["message"], limit=200) if fails else f"{kind}"
     out = f"❌ **{lead}**{where}"
     if err.get("message"):
@@ -346,11 +356,10 @@ def error_block(m: dict) -> str:
     return out
 
 
-def recompile_details(m: dict) -> str:
+def recompile_details(m: ModelDelta) -> str:
     """Per shape case with more recompiles than base: the counts and the first guards; a
     recompile that follows from a new break says so (compare.compare_recompiles)."""
-    cases = [c for c in (m.get("delta") or {}).get("recompile_cases") or []
-             if c.get("delta") or _caused(c)]
+    cases = [c for c in m.delta.recompile_cases if c.get("delta") or _caused(c)]
     if not cases:
         return ""
     lines = []
@@ -378,13 +387,13 @@ def _caused(case: dict) -> int:
 
 # --------------------------------------------------------------------------- findings
 
-def findings_section(report: dict) -> Section | None:
-    findings = report.get("findings") or []
-    hidden = report.get("findings_hidden") or 0
+def findings_section(report: Report) -> Section | None:
+    findings = report.findings
+    hidden = report.findings_hidden or 0
     if not findings and not hidden:
         return None
-    new = [f for f in findings if f.get("new")]
-    old = [f for f in findings if not f.get("new")]
+    new = [f for f in findings if f.new]
+    old = [f for f in findings if not f.new]
     title = f"#### Static findings ({len(new)} new, {len(old)} pre-existing)"
     blocks = [finding_line(f) for f in new[:MAX_LIST]]
     if old:
@@ -394,31 +403,31 @@ def findings_section(report: dict) -> Section | None:
     s.omitted = max(0, len(new) - MAX_LIST)
     if hidden:
         s.extra_note = (f"_{hidden} more outside the diff filter "
-                        f"{code_inline(report.get('thresholds', {}).get('filter', ''))}._")
+                        f"{code_inline(report.thresholds.get('filter', ''))}._")
     return s
 
 
 SEVERITY_ICONS = {"error": "❌", "warning": "⚠️", "info": "ℹ️"}
 
 
-def severity_icon(f: dict) -> str:
-    return SEVERITY_ICONS.get(f.get("severity"), "⚠️")
+def severity_icon(f: Finding) -> str:
+    return SEVERITY_ICONS.get(f.severity, "⚠️")
 
 
-def when(f: dict) -> str:
+def when(f: Finding) -> str:
     """" (when `self.training and ...`)" for a finding under a condition (the guard is the
     user's source: a code span, escaped like every other text), else ""."""
-    cond = f.get("condition")
+    cond = f.condition
     if not isinstance(cond, str) or not cond.strip():
         return ""
     return f" (when {code_inline(cond, limit=200)})"
 
 
-def reached(f: dict) -> str:
+def reached(f: Finding) -> str:
     """"reached by `tiny_gpt`" / "not reached by any configured model" when the smoke run's
     coverage is known (`reached_by`), else ""."""
-    names = f.get("reached_by")
-    if not isinstance(names, list):
+    names = f.reached_by
+    if names is None:
         return ""
     names = [n for n in names if isinstance(n, str) and n]
     if not names:
@@ -427,16 +436,16 @@ def reached(f: dict) -> str:
     return "reached by " + ", ".join(code_inline(n, limit=100) for n in names[:5]) + more
 
 
-def finding_line(f: dict) -> str:
+def finding_line(f: Finding) -> str:
     reach = reached(f)
-    return (f"- {severity_icon(f)} **{escape_inline(f.get('rule', '?'), limit=20)}** "
-            f"{code_inline(location(f), limit=160)} "
-            f"{escape_inline(f.get('message', ''), limit=400)}{when(f)}"
+    return (f"- {severity_icon(f)} **{escape_inline(f.rule, limit=20)}** "
+            f"{code_inline(finding_location(f), limit=160)} "
+            f"{escape_inline(f.message, limit=400)}{when(f)}"
             + (f" · {reach}" if reach else ""))
 
 
-def skipped_section(report: dict) -> Section | None:
-    skipped = report.get("skipped") or []
+def skipped_section(report: Report) -> Section | None:
+    skipped = report.skipped
     if not skipped:
         return None
     lines = [f"- {code_inline(s.get('name', '?'), limit=100)}: "

@@ -36,6 +36,7 @@ from pt2bot.findings import Finding
 from pt2bot.jsonio import write_json
 from pt2bot.pipeline import finish_review
 from pt2bot.reach import mark_reached
+from pt2bot.reportdata import Report
 from pt2bot.results import ModelRun, ResultsFile, RunError, load_results_file
 from pt2bot.select import Selection
 from pt2bot.shard import merge_result_files
@@ -185,8 +186,8 @@ def _with_missing(head: ResultsFile, missing: Mapping[str, int], count: int,
     return head.with_(models=tuple(sorted((*head.models, *runs), key=lambda r: str(r.name))))
 
 
-def review_report(m: Merged) -> dict[str, Any]:
-    """report.json of the merged review: the same stage the unsharded review calls."""
+def review_report(m: Merged) -> Report:
+    """The report of the merged review: the same stage the unsharded review calls."""
 
     report = build_report(
         base_results=m.base, head_results=m.head, base_findings=m.base_findings,
@@ -196,26 +197,26 @@ def review_report(m: Merged) -> dict[str, Any]:
         return report
     # A shard that did not report says nothing about the pull request: its models are
     # errors of the run (neutral), not failures on head.
-    for entry in report["models"]:
-        k = m.missing.get(entry["name"])
+    models = list(report.models)
+    for i, entry in enumerate(models):
+        k = m.missing.get(entry.name)
         if k is None:
             continue
         why = missing_reason(k, m.count)
-        entry.update(status="error", reason=why, change="unknown", problems=[{
+        models[i] = entry.with_(status="error", reason=why, change="unknown", problems=({
             "kind": "shard_missing", "level": NEUTRAL,
-            "message": f"{why}: no result for this model"}])
-    reasons = judge(findings=report["findings"], models=report["models"],
+            "message": f"{why}: no result for this model"},))
+    reasons = judge(findings=report.findings, models=models,
                     head_results=m.head, base_results=m.base, config=m.config)
     if 1 in m.missing_shards:
         reasons.append({"code": "shard_missing", "level": NEUTRAL, "model": None,
                         "message": f"{missing_reason(1, m.count)}: the static checks did not "
                                    "run", "count": 1})
-    report["reasons"] = reasons
-    report["conclusion"] = conclude(reasons)
-    title = summary_title(report["conclusion"], reasons, report["models"], report["findings"])
+    conclusion = conclude(reasons)
+    title = summary_title(conclusion, reasons, models, report.findings)
     gone = ", ".join(f"{i}/{m.count}" for i in m.missing_shards)
-    report["summary_title"] = f"{title}; shard {gone} did not report"
-    return report
+    return report.with_(models=tuple(models), reasons=tuple(reasons), conclusion=conclusion,
+                        summary_title=f"{title}; shard {gone} did not report")
 
 
 def copy_extras(parts: Sequence[Partial], out_dir: str, log: Log) -> int:
@@ -288,9 +289,10 @@ def merge_report_dirs(opts: MergeOptions, log: Log = lambda s: None) -> dict[str
         report = review_report(merged)
         timings = dict(merged.timings)
         timings["merge"] = round(time.perf_counter() - t0, 3)
-        report["timings"] = timings
-        finish_review(report, out, base_results=merged.base, head_results=merged.head,
+        typed = report.with_(timings=timings)
+        finish_review(typed, out, base_results=merged.base, head_results=merged.head,
                       changeset=merged.changeset, publish=opts.publish)
+        report = typed.to_dict()
     else:
         # The one write of this night to the history.
         report = finish_audit(merged.config, merged.head.with_(

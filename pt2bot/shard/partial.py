@@ -27,6 +27,7 @@ from pt2bot.config import Config
 from pt2bot.errors import UserError
 from pt2bot.findings import Finding
 from pt2bot.jsonio import read_json, write_json
+from pt2bot.reportdata import Report
 from pt2bot.results import ResultsFile, load_results_file
 from pt2bot.select import Selection
 from pt2bot.shard import load_costs, parse_shard, split_names
@@ -91,9 +92,8 @@ def shard_selection(selection: Selection, plan: ShardPlan) -> Selection:
                      reasons={n: r for n, r in selection.reasons.items() if n in mine})
 
 
-def mark_partial(report: dict[str, Any], plan: ShardPlan, config: Config,
-                 selection: Selection) -> dict[str, Any]:
-    """report.json of a shard: the `partial` object, and a title that says to merge first."""
+def mark_partial(report: Report, plan: ShardPlan, config: Config, selection: Selection) -> Report:
+    """The report of a shard: the `partial` object, and a title that says to merge first."""
     info = {"shard": plan.spec, "config_digest": config.digest,
             "selection_digest": selection_digest(selection),
             "models": list(plan.mine), "static": plan.runs_static, "empty": not plan.mine,
@@ -101,11 +101,9 @@ def mark_partial(report: dict[str, Any], plan: ShardPlan, config: Config,
     if not plan.mine:
         info["note"] = (f"shard {plan.spec} has no models: {len(selection.selected)} selected "
                         f"over {plan.count} shards")
-    report["partial"] = info
-    report["summary_title"] = (f"partial report (shard {plan.spec}, "
-                               f"{len(plan.mine)} model(s)): merge first. "
-                               f"{report.get('summary_title') or ''}").strip()
-    return report
+    return report.with_(partial=info, summary_title=(
+        f"partial report (shard {plan.spec}, {len(plan.mine)} model(s)): merge first. "
+        f"{report.summary_title or ''}").strip())
 
 
 # --------------------------------------------------------------------------- partial.json
