@@ -236,6 +236,35 @@ def test_the_matching_pr_alone_gets_everything(fake, tmp_path):
     assert len(fake.checks_for(SHA)) == 1 and len(fake.comments_on(pr.number)) == 1
 
 
+
+@pytest.mark.parametrize("closed", [True, False])
+def test_a_closed_pr_leaves_no_check_run_for_the_next_pr_from_its_commit(fake, tmp_path, closed):
+    """A check run belongs to the commit: posted on a SHA whose PR is closed (or was never
+    opened), it stays there, and a later PR from the same commit shows it as its own `pt2bot`
+    check. With no open PR from the run's head, publish posts nothing at all."""
+    if closed:
+        gone = fake.add_pull(head_sha=SHA, files={"model.py": ADDED}, head_owner="mallory",
+                             head_repo="demo-fork", head_ref="innocent")
+        gone.state = "closed"
+    else:   # pushed to a fork, never opened as a PR (GitHub knows the commit all the same)
+        fake.commits.setdefault(SHA, {"sha": SHA})
+    d = write_report(tmp_path / "r", [comment()], conclusion="success")
+    result, out = publish(d, workflow_run_env(fake, tmp_path, owner="mallory", repo="demo-fork",
+                                              branch="innocent"))
+    assert result.exit_code == 0 and result.pr is None, result.lines()
+    assert not any(p.startswith("/repos/octo/demo/check-runs") or "/statuses/" in p
+                   for _, p, _ in fake.log), fake.log
+    assert fake.check_runs == [] and fake.issue_comments == [] and fake.review_comments == []
+    # The job's output says why, in the log and as a notice.
+    assert result.check_run_skipped and "no open pull request" in result.check_run_skipped
+    assert any("no check run: no open pull request" in line for line in result.lines())
+    assert "::notice title=pt2bot::pt2bot posted no check run: no open pull request" in out
+    # The later PR from the same commit has no `pt2bot` check it did not earn.
+    later = fake.add_pull(head_sha=SHA, files={"model.py": ADDED}, head_owner="mallory",
+                          head_repo="demo-fork", head_ref="second-try")
+    assert fake.checks_for(SHA) == [] and later.state == "open"
+
+
 # -------------------------------------------- 8. only the token's own account is "ours"
 def test_another_bots_marker_comments_are_not_ours(fake, tmp_path):
     pr = fake.add_pull(head_sha=SHA, files={"model.py": ADDED})

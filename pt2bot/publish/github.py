@@ -472,6 +472,7 @@ def _publish(gh: Github, artifact: ReportArtifact, target: Target, result: Publi
             match = find_pull(state["repo"], target)
             state["pull"], state["shared"] = match.pull, match.shared
             head = f"{target.head_repo or target.head_owner or '?'}:{target.head_branch or '?'}"
+            state["head"], state["ambiguous"] = head, bool(match.ambiguous)
             if match.ambiguous:
                 result.warnings.append(
                     f"pull requests {', '.join(f'#{n}' for n in match.ambiguous)} all come from "
@@ -516,6 +517,17 @@ def _publish(gh: Github, artifact: ReportArtifact, target: Target, result: Publi
         result.notices.append(f"pt2bot posted no check run: {result.check_run_skipped}; "
                               "its verdict is in the summary comment"
                               + (f" of #{pull.number}" if pull is not None else ""))
+        return
+    if pull is None and target.event_name == "workflow_run":
+        # The run was for a PR that is closed now (or several PRs, or none): a check run on
+        # its commit would outlive it, and a later PR from the same commit would show it as
+        # its own `pt2bot` check. The verdict is for a PR, so with no PR it is not posted.
+        who = ("several open pull requests come" if state.get("ambiguous")
+               else "no open pull request comes")
+        result.check_run_skipped = f"{who} from {state.get('head', '?')} at {sha[:12]}"
+        result.notices.append(f"pt2bot posted no check run: {result.check_run_skipped}; "
+                              "nothing was posted, the report is in the `pt2bot-report` "
+                              "artifact of the pull request's run")
         return
     _attempt(result, "check run", lambda: publish_check(state["repo"], artifact, sha, target, result))
 
