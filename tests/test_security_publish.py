@@ -236,6 +236,35 @@ def test_the_matching_pr_alone_gets_everything(fake, tmp_path):
     assert len(fake.checks_for(SHA)) == 1 and len(fake.comments_on(pr.number)) == 1
 
 
+
+@pytest.mark.parametrize("closed", [True, False])
+def test_a_closed_pr_leaves_no_check_run_for_the_next_pr_from_its_commit(fake, tmp_path, closed):
+    """A check run belongs to the commit: posted on a SHA whose PR is closed (or was never
+    opened), it stays there, and a later PR from the same commit shows it as its own `pt2bot`
+    check. With no open PR from the run's head, publish posts nothing at all."""
+    if closed:
+        gone = fake.add_pull(head_sha=SHA, files={"model.py": ADDED}, head_owner="mallory",
+                             head_repo="demo-fork", head_ref="innocent")
+        gone.state = "closed"
+    else:   # pushed to a fork, never opened as a PR (GitHub knows the commit all the same)
+        fake.commits.setdefault(SHA, {"sha": SHA})
+    d = write_report(tmp_path / "r", [comment()], conclusion="success")
+    result, out = publish(d, workflow_run_env(fake, tmp_path, owner="mallory", repo="demo-fork",
+                                              branch="innocent"))
+    assert result.exit_code == 0 and result.pr is None, result.lines()
+    assert not any(p.startswith("/repos/octo/demo/check-runs") or "/statuses/" in p
+                   for _, p, _ in fake.log), fake.log
+    assert fake.check_runs == [] and fake.issue_comments == [] and fake.review_comments == []
+    # The job's output says why, in the log and as a notice.
+    assert result.check_run_skipped and "no open pull request" in result.check_run_skipped
+    assert any("no check run: no open pull request" in line for line in result.lines())
+    assert "::notice title=pt2bot::pt2bot posted no check run: no open pull request" in out
+    # The later PR from the same commit has no `pt2bot` check it did not earn.
+    later = fake.add_pull(head_sha=SHA, files={"model.py": ADDED}, head_owner="mallory",
+                          head_repo="demo-fork", head_ref="second-try")
+    assert fake.checks_for(SHA) == [] and later.state == "open"
+
+
 # -------------------------------------------- 8. only the token's own account is "ours"
 def test_another_bots_marker_comments_are_not_ours(fake, tmp_path):
     pr = fake.add_pull(head_sha=SHA, files={"model.py": ADDED})
@@ -459,3 +488,77 @@ def test_job_summary_cap_counts_bytes(fake, tmp_path):
     size = summary.stat().st_size
     assert 900_000 < size <= 1024 * 1024, size
     assert "truncated" in summary.read_text(encoding="utf-8")
+
+
+# ------------------------------------- 10. one publish, a bounded number of API requests
+SHA2 = "2" * 40
+ADDED_300 = "@@ -0,0 +1,300 @@\n" + "".join(f"+line {i}\n" for i in range(1, 301))
+MAX_REQUESTS = 20
+
+
+def _breakdown(log: list[tuple[str, str, int]]) -> str:
+    from collections import Counter
+    kinds = Counter((m, re.sub(r"/\d+", "/N", p.split("?")[0])) for m, p, _ in log)
+    return "\n".join(f"{n:3} {m} {p}" for (m, p), n in sorted(kinds.items()))
+
+
+def test_a_push_loop_cannot_spend_the_repositorys_api_quota(fake, tmp_path):
+    """The job token's hourly quota is per repository, shared by every workflow: each push of
+    a fork starts one publish, so what one publish may send is what a push loop multiplies.
+    The artifact: 1,000 annotations and 30 new fingerprints, after a run whose 30 comments
+    are all outdated now. Before: 62 requests (51 writes: 20 for the 1,000 annotations, 30
+    deletions, the review). Now 20 (16 writes: 10 for the renderer's 500 annotations, the
+    review, the summary's note, 4 deletions; the other 26 in the next runs)."""
+    from pt2bot.report.check import MAX_ANNOTATIONS
+    pr = fake.add_pull(head_sha=SHA, files={"model.py": ADDED_300}, head_owner="mallory",
+                       head_repo="demo-fork", head_ref="loop")
+    env = workflow_run_env(fake, tmp_path, owner="mallory", repo="demo-fork", branch="loop")
+    first, _ = publish(write_report(tmp_path / "r1", [comment(line=i, fp=f"fp-old-{i}")
+                                                      for i in range(1, 31)]), env)
+    assert first.inline_posted == 30, first.lines()
+    fake.push(pr.number, SHA2)
+    env = workflow_run_env(fake, tmp_path, owner="mallory", repo="demo-fork", branch="loop",
+                           sha=SHA2)
+    d = write_report(tmp_path / "r2", [comment(line=100 + i, fp=f"fp-new-{i}") for i in range(30)],
+                     head=SHA2, annotations=[
+                         {"path": "model.py", "start_line": i % 300 + 1,
+                          "annotation_level": "warning", "message": f"finding {i}"}
+                         for i in range(1000)])
+    left = 30
+    for run in range(12):
+        before = len(fake.log)
+        result, _ = publish(d, env)
+        sent = fake.log[before:]
+        assert result.exit_code == 0 and fake.violations == [], result.lines()
+        assert len(sent) <= MAX_REQUESTS, f"run {run}: {len(sent)} requests\n" + _breakdown(sent)
+        handled = result.stale_deleted + result.stale_marked
+        assert handled <= left and (handled > 0 or left == 0)
+        left -= handled
+        [summary] = fake.summary_comments(pr.number)
+        # What is left out is said where the PR's readers look: the sticky summary.
+        note = f"{left} inline comment{'s' if left != 1 else ''} about findings that are gone"
+        assert (note in summary["body"]) == (left > 0), summary["body"][-400:]
+        assert_inert(summary["body"])
+        if run == 0:
+            # Everything else went out: the renderer's cap of annotations (50 a request)...
+            [check] = fake.checks_for(SHA2)
+            assert len(check["output"]["annotations"]) == MAX_ANNOTATIONS == 500
+            assert any(f"{1000 - MAX_ANNOTATIONS} annotations over" in w
+                       for w in result.warnings), result.warnings
+            # ... and the 30 new comments in one review.
+            assert result.inline_posted == 30 and len(fake.reviews) == 2
+            assert len(sent) == 20 and sum(m != "GET" for m, _, _ in sent) == 16, _breakdown(sent)
+    assert left == 0
+    bodies = [c["body"] for c in fake.comments_on(pr.number)]
+    assert len(bodies) == 30 and all("fp=fp-new-" in b for b in bodies)
+
+
+def test_publish_accepts_no_more_annotations_than_the_renderer_writes(tmp_path):
+    from pt2bot.publish.artifact import load_report_dir
+    from pt2bot.report.check import MAX_ANNOTATIONS
+    d = write_report(tmp_path / "r", [], annotations=[
+        {"path": "a.py", "start_line": 1, "annotation_level": "notice", "message": "m"}
+        for _ in range(MAX_ANNOTATIONS + 1)])
+    artifact = load_report_dir(d)
+    assert len(artifact.check.annotations) == MAX_ANNOTATIONS
+    assert artifact.check.dropped_annotations == 1

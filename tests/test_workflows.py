@@ -446,7 +446,7 @@ def test_publish_installs_exact_versions_only(tmp_path):
 
 # ------------------------------------------------------------ the matrix (sharded jobs)
 def _plan_step(name: str) -> dict[str, Any]:
-    [step] = load(WF / name)["jobs"]["plan"]["steps"]
+    [step] = [s for s in load(WF / name)["jobs"]["plan"]["steps"] if s.get("id") == "plan"]
     return step
 
 
@@ -561,3 +561,127 @@ def test_action_passes_shard_costs_and_merge_dirs(tmp_path):
     argv = _recorded(tmp_path, "pt2bot-argv")
     assert argv[2:-1] == ["merge", "shards/pt2bot-shard-1/", "shards/pt2bot-shard-2/", "--out",
                           "pt2bot-report", "--history", ".pt2bot-history/history.sqlite"]
+
+
+# ------------------------------------------------------------ the GPU runner under attack
+from ghexpr import evaluate  # noqa: E402
+
+GPU = "linux-gpu"
+NIGHTLY_GPU = "nightly-gpu"
+
+
+def _pr_event(action: str, *, fork: bool, labels: list[str], label: str | None = None,
+              gpu: str | None = GPU, nightly: str | None = None) -> dict[str, Any]:
+    """The expression context of a `pull_request` event, as GitHub writes it."""
+    pull = {"number": 7, "labels": [{"name": n} for n in labels],
+            "head": {"repo": {"full_name": "mallory/demo" if fork else "octo/demo"}},
+            "base": {"sha": "b" * 40}}
+    event: dict[str, Any] = {"action": action, "pull_request": pull}
+    if label is not None:
+        event["label"] = {"name": label}
+    variables = {k: v for k, v in (("PT2BOT_GPU_RUNNER", gpu),
+                                   ("PT2BOT_NIGHTLY_RUNNER", nightly)) if v is not None}
+    return {"github": {"repository": "octo/demo", "event": event,
+                       "event_name": "pull_request"}, "vars": variables}
+
+
+def _review_runner(ctx: dict[str, Any]) -> str | None:
+    """The runner label the PR's review job gets on this event; None: the job is skipped."""
+    wf = load(WF / "pt2bot-pr.yml")
+    if not evaluate(wf["jobs"]["plan"]["if"], ctx):
+        return None
+    return evaluate(wf["jobs"]["review"]["runs-on"], ctx)
+
+
+def test_the_expression_evaluator_is_not_vacuous():
+    ctx = {"github": {"event": {"pull_request": {"labels": [{"name": "A"}, {"name": "b"}]}}},
+           "vars": {}}
+    assert evaluate("${{ contains(github.event.pull_request.labels.*.name, 'a') }}", ctx) is True
+    assert evaluate("${{ contains(github.event.pull_request.labels.*.name, 'c') }}", ctx) is False
+    assert evaluate("${{ 'X' == 'x' && vars.NOPE || 'fallback' }}", ctx) == "fallback"
+    assert evaluate("${{ true && 'gpu' || 'cpu' }}", ctx) == "gpu"
+    assert evaluate("!(1 == 2) && github.event.missing == null", ctx) is True
+    with pytest.raises(SyntaxError):
+        evaluate("${{ hashFiles('x') }}", ctx)
+    with pytest.raises(SyntaxError):
+        evaluate("${{ secrets.TOKEN }}", ctx)
+
+
+@pytest.mark.parametrize("action, fork, labels, label, expected", [
+    # Same-repository PRs: their authors can push to the repository anyway.
+    ("opened", False, [], None, GPU),
+    ("synchronize", False, [], None, GPU),
+    # Forks stay on GitHub-hosted runners ...
+    ("opened", True, [], None, "ubuntu-latest"),
+    ("synchronize", True, [], None, "ubuntu-latest"),
+    ("labeled", True, ["bug"], "bug", None),                   # another label: nothing runs
+    # ... except in the one run that adding the label starts: the maintainer's approval of
+    # the head they looked at.
+    ("labeled", True, ["pt2bot-gpu"], "pt2bot-gpu", GPU),
+    # The attack: push after the label, or close, push and reopen. Code nobody reviewed
+    # must not reach the self-hosted runner because a label is still on the PR.
+    ("synchronize", True, ["pt2bot-gpu"], None, "ubuntu-latest"),
+    ("reopened", True, ["pt2bot-gpu"], None, "ubuntu-latest"),
+    ("opened", True, ["pt2bot-gpu"], None, "ubuntu-latest"),
+    ("labeled", True, ["pt2bot-gpu", "bug"], "bug", None),
+])
+def test_a_push_after_the_gpu_label_does_not_reach_the_gpu_runner(action, fork, labels, label,
+                                                                  expected):
+    assert _review_runner(_pr_event(action, fork=fork, labels=labels, label=label)) == expected
+    # Without PT2BOT_GPU_RUNNER nothing leaves the GitHub-hosted runners.
+    unset = _review_runner(_pr_event(action, fork=fork, labels=labels, label=label, gpu=None))
+    assert unset == (None if expected is None else "ubuntu-latest")
+
+
+def _nightly_runner(variables: dict[str, str]) -> str:
+    wf = load(WF / "pt2bot-nightly.yml")
+    return evaluate(wf["jobs"]["audit"]["runs-on"],
+                    {"github": {"repository": "octo/demo", "event_name": "schedule"},
+                     "vars": variables})
+
+
+def _runner_variables(expr: str) -> set[str]:
+    return set(re.findall(r"\bvars\.(\w+)", expr))
+
+
+def test_the_nightly_never_runs_on_a_runner_the_pr_workflow_can_select():
+    """The nightly audit holds `issues: write` and saves the default branch's caches (which
+    every PR restores): on a runner where a fork's code ran, that code could wait for it."""
+    pr_runs_on = load(WF / "pt2bot-pr.yml")["jobs"]["review"]["runs-on"]
+    nightly_runs_on = load(WF / "pt2bot-nightly.yml")["jobs"]["audit"]["runs-on"]
+    assert _runner_variables(pr_runs_on) == {"PT2BOT_GPU_RUNNER"}
+    # Its own variable, and the GitHub-hosted runner (a fresh VM per job) without it.
+    assert _runner_variables(nightly_runs_on) == {"PT2BOT_NIGHTLY_RUNNER"}
+    assert _nightly_runner({"PT2BOT_GPU_RUNNER": GPU}) == "ubuntu-latest"
+    assert _nightly_runner({}) == "ubuntu-latest"
+    assert _nightly_runner({"PT2BOT_GPU_RUNNER": GPU, "PT2BOT_NIGHTLY_RUNNER": NIGHTLY_GPU}) \
+        == NIGHTLY_GPU
+    # Every label the PR job can select, for any event, fork or not.
+    pr_labels = {_review_runner(_pr_event(a, fork=f, labels=ls, label=lb))
+                 for a, lb in (("opened", None), ("synchronize", None), ("reopened", None),
+                               ("labeled", "pt2bot-gpu"))
+                 for f in (False, True) for ls in ([], ["pt2bot-gpu"])} - {None}
+    assert pr_labels == {GPU, "ubuntu-latest"}
+    assert _nightly_runner({"PT2BOT_GPU_RUNNER": GPU, "PT2BOT_NIGHTLY_RUNNER": NIGHTLY_GPU}) \
+        not in pr_labels
+
+
+@pytest.mark.parametrize("gpu, nightly, ok", [
+    (None, None, True), (GPU, None, True), (None, NIGHTLY_GPU, True), (GPU, NIGHTLY_GPU, True),
+    (GPU, GPU, False), ("Linux-GPU", "linux-gpu", False)])
+def test_the_nightly_refuses_the_pr_workflows_runner(tmp_path, gpu, nightly, ok):
+    """Setting both variables to one label would put the nightly back on the PR's runner:
+    the plan job stops the night with a located error instead (runner labels ignore case)."""
+    [guard] = [s for s in load(WF / "pt2bot-nightly.yml")["jobs"]["plan"]["steps"]
+               if s.get("id") == "runner"]
+    assert guard["env"] == {"PT2BOT_GPU_RUNNER": "${{ vars.PT2BOT_GPU_RUNNER }}",
+                            "PT2BOT_NIGHTLY_RUNNER": "${{ vars.PT2BOT_NIGHTLY_RUNNER }}"}
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("GITHUB_", "PT2BOT_"))}
+    env.update({k: v for k, v in (("PT2BOT_GPU_RUNNER", gpu), ("PT2BOT_NIGHTLY_RUNNER", nightly))
+                if v is not None})
+    proc = subprocess.run(["bash", "-c", guard["run"]], env=env, cwd=tmp_path,
+                          capture_output=True, text=True, timeout=60)
+    if ok:
+        assert proc.returncode == 0, proc.stdout + proc.stderr
+    else:
+        assert proc.returncode == 2 and "PT2BOT_NIGHTLY_RUNNER" in proc.stdout, proc.stdout

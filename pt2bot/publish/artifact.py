@@ -20,13 +20,16 @@ from pathlib import Path
 from typing import Any
 
 from pt2bot.errors import UserError
+from pt2bot.report.check import MAX_ANNOTATIONS
 from pt2bot.report.escape import clean_text, has_controls, log_line, plain_text, quote
 from pt2bot.report.markdown import marker
 
 MAX_JSON_BYTES = 16 * 1024 * 1024
 MAX_MD_BYTES = 4 * 1024 * 1024
 MAX_COMMENTS = 1000          # inline comment candidates kept from review.json
-MAX_ANNOTATIONS = 1000       # check-run annotations kept (sent 50 per request)
+# MAX_ANNOTATIONS (check-run annotations kept) is the renderer's own cap, imported from
+# pt2bot/report/check.py: an artifact written by hand gets no more requests out of the
+# publisher (one per 50 annotations) than one `pt2bot review` wrote.
 MAX_PATH = 500
 MAX_TITLE = 255              # GitHub's limit for annotation titles; check titles are short too
 MAX_ANNOTATION_MESSAGE = 64 * 1024 - 1

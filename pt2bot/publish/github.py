@@ -3,12 +3,16 @@
 One sticky summary comment per PR (found by a hidden marker, edited in place, duplicates
 from racing runs removed), one review per run with at most 30 new inline comments (each with
 a hidden fingerprint; already-posted fingerprints are skipped; comments whose finding is gone
-are marked outdated, or deleted when nobody replied), a `pt2bot` check run on the head SHA
-with annotations in batches of 50, and optionally a commit status.
+are marked outdated, or deleted when nobody replied, as many per run as `MAX_WRITES` leaves,
+the summary saying how many wait for later runs), a `pt2bot` check run on the head SHA with
+annotations in batches of 50, and optionally a commit status. Every request counts against
+the job token's hourly quota, which the repository's workflows share: one publish sends about
+20 at most (plus one per 100 open PRs, and per 100 files or comments on the PR).
 
 Which comments are "ours" is decided by author: the account the token belongs to
-(`PT2BOT_BOT_LOGIN`, else `GET /user`, else `github-actions[bot]` for the Actions token,
-which may not read /user), never by "some bot wrote it" (any App could post our marker).
+(`PT2BOT_BOT_LOGIN`, else `github-actions[bot]` for an installation token such as the Actions
+token, which may not read /user, else `GET /user`), never by "some bot wrote it" (any App
+could post our marker).
 
 Each of those parts is attempted on its own. A 401/403 on a write (fork PR, read-only token)
 switches to the fallback (workflow-command annotations + job summary) and exits 0: the
@@ -36,10 +40,17 @@ from pt2bot.report.markdown import marker
 
 CHECK_NAME = "pt2bot"
 ACTIONS_LOGIN = "github-actions[bot]"   # the author of what the Actions GITHUB_TOKEN posts
+INSTALLATION_TOKEN_PREFIX = "ghs_"       # GitHub's prefix of App installation tokens
 MAX_BODY = 65536               # issue/review comment bodies
 MAX_CHECK_TEXT = 65535         # check-run output.summary / output.text
 MAX_INLINE = 30                # inline comments per review
 ANNOTATION_BATCH = 50          # annotations per check-run request
+# Writes one publish makes, about: the job token's hourly quota is per repository and shared
+# by every workflow, and each push to a PR starts one publish, so a push loop multiplies this.
+# The summary (1), the review (1: all its inline comments in one request) and the check run
+# (1 per 50 annotations, at most 10 with the renderer's 500) come first; outdated comments
+# (1 request each) get what is left, at least 4, and later runs handle the rest.
+MAX_WRITES = 16
 OUTDATED_MARKER = marker("outdated")
 _FP_RE = re.compile(r"<!-- pt2bot:fp=([A-Za-z0-9_.:-]{1,64}) -->")
 _HUNK = re.compile(r"^@@ -(\d+)(?:,\d+)? \+(\d+)(?:,\d+)? @@")
@@ -71,6 +82,7 @@ class PublishResult:
     overflow: int = 0
     stale_marked: int = 0
     stale_deleted: int = 0
+    stale_left: int = 0                 # outdated comments left for later runs (MAX_WRITES)
     check_run_id: int | None = None
     check_run_skipped: str | None = None  # why no check run / status was posted
     annotations_posted: int = 0
@@ -95,7 +107,8 @@ class PublishResult:
                        + (f" ({self.duplicates_deleted} duplicates deleted)" if self.duplicates_deleted else ""))
         out.append(f"  review: {self.inline_posted} inline comments posted, "
                    f"{self.inline_already_there} already there, {self.overflow} in the review body; "
-                   f"outdated: {self.stale_marked} marked, {self.stale_deleted} deleted")
+                   f"outdated: {self.stale_marked} marked, {self.stale_deleted} deleted"
+                   + (f", {self.stale_left} left for later runs" if self.stale_left else ""))
         if self.check_run_id:
             out.append(f"  check run {self.check_run_id} with {self.annotations_posted} annotations")
         if self.check_run_skipped:
@@ -115,7 +128,9 @@ class _Forbidden(Exception):
     """The token may not do this (401/403 that is not a rate limit)."""
 
 
-def make_github(target: Target, tuning: ClientTuning) -> Github:
+def make_github(target: Target, tuning: ClientTuning, *, lazy: bool = False) -> Github:
+    """`lazy`: objects made from a URL (the repository, an issue, a commit) are not fetched
+    until an attribute needs it; the publisher only needs their URLs."""
     retry = GithubRetry(total=tuning.retries, backoff_factor=tuning.backoff_factor,
                         backoff_max=tuning.backoff_max,
                         secondary_rate_wait=tuning.secondary_rate_wait,
@@ -125,7 +140,7 @@ def make_github(target: Target, tuning: ClientTuning) -> Github:
     return Github(base_url=target.api_url, auth=Auth.Token(target.token) if target.token else None,
                   retry=retry, timeout=tuning.timeout, per_page=100,
                   seconds_between_requests=tuning.seconds_between_requests,
-                  seconds_between_writes=tuning.seconds_between_writes)
+                  seconds_between_writes=tuning.seconds_between_writes, lazy=lazy)
 
 
 def _describe(e: GithubException) -> str:
@@ -153,6 +168,10 @@ def resolve_login(gh: Github, target: Target) -> str:
     """The login of the account the token belongs to: what counts as our comments."""
     if target.bot_login:
         return target.bot_login
+    if (target.token or "").startswith(INSTALLATION_TOKEN_PREFIX):
+        # An installation token (the Actions GITHUB_TOKEN, or an App's): GitHub answers
+        # GET /user with 403 for every one of them (below), so the request is not sent.
+        return ACTIONS_LOGIN
     try:
         return gh.get_user().login
     except GithubException as e:
@@ -197,22 +216,18 @@ def _head_matches(p: Any, target: Target) -> bool:
 
 def find_pull(repo: Any, target: Target) -> PullMatch:
     """The PR for a `workflow_run`: the open PR whose head repository and branch are the
-    event's, found by `pulls?head=owner:branch` and by the head SHA (`commits/{sha}/pulls`
-    and the open PRs; GitHub lists fork PRs from neither the commit nor the event). Several
-    matches resolve to none. `shared`: every other open PR whose head is the same commit,
-    on which a check run (a commit's, not a PR's) would show as well."""
+    event's, found in the list of open PRs (GitHub lists fork PRs from neither the commit
+    nor the event). Several matches resolve to none. `shared`: every other open PR whose
+    head is the same commit, on which a check run (a commit's, not a PR's) would show as
+    well. One request per 100 open PRs: the list is needed for `shared` anyway, and holds
+    every open PR that `pulls?head=owner:branch` or `commits/{sha}/pulls` would add, so
+    those are not asked (each publish's requests count against the repository's quota)."""
     sha = target.head_sha
     if not sha:
         return PullMatch(None)
     candidates: dict[int, Any] = {}
-    if target.head_owner and target.head_branch:
-        for p in repo.get_pulls(state="open", head=f"{target.head_owner}:{target.head_branch}"):
-            candidates[p.number] = p
-    for p in repo.get_commit(sha).get_pulls():
-        candidates.setdefault(p.number, p)
-    # One request per 100 open PRs: the only way to see fork PRs at this commit.
     for p in repo.get_pulls(state="open"):
-        if p.head.sha == sha:
+        if p.head.sha == sha or _head_matches(p, target):
             candidates.setdefault(p.number, p)
     matching = [p for p in candidates.values() if p.state == "open" and _head_matches(p, target)]
     at_sha = {n for n, p in candidates.items() if p.state == "open" and p.head.sha == sha}
@@ -261,9 +276,12 @@ def upsert_summary(issue: Any, body: str, login: str, result: PublishResult) -> 
     if existing:
         if existing[0].body != body:
             existing[0].edit(body)
+        # Duplicates come from runs that raced to create the first one; each of them
+        # re-lists after its create and removes the newer ones: no second listing here.
+        after = existing
     else:
         created = issue.create_comment(body)
-    after = ours() or existing or [created]
+        after = ours() or [created]
     keep = after[0]
     for dup in after[1:]:
         try:
@@ -277,9 +295,22 @@ def upsert_summary(issue: Any, body: str, login: str, result: PublishResult) -> 
     result.summary_comment_id = keep.id
 
 
-def summary_body(artifact: ReportArtifact, target: Target) -> str:
-    return SUMMARY_MARKER + "\n" + cap_text(artifact.summary, MAX_BODY - len(SUMMARY_MARKER) - 1,
-                                            _pointer(target))
+def summary_body(artifact: ReportArtifact, target: Target, note: str = "") -> str:
+    """The artifact's summary under our marker; `note` (ours, not the artifact's) at the end."""
+    room = MAX_BODY - len(SUMMARY_MARKER) - 1 - len(note)
+    return SUMMARY_MARKER + "\n" + cap_text(artifact.summary, room, _pointer(target)) + note
+
+
+def stale_note(left: int) -> str:
+    """What this run left out of the outdated-comment clean-up (MAX_WRITES), or ""."""
+    if left <= 0:
+        return ""
+    many = left != 1
+    return (f"\n\n---\n_{left} inline comment{'s' if many else ''} about findings that are "
+            f"gone {'are' if many else 'is'} left as {'they are' if many else 'it is'} for now "
+            "(each run edits or deletes a limited number: every workflow of this repository "
+            "shares the token's hourly API quota); the next runs take care of "
+            f"{'them' if many else 'it'}._\n")
 
 
 # --------------------------------------------------------------------------- review
@@ -319,20 +350,30 @@ def _review_payload(c: InlineComment, target: Target) -> dict[str, Any]:
     return d
 
 
+def _posted(existing: list[Any], login: str) -> set[str]:
+    """Fingerprints of our live inline comments (not replies, not marked outdated)."""
+    return {_fingerprint_of(c.body) for c in existing
+            if _is_ours(c, login) and c.in_reply_to_id is None
+            and OUTDATED_MARKER not in (c.body or "")} - {None}
+
+
 def post_review(gh: Github, pull: Any, artifact: ReportArtifact, sha: str, target: Target,
                 result: PublishResult, existing: list[Any], login: str) -> None:
-    posted = {_fingerprint_of(c.body) for c in existing
-              if _is_ours(c, login) and c.in_reply_to_id is None
-              and OUTDATED_MARKER not in (c.body or "")} - {None}
-    commentable = diff_lines(pull)
-    inline: list[InlineComment] = []
-    overflow: list[InlineComment] = []
+    posted = _posted(existing, login)
+    new: list[InlineComment] = []
     seen: set[str] = set()
     for c in artifact.comments:
         if c.fingerprint in posted or c.fingerprint in seen:
             result.inline_already_there += c.fingerprint in posted
             continue
         seen.add(c.fingerprint)
+        new.append(c)
+    if not new:
+        return      # nothing new: not even the PR's files are listed
+    commentable = diff_lines(pull)
+    inline: list[InlineComment] = []
+    overflow: list[InlineComment] = []
+    for c in new:
         on_diff = (c.path, c.line, c.side) in commentable and (
             c.start_line is None or (c.path, c.start_line, c.side) in commentable)
         (inline if on_diff and len(inline) < MAX_INLINE else overflow).append(c)
@@ -362,16 +403,37 @@ def post_review(gh: Github, pull: Any, artifact: ReportArtifact, sha: str, targe
     result.overflow = len(overflow)
 
 
-def handle_stale(existing: list[Any], artifact: ReportArtifact, sha: str, login: str,
-                 result: PublishResult) -> None:
-    """Our comments whose finding is gone: delete when nobody replied, else mark outdated."""
+def outdated_comments(existing: list[Any], artifact: ReportArtifact, login: str) -> list[Any]:
+    """Our inline comments whose finding is gone, not yet marked outdated; oldest first."""
     current = {c.fingerprint for c in artifact.comments} | artifact.finding_fingerprints
-    replied = {c.in_reply_to_id for c in existing if c.in_reply_to_id}
+    out = []
     for c in existing:
         fp = _fingerprint_of(c.body)
         if (fp is None or fp in current or c.in_reply_to_id or not _is_ours(c, login)
                 or OUTDATED_MARKER in (c.body or "")):
             continue
+        out.append(c)
+    return sorted(out, key=lambda c: c.id)
+
+
+def stale_budget(artifact: ReportArtifact, existing: list[Any], login: str) -> int:
+    """How many outdated comments this run handles: what MAX_WRITES leaves after the summary,
+    the review (when something is new) and the check run's requests."""
+    posted = _posted(existing, login)
+    review = 1 if any(c.fingerprint not in posted for c in artifact.comments) else 0
+    check = max(1, -(-len(artifact.check.annotations) // ANNOTATION_BATCH))
+    return max(1, MAX_WRITES - 1 - review - check)
+
+
+def handle_stale(existing: list[Any], artifact: ReportArtifact, sha: str, login: str,
+                 result: PublishResult, limit: int | None = None) -> None:
+    """Our comments whose finding is gone: delete when nobody replied, else mark outdated.
+    At most `limit` of them (oldest first); `result.stale_left` counts the rest."""
+    stale = outdated_comments(existing, artifact, login)
+    todo = stale if limit is None else stale[:limit]
+    result.stale_left = len(stale) - len(todo)
+    replied = {c.in_reply_to_id for c in existing if c.in_reply_to_id}
+    for c in todo:
         if c.id in replied:
             note = f"**Outdated: fixed in {sha[:12]}.**\n\n"
             c.edit(cap_text(note + c.body + "\n" + OUTDATED_MARKER, MAX_BODY, ""))
@@ -446,7 +508,7 @@ def publish_dir(out_dir: str | os.PathLike[str], *, repo: str | None = None, pr:
         return fall_back("no repository (set GITHUB_REPOSITORY or --repo)")
     if not target.token:
         return fall_back("no token (set GITHUB_TOKEN)")
-    gh = make_github(target, tuning)
+    gh = make_github(target, tuning, lazy=True)
     try:
         _publish(gh, artifact, target, result)
     except _Forbidden as e:
@@ -467,11 +529,13 @@ def _publish(gh: Github, artifact: ReportArtifact, target: Target, result: Publi
         state["login"] = resolve_login(gh, target)
         state["shared"] = ()
         if target.pr is not None:
-            state["pull"] = state["repo"].get_pull(target.pr)
+            # Fetched now (the client is lazy), so that a wrong number fails in this part.
+            state["pull"] = state["repo"].get_pull(target.pr).complete()
         elif target.event_name == "workflow_run":
             match = find_pull(state["repo"], target)
             state["pull"], state["shared"] = match.pull, match.shared
             head = f"{target.head_repo or target.head_owner or '?'}:{target.head_branch or '?'}"
+            state["head"], state["ambiguous"] = head, bool(match.ambiguous)
             if match.ambiguous:
                 result.warnings.append(
                     f"pull requests {', '.join(f'#{n}' for n in match.ambiguous)} all come from "
@@ -497,16 +561,23 @@ def _publish(gh: Github, artifact: ReportArtifact, target: Target, result: Publi
     result.head_sha = sha
 
     if pull is not None:
-        issue_holder: dict[str, Any] = {}
+        # Our earlier inline comments first: the summary says how many outdated ones this
+        # run leaves for later (MAX_WRITES).
+        listed: dict[str, list[Any]] = {}
+        _attempt(result, "review", lambda: listed.setdefault(
+            "existing", list(pull.get_review_comments())))
+        existing = listed.get("existing")
+        limit = stale_budget(artifact, existing or [], login)
+        left = 0 if existing is None else \
+            max(0, len(outdated_comments(existing, artifact, login)) - limit)
         _attempt(result, "summary comment", lambda: upsert_summary(
-            issue_holder.setdefault("i", pull.as_issue()), summary_body(artifact, target),
-            login, result))
+            pull.as_issue(), summary_body(artifact, target, stale_note(left)), login, result))
 
-        def review() -> None:
-            existing = list(pull.get_review_comments())
+        def review(existing: list[Any]) -> None:
             post_review(gh, pull, artifact, sha, target, result, existing, login)
-            handle_stale(existing, artifact, sha, login, result)
-        _attempt(result, "review", review)
+            handle_stale(existing, artifact, sha, login, result, limit=limit)
+        if existing is not None:    # else the listing's error is recorded already
+            _attempt(result, "review", lambda: review(existing))
     if state["shared"]:
         # A check run belongs to the commit, so it would show on every PR at this commit
         # (and could satisfy another PR's required check) whatever PR this run was for.
@@ -516,6 +587,17 @@ def _publish(gh: Github, artifact: ReportArtifact, target: Target, result: Publi
         result.notices.append(f"pt2bot posted no check run: {result.check_run_skipped}; "
                               "its verdict is in the summary comment"
                               + (f" of #{pull.number}" if pull is not None else ""))
+        return
+    if pull is None and target.event_name == "workflow_run":
+        # The run was for a PR that is closed now (or several PRs, or none): a check run on
+        # its commit would outlive it, and a later PR from the same commit would show it as
+        # its own `pt2bot` check. The verdict is for a PR, so with no PR it is not posted.
+        who = ("several open pull requests come" if state.get("ambiguous")
+               else "no open pull request comes")
+        result.check_run_skipped = f"{who} from {state.get('head', '?')} at {sha[:12]}"
+        result.notices.append(f"pt2bot posted no check run: {result.check_run_skipped}; "
+                              "nothing was posted, the report is in the `pt2bot-report` "
+                              "artifact of the pull request's run")
         return
     _attempt(result, "check run", lambda: publish_check(state["repo"], artifact, sha, target, result))
 
@@ -529,4 +611,4 @@ def cli_publish(args: argparse.Namespace) -> int:
 
 __all__ = ["publish_dir", "cli_publish", "PublishResult", "ClientTuning", "find_pull", "PullMatch",
            "resolve_login", "upsert_summary", "post_review", "handle_stale", "publish_check",
-           "diff_lines", "UserError"]
+           "diff_lines", "outdated_comments", "stale_budget", "MAX_WRITES", "UserError"]

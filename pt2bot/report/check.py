@@ -2,7 +2,8 @@
 
 Annotations are plain text on GitHub (no Markdown), but they are still user text: control
 and bidi characters are stripped, mentions and markers defused, lengths capped. The
-publisher sends them 50 per request; this module caps the total.
+publisher sends them 50 per request; this module caps the total, and the publisher accepts
+no more than this cap (pt2bot/publish/artifact.py imports it).
 """
 from __future__ import annotations
 
@@ -142,4 +143,4 @@ def _annotation(path: str, line: int, level: str, title: str, message: str) -> d
             "message": _plain(message)}
 
 
-__all__ = ["render_check", "collect_annotations", "MAX_SUMMARY_BYTES"]
+__all__ = ["render_check", "collect_annotations", "MAX_SUMMARY_BYTES", "MAX_ANNOTATIONS"]
