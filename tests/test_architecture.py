@@ -129,3 +129,68 @@ def test_every_escape_is_defined_in_report_escape_only():
         elsewhere += [f"{mod}:{n.lineno} {n.name}" for n in ast.walk(tree)
                       if isinstance(n, ast.FunctionDef) and n.name in names]
     assert elsewhere == []
+
+# --------------------------------------------------------------------------------------------
+# docs/architecture.md's table of packages and modules, held to the imports
+
+def _table_rows() -> list[tuple[list[str], list[str]]]:
+    """(modules, may-import) of each row of the table: the backticked names of its first and
+    last column, as pt2bot-relative module names (`smoke/` -> `smoke`, `report.escape`)."""
+    import re
+
+    with open(os.path.join(ROOT, "docs", "architecture.md"), encoding="utf-8") as fh:
+        text = fh.read()
+    section = text.split("## Packages and modules", 1)[1].split("\n## ", 1)[0]
+    rows = []
+    for line in section.splitlines():
+        cells = [c.strip() for c in line.strip().strip("|").split("|")]
+        if len(cells) != 3 or cells[0] in ("module", "---") or set(cells[0]) <= set("-"):
+            continue
+
+        def names(cell: str) -> list[str]:
+            # module names only: a cell may also quote an option (`--base`) or a file
+            return [n.removesuffix(".py").rstrip("/").replace("/", ".")
+                    for n in re.findall(r"`([a-z_][a-z0-9_./]*)`", cell)]
+        rows.append((names(cells[0]), [] if cells[2].startswith("nothing") else names(cells[2])))
+    return rows
+
+
+ROWS = _table_rows()
+
+
+def _row_of(module: str) -> int | None:
+    """The row whose module (or package) is the longest prefix of `module`."""
+    best, best_len = None, -1
+    for i, (mods, _) in enumerate(ROWS):
+        for m in mods:
+            full = f"pt2bot.{m}"
+            if (module == full or module.startswith(full + ".")) and len(full) > best_len:
+                best, best_len = i, len(full)
+    return best
+
+
+def test_every_module_has_a_row_in_the_table():
+    assert len(ROWS) > 10
+    missing = [m for m in MODULES if m != "pt2bot" and _row_of(m) is None]
+    assert missing == []
+
+
+def test_the_table_says_what_each_module_may_import_and_it_is_all_used():
+    # Each import across rows must be one the importer's row lists, and each name a row lists
+    # must be imported by a module of that row: the table neither hides an edge nor keeps a
+    # stale one. Imports within a row (a package's own modules) are the row's business.
+    allowed_used: set[tuple[int, str]] = set()
+    hidden = []
+    for e in EDGES:
+        src, dst = _row_of(e.src), _row_of(e.dst)
+        if e.dst == "pt2bot" or src is None or src == dst:
+            continue
+        hits = [a for a in ROWS[src][1] if _in(e.dst, f"pt2bot.{a}")]
+        if hits:
+            allowed_used.update((src, a) for a in hits)
+        else:
+            hidden.append(f"{e.src}:{e.line} imports {e.dst}, not in the row of {ROWS[src][0]}")
+    assert hidden == []
+    stale = [f"{ROWS[i][0]} lists {a}" for i, (_, allows) in enumerate(ROWS) for a in allows
+             if (i, a) not in allowed_used]
+    assert stale == []
