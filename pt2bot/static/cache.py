@@ -20,9 +20,10 @@ of files outside this run are kept.
 
 Safety:
 - Packs are written atomically (pt2bot/jsonio.py `atomic_write_bytes`: a temp file in the same
-  directory, then `os.replace`) under a name no other run uses: concurrent runs each add a complete pack. A compaction removes only
-  the packs it read, so a pack a concurrent run added meanwhile stays; a run whose packs vanish
-  under it (another run merged them) gets misses, nothing worse.
+  directory, then `os.replace`) under a name no other run uses: concurrent runs each add a
+  complete pack. A compaction removes only the packs it read, so a pack a concurrent run added
+  meanwhile stays; a run whose packs vanish under it (another run merged them) gets misses,
+  nothing worse.
 - A record is never trusted: a header with the file's digest, its path and a checksum of the
   payload, a restricted unpickler that can build only the summary dataclasses (no other global,
   so loading cannot run code), and a shape check; anything wrong is a miss. A pack whose framing
