@@ -1,12 +1,15 @@
 """`pt2bot init`: write a starting pt2bot.yml for a repository.
 
 Discovery is static (the AST of every .py file; nothing is imported): the `nn.Module`
-subclasses (directly, through torch.nn classes, or through other classes of the repo,
-imports and relative imports resolved) that define or inherit a `forward`. For each, the
-constructor's required arguments get small guessed values by name (`dim` → 32, `depth` → 2,
-`num_tokens` → 100, ...), and the input of `forward`'s first parameter is inferred from the
-first layer it goes through (`self.layer(x)`, through `nn.Sequential`, conditional
-expressions and the repo's own module classes, up to three levels deep):
+subclasses (directly, through torch's module classes, or through other classes of the repo)
+that define or inherit a `forward`. The files are those `pt2bot check` reads, less tests, docs
+and virtual environments; what a name refers to (imports, relative imports, re-exports, star
+imports) and which classes are modules is the analysis engine's answer, as in `pt2bot check`
+(pt2bot/analysis/graph.py). For each, the constructor's required arguments get small guessed
+values by name (`dim` → 32, `depth` → 2, `num_tokens` → 100, ...), and the input of
+`forward`'s first parameter is inferred from the first layer it goes through (`self.layer(x)`,
+through `nn.Sequential`, conditional expressions and the repo's own module classes, up to
+three levels deep):
 
     nn.Embedding(n, d)  → int64 ids [batch, seq] in [0, n)
     nn.Conv2d(c, ...)   → [batch, c, height, width]   (height = width = image_size or 32)
@@ -36,13 +39,17 @@ import tempfile
 from dataclasses import dataclass, field
 from typing import Any, Callable, Iterator
 
+from pt2bot.analysis.graph import Index
+from pt2bot.analysis.infer import ModuleContext, Rules
+from pt2bot.analysis.model import FileSummary, dotted, import_bindings, import_name
+from pt2bot.analysis.walk import skeleton_module
 from pt2bot.errors import UserError
+from pt2bot.jsonio import atomic_write_bytes
+from pt2bot.static.discover import discover_files
 
 CONFIG_NAME = "pt2bot.yml"
 SCHEMA_LINE = ("# yaml-language-server: $schema=https://raw.githubusercontent.com/<owner>/"
                "pt2bot/main/pt2bot/schemas/pt2bot.schema.json")
-_SKIP_DIRS = {"__pycache__", "venv", "env", "build", "dist", "node_modules", "site-packages",
-              "tests", "test", "docs", "doc", "benchmarks"}
 _MAX_DEPTH = 3
 
 # Small values that make a model build and run fast on a CPU; consistent with each other
@@ -114,7 +121,7 @@ class _Class:
     name: str
     path: str
     node: ast.ClassDef
-    imports: dict[str, str]
+    names: ModuleContext       # its module's names (imports, top-level defs) as the engine reads them
 
     @property
     def qualname(self) -> str:
@@ -129,132 +136,98 @@ class _Class:
 
 # --------------------------------------------------------------------------- discovery
 
+# Directories with code in them but no model to propose; beside them, init skips what
+# `pt2bot check` skips (pt2bot.static.discover.SKIP_DIRS, hidden directories) and every
+# directory holding a `pyvenv.cfg` (a virtual environment, whatever its name).
+NO_MODEL_DIRS = frozenset({"env", "tests", "test", "docs", "doc", "benchmarks"})
+
+
 def iter_sources(root: str) -> Iterator[tuple[str, str]]:
-    """(repo-relative path, module name) of each Python file worth looking at."""
+    """(repo-relative path, the path Python imports it by) of each Python file worth looking
+    at: the files `pt2bot check` would read, less tests, docs and virtual environments. In a
+    src layout (src/ without an `__init__.py`) a file is imported by its path below src/."""
     root = os.path.abspath(root)
-    for dirpath, dirnames, filenames in os.walk(root):
-        dirnames[:] = sorted(d for d in dirnames
-                             if not d.startswith(".") and d not in _SKIP_DIRS
-                             and not os.path.isfile(os.path.join(dirpath, d, "pyvenv.cfg")))
-        for f in sorted(filenames):
-            if (not f.endswith(".py") or f.startswith(("test_", "conftest", "setup."))
-                    or f.endswith("_test.py")):
-                continue
-            rel = os.path.relpath(os.path.join(dirpath, f), root).replace(os.sep, "/")
-            parts = rel[:-3].split("/")
-            if parts[0] == "src" and not os.path.isfile(os.path.join(root, "src", "__init__.py")):
-                parts = parts[1:]          # src layout: importable once installed
-            if parts and parts[-1] == "__init__":
-                parts = parts[:-1]
-            if parts and all(p.isidentifier() for p in parts):
-                yield rel, ".".join(parts)
+    src_layout = not os.path.isfile(os.path.join(root, "src", "__init__.py"))
+    venv: dict[str, bool] = {}
+
+    def in_venv(dirs: list[str]) -> bool:
+        for i in range(1, len(dirs) + 1):
+            d = "/".join(dirs[:i])
+            if d not in venv:
+                venv[d] = os.path.isfile(os.path.join(root, d, "pyvenv.cfg"))
+            if venv[d]:
+                return True
+        return False
+
+    if not os.path.isdir(root):
+        raise UserError(f"{root}: no such directory")
+    for rel in discover_files(root, ["."]):      # (".": the root's own name may hold `[` or `*`)
+        *dirs, name = rel.split("/")
+        if (name.startswith(("test_", "conftest", "setup.")) or name.endswith("_test.py")
+                or NO_MODEL_DIRS.intersection(dirs) or in_venv(dirs)):
+            continue
+        path = rel[len("src/"):] if src_layout and dirs[:1] == ["src"] else rel
+        if import_name(path):
+            yield rel, path
 
 
-def _imports(tree: ast.Module, module: str, is_package: bool) -> dict[str, str]:
-    table: dict[str, str] = {}
-    pkg = module if is_package else module.rpartition(".")[0]
-    for node in ast.walk(tree):
-        if isinstance(node, ast.Import):
-            for a in node.names:
-                if a.asname:
-                    table[a.asname] = a.name
-                else:
-                    table[a.name.split(".")[0]] = a.name.split(".")[0]
-        elif isinstance(node, ast.ImportFrom):
-            base = node.module or ""
-            if node.level:
-                parts = pkg.split(".") if pkg else []
-                parts = parts[:len(parts) - (node.level - 1)] if node.level > 1 else parts
-                base = ".".join(p for p in [*parts, node.module or ""] if p)
-            for a in node.names:
-                if a.name != "*":
-                    table[a.asname or a.name] = f"{base}.{a.name}" if base else a.name
-    return table
-
-
-def _dotted(expr: ast.AST) -> str | None:
-    if isinstance(expr, ast.Name):
-        return expr.id
-    if isinstance(expr, ast.Attribute):
-        head = _dotted(expr.value)
-        return f"{head}.{expr.attr}" if head else None
-    return None
-
-
-class Index:
-    """Every class of the repository by qualified name, and what is an nn.Module."""
+class RepoClasses:
+    """The repository's classes: the analysis engine's index of the tree (pt2bot.analysis.graph,
+    as `pt2bot check` uses it: names through imports and re-exports, which classes are
+    `nn.Module`s, torch's private bases included, methods through base classes) and each
+    class's AST, where init reads constructors and first layers."""
 
     def __init__(self, root: str) -> None:
         self.root = os.path.abspath(root)
         self.classes: dict[str, _Class] = {}
-        self.modules: dict[str, dict[str, str]] = {}    # module → its import table
-        self._is_module: dict[str, bool] = {}
-        for rel, module in iter_sources(self.root):
+        self._local_imports: dict[ast.FunctionDef, dict[str, str]] = {}
+        summaries: list[FileSummary] = []
+        no_rules = Rules({}, [])
+        for rel, path in iter_sources(self.root):
             try:
-                with open(os.path.join(self.root, rel), encoding="utf-8") as fh:
-                    tree = ast.parse(fh.read(), filename=rel)
-            except (OSError, SyntaxError, UnicodeDecodeError, ValueError):
+                with open(os.path.join(self.root, rel), "rb") as fh:
+                    data = fh.read()
+                tree = ast.parse(data, filename=rel)
+                # (the skeleton names the module after the path it is given: the import path)
+                summary, live = skeleton_module(path, tree, data.decode("utf-8", "replace").splitlines(),
+                                                no_rules, scan_module_code=False)
+            except (OSError, SyntaxError, ValueError, RecursionError):
                 continue   # not ours to fix here; `pt2bot check` reports unparsable files
-            imports = _imports(tree, module, rel.endswith("__init__.py"))
-            self.modules[module] = imports
+            summary.path = rel
+            summaries.append(summary)
             for node in tree.body:
                 if isinstance(node, ast.ClassDef):
-                    imports.setdefault(node.name, f"{module}.{node.name}")
-                    self.classes[f"{module}.{node.name}"] = _Class(module, node.name, rel, node,
-                                                                   imports)
+                    self.classes[f"{summary.module}.{node.name}"] = _Class(
+                        summary.module, node.name, rel, node, live.mod)
+        self.index = Index.build(summaries)
 
-    def resolve(self, expr: ast.AST, imports: dict[str, str]) -> str | None:
-        """A name or attribute chain → its qualified name (through re-exports too)."""
-        name = _dotted(expr)
-        if not name:
-            return None
-        head, _, rest = name.partition(".")
-        q = imports.get(head, head)
-        q = f"{q}.{rest}" if rest else q
-        for _ in range(5):   # `from pkg import Model` where pkg/__init__ re-exports it
-            if q in self.classes:
-                return q
-            mod, _, attr = q.rpartition(".")
-            target = self.modules.get(mod, {}).get(attr)
-            if not target or target == q:
-                break
-            q = target
-        return q
+    def resolve(self, expr: ast.AST, where: _Class, fn: ast.FunctionDef) -> str | None:
+        """A name or attribute chain in method `fn` of class `where` → its qualified name, through
+        re-exports too. The method's own imports count (`from timm.layers import RotaryEmbeddingMixed`
+        inside a constructor), then its module's names."""
+        local = self._local_imports.get(fn)
+        if local is None:
+            package = where.module if where.path.endswith("__init__.py") else where.module.rpartition(".")[0]
+            local = self._local_imports[fn] = {
+                name: target for node in ast.walk(fn) if isinstance(node, (ast.Import, ast.ImportFrom))
+                for name, target in import_bindings(node, package)}
+        name = dotted(expr)
+        head, _, rest = (name or "").partition(".")
+        if head in local:
+            name = f"{local[head]}.{rest}" if rest else local[head]
+        else:
+            name = where.names.resolve(expr)
+        return self.index.canonical(name) if name else None
 
     def is_module(self, qualname: str) -> bool:
-        if qualname in self._is_module:
-            return self._is_module[qualname]
-        self._is_module[qualname] = False      # cycles end as "no"
-        c = self.classes.get(qualname)
-        if c is None:
-            ok = _is_torch_module(qualname)
-        else:
-            ok = any(self.is_module(b) for b in self.bases(c))
-        self._is_module[qualname] = ok
-        return ok
-
-    def bases(self, c: _Class) -> list[str]:
-        return [q for q in (self.resolve(b, c.imports) for b in c.node.bases) if q]
+        return self.index.is_module_class(qualname)
 
     def find_method(self, c: _Class, name: str) -> tuple[_Class, ast.FunctionDef] | None:
         """The method as the class inherits it, through the repo's classes."""
-        seen: set[str] = set()
-        todo = [c]
-        while todo:
-            k = todo.pop(0)
-            if k.qualname in seen:
-                continue
-            seen.add(k.qualname)
-            m = k.method(name)
-            if m is not None:
-                return k, m
-            todo += [self.classes[b] for b in self.bases(k) if b in self.classes]
-        return None
-
-
-def _is_torch_module(q: str) -> bool:
-    return (q.startswith("torch.nn.") and not q.startswith("torch.nn.functional")
-            and q.rsplit(".", 1)[-1][:1].isupper() and not q.endswith(".Parameter"))
+        found = self.index.method(c.qualname, name)
+        owner = self.classes.get(found[:-len(name) - 1]) if found else None
+        node = owner.method(name) if owner else None
+        return (owner, node) if owner and node else None
 
 
 # --------------------------------------------------------------------------- evaluation
@@ -309,7 +282,7 @@ def init_params(fn: ast.FunctionDef | None, skip_self: bool = True) -> list[Para
 
 @dataclass
 class _Infer:
-    index: Index
+    index: RepoClasses
     needed: dict[str, int] = field(default_factory=dict)   # top-level kwargs to set
 
     def first_layer(self, c: _Class, env: dict[str, Any], depth: int = 0,
@@ -336,22 +309,24 @@ class _Infer:
         expr = assigned.get(attr)
         if expr is None:
             return None
-        return self.layer(expr, env, local, init[0], depth, top)
+        return self.layer(expr, env, local, init, depth, top)
 
     def layer(self, expr: ast.AST, env: dict[str, Any], local: dict[str, ast.AST],
-              owner: _Class, depth: int, top: bool) -> tuple[InputGuess, str] | None:
+              where: tuple[_Class, ast.FunctionDef], depth: int,
+              top: bool) -> tuple[InputGuess, str] | None:
+        """The input a layer built by `expr` takes (`where`: the constructor `expr` is in)."""
         if isinstance(expr, ast.IfExp):
-            return (self.layer(expr.body, env, local, owner, depth, top)
-                    or self.layer(expr.orelse, env, local, owner, depth, top))
+            return (self.layer(expr.body, env, local, where, depth, top)
+                    or self.layer(expr.orelse, env, local, where, depth, top))
         if isinstance(expr, ast.Name) and expr.id in local:
-            return self.layer(local.pop(expr.id), env, local, owner, depth, top)
+            return self.layer(local.pop(expr.id), env, local, where, depth, top)
         if not isinstance(expr, ast.Call):
             return None
-        q = self.index.resolve(expr.func, owner.imports) or ""
+        q = self.index.resolve(expr.func, *where) or ""
         kind = q.rsplit(".", 1)[-1] if q.startswith("torch.nn.") else None
         first = expr.args[0] if expr.args else None
         if kind == "Sequential" and expr.args:
-            return self.layer(expr.args[0], env, local, owner, depth, top)
+            return self.layer(expr.args[0], env, local, where, depth, top)
         if kind in ("Embedding", "Conv2d", "Conv1d", "Linear"):
             if first is None:
                 first = next((k.value for k in expr.keywords
@@ -451,7 +426,7 @@ def _snake(name: str) -> str:
     return re.sub(r"[^a-z0-9_]+", "_", s.lower()).strip("_") or "model"
 
 
-def propose(index: Index, c: _Class) -> Proposal:
+def propose(index: RepoClasses, c: _Class) -> Proposal:
     """The entry for one module class (problems say why it cannot be live)."""
     init = index.find_method(c, "__init__")
     params = [p for p in init_params(init[1] if init else None)]
@@ -548,7 +523,7 @@ def _from_constructor(params: list[Param], kwargs: dict[str, Any], env: dict[str
 
 def discover(root: str) -> tuple[list[Proposal], list[str]]:
     """(proposals, building blocks) for the repository at `root`."""
-    index = Index(root)
+    index = RepoClasses(root)
     candidates = []
     for q, c in sorted(index.classes.items(), key=lambda kv: (kv[1].path, kv[1].node.lineno)):
         if c.name.startswith("_") or not index.is_module(q):
@@ -564,7 +539,7 @@ def discover(root: str) -> tuple[list[Proposal], list[str]]:
             continue
         for node in ast.walk(init[1]):
             if isinstance(node, ast.Call):
-                q = index.resolve(node.func, init[0].imports)
+                q = index.resolve(node.func, *init)
                 if q and q != c.qualname:
                     built_inside.add(q)
     blocks = [f"{c.module}:{c.name}" for c in candidates if c.qualname in built_inside]
@@ -745,10 +720,7 @@ def init_config(root: str, *, check: bool = False, force: bool = False,
         failures = check_models(text, root)
         text = render_config(proposals, blocks, packages, failures, checked=True)
         validate(text, os.path.dirname(path))
-    fd, tmp = tempfile.mkstemp(prefix=".pt2bot-init-", suffix=".yml", dir=os.path.dirname(path))
-    with os.fdopen(fd, "w", encoding="utf-8") as fh:
-        fh.write(text)
-    os.replace(tmp, path)
+    atomic_write_bytes(path, text.encode("utf-8"))
     return path, proposals, failures
 
 
@@ -766,5 +738,5 @@ def cli_init(args: Any) -> int:
     return 0
 
 
-__all__ = ["GUESSES", "Index", "InputGuess", "Proposal", "check_models", "cli_init",
-           "discover", "init_config", "propose", "render_config", "validate"]
+__all__ = ["GUESSES", "InputGuess", "Proposal", "check_models", "cli_init",
+           "discover", "init_config", "propose", "render_config", "RepoClasses", "validate"]

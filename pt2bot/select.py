@@ -36,6 +36,7 @@ from typing import Any
 import yaml
 
 from pt2bot import git
+from pt2bot.analysis.model import import_base, import_name
 from pt2bot.changes import ChangeSet
 from pt2bot.config import DEFAULT_CONFIG_NAMES, Config, ModelConfig
 
@@ -236,7 +237,16 @@ class Closure:
 
 
 class ModuleIndex:
-    """Resolves module names to files of the head tree and reads their imports (cached)."""
+    """Resolves module names to files of the head tree and reads their imports (cached).
+
+    Not the analysis engine's index (pt2bot/analysis/graph.py, which `pt2bot check` and `pt2bot
+    init` use): that one tells what a *name* refers to, from the top-level names of the files of
+    the working tree; this one tells which *modules* importing a module runs: every import in it,
+    a function's too (not those under `if TYPE_CHECKING:`), `import_module("...")` calls and
+    parent packages, under several roots, in the head tree (a commit read through git, or the
+    disk). Both name a module from its path and resolve relative imports the same way
+    (pt2bot/analysis/model.py `import_name`, `import_base`).
+    """
 
     def __init__(self, tree: Tree, roots: tuple[str, ...]) -> None:
         self.tree = tree
@@ -272,16 +282,8 @@ class ModuleIndex:
         """The module names a repo path has under each root (none for a non-module)."""
         if not path.endswith(".py"):
             return []
-        out = []
-        for root in self.roots:
-            if not path.startswith(root):
-                continue
-            parts = path[len(root):-3].split("/")
-            if parts[-1] == "__init__":
-                parts = parts[:-1]
-            if parts and all(p.isidentifier() for p in parts):
-                out.append(".".join(parts))
-        return out
+        names = (import_name(path[len(root):]) for root in self.roots if path.startswith(root))
+        return [n for n in names if n]
 
     def imports_of(self, path: str, name: str) -> frozenset[str]:
         """Absolute module names `path` (module `name`) may import, submodule candidates included."""
@@ -302,15 +304,14 @@ class ModuleIndex:
             if isinstance(node, ast.Import):
                 found.update(a.name for a in node.names)
             elif isinstance(node, ast.ImportFrom):
-                base = _absolute(node.module, node.level, package)
-                if base is None:
-                    continue
-                if base:
-                    found.add(base)
+                base = import_base(node.level, node.module, package)
+                if not base:
+                    continue   # above the top-level packages: the repo root is no package
+                found.add(base)
                 for a in node.names:
                     if a.name != "*":
                         # `from pkg import x`: x may be a submodule; resolve() tells later.
-                        found.add(f"{base}.{a.name}" if base else a.name)
+                        found.add(f"{base}.{a.name}")
             elif isinstance(node, ast.Call) and _is_dynamic_import(node):
                 found.add(node.args[0].value)  # type: ignore[attr-defined]
         return found
@@ -349,19 +350,6 @@ class ModuleIndex:
         # changed old path can still match; drop third-party names (torch, numpy, ...).
         top = name.split(".", 1)[0]
         return self.resolve(top) is not None or self.is_namespace(top)
-
-
-def _absolute(module: str | None, level: int, package: str) -> str | None:
-    """The absolute name of `from {'.'*level}{module} import ...` inside `package`."""
-    if level == 0:
-        return module or None
-    parts = package.split(".") if package else []
-    if level - 1 > len(parts) or (level - 1 == len(parts) and not module and not parts):
-        return None  # beyond the top-level package: Python raises ImportError
-    base = parts[:len(parts) - (level - 1)]
-    if module:
-        base.append(module)
-    return ".".join(base) if base else None
 
 
 def _is_dynamic_import(node: ast.Call) -> bool:

@@ -247,3 +247,90 @@ def test_real_libraries_g_mlp_and_conformer(tmp_path, capsys):
             "conformer.conformer:Conformer"} <= kept
     print(capsys.readouterr().out)   # the per-model verdicts, for the log
     assert os.path.isfile(root / "pt2bot.yml")
+
+
+SHARED = {
+    # torch's private bases (the analysis engine's list, pt2bot/analysis/torch_modules.py)
+    "losses/__init__.py": "from .dice import *\n",
+    "losses/dice.py": """\
+        import torch
+        from torch.nn.modules.loss import _Loss
+
+
+        class DiceLoss(_Loss):
+            def forward(self, input, target):
+                return (input - target).abs().mean()
+
+
+        class SmoothConv(torch.nn.modules.conv._ConvNd):
+            def forward(self, x):
+                return x
+        """,
+    # a class built through a star import's re-export, one through a constructor's own import
+    "nets/head.py": """\
+        from torch import nn
+
+        import losses
+
+
+        class Head(nn.Module):
+            def __init__(self, dim):
+                super().__init__()
+                from nets.blocks import Block
+                self.block = Block()
+                self.loss = losses.DiceLoss()
+                self.fc = nn.Linear(dim, 2)
+
+            def forward(self, x):
+                return self.fc(x)
+        """,
+    "nets/blocks.py": """\
+        from torch import nn
+
+
+        class Block(nn.Module):
+            def forward(self, x):
+                return x
+        """,
+}
+
+
+def test_discovery_shares_the_engines_names_and_torch_modules(tmp_path):
+    # The classes and names `pt2bot check` sees (pt2bot/analysis/graph.py): models deriving from
+    # torch's private `_Loss` and `_ConvNd` are modules (init once took only public upper-case
+    # torch.nn names), a class named through a package's star import resolves to its definition
+    # (so DiceLoss, which Head builds, is a building block), and a constructor's own imports count.
+    proposals, blocks = discover(str(_repo(tmp_path, SHARED)))
+    assert [p.entry for p in proposals] == ["losses.dice:SmoothConv", "nets.head:Head"]
+    assert blocks == ["losses.dice:DiceLoss", "nets.blocks:Block"]
+
+
+NET = """\
+    from torch import nn
+
+
+    class Net(nn.Module):
+        def __init__(self, dim):
+            super().__init__()
+            self.fc = nn.Linear(dim, 2)
+
+        def forward(self, x):
+            return self.fc(x)
+    """
+LAYOUT = {
+    "src/pkg/__init__.py": "",
+    "src/pkg/net.py": NET,
+    **{path: NET for path in (
+        "src/pkg/test_net.py", "src/pkg/net_test.py", "src/conftest.py", "setup.py",
+        "tests/nets.py", "docs/nets.py", "benchmarks/nets.py", "env/nets.py", "build/nets.py",
+        ".hidden/nets.py", "myvenv/lib/nets.py", "node_modules/nets.py", "not-a-package/nets.py")},
+    "myvenv/pyvenv.cfg": "home = /usr/bin\n",
+}
+
+
+def test_files_are_the_checks_less_tests_docs_and_environments(tmp_path):
+    # `pt2bot check`'s files (pt2bot/static/discover.py), less what holds no model to propose;
+    # a src layout's modules are named as installed
+    root = _repo(tmp_path, LAYOUT)
+    proposals, _ = discover(str(root))
+    assert [(p.entry, p.path) for p in proposals] == [("pkg.net:Net", "src/pkg/net.py")]

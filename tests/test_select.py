@@ -169,6 +169,42 @@ def test_importlib_literal_and_src_layout(git_repo: GitRepo) -> None:
     assert sel.reasons == {"m": "changes src/zoo/impl.py (zoo.entry → zoo.impl)"}
 
 
+@pytest.mark.parametrize("level,module,package,base", [
+    (0, "a.b", "pkg", "a.b"),
+    (1, "m", "pkg.sub", "pkg.sub.m"),
+    (2, None, "pkg.sub", "pkg"),
+    (2, "m", "pkg.sub", "pkg.m"),
+    (3, "m", "pkg.sub", "m"),          # one level above the top: the tree may be a package itself
+    (3, None, "pkg.sub", ""),
+    (4, "m", "pkg.sub", None),         # further up: ImportError
+    (1, "m", "", "m"),                 # a top-level module
+])
+def test_one_rule_for_relative_imports(level, module, package, base) -> None:
+    """Selection, the analysis engine (what `pt2bot check` and `pt2bot init` resolve names by)
+    and this agree on what a relative import names; selection reads nothing above the
+    repository's top-level packages (its root is a directory on sys.path, not a package)."""
+    import ast
+
+    from pt2bot.analysis.model import import_base, import_bindings
+    from pt2bot.select import ModuleIndex, Tree
+
+    assert import_base(level, module, package) == base
+    st = ast.parse(f"from {'.' * level}{module or ''} import x, y as z").body[0]
+    bound = dict(import_bindings(st, package))
+    if base is None:
+        assert bound == {}
+    else:
+        assert bound == {"x": f"{base}.x" if base else "x", "z": f"{base}.y" if base else "y"}
+
+    class OneFile(Tree):
+        def read(self, rel):
+            return ast.unparse(st).encode()
+
+    name = f"{package}.mod" if package else "mod"
+    found = ModuleIndex(OneFile(""), ("",)).imports_of(name.replace(".", "/") + ".py", name)
+    assert found == ({base, f"{base}.x", f"{base}.y"} if base else set())
+
+
 # ---------------------------------------------------------------------------- config changes
 
 def test_config_changes_select_what_they_touch(project) -> None:

@@ -113,6 +113,50 @@ def module_name(path: str) -> str:
     return ".".join(parts)
 
 
+def import_name(path: str) -> str | None:
+    """The module name Python imports `path` by, relative to a directory on `sys.path`
+    (`module_name`), or None when it has none: a part that is not an identifier, or the
+    top-level `__init__.py`."""
+    name = module_name(path)
+    return name if name and all(p.isidentifier() for p in name.split(".")) else None
+
+
+def import_base(level: int, module: str | None, package: str) -> str | None:
+    """The absolute module name of `from {'.' * level}{module} import ...` in a module of
+    `package` (the module itself for an `__init__.py`): "" for `from .. import x` one level
+    above the tree's top-level packages (the tree may be the inside of a package: `pt2bot
+    check site-packages/kornia`), None further up (Python raises ImportError there)."""
+    if not level:
+        return module or ""
+    parts = package.split(".") if package else []
+    if level - 1 > len(parts):
+        return None
+    parts = parts[:len(parts) - (level - 1)]
+    return ".".join([*parts, module] if module else parts)
+
+
+def import_bindings(st: ast.Import | ast.ImportFrom, package: str) -> list[tuple[str, str]]:
+    """(local name, dotted target) of each name an import statement in a module of `package`
+    binds: `import a.b` binds `a` -> `a`, `import a.b as c` `c` -> `a.b`, `from .m import X as Y`
+    `Y` -> `<package>.m.X`. `from .m import *` gives `*<package>.m` -> `<package>.m`, under a key
+    no identifier can be (pt2bot/analysis/graph.py follows star imports for re-exports)."""
+    out: list[tuple[str, str]] = []
+    if type(st) is ast.Import:
+        for a in st.names:
+            head = a.name.partition(".")[0]
+            out.append((a.asname, a.name) if a.asname else (head, head))
+        return out
+    base = import_base(st.level, st.module, package)
+    if base is None:
+        return out
+    for a in st.names:
+        if a.name != "*":
+            out.append((a.asname or a.name, f"{base}.{a.name}" if base else a.name))
+        elif base:
+            out.append(("*" + base, base))
+    return out
+
+
 def dotted(node: ast.AST) -> str | None:
     """`a.b.c` as a string, or None if the expression is not a plain dotted name."""
     t = type(node)

@@ -26,7 +26,8 @@ from pt2bot.analysis.infer import (
     ends,
     is_compiling_check,
 )
-from pt2bot.analysis.model import Candidate, ClassInfo, FileSummary, FunctionInfo, call_guards, module_name
+from pt2bot.analysis.model import (Candidate, ClassInfo, FileSummary, FunctionInfo, call_guards, import_bindings,
+                                   module_name)
 from pt2bot.analysis.sizeargs import record_call_sizes
 
 class Walker:
@@ -650,27 +651,8 @@ def _declare_top(mod: ModuleContext, st: ast.stmt, modname: str, package: str) -
     names = mod.summary.module_names
     if isinstance(st, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
         names[st.name] = f"{modname}.{st.name}"
-    elif isinstance(st, ast.Import):
-        for a in st.names:
-            if a.asname:
-                mod.imports[a.asname] = a.name
-            else:
-                head = a.name.partition(".")[0]
-                mod.imports[head] = head
-    elif isinstance(st, ast.ImportFrom):
-        base = st.module or ""
-        if st.level:
-            pkg_parts = package.split(".") if package else []
-            up = st.level - 1
-            pkg_parts = pkg_parts[:len(pkg_parts) - up] if up else pkg_parts
-            base = ".".join([p for p in pkg_parts if p] + ([st.module] if st.module else []))
-        for a in st.names:
-            if a.name != "*":
-                mod.imports[a.asname or a.name] = f"{base}.{a.name}" if base else a.name
-            elif base:
-                # `from .imgwarp import *` (kornia's package `__init__`s): kept under a key no
-                # identifier can be, for the graph's re-export lookups (pt2bot/analysis/graph.py)
-                mod.imports["*" + base] = base
+    elif isinstance(st, (ast.Import, ast.ImportFrom)):
+        mod.imports.update(import_bindings(st, package))
     elif isinstance(st, ast.Assign) and isinstance(st.value, ast.Call):
         callee = mod.resolve(st.value.func) or ""
         if callee.endswith(("getLogger", "get_logger")):

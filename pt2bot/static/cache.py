@@ -19,10 +19,11 @@ copied as they are, no re-pickling, its own included) and removes the packs it m
 of files outside this run are kept.
 
 Safety:
-- Packs are written atomically (a temp file in the same directory, then `os.replace`) under a
-  name no other run uses: concurrent runs each add a complete pack. A compaction removes only
-  the packs it read, so a pack a concurrent run added meanwhile stays; a run whose packs vanish
-  under it (another run merged them) gets misses, nothing worse.
+- Packs are written atomically (pt2bot/jsonio.py `atomic_write_bytes`: a temp file in the same
+  directory, then `os.replace`) under a name no other run uses: concurrent runs each add a
+  complete pack. A compaction removes only the packs it read, so a pack a concurrent run added
+  meanwhile stays; a run whose packs vanish under it (another run merged them) gets misses,
+  nothing worse.
 - A record is never trusted: a header with the file's digest, its path and a checksum of the
   payload, a restricted unpickler that can build only the summary dataclasses (no other global,
   so loading cannot run code), and a shape check; anything wrong is a miss. A pack whose framing
@@ -49,6 +50,7 @@ from typing import Iterable
 import pt2bot
 from pt2bot.analysis import model as _model
 from pt2bot.analysis.model import Candidate, ClassInfo, FileSummary, FunctionInfo
+from pt2bot.jsonio import atomic_write_bytes
 from pt2bot.static.scan import FileScan
 
 CACHE_DIR_NAME = ".pt2bot-cache"
@@ -229,7 +231,7 @@ class Cache:
         if scans is not None and self.writable:
             try:
                 self._prepare()
-                _atomic_write(os.path.join(self.dir, SCANS), scans)
+                _write(os.path.join(self.dir, SCANS), scans)
             except OSError:
                 self.writable = False
         if not pending or not self.writable:
@@ -241,7 +243,7 @@ class Cache:
             new = sum(len(r) for r in pending.values())
             merge = len(self._packs) >= MAX_PACKS or (bool(self._packs) and self._pack_bytes + new - live > live)
             path = os.path.join(self.dir, f"{time.time_ns():020d}-{os.getpid()}-{os.urandom(4).hex()}{PACK_SUFFIX}")
-            _atomic_write(path, pack_bytes((index if merge else pending).items()))
+            _write(path, pack_bytes((index if merge else pending).items()))
             self.writes += len(pending)
             if merge:
                 for old in self._packs:
@@ -288,7 +290,7 @@ class Cache:
         for name, text in ((".gitignore", _GITIGNORE), ("CACHEDIR.TAG", _CACHEDIR_TAG)):
             p = os.path.join(self.root, name)
             if not os.path.exists(p):
-                _atomic_write(p, text.encode())
+                _write(p, text.encode())
         if fresh:
             _prune(self.root, keep=self.dir)
         self._ready = True
@@ -383,7 +385,8 @@ def pack_records(data: bytes) -> list[tuple[str, bytes]]:
 
 
 def _sweep_temp(directory: str) -> None:
-    """Temp files of runs killed mid-write (an hour old: no live run still writes them)."""
+    """Temp files of runs killed mid-write (`atomic_write_bytes` names them `*.tmp`; an hour old:
+    no live run still writes them)."""
     try:
         old = time.time() - 3600
         for e in os.scandir(directory):
@@ -412,23 +415,10 @@ def _prune(root: str, keep: str) -> None:
         shutil.rmtree(e.path, ignore_errors=True)
 
 
-def _atomic_write(path: str, data: bytes) -> None:
-    tmp = f"{path}.{os.getpid()}.{id(data):x}.tmp"
-    try:
-        fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o644)
-        try:
-            view = memoryview(data)
-            while view:
-                view = view[os.write(fd, view):]
-        finally:
-            os.close(fd)
-        os.replace(tmp, path)
-    except OSError:
-        try:
-            os.unlink(tmp)
-        except OSError:
-            pass
-        raise
+def _write(path: str, data: bytes) -> None:
+    """The atomic write every file of the cache goes through: readable by all (0644 less the
+    umask) like the rest of the working tree."""
+    atomic_write_bytes(path, data, mode=0o644)
 
 
 def _well_formed(s: object, rel: str) -> bool:
