@@ -121,7 +121,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:
         return int(_handler(args.handler)(args) or 0)
     except UserError as e:
-        print(f"pt2bot: error: {e}", file=sys.stderr)
+        # The message may quote what a pull request wrote (a shard's or an artifact's values,
+        # file names): printed through the log's one escape, so no workflow command starts.
+        from pt2bot.report.escape import log_block
+        print(f"pt2bot: error: {log_block(e)}", file=sys.stderr)
         return e.exit_code
     except KeyboardInterrupt:
         return 130

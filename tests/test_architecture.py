@@ -66,9 +66,9 @@ LAYERS = [
                            "pt2bot.reportdata"), ()),
     # `pt2bot merge` of partial directories ends as the unsharded review and audit do: through
     # pipeline.finish_review and audit.run.finish_audit, never storing, rendering or posting
-    # by itself
+    # by itself; what a shard wrote reaches its log through the one escape
     (("pt2bot.shard",), ("pt2bot.publish", "pt2bot.report", "pt2bot.audit", "pt2bot.smoke"),
-     ("pt2bot.audit.run",)),
+     ("pt2bot.audit.run", "pt2bot.report.escape")),
     # the data models depend on nothing but errors and the (leaf) sample statistics, and the
     # results file's one reader reads through jsonio (which imports only errors)
     (("pt2bot.results", "pt2bot.findings", "pt2bot.gb", "pt2bot.errors"),

@@ -47,9 +47,13 @@ def _partial_dir(tmp_path, head: str) -> str:
     """A shard's partial report directory whose head.json is `head`'s content."""
     d = tmp_path / "shard1"
     d.mkdir()
+    from pt2bot.select import Selection
+    from pt2bot.shard.partial import selection_digest
+
     (d / "partial.json").write_text(json.dumps({
         "schema": "pt2bot.partial/1", "mode": "review", "shard": "1/1",
-        "config_digest": "sha256:x", "selection_digest": "sha256:y", "base": None,
+        "config_digest": "sha256:x", "base": None,
+        "selection_digest": selection_digest(Selection(selected=("m",))),
         "head": "a" * 40, "config": {"path": "pt2bot.yml", "text": CONFIG},
         "selection": {"selected": ["m"], "skipped": {}}, "assignment": {"m": 1},
         "models": ["m"], "static": True, "findings": {"head": [], "base": []}}))

@@ -149,12 +149,17 @@ def test_unknown_model_is_a_usage_error_listing_the_known_ones(zoo, tmp_path, ca
     assert not (tmp_path / "r.json").exists()
 
 
-@pytest.mark.parametrize("shard", ["0/2", "3/2", "x"])
+# The last three are attacks on commit 89ac594: N beyond the models (2 here) or the largest
+# matrix (64) ran as a shard, its results then hung `pt2bot merge`; 5,000 digits were a
+# traceback (Python's limit on int() of a string).
+@pytest.mark.parametrize("shard", ["0/2", "3/2", "x", "1/65", "1/100000000", "1/" + "9" * 5000])
 def test_bad_shard_is_a_usage_error(zoo, tmp_path, capsys, shard):
     repo, _ = zoo
     rc = main(["run", "--config", str(repo.path / "pt2bot.yml"), "--shard", shard,
                "--out", str(tmp_path / "r.json")])
-    assert rc == 2 and "--shard" in capsys.readouterr().err
+    err = capsys.readouterr().err
+    assert rc == 2 and "--shard" in err and len(err) < 1000, err
+    assert not (tmp_path / "r.json").exists()
 
 
 def test_missing_config_and_bad_merge_inputs_are_usage_errors(tmp_path, capsys):

@@ -254,21 +254,40 @@ def _copy_shard(runs: dict[str, Any], tmp_path: Path, i: int, name: str,
     return dst
 
 
+def _another_selection(data: dict[str, Any]) -> dict[str, Any]:
+    """Another run's selection (one more model skipped), with its own digest: each shard's
+    partial.json is checked against itself first."""
+    from pt2bot.select import Selection
+    from pt2bot.shard.partial import selection_digest
+
+    sel = dict(data["selection"], skipped={**data["selection"]["skipped"], "gamma": "not run"})
+    return {"selection": sel, "selection_digest": selection_digest(Selection(
+        selected=tuple(sel["selected"]), skipped=sel["skipped"]))}
+
+
 @pytest.mark.parametrize("key, value, message", [
     ("config_digest", "sha256:0000", "config_digest 'sha256:0000' differs"),
-    ("selection_digest", "sha256:1111", "selection_digest 'sha256:1111' differs"),
+    ("selection", _another_selection, "selection_digest 'sha256:"),
     ("torch", "2.14.1+cpu", "torch '2.14.1+cpu' differs"),
     ("device", "cuda", "device 'cuda' differs"),
     ("head", "f" * 40, "head '" + "f" * 40 + "' differs"),
     ("shard", "2/3", "the shards disagree on N"),
+    # another split gives shard 2 another model (its results are left out: they name beta)
     ("assignment", {"alpha": 2, "beta": 1}, "split the models differently"),
 ])
 def test_merge_refuses_shards_of_another_run(runs, tmp_path, key, value, message):
-    other = _copy_shard(runs, tmp_path, 2, "other", **{key: value})
+    data = _json(runs["dir"] / "s2" / "partial.json")
+    changes = value(data) if callable(value) else {key: value}
+    if key == "assignment":
+        changes["models"] = ["alpha"]
+    other = _copy_shard(runs, tmp_path, 2, "other", **changes)
+    if key == "assignment":
+        for side in ("head", "base"):
+            (other / f"{side}.json").unlink()
     proc, _ = _pt2bot("merge", str(runs["dir"] / "s1"), str(other), "--out",
                       str(tmp_path / "m"), cwd=tmp_path)
     assert proc.returncode == 2, proc.stderr
-    assert message in proc.stderr and "Traceback" not in proc.stderr
+    assert message in proc.stderr and "Traceback" not in proc.stderr, proc.stderr
     assert not (tmp_path / "m" / "report.json").exists()
 
 
@@ -337,11 +356,17 @@ def test_an_empty_shard_is_a_valid_partial_report(runs, pr_repo, tmp_path):
                for r in merged["reasons"])
 
 
-@pytest.mark.parametrize("spec", ["0/2", "3/2", "1/0", "x"])
+# The last two are attacks on commit 89ac594: an N of 10**8 made a list per shard (the
+# split), 5,000 digits were a traceback. N may exceed the 2 models up to a matrix of 64.
+@pytest.mark.parametrize("spec", ["0/2", "3/2", "1/0", "x", "1/65", "1/100000000",
+                                  "1/" + "9" * 5000])
 def test_a_bad_shard_is_a_usage_error(pr_repo, tmp_path, spec):
-    proc, _ = _pt2bot("review", "--base", "main", "--shard", spec, "--out",
-                      str(tmp_path / "o"), cwd=pr_repo.path)
-    assert proc.returncode == 2 and "--shard: expected" in proc.stderr, proc.stderr
+    for command in (["review", "--base", "main"], ["audit"]):
+        proc, _ = _pt2bot(*command, "--shard", spec, "--out", str(tmp_path / "o"),
+                          cwd=pr_repo.path)
+        assert proc.returncode == 2 and "--shard: " in proc.stderr, proc.stderr
+        assert "expected" in proc.stderr and len(proc.stderr) < 1000, proc.stderr
+        assert not (tmp_path / "o").exists()
 
 
 def test_costs_balance_the_shards(runs, pr_repo, tmp_path):

@@ -560,7 +560,48 @@ def test_action_passes_shard_costs_and_merge_dirs(tmp_path):
     _run_action_script(tmp_path, mode="merge", merge_from="shards", python=spy)
     argv = _recorded(tmp_path, "pt2bot-argv")
     assert argv[2:-1] == ["merge", "shards/pt2bot-shard-1/", "shards/pt2bot-shard-2/", "--out",
-                          "pt2bot-report", "--history", ".pt2bot-history/history.sqlite"]
+                          "pt2bot-report"]                  # a review's merge: no history
+    _run_action_script(tmp_path, mode="merge", merge_from="shards", history="h/n.sqlite",
+                       python=spy)
+    argv = _recorded(tmp_path, "pt2bot-argv")
+    assert argv[2:-1] == ["merge", "shards/pt2bot-shard-1/", "shards/pt2bot-shard-2/", "--out",
+                          "pt2bot-report", "--history", "h/n.sqlite"]
+
+
+def _merge_step(workflow: str) -> dict[str, str]:
+    """The `with:` of a workflow's merge step, as _run_action_script's keyword arguments."""
+    [step] = [s for s in load(WF / workflow)["jobs"]["merge"]["steps"]
+              if s.get("with", {}).get("mode") == "merge"]
+    return {k.replace("-", "_"): str(v) for k, v in step["with"].items() if k != "token"}
+
+
+def test_a_prs_audit_shards_do_not_make_its_merge_write_the_history(tmp_path):
+    """Attack on commit 89ac594: a pull request's shards all say `mode: audit`. The action
+    passed --history to every merge, so the merge job of pt2bot-pr.yml stored a night in the
+    history database. Now only a workflow that sets `history:` merges an audit."""
+    from partialdirs import write_shards
+
+    write_shards(tmp_path / "pt2bot-shards", mode="audit")
+    proc, _ = _run_action_script(tmp_path, **_merge_step("pt2bot-pr.yml"))
+    assert proc.returncode == 2, proc.stdout + proc.stderr
+    assert "these are shards of an audit: give --history" in proc.stderr
+    assert not (tmp_path / ".pt2bot-history").exists()
+    assert not (tmp_path / "pt2bot-report").exists()
+
+
+def test_the_nightly_merge_stores_an_audit_and_refuses_a_review(tmp_path):
+    from partialdirs import write_shards
+
+    nightly = {**_merge_step("pt2bot-nightly.yml"), "publish": "false"}
+    write_shards(tmp_path / "pt2bot-shards", mode="review")
+    proc, _ = _run_action_script(tmp_path, **nightly)
+    assert proc.returncode == 2 and "these are shards of a review" in proc.stderr, proc.stderr
+    assert not (tmp_path / nightly["history"]).exists()
+    shutil.rmtree(tmp_path / "pt2bot-shards")
+    write_shards(tmp_path / "pt2bot-shards", mode="audit")
+    proc, _ = _run_action_script(tmp_path, **nightly)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    assert (tmp_path / nightly["history"]).is_file()
 
 
 # ------------------------------------------------------------ the GPU runner under attack

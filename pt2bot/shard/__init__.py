@@ -21,22 +21,48 @@ from typing import Any, Mapping, Sequence
 
 from pt2bot.config import ModelConfig
 from pt2bot.errors import UserError
+from pt2bot.report.escape import quote
 from pt2bot.results import RESULTS_SCHEMA, ModelRun, ResultsFile, load_results_file
 
 
-def parse_shard(shard: str | tuple[int, int] | None) -> tuple[int, int]:
-    """`"I/N"` (1-based) → (I, N); None → (1, 1)."""
+# How many shards a matrix may have beyond one per model. The workflows start at most 64 jobs
+# (PT2BOT_SHARDS), and a matrix of fixed size leaves shards empty when a pull request selects
+# fewer models than that; more shards than both is never a real matrix. The bound matters
+# because a shard directory is written by the pull request's job: the merge lists the shards
+# that did not report, so an N of 10**8 there was a merge that never ended.
+MAX_SHARDS = 64
+# At most 9 digits each: int() of a longer string costs time, and of over 4,300 digits raises.
+_SPEC = re.compile(r"\s*(\d{1,9})\s*/\s*(\d{1,9})\s*")
+
+
+def max_shards(models: int) -> int:
+    """The largest N for a split of `models` models: one per model, or `MAX_SHARDS`."""
+    return max(models, MAX_SHARDS)
+
+
+def parse_shard(shard: str | tuple[int, int] | None, *, models: int | None = None,
+                what: str = "--shard") -> tuple[int, int]:
+    """`"I/N"` (1-based) → (I, N); None → (1, 1).
+
+    With `models` (how many models the shards split), N is at most `max_shards(models)`.
+    Errors start with `what` (the option, or the file and key a merge read it from), quote
+    the value capped and safe to print, and are usage errors (exit 2).
+    """
     if shard is None:
         return (1, 1)
     if isinstance(shard, tuple):
         i, n = shard
     else:
-        m = re.fullmatch(r"\s*(\d+)\s*/\s*(\d+)\s*", str(shard))
+        m = _SPEC.fullmatch(shard) if isinstance(shard, str) and len(shard) <= 64 else None
         if not m:
-            raise UserError(f"--shard: expected I/N such as 1/4, got {shard!r}")
+            raise UserError(f"{what}: expected I/N such as 1/4, got {quote(shard)}")
         i, n = int(m.group(1)), int(m.group(2))
     if n < 1 or not 1 <= i <= n:
-        raise UserError(f"--shard: expected 1 <= I <= N, got {i}/{n}")
+        raise UserError(f"{what}: expected 1 <= I <= N, got {i}/{n}")
+    if models is not None and n > max_shards(models):
+        raise UserError(f"{what}: N = {n} is more shards than {models} selected model(s) can "
+                        f"use: expected N <= {max_shards(models)} (one model per shard, or up to "
+                        f"{MAX_SHARDS} shards, some of them empty)")
     return (i, n)
 
 
@@ -120,16 +146,16 @@ def merge_result_files(parts: Sequence[dict[str, Any] | ResultsFile], *,
     for key in ("config_digest", "torch", "commit", "device"):
         for label, part in zip(labels[1:], files[1:]):
             if getattr(part, key) != getattr(first, key):
-                raise UserError(f"merge: {label}: {key} {getattr(part, key)!r} differs from "
-                                f"{labels[0]}'s {getattr(first, key)!r}; shards must come from "
-                                f"one config, commit and torch")
+                raise UserError(f"merge: {label}: {key} {quote(getattr(part, key))} differs "
+                                f"from {labels[0]}'s {quote(getattr(first, key))}; shards must "
+                                f"come from one config, commit and torch")
     seen: dict[str, str] = {}
     models: list[ModelRun] = []
     for label, part in zip(labels, files):
         for run in part.models:
             if run.name in seen:
-                raise UserError(f"merge: model {run.name!r} is in both {seen[run.name]} and "
-                                f"{label}")
+                raise UserError(f"merge: model {quote(run.name)} is in both {seen[run.name]} "
+                                f"and {label}")
             seen[run.name] = label
             models.append(run)
     names = sorted({p.device_name for p in files if p.device_name})
@@ -141,16 +167,20 @@ def merge_result_files(parts: Sequence[dict[str, Any] | ResultsFile], *,
 
 
 def _merged_shard(shards: list[str]) -> str:
-    """`1/1` when the inputs are exactly shards 1..N of N, else the list of what was joined."""
+    """`1/1` when the inputs are exactly shards 1..N of N, else the list of what was joined.
+
+    The count is compared first: N comes from the files, and listing 1..N for an N of 10**12
+    would never end."""
     try:
         pairs = sorted(parse_shard(s) for s in shards)
     except UserError:
         return ",".join(shards)
     n = pairs[0][1]
-    if all(c == n for _, c in pairs) and [i for i, _ in pairs] == list(range(1, n + 1)):
+    if len(pairs) == n and all(c == n for _, c in pairs) \
+            and [i for i, _ in pairs] == list(range(1, n + 1)):
         return "1/1"
     return ",".join(f"{i}/{c}" for i, c in pairs)
 
 
-__all__ = ["load_costs", "merge_result_files", "merge_results", "parse_shard", "shard_models",
-           "split_names"]
+__all__ = ["MAX_SHARDS", "load_costs", "max_shards", "merge_result_files", "merge_results",
+           "parse_shard", "shard_models", "split_names"]

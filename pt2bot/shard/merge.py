@@ -12,15 +12,19 @@ the report, of the history or of publishing, so it cannot drift from them. It re
 inputs, turns the models of a shard that did not report into `status: "error"` results, and
 copies every other file of the partial directories (logs, compile reports) into the merged one.
 
+The shards of a pull request are written by jobs that ran its code: `read_partial` checks every
+value, `--history` (the caller's word, never a shard's `mode`) decides whether the history is
+written, and what a shard named reaches the log through `report.escape.log_line`.
+
 Nothing here imports torch: the merge job needs no smoke run.
 """
 from __future__ import annotations
 
 import argparse
+import collections
 import filecmp
 import os
 import shutil
-import stat
 import sys
 import time
 from dataclasses import dataclass
@@ -31,16 +35,17 @@ from pt2bot.changes import ChangeSet
 from pt2bot.compare import build_report
 from pt2bot.config import Config
 from pt2bot.configfile import parse_config
-from pt2bot.errors import UserError
+from pt2bot.errors import ConfigError, UserError
 from pt2bot.findings import Finding
 from pt2bot.jsonio import write_json
 from pt2bot.pipeline import finish_review
 from pt2bot.reach import mark_reached
 from pt2bot.reportdata import Report
+from pt2bot.report.escape import log_line, quote
 from pt2bot.results import ModelRun, ResultsFile, RunError, load_results_file
 from pt2bot.select import Selection
 from pt2bot.shard import merge_result_files
-from pt2bot.shard.partial import PARTIAL_FILE, Partial, changeset_from_json, read_partial
+from pt2bot.shard.partial import PARTIAL_FILE, Partial, read_partial
 from pt2bot.verdict import NEUTRAL, conclude, judge, summary_title
 
 # What the merge writes itself, so never copied from a partial directory.
@@ -48,6 +53,12 @@ RENDERED = frozenset({"report.json", "summary.md", "review.json", "check.json",
                       "results.sarif", "base.json", "head.json", PARTIAL_FILE,
                       "audit.md", "report.html"})
 RENDERED_DIRS = frozenset({"charts"})          # the audit's charts are drawn again
+# Shards that did not report are named one by one up to this many (every shard of the largest
+# matrix the workflows start), in the log and in the title; beyond, they are counted.
+MAX_LISTED = 64
+# Directories below a shard's own are copied this deep (a shard writes compile/<model>/<side>/
+# and smoke logs): a deeper tree is skipped with a note, not walked level by level.
+MAX_COPY_DEPTH = 16
 
 Log = Callable[[str], None]
 
@@ -79,16 +90,17 @@ def check_shards(parts: Sequence[Partial]) -> list[Partial]:
             if key in _SAME_IF_KNOWN and (a is None or b is None):
                 continue
             if a != b:
-                raise UserError(f"merge: {p.label}: {key} {b!r} differs from {first.label}'s "
-                                f"{a!r}; shards must come from one run (config, selection, "
-                                f"commit, torch, device)")
+                raise UserError(f"merge: {p.label}: {key} {quote(b)} differs from "
+                                f"{first.label}'s {quote(a)}; shards must come from one run "
+                                f"(config, selection, commit, torch, device)")
         if p.data["assignment"] != first.data["assignment"]:
             raise UserError(f"merge: {p.label} split the models differently from {first.label}"
                             " (a different --costs file?): every shard must read the same one")
     for key in _SAME_IF_KNOWN:     # an empty shard's None must not hide a mismatch of others
         values = sorted({str(p.data[key]) for p in ordered if p.data.get(key) is not None})
         if len(values) > 1:
-            raise UserError(f"merge: the shards ran with different {key}: {', '.join(values)}")
+            raise UserError(f"merge: the shards ran with different {key}: "
+                            f"{', '.join(v[:80] for v in values[:5])}")
     return ordered
 
 
@@ -119,17 +131,23 @@ def join_shards(parts: Sequence[Partial]) -> Merged:
     first = ordered[0]
     d = first.data
     count = first.count
-    config = parse_config(d["config"]["text"], d["config"].get("path") or "pt2bot.yml")
+    try:
+        config = parse_config(d["config"]["text"], d["config"].get("path") or "pt2bot.yml")
+    except ConfigError as e:
+        raise UserError(f"merge: {first.label}: config.text: {e}") from None
     if config.digest != d["config_digest"]:
-        raise UserError(f"merge: {first.label}: the config text does not match its digest "
-                        f"{d['config_digest']}")
-    sel = d["selection"]
-    selection = Selection(selected=tuple(map(str, sel["selected"])),
-                          skipped={str(k): str(v) for k, v in sel["skipped"].items()},
-                          reasons={str(k): str(v) for k, v in (sel.get("reasons") or {}).items()})
+        raise UserError(f"merge: {first.label}: config_digest: expected the digest of "
+                        f"config.text, {config.digest}, got {quote(d['config_digest'])}")
+    selection = first.selection
+    unknown = sorted((set(selection.selected) | set(selection.skipped))
+                     - {m.name for m in config.models})
+    if unknown:
+        raise UserError(f"merge: {first.label}: selection: {quote(unknown[0])} is not a model "
+                        f"of its config" + (f" (and {len(unknown) - 1} more)"
+                                            if len(unknown) > 1 else ""))
     present = {p.index for p in ordered}
     missing_shards = tuple(i for i in range(1, count + 1) if i not in present)
-    missing = {n: k for n, k in sorted(d["assignment"].items()) if k in missing_shards}
+    missing = {n: k for n, k in sorted(d["assignment"].items()) if k not in present}
 
     def side(which: str) -> ResultsFile:
         have = [(p, getattr(p, which)) for p in ordered]
@@ -150,15 +168,13 @@ def join_shards(parts: Sequence[Partial]) -> Merged:
     # Shard 1 marked which of *its* models reached each line: all models' runs decide.
     head_findings = mark_reached([f.with_(reached_by=None) for f in first.head_findings], head)
     base_findings = list(first.base_findings)
-    changes = d.get("changes")
-    changeset = changeset_from_json(changes, first.label) if isinstance(changes, dict) else None
+    changeset = first.changeset
     stages: dict[str, float] = {}
     total = 0.0
     for p in ordered:
-        for k, v in (p.data.get("timings") or {}).items():
-            if isinstance(v, (int, float)):
-                stages[k] = max(stages.get(k, 0.0), float(v))   # the matrix's wall time
-        total += float((p.data.get("timings") or {}).get("total") or 0.0)
+        for k, v in (p.timings or {}).items():
+            stages[k] = max(stages.get(k, 0.0), v)              # the matrix's wall time
+        total += (p.timings or {}).get("total", 0.0)
     stages["shards_total"] = round(total, 3)                     # what the matrix cost
     return Merged(mode=d["mode"], count=count, config=config, selection=selection,
                   head=head, base=base, head_findings=head_findings,
@@ -214,7 +230,9 @@ def review_report(m: Merged) -> Report:
                                    "run", "count": 1})
     conclusion = conclude(reasons)
     title = summary_title(conclusion, reasons, models, report.findings)
-    gone = ", ".join(f"{i}/{m.count}" for i in m.missing_shards)
+    gone = ", ".join(f"{i}/{m.count}" for i in m.missing_shards[:MAX_LISTED])
+    if len(m.missing_shards) > MAX_LISTED:
+        gone += f" and {len(m.missing_shards) - MAX_LISTED} more"
     return report.with_(models=tuple(models), reasons=tuple(reasons), conclusion=conclusion,
                         summary_title=f"{title}; shard {gone} did not report")
 
@@ -223,33 +241,55 @@ def copy_extras(parts: Sequence[Partial], out_dir: str, log: Log) -> int:
     """Every other file of the partial directories (logs, compile reports), shard 1 first.
 
     Regular files only (a symlink could point anywhere on the merge runner); a path two
-    shards both wrote with different content keeps the lower shard's, with a warning.
+    shards both wrote with different content keeps the lower shard's, with a warning. The
+    walk keeps its own stack and stops at `MAX_COPY_DEPTH` (os.walk recursed once per level,
+    and a shard's tree of 1,500 levels was a RecursionError); a file that cannot be copied is
+    noted and skipped.
     """
     copied = 0
     for p in sorted(parts, key=lambda p: p.index):
         root = os.path.abspath(p.directory)
-        for dirpath, dirnames, filenames in os.walk(root, followlinks=False):
-            rel_dir = os.path.relpath(dirpath, root)
-            if rel_dir == ".":
-                dirnames[:] = [n for n in dirnames if n not in RENDERED_DIRS]
-            dirnames.sort()
-            for name in sorted(filenames):
-                if rel_dir == "." and (name in RENDERED or name.startswith("baseline-")):
+        stack = [""]
+        while stack:
+            rel_dir = stack.pop()
+            try:
+                with os.scandir(os.path.join(root, rel_dir)) as it:
+                    entries = sorted(it, key=lambda e: e.name)
+            except OSError as e:
+                log(f"merge: {os.path.join(p.directory, rel_dir)}: cannot list it "
+                    f"({e.strerror or e}), not copied")
+                continue
+            subdirs = []
+            for entry in entries:
+                rel = os.path.join(rel_dir, entry.name)
+                src = os.path.join(root, rel)
+                if entry.is_dir(follow_symlinks=False):
+                    if not rel_dir and entry.name in RENDERED_DIRS:
+                        continue
+                    if rel.count(os.sep) + 1 > MAX_COPY_DEPTH:
+                        log(f"merge: {src}: nested deeper than {MAX_COPY_DEPTH} directories, "
+                            f"not copied")
+                        continue
+                    subdirs.append(rel)
                     continue
-                src = os.path.join(dirpath, name)
-                st = os.lstat(src)
-                if not stat.S_ISREG(st.st_mode):
+                if not rel_dir and (entry.name in RENDERED or entry.name.startswith("baseline-")):
+                    continue
+                if not entry.is_file(follow_symlinks=False):
                     log(f"merge: {src}: not a regular file, not copied")
                     continue
-                dst = os.path.normpath(os.path.join(out_dir, rel_dir, name))
-                if os.path.exists(dst):
-                    if not filecmp.cmp(src, dst, shallow=False):
-                        log(f"merge: {os.path.join(rel_dir, name)} differs between shards; "
-                            f"kept the lower shard's")
+                dst = os.path.join(out_dir, rel)
+                try:
+                    if os.path.lexists(dst):
+                        if not filecmp.cmp(src, dst, shallow=False):
+                            log(f"merge: {rel} differs between shards; kept the lower shard's")
+                        continue
+                    os.makedirs(os.path.dirname(dst), exist_ok=True)
+                    shutil.copy2(src, dst)
+                except OSError as e:
+                    log(f"merge: {src}: not copied ({e.strerror or e})")
                     continue
-                os.makedirs(os.path.dirname(dst), exist_ok=True)
-                shutil.copy2(src, dst)
                 copied += 1
+            stack.extend(reversed(subdirs))      # depth first, in name order, like os.walk
     return copied
 
 
@@ -272,15 +312,23 @@ def merge_report_dirs(opts: MergeOptions, log: Log = lambda s: None) -> dict[str
         if os.path.commonpath([inp, out]) in (inp, out):
             raise UserError(f"merge: --out {opts.out_dir} and the input {d} contain one another")
     parts = [read_partial(d) for d in opts.dirs]
-    merged = join_shards(parts)
+    merged = join_shards(parts)     # refuses review shards mixed with audit shards
+    # --history says what the caller merges: an audit's shards (stored there) or, without
+    # it, a review's. The shards' own `mode` never decides alone: a pull request's job
+    # writes them, and `mode: audit` must not make its review's merge write the history.
     if merged.mode == "audit" and not opts.history:
         raise UserError("merge: these are shards of an audit: give --history FILE, where the "
                         "merged night is stored (once)")
-    if merged.mode == "review" and opts.history:   # the action passes it in every merge
-        log(f"--history {opts.history}: these are a review's shards, nothing is stored")
-    for k in merged.missing_shards:
-        log(f"shard {k}/{merged.count} did not report: "
-            f"{sum(1 for v in merged.missing.values() if v == k)} model(s) reported as errors")
+    if merged.mode == "review" and opts.history:
+        raise UserError("merge: these are shards of a review, which stores nothing: --history "
+                        "is for an audit's shards (leave it out here)")
+    lost = collections.Counter(merged.missing.values())
+    for k in merged.missing_shards[:MAX_LISTED]:
+        log(f"shard {k}/{merged.count} did not report: {lost[k]} model(s) reported as errors")
+    if len(merged.missing_shards) > MAX_LISTED:
+        log(f"... and {len(merged.missing_shards) - MAX_LISTED} more shard(s) did not report: "
+            f"{sum(lost[k] for k in merged.missing_shards[MAX_LISTED:])} model(s) reported as "
+            f"errors")
     os.makedirs(out, exist_ok=True)
     # The shards' other files first: the stages below end by publishing the directory, and
     # the files they render are never copied (RENDERED), so the order changes no file.
@@ -333,12 +381,14 @@ def cli_merge(args: argparse.Namespace) -> int:
     keep_runs, keep_days = retention_from(args, os.environ)
 
     def log(msg: str) -> None:
-        print(f"pt2bot: {msg}", file=sys.stderr, flush=True)
+        # File and model names in these lines come from the shards: one escape for all.
+        print(f"pt2bot: {log_line(msg)}", file=sys.stderr, flush=True)
 
     report = merge_report_dirs(MergeOptions(
         dirs=tuple(dirs), out_dir=args.out, history=args.history, publish=args.publish,
         keep_runs=keep_runs, keep_days=keep_days), log)
-    print(f"{report['conclusion'].upper()}: {report.get('summary_title', '')}".rstrip(": "))
+    print(log_line(f"{report['conclusion'].upper()}: {report.get('summary_title', '')}"
+                   .rstrip(": ")))
     return 1 if report["conclusion"] == "failure" else 0
 
 

@@ -19,15 +19,18 @@ from __future__ import annotations
 import hashlib
 import json
 import os
-from dataclasses import dataclass
-from typing import Any, Iterable, Mapping, Sequence
+import re
+from dataclasses import dataclass, fields
+from typing import Any, Callable, Iterable, Mapping, NoReturn, Sequence
 
-from pt2bot.changes import ChangeSet, FileChange, Hunk
+from pt2bot.changes import STATUSES, ChangeSet, FileChange, Hunk
 from pt2bot.config import Config
 from pt2bot.errors import UserError
-from pt2bot.findings import Finding
+from pt2bot.findings import (DIFF_ADDED, DIFF_CONTEXT, DIFF_FILE, DIFF_OUTSIDE, SEVERITIES,
+                             Finding)
 from pt2bot.jsonio import read_json, write_json
 from pt2bot.reportdata import Report
+from pt2bot.report.escape import quote
 from pt2bot.results import ResultsFile, load_results_file
 from pt2bot.select import Selection
 from pt2bot.shard import load_costs, parse_shard, split_names
@@ -35,6 +38,9 @@ from pt2bot.shard import load_costs, parse_shard, split_names
 PARTIAL_SCHEMA = "pt2bot.partial/1"
 PARTIAL_FILE = "partial.json"
 MAX_PARTIAL_BYTES = 64 * 1024 * 1024
+# The config's text, as the shard read it: no more than pt2bot.yml's own cap
+# (pt2bot/configfile/yamlread.py MAX_BYTES).
+MAX_CONFIG_CHARS = 256 << 10
 
 
 # --------------------------------------------------------------------------- the split
@@ -66,10 +72,14 @@ class ShardPlan:
 
 
 def plan_shard(names: Iterable[str], spec: str, costs_path: str | None = None) -> ShardPlan:
-    """Split `names` (the selection) for shard `spec` ("I/N"); costs from a results file."""
-    index, count = parse_shard(spec)
+    """Split `names` (the selection) for shard `spec` ("I/N"); costs from a results file.
+
+    N is at most the number of names, or `pt2bot.shard.MAX_SHARDS` (a usage error, exit 2):
+    the split makes one list per shard."""
+    names = list(names)
+    index, count = parse_shard(spec, models=len(set(names)))
     costs = load_costs(costs_path) if costs_path else None
-    shards = split_names(list(names), count, costs)
+    shards = split_names(names, count, costs)
     return ShardPlan(index=index, count=count, shards=tuple(tuple(s) for s in shards),
                      balanced=bool(costs))
 
@@ -119,23 +129,39 @@ def changeset_to_json(cs: ChangeSet) -> dict[str, Any]:
         for fc in cs.files.values()]}
 
 
-def changeset_from_json(data: Mapping[str, Any], where: str) -> ChangeSet:
-    try:
-        files = {}
-        for f in data["files"]:
-            fc = FileChange(
-                path=str(f["path"]), old_path=f.get("old_path"), status=str(f["status"]),
-                added_lines=frozenset(map(int, f["added_lines"])),
-                context_lines=frozenset(map(int, f["context_lines"])),
-                deleted_lines=frozenset(map(int, f["deleted_lines"])),
-                hunks=tuple(Hunk(*map(int, h)) for h in f["hunks"]),
-                binary=bool(f["binary"]), old_mode=f.get("old_mode"),
-                new_mode=f.get("new_mode"), similarity=f.get("similarity"),
-                context_pairs=tuple((int(o), int(n)) for o, n in f["context_pairs"]))
-            files[fc.path] = fc
-        return ChangeSet(base=str(data["base"]), head=data.get("head"), files=files)
-    except (KeyError, TypeError, ValueError) as e:
-        raise UserError(f"merge: {where}: changes: malformed ({type(e).__name__}: {e})") from None
+def changeset_from_json(data: Any, where: str) -> ChangeSet:
+    """The diff as `changeset_to_json` wrote it, every value checked (errors name the key)."""
+    if not isinstance(data, dict):
+        _bad(where, "changes", "an object", data)
+    base = _str(_key(data, "base", where, "changes"), where, "changes.base")
+    head = _str(data.get("head"), where, "changes.head", none=True)
+    files = _key(data, "files", where, "changes")
+    if not isinstance(files, list):
+        _bad(where, "changes.files", "a list", files)
+    out: dict[str, FileChange] = {}
+    for k, f in enumerate(files):
+        at = f"changes.files[{k}]"
+        if not isinstance(f, dict):
+            _bad(where, at, "an object", f)
+        for name in ("path", "status", "added_lines", "context_lines", "deleted_lines",
+                     "hunks", "binary", "context_pairs"):
+            _key(f, name, where, at)
+        lines = {name: frozenset(_ints(f[name], where, f"{at}.{name}", lo=1))
+                 for name in ("added_lines", "context_lines", "deleted_lines")}
+        fc = FileChange(
+            path=_str(f["path"], where, f"{at}.path"),
+            old_path=_str(f.get("old_path"), where, f"{at}.old_path", none=True),
+            status=_choice(f["status"], STATUSES, where, f"{at}.status"),
+            **lines,
+            hunks=tuple(Hunk(*h) for h in _tuples(f["hunks"], 4, where, f"{at}.hunks")),
+            binary=_bool(f["binary"], where, f"{at}.binary"),
+            old_mode=_str(f.get("old_mode"), where, f"{at}.old_mode", none=True),
+            new_mode=_str(f.get("new_mode"), where, f"{at}.new_mode", none=True),
+            similarity=_int(f.get("similarity"), where, f"{at}.similarity", none=True),
+            context_pairs=tuple(_tuples(f["context_pairs"], 2, where, f"{at}.context_pairs",
+                                        lo=1)))
+        out[fc.path] = fc
+    return ChangeSet(base=base, head=head, files=out)
 
 
 def write_partial_inputs(out_dir: str, *, mode: str, plan: ShardPlan, config: Config,
@@ -176,6 +202,10 @@ def _config_text(config: Config) -> str:
 
 
 # --------------------------------------------------------------------------- reading shards
+# A shard's directory is written by a job that ran the pull request's code, so everything in
+# it is checked here, once, before the merge uses it: each malformed value is a usage error
+# (exit 2) that names the file and the key, says what was expected and quotes what was found
+# (capped, and safe to print in a job's log).
 
 @dataclass(frozen=True)
 class Partial:
@@ -190,6 +220,9 @@ class Partial:
     # shard 1's static findings, as it wrote them (the other shards carry none)
     head_findings: tuple[Finding, ...] = ()
     base_findings: tuple[Finding, ...] = ()
+    selection: Selection = Selection()
+    changeset: ChangeSet | None = None
+    timings: Mapping[str, float] | None = None
 
     @property
     def label(self) -> str:
@@ -198,6 +231,10 @@ class Partial:
 
 def is_partial_dir(path: str) -> bool:
     return os.path.isdir(path) and os.path.isfile(os.path.join(path, PARTIAL_FILE))
+
+
+_SHA = re.compile(r"[0-9a-f]{40}|[0-9a-f]{64}")
+_MAX_INT = 2 ** 31 - 1        # line numbers and counts: beyond any file, printable
 
 
 def read_partial(directory: str) -> Partial:
@@ -212,48 +249,229 @@ def read_partial(directory: str) -> Partial:
     if not isinstance(data, dict) or data.get("schema") != PARTIAL_SCHEMA:
         raise UserError(f"merge: {path}: schema: expected {PARTIAL_SCHEMA!r}")
     where = path
-    if data.get("mode") not in ("review", "audit"):
-        raise UserError(f"merge: {where}: mode: expected review or audit")
-    try:
-        index, count = parse_shard(str(data.get("shard")))
-    except UserError as e:
-        raise UserError(f"merge: {where}: shard: {e}") from None
-    for key, kind in (("config", dict), ("selection", dict), ("assignment", dict),
-                      ("models", list), ("head", str)):
-        if not isinstance(data.get(key), kind):
-            raise UserError(f"merge: {where}: {key}: expected a {kind.__name__}")
-    if not isinstance(data["config"].get("text"), str):
-        raise UserError(f"merge: {where}: config.text: expected a string")
-    sel = data["selection"]
-    if not (isinstance(sel.get("selected"), list) and isinstance(sel.get("skipped"), dict)):
-        raise UserError(f"merge: {where}: selection: expected selected (list), skipped (object)")
-    for name, k in data["assignment"].items():
-        if not isinstance(k, int) or not 1 <= k <= count:
-            raise UserError(f"merge: {where}: assignment.{name}: expected a shard in 1..{count}")
-    if index == 1 and not isinstance(data.get("findings"), dict):
+    _choice(data.get("mode"), ("review", "audit"), where, "mode")
+    selection = _selection(_key(data, "selection", where), where)
+    if data.get("selection_digest") != selection_digest(selection):
+        _bad(where, "selection_digest", f"the digest of its selection, "
+             f"{selection_digest(selection)}", data.get("selection_digest"))
+    # N is bounded by the selection (pt2bot.shard.max_shards): the merge lists the shards
+    # that did not report, one by one.
+    index, count = parse_shard(_str(data.get("shard"), where, "shard"),
+                               models=len(selection.selected), what=f"merge: {where}: shard")
+    for key in ("config_digest", "head"):
+        _str(data.get(key), where, key)
+    if not _SHA.fullmatch(data["head"]):
+        _bad(where, "head", "a commit's hex sha", data["head"])
+    base = data.get("base")
+    if base is not None and not (isinstance(base, str) and _SHA.fullmatch(base)):
+        _bad(where, "base", "a commit's hex sha or null", base)
+    for key in ("torch", "device", "backend"):
+        _str(data.get(key), where, key, none=True)
+    config = _key(data, "config", where)
+    if not isinstance(config, dict):
+        _bad(where, "config", "an object", config)
+    text = _str(config.get("text"), where, "config.text")
+    if len(text) > MAX_CONFIG_CHARS:
+        _bad(where, "config.text", f"at most {MAX_CONFIG_CHARS:,} characters (pt2bot.yml's cap)",
+             found=f"{len(text):,}")
+    name = _str(config.get("path"), where, "config.path", none=True)
+    if name is not None and (os.path.basename(name) != name or name in ("", ".", "..")):
+        _bad(where, "config.path", "a file name", name)
+    assignment = _key(data, "assignment", where)
+    if not isinstance(assignment, dict):
+        _bad(where, "assignment", "an object", assignment)
+    for model, k in assignment.items():
+        _int(k, where, f"assignment[{quote(model, 40)}]", lo=1, hi=count)
+    if set(assignment) != set(selection.selected):
+        odd = sorted(set(assignment) ^ set(selection.selected))
+        _bad(where, "assignment", "a shard for each model of selection.selected, and no other",
+             found=f"{len(odd)} model(s) in only one of them, {quote(odd[0], 40)} first")
+    models = _strs(_key(data, "models", where), where, "models")
+    if set(models) != {m for m, k in assignment.items() if k == index}:
+        _bad(where, "models", f"the models the assignment gives shard {index}", models)
+    _bool(data.get("static"), where, "static")
+    findings = data.get("findings")
+    if index == 1 and not isinstance(findings, dict):
         raise UserError(f"merge: {where}: findings: shard 1 carries the static findings")
-    findings = {"head": (), "base": ()} if index != 1 else {
-        side: _findings(data["findings"].get(side), f"{where}: findings.{side}")
-        for side in ("head", "base")}
+    if findings is not None and not isinstance(findings, dict):
+        _bad(where, "findings", "an object or null", findings)
+    typed = {"head": (), "base": ()} if index != 1 else {
+        side: _findings(findings.get(side), where, f"findings.{side}") for side in ("head", "base")}
+    changes = data.get("changes")
+    changeset = None if changes is None else changeset_from_json(changes, where)
+    timings = _timings(data.get("timings"), where)
     sides: dict[str, ResultsFile | None] = {}
+    mine = set(models)
     for side in ("head", "base"):
         f = os.path.join(directory, f"{side}.json")
+        if os.path.islink(f):
+            raise UserError(f"merge: {f}: a symbolic link, not a results file")
         sides[side] = load_results_file(f, what="merge") if os.path.isfile(f) else None
+        # A shard reports its own models only (a model of another shard, or of none, would
+        # be merged as if it had been selected and run here).
+        strays = [r.name for r in (sides[side].models if sides[side] else ())
+                  if r.name not in mine]
+        if strays:
+            raise UserError(f"merge: {f}: models: {quote(strays[0], 40)} is not one of this "
+                            f"shard's models ({PARTIAL_FILE} `models`)")
     return Partial(directory=directory, data=data, index=index, count=count,
-                   head=sides["head"], base=sides["base"], head_findings=findings["head"],
-                   base_findings=findings["base"])
+                   head=sides["head"], base=sides["base"], head_findings=typed["head"],
+                   base_findings=typed["base"], selection=selection, changeset=changeset,
+                   timings=timings)
 
 
-def _findings(items: Any, where: str) -> tuple[Finding, ...]:
+def _selection(sel: Any, where: str) -> Selection:
+    if not isinstance(sel, dict):
+        _bad(where, "selection", "an object", sel)
+    selected = _strs(_key(sel, "selected", where, "selection"), where, "selection.selected")
+    if len(set(selected)) != len(selected):
+        _bad(where, "selection.selected", "each model once", selected)
+    skipped = _str_map(_key(sel, "skipped", where, "selection"), where, "selection.skipped")
+    reasons = sel.get("reasons")
+    reasons = {} if reasons is None else _str_map(reasons, where, "selection.reasons")
+    return Selection(selected=tuple(selected), skipped=skipped, reasons=reasons)
+
+
+def _timings(value: Any, where: str) -> dict[str, float]:
+    """Seconds per stage; a null (a NaN the shard could not write) is left out."""
+    if value is None:
+        return {}
+    if not isinstance(value, dict):
+        _bad(where, "timings", "an object", value)
+    out = {}
+    for k, v in value.items():
+        if v is None:
+            continue
+        # (a float NaN or infinity fails the comparison; an int of any size is compared exactly)
+        if isinstance(v, bool) or not isinstance(v, (int, float)) or not 0 <= v < 10 ** 12:
+            _bad(where, f"timings[{quote(k, 40)}]", "seconds (a number from 0)", v)
+        out[k] = float(v)
+    return out
+
+
+# How each field of a Finding is checked, by its annotation (a new field of another type
+# fails at import, here, rather than let its values through unchecked).
+_CHECKS: dict[str, Callable[[Any, str, str], Any]] = {
+    "str": lambda v, w, k: _str(v, w, k),
+    "str | None": lambda v, w, k: _str(v, w, k, none=True),
+    "int": lambda v, w, k: _int(v, w, k),
+    "int | None": lambda v, w, k: _int(v, w, k, none=True),
+    "bool": lambda v, w, k: _bool(v, w, k),
+    "tuple[str, ...]": lambda v, w, k: _strs(v, w, k),
+    "tuple[str, ...] | None": lambda v, w, k: None if v is None else _strs(v, w, k),
+}
+_FINDING_FIELDS = {f.name: _CHECKS[str(f.type)] for f in fields(Finding)}
+_DIFFS = (DIFF_ADDED, DIFF_CONTEXT, DIFF_FILE, DIFF_OUTSIDE)
+
+
+def _findings(items: Any, where: str, key: str) -> tuple[Finding, ...]:
     """Findings as `write_partial_inputs` wrote them (`Finding.to_dict`), typed again."""
     if items is None:
         return ()
-    if not isinstance(items, list) or not all(isinstance(f, dict) for f in items):
-        raise UserError(f"merge: {where}: expected a list of findings")
-    try:
-        return tuple(Finding.from_dict(f) for f in items)
-    except (TypeError, ValueError) as e:
-        raise UserError(f"merge: {where}: malformed ({type(e).__name__}: {e})") from None
+    if not isinstance(items, list):
+        _bad(where, key, "a list of findings", items)
+    out = []
+    for k, f in enumerate(items):
+        at = f"{key}[{k}]"
+        if not isinstance(f, dict):
+            _bad(where, at, "a finding (an object)", f)
+        for name in ("rule", "path", "line", "col", "severity", "message"):
+            _key(f, name, where, at)
+        for name, value in f.items():
+            check = _FINDING_FIELDS.get(name)
+            if check is not None:
+                check(value, where, f"{at}.{name}")
+        _choice(f["severity"], SEVERITIES, where, f"{at}.severity")
+        if f.get("diff") is not None:
+            _choice(f["diff"], _DIFFS, where, f"{at}.diff")
+        out.append(Finding.from_dict(f))
+    return tuple(out)
+
+
+# ---- the checks: each returns the value, or raises the located error
+
+def _shown(value: Any) -> str:
+    """What was found, in an error message: quoted and capped (a list or object by its size)."""
+    if isinstance(value, list):
+        return f"a list of {len(value)}"
+    if isinstance(value, dict):
+        return f"an object of {len(value)} key(s)"
+    return quote(value, 40)
+
+
+def _bad(where: str, key: str, expected: str, value: Any = None, *,
+         found: str | None = None) -> NoReturn:
+    """The located error: `where` (the file), `key`, what was expected, and what was found
+    (`value` quoted, or `found` when it needs words)."""
+    raise UserError(f"merge: {where}: {key}: expected {expected}, got "
+                    f"{found if found is not None else _shown(value)}")
+
+
+def _key(data: Mapping[str, Any], name: str, where: str, at: str = "") -> Any:
+    """data[name], which must be there (`at`: the key of `data` itself, for the message)."""
+    if name not in data:
+        raise UserError(f"merge: {where}: {at + '.' if at else ''}{name}: missing")
+    return data[name]
+
+
+def _str(value: Any, where: str, key: str, *, none: bool = False) -> Any:
+    if not (isinstance(value, str) or (none and value is None)):
+        _bad(where, key, "a string or null" if none else "a string", value)
+    return value
+
+
+def _int(value: Any, where: str, key: str, *, none: bool = False, lo: int = 0,
+         hi: int = _MAX_INT) -> Any:
+    if none and value is None:
+        return None
+    if isinstance(value, bool) or not isinstance(value, int) or not lo <= value <= hi:
+        _bad(where, key, f"an integer from {lo} to {hi}", value)
+    return value
+
+
+def _bool(value: Any, where: str, key: str) -> bool:
+    if not isinstance(value, bool):
+        _bad(where, key, "true or false", value)
+    return value
+
+
+def _choice(value: Any, choices: Sequence[str], where: str, key: str) -> str:
+    if not isinstance(value, str) or value not in choices:
+        _bad(where, key, " or ".join(choices), value)
+    return value
+
+
+def _strs(value: Any, where: str, key: str) -> list[str]:
+    if not isinstance(value, list):
+        _bad(where, key, "a list of strings", value)
+    for k, v in enumerate(value):
+        _str(v, where, f"{key}[{k}]")
+    return value
+
+
+def _str_map(value: Any, where: str, key: str) -> dict[str, str]:
+    if not isinstance(value, dict):
+        _bad(where, key, "an object of strings", value)
+    for k, v in value.items():
+        _str(v, where, f"{key}[{quote(k, 40)}]")
+    return dict(value)
+
+
+def _ints(value: Any, where: str, key: str, *, lo: int = 0) -> list[int]:
+    if not isinstance(value, list):
+        _bad(where, key, "a list of integers", value)
+    return [_int(v, where, f"{key}[{k}]", lo=lo) for k, v in enumerate(value)]
+
+
+def _tuples(value: Any, size: int, where: str, key: str, *, lo: int = 0) -> list[tuple[int, ...]]:
+    if not isinstance(value, list):
+        _bad(where, key, f"a list of lists of {size} integers", value)
+    out = []
+    for k, item in enumerate(value):
+        if not isinstance(item, list) or len(item) != size:
+            _bad(where, f"{key}[{k}]", f"a list of {size} integers", item)
+        out.append(tuple(_ints(item, where, f"{key}[{k}]", lo=lo)))
+    return out
 
 
 def _read_json(path: str) -> Any:

@@ -131,8 +131,11 @@ def run_models(config: Config, *, repo_root: str, out_dir: str,
         raise ValueError(f"side must be one of {compile_report.SIDES}, not {side!r}")
     tlparse_bin = (compile_report.find_tlparse() if tlparse is True
                    else tlparse if isinstance(tlparse, str) else None)
-    index, count = parse_shard(shard)
-    chosen = shard_models(pick_models(config, models), index, count)
+    picked = pick_models(config, models)
+    # N is bounded by the models picked (or a full matrix): results files carry their shard,
+    # and `pt2bot merge` reads it back.
+    index, count = parse_shard(shard, models=len(picked))
+    chosen = shard_models(picked, index, count)
     phases = list(phases) if phases is not None else default_phases(config)
     bad = [p for p in phases if p not in PHASES]
     if bad:
