@@ -10,8 +10,8 @@ report artifact (a fork's pull request may have written it whole). The sinks:
   artifact's already-rendered Markdown. Our own markup (tables, emphasis, code,
   `<details>`/`<summary>`/`<sub>`, GB links built from codes matching `GB[0-9]{4}`) stays,
   and so does a well-formed suggestion block, byte for byte; every other HTML tag, link,
-  image, autolink, mention, issue or cross-repository reference, entity and hidden marker
-  is made inert.
+  image, autolink, mention, issue or cross-repository reference, entity, hidden marker and
+  math is made inert.
 - **Plain text on GitHub** (`plain_text`): check-run titles and annotations (not Markdown).
 - **Workflow commands** (`command_data`, `command_property`): `::error file=..::msg`.
 - **Log lines** (`log_line`, `log_block`, `quote`): anything printed to the job's log.
@@ -21,8 +21,10 @@ report artifact (a fork's pull request may have written it whole). The sinks:
 
 Neutralising inserts a zero-width space (`ZWSP`) where a construct would start: it is
 invisible when rendered, in prose and in code alike, so this module never needs to know
-whether GitHub will parse a spot as code (a guess that can be wrong is a hole). Every escape
-is idempotent: applying it twice gives the same text, so publishing twice changes nothing.
+whether GitHub will parse a spot as code (a guess that can be wrong is a hole). The one
+construct an invisible character cannot stop is math: there a `$` becomes a look-alike
+(`DOLLAR`), which reads the same in prose and code. Every escape is idempotent: applying it
+twice gives the same text, so publishing twice changes nothing.
 """
 from __future__ import annotations
 
@@ -47,10 +49,14 @@ CONTROL_CHARS = ("\x00-\x08\x0b-\x1f\x7f-\x9f\u061c\u200e\u200f\u2028\u2029\u202
 _CONTROL = re.compile(f"[{CONTROL_CHARS}]")
 _CONTROL_OR_SPACE = re.compile(f"[{CONTROL_CHARS}\t\n]")
 
-# Things GitHub turns into pings, links or cross-references in rendered text.
+# Things GitHub turns into pings, links or cross-references in rendered text. None of these
+# asks for a word boundary before the token: GitHub looks for them in each text node of the
+# rendered HTML, and emphasis or strikethrough starts a new node, so in `_GH-12_` (where `_`
+# is a word character to a regex) GitHub sees `GH-12` at the start of the <em>. Breaking
+# every occurrence costs an invisible character where GitHub would not have linked.
 _MENTION = re.compile(r"@(?=[A-Za-z0-9_-])")                # @user, @org/team, owner/repo@sha
 _ISSUE_REF = re.compile(r"#(?=\d)")                         # #1, owner/repo#1, &#64;
-_GH_REF = re.compile(r"(?i)\b(GH)(?=-\d)")                  # GH-789
+_GH_REF = re.compile(r"(?i)(GH)(?=-\d)")                    # GH-789, _GH-789_, 1GH-789
 _HTML_COMMENT = re.compile(r"<!--")
 _WWW = re.compile(r"(?i)www\.")                           # www.x (https://x: see _autolinks)
 # Enough to stop emphasis, code, links/images, tables and strikethrough; parentheses
@@ -59,6 +65,24 @@ _MD_SPECIAL = re.compile(r"([\\`*_\[\]|~])")
 # Only at the start of a line do these make lists/headings (`1.` → `1\.`).
 _MD_LEADING = re.compile(r"^(\s*)(?:([-+#])|(\d+)\.)")
 _BACKTICKS = re.compile(r"`+")
+
+# Math. GitHub renders `$..$`, `$$..$$` and `` $`..`$ `` in prose as math, which can style
+# text to look like GitHub's own interface (\color, \colorbox) or carry a link (\href). An
+# invisible character does not stop it the way it stops a mention: an opening `$` only wants
+# a character that is not a space after it, and a zero-width space is none. Nor is a
+# backslash or an entity known to: GitHub's documentation asks for `<span>$</span>` for a
+# literal `$` outside math, which would show as markup inside code. So every `$` that may be
+# prose becomes FULLWIDTH DOLLAR SIGN: it reads as a dollar and opens nothing, in prose and
+# code alike. `code_inline` and `code_block` keep their `$` (GitHub renders no math in code);
+# `inert_markdown`, which cannot tell code from prose, changes them all.
+DOLLAR = "\uff04"
+# Fenced blocks GitHub renders as something other than code: math, and diagrams, maps and
+# 3D models (mermaid, geojson, topojson, stl). A zero-width space before the info string
+# makes the language `\u200bmath`, i.e. plain code. Only at the start of a run of three or
+# more (the lookbehinds), so a long run costs one attempt, not one per backtick.
+_RENDERED_FENCE = re.compile(r"(?i)((?:(?<!`)`{3,}|(?<!~)~{3,})[ \t]*)"
+                             r"(?=math|mermaid|geojson|topojson|stl)")
+_RENDERED_LANG = re.compile(r"(?i)(?:math|mermaid|geojson|topojson|stl)")
 
 # inert_markdown: our own markup that stays. GB links exactly as summary.py's gb_link builds
 # them (pt2bot/gb.py's page URL for the same code); the tags exactly as markdown.details and
@@ -106,12 +130,13 @@ def plain_text(text: object) -> str:
 
 
 def neutralise(text: object) -> str:
-    """Untrusted text for Markdown prose: mentions, refs and HTML made inert.
+    """Untrusted text for Markdown prose: mentions, refs, math and HTML made inert.
 
-    `<`, `>` and `&` become entities, so no tag (and no `<!--`) survives; markdown
-    emphasis is left alone (use `escape_inline` for that as well).
+    `<`, `>` and `&` become entities, so no tag (and no `<!--`) survives; `$` becomes
+    `DOLLAR`; markdown syntax (emphasis, links) and bare URLs are left alone: this is a step
+    of `escape_inline`, which escapes those as well.
     """
-    text = defuse(str(text))
+    text = defuse(str(text)).replace("$", DOLLAR)
     return text.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
 
 
@@ -160,7 +185,9 @@ def code_block(text: object, lang: str = "", *, limit: int = CODE_CAP) -> str:
     s = cap(defuse(str(text)).rstrip("\n"), limit)
     runs = [len(r) for r in _BACKTICKS.findall(s)]
     fence = "`" * max(3, max(runs, default=0) + 1)
-    lang = lang if re.fullmatch(r"[A-Za-z0-9_+-]{0,20}", lang) else ""
+    # A language GitHub renders (math, diagrams) would make the block something else than code.
+    lang = lang if (re.fullmatch(r"[A-Za-z0-9_+-]{0,20}", lang)
+                    and not _RENDERED_LANG.match(lang)) else ""
     return f"{fence}{lang}\n{s}\n{fence}"
 
 
@@ -186,8 +213,9 @@ def inert_markdown(text: str) -> str:
     (tags, autolinks `<http://..>`, `<!--` markers), every `&` that is not `&lt;`/`&gt;`/
     `&amp;`/`&quot;` (so `&#64;user` stays text), link and image targets (`](`, `][`, and
     reference definitions `]:`), bare URLs (`://`, `www.`), mentions, `#123`,
-    `owner/repo#1` and `GH-789`. `sanitize_markdown` calls this around the well-formed
-    suggestion blocks it keeps verbatim.
+    `owner/repo#1` and `GH-789`, math (every `$` becomes `DOLLAR`, and fences GitHub renders
+    as math or diagrams become plain code). `sanitize_markdown` calls this around the
+    well-formed suggestion blocks it keeps verbatim.
     """
     out: list[str] = []
     at = 0
@@ -207,6 +235,7 @@ def _inert(text: str) -> str:
     s = _TAG_OPEN.sub("<" + ZWSP, s)
     s = _AMP.sub("&" + ZWSP, s)
     s = _LINK_TAIL.sub("]" + ZWSP, s)
+    s = _RENDERED_FENCE.sub(r"\1" + ZWSP, s).replace("$", DOLLAR)
     return _autolinks(s)
 
 
@@ -225,8 +254,8 @@ def sanitize_markdown(text: str) -> str:
 
     The text is already-rendered Markdown, so Markdown syntax stays; what is made inert is
     what could act on people or on the bot: @mentions and #refs (no pings, no cross-links),
-    control and bidi characters, and every `<!--` (so no forged `<!-- pt2bot:... -->` marker
-    survives; the publisher appends its own markers afterwards).
+    links, math, control and bidi characters, and every `<!--` (so no forged
+    `<!-- pt2bot:... -->` marker survives; the publisher appends its own markers afterwards).
 
     Except inside a well-formed ```` ```suggestion ```` block (`suggestion_fences`): that is
     code a reviewer commits with one click, so a zero-width space in `@torch.compile` or
@@ -369,7 +398,7 @@ def html_text(text: object) -> str:
 
 
 __all__ = [
-    "ZWSP", "MARKER_PREFIX", "CONTROL_CHARS", "strip_controls", "has_controls",
+    "ZWSP", "DOLLAR", "MARKER_PREFIX", "CONTROL_CHARS", "strip_controls", "has_controls",
     "terminal_text", "defuse", "plain_text", "neutralise", "cap", "escape_inline",
     "code_inline", "code_block", "suggestion_block", "inert_markdown", "sanitize_markdown",
     "suggestion_fences", "strip_markers", "clean_text", "command_data",
