@@ -10,10 +10,14 @@ GitHub), no `$` reaches a text node (GitHub renders `$..$`, `$$..$$` and `` $`..
 math, which can style text to look like GitHub's own interface; cmarkgfm does not render
 math, so the test is on the `$` itself), no fenced block GitHub renders as math or a
 diagram, and no element or link that the fragment brought.
+
+The last part is about time: the publisher escapes up to 4 MiB of artifact text in the job
+that holds the write token, so every sink must stay linear on the worst input we can build.
 """
 from __future__ import annotations
 
 import re
+import time
 from typing import Callable
 
 import pytest
@@ -158,3 +162,108 @@ def test_the_oracle_catches_what_it_must():
         assert live_tokens(render(md)), md
     assert set(RENDERED_LANGS) >= {"math", "mermaid"} and {"p", "em"} <= OUR_ELEMENTS
 
+
+# ---------------------------------------------------------------------- linear time
+# The worst inputs we know for each escape, by construction. The suggestion-fence scan
+# (sanitize_markdown, clean_text) once searched forward from every ```suggestion opener
+# (and back to the start for raw HTML), and its opener regex backtracked over a run of
+# backticks from every position in it: seconds at 64 KiB, hours at 4 MiB.
+def _repeat(unit: str, n: int) -> str:
+    return (unit * (n // len(unit) + 1))[:n]
+
+
+def _nested(n: int) -> str:
+    # Openers of falling length after blank lines, each closed by its own fence at the end,
+    # after a marker that gets each one rejected only once its whole body has been read.
+    longest = 3
+    while (longest + 1) * (longest + 15) // 2 + 2 * longest * longest < n // 2:
+        longest += 1
+    openers = "".join(f"\n\n{'`' * k}suggestion\nx" for k in range(longest, 2, -1))
+    closers = "".join(f"\n{'`' * k}" for k in range(3, longest + 1))
+    filler = _repeat("line\n", max(0, n - len(openers) - len(closers) - 20))
+    return openers + "\n" + filler + MARKER + closers
+
+
+MARKER = escape.MARKER_PREFIX + "x -->"
+FENCE_INPUTS: dict[str, Callable[[int], str]] = {
+    "unterminated openers": lambda n: _repeat("\n\n```suggestion\n", n),
+    "openers and longer fences": lambda n: _repeat("\n\n```suggestion\n````\n", n),
+    "one backtick run": lambda n: "`" * n,
+    "well-formed blocks": lambda n: _repeat("\n\n```suggestion\nx @a\n```", n),
+    "blocks after raw html": lambda n: "<pre\n" + _repeat("\n\n```suggestion\nx\n```", n),
+    "blocks with a marker": lambda n: _repeat(f"\n\n```suggestion\n{MARKER}\n```", n),
+    "nested openers": _nested,
+}
+MIXED_UNITS = ["`", "``", "\n\n```suggestion\n", "````\n", "~~~math\n", "$", "$$", "<", "<pre",
+               "&#", "[GB0124](", "](", "www.", "://", "_GH-1_", "#1", "@a", "\\", "|", "\n",
+               " ", "*", "<details>", "<!-- pt2bot:"]
+
+
+def _mixed(n: int) -> str:
+    # each unit repeated, one after the other: a part that is quadratic on its own is so here
+    part = max(1, n // len(MIXED_UNITS))
+    return "".join(_repeat(u, part) for u in MIXED_UNITS)
+
+
+# What the publisher runs on artifact text of up to 4 MiB (publish/artifact.py MAX_MD_BYTES),
+# in the job that holds the write token; the renderers' sinks see less, tested to 1 MiB.
+PUBLISHER_SINKS: dict[str, Callable[[str], object]] = {
+    "sanitize_markdown": escape.sanitize_markdown, "clean_text": escape.clean_text,
+    "suggestion_fences": escape.suggestion_fences, "log_block": escape.log_block,
+    "command_data": escape.command_data, "plain_text": escape.plain_text,
+}
+RENDERER_SINKS: dict[str, Callable[[str], object]] = {
+    "inert_markdown": escape.inert_markdown,
+    "escape_inline": lambda t: escape.escape_inline(t, limit=len(t)),
+    "code_inline": lambda t: escape.code_inline(t, limit=len(t)),
+    "code_block": lambda t: escape.code_block(t, limit=len(t)),
+    "suggestion_block": escape.suggestion_block, "neutralise": escape.neutralise,
+    "html_text": escape.html_text,
+}
+SIZES = [2 << 10, 16 << 10, 128 << 10, 1 << 20, 4 << 20]
+SLACK = 2.5          # linear code takes at most SLACK x the size ratio; quadratic takes ~8x more
+NOISE = 0.1          # CPU seconds: below this, a timing says nothing
+
+
+def _seconds(fn: Callable[[str], object], text: str) -> float:
+    # CPU time of this process, not the wall clock: other jobs on a shared machine slow the
+    # wall clock of a step, not the work it does. The best of a few runs all the same.
+    best = float("inf")
+    for _ in range(3 if len(text) <= 128 << 10 else 2):
+        t0 = time.process_time()
+        fn(text)
+        best = min(best, time.process_time() - t0)
+    return best
+
+
+def assert_linear(fn: Callable[[str], object], build: Callable[[int], str],
+                  sizes: list[int]) -> list[tuple[int, float]]:
+    """Time `fn` on `build(n)` for growing n (x8, then x4): each step may take at most SLACK
+    times the size ratio times the step before, plus NOISE. Quadratic code takes ~64 times
+    longer for 8 times the text, so it fails at the first step that takes measurably long:
+    in seconds, not hours."""
+    seen: list[tuple[int, float]] = []
+    for n in sizes:
+        t = _seconds(fn, build(n))
+        if seen:
+            n0, t0 = seen[-1]
+            assert t <= SLACK * (n / n0) * t0 + NOISE, (
+                f"{n >> 10} KiB took {t:.3f}s, {n0 >> 10} KiB {t0:.3f}s: not linear")
+        seen.append((n, t))
+    return seen
+
+
+@pytest.mark.parametrize("shape", sorted(FENCE_INPUTS))
+def test_the_publishers_fence_scan_is_linear_up_to_the_4_mib_cap(shape):
+    seen = assert_linear(escape.sanitize_markdown, FENCE_INPUTS[shape], SIZES)
+    assert seen[-1][0] == 4 << 20
+
+
+@pytest.mark.parametrize("sink", sorted(PUBLISHER_SINKS))
+def test_the_publishers_sinks_are_linear_on_the_mixed_worst_input(sink):
+    assert_linear(PUBLISHER_SINKS[sink], _mixed, SIZES)
+
+
+@pytest.mark.parametrize("sink", sorted(RENDERER_SINKS))
+def test_the_renderers_sinks_are_linear_on_the_mixed_worst_input(sink):
+    assert_linear(RENDERER_SINKS[sink], _mixed, SIZES[:-1])

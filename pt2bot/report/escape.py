@@ -28,8 +28,10 @@ twice gives the same text, so publishing twice changes nothing.
 """
 from __future__ import annotations
 
+import heapq
 import html
 import re
+from typing import Callable
 
 from pt2bot.gb import url_regex
 
@@ -272,7 +274,14 @@ def sanitize_markdown(text: str) -> str:
     return "".join(out)
 
 
-_SUGGESTION_OPEN = re.compile(r"(`{3,})suggestion\n")
+# An opener is at column 0 after a blank line or at the start (the lookbehind): a run at any
+# other place is never tried, so a long run of backticks costs one attempt, not one per
+# backtick (the greedy run backtracked over the rest of the run from each of them).
+_SUGGESTION_OPEN = re.compile(r"(?:\A|(?<=\n\n))(`{3,})suggestion\n")
+_FENCE_RUN = re.compile(r"`{3,}")        # from the start of a run: finditer takes each whole
+# A line that could close a fenced block (CommonMark: at most three spaces, three or more
+# backticks or tildes, then only spaces or tabs). Only at line starts, so linear.
+_CLOSING_LINE = re.compile(r"(?m)^ {0,3}(?:`{3,}|~{3,})[ \t]*$")
 # Line starts of HTML blocks that run across blank lines (CommonMark types 1-5: <script,
 # <pre, <style, <textarea, <!--, <?, <!X, <![CDATA[): a fence after one is raw HTML, not
 # code, so its text would be live. The renderer never writes these raw (it writes &lt;).
@@ -283,44 +292,98 @@ _OPEN_HTML_BLOCK = re.compile(r"(?i)<(?:\?|!(?:--|[A-Za-z]|\[)|(?:script|pre|sty
 def suggestion_fences(text: str) -> list[tuple[int, int]]:
     """(start, end) of each ```` ```suggestion ```` block kept verbatim, as the renderer's
     `suggestion_block` writes it after a blank line. Anything else (unterminated, indented,
-    nested, an inner backtick run that could close it early, a marker or control character
-    inside, raw HTML before it that could swallow it) is not a block here and gets defused.
+    nested, an inner backtick run that could close it early, an inner line that could close
+    another fence, a marker or control character inside, raw HTML before it that could
+    swallow it) is not a block here and gets defused.
 
     Kept text must be code to GitHub too. The opener is at column 0 after a blank line (or at
     the start), so it is not inside a paragraph, list item, quote or HTML block of types 6-7;
     no raw HTML that opens a type 1-5 block comes before it; inner lines have no run of
     backticks as long as the fence, so the first line equal to the fence is where CommonMark
-    closes it too. (Inside some other code block, the text is code anyway.)
+    closes it too. The opener has an info string, so it cannot be the closing line of an
+    earlier fence: either it opens the block, or an earlier fence is still open and it is
+    code in that one. In that case no inner line may close the earlier fence (which would
+    turn the rest of the "code" into prose), hence no inner line that could close any fence.
+
+    Linear in the text (the publisher runs it on up to 4 MiB in the job that holds the write
+    token): one pass finds for every opener the first run of backticks at least as long as
+    its fence (a heap of the openers still waiting, by fence length); the checks of a body
+    read each part of the text at most once (`_first_from`), and the raw HTML check is the
+    first such tag in the whole text.
     """
+    openers = [(m.start(), m.end(), len(m.group(1))) for m in _SUGGESTION_OPEN.finditer(text)]
+    if not openers:
+        return []
+    closes = _first_runs(text, openers)
+    html = _OPEN_HTML_BLOCK.search(text)
+    html_at = html.start() if html else len(text)
+    marker_at = _first_from(lambda at: _substring_at(text, MARKER_PREFIX, at))
+    control_at = _first_from(lambda at: _match_at(_CONTROL, text, at))
+    closing_line_at = _first_from(lambda at: _match_at(_CLOSING_LINE, text, at))
     spans: list[tuple[int, int]] = []
     pos = 0
-    while True:
-        m = _SUGGESTION_OPEN.search(text, pos)
-        if m is None:
-            return spans
-        start, fence = m.start(), m.group(1)
-        pos = m.end()
-        if not (start == 0 or text.endswith("\n\n", 0, start)):
-            continue   # not at column 0 after a blank line
-        close = text.find("\n" + fence, m.end() - 1)
-        while close != -1 and not _line_is(text, close + 1, fence):
-            close = text.find("\n" + fence, close + 1)
-        if close == -1:
-            continue   # unterminated: defused, like all text around it
-        body = text[m.end():close + 1]
-        end = close + 1 + len(fence)
-        runs = [len(r) for r in _BACKTICKS.findall(body)]
-        if (max(runs, default=0) >= len(fence) or MARKER_PREFIX in body
-                or strip_controls(body) != body or _OPEN_HTML_BLOCK.search(text, 0, start)):
+    for (start, body, fence), run in zip(openers, closes):
+        if start < pos or run is None:
+            continue   # inside a kept block, or unterminated: defused like all text around
+        close, length = run
+        end = close + length
+        # The first run at least as long as the fence must be a line equal to the fence,
+        # which closes the block; anything else (a longer run, a run inside a line) is a run
+        # CommonMark may close it with, or one inside the code that could.
+        if (length != fence or text[close - 1] != "\n"
+                or (end < len(text) and text[end] != "\n")):
+            continue
+        if (html_at < start or marker_at(body) + len(MARKER_PREFIX) <= close
+                or control_at(body) < close or closing_line_at(body) < close):
             continue
         spans.append((start, end))
         pos = end
+    return spans
 
 
-def _line_is(text: str, at: int, line: str) -> bool:
-    """`text` has exactly `line` from offset `at` to the end of that line."""
-    end = at + len(line)
-    return text.startswith(line, at) and (end == len(text) or text[end] == "\n")
+def _first_runs(text: str,
+                openers: list[tuple[int, int, int]]) -> list[tuple[int, int] | None]:
+    """For each opener (start, body, fence length): (start, length) of the first run of at
+    least `fence` backticks after its opening line, or None. One pass over the runs: an
+    opener waits in a heap (by fence length) from its own run on, and leaves it at the first
+    run as long as its fence."""
+    closes: list[tuple[int, int] | None] = [None] * len(openers)
+    waiting: list[tuple[int, int]] = []
+    next_opener = 0
+    for m in _FENCE_RUN.finditer(text, openers[0][0]):
+        at, length = m.start(), m.end() - m.start()
+        while waiting and waiting[0][0] <= length:
+            closes[heapq.heappop(waiting)[1]] = (at, length)
+        while next_opener < len(openers) and openers[next_opener][0] <= at:
+            heapq.heappush(waiting, (openers[next_opener][2], next_opener))
+            next_opener += 1
+        if not waiting and next_opener == len(openers):
+            break
+    return closes
+
+
+def _substring_at(text: str, sub: str, at: int) -> int:
+    i = text.find(sub, at)
+    return len(text) if i == -1 else i
+
+
+def _match_at(pattern: re.Pattern[str], text: str, at: int) -> int:
+    m = pattern.search(text, at)
+    return len(text) if m is None else m.start()
+
+
+def _first_from(find: Callable[[int], int]) -> Callable[[int], int]:
+    """`find(at)` (the first match at or after `at`) for non-decreasing `at`, remembered: a
+    new search starts only past the last match, so all searches together read the text
+    once."""
+    since, found = -1, -1
+
+    def first(at: int) -> int:
+        nonlocal since, found
+        if not since <= at <= found:
+            since, found = at, find(at)
+        return found
+    return first
 
 
 def strip_markers(text: str) -> str:
