@@ -84,10 +84,21 @@ def test_summary_line_points_at_the_html_with_the_run_link():
     line = summary_line(_model(), "review", environ=ENV)
     assert line == ("🔎 Compile report: in the `pt2bot-report` artifact ([artifacts of this "
                     "run](https://github.com/o/r/actions/runs/7#artifacts)), "
-                    "`compile/tiny/head/index.html`.")
+                    "`compile/tiny/head/index.html` (the PR's own content, written where its "
+                    "code ran: untrusted, like the rest of the artifact).")
     audit = summary_line(_model(), "audit", environ={})
     assert audit == "🔎 Compile report: in the `pt2bot-audit` artifact, " \
                     "`compile/tiny/head/index.html`."
+
+
+def test_summary_line_says_a_prs_compile_report_is_untrusted():
+    # The summary invites a maintainer to open an HTML page (or render a trace) that the
+    # PR's code wrote, in an artifact a fork controls whole: say so where the invitation is.
+    for html in (True, False):
+        line = summary_line(_model(html=html), "review", environ=ENV)
+        assert "the PR's own content" in line and "untrusted" in line, line
+    # The nightly audit runs the repository's own code: no PR to warn about.
+    assert "untrusted" not in summary_line(_model(), "audit", environ={})
 
 
 def test_summary_line_without_tlparse_says_how_to_render_and_only_for_regressions():

@@ -351,9 +351,11 @@ def test_well_formed_suggestion_is_kept_byte_for_byte_and_the_rest_defused():
     # A longer fence (the code has a ``` run) is kept too, with the run inside.
     long = suggestion_block("s = '```'\n@dec")
     assert long.startswith("````suggestion\n") and long in sanitize_markdown("x\n\n" + long)
-    # ``` lines inside a ```` fence do not close it (CommonMark): still code, still kept.
+    # A longer fence whose code has a line that could close some fence (``` or ~~~ alone) is
+    # not kept: if an earlier fence were still open, that line would close it and the rest
+    # would be prose (test_a_suggestion_inside_an_open_fence_cannot_unfence_its_code).
     nested = "a\n\n````suggestion\n```\n@dec\n```\n````"
-    assert sanitize_markdown(nested) == nested
+    assert suggestion_fences(nested) == [] and "@dec" not in sanitize_markdown(nested)
 
 
 @pytest.mark.parametrize("text", [
@@ -370,11 +372,28 @@ def test_well_formed_suggestion_is_kept_byte_for_byte_and_the_rest_defused():
     "<?\n\n```suggestion\n@org/team\n```",
     "<!DOCTYPE x\n\n```suggestion\n@org/team\n```",
     "<!--\n\n```suggestion\n@org/team\n```",
+    # an earlier fence still open: the opener is code, the inner ``` closes the earlier
+    # fence, and the "code" after it is prose
+    "```\n\n````suggestion\n```\n@org/team\n````",
+    "```\nx\n\n````suggestion\n```\n@org/team\n````\n",
+    "~~~\n\n```suggestion\n~~~\n@org/team\n```",
+    "````\n\n`````suggestion\n  ```` \t\n@org/team\n`````",
 ])
 def test_hostile_suggestion_fences_are_defused(text):
     out = sanitize_markdown(text)
     assert suggestion_fences(text) == []
     assert "@org/team" not in out and "<!-- pt2bot:" not in out and "\u202e" not in out
+
+
+def test_a_suggestion_inside_an_open_fence_cannot_unfence_its_code():
+    # As found: the inner ``` closed the fence opened at the top, so @org/team was a ping in
+    # prose, posted verbatim because the scan took ````suggestion for an opener.
+    from test_security_publish import assert_inert
+    text = "```\nx\n\n````suggestion\n```\n@org/team\n````\n"
+    assert_inert(sanitize_markdown(text))
+    # A line that cannot close a fence (an info string, more than three spaces) stays code.
+    ok = "```\n\n````suggestion\n```py\n    ```\n@dec\n````"
+    assert suggestion_fences(ok) == [(5, len(ok))] and sanitize_markdown(ok).endswith(ok[5:])
 
 
 def test_only_the_well_formed_block_is_kept():

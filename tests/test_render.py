@@ -418,7 +418,8 @@ def test_hostile_text_renders_inert_with_a_real_gfm_renderer(pr):
     reference, no link but GB pages, no element the hostile text brought."""
     from test_security_publish import assert_inert, render
     rep = hostile_report(pr)
-    for text in ("*" + HOSTILE, "pytorch/pytorch#456 GH-789 &#64;user www.evil.example"):
+    for text in ("*" + HOSTILE, "pytorch/pytorch#456 GH-789 &#64;user www.evil.example",
+                 "_GH-12_ __GH-34__ $\\color{red}{x}$ $$x$$ $`x`$"):
         rep = rep.with_(findings=(*rep.findings,
                                   rep.findings[0].with_(message=text, path=text + ".py")))
     review = render_review(rep, lambda path, line: True)

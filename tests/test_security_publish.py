@@ -34,8 +34,20 @@ FAST = ClientTuning(retries=3, backoff_factor=0.01, backoff_max=0.05,
 SHA = "1" * 40
 ADDED = "@@ -0,0 +1,50 @@\n" + "".join(f"+line {i}\n" for i in range(1, 51))
 GB_LINK = re.compile(r"^https://meta-pytorch\.github\.io/compile-graph-break-site/gb/gb\d{4}\.html$")
-# What GitHub turns into a ping or a cross-reference in rendered text.
-LIVE = re.compile(r"(?<![\w`])@[A-Za-z0-9][\w-]*(?:/[\w.-]+)?|#\d|\bGH-\d", re.I)
+# What GitHub turns into a ping, a cross-reference or a link in rendered text. GitHub looks
+# for these in each text node of the rendered HTML (outside code), and a text node starts
+# wherever an element ends: in `_GH-12_` the text node of <em> is `GH-12`, at a word
+# boundary whatever came before it in the Markdown. So "survives" means: the token occurs
+# in one text node, anywhere in it, not broken by a zero-width space (`GH\u200b-12`,
+# `#\u200b1`, `@\u200buser`, `www\u200b.`, `:/\u200b/` are broken). Deliberately broader
+# than GitHub, which also wants a word boundary before `GH-`/`@`: every sink breaks these
+# tokens wherever they are, so nothing honest matches.
+LIVE = re.compile(r"@[A-Za-z0-9_-]|#\d|GH-\d|www\.|://", re.I)
+# A `$` outside code could open or close a math span (`$..$`, `$$..$$`, `` $`..`$ ``):
+# GitHub renders math, cmarkgfm does not, so the oracle is that no `$` reaches a text node.
+MATH_DELIMITER = "$"
+# Fenced blocks GitHub renders as something other than code (math, diagrams, maps, models).
+RENDERED_LANGS = {"math", "mermaid", "geojson", "topojson", "stl"}
 # Elements Markdown syntax makes, plus the tags our own renderer writes.
 OUR_ELEMENTS = {"p", "h1", "h2", "h3", "h4", "h5", "h6", "ul", "ol", "li", "strong", "em",
                 "code", "pre", "table", "thead", "tbody", "tr", "th", "td", "hr", "br",
@@ -45,7 +57,7 @@ OUR_ELEMENTS = {"p", "h1", "h2", "h3", "h4", "h5", "h6", "ul", "ol", "li", "stro
 @dataclass
 class Rendered:
     elements: list[tuple[str, dict[str, str | None]]] = field(default_factory=list)
-    text: list[str] = field(default_factory=list)       # text outside code/pre
+    text: list[str] = field(default_factory=list)       # text nodes outside code/pre
     links: list[str] = field(default_factory=list)
 
 
@@ -75,13 +87,23 @@ def render(markdown: str) -> Rendered:
     html = cmarkgfm.github_flavored_markdown_to_html(markdown, options=Options.CMARK_OPT_UNSAFE)
     p = _Collect()
     p.feed(html)
+    p.close()
     return p.out
+
+
+def live_tokens(r: Rendered) -> list[str]:
+    """The tokens GitHub would link or ping, text node by text node, plus every `$`."""
+    found = [m.group(0) for node in r.text for m in LIVE.finditer(node)]
+    found += [node for node in r.text if MATH_DELIMITER in node]
+    found += [str(a) for t, a in r.elements if t in ("pre", "code")
+              and ((a.get("lang") or "").lower() in RENDERED_LANGS
+                   or (a.get("class") or "").lower().removeprefix("language-") in RENDERED_LANGS)]
+    return found
 
 
 def assert_inert(markdown: str) -> Rendered:
     r = render(markdown)
-    text = "".join(r.text)
-    assert not LIVE.search(text), LIVE.search(text).group(0)
+    assert live_tokens(r) == [], live_tokens(r)
     assert all(GB_LINK.match(h) for h in r.links), r.links
     assert {t for t, _ in r.elements} <= OUR_ELEMENTS, {t for t, _ in r.elements} - OUR_ELEMENTS
     allowed = {"a": {"href"}, "details": {"open"}, "th": {"align"}, "td": {"align"},
@@ -327,7 +349,11 @@ HOSTILE_MD = (
     "[GB0124](https://attacker/gb0124.html) [GB0001](https://meta-pytorch.github.io/"
     "compile-graph-break-site/gb/gb0002.html) <details open onclick=x> <sub title=x>\n\n"
     "[ref]: https://evil.example/ref\n\nsee [ref] and [^1]\n\n[^1]: https://evil.example/fn\n\n"
-    "`code @ok` <!-- pt2bot:fp=forged -->\n")
+    "`code @ok` <!-- pt2bot:fp=forged -->\n\n"
+    # references inside emphasis, math, and fences GitHub renders as math or diagrams
+    "_GH-12_ __GH-34__ ~~#5~~ _@octocat_ $\\color{red}{\\text{Approved}}$ "
+    "$$\\href{https://phish.example}{merge}$$ $`\\color{green}{x}`$\n\n"
+    "```math\n\\color{red}{x}\n```\n\n~~~mermaid\ngraph TD; A-->B\n~~~\n")
 OUR_MARKUP = ("| a | b |\n|---|---|\n| 1 | 2 |\n\n<details><summary>more</summary>\n\n- item\n\n"
               "</details>\n\n- **[GB0124](https://meta-pytorch.github.io/compile-graph-break-site/"
               "gb/gb0124.html)** a break\n\n---\n<sub>torch 2.x</sub>\n")

@@ -20,6 +20,11 @@ from pt2bot.results import HTML_NAME, TRACE_NAME, report_dir
 # The artifact the shipped workflows upload the report directory as (.github/workflows/).
 ARTIFACTS = {"review": "pt2bot-report", "audit": "pt2bot-audit"}
 RENDER_HINT = "pip install tlparse && tlparse trace.log -o report --no-browser"
+# A PR's trace and HTML come from the job that ran its code, which can write anything in the
+# artifact (index.html included): the summary says so where it invites a maintainer to open
+# them. The nightly audit runs the repository's own code, so its line does not.
+UNTRUSTED = "the PR's own content, written where its code ran: untrusted, like the rest of " \
+            "the artifact"
 
 
 def run_url(environ: Mapping[str, str] = os.environ) -> str | None:
@@ -58,11 +63,12 @@ def summary_line(model: ModelDelta, mode: str | None, *,
     # link() keeps only https links to allowed hosts (github.com): elsewhere, the text
     where = f"in the `{artifact}` artifact" + (
         f" ({link('artifacts of this run', url + '#artifacts')})" if url else "")
+    note = f" ({UNTRUSTED})" if artifact == ARTIFACTS["review"] else ""
     if cr.get("html"):
         return (f"🔎 Compile report: {where}, "
-                f"{code_inline(f'{side_dir}/{HTML_NAME}', limit=200)}.")
-    return (f"🔎 Compile trace: {where}, {code_inline(f'{side_dir}/{TRACE_NAME}', limit=200)}; "
-            f"render it with {code_inline(RENDER_HINT)}.")
+                f"{code_inline(f'{side_dir}/{HTML_NAME}', limit=200)}{note}.")
+    return (f"🔎 Compile trace: {where}, {code_inline(f'{side_dir}/{TRACE_NAME}', limit=200)}"
+            f"{note}; render it with {code_inline(RENDER_HINT)}.")
 
 
-__all__ = ["ARTIFACTS", "RENDER_HINT", "run_url", "summary_line"]
+__all__ = ["ARTIFACTS", "RENDER_HINT", "UNTRUSTED", "run_url", "summary_line"]

@@ -10,8 +10,8 @@ report artifact (a fork's pull request may have written it whole). The sinks:
   artifact's already-rendered Markdown. Our own markup (tables, emphasis, code,
   `<details>`/`<summary>`/`<sub>`, GB links built from codes matching `GB[0-9]{4}`) stays,
   and so does a well-formed suggestion block, byte for byte; every other HTML tag, link,
-  image, autolink, mention, issue or cross-repository reference, entity and hidden marker
-  is made inert.
+  image, autolink, mention, issue or cross-repository reference, entity, hidden marker and
+  math is made inert.
 - **Plain text on GitHub** (`plain_text`): check-run titles and annotations (not Markdown).
 - **Workflow commands** (`command_data`, `command_property`): `::error file=..::msg`.
 - **Log lines** (`log_line`, `log_block`, `quote`): anything printed to the job's log.
@@ -21,13 +21,17 @@ report artifact (a fork's pull request may have written it whole). The sinks:
 
 Neutralising inserts a zero-width space (`ZWSP`) where a construct would start: it is
 invisible when rendered, in prose and in code alike, so this module never needs to know
-whether GitHub will parse a spot as code (a guess that can be wrong is a hole). Every escape
-is idempotent: applying it twice gives the same text, so publishing twice changes nothing.
+whether GitHub will parse a spot as code (a guess that can be wrong is a hole). The one
+construct an invisible character cannot stop is math: there a `$` becomes a look-alike
+(`DOLLAR`), which reads the same in prose and code. Every escape is idempotent: applying it
+twice gives the same text, so publishing twice changes nothing.
 """
 from __future__ import annotations
 
+import heapq
 import html
 import re
+from typing import Callable
 
 from pt2bot.gb import url_regex
 
@@ -47,10 +51,14 @@ CONTROL_CHARS = ("\x00-\x08\x0b-\x1f\x7f-\x9f\u061c\u200e\u200f\u2028\u2029\u202
 _CONTROL = re.compile(f"[{CONTROL_CHARS}]")
 _CONTROL_OR_SPACE = re.compile(f"[{CONTROL_CHARS}\t\n]")
 
-# Things GitHub turns into pings, links or cross-references in rendered text.
+# Things GitHub turns into pings, links or cross-references in rendered text. None of these
+# asks for a word boundary before the token: GitHub looks for them in each text node of the
+# rendered HTML, and emphasis or strikethrough starts a new node, so in `_GH-12_` (where `_`
+# is a word character to a regex) GitHub sees `GH-12` at the start of the <em>. Breaking
+# every occurrence costs an invisible character where GitHub would not have linked.
 _MENTION = re.compile(r"@(?=[A-Za-z0-9_-])")                # @user, @org/team, owner/repo@sha
 _ISSUE_REF = re.compile(r"#(?=\d)")                         # #1, owner/repo#1, &#64;
-_GH_REF = re.compile(r"(?i)\b(GH)(?=-\d)")                  # GH-789
+_GH_REF = re.compile(r"(?i)(GH)(?=-\d)")                    # GH-789, _GH-789_, 1GH-789
 _HTML_COMMENT = re.compile(r"<!--")
 _WWW = re.compile(r"(?i)www\.")                           # www.x (https://x: see _autolinks)
 # Enough to stop emphasis, code, links/images, tables and strikethrough; parentheses
@@ -59,6 +67,24 @@ _MD_SPECIAL = re.compile(r"([\\`*_\[\]|~])")
 # Only at the start of a line do these make lists/headings (`1.` → `1\.`).
 _MD_LEADING = re.compile(r"^(\s*)(?:([-+#])|(\d+)\.)")
 _BACKTICKS = re.compile(r"`+")
+
+# Math. GitHub renders `$..$`, `$$..$$` and `` $`..`$ `` in prose as math, which can style
+# text to look like GitHub's own interface (\color, \colorbox) or carry a link (\href). An
+# invisible character does not stop it the way it stops a mention: an opening `$` only wants
+# a character that is not a space after it, and a zero-width space is none. Nor is a
+# backslash or an entity known to: GitHub's documentation asks for `<span>$</span>` for a
+# literal `$` outside math, which would show as markup inside code. So every `$` that may be
+# prose becomes FULLWIDTH DOLLAR SIGN: it reads as a dollar and opens nothing, in prose and
+# code alike. `code_inline` and `code_block` keep their `$` (GitHub renders no math in code);
+# `inert_markdown`, which cannot tell code from prose, changes them all.
+DOLLAR = "\uff04"
+# Fenced blocks GitHub renders as something other than code: math, and diagrams, maps and
+# 3D models (mermaid, geojson, topojson, stl). A zero-width space before the info string
+# makes the language `\u200bmath`, i.e. plain code. Only at the start of a run of three or
+# more (the lookbehinds), so a long run costs one attempt, not one per backtick.
+_RENDERED_FENCE = re.compile(r"(?i)((?:(?<!`)`{3,}|(?<!~)~{3,})[ \t]*)"
+                             r"(?=math|mermaid|geojson|topojson|stl)")
+_RENDERED_LANG = re.compile(r"(?i)(?:math|mermaid|geojson|topojson|stl)")
 
 # inert_markdown: our own markup that stays. GB links exactly as summary.py's gb_link builds
 # them (pt2bot/gb.py's page URL for the same code); the tags exactly as markdown.details and
@@ -106,12 +132,13 @@ def plain_text(text: object) -> str:
 
 
 def neutralise(text: object) -> str:
-    """Untrusted text for Markdown prose: mentions, refs and HTML made inert.
+    """Untrusted text for Markdown prose: mentions, refs, math and HTML made inert.
 
-    `<`, `>` and `&` become entities, so no tag (and no `<!--`) survives; markdown
-    emphasis is left alone (use `escape_inline` for that as well).
+    `<`, `>` and `&` become entities, so no tag (and no `<!--`) survives; `$` becomes
+    `DOLLAR`; markdown syntax (emphasis, links) and bare URLs are left alone: this is a step
+    of `escape_inline`, which escapes those as well.
     """
-    text = defuse(str(text))
+    text = defuse(str(text)).replace("$", DOLLAR)
     return text.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
 
 
@@ -160,7 +187,9 @@ def code_block(text: object, lang: str = "", *, limit: int = CODE_CAP) -> str:
     s = cap(defuse(str(text)).rstrip("\n"), limit)
     runs = [len(r) for r in _BACKTICKS.findall(s)]
     fence = "`" * max(3, max(runs, default=0) + 1)
-    lang = lang if re.fullmatch(r"[A-Za-z0-9_+-]{0,20}", lang) else ""
+    # A language GitHub renders (math, diagrams) would make the block something else than code.
+    lang = lang if (re.fullmatch(r"[A-Za-z0-9_+-]{0,20}", lang)
+                    and not _RENDERED_LANG.match(lang)) else ""
     return f"{fence}{lang}\n{s}\n{fence}"
 
 
@@ -186,8 +215,9 @@ def inert_markdown(text: str) -> str:
     (tags, autolinks `<http://..>`, `<!--` markers), every `&` that is not `&lt;`/`&gt;`/
     `&amp;`/`&quot;` (so `&#64;user` stays text), link and image targets (`](`, `][`, and
     reference definitions `]:`), bare URLs (`://`, `www.`), mentions, `#123`,
-    `owner/repo#1` and `GH-789`. `sanitize_markdown` calls this around the well-formed
-    suggestion blocks it keeps verbatim.
+    `owner/repo#1` and `GH-789`, math (every `$` becomes `DOLLAR`, and fences GitHub renders
+    as math or diagrams become plain code). `sanitize_markdown` calls this around the
+    well-formed suggestion blocks it keeps verbatim.
     """
     out: list[str] = []
     at = 0
@@ -207,6 +237,7 @@ def _inert(text: str) -> str:
     s = _TAG_OPEN.sub("<" + ZWSP, s)
     s = _AMP.sub("&" + ZWSP, s)
     s = _LINK_TAIL.sub("]" + ZWSP, s)
+    s = _RENDERED_FENCE.sub(r"\1" + ZWSP, s).replace("$", DOLLAR)
     return _autolinks(s)
 
 
@@ -225,8 +256,8 @@ def sanitize_markdown(text: str) -> str:
 
     The text is already-rendered Markdown, so Markdown syntax stays; what is made inert is
     what could act on people or on the bot: @mentions and #refs (no pings, no cross-links),
-    control and bidi characters, and every `<!--` (so no forged `<!-- pt2bot:... -->` marker
-    survives; the publisher appends its own markers afterwards).
+    links, math, control and bidi characters, and every `<!--` (so no forged
+    `<!-- pt2bot:... -->` marker survives; the publisher appends its own markers afterwards).
 
     Except inside a well-formed ```` ```suggestion ```` block (`suggestion_fences`): that is
     code a reviewer commits with one click, so a zero-width space in `@torch.compile` or
@@ -243,7 +274,14 @@ def sanitize_markdown(text: str) -> str:
     return "".join(out)
 
 
-_SUGGESTION_OPEN = re.compile(r"(`{3,})suggestion\n")
+# An opener is at column 0 after a blank line or at the start (the lookbehind): a run at any
+# other place is never tried, so a long run of backticks costs one attempt, not one per
+# backtick (the greedy run backtracked over the rest of the run from each of them).
+_SUGGESTION_OPEN = re.compile(r"(?:\A|(?<=\n\n))(`{3,})suggestion\n")
+_FENCE_RUN = re.compile(r"`{3,}")        # from the start of a run: finditer takes each whole
+# A line that could close a fenced block (CommonMark: at most three spaces, three or more
+# backticks or tildes, then only spaces or tabs). Only at line starts, so linear.
+_CLOSING_LINE = re.compile(r"(?m)^ {0,3}(?:`{3,}|~{3,})[ \t]*$")
 # Line starts of HTML blocks that run across blank lines (CommonMark types 1-5: <script,
 # <pre, <style, <textarea, <!--, <?, <!X, <![CDATA[): a fence after one is raw HTML, not
 # code, so its text would be live. The renderer never writes these raw (it writes &lt;).
@@ -254,44 +292,98 @@ _OPEN_HTML_BLOCK = re.compile(r"(?i)<(?:\?|!(?:--|[A-Za-z]|\[)|(?:script|pre|sty
 def suggestion_fences(text: str) -> list[tuple[int, int]]:
     """(start, end) of each ```` ```suggestion ```` block kept verbatim, as the renderer's
     `suggestion_block` writes it after a blank line. Anything else (unterminated, indented,
-    nested, an inner backtick run that could close it early, a marker or control character
-    inside, raw HTML before it that could swallow it) is not a block here and gets defused.
+    nested, an inner backtick run that could close it early, an inner line that could close
+    another fence, a marker or control character inside, raw HTML before it that could
+    swallow it) is not a block here and gets defused.
 
     Kept text must be code to GitHub too. The opener is at column 0 after a blank line (or at
     the start), so it is not inside a paragraph, list item, quote or HTML block of types 6-7;
     no raw HTML that opens a type 1-5 block comes before it; inner lines have no run of
     backticks as long as the fence, so the first line equal to the fence is where CommonMark
-    closes it too. (Inside some other code block, the text is code anyway.)
+    closes it too. The opener has an info string, so it cannot be the closing line of an
+    earlier fence: either it opens the block, or an earlier fence is still open and it is
+    code in that one. In that case no inner line may close the earlier fence (which would
+    turn the rest of the "code" into prose), hence no inner line that could close any fence.
+
+    Linear in the text (the publisher runs it on up to 4 MiB in the job that holds the write
+    token): one pass finds for every opener the first run of backticks at least as long as
+    its fence (a heap of the openers still waiting, by fence length); the checks of a body
+    read each part of the text at most once (`_first_from`), and the raw HTML check is the
+    first such tag in the whole text.
     """
+    openers = [(m.start(), m.end(), len(m.group(1))) for m in _SUGGESTION_OPEN.finditer(text)]
+    if not openers:
+        return []
+    closes = _first_runs(text, openers)
+    html = _OPEN_HTML_BLOCK.search(text)
+    html_at = html.start() if html else len(text)
+    marker_at = _first_from(lambda at: _substring_at(text, MARKER_PREFIX, at))
+    control_at = _first_from(lambda at: _match_at(_CONTROL, text, at))
+    closing_line_at = _first_from(lambda at: _match_at(_CLOSING_LINE, text, at))
     spans: list[tuple[int, int]] = []
     pos = 0
-    while True:
-        m = _SUGGESTION_OPEN.search(text, pos)
-        if m is None:
-            return spans
-        start, fence = m.start(), m.group(1)
-        pos = m.end()
-        if not (start == 0 or text.endswith("\n\n", 0, start)):
-            continue   # not at column 0 after a blank line
-        close = text.find("\n" + fence, m.end() - 1)
-        while close != -1 and not _line_is(text, close + 1, fence):
-            close = text.find("\n" + fence, close + 1)
-        if close == -1:
-            continue   # unterminated: defused, like all text around it
-        body = text[m.end():close + 1]
-        end = close + 1 + len(fence)
-        runs = [len(r) for r in _BACKTICKS.findall(body)]
-        if (max(runs, default=0) >= len(fence) or MARKER_PREFIX in body
-                or strip_controls(body) != body or _OPEN_HTML_BLOCK.search(text, 0, start)):
+    for (start, body, fence), run in zip(openers, closes):
+        if start < pos or run is None:
+            continue   # inside a kept block, or unterminated: defused like all text around
+        close, length = run
+        end = close + length
+        # The first run at least as long as the fence must be a line equal to the fence,
+        # which closes the block; anything else (a longer run, a run inside a line) is a run
+        # CommonMark may close it with, or one inside the code that could.
+        if (length != fence or text[close - 1] != "\n"
+                or (end < len(text) and text[end] != "\n")):
+            continue
+        if (html_at < start or marker_at(body) + len(MARKER_PREFIX) <= close
+                or control_at(body) < close or closing_line_at(body) < close):
             continue
         spans.append((start, end))
         pos = end
+    return spans
 
 
-def _line_is(text: str, at: int, line: str) -> bool:
-    """`text` has exactly `line` from offset `at` to the end of that line."""
-    end = at + len(line)
-    return text.startswith(line, at) and (end == len(text) or text[end] == "\n")
+def _first_runs(text: str,
+                openers: list[tuple[int, int, int]]) -> list[tuple[int, int] | None]:
+    """For each opener (start, body, fence length): (start, length) of the first run of at
+    least `fence` backticks after its opening line, or None. One pass over the runs: an
+    opener waits in a heap (by fence length) from its own run on, and leaves it at the first
+    run as long as its fence."""
+    closes: list[tuple[int, int] | None] = [None] * len(openers)
+    waiting: list[tuple[int, int]] = []
+    next_opener = 0
+    for m in _FENCE_RUN.finditer(text, openers[0][0]):
+        at, length = m.start(), m.end() - m.start()
+        while waiting and waiting[0][0] <= length:
+            closes[heapq.heappop(waiting)[1]] = (at, length)
+        while next_opener < len(openers) and openers[next_opener][0] <= at:
+            heapq.heappush(waiting, (openers[next_opener][2], next_opener))
+            next_opener += 1
+        if not waiting and next_opener == len(openers):
+            break
+    return closes
+
+
+def _substring_at(text: str, sub: str, at: int) -> int:
+    i = text.find(sub, at)
+    return len(text) if i == -1 else i
+
+
+def _match_at(pattern: re.Pattern[str], text: str, at: int) -> int:
+    m = pattern.search(text, at)
+    return len(text) if m is None else m.start()
+
+
+def _first_from(find: Callable[[int], int]) -> Callable[[int], int]:
+    """`find(at)` (the first match at or after `at`) for non-decreasing `at`, remembered: a
+    new search starts only past the last match, so all searches together read the text
+    once."""
+    since, found = -1, -1
+
+    def first(at: int) -> int:
+        nonlocal since, found
+        if not since <= at <= found:
+            since, found = at, find(at)
+        return found
+    return first
 
 
 def strip_markers(text: str) -> str:
@@ -369,7 +461,7 @@ def html_text(text: object) -> str:
 
 
 __all__ = [
-    "ZWSP", "MARKER_PREFIX", "CONTROL_CHARS", "strip_controls", "has_controls",
+    "ZWSP", "DOLLAR", "MARKER_PREFIX", "CONTROL_CHARS", "strip_controls", "has_controls",
     "terminal_text", "defuse", "plain_text", "neutralise", "cap", "escape_inline",
     "code_inline", "code_block", "suggestion_block", "inert_markdown", "sanitize_markdown",
     "suggestion_fences", "strip_markers", "clean_text", "command_data",
