@@ -4,7 +4,7 @@ import ast
 
 from pt2bot.analysis.infer import SCALAR
 from pt2bot.rules.base import Rule
-from pt2bot.analysis.queries import condition_part
+from pt2bot.analysis.queries import condition_part, is_tensorish
 
 
 def _reads_directly(e: ast.AST) -> bool:
@@ -29,6 +29,54 @@ def _scalar(ctx, test: ast.AST) -> ast.AST | None:
     return test if ctx.kind(test) == SCALAR and not _reads_directly(test) else None
 
 
+def _read(ctx, e: ast.AST) -> tuple[int, str] | None:
+    """(line, what) of a read of a tensor's data in `e` that PTC101 / PTC102 / PTC104 report:
+    `.item()`, `.tolist()`, `int(t)` / `float(t)` / `bool(t)`."""
+    for n in ast.walk(e):
+        if type(n) is ast.Call:
+            f = n.func
+            if type(f) is ast.Attribute and f.attr in ("item", "tolist") and not n.args and not n.keywords:
+                return n.lineno, f.attr
+            if type(f) is ast.Name and f.id in ("int", "float", "bool") and len(n.args) == 1 and \
+                    not n.keywords and f.id not in ctx.mod.imports and is_tensorish(ctx, n.args[0]):
+                return n.lineno, f.id
+    return None
+
+
+def _binds(target: ast.AST, name: str) -> bool:
+    """`name` is the target or one of the names unpacked into (`lo, hi = t.tolist()`)."""
+    if type(target) is ast.Name:
+        return target.id == name
+    return type(target) in (ast.Tuple, ast.List) and any(_binds(e, name) for e in target.elts)
+
+
+def _root(ctx, e: ast.AST, line: int, depth: int = 0) -> tuple[int, str] | None:
+    """The read the number in `e` comes from, followed back through the assignments above
+    `line` in this function (`n = x.sum().item()`, `m = n * 2 + 1`, `if m > 3:`); None when it
+    comes from elsewhere (a helper's return value)."""
+    hit = _read(ctx, e)
+    if hit is not None or depth > 4:
+        return hit
+    for n in ast.walk(e):
+        if type(n) is not ast.Name:
+            continue
+        src = None
+        for st in ast.walk(ctx.node):
+            if getattr(st, "lineno", line) >= line or src is not None and st.lineno <= src.lineno:
+                continue
+            if type(st) is ast.Assign and any(_binds(t, n.id) for t in st.targets) or \
+                    type(st) in (ast.AnnAssign, ast.AugAssign) and type(st.target) is ast.Name and \
+                    st.target.id == n.id and st.value is not None:
+                src = st
+            elif type(st) is ast.For and _binds(st.target, n.id):
+                src = st
+        if src is not None:
+            hit = _root(ctx, src.iter if type(src) is ast.For else src.value, src.lineno, depth + 1)
+            if hit is not None:
+                return hit
+    return None
+
+
 class ScalarCondition(Rule):
     """## What it does
     Flags `if` / `while` / conditional expressions on a Python number read from a tensor's
@@ -37,12 +85,15 @@ class ScalarCondition(Rule):
     inside the condition itself (`if x.item() > 0:`) is left to PTC101/PTC104 on that line.
 
     ## Why is this bad?
-    The read itself already breaks the graph (PTC101/PTC102/PTC104). The branch is what keeps
-    the fix from working: with `torch._dynamo.config.capture_scalar_outputs = True` or
-    `fullgraph=True` torch 2.13 captures the read as an unbacked symbol, and the branch on it
-    is then data-dependent branching (GB0170, "Data-dependent branching"; `fullgraph=True`
-    raises); `torch.export` fails on it (`GuardOnDataDependentSymNode`). With the default
-    settings the branch adds no break of its own (the read broke the graph before it).
+    The read itself is the problem under the default settings: it breaks the graph
+    (PTC101/PTC102/PTC104), and the branch adds no break of its own. Where the read is in the
+    same function, the finding says it follows from that line. The branch is what fails once
+    the read is captured: with `torch._dynamo.config.capture_scalar_outputs = True` (the fix
+    PTC101 offers) torch 2.13 traces `.item()` / `int(t)` as an unbacked symbol and breaks the
+    graph at the branch instead (GB0170, "Data-dependent branching"); `fullgraph=True` and strict
+    `torch.export` raise there ("Could not guard on data-dependent expression"). Non-strict
+    `torch.export` (the default) fails at the branch after `.item()` / `.tolist()`, which alone
+    export, and already at `int(t)` / `float(t)` / `bool(t)`.
 
     ## Example
     ```python
@@ -70,7 +121,32 @@ class ScalarCondition(Rule):
 
     def check(self, ctx, node):
         hit = condition_part(ctx, node.test, _scalar)
-        if hit is not None:
-            ctx.report(self.code, hit, "a branch on a number read from a tensor: with capture_scalar_outputs=True, "
-                       "fullgraph=True or torch.export it is data-dependent branching (GB0170); keep it a tensor "
-                       "and use `torch.where`")
+        if hit is None:
+            return
+        root = _root(ctx, hit, node.lineno)
+        fix = "; keep the value a tensor and use `torch.where`"
+        if root is None:
+            ctx.report(self.code, hit, "a branch on a number read from a tensor elsewhere: that read breaks the "
+                       "graph under torch.compile's default settings; once it is captured (capture_scalar_outputs=True, "
+                       "fullgraph=True, torch.export) this branch is data-dependent: a graph break here (GB0170, "
+                       "data-dependent branching) or an error" + fix)
+            return
+        line, what = root
+        # one problem, one finding: under the default settings the read is the break, reported on
+        # its own line; this branch claims only what it adds once the read is captured (measured
+        # on torch 2.13: tests/test_ptc203_follows.py)
+        if what == "item":
+            then = ("with capture_scalar_outputs=True it breaks the graph here (GB0170, data-dependent branching), "
+                    "and fullgraph=True and torch.export raise here")
+        elif what == "tolist":
+            then = ("non-strict torch.export raises here (the `.tolist()` alone exports); for an integer tensor, "
+                    "whose `.tolist()` capture_scalar_outputs=True and fullgraph=True capture, this branch breaks "
+                    "the graph (GB0170, data-dependent branching) or raises")
+        else:
+            then = ("with capture_scalar_outputs=True it breaks the graph here (GB0170, data-dependent branching), "
+                    "and fullgraph=True and strict torch.export raise here (non-strict torch.export already "
+                    "fails at the conversion)")
+        read = f"`.{what}()`" if what in ("item", "tolist") else f"`{what}()`"
+        ctx.report(self.code, hit, f"follows from the {read} at line {line}, reported there: under torch.compile's "
+                   "default settings that read breaks the graph and this branch adds no break of its own; it is what "
+                   f"fails once the read is captured: {then}" + fix)
