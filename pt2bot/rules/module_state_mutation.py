@@ -294,22 +294,19 @@ def _settles(test: ast.AST, stored: dict[str, ast.AST | None]) -> bool:
     return False
 
 
-def _stores_in(body: list[ast.stmt]) -> dict[str, ast.AST | None]:
-    """slot -> the value a block stores in it (None: unpacked from a tuple, value unknown)."""
+def _stores_in(body: list[ast.stmt], local: str | None = None) -> dict[str, ast.AST | None]:
+    """slot -> the value a block stores in it (None: unpacked from a tuple, value unknown): the
+    self chains, which outlive the call, and the one `local` read from them, if given (any
+    other local is made afresh on each call: `if pos is None: pos = arange(n)` settles nothing)."""
     out: dict[str, ast.AST | None] = {}
     for st in body:
         for n in ast.walk(st):
             if type(n) is ast.Assign:
                 for tg in n.targets:
-                    if type(tg) in (ast.Tuple, ast.List):
-                        for el in tg.elts:
-                            s = _slot(el)
-                            if s is not None:
-                                out[s] = n.value if type(n.value) is ast.Call else None
-                    else:
-                        s = _slot(tg)
+                    for el in (tg.elts if type(tg) in (ast.Tuple, ast.List) else [tg]):
+                        s = _self_chain(el) or (local if type(el) is ast.Name and el.id == local else None)
                         if s is not None:
-                            out[s] = n.value
+                            out[s] = n.value if el is tg else n.value if type(n.value) is ast.Call else None
     return out
 
 
@@ -360,7 +357,7 @@ def _written_back(ctx, node: ast.stmt, target: ast.AST, chain: str) -> bool:
         return False        # never refilled: the store changes nothing (and is not what this reports)
     spans = [(n.body[0].lineno, n.body[-1].end_lineno or n.body[-1].lineno)
              for n in stmts if type(n) is ast.If and n.body and alias.lineno < n.lineno < node.lineno
-             and value.id in _stores_in(n.body) and _settles(n.test, _stores_in(n.body))]
+             and value.id in _stores_in(n.body, value.id) and _settles(n.test, _stores_in(n.body, value.id))]
     return all(any(first <= st.lineno <= last for first, last in spans) for st in later)
 
 

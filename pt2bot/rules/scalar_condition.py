@@ -50,30 +50,41 @@ def _binds(target: ast.AST, name: str) -> bool:
     return type(target) in (ast.Tuple, ast.List) and any(_binds(e, name) for e in target.elts)
 
 
-def _root(ctx, e: ast.AST, line: int, depth: int = 0) -> tuple[int, str] | None:
-    """The read the number in `e` comes from, followed back through the assignments above
-    `line` in this function (`n = x.sum().item()`, `m = n * 2 + 1`, `if m > 3:`); None when it
-    comes from elsewhere (a helper's return value)."""
-    hit = _read(ctx, e)
-    if hit is not None or depth > 4:
-        return hit
-    for n in ast.walk(e):
-        if type(n) is not ast.Name:
+def _sources(ctx, e: ast.AST, line: int) -> list[ast.AST]:
+    """`e` and what the number in it is computed from, followed back through the assignments
+    above `line` in this function (`n = x.sum().item()`, `m = n * 2 + 1`, `if m > 3:`), nearest
+    first; a few steps deep."""
+    out, todo = [], [(e, line, 0)]
+    while todo:
+        e, line, depth = todo.pop(0)
+        out.append(e)
+        if depth > 4:
             continue
-        src = None
-        for st in ast.walk(ctx.node):
-            if getattr(st, "lineno", line) >= line or src is not None and st.lineno <= src.lineno:
+        for n in ast.walk(e):
+            if type(n) is not ast.Name:
                 continue
-            if type(st) is ast.Assign and any(_binds(t, n.id) for t in st.targets) or \
-                    type(st) in (ast.AnnAssign, ast.AugAssign) and type(st.target) is ast.Name and \
-                    st.target.id == n.id and st.value is not None:
-                src = st
-            elif type(st) is ast.For and _binds(st.target, n.id):
-                src = st
-        if src is not None:
-            hit = _root(ctx, src.iter if type(src) is ast.For else src.value, src.lineno, depth + 1)
-            if hit is not None:
-                return hit
+            src = None
+            for st in ast.walk(ctx.node):
+                if getattr(st, "lineno", line) >= line or src is not None and st.lineno <= src.lineno:
+                    continue
+                if type(st) is ast.Assign and any(_binds(t, n.id) for t in st.targets) or \
+                        type(st) in (ast.AnnAssign, ast.AugAssign) and type(st.target) is ast.Name and \
+                        st.target.id == n.id and st.value is not None:
+                    src = st
+                elif type(st) is ast.For and _binds(st.target, n.id):
+                    src = st
+            if src is not None:
+                todo.append((src.iter if type(src) is ast.For else src.value, src.lineno, depth + 1))
+    return out
+
+
+def _conversion(ctx, e: ast.AST) -> tuple[int, str] | None:
+    """(line, name) of an `int(...)` / `float(...)` / `bool(...)` in `e`, of a tensor or of a
+    number read from one: non-strict `torch.export` fails there already (torch 2.13)."""
+    for n in ast.walk(e):
+        if type(n) is ast.Call and type(n.func) is ast.Name and n.func.id in ("int", "float", "bool") and \
+                len(n.args) == 1 and not n.keywords and n.func.id not in ctx.mod.imports:
+            return n.lineno, n.func.id
     return None
 
 
@@ -93,7 +104,8 @@ class ScalarCondition(Rule):
     graph at the branch instead (GB0170, "Data-dependent branching"); `fullgraph=True` and strict
     `torch.export` raise there ("Could not guard on data-dependent expression"). Non-strict
     `torch.export` (the default) fails at the branch after `.item()` / `.tolist()`, which alone
-    export, and already at `int(t)` / `float(t)` / `bool(t)`.
+    export, and already at `int(t)` / `float(t)` / `bool(t)` (or `int(n)` of the number read):
+    the finding names that line.
 
     ## Example
     ```python
@@ -123,7 +135,8 @@ class ScalarCondition(Rule):
         hit = condition_part(ctx, node.test, _scalar)
         if hit is None:
             return
-        root = _root(ctx, hit, node.lineno)
+        sources = _sources(ctx, hit, node.lineno)
+        root = next((r for r in map(lambda e: _read(ctx, e), sources) if r is not None), None)
         fix = "; keep the value a tensor and use `torch.where`"
         if root is None:
             ctx.report(self.code, hit, "a branch on a number read from a tensor elsewhere: that read breaks the "
@@ -132,20 +145,21 @@ class ScalarCondition(Rule):
                        "data-dependent branching) or an error" + fix)
             return
         line, what = root
-        # one problem, one finding: under the default settings the read is the break, reported on
-        # its own line; this branch claims only what it adds once the read is captured (measured
-        # on torch 2.13: tests/test_ptc203_follows.py)
-        if what == "item":
-            then = ("with capture_scalar_outputs=True it breaks the graph here (GB0170, data-dependent branching), "
-                    "and fullgraph=True and torch.export raise here")
-        elif what == "tolist":
-            then = ("non-strict torch.export raises here (the `.tolist()` alone exports); for an integer tensor, "
-                    "whose `.tolist()` capture_scalar_outputs=True and fullgraph=True capture, this branch breaks "
-                    "the graph (GB0170, data-dependent branching) or raises")
+        conv = next((c for c in map(lambda e: _conversion(ctx, e), sources) if c is not None), None)
+        # One problem, one finding: under the default settings the read is the break, reported on
+        # its own line; this branch claims only what it adds once the read is captured. Measured
+        # on torch 2.13 (tests/test_ptc203_follows.py): capture_scalar_outputs=True breaks the
+        # graph here (GB0170) and fullgraph=True / strict export raise here; non-strict export
+        # fails at an int()/float()/bool() of the captured value, else here.
+        first = f"non-strict torch.export already fails at the `{conv[1]}()` on line {conv[0]}" if conv else None
+        if what == "tolist":
+            then = (f"{first or 'non-strict torch.export raises here (the `.tolist()` alone exports)'}; for an "
+                    "integer tensor, whose `.tolist()` capture_scalar_outputs=True and fullgraph=True capture, "
+                    "this branch breaks the graph (GB0170, data-dependent branching) or raises")
         else:
-            then = ("with capture_scalar_outputs=True it breaks the graph here (GB0170, data-dependent branching), "
-                    "and fullgraph=True and strict torch.export raise here (non-strict torch.export already "
-                    "fails at the conversion)")
+            then = "with capture_scalar_outputs=True it breaks the graph here (GB0170, data-dependent branching), " + (
+                f"fullgraph=True and strict torch.export raise here, and {first}" if first else
+                "and fullgraph=True and torch.export raise here")
         read = f"`.{what}()`" if what in ("item", "tolist") else f"`{what}()`"
         ctx.report(self.code, hit, f"follows from the {read} at line {line}, reported there: under torch.compile's "
                    "default settings that read breaks the graph and this branch adds no break of its own; it is what "
