@@ -38,9 +38,9 @@ def _guards(ctx) -> list[tuple[int, int, frozenset[str]]]:
     some call, the transition dynamo's guard sees."""
     memo = ctx.__dict__.get("_ptc110_guards")
     if memo is None:
+        ifs = ctx.__dict__["_ptc110_ifs"] = [n for n in _statements(ctx.node) if type(n) is ast.If and n.body]
         memo = ctx.__dict__["_ptc110_guards"] = [
-            (n.body[0].lineno, n.end_lineno or n.lineno, frozenset(_chains_read(n.test)))
-            for n in _statements(ctx.node) if type(n) is ast.If and n.body]
+            (n.body[0].lineno, n.end_lineno or n.lineno, frozenset(_chains_read(n.test))) for n in ifs]
     return memo
 
 
@@ -299,8 +299,8 @@ def _stores_in(body: list[ast.stmt], local: str | None = None) -> dict[str, ast.
     self chains, which outlive the call, and the one `local` read from them, if given (any
     other local is made afresh on each call: `if pos is None: pos = arange(n)` settles nothing)."""
     out: dict[str, ast.AST | None] = {}
-    for st in body:
-        for n in ast.walk(st):
+    for top in body:
+        for n in (top, *_statements(top)):
             if type(n) is ast.Assign:
                 for tg in n.targets:
                     for el in (tg.elts if type(tg) in (ast.Tuple, ast.List) else [tg]):
@@ -315,9 +315,12 @@ def _settled_spans(ctx) -> list[tuple[int, int]]:
     false: what it stores there changes once per new value of what the test reads."""
     memo = ctx.__dict__.get("_ptc110_settled")
     if memo is None:
+        # (only tests that read module state can be settled by what the body stores on it)
+        guards = _guards(ctx)
         memo = ctx.__dict__["_ptc110_settled"] = [
             (n.body[0].lineno, n.body[-1].end_lineno or n.body[-1].lineno)
-            for n in _statements(ctx.node) if type(n) is ast.If and n.body and _settles(n.test, _stores_in(n.body))]
+            for n, (_, _, read) in zip(ctx.__dict__["_ptc110_ifs"], guards)
+            if read and _settles(n.test, _stores_in(n.body))]
     return memo
 
 

@@ -43,17 +43,34 @@ def _read(ctx, e: ast.AST) -> tuple[int, str] | None:
     return None
 
 
-def _binds(target: ast.AST, name: str) -> bool:
-    """`name` is the target or one of the names unpacked into (`lo, hi = t.tolist()`)."""
-    if type(target) is ast.Name:
-        return target.id == name
-    return type(target) in (ast.Tuple, ast.List) and any(_binds(e, name) for e in target.elts)
+def _bindings(ctx) -> dict[str, list[tuple[int, ast.AST]]]:
+    """name -> [(line, value)] of the function's assignments to it (a `for` loop's: its iterable),
+    in one walk of the function, made when a branch is first reported in it."""
+    memo = ctx.__dict__.get("_ptc203_bindings")
+    if memo is None:
+        memo = ctx.__dict__["_ptc203_bindings"] = {}
+        for st in ast.walk(ctx.node):
+            t = type(st)
+            if t is ast.Assign:
+                targets, value = st.targets, st.value
+            elif t in (ast.AnnAssign, ast.AugAssign) and st.value is not None:
+                targets, value = [st.target], st.value
+            elif t is ast.For:
+                targets, value = [st.target], st.iter
+            else:
+                continue
+            for tg in targets:
+                for n in ast.walk(tg):
+                    if type(n) is ast.Name:
+                        memo.setdefault(n.id, []).append((st.lineno, value))
+    return memo
 
 
 def _sources(ctx, e: ast.AST, line: int) -> list[ast.AST]:
     """`e` and what the number in it is computed from, followed back through the assignments
     above `line` in this function (`n = x.sum().item()`, `m = n * 2 + 1`, `if m > 3:`), nearest
     first; a few steps deep."""
+    bound = _bindings(ctx)
     out, todo = [], [(e, line, 0)]
     while todo:
         e, line, depth = todo.pop(0)
@@ -61,20 +78,11 @@ def _sources(ctx, e: ast.AST, line: int) -> list[ast.AST]:
         if depth > 4:
             continue
         for n in ast.walk(e):
-            if type(n) is not ast.Name:
-                continue
-            src = None
-            for st in ast.walk(ctx.node):
-                if getattr(st, "lineno", line) >= line or src is not None and st.lineno <= src.lineno:
-                    continue
-                if type(st) is ast.Assign and any(_binds(t, n.id) for t in st.targets) or \
-                        type(st) in (ast.AnnAssign, ast.AugAssign) and type(st.target) is ast.Name and \
-                        st.target.id == n.id and st.value is not None:
-                    src = st
-                elif type(st) is ast.For and _binds(st.target, n.id):
-                    src = st
-            if src is not None:
-                todo.append((src.iter if type(src) is ast.For else src.value, src.lineno, depth + 1))
+            if type(n) is ast.Name and n.id in bound:
+                before = [b for b in bound[n.id] if b[0] < line]
+                if before:
+                    at, value = max(before, key=lambda b: b[0])
+                    todo.append((value, at, depth + 1))
     return out
 
 
