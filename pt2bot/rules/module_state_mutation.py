@@ -38,9 +38,9 @@ def _guards(ctx) -> list[tuple[int, int, frozenset[str]]]:
     some call, the transition dynamo's guard sees."""
     memo = ctx.__dict__.get("_ptc110_guards")
     if memo is None:
+        ifs = ctx.__dict__["_ptc110_ifs"] = [n for n in _statements(ctx.node) if type(n) is ast.If and n.body]
         memo = ctx.__dict__["_ptc110_guards"] = [
-            (n.body[0].lineno, n.end_lineno or n.lineno, frozenset(_chains_read(n.test)))
-            for n in _statements(ctx.node) if type(n) is ast.If and n.body]
+            (n.body[0].lineno, n.end_lineno or n.lineno, frozenset(_chains_read(n.test))) for n in ifs]
     return memo
 
 
@@ -207,6 +207,182 @@ def _tests_of(ctx, fn: ast.AST) -> list[tuple[int, int, frozenset[str]]]:
     return hit[1]
 
 
+# -- "settled": a store that makes the test guarding it false ----------------------------------
+#
+# `if self.k.dtype != x.dtype: self.k = self.k.to(x.dtype)`, `if self.state is None or
+# self.state.shape[0] != n: self.state = torch.zeros(n, d)`, `if self.cfg.kind is None:
+# self.cfg.kind = "a"`: once the store has run, the same inputs find the test false and the body
+# does not run again, so the module changes once per new dtype, size or first call. The same
+# holds for a value written back: `t = self.cache.get(k); if t is None: t = make(); self.cache[k]
+# = t` and `self.x = self.x if self.x is not None else make()` put back, on a hit, the object
+# they read, which dynamo's guards still accept. Measured on torch 2.13 (CPU, backend="eager"):
+# tests/fixtures/rules/ptc110_written_back.py compiles twice in 6 calls with one input, once
+# more per new dtype, then not again (tests/test_ptc110_once.py).
+
+
+def _slot(e: ast.AST) -> str | None:
+    """What a store writes or a test reads: a self chain (`self.k`) or a local name."""
+    return e.id if type(e) is ast.Name else _self_chain(e)
+
+
+def _owner(e: ast.AST, stored: dict[str, ast.AST | None]) -> str | None:
+    """The stored slot a test operand is a property of: `self.k` of `self.k`, `self.k.dtype`,
+    `self.state.shape[0]`, `self.w.size(0)`."""
+    for _ in range(4):
+        s = _slot(e)
+        if s is not None and s in stored:
+            return s
+        if type(e) is ast.Call and type(e.func) is ast.Attribute:
+            e = e.func.value
+        elif type(e) in (ast.Attribute, ast.Subscript):
+            e = e.value
+        else:
+            return None
+    return None
+
+
+def _is_none(e: ast.AST | None) -> bool:
+    return type(e) is ast.Constant and e.value is None
+
+
+def _negated(test: ast.AST) -> ast.AST | None:
+    """`test` negated, for the forms `_settles` reads (`x is not None` -> `x is None`)."""
+    if type(test) is ast.UnaryOp and type(test.op) is ast.Not:
+        return test.operand
+    if type(test) is ast.Compare and len(test.ops) == 1:
+        flip = {ast.Is: ast.IsNot, ast.IsNot: ast.Is, ast.Eq: ast.NotEq, ast.NotEq: ast.Eq,
+                ast.In: ast.NotIn, ast.NotIn: ast.In}.get(type(test.ops[0]))
+        return ast.Compare(test.left, [flip()], test.comparators) if flip else None
+    if type(test) is ast.BoolOp:
+        parts = [_negated(v) for v in test.values]
+        if all(p is not None for p in parts):
+            return ast.BoolOp(ast.And() if type(test.op) is ast.Or else ast.Or(), parts)
+    return None
+
+
+def _settles(test: ast.AST, stored: dict[str, ast.AST | None]) -> bool:
+    """Whether storing `stored` (slot -> the value stored, None where unknown) makes `test` false
+    for the same inputs: `s is None` after a value that is not None, `not s` after a true
+    constant, `s != e` after `s = e`, `s.dtype != e` / `s.shape[0] != e` / `e > s.size(0)` after a
+    value made from `e` (`s.to(e)`, `torch.zeros(e, d)`)."""
+    t = type(test)
+    if t is ast.BoolOp:
+        parts = [_settles(v, stored) for v in test.values]
+        return all(parts) if type(test.op) is ast.Or else any(parts)
+    if t is ast.UnaryOp and type(test.op) is ast.Not:
+        s = _slot(test.operand)
+        if s is not None and s in stored:
+            v = stored[s]
+            return type(v) is ast.Constant and bool(v.value)
+        neg = _negated(test.operand)
+        return neg is not None and _settles(neg, stored)
+    if t is not ast.Compare or len(test.ops) != 1:
+        return False
+    op, pair = type(test.ops[0]), (test.left, test.comparators[0])
+    for a, b in (pair, pair[::-1]):
+        s = _owner(a, stored)
+        if s is None:
+            continue
+        value = stored[s]
+        if op is ast.Is and _is_none(b) and _slot(a) == s:
+            return value is not None and not _is_none(value)
+        if op in (ast.NotEq, ast.Lt, ast.Gt) and value is not None and _slot(b) != s:
+            want = ast.dump(b)
+            if _slot(a) == s:   # `s != e` after `s = e`
+                return ast.dump(value) == want
+            return any(ast.dump(n) == want for n in ast.walk(value))
+    return False
+
+
+def _stores_in(body: list[ast.stmt], local: str | None = None) -> dict[str, ast.AST | None]:
+    """slot -> the value a block stores in it (None: unpacked from a tuple, value unknown): the
+    self chains, which outlive the call, and the one `local` read from them, if given (any
+    other local is made afresh on each call: `if pos is None: pos = arange(n)` settles nothing)."""
+    out: dict[str, ast.AST | None] = {}
+    for top in body:
+        for n in (top, *_statements(top)):
+            if type(n) is ast.Assign:
+                for tg in n.targets:
+                    for el in (tg.elts if type(tg) in (ast.Tuple, ast.List) else [tg]):
+                        s = _self_chain(el) or (local if type(el) is ast.Name and el.id == local else None)
+                        if s is not None:
+                            out[s] = n.value if el is tg else n.value if type(n.value) is ast.Call else None
+    return out
+
+
+def _settled_spans(ctx) -> list[tuple[int, int]]:
+    """(first line, last line) of every `if` body in the function whose stores make its test
+    false: what it stores there changes once per new value of what the test reads."""
+    memo = ctx.__dict__.get("_ptc110_settled")
+    if memo is None:
+        # (only tests that read module state can be settled by what the body stores on it)
+        guards = _guards(ctx)
+        memo = ctx.__dict__["_ptc110_settled"] = [
+            (n.body[0].lineno, n.body[-1].end_lineno or n.body[-1].lineno)
+            for n, (_, _, read) in zip(ctx.__dict__["_ptc110_ifs"], guards)
+            if read and _settles(n.test, _stores_in(n.body))]
+    return memo
+
+
+def _written_back(ctx, node: ast.stmt, target: ast.AST, chain: str) -> bool:
+    """The store puts back what it read unless a settled test replaced it: the value is a local
+    read from the same slot (`t = self.cache.get(k)`, `t = self.x`) and every later assignment
+    of it before the store sits in an `if` body that settles the test (`if t is None: t =
+    make()`); or a conditional expression whose other branch is the slot itself, taken only
+    while a settled test asks for it (`self.x if self.x is not None else make()`)."""
+    value = getattr(node, "value", None)
+    here = ast.dump(target).replace("ctx=Store()", "ctx=Load()")    # the slot as the value reads it
+    if type(value) is ast.IfExp:
+        for kept, other, test in ((value.body, value.orelse, _negated(value.test)),
+                                  (value.orelse, value.body, value.test)):
+            if ast.dump(kept) == here and test is not None and _settles(test, {_slot(target): other}):
+                return True
+        return False
+    if type(value) is not ast.Name:
+        return False
+    key = ast.dump(target.slice) if type(target) is ast.Subscript else None
+    stmts = ctx.__dict__.get("_ptc110_stmts")
+    if stmts is None:
+        stmts = ctx.__dict__["_ptc110_stmts"] = _statements(ctx.node)
+    assigns = sorted((st for st in stmts if type(st) is ast.Assign and st.lineno < node.lineno
+                      and any(type(tg) is ast.Name and tg.id == value.id for tg in st.targets)),
+                     key=lambda st: st.lineno)
+    alias = next((st for st in reversed(assigns) if _state_alias(st.value) == chain), None)
+    if alias is None:
+        return False
+    v = alias.value
+    read_key = ast.dump(v.slice) if type(v) is ast.Subscript else \
+        ast.dump(v.args[0]) if type(v) is ast.Call and v.args else None
+    if key != read_key:
+        return False
+    later = [st for st in assigns if st.lineno > alias.lineno]
+    if not later:
+        return False        # never refilled: the store changes nothing (and is not what this reports)
+    spans = [(n.body[0].lineno, n.body[-1].end_lineno or n.body[-1].lineno)
+             for n in stmts if type(n) is ast.If and n.body and alias.lineno < n.lineno < node.lineno
+             and value.id in _stores_in(n.body, value.id) and _settles(n.test, _stores_in(n.body, value.id))]
+    return all(any(first <= st.lineno <= last for first, last in spans) for st in later)
+
+
+def _settled(ctx, node: ast.stmt, target: ast.AST, chain: str) -> bool:
+    """The store runs only in the body of an `if` its stores make false, or writes back what it read."""
+    line = node.lineno
+    return any(first <= line <= last for first, last in _settled_spans(ctx)) or \
+        type(node) is ast.Assign and _written_back(ctx, node, target, chain)
+
+
+def _grown_defaults(ctx) -> frozenset[int]:
+    """`self.cache.setdefault(k, [])` calls whose result is grown (`.append(x)`): the list in the
+    cache gets longer on every call, not once per key."""
+    memo = ctx.__dict__.get("_ptc110_grown")
+    if memo is None:
+        memo = ctx.__dict__["_ptc110_grown"] = frozenset(
+            id(n.func.value) for n in ast.walk(ctx.node)
+            if type(n) is ast.Call and type(n.func) is ast.Attribute and n.func.attr in _MUTATORS
+            and type(n.func.value) is ast.Call and type(n.func.value.func) is ast.Attribute)
+    return memo
+
+
 # Methods whose result has the tensor's own dtype, device and shape: `self.x = self.x.detach()`
 # stores a new object that dynamo's tensor guards (metadata, not identity) still accept.
 _SAME_METADATA = frozenset({"detach", "clone", "contiguous"})
@@ -270,8 +446,13 @@ class ModuleStateMutation(Rule):
     (`self.outputs.append(y)`, `self.cache[key] = v`); the same through `setattr(self, ...)`.
     A store made only when a test of the state it fills finds it missing (a cache filled under
     `if key not in self.cache:` or after `hit = self.cache.get(key); if hit is not None: return
-    hit`, a helper called only under `if not self.registered:`) is reported as costing one
-    compile per new key, not one per call. Plain stores of a value computed in the call
+    hit`, a helper called only under `if not self.registered:`), one under a test the store
+    itself makes false (`if self.k.dtype != x.dtype: self.k = self.k.to(x.dtype)`, `if self.state
+    is None or self.state.shape[0] != n: self.state = torch.zeros(n, d)`), and a value written
+    back (`t = self.cache.get(k); if t is None: t = make(); self.cache[k] = t`,
+    `self.cache.setdefault(k, make())`, `self.x = self.x if self.x is not None else make()`:
+    on a hit it stores the object it read) are reported as costing one compile per new key,
+    not one per call. Plain stores of a value computed in the call
     (`self.last = x.detach()`), and in-place updates of buffers (`self.buf.copy_(x)`,
     `self.steps += 1` on a registered buffer), are not flagged: they do not recompile.
 
@@ -282,7 +463,8 @@ class ModuleStateMutation(Rule):
     with float64 inputs compiles twice in four calls and once more each time the input dtype
     changes (`.to(x.device)` is a no-op on CPU and costs the same recompile on a GPU, where the
     first call moves the tensor); a rope cache stored on the first call compiles twice, and a
-    cache filled once per key compiles twice in six calls with one key; a
+    cache filled once per key compiles twice in six calls with one key (written back or not), and
+    once more per new key or dtype, then not again; a
     counter (`self.calls += 1`) or a list that grows compiles on *every* call until the
     recompile limit (8), after which torch gives up on the frame (GB0039, "Dynamo recompile
     limit exceeded") and runs it eagerly. Inside compiled code such state is also invisible to
@@ -339,7 +521,7 @@ class ModuleStateMutation(Rule):
             # `self.cache[k] = v` on a dict/list the constructor made (a buffer's `self.buf[i] = v`
             # is an in-place tensor update and fine)
             if chain and chain in _containers(ctx):
-                self._report(ctx, t, chain, self._how(ctx, node, chain))
+                self._report(ctx, t, chain, self._how(ctx, node, chain, t))
             return
         chain = _self_chain(t)
         if chain is None:
@@ -350,14 +532,20 @@ class ModuleStateMutation(Rule):
                 return
             self._report(ctx, t, chain, "counter")
         elif _transition(ctx, node, node.value, chain) and not _same_metadata(node.value, chain):
-            self._report(ctx, t, chain, "stores")
+            self._report(ctx, t, chain, "once" if _settled(ctx, node, t, chain) else "stores")
+        elif type(node) is ast.Assign and _written_back(ctx, node, t, chain):
+            # `t = self.x; if t is None: t = make(); self.x = t`: filled on the first call
+            self._report(ctx, t, chain, "once")
 
     def _check_call(self, ctx, node):
         f = node.func
         if isinstance(f, ast.Attribute) and f.attr in _MUTATORS:
             chain = _self_chain(f.value)
             if chain and chain in _containers(ctx) and chain not in _resets(ctx):
-                self._report(ctx, node, chain, self._how(ctx, node, chain))
+                # `setdefault` adds only a missing key (unless what it returns is grown on)
+                how = "once" if f.attr == "setdefault" and id(node) not in _grown_defaults(ctx) else \
+                    self._how(ctx, node, chain)
+                self._report(ctx, node, chain, how)
         elif isinstance(f, ast.Name) and f.id == "setattr" and len(node.args) == 3 and \
                 isinstance(node.args[0], ast.Name) and node.args[0].id == "self":
             name = node.args[1].value if isinstance(node.args[1], ast.Constant) else None
@@ -365,18 +553,20 @@ class ModuleStateMutation(Rule):
                 self._report(ctx, node, f"self.{name}", "stores")
 
     @staticmethod
-    def _how(ctx, node, chain):
-        """A container store: once per key (under a test of the state it fills), on the calls a
-        test of other module state picks, or on every call."""
-        if _once(ctx, node, chain):
+    def _how(ctx, node, chain, target=None):
+        """A container store: once per key (under a test of the state it fills, or of one the
+        store makes false, or a value written back), on the calls a test of other module state
+        picks, or on every call."""
+        if _once(ctx, node, chain) or target is not None and _settled(ctx, node, target, chain):
             return "once"
         return "stores" if _under_state_test(ctx, node) else "grows"
 
     def _report(self, ctx, node, chain, how):
         if how == "once":
-            what = (f"`{chain}` is filled inside compiled code on the calls that find it missing (under a "
-                    "test of module state: a cache miss, a first call, a new device or dtype): dynamo guards on "
-                    "that state, so each such call compiles once more (once per new key), not every call")
+            what = (f"`{chain}` is stored inside compiled code only on the calls where a test of module state "
+                    "finds it missing or out of date (a cache miss, a first call, a new device, dtype or size); "
+                    "the other calls keep, or write back, the object it holds: dynamo guards on that state, so "
+                    "each such call compiles once more (once per new key), not every call")
         elif how == "stores":
             what = (f"`{chain}` is stored on the module inside compiled code and read there: dynamo guards on "
                     "it, so a call that stores a different object (another dtype or device, a cache built on "
