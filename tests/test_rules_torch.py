@@ -310,3 +310,48 @@ def test_kinds_flow_per_branch(tmp_path, capfd):
     torch.compile(lambda t: mod.Net()(t, idx=[0, 1]), backend="eager", fullgraph=True)(x)
     assert "GB0170" in observed_gbs(mod.Joined(), x)
     capfd.readouterr()
+
+
+# ---------------------------------------------------------------------------------------------
+# claims that depend on sizes or on where the break sits, measured over several inputs
+
+def _compiles(module, shapes, dynamic=None) -> int:
+    """How many graphs dynamo builds for `module` over inputs of these shapes."""
+    counter = Counter()
+    torch._dynamo.reset()
+    compiled = torch.compile(module, backend=counter, dynamic=dynamic)
+    for s in shapes:
+        compiled(torch.randn(*s))
+    return counter.n
+
+
+def _findings_by_case(path: Path) -> dict[str, list]:
+    findings = check_paths(str(FIXTURES), [path.name], StaticConfig(select=("ALL",), conditional="keep"),
+                           jobs=1, torch=TORCH)
+    return {name: [f for f in findings if first <= f.line <= last] for _, name, first, last in cases(path)}
+
+
+GENERATOR_FIXTURES = ("ptc101_tensor_item_generator.py", "ptc102_tensor_tolist_generator.py",
+                      "ptc104_tensor_to_scalar_generator.py")
+
+
+@pytest.mark.parametrize("name", GENERATOR_FIXTURES)
+def test_break_in_a_generator_expression_runs_the_whole_function_eagerly(name, capfd):
+    """Where the message says dynamo gives up on the whole function, `forward` compiles no graph
+    at all; where it does not (a list comprehension, the generator's first iterable), the
+    break is an ordinary one: a graph before it and one after."""
+    path = FIXTURES / name
+    mod = load(path)
+    found = _findings_by_case(path)
+    said = set()
+    for kind, case, _, _ in cases(path):
+        if kind != "pos":
+            continue
+        (f,) = found[case]
+        whole = "gives up on the whole function" in f.message
+        graphs = _compiles(getattr(mod, case)(), [(8, 8)])
+        assert (graphs == 0) is whole, f"{case}: message says whole={whole}, dynamo built {graphs} graphs"
+        assert whole or graphs >= 2, case
+        said.add(whole)
+    assert said == {True, False}
+    capfd.readouterr()

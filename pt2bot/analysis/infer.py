@@ -520,6 +520,9 @@ class FunctionContext:
         # >0 in what is evaluated only on failure or later: a `raise`, an assert's message, a
         # lambda's body (pt2bot/rules/size_specialised.py: an f-string there costs nothing)
         self.message_only = 0
+        # >0 in the part of a generator expression its generator evaluates (all but the first
+        # iterable): dynamo cannot resume there after a graph break (pt2bot/rules/tensor_item.py)
+        self.in_generator = 0
         self.call_target: str | None = None   # resolved callee of the Call being visited
         self._declare_params(node.args, is_method=cls is not None)
 
