@@ -355,3 +355,25 @@ def test_break_in_a_generator_expression_runs_the_whole_function_eagerly(name, c
         said.add(whole)
     assert said == {True, False}
     capfd.readouterr()
+
+
+def test_masked_selection_hint_computes_the_same_value(capfd):
+    """Each Fixed* class of the fixture is the static-shape form its Pos* class's message names
+    and returns the same value, with fullgraph=True; `torch.where(mask, x, 0).mean()` (the hint
+    before) is another number than the mean of the selected values."""
+    path = FIXTURES / "ptc304_masked_reduction.py"
+    mod = load(path)
+    found = _findings_by_case(path)
+    x = torch.randn(8, 8)
+    pairs = [(n, "Fixed" + n[3:]) for _, n, _, _ in cases(path) if n.startswith("Pos")]
+    assert pairs and all(hasattr(mod, fixed) for _, fixed in pairs)
+    for pos, fixed in pairs:
+        (f,) = found[pos]
+        means = "Mean" in pos
+        assert ("/ mask.sum()" in f.message) is means, f.message
+        assert ("torch.where(mask, x, 0).sum()" in f.message) is ("Sum" in pos or means), f.message
+        torch._dynamo.reset()
+        got = torch.compile(getattr(mod, fixed)(), backend="eager", fullgraph=True)(x)
+        torch.testing.assert_close(got, getattr(mod, pos)()(x))
+    assert not torch.allclose(torch.where(x > 0, x, 0).mean(), x[x > 0].mean())
+    capfd.readouterr()
