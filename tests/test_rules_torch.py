@@ -331,6 +331,62 @@ def _findings_by_case(path: Path) -> dict[str, list]:
     return {name: [f for f in findings if first <= f.line <= last] for _, name, first, last in cases(path)}
 
 
+def test_range_bounded_by_a_setting_recompiles_only_below_it(capfd):
+    """`range(min(h, 4))`: every size of at least 4 shares one graph (guard `h >= 4`), each
+    smaller size compiles again, export needs the dim's min at least 4: the finding says so
+    and carries the condition; `min` of sizes only is unrolled per size, as `range(h)`."""
+    from torch.export import Dim
+
+    path = FIXTURES / "ptc303_range_bounded.py"
+    mod = load(path)
+    found = _findings_by_case(path)
+    big = [(b, 8) for b in (4, 6, 8, 10, 12)]
+    for name in ("PosBoundedByConstant", "PosBlendBoundedByArgument", "PosBoundedName"):
+        (f,) = found[name]
+        assert f.condition and f.condition.endswith(("< 4", "< extent")), (name, f.condition)
+        assert "smaller size recompiles" in f.message, f.message
+        m = getattr(mod, name)()
+        assert _compiles(m, big, dynamic=True) == 1, name
+        assert _compiles(m, big + [(2, 8), (3, 8)], dynamic=True) == 3, name
+        # (the blend's own `a[-extent + y]` asks one more of the dim: min=5 there)
+        low = 5 if name == "PosBlendBoundedByArgument" else 4
+        torch._dynamo.reset()
+        torch.export.export(m, (torch.randn(8, 8),), dynamic_shapes={"x": {0: Dim("b", min=low, max=64)}})
+    (f,) = found["PosMinOfSizesOnly"]
+    assert f.condition is None and "every new size" in f.message
+    assert _compiles(mod.PosMinOfSizesOnly(), big, dynamic=True) == len(big)
+    capfd.readouterr()
+
+
+def test_chunk_count_loops_compile_once_per_count(capfd):
+    """`range(n // 4)` and its ceiling forms compile once per chunk count, `range(0, n, 4)`
+    once per size; the closed forms the message proposes compile once over the same sizes
+    (two chunks or more) and compute the same values. The message says which, not "vectorise"."""
+    path = FIXTURES / "ptc303_range_chunks.py"
+    mod = load(path)
+    found = _findings_by_case(path)
+    sizes = (8, 9, 10, 11, 13, 17, 21)
+    shapes = [(n, 3) for n in sizes]
+    floor_counts = len({n // 4 for n in sizes})
+    ceil_counts = len({-(-n // 4) for n in sizes})
+    assert floor_counts < ceil_counts < len(sizes)
+    expected = {"PosChunkCount": floor_counts, "PosCeilChunkCount": ceil_counts,
+                "PosNamedChunkCount": ceil_counts, "PosStepRange": len(sizes)}
+    for name, n in expected.items():
+        (f,) = found[name]
+        assert "vectorise" not in f.message and "unfold" in f.message, f.message
+        assert ("every new size" in f.message) is (name == "PosStepRange"), f.message
+        assert ("each new count" in f.message) is (name != "PosStepRange"), f.message
+        assert _compiles(getattr(mod, name)(), shapes, dynamic=True) == n, name
+    for name in ("ClosedFormPaddedChunks", "ClosedFormUnfoldChunks"):
+        assert _compiles(getattr(mod, name)(), shapes, dynamic=True) == 1, name
+    for fixed, loop in (("ClosedFormPaddedChunks", "PosCeilChunkCount"), ("ClosedFormUnfoldChunks", "PosChunkCount")):
+        for n in sizes:
+            x = torch.randn(n, 3)
+            torch.testing.assert_close(getattr(mod, fixed)()(x), getattr(mod, loop)()(x))
+    capfd.readouterr()
+
+
 GENERATOR_FIXTURES = ("ptc101_tensor_item_generator.py", "ptc102_tensor_tolist_generator.py",
                       "ptc104_tensor_to_scalar_generator.py")
 

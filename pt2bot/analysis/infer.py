@@ -394,10 +394,12 @@ class ModuleContext:
 
     def report(self, rule: str, node: ast.AST, message: str, function: str, scope: str,
                suggestion: str | None = None, gb: str | None = None,
-               needs: tuple[int | None, str, int | None, str] | None = None) -> None:
+               needs: tuple[int | None, str, int | None, str] | None = None,
+               condition: str | None = None) -> None:
         self.summary.candidates.append(Candidate(
             rule, node.lineno, node.col_offset, getattr(node, "end_lineno", None),
-            getattr(node, "end_col_offset", None), message, function, scope, suggestion, gb, needs=needs))
+            getattr(node, "end_col_offset", None), message, function, scope, suggestion, gb,
+            condition=condition, needs=needs))
 
 
 _PARAMETER_CTORS = frozenset({"torch.nn.Parameter", "torch.nn.parameter.Parameter", "torch.nn.Buffer",
@@ -883,11 +885,15 @@ class FunctionContext:
 
     def report(self, rule: str, node: ast.AST, message: str, *, suggestion: str | None = None,
                gb: str | None = None, scope: str = "compiled",
-               needs: tuple[int | None, str, int | None, str] | None = None) -> None:
-        """`needs`: a pending candidate, true only if a parameter is a size (pt2bot/analysis/sizeargs.py)."""
+               needs: tuple[int | None, str, int | None, str] | None = None,
+               condition: str | None = None) -> None:
+        """`needs`: a pending candidate, true only if a parameter is a size (pt2bot/analysis/sizeargs.py).
+        `condition`: the claim holds only when this holds (a finding on the default path whose
+        truth depends on the input, e.g. a size below a bound); the branch guards the walk
+        finds around it are joined to it (pt2bot/analysis/walk.py `Conditions`)."""
         if self.eager_only and scope == "compiled":
             return
-        self.mod.report(rule, node, message, self.info.qualname, scope, suggestion, gb, needs)
+        self.mod.report(rule, node, message, self.info.qualname, scope, suggestion, gb, needs, condition)
 
     def line_text(self, node: ast.AST) -> str:
         lines = self.mod.summary.lines

@@ -736,6 +736,8 @@ _MODULE_DEF = ast.FunctionDef(name="<module>", args=ast.arguments(posonlyargs=[]
 #   in `raise`; what a `raise` statement evaluates; an `assert`'s message; `except` bodies;
 # - `a and b` / `a or b`: `b` under the guard `a` (or `not a`) when `a` is one of the above;
 #   `x if c else y` likewise.
+# A rule may also set a condition on the input itself (FunctionContext.report `condition`: PTC303's
+# `range(min(h, overlap))` holds for `h < overlap` only); the guards above are joined to it.
 # A test made of several parts combines them as Python does (`self.training and p > 0` is
 # non-default because `self.training` is; `a or b` is only when both are).
 
