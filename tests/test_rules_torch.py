@@ -310,3 +310,126 @@ def test_kinds_flow_per_branch(tmp_path, capfd):
     torch.compile(lambda t: mod.Net()(t, idx=[0, 1]), backend="eager", fullgraph=True)(x)
     assert "GB0170" in observed_gbs(mod.Joined(), x)
     capfd.readouterr()
+
+
+# ---------------------------------------------------------------------------------------------
+# claims that depend on sizes or on where the break sits, measured over several inputs
+
+def _compiles(module, shapes, dynamic=None) -> int:
+    """How many graphs dynamo builds for `module` over inputs of these shapes."""
+    counter = Counter()
+    torch._dynamo.reset()
+    compiled = torch.compile(module, backend=counter, dynamic=dynamic)
+    for s in shapes:
+        compiled(torch.randn(*s))
+    return counter.n
+
+
+def _findings_by_case(path: Path) -> dict[str, list]:
+    findings = check_paths(str(FIXTURES), [path.name], StaticConfig(select=("ALL",), conditional="keep"),
+                           jobs=1, torch=TORCH)
+    return {name: [f for f in findings if first <= f.line <= last] for _, name, first, last in cases(path)}
+
+
+def test_range_bounded_by_a_setting_recompiles_only_below_it(capfd):
+    """`range(min(h, 4))`: every size of at least 4 shares one graph (guard `h >= 4`), each
+    smaller size compiles again, export needs the dim's min at least 4: the finding says so
+    and carries the condition; `min` of sizes only is unrolled per size, as `range(h)`."""
+    from torch.export import Dim
+
+    path = FIXTURES / "ptc303_range_bounded.py"
+    mod = load(path)
+    found = _findings_by_case(path)
+    big = [(b, 8) for b in (4, 6, 8, 10, 12)]
+    for name in ("PosBoundedByConstant", "PosBlendBoundedByArgument", "PosBoundedName"):
+        (f,) = found[name]
+        assert f.condition and f.condition.endswith(("< 4", "< extent")), (name, f.condition)
+        assert "smaller size recompiles" in f.message, f.message
+        m = getattr(mod, name)()
+        assert _compiles(m, big, dynamic=True) == 1, name
+        assert _compiles(m, big + [(2, 8), (3, 8)], dynamic=True) == 3, name
+        # (the blend's own `a[-extent + y]` asks one more of the dim: min=5 there)
+        low = 5 if name == "PosBlendBoundedByArgument" else 4
+        torch._dynamo.reset()
+        torch.export.export(m, (torch.randn(8, 8),), dynamic_shapes={"x": {0: Dim("b", min=low, max=64)}})
+    (f,) = found["PosMinOfSizesOnly"]
+    assert f.condition is None and "every new size" in f.message
+    assert _compiles(mod.PosMinOfSizesOnly(), big, dynamic=True) == len(big)
+    capfd.readouterr()
+
+
+def test_chunk_count_loops_compile_once_per_count(capfd):
+    """`range(n // 4)` and its ceiling forms compile once per chunk count, `range(0, n, 4)`
+    once per size; the closed forms the message proposes compile once over the same sizes
+    (two chunks or more) and compute the same values. The message says which, not "vectorise"."""
+    path = FIXTURES / "ptc303_range_chunks.py"
+    mod = load(path)
+    found = _findings_by_case(path)
+    sizes = (8, 9, 10, 11, 13, 17, 21)
+    shapes = [(n, 3) for n in sizes]
+    floor_counts = len({n // 4 for n in sizes})
+    ceil_counts = len({-(-n // 4) for n in sizes})
+    assert floor_counts < ceil_counts < len(sizes)
+    expected = {"PosChunkCount": floor_counts, "PosCeilChunkCount": ceil_counts,
+                "PosNamedChunkCount": ceil_counts, "PosStepRange": len(sizes)}
+    for name, n in expected.items():
+        (f,) = found[name]
+        assert "vectorise" not in f.message and "unfold" in f.message, f.message
+        assert ("every new size" in f.message) is (name == "PosStepRange"), f.message
+        assert ("each new count" in f.message) is (name != "PosStepRange"), f.message
+        assert _compiles(getattr(mod, name)(), shapes, dynamic=True) == n, name
+    for name in ("ClosedFormPaddedChunks", "ClosedFormUnfoldChunks"):
+        assert _compiles(getattr(mod, name)(), shapes, dynamic=True) == 1, name
+    for fixed, loop in (("ClosedFormPaddedChunks", "PosCeilChunkCount"), ("ClosedFormUnfoldChunks", "PosChunkCount")):
+        for n in sizes:
+            x = torch.randn(n, 3)
+            torch.testing.assert_close(getattr(mod, fixed)()(x), getattr(mod, loop)()(x))
+    capfd.readouterr()
+
+
+GENERATOR_FIXTURES = ("ptc101_tensor_item_generator.py", "ptc102_tensor_tolist_generator.py",
+                      "ptc104_tensor_to_scalar_generator.py")
+
+
+@pytest.mark.parametrize("name", GENERATOR_FIXTURES)
+def test_break_in_a_generator_expression_runs_the_whole_function_eagerly(name, capfd):
+    """Where the message says dynamo gives up on the whole function, `forward` compiles no graph
+    at all; where it does not (a list comprehension, the generator's first iterable), the
+    break is an ordinary one: a graph before it and one after."""
+    path = FIXTURES / name
+    mod = load(path)
+    found = _findings_by_case(path)
+    said = set()
+    for kind, case, _, _ in cases(path):
+        if kind != "pos":
+            continue
+        (f,) = found[case]
+        whole = "gives up on the whole function" in f.message
+        graphs = _compiles(getattr(mod, case)(), [(8, 8)])
+        assert (graphs == 0) is whole, f"{case}: message says whole={whole}, dynamo built {graphs} graphs"
+        assert whole or graphs >= 2, case
+        said.add(whole)
+    assert said == {True, False}
+    capfd.readouterr()
+
+
+def test_masked_selection_hint_computes_the_same_value(capfd):
+    """Each Fixed* class of the fixture is the static-shape form its Pos* class's message names
+    and returns the same value, with fullgraph=True; `torch.where(mask, x, 0).mean()` (the hint
+    before) is another number than the mean of the selected values."""
+    path = FIXTURES / "ptc304_masked_reduction.py"
+    mod = load(path)
+    found = _findings_by_case(path)
+    x = torch.randn(8, 8)
+    pairs = [(n, "Fixed" + n[3:]) for _, n, _, _ in cases(path) if n.startswith("Pos")]
+    assert pairs and all(hasattr(mod, fixed) for _, fixed in pairs)
+    for pos, fixed in pairs:
+        (f,) = found[pos]
+        means = "Mean" in pos
+        assert ("/ mask.sum()" in f.message) is means, f.message
+        assert ("torch.where(mask, x, 0).sum()" in f.message) is ("Sum" in pos or means), f.message
+        torch._dynamo.reset()
+        got = torch.compile(getattr(mod, fixed)(), backend="eager", fullgraph=True)(x)
+        torch.testing.assert_close(got, getattr(mod, pos)()(x))
+    assert not torch.allclose(torch.where(x > 0, x, 0).mean(), x[x > 0].mean())
+    capfd.readouterr()

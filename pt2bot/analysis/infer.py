@@ -394,10 +394,12 @@ class ModuleContext:
 
     def report(self, rule: str, node: ast.AST, message: str, function: str, scope: str,
                suggestion: str | None = None, gb: str | None = None,
-               needs: tuple[int | None, str, int | None, str] | None = None) -> None:
+               needs: tuple[int | None, str, int | None, str] | None = None,
+               condition: str | None = None) -> None:
         self.summary.candidates.append(Candidate(
             rule, node.lineno, node.col_offset, getattr(node, "end_lineno", None),
-            getattr(node, "end_col_offset", None), message, function, scope, suggestion, gb, needs=needs))
+            getattr(node, "end_col_offset", None), message, function, scope, suggestion, gb,
+            condition=condition, needs=needs))
 
 
 _PARAMETER_CTORS = frozenset({"torch.nn.Parameter", "torch.nn.parameter.Parameter", "torch.nn.Buffer",
@@ -520,6 +522,9 @@ class FunctionContext:
         # >0 in what is evaluated only on failure or later: a `raise`, an assert's message, a
         # lambda's body (pt2bot/rules/size_specialised.py: an f-string there costs nothing)
         self.message_only = 0
+        # >0 in the part of a generator expression its generator evaluates (all but the first
+        # iterable): dynamo cannot resume there after a graph break (pt2bot/rules/tensor_item.py)
+        self.in_generator = 0
         self.call_target: str | None = None   # resolved callee of the Call being visited
         self._declare_params(node.args, is_method=cls is not None)
 
@@ -880,11 +885,15 @@ class FunctionContext:
 
     def report(self, rule: str, node: ast.AST, message: str, *, suggestion: str | None = None,
                gb: str | None = None, scope: str = "compiled",
-               needs: tuple[int | None, str, int | None, str] | None = None) -> None:
-        """`needs`: a pending candidate, true only if a parameter is a size (pt2bot/analysis/sizeargs.py)."""
+               needs: tuple[int | None, str, int | None, str] | None = None,
+               condition: str | None = None) -> None:
+        """`needs`: a pending candidate, true only if a parameter is a size (pt2bot/analysis/sizeargs.py).
+        `condition`: the claim holds only when this holds (a finding on the default path whose
+        truth depends on the input, e.g. a size below a bound); the branch guards the walk
+        finds around it are joined to it (pt2bot/analysis/walk.py `Conditions`)."""
         if self.eager_only and scope == "compiled":
             return
-        self.mod.report(rule, node, message, self.info.qualname, scope, suggestion, gb, needs)
+        self.mod.report(rule, node, message, self.info.qualname, scope, suggestion, gb, needs, condition)
 
     def line_text(self, node: ast.AST) -> str:
         lines = self.mod.summary.lines

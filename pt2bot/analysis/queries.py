@@ -81,3 +81,21 @@ def mark_boolops(test: ast.AST, seen: set[int]) -> None:
         seen.add(id(test))
         for v in test.values:
             mark_boolops(v, seen)
+
+
+# Measured on torch 2.13 (Python 3.11): a graph break inside a generator expression, `.item()`,
+# `.tolist()`, `float(t)`/`int(t)`/`bool(t)` (as the element, in a filter, or in a later `for`
+# of the expression; whether `tuple`, `sum`, `any` or a `for` loop consumes it), is one dynamo
+# cannot resume after ("Failed to handle graph break gracefully"): it compiles nothing of the
+# function and runs all of it eagerly (the functions it calls are still compiled on their own).
+# The same read in a list comprehension, or in the generator's first iterable (which the
+# function itself evaluates), is an ordinary break: a graph before it and one after.
+IN_GENERATOR = ("; inside a generator expression dynamo cannot resume after that break: it gives up on "
+                "the whole function, which runs uncompiled (a list comprehension `[...]` makes it one "
+                "ordinary break)")
+
+
+def generator_note(ctx: FunctionContext) -> str:
+    """What a graph break at the node being checked costs beyond one break: IN_GENERATOR inside
+    the part of a generator expression that its generator evaluates, else nothing."""
+    return IN_GENERATOR if ctx.in_generator else ""

@@ -332,8 +332,13 @@ class Walker:
             self.ctx.message_only -= 1
 
     def _comp(self, node: ast.ListComp | ast.SetComp | ast.GeneratorExp | ast.DictComp) -> None:
-        for g in node.generators:
+        # a generator expression's first iterable is evaluated by the enclosing code; the rest
+        # runs in the generator, where dynamo cannot resume after a graph break (ctx.in_generator)
+        gen = type(node) is ast.GeneratorExp
+        for i, g in enumerate(node.generators):
             self.walk(g.iter)
+            if gen and not i:
+                self.ctx.in_generator += 1
             self.ctx.assign(g.target, self.ctx.iter_kind(g.iter))
             for cond in g.ifs:
                 self.walk(cond)
@@ -344,6 +349,7 @@ class Walker:
         else:
             self.walk(node.elt)
         self.ctx.loop_depth -= 1
+        self.ctx.in_generator -= gen
 
     def _call(self, node: ast.Call) -> None:
         ctx = self.ctx
@@ -730,6 +736,8 @@ _MODULE_DEF = ast.FunctionDef(name="<module>", args=ast.arguments(posonlyargs=[]
 #   in `raise`; what a `raise` statement evaluates; an `assert`'s message; `except` bodies;
 # - `a and b` / `a or b`: `b` under the guard `a` (or `not a`) when `a` is one of the above;
 #   `x if c else y` likewise.
+# A rule may also set a condition on the input itself (FunctionContext.report `condition`: PTC303's
+# `range(min(h, overlap))` holds for `h < overlap` only); the guards above are joined to it.
 # A test made of several parts combines them as Python does (`self.training and p > 0` is
 # non-default because `self.training` is; `a or b` is only when both are).
 

@@ -49,6 +49,74 @@ def _mask_in(ctx, index: ast.AST, value: ast.AST) -> bool:
     return WEAK_BOOL in kinds and ctx.kind(value) in TENSORISH + (PARAM,)
 
 
+# What follows a masked selection decides what replaces it (the rule's hint). Casts and copies
+# between the selection and the reduction do not change that (`x[m].float().mean()`).
+_PASS_THROUGH = frozenset({"float", "double", "half", "bfloat16", "to", "type", "type_as", "contiguous",
+                           "clone", "detach"})
+_REDUCTIONS = frozenset({"sum", "nansum", "mean", "nanmean", "max", "amax", "min", "amin", "prod"})
+# The static-shape form of `<reduction>(x[mask])`: the others filled with the reduction's
+# identity; a mean also divides by the number of selected values, not by every element.
+_MASKED = {
+    "sum": "use `torch.where(mask, x, 0).sum()` (or `(x * mask).sum()`)",
+    "mean": "a mean over the selected values is `(x * mask).sum() / mask.sum()` (or "
+            "`torch.where(mask, x, 0).sum() / mask.sum()`); `torch.where(mask, x, 0).mean()` would divide by "
+            "every element",
+    "max": "use `torch.where(mask, x, float(\"-inf\")).max()`",
+    "min": "use `torch.where(mask, x, float(\"inf\")).min()`",
+    "prod": "use `torch.where(mask, x, 1).prod()`",
+}
+_MASKED.update(nansum=_MASKED["sum"], nanmean=_MASKED["mean"], amax=_MASKED["max"], amin=_MASKED["min"])
+_MASKED_OTHER = ("keep the shape static with the mask: `torch.where(mask, x, fill)` with a fill that leaves "
+                 "what follows unchanged (0 for a sum; a mean also divides by `mask.sum()`, not by every "
+                 "element)")
+# nonzero / argwhere / where(cond): indices of the mask, whatever reads them
+_INDICES_HINT = ("compute with the mask itself instead of its indices (`torch.where(mask, a, b)`, or multiply "
+                 "by the mask), or set `torch._dynamo.config.capture_dynamic_output_shape_ops = True`")
+_INDEX_OPS = frozenset({"torch.nonzero", "torch.argwhere", "torch.where", "nonzero", "argwhere"})
+# unique / bincount / repeat_interleave: no static-shape form in general
+_CAPTURE_HINT = ("its size is only known from the data: set "
+                 "`torch._dynamo.config.capture_dynamic_output_shape_ops = True` to trace it")
+
+
+def _parents(ctx) -> dict[int, ast.AST]:
+    """id(node) -> its parent in the walked function, built once per function and only for a
+    function with a masked selection (a small share of all functions)."""
+    out = ctx.__dict__.get("_ptc304_parents")
+    if out is None:
+        out = ctx.__dict__["_ptc304_parents"] = {}
+        for n in ast.walk(ctx.node):
+            for c in ast.iter_child_nodes(n):
+                out[id(c)] = n
+    return out
+
+
+def _reduction_after(ctx, node: ast.AST) -> str | None:
+    """The reduction applied to the selected values right after `node` (`x[m].mean()`,
+    `x[m].float().sum()`, `torch.mean(x[m])`), or None where the rule cannot see one."""
+    parents = _parents(ctx)
+    for _ in range(4):
+        p = parents.get(id(node))
+        if type(p) is ast.Attribute and p.value is node:
+            call = parents.get(id(p))
+            if type(call) is not ast.Call or call.func is not p:
+                return None
+            if p.attr in _REDUCTIONS:
+                return p.attr
+            if p.attr not in _PASS_THROUGH:
+                return None
+            node = call
+            continue
+        if type(p) is ast.Call and p.args and p.args[0] is node:
+            ns, _, fname = (ctx.mod.resolve(p.func) or "").rpartition(".")
+            return fname if ns == "torch" and fname in _REDUCTIONS else None
+        return None
+    return None
+
+
+def _masked_hint(ctx, node: ast.AST) -> str:
+    return _MASKED.get(_reduction_after(ctx, node) or "", _MASKED_OTHER)
+
+
 class DynamicOutputShape(Rule):
     """## What it does
     Flags operators whose output *shape* depends on tensor data, as torch tags them itself
@@ -73,11 +141,18 @@ class DynamicOutputShape(Rule):
     ```
 
     ## Use instead
-    Keep shapes static with a mask:
+    Keep shapes static with the mask, filling the other values with what leaves the reduction
+    that follows unchanged (the message names the form for a `sum`/`mean`/`max`/`min`/`prod`
+    it sees):
     ```python
     def forward(self, x):
         return torch.where(x > 0, x, 0).sum()
     ```
+    A mean over the selected values divides by their count, not by every element:
+    `(x * mask).sum() / mask.sum()` (`torch.where(mask, x, 0).mean()` is a different number).
+    Indices (`nonzero`, `torch.where(cond)`) are best replaced by using the mask itself; for
+    `unique`, `bincount` and the like, `torch._dynamo.config.capture_dynamic_output_shape_ops =
+    True` traces them with an unbacked size.
     """
 
     code = "PTC304"
@@ -101,7 +176,7 @@ class DynamicOutputShape(Rule):
                 return
             if _mask_in(ctx, node.slice, node.value):
                 ctx.report(self.code, node, "boolean-mask indexing has a data-dependent shape and breaks the "
-                           "graph; use `torch.where(mask, x, 0)` or multiply by the mask")
+                           f"graph; {_masked_hint(ctx, node)}")
             return
         functions, methods = _table()
         f = node.func
@@ -117,6 +192,8 @@ class DynamicOutputShape(Rule):
             if _holds(ctx, row["when"], node, True):
                 name = f".{f.attr}()"
         if name:
-            ctx.report(self.code, node, f"`{name}` has a data-dependent output shape and breaks the graph; "
-                       "keep shapes static with masks (`torch.where(mask, x, 0)`)",
+            op = target if row is functions.get(target or "") else f.attr
+            hint = _masked_hint(ctx, node) if op in ("torch.masked_select", "masked_select") else \
+                _INDICES_HINT if op in _INDEX_OPS else _CAPTURE_HINT
+            ctx.report(self.code, node, f"`{name}` has a data-dependent output shape and breaks the graph; {hint}",
                        gb=None if row["gb"] == self.gb else row["gb"])

@@ -5,15 +5,22 @@ import ast
 from pt2bot.analysis.infer import PARAM, SIZE
 from pt2bot.rules.base import Rule
 
-_METHODS = frozenset({"view", "reshape", "expand"})
+# Not `expand`: it can only grow a dim of size 1 or add a new leading one, and any other size
+# it is given must already be the input's (else it raises, compiled or not). So a literal there
+# is the size of a dim the code builds (`pos[None].expand(3, n, -1)`: three axes) or of a
+# broadcast size-1 dim, never a size of the input that could vary: nothing for it to specialise
+# (measured on torch 2.13: `x.expand(3, -1, -1)` and `x[None].expand(3, x.shape[0], -1)` compile
+# once over batch sizes and export with the batch dynamic).
+_METHODS = frozenset({"view", "reshape"})
 
 
 class HardcodedSize(Rule):
     """## What it does
-    Flags `view` / `reshape` / `expand` of a function's *input* whose leading size is an integer
-    literal (2 or more) while the other sizes are inferred (`-1`) or taken from the input, e.g.
+    Flags `view` / `reshape` of a function's *input* whose leading size is an integer literal
+    (2 or more) while the other sizes are inferred (`-1`) or taken from the input, e.g.
     `x.view(8, -1)`. Tensors computed inside the function are not considered: their leading
-    size is often a real constant.
+    size is often a real constant. `expand` is not flagged: its sizes can only be new dims or
+    broadcast size-1 dims (`x[None].expand(3, n, -1)`), never an input size that varies.
 
     ## Why is this bad?
     The literal is almost always the batch size the author tested with. Under dynamic shapes it
@@ -37,7 +44,7 @@ class HardcodedSize(Rule):
 
     code = "PTC302"
     name = "hardcoded-size"
-    summary = "hard-coded leading size in `view`/`reshape`/`expand` (specialises the dim)"
+    summary = "hard-coded leading size in `view`/`reshape` (specialises the dim)"
     severity = "warning"
     claim = "export"
     doc_url = "https://docs.pytorch.org/docs/stable/torch.compiler_dynamic_shapes.html"

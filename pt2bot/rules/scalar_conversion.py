@@ -4,7 +4,7 @@ import ast
 
 from pt2bot.rules.base import Rule
 from pt2bot.analysis.infer import NDARRAY, SHAPE, SIZES
-from pt2bot.analysis.queries import is_tensorish
+from pt2bot.analysis.queries import generator_note, is_tensorish
 
 # numpy factories (pt2bot/analysis/numpy_calls.py FUNCS): their arrays hold no value that dynamo's fake
 # tensors know while tracing, so a Python scalar read from them is data-dependent.
@@ -62,10 +62,12 @@ class ScalarConversion(Rule):
 
     ## Why is this bad?
     Converting a tensor to a Python scalar calls `Tensor.item()` underneath: torch 2.13 breaks
-    the graph with GB0124 and, on a GPU, waits for the device. dynamo traces numpy into torch
-    ops (`torch._numpy`), so a numpy array in compiled code is a tensor too: converting it
-    breaks with GB0033 ("Data dependent operator"; GB0208 where the array is a single integer
-    known while tracing, e.g. `np.prod` of a one-element shape slice). Sizes are fine:
+    the graph with GB0124 and, on a GPU, waits for the device; inside a generator expression
+    dynamo cannot resume after it and runs the whole function uncompiled (as for `.item()`,
+    PTC101). dynamo traces numpy into torch ops (`torch._numpy`), so a numpy array in compiled
+    code is a tensor too: converting it breaks with GB0033 ("Data dependent operator"; GB0208
+    where the array is a single integer known while tracing, e.g. `np.prod` of a one-element
+    shape slice). Sizes are fine:
     `int(x.shape[0])` is a (Sym)int, not a tensor, and is not flagged; nor are `len(a)`,
     `a.ndim`, `a.shape[0]` of an array, or numpy on Python numbers alone
     (`int(np.ceil(h / 4))`, `float(np.sqrt(d))`), which dynamo evaluates while tracing.
@@ -102,8 +104,8 @@ class ScalarConversion(Rule):
             return
         a = node.args[0]
         if is_tensorish(ctx, a):
-            ctx.report(self.code, node, f"`{f.id}(tensor)` copies the value to Python and breaks the graph; "
-                       f"keep a tensor, e.g. `t.to({self._FUNCS[f.id]})`")
+            ctx.report(self.code, node, f"`{f.id}(tensor)` copies the value to Python and breaks the graph"
+                       f"{generator_note(ctx)}; keep a tensor, e.g. `t.to({self._FUNCS[f.id]})`")
         elif ctx.kind(a) == NDARRAY and _numpy_data(ctx, a):
             ctx.report(self.code, node, f"`{f.id}()` of a numpy value made in compiled code reads a tensor's "
                        "value (dynamo traces numpy into torch ops) and breaks the graph; compute it with "

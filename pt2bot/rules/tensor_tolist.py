@@ -3,7 +3,7 @@ from __future__ import annotations
 import ast
 
 from pt2bot.rules.base import Rule
-from pt2bot.analysis.queries import method_call
+from pt2bot.analysis.queries import generator_note, method_call
 
 
 class TensorTolist(Rule):
@@ -13,7 +13,9 @@ class TensorTolist(Rule):
     ## Why is this bad?
     `.tolist()` turns every element into a Python number: a host-device copy and a graph
     break. torch 2.13 breaks with GB0109 ("Tensor.tolist() with non-integer tensor") for
-    floating tensors and with GB0033 ("Data dependent operator") for integer ones.
+    floating tensors and with GB0033 ("Data dependent operator") for integer ones. Inside a
+    generator expression dynamo cannot resume after the break: it runs the whole function
+    uncompiled (as for `.item()`, PTC101).
 
     ## Example
     ```python
@@ -41,5 +43,5 @@ class TensorTolist(Rule):
 
     def check(self, ctx, node):
         if method_call(node, ("tolist",)) is not None:
-            ctx.report(self.code, node, "`.tolist()` copies the tensor into Python values and breaks the graph; "
-                       "keep working on the tensor (indexing, gather, masks)")
+            ctx.report(self.code, node, "`.tolist()` copies the tensor into Python values and breaks the graph"
+                       f"{generator_note(ctx)}; keep working on the tensor (indexing, gather, masks)")
