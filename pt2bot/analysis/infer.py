@@ -604,8 +604,14 @@ class FunctionContext:
             if base in TENSORISH or base == RESULT:
                 return TENSOR
             if base == PARAM:
+                s = e.slice
+                if type(s) is ast.Tuple and any(type(x) is ast.Slice or type(x) is ast.Constant and
+                                                (x.value is None or x.value is Ellipsis) for x in s.elts):
+                    # `x[:, 1:]`, `x[..., 0]`, `x[:, None]`: Python's sequences and mappings take
+                    # no tuple of slices, so `x` is a tensor (or an array, a tensor once traced)
+                    return TENSOR
                 # an element or slice of a probable tensor (not `cfg["key"]`)
-                return OTHER if isinstance(e.slice, ast.Constant) and isinstance(e.slice.value, str) else PARAM
+                return OTHER if isinstance(s, ast.Constant) and isinstance(s.value, str) else PARAM
             if base == TENSORS:
                 return TENSORS if isinstance(e.slice, ast.Slice) else TENSOR
             if base == SCALARS:
