@@ -59,9 +59,10 @@ class Calls(list):
 
 
 def call_pos(calls: list, i: int) -> tuple[int, int] | None:
-    """(line, col) of the call that made edge `i` of `calls`, or None if not recorded."""
+    """(line, col) of the call that made edge `i` of `calls`, or None if not recorded (or not
+    an int: a cache record is checked only for the list, not item by item)."""
     pos = getattr(calls, "pos", None)
-    if pos is None or i >= len(pos):
+    if pos is None or i >= len(pos) or type(pos[i]) is not int:
         return None
     p = pos[i]
     return p >> 16, p & 0xFFFF
