@@ -46,8 +46,9 @@ class Calls(list):
     sizes: dict[int, tuple[int, tuple[tuple[int | str, object, str], ...]]]
     # the position of the call that made each edge, `line << 16 | col` (one small int an edge:
     # transformers' compiled code has tens of thousands; a plain list, which the cache's
-    # unpickler builds without calling anything): where a finding about the call is reported
-    # (PTC403 at the call of a disabled function, pt2bot/static/check.py)
+    # unpickler builds without calling anything), 0 where the call is not known (a function
+    # passed by reference to one of the tree: pt2bot/analysis/walk.py): where a finding about
+    # the call is reported (PTC403 at the call of a disabled function, pt2bot/static/check.py)
     pos: list[int]
 
     def __init__(self, *args: object) -> None:
@@ -62,7 +63,7 @@ def call_pos(calls: list, i: int) -> tuple[int, int] | None:
     """(line, col) of the call that made edge `i` of `calls`, or None if not recorded (or not
     an int: a cache record is checked only for the list, not item by item)."""
     pos = getattr(calls, "pos", None)
-    if pos is None or i >= len(pos) or type(pos[i]) is not int:
+    if pos is None or i >= len(pos) or type(pos[i]) is not int or pos[i] <= 0:
         return None
     p = pos[i]
     return p >> 16, p & 0xFFFF

@@ -508,7 +508,11 @@ def _record_passed_functions(ctx: FunctionContext, node: ast.Call, target: str |
                  or target in _CALLS_ITS_ARGUMENT):
         return
     calls = ctx.info.calls
-    at = node.lineno << 16 | node.col_offset & 0xFFFF      # (the call that will call it)
+    # Where the passed function is called: at this call when torch calls it here (measured on
+    # torch 2.13: a disabled function given to `checkpoint` breaks at the `checkpoint` line);
+    # inside the receiver when it is a function of the tree (`apply(fn, y)` breaks at its
+    # `fn(z)`), a call of a parameter that no edge records: position 0, "not known".
+    at = node.lineno << 16 | node.col_offset & 0xFFFF if target in _CALLS_ITS_ARGUMENT else 0
     env = ctx.env
     args = node.args
     if node.keywords:

@@ -11,8 +11,10 @@ class CompilerDisable(Rule):
     Flags each call from compiled code (a `forward`, or a helper reached from one, in any file)
     of a function disabled with `@torch.compiler.disable` / `@torch._dynamo.disable` or
     `f = torch.compiler.disable(g)` at module level, and `torch.compiler.disable(fn)(...)`
-    calls inside compiled code. The finding is at the call, where dynamo reports the break; a
-    disabled function that compiled code never calls is not flagged.
+    calls inside compiled code. The finding is at the call, where dynamo reports the break (at
+    the decorator where compiled code only passes the function to one of yours that calls it:
+    that call of a parameter is out of sight); a disabled function that compiled code never
+    calls is not flagged.
 
     ## Why is this bad?
     A disabled function is a hole in the graph: torch 2.13 breaks the graph at every call and
@@ -55,6 +57,11 @@ class CompilerDisable(Rule):
         if isinstance(f, ast.Call) and ctx.mod.resolve(f.func) in DISABLE_FUNCS:
             ctx.report(self.code, node, "calling a `torch.compiler.disable`d function from compiled code breaks "
                        "the graph; let dynamo trace it or make it a custom op")
+
+    @staticmethod
+    def decorator_message(qualname: str) -> str:
+        return (f"`{qualname}` is disabled for torch.compile and compiled code calls it (passed by reference to a "
+                "function that calls it): every call breaks the graph; remove the decorator or make it a custom op")
 
     @staticmethod
     def call_message(qualname: str, path: str, line: int) -> str:

@@ -150,20 +150,40 @@ def build_findings(summaries: list[FileSummary], rules: list[type[Rule]], cfg: S
                 emit(s, c.rule, c.line, c.col, message, "" if c.function == "<module>" else c.function,
                      c.end_line, c.end_col, c.suggestion, c.gb, cond, getattr(c, "callee", None))
     if CompilerDisable.code in enabled:
-        for d in reach.disabled_calls:
-            s, info = d.caller, d.caller_info
-            at = call_pos(info.calls, d.edge)
-            if at is None:
-                continue
-            cond = call_guards(info.calls).get(d.edge)
-            called = inherited.get((s.path, info.qualname))
-            if called is not None:
-                cond = called if cond is None else f"{called} and {cond}"
-            emit(s, CompilerDisable.code, at[0], at[1],
-                 CompilerDisable.call_message(d.callee_info.qualname, d.callee.path, d.callee_info.disabled_at[0]),
-                 "" if info.qualname == "<module>" else info.qualname, gb=disabled_call_gb(d), condition=cond,
-                 info=later.line_info(s.path, at[0]) if later is not None else None)
+        emit_disabled_calls(reach.disabled_calls, inherited, emit, later)
     return out
+
+
+def emit_disabled_calls(calls: list[DisabledCall], inherited: dict[tuple[str, str], str], emit,
+                        later: Later | None) -> None:
+    """PTC403 at each call from compiled code of a disabled function, where dynamo reports the
+    break; at the decorator of one whose every call is out of sight (passed by reference to a
+    function of the tree, which calls it: the graph sees no call of a parameter)."""
+    def info(path: str, line: int) -> tuple[str, tuple[str, ...] | None] | None:
+        return later.line_info(path, line) if later is not None else None
+
+    unlocated: dict[tuple[str, str], DisabledCall] = {}
+    located: set[tuple[str, str]] = set()
+    for d in calls:
+        s, caller = d.caller, d.caller_info
+        key = (d.callee.path, d.callee_info.qualname)
+        at = call_pos(caller.calls, d.edge)
+        if at is None:
+            unlocated.setdefault(key, d)
+            continue
+        located.add(key)
+        cond = call_guards(caller.calls).get(d.edge)
+        called = inherited.get((s.path, caller.qualname))
+        if called is not None:
+            cond = called if cond is None else f"{called} and {cond}"
+        emit(s, CompilerDisable.code, at[0], at[1],
+             CompilerDisable.call_message(d.callee_info.qualname, d.callee.path, d.callee_info.disabled_at[0]),
+             caller.qualname, gb=disabled_call_gb(d), condition=cond, info=info(s.path, at[0]))
+    for key, d in unlocated.items():
+        if key not in located:
+            line, col = d.callee_info.disabled_at
+            emit(d.callee, CompilerDisable.code, line, col, CompilerDisable.decorator_message(d.callee_info.qualname),
+                 d.callee_info.qualname, gb=disabled_call_gb(d), info=info(d.callee.path, line))
 
 
 def disabled_call_gb(d: DisabledCall) -> str:
