@@ -98,6 +98,50 @@ def test_callers_in_other_files_and_only_given_files_reported(tmp_path, capsys):
     assert rules_at(fs) == {("pkg/helpers.py", 2, "PTC102"), ("pkg/model.py", 5, "PTC101")}
 
 
+DISABLED = """\
+    import torch
+
+    @torch.compiler.disable
+    def scale(y):
+        return y * 2
+
+    def _shift(y):
+        return y + 1
+
+    shift = torch.compiler.disable(_shift)
+    """
+USES_DISABLED = """\
+    import torch.nn as nn
+    from pkg import util
+
+    class Net(nn.Module):
+        def forward(self, x):
+            y = util.scale(x)
+            y = util.shift(y)
+            return util.scale(y)  # noqa: PTC403
+    """
+
+
+def test_calls_of_a_disabled_function_in_another_file_are_reported_at_the_calls(tmp_path, capsys):
+    """Dynamo breaks the graph at each call of a disabled function from compiled code, in the
+    caller's file (tests/fixtures/rules/ptc403_compiler_disable.py, measured): the findings are
+    at the calls in pkg/model.py, with its source line and its `# noqa`; the file that only
+    defines the functions has none. Fails on the old code: it reported the decorator."""
+    repo = make_repo(tmp_path, {"pkg/__init__.py": "", "pkg/util.py": DISABLED, "pkg/model.py": USES_DISABLED})
+    rc, fs = check(repo.path, ["--no-cache", "pkg/model.py", "pkg/util.py"], capsys)
+    assert [(f["path"], f["line"], f["col"], f["rule"], f["gb"], f["source"]) for f in fs] == [
+        ("pkg/model.py", 6, 12, "PTC403", "GB0098", "y = util.scale(x)"),
+        ("pkg/model.py", 7, 12, "PTC403", "GB0098", "y = util.shift(y)")]
+    assert "pkg/util.py:3" in fs[0]["message"]
+    rc, fs = check(repo.path, ["--no-cache", "pkg/util.py"], capsys)
+    assert fs == []
+    # the same from the cache (the lines are read again where no walk kept them)
+    cold, _ = run(repo.path, new_cache(tmp_path / "c"))
+    warm, s = run(repo.path, new_cache(tmp_path / "c"))
+    assert warm == cold and s.parsed == 0 and [(f["line"], f["source"]) for f in warm] == [
+        (6, "y = util.scale(x)"), (7, "y = util.shift(y)")]
+
+
 def test_static_paths_bound_the_context(tmp_path, capsys):
     """With `static.paths` in the config, the context is those paths, not the whole git root."""
     repo = make_repo(tmp_path, {"src/pkg/__init__.py": "", "src/pkg/sub.py": SUB.replace("pkg.base", "src.pkg.base"),

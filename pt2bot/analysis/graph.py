@@ -5,7 +5,8 @@ tree), functions decorated with or passed to `torch.compile` / `torch.export.exp
 Edges: calls to `self.method` (looked up through the tree's base classes), to submodules
 assigned in `__init__` (`self.block(x)` -> `Block.forward`), and to module-level functions
 of the tree, including ones imported from other files and re-exported by packages.
-A function decorated with `torch.compiler.disable` is reached but not entered.
+A function decorated with `torch.compiler.disable` is reached but not entered; each call of it
+from compiled code is kept (`Reach.disabled_calls`): dynamo breaks the graph there.
 
 The index may start from part of the tree (pt2bot/static/scan.py: the files that may define an
 `nn.Module` or call compile): a name in a module not read yet reads it then (`Loader`), and the
@@ -244,9 +245,19 @@ def _root_alias(summaries: list[FileSummary], modules: set[str]) -> str | None:
 
 
 @dataclass
+class DisabledCall:
+    """A call from compiled code (`caller`, its edge `edge`) of a disabled function (`callee`)."""
+    caller: FileSummary
+    caller_info: FunctionInfo
+    edge: int
+    callee: FileSummary
+    callee_info: FunctionInfo
+
+
+@dataclass
 class Reach:
     compiled: set[Key]
-    disabled: list[tuple[FileSummary, FunctionInfo]]
+    disabled_calls: list[DisabledCall]
     index: Index                    # the index the search ran on (reused by later stages)
 
 
@@ -266,7 +277,7 @@ def find_compiled(summaries: list[FileSummary],
     frontier: list[tuple[str, str | None]] = []
     rooted = 0
     compiled: set[Key] = set()
-    disabled: dict[Key, tuple[FileSummary, FunctionInfo]] = {}
+    disabled: dict[tuple[str, str, int], DisabledCall] = {}
     seen: set[tuple[str, str | None]] = set()
     reached: set[str] = set()
     while rooted < len(idx.order):
@@ -304,8 +315,9 @@ def _roots(idx: Index, s: FileSummary, n_roots: int) -> list[tuple[str, str | No
 
 def _search(idx: Index, frontier: list[tuple[str, str | None]],
             walk: Callable[[list[tuple[FileSummary, FunctionInfo]]], None] | None,
-            compiled: set[Key], disabled: dict[Key, tuple[FileSummary, FunctionInfo]],
+            compiled: set[Key], disabled: dict[tuple[str, str, int], DisabledCall],
             seen: set[tuple[str, str | None]], reached: set[str]) -> None:
+    functions = idx.functions
     while frontier:
         level: list[tuple[str, str | None, FileSummary, FunctionInfo]] = []
         new: list[tuple[FileSummary, FunctionInfo]] = []
@@ -313,13 +325,12 @@ def _search(idx: Index, frontier: list[tuple[str, str | None]],
             if (name, self_cls) in seen:
                 continue
             seen.add((name, self_cls))
-            entry = idx.functions.get(name)
+            entry = functions.get(name)
             if entry is None:
                 continue
             s, info = entry
             if info.disabled_at is not None:
-                disabled[(s.path, info.qualname)] = entry
-                continue
+                continue      # a root that is disabled: dynamo runs it eagerly, nothing to report
             if info.opaque:
                 continue      # run while tracing, not traced (pt2bot/analysis/model.py FunctionInfo)
             compiled.add((s.path, info.qualname))
@@ -333,9 +344,16 @@ def _search(idx: Index, frontier: list[tuple[str, str | None]],
         for name, self_cls, s, info in level:
             own = f"{s.module}.{info.cls}" if info.cls else None
             cls_name = self_cls if self_cls is not None and own is not None else own
-            for kind, target in info.calls:
+            for i, (kind, target) in enumerate(info.calls):
                 callee = resolve_call(idx, cls_name, kind, target)
-                if callee is not None and callee not in seen:
+                if callee is None:
+                    continue
+                entry = functions.get(callee[0])
+                if entry is not None and entry[1].disabled_at is not None:
+                    # reached but not entered: the break is at this call (measured on torch 2.13:
+                    # the graph break's user frame is the caller's line, once per call site)
+                    disabled.setdefault((s.path, info.qualname, i), DisabledCall(s, info, i, *entry))
+                elif callee not in seen:
                     frontier.append(callee)
 
 

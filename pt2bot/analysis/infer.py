@@ -609,8 +609,14 @@ class FunctionContext:
             if base in TENSORISH or base == RESULT:
                 return TENSOR
             if base == PARAM:
+                s = e.slice
+                if type(s) is ast.Tuple and any(type(x) is ast.Slice or type(x) is ast.Constant and
+                                                (x.value is None or x.value is Ellipsis) for x in s.elts):
+                    # `x[:, 1:]`, `x[..., 0]`, `x[:, None]`: Python's sequences and mappings take
+                    # no tuple of slices, so `x` is a tensor (or an array, a tensor once traced)
+                    return TENSOR
                 # an element or slice of a probable tensor (not `cfg["key"]`)
-                return OTHER if isinstance(e.slice, ast.Constant) and isinstance(e.slice.value, str) else PARAM
+                return OTHER if isinstance(s, ast.Constant) and isinstance(s.value, str) else PARAM
             if base == TENSORS:
                 return TENSORS if isinstance(e.slice, ast.Slice) else TENSOR
             if base == SCALARS:
@@ -852,8 +858,9 @@ class FunctionContext:
         if type(target) is _Name:
             # `_, ch, h, w = img.size()`, `heads, kv_heads = q.shape[1], k.shape[1]`: a size
             # the code names a channel or head count is fixed per model (x-transformers'
-            # `kv_heads < heads`, kornia's chunk sizes from `ch`), not a dynamic dim
-            self.env[target.id] = OTHER if kind == SIZE and target.id in _FIXED_DIM_NAMES else kind
+            # `kv_heads < heads`, kornia's chunk sizes from `ch`, monai's `n_pred_ch`), not a
+            # dynamic dim (`is_fixed_dim_name`)
+            self.env[target.id] = OTHER if kind == SIZE and is_fixed_dim_name(target.id) else kind
         elif isinstance(target, (ast.Tuple, ast.List)):
             if isinstance(value, (ast.Tuple, ast.List)) and len(value.elts) == len(target.elts) and \
                     not any(isinstance(x, ast.Starred) for x in target.elts + value.elts):
@@ -902,10 +909,50 @@ class FunctionContext:
 
 _Name, _Attribute, _Call = ast.Name, ast.Attribute, ast.Call
 _MEMBERSHIP_OPS = frozenset({ast.Is, ast.IsNot, ast.In, ast.NotIn})
-_FIXED_DIM_NAMES = frozenset({"C", "c", "ch", "chs", "chans", "channels", "in_channels", "out_channels",
-                              "num_channels", "n_channels", "heads", "kv_heads", "num_heads", "n_heads",
-                              "num_kv_heads", "n_kv_heads", "num_classes", "n_classes"})
-FIXED_DIM_NAMES = _FIXED_DIM_NAMES     # for pt2bot/analysis/sizeargs.py (the same names through parameters)
+# A size the code names a count of channels, heads, classes or vocabulary entries, or a per-head
+# width, is fixed per model: one of these words in its name (split at `_`: `in_channels`,
+# `n_pred_ch`, `num_kv_heads`, `head_dim`, `unpadded_vocab_size`), or `C`/`c`. Not "dim",
+# "features" or "hidden": `min_dim = min(h, w)` is spatial, kornia's `num_features` counts
+# detected keypoints.
+_FIXED_DIM_WORDS = frozenset({"ch", "chs", "chan", "chans", "channel", "channels", "head", "heads", "classes",
+                              "vocab"})
+
+
+def is_fixed_dim_name(name: str) -> bool:
+    """Whether `name` names a size fixed per model (see `_FIXED_DIM_WORDS`); also used by
+    pt2bot/analysis/sizeargs.py for the same names through parameters."""
+    if name in ("C", "c"):
+        return True
+    if "_" not in name:
+        return name.lower() in _FIXED_DIM_WORDS
+    return any(w in _FIXED_DIM_WORDS for w in name.lower().split("_"))
+
+
+def _names_fixed_count(e: ast.AST) -> bool:
+    """`self.in_channels - 1`, `self.config.vocab_size`, `unpadded_vocab_size`: a setting or name
+    (give or take a constant) that names a fixed count (`is_fixed_dim_name`)."""
+    while type(e) is ast.BinOp and type(e.op) in (ast.Add, ast.Sub) and type(e.right) is ast.Constant:
+        e = e.left
+    t = type(e)
+    return t is _Name and is_fixed_dim_name(e.id) or t is _Attribute and is_fixed_dim_name(e.attr)
+
+
+def _nonbatch_dim_read(e: ast.AST) -> bool:
+    """`x.shape[i]` / `x.size(i)` with a constant `i` other than 0 (the batch dim)."""
+    t = type(e)
+    if t is ast.Subscript:
+        if type(e.value) is not _Attribute or e.value.attr != "shape":
+            return False
+        i = e.slice
+    elif t is _Call and type(e.func) is _Attribute and e.func.attr == "size" and len(e.args) == 1:
+        i = e.args[0]
+    else:
+        return False
+    if type(i) is ast.UnaryOp and type(i.op) is ast.USub:
+        i = i.operand
+    return type(i) is ast.Constant and type(i.value) is int and i.value != 0
+
+
 _SIZE_KEEPING = frozenset({"min", "max", "sum", "abs", "int", "round", "math.floor", "math.ceil",
                            "math.trunc"})
 
@@ -917,10 +964,17 @@ def _is_self_attr(e: ast.AST) -> bool:
 def is_size_order_compare(c: ast.Compare) -> bool:
     """`<`, `<=`, `>`, `>=` (the operands' kinds are the caller's business), not against 0 or 1:
     `==`/`!=` dispatch on a size is nearly always on a fixed dim (`if x.shape[-1] == 2`), and
-    dynamo specialises sizes 0 and 1 anyway."""
-    return any(type(o) in (ast.Lt, ast.LtE, ast.Gt, ast.GtE) for o in c.ops) and \
-        not any(type(o) is ast.Constant and o.value in (0, 1) and type(o.value) is not bool
-                for o in [c.left, *c.comparators])
+    dynamo specialises sizes 0 and 1 anyway. Nor a dim other than the batch compared with a
+    setting that names a fixed count (`x.shape[1] < self.in_channels - 1`, monai's and
+    transformers' `vocab_size < logits.shape[-1]`): that dim is the channel or feature count
+    (measured on torch 2.13: with the batch or sequence dim dynamic it compiles once and exports;
+    only a dynamic channel dim is guarded, and a model's channel count does not vary)."""
+    operands = [c.left, *c.comparators]
+    if not any(type(o) in (ast.Lt, ast.LtE, ast.Gt, ast.GtE) for o in c.ops) or \
+            any(type(o) is ast.Constant and o.value in (0, 1) and type(o.value) is not bool for o in operands):
+        return False
+    return not (len(operands) == 2 and any(_names_fixed_count(a) and _nonbatch_dim_read(b)
+                                           for a, b in (operands, operands[::-1])))
 
 
 def _returns(body: list[ast.stmt]) -> Iterable[ast.stmt]:

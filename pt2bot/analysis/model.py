@@ -44,12 +44,29 @@ class Calls(list):
     guards: dict[int, str]
     # index -> (line, the arguments that are tensor sizes): pt2bot/analysis/sizeargs.py
     sizes: dict[int, tuple[int, tuple[tuple[int | str, object, str], ...]]]
+    # the position of the call that made each edge, `line << 16 | col` (one small int an edge:
+    # transformers' compiled code has tens of thousands; a plain list, which the cache's
+    # unpickler builds without calling anything), 0 where the call is not known (a function
+    # passed by reference to one of the tree: pt2bot/analysis/walk.py): where a finding about
+    # the call is reported (PTC403 at the call of a disabled function, pt2bot/static/check.py)
+    pos: list[int]
 
     def __init__(self, *args: object) -> None:
         if args:
             list.__init__(self, *args)
         self.guards = {}
         self.sizes = {}
+        self.pos = []
+
+
+def call_pos(calls: list, i: int) -> tuple[int, int] | None:
+    """(line, col) of the call that made edge `i` of `calls`, or None if not recorded (or not
+    an int: a cache record is checked only for the list, not item by item)."""
+    pos = getattr(calls, "pos", None)
+    if pos is None or i >= len(pos) or type(pos[i]) is not int or pos[i] <= 0:
+        return None
+    p = pos[i]
+    return p >> 16, p & 0xFFFF
 
 
 def call_guards(calls: list) -> dict[int, str]:
@@ -70,7 +87,12 @@ class FunctionInfo:
     cls: str | None                # class name when a method
     line: int
     calls: list[tuple[str, str]] = field(default_factory=Calls)   # (kind, target): see _record_call
-    disabled_at: tuple[int, int] | None = None  # decorated with torch.compiler.disable
+    # decorated with torch.compiler.disable (or a module-level `f = torch.compiler.disable(g)`)
+    disabled_at: tuple[int, int] | None = None
+    # `torch.compiler.disable(recursive=False)`: with `staticmethod`, it tells how dynamo meets
+    # a call of the disabled function (pt2bot/static/check.py `disabled_call_gb`)
+    disabled_recursive: bool = True
+    staticmethod: bool = False
     compiled_root: bool = False    # decorated with torch.compile (or similar)
     # decorated so that dynamo runs it while tracing and keeps only its result or a call to it
     # (`assume_constant_result`, `allow_in_graph`): its body is not compiled code

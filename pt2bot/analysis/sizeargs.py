@@ -39,7 +39,7 @@ import ast
 from typing import Iterable
 
 from pt2bot.analysis.graph import Index, resolve_call
-from pt2bot.analysis.infer import FIXED_DIM_NAMES, SHAPE, SIZE, SIZES, TENSORISH, FunctionContext
+from pt2bot.analysis.infer import SHAPE, SIZE, SIZES, TENSORISH, FunctionContext, is_fixed_dim_name
 from pt2bot.analysis.model import Candidate, FileSummary, call_guards, call_sizes
 
 Needs = tuple  # (position | None, parameter name, element | None, "size" | "sized")
@@ -79,7 +79,7 @@ def _derive(ctx: FunctionContext, e: ast.AST, at: int, depth: int) -> tuple[str,
     t = type(e)
     if t is ast.Name:
         name = e.id
-        if name in FIXED_DIM_NAMES:
+        if is_fixed_dim_name(name):
             return None          # a channel/head count: fixed per model (pt2bot/analysis/infer.py)
         binds = _bindings(ctx)
         b = binds.get(name)

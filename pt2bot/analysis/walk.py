@@ -475,15 +475,18 @@ def _record_call(ctx: FunctionContext, node: ast.Call, target: str | None) -> No
         if tv is _Name:
             if v.id == "self":
                 calls.append(("self", f.attr))
+                calls.pos.append(node.lineno << 16 | node.col_offset & 0xFFFF)
                 return
         elif tv is _Attribute and f.attr == "forward" and type(v.value) is _Name and v.value.id == "self":
             calls.append(("selfattr", v.attr))
+            calls.pos.append(node.lineno << 16 | node.col_offset & 0xFFFF)
             return
     if target is None:
         return
     if target in COMPILE_FUNCS and node.args:
         _record_root(ctx.mod, node.args[0])
     calls.append(("name", target))
+    calls.pos.append(node.lineno << 16 | node.col_offset & 0xFFFF)
 
 
 # torch functions that call the function they are given while compiled code runs
@@ -511,6 +514,11 @@ def _record_passed_functions(ctx: FunctionContext, node: ast.Call, target: str |
                  or target in _CALLS_ITS_ARGUMENT):
         return
     calls = ctx.info.calls
+    # Where the passed function is called: at this call when torch calls it here (measured on
+    # torch 2.13: a disabled function given to `checkpoint` breaks at the `checkpoint` line);
+    # inside the receiver when it is a function of the tree (`apply(fn, y)` breaks at its
+    # `fn(z)`), a call of a parameter that no edge records: position 0, "not known".
+    at = node.lineno << 16 | node.col_offset & 0xFFFF if target in _CALLS_ITS_ARGUMENT else 0
     env = ctx.env
     args = node.args
     if node.keywords:
@@ -521,6 +529,7 @@ def _record_passed_functions(ctx: FunctionContext, node: ast.Call, target: str |
             head = a.value
             if type(head) is _Name and head.id == "self":
                 calls.append(("self", a.attr))     # a method (or a submodule: its forward)
+                calls.pos.append(at)
                 continue
             while type(head) is _Attribute:
                 head = head.value
@@ -533,6 +542,7 @@ def _record_passed_functions(ctx: FunctionContext, node: ast.Call, target: str |
         r = ctx.mod.resolve(a)
         if r is not None and "." in r and not r.startswith(_KEEPS_ITS_ARGUMENT):
             calls.append(("name", r))
+            calls.pos.append(at)
 
 
 def _record_root(mod: ModuleContext, arg: ast.AST) -> None:
@@ -589,6 +599,8 @@ def skeleton_module(path: str, tree: ast.Module, lines: list[str], rules: Rules,
     for st in body:
         _declare_top(mod, st, modname, package)
     for st in body:
+        if type(st) is ast.Assign:
+            _declare_disabled_alias(mod, st, nodes)
         if isinstance(st, (ast.FunctionDef, ast.AsyncFunctionDef)):
             _declare_function(mod, st, None, st.name)
             nodes[st.name] = (st, None)
@@ -686,10 +698,33 @@ def _declare_function(mod: ModuleContext, node: ast.FunctionDef | ast.AsyncFunct
         name = _decorator_name(mod, d)
         if name in DISABLE_FUNCS:
             info.disabled_at = (d.lineno, d.col_offset)
+            info.disabled_recursive = not _nonrecursive(d)
+        elif name == "staticmethod":
+            info.staticmethod = True
         elif name in _OPAQUE_FUNCS:
             info.opaque = True
         elif name in COMPILE_FUNCS:
             info.compiled_root = True
+
+
+def _declare_disabled_alias(mod: ModuleContext, st: ast.Assign, nodes: dict) -> None:
+    """`shift = torch.compiler.disable(_shift)` at module level: `shift` is a disabled function
+    of this module (a later `def shift` replaces it, as at run time; it replaces an earlier one)."""
+    v = st.value
+    if type(v) is not _Call or not v.args or len(st.targets) != 1 or type(st.targets[0]) is not _Name \
+            or mod.resolve(v.func) not in DISABLE_FUNCS:
+        return
+    name = st.targets[0].id
+    mod.summary.functions[name] = FunctionInfo(name, None, st.lineno, disabled_at=(v.lineno, v.col_offset),
+                                               disabled_recursive=not _nonrecursive(v))
+    mod.summary.module_names[name] = f"{mod.summary.module}.{name}"
+    nodes.pop(name, None)
+
+
+def _nonrecursive(d: ast.AST) -> bool:
+    """`torch.compiler.disable(..., recursive=False)` (as a decorator or a call)."""
+    return type(d) is _Call and any(k.arg == "recursive" and type(k.value) is ast.Constant and k.value.value is False
+                                    for k in d.keywords)
 
 
 def _walk_module_level(mod: ModuleContext, st: ast.AST) -> None:

@@ -8,15 +8,21 @@ from pt2bot.rules.base import Rule
 
 class CompilerDisable(Rule):
     """## What it does
-    Flags `@torch.compiler.disable` / `@torch._dynamo.disable` on a function that compiled code
-    calls (a `forward`, or a helper reached from one), and `torch.compiler.disable(fn)(...)`
-    calls inside compiled code.
+    Flags each call from compiled code (a `forward`, or a helper reached from one, in any file)
+    of a function disabled with `@torch.compiler.disable` / `@torch._dynamo.disable` or
+    `f = torch.compiler.disable(g)` at module level, and `torch.compiler.disable(fn)(...)`
+    calls inside compiled code. The finding is at the call, where dynamo reports the break (at
+    the decorator where compiled code only passes the function to one of yours that calls it:
+    that call of a parameter is out of sight); a disabled function that compiled code never
+    calls is not flagged.
 
     ## Why is this bad?
-    A disabled function is a hole in the graph: torch 2.13 breaks the graph at every call
-    (GB0098, "Skip calling `torch.compiler.disable()`d function") and runs it eagerly. On the hot
-    path that means two graphs and a Python round-trip per call. It is the right tool only for
-    code that truly cannot be traced, and then it should be as small as possible.
+    A disabled function is a hole in the graph: torch 2.13 breaks the graph at every call and
+    runs it eagerly (GB0098, "Skip calling `torch.compiler.disable()`d function"; GB0099, "Skip
+    inlining", for a method called through `self`, a submodule's disabled `forward`, or
+    `recursive=False`). On the hot path that means two graphs and a Python round-trip per call.
+    It is the right tool only for code that truly cannot be traced, and then it should be as
+    small as possible.
 
     ## Example
     ```python
@@ -54,5 +60,11 @@ class CompilerDisable(Rule):
 
     @staticmethod
     def decorator_message(qualname: str) -> str:
-        return (f"`{qualname}` is disabled for torch.compile but called from compiled code: every call breaks "
-                "the graph; remove the decorator or make it a custom op")
+        return (f"`{qualname}` is disabled for torch.compile and compiled code calls it (passed by reference to a "
+                "function that calls it): every call breaks the graph; remove the decorator or make it a custom op")
+
+    @staticmethod
+    def call_message(qualname: str, path: str, line: int) -> str:
+        return (f"`{qualname}` is disabled for torch.compile ({path}:{line}): this call from compiled code "
+                "breaks the graph and runs it eagerly; let dynamo trace it (remove the decorator) or make it "
+                "a custom op")

@@ -124,7 +124,10 @@ class DynamicOutputShape(Rule):
     `pt2bot/data/dynamic_output_ops.json`): `nonzero`, `argwhere`, `masked_select`, `unique`,
     `unique_consecutive`, `bincount`, `repeat_interleave` with a tensor of repeats,
     single-argument `torch.where(cond)`; and boolean-mask indexing `x[mask]` (also
-    `x[:, mask]` and `x[mask] += v`) where `mask` is surely a bool tensor, whatever `x` is.
+    `x[:, mask]` and `x[mask] += v`) where `mask` is surely a bool tensor, whatever `x` is,
+    wherever the indexing sits (a call's argument, a return value, inside an expression).
+    A comparison of a parameter indexed with slices (`target = x[:, 1:]; mask = target != -100`)
+    is such a mask: only a tensor takes a tuple of slices.
 
     ## Why is this bad?
     The size of the result is only known after running the operator. torch 2.13 breaks the

@@ -39,8 +39,12 @@ class ShapeBranch(Rule):
     arithmetic, `min`/`max`, `numel()`, lists and tuples of sizes, names holding a comparison
     (`big = n > 4; if big:`), a helper of the same file that returns one
     (`if not _fits(h * w * 4):`), and the operands of `and`/`or` before the last (their truth
-    value decides whether to go on). A size the code names a channel or head count (`ch`,
-    `heads`) is fixed per model and not followed.
+    value decides whether to go on). A size the code names a channel, head, class or
+    vocabulary count (`ch`, `n_pred_ch`, `heads`, `head_dim`, `vocab_size`) is fixed per model
+    and not followed, nor is a dim other than the batch compared with a setting so named
+    (`x.shape[1] < self.in_channels`); the sizes of a module's own parameters, buffers and
+    gradients (`self.weight.shape`, `p.grad.shape` of `for p in self.parameters()`) are not
+    sizes of the input.
 
     ## Why is this bad?
     A branch on a size is not a graph break, but dynamo must guard on it: the compiled graph is

@@ -432,6 +432,9 @@ def _well_formed(s: object, rel: str) -> bool:
         for call in f.calls:
             if type(call) is not tuple or len(call) != 2 or type(call[0]) is not str or type(call[1]) is not str:
                 return False
+        pos = getattr(f.calls, "pos", None)         # where each edge's call (its items: `call_pos`)
+        if pos is not None and (type(pos) is not list or len(pos) != len(f.calls)):
+            return False
         sizes = getattr(f.calls, "sizes", None)     # size arguments: pt2bot/analysis/sizeargs.py
         if sizes is not None and (type(sizes) is not dict or not all(
                 type(i) is int and type(v) is tuple and len(v) == 2 and type(v[0]) is int and type(v[1]) is tuple

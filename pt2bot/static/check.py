@@ -22,11 +22,11 @@ from pt2bot.errors import UserError
 from pt2bot.findings import Finding, sort_key
 from pt2bot.rules import BY_CODE, Rule, select_rules
 from pt2bot.rules.base import NEWEST_TORCH
-from pt2bot.analysis.model import FileSummary, call_guards
+from pt2bot.analysis.model import FileSummary, call_guards, call_pos
 from pt2bot.static.cache import Cache, find_git_root, resolve_cache_dir
 from pt2bot.static.discover import discover_files, is_excluded, rel_path
 from pt2bot.static.files import Later, Stats, run_analysis
-from pt2bot.analysis.graph import Index, find_compiled, resolve_call
+from pt2bot.analysis.graph import DisabledCall, Index, find_compiled, resolve_call
 from pt2bot.analysis.sizeargs import resolve_pending
 from pt2bot.rules.compiler_disable import CompilerDisable
 
@@ -109,12 +109,13 @@ def build_findings(summaries: list[FileSummary], rules: list[type[Rule]], cfg: S
 
     def emit(s: FileSummary, code: str, line: int, col: int, message: str, function: str = "",
              end_line: int | None = None, end_col: int | None = None, suggestion: str | None = None,
-             gb: str | None = None, condition: str | None = None, callee: str | None = None) -> None:
+             gb: str | None = None, condition: str | None = None, callee: str | None = None,
+             info: tuple[str, tuple[str, ...] | None] | None = None) -> None:
         if code not in enabled or _file_ignores(s.path, code, cfg.per_file_ignores):
             return
         if not holds_on_torch(code, torch, callee):
             return
-        src, noqa = s.line_info.get(line, ("", None))
+        src, noqa = info or s.line_info.get(line, ("", None))
         if noqa is not None and (not noqa or any(code.startswith(c) for c in noqa)):
             return
         rule = BY_CODE[code]
@@ -148,10 +149,52 @@ def build_findings(summaries: list[FileSummary], rules: list[type[Rule]], cfg: S
                     cond = called if cond is None else f"{called} and {cond}"
                 emit(s, c.rule, c.line, c.col, message, "" if c.function == "<module>" else c.function,
                      c.end_line, c.end_col, c.suggestion, c.gb, cond, getattr(c, "callee", None))
-    for s, info in reach.disabled:
-        line, col = info.disabled_at or (info.line, 0)
-        emit(s, CompilerDisable.code, line, col, CompilerDisable.decorator_message(info.qualname), info.qualname)
+    if CompilerDisable.code in enabled:
+        emit_disabled_calls(reach.disabled_calls, inherited, emit, later)
     return out
+
+
+def emit_disabled_calls(calls: list[DisabledCall], inherited: dict[tuple[str, str], str], emit,
+                        later: Later | None) -> None:
+    """PTC403 at each call from compiled code of a disabled function, where dynamo reports the
+    break; at the decorator of one whose every call is out of sight (passed by reference to a
+    function of the tree, which calls it: the graph sees no call of a parameter)."""
+    def info(path: str, line: int) -> tuple[str, tuple[str, ...] | None] | None:
+        return later.line_info(path, line) if later is not None else None
+
+    unlocated: dict[tuple[str, str], DisabledCall] = {}
+    located: set[tuple[str, str]] = set()
+    for d in calls:
+        s, caller = d.caller, d.caller_info
+        key = (d.callee.path, d.callee_info.qualname)
+        at = call_pos(caller.calls, d.edge)
+        if at is None:
+            unlocated.setdefault(key, d)
+            continue
+        located.add(key)
+        cond = call_guards(caller.calls).get(d.edge)
+        called = inherited.get((s.path, caller.qualname))
+        if called is not None:
+            cond = called if cond is None else f"{called} and {cond}"
+        emit(s, CompilerDisable.code, at[0], at[1],
+             CompilerDisable.call_message(d.callee_info.qualname, d.callee.path, d.callee_info.disabled_at[0]),
+             caller.qualname, gb=disabled_call_gb(d), condition=cond, info=info(s.path, at[0]))
+    for key, d in unlocated.items():
+        if key not in located:
+            line, col = d.callee_info.disabled_at
+            emit(d.callee, CompilerDisable.code, line, col, CompilerDisable.decorator_message(d.callee_info.qualname),
+                 d.callee_info.qualname, gb=disabled_call_gb(d), info=info(d.callee.path, line))
+
+
+def disabled_call_gb(d: DisabledCall) -> str:
+    """The graph break dynamo reports at a call of a disabled function (measured on torch 2.13):
+    GB0099 ("Skip inlining") where it inlines the call, that is a method bound through `self`
+    (a submodule's `forward` too) or a function disabled with `recursive=False`; GB0098 ("Skip
+    calling") for a function, a staticmethod, or a method called through its class."""
+    callee = d.callee_info
+    kind = d.caller_info.calls[d.edge][0]
+    bound = kind in ("self", "selfattr") and callee.cls is not None and not callee.staticmethod
+    return "GB0099" if bound or not callee.disabled_recursive else "GB0098"
 
 
 # --------------------------------------------------------------------------------------------

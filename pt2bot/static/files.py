@@ -163,7 +163,6 @@ def add_line_info(summary: FileSummary, lines: list[str], candidates: Iterable) 
     wanted = [c.line for c in candidates]
     if summary.error:
         wanted.append(summary.error[0])
-    wanted += [f.disabled_at[0] for f in summary.functions.values() if f.disabled_at]
     for line in wanted:
         if line not in info:
             info[line] = _line_info(lines, line)
@@ -584,6 +583,7 @@ class Later:
         for rel in files:
             self.pending.setdefault(module_name(rel), rel)
         self.loaded: list[FileSummary] = []
+        self._lines: dict[str, list[str]] = {}
 
     def may_hold(self, module: str, name: str) -> bool:
         """False if pending `module` cannot define, import or star-import `name` (its text)."""
@@ -600,6 +600,16 @@ class Later:
         s = self.analysis.open_one(rel, self.data.pop(rel, None))
         self.loaded.append(s)
         return s
+
+    def line_info(self, rel: str, line: int) -> tuple[str, tuple[str, ...] | None]:
+        """(stripped source, noqa codes) of a line the graph stage reports at that no candidate
+        of the file's walk holds (PTC403 at a call of a disabled function): read again, rarely."""
+        lines = self._lines.get(rel)
+        if lines is None:
+            data = read_source(self.analysis.root, rel)
+            lines = self._lines[rel] = data.decode("utf-8", "replace").splitlines() \
+                if isinstance(data, bytes) else []
+        return _line_info(lines, line)
 
 
 def run_analysis(root: str, files: Sequence[str], codes: tuple[str, ...], *, jobs: int, cache: Cache | None,
