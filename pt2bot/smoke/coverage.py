@@ -12,6 +12,10 @@ Two sources answer it, and together they are complete for one call of the model:
   never runs, so Python never reports those lines): a wrapper on dynamo's
   `InstructionTranslatorBase.starts_line`, which it calls once per new line of every
   traced frame, inlined calls included. A torch without that hook records nothing here.
+  These lines are also kept apart (`traced_json()`, the RUN's `traced_lines`): the lines
+  whose graph breaks the same compiled call recorded, so that a static claim of a break on
+  one of them that dynamo did not make can be told from a line dynamo never saw
+  (pt2bot/reach.py).
 
 Stdlib only, so the 3.12 path is tested with another interpreter (tests/test_reach.py).
 `to_json()` is the RUN's `coverage`: repo path -> "1-3,7,9-12" (pt2bot/reach.py reads it).
@@ -49,6 +53,9 @@ class LineCoverage:
         self._exclude = tuple(exclude)    # directories never recorded (pt2bot's own code)
         self._files: dict[str, str | None] = {}   # co_filename -> repo path or None
         self.lines: dict[str, set[int]] = {}
+        # The lines dynamo traced, apart (also in `lines`); None until `tracing()` could hook
+        # dynamo (a torch without the hook: unknown, not "none").
+        self.traced: dict[str, set[int]] | None = None
 
     # ----------------------------------------------------------------- helpers
 
@@ -76,6 +83,12 @@ class LineCoverage:
 
     def to_json(self) -> dict[str, str]:
         return {path: format_ranges(lines) for path, lines in sorted(self.lines.items()) if lines}
+
+    def traced_json(self) -> dict[str, str] | None:
+        """The lines dynamo traced, as `to_json()`; None when dynamo could not be hooked."""
+        if self.traced is None:
+            return None
+        return {path: format_ranges(lines) for path, lines in sorted(self.traced.items()) if lines}
 
     # ----------------------------------------------------------------- Python running code
 
@@ -164,11 +177,16 @@ class LineCoverage:
         except (ImportError, AttributeError):   # another torch: the executed lines still count
             yield
             return
-        add = self.add
+        lines = self.lines
+        traced = self.traced = {} if self.traced is None else self.traced
+        repo_path = self.repo_path
 
         def starts_line(translator: Any, lineno: int) -> None:
             try:
-                add(translator.f_code.co_filename, lineno)
+                rel = repo_path(translator.f_code.co_filename) if lineno and lineno > 0 else None
+                if rel is not None:
+                    lines.setdefault(rel, set()).add(lineno)
+                    traced.setdefault(rel, set()).add(lineno)
             except Exception:  # noqa: BLE001 - coverage must never break dynamo
                 pass
             return orig(translator, lineno)
