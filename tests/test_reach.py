@@ -258,6 +258,12 @@ def test_the_run_records_executed_and_dynamo_traced_lines(project):
         assert line_of(MODEL, mark) not in model, mark
     assert line_of(HELPERS, "impossible") not in ran["reachpkg/helpers.py"]
     assert line_of(HELPERS, "impossible") + 1 in ran["reachpkg/helpers.py"]
+    # what dynamo itself traced in the graph-break pass is kept apart: a part of the coverage
+    traced = {p: {n for lo, hi in parse_ranges(t) for n in range(lo, hi + 1)}
+              for p, t in results["models"][0]["traced_lines"].items()}
+    assert all(traced[p] <= ran[p] for p in traced)
+    assert {line_of(MODEL, "taken"), line_of(MODEL, "dynamo-only")} <= traced["reachpkg/model.py"]
+    assert line_of(HELPERS, "impossible") + 1 in traced["reachpkg/helpers.py"]
     # `pt2bot run --out FILE` keeps the compile report beside FILE, side head
     report = results["models"][0]["compile_report"]
     assert report["trace"] == "compile/tiled/head/trace.log"
@@ -283,6 +289,13 @@ def test_findings_on_executed_lines_are_reached_and_on_untaken_branches_not(proj
     for mark in ("training", "tiling", "unused"):
         assert reach("reachpkg/model.py", MODEL, mark) == (), mark
     assert reach("reachpkg/helpers.py", HELPERS, "impossible") == ()
+    # and what dynamo did there: the taken `.item()` and the print only dynamo runs broke the
+    # graph where the findings say (pt2bot/reach.py); an untaken branch is left as it was
+    for mark in ("taken", "dynamo-only"):
+        f = by_line[("reachpkg/model.py", line_of(MODEL, mark))]
+        assert f.confirmed and f.smoke.models == ("tiled",), (mark, f.smoke)
+        assert f.smoke.evidence.startswith(f"{f.gb} at reachpkg/model.py:{f.line}")
+    assert by_line[("reachpkg/model.py", line_of(MODEL, "tiling"))].smoke is None
 
 
 @pytest.mark.torch
