@@ -157,6 +157,32 @@ def test_sys_monitoring_path_on_python_312_gives_the_same_lines(tmp_path):
         assert body <= got and 4 not in got, (py, runs[py])
 
 
+_BRANCHY = textwrap.dedent("""\
+    def f(self, x, xs):
+        if self.flag and random() < 0.5:
+            y = 1
+        z = 0.0 if self.off else x.item()
+        if x.sum() > 0:
+            y = 2
+        w = [t.item() for t in xs if t]
+        q = bar(x) or baz(x)
+        n = x.sum().item()
+        return y
+    """)
+
+
+def test_branching_lines_are_the_ones_a_trace_can_run_in_part():
+    """`traced_lines` leaves out a line with a conditional jump before its end: a trace of it
+    may have skipped the call a finding is about (pt2bot/smoke/coverage.py)."""
+    from pt2bot.smoke.coverage import branching_lines
+    code = compile(_BRANCHY, "m.py", "exec")
+    [fn] = [c for c in code.co_consts if hasattr(c, "co_code")]
+    nested = [c for c in fn.co_consts if hasattr(c, "co_code")]
+    lines = set(branching_lines(fn)).union(*(branching_lines(c) for c in nested))
+    assert {2, 4, 7, 8} <= lines            # `and`, a conditional expression, a filter, `or`
+    assert not lines & {3, 5, 6, 9, 10}     # a plain `if` test, an assignment, a return
+
+
 # ----------------------------------------------------------------------------- end to end
 
 MODEL = '''\

@@ -1,11 +1,13 @@
 """Confirmed or not observed, end to end: `pt2bot review` on a tiny PR with real torch workers
 (eager backend), then `pt2bot check --results` on head's results.
 
-The PR adds two static claims to `forward`. `torch._dynamo.graph_break()` (PTC109) is a graph
-break the smoke run records there: confirmed. `x.sum().item()` (PTC101) is no break in this
-project, which sets `capture_scalar_outputs` (dynamo captures the value as a symbol): the
+The PR adds three static claims to `forward`. `torch._dynamo.graph_break()` (PTC109) is a
+graph break the smoke run records there: confirmed. `x.sum().item()` (PTC101) is no break in
+this project, which sets `capture_scalar_outputs` (dynamo captures the value as a symbol): the
 smoke run traces the line and records nothing there, so the claim is not observed, demoted,
-kept out of the inline comments and out of what fails the check.
+kept out of the inline comments and out of what fails the check. `time.time()` behind
+`self.timed and` (PTC107) is a true claim the run cannot see: dynamo traces the line but, the
+flag being false, never reaches the call; such a line is not taken as evidence either way.
 """
 from __future__ import annotations
 
@@ -53,6 +55,8 @@ class Scaler(nn.Module):
 """
 
 HEAD = """\
+import time
+
 import torch
 from torch import nn
 
@@ -60,13 +64,23 @@ from torch import nn
 torch._dynamo.config.capture_scalar_outputs = True
 
 
+class Clock(nn.Module):
+    def __init__(self, on: bool = False):
+        super().__init__()
+        self.on = on
+
+
 class Scaler(nn.Module):
     def __init__(self):
         super().__init__()
         self.lin = nn.Linear(8, 8)
+        self.clock = Clock()
+        self.timed = self.clock.on
 
     def forward(self, x):
         x = self.lin(x)
+        if self.timed and time.time() > 0:  # expect: short-circuit
+            x = x + 1
         s = x.sum().item()  # expect: captured
         torch._dynamo.graph_break()  # expect: break
         return x.relu() * s
@@ -122,14 +136,14 @@ def test_the_claim_dynamo_did_not_make_is_not_observed_and_never_fails(reviewed)
     assert f["smoke"]["models"] == ["scaler"]
     assert f["smoke"]["evidence"].startswith("dynamo traced the line on batch=2 and did not "
                                              "break the graph there")
-    # what fails the review is the new break and the confirmed finding, not the refuted one
+    # what fails the review is the new break and the findings that stand, not the refuted one
     assert rc == 1 and report["conclusion"] == "failure"
     [static] = [r for r in report["reasons"] if r["code"] == "static_findings"]
-    assert static["count"] == 1
+    assert static["count"] == 2
     # not posted inline; the body counts it, the summary folds it with what the run saw
     with open(os.path.join(out, "review.json"), encoding="utf-8") as fh:
         review = json.load(fh)
-    assert {c["line"] for c in review["comments"]} == {line_of("break")}
+    assert {c["line"] for c in review["comments"]} == {line_of("break"), line_of("short-circuit")}
     assert "1 new static finding not posted" in review["body"]
     with open(os.path.join(out, "summary.md"), encoding="utf-8") as fh:
         summary = fh.read()
@@ -138,6 +152,21 @@ def test_the_claim_dynamo_did_not_make_is_not_observed_and_never_fails(reviewed)
         sarif = json.load(fh)["runs"][0]["results"]
     [res] = [r for r in sarif if r["ruleId"] == "PTC101"]
     assert res["level"] == "note" and res["properties"]["smoke"]["status"] == "not_observed"
+
+
+def test_a_line_dynamo_traced_only_in_part_is_no_evidence(reviewed):
+    """Dynamo traced the `if` line (it read `self.timed`) but never reached `time.time()`:
+    the claim stays as the static check made it (`traced_lines` leaves such lines out)."""
+    _, _, out, report = reviewed
+    f = _finding(report, "PTC107")
+    assert f["line"] == line_of("short-circuit") and f["reached_by"] == ["scaler"]
+    assert "smoke" not in f and f["severity"] == "error"
+    with open(os.path.join(out, "head.json"), encoding="utf-8") as fh:
+        [run] = json.load(fh)["models"]
+    from pt2bot.reach import parse_ranges
+    traced = {n for lo, hi in parse_ranges(run["traced_lines"]["pkg/scaler.py"])
+              for n in range(lo, hi + 1)}
+    assert line_of("captured") in traced and line_of("short-circuit") not in traced
 
 
 def test_check_with_the_results_says_the_same(reviewed):
@@ -153,6 +182,7 @@ def test_check_with_the_results_says_the_same(reviewed):
     both = subprocess.run(
         [sys.executable, "-m", "pt2bot", "check", "--results", head, "--format", "json"],
         cwd=str(repo.path), capture_output=True, text=True, timeout=300)
-    assert both.returncode == 1   # the confirmed PTC109 still fails it
-    status = {f["rule"]: f["smoke"]["status"] for f in json.loads(both.stdout)["findings"]}
-    assert status == {"PTC101": "not_observed", "PTC109": "confirmed"}
+    assert both.returncode == 1   # the confirmed PTC109 (and PTC107) still fail it
+    status = {f["rule"]: (f.get("smoke") or {}).get("status")
+              for f in json.loads(both.stdout)["findings"]}
+    assert status == {"PTC101": "not_observed", "PTC107": None, "PTC109": "confirmed"}
