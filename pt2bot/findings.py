@@ -32,6 +32,43 @@ FILTER_KEEPS: dict[str, tuple[str, ...] | None] = {
 FILTERS = tuple(FILTER_KEEPS)
 
 
+# What the smoke run made of a finding's claim (`Finding.smoke`, set by pt2bot/reach.py).
+CONFIRMED = "confirmed"        # it recorded the break / recompile / export failure at the line
+NOT_OBSERVED = "not_observed"  # dynamo traced the line and did none of it: demoted to info
+SMOKE_STATUSES = (CONFIRMED, NOT_OBSERVED)
+
+
+@dataclass(frozen=True)
+class SmokeCheck:
+    """The smoke run's verdict on a finding's claim (docs/formats.md, `smoke`)."""
+    status: str                       # CONFIRMED | NOT_OBSERVED
+    models: tuple[str, ...] = ()      # the models whose run confirmed it / could have shown it
+    evidence: str = ""                # "GB0124 at pkg/m.py:12", or what the run did there
+    # NOT_OBSERVED only: the finding's severity before the demotion to "info"
+    severity: str | None = None
+
+    def to_dict(self) -> dict[str, Any]:
+        d: dict[str, Any] = {"status": self.status, "models": list(self.models),
+                             "evidence": self.evidence}
+        if self.severity is not None:
+            d["severity"] = self.severity
+        return d
+
+    @classmethod
+    def from_dict(cls, d: Any) -> "SmokeCheck | None":
+        """The JSON form back (None for anything that is not one: a verdict is data we wrote,
+        but a partial report's findings are read back from disk)."""
+        if not isinstance(d, dict) or d.get("status") not in SMOKE_STATUSES:
+            return None
+        models = d.get("models")
+        sev = d.get("severity")
+        return cls(status=d["status"],
+                   models=tuple(m for m in models if isinstance(m, str))
+                   if isinstance(models, list) else (),
+                   evidence=d["evidence"] if isinstance(d.get("evidence"), str) else "",
+                   severity=sev if sev in SEVERITIES else None)
+
+
 @dataclass(frozen=True)
 class Finding:
     rule: str                 # "PTC101"
@@ -57,21 +94,36 @@ class Finding:
     # Names of configured models that executed the line in a smoke run; () = none did;
     # None = no smoke results at hand (set from a results file: review, audit, check --results).
     reached_by: tuple[str, ...] | None = None
+    # What the smoke run made of the claim on that line: confirmed, or not observed (then the
+    # severity is "info" and `smoke.severity` the one before); None = it could not tell
+    # (set with `reached_by`; not part of the fingerprint).
+    smoke: SmokeCheck | None = None
+
+    @property
+    def refuted(self) -> bool:
+        """Whether the smoke run traced the line and did not do what the finding claims."""
+        return self.smoke is not None and self.smoke.status == NOT_OBSERVED
+
+    @property
+    def confirmed(self) -> bool:
+        return self.smoke is not None and self.smoke.status == CONFIRMED
 
     def fingerprint(self) -> str:
         """Stable key without line numbers: rule + path + function + normalised source."""
         return fingerprint(self.rule, self.path, self.function, self.source)
 
     def to_dict(self) -> dict[str, Any]:
-        # (every field is a scalar or a tuple of strings: no deep copy as `asdict` makes, which
-        # was half the cost of printing transformers' 2,019 findings as JSON)
+        # (every field but `smoke` is a scalar or a tuple of strings: no deep copy as `asdict`
+        # makes, which was half the cost of printing transformers' 2,019 findings as JSON)
         d = {name: getattr(self, name) for name in _FIELDS}
         d["hints"] = list(self.hints)
-        for optional in ("condition", "reached_by"):   # absent = not known (docs/formats.md)
+        for optional in ("condition", "reached_by", "smoke"):   # absent = not known (formats.md)
             if d[optional] is None:
                 del d[optional]
         if self.reached_by is not None:
             d["reached_by"] = list(self.reached_by)
+        if self.smoke is not None:
+            d["smoke"] = self.smoke.to_dict()
         d["fingerprint"] = self.fingerprint()
         return d
 
@@ -82,6 +134,8 @@ class Finding:
         kw["hints"] = tuple(kw.get("hints") or ())
         if kw.get("reached_by") is not None:
             kw["reached_by"] = tuple(kw["reached_by"])
+        if "smoke" in kw:
+            kw["smoke"] = SmokeCheck.from_dict(kw["smoke"])
         return cls(**kw)
 
     def with_(self, **changes: Any) -> "Finding":
@@ -108,4 +162,5 @@ def sort_key(f: Finding) -> tuple:
     return (f.path, f.line, f.col, f.rule)
 
 
-__all__ = ["Finding", "fingerprint", "normalise_source", "sort_key", "SEVERITIES", "field"]
+__all__ = ["CONFIRMED", "NOT_OBSERVED", "SMOKE_STATUSES", "Finding", "SmokeCheck", "fingerprint",
+           "normalise_source", "sort_key", "SEVERITIES", "field"]

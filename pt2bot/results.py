@@ -548,6 +548,9 @@ class ModelRun(Record):
     files: tuple[str, ...] | None = None
     # Repo lines the model executed or dynamo traced: path -> "1-3,7" (pt2bot/reach.py).
     coverage: Mapping[str, str] | None = None
+    # The part of `coverage` dynamo traced in the "breaks" phase's compiled call: the lines
+    # whose graph breaks `graph_breaks` holds (pt2bot/reach.py judges break claims on them).
+    traced_lines: Mapping[str, str] | None = None
     compile_report: CompileReport | None = None
     phases: tuple[str, ...] = ()
     phase_s: Mapping[str, float] = field(default_factory=dict)
@@ -555,7 +558,7 @@ class ModelRun(Record):
     log: str | None = None
     duration_s: float | None = None
     OMIT_IF_NONE: ClassVar[frozenset[str]] = frozenset({"error", "log", "coverage",
-                                                         "compile_report"})
+                                                         "traced_lines", "compile_report"})
 
     @classmethod
     def empty(cls, name: str, status: str = "ok", *, error: RunError | None = None,

@@ -157,6 +157,32 @@ def test_sys_monitoring_path_on_python_312_gives_the_same_lines(tmp_path):
         assert body <= got and 4 not in got, (py, runs[py])
 
 
+_BRANCHY = textwrap.dedent("""\
+    def f(self, x, xs):
+        if self.flag and random() < 0.5:
+            y = 1
+        z = 0.0 if self.off else x.item()
+        if x.sum() > 0:
+            y = 2
+        w = [t.item() for t in xs if t]
+        q = bar(x) or baz(x)
+        n = x.sum().item()
+        return y
+    """)
+
+
+def test_branching_lines_are_the_ones_a_trace_can_run_in_part():
+    """`traced_lines` leaves out a line with a conditional jump before its end: a trace of it
+    may have skipped the call a finding is about (pt2bot/smoke/coverage.py)."""
+    from pt2bot.smoke.coverage import branching_lines
+    code = compile(_BRANCHY, "m.py", "exec")
+    [fn] = [c for c in code.co_consts if hasattr(c, "co_code")]
+    nested = [c for c in fn.co_consts if hasattr(c, "co_code")]
+    lines = set(branching_lines(fn)).union(*(branching_lines(c) for c in nested))
+    assert {2, 4, 7, 8} <= lines            # `and`, a conditional expression, a filter, `or`
+    assert not lines & {3, 5, 6, 9, 10}     # a plain `if` test, an assignment, a return
+
+
 # ----------------------------------------------------------------------------- end to end
 
 MODEL = '''\
@@ -258,6 +284,12 @@ def test_the_run_records_executed_and_dynamo_traced_lines(project):
         assert line_of(MODEL, mark) not in model, mark
     assert line_of(HELPERS, "impossible") not in ran["reachpkg/helpers.py"]
     assert line_of(HELPERS, "impossible") + 1 in ran["reachpkg/helpers.py"]
+    # what dynamo itself traced in the graph-break pass is kept apart: a part of the coverage
+    traced = {p: {n for lo, hi in parse_ranges(t) for n in range(lo, hi + 1)}
+              for p, t in results["models"][0]["traced_lines"].items()}
+    assert all(traced[p] <= ran[p] for p in traced)
+    assert {line_of(MODEL, "taken"), line_of(MODEL, "dynamo-only")} <= traced["reachpkg/model.py"]
+    assert line_of(HELPERS, "impossible") + 1 in traced["reachpkg/helpers.py"]
     # `pt2bot run --out FILE` keeps the compile report beside FILE, side head
     report = results["models"][0]["compile_report"]
     assert report["trace"] == "compile/tiled/head/trace.log"
@@ -283,6 +315,13 @@ def test_findings_on_executed_lines_are_reached_and_on_untaken_branches_not(proj
     for mark in ("training", "tiling", "unused"):
         assert reach("reachpkg/model.py", MODEL, mark) == (), mark
     assert reach("reachpkg/helpers.py", HELPERS, "impossible") == ()
+    # and what dynamo did there: the taken `.item()` and the print only dynamo runs broke the
+    # graph where the findings say (pt2bot/reach.py); an untaken branch is left as it was
+    for mark in ("taken", "dynamo-only"):
+        f = by_line[("reachpkg/model.py", line_of(MODEL, mark))]
+        assert f.confirmed and f.smoke.models == ("tiled",), (mark, f.smoke)
+        assert f.smoke.evidence.startswith(f"{f.gb} at reachpkg/model.py:{f.line}")
+    assert by_line[("reachpkg/model.py", line_of(MODEL, "tiling"))].smoke is None
 
 
 @pytest.mark.torch

@@ -73,9 +73,9 @@ def collect_annotations(report: Report) -> list[dict]:
             msg += f" (when {cap(' '.join(cond.split()), 200)})"
         if not f.new:
             msg += " (pre-existing)"
-        reach = _reached(f)
-        if reach:
-            msg += f"\nSmoke run: {reach}."
+        said = _smoke(f) or _reached(f)
+        if said:
+            msg += f"\nSmoke run: {said}."
         pairs = confirmed.get(f.fingerprint(), [])
         if pairs:
             if any(model in over for model, _ in pairs):
@@ -115,6 +115,21 @@ def _reached(f: Finding) -> str:
         return "not reached by any configured model"
     more = f" and {len(names) - 5} more" if len(names) > 5 else ""
     return "reached by " + ", ".join(names[:5]) + more
+
+
+def _smoke(f: Finding) -> str:
+    """What the smoke run made of the claim, in plain text ("" when nothing): a refuted
+    claim is already a notice (pt2bot/reach.py demoted it to info)."""
+    check = f.smoke
+    if check is None:
+        return ""
+    names = [cap(n, 100) for n in check.models if isinstance(n, str) and n]
+    more = f" and {len(names) - 5} more" if len(names) > 5 else ""
+    who = ", ".join(names[:5]) + more
+    if check.status == "confirmed":
+        return f"confirmed ({who}): {cap(check.evidence, 400)}"
+    was = f" ({check.severity} demoted to info)" if check.severity else ""
+    return f"not observed ({who}): {cap(check.evidence, 400)}{was}"
 
 
 def _caused(b: dict) -> str:

@@ -68,6 +68,19 @@ def reached(f: Finding, quote: str = "`") -> str | None:
     return "reached by " + ", ".join(f"{quote}{m}{quote}" for m in f.reached_by)
 
 
+def smoke_said(f: Finding, quote: str = "`") -> str | None:
+    """"confirmed by the smoke run (`m`): GB0124 at p.py:12" / "not observed by the smoke run
+    (`m`): ... (error demoted to info)"; None: no verdict (pt2bot/reach.py)."""
+    check = f.smoke
+    if check is None:
+        return None
+    who = ", ".join(f"{quote}{m}{quote}" for m in check.models)
+    if check.status == "confirmed":
+        return f"confirmed by the smoke run ({who}): {check.evidence}"
+    was = f" ({check.severity} demoted to info)" if check.severity else ""
+    return f"not observed by the smoke run ({who}): {check.evidence}{was}"
+
+
 def render_text(findings: Sequence[Finding], *, root: str | None = None) -> str:
     """`path:line:col: CODE message (when `guard`)`, then the source line and a caret (col is
     1-based here), and whether configured models reached the line."""
@@ -88,13 +101,16 @@ def render_text(findings: Sequence[Finding], *, root: str | None = None) -> str:
             out.append(f"    predicts {f.gb}: {f.url}")
         if f.suggestion:
             out.append(f"    suggestion: {safe_text(f.suggestion)}")
-        r = reached(f)
+        r = smoke_said(f) or reached(f)
         if r:
             out.append(f"    {safe_text(r)}")
     if findings:
         n_err = sum(1 for f in findings if f.severity == "error")
         n_info = sum(1 for f in findings if f.severity == "info")
-        info = f", {n_info} info (under a condition; never failing)" if n_info else ""
+        n_refuted = sum(1 for f in findings if f.refuted)
+        why = "under a condition" if not n_refuted else \
+            "under a condition, or not observed by the smoke run"
+        info = f", {n_info} info ({why}; never failing)" if n_info else ""
         out.append(f"Found {len(findings)} finding(s): {n_err} error(s), "
                    f"{len(findings) - n_err - n_info} warning(s){info}.")
     return "\n".join(out) + ("\n" if out else "")
@@ -117,7 +133,7 @@ def render_github(findings: Sequence[Finding]) -> str:
             if f.end_col is not None and f.end_line == f.line:
                 props.append(f"endColumn={f.end_col + 1}")
         props.append(f"title={escape_property(f'{f.rule} ' + (f.gb or ''))}".rstrip())
-        r = reached(f)
+        r = smoke_said(f) or reached(f)
         msg = f.message + when(f) + (f" ({f.url})" if f.url else "") + (f"; {r}" if r else "")
         out.append(f"::{level} {','.join(props)}::{escape_data(msg)}")
     return "\n".join(out) + ("\n" if out else "")

@@ -4,6 +4,8 @@ GitHub accepts inline comments only on lines that are part of the PR diff; wheth
 is, is the caller's `commentable(path, line)` (pt2bot.changes.is_commentable in the
 pipeline), so this module needs no git. Everything else goes into the review `body`.
 Each comment ends with `<!-- pt2bot:fp=FINGERPRINT -->`: a re-run skips what is posted.
+A new finding whose claim the smoke run refuted (`smoke.status` not_observed: dynamo traced
+the line and did not break there) gets no comment; the body counts it.
 
 One problem, one comment: a new static finding that predicts a graph break and a new break
 the smoke run found on the same line are the same problem, so they make ONE comment (the
@@ -21,7 +23,7 @@ from pt2bot.report.markdown import (code_block, code_inline, escape_inline, mark
                                     suggestion_block)
 from pt2bot.report.summary import (FULL_REPORT, MAX_CHARS, Section, caused_line, fit,
                                    finding_location, gb_link, location, reached, severity_icon,
-                                   when)
+                                   smoke_verdict, when)
 from pt2bot.reportdata import Report
 
 SCHEMA = "pt2bot.review/1"
@@ -51,7 +53,11 @@ def render_review(report: Report, changeset_commentable: Commentable | None = No
         comments[fp] = {"path": path, "line": line, "side": "RIGHT", "start_line": None,
                         "body": f"{text}\n\n{marker('fp=' + fp)}", "fingerprint": fp}
 
-    findings = _unique(f for f in report.findings if f.new and _FP.match(f.fingerprint()))
+    # A claim the smoke run traced and did not see is never posted on the line as if it held
+    # (pt2bot/reach.py): the body says how many were held back, the summary lists them.
+    refuted = [f for f in report.findings if f.new and f.refuted]
+    findings = _unique(f for f in report.findings
+                       if f.new and not f.refuted and _FP.match(f.fingerprint()))
     breaks = [(m.name, b) for m in report.models
               for b in m.new_breaks if _FP.match(b.get("fingerprint") or "")]
     confirmed = confirming_breaks(findings, breaks)
@@ -78,7 +84,7 @@ def render_review(report: Report, changeset_commentable: Commentable | None = No
                 place(_item_at(p), body, fp, location(p))
 
     return {"schema": SCHEMA, "head": report.head,
-            "body": review_body(report, elsewhere, len(comments)),
+            "body": review_body(report, elsewhere, len(comments), held_back=len(refuted)),
             "comments": list(comments.values())}
 
 
@@ -139,8 +145,11 @@ def finding_body(f: Finding, confirmed_by: list[Pair] = ()) -> str:
     # for a finding outside the diff).
     lines = [f"{sev} **{rule}** {escape_inline(f.message, limit=600)}{when(f)}"]
     reach = reached(f)
-    if reach:
+    if reach and not (f.confirmed and not confirmed_by):
         lines.append(f"Smoke run: {reach}.")
+    if f.confirmed and not confirmed_by:
+        # what the run recorded on the line (a break base had too, a recompile, an export)
+        lines.append(smoke_verdict(f).replace("confirmed", "Confirmed", 1) + ".")
     if confirmed_by:
         lines.append(confirmation_line(confirmed_by))
         # The break's recompiles are this problem's too (one problem, one comment).
@@ -189,9 +198,14 @@ def break_body(b: dict, model: str) -> str:
     return "\n\n".join(lines)
 
 
-def review_body(report: Report, elsewhere: list[str], n_comments: int) -> str:
+def review_body(report: Report, elsewhere: list[str], n_comments: int,
+                held_back: int = 0) -> str:
     title = escape_inline(report.summary_title or report.conclusion or "", limit=200)
     head = f"**pt2bot** · {title} · {n_comments} inline comment{'s' if n_comments != 1 else ''}"
+    if held_back:
+        head += (f"\n\n{held_back} new static finding{'s' if held_back != 1 else ''} not "
+                 "posted: the smoke run traced the line and did not see the claimed graph "
+                 "break (listed in the summary).")
     sections = []
     if elsewhere:
         sections.append(Section(f"{len(elsewhere)} item(s) outside the diff "

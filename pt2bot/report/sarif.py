@@ -4,8 +4,10 @@ Rules metadata comes from the rule registry (docs, helpUri = the GB page or torc
 results carry `partialFingerprints` from `Finding.fingerprint()` (line-independent), so code
 scanning keeps an alert's identity when code moves. The review job reuses this function.
 A finding under a condition says so in its message and in `properties.condition`; whether
-configured models reached the line is `properties.reachedBy` (a list; [] = none did). The
-"info" severity (a demoted warning) is SARIF's `note`.
+configured models reached the line is `properties.reachedBy` (a list; [] = none did), and
+what the smoke run made of the claim `properties.smoke` (`{status, models, evidence}`, the
+report's `smoke`; the message says it too). The "info" severity (a demoted warning, or a
+claim the smoke run did not observe) is SARIF's `note`.
 """
 from __future__ import annotations
 
@@ -59,6 +61,11 @@ def findings_to_sarif(findings: Sequence[Finding], *, tool_version: str) -> dict
         if f.source:
             region["snippet"] = {"text": f.source}
         text = f.message + (f" When `{f.condition}`." if f.condition else "")
+        if f.smoke is not None:   # what the smoke run made of the claim (pt2bot/reach.py)
+            who = ", ".join(f"`{m}`" for m in f.smoke.models)
+            text += (f" Confirmed by the smoke run ({who}): {f.smoke.evidence}."
+                     if f.smoke.status == "confirmed" else
+                     f" Not observed by the smoke run ({who}): {f.smoke.evidence}.")
         res: dict[str, Any] = {
             "ruleId": f.rule,
             "ruleIndex": index[f.rule],
@@ -83,6 +90,8 @@ def findings_to_sarif(findings: Sequence[Finding], *, tool_version: str) -> dict
             props["condition"] = f.condition
         if f.reached_by is not None:
             props["reachedBy"] = list(f.reached_by)
+        if f.smoke is not None:
+            props["smoke"] = f.smoke.to_dict()
         if props:
             res["properties"] = props
         results.append(res)

@@ -392,10 +392,22 @@ def findings_section(report: Report) -> Section | None:
     hidden = report.findings_hidden or 0
     if not findings and not hidden:
         return None
-    new = [f for f in findings if f.new]
+    # A new claim the smoke run traced and did not see is not listed as if it held: it is
+    # folded away with what the run did there (pt2bot/reach.py).
+    new = [f for f in findings if f.new and not f.refuted]
+    refuted = [f for f in findings if f.new and f.refuted]
     old = [f for f in findings if not f.new]
-    title = f"#### Static findings ({len(new)} new, {len(old)} pre-existing)"
+    confirmed = sum(1 for f in findings if f.new and f.confirmed)
+    verdicts = ", ".join(x for x in (f"{confirmed} confirmed by the smoke run" if confirmed else "",
+                                     f"{len(refuted)} not observed" if refuted else "") if x)
+    title = (f"#### Static findings ({len(new) + len(refuted)} new, {len(old)} pre-existing"
+             + (f"; {verdicts}" if verdicts else "") + ")")
     blocks = [finding_line(f) for f in new[:MAX_LIST]]
+    if refuted:
+        blocks.append(details(
+            f"{len(refuted)} new not observed by the smoke run (demoted to info: dynamo traced "
+            "the line and did not do what the rule claims)",
+            "\n".join(finding_line(f) for f in refuted[:50])))
     if old:
         blocks.append(details(f"{len(old)} pre-existing (not introduced by this change)",
                               "\n".join(finding_line(f) for f in old[:50])))
@@ -436,12 +448,31 @@ def reached(f: Finding) -> str:
     return "reached by " + ", ".join(code_inline(n, limit=100) for n in names[:5]) + more
 
 
+def smoke_verdict(f: Finding) -> str:
+    """What the smoke run made of the claim (Markdown), or "": "✔️ confirmed by the smoke run
+    (`tiny_gpt`): `GB0124 at pkg/m.py:12`" / "not observed by the smoke run (`tiny_gpt`):
+    dynamo traced the line ... (error demoted to info)"."""
+    check = f.smoke
+    if check is None:
+        return ""
+    names = [n for n in check.models if isinstance(n, str) and n]
+    more = f" and {len(names) - 5} more" if len(names) > 5 else ""
+    who = ", ".join(code_inline(n, limit=100) for n in names[:5]) + more
+    if check.status == "confirmed":
+        return (f"✔️ confirmed by the smoke run ({who}): "
+                f"{code_inline(check.evidence, limit=400)}")
+    was = f" ({escape_inline(check.severity, limit=10)} demoted to info)" if check.severity else ""
+    return (f"not observed by the smoke run ({who}): "
+            f"{escape_inline(check.evidence, limit=400)}{was}")
+
+
 def finding_line(f: Finding) -> str:
-    reach = reached(f)
+    # The verdict says which models ran the line; without one, whether any did.
+    said = smoke_verdict(f) or reached(f)
     return (f"- {severity_icon(f)} **{escape_inline(f.rule, limit=20)}** "
             f"{code_inline(finding_location(f), limit=160)} "
             f"{escape_inline(f.message, limit=400)}{when(f)}"
-            + (f" · {reach}" if reach else ""))
+            + (f" · {said}" if said else ""))
 
 
 def skipped_section(report: Report) -> Section | None:

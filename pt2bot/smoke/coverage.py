@@ -12,6 +12,13 @@ Two sources answer it, and together they are complete for one call of the model:
   never runs, so Python never reports those lines): a wrapper on dynamo's
   `InstructionTranslatorBase.starts_line`, which it calls once per new line of every
   traced frame, inlined calls included. A torch without that hook records nothing here.
+  These lines are also kept apart (`traced_json()`, the RUN's `traced_lines`): the lines
+  whose graph breaks the same compiled call recorded, so that a static claim of a break on
+  one of them that dynamo did not make can be told from a line dynamo never saw
+  (pt2bot/reach.py). A line where a conditional jump comes before its last instruction
+  (`if flag and random() < 0.5:`, `x if c else y.item()`, a comprehension's filter,
+  `for t in xs:`) is left out of them: dynamo may trace such a line and skip part of it, so
+  that it cannot say the whole line ran (`branching_lines`).
 
 Stdlib only, so the 3.12 path is tested with another interpreter (tests/test_reach.py).
 `to_json()` is the RUN's `coverage`: repo path -> "1-3,7,9-12" (pt2bot/reach.py reads it).
@@ -41,6 +48,33 @@ def format_ranges(lines: Iterable[int]) -> str:
     return ",".join(out)
 
 
+def branching_lines(code: Any) -> frozenset[int]:
+    """Lines of `code` (not its nested code objects) where a conditional jump is followed by
+    more of the same line: a short-circuit (`a and f()`), a conditional expression, a
+    comprehension's filter, a `for` header. Whoever runs or traces such a line may skip part
+    of it. Read from the bytecode (each instruction's line), once per code object."""
+    import dis
+
+    out: set[int] = set()
+    try:
+        instrs = list(dis.get_instructions(code))
+    except Exception:  # noqa: BLE001 - a code object we cannot read: no line is whole
+        return frozenset(range(code.co_firstlineno, code.co_firstlineno + 10_000))
+    lines = [getattr(getattr(i, "positions", None), "lineno", None) or i.starts_line
+             for i in instrs]
+    current = None
+    for k, ins in enumerate(instrs):
+        if lines[k] is not None:
+            current = lines[k]
+        name = ins.opname
+        if current is None or not ("IF" in name or name in ("FOR_ITER", "SEND")):
+            continue
+        later = next((ln for ln in lines[k + 1:] if ln is not None), None)
+        if later == current:
+            out.add(current)
+    return frozenset(out)
+
+
 class LineCoverage:
     """Executed (and dynamo-traced) lines of the files `rel` maps to a repo path."""
 
@@ -49,6 +83,9 @@ class LineCoverage:
         self._exclude = tuple(exclude)    # directories never recorded (pt2bot's own code)
         self._files: dict[str, str | None] = {}   # co_filename -> repo path or None
         self.lines: dict[str, set[int]] = {}
+        # The lines dynamo traced, apart (also in `lines`); None until `tracing()` could hook
+        # dynamo (a torch without the hook: unknown, not "none").
+        self.traced: dict[str, set[int]] | None = None
 
     # ----------------------------------------------------------------- helpers
 
@@ -76,6 +113,12 @@ class LineCoverage:
 
     def to_json(self) -> dict[str, str]:
         return {path: format_ranges(lines) for path, lines in sorted(self.lines.items()) if lines}
+
+    def traced_json(self) -> dict[str, str] | None:
+        """The lines dynamo traced, as `to_json()`; None when dynamo could not be hooked."""
+        if self.traced is None:
+            return None
+        return {path: format_ranges(lines) for path, lines in sorted(self.traced.items()) if lines}
 
     # ----------------------------------------------------------------- Python running code
 
@@ -164,11 +207,22 @@ class LineCoverage:
         except (ImportError, AttributeError):   # another torch: the executed lines still count
             yield
             return
-        add = self.add
+        lines = self.lines
+        traced = self.traced = {} if self.traced is None else self.traced
+        repo_path = self.repo_path
+        partial: dict[Any, frozenset[int]] = {}   # code object -> its branching lines
 
         def starts_line(translator: Any, lineno: int) -> None:
             try:
-                add(translator.f_code.co_filename, lineno)
+                code = translator.f_code
+                rel = repo_path(code.co_filename) if lineno and lineno > 0 else None
+                if rel is not None:
+                    lines.setdefault(rel, set()).add(lineno)
+                    skips = partial.get(code)
+                    if skips is None:
+                        skips = partial[code] = branching_lines(code)
+                    if lineno not in skips:
+                        traced.setdefault(rel, set()).add(lineno)
             except Exception:  # noqa: BLE001 - coverage must never break dynamo
                 pass
             return orig(translator, lineno)
@@ -180,4 +234,4 @@ class LineCoverage:
             cls.starts_line = orig      # type: ignore[method-assign]
 
 
-__all__ = ["LineCoverage", "format_ranges"]
+__all__ = ["LineCoverage", "branching_lines", "format_ranges"]

@@ -7,7 +7,8 @@ SPEC: `{"repo_root", "model": ModelConfig fields, "run": RunConfig fields, "devi
 dict of docs/formats.md.
 
 With the "breaks" phase the RUN has `coverage` (the repo lines the model's eager calls
-executed and dynamo traced: pt2bot/smoke/coverage.py); with `trace_path`, the structured
+executed and dynamo traced: pt2bot/smoke/coverage.py) and `traced_lines` (those dynamo traced
+in the phase's compiled call); with `trace_path`, the structured
 trace of the "breaks" and "matrix" phases goes there, capped (the compile report's input,
 pt2bot/smoke/compile_report.py), and the RUN's `compile_report` says where. A model that does not
 import, gets inputs it cannot take, or raises in forward is a *result* (`status: "error"`,
@@ -172,6 +173,10 @@ def measure_run(spec: dict[str, Any]) -> ModelRun:
                                      phase: round(time.perf_counter() - t_phase, 3)})
         if coverage is not None:   # the eager lines hold even when the breaks phase failed
             run = run.with_(coverage=coverage.to_json())
+            traced = coverage.traced_json()
+            if traced is not None and run.graph_breaks is not None:
+                # only with the breaks it goes with: a failed pass traced an unknown part
+                run = run.with_(traced_lines=traced)
         if trace is not None:
             trace.close()
             run = run.with_(compile_report=CompileReport(

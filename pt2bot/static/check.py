@@ -330,7 +330,8 @@ def exit_code(findings: Sequence[Finding], fail_on: str) -> int:
     if fail_on == "never":
         return 0
     levels = ("error",) if fail_on == "error" else ("error", "warning")   # info never fails
-    return 1 if any(f.severity in levels for f in findings) else 0
+    # nor does a claim the smoke run refuted (`--results`: pt2bot/reach.py demotes it to info)
+    return 1 if any(f.severity in levels and not f.refuted for f in findings) else 0
 
 
 # --------------------------------------------------------------------------------------------
@@ -390,7 +391,8 @@ def cli_check(args: argparse.Namespace) -> int:
         findings = changes.annotate_findings(findings, changeset)
         filt = getattr(args, "filter", None) or cfg.filter
         findings = [f for f in findings if changes.keep_finding(f, filt)]
-    if getattr(args, "results", None):   # `--results FILE`: which models reached each line
+    if getattr(args, "results", None):   # `--results FILE`: which models reached each line,
+        # and what dynamo did there: confirmed claims, and refuted ones demoted (reach.py)
         from pt2bot.reach import mark_reached
         from pt2bot.results import load_results_file
 
