@@ -421,3 +421,26 @@ def test_published_suggestion_commits_the_code_unchanged(fake, tmp_path):
     [c] = fake.comments_on(pr.number)
     assert f"\n\n```suggestion\n{CODE}\n```\n\n" in c["body"]
     assert "@org/team" not in c["body"] and c["body"].count("<!-- pt2bot:") == 1
+
+
+def test_a_comment_on_a_claim_the_smoke_run_refuted_is_retired(fake, tmp_path):
+    # A later run that executed the line and saw none of what the finding claims keeps the
+    # finding in report.json (demoted, `smoke.status: not_observed`) but posts no comment for
+    # it: the comment an earlier run posted must go the way a fixed finding's does.
+    pr = fake.add_pull(head_sha=HEAD1, files={"model.py": ADDED_300})
+    publish(write_report(tmp_path / "r1", THREE), pr_env(fake, tmp_path, pr.number, HEAD1))
+    assert sum("fp=fp-b" in c["body"] for c in fake.comments_on(pr.number)) == 1
+    fake.push(pr.number, HEAD2)
+    d = write_report(tmp_path / "r2", [THREE[0], THREE[2]], head=HEAD2)
+    report = json.loads((d / "report.json").read_text())
+    path, line, fp, message = THREE[1]
+    report["findings"].append({"rule": "PTC201", "path": path, "line": line, "col": 0,
+                               "severity": "info", "message": message, "new": True,
+                               "fingerprint": fp, "smoke": {
+                                   "status": "not_observed", "models": ["tiny"],
+                                   "evidence": "traced, no break", "severity": "error"}})
+    (d / "report.json").write_text(json.dumps(report))
+    result, _ = publish(d, pr_env(fake, tmp_path, pr.number, HEAD2))
+    assert result.exit_code == 0, result.lines()
+    assert not any("fp=fp-b" in c["body"] for c in fake.comments_on(pr.number))
+    assert sum("fp=fp-a" in c["body"] for c in fake.comments_on(pr.number)) == 1

@@ -287,9 +287,11 @@ def load_report_dir(directory: str | os.PathLike[str]) -> ReportArtifact:
     findings = report.get("findings") or []
     if not isinstance(findings, list):
         raise ArtifactError("report.json.findings: expected a list")
+    # A finding the smoke run refuted (`smoke.status: not_observed`) stays in report.json,
+    # demoted, but no comment is posted for it: an earlier run's comment on it is stale.
     fps = frozenset(f["fingerprint"] for f in findings[:100_000]
                     if isinstance(f, dict) and isinstance(f.get("fingerprint"), str)
-                    and _FINGERPRINT.match(f["fingerprint"]))
+                    and _FINGERPRINT.match(f["fingerprint"]) and not _refuted(f))
 
     summary = clean_text(read_untrusted(d / "summary.md", MAX_MD_BYTES))
 
@@ -321,6 +323,11 @@ def load_report_dir(directory: str | os.PathLike[str]) -> ReportArtifact:
 
 
 _SHARD = re.compile(r"^[0-9]{1,4}/[0-9]{1,4}$")
+
+
+def _refuted(finding: dict[str, Any]) -> bool:
+    smoke = finding.get("smoke")
+    return isinstance(smoke, dict) and smoke.get("status") == "not_observed"
 
 
 def _partial(value: Any) -> str | None:
