@@ -43,7 +43,8 @@ def _split(sp: dict[str, Any]) -> list[str]:
            "guard sites |",
            "|---|---:|---:|---:|---:|---:|---:|---:|---:|"]
     for name, f in sp.items():
-        label = ("tuned on: " if name == "tuned" else f"{name.replace('_', ' ')}: ") + \
+        label = ("tuned on: " if name == "tuned" else
+                 "  of which " if name.startswith("lib:") else f"{name.replace('_', ' ')}: ") + \
             ", ".join(f["libraries"])
         stated = f"{f.get('stated_condition', '–')} ({_pct(f.get('share_stated_condition'))})"
         under = f"{f['under_condition']} ({_pct(f['share_under_condition'])})"
