@@ -244,7 +244,10 @@ def render(ev: dict[str, Any], env: dict[str, Any],
     w("```sh\nbash benchmarks/real_code/setup.sh        # venv /work/venvs/realcode (REALCODE_VENV), pinned\n"
       "python benchmarks/real_code/run.py         # all: pt2bot check + collect + evaluate\n"
       "python benchmarks/real_code/run.py --only kornia\n"
-      "python benchmarks/real_code/run.py --evaluate-only --check   # after a pt2bot change\n```\n")
+      "python benchmarks/real_code/run.py --evaluate-only --check   # after a pt2bot change\n"
+      "git worktree add --detach /tmp/pt2bot-new main   # a newer pt2bot, beside this run's:\n"
+      "python benchmarks/real_code/run.py --tag new --pt2bot-src /tmp/pt2bot-new\n"
+      "python benchmarks/real_code/to_label.py --tag new   # what its new findings need by hand\n```\n")
     w("Versions: " + ", ".join(f"{k} {val}" for k, val in sorted(v.items())) + f"; Python "
       f"{env.get('python', '?')}.\n")
     w(f"Machine: {env.get('machine', '?')} (shared with other jobs). Timings: "
