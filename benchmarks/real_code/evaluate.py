@@ -181,6 +181,10 @@ class FileFacts:
             node = chain[depth]
             child = chain[depth + 1] if depth + 1 < len(chain) else None
             if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda)):
+                # `if ignore is None: return x` at the top of the function body is an early
+                # exit too: the function's own block is the last one looked at
+                if child is not None and isinstance(node.body, list) and child in node.body:
+                    conds.extend(self._early_returns(node.body, child))
                 break
             if child is None:
                 continue
@@ -205,13 +209,16 @@ class FileFacts:
             for fld in ("body", "orelse", "finalbody"):
                 block = getattr(node, fld, None)
                 if isinstance(block, list) and child in block:
-                    for prev_stmt in block[:block.index(child)]:
-                        if isinstance(prev_stmt, ast.If) and not prev_stmt.orelse and \
-                                prev_stmt.body and isinstance(prev_stmt.body[-1],
-                                                              (ast.Return, ast.Raise)):
-                            if isinstance(prev_stmt.body[-1], ast.Return):
-                                conds.append(("early-return", f"not ({self.src(prev_stmt.test)})"))
+                    conds.extend(self._early_returns(block, child))
         return conds
+
+    def _early_returns(self, block: list[ast.stmt], child: ast.AST) -> list[tuple[str, str]]:
+        out = []
+        for prev_stmt in block[:block.index(child)]:
+            if isinstance(prev_stmt, ast.If) and not prev_stmt.orelse and \
+                    prev_stmt.body and isinstance(prev_stmt.body[-1], ast.Return):
+                out.append(("early-return", f"not ({self.src(prev_stmt.test)})"))
+        return out
 
 
 def _in(child: Any, block: Any) -> bool:
@@ -515,13 +522,18 @@ def evaluate(results: str, labels_path: str, check_dir: str = "check") -> dict[s
 
 
 def split(libs: list[str], findings: list[dict[str, Any]], sites: list[dict[str, Any]]) -> dict[str, Any]:
-    """The "all" figures of the libraries the rules were tuned on and of the held-out ones
-    (models.HELD_OUT): how far the figures on tuned-on code carry over to code nobody tuned on."""
-    from models import HELD_OUT   # beside this file; imports no library at module level
+    """The "all" figures of the libraries the rules were tuned on and of each batch of held-out
+    ones (models.HELD_OUT_BATCHES): how far the figures on tuned-on code carry over to code
+    nobody tuned on. Batches stay apart: an earlier batch may have been tuned on since."""
+    from models import HELD_OUT, HELD_OUT_BATCHES   # beside this file; imports no library
 
     out: dict[str, Any] = {}
-    for name, group in (("tuned", [lib for lib in libs if lib not in HELD_OUT]),
-                        ("held_out", [lib for lib in libs if lib in HELD_OUT])):
+    groups = [("tuned", [lib for lib in libs if lib not in HELD_OUT])]
+    groups += [(name, [lib for lib in libs if lib in batch]) for name, batch in HELD_OUT_BATCHES.items()]
+    # and each library of the latest batch alone: a batch's figure can hide one library's
+    latest = list(HELD_OUT_BATCHES.values())[-1]
+    groups += [(f"lib:{lib}", [lib]) for lib in libs if lib in latest]
+    for name, group in groups:
         if group:
             fig = figures([f for f in findings if f["lib"] in group], [s for s in sites if s["lib"] in group])
             out[name] = {"libraries": group, **fig["all"]}
@@ -568,6 +580,11 @@ def figures(findings: list[dict[str, Any]], sites: list[dict[str, Any]]) -> dict
             "judged": len(judged), "true": true, "precision": _ratio(true, len(judged)),
             "auto_judged": len(auto_judged), "auto_precision": _ratio(auto_true, len(auto_judged)),
             "under_condition": len(under), "share_under_condition": _ratio(len(under), len(fs)),
+            # of the findings on a path the code takes only under a condition (the AST), how
+            # many pt2bot states that condition for (the rest read as definite claims)
+            "under_condition_stated": sum(1 for f in under if f["stated_condition"]),
+            "share_under_condition_stated": _ratio(sum(1 for f in under if f["stated_condition"]),
+                                                   len(under)),
             # pt2bot's own `condition` key (docs/formats.md): the issue's "share of findings that
             # carry a condition"; precision is over the others (`stated_without_condition`).
             "stated_condition": len(fs) - len(unstated),

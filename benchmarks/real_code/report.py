@@ -33,18 +33,26 @@ def _kind_recall(f: dict[str, Any], kind: str) -> str:
 
 
 def _split(sp: dict[str, Any]) -> list[str]:
-    """Tuned-on vs held-out libraries (evaluate.py `split`)."""
-    if "held_out" not in sp:
+    """Tuned-on vs each batch of held-out libraries (evaluate.py `split`)."""
+    if len(sp) < 2:
         return []
-    out = ["Libraries the rules were tuned on vs held out (added afterwards, no rule tuned on them):\n",
-           "| libraries | findings | judged | precision | graph-break sites | specialisation / guard sites |",
-           "|---|---:|---:|---:|---:|---:|"]
-    for name in ("tuned", "held_out"):
-        f = sp.get(name)
-        if f:
-            label = ("held out: " if name == "held_out" else "tuned on: ") + ", ".join(f["libraries"])
-            out.append(f"| {_md(label)} | {f['findings']} | {f['judged']} | **{_pct(f['precision'])}** | "
-                       f"{_kind_recall(f, 'break')} | {_kind_recall(f, 'shape')} |")
+    out = ["Libraries the rules were tuned on vs held out (added afterwards, no rule tuned on them "
+           "when they were added; each batch apart, later batches last):\n",
+           "| libraries | findings | stated with a condition | under a condition (AST) | of those, "
+           "stated with a condition | judged | precision | graph-break sites | specialisation / "
+           "guard sites |",
+           "|---|---:|---:|---:|---:|---:|---:|---:|---:|"]
+    for name, f in sp.items():
+        label = ("tuned on: " if name == "tuned" else
+                 "  of which " if name.startswith("lib:") else f"{name.replace('_', ' ')}: ") + \
+            ", ".join(f["libraries"])
+        stated = f"{f.get('stated_condition', '–')} ({_pct(f.get('share_stated_condition'))})"
+        under = f"{f['under_condition']} ({_pct(f['share_under_condition'])})"
+        under_stated = (f"{f['under_condition_stated']} ({_pct(f['share_under_condition_stated'])})"
+                        if "under_condition_stated" in f else "–")
+        out.append(f"| {_md(label)} | {f['findings']} | {stated} | {under} | {under_stated} | "
+                   f"{f['judged']} | **{_pct(f['precision'])}** | "
+                   f"{_kind_recall(f, 'break')} | {_kind_recall(f, 'shape')} |")
     out.append("")
     return out
 
@@ -236,7 +244,10 @@ def render(ev: dict[str, Any], env: dict[str, Any],
     w("```sh\nbash benchmarks/real_code/setup.sh        # venv /work/venvs/realcode (REALCODE_VENV), pinned\n"
       "python benchmarks/real_code/run.py         # all: pt2bot check + collect + evaluate\n"
       "python benchmarks/real_code/run.py --only kornia\n"
-      "python benchmarks/real_code/run.py --evaluate-only --check   # after a pt2bot change\n```\n")
+      "python benchmarks/real_code/run.py --evaluate-only --check   # after a pt2bot change\n"
+      "git worktree add --detach /tmp/pt2bot-new main   # a newer pt2bot, beside this run's:\n"
+      "python benchmarks/real_code/run.py --tag new --pt2bot-src /tmp/pt2bot-new\n"
+      "python benchmarks/real_code/to_label.py --tag new   # what its new findings need by hand\n```\n")
     w("Versions: " + ", ".join(f"{k} {val}" for k, val in sorted(v.items())) + f"; Python "
       f"{env.get('python', '?')}.\n")
     w(f"Machine: {env.get('machine', '?')} (shared with other jobs). Timings: "

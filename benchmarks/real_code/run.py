@@ -178,7 +178,7 @@ def main(argv: list[str] | None = None) -> int:
         env = {"versions": versions(a.venv), "python": platform.python_version(),
                "machine": f"{platform.machine()}, {os.cpu_count()} CPU cores, "
                           f"{platform.platform()}",
-               "pt2bot": a.pt2bot}
+               "pt2bot": f"python -m pt2bot from {a.pt2bot_src}" if a.pt2bot_src else a.pt2bot}
         envf = os.path.join(RESULTS, "environment.json")
         old = {}
         if os.path.exists(envf):

@@ -20,7 +20,8 @@ fi
 "$venv/bin/python" - <<'PY'
 import importlib.metadata as m
 for n in ("torch", "torchvision", "vit-pytorch", "x-transformers", "denoising-diffusion-pytorch",
-          "monai", "timm", "kornia"):
+          "monai", "timm", "kornia", "vector-quantize-pytorch", "segmentation-models-pytorch",
+          "diffusers", "local-attention"):
     print(f"{n}=={m.version(n)}")
 PY
 echo "venv ready: $venv"

@@ -39,12 +39,13 @@ from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
-from fetch import DEFAULT_CACHE, wheel_for  # noqa: E402
+from fetch import DEFAULT_CACHE, WORK, wheel_for  # noqa: E402
 from versions import LIBRARIES  # noqa: E402
 
-WORK = Path("/tmp/pt2bot-replay")
 REPOS = WORK / "repos"
 RESULTS = HERE / "results"
+# The interpreter that runs pt2bot: it needs pt2bot's dependencies (unidiff, ...), so run this
+# file with the project's venv (`.venv/bin/python benchmarks/replay/replay.py ...`).
 PYTHON = Path(sys.executable)
 
 
@@ -63,9 +64,11 @@ def config_text(pkg: str, torch: str | None) -> str:
     return "\n".join(lines) + "\n"
 
 
-def build(cache: Path) -> None:
+def build(cache: Path, libs: list[str] | None = None) -> None:
     """One repository per library, one commit per release (tagged v<release>)."""
     for name, (pkg, versions) in LIBRARIES.items():
+        if libs and name not in libs:
+            continue
         repo = REPOS / name
         if repo.exists():
             shutil.rmtree(repo)
@@ -98,11 +101,16 @@ def run_check(repo: Path, src: Path, args: list[str], *, old: bool) -> tuple[int
     t0 = time.perf_counter()
     p = subprocess.run(cmd, cwd=repo, capture_output=True, text=True, env=env)
     wall = time.perf_counter() - t0
+    rc = p.returncode
     try:
         out = json.loads(p.stdout) if p.stdout.strip() else {}
     except json.JSONDecodeError:
         out = {"unparsed": p.stdout[-2000:]}
-    return p.returncode, out, wall, p.stderr[-2000:]
+    if rc == 1 and "findings" not in out:
+        # Python exits 1 on an uncaught exception too (e.g. a Python without pt2bot's
+        # dependencies): without a report it is a tool error, not a red check
+        rc = 70
+    return rc, out, wall, p.stderr[-2000:]
 
 
 KEEP = ("rule", "path", "line", "severity", "condition", "source", "function", "fingerprint",
@@ -168,6 +176,7 @@ def main() -> None:
     sub = ap.add_subparsers(dest="cmd", required=True)
     b = sub.add_parser("build")
     b.add_argument("--cache", type=Path, default=DEFAULT_CACHE)
+    b.add_argument("--lib", action="append", help="only this library (repeatable)")
     r = sub.add_parser("run")
     r.add_argument("--tag", required=True)
     r.add_argument("--pt2bot-src", type=Path, required=True)
@@ -176,7 +185,7 @@ def main() -> None:
     r.add_argument("--lib", action="append")
     a = ap.parse_args()
     if a.cmd == "build":
-        build(a.cache)
+        build(a.cache, a.lib)
     else:
         replay(a.tag, a.pt2bot_src.resolve(), a.torch, a.old, a.lib)
 
