@@ -27,7 +27,7 @@ from pt2bot.changes import STATUSES, ChangeSet, FileChange, Hunk
 from pt2bot.config import Config
 from pt2bot.errors import UserError
 from pt2bot.findings import (DIFF_ADDED, DIFF_CONTEXT, DIFF_FILE, DIFF_OUTSIDE, SEVERITIES,
-                             Finding)
+                             SMOKE_STATUSES, Finding)
 from pt2bot.jsonio import read_json, write_json
 from pt2bot.reportdata import Report
 from pt2bot.report.escape import quote
@@ -359,6 +359,7 @@ _CHECKS: dict[str, Callable[[Any, str, str], Any]] = {
     "bool": lambda v, w, k: _bool(v, w, k),
     "tuple[str, ...]": lambda v, w, k: _strs(v, w, k),
     "tuple[str, ...] | None": lambda v, w, k: None if v is None else _strs(v, w, k),
+    "SmokeCheck | None": lambda v, w, k: None if v is None else _smoke(v, w, k),
 }
 _FINDING_FIELDS = {f.name: _CHECKS[str(f.type)] for f in fields(Finding)}
 _DIFFS = (DIFF_ADDED, DIFF_CONTEXT, DIFF_FILE, DIFF_OUTSIDE)
@@ -432,6 +433,18 @@ def _int(value: Any, where: str, key: str, *, none: bool = False, lo: int = 0,
 def _bool(value: Any, where: str, key: str) -> bool:
     if not isinstance(value, bool):
         _bad(where, key, "true or false", value)
+    return value
+
+
+def _smoke(value: Any, where: str, key: str) -> Any:
+    """A finding's `smoke` verdict as `SmokeCheck.to_dict` writes it."""
+    if not isinstance(value, dict):
+        _bad(where, key, "an object (the smoke run's verdict)", value)
+    _choice(_key(value, "status", where, key), SMOKE_STATUSES, where, f"{key}.status")
+    _strs(value.get("models", []), where, f"{key}.models")
+    _str(value.get("evidence", ""), where, f"{key}.evidence")
+    if value.get("severity") is not None:
+        _choice(value["severity"], SEVERITIES, where, f"{key}.severity")
     return value
 
 
