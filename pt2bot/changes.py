@@ -15,7 +15,8 @@ from __future__ import annotations
 import bisect
 import functools
 import os
-from collections.abc import Iterable, Sequence
+from collections import Counter
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 
 from unidiff import PatchSet
@@ -23,7 +24,8 @@ from unidiff.errors import UnidiffParseError
 
 from pt2bot import git
 from pt2bot.errors import UserError
-from pt2bot.findings import DIFF_ADDED, DIFF_CONTEXT, DIFF_FILE, DIFF_OUTSIDE, FILTER_KEEPS, FILTERS, Finding
+from pt2bot.findings import (DIFF_ADDED, DIFF_CONTEXT, DIFF_FILE, DIFF_OUTSIDE, FILTER_KEEPS, FILTERS,
+                             Finding, sort_key)
 
 STATUSES = ("added", "modified", "renamed", "deleted", "binary")
 
@@ -151,6 +153,11 @@ class ChangeSet:
             if fc.old_path == old_path:
                 return fc
         return None
+
+    def renames(self) -> dict[str, str]:
+        """{base path: head path} for the files the diff renamed."""
+        return {fc.old_path: path for path, fc in self.files.items()
+                if fc.old_path and fc.old_path != path and fc.status != "deleted"}
 
 
 # ---------------------------------------------------------------------------- base / head
@@ -433,6 +440,27 @@ def annotate_findings(findings: Iterable[Finding], changeset: ChangeSet) -> list
     return [f.with_(diff=diff_position(changeset, f.path, f.line)) for f in findings]
 
 
+def mark_new(head: Iterable[Finding], base: Iterable[Finding], *,
+             renames: Mapping[str, str]) -> list[Finding]:
+    """Head findings, sorted by location, each with `new` set: False when the base has the
+    same problem, by `Finding.fingerprint()` (rule, path renamed through the diff, enclosing
+    function, whitespace-normalised source; no line number). A line the diff moved or
+    re-indented (under a new `if`) is changed text but pre-existing code.
+
+    The one rule for "new" of `pt2bot review` (compare.compare_findings) and `pt2bot check
+    --base`. Findings are a multiset: two copies on head and one on base make one new.
+    """
+    remaining = Counter(f.with_(path=renames.get(f.path, f.path)).fingerprint() for f in base)
+    out: list[Finding] = []
+    for f in sorted(head, key=sort_key):
+        fp = f.fingerprint()
+        new = remaining[fp] <= 0
+        if not new:
+            remaining[fp] -= 1
+        out.append(f.with_(new=new))
+    return out
+
+
 def keep_finding(finding: Finding, filter: str) -> bool:
     """reviewdog's filter modes: added ⊂ diff_context ⊂ file ⊂ nofilter.
 
@@ -454,5 +482,5 @@ def is_commentable(changeset: ChangeSet, path: str, line: int) -> bool:
 
 __all__ = [
     "ChangeSet", "FileChange", "Hunk", "FILTERS", "STATUSES", "annotate_findings",
-    "diff_changes", "diff_position", "is_commentable", "keep_finding", "resolve_base",
+    "diff_changes", "diff_position", "is_commentable", "keep_finding", "mark_new", "resolve_base",
 ]

@@ -21,9 +21,9 @@ from collections import Counter, defaultdict
 from typing import Any, Callable, Iterable, Sequence
 
 from pt2bot import __version__
-from pt2bot.changes import ChangeSet, keep_finding
+from pt2bot.changes import ChangeSet, keep_finding, mark_new
 from pt2bot.config import Config
-from pt2bot.findings import Finding, fingerprint, normalise_source, sort_key
+from pt2bot.findings import Finding, fingerprint, normalise_source
 from pt2bot.reportdata import PLACEHOLDER, RUN_SKIPPED, Delta, ModelDelta, Report
 from pt2bot.results import (REPORT_SCHEMA, GraphBreak, LatencyRow, ModelRun,
                             RecompileReason, ResultsFile, Samples, is_failed, case_key)
@@ -91,10 +91,7 @@ def build_report(*, base_results: ResultsFile | None, head_results: ResultsFile 
 
 def renamed_paths(changeset: ChangeSet | None) -> dict[str, str]:
     """{base path: head path} for files the diff renamed."""
-    if changeset is None:
-        return {}
-    return {fc.old_path: path for path, fc in changeset.files.items()
-            if fc.old_path and fc.old_path != path and fc.status != "deleted"}
+    return changeset.renames() if changeset is not None else {}
 
 
 def _line_mapper(changeset: ChangeSet | None) -> LineMap:
@@ -121,16 +118,11 @@ def _line_mapper(changeset: ChangeSet | None) -> LineMap:
 
 def compare_findings(base: Iterable[Finding], head: Iterable[Finding], *,
                      renames: dict[str, str], filter_: str) -> tuple[list[Finding], int]:
-    """Head findings with `new` set, the ones the filter keeps; + count hidden."""
-    remaining = Counter(f.with_(path=renames.get(f.path, f.path)).fingerprint() for f in base)
+    """Head findings with `new` set (changes.mark_new, which `pt2bot check --base` uses
+    too), the ones the filter keeps; + count hidden."""
     kept: list[Finding] = []
     hidden = 0
-    for f in sorted(head, key=sort_key):
-        fp = f.fingerprint()
-        new = remaining[fp] <= 0      # a multiset: two copies on head, one on base → one new
-        if not new:
-            remaining[fp] -= 1
-        f = f.with_(new=new)
+    for f in mark_new(head, base, renames=renames):
         if not keep(f, filter_):
             hidden += 1
             continue

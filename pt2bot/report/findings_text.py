@@ -68,6 +68,12 @@ def reached(f: Finding, quote: str = "`") -> str | None:
     return "reached by " + ", ".join(f"{quote}{m}{quote}" for m in f.reached_by)
 
 
+def pre_existing(f: Finding) -> str:
+    """" (pre-existing)" for a finding compared with a diff whose problem the base already
+    had (`new` False: changes.mark_new), else "". A plain check compares nothing."""
+    return " (pre-existing)" if f.diff is not None and not f.new else ""
+
+
 def render_text(findings: Sequence[Finding], *, root: str | None = None) -> str:
     """`path:line:col: CODE message (when `guard`)`, then the source line and a caret (col is
     1-based here), and whether configured models reached the line."""
@@ -75,7 +81,7 @@ def render_text(findings: Sequence[Finding], *, root: str | None = None) -> str:
     cache: dict[str, list[str] | None] = {}
     for f in findings:
         out.append(f"{safe_text(f.path)}:{f.line}:{f.col + 1}: {f.rule} [{f.severity}] "
-                   f"{safe_text(f.message + when(f))}")
+                   f"{safe_text(f.message + when(f))}{pre_existing(f)}")
         raw = _raw_line(root, f, cache)
         if raw is not None and raw.strip() == f.source:
             text = raw.expandtabs(1)
@@ -95,8 +101,10 @@ def render_text(findings: Sequence[Finding], *, root: str | None = None) -> str:
         n_err = sum(1 for f in findings if f.severity == "error")
         n_info = sum(1 for f in findings if f.severity == "info")
         info = f", {n_info} info (under a condition; never failing)" if n_info else ""
+        n_old = sum(1 for f in findings if pre_existing(f))
+        old = f"; {n_old} pre-existing (on the base already; never failing)" if n_old else ""
         out.append(f"Found {len(findings)} finding(s): {n_err} error(s), "
-                   f"{len(findings) - n_err - n_info} warning(s){info}.")
+                   f"{len(findings) - n_err - n_info} warning(s){info}{old}.")
     return "\n".join(out) + ("\n" if out else "")
 
 
@@ -111,6 +119,8 @@ def render_github(findings: Sequence[Finding]) -> str:
     out = []
     for f in findings:
         level = {"error": "error", "info": "notice"}.get(f.severity, "warning")
+        if pre_existing(f):   # as the review's check run annotates it
+            level = "notice"
         props = [f"file={escape_property(f.path)}", f"line={f.line}", f"col={f.col + 1}"]
         if f.end_line:
             props.append(f"endLine={f.end_line}")
@@ -118,7 +128,8 @@ def render_github(findings: Sequence[Finding]) -> str:
                 props.append(f"endColumn={f.end_col + 1}")
         props.append(f"title={escape_property(f'{f.rule} ' + (f.gb or ''))}".rstrip())
         r = reached(f)
-        msg = f.message + when(f) + (f" ({f.url})" if f.url else "") + (f"; {r}" if r else "")
+        msg = (f.message + when(f) + pre_existing(f) + (f" ({f.url})" if f.url else "")
+               + (f"; {r}" if r else ""))
         out.append(f"::{level} {','.join(props)}::{escape_data(msg)}")
     return "\n".join(out) + ("\n" if out else "")
 
