@@ -184,3 +184,28 @@ def test_entry_point_loads_the_plugin_without_p(tmp_path):
     proc = subprocess.run([sys.executable, "-m", "pytest", "-p", "no:cacheprovider", "--help"],
                           cwd=tmp_path, env=env, capture_output=True, text=True, timeout=120)
     assert "--pt2bot-config=FILE" in proc.stdout
+
+
+def test_the_structured_trace_stays_out_of_pytests_captured_log(project):
+    # pytest attaches its capture handlers to every logger that does not propagate, torch's
+    # structured-trace logger included: its records (data, no message) became rows of empty
+    # `DEBUG torch.__trace` lines in a failure's "Captured log call" section.
+    project.makepyfile(test_logs="""
+import logging
+
+import torch
+
+from userpkg.model import Clean, TwoBreaks
+
+
+def test_fails_after_the_checks(pt2bot):
+    logging.getLogger("userpkg").warning("the user's own record")
+    pt2bot.graph_breaks(TwoBreaks(), torch.randn(2, 8))
+    pt2bot.recompiles(Clean(), [torch.randn(n, 8) for n in (2, 3, 5)], dynamic=False)
+    assert False
+""")
+    result = run(project)
+    result.assert_outcomes(failed=1)
+    out = result.stdout.str()
+    assert "Captured log call" in out and "the user's own record" in out
+    assert "torch.__trace" not in out
