@@ -367,8 +367,9 @@ def recompiles(fn: Callable[..., Any], inputs: Iterable[Any], *, dynamic: bool |
     import torch
 
     from pt2bot.smoke.breaks import RecordingBackend
-    from pt2bot.smoke.matrix import parse_recompile_reason
-    from pt2bot.smoke.trace import compilation_metrics, intern_table, reset_dynamo
+    from pt2bot.smoke.matrix import parse_recompile_reason, specialization_sites, specialised_at
+    from pt2bot.smoke.trace import (TraceCollector, compilation_metrics, intern_table,
+                                    reset_dynamo)
 
     calls = [_as_call(i) for i in inputs]
     paths = resolve_user_code(fn, user_code, _caller_file())
@@ -381,7 +382,7 @@ def recompiles(fn: Callable[..., Any], inputs: Iterable[Any], *, dynamic: bool |
     try:
         compiled = torch.compile(fn, backend=RecordingBackend(), dynamic=dynamic)
         with LoggingKept(), torch._dynamo.config.patch(**{limit_key: len(calls) + 8}), \
-                torch.no_grad():
+                torch.no_grad(), TraceCollector() as events:
             for k, (args, kwargs) in enumerate(calls):
                 n0 = len(compilation_metrics())
                 compiled(*args, **kwargs)
@@ -389,6 +390,9 @@ def recompiles(fn: Callable[..., Any], inputs: Iterable[Any], *, dynamic: bool |
                 files = sorted({m.co_filename for m in metrics if m.co_filename}
                                | set(intern_table().values()))
                 case = _case(args, kwargs, params)
+                # A static size guard names no line; the line that specialised the size does
+                # (the structured trace's user stack: what the smoke run reports it with).
+                sites = specialization_sites(events, paths)
                 for m in metrics[n0:]:
                     text = getattr(m, "recompile_reason", None)
                     if not text or getattr(m, "fail_type", None):
@@ -400,6 +404,10 @@ def recompiles(fn: Callable[..., Any], inputs: Iterable[Any], *, dynamic: bool |
                                 and r["dim"] not in made_dynamic):
                             kind = "automatic_dynamic"
                             made_dynamic.add(r["dim"])
+                        site = specialised_at(r["guard"], sites) if not r["path"] else None
+                        if site is not None:
+                            r = {**r, "path": site["path"], "line": site["line"],
+                                 "source": site["source"]}
                         reasons.append(RecompileReason(
                             guard=r["guard"], kind=kind, path=r["path"], line=r["line"],
                             source=r["source"], dim=r["dim"]))
@@ -436,6 +444,8 @@ def format_recompiles(found: Sequence[Recompile], what: str = "the function",
         lines.append(f"  call {r.call} ({shapes or 'no tensors'}):")
         for g in r.reasons or (RecompileReason(guard="(no reason recorded)", kind="guard"),):
             where = f" at {g.path}:{g.line}" if g.path else ""
+            if g.path and g.kind in ("size_mismatch", "automatic_dynamic"):
+                where = f"; specialised to a constant at {g.path}:{g.line}"
             src = f"  ({_one_line(g.source, 200)})" if g.source else ""
             tag = {"size_one": " [size 1: torch specialises 0/1 by design]",
                    "automatic_dynamic": " [automatic dynamic: this dim compiles dynamic from now"
