@@ -209,3 +209,38 @@ def test_fails_after_the_checks(pt2bot):
     out = result.stdout.str()
     assert "Captured log call" in out and "the user's own record" in out
     assert "torch.__trace" not in out
+
+
+def test_config_alone_collects_only_the_models_from_inside_the_repository(project):
+    # A repository with tests of its own that need the project installed: `pytest` (the
+    # script: the working directory is not on sys.path, `python -P` here) with the config
+    # and no test paths runs the configured models and nothing else, and imports them from
+    # the repository's root.
+    from gitrepo import GitRepo
+
+    (project.path / "pt2bot.yml").write_text(CONFIG)
+    tests = project.path / "tests"
+    tests.mkdir()
+    (tests / "test_own.py").write_text("import userpkg.model\n\n\ndef test_own():\n    pass\n")
+    GitRepo.init(project.path).commit("a repository")
+    sub = project.path / "userpkg"
+
+    def pytest_in(cwd, *args, safe_path=True):
+        return subprocess.run([sys.executable, *(["-P"] if safe_path else []), "-m", "pytest",
+                               *PLUGIN, "-p",
+                               "no:cacheprovider", "-v", *args], cwd=cwd, capture_output=True,
+                              text=True, timeout=300)
+
+    proc = pytest_in(project.path, "--pt2bot-config", "pt2bot.yml")
+    out = proc.stdout + proc.stderr
+    assert "collected 3 items" in out, out
+    assert "test_own" not in out and "ERROR collecting" not in out
+    assert "pt2bot.yml::clean PASSED" in out and "pt2bot.yml::broken FAILED" in out
+    # from a subdirectory, with the config named relative to it: the same models
+    proc = pytest_in(sub, "--pt2bot-config", "../pt2bot.yml", "-k", "clean")
+    assert "1 passed, 2 deselected" in proc.stdout, proc.stdout + proc.stderr
+    # test paths given: those are collected too, beside the models (`python -m pytest`
+    # puts the working directory on sys.path, as the repository's own tests need)
+    proc = pytest_in(project.path, "--pt2bot-config", "pt2bot.yml", "tests", "-k",
+                     "clean or own", safe_path=False)
+    assert "tests/test_own.py" in proc.stdout and "pt2bot.yml::clean" in proc.stdout
