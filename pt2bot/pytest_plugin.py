@@ -13,10 +13,13 @@ repository's root as `pt2bot run` does (the git root of the directory pytest was
 else the config's directory); their paths are relative to it.
 
 Loading this plugin imports neither torch nor the rest of pt2bot: pytest starts as fast as
-before in suites that never use it.
+before in suites that never use it. The checks need torch, which pt2bot installs only with its
+`smoke` extra; without it the option is a usage error and the fixture an error of the test,
+each saying what to install.
 """
 from __future__ import annotations
 
+import importlib.util
 import os
 from pathlib import Path
 from types import SimpleNamespace
@@ -43,6 +46,10 @@ def pytest_configure(config: pytest.Config) -> None:
     from pt2bot.configfile import load_config
     from pt2bot.errors import ConfigError
 
+    if not _have_torch():
+        from pt2bot.testing import INSTALL_TORCH
+        raise pytest.UsageError(f"--pt2bot-config needs torch, which is not installed: "
+                                f"{INSTALL_TORCH}")
     from pt2bot.smoke.runner import run_root
 
     start = str(config.invocation_params.dir)
@@ -53,6 +60,14 @@ def pytest_configure(config: pytest.Config) -> None:
         raise pytest.UsageError(f"--pt2bot-config: {e}") from None
     config.stash[_CONFIG_KEY] = loaded
     config.stash[_ROOT_KEY] = run_root(loaded, start)
+
+
+def _have_torch() -> bool:
+    """Whether torch can be imported, without importing it."""
+    try:
+        return importlib.util.find_spec("torch") is not None
+    except (ImportError, ValueError):
+        return False
 
 
 def _models_only(config: pytest.Config) -> bool:
@@ -149,6 +164,10 @@ class GraphBreaksFound(AssertionError):
 def pt2bot() -> SimpleNamespace:
     """`graph_breaks`, `assert_no_graph_breaks`, `recompiles`, `assert_no_recompiles` from
     pt2bot.testing (the user's code is found from the calling test file, see there)."""
+    if not _have_torch():
+        from pt2bot.testing import INSTALL_TORCH
+        pytest.fail(f"the pt2bot fixture needs torch, which is not installed: {INSTALL_TORCH}",
+                    pytrace=False)
     from pt2bot import testing
 
     return SimpleNamespace(graph_breaks=testing.graph_breaks,

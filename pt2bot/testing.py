@@ -39,6 +39,9 @@ from typing import Any, Callable, Iterable, Sequence
 from pt2bot.smoke.location import RepoPaths, real_file
 
 _PT2BOT_DIR = os.path.dirname(os.path.abspath(__file__))
+# torch is not a dependency of pt2bot itself (`pt2bot check` runs without it): the extra.
+INSTALL_TORCH = ("pip install 'pt2bot[smoke]' (or your project's own torch: pt2bot installs "
+                 "torch only with that extra)")
 _PROJECT_MARKERS = ("pyproject.toml", "setup.py", "setup.cfg", "pt2bot.yml", ".git")
 _NOT_USER_PACKAGES = frozenset({"torch", "functorch", "builtins", "pt2bot"})
 
@@ -214,9 +217,18 @@ def _defining_package(obj: Any) -> str | None:
     return None
 
 
+def _require_torch() -> None:
+    try:
+        import torch  # noqa: F401
+    except ImportError as e:
+        raise ModuleNotFoundError(f"pt2bot.testing needs torch: {INSTALL_TORCH}",
+                                  name="torch") from e
+
+
 def resolve_user_code(obj: Any, user_code: str | Sequence[str] | None = None,
                       caller: str | None = None) -> UserCode:
     """Where the user's code is, for `obj` called from `caller` (see the module docstring)."""
+    _require_torch()
     if user_code is not None:
         roots = [user_code] if isinstance(user_code, (str, os.PathLike)) else list(user_code)
         roots = [os.path.abspath(os.fspath(r)) for r in roots]
@@ -477,6 +489,7 @@ def model_graph_breaks(model: Any, root: str, *, device: str = "cpu") -> list[Gr
 
     from pt2bot.smoke.inputs import build_inputs, build_model, run_forward
 
+    _require_torch()
     spec = json.loads(json.dumps(dataclasses.asdict(model), default=str))
     paths = UserCode(root)
     try:
@@ -570,8 +583,8 @@ def _torch_loggers(logging: Any) -> list[tuple[str, Any]]:
     return [(n, logging.getLogger(n)) for n in names]
 
 
-__all__ = ["GraphBreak", "Recompile", "RecompileReason", "UserCode", "assert_no_graph_breaks",
-           "assert_no_recompiles", "ModelFailed", "format_breaks", "model_graph_breaks",
+__all__ = ["INSTALL_TORCH", "GraphBreak", "Recompile", "RecompileReason", "UserCode",
+           "assert_no_graph_breaks", "assert_no_recompiles", "ModelFailed", "format_breaks", "model_graph_breaks",
            "pick_device", "format_recompiles", "graph_breaks",
            "project_root", "recompiles", "resolve_user_code"]
 

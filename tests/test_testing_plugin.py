@@ -244,3 +244,30 @@ def test_config_alone_collects_only_the_models_from_inside_the_repository(projec
     proc = pytest_in(project.path, "--pt2bot-config", "pt2bot.yml", "tests", "-k",
                      "clean or own", safe_path=False)
     assert "tests/test_own.py" in proc.stdout and "pt2bot.yml::clean" in proc.stdout
+
+
+NO_TORCH = """\
+import sys
+
+sys.modules["torch"] = None     # as if torch were not installed: `import torch` fails
+"""
+
+
+def test_without_torch_the_plugin_says_what_to_install(project):
+    # torch comes only with pt2bot's `smoke` extra: a plain `pip install pt2bot` has the
+    # plugin but not what its checks run on.
+    (project.path / "conftest.py").write_text(NO_TORCH)
+    (project.path / "pt2bot.yml").write_text(CONFIG)
+    result = run(project, "--pt2bot-config", "pt2bot.yml")
+    assert result.ret == pytest.ExitCode.USAGE_ERROR
+    err = result.stderr.str()
+    assert "--pt2bot-config needs torch" in err and "pip install 'pt2bot[smoke]'" in err
+    assert "Traceback" not in err
+
+    project.makepyfile(test_fx="def test_fx(pt2bot):\n"
+                               "    pt2bot.assert_no_graph_breaks(abs, 1)\n")
+    result = run(project, "test_fx.py")
+    result.assert_outcomes(errors=1)
+    out = result.stdout.str()
+    assert "the pt2bot fixture needs torch" in out and "pip install 'pt2bot[smoke]'" in out
+    assert "ModuleNotFoundError" not in out and "Traceback" not in out
