@@ -19,7 +19,7 @@ from pt2bot import gb as gb_registry
 from pt2bot.report import compile_report
 from pt2bot.findings import Finding
 from pt2bot.report.markdown import (code_block, code_inline, details, escape_inline, link,
-                                    marker, table, truncate_utf8)
+                                    marker, message_inline, table, truncate_utf8)
 from pt2bot.reportdata import ModelDelta, Report
 
 MAX_CHARS = 65_536
@@ -440,7 +440,7 @@ def finding_line(f: Finding) -> str:
     reach = reached(f)
     return (f"- {severity_icon(f)} **{escape_inline(f.rule, limit=20)}** "
             f"{code_inline(finding_location(f), limit=160)} "
-            f"{escape_inline(f.message, limit=400)}{when(f)}"
+            f"{message_inline(f.message, limit=400)}{when(f)}"
             + (f" · {reach}" if reach else ""))
 
 
