@@ -486,7 +486,7 @@ def test_info_never_fails_the_check(tmp_path, capsys):
     assert rc == 1 and "PTC105 [warning]" in out.out
     (tmp_path / "pt2bot.yml").write_text("version: 1\nstatic:\n  conditional: hide\n")
     rc, out = run_cli(["m.py"], tmp_path, capsys)
-    assert rc == 0 and out.out == ""
+    assert rc == 0 and out.out == "No findings in 1 file.\n"
 
 
 def test_every_format_carries_condition_and_reached_by():
@@ -803,3 +803,29 @@ def test_base_still_fails_on_a_new_line_beside_a_moved_one(git_repo, capsys):
     first, second = out.out.splitlines()
     assert first.startswith("::notice ") and "(pre-existing)" in first
     assert second.startswith("::error ") and "pre-existing" not in second
+
+
+# --------------------------------------------------------------------------- a clean check
+
+def test_a_clean_check_says_so_in_one_line_in_the_text_format_only(tmp_path, capsys):
+    write(tmp_path, {"clean.py": "x = 1\n", "m.py": GOOD.replace(".item()", "")})
+    rc, out = run_cli(["clean.py", "m.py"], tmp_path, capsys)
+    assert (rc, out.out) == (0, "No findings in 2 files.\n")
+    rc, out = run_cli(["clean.py"], tmp_path, capsys)
+    assert out.out == "No findings in 1 file.\n"
+    rc, out = run_cli([], tmp_path, capsys)     # the whole tree (tmp_path is no git repo)
+    assert out.out == "No findings in 2 files.\n"
+    assert run_cli(["--format", "github", "m.py"], tmp_path, capsys)[1].out == ""
+    assert json.loads(run_cli(["--format", "json", "m.py"], tmp_path, capsys)[1].out)[
+        "findings"] == []
+
+
+def test_a_clean_diff_says_what_the_filter_left_out(git_repo, capsys):
+    git_repo.write("m.py", textwrap.dedent(GOOD))
+    git_repo.commit("base")
+    git_repo.branch("pr")
+    git_repo.write("other.py", "y = 2\n")
+    git_repo.commit("pr")
+    rc, out = run_cli(["--base", "main"], git_repo.path, capsys)
+    assert (rc, out.out) == (
+        0, "No findings in 2 files (1 more outside the diff filter `added`).\n")

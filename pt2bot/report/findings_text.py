@@ -108,6 +108,13 @@ def render_text(findings: Sequence[Finding], *, root: str | None = None) -> str:
     return "\n".join(out) + ("\n" if out else "")
 
 
+def clean_line(files: int, *, hidden: int = 0, filter_: str = "") -> str:
+    """The text format's one line for a check without findings: "No findings in 123 files.",
+    and how many findings the diff filter left out (`check --base`)."""
+    more = f" ({hidden} more outside the diff filter `{filter_}`)" if hidden else ""
+    return f"No findings in {files} file{'s' if files != 1 else ''}{more}.\n"
+
+
 # The workflow-command escapes are pt2bot/report/escape.py's (one definition for the
 # `check --format github` output and the publisher's fallback alike).
 escape_data = command_data

@@ -75,6 +75,8 @@ def check_paths(root: str, paths: Sequence[str], static_cfg: StaticConfig, *, jo
     try:
         found = _check_files(root, files, codes, rules, static_cfg, jobs, torch, cache=cache, stats=stats,
                              always=named)
+        if stats is not None:
+            stats.checked = len(report if report is not None else files)
         if report is not None:
             found = [f for f in found if f.path in report]
         return sorted(apply_conditional(found, static_cfg.conditional), key=sort_key)
@@ -339,9 +341,11 @@ def cli_check(args: argparse.Namespace) -> int:
     # Explicit files (pre-commit passes the changed ones): the rest of the repository is context.
     context = context_paths(root, cfg) if paths else ()
     cache = open_cache(root, cfg, enabled=not getattr(args, "no_cache", False))
+    stats = Stats()
     findings = check_paths(root, paths, cfg, jobs=getattr(args, "jobs", 0) or 0, torch=torch,
-                           context=context, cache=cache)
+                           context=context, cache=cache, stats=stats)
     base = getattr(args, "base", None)
+    hidden = 0
     if base:
         from pt2bot import changes
 
@@ -349,7 +353,8 @@ def cli_check(args: argparse.Namespace) -> int:
         changeset = changes.diff_changes(root, base_sha)
         findings = changes.annotate_findings(findings, changeset)
         filt = getattr(args, "filter", None) or cfg.filter
-        findings = [f for f in findings if changes.keep_finding(f, filt)]
+        kept = [f for f in findings if changes.keep_finding(f, filt)]
+        hidden, findings = len(findings) - len(kept), kept
         findings = base_marked(root, findings, changeset, cfg, jobs=getattr(args, "jobs", 0) or 0,
                                torch=torch, cache=cache)
     if getattr(args, "results", None):   # `--results FILE`: which models reached each line
@@ -359,8 +364,15 @@ def cli_check(args: argparse.Namespace) -> int:
         findings = mark_reached(findings, load_results_file(args.results, what="--results"))
     from pt2bot.report.findings_text import render_findings
 
-    sys.stdout.write(render_findings(findings, getattr(args, "format", "text") or "text", root=root,
+    fmt = getattr(args, "format", "text") or "text"
+    sys.stdout.write(render_findings(findings, fmt, root=root,
                                      torch={"version": torch, "source": torch_source}))
+    if fmt == "text" and not findings:
+        # A clean run says so, as linters do (only in the text format: the others are data).
+        from pt2bot.report.findings_text import clean_line
+
+        sys.stdout.write(clean_line(stats.checked, hidden=hidden,
+                                    filter_=getattr(args, "filter", None) or cfg.filter))
     sys.stdout.flush()
     # With --base, what the base already had never fails the check (the review's rule).
     return exit_code([f for f in findings if f.new] if base else findings, cfg.fail_on)
