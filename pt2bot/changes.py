@@ -12,10 +12,13 @@ Findings are *annotated* with where they lie relative to the diff and never drop
 """
 from __future__ import annotations
 
+import ast
 import bisect
+import dataclasses
 import functools
 import os
-from collections.abc import Iterable, Sequence
+from collections import Counter
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 
 from unidiff import PatchSet
@@ -23,7 +26,8 @@ from unidiff.errors import UnidiffParseError
 
 from pt2bot import git
 from pt2bot.errors import UserError
-from pt2bot.findings import DIFF_ADDED, DIFF_CONTEXT, DIFF_FILE, DIFF_OUTSIDE, FILTER_KEEPS, FILTERS, Finding
+from pt2bot.findings import (DIFF_ADDED, DIFF_CONTEXT, DIFF_FILE, DIFF_OUTSIDE, FILTER_KEEPS, FILTERS,
+                             Finding, sort_key)
 
 STATUSES = ("added", "modified", "renamed", "deleted", "binary")
 
@@ -80,6 +84,9 @@ class FileChange:
     similarity: int | None = None     # rename similarity in percent
     # context pairs (old line, new line) inside hunks, sorted; the exact map there
     context_pairs: tuple[tuple[int, int], ...] = field(default=(), repr=False)
+    # (first, last) head lines of each statement a call could execute that holds an added
+    # line (`code_spans`); None: not computed (a file that is not Python, or no smoke run)
+    code_spans: tuple[tuple[int, int], ...] | None = field(default=None, repr=False)
 
     @property
     def hunk_lines(self) -> frozenset[int]:
@@ -151,6 +158,11 @@ class ChangeSet:
             if fc.old_path == old_path:
                 return fc
         return None
+
+    def renames(self) -> dict[str, str]:
+        """{base path: head path} for the files the diff renamed."""
+        return {fc.old_path: path for path, fc in self.files.items()
+                if fc.old_path and fc.old_path != path and fc.status != "deleted"}
 
 
 # ---------------------------------------------------------------------------- base / head
@@ -414,6 +426,73 @@ def _one_patch(repo: str, revs: list[str], entry: _RawEntry) -> list[str]:
     return [line for chunk in _split_patches(out) for line in chunk]
 
 
+# ---------------------------------------------------------------------------- changed code
+
+# Statements that compile to no instruction of their own: a line tracer never reports them.
+_NO_CODE = (ast.Pass, ast.Global, ast.Nonlocal, ast.Try) + (
+    (ast.TryStar,) if hasattr(ast, "TryStar") else ())
+
+
+def code_spans(source: str) -> list[tuple[int, int]]:
+    """(first, last) line of each statement inside a function body: what a call of the
+    model can execute, so what a smoke run's line coverage can record (pt2bot/smoke/
+    coverage.py). A compound statement counts by its header (`if ...:`, `for ...:`, the
+    signature of a nested `def`); module and class-level statements run at import, before
+    any call, and are left out, as are docstrings and other bare constants, `pass`, `try:`,
+    `global` and `nonlocal` (no instruction of their own). Sorted; [] when it does not parse."""
+    try:
+        tree = ast.parse(source)
+    except (SyntaxError, ValueError, RecursionError, MemoryError):
+        return []
+    spans: set[tuple[int, int]] = set()
+    stack: list[tuple[ast.AST, bool]] = [(tree, False)]
+    while stack:
+        node, inside = stack.pop()
+        for name in ("body", "orelse", "finalbody", "handlers", "cases"):
+            for child in getattr(node, name, None) or ():
+                in_fn = inside or isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef))
+                if isinstance(child, ast.stmt) and in_fn and not _no_code(child):
+                    spans.add(_header(child))
+                stack.append((child, in_fn))
+    return sorted(spans)
+
+
+def _no_code(st: ast.stmt) -> bool:
+    return isinstance(st, _NO_CODE) or (isinstance(st, ast.Expr)
+                                         and isinstance(st.value, ast.Constant))
+
+
+def _header(st: ast.stmt) -> tuple[int, int]:
+    """A simple statement's lines; a compound one's lines before its body."""
+    first = st.lineno
+    body = getattr(st, "body", None)
+    if isinstance(body, list) and body and isinstance(body[0], ast.stmt):
+        return first, max(first, body[0].lineno - 1)
+    cases = getattr(st, "cases", None)      # `match x:` before its first `case`
+    if isinstance(cases, list) and cases:
+        return first, max(first, cases[0].pattern.lineno - 1)
+    return first, st.end_lineno or first
+
+
+def with_code_spans(changeset: ChangeSet, tree: str) -> ChangeSet:
+    """`changeset` with `code_spans` of each changed Python file, read from the head tree at
+    `tree` (the working tree or a worktree of head): the statements holding added lines."""
+    files = {}
+    for path, fc in changeset.files.items():
+        if (path.endswith(".py") and fc.added_lines and not fc.binary
+                and fc.status in ("added", "modified", "renamed")):
+            try:
+                with open(os.path.join(tree, path), "rb") as fh:
+                    text = fh.read().decode("utf-8", "replace")
+            except OSError:
+                text = ""
+            spans = tuple(sp for sp in code_spans(text)
+                          if any(n in fc.added_lines for n in range(sp[0], sp[1] + 1)))
+            fc = dataclasses.replace(fc, code_spans=spans)
+        files[path] = fc
+    return dataclasses.replace(changeset, files=files)
+
+
 # ---------------------------------------------------------------------------- findings
 
 def diff_position(changeset: ChangeSet, path: str, line: int) -> str:
@@ -431,6 +510,27 @@ def diff_position(changeset: ChangeSet, path: str, line: int) -> str:
 def annotate_findings(findings: Iterable[Finding], changeset: ChangeSet) -> list[Finding]:
     """Every finding, with `diff` set to where it lies relative to the change (none dropped)."""
     return [f.with_(diff=diff_position(changeset, f.path, f.line)) for f in findings]
+
+
+def mark_new(head: Iterable[Finding], base: Iterable[Finding], *,
+             renames: Mapping[str, str]) -> list[Finding]:
+    """Head findings, sorted by location, each with `new` set: False when the base has the
+    same problem, by `Finding.fingerprint()` (rule, path renamed through the diff, enclosing
+    function, whitespace-normalised source; no line number). A line the diff moved or
+    re-indented (under a new `if`) is changed text but pre-existing code.
+
+    The one rule for "new" of `pt2bot review` (compare.compare_findings) and `pt2bot check
+    --base`. Findings are a multiset: two copies on head and one on base make one new.
+    """
+    remaining = Counter(f.with_(path=renames.get(f.path, f.path)).fingerprint() for f in base)
+    out: list[Finding] = []
+    for f in sorted(head, key=sort_key):
+        fp = f.fingerprint()
+        new = remaining[fp] <= 0
+        if not new:
+            remaining[fp] -= 1
+        out.append(f.with_(new=new))
+    return out
 
 
 def keep_finding(finding: Finding, filter: str) -> bool:
@@ -453,6 +553,7 @@ def is_commentable(changeset: ChangeSet, path: str, line: int) -> bool:
 
 
 __all__ = [
-    "ChangeSet", "FileChange", "Hunk", "FILTERS", "STATUSES", "annotate_findings",
-    "diff_changes", "diff_position", "is_commentable", "keep_finding", "resolve_base",
+    "ChangeSet", "FileChange", "Hunk", "FILTERS", "STATUSES", "annotate_findings", "code_spans",
+    "diff_changes", "diff_position", "is_commentable", "keep_finding", "mark_new", "resolve_base",
+    "with_code_spans",
 ]

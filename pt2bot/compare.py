@@ -21,9 +21,10 @@ from collections import Counter, defaultdict
 from typing import Any, Callable, Iterable, Sequence
 
 from pt2bot import __version__
-from pt2bot.changes import ChangeSet, keep_finding
+from pt2bot.changes import ChangeSet, keep_finding, mark_new
 from pt2bot.config import Config
-from pt2bot.findings import Finding, fingerprint, normalise_source, sort_key
+from pt2bot.findings import Finding, fingerprint, normalise_source
+from pt2bot.reach import Coverage
 from pt2bot.reportdata import PLACEHOLDER, RUN_SKIPPED, Delta, ModelDelta, Report
 from pt2bot.results import (REPORT_SCHEMA, GraphBreak, LatencyRow, ModelRun,
                             RecompileReason, ResultsFile, Samples, is_failed, case_key)
@@ -84,6 +85,7 @@ def build_report(*, base_results: ResultsFile | None, head_results: ResultsFile 
             "fixed_breaks": sum(len(m.fixed_breaks) for m in models),
             "models_run": sum(1 for m in models if m.status != "skipped"),
         },
+        not_run=not_run_lines(changeset, head_results, config.static.paths),
     )
 
 
@@ -91,10 +93,7 @@ def build_report(*, base_results: ResultsFile | None, head_results: ResultsFile 
 
 def renamed_paths(changeset: ChangeSet | None) -> dict[str, str]:
     """{base path: head path} for files the diff renamed."""
-    if changeset is None:
-        return {}
-    return {fc.old_path: path for path, fc in changeset.files.items()
-            if fc.old_path and fc.old_path != path and fc.status != "deleted"}
+    return changeset.renames() if changeset is not None else {}
 
 
 def _line_mapper(changeset: ChangeSet | None) -> LineMap:
@@ -117,20 +116,53 @@ def _line_mapper(changeset: ChangeSet | None) -> LineMap:
     return map_line
 
 
+# --------------------------------------------------------------------------- changed code
+
+def not_run_lines(changeset: ChangeSet | None, head_results: ResultsFile | None,
+                  paths: Sequence[str] = ()) -> tuple[dict, ...] | None:
+    """Changed code that no configured model ran on head: `[{path, lines}]`, the added lines
+    of each changed statement (`FileChange.code_spans`) whose lines no model's line coverage
+    holds. Test files and, when `static.paths` is set, files outside it are left out: no
+    model is meant to run them. None when nothing is known: no diff, no model with coverage
+    (no smoke run, or every model failed), or no statement spans computed."""
+    cov = Coverage.from_results(head_results)
+    if changeset is None or not cov.known:
+        return None
+    computed = False
+    out = []
+    for path, fc in sorted(changeset.files.items()):
+        if fc.code_spans is None:
+            continue
+        computed = True
+        if _is_test_file(path) or not _under(path, paths):
+            continue
+        lines = sorted({n for first, last in fc.code_spans if not cov.reached_by(path, first, last)
+                        for n in range(first, last + 1) if n in fc.added_lines})
+        if lines:
+            out.append({"path": path, "lines": lines})
+    return tuple(out) if computed else None
+
+
+def _is_test_file(path: str) -> bool:
+    *dirs, name = path.split("/")
+    return (any(d in ("tests", "test") for d in dirs) or name == "conftest.py"
+            or name.startswith("test_") or name.endswith("_test.py"))
+
+
+def _under(path: str, paths: Sequence[str]) -> bool:
+    tops = [p.strip("/") for p in paths]
+    return not tops or any(t in ("", ".") or path == t or path.startswith(t + "/") for t in tops)
+
+
 # --------------------------------------------------------------------------- findings
 
 def compare_findings(base: Iterable[Finding], head: Iterable[Finding], *,
                      renames: dict[str, str], filter_: str) -> tuple[list[Finding], int]:
-    """Head findings with `new` set, the ones the filter keeps; + count hidden."""
-    remaining = Counter(f.with_(path=renames.get(f.path, f.path)).fingerprint() for f in base)
+    """Head findings with `new` set (changes.mark_new, which `pt2bot check --base` uses
+    too), the ones the filter keeps; + count hidden."""
     kept: list[Finding] = []
     hidden = 0
-    for f in sorted(head, key=sort_key):
-        fp = f.fingerprint()
-        new = remaining[fp] <= 0      # a multiset: two copies on head, one on base → one new
-        if not new:
-            remaining[fp] -= 1
-        f = f.with_(new=new)
+    for f in mark_new(head, base, renames=renames):
         if not keep(f, filter_):
             hidden += 1
             continue
@@ -602,8 +634,8 @@ def pool_latency(results: dict[str, Any], extra: dict[str, Any]) -> None:
     results.update(pooled)
 
 
-__all__ = ["build_report", "compare_findings", "compare_models", "compare_model",
-           "match_breaks", "break_fingerprint", "compare_recompiles", "cause_of",
+__all__ = ["build_report", "compare_findings", "not_run_lines", "compare_models",
+           "compare_model", "match_breaks", "break_fingerprint", "compare_recompiles", "cause_of",
            "compare_export",
            "compare_accuracy", "compare_latency", "pool_rounds", "pool_latency", "judge",
            "conclude", "run_broken", "renamed_paths", "SCHEMA"]

@@ -418,12 +418,63 @@ def _assignments(init: ast.FunctionDef) -> tuple[dict[str, ast.AST], dict[str, a
     return attrs, local
 
 
+# Mixed-case names of model families and layers: one word each, not split at every capital
+# (`LLaMA` is not `l_la_ma`). Matched case-sensitively where a word starts, longest first.
+_KNOWN_WORDS = tuple(sorted((
+    "LLaMA", "LoRA", "QLoRA", "DoRA", "MoE", "ViT", "DeiT", "BEiT", "RoBERTa", "DeBERTa",
+    "ConvNeXt", "XLNet", "NeoX", "SwiGLU", "GeGLU", "ReLU", "GeLU", "SiLU", "RoPE", "ALiBi"),
+    key=len, reverse=True))
+# One word of CamelCase: an acronym before a capitalised word (the `MLP` of `MLPVision`), an
+# acronym with its digits (`GPT2`, `T5`), a word with its digits (`Conv2d`), or digits.
+_WORD = re.compile(r"[A-Z]+(?=[A-Z][a-z])|[A-Z]+[0-9]*(?![a-z])|[A-Z]?[a-z]+(?:[0-9]+[a-z]*)*"
+                   r"|[0-9]+")
+
+
 def _snake(name: str) -> str:
     """TinyEncoder → tiny_encoder, TinyMLP → tiny_mlp, SimpleViT → simple_vit,
-    gMLPVision → g_mlp_vision."""
-    s = re.sub(r"(?<=[a-z0-9])(?=[A-Z]{2,}|[A-Z][a-z])", "_", name)
-    s = re.sub(r"(?<=[A-Z])(?=[A-Z][a-z])", "_", s)
-    return re.sub(r"[^a-z0-9_]+", "_", s.lower()).strip("_") or "model"
+    gMLPVision → g_mlp_vision, LoRALinear → lora_linear, LLaMAMoE → llama_moe, GPT → gpt,
+    GPT2LMHead → gpt2_lm_head: acronyms stay whole."""
+    words: list[str] = []
+    for part in re.split(r"[^A-Za-z0-9]+", name):
+        i = 0
+        while i < len(part):
+            known = next((w for w in _KNOWN_WORDS if part.startswith(w, i)
+                          and not part[i + len(w):i + len(w) + 1].islower()), None)
+            m = None if known else _WORD.match(part, i)
+            word = known or (m.group(0) if m else part[i])
+            words.append(word.lower())
+            i += len(word)
+    return "_".join(w for w in words if w) or "model"
+
+
+def _unique_names(models: list[Proposal]) -> list[Proposal]:
+    """Every proposal with a name of its own. Classes of one name in several modules (a
+    library's `GPT` in model.py, lora.py, adapter.py) are each named by as little of their
+    module as tells them apart (`lora_gpt`, `llm_model_gpt` beside `other_model_gpt`): a
+    counter (`gpt_4`) would say nothing about which is which. A counter is left for what
+    the module cannot tell apart (two classes of one name in one module)."""
+    groups: dict[str, list[int]] = {}
+    for k, p in enumerate(models):
+        groups.setdefault(p.name, []).append(k)
+    names = [p.name for p in models]
+    for base, members in groups.items():
+        if len(members) < 2:
+            continue
+        parts = {k: [_snake(x) for x in models[k].entry.partition(":")[0].split(".")]
+                 for k in members}
+        for k in members:
+            mine = parts[k]
+            for n in range(1, len(mine) + 1):
+                if all(parts[o][-n:] != mine[-n:] for o in members if o != k):
+                    names[k] = "_".join([*mine[-n:], base])
+                    break
+    seen: dict[str, int] = {}
+    out = []
+    for p, name in zip(models, names):
+        n = seen.get(name, 0)
+        seen[name] = n + 1
+        out.append(_with(p, name=name if not n else f"{name}_{n + 1}"))
+    return out
 
 
 def propose(index: RepoClasses, c: _Class) -> Proposal:
@@ -544,13 +595,7 @@ def discover(root: str) -> tuple[list[Proposal], list[str]]:
                     built_inside.add(q)
     blocks = [f"{c.module}:{c.name}" for c in candidates if c.qualname in built_inside]
     models = [propose(index, c) for c in candidates if c.qualname not in built_inside]
-    names: dict[str, int] = {}
-    unique = []
-    for p in models:
-        n = names.get(p.name, 0)
-        names[p.name] = n + 1
-        unique.append(p if not n else _with(p, name=f"{p.name}_{n + 1}"))
-    return unique, blocks
+    return _unique_names(models), blocks
 
 
 def _with(p: Proposal, **changes: Any) -> Proposal:

@@ -101,6 +101,10 @@ def review(opts: ReviewOptions, log: Callable[[str], None] = lambda s: None) -> 
     with ExitStack() as stack:
         head_root = root if opts.head is None else stack.enter_context(git.worktree(root, head_sha))
         base_root = stack.enter_context(git.worktree(root, base_sha))
+        if selection.selected:
+            # which changed statements a model could run, for the report's `not_run` (every
+            # shard computes it: the merge keeps the first shard's diff)
+            changeset = changes.with_code_spans(changeset, head_root)
 
         if plan is None or plan.runs_static:   # once per review, not once per shard
             # claims that hold on the torch the smoke run uses (static.torch, else installed)

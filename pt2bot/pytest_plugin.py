@@ -6,14 +6,20 @@
 `pytest --pt2bot-config pt2bot.yml` adds one test item per configured model
 (`pt2bot.yml::<model name>`): the model and its first shape case's inputs are built as the
 smoke run builds them, and the test fails listing each graph break (pt2bot/testing.py,
-`model_graph_breaks`). The items run in the pytest process; their paths are relative to the
-config's directory, as in the smoke run.
+`model_graph_breaks`). Given no test paths, the models are all it collects (the repository's
+own suite is not imported: it may need an install the models do not); with paths, those are
+collected too. The items run in the pytest process and import the models from the
+repository's root as `pt2bot run` does (the git root of the directory pytest was started in,
+else the config's directory); their paths are relative to it.
 
 Loading this plugin imports neither torch nor the rest of pt2bot: pytest starts as fast as
-before in suites that never use it.
+before in suites that never use it. The checks need torch, which pt2bot installs only with its
+`smoke` extra; without it the option is a usage error and the fixture an error of the test,
+each saying what to install.
 """
 from __future__ import annotations
 
+import importlib.util
 import os
 from pathlib import Path
 from types import SimpleNamespace
@@ -22,6 +28,7 @@ from typing import Any, Iterator
 import pytest
 
 _CONFIG_KEY = pytest.StashKey[Any]()
+_ROOT_KEY = pytest.StashKey[str]()
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:
@@ -39,12 +46,61 @@ def pytest_configure(config: pytest.Config) -> None:
     from pt2bot.configfile import load_config
     from pt2bot.errors import ConfigError
 
-    full = os.path.join(str(config.invocation_params.dir), path)
+    if not _have_torch():
+        from pt2bot.testing import INSTALL_TORCH
+        raise pytest.UsageError(f"--pt2bot-config needs torch, which is not installed: "
+                                f"{INSTALL_TORCH}")
+    from pt2bot.smoke.runner import run_root
+
+    start = str(config.invocation_params.dir)
+    full = os.path.join(start, path)
     try:
         loaded = load_config(full, required=True)
     except ConfigError as e:   # a located message ("pt2bot.yml:14: models[1]...")
         raise pytest.UsageError(f"--pt2bot-config: {e}") from None
     config.stash[_CONFIG_KEY] = loaded
+    config.stash[_ROOT_KEY] = run_root(loaded, start)
+
+
+def _have_torch() -> bool:
+    """Whether torch can be imported, without importing it."""
+    try:
+        return importlib.util.find_spec("torch") is not None
+    except (ImportError, ValueError):
+        return False
+
+
+def _models_only(config: pytest.Config) -> bool:
+    """`--pt2bot-config` and no test paths on the command line: the models are the run."""
+    if config.stash.get(_CONFIG_KEY, None) is None:
+        return False
+    source = getattr(config, "args_source", None)        # pytest >= 7.2
+    return source is not None and source != pytest.Config.ArgsSource.ARGS
+
+
+def _config_path(config: pytest.Config) -> Path | None:
+    loaded = config.stash.get(_CONFIG_KEY, None)
+    return Path(os.path.abspath(loaded.path)) if loaded is not None else None
+
+
+def pytest_ignore_collect(collection_path: Path, config: pytest.Config) -> bool | None:
+    # Models only: the rest is not even imported. A repository's own tests may fail to import
+    # where its models do not (the `pytest` script does not put the working directory on
+    # sys.path), and a collection error stops the session before the models run.
+    if not _models_only(config):
+        return None
+    target = _config_path(config)
+    if target is not None and (collection_path == target or collection_path in target.parents):
+        return None           # the way to the config file (collected below)
+    return True
+
+
+def pytest_collect_file(file_path: Path, parent: pytest.Collector) -> pytest.Collector | None:
+    """The config file, where collection walks past it (the usual case: the repository's
+    root); elsewhere its items are added after collection (below)."""
+    if file_path == _config_path(parent.config):
+        return ConfigFile.from_parent(parent, path=file_path)
+    return None
 
 
 @pytest.hookimpl(tryfirst=True)   # before -k/-m deselection, so they apply to our items
@@ -65,7 +121,8 @@ class ConfigFile(pytest.File):
         loaded = self.config.stash[_CONFIG_KEY]
         for model in loaded.models:
             yield ModelItem.from_parent(self, name=model.name, model=model,
-                                        root=loaded.root, device=loaded.run.device)
+                                        root=self.config.stash[_ROOT_KEY],
+                                        device=loaded.run.device)
 
 
 class ModelItem(pytest.Item):
@@ -107,6 +164,10 @@ class GraphBreaksFound(AssertionError):
 def pt2bot() -> SimpleNamespace:
     """`graph_breaks`, `assert_no_graph_breaks`, `recompiles`, `assert_no_recompiles` from
     pt2bot.testing (the user's code is found from the calling test file, see there)."""
+    if not _have_torch():
+        from pt2bot.testing import INSTALL_TORCH
+        pytest.fail(f"the pt2bot fixture needs torch, which is not installed: {INSTALL_TORCH}",
+                    pytrace=False)
     from pt2bot import testing
 
     return SimpleNamespace(graph_breaks=testing.graph_breaks,

@@ -149,6 +149,9 @@ class Report:
     counts: JSON = field(default_factory=dict)
     timings: JSON | None = None             # seconds per stage (absent: not measured)
     partial: JSON | None = None             # a shard's report: what it covers (pt2bot/partial.py)
+    # changed code no configured model ran on head: [{path, lines}] (compare.not_run_lines);
+    # None (absent): not known (no smoke run, no coverage, no diff)
+    not_run: tuple[JSON, ...] | None = None
 
     def to_dict(self) -> dict[str, Any]:
         out: dict[str, Any] = {
@@ -162,6 +165,9 @@ class Report:
             "findings_hidden": self.findings_hidden,
             "models": [m.to_dict() for m in self.models],
             "skipped": list(self.skipped), "counts": dict(self.counts)}
+        if self.not_run is not None:
+            out["not_run"] = [{"path": x.get("path"), "lines": list(x.get("lines") or ())}
+                              for x in self.not_run]
         for optional in ("timings", "partial"):
             value = getattr(self, optional)
             if value is not None:
@@ -178,7 +184,8 @@ class Report:
         return replace(self, reasons=_items(self.reasons), thresholds=_mapping(self.thresholds),
                        models=tuple(m.as_written() for m in self.models),
                        skipped=_items(self.skipped), counts=_mapping(self.counts),
-                       timings=_mapping(self.timings), partial=_mapping(self.partial))
+                       timings=_mapping(self.timings), partial=_mapping(self.partial),
+                       not_run=None if self.not_run is None else _items(self.not_run))
 
 
 __all__ = ["COMPARED", "KEY_ORDER", "PLACEHOLDER", "RUN_SKIPPED", "Delta", "ModelDelta",

@@ -39,6 +39,9 @@ from typing import Any, Callable, Iterable, Sequence
 from pt2bot.smoke.location import RepoPaths, real_file
 
 _PT2BOT_DIR = os.path.dirname(os.path.abspath(__file__))
+# torch is not a dependency of pt2bot itself (`pt2bot check` runs without it): the extra.
+INSTALL_TORCH = ("pip install 'pt2bot[smoke]' (or your project's own torch: pt2bot installs "
+                 "torch only with that extra)")
 _PROJECT_MARKERS = ("pyproject.toml", "setup.py", "setup.cfg", "pt2bot.yml", ".git")
 _NOT_USER_PACKAGES = frozenset({"torch", "functorch", "builtins", "pt2bot"})
 
@@ -214,9 +217,18 @@ def _defining_package(obj: Any) -> str | None:
     return None
 
 
+def _require_torch() -> None:
+    try:
+        import torch  # noqa: F401
+    except ImportError as e:
+        raise ModuleNotFoundError(f"pt2bot.testing needs torch: {INSTALL_TORCH}",
+                                  name="torch") from e
+
+
 def resolve_user_code(obj: Any, user_code: str | Sequence[str] | None = None,
                       caller: str | None = None) -> UserCode:
     """Where the user's code is, for `obj` called from `caller` (see the module docstring)."""
+    _require_torch()
     if user_code is not None:
         roots = [user_code] if isinstance(user_code, (str, os.PathLike)) else list(user_code)
         roots = [os.path.abspath(os.fspath(r)) for r in roots]
@@ -367,8 +379,9 @@ def recompiles(fn: Callable[..., Any], inputs: Iterable[Any], *, dynamic: bool |
     import torch
 
     from pt2bot.smoke.breaks import RecordingBackend
-    from pt2bot.smoke.matrix import parse_recompile_reason
-    from pt2bot.smoke.trace import compilation_metrics, intern_table, reset_dynamo
+    from pt2bot.smoke.matrix import parse_recompile_reason, specialization_sites, specialised_at
+    from pt2bot.smoke.trace import (TraceCollector, compilation_metrics, intern_table,
+                                    reset_dynamo)
 
     calls = [_as_call(i) for i in inputs]
     paths = resolve_user_code(fn, user_code, _caller_file())
@@ -381,7 +394,7 @@ def recompiles(fn: Callable[..., Any], inputs: Iterable[Any], *, dynamic: bool |
     try:
         compiled = torch.compile(fn, backend=RecordingBackend(), dynamic=dynamic)
         with LoggingKept(), torch._dynamo.config.patch(**{limit_key: len(calls) + 8}), \
-                torch.no_grad():
+                torch.no_grad(), TraceCollector() as events:
             for k, (args, kwargs) in enumerate(calls):
                 n0 = len(compilation_metrics())
                 compiled(*args, **kwargs)
@@ -389,6 +402,9 @@ def recompiles(fn: Callable[..., Any], inputs: Iterable[Any], *, dynamic: bool |
                 files = sorted({m.co_filename for m in metrics if m.co_filename}
                                | set(intern_table().values()))
                 case = _case(args, kwargs, params)
+                # A static size guard names no line; the line that specialised the size does
+                # (the structured trace's user stack: what the smoke run reports it with).
+                sites = specialization_sites(events, paths)
                 for m in metrics[n0:]:
                     text = getattr(m, "recompile_reason", None)
                     if not text or getattr(m, "fail_type", None):
@@ -400,6 +416,10 @@ def recompiles(fn: Callable[..., Any], inputs: Iterable[Any], *, dynamic: bool |
                                 and r["dim"] not in made_dynamic):
                             kind = "automatic_dynamic"
                             made_dynamic.add(r["dim"])
+                        site = specialised_at(r["guard"], sites) if not r["path"] else None
+                        if site is not None:
+                            r = {**r, "path": site["path"], "line": site["line"],
+                                 "source": site["source"]}
                         reasons.append(RecompileReason(
                             guard=r["guard"], kind=kind, path=r["path"], line=r["line"],
                             source=r["source"], dim=r["dim"]))
@@ -436,6 +456,8 @@ def format_recompiles(found: Sequence[Recompile], what: str = "the function",
         lines.append(f"  call {r.call} ({shapes or 'no tensors'}):")
         for g in r.reasons or (RecompileReason(guard="(no reason recorded)", kind="guard"),):
             where = f" at {g.path}:{g.line}" if g.path else ""
+            if g.path and g.kind in ("size_mismatch", "automatic_dynamic"):
+                where = f"; specialised to a constant at {g.path}:{g.line}"
             src = f"  ({_one_line(g.source, 200)})" if g.source else ""
             tag = {"size_one": " [size 1: torch specialises 0/1 by design]",
                    "automatic_dynamic": " [automatic dynamic: this dim compiles dynamic from now"
@@ -467,6 +489,7 @@ def model_graph_breaks(model: Any, root: str, *, device: str = "cpu") -> list[Gr
 
     from pt2bot.smoke.inputs import build_inputs, build_model, run_forward
 
+    _require_torch()
     spec = json.loads(json.dumps(dataclasses.asdict(model), default=str))
     paths = UserCode(root)
     try:
@@ -522,15 +545,22 @@ class LoggingKept:
     """
 
     def __enter__(self) -> "LoggingKept":
+        import contextlib
         import logging
+
+        from pt2bot.smoke.trace import private_trace_logger
 
         self._saved = {name: (lg.level, list(lg.handlers), lg.propagate, lg.disabled)
                        for name, lg in _torch_loggers(logging)}
+        # the structured trace goes to no test runner's capture (pt2bot/smoke/trace.py)
+        self._private = contextlib.ExitStack()
+        self._private.enter_context(private_trace_logger())
         return self
 
     def __exit__(self, *exc: object) -> None:
         import logging
 
+        self._private.close()
         for name, lg in _torch_loggers(logging):
             saved = self._saved.get(name)
             if saved is None:
@@ -553,8 +583,8 @@ def _torch_loggers(logging: Any) -> list[tuple[str, Any]]:
     return [(n, logging.getLogger(n)) for n in names]
 
 
-__all__ = ["GraphBreak", "Recompile", "RecompileReason", "UserCode", "assert_no_graph_breaks",
-           "assert_no_recompiles", "ModelFailed", "format_breaks", "model_graph_breaks",
+__all__ = ["INSTALL_TORCH", "GraphBreak", "Recompile", "RecompileReason", "UserCode",
+           "assert_no_graph_breaks", "assert_no_recompiles", "ModelFailed", "format_breaks", "model_graph_breaks",
            "pick_device", "format_recompiles", "graph_breaks",
            "project_root", "recompiles", "resolve_user_code"]
 

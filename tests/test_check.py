@@ -486,7 +486,7 @@ def test_info_never_fails_the_check(tmp_path, capsys):
     assert rc == 1 and "PTC105 [warning]" in out.out
     (tmp_path / "pt2bot.yml").write_text("version: 1\nstatic:\n  conditional: hide\n")
     rc, out = run_cli(["m.py"], tmp_path, capsys)
-    assert rc == 0 and out.out == ""
+    assert rc == 0 and out.out == "No findings in 1 file.\n"
 
 
 def test_every_format_carries_condition_and_reached_by():
@@ -732,3 +732,100 @@ def test_the_installed_torch_is_read_from_its_dist_info(tmp_path, monkeypatch):
     assert resolve_torch(StaticConfig(torch="2.13")) == ("2.13", "config")
     monkeypatch.setattr(sys, "path", [str(tmp_path / "missing")])
     assert resolve_torch(StaticConfig())[1] == "assumed"
+
+
+# --------------------------------------------------------------------------- new vs pre-existing
+
+MOVED_BASE = """\
+    import torch.nn as nn
+
+    class Net(nn.Module):
+        def forward(self, x):
+            n = x.sum().item()
+            return x * n
+    """
+# The same line, re-indented under a new `if`: changed in the diff, not new to the code.
+MOVED_HEAD = """\
+    import torch.nn as nn
+
+    class Net(nn.Module):
+        def forward(self, x, scale=True):
+            if scale:
+                n = x.sum().item()
+                return x * n
+            return x
+    """
+
+
+def _moved_pr(git_repo, extra: str = "") -> None:
+    git_repo.write("pt2bot.yml", "version: 1\n")
+    git_repo.write("m.py", textwrap.dedent(MOVED_BASE))
+    git_repo.commit("base")
+    git_repo.branch("pr")
+    git_repo.write("m.py", textwrap.dedent(MOVED_HEAD) + textwrap.dedent(extra))
+    git_repo.commit("pr")
+
+
+def test_base_calls_a_reindented_line_pre_existing_as_the_review_does(git_repo, capsys,
+                                                                       tmp_path):
+    _moved_pr(git_repo)
+    rc, out = run_cli(["--base", "main", "--format", "json"], git_repo.path, capsys)
+    fs = json.loads(out.out)["findings"]
+    assert [(f["rule"], f["diff"], f["new"]) for f in fs] == [("PTC101", "added", False)]
+    assert rc == 0      # a finding already on the base never fails the check, as in the review
+    # The review's answer on the same PR (static only): the same findings, the same `new`.
+    old = os.getcwd()
+    os.chdir(git_repo.path)
+    try:
+        assert main(["review", "--base", "main", "--no-smoke", "--out", str(tmp_path / "o")]) == 0
+    finally:
+        os.chdir(old)
+    capsys.readouterr()
+    report = json.loads((tmp_path / "o" / "report.json").read_text())
+    assert [(f["rule"], f["line"], f["new"]) for f in report["findings"]] == \
+        [(f["rule"], f["line"], f["new"]) for f in fs]
+    rc, out = run_cli(["--base", "main"], git_repo.path, capsys)
+    assert rc == 0 and "(pre-existing)" in out.out.splitlines()[0]
+
+
+def test_base_still_fails_on_a_new_line_beside_a_moved_one(git_repo, capsys):
+    _moved_pr(git_repo, """
+
+        class Two(nn.Module):
+            def forward(self, x):
+                return x.sum().tolist()
+        """)
+    rc, out = run_cli(["--base", "main", "--format", "json"], git_repo.path, capsys)
+    fs = json.loads(out.out)["findings"]
+    assert [(f["rule"], f["new"]) for f in fs] == [("PTC101", False), ("PTC102", True)]
+    assert rc == 1
+    rc, out = run_cli(["--base", "main", "--format", "github"], git_repo.path, capsys)
+    first, second = out.out.splitlines()
+    assert first.startswith("::notice ") and "(pre-existing)" in first
+    assert second.startswith("::error ") and "pre-existing" not in second
+
+
+# --------------------------------------------------------------------------- a clean check
+
+def test_a_clean_check_says_so_in_one_line_in_the_text_format_only(tmp_path, capsys):
+    write(tmp_path, {"clean.py": "x = 1\n", "m.py": GOOD.replace(".item()", "")})
+    rc, out = run_cli(["clean.py", "m.py"], tmp_path, capsys)
+    assert (rc, out.out) == (0, "No findings in 2 files.\n")
+    rc, out = run_cli(["clean.py"], tmp_path, capsys)
+    assert out.out == "No findings in 1 file.\n"
+    rc, out = run_cli([], tmp_path, capsys)     # the whole tree (tmp_path is no git repo)
+    assert out.out == "No findings in 2 files.\n"
+    assert run_cli(["--format", "github", "m.py"], tmp_path, capsys)[1].out == ""
+    assert json.loads(run_cli(["--format", "json", "m.py"], tmp_path, capsys)[1].out)[
+        "findings"] == []
+
+
+def test_a_clean_diff_says_what_the_filter_left_out(git_repo, capsys):
+    git_repo.write("m.py", textwrap.dedent(GOOD))
+    git_repo.commit("base")
+    git_repo.branch("pr")
+    git_repo.write("other.py", "y = 2\n")
+    git_repo.commit("pr")
+    rc, out = run_cli(["--base", "main"], git_repo.path, capsys)
+    assert (rc, out.out) == (
+        0, "No findings in 2 files (1 more outside the diff filter `added`).\n")

@@ -74,6 +74,8 @@ PROSE: dict[str, Sink] = {
     "escape_inline/heading": lambda t: "## " + escape.escape_inline(t),
     "escape_inline/summary": lambda t: details(escape.escape_inline(t), "body"),
     "link/label": lambda t: _paragraph(link(t, GB_URL)),
+    # our messages: prose with code spans of the user's source (summary/review finding lines)
+    "message_inline": lambda t: _paragraph(escape.message_inline(t)),
 }
 CODE: dict[str, Sink] = {
     "code_inline": lambda t: _paragraph(escape.code_inline(t)),
@@ -95,7 +97,11 @@ REPOSTED: dict[str, Sink] = {
         f"<details><summary>{t}</summary>\n\n{t}\n\n</details>"),
     "clean_text/blank-lines": lambda t: escape.clean_text(f"x\n\n{t}\n\ny"),
 }
-MARKDOWN_SINKS = {**PROSE, **CODE, **REPOSTED}
+# prose and code in one line: a message whose spans hold the fragment (its `$` stays code)
+MIXED: dict[str, Sink] = {
+    "message_inline/spans": lambda t: _paragraph(escape.message_inline(f"`{t}` and {t} `x`")),
+}
+MARKDOWN_SINKS = {**PROSE, **CODE, **REPOSTED, **MIXED}
 
 
 @pytest.mark.parametrize("sink", sorted(MARKDOWN_SINKS))
@@ -216,6 +222,7 @@ RENDERER_SINKS: dict[str, Callable[[str], object]] = {
     "inert_markdown": escape.inert_markdown,
     "escape_inline": lambda t: escape.escape_inline(t, limit=len(t)),
     "code_inline": lambda t: escape.code_inline(t, limit=len(t)),
+    "message_inline": lambda t: escape.message_inline(t, limit=len(t)),
     "code_block": lambda t: escape.code_block(t, limit=len(t)),
     "suggestion_block": escape.suggestion_block, "neutralise": escape.neutralise,
     "html_text": escape.html_text,

@@ -334,3 +334,66 @@ def test_files_are_the_checks_less_tests_docs_and_environments(tmp_path):
     root = _repo(tmp_path, LAYOUT)
     proposals, _ = discover(str(root))
     assert [(p.entry, p.path) for p in proposals] == [("pkg.net:Net", "src/pkg/net.py")]
+
+
+def _gpt(extra: str = "") -> str:
+    return f"""\
+        from torch import nn
+
+
+        class GPT(nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.wte = nn.Embedding(100, 8)
+
+            def forward(self, idx):
+                return self.wte(idx)
+        {extra}"""
+
+
+def _leaf(name: str) -> str:
+    return f"""
+
+        class {name}(nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.fc = nn.Linear(8, 8)
+
+            def forward(self, x):
+                return self.fc(x)
+        """
+
+
+NAMING = {
+    "llm/__init__.py": "",
+    "llm/model.py": _gpt(),
+    "llm/lora.py": _gpt(_leaf("LoRALinear")),
+    "llm/adapter.py": _gpt(),
+    "llm/adapter_v2.py": _gpt(),
+    "llm/moe.py": _gpt(_leaf("LLaMAMoE") + _leaf("SimpleViT") + _leaf("TinyMLP")
+                       + _leaf("GPT2LMHead") + _leaf("gMLPVision") + _leaf("Conv2dNet")),
+    "other/__init__.py": "",
+    "other/model.py": _gpt(),
+}
+
+
+def test_model_names_keep_acronyms_whole_and_qualify_duplicates_by_module(tmp_path):
+    proposals, _ = discover(str(_repo(tmp_path, NAMING)))
+    assert {p.entry: p.name for p in proposals} == {
+        # the same class name in several modules: each named by as much of its module as
+        # tells it apart, never by a counter (`gpt_4`)
+        "llm.adapter:GPT": "adapter_gpt",
+        "llm.adapter_v2:GPT": "adapter_v2_gpt",
+        "llm.lora:GPT": "lora_gpt",
+        "llm.model:GPT": "llm_model_gpt",
+        "other.model:GPT": "other_model_gpt",
+        "llm.moe:GPT": "moe_gpt",
+        # acronyms stay whole (not `lo_ra_linear`, `l_la_ma_moe`)
+        "llm.lora:LoRALinear": "lora_linear",
+        "llm.moe:LLaMAMoE": "llama_moe",
+        "llm.moe:SimpleViT": "simple_vit",
+        "llm.moe:TinyMLP": "tiny_mlp",
+        "llm.moe:GPT2LMHead": "gpt2_lm_head",
+        "llm.moe:gMLPVision": "g_mlp_vision",
+        "llm.moe:Conv2dNet": "conv2d_net",
+    }

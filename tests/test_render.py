@@ -294,7 +294,7 @@ def test_finding_confirmed_by_a_break_is_one_comment(pr):
     assert body.count("<!-- pt2bot:") == 1 and body.rstrip().endswith(f"fp={f.fingerprint()} -->")
     assert b["fingerprint"] not in json.dumps(review)       # the break has no comment of its own
     # The finding's actionable message and suggestion ...
-    assert body.startswith("❌ **PTC201** \\`.item()\\` syncs with the device")
+    assert body.startswith("❌ **PTC201** `.item()` syncs with the device")
     assert "```suggestion\n        n = x.sum()\n```" in body
     # ... plus ONE confirmation line (with the GB link and type) and the break's hint.
     [line] = [ln for ln in body.splitlines() if ln.startswith("Confirmed by the smoke run:")]
@@ -407,7 +407,7 @@ def test_review_shape_of_the_end_to_end_pr():
         [("pkg/breaker.py", 15), ("pkg/flaky.py", 11)]
     [c] = _on(review, "pkg/breaker.py", 15)
     assert c["fingerprint"] == item.fingerprint()
-    assert c["body"].startswith("❌ **PTC101** \\`.item()\\` copies the tensor")
+    assert c["body"].startswith("❌ **PTC101** `.item()` copies the tensor")
     assert "Confirmed by the smoke run: model `breaker` breaks here — [GB0124](" in c["body"]
     assert "💡 Rule documentation" in c["body"] and "💡 Set \\`torch" in c["body"]
     assert "b60218ac314c86b8" not in c["body"]
@@ -516,3 +516,58 @@ def test_hostile_condition_and_model_names_stay_code(pr):
     assert html.count("<code>") == 1 and "</code>)" in html
     assert "@octocat" not in first and "\u202e" not in c["body"]
     assert c["body"].count("<!-- pt2bot:") == 1
+
+
+# ---------------------------------------------------------------- our code spans in messages
+# A finding's message is our prose with code spans around the user's source
+# (`` `{name}` breaks the graph ``): rendered, each span is code and the prose is escaped
+# prose; the JSON keeps the message text as the rule wrote it.
+SPAN_MESSAGES = {
+    40: "`.item()` copies the tensor to a Python number; keep it a tensor (drop `.item()`)",
+    41: "Python loop over `range(<size>)` unrolls per size; use `torch.arange(n)` instead",
+    # the user's source inside our spans, and prose around them, all hostile
+    42: "`x @octocat <img src=x> $x$ [a](https://evil.example)` then <b>b</b> *em* #1 "
+        "[l](javascript:alert(1)) `` a`b `` done",
+}
+
+
+def span_report(pr):
+    return make_report(pr, findings=[
+        finding(line=line, message=msg, source=f"y = {line}", suggestion=None,
+                condition="self.training" if line == 40 else None, hints=(
+                    "Rule documentation: `pt2bot rules PTC201`",))
+        for line, msg in SPAN_MESSAGES.items()])
+
+
+def _bodies(rep):
+    review = render_review(rep, lambda path, line: True)
+    outside = render_review(rep, lambda path, line: False)
+    comments = {c["line"]: c["body"] for c in review["comments"]}
+    return render_summary(rep), comments, outside["body"]
+
+
+def test_code_spans_in_our_messages_render_as_code(pr):
+    from test_security_publish import assert_inert
+
+    rep = span_report(pr)
+    summary, comments, outside = _bodies(rep)
+    item = ("<code>.item()</code> copies the tensor to a Python number; keep it a tensor "
+            "(drop <code>.item()</code>) (when <code>self.training</code>)")
+    loop = ("Python loop over <code>range(&lt;size&gt;)</code> unrolls per size; use "
+            "<code>torch.arange(n)</code> instead")
+    for body, expected in ((summary, (item, loop)), (outside, (item, loop)),
+                           (comments[40], (item,)), (comments[41], (loop,))):
+        assert_inert(body)
+        ours = "\n\n".join(ln for ln in body.splitlines() if "**PTC" in ln)
+        html = _html(ours)
+        assert "\\`" not in ours and "&amp;lt;" not in html
+        assert all(e in html for e in expected), html
+    assert_inert(comments[42])
+    first = _html(comments[42].splitlines()[0])
+    # the hostile span stays one code span; the prose around it stays text
+    assert "<code>x @\u200bocta" in first or "<code>x @\u200b" in first
+    assert "&lt;b&gt;b&lt;/b&gt; *em* #\u200b1" in first and "<b>" not in first
+    assert "<code>a`b</code> done" in first
+    assert "💡 Rule documentation: <code>pt2bot rules PTC201</code>" in _html(comments[40])
+    # report.json (and `pt2bot check --format json`) keep the rule's text
+    assert [f["message"] for f in rep.to_dict()["findings"]] == list(SPAN_MESSAGES.values())

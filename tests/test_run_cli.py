@@ -3,6 +3,7 @@ CLI entry point, real worker processes."""
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
 
@@ -170,3 +171,55 @@ def test_missing_config_and_bad_merge_inputs_are_usage_errors(tmp_path, capsys):
     bad.write_text("{oops")
     assert main(["merge", str(bad), "--out", str(tmp_path / "m.json")]) == 2
     assert "not valid JSON" in capsys.readouterr().err
+
+
+# --------------------------------------------------------------------------- the repository root
+
+def test_config_outside_the_repository_runs_the_repository_of_the_working_directory(
+        zoo, tmp_path, monkeypatch, capsys):
+    # `pt2bot run --config ../cfg.yml`: the worker imports from the git root of the working
+    # directory (as `pt2bot review` does), not from the directory the config lives in.
+    repo, head = zoo
+    cfg = repo.path.parent / "outside.yml"
+    cfg.write_text(CONFIG.replace("jobs: 2", "jobs: 1").split("  - name: crash")[0]
+                   + "run: {device: cpu, backend: eager, latency: false, timeout_s: 120}\n")
+    monkeypatch.chdir(repo.path / "zoo")          # anywhere inside the work tree
+    out = tmp_path / "r.json"
+    rc = main(["run", "--config", os.path.relpath(cfg), "--out", str(out)])
+    err = capsys.readouterr().err
+    results = json.loads(out.read_text())
+    [mlp] = results["models"]
+    assert (rc, mlp["status"]) == (0, "ok"), (err, mlp.get("error"))
+    assert results["commit"] == head
+    assert "zoo/models.py" in mlp["coverage"]     # paths relative to the repository root
+
+
+def test_every_model_failing_to_import_is_exit_2_with_the_reason(zoo, tmp_path, monkeypatch,
+                                                                 capsys):
+    repo, _ = zoo
+    cfg = tmp_path / "missing.yml"
+    cfg.write_text(CONFIG.replace("zoo.models:build_mlp", "zoo.nothere:build_mlp")
+                   .replace("zoo.models:build_crash", "zoo.gone:build_crash"))
+    monkeypatch.chdir(repo.path)
+    out = tmp_path / "r.json"
+    rc = main(["run", "--config", str(cfg), "--out", str(out)])
+    err = capsys.readouterr().err
+    assert rc == 2, err
+    # the results are still written: the failures are data, and the summary says what failed
+    results = json.loads(out.read_text())
+    assert {m["error"]["kind"] for m in results["models"]} == {"import"}
+    last = err.strip().splitlines()[-1]
+    assert last.startswith("pt2bot: error: no model could be imported (2 of 2)"), err
+    assert f"PYTHONPATH={repo.path}" in last and 'module "zoo.' in last
+
+
+def test_a_crash_beside_an_import_failure_is_a_result_exit_0(zoo, tmp_path, monkeypatch,
+                                                             capsys):
+    repo, _ = zoo
+    cfg = tmp_path / "mixed.yml"
+    cfg.write_text(CONFIG.replace("zoo.models:build_mlp", "zoo.nothere:build_mlp"))
+    monkeypatch.chdir(repo.path)
+    rc = main(["run", "--config", str(cfg), "--out", str(tmp_path / "r.json")])
+    err = capsys.readouterr().err
+    assert rc == 0, err
+    assert "2 model(s) on cpu, 2 failed (1 crash, 1 import)" in err

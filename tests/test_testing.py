@@ -69,6 +69,13 @@ def branchy(x):
 
 def double(x):
     return x * 2
+
+
+def unrolled(idx):
+    out = idx
+    for i in range(idx.shape[1]):
+        out = out + i
+    return out
 """
 LINE = {text.strip(): n for n, text in enumerate(MODEL.splitlines(), 1)}
 
@@ -232,3 +239,24 @@ def test_recompiles_with_guard_reasons(userpkg):
     with pytest.raises(AssertionError, match="3 recompiles of double"):
         testing.assert_no_recompiles(userpkg.double, [torch.randn(n, 3) for n in (2, 3, 8, 5)],
                                      dynamic=False)
+
+
+def test_a_size_mismatch_names_the_line_that_specialised_the_dim(userpkg):
+    # The loop over range(idx.shape[1]) specialises the dim automatic dynamic made dynamic:
+    # the next width fails a static size guard, which names no line of its own. The line is
+    # the one the review names for it (the structured trace's specialisation, user stack).
+    calls = [torch.randn(2, n) for n in (8, 12, 16)]
+    pkg = userpkg.__name__.split(".")[0]
+    where = f"{pkg}/model.py:{LINE['for i in range(idx.shape[1]):']}"
+    found = testing.recompiles(userpkg.unrolled, calls)
+    assert [(r.call, r.expected) for r in found] == [(1, True), (2, False)]
+    [auto], [bad] = found[0].reasons, found[1].reasons
+    assert (auto.kind, auto.path) == ("automatic_dynamic", None)   # nothing specialised it yet
+    assert (bad.kind, bad.dim, f"{bad.path}:{bad.line}", bad.source) == (
+        "size_mismatch", "idx.shape[1]", where, "for i in range(idx.shape[1]):")
+    with pytest.raises(AssertionError) as exc:
+        testing.assert_no_recompiles(userpkg.unrolled, calls)
+    line = next(ln for ln in str(exc.value).splitlines() if "guard failed" in ln)
+    assert line.strip() == (f"guard failed: tensor 'idx' size mismatch at index 1. expected 12, "
+                            f"actual 16; specialised to a constant at {where}  "
+                            "(for i in range(idx.shape[1]):)")

@@ -184,3 +184,90 @@ def test_entry_point_loads_the_plugin_without_p(tmp_path):
     proc = subprocess.run([sys.executable, "-m", "pytest", "-p", "no:cacheprovider", "--help"],
                           cwd=tmp_path, env=env, capture_output=True, text=True, timeout=120)
     assert "--pt2bot-config=FILE" in proc.stdout
+
+
+def test_the_structured_trace_stays_out_of_pytests_captured_log(project):
+    # pytest attaches its capture handlers to every logger that does not propagate, torch's
+    # structured-trace logger included: its records (data, no message) became rows of empty
+    # `DEBUG torch.__trace` lines in a failure's "Captured log call" section.
+    project.makepyfile(test_logs="""
+import logging
+
+import torch
+
+from userpkg.model import Clean, TwoBreaks
+
+
+def test_fails_after_the_checks(pt2bot):
+    logging.getLogger("userpkg").warning("the user's own record")
+    pt2bot.graph_breaks(TwoBreaks(), torch.randn(2, 8))
+    pt2bot.recompiles(Clean(), [torch.randn(n, 8) for n in (2, 3, 5)], dynamic=False)
+    assert False
+""")
+    result = run(project)
+    result.assert_outcomes(failed=1)
+    out = result.stdout.str()
+    assert "Captured log call" in out and "the user's own record" in out
+    assert "torch.__trace" not in out
+
+
+def test_config_alone_collects_only_the_models_from_inside_the_repository(project):
+    # A repository with tests of its own that need the project installed: `pytest` (the
+    # script: the working directory is not on sys.path, `python -P` here) with the config
+    # and no test paths runs the configured models and nothing else, and imports them from
+    # the repository's root.
+    from gitrepo import GitRepo
+
+    (project.path / "pt2bot.yml").write_text(CONFIG)
+    tests = project.path / "tests"
+    tests.mkdir()
+    (tests / "test_own.py").write_text("import userpkg.model\n\n\ndef test_own():\n    pass\n")
+    GitRepo.init(project.path).commit("a repository")
+    sub = project.path / "userpkg"
+
+    def pytest_in(cwd, *args, safe_path=True):
+        return subprocess.run([sys.executable, *(["-P"] if safe_path else []), "-m", "pytest",
+                               *PLUGIN, "-p",
+                               "no:cacheprovider", "-v", *args], cwd=cwd, capture_output=True,
+                              text=True, timeout=300)
+
+    proc = pytest_in(project.path, "--pt2bot-config", "pt2bot.yml")
+    out = proc.stdout + proc.stderr
+    assert "collected 3 items" in out, out
+    assert "test_own" not in out and "ERROR collecting" not in out
+    assert "pt2bot.yml::clean PASSED" in out and "pt2bot.yml::broken FAILED" in out
+    # from a subdirectory, with the config named relative to it: the same models
+    proc = pytest_in(sub, "--pt2bot-config", "../pt2bot.yml", "-k", "clean")
+    assert "1 passed, 2 deselected" in proc.stdout, proc.stdout + proc.stderr
+    # test paths given: those are collected too, beside the models (`python -m pytest`
+    # puts the working directory on sys.path, as the repository's own tests need)
+    proc = pytest_in(project.path, "--pt2bot-config", "pt2bot.yml", "tests", "-k",
+                     "clean or own", safe_path=False)
+    assert "tests/test_own.py" in proc.stdout and "pt2bot.yml::clean" in proc.stdout
+
+
+NO_TORCH = """\
+import sys
+
+sys.modules["torch"] = None     # as if torch were not installed: `import torch` fails
+"""
+
+
+def test_without_torch_the_plugin_says_what_to_install(project):
+    # torch comes only with pt2bot's `smoke` extra: a plain `pip install pt2bot` has the
+    # plugin but not what its checks run on.
+    (project.path / "conftest.py").write_text(NO_TORCH)
+    (project.path / "pt2bot.yml").write_text(CONFIG)
+    result = run(project, "--pt2bot-config", "pt2bot.yml")
+    assert result.ret == pytest.ExitCode.USAGE_ERROR
+    err = result.stderr.str()
+    assert "--pt2bot-config needs torch" in err and "pip install 'pt2bot[smoke]'" in err
+    assert "Traceback" not in err
+
+    project.makepyfile(test_fx="def test_fx(pt2bot):\n"
+                               "    pt2bot.assert_no_graph_breaks(abs, 1)\n")
+    result = run(project, "test_fx.py")
+    result.assert_outcomes(errors=1)
+    out = result.stdout.str()
+    assert "the pt2bot fixture needs torch" in out and "pip install 'pt2bot[smoke]'" in out
+    assert "ModuleNotFoundError" not in out and "Traceback" not in out

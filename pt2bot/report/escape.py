@@ -4,8 +4,10 @@ Untrusted text is whatever came from user code or a run of it (break reasons, ex
 messages, source lines, paths, model names) and, in the privileged publisher, everything in a
 report artifact (a fork's pull request may have written it whole). The sinks:
 
-- **Markdown we render** (`escape_inline`, `code_inline`, `code_block`, `suggestion_block`):
-  text from the report's fields into the summary comment, review comments, check summary.
+- **Markdown we render** (`escape_inline`, `code_inline`, `code_block`, `suggestion_block`,
+  and `message_inline` for our own messages, which join prose and code spans of the user's
+  source): text from the report's fields into the summary comment, review comments, check
+  summary.
 - **Markdown we re-post** (`clean_text`, `sanitize_markdown`, `inert_markdown`): an
   artifact's already-rendered Markdown. Our own markup (tables, emphasis, code,
   `<details>`/`<summary>`/`<sub>`, GB links built from codes matching `GB[0-9]{4}`) stays,
@@ -180,6 +182,57 @@ def code_inline(text: object, *, limit: int = INLINE_CAP, table: bool = False) -
     if table:
         s = s.replace("|", "\\|")
     return f"{fence}{pad}{s}{pad}{fence}"
+
+
+def message_inline(text: object, *, limit: int = INLINE_CAP) -> str:
+    """One line of OUR message text: a rule's prose with code spans around the user's source
+    (`` `{name}` breaks the graph ``). The parts are escaped each for what it is, never the
+    joined string: each span through `code_inline` (so it renders as code, whatever the
+    source holds), the prose between through `escape_inline`. Escaping the whole message as
+    prose showed our spans as literal backticks around entities (\\`range(&lt;size&gt;)\\`).
+
+    Where the spans are is read from the text as CommonMark reads it: a run of backticks
+    opens a span that the next run of exactly as many closes. A snippet that itself holds a
+    run of backticks can pair them otherwise than the rule meant, and then renders oddly,
+    never live: every part is still escaped for its sink.
+    """
+    s = cap(strip_controls(str(text)).replace("\n", " ").replace("\t", " "), limit)
+    out: list[str] = []
+    at = 0
+    for start, end, code in _code_spans(s):
+        if start > at:
+            out.append(escape_inline(s[at:start], limit=len(s)))
+        if code.startswith(" ") and code.endswith(" ") and code.strip():
+            code = code[1:-1]    # CommonMark's padding: `` `a` `` is the code `a`
+        out.append(code_inline(code, limit=len(s)))
+        at = end
+    if at < len(s):
+        out.append(escape_inline(s[at:], limit=len(s)))
+    return "".join(out)
+
+
+def _code_spans(s: str) -> list[tuple[int, int, str]]:
+    """(start, end, content) of each code span of `s`, left to right; linear in the runs."""
+    runs = [(m.start(), m.end()) for m in _BACKTICKS.finditer(s)]
+    by_length: dict[int, list[int]] = {}
+    for k, (a, b) in enumerate(runs):
+        by_length.setdefault(b - a, []).append(k)
+    seen = {n: 0 for n in by_length}        # per length: the runs already passed
+    spans = []
+    k = 0
+    while k < len(runs):
+        a, b = runs[k]
+        same = by_length[b - a]
+        while seen[b - a] < len(same) and same[seen[b - a]] <= k:
+            seen[b - a] += 1
+        if seen[b - a] == len(same):
+            k += 1                           # no closer: literal backticks (prose)
+            continue
+        close = same[seen[b - a]]
+        c, d = runs[close]
+        spans.append((a, d, s[b:c]))
+        k = close + 1
+    return spans
 
 
 def code_block(text: object, lang: str = "", *, limit: int = CODE_CAP) -> str:

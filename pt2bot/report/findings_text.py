@@ -81,6 +81,12 @@ def smoke_said(f: Finding, quote: str = "`") -> str | None:
     return f"not observed by the smoke run ({who}): {check.evidence}{was}"
 
 
+def pre_existing(f: Finding) -> str:
+    """" (pre-existing)" for a finding compared with a diff whose problem the base already
+    had (`new` False: changes.mark_new), else "". A plain check compares nothing."""
+    return " (pre-existing)" if f.diff is not None and not f.new else ""
+
+
 def render_text(findings: Sequence[Finding], *, root: str | None = None) -> str:
     """`path:line:col: CODE message (when `guard`)`, then the source line and a caret (col is
     1-based here), and whether configured models reached the line."""
@@ -88,7 +94,7 @@ def render_text(findings: Sequence[Finding], *, root: str | None = None) -> str:
     cache: dict[str, list[str] | None] = {}
     for f in findings:
         out.append(f"{safe_text(f.path)}:{f.line}:{f.col + 1}: {f.rule} [{f.severity}] "
-                   f"{safe_text(f.message + when(f))}")
+                   f"{safe_text(f.message + when(f))}{pre_existing(f)}")
         raw = _raw_line(root, f, cache)
         if raw is not None and raw.strip() == f.source:
             text = raw.expandtabs(1)
@@ -111,9 +117,18 @@ def render_text(findings: Sequence[Finding], *, root: str | None = None) -> str:
         why = "under a condition" if not n_refuted else \
             "under a condition, or not observed by the smoke run"
         info = f", {n_info} info ({why}; never failing)" if n_info else ""
+        n_old = sum(1 for f in findings if pre_existing(f))
+        old = f"; {n_old} pre-existing (on the base already; never failing)" if n_old else ""
         out.append(f"Found {len(findings)} finding(s): {n_err} error(s), "
-                   f"{len(findings) - n_err - n_info} warning(s){info}.")
+                   f"{len(findings) - n_err - n_info} warning(s){info}{old}.")
     return "\n".join(out) + ("\n" if out else "")
+
+
+def clean_line(files: int, *, hidden: int = 0, filter_: str = "") -> str:
+    """The text format's one line for a check without findings: "No findings in 123 files.",
+    and how many findings the diff filter left out (`check --base`)."""
+    more = f" ({hidden} more outside the diff filter `{filter_}`)" if hidden else ""
+    return f"No findings in {files} file{'s' if files != 1 else ''}{more}.\n"
 
 
 # The workflow-command escapes are pt2bot/report/escape.py's (one definition for the
@@ -127,6 +142,8 @@ def render_github(findings: Sequence[Finding]) -> str:
     out = []
     for f in findings:
         level = {"error": "error", "info": "notice"}.get(f.severity, "warning")
+        if pre_existing(f):   # as the review's check run annotates it
+            level = "notice"
         props = [f"file={escape_property(f.path)}", f"line={f.line}", f"col={f.col + 1}"]
         if f.end_line:
             props.append(f"endLine={f.end_line}")
@@ -134,7 +151,8 @@ def render_github(findings: Sequence[Finding]) -> str:
                 props.append(f"endColumn={f.end_col + 1}")
         props.append(f"title={escape_property(f'{f.rule} ' + (f.gb or ''))}".rstrip())
         r = smoke_said(f) or reached(f)
-        msg = f.message + when(f) + (f" ({f.url})" if f.url else "") + (f"; {r}" if r else "")
+        msg = (f.message + when(f) + pre_existing(f) + (f" ({f.url})" if f.url else "")
+               + (f"; {r}" if r else ""))
         out.append(f"::{level} {','.join(props)}::{escape_data(msg)}")
     return "\n".join(out) + ("\n" if out else "")
 

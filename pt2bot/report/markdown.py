@@ -15,8 +15,8 @@ from urllib.parse import urlsplit
 # because renderers and the audit's report import them from `markdown`.
 from pt2bot.report.escape import (CODE_CAP, INLINE_CAP, MARKER_PREFIX, ZWSP, cap,
                                   code_block, code_inline, defuse, escape_inline,
-                                  has_controls, neutralise, strip_controls, suggestion_block,
-                                  truncate_utf8, utf8_len)
+                                  has_controls, message_inline, neutralise, strip_controls,
+                                  suggestion_block, truncate_utf8, utf8_len)
 
 MESSAGE_CAP = 1_000
 _MARKER_NAME = re.compile(r"^[A-Za-z0-9_.:=-]{1,80}$")

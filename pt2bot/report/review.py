@@ -20,7 +20,7 @@ from typing import Any, Callable, Mapping, Sequence
 
 from pt2bot.findings import DIFF_ADDED, DIFF_CONTEXT, Finding, fingerprint
 from pt2bot.report.markdown import (code_block, code_inline, escape_inline, marker,
-                                    suggestion_block)
+                                    message_inline, suggestion_block)
 from pt2bot.report.summary import (FULL_REPORT, MAX_CHARS, Section, caused_line, fit,
                                    finding_location, gb_link, location, reached, severity_icon,
                                    smoke_verdict, when)
@@ -143,7 +143,7 @@ def finding_body(f: Finding, confirmed_by: list[Pair] = ()) -> str:
     sev = "❌" if confirmed_by else severity_icon(f)
     # The condition belongs to the claim: in the first line (also what the review body lists
     # for a finding outside the diff).
-    lines = [f"{sev} **{rule}** {escape_inline(f.message, limit=600)}{when(f)}"]
+    lines = [f"{sev} **{rule}** {message_inline(f.message, limit=600)}{when(f)}"]
     reach = reached(f)
     if reach and not (f.confirmed and not confirmed_by):
         lines.append(f"Smoke run: {reach}.")
@@ -160,8 +160,9 @@ def finding_body(f: Finding, confirmed_by: list[Pair] = ()) -> str:
     hints = list(f.hints[:3])
     for _, b in confirmed_by:
         hints += [h for h in (b.get("hints") or [])[:2] if h not in hints]
-    for h in hints[:5]:
-        lines.append(f"💡 {escape_inline(h, limit=400)}")
+    for h in hints[:5]:   # the rule's hints are our text, like its message; a break's are not
+        text = message_inline(h, limit=400) if h in f.hints else escape_inline(h, limit=400)
+        lines.append(f"💡 {text}")
     return "\n\n".join(lines)
 
 

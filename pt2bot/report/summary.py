@@ -19,7 +19,7 @@ from pt2bot import gb as gb_registry
 from pt2bot.report import compile_report
 from pt2bot.findings import Finding
 from pt2bot.report.markdown import (code_block, code_inline, details, escape_inline, link,
-                                    marker, table, truncate_utf8)
+                                    marker, message_inline, table, truncate_utf8)
 from pt2bot.reportdata import ModelDelta, Report
 
 MAX_CHARS = 65_536
@@ -53,7 +53,7 @@ def render_summary(report: Report, *, limit: int = MAX_CHARS,
     """The summary comment's Markdown, at most `limit` by `measure` (chars by default)."""
     head = render_header(report)
     sections = [s for s in (*model_sections(report), findings_section(report),
-                            skipped_section(report)) if s is not None]
+                            not_run_section(report), skipped_section(report)) if s is not None]
     foot = render_footer(report) + ("\n" + SUMMARY_MARKER if with_marker else "")
     return fit(head, sections, foot, limit=limit, measure=measure)
 
@@ -471,8 +471,36 @@ def finding_line(f: Finding) -> str:
     said = smoke_verdict(f) or reached(f)
     return (f"- {severity_icon(f)} **{escape_inline(f.rule, limit=20)}** "
             f"{code_inline(finding_location(f), limit=160)} "
-            f"{escape_inline(f.message, limit=400)}{when(f)}"
+            f"{message_inline(f.message, limit=400)}{when(f)}"
             + (f" · {said}" if said else ""))
+
+
+def not_run_section(report: Report) -> Section | None:
+    """"N changed lines in these files were run by no configured model: `a.py` (lines 3, 9-12)"
+    from report.json's `not_run` (absent without a smoke run: nothing is said then)."""
+    items = [x for x in report.not_run or () if isinstance(x.get("path"), str)]
+    if not items:
+        return None
+    n = sum(len(x.get("lines") or ()) for x in items)
+    files = ", ".join(f"{code_inline(x['path'], limit=160)} (lines {_ranges(x.get('lines'))})"
+                      for x in items[:20])
+    more = f" and {len(items) - 20} more files" if len(items) > 20 else ""
+    return Section("#### Changed code no model ran",
+                   [f"{n} changed line{'s' if n != 1 else ''} in these files "
+                    f"{'were' if n != 1 else 'was'} run by no configured model: {files}{more}."])
+
+
+def _ranges(lines: Any) -> str:
+    """[3, 9, 10, 11] → "3, 9-11" (at most 10 ranges, then "…")."""
+    nums = sorted({n for n in lines or () if isinstance(n, int)})
+    out: list[tuple[int, int]] = []
+    for n in nums:
+        if out and out[-1][1] == n - 1:
+            out[-1] = (out[-1][0], n)
+        else:
+            out.append((n, n))
+    text = [str(a) if a == b else f"{a}-{b}" for a, b in out[:10]]
+    return ", ".join(text) + (", …" if len(out) > 10 else "")
 
 
 def skipped_section(report: Report) -> Section | None:

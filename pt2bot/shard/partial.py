@@ -125,7 +125,8 @@ def changeset_to_json(cs: ChangeSet) -> dict[str, Any]:
          "deleted_lines": sorted(fc.deleted_lines),
          "hunks": [[h.old_start, h.old_count, h.new_start, h.new_count] for h in fc.hunks],
          "binary": fc.binary, "old_mode": fc.old_mode, "new_mode": fc.new_mode,
-         "similarity": fc.similarity, "context_pairs": [list(p) for p in fc.context_pairs]}
+         "similarity": fc.similarity, "context_pairs": [list(p) for p in fc.context_pairs],
+         **({} if fc.code_spans is None else {"code_spans": [list(p) for p in fc.code_spans]})}
         for fc in cs.files.values()]}
 
 
@@ -159,7 +160,9 @@ def changeset_from_json(data: Any, where: str) -> ChangeSet:
             new_mode=_str(f.get("new_mode"), where, f"{at}.new_mode", none=True),
             similarity=_int(f.get("similarity"), where, f"{at}.similarity", none=True),
             context_pairs=tuple(_tuples(f["context_pairs"], 2, where, f"{at}.context_pairs",
-                                        lo=1)))
+                                        lo=1)),
+            code_spans=None if f.get("code_spans") is None else tuple(
+                _tuples(f["code_spans"], 2, where, f"{at}.code_spans", lo=1)))
         out[fc.path] = fc
     return ChangeSet(base=base, head=head, files=out)
 

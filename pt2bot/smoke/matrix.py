@@ -241,34 +241,64 @@ def measure_matrix(model: Any, cases: list[CaseInputs], eager_outs: list[Any],
     }
 
 
-def _trace_specializations(events: TraceCollector, cases: list[CaseInputs], dynamic: set[str],
-                           varying: set[str], paths: RepoPaths) -> list[dict[str, Any]]:
-    """`symbolic_shape_specialization` events of declared-dynamic, varying dims."""
+def specialization_sites(events: TraceCollector, paths: RepoPaths) -> list[dict[str, Any]]:
+    """Every `symbolic_shape_specialization` of the caught trace: which input size
+    (`arg`, `ax`: `L['x'].size()[1]`), the constant it became (`value`), torch's `reason`,
+    and where in the user's code (`path`, `line`, `source` of the innermost user frame);
+    `event` numbers the trace event (one event may name several sizes)."""
     table = intern_table()
     out = []
-    probe = cases[0] if cases else None
-    for ev in events.of_kind("symbolic_shape_specialization"):
+    for k, ev in enumerate(events.of_kind("symbolic_shape_specialization")):
         d = ev.data or {}
         try:
             value = int(d.get("value"))
         except (TypeError, ValueError):
             continue
-        if value in (0, 1):
-            continue   # 0/1 specialisation is torch's, reported as size_one in the cases
-        dims = set()
-        for src in d.get("sources") or ():
-            m = _SIZE_RE.search(str(src))
-            if m and probe is not None:
-                dim = _dim_of(m.group("arg"), int(m.group("ax")), probe)
-                if dim:
-                    dims.add(dim)
         stack = [f for f in d.get("user_stack") or () if paths.rel(frame_file(f, table))]
         inner = stack[-1] if stack else None
         path = paths.rel(frame_file(inner, table)) if inner else None
         line = inner.get("line") if inner else None
-        for dim in sorted(dims & dynamic & varying):
-            out.append({"dim": dim, "value": value, "path": path, "line": line,
-                        "source": (inner.get("loc") if inner else None)
-                        or paths.source_line(path, line),
-                        "reason": f"{dim} specialised to {value} ({d.get('reason')})"})
+        source = (inner.get("loc") if inner else None) or paths.source_line(path, line)
+        for src in d.get("sources") or ():
+            m = _SIZE_RE.search(str(src))
+            if m:
+                out.append({"arg": m.group("arg"), "ax": int(m.group("ax")), "value": value,
+                            "reason": d.get("reason"), "path": path, "line": line,
+                            "source": source, "event": k})
+    return out
+
+
+def specialised_at(guard: str, sites: list[dict[str, Any]]) -> dict[str, Any] | None:
+    """The site that made a static size guard (`tensor 'x' size mismatch at index 1.
+    expected 12, actual 16`) out of a dim that was dynamic: the last specialisation of that
+    size to the expected value, in the user's code. None for other guards, or when none
+    specialised it (a dim that was never dynamic)."""
+    m = _MISMATCH_RE.search(guard)
+    if not m:
+        return None
+    arg, ax, expected = m.group("arg"), int(m.group("ax")), int(m.group("exp"))
+    return next((s for s in reversed(sites) if (s["arg"], s["ax"], s["value"]) ==
+                 (arg, ax, expected) and s["path"]), None)
+
+
+def _trace_specializations(events: TraceCollector, cases: list[CaseInputs], dynamic: set[str],
+                           varying: set[str], paths: RepoPaths) -> list[dict[str, Any]]:
+    """`symbolic_shape_specialization` events of declared-dynamic, varying dims."""
+    probe = cases[0] if cases else None
+    by_event: dict[int, dict[str, Any]] = {}     # one entry per trace event
+    dims_of: dict[int, set[str]] = {}
+    for s in specialization_sites(events, paths):
+        if s["value"] in (0, 1):
+            continue   # 0/1 specialisation is torch's, reported as size_one in the cases
+        key = s["event"]
+        by_event.setdefault(key, s)
+        dim = _dim_of(s["arg"], s["ax"], probe) if probe is not None else None
+        if dim:
+            dims_of.setdefault(key, set()).add(dim)
+    out = []
+    for key, s in by_event.items():
+        for dim in sorted(dims_of.get(key, set()) & dynamic & varying):
+            out.append({"dim": dim, "value": s["value"], "path": s["path"], "line": s["line"],
+                        "source": s["source"],
+                        "reason": f"{dim} specialised to {s['value']} ({s['reason']})"})
     return out

@@ -26,6 +26,7 @@ import tempfile
 import threading
 from typing import Any, Callable, Iterable, Iterator, Mapping, Sequence
 
+from pt2bot import git
 from pt2bot.config import Config, ModelConfig
 from pt2bot.configfile import load_config
 from pt2bot.errors import UserError
@@ -217,25 +218,60 @@ def _sigterm_as_exit() -> Iterator[None]:
         signal.signal(signal.SIGTERM, previous)
 
 
+def run_root(config: Config, cwd: str | None = None) -> str:
+    """The repository a `pt2bot run` imports the models from: the git root of the working
+    directory, as `pt2bot review` takes it. The config may live elsewhere (`--config
+    ../cfg.yml`); taking its directory put the worker's PYTHONPATH outside the repository, and
+    every model then failed to import. Outside any git work tree: the config's directory."""
+    cwd = cwd or os.getcwd()
+    try:
+        return git.repo_root(cwd)
+    except UserError:
+        return config.root
+
+
+def failure_counts(runs: Sequence[ModelRun]) -> dict[str, int]:
+    """{error kind: number of models} of the failed runs, in a fixed order."""
+    counts: dict[str, int] = {}
+    for run in runs:
+        if run.failed:
+            kind = (run.error.kind if run.error else None) or run.status or "error"
+            counts[kind] = counts.get(kind, 0) + 1
+    return dict(sorted(counts.items(), key=lambda kv: (-kv[1], kv[0])))
+
+
 def cli_run(args: Any) -> int:
+    """Exit 0 when the run produced its results, failed models included (a model that crashes
+    or times out is a result, in the file and on stderr); 2 when no model could even be
+    imported, which says the set-up is wrong (install, PYTHONPATH, entry), not the models:
+    the results are still written, and the error names the first import failure."""
     config = load_config(getattr(args, "config", None), required=True)
     out = os.path.abspath(args.out)
     out_dir = os.path.dirname(out)
+    root = run_root(config)
 
     def progress(run: ModelRun) -> None:
         print(status_line(run), file=sys.stderr, flush=True)
 
     with _sigterm_as_exit():
-        results = run_models(config, repo_root=config.root, out_dir=out_dir,
+        results = run_models(config, repo_root=root, out_dir=out_dir,
                              models=getattr(args, "model", None) or None,
                              device=getattr(args, "device", None),
                              shard=getattr(args, "shard", None), progress=progress)
     write_json(out, results.to_json())
-    failed = sum(1 for r in results.models if r.failed)
+    kinds = failure_counts(results.models)
+    failed = sum(kinds.values())
+    detail = f" ({', '.join(f'{n} {k}' for k, n in kinds.items())})" if failed else ""
     print(f"pt2bot run: {len(results.models)} model(s) on {results.device}, "
-          f"{failed} failed; results: {args.out}", file=sys.stderr)
+          f"{failed} failed{detail}; results: {args.out}", file=sys.stderr)
+    if results.models and kinds.get("import") == len(results.models):
+        first = results.models[0].error
+        raise UserError(
+            f"no model could be imported ({failed} of {len(results.models)}): the workers ran "
+            f"with PYTHONPATH={root} (the git root of the working directory); first: "
+            f"{results.models[0].name}: {first.message if first else '?'}")
     return 0
 
 
-__all__ = ["build_jobs", "cli_run", "default_phases", "log_name", "pick_models", "run_models",
-           "status_line"]
+__all__ = ["build_jobs", "cli_run", "default_phases", "failure_counts", "log_name", "pick_models",
+           "run_models", "run_root", "status_line"]

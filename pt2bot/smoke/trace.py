@@ -34,14 +34,46 @@ class TraceEvent:
     frame: tuple[Any, Any] | None = None   # (frame_id, frame_compile_id)
 
 
+def _reads_the_trace(handler: logging.Handler) -> bool:
+    """torch's own trace handler (`TORCH_TRACE`'s file) and pt2bot's read a record's
+    `metadata`; any other handler sees a DEBUG record with an empty message."""
+    module = type(handler).__module__ or ""
+    return module.startswith(("torch.", "pt2bot."))
+
+
+@contextlib.contextmanager
+def private_trace_logger() -> Iterator[logging.Logger]:
+    """`torch.__trace` at DEBUG that reaches only the trace's own handlers while inside.
+
+    torch makes the logger non-propagating, but a test runner may attach handlers to it
+    directly: pytest adds its log-capture handlers to every non-propagating logger, and each
+    trace record (data, no message) became an empty `DEBUG torch.__trace` line in a failing
+    test's "Captured log" section, 101 of 147 lines in one failure. Those handlers are
+    detached while inside and put back, in their order, on exit, with level and propagation.
+    """
+    lg = logging.getLogger(TRACE_LOGGER)
+    level, propagate, handlers = lg.level, lg.propagate, list(lg.handlers)
+    for h in handlers:
+        if not _reads_the_trace(h):
+            lg.removeHandler(h)
+    lg.setLevel(logging.DEBUG)
+    lg.propagate = False      # never let the trace reach the console or the log file
+    try:
+        yield lg
+    finally:
+        added = [h for h in lg.handlers if h not in handlers]
+        lg.handlers = [*handlers, *added]
+        lg.setLevel(level)
+        lg.propagate = propagate
+
+
 class TraceCollector(logging.Handler):
     """An in-memory handler on `torch.__trace`; use as a context manager."""
 
     def __init__(self) -> None:
         super().__init__(level=logging.DEBUG)
         self.events: list[TraceEvent] = []
-        self._logger = logging.getLogger(TRACE_LOGGER)
-        self._saved: tuple[int, bool] | None = None
+        self._private: contextlib.ExitStack | None = None
 
     def emit(self, record: logging.LogRecord) -> None:  # noqa: D102 - logging API
         md = getattr(record, "metadata", None)
@@ -58,19 +90,15 @@ class TraceCollector(logging.Handler):
                                       (md.get("frame_id"), md.get("frame_compile_id"))))
 
     def __enter__(self) -> "TraceCollector":
-        lg = self._logger
-        self._saved = (lg.level, lg.propagate)
-        lg.setLevel(logging.DEBUG)
-        lg.propagate = False      # never let the trace reach the console or the log file
-        lg.addHandler(self)
+        self._private = contextlib.ExitStack()
+        self._private.enter_context(private_trace_logger()).addHandler(self)
         return self
 
     def __exit__(self, *exc: object) -> None:
-        lg = self._logger
-        lg.removeHandler(self)
-        if self._saved is not None:
-            lg.setLevel(self._saved[0])
-            lg.propagate = self._saved[1]
+        logging.getLogger(TRACE_LOGGER).removeHandler(self)
+        if self._private is not None:
+            self._private.close()
+            self._private = None
 
     def artifacts(self, name: str) -> Iterator[TraceEvent]:
         return (e for e in self.events if e.kind == "artifact" and e.name == name)
@@ -138,18 +166,13 @@ class TraceFile(logging.Handler):
 
     @contextlib.contextmanager
     def attached(self) -> Iterator["TraceFile"]:
-        lg = logging.getLogger(TRACE_LOGGER)
-        saved = (lg.level, lg.propagate)
-        lg.setLevel(logging.DEBUG)
-        lg.propagate = False
-        lg.addHandler(self)
-        try:
-            yield self
-        finally:
-            lg.removeHandler(self)
-            lg.setLevel(saved[0])
-            lg.propagate = saved[1]
-            self._fh.flush()
+        with private_trace_logger() as lg:
+            lg.addHandler(self)
+            try:
+                yield self
+            finally:
+                lg.removeHandler(self)
+                self._fh.flush()
 
     def close(self) -> None:
         if not self._fh.closed:
@@ -229,4 +252,4 @@ def compilation_metrics() -> list[Any]:
 
 __all__ = ["RepoPaths", "TRACE_CAP_BYTES", "TRACE_LOGGER", "TraceCollector", "TraceEvent",
            "TraceFile", "compilation_metrics",
-           "frame_file", "intern_table", "reset_dynamo"]
+           "frame_file", "intern_table", "private_trace_logger", "reset_dynamo"]

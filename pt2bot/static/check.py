@@ -14,7 +14,7 @@ import gc
 import os
 import sys
 from dataclasses import replace
-from typing import Iterable, Sequence
+from typing import TYPE_CHECKING, Iterable, Sequence
 
 from pt2bot.config import CONDITIONAL, FAIL_ON, StaticConfig
 from pt2bot import gb as gb_registry
@@ -29,6 +29,9 @@ from pt2bot.static.files import Later, Stats, run_analysis
 from pt2bot.analysis.graph import DisabledCall, Index, find_compiled, resolve_call
 from pt2bot.analysis.sizeargs import resolve_pending
 from pt2bot.rules.compiler_disable import CompilerDisable
+
+if TYPE_CHECKING:
+    from pt2bot.changes import ChangeSet
 
 # --------------------------------------------------------------------------------------------
 # the whole check
@@ -72,6 +75,8 @@ def check_paths(root: str, paths: Sequence[str], static_cfg: StaticConfig, *, jo
     try:
         found = _check_files(root, files, codes, rules, static_cfg, jobs, torch, cache=cache, stats=stats,
                              always=named)
+        if stats is not None:
+            stats.checked = len(report if report is not None else files)
         if report is not None:
             found = [f for f in found if f.path in report]
         return sorted(apply_conditional(found, static_cfg.conditional), key=sort_key)
@@ -380,9 +385,11 @@ def cli_check(args: argparse.Namespace) -> int:
     # Explicit files (pre-commit passes the changed ones): the rest of the repository is context.
     context = context_paths(root, cfg) if paths else ()
     cache = open_cache(root, cfg, enabled=not getattr(args, "no_cache", False))
+    stats = Stats()
     findings = check_paths(root, paths, cfg, jobs=getattr(args, "jobs", 0) or 0, torch=torch,
-                           context=context, cache=cache)
+                           context=context, cache=cache, stats=stats)
     base = getattr(args, "base", None)
+    hidden = 0
     if base:
         from pt2bot import changes
 
@@ -390,7 +397,10 @@ def cli_check(args: argparse.Namespace) -> int:
         changeset = changes.diff_changes(root, base_sha)
         findings = changes.annotate_findings(findings, changeset)
         filt = getattr(args, "filter", None) or cfg.filter
-        findings = [f for f in findings if changes.keep_finding(f, filt)]
+        kept = [f for f in findings if changes.keep_finding(f, filt)]
+        hidden, findings = len(findings) - len(kept), kept
+        findings = base_marked(root, findings, changeset, cfg, jobs=getattr(args, "jobs", 0) or 0,
+                               torch=torch, cache=cache)
     if getattr(args, "results", None):   # `--results FILE`: which models reached each line,
         # and what dynamo did there: confirmed claims, and refuted ones demoted (reach.py)
         from pt2bot.reach import mark_reached
@@ -399,7 +409,45 @@ def cli_check(args: argparse.Namespace) -> int:
         findings = mark_reached(findings, load_results_file(args.results, what="--results"))
     from pt2bot.report.findings_text import render_findings
 
-    sys.stdout.write(render_findings(findings, getattr(args, "format", "text") or "text", root=root,
+    fmt = getattr(args, "format", "text") or "text"
+    sys.stdout.write(render_findings(findings, fmt, root=root,
                                      torch={"version": torch, "source": torch_source}))
+    if fmt == "text" and not findings:
+        # A clean run says so, as linters do (only in the text format: the others are data).
+        from pt2bot.report.findings_text import clean_line
+
+        sys.stdout.write(clean_line(stats.checked, hidden=hidden,
+                                    filter_=getattr(args, "filter", None) or cfg.filter))
     sys.stdout.flush()
-    return exit_code(findings, cfg.fail_on)
+    # With --base, what the base already had never fails the check (the review's rule).
+    return exit_code([f for f in findings if f.new] if base else findings, cfg.fail_on)
+
+
+def base_marked(root: str, findings: list[Finding], changeset: ChangeSet, cfg: StaticConfig, *,
+                jobs: int, torch: str | None, cache: Cache | None) -> list[Finding]:
+    """`findings` of head with `new` decided as `pt2bot review` decides it: the same files
+    checked on the base (a worktree of the merge-base), matched by fingerprint
+    (changes.mark_new). Only the files that have findings are checked there, against the same
+    context as on head, so their findings are the ones a whole-tree check of the base gives."""
+    from pt2bot import changes, git
+
+    if not findings:
+        return findings
+    old_paths = set()
+    for path in {f.path for f in findings}:
+        fc = changeset.get(path)
+        if fc is None:
+            old_paths.add(path)               # untouched by the diff: the same file on base
+        elif fc.status not in ("added", "deleted") and not fc.binary:
+            old_paths.add(fc.old_path or path)
+    base_findings: list[Finding] = []
+    if old_paths:
+        top = git.repo_root(root)
+        with git.worktree(top, changeset.base) as tree:
+            base_root = os.path.join(tree, os.path.relpath(os.path.abspath(root), top))
+            named = [os.path.join(base_root, p) for p in sorted(old_paths)
+                     if os.path.isfile(os.path.join(base_root, p))]
+            if named:
+                base_findings = check_paths(base_root, named, cfg, jobs=jobs, torch=torch,
+                                            context=context_paths(base_root, cfg), cache=cache)
+    return changes.mark_new(findings, base_findings, renames=changeset.renames())

@@ -450,6 +450,7 @@ def _merge(st: FileState, delta: Delta) -> None:
 @dataclass
 class Stats:
     files: int = 0
+    checked: int = 0               # files whose findings are reported (the others: context)
     cached: int = 0                # summaries read from the cache
     parsed: int = 0                # files analysed from source
     reopened: int = 0              # files parsed again to walk functions the graph reached later

@@ -1,0 +1,156 @@
+"""Changed code that no configured model ran: report.json's `not_run` and the summary's note,
+from a real review (real git repository, real smoke workers on a tiny CPU model), and the
+statement lines that count as code (pt2bot/changes.py `code_spans`)."""
+from __future__ import annotations
+
+import json
+import os
+import textwrap
+
+import pytest
+
+from gitrepo import GitRepo
+from pt2bot.changes import code_spans
+from pt2bot.cli import main
+
+CONFIG = """\
+version: 1
+models:
+  - name: tiny
+    entry: pkg.model:Tiny
+    inputs: [{name: x, shape: [batch, 8]}]
+    shapes: {batch: [2]}
+    export: false
+run: {backend: eager, latency: false, timeout_s: 120}
+"""
+
+BASE = """\
+import torch
+from torch import nn
+
+
+class Tiny(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.lin = nn.Linear(8, 8)
+
+    def forward(self, x):
+        return self.lin(x)
+"""
+
+HEAD = '''\
+import torch
+from torch import nn
+
+SCALE = 2      # module level: it runs at import, which no model call records
+
+
+def unused(x):
+    """A helper nothing calls."""
+    return x + 1
+
+
+class Tiny(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.lin = nn.Linear(8, 8)
+
+    def forward(self, x):
+        # a comment is no code
+        x = x * 1.0
+        if self.training:
+            x = x + torch.randn_like(x)
+        return self.lin(
+            x)
+'''
+LINE = {text.strip(): n for n, text in enumerate(HEAD.splitlines(), 1)}
+
+
+@pytest.fixture(scope="module")
+def pr_repo(tmp_path_factory) -> GitRepo:
+    repo = GitRepo.init(tmp_path_factory.mktemp("notrun") / "repo")
+    repo.write("pt2bot.yml", CONFIG)
+    repo.write("pkg/__init__.py", "")
+    repo.write("pkg/model.py", BASE)
+    repo.commit("base")
+    repo.branch("pr")
+    repo.write("pkg/model.py", HEAD)
+    repo.write("tests/test_model.py", "def test_tiny():\n    assert 1 + 1 == 2\n")
+    repo.commit("pr")
+    return repo
+
+
+def _review(repo: GitRepo, out: str, *extra: str) -> dict:
+    mp = pytest.MonkeyPatch()
+    try:
+        mp.chdir(repo.path)
+        mp.delenv("GITHUB_STEP_SUMMARY", raising=False)
+        main(["review", "--base", "main", "--out", out, *extra])
+    finally:
+        mp.undo()
+    with open(os.path.join(out, "report.json"), encoding="utf-8") as fh:
+        return json.load(fh)
+
+
+@pytest.mark.torch
+def test_changed_lines_no_model_ran_are_listed_and_said(pr_repo, tmp_path):
+    out = str(tmp_path / "report")
+    report = _review(pr_repo, out)
+    # the training branch and the helper's body: code the PR added that `tiny` never ran
+    # (its eval-mode forward ran the rest); not the module-level line, the comment, the
+    # docstring, nor the test file
+    assert report["not_run"] == [{"path": "pkg/model.py", "lines": [
+        LINE["return x + 1"], LINE["x = x + torch.randn_like(x)"]]}]
+    with open(os.path.join(out, "summary.md"), encoding="utf-8") as fh:
+        summary = fh.read()
+    assert (f"2 changed lines in these files were run by no configured model: "
+            f"`pkg/model.py` (lines {LINE['return x + 1']}, "
+            f"{LINE['x = x + torch.randn_like(x)']})") in summary
+    from pt2bot.report.jsonreport import load_schema, validation_errors
+
+    assert validation_errors(report) == [] and "not_run" in load_schema()["properties"]
+
+
+@pytest.mark.torch
+def test_without_a_smoke_run_nothing_is_said(pr_repo, tmp_path):
+    out = str(tmp_path / "report")
+    report = _review(pr_repo, out, "--no-smoke")
+    assert "not_run" not in report
+    with open(os.path.join(out, "summary.md"), encoding="utf-8") as fh:
+        assert "run by no configured model" not in fh.read()
+
+
+def test_code_spans_are_the_statements_a_call_can_execute():
+    src = textwrap.dedent('''\
+        import os
+        X = 1
+
+
+        def f(a,
+              b):
+            """doc"""
+            y = g(a,
+                  b)
+            # comment
+            if y:
+                pass
+            try:
+                z = 1
+            except ValueError:
+                z = 2
+            global Q
+            return [v for v in
+                    y]
+
+
+        class C:
+            k = 3
+
+            def m(self):
+                return 1
+        ''')
+    # (first, last) line of each statement inside a function, compound ones by their header;
+    # not the `def` lines, imports, module or class-level statements, docstrings, `pass`,
+    # `try:`, `except ...:` or `global`
+    assert code_spans(src) == [(8, 9), (11, 11), (14, 14), (16, 16), (18, 19), (26, 26)]
+    assert code_spans("def broken(:\n") == []
