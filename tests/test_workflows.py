@@ -504,21 +504,45 @@ def test_each_shard_runs_its_share_and_a_merge_job_joins_them(name, job, step_mo
     assert any("pt2bot-shard-" in u and "matrix.shard" in u for u in uploads), uploads
 
 
+INDUCTOR_CACHE = "${{ runner.temp }}/pt2bot-inductor"
+
+
+def test_no_cache_is_kept_in_the_checkout():
+    """A PR's branch can commit files anywhere in the checkout: an inductor cache kept there
+    (restored by actions/cache over what the branch committed) would feed the PR's compiled
+    artifacts to the base run and the head run alike. The caches of compiled code live in the
+    runner's temp directory (emptied at the start and end of each job), never under
+    `github.workspace`; so do the README's snippets that users copy."""
+    texts = {p.name: p.read_text() for p in sorted(WF.glob("*.yml"))}
+    texts["README.md"] = (ROOT / "README.md").read_text()
+    texts["action.yml"] = (ROOT / "action.yml").read_text()
+    for name, text in texts.items():
+        assert ".pt2bot-cache" not in text, name
+    for name in ("pt2bot-pr.yml", "pt2bot-nightly.yml"):
+        for s in steps(load(WF / name)):
+            inductor = s.get("env", {}).get("TORCHINDUCTOR_CACHE_DIR")
+            if inductor is not None:
+                assert inductor == INDUCTOR_CACHE, (name, s)
+            if s.get("uses", "").startswith("actions/cache") and "inductor" in s["with"]["key"]:
+                assert s["with"]["path"] == INDUCTOR_CACHE, (name, s)
+    readme = texts["README.md"]
+    assert f"path: {INDUCTOR_CACHE}" in readme and f'TORCHINDUCTOR_CACHE_DIR: "{INDUCTOR_CACHE}"' in readme
+
+
 def test_a_pr_restores_the_inductor_cache_that_main_saved():
     """Both workflows cache TORCHINDUCTOR_CACHE_DIR per shard; the nightly's key (saved on
     the default branch, readable by every PR) starts with each of the PR's restore-keys."""
     def cache_of(name: str, job: str) -> tuple[dict[str, Any], dict[str, Any]]:
         steps_ = load(WF / name)["jobs"][job]["steps"]
         [cache] = [s for s in steps_ if s.get("uses", "").startswith("actions/cache@")
-                   and s["with"]["path"] == ".pt2bot-cache/inductor"]
+                   and s["with"]["path"] == INDUCTOR_CACHE]
         [run] = [s for s in steps_ if s.get("uses") == "./"]
         return cache, run
 
     pr, pr_run = cache_of("pt2bot-pr.yml", "review")
     nightly, nightly_run = cache_of("pt2bot-nightly.yml", "audit")
     for run in (pr_run, nightly_run):
-        assert run["env"]["TORCHINDUCTOR_CACHE_DIR"] == \
-            "${{ github.workspace }}/.pt2bot-cache/inductor"
+        assert run["env"]["TORCHINDUCTOR_CACHE_DIR"] == INDUCTOR_CACHE
     assert "${{ matrix.shard }}" in pr["with"]["key"] and pr["with"]["key"] == nightly["with"]["key"]
     prefixes = pr["with"]["restore-keys"].splitlines()
     assert len(prefixes) == 2 and all(nightly["with"]["key"].startswith(p) for p in prefixes)

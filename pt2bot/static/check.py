@@ -24,7 +24,7 @@ from pt2bot.rules import BY_CODE, Rule, select_rules
 from pt2bot.rules.base import NEWEST_TORCH
 from pt2bot.analysis.model import FileSummary, call_guards
 from pt2bot.static.cache import Cache, find_git_root, resolve_cache_dir
-from pt2bot.static.discover import discover_files, is_excluded, rel_path
+from pt2bot.static.discover import discover_files, is_excluded, rel_path, warn
 from pt2bot.static.files import Later, Stats, run_analysis
 from pt2bot.analysis.graph import Index, find_compiled, resolve_call
 from pt2bot.analysis.sizeargs import resolve_pending
@@ -231,8 +231,12 @@ def open_cache(root: str, cfg: StaticConfig, *, enabled: bool = True) -> Cache |
     """The per-file cache of the repository around `root` for `cfg`'s rules (None: off or
     not writable). The review passes the same cache for base and head: entries are keyed by
     repo-relative path and content, so the files a PR did not touch are analysed once."""
-    cache_dir, _ = resolve_cache_dir(root, enabled=enabled)
-    return Cache(cache_dir, tuple(r.code for r in select_rules(cfg.select, cfg.ignore))) if cache_dir else None
+    cache_dir, why = resolve_cache_dir(root, enabled=enabled)
+    if cache_dir is None:
+        if enabled:
+            warn(f"no cache: {why}")
+        return None
+    return Cache(cache_dir, tuple(r.code for r in select_rules(cfg.select, cfg.ignore)), checkout=why == "default")
 
 
 def resolve_torch(cfg: StaticConfig) -> tuple[str, str]:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import fnmatch
 import os
+import sys
 from typing import Iterable, Sequence
 
 from pt2bot.errors import UserError
@@ -56,3 +57,11 @@ def is_excluded(rel: str, patterns: Iterable[str]) -> bool:
         if fnmatch.fnmatch(rel, pat) or rel.startswith(pat + "/") or fnmatch.fnmatch(rel, pat + "/*"):
             return True
     return False
+
+
+def warn(message: str) -> None:
+    """`pt2bot: warning: MESSAGE` on stderr, through the one log escape: the paths in it are the
+    tree's, and in CI a name is not to start a workflow command."""
+    from pt2bot.report.escape import log_line
+
+    sys.stderr.write(log_line(f"pt2bot: warning: {message}") + "\n")
