@@ -46,6 +46,7 @@ from pt2bot.analysis.walk import skeleton_module
 from pt2bot.errors import UserError
 from pt2bot.jsonio import atomic_write_bytes
 from pt2bot.static.discover import discover_files
+from pt2bot.static.files import read_source
 
 CONFIG_NAME = "pt2bot.yml"
 SCHEMA_LINE = ("# yaml-language-server: $schema=https://raw.githubusercontent.com/<owner>/"
@@ -184,9 +185,10 @@ class RepoClasses:
         summaries: list[FileSummary] = []
         no_rules = Rules({}, [])
         for rel, path in iter_sources(self.root):
+            data = read_source(self.root, rel)     # (a regular file: discover_files saw to it)
             try:
-                with open(os.path.join(self.root, rel), "rb") as fh:
-                    data = fh.read()
+                if isinstance(data, OSError):
+                    raise data
                 tree = ast.parse(data, filename=rel)
                 # (the skeleton names the module after the path it is given: the import path)
                 summary, live = skeleton_module(path, tree, data.decode("utf-8", "replace").splitlines(),

@@ -199,4 +199,108 @@ def test_a_cache_directory_inside_the_tree_is_not_used(tmp_path, capsys, inside)
     assert "pt2bot: warning: no cache: " in err and "inside the checked tree" in err
 
 
+# ------------------------------------------------------------------------------------------
+# symlinks and special files in the tree
+
+SECRET_MODEL = """\
+    import torch.nn as nn
+
+    class Secret(nn.Module):
+        def __init__(self, dim):
+            super().__init__()
+            self.proj = nn.Linear(dim, dim)
+
+        def forward(self, x):
+            n = x.sum().item()  # SECRET-TOKEN-hunter2
+            return self.proj(x) + n
+    """
+
+
+def hostile_tree(tmp_path: Path) -> Path:
+    """A tree with a symlink to a model outside it, one to /dev/zero, a FIFO, and one honest
+    model with a finding; and a symlink to its own model (inside: still read)."""
+    outside = write_tree(tmp_path / "outside", {"secret.py": SECRET_MODEL})
+    tree = write_tree(tmp_path / "tree", FILES)
+    os.symlink(outside / "secret.py", tree / "pkg" / "leak.py")
+    os.symlink("/dev/zero", tree / "pkg" / "zero.py")
+    os.mkfifo(tree / "pkg" / "fifo.py")
+    os.symlink(outside, tree / "pkg" / "outdir")           # a directory: never walked into
+    os.symlink("sub.py", tree / "pkg" / "alias.py")
+    return tree
+
+
+def test_check_reads_no_symlink_out_of_the_tree_nor_special_files(tmp_path):
+    tree = hostile_tree(tmp_path)
+    proc = run_pt2bot(["check", "--no-cache", "--format", "json", "."], tree, tmp_path)
+    assert "Traceback" not in proc.stderr and "MemoryError" not in proc.stderr, proc.stderr[-3000:]
+    assert proc.returncode == 1, proc.stderr[-3000:]
+    found = rules_at(json.loads(proc.stdout)["findings"])
+    assert found == {("pkg/sub.py", 5, "PTC101"), ("pkg/alias.py", 5, "PTC101")}
+    assert "hunter2" not in proc.stdout + proc.stderr
+    warnings = sorted(line for line in proc.stderr.splitlines() if line.startswith("pt2bot: warning: "))
+    assert warnings == [
+        "pt2bot: warning: pkg/fifo.py: not a regular file (a FIFO): not read",
+        "pt2bot: warning: pkg/leak.py: a symlink out of the checked root: not read",
+        "pt2bot: warning: pkg/zero.py: a symlink out of the checked root: not read"]
+
+
+def test_check_of_named_files_refuses_the_same(tmp_path):
+    """Pre-commit's way: the files named on the command line."""
+    tree = hostile_tree(tmp_path)
+    proc = run_pt2bot(["check", "--no-cache", "--format", "json", "pkg/leak.py", "pkg/zero.py",
+                       "pkg/fifo.py", "pkg/base.py", "pkg/sub.py"], tree, tmp_path)
+    assert proc.returncode == 1 and "Traceback" not in proc.stderr, proc.stderr[-3000:]
+    assert rules_at(json.loads(proc.stdout)["findings"]) == {("pkg/sub.py", 5, "PTC101")}
+    assert "hunter2" not in proc.stdout + proc.stderr
+    assert proc.stderr.count("pt2bot: warning: ") == 3
+
+
+def test_check_of_a_symlinked_directory_out_of_the_root(tmp_path):
+    tree = hostile_tree(tmp_path)
+    proc = run_pt2bot(["check", "--no-cache", "--format", "json", "pkg/outdir"], tree, tmp_path)
+    assert proc.returncode == 0 and "Traceback" not in proc.stderr, proc.stderr[-3000:]
+    assert json.loads(proc.stdout)["findings"] == [] and "hunter2" not in proc.stdout + proc.stderr
+    assert "pt2bot: warning: pkg/outdir: a symlink out of the checked root: not read" in proc.stderr
+
+
+def test_init_writes_no_class_from_outside_the_tree(tmp_path):
+    tree = hostile_tree(tmp_path)
+    proc = run_pt2bot(["init", "."], tree, tmp_path)
+    assert proc.returncode == 0 and "Traceback" not in proc.stderr, proc.stderr[-3000:]
+    text = (tree / "pt2bot.yml").read_text()
+    assert "Secret" not in text and "leak" not in text
+    assert "pt2bot: warning: pkg/leak.py: a symlink out of the checked root: not read" in proc.stderr
+    assert "pt2bot: warning: pkg/fifo.py: not a regular file (a FIFO): not read" in proc.stderr
+
+
+def test_a_config_symlinked_out_of_the_repository_is_refused(tmp_path):
+    """A branch's `pt2bot.yml -> /somewhere/else.yml`: the loader would quote that file's
+    content in its messages (here: a YAML error naming the value)."""
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    (outside / "other.yml").write_text("SECRET-TOKEN-hunter2\n")
+    repo = GitRepo.init(tmp_path / "repo")
+    write_tree(repo.path, FILES)
+    os.symlink(outside / "other.yml", repo.path / "pt2bot.yml")
+    for argv, cwd in ((["check"], repo.path), (["check"], repo.path / "pkg"),
+                      (["check", "--config", "pt2bot.yml"], repo.path)):
+        if cwd != repo.path:
+            os.symlink(outside / "other.yml", cwd / "pt2bot.yml")
+        proc = run_pt2bot(argv, cwd, tmp_path)
+        assert proc.returncode == 2, proc.stderr[-3000:]
+        assert "hunter2" not in proc.stdout + proc.stderr
+        assert proc.stderr in (f"pt2bot: error: {name}: a symlink out of the repository root {repo.path}: not read\n"
+                               for name in ("pt2bot.yml", "./pt2bot.yml"))
+    # inside the repository a symlink is fine (a shared config one directory up)
+    (repo.path / "pt2bot.yml").unlink()
+    (repo.path / "pt2bot.yml").write_text("version: 1\n")
+    (repo.path / "pkg" / "pt2bot.yml").unlink()
+    os.symlink("../pt2bot.yml", repo.path / "pkg" / "pt2bot.yml")
+    proc = run_pt2bot(["check", "--no-cache"], repo.path / "pkg", tmp_path)
+    assert proc.returncode in (0, 1) and proc.stderr == "", proc.stderr[-3000:]
+    # and a file named outside the repository is the user's own choice
+    proc = run_pt2bot(["check", "--no-cache", "--config", str(outside / "ok.yml")], repo.path, tmp_path)
+    assert "outside the repository" not in proc.stderr
+
+
 ORIGINAL_USER_CACHE_DIR = getattr(cache_mod, "user_cache_dir", None)

@@ -59,6 +59,7 @@ from typing import Iterable, Mapping
 import pt2bot
 from pt2bot.analysis import model as _model
 from pt2bot.analysis.model import Candidate, ClassInfo, FileSummary, FunctionInfo
+from pt2bot.configfile import find_git_root
 from pt2bot.jsonio import atomic_write_bytes
 from pt2bot.static.scan import FileScan
 
@@ -83,18 +84,6 @@ def content_digest(data: bytes) -> str:
     SHA here hashes transformers' 50 MiB in 0.046 s, blake2b in 0.078 s: a warm re-check hashes
     every file."""
     return hashlib.sha256(data).hexdigest()[:32]
-
-
-def find_git_root(path: str) -> str | None:
-    """The working tree root above `path` (a `.git` directory, or a file in worktrees), no subprocess."""
-    p = os.path.abspath(path)
-    while True:
-        if os.path.exists(os.path.join(p, ".git")):
-            return p
-        parent = os.path.dirname(p)
-        if parent == p:
-            return None
-        p = parent
 
 
 def analysis_sources() -> list[str]:

@@ -23,7 +23,8 @@ from pt2bot.findings import Finding, sort_key
 from pt2bot.rules import BY_CODE, Rule, select_rules
 from pt2bot.rules.base import NEWEST_TORCH
 from pt2bot.analysis.model import FileSummary, call_guards
-from pt2bot.static.cache import Cache, find_git_root, resolve_cache_dir
+from pt2bot.configfile import find_git_root
+from pt2bot.static.cache import Cache, resolve_cache_dir
 from pt2bot.static.discover import discover_files, is_excluded, rel_path, warn
 from pt2bot.static.files import Later, Stats, run_analysis
 from pt2bot.analysis.graph import Index, find_compiled, resolve_call

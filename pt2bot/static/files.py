@@ -22,9 +22,11 @@ parses only the files that changed (or whose newly reached functions were never 
 from __future__ import annotations
 
 import ast
+import errno
 import gc
 import os
 import re
+import stat
 import sys
 from dataclasses import dataclass, replace
 from typing import Callable, Iterable, Sequence
@@ -106,12 +108,30 @@ class SourceLines(Sequence[str]):
         return iter(self._get())
 
 
+_READ = os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_CLOEXEC", 0) | getattr(os, "O_BINARY", 0)
+
+
 def read_source(root: str, rel: str) -> bytes | OSError:
+    """A file's bytes, or why not. Discovery (pt2bot/static/discover.py) passes only regular
+    files; the open descriptor is checked again (a file swapped for a FIFO or a device in
+    between must not block the open or never end the read: non-blocking, then fstat)."""
     try:
-        with open(os.path.join(root, rel), "rb") as fh:
-            return fh.read()
+        fd = os.open(os.path.join(root, rel), _READ)
     except OSError as e:
         return e
+    try:
+        st = os.fstat(fd)
+        if not stat.S_ISREG(st.st_mode):
+            return OSError(errno.EINVAL, "not a regular file")
+        parts, want = [], st.st_size + 1
+        while chunk := os.read(fd, want):
+            parts.append(chunk)
+            want = 1 << 20
+        return parts[0] if len(parts) == 1 else b"".join(parts)
+    except OSError as e:
+        return e
+    finally:
+        os.close(fd)
 
 
 def open_file(root: str, rel: str, codes: tuple[str, ...], *, lazy: bool = True,
