@@ -303,4 +303,103 @@ def test_a_config_symlinked_out_of_the_repository_is_refused(tmp_path):
     assert "outside the repository" not in proc.stderr
 
 
+# ------------------------------------------------------------------------------------------
+# deeply nested source
+
+GOOD_MODEL = """\
+    import torch.nn as nn
+
+    class Good(nn.Module):
+        def __init__(self, dim):
+            super().__init__()
+            self.proj = nn.Linear(dim, 2)
+
+        def forward(self, x):
+            return self.proj(x)
+    """
+
+
+def deep_tree(tmp_path: Path) -> Path:
+    tree = write_tree(tmp_path / "tree", {"pkg/good.py": GOOD_MODEL})
+    # the parser gives up: RecursionError for the sum, MemoryError for the minus signs
+    (tree / "pkg" / "sum.py").write_text("x = " + "+".join(["1"] * 200_000) + "\n")
+    (tree / "pkg" / "neg.py").write_text("x = " + "-" * 200_000 + "1\n")
+    # parses, but nests deeper than a recursive walk over the AST can go
+    deep = "+".join(["1"] * 2_500)
+    (tree / "pkg" / "default.py").write_text(textwrap.dedent(GOOD_MODEL).replace("Good", "Deep").replace(
+        "def __init__(self, dim)", f"def __init__(self, dim={deep})"))
+    deep_x = "+".join(["x"] * 2_500)
+    (tree / "pkg" / "body.py").write_text(textwrap.dedent(GOOD_MODEL).replace("Good", "Body").replace(
+        "return self.proj(x)", f"n = x.item()\n        return self.proj(x) + {deep_x}"))
+    return tree
+
+
+def test_init_skips_deeply_nested_files_with_a_located_note(tmp_path):
+    tree = deep_tree(tmp_path)
+    proc = run_pt2bot(["init", "."], tree, tmp_path, timeout=120)
+    assert proc.returncode == 0 and "Traceback" not in proc.stderr, proc.stderr[-3000:]
+    text = (tree / "pt2bot.yml").read_text()
+    assert "entry: pkg.good:Good" in text
+    notes = sorted(line for line in proc.stderr.splitlines() if line.startswith("pt2bot: warning: "))
+    assert notes == [
+        "pt2bot: warning: pkg/default.py:3: class Deep skipped: cannot analyse: code too deeply nested",
+        "pt2bot: warning: pkg/neg.py:1: skipped: cannot parse: expression too deeply nested",
+        "pt2bot: warning: pkg/sum.py:1: skipped: cannot parse: expression too deeply nested"], proc.stderr
+
+
+@pytest.mark.parametrize("jobs", ["1", "2"])
+def test_check_reports_code_too_deep_to_walk_as_ptc000(tmp_path, jobs):
+    """A compiled function nested deeper than the walk can recurse: PTC000, not a traceback
+    (here or in a worker process), and the other files are checked as usual."""
+    tree = deep_tree(tmp_path)
+    os.unlink(tree / "pkg" / "sum.py")       # (PTC000 too, but its source line is 400 kB)
+    os.unlink(tree / "pkg" / "neg.py")
+    proc = run_pt2bot(["check", "--no-cache", "--format", "json", "-j", jobs, "--select", "ALL", "."],
+                      tree, tmp_path, timeout=120)
+    assert "Traceback" not in proc.stderr, proc.stderr[-3000:]
+    found = {(f["path"], f["rule"], f["message"]) for f in json.loads(proc.stdout)["findings"]}
+    assert ("pkg/body.py", "PTC000", "cannot analyse: code too deeply nested") in found
+    assert not any(p == "pkg/good.py" for p, _, _ in found)
+
+
+
+@pytest.mark.parametrize("jobs", ["1", "2"])
+def test_a_helper_too_deep_to_walk_that_the_graph_reaches_later(tmp_path, jobs):
+    """The graph reaches a helper that the first walks did not (another file's function):
+    its walk goes too deep. PTC000 for that file, in this process or from a worker (with
+    -j 2 the helper's file, which defines a module class, is opened in a worker up front);
+    not cached, so a warm check says the same as the cold one."""
+    deep = "+".join(["t"] * 2_500)
+    tree = write_tree(tmp_path / "tree", {
+        "pkg/__init__.py": "",
+        "pkg/helpers.py": f"""\
+            import torch.nn as nn
+
+            class Unused(nn.Module):
+                def forward(self, x):
+                    return x
+
+            def shrink(t):
+                return t.tolist() + [{deep}]
+            """,
+        "pkg/caller.py": """\
+            import torch.nn as nn
+            from pkg.helpers import shrink
+
+            class Net(nn.Module):
+                def forward(self, x):
+                    n = x.item()
+                    return shrink(x) + n
+            """})
+    outs = []
+    for args in (["--no-cache"], [], []):          # no cache, then cold, then warm
+        proc = run_pt2bot(["check", *args, "--format", "json", "-j", jobs, "--select", "ALL", "."], tree,
+                          tmp_path, timeout=120)
+        assert "Traceback" not in proc.stderr, proc.stderr[-3000:]
+        outs.append({(f["path"], f["line"], f["rule"], f["message"]) for f in json.loads(proc.stdout)["findings"]})
+    assert ("pkg/helpers.py", 1, "PTC000", "cannot analyse: code too deeply nested") in outs[0]
+    assert any(p == "pkg/caller.py" and r == "PTC101" for p, _, r, _ in outs[0])
+    assert outs[0] == outs[1] == outs[2]
+
+
 ORIGINAL_USER_CACHE_DIR = getattr(cache_mod, "user_cache_dir", None)
