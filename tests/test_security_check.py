@@ -255,6 +255,18 @@ def test_check_of_named_files_refuses_the_same(tmp_path):
     assert proc.stderr.count("pt2bot: warning: ") == 3
 
 
+def test_a_named_file_also_in_the_context_is_warned_about_once(tmp_path):
+    """In a git repository the rest of the tree is read as context: the named symlink is
+    found twice, said once."""
+    tree = hostile_tree(tmp_path)
+    GitRepo.init(tree)
+    proc = run_pt2bot(["check", "--no-cache", "--format", "json", "pkg/leak.py", "pkg/sub.py"], tree, tmp_path)
+    assert proc.returncode == 1 and "Traceback" not in proc.stderr, proc.stderr[-3000:]
+    assert rules_at(json.loads(proc.stdout)["findings"]) == {("pkg/sub.py", 5, "PTC101")}
+    assert proc.stderr.count("pkg/leak.py: a symlink out of the checked root") == 1
+    assert proc.stderr.count("pt2bot: warning: ") == 3       # leak, zero and the FIFO, from the context
+
+
 def test_check_of_a_symlinked_directory_out_of_the_root(tmp_path):
     tree = hostile_tree(tmp_path)
     proc = run_pt2bot(["check", "--no-cache", "--format", "json", "pkg/outdir"], tree, tmp_path)

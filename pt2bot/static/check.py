@@ -56,7 +56,14 @@ def check_paths(root: str, paths: Sequence[str], static_cfg: StaticConfig, *, jo
             raise UserError(f"static.severity: unknown rule code {code!r}")
         if sev not in ("error", "warning"):
             raise UserError(f"static.severity.{code}: {sev!r} is not error|warning")
-    files = discover_files(root, paths or static_cfg.paths or (".",), static_cfg.exclude)
+    said: set[str] = set()      # a path both named and in the context is warned about once
+
+    def note(message: str) -> None:
+        if message not in said:
+            said.add(message)
+            warn(message)
+
+    files = discover_files(root, paths or static_cfg.paths or (".",), static_cfg.exclude, note=note)
     # Files named one by one (pre-commit's) are always parsed: a syntax error there is PTC000.
     # Of a directory, only what may hold compiled code is (pt2bot/static/scan.py).
     full = (p if os.path.isabs(p) else os.path.join(root, p) for p in paths or ())
@@ -64,7 +71,7 @@ def check_paths(root: str, paths: Sequence[str], static_cfg: StaticConfig, *, jo
     report = None
     if context:
         report = set(files)
-        files = sorted(report.union(discover_files(root, context, static_cfg.exclude)))
+        files = sorted(report.union(discover_files(root, context, static_cfg.exclude, note=note)))
     codes = tuple(r.code for r in rules if r.code != "PTC000")
     # ASTs and summaries are trees (no reference cycles), freed by refcounting; the cyclic GC
     # would only re-scan millions of live AST nodes again and again (measured: up to 2x).
