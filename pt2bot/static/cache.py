@@ -40,8 +40,9 @@ Safety:
 - A cache directory that cannot be created or written (read-only checkout, full disk) turns the
   cache off for the run; the check itself goes on.
 
-`pt2bot check --no-cache` skips it; `PT2BOT_CACHE_DIR` puts it elsewhere (CI caches it with
-actions/cache there, or caches the user cache directory). The directory holds a CACHEDIR.TAG
+`pt2bot check --no-cache` skips it; `PT2BOT_CACHE_DIR` puts it elsewhere (the action sets it to
+the job's temp directory: a persistent runner keeps the user cache directory between jobs,
+and a PR's models run as that user). The directory holds a CACHEDIR.TAG
 (and a `.gitignore` of `*`, for a `PT2BOT_CACHE_DIR` in some other repository). A checkout's
 directory unused for `STALE_DAYS` is removed when another checkout's is created.
 """

@@ -23,10 +23,10 @@ def discover_files(root: str, paths: Sequence[str], exclude: Sequence[str] = (),
     Only regular files inside the root: the tree is its author's, and a symlink out of it would
     have the check print another file's source lines in its findings and `pt2bot init` write
     that file's classes into pt2bot.yml; `/dev/zero` or a FIFO would never end a read. Such a
-    path is named in a warning (`note`, else `warn`: stderr) and left out; the rest goes on. A symlink
-    to a file inside the root is kept (an alias module); symlinked directories are not walked.
-    The walk reads each entry's type from the directory listing (`DirEntry`, no stat per file):
-    only a symlink costs a `realpath` and a stat, and each path given one `realpath`."""
+    path is named in a warning (`note`, else `warn`: stderr) and left out; the rest goes on.
+    A symlink to a file inside the root is kept (an alias module); symlinked directories are
+    not walked. The walk reads each entry's type from the directory listing (`DirEntry`, no
+    stat per file): only a symlink costs a `realpath` and a stat, each path given a `realpath`."""
     root = os.path.abspath(root)
     real_root = os.path.realpath(root)
     found: set[str] = set()
@@ -89,7 +89,8 @@ def _walk(top: str, prefix: str, real_root: str, found: set[str], refused: dict[
                         elif why:
                             refused[pre + name] = why
                     else:
-                        refused[pre + name] = f"not a regular file ({file_kind(e.stat(follow_symlinks=False).st_mode)})"
+                        mode = e.stat(follow_symlinks=False).st_mode
+                        refused[pre + name] = f"not a regular file ({file_kind(mode)})"
                 except OSError:
                     continue
 
