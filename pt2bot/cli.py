@@ -39,7 +39,7 @@ def build_parser() -> argparse.ArgumentParser:
     c.add_argument("--ignore", help="comma-separated codes or prefixes to disable")
     c.add_argument("--jobs", "-j", type=int, default=0, help="worker processes (0: auto)")
     c.add_argument("--no-cache", action="store_true",
-                   help="neither read nor write the per-file cache (.pt2bot-cache/, or $PT2BOT_CACHE_DIR)")
+                   help="neither read nor write the per-file cache (in the user cache directory, or $PT2BOT_CACHE_DIR)")
     c.add_argument("--results", metavar="FILE",
                    help="a smoke run's results (pt2bot run --out FILE): say which configured "
                         "models executed each finding's line")

@@ -45,7 +45,8 @@ from pt2bot.analysis.model import FileSummary, dotted, import_bindings, import_n
 from pt2bot.analysis.walk import skeleton_module
 from pt2bot.errors import UserError
 from pt2bot.jsonio import atomic_write_bytes
-from pt2bot.static.discover import discover_files
+from pt2bot.static.discover import discover_files, warn
+from pt2bot.static.files import TOO_DEEP, parse_source, read_source
 
 CONFIG_NAME = "pt2bot.yml"
 SCHEMA_LINE = ("# yaml-language-server: $schema=https://raw.githubusercontent.com/<owner>/"
@@ -142,7 +143,7 @@ class _Class:
 NO_MODEL_DIRS = frozenset({"env", "tests", "test", "docs", "doc", "benchmarks"})
 
 
-def iter_sources(root: str) -> Iterator[tuple[str, str]]:
+def iter_sources(root: str, note: Callable[[str], None] = warn) -> Iterator[tuple[str, str]]:
     """(repo-relative path, the path Python imports it by) of each Python file worth looking
     at: the files `pt2bot check` would read, less tests, docs and virtual environments. In a
     src layout (src/ without an `__init__.py`) a file is imported by its path below src/."""
@@ -161,7 +162,7 @@ def iter_sources(root: str) -> Iterator[tuple[str, str]]:
 
     if not os.path.isdir(root):
         raise UserError(f"{root}: no such directory")
-    for rel in discover_files(root, ["."]):      # (".": the root's own name may hold `[` or `*`)
+    for rel in discover_files(root, ["."], note=note):   # (".": the root's own name may hold `[` or `*`)
         *dirs, name = rel.split("/")
         if (name.startswith(("test_", "conftest", "setup.")) or name.endswith("_test.py")
                 or NO_MODEL_DIRS.intersection(dirs) or in_venv(dirs)):
@@ -177,22 +178,27 @@ class RepoClasses:
     `nn.Module`s, torch's private bases included, methods through base classes) and each
     class's AST, where init reads constructors and first layers."""
 
-    def __init__(self, root: str) -> None:
+    def __init__(self, root: str, note: Callable[[str], None] = warn) -> None:
+        """`note`: where a skipped file is said (a located line, as `pt2bot check`'s PTC000)."""
         self.root = os.path.abspath(root)
         self.classes: dict[str, _Class] = {}
         self._local_imports: dict[ast.FunctionDef, dict[str, str]] = {}
         summaries: list[FileSummary] = []
         no_rules = Rules({}, [])
-        for rel, path in iter_sources(self.root):
+        for rel, path in iter_sources(self.root, note):
+            data = read_source(self.root, rel)     # (a regular file: discover_files saw to it)
+            tree = parse_source(data, rel)         # the check's guard: unreadable, unparsable, too deep
+            if not isinstance(tree, ast.Module):
+                note(f"{rel}:{tree[0]}: skipped: {tree[2]}")
+                continue
+            assert isinstance(data, bytes)
             try:
-                with open(os.path.join(self.root, rel), "rb") as fh:
-                    data = fh.read()
-                tree = ast.parse(data, filename=rel)
                 # (the skeleton names the module after the path it is given: the import path)
                 summary, live = skeleton_module(path, tree, data.decode("utf-8", "replace").splitlines(),
                                                 no_rules, scan_module_code=False)
-            except (OSError, SyntaxError, ValueError, RecursionError):
-                continue   # not ours to fix here; `pt2bot check` reports unparsable files
+            except RecursionError:
+                note(f"{rel}:{TOO_DEEP[0]}: skipped: {TOO_DEEP[2]}")
+                continue
             summary.path = rel
             summaries.append(summary)
             for node in tree.body:
@@ -572,30 +578,57 @@ def _from_constructor(params: list[Param], kwargs: dict[str, Any], env: dict[str
     return None, ""
 
 
-def discover(root: str) -> tuple[list[Proposal], list[str]]:
-    """(proposals, building blocks) for the repository at `root`."""
-    index = RepoClasses(root)
+def discover(root: str, note: Callable[[str], None] = warn) -> tuple[list[Proposal], list[str]]:
+    """(proposals, building blocks) for the repository at `root`. What cannot be read is said
+    through `note` (a located line) and skipped."""
+    index = RepoClasses(root, note)
+    skipped: set[str] = set()
+
+    def guarded(c: _Class, work: Callable[[], Any]) -> Any:
+        # The reading of a class (constructor defaults evaluated, names resolved, layers
+        # followed) recurses over its expressions: a file the parser and the skeleton took may
+        # still nest deeper than that can go. The class is skipped, said where it is.
+        try:
+            return work()
+        except RecursionError:
+            note(f"{c.path}:{c.node.lineno}: class {c.name} skipped: {TOO_DEEP[2]}")
+            skipped.add(c.qualname)
+            return None
+
     candidates = []
     for q, c in sorted(index.classes.items(), key=lambda kv: (kv[1].path, kv[1].node.lineno)):
-        if c.name.startswith("_") or not index.is_module(q):
-            continue
-        found = index.find_method(c, "forward")
-        if found is None or _is_abstract(found[1]):
-            continue
-        candidates.append(c)
+        if not c.name.startswith("_") and guarded(c, lambda: _is_model_class(index, c)):
+            candidates.append(c)
     built_inside: set[str] = set()
     for c in candidates:
-        init = index.find_method(c, "__init__")
-        if init is None:
-            continue
-        for node in ast.walk(init[1]):
-            if isinstance(node, ast.Call):
-                q = index.resolve(node.func, *init)
-                if q and q != c.qualname:
-                    built_inside.add(q)
+        built_inside.update(guarded(c, lambda: _built_inside(index, c)) or ())
+    candidates = [c for c in candidates if c.qualname not in skipped]
     blocks = [f"{c.module}:{c.name}" for c in candidates if c.qualname in built_inside]
-    models = [propose(index, c) for c in candidates if c.qualname not in built_inside]
+    models = [p for c in candidates if c.qualname not in built_inside
+              if (p := guarded(c, lambda: propose(index, c))) is not None]
     return _unique_names(models), blocks
+
+
+def _is_model_class(index: RepoClasses, c: _Class) -> bool:
+    """An `nn.Module` with a `forward` of its own or inherited, not an abstract one."""
+    if not index.is_module(c.qualname):
+        return False
+    found = index.find_method(c, "forward")
+    return found is not None and not _is_abstract(found[1])
+
+
+def _built_inside(index: RepoClasses, c: _Class) -> set[str]:
+    """The classes `c`'s constructor calls (building blocks, not models of their own)."""
+    init = index.find_method(c, "__init__")
+    if init is None:
+        return set()
+    out = set()
+    for node in ast.walk(init[1]):
+        if isinstance(node, ast.Call):
+            q = index.resolve(node.func, *init)
+            if q and q != c.qualname:
+                out.add(q)
+    return out
 
 
 def _with(p: Proposal, **changes: Any) -> Proposal:

@@ -19,3 +19,14 @@ from gitrepo import GitRepo  # noqa: E402
 def git_repo(tmp_path) -> GitRepo:
     """An empty git repo (branch `main`, fixed identity) in a temp dir; see tests/gitrepo.py."""
     return GitRepo.init(tmp_path / "repo")
+
+
+@pytest.fixture(autouse=True)
+def _check_cache_in_a_temp_dir(monkeypatch, tmp_path_factory):
+    """`pt2bot check`'s default cache lives in the user's cache directory (pt2bot/static/cache.py
+    `user_cache_dir`); the tests' checks keep theirs in one temp directory per test process
+    instead of adding a directory per temp repository to the real one."""
+    import pt2bot.static.cache as cache
+
+    base = str(tmp_path_factory.getbasetemp() / "user-cache" / "pt2bot")
+    monkeypatch.setattr(cache, "user_cache_dir", lambda env=None: base, raising=False)

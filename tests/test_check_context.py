@@ -3,7 +3,7 @@
 Pre-commit passes only the changed files. The analysis must still see the package's base
 classes, helpers and callers in the other files (the config's `static.paths`, else the git
 root), report only on the given files, and not pay for the whole tree again on every commit
-(the cache in `.pt2bot-cache/`, pt2bot/static/cache.py).
+(the cache in the user's cache directory, pt2bot/static/cache.py).
 """
 from __future__ import annotations
 
@@ -179,7 +179,8 @@ def test_outside_git_no_context(tmp_path, capsys):
 from pt2bot.config import StaticConfig  # noqa: E402
 from pt2bot.rules import select_rules  # noqa: E402
 from pt2bot.static import check_paths  # noqa: E402
-from pt2bot.static.cache import (CACHE_DIR_NAME, MAX_PACKS, PACK_SUFFIX, SCANS, Cache, pack_bytes,  # noqa: E402
+from pt2bot.static import cache as cache_mod  # noqa: E402
+from pt2bot.static.cache import (MAX_PACKS, PACK_SUFFIX, SCANS, Cache, pack_bytes,  # noqa: E402
                                  pack_records, resolve_cache_dir)
 from pt2bot.static.files import Stats  # noqa: E402
 
@@ -349,14 +350,19 @@ def test_an_entry_cannot_run_code_or_carry_other_objects(tmp_path):
         assert fs == good and s.cached == 0 and s.written == 1 and not marker.exists()
 
 
-def test_cli_cache_at_the_git_root_ignored_by_git(tmp_path, capsys):
-    """Also when run from a subdirectory: the cache is at the git root, not in the cwd."""
+def default_dir(repo) -> str:
+    where, why = resolve_cache_dir(str(repo.path))
+    assert why == "default"
+    return where
+
+
+def test_cli_cache_is_the_checkouts_from_a_subdirectory_too(tmp_path, capsys):
+    """Run from a subdirectory: the cache is the git root's (outside the checkout), not the cwd's."""
     repo = make_repo(tmp_path, {"pkg/inner/base.py": BASE, "pkg/inner/sub.py": SUB.replace("pkg.base", "base")})
     rc, fs = check(repo.path / "pkg" / "inner", ["sub.py"], capsys)
     assert rules_at(fs) == {("sub.py", 5, "PTC101")}
-    cache = repo.path / CACHE_DIR_NAME
-    assert (cache / ".gitignore").read_text().splitlines()[-1] == "*" and entries(cache)
-    assert not (repo.path / "pkg" / "inner" / CACHE_DIR_NAME).exists()
+    assert entries(default_dir(repo))
+    assert resolve_cache_dir(str(repo.path / "pkg" / "inner"))[0] == default_dir(repo)
     assert repo.git("status", "--porcelain", "--untracked-files=all") == ""
     rc2, fs2 = check(repo.path / "pkg" / "inner", ["sub.py"], capsys)
     assert (rc2, fs2) == (rc, fs)
@@ -365,40 +371,43 @@ def test_cli_cache_at_the_git_root_ignored_by_git(tmp_path, capsys):
 def test_no_cache_and_env_override(tmp_path, capsys):
     repo = make_repo(tmp_path, {"pkg/__init__.py": "", "pkg/base.py": BASE, "pkg/sub.py": SUB})
     rc, fs = check(repo.path, ["--no-cache", "pkg/sub.py"], capsys)
-    assert not (repo.path / CACHE_DIR_NAME).exists()
+    assert not os.path.exists(default_dir(repo))
     elsewhere = tmp_path / "elsewhere"
     rc2, fs2 = check(repo.path, ["pkg/sub.py"], capsys, env={"PT2BOT_CACHE_DIR": str(elsewhere)})
-    assert (rc2, fs2) == (rc, fs) and entries(elsewhere) and not (repo.path / CACHE_DIR_NAME).exists()
+    assert (rc2, fs2) == (rc, fs) and entries(elsewhere) and not os.path.exists(default_dir(repo))
 
 
-def test_unwritable_cache_is_no_cache(tmp_path, capsys):
-    """A read-only checkout (here: the cache path cannot be created; the tests run as root, so
-    permissions would not stop the writes) checks as usual and leaves nothing behind."""
+def test_unwritable_cache_is_no_cache(tmp_path, capsys, monkeypatch):
+    """A cache directory that cannot be created (here: a file stands in its path; the tests run
+    as root, so permissions would not stop the writes) checks as usual."""
     repo = make_repo(tmp_path, {"pkg/__init__.py": "", "pkg/base.py": BASE, "pkg/sub.py": SUB})
     (tmp_path / "file").write_text("")
     rc, fs = check(repo.path, ["pkg/sub.py"], capsys, env={"PT2BOT_CACHE_DIR": str(tmp_path / "file" / "c")})
     assert rules_at(fs) == {("pkg/sub.py", 5, "PTC101")}
-    (repo.path / CACHE_DIR_NAME).write_text("not a directory")
+    monkeypatch.setattr(cache_mod, "user_cache_dir", lambda env=None: str(tmp_path / "file" / "pt2bot"))
     rc, fs = check(repo.path, ["pkg/sub.py"], capsys)
     assert rules_at(fs) == {("pkg/sub.py", 5, "PTC101")}
     if os.geteuid() != 0:
-        (repo.path / CACHE_DIR_NAME).unlink()
-        os.chmod(repo.path, stat.S_IRUSR | stat.S_IXUSR)
+        home = tmp_path / "home"
+        home.mkdir()
+        monkeypatch.setattr(cache_mod, "user_cache_dir", lambda env=None: str(home / "pt2bot"))
+        os.chmod(home, stat.S_IRUSR | stat.S_IXUSR)
         try:
             rc, fs = check(repo.path, ["pkg/sub.py"], capsys)
         finally:
-            os.chmod(repo.path, stat.S_IRWXU)
+            os.chmod(home, stat.S_IRWXU)
         assert rules_at(fs) == {("pkg/sub.py", 5, "PTC101")}
 
 
 def test_committed_cache_is_not_trusted(tmp_path, capsys):
     """A branch that commits `.pt2bot-cache/` packs (forged to say its file has no findings)
-    does not get them used: git tracks files there, so the cache is off."""
+    does not get them used: the cache is never read from the checkout. (More of these attacks,
+    without git and case-folded, in tests/test_security_check.py.)"""
     repo = make_repo(tmp_path, {"pkg/__init__.py": "", "pkg/base.py": BASE, "pkg/sub.py": SUB})
     clean = textwrap.dedent(SUB).replace("n = x.sum().item()", "n = 1")
     repo.write("pkg/sub.py", clean)
     check(repo.path, ["pkg/sub.py"], capsys)                       # records for the clean file
-    (pack,) = packs(repo.path / CACHE_DIR_NAME)
+    (pack,) = packs(default_dir(repo))
     repo.write("pkg/sub.py", textwrap.dedent(SUB))                  # the real, bad content
     # forge: the clean summary under the bad file's digest
     from pt2bot.static.cache import content_digest
@@ -413,14 +422,18 @@ def test_committed_cache_is_not_trusted(tmp_path, capsys):
             parts[1] = bad.encode()
         forged.append((rel, b" ".join(parts) + b"\n" + payload))
     write_pack(pack, forged)
-    assert resolve_cache_dir(str(repo.path))[0] is not None
-    # used while untracked (the forgery works on a cache only its owner could write) ...
+    # used where it is (the forgery works on a cache only its owner could write) ...
     rc, fs = check(repo.path, ["pkg/sub.py"], capsys)
     assert fs == []
-    # ... not once committed
-    repo.git("add", "-f", CACHE_DIR_NAME)
+    # ... not from the checkout, committed or not
+    committed = repo.path / ".pt2bot-cache" / os.path.relpath(pack, default_dir(repo))
+    committed.parent.mkdir(parents=True)
+    committed.write_bytes(open(pack, "rb").read())
+    os.unlink(pack)
+    rc, fs = check(repo.path, ["pkg/sub.py"], capsys)
+    assert rules_at(fs) == {("pkg/sub.py", 5, "PTC101")} and rc == 1
+    repo.git("add", "-f", ".pt2bot-cache")
     repo.git("commit", "-q", "-m", "cache")
-    assert resolve_cache_dir(str(repo.path))[0] is None
     rc, fs = check(repo.path, ["pkg/sub.py"], capsys)
     assert rules_at(fs) == {("pkg/sub.py", 5, "PTC101")} and rc == 1
 

@@ -367,6 +367,21 @@ def test_review_without_publish_gets_no_token(tmp_path):
         assert f"GITHUB_TOKEN={secret}" in _recorded(tmp_path, "pt2bot-env"), mode
 
 
+def test_the_check_cache_of_a_review_is_the_jobs_own(tmp_path):
+    """pt2bot check's cache defaults to the user cache directory, which a persistent runner
+    keeps between jobs: a PR's models, run as the same user, could leave forged records there
+    for the next job's static check. The action points it at the runner's temp directory
+    (emptied per job) unless the workflow chose a PT2BOT_CACHE_DIR."""
+    runner_temp = tmp_path / "runner-temp"
+    for mode in ("review", "audit"):
+        _run_action_script(tmp_path, {"RUNNER_TEMP": str(runner_temp)}, mode=mode, base_ref="HEAD",
+                           python=str(_spy_python(tmp_path)))
+        assert f"PT2BOT_CACHE_DIR={runner_temp}/pt2bot-check" in _recorded(tmp_path, "pt2bot-env"), mode
+    _run_action_script(tmp_path, {"RUNNER_TEMP": str(runner_temp), "PT2BOT_CACHE_DIR": "/chosen"},
+                       mode="review", base_ref="HEAD", python=str(_spy_python(tmp_path)))
+    assert "PT2BOT_CACHE_DIR=/chosen" in _recorded(tmp_path, "pt2bot-env")
+
+
 def test_a_newline_in_out_dir_injects_no_output(tmp_path):
     _report(tmp_path / "rep", "failure")
     proc, out = _run_action_script(tmp_path, mode="publish", fail_on="never",
@@ -504,21 +519,45 @@ def test_each_shard_runs_its_share_and_a_merge_job_joins_them(name, job, step_mo
     assert any("pt2bot-shard-" in u and "matrix.shard" in u for u in uploads), uploads
 
 
+INDUCTOR_CACHE = "${{ runner.temp }}/pt2bot-inductor"
+
+
+def test_no_cache_is_kept_in_the_checkout():
+    """A PR's branch can commit files anywhere in the checkout: an inductor cache kept there
+    (restored by actions/cache over what the branch committed) would feed the PR's compiled
+    artifacts to the base run and the head run alike. The caches of compiled code live in the
+    runner's temp directory (emptied at the start and end of each job), never under
+    `github.workspace`; so do the README's snippets that users copy."""
+    texts = {p.name: p.read_text() for p in sorted(WF.glob("*.yml"))}
+    texts["action.yml"] = (ROOT / "action.yml").read_text()
+    for name, text in texts.items():
+        assert ".pt2bot-cache" not in text and "github.workspace }}/." not in text, name
+    readme = (ROOT / "README.md").read_text()
+    assert ".pt2bot-cache/inductor" not in readme and "github.workspace }}/." not in readme
+    for name in ("pt2bot-pr.yml", "pt2bot-nightly.yml"):
+        for s in steps(load(WF / name)):
+            inductor = s.get("env", {}).get("TORCHINDUCTOR_CACHE_DIR")
+            if inductor is not None:
+                assert inductor == INDUCTOR_CACHE, (name, s)
+            if s.get("uses", "").startswith("actions/cache") and "inductor" in s["with"]["key"]:
+                assert s["with"]["path"] == INDUCTOR_CACHE, (name, s)
+    assert f"path: {INDUCTOR_CACHE}" in readme and f'TORCHINDUCTOR_CACHE_DIR: "{INDUCTOR_CACHE}"' in readme
+
+
 def test_a_pr_restores_the_inductor_cache_that_main_saved():
     """Both workflows cache TORCHINDUCTOR_CACHE_DIR per shard; the nightly's key (saved on
     the default branch, readable by every PR) starts with each of the PR's restore-keys."""
     def cache_of(name: str, job: str) -> tuple[dict[str, Any], dict[str, Any]]:
         steps_ = load(WF / name)["jobs"][job]["steps"]
         [cache] = [s for s in steps_ if s.get("uses", "").startswith("actions/cache@")
-                   and s["with"]["path"] == ".pt2bot-cache/inductor"]
+                   and s["with"]["path"] == INDUCTOR_CACHE]
         [run] = [s for s in steps_ if s.get("uses") == "./"]
         return cache, run
 
     pr, pr_run = cache_of("pt2bot-pr.yml", "review")
     nightly, nightly_run = cache_of("pt2bot-nightly.yml", "audit")
     for run in (pr_run, nightly_run):
-        assert run["env"]["TORCHINDUCTOR_CACHE_DIR"] == \
-            "${{ github.workspace }}/.pt2bot-cache/inductor"
+        assert run["env"]["TORCHINDUCTOR_CACHE_DIR"] == INDUCTOR_CACHE
     assert "${{ matrix.shard }}" in pr["with"]["key"] and pr["with"]["key"] == nightly["with"]["key"]
     prefixes = pr["with"]["restore-keys"].splitlines()
     assert len(prefixes) == 2 and all(nightly["with"]["key"].startswith(p) for p in prefixes)

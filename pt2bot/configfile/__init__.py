@@ -11,7 +11,8 @@ import os
 from pt2bot.config import DEFAULT_CONFIG_NAMES, Config
 from pt2bot.errors import ConfigError, ConfigErrors, Problem
 
-__all__ = ["ConfigErrors", "MAX_BYTES", "Problem", "find_config", "load_config", "parse_config"]
+__all__ = ["ConfigErrors", "MAX_BYTES", "Problem", "find_config", "find_git_root", "load_config", "parse_config",
+           "refuse_symlink_out"]
 
 
 def __getattr__(name: str):
@@ -31,6 +32,34 @@ def find_config(start: str = ".") -> str | None:
     return None
 
 
+def find_git_root(path: str) -> str | None:
+    """The working tree root above `path` (a `.git` directory, or a file in worktrees), no subprocess."""
+    p = os.path.abspath(path)
+    while True:
+        if os.path.exists(os.path.join(p, ".git")):
+            return p
+        parent = os.path.dirname(p)
+        if parent == p:
+            return None
+        p = parent
+
+
+def _within(path: str, top: str) -> bool:
+    return path == top or path.startswith(top.rstrip(os.sep) + os.sep)
+
+
+def refuse_symlink_out(path: str, root: str) -> None:
+    """A config file in the repository around `root` (the git root above it, else `root`) that
+    a symlink takes out of it is not read: the branch chose that file, not the user, and the
+    loader quotes what it reads in its messages (another file's lines would reach the log). A
+    file named outside the repository (`--config ~/pt2bot.yml`) is the user's own choice."""
+    start = os.path.abspath(root)
+    repo = find_git_root(start) or start
+    if _within(os.path.abspath(path), repo) and \
+            not _within(os.path.realpath(path), os.path.realpath(repo)):
+        raise ConfigError(f"a symlink out of the repository root {repo}: not read", file=path)
+
+
 def load_config(path: str | None, *, required: bool = False, root: str = ".") -> Config:
     """Read and validate pt2bot.yml. `path=None` looks for the default names in `root`."""
     if path is None:
@@ -40,6 +69,7 @@ def load_config(path: str | None, *, required: bool = False, root: str = ".") ->
                 raise ConfigError(f"no pt2bot.yml in {os.path.abspath(root)}; "
                                   "pass --config FILE")
             return Config()
+    refuse_symlink_out(path, root)
     from pt2bot.configfile.yamlread import read_text
 
     return parse_config(read_text(path, label="pt2bot.yml"), path)

@@ -1,9 +1,11 @@
 """`pt2bot check`'s driver: which files to read and in what order, over the analysis engine.
 
-- `discover`: the .py files under the given paths, minus skipped directories and excludes;
+- `discover`: the .py files under the given paths, minus skipped directories and excludes
+  (regular files inside the root only: no symlink out of it, no FIFO or device);
 - `scan`: a text scan that picks the files that may define an `nn.Module` or call compile;
 - `files`: the per-file stage (parse, skeleton, walks; worker processes for large trees);
-- `cache`: the per-file records in `.pt2bot-cache/`, keyed by content and the analysis code;
+- `cache`: the per-file records in the user's cache directory (never in the checkout), keyed
+  by content and the analysis code;
 - `check`: compiled code across files -> findings (suppressions, severities, conditions, the
   user's torch) and `cli_check`.
 

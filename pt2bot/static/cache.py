@@ -28,13 +28,23 @@ Safety:
   payload, a restricted unpickler that can build only the summary dataclasses (no other global,
   so loading cannot run code), and a shape check; anything wrong is a miss. A pack whose framing
   is broken (truncated, a wrong length) ends there: the records after the break are misses.
-- The cache sits in the working tree, where a branch can commit files: a cache directory holding
-  files tracked by git (packs a PR could forge to hide its own findings) is not used.
+- The cache is never inside the tree it checks. The checksum only catches corruption: it is
+  unkeyed, so anyone can recompute it, and a pack that came with the tree (committed by a
+  branch, shipped in an sdist or a zip, spelled `.PT2BOT-CACHE` on a case-insensitive file
+  system) could relabel a clean file's summary with the digest of a bad one and hide that
+  file's findings. So the records live in the user's cache directory (`user_cache_dir`), one
+  directory per checkout (named by the hash of its real path), and a `PT2BOT_CACHE_DIR` inside
+  the checked tree is refused: no question to git, no name to compare, nothing the tree can
+  bring. (A secret key for the checksum would do too, but CI runners start without one: the
+  key would have to be cached beside the packs, where it protects nothing.)
 - A cache directory that cannot be created or written (read-only checkout, full disk) turns the
   cache off for the run; the check itself goes on.
 
-`pt2bot check --no-cache` skips it; `PT2BOT_CACHE_DIR` puts it elsewhere. The directory holds a
-`.gitignore` of `*` (and a CACHEDIR.TAG), as `.ruff_cache` does, so nobody commits it by accident.
+`pt2bot check --no-cache` skips it; `PT2BOT_CACHE_DIR` puts it elsewhere (the action sets it to
+the job's temp directory: a persistent runner keeps the user cache directory between jobs,
+and a PR's models run as that user). The directory holds a CACHEDIR.TAG
+(and a `.gitignore` of `*`, for a `PT2BOT_CACHE_DIR` in some other repository). A checkout's
+directory unused for `STALE_DAYS` is removed when another checkout's is created.
 """
 from __future__ import annotations
 
@@ -42,18 +52,18 @@ import hashlib
 import io
 import os
 import pickle
-import subprocess
+import re
 import sys
 import time
-from typing import Iterable
+from typing import Iterable, Mapping
 
 import pt2bot
 from pt2bot.analysis import model as _model
 from pt2bot.analysis.model import Candidate, ClassInfo, FileSummary, FunctionInfo
+from pt2bot.configfile import find_git_root
 from pt2bot.jsonio import atomic_write_bytes
 from pt2bot.static.scan import FileScan
 
-CACHE_DIR_NAME = ".pt2bot-cache"
 ENV_VAR = "PT2BOT_CACHE_DIR"
 _MAGIC = b"pt2bot-cache/1"
 _GITIGNORE = "# Created by pt2bot automatically.\n*\n"
@@ -75,18 +85,6 @@ def content_digest(data: bytes) -> str:
     SHA here hashes transformers' 50 MiB in 0.046 s, blake2b in 0.078 s: a warm re-check hashes
     every file."""
     return hashlib.sha256(data).hexdigest()[:32]
-
-
-def find_git_root(path: str) -> str | None:
-    """The working tree root above `path` (a `.git` directory, or a file in worktrees), no subprocess."""
-    p = os.path.abspath(path)
-    while True:
-        if os.path.exists(os.path.join(p, ".git")):
-            return p
-        parent = os.path.dirname(p)
-        if parent == p:
-            return None
-        p = parent
 
 
 def analysis_sources() -> list[str]:
@@ -112,36 +110,65 @@ def analysis_key(codes: Iterable[str]) -> str:
     return f"v{pt2bot.__version__}-{h.hexdigest()}"
 
 
-def _tracked_files(git_root: str, directory: str) -> bool:
-    """Whether git tracks anything under `directory` (then a branch put it there: not ours)."""
-    try:
-        out = subprocess.run(["git", "-C", git_root, "ls-files", "-z", "--", os.path.relpath(directory, git_root)],
-                             capture_output=True, timeout=30, env=_git_env())
-    except (OSError, subprocess.SubprocessError):
-        return True      # cannot tell: do not trust what is there
-    return out.returncode != 0 or bool(out.stdout)
+def user_cache_dir(env: Mapping[str, str] | None = None) -> str | None:
+    """pt2bot's directory in the user's cache: `$XDG_CACHE_HOME/pt2bot` where that is set (an
+    absolute path), else the platform's place: `~/Library/Caches/pt2bot` on macOS,
+    `%LOCALAPPDATA%\\pt2bot\\Cache` on Windows, `~/.cache/pt2bot` elsewhere. None: no home."""
+    env = os.environ if env is None else env
+    xdg = env.get("XDG_CACHE_HOME", "")
+    if os.path.isabs(xdg):
+        return os.path.join(xdg, "pt2bot")
+    if sys.platform == "win32":
+        local = env.get("LOCALAPPDATA", "")
+        return os.path.join(local, "pt2bot", "Cache") if os.path.isabs(local) else None
+    home = os.path.expanduser("~")
+    if not os.path.isabs(home):
+        return None
+    if sys.platform == "darwin":
+        return os.path.join(home, "Library", "Caches", "pt2bot")
+    return os.path.join(home, ".cache", "pt2bot")
 
 
-def _git_env() -> dict[str, str]:
-    from pt2bot.git import no_git_env
+CHECKOUTS = "check"    # under user_cache_dir(): one directory per checkout
 
-    return no_git_env()
+
+def checkout_dir_name(tree: str) -> str:
+    """`<name>-<hash>` for the checkout at `tree`: its real path's hash (two checkouts never
+    share one, a symlinked path to the same one does), its name for a reader."""
+    real = os.path.realpath(tree)
+    name = re.sub(r"[^A-Za-z0-9._-]+", "_", os.path.basename(real))[:40].lstrip(".") or "root"
+    return f"{name}-{hashlib.blake2b(real.encode('utf-8', 'surrogateescape'), digest_size=8).hexdigest()}"
+
+
+def inside(path: str, tree: str) -> bool:
+    """Whether `path` (existing or not) is `tree` or under it, once symlinks are resolved.
+    Compared case-folded: on a case-insensitive file system `/Repo/x` is under `/repo`."""
+    p = os.path.normcase(os.path.realpath(path)).casefold()
+    t = os.path.normcase(os.path.realpath(tree)).casefold().rstrip(os.sep)
+    return p == t or p.startswith(t + os.sep)
 
 
 def resolve_cache_dir(root: str, *, enabled: bool = True, env: dict[str, str] | None = None) -> tuple[str | None, str]:
-    """(directory or None, why): `PT2BOT_CACHE_DIR`, else `.pt2bot-cache` at the git root above
-    `root` (else at `root`). None when disabled, or when git tracks files in it."""
+    """(directory or None, why): `PT2BOT_CACHE_DIR`, else the checkout's directory under
+    `user_cache_dir()` (the checkout: the git root above `root`, else `root`). None when
+    disabled, when there is no user cache directory, or when the directory is inside the
+    checkout (a branch could have committed packs there: see the module docstring)."""
     env = os.environ if env is None else env
     if not enabled:
         return None, "disabled (--no-cache)"
+    tree = find_git_root(root) or os.path.abspath(root)
     override = env.get(ENV_VAR)
     if override:
-        return os.path.abspath(override), f"${ENV_VAR}"
-    git_root = find_git_root(root)
-    directory = os.path.join(git_root or os.path.abspath(root), CACHE_DIR_NAME)
-    if git_root and os.path.isdir(directory) and _tracked_files(git_root, directory):
-        return None, f"{directory} holds files tracked by git: not used"
-    return directory, "default"
+        directory, why = os.path.abspath(override), f"${ENV_VAR}"
+    else:
+        base = user_cache_dir(env)
+        if base is None:
+            return None, "no user cache directory (no home directory)"
+        directory, why = os.path.join(base, CHECKOUTS, checkout_dir_name(tree)), "default"
+    if inside(directory, tree):
+        return None, (f"{'$' + ENV_VAR if override else 'the cache directory'} {directory} is inside the checked "
+                      f"tree {tree}, where files can come with the tree: not used")
+    return directory, why
 
 
 class _SummaryUnpickler(pickle.Unpickler):
@@ -170,8 +197,11 @@ class _ScanUnpickler(_SummaryUnpickler):
 class Cache:
     """The records of one analysis key under a cache directory (see the module docstring)."""
 
-    def __init__(self, directory: str, codes: Iterable[str]) -> None:
+    def __init__(self, directory: str, codes: Iterable[str], *, checkout: bool = False) -> None:
+        """`checkout`: `directory` is one checkout's under `user_cache_dir()` (the default): its
+        siblings are other checkouts', the stale ones removed when a new one is created."""
         self.root = directory
+        self.checkout = checkout
         self.dir = os.path.join(directory, analysis_key(codes))
         self.writable = True
         self.hits = self.misses = self.writes = 0
@@ -269,6 +299,11 @@ class Cache:
                            if e.name.endswith(PACK_SUFFIX) and e.is_file(follow_symlinks=False))
         except OSError:
             names = []     # no directory yet, or unreadable: all misses
+        if names and self.checkout:
+            try:
+                os.utime(self.root)     # in use: not stale (see `_prune_checkouts`)
+            except OSError:
+                pass
         for name in names:
             path = os.path.join(self.dir, name)
             try:
@@ -286,7 +321,10 @@ class Cache:
         if self._ready:
             return
         fresh = not os.path.isdir(self.dir)
+        new_checkout = self.checkout and not os.path.isdir(self.root)
         os.makedirs(self.dir, exist_ok=True)
+        if new_checkout:
+            _prune_checkouts(os.path.dirname(self.root), keep=self.root)
         for name, text in ((".gitignore", _GITIGNORE), ("CACHEDIR.TAG", _CACHEDIR_TAG)):
             p = os.path.join(self.root, name)
             if not os.path.exists(p):
@@ -413,6 +451,24 @@ def _prune(root: str, keep: str) -> None:
         return
     for e in dirs[KEEP_KEYS - 1:]:
         shutil.rmtree(e.path, ignore_errors=True)
+
+
+STALE_DAYS = 30   # a checkout's cache unused this long is removed (the checkout may be long gone)
+
+
+def _prune_checkouts(parent: str, keep: str) -> None:
+    """Drop the checkouts' directories under `parent` not used for STALE_DAYS (a run that
+    reads one touches it)."""
+    import shutil
+
+    old = time.time() - STALE_DAYS * 86400
+    try:
+        stale = [e.path for e in os.scandir(parent) if e.is_dir(follow_symlinks=False) and e.path != keep
+                 and e.stat(follow_symlinks=False).st_mtime < old]
+    except OSError:
+        return
+    for path in stale:
+        shutil.rmtree(path, ignore_errors=True)
 
 
 def _write(path: str, data: bytes) -> None:

@@ -23,8 +23,9 @@ from pt2bot.findings import Finding, sort_key
 from pt2bot.rules import BY_CODE, Rule, select_rules
 from pt2bot.rules.base import NEWEST_TORCH
 from pt2bot.analysis.model import FileSummary, call_guards, call_pos
-from pt2bot.static.cache import Cache, find_git_root, resolve_cache_dir
-from pt2bot.static.discover import discover_files, is_excluded, rel_path
+from pt2bot.configfile import find_git_root
+from pt2bot.static.cache import Cache, resolve_cache_dir
+from pt2bot.static.discover import discover_files, is_excluded, rel_path, warn
 from pt2bot.static.files import Later, Stats, run_analysis
 from pt2bot.analysis.graph import DisabledCall, Index, find_compiled, resolve_call
 from pt2bot.analysis.sizeargs import resolve_pending
@@ -58,7 +59,14 @@ def check_paths(root: str, paths: Sequence[str], static_cfg: StaticConfig, *, jo
             raise UserError(f"static.severity: unknown rule code {code!r}")
         if sev not in ("error", "warning"):
             raise UserError(f"static.severity.{code}: {sev!r} is not error|warning")
-    files = discover_files(root, paths or static_cfg.paths or (".",), static_cfg.exclude)
+    said: set[str] = set()      # a path both named and in the context is warned about once
+
+    def note(message: str) -> None:
+        if message not in said:
+            said.add(message)
+            warn(message)
+
+    files = discover_files(root, paths or static_cfg.paths or (".",), static_cfg.exclude, note=note)
     # Files named one by one (pre-commit's) are always parsed: a syntax error there is PTC000.
     # Of a directory, only what may hold compiled code is (pt2bot/static/scan.py).
     full = (p if os.path.isabs(p) else os.path.join(root, p) for p in paths or ())
@@ -66,7 +74,7 @@ def check_paths(root: str, paths: Sequence[str], static_cfg: StaticConfig, *, jo
     report = None
     if context:
         report = set(files)
-        files = sorted(report.union(discover_files(root, context, static_cfg.exclude)))
+        files = sorted(report.union(discover_files(root, context, static_cfg.exclude, note=note)))
     codes = tuple(r.code for r in rules if r.code != "PTC000")
     # ASTs and summaries are trees (no reference cycles), freed by refcounting; the cyclic GC
     # would only re-scan millions of live AST nodes again and again (measured: up to 2x).
@@ -279,8 +287,12 @@ def open_cache(root: str, cfg: StaticConfig, *, enabled: bool = True) -> Cache |
     """The per-file cache of the repository around `root` for `cfg`'s rules (None: off or
     not writable). The review passes the same cache for base and head: entries are keyed by
     repo-relative path and content, so the files a PR did not touch are analysed once."""
-    cache_dir, _ = resolve_cache_dir(root, enabled=enabled)
-    return Cache(cache_dir, tuple(r.code for r in select_rules(cfg.select, cfg.ignore))) if cache_dir else None
+    cache_dir, why = resolve_cache_dir(root, enabled=enabled)
+    if cache_dir is None:
+        if enabled:
+            warn(f"no cache: {why}")
+        return None
+    return Cache(cache_dir, tuple(r.code for r in select_rules(cfg.select, cfg.ignore)), checkout=why == "default")
 
 
 def resolve_torch(cfg: StaticConfig) -> tuple[str, str]:

@@ -22,9 +22,11 @@ parses only the files that changed (or whose newly reached functions were never 
 from __future__ import annotations
 
 import ast
+import errno
 import gc
 import os
 import re
+import stat
 import sys
 from dataclasses import dataclass, replace
 from typing import Callable, Iterable, Sequence
@@ -106,12 +108,30 @@ class SourceLines(Sequence[str]):
         return iter(self._get())
 
 
+_READ = os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_CLOEXEC", 0) | getattr(os, "O_BINARY", 0)
+
+
 def read_source(root: str, rel: str) -> bytes | OSError:
+    """A file's bytes, or why not. Discovery (pt2bot/static/discover.py) passes only regular
+    files; the open descriptor is checked again (a file swapped for a FIFO or a device in
+    between must not block the open or never end the read: non-blocking, then fstat)."""
     try:
-        with open(os.path.join(root, rel), "rb") as fh:
-            return fh.read()
+        fd = os.open(os.path.join(root, rel), _READ)
     except OSError as e:
         return e
+    try:
+        st = os.fstat(fd)
+        if not stat.S_ISREG(st.st_mode):
+            return OSError(errno.EINVAL, "not a regular file")
+        parts, want = [], st.st_size + 1
+        while chunk := os.read(fd, want):
+            parts.append(chunk)
+            want = 1 << 20
+        return parts[0] if len(parts) == 1 else b"".join(parts)
+    except OSError as e:
+        return e
+    finally:
+        os.close(fd)
 
 
 def open_file(root: str, rel: str, codes: tuple[str, ...], *, lazy: bool = True,
@@ -122,23 +142,13 @@ def open_file(root: str, rel: str, codes: tuple[str, ...], *, lazy: bool = True,
     summary = FileSummary(path=rel, module="")
     if data is None:
         data = read_source(root, rel)
-    if isinstance(data, OSError):
-        summary.error = (1, 0, f"cannot read file: {data.strerror}")
-        return summary, None, []
-    if _SKIP_FILE.search(data):
+    if not isinstance(data, OSError) and _SKIP_FILE.search(data):
         summary.skip_file = True
         return summary, None, []
-    lines = SourceLines(data)
-    try:
-        tree = ast.parse(data, filename=rel)
-    except SyntaxError as e:
-        msg = (e.msg or "invalid syntax").splitlines()[0]
-        summary.error = (e.lineno or 1, max((e.offset or 1) - 1, 0), f"cannot parse: {msg}")
-    except (ValueError, UnicodeDecodeError) as e:   # null bytes, undecodable bytes
-        summary.error = (1, 0, f"cannot parse: {str(e).splitlines()[0]}")
-    except (RecursionError, MemoryError):
-        summary.error = (1, 0, "cannot parse: expression too deeply nested")
-    if summary.error:
+    tree = parse_source(data, rel)
+    lines = SourceLines(data) if isinstance(data, bytes) else []
+    if isinstance(tree, tuple):
+        summary.error = tree
         return summary, None, lines
     try:
         summary, live = skeleton_module(rel, tree, lines, build_rules(codes),
@@ -146,8 +156,34 @@ def open_file(root: str, rel: str, codes: tuple[str, ...], *, lazy: bool = True,
         if not lazy:
             live.walk(list(live.nodes))
     except RecursionError:
-        return FileSummary(path=rel, module="", error=(1, 0, "cannot analyse: code too deeply nested")), None, lines
+        return FileSummary(path=rel, module="", error=TOO_DEEP), None, lines
     return summary, live, lines
+
+
+# Where and why a parsed file cannot be analysed: a walk of its AST (recursive, as every walk
+# of an AST here is) went deeper than Python's recursion limit. The parser accepts nesting
+# about three times deeper than a walk can follow (2,900 terms of `1+1+...` parse).
+TOO_DEEP = (1, 0, "cannot analyse: code too deeply nested")
+
+
+def parse_source(data: bytes | OSError, rel: str) -> ast.Module | tuple[int, int, str]:
+    """The AST of a file's bytes, or where and why there is none: (line, col, message). The one
+    guard between the user's source and the analysis, for `pt2bot check` (a PTC000 finding)
+    and `pt2bot init` (a note, and the file is skipped): an unreadable file, a syntax error,
+    null or undecodable bytes, and nesting deeper than the parser goes (`x = 1+1+...` with
+    200,000 terms is a RecursionError, `x = ----...1` a MemoryError) end here as a located
+    message, never an exception. A walk of the tree may still go too deep: `TOO_DEEP`."""
+    if isinstance(data, OSError):
+        return (1, 0, f"cannot read file: {data.strerror}")
+    try:
+        return ast.parse(data, filename=rel)
+    except SyntaxError as e:
+        msg = (e.msg or "invalid syntax").splitlines()[0]
+        return (e.lineno or 1, max((e.offset or 1) - 1, 0), f"cannot parse: {msg}")
+    except (ValueError, UnicodeDecodeError) as e:   # null bytes, undecodable bytes
+        return (1, 0, f"cannot parse: {str(e).splitlines()[0]}")
+    except (RecursionError, MemoryError):
+        return (1, 0, "cannot parse: expression too deeply nested")
 
 
 def analyse_file(root: str, rel: str, codes: tuple[str, ...]) -> FileSummary:
@@ -251,8 +287,9 @@ class FileState:
         return s if len(s.roots) == self.roots else replace(s, roots=s.roots[:self.roots])
 
 
-# (calls per walked function, new candidates, their line info, class attrs, walked functions)
-Delta = tuple[dict[str, list], list, dict, dict[str, dict[str, str]], set[str]]
+# (calls per walked function, new candidates, their line info, class attrs, walked functions,
+# the file's error if the walk found it too deeply nested)
+Delta = tuple[dict[str, list], list, dict, dict[str, dict[str, str]], set[str], tuple | None]
 
 
 class FileSet:
@@ -276,7 +313,11 @@ class FileSet:
         summary, live, lines = open_file(self.root, rel, self.codes, data=data, compiles=compiles)
         walked: set[str] = set()
         if live is not None:
-            _predict(summary, live)
+            try:
+                _predict(summary, live)
+            except RecursionError:      # as open_file's guard: the file is a located PTC000
+                summary, live = FileSummary(path=rel, module="", error=TOO_DEEP), None
+        if live is not None:
             walked = set(live.walked)
             if keep:
                 self.live[rel] = (live, lines)
@@ -306,16 +347,25 @@ class FileSet:
             s = st.summary
             before = len(s.candidates)
             s.lines = lines
+            error = None
             try:
                 live.walk(todo)
+            except RecursionError:
+                # The graph reached a function nested deeper than the walk can go: the file is a
+                # located PTC000 (its candidates are not emitted), as when the first walks hit it.
+                # It took part in this run's graph, so it is not cached: a warm run gives the same.
+                error = s.error = TOO_DEEP
+                del s.candidates[before:]
+                st.digest = None
             finally:
                 s.lines = []
             st.walked.update(todo)
             st.dirty = True
             new = s.candidates[before:]
             add_line_info(s, lines, new)
-            out[rel] = ({q: s.functions[q].calls for q in todo}, new, {c.line: s.line_info[c.line] for c in new},
-                        {name: c.attrs for name, c in s.classes.items()}, set(todo))
+            info = {line: s.line_info[line] for line in [c.line for c in new] + ([error[0]] if error else [])}
+            out[rel] = ({q: s.functions[q].calls for q in todo}, new, info,
+                        {name: c.attrs for name, c in s.classes.items()}, set(todo), error)
         return out
 
     def _live(self, rel: str, st: FileState) -> tuple[LiveModule, list[str]] | None:
@@ -434,8 +484,10 @@ def _size(root: str, rel: str) -> int:
 
 
 def _merge(st: FileState, delta: Delta) -> None:
-    calls, new, info, attrs, walked = delta
+    calls, new, info, attrs, walked, error = delta
     s = st.summary
+    if error is not None:
+        s.error, st.digest = error, None
     for q, c in calls.items():
         s.functions[q].calls = c
     s.candidates.extend(new)
