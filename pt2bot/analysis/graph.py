@@ -248,6 +248,11 @@ class Reach:
     compiled: set[Key]
     disabled: list[tuple[FileSummary, FunctionInfo]]
     index: Index                    # the index the search ran on (reused by later stages)
+    # (function, class of `self`) pairs the search entered, and the functions it started from:
+    # which call edges run in compiled code, resolved as the search resolved them
+    # (pt2bot/static/check.py `inherit_call_conditions`)
+    pairs: set[tuple[str, str | None]] = field(default_factory=set)
+    roots: set[str] = field(default_factory=set)
 
 
 def find_compiled(summaries: list[FileSummary],
@@ -269,15 +274,17 @@ def find_compiled(summaries: list[FileSummary],
     disabled: dict[Key, tuple[FileSummary, FunctionInfo]] = {}
     seen: set[tuple[str, str | None]] = set()
     reached: set[str] = set()
+    roots: set[str] = set()
     while rooted < len(idx.order):
         # (reading the roots may read more files: they join `idx.order` and this loop)
         while rooted < len(idx.order):
             s, n_roots = idx.order[rooted]
             rooted += 1
             frontier += _roots(idx, s, n_roots)
+        roots.update(name for name, _ in frontier)
         _search(idx, frontier, walk, compiled, disabled, seen, reached)
         frontier = []
-    return Reach(compiled, list(disabled.values()), idx)
+    return Reach(compiled, list(disabled.values()), idx, seen, roots)
 
 
 def _roots(idx: Index, s: FileSummary, n_roots: int) -> list[tuple[str, str | None]]:
