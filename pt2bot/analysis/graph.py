@@ -346,6 +346,20 @@ def _search(idx: Index, frontier: list[tuple[str, str | None]],
                     frontier.append(callee)
 
 
+def resolve_super(idx: Index, cls_name: str | None, own: str | None, target: str) -> tuple[str, str | None] | None:
+    """The method `super().target(...)` in a method of class `own` runs when `self` is a
+    `cls_name`: the first definition after `own` in `cls_name`'s MRO (as resolved here)."""
+    if cls_name is None or own is None:
+        return None
+    mro = idx.mro(cls_name)
+    if own not in mro:
+        return None
+    for c in mro[mro.index(own) + 1:]:
+        if target in idx.classes[c][1].methods:
+            return (f"{c}.{target}", cls_name)
+    return None
+
+
 def resolve_call(idx: Index, cls_name: str | None, kind: str, target: str) -> tuple[str, str | None] | None:
     """The callee and the class its `self` is (None: its own class, or not a method)."""
     if kind in ("self", "selfattr"):
@@ -360,6 +374,8 @@ def resolve_call(idx: Index, cls_name: str | None, kind: str, target: str) -> tu
             fwd = idx.method(ctor, "forward")
             return (fwd, ctor) if fwd else None
         return None
+    if kind == "super":
+        return None       # `super().m(...)`: see `resolve_super`
     if target.partition(".")[0] not in idx.heads:
         return None
     name = idx.canonical(target)

@@ -44,6 +44,9 @@ class Walker:
         # path), and the first line each local name is assigned at (a reassigned argument no
         # longer holds its default): see `Conditions`.
         self.optional: dict[str, object] = _optional_params(ctx.node.args)
+        # a forward's arguments whose default is 0 or 1 (`rollout_steps=1`): the default call
+        # leaves them so (`default_value`; a helper's are what its compiled caller passes)
+        self.counts: dict[str, object] = _count_params(ctx.node.args) if ctx.node.name == "forward" else {}
         self.assigned: dict[str, int] = {}
         # local name -> the value of its one assignment in the function (built on the first
         # question about a local in a test: `default_value`)
@@ -400,9 +403,13 @@ class Walker:
         for a in names:
             self.ctx.env[a] = PARAM
         self.optional = {k: v for k, v in self.optional.items() if k not in names} | _optional_params(node.args)
+        saved_counts = self.counts
+        if saved_counts and names & saved_counts.keys():
+            self.counts = {k: v for k, v in saved_counts.items() if k not in names}
         self.walk_all(node.body)
         self.ctx.env = saved
         self.optional = saved_optional
+        self.counts = saved_counts
 
     def _lambda(self, node: ast.Lambda) -> None:
         saved = dict(self.ctx.env)
@@ -476,6 +483,11 @@ def _record_call(ctx: FunctionContext, node: ast.Call, target: str | None) -> No
                 return
         elif tv is _Attribute and f.attr == "forward" and type(v.value) is _Name and v.value.id == "self":
             calls.append(("selfattr", v.attr))
+            return
+        elif tv is _Call and type(v.func) is _Name and v.func.id == "super":
+            # `super().m(...)`: not followed by the call graph, but it runs the base class's
+            # `m` on this path (pt2bot/static/check.py `inherit_call_conditions`)
+            calls.append(("super", f.attr))
             return
     if target is None:
         return
@@ -974,6 +986,18 @@ def _optional_params(args: ast.arguments) -> dict[str, object]:
     return out
 
 
+def _count_params(args: ast.arguments) -> dict[str, object]:
+    """Arguments whose default is the number 0 or 1 -> that default."""
+    out: dict[str, object] = {}
+    positional = args.posonlyargs + args.args
+    pairs = list(zip(positional[len(positional) - len(args.defaults):], args.defaults)) + \
+        list(zip(args.kwonlyargs, args.kw_defaults))
+    for a, d in pairs:
+        if type(d) is ast.Constant and type(d.value) in (int, float) and d.value in (0, 1):
+            out[a.arg] = d.value
+    return out
+
+
 def _join_kinds(a: dict[str, str], b: dict[str, str]) -> dict[str, str]:
     """Kinds after an if/else where both branches fall through to the code after it: a name
     keeps the kind both branches agree on; where they differ it may be a tensor on one path,
@@ -1093,14 +1117,20 @@ def _target_names(t: ast.AST) -> list[str]:
 #   (`use_qk_norm: bool = False`) or its own `__init__` leaves (`ClassInfo.fields`, `.defaults`);
 #   `config.x` inside `__init__` likewise. (A configuration class of another file is not read:
 #   the walk sees one file.)
-# - an argument whose default is None/False (`Walker.optional`), not assigned before the test;
+# - an argument whose default is None/False (`Walker.optional`), or a forward's whose default is
+#   0 or 1 (`rollout_steps=1`, `Walker.counts`), not assigned before the test;
 # - a local assigned once in the function (`is_var_length = exists(lens)`, `streams =
 #   self.num_streams`): the value of what it was assigned;
 # - a call of a function of the file whose body is `return v is not None` (`exists(x)`) or
 #   `return v is None`: that test of its argument;
 # - `not`, `and`/`or`, a comparison of two known values (`is None` also of an object).
-# Arguments with other defaults (`dim=1`, `mode="nearest"`) are not read: a compiled caller
-# passes its own, the default call fixes only those of the compiled function itself.
+# Other arguments (a helper's `dim=1`, a forward's `mode="nearest"`) are not read: a compiled
+# caller passes its own, and a mode or a size picks an alternative (below).
+# Of a constructor's defaults and a configuration's, only switches count: None, a bool, and the
+# numbers 0 and 1 (the "off" value of a weight, a probability, a count: `top_k=0`,
+# `num_streams=1`). A mode chosen by name (`partition_type="block"`) or a size (`depth=12`)
+# picks one of several alternatives that a parent module's constructor chooses among (timm's
+# MaxxVit builds both its "block" and its "grid" attention): not an opt-in path.
 
 BUILT = ...          # an object that is not None (a module, a tensor); Ellipsis survives pickling
 _UNKNOWN = object()
@@ -1135,9 +1165,11 @@ def default_value(w: Walker, e: ast.AST, depth: int = 0) -> object:
         return _UNKNOWN
     if t is ast.Name:
         name = e.id
-        if name in w.optional:
+        if name in w.optional or name in w.counts:
             first = w.assigned.get(name)
-            return w.optional[name] if first is None or first > e.lineno else _UNKNOWN
+            if first is not None and first <= e.lineno:
+                return _UNKNOWN
+            return w.optional[name] if name in w.optional else w.counts[name]
         if depth < 4:
             value = _single_value(w, name, e.lineno)
             if value is not None:
@@ -1164,6 +1196,13 @@ def default_value(w: Walker, e: ast.AST, depth: int = 0) -> object:
         if sign:
             v = default_value(w, e.args[0], depth)
             return _UNKNOWN if v is _UNKNOWN else (v is not None) is (sign > 0)
+    return _UNKNOWN
+
+
+def _switch(v: object) -> object:
+    """A constructor's or a configuration's default as a switch (see above), else unknown."""
+    if v is None or v is BUILT or type(v) is bool or (type(v) in (int, float) and v in (0, 1)):
+        return v
     return _UNKNOWN
 
 
@@ -1286,7 +1325,7 @@ def class_fields(cls: ClassInfo, node: ast.ClassDef) -> None:
             tg, v = st.targets[0], st.value
         else:
             continue
-        if type(tg) is ast.Name and type(v) is ast.Constant and type(v.value) in _CONSTANTS:
+        if type(tg) is ast.Name and type(v) is ast.Constant and _switch(v.value) is not _UNKNOWN:
             cls.fields[tg.id] = v.value
 
 
@@ -1301,8 +1340,8 @@ def init_defaults(mod: ModuleContext, cls: ClassInfo, init: ast.FunctionDef | as
     pad: list[ast.expr | None] = [None] * (len(positional) - len(args.defaults))
     for a, d in list(zip(positional, pad + list(args.defaults))) + list(zip(args.kwonlyargs, args.kw_defaults)):
         params[a.arg] = a.annotation
-        if type(d) is ast.Constant and type(d.value) in _CONSTANTS:
-            env[a.arg] = d.value
+        if type(d) is ast.Constant:
+            env[a.arg] = _switch(d.value)
     out: dict[str, object] = {}
     _run_init(mod, cls, init.body, env, params, out, True)
     if not out:
@@ -1366,6 +1405,7 @@ def _run_init(mod: ModuleContext, cls: ClassInfo, body: list[ast.stmt], env: dic
 
 
 def _store(out: dict[str, object], attr: str, v: object, live: bool) -> None:
+    v = _switch(v)
     if live:
         out[attr] = v
     elif out.get(attr, _UNKNOWN) is not v:

@@ -26,7 +26,7 @@ from pt2bot.analysis.model import FileSummary, call_guards
 from pt2bot.static.cache import Cache, find_git_root, resolve_cache_dir
 from pt2bot.static.discover import discover_files, is_excluded, rel_path
 from pt2bot.static.files import Later, Stats, run_analysis
-from pt2bot.analysis.graph import Reach, find_compiled, resolve_call
+from pt2bot.analysis.graph import Reach, find_compiled, resolve_call, resolve_super
 from pt2bot.analysis.sizeargs import resolve_pending
 from pt2bot.rules.compiler_disable import CompilerDisable
 
@@ -179,7 +179,8 @@ def inherit_call_conditions(reach: Reach) -> dict[tuple[str, str], str]:
 
     The edges are those the call graph followed, from each (function, class of `self`) pair it
     entered, resolved as it resolved them (a base class's `self.m(...)` runs the subclass's
-    `m`: virtual dispatch). A function is on the default path when a chain of unguarded calls
+    `m`: virtual dispatch), and `super().m(...)`, which the graph does not follow but which
+    runs the base class's `m` on the caller's path. A function is on the default path when a chain of unguarded calls
     reaches it from a root (a module's forward, a function handed to torch.compile); every
     other compiled function is conditional: the guards of its calls from the default path,
     each joined after the condition of a conditional caller, alternatives joined by `or`."""
@@ -198,7 +199,8 @@ def inherit_call_conditions(reach: Reach) -> dict[tuple[str, str], str]:
         cls_name = self_cls if self_cls is not None and own is not None else own
         guards = call_guards(info.calls)
         for i, (kind, target) in enumerate(info.calls):
-            callee = resolve_call(idx, cls_name, kind, target)
+            callee = resolve_super(idx, cls_name, own, target) if kind == "super" else \
+                resolve_call(idx, cls_name, kind, target)
             if callee is None or callee[0] == name:
                 continue
             g = guards.get(i)
