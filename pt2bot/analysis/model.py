@@ -87,7 +87,7 @@ class ClassInfo:
     # argument defaults to False/None (a test of `self.x` is then not the default path).
     off_flags: set[str] = field(default_factory=set)
     # What `__init__` leaves in `self.x` when every argument is at its default: a constant
-    # (None, a bool, a number, a string) or `...` (an object that is not None: a module, a
+    # (None, a bool, 0 or 1) or a tuple (an object that is not None: a module, a
     # tensor); attributes also assigned outside `__init__` have none (pt2bot/analysis/walk.py
     # `init_defaults`).
     defaults: dict[str, object] = field(default_factory=dict)

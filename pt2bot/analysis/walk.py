@@ -1132,7 +1132,8 @@ def _target_names(t: ast.AST) -> list[str]:
 # picks one of several alternatives that a parent module's constructor chooses among (timm's
 # MaxxVit builds both its "block" and its "grid" attention): not an opt-in path.
 
-BUILT = ...          # an object that is not None (a module, a tensor); Ellipsis survives pickling
+BUILT = ("object",)  # an object that is not None (a module, a tensor): a tuple, which no default is
+# (plain data in the per-file cache, whose reader builds no other type: test it by `type(v) is tuple`)
 _UNKNOWN = object()
 _CONSTANTS = (type(None), bool, int, float, str)
 # the first `=` of a line that is an assignment's (not `==`, `<=`, `>=`, `!=`; `<<=` is one)
@@ -1143,7 +1144,7 @@ _SELF_ATTR = re.compile(r"self\.([A-Za-z_]\w*)")
 def default_side(w: Walker, e: ast.AST) -> int:
     """+1 if `e` is false on the default call, -1 if true, 0 if not known (see above)."""
     v = default_value(w, e)
-    if v is _UNKNOWN or v is BUILT:
+    if v is _UNKNOWN or type(v) is tuple:
         return 0            # (an empty ModuleList is falsy: an object's truth is not known)
     return -1 if v else 1
 
@@ -1177,13 +1178,13 @@ def default_value(w: Walker, e: ast.AST, depth: int = 0) -> object:
         return _UNKNOWN
     if t is ast.UnaryOp and type(e.op) is ast.Not:
         v = default_value(w, e.operand, depth)
-        return _UNKNOWN if v is _UNKNOWN or v is BUILT else not v
+        return _UNKNOWN if v is _UNKNOWN or type(v) is tuple else not v
     if t is ast.BoolOp:
         want = type(e.op) is ast.Or      # the value that decides: True for `or`, False for `and`
         v = _UNKNOWN
         for part in e.values:
             v = default_value(w, part, depth)
-            if v is _UNKNOWN or v is BUILT:
+            if v is _UNKNOWN or type(v) is tuple:
                 return _UNKNOWN
             if bool(v) is want:
                 return v
@@ -1201,7 +1202,7 @@ def default_value(w: Walker, e: ast.AST, depth: int = 0) -> object:
 
 def _switch(v: object) -> object:
     """A constructor's or a configuration's default as a switch (see above), else unknown."""
-    if v is None or v is BUILT or type(v) is bool or (type(v) in (int, float) and v in (0, 1)):
+    if v is None or type(v) is tuple or type(v) is bool or (type(v) in (int, float) and v in (0, 1)):
         return v
     return _UNKNOWN
 
@@ -1214,7 +1215,7 @@ def _compare_values(a: object, op: ast.cmpop, b: object) -> object:
         if a is None or b is None:
             return ((a is None) is (b is None)) is (t is ast.Is)
         return _UNKNOWN
-    if a is BUILT or b is BUILT or t is ast.In or t is ast.NotIn:
+    if type(a) is tuple or type(b) is tuple or t is ast.In or t is ast.NotIn:
         return _UNKNOWN
     try:
         if t is ast.Eq:
@@ -1385,7 +1386,7 @@ def _run_init(mod: ModuleContext, cls: ClassInfo, body: list[ast.stmt], env: dic
                 env[n] = _UNKNOWN
         elif t is ast.If:
             v = _init_value(mod, cls, st.test, env, params)
-            known = v is not _UNKNOWN and v is not BUILT
+            known = v is not _UNKNOWN and type(v) is not tuple
             if not known or v:
                 _run_init(mod, cls, st.body, env, params, out, live and known)
             if not known or not v:
@@ -1439,19 +1440,19 @@ def _init_value(mod: ModuleContext, cls: ClassInfo, e: ast.AST, env: dict[str, o
         return _UNKNOWN
     if t is ast.IfExp:
         c = _init_value(mod, cls, e.test, env, params)
-        if c is _UNKNOWN or c is BUILT:
+        if c is _UNKNOWN or type(c) is tuple:
             a = _init_value(mod, cls, e.body, env, params)
             return a if a is _init_value(mod, cls, e.orelse, env, params) else _UNKNOWN
         return _init_value(mod, cls, e.body if c else e.orelse, env, params)
     if t is ast.UnaryOp and type(e.op) is ast.Not:
         v = _init_value(mod, cls, e.operand, env, params)
-        return _UNKNOWN if v is _UNKNOWN or v is BUILT else not v
+        return _UNKNOWN if v is _UNKNOWN or type(v) is tuple else not v
     if t is ast.BoolOp:
         want = type(e.op) is ast.Or
         v = _UNKNOWN
         for part in e.values:
             v = _init_value(mod, cls, part, env, params)
-            if v is _UNKNOWN or v is BUILT:
+            if v is _UNKNOWN or type(v) is tuple:
                 return _UNKNOWN
             if bool(v) is want:
                 return v
