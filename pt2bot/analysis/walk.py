@@ -46,7 +46,11 @@ class Walker:
         self.optional: dict[str, object] = _optional_params(ctx.node.args)
         # a forward's arguments whose default is 0 or 1 (`rollout_steps=1`): the default call
         # leaves them so (`default_value`; a helper's are what its compiled caller passes)
-        self.counts: dict[str, object] = _count_params(ctx.node.args) if ctx.node.name == "forward" else {}
+        self.counts: dict[str, object] = {}
+        if ctx.node.name == "forward":
+            self.counts = _count_params(ctx.node.args)
+            if self.optional:
+                _drop_input(ctx.node.args, self.optional)
         self.assigned: dict[str, int] = {}
         # local name -> the value of its one assignment in the function (built on the first
         # question about a local in a test: `default_value`)
@@ -984,6 +988,16 @@ def _optional_params(args: ast.arguments) -> dict[str, object]:
         if type(d) is ast.Constant and (d.value is None or d.value is False):
             out[a.arg] = d.value
     return out
+
+
+def _drop_input(args: ast.arguments, optional: dict[str, object]) -> None:
+    """A forward's first argument is its input, passed by the default call even where it
+    defaults to None (transformers' `forward(self, input_ids=None, ...)`): not optional."""
+    positional = args.posonlyargs + args.args
+    if positional and positional[0].arg == "self":
+        positional = positional[1:]
+    if positional:
+        optional.pop(positional[0].arg, None)
 
 
 def _count_params(args: ast.arguments) -> dict[str, object]:
