@@ -248,10 +248,10 @@ class Reach:
     compiled: set[Key]
     disabled: list[tuple[FileSummary, FunctionInfo]]
     index: Index                    # the index the search ran on (reused by later stages)
-    # (function, class of `self`) pairs the search entered, and the functions it started from:
-    # which call edges run in compiled code, resolved as the search resolved them
-    # (pt2bot/static/check.py `inherit_call_conditions`)
-    pairs: set[tuple[str, str | None]] = field(default_factory=set)
+    # The call edges of compiled code as the search resolved them, (caller, index of the call in
+    # its `calls`, callee), `super().m(...)` included though not followed; and the functions the
+    # search started from (pt2bot/static/check.py `inherit_call_conditions`)
+    edges: list[tuple[str, int, str]] = field(default_factory=list)
     roots: set[str] = field(default_factory=set)
 
 
@@ -275,6 +275,7 @@ def find_compiled(summaries: list[FileSummary],
     seen: set[tuple[str, str | None]] = set()
     reached: set[str] = set()
     roots: set[str] = set()
+    edges: list[tuple[str, int, str]] = []
     while rooted < len(idx.order):
         # (reading the roots may read more files: they join `idx.order` and this loop)
         while rooted < len(idx.order):
@@ -282,9 +283,9 @@ def find_compiled(summaries: list[FileSummary],
             rooted += 1
             frontier += _roots(idx, s, n_roots)
         roots.update(name for name, _ in frontier)
-        _search(idx, frontier, walk, compiled, disabled, seen, reached)
+        _search(idx, frontier, walk, compiled, disabled, seen, reached, edges)
         frontier = []
-    return Reach(compiled, list(disabled.values()), idx, seen, roots)
+    return Reach(compiled, list(disabled.values()), idx, edges, roots)
 
 
 def _roots(idx: Index, s: FileSummary, n_roots: int) -> list[tuple[str, str | None]]:
@@ -312,7 +313,7 @@ def _roots(idx: Index, s: FileSummary, n_roots: int) -> list[tuple[str, str | No
 def _search(idx: Index, frontier: list[tuple[str, str | None]],
             walk: Callable[[list[tuple[FileSummary, FunctionInfo]]], None] | None,
             compiled: set[Key], disabled: dict[Key, tuple[FileSummary, FunctionInfo]],
-            seen: set[tuple[str, str | None]], reached: set[str]) -> None:
+            seen: set[tuple[str, str | None]], reached: set[str], edges: list[tuple[str, int, str]]) -> None:
     while frontier:
         level: list[tuple[str, str | None, FileSummary, FunctionInfo]] = []
         new: list[tuple[FileSummary, FunctionInfo]] = []
@@ -340,9 +341,16 @@ def _search(idx: Index, frontier: list[tuple[str, str | None]],
         for name, self_cls, s, info in level:
             own = f"{s.module}.{info.cls}" if info.cls else None
             cls_name = self_cls if self_cls is not None and own is not None else own
-            for kind, target in info.calls:
+            for i, (kind, target) in enumerate(info.calls):
                 callee = resolve_call(idx, cls_name, kind, target)
-                if callee is not None and callee not in seen:
+                if callee is None:
+                    if kind == "super":
+                        sup = resolve_super(idx, cls_name, own, target)
+                        if sup is not None:
+                            edges.append((name, i, sup[0]))
+                    continue
+                edges.append((name, i, callee[0]))
+                if callee not in seen:
                     frontier.append(callee)
 
 

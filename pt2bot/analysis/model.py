@@ -86,15 +86,6 @@ class ClassInfo:
     # Flags off by default: `self.x = False|None` in `__init__`, or `self.x = arg` where the
     # argument defaults to False/None (a test of `self.x` is then not the default path).
     off_flags: set[str] = field(default_factory=set)
-    # What `__init__` leaves in `self.x` when every argument is at its default: a constant
-    # (None, a bool, 0 or 1) or a tuple (an object that is not None: a module, a
-    # tensor); attributes also assigned outside `__init__` have none (pt2bot/analysis/walk.py
-    # `init_defaults`).
-    defaults: dict[str, object] = field(default_factory=dict)
-    # the constants the class body declares (`use_cache: bool = False` of a configuration class)
-    fields: dict[str, object] = field(default_factory=dict)
-    # `self.config = config` where `__init__`'s `config: TinyConfig`: attribute -> that class
-    holds: dict[str, str] = field(default_factory=dict)
 
 
 @dataclass

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import ast
 import re
-from typing import Callable, Iterable
+from typing import Callable, Iterable, NamedTuple
 
 from pt2bot.analysis.infer import (
     COMPILE_FUNCS,
@@ -124,21 +124,26 @@ class Walker:
         (computed only if there are any). A call's guard lets a helper called only under
         guards inherit them (pt2bot/static/check.py `inherit_call_conditions`)."""
         cands, calls = self.cands, self.ctx.info.calls
-        # calls of functions and of methods ("name", "self" edges) pass a guard on; a
-        # submodule's forward ("selfattr") is a root of its own
-        named = len(calls) > start[1]
-        if len(cands) <= start[0] and not named:
+        # calls of functions and methods ("name", "self", "super" edges) pass a guard on; a
+        # submodule's forward (`self.norm(x)`, `self.block.forward(x)`) is a root of its own
+        n = len(calls)
+        if n > start[1]:
+            attrs = self.ctx.cls.attrs if self.ctx.cls is not None else ()
+            passing = [i for i in range(start[1], n) if calls[i][0] != "selfattr" and
+                       (calls[i][0] != "self" or calls[i][1] not in attrs)]
+        else:
+            passing = ()
+        if len(cands) <= start[0] and not passing:
             return
         guard = text()
         if guard is None:
             return
         for c in cands[start[0]:]:
             c.condition = guard if c.condition is None else _join(guard, c.condition)
-        if named:
+        if passing:
             guards = call_guards(calls)
-            for i in range(start[1], len(calls)):
-                if calls[i][0] != "selfattr":
-                    guards[i] = _join(guard, guards[i]) if i in guards else guard
+            for i in passing:
+                guards[i] = _join(guard, guards[i]) if i in guards else guard
 
     def _mark_inside(self, node: ast.AST, start: int) -> None:
         """Candidates a rule reported at a statement about a part of it (PTC201 at `if a and
@@ -609,7 +614,6 @@ def skeleton_module(path: str, tree: ast.Module, lines: list[str], rules: Rules,
         elif isinstance(st, ast.ClassDef):
             cls = ClassInfo(st.name, [b for b in (mod.resolve(x) for x in st.bases) if b], {}, {})
             summary.classes[st.name] = cls
-            class_fields(cls, st)
             for d in (st.decorator_list if scan_module_code else ()):
                 _walk_module_level(mod, d)
             for item in st.body:
@@ -622,7 +626,6 @@ def skeleton_module(path: str, tree: ast.Module, lines: list[str], rules: Rules,
                         _scan_self_attrs(mod, cls, item.body)
                     if item.name == "__init__":
                         _scan_flags(cls, item, lines, st)
-                        init_defaults(mod, cls, item, lines, st)
                     nodes[q] = (item, cls)
                 elif scan_module_code and not isinstance(item, ast.ClassDef):
                     _walk_module_level(mod, item)
@@ -1121,14 +1124,16 @@ def _target_names(t: ast.AST) -> list[str]:
 # fixed kinds above do not know a test: a test whose value on the default call is known is
 # true only off the default path (its value is False) or false only off it (True).
 #
-# - `self.x`: `ClassInfo.defaults`, what `__init__` leaves there when every argument is at its
-#   default (`init_defaults`): `self.gate = nn.Linear(...) if use_gate else None` holds None;
-#   `self.rel_pos = None` then `if rel_pos: self.rel_pos = ...` holds None; `self.has_aux =
-#   aux_weight > 0.0` holds False; `self.num_streams = num_streams` holds its default 1. An
-#   attribute assigned anywhere else in the class (a cache, a counter, a switch) has no default.
+# - `self.x`: what `__init__` leaves there when every argument is at its default
+#   (`class_defaults`, computed when a test first asks, from the file's tree): `self.gate =
+#   nn.Linear(...) if use_gate else None` holds None; `self.rel_pos = None` then `if rel_pos:
+#   self.rel_pos = ...` holds None; `self.has_aux = aux_weight > 0.0` holds False;
+#   `self.num_streams = num_streams` holds its default 1; an argument replaced before it is
+#   stored is no longer its default. An attribute assigned anywhere else in the class (a cache,
+#   a counter, a switch) has none.
 # - `self.config.x` where `__init__` stored its argument `config: TinyConfig` in `self.config`
 #   and `TinyConfig` is a class of the same file: the constant its body declares
-#   (`use_qk_norm: bool = False`) or its own `__init__` leaves (`ClassInfo.fields`, `.defaults`);
+#   (`use_qk_norm: bool = False`) or its own `__init__` leaves (`ClassDefaults`);
 #   `config.x` inside `__init__` likewise. (A configuration class of another file is not read:
 #   the walk sees one file.)
 # - an argument whose default is None/False (`Walker.optional`), or a forward's whose default is
@@ -1147,7 +1152,6 @@ def _target_names(t: ast.AST) -> list[str]:
 # MaxxVit builds both its "block" and its "grid" attention): not an opt-in path.
 
 BUILT = ("object",)  # an object that is not None (a module, a tensor): a tuple, which no default is
-# (plain data in the per-file cache, whose reader builds no other type: test it by `type(v) is tuple`)
 _UNKNOWN = object()
 _CONSTANTS = (type(None), bool, int, float, str)
 # the first `=` of a line that is an assignment's (not `==`, `<=`, `>=`, `!=`; `<<=` is one)
@@ -1173,10 +1177,10 @@ def default_value(w: Walker, e: ast.AST, depth: int = 0) -> object:
         if type(v) is ast.Name and v.id == "self":
             if e.attr == "training" or e.attr in _OFF_BY_NAME:
                 return False
-            return cls.defaults.get(e.attr, _UNKNOWN) if cls is not None else _UNKNOWN
-        if cls is not None and type(v) is ast.Attribute and type(v.value) is ast.Name and v.value.id == "self" \
-                and v.attr in cls.holds:
-            return _field(w.ctx.mod, cls.holds[v.attr], e.attr)
+            return class_defaults(w.ctx.mod, cls).defaults.get(e.attr, _UNKNOWN) if cls is not None else _UNKNOWN
+        if cls is not None and type(v) is ast.Attribute and type(v.value) is ast.Name and v.value.id == "self":
+            held = class_defaults(w.ctx.mod, cls).holds.get(v.attr)
+            return _field(w.ctx.mod, held, e.attr) if held is not None else _UNKNOWN
         return _UNKNOWN
     if t is ast.Name:
         name = e.id
@@ -1185,7 +1189,7 @@ def default_value(w: Walker, e: ast.AST, depth: int = 0) -> object:
             if first is not None and first <= e.lineno:
                 return _UNKNOWN
             return w.optional[name] if name in w.optional else w.counts[name]
-        if depth < 4:
+        if depth < 4 and name in w.assigned:       # (a local: not a global, not a closure's)
             value = _single_value(w, name, e.lineno)
             if value is not None:
                 return default_value(w, value, depth + 1)
@@ -1254,7 +1258,10 @@ def _single_value(w: Walker, name: str, line: int) -> ast.expr | None:
     `name = value` (or `a, b = x, y`) before `line`."""
     singles = w.singles
     if singles is None:
-        singles = w.singles = _singles(w.ctx.node)
+        node = w.ctx.node
+        lines = w.ctx.mod.summary.lines
+        walrus = ":=" in "\n".join(lines[node.lineno - 1:node.end_lineno or 0])   # (one slice)
+        singles = w.singles = {} if walrus else _singles(node)
     value = singles.get(name)
     if value is None or getattr(value, "lineno", line) >= line:
         return None
@@ -1262,25 +1269,46 @@ def _single_value(w: Walker, name: str, line: int) -> ast.expr | None:
 
 
 def _singles(fn: ast.AST) -> dict[str, ast.expr]:
-    """One walk of the function: the names bound once, by a plain assignment, and their value
-    (an argument is bound by the call already)."""
+    """The names the function binds once, by a plain assignment, and their value (an argument
+    is bound by the call already). Statements only, not expressions (a comprehension's names
+    are its own; an assignment expression `:=` is rare: then every name counts as rebound)."""
     count: dict[str, int] = {}
     values: dict[str, ast.expr] = {}
-    for n in ast.walk(fn):
-        t = type(n)
-        if t is ast.Name:
-            if type(n.ctx) is not ast.Load:
-                count[n.id] = count.get(n.id, 0) + 1
-        elif t is ast.Assign and len(n.targets) == 1:
-            tg, v = n.targets[0], n.value
-            if type(tg) is ast.Name:
-                values[tg.id] = v
-            elif type(tg) is ast.Tuple and type(v) is ast.Tuple and len(tg.elts) == len(v.elts):
-                for a, b in zip(tg.elts, v.elts):
-                    if type(a) is ast.Name:
-                        values[a.id] = b
-        elif t is ast.arg:
-            count[n.arg] = count.get(n.arg, 0) + 2
+    args = fn.args
+    for a in args.posonlyargs + args.args + args.kwonlyargs + [args.vararg, args.kwarg]:
+        if a is not None:
+            count[a.arg] = 2
+    for st in _statements(fn.body):
+        t = type(st)
+        if t is ast.Assign:
+            if len(st.targets) == 1:
+                tg, v = st.targets[0], st.value
+                if type(tg) is ast.Name:
+                    values[tg.id] = v
+                elif type(tg) is ast.Tuple and type(v) is ast.Tuple and len(tg.elts) == len(v.elts):
+                    for a, b in zip(tg.elts, v.elts):
+                        if type(a) is ast.Name:
+                            values[a.id] = b
+            bound = [n for tg in st.targets for n in _target_names(tg)]
+        elif t is ast.AnnAssign or t is ast.AugAssign:
+            bound = _target_names(st.target)
+        elif t is ast.For or t is ast.AsyncFor:
+            bound = _target_names(st.target)
+        elif t is ast.With or t is ast.AsyncWith:
+            bound = [n for item in st.items if item.optional_vars is not None
+                     for n in _target_names(item.optional_vars)]
+        elif t is ast.Try or t.__name__ == "TryStar":
+            bound = [h.name for h in st.handlers if h.name]
+        elif t in (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef):
+            bound = [st.name]
+        elif t in (ast.Import, ast.ImportFrom):
+            bound = [(a.asname or a.name).partition(".")[0] for a in st.names]
+        elif t in (ast.Global, ast.Nonlocal, ast.Delete) or t.__name__ == "Match":
+            return {}
+        else:
+            continue
+        for n in bound:
+            count[n] = count.get(n, 0) + 1
     return {k: v for k, v in values.items() if count.get(k) == 1}
 
 
@@ -1325,13 +1353,37 @@ def _field(mod: ModuleContext, dotted: str, name: str) -> object:
     cls = mod.summary.classes.get(local) if prefix == mod.summary.module else None
     if cls is None:
         return _UNKNOWN
-    if name in cls.defaults:
-        return cls.defaults[name]
-    return cls.fields.get(name, _UNKNOWN)
+    got = class_defaults(mod, cls)
+    if name in got.defaults:
+        return got.defaults[name]
+    return got.fields.get(name, _UNKNOWN)
 
 
-def class_fields(cls: ClassInfo, node: ast.ClassDef) -> None:
-    """`ClassInfo.fields`: `name: type = constant` / `name = constant` in the class body."""
+class ClassDefaults(NamedTuple):
+    """What the default construction of a class of this file leaves (see the list above
+    `default_side`). Computed when a test first asks (`class_defaults`), from the file's tree:
+    kept with the walk's module, not in the summary."""
+    defaults: dict[str, object]    # attribute -> what `__init__` leaves there on the defaults
+    fields: dict[str, object]      # `name: type = constant` in the class body
+    holds: dict[str, str]          # `self.config = config`, `config: TinyConfig` -> that class
+
+
+_NO_DEFAULTS = ClassDefaults({}, {}, {})
+
+
+def class_defaults(mod: ModuleContext, cls: ClassInfo) -> ClassDefaults:
+    memo = mod.__dict__.setdefault("_class_defaults", {})
+    got = memo.get(cls.name)
+    if got is None:
+        memo[cls.name] = _NO_DEFAULTS       # (a class whose `__init__` reads its own kind)
+        node = next((n for n in mod.tree.body if type(n) is ast.ClassDef and n.name == cls.name), None)
+        got = memo[cls.name] = _class_defaults(mod, cls, node) if node is not None else _NO_DEFAULTS
+    return got
+
+
+def _class_defaults(mod: ModuleContext, cls: ClassInfo, node: ast.ClassDef) -> ClassDefaults:
+    fields: dict[str, object] = {}
+    init = None
     for st in node.body:
         t = type(st)
         if t is ast.AnnAssign:
@@ -1339,15 +1391,23 @@ def class_fields(cls: ClassInfo, node: ast.ClassDef) -> None:
         elif t is ast.Assign and len(st.targets) == 1:
             tg, v = st.targets[0], st.value
         else:
+            if t is ast.FunctionDef and st.name == "__init__":
+                init = st
             continue
         if type(tg) is ast.Name and type(v) is ast.Constant and _switch(v.value) is not _UNKNOWN:
-            cls.fields[tg.id] = v.value
+            fields[tg.id] = v.value
+    if init is None:
+        return ClassDefaults({}, fields, {})
+    holds: dict[str, str] = {}
+    known = _init_values(mod, cls, init, holds)
+    stored = _stored_elsewhere(mod.summary.lines, node, init) if known else None
+    defaults = {k: v for k, v in known.items() if k not in stored} if stored is not None else {}
+    return ClassDefaults(defaults, fields, holds)
 
 
-def init_defaults(mod: ModuleContext, cls: ClassInfo, init: ast.FunctionDef | ast.AsyncFunctionDef,
-                  lines: list[str], node: ast.ClassDef) -> None:
-    """`ClassInfo.defaults` and `.holds` from one pass over `__init__`'s statements, every
-    argument at its default (see the list above `default_side`)."""
+def _init_values(mod: ModuleContext, cls: ClassInfo, init: ast.FunctionDef, holds: dict[str, str]) -> dict[str, object]:
+    """One pass over `__init__`'s statements, every argument at its default: the attributes
+    whose value is known, and (into `holds`) those that hold an annotated argument."""
     args = init.args
     env: dict[str, object] = {}
     params: dict[str, ast.expr | None] = {}
@@ -1358,17 +1418,13 @@ def init_defaults(mod: ModuleContext, cls: ClassInfo, init: ast.FunctionDef | as
         if type(d) is ast.Constant:
             env[a.arg] = _switch(d.value)
     out: dict[str, object] = {}
-    _run_init(mod, cls, init.body, env, params, out, True)
-    if not out:
-        return
-    stored = _stored_elsewhere(lines, node, init)
-    if stored is None:
-        return
-    cls.defaults.update((k, v) for k, v in out.items() if v is not _UNKNOWN and k not in stored)
+    _run_init(mod, cls, init.body, env, params, out, holds, True)
+    return {k: v for k, v in out.items() if v is not _UNKNOWN}
 
 
 def _run_init(mod: ModuleContext, cls: ClassInfo, body: list[ast.stmt], env: dict[str, object],
-              params: dict[str, ast.expr | None], out: dict[str, object], live: bool) -> None:
+              params: dict[str, ast.expr | None], out: dict[str, object], holds: dict[str, str],
+              live: bool) -> None:
     """`live`: the statements surely run (else they may: what they store is not known unless
     it is what was there already). A branch the defaults decide runs or not."""
     for st in body:
@@ -1381,7 +1437,7 @@ def _run_init(mod: ModuleContext, cls: ClassInfo, body: list[ast.stmt], env: dic
                     if type(value) is ast.Name and value.id in params and params[value.id] is not None:
                         held = mod.resolve(_annotated_class(params[value.id]))
                         if held and held.rpartition(".")[2][:1].isupper():
-                            cls.holds[tg.attr] = held
+                            holds[tg.attr] = held
                     _store(out, tg.attr, v, live)
                 elif type(tg) is ast.Name and (live or env.get(tg.id, _UNKNOWN) is v):
                     env[tg.id] = v
@@ -1402,21 +1458,21 @@ def _run_init(mod: ModuleContext, cls: ClassInfo, body: list[ast.stmt], env: dic
             v = _init_value(mod, cls, st.test, env, params)
             known = v is not _UNKNOWN and type(v) is not tuple
             if not known or v:
-                _run_init(mod, cls, st.body, env, params, out, live and known)
+                _run_init(mod, cls, st.body, env, params, out, holds, live and known)
             if not known or not v:
-                _run_init(mod, cls, st.orelse, env, params, out, live and known)
+                _run_init(mod, cls, st.orelse, env, params, out, holds, live and known)
         elif t is ast.With or t is ast.AsyncWith:
-            _run_init(mod, cls, st.body, env, params, out, live)
+            _run_init(mod, cls, st.body, env, params, out, holds, live)
         elif t in _BLOCKS or t.__name__ in ("TryStar", "Match"):
             if t is ast.For or t is ast.AsyncFor:
                 for n in _target_names(st.target):
                     env[n] = _UNKNOWN
             for field in ("body", "orelse", "finalbody"):
-                _run_init(mod, cls, getattr(st, field, None) or [], env, params, out, False)
+                _run_init(mod, cls, getattr(st, field, None) or [], env, params, out, holds, False)
             for h in getattr(st, "handlers", None) or []:
-                _run_init(mod, cls, h.body, env, params, out, False)
+                _run_init(mod, cls, h.body, env, params, out, holds, False)
             for c in getattr(st, "cases", None) or []:
-                _run_init(mod, cls, c.body, env, params, out, False)
+                _run_init(mod, cls, c.body, env, params, out, holds, False)
 
 
 def _store(out: dict[str, object], attr: str, v: object, live: bool) -> None:
@@ -1490,12 +1546,11 @@ def _stored_elsewhere(lines: list[str], node: ast.ClassDef, init: ast.AST) -> se
     """The attributes a statement of the class outside `__init__` assigns, augments or
     subscripts into (`self.x = ...`, `self.n += 1`, `self.a, self.b = ...`, `self.c[k] = v`;
     text, no walk); None where `setattr(self, ...)` may store any."""
-    skip = range(init.lineno, (init.end_lineno or init.lineno) + 1)
+    if not lines:
+        return None
     out: set[str] = set()
-    for i in range(node.lineno, min(node.end_lineno or 0, len(lines)) + 1):
-        if i in skip:
-            continue
-        line = lines[i - 1]
+    # (two slices: the lines may be a lazy sequence, pt2bot/static/files.py SourceLines)
+    for line in lines[node.lineno - 1:init.lineno - 1] + lines[init.end_lineno or init.lineno:node.end_lineno or 0]:
         if "self." not in line and "setattr" not in line:
             continue
         if "setattr(self" in line:

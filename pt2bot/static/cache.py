@@ -442,13 +442,6 @@ def _well_formed(s: object, rel: str) -> bool:
         if type(c) is not ClassInfo or type(c.bases) is not list or type(c.methods) is not dict \
                 or type(c.attrs) is not dict:
             return False
-        # constructor defaults (pt2bot/analysis/walk.py `init_defaults`): constants or the
-        # tuple that stands for an object; the classes an attribute holds, by name
-        if type(c.defaults) is not dict or type(c.fields) is not dict or type(c.holds) is not dict or not all(
-                v is None or type(v) in (bool, int, float, str, tuple) for v in (*c.defaults.values(),
-                                                                                 *c.fields.values())) \
-                or not all(type(v) is str for v in c.holds.values()):
-            return False
     for c in s.candidates if type(s.candidates) is list else [None]:
         if type(c) is not Candidate or type(c.line) is not int or type(c.rule) is not str \
                 or type(c.function) is not str or type(c.message) is not str:

@@ -26,7 +26,7 @@ from pt2bot.analysis.model import FileSummary, call_guards
 from pt2bot.static.cache import Cache, find_git_root, resolve_cache_dir
 from pt2bot.static.discover import discover_files, is_excluded, rel_path
 from pt2bot.static.files import Later, Stats, run_analysis
-from pt2bot.analysis.graph import Reach, find_compiled, resolve_call, resolve_super
+from pt2bot.analysis.graph import Reach, find_compiled
 from pt2bot.analysis.sizeargs import resolve_pending
 from pt2bot.rules.compiler_disable import CompilerDisable
 
@@ -177,10 +177,10 @@ def inherit_call_conditions(reach: Reach) -> dict[tuple[str, str], str]:
     `if mask_time_prob > 0 and self.training`; a loss method called `if self.training:`; a
     sampling step called only from a method that forward calls `if sample:`.
 
-    The edges are those the call graph followed, from each (function, class of `self`) pair it
-    entered, resolved as it resolved them (a base class's `self.m(...)` runs the subclass's
-    `m`: virtual dispatch), and `super().m(...)`, which the graph does not follow but which
-    runs the base class's `m` on the caller's path. A function is on the default path when a chain of unguarded calls
+    The edges are those the call graph resolved (`Reach.edges`: from each function and class of
+    `self` it entered, so a base class's `self.m(...)` runs the subclass's `m`), and
+    `super().m(...)`, which the graph does not follow but which runs the base class's `m` on
+    the caller's path. A function is on the default path when a chain of unguarded calls
     reaches it from a root (a module's forward, a function handed to torch.compile); every
     other compiled function is conditional: the guards of its calls from the default path,
     each joined after the condition of a conditional caller, alternatives joined by `or`."""
@@ -188,25 +188,17 @@ def inherit_call_conditions(reach: Reach) -> dict[tuple[str, str], str]:
     compiled = reach.compiled
     incoming: dict[str, list[tuple[str, str | None]]] = {}
     plain: dict[str, list[str]] = {}           # caller -> callees called without a guard
-    for name, self_cls in reach.pairs:
-        entry = idx.functions.get(name)
-        if entry is None:
+    guards_of: dict[str, dict[int, str]] = {}
+    for caller, i, callee in reach.edges:
+        if callee == caller:
             continue
-        s, info = entry
-        if (s.path, info.qualname) not in compiled or not info.calls:
-            continue
-        own = f"{s.module}.{info.cls}" if info.cls else None
-        cls_name = self_cls if self_cls is not None and own is not None else own
-        guards = call_guards(info.calls)
-        for i, (kind, target) in enumerate(info.calls):
-            callee = resolve_super(idx, cls_name, own, target) if kind == "super" else \
-                resolve_call(idx, cls_name, kind, target)
-            if callee is None or callee[0] == name:
-                continue
-            g = guards.get(i)
-            incoming.setdefault(callee[0], []).append((name, g))
-            if g is None:
-                plain.setdefault(name, []).append(callee[0])
+        guards = guards_of.get(caller)
+        if guards is None:
+            guards = guards_of[caller] = call_guards(idx.functions[caller][1].calls)
+        g = guards.get(i) if guards else None
+        incoming.setdefault(callee, []).append((caller, g))
+        if g is None:
+            plain.setdefault(caller, []).append(callee)
     default = set(reach.roots)
     todo = list(default)
     while todo:
