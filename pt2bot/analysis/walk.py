@@ -754,7 +754,11 @@ _MODULE_DEF = ast.FunctionDef(name="<module>", args=ast.arguments(posonlyargs=[]
 # - a branch that warns (`warnings.warn`, `logger.warning[_once]`, `deprecate(...)`) or ends
 #   in `raise`; what a `raise` statement evaluates; an `assert`'s message; `except` bodies;
 # - `a and b` / `a or b`: `b` under the guard `a` (or `not a`) when `a` is one of the above;
-#   `x if c else y` likewise.
+#   `x if c else y` likewise;
+# - a test whose value the defaults decide (`default_side`, below): an optional submodule, a
+#   flag or a count left by the constructor's defaults, `exists(arg)`, a local assigned once.
+# A function compiled code calls only under such guards takes them (pt2bot/static/check.py
+# `inherit_call_conditions`; `_mark` records the guard of each call).
 # A test made of several parts combines them as Python does (`self.training and p > 0` is
 # non-default because `self.training` is; `a or b` is only when both are).
 
