@@ -1307,7 +1307,11 @@ def _singles(fn: ast.AST) -> dict[str, ast.expr]:
             bound = [st.name]
         elif t in (ast.Import, ast.ImportFrom):
             bound = [(a.asname or a.name).partition(".")[0] for a in st.names]
-        elif t in (ast.Global, ast.Nonlocal, ast.Delete) or t.__name__ == "Match":
+        elif t is ast.Delete:
+            bound = [n for tg in st.targets for n in _target_names(tg)]
+        elif t is ast.Global or t is ast.Nonlocal:
+            bound = st.names * 2          # not a local: never "assigned once"
+        elif t.__name__ == "Match":
             return {}
         else:
             continue
