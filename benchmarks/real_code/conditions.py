@@ -18,7 +18,8 @@ one of these kinds:
 
 - `training`: `self.training`;
 - `optional-arg`: an argument whose default is None/False (`labels is not None`, `exists(x)`,
-  `if flag:`), not assigned before the test;
+  `if flag:`), not assigned before the test; not a forward's first argument (its input, which
+  the default call passes even where it defaults to None: `input_ids=None`);
 - `optional-submodule`: `self.x` built only when a constructor flag is set
   (`self.gate = nn.Linear(...) if gate else None`, or `self.x = None` then `if flag: self.x = ...`),
   tested as `self.x is not None`, `exists(self.x)` or `if self.x:`;
@@ -330,6 +331,10 @@ class Env:
             for a, d in list(zip(pos, defaults)) + list(zip(args.kwonlyargs, args.kw_defaults)):
                 self.params[a.arg] = d
                 self.annotations[a.arg] = a.annotation
+            # a forward's first argument is its input: the default call passes it
+            inputs = [a for a in pos if a.arg not in ("self", "cls")]
+            if getattr(fn, "name", "") == "forward" and inputs:
+                self.params[inputs[0].arg] = None
             count: dict[str, int] = {}
             for n in ast.walk(fn):
                 if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store):
