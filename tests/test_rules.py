@@ -14,15 +14,20 @@ from pt2bot.static import check_paths
 
 FIXTURES = Path(__file__).parent / "fixtures" / "rules"
 README = Path(__file__).parent.parent / "README.md"
-_MARK = re.compile(r"#\s*(PTC\d{3}(?:\s*,\s*PTC\d{3})*)\s*$")
+# `# PTC101` or `# PTC101 when `guard``: the finding's `condition` (absent: it has none)
+_MARK = re.compile(r"#\s*(PTC\d{3}(?:\s*,\s*PTC\d{3})*)(?:\s+when\s+`([^`]+)`)?\s*$")
 
 
 def expected_marks(path: Path) -> set[tuple[int, str]]:
-    out = set()
+    return set(expected_conditions(path))
+
+
+def expected_conditions(path: Path) -> dict[tuple[int, str], str | None]:
+    out = {}
     for i, line in enumerate(path.read_text().splitlines(), 1):
         m = _MARK.search(line)
         if m:
-            out |= {(i, c.strip()) for c in m.group(1).split(",")}
+            out |= {(i, c.strip()): m.group(2) for c in m.group(1).split(",")}
     return out
 
 
@@ -59,6 +64,8 @@ def test_fixture_findings_match_inline_marks(path):
     findings = check_paths(str(FIXTURES), [path.name], StaticConfig(select=("ALL",)), jobs=1)
     got = {(f.line, f.rule) for f in findings}
     assert got == expected_marks(path)
+    # the condition each finding is stated under, and none where the mark names none
+    assert {(f.line, f.rule): f.condition for f in findings} == expected_conditions(path)
     for f in findings:
         rule = BY_CODE[f.rule]
         assert f.path == path.name and f.source and f.message

@@ -96,7 +96,7 @@ def marks_here(path: Path) -> set[tuple[int, str]]:
     """The fixture's inline marks that hold on this torch."""
     out = set()
     for i, line in enumerate(path.read_text().splitlines(), 1):
-        m = re.search(r"#\s*(PTC\d{3}(?:\s*,\s*PTC\d{3})*)\s*$", line)
+        m = re.search(r"#\s*(PTC\d{3}(?:\s*,\s*PTC\d{3})*)(?:\s+when\s+`[^`]+`)?\s*$", line)
         if m and holds_here(line):
             out |= {(i, c.strip()) for c in m.group(1).split(",")}
     return out
@@ -129,16 +129,32 @@ def test_fixture_is_true_to_torch(path, capfd):
             assert not any(first <= f.line <= last for f in findings), f"{name}: reported on torch {TORCH}"
             kind = "neg"
         if isinstance(obj, type):
-            m = obj()
+            # `default_call(x)`: the module and arguments of the default call, where the class
+            # needs more than `cls()` and `x`; `opt_in(x)`: those that take the path its
+            # findings' conditions name (the default call must not take it)
+            m, args = obj.default_call(x) if hasattr(obj, "default_call") else (obj(), (x,))
+            opt_in = getattr(obj, "opt_in", None)
+            if opt_in is not None:
+                mine = [f for f in findings if first <= f.line <= last]
+                assert kind == "pos" and mine and all(f.condition for f in mine), \
+                    f"{name}: opt_in() goes with findings that all carry a condition"
             if rule.claim == "break":
-                if kind == "pos":
+                if kind == "pos" and opt_in is not None:
+                    torch._dynamo.reset()
+                    torch.compile(m, backend="eager", fullgraph=True)(*args)   # the default path: no break
                     expected = {f.gb for f in findings if first <= f.line <= last and f.gb} or {rule.gb}
-                    got = observed_gbs(m, x)
+                    om, oargs = opt_in(x)
+                    got = observed_gbs(om, *oargs)
+                    assert expected <= got, f"{name}: predicted {expected} on the opt-in path, torch reported {got}"
+                elif kind == "pos":
+                    expected = {f.gb for f in findings if first <= f.line <= last and f.gb} or {rule.gb}
+                    got = observed_gbs(m, *args)
                     assert expected <= got, f"{name}: predicted {expected}, torch reported {got}"
                 else:
                     torch._dynamo.reset()
-                    torch.compile(m, backend="eager", fullgraph=True)(x)   # must not raise
+                    torch.compile(m, backend="eager", fullgraph=True)(*args)   # must not raise
             elif rule.claim in SHAPE_CLAIMS:
+                assert opt_in is None, f"{name}: no opt-in harness for claim {rule.claim}"
                 assert export_ok(m, x) is (kind == "neg"), f"{name}: export ok should be {kind == 'neg'}"
                 if kind == "neg" and rule.claim == "export" and code != "PTC103":
                     torch._dynamo.reset()
@@ -185,9 +201,12 @@ def test_fullgraph_captures_what_the_message_says(rule, capfd):
         # the finding may sit in a helper the case calls (outside its lines): then all of them
         mine = [f for f in findings if first <= f.line <= last] or findings
         says = any("unbacked symbol" in f.message for f in mine)
+        # a class whose findings hold only on an opt-in path: that path's module and arguments
+        m, args = obj.opt_in(x) if hasattr(obj, "opt_in") else \
+            obj.default_call(x) if hasattr(obj, "default_call") else (obj(), (x,))
         torch._dynamo.reset()
         try:
-            torch.compile(obj(), backend="eager", fullgraph=True)(x)
+            torch.compile(m, backend="eager", fullgraph=True)(*args)
             captured = True
         except Exception:   # Unsupported, or a guard on a data-dependent value (UserError)
             captured = False

@@ -259,6 +259,11 @@ class Reach:
     compiled: set[Key]
     disabled_calls: list[DisabledCall]
     index: Index                    # the index the search ran on (reused by later stages)
+    # The call edges of compiled code as the search resolved them, (caller, index of the call in
+    # its `calls`, callee), `super().m(...)` included though not followed; and the functions the
+    # search started from (pt2bot/static/check.py `inherit_call_conditions`)
+    edges: list[tuple[str, int, str]] = field(default_factory=list)
+    roots: set[str] = field(default_factory=set)
 
 
 def find_compiled(summaries: list[FileSummary],
@@ -280,15 +285,18 @@ def find_compiled(summaries: list[FileSummary],
     disabled: dict[tuple[str, str, int], DisabledCall] = {}
     seen: set[tuple[str, str | None]] = set()
     reached: set[str] = set()
+    roots: set[str] = set()
+    edges: list[tuple[str, int, str]] = []
     while rooted < len(idx.order):
         # (reading the roots may read more files: they join `idx.order` and this loop)
         while rooted < len(idx.order):
             s, n_roots = idx.order[rooted]
             rooted += 1
             frontier += _roots(idx, s, n_roots)
-        _search(idx, frontier, walk, compiled, disabled, seen, reached)
+        roots.update(name for name, _ in frontier)
+        _search(idx, frontier, walk, compiled, disabled, seen, reached, edges)
         frontier = []
-    return Reach(compiled, list(disabled.values()), idx)
+    return Reach(compiled, list(disabled.values()), idx, edges, roots)
 
 
 def _roots(idx: Index, s: FileSummary, n_roots: int) -> list[tuple[str, str | None]]:
@@ -316,7 +324,8 @@ def _roots(idx: Index, s: FileSummary, n_roots: int) -> list[tuple[str, str | No
 def _search(idx: Index, frontier: list[tuple[str, str | None]],
             walk: Callable[[list[tuple[FileSummary, FunctionInfo]]], None] | None,
             compiled: set[Key], disabled: dict[tuple[str, str, int], DisabledCall],
-            seen: set[tuple[str, str | None]], reached: set[str]) -> None:
+            seen: set[tuple[str, str | None]], reached: set[str],
+            edges: list[tuple[str, int, str]]) -> None:
     functions = idx.functions
     while frontier:
         level: list[tuple[str, str | None, FileSummary, FunctionInfo]] = []
@@ -347,7 +356,12 @@ def _search(idx: Index, frontier: list[tuple[str, str | None]],
             for i, (kind, target) in enumerate(info.calls):
                 callee = resolve_call(idx, cls_name, kind, target)
                 if callee is None:
+                    if kind == "super":
+                        sup = resolve_super(idx, cls_name, own, target)
+                        if sup is not None:
+                            edges.append((name, i, sup[0]))
                     continue
+                edges.append((name, i, callee[0]))
                 entry = functions.get(callee[0])
                 if entry is not None and entry[1].disabled_at is not None:
                     # reached but not entered: the break is at this call (measured on torch 2.13:
@@ -355,6 +369,20 @@ def _search(idx: Index, frontier: list[tuple[str, str | None]],
                     disabled.setdefault((s.path, info.qualname, i), DisabledCall(s, info, i, *entry))
                 elif callee not in seen:
                     frontier.append(callee)
+
+
+def resolve_super(idx: Index, cls_name: str | None, own: str | None, target: str) -> tuple[str, str | None] | None:
+    """The method `super().target(...)` in a method of class `own` runs when `self` is a
+    `cls_name`: the first definition after `own` in `cls_name`'s MRO (as resolved here)."""
+    if cls_name is None or own is None:
+        return None
+    mro = idx.mro(cls_name)
+    if own not in mro:
+        return None
+    for c in mro[mro.index(own) + 1:]:
+        if target in idx.classes[c][1].methods:
+            return (f"{c}.{target}", cls_name)
+    return None
 
 
 def resolve_call(idx: Index, cls_name: str | None, kind: str, target: str) -> tuple[str, str | None] | None:
@@ -371,6 +399,8 @@ def resolve_call(idx: Index, cls_name: str | None, kind: str, target: str) -> tu
             fwd = idx.method(ctor, "forward")
             return (fwd, ctor) if fwd else None
         return None
+    if kind == "super":
+        return None       # `super().m(...)`: see `resolve_super`
     if target.partition(".")[0] not in idx.heads:
         return None
     name = idx.canonical(target)

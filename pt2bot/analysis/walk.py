@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import ast
 import re
-from typing import Callable, Iterable
+from typing import Callable, Iterable, NamedTuple
 
 from pt2bot.analysis.infer import (
     COMPILE_FUNCS,
@@ -43,8 +43,18 @@ class Walker:
         # Arguments whose default is None/False (their "is not None" branch is not the default
         # path), and the first line each local name is assigned at (a reassigned argument no
         # longer holds its default): see `Conditions`.
-        self.optional: set[str] = _optional_params(ctx.node.args)
+        self.optional: dict[str, object] = _optional_params(ctx.node.args)
+        # a forward's arguments whose default is 0 or 1 (`rollout_steps=1`): the default call
+        # leaves them so (`default_value`; a helper's are what its compiled caller passes)
+        self.counts: dict[str, object] = {}
+        if ctx.node.name == "forward":
+            self.counts = _count_params(ctx.node.args)
+            if self.optional:
+                _drop_input(ctx.node.args, self.optional)
         self.assigned: dict[str, int] = {}
+        # local name -> the value of its one assignment in the function (built on the first
+        # question about a local in a test: `default_value`)
+        self.singles: dict[str, ast.expr] | None = None
         # Names that hold a tensor only on a non-default path, with that path's guard (lazy):
         # `skip = self.training and p < self.layerdrop` (else a plain bool), or `skip = False`
         # then `if self.training: skip = p < self.layerdrop`. See `_mark_inside`.
@@ -114,20 +124,26 @@ class Walker:
         (computed only if there are any). A call's guard lets a helper called only under
         guards inherit them (pt2bot/static/check.py `inherit_call_conditions`)."""
         cands, calls = self.cands, self.ctx.info.calls
-        # only calls of module-level functions ("name" edges) can pass a guard on
-        named = any(c[0] == "name" for c in calls[start[1]:]) if len(calls) > start[1] else False
-        if len(cands) <= start[0] and not named:
+        # calls of functions and methods ("name", "self", "super" edges) pass a guard on; a
+        # submodule's forward (`self.norm(x)`, `self.block.forward(x)`) is a root of its own
+        n = len(calls)
+        if n > start[1]:
+            attrs = self.ctx.cls.attrs if self.ctx.cls is not None else ()
+            passing = [i for i in range(start[1], n) if calls[i][0] != "selfattr" and
+                       (calls[i][0] != "self" or calls[i][1] not in attrs)]
+        else:
+            passing = ()
+        if len(cands) <= start[0] and not passing:
             return
         guard = text()
         if guard is None:
             return
         for c in cands[start[0]:]:
             c.condition = guard if c.condition is None else _join(guard, c.condition)
-        if named:
+        if passing:
             guards = call_guards(calls)
-            for i in range(start[1], len(calls)):
-                if calls[i][0] == "name":
-                    guards[i] = _join(guard, guards[i]) if i in guards else guard
+            for i in passing:
+                guards[i] = _join(guard, guards[i]) if i in guards else guard
 
     def _mark_inside(self, node: ast.AST, start: int) -> None:
         """Candidates a rule reported at a statement about a part of it (PTC201 at `if a and
@@ -401,10 +417,14 @@ class Walker:
         names = {a.arg for a in node.args.args + node.args.kwonlyargs + node.args.posonlyargs}
         for a in names:
             self.ctx.env[a] = PARAM
-        self.optional = (self.optional - names) | _optional_params(node.args)
+        self.optional = {k: v for k, v in self.optional.items() if k not in names} | _optional_params(node.args)
+        saved_counts = self.counts
+        if saved_counts and names & saved_counts.keys():
+            self.counts = {k: v for k, v in saved_counts.items() if k not in names}
         self.walk_all(node.body)
         self.ctx.env = saved
         self.optional = saved_optional
+        self.counts = saved_counts
 
     def _lambda(self, node: ast.Lambda) -> None:
         saved = dict(self.ctx.env)
@@ -479,6 +499,12 @@ def _record_call(ctx: FunctionContext, node: ast.Call, target: str | None) -> No
                 return
         elif tv is _Attribute and f.attr == "forward" and type(v.value) is _Name and v.value.id == "self":
             calls.append(("selfattr", v.attr))
+            calls.pos.append(node.lineno << 16 | node.col_offset & 0xFFFF)
+            return
+        elif tv is _Call and type(v.func) is _Name and v.func.id == "super":
+            # `super().m(...)`: not followed by the call graph, but it runs the base class's
+            # `m` on this path (pt2bot/static/check.py `inherit_call_conditions`)
+            calls.append(("super", f.attr))
             calls.pos.append(node.lineno << 16 | node.col_offset & 0xFFFF)
             return
     if target is None:
@@ -770,7 +796,11 @@ _MODULE_DEF = ast.FunctionDef(name="<module>", args=ast.arguments(posonlyargs=[]
 # - a branch that warns (`warnings.warn`, `logger.warning[_once]`, `deprecate(...)`) or ends
 #   in `raise`; what a `raise` statement evaluates; an `assert`'s message; `except` bodies;
 # - `a and b` / `a or b`: `b` under the guard `a` (or `not a`) when `a` is one of the above;
-#   `x if c else y` likewise.
+#   `x if c else y` likewise;
+# - a test whose value the defaults decide (`default_side`, below): an optional submodule, a
+#   flag or a count left by the constructor's defaults, `exists(arg)`, a local assigned once.
+# A function compiled code calls only under such guards takes them (pt2bot/static/check.py
+# `inherit_call_conditions`; `_mark` records the guard of each call).
 # A rule may also set a condition on the input itself (FunctionContext.report `condition`: PTC303's
 # `range(min(h, overlap))` holds for `h < overlap` only); the guards above are joined to it.
 # A test made of several parts combines them as Python does (`self.training and p > 0` is
@@ -882,11 +912,13 @@ class Conditions:
                 return 1 if 1 in sides else (-1 if all(s == -1 for s in sides) else 0)
             return -1 if -1 in sides else (1 if all(s == 1 for s in sides) else 0)
         if t is ast.Attribute:
-            return 1 if self._off_attr(e) else 0
+            return 1 if self._off_attr(e) else default_side(self.w, e)
         if t is ast.Name:
-            return 1 if self._optional(e) else 0
+            return 1 if self._optional(e) else default_side(self.w, e)
         if t is ast.Compare and len(e.ops) == 1:
-            return self._compare(e.left, e.ops[0], e.comparators[0])
+            return self._compare(e.left, e.ops[0], e.comparators[0]) or default_side(self.w, e)
+        if t is ast.Call:
+            return default_side(self.w, e)
         return 0
 
     def _compare(self, left: ast.AST, op: ast.cmpop, right: ast.AST) -> int:
@@ -994,18 +1026,40 @@ def _raised(exc: ast.AST) -> ast.AST:
     return exc.func if isinstance(exc, ast.Call) else exc
 
 
-def _optional_params(args: ast.arguments) -> set[str]:
-    """Arguments whose default is None or False."""
-    out = set()
+def _optional_params(args: ast.arguments) -> dict[str, object]:
+    """Arguments whose default is None or False -> that default."""
+    out: dict[str, object] = {}
     defaults = args.defaults
     if defaults:
         positional = args.posonlyargs + args.args if args.posonlyargs else args.args
         for a, d in zip(positional[len(positional) - len(defaults):], defaults):
             if type(d) is ast.Constant and (d.value is None or d.value is False):
-                out.add(a.arg)
+                out[a.arg] = d.value
     for a, d in zip(args.kwonlyargs, args.kw_defaults):
         if type(d) is ast.Constant and (d.value is None or d.value is False):
-            out.add(a.arg)
+            out[a.arg] = d.value
+    return out
+
+
+def _drop_input(args: ast.arguments, optional: dict[str, object]) -> None:
+    """A forward's first argument is its input, passed by the default call even where it
+    defaults to None (transformers' `forward(self, input_ids=None, ...)`): not optional."""
+    positional = args.posonlyargs + args.args
+    if positional and positional[0].arg == "self":
+        positional = positional[1:]
+    if positional:
+        optional.pop(positional[0].arg, None)
+
+
+def _count_params(args: ast.arguments) -> dict[str, object]:
+    """Arguments whose default is the number 0 or 1 -> that default."""
+    out: dict[str, object] = {}
+    positional = args.posonlyargs + args.args
+    pairs = list(zip(positional[len(positional) - len(args.defaults):], args.defaults)) + \
+        list(zip(args.kwonlyargs, args.kw_defaults))
+    for a, d in pairs:
+        if type(d) is ast.Constant and type(d.value) in (int, float) and d.value in (0, 1):
+            out[a.arg] = d.value
     return out
 
 
@@ -1041,15 +1095,23 @@ def _scan_flags(cls: ClassInfo, init: ast.FunctionDef | ast.AsyncFunctionDef, li
             targets, value = st.targets, st.value
         elif type(st) is ast.AnnAssign and st.value is not None:
             targets, value = [st.target], st.value
+        elif type(st) is ast.AugAssign:
+            targets, value = [st.target], None
         else:
             continue
-        is_off = (type(value) is ast.Constant and (value.value is None or value.value is False)) or \
-            (type(value) is ast.Name and value.id in defaults)
+        is_off = value is not None and (
+            (type(value) is ast.Constant and (value.value is None or value.value is False)) or
+            (type(value) is ast.Name and value.id in defaults))
         for t in targets:
             if type(t) is ast.Attribute and type(t.value) is ast.Name and t.value.id == "self":
                 off[t.attr] = off.get(t.attr, True) and is_off
                 if type(value) is not ast.Constant or value.value is None:
                     nones.add(t.attr)
+            else:
+                # an argument replaced before it is stored (`scale = scale or 2.0`) no longer
+                # holds its default
+                for n in _target_names(t):
+                    defaults.pop(n, None)
     elsewhere: set[str] | None = None
     for name, is_off in off.items():
         if not is_off:
@@ -1090,4 +1152,464 @@ def _assigned_elsewhere(lines: list[str], node: ast.ClassDef, init: ast.AST) -> 
             line = lines[i - 1]
             if "self." in line:
                 out.update(_SELF_STORE.findall(line))
+    return out
+
+
+def _target_names(t: ast.AST) -> list[str]:
+    """The plain names an assignment target binds (`a`, `a, b`; not `self.x`, `x[i]`)."""
+    if type(t) is ast.Name:
+        return [t.id]
+    if type(t) in (ast.Tuple, ast.List):
+        return [n for e in t.elts for n in _target_names(e)]
+    if type(t) is ast.Starred:
+        return _target_names(t.value)
+    return []
+
+
+# --------------------------------------------------------------------------------------------
+# Default values: what a test evaluates to on the default call, where the defaults of the
+# constructor and of the function's arguments decide it. `Conditions.side` asks here when its
+# fixed kinds above do not know a test: a test whose value on the default call is known is
+# true only off the default path (its value is False) or false only off it (True).
+#
+# - `self.x`: what `__init__` leaves there when every argument is at its default
+#   (`class_defaults`, computed when a test first asks, from the file's tree): `self.gate =
+#   nn.Linear(...) if use_gate else None` holds None; `self.rel_pos = None` then `if rel_pos:
+#   self.rel_pos = ...` holds None; `self.has_aux = aux_weight > 0.0` holds False;
+#   `self.num_streams = num_streams` holds its default 1; an argument replaced before it is
+#   stored is no longer its default. An attribute assigned anywhere else in the class (a cache,
+#   a counter, a switch) has none.
+# - `self.config.x` where `__init__` stored its argument `config: TinyConfig` in `self.config`
+#   and `TinyConfig` is a class of the same file: the constant its body declares
+#   (`use_qk_norm: bool = False`) or its own `__init__` leaves (`ClassDefaults`);
+#   `config.x` inside `__init__` likewise. (A configuration class of another file is not read:
+#   the walk sees one file.)
+# - an argument whose default is None/False (`Walker.optional`), or a forward's whose default is
+#   0 or 1 (`rollout_steps=1`, `Walker.counts`), not assigned before the test;
+# - a local assigned once in the function (`is_var_length = exists(lens)`, `streams =
+#   self.num_streams`): the value of what it was assigned;
+# - a call of a function of the file whose body is `return v is not None` (`exists(x)`) or
+#   `return v is None`: that test of its argument;
+# - `not`, `and`/`or`, a comparison of two known values (`is None` also of an object).
+# Other arguments (a helper's `dim=1`, a forward's `mode="nearest"`) are not read: a compiled
+# caller passes its own, and a mode or a size picks an alternative (below).
+# Of a constructor's defaults and a configuration's, only switches count: None, a bool, and the
+# numbers 0 and 1 (the "off" value of a weight, a probability, a count: `top_k=0`,
+# `num_streams=1`). A mode chosen by name (`partition_type="block"`) or a size (`depth=12`)
+# picks one of several alternatives that a parent module's constructor chooses among (timm's
+# MaxxVit builds both its "block" and its "grid" attention): not an opt-in path.
+
+BUILT = ("object",)  # an object that is not None (a module, a tensor): a tuple, which no default is
+_UNKNOWN = object()
+_CONSTANTS = (type(None), bool, int, float, str)
+# the first `=` of a line that is an assignment's (not `==`, `<=`, `>=`, `!=`; `<<=` is one)
+_ASSIGN_EQ = re.compile(r"(?<![=!<>])=(?!=)|(?:<<|>>)=")
+_SELF_ATTR = re.compile(r"self\.([A-Za-z_]\w*)")
+
+
+def default_side(w: Walker, e: ast.AST) -> int:
+    """+1 if `e` is false on the default call, -1 if true, 0 if not known (see above)."""
+    v = default_value(w, e)
+    if v is _UNKNOWN or type(v) is tuple:
+        return 0            # (an empty ModuleList is falsy: an object's truth is not known)
+    return -1 if v else 1
+
+
+def default_value(w: Walker, e: ast.AST, depth: int = 0) -> object:
+    t = type(e)
+    if t is ast.Constant:
+        return e.value if type(e.value) in _CONSTANTS else _UNKNOWN
+    if t is ast.Attribute:
+        v = e.value
+        cls = w.ctx.cls
+        if type(v) is ast.Name and v.id == "self":
+            if e.attr == "training" or e.attr in _OFF_BY_NAME:
+                return False
+            return class_defaults(w.ctx.mod, cls).defaults.get(e.attr, _UNKNOWN) if cls is not None else _UNKNOWN
+        if cls is not None and type(v) is ast.Attribute and type(v.value) is ast.Name and v.value.id == "self":
+            held = class_defaults(w.ctx.mod, cls).holds.get(v.attr)
+            return _field(w.ctx.mod, held, e.attr) if held is not None else _UNKNOWN
+        return _UNKNOWN
+    if t is ast.Name:
+        name = e.id
+        if name in w.optional or name in w.counts:
+            first = w.assigned.get(name)
+            if first is not None and first <= e.lineno:
+                return _UNKNOWN
+            return w.optional[name] if name in w.optional else w.counts[name]
+        if depth < 4 and name in w.assigned:       # (a local: not a global, not a closure's)
+            value = _single_value(w, name, e.lineno)
+            if value is not None:
+                return default_value(w, value, depth + 1)
+        return _UNKNOWN
+    if t is ast.UnaryOp and type(e.op) is ast.Not:
+        v = default_value(w, e.operand, depth)
+        return _UNKNOWN if v is _UNKNOWN or type(v) is tuple else not v
+    if t is ast.BoolOp:
+        want = type(e.op) is ast.Or      # the value that decides: True for `or`, False for `and`
+        v = _UNKNOWN
+        for part in e.values:
+            v = default_value(w, part, depth)
+            if v is _UNKNOWN or type(v) is tuple:
+                return _UNKNOWN
+            if bool(v) is want:
+                return v
+        return v
+    if t is ast.Compare and len(e.ops) == 1:
+        return _compare_values(default_value(w, e.left, depth), e.ops[0],
+                               default_value(w, e.comparators[0], depth))
+    if t is ast.Call:
+        sign = none_test(w.ctx.mod, e, w.ctx.env)
+        if sign:
+            v = default_value(w, e.args[0], depth)
+            return _UNKNOWN if v is _UNKNOWN else (v is not None) is (sign > 0)
+    return _UNKNOWN
+
+
+def _switch(v: object) -> object:
+    """A constructor's or a configuration's default as a switch (see above), else unknown."""
+    if v is None or type(v) is tuple or type(v) is bool or (type(v) in (int, float) and v in (0, 1)):
+        return v
+    return _UNKNOWN
+
+
+def _compare_values(a: object, op: ast.cmpop, b: object) -> object:
+    if a is _UNKNOWN or b is _UNKNOWN:
+        return _UNKNOWN
+    t = type(op)
+    if t is ast.Is or t is ast.IsNot:
+        if a is None or b is None:
+            return ((a is None) is (b is None)) is (t is ast.Is)
+        return _UNKNOWN
+    if type(a) is tuple or type(b) is tuple or t is ast.In or t is ast.NotIn:
+        return _UNKNOWN
+    try:
+        if t is ast.Eq:
+            return a == b
+        if t is ast.NotEq:
+            return a != b
+        if t is ast.Lt:
+            return a < b
+        if t is ast.LtE:
+            return a <= b
+        if t is ast.Gt:
+            return a > b
+        if t is ast.GtE:
+            return a >= b
+    except TypeError:       # `None > 0`
+        pass
+    return _UNKNOWN
+
+
+def _single_value(w: Walker, name: str, line: int) -> ast.expr | None:
+    """What local `name` was assigned, where the function assigns it exactly once, by a plain
+    `name = value` (or `a, b = x, y`) before `line`."""
+    singles = w.singles
+    if singles is None:
+        node = w.ctx.node
+        lines = w.ctx.mod.summary.lines
+        walrus = ":=" in "\n".join(lines[node.lineno - 1:node.end_lineno or 0])   # (one slice)
+        singles = w.singles = {} if walrus else _singles(node)
+    value = singles.get(name)
+    if value is None or getattr(value, "lineno", line) >= line:
+        return None
+    return value
+
+
+def _singles(fn: ast.AST) -> dict[str, ast.expr]:
+    """The names the function binds once, by a plain assignment, and their value (an argument
+    is bound by the call already). Statements only, not expressions (a comprehension's names
+    are its own; an assignment expression `:=` is rare: then every name counts as rebound)."""
+    count: dict[str, int] = {}
+    values: dict[str, ast.expr] = {}
+    args = fn.args
+    for a in args.posonlyargs + args.args + args.kwonlyargs + [args.vararg, args.kwarg]:
+        if a is not None:
+            count[a.arg] = 2
+    for st in _statements(fn.body):
+        t = type(st)
+        if t is ast.Assign:
+            if len(st.targets) == 1:
+                tg, v = st.targets[0], st.value
+                if type(tg) is ast.Name:
+                    values[tg.id] = v
+                elif type(tg) is ast.Tuple and type(v) is ast.Tuple and len(tg.elts) == len(v.elts):
+                    for a, b in zip(tg.elts, v.elts):
+                        if type(a) is ast.Name:
+                            values[a.id] = b
+            bound = [n for tg in st.targets for n in _target_names(tg)]
+        elif t is ast.AnnAssign or t is ast.AugAssign:
+            bound = _target_names(st.target)
+        elif t is ast.For or t is ast.AsyncFor:
+            bound = _target_names(st.target)
+        elif t is ast.With or t is ast.AsyncWith:
+            bound = [n for item in st.items if item.optional_vars is not None
+                     for n in _target_names(item.optional_vars)]
+        elif t is ast.Try or t.__name__ == "TryStar":
+            bound = [h.name for h in st.handlers if h.name]
+        elif t in (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef):
+            bound = [st.name]
+        elif t in (ast.Import, ast.ImportFrom):
+            bound = [(a.asname or a.name).partition(".")[0] for a in st.names]
+        elif t is ast.Delete:
+            bound = [n for tg in st.targets for n in _target_names(tg)]
+        elif t is ast.Global or t is ast.Nonlocal:
+            bound = st.names * 2          # not a local: never "assigned once"
+        elif t.__name__ == "Match":
+            return {}
+        else:
+            continue
+        for n in bound:
+            count[n] = count.get(n, 0) + 1
+    return {k: v for k, v in values.items() if count.get(k) == 1}
+
+
+def none_test(mod: ModuleContext, call: ast.Call, env: dict[str, str] | None = None) -> int:
+    """+1 if `call` runs a function of this file whose body is `return v is not None` on its
+    one argument (`exists(x)`), -1 for `return v is None`, else 0."""
+    f = call.func
+    if type(f) is not ast.Name or len(call.args) != 1 or call.keywords or (env is not None and f.id in env):
+        return 0
+    memo = mod.__dict__.setdefault("_none_tests", {})
+    sign = memo.get(f.id)
+    if sign is None:
+        hit = mod.defs().get(f.id) if f.id in mod.summary.functions else None
+        sign = memo[f.id] = _none_test_body(hit[0]) if hit is not None and hit[1] is None else 0
+    return sign
+
+
+def _none_test_body(fn: ast.AST) -> int:
+    args = fn.args
+    if len(args.posonlyargs) + len(args.args) != 1 or args.vararg or args.kwonlyargs:
+        return 0
+    p = (args.posonlyargs + args.args)[0].arg
+    body = [st for st in fn.body if not (type(st) is ast.Expr and type(st.value) is ast.Constant)]
+    if len(body) != 1 or type(body[0]) is not ast.Return or body[0].value is None:
+        return 0
+    r = body[0].value
+    sign = 1
+    if type(r) is ast.UnaryOp and type(r.op) is ast.Not:
+        sign, r = -1, r.operand
+    if type(r) is ast.Compare and len(r.ops) == 1 and type(r.left) is ast.Name and r.left.id == p and \
+            type(r.comparators[0]) is ast.Constant and r.comparators[0].value is None:
+        if type(r.ops[0]) is ast.IsNot:
+            return sign
+        if type(r.ops[0]) is ast.Is:
+            return -sign
+    return 0
+
+
+def _field(mod: ModuleContext, dotted: str, name: str) -> object:
+    """The default of `name` in class `dotted` when it is a class of this file."""
+    prefix, _, local = dotted.rpartition(".")
+    cls = mod.summary.classes.get(local) if prefix == mod.summary.module else None
+    if cls is None:
+        return _UNKNOWN
+    got = class_defaults(mod, cls)
+    if name in got.defaults:
+        return got.defaults[name]
+    return got.fields.get(name, _UNKNOWN)
+
+
+class ClassDefaults(NamedTuple):
+    """What the default construction of a class of this file leaves (see the list above
+    `default_side`). Computed when a test first asks (`class_defaults`), from the file's tree:
+    kept with the walk's module, not in the summary."""
+    defaults: dict[str, object]    # attribute -> what `__init__` leaves there on the defaults
+    fields: dict[str, object]      # `name: type = constant` in the class body
+    holds: dict[str, str]          # `self.config = config`, `config: TinyConfig` -> that class
+
+
+_NO_DEFAULTS = ClassDefaults({}, {}, {})
+
+
+def class_defaults(mod: ModuleContext, cls: ClassInfo) -> ClassDefaults:
+    memo = mod.__dict__.setdefault("_class_defaults", {})
+    got = memo.get(cls.name)
+    if got is None:
+        memo[cls.name] = _NO_DEFAULTS       # (a class whose `__init__` reads its own kind)
+        node = next((n for n in mod.tree.body if type(n) is ast.ClassDef and n.name == cls.name), None)
+        got = memo[cls.name] = _class_defaults(mod, cls, node) if node is not None else _NO_DEFAULTS
+    return got
+
+
+def _class_defaults(mod: ModuleContext, cls: ClassInfo, node: ast.ClassDef) -> ClassDefaults:
+    fields: dict[str, object] = {}
+    init = None
+    for st in node.body:
+        t = type(st)
+        if t is ast.AnnAssign:
+            tg, v = st.target, st.value
+        elif t is ast.Assign and len(st.targets) == 1:
+            tg, v = st.targets[0], st.value
+        else:
+            if t is ast.FunctionDef and st.name == "__init__":
+                init = st
+            continue
+        if type(tg) is ast.Name and type(v) is ast.Constant and _switch(v.value) is not _UNKNOWN:
+            fields[tg.id] = v.value
+    if init is None:
+        return ClassDefaults({}, fields, {})
+    holds: dict[str, str] = {}
+    known = _init_values(mod, cls, init, holds)
+    stored = _stored_elsewhere(mod.summary.lines, node, init) if known else None
+    defaults = {k: v for k, v in known.items() if k not in stored} if stored is not None else {}
+    return ClassDefaults(defaults, fields, holds)
+
+
+def _init_values(mod: ModuleContext, cls: ClassInfo, init: ast.FunctionDef, holds: dict[str, str]) -> dict[str, object]:
+    """One pass over `__init__`'s statements, every argument at its default: the attributes
+    whose value is known, and (into `holds`) those that hold an annotated argument."""
+    args = init.args
+    env: dict[str, object] = {}
+    params: dict[str, ast.expr | None] = {}
+    positional = args.posonlyargs + args.args
+    pad: list[ast.expr | None] = [None] * (len(positional) - len(args.defaults))
+    for a, d in list(zip(positional, pad + list(args.defaults))) + list(zip(args.kwonlyargs, args.kw_defaults)):
+        params[a.arg] = a.annotation
+        if type(d) is ast.Constant:
+            env[a.arg] = _switch(d.value)
+    out: dict[str, object] = {}
+    _run_init(mod, cls, init.body, env, params, out, holds, True)
+    return {k: v for k, v in out.items() if v is not _UNKNOWN}
+
+
+def _run_init(mod: ModuleContext, cls: ClassInfo, body: list[ast.stmt], env: dict[str, object],
+              params: dict[str, ast.expr | None], out: dict[str, object], holds: dict[str, str],
+              live: bool) -> None:
+    """`live`: the statements surely run (else they may: what they store is not known unless
+    it is what was there already). A branch the defaults decide runs or not."""
+    for st in body:
+        t = type(st)
+        if t is ast.Assign or (t is ast.AnnAssign and st.value is not None):
+            value = st.value
+            v = _init_value(mod, cls, value, env, params)
+            for tg in (st.targets if t is ast.Assign else [st.target]):
+                if type(tg) is ast.Attribute and type(tg.value) is ast.Name and tg.value.id == "self":
+                    if type(value) is ast.Name and value.id in params and params[value.id] is not None:
+                        held = mod.resolve(_annotated_class(params[value.id]))
+                        if held and held.rpartition(".")[2][:1].isupper():
+                            holds[tg.attr] = held
+                    _store(out, tg.attr, v, live)
+                elif type(tg) is ast.Name and (live or env.get(tg.id, _UNKNOWN) is v):
+                    env[tg.id] = v
+                else:
+                    for n in _target_names(tg):
+                        env[n] = _UNKNOWN
+                    if type(tg) in (ast.Tuple, ast.List):
+                        for e in ast.walk(tg):
+                            if type(e) is ast.Attribute and type(e.value) is ast.Name and e.value.id == "self":
+                                out[e.attr] = _UNKNOWN
+        elif t is ast.AugAssign:
+            tg = st.target
+            if type(tg) is ast.Attribute and type(tg.value) is ast.Name and tg.value.id == "self":
+                out[tg.attr] = _UNKNOWN
+            for n in _target_names(tg):
+                env[n] = _UNKNOWN
+        elif t is ast.If:
+            v = _init_value(mod, cls, st.test, env, params)
+            known = v is not _UNKNOWN and type(v) is not tuple
+            if not known or v:
+                _run_init(mod, cls, st.body, env, params, out, holds, live and known)
+            if not known or not v:
+                _run_init(mod, cls, st.orelse, env, params, out, holds, live and known)
+        elif t is ast.With or t is ast.AsyncWith:
+            _run_init(mod, cls, st.body, env, params, out, holds, live)
+        elif t in _BLOCKS or t.__name__ in ("TryStar", "Match"):
+            if t is ast.For or t is ast.AsyncFor:
+                for n in _target_names(st.target):
+                    env[n] = _UNKNOWN
+            for field in ("body", "orelse", "finalbody"):
+                _run_init(mod, cls, getattr(st, field, None) or [], env, params, out, holds, False)
+            for h in getattr(st, "handlers", None) or []:
+                _run_init(mod, cls, h.body, env, params, out, holds, False)
+            for c in getattr(st, "cases", None) or []:
+                _run_init(mod, cls, c.body, env, params, out, holds, False)
+
+
+def _store(out: dict[str, object], attr: str, v: object, live: bool) -> None:
+    v = _switch(v)
+    if live:
+        out[attr] = v
+    elif out.get(attr, _UNKNOWN) is not v:
+        out[attr] = _UNKNOWN
+
+
+def _annotated_class(ann: ast.expr) -> ast.expr:
+    """`TinyConfig` of `config: TinyConfig`, `"TinyConfig"`, `Optional[TinyConfig]`."""
+    if type(ann) is ast.Constant and isinstance(ann.value, str) and ann.value.isidentifier():
+        return ast.Name(id=ann.value)
+    if type(ann) is ast.Subscript and type(ann.slice) in (ast.Name, ast.Attribute):
+        return ann.slice
+    if type(ann) is ast.BinOp:
+        return ann.left
+    return ann
+
+
+def _init_value(mod: ModuleContext, cls: ClassInfo, e: ast.AST, env: dict[str, object],
+                params: dict[str, ast.expr | None]) -> object:
+    """The value of `e` in `__init__` on the defaults (`_UNKNOWN` if not known)."""
+    t = type(e)
+    if t is ast.Constant:
+        return e.value if type(e.value) in _CONSTANTS else _UNKNOWN
+    if t is ast.Name:
+        return env.get(e.id, _UNKNOWN)
+    if t is ast.Attribute:
+        v = e.value
+        if type(v) is ast.Name and v.id in params and params[v.id] is not None and v.id not in env:
+            held = mod.resolve(_annotated_class(params[v.id]))      # `config.use_qk_norm`
+            return _field(mod, held, e.attr) if held else _UNKNOWN
+        return _UNKNOWN
+    if t is ast.IfExp:
+        c = _init_value(mod, cls, e.test, env, params)
+        if c is _UNKNOWN or type(c) is tuple:
+            a = _init_value(mod, cls, e.body, env, params)
+            return a if a is _init_value(mod, cls, e.orelse, env, params) else _UNKNOWN
+        return _init_value(mod, cls, e.body if c else e.orelse, env, params)
+    if t is ast.UnaryOp and type(e.op) is ast.Not:
+        v = _init_value(mod, cls, e.operand, env, params)
+        return _UNKNOWN if v is _UNKNOWN or type(v) is tuple else not v
+    if t is ast.BoolOp:
+        want = type(e.op) is ast.Or
+        v = _UNKNOWN
+        for part in e.values:
+            v = _init_value(mod, cls, part, env, params)
+            if v is _UNKNOWN or type(v) is tuple:
+                return _UNKNOWN
+            if bool(v) is want:
+                return v
+        return v
+    if t is ast.Compare and len(e.ops) == 1:
+        return _compare_values(_init_value(mod, cls, e.left, env, params), e.ops[0],
+                               _init_value(mod, cls, e.comparators[0], env, params))
+    if t is ast.Call:
+        sign = none_test(mod, e)
+        if sign:
+            v = _init_value(mod, cls, e.args[0], env, params)
+            return _UNKNOWN if v is _UNKNOWN else (v is not None) is (sign > 0)
+        name = mod.resolve(e.func) or ""
+        last = name.rpartition(".")[2]
+        # a class builds an object (`nn.Linear(...)`, `LayerNorm(...)`): not None
+        return BUILT if last[:1].isupper() else _UNKNOWN
+    return _UNKNOWN
+
+
+def _stored_elsewhere(lines: list[str], node: ast.ClassDef, init: ast.AST) -> set[str] | None:
+    """The attributes a statement of the class outside `__init__` assigns, augments or
+    subscripts into (`self.x = ...`, `self.n += 1`, `self.a, self.b = ...`, `self.c[k] = v`;
+    text, no walk); None where `setattr(self, ...)` may store any."""
+    if not lines:
+        return None
+    out: set[str] = set()
+    # (two slices: the lines may be a lazy sequence, pt2bot/static/files.py SourceLines)
+    for line in lines[node.lineno - 1:init.lineno - 1] + lines[init.end_lineno or init.lineno:node.end_lineno or 0]:
+        if "self." not in line and "setattr" not in line:
+            continue
+        if "setattr(self" in line:
+            return None
+        m = _ASSIGN_EQ.search(line)
+        if m:
+            target = line[:m.start()]
+            if "(" not in target:            # not a keyword argument of a call
+                out.update(_SELF_ATTR.findall(target))
     return out

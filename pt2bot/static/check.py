@@ -27,7 +27,7 @@ from pt2bot.configfile import find_git_root
 from pt2bot.static.cache import Cache, resolve_cache_dir
 from pt2bot.static.discover import discover_files, is_excluded, rel_path, warn
 from pt2bot.static.files import Later, Stats, run_analysis
-from pt2bot.analysis.graph import DisabledCall, Index, find_compiled, resolve_call
+from pt2bot.analysis.graph import DisabledCall, Reach, find_compiled
 from pt2bot.analysis.sizeargs import resolve_pending
 from pt2bot.rules.compiler_disable import CompilerDisable
 
@@ -113,7 +113,7 @@ def build_findings(summaries: list[FileSummary], rules: list[type[Rule]], cfg: S
     live = [s for s in summaries if not s.error and not s.skip_file]
     reach = find_compiled(live, walk=walk, loader=later)
     live = [s for s, _ in reach.index.order]          # with the files the graph read
-    inherited = inherit_call_conditions(live, reach.compiled, reach.index)
+    inherited = inherit_call_conditions(reach)
     # pending candidates (a size through a parameter) that a compiled caller passes a size
     sized = resolve_pending(live, reach.compiled, reach.index, inherited)
     if later is not None:
@@ -227,43 +227,86 @@ def apply_conditional(findings: Iterable[Finding], mode: str) -> list[Finding]:
             for f in findings]
 
 
-def inherit_call_conditions(live: Sequence[FileSummary], compiled: set[tuple[str, str]],
-                            idx: Index) -> dict[tuple[str, str], str]:
-    """Module-level helpers that compiled code calls only on non-default paths (every call
-    site under a guard: wav2vec2's `_compute_mask_indices`, called `if mask_time_prob > 0 and
-    self.training`) take the guard of those calls as their findings' condition.
+def inherit_call_conditions(reach: Reach) -> dict[tuple[str, str], str]:
+    """Functions and methods that compiled code calls only on non-default paths take those
+    paths' guards as their findings' condition: wav2vec2's `_compute_mask_indices`, called
+    `if mask_time_prob > 0 and self.training`; a loss method called `if self.training:`; a
+    sampling step called only from a method that forward calls `if sample:`.
 
-    Only module-level functions: a method may also be reached by virtual dispatch from a base
-    class's `self.m(...)`, an edge resolved differently here than in the graph. One level: a
-    helper of a conditional helper keeps its own call sites' guards only. `live`: the summaries
-    the call graph ran on (no errors, no skipped files); `idx`: its index (`Reach.index`)."""
-    by_path = {s.path: s for s in live}
-    incoming: dict[str, list[str | None]] = {}
-    for path, qual in compiled:
-        s = by_path.get(path)
-        info = s.functions.get(qual) if s is not None else None
-        if info is None:
+    The edges are those the call graph resolved (`Reach.edges`: from each function and class of
+    `self` it entered, so a base class's `self.m(...)` runs the subclass's `m`), and
+    `super().m(...)`, which the graph does not follow but which runs the base class's `m` on
+    the caller's path. A function is on the default path when a chain of unguarded calls
+    reaches it from a root (a module's forward, a function handed to torch.compile); every
+    other compiled function is conditional: the guards of its calls from the default path,
+    each joined after the condition of a conditional caller, alternatives joined by `or`."""
+    idx = reach.index
+    compiled = reach.compiled
+    incoming: dict[str, list[tuple[str, str | None]]] = {}
+    plain: dict[str, list[str]] = {}           # caller -> callees called without a guard
+    guards_of: dict[str, dict[int, str]] = {}
+    for caller, i, callee in reach.edges:
+        if callee == caller:
             continue
-        own = f"{s.module}.{info.cls}" if info.cls else None
-        guards = call_guards(info.calls)
-        for i, (kind, target) in enumerate(info.calls):
-            if kind != "name":
-                continue
-            callee = resolve_call(idx, own, kind, target)
-            if callee is not None:
-                incoming.setdefault(callee[0], []).append(guards.get(i))
+        guards = guards_of.get(caller)
+        if guards is None:
+            guards = guards_of[caller] = call_guards(idx.functions[caller][1].calls)
+        g = guards.get(i) if guards else None
+        incoming.setdefault(callee, []).append((caller, g))
+        if g is None:
+            plain.setdefault(caller, []).append(callee)
+    default = set(reach.roots)
+    todo = list(default)
+    while todo:
+        for callee in plain.get(todo.pop(), ()):
+            if callee not in default:
+                default.add(callee)
+                todo.append(callee)
+    memo: dict[str, str | None] = {}
     out: dict[tuple[str, str], str] = {}
-    for name, guards in incoming.items():
-        if None in guards:
+    for name in incoming:
+        if name in default:
             continue
-        s, info = idx.functions[name]
-        if info.cls is not None or info.compiled_root or (s.path, info.qualname) not in compiled \
-                or any(idx.canonical(r) == name for r in s.roots):
+        entry = idx.functions.get(name)
+        if entry is None or (entry[0].path, entry[1].qualname) not in compiled:
             continue
-        distinct = list(dict.fromkeys(g for g in guards if g))
-        out[(s.path, info.qualname)] = distinct[0] if len(distinct) == 1 else \
-            " or ".join(f"({g})" for g in distinct)
+        text = _call_condition(name, frozenset(), incoming, default, memo)
+        if text is not None:
+            out[(entry[0].path, entry[1].qualname)] = text
     return out
+
+
+_MAX_CONDITION = 160
+
+
+def _call_condition(name: str, stack: frozenset[str], incoming: dict[str, list[tuple[str, str | None]]],
+                    default: set[str], memo: dict[str, str | None]) -> str | None:
+    """The condition of conditional function `name` (see `inherit_call_conditions`). A module
+    function, not a closure: a recursive closure is a reference cycle (check_paths runs with
+    the cyclic GC off)."""
+    if name in memo:
+        return memo[name]
+    parts: list[str] = []
+    for caller, g in incoming.get(name, ()):
+        if caller in default:
+            part = g
+        elif caller in stack:
+            continue               # a cycle: its way in is counted where it enters
+        else:
+            c = _call_condition(caller, stack | {name}, incoming, default, memo)
+            part = None if c is None else c if g is None else _join_guards(c, g)
+        if part is not None and part not in parts:
+            parts.append(part)
+    text = None if not parts else parts[0] if len(parts) == 1 else " or ".join(f"({p})" for p in parts)
+    if text is not None and len(text) > _MAX_CONDITION:
+        text = text[:_MAX_CONDITION - 1] + "…"
+    memo[name] = text
+    return text
+
+
+def _join_guards(outer: str, inner: str) -> str:
+    parts = [f"({p})" if " or " in p and not p.startswith("(") else p for p in (outer, inner)]
+    return " and ".join(parts)
 
 
 def holds_on_torch(code: str, torch: str | None, callee: str | None = None) -> bool:
