@@ -81,7 +81,8 @@ def show(value: Any) -> str:
 
 # --------------------------------------------------------------------------- the file
 
-def _kind(mode: int) -> str:
+def file_kind(mode: int) -> str:
+    """What a path that is not a regular file is, in words (for a located refusal)."""
     for test, what in ((stat.S_ISDIR, "a directory"), (stat.S_ISFIFO, "a FIFO"),
                        (stat.S_ISCHR, "a character device"), (stat.S_ISBLK, "a block device"),
                        (stat.S_ISSOCK, "a socket")):
@@ -107,7 +108,7 @@ def read_text(path: str, *, label: str = "the file", max_bytes: int = MAX_BYTES)
     try:
         st = os.fstat(fd)  # the descriptor we read, not the name (no swap between check and read)
         if not stat.S_ISREG(st.st_mode):
-            raise ConfigError(f"not a regular file ({_kind(st.st_mode)})", file=path)
+            raise ConfigError(f"not a regular file ({file_kind(st.st_mode)})", file=path)
         limit = f"{label} may be at most {_size(max_bytes)}"
         if st.st_size > max_bytes:
             raise ConfigError(f"the file is {_size(st.st_size)}; {limit}", file=path)

@@ -9,6 +9,7 @@ import stat
 import sys
 from typing import Callable, Iterable, Sequence
 
+from pt2bot.configfile.yamlread import file_kind
 from pt2bot.errors import UserError
 
 SKIP_DIRS = frozenset({".git", ".hg", ".svn", ".venv", "venv", ".tox", ".nox", "node_modules", "__pycache__",
@@ -112,15 +113,6 @@ def _not_regular(path: str) -> str | None:
     if stat.S_ISDIR(mode):
         return ""
     return f"not a regular file ({file_kind(mode)})"
-
-
-def file_kind(mode: int) -> str:
-    for test, what in ((stat.S_ISDIR, "a directory"), (stat.S_ISFIFO, "a FIFO"),
-                       (stat.S_ISCHR, "a character device"), (stat.S_ISBLK, "a block device"),
-                       (stat.S_ISSOCK, "a socket")):
-        if test(mode):
-            return what
-    return "not a file"
 
 
 def rel_path(root: str, path: str) -> str:
