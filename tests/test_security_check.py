@@ -27,22 +27,8 @@ from pt2bot.cli import main
 from pt2bot.static import cache as cache_mod
 from pt2bot.static.cache import PACK_SUFFIX, content_digest, pack_bytes, pack_records
 from tests.gitrepo import GitRepo
+from tests.test_check_context import BASE, SUB   # the two-file tree with one `.item()`
 
-BASE = """\
-    import torch.nn as nn
-
-    class Base(nn.Module):
-        def scale(self, x):
-            return x * 2
-    """
-SUB = """\
-    from pkg.base import Base
-
-    class Sub(Base):
-        def forward(self, x):
-            n = x.sum().item()
-            return self.scale(x) + n
-    """
 CLEAN = SUB.replace("n = x.sum().item()", "n = 1")
 FILES = {"pkg/__init__.py": "", "pkg/base.py": BASE, "pkg/sub.py": SUB}
 ROOT = Path(__file__).resolve().parents[1]

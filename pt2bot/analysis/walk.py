@@ -1242,27 +1242,34 @@ def default_value(w: Walker, e: ast.AST, depth: int = 0) -> object:
             if value is not None:
                 return default_value(w, value, depth + 1)
         return _UNKNOWN
+    if t is ast.Call:
+        return _logic(e, none_test(w.ctx.mod, e, w.ctx.env), lambda x: default_value(w, x, depth))
+    return _logic(e, 0, lambda x: default_value(w, x, depth))
+
+
+def _logic(e: ast.AST, sign: int, value: Callable[[ast.AST], object]) -> object:
+    """`not`, `and`/`or`, one comparison, or a None test (`sign`: none_test's answer for a
+    call) over the values `value` gives the parts; `_UNKNOWN` for anything else. Shared by the
+    defaults of a test (`default_value`) and of `__init__`'s statements (`_init_value`)."""
+    t = type(e)
     if t is ast.UnaryOp and type(e.op) is ast.Not:
-        v = default_value(w, e.operand, depth)
+        v = value(e.operand)
         return _UNKNOWN if v is _UNKNOWN or type(v) is tuple else not v
     if t is ast.BoolOp:
         want = type(e.op) is ast.Or      # the value that decides: True for `or`, False for `and`
         v = _UNKNOWN
         for part in e.values:
-            v = default_value(w, part, depth)
+            v = value(part)
             if v is _UNKNOWN or type(v) is tuple:
                 return _UNKNOWN
             if bool(v) is want:
                 return v
         return v
     if t is ast.Compare and len(e.ops) == 1:
-        return _compare_values(default_value(w, e.left, depth), e.ops[0],
-                               default_value(w, e.comparators[0], depth))
-    if t is ast.Call:
-        sign = none_test(w.ctx.mod, e, w.ctx.env)
-        if sign:
-            v = default_value(w, e.args[0], depth)
-            return _UNKNOWN if v is _UNKNOWN else (v is not None) is (sign > 0)
+        return _compare_values(value(e.left), e.ops[0], value(e.comparators[0]))
+    if t is ast.Call and sign:
+        v = value(e.args[0])
+        return _UNKNOWN if v is _UNKNOWN else (v is not None) is (sign > 0)
     return _UNKNOWN
 
 
@@ -1566,32 +1573,18 @@ def _init_value(mod: ModuleContext, cls: ClassInfo, e: ast.AST, env: dict[str, o
             a = _init_value(mod, cls, e.body, env, params)
             return a if a is _init_value(mod, cls, e.orelse, env, params) else _UNKNOWN
         return _init_value(mod, cls, e.body if c else e.orelse, env, params)
-    if t is ast.UnaryOp and type(e.op) is ast.Not:
-        v = _init_value(mod, cls, e.operand, env, params)
-        return _UNKNOWN if v is _UNKNOWN or type(v) is tuple else not v
-    if t is ast.BoolOp:
-        want = type(e.op) is ast.Or
-        v = _UNKNOWN
-        for part in e.values:
-            v = _init_value(mod, cls, part, env, params)
-            if v is _UNKNOWN or type(v) is tuple:
-                return _UNKNOWN
-            if bool(v) is want:
-                return v
-        return v
-    if t is ast.Compare and len(e.ops) == 1:
-        return _compare_values(_init_value(mod, cls, e.left, env, params), e.ops[0],
-                               _init_value(mod, cls, e.comparators[0], env, params))
+    def value(x: ast.AST) -> object:
+        return _init_value(mod, cls, x, env, params)
+
     if t is ast.Call:
         sign = none_test(mod, e)
         if sign:
-            v = _init_value(mod, cls, e.args[0], env, params)
-            return _UNKNOWN if v is _UNKNOWN else (v is not None) is (sign > 0)
+            return _logic(e, sign, value)
         name = mod.resolve(e.func) or ""
         last = name.rpartition(".")[2]
         # a class builds an object (`nn.Linear(...)`, `LayerNorm(...)`): not None
         return BUILT if last[:1].isupper() else _UNKNOWN
-    return _UNKNOWN
+    return _logic(e, 0, value)
 
 
 def _stored_elsewhere(lines: list[str], node: ast.ClassDef, init: ast.AST) -> set[str] | None:
