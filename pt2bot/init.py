@@ -58,15 +58,26 @@ _MAX_DEPTH = 3
 GUESSES: dict[str, int] = {}
 for _names, _value in (
         (("dim", "d_model", "hidden_dim", "hidden_size", "embed_dim", "emb_dim", "n_embd",
-          "width", "in_features", "dim_in", "in_dim", "input_dim", "d_in", "n_embed"), 32),
-        (("depth", "n_layer", "n_layers", "num_layers", "layers", "num_blocks"), 2),
-        (("heads", "n_head", "n_heads", "num_heads", "nhead", "num_attention_heads"), 2),
-        (("dim_head", "head_dim", "d_head"), 16),
+          "width", "in_features", "dim_in", "in_dim", "input_dim", "d_in", "n_embed",
+          "embedding_dim", "embedding_size"), 32),
+        (("depth", "n_layer", "n_layers", "num_layers", "layers", "num_blocks",
+          "num_hidden_layers", "num_encoder_layers", "num_decoder_layers", "encoder_layers",
+          "decoder_layers"), 2),
+        # (key/value heads and query groups too: they must divide the heads)
+        (("heads", "n_head", "n_heads", "num_heads", "nhead", "num_attention_heads",
+          "attention_heads", "num_key_value_heads", "n_kv_heads", "num_kv_heads",
+          "n_query_groups", "encoder_attention_heads", "decoder_attention_heads"), 2),
+        (("dim_head", "head_dim", "d_head", "head_size", "d_kv", "kv_channels"), 16),
         (("mlp_dim", "ff_dim", "dim_ff", "d_ff", "hidden", "ffn_dim", "intermediate_size",
-          "hidden_features"), 64),
+          "hidden_features", "n_inner", "dim_feedforward", "moe_intermediate_size",
+          "encoder_ffn_dim", "decoder_ffn_dim"), 64),
         (("num_tokens", "vocab", "vocab_size", "n_vocab", "num_embeddings", "n_tokens"), 100),
         (("seq_len", "max_seq_len", "block_size", "max_len", "context_length", "n_ctx",
-          "max_length", "num_patches"), 16),
+          "max_length", "num_patches", "max_seq_length", "max_position_embeddings",
+          "n_positions"), 16),
+        # experts: only lowered (a default of 0 means "no experts"), never switched on
+        (("num_experts", "n_expert", "n_experts", "num_local_experts"), 4),
+        (("num_experts_per_tok", "n_expert_per_token", "num_experts_per_token"), 2),
         (("image_size", "img_size", "image_height", "image_width"), 32),
         (("patch_size", "patch", "patch_height", "patch_width"), 8),
         (("channels", "in_channels", "in_chans", "num_channels", "in_ch"), 3),
@@ -76,7 +87,9 @@ for _names, _value in (
         GUESSES[_n] = _value
 _TOKENS = ("num_tokens", "vocab_size", "vocab", "n_vocab", "num_embeddings", "n_tokens")
 _SEQ = ("seq_len", "max_seq_len", "block_size", "max_len", "context_length", "n_ctx",
-        "max_length")
+        "max_length", "max_seq_length", "max_position_embeddings", "n_positions")
+_EXPERTS = ("num_experts", "n_expert", "n_experts", "num_local_experts", "num_experts_per_tok",
+            "n_expert_per_token", "num_experts_per_token")
 _IMAGE = ("image_size", "img_size")
 _CHANNELS = ("channels", "in_channels", "in_chans", "num_channels")
 _DIMS = ("dim", "d_model", "hidden_dim", "hidden_size", "embed_dim", "n_embd", "emb_dim")
@@ -90,6 +103,7 @@ class Param:
     required: bool
     default: Any = None            # the literal default, when it evaluates
     positional_only: bool = False
+    annotation: ast.AST | None = field(default=None, compare=False)
 
 
 @dataclass(frozen=True)
@@ -98,6 +112,19 @@ class InputGuess:
     shape: tuple[str | int, ...]
     dtype: str = "float32"
     high: int | None = None
+
+
+@dataclass(frozen=True)
+class ConfigGuess:
+    """A model's `config:` entry: the config object its constructor takes, built from the
+    config class with small sizes (or from a named preset through a factory classmethod)."""
+    entry: str                     # "pkg.mod:Config" or "pkg.mod:Config.from_name"
+    kwargs: dict[str, Any]
+    guessed: tuple[str, ...]
+    arg: str | None                # the constructor's keyword for it (None: first positional)
+    kind: str                      # "dataclass config", "Hugging Face-style config from the preset 'x'", ...
+    path: str
+    line: int
 
 
 @dataclass(frozen=True)
@@ -114,6 +141,7 @@ class Proposal:
     dynamic: tuple[str, ...] = ()
     how: str = ""                  # how the input was inferred (for the comment)
     problems: tuple[str, ...] = ()
+    config: ConfigGuess | None = None
 
 
 @dataclass
@@ -121,8 +149,9 @@ class _Class:
     module: str
     name: str
     path: str
-    node: ast.ClassDef
+    node: ast.ClassDef             # (a FunctionDef in RepoClasses.functions)
     names: ModuleContext       # its module's names (imports, top-level defs) as the engine reads them
+    tree: ast.Module | None = None   # its module's AST (where a config's presets are read)
 
     @property
     def qualname(self) -> str:
@@ -182,7 +211,11 @@ class RepoClasses:
         """`note`: where a skipped file is said (a located line, as `pt2bot check`'s PTC000)."""
         self.root = os.path.abspath(root)
         self.classes: dict[str, _Class] = {}
+        # module-level functions (`def make_proj(config): return LoRALinear(...)`), read where
+        # a constructor calls one to build its layers (node: the FunctionDef)
+        self.functions: dict[str, _Class] = {}
         self._local_imports: dict[ast.FunctionDef, dict[str, str]] = {}
+        self._configs: dict[str, _ConfigClass] = {}
         summaries: list[FileSummary] = []
         no_rules = Rules({}, [])
         for rel, path in iter_sources(self.root, note):
@@ -204,7 +237,10 @@ class RepoClasses:
             for node in tree.body:
                 if isinstance(node, ast.ClassDef):
                     self.classes[f"{summary.module}.{node.name}"] = _Class(
-                        summary.module, node.name, rel, node, live.mod)
+                        summary.module, node.name, rel, node, live.mod, tree)
+                elif isinstance(node, ast.FunctionDef):
+                    self.functions[f"{summary.module}.{node.name}"] = _Class(
+                        summary.module, node.name, rel, node, live.mod, tree)
         self.index = Index.build(summaries)
 
     def resolve(self, expr: ast.AST, where: _Class, fn: ast.FunctionDef) -> str | None:
@@ -228,6 +264,12 @@ class RepoClasses:
     def is_module(self, qualname: str) -> bool:
         return self.index.is_module_class(qualname)
 
+    def config_class(self, c: _Class) -> "_ConfigClass":
+        hit = self._configs.get(c.qualname)
+        if hit is None:
+            hit = self._configs[c.qualname] = _ConfigClass(self, c)
+        return hit
+
     def find_method(self, c: _Class, name: str) -> tuple[_Class, ast.FunctionDef] | None:
         """The method as the class inherits it, through the repo's classes."""
         found = self.index.method(c.qualname, name)
@@ -242,13 +284,17 @@ _UNKNOWN = object()
 
 
 def _eval(expr: ast.AST | None, env: dict[str, Any]) -> Any:
-    """Literals, names from `env`, + - * // and tuples; anything else is _UNKNOWN."""
+    """Literals, names from `env`, + - * // and tuples; anything else is _UNKNOWN. An attribute
+    chain is looked up whole (`config.n_embd`: a field of a config object, see _ConfigGuess)."""
     if expr is None:
         return _UNKNOWN
     if isinstance(expr, ast.Constant):
         return expr.value
     if isinstance(expr, ast.Name):
         return env.get(expr.id, _UNKNOWN)
+    if isinstance(expr, ast.Attribute):
+        name = dotted(expr)
+        return env.get(name, _UNKNOWN) if name else _UNKNOWN
     if isinstance(expr, ast.Tuple):
         items = [_eval(e, env) for e in expr.elts]
         return _UNKNOWN if any(i is _UNKNOWN for i in items) else tuple(items)
@@ -278,9 +324,10 @@ def init_params(fn: ast.FunctionDef | None, skip_self: bool = True) -> list[Para
         if skip_self and i == 0:
             continue
         out.append(Param(arg.arg, d is None, None if d is None else _eval(d, {}),
-                         positional_only=i < len(a.posonlyargs)))
+                         positional_only=i < len(a.posonlyargs), annotation=arg.annotation))
     for arg, d in zip(a.kwonlyargs, a.kw_defaults):
-        out.append(Param(arg.arg, d is None, None if d is None else _eval(d, {})))
+        out.append(Param(arg.arg, d is None, None if d is None else _eval(d, {}),
+                         annotation=arg.annotation))
     return out
 
 
@@ -292,8 +339,9 @@ class _Infer:
     needed: dict[str, int] = field(default_factory=dict)   # top-level kwargs to set
 
     def first_layer(self, c: _Class, env: dict[str, Any], depth: int = 0,
-                    top: bool = True) -> tuple[InputGuess, str] | None:
-        """The input of forward's first parameter from the first layer it goes through."""
+                    top: bool = True, param: str | None = None) -> tuple[InputGuess, str] | None:
+        """The input of forward's first parameter (or of `param`, when the caller passed the
+        input by keyword) from the first layer it goes through."""
         found = self.index.find_method(c, "forward")
         if found is None or depth > _MAX_DEPTH:
             return None
@@ -301,31 +349,93 @@ class _Infer:
         params = init_params(fwd)
         if not params:
             return None
-        x = params[0].name
-        call = _first_consumer(fwd, x)
-        if call is None:
+        x = param if param in {p.name for p in params} else params[0].name
+        got = _first_consumer(fwd, x)
+        if got is None:
             return None
-        attr = _self_attr(call.func)
-        if attr is None:
-            return None
+        chain, keyword = got
         init = self.index.find_method(c, "__init__")
         if init is None:
             return None
         assigned, local = _assignments(init[1])
-        expr = assigned.get(attr)
+        expr = assigned.get(str(chain[0]))
         if expr is None:
             return None
-        return self.layer(expr, env, local, init, depth, top)
+        return self.follow(expr, chain[1:], env, local, init, depth, top, keyword)
+
+    def follow(self, expr: ast.AST, rest: list[str | int], env: dict[str, Any],
+               local: dict[str, ast.AST], where: tuple[_Class, ast.FunctionDef], depth: int,
+               top: bool, param: str | None) -> tuple[InputGuess, str] | None:
+        """The layer that `self.<attr><rest>` names, where `expr` built `self.<attr>`: through
+        `nn.ModuleDict(dict(wte=...))` by key, `nn.ModuleList([...])`/`nn.Sequential(...)` by
+        index (and the element of a comprehension), the repo's own modules by attribute."""
+        if not rest:
+            return self.layer(expr, env, local, where, depth, top, param)
+        if isinstance(expr, ast.IfExp):
+            return (self.follow(expr.body, rest, env, local, where, depth, top, param)
+                    or self.follow(expr.orelse, rest, env, local, where, depth, top, param))
+        if isinstance(expr, ast.Name) and expr.id in local:
+            return self.follow(local.pop(expr.id), rest, env, local, where, depth, top, param)
+        step = rest[0]
+        if isinstance(expr, (ast.ListComp, ast.GeneratorExp)):
+            return self.follow(expr.elt, rest[1:], env, local, where, depth, top, param)
+        if isinstance(expr, (ast.List, ast.Tuple)):
+            items = [e for e in expr.elts if not isinstance(e, ast.Starred)]
+            k = step if isinstance(step, int) else 0
+            return (self.follow(items[k], rest[1:], env, local, where, depth, top, param)
+                    if -len(items) <= k < len(items) else None)
+        if isinstance(expr, ast.Dict):
+            value = next((v for k, v in zip(expr.keys, expr.values)
+                          if isinstance(k, ast.Constant) and k.value == step), None)
+            return (self.follow(value, rest[1:], env, local, where, depth, top, param)
+                    if value is not None else None)
+        if not isinstance(expr, ast.Call):
+            return None
+        q = self.index.resolve(expr.func, *where) or ""
+        kind = q.rsplit(".", 1)[-1] if q.startswith("torch.nn.") else None
+        if q in ("dict", "builtins.dict"):
+            value = next((k.value for k in expr.keywords if k.arg == step), None)
+            if value is None and expr.args:
+                return self.follow(expr.args[0], rest, env, local, where, depth, top, param)
+            return (self.follow(value, rest[1:], env, local, where, depth, top, param)
+                    if value is not None else None)
+        if kind in ("ModuleDict", "ModuleList") or q in ("list", "tuple", "builtins.list"):
+            inner = expr.args[0] if expr.args else next(
+                (k.value for k in expr.keywords if k.arg == "modules"), None)
+            return (self.follow(inner, rest, env, local, where, depth, top, param)
+                    if inner is not None else None)
+        if kind == "Sequential":
+            items = [a for a in expr.args if not isinstance(a, ast.Starred)]
+            k = step if isinstance(step, int) else 0
+            if len(items) == 1 and not isinstance(items[0], ast.Call):   # Sequential(OrderedDict)
+                return None
+            return (self.follow(items[k], rest[1:], env, local, where, depth, top, param)
+                    if -len(items) <= k < len(items) else None)
+        sub = self.index.classes.get(q)
+        if sub is not None and self.index.is_module(q) and depth < _MAX_DEPTH \
+                and isinstance(step, str):
+            init = self.index.find_method(sub, "__init__")
+            if init is None:
+                return None
+            sub_env = self.bind(sub, expr, env, top)
+            assigned, sub_local = _assignments(init[1])
+            inner = assigned.get(step)
+            got = (self.follow(inner, rest[1:], sub_env, sub_local, init, depth + 1, False, param)
+                   if inner is not None else None)
+            if got:
+                return got[0], f"{got[1]} in {sub.name}"
+        return None
 
     def layer(self, expr: ast.AST, env: dict[str, Any], local: dict[str, ast.AST],
               where: tuple[_Class, ast.FunctionDef], depth: int,
-              top: bool) -> tuple[InputGuess, str] | None:
-        """The input a layer built by `expr` takes (`where`: the constructor `expr` is in)."""
+              top: bool, param: str | None = None) -> tuple[InputGuess, str] | None:
+        """The input a layer built by `expr` takes (`where`: the constructor `expr` is in;
+        `param`: the keyword the input is passed by)."""
         if isinstance(expr, ast.IfExp):
-            return (self.layer(expr.body, env, local, where, depth, top)
-                    or self.layer(expr.orelse, env, local, where, depth, top))
+            return (self.layer(expr.body, env, local, where, depth, top, param)
+                    or self.layer(expr.orelse, env, local, where, depth, top, param))
         if isinstance(expr, ast.Name) and expr.id in local:
-            return self.layer(local.pop(expr.id), env, local, where, depth, top)
+            return self.layer(local.pop(expr.id), env, local, where, depth, top, param)
         if not isinstance(expr, ast.Call):
             return None
         q = self.index.resolve(expr.func, *where) or ""
@@ -339,6 +449,8 @@ class _Infer:
                               if k.arg in ("num_embeddings", "in_channels", "in_features")),
                              None)
             v = self.value(first, env, top)
+            if (v is _UNKNOWN or v is None) and kind == "Embedding":
+                v = _vocab_of(first, env)
             if not isinstance(v, int) or isinstance(v, bool) or v <= 0:
                 return None
             if kind == "Embedding":
@@ -352,7 +464,7 @@ class _Infer:
         sub = self.index.classes.get(q)
         if sub is not None and self.index.is_module(q) and depth < _MAX_DEPTH:
             sub_env = self.bind(sub, expr, env, top)
-            got = self.first_layer(sub, sub_env, depth + 1, top=False)
+            got = self.first_layer(sub, sub_env, depth + 1, top=False, param=param)
             if got:
                 return got[0], f"{got[1]} in {sub.name}"
         return None
@@ -371,12 +483,30 @@ class _Infer:
         init = self.index.find_method(sub, "__init__")
         params = init_params(init[1] if init else None)
         out = {p.name: p.default for p in params if not p.required}
-        for p, a in zip([p for p in params if not p.name.startswith("*")], call.args):
-            out[p.name] = self.value(a, env, top)
-        for k in call.keywords:
-            if k.arg:
-                out[k.arg] = self.value(k.value, env, top)
+        pairs = [*zip([p.name for p in params if not p.name.startswith("*")], call.args),
+                 *((k.arg, k.value) for k in call.keywords if k.arg)]
+        for name, a in pairs:
+            out[name] = self.value(a, env, top)
+            # a config object passed on (`Block(config)`): its fields under the new name
+            prefix = dotted(a)
+            if prefix:
+                for key, v in list(env.items()):
+                    if key.startswith(prefix + "."):
+                        field_name = key[len(prefix) + 1:]
+                        out[f"{name}.{field_name}"] = out[f"self.{name}.{field_name}"] = v
         return {k: v for k, v in out.items() if v is not _UNKNOWN}
+
+
+def _vocab_of(expr: ast.AST | None, env: dict[str, Any]) -> Any:
+    """An embedding sized by a config field the constructor computes (`config.padded_vocab_size`,
+    set in `__post_init__` from `vocab_size`): the config's vocabulary size, which ids below
+    it fit whatever the padding."""
+    name = dotted(expr) if expr is not None else None
+    if not name or "." not in name or "vocab" not in name.rpartition(".")[2]:
+        return _UNKNOWN
+    prefix = name.rpartition(".")[0]
+    known = [env[f"{prefix}.{t}"] for t in _TOKENS if isinstance(env.get(f"{prefix}.{t}"), int)]
+    return min(known) if known else _UNKNOWN
 
 
 def _self_attr(expr: ast.AST) -> str | None:
@@ -386,15 +516,54 @@ def _self_attr(expr: ast.AST) -> str | None:
     return None
 
 
-def _first_consumer(fn: ast.FunctionDef, name: str) -> ast.Call | None:
-    """The first `self.layer(name, ...)` call in statement order, while `name` still holds
-    the input (other calls on it, like `torch.tanh(x)`, are passed over; once `name` is
-    reassigned, e.g. `x = x.view(...)`, its shape is no longer the input's)."""
+def _chain(expr: ast.AST, loops: dict[str, list[str | int]]) -> list[str | int] | None:
+    """`self.transformer.wte` → ["transformer", "wte"], `self.layers[0]` → ["layers", 0],
+    `block` of `for block in self.blocks` → ["blocks", 0]; None for anything not on self."""
+    if isinstance(expr, ast.Name):
+        return list(loops[expr.id]) if expr.id in loops else None
+    if isinstance(expr, ast.Attribute):
+        if isinstance(expr.value, ast.Name) and expr.value.id == "self":
+            return [expr.attr]
+        head = _chain(expr.value, loops)
+        return None if head is None else head + [expr.attr]
+    if isinstance(expr, ast.Subscript):
+        head = _chain(expr.value, loops)
+        key = expr.slice
+        k = key.value if isinstance(key, ast.Constant) and isinstance(key.value, (int, str)) else 0
+        return None if head is None else head + [k]
+    return None
+
+
+def _first_consumer(fn: ast.FunctionDef, name: str) -> tuple[list[str | int], str | None] | None:
+    """The layer of the first `self.layer(name, ...)` call in statement order, as a chain of
+    steps from `self` (see _chain), and the keyword `name` is passed by (None: positional);
+    while `name` still holds the input (other calls on it, like `torch.tanh(x)`, are passed
+    over; once `name` is reassigned, e.g. `x = x.view(...)`, its shape is no longer the
+    input's)."""
+    loops: dict[str, list[str | int]] = {}
+    for node in ast.walk(fn):
+        if isinstance(node, ast.For):
+            it, target = node.iter, node.target
+            if (isinstance(it, ast.Call) and isinstance(it.func, ast.Name)
+                    and it.func.id == "enumerate" and it.args and isinstance(target, ast.Tuple)
+                    and len(target.elts) == 2):
+                it, target = it.args[0], target.elts[1]
+            head = _chain(it, {})
+            if head is not None and isinstance(target, ast.Name):
+                loops[target.id] = head + [0]
     for stmt in fn.body:
         for node in ast.walk(stmt):
-            if (isinstance(node, ast.Call) and _self_attr(node.func) and node.args
-                    and isinstance(node.args[0], ast.Name) and node.args[0].id == name):
-                return node
+            if not isinstance(node, ast.Call):
+                continue
+            chain = _chain(node.func, loops)
+            if not chain:
+                continue
+            if node.args and isinstance(node.args[0], ast.Name) and node.args[0].id == name:
+                return chain, None
+            kw = next((k.arg for k in node.keywords
+                       if k.arg and isinstance(k.value, ast.Name) and k.value.id == name), None)
+            if kw and not node.args:
+                return chain, kw
         targets = (stmt.targets if isinstance(stmt, ast.Assign) else
                    [stmt.target] if isinstance(stmt, (ast.AugAssign, ast.AnnAssign)) else [])
         if any(isinstance(n, ast.Name) and n.id == name for t in targets for n in ast.walk(t)):
@@ -483,6 +652,220 @@ def _unique_names(models: list[Proposal]) -> list[Proposal]:
     return out
 
 
+# --------------------------------------------------------------------------- config objects
+
+# Constructor parameters that hold a configuration object when no annotation says which class.
+_CONFIG_PARAM = re.compile(r"(?:^|_)(?:config|cfg|conf|args|hparams|params|settings|options)$")
+# Classmethods that build a config from a named preset and take the fields to override.
+_PRESET_FACTORIES = ("from_name", "from_preset")
+_HF_BASES = ("PretrainedConfig", "PreTrainedConfig")
+# An annotation that says a field holds something other than one number (`list[int]`, ...).
+_NOT_ONE_NUMBER = re.compile(r"\b(?:[Ll]ist|[Tt]uple|Sequence|[Dd]ict|Mapping|[Ss]et|str|float|bool|"
+                             r"Callable|Literal)\b")
+
+
+def _is_dataclass(node: ast.ClassDef) -> bool:
+    for d in node.decorator_list:
+        name = dotted(d.func if isinstance(d, ast.Call) else d) or ""
+        if name.rpartition(".")[2] == "dataclass":
+            return True
+    return False
+
+
+def _field_default(value: ast.AST | None) -> tuple[bool, Any]:
+    """(required, default) of a dataclass field's value: `= 4`, `= field(default=4)`,
+    `= field(default_factory=list)` (not required, default unknown), none (required)."""
+    if value is None:
+        return True, None
+    if isinstance(value, ast.Call) and (dotted(value.func) or "").rpartition(".")[2] == "field":
+        kw = {k.arg: k.value for k in value.keywords if k.arg}
+        if "default" in kw:
+            return False, _eval(kw["default"], {})
+        return "default_factory" not in kw, _UNKNOWN
+    return False, _eval(value, {})
+
+
+class _ConfigClass:
+    """A configuration class of the repository, read from source: its fields (name → Param,
+    in declaration order, base classes first) and its kind."""
+
+    def __init__(self, index: RepoClasses, c: _Class) -> None:
+        self.c = c
+        chain = [index.classes[q] for q in reversed(index.index.mro(c.qualname))
+                 if q in index.classes]
+        bases = [b for q in index.index.mro(c.qualname) if q in index.index.classes
+                 for b in index.index.classes[q][1].bases]
+        self.kind = ("dataclass" if any(_is_dataclass(k.node) for k in chain) else
+                     "Hugging Face-style" if any(b.rpartition(".")[2] in _HF_BASES for b in bases)
+                     else "class")
+        self.fields: dict[str, Param] = {}
+        if self.kind == "dataclass":
+            for k in chain:
+                for n in k.node.body:
+                    if (isinstance(n, ast.AnnAssign) and isinstance(n.target, ast.Name)
+                            and "ClassVar" not in ast.unparse(n.annotation)):
+                        required, default = _field_default(n.value)
+                        self.fields[n.target.id] = Param(n.target.id, required, default,
+                                                         annotation=n.annotation)
+            return
+        init = index.find_method(c, "__init__")
+        if init is not None:
+            self.fields = {p.name: p for p in init_params(init[1])}
+        if init is None or init[1].args.kwarg is not None:
+            # `def __init__(self, vocab_size, block_size, **kwargs)` setting what it is given
+            # over class-level defaults (`n_layer = 12`): those are fields too
+            for k in chain:
+                for n in k.node.body:
+                    target = (n.targets[0] if isinstance(n, ast.Assign) and len(n.targets) == 1
+                              else n.target if isinstance(n, ast.AnnAssign) else None)
+                    if isinstance(target, ast.Name) and target.id not in self.fields:
+                        default = _eval(getattr(n, "value", None), {})
+                        if isinstance(default, int) and not isinstance(default, bool):
+                            self.fields[target.id] = Param(target.id, False, default)
+
+    def fill(self, preset: bool = False) -> tuple[dict[str, Any], list[str], list[str], dict[str, Any]]:
+        """(kwargs, guessed, problems, known field values). A size field gets its small value
+        when it has no default, a None default (computed later from the others), or a larger
+        one; the expert counts are only lowered. With a preset (`preset`), whose values are not
+        read, every size field is set, experts aside."""
+        kwargs: dict[str, Any] = {}
+        guessed: list[str] = []
+        problems: list[str] = []
+        values: dict[str, Any] = {}
+        for f in self.fields.values():
+            guess = GUESSES.get(f.name)
+            if guess is not None and f.annotation is not None and _NOT_ONE_NUMBER.search(
+                    ast.unparse(f.annotation)):
+                guess = None
+            default = f.default
+            lower = isinstance(default, int) and not isinstance(default, bool) and default > guess \
+                if guess is not None else False
+            if guess is not None and f.name in _EXPERTS:
+                use = lower
+            elif guess is not None:
+                use = f.required or preset or default is None or lower
+            else:
+                use = False
+            if use:
+                kwargs[f.name] = values[f.name] = guess
+                guessed.append(f.name)
+            elif f.required and not preset:
+                problems.append(f"no value for the config field {f.name!r} of {self.c.name}")
+            elif not f.required and default is not _UNKNOWN and default is not None:
+                values[f.name] = default   # (None: computed later, from the others)
+        return kwargs, guessed, problems, values
+
+    def preset(self, index: RepoClasses) -> tuple[str, str, str] | None:
+        """(factory name, its name parameter, a preset name) when the class has a classmethod
+        such as `from_name(cls, name, **kwargs)` and its module names presets
+        (`dict(name="pythia-14m", ...)` or `{"name": "tiny", ...}`)."""
+        for factory in _PRESET_FACTORIES:
+            found = index.find_method(self.c, factory)
+            if found is None:
+                continue
+            fn = found[1]
+            params = init_params(fn)
+            if not params or fn.args.kwarg is None or not any(
+                    dotted(d) == "classmethod" for d in fn.decorator_list):
+                continue
+            name = _first_preset(found[0].tree) or _first_preset(self.c.tree)
+            if name is not None:
+                return factory, params[0].name, name
+        return None
+
+
+def _first_preset(tree: ast.Module | None) -> str | None:
+    for node in ast.walk(tree) if tree is not None else ():
+        if isinstance(node, ast.Call) and dotted(node.func) == "dict":
+            for k in node.keywords:
+                if k.arg == "name" and isinstance(k.value, ast.Constant) \
+                        and isinstance(k.value.value, str) and k.value.value:
+                    return k.value.value
+        elif isinstance(node, ast.Dict):
+            for k, v in zip(node.keys, node.values):
+                if (isinstance(k, ast.Constant) and k.value == "name" and isinstance(v, ast.Constant)
+                        and isinstance(v.value, str) and v.value):
+                    return v.value
+    return None
+
+
+def _annotation_class(index: RepoClasses, ann: ast.AST | None,
+                      where: tuple[_Class, ast.FunctionDef]) -> str | None:
+    """The repo class an annotation names: `Config`, `"Config"`, `Optional[Config]`,
+    `Config | None`."""
+    if ann is None:
+        return None
+    if isinstance(ann, ast.Constant) and isinstance(ann.value, str):
+        try:
+            ann = ast.parse(ann.value, mode="eval").body
+        except SyntaxError:
+            return None
+    if isinstance(ann, ast.BinOp) and isinstance(ann.op, ast.BitOr):
+        return (_annotation_class(index, ann.left, where)
+                or _annotation_class(index, ann.right, where))
+    if isinstance(ann, ast.Subscript) and (dotted(ann.value) or "").rpartition(".")[2] in (
+            "Optional", "Union"):
+        inner = ann.slice.elts if isinstance(ann.slice, ast.Tuple) else [ann.slice]
+        return next((q for e in inner if (q := _annotation_class(index, e, where))), None)
+    q = index.resolve(ann, *where)
+    return q if q in index.classes and not index.is_module(q) else None
+
+
+def _config_class(index: RepoClasses, c: _Class, init: tuple[_Class, ast.FunctionDef],
+                  p: Param) -> _Class | None:
+    """The repository's config class a constructor parameter takes: its annotation's, else
+    (a parameter named like a config) the class's `config_class` (Hugging Face's convention),
+    else the config class whose fields cover most of the `p.<field>` the constructor reads."""
+    q = _annotation_class(index, p.annotation, init)
+    if q:
+        return index.classes[q]
+    if not _CONFIG_PARAM.search(p.name):
+        return None
+    for owner in index.index.mro(c.qualname):
+        k = index.classes.get(owner)
+        for n in k.node.body if k else ():
+            if (isinstance(n, ast.Assign) and any(isinstance(t, ast.Name) and t.id == "config_class"
+                                                  for t in n.targets)):
+                q = index.resolve(n.value, k, k.node)  # type: ignore[arg-type]
+                if q in index.classes and not index.is_module(q):
+                    return index.classes[q]
+    used = {n.attr for n in ast.walk(init[1]) if isinstance(n, ast.Attribute)
+            and isinstance(n.value, ast.Name) and n.value.id == p.name}
+    if not used:
+        return None
+    best: tuple[int, int, int] | None = None
+    found = None
+    for q, k in index.classes.items():
+        if index.is_module(q) or not (_is_dataclass(k.node) or re.search(
+                r"(?:Config|Cfg|Args|Params|Settings)$", k.name)):
+            continue
+        score = len(used & set(index.config_class(k).fields))
+        rank = (score, k.module == c.module, -len(k.name))
+        if score and (best is None or rank > best):
+            best, found = rank, k
+    return found
+
+
+def _config_guess(index: RepoClasses, cfg: _Class, p: Param, first: bool
+                  ) -> tuple[ConfigGuess, list[str], dict[str, Any]]:
+    """The `config:` entry for constructor parameter `p` taking config class `cfg`: (the
+    guess, its problems, the known field values)."""
+    info = index.config_class(cfg)
+    kwargs, guessed, problems, values = info.fill()
+    entry = f"{cfg.module}:{cfg.name}"
+    preset = info.preset(index) if problems else None
+    if preset is not None:
+        factory, name_param, name = preset
+        kwargs, guessed, _, values = info.fill(preset=True)
+        kwargs = {name_param: name, **kwargs}
+        entry, problems = f"{entry}.{factory}", []
+        values.update(kwargs)
+    guess = ConfigGuess(entry, kwargs, tuple(guessed), None if first else p.name,
+                        info.kind + (f" config from the preset {preset[2]!r}" if preset else " config"),
+                        cfg.path, cfg.node.lineno)
+    return guess, problems, values
+
+
 def propose(index: RepoClasses, c: _Class) -> Proposal:
     """The entry for one module class (problems say why it cannot be live)."""
     init = index.find_method(c, "__init__")
@@ -491,11 +874,21 @@ def propose(index: RepoClasses, c: _Class) -> Proposal:
     kwargs: dict[str, Any] = {}
     guessed: list[str] = []
     env: dict[str, Any] = {}
-    for p in params:
+    config: ConfigGuess | None = None
+    for k, p in enumerate(params):
         if not p.required:
             env[p.name] = p.default
             continue
-        if p.name in GUESSES:
+        cfg = (_config_class(index, c, init, p) if init is not None and p.name not in GUESSES
+               else None)
+        if cfg is not None and config is None:
+            assert init is not None
+            positional = len(init[1].args.posonlyargs) + len(init[1].args.args) - 1
+            config, more, values = _config_guess(index, cfg, p, first=k == 0 and positional > 0)
+            problems += more
+            for f, v in values.items():   # `config.n_embd` and `self.config.n_embd` as evaluated
+                env[f"{p.name}.{f}"] = env[f"self.{p.name}.{f}"] = v
+        elif p.name in GUESSES:
             kwargs[p.name] = env[p.name] = GUESSES[p.name]
             guessed.append(p.name)
         elif p.positional_only:
@@ -515,6 +908,8 @@ def propose(index: RepoClasses, c: _Class) -> Proposal:
         for k, v in infer.needed.items():
             kwargs[k] = v
             guessed.append(k)
+    elif config is not None:
+        guess, how = _from_config(env)
     else:
         guess, how = _from_constructor(params, kwargs, env, guessed)
     shapes: dict[str, tuple[int, ...]] = {}
@@ -528,8 +923,8 @@ def propose(index: RepoClasses, c: _Class) -> Proposal:
         guess = InputGuess(None if first.positional_only else first.name, guess.shape,
                            guess.dtype, guess.high)
         inputs = (guess,)
-        seq = next((env.get(n) for n in _SEQ if isinstance(env.get(n), int)), None)
-        img = next((env.get(n) for n in _IMAGE if isinstance(env.get(n), int)), None)
+        seq = _known(env, _SEQ)
+        img = _known(env, _IMAGE)
         for d in guess.shape:
             if d == "batch":
                 shapes["batch"] = (2, 4)
@@ -547,7 +942,33 @@ def propose(index: RepoClasses, c: _Class) -> Proposal:
     line = c.node.lineno
     return Proposal(name=_snake(c.name), entry=f"{c.module}:{c.name}", path=c.path, line=line,
                     kwargs=kwargs, guessed=tuple(guessed), inputs=inputs, shapes=shapes,
-                    dynamic=dynamic, how=how, problems=tuple(problems))
+                    dynamic=dynamic, how=how, problems=tuple(problems), config=config)
+
+
+def _known(env: dict[str, Any], names: tuple[str, ...]) -> int | None:
+    """The first of `names` with an int value, a constructor argument's or a config field's
+    (`config.block_size`)."""
+    for n in names:
+        for key, v in env.items():
+            if (key == n or key.endswith("." + n) and not key.startswith("self.")) \
+                    and isinstance(v, int) and not isinstance(v, bool):
+                return v
+    return None
+
+
+def _from_config(env: dict[str, Any]) -> tuple[InputGuess | None, str]:
+    """No first layer recognised in a config-built model: its config's fields say the input."""
+    vocab = _known(env, _TOKENS)
+    if vocab:
+        return InputGuess(None, ("batch", "seq"), "int64", vocab), "from the config's vocabulary size (token ids)"
+    if _known(env, _IMAGE):
+        ch = _known(env, _CHANNELS) or 3
+        return InputGuess(None, ("batch", ch, "height", "width")), "from the config's image size (an image)"
+    width = _known(env, _DIMS)
+    if width:
+        return (InputGuess(None, ("batch", "seq", width)),
+                "from the config's width (a sequence of vectors)")
+    return None, ""
 
 
 def _from_constructor(params: list[Param], kwargs: dict[str, Any], env: dict[str, Any],
@@ -618,16 +1039,26 @@ def _is_model_class(index: RepoClasses, c: _Class) -> bool:
 
 
 def _built_inside(index: RepoClasses, c: _Class) -> set[str]:
-    """The classes `c`'s constructor calls (building blocks, not models of their own)."""
+    """The classes `c`'s constructor calls (building blocks, not models of their own),
+    directly or through a function of the repository that builds them (`self.proj =
+    make_proj(config)` returning a `LoRALinear`), one call deep."""
     init = index.find_method(c, "__init__")
     if init is None:
         return set()
     out = set()
-    for node in ast.walk(init[1]):
-        if isinstance(node, ast.Call):
-            q = index.resolve(node.func, *init)
-            if q and q != c.qualname:
-                out.add(q)
+    for where, fn, follow in ((init[0], init[1], True),):
+        for node in ast.walk(fn):
+            if isinstance(node, ast.Call):
+                q = index.resolve(node.func, where, fn)
+                if q and q != c.qualname:
+                    out.add(q)
+                helper = index.functions.get(q or "") if follow else None
+                if helper is not None:
+                    for inner in ast.walk(helper.node):
+                        if isinstance(inner, ast.Call):
+                            q2 = index.resolve(inner.func, helper, helper.node)  # type: ignore[arg-type]
+                            if q2 and q2 != c.qualname:
+                                out.add(q2)
     return out
 
 
@@ -676,6 +1107,15 @@ def entry_lines(p: Proposal, note: str | None = None) -> list[str]:
     """The YAML lines of one entry (commented out when it has problems or a note)."""
     lines = [f"  - name: {_scalar(p.name)}",
              f"    entry: {_scalar(p.entry)}"]
+    if p.config is not None:
+        cfg = p.config
+        lines.append(f"    config:   # {_comment(f'a {cfg.kind}, {cfg.path}:{cfg.line}')}")
+        lines.append(f"      entry: {_scalar(cfg.entry)}")
+        if cfg.kwargs:
+            guessed = f"   # guessed: {', '.join(cfg.guessed)}" if cfg.guessed else ""
+            lines.append(f"      kwargs: {_flow(cfg.kwargs)}{guessed}")
+        if cfg.arg:
+            lines.append(f"      arg: {cfg.arg}")
     if p.kwargs:
         guessed = f"   # guessed: {', '.join(p.guessed)}" if p.guessed else ""
         lines.append(f"    kwargs: {_flow(p.kwargs)}{guessed}")

@@ -20,6 +20,7 @@ from pt2bot.config import (
     ENTRY,
     FAIL_ON,
     Config,
+    ConfigObject,
     InputSpec,
     ModelConfig,
     RunConfig,
@@ -197,6 +198,24 @@ def _check_inputs(ck: Checker, v: Any, path: Path, dims: list[str], dims_from: s
     return (tuple(specs), None) if ok else BAD
 
 
+def _check_config_object(ck: Checker, v: Any, path: Path) -> ConfigObject | object:
+    """`config: {entry: pkg.mod:Config, kwargs: {...}, arg: config}`: the object the model's
+    constructor takes, built first (a class or a factory such as `Config.from_name`)."""
+    spec: dict[str, Check] = {
+        "entry": ck.string(ENTRY, 'an entry "module.path:attr" (e.g. "mypkg.config:Config" or '
+                                  '"mypkg.config:Config.from_name")', _entry_hint),
+        "kwargs": ck.map_of(ck.key(IDENT, "a keyword argument name"), lambda x, p: x,
+                            "a mapping of keyword arguments"),
+        "arg": ck.nullable(ck.string(IDENT, "the constructor's argument name for the config")),
+    }
+    if not isinstance(v, dict):
+        return ck.expected(path, 'a mapping {entry: "pkg.mod:Config", kwargs: {...}}', v)
+    fields = ck.mapping(v, path, spec, "", required=("entry",))
+    if fields is None or len(fields) != len(v) or "entry" not in fields:
+        return BAD
+    return ConfigObject(**fields)
+
+
 def _check_model(ck: Checker, v: Any, i: int) -> ModelConfig | None:
     path: Path = ("models", i)
     if not isinstance(v, dict):
@@ -209,6 +228,7 @@ def _check_model(ck: Checker, v: Any, i: int) -> ModelConfig | None:
                            _entry_hint),
         "kwargs": ck.map_of(ck.key(IDENT, "a keyword argument name"), lambda x, p: x,
                             "a mapping of keyword arguments"),
+        "config": lambda x, p: _check_config_object(ck, x, p),
         "inputs": lambda x, p: x,   # checked below, once the dims are known
         "shapes": ck.map_of(ck.key(IDENT, "a dim name"),
                             ck.list_of(positive, "a list of positive integers", nonempty=True,
