@@ -875,6 +875,7 @@ def propose(index: RepoClasses, c: _Class) -> Proposal:
     guessed: list[str] = []
     env: dict[str, Any] = {}
     config: ConfigGuess | None = None
+    config_param = ""
     for k, p in enumerate(params):
         if not p.required:
             env[p.name] = p.default
@@ -882,6 +883,7 @@ def propose(index: RepoClasses, c: _Class) -> Proposal:
         cfg = (_config_class(index, c, init, p) if init is not None and p.name not in GUESSES
                else None)
         if cfg is not None and config is None:
+            config_param = p.name
             assert init is not None
             positional = len(init[1].args.posonlyargs) + len(init[1].args.args) - 1
             config, more, values = _config_guess(index, cfg, p, first=k == 0 and positional > 0)
@@ -908,8 +910,8 @@ def propose(index: RepoClasses, c: _Class) -> Proposal:
         for k, v in infer.needed.items():
             kwargs[k] = v
             guessed.append(k)
-    elif config is not None:
-        guess, how = _from_config(env)
+    elif config is not None and init is not None:
+        guess, how = _from_config(env, _fields_read(init[1], config_param))
     else:
         guess, how = _from_constructor(params, kwargs, env, guessed)
     shapes: dict[str, tuple[int, ...]] = {}
@@ -956,12 +958,20 @@ def _known(env: dict[str, Any], names: tuple[str, ...]) -> int | None:
     return None
 
 
-def _from_config(env: dict[str, Any]) -> tuple[InputGuess | None, str]:
-    """No first layer recognised in a config-built model: its config's fields say the input."""
+def _fields_read(init: ast.FunctionDef, param: str) -> set[str]:
+    """The fields of config parameter `param` a constructor reads (`config.vocab_size`)."""
+    return {n.attr for n in ast.walk(init) if isinstance(n, ast.Attribute)
+            and isinstance(n.value, ast.Name) and n.value.id == param}
+
+
+def _from_config(env: dict[str, Any], read: set[str]) -> tuple[InputGuess | None, str]:
+    """No first layer recognised in a config-built model: its config's fields say the input.
+    Token ids or an image only when the constructor reads the vocabulary or image size
+    (`config.padded_vocab_size`); a layer given the whole config reads the width alone."""
     vocab = _known(env, _TOKENS)
-    if vocab:
+    if vocab and any("vocab" in f for f in read):
         return InputGuess(None, ("batch", "seq"), "int64", vocab), "from the config's vocabulary size (token ids)"
-    if _known(env, _IMAGE):
+    if _known(env, _IMAGE) and read.intersection(_IMAGE):
         ch = _known(env, _CHANNELS) or 3
         return InputGuess(None, ("batch", ch, "height", "width")), "from the config's image size (an image)"
     width = _known(env, _DIMS)
@@ -1027,7 +1037,25 @@ def discover(root: str, note: Callable[[str], None] = warn) -> tuple[list[Propos
     blocks = [f"{c.module}:{c.name}" for c in candidates if c.qualname in built_inside]
     models = [p for c in candidates if c.qualname not in built_inside
               if (p := guarded(c, lambda: propose(index, c))) is not None]
-    return _unique_names(models), blocks
+    layers = _layers_of_models(models)
+    blocks += [p.entry for p in models if p.entry in layers]
+    return _unique_names([p for p in models if p.entry not in layers]), blocks
+
+
+def _raw_input(p: Proposal) -> bool:
+    """Its input is what a whole model eats: token ids or an image."""
+    return bool(p.inputs) and (p.inputs[0].dtype == "int64" or "height" in p.inputs[0].shape)
+
+
+def _layers_of_models(models: list[Proposal]) -> set[str]:
+    """Classes that take the same config as a model of token ids or images but are fed a
+    hidden state themselves (litgpt's `LLaMAMoE(config)` beside `GPT(config)`, picked by
+    name from the config at run time, so no constructor call shows it is a part): layers of
+    that model, not models."""
+    whole = {p.config.entry.partition(".from_")[0] for p in models
+             if p.config is not None and _raw_input(p)}
+    return {p.entry for p in models if p.config is not None and p.inputs and not _raw_input(p)
+            and p.config.entry.partition(".from_")[0] in whole}
 
 
 def _is_model_class(index: RepoClasses, c: _Class) -> bool:
@@ -1163,7 +1191,7 @@ def render_config(proposals: list[Proposal], blocks: list[str], packages: list[s
         if p.problems or p.name in notes:
             out += entry_lines(p, notes.get(p.name))
     if blocks:
-        out.append("# Also found, as building blocks of the models above (add them if you "
+        out.append("# Also found, as building blocks and layers of the models above (add them if you "
                    "compile them alone):")
         out += [f"#   {b}" for b in blocks]
     out.append("run: {device: auto}")
@@ -1194,8 +1222,17 @@ def validate(text: str, directory: str) -> Any:
         os.unlink(tmp)
 
 
-def check_models(text: str, root: str) -> dict[str, str]:
-    """Run each live entry once (phases=["breaks"]); model name → why it did not run."""
+@dataclass(frozen=True)
+class Checked:
+    """What `--check` saw of one model: `ok` (kept) or not (commented out, `note` says why
+    in the entry's comment); `said` is the line `init --check` prints."""
+    ok: bool
+    said: str
+    note: str = ""
+
+
+def check_models(text: str, root: str) -> dict[str, Checked]:
+    """Run each live entry once (phases=["breaks"]): model name → what happened."""
     from pt2bot.configfile import load_config
     from pt2bot.smoke import run_models
 
@@ -1211,20 +1248,31 @@ def check_models(text: str, root: str) -> dict[str, str]:
                                  device="cpu")
     finally:
         os.unlink(tmp)
-    failed = {}
+    cases = {m.name: len(m.shape_cases()) for m in config.models}
+    out: dict[str, Checked] = {}
     for run in results.models:
+        took = f", {run.duration_s:.1f} s" if run.duration_s is not None else ""
         if run.status != "ok" or run.phase_errors:
             err = run.error or (run.phase_errors[0] if run.phase_errors else None)
             kind, message = (err.kind, err.message) if err else (None, None)
             where = f" at {err.path}:{err.line}" if err and err.path else ""
-            failed[str(run.name)] = (f"--check: {run.status} ({kind or '?'})"
-                                     f"{where}: {message or ''}")
-    return failed
+            note = f"--check: {run.status} ({kind or '?'}){where}: {message or ''}"
+            out[str(run.name)] = Checked(False, f"failed{took}: {run.status} ({kind or '?'})"
+                                                f"{where}: {_comment(message or '')}", note)
+            continue
+        n = cases.get(str(run.name), 0)
+        breaks = len(run.graph_breaks or ())
+        graphs = "" if run.graph_count is None else \
+            f", {run.graph_count} graph(s) and {breaks} graph break(s) in the break pass"
+        out[str(run.name)] = Checked(True, f"ran OK: built, {n} shape case(s) run eagerly"
+                                           f"{graphs}{took}")
+    return out
 
 
 def init_config(root: str, *, check: bool = False, force: bool = False,
-                out: str | None = None) -> tuple[str, list[Proposal], dict[str, str]]:
-    """Write the starting config; returns (path, proposals, --check failures)."""
+                out: str | None = None) -> tuple[str, list[Proposal], dict[str, Checked]]:
+    """Write the starting config; returns (path, proposals, what --check saw of each model
+    it ran: empty without --check)."""
     root = os.path.abspath(root)
     path = os.path.abspath(out or os.path.join(root, CONFIG_NAME))
     if os.path.exists(path) and not force:
@@ -1233,28 +1281,46 @@ def init_config(root: str, *, check: bool = False, force: bool = False,
     packages = _packages(proposals)
     text = render_config(proposals, blocks, packages)
     validate(text, os.path.dirname(path))
-    failures: dict[str, str] = {}
+    checked: dict[str, Checked] = {}
     if check:
-        failures = check_models(text, root)
-        text = render_config(proposals, blocks, packages, failures, checked=True)
+        checked = check_models(text, root)
+        notes = {name: c.note for name, c in checked.items() if not c.ok}
+        text = render_config(proposals, blocks, packages, notes, checked=True)
         validate(text, os.path.dirname(path))
     atomic_write_bytes(path, text.encode("utf-8"))
-    return path, proposals, failures
+    return path, proposals, checked
 
 
 def cli_init(args: Any) -> int:
-    path, proposals, failures = init_config(args.root, check=args.check, force=args.force)
-    live = [p for p in proposals if not p.problems and p.name not in failures]
+    path, proposals, checked = init_config(args.root, check=args.check, force=args.force)
+    live = [p for p in proposals if not p.problems and (p.name not in checked or checked[p.name].ok)]
     shown = os.path.relpath(path) if path.startswith(os.getcwd() + os.sep) else path
     print(f"pt2bot: wrote {shown}: {len(live)} model(s) proposed"
           + (f", {len(proposals) - len(live)} commented out" if len(proposals) > len(live)
              else ""))
-    for p in proposals:
-        state = ("ok" if p in live else
-                 failures.get(p.name) or "; ".join(p.problems))
-        print(f"pt2bot:   {p.name} ({p.entry}): {_comment(state)[:200]}")
+    if not args.check:
+        for p in proposals:
+            state = "ok" if p in live else "; ".join(p.problems)
+            print(f"pt2bot:   {p.name} ({p.entry}): {_comment(state)[:200]}")
+        if live:
+            print("pt2bot: nothing was run; `pt2bot init --check` builds and runs each proposed "
+                  "model once and keeps those that run")
+        return 0
+    ran = [p for p in proposals if p.name in checked]
+    print(f"pt2bot: --check ran {len(ran)} model(s) on the CPU, each in its own worker: built, "
+          "its shape cases run eagerly, then the graph-break pass")
+    for p in ran:
+        c = checked[p.name]
+        print(f"pt2bot:   {p.name} ({p.entry}): {c.said[:300]} -> "
+              f"{'kept' if c.ok else 'commented out'}")
+    unrun = [p for p in proposals if p.problems]
+    if unrun:
+        print(f"pt2bot: not run, {len(unrun)} class(es) init could not build from the source "
+              "(commented out, with the reason):")
+        for p in unrun:
+            print(f"pt2bot:   {p.name} ({p.entry}): {_comment('; '.join(p.problems))[:200]}")
     return 0
 
 
-__all__ = ["GUESSES", "InputGuess", "Proposal", "check_models", "cli_init",
+__all__ = ["GUESSES", "Checked", "ConfigGuess", "InputGuess", "Proposal", "check_models", "cli_init",
            "discover", "init_config", "propose", "render_config", "RepoClasses", "validate"]
