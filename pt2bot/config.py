@@ -69,7 +69,9 @@ class ModelConfig:
     name: str
     entry: str                             # "pkg.mod:attr", nn.Module class or factory
     kwargs: dict[str, Any] = field(default_factory=dict)
-    config: ConfigObject | None = None     # built first, passed to the entry (see ConfigObject)
+    # built first, passed to the entry (see ConfigObject); several when the constructor takes
+    # several (`CLIP(embed_dim, vision_cfg, text_cfg)`), each but one named by its `arg`
+    config: tuple[ConfigObject, ...] = ()
     inputs: tuple[InputSpec, ...] = ()
     inputs_entry: str | None = None        # "pkg.mod:make_inputs", called with the dims as kwargs
     shapes: dict[str, tuple[int, ...]] = field(default_factory=dict)

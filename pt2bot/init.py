@@ -67,7 +67,7 @@ for _names, _value in (
         (("heads", "n_head", "n_heads", "num_heads", "nhead", "num_attention_heads",
           "attention_heads", "num_key_value_heads", "n_kv_heads", "num_kv_heads",
           "n_query_groups", "encoder_attention_heads", "decoder_attention_heads"), 2),
-        (("dim_head", "head_dim", "d_head", "head_size", "d_kv", "kv_channels"), 16),
+        (("dim_head", "head_dim", "d_head", "head_size", "d_kv", "kv_channels", "head_width"), 16),
         (("mlp_dim", "ff_dim", "dim_ff", "d_ff", "hidden", "ffn_dim", "intermediate_size",
           "hidden_features", "n_inner", "dim_feedforward", "moe_intermediate_size",
           "encoder_ffn_dim", "decoder_ffn_dim"), 64),
@@ -88,6 +88,9 @@ for _names, _value in (
 _TOKENS = ("num_tokens", "vocab_size", "vocab", "n_vocab", "num_embeddings", "n_tokens")
 _SEQ = ("seq_len", "max_seq_len", "block_size", "max_len", "context_length", "n_ctx",
         "max_length", "max_seq_length", "max_position_embeddings", "n_positions")
+_CLASSES = ("classes", "num_classes", "n_classes", "out_features", "dim_out", "out_dim",
+            "output_dim", "d_out", "num_labels", "layers", "hidden", "vocab", "width", "patch",
+            "heads")   # (too general to guess a prefixed name by: `num_group_layers` is not a depth)
 _EXPERTS = ("num_experts", "n_expert", "n_experts", "num_local_experts", "num_experts_per_tok",
             "n_expert_per_token", "num_experts_per_token")
 _IMAGE = ("image_size", "img_size")
@@ -141,7 +144,7 @@ class Proposal:
     dynamic: tuple[str, ...] = ()
     how: str = ""                  # how the input was inferred (for the comment)
     problems: tuple[str, ...] = ()
-    config: ConfigGuess | None = None
+    config: tuple[ConfigGuess, ...] = ()   # one per constructor parameter that takes one
 
 
 @dataclass
@@ -659,9 +662,25 @@ _CONFIG_PARAM = re.compile(r"(?:^|_)(?:config|cfg|conf|args|hparams|params|setti
 # Classmethods that build a config from a named preset and take the fields to override.
 _PRESET_FACTORIES = ("from_name", "from_preset")
 _HF_BASES = ("PretrainedConfig", "PreTrainedConfig")
-# An annotation that says a field holds something other than one number (`list[int]`, ...).
-_NOT_ONE_NUMBER = re.compile(r"\b(?:[Ll]ist|[Tt]uple|Sequence|[Dd]ict|Mapping|[Ss]et|str|float|bool|"
-                             r"Callable|Literal)\b")
+
+
+def _takes_int(ann: ast.AST | None) -> bool:
+    """Whether a field annotated so may hold one int: none, `int`, `Optional[int]`,
+    `Union[Tuple[int, int], int]`, `int | None` (not `List[int]`, `str`, ...)."""
+    if ann is None:
+        return True
+    if isinstance(ann, ast.Constant) and isinstance(ann.value, str):
+        try:
+            ann = ast.parse(ann.value, mode="eval").body
+        except SyntaxError:
+            return False
+    if isinstance(ann, ast.BinOp) and isinstance(ann.op, ast.BitOr):
+        return _takes_int(ann.left) or _takes_int(ann.right)
+    if isinstance(ann, ast.Subscript) and (dotted(ann.value) or "").rpartition(".")[2] in (
+            "Optional", "Union"):
+        inner = ann.slice.elts if isinstance(ann.slice, ast.Tuple) else [ann.slice]
+        return any(_takes_int(e) for e in inner)
+    return dotted(ann) == "int"
 
 
 def _is_dataclass(node: ast.ClassDef) -> bool:
@@ -734,8 +753,7 @@ class _ConfigClass:
         values: dict[str, Any] = {}
         for f in self.fields.values():
             guess = GUESSES.get(f.name)
-            if guess is not None and f.annotation is not None and _NOT_ONE_NUMBER.search(
-                    ast.unparse(f.annotation)):
+            if guess is not None and not _takes_int(f.annotation):
                 guess = None
             default = f.default
             lower = isinstance(default, int) and not isinstance(default, bool) and default > guess \
@@ -874,24 +892,29 @@ def propose(index: RepoClasses, c: _Class) -> Proposal:
     kwargs: dict[str, Any] = {}
     guessed: list[str] = []
     env: dict[str, Any] = {}
-    config: ConfigGuess | None = None
-    config_param = ""
+    configs: list[ConfigGuess] = []
+    config_params: list[str] = []
     for k, p in enumerate(params):
         if not p.required:
-            env[p.name] = p.default
+            small = _smaller(p)
+            if small is not None and not p.positional_only:
+                kwargs[p.name] = small
+                guessed.append(p.name)
+            env[p.name] = p.default if small is None else small
             continue
-        cfg = (_config_class(index, c, init, p) if init is not None and p.name not in GUESSES
+        cfg = (_config_class(index, c, init, p) if init is not None and _guess(p.name) is None
                else None)
-        if cfg is not None and config is None:
-            config_param = p.name
+        if cfg is not None:
+            config_params.append(p.name)
             assert init is not None
             positional = len(init[1].args.posonlyargs) + len(init[1].args.args) - 1
             config, more, values = _config_guess(index, cfg, p, first=k == 0 and positional > 0)
+            configs.append(config)
             problems += more
             for f, v in values.items():   # `config.n_embd` and `self.config.n_embd` as evaluated
                 env[f"{p.name}.{f}"] = env[f"self.{p.name}.{f}"] = v
-        elif p.name in GUESSES:
-            kwargs[p.name] = env[p.name] = GUESSES[p.name]
+        elif _guess(p.name) is not None:
+            kwargs[p.name] = env[p.name] = _guess(p.name)
             guessed.append(p.name)
         elif p.positional_only:
             problems.append(f"constructor argument {p.name} is positional-only")
@@ -910,8 +933,9 @@ def propose(index: RepoClasses, c: _Class) -> Proposal:
         for k, v in infer.needed.items():
             kwargs[k] = v
             guessed.append(k)
-    elif config is not None and init is not None:
-        guess, how = _from_config(env, _fields_read(init[1], config_param))
+    elif configs and init is not None:
+        guess, how = _from_config(env, {f for n in config_params for f in _fields_read(init[1], n)},
+                                  fparams[0].name)
     else:
         guess, how = _from_constructor(params, kwargs, env, guessed)
     shapes: dict[str, tuple[int, ...]] = {}
@@ -944,7 +968,31 @@ def propose(index: RepoClasses, c: _Class) -> Proposal:
     line = c.node.lineno
     return Proposal(name=_snake(c.name), entry=f"{c.module}:{c.name}", path=c.path, line=line,
                     kwargs=kwargs, guessed=tuple(guessed), inputs=inputs, shapes=shapes,
-                    dynamic=dynamic, how=how, problems=tuple(problems), config=config)
+                    dynamic=dynamic, how=how, problems=tuple(problems), config=tuple(configs))
+
+
+def _guess(name: str) -> int | None:
+    """The small value for a parameter's name: GUESSES, else by its last words (`text_dim`
+    → a dim); a length with a prefix (`cross_attn_seq_len`) is a part of the sequence, half."""
+    if name in GUESSES:
+        return GUESSES[name]
+    parts = name.split("_")
+    for i in range(1, len(parts)):
+        tail = "_".join(parts[i:])
+        if tail in GUESSES and tail not in _CLASSES:
+            return GUESSES[tail] // 2 if tail in _SEQ else GUESSES[tail]
+    return None
+
+
+def _smaller(p: Param) -> int | None:
+    """The small value for a size parameter whose default is larger (`ESM2(num_layers=33,
+    embed_dim=1280)`): a model built at its real size takes minutes and gigabytes on a CPU.
+    Expert counts are lowered too, never switched on; a default of another type is kept."""
+    guess = GUESSES.get(p.name)
+    d = p.default
+    if guess is None or not isinstance(d, int) or isinstance(d, bool) or d <= guess:
+        return None
+    return guess if _takes_int(p.annotation) else None
 
 
 def _known(env: dict[str, Any], names: tuple[str, ...]) -> int | None:
@@ -958,20 +1006,29 @@ def _known(env: dict[str, Any], names: tuple[str, ...]) -> int | None:
     return None
 
 
+_IDS_NAME = re.compile(r"^(?:input_ids|idx|ids|tokens|token_ids|text)$")
+_IMAGE_NAME = re.compile(r"^(?:images?|img|imgs|pixel_values|pixels)$")
+
+
 def _fields_read(init: ast.FunctionDef, param: str) -> set[str]:
     """The fields of config parameter `param` a constructor reads (`config.vocab_size`)."""
     return {n.attr for n in ast.walk(init) if isinstance(n, ast.Attribute)
             and isinstance(n.value, ast.Name) and n.value.id == param}
 
 
-def _from_config(env: dict[str, Any], read: set[str]) -> tuple[InputGuess | None, str]:
+def _from_config(env: dict[str, Any], read: set[str], name: str) -> tuple[InputGuess | None, str]:
     """No first layer recognised in a config-built model: its config's fields say the input.
     Token ids or an image only when the constructor reads the vocabulary or image size
-    (`config.padded_vocab_size`); a layer given the whole config reads the width alone."""
+    (`config.padded_vocab_size`), or forward's parameter is named so (`input_ids`, `image`);
+    a layer given the whole config reads the width alone."""
     vocab = _known(env, _TOKENS)
-    if vocab and any("vocab" in f for f in read):
+    image = _known(env, _IMAGE)
+    if image and _IMAGE_NAME.search(name):
+        read = set(_IMAGE)     # (the parameter's name first: CoCa reads a vocabulary too)
+    if vocab and (any("vocab" in f for f in read) or _IDS_NAME.search(name)) \
+            and not read.intersection(_IMAGE):
         return InputGuess(None, ("batch", "seq"), "int64", vocab), "from the config's vocabulary size (token ids)"
-    if _known(env, _IMAGE) and read.intersection(_IMAGE):
+    if image and (read.intersection(_IMAGE) or _IMAGE_NAME.search(name)):
         ch = _known(env, _CHANNELS) or 3
         return InputGuess(None, ("batch", ch, "height", "width")), "from the config's image size (an image)"
     width = _known(env, _DIMS)
@@ -1038,8 +1095,22 @@ def discover(root: str, note: Callable[[str], None] = warn) -> tuple[list[Propos
     models = [p for c in candidates if c.qualname not in built_inside
               if (p := guarded(c, lambda: propose(index, c))) is not None]
     layers = _layers_of_models(models)
+    if any(p.entry not in layers and not _reads_as_layer(p.entry) for p in models):
+        layers |= {p.entry for p in models if _reads_as_layer(p.entry)}
     blocks += [p.entry for p in models if p.entry in layers]
     return _unique_names([p for p in models if p.entry not in layers]), blocks
+
+
+# The last words of a class name that say it is a layer, never a model of its own (`LoRALinear`,
+# `ESM1LayerNorm`, `ClipLoss`, `MeanPooler`, `KVCache`, `TransformerLayer`). When the repository has a model beside
+# them, they are listed as layers rather than proposed.
+_LAYER_WORDS = frozenset({"norm", "linear", "loss", "pooler", "pool", "dropout", "activation",
+                          "gelu", "relu", "silu", "swiglu", "geglu", "cache", "embedding",
+                          "embeddings", "rope", "conv", "layer", "block"})
+
+
+def _reads_as_layer(entry: str) -> bool:
+    return _snake(entry.rpartition(":")[2]).rpartition("_")[2] in _LAYER_WORDS
 
 
 def _raw_input(p: Proposal) -> bool:
@@ -1052,10 +1123,12 @@ def _layers_of_models(models: list[Proposal]) -> set[str]:
     hidden state themselves (litgpt's `LLaMAMoE(config)` beside `GPT(config)`, picked by
     name from the config at run time, so no constructor call shows it is a part): layers of
     that model, not models."""
-    whole = {p.config.entry.partition(".from_")[0] for p in models
-             if p.config is not None and _raw_input(p)}
-    return {p.entry for p in models if p.config is not None and p.inputs and not _raw_input(p)
-            and p.config.entry.partition(".from_")[0] in whole}
+    def config_classes(p: Proposal) -> set[str]:
+        return {c.entry.partition(".from_")[0] for c in p.config}
+
+    whole = {e for p in models if _raw_input(p) for e in config_classes(p)}
+    return {p.entry for p in models if p.inputs and not _raw_input(p)
+            and config_classes(p) & whole}
 
 
 def _is_model_class(index: RepoClasses, c: _Class) -> bool:
@@ -1135,15 +1208,21 @@ def entry_lines(p: Proposal, note: str | None = None) -> list[str]:
     """The YAML lines of one entry (commented out when it has problems or a note)."""
     lines = [f"  - name: {_scalar(p.name)}",
              f"    entry: {_scalar(p.entry)}"]
-    if p.config is not None:
-        cfg = p.config
-        lines.append(f"    config:   # {_comment(f'a {cfg.kind}, {cfg.path}:{cfg.line}')}")
-        lines.append(f"      entry: {_scalar(cfg.entry)}")
+    listed = len(p.config) > 1      # several: a list, each item with its arg
+    for cfg in p.config:
+        about = f"   # {_comment(f'a {cfg.kind}, {cfg.path}:{cfg.line}')}"
+        if listed:
+            if cfg is p.config[0]:
+                lines.append("    config:")
+            lines.append(f"      - entry: {_scalar(cfg.entry)}{about}")
+        else:
+            lines += [f"    config:{about}", f"      entry: {_scalar(cfg.entry)}"]
+        pad = "        " if listed else "      "
         if cfg.kwargs:
             guessed = f"   # guessed: {', '.join(cfg.guessed)}" if cfg.guessed else ""
-            lines.append(f"      kwargs: {_flow(cfg.kwargs)}{guessed}")
+            lines.append(f"{pad}kwargs: {_flow(cfg.kwargs)}{guessed}")
         if cfg.arg:
-            lines.append(f"      arg: {cfg.arg}")
+            lines.append(f"{pad}arg: {cfg.arg}")
     if p.kwargs:
         guessed = f"   # guessed: {', '.join(p.guessed)}" if p.guessed else ""
         lines.append(f"    kwargs: {_flow(p.kwargs)}{guessed}")

@@ -12,6 +12,7 @@ import inspect
 import os
 import pkgutil
 import sys
+from collections.abc import Sequence
 from types import ModuleType
 from typing import Any
 
@@ -168,16 +169,14 @@ def build_config_object(obj: Any, kwargs: dict[str, Any] | None = None, *,
         raise EntryError("not_a_model", f"the config entry is a {type(obj).__name__}, expected "
                                         "a class or a factory function")
     _check_kwargs(obj, kwargs, f"{label}()")
-    built = _call(obj, (), kwargs, label, root)
-    if built is None:   # (None would read as "no config" to build_model)
-        raise EntryError("not_a_model", f"{label}(...) returned None, expected the config object")
-    return built
+    return _call(obj, (), kwargs, label, root)
 
 
 def build_model(obj: Any, kwargs: dict[str, Any] | None = None, *, root: str | None = None,
-                config: Any = None, config_arg: str | None = None) -> Any:
-    """An nn.Module class is instantiated with kwargs, a factory is called with them; a
-    `config` object (not None) goes first, positionally, or as the keyword `config_arg`.
+                configs: Sequence[tuple[str | None, Any]] = ()) -> Any:
+    """An nn.Module class is instantiated with kwargs, a factory is called with them; each
+    config object of `configs` ((arg, object)) goes by its keyword `arg`, or without one
+    first, positionally.
 
     Returns the nn.Module. Raises EntryError: `bad_kwargs` (they do not fit the signature),
     `build_raised` (the constructor/factory raised; located in user code under `root`),
@@ -188,9 +187,9 @@ def build_model(obj: Any, kwargs: dict[str, Any] | None = None, *, root: str | N
     kwargs = dict(kwargs or {})
     label = _label(obj)
     args: tuple[Any, ...] = ()
-    if config is not None:
+    for config_arg, config in configs:
         if config_arg and config_arg in kwargs:
-            raise EntryError("bad_kwargs", f'"{config_arg}" is set twice: by config.arg and in kwargs')
+            raise EntryError("bad_kwargs", f'"{config_arg}" is set twice: by a config and in kwargs')
         if config_arg:
             kwargs[config_arg] = config
         else:
