@@ -1106,7 +1106,7 @@ def discover(root: str, note: Callable[[str], None] = warn) -> tuple[list[Propos
 # them, they are listed as layers rather than proposed.
 _LAYER_WORDS = frozenset({"norm", "linear", "loss", "pooler", "pool", "dropout", "activation",
                           "gelu", "relu", "silu", "swiglu", "geglu", "cache", "embedding",
-                          "embeddings", "rope", "conv", "layer", "block"})
+                          "embeddings", "rope", "layer", "block"})
 
 
 def _reads_as_layer(entry: str) -> bool:
