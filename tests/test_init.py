@@ -367,7 +367,7 @@ def _leaf(name: str) -> str:
 NAMING = {
     "llm/__init__.py": "",
     "llm/model.py": _gpt(),
-    "llm/lora.py": _gpt(_leaf("LoRALinear")),
+    "llm/lora.py": _gpt(_leaf("LoRAMix")),
     "llm/adapter.py": _gpt(),
     "llm/adapter_v2.py": _gpt(),
     "llm/moe.py": _gpt(_leaf("LLaMAMoE") + _leaf("SimpleViT") + _leaf("TinyMLP")
@@ -389,7 +389,7 @@ def test_model_names_keep_acronyms_whole_and_qualify_duplicates_by_module(tmp_pa
         "other.model:GPT": "other_model_gpt",
         "llm.moe:GPT": "moe_gpt",
         # acronyms stay whole (not `lo_ra_linear`, `l_la_ma_moe`)
-        "llm.lora:LoRALinear": "lora_linear",
+        "llm.lora:LoRAMix": "lora_mix",
         "llm.moe:LLaMAMoE": "llama_moe",
         "llm.moe:SimpleViT": "simple_vit",
         "llm.moe:TinyMLP": "tiny_mlp",
