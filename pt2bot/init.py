@@ -88,6 +88,7 @@ for _names, _value in (
 _TOKENS = ("num_tokens", "vocab_size", "vocab", "n_vocab", "num_embeddings", "n_tokens")
 _SEQ = ("seq_len", "max_seq_len", "block_size", "max_len", "context_length", "n_ctx",
         "max_length", "max_seq_length", "max_position_embeddings", "n_positions")
+_HEAD_DIMS = ("dim_head", "head_dim", "d_head", "head_size", "d_kv", "kv_channels", "head_width")
 _CLASSES = ("classes", "num_classes", "n_classes", "out_features", "dim_out", "out_dim",
             "output_dim", "d_out", "num_labels", "layers", "hidden", "vocab", "width", "patch",
             "heads")   # (too general to guess a prefixed name by: `num_group_layers` is not a depth)
@@ -936,6 +937,14 @@ def propose(index: RepoClasses, c: _Class) -> Proposal:
     elif configs and init is not None:
         guess, how = _from_config(env, {f for n in config_params for f in _fields_read(init[1], n)},
                                   fparams[0].name)
+    elif fparams and _IDS_NAME.search(fparams[0].name):
+        # `ESM2.forward(tokens)`, its embedding sized by an alphabet built at run time: ids
+        # below the vocabulary size the constructor names, else below a few (any vocabulary
+        # holds them)
+        vocab = _known(env, _TOKENS)
+        guess = InputGuess(None, ("batch", "seq"), "int64", vocab or _FEW_IDS)
+        how = (f"from forward's parameter {fparams[0].name!r} (token ids"
+               f"{'' if vocab else f' below {_FEW_IDS}: the vocabulary size is not in the source'})")
     else:
         guess, how = _from_constructor(params, kwargs, env, guessed)
     shapes: dict[str, tuple[int, ...]] = {}
@@ -987,10 +996,12 @@ def _guess(name: str) -> int | None:
 def _smaller(p: Param) -> int | None:
     """The small value for a size parameter whose default is larger (`ESM2(num_layers=33,
     embed_dim=1280)`): a model built at its real size takes minutes and gigabytes on a CPU.
-    Expert counts are lowered too, never switched on; a default of another type is kept."""
+    Expert counts are lowered too, never switched on; a default of another type is kept, and
+    so is a per-head size."""
     guess = GUESSES.get(p.name)
     d = p.default
-    if guess is None or not isinstance(d, int) or isinstance(d, bool) or d <= guess:
+    if guess is None or not isinstance(d, int) or isinstance(d, bool) or d <= guess \
+            or p.name in _HEAD_DIMS:     # (cheap, and tied to others: a rotary dim of max(32, ...))
         return None
     return guess if _takes_int(p.annotation) else None
 
@@ -1007,6 +1018,7 @@ def _known(env: dict[str, Any], names: tuple[str, ...]) -> int | None:
 
 
 _IDS_NAME = re.compile(r"^(?:input_ids|idx|ids|tokens|token_ids|text)$")
+_FEW_IDS = 4
 _IMAGE_NAME = re.compile(r"^(?:images?|img|imgs|pixel_values|pixels)$")
 
 
