@@ -58,10 +58,7 @@ DEPENDENCIES = ["torch==2.13.0", "torchvision==0.28.0", "lightning==2.6.1",
                 "jsonargparse[signatures]==4.41.0", "huggingface-hub==1.3.0", "safetensors==0.8.0",
                 "tokenizers==0.23.3", "tqdm==4.70.1", "psutil==7.2.2", "pyyaml==6.0.4",
                 "numpy==2.4.6", "ftfy==6.3.1", "regex==2026.11.19", "einops==0.8.2",
-                "pillow==13.0.0", "unidiff==1.0.1", "PyGithub==2.10.0"]==4.41.0", "huggingface-hub==1.3.0", "safetensors==0.7.0",
-                "tokenizers==0.22.2", "tqdm==4.67.1", "psutil==7.2.2", "pyyaml==6.0.3",
-                "numpy==2.3.5", "ftfy==6.3.1", "regex==2025.11.3", "einops==0.8.1",
-                "pillow==12.0.0", "unidiff==0.7.5", "PyGithub==2.8.1"]
+                "pillow==13.0.0", "unidiff==1.0.1", "PyGithub==2.10.0"]
 # torchvision 0.28 registers fake kernels for two ops the CPU torch 2.13.0 lacks: define their
 # schemas when torchvision is first imported (no torchvision op is called by these models).
 SITECUSTOMIZE = '''\

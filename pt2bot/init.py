@@ -35,6 +35,7 @@ import ast
 import datetime
 import os
 import re
+import sys
 import tempfile
 from dataclasses import dataclass, field
 from typing import Any, Callable, Iterator
@@ -1322,8 +1323,10 @@ class Checked:
     note: str = ""
 
 
-def check_models(text: str, root: str) -> dict[str, Checked]:
-    """Run each live entry once (phases=["breaks"]): model name → what happened."""
+def check_models(text: str, root: str,
+                 progress: Callable[[str], None] | None = None) -> dict[str, Checked]:
+    """Run each live entry once (phases=["breaks"]): model name → what happened. `progress`
+    is told of the start and of each model as it finishes (minutes for a library's models)."""
     from pt2bot.configfile import load_config
     from pt2bot.smoke import run_models
 
@@ -1334,9 +1337,14 @@ def check_models(text: str, root: str) -> dict[str, Checked]:
         config = load_config(tmp)
         if not config.models:
             return {}
+        if progress is not None:
+            progress(f"--check: running {len(config.models)} model(s), one worker each (each "
+                     "takes from seconds to a few minutes on a CPU)")
         with tempfile.TemporaryDirectory(prefix="pt2bot-init-") as out_dir:
-            results = run_models(config, repo_root=root, out_dir=out_dir, phases=["breaks"],
-                                 device="cpu")
+            results = run_models(
+                config, repo_root=root, out_dir=out_dir, phases=["breaks"], device="cpu",
+                progress=None if progress is None else
+                lambda run: progress(f"--check: {run.name}: {run.status} in {run.duration_s or 0:.1f} s"))
     finally:
         os.unlink(tmp)
     cases = {m.name: len(m.shape_cases()) for m in config.models}
@@ -1361,7 +1369,8 @@ def check_models(text: str, root: str) -> dict[str, Checked]:
 
 
 def init_config(root: str, *, check: bool = False, force: bool = False,
-                out: str | None = None) -> tuple[str, list[Proposal], dict[str, Checked]]:
+                out: str | None = None, progress: Callable[[str], None] | None = None
+                ) -> tuple[str, list[Proposal], dict[str, Checked]]:
     """Write the starting config; returns (path, proposals, what --check saw of each model
     it ran: empty without --check)."""
     root = os.path.abspath(root)
@@ -1374,7 +1383,7 @@ def init_config(root: str, *, check: bool = False, force: bool = False,
     validate(text, os.path.dirname(path))
     checked: dict[str, Checked] = {}
     if check:
-        checked = check_models(text, root)
+        checked = check_models(text, root, progress)
         notes = {name: c.note for name, c in checked.items() if not c.ok}
         text = render_config(proposals, blocks, packages, notes, checked=True)
         validate(text, os.path.dirname(path))
@@ -1383,7 +1392,9 @@ def init_config(root: str, *, check: bool = False, force: bool = False,
 
 
 def cli_init(args: Any) -> int:
-    path, proposals, checked = init_config(args.root, check=args.check, force=args.force)
+    path, proposals, checked = init_config(
+        args.root, check=args.check, force=args.force,
+        progress=lambda line: print(f"pt2bot: {line}", file=sys.stderr, flush=True))
     live = [p for p in proposals if not p.problems and (p.name not in checked or checked[p.name].ok)]
     shown = os.path.relpath(path) if path.startswith(os.getcwd() + os.sep) else path
     print(f"pt2bot: wrote {shown}: {len(live)} model(s) proposed"
