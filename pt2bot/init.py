@@ -5,29 +5,42 @@ subclasses (directly, through torch's module classes, or through other classes o
 that define or inherit a `forward`. The files are those `pt2bot check` reads, less tests, docs
 and virtual environments; what a name refers to (imports, relative imports, re-exports, star
 imports) and which classes are modules is the analysis engine's answer, as in `pt2bot check`
-(pt2bot/analysis/graph.py). For each, the constructor's required arguments get small guessed
-values by name (`dim` → 32, `depth` → 2, `num_tokens` → 100, ...), and the input of
-`forward`'s first parameter is inferred from the first layer it goes through (`self.layer(x)`,
-through `nn.Sequential`, conditional expressions and the repo's own module classes, up to
-three levels deep):
+(pt2bot/analysis/graph.py). For each, the constructor's required arguments get small guessed values
+by name (`dim` → 32, `depth` → 2, `num_tokens` → 100, ...; a large size default is lowered to
+the same), and the input of `forward`'s first parameter is inferred from the first layer it goes
+through (`self.layer(x)`, `self.transformer.wte(x)` through `nn.ModuleDict`, `for block in
+self.blocks` through `nn.ModuleList`, `self.model(input_ids=x)` by keyword, through
+`nn.Sequential`, conditional expressions and the repo's own module classes, up to three levels
+deep):
 
     nn.Embedding(n, d)  → int64 ids [batch, seq] in [0, n)
     nn.Conv2d(c, ...)   → [batch, c, height, width]   (height = width = image_size or 32)
     nn.Conv1d(c, ...)   → [batch, c, length]
     nn.Linear(d, ...)   → [batch, d]
 
-When no first layer is recognised, constructor names are the fallback (`image_size` and
-`channels` → an image; `num_tokens`/`vocab_size` → ids; `dim` → [batch, seq, dim]), said
-in a comment. What could not be inferred (a required constructor argument without a guess,
-another required forward argument, no input at all) is written as a commented-out entry
-with the reason. Classes that other found classes build in their constructors are listed
-as building blocks in a comment, not proposed.
+A constructor argument that takes a config object of the repository (found by annotation, by
+a `config_class` attribute, or by the fields the constructor reads) becomes the entry's
+`config:` (pt2bot.config.ConfigObject): the config class (a dataclass, a Hugging Face-style
+`PretrainedConfig` subclass, or a plain class) with its size fields set small and consistent,
+or, when a required field cannot be guessed, a named preset through a factory classmethod
+(`Config.from_name`) with the sizes overridden. Its fields are values for the layers
+(`nn.Embedding(config.vocab_size, ...)`).
+
+When no first layer is recognised, constructor names, config fields and forward's parameter
+name are the fallback (`image_size` and `channels` → an image; `num_tokens`/`vocab_size` or a
+parameter named `tokens` → ids; `dim` → [batch, seq, dim]), said in a comment. What could not be
+inferred (a required constructor argument without a guess, another required forward argument,
+no input at all) is written as a commented-out entry with the reason. Classes that other found
+classes build in their constructors (directly or through a helper function of the repo), classes
+given a model's config but fed a hidden state, and classes whose name says layer (`LoRALinear`,
+`...Norm`, `...Loss`) are listed as building blocks and layers in a comment, not proposed.
 
 The text is validated with the project's config loader (pt2bot.configfile.load_config) before
 it is written; an existing pt2bot.yml is never overwritten without `--force`. `--check`
 runs each proposed model once (the smoke run's "breaks" phase, in its own worker process:
 the model is built and every shape case runs eagerly) and keeps the entries that ran; the
-others are commented out with the error.
+others are commented out with the error. It prints what it ran and what it kept, model by
+model (`Checked`).
 """
 from __future__ import annotations
 
@@ -1160,19 +1173,18 @@ def _built_inside(index: RepoClasses, c: _Class) -> set[str]:
     if init is None:
         return set()
     out = set()
-    for where, fn, follow in ((init[0], init[1], True),):
-        for node in ast.walk(fn):
-            if isinstance(node, ast.Call):
-                q = index.resolve(node.func, where, fn)
+    for node in ast.walk(init[1]):
+        if not isinstance(node, ast.Call):
+            continue
+        q = index.resolve(node.func, *init)
+        if q and q != c.qualname:
+            out.add(q)
+        helper = index.functions.get(q or "")
+        for inner in ast.walk(helper.node) if helper is not None else ():
+            if isinstance(inner, ast.Call):
+                q = index.resolve(inner.func, helper, helper.node)  # type: ignore[arg-type]
                 if q and q != c.qualname:
                     out.add(q)
-                helper = index.functions.get(q or "") if follow else None
-                if helper is not None:
-                    for inner in ast.walk(helper.node):
-                        if isinstance(inner, ast.Call):
-                            q2 = index.resolve(inner.func, helper, helper.node)  # type: ignore[arg-type]
-                            if q2 and q2 != c.qualname:
-                                out.add(q2)
     return out
 
 
