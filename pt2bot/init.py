@@ -679,23 +679,28 @@ _PRESET_FACTORIES = ("from_name", "from_preset")
 _HF_BASES = ("PretrainedConfig", "PreTrainedConfig")
 
 
-def _takes_int(ann: ast.AST | None) -> bool:
-    """Whether a field annotated so may hold one int: none, `int`, `Optional[int]`,
-    `Union[Tuple[int, int], int]`, `int | None` (not `List[int]`, `str`, ...)."""
+def _alternatives(ann: ast.AST | None) -> list[ast.AST]:
+    """What an annotation allows, one by one: `Config`, `"Config"`, `Optional[Config]`,
+    `Union[Tuple[int, int], int]`, `int | None`."""
     if ann is None:
-        return True
+        return []
     if isinstance(ann, ast.Constant) and isinstance(ann.value, str):
         try:
             ann = ast.parse(ann.value, mode="eval").body
         except SyntaxError:
-            return False
+            return []
     if isinstance(ann, ast.BinOp) and isinstance(ann.op, ast.BitOr):
-        return _takes_int(ann.left) or _takes_int(ann.right)
+        return _alternatives(ann.left) + _alternatives(ann.right)
     if isinstance(ann, ast.Subscript) and (dotted(ann.value) or "").rpartition(".")[2] in (
             "Optional", "Union"):
         inner = ann.slice.elts if isinstance(ann.slice, ast.Tuple) else [ann.slice]
-        return any(_takes_int(e) for e in inner)
-    return dotted(ann) == "int"
+        return [alt for e in inner for alt in _alternatives(e)]
+    return [ann]
+
+
+def _takes_int(ann: ast.AST | None) -> bool:
+    """Whether a field annotated so may hold one int (not `List[int]`, `str`, ...)."""
+    return ann is None or any(dotted(alt) == "int" for alt in _alternatives(ann))
 
 
 def _is_dataclass(node: ast.ClassDef) -> bool:
@@ -824,24 +829,12 @@ def _first_preset(tree: ast.Module | None) -> str | None:
 
 def _annotation_class(index: RepoClasses, ann: ast.AST | None,
                       where: tuple[_Class, ast.FunctionDef]) -> str | None:
-    """The repo class an annotation names: `Config`, `"Config"`, `Optional[Config]`,
-    `Config | None`."""
-    if ann is None:
-        return None
-    if isinstance(ann, ast.Constant) and isinstance(ann.value, str):
-        try:
-            ann = ast.parse(ann.value, mode="eval").body
-        except SyntaxError:
-            return None
-    if isinstance(ann, ast.BinOp) and isinstance(ann.op, ast.BitOr):
-        return (_annotation_class(index, ann.left, where)
-                or _annotation_class(index, ann.right, where))
-    if isinstance(ann, ast.Subscript) and (dotted(ann.value) or "").rpartition(".")[2] in (
-            "Optional", "Union"):
-        inner = ann.slice.elts if isinstance(ann.slice, ast.Tuple) else [ann.slice]
-        return next((q for e in inner if (q := _annotation_class(index, e, where))), None)
-    q = index.resolve(ann, *where)
-    return q if q in index.classes and not index.is_module(q) else None
+    """The repo class (not a module) an annotation allows, if any."""
+    for alt in _alternatives(ann):
+        q = index.resolve(alt, *where)
+        if q in index.classes and not index.is_module(q):
+            return q
+    return None
 
 
 def _config_class(index: RepoClasses, c: _Class, init: tuple[_Class, ast.FunctionDef],
