@@ -776,3 +776,100 @@ def test_check_runs_config_built_models_and_says_what_it_ran(tmp_path, capsys, m
     assert main(["run", "--model", "mix_gpt", "--out", str(res)]) == 0
     [run] = json.loads(res.read_text())["models"]
     assert (run["name"], run["status"], run["graph_count"]) == ("mix_gpt", "ok", 1)
+
+
+CHAINS = {
+    "nets/__init__.py": "",
+    "nets/chains.py": """\
+        import torch.nn as nn
+
+
+        class Stem(nn.Module):
+            def __init__(self, channels):
+                super().__init__()
+                self.conv = nn.Conv2d(channels, 8, 3)
+
+            def forward(self, x):
+                return self.conv(x)
+
+
+        class DictNet(nn.Module):            # a dict display, a key read by subscript
+            def __init__(self, vocab_size, dim):
+                super().__init__()
+                self.parts = nn.ModuleDict({"emb": nn.Embedding(vocab_size, dim),
+                                            "out": nn.Linear(dim, 2)})
+
+            def forward(self, ids):
+                return self.parts["out"](self.parts["emb"](ids))
+
+
+        class ListNet(nn.Module):            # a ModuleList of a local list, indexed
+            def __init__(self, in_features):
+                super().__init__()
+                layers = [nn.Linear(in_features, 16), nn.ReLU()]
+                self.layers = nn.ModuleList(layers)
+
+            def forward(self, x):
+                return self.layers[1](self.layers[0](x))
+
+
+        class Encoder(nn.Module):            # an attribute chain into the repo's own module
+            def __init__(self):
+                super().__init__()
+                self.backbone = Backbone(4)
+
+            def forward(self, x):
+                return self.backbone.stem(x)
+
+
+        class Backbone(nn.Module):
+            def __init__(self, channels):
+                super().__init__()
+                self.stem = Stem(channels)
+
+            def forward(self, x):
+                return self.stem(x)
+        """,
+    "nets/mingpt.py": """\
+        import torch.nn as nn
+
+
+        class GPTConfig:
+            # minGPT's style: sizes as class attributes, __init__ takes what it is given
+            n_layer = 12
+            n_embd = 768
+            n_head = 12
+
+            def __init__(self, vocab_size, block_size, **kwargs):
+                self.vocab_size = vocab_size
+                self.block_size = block_size
+                for k, v in kwargs.items():
+                    setattr(self, k, v)
+
+
+        class MinGPT(nn.Module):
+            def __init__(self, config):
+                super().__init__()
+                self.tok_emb = nn.Embedding(config.vocab_size, config.n_embd)
+                self.blocks = nn.Sequential(*[nn.Linear(config.n_embd, config.n_embd)
+                                              for _ in range(config.n_layer)])
+
+            def forward(self, idx):
+                return self.blocks(self.tok_emb(idx))
+        """,
+}
+
+
+def test_inputs_traced_through_module_dicts_lists_and_attribute_chains(tmp_path):
+    proposals, blocks = discover(str(_repo(tmp_path, CHAINS)))
+    by = {p.entry.rpartition(":")[2]: p for p in proposals}
+    assert (by["DictNet"].inputs[0].dtype, by["DictNet"].inputs[0].high) == ("int64", 100)
+    assert by["ListNet"].inputs[0].shape == ("batch", 32)
+    assert by["Encoder"].inputs[0].shape == ("batch", 4, "height", "width")
+    assert by["Encoder"].how == "from the first layer, nn.Conv2d(4, ...) in Stem in Backbone"
+    # a plain config class: its __init__ arguments and the class-level sizes it keeps
+    [cfg] = by["MinGPT"].config
+    assert (cfg.entry, cfg.kind) == ("nets.mingpt:GPTConfig", "class config")
+    assert cfg.kwargs == {"vocab_size": 100, "block_size": 16, "n_layer": 2, "n_embd": 32,
+                          "n_head": 2}
+    assert by["MinGPT"].inputs[0].high == 100 and not by["MinGPT"].problems
