@@ -4,6 +4,7 @@ without edits), on public model libraries of different styles, for two versions 
     python3 benchmarks/bench_init.py setup --work /tmp/bench-init        # venv + sources (PyPI)
     python3 benchmarks/bench_init.py run --work /tmp/bench-init \\
         --side before=/path/to/old/pt2bot-checkout --side after=.        # → benchmarks/results/init_share.*
+    python3 benchmarks/bench_init.py walltime --work /tmp/bench-init   # → results/init_walltime_litgpt.md
 
 The libraries (pinned below) are none of those the other benchmarks use: litgpt (dataclass
 `Config` with a `from_name` preset factory, a ModuleDict embedding, LoRA / adapter variants),
@@ -178,6 +179,37 @@ def report(rows: list[dict], sides: list[str], load: str) -> str:
     return "\n".join(lines) + "\n"
 
 
+def walltime(work: str, checkout: str, lib: str, model: str) -> str:
+    """`pt2bot run` of one model that `init --check` kept, with each backend: the wall time of
+    the run (what one side of a review costs) and of each phase. Inductor twice: a cold cache,
+    then warm."""
+    python = _side_venv(work, "walltime", checkout)
+    root = os.path.join(work, "runs", "walltime", lib)
+    shutil.rmtree(root, ignore_errors=True)
+    shutil.copytree(os.path.join(work, "src", lib), root)
+    subprocess.run([python, "-m", "pt2bot", "init", ".", "--force"], cwd=root, check=True,
+                   capture_output=True)
+    base = open(os.path.join(root, "pt2bot.yml"), encoding="utf-8").read()
+    cache = os.path.join(root, ".inductor-cache")
+    rows = []
+    for label, backend in (("eager", "eager"), ("aot_eager", "aot_eager"),
+                           ("inductor, cold cache", "inductor"), ("inductor, warm cache", "inductor")):
+        with open(os.path.join(root, "pt2bot.yml"), "w", encoding="utf-8") as fh:
+            fh.write(base.replace("run: {device: auto}", f"run: {{device: cpu, backend: {backend}, "
+                                                         f"cache_dir: {cache}}}"))
+        out = os.path.join(root, f"{backend}.json")
+        t0 = time.perf_counter()
+        subprocess.run([python, "-m", "pt2bot", "run", "--model", model, "--out", out], cwd=root,
+                       check=True, capture_output=True)
+        took = time.perf_counter() - t0
+        [run] = json.load(open(out))["models"]
+        phases = ", ".join(f"{k} {v:.0f}" for k, v in (run.get("phase_s") or {}).items())
+        rows.append(f"| {label} | {run['status']} | {took:.0f} | {phases} |")
+    load = subprocess.run(["uptime"], capture_output=True, text=True).stdout.strip()
+    return "\n".join([f"`pt2bot run --model {model}` ({lib}, the entry `init` wrote), CPU; {load}", "",
+                      "| backend | status | wall s | phases (s) |", "|---|---|---:|---|", *rows]) + "\n"
+
+
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     sub = ap.add_subparsers(dest="cmd", required=True)
@@ -188,9 +220,21 @@ def main() -> int:
     r.add_argument("--side", action="append", required=True, metavar="NAME=CHECKOUT",
                    help="a pt2bot checkout (the directory holding pt2bot/) to measure")
     r.add_argument("--library", action="append", default=[], choices=sorted(LIBRARIES))
+    w = sub.add_parser("walltime", help="pt2bot run of one kept model per backend")
+    w.add_argument("--work", required=True)
+    w.add_argument("--checkout", default=os.path.dirname(HERE))
+    w.add_argument("--library", default="litgpt", choices=sorted(LIBRARIES))
+    w.add_argument("--model", default="model_gpt")
     args = ap.parse_args()
     if args.cmd == "setup":
         setup(args.work)
+        return 0
+    if args.cmd == "walltime":
+        text = walltime(args.work, args.checkout, args.library, args.model)
+        os.makedirs(RESULTS, exist_ok=True)
+        with open(os.path.join(RESULTS, f"init_walltime_{args.library}.md"), "w") as fh:
+            fh.write(text)
+        print(text)
         return 0
     sides = [tuple(x.split("=", 1)) for x in args.side]
     load = subprocess.run(["uptime"], capture_output=True, text=True).stdout.strip()
