@@ -966,12 +966,17 @@ def propose(index: RepoClasses, c: _Class) -> Proposal:
                            guess.dtype, guess.high)
         inputs = (guess,)
         seq = _known(env, _SEQ)
+        # A config's length (`block_size`, `max_position_embeddings`) is a maximum: shorter
+        # sequences run too, and a second length is what shows a recompile per length. A
+        # constructor's own (`gMLP(seq_len=...)`) may be the one length the model takes.
+        top_seq = _known({k: v for k, v in env.items() if "." not in k}, _SEQ)
         img = _known(env, _IMAGE)
         for d in guess.shape:
             if d == "batch":
                 shapes["batch"] = (2, 4)
             elif d == "seq":
-                shapes["seq"] = (seq,) if seq else (16, 32)
+                shapes["seq"] = ((16, 32) if not seq else (seq,) if top_seq or seq < 4
+                                 else (seq // 2, seq))
             elif d in ("height", "width"):
                 shapes[d] = (img or 32,)
             elif d == "length":

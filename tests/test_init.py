@@ -704,7 +704,8 @@ def test_config_built_models_are_proposed_from_source(tmp_path):
     [ids] = gpt.inputs
     assert (ids.shape, ids.dtype, ids.high) == (("batch", "seq"), "int64", 100)
     assert gpt.how == "from the first layer, nn.Embedding(100, ...)"
-    assert gpt.shapes == {"batch": (2, 4), "seq": (16,)}          # seq fixed at block_size
+    # the config's block_size is a maximum: two lengths up to it, both dynamic
+    assert gpt.shapes == {"batch": (2, 4), "seq": (8, 16)} and gpt.dynamic == ("batch", "seq")
     # Hugging Face style: the config class named by `config_class`, its __init__ kwargs; the
     # input passed on by keyword (`self.model(input_ids=...)`) into the inner model's embedding
     llama = by["llm.hf:TinyLlamaForCausalLM"]
@@ -761,7 +762,7 @@ def test_check_runs_config_built_models_and_says_what_it_ran(tmp_path, capsys, m
     assert "--check ran 3 model(s) on the CPU, each in its own worker" in out
     for name, entry in (("gpt", "llm.model:GPT"), ("mix_gpt", "llm.preset:MixGPT")):
         line = next(ln for ln in out.splitlines() if f"  {name} ({entry})" in ln)
-        assert "ran OK: built, 2 shape case(s) run eagerly, 1 graph(s) and 0 graph break(s)" in line
+        assert "ran OK: built, 4 shape case(s) run eagerly, 1 graph(s) and 0 graph break(s)" in line
         assert line.endswith("-> kept")
     broken = next(ln for ln in out.splitlines() if "  broken (llm.model:Broken)" in ln)
     assert "failed" in broken and "at llm/model.py:" in broken and broken.endswith("-> commented out")
