@@ -1,0 +1,164 @@
+"""The fix recipes on source text: `fix_candidates` finds a finding's statement, each recipe's
+edit keeps the indentation and compiles, `apply_candidate` keeps the file's line endings, and
+what no recipe can do is no candidate with its reason (never an exception)."""
+from __future__ import annotations
+
+import ast
+import textwrap
+from pathlib import Path
+
+import pytest
+
+from pt2bot.config import StaticConfig
+from pt2bot.findings import Finding
+from pt2bot.rules import Candidate, apply_candidate, fix_candidates, fix_candidates_explained
+from pt2bot.static import check_paths
+
+
+def findings_in(tmp_path: Path, text: str, code: str, name: str = "m.py") -> tuple[str, list[Finding]]:
+    """The real check's findings of rule `code` in a one-file tree holding `text`."""
+    src = textwrap.dedent(text)
+    (tmp_path / name).write_text(src)
+    found = check_paths(str(tmp_path), [name], StaticConfig(select=("ALL",)), jobs=1)
+    return src, [f for f in found if f.rule == code]
+
+
+def fixed(src: str, cand: Candidate) -> str:
+    out = apply_candidate(src, cand)
+    compile(out, "m.py", "exec")   # every candidate leaves valid Python
+    return out
+
+
+def only(tmp_path, text, code):
+    src, fs = findings_in(tmp_path, text, code)
+    assert len(fs) == 1, fs
+    return src, fs[0], fix_candidates(fs[0], src)
+
+
+# --- the interface -------------------------------------------------------------------------
+
+def _cand(start, end, lines):
+    return Candidate(code="PTC105", path="m.py", start_line=start, end_line=end, lines=tuple(lines),
+                     title="t", safe=True)
+
+
+def test_apply_keeps_line_endings_and_final_newline():
+    assert apply_candidate("a\r\nb\r\nc\r\n", _cand(2, 2, ["x", "y"])) == "a\r\nx\r\ny\r\nc\r\n"
+    assert apply_candidate("a\nb\nc", _cand(3, 3, ["x", "y"])) == "a\nb\nx\ny"
+    assert apply_candidate("a\nb\nc\n", _cand(1, 2, [])) == "c\n"
+    assert apply_candidate("a\nb\nc", _cand(3, 3, [])) == "a\nb"
+
+
+@pytest.mark.parametrize("start,end", [(0, 1), (2, 4), (3, 2)])
+def test_apply_outside_the_file_is_a_value_error(start, end):
+    with pytest.raises(ValueError, match="not inside the file"):
+        apply_candidate("a\nb\nc\n", _cand(start, end, ["x"]))
+
+
+def test_apply_refuses_a_line_break_inside_a_line():
+    with pytest.raises(ValueError, match="line break"):
+        apply_candidate("a\nb\n", _cand(1, 1, ["x\ny"]))
+
+
+def test_no_candidate_has_a_reason_and_never_raises(tmp_path):
+    src, (f,) = findings_in(tmp_path, """\
+        import torch
+
+        @torch.compile
+        def f(x):
+            print(x)
+            return x + 1
+        """, "PTC105")
+    assert fix_candidates_explained(f, "def (:\n")[1].startswith("the file does not parse")
+    assert fix_candidates_explained(f.with_(rule="PTC999"), src) == ([], "unknown rule PTC999")
+    cands, why = fix_candidates_explained(f.with_(rule="PTC109"), src)
+    assert cands == [] and "has no fix recipe" in why
+    # a finding whose line is not where the source says (a stale position): no edit, a reason
+    cands, why = fix_candidates_explained(f.with_(line=1, col=0), src)
+    assert cands == [] and "no edit" in why
+    cands, why = fix_candidates_explained(f, src, ast.parse(src))
+    assert why is None and [c.rank for c in cands] == sorted(c.rank for c in cands)
+
+
+def test_a_recipe_that_raises_is_no_candidate(tmp_path, monkeypatch):
+    from pt2bot.rules.print_call import PrintCall
+
+    src, (f,) = findings_in(tmp_path, "import torch\n@torch.compile\ndef f(x):\n    print(x)\n", "PTC105")
+
+    def boom(cls, finding, source, tree):
+        raise IndexError("odd code")
+    monkeypatch.setattr(PrintCall, "fixes", classmethod(boom))
+    assert fix_candidates_explained(f, src) == ([], "the PTC105 recipe failed on this code: IndexError: odd code")
+
+
+# --- PTC105 print ----------------------------------------------------------------------------
+
+PRINT = """\
+    import torch
+    import torch.nn as nn
+
+    class M(nn.Module):
+        def forward(self, x):
+            y = x + 1
+            print("activations",
+                  y.shape)  # shape
+            return y * 2
+    """
+
+
+def test_print_guard_keeps_indentation_and_the_continuation(tmp_path):
+    src, f, (guard, remove) = only(tmp_path, PRINT, "PTC105")
+    assert (guard.safe, guard.rank, remove.safe, remove.rank) == (True, 0, False, 1)
+    assert (guard.start_line, guard.end_line) == (7, 8)
+    assert guard.lines == ("        if not torch.compiler.is_compiling():",
+                           '            print("activations",',
+                           "                  y.shape)  # shape")
+    out = fixed(src, guard)
+    assert out.splitlines()[9] == "        return y * 2"
+    assert "print" not in fixed(src, remove)
+
+
+def test_print_alone_in_its_block_is_replaced_by_pass(tmp_path):
+    src, f, cands = only(tmp_path, """\
+        import torch
+
+        @torch.compile
+        def f(x):
+            if x.dim() == 2:
+                print(x)
+            return x
+        """, "PTC105")
+    remove = [c for c in cands if not c.safe][0]
+    assert remove.lines == ("        pass",)
+    fixed(src, remove)
+
+
+def test_print_tab_indented_and_multiline_string_untouched(tmp_path):
+    src = "import torch\n\n@torch.compile\ndef f(x):\n\tprint('''a\n  b''', x)\n\treturn x\n"
+    (tmp_path / "m.py").write_text(src)
+    (f,) = [f for f in check_paths(str(tmp_path), ["m.py"], StaticConfig(), jobs=1) if f.rule == "PTC105"]
+    guard = fix_candidates(f, src)[0]
+    assert guard.lines == ("\tif not torch.compiler.is_compiling():", "\t\tprint('''a", "  b''', x)")
+    ns: dict = {}
+    exec(compile(fixed(src, guard).replace("@torch.compile\n", ""), "m.py", "exec"), ns)
+
+
+@pytest.mark.parametrize("text", [
+    # no `import torch` at the top: the guard would need an import elsewhere
+    "import torch as T\n\n@T.compile\ndef f(x):\n    print(x)\n    return x\n",
+    # `torch` is a local of the function: the guard would not mean torch's
+    "import torch\n\n@torch.compile\ndef f(x, torch=None):\n    print(x)\n    return x\n",
+])
+def test_print_guard_needs_the_module_torch(tmp_path, text):
+    src, fs = findings_in(tmp_path, text, "PTC105")
+    assert [c.safe for c in fix_candidates(fs[0], src)] == [False]
+
+
+@pytest.mark.parametrize("text", [
+    "import torch\n\n@torch.compile\ndef f(x):\n    y = x; print(x)\n    return y\n",
+    "import torch\n\n@torch.compile\ndef f(x):\n    if x.dim(): print(x)\n    return x\n",
+    "import torch\n\n@torch.compile\ndef f(x):\n    y = print(x)\n    return x\n",
+])
+def test_print_sharing_its_line_or_used_as_a_value_gets_no_candidate(tmp_path, text):
+    src, fs = findings_in(tmp_path, text, "PTC105")
+    assert fs and fix_candidates_explained(fs[0], src)[0] == []
