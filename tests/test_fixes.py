@@ -162,3 +162,77 @@ def test_print_guard_needs_the_module_torch(tmp_path, text):
 def test_print_sharing_its_line_or_used_as_a_value_gets_no_candidate(tmp_path, text):
     src, fs = findings_in(tmp_path, text, "PTC105")
     assert fs and fix_candidates_explained(fs[0], src)[0] == []
+
+
+# --- PTC305 dynamic=False: the suggestion keeps the line's indentation -------------------------
+
+DYNAMIC = """\
+    import torch
+
+    def build(model, big):
+        if big:
+            model = torch.compile(model, dynamic=False, backend="eager")
+        fast = torch.compile(
+            model,
+            dynamic=False,
+        )
+        return torch.compile(model,
+                             dynamic=False, mode="max-autotune"), fast
+    """
+
+
+def _replace_line(src: str, line: int, text: str) -> str:
+    lines = src.splitlines(keepends=True)
+    lines[line - 1] = text + "\n"
+    return "".join(lines)
+
+
+def test_ptc305_suggestion_keeps_indentation_and_compiles(tmp_path):
+    src, fs = findings_in(tmp_path, DYNAMIC, "PTC305")
+    assert [f.line for f in fs] == [5, 8, 11]
+    with_suggestion = [f for f in fs if f.suggestion is not None]
+    assert [f.suggestion for f in with_suggestion] == [
+        '        model = torch.compile(model, backend="eager")',
+        '                         mode="max-autotune"), fast']
+    for f in with_suggestion:   # what one click on the suggestion block commits
+        out = _replace_line(src, f.line, f.suggestion)
+        compile(out, "m.py", "exec")
+        assert "dynamic" not in out.splitlines()[f.line - 1]
+    # the candidates: the same edits, safe, and the keyword alone on its line is deleted
+    cands = [fix_candidates(f, src) for f in fs]
+    assert [(c.lines, c.safe) for (c,) in cands] == [
+        (('        model = torch.compile(model, backend="eager")',), True), ((), True),
+        (('                         mode="max-autotune"), fast',), True)]
+    out = src
+    for (c,) in reversed(cands):
+        out = fixed(out, c)
+    assert "dynamic" not in out
+    ns: dict = {}
+    exec(compile(out, "m.py", "exec"), ns)
+
+
+# --- PTC106 logging and warnings -------------------------------------------------------------
+
+def test_logging_and_warnings_are_guarded(tmp_path):
+    src, fs = findings_in(tmp_path, """\
+        import logging
+        import warnings
+        import torch
+
+        logger = logging.getLogger(__name__)
+
+        @torch.compile
+        def f(x, scale=None):
+            logger.info("forward %s", x.shape)
+            if scale is not None:
+                warnings.warn(
+                    "`scale` is deprecated", FutureWarning)
+            return x + 1
+        """, "PTC106")
+    assert [f.line for f in fs] == [9, 11]
+    (g1, r1), (g2, r2) = (fix_candidates(f, src) for f in fs)
+    assert g1.lines == ("    if not torch.compiler.is_compiling():", '        logger.info("forward %s", x.shape)')
+    assert g2.lines == ("        if not torch.compiler.is_compiling():", "            warnings.warn(",
+                        '                "`scale` is deprecated", FutureWarning)')
+    assert (g2.start_line, g2.end_line, g2.safe, r2.lines) == (11, 12, True, ("        pass",))
+    fixed(fixed(src, g2), g1)

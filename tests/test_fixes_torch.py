@@ -84,3 +84,21 @@ def test_print_guard_removes_the_break_and_keeps_eager_output(tmp_path, capsys):
     # removing it fixes the break too, but eager no longer prints: not safe
     assert_fixes(src, remove, "f", (x,))
     assert not remove.safe
+
+
+def test_warning_guard_removes_the_break_and_eager_still_warns(tmp_path):
+    src, (guard, remove) = candidates(tmp_path, """\
+        import warnings
+        import torch
+
+        def f(x):
+            warnings.warn("`scale` is deprecated", FutureWarning)
+            return x * 2
+
+        g = torch.compile(f)
+        """, "PTC106")
+    x = torch.randn(3)
+    assert guard.safe and not remove.safe
+    assert_fixes(src, guard, "f", (x,))
+    with pytest.warns(FutureWarning, match="deprecated"):
+        load(apply_candidate(src, guard))(x)
