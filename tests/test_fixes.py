@@ -236,3 +236,135 @@ def test_logging_and_warnings_are_guarded(tmp_path):
                         '                "`scale` is deprecated", FutureWarning)')
     assert (g2.start_line, g2.end_line, g2.safe, r2.lines) == (11, 12, True, ("        pass",))
     fixed(fixed(src, g2), g1)
+
+
+# --- PTC201 a branch on a tensor value -----------------------------------------------------
+
+def test_nan_guard_branchless_then_where_then_cond(tmp_path):
+    src, f, cands = only(tmp_path, """\
+        import torch
+
+        @torch.compile
+        def f(h):
+            h = h * 2
+            if torch.isnan(h).any():
+                h = torch.nan_to_num(h)
+            return h
+        """, "PTC201")
+    assert [(c.rank, c.start_line, c.end_line, c.lines) for c in cands] == [
+        (0, 6, 7, ("    h = torch.nan_to_num(h)",)),
+        (1, 6, 7, ("    h = torch.where(torch.isnan(h).any(), torch.nan_to_num(h), h)",)),
+        (2, 6, 7, ("    h = torch.cond(torch.isnan(h).any(), lambda: torch.nan_to_num(h), lambda: h.clone(), ())",))]
+    assert [c.guards for c in cands] == [("nan", "empty", "inf"), ("nan", "empty"), ("nan", "empty")]
+    assert not any(c.safe for c in cands)
+    for c in cands:
+        fixed(src, c)
+
+
+@pytest.mark.parametrize("body,branchless", [
+    ("x = x.clamp(max=1.0)", "x = x.clamp(max=1.0)"),
+    ("x.clamp_(max=1.0)", "x.clamp_(max=1.0)"),
+    ("x = x.masked_fill(x > 1, 1.0)", "x = x.masked_fill(x > 1, 1.0)"),
+    ("x = torch.where(x > 1, 1.0, x)", "x = torch.where(x > 1, 1.0, x)"),
+])
+def test_noop_guards_of_clamp_and_fill_are_dropped(tmp_path, body, branchless):
+    src, f, cands = only(tmp_path, f"""\
+        import torch
+
+        @torch.compile
+        def f(x):
+            if (x > 1).any():
+                {body}
+            return x
+        """, "PTC201")
+    assert cands[0].rank == 0 and cands[0].lines == ("    " + branchless,)
+
+
+@pytest.mark.parametrize("body", [
+    "x = torch.nan_to_num(x)",     # the test is not about NaN
+    "x = (x * 2).clamp(max=1.0)",  # not a transform of x itself
+    "y = x.clamp(max=1.0)",        # another name: not a no-op when skipped
+])
+def test_what_is_not_a_noop_guard_gets_no_branchless_form(tmp_path, body):
+    src, f, cands = only(tmp_path, f"""\
+        import torch
+
+        @torch.compile
+        def f(x):
+            y = x
+            if (x > 1).any():
+                {body}
+            return x + y
+        """, "PTC201")
+    assert all(c.rank > 0 for c in cands)
+    for c in cands:
+        fixed(src, c)
+
+
+def test_if_return_then_return_becomes_one_return(tmp_path):
+    src, f, cands = only(tmp_path, """\
+        import torch
+
+        class M(torch.nn.Module):
+            def forward(self, img):
+                if torch.rand(1) < self.p:
+                    return img.flip(-1)
+                return img
+
+        m = torch.compile(M())
+        """, "PTC201")
+    assert [(c.start_line, c.end_line, c.lines) for c in cands] == [
+        (5, 7, ("        return torch.where(torch.rand(1) < self.p, img.flip(-1), img)",)),
+        (5, 7, ("        return torch.cond(torch.rand(1) < self.p, lambda: img.flip(-1), lambda: img.clone(), ())",))]
+    assert fixed(src, cands[0]).splitlines()[5:] == ["", "m = torch.compile(M())"]
+
+
+def test_if_else_assignments_and_a_ternary(tmp_path):
+    src, fs = findings_in(tmp_path, """\
+        import torch
+
+        @torch.compile
+        def f(x):
+            if x.sum() > 0:
+                y = x * 2
+            else:
+                y = (x
+                     - 1)
+            z = x + 1 if x.mean() > 0 else x - 1
+            return y + z
+        """, "PTC201")
+    c1, c2 = (fix_candidates(f, src) for f in fs)
+    assert [c.lines for c in c1][0] == ("    y = torch.where(x.sum() > 0, x * 2, x", "             - 1)")
+    assert (c1[0].start_line, c1[0].end_line) == (5, 9)
+    assert [c.lines for c in c2] == [("    z = torch.where(x.mean() > 0, x + 1, x - 1)",)]
+    out = fixed(fixed(src, c2[0]), c1[0])
+    assert "if" not in out.replace("@torch.compile", "")
+
+
+@pytest.mark.parametrize("text", [
+    # elif, and/or, a while, several statements, a name not bound before the `if`
+    "    if x.sum() > 0:\n        y = 1\n    elif x.mean() > 0:\n        y = 2\n    else:\n        y = 3\n",
+    "    while x.sum() > 0:\n        x = x - 1\n",
+    "    if x.sum() > 0:\n        x = x - 1\n        x = x * 2\n",
+    "    if x.sum() > 0:\n        w = x - 1\n",
+])
+def test_branches_without_a_recipe(tmp_path, text):
+    src = "import torch\n\n@torch.compile\ndef f(x):\n" + text + "    return x\n"
+    (tmp_path / "m.py").write_text(src)
+    fs = [f for f in check_paths(str(tmp_path), ["m.py"], StaticConfig(), jobs=1) if f.rule == "PTC201"]
+    assert fs and [c for f in fs for c in fix_candidates(f, src)] == []
+
+
+def test_a_returned_tuple_keeps_its_brackets(tmp_path):
+    src, f, cands = only(tmp_path, """\
+        import torch
+
+        @torch.compile
+        def f(x):
+            if x.sum() > 0:
+                return x, x + 1
+            return x - 1, x
+        """, "PTC201")
+    # `torch.where` selects one tensor: a pair of outputs is `torch.cond`'s only
+    assert [c.lines for c in cands] == [
+        ("    return torch.cond(x.sum() > 0, lambda: (x, x + 1), lambda: (x - 1, x), ())",)]
