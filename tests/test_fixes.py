@@ -368,3 +368,49 @@ def test_a_returned_tuple_keeps_its_brackets(tmp_path):
     # `torch.where` selects one tensor: a pair of outputs is `torch.cond`'s only
     assert [c.lines for c in cands] == [
         ("    return torch.cond(x.sum() > 0, lambda: (x, x + 1), lambda: (x - 1, x), ())",)]
+
+
+# --- PTC304 a boolean-mask selection followed by a reduction --------------------------------
+
+@pytest.mark.parametrize("expr,want", [
+    ("x[x > 0].sum()", "torch.where(x > 0, x, 0).sum()"),
+    ("x[mask].mean()", "torch.where(mask, x, 0).sum() / mask.sum()"),
+    ("x[x > 0].float().mean()", "torch.where(x > 0, x.float(), 0).sum() / (x > 0).sum()"),
+    ("(x + 1)[mask].double().max()", 'torch.where(mask, (x + 1).double(), float("-inf")).max()'),
+    ("x[mask].amin()", 'torch.where(mask, x, float("inf")).amin()'),
+    ("x[mask].prod()", "torch.where(mask, x, 1).prod()"),
+    ("y / x[mask].mean()", "y / (torch.where(mask, x, 0).sum() / mask.sum())"),
+])
+def test_masked_reduction_recipe(tmp_path, expr, want):
+    src, f, cands = only(tmp_path, f"""\
+        import torch
+
+        @torch.compile
+        def f(x, y):
+            mask = x > 0
+            return {expr}
+        """, "PTC304")
+    (c,) = cands
+    assert c.lines == ("    return " + want,) and c.guards == ("empty",) and not c.safe
+    fixed(src, c)
+    # the denominator-changing rewrite is never produced
+    assert ".mean()" not in "".join(c.lines)
+
+
+@pytest.mark.parametrize("expr", [
+    "x[x > 0].sum(0)",                         # a reduction over one dimension
+    "x[:, mask].sum()",                        # a mask over one dimension
+    "x[torch.rand(x.shape) > 0.5].mean()",     # the mask would be drawn twice
+    "x[mask].cumsum(0)",                       # not a reduction
+    "torch.masked_select(x, mask).sum()",
+])
+def test_masked_selections_without_a_recipe(tmp_path, expr):
+    src, fs = findings_in(tmp_path, f"""\
+        import torch
+
+        @torch.compile
+        def f(x, y):
+            mask = x > 0
+            return {expr}
+        """, "PTC304")
+    assert fs and all(fix_candidates(f, src) == [] for f in fs)

@@ -180,3 +180,43 @@ def test_where_and_cond_for_one_statement_a_side(tmp_path, body):
     for c in cands:
         for x in (torch.randn(5), torch.randn(5).abs(), -torch.randn(5).abs() - 1):
             assert_fixes(src, c, "f", (x,))
+
+
+@pytest.mark.parametrize("expr", [
+    "x[mask].mean()", "x[x > 0].sum()", "x[x > 0].float().mean()", "x[mask].max()", "x[mask].prod()",
+    "y / x[mask].mean()",
+])
+def test_masked_reduction_same_result_without_the_break(tmp_path, expr):
+    src, (c,) = candidates(tmp_path, f"""\
+        import torch
+
+        def f(x, y):
+            mask = x > 0
+            return {expr}
+
+        g = torch.compile(f)
+        """, "PTC304")
+    x = torch.tensor([[1.5, -2.0, 0.5], [3.0, -1.0, -0.25]])
+    y = torch.tensor(2.0)
+    assert_fixes(src, c, "f", (x, y), (torch.randn(7), y))
+    if "max" not in expr:   # an empty mask: NaN / 0 / 1 as before (max of nothing raises)
+        assert "empty" in c.guards
+        assert_fixes(src, c, "f", (-x.abs(), y))
+
+
+def test_a_denominator_changing_mean_is_never_offered(tmp_path):
+    """`torch.where(mask, x, 0).mean()` removes the break too, but divides by every element:
+    the recipe divides by the mask's count and equals the original."""
+    src, (c,) = candidates(tmp_path, """\
+        import torch
+
+        def f(x):
+            return x[x > 0].mean()
+
+        g = torch.compile(f)
+        """, "PTC304")
+    wrong = src.replace("x[x > 0].mean()", "torch.where(x > 0, x, 0).mean()")
+    x = torch.tensor([1.0, -1.0, 3.0, -4.0])
+    assert load(wrong)(x).item() == 1.0 and load(src)(x).item() == 2.0
+    assert ".mean()" not in "\n".join(c.lines)
+    assert_fixes(src, c, "f", (x,), (torch.randn(9),), (-x.abs(),))
