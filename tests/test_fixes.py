@@ -414,3 +414,35 @@ def test_masked_selections_without_a_recipe(tmp_path, expr):
             return {expr}
         """, "PTC304")
     assert fs and all(fix_candidates(f, src) == [] for f in fs)
+
+
+# --- PTC101 / PTC102 / PTC104 keep the tensor ------------------------------------------------
+
+@pytest.mark.parametrize("code,body,want", [
+    ("PTC101", "    scale = x.abs().max().item()\n    return x / scale\n", "    scale = x.abs().max()"),
+    ("PTC101", "    return x * x.mean().item() + 1\n", "    return x * x.mean() + 1"),
+    ("PTC101", "    s = float(x.sum().item())\n    y = -s\n    return x + y * 2\n", "    s = x.sum()"),
+    ("PTC104", "    return x - float(x.mean())\n", "    return x - x.mean()"),
+    ("PTC104", "    m = float(x.mean() + 1)\n    return x / m\n", "    m = x.mean() + 1"),
+    ("PTC104", "    return x / float(x.mean() + 1)\n", "    return x / (x.mean() + 1)"),
+    ("PTC102", "    v = x.sum().tolist()\n    return x * v\n", "    v = x.sum()"),
+])
+def test_keep_the_tensor(tmp_path, code, body, want):
+    src, f, cands = only(tmp_path, "import torch\n\n@torch.compile\ndef f(x):\n" + body, code)
+    (c,) = cands
+    assert c.lines == (want,) and not c.safe and c.start_line == c.end_line == 5
+    fixed(src, c)
+
+
+@pytest.mark.parametrize("code,body", [
+    ("PTC101", "    n = x.sum().item()\n    return x[:n]\n"),                  # an index
+    ("PTC101", "    n = x.sum().item()\n    return x.new_zeros(int(n))\n"),    # a size
+    ("PTC101", "    n = x.sum().item()\n    if n > 0:\n        return x\n    return -x\n"),   # a condition
+    ("PTC101", "    n = x.sum().item()\n    print(f'{n}')\n    return x * n\n"),  # a message too
+    ("PTC101", "    return range(x.sum().item() + 1)\n"),
+    ("PTC104", "    return x * int(x.sum())\n"),                               # int truncates
+    ("PTC101", "    n = x.sum().item()\n    return x\n"),                      # never read
+])
+def test_a_python_number_that_is_needed_is_kept(tmp_path, code, body):
+    src, fs = findings_in(tmp_path, "import torch\n\n@torch.compile\ndef f(x):\n" + body, code)
+    assert fs and all(fix_candidates(f, src) == [] for f in fs)

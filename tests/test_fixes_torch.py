@@ -220,3 +220,14 @@ def test_a_denominator_changing_mean_is_never_offered(tmp_path):
     assert load(wrong)(x).item() == 1.0 and load(src)(x).item() == 2.0
     assert ".mean()" not in "\n".join(c.lines)
     assert_fixes(src, c, "f", (x,), (torch.randn(9),), (-x.abs(),))
+
+
+@pytest.mark.parametrize("code,body", [
+    ("PTC101", "    scale = x.abs().max().item()\n    return x / scale\n"),
+    ("PTC101", "    return x * x.mean().item() + 1\n"),
+    ("PTC104", "    return x - float(x.mean())\n"),
+    ("PTC104", "    m = float(x.mean() + 1)\n    return x / m\n"),
+])
+def test_keep_the_tensor_removes_the_break(tmp_path, code, body):
+    src, (c,) = candidates(tmp_path, "import torch\n\ndef f(x):\n" + body + "\ng = torch.compile(f)\n", code)
+    assert_fixes(src, c, "f", (torch.randn(4, 3),), (torch.randn(2, 5).double(),))
