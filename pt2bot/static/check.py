@@ -463,8 +463,13 @@ def cli_check(args: argparse.Namespace) -> int:
     from pt2bot.report.findings_text import render_findings
 
     fmt = getattr(args, "format", "text") or "text"
+    fixes = None
+    if fmt == "sarif":   # SARIF carries the safe fixes (not run: safe by construction)
+        from pt2bot.static.fix import safe_fixes_by_finding
+
+        fixes = safe_fixes_by_finding(root, findings, warn)
     sys.stdout.write(render_findings(findings, fmt, root=root,
-                                     torch={"version": torch, "source": torch_source}))
+                                     torch={"version": torch, "source": torch_source}, fixes=fixes))
     if fmt == "text" and not findings:
         # A clean run says so, as linters do (only in the text format: the others are data).
         from pt2bot.report.findings_text import clean_line

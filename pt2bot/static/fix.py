@@ -43,6 +43,26 @@ def safe_candidate(finding: Finding, source: str, tree: ast.Module) -> Candidate
     return next((c for c in fix_candidates(finding, source, tree) if c.safe), None)
 
 
+def safe_fixes_by_finding(root: str, findings: Sequence[Finding],
+                          note: Callable[[str], None]) -> dict[Finding, list[Candidate]]:
+    """Each finding's first safe candidate (for SARIF's `fixes`), files read as for `--fix`."""
+    out: dict[Finding, list[Candidate]] = {}
+    for rel in sorted({f.path for f in findings if f.rule != "PTC000"}):
+        source = _read_text(root, rel, note)
+        try:
+            tree = ast.parse(source) if source is not None else None
+        except (SyntaxError, ValueError, RecursionError, MemoryError):
+            tree = None
+        if tree is None:
+            continue
+        for f in findings:
+            if f.path == rel:
+                c = safe_candidate(f, source, tree)
+                if c is not None:
+                    out[f] = [c]
+    return out
+
+
 def plan_fixes(root: str, findings: Sequence[Finding], note: Callable[[str], None]) -> list[FileFix]:
     """The safe fixes of `findings`, per file, overlapping edits dropped (the first by line kept)."""
     by_path: dict[str, list[Finding]] = {}
@@ -126,4 +146,4 @@ def summary_line(fixes: Sequence[FileFix], verb: str) -> str:
     return f"pt2bot: {verb} {n} safe fix{'es' if n != 1 else ''} in {len(fixes)} file(s); {NOT_RUN}\n"
 
 
-__all__ = ["FileFix", "NOT_RUN", "plan_fixes", "safe_candidate", "summary_line", "unified_diff", "write_fix"]
+__all__ = ["FileFix", "NOT_RUN", "plan_fixes", "safe_candidate", "safe_fixes_by_finding", "summary_line", "unified_diff", "write_fix"]
