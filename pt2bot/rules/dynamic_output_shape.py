@@ -7,8 +7,8 @@ from functools import lru_cache
 
 from pt2bot.analysis.infer import BOOL_TENSOR, PARAM, TENSORISH, WEAK_BOOL
 from pt2bot.rules.base import Candidate, Rule
-from pt2bot.rules.edits import (binds_torch, finding_statement, function_binds, replace_statement, segment,
-                                with_replaced)
+from pt2bot.rules.edits import (binds_torch, finding_statement, function_binds, parents_of, replace_statement,
+                                segment, with_replaced)
 
 # Generated from torch's own op tags by tools/gen_dynamic_ops.py (a reviewed mapping from the
 # tagged ATen overloads to Python spellings, with the argument condition where there is one).
@@ -246,7 +246,7 @@ def _masked_reduction_fixes(code: str, finding, source: str, tree: ast.Module) -
                 and (n.lineno, n.col_offset) == (finding.line, finding.col)), None)
     if sub is None or isinstance(sub.slice, (ast.Tuple, ast.Slice)):
         return []
-    parents = {id(c): n for n in ast.walk(st) for c in ast.iter_child_nodes(n)}
+    parents = parents_of(st)
     node, casts = sub, ""
     for _ in range(4):   # casts and copies between the selection and the reduction
         p = parents.get(id(node))

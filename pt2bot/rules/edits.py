@@ -208,13 +208,23 @@ def is_elif(lines: list[str], st: ast.stmt) -> bool:
     return isinstance(st, ast.If) and ln[_to_char(ln, st.col_offset):].startswith("elif")
 
 
-def defined_before(tree: ast.Module, st: ast.stmt, name: str) -> bool:
-    """Whether `name` is a parameter of the function around `st` or assigned in it before `st`."""
+def parents_of(root: ast.AST) -> dict[int, ast.AST]:
+    """id(node) -> its parent, for the nodes under `root`."""
+    return {id(c): n for n in ast.walk(root) for c in ast.iter_child_nodes(n)}
+
+
+def enclosing_function(tree: ast.Module, st: ast.stmt) -> ast.FunctionDef | ast.AsyncFunctionDef | None:
+    """The innermost function whose lines hold `st`."""
     fns = [fn for fn in ast.walk(tree) if isinstance(fn, (ast.FunctionDef, ast.AsyncFunctionDef))
            and fn.lineno <= st.lineno <= (fn.end_lineno or fn.lineno)]
-    if not fns:
+    return max(fns, key=lambda f: f.lineno) if fns else None
+
+
+def defined_before(tree: ast.Module, st: ast.stmt, name: str) -> bool:
+    """Whether `name` is a parameter of the function around `st` or assigned in it before `st`."""
+    fn = enclosing_function(tree, st)
+    if fn is None:
         return False
-    fn = max(fns, key=lambda f: f.lineno)
     args = fn.args
     if name in [a.arg for a in args.posonlyargs + args.args + args.kwonlyargs]:
         return True
@@ -222,6 +232,6 @@ def defined_before(tree: ast.Module, st: ast.stmt, name: str) -> bool:
                and n.lineno < st.lineno for n in ast.walk(fn))
 
 
-__all__ = ["segment", "with_replaced", "statement_lines", "is_elif", "defined_before", "source_lines", "statement_at", "owns_lines", "indentation", "indent_unit", "nested",
+__all__ = ["parents_of", "enclosing_function", "segment", "with_replaced", "statement_lines", "is_elif", "defined_before", "source_lines", "statement_at", "owns_lines", "indentation", "indent_unit", "nested",
            "spans_string_lines", "binds_torch", "function_binds", "replace_statement", "apply_candidate",
            "finding_statement", "guard_eager_only"]

@@ -14,15 +14,12 @@ from __future__ import annotations
 import ast
 
 from pt2bot.rules.base import Candidate
-from pt2bot.rules.edits import finding_statement, replace_statement, segment, with_replaced
+from pt2bot.rules.edits import (enclosing_function, finding_statement, parents_of, replace_statement, segment,
+                                with_replaced)
 
 # reading a value in one of these is a Python number's job (a size, an index, a message)
 _SCALAR_CALLS = frozenset({"range", "int", "float", "len", "round", "str", "print", "format", "bool", "list",
                            "tuple", "enumerate", "isinstance", "min", "max", "sum", "abs", "math"})
-
-
-def _parents(root: ast.AST) -> dict[int, ast.AST]:
-    return {id(c): n for n in ast.walk(root) for c in ast.iter_child_nodes(n)}
 
 
 def _arith_only(node: ast.AST, parents: dict[int, ast.AST]) -> bool:
@@ -46,12 +43,6 @@ def _arith_only(node: ast.AST, parents: dict[int, ast.AST]) -> bool:
     return not isinstance(p, (ast.If, ast.While)) or p.test is not child
 
 
-def _function_of(tree: ast.Module, st: ast.stmt) -> ast.AST | None:
-    fns = [fn for fn in ast.walk(tree) if isinstance(fn, (ast.FunctionDef, ast.AsyncFunctionDef))
-           and fn.lineno <= st.lineno <= (fn.end_lineno or fn.lineno)]
-    return max(fns, key=lambda f: f.lineno) if fns else None
-
-
 def keep_tensor_fixes(code: str, finding, source: str, tree: ast.Module, what: str) -> list[Candidate]:
     """`what`: "item" / "tolist" (a method call at the finding) or "float" (`float(t)`)."""
     st, _, lines = finding_statement(finding, source, tree)
@@ -71,7 +62,7 @@ def keep_tensor_fixes(code: str, finding, source: str, tree: ast.Module, what: s
                 and not call.keywords):
             return []
         tensor = call.func.value
-    parents = _parents(st)
+    parents = parents_of(st)
     outer = call   # `float(t.item())`: the float goes too (a float of a float)
     p = parents.get(id(outer))
     if isinstance(p, ast.Call) and isinstance(p.func, ast.Name) and p.func.id == "float" and p.args == [outer]:
@@ -84,11 +75,11 @@ def keep_tensor_fixes(code: str, finding, source: str, tree: ast.Module, what: s
     if _arith_only(outer, parents):
         return [replace_statement(code, finding.path, st, with_replaced(lines, st, outer, text), title, safe=False)]
     if isinstance(st, ast.Assign) and st.value is outer and len(st.targets) == 1 and isinstance(st.targets[0], ast.Name):
-        fn = _function_of(tree, st)
+        fn = enclosing_function(tree, st)
         if fn is None:
             return []
         name = st.targets[0].id
-        fparents = _parents(fn)
+        fparents = parents_of(fn)
         reads = [n for n in ast.walk(fn) if isinstance(n, ast.Name) and n.id == name
                  and isinstance(n.ctx, ast.Load) and n.lineno > (st.end_lineno or st.lineno)]
         if reads and all(_arith_only(n, fparents) for n in reads):
