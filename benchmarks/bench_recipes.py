@@ -151,8 +151,13 @@ def markdown(result: dict[str, Any]) -> str:
         total = sum(k["sites"] for k in s.values())
         with_c = sum(k["with_candidate"] for k in s.values())
         out += [f"## {title}: {with_c}/{total} with a candidate"
-                f" ({with_c / total:.0%})" if total else f"## {title}: none", "",
-                "| kind | sites | share of sites | with a candidate | share | flagged by | why not (sites) |",
+                f" ({with_c / total:.0%})" if total else f"## {title}: none", ""]
+        libs = Counter(x["lib"] for x in result["sites"] if (x["kind"] in ("specialize", "guard")) == (group == "shape"))
+        fixed = Counter(x["lib"] for x in result["sites"] if x["candidates"]
+                        and (x["kind"] in ("specialize", "guard")) == (group == "shape"))
+        by_lib = ", ".join(f"{lib} {fixed[lib]}/{n}" for lib, n in libs.most_common())
+        out += [f"By library (with a candidate / sites): {by_lib}.", ""] if libs else []
+        out += ["| kind | sites | share of sites | with a candidate | share | flagged by | why not (sites) |",
                 "|---|---:|---:|---:|---:|---|---|"]
         for kind, k in s.items():
             rules = ", ".join(f"{r} ({n})" for r, n in k["rules"].items()) or "–"
