@@ -54,10 +54,13 @@ def _numpy_value_region(call: ast.Call, parents: dict[int, ast.AST], np_names: l
                     return None
                 edits.append((*node_span(f.value), torch_name))
                 cur = p
-            elif isinstance(f, ast.Attribute) and isinstance(f.value, ast.Name) and f.attr in _WRAPPERS \
-                    and f.value.id in (torch_name, "torch") and len(p.args) == 1 and not p.keywords:
-                edits.append((node_span(p)[0], node_span(cur)[0], ""))
-                edits.append((node_span(cur)[1], node_span(p)[1], ""))
+            elif isinstance(f, ast.Attribute) and isinstance(f.value, ast.Name) and \
+                    f.attr in _WRAPPERS | {"tensor"} and f.value.id == torch_name and len(p.args) == 1 \
+                    and not p.keywords:
+                # `torch.tensor(a)` copies: `(t).clone()` (a tensor given to torch.tensor warns)
+                copy = f.attr == "tensor"
+                edits.append((node_span(p)[0], node_span(cur)[0], "(" if copy else ""))
+                edits.append((node_span(cur)[1], node_span(p)[1], ").clone()" if copy else ""))
                 return p, edits, True
             elif _roots_at(f, np_names):
                 return None     # `np.linalg.inv(a)`, `np.asarray(a, dtype=...)`: no namesake here
@@ -147,8 +150,8 @@ class TensorNumpy(Rule):
     array has a torch namesake: `.numpy()` dropped, `np.sqrt(a)`-style calls of functions that
     mean the same in torch written with the file's own name for torch (`torch.sqrt(t)`; no import
     is added: without one there is no candidate), ndarray methods a tensor has kept
-    (`x.numpy().mean()` -> `x.mean()`, `a.cumsum(0)`), and a wrapping `torch.from_numpy(...)` /
-    `torch.as_tensor(...)` dropped. None where a numpy call without a torch namesake
+    (`x.numpy().mean()` -> `x.mean()`, `a.cumsum(0)`), a wrapping `torch.from_numpy(...)` /
+    `torch.as_tensor(...)` dropped and `torch.tensor(...)` (a copy) written `(...).clone()`. None where a numpy call without a torch namesake
     (`np.linalg.inv`, `.astype(int)`, `np.std`: numpy divides by n, torch by n - 1) touches the
     value, or where the assigned array is later read as one (a numpy call, `.astype`).
     """
