@@ -1331,6 +1331,8 @@ class Checked:
     ok: bool
     said: str
     note: str = ""
+    kind: str = ""                 # the failure's kind (`import`: the model was not even built)
+    error: str = ""                # its message
 
 
 def check_models(text: str, root: str,
@@ -1367,7 +1369,8 @@ def check_models(text: str, root: str,
             where = f" at {err.path}:{err.line}" if err and err.path else ""
             note = f"--check: {run.status} ({kind or '?'}){where}: {message or ''}"
             out[str(run.name)] = Checked(False, f"failed{took}: {run.status} ({kind or '?'})"
-                                                f"{where}: {_comment(message or '')}", note)
+                                                f"{where}: {_comment(message or '')}", note,
+                                         kind or "", message or "")
             continue
         n = cases.get(str(run.name), 0)
         breaks = len(run.graph_breaks or ())
@@ -1425,6 +1428,12 @@ def cli_init(args: Any) -> int:
         c = checked[p.name]
         print(f"pt2bot:   {p.name} ({p.entry}): {c.said[:300]} -> "
               f"{'kept' if c.ok else 'commented out'}")
+    failed = [checked[p.name] for p in ran if not checked[p.name].ok]
+    if ran and len(failed) == len(ran) and all(c.kind == "import" for c in failed):
+        # (as `pt2bot run` says it: one cause behind every model, not each model's fault)
+        print(f"pt2bot: no model could be imported or built: that is usually the set-up (the "
+              f"install, a package the repository imports), not the models; first: "
+              f"{_comment(failed[0].error)[:300]}")
     unrun = [p for p in proposals if p.problems]
     if unrun:
         print(f"pt2bot: not run, {len(unrun)} class(es) init could not build from the source "

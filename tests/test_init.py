@@ -874,3 +874,20 @@ def test_inputs_traced_through_module_dicts_lists_and_attribute_chains(tmp_path)
     assert cfg.kwargs == {"vocab_size": 100, "block_size": 16, "n_layer": 2, "n_embd": 32,
                           "n_head": 2}
     assert by["MinGPT"].inputs[0].high == 100 and not by["MinGPT"].problems
+
+
+@pytest.mark.torch
+@pytest.mark.slow
+def test_check_says_when_no_model_could_be_imported(tmp_path, capsys):
+    # every model failing at import is the set-up (a package the repository imports is not
+    # installed), said once, as `pt2bot run` says it
+    root = _repo(tmp_path, {
+        "pkg/__init__.py": "import not_installed_anywhere  # noqa: F401\n",
+        "pkg/net.py": NET,
+    })
+    assert main(["init", str(root), "--check"]) == 0
+    out = capsys.readouterr().out
+    assert "pt2bot:   net (pkg.net:Net): failed" in out
+    assert ("pt2bot: no model could be imported or built: that is usually the set-up (the install, "
+            'a package the repository imports), not the models; first: pkg.net:Net: "pkg.net" '
+            'imports "not_installed_anywhere", which is not installed at pkg/__init__.py:1') in out
