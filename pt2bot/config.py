@@ -56,10 +56,22 @@ class InputSpec:
 
 
 @dataclass(frozen=True)
+class ConfigObject:
+    """A model's `config:`, the object built first and passed to the model's constructor:
+    `Model(Config(**kwargs))`, or `Model(Config.from_name(**kwargs))` with a factory entry."""
+    entry: str                             # "pkg.mod:Config" or "pkg.mod:Config.from_name"
+    kwargs: dict[str, Any] = field(default_factory=dict)
+    arg: str | None = None                 # the constructor's keyword for it; None: first positional
+
+
+@dataclass(frozen=True)
 class ModelConfig:
     name: str
     entry: str                             # "pkg.mod:attr", nn.Module class or factory
     kwargs: dict[str, Any] = field(default_factory=dict)
+    # built first, passed to the entry (see ConfigObject); several when the constructor takes
+    # several (`CLIP(embed_dim, vision_cfg, text_cfg)`), each but one named by its `arg`
+    config: tuple[ConfigObject, ...] = ()
     inputs: tuple[InputSpec, ...] = ()
     inputs_entry: str | None = None        # "pkg.mod:make_inputs", called with the dims as kwargs
     shapes: dict[str, tuple[int, ...]] = field(default_factory=dict)

@@ -5,29 +5,42 @@ subclasses (directly, through torch's module classes, or through other classes o
 that define or inherit a `forward`. The files are those `pt2bot check` reads, less tests, docs
 and virtual environments; what a name refers to (imports, relative imports, re-exports, star
 imports) and which classes are modules is the analysis engine's answer, as in `pt2bot check`
-(pt2bot/analysis/graph.py). For each, the constructor's required arguments get small guessed
-values by name (`dim` → 32, `depth` → 2, `num_tokens` → 100, ...), and the input of
-`forward`'s first parameter is inferred from the first layer it goes through (`self.layer(x)`,
-through `nn.Sequential`, conditional expressions and the repo's own module classes, up to
-three levels deep):
+(pt2bot/analysis/graph.py). For each, the constructor's required arguments get small guessed values
+by name (`dim` → 32, `depth` → 2, `num_tokens` → 100, ...; a large size default is lowered to
+the same), and the input of `forward`'s first parameter is inferred from the first layer it goes
+through (`self.layer(x)`, `self.transformer.wte(x)` through `nn.ModuleDict`, `for block in
+self.blocks` through `nn.ModuleList`, `self.model(input_ids=x)` by keyword, through
+`nn.Sequential`, conditional expressions and the repo's own module classes, up to three levels
+deep):
 
     nn.Embedding(n, d)  → int64 ids [batch, seq] in [0, n)
     nn.Conv2d(c, ...)   → [batch, c, height, width]   (height = width = image_size or 32)
     nn.Conv1d(c, ...)   → [batch, c, length]
     nn.Linear(d, ...)   → [batch, d]
 
-When no first layer is recognised, constructor names are the fallback (`image_size` and
-`channels` → an image; `num_tokens`/`vocab_size` → ids; `dim` → [batch, seq, dim]), said
-in a comment. What could not be inferred (a required constructor argument without a guess,
-another required forward argument, no input at all) is written as a commented-out entry
-with the reason. Classes that other found classes build in their constructors are listed
-as building blocks in a comment, not proposed.
+A constructor argument that takes a config object of the repository (found by annotation, by
+a `config_class` attribute, or by the fields the constructor reads) becomes the entry's
+`config:` (pt2bot.config.ConfigObject): the config class (a dataclass, a Hugging Face-style
+`PretrainedConfig` subclass, or a plain class) with its size fields set small and consistent,
+or, when a required field cannot be guessed, a named preset through a factory classmethod
+(`Config.from_name`) with the sizes overridden. Its fields are values for the layers
+(`nn.Embedding(config.vocab_size, ...)`).
+
+When no first layer is recognised, constructor names, config fields and forward's parameter
+name are the fallback (`image_size` and `channels` → an image; `num_tokens`/`vocab_size` or a
+parameter named `tokens` → ids; `dim` → [batch, seq, dim]), said in a comment. What could not be
+inferred (a required constructor argument without a guess, another required forward argument,
+no input at all) is written as a commented-out entry with the reason. Classes that other found
+classes build in their constructors (directly or through a helper function of the repo), classes
+given a model's config but fed a hidden state, and classes whose name says layer (`LoRALinear`,
+`...Norm`, `...Loss`) are listed as building blocks and layers in a comment, not proposed.
 
 The text is validated with the project's config loader (pt2bot.configfile.load_config) before
 it is written; an existing pt2bot.yml is never overwritten without `--force`. `--check`
 runs each proposed model once (the smoke run's "breaks" phase, in its own worker process:
 the model is built and every shape case runs eagerly) and keeps the entries that ran; the
-others are commented out with the error.
+others are commented out with the error. It prints what it ran and what it kept, model by
+model (`Checked`).
 """
 from __future__ import annotations
 
@@ -35,6 +48,7 @@ import ast
 import datetime
 import os
 import re
+import sys
 import tempfile
 from dataclasses import dataclass, field
 from typing import Any, Callable, Iterator
@@ -58,15 +72,26 @@ _MAX_DEPTH = 3
 GUESSES: dict[str, int] = {}
 for _names, _value in (
         (("dim", "d_model", "hidden_dim", "hidden_size", "embed_dim", "emb_dim", "n_embd",
-          "width", "in_features", "dim_in", "in_dim", "input_dim", "d_in", "n_embed"), 32),
-        (("depth", "n_layer", "n_layers", "num_layers", "layers", "num_blocks"), 2),
-        (("heads", "n_head", "n_heads", "num_heads", "nhead", "num_attention_heads"), 2),
-        (("dim_head", "head_dim", "d_head"), 16),
+          "width", "in_features", "dim_in", "in_dim", "input_dim", "d_in", "n_embed",
+          "embedding_dim", "embedding_size"), 32),
+        (("depth", "n_layer", "n_layers", "num_layers", "layers", "num_blocks",
+          "num_hidden_layers", "num_encoder_layers", "num_decoder_layers", "encoder_layers",
+          "decoder_layers"), 2),
+        # (key/value heads and query groups too: they must divide the heads)
+        (("heads", "n_head", "n_heads", "num_heads", "nhead", "num_attention_heads",
+          "attention_heads", "num_key_value_heads", "n_kv_heads", "num_kv_heads",
+          "n_query_groups", "encoder_attention_heads", "decoder_attention_heads"), 2),
+        (("dim_head", "head_dim", "d_head", "head_size", "d_kv", "kv_channels", "head_width"), 16),
         (("mlp_dim", "ff_dim", "dim_ff", "d_ff", "hidden", "ffn_dim", "intermediate_size",
-          "hidden_features"), 64),
+          "hidden_features", "n_inner", "dim_feedforward", "moe_intermediate_size",
+          "encoder_ffn_dim", "decoder_ffn_dim"), 64),
         (("num_tokens", "vocab", "vocab_size", "n_vocab", "num_embeddings", "n_tokens"), 100),
         (("seq_len", "max_seq_len", "block_size", "max_len", "context_length", "n_ctx",
-          "max_length", "num_patches"), 16),
+          "max_length", "num_patches", "max_seq_length", "max_position_embeddings",
+          "n_positions"), 16),
+        # experts: only lowered (a default of 0 means "no experts"), never switched on
+        (("num_experts", "n_expert", "n_experts", "num_local_experts"), 4),
+        (("num_experts_per_tok", "n_expert_per_token", "num_experts_per_token"), 2),
         (("image_size", "img_size", "image_height", "image_width"), 32),
         (("patch_size", "patch", "patch_height", "patch_width"), 8),
         (("channels", "in_channels", "in_chans", "num_channels", "in_ch"), 3),
@@ -76,7 +101,13 @@ for _names, _value in (
         GUESSES[_n] = _value
 _TOKENS = ("num_tokens", "vocab_size", "vocab", "n_vocab", "num_embeddings", "n_tokens")
 _SEQ = ("seq_len", "max_seq_len", "block_size", "max_len", "context_length", "n_ctx",
-        "max_length")
+        "max_length", "max_seq_length", "max_position_embeddings", "n_positions")
+_HEAD_DIMS = ("dim_head", "head_dim", "d_head", "head_size", "d_kv", "kv_channels", "head_width")
+_CLASSES = ("classes", "num_classes", "n_classes", "out_features", "dim_out", "out_dim",
+            "output_dim", "d_out", "num_labels", "layers", "hidden", "vocab", "width", "patch",
+            "heads")   # (too general to guess a prefixed name by: `num_group_layers` is not a depth)
+_EXPERTS = ("num_experts", "n_expert", "n_experts", "num_local_experts", "num_experts_per_tok",
+            "n_expert_per_token", "num_experts_per_token")
 _IMAGE = ("image_size", "img_size")
 _CHANNELS = ("channels", "in_channels", "in_chans", "num_channels")
 _DIMS = ("dim", "d_model", "hidden_dim", "hidden_size", "embed_dim", "n_embd", "emb_dim")
@@ -90,6 +121,7 @@ class Param:
     required: bool
     default: Any = None            # the literal default, when it evaluates
     positional_only: bool = False
+    annotation: ast.AST | None = field(default=None, compare=False)
 
 
 @dataclass(frozen=True)
@@ -98,6 +130,19 @@ class InputGuess:
     shape: tuple[str | int, ...]
     dtype: str = "float32"
     high: int | None = None
+
+
+@dataclass(frozen=True)
+class ConfigGuess:
+    """A model's `config:` entry: the config object its constructor takes, built from the
+    config class with small sizes (or from a named preset through a factory classmethod)."""
+    entry: str                     # "pkg.mod:Config" or "pkg.mod:Config.from_name"
+    kwargs: dict[str, Any]
+    guessed: tuple[str, ...]
+    arg: str | None                # the constructor's keyword for it (None: first positional)
+    kind: str                      # "dataclass config", "Hugging Face-style config from the preset 'x'", ...
+    path: str
+    line: int
 
 
 @dataclass(frozen=True)
@@ -114,6 +159,7 @@ class Proposal:
     dynamic: tuple[str, ...] = ()
     how: str = ""                  # how the input was inferred (for the comment)
     problems: tuple[str, ...] = ()
+    config: tuple[ConfigGuess, ...] = ()   # one per constructor parameter that takes one
 
 
 @dataclass
@@ -121,8 +167,9 @@ class _Class:
     module: str
     name: str
     path: str
-    node: ast.ClassDef
+    node: ast.ClassDef             # (a FunctionDef in RepoClasses.functions)
     names: ModuleContext       # its module's names (imports, top-level defs) as the engine reads them
+    tree: ast.Module | None = None   # its module's AST (where a config's presets are read)
 
     @property
     def qualname(self) -> str:
@@ -182,7 +229,11 @@ class RepoClasses:
         """`note`: where a skipped file is said (a located line, as `pt2bot check`'s PTC000)."""
         self.root = os.path.abspath(root)
         self.classes: dict[str, _Class] = {}
+        # module-level functions (`def make_proj(config): return LoRALinear(...)`), read where
+        # a constructor calls one to build its layers (node: the FunctionDef)
+        self.functions: dict[str, _Class] = {}
         self._local_imports: dict[ast.FunctionDef, dict[str, str]] = {}
+        self._configs: dict[str, _ConfigClass] = {}
         summaries: list[FileSummary] = []
         no_rules = Rules({}, [])
         for rel, path in iter_sources(self.root, note):
@@ -204,7 +255,10 @@ class RepoClasses:
             for node in tree.body:
                 if isinstance(node, ast.ClassDef):
                     self.classes[f"{summary.module}.{node.name}"] = _Class(
-                        summary.module, node.name, rel, node, live.mod)
+                        summary.module, node.name, rel, node, live.mod, tree)
+                elif isinstance(node, ast.FunctionDef):
+                    self.functions[f"{summary.module}.{node.name}"] = _Class(
+                        summary.module, node.name, rel, node, live.mod, tree)
         self.index = Index.build(summaries)
 
     def resolve(self, expr: ast.AST, where: _Class, fn: ast.FunctionDef) -> str | None:
@@ -228,6 +282,12 @@ class RepoClasses:
     def is_module(self, qualname: str) -> bool:
         return self.index.is_module_class(qualname)
 
+    def config_class(self, c: _Class) -> "_ConfigClass":
+        hit = self._configs.get(c.qualname)
+        if hit is None:
+            hit = self._configs[c.qualname] = _ConfigClass(self, c)
+        return hit
+
     def find_method(self, c: _Class, name: str) -> tuple[_Class, ast.FunctionDef] | None:
         """The method as the class inherits it, through the repo's classes."""
         found = self.index.method(c.qualname, name)
@@ -242,13 +302,17 @@ _UNKNOWN = object()
 
 
 def _eval(expr: ast.AST | None, env: dict[str, Any]) -> Any:
-    """Literals, names from `env`, + - * // and tuples; anything else is _UNKNOWN."""
+    """Literals, names from `env`, + - * // and tuples; anything else is _UNKNOWN. An attribute
+    chain is looked up whole (`config.n_embd`: a field of a config object, see _ConfigGuess)."""
     if expr is None:
         return _UNKNOWN
     if isinstance(expr, ast.Constant):
         return expr.value
     if isinstance(expr, ast.Name):
         return env.get(expr.id, _UNKNOWN)
+    if isinstance(expr, ast.Attribute):
+        name = dotted(expr)
+        return env.get(name, _UNKNOWN) if name else _UNKNOWN
     if isinstance(expr, ast.Tuple):
         items = [_eval(e, env) for e in expr.elts]
         return _UNKNOWN if any(i is _UNKNOWN for i in items) else tuple(items)
@@ -278,9 +342,10 @@ def init_params(fn: ast.FunctionDef | None, skip_self: bool = True) -> list[Para
         if skip_self and i == 0:
             continue
         out.append(Param(arg.arg, d is None, None if d is None else _eval(d, {}),
-                         positional_only=i < len(a.posonlyargs)))
+                         positional_only=i < len(a.posonlyargs), annotation=arg.annotation))
     for arg, d in zip(a.kwonlyargs, a.kw_defaults):
-        out.append(Param(arg.arg, d is None, None if d is None else _eval(d, {})))
+        out.append(Param(arg.arg, d is None, None if d is None else _eval(d, {}),
+                         annotation=arg.annotation))
     return out
 
 
@@ -292,8 +357,9 @@ class _Infer:
     needed: dict[str, int] = field(default_factory=dict)   # top-level kwargs to set
 
     def first_layer(self, c: _Class, env: dict[str, Any], depth: int = 0,
-                    top: bool = True) -> tuple[InputGuess, str] | None:
-        """The input of forward's first parameter from the first layer it goes through."""
+                    top: bool = True, param: str | None = None) -> tuple[InputGuess, str] | None:
+        """The input of forward's first parameter (or of `param`, when the caller passed the
+        input by keyword) from the first layer it goes through."""
         found = self.index.find_method(c, "forward")
         if found is None or depth > _MAX_DEPTH:
             return None
@@ -301,31 +367,93 @@ class _Infer:
         params = init_params(fwd)
         if not params:
             return None
-        x = params[0].name
-        call = _first_consumer(fwd, x)
-        if call is None:
+        x = param if param in {p.name for p in params} else params[0].name
+        got = _first_consumer(fwd, x)
+        if got is None:
             return None
-        attr = _self_attr(call.func)
-        if attr is None:
-            return None
+        chain, keyword = got
         init = self.index.find_method(c, "__init__")
         if init is None:
             return None
         assigned, local = _assignments(init[1])
-        expr = assigned.get(attr)
+        expr = assigned.get(str(chain[0]))
         if expr is None:
             return None
-        return self.layer(expr, env, local, init, depth, top)
+        return self.follow(expr, chain[1:], env, local, init, depth, top, keyword)
+
+    def follow(self, expr: ast.AST, rest: list[str | int], env: dict[str, Any],
+               local: dict[str, ast.AST], where: tuple[_Class, ast.FunctionDef], depth: int,
+               top: bool, param: str | None) -> tuple[InputGuess, str] | None:
+        """The layer that `self.<attr><rest>` names, where `expr` built `self.<attr>`: through
+        `nn.ModuleDict(dict(wte=...))` by key, `nn.ModuleList([...])`/`nn.Sequential(...)` by
+        index (and the element of a comprehension), the repo's own modules by attribute."""
+        if not rest:
+            return self.layer(expr, env, local, where, depth, top, param)
+        if isinstance(expr, ast.IfExp):
+            return (self.follow(expr.body, rest, env, local, where, depth, top, param)
+                    or self.follow(expr.orelse, rest, env, local, where, depth, top, param))
+        if isinstance(expr, ast.Name) and expr.id in local:
+            return self.follow(local.pop(expr.id), rest, env, local, where, depth, top, param)
+        step = rest[0]
+        if isinstance(expr, (ast.ListComp, ast.GeneratorExp)):
+            return self.follow(expr.elt, rest[1:], env, local, where, depth, top, param)
+        if isinstance(expr, (ast.List, ast.Tuple)):
+            items = [e for e in expr.elts if not isinstance(e, ast.Starred)]
+            k = step if isinstance(step, int) else 0
+            return (self.follow(items[k], rest[1:], env, local, where, depth, top, param)
+                    if -len(items) <= k < len(items) else None)
+        if isinstance(expr, ast.Dict):
+            value = next((v for k, v in zip(expr.keys, expr.values)
+                          if isinstance(k, ast.Constant) and k.value == step), None)
+            return (self.follow(value, rest[1:], env, local, where, depth, top, param)
+                    if value is not None else None)
+        if not isinstance(expr, ast.Call):
+            return None
+        q = self.index.resolve(expr.func, *where) or ""
+        kind = q.rsplit(".", 1)[-1] if q.startswith("torch.nn.") else None
+        if q in ("dict", "builtins.dict"):
+            value = next((k.value for k in expr.keywords if k.arg == step), None)
+            if value is None and expr.args:
+                return self.follow(expr.args[0], rest, env, local, where, depth, top, param)
+            return (self.follow(value, rest[1:], env, local, where, depth, top, param)
+                    if value is not None else None)
+        if kind in ("ModuleDict", "ModuleList") or q in ("list", "tuple", "builtins.list"):
+            inner = expr.args[0] if expr.args else next(
+                (k.value for k in expr.keywords if k.arg == "modules"), None)
+            return (self.follow(inner, rest, env, local, where, depth, top, param)
+                    if inner is not None else None)
+        if kind == "Sequential":
+            items = [a for a in expr.args if not isinstance(a, ast.Starred)]
+            k = step if isinstance(step, int) else 0
+            if len(items) == 1 and not isinstance(items[0], ast.Call):   # Sequential(OrderedDict)
+                return None
+            return (self.follow(items[k], rest[1:], env, local, where, depth, top, param)
+                    if -len(items) <= k < len(items) else None)
+        sub = self.index.classes.get(q)
+        if sub is not None and self.index.is_module(q) and depth < _MAX_DEPTH \
+                and isinstance(step, str):
+            init = self.index.find_method(sub, "__init__")
+            if init is None:
+                return None
+            sub_env = self.bind(sub, expr, env, top)
+            assigned, sub_local = _assignments(init[1])
+            inner = assigned.get(step)
+            got = (self.follow(inner, rest[1:], sub_env, sub_local, init, depth + 1, False, param)
+                   if inner is not None else None)
+            if got:
+                return got[0], f"{got[1]} in {sub.name}"
+        return None
 
     def layer(self, expr: ast.AST, env: dict[str, Any], local: dict[str, ast.AST],
               where: tuple[_Class, ast.FunctionDef], depth: int,
-              top: bool) -> tuple[InputGuess, str] | None:
-        """The input a layer built by `expr` takes (`where`: the constructor `expr` is in)."""
+              top: bool, param: str | None = None) -> tuple[InputGuess, str] | None:
+        """The input a layer built by `expr` takes (`where`: the constructor `expr` is in;
+        `param`: the keyword the input is passed by)."""
         if isinstance(expr, ast.IfExp):
-            return (self.layer(expr.body, env, local, where, depth, top)
-                    or self.layer(expr.orelse, env, local, where, depth, top))
+            return (self.layer(expr.body, env, local, where, depth, top, param)
+                    or self.layer(expr.orelse, env, local, where, depth, top, param))
         if isinstance(expr, ast.Name) and expr.id in local:
-            return self.layer(local.pop(expr.id), env, local, where, depth, top)
+            return self.layer(local.pop(expr.id), env, local, where, depth, top, param)
         if not isinstance(expr, ast.Call):
             return None
         q = self.index.resolve(expr.func, *where) or ""
@@ -339,6 +467,8 @@ class _Infer:
                               if k.arg in ("num_embeddings", "in_channels", "in_features")),
                              None)
             v = self.value(first, env, top)
+            if (v is _UNKNOWN or v is None) and kind == "Embedding":
+                v = _vocab_of(first, env)
             if not isinstance(v, int) or isinstance(v, bool) or v <= 0:
                 return None
             if kind == "Embedding":
@@ -352,7 +482,7 @@ class _Infer:
         sub = self.index.classes.get(q)
         if sub is not None and self.index.is_module(q) and depth < _MAX_DEPTH:
             sub_env = self.bind(sub, expr, env, top)
-            got = self.first_layer(sub, sub_env, depth + 1, top=False)
+            got = self.first_layer(sub, sub_env, depth + 1, top=False, param=param)
             if got:
                 return got[0], f"{got[1]} in {sub.name}"
         return None
@@ -371,12 +501,30 @@ class _Infer:
         init = self.index.find_method(sub, "__init__")
         params = init_params(init[1] if init else None)
         out = {p.name: p.default for p in params if not p.required}
-        for p, a in zip([p for p in params if not p.name.startswith("*")], call.args):
-            out[p.name] = self.value(a, env, top)
-        for k in call.keywords:
-            if k.arg:
-                out[k.arg] = self.value(k.value, env, top)
+        pairs = [*zip([p.name for p in params if not p.name.startswith("*")], call.args),
+                 *((k.arg, k.value) for k in call.keywords if k.arg)]
+        for name, a in pairs:
+            out[name] = self.value(a, env, top)
+            # a config object passed on (`Block(config)`): its fields under the new name
+            prefix = dotted(a)
+            if prefix:
+                for key, v in list(env.items()):
+                    if key.startswith(prefix + "."):
+                        field_name = key[len(prefix) + 1:]
+                        out[f"{name}.{field_name}"] = out[f"self.{name}.{field_name}"] = v
         return {k: v for k, v in out.items() if v is not _UNKNOWN}
+
+
+def _vocab_of(expr: ast.AST | None, env: dict[str, Any]) -> Any:
+    """An embedding sized by a config field the constructor computes (`config.padded_vocab_size`,
+    set in `__post_init__` from `vocab_size`): the config's vocabulary size, which ids below
+    it fit whatever the padding."""
+    name = dotted(expr) if expr is not None else None
+    if not name or "." not in name or "vocab" not in name.rpartition(".")[2]:
+        return _UNKNOWN
+    prefix = name.rpartition(".")[0]
+    known = [env[f"{prefix}.{t}"] for t in _TOKENS if isinstance(env.get(f"{prefix}.{t}"), int)]
+    return min(known) if known else _UNKNOWN
 
 
 def _self_attr(expr: ast.AST) -> str | None:
@@ -386,15 +534,54 @@ def _self_attr(expr: ast.AST) -> str | None:
     return None
 
 
-def _first_consumer(fn: ast.FunctionDef, name: str) -> ast.Call | None:
-    """The first `self.layer(name, ...)` call in statement order, while `name` still holds
-    the input (other calls on it, like `torch.tanh(x)`, are passed over; once `name` is
-    reassigned, e.g. `x = x.view(...)`, its shape is no longer the input's)."""
+def _chain(expr: ast.AST, loops: dict[str, list[str | int]]) -> list[str | int] | None:
+    """`self.transformer.wte` → ["transformer", "wte"], `self.layers[0]` → ["layers", 0],
+    `block` of `for block in self.blocks` → ["blocks", 0]; None for anything not on self."""
+    if isinstance(expr, ast.Name):
+        return list(loops[expr.id]) if expr.id in loops else None
+    if isinstance(expr, ast.Attribute):
+        if isinstance(expr.value, ast.Name) and expr.value.id == "self":
+            return [expr.attr]
+        head = _chain(expr.value, loops)
+        return None if head is None else head + [expr.attr]
+    if isinstance(expr, ast.Subscript):
+        head = _chain(expr.value, loops)
+        key = expr.slice
+        k = key.value if isinstance(key, ast.Constant) and isinstance(key.value, (int, str)) else 0
+        return None if head is None else head + [k]
+    return None
+
+
+def _first_consumer(fn: ast.FunctionDef, name: str) -> tuple[list[str | int], str | None] | None:
+    """The layer of the first `self.layer(name, ...)` call in statement order, as a chain of
+    steps from `self` (see _chain), and the keyword `name` is passed by (None: positional);
+    while `name` still holds the input (other calls on it, like `torch.tanh(x)`, are passed
+    over; once `name` is reassigned, e.g. `x = x.view(...)`, its shape is no longer the
+    input's)."""
+    loops: dict[str, list[str | int]] = {}
+    for node in ast.walk(fn):
+        if isinstance(node, ast.For):
+            it, target = node.iter, node.target
+            if (isinstance(it, ast.Call) and isinstance(it.func, ast.Name)
+                    and it.func.id == "enumerate" and it.args and isinstance(target, ast.Tuple)
+                    and len(target.elts) == 2):
+                it, target = it.args[0], target.elts[1]
+            head = _chain(it, {})
+            if head is not None and isinstance(target, ast.Name):
+                loops[target.id] = head + [0]
     for stmt in fn.body:
         for node in ast.walk(stmt):
-            if (isinstance(node, ast.Call) and _self_attr(node.func) and node.args
-                    and isinstance(node.args[0], ast.Name) and node.args[0].id == name):
-                return node
+            if not isinstance(node, ast.Call):
+                continue
+            chain = _chain(node.func, loops)
+            if not chain:
+                continue
+            if node.args and isinstance(node.args[0], ast.Name) and node.args[0].id == name:
+                return chain, None
+            kw = next((k.arg for k in node.keywords
+                       if k.arg and isinstance(k.value, ast.Name) and k.value.id == name), None)
+            if kw and not node.args:
+                return chain, kw
         targets = (stmt.targets if isinstance(stmt, ast.Assign) else
                    [stmt.target] if isinstance(stmt, (ast.AugAssign, ast.AnnAssign)) else [])
         if any(isinstance(n, ast.Name) and n.id == name for t in targets for n in ast.walk(t)):
@@ -483,6 +670,228 @@ def _unique_names(models: list[Proposal]) -> list[Proposal]:
     return out
 
 
+# --------------------------------------------------------------------------- config objects
+
+# Constructor parameters that hold a configuration object when no annotation says which class.
+_CONFIG_PARAM = re.compile(r"(?:^|_)(?:config|cfg|conf|args|hparams|params|settings|options)$")
+# Classmethods that build a config from a named preset and take the fields to override.
+_PRESET_FACTORIES = ("from_name", "from_preset")
+_HF_BASES = ("PretrainedConfig", "PreTrainedConfig")
+
+
+def _alternatives(ann: ast.AST | None) -> list[ast.AST]:
+    """What an annotation allows, one by one: `Config`, `"Config"`, `Optional[Config]`,
+    `Union[Tuple[int, int], int]`, `int | None`."""
+    if ann is None:
+        return []
+    if isinstance(ann, ast.Constant) and isinstance(ann.value, str):
+        try:
+            ann = ast.parse(ann.value, mode="eval").body
+        except SyntaxError:
+            return []
+    if isinstance(ann, ast.BinOp) and isinstance(ann.op, ast.BitOr):
+        return _alternatives(ann.left) + _alternatives(ann.right)
+    if isinstance(ann, ast.Subscript) and (dotted(ann.value) or "").rpartition(".")[2] in (
+            "Optional", "Union"):
+        inner = ann.slice.elts if isinstance(ann.slice, ast.Tuple) else [ann.slice]
+        return [alt for e in inner for alt in _alternatives(e)]
+    return [ann]
+
+
+def _takes_int(ann: ast.AST | None) -> bool:
+    """Whether a field annotated so may hold one int (not `List[int]`, `str`, ...)."""
+    return ann is None or any(dotted(alt) == "int" for alt in _alternatives(ann))
+
+
+def _is_dataclass(node: ast.ClassDef) -> bool:
+    for d in node.decorator_list:
+        name = dotted(d.func if isinstance(d, ast.Call) else d) or ""
+        if name.rpartition(".")[2] == "dataclass":
+            return True
+    return False
+
+
+def _field_default(value: ast.AST | None) -> tuple[bool, Any]:
+    """(required, default) of a dataclass field's value: `= 4`, `= field(default=4)`,
+    `= field(default_factory=list)` (not required, default unknown), none (required)."""
+    if value is None:
+        return True, None
+    if isinstance(value, ast.Call) and (dotted(value.func) or "").rpartition(".")[2] == "field":
+        kw = {k.arg: k.value for k in value.keywords if k.arg}
+        if "default" in kw:
+            return False, _eval(kw["default"], {})
+        return "default_factory" not in kw, _UNKNOWN
+    return False, _eval(value, {})
+
+
+class _ConfigClass:
+    """A configuration class of the repository, read from source: its fields (name → Param,
+    in declaration order, base classes first) and its kind."""
+
+    def __init__(self, index: RepoClasses, c: _Class) -> None:
+        self.c = c
+        chain = [index.classes[q] for q in reversed(index.index.mro(c.qualname))
+                 if q in index.classes]
+        bases = [b for q in index.index.mro(c.qualname) if q in index.index.classes
+                 for b in index.index.classes[q][1].bases]
+        self.kind = ("dataclass" if any(_is_dataclass(k.node) for k in chain) else
+                     "Hugging Face-style" if any(b.rpartition(".")[2] in _HF_BASES for b in bases)
+                     else "class")
+        self.fields: dict[str, Param] = {}
+        if self.kind == "dataclass":
+            for k in chain:
+                for n in k.node.body:
+                    if (isinstance(n, ast.AnnAssign) and isinstance(n.target, ast.Name)
+                            and "ClassVar" not in ast.unparse(n.annotation)):
+                        required, default = _field_default(n.value)
+                        self.fields[n.target.id] = Param(n.target.id, required, default,
+                                                         annotation=n.annotation)
+            return
+        init = index.find_method(c, "__init__")
+        if init is not None:
+            self.fields = {p.name: p for p in init_params(init[1])}
+        if init is None or init[1].args.kwarg is not None:
+            # `def __init__(self, vocab_size, block_size, **kwargs)` setting what it is given
+            # over class-level defaults (`n_layer = 12`): those are fields too
+            for k in chain:
+                for n in k.node.body:
+                    target = (n.targets[0] if isinstance(n, ast.Assign) and len(n.targets) == 1
+                              else n.target if isinstance(n, ast.AnnAssign) else None)
+                    if isinstance(target, ast.Name) and target.id not in self.fields:
+                        default = _eval(getattr(n, "value", None), {})
+                        if isinstance(default, int) and not isinstance(default, bool):
+                            self.fields[target.id] = Param(target.id, False, default)
+
+    def fill(self, preset: bool = False) -> tuple[dict[str, Any], list[str], list[str], dict[str, Any]]:
+        """(kwargs, guessed, problems, known field values). A size field gets its small value
+        when it has no default, a None default (computed later from the others), or a larger
+        one; the expert counts are only lowered. With a preset (`preset`), whose values are not
+        read, every size field is set, experts aside."""
+        kwargs: dict[str, Any] = {}
+        guessed: list[str] = []
+        problems: list[str] = []
+        values: dict[str, Any] = {}
+        for f in self.fields.values():
+            guess = GUESSES.get(f.name)
+            if guess is not None and not _takes_int(f.annotation):
+                guess = None
+            default = f.default
+            lower = isinstance(default, int) and not isinstance(default, bool) and default > guess \
+                if guess is not None else False
+            if guess is not None and f.name in _EXPERTS:
+                use = lower
+            elif guess is not None:
+                use = f.required or preset or default is None or lower
+            else:
+                use = False
+            if use:
+                kwargs[f.name] = values[f.name] = guess
+                guessed.append(f.name)
+            elif f.required and not preset:
+                problems.append(f"no value for the config field {f.name!r} of {self.c.name}")
+            elif not f.required and default is not _UNKNOWN and default is not None:
+                values[f.name] = default   # (None: computed later, from the others)
+        return kwargs, guessed, problems, values
+
+    def preset(self, index: RepoClasses) -> tuple[str, str, str] | None:
+        """(factory name, its name parameter, a preset name) when the class has a classmethod
+        such as `from_name(cls, name, **kwargs)` and its module names presets
+        (`dict(name="pythia-14m", ...)` or `{"name": "tiny", ...}`)."""
+        for factory in _PRESET_FACTORIES:
+            found = index.find_method(self.c, factory)
+            if found is None:
+                continue
+            fn = found[1]
+            params = init_params(fn)
+            if not params or fn.args.kwarg is None or not any(
+                    dotted(d) == "classmethod" for d in fn.decorator_list):
+                continue
+            name = _first_preset(found[0].tree) or _first_preset(self.c.tree)
+            if name is not None:
+                return factory, params[0].name, name
+        return None
+
+
+def _first_preset(tree: ast.Module | None) -> str | None:
+    for node in ast.walk(tree) if tree is not None else ():
+        if isinstance(node, ast.Call) and dotted(node.func) == "dict":
+            for k in node.keywords:
+                if k.arg == "name" and isinstance(k.value, ast.Constant) \
+                        and isinstance(k.value.value, str) and k.value.value:
+                    return k.value.value
+        elif isinstance(node, ast.Dict):
+            for k, v in zip(node.keys, node.values):
+                if (isinstance(k, ast.Constant) and k.value == "name" and isinstance(v, ast.Constant)
+                        and isinstance(v.value, str) and v.value):
+                    return v.value
+    return None
+
+
+def _annotation_class(index: RepoClasses, ann: ast.AST | None,
+                      where: tuple[_Class, ast.FunctionDef]) -> str | None:
+    """The repo class (not a module) an annotation allows, if any."""
+    for alt in _alternatives(ann):
+        q = index.resolve(alt, *where)
+        if q in index.classes and not index.is_module(q):
+            return q
+    return None
+
+
+def _config_class(index: RepoClasses, c: _Class, init: tuple[_Class, ast.FunctionDef],
+                  p: Param) -> _Class | None:
+    """The repository's config class a constructor parameter takes: its annotation's, else
+    (a parameter named like a config) the class's `config_class` (Hugging Face's convention),
+    else the config class whose fields cover most of the `p.<field>` the constructor reads."""
+    q = _annotation_class(index, p.annotation, init)
+    if q:
+        return index.classes[q]
+    if not _CONFIG_PARAM.search(p.name):
+        return None
+    for owner in index.index.mro(c.qualname):
+        k = index.classes.get(owner)
+        for n in k.node.body if k else ():
+            if (isinstance(n, ast.Assign) and any(isinstance(t, ast.Name) and t.id == "config_class"
+                                                  for t in n.targets)):
+                q = index.resolve(n.value, k, k.node)  # type: ignore[arg-type]
+                if q in index.classes and not index.is_module(q):
+                    return index.classes[q]
+    used = {n.attr for n in ast.walk(init[1]) if isinstance(n, ast.Attribute)
+            and isinstance(n.value, ast.Name) and n.value.id == p.name}
+    if not used:
+        return None
+    best: tuple[int, int, int] | None = None
+    found = None
+    for q, k in index.classes.items():
+        if index.is_module(q) or not (_is_dataclass(k.node) or re.search(
+                r"(?:Config|Cfg|Args|Params|Settings)$", k.name)):
+            continue
+        score = len(used & set(index.config_class(k).fields))
+        rank = (score, k.module == c.module, -len(k.name))
+        if score and (best is None or rank > best):
+            best, found = rank, k
+    return found
+
+
+def _config_guess(index: RepoClasses, cfg: _Class, p: Param, first: bool
+                  ) -> tuple[ConfigGuess, list[str], dict[str, Any]]:
+    """The `config:` entry for constructor parameter `p` taking config class `cfg`: (the
+    guess, its problems, the known field values)."""
+    info = index.config_class(cfg)
+    kwargs, guessed, problems, values = info.fill()
+    entry = f"{cfg.module}:{cfg.name}"
+    preset = info.preset(index) if problems else None
+    if preset is not None:
+        factory, name_param, name = preset
+        kwargs, guessed, _, values = info.fill(preset=True)
+        kwargs = {name_param: name, **kwargs}
+        entry, problems = f"{entry}.{factory}", []
+        values.update(kwargs)
+    guess = ConfigGuess(entry, kwargs, tuple(guessed), None if first else p.name,
+                        info.kind + (f" config from the preset {preset[2]!r}" if preset else " config"),
+                        cfg.path, cfg.node.lineno)
+    return guess, problems, values
+
+
 def propose(index: RepoClasses, c: _Class) -> Proposal:
     """The entry for one module class (problems say why it cannot be live)."""
     init = index.find_method(c, "__init__")
@@ -491,12 +900,29 @@ def propose(index: RepoClasses, c: _Class) -> Proposal:
     kwargs: dict[str, Any] = {}
     guessed: list[str] = []
     env: dict[str, Any] = {}
-    for p in params:
+    configs: list[ConfigGuess] = []
+    config_params: list[str] = []
+    for k, p in enumerate(params):
         if not p.required:
-            env[p.name] = p.default
+            small = _smaller(p)
+            if small is not None and not p.positional_only:
+                kwargs[p.name] = small
+                guessed.append(p.name)
+            env[p.name] = p.default if small is None else small
             continue
-        if p.name in GUESSES:
-            kwargs[p.name] = env[p.name] = GUESSES[p.name]
+        cfg = (_config_class(index, c, init, p) if init is not None and _guess(p.name) is None
+               else None)
+        if cfg is not None:
+            config_params.append(p.name)
+            assert init is not None
+            positional = len(init[1].args.posonlyargs) + len(init[1].args.args) - 1
+            config, more, values = _config_guess(index, cfg, p, first=k == 0 and positional > 0)
+            configs.append(config)
+            problems += more
+            for f, v in values.items():   # `config.n_embd` and `self.config.n_embd` as evaluated
+                env[f"{p.name}.{f}"] = env[f"self.{p.name}.{f}"] = v
+        elif _guess(p.name) is not None:
+            kwargs[p.name] = env[p.name] = _guess(p.name)
             guessed.append(p.name)
         elif p.positional_only:
             problems.append(f"constructor argument {p.name} is positional-only")
@@ -515,6 +941,17 @@ def propose(index: RepoClasses, c: _Class) -> Proposal:
         for k, v in infer.needed.items():
             kwargs[k] = v
             guessed.append(k)
+    elif configs and init is not None:
+        guess, how = _from_config(env, {f for n in config_params for f in _fields_read(init[1], n)},
+                                  fparams[0].name)
+    elif fparams and _IDS_NAME.search(fparams[0].name):
+        # `ESM2.forward(tokens)`, its embedding sized by an alphabet built at run time: ids
+        # below the vocabulary size the constructor names, else below a few (any vocabulary
+        # holds them)
+        vocab = _known(env, _TOKENS)
+        guess = InputGuess(None, ("batch", "seq"), "int64", vocab or _FEW_IDS)
+        how = (f"from forward's parameter {fparams[0].name!r} (token ids"
+               f"{'' if vocab else f' below {_FEW_IDS}: the vocabulary size is not in the source'})")
     else:
         guess, how = _from_constructor(params, kwargs, env, guessed)
     shapes: dict[str, tuple[int, ...]] = {}
@@ -528,13 +965,18 @@ def propose(index: RepoClasses, c: _Class) -> Proposal:
         guess = InputGuess(None if first.positional_only else first.name, guess.shape,
                            guess.dtype, guess.high)
         inputs = (guess,)
-        seq = next((env.get(n) for n in _SEQ if isinstance(env.get(n), int)), None)
-        img = next((env.get(n) for n in _IMAGE if isinstance(env.get(n), int)), None)
+        seq = _known(env, _SEQ)
+        # A config's length (`block_size`, `max_position_embeddings`) is a maximum: shorter
+        # sequences run too, and a second length is what shows a recompile per length. A
+        # constructor's own (`gMLP(seq_len=...)`) may be the one length the model takes.
+        top_seq = _known({k: v for k, v in env.items() if "." not in k}, _SEQ)
+        img = _known(env, _IMAGE)
         for d in guess.shape:
             if d == "batch":
                 shapes["batch"] = (2, 4)
             elif d == "seq":
-                shapes["seq"] = (seq,) if seq else (16, 32)
+                shapes["seq"] = ((16, 32) if not seq else (seq,) if top_seq or seq < 4
+                                 else (seq // 2, seq))
             elif d in ("height", "width"):
                 shapes[d] = (img or 32,)
             elif d == "length":
@@ -547,7 +989,77 @@ def propose(index: RepoClasses, c: _Class) -> Proposal:
     line = c.node.lineno
     return Proposal(name=_snake(c.name), entry=f"{c.module}:{c.name}", path=c.path, line=line,
                     kwargs=kwargs, guessed=tuple(guessed), inputs=inputs, shapes=shapes,
-                    dynamic=dynamic, how=how, problems=tuple(problems))
+                    dynamic=dynamic, how=how, problems=tuple(problems), config=tuple(configs))
+
+
+def _guess(name: str) -> int | None:
+    """The small value for a parameter's name: GUESSES, else by its last words (`text_dim`
+    → a dim); a length with a prefix (`cross_attn_seq_len`) is a part of the sequence, half."""
+    if name in GUESSES:
+        return GUESSES[name]
+    parts = name.split("_")
+    for i in range(1, len(parts)):
+        tail = "_".join(parts[i:])
+        if tail in GUESSES and tail not in _CLASSES:
+            return GUESSES[tail] // 2 if tail in _SEQ else GUESSES[tail]
+    return None
+
+
+def _smaller(p: Param) -> int | None:
+    """The small value for a size parameter whose default is larger (`ESM2(num_layers=33,
+    embed_dim=1280)`): a model built at its real size takes minutes and gigabytes on a CPU.
+    Expert counts are lowered too, never switched on; a default of another type is kept, and
+    so is a per-head size."""
+    guess = GUESSES.get(p.name)
+    d = p.default
+    if guess is None or not isinstance(d, int) or isinstance(d, bool) or d <= guess \
+            or p.name in _HEAD_DIMS:     # (cheap, and tied to others: a rotary dim of max(32, ...))
+        return None
+    return guess if _takes_int(p.annotation) else None
+
+
+def _known(env: dict[str, Any], names: tuple[str, ...]) -> int | None:
+    """The first of `names` with an int value, a constructor argument's or a config field's
+    (`config.block_size`)."""
+    for n in names:
+        for key, v in env.items():
+            if (key == n or key.endswith("." + n) and not key.startswith("self.")) \
+                    and isinstance(v, int) and not isinstance(v, bool):
+                return v
+    return None
+
+
+_IDS_NAME = re.compile(r"^(?:input_ids|idx|ids|tokens|token_ids|text)$")
+_FEW_IDS = 4
+_IMAGE_NAME = re.compile(r"^(?:images?|img|imgs|pixel_values|pixels)$")
+
+
+def _fields_read(init: ast.FunctionDef, param: str) -> set[str]:
+    """The fields of config parameter `param` a constructor reads (`config.vocab_size`)."""
+    return {n.attr for n in ast.walk(init) if isinstance(n, ast.Attribute)
+            and isinstance(n.value, ast.Name) and n.value.id == param}
+
+
+def _from_config(env: dict[str, Any], read: set[str], name: str) -> tuple[InputGuess | None, str]:
+    """No first layer recognised in a config-built model: its config's fields say the input.
+    Token ids or an image only when the constructor reads the vocabulary or image size
+    (`config.padded_vocab_size`), or forward's parameter is named so (`input_ids`, `image`);
+    a layer given the whole config reads the width alone."""
+    vocab = _known(env, _TOKENS)
+    image = _known(env, _IMAGE)
+    if image and _IMAGE_NAME.search(name):
+        read = set(_IMAGE)     # (the parameter's name first: CoCa reads a vocabulary too)
+    if vocab and (any("vocab" in f for f in read) or _IDS_NAME.search(name)) \
+            and not read.intersection(_IMAGE):
+        return InputGuess(None, ("batch", "seq"), "int64", vocab), "from the config's vocabulary size (token ids)"
+    if image and (read.intersection(_IMAGE) or _IMAGE_NAME.search(name)):
+        ch = _known(env, _CHANNELS) or 3
+        return InputGuess(None, ("batch", ch, "height", "width")), "from the config's image size (an image)"
+    width = _known(env, _DIMS)
+    if width:
+        return (InputGuess(None, ("batch", "seq", width)),
+                "from the config's width (a sequence of vectors)")
+    return None, ""
 
 
 def _from_constructor(params: list[Param], kwargs: dict[str, Any], env: dict[str, Any],
@@ -606,7 +1118,41 @@ def discover(root: str, note: Callable[[str], None] = warn) -> tuple[list[Propos
     blocks = [f"{c.module}:{c.name}" for c in candidates if c.qualname in built_inside]
     models = [p for c in candidates if c.qualname not in built_inside
               if (p := guarded(c, lambda: propose(index, c))) is not None]
-    return _unique_names(models), blocks
+    layers = _layers_of_models(models)
+    if any(p.entry not in layers and not _reads_as_layer(p.entry) for p in models):
+        layers |= {p.entry for p in models if _reads_as_layer(p.entry)}
+    blocks += [p.entry for p in models if p.entry in layers]
+    return _unique_names([p for p in models if p.entry not in layers]), blocks
+
+
+# The last words of a class name that say it is a layer, never a model of its own (`LoRALinear`,
+# `ESM1LayerNorm`, `ClipLoss`, `MeanPooler`, `KVCache`, `TransformerLayer`). When the repository has a model beside
+# them, they are listed as layers rather than proposed.
+_LAYER_WORDS = frozenset({"norm", "linear", "loss", "pooler", "pool", "dropout", "activation",
+                          "gelu", "relu", "silu", "swiglu", "geglu", "cache", "embedding",
+                          "embeddings", "rope", "layer", "block"})
+
+
+def _reads_as_layer(entry: str) -> bool:
+    return _snake(entry.rpartition(":")[2]).rpartition("_")[2] in _LAYER_WORDS
+
+
+def _raw_input(p: Proposal) -> bool:
+    """Its input is what a whole model eats: token ids or an image."""
+    return bool(p.inputs) and (p.inputs[0].dtype == "int64" or "height" in p.inputs[0].shape)
+
+
+def _layers_of_models(models: list[Proposal]) -> set[str]:
+    """Classes that take the same config as a model of token ids or images but are fed a
+    hidden state themselves (litgpt's `LLaMAMoE(config)` beside `GPT(config)`, picked by
+    name from the config at run time, so no constructor call shows it is a part): layers of
+    that model, not models."""
+    def config_classes(p: Proposal) -> set[str]:
+        return {c.entry.partition(".from_")[0] for c in p.config}
+
+    whole = {e for p in models if _raw_input(p) for e in config_classes(p)}
+    return {p.entry for p in models if p.inputs and not _raw_input(p)
+            and config_classes(p) & whole}
 
 
 def _is_model_class(index: RepoClasses, c: _Class) -> bool:
@@ -618,16 +1164,25 @@ def _is_model_class(index: RepoClasses, c: _Class) -> bool:
 
 
 def _built_inside(index: RepoClasses, c: _Class) -> set[str]:
-    """The classes `c`'s constructor calls (building blocks, not models of their own)."""
+    """The classes `c`'s constructor calls (building blocks, not models of their own),
+    directly or through a function of the repository that builds them (`self.proj =
+    make_proj(config)` returning a `LoRALinear`), one call deep."""
     init = index.find_method(c, "__init__")
     if init is None:
         return set()
     out = set()
     for node in ast.walk(init[1]):
-        if isinstance(node, ast.Call):
-            q = index.resolve(node.func, *init)
-            if q and q != c.qualname:
-                out.add(q)
+        if not isinstance(node, ast.Call):
+            continue
+        q = index.resolve(node.func, *init)
+        if q and q != c.qualname:
+            out.add(q)
+        helper = index.functions.get(q or "")
+        for inner in ast.walk(helper.node) if helper is not None else ():
+            if isinstance(inner, ast.Call):
+                q = index.resolve(inner.func, helper, helper.node)  # type: ignore[arg-type]
+                if q and q != c.qualname:
+                    out.add(q)
     return out
 
 
@@ -676,6 +1231,21 @@ def entry_lines(p: Proposal, note: str | None = None) -> list[str]:
     """The YAML lines of one entry (commented out when it has problems or a note)."""
     lines = [f"  - name: {_scalar(p.name)}",
              f"    entry: {_scalar(p.entry)}"]
+    listed = len(p.config) > 1      # several: a list, each item with its arg
+    for cfg in p.config:
+        about = f"   # {_comment(f'a {cfg.kind}, {cfg.path}:{cfg.line}')}"
+        if listed:
+            if cfg is p.config[0]:
+                lines.append("    config:")
+            lines.append(f"      - entry: {_scalar(cfg.entry)}{about}")
+        else:
+            lines += [f"    config:{about}", f"      entry: {_scalar(cfg.entry)}"]
+        pad = "        " if listed else "      "
+        if cfg.kwargs:
+            guessed = f"   # guessed: {', '.join(cfg.guessed)}" if cfg.guessed else ""
+            lines.append(f"{pad}kwargs: {_flow(cfg.kwargs)}{guessed}")
+        if cfg.arg:
+            lines.append(f"{pad}arg: {cfg.arg}")
     if p.kwargs:
         guessed = f"   # guessed: {', '.join(p.guessed)}" if p.guessed else ""
         lines.append(f"    kwargs: {_flow(p.kwargs)}{guessed}")
@@ -723,7 +1293,7 @@ def render_config(proposals: list[Proposal], blocks: list[str], packages: list[s
         if p.problems or p.name in notes:
             out += entry_lines(p, notes.get(p.name))
     if blocks:
-        out.append("# Also found, as building blocks of the models above (add them if you "
+        out.append("# Also found, as building blocks and layers of the models above (add them if you "
                    "compile them alone):")
         out += [f"#   {b}" for b in blocks]
     out.append("run: {device: auto}")
@@ -754,8 +1324,21 @@ def validate(text: str, directory: str) -> Any:
         os.unlink(tmp)
 
 
-def check_models(text: str, root: str) -> dict[str, str]:
-    """Run each live entry once (phases=["breaks"]); model name → why it did not run."""
+@dataclass(frozen=True)
+class Checked:
+    """What `--check` saw of one model: `ok` (kept) or not (commented out, `note` says why
+    in the entry's comment); `said` is the line `init --check` prints."""
+    ok: bool
+    said: str
+    note: str = ""
+    kind: str = ""                 # the failure's kind (`import`: the model was not even built)
+    error: str = ""                # its message
+
+
+def check_models(text: str, root: str,
+                 progress: Callable[[str], None] | None = None) -> dict[str, Checked]:
+    """Run each live entry once (phases=["breaks"]): model name → what happened. `progress`
+    is told of the start and of each model as it finishes (minutes for a library's models)."""
     from pt2bot.configfile import load_config
     from pt2bot.smoke import run_models
 
@@ -766,25 +1349,43 @@ def check_models(text: str, root: str) -> dict[str, str]:
         config = load_config(tmp)
         if not config.models:
             return {}
+        if progress is not None:
+            progress(f"--check: running {len(config.models)} model(s), one worker each (each "
+                     "takes from seconds to a few minutes on a CPU)")
         with tempfile.TemporaryDirectory(prefix="pt2bot-init-") as out_dir:
-            results = run_models(config, repo_root=root, out_dir=out_dir, phases=["breaks"],
-                                 device="cpu")
+            results = run_models(
+                config, repo_root=root, out_dir=out_dir, phases=["breaks"], device="cpu",
+                progress=None if progress is None else
+                lambda run: progress(f"--check: {run.name}: {run.status} in {run.duration_s or 0:.1f} s"))
     finally:
         os.unlink(tmp)
-    failed = {}
+    cases = {m.name: len(m.shape_cases()) for m in config.models}
+    out: dict[str, Checked] = {}
     for run in results.models:
+        took = f", {run.duration_s:.1f} s" if run.duration_s is not None else ""
         if run.status != "ok" or run.phase_errors:
             err = run.error or (run.phase_errors[0] if run.phase_errors else None)
             kind, message = (err.kind, err.message) if err else (None, None)
             where = f" at {err.path}:{err.line}" if err and err.path else ""
-            failed[str(run.name)] = (f"--check: {run.status} ({kind or '?'})"
-                                     f"{where}: {message or ''}")
-    return failed
+            note = f"--check: {run.status} ({kind or '?'}){where}: {message or ''}"
+            out[str(run.name)] = Checked(False, f"failed{took}: {run.status} ({kind or '?'})"
+                                                f"{where}: {_comment(message or '')}", note,
+                                         kind or "", message or "")
+            continue
+        n = cases.get(str(run.name), 0)
+        breaks = len(run.graph_breaks or ())
+        graphs = "" if run.graph_count is None else \
+            f", {run.graph_count} graph(s) and {breaks} graph break(s) in the break pass"
+        out[str(run.name)] = Checked(True, f"ran OK: built, {n} shape case(s) run eagerly"
+                                           f"{graphs}{took}")
+    return out
 
 
 def init_config(root: str, *, check: bool = False, force: bool = False,
-                out: str | None = None) -> tuple[str, list[Proposal], dict[str, str]]:
-    """Write the starting config; returns (path, proposals, --check failures)."""
+                out: str | None = None, progress: Callable[[str], None] | None = None
+                ) -> tuple[str, list[Proposal], dict[str, Checked]]:
+    """Write the starting config; returns (path, proposals, what --check saw of each model
+    it ran: empty without --check)."""
     root = os.path.abspath(root)
     path = os.path.abspath(out or os.path.join(root, CONFIG_NAME))
     if os.path.exists(path) and not force:
@@ -793,28 +1394,54 @@ def init_config(root: str, *, check: bool = False, force: bool = False,
     packages = _packages(proposals)
     text = render_config(proposals, blocks, packages)
     validate(text, os.path.dirname(path))
-    failures: dict[str, str] = {}
+    checked: dict[str, Checked] = {}
     if check:
-        failures = check_models(text, root)
-        text = render_config(proposals, blocks, packages, failures, checked=True)
+        checked = check_models(text, root, progress)
+        notes = {name: c.note for name, c in checked.items() if not c.ok}
+        text = render_config(proposals, blocks, packages, notes, checked=True)
         validate(text, os.path.dirname(path))
     atomic_write_bytes(path, text.encode("utf-8"))
-    return path, proposals, failures
+    return path, proposals, checked
 
 
 def cli_init(args: Any) -> int:
-    path, proposals, failures = init_config(args.root, check=args.check, force=args.force)
-    live = [p for p in proposals if not p.problems and p.name not in failures]
+    path, proposals, checked = init_config(
+        args.root, check=args.check, force=args.force,
+        progress=lambda line: print(f"pt2bot: {line}", file=sys.stderr, flush=True))
+    live = [p for p in proposals if not p.problems and (p.name not in checked or checked[p.name].ok)]
     shown = os.path.relpath(path) if path.startswith(os.getcwd() + os.sep) else path
     print(f"pt2bot: wrote {shown}: {len(live)} model(s) proposed"
           + (f", {len(proposals) - len(live)} commented out" if len(proposals) > len(live)
              else ""))
-    for p in proposals:
-        state = ("ok" if p in live else
-                 failures.get(p.name) or "; ".join(p.problems))
-        print(f"pt2bot:   {p.name} ({p.entry}): {_comment(state)[:200]}")
+    if not args.check:
+        for p in proposals:
+            state = "ok" if p in live else "; ".join(p.problems)
+            print(f"pt2bot:   {p.name} ({p.entry}): {_comment(state)[:200]}")
+        if live:
+            print("pt2bot: nothing was run; `pt2bot init --check` builds and runs each proposed "
+                  "model once and keeps those that run")
+        return 0
+    ran = [p for p in proposals if p.name in checked]
+    print(f"pt2bot: --check ran {len(ran)} model(s) on the CPU, each in its own worker: built, "
+          "its shape cases run eagerly, then the graph-break pass")
+    for p in ran:
+        c = checked[p.name]
+        print(f"pt2bot:   {p.name} ({p.entry}): {c.said[:300]} -> "
+              f"{'kept' if c.ok else 'commented out'}")
+    failed = [checked[p.name] for p in ran if not checked[p.name].ok]
+    if ran and len(failed) == len(ran) and all(c.kind == "import" for c in failed):
+        # (as `pt2bot run` says it: one cause behind every model, not each model's fault)
+        print(f"pt2bot: no model could be imported or built: that is usually the set-up (the "
+              f"install, a package the repository imports), not the models; first: "
+              f"{_comment(failed[0].error)[:300]}")
+    unrun = [p for p in proposals if p.problems]
+    if unrun:
+        print(f"pt2bot: not run, {len(unrun)} class(es) init could not build from the source "
+              "(commented out, with the reason):")
+        for p in unrun:
+            print(f"pt2bot:   {p.name} ({p.entry}): {_comment('; '.join(p.problems))[:200]}")
     return 0
 
 
-__all__ = ["GUESSES", "InputGuess", "Proposal", "check_models", "cli_init",
+__all__ = ["GUESSES", "Checked", "ConfigGuess", "InputGuess", "Proposal", "check_models", "cli_init",
            "discover", "init_config", "propose", "render_config", "RepoClasses", "validate"]

@@ -495,7 +495,8 @@ def model_graph_breaks(model: Any, root: str, *, device: str = "cpu") -> list[Gr
     try:
         import torch
 
-        built = build_model(str(spec.get("entry") or ""), spec.get("kwargs") or {}, paths)
+        built = build_model(str(spec.get("entry") or ""), spec.get("kwargs") or {}, paths,
+                            spec.get("config"))
         built = built.to(device)
         case = build_inputs(spec, built, model.shape_cases()[0], device, paths)
         with torch.no_grad():

@@ -15,6 +15,7 @@ import yaml
 
 from pt2bot.config import (
     Config,
+    ConfigObject,
     InputSpec,
     ModelConfig,
     RunConfig,
@@ -279,7 +280,7 @@ def test_list_items_are_located() -> None:
      "latency, rounds)"),
     (model_yaml("shaeps: {batch: [1]}\n"),
      'pt2bot.yml:5: models[0].shaeps: unknown key; did you mean "shapes"? (expected one of: '
-     "name, entry, kwargs, inputs, shapes, cases, dynamic, export, tolerance, timeout_s)"),
+     "name, entry, kwargs, config, inputs, shapes, cases, dynamic, export, tolerance, timeout_s)"),
     (model_yaml("inputs: [{shape: [2], dtpye: int64}]\n"),
      'pt2bot.yml:5: models[0].inputs[0].dtpye: unknown key; did you mean "dtype"? '
      "(expected one of: shape, dtype, low, high, name)"),
@@ -348,6 +349,42 @@ def test_bad_entry_format(entry: str, hint: str) -> None:
     assert one_error(text) == (
         'pt2bot.yml:4: models[0].entry: expected an entry "module.path:attr" '
         f'(e.g. "mypkg.models:TinyGPT"), got {json.dumps(entry.strip(chr(34)))}{hint}')
+
+
+def test_a_model_built_from_config_objects() -> None:
+    # `Model(Config(...))` and `CLIP(vision_cfg=..., text_cfg=...)`: one object, or a list
+    c = parse_config(model_yaml("""\
+        config: {entry: pkg.cfg:Config.from_name, kwargs: {name: tiny, n_layer: 2}}
+        """))
+    assert c.models[0].config == (ConfigObject("pkg.cfg:Config.from_name",
+                                               {"name": "tiny", "n_layer": 2}),)
+    c = parse_config(model_yaml("""\
+        config:
+          - {entry: pkg.cfg:VisionCfg, kwargs: {width: 32}, arg: vision_cfg}
+          - {entry: pkg.cfg:TextCfg, arg: text_cfg}
+        """))
+    assert c.models[0].config == (ConfigObject("pkg.cfg:VisionCfg", {"width": 32}, "vision_cfg"),
+                                  ConfigObject("pkg.cfg:TextCfg", {}, "text_cfg"))
+    assert parse_config(model_yaml("kwargs: {a: 1}\n")).models[0].config == ()
+
+
+def test_config_object_mistakes_are_located() -> None:
+    assert errors_of(model_yaml("""\
+        config:
+          - {entry: pkg.cfg.Vision, kwargs: {width: 32}}
+          - {entry: pkg.cfg:Text, bogus: 1}
+          - {entry: pkg.cfg:Other}
+        """)) == [
+        'pt2bot.yml:6: models[0].config[0].entry: expected an entry "module.path:attr" '
+        '(e.g. "mypkg.config:Config" or "mypkg.config:Config.from_name"), got "pkg.cfg.Vision" '
+        '(put ":" before the attribute: "pkg.cfg:Vision")',
+        'pt2bot.yml:7: models[0].config[1].bogus: unknown key (expected one of: entry, kwargs, arg)',
+    ]
+    assert errors_of(model_yaml("config: [{entry: a:V}, {entry: a:T}]\n")) == [
+        'pt2bot.yml:5: models[0].config[1]: only one config can be the first positional '
+        'argument: give the others an "arg"']
+    assert errors_of(model_yaml("config: {entry: a:C, arg: cfg}\nkwargs: {cfg: 1}\n")) == [
+        'pt2bot.yml:5: models[0].config.arg: "cfg" is set twice: by this config and in kwargs']
 
 
 def test_bad_inputs_factory_entry() -> None:
@@ -505,7 +542,10 @@ GOOD = [README_EXAMPLE, FULL, "version: 1\n", "models: []\n", "static:\nrun:\n",
         model_yaml("tolerance: {float32: [0, 0.1]}\ntimeout_s: null\nkwargs: null\n"),
         "run: {mode: null, threads: 4, cache_dir: null}\n",
         'static: {conditional: hide, torch: "2.14"}\n', "static: {conditional: keep, torch: '2.13.0'}\n",
-        "static: {torch: null}\n"]
+        "static: {torch: null}\n",
+        model_yaml("config: {entry: a.b:Config.from_name, kwargs: {name: tiny, n_layer: 2}}\n"),
+        model_yaml("config: [{entry: a:V, arg: vision}, {entry: a:T, arg: text}, {entry: a:C}]\n"),
+        model_yaml("config: {entry: a:C, kwargs: null, arg: null}\n")]
 
 # Mistakes both can see (a schema cannot express cross-key rules; those are validator-only).
 BAD_FOR_BOTH = [
@@ -529,6 +569,10 @@ BAD_FOR_BOTH = [
     model_yaml("export: yesplease\n"), model_yaml("tolerance: {float32: [1e-4]}\n"),
     model_yaml("tolerance: {float99: [0, 0]}\n"), model_yaml("timeout_s: -1\n"),
     model_yaml("kwargs: {'not-ident': 1}\n"), model_yaml("kwargs: [1]\n"),
+    model_yaml("config: {kwargs: {n: 1}}\n"), model_yaml("config: {entry: a.b}\n"),
+    model_yaml("config: {entry: a:b, x: 1}\n"), model_yaml("config: a:b\n"),
+    model_yaml("config: []\n"), model_yaml("config: {entry: a:b, arg: 'x y'}\n"),
+    model_yaml("config: {entry: a:b, kwargs: {'not-ident': 1}}\n"),
 ]
 
 # Cross-key and YAML-level mistakes only pt2bot's validator catches.
@@ -540,6 +584,9 @@ BAD_FOR_VALIDATOR_ONLY = [
     "run: {device: cpu, device: cuda}\n",
     model_yaml("shapes: {b: [1]}\ncases: [{c: 1}]\n"),
     model_yaml("shapes: {b: [1]}\ninputs: [{shape: [2]}]\n"),
+    model_yaml("config: [{entry: a:V}, {entry: a:T}]\n"),
+    model_yaml("config: [{entry: a:V, arg: v}, {entry: a:T, arg: v}]\n"),
+    model_yaml("config: {entry: a:C, arg: cfg}\nkwargs: {cfg: 1}\n"),
 ]
 
 
@@ -578,6 +625,7 @@ def test_schema_property_names_equal_dataclass_fields() -> None:
     assert set(defs["static"]["properties"]) == _field_names(StaticConfig)
     assert set(defs["model"]["properties"]) == _field_names(ModelConfig) - {"line", "inputs_entry"}
     assert set(defs["inputSpec"]["properties"]) == _field_names(InputSpec)
+    assert set(defs["configObject"]["properties"]) == _field_names(ConfigObject)
     assert set(defs["run"]["properties"]) == _field_names(RunConfig)
     assert set(defs["thresholds"]["properties"]) == _field_names(Thresholds)
 

@@ -197,3 +197,68 @@ def test_build_model_errors(repo) -> None:
                                                   "expected a torch.nn.Module")
     e = err("INSTANCE", {"hidden": 2})
     assert e.kind == "bad_kwargs"
+
+
+CONFIGS = """\
+    from dataclasses import dataclass
+
+    import torch.nn as nn
+
+
+    @dataclass
+    class Cfg:
+        width: int = 512
+        depth: int = 12
+
+        @classmethod
+        def from_name(cls, name, **kwargs):
+            return cls(**{**{"tiny": {"width": 8, "depth": 1}}[name], **kwargs})
+
+
+    class HFStyle:
+        def __init__(self, hidden_size=4096, **kwargs):
+            self.hidden_size = hidden_size
+
+
+    class Net(nn.Module):
+        def __init__(self, config, text_cfg=None, bias=True):
+            super().__init__()
+            self.layers = nn.ModuleList(nn.Linear(config.width, config.width, bias=bias)
+                                        for _ in range(config.depth))
+            self.text_width = text_cfg.hidden_size if text_cfg else None
+    """
+
+
+@pytest.mark.torch
+def test_build_model_from_config_objects(repo) -> None:
+    # `config:` in pt2bot.yml: objects built first, passed positionally or by their arg
+    from pt2bot.smoke.inputs import build_model as build_entry
+    from pt2bot.smoke.location import ModelError, RepoPaths
+
+    root, pkg, write = repo
+    write("nets.py", CONFIGS)
+    paths = RepoPaths(str(root))
+    net = build_entry(f"{pkg}.nets:Net", {"bias": False}, paths, [
+        {"entry": f"{pkg}.nets:Cfg.from_name", "kwargs": {"name": "tiny", "depth": 2}},
+        {"entry": f"{pkg}.nets:HFStyle", "kwargs": {"hidden_size": 16}, "arg": "text_cfg"}])
+    assert [m.in_features for m in net.layers] == [8, 8] and net.layers[0].bias is None
+    assert net.text_width == 16 and not net.training
+
+    def err(configs: list, kwargs: dict | None = None) -> ModelError:
+        with pytest.raises(ModelError) as info:
+            build_entry(f"{pkg}.nets:Net", kwargs or {}, paths, configs)
+        return info.value
+
+    e = err([{"entry": f"{pkg}.nets:Cfg", "kwargs": {"widht": 4}}])
+    assert e.message == (f'config {pkg}.nets:Cfg: the config Cfg() got an unexpected keyword '
+                         'argument "widht"; did you mean "width"? (it accepts: width, depth) (bad_kwargs)')
+    e = err([{"entry": f"{pkg}.nets:Cfg.from_name", "kwargs": {"name": "huge"}}])
+    assert "the config Cfg.from_name(...) raised KeyError: 'huge'" in e.message
+    assert e.path == f"{pkg}/nets.py"
+    e = err([{"entry": f"{pkg}.nets:HFStyle", "arg": "text_cfg"}], {"text_cfg": 1})
+    assert '"text_cfg" is set twice' in e.message
+    e = err([{"entry": f"{pkg}.nets:Nope"}])
+    assert e.message.startswith(f"config {pkg}.nets:Nope: {pkg}.nets:Nope: ") or "Nope" in e.message
+    # without its config the constructor's missing argument is named as before
+    e = err([])
+    assert "Net() needs config: add it to the model's kwargs" in e.message

@@ -5,6 +5,7 @@ einops, pinned in the test extra)."""
 from __future__ import annotations
 
 import importlib.util
+import json
 import os
 import shutil
 import textwrap
@@ -367,7 +368,7 @@ def _leaf(name: str) -> str:
 NAMING = {
     "llm/__init__.py": "",
     "llm/model.py": _gpt(),
-    "llm/lora.py": _gpt(_leaf("LoRALinear")),
+    "llm/lora.py": _gpt(_leaf("LoRAMix")),
     "llm/adapter.py": _gpt(),
     "llm/adapter_v2.py": _gpt(),
     "llm/moe.py": _gpt(_leaf("LLaMAMoE") + _leaf("SimpleViT") + _leaf("TinyMLP")
@@ -389,7 +390,7 @@ def test_model_names_keep_acronyms_whole_and_qualify_duplicates_by_module(tmp_pa
         "other.model:GPT": "other_model_gpt",
         "llm.moe:GPT": "moe_gpt",
         # acronyms stay whole (not `lo_ra_linear`, `l_la_ma_moe`)
-        "llm.lora:LoRALinear": "lora_linear",
+        "llm.lora:LoRAMix": "lora_mix",
         "llm.moe:LLaMAMoE": "llama_moe",
         "llm.moe:SimpleViT": "simple_vit",
         "llm.moe:TinyMLP": "tiny_mlp",
@@ -397,3 +398,496 @@ def test_model_names_keep_acronyms_whole_and_qualify_duplicates_by_module(tmp_pa
         "llm.moe:gMLPVision": "g_mlp_vision",
         "llm.moe:Conv2dNet": "conv2d_net",
     }
+
+
+# A small LLM library in the style of litgpt / Hugging Face: models built from a config object
+# (a dataclass with large defaults, a Hugging Face-style config class, a preset through
+# `from_name`, two configs at once), an embedding reached through a ModuleDict, a LoRA layer made
+# by a helper function, and a model that fails when run.
+LLM = {
+    "llm/__init__.py": "",
+    "llm/config.py": """\
+        from dataclasses import dataclass, field
+        from typing import Optional
+
+
+        @dataclass
+        class Config:
+            name: str = ""
+            block_size: int = 4096
+            vocab_size: int = 50254
+            padding_multiple: int = 512
+            padded_vocab_size: Optional[int] = None
+            n_layer: int = 16
+            n_head: int = 32
+            n_embd: int = 4096
+            head_size: Optional[int] = None
+            intermediate_size: Optional[int] = None
+            n_expert: int = 0
+            bias: bool = True
+            extra: dict = field(default_factory=dict)
+
+            def __post_init__(self):
+                if self.padded_vocab_size is None:
+                    m = self.padding_multiple
+                    self.padded_vocab_size = -(-self.vocab_size // m) * m
+                if self.head_size is None:
+                    self.head_size = self.n_embd // self.n_head
+                if self.intermediate_size is None:
+                    self.intermediate_size = 4 * self.n_embd
+        """,
+    "llm/lora.py": """\
+        import torch.nn as nn
+
+
+        class LoRALinear(nn.Module):
+            def __init__(self, in_features: int, out_features: int, r: int = 4) -> None:
+                super().__init__()
+                self.linear = nn.Linear(in_features, out_features)
+                self.a = nn.Linear(in_features, r, bias=False)
+                self.b = nn.Linear(r, out_features, bias=False)
+
+            def forward(self, x):
+                return self.linear(x) + self.b(self.a(x))
+
+
+        def make_proj(config):
+            return LoRALinear(config.n_embd, config.n_embd)
+        """,
+    "llm/model.py": """\
+        import torch
+        import torch.nn as nn
+        import torch.nn.functional as F
+
+        from llm.config import Config
+        from llm.lora import make_proj
+
+
+        class CausalSelfAttention(nn.Module):
+            def __init__(self, config: Config) -> None:
+                super().__init__()
+                assert config.n_embd % config.n_head == 0
+                self.qkv = nn.Linear(config.n_embd, 3 * config.n_head * config.head_size)
+                self.proj = make_proj(config)
+                self.n_head, self.head_size = config.n_head, config.head_size
+
+            def forward(self, x):
+                B, T, C = x.shape
+                qkv = self.qkv(x).view(B, T, 3, self.n_head, self.head_size)
+                q, k, v = qkv.permute(2, 0, 3, 1, 4)
+                y = F.scaled_dot_product_attention(q, k, v, is_causal=True)
+                return self.proj(y.transpose(1, 2).reshape(B, T, C))
+
+
+        class Block(nn.Module):
+            def __init__(self, config: Config) -> None:
+                super().__init__()
+                self.ln = nn.LayerNorm(config.n_embd)
+                self.attn = CausalSelfAttention(config)
+                self.mlp = nn.Sequential(nn.Linear(config.n_embd, config.intermediate_size),
+                                         nn.GELU(), nn.Linear(config.intermediate_size, config.n_embd))
+
+            def forward(self, x):
+                x = x + self.attn(self.ln(x))
+                return x + self.mlp(x)
+
+
+        class MoE(nn.Module):
+            # given the whole config, fed a hidden state: a layer of GPT, not a model
+            def __init__(self, config: Config) -> None:
+                super().__init__()
+                self.experts = nn.ModuleList(nn.Linear(config.n_embd, config.n_embd)
+                                             for _ in range(max(config.n_expert, 1)))
+
+            def forward(self, x):
+                B, T, C = x.size()
+                x = x.view(-1, C)
+                return sum(e(x) for e in self.experts).view(B, T, C)
+
+
+        class GPT(nn.Module):
+            def __init__(self, config: Config) -> None:
+                super().__init__()
+                self.config = config
+                self.transformer = nn.ModuleDict(dict(
+                    wte=nn.Embedding(config.padded_vocab_size, config.n_embd),
+                    wpe=nn.Embedding(config.block_size, config.n_embd),
+                    h=nn.ModuleList(Block(config) for _ in range(config.n_layer)),
+                    ln_f=nn.LayerNorm(config.n_embd)))
+                self.lm_head = nn.Linear(config.n_embd, config.padded_vocab_size, bias=False)
+
+            def forward(self, idx, targets=None):
+                b, t = idx.size()
+                assert t <= self.config.block_size, f"sequence of {t} > block size"
+                pos = torch.arange(0, t, dtype=torch.long, device=idx.device)
+                x = self.transformer.wte(idx) + self.transformer.wpe(pos)
+                for block in self.transformer.h:
+                    x = block(x)
+                return self.lm_head(self.transformer.ln_f(x))
+
+
+        class Broken(nn.Module):
+            def __init__(self, config: Config) -> None:
+                super().__init__()
+                self.wte = nn.Embedding(config.vocab_size, config.n_embd)
+
+            def forward(self, idx):
+                return self.wte(idx).view(3, 7)
+        """,
+    "llm/hf.py": """\
+        import torch.nn as nn
+
+
+        class PretrainedConfig:
+            # the shape of Hugging Face's base class: what __init__ is given becomes attributes
+            def __init__(self, **kwargs):
+                for k, v in kwargs.items():
+                    setattr(self, k, v)
+
+
+        class TinyLlamaConfig(PretrainedConfig):
+            def __init__(self, vocab_size=32000, hidden_size=4096, intermediate_size=11008,
+                         num_hidden_layers=32, num_attention_heads=32, num_key_value_heads=None,
+                         max_position_embeddings=2048, rms_norm_eps=1e-6, **kwargs):
+                self.vocab_size = vocab_size
+                self.hidden_size = hidden_size
+                self.intermediate_size = intermediate_size
+                self.num_hidden_layers = num_hidden_layers
+                self.num_attention_heads = num_attention_heads
+                self.num_key_value_heads = num_key_value_heads or num_attention_heads
+                self.max_position_embeddings = max_position_embeddings
+                self.rms_norm_eps = rms_norm_eps
+                super().__init__(**kwargs)
+
+
+        class PreTrainedModel(nn.Module):
+            config_class = None
+
+            def __init__(self, config):
+                super().__init__()
+                self.config = config
+
+
+        class DecoderLayer(nn.Module):
+            def __init__(self, config, layer_idx):
+                super().__init__()
+                self.norm = nn.RMSNorm(config.hidden_size, eps=config.rms_norm_eps)
+                self.mlp = nn.Sequential(nn.Linear(config.hidden_size, config.intermediate_size),
+                                         nn.SiLU(), nn.Linear(config.intermediate_size, config.hidden_size))
+
+            def forward(self, hidden_states):
+                return hidden_states + self.mlp(self.norm(hidden_states))
+
+
+        class TinyLlamaModel(PreTrainedModel):
+            config_class = TinyLlamaConfig
+
+            def __init__(self, config):
+                super().__init__(config)
+                self.embed_tokens = nn.Embedding(config.vocab_size, config.hidden_size)
+                self.layers = nn.ModuleList([DecoderLayer(config, i)
+                                             for i in range(config.num_hidden_layers)])
+
+            def forward(self, input_ids=None, attention_mask=None):
+                h = self.embed_tokens(input_ids)
+                for layer in self.layers:
+                    h = layer(h)
+                return h
+
+
+        class TinyLlamaForCausalLM(PreTrainedModel):
+            config_class = TinyLlamaConfig
+
+            def __init__(self, config):
+                super().__init__(config)
+                self.model = TinyLlamaModel(config)
+                self.lm_head = nn.Linear(config.hidden_size, config.vocab_size, bias=False)
+
+            def forward(self, input_ids=None, attention_mask=None):
+                return self.lm_head(self.model(input_ids=input_ids, attention_mask=attention_mask))
+        """,
+    "llm/preset.py": """\
+        from dataclasses import dataclass
+
+        import torch.nn as nn
+
+        configs = [
+            dict(name="mix-160m", norm="rms", n_layer=12, n_head=12, n_embd=768,
+                 vocab_size=1000, block_size=256),
+        ]
+        name_to_config = {c["name"]: c for c in configs}
+
+
+        @dataclass
+        class MixConfig:
+            name: str
+            norm: str          # no default and no size: only a preset says it
+            n_layer: int = 12
+            n_head: int = 12
+            n_embd: int = 768
+            vocab_size: int = 1000
+            block_size: int = 256
+
+            @classmethod
+            def from_name(cls, name: str, **kwargs) -> "MixConfig":
+                conf = dict(name_to_config[name])
+                conf.update(kwargs)
+                return cls(**conf)
+
+
+        class MixGPT(nn.Module):
+            def __init__(self, config: MixConfig) -> None:
+                super().__init__()
+                norm = nn.RMSNorm if config.norm == "rms" else nn.LayerNorm
+                self.wte = nn.Embedding(config.vocab_size, config.n_embd)
+                self.layers = nn.ModuleList()
+                for _ in range(config.n_layer):
+                    self.layers.append(nn.Sequential(norm(config.n_embd),
+                                                     nn.Linear(config.n_embd, config.n_embd)))
+
+            def forward(self, idx):
+                x = self.wte(idx)
+                for layer in self.layers:
+                    x = x + layer(x)
+                return x
+        """,
+    "llm/clip.py": """\
+        from dataclasses import dataclass
+
+        import torch.nn as nn
+
+
+        @dataclass
+        class VisionCfg:
+            width: int = 768
+            image_size: int = 224
+            patch_size: int = 16
+
+
+        @dataclass
+        class TextCfg:
+            width: int = 512
+            vocab_size: int = 49408
+
+
+        class TwoTower(nn.Module):
+            def __init__(self, embed_dim: int, vision_cfg: VisionCfg, text_cfg: TextCfg) -> None:
+                super().__init__()
+                self.patch = nn.Conv2d(3, vision_cfg.width, vision_cfg.patch_size,
+                                       stride=vision_cfg.patch_size)
+                self.proj = nn.Linear(vision_cfg.width, embed_dim)
+                self.text = nn.Embedding(text_cfg.vocab_size, text_cfg.width)
+
+            def forward(self, image):
+                x = self.patch(image).flatten(2).mean(-1)
+                return self.proj(x)
+        """,
+}
+
+
+def test_config_built_models_are_proposed_from_source(tmp_path):
+    proposals, blocks = discover(str(_repo(tmp_path, LLM)))
+    by = {p.entry: p for p in proposals}
+    assert list(by) == ["llm.clip:TwoTower", "llm.hf:TinyLlamaForCausalLM", "llm.model:GPT",
+                        "llm.model:Broken", "llm.preset:MixGPT"]
+    assert all(not p.problems for p in proposals)
+    # a dataclass config: its size fields small, None ones (computed in __post_init__) set,
+    # a zero expert count not switched on, the other fields left alone
+    gpt = by["llm.model:GPT"]
+    [cfg] = gpt.config
+    assert (cfg.entry, cfg.arg, cfg.kind) == ("llm.config:Config", None, "dataclass config")
+    assert cfg.kwargs == {"block_size": 16, "vocab_size": 100, "n_layer": 2, "n_head": 2,
+                          "n_embd": 32, "head_size": 16, "intermediate_size": 64}
+    # the input through `self.transformer.wte` of a ModuleDict: ids below the vocabulary size
+    # (the embedding's own size, padded_vocab_size, is computed at run time; ids below the
+    # vocabulary fit it)
+    [ids] = gpt.inputs
+    assert (ids.shape, ids.dtype, ids.high) == (("batch", "seq"), "int64", 100)
+    assert gpt.how == "from the first layer, nn.Embedding(100, ...)"
+    # the config's block_size is a maximum: two lengths up to it, both dynamic
+    assert gpt.shapes == {"batch": (2, 4), "seq": (8, 16)} and gpt.dynamic == ("batch", "seq")
+    # Hugging Face style: the config class named by `config_class`, its __init__ kwargs; the
+    # input passed on by keyword (`self.model(input_ids=...)`) into the inner model's embedding
+    llama = by["llm.hf:TinyLlamaForCausalLM"]
+    [cfg] = llama.config
+    assert (cfg.entry, cfg.kind) == ("llm.hf:TinyLlamaConfig", "Hugging Face-style config")
+    assert cfg.kwargs == {"vocab_size": 100, "hidden_size": 32, "intermediate_size": 64,
+                          "num_hidden_layers": 2, "num_attention_heads": 2,
+                          "num_key_value_heads": 2, "max_position_embeddings": 16}
+    assert llama.how == "from the first layer, nn.Embedding(100, ...) in TinyLlamaModel"
+    assert llama.inputs[0].name == "input_ids"
+    # a required field no size guess fills: the preset through the factory classmethod,
+    # its sizes overridden
+    [cfg] = by["llm.preset:MixGPT"].config
+    assert cfg.entry == "llm.preset:MixConfig.from_name"
+    assert cfg.kwargs == {"name": "mix-160m", "n_layer": 2, "n_head": 2, "n_embd": 32,
+                          "vocab_size": 100, "block_size": 16}
+    # two configs: each by its keyword
+    two = by["llm.clip:TwoTower"]
+    assert [(c.entry, c.arg, c.kwargs) for c in two.config] == [
+        ("llm.clip:VisionCfg", "vision_cfg", {"width": 32, "image_size": 32, "patch_size": 8}),
+        ("llm.clip:TextCfg", "text_cfg", {"width": 32, "vocab_size": 100})]
+    assert two.kwargs == {"embed_dim": 32}
+    assert two.inputs[0].shape == ("batch", 3, "height", "width")
+    # building blocks and layers, not models: what constructors build (directly, or through a
+    # helper function: the LoRA layer), and a layer given GPT's config but fed a hidden state
+    assert {"llm.lora:LoRALinear", "llm.model:MoE", "llm.model:Block",
+            "llm.hf:TinyLlamaModel"} <= set(blocks)
+
+
+def test_written_config_builds_models_from_config_objects(tmp_path, capsys):
+    root = _repo(tmp_path, LLM)
+    assert main(["init", str(root)]) == 0
+    text = (root / "pt2bot.yml").read_text()
+    config = load_config(str(root / "pt2bot.yml"))
+    gpt = _model(config, "gpt")
+    assert gpt.entry == "llm.model:GPT" and gpt.kwargs == {}
+    assert [(c.entry, c.arg) for c in gpt.config] == [("llm.config:Config", None)]
+    assert gpt.config[0].kwargs["n_layer"] == 2
+    assert _model(config, "two_tower").config[1].arg == "text_cfg"
+    assert "    config:   # a dataclass config, llm/config.py:6" in text
+    assert "kwargs: {name: mix-160m, n_layer: 2" in text
+    out = capsys.readouterr().out
+    assert "nothing was run; `pt2bot init --check` builds and runs each proposed model" in out
+
+
+@pytest.mark.torch
+@pytest.mark.slow
+def test_check_runs_config_built_models_and_says_what_it_ran(tmp_path, capsys, monkeypatch):
+    # (the Hugging Face-style and two-config models are built in tests/test_entry.py, in-process)
+    root = _repo(tmp_path, {k: v for k, v in LLM.items() if k not in ("llm/clip.py", "llm/hf.py")})
+    assert main(["init", str(root), "--check"]) == 0
+    out = capsys.readouterr().out
+    # what it ran, and what it kept
+    assert "--check ran 3 model(s) on the CPU, each in its own worker" in out
+    for name, entry in (("gpt", "llm.model:GPT"), ("mix_gpt", "llm.preset:MixGPT")):
+        line = next(ln for ln in out.splitlines() if f"  {name} ({entry})" in ln)
+        assert "ran OK: built, 4 shape case(s) run eagerly, 1 graph(s) and 0 graph break(s)" in line
+        assert line.endswith("-> kept")
+    broken = next(ln for ln in out.splitlines() if "  broken (llm.model:Broken)" in ln)
+    assert "failed" in broken and "at llm/model.py:" in broken and broken.endswith("-> commented out")
+    config = load_config(str(root / "pt2bot.yml"))
+    assert [m.name for m in config.models] == ["gpt", "mix_gpt"]
+    # and `pt2bot run` builds one from the written config (run from the repository)
+    cfg = root / "pt2bot.yml"
+    cfg.write_text(cfg.read_text().replace("run: {device: auto}",
+                                           "run: {device: cpu, backend: eager, latency: false}"))
+    res = tmp_path / "results.json"
+    monkeypatch.chdir(root)
+    assert main(["run", "--model", "mix_gpt", "--out", str(res)]) == 0
+    [run] = json.loads(res.read_text())["models"]
+    assert (run["name"], run["status"], run["graph_count"]) == ("mix_gpt", "ok", 1)
+
+
+CHAINS = {
+    "nets/__init__.py": "",
+    "nets/chains.py": """\
+        import torch.nn as nn
+
+
+        class Stem(nn.Module):
+            def __init__(self, channels):
+                super().__init__()
+                self.conv = nn.Conv2d(channels, 8, 3)
+
+            def forward(self, x):
+                return self.conv(x)
+
+
+        class DictNet(nn.Module):            # a dict display, a key read by subscript
+            def __init__(self, vocab_size, dim):
+                super().__init__()
+                self.parts = nn.ModuleDict({"emb": nn.Embedding(vocab_size, dim),
+                                            "out": nn.Linear(dim, 2)})
+
+            def forward(self, ids):
+                return self.parts["out"](self.parts["emb"](ids))
+
+
+        class ListNet(nn.Module):            # a ModuleList of a local list, indexed
+            def __init__(self, in_features):
+                super().__init__()
+                layers = [nn.Linear(in_features, 16), nn.ReLU()]
+                self.layers = nn.ModuleList(layers)
+
+            def forward(self, x):
+                return self.layers[1](self.layers[0](x))
+
+
+        class Encoder(nn.Module):            # an attribute chain into the repo's own module
+            def __init__(self):
+                super().__init__()
+                self.backbone = Backbone(4)
+
+            def forward(self, x):
+                return self.backbone.stem(x)
+
+
+        class Backbone(nn.Module):
+            def __init__(self, channels):
+                super().__init__()
+                self.stem = Stem(channels)
+
+            def forward(self, x):
+                return self.stem(x)
+        """,
+    "nets/mingpt.py": """\
+        import torch.nn as nn
+
+
+        class GPTConfig:
+            # minGPT's style: sizes as class attributes, __init__ takes what it is given
+            n_layer = 12
+            n_embd = 768
+            n_head = 12
+
+            def __init__(self, vocab_size, block_size, **kwargs):
+                self.vocab_size = vocab_size
+                self.block_size = block_size
+                for k, v in kwargs.items():
+                    setattr(self, k, v)
+
+
+        class MinGPT(nn.Module):
+            def __init__(self, config):
+                super().__init__()
+                self.tok_emb = nn.Embedding(config.vocab_size, config.n_embd)
+                self.blocks = nn.Sequential(*[nn.Linear(config.n_embd, config.n_embd)
+                                              for _ in range(config.n_layer)])
+
+            def forward(self, idx):
+                return self.blocks(self.tok_emb(idx))
+        """,
+}
+
+
+def test_inputs_traced_through_module_dicts_lists_and_attribute_chains(tmp_path):
+    proposals, blocks = discover(str(_repo(tmp_path, CHAINS)))
+    by = {p.entry.rpartition(":")[2]: p for p in proposals}
+    assert (by["DictNet"].inputs[0].dtype, by["DictNet"].inputs[0].high) == ("int64", 100)
+    assert by["ListNet"].inputs[0].shape == ("batch", 32)
+    assert by["Encoder"].inputs[0].shape == ("batch", 4, "height", "width")
+    assert by["Encoder"].how == "from the first layer, nn.Conv2d(4, ...) in Stem in Backbone"
+    # a plain config class: its __init__ arguments and the class-level sizes it keeps
+    [cfg] = by["MinGPT"].config
+    assert (cfg.entry, cfg.kind) == ("nets.mingpt:GPTConfig", "class config")
+    assert cfg.kwargs == {"vocab_size": 100, "block_size": 16, "n_layer": 2, "n_embd": 32,
+                          "n_head": 2}
+    assert by["MinGPT"].inputs[0].high == 100 and not by["MinGPT"].problems
+
+
+@pytest.mark.torch
+@pytest.mark.slow
+def test_check_says_when_no_model_could_be_imported(tmp_path, capsys):
+    # every model failing at import is the set-up (a package the repository imports is not
+    # installed), said once, as `pt2bot run` says it
+    root = _repo(tmp_path, {
+        "pkg/__init__.py": "import not_installed_anywhere  # noqa: F401\n",
+        "pkg/net.py": NET,
+    })
+    assert main(["init", str(root), "--check"]) == 0
+    out = capsys.readouterr().out
+    assert "pt2bot:   net (pkg.net:Net): failed" in out
+    assert ("pt2bot: no model could be imported or built: that is usually the set-up (the install, "
+            'a package the repository imports), not the models; first: pkg.net:Net: "pkg.net" '
+            'imports "not_installed_anywhere", which is not installed at pkg/__init__.py:1') in out

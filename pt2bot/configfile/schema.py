@@ -20,6 +20,7 @@ from pt2bot.config import (
     ENTRY,
     FAIL_ON,
     Config,
+    ConfigObject,
     InputSpec,
     ModelConfig,
     RunConfig,
@@ -197,6 +198,48 @@ def _check_inputs(ck: Checker, v: Any, path: Path, dims: list[str], dims_from: s
     return (tuple(specs), None) if ok else BAD
 
 
+def _check_configs(ck: Checker, v: Any, path: Path) -> tuple[ConfigObject, ...] | object:
+    """`config:` one config object, or a list of them for a constructor that takes several
+    (each but one passed by keyword, so each but one names its `arg`)."""
+    if not isinstance(v, list):
+        one = _check_config_object(ck, v, path)
+        return BAD if one is BAD else (one,)
+    if not v:
+        return ck.expected(path, "a config mapping or a non-empty list of them", v)
+    items = [_check_config_object(ck, x, path + (j,)) for j, x in enumerate(v)]
+    if any(x is BAD for x in items):
+        return BAD
+    objs: list[ConfigObject] = items  # type: ignore[assignment]
+    positional = [j for j, o in enumerate(objs) if not o.arg]
+    if len(positional) > 1:
+        return ck.error(path + (positional[1],), "only one config can be the first positional "
+                                                 'argument: give the others an "arg"')
+    seen: dict[str, int] = {}
+    for j, o in enumerate(objs):
+        if o.arg and o.arg in seen:
+            return ck.error(path + (j, "arg"), f'"{o.arg}" is already config[{seen[o.arg]}]\'s arg')
+        seen.setdefault(o.arg or "", j)
+    return tuple(objs)
+
+
+def _check_config_object(ck: Checker, v: Any, path: Path) -> ConfigObject | object:
+    """`{entry: pkg.mod:Config, kwargs: {...}, arg: config}`: an object the model's
+    constructor takes, built first (a class or a factory such as `Config.from_name`)."""
+    spec: dict[str, Check] = {
+        "entry": ck.string(ENTRY, 'an entry "module.path:attr" (e.g. "mypkg.config:Config" or '
+                                  '"mypkg.config:Config.from_name")', _entry_hint),
+        "kwargs": ck.map_of(ck.key(IDENT, "a keyword argument name"), lambda x, p: x,
+                            "a mapping of keyword arguments"),
+        "arg": ck.nullable(ck.string(IDENT, "the constructor's argument name for the config")),
+    }
+    if not isinstance(v, dict):
+        return ck.expected(path, 'a mapping {entry: "pkg.mod:Config", kwargs: {...}}', v)
+    fields = ck.mapping(v, path, spec, "", required=("entry",))
+    if fields is None or len(fields) != len(v) or "entry" not in fields:
+        return BAD
+    return ConfigObject(**fields)
+
+
 def _check_model(ck: Checker, v: Any, i: int) -> ModelConfig | None:
     path: Path = ("models", i)
     if not isinstance(v, dict):
@@ -209,6 +252,7 @@ def _check_model(ck: Checker, v: Any, i: int) -> ModelConfig | None:
                            _entry_hint),
         "kwargs": ck.map_of(ck.key(IDENT, "a keyword argument name"), lambda x, p: x,
                             "a mapping of keyword arguments"),
+        "config": lambda x, p: _check_configs(ck, x, p),
         "inputs": lambda x, p: x,   # checked below, once the dims are known
         "shapes": ck.map_of(ck.key(IDENT, "a dim name"),
                             ck.list_of(positive, "a list of positive integers", nonempty=True,
@@ -259,6 +303,11 @@ def _check_model(ck: Checker, v: Any, i: int) -> ModelConfig | None:
                     ck.error(path + where, f'no input uses dim "{d}", so its cases would all be '
                                            "the same (name it in an inputs[].shape)", key=True)
                     ok = False
+    for j, obj in enumerate(fields.get("config", ())):
+        if obj.arg and obj.arg in fields.get("kwargs", {}):
+            ck.error(path + ("config",) + ((j,) if isinstance(v.get("config"), list) else ()) + ("arg",),
+                     f'"{obj.arg}" is set twice: by this config and in kwargs')
+            ok = False
     if not ok:
         return None
     return ModelConfig(**fields, line=ck.line(path))

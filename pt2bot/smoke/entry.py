@@ -12,6 +12,7 @@ import inspect
 import os
 import pkgutil
 import sys
+from collections.abc import Sequence
 from types import ModuleType
 from typing import Any
 
@@ -117,13 +118,14 @@ def load_entry(spec: str, root: str) -> Any:
     return obj
 
 
-def _check_kwargs(target: Any, kwargs: dict[str, Any], label: str) -> None:
-    """Bind kwargs to the signature first, so a typo gets a did-you-mean, not a TypeError."""
+def _check_kwargs(target: Any, kwargs: dict[str, Any], label: str, positional: int = 0) -> None:
+    """Bind kwargs to the signature first, so a typo gets a did-you-mean, not a TypeError.
+    `positional`: how many positional arguments come before them (a config object)."""
     try:
         sig = inspect.signature(target)
     except (TypeError, ValueError):  # builtins, C extensions: let the call decide
         return
-    params = sig.parameters
+    params = dict(list(sig.parameters.items())[positional:])
     takes_any = any(p.kind is p.VAR_KEYWORD for p in params.values())
     names = [n for n, p in params.items() if p.kind in (p.POSITIONAL_OR_KEYWORD, p.KEYWORD_ONLY)]
     if not takes_any:
@@ -141,8 +143,40 @@ def _check_kwargs(target: Any, kwargs: dict[str, Any], label: str) -> None:
                                        f"{'them' if len(missing) > 1 else 'it'} to the model's kwargs")
 
 
-def build_model(obj: Any, kwargs: dict[str, Any] | None = None, *, root: str | None = None) -> Any:
-    """An nn.Module class is instantiated with kwargs, a factory is called with them.
+def _label(obj: Any) -> str:
+    return getattr(obj, "__qualname__", None) or type(obj).__name__
+
+
+def _call(obj: Any, args: tuple[Any, ...], kwargs: dict[str, Any], label: str,
+          root: str | None) -> Any:
+    try:
+        return obj(*args, **kwargs)
+    except (Exception, SystemExit) as e:
+        path, line = _exception_location(e, root) if root else (None, None)
+        raise EntryError("build_raised", f"{label}(...) raised {type(e).__name__}: {_short(e)}"
+                                         f"{_where(path, line)}",
+                         path=path, line=line, exc_type=type(e).__name__) from None
+
+
+def build_config_object(obj: Any, kwargs: dict[str, Any] | None = None, *,
+                        root: str | None = None) -> Any:
+    """A model's `config:` object: the class (or factory, `Config.from_name`) called with its
+    kwargs. Raises EntryError (`bad_kwargs`, `build_raised`, `not_a_model` when it cannot be
+    called), each message saying it is the config."""
+    kwargs = dict(kwargs or {})
+    label = f"the config {_label(obj)}"
+    if not callable(obj):
+        raise EntryError("not_a_model", f"the config entry is a {type(obj).__name__}, expected "
+                                        "a class or a factory function")
+    _check_kwargs(obj, kwargs, f"{label}()")
+    return _call(obj, (), kwargs, label, root)
+
+
+def build_model(obj: Any, kwargs: dict[str, Any] | None = None, *, root: str | None = None,
+                configs: Sequence[tuple[str | None, Any]] = ()) -> Any:
+    """An nn.Module class is instantiated with kwargs, a factory is called with them; each
+    config object of `configs` ((arg, object)) goes by its keyword `arg`, or without one
+    first, positionally.
 
     Returns the nn.Module. Raises EntryError: `bad_kwargs` (they do not fit the signature),
     `build_raised` (the constructor/factory raised; located in user code under `root`),
@@ -151,27 +185,29 @@ def build_model(obj: Any, kwargs: dict[str, Any] | None = None, *, root: str | N
     import torch  # lazily: only the smoke worker builds models
 
     kwargs = dict(kwargs or {})
-    label = getattr(obj, "__qualname__", None) or type(obj).__name__
+    label = _label(obj)
+    args: tuple[Any, ...] = ()
+    for config_arg, config in configs:
+        if config_arg and config_arg in kwargs:
+            raise EntryError("bad_kwargs", f'"{config_arg}" is set twice: by a config and in kwargs')
+        if config_arg:
+            kwargs[config_arg] = config
+        else:
+            args = (config,)
     if isinstance(obj, torch.nn.Module):  # the entry names a ready instance
-        if kwargs:
+        if kwargs or args:
             raise EntryError("bad_kwargs", f"{label} is already an nn.Module instance; "
-                                           "it takes no kwargs")
+                                           "it takes no kwargs or config")
         return obj
     if not callable(obj):
         raise EntryError("not_a_model", f"the entry is a {type(obj).__name__}, expected an "
                                         "nn.Module class or a factory function")
-    _check_kwargs(obj, kwargs, f"{label}()")
-    try:
-        model = obj(**kwargs)
-    except (Exception, SystemExit) as e:
-        path, line = _exception_location(e, root) if root else (None, None)
-        raise EntryError("build_raised", f"{label}(...) raised {type(e).__name__}: {_short(e)}"
-                                         f"{_where(path, line)}",
-                         path=path, line=line, exc_type=type(e).__name__) from None
+    _check_kwargs(obj, kwargs, f"{label}()", positional=len(args))
+    model = _call(obj, args, kwargs, label, root)
     if not isinstance(model, torch.nn.Module):
         raise EntryError("not_a_model", f"{label}(...) returned a {type(model).__name__}, "
                                         "expected a torch.nn.Module")
     return model
 
 
-__all__ = ["EntryError", "KINDS", "load_entry", "build_model"]
+__all__ = ["EntryError", "KINDS", "load_entry", "build_config_object", "build_model"]

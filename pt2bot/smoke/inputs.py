@@ -43,11 +43,24 @@ def import_entry(entry: str, paths: RepoPaths, *, kind: str = "import") -> Any:
                          exc_type=e.exc_type) from None
 
 
-def build_model(entry: str, kwargs: dict[str, Any], paths: RepoPaths) -> Any:
-    """Import and construct the model (class or factory), in eval mode."""
+def build_model(entry: str, kwargs: dict[str, Any], paths: RepoPaths,
+                configs: list[dict[str, Any]] | None = None) -> Any:
+    """Import and construct the model (class or factory), in eval mode. `configs`: the
+    model's `config:` ([{entry, kwargs, arg}]), each built first and passed to the
+    constructor, by its `arg` or (without one) as the first positional argument."""
+    built: list[tuple[str | None, Any]] = []
+    for config in configs or ():
+        cfg_entry = str(config.get("entry") or "")
+        cfg_obj = import_entry(cfg_entry, paths)
+        try:
+            built.append((config.get("arg"), entry_mod.build_config_object(
+                cfg_obj, config.get("kwargs") or {}, root=paths.root)))
+        except ModelError as e:
+            raise ModelError("import", f"config {cfg_entry}: {e.message} ({e.kind})", e.path,
+                             e.line, exc_type=e.exc_type) from None
     obj = import_entry(entry, paths)
     try:
-        model = entry_mod.build_model(obj, kwargs or {}, root=paths.root)
+        model = entry_mod.build_model(obj, kwargs or {}, root=paths.root, configs=built)
     except ModelError as e:
         raise ModelError("import", f"{entry}: {e.message} ({e.kind})", e.path, e.line,
                          exc_type=e.exc_type) from None

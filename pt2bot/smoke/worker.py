@@ -136,7 +136,7 @@ def measure_run(spec: dict[str, Any]) -> ModelRun:
             torch.set_num_threads(int(run_cfg["threads"]))
         try:
             model = build_model(str(model_spec.get("entry") or ""), model_spec.get("kwargs") or {},
-                                paths)
+                                paths, model_spec.get("config"))
             model = model.to(device)
             cases: list[CaseInputs] = [build_inputs(model_spec, model, shape, device, paths)
                                        for shape in shape_cases(model_spec)]
