@@ -50,7 +50,7 @@ def render_sarif(report: Report) -> dict:
     except ImportError as e:    # the one place that depends on the SARIF module landing
         raise RuntimeError("pt2bot.report.sarif.findings_to_sarif is missing: cannot write "
                            "results.sarif") from e
-    return findings_to_sarif(report.findings, tool_version=__version__)
+    return findings_to_sarif(report.findings, tool_version=__version__, fixes=report.fixes)
 
 
 __all__ = ["render_all", "render_sarif"]

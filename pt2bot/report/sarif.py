@@ -11,7 +11,7 @@ claim the smoke run did not observe) is SARIF's `note`.
 """
 from __future__ import annotations
 
-from typing import Any, Sequence
+from typing import Any, Mapping, Sequence
 
 from pt2bot.findings import Finding
 
@@ -41,7 +41,30 @@ def _rule_descriptor(code: str) -> dict[str, Any]:
     }
 
 
-def findings_to_sarif(findings: Sequence[Finding], *, tool_version: str) -> dict[str, Any]:
+def verified_fixes(fixes: Mapping[str, Any] | None) -> dict[str, Mapping[str, Any]]:
+    """finding fingerprint -> its verified fix, from report.json's `fixes` (pt2bot/fixes.py)."""
+    out: dict[str, Mapping[str, Any]] = {}
+    for c in (fixes or {}).get("candidates") or ():
+        if c.get("verified"):
+            for fp in c.get("findings") or ():
+                out.setdefault(str(fp), c)
+    return out
+
+
+def _fix(f: Finding, fix: Mapping[str, Any]) -> dict[str, Any]:
+    """A verified fix as SARIF's `fix`: lines start_line..end_line (their text, without the
+    last line's end) replaced by the fix's lines."""
+    return {"description": {"text": f"{fix.get('title')}: {fix.get('evidence')}"},
+            "artifactChanges": [{
+                "artifactLocation": {"uri": f.path, "uriBaseId": "%SRCROOT%"},
+                "replacements": [{"deletedRegion": {"startLine": fix["start_line"],
+                                                    "endLine": fix["end_line"]},
+                                  "insertedContent": {"text": "\n".join(fix["lines"])}}]}],
+            "properties": {"verified": True, "models": list(fix.get("models") or ())}}
+
+
+def findings_to_sarif(findings: Sequence[Finding], *, tool_version: str,
+                      fixes: Mapping[str, Any] | None = None) -> dict[str, Any]:
     from pt2bot.rules import RULES
 
     codes = [r.code for r in RULES]
@@ -49,6 +72,7 @@ def findings_to_sarif(findings: Sequence[Finding], *, tool_version: str) -> dict
         if f.rule not in codes:
             codes.append(f.rule)
     index = {c: i for i, c in enumerate(codes)}
+    proven = verified_fixes(fixes)
     results = []
     for f in findings:
         region: dict[str, Any] = {"startLine": max(1, f.line), "startColumn": f.col + 1}
@@ -78,7 +102,10 @@ def findings_to_sarif(findings: Sequence[Finding], *, tool_version: str) -> dict
         }
         if f.function:
             res["locations"][0]["logicalLocations"] = [{"fullyQualifiedName": f.function, "kind": "function"}]
-        if f.suggestion and f.end_line == f.line:
+        fix = proven.get(f.fingerprint())
+        if fix is not None and fix.get("path") == f.path:
+            res["fixes"] = [_fix(f, fix)]
+        elif f.suggestion and f.end_line == f.line:
             res["fixes"] = [{"description": {"text": "Replace the line"}, "artifactChanges": [{
                 "artifactLocation": {"uri": f.path, "uriBaseId": "%SRCROOT%"},
                 "replacements": [{"deletedRegion": {"startLine": f.line},
