@@ -28,6 +28,7 @@ import json
 import os
 import signal
 import sys
+import threading
 import time
 from typing import Any, Callable, Iterator, Mapping, Sequence
 
@@ -181,7 +182,8 @@ def _outcome(x: Any) -> str:
 def time_limit(seconds: float | None) -> Iterator[None]:
     """Raise CandidateTimeout in this (main) thread after `seconds` (a hang in Python code;
     the supervisor's timeout is the backstop for one inside native code)."""
-    if not seconds or seconds <= 0 or not hasattr(signal, "setitimer"):
+    if not seconds or seconds <= 0 or not hasattr(signal, "setitimer") or \
+            threading.current_thread() is not threading.main_thread():
         yield
         return
 
@@ -407,7 +409,7 @@ def verify(spec: dict[str, Any], emit: Emit) -> None:
             emit({"id": cand["id"], "skipped": "an earlier candidate already fixed its target"})
             continue
         t1 = time.perf_counter()
-        verdict = _one_candidate(cand, model, cases, head_outs, head, model_spec, run_cfg,
+        verdict = prove_candidate(cand, model, cases, head_outs, head, model_spec, run_cfg,
                                  paths, phases, limit, guard_cache)
         if verdict.get("accepted"):
             fixed.update(keys)
@@ -418,11 +420,14 @@ def _since(t0: float) -> float:
     return round(time.perf_counter() - t0, 3)
 
 
-def _one_candidate(cand: Mapping[str, Any], model: Any, cases: list[CaseInputs],
-                   head_outs: list[Any], head: dict[str, Any], model_spec: dict[str, Any],
-                   run_cfg: dict[str, Any], paths: RepoPaths, phases: Sequence[str],
-                   limit: float | None, guard_cache: dict[str, dict[tuple[str, str, int], Any]]
-                   ) -> dict[str, Any]:
+def prove_candidate(cand: Mapping[str, Any], model: Any, cases: list[CaseInputs],
+                    head_outs: list[Any], head: dict[str, Any], model_spec: dict[str, Any],
+                    run_cfg: dict[str, Any], paths: RepoPaths, phases: Sequence[str],
+                    limit: float | None, guard_cache: dict[str, dict[tuple[str, str, int], Any]]
+                    ) -> dict[str, Any]:
+    """One candidate (a spec's `candidates[]` item) put in place, measured and judged against
+    `head` (what `measure_state` gave for head's model): the verdict `{accepted, reason,
+    evidence, ...}`. Whatever the patched code does is a verdict, never an exception."""
     import torch
 
     edit = Edit(path=str(cand["path"]), start_line=int(cand["start_line"]),
@@ -494,7 +499,7 @@ def main(argv: list[str] | None = None) -> int:
 
 
 __all__ = ["CandidateTimeout", "GUARD_WORDS", "HEAD", "guard_checks", "guard_kinds", "judge",
-           "main", "measure_state", "time_limit", "verify"]
+           "main", "measure_state", "prove_candidate", "time_limit", "verify"]
 
 
 if __name__ == "__main__":
