@@ -162,3 +162,287 @@ def test_print_guard_needs_the_module_torch(tmp_path, text):
 def test_print_sharing_its_line_or_used_as_a_value_gets_no_candidate(tmp_path, text):
     src, fs = findings_in(tmp_path, text, "PTC105")
     assert fs and fix_candidates_explained(fs[0], src)[0] == []
+
+
+# --- PTC305 dynamic=False: the suggestion keeps the line's indentation -------------------------
+
+DYNAMIC = """\
+    import torch
+
+    def build(model, big):
+        if big:
+            model = torch.compile(model, dynamic=False, backend="eager")
+        fast = torch.compile(
+            model,
+            dynamic=False,
+        )
+        return torch.compile(model,
+                             dynamic=False, mode="max-autotune"), fast
+    """
+
+
+def _replace_line(src: str, line: int, text: str) -> str:
+    lines = src.splitlines(keepends=True)
+    lines[line - 1] = text + "\n"
+    return "".join(lines)
+
+
+def test_ptc305_suggestion_keeps_indentation_and_compiles(tmp_path):
+    src, fs = findings_in(tmp_path, DYNAMIC, "PTC305")
+    assert [f.line for f in fs] == [5, 8, 11]
+    with_suggestion = [f for f in fs if f.suggestion is not None]
+    assert [f.suggestion for f in with_suggestion] == [
+        '        model = torch.compile(model, backend="eager")',
+        '                         mode="max-autotune"), fast']
+    for f in with_suggestion:   # what one click on the suggestion block commits
+        out = _replace_line(src, f.line, f.suggestion)
+        compile(out, "m.py", "exec")
+        assert "dynamic" not in out.splitlines()[f.line - 1]
+    # the candidates: the same edits, safe, and the keyword alone on its line is deleted
+    cands = [fix_candidates(f, src) for f in fs]
+    assert [(c.lines, c.safe) for (c,) in cands] == [
+        (('        model = torch.compile(model, backend="eager")',), True), ((), True),
+        (('                         mode="max-autotune"), fast',), True)]
+    out = src
+    for (c,) in reversed(cands):
+        out = fixed(out, c)
+    assert "dynamic" not in out
+    ns: dict = {}
+    exec(compile(out, "m.py", "exec"), ns)
+
+
+# --- PTC106 logging and warnings -------------------------------------------------------------
+
+def test_logging_and_warnings_are_guarded(tmp_path):
+    src, fs = findings_in(tmp_path, """\
+        import logging
+        import warnings
+        import torch
+
+        logger = logging.getLogger(__name__)
+
+        @torch.compile
+        def f(x, scale=None):
+            logger.info("forward %s", x.shape)
+            if scale is not None:
+                warnings.warn(
+                    "`scale` is deprecated", FutureWarning)
+            return x + 1
+        """, "PTC106")
+    assert [f.line for f in fs] == [9, 11]
+    (g1, r1), (g2, r2) = (fix_candidates(f, src) for f in fs)
+    assert g1.lines == ("    if not torch.compiler.is_compiling():", '        logger.info("forward %s", x.shape)')
+    assert g2.lines == ("        if not torch.compiler.is_compiling():", "            warnings.warn(",
+                        '                "`scale` is deprecated", FutureWarning)')
+    assert (g2.start_line, g2.end_line, g2.safe, r2.lines) == (11, 12, True, ("        pass",))
+    fixed(fixed(src, g2), g1)
+
+
+# --- PTC201 a branch on a tensor value -----------------------------------------------------
+
+def test_nan_guard_branchless_then_where_then_cond(tmp_path):
+    src, f, cands = only(tmp_path, """\
+        import torch
+
+        @torch.compile
+        def f(h):
+            h = h * 2
+            if torch.isnan(h).any():
+                h = torch.nan_to_num(h)
+            return h
+        """, "PTC201")
+    assert [(c.rank, c.start_line, c.end_line, c.lines) for c in cands] == [
+        (0, 6, 7, ("    h = torch.nan_to_num(h)",)),
+        (1, 6, 7, ("    h = torch.where(torch.isnan(h).any(), torch.nan_to_num(h), h)",)),
+        (2, 6, 7, ("    h = torch.cond(torch.isnan(h).any(), lambda: torch.nan_to_num(h), lambda: h.clone(), ())",))]
+    assert [c.guards for c in cands] == [("nan", "empty", "inf"), ("nan", "empty"), ("nan", "empty")]
+    assert not any(c.safe for c in cands)
+    for c in cands:
+        fixed(src, c)
+
+
+@pytest.mark.parametrize("body,branchless", [
+    ("x = x.clamp(max=1.0)", "x = x.clamp(max=1.0)"),
+    ("x.clamp_(max=1.0)", "x.clamp_(max=1.0)"),
+    ("x = x.masked_fill(x > 1, 1.0)", "x = x.masked_fill(x > 1, 1.0)"),
+    ("x = torch.where(x > 1, 1.0, x)", "x = torch.where(x > 1, 1.0, x)"),
+])
+def test_noop_guards_of_clamp_and_fill_are_dropped(tmp_path, body, branchless):
+    src, f, cands = only(tmp_path, f"""\
+        import torch
+
+        @torch.compile
+        def f(x):
+            if (x > 1).any():
+                {body}
+            return x
+        """, "PTC201")
+    assert cands[0].rank == 0 and cands[0].lines == ("    " + branchless,)
+
+
+@pytest.mark.parametrize("body", [
+    "x = torch.nan_to_num(x)",     # the test is not about NaN
+    "x = (x * 2).clamp(max=1.0)",  # not a transform of x itself
+    "y = x.clamp(max=1.0)",        # another name: not a no-op when skipped
+])
+def test_what_is_not_a_noop_guard_gets_no_branchless_form(tmp_path, body):
+    src, f, cands = only(tmp_path, f"""\
+        import torch
+
+        @torch.compile
+        def f(x):
+            y = x
+            if (x > 1).any():
+                {body}
+            return x + y
+        """, "PTC201")
+    assert all(c.rank > 0 for c in cands)
+    for c in cands:
+        fixed(src, c)
+
+
+def test_if_return_then_return_becomes_one_return(tmp_path):
+    src, f, cands = only(tmp_path, """\
+        import torch
+
+        class M(torch.nn.Module):
+            def forward(self, img):
+                if torch.rand(1) < self.p:
+                    return img.flip(-1)
+                return img
+
+        m = torch.compile(M())
+        """, "PTC201")
+    assert [(c.start_line, c.end_line, c.lines) for c in cands] == [
+        (5, 7, ("        return torch.where(torch.rand(1) < self.p, img.flip(-1), img)",)),
+        (5, 7, ("        return torch.cond(torch.rand(1) < self.p, lambda: img.flip(-1), lambda: img.clone(), ())",))]
+    assert fixed(src, cands[0]).splitlines()[5:] == ["", "m = torch.compile(M())"]
+
+
+def test_if_else_assignments_and_a_ternary(tmp_path):
+    src, fs = findings_in(tmp_path, """\
+        import torch
+
+        @torch.compile
+        def f(x):
+            if x.sum() > 0:
+                y = x * 2
+            else:
+                y = (x
+                     - 1)
+            z = x + 1 if x.mean() > 0 else x - 1
+            return y + z
+        """, "PTC201")
+    c1, c2 = (fix_candidates(f, src) for f in fs)
+    assert [c.lines for c in c1][0] == ("    y = torch.where(x.sum() > 0, x * 2, x", "             - 1)")
+    assert (c1[0].start_line, c1[0].end_line) == (5, 9)
+    assert [c.lines for c in c2] == [("    z = torch.where(x.mean() > 0, x + 1, x - 1)",)]
+    out = fixed(fixed(src, c2[0]), c1[0])
+    assert "if" not in out.replace("@torch.compile", "")
+
+
+@pytest.mark.parametrize("text", [
+    # elif, and/or, a while, several statements, a name not bound before the `if`
+    "    if x.sum() > 0:\n        y = 1\n    elif x.mean() > 0:\n        y = 2\n    else:\n        y = 3\n",
+    "    while x.sum() > 0:\n        x = x - 1\n",
+    "    if x.sum() > 0:\n        x = x - 1\n        x = x * 2\n",
+    "    if x.sum() > 0:\n        w = x - 1\n",
+])
+def test_branches_without_a_recipe(tmp_path, text):
+    src = "import torch\n\n@torch.compile\ndef f(x):\n" + text + "    return x\n"
+    (tmp_path / "m.py").write_text(src)
+    fs = [f for f in check_paths(str(tmp_path), ["m.py"], StaticConfig(), jobs=1) if f.rule == "PTC201"]
+    assert fs and [c for f in fs for c in fix_candidates(f, src)] == []
+
+
+def test_a_returned_tuple_keeps_its_brackets(tmp_path):
+    src, f, cands = only(tmp_path, """\
+        import torch
+
+        @torch.compile
+        def f(x):
+            if x.sum() > 0:
+                return x, x + 1
+            return x - 1, x
+        """, "PTC201")
+    # `torch.where` selects one tensor: a pair of outputs is `torch.cond`'s only
+    assert [c.lines for c in cands] == [
+        ("    return torch.cond(x.sum() > 0, lambda: (x, x + 1), lambda: (x - 1, x), ())",)]
+
+
+# --- PTC304 a boolean-mask selection followed by a reduction --------------------------------
+
+@pytest.mark.parametrize("expr,want", [
+    ("x[x > 0].sum()", "torch.where(x > 0, x, 0).sum()"),
+    ("x[mask].mean()", "torch.where(mask, x, 0).sum() / mask.sum()"),
+    ("x[x > 0].float().mean()", "torch.where(x > 0, x.float(), 0).sum() / (x > 0).sum()"),
+    ("(x + 1)[mask].double().max()", 'torch.where(mask, (x + 1).double(), float("-inf")).max()'),
+    ("x[mask].amin()", 'torch.where(mask, x, float("inf")).amin()'),
+    ("x[mask].prod()", "torch.where(mask, x, 1).prod()"),
+    ("y / x[mask].mean()", "y / (torch.where(mask, x, 0).sum() / mask.sum())"),
+])
+def test_masked_reduction_recipe(tmp_path, expr, want):
+    src, f, cands = only(tmp_path, f"""\
+        import torch
+
+        @torch.compile
+        def f(x, y):
+            mask = x > 0
+            return {expr}
+        """, "PTC304")
+    (c,) = cands
+    assert c.lines == ("    return " + want,) and c.guards == ("empty",) and not c.safe
+    fixed(src, c)
+    # the denominator-changing rewrite is never produced
+    assert ".mean()" not in "".join(c.lines)
+
+
+@pytest.mark.parametrize("expr", [
+    "x[x > 0].sum(0)",                         # a reduction over one dimension
+    "x[:, mask].sum()",                        # a mask over one dimension
+    "x[torch.rand(x.shape) > 0.5].mean()",     # the mask would be drawn twice
+    "x[mask].cumsum(0)",                       # not a reduction
+    "torch.masked_select(x, mask).sum()",
+])
+def test_masked_selections_without_a_recipe(tmp_path, expr):
+    src, fs = findings_in(tmp_path, f"""\
+        import torch
+
+        @torch.compile
+        def f(x, y):
+            mask = x > 0
+            return {expr}
+        """, "PTC304")
+    assert fs and all(fix_candidates(f, src) == [] for f in fs)
+
+
+# --- PTC101 / PTC102 / PTC104 keep the tensor ------------------------------------------------
+
+@pytest.mark.parametrize("code,body,want", [
+    ("PTC101", "    scale = x.abs().max().item()\n    return x / scale\n", "    scale = x.abs().max()"),
+    ("PTC101", "    return x * x.mean().item() + 1\n", "    return x * x.mean() + 1"),
+    ("PTC101", "    s = float(x.sum().item())\n    y = -s\n    return x + y * 2\n", "    s = x.sum()"),
+    ("PTC104", "    return x - float(x.mean())\n", "    return x - x.mean()"),
+    ("PTC104", "    m = float(x.mean() + 1)\n    return x / m\n", "    m = x.mean() + 1"),
+    ("PTC104", "    return x / float(x.mean() + 1)\n", "    return x / (x.mean() + 1)"),
+    ("PTC102", "    v = x.sum().tolist()\n    return x * v\n", "    v = x.sum()"),
+])
+def test_keep_the_tensor(tmp_path, code, body, want):
+    src, f, cands = only(tmp_path, "import torch\n\n@torch.compile\ndef f(x):\n" + body, code)
+    (c,) = cands
+    assert c.lines == (want,) and not c.safe and c.start_line == c.end_line == 5
+    fixed(src, c)
+
+
+@pytest.mark.parametrize("code,body", [
+    ("PTC101", "    n = x.sum().item()\n    return x[:n]\n"),                  # an index
+    ("PTC101", "    n = x.sum().item()\n    return x.new_zeros(int(n))\n"),    # a size
+    ("PTC101", "    n = x.sum().item()\n    if n > 0:\n        return x\n    return -x\n"),   # a condition
+    ("PTC101", "    n = x.sum().item()\n    print(f'{n}')\n    return x * n\n"),  # a message too
+    ("PTC101", "    return range(x.sum().item() + 1)\n"),
+    ("PTC104", "    return x * int(x.sum())\n"),                               # int truncates
+    ("PTC101", "    n = x.sum().item()\n    return x\n"),                      # never read
+])
+def test_a_python_number_that_is_needed_is_kept(tmp_path, code, body):
+    src, fs = findings_in(tmp_path, "import torch\n\n@torch.compile\ndef f(x):\n" + body, code)
+    assert fs and all(fix_candidates(f, src) == [] for f in fs)

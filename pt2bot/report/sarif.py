@@ -8,12 +8,23 @@ configured models reached the line is `properties.reachedBy` (a list; [] = none 
 what the smoke run made of the claim `properties.smoke` (`{status, models, evidence}`, the
 report's `smoke`; the message says it too). The "info" severity (a demoted warning, or a
 claim the smoke run did not observe) is SARIF's `note`.
+
+`fixes` (optional): per finding, the fix candidates to carry as SARIF `fixes` (pt2bot/rules/base.py
+`Candidate`): `pt2bot check` passes the ones that are safe by construction. Each replaces whole
+lines: the region from the first replaced line's column 1 to column 1 of the line after the
+last, by the new lines each ended with a newline (a deletion inserts nothing). A finding with
+candidates carries them instead of its one-line `suggestion`. `pt2bot review` passes its
+verified fixes (report.json's `fixes`, pt2bot/fixes.py) with `evidence`, what was verified,
+by finding fingerprint: such a fix says it in its description and has `properties.verified`.
 """
 from __future__ import annotations
 
-from typing import Any, Mapping, Sequence
+from typing import TYPE_CHECKING, Any, Mapping, Sequence
 
 from pt2bot.findings import Finding
+
+if TYPE_CHECKING:
+    from pt2bot.rules.base import Candidate
 
 SARIF_SCHEMA = "https://json.schemastore.org/sarif-2.1.0.json"
 INFO_URI = "https://github.com/pt2bot/pt2bot"
@@ -41,30 +52,26 @@ def _rule_descriptor(code: str) -> dict[str, Any]:
     }
 
 
-def verified_fixes(fixes: Mapping[str, Any] | None) -> dict[str, Mapping[str, Any]]:
-    """finding fingerprint -> its verified fix, from report.json's `fixes` (pt2bot/fixes.py)."""
-    out: dict[str, Mapping[str, Any]] = {}
-    for c in (fixes or {}).get("candidates") or ():
-        if c.get("verified"):
-            for fp in c.get("findings") or ():
-                out.setdefault(str(fp), c)
+def fix_to_sarif(cand: "Candidate", evidence: str | None = None) -> dict[str, Any]:
+    """One candidate as a SARIF `fix` (whole lines replaced; see the module's docstring).
+    `evidence`: what the review's proof verified (then `properties.verified` is true)."""
+    text = "".join(line + "\n" for line in cand.lines)
+    said = f" ({evidence})" if evidence else "" if cand.safe else " (not safe by construction)"
+    out: dict[str, Any] = {
+        "description": {"text": cand.title + said},
+        "artifactChanges": [{
+            "artifactLocation": {"uri": cand.path, "uriBaseId": "%SRCROOT%"},
+            "replacements": [{"deletedRegion": {"startLine": cand.start_line, "startColumn": 1,
+                                                "endLine": cand.end_line + 1, "endColumn": 1},
+                              "insertedContent": {"text": text}}]}]}
+    if evidence:
+        out["properties"] = {"verified": True}
     return out
 
 
-def _fix(f: Finding, fix: Mapping[str, Any]) -> dict[str, Any]:
-    """A verified fix as SARIF's `fix`: lines start_line..end_line (their text, without the
-    last line's end) replaced by the fix's lines."""
-    return {"description": {"text": f"{fix.get('title')}: {fix.get('evidence')}"},
-            "artifactChanges": [{
-                "artifactLocation": {"uri": f.path, "uriBaseId": "%SRCROOT%"},
-                "replacements": [{"deletedRegion": {"startLine": fix["start_line"],
-                                                    "endLine": fix["end_line"]},
-                                  "insertedContent": {"text": "\n".join(fix["lines"])}}]}],
-            "properties": {"verified": True, "models": list(fix.get("models") or ())}}
-
-
 def findings_to_sarif(findings: Sequence[Finding], *, tool_version: str,
-                      fixes: Mapping[str, Any] | None = None) -> dict[str, Any]:
+                      fixes: "Mapping[Finding, Sequence[Candidate]] | None" = None,
+                      evidence: Mapping[str, str] | None = None) -> dict[str, Any]:
     from pt2bot.rules import RULES
 
     codes = [r.code for r in RULES]
@@ -72,7 +79,6 @@ def findings_to_sarif(findings: Sequence[Finding], *, tool_version: str,
         if f.rule not in codes:
             codes.append(f.rule)
     index = {c: i for i, c in enumerate(codes)}
-    proven = verified_fixes(fixes)
     results = []
     for f in findings:
         region: dict[str, Any] = {"startLine": max(1, f.line), "startColumn": f.col + 1}
@@ -102,9 +108,10 @@ def findings_to_sarif(findings: Sequence[Finding], *, tool_version: str,
         }
         if f.function:
             res["locations"][0]["logicalLocations"] = [{"fullyQualifiedName": f.function, "kind": "function"}]
-        fix = proven.get(f.fingerprint())
-        if fix is not None and fix.get("path") == f.path:
-            res["fixes"] = [_fix(f, fix)]
+        cands = (fixes or {}).get(f) or ()
+        if cands:
+            said = (evidence or {}).get(f.fingerprint())
+            res["fixes"] = [fix_to_sarif(c, said) for c in cands]
         elif f.suggestion and f.end_line == f.line:
             res["fixes"] = [{"description": {"text": "Replace the line"}, "artifactChanges": [{
                 "artifactLocation": {"uri": f.path, "uriBaseId": "%SRCROOT%"},

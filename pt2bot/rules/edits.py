@@ -175,6 +175,63 @@ def guard_eager_only(code: str, finding, source: str, tree: ast.Module, what: st
     return out
 
 
-__all__ = ["source_lines", "statement_at", "owns_lines", "indentation", "indent_unit", "nested",
+def segment(lines: list[str], node: ast.AST) -> str:
+    """The source text of `node` (lines joined with "\n"), as `ast.get_source_segment` gives it."""
+    end = node.end_lineno or node.lineno
+    first, last = node.lineno - 1, end - 1
+    if first == last:
+        ln = lines[first]
+        return ln[_to_char(ln, node.col_offset):_to_char(ln, node.end_col_offset or 0)]
+    parts = [lines[first][_to_char(lines[first], node.col_offset):]] + lines[first + 1:last]
+    parts.append(lines[last][:_to_char(lines[last], node.end_col_offset or 0)])
+    return "\n".join(parts)
+
+
+def with_replaced(lines: list[str], st: ast.stmt, node: ast.AST, text: str) -> list[str]:
+    """The lines of statement `st` with the span of `node` (inside it) replaced by `text`
+    (which may hold "\n": it sits inside the statement's brackets or ends it)."""
+    end = st.end_lineno or st.lineno
+    n_end = node.end_lineno or node.lineno
+    head = lines[node.lineno - 1][:_to_char(lines[node.lineno - 1], node.col_offset)]
+    tail = lines[n_end - 1][_to_char(lines[n_end - 1], node.end_col_offset or 0):]
+    return lines[st.lineno - 1:node.lineno - 1] + (head + text + tail).split("\n") + lines[n_end:end]
+
+
+def statement_lines(indent: str, text: str) -> list[str]:
+    """A new statement `text` (its continuation lines as they are) at `indent`."""
+    return (indent + text).split("\n")
+
+
+def is_elif(lines: list[str], st: ast.stmt) -> bool:
+    """An `if` that is the `elif` of another (its lines are not a statement of their own)."""
+    ln = lines[st.lineno - 1]
+    return isinstance(st, ast.If) and ln[_to_char(ln, st.col_offset):].startswith("elif")
+
+
+def parents_of(root: ast.AST) -> dict[int, ast.AST]:
+    """id(node) -> its parent, for the nodes under `root`."""
+    return {id(c): n for n in ast.walk(root) for c in ast.iter_child_nodes(n)}
+
+
+def enclosing_function(tree: ast.Module, st: ast.stmt) -> ast.FunctionDef | ast.AsyncFunctionDef | None:
+    """The innermost function whose lines hold `st`."""
+    fns = [fn for fn in ast.walk(tree) if isinstance(fn, (ast.FunctionDef, ast.AsyncFunctionDef))
+           and fn.lineno <= st.lineno <= (fn.end_lineno or fn.lineno)]
+    return max(fns, key=lambda f: f.lineno) if fns else None
+
+
+def defined_before(tree: ast.Module, st: ast.stmt, name: str) -> bool:
+    """Whether `name` is a parameter of the function around `st` or assigned in it before `st`."""
+    fn = enclosing_function(tree, st)
+    if fn is None:
+        return False
+    args = fn.args
+    if name in [a.arg for a in args.posonlyargs + args.args + args.kwonlyargs]:
+        return True
+    return any(isinstance(n, ast.Name) and n.id == name and isinstance(n.ctx, ast.Store)
+               and n.lineno < st.lineno for n in ast.walk(fn))
+
+
+__all__ = ["parents_of", "enclosing_function", "segment", "with_replaced", "statement_lines", "is_elif", "defined_before", "source_lines", "statement_at", "owns_lines", "indentation", "indent_unit", "nested",
            "spans_string_lines", "binds_torch", "function_binds", "replace_statement", "apply_candidate",
            "finding_statement", "guard_eager_only"]
