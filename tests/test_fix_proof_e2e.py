@@ -151,9 +151,14 @@ def test_sarif_carries_the_fix(reviewed):
     [res] = [r for r in sarif["runs"][0]["results"] if r["ruleId"] == "PTC105"]
     [fix] = res["fixes"]
     [change] = fix["artifactChanges"]
-    assert change["replacements"] == [{"deletedRegion": {"startLine": FIRST, "endLine": LAST},
-                                       "insertedContent": {"text": "\n".join(GUARDED)}}]
-    assert fix["properties"] == {"verified": True, "models": ["scaler"]}
+    assert change["replacements"] == [{
+        "deletedRegion": {"startLine": FIRST, "startColumn": 1, "endLine": LAST + 1,
+                          "endColumn": 1},
+        "insertedContent": {"text": "".join(line + "\n" for line in GUARDED)}}]
+    assert fix["properties"] == {"verified": True}
+    assert fix["description"]["text"].endswith(
+        "(verified on `scaler`: GB0059 gone, 1 graph instead of 2, outputs equal on 2 shape "
+        "cases)")
 
 
 def test_an_independent_rerun_of_the_applied_suggestion_has_no_break(reviewed, tmp_path):

@@ -39,8 +39,7 @@ def render_review(report: Report, changeset_commentable: Commentable | None = No
     elsewhere: list[str] = []
 
     def place(at: tuple[object, object, object], body: str, fp: str, where: str,
-              suggestion: str | None = None, fix: Mapping[str, Any] | None = None,
-              keys: Sequence[str] = ()) -> None:
+              suggestion: str | None = None, keys: Sequence[str] = ()) -> None:
         path, line, diff = at
         if fp in comments:
             return
@@ -116,11 +115,17 @@ class ProvenFixes:
         self.failed: dict[str, Mapping[str, Any]] = {}
         fixes = fixes or {}
         targets = list(fixes.get("targets") or ())
-        for c in fixes.get("candidates") or ():
+        cands = list(fixes.get("candidates") or ())
+        # a candidate not needed (another one fixed its targets) is no failed fix to mention
+        done = {i for c in cands if c.get("verified") for i in c.get("targets") or ()}
+        for c in cands:
+            mine = [i for i in c.get("targets") or ()
+                    if isinstance(i, int) and 0 <= i < len(targets)]
+            if not c.get("verified") and mine and all(i in done for i in mine):
+                continue
             keys = list(c.get("findings") or ())
-            keys += [str(targets[i].get("fingerprint")) for i in c.get("targets") or ()
-                     if isinstance(i, int) and 0 <= i < len(targets)
-                     and targets[i].get("fingerprint")]
+            keys += [str(targets[i].get("fingerprint")) for i in mine
+                     if targets[i].get("fingerprint")]
             into = self.verified if c.get("verified") else self.failed
             for k in keys:
                 into.setdefault(k, c)
