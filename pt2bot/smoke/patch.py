@@ -162,39 +162,49 @@ class Swap:
     qualname: str
 
 
+def _locate(paths: RepoPaths, path: str, text: str, edit: Edit
+            ) -> tuple[ModuleType, tuple[str, ...], ast.FunctionDef | ast.AsyncFunctionDef, Any]:
+    """(the loaded module, the classes, the outermost function holding the edit in `text`,
+    the class or module it is an attribute of)."""
+    module = loaded_module(os.path.join(paths.root, path))
+    if module is None:
+        raise NotApplicable(f"the model never imported {path}")
+    try:
+        tree = ast.parse(text)
+    except (SyntaxError, ValueError, RecursionError) as e:
+        raise NotApplicable(f"{path} does not parse: {type(e).__name__}: {e}") from None
+    found = enclosing_function(tree, edit.start_line, edit.end_line)
+    if found is None:
+        raise NotApplicable(f"lines {edit.start_line}-{edit.end_line} of {path} are not inside "
+                            "a function of the module or of its classes")
+    classes, node = found
+    owner: Any = module
+    for cls in classes:
+        owner = vars(owner).get(cls)
+        if not isinstance(owner, type):
+            raise NotApplicable(f"{'.'.join(classes)} is not a class of the loaded module")
+    if vars(owner).get(node.name) is None:
+        raise NotApplicable(f"the loaded module has no {'.'.join((*classes, node.name))}")
+    return module, classes, node, owner
+
+
 @contextlib.contextmanager
 def patched_function(paths: RepoPaths, path: str, original_text: str, patched_text: str,
                      edit: Edit) -> Iterator[Swap]:
     """Put the patched text's function holding `edit` in place of the loaded one; restore it
     (and `linecache`) on exit. NotApplicable when that cannot be done (the reason is the
     candidate's "no verified fix")."""
-    abs_path = os.path.join(paths.root, path)
-    module = loaded_module(abs_path)
-    if module is None:
-        raise NotApplicable(f"the model never imported {path}")
+    module, classes, old_node, owner = _locate(paths, path, original_text, edit)
     try:
-        old_tree = ast.parse(original_text)
         new_tree = ast.parse(patched_text)
     except (SyntaxError, ValueError, RecursionError) as e:
         raise NotApplicable(f"the patched file does not parse: {type(e).__name__}: {e}") from None
-    found = enclosing_function(old_tree, edit.start_line, edit.end_line)
-    if found is None:
-        raise NotApplicable(f"lines {edit.start_line}-{edit.end_line} of {path} are not inside "
-                            "a function of the module or of its classes")
-    classes, old_node = found
     first = _first_line(old_node)
     node = _same_function(new_tree, classes, old_node.name, first)
     if node is None:
         raise NotApplicable("the edit changes the function's own header")
-    owner: Any = module
-    for cls in classes:
-        owner = vars(owner).get(cls)
-        if not isinstance(owner, type):
-            raise NotApplicable(f"{'.'.join(classes)} is not a class of the loaded module")
-    original = vars(owner).get(old_node.name)
-    if original is None:
-        raise NotApplicable(f"the loaded module has no {'.'.join((*classes, old_node.name))}")
-    filename = getattr(module, "__file__", None) or abs_path
+    original = vars(owner)[old_node.name]
+    filename = getattr(module, "__file__", None) or os.path.join(paths.root, path)
     lines = patched_text.splitlines(keepends=True)
     body = "".join(lines[first - 1:node.end_lineno])
     if classes:   # a method: compiled inside a class, so that super() and __class__ work
@@ -245,27 +255,8 @@ def patched_function(paths: RepoPaths, path: str, original_text: str, patched_te
 def function_at(paths: RepoPaths, path: str, text: str, edit: Edit) -> Swap:
     """Head's function holding the edit, as a Swap of it with itself (guard inputs are
     injected into it the same way as into the patched one)."""
-    abs_path = os.path.join(paths.root, path)
-    module = loaded_module(abs_path)
-    if module is None:
-        raise NotApplicable(f"the model never imported {path}")
-    try:
-        tree = ast.parse(text)
-    except (SyntaxError, ValueError, RecursionError) as e:
-        raise NotApplicable(f"{path} does not parse: {type(e).__name__}: {e}") from None
-    found = enclosing_function(tree, edit.start_line, edit.end_line)
-    if found is None:
-        raise NotApplicable(f"lines {edit.start_line}-{edit.end_line} of {path} are not inside "
-                            "a function of the module or of its classes")
-    classes, node = found
-    owner: Any = module
-    for cls in classes:
-        owner = vars(owner).get(cls)
-        if not isinstance(owner, type):
-            raise NotApplicable(f"{'.'.join(classes)} is not a class of the loaded module")
-    current = vars(owner).get(node.name)
-    if current is None:
-        raise NotApplicable(f"the loaded module has no {'.'.join((*classes, node.name))}")
+    _module, classes, node, owner = _locate(paths, path, text, edit)
+    current = vars(owner)[node.name]
     return Swap(owner=owner, name=node.name, original=current, patched=current,
                 qualname=".".join((*classes, node.name)))
 
