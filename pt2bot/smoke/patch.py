@@ -24,6 +24,7 @@ import __future__
 import ast
 import contextlib
 import functools
+import inspect
 import linecache
 import os
 import sys
@@ -263,16 +264,17 @@ def function_at(paths: RepoPaths, path: str, text: str, edit: Edit) -> Swap:
 
 # --------------------------------------------------------------------------- guard inputs
 
-def _eligible(kind: str, t: Any) -> bool:
+def _eligible(kind: str, pattern: str, t: Any) -> bool:
+    """Whether tensor `t` can carry `kind` the way `pattern` puts it."""
     import torch
 
     if not isinstance(t, torch.Tensor) or t.numel() == 0:
         return False
-    if kind in ("nan", "inf"):
+    if kind in ("nan", "inf") or pattern in ("zeros", "negative", "positive"):
         return t.is_floating_point()
     if kind == "zero":
         return t.dtype != torch.bool
-    # "empty": a mask (bool, or a 0/1 tensor) whose every entry is off
+    # "empty", "off": a mask (bool, or a 0/1 tensor) whose every entry is off
     return t.dtype == torch.bool or bool(((t == 0) | (t == 1)).all())
 
 
@@ -281,22 +283,30 @@ def _special(kind: str, pattern: str, t: Any) -> Any:
 
     out = t.detach().clone(memory_format=torch.contiguous_format)
     flat = out.view(-1)   # shares out's storage
-    if kind == "nan":
-        if pattern == "all":
-            out.fill_(float("nan"))
-        else:
-            flat[0] = float("nan")
+    if pattern == "all":
+        out.fill_(float("nan"))
+    elif kind == "nan":
+        flat[0] = float("nan")
     elif kind == "inf":
         flat[0] = float("inf")
         if flat.numel() > 1:
             flat[-1] = float("-inf")
+    elif pattern == "negative":
+        out.fill_(-1.0)
+    elif pattern == "positive":
+        out.fill_(1.0)
     else:   # zero; empty: a mask with every entry off
         out.zero_()
     return out
 
 
 def guard_patterns(kind: str) -> tuple[str, ...]:
-    return ("one", "all") if kind == "nan" else ("one",)
+    """How each kind is injected. An empty mask is rarely an argument: it is made inside
+    from the arguments (`x > 0`, `torch.isnan(h)`), so besides a mask argument switched off,
+    a float argument is set to all zeros, all -1 and all +1, the inputs that make such a
+    comparison's mask empty (or full); ordinary inputs are the other side."""
+    return {"nan": ("one", "all"), "empty": ("off", "zeros", "negative", "positive")}.get(
+        kind, ("one",))
 
 
 @dataclass
@@ -323,6 +333,10 @@ def injecting(swap: Swap, injection: Injection) -> Iterator[Injection]:
         raise NotApplicable(f"{swap.qualname} is a {type(fn).__name__}: no input can be "
                             "injected into it")
     injection.returns = []
+    try:
+        names = list(inspect.signature(fn).parameters)
+    except (TypeError, ValueError):
+        names = []
 
     @functools.wraps(fn)
     def wrapper(*args: Any, **kwargs: Any) -> Any:
@@ -331,7 +345,7 @@ def injecting(swap: Swap, injection: Injection) -> Iterator[Injection]:
         new_kwargs = dict(kwargs)
         slots = [(i, a) for i, a in enumerate(args)] + list(kwargs.items())
         for key, value in slots:
-            if _eligible(injection.kind, value):
+            if _eligible(injection.kind, injection.pattern, value):
                 seen += 1
                 if seen == injection.arg:
                     special = _special(injection.kind, injection.pattern, value)
@@ -340,7 +354,8 @@ def injecting(swap: Swap, injection: Injection) -> Iterator[Injection]:
                     else:
                         new_kwargs[key] = special
                     injection.hit = True
-                    injection.argument = str(key)
+                    injection.argument = (names[key] if isinstance(key, int) and key < len(names)
+                                          else str(key))
                     break
         out = fn(*new_args, **new_kwargs)
         assert injection.returns is not None
