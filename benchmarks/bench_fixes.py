@@ -183,11 +183,65 @@ def real_mix() -> collections.Counter:
     return mix
 
 
+def markdown(results: dict) -> str:
+    """The figures as Markdown (README and benchmarks/results/fixes.md)."""
+    mix = collections.Counter(results["real_mix"])
+    total = sum(mix.values())
+    cases = results["cases"]
+    by_gb: dict[str, list[dict]] = collections.defaultdict(list)
+    for c in cases.values():
+        by_gb[c["gb"]].append(c)
+    rows = ["| kind | real-code sites | PR cases | verified fix | independent re-run ok |",
+            "|---|---:|---:|---:|---:|"]
+    weighted = 0.0
+    for gb, n in mix.most_common():
+        cs = by_gb.get(gb, [])
+        fixed = sum(c["fixed"] for c in cs)
+        targets = sum(c["targets"] for c in cs)
+        reruns = [r["ok"] for c in cs for r in c["rerun"]]
+        share = fixed / targets if targets else 0.0
+        weighted += n / total * share
+        rows.append(f"| {gb} | {n} ({100 * n / total:.0f} %) | {targets} | "
+                    f"{f'{fixed}/{targets}' if targets else '– (no case: counted 0)'} | "
+                    f"{f'{sum(reruns)}/{len(reruns)}' if reruns else '–'} |")
+    for gb in sorted(set(by_gb) - set(mix)):
+        cs = by_gb[gb]
+        fixed, targets = sum(c["fixed"] for c in cs), sum(c["targets"] for c in cs)
+        reruns = [r["ok"] for c in cs for r in c["rerun"]]
+        rows.append(f"| {gb} (PR-only: print, logging) | 0 | {targets} | {fixed}/{targets} | "
+                    f"{sum(reruns)}/{len(reruns)} |")
+    all_t = sum(c["targets"] for c in cases.values())
+    all_f = sum(c["fixed"] for c in cases.values())
+    lines = ["\n".join(rows), "",
+             f"PR cases with a verified fix: {all_f}/{all_t}; weighted by the real-code mix "
+             f"(kinds without a case count as 0): {100 * weighted:.0f} %.", "",
+             "| case | after | verified | why not / rejected candidates |", "|---|---|---|---|"]
+    for name, c in cases.items():
+        why = "; ".join([*(f"{r['rule']} {r['title'][:50]}: {r['reason']}" for r in c["rejected"]
+                           if not (r["reason"] or "").startswith("an earlier candidate")),
+                         *(r for r in c["unfixed_reasons"] if not c["rejected"])])
+        lines.append(f"| {name} | {c['after']} | {c['fixed']}/{c['targets']} | {why or '–'} |")
+    lines += ["", "| PR | models | smoke s (base + head) | proof s | proof / (smoke per side and model × models proven) |",
+              "|---|---|---:|---:|---:|"]
+    for i, p in enumerate(results["prs"], 1):
+        proven = sum(1 for n in p["models"] if cases[n]["candidates"])
+        per = p["smoke_s"] / (2 * len(p["models"]))
+        ratio = p["fixes_s"] / (per * proven) if proven and p["fixes_s"] else 0.0
+        lines.append(f"| {i} | {len(p['models'])} ({proven} with candidates) | {p['smoke_s']:.0f} | "
+                     f"{(p['fixes_s'] or 0):.0f} | {ratio:.2f} |")
+    return "\n".join(lines) + "\n"
+
+
 def main() -> int:
     ap = argparse.ArgumentParser()
     ap.add_argument("--out", default=os.path.join(ROOT, "benchmarks", "results", "fixes.json"))
     ap.add_argument("--python", default=sys.executable)
+    ap.add_argument("--report", action="store_true", help="print the figures of --out, run nothing")
     args = ap.parse_args()
+    if args.report:
+        with open(args.out) as fh:
+            print(markdown(json.load(fh)), end="")
+        return 0
     results = {"load_before": os.getloadavg(), "prs": [], "cases": {}}
     for names in PRS:
         with tempfile.TemporaryDirectory(prefix="bench-fixes-") as root:
