@@ -446,3 +446,183 @@ def test_keep_the_tensor(tmp_path, code, body, want):
 def test_a_python_number_that_is_needed_is_kept(tmp_path, code, body):
     src, fs = findings_in(tmp_path, "import torch\n\n@torch.compile\ndef f(x):\n" + body, code)
     assert fs and all(fix_candidates(f, src) == [] for f in fs)
+
+
+# --- PTC103 numpy on a tensor: the torch equivalent -----------------------------------------
+
+@pytest.mark.parametrize("line,want", [
+    ("y = torch.from_numpy(x.numpy() * 2)", "y = x * 2"),
+    ("y = torch.as_tensor(np.sqrt(x.detach().numpy()))", "y = torch.sqrt(x.detach())"),
+    ("y = torch.tensor(np.mean(x.numpy()))", "y = (torch.mean(x)).clone()"),
+    ("y = x.numpy().mean()", "y = x.mean()"),
+    ("y = x.cpu().numpy().cumsum(0)", "y = x.cpu().cumsum(0)"),
+    ("y = np.clip(x.numpy(), 0, 1)[0]", "y = torch.clip(x, 0, 1)[0]"),
+    ("y = g(size=x.long().numpy().tolist())", "y = g(size=x.long().tolist())"),
+])
+def test_numpy_becomes_torch(tmp_path, line, want):
+    src, f, cands = only(tmp_path, f"""\
+        import numpy as np
+        import torch
+
+
+        def g(size):
+            return size
+
+
+        @torch.compile
+        def f(x):
+            {line}
+            return y
+        """, "PTC103")
+    (c,) = cands
+    assert c.lines == ("    " + want,) and not c.safe and c.start_line == c.end_line == 11
+    fixed(src, c)
+
+
+def test_numpy_uses_the_files_own_names_and_keeps_continuations(tmp_path):
+    src, f, (c,) = only(tmp_path, """\
+        import numpy
+        import torch as T
+
+
+        @T.compile
+        def f(x):
+            y = numpy.exp(x
+                          .numpy())  # keep me
+            return y
+        """, "PTC103")
+    # the `.numpy()` on its own line goes with its line break; the comment stays
+    assert c.lines == ("    y = T.exp(x)  # keep me",) and (c.start_line, c.end_line) == (7, 8)
+    fixed(src, c)
+
+
+@pytest.mark.parametrize("line", [
+    "y = x.numpy().astype(int)",                       # no torch namesake here
+    "y = torch.from_numpy(np.linalg.inv(x.numpy()))",  # numpy's linalg
+    "y = np.std(x.numpy())",                           # numpy divides by n, torch by n - 1
+    "y = x.numpy().max(0)",                            # a tensor's returns values and indices
+    "y = x.numpy().dtype",                             # numpy's dtype is not torch's
+    "y = np.asarray(x.numpy(), dtype=np.float32)",
+    "y = x.numpy()\n            y = y.astype(np.float32)",     # the array is read as one later
+    "y = x.numpy()\n            y = np.exp(y)",
+])
+def test_numpy_without_a_torch_equivalent(tmp_path, line):
+    src, fs = findings_in(tmp_path, f"""\
+        import numpy as np
+        import torch
+
+
+        @torch.compile
+        def f(x):
+            {line}
+            return y
+        """, "PTC103")
+    assert fs and fix_candidates_explained(fs[0], src)[1] == "the PTC103 recipe has no edit for this code"
+
+
+def test_numpy_function_needs_torch_bound_in_the_file(tmp_path):
+    # no module-level name for torch (only `from torch import ...`): no import is added
+    src, fs = findings_in(tmp_path, """\
+        import numpy as np
+        from torch import compile
+
+
+        @compile
+        def f(x):
+            return np.sqrt(x.numpy())
+        """, "PTC103")
+    assert fs and fix_candidates(fs[0], src) == []
+
+
+# --- PTC302 a hard-coded size: the size read from the tensor --------------------------------
+
+@pytest.mark.parametrize("body,want", [
+    ("    return x.view(8, -1)\n", "    return x.view(x.shape[0], -1)"),
+    ("    return x.reshape((4, -1))\n", "    return x.reshape((x.shape[0], -1))"),
+    ("    return torch.reshape(x, (4, -1))\n", "    return torch.reshape(x, (x.shape[0], -1))"),
+    ("    return x.view(8, x.shape[1], -1)\n", "    return x.view(x.shape[0], x.shape[1], -1)"),
+    ("    b, n, d = x.shape\n    return x.reshape(2, n, d)\n", "    return x.reshape(b, n, d)"),
+    ("    return x.view(2, x.size(1), x.size(2))\n", "    return x.view(x.shape[0], x.size(1), x.size(2))"),
+])
+def test_hardcoded_size_read_from_the_input(tmp_path, body, want):
+    src, f, cands = only(tmp_path, "import torch\n\n@torch.compile\ndef f(x):\n" + body, "PTC302")
+    (c,) = cands
+    assert c.lines == (want,) and not c.safe and c.start_line == c.end_line == f.line
+    fixed(src, c)
+
+
+@pytest.mark.parametrize("body", [
+    "    return x.view(8, -1, x.shape[-1])\n",        # 8 may be a product of dims
+    "    return x.view(8, x.shape[2], -1)\n",         # dims out of order
+    "    b, n, d = x.shape\n    x = x.t()\n    return x.reshape(2, n, d)\n",   # x rebound after the unpacking
+])
+def test_hardcoded_size_whose_dim_is_unknown(tmp_path, body):
+    src, fs = findings_in(tmp_path, "import torch\n\n@torch.compile\ndef f(x):\n" + body, "PTC302")
+    assert all(fix_candidates(f, src) == [] for f in fs)
+    assert fs or "x.t()" in body   # the rebinding one: the rule may not flag a rebound input
+
+
+# --- PTC110 module state stored in forward: a local -----------------------------------------
+
+STATE = """\
+    import torch
+    import torch.nn as nn
+
+
+    class M(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.freqs = torch.ones(4)
+
+        def forward(self, x):
+            y = x + 1
+            self.freqs = self.freqs.to(
+                x.dtype)
+            z = y * self.freqs
+            if z.dim() > 1:
+                z = z + self.freqs.sum()
+            return z * 2
+    {extra}
+    """
+
+
+def test_state_becomes_a_local_up_to_its_last_read(tmp_path):
+    src, f, (c,) = only(tmp_path, STATE.format(extra=""), "PTC110")
+    assert (c.start_line, c.end_line) == (12, 16) and not c.safe
+    assert c.lines == ("        freqs = self.freqs.to(",
+                       "            x.dtype)",
+                       "        z = y * freqs",
+                       "        if z.dim() > 1:",
+                       "            z = z + freqs.sum()")
+    out = fixed(src, c)
+    assert out.splitlines()[16] == "        return z * 2"
+
+
+@pytest.mark.parametrize("extra", [
+    # another method reads the stored value
+    "\n        def extra_repr(self):\n            return str(self.freqs)\n",
+    # another method stores it by name
+    "\n        def reset(self):\n            setattr(self, 'freqs', torch.ones(4))\n",
+])
+def test_state_other_methods_use_stays_text(tmp_path, extra):
+    src, fs = findings_in(tmp_path, STATE.format(extra=extra), "PTC110")
+    assert fs and all(fix_candidates(f, src) == [] for f in fs)
+
+
+@pytest.mark.parametrize("body", [
+    # an accumulating value: the state across calls is the point
+    "        self.ema = 0.9 * self.ema + 0.1 * x.mean()\n        return x - self.ema\n",
+    # a counter
+    "        self.calls += 1\n        return x * self.calls\n",
+    # filled under a test (a cache): a local would be unbound on a hit
+    "        if self.ema is None:\n            self.ema = x.mean().to(x.dtype)\n        return x - self.ema\n",
+    # never read back in the function
+    "        self.ema = self.ema.to(x.dtype)\n        return x\n",
+    # the local's name is taken
+    "        ema = x\n        self.ema = self.ema.to(x.dtype)\n        return ema - self.ema\n",
+])
+def test_state_without_a_local_recipe(tmp_path, body):
+    src, fs = findings_in(tmp_path, "import torch\nimport torch.nn as nn\n\n\nclass M(nn.Module):\n"
+                          "    def __init__(self):\n        super().__init__()\n        self.ema = torch.zeros(())\n"
+                          "        self.calls = 0\n\n    def forward(self, x):\n" + body, "PTC110")
+    assert fs and all(fix_candidates(f, src) == [] for f in fs)

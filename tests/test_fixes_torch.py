@@ -231,3 +231,100 @@ def test_a_denominator_changing_mean_is_never_offered(tmp_path):
 def test_keep_the_tensor_removes_the_break(tmp_path, code, body):
     src, (c,) = candidates(tmp_path, "import torch\n\ndef f(x):\n" + body + "\ng = torch.compile(f)\n", code)
     assert_fixes(src, c, "f", (torch.randn(4, 3),), (torch.randn(2, 5).double(),))
+
+
+def compiles(fn, calls) -> int:
+    """How many graphs dynamo compiles (eager backend) over `calls` (argument tuples): 1 when
+    no call recompiles."""
+    graphs = []
+
+    def backend(gm, example_inputs):
+        graphs.append(gm)
+        return gm.forward
+
+    torch._dynamo.reset()
+    compiled = torch.compile(fn, backend=backend)
+    for args in calls:
+        compiled(*args)
+    return len(graphs)
+
+
+def test_numpy_candidate_exports_and_keeps_outputs(tmp_path):
+    src, (c,) = candidates(tmp_path, """\
+        import numpy as np
+        import torch
+
+
+        class M(torch.nn.Module):
+            def forward(self, x):
+                y = torch.from_numpy(np.sqrt(x.numpy()) * 2)
+                return y + 1
+
+        g = torch.compile(M())
+        """, "PTC103")
+    before, after = load(src, "M")(), load(apply_candidate(src, c), "M")()
+    x = torch.rand(3, 4)
+    # the claim is torch.export's (non-strict, its default): the array fails it, the torch form exports
+    with pytest.raises(RuntimeError, match="numpy"):
+        torch.export.export(before, (x,))
+    ep = torch.export.export(after, (x,))
+    for args in [(x,), (torch.rand(5, 2),)]:
+        torch.testing.assert_close(after(*args), before(*args))
+    torch.testing.assert_close(ep.module()(x), before(x))
+    g, b, _ = compiled_run(after, x, fullgraph=True)
+    assert (g, b) == (1, 0)
+
+
+def test_hardcoded_size_candidate_exports_a_dynamic_batch(tmp_path):
+    src, (c,) = candidates(tmp_path, """\
+        import torch
+
+
+        class M(torch.nn.Module):
+            def forward(self, x):
+                return x.view(8, -1) * 2
+
+        g = torch.compile(M())
+        """, "PTC302")
+    before, after = load(src, "M")(), load(apply_candidate(src, c), "M")()
+    x = torch.rand(8, 3, 4)
+    batch = {"x": {0: torch.export.Dim("batch", min=2, max=64)}}
+    with pytest.raises(Exception, match="batch|[Cc]onstraint|specializ"):
+        torch.export.export(before, (x,), dynamic_shapes=batch)
+    ep = torch.export.export(after, (x,), dynamic_shapes=batch)
+    torch.testing.assert_close(after(x), before(x))
+    torch.testing.assert_close(ep.module()(torch.rand(5, 3, 4)).shape, torch.Size([5, 12]))
+    # compiled with the batch dynamic: the literal pins it (an error), the size read from the
+    # input gives one graph for every batch
+    calls = [(torch.rand(8, 3, 4),), (torch.rand(5, 3, 4),), (torch.rand(6, 3, 4),)]
+    torch._dynamo.mark_dynamic(calls[0][0], 0)
+    with pytest.raises(Exception, match="[Cc]onstraint"):
+        compiles(before, calls[:1])
+    assert compiles(after, calls) == 1
+
+
+def test_state_local_candidate_stops_the_recompile(tmp_path):
+    src, (c,) = candidates(tmp_path, """\
+        import torch
+        import torch.nn as nn
+
+
+        class M(nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.freqs = torch.linspace(0.5, 1.5, 4)
+
+            def forward(self, x):
+                self.freqs = self.freqs.to(x.dtype)
+                return x * self.freqs + self.freqs.sum()
+
+        g = torch.compile(M())
+        """, "PTC110")
+    mod = load(src, "M")
+    before, after = mod(), load(apply_candidate(src, c), "M")()
+    calls = [(torch.rand(2, 4, dtype=torch.float64),) for _ in range(4)]
+    # the stored float64 tensor fails the guard on the next call: a second compile
+    assert compiles(before, calls) == 2
+    assert compiles(after, calls) == 1
+    for args in calls + [(torch.rand(3, 4),)]:
+        torch.testing.assert_close(after(*args), before(*args))

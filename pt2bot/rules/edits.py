@@ -82,16 +82,24 @@ def nested(lines: list[str], st: ast.stmt, extra: str) -> list[str]:
     return [extra + ln if ln.strip() else ln for ln in own]
 
 
-def binds_torch(tree: ast.Module) -> bool:
-    """Whether the module binds the name `torch` to torch at its top level (`import torch`,
-    `import torch.nn`), so a recipe may write `torch.` without adding an import."""
+def module_names(tree: ast.Module, module: str) -> list[str]:
+    """The names the module binds to top-level package `module` at its top level, in order:
+    `import numpy as np` -> "np", `import torch` / `import torch.nn` -> "torch"."""
+    out = []
     for st in tree.body:
         if isinstance(st, ast.Import):
             for a in st.names:
-                if (a.asname is None and a.name.split(".")[0] == "torch") or \
-                        (a.asname == "torch" and a.name == "torch"):
-                    return True
-    return False
+                if a.asname is None and a.name.split(".")[0] == module:
+                    out.append(module)
+                elif a.asname is not None and a.name == module:
+                    out.append(a.asname)
+    return out
+
+
+def binds_torch(tree: ast.Module) -> bool:
+    """Whether the module binds the name `torch` to torch at its top level (`import torch`,
+    `import torch.nn`), so a recipe may write `torch.` without adding an import."""
+    return "torch" in module_names(tree, "torch")
 
 
 def function_binds(tree: ast.Module, st: ast.stmt, name: str) -> bool:
@@ -197,6 +205,34 @@ def with_replaced(lines: list[str], st: ast.stmt, node: ast.AST, text: str) -> l
     return lines[st.lineno - 1:node.lineno - 1] + (head + text + tail).split("\n") + lines[n_end:end]
 
 
+def replace_spans(lines: list[str], first: int, last: int,
+                  edits: list[tuple[tuple[int, int], tuple[int, int], str]]) -> list[str]:
+    """Lines `first..last` (1-based) with each edit's span, from (line, col) to (line, col) in
+    `ast`'s numbering (columns in UTF-8 bytes), replaced by its text. The spans must not
+    overlap; a text may hold "\n" only where a line break is valid there."""
+    text = "\n".join(lines[first - 1:last])
+    starts = [0]
+    for ln in lines[first - 1:last - 1]:
+        starts.append(starts[-1] + len(ln) + 1)
+
+    def at(pos: tuple[int, int]) -> int:
+        line, col = pos
+        return starts[line - first] + _to_char(lines[line - 1], col)
+
+    spans = sorted(((at(a), at(b), t) for a, b, t in edits), reverse=True)
+    for (a, b, _t), (a2, b2, _t2) in zip(spans[1:], spans):
+        if b > a2:
+            raise ValueError("overlapping edits")
+    for a, b, t in spans:
+        text = text[:a] + t + text[b:]
+    return text.split("\n")
+
+
+def node_span(node: ast.AST) -> tuple[tuple[int, int], tuple[int, int]]:
+    """(start, end) of `node` as `replace_spans` takes them."""
+    return (node.lineno, node.col_offset), (node.end_lineno or node.lineno, node.end_col_offset or 0)
+
+
 def statement_lines(indent: str, text: str) -> list[str]:
     """A new statement `text` (its continuation lines as they are) at `indent`."""
     return (indent + text).split("\n")
@@ -232,6 +268,6 @@ def defined_before(tree: ast.Module, st: ast.stmt, name: str) -> bool:
                and n.lineno < st.lineno for n in ast.walk(fn))
 
 
-__all__ = ["parents_of", "enclosing_function", "segment", "with_replaced", "statement_lines", "is_elif", "defined_before", "source_lines", "statement_at", "owns_lines", "indentation", "indent_unit", "nested",
+__all__ = ["module_names", "replace_spans", "node_span", "parents_of", "enclosing_function", "segment", "with_replaced", "statement_lines", "is_elif", "defined_before", "source_lines", "statement_at", "owns_lines", "indentation", "indent_unit", "nested",
            "spans_string_lines", "binds_torch", "function_binds", "replace_statement", "apply_candidate",
            "finding_statement", "guard_eager_only"]
