@@ -197,3 +197,15 @@ def test_the_fake_github_takes_the_multi_line_suggestion(reviewed, tmp_path):
     assert os.path.exists(out / "summary.md")
     summary = (out / "summary.md").read_text(encoding="utf-8")
     assert "1 verified fix suggested inline for 1 of 1 new problem" in summary
+
+
+def test_report_json_with_fixes_validates_against_its_schema(reviewed):
+    import jsonschema
+
+    *_, report, _review, _sarif = reviewed
+    path = os.path.join(os.path.dirname(__file__), "..", "pt2bot", "schemas", "report.schema.json")
+    with open(path, encoding="utf-8") as fh:
+        schema = json.load(fh)
+    jsonschema.Draft202012Validator(schema).validate(report)
+    bad = {**report, "fixes": {**report["fixes"], "targets": [{"kind": "typo"}]}}
+    assert not jsonschema.Draft202012Validator(schema).is_valid(bad)

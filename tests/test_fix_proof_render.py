@@ -110,3 +110,15 @@ def test_sarif_carries_the_verified_fix_only():
         "insertedContent": {"text": LINES[0] + "\n"}}]
     assert "fixes" not in res["PTC101"]
     assert "fixes" not in findings_to_sarif([F], tool_version="0")["runs"][0]["results"][0]
+
+
+def test_the_synthetic_report_validates_against_the_schema():
+    import json
+    import os
+
+    import jsonschema
+
+    path = os.path.join(os.path.dirname(__file__), "..", "pt2bot", "schemas",
+                        "report.schema.json")
+    with open(path, encoding="utf-8") as fh:
+        jsonschema.Draft202012Validator(json.load(fh)).validate(report().to_dict())
