@@ -552,8 +552,17 @@ def is_commentable(changeset: ChangeSet, path: str, line: int) -> bool:
     return line in fc.added_lines or line in fc.context_lines
 
 
+def in_one_hunk(changeset: ChangeSet, path: str, first: int, last: int) -> bool:
+    """Whether head lines first..last all lie inside ONE hunk of the diff: what a multi-line
+    suggestion (a review comment from `start_line` to `line`) needs on GitHub."""
+    fc = changeset.files.get(path)
+    if fc is None or fc.status == "deleted" or fc.binary or first > last:
+        return False
+    return any(h.new_count and h.new_start <= first and last <= h.new_last for h in fc.hunks)
+
+
 __all__ = [
     "ChangeSet", "FileChange", "Hunk", "FILTERS", "STATUSES", "annotate_findings", "code_spans",
-    "diff_changes", "diff_position", "is_commentable", "keep_finding", "mark_new", "resolve_base",
-    "with_code_spans",
+    "diff_changes", "diff_position", "in_one_hunk", "is_commentable", "keep_finding", "mark_new",
+    "resolve_base", "with_code_spans",
 ]

@@ -119,12 +119,20 @@ class Thresholds:
 
 
 @dataclass(frozen=True)
+class FixesConfig:
+    """`fixes:`: the review's proof of the fixes it suggests (pt2bot/fixes.py)."""
+    verify: bool = True                    # prove candidate fixes; only proven ones are posted
+    budget_s: float = 300.0                # the most the proof adds to one review, seconds
+
+
+@dataclass(frozen=True)
 class Config:
     version: int = 1
     static: StaticConfig = field(default_factory=StaticConfig)
     models: tuple[ModelConfig, ...] = ()
     run: RunConfig = field(default_factory=RunConfig)
     thresholds: Thresholds = field(default_factory=Thresholds)
+    fixes: FixesConfig = field(default_factory=FixesConfig)
     path: str | None = None                # the file it came from
     raw: dict[str, Any] = field(default_factory=dict, compare=False, repr=False)
 

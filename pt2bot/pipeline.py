@@ -21,6 +21,7 @@ from pt2bot.config import Config
 from pt2bot.configfile import load_config
 from pt2bot.errors import UserError
 from pt2bot.findings import Finding
+from pt2bot.fixes import ProofSetting, prove_fixes
 from pt2bot.jsonio import write_json
 from pt2bot.publish.github import publish_dir
 from pt2bot.reach import mark_reached
@@ -131,6 +132,11 @@ def review(opts: ReviewOptions, log: Callable[[str], None] = lambda s: None) -> 
         base_findings=base_findings, head_findings=head_findings,
         changeset=changeset, config=config, selection=run_selection,
         base_sha=base_sha, head_sha=head_sha)
+    if plan is None:   # the proof of suggested fixes (a shard's partial report has none)
+        report = timings.run("fixes", lambda: prove_fixes(report, ProofSetting(
+            config=config, changeset=changeset, root=root,
+            head_sha=None if opts.head is None else head_sha, head_results=head_results,
+            device=head_results.device or opts.device, log=log)))
     timings.stages["total"] = round(time.perf_counter() - t_start, 3)
     report = report.with_(timings=timings.stages)
     if plan is not None:

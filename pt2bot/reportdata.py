@@ -152,6 +152,9 @@ class Report:
     # changed code no configured model ran on head: [{path, lines}] (compare.not_run_lines);
     # None (absent): not known (no smoke run, no coverage, no diff)
     not_run: tuple[JSON, ...] | None = None
+    # the proof of fixes (pt2bot/fixes.py): {budget_s, spent_s, targets, candidates};
+    # None (absent): not run (turned off, nothing targeted, or a shard's partial report)
+    fixes: JSON | None = None
 
     def to_dict(self) -> dict[str, Any]:
         out: dict[str, Any] = {
@@ -168,7 +171,7 @@ class Report:
         if self.not_run is not None:
             out["not_run"] = [{"path": x.get("path"), "lines": list(x.get("lines") or ())}
                               for x in self.not_run]
-        for optional in ("timings", "partial"):
+        for optional in ("timings", "partial", "fixes"):
             value = getattr(self, optional)
             if value is not None:
                 out[optional] = dict(value)
@@ -185,6 +188,7 @@ class Report:
                        models=tuple(m.as_written() for m in self.models),
                        skipped=_items(self.skipped), counts=_mapping(self.counts),
                        timings=_mapping(self.timings), partial=_mapping(self.partial),
+                       fixes=_mapping(self.fixes),
                        not_run=None if self.not_run is None else _items(self.not_run))
 
 

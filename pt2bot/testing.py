@@ -506,6 +506,107 @@ def model_graph_breaks(model: Any, root: str, *, device: str = "cpu") -> list[Gr
     return _measure(built, case, paths)
 
 
+@dataclass(frozen=True)
+class ProvenFix:
+    """A candidate fix of one graph break, and what its proof found (`verified_fixes`)."""
+    path: str                      # relative to the user code it lies in (see user_code)
+    start_line: int                # lines start_line..end_line are replaced by `lines`
+    end_line: int
+    lines: tuple[str, ...]
+    rule: str                      # the rule whose recipe offered it ("PTC105")
+    title: str
+    verified: bool
+    evidence: str = ""             # what was proven, when verified
+    reason: str = ""               # why not, when not
+    diff: str = ""                 # the edit as a unified diff of the file
+
+    def __str__(self) -> str:
+        what = f"verified: {self.evidence}" if self.verified else f"not verified: {self.reason}"
+        return f"{self.path}:{self.start_line}: {self.title} ({what})\n{self.diff}"
+
+
+def verified_fixes(model: Any, *args: Any, user_code: str | Sequence[str] | None = None,
+                   include_rejected: bool = False, **kwargs: Any) -> list[ProvenFix]:
+    """The fixes of the graph breaks of `model(*args, **kwargs)` that pt2bot proved, in this
+    process, as `pt2bot review` proves the ones it suggests: for each break in your code, the
+    candidate edits the rules' recipes offer for the static findings on its line are put in
+    place one by one (the function's patched text compiled in memory; your files are never
+    written) and kept only when the break is gone, no other break appears, the graph count
+    does not grow, the outputs equal the unpatched model's on these inputs, and where the
+    replaced code guards against NaN, inf, an empty mask or zero, also with that value
+    injected into the edited function's arguments. `include_rejected=True` also returns
+    the candidates that failed, with their reason.
+
+        for fix in verified_fixes(Encoder(), torch.randn(2, 16)):
+            print(fix)          # the file, the lines, the evidence and a unified diff
+    """
+    import difflib
+
+    _require_torch()
+    import torch
+
+    from pt2bot.config import StaticConfig
+    from pt2bot.rules import apply_candidate, fix_candidates
+    from pt2bot.smoke.verify import measure_state, prove_candidate
+    from pt2bot.static import check_paths
+
+    code = resolve_user_code(model, user_code, _caller_file())
+    case = _call_parts(args, kwargs)
+    out: list[ProvenFix] = []
+    with LoggingKept():
+        breaks = [b for b in _measure(model, case, code) if b.path and b.line]
+        for path in dict.fromkeys(b.path for b in breaks):
+            base = _base_dir(code, path)
+            if base is None:
+                continue
+            paths = RepoPaths(base)
+            with open(os.path.join(base, path), encoding="utf-8", newline="") as fh:
+                source = fh.read()
+            lines = {b.line for b in breaks if b.path == path}
+            findings = [f for f in check_paths(base, [path], StaticConfig(select=("ALL",)),
+                                               jobs=1)
+                        if any(f.line <= n <= (f.end_line or f.line) for n in lines)]
+            with torch.no_grad():
+                torch.manual_seed(0)
+                head_out = model(*case.args, **case.kwargs)
+            head = measure_state(model, [case], [head_out], {}, {}, paths, ["breaks"])
+            fixed: set[int] = set()
+            for f in findings:
+                targets = [{"kind": "break", "path": b.path, "line": b.line, "gb": b.gb,
+                            "gb_type": b.gb_type} for b in breaks
+                           if b.path == path and f.line <= (b.line or 0) <= (f.end_line or f.line)
+                           and b.line not in fixed]
+                for cand in fix_candidates(f, source) if targets else ():
+                    patched = apply_candidate(source, cand)
+                    verdict = prove_candidate(
+                        {"path": path, "start_line": cand.start_line, "end_line": cand.end_line,
+                         "lines": list(cand.lines), "original": source, "patched": patched,
+                         "guards": list(cand.guards), "targets": targets},
+                        model, [case], [head_out], head, {}, {}, paths, ["breaks"], None, {})
+                    diff = "".join(difflib.unified_diff(
+                        source.splitlines(keepends=True), patched.splitlines(keepends=True),
+                        f"a/{path}", f"b/{path}"))
+                    out.append(ProvenFix(
+                        path=path, start_line=cand.start_line, end_line=cand.end_line,
+                        lines=tuple(cand.lines), rule=cand.code, title=cand.title,
+                        verified=bool(verdict.get("accepted")),
+                        evidence=str(verdict.get("evidence") or ""),
+                        reason=str(verdict.get("reason") or ""), diff=diff))
+                    if verdict.get("accepted"):
+                        fixed.update(t["line"] for t in targets)
+                        break   # the most likely verified candidate of this finding
+    return out if include_rejected else [f for f in out if f.verified]
+
+
+def _base_dir(code: "UserCode", rel: str) -> str | None:
+    """The directory `rel` is relative to: the project root or a package's parent."""
+    for d in (code.root, *(os.path.dirname(p) for p in code.packages)):
+        full = os.path.join(d, rel)
+        if os.path.isfile(full) and code.rel(full) == rel:
+            return d
+    return None
+
+
 def _model_error() -> type[Exception]:
     """The smoke run's "the model's fault" exception type (kind, message, path, line)."""
     from pt2bot.smoke.location import ModelError
@@ -587,5 +688,5 @@ def _torch_loggers(logging: Any) -> list[tuple[str, Any]]:
 __all__ = ["INSTALL_TORCH", "GraphBreak", "Recompile", "RecompileReason", "UserCode",
            "assert_no_graph_breaks", "assert_no_recompiles", "ModelFailed", "format_breaks", "model_graph_breaks",
            "pick_device", "format_recompiles", "graph_breaks",
-           "project_root", "recompiles", "resolve_user_code"]
+           "project_root", "recompiles", "resolve_user_code", "ProvenFix", "verified_fixes"]
 

@@ -16,6 +16,7 @@ import yaml
 from pt2bot.config import (
     Config,
     ConfigObject,
+    FixesConfig,
     InputSpec,
     ModelConfig,
     RunConfig,
@@ -273,7 +274,7 @@ def test_list_items_are_located() -> None:
 @pytest.mark.parametrize("text, message", [
     ("version: 1\nmodel:\n  - name: a\n",
      'pt2bot.yml:2: model: unknown key; did you mean "models"? '
-     "(expected one of: version, static, models, run, thresholds)"),
+     "(expected one of: version, static, models, run, thresholds, fixes)"),
     ("version: 1\nrun:\n  devcie: cpu\n",
      'pt2bot.yml:3: run.devcie: unknown key; did you mean "device"? (expected one of: device, '
      "backend, mode, timeout_s, warmup, repeats, threads, jobs, recompile_limit, cache_dir, "
@@ -285,7 +286,7 @@ def test_list_items_are_located() -> None:
      'pt2bot.yml:5: models[0].inputs[0].dtpye: unknown key; did you mean "dtype"? '
      "(expected one of: shape, dtype, low, high, name)"),
     ("version: 1\nzzz: 1\n",
-     "pt2bot.yml:2: zzz: unknown key (expected one of: version, static, models, run, thresholds)"),
+     "pt2bot.yml:2: zzz: unknown key (expected one of: version, static, models, run, thresholds, fixes)"),
 ])
 def test_unknown_keys_get_did_you_mean(text: str, message: str) -> None:
     assert one_error(text) == message
@@ -315,7 +316,7 @@ def test_empty_file(text: str) -> None:
 def test_top_level_must_be_a_mapping(text: str, got: str) -> None:
     assert errors_of(text) == [
         "pt2bot.yml:1: expected a mapping of sections (version, static, models, run, "
-        f"thresholds), got {got}"]
+        f"thresholds, fixes), got {got}"]
 
 
 def test_duplicate_model_names() -> None:
@@ -542,7 +543,7 @@ GOOD = [README_EXAMPLE, FULL, "version: 1\n", "models: []\n", "static:\nrun:\n",
         model_yaml("tolerance: {float32: [0, 0.1]}\ntimeout_s: null\nkwargs: null\n"),
         "run: {mode: null, threads: 4, cache_dir: null}\n",
         'static: {conditional: hide, torch: "2.14"}\n', "static: {conditional: keep, torch: '2.13.0'}\n",
-        "static: {torch: null}\n",
+        "static: {torch: null}\n", "fixes: {verify: false, budget_s: 60}\n", "fixes:\n",
         model_yaml("config: {entry: a.b:Config.from_name, kwargs: {name: tiny, n_layer: 2}}\n"),
         model_yaml("config: [{entry: a:V, arg: vision}, {entry: a:T, arg: text}, {entry: a:C}]\n"),
         model_yaml("config: {entry: a:C, kwargs: null, arg: null}\n")]
@@ -556,7 +557,8 @@ BAD_FOR_BOTH = [
     "static: {severity: {PTC1: fatal}}\n", "static: {per_file_ignores: {'a/*': PTC1}}\n",
     "static: {conditional: drop}\n", "static: {torch: 2.14}\n", "static: {torch: latest}\n",
     "thresholds: {new_graph_breaks: -1}\n", "thresholds: {export_regression: maybe}\n",
-    "thresholds: {require_gpu: 1}\n", "models: {a: 1}\n", "models: [7]\n",
+    "thresholds: {require_gpu: 1}\n", "fixes: {budget_s: 0}\n", "fixes: {verify: 1}\n",
+    "fixes: {budgt_s: 5}\n", "fixes: []\n", "models: {a: 1}\n", "models: [7]\n",
     "models: [{name: a}]\n", "models: [{entry: a:b}]\n",
     "models: [{name: a, entry: a.b}]\n", "models: [{name: 'a b', entry: a:b}]\n",
     model_yaml('shapes: {batch: "8"}\n'), model_yaml("shapes: {batch: []}\n"),
@@ -835,3 +837,11 @@ def test_conditional_and_torch_keys() -> None:
     msg = one_error("static:\n  torch: 2.10\n")
     assert "static.torch" in msg and "got 2.1 (quote it" in msg
     assert "one of keep, demote, hide" in one_error("static: {conditional: never}\n")
+
+
+def test_fixes_section_defaults_and_values() -> None:
+    assert parse_config("version: 1\n").fixes == FixesConfig(verify=True, budget_s=300.0)
+    got = parse_config("fixes: {verify: false, budget_s: 45}\n").fixes
+    assert got == FixesConfig(verify=False, budget_s=45.0)
+    assert errors_of("fixes: {budget_s: -3}\n") == [
+        "pt2bot.yml:1: fixes.budget_s: expected a positive number of seconds, got -3"]

@@ -21,6 +21,7 @@ from pt2bot.config import (
     FAIL_ON,
     Config,
     ConfigObject,
+    FixesConfig,
     InputSpec,
     ModelConfig,
     RunConfig,
@@ -129,6 +130,15 @@ def _check_thresholds(ck: Checker, v: Any) -> Thresholds:
     }
     fields = ck.mapping(v, ("thresholds",), spec, "a mapping (thresholds: {new_graph_breaks: 0, ...})")
     return Thresholds(**fields) if fields else Thresholds()
+
+
+def _check_fixes(ck: Checker, v: Any) -> FixesConfig:
+    spec = {
+        "verify": ck.boolean,
+        "budget_s": ck.number("a positive number of seconds", positive=True),
+    }
+    fields = ck.mapping(v, ("fixes",), spec, "a mapping (fixes: {verify: true, budget_s: 300})")
+    return FixesConfig(**fields) if fields else FixesConfig()
 
 
 def _check_version(ck: Checker, v: Any) -> int:
@@ -387,7 +397,7 @@ def _check_models(ck: Checker, v: Any) -> tuple[ModelConfig, ...]:
     return tuple(models)
 
 
-TOP_KEYS = ("version", "static", "models", "run", "thresholds")
+TOP_KEYS = ("version", "static", "models", "run", "thresholds", "fixes")
 
 
 def build_config(text: str, path: str) -> Config:
@@ -408,6 +418,7 @@ def build_config(text: str, path: str) -> Config:
         models=_check_models(ck, data.get("models")),
         run=_check_run(ck, data.get("run")),
         thresholds=_check_thresholds(ck, data.get("thresholds")),
+        fixes=_check_fixes(ck, data.get("fixes")),
         path=path,
         raw=data,
     )

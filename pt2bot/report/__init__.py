@@ -50,7 +50,22 @@ def render_sarif(report: Report) -> dict:
     except ImportError as e:    # the one place that depends on the SARIF module landing
         raise RuntimeError("pt2bot.report.sarif.findings_to_sarif is missing: cannot write "
                            "results.sarif") from e
-    return findings_to_sarif(report.findings, tool_version=__version__)
+    from pt2bot.rules import Candidate
+
+    fixes: dict = {}
+    evidence: dict[str, str] = {}
+    for c in (report.fixes or {}).get("candidates") or ():
+        if not c.get("verified"):
+            continue
+        cand = Candidate(code=c["rule"], path=c["path"], start_line=c["start_line"],
+                         end_line=c["end_line"], lines=tuple(c["lines"]), title=c["title"],
+                         safe=bool(c.get("safe")), guards=tuple(c.get("guards") or ()))
+        for f in report.findings:
+            if f.fingerprint() in (c.get("findings") or ()) and f not in fixes:
+                fixes[f] = [cand]
+                evidence[f.fingerprint()] = str(c.get("evidence") or "")
+    return findings_to_sarif(report.findings, tool_version=__version__, fixes=fixes,
+                             evidence=evidence)
 
 
 __all__ = ["render_all", "render_sarif"]

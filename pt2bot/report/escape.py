@@ -256,6 +256,8 @@ def suggestion_block(text: str) -> str:
     s = _HTML_COMMENT.sub("<!" + ZWSP + "--", s) if MARKER_PREFIX in s else s
     runs = [len(r) for r in _BACKTICKS.findall(s)]
     fence = "`" * max(3, max(runs, default=0) + 1)
+    if not s:   # an empty block deletes the lines (one with an empty line would keep one)
+        return f"{fence}suggestion\n{fence}"
     return f"{fence}suggestion\n{s}\n{fence}"
 
 

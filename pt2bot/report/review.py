@@ -19,6 +19,7 @@ import re
 from typing import Any, Callable, Mapping, Sequence
 
 from pt2bot.findings import DIFF_ADDED, DIFF_CONTEXT, Finding, fingerprint
+from pt2bot.report.escape import has_controls
 from pt2bot.report.markdown import (code_block, code_inline, escape_inline, marker,
                                     message_inline, suggestion_block)
 from pt2bot.report.summary import (FULL_REPORT, MAX_CHARS, Section, caused_line, fit,
@@ -38,7 +39,7 @@ def render_review(report: Report, changeset_commentable: Commentable | None = No
     elsewhere: list[str] = []
 
     def place(at: tuple[object, object, object], body: str, fp: str, where: str,
-              suggestion: str | None = None) -> None:
+              suggestion: str | None = None, keys: Sequence[str] = ()) -> None:
         path, line, diff = at
         if fp in comments:
             return
@@ -48,10 +49,25 @@ def render_review(report: Report, changeset_commentable: Commentable | None = No
             elsewhere.append(f"- {code_inline(where, limit=160)} {body.splitlines()[0]}")
             return
         text = body
-        if suggestion is not None:
-            text += "\n\n" + suggestion_block(suggestion)
-        comments[fp] = {"path": path, "line": line, "side": "RIGHT", "start_line": None,
+        start: int | None = None
+        verified = fixes.verified_for(keys)
+        if verified is not None and _fix_placeable(changeset_commentable, path, verified):
+            # the comment spans the replaced lines: GitHub's suggestion replaces exactly them
+            line, start = verified["end_line"], verified["start_line"]
+            start = start if start < line else None
+            text += "\n\n" + fix_text(verified)
+        else:
+            verified = None
+            failed = fixes.failed_for(keys)
+            if failed is not None:
+                text += "\n\n" + failed_fix_line(failed)
+            if suggestion is not None:
+                text += "\n\n" + suggestion_block(suggestion)
+        comments[fp] = {"path": path, "line": line, "side": "RIGHT", "start_line": start,
                         "body": f"{text}\n\n{marker('fp=' + fp)}", "fingerprint": fp}
+        if verified is not None:
+            comments[fp]["fix"] = {"verified": True, "models": list(verified.get("models") or ()),
+                                   "evidence": str(verified.get("evidence") or "")}
 
     # A claim the smoke run traced and did not see is never posted on the line as if it held
     # (pt2bot/reach.py): the body says how many were held back, the summary lists them.
@@ -62,15 +78,17 @@ def render_review(report: Report, changeset_commentable: Commentable | None = No
               for b in m.new_breaks if _FP.match(b.get("fingerprint") or "")]
     confirmed = confirming_breaks(findings, breaks)
     merged = {id(b) for pairs in confirmed.values() for _, b in pairs}
+    fixes = ProvenFixes(report.fixes)
 
     for f in findings:
         fp = f.fingerprint()
         place((f.path, f.line, f.diff), finding_body(f, confirmed.get(fp, [])), fp,
-              finding_location(f), f.suggestion)
+              finding_location(f), f.suggestion, keys=[fp])
 
     for model, b in breaks:
         if id(b) not in merged:
-            place(_item_at(b), break_body(b, model), b["fingerprint"], location(b))
+            place(_item_at(b), break_body(b, model), b["fingerprint"], location(b),
+                  keys=[b["fingerprint"]])
 
     for m in report.models:
         for p in m.problems:
@@ -86,6 +104,67 @@ def render_review(report: Report, changeset_commentable: Commentable | None = No
     return {"schema": SCHEMA, "head": report.head,
             "body": review_body(report, elsewhere, len(comments), held_back=len(refuted)),
             "comments": list(comments.values())}
+
+
+class ProvenFixes:
+    """report.json's `fixes` (pt2bot/fixes.py) by the comment they belong to: a candidate by
+    the fingerprints of its findings and of the breaks it targets."""
+
+    def __init__(self, fixes: Mapping[str, Any] | None) -> None:
+        self.verified: dict[str, Mapping[str, Any]] = {}
+        self.failed: dict[str, Mapping[str, Any]] = {}
+        fixes = fixes or {}
+        targets = list(fixes.get("targets") or ())
+        cands = list(fixes.get("candidates") or ())
+        # a candidate not needed (another one fixed its targets) is no failed fix to mention
+        done = {i for c in cands if c.get("verified") for i in c.get("targets") or ()}
+        for c in cands:
+            mine = [i for i in c.get("targets") or ()
+                    if isinstance(i, int) and 0 <= i < len(targets)]
+            if not c.get("verified") and mine and all(i in done for i in mine):
+                continue
+            keys = list(c.get("findings") or ())
+            keys += [str(targets[i].get("fingerprint")) for i in mine
+                     if targets[i].get("fingerprint")]
+            into = self.verified if c.get("verified") else self.failed
+            for k in keys:
+                into.setdefault(k, c)
+
+    def verified_for(self, keys: Sequence[str]) -> Mapping[str, Any] | None:
+        return next((self.verified[k] for k in keys if k in self.verified), None)
+
+    def failed_for(self, keys: Sequence[str]) -> Mapping[str, Any] | None:
+        return next((self.failed[k] for k in keys if k in self.failed), None)
+
+
+def _fix_placeable(can: Commentable | None, path: str, fix: Mapping[str, Any]) -> bool:
+    """A suggestion needs both ends of its range on lines of the diff (pt2bot/fixes.py kept
+    only edits inside one hunk); without a predicate, the fix's own check stands."""
+    start, end, lines = fix.get("start_line"), fix.get("end_line"), fix.get("lines")
+    if fix.get("path") != path or not isinstance(start, int) or not isinstance(end, int) \
+            or not 1 <= start <= end or not isinstance(lines, list):
+        return False
+    # the block must replace the lines exactly: no text it would strip or cannot hold
+    if (lines and lines[-1] == "") or not all(
+            isinstance(x, str) and "\n" not in x and "\r" not in x and not has_controls(x)
+            for x in lines):
+        return False
+    return can is None or all(_commentable(can, path, n, None) for n in (start, end))
+
+
+def fix_text(fix: Mapping[str, Any]) -> str:
+    """The verified fix: what was proven, then the suggestion block replacing exactly the
+    lines start_line..end_line (indentation included)."""
+    head = (f"✅ **Verified fix** ({escape_inline(fix.get('title') or '', limit=200)}): "
+            f"{escape_inline(fix.get('evidence') or '', limit=600)}.")
+    return head + "\n\n" + suggestion_block("\n".join(str(x) for x in fix["lines"]))
+
+
+def failed_fix_line(fix: Mapping[str, Any]) -> str:
+    """A candidate the proof rejected: a hint, marked as such, never a suggestion block."""
+    return (f"🔧 Candidate fix, **not verified**: "
+            f"{escape_inline(fix.get('title') or '', limit=200)} "
+            f"({escape_inline(fix.get('reason') or 'not tried', limit=400)})")
 
 
 def _item_at(item: Mapping[str, Any]) -> tuple[object, object, object]:
@@ -216,4 +295,4 @@ def review_body(report: Report, elsewhere: list[str], n_comments: int,
 
 
 __all__ = ["render_review", "finding_body", "break_body", "confirming_breaks",
-           "confirmation_line"]
+           "confirmation_line", "ProvenFixes", "fix_text", "failed_fix_line"]

@@ -13,7 +13,9 @@ claim the smoke run did not observe) is SARIF's `note`.
 `Candidate`): `pt2bot check` passes the ones that are safe by construction. Each replaces whole
 lines: the region from the first replaced line's column 1 to column 1 of the line after the
 last, by the new lines each ended with a newline (a deletion inserts nothing). A finding with
-candidates carries them instead of its one-line `suggestion`.
+candidates carries them instead of its one-line `suggestion`. `pt2bot review` passes its
+verified fixes (report.json's `fixes`, pt2bot/fixes.py) with `evidence`, what was verified,
+by finding fingerprint: such a fix says it in its description and has `properties.verified`.
 """
 from __future__ import annotations
 
@@ -50,19 +52,26 @@ def _rule_descriptor(code: str) -> dict[str, Any]:
     }
 
 
-def fix_to_sarif(cand: "Candidate") -> dict[str, Any]:
-    """One candidate as a SARIF `fix` (whole lines replaced; see the module's docstring)."""
+def fix_to_sarif(cand: "Candidate", evidence: str | None = None) -> dict[str, Any]:
+    """One candidate as a SARIF `fix` (whole lines replaced; see the module's docstring).
+    `evidence`: what the review's proof verified (then `properties.verified` is true)."""
     text = "".join(line + "\n" for line in cand.lines)
-    return {"description": {"text": cand.title + ("" if cand.safe else " (not safe by construction)")},
-            "artifactChanges": [{
-                "artifactLocation": {"uri": cand.path, "uriBaseId": "%SRCROOT%"},
-                "replacements": [{"deletedRegion": {"startLine": cand.start_line, "startColumn": 1,
-                                                    "endLine": cand.end_line + 1, "endColumn": 1},
-                                  "insertedContent": {"text": text}}]}]}
+    said = f" ({evidence})" if evidence else "" if cand.safe else " (not safe by construction)"
+    out: dict[str, Any] = {
+        "description": {"text": cand.title + said},
+        "artifactChanges": [{
+            "artifactLocation": {"uri": cand.path, "uriBaseId": "%SRCROOT%"},
+            "replacements": [{"deletedRegion": {"startLine": cand.start_line, "startColumn": 1,
+                                                "endLine": cand.end_line + 1, "endColumn": 1},
+                              "insertedContent": {"text": text}}]}]}
+    if evidence:
+        out["properties"] = {"verified": True}
+    return out
 
 
 def findings_to_sarif(findings: Sequence[Finding], *, tool_version: str,
-                      fixes: "Mapping[Finding, Sequence[Candidate]] | None" = None) -> dict[str, Any]:
+                      fixes: "Mapping[Finding, Sequence[Candidate]] | None" = None,
+                      evidence: Mapping[str, str] | None = None) -> dict[str, Any]:
     from pt2bot.rules import RULES
 
     codes = [r.code for r in RULES]
@@ -101,7 +110,8 @@ def findings_to_sarif(findings: Sequence[Finding], *, tool_version: str,
             res["locations"][0]["logicalLocations"] = [{"fullyQualifiedName": f.function, "kind": "function"}]
         cands = (fixes or {}).get(f) or ()
         if cands:
-            res["fixes"] = [fix_to_sarif(c) for c in cands]
+            said = (evidence or {}).get(f.fingerprint())
+            res["fixes"] = [fix_to_sarif(c, said) for c in cands]
         elif f.suggestion and f.end_line == f.line:
             res["fixes"] = [{"description": {"text": "Replace the line"}, "artifactChanges": [{
                 "artifactLocation": {"uri": f.path, "uriBaseId": "%SRCROOT%"},

@@ -53,7 +53,8 @@ def render_summary(report: Report, *, limit: int = MAX_CHARS,
     """The summary comment's Markdown, at most `limit` by `measure` (chars by default)."""
     head = render_header(report)
     sections = [s for s in (*model_sections(report), findings_section(report),
-                            not_run_section(report), skipped_section(report)) if s is not None]
+                            fixes_section(report), not_run_section(report),
+                            skipped_section(report)) if s is not None]
     foot = render_footer(report) + ("\n" + SUMMARY_MARKER if with_marker else "")
     return fit(head, sections, foot, limit=limit, measure=measure)
 
@@ -475,6 +476,31 @@ def finding_line(f: Finding) -> str:
             + (f" · {said}" if said else ""))
 
 
+def fixes_section(report: Report) -> Section | None:
+    """"N verified fixes suggested inline", then each target the proof left unfixed and why
+    (from report.json's `fixes`, pt2bot/fixes.py; absent when the proof did not run)."""
+    fixes = report.fixes
+    if not fixes:
+        return None
+    cands = [c for c in fixes.get("candidates") or () if isinstance(c, dict)]
+    verified = [c for c in cands if c.get("verified")]
+    targets = [t for t in fixes.get("targets") or () if isinstance(t, dict)]
+    open_ = [t for t in targets if not t.get("fixed_by")]
+    head = (f"🔧 {len(verified)} verified fix{'es' if len(verified) != 1 else ''} suggested "
+            f"inline for {len(targets) - len(open_)} of {len(targets)} new problem"
+            f"{'s' if len(targets) != 1 else ''} on the PR's lines (each re-run before it was "
+            f"posted; {_num(fixes.get('spent_s'))} s of the {_num(fixes.get('budget_s'))} s "
+            "budget).")
+    items = "\n".join(
+        f"- {escape_inline(t.get('kind', ''), limit=20)}"
+        f"{' ' + gb_link(t.get('gb')) if gb_registry.is_code(t.get('gb')) else ''} at "
+        f"{code_inline(location(t), limit=120)} (`{escape_inline(t.get('model'), limit=100)}`): "
+        f"no verified fix: {escape_inline(t.get('reason') or '', limit=300)}"
+        for t in open_[:MAX_LIST])
+    blocks = [head] + ([details(f"{len(open_)} without a verified fix", items)] if open_ else [])
+    return Section("#### Suggested fixes", blocks)
+
+
 def not_run_section(report: Report) -> Section | None:
     """"N changed lines in these files were run by no configured model: `a.py` (lines 3, 9-12)"
     from report.json's `not_run` (absent without a smoke run: nothing is said then)."""
@@ -516,4 +542,4 @@ def skipped_section(report: Report) -> Section | None:
     return Section(title, [body])
 
 
-__all__ = ["render_summary", "fit", "Section", "SUMMARY_MARKER", "MAX_CHARS"]
+__all__ = ["render_summary", "fit", "fixes_section", "Section", "SUMMARY_MARKER", "MAX_CHARS"]

@@ -212,7 +212,7 @@ def _run_phase(phase: str, model: Any, cases: list[CaseInputs], eager_outs: list
     raise ValueError(f"unknown phase {phase!r}")
 
 
-def _redirect_std_to(log_path: str) -> None:
+def redirect_std_to(log_path: str) -> None:
     """Everything the model or torch prints (C++ included) lands in the log, not the console."""
     fd = os.open(log_path, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o644)
     sys.stdout.flush()
@@ -231,7 +231,7 @@ def main(argv: list[str] | None = None) -> int:
     with open(spec_path, encoding="utf-8") as fh:
         spec = json.load(fh)
     if spec.get("log_path"):
-        _redirect_std_to(spec["log_path"])
+        redirect_std_to(spec["log_path"])
     run = measure(spec)
     write_json(out_path, run)
     return 0

@@ -1,0 +1,392 @@
+"""The proof loop of a review: fixes that pt2bot re-ran before it suggests them.
+
+For each new graph break, new recompile and export regression that the report locates on a
+line the PR added (the targets), the static findings on that line offer candidate edits
+(their rule's recipe: `rules.fix_candidates`). Each candidate that lies inside one hunk of
+the diff is proven on every model that has the target, in ONE proof worker per model for
+all its candidates (pt2bot/smoke/verify.py: head's model and each patched version side by
+side, eager backend), under a per-review time budget (`fixes.budget_s` in pt2bot.yml),
+candidates tried most likely first. A candidate accepted on every model it was tried on is
+a verified fix; of overlapping verified fixes, only the first is posted. Everything that
+goes wrong (no candidate, an edit that does not apply, a patched model that crashes, hangs
+or does not import, the budget running out) is a "no verified fix" with its reason, never a
+failed review.
+
+The result is report.json's `fixes` (docs/formats.md); pt2bot/report/review.py turns each
+verified fix into a suggestion block on its finding's comment.
+"""
+from __future__ import annotations
+
+import contextlib
+import dataclasses
+import json
+import os
+import tempfile
+import time
+from dataclasses import dataclass
+from typing import Any, Callable, Iterator, Mapping, Sequence
+
+from pt2bot import git
+from pt2bot.changes import ChangeSet, diff_position, in_one_hunk
+from pt2bot.config import Config, ModelConfig
+from pt2bot.findings import DIFF_ADDED, Finding
+from pt2bot.reach import Coverage
+from pt2bot.reportdata import ModelDelta, Report
+from pt2bot.results import ResultsFile
+from pt2bot.rules import Candidate, apply_candidate, fix_candidates_explained
+from pt2bot.smoke.runner import build_jobs
+from pt2bot.smoke.supervise import WorkerJob, run_worker
+
+VERIFY_ARGV = ("-m", "pt2bot.smoke.verify")
+MIN_LEFT_S = 5.0            # a proof worker is not started with less budget than this
+MAX_SOURCE_BYTES = 2 << 20  # a file larger than this gets no candidate
+MAX_CANDIDATES = 20         # per review: the most likely ones
+
+
+@dataclass(frozen=True)
+class ProofSetting:
+    """What the proof needs from the review besides the report."""
+    config: Config
+    changeset: ChangeSet | None
+    root: str                           # the repository
+    head_sha: str | None                # None: head is the working tree at `root`
+    head_results: ResultsFile
+    device: str | None = None
+    log: Callable[[str], None] = lambda s: None
+
+
+# --------------------------------------------------------------------------- targets
+
+def find_targets(report: Report, changeset: ChangeSet | None) -> list[dict[str, Any]]:
+    """The new breaks, new recompiles and export regressions on lines the PR added."""
+    if changeset is None:
+        return []
+
+    def added(path: Any, line: Any) -> bool:
+        return isinstance(path, str) and isinstance(line, int) and \
+            diff_position(changeset, path, line) == DIFF_ADDED
+
+    out: list[dict[str, Any]] = []
+    seen: set[tuple[Any, ...]] = set()
+
+    def add(t: dict[str, Any]) -> None:
+        key = (t["kind"], t["model"], t["path"], t["line"], t.get("gb_type"))
+        if key not in seen:
+            seen.add(key)
+            out.append(t)
+
+    for m in report.models:
+        if m.status != "ok":
+            continue
+        for b in m.new_breaks:
+            if added(b.get("path"), b.get("line")):
+                add({"kind": "break", "model": m.name, "path": b["path"], "line": b["line"],
+                     "gb": b.get("gb"), "gb_type": b.get("gb_type"),
+                     "fingerprint": b.get("fingerprint")})
+        for row in m.delta.recompile_cases:
+            if (row.get("delta") or 0) <= 0:
+                continue
+            for r in row.get("reasons") or ():
+                if r.get("caused_by") is None and r.get("kind") != "size_one" and \
+                        added(r.get("path"), r.get("line")):
+                    add({"kind": "recompile", "model": m.name, "path": r["path"],
+                         "line": r["line"], "gb": None, "gb_type": None})
+        head_export = (m.head or {}).get("export") or {}
+        if m.delta.export == "broken" and added(head_export.get("path"), head_export.get("line")):
+            add({"kind": "export", "model": m.name, "path": head_export["path"],
+                 "line": head_export["line"], "gb": head_export.get("gb"),
+                 "gb_type": head_export.get("kind")})
+    return out
+
+
+def target_key(t: Mapping[str, Any]) -> str:
+    return f"{t['kind']}:{t['path']}:{t['line']}:{t.get('gb_type') or ''}"
+
+
+def _findings_at(findings: Sequence[Finding], path: str, line: int) -> list[Finding]:
+    return [f for f in findings if f.path == path and f.line <= line <= (f.end_line or f.line)]
+
+
+# --------------------------------------------------------------------------- candidates
+
+@dataclass
+class Proposal:
+    """One candidate edit with everything the proof and the report need about it."""
+    cid: str
+    cand: Candidate
+    original: str
+    patched: str
+    findings: list[str]                         # fingerprints of the findings it fixes
+    targets: list[int]                          # indexes into the targets
+    results: dict[str, dict[str, Any]] = dataclasses.field(default_factory=dict)
+
+    def overlaps(self, other: "Proposal") -> bool:
+        a, b = self.cand, other.cand
+        return a.path == b.path and a.start_line <= b.end_line and b.start_line <= a.end_line
+
+
+def _read(root: str, path: str) -> str | None:
+    full = os.path.join(root, path)
+    try:
+        if os.path.islink(full) or os.path.getsize(full) > MAX_SOURCE_BYTES:
+            return None
+        with open(full, encoding="utf-8", newline="") as fh:
+            return fh.read()
+    except (OSError, UnicodeDecodeError):
+        return None
+
+
+def gather(targets: list[dict[str, Any]], findings: Sequence[Finding], head_root: str,
+           changeset: ChangeSet | None) -> tuple[list[Proposal], dict[int, str]]:
+    """The candidates for the targets, most likely first; and why a target has none."""
+    proposals: dict[tuple[Any, ...], Proposal] = {}
+    why: dict[int, str] = {}
+    sources: dict[str, str | None] = {}
+    for i, t in enumerate(targets):
+        at = _findings_at(findings, t["path"], t["line"])
+        if not at:
+            why[i] = "no static finding on the line offers a fix"
+            continue
+        if t["path"] not in sources:
+            sources[t["path"]] = _read(head_root, t["path"])
+        source = sources[t["path"]]
+        if source is None:
+            why[i] = f"{t['path']} cannot be read as UTF-8 text"
+            continue
+        reasons = []
+        for f in at:
+            cands, reason = fix_candidates_explained(f, source)
+            if reason:
+                reasons.append(reason)
+            for c in cands:
+                if changeset is not None and not in_one_hunk(changeset, c.path, c.start_line,
+                                                              c.end_line):
+                    reasons.append(f"{c.title}: the edit (lines {c.start_line}-{c.end_line}) "
+                                   "is not inside one hunk of the diff")
+                    continue
+                try:
+                    patched = apply_candidate(source, c)
+                except ValueError as e:
+                    reasons.append(f"{c.title}: does not apply: {e}")
+                    continue
+                key = (c.path, c.start_line, c.end_line, c.lines)
+                p = proposals.get(key)
+                if p is None:
+                    p = proposals[key] = Proposal(cid=f"c{len(proposals)}", cand=c,
+                                                  original=source, patched=patched,
+                                                  findings=[], targets=[])
+                if f.fingerprint() not in p.findings:
+                    p.findings.append(f.fingerprint())
+                if i not in p.targets:
+                    p.targets.append(i)
+        if not any(i in p.targets for p in proposals.values()):
+            why[i] = "; ".join(dict.fromkeys(reasons)) or "no candidate"
+    ordered = sorted(proposals.values(), key=lambda p: (p.cand.rank, p.cid))
+    for p in ordered[MAX_CANDIDATES:]:
+        p.results["*"] = {"accepted": False, "reason": "not tried: over the "
+                          f"{MAX_CANDIDATES}-candidate limit of a review"}
+    return ordered, why
+
+
+# --------------------------------------------------------------------------- the proof
+
+def _phases(model: ModelConfig, delta: ModelDelta | None) -> list[str]:
+    phases = ["breaks"]
+    if len(model.shape_cases()) > 1:
+        phases.append("matrix")
+    head_export = ((delta.head if delta is not None else None) or {}).get("export") or {}
+    if model.export and head_export.get("ok") is not None:
+        phases.append("export")
+    return phases
+
+
+def _read_progress(path: str) -> list[dict[str, Any]]:
+    try:
+        with open(path, encoding="utf-8") as fh:
+            lines = fh.read().splitlines()
+    except OSError:
+        return []
+    out = []
+    for line in lines:
+        with contextlib.suppress(ValueError):
+            rec = json.loads(line)
+            if isinstance(rec, dict):
+                out.append(rec)
+    return out
+
+
+def prove_on_model(setting: ProofSetting, model: ModelConfig, delta: ModelDelta | None,
+                   items: list[tuple[Proposal, list[dict[str, Any]]]], head_root: str,
+                   deadline: float, work: str) -> dict[str, dict[str, Any]]:
+    """Run one proof worker for all of `items` (a proposal and its targets on this model),
+    again for the ones left when a candidate crashed or hung it; verdicts by proposal id."""
+    config = setting.config
+    verdicts: dict[str, dict[str, Any]] = {}
+    todo = list(items)
+    attempt = 0
+    phases = _phases(model, delta)
+    per_candidate = float(model.timeout_s or config.run.timeout_s)
+    while todo:
+        left = deadline - time.monotonic()
+        if left < MIN_LEFT_S:
+            for p, _ in todo:
+                verdicts[p.cid] = {"accepted": False, "reason": "the review's fix budget ran "
+                                   f"out before it was tried ({config.fixes.budget_s:g} s)"}
+            break
+        attempt += 1
+        run_dir = os.path.join(work, f"{model.name}-{attempt}")
+        os.makedirs(run_dir, exist_ok=True)
+        [job] = build_jobs(config, [model], repo_root=head_root, out_dir=run_dir,
+                           work_dir=run_dir, device=setting.device or "cpu", phases=phases,
+                           environ=os.environ, side="head")
+        progress = os.path.join(run_dir, "progress.jsonl")
+        spec = {k: v for k, v in job.spec.items() if k not in ("trace_path", "trace_rel")}
+        spec.update(progress_path=progress, candidate_timeout_s=min(per_candidate, left),
+                    candidates=[{
+                        "id": p.cid, "path": p.cand.path, "start_line": p.cand.start_line,
+                        "end_line": p.cand.end_line, "lines": list(p.cand.lines),
+                        "original": p.original, "patched": p.patched,
+                        "guards": list(p.cand.guards), "targets": ts,
+                        "target_keys": [target_key(t) for t in ts]} for p, ts in todo])
+        job = dataclasses.replace(job, spec=spec, timeout_s=left)
+        run = run_worker(job, worker_argv=VERIFY_ARGV)
+        records = {str(r.get("id")): r for r in _read_progress(progress)}
+        head = records.get("head")
+        if head is None or not head.get("ok"):
+            reason = (head or {}).get("reason") or _worker_end(run, "head's model")
+            for p, _ in todo:
+                verdicts[p.cid] = {"accepted": False, "reason": reason}
+            break
+        rest = []
+        blamed = False
+        for p, ts in todo:
+            rec = records.get(p.cid)
+            if rec is not None:
+                verdicts[p.cid] = {k: rec[k] for k in ("accepted", "reason", "evidence",
+                                                       "skipped", "graph_count", "cases",
+                                                       "guards", "s") if k in rec}
+            elif not blamed:
+                # the candidate the worker was on when it stopped; the rest get a new worker
+                blamed = True
+                verdicts[p.cid] = {"accepted": False, "reason": _worker_end(
+                    run, "the patched model")}
+            else:
+                rest.append((p, ts))
+        todo = rest
+    return verdicts
+
+
+def _worker_end(run: Any, what: str) -> str:
+    err = run.error
+    if run.status == "timeout":
+        return f"{what} hangs: the proof worker gave no result in time and was stopped"
+    if err is not None and err.kind == "crash":
+        return f"{what} crashed the proof worker ({err.signal or 'killed'})"
+    if err is not None and err.kind == "import":
+        return f"{what} does not import in the proof worker"
+    msg = (err.message or "").strip().splitlines()[0] if err is not None and err.message else ""
+    return f"the proof worker stopped ({run.status}{': ' + msg if msg else ''})"
+
+
+@contextlib.contextmanager
+def _head_tree(setting: ProofSetting) -> Iterator[str]:
+    """The head checkout the proof reads: the working tree, or a throw-away worktree of the
+    head commit (the review's own is gone by then). Never written: the candidates are put in
+    place in the proof worker's memory."""
+    if setting.head_sha is None:
+        yield setting.root
+    else:
+        with git.worktree(setting.root, setting.head_sha) as tree:
+            yield tree
+
+
+def prove_fixes(report: Report, setting: ProofSetting) -> Report:
+    """The report with its `fixes` (and `counts.fixes_verified`); unchanged when the config
+    turns the proof off or nothing is targeted."""
+    config = setting.config
+    if not config.fixes.verify:
+        return report
+    t0 = time.monotonic()
+    targets = find_targets(report, setting.changeset)
+    if not targets:
+        return report
+    deadline = t0 + config.fixes.budget_s
+    deltas = {m.name: m for m in report.models}
+    coverage = Coverage.from_results(setting.head_results)
+    with _head_tree(setting) as head_root:
+        proposals, why = gather(targets, report.findings, head_root, setting.changeset)
+        tried = [p for p in proposals if "*" not in p.results]
+        # each model with a target of the candidate; and those that ran its lines without one
+        per_model: dict[str, list[tuple[Proposal, list[dict[str, Any]]]]] = {}
+        for p in tried:
+            mine = [targets[i] for i in p.targets]
+            models = {t["model"] for t in mine}
+            models |= {n for n in coverage.reached_by(p.cand.path, p.cand.start_line,
+                                                       p.cand.end_line)
+                       if n in deltas and deltas[n].status == "ok"}
+            for name in sorted(models):
+                per_model.setdefault(name, []).append(
+                    (p, [t for t in mine if t["model"] == name]))
+        names = [m.name for m in config.models if m.name in per_model]
+        setting.log(f"fixes: {len(tried)} candidate(s) for {len(targets)} target(s) on "
+                    f"{len(names)} model(s), budget {config.fixes.budget_s:g} s")
+        with tempfile.TemporaryDirectory(prefix="pt2bot-fixes-") as work:
+            for name in names:
+                verdicts = prove_on_model(setting, config.model(name), deltas.get(name),
+                                          per_model[name], head_root, deadline, work)
+                for p, _ in per_model[name]:
+                    p.results[name] = verdicts.get(p.cid) or {
+                        "accepted": False, "reason": "no verdict"}
+    fixes = _summarise(targets, proposals, why, config, round(time.monotonic() - t0, 3))
+    counts = {**report.counts, "fixes_verified": sum(1 for c in fixes["candidates"]
+                                                     if c["verified"])}
+    setting.log(f"fixes: {counts['fixes_verified']} verified in {fixes['spent_s']:g} s")
+    return report.with_(fixes=fixes, counts=counts)
+
+
+def _summarise(targets: list[dict[str, Any]], proposals: list[Proposal], why: dict[int, str],
+               config: Config, spent: float) -> dict[str, Any]:
+    """report.json's `fixes`: verified, posted once per overlap, reasons for the rest."""
+    chosen: list[Proposal] = []
+    out_c = []
+    for p in proposals:
+        tried = {m: r for m, r in p.results.items() if m != "*" and not r.get("skipped")}
+        verified = bool(tried) and all(r.get("accepted") for r in tried.values()) and \
+            not any(r.get("skipped") for r in p.results.values())
+        reason = None
+        if not verified:
+            failed = [(m, r) for m, r in p.results.items() if not r.get("accepted")]
+            reason = "; ".join(
+                f"{r.get('reason') or r.get('skipped') or 'not tried'}"
+                + (f" (on `{m}`)" if m != "*" else "") for m, r in failed[:3]) or "not tried"
+        elif any(p.overlaps(c) for c in chosen):
+            verified, reason = False, "overlaps a verified fix tried before it"
+        if verified:
+            chosen.append(p)
+        models = sorted(m for m in tried)
+        evidence = ""
+        if verified:
+            evidence = "verified on " + "; on ".join(
+                f"`{m}`: {tried[m].get('evidence')}" for m in models)
+        out_c.append({
+            "id": p.cid, "rule": p.cand.code, "title": p.cand.title, "path": p.cand.path,
+            "start_line": p.cand.start_line, "end_line": p.cand.end_line,
+            "lines": list(p.cand.lines), "safe": p.cand.safe, "guards": list(p.cand.guards),
+            "findings": list(p.findings), "targets": list(p.targets), "verified": verified,
+            "models": models, "evidence": evidence, "reason": reason})
+    out_t = []
+    for i, t in enumerate(targets):
+        fixed_by = next((c["id"] for c in out_c if c["verified"] and i in c["targets"]), None)
+        reason = None
+        if fixed_by is None:
+            reason = why.get(i) or next((c["reason"] for c in out_c if i in c["targets"]),
+                                        None) or "no candidate"
+        out_t.append({**{k: t.get(k) for k in ("kind", "model", "path", "line", "gb",
+                                                "gb_type", "fingerprint")},
+                      "fixed_by": fixed_by, "reason": reason})
+    return {"budget_s": config.fixes.budget_s, "spent_s": spent, "targets": out_t,
+            "candidates": out_c}
+
+
+__all__ = ["ProofSetting", "Proposal", "find_targets", "gather", "prove_fixes",
+           "prove_on_model", "target_key"]

@@ -1,0 +1,385 @@
+"""A candidate fix put in place in a running process: the patched text of one function,
+compiled and swapped in for the loaded one, and taken out again.
+
+The proof of a fix (pt2bot/smoke/verify.py) runs head's model and the patched model in one
+worker process with the same weights and inputs. Rather than import a second copy of the
+user's package from a scratch tree (a second set of classes, a rebuilt model whose weights
+must be copied over, and a checkout on disk to write), the worker keeps head's model and
+replaces only the function the edit is in: the patched file's text is the scratch copy, and
+the user's checkout is never written. A recipe edits lines of one statement inside compiled
+code, so the edit always lies inside a function; the outermost function holding it (a
+module-level function or a method of a module-level class, nested classes included) is
+compiled from the patched text under the file's own name, with its line numbers, so dynamo
+locates breaks on the patched lines and reads them through `linecache`, which holds the
+patched text while the patch is in place.
+
+`guard_inputs` is the other half: the special values (NaN, inf, an empty mask, zeros) that
+the replaced code guards against, injected into the tensor arguments of the function the
+edit is in, so head and the patched code can be compared where the guard matters even when
+the model's own inputs (token ids) cannot carry such a value.
+"""
+from __future__ import annotations
+
+import __future__
+import ast
+import contextlib
+import functools
+import inspect
+import linecache
+import os
+import sys
+from dataclasses import dataclass
+from types import ModuleType
+from typing import Any, Iterator
+
+from pt2bot.smoke.location import RepoPaths
+
+_SCRATCH_CLASS = "_pt2bot_scratch_class"
+# The special values a guard can be about (the recipes' `guards`), and how each is injected.
+GUARD_KINDS = ("nan", "inf", "empty", "zero")
+MAX_GUARD_ARGS = 3      # tensor arguments tried per guard kind
+
+
+class NotApplicable(Exception):
+    """The candidate cannot be put in place; the message says why (a "no verified fix")."""
+
+
+@dataclass(frozen=True)
+class Edit:
+    """Lines `start_line..end_line` of `path` (repo-relative) replaced by `new_lines` lines."""
+    path: str
+    start_line: int
+    end_line: int
+    new_lines: int
+
+    @property
+    def shift(self) -> int:
+        return self.new_lines - (self.end_line - self.start_line + 1)
+
+    def map_line(self, line: int | None) -> int | None:
+        """Where head's `line` of `path` is in the patched file; None inside the edit."""
+        if line is None or line < self.start_line:
+            return line
+        if line > self.end_line:
+            return line + self.shift
+        return None
+
+    def in_patched_region(self, line: int | None) -> bool:
+        """Whether a patched-file line is one of the replacement lines (or, for a deletion,
+        the line that now stands where the deleted ones were)."""
+        if line is None:
+            return False
+        last = self.start_line + max(self.new_lines, 1) - 1
+        return self.start_line <= line <= last
+
+
+# --------------------------------------------------------------------------- where the edit is
+
+def _first_line(node: ast.AST) -> int:
+    decorators = getattr(node, "decorator_list", None) or ()
+    return min([node.lineno, *(d.lineno for d in decorators)])  # type: ignore[attr-defined]
+
+
+def enclosing_function(tree: ast.Module, first: int, last: int
+                       ) -> tuple[tuple[str, ...], ast.FunctionDef | ast.AsyncFunctionDef] | None:
+    """(the class names above it, the outermost function) holding lines first..last, when
+    that function sits in the module or in classes only (a closure cannot be swapped alone,
+    its outermost function is)."""
+    def search(body: list[ast.stmt], classes: tuple[str, ...]) -> Any:
+        for node in body:
+            if isinstance(node, ast.ClassDef):
+                found = search(node.body, (*classes, node.name))
+                if found is not None:
+                    return found
+            elif isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                if _first_line(node) <= first and last <= (node.end_lineno or node.lineno):
+                    return classes, node
+        return None
+    return search(tree.body, ())
+
+
+def _same_function(tree: ast.Module, classes: tuple[str, ...], name: str, first: int
+                   ) -> ast.FunctionDef | ast.AsyncFunctionDef | None:
+    body: list[ast.stmt] = tree.body
+    for cls in classes:
+        node = next((n for n in body if isinstance(n, ast.ClassDef) and n.name == cls), None)
+        if node is None:
+            return None
+        body = node.body
+    return next((n for n in body if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef))
+                 and n.name == name and _first_line(n) == first), None)
+
+
+def loaded_module(abs_path: str) -> ModuleType | None:
+    """The imported module whose file is `abs_path` (None: the process never imported it)."""
+    want = os.path.realpath(abs_path)
+    for mod in list(sys.modules.values()):
+        f = getattr(mod, "__file__", None)
+        if isinstance(f, str):
+            try:
+                if os.path.realpath(f) == want:
+                    return mod
+            except (OSError, ValueError):
+                continue
+    return None
+
+
+def _future_flags(tree: ast.Module) -> int:
+    flags = 0
+    for node in tree.body:
+        if isinstance(node, ast.ImportFrom) and node.module == "__future__":
+            for alias in node.names:
+                feature = getattr(__future__, alias.name, None)
+                flags |= getattr(feature, "compiler_flag", 0)
+    return flags
+
+
+def _functions(obj: Any) -> Iterator[Any]:
+    """The plain functions inside a class attribute (a staticmethod, a property, a wrapper)."""
+    seen = 0
+    stack = [obj]
+    while stack and seen < 16:
+        seen += 1
+        o = stack.pop()
+        if isinstance(o, (staticmethod, classmethod)):
+            stack.append(o.__func__)
+        elif isinstance(o, property):
+            stack.extend(f for f in (o.fget, o.fset, o.fdel) if f is not None)
+        elif hasattr(o, "__code__"):
+            yield o
+            if hasattr(o, "__wrapped__"):
+                stack.append(o.__wrapped__)
+        elif hasattr(o, "__wrapped__"):
+            stack.append(o.__wrapped__)
+
+
+@dataclass
+class Swap:
+    """The patched function in place: where it went (`owner`.`name`) and what it replaced."""
+    owner: Any
+    name: str
+    original: Any
+    patched: Any
+    qualname: str
+
+
+def _locate(paths: RepoPaths, path: str, text: str, edit: Edit
+            ) -> tuple[ModuleType, tuple[str, ...], ast.FunctionDef | ast.AsyncFunctionDef, Any]:
+    """(the loaded module, the classes, the outermost function holding the edit in `text`,
+    the class or module it is an attribute of)."""
+    module = loaded_module(os.path.join(paths.root, path))
+    if module is None:
+        raise NotApplicable(f"the model never imported {path}")
+    try:
+        tree = ast.parse(text)
+    except (SyntaxError, ValueError, RecursionError) as e:
+        raise NotApplicable(f"{path} does not parse: {type(e).__name__}: {e}") from None
+    found = enclosing_function(tree, edit.start_line, edit.end_line)
+    if found is None:
+        raise NotApplicable(f"lines {edit.start_line}-{edit.end_line} of {path} are not inside "
+                            "a function of the module or of its classes")
+    classes, node = found
+    owner: Any = module
+    for cls in classes:
+        owner = vars(owner).get(cls)
+        if not isinstance(owner, type):
+            raise NotApplicable(f"{'.'.join(classes)} is not a class of the loaded module")
+    if vars(owner).get(node.name) is None:
+        raise NotApplicable(f"the loaded module has no {'.'.join((*classes, node.name))}")
+    return module, classes, node, owner
+
+
+@contextlib.contextmanager
+def patched_function(paths: RepoPaths, path: str, original_text: str, patched_text: str,
+                     edit: Edit) -> Iterator[Swap]:
+    """Put the patched text's function holding `edit` in place of the loaded one; restore it
+    (and `linecache`) on exit. NotApplicable when that cannot be done (the reason is the
+    candidate's "no verified fix")."""
+    module, classes, old_node, owner = _locate(paths, path, original_text, edit)
+    try:
+        new_tree = ast.parse(patched_text)
+    except (SyntaxError, ValueError, RecursionError) as e:
+        raise NotApplicable(f"the patched file does not parse: {type(e).__name__}: {e}") from None
+    first = _first_line(old_node)
+    node = _same_function(new_tree, classes, old_node.name, first)
+    if node is None:
+        raise NotApplicable("the edit changes the function's own header")
+    original = vars(owner)[old_node.name]
+    filename = getattr(module, "__file__", None) or os.path.join(paths.root, path)
+    lines = patched_text.splitlines(keepends=True)
+    body = "".join(lines[first - 1:node.end_lineno])
+    if classes:   # a method: compiled inside a class, so that super() and __class__ work
+        src = "\n" * (first - 2) + f"class {_SCRATCH_CLASS}:\n" + body
+    else:
+        src = "\n" * (first - 1) + body
+    namespace: dict[str, Any] = {}
+    try:
+        code = compile(src, filename, "exec", flags=_future_flags(new_tree), dont_inherit=True)
+        exec(code, module.__dict__, namespace)   # noqa: S102 - the user's own code, patched
+    except Exception as e:  # noqa: BLE001 - a patch that cannot be defined is a result
+        raise NotApplicable(f"the patched function cannot be defined: {type(e).__name__}: {e}"
+                            ) from None
+    patched = (vars(namespace[_SCRATCH_CLASS])[old_node.name] if classes
+               else namespace[old_node.name])
+    if classes:
+        for fn in _functions(patched):
+            free = fn.__code__.co_freevars
+            if "__class__" in free and fn.__closure__:
+                fn.__closure__[free.index("__class__")].cell_contents = owner
+    # Other modules of the repository that imported a module-level function by name.
+    aliases: list[tuple[dict[str, Any], str]] = []
+    if not classes:
+        for mod in list(sys.modules.values()):
+            d = getattr(mod, "__dict__", None)
+            if mod is module or not isinstance(d, dict) or \
+                    not paths.rel(getattr(mod, "__file__", None)):
+                continue
+            aliases += [(d, k) for k, v in list(d.items()) if v is original]
+    saved_cache = linecache.cache.get(filename)
+    setattr(owner, old_node.name, patched)
+    for d, k in aliases:
+        d[k] = patched
+    linecache.cache[filename] = (len(patched_text), None, lines, filename)
+    try:
+        yield Swap(owner=owner, name=old_node.name, original=original, patched=patched,
+                   qualname=".".join((*classes, old_node.name)))
+    finally:
+        setattr(owner, old_node.name, original)
+        for d, k in aliases:
+            d[k] = original
+        if saved_cache is None:
+            linecache.cache.pop(filename, None)
+        else:
+            linecache.cache[filename] = saved_cache
+
+
+def function_at(paths: RepoPaths, path: str, text: str, edit: Edit) -> Swap:
+    """Head's function holding the edit, as a Swap of it with itself (guard inputs are
+    injected into it the same way as into the patched one)."""
+    _module, classes, node, owner = _locate(paths, path, text, edit)
+    current = vars(owner)[node.name]
+    return Swap(owner=owner, name=node.name, original=current, patched=current,
+                qualname=".".join((*classes, node.name)))
+
+
+# --------------------------------------------------------------------------- guard inputs
+
+def _eligible(kind: str, pattern: str, t: Any) -> bool:
+    """Whether tensor `t` can carry `kind` the way `pattern` puts it."""
+    import torch
+
+    if not isinstance(t, torch.Tensor) or t.numel() == 0:
+        return False
+    if kind in ("nan", "inf") or pattern in ("zeros", "negative", "positive"):
+        return t.is_floating_point()
+    if kind == "zero":
+        return t.dtype != torch.bool
+    # "empty", "off": a mask (bool, or a 0/1 tensor) whose every entry is off
+    return t.dtype == torch.bool or bool(((t == 0) | (t == 1)).all())
+
+
+def _special(kind: str, pattern: str, t: Any) -> Any:
+    import torch
+
+    out = t.detach().clone(memory_format=torch.contiguous_format)
+    flat = out.view(-1)   # shares out's storage
+    if pattern == "all":
+        out.fill_(float("nan"))
+    elif kind == "nan":
+        flat[0] = float("nan")
+    elif kind == "inf":
+        flat[0] = float("inf")
+        if flat.numel() > 1:
+            flat[-1] = float("-inf")
+    elif pattern == "negative":
+        out.fill_(-1.0)
+    elif pattern == "positive":
+        out.fill_(1.0)
+    else:   # zero; empty: a mask with every entry off
+        out.zero_()
+    return out
+
+
+def guard_patterns(kind: str) -> tuple[str, ...]:
+    """How each kind is injected. An empty mask is rarely an argument: it is made inside
+    from the arguments (`x > 0`, `torch.isnan(h)`), so besides a mask argument switched off,
+    a float argument is set to all zeros, all -1 and all +1, the inputs that make such a
+    comparison's mask empty (or full); ordinary inputs are the other side."""
+    return {"nan": ("one", "all"), "empty": ("off", "zeros", "negative", "positive")}.get(
+        kind, ("one",))
+
+
+@dataclass
+class Injection:
+    """What one guard input did: whether the function was called with an argument the
+    special value could go into (`hit`), and what the function returned each time."""
+    kind: str
+    pattern: str
+    arg: int
+    hit: bool = False
+    returns: list[Any] | None = None
+    argument: str = ""
+
+
+@contextlib.contextmanager
+def injecting(swap: Swap, injection: Injection) -> Iterator[Injection]:
+    """While in the block, every call of the swapped function gets the special value in its
+    `injection.arg`-th eligible tensor argument; its returns are recorded."""
+    import torch
+
+    current = vars(swap.owner).get(swap.name)
+    fn = swap.patched   # head's function for head's Swap (`function_at`), else the patched one
+    if isinstance(fn, (staticmethod, classmethod, property)) or not callable(fn):
+        raise NotApplicable(f"{swap.qualname} is a {type(fn).__name__}: no input can be "
+                            "injected into it")
+    injection.returns = []
+    try:
+        names = list(inspect.signature(fn).parameters)
+    except (TypeError, ValueError):
+        names = []
+
+    @functools.wraps(fn)
+    def wrapper(*args: Any, **kwargs: Any) -> Any:
+        seen = -1
+        new_args = list(args)
+        new_kwargs = dict(kwargs)
+        slots = [(i, a) for i, a in enumerate(args)] + list(kwargs.items())
+        for key, value in slots:
+            if _eligible(injection.kind, injection.pattern, value):
+                seen += 1
+                if seen == injection.arg:
+                    special = _special(injection.kind, injection.pattern, value)
+                    if isinstance(key, int):
+                        new_args[key] = special
+                    else:
+                        new_kwargs[key] = special
+                    injection.hit = True
+                    injection.argument = (names[key] if isinstance(key, int) and key < len(names)
+                                          else str(key))
+                    break
+        out = fn(*new_args, **new_kwargs)
+        assert injection.returns is not None
+        injection.returns.append(_detached(out, torch))
+        return out
+
+    setattr(swap.owner, swap.name, wrapper)
+    try:
+        yield injection
+    finally:
+        setattr(swap.owner, swap.name, current)
+
+
+def _detached(out: Any, torch: Any) -> Any:
+    if isinstance(out, torch.Tensor):
+        return out.detach().clone()
+    if isinstance(out, (list, tuple)):
+        return type(out)(_detached(o, torch) for o in out) if isinstance(out, list) else \
+            tuple(_detached(o, torch) for o in out)
+    if isinstance(out, dict):
+        return {k: _detached(v, torch) for k, v in out.items()}
+    return out
+
+
+__all__ = ["Edit", "GUARD_KINDS", "Injection", "MAX_GUARD_ARGS", "NotApplicable", "Swap",
+           "enclosing_function", "function_at", "guard_patterns", "injecting", "loaded_module",
+           "patched_function"]

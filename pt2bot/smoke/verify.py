@@ -1,0 +1,506 @@
+"""The proof of a fix: head's model and each candidate edit, measured in ONE worker process.
+
+    python -m pt2bot.smoke.verify SPEC.json OUT.json
+
+SPEC is a smoke worker's spec (pt2bot/smoke/runner.py `build_jobs`: repo_root, model, run,
+device, phases, log_path) plus `candidates` (`[{id, path, start_line, end_line, lines,
+original, patched, guards, targets}]`: `original`/`patched` are the whole file's text before
+and after the edit), `candidate_timeout_s` and `progress_path`. The worker builds the model
+and its inputs once, measures head (eager outputs on every shape case; the break pass; the
+shape matrix and export when `phases` has them, all with the eager backend: breaks and
+recompiles do not depend on the backend), then puts each candidate in place
+(pt2bot/smoke/patch.py: same process, same weights, same inputs, the user's files never
+written), measures it the same way and judges it (`judge`). Each verdict is one JSON line
+appended to `progress_path` as soon as it is known, so a candidate that crashes or hangs the
+worker loses only itself: the caller (pt2bot/fixes.py) reads which one was running.
+Candidates come in the order to try; one whose targets an earlier accepted candidate already
+fixed is skipped (most likely first). OUT gets a minimal RUN, for the supervisor.
+
+`judge` is pure (no torch): a candidate is accepted only when its targeted break, recompile
+or export failure is gone, nothing else got worse (no other break, no more graphs, no new
+recompile, no export failure), its eager outputs equal head's on every case, and where the
+replaced code guards against a special value, it equals head on an input with that value.
+"""
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import signal
+import sys
+import threading
+import time
+from typing import Any, Callable, Iterator, Mapping, Sequence
+
+from pt2bot.findings import normalise_source
+from pt2bot.jsonio import write_json
+from pt2bot.smoke.breaks import measure_breaks
+from pt2bot.smoke.export import measure_export
+from pt2bot.smoke.inputs import (CaseInputs, build_inputs, build_model, compare_outputs,
+                                 forward_params, infer_dims, run_forward)
+from pt2bot.smoke.location import ModelError, RepoPaths
+from pt2bot.smoke.matrix import measure_matrix
+from pt2bot.smoke.patch import (GUARD_KINDS, MAX_GUARD_ARGS, Edit, Injection, NotApplicable,
+                                Swap, function_at, guard_patterns, injecting, patched_function)
+from pt2bot.smoke.trace import reset_dynamo
+from pt2bot.smoke.worker import redirect_std_to, route_logs, shape_cases
+
+HEAD = "head"
+GUARD_WORDS = {"nan": "NaN", "inf": "inf", "empty": "an empty mask", "zero": "zeros"}
+
+
+class CandidateTimeout(BaseException):
+    """The candidate's own time ran out (a patched model that hangs). A BaseException, so
+    that neither the user's code nor the forward's own error handling swallows it."""
+
+
+# --------------------------------------------------------------------------- measuring
+
+def _seeded_forward(model: Any, case: CaseInputs, paths: RepoPaths) -> Any:
+    """One eager call, with torch's generator seeded the same for head and every candidate
+    (a model that draws random numbers in forward compares like with like)."""
+    import torch
+
+    torch.manual_seed(0)
+    return run_forward(model, case, paths)
+
+
+def _breaks_summary(got: Mapping[str, Any]) -> list[dict[str, Any]]:
+    return [{k: b.get(k) for k in ("gb", "gb_type", "path", "line", "function", "source")}
+            for b in got.get("graph_breaks") or ()]
+
+
+def _recompiles_summary(got: Mapping[str, Any]) -> dict[str, Any]:
+    rec = got.get("recompiles") or {}
+    cases = []
+    for c in rec.get("cases") or ():
+        sites = sorted({(r.get("path"), r.get("line")) for r in c.get("reasons") or ()
+                        if r.get("kind") != "size_one" and r.get("path")},
+                       key=lambda s: (s[0] or "", s[1] or 0))
+        user = [r for r in c.get("reasons") or () if r.get("kind") != "size_one"]
+        cases.append({"shape": c.get("shape"), "n": (c.get("recompiles") or 0) if user else 0,
+                      "sites": [list(s) for s in sites], "error": c.get("error")})
+    return {"count": rec.get("count") or 0, "eager_fallback": bool(rec.get("eager_fallback")),
+            "cases": cases}
+
+
+def _export_summary(got: Mapping[str, Any]) -> dict[str, Any]:
+    return {k: got.get(k) for k in ("ok", "kind", "path", "line", "message")}
+
+
+def measure_state(model: Any, cases: list[CaseInputs], eager_outs: list[Any],
+                  model_spec: dict[str, Any], run_cfg: dict[str, Any], paths: RepoPaths,
+                  phases: Sequence[str]) -> dict[str, Any]:
+    """The break pass, the shape matrix and export (as `phases` asks), eager backend."""
+    out: dict[str, Any] = {"phase_errors": {}}
+    eager_cfg = {**run_cfg, "backend": "eager", "mode": None}
+    for phase in phases:
+        try:
+            if phase == "breaks":
+                got = measure_breaks(model, cases[0], paths)
+                out["graph_count"] = got.get("graph_count")
+                out["breaks"] = _breaks_summary(got)
+            elif phase == "matrix":
+                out["recompiles"] = _recompiles_summary(
+                    measure_matrix(model, cases, eager_outs, model_spec, eager_cfg, paths))
+            elif phase == "export":
+                out["export"] = _export_summary(
+                    measure_export(model, cases, eager_outs, model_spec, paths))
+        except CandidateTimeout:
+            raise
+        except Exception as e:  # noqa: BLE001 - a phase that fails is a result
+            out["phase_errors"][phase] = f"{type(e).__name__}: {str(e)[:500]}"
+            with contextlib.suppress(Exception):
+                reset_dynamo()
+    return out
+
+
+def _compare(expected: Any, got: Any, tolerance: Any) -> dict[str, Any]:
+    res = compare_outputs(expected, got, tolerance)
+    return {k: res.get(k) for k in ("match", "max_abs_err", "message")}
+
+
+def guard_checks(model: Any, case: CaseInputs, paths: RepoPaths, kinds: Sequence[str],
+                 head_swap: Swap, cand_swap: Swap, tolerance: Any,
+                 head_cache: dict[tuple[str, str, int], Any]) -> list[dict[str, Any]]:
+    """Head and the patched code on inputs with each guarded special value, injected into
+    the tensor arguments of the function the edit is in. A kind no argument can carry is
+    `hit: false` (the judge then refuses the candidate)."""
+    import torch
+
+    out = []
+    for kind in kinds:
+        for arg in range(MAX_GUARD_ARGS):
+            for pattern in guard_patterns(kind):
+                key = (kind, pattern, arg)
+                if key not in head_cache:
+                    inj = Injection(kind, pattern, arg)
+                    with injecting(head_swap, inj), torch.no_grad():
+                        result = _try_forward(model, case, paths)
+                    head_cache[key] = (inj, result)
+                head_inj, head_out = head_cache[key]
+                if not head_inj.hit:
+                    continue
+                inj = Injection(kind, pattern, arg)
+                with injecting(cand_swap, inj), torch.no_grad():
+                    got = _try_forward(model, case, paths)
+                row: dict[str, Any] = {"kind": kind, "pattern": pattern,
+                                       "argument": head_inj.argument, "hit": True}
+                if isinstance(head_out, BaseException) or isinstance(got, BaseException):
+                    same = (isinstance(head_out, BaseException) and isinstance(got, BaseException)
+                            and type(head_out) is type(got))
+                    row.update(match=same, message=None if same else
+                               f"head {_outcome(head_out)}, patched {_outcome(got)}")
+                else:
+                    res = _compare(head_out, got, tolerance)
+                    inner = _compare(head_inj.returns, inj.returns, tolerance)
+                    if res["match"] and not inner["match"]:
+                        res = {**inner, "message": f"{cand_swap.qualname} returns differ"
+                                                   + (f": {inner['message']}"
+                                                      if inner.get("message") else "")}
+                    row.update(res)
+                out.append(row)
+        if not any(r["kind"] == kind for r in out):
+            out.append({"kind": kind, "hit": False, "match": None,
+                        "message": f"no tensor argument of {head_swap.qualname} can hold "
+                                   f"{GUARD_WORDS.get(kind, kind)}"})
+    return out
+
+
+def _try_forward(model: Any, case: CaseInputs, paths: RepoPaths) -> Any:
+    try:
+        return _seeded_forward(model, case, paths)
+    except ModelError as e:
+        return e
+
+
+def _outcome(x: Any) -> str:
+    return f"raised {x}" if isinstance(x, BaseException) else "returned"
+
+
+@contextlib.contextmanager
+def time_limit(seconds: float | None) -> Iterator[None]:
+    """Raise CandidateTimeout in this (main) thread after `seconds` (a hang in Python code;
+    the supervisor's timeout is the backstop for one inside native code)."""
+    if not seconds or seconds <= 0 or not hasattr(signal, "setitimer") or \
+            threading.current_thread() is not threading.main_thread():
+        yield
+        return
+
+    def expire(signum: int, frame: Any) -> None:
+        raise CandidateTimeout(f"no result within {seconds:g} s")
+
+    previous = signal.signal(signal.SIGALRM, expire)
+    signal.setitimer(signal.ITIMER_REAL, seconds)
+    try:
+        yield
+    finally:
+        signal.setitimer(signal.ITIMER_REAL, 0)
+        signal.signal(signal.SIGALRM, previous)
+
+
+# --------------------------------------------------------------------------- judging (pure)
+
+def _same_kind(a: Mapping[str, Any], b: Mapping[str, Any]) -> bool:
+    """The same kind of graph break: the GB code when both have one, else dynamo's type."""
+    if a.get("gb") and b.get("gb"):
+        return a["gb"] == b["gb"]
+    return bool(a.get("gb_type")) and a.get("gb_type") == b.get("gb_type")
+
+
+def _gb(b: Mapping[str, Any]) -> str:
+    return str(b.get("gb") or b.get("gb_type") or "a graph break")
+
+
+def _where(path: Any, line: Any) -> str:
+    return f"{path}:{line}" if path and line else str(path or "outside the repository")
+
+
+def _is_target_line(edit: Edit, target: Mapping[str, Any]) -> bool:
+    return target.get("path") == edit.path and isinstance(target.get("line"), int) and \
+        edit.start_line <= target["line"] <= edit.end_line
+
+
+def _break_matches(head_b: Mapping[str, Any], b: Mapping[str, Any], edit: Edit) -> bool:
+    """Whether patched break `b` is head's `head_b`, moved by the edit."""
+    if not _same_kind(head_b, b) or head_b.get("path") != b.get("path"):
+        return False
+    if head_b.get("path") != edit.path:
+        return head_b.get("line") == b.get("line")
+    mapped = edit.map_line(head_b.get("line"))
+    if mapped is not None:
+        return mapped == b.get("line")
+    return False
+
+
+def judge(head: Mapping[str, Any], cand: Mapping[str, Any], targets: Sequence[Mapping[str, Any]],
+          edit: Edit) -> dict[str, Any]:
+    """`{accepted, reason, evidence}` for one candidate on one model (see the module doc)."""
+    def no(reason: str) -> dict[str, Any]:
+        return {"accepted": False, "reason": reason, "evidence": ""}
+
+    if cand.get("error"):
+        return no(str(cand["error"]))
+    for row in cand.get("outputs") or ():
+        if not row.get("match"):
+            err = row.get("max_abs_err")
+            detail = row.get("message") or (f"max abs error {err:.3g}" if isinstance(
+                err, (int, float)) else "")
+            return no(f"outputs differ from head's on {_shape(row.get('shape'))}"
+                      + (f" ({detail})" if detail else ""))
+    for row in cand.get("guards") or ():
+        word = GUARD_WORDS.get(str(row.get("kind")), str(row.get("kind")))
+        if not row.get("hit"):
+            return no(f"the guard's case ({word}) cannot be reached: {row.get('message')}")
+        if not row.get("match"):
+            return no(f"differs from head on an input with {word} in "
+                      f"`{row.get('argument')}`"
+                      + (f": {row.get('message')}" if row.get("message") else ""))
+    for phase, msg in (cand.get("phase_errors") or {}).items():
+        if phase not in (head.get("phase_errors") or {}):
+            return no(f"the {phase} pass failed on the patched model: {msg}")
+
+    evidence: list[str] = []
+    # graph breaks
+    if "breaks" in cand and "breaks" in head:
+        hb, cb = list(head["breaks"]), list(cand["breaks"])
+        for t in targets:
+            if t.get("kind") != "break":
+                continue
+            if not any(_same_kind(b, t) and b.get("path") == t.get("path")
+                       and b.get("line") == t.get("line") for b in hb):
+                return no(f"head does not break at {_where(t.get('path'), t.get('line'))} "
+                          "in the proof's run (not reproduced)")
+            still = [b for b in cb if _same_kind(b, t) and b.get("path") == edit.path
+                     and edit.in_patched_region(b.get("line"))]
+            if still:
+                return no(f"{_gb(t)} still breaks the graph at "
+                          f"{_where(edit.path, still[0].get('line'))}")
+        unmatched = list(hb)
+        for b in cb:
+            m = next((h for h in unmatched if _break_matches(h, b, edit)), None)
+            if m is None:
+                return no(f"a new graph break: {_gb(b)} at {_where(b.get('path'), b.get('line'))}")
+            unmatched.remove(m)
+        gone = sorted({_gb(t) for t in targets if t.get("kind") == "break"})
+        if gone:
+            evidence.append(f"{', '.join(gone)} gone")
+        hg, cg = head.get("graph_count"), cand.get("graph_count")
+        if isinstance(hg, int) and isinstance(cg, int):
+            if cg > hg:
+                return no(f"{cg} graphs instead of {hg}")
+            if cg < hg:
+                evidence.append(f"{_graphs(cg)} instead of {hg}")
+    # recompiles
+    if "recompiles" in cand and "recompiles" in head:
+        hr, cr = head["recompiles"], cand["recompiles"]
+        if cr.get("eager_fallback") and not hr.get("eager_fallback"):
+            return no("the patched model hits the recompile limit")
+        hcases = {json.dumps(c.get("shape"), sort_keys=True): c for c in hr.get("cases") or ()}
+        for c in cr.get("cases") or ():
+            h = hcases.get(json.dumps(c.get("shape"), sort_keys=True))
+            if h is not None and (c.get("n") or 0) > (h.get("n") or 0):
+                return no(f"a new recompile on {_shape(c.get('shape'))}")
+        rec_targets = [t for t in targets if t.get("kind") == "recompile"]
+        for t in rec_targets:
+            at = (t.get("path"), t.get("line"))
+            if not any(tuple(s) == at for c in hr.get("cases") or () for s in c.get("sites") or ()):
+                return no(f"head does not recompile at {_where(*at)} in the proof's run "
+                          "(not reproduced)")
+            if any(s[0] == edit.path and edit.in_patched_region(s[1])
+                   for c in cr.get("cases") or () for s in c.get("sites") or ()):
+                return no(f"still recompiles at {_where(edit.path, edit.start_line)}")
+        if rec_targets:
+            evidence.append(f"{_recompiles(cr.get('count') or 0)} instead of "
+                            f"{hr.get('count') or 0}")
+    elif any(t.get("kind") == "recompile" for t in targets):
+        return no("the shape matrix did not run (a model with one shape case)")
+    # export
+    if "export" in cand and "export" in head:
+        he, ce = head["export"], cand["export"]
+        exp_targets = [t for t in targets if t.get("kind") == "export"]
+        if exp_targets and he.get("ok") is not False:
+            return no("head exports in the proof's run (the failure is not reproduced)")
+        if ce.get("ok") is False and (he.get("ok") is not False or exp_targets):
+            return no(f"export fails ({ce.get('kind')}) at {_where(ce.get('path'), ce.get('line'))}")
+        if exp_targets:
+            evidence.append("exports")
+    elif any(t.get("kind") == "export" for t in targets):
+        return no("export did not run")
+    n = len(cand.get("outputs") or ())
+    evidence.append(f"outputs equal on {n} shape case{'s' if n != 1 else ''}")
+    kinds = sorted({str(r.get("kind")) for r in cand.get("guards") or ()})
+    if kinds:
+        evidence.append("equal with " + " and ".join(GUARD_WORDS.get(k, k) for k in kinds)
+                        + " injected")
+    return {"accepted": True, "reason": None, "evidence": ", ".join(evidence)}
+
+
+def _graphs(n: int) -> str:
+    return f"{n} graph{'s' if n != 1 else ''}"
+
+
+def _recompiles(n: int) -> str:
+    return "no recompile" if n == 0 else f"{n} recompile{'s' if n != 1 else ''}"
+
+
+def _shape(shape: Any) -> str:
+    if isinstance(shape, Mapping) and shape:
+        return "shape case " + ", ".join(f"{k}={v}" for k, v in shape.items())
+    return "the shape case"
+
+
+def guard_kinds(declared: Sequence[str], original_lines: Sequence[str]) -> list[str]:
+    """The guards to check: those the recipe declares, and those the replaced text shows
+    (a recipe that forgot to declare one does not skip its check)."""
+    text = normalise_source(" ".join(original_lines))
+    kinds = {k for k in declared if k in GUARD_KINDS}
+    if any(w in text for w in ("isnan", "nan_to_num", "isfinite", "nanmean", "nansum")):
+        kinds.add("nan")
+    if any(w in text for w in ("isinf", "isfinite", "posinf", "neginf")):
+        kinds.add("inf")
+    if any(w in text for w in ("numel() == 0", "numel() > 0", ".sum() == 0", ".sum() > 0",
+                               "count_nonzero", "clamp_min(1", "clamp(min=1")):
+        kinds.add("empty")
+    if any(w in text for w in ("== 0", "!= 0", "> 0", "clamp_min", "clamp(min")):
+        kinds.add("zero")
+    return sorted(kinds)
+
+
+# --------------------------------------------------------------------------- the worker
+
+Emit = Callable[[dict[str, Any]], None]
+
+
+def verify(spec: dict[str, Any], emit: Emit) -> None:
+    """Measure head, then each candidate, emitting one verdict per candidate (see the doc)."""
+    import torch
+
+    model_spec = dict(spec.get("model") or {})
+    run_cfg = dict(spec.get("run") or {})
+    device = spec.get("device") or "cpu"
+    phases = [p for p in spec.get("phases") or ("breaks",) if p in ("breaks", "matrix", "export")]
+    paths = RepoPaths(spec.get("repo_root") or os.getcwd())
+    cands = list(spec.get("candidates") or ())
+    limit = float(spec.get("candidate_timeout_s") or 0) or None
+    if run_cfg.get("threads"):
+        torch.set_num_threads(int(run_cfg["threads"]))
+    t0 = time.perf_counter()
+    try:   # head runs under the worker's own time limit only
+        torch.manual_seed(0)
+        model = build_model(str(model_spec.get("entry") or ""), model_spec.get("kwargs") or {},
+                            paths, model_spec.get("config")).to(device)
+        cases = [build_inputs(model_spec, model, shape, device, paths)
+                 for shape in shape_cases(model_spec)]
+        infer_dims(cases, forward_params(model))
+        with torch.no_grad():
+            head_outs = [_seeded_forward(model, c, paths) for c in cases]
+        head = measure_state(model, cases, head_outs, model_spec, run_cfg, paths, phases)
+    except ModelError as e:
+        emit({"id": HEAD, "ok": False, "reason": f"head's model does not run in the proof's "
+                                                  f"worker: {e}", "s": _since(t0)})
+        return
+    emit({"id": HEAD, "ok": True, "s": _since(t0), "graph_count": head.get("graph_count")})
+    fixed: set[str] = set()
+    guard_cache: dict[str, dict[tuple[str, str, int], Any]] = {}
+    for cand in cands:
+        keys = [str(k) for k in cand.get("target_keys") or ()]
+        if keys and all(k in fixed for k in keys):
+            emit({"id": cand["id"], "skipped": "an earlier candidate already fixed its target"})
+            continue
+        t1 = time.perf_counter()
+        verdict = prove_candidate(cand, model, cases, head_outs, head, model_spec, run_cfg,
+                                 paths, phases, limit, guard_cache)
+        if verdict.get("accepted"):
+            fixed.update(keys)
+        emit({"id": cand["id"], **verdict, "s": _since(t1)})
+
+
+def _since(t0: float) -> float:
+    return round(time.perf_counter() - t0, 3)
+
+
+def prove_candidate(cand: Mapping[str, Any], model: Any, cases: list[CaseInputs],
+                    head_outs: list[Any], head: dict[str, Any], model_spec: dict[str, Any],
+                    run_cfg: dict[str, Any], paths: RepoPaths, phases: Sequence[str],
+                    limit: float | None, guard_cache: dict[str, dict[tuple[str, str, int], Any]]
+                    ) -> dict[str, Any]:
+    """One candidate (a spec's `candidates[]` item) put in place, measured and judged against
+    `head` (what `measure_state` gave for head's model): the verdict `{accepted, reason,
+    evidence, ...}`. Whatever the patched code does is a verdict, never an exception."""
+    import torch
+
+    edit = Edit(path=str(cand["path"]), start_line=int(cand["start_line"]),
+                end_line=int(cand["end_line"]), new_lines=len(cand.get("lines") or ()))
+    original, patched = str(cand["original"]), str(cand["patched"])
+    kinds = guard_kinds(cand.get("guards") or (), original.splitlines()[
+        edit.start_line - 1:edit.end_line])
+    measured: dict[str, Any] = {}
+    try:
+        with time_limit(limit):
+            head_swap = function_at(paths, edit.path, original, edit) if kinds else None
+            with patched_function(paths, edit.path, original, patched, edit) as swap:
+                with torch.no_grad():
+                    outs = []
+                    for case in cases:
+                        outs.append(_seeded_forward(model, case, paths))
+                rows = [{"shape": dict(c.shape), **_compare(h, o, model_spec.get("tolerance"))}
+                        for c, h, o in zip(cases, head_outs, outs)]
+                measured["outputs"] = rows
+                if all(r["match"] for r in rows) and head_swap is not None:
+                    cache = guard_cache.setdefault(f"{edit.path}:{head_swap.qualname}", {})
+                    measured["guards"] = guard_checks(model, cases[0], paths, kinds, head_swap,
+                                                      swap, model_spec.get("tolerance"), cache)
+                ok = all(r["match"] for r in rows) and all(
+                    g.get("hit") and g.get("match") for g in measured.get("guards") or ())
+                if ok:
+                    measured.update(measure_state(model, cases, outs, model_spec, run_cfg,
+                                                  paths, phases))
+    except NotApplicable as e:
+        measured["error"] = str(e)
+    except CandidateTimeout as e:
+        measured["error"] = f"the patched model hangs: {e}"
+    except ModelError as e:
+        measured["error"] = f"the patched model raises: {e.message}"
+    except Exception as e:  # noqa: BLE001 - whatever the patched code does is a result
+        measured["error"] = f"the patched model fails: {type(e).__name__}: {str(e)[:500]}"
+    finally:
+        with contextlib.suppress(Exception):
+            reset_dynamo()
+    verdict = judge(head, measured, cand.get("targets") or (), edit)
+    stats = {k: measured.get(k) for k in ("graph_count",) if k in measured}
+    return {**verdict, **stats, "cases": len(measured.get("outputs") or ()),
+            "guards": sorted({str(g.get("kind")) for g in measured.get("guards") or ()})}
+
+
+def main(argv: list[str] | None = None) -> int:
+    argv = list(sys.argv[1:] if argv is None else argv)
+    if len(argv) != 2:
+        print("usage: python -m pt2bot.smoke.verify SPEC.json OUT.json", file=sys.stderr)
+        return 2
+    spec_path, out_path = argv
+    with open(spec_path, encoding="utf-8") as fh:
+        spec = json.load(fh)
+    log_path = spec.get("log_path")
+    if log_path:
+        redirect_std_to(log_path)
+    progress = str(spec["progress_path"])
+
+    def emit(record: dict[str, Any]) -> None:
+        with open(progress, "a", encoding="utf-8") as fh:
+            fh.write(json.dumps(record, default=str) + "\n")
+            fh.flush()
+            os.fsync(fh.fileno())
+
+    with route_logs(log_path):
+        verify(spec, emit)
+    write_json(out_path, {"name": (spec.get("model") or {}).get("name"), "status": "ok"})
+    return 0
+
+
+__all__ = ["CandidateTimeout", "GUARD_WORDS", "HEAD", "guard_checks", "guard_kinds", "judge",
+           "main", "measure_state", "prove_candidate", "time_limit", "verify"]
+
+
+if __name__ == "__main__":
+    sys.exit(main())

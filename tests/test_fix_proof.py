@@ -1,0 +1,270 @@
+"""The proof loop (pt2bot/fixes.py, pt2bot/smoke/verify.py): candidate fixes re-run in a real
+proof worker on a tiny model, with real torch, before anything is suggested.
+
+The model has two graph breaks: a branch on a tensor value that guards against NaN
+(GB0170) and a masked mean by boolean indexing (GB0036). The candidates are written here,
+as the recipes write them (`rules.Candidate`): right ones, and wrong ones that a reviewer
+would be glad the loop refused: deleting the NaN guard (equal on ordinary inputs, not on a
+NaN) and a masked mean over the whole length (a different denominator). A patched model
+that does not parse, hangs or crashes the worker, and a budget that runs out, are each a
+"no verified fix" with its reason.
+"""
+from __future__ import annotations
+
+import os
+import time
+
+import pytest
+
+from pt2bot.configfile.schema import build_config
+from pt2bot.fixes import ProofSetting, Proposal, prove_on_model, target_key
+from pt2bot.results import ResultsFile
+from pt2bot.rules import Candidate, apply_candidate
+from pt2bot.smoke.patch import Edit
+from pt2bot.smoke.verify import guard_kinds, judge
+
+NET = """\
+import torch
+from torch import nn
+
+
+class Net(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.lin = nn.Linear(8, 8)
+
+    def forward(self, x, mask):
+        h = self.lin(x)
+        if torch.isnan(h).any():
+            h = torch.nan_to_num(h)
+        m = h[mask].mean()
+        return h * m
+
+
+class Tokens(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.emb = nn.Embedding(10, 8)
+
+    def forward(self, ids):
+        h = self.emb(ids)
+        if torch.isnan(h).any():
+            h = torch.nan_to_num(h)
+        return h.relu()
+"""
+
+CONFIG = """\
+version: 1
+models:
+  - name: net
+    entry: pkg.net:Net
+    inputs: [{name: x, shape: [batch, 8]}, {name: mask, shape: [batch, 8], dtype: bool}]
+    shapes: {batch: [2, 4]}
+    export: false
+    timeout_s: 6
+  - name: tokens
+    entry: pkg.net:Tokens
+    inputs: [{name: ids, shape: [batch, 3], dtype: int64, high: 10}]
+    shapes: {batch: [2]}
+    export: false
+run: {backend: eager, latency: false, timeout_s: 120}
+fixes: {budget_s: 240}
+"""
+
+BRANCH, MEAN = 12, 14           # the lines of the two breaks in Net.forward
+TOKEN_BRANCH = 25
+NAN_BREAK = {"kind": "break", "model": "net", "path": "pkg/net.py", "line": BRANCH,
+             "gb": "GB0170", "gb_type": "Data-dependent branching"}
+MEAN_BREAK = {"kind": "break", "model": "net", "path": "pkg/net.py", "line": MEAN,
+              "gb": "GB0036", "gb_type": "Dynamic shape operator"}
+
+
+def proposal(cid: str, start: int, end: int, lines: list[str], guards: tuple[str, ...] = (),
+             rank: int = 0) -> Proposal:
+    cand = Candidate(code="PTC201", path="pkg/net.py", start_line=start, end_line=end,
+                     lines=tuple(lines), title=cid, safe=False, guards=guards, rank=rank)
+    return Proposal(cid=cid, cand=cand, original=NET, patched=apply_candidate(NET, cand),
+                    findings=[], targets=[])
+
+
+@pytest.fixture(scope="module")
+def repo(tmp_path_factory):
+    root = tmp_path_factory.mktemp("fixes") / "repo"
+    (root / "pkg").mkdir(parents=True)
+    (root / "pkg" / "__init__.py").write_text("")
+    (root / "pkg" / "net.py").write_text(NET)
+    (root / "pt2bot.yml").write_text(CONFIG)
+    return root
+
+
+def setting(repo, budget: float | None = None) -> ProofSetting:
+    text = CONFIG if budget is None else CONFIG.replace("budget_s: 240", f"budget_s: {budget}")
+    config = build_config(text, str(repo / "pt2bot.yml"))
+    return ProofSetting(config=config, changeset=None, root=str(repo), head_sha=None,
+                        head_results=ResultsFile.empty(), device="cpu")
+
+
+def prove(repo, tmp_path, model: str, items, budget: float | None = None):
+    s = setting(repo, budget)
+    deadline = time.monotonic() + s.config.fixes.budget_s
+    return prove_on_model(s, s.config.model(model), None, items, str(repo), deadline,
+                          str(tmp_path))
+
+
+# --------------------------------------------------------------------------- the real loop
+
+@pytest.mark.torch
+def test_the_loop_accepts_right_fixes_and_rejects_wrong_ones(repo, tmp_path):
+    items = [
+        # deletes the NaN guard: equal on ordinary inputs, not on a NaN
+        (proposal("drop-guard", BRANCH, BRANCH + 1, ["        h = h"]), [NAN_BREAK]),
+        # the branchless form: equal everywhere, the break is gone
+        (proposal("branchless", BRANCH, BRANCH + 1, ["        h = torch.nan_to_num(h)"],
+                  guards=("nan",), rank=1), [NAN_BREAK]),
+        # a masked mean over the whole length: the denominator changed
+        (proposal("mean-all", MEAN, MEAN, ["        m = torch.where(mask, h, 0).mean()"]),
+         [MEAN_BREAK]),
+        # the same masked mean: sum over the mask, divided by the mask's count
+        (proposal("mean-masked", MEAN, MEAN,
+                  ["        m = torch.where(mask, h, 0).sum() / mask.sum()"],
+                  guards=("empty",), rank=1), [MEAN_BREAK]),
+    ]
+    for p, ts in items:
+        p.cid = p.cand.title
+    verdicts = prove(repo, tmp_path, "net", items)
+
+    drop = verdicts["drop-guard"]
+    assert drop["accepted"] is False
+    assert drop["reason"].startswith("differs from head on an input with NaN in `x`")
+
+    good = verdicts["branchless"]
+    assert good["accepted"] is True, good
+    assert good["evidence"] == ("GB0170 gone, 2 graphs instead of 3, outputs equal on 2 shape "
+                                "cases, equal with NaN injected")
+
+    wrong_mean = verdicts["mean-all"]
+    assert wrong_mean["accepted"] is False
+    assert wrong_mean["reason"].startswith("outputs differ from head's on shape case batch=2")
+
+    right_mean = verdicts["mean-masked"]
+    assert right_mean["accepted"] is True, right_mean
+    assert right_mean["evidence"].startswith("GB0036 gone, 2 graphs instead of 3")
+    assert right_mean["evidence"].endswith("equal with an empty mask injected")
+
+
+@pytest.mark.torch
+def test_a_guard_the_inputs_cannot_reach_is_no_verified_fix(repo, tmp_path):
+    """Tokens.forward takes integer ids: no argument of the function can hold a NaN, so the
+    branchless form is not posted, however equal it is on the ids."""
+    cand = Candidate(code="PTC201", path="pkg/net.py", start_line=TOKEN_BRANCH,
+                     end_line=TOKEN_BRANCH + 1, lines=("        h = torch.nan_to_num(h)",),
+                     title="branchless", safe=False, guards=("nan",))
+    p = Proposal(cid="c0", cand=cand, original=NET, patched=apply_candidate(NET, cand),
+                 findings=[], targets=[])
+    target = {**NAN_BREAK, "model": "tokens", "line": TOKEN_BRANCH}
+    [verdict] = prove(repo, tmp_path, "tokens", [(p, [target])]).values()
+    assert verdict["accepted"] is False
+    assert verdict["reason"] == ("the guard's case (NaN) cannot be reached: no tensor argument "
+                                 "of Tokens.forward can hold NaN")
+
+
+@pytest.mark.torch
+def test_broken_candidates_are_no_verified_fix_with_their_reason(repo, tmp_path):
+    """One that does not parse, one that hangs, one that kills the worker: each is reported,
+    and the candidate after the crash still gets its proof (a second worker)."""
+    items = [
+        (proposal("no-parse", MEAN, MEAN, ["        m = ("]), [MEAN_BREAK]),
+        (proposal("hangs", MEAN, MEAN, ["        while True: pass"]), [MEAN_BREAK]),
+        (proposal("crashes", MEAN, MEAN, ["        __import__('os').abort()"]), [MEAN_BREAK]),
+        (proposal("fine", BRANCH, BRANCH + 1, ["        h = torch.nan_to_num(h)"]),
+         [NAN_BREAK]),
+    ]
+    for p, _ in items:
+        p.cid = p.cand.title
+    verdicts = prove(repo, tmp_path, "net", items)
+    assert verdicts["no-parse"] == {**verdicts["no-parse"], "accepted": False}
+    assert verdicts["no-parse"]["reason"].startswith("the patched file does not parse: SyntaxError")
+    assert verdicts["hangs"]["accepted"] is False
+    assert verdicts["hangs"]["reason"] == "the patched model hangs: no result within 6 s"
+    assert verdicts["crashes"] == {"accepted": False,
+                                   "reason": "the patched model crashed the proof worker (SIGABRT)"}
+    assert verdicts["fine"]["accepted"] is True, verdicts["fine"]
+    assert os.path.isfile(os.path.join(repo, "pkg", "net.py"))
+    assert (repo / "pkg" / "net.py").read_text() == NET   # the checkout is never written
+
+
+@pytest.mark.torch
+def test_a_budget_that_runs_out_is_no_verified_fix(repo, tmp_path):
+    p = proposal("c0", BRANCH, BRANCH + 1, ["        h = torch.nan_to_num(h)"])
+    verdicts = prove(repo, tmp_path, "net", [(p, [NAN_BREAK])], budget=1)
+    assert verdicts == {"c0": {"accepted": False, "reason": "the review's fix budget ran out "
+                                                           "before it was tried (1 s)"}}
+
+
+# --------------------------------------------------------------------------- the judge (pure)
+
+HEAD = {"graph_count": 3, "phase_errors": {},
+        "breaks": [{"gb": "GB0170", "gb_type": "Data-dependent branching", "path": "pkg/net.py",
+                    "line": 12},
+                   {"gb": "GB0036", "gb_type": "Dynamic shape operator", "path": "pkg/net.py",
+                    "line": 14}]}
+ROWS = [{"shape": {"batch": 2}, "match": True}]
+EDIT = Edit(path="pkg/net.py", start_line=12, end_line=13, new_lines=1)
+
+
+def test_judge_accepts_the_target_gone_and_the_rest_moved_by_the_edit():
+    cand = {"graph_count": 2, "phase_errors": {}, "outputs": ROWS,
+            "breaks": [{**HEAD["breaks"][1], "line": 13}]}       # line 14 moved up by one
+    assert judge(HEAD, cand, [NAN_BREAK], EDIT) == {
+        "accepted": True, "reason": None,
+        "evidence": "GB0170 gone, 2 graphs instead of 3, outputs equal on 1 shape case"}
+
+
+@pytest.mark.parametrize("cand, reason", [
+    ({"breaks": [{**HEAD["breaks"][1], "line": 13}, {"gb": "GB0170", "path": "pkg/net.py",
+                                                     "line": 12}], "graph_count": 3},
+     "GB0170 still breaks the graph at pkg/net.py:12"),
+    ({"breaks": [{**HEAD["breaks"][1], "line": 13}, {"gb": "GB0059", "path": "pkg/net.py",
+                                                     "line": 40}], "graph_count": 3},
+     "a new graph break: GB0059 at pkg/net.py:40"),
+    ({"breaks": [{**HEAD["breaks"][1], "line": 13}], "graph_count": 4}, "4 graphs instead of 3"),
+    ({"breaks": [], "graph_count": 1, "phase_errors": {"breaks": "RuntimeError: x"}},
+     "the breaks pass failed on the patched model: RuntimeError: x"),
+    ({"outputs": [{"shape": {"batch": 4}, "match": False, "max_abs_err": 0.5}]},
+     "outputs differ from head's on shape case batch=4 (max abs error 0.5)"),
+])
+def test_judge_rejects(cand, reason):
+    cand = {"outputs": ROWS, "phase_errors": {}, **cand}
+    assert judge(HEAD, cand, [NAN_BREAK], EDIT) == {"accepted": False, "reason": reason,
+                                                    "evidence": ""}
+
+
+def test_judge_needs_the_target_reproduced_and_no_new_recompile():
+    head = {**HEAD, "recompiles": {"count": 1, "cases": [
+        {"shape": {"b": 2}, "n": 0, "sites": []},
+        {"shape": {"b": 4}, "n": 1, "sites": [["pkg/net.py", 30]]}]}}
+    cand = {"outputs": ROWS, "phase_errors": {}, "graph_count": 3, "breaks": HEAD["breaks"],
+            "recompiles": {"count": 2, "cases": [
+                {"shape": {"b": 2}, "n": 1, "sites": [["pkg/net.py", 29]]},
+                {"shape": {"b": 4}, "n": 1, "sites": []}]}}
+    edit = Edit(path="pkg/net.py", start_line=30, end_line=30, new_lines=1)
+    target = {"kind": "recompile", "path": "pkg/net.py", "line": 30}
+    assert judge(head, cand, [target], edit)["reason"] == "a new recompile on shape case b=2"
+    fewer = {**cand, "recompiles": {"count": 0, "cases": [
+        {"shape": {"b": 2}, "n": 0, "sites": []}, {"shape": {"b": 4}, "n": 0, "sites": []}]}}
+    assert judge(head, fewer, [target], edit)["evidence"] == (
+        "no recompile instead of 1, outputs equal on 1 shape case")
+    elsewhere = {**target, "line": 31}
+    assert judge(head, fewer, [elsewhere], edit)["reason"] == (
+        "head does not recompile at pkg/net.py:31 in the proof's run (not reproduced)")
+
+
+def test_guards_come_from_the_recipe_and_from_the_replaced_text():
+    assert guard_kinds((), ["if torch.isnan(h).any():", "    h = torch.nan_to_num(h)"]) == ["nan"]
+    assert guard_kinds(("empty",), ["m = h[mask].mean()"]) == ["empty"]
+    assert guard_kinds((), ["d = n.clamp(min=1)"]) == ["empty", "zero"]
+    assert guard_kinds((), ["y = x + 1"]) == []
+
+
+def test_target_keys_name_the_kind_and_place():
+    assert target_key(NAN_BREAK) == "break:pkg/net.py:12:Data-dependent branching"

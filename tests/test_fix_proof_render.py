@@ -1,0 +1,124 @@
+"""review.json, summary.md and SARIF from report.json's `fixes` (no torch): a verified fix is
+the one suggestion block of its comment, spanning exactly the replaced lines; a failed one is
+a hint marked "not verified"; a range GitHub cannot take gets no suggestion at all."""
+from __future__ import annotations
+
+import re
+
+import cmarkgfm
+
+from pt2bot.findings import Finding
+from pt2bot.report.review import render_review
+from pt2bot.report.sarif import findings_to_sarif
+from pt2bot.report.summary import render_summary
+from pt2bot.reportdata import Report
+from pt2bot.report import render_sarif
+
+F = Finding(rule="PTC201", path="pkg/m.py", line=12, col=8, severity="error",
+            message="Branch on a tensor value.", source="if torch.isnan(h).any():",
+            function="Net.forward", gb="GB0170", diff="added")
+G = Finding(rule="PTC101", path="pkg/m.py", line=20, col=8, severity="error",
+            message="`.item()` breaks the graph.", source="s = h.sum().item()",
+            function="Net.forward", gb="GB0124", diff="added")
+LINES = ["        h = torch.nan_to_num(h)"]
+
+
+def fixes(**over) -> dict:
+    good = {"id": "c0", "rule": "PTC201", "title": "the branchless form", "path": "pkg/m.py",
+            "start_line": 12, "end_line": 13, "lines": LINES, "safe": False, "guards": ["nan"],
+            "findings": [F.fingerprint()], "targets": [0], "verified": True,
+            "models": ["net"], "evidence": "verified on `net`: GB0170 gone, 1 graph instead "
+                                           "of 2, outputs equal on 2 shape cases",
+            "reason": None, **over}
+    bad = {"id": "c1", "rule": "PTC101", "title": "keep the tensor <b>@team</b>",
+           "path": "pkg/m.py", "start_line": 20, "end_line": 20, "lines": ["        s = h.sum()"],
+           "safe": False, "guards": [], "findings": [G.fingerprint()], "targets": [1],
+           "verified": False, "models": ["net"], "evidence": "",
+           "reason": "outputs differ from head's on shape case batch=2 (max abs error 0.5)"}
+    targets = [{"kind": "break", "model": "net", "path": "pkg/m.py", "line": 12, "gb": "GB0170",
+                "gb_type": "Data-dependent branching", "fingerprint": None, "fixed_by": "c0",
+                "reason": None},
+               {"kind": "break", "model": "net", "path": "pkg/m.py", "line": 20, "gb": "GB0124",
+                "gb_type": "item", "fingerprint": None, "fixed_by": None,
+                "reason": bad["reason"]}]
+    return {"budget_s": 300.0, "spent_s": 4.2, "targets": targets, "candidates": [good, bad]}
+
+
+def report(**over) -> Report:
+    return Report(head="h" * 40, base="b" * 40, findings=(F, G), fixes=fixes(**over),
+                  counts={"fixes_verified": 1})
+
+
+def by_fp(review: dict) -> dict:
+    return {c["fingerprint"]: c for c in review["comments"]}
+
+
+def on_diff(path: str, line: int) -> bool:
+    return path == "pkg/m.py" and 10 <= line <= 22
+
+
+def test_a_verified_fix_spans_its_lines_with_one_suggestion_block():
+    c = by_fp(render_review(report(), on_diff))[F.fingerprint()]
+    assert (c["start_line"], c["line"], c["side"]) == (12, 13, "RIGHT")
+    assert c["fix"] == {"verified": True, "models": ["net"], "evidence": (
+        "verified on `net`: GB0170 gone, 1 graph instead of 2, outputs equal on 2 shape cases")}
+    assert c["body"].count("```suggestion") == 1
+    assert re.search(r"\n```suggestion\n(.*?)\n```\n", c["body"], re.S).group(1) == LINES[0]
+    html = cmarkgfm.github_flavored_markdown_to_html(c["body"])
+    assert ("<strong>Verified fix</strong> (the branchless form): verified on `net`: GB0170 gone"
+            in html)
+
+
+def test_a_one_line_fix_has_no_start_line():
+    c = by_fp(render_review(report(end_line=12), on_diff))[F.fingerprint()]
+    assert (c["start_line"], c["line"]) == (None, 12)
+
+
+def test_a_failed_candidate_is_a_marked_hint_never_a_suggestion():
+    c = by_fp(render_review(report(), on_diff))[G.fingerprint()]
+    assert "fix" not in c and "```suggestion" not in c["body"]
+    assert "Candidate fix, **not verified**: keep the tensor" in c["body"]
+    html = cmarkgfm.github_flavored_markdown_to_html(c["body"])
+    assert "<b>" not in html and "outputs differ from head" in html
+
+
+def test_no_suggestion_where_github_cannot_take_the_range():
+    """The last replaced line is not a line of the diff: the comment stays on the finding's
+    line, without a suggestion or a `fix`."""
+    c = by_fp(render_review(report(), lambda p, n: n != 13 and on_diff(p, n)))[F.fingerprint()]
+    assert (c["start_line"], c["line"]) == (None, 12)
+    assert "fix" not in c and "```suggestion" not in c["body"]
+    # a trailing empty line could not survive a suggestion block exactly: not posted either
+    c = by_fp(render_review(report(lines=LINES + [""]), on_diff))[F.fingerprint()]
+    assert "fix" not in c and "```suggestion" not in c["body"]
+
+
+def test_summary_counts_the_verified_fixes_and_says_why_not():
+    md = render_summary(report())
+    assert "1 verified fix suggested inline for 1 of 2 new problems" in md
+    assert "no verified fix: outputs differ from head" in md
+
+
+def test_sarif_carries_the_verified_fix_only():
+    sarif = render_sarif(report())
+    res = {r["ruleId"]: r for r in sarif["runs"][0]["results"]}
+    [fix] = res["PTC201"]["fixes"]
+    assert fix["properties"] == {"verified": True}
+    assert fix["description"]["text"].startswith("the branchless form (verified on `net`")
+    assert fix["artifactChanges"][0]["replacements"] == [{
+        "deletedRegion": {"startLine": 12, "startColumn": 1, "endLine": 14, "endColumn": 1},
+        "insertedContent": {"text": LINES[0] + "\n"}}]
+    assert "fixes" not in res["PTC101"]
+    assert "fixes" not in findings_to_sarif([F], tool_version="0")["runs"][0]["results"][0]
+
+
+def test_the_synthetic_report_validates_against_the_schema():
+    import json
+    import os
+
+    import jsonschema
+
+    path = os.path.join(os.path.dirname(__file__), "..", "pt2bot", "schemas",
+                        "report.schema.json")
+    with open(path, encoding="utf-8") as fh:
+        jsonschema.Draft202012Validator(json.load(fh)).validate(report().to_dict())
