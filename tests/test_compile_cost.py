@@ -245,3 +245,24 @@ def test_cpu_seconds_across_cache_states_are_not_compared():
     assert got["regression"] is True and got["ratio"] == 1.6
     got = compare_compile(None, run(2.0, 80, "cold"))
     assert got["base"] is None and got["note"] == "not measured on base"
+
+
+def test_a_new_model_shows_heads_coverage_and_cost_without_a_verdict():
+    from pt2bot.compare import compare_model
+    from pt2bot.report.metrics import compile_line, coverage_line
+    from pt2bot.results import ModelRun
+
+    head = ModelRun.from_json(run_of("loop", "models.loop_layers:LoopLayers"))
+    m = compare_model("loop", None, head, renames={}, line_map=lambda p, n: n,
+                      threshold_pct=10.0)
+    assert m.change == "new" and m.compile["base"] is None
+    assert m.compile["regression"] is False and m.compile["note"] == "not measured on base"
+    cov = head.graph_coverage
+    text = re.sub(r"<[^>]+>", "", _html(coverage_line(m)))
+    assert text.strip() == (
+        f"Graph coverage: {cov.captured_ops} captured ops in {cov.unique_graphs} graphs "
+        f"(largest {cov.largest_share * 100:.0f} %); {cov.aten_outside} ATen ops outside "
+        f"graphs ({cov.aten_in_graphs} inside); 1 frame run eagerly.")
+    line = re.sub(r"<[^>]+>", "", _html(compile_line(m)))
+    assert line.startswith("Compile (first call, aot_eager, cold): ")
+    assert "no base to compare: not measured on base." in line
