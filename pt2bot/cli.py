@@ -43,6 +43,14 @@ def build_parser() -> argparse.ArgumentParser:
     c.add_argument("--results", metavar="FILE",
                    help="a smoke run's results (pt2bot run --out FILE): say which configured "
                         "models executed each finding's line")
+    fix = c.add_mutually_exclusive_group()
+    fix.add_argument("--diff", action="store_true",
+                     help="print the fixes that are safe by construction (eager behaviour unchanged, e.g. a print "
+                          "guarded with torch.compiler.is_compiling()) as a unified diff, without running "
+                          "them; exit 1 if there are any")
+    fix.add_argument("--fix", action="store_true",
+                     help="apply those safe fixes to the checked files (not run either), then report "
+                          "what is left")
     c.set_defaults(handler="pt2bot.static:cli_check")
 
     r = sub.add_parser("rules", help="print the documentation of a rule (or list all rules)")

@@ -327,6 +327,30 @@ class Facts:
 
 
 # ------------------------------------------------------------------ matching
+def site_findings(s: dict[str, Any], findings: list[dict[str, Any]], facts: "Facts"
+                  ) -> list[tuple[dict[str, Any], bool]]:
+    """The findings at a frame of site `s`'s stack (a line of the finding's statement), each
+    with whether its rule's kind is the site's (the finding flags the site: its fix removes it)."""
+    paths = {fr["path"] for fr in s["stack"]}
+    out = []
+    for f in findings:
+        if f["path"] not in paths:
+            continue
+        span = facts.get(f["path"]).span(f["line"], f.get("end_line"), f.get("col"))
+        if _covers(s["stack"], f["path"], span):
+            out.append((f, span))
+    # the length of the list a flagged `.tolist()` makes (see the docstring)
+    tolist_flag = any(f["rule"] == "PTC102" and s.get("tolist_of") and f["path"] == s["path"]
+                      and s["line"] in span for f, span in out)
+
+    def flags(r: str) -> bool:
+        return (family(r) == s["family"] or (s["kind"] == "specialize" and r in SPECIALIZE_RULES)
+                or (s["kind"] == "guard" and r in GUARD_RULES)
+                or (s["kind"] == "break" and s["gb"] in BREAK_GB.get(r, ()))
+                or (r == "PTC102" and tolist_flag))
+    return [(f, flags(f["rule"])) for f, _span in out]
+
+
 def match_finding(f: dict[str, Any], span: set[int], truths: list[dict[str, Any]]
                   ) -> tuple[str, list[str], list[str]]:
     """(auto label, models that confirm it, evidence strings)."""
@@ -485,25 +509,10 @@ def evaluate(results: str, labels_path: str, check_dir: str = "check") -> dict[s
                 "guard": lab.get("guard") if lab else (conds[0][1] if conds else None),
             })
         for s in truth_sites(ok_truths, facts):
-            flagged = []
-            tolist_flag = False
-            for f in check["findings"]:
-                if f["path"] not in {fr["path"] for fr in s["stack"]}:
-                    continue
-                span = facts.get(f["path"]).span(f["line"], f.get("end_line"), f.get("col"))
-                if not _covers(s["stack"], f["path"], span):
-                    continue
-                flagged.append(f["rule"])
-                if f["rule"] == "PTC102" and s.get("tolist_of") and f["path"] == s["path"] \
-                        and s["line"] in span:
-                    tolist_flag = True
+            found = site_findings(s, check["findings"], facts)
+            flagged = [f["rule"] for f, _ok in found]
+            compatible = [f["rule"] for f, ok in found if ok]
             fam = s["family"]
-            compatible = [r for r in flagged if family(r) == fam or
-                          (s["kind"] == "specialize" and r in SPECIALIZE_RULES) or
-                          (s["kind"] == "guard" and r in GUARD_RULES) or
-                          (s["kind"] == "break" and s["gb"] in BREAK_GB.get(r, ())) or
-                          # the length of the list a flagged `.tolist()` makes (see the docstring)
-                          (r == "PTC102" and tolist_flag)]
             sl = site_labels.get((lib, s["path"], s["line"], s["kind"]))
             if sl and sl.get("exclude"):
                 fam = None      # a hand label says this is no site (e.g. a fixed dim)

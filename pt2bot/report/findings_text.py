@@ -8,18 +8,23 @@ from __future__ import annotations
 
 import json
 import os
-from typing import Sequence
+from typing import TYPE_CHECKING, Mapping, Sequence
 
 from pt2bot.findings import Finding
 from pt2bot.report.escape import command_data, command_property, terminal_text
+
+if TYPE_CHECKING:
+    from pt2bot.rules.base import Candidate
 
 FINDINGS_SCHEMA = "pt2bot.findings/1"
 
 
 def render_findings(findings: Sequence[Finding], fmt: str, *, root: str | None = None,
-                    tool_version: str | None = None, torch: dict[str, str] | None = None) -> str:
+                    tool_version: str | None = None, torch: dict[str, str] | None = None,
+                    fixes: Mapping[Finding, Sequence[Candidate]] | None = None) -> str:
     """`torch`: the release the claims were checked for and where it came from
-    (`{"version": "2.14", "source": "config|installed|assumed"}`), stated in the JSON output."""
+    (`{"version": "2.14", "source": "config|installed|assumed"}`), stated in the JSON output.
+    `fixes`: the fix candidates per finding that SARIF carries."""
     if fmt == "text":
         return render_text(findings, root=root)
     if fmt == "github":
@@ -30,7 +35,8 @@ def render_findings(findings: Sequence[Finding], fmt: str, *, root: str | None =
         from pt2bot import __version__
         from pt2bot.report.sarif import findings_to_sarif
 
-        return json.dumps(findings_to_sarif(findings, tool_version=tool_version or __version__), indent=2) + "\n"
+        return json.dumps(findings_to_sarif(findings, tool_version=tool_version or __version__, fixes=fixes),
+                          indent=2) + "\n"
     raise ValueError(f"unknown format {fmt!r}")
 
 

@@ -8,12 +8,21 @@ configured models reached the line is `properties.reachedBy` (a list; [] = none 
 what the smoke run made of the claim `properties.smoke` (`{status, models, evidence}`, the
 report's `smoke`; the message says it too). The "info" severity (a demoted warning, or a
 claim the smoke run did not observe) is SARIF's `note`.
+
+`fixes` (optional): per finding, the fix candidates to carry as SARIF `fixes` (pt2bot/rules/base.py
+`Candidate`): `pt2bot check` passes the ones that are safe by construction. Each replaces whole
+lines: the region from the first replaced line's column 1 to column 1 of the line after the
+last, by the new lines each ended with a newline (a deletion inserts nothing). A finding with
+candidates carries them instead of its one-line `suggestion`.
 """
 from __future__ import annotations
 
-from typing import Any, Sequence
+from typing import TYPE_CHECKING, Any, Mapping, Sequence
 
 from pt2bot.findings import Finding
+
+if TYPE_CHECKING:
+    from pt2bot.rules.base import Candidate
 
 SARIF_SCHEMA = "https://json.schemastore.org/sarif-2.1.0.json"
 INFO_URI = "https://github.com/pt2bot/pt2bot"
@@ -41,7 +50,19 @@ def _rule_descriptor(code: str) -> dict[str, Any]:
     }
 
 
-def findings_to_sarif(findings: Sequence[Finding], *, tool_version: str) -> dict[str, Any]:
+def fix_to_sarif(cand: "Candidate") -> dict[str, Any]:
+    """One candidate as a SARIF `fix` (whole lines replaced; see the module's docstring)."""
+    text = "".join(line + "\n" for line in cand.lines)
+    return {"description": {"text": cand.title + ("" if cand.safe else " (not safe by construction)")},
+            "artifactChanges": [{
+                "artifactLocation": {"uri": cand.path, "uriBaseId": "%SRCROOT%"},
+                "replacements": [{"deletedRegion": {"startLine": cand.start_line, "startColumn": 1,
+                                                    "endLine": cand.end_line + 1, "endColumn": 1},
+                                  "insertedContent": {"text": text}}]}]}
+
+
+def findings_to_sarif(findings: Sequence[Finding], *, tool_version: str,
+                      fixes: "Mapping[Finding, Sequence[Candidate]] | None" = None) -> dict[str, Any]:
     from pt2bot.rules import RULES
 
     codes = [r.code for r in RULES]
@@ -78,7 +99,10 @@ def findings_to_sarif(findings: Sequence[Finding], *, tool_version: str) -> dict
         }
         if f.function:
             res["locations"][0]["logicalLocations"] = [{"fullyQualifiedName": f.function, "kind": "function"}]
-        if f.suggestion and f.end_line == f.line:
+        cands = (fixes or {}).get(f) or ()
+        if cands:
+            res["fixes"] = [fix_to_sarif(c) for c in cands]
+        elif f.suggestion and f.end_line == f.line:
             res["fixes"] = [{"description": {"text": "Replace the line"}, "artifactChanges": [{
                 "artifactLocation": {"uri": f.path, "uriBaseId": "%SRCROOT%"},
                 "replacements": [{"deletedRegion": {"startLine": f.line},

@@ -8,16 +8,19 @@ PTC4xx graph fragmentation.
 from __future__ import annotations
 
 import argparse
+import ast
 import json
 from typing import Iterable
 
 from pt2bot.errors import UserError
-from pt2bot.rules.base import Rule
+from pt2bot.findings import Finding
+from pt2bot.rules.base import Candidate, Rule
 from pt2bot.rules.compile_dynamic_false import CompileDynamicFalse
 from pt2bot.rules.compile_in_loop import CompileInLoop
 from pt2bot.rules.compile_submodules import CompileSubmodules
 from pt2bot.rules.compiler_disable import CompilerDisable
 from pt2bot.rules.dynamic_output_shape import DynamicOutputShape
+from pt2bot.rules.edits import apply_candidate
 from pt2bot.rules.einx_call import EinxCall
 from pt2bot.rules.explicit_graph_break import ExplicitGraphBreak
 from pt2bot.rules.file_io import FileIO
@@ -84,6 +87,37 @@ def select_rules(select: Iterable[str] = (), ignore: Iterable[str] = ()) -> list
     return out
 
 
+def fix_candidates_explained(finding: Finding, source: str,
+                             tree: ast.Module | None = None) -> tuple[list[Candidate], str | None]:
+    """The candidate edits for `finding` in `source` (its file's text), most likely first, and
+    when there are none, why. Never raises: a source that does not parse, a rule without a
+    recipe or a recipe that fails on this code is no candidate with its reason."""
+    rule = BY_CODE.get(finding.rule)
+    if rule is None:
+        return [], f"unknown rule {finding.rule}"
+    if rule.fixes.__func__ is Rule.fixes.__func__:   # type: ignore[attr-defined]
+        return [], f"{finding.rule} has no fix recipe (its documentation says what to write instead)"
+    if tree is None:
+        try:
+            tree = ast.parse(source)
+        except (SyntaxError, ValueError, RecursionError, MemoryError) as e:
+            return [], f"the file does not parse: {type(e).__name__}: {e}"
+    try:
+        cands = rule.fixes(finding, source, tree)
+    except Exception as e:   # a recipe's fault on odd code is "no candidate", never a failed run
+        return [], f"the {finding.rule} recipe failed on this code: {type(e).__name__}: {e}"
+    n = len(source.splitlines())
+    cands = [c for c in cands if 1 <= c.start_line <= c.end_line <= n]
+    if not cands:
+        return [], f"the {finding.rule} recipe has no edit for this code"
+    return sorted(cands, key=lambda c: c.rank), None
+
+
+def fix_candidates(finding: Finding, source: str, tree: ast.Module | None = None) -> list[Candidate]:
+    """`fix_candidates_explained` without the reason."""
+    return fix_candidates_explained(finding, source, tree)[0]
+
+
 def rules_table_markdown() -> str:
     """The README table (generated; a test keeps README in sync)."""
     rows = ["| Code | Name | What it flags | Severity | Default | Predicts |",
@@ -128,4 +162,5 @@ def cli_rules(args: argparse.Namespace) -> int:
     return 0
 
 
-__all__ = ["RULES", "BY_CODE", "Rule", "select_rules", "cli_rules", "rules_table_markdown", "validate_codes"]
+__all__ = ["RULES", "BY_CODE", "Rule", "Candidate", "fix_candidates", "fix_candidates_explained",
+           "apply_candidate", "select_rules", "cli_rules", "rules_table_markdown", "validate_codes"]

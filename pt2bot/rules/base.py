@@ -4,12 +4,14 @@ from __future__ import annotations
 import ast
 import inspect
 import re
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, ClassVar
 
 from pt2bot import gb as gb_registry
 
 if TYPE_CHECKING:
     from pt2bot.analysis.infer import FunctionContext, ModuleContext
+    from pt2bot.findings import Finding
 
 SECTIONS = ("What it does", "Why is this bad?", "Example", "Use instead")
 
@@ -37,6 +39,28 @@ def parse_version(v: str) -> tuple[int, ...]:
 def _before(version: tuple[int, ...], bound: str) -> bool:
     b = parse_version(bound)
     return version[:len(b)] < b
+
+
+# The special values a candidate's replaced code guards against (`Candidate.guards`): whoever
+# verifies the candidate must also compare it with the original on an input that reaches them.
+GUARDS = ("nan", "inf", "empty", "zero")
+
+
+@dataclass(frozen=True)
+class Candidate:
+    """One edit a rule proposes for one of its findings: lines start_line..end_line of `path`
+    (1-based, inclusive) are replaced by `lines` (an empty `lines` deletes them)."""
+    code: str                  # the rule's code, e.g. "PTC111"
+    path: str                  # the finding's path, as in the Finding
+    start_line: int            # first replaced line
+    end_line: int              # last replaced line (== start_line for a one-line edit)
+    lines: tuple[str, ...]     # the replacement lines, indentation included, no newline characters
+    title: str                 # one line, what the edit does
+    # Leaves eager behaviour identical by construction: `pt2bot check --diff/--fix` may apply it
+    # without running it. Anything else must be run and compared before it is posted.
+    safe: bool
+    guards: tuple[str, ...] = ()   # special values (GUARDS) the replaced code guards against
+    rank: int = 0              # try order: lower first (most likely first)
 
 
 class Rule:
@@ -95,6 +119,16 @@ class Rule:
 
     def finish(self, mod: "ModuleContext") -> None:
         """Called once per file after every function was walked (for per-scope rules)."""
+
+    @classmethod
+    def fixes(cls, finding: "Finding", source: str, tree: ast.Module) -> "list[Candidate]":
+        """Candidate edits for one of this rule's findings in `source` (parsed as `tree`).
+
+        A recipe edits only the lines of the finding's own statement (one contiguous range,
+        indentation kept); a fix that needs an edit elsewhere stays text in the docstring's
+        "Use instead" section. May raise on odd input: `fix_candidates` turns that into no candidate.
+        """
+        return []
 
     @classmethod
     def gb_type(cls) -> str | None:

@@ -6,7 +6,9 @@ import os
 from functools import lru_cache
 
 from pt2bot.analysis.infer import BOOL_TENSOR, PARAM, TENSORISH, WEAK_BOOL
-from pt2bot.rules.base import Rule
+from pt2bot.rules.base import Candidate, Rule
+from pt2bot.rules.edits import (binds_torch, finding_statement, function_binds, parents_of, replace_statement,
+                                segment, with_replaced)
 
 # Generated from torch's own op tags by tools/gen_dynamic_ops.py (a reviewed mapping from the
 # tagged ATen overloads to Python spellings, with the argument condition where there is one).
@@ -156,6 +158,14 @@ class DynamicOutputShape(Rule):
     Indices (`nonzero`, `torch.where(cond)`) are best replaced by using the mask itself; for
     `unique`, `bincount` and the like, `torch._dynamo.config.capture_dynamic_output_shape_ops =
     True` traces them with an unbacked size.
+
+    Fix offered (not safe: run and compared before it is posted) for `x[mask]` followed by a
+    whole-tensor `sum`/`nansum`/`mean`/`max`/`amax`/`min`/`amin`/`prod` (casts such as
+    `.float()` in between kept): the form above with the same result, a mean as
+    `torch.where(mask, x, 0).sum() / mask.sum()` (an empty mask: NaN, as before; the mask
+    written once more only when it is a name or a comparison without calls, which has no side
+    effect). It assumes the mask has `x`'s shape; a mask over leading dimensions, a reduction
+    over one dimension, `masked_select` and the index ops stay text.
     """
 
     code = "PTC304"
@@ -165,6 +175,10 @@ class DynamicOutputShape(Rule):
     fullgraph_captures = True   # tests/test_rules_torch.py: captured under fullgraph=True
     node_types = (ast.Call, ast.Subscript, ast.AugAssign)
     call_keys = frozenset(_table()[0]) | frozenset("." + m for m in _table()[1])
+
+    @classmethod
+    def fixes(cls, finding, source, tree):
+        return _masked_reduction_fixes(cls.code, finding, source, tree)
 
     def check(self, ctx, node):
         if isinstance(node, ast.AugAssign):
@@ -200,3 +214,66 @@ class DynamicOutputShape(Rule):
                 _INDICES_HINT if op in _INDEX_OPS else _CAPTURE_HINT
             ctx.report(self.code, node, f"`{name}` has a data-dependent output shape and breaks the graph; {hint}",
                        gb=None if row["gb"] == self.gb else row["gb"])
+
+
+# `<reduction>(x[mask])` with the others filled by the reduction's identity: (fill, method).
+# A mean is a sum divided by the mask's count (written by the recipe), never `.mean()` of the
+# filled tensor, whose denominator is every element.
+_FILLED = {"sum": ("0", "sum"), "nansum": ("0", "nansum"), "prod": ("1", "prod"),
+           "max": ('float("-inf")', "max"), "amax": ('float("-inf")', "amax"),
+           "min": ('float("inf")', "min"), "amin": ('float("inf")', "amin"), "mean": ("0", "sum")}
+
+
+def _pure(node: ast.AST) -> bool:
+    """Names, attributes, constants and comparisons or arithmetic of them: reading it twice
+    computes the same thing (no call, so no random draw or side effect)."""
+    return all(isinstance(n, (ast.Name, ast.Attribute, ast.Constant, ast.Compare, ast.BinOp, ast.UnaryOp,
+                              ast.Load, ast.cmpop, ast.operator, ast.unaryop))
+               for n in ast.walk(node))
+
+
+def _atom(lines: list[str], node: ast.AST) -> str:
+    """`node`'s text, bracketed unless a method call on it binds to all of it."""
+    text = segment(lines, node)
+    return text if isinstance(node, (ast.Name, ast.Attribute, ast.Call, ast.Subscript, ast.Constant)) else f"({text})"
+
+
+def _masked_reduction_fixes(code: str, finding, source: str, tree: ast.Module) -> list[Candidate]:
+    st, _, lines = finding_statement(finding, source, tree)
+    if st is None or not binds_torch(tree) or function_binds(tree, st, "torch"):
+        return []
+    sub = next((n for n in ast.walk(st) if isinstance(n, ast.Subscript) and isinstance(n.ctx, ast.Load)
+                and (n.lineno, n.col_offset) == (finding.line, finding.col)), None)
+    if sub is None or isinstance(sub.slice, (ast.Tuple, ast.Slice)):
+        return []
+    parents = parents_of(st)
+    node, casts = sub, ""
+    for _ in range(4):   # casts and copies between the selection and the reduction
+        p = parents.get(id(node))
+        call = parents.get(id(p))
+        if not (isinstance(p, ast.Attribute) and isinstance(call, ast.Call) and call.func is p):
+            return []
+        if p.attr in _FILLED and not call.args and not call.keywords:
+            break
+        if p.attr not in _PASS_THROUGH:
+            return []
+        casts += segment(lines, call)[len(segment(lines, node)):]
+        node = call
+    else:
+        return []
+    reduction = p.attr
+    mask = segment(lines, sub.slice)
+    if reduction == "mean" and not _pure(sub.slice):
+        return []
+    fill, method = _FILLED[reduction]
+    values = (_atom(lines, sub.value) if casts else segment(lines, sub.value)) + casts
+    text = f"torch.where({mask}, {values}, {fill}).{method}()"
+    guards: tuple[str, ...] = ("empty",)
+    if reduction == "mean":
+        text = f"{text} / {_atom(lines, sub.slice)}.sum()"
+        if not isinstance(parents.get(id(call)), (ast.Expr, ast.Return, ast.Assign)):   # `y / x[m].mean()`
+            text = f"({text})"
+    title = (f"the masked {reduction} with the same result: the others filled with {fill}"
+             + (", divided by the mask's count" if reduction == "mean" else ""))
+    return [replace_statement(code, finding.path, st, with_replaced(lines, st, call, text), title,
+                              safe=False, guards=guards)]

@@ -3,6 +3,7 @@ from __future__ import annotations
 import ast
 
 from pt2bot.rules.base import Rule
+from pt2bot.rules.edits import guard_eager_only
 from pt2bot.rules.size_specialised import break_message_sizes
 
 _METHODS = frozenset({"debug", "info", "warning", "warn", "error", "exception", "critical", "log",
@@ -60,6 +61,9 @@ class LoggingCall(Rule):
             warnings.warn("`scale` is deprecated", FutureWarning)
         return self.proj(x)
     ```
+    Fixes offered: the guard above around the one call (safe: the test is False in eager, so
+    the call runs as before; `pt2bot check --fix` applies it when the file has `import torch`),
+    then removing the call.
     """
 
     code = "PTC106"
@@ -90,6 +94,11 @@ class LoggingCall(Rule):
         also = break_message_sizes(ctx, node)
         ctx.report(self.code, node, f"`{what}` breaks the graph{also}; log outside compiled code or guard it "
                    "with `if not torch.compiler.is_compiling():`", gb=gb)
+
+    @classmethod
+    def fixes(cls, finding, source, tree):
+        what = "`warnings` call" if finding.gb == "GB0007" else "log call"
+        return guard_eager_only(cls.code, finding, source, tree, what)
 
     def _warnings(self, ctx, node, target):
         if isinstance(node.func, ast.Name) and node.func.id in _local_names(ctx):   # a local `warn`

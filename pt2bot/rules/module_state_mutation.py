@@ -2,7 +2,8 @@ from __future__ import annotations
 
 import ast
 
-from pt2bot.rules.base import Rule
+from pt2bot.rules.base import Candidate, Rule
+from pt2bot.rules.edits import enclosing_function, finding_statement, node_span, parents_of, replace_spans
 
 # Container methods that grow what an attribute holds (a list gets longer, a dict gains a key);
 # `clear`/`pop` return it to a state it had before, which does not keep recompiling.
@@ -436,6 +437,80 @@ def _containers(ctx) -> frozenset[str]:
     return hit
 
 
+def local_fixes(code: str, finding, source: str, tree: ast.Module) -> list[Candidate]:
+    """`self.freqs = self.freqs.to(x.dtype)` ... `x * self.freqs` -> `freqs = ...` ... `x * freqs`:
+    the stored value becomes a local, and the function's later reads of the attribute read it.
+    Only for a plain store of `self.<name>` in the function's own body (not under an `if`: a
+    cache filled on some calls), read back later in the function, that no other method of the
+    class reads or writes (`__init__` aside): then the module's state was only a way to pass the
+    value down the function. The edit spans the store to the statement holding the last read."""
+    st, body, lines = finding_statement(finding, source, tree)
+    fn = enclosing_function(tree, st) if st is not None else None
+    if fn is None or body is not fn.body or not isinstance(st, ast.Assign) or len(st.targets) != 1:
+        return []
+    target = st.targets[0]
+    chain = _self_chain(target)
+    if chain is None or chain.count(".") != 1 or (target.lineno, target.col_offset) != (finding.line, finding.col):
+        return []
+    attr = chain.split(".")[1]
+    cls = next((c for c in ast.walk(tree) if isinstance(c, ast.ClassDef) and fn in c.body), None)
+    if cls is None:
+        return []
+    for other in cls.body:
+        if isinstance(other, (ast.FunctionDef, ast.AsyncFunctionDef)) and other is not fn and \
+                other.name != "__init__" and _mentions(other, chain, attr):
+            return []
+    if not _converted_only(st.value, chain):
+        return []
+    end = st.end_lineno or st.lineno
+    reads = [n for n in ast.walk(fn) if isinstance(n, ast.Attribute) and _self_chain(n) == chain
+             and isinstance(n.ctx, ast.Load) and n.lineno > end]
+    stores = [n for n in ast.walk(fn) if n is not target and (
+        isinstance(n, ast.Attribute) and _self_chain(n) == chain and not isinstance(n.ctx, ast.Load)
+        or _mentions_by_name(n, attr))]
+    if not reads or stores or any(isinstance(n, ast.Name) and n.id == attr for n in ast.walk(fn)) or \
+            attr in [a.arg for a in fn.args.posonlyargs + fn.args.args + fn.args.kwonlyargs]:
+        return []
+    last = max(reads, key=lambda n: (n.lineno, n.col_offset))
+    stop = next(s for s in fn.body if s.lineno <= last.lineno <= (s.end_lineno or s.lineno))
+    new = replace_spans(lines, st.lineno, stop.end_lineno or stop.lineno,
+                        [(*node_span(target), attr)] + [(*node_span(n), attr) for n in reads])
+    return [Candidate(code=code, path=finding.path, start_line=st.lineno, end_line=stop.end_lineno or stop.lineno,
+                      lines=tuple(new), title=f"keep it local: `{attr}` instead of `{chain}`", safe=False)]
+
+
+# Conversions whose result converted again is the same: `self.x = self.x.to(x.dtype)` stores
+# what every call recomputes from the constructor's value alike, so a local loses nothing. A
+# value computed otherwise from the state (`self.ema = d * self.ema + (1 - d) * v`) accumulates
+# across calls: that state is the point, not a way to pass a value down the function.
+_IDEMPOTENT = frozenset({"to", "type", "float", "half", "double", "bfloat16", "cpu", "cuda", "contiguous",
+                         "detach"})
+
+
+def _converted_only(value: ast.AST, chain: str) -> bool:
+    """Every read of `chain` in `value` is the receiver of an idempotent conversion."""
+    parents = parents_of(value)
+    for n in ast.walk(value):
+        if isinstance(n, ast.Attribute) and _self_chain(n) == chain:
+            p = parents.get(id(n))
+            if not (isinstance(p, ast.Attribute) and p.attr in _IDEMPOTENT and
+                    isinstance(parents.get(id(p)), ast.Call) and parents[id(p)].func is p):
+                return False
+    return True
+
+
+def _mentions(fn: ast.AST, chain: str, attr: str) -> bool:
+    """`fn` reads or writes `self.<attr>` (directly or by `getattr`/`setattr`/`delattr` name)."""
+    return any(isinstance(n, ast.Attribute) and _self_chain(n) == chain or _mentions_by_name(n, attr)
+               for n in ast.walk(fn))
+
+
+def _mentions_by_name(n: ast.AST, attr: str) -> bool:
+    return isinstance(n, ast.Call) and isinstance(n.func, ast.Name) and \
+        n.func.id in ("getattr", "setattr", "delattr", "hasattr") and len(n.args) >= 2 and \
+        isinstance(n.args[1], ast.Constant) and n.args[1].value == attr
+
+
 class ModuleStateMutation(Rule):
     """## What it does
     Flags module state that compiled code changes and reads back: an attribute of `self` (or
@@ -485,6 +560,12 @@ class ModuleStateMutation(Rule):
         freqs = self.freqs.to(x.device, x.dtype)
         return x * freqs
     ```
+    Fix offered (not safe: the module no longer keeps the value; run and compared before it is
+    posted) for a plain `self.<name> = ...` in the function's own body (not under an `if`) that
+    the function reads back later and no other method but `__init__` touches: the store becomes
+    the local `<name>` and the later reads read it (one edit from the store to the last read).
+    A counter, a container that grows, a cache filled under a test, state other methods read:
+    the text above (a buffer set at construction, the module moved once), no candidate.
     """
 
     code = "PTC110"
@@ -495,6 +576,10 @@ class ModuleStateMutation(Rule):
     doc_url = "https://docs.pytorch.org/docs/stable/torch.compiler_troubleshooting.html"
     node_types = (ast.Assign, ast.AugAssign, ast.AnnAssign, ast.Call)
     call_keys = frozenset({"setattr", *("." + m for m in _MUTATORS)})
+
+    @classmethod
+    def fixes(cls, finding, source, tree):
+        return local_fixes(cls.code, finding, source, tree)
 
     def check(self, ctx, node):
         # decided once per function (this runs at every assignment of every walked function)

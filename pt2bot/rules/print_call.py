@@ -3,6 +3,7 @@ from __future__ import annotations
 import ast
 
 from pt2bot.rules.base import Rule
+from pt2bot.rules.edits import guard_eager_only
 from pt2bot.rules.size_specialised import break_message_sizes
 
 
@@ -35,6 +36,9 @@ class PrintCall(Rule):
             print("activations", y.shape)
         return y.relu()
     ```
+    Fixes offered: the guard above (safe: `torch.compiler.is_compiling()` is False in eager,
+    so the print runs exactly as before; `pt2bot check --fix` applies it when the file has
+    `import torch`), then removing the print (changes what eager prints).
     """
 
     code = "PTC105"
@@ -52,3 +56,7 @@ class PrintCall(Rule):
             also = break_message_sizes(ctx, node)
             ctx.report(self.code, node, f"`print` breaks the graph{also}; remove it or guard it with "
                        "`if not torch.compiler.is_compiling():`")
+
+    @classmethod
+    def fixes(cls, finding, source, tree):
+        return guard_eager_only(cls.code, finding, source, tree, "print")

@@ -3,6 +3,7 @@ from __future__ import annotations
 import ast
 
 from pt2bot.rules.base import Rule
+from pt2bot.rules.scalar_fixes import keep_tensor_fixes
 from pt2bot.analysis.infer import NDARRAY, SHAPE, SIZES
 from pt2bot.analysis.queries import generator_note, is_tensorish
 
@@ -86,6 +87,11 @@ class ScalarConversion(Rule):
         return x * n
     ```
     For numpy on sizes, compute with Python numbers: `math.prod(x.shape[1:])`.
+    Fix offered (not safe: run and compared before it is posted) when the value only feeds
+    tensor arithmetic: `float()` dropped, in the expression (`x * float(t)` -> `x * t`) or in the
+    assignment `v = float(t)` when every later read of `v` in the function is an operand of
+    arithmetic outside a condition, an index, a size or a formatted string.
+    `int()` and `bool()` get no edit (a truncation, a branch).
     """
 
     code = "PTC104"
@@ -96,6 +102,10 @@ class ScalarConversion(Rule):
     node_types = (ast.Call,)
     call_keys = frozenset({"float", "int", "bool"})
     _FUNCS = {"float": "torch.float32", "int": "torch.int64", "bool": "torch.bool"}
+
+    @classmethod
+    def fixes(cls, finding, source, tree):
+        return keep_tensor_fixes(cls.code, finding, source, tree, "float")
 
     def check(self, ctx, node):
         f = node.func

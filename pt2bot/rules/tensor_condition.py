@@ -5,6 +5,7 @@ import ast
 from pt2bot.rules.base import Rule
 from pt2bot.analysis.infer import BOOL_TENSOR, NDARRAY, TENSOR
 from pt2bot.analysis.queries import condition_part, mark_boolops, self_tensor_value
+from pt2bot.rules.branch_fixes import tensor_condition_fixes
 
 _NUMPY_WHY = ("numpy in compiled code is traced into torch ops, so this is a tensor's value: data-dependent "
               "branching, a graph break on every call; compute it with Python ints (or `math`) on the sizes")
@@ -62,6 +63,18 @@ class TensorCondition(Rule):
     def forward(self, x):
         return torch.where(x.sum() > 0, x * 2, x)
     ```
+    A guard whose statement leaves ordinary values alone needs no branch at all:
+    `if torch.isnan(h).any(): h = torch.nan_to_num(h)` is `h = torch.nan_to_num(h)` (but
+    `nan_to_num` also replaces inf, which the `isnan` test did not: compare on such values).
+    `torch.cond(pred, lambda: a, lambda: b, ())` keeps a large branch lazy inside the graph.
+
+    Fixes offered (none safe: each is run and compared with the original before it is
+    posted, also on the NaN / inf / empty mask / zero its condition tests for): the branchless
+    form of a no-op guard (`nan_to_num`, clamps, masked fills, their in-place forms), then
+    `torch.where` and `torch.cond` for an `if` with one assignment or one `return` a side (a
+    missing side is the name's value before, or the `return` after the `if`), and
+    `torch.where` for a conditional expression. A `while`, `and`/`or`, or a branch of several
+    statements gets no edit.
     """
 
     code = "PTC201"
@@ -69,6 +82,10 @@ class TensorCondition(Rule):
     summary = "`if`/`while`/ternary/`and`/`or` on a tensor value (graph break)"
     gb = "GB0170"
     node_types = (ast.If, ast.While, ast.IfExp, ast.BoolOp)
+
+    @classmethod
+    def fixes(cls, finding, source, tree):
+        return tensor_condition_fixes(cls.code, finding, source, tree)
 
     def check(self, ctx, node):
         seen = ctx.__dict__.setdefault("_ptc201_tests", set())

@@ -3,6 +3,7 @@ from __future__ import annotations
 import ast
 
 from pt2bot.rules.base import Rule
+from pt2bot.rules.scalar_fixes import keep_tensor_fixes
 from pt2bot.analysis.queries import generator_note, method_call
 
 
@@ -36,6 +37,10 @@ class TensorItem(Rule):
     ```
     If a Python number is really needed, `torch._dynamo.config.capture_scalar_outputs = True`
     traces it as an unbacked SymInt/SymFloat instead of breaking.
+    Fix offered (not safe: run and compared before it is posted) when the value only feeds
+    tensor arithmetic: `.item()` dropped, in the expression (`x * t.item()` -> `x * t`) or in the
+    assignment `v = t.item()` when every later read of `v` in the function is an operand of
+    arithmetic outside a condition, an index, a size or a formatted string.
     """
 
     code = "PTC101"
@@ -45,6 +50,10 @@ class TensorItem(Rule):
     fullgraph_captures = True   # tests/test_rules_torch.py: captured under fullgraph=True
     node_types = (ast.Call,)
     call_keys = frozenset({".item"})
+
+    @classmethod
+    def fixes(cls, finding, source, tree):
+        return keep_tensor_fixes(cls.code, finding, source, tree, "item")
 
     def check(self, ctx, node):
         if method_call(node, ("item",)) is not None:

@@ -3,6 +3,7 @@ from __future__ import annotations
 import ast
 
 from pt2bot.rules.base import Rule
+from pt2bot.rules.scalar_fixes import keep_tensor_fixes
 from pt2bot.analysis.queries import generator_note, method_call
 
 
@@ -32,6 +33,10 @@ class TensorTolist(Rule):
         lengths = x.sum(dim=1)
         return x * lengths.shape[0]
     ```
+    Fix offered (not safe: run and compared before it is posted) when the value only feeds
+    tensor arithmetic: `.tolist()` dropped, in the expression (`x * t.tolist()` -> `x * t`) or in the
+    assignment `v = t.tolist()` when every later read of `v` in the function is an operand of
+    arithmetic outside a condition, an index, a size or a formatted string.
     """
 
     code = "PTC102"
@@ -40,6 +45,10 @@ class TensorTolist(Rule):
     gb = "GB0109"
     node_types = (ast.Call,)
     call_keys = frozenset({".tolist"})
+
+    @classmethod
+    def fixes(cls, finding, source, tree):
+        return keep_tensor_fixes(cls.code, finding, source, tree, "tolist")
 
     def check(self, ctx, node):
         if method_call(node, ("tolist",)) is not None:

@@ -440,7 +440,51 @@ def cli_check(args: argparse.Namespace) -> int:
     # Explicit files (pre-commit passes the changed ones): the rest of the repository is context.
     context = context_paths(root, cfg) if paths else ()
     cache = open_cache(root, cfg, enabled=not getattr(args, "no_cache", False))
+    base = getattr(args, "base", None)
+    if getattr(args, "diff", False) or getattr(args, "fix", False):
+        from pt2bot.static.fix import plan_fixes, summary_line, unified_diff, write_fix
+
+        fixes = plan_fixes(root, _findings(args, root, paths, cfg, torch, context, cache, Stats())[0], warn)
+        if args.diff:
+            sys.stdout.write("".join(unified_diff(f) for f in fixes))
+            sys.stderr.write(summary_line(fixes, "would apply"))
+            sys.stdout.flush()
+            return 1 if fixes else 0
+        written = []
+        for f in fixes:
+            try:
+                write_fix(root, f)
+                written.append(f)
+            except OSError as e:
+                warn(str(e))
+        sys.stderr.write(summary_line(written, "applied"))
     stats = Stats()
+    findings, hidden = _findings(args, root, paths, cfg, torch, context, cache, stats)
+    from pt2bot.report.findings_text import render_findings
+
+    fmt = getattr(args, "format", "text") or "text"
+    fixes = None
+    if fmt == "sarif":   # SARIF carries the safe fixes (not run: safe by construction)
+        from pt2bot.static.fix import safe_fixes_by_finding
+
+        fixes = safe_fixes_by_finding(root, findings, warn)
+    sys.stdout.write(render_findings(findings, fmt, root=root,
+                                     torch={"version": torch, "source": torch_source}, fixes=fixes))
+    if fmt == "text" and not findings:
+        # A clean run says so, as linters do (only in the text format: the others are data).
+        from pt2bot.report.findings_text import clean_line
+
+        sys.stdout.write(clean_line(stats.checked, hidden=hidden,
+                                    filter_=getattr(args, "filter", None) or cfg.filter))
+    sys.stdout.flush()
+    # With --base, what the base already had never fails the check (the review's rule).
+    return exit_code([f for f in findings if f.new] if base else findings, cfg.fail_on)
+
+
+def _findings(args: argparse.Namespace, root: str, paths: list[str], cfg: StaticConfig, torch: str | None,
+              context: Sequence[str], cache: Cache | None, stats: Stats) -> tuple[list[Finding], int]:
+    """The check's findings as `cli_check` reports them (`--base`, `--filter`, `--results`
+    applied) and how many the diff filter hid."""
     findings = check_paths(root, paths, cfg, jobs=getattr(args, "jobs", 0) or 0, torch=torch,
                            context=context, cache=cache, stats=stats)
     base = getattr(args, "base", None)
@@ -462,20 +506,7 @@ def cli_check(args: argparse.Namespace) -> int:
         from pt2bot.results import load_results_file
 
         findings = mark_reached(findings, load_results_file(args.results, what="--results"))
-    from pt2bot.report.findings_text import render_findings
-
-    fmt = getattr(args, "format", "text") or "text"
-    sys.stdout.write(render_findings(findings, fmt, root=root,
-                                     torch={"version": torch, "source": torch_source}))
-    if fmt == "text" and not findings:
-        # A clean run says so, as linters do (only in the text format: the others are data).
-        from pt2bot.report.findings_text import clean_line
-
-        sys.stdout.write(clean_line(stats.checked, hidden=hidden,
-                                    filter_=getattr(args, "filter", None) or cfg.filter))
-    sys.stdout.flush()
-    # With --base, what the base already had never fails the check (the review's rule).
-    return exit_code([f for f in findings if f.new] if base else findings, cfg.fail_on)
+    return findings, hidden
 
 
 def base_marked(root: str, findings: list[Finding], changeset: ChangeSet, cfg: StaticConfig, *,

@@ -1,0 +1,273 @@
+"""What the fix recipes share: find a finding's statement, its own lines and indentation, and
+apply a `Candidate` to a source text.
+
+A recipe only replaces the lines of one statement, so everything here works on a statement
+that owns its lines (nothing else before it on its first line, nothing but a comment after it
+on its last line): `a = 1; print(a)` or `if x: print(x)` get no candidate.
+"""
+from __future__ import annotations
+
+import ast
+import re
+
+from pt2bot.rules.base import Candidate
+
+_INDENT = re.compile(r"[ \t]*")
+
+
+def source_lines(source: str) -> list[str]:
+    """The lines of `source` without their line endings (the numbering `ast` uses)."""
+    return [line.rstrip("\r\n") for line in source.splitlines(keepends=True)] if source else []
+
+
+def _to_char(line: str, byte_col: int) -> int:
+    """`ast` columns count UTF-8 bytes; the character index of one in `line`."""
+    return len(line.encode("utf-8", "surrogateescape")[:byte_col].decode("utf-8", "surrogateescape"))
+
+
+def statement_at(tree: ast.Module, line: int, col: int) -> tuple[ast.stmt | None, list[ast.stmt]]:
+    """The innermost statement whose span holds (line, col) and the body list it sits in."""
+    found: tuple[ast.stmt | None, list[ast.stmt]] = (None, [])
+    bodies: list[list[ast.stmt]] = [tree.body]
+    while bodies:
+        body = bodies.pop()
+        for st in body:
+            end = (st.end_lineno or st.lineno, st.end_col_offset or 0)
+            if (st.lineno, st.col_offset) <= (line, col) <= end:
+                found = (st, body)
+                bodies = [b for name in ("body", "orelse", "finalbody")
+                          for b in (getattr(st, name, None),) if isinstance(b, list) and b]
+                bodies += [h.body for h in getattr(st, "handlers", ())]
+                bodies += [c.body for c in getattr(st, "cases", ())]
+                break
+    return found
+
+
+def owns_lines(lines: list[str], st: ast.stmt) -> bool:
+    """Nothing but indentation before `st` on its first line, nothing but a comment after it."""
+    end = st.end_lineno or st.lineno
+    if not (0 < st.lineno <= end <= len(lines)):
+        return False
+    first, last = lines[st.lineno - 1], lines[end - 1]
+    if first[:_to_char(first, st.col_offset)].strip():
+        return False
+    rest = last[_to_char(last, st.end_col_offset or 0):].strip()
+    return not rest or rest.startswith("#")
+
+
+def indentation(lines: list[str], st: ast.stmt) -> str:
+    return _INDENT.match(lines[st.lineno - 1]).group()   # type: ignore[union-attr]
+
+
+def indent_unit(indent: str) -> str:
+    """One more level in the file's style: a tab where the block is indented with tabs."""
+    return "\t" if "\t" in indent else "    "
+
+
+def spans_string_lines(st: ast.AST) -> bool:
+    """Whether a string literal in `st` runs over more than one line (re-indenting its
+    continuation lines would change the string)."""
+    return any(isinstance(n, (ast.Constant, ast.JoinedStr)) and (n.end_lineno or n.lineno) > n.lineno
+               for n in ast.walk(st))
+
+
+def nested(lines: list[str], st: ast.stmt, extra: str) -> list[str]:
+    """The statement's lines one level deeper. Continuation lines move too, except where a
+    string literal spans lines (inside brackets or after a backslash their indentation is free,
+    so leaving them is still valid Python and the string stays the same)."""
+    end = st.end_lineno or st.lineno
+    own = lines[st.lineno - 1:end]
+    if spans_string_lines(st):
+        return [extra + own[0]] + own[1:]
+    return [extra + ln if ln.strip() else ln for ln in own]
+
+
+def module_names(tree: ast.Module, module: str) -> list[str]:
+    """The names the module binds to top-level package `module` at its top level, in order:
+    `import numpy as np` -> "np", `import torch` / `import torch.nn` -> "torch"."""
+    out = []
+    for st in tree.body:
+        if isinstance(st, ast.Import):
+            for a in st.names:
+                if a.asname is None and a.name.split(".")[0] == module:
+                    out.append(module)
+                elif a.asname is not None and a.name == module:
+                    out.append(a.asname)
+    return out
+
+
+def binds_torch(tree: ast.Module) -> bool:
+    """Whether the module binds the name `torch` to torch at its top level (`import torch`,
+    `import torch.nn`), so a recipe may write `torch.` without adding an import."""
+    return "torch" in module_names(tree, "torch")
+
+
+def function_binds(tree: ast.Module, st: ast.stmt, name: str) -> bool:
+    """Whether a function enclosing `st` binds `name` itself (a parameter, an assignment), so
+    the module-level meaning of `name` is not the one in scope there."""
+    for fn in ast.walk(tree):
+        if isinstance(fn, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda)) and \
+                fn.lineno <= st.lineno <= (fn.end_lineno or fn.lineno):
+            args = fn.args
+            params = [a.arg for a in args.posonlyargs + args.args + args.kwonlyargs]
+            params += [a.arg for a in (args.vararg, args.kwarg) if a is not None]
+            if name in params:
+                return True
+            for n in ast.walk(fn):
+                if isinstance(n, ast.Name) and n.id == name and isinstance(n.ctx, ast.Store):
+                    return True
+                if isinstance(n, (ast.Import, ast.ImportFrom)) and \
+                        any((a.asname or a.name.split(".")[0]) == name for a in n.names):
+                    return True
+    return False
+
+
+def replace_statement(code: str, path: str, st: ast.stmt, new: list[str], title: str, *,
+                      safe: bool, guards: tuple[str, ...] = (), rank: int = 0) -> Candidate:
+    return Candidate(code=code, path=path, start_line=st.lineno, end_line=st.end_lineno or st.lineno,
+                     lines=tuple(new), title=title, safe=safe, guards=guards, rank=rank)
+
+
+def apply_candidate(source: str, cand: Candidate) -> str:
+    """`source` with lines `cand.start_line..cand.end_line` replaced by `cand.lines`, each
+    written with the line ending the replaced lines had (the file's last line keeps having none
+    if it had none). ValueError when the range is not inside the file."""
+    kept = source.splitlines(keepends=True)
+    if not (1 <= cand.start_line <= cand.end_line <= len(kept)):
+        raise ValueError(f"{cand.path}: lines {cand.start_line}-{cand.end_line} are not inside the file "
+                         f"({len(kept)} lines)")
+    if any("\n" in ln or "\r" in ln for ln in cand.lines):
+        raise ValueError(f"{cand.path}: a replacement line holds a line break")
+    last = kept[cand.end_line - 1]
+    ending = last[len(last.rstrip("\r\n")):]
+    if not ending:   # the file's last line without a newline: the others' ending, none at the end
+        first = kept[0]
+        inner = first[len(first.rstrip("\r\n")):] or "\n"
+        new = [ln + inner for ln in cand.lines[:-1]] + list(cand.lines[-1:])
+        if not new and cand.start_line > 1:   # deleting the last lines: the line before ends the file
+            prev = kept[cand.start_line - 2]
+            kept[cand.start_line - 2] = prev.rstrip("\r\n")
+    else:
+        new = [ln + ending for ln in cand.lines]
+    return "".join(kept[:cand.start_line - 1] + new + kept[cand.end_line:])
+
+
+
+
+def finding_statement(finding, source: str, tree: ast.Module) -> tuple[ast.stmt | None, list[ast.stmt], list[str]]:
+    """The statement a finding is on (None unless it owns its lines), its body, and the lines."""
+    lines = source_lines(source)
+    st, body = statement_at(tree, finding.line, finding.col)
+    if st is None or not owns_lines(lines, st):
+        return None, [], lines
+    return st, body, lines
+
+
+def guard_eager_only(code: str, finding, source: str, tree: ast.Module, what: str) -> list[Candidate]:
+    """For a call made for its side effect only (`print`, a log line, a warning): guard it with
+    `if not torch.compiler.is_compiling():` (safe: in eager that test is False, so the call runs
+    exactly as before) and, second, remove it (not safe: eager no longer prints)."""
+    st, body, lines = finding_statement(finding, source, tree)
+    if not (isinstance(st, ast.Expr) and isinstance(st.value, ast.Call)
+            and (st.value.lineno, st.value.col_offset) == (finding.line, finding.col)):
+        return []
+    out = []
+    indent = indentation(lines, st)
+    if binds_torch(tree) and not function_binds(tree, st, "torch"):
+        out.append(replace_statement(
+            code, finding.path, st,
+            [f"{indent}if not torch.compiler.is_compiling():"] + nested(lines, st, indent_unit(indent)),
+            f"run the {what} in eager only: guard it with `torch.compiler.is_compiling()`", safe=True))
+    out.append(replace_statement(code, finding.path, st, [f"{indent}pass"] if len(body) == 1 else [],
+                                 f"remove the {what}", safe=False, rank=1))
+    return out
+
+
+def segment(lines: list[str], node: ast.AST) -> str:
+    """The source text of `node` (lines joined with "\n"), as `ast.get_source_segment` gives it."""
+    end = node.end_lineno or node.lineno
+    first, last = node.lineno - 1, end - 1
+    if first == last:
+        ln = lines[first]
+        return ln[_to_char(ln, node.col_offset):_to_char(ln, node.end_col_offset or 0)]
+    parts = [lines[first][_to_char(lines[first], node.col_offset):]] + lines[first + 1:last]
+    parts.append(lines[last][:_to_char(lines[last], node.end_col_offset or 0)])
+    return "\n".join(parts)
+
+
+def with_replaced(lines: list[str], st: ast.stmt, node: ast.AST, text: str) -> list[str]:
+    """The lines of statement `st` with the span of `node` (inside it) replaced by `text`
+    (which may hold "\n": it sits inside the statement's brackets or ends it)."""
+    end = st.end_lineno or st.lineno
+    n_end = node.end_lineno or node.lineno
+    head = lines[node.lineno - 1][:_to_char(lines[node.lineno - 1], node.col_offset)]
+    tail = lines[n_end - 1][_to_char(lines[n_end - 1], node.end_col_offset or 0):]
+    return lines[st.lineno - 1:node.lineno - 1] + (head + text + tail).split("\n") + lines[n_end:end]
+
+
+def replace_spans(lines: list[str], first: int, last: int,
+                  edits: list[tuple[tuple[int, int], tuple[int, int], str]]) -> list[str]:
+    """Lines `first..last` (1-based) with each edit's span, from (line, col) to (line, col) in
+    `ast`'s numbering (columns in UTF-8 bytes), replaced by its text. The spans must not
+    overlap; a text may hold "\n" only where a line break is valid there."""
+    text = "\n".join(lines[first - 1:last])
+    starts = [0]
+    for ln in lines[first - 1:last - 1]:
+        starts.append(starts[-1] + len(ln) + 1)
+
+    def at(pos: tuple[int, int]) -> int:
+        line, col = pos
+        return starts[line - first] + _to_char(lines[line - 1], col)
+
+    spans = sorted(((at(a), at(b), t) for a, b, t in edits), reverse=True)
+    for (a, b, _t), (a2, b2, _t2) in zip(spans[1:], spans):
+        if b > a2:
+            raise ValueError("overlapping edits")
+    for a, b, t in spans:
+        text = text[:a] + t + text[b:]
+    return text.split("\n")
+
+
+def node_span(node: ast.AST) -> tuple[tuple[int, int], tuple[int, int]]:
+    """(start, end) of `node` as `replace_spans` takes them."""
+    return (node.lineno, node.col_offset), (node.end_lineno or node.lineno, node.end_col_offset or 0)
+
+
+def statement_lines(indent: str, text: str) -> list[str]:
+    """A new statement `text` (its continuation lines as they are) at `indent`."""
+    return (indent + text).split("\n")
+
+
+def is_elif(lines: list[str], st: ast.stmt) -> bool:
+    """An `if` that is the `elif` of another (its lines are not a statement of their own)."""
+    ln = lines[st.lineno - 1]
+    return isinstance(st, ast.If) and ln[_to_char(ln, st.col_offset):].startswith("elif")
+
+
+def parents_of(root: ast.AST) -> dict[int, ast.AST]:
+    """id(node) -> its parent, for the nodes under `root`."""
+    return {id(c): n for n in ast.walk(root) for c in ast.iter_child_nodes(n)}
+
+
+def enclosing_function(tree: ast.Module, st: ast.stmt) -> ast.FunctionDef | ast.AsyncFunctionDef | None:
+    """The innermost function whose lines hold `st`."""
+    fns = [fn for fn in ast.walk(tree) if isinstance(fn, (ast.FunctionDef, ast.AsyncFunctionDef))
+           and fn.lineno <= st.lineno <= (fn.end_lineno or fn.lineno)]
+    return max(fns, key=lambda f: f.lineno) if fns else None
+
+
+def defined_before(tree: ast.Module, st: ast.stmt, name: str) -> bool:
+    """Whether `name` is a parameter of the function around `st` or assigned in it before `st`."""
+    fn = enclosing_function(tree, st)
+    if fn is None:
+        return False
+    args = fn.args
+    if name in [a.arg for a in args.posonlyargs + args.args + args.kwonlyargs]:
+        return True
+    return any(isinstance(n, ast.Name) and n.id == name and isinstance(n.ctx, ast.Store)
+               and n.lineno < st.lineno for n in ast.walk(fn))
+
+
+__all__ = ["module_names", "replace_spans", "node_span", "parents_of", "enclosing_function", "segment", "with_replaced", "statement_lines", "is_elif", "defined_before", "source_lines", "statement_at", "owns_lines", "indentation", "indent_unit", "nested",
+           "spans_string_lines", "binds_torch", "function_binds", "replace_statement", "apply_candidate",
+           "finding_statement", "guard_eager_only"]

@@ -1,0 +1,628 @@
+"""The fix recipes on source text: `fix_candidates` finds a finding's statement, each recipe's
+edit keeps the indentation and compiles, `apply_candidate` keeps the file's line endings, and
+what no recipe can do is no candidate with its reason (never an exception)."""
+from __future__ import annotations
+
+import ast
+import textwrap
+from pathlib import Path
+
+import pytest
+
+from pt2bot.config import StaticConfig
+from pt2bot.findings import Finding
+from pt2bot.rules import Candidate, apply_candidate, fix_candidates, fix_candidates_explained
+from pt2bot.static import check_paths
+
+
+def findings_in(tmp_path: Path, text: str, code: str, name: str = "m.py") -> tuple[str, list[Finding]]:
+    """The real check's findings of rule `code` in a one-file tree holding `text`."""
+    src = textwrap.dedent(text)
+    (tmp_path / name).write_text(src)
+    found = check_paths(str(tmp_path), [name], StaticConfig(select=("ALL",)), jobs=1)
+    return src, [f for f in found if f.rule == code]
+
+
+def fixed(src: str, cand: Candidate) -> str:
+    out = apply_candidate(src, cand)
+    compile(out, "m.py", "exec")   # every candidate leaves valid Python
+    return out
+
+
+def only(tmp_path, text, code):
+    src, fs = findings_in(tmp_path, text, code)
+    assert len(fs) == 1, fs
+    return src, fs[0], fix_candidates(fs[0], src)
+
+
+# --- the interface -------------------------------------------------------------------------
+
+def _cand(start, end, lines):
+    return Candidate(code="PTC105", path="m.py", start_line=start, end_line=end, lines=tuple(lines),
+                     title="t", safe=True)
+
+
+def test_apply_keeps_line_endings_and_final_newline():
+    assert apply_candidate("a\r\nb\r\nc\r\n", _cand(2, 2, ["x", "y"])) == "a\r\nx\r\ny\r\nc\r\n"
+    assert apply_candidate("a\nb\nc", _cand(3, 3, ["x", "y"])) == "a\nb\nx\ny"
+    assert apply_candidate("a\nb\nc\n", _cand(1, 2, [])) == "c\n"
+    assert apply_candidate("a\nb\nc", _cand(3, 3, [])) == "a\nb"
+
+
+@pytest.mark.parametrize("start,end", [(0, 1), (2, 4), (3, 2)])
+def test_apply_outside_the_file_is_a_value_error(start, end):
+    with pytest.raises(ValueError, match="not inside the file"):
+        apply_candidate("a\nb\nc\n", _cand(start, end, ["x"]))
+
+
+def test_apply_refuses_a_line_break_inside_a_line():
+    with pytest.raises(ValueError, match="line break"):
+        apply_candidate("a\nb\n", _cand(1, 1, ["x\ny"]))
+
+
+def test_no_candidate_has_a_reason_and_never_raises(tmp_path):
+    src, (f,) = findings_in(tmp_path, """\
+        import torch
+
+        @torch.compile
+        def f(x):
+            print(x)
+            return x + 1
+        """, "PTC105")
+    assert fix_candidates_explained(f, "def (:\n")[1].startswith("the file does not parse")
+    assert fix_candidates_explained(f.with_(rule="PTC999"), src) == ([], "unknown rule PTC999")
+    cands, why = fix_candidates_explained(f.with_(rule="PTC109"), src)
+    assert cands == [] and "has no fix recipe" in why
+    # a finding whose line is not where the source says (a stale position): no edit, a reason
+    cands, why = fix_candidates_explained(f.with_(line=1, col=0), src)
+    assert cands == [] and "no edit" in why
+    cands, why = fix_candidates_explained(f, src, ast.parse(src))
+    assert why is None and [c.rank for c in cands] == sorted(c.rank for c in cands)
+
+
+def test_a_recipe_that_raises_is_no_candidate(tmp_path, monkeypatch):
+    from pt2bot.rules.print_call import PrintCall
+
+    src, (f,) = findings_in(tmp_path, "import torch\n@torch.compile\ndef f(x):\n    print(x)\n", "PTC105")
+
+    def boom(cls, finding, source, tree):
+        raise IndexError("odd code")
+    monkeypatch.setattr(PrintCall, "fixes", classmethod(boom))
+    assert fix_candidates_explained(f, src) == ([], "the PTC105 recipe failed on this code: IndexError: odd code")
+
+
+# --- PTC105 print ----------------------------------------------------------------------------
+
+PRINT = """\
+    import torch
+    import torch.nn as nn
+
+    class M(nn.Module):
+        def forward(self, x):
+            y = x + 1
+            print("activations",
+                  y.shape)  # shape
+            return y * 2
+    """
+
+
+def test_print_guard_keeps_indentation_and_the_continuation(tmp_path):
+    src, f, (guard, remove) = only(tmp_path, PRINT, "PTC105")
+    assert (guard.safe, guard.rank, remove.safe, remove.rank) == (True, 0, False, 1)
+    assert (guard.start_line, guard.end_line) == (7, 8)
+    assert guard.lines == ("        if not torch.compiler.is_compiling():",
+                           '            print("activations",',
+                           "                  y.shape)  # shape")
+    out = fixed(src, guard)
+    assert out.splitlines()[9] == "        return y * 2"
+    assert "print" not in fixed(src, remove)
+
+
+def test_print_alone_in_its_block_is_replaced_by_pass(tmp_path):
+    src, f, cands = only(tmp_path, """\
+        import torch
+
+        @torch.compile
+        def f(x):
+            if x.dim() == 2:
+                print(x)
+            return x
+        """, "PTC105")
+    remove = [c for c in cands if not c.safe][0]
+    assert remove.lines == ("        pass",)
+    fixed(src, remove)
+
+
+def test_print_tab_indented_and_multiline_string_untouched(tmp_path):
+    src = "import torch\n\n@torch.compile\ndef f(x):\n\tprint('''a\n  b''', x)\n\treturn x\n"
+    (tmp_path / "m.py").write_text(src)
+    (f,) = [f for f in check_paths(str(tmp_path), ["m.py"], StaticConfig(), jobs=1) if f.rule == "PTC105"]
+    guard = fix_candidates(f, src)[0]
+    assert guard.lines == ("\tif not torch.compiler.is_compiling():", "\t\tprint('''a", "  b''', x)")
+    ns: dict = {}
+    exec(compile(fixed(src, guard).replace("@torch.compile\n", ""), "m.py", "exec"), ns)
+
+
+@pytest.mark.parametrize("text", [
+    # no `import torch` at the top: the guard would need an import elsewhere
+    "import torch as T\n\n@T.compile\ndef f(x):\n    print(x)\n    return x\n",
+    # `torch` is a local of the function: the guard would not mean torch's
+    "import torch\n\n@torch.compile\ndef f(x, torch=None):\n    print(x)\n    return x\n",
+])
+def test_print_guard_needs_the_module_torch(tmp_path, text):
+    src, fs = findings_in(tmp_path, text, "PTC105")
+    assert [c.safe for c in fix_candidates(fs[0], src)] == [False]
+
+
+@pytest.mark.parametrize("text", [
+    "import torch\n\n@torch.compile\ndef f(x):\n    y = x; print(x)\n    return y\n",
+    "import torch\n\n@torch.compile\ndef f(x):\n    if x.dim(): print(x)\n    return x\n",
+    "import torch\n\n@torch.compile\ndef f(x):\n    y = print(x)\n    return x\n",
+])
+def test_print_sharing_its_line_or_used_as_a_value_gets_no_candidate(tmp_path, text):
+    src, fs = findings_in(tmp_path, text, "PTC105")
+    assert fs and fix_candidates_explained(fs[0], src)[0] == []
+
+
+# --- PTC305 dynamic=False: the suggestion keeps the line's indentation -------------------------
+
+DYNAMIC = """\
+    import torch
+
+    def build(model, big):
+        if big:
+            model = torch.compile(model, dynamic=False, backend="eager")
+        fast = torch.compile(
+            model,
+            dynamic=False,
+        )
+        return torch.compile(model,
+                             dynamic=False, mode="max-autotune"), fast
+    """
+
+
+def _replace_line(src: str, line: int, text: str) -> str:
+    lines = src.splitlines(keepends=True)
+    lines[line - 1] = text + "\n"
+    return "".join(lines)
+
+
+def test_ptc305_suggestion_keeps_indentation_and_compiles(tmp_path):
+    src, fs = findings_in(tmp_path, DYNAMIC, "PTC305")
+    assert [f.line for f in fs] == [5, 8, 11]
+    with_suggestion = [f for f in fs if f.suggestion is not None]
+    assert [f.suggestion for f in with_suggestion] == [
+        '        model = torch.compile(model, backend="eager")',
+        '                         mode="max-autotune"), fast']
+    for f in with_suggestion:   # what one click on the suggestion block commits
+        out = _replace_line(src, f.line, f.suggestion)
+        compile(out, "m.py", "exec")
+        assert "dynamic" not in out.splitlines()[f.line - 1]
+    # the candidates: the same edits, safe, and the keyword alone on its line is deleted
+    cands = [fix_candidates(f, src) for f in fs]
+    assert [(c.lines, c.safe) for (c,) in cands] == [
+        (('        model = torch.compile(model, backend="eager")',), True), ((), True),
+        (('                         mode="max-autotune"), fast',), True)]
+    out = src
+    for (c,) in reversed(cands):
+        out = fixed(out, c)
+    assert "dynamic" not in out
+    ns: dict = {}
+    exec(compile(out, "m.py", "exec"), ns)
+
+
+# --- PTC106 logging and warnings -------------------------------------------------------------
+
+def test_logging_and_warnings_are_guarded(tmp_path):
+    src, fs = findings_in(tmp_path, """\
+        import logging
+        import warnings
+        import torch
+
+        logger = logging.getLogger(__name__)
+
+        @torch.compile
+        def f(x, scale=None):
+            logger.info("forward %s", x.shape)
+            if scale is not None:
+                warnings.warn(
+                    "`scale` is deprecated", FutureWarning)
+            return x + 1
+        """, "PTC106")
+    assert [f.line for f in fs] == [9, 11]
+    (g1, r1), (g2, r2) = (fix_candidates(f, src) for f in fs)
+    assert g1.lines == ("    if not torch.compiler.is_compiling():", '        logger.info("forward %s", x.shape)')
+    assert g2.lines == ("        if not torch.compiler.is_compiling():", "            warnings.warn(",
+                        '                "`scale` is deprecated", FutureWarning)')
+    assert (g2.start_line, g2.end_line, g2.safe, r2.lines) == (11, 12, True, ("        pass",))
+    fixed(fixed(src, g2), g1)
+
+
+# --- PTC201 a branch on a tensor value -----------------------------------------------------
+
+def test_nan_guard_branchless_then_where_then_cond(tmp_path):
+    src, f, cands = only(tmp_path, """\
+        import torch
+
+        @torch.compile
+        def f(h):
+            h = h * 2
+            if torch.isnan(h).any():
+                h = torch.nan_to_num(h)
+            return h
+        """, "PTC201")
+    assert [(c.rank, c.start_line, c.end_line, c.lines) for c in cands] == [
+        (0, 6, 7, ("    h = torch.nan_to_num(h)",)),
+        (1, 6, 7, ("    h = torch.where(torch.isnan(h).any(), torch.nan_to_num(h), h)",)),
+        (2, 6, 7, ("    h = torch.cond(torch.isnan(h).any(), lambda: torch.nan_to_num(h), lambda: h.clone(), ())",))]
+    assert [c.guards for c in cands] == [("nan", "empty", "inf"), ("nan", "empty"), ("nan", "empty")]
+    assert not any(c.safe for c in cands)
+    for c in cands:
+        fixed(src, c)
+
+
+@pytest.mark.parametrize("body,branchless", [
+    ("x = x.clamp(max=1.0)", "x = x.clamp(max=1.0)"),
+    ("x.clamp_(max=1.0)", "x.clamp_(max=1.0)"),
+    ("x = x.masked_fill(x > 1, 1.0)", "x = x.masked_fill(x > 1, 1.0)"),
+    ("x = torch.where(x > 1, 1.0, x)", "x = torch.where(x > 1, 1.0, x)"),
+])
+def test_noop_guards_of_clamp_and_fill_are_dropped(tmp_path, body, branchless):
+    src, f, cands = only(tmp_path, f"""\
+        import torch
+
+        @torch.compile
+        def f(x):
+            if (x > 1).any():
+                {body}
+            return x
+        """, "PTC201")
+    assert cands[0].rank == 0 and cands[0].lines == ("    " + branchless,)
+
+
+@pytest.mark.parametrize("body", [
+    "x = torch.nan_to_num(x)",     # the test is not about NaN
+    "x = (x * 2).clamp(max=1.0)",  # not a transform of x itself
+    "y = x.clamp(max=1.0)",        # another name: not a no-op when skipped
+])
+def test_what_is_not_a_noop_guard_gets_no_branchless_form(tmp_path, body):
+    src, f, cands = only(tmp_path, f"""\
+        import torch
+
+        @torch.compile
+        def f(x):
+            y = x
+            if (x > 1).any():
+                {body}
+            return x + y
+        """, "PTC201")
+    assert all(c.rank > 0 for c in cands)
+    for c in cands:
+        fixed(src, c)
+
+
+def test_if_return_then_return_becomes_one_return(tmp_path):
+    src, f, cands = only(tmp_path, """\
+        import torch
+
+        class M(torch.nn.Module):
+            def forward(self, img):
+                if torch.rand(1) < self.p:
+                    return img.flip(-1)
+                return img
+
+        m = torch.compile(M())
+        """, "PTC201")
+    assert [(c.start_line, c.end_line, c.lines) for c in cands] == [
+        (5, 7, ("        return torch.where(torch.rand(1) < self.p, img.flip(-1), img)",)),
+        (5, 7, ("        return torch.cond(torch.rand(1) < self.p, lambda: img.flip(-1), lambda: img.clone(), ())",))]
+    assert fixed(src, cands[0]).splitlines()[5:] == ["", "m = torch.compile(M())"]
+
+
+def test_if_else_assignments_and_a_ternary(tmp_path):
+    src, fs = findings_in(tmp_path, """\
+        import torch
+
+        @torch.compile
+        def f(x):
+            if x.sum() > 0:
+                y = x * 2
+            else:
+                y = (x
+                     - 1)
+            z = x + 1 if x.mean() > 0 else x - 1
+            return y + z
+        """, "PTC201")
+    c1, c2 = (fix_candidates(f, src) for f in fs)
+    assert [c.lines for c in c1][0] == ("    y = torch.where(x.sum() > 0, x * 2, x", "             - 1)")
+    assert (c1[0].start_line, c1[0].end_line) == (5, 9)
+    assert [c.lines for c in c2] == [("    z = torch.where(x.mean() > 0, x + 1, x - 1)",)]
+    out = fixed(fixed(src, c2[0]), c1[0])
+    assert "if" not in out.replace("@torch.compile", "")
+
+
+@pytest.mark.parametrize("text", [
+    # elif, and/or, a while, several statements, a name not bound before the `if`
+    "    if x.sum() > 0:\n        y = 1\n    elif x.mean() > 0:\n        y = 2\n    else:\n        y = 3\n",
+    "    while x.sum() > 0:\n        x = x - 1\n",
+    "    if x.sum() > 0:\n        x = x - 1\n        x = x * 2\n",
+    "    if x.sum() > 0:\n        w = x - 1\n",
+])
+def test_branches_without_a_recipe(tmp_path, text):
+    src = "import torch\n\n@torch.compile\ndef f(x):\n" + text + "    return x\n"
+    (tmp_path / "m.py").write_text(src)
+    fs = [f for f in check_paths(str(tmp_path), ["m.py"], StaticConfig(), jobs=1) if f.rule == "PTC201"]
+    assert fs and [c for f in fs for c in fix_candidates(f, src)] == []
+
+
+def test_a_returned_tuple_keeps_its_brackets(tmp_path):
+    src, f, cands = only(tmp_path, """\
+        import torch
+
+        @torch.compile
+        def f(x):
+            if x.sum() > 0:
+                return x, x + 1
+            return x - 1, x
+        """, "PTC201")
+    # `torch.where` selects one tensor: a pair of outputs is `torch.cond`'s only
+    assert [c.lines for c in cands] == [
+        ("    return torch.cond(x.sum() > 0, lambda: (x, x + 1), lambda: (x - 1, x), ())",)]
+
+
+# --- PTC304 a boolean-mask selection followed by a reduction --------------------------------
+
+@pytest.mark.parametrize("expr,want", [
+    ("x[x > 0].sum()", "torch.where(x > 0, x, 0).sum()"),
+    ("x[mask].mean()", "torch.where(mask, x, 0).sum() / mask.sum()"),
+    ("x[x > 0].float().mean()", "torch.where(x > 0, x.float(), 0).sum() / (x > 0).sum()"),
+    ("(x + 1)[mask].double().max()", 'torch.where(mask, (x + 1).double(), float("-inf")).max()'),
+    ("x[mask].amin()", 'torch.where(mask, x, float("inf")).amin()'),
+    ("x[mask].prod()", "torch.where(mask, x, 1).prod()"),
+    ("y / x[mask].mean()", "y / (torch.where(mask, x, 0).sum() / mask.sum())"),
+])
+def test_masked_reduction_recipe(tmp_path, expr, want):
+    src, f, cands = only(tmp_path, f"""\
+        import torch
+
+        @torch.compile
+        def f(x, y):
+            mask = x > 0
+            return {expr}
+        """, "PTC304")
+    (c,) = cands
+    assert c.lines == ("    return " + want,) and c.guards == ("empty",) and not c.safe
+    fixed(src, c)
+    # the denominator-changing rewrite is never produced
+    assert ".mean()" not in "".join(c.lines)
+
+
+@pytest.mark.parametrize("expr", [
+    "x[x > 0].sum(0)",                         # a reduction over one dimension
+    "x[:, mask].sum()",                        # a mask over one dimension
+    "x[torch.rand(x.shape) > 0.5].mean()",     # the mask would be drawn twice
+    "x[mask].cumsum(0)",                       # not a reduction
+    "torch.masked_select(x, mask).sum()",
+])
+def test_masked_selections_without_a_recipe(tmp_path, expr):
+    src, fs = findings_in(tmp_path, f"""\
+        import torch
+
+        @torch.compile
+        def f(x, y):
+            mask = x > 0
+            return {expr}
+        """, "PTC304")
+    assert fs and all(fix_candidates(f, src) == [] for f in fs)
+
+
+# --- PTC101 / PTC102 / PTC104 keep the tensor ------------------------------------------------
+
+@pytest.mark.parametrize("code,body,want", [
+    ("PTC101", "    scale = x.abs().max().item()\n    return x / scale\n", "    scale = x.abs().max()"),
+    ("PTC101", "    return x * x.mean().item() + 1\n", "    return x * x.mean() + 1"),
+    ("PTC101", "    s = float(x.sum().item())\n    y = -s\n    return x + y * 2\n", "    s = x.sum()"),
+    ("PTC104", "    return x - float(x.mean())\n", "    return x - x.mean()"),
+    ("PTC104", "    m = float(x.mean() + 1)\n    return x / m\n", "    m = x.mean() + 1"),
+    ("PTC104", "    return x / float(x.mean() + 1)\n", "    return x / (x.mean() + 1)"),
+    ("PTC102", "    v = x.sum().tolist()\n    return x * v\n", "    v = x.sum()"),
+])
+def test_keep_the_tensor(tmp_path, code, body, want):
+    src, f, cands = only(tmp_path, "import torch\n\n@torch.compile\ndef f(x):\n" + body, code)
+    (c,) = cands
+    assert c.lines == (want,) and not c.safe and c.start_line == c.end_line == 5
+    fixed(src, c)
+
+
+@pytest.mark.parametrize("code,body", [
+    ("PTC101", "    n = x.sum().item()\n    return x[:n]\n"),                  # an index
+    ("PTC101", "    n = x.sum().item()\n    return x.new_zeros(int(n))\n"),    # a size
+    ("PTC101", "    n = x.sum().item()\n    if n > 0:\n        return x\n    return -x\n"),   # a condition
+    ("PTC101", "    n = x.sum().item()\n    print(f'{n}')\n    return x * n\n"),  # a message too
+    ("PTC101", "    return range(x.sum().item() + 1)\n"),
+    ("PTC104", "    return x * int(x.sum())\n"),                               # int truncates
+    ("PTC101", "    n = x.sum().item()\n    return x\n"),                      # never read
+])
+def test_a_python_number_that_is_needed_is_kept(tmp_path, code, body):
+    src, fs = findings_in(tmp_path, "import torch\n\n@torch.compile\ndef f(x):\n" + body, code)
+    assert fs and all(fix_candidates(f, src) == [] for f in fs)
+
+
+# --- PTC103 numpy on a tensor: the torch equivalent -----------------------------------------
+
+@pytest.mark.parametrize("line,want", [
+    ("y = torch.from_numpy(x.numpy() * 2)", "y = x * 2"),
+    ("y = torch.as_tensor(np.sqrt(x.detach().numpy()))", "y = torch.sqrt(x.detach())"),
+    ("y = torch.tensor(np.mean(x.numpy()))", "y = (torch.mean(x)).clone()"),
+    ("y = x.numpy().mean()", "y = x.mean()"),
+    ("y = x.cpu().numpy().cumsum(0)", "y = x.cpu().cumsum(0)"),
+    ("y = np.clip(x.numpy(), 0, 1)[0]", "y = torch.clip(x, 0, 1)[0]"),
+    ("y = g(size=x.long().numpy().tolist())", "y = g(size=x.long().tolist())"),
+])
+def test_numpy_becomes_torch(tmp_path, line, want):
+    src, f, cands = only(tmp_path, f"""\
+        import numpy as np
+        import torch
+
+
+        def g(size):
+            return size
+
+
+        @torch.compile
+        def f(x):
+            {line}
+            return y
+        """, "PTC103")
+    (c,) = cands
+    assert c.lines == ("    " + want,) and not c.safe and c.start_line == c.end_line == 11
+    fixed(src, c)
+
+
+def test_numpy_uses_the_files_own_names_and_keeps_continuations(tmp_path):
+    src, f, (c,) = only(tmp_path, """\
+        import numpy
+        import torch as T
+
+
+        @T.compile
+        def f(x):
+            y = numpy.exp(x
+                          .numpy())  # keep me
+            return y
+        """, "PTC103")
+    # the `.numpy()` on its own line goes with its line break; the comment stays
+    assert c.lines == ("    y = T.exp(x)  # keep me",) and (c.start_line, c.end_line) == (7, 8)
+    fixed(src, c)
+
+
+@pytest.mark.parametrize("line", [
+    "y = x.numpy().astype(int)",                       # no torch namesake here
+    "y = torch.from_numpy(np.linalg.inv(x.numpy()))",  # numpy's linalg
+    "y = np.std(x.numpy())",                           # numpy divides by n, torch by n - 1
+    "y = x.numpy().max(0)",                            # a tensor's returns values and indices
+    "y = x.numpy().dtype",                             # numpy's dtype is not torch's
+    "y = np.asarray(x.numpy(), dtype=np.float32)",
+    "y = x.numpy()\n            y = y.astype(np.float32)",     # the array is read as one later
+    "y = x.numpy()\n            y = np.exp(y)",
+])
+def test_numpy_without_a_torch_equivalent(tmp_path, line):
+    src, fs = findings_in(tmp_path, f"""\
+        import numpy as np
+        import torch
+
+
+        @torch.compile
+        def f(x):
+            {line}
+            return y
+        """, "PTC103")
+    assert fs and fix_candidates_explained(fs[0], src)[1] == "the PTC103 recipe has no edit for this code"
+
+
+def test_numpy_function_needs_torch_bound_in_the_file(tmp_path):
+    # no module-level name for torch (only `from torch import ...`): no import is added
+    src, fs = findings_in(tmp_path, """\
+        import numpy as np
+        from torch import compile
+
+
+        @compile
+        def f(x):
+            return np.sqrt(x.numpy())
+        """, "PTC103")
+    assert fs and fix_candidates(fs[0], src) == []
+
+
+# --- PTC302 a hard-coded size: the size read from the tensor --------------------------------
+
+@pytest.mark.parametrize("body,want", [
+    ("    return x.view(8, -1)\n", "    return x.view(x.shape[0], -1)"),
+    ("    return x.reshape((4, -1))\n", "    return x.reshape((x.shape[0], -1))"),
+    ("    return torch.reshape(x, (4, -1))\n", "    return torch.reshape(x, (x.shape[0], -1))"),
+    ("    return x.view(8, x.shape[1], -1)\n", "    return x.view(x.shape[0], x.shape[1], -1)"),
+    ("    b, n, d = x.shape\n    return x.reshape(2, n, d)\n", "    return x.reshape(b, n, d)"),
+    ("    return x.view(2, x.size(1), x.size(2))\n", "    return x.view(x.shape[0], x.size(1), x.size(2))"),
+])
+def test_hardcoded_size_read_from_the_input(tmp_path, body, want):
+    src, f, cands = only(tmp_path, "import torch\n\n@torch.compile\ndef f(x):\n" + body, "PTC302")
+    (c,) = cands
+    assert c.lines == (want,) and not c.safe and c.start_line == c.end_line == f.line
+    fixed(src, c)
+
+
+@pytest.mark.parametrize("body", [
+    "    return x.view(8, -1, x.shape[-1])\n",        # 8 may be a product of dims
+    "    return x.view(8, x.shape[2], -1)\n",         # dims out of order
+    "    b, n, d = x.shape\n    x = x.t()\n    return x.reshape(2, n, d)\n",   # x rebound after the unpacking
+])
+def test_hardcoded_size_whose_dim_is_unknown(tmp_path, body):
+    src, fs = findings_in(tmp_path, "import torch\n\n@torch.compile\ndef f(x):\n" + body, "PTC302")
+    assert all(fix_candidates(f, src) == [] for f in fs)
+    assert fs or "x.t()" in body   # the rebinding one: the rule may not flag a rebound input
+
+
+# --- PTC110 module state stored in forward: a local -----------------------------------------
+
+STATE = """\
+    import torch
+    import torch.nn as nn
+
+
+    class M(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.freqs = torch.ones(4)
+
+        def forward(self, x):
+            y = x + 1
+            self.freqs = self.freqs.to(
+                x.dtype)
+            z = y * self.freqs
+            if z.dim() > 1:
+                z = z + self.freqs.sum()
+            return z * 2
+    {extra}
+    """
+
+
+def test_state_becomes_a_local_up_to_its_last_read(tmp_path):
+    src, f, (c,) = only(tmp_path, STATE.format(extra=""), "PTC110")
+    assert (c.start_line, c.end_line) == (12, 16) and not c.safe
+    assert c.lines == ("        freqs = self.freqs.to(",
+                       "            x.dtype)",
+                       "        z = y * freqs",
+                       "        if z.dim() > 1:",
+                       "            z = z + freqs.sum()")
+    out = fixed(src, c)
+    assert out.splitlines()[16] == "        return z * 2"
+
+
+@pytest.mark.parametrize("extra", [
+    # another method reads the stored value
+    "\n        def extra_repr(self):\n            return str(self.freqs)\n",
+    # another method stores it by name
+    "\n        def reset(self):\n            setattr(self, 'freqs', torch.ones(4))\n",
+])
+def test_state_other_methods_use_stays_text(tmp_path, extra):
+    src, fs = findings_in(tmp_path, STATE.format(extra=extra), "PTC110")
+    assert fs and all(fix_candidates(f, src) == [] for f in fs)
+
+
+@pytest.mark.parametrize("body", [
+    # an accumulating value: the state across calls is the point
+    "        self.ema = 0.9 * self.ema + 0.1 * x.mean()\n        return x - self.ema\n",
+    # a counter
+    "        self.calls += 1\n        return x * self.calls\n",
+    # filled under a test (a cache): a local would be unbound on a hit
+    "        if self.ema is None:\n            self.ema = x.mean().to(x.dtype)\n        return x - self.ema\n",
+    # never read back in the function
+    "        self.ema = self.ema.to(x.dtype)\n        return x\n",
+    # the local's name is taken
+    "        ema = x\n        self.ema = self.ema.to(x.dtype)\n        return ema - self.ema\n",
+])
+def test_state_without_a_local_recipe(tmp_path, body):
+    src, fs = findings_in(tmp_path, "import torch\nimport torch.nn as nn\n\n\nclass M(nn.Module):\n"
+                          "    def __init__(self):\n        super().__init__()\n        self.ema = torch.zeros(())\n"
+                          "        self.calls = 0\n\n    def forward(self, x):\n" + body, "PTC110")
+    assert fs and all(fix_candidates(f, src) == [] for f in fs)

@@ -1,0 +1,330 @@
+"""Each fix recipe on real torch: the candidate removes the break under dynamo (eager backend,
+graphs and breaks counted) and gives the same eager outputs as the original, also on the special
+values the original guards against. And the wrong rewrites the recipes must never offer (one
+that deletes a NaN guard, one that changes a masked mean's denominator) are shown wrong here."""
+from __future__ import annotations
+
+import sys
+import textwrap
+import types
+from pathlib import Path
+
+import pytest
+
+from pt2bot.config import StaticConfig
+from pt2bot.rules import apply_candidate, fix_candidates
+from pt2bot.static import check_paths
+
+torch = pytest.importorskip("torch")
+pytestmark = pytest.mark.torch
+
+
+def candidates(tmp_path: Path, text: str, code: str):
+    src = textwrap.dedent(text)
+    (tmp_path / "m.py").write_text(src)
+    fs = [f for f in check_paths(str(tmp_path), ["m.py"], StaticConfig(select=("ALL",)), jobs=1)
+          if f.rule == code]
+    assert len(fs) == 1, fs
+    return src, fix_candidates(fs[0], src)
+
+
+_LOADED = iter(range(1 << 30))
+
+
+def load(src: str, name: str = "f"):
+    """`name` of `src` run as a fresh module (registered: dynamo looks a module's globals up)."""
+    mod = types.ModuleType(f"pt2bot_fix_test_{next(_LOADED)}")
+    sys.modules[mod.__name__] = mod
+    exec(compile(src, f"<{mod.__name__}>", "exec"), mod.__dict__)
+    return getattr(mod, name)
+
+
+def compiled_run(fn, *args, fullgraph=False):
+    """(graphs, breaks, output) of `fn(*args)` compiled with a counting eager backend
+    (`fullgraph=True` raises on any break)."""
+    from torch._dynamo.utils import counters
+
+    graphs = []
+
+    def backend(gm, example_inputs):
+        graphs.append(gm)
+        return gm.forward
+
+    torch._dynamo.reset()
+    counters.clear()
+    out = torch.compile(fn, backend=backend, fullgraph=fullgraph)(*args)
+    # a data-dependent branch is counted under "unimplemented", a print under "graph_break"
+    breaks = sum(counters["graph_break"].values()) + sum(counters["unimplemented"].values())
+    return len(graphs), breaks, out
+
+
+def assert_fixes(src: str, cand, name: str, *inputs, quiet=None):
+    """The original breaks, the patched one does not, and eager outputs are equal on `inputs`."""
+    before = load(src, name)
+    after = load(apply_candidate(src, cand), name)
+    g0, b0, _ = compiled_run(before, *inputs[0])
+    g1, b1, _ = compiled_run(after, *inputs[0])
+    assert (b0 >= 1 or g0 >= 2) and b1 == 0 and g1 == 1, (g0, b0, g1, b1)
+    compiled_run(after, *inputs[0], fullgraph=True)
+    for args in inputs:
+        a, b = before(*args), after(*args)
+        torch.testing.assert_close(b, a, equal_nan=True)
+
+
+def test_print_guard_removes_the_break_and_keeps_eager_output(tmp_path, capsys):
+    src, (guard, remove) = candidates(tmp_path, """\
+        import torch
+
+        def f(x):
+            y = x + 1
+            print("activations",
+                  y.shape)
+            return y * 2
+
+        g = torch.compile(f)
+        """, "PTC105")
+    x = torch.randn(3, 4)
+    assert_fixes(src, guard, "f", (x,))
+    capsys.readouterr()
+    load(src)(x)
+    before = capsys.readouterr().out
+    load(apply_candidate(src, guard))(x)
+    assert capsys.readouterr().out == before == "activations torch.Size([3, 4])\n"
+    # removing it fixes the break too, but eager no longer prints: not safe
+    assert_fixes(src, remove, "f", (x,))
+    assert not remove.safe
+
+
+def test_warning_guard_removes_the_break_and_eager_still_warns(tmp_path):
+    src, (guard, remove) = candidates(tmp_path, """\
+        import warnings
+        import torch
+
+        def f(x):
+            warnings.warn("`scale` is deprecated", FutureWarning)
+            return x * 2
+
+        g = torch.compile(f)
+        """, "PTC106")
+    x = torch.randn(3)
+    assert guard.safe and not remove.safe
+    assert_fixes(src, guard, "f", (x,))
+    with pytest.warns(FutureWarning, match="deprecated"):
+        load(apply_candidate(src, guard))(x)
+
+
+NAN_GUARD = """\
+    import torch
+
+    def f(h):
+        h = h * 2
+        if torch.isnan(h).any():
+            h = torch.nan_to_num(h)
+        return h + 1
+
+    g = torch.compile(f)
+    """
+
+ORDINARY = torch.randn(4, 3)
+WITH_NAN = torch.tensor([[1.0, float("nan"), float("inf")], [0.0, -2.0, 3.0]])
+INF_ONLY = torch.tensor([[1.0, float("inf")], [0.0, -2.0]])
+
+
+def test_nan_guard_candidates_remove_the_break_and_agree_on_nan(tmp_path):
+    src, cands = candidates(tmp_path, NAN_GUARD, "PTC201")
+    assert [c.rank for c in cands] == [0, 1, 2]
+    for c in cands:
+        assert_fixes(src, c, "f", (ORDINARY,), (WITH_NAN,))
+    # the where and cond forms equal the original on every special value; the branchless form
+    # replaces an inf the `isnan` test let through, which is why it names "inf" in its guards
+    for c in cands[1:]:
+        assert_fixes(src, c, "f", (ORDINARY,), (INF_ONLY,))
+    assert "inf" in cands[0].guards
+    assert not torch.equal(load(src)(INF_ONLY), load(apply_candidate(src, cands[0]))(INF_ONLY))
+
+
+def test_a_guard_deleting_rewrite_is_never_offered(tmp_path):
+    """Deleting the `if` and its body also removes the break and equals the original on
+    ordinary values: only the guard's own input tells it apart. No candidate is that edit, and
+    every candidate equals the original on it."""
+    src, cands = candidates(tmp_path, """\
+        import torch
+
+        def f(h):
+            if torch.isnan(h).any():
+                h = torch.zeros_like(h)
+            return h + 1
+
+        g = torch.compile(f)
+        """, "PTC201")
+    lines = src.splitlines()
+    deleted = "\n".join(lines[:3] + lines[5:]) + "\n"
+    assert all(c.lines != () for c in cands)
+    torch.testing.assert_close(load(deleted)(ORDINARY), load(src)(ORDINARY))
+    assert not torch.equal(load(deleted)(WITH_NAN).nan_to_num(), load(src)(WITH_NAN).nan_to_num())
+    assert [c.rank for c in cands] == [1, 2]
+    for c in cands:
+        assert "nan" in c.guards
+        assert_fixes(src, c, "f", (ORDINARY,), (WITH_NAN,))
+
+
+@pytest.mark.parametrize("body", [
+    "    if x.sum() > 0:\n        return x * 2\n    return x\n",
+    "    y = x + 1 if x.mean() > 0 else x - 1\n    return y\n",
+    "    y = x\n    if (x < 0).any():\n        y = x.abs()\n    else:\n        y = x * 3\n    return y\n",
+])
+def test_where_and_cond_for_one_statement_a_side(tmp_path, body):
+    src, cands = candidates(tmp_path, "import torch\n\ndef f(x):\n" + body + "\ng = torch.compile(f)\n",
+                            "PTC201")
+    assert cands
+    for c in cands:
+        for x in (torch.randn(5), torch.randn(5).abs(), -torch.randn(5).abs() - 1):
+            assert_fixes(src, c, "f", (x,))
+
+
+@pytest.mark.parametrize("expr", [
+    "x[mask].mean()", "x[x > 0].sum()", "x[x > 0].float().mean()", "x[mask].max()", "x[mask].prod()",
+    "y / x[mask].mean()",
+])
+def test_masked_reduction_same_result_without_the_break(tmp_path, expr):
+    src, (c,) = candidates(tmp_path, f"""\
+        import torch
+
+        def f(x, y):
+            mask = x > 0
+            return {expr}
+
+        g = torch.compile(f)
+        """, "PTC304")
+    x = torch.tensor([[1.5, -2.0, 0.5], [3.0, -1.0, -0.25]])
+    y = torch.tensor(2.0)
+    assert_fixes(src, c, "f", (x, y), (torch.randn(7), y))
+    if "max" not in expr:   # an empty mask: NaN / 0 / 1 as before (max of nothing raises)
+        assert "empty" in c.guards
+        assert_fixes(src, c, "f", (-x.abs(), y))
+
+
+def test_a_denominator_changing_mean_is_never_offered(tmp_path):
+    """`torch.where(mask, x, 0).mean()` removes the break too, but divides by every element:
+    the recipe divides by the mask's count and equals the original."""
+    src, (c,) = candidates(tmp_path, """\
+        import torch
+
+        def f(x):
+            return x[x > 0].mean()
+
+        g = torch.compile(f)
+        """, "PTC304")
+    wrong = src.replace("x[x > 0].mean()", "torch.where(x > 0, x, 0).mean()")
+    x = torch.tensor([1.0, -1.0, 3.0, -4.0])
+    assert load(wrong)(x).item() == 1.0 and load(src)(x).item() == 2.0
+    assert ".mean()" not in "\n".join(c.lines)
+    assert_fixes(src, c, "f", (x,), (torch.randn(9),), (-x.abs(),))
+
+
+@pytest.mark.parametrize("code,body", [
+    ("PTC101", "    scale = x.abs().max().item()\n    return x / scale\n"),
+    ("PTC101", "    return x * x.mean().item() + 1\n"),
+    ("PTC104", "    return x - float(x.mean())\n"),
+    ("PTC104", "    m = float(x.mean() + 1)\n    return x / m\n"),
+])
+def test_keep_the_tensor_removes_the_break(tmp_path, code, body):
+    src, (c,) = candidates(tmp_path, "import torch\n\ndef f(x):\n" + body + "\ng = torch.compile(f)\n", code)
+    assert_fixes(src, c, "f", (torch.randn(4, 3),), (torch.randn(2, 5).double(),))
+
+
+def compiles(fn, calls) -> int:
+    """How many graphs dynamo compiles (eager backend) over `calls` (argument tuples): 1 when
+    no call recompiles."""
+    graphs = []
+
+    def backend(gm, example_inputs):
+        graphs.append(gm)
+        return gm.forward
+
+    torch._dynamo.reset()
+    compiled = torch.compile(fn, backend=backend)
+    for args in calls:
+        compiled(*args)
+    return len(graphs)
+
+
+def test_numpy_candidate_exports_and_keeps_outputs(tmp_path):
+    src, (c,) = candidates(tmp_path, """\
+        import numpy as np
+        import torch
+
+
+        class M(torch.nn.Module):
+            def forward(self, x):
+                y = torch.from_numpy(np.sqrt(x.numpy()) * 2)
+                return y + 1
+
+        g = torch.compile(M())
+        """, "PTC103")
+    before, after = load(src, "M")(), load(apply_candidate(src, c), "M")()
+    x = torch.rand(3, 4)
+    # the claim is torch.export's (non-strict, its default): the array fails it, the torch form exports
+    with pytest.raises(RuntimeError, match="numpy"):
+        torch.export.export(before, (x,))
+    ep = torch.export.export(after, (x,))
+    for args in [(x,), (torch.rand(5, 2),)]:
+        torch.testing.assert_close(after(*args), before(*args))
+    torch.testing.assert_close(ep.module()(x), before(x))
+    g, b, _ = compiled_run(after, x, fullgraph=True)
+    assert (g, b) == (1, 0)
+
+
+def test_hardcoded_size_candidate_exports_a_dynamic_batch(tmp_path):
+    src, (c,) = candidates(tmp_path, """\
+        import torch
+
+
+        class M(torch.nn.Module):
+            def forward(self, x):
+                return x.view(8, -1) * 2
+
+        g = torch.compile(M())
+        """, "PTC302")
+    before, after = load(src, "M")(), load(apply_candidate(src, c), "M")()
+    x = torch.rand(8, 3, 4)
+    batch = {"x": {0: torch.export.Dim("batch", min=2, max=64)}}
+    with pytest.raises(Exception, match="batch|[Cc]onstraint|specializ"):
+        torch.export.export(before, (x,), dynamic_shapes=batch)
+    ep = torch.export.export(after, (x,), dynamic_shapes=batch)
+    torch.testing.assert_close(after(x), before(x))
+    torch.testing.assert_close(ep.module()(torch.rand(5, 3, 4)).shape, torch.Size([5, 12]))
+    # compiled with the batch dynamic: the literal pins it (an error), the size read from the
+    # input gives one graph for every batch
+    calls = [(torch.rand(8, 3, 4),), (torch.rand(5, 3, 4),), (torch.rand(6, 3, 4),)]
+    torch._dynamo.mark_dynamic(calls[0][0], 0)
+    with pytest.raises(Exception, match="[Cc]onstraint"):
+        compiles(before, calls[:1])
+    assert compiles(after, calls) == 1
+
+
+def test_state_local_candidate_stops_the_recompile(tmp_path):
+    src, (c,) = candidates(tmp_path, """\
+        import torch
+        import torch.nn as nn
+
+
+        class M(nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.freqs = torch.linspace(0.5, 1.5, 4)
+
+            def forward(self, x):
+                self.freqs = self.freqs.to(x.dtype)
+                return x * self.freqs + self.freqs.sum()
+
+        g = torch.compile(M())
+        """, "PTC110")
+    mod = load(src, "M")
+    before, after = mod(), load(apply_candidate(src, c), "M")()
+    calls = [(torch.rand(2, 4, dtype=torch.float64),) for _ in range(4)]
+    # the stored float64 tensor fails the guard on the next call: a second compile
+    assert compiles(before, calls) == 2
+    assert compiles(after, calls) == 1
+    for args in calls + [(torch.rand(3, 4),)]:
+        torch.testing.assert_close(after(*args), before(*args))
