@@ -14,7 +14,9 @@ fixture model tests/fixtures/models/stack.py, and judges head against base with
   costlier, and must be reported. The measured CPU ratio says by how much it really is.
 - A/A: head is the same model (4 blocks; inductor 2): any regression is a false alarm.
 
-Inductor runs with a fresh cache directory per worker (both sides cold). Overhead: the
+Inductor runs with a fresh cache directory per worker (both sides cold). `--fork`: each
+worker is a child forked from the benchmark after it imported torch and pt2bot (what a fork
+server does): the same compile, without paying `import torch` in every trial. Overhead: the
 graph-break pass with and without the op counting (`measure_breaks(count_ops=)`), and the
 compile probe on its own (its `start`/`finish` around no compile), in-process, alternating,
 in CPU seconds of the process.
@@ -50,10 +52,40 @@ def spec(n_layer: int, backend: str, name: str = "stack") -> dict:
             "run": {**RUN, "backend": backend}}
 
 
+FORK = False    # --fork: workers forked from this process, torch already imported
+
+
+def forked_worker(worker_spec: dict, cache: str) -> dict:
+    """`run_worker`, in a child forked from this process (torch imported once, here, and
+    never used before the fork: each child starts with no compiled code, as a worker does)."""
+    from pt2bot.smoke.worker import measure
+
+    with tempfile.TemporaryDirectory() as d:
+        out = os.path.join(d, "o.json")
+        t0 = time.perf_counter()
+        pid = os.fork()
+        if pid == 0:      # the child: measure, write, leave without any cleanup of the parent's
+            code = 1
+            try:
+                os.environ["TORCHINDUCTOR_CACHE_DIR"] = cache
+                with open(out, "w") as fh:
+                    json.dump(measure(worker_spec), fh)
+                code = 0
+            finally:
+                os._exit(code)
+        _, status = os.waitpid(pid, 0)
+        assert status == 0, f"forked worker exited with {status}"
+        with open(out) as fh:
+            run = json.load(fh)
+    run["_wall"] = time.perf_counter() - t0
+    return run
+
+
 def worker(n_layer: int, backend: str) -> dict:
     """One model in a fresh worker process with a fresh inductor cache; its RUN."""
     with tempfile.TemporaryDirectory() as d:
-        run = run_worker(spec(n_layer, backend), os.path.join(d, "inductor"))
+        run = (forked_worker if FORK else run_worker)(spec(n_layer, backend),
+                                                      os.path.join(d, "inductor"))
     assert run["status"] == "ok" and not run["phase_errors"], run
     return run
 
@@ -132,23 +164,31 @@ def main() -> None:
     ap.add_argument("--inductor-trials", type=int, default=2)
     ap.add_argument("--overhead-rounds", type=int, default=15)
     ap.add_argument("--out", default=os.path.join(HERE, "results", "compile_cost"))
+    ap.add_argument("--fork", action="store_true",
+                    help="fork each worker from this process (torch imported once): faster")
     a = ap.parse_args()
+    global FORK
+    FORK = a.fork
+    if FORK:
+        import pt2bot.smoke.worker  # noqa: F401 - import torch and the worker once, before forks
     load = os.getloadavg()
     result: dict = {"load_before": load, "started": time.strftime("%Y-%m-%d %H:%M:%S"),
-                    "detection": [], "aa": []}
-    for backend in [b for b in a.backends.split(",") if b]:
-        result["detection"].append(trials(backend, 4, 8, a.detection_trials))
-        result["aa"].append(trials(backend, 4, 4, a.trials))
-    if a.inductor_trials:
-        result["detection"].append(trials("inductor", 2, 4, a.inductor_trials))
-        result["aa"].append(trials("inductor", 2, 2, a.inductor_trials))
+                    "workers": "forked" if FORK else "processes", "detection": [], "aa": []}
+    runs = [(b, 4, 4, a.trials, "aa") for b in a.backends.split(",") if b]
+    runs += [(b, 4, 8, a.detection_trials, "detection") for b in a.backends.split(",") if b]
+    runs += [("inductor", 2, 4, a.inductor_trials, "detection"),
+             ("inductor", 2, 2, a.inductor_trials, "aa")]
+    for backend, base_layers, head_layers, n, kind in runs:
+        if n:
+            result[kind].append(trials(backend, base_layers, head_layers, n))
     if a.overhead_rounds:
         result["overhead"] = overhead(a.overhead_rounds)
     result["load_after"] = os.getloadavg()
     with open(a.out + ".json", "w") as fh:
         json.dump(result, fh, indent=1)
     lines = [f"# Compile cost: detection and A/A ({result['started']}, load "
-             f"{load[0]:.1f} → {result['load_after'][0]:.1f} on 2 cores)", "",
+             f"{load[0]:.1f} → {result['load_after'][0]:.1f} on 2 cores, workers "
+             f"{result['workers']})", "",
              "| backend | change | trials | reported | CPU ratio head/base median [min, max] |",
              "|---|---|---|---|---|"]
     for kind, rows in (("detection", result["detection"]), ("A/A", result["aa"])):
