@@ -169,8 +169,9 @@ def main() -> None:
     a = ap.parse_args()
     global FORK
     FORK = a.fork
-    if FORK:
-        import pt2bot.smoke.worker  # noqa: F401 - import torch and the worker once, before forks
+    if FORK:   # import torch, dynamo and the worker once, before the forks (nothing compiled)
+        import torch._dynamo  # noqa: F401
+        import pt2bot.smoke.worker  # noqa: F401
     load = os.getloadavg()
     result: dict = {"load_before": load, "started": time.strftime("%Y-%m-%d %H:%M:%S"),
                     "workers": "forked" if FORK else "processes", "detection": [], "aa": []}

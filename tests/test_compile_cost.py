@@ -247,6 +247,23 @@ def test_cpu_seconds_across_cache_states_are_not_compared():
     assert got["base"] is None and got["note"] == "not measured on base"
 
 
+def test_work_past_the_threshold_needs_cpu_to_rise_by_half_of_it():
+    """A compile twice as big whose CPU time read only 1.2× (a busy moment on one side) is a
+    regression; 1.1× is not; 1.2× with the same FX nodes is not either."""
+    from pt2bot.compare import compare_compile
+    from pt2bot.results import ModelRun
+
+    def run(cpu: float, nodes: int) -> ModelRun:
+        return ModelRun.from_json({"name": "m", "status": "ok", "compile_cost": {
+            "cpu_s": cpu, "fx_nodes": nodes, "guards": 10, "graphs": 1, "cache": "cold",
+            "backend": "aot_eager"}})
+    assert compare_compile(run(1.0, 35), run(1.2, 67))["regression"] is True
+    assert compare_compile(run(1.0, 35), run(1.1, 67))["regression"] is False
+    assert compare_compile(run(1.0, 35), run(1.2, 40))["regression"] is False
+    assert compare_compile(run(1.0, 35), run(1.35, 40))["regression"] is True
+    assert compare_compile(run(0.1, 35), run(0.13, 67))["regression"] is False   # < 0.05 s
+
+
 def test_a_new_model_shows_heads_coverage_and_cost_without_a_verdict():
     from pt2bot.compare import compare_model
     from pt2bot.report.metrics import compile_line, coverage_line
