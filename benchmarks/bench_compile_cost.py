@@ -10,8 +10,10 @@ phases breaks + matrix, as `pt2bot run` does; the order alternates between trial
 fixture model tests/fixtures/models/stack.py, and judges head against base with
 `pt2bot.compare.compare_compile` at the default threshold (30 %):
 
-- detection: head doubles the layers (4 → 8 blocks; inductor 2 → 4): the PR makes compile
-  costlier, and must be reported. The measured CPU ratio says by how much it really is.
+- detection: head doubles the layers (4 → 8 blocks; inductor 2 → 4 blocks, each block 8
+  wider than the one before: inductor compiles one kernel set for identical blocks, so only
+  distinct blocks make its compile costlier): the PR makes compile costlier, and must be
+  reported. The measured CPU ratio says by how much it really is.
 - A/A: head is the same model (4 blocks; inductor 2): any regression is a false alarm.
 
 Inductor runs with a fresh cache directory per worker (both sides cold). `--fork`: each
@@ -42,11 +44,11 @@ from bench_run import run_worker  # noqa: E402 - the one way the benchmarks star
 RUN = {"recompile_limit": 8, "warmup": 1, "repeats": 3, "threads": 1}
 
 
-def spec(n_layer: int, backend: str, name: str = "stack") -> dict:
+def spec(n_layer: int, backend: str, name: str = "stack", grow: int = 0) -> dict:
     return {"repo_root": ROOT, "device": "cpu", "phases": ["breaks", "matrix"],
             "log_path": None,
             "model": {"name": name, "entry": "models.stack:Stack",
-                      "kwargs": {"n_layer": n_layer}, "inputs": [{"shape": ["batch", 8]}],
+                      "kwargs": {"n_layer": n_layer, "grow": grow}, "inputs": [{"shape": ["batch", 8]}],
                       "inputs_entry": None, "shapes": {"batch": [2, 4]}, "cases": None,
                       "dynamic": ["batch"], "export": False, "tolerance": {}},
             "run": {**RUN, "backend": backend}}
@@ -81,23 +83,23 @@ def forked_worker(worker_spec: dict, cache: str) -> dict:
     return run
 
 
-def worker(n_layer: int, backend: str) -> dict:
+def worker(n_layer: int, backend: str, grow: int = 0) -> dict:
     """One model in a fresh worker process with a fresh inductor cache; its RUN."""
     with tempfile.TemporaryDirectory() as d:
-        run = (forked_worker if FORK else run_worker)(spec(n_layer, backend),
+        run = (forked_worker if FORK else run_worker)(spec(n_layer, backend, grow=grow),
                                                       os.path.join(d, "inductor"))
     assert run["status"] == "ok" and not run["phase_errors"], run
     return run
 
 
-def trials(backend: str, base_layers: int, head_layers: int, n: int) -> dict:
+def trials(backend: str, base_layers: int, head_layers: int, n: int, grow: int = 0) -> dict:
     from pt2bot.compare import compare_compile
     from pt2bot.results import ModelRun
 
     rows = []
     for t in range(n):
         order = ("base", "head") if t % 2 == 0 else ("head", "base")
-        got = {side: worker(base_layers if side == "base" else head_layers, backend)
+        got = {side: worker(base_layers if side == "base" else head_layers, backend, grow)
                for side in order}
         c = compare_compile(ModelRun.from_json(got["base"]), ModelRun.from_json(got["head"]))
         b, h = got["base"]["compile_cost"], got["head"]["compile_cost"]
@@ -113,6 +115,7 @@ def trials(backend: str, base_layers: int, head_layers: int, n: int) -> dict:
               f"{h['fx_nodes']}, regression {c['regression']}", flush=True)
     ratios = [r["cpu_ratio"] for r in rows]
     return {"backend": backend, "base_layers": base_layers, "head_layers": head_layers,
+            "grow": grow,
             "trials": n, "reported": sum(r["regression"] for r in rows),
             "cpu_ratio_median": statistics.median(ratios), "cpu_ratio_min": min(ratios),
             "cpu_ratio_max": max(ratios), "rows": rows}
@@ -162,6 +165,8 @@ def main() -> None:
     ap.add_argument("--detection-trials", type=int, default=10)
     ap.add_argument("--backends", default="aot_eager,eager")
     ap.add_argument("--inductor-trials", type=int, default=2)
+    ap.add_argument("--inductor-grow", type=int, default=8)
+    ap.add_argument("--inductor-kinds", default="detection,aa")
     ap.add_argument("--overhead-rounds", type=int, default=15)
     ap.add_argument("--out", default=os.path.join(HERE, "results", "compile_cost"))
     ap.add_argument("--fork", action="store_true",
@@ -177,11 +182,15 @@ def main() -> None:
                     "workers": "forked" if FORK else "processes", "detection": [], "aa": []}
     runs = [(b, 4, 4, a.trials, "aa") for b in a.backends.split(",") if b]
     runs += [(b, 4, 8, a.detection_trials, "detection") for b in a.backends.split(",") if b]
+    # inductor reuses an identical block's kernels: the blocks grow so that a deeper model
+    # has kernels of its own to compile (--inductor-grow 0: identical blocks)
     runs += [("inductor", 2, 4, a.inductor_trials, "detection"),
              ("inductor", 2, 2, a.inductor_trials, "aa")]
+    runs = [r for r in runs if r[0] != "inductor" or r[4] in a.inductor_kinds.split(",")]
     for backend, base_layers, head_layers, n, kind in runs:
         if n:
-            result[kind].append(trials(backend, base_layers, head_layers, n))
+            grow = a.inductor_grow if backend == "inductor" else 0
+            result[kind].append(trials(backend, base_layers, head_layers, n, grow))
     if a.overhead_rounds:
         result["overhead"] = overhead(a.overhead_rounds)
     result["load_after"] = os.getloadavg()
@@ -194,8 +203,9 @@ def main() -> None:
              "|---|---|---|---|---|"]
     for kind, rows in (("detection", result["detection"]), ("A/A", result["aa"])):
         for r in rows:
+            grown = f", each {r['grow']} wider" if r.get("grow") else ""
             lines.append(f"| {r['backend']} | {kind}: {r['base_layers']} → {r['head_layers']} "
-                         f"blocks | {r['trials']} | {r['reported']} | "
+                         f"blocks{grown} | {r['trials']} | {r['reported']} | "
                          f"{r['cpu_ratio_median']:.2f} [{r['cpu_ratio_min']:.2f}, "
                          f"{r['cpu_ratio_max']:.2f}] |")
     if "overhead" in result:
