@@ -97,11 +97,12 @@ def worker(name: str) -> float:
     return time.perf_counter() - t0
 
 
-def compile_in_subprocess(name: str, cache: str, backend: str, phases: list[str]) -> dict:
+def run_worker(worker_spec: dict, cache: str) -> dict:
+    """A worker process (`python -m pt2bot.smoke.worker`) on a spec; its RUN, with `_wall`."""
     with tempfile.TemporaryDirectory() as d:
         sp, out = os.path.join(d, "s.json"), os.path.join(d, "o.json")
         with open(sp, "w") as fh:
-            json.dump(spec(name, phases, {"backend": backend}), fh)
+            json.dump(worker_spec, fh)
         env = {**os.environ, "TORCHINDUCTOR_CACHE_DIR": cache}
         t0 = time.perf_counter()
         subprocess.run([sys.executable, "-m", "pt2bot.smoke.worker", sp, out], env=env,
@@ -111,6 +112,10 @@ def compile_in_subprocess(name: str, cache: str, backend: str, phases: list[str]
             run = json.load(fh)
     run["_wall"] = wall
     return run
+
+
+def compile_in_subprocess(name: str, cache: str, backend: str, phases: list[str]) -> dict:
+    return run_worker(spec(name, phases, {"backend": backend}), cache)
 
 
 def break_counting(name: str, backend: str) -> float:

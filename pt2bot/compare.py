@@ -26,7 +26,7 @@ from pt2bot.config import Config
 from pt2bot.findings import Finding, fingerprint, normalise_source
 from pt2bot.reach import Coverage
 from pt2bot.reportdata import PLACEHOLDER, RUN_SKIPPED, Delta, ModelDelta, Report
-from pt2bot.results import (REPORT_SCHEMA, GraphBreak, LatencyRow, ModelRun,
+from pt2bot.results import (REPORT_SCHEMA, CompileCost, GraphBreak, LatencyRow, ModelRun,
                             RecompileReason, ResultsFile, Samples, is_failed, case_key)
 from pt2bot.select import Selection
 from pt2bot.stats import compare_samples
@@ -204,7 +204,8 @@ def compare_models(base_results: ResultsFile | None, head_results: ResultsFile |
             m = compare_model(name, base_run, head_run, renames=renames, line_map=line_map,
                               threshold_pct=config.thresholds.latency_regression_pct,
                               latency_ok=comparable, latency_note=why_not,
-                              base_present=base_present)
+                              base_present=base_present,
+                              compile_pct=config.thresholds.compile_regression_pct)
         except Exception as e:   # keep every other model's result; show this one's failure
             m = _skipped_model(name, "could not compare").with_(problems=(_problem(
                 "compare_error", NEUTRAL,
@@ -240,7 +241,8 @@ def _problem(kind: str, level: str, message: str, **extra: Any) -> dict:
 def compare_model(name: str, base_run: ModelRun | None, head_run: ModelRun | None, *,
                   renames: dict[str, str], line_map: LineMap, threshold_pct: float,
                   latency_ok: bool = True, latency_note: str | None = None,
-                  base_present: bool = True) -> ModelDelta:
+                  base_present: bool = True,
+                  compile_pct: float | None = None) -> ModelDelta:
     """One model's entry of the report."""
     if head_run is None:
         return _skipped_model(name, "removed: not in head's results").with_(
@@ -283,6 +285,7 @@ def compare_model(name: str, base_run: ModelRun | None, head_run: ModelRun | Non
                                                    renames=renames, line_map=line_map)
                                       if h is not None else ([], [], 0))
     delta = Delta()
+    cost = None
     if h is not None:
         rec = compare_recompiles(b, h, new_breaks=_with_stacks(new_breaks, h))
         new_specialized, fixed_specialized = compare_specialized(b, h, renames)
@@ -296,7 +299,9 @@ def compare_model(name: str, base_run: ModelRun | None, head_run: ModelRun | Non
             fixed_specialized=tuple(fixed_specialized),
             latency=tuple(compare_latency(b, h, threshold_pct=threshold_pct,
                                           comparable=latency_ok, note=latency_note)),
-            eager_fallback=rec["eager_fallback"])
+            eager_fallback=rec["eager_fallback"], coverage=compare_coverage(b, h))
+        cost = compare_compile(b if base_run is not None else None, h,
+                               threshold_pct=compile_pct)
     if base_run is None and base_present:
         change = "new"
     elif base_run is None:
@@ -307,7 +312,8 @@ def compare_model(name: str, base_run: ModelRun | None, head_run: ModelRun | Non
     return ModelDelta(name=name, status=head_status, reason=head_run.reason, base=base_json,
                       head=head_run.to_json(), error=error, delta=delta,
                       new_breaks=tuple(new_breaks), fixed_breaks=tuple(fixed_breaks),
-                      unchanged_breaks=same, problems=tuple(problems), change=change)
+                      unchanged_breaks=same, problems=tuple(problems), change=change,
+                      compile=cost)
 
 
 def _has_changed(status: str, base_status: str | None, d: Delta, new_breaks: list[dict],
@@ -317,7 +323,8 @@ def _has_changed(status: str, base_status: str | None, d: Delta, new_breaks: lis
         or d.graph_count or any(c["delta"] for c in d.recompile_cases) or d.recompiles
         or d.export in ("broken", "fixed") or any(a["new"] for a in d.accuracy)
         or d.new_specialized or d.fixed_specialized
-        or any(lat.get("significant") for lat in d.latency))
+        or any(lat.get("significant") for lat in d.latency)
+        or bool(d.coverage and d.coverage.get("changes")))
 
 
 # --------------------------------------------------------------------------- graph breaks
@@ -592,6 +599,140 @@ def compare_latency(base: ModelRun | None, head: ModelRun, *, threshold_pct: flo
     return out
 
 
+# --------------------------------------------------------------------------- compile cost
+
+DEFAULT_COMPILE_PCT = 30.0
+# Below this CPU difference a compile is not called costlier, whatever the ratio: a tiny
+# model's compile (0.1 s with aot_eager) moves by more than its own size in relative terms.
+MIN_COMPILE_DELTA_S = 0.05
+# The measures that do not move with machine load (pt2bot/smoke/compile_cost.py).
+WORK_KEYS = ("fx_nodes", "guards", "graphs", "kernels", "kernel_bytes")
+COST_KEYS = ("cpu_s", "fx_nodes", "guards", "graphs", "kernels", "cache_hits", "cache_misses")
+
+
+def cost_json(cost: CompileCost | None) -> dict[str, Any]:
+    """A side of report.json's `models[i].compile`: the contract's keys (null where
+    unmeasured), then the size of the generated code and the cache state."""
+    out = {k: getattr(cost, k) if cost is not None else None for k in COST_KEYS}
+    out["kernel_bytes"] = cost.kernel_bytes if cost is not None else None
+    out["cache"] = cost.cache if cost is not None else None
+    return out
+
+
+def _ratio(b: float | int | None, h: float | int | None) -> float | None:
+    if not isinstance(b, (int, float)) or not isinstance(h, (int, float)) or b <= 0:
+        return None
+    return h / b
+
+
+def compare_compile(base: ModelRun | None, head: ModelRun, *,
+                    threshold_pct: float | None = None) -> dict[str, Any] | None:
+    """report.json's `models[i].compile`: each side's first-compile cost, and whether head's
+    is a regression (`regression`, `ratio`, `basis`, `note`). None when neither side has it.
+
+    The CPU seconds are the cost; whether a rise is real is decided by the deterministic
+    measures (FX nodes, guards, graphs, kernels, generated code): a compile that did no more
+    work than base's is not costlier, whatever a loaded machine made its CPU time (that
+    is what keeps an unchanged model from ever being called slower). So: `ratio` is head's
+    CPU seconds over base's, and a regression is a ratio of at least 1 + pct/100 (and
+    `MIN_COMPILE_DELTA_S` more) with at least one deterministic measure larger on head.
+    A compile whose FX nodes grew past the threshold is also a regression when its CPU
+    seconds rose by half the threshold (load on a shared machine makes a single CPU figure
+    read low). When the CPU seconds do not compare (one side loaded its graphs from the
+    on-disk cache and the other compiled them, or a side has none), `ratio` is that of the
+    FX nodes (`basis: "fx_nodes"`) and decides alone.
+    """
+    hc = head.compile_cost
+    bc = base.compile_cost if base is not None else None
+    if hc is None and bc is None:
+        return None
+    pct = DEFAULT_COMPILE_PCT if threshold_pct is None else float(threshold_pct)
+    out: dict[str, Any] = {"base": cost_json(bc) if base is not None else None,
+                           "head": cost_json(hc), "regression": False, "ratio": None,
+                           "basis": None, "note": None, "threshold_pct": pct}
+    if hc is None or bc is None:
+        out["note"] = "not measured on " + ("head" if hc is None else "base")
+        return out
+    if bc.backend and hc.backend and bc.backend != hc.backend:
+        out["note"] = f"base and head compiled with different backends ({bc.backend}, {hc.backend})"
+        return out
+    grew = [k for k in WORK_KEYS
+            if isinstance(getattr(bc, k), int) and isinstance(getattr(hc, k), int)
+            and getattr(hc, k) > getattr(bc, k)]
+    limit = 1.0 + pct / 100.0
+    cpu = _ratio(bc.cpu_s, hc.cpu_s)
+    nodes = _ratio(bc.fx_nodes, hc.fx_nodes)
+    if cpu is not None and bc.cache == hc.cache:
+        out.update(ratio=round(cpu, 4), basis="cpu_s")
+        more_s = (hc.cpu_s or 0) - (bc.cpu_s or 0) >= MIN_COMPILE_DELTA_S
+        # Load on a shared machine slows the side measured in a busy moment: a compile twice
+        # as big measured 1.29× once. When the work itself grew past the threshold (FX
+        # nodes), CPU time that rose by half the threshold corroborates it.
+        corroborated = (nodes is not None and nodes >= limit
+                        and cpu >= 1.0 + pct / 200.0)
+        work = ", ".join(f"{k.replace('_', ' ')} {getattr(bc, k)} → {getattr(hc, k)}"
+                         for k in grew)
+        if more_s and grew and (cpu >= limit or corroborated):
+            out["regression"] = True
+            out["note"] = f"the compile does more work: {work}"
+        elif cpu >= limit and more_s:
+            out["note"] = ("CPU time up, but FX nodes, guards, graphs and kernels did not "
+                           "grow: the same work on a busier machine, not counted")
+        return out
+    why = (f"base {bc.cache}, head {hc.cache}" if cpu is not None else "CPU time missing")
+    if nodes is None:
+        out["note"] = f"CPU seconds do not compare ({why}) and FX nodes are missing"
+        return out
+    out.update(ratio=round(nodes, 4), basis="fx_nodes", regression=nodes >= limit,
+               note=f"CPU seconds do not compare ({why}): judged on FX nodes")
+    return out
+
+
+# --------------------------------------------------------------------------- graph coverage
+
+def coverage_side(run: ModelRun | None) -> dict[str, Any] | None:
+    """One side of `delta.coverage`: the graph-break pass's coverage and the frames that run
+    eagerly (those it skipped, and those that hit the recompile limit over the matrix)."""
+    cov = run.graph_coverage if run is not None else None
+    if cov is None:
+        return None
+    frames = {(f.function, f.path, f.line) for f in cov.eager_frames}
+    limit = run.recompiles.limit_frames if run.recompiles is not None else None
+    at_limit = {(f.function, f.path, f.line) for f in limit or ()}
+    return {"captured_ops": cov.captured_ops, "unique_graphs": cov.unique_graphs,
+            "largest_share": cov.largest_share, "aten_in_graphs": cov.aten_in_graphs,
+            "aten_outside": cov.aten_outside, "eager_frames": len(frames | at_limit),
+            "recompile_limit_frames": len(at_limit)}
+
+
+def _pct(v: Any) -> str:
+    return f"{v * 100:.0f} %" if isinstance(v, (int, float)) else "?"
+
+
+def compare_coverage(base: ModelRun | None, head: ModelRun) -> dict[str, Any] | None:
+    """`delta.coverage`: both sides, and what changed in words ("captured ops 412 → 380",
+    "largest graph 100 % → 61 %"); None when head has no coverage."""
+    h = coverage_side(head)
+    if h is None:
+        return None
+    b = coverage_side(base)
+    changes: list[str] = []
+    if b is not None:
+        for key, label, fmt in (("captured_ops", "captured ops", str),
+                                ("aten_outside", "ops outside graphs", str),
+                                ("unique_graphs", "graphs", str),
+                                ("largest_share", "largest graph", _pct),
+                                ("eager_frames", "frames run eagerly", str)):
+            bv, hv = b.get(key), h.get(key)
+            if bv is None or hv is None or fmt(bv) == fmt(hv):
+                continue
+            text = f"{label} {fmt(bv)} → {fmt(hv)}"
+            if key == "eager_frames" and h["recompile_limit_frames"]:
+                text += f" ({h['recompile_limit_frames']} at the recompile limit)"
+            changes.append(text)
+    return {"base": b, "head": h, "changes": changes}
+
+
 # --------------------------------------------------------------------------- latency rounds
 # A side's latency is measured in several rounds (pt2bot/pipeline.py alternates base and
 # head, one worker process per side and round); the rounds are pooled into one side's
@@ -636,6 +777,6 @@ def pool_latency(results: dict[str, Any], extra: dict[str, Any]) -> None:
 
 __all__ = ["build_report", "compare_findings", "not_run_lines", "compare_models",
            "compare_model", "match_breaks", "break_fingerprint", "compare_recompiles", "cause_of",
-           "compare_export",
+           "compare_export", "compare_compile", "compare_coverage",
            "compare_accuracy", "compare_latency", "pool_rounds", "pool_latency", "judge",
            "conclude", "run_broken", "renamed_paths", "SCHEMA"]

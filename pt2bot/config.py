@@ -116,6 +116,7 @@ class Thresholds:
     export_regression: str = "fail"        # fail | warn | ignore
     accuracy: str = "fail"                 # fail | warn | ignore
     require_gpu: bool = False              # neutral conclusion when no GPU was available
+    compile_regression_pct: float = 30.0   # the first compile's cost (pt2bot/compare.py)
 
 
 @dataclass(frozen=True)

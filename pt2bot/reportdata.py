@@ -52,6 +52,8 @@ class Delta:
     fixed_specialized: tuple[JSON, ...] = ()
     latency: tuple[JSON, ...] = ()
     eager_fallback: bool | None = None    # None: head was not compared (absent from the JSON)
+    # graph coverage of both sides and its changes in words (absent: head has none)
+    coverage: JSON | None = None
 
     def to_dict(self) -> dict[str, Any]:
         out: dict[str, Any] = {
@@ -63,6 +65,8 @@ class Delta:
             "fixed_specialized": list(self.fixed_specialized), "latency": list(self.latency)}
         if self.eager_fallback is not None:
             out["eager_fallback"] = self.eager_fallback
+        if self.coverage is not None:
+            out["coverage"] = self.coverage
         return out
 
     def as_written(self) -> "Delta":
@@ -70,7 +74,7 @@ class Delta:
                        accuracy=_items(self.accuracy),
                        new_specialized=_items(self.new_specialized),
                        fixed_specialized=_items(self.fixed_specialized),
-                       latency=_items(self.latency))
+                       latency=_items(self.latency), coverage=_mapping(self.coverage))
 
 
 # How an entry was made decides where `change` sits among its keys: an entry with no head run
@@ -82,7 +86,7 @@ _KEYS = ("name", "status", "reason", "base", "head", "error", "delta", "new_brea
 KEY_ORDER = {
     PLACEHOLDER: ("name", "status", "reason", "change", *_KEYS[3:]),
     RUN_SKIPPED: (*_KEYS[:5], "change", *_KEYS[5:]),
-    COMPARED: (*_KEYS, "change"),
+    COMPARED: (*_KEYS, "change", "compile"),
 }
 
 
@@ -101,6 +105,8 @@ class ModelDelta:
     fixed_breaks: tuple[JSON, ...] = ()
     unchanged_breaks: int = 0
     problems: tuple[JSON, ...] = ()
+    # the first compile's cost on each side and the verdict on it (absent: neither has one)
+    compile: JSON | None = None
     layout: str = field(default=COMPARED, repr=False, compare=False)   # see KEY_ORDER
 
     def to_dict(self) -> dict[str, Any]:
@@ -109,9 +115,10 @@ class ModelDelta:
             "change": self.change, "base": self.base, "head": self.head, "error": self.error,
             "delta": self.delta.to_dict(), "new_breaks": list(self.new_breaks),
             "fixed_breaks": list(self.fixed_breaks), "unchanged_breaks": self.unchanged_breaks,
-            "problems": list(self.problems)}
+            "problems": list(self.problems), "compile": self.compile}
         return {k: values[k] for k in KEY_ORDER[self.layout]
-                if k != "error" or self.error is not None}
+                if (k != "error" or self.error is not None)
+                and (k != "compile" or self.compile is not None)}
 
     def with_(self, **changes: Any) -> "ModelDelta":
         return replace(self, **changes)
@@ -120,7 +127,8 @@ class ModelDelta:
         return replace(self, base=_mapping(self.base), head=_mapping(self.head),
                        error=_mapping(self.error), delta=self.delta.as_written(),
                        new_breaks=_items(self.new_breaks),
-                       fixed_breaks=_items(self.fixed_breaks), problems=_items(self.problems))
+                       fixed_breaks=_items(self.fixed_breaks), problems=_items(self.problems),
+                       compile=_mapping(self.compile))
 
 
 # --------------------------------------------------------------------------- the report

@@ -349,13 +349,15 @@ class RecompileCase(Record):
 
 @dataclass(frozen=True, kw_only=True)
 class Recompiles(Record):
-    """The matrix phase's recompiles: `count` leaves out torch's own size-1 ones (`size_one`)."""
+    """The matrix phase's recompiles: `count` leaves out torch's own size-1 ones (`size_one`).
+    `limit_frames`: the frames that hit the recompile limit and run eagerly from then on."""
     count: int | None = None
     size_one: int | None = None
     eager_fallback: bool | None = None
     limit: int | None = None
     cases: tuple[RecompileCase, ...] = ()
-    OMIT_IF_NONE: ClassVar[frozenset[str]] = frozenset({"size_one"})
+    limit_frames: tuple[Frame, ...] | None = None
+    OMIT_IF_NONE: ClassVar[frozenset[str]] = frozenset({"size_one", "limit_frames"})
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -454,9 +456,65 @@ class LatencyRow(Record):
 
 @dataclass(frozen=True, kw_only=True)
 class CompileTimes(Record):
-    """The process's first compiled call: `cold` (empty inductor cache) or `warm`."""
+    """The process's first compiled call in seconds: `warm` when every graph it compiled was
+    loaded from the on-disk caches (FX graph / AOTAutograd), else `cold` (a graph missed
+    them, or the backend has no on-disk cache: eager, aot_eager)."""
     cold: float | None = None
     warm: float | None = None
+
+
+@dataclass(frozen=True, kw_only=True)
+class EagerFrame(Record):
+    """A frame dynamo gave up on: it runs eagerly (skipped for a break in a loop, a failed
+    compile); `reason` is torch's first line."""
+    function: str | None = None
+    path: str | None = None
+    line: int | None = None
+    reason: str | None = None
+
+
+@dataclass(frozen=True, kw_only=True)
+class GraphCoverage(Record):
+    """How much of the graph-break pass's compiled call ran inside graphs (pt2bot/smoke/ops.py).
+
+    `captured_ops`: torch's `counters["stats"]["calls_captured"]` (the call nodes of every
+    graph, as PyTorch CI's expected results count them); `graph_ops`: those per graph, in
+    compile order; `unique_graphs`: `counters["stats"]["unique_graphs"]`; `largest_share`:
+    max(graph_ops) / captured_ops. `aten_in_graphs` and `aten_outside`: ATen operators
+    dispatched during the call inside the graphs and outside any graph (the eager code
+    around them), counted by one dispatch mode. `eager_frames`: frames that run eagerly."""
+    captured_ops: int | None = None
+    unique_graphs: int | None = None
+    graph_ops: tuple[int, ...] = ()
+    largest_share: float | None = None
+    aten_in_graphs: int | None = None
+    aten_outside: int | None = None
+    eager_frames: tuple[EagerFrame, ...] = ()
+
+
+@dataclass(frozen=True, kw_only=True)
+class CompileCost(Record):
+    """The cost of the matrix phase's first compiled call (pt2bot/smoke/compile_cost.py).
+
+    `cpu_s`: CPU seconds of the worker, its reaped children and its live descendants (the
+    compile pool, read from /proc) over the call; `wall_s` the same call's wall time.
+    Deterministic: `fx_nodes` and `guards` (sums over the frames compiled), `graphs`,
+    `kernels` and `kernel_bytes` (inductor: kernel definitions and size of the generated
+    code; null with other backends), `cache_hits`/`cache_misses` (FX graph cache lookups;
+    null when the backend has no on-disk cache). `cache`: cold | warm. `cpu_method` says
+    how `cpu_s` was read."""
+    cpu_s: float | None = None
+    wall_s: float | None = None
+    fx_nodes: int | None = None
+    guards: int | None = None
+    graphs: int | None = None
+    kernels: int | None = None
+    kernel_bytes: int | None = None
+    cache_hits: int | None = None
+    cache_misses: int | None = None
+    cache: str | None = None
+    backend: str | None = None
+    cpu_method: str | None = None
 
 
 # --------------------------------------------------------------------------- compile reports
@@ -543,6 +601,9 @@ class ModelRun(Record):
     export: ExportOutcome | None = None
     latency: tuple[LatencyRow, ...] | None = None
     compile_s: CompileTimes | None = None
+    # The first compile's cost and the graph-break pass's coverage (absent in older results)
+    compile_cost: CompileCost | None = None
+    graph_coverage: GraphCoverage | None = None
     peak_mem_mb: float | None = None
     peak_mem_method: str | None = None
     files: tuple[str, ...] | None = None
@@ -558,7 +619,8 @@ class ModelRun(Record):
     log: str | None = None
     duration_s: float | None = None
     OMIT_IF_NONE: ClassVar[frozenset[str]] = frozenset({"error", "log", "coverage",
-                                                         "traced_lines", "compile_report"})
+                                                         "traced_lines", "compile_report",
+                                                         "compile_cost", "graph_coverage"})
 
     @classmethod
     def empty(cls, name: str, status: str = "ok", *, error: RunError | None = None,
@@ -638,7 +700,8 @@ __all__ = [
     "AUDIT_SCHEMA", "CHECK_SCHEMA", "ERROR_KINDS", "EXPORT_KINDS", "FAILED_STATUSES",
     "FINDINGS_SCHEMA", "PHASES", "REPORT_SCHEMA", "RESULTS_SCHEMA", "REVIEW_SCHEMA",
     "STATUSES", "TIMINGS", "COMPILE_DIR", "HTML_NAME", "SIDES", "TRACE_NAME",
-    "AccuracyRow", "CompileTimes", "ExportCase", "ExportOutcome", "Frame", "GraphBreak",
+    "AccuracyRow", "CompileCost", "CompileTimes", "EagerFrame", "ExportCase", "ExportOutcome",
+    "Frame", "GraphBreak", "GraphCoverage",
     "LatencyRow", "ModelRun", "PhaseError", "RecompileCase", "RecompileReason", "Recompiles",
     "RESULTS_CAP_BYTES", "Record", "ResultsFile", "RunError", "Samples", "Site",
     "Specialisation", "is_failed", "case_key", "load_results_file", "summarise",

@@ -27,6 +27,7 @@ def thresholds_json(config: Config) -> dict:
         "new_graph_breaks": t.new_graph_breaks,
         "new_recompiles": t.new_recompiles,
         "latency_regression_pct": t.latency_regression_pct,
+        "compile_regression_pct": t.compile_regression_pct,
         "export_regression": t.export_regression,
         "accuracy": t.accuracy,
         "require_gpu": t.require_gpu,
@@ -99,12 +100,30 @@ def judge(*, findings: Sequence[Finding], models: Sequence[ModelDelta],
             add("latency_regression", FAILURE, f"compiled latency up {worst:.0f}% "
                 f"(significant, threshold {t.latency_regression_pct:g}%) on {len(slower)} "
                 "shape(s)", name, len(slower))
+        cost = m.compile
+        if cost and cost.get("regression"):
+            add("compile_regression", FAILURE, compile_message(cost), name)
 
     if broken:
         add("run_broken", NEUTRAL, "the smoke run itself failed: no model produced a result")
     if t.require_gpu and head_results is not None and head_results.device == "cpu":
         add("no_gpu", NEUTRAL, "a GPU is required (thresholds.require_gpu) but the run was on CPU")
     return reasons
+
+
+def compile_message(cost: dict) -> str:
+    """"first compile 64% costlier (CPU s 0.47 → 0.77; threshold 30%)" (no user text)."""
+    ratio = cost.get("ratio") or 0.0
+    b, h = cost.get("base") or {}, cost.get("head") or {}
+    on_cpu = cost.get("basis") == "cpu_s"
+    key, label = ("cpu_s", "CPU s") if on_cpu else ("fx_nodes", "FX nodes")
+    parts = []
+    if isinstance(b.get(key), (int, float)) and isinstance(h.get(key), (int, float)):
+        parts.append(f"{label} {b[key]:.2f} → {h[key]:.2f}" if on_cpu
+                     else f"{label} {b[key]} → {h[key]}")
+    parts.append(f"threshold {cost.get('threshold_pct', 0):g}%")
+    return (f"first compile {(ratio - 1) * 100:.0f}% {'costlier' if on_cpu else 'bigger'} "
+            f"({'; '.join(parts)})")
 
 
 def run_broken(head_results: ResultsFile | None, base_results: ResultsFile | None,
@@ -135,6 +154,7 @@ def summary_title(conclusion: str, reasons: list[dict], models: Sequence[ModelDe
         "new_graph_breaks": "new graph break", "new_recompiles": "new recompile",
         "export_broken": "export regression", "accuracy_mismatch": "accuracy mismatch",
         "latency_regression": "latency regression", "static_findings": "new static finding",
+        "compile_regression": "compile regression",
         "fails_only_on_head": "model failing on head", "run_broken": "run broken",
         "no_gpu": "no GPU", "compare_error": "comparison error",
     }
@@ -157,5 +177,6 @@ def summary_title(conclusion: str, reasons: list[dict], models: Sequence[ModelDe
     return text
 
 
-__all__ = ["FAILURE", "NEUTRAL", "NOTICE", "WARNING", "conclude", "judge", "run_broken",
+__all__ = ["FAILURE", "NEUTRAL", "NOTICE", "WARNING", "compile_message", "conclude", "judge",
+           "run_broken",
            "summary_title", "thresholds_json"]

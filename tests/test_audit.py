@@ -276,3 +276,38 @@ def test_retention_setting_from_the_environment():
     assert retention_from(argparse.Namespace(keep="10"), {"PT2BOT_HISTORY_KEEP": "60"}) == (10, None)
     with pytest.raises(UserError):
         retention_from(ns, {"PT2BOT_HISTORY_KEEP": "forever"})
+
+
+def _with_cost(r: dict, cpu_s: float, fx_nodes: int, captured: int) -> dict:
+    gpt = r["models"][0]
+    gpt["compile_cost"] = {"cpu_s": cpu_s, "wall_s": cpu_s, "fx_nodes": fx_nodes, "guards": 40,
+                           "graphs": 1, "kernels": None, "kernel_bytes": None,
+                           "cache_hits": None, "cache_misses": None, "cache": "cold",
+                           "backend": "aot_eager", "cpu_method": "test"}
+    gpt["graph_coverage"] = {"captured_ops": captured, "unique_graphs": 1,
+                             "graph_ops": [captured], "largest_share": 1.0,
+                             "aten_in_graphs": captured * 2, "aten_outside": 0,
+                             "eager_frames": []}
+    return r
+
+
+def test_compile_cost_is_a_trend_and_a_regression_between_nights(tmp_path):
+    """Three nights: the compile's cost and captured ops land in the history, the trends,
+    the Mermaid and PNG charts; the night that doubles the compile is a regression."""
+    history = History(str(tmp_path / "h.db"))
+    run_night(history, tmp_path, 1, _with_cost(night(1), 0.50, 90, 40))
+    r2, _ = run_night(history, tmp_path, 2, _with_cost(night(2), 0.52, 90, 40))
+    assert not [x for x in r2["audit"]["regressions"] if x["kind"] == "compile"]
+    r3, out = run_night(history, tmp_path, 3, _with_cost(night(3), 1.10, 180, 80), charts=True)
+    (item,) = [x for x in r3["audit"]["regressions"] if x["kind"] == "compile"]
+    assert item["model"] == "tiny_gpt" and item["detail"].startswith("first compile 112% costlier")
+    t = r3["audit"]["trends"]
+    assert t["compile_cpu_s"]["tiny_gpt"] == [0.5, 0.52, 1.1]
+    assert t["captured_ops"]["tiny_gpt"] == [40, 40, 80]
+    assert "tiny_mlp" not in t["compile_cpu_s"]      # never measured: no line at all
+    md = (out / "audit.md").read_text()
+    assert "tiny_gpt: first compile" in md and "1.10 CPU s (cold), 180 FX nodes" in md
+    png = (out / "charts" / "compile.png").read_bytes()
+    assert png.startswith(PNG) and (out / "charts" / "captured_ops.png").is_file()
+    assert r3["audit"]["charts"]["compile"] == "charts/compile.png"
+    history.close()

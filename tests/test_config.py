@@ -51,6 +51,7 @@ thresholds:
   new_recompiles: 0
   latency_regression_pct: 10               # only statistically significant changes count
   export_regression: fail
+  compile_regression_pct: 30               # first compile's CPU time, when the compile grew
 """
 
 # Every key set to a non-default value.
@@ -106,6 +107,7 @@ thresholds:
   export_regression: warn
   accuracy: ignore
   require_gpu: true
+  compile_regression_pct: 45
 """
 
 
@@ -167,7 +169,7 @@ def test_every_key_round_trips() -> None:
                               timeout_s=120.5, warmup=0, repeats=5, threads=None, jobs=2,
                               recompile_limit=4, cache_dir=".cache/inductor", latency=False,
                               rounds=1)
-    assert c.thresholds == Thresholds(1, 2, 5.5, "warn", "ignore", True)
+    assert c.thresholds == Thresholds(1, 2, 5.5, "warn", "ignore", True, 45)
     assert c.raw == yaml.safe_load(FULL)
     # frozen: stages cannot change the config under each other
     with pytest.raises(dataclasses.FrozenInstanceError):

@@ -216,3 +216,57 @@ def test_two_processes_append_at_once(tmp_path):
 def test_shape_key_is_order_independent():
     assert shape_key({"seq": 8, "batch": 1}) == shape_key({"batch": 1, "seq": 8}) == "batch=1,seq=8"
     assert shape_key({}) == "-"
+
+
+# --------------------------------------------------------------------------- schema 2
+
+def test_a_history_written_by_schema_1_is_migrated_and_keeps_everything(tmp_path):
+    """history-v1.sqlite was written by pt2bot at 69992df (schema 1, before graph coverage
+    and compile cost had columns), from night1.json plus the compile_cost/graph_coverage
+    keys of tiny_gpt, which that version kept only inside the stored results JSON."""
+    path = tmp_path / "h.db"
+    shutil.copyfile(DATA / "history-v1.sqlite", path)
+    raw = sqlite3.connect(path)
+    v1_cols = {r[1] for r in raw.execute("PRAGMA table_info(models)")}
+    v1_rows = {t: raw.execute(f"SELECT count(*) FROM {t}").fetchone()[0]
+               for t in ("runs", "models", "breaks", "recompiles", "latency", "findings")}
+    raw.close()
+    assert "compile_cpu_s" not in v1_cols and v1_rows["runs"] == 1
+    with History(str(path)) as h:
+        assert h.schema_version == SCHEMA_VERSION == 2
+        (old,) = h.all_runs()
+        rows = {m["name"]: m for m in h.rows("models", old.id)}
+        gpt = rows["tiny_gpt"]
+        # filled from the stored results JSON
+        assert (gpt["compile_cpu_s"], gpt["compile_fx_nodes"], gpt["compile_guards"],
+                gpt["compile_kernels"], gpt["compile_cache_misses"], gpt["compile_cache"]) == \
+            (1.5, 90, 45, 3, 1, "cold")
+        assert (gpt["captured_ops"], gpt["largest_share"], gpt["eager_frames"]) == (40, 1.0, 0)
+        # a model that did not measure them keeps NULL, and schema 1's columns are untouched
+        others = [m for n, m in rows.items() if n != "tiny_gpt"]
+        assert others and all(m["compile_cpu_s"] is None and m["captured_ops"] is None
+                              for m in others)
+        assert gpt["compile_s"] == pytest.approx(1.5) and gpt["graph_breaks"] == 0
+        assert old.results["models"][0]["compile_cost"]["fx_nodes"] == 90
+        # and the migrated file takes tonight's run with the new columns
+        night2 = load("night1.json")
+        night2["commit"] = "2" * 40
+        night2["models"][0]["compile_cost"] = {"cpu_s": 2.5, "fx_nodes": 180, "guards": 60}
+        h.append(night2, created=T0 + timedelta(days=1))
+        series = h.model_series("tiny_gpt")
+        assert [(p.compile_cpu_s, p.compile_fx_nodes) for p in series] == [(1.5, 90), (2.5, 180)]
+    raw = sqlite3.connect(path)
+    for t, n in v1_rows.items():
+        assert raw.execute(f"SELECT count(*) FROM {t}").fetchone()[0] >= n
+    assert raw.execute("SELECT value FROM meta WHERE key='schema_version'").fetchone() == ("2",)
+    raw.close()
+    # opening again is a no-op (already at schema 2)
+    with History(str(path)) as h:
+        assert h.count_runs() == 2
+
+
+def test_a_new_history_has_the_schema_2_columns(tmp_path):
+    from pt2bot.audit.history_schema import MODEL_COLUMNS
+    with History(str(tmp_path / "h.db")) as h:
+        cols = {r[1] for r in h.db.execute("PRAGMA table_info(models)")}
+        assert {n for n, _ in MODEL_COLUMNS} <= cols and h.schema_version == 2

@@ -25,6 +25,9 @@ class Trends:
     labels: tuple[str, ...]                                        # e.g. "11-02 1a2b3c4"
     graph_breaks: dict[str, tuple[float | None, ...]] = field(default_factory=dict)
     latency_ms: dict[str, tuple[float | None, ...]] = field(default_factory=dict)
+    # the first compile's CPU seconds, and the ops the graph-break pass captured in graphs
+    compile_cpu_s: dict[str, tuple[float | None, ...]] = field(default_factory=dict)
+    captured_ops: dict[str, tuple[float | None, ...]] = field(default_factory=dict)
 
 
 @dataclass(frozen=True)
@@ -36,11 +39,18 @@ class ChartResult:
 CHARTS = (
     ("graph_breaks", "Graph break sites per model", "graph break sites"),
     ("latency", "Compiled latency per model (geometric mean over shape cases)", "ms"),
+    ("compile", "First compile's cost per model (CPU s of the worker and its compile "
+                "processes)", "CPU s"),
+    ("captured_ops", "Ops captured in graphs per model (calls_captured)", "ops"),
 )
+SERIES = {"graph_breaks": "graph_breaks", "latency": "latency_ms", "compile": "compile_cpu_s",
+          "captured_ops": "captured_ops"}   # chart key -> Trends field
+INTEGER_CHARTS = ("graph_breaks", "captured_ops")
 
 
 def render_trend_charts(trends: Trends, out_dir: str) -> ChartResult:
-    """Draw graph-break and latency trends into `out_dir`/charts/*.png."""
+    """Draw the trends (graph breaks, latency, compile cost, captured ops) into
+    `out_dir`/charts/*.png; a chart with no value at all is left out."""
     try:
         from matplotlib.backends.backend_agg import FigureCanvasAgg
         from matplotlib.figure import Figure
@@ -49,7 +59,7 @@ def render_trend_charts(trends: Trends, out_dir: str) -> ChartResult:
     os.makedirs(os.path.join(out_dir, "charts"), exist_ok=True)
     files: dict[str, str] = {}
     for key, title, ylabel in CHARTS:
-        series = trends.graph_breaks if key == "graph_breaks" else trends.latency_ms
+        series = getattr(trends, SERIES[key])
         if not trends.labels or not any(_points(v) for v in series.values()):
             continue
         fig = Figure(figsize=(8, 4), dpi=100)
@@ -69,7 +79,7 @@ def render_trend_charts(trends: Trends, out_dir: str) -> ChartResult:
         # Padding on every side: a point on the first/last night or a flat line at 0 (the
         # usual clean model) would otherwise sit under the axes' spine, invisible.
         ax.set_xlim(-0.3 if len(xs) > 1 else -0.5, xs[-1] + (0.3 if len(xs) > 1 else 0.5))
-        if key == "graph_breaks":
+        if key in INTEGER_CHARTS:
             ax.yaxis.get_major_locator().set_params(integer=True)
             top = max(1.0, max(max(_points(v), default=0.0) for v in series.values()))
             ax.set_ylim(-0.08 * top, top * 1.08)
@@ -101,4 +111,4 @@ def _busiest(series: dict[str, tuple[float | None, ...]]) -> dict[str, tuple[flo
     return dict(sorted(sorted(series.items(), key=spread)[:MAX_LINES]))
 
 
-__all__ = ["Trends", "ChartResult", "render_trend_charts", "NO_MATPLOTLIB", "CHARTS"]
+__all__ = ["Trends", "ChartResult", "render_trend_charts", "NO_MATPLOTLIB", "CHARTS", "SERIES"]

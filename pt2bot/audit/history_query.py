@@ -54,6 +54,12 @@ class ModelPoint:
     recompiles: int | None
     export_ok: bool | None
     compiled_ms: dict[str, float]      # shape key -> compiled median (ms)
+    # the first compile's CPU seconds and FX nodes, the graph-break pass's captured ops
+    # (None: not measured that night, or a night before history schema 2)
+    compile_cpu_s: float | None = None
+    compile_fx_nodes: int | None = None
+    captured_ops: int | None = None
+    largest_share: float | None = None
 
     @property
     def compiled_geomean_ms(self) -> float | None:
@@ -122,7 +128,8 @@ class HistoryQueries:
         """The model's nights, oldest first (the newest `limit` of them)."""
         where, params = filters(device=device, prefix="r.")
         sql = (f"SELECT r.id, r.commit_sha, r.created, m.status, m.graph_breaks, m.recompiles,"
-               f" m.export_ok FROM models m JOIN runs r ON r.id = m.run"
+               f" m.export_ok, m.compile_cpu_s, m.compile_fx_nodes, m.captured_ops,"
+               f" m.largest_share FROM models m JOIN runs r ON r.id = m.run"
                f" WHERE m.name = ? AND {where} ORDER BY r.created DESC, r.id DESC")
         if limit is not None:
             sql += f" LIMIT {int(limit)}"
@@ -138,7 +145,9 @@ class HistoryQueries:
         return [ModelPoint(run=r[0], commit=r[1], created=r[2], status=r[3],
                            graph_breaks=r[4], recompiles=r[5],
                            export_ok=None if r[6] is None else bool(r[6]),
-                           compiled_ms=lat.get(r[0], {})) for r in rows]
+                           compiled_ms=lat.get(r[0], {}), compile_cpu_s=r[7],
+                           compile_fx_nodes=r[8], captured_ops=r[9], largest_share=r[10])
+                for r in rows]
 
     def model_names(self, *, device: str | None = None) -> list[str]:
         where, params = filters(device=device, prefix="r.")

@@ -6,16 +6,32 @@ a file from a newer pt2bot is refused. Timestamps are stored in one sortable UTC
 """
 from __future__ import annotations
 
+import json
 import os
 import sqlite3
+import zlib
 from datetime import datetime, timezone
 from typing import Any, Iterator
 
 from pt2bot.errors import UserError
+from pt2bot.results import ModelRun, ResultsFile
 
-SCHEMA_VERSION = 1
+SCHEMA_VERSION = 2
 SQLITE_MAGIC = b"SQLite format 3\x00"
 BUSY_TIMEOUT_S = 60.0
+
+# Schema 2: each model's graph coverage and first-compile cost (pt2bot/results.py
+# GraphCoverage, CompileCost), one column each, for the trends. Schema 1 files get them by
+# `migrate`, filled from the results JSON each run stored whole.
+MODEL_COLUMNS = (
+    ("captured_ops", "INTEGER"), ("unique_graphs", "INTEGER"), ("largest_share", "REAL"),
+    ("aten_in_graphs", "INTEGER"), ("aten_outside", "INTEGER"), ("eager_frames", "INTEGER"),
+    ("compile_cpu_s", "REAL"), ("compile_fx_nodes", "INTEGER"), ("compile_guards", "INTEGER"),
+    ("compile_graphs", "INTEGER"), ("compile_kernels", "INTEGER"),
+    ("compile_kernel_bytes", "INTEGER"), ("compile_cache_hits", "INTEGER"),
+    ("compile_cache_misses", "INTEGER"), ("compile_cache", "TEXT"),
+)
+
 
 SCHEMA_SQL = """
 CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
@@ -37,6 +53,7 @@ CREATE TABLE IF NOT EXISTS models (
     graph_count INTEGER, graph_breaks INTEGER, recompiles INTEGER,
     export_ok INTEGER, export_kind TEXT,
     compile_s REAL, peak_mem_mb REAL,
+    {model_columns},
     PRIMARY KEY (run, name)
 );
 CREATE TABLE IF NOT EXISTS breaks (
@@ -62,7 +79,7 @@ CREATE TABLE IF NOT EXISTS findings (
     rule TEXT NOT NULL, severity TEXT NOT NULL, count INTEGER NOT NULL
 );
 CREATE INDEX IF NOT EXISTS findings_run ON findings (run);
-"""
+""".replace("{model_columns}", ", ".join(f"{n} {k}" for n, k in MODEL_COLUMNS))
 
 
 def shape_key(shape: dict[str, Any] | None) -> str:
@@ -131,6 +148,7 @@ def setup(db: sqlite3.Connection, path: str) -> None:
         # Re-check under the write lock, then bring the schema up to date (no-op when
         # current: every statement is IF NOT EXISTS / OR IGNORE).
         check_version(db, path)
+        migrate(db)
         create_schema(db)
         db.execute("COMMIT")
     except BaseException:
@@ -160,6 +178,65 @@ def check_version(db: sqlite3.Connection, path: str) -> None:
         raise UserError(f"history {path} was written by a newer pt2bot (schema "
                         f"version {version}, this pt2bot reads up to {SCHEMA_VERSION}); "
                         f"upgrade pt2bot — the file was left untouched")
+
+
+def model_columns(run: ModelRun) -> dict[str, Any]:
+    """The MODEL_COLUMNS of one model's RUN (`pt2bot.results.ModelRun`): None where unmeasured."""
+    cov, cost = run.graph_coverage, run.compile_cost
+    frames = {(f.function, f.path, f.line) for f in (cov.eager_frames if cov else ())}
+    limit = run.recompiles.limit_frames if run.recompiles is not None else None
+    frames |= {(f.function, f.path, f.line) for f in limit or ()}
+    out: dict[str, Any] = {
+        "captured_ops": cov.captured_ops if cov else None,
+        "unique_graphs": cov.unique_graphs if cov else None,
+        "largest_share": cov.largest_share if cov else None,
+        "aten_in_graphs": cov.aten_in_graphs if cov else None,
+        "aten_outside": cov.aten_outside if cov else None,
+        "eager_frames": len(frames) if cov is not None or limit is not None else None}
+    for key in ("cpu_s", "fx_nodes", "guards", "graphs", "kernels", "kernel_bytes",
+                "cache_hits", "cache_misses", "cache"):
+        out[f"compile_{key}"] = getattr(cost, key) if cost is not None else None
+    return out
+
+
+def _version(db: sqlite3.Connection) -> int | None:
+    row = db.execute("SELECT value FROM meta WHERE key='schema_version'").fetchone()
+    return int(row[0]) if row is not None else None
+
+
+def migrate(db: sqlite3.Connection) -> None:
+    """Bring an older history up to SCHEMA_VERSION, inside the caller's write transaction.
+
+    1 → 2: the models table gains MODEL_COLUMNS, filled for every stored night from the
+    results JSON the run stored whole (a night whose runner did not measure them keeps
+    NULL). A new, empty file has no tables yet and is created whole instead.
+    """
+    has_models = db.execute(
+        "SELECT 1 FROM sqlite_master WHERE type='table' AND name='models'").fetchone()
+    version = _version(db) if has_models else None
+    if version is None or version >= SCHEMA_VERSION:
+        return
+    if version < 2:
+        have = {r[1] for r in db.execute("PRAGMA table_info(models)")}
+        for name, kind in MODEL_COLUMNS:
+            if name not in have:
+                db.execute(f"ALTER TABLE models ADD COLUMN {name} {kind}")
+        _backfill_models(db)
+    db.execute("UPDATE meta SET value = ? WHERE key = 'schema_version'", (str(SCHEMA_VERSION),))
+
+
+def _backfill_models(db: sqlite3.Connection) -> None:
+    names = [n for n, _ in MODEL_COLUMNS]
+    sets = ", ".join(f"{n} = ?" for n in names)
+    for run_id, blob in db.execute("SELECT id, results FROM runs").fetchall():
+        try:
+            results = ResultsFile.from_json(json.loads(zlib.decompress(blob)))
+        except (zlib.error, ValueError, TypeError):
+            continue          # a night whose JSON does not read keeps NULL: never fail here
+        for m in results.models:
+            cols = model_columns(m)
+            db.execute(f"UPDATE models SET {sets} WHERE run = ? AND name = ?",
+                       (*[cols[n] for n in names], run_id, str(m.name)))
 
 
 def create_schema(db: sqlite3.Connection) -> None:
@@ -240,6 +317,7 @@ def connect(path: str, *, create: bool = True) -> sqlite3.Connection:
     return db
 
 
-__all__ = ["BUSY_TIMEOUT_S", "SCHEMA_SQL", "SCHEMA_VERSION", "check_file", "check_version",
-           "connect", "create_atomically", "create_schema", "iso", "normalise_created",
+__all__ = ["BUSY_TIMEOUT_S", "MODEL_COLUMNS", "SCHEMA_SQL", "SCHEMA_VERSION", "check_file",
+           "check_version", "connect", "create_atomically", "create_schema", "iso", "migrate",
+           "model_columns", "normalise_created",
            "setup", "shape_key", "utcnow"]

@@ -11,7 +11,7 @@ import zlib
 from datetime import datetime, timedelta
 from typing import Any, Sequence
 
-from pt2bot.audit.history_schema import iso, normalise_created, shape_key, utcnow
+from pt2bot.audit.history_schema import iso, model_columns, normalise_created, shape_key, utcnow
 from pt2bot.results import ModelRun, ResultsFile
 
 # Default retention: about a year of nightly runs. Override with `keep_runs` / `keep_days`
@@ -68,16 +68,18 @@ class HistoryWrites:
             m.extra.get("compile_s"))
         status = m.status or "error"
         reason = m.reason or (m.error.message if m.error else None)
+        more = model_columns(m)     # graph coverage and compile cost (schema 2)
         self.db.execute(
             "INSERT OR REPLACE INTO models (run, name, status, reason, graph_count, graph_breaks,"
-            " recompiles, export_ok, export_kind, compile_s, peak_mem_mb)"
-            " VALUES (?,?,?,?,?,?,?,?,?,?,?)",
+            " recompiles, export_ok, export_kind, compile_s, peak_mem_mb, "
+            + ", ".join(more) + ") VALUES (?,?,?,?,?,?,?,?,?,?,?" + ",?" * len(more) + ")",
             (run_id, name, status, _text(reason), m.graph_count,
              # break *sites* (not hits): deterministic, and what the report's delta counts
              len(breaks) if status == "ok" or breaks else None,
              rec.count if rec is not None else None,
              None if export is None or export.ok is None else int(export.ok),
-             export.kind if export is not None else None, compile_s, m.peak_mem_mb))
+             export.kind if export is not None else None, compile_s, m.peak_mem_mb,
+             *more.values()))
         self.db.executemany(
             "INSERT INTO breaks (run, model, gb, gb_type, path, line, function, count)"
             " VALUES (?,?,?,?,?,?,?,?)",

@@ -23,7 +23,7 @@ MERMAID_MAX_MODELS = 10        # per-model Mermaid charts; the PNG/HTML show the
 _MERMAID_UNSAFE = re.compile(r"[^A-Za-z0-9 _.:/=,+-]")
 
 KIND_LABEL = {"graph_break": "graph break", "recompiles": "recompiles", "export": "export",
-              "status": "status", "latency": "latency", "new_model": "model",
+              "status": "status", "latency": "latency", "compile": "compile cost", "new_model": "model",
               "removed": "model"}
 
 
@@ -176,11 +176,24 @@ def _model_table(report: dict[str, Any]) -> str:
             delta = "; ".join([f"⬆ {md.escape_inline(w['detail'])}" for w in change["worse"]] +
                               [f"⬇ {md.escape_inline(b['detail'])}" for b in change["better"]])
         rows.append([md.escape_inline(name), md.escape_inline(status), str(n_breaks),
-                     "–" if n_rec is None else str(n_rec), md.escape_inline(exp), lat, delta])
+                     "–" if n_rec is None else str(n_rec), md.escape_inline(exp), lat,
+                     _compile_cell(head), delta])
     if not rows:
         return "_No models configured._"
     return md.table(["model", "status", "graph breaks", "recompiles", "export",
-                     "compiled latency (vs window)", "since last audit"], rows)
+                     "compiled latency (vs window)", "first compile", "since last audit"],
+                    rows)
+
+
+def _compile_cell(run: dict[str, Any]) -> str:
+    """"1.52 CPU s (cold), 90 FX nodes" from a RUN's `compile_cost`, or "–"."""
+    cost = run.get("compile_cost")
+    if not isinstance(cost, dict) or not isinstance(cost.get("cpu_s"), (int, float)):
+        return "–"
+    cache = f" ({cost['cache']})" if cost.get("cache") in ("cold", "warm") else ""
+    nodes = (f", {cost['fx_nodes']} FX nodes" if isinstance(cost.get("fx_nodes"), int)
+             else "")
+    return f"{cost['cpu_s']:.2f} CPU s{cache}{nodes}"
 
 
 def _latency_cell(cases: list[dict[str, Any]]) -> str:
@@ -205,15 +218,18 @@ def _mermaid_section(a: dict[str, Any]) -> str:
     if len(labels) < 2:
         return "### Trends\n\n_Trends appear from the second audit on._"
     blocks = []
-    names = sorted(set(t["graph_breaks"]) | set(t["latency_ms"]))
+    kinds = (("graph_breaks", "graph break sites", "breaks"),
+             ("latency_ms", "compiled latency", "ms"),
+             ("compile_cpu_s", "first compile", "CPU s"),
+             ("captured_ops", "ops captured in graphs", "ops"))
+    names = sorted(set().union(*(t.get(key) or {} for key, _, _ in kinds)))
     for name in names[:MERMAID_MAX_MODELS]:
         charts = []
-        for key, title, axis in (("graph_breaks", "graph break sites", "breaks"),
-                                 ("latency_ms", "compiled latency", "ms")):
-            series = t[key].get(name)
+        for key, title, axis in kinds:
+            series = (t.get(key) or {}).get(name)
             if series and any(v is not None for v in series):
                 charts.append(mermaid_xychart(f"{name}: {title}", axis, labels, series,
-                                              integer=key == "graph_breaks"))
+                                              integer=key in ("graph_breaks", "captured_ops")))
         if charts:
             blocks.append(md.details(md.escape_inline(name), "\n\n".join(charts),
                                      open_=len(names) == 1))

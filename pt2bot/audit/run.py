@@ -58,6 +58,7 @@ from pt2bot.jsonio import write_json
 from pt2bot.publish.issue import publish_audit
 from pt2bot.reach import mark_reached
 from pt2bot.report import render_all
+from pt2bot.verdict import compile_message
 from pt2bot.results import AUDIT_SCHEMA, ModelRun, ResultsFile, is_failed
 from pt2bot.select import select_all
 from pt2bot.shard.partial import mark_partial, plan_shard, shard_selection, write_partial_inputs
@@ -254,7 +255,9 @@ def audit_results(config: Config, results: ResultsFile | dict[str, Any],
         "findings_by_rule": _count_rules(head_findings),
         "trends": {"labels": list(trends.labels),
                    "graph_breaks": {k: list(v) for k, v in trends.graph_breaks.items()},
-                   "latency_ms": {k: list(v) for k, v in trends.latency_ms.items()}},
+                   "latency_ms": {k: list(v) for k, v in trends.latency_ms.items()},
+                   "compile_cpu_s": {k: list(v) for k, v in trends.compile_cpu_s.items()},
+                   "captured_ops": {k: list(v) for k, v in trends.captured_ops.items()}},
         "baseline": f"baseline-{head_sha}.json" if head_sha else None,
     }
     render_audit_dir(report, results.to_json(), trends, out_dir, charts=charts)
@@ -301,6 +304,9 @@ def model_changes(report: dict[str, Any]) -> list[dict[str, Any]]:
             worse.append({"kind": "recompiles", "detail": f"recompiles +{rec_up}"})
         elif rec_total < 0:
             better.append({"kind": "recompiles", "detail": f"recompiles {rec_total:+d}"})
+        cost = m.get("compile")
+        if comparable and isinstance(cost, dict) and cost.get("regression"):
+            worse.append({"kind": "compile", "detail": compile_message(cost)})
         export = delta.get("export")
         if export == "broken":
             worse.append({"kind": "export", "detail": "export broke",
@@ -361,6 +367,8 @@ def collect_trends(history: History, *, device: str | None, runs: int = TREND_RU
     labels = tuple(f"{r.created[5:10]} {(r.commit or '-------')[:7]}" for r in nights)
     breaks: dict[str, tuple[float | None, ...]] = {}
     latency: dict[str, tuple[float | None, ...]] = {}
+    cpu: dict[str, tuple[float | None, ...]] = {}
+    captured: dict[str, tuple[float | None, ...]] = {}
     for name in history.model_names(device=device):
         points: dict[int, ModelPoint] = {
             p.run: p for p in history.model_series(name, device=device, limit=runs)}
@@ -372,7 +380,13 @@ def collect_trends(history: History, *, device: str | None, runs: int = TREND_RU
         lat = tuple(points[i].compiled_geomean_ms if i in points else None for i in ids)
         if any(v is not None for v in lat):
             latency[name] = tuple(None if v is None else round(v, 6) for v in lat)
-    return Trends(labels=labels, graph_breaks=breaks, latency_ms=latency)
+        for into, attr in ((cpu, "compile_cpu_s"), (captured, "captured_ops")):
+            values = tuple(getattr(points[i], attr) if i in points and points[i].status == "ok"
+                           else None for i in ids)
+            if any(v is not None for v in values):
+                into[name] = values
+    return Trends(labels=labels, graph_breaks=breaks, latency_ms=latency,
+                  compile_cpu_s=cpu, captured_ops=captured)
 
 
 def _worse(changes: Iterable[dict[str, Any]]) -> list[dict[str, Any]]:

@@ -124,6 +124,7 @@ def _check_thresholds(ck: Checker, v: Any) -> Thresholds:
         "new_graph_breaks": ck.integer(0, "an integer >= 0"),
         "new_recompiles": ck.integer(0, "an integer >= 0"),
         "latency_regression_pct": ck.number("a number >= 0 (percent)"),
+        "compile_regression_pct": ck.number("a number >= 0 (percent)"),
         "export_regression": ck.choice(POLICIES),
         "accuracy": ck.choice(POLICIES),
         "require_gpu": ck.boolean,

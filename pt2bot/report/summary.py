@@ -17,6 +17,7 @@ from typing import Any, Callable, Mapping
 
 from pt2bot import gb as gb_registry
 from pt2bot.report import compile_report
+from pt2bot.report.metrics import compile_line, coverage_line
 from pt2bot.findings import Finding
 from pt2bot.report.markdown import (code_block, code_inline, details, escape_inline, link,
                                     marker, message_inline, table, truncate_utf8)
@@ -166,6 +167,8 @@ def model_section(m: ModelDelta, report: Report) -> Section:
         lat = latency_table(m)
         if lat:
             blocks.append(lat)
+        # graph coverage and compile cost, one line each (pt2bot/report/metrics.py)
+        blocks += [line for line in (coverage_line(m), compile_line(m)) if line]
     fixed = m.fixed_breaks
     if fixed:
         where = ", ".join(f"{gb_link(b.get('gb'))} at {code_inline(location(b), limit=120)}"

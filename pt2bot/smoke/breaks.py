@@ -15,18 +15,24 @@ from typing import Any
 from pt2bot.smoke import graph_breaks
 from pt2bot.smoke.coverage import LineCoverage
 from pt2bot.smoke.inputs import CaseInputs
-from pt2bot.smoke.trace import RepoPaths, TraceCollector, frame_file, intern_table, reset_dynamo
+from pt2bot.smoke.ops import OpCounter, count_calls, eager_frames, graph_coverage
+from pt2bot.smoke.trace import (RepoPaths, TraceCollector, compilation_metrics, frame_file,
+                                intern_table, reset_dynamo)
 
 
 class RecordingBackend:
-    """Eager backend that counts graphs and notes every code object dynamo traced."""
+    """Eager backend that counts graphs and their call nodes, and notes every code object
+    dynamo traced; with an `OpCounter`, each graph's operators count as inside a graph."""
 
-    def __init__(self) -> None:
+    def __init__(self, ops: OpCounter | None = None) -> None:
         self.graphs = 0
+        self.graph_ops: list[int] = []
         self.code_files: set[str] = set()
+        self.ops = ops
 
     def __call__(self, gm: Any, example_inputs: Any) -> Any:
         self.graphs += 1
+        self.graph_ops.append(count_calls(gm))
         try:
             from torch._guards import TracingContext
             codes = TracingContext.get_traced_code() or []
@@ -34,7 +40,7 @@ class RecordingBackend:
             codes = []
         for code in codes:
             self.code_files.add(code.co_filename)
-        return gm.forward
+        return self.ops.in_graph(gm.forward) if self.ops is not None else gm.forward
 
 
 def collect_breaks(events: TraceCollector, paths: RepoPaths) -> list[dict[str, Any]]:
@@ -101,24 +107,31 @@ def traced_files(events: TraceCollector, backend: RecordingBackend,
 
 
 def measure_breaks(model: Any, case: CaseInputs, paths: RepoPaths, *,
-                   coverage: LineCoverage | None = None) -> dict[str, Any]:
-    """`graph_count`, `graph_breaks`, `files` for one call on the first case.
+                   coverage: LineCoverage | None = None,
+                   count_ops: bool = True) -> dict[str, Any]:
+    """`graph_count`, `graph_breaks`, `files`, `graph_coverage` for one call on the first case.
 
     With `coverage`, the lines dynamo traces in the repo's files are added to it (the
-    worker records the eagerly executed ones: pt2bot/smoke/coverage.py).
+    worker records the eagerly executed ones: pt2bot/smoke/coverage.py). `count_ops`: count
+    the ATen operators inside and outside the graphs (pt2bot/smoke/ops.py) during the call.
     """
     import torch
+    from torch._dynamo.utils import counters
 
     reset_dynamo()
-    backend = RecordingBackend()
+    ops = OpCounter() if count_ops else None
+    backend = RecordingBackend(ops)
     compiled = torch.compile(model, backend=backend)
     traced = coverage.tracing() if coverage is not None else contextlib.nullcontext()
-    with TraceCollector() as events, torch.no_grad(), traced:
+    counting = ops.counting() if ops is not None else contextlib.nullcontext()
+    with TraceCollector() as events, torch.no_grad(), traced, counting:
         compiled(*case.args, **case.kwargs)
     result = {
         "graph_count": backend.graphs,
         "graph_breaks": collect_breaks(events, paths),
         "files": traced_files(events, backend, paths),
+        "graph_coverage": graph_coverage(dict(counters["stats"]), backend.graph_ops, ops,
+                                         eager_frames(compilation_metrics(), paths)),
     }
     reset_dynamo()
     return result

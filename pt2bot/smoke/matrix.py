@@ -16,7 +16,8 @@ from typing import Any
 
 from pt2bot.smoke import graph_breaks
 from pt2bot.smoke.inputs import CaseInputs, compare_outputs
-from pt2bot.smoke.compile_times import cache_is_warm, compile_times
+from pt2bot.smoke.compile_cost import CompileProbe
+from pt2bot.smoke.compile_times import compile_times
 from pt2bot.smoke.trace import (RepoPaths, TraceCollector, compilation_metrics, frame_file,
                                  intern_table, reset_dynamo)
 
@@ -126,6 +127,20 @@ def recompiled_frame(metric: Any, paths: RepoPaths) -> dict[str, Any]:
     return out
 
 
+def _limit_frame(metric: Any, metrics: list[Any], paths: RepoPaths) -> dict[str, Any]:
+    """The frame a recompile-limit hit was for. torch records that failure without the
+    code's name or file: they come from the frame's earlier compile (compile id "0/1" is
+    frame 0's second), which did record them."""
+    frame = recompiled_frame(metric, paths)["frame"]
+    if frame["function"] is None:
+        fid = str(getattr(metric, "compile_id", "") or "").split("/")[0]
+        earlier = next((m for m in metrics if getattr(m, "co_name", None) and
+                        str(getattr(m, "compile_id", "") or "").split("/")[0] == fid), None)
+        if earlier is not None:
+            frame = recompiled_frame(earlier, paths)["frame"]
+    return frame
+
+
 def mark_dims(case: CaseInputs, dynamic: set[str], relaxed: set[str]) -> CaseInputs:
     """Fresh tensor objects (marks are attributes) with the declared dynamic dims marked."""
     import torch
@@ -166,8 +181,9 @@ def measure_matrix(model: Any, cases: list[CaseInputs], eager_outs: list[Any],
     case_recs: list[dict[str, Any]] = []
     accuracy: list[dict[str, Any]] = []
     fallback = False
-    warm_cache = cache_is_warm()
+    limit_frames: list[dict[str, Any]] = []   # frames that hit the recompile limit
     first_call_s: float | None = None   # the process's first compile: the cold/warm figure
+    cost: dict[str, Any] | None = None  # and what it cost (pt2bot/smoke/compile_cost.py)
     total = 0        # recompiles the user's code caused (size-1 ones are counted apart)
     size_one = 0
     limit_key = ("recompile_limit" if hasattr(torch._dynamo.config, "recompile_limit")
@@ -182,10 +198,12 @@ def measure_matrix(model: Any, cases: list[CaseInputs], eager_outs: list[Any],
             for _attempt in range(2):
                 marked = mark_dims(case, dynamic, relaxed)
                 try:
+                    probe = CompileProbe(backend, events).start() if cost is None else None
                     t0 = time.perf_counter()
                     out = compiled(*marked.args, **marked.kwargs)
-                    if first_call_s is None:
+                    if probe is not None:
                         first_call_s = time.perf_counter() - t0
+                        cost = probe.finish()
                     break
                 except Exception as e:  # noqa: BLE001 - a compile failure is a result
                     if _is_constraint_violation(e) and _attempt == 0:
@@ -205,6 +223,9 @@ def measure_matrix(model: Any, cases: list[CaseInputs], eager_outs: list[Any],
                 if getattr(m, "fail_type", None) and _LIMIT_TEXT in fail:
                     fallback = True
                     rec["eager_fallback"] = True
+                    frame = _limit_frame(m, compilation_metrics(), paths)
+                    if frame not in limit_frames:
+                        limit_frames.append(frame)
                     continue
                 if getattr(m, "fail_type", None):
                     continue
@@ -233,11 +254,12 @@ def measure_matrix(model: Any, cases: list[CaseInputs], eager_outs: list[Any],
     return {
         "recompiles": {"count": total, "size_one": size_one, "eager_fallback": fallback,
                        "limit": limit,
-                       "cases": case_recs},
+                       "cases": case_recs, "limit_frames": limit_frames},
         "specialized": [s for s in specialized.values()
                         if s["dim"] is None or s["dim"] in varying],
         "accuracy": accuracy,
-        "compile_s": compile_times(first_call_s, warm_cache),
+        "compile_s": compile_times(first_call_s, cost is not None and cost["cache"] == "warm"),
+        "compile_cost": cost,
     }
 
 

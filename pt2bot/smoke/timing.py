@@ -3,8 +3,8 @@
 On a shared CPU runner single calls are noisy, so: a fixed thread count, inference mode,
 warm-up (which also absorbs the per-shape recompiles), then eager and compiled samples in
 interleaved, alternating order (A B, B A, ...) so drift hits both sides alike. CUDA uses
-event pairs and synchronises. `compile_s` is the first compiled call: `cold` when the
-inductor cache directory was empty, `warm` when it already had entries.
+event pairs and synchronises. `compile_s` is the first compiled call: `warm` when every graph
+it compiled came from the on-disk caches, else `cold` (pt2bot/smoke/compile_times.py).
 
 Each case also times a fixed reference workload (`reference_ms`: small matmuls, the same in
 every process and every commit), interleaved with the model's calls. On a shared machine
@@ -23,7 +23,7 @@ from typing import Any, Callable
 from pt2bot.smoke.inputs import CaseInputs
 from pt2bot.results import summarise
 from pt2bot.smoke.matrix import mark_dims
-from pt2bot.smoke.compile_times import cache_is_warm, compile_times
+from pt2bot.smoke.compile_times import cache_delta, compile_times, is_warm
 from pt2bot.smoke.trace import reset_dynamo
 
 
@@ -76,8 +76,9 @@ def measure_latency(model: Any, cases: list[CaseInputs], model_spec: dict[str, A
     """`latency`, `compile_s`, `peak_mem_mb` (+ `peak_mem_method`)."""
     import torch
 
+    from torch._dynamo.utils import counters
+
     reset_dynamo()
-    warm_cache = cache_is_warm()
     backend = run_cfg.get("backend") or "inductor"
     kw: dict[str, Any] = {"backend": backend}
     if run_cfg.get("mode") and backend == "inductor":
@@ -93,6 +94,7 @@ def measure_latency(model: Any, cases: list[CaseInputs], model_spec: dict[str, A
     rss0 = rss_baseline_mb if rss_baseline_mb is not None else maxrss_mb()
     latency: list[dict[str, Any]] = []
     compile_s: float | None = None
+    warm = False
     with torch.inference_mode():
         for i, case in enumerate(cases):
             marked = mark_dims(case, dynamic, relaxed=set(dynamic))   # never raise here
@@ -104,10 +106,12 @@ def measure_latency(model: Any, cases: list[CaseInputs], model_spec: dict[str, A
                 return compiled(*marked.args, **marked.kwargs)
             ref = reference_work(device)
             if i == 0:
+                lookups0 = dict(counters["inductor"])
                 t0 = time.perf_counter()
                 comp()
                 sync()
                 compile_s = time.perf_counter() - t0
+                warm = is_warm(*cache_delta(lookups0, counters["inductor"]))
             for _ in range(warmup):
                 eager()
                 comp()
@@ -134,7 +138,7 @@ def measure_latency(model: Any, cases: list[CaseInputs], model_spec: dict[str, A
     reset_dynamo()
     return {
         "latency": latency,
-        "compile_s": compile_times(compile_s, warm_cache),
+        "compile_s": compile_times(compile_s, warm),
         "peak_mem_mb": round(peak, 2),
         "peak_mem_method": method,
     }

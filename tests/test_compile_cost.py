@@ -1,0 +1,285 @@
+"""Graph coverage and compile cost, measured by the smoke worker with real torch on tiny
+fixture models (eager and aot_eager backends), compared base vs head, judged, and rendered.
+
+The inductor parts (kernels, cache hits, cold/warm) are in tests/test_worker_inductor.py.
+"""
+from __future__ import annotations
+
+import json
+import os
+import re
+
+import pytest
+
+from test_worker import line_of, spec
+
+pytestmark = pytest.mark.torch
+
+_RUNS: dict[tuple, dict] = {}
+
+
+def run_of(name: str, entry: str, *, backend: str = "aot_eager", **kw) -> dict:
+    """measure() once per (model, backend, settings) per test process."""
+    key = (name, entry, backend, repr(sorted(kw.items())))
+    if key not in _RUNS:
+        from pt2bot.smoke.worker import measure
+        _RUNS[key] = measure(spec(name, entry, phases=["breaks", "matrix"],
+                                  run={"backend": backend, **kw.pop("run", {})}, **kw))
+    return _RUNS[key]
+
+
+# --------------------------------------------------------------------------- graph coverage
+
+def test_a_clean_model_is_one_graph_with_every_op_inside():
+    run = run_of("clean", "models.clean:Clean")
+    cov = run["graph_coverage"]
+    # Linear, relu, Linear: three call nodes in one graph, as calls_captured counts them
+    assert (cov["captured_ops"], cov["unique_graphs"], cov["graph_ops"]) == (3, 1, [3])
+    assert cov["largest_share"] == 1.0 and cov["eager_frames"] == []
+    assert cov["aten_in_graphs"] > 0 and cov["aten_outside"] == 0
+
+
+def test_a_break_in_a_loop_skips_the_frame_and_ops_run_outside_graphs():
+    run = run_of("loop", "models.loop_layers:LoopLayers")
+    cov = run["graph_coverage"]
+    assert cov["captured_ops"] == sum(cov["graph_ops"]) and cov["unique_graphs"] >= 2
+    assert cov["largest_share"] < 1.0
+    # .item() runs outside any graph, in each of the three layers
+    assert cov["aten_outside"] >= 3
+    (frame,) = cov["eager_frames"]
+    assert (frame["function"], frame["path"]) == ("forward", "models/loop_layers.py")
+    assert frame["line"] == line_of("loop_layers.py", "loop-call") - 2   # `def forward`
+    assert frame["reason"].startswith("graph break in a loop, the whole frame skipped")
+
+
+def test_counting_ops_does_not_change_what_dynamo_captures():
+    """The dispatch mode is invisible to dynamo: the same graphs, call nodes and guards."""
+    import torch
+
+    from pt2bot.smoke.breaks import measure_breaks
+    from pt2bot.smoke.inputs import CaseInputs, build_inputs, build_model
+    from pt2bot.smoke.trace import RepoPaths, compilation_metrics
+
+    paths = RepoPaths(os.path.join(os.path.dirname(__file__), "fixtures"))
+    s = spec("loop", "models.loop_layers:LoopLayers")
+    model = build_model(s["model"]["entry"], {}, paths)
+    case: CaseInputs = build_inputs(s["model"], model, {"batch": 4}, "cpu", paths)
+    got = []
+    for count in (False, True):
+        with torch.no_grad():
+            r = measure_breaks(model, case, paths, count_ops=count)
+        got.append(r)
+    plain, counted = got
+    assert plain["graph_count"] == counted["graph_count"]
+    assert plain["graph_coverage"]["graph_ops"] == counted["graph_coverage"]["graph_ops"]
+    assert plain["graph_breaks"] == counted["graph_breaks"]
+    assert plain["graph_coverage"]["aten_outside"] is None
+    assert counted["graph_coverage"]["aten_outside"] >= 3
+    assert compilation_metrics() == []    # the phase leaves nothing behind
+
+
+def test_recompile_limit_hits_name_the_frame():
+    run = run_of("size_branch", "models.size_branch:SizeBranch", backend="eager",
+                 shapes={"batch": [2, 8, 3, 16]}, dynamic=(), run={"recompile_limit": 1})
+    rc = run["recompiles"]
+    assert rc["eager_fallback"] is True
+    (frame,) = rc["limit_frames"]
+    assert (frame["function"], frame["path"]) == ("forward", "models/size_branch.py")
+
+
+# --------------------------------------------------------------------------- compile cost
+
+def test_the_first_compile_is_measured_on_the_process_tree():
+    from pt2bot.smoke.compile_cost import PROC_METHOD
+
+    run = run_of("clean", "models.clean:Clean")
+    c = run["compile_cost"]
+    assert c["backend"] == "aot_eager" and c["cpu_method"] == PROC_METHOD
+    assert 0 < c["cpu_s"] < 60 and c["wall_s"] > 0
+    assert c["fx_nodes"] > 0 and c["guards"] > 0 and c["graphs"] == 1
+    # aot_eager keeps nothing on disk: no cache, no kernels, and so a cold compile
+    assert (c["kernels"], c["cache_hits"], c["cache_misses"], c["cache"]) == (None,) * 3 + ("cold",)
+    assert run["compile_s"]["cold"] == c["wall_s"] and run["compile_s"]["warm"] is None
+
+
+def test_cpu_of_live_descendants_is_counted(tmp_path):
+    """A child that burns CPU and is never reaped (as inductor's compile pool) is read from
+    /proc; getrusage alone would miss it."""
+    import resource
+    import subprocess
+    import sys
+    import time
+
+    from pt2bot.smoke.compile_cost import descendants_cpu_s, process_tree_cpu_s
+
+    before, _ = process_tree_cpu_s()
+    child = subprocess.Popen([sys.executable, "-c",
+                              "import time\nt=time.process_time()\n"
+                              "while time.process_time()-t<0.6: pass\n"
+                              "print('done', flush=True)\ntime.sleep(30)"],
+                             stdout=subprocess.PIPE, text=True)
+    try:
+        assert child.stdout.readline().strip() == "done"
+        time.sleep(0.05)
+        live = descendants_cpu_s()
+        after, _ = process_tree_cpu_s()
+        reaped = resource.getrusage(resource.RUSAGE_CHILDREN)
+        assert live is not None and live >= 0.5
+        assert after - before >= 0.5
+        assert reaped.ru_utime + reaped.ru_stime < live   # not counted there: not reaped
+    finally:
+        child.kill()
+        child.wait()
+
+
+def test_kernel_definitions_are_counted_in_generated_code():
+    from pt2bot.smoke.compile_cost import count_kernels
+    code = ("async_compile = AsyncCompile()\n"
+            "cpp_fused_relu_0 = async_compile.cpp_pybinding(['float*'], r'''\n...''')\n"
+            "triton_poi_fused_add_0 = async_compile.triton('triton_poi_fused_add_0', '''\n''')\n"
+            "async_compile.wait(globals())\n")
+    assert count_kernels(code) == 2
+
+
+# --------------------------------------------------------------------------- the verdict
+
+def _report(base: dict, head: dict, **thresholds):
+    from pt2bot.compare import build_report
+    from pt2bot.config import Config, ModelConfig, Thresholds
+    from pt2bot.results import ResultsFile
+
+    def results(run: dict) -> ResultsFile:
+        return ResultsFile.from_json({"schema": "pt2bot.results/1", "device": "cpu",
+                                      "torch": "2.13", "models": [dict(run, name="stack")]})
+    config = Config(models=(ModelConfig(name="stack", entry="models.stack:Stack"),),
+                    thresholds=Thresholds(**thresholds))
+    return build_report(base_results=results(base), head_results=results(head),
+                        base_findings=[], head_findings=[], changeset=None, config=config,
+                        base_sha="a" * 40, head_sha="b" * 40)
+
+
+def _schema():
+    import jsonschema
+    from test_report_schema import SCHEMA_PATH
+    with open(SCHEMA_PATH, encoding="utf-8") as fh:
+        schema = json.load(fh)
+    jsonschema.Draft202012Validator.check_schema(schema)
+    return jsonschema.Draft202012Validator(schema)
+
+
+def _html(markdown: str) -> str:
+    import cmarkgfm
+    from cmarkgfm.cmark import Options
+    return cmarkgfm.github_flavored_markdown_to_html(markdown, options=Options.CMARK_OPT_UNSAFE)
+
+
+def test_a_deeper_model_is_a_compile_regression_and_the_summary_says_so():
+    """Head stacks 8 blocks where base had 2: its first compile (aot_eager) costs more CPU
+    and does more work, and the review fails on it; the coverage delta is in words."""
+    from pt2bot.report.summary import render_summary
+
+    head = run_of("stack8", "models.stack:Stack", kwargs={"n_layer": 8})   # head first: the
+    base = run_of("stack2", "models.stack:Stack", kwargs={"n_layer": 2})   # process's warm-up
+    rep = _report(base, head)                                              # is not head's
+    (m,) = rep.models
+    c = m.compile
+    assert c["regression"] is True and c["basis"] == "cpu_s" and c["ratio"] >= 1.3, c
+    assert c["head"]["fx_nodes"] > 2 * c["base"]["fx_nodes"]
+    assert set(c["base"]) >= {"cpu_s", "fx_nodes", "guards", "graphs", "kernels",
+                              "cache_hits", "cache_misses"}
+    assert c["note"].startswith("the compile does more work: fx nodes")
+    (reason,) = [r for r in rep.reasons if r["code"] == "compile_regression"]
+    assert reason["level"] == "failure" and rep.conclusion == "failure"
+    assert "compile regression" in rep.summary_title
+    cov = m.delta.coverage
+    assert cov["changes"][0] == (f"captured ops {base['graph_coverage']['captured_ops']} → "
+                                 f"{head['graph_coverage']['captured_ops']}")
+    d = rep.to_dict()["models"][0]
+    assert d["compile"] == c and d["delta"]["coverage"] == cov
+    _schema().validate(json.loads(json.dumps(rep.as_written().to_dict())))
+    html = _html(render_summary(rep))
+    text = re.sub(r"<[^>]+>", "", html)
+    assert "Graph coverage: captured ops" in text
+    assert re.search(r"Compile \(first call, aot_eager, cold\): [0-9.]+ → [0-9.]+ CPU s "
+                     r"\(×[0-9.]+\) · FX nodes \d+ → \d+ · guards \d+ → \d+ · graphs 1 → 1 · "
+                     r"❌ regression \(threshold 30 %\)", text), text
+    assert "first compile" in text and "costlier (CPU s" in text   # the reason's line
+    # a higher threshold lets it pass
+    rep = _report(base, head, compile_regression_pct=10_000)
+    assert rep.models[0].compile["regression"] is False
+
+
+def test_an_unchanged_model_is_never_a_regression_whatever_its_cpu_time():
+    """A/A: the same model measured twice; even when the machine makes head's CPU time
+    double, the compile did the same work, so it is not called costlier."""
+    from pt2bot.compare import compare_compile
+    from pt2bot.results import ModelRun
+
+    base = run_of("stack2", "models.stack:Stack", kwargs={"n_layer": 2})
+    again = run_of("stack2-again", "models.stack:Stack", kwargs={"n_layer": 2})
+    rep = _report(base, again)
+    assert rep.models[0].compile["regression"] is False
+    assert not [r for r in rep.reasons if r["code"] == "compile_regression"]
+    assert rep.models[0].delta.coverage["changes"] == []
+    slow = dict(again, compile_cost=dict(again["compile_cost"],
+                                         cpu_s=base["compile_cost"]["cpu_s"] * 2 + 1))
+    got = compare_compile(ModelRun.from_json(base), ModelRun.from_json(slow))
+    assert got["regression"] is False and got["ratio"] > 2
+    assert got["note"].startswith("CPU time up, but FX nodes")
+
+
+def test_cpu_seconds_across_cache_states_are_not_compared():
+    """One side loaded its graphs from the cache: the FX nodes decide, not the CPU time."""
+    from pt2bot.compare import compare_compile
+    from pt2bot.results import ModelRun
+
+    def run(cpu: float, nodes: int, cache: str) -> ModelRun:
+        return ModelRun.from_json({"name": "m", "status": "ok", "compile_cost": {
+            "cpu_s": cpu, "fx_nodes": nodes, "guards": 10, "graphs": 1, "cache": cache,
+            "backend": "inductor", "cache_hits": int(cache == "warm"),
+            "cache_misses": int(cache == "cold")}})
+    got = compare_compile(run(2.0, 50, "warm"), run(20.0, 50, "cold"))
+    assert got["regression"] is False and got["basis"] == "fx_nodes" and got["ratio"] == 1.0
+    assert got["note"] == "CPU seconds do not compare (base warm, head cold): judged on FX nodes"
+    got = compare_compile(run(2.0, 50, "warm"), run(2.0, 80, "cold"), threshold_pct=30)
+    assert got["regression"] is True and got["ratio"] == 1.6
+    got = compare_compile(None, run(2.0, 80, "cold"))
+    assert got["base"] is None and got["note"] == "not measured on base"
+
+
+def test_work_past_the_threshold_needs_cpu_to_rise_by_half_of_it():
+    """A compile twice as big whose CPU time read only 1.2× (a busy moment on one side) is a
+    regression; 1.1× is not; 1.2× with the same FX nodes is not either."""
+    from pt2bot.compare import compare_compile
+    from pt2bot.results import ModelRun
+
+    def run(cpu: float, nodes: int) -> ModelRun:
+        return ModelRun.from_json({"name": "m", "status": "ok", "compile_cost": {
+            "cpu_s": cpu, "fx_nodes": nodes, "guards": 10, "graphs": 1, "cache": "cold",
+            "backend": "aot_eager"}})
+    assert compare_compile(run(1.0, 35), run(1.2, 67))["regression"] is True
+    assert compare_compile(run(1.0, 35), run(1.1, 67))["regression"] is False
+    assert compare_compile(run(1.0, 35), run(1.2, 40))["regression"] is False
+    assert compare_compile(run(1.0, 35), run(1.35, 40))["regression"] is True
+    assert compare_compile(run(0.1, 35), run(0.13, 67))["regression"] is False   # < 0.05 s
+
+
+def test_a_new_model_shows_heads_coverage_and_cost_without_a_verdict():
+    from pt2bot.compare import compare_model
+    from pt2bot.report.metrics import compile_line, coverage_line
+    from pt2bot.results import ModelRun
+
+    head = ModelRun.from_json(run_of("loop", "models.loop_layers:LoopLayers"))
+    m = compare_model("loop", None, head, renames={}, line_map=lambda p, n: n,
+                      threshold_pct=10.0)
+    assert m.change == "new" and m.compile["base"] is None
+    assert m.compile["regression"] is False and m.compile["note"] == "not measured on base"
+    cov = head.graph_coverage
+    text = re.sub(r"<[^>]+>", "", _html(coverage_line(m)))
+    assert text.strip() == (
+        f"Graph coverage: {cov.captured_ops} captured ops in {cov.unique_graphs} graphs "
+        f"(largest {cov.largest_share * 100:.0f} %); {cov.aten_outside} ATen ops outside "
+        f"graphs ({cov.aten_in_graphs} inside); 1 frame run eagerly.")
+    line = re.sub(r"<[^>]+>", "", _html(compile_line(m)))
+    assert line.startswith("Compile (first call, aot_eager, cold): ")
+    assert "no base to compare: not measured on base." in line
