@@ -12,7 +12,6 @@ slower than from a serial one. Keep `jobs: 1` when latency matters on CPU.
 from __future__ import annotations
 
 import concurrent.futures
-import contextlib
 import dataclasses
 import datetime
 import hashlib
@@ -20,11 +19,9 @@ import json
 import os
 import platform
 import re
-import signal
 import sys
 import tempfile
-import threading
-from typing import Any, Callable, Iterable, Iterator, Mapping, Sequence
+from typing import Any, Callable, Iterable, Mapping, Sequence
 
 from pt2bot import git
 from pt2bot.config import Config, ModelConfig
@@ -201,23 +198,6 @@ def status_line(run: ModelRun | Mapping[str, Any]) -> str:
     return f"pt2bot run: {run.name}: {run.status}{extra}{took}"
 
 
-@contextlib.contextmanager
-def _sigterm_as_exit() -> Iterator[None]:
-    """Turn SIGTERM (a cancelled CI job) into SystemExit, so run_models kills its workers."""
-    if threading.current_thread() is not threading.main_thread():
-        yield
-        return
-
-    def handler(signum: int, frame: Any) -> None:
-        raise SystemExit(128 + signum)
-
-    previous = signal.signal(signal.SIGTERM, handler)
-    try:
-        yield
-    finally:
-        signal.signal(signal.SIGTERM, previous)
-
-
 def run_root(config: Config, cwd: str | None = None) -> str:
     """The repository a `pt2bot run` imports the models from: the git root of the working
     directory, as `pt2bot review` takes it. The config may live elsewhere (`--config
@@ -253,11 +233,11 @@ def cli_run(args: Any) -> int:
     def progress(run: ModelRun) -> None:
         print(status_line(run), file=sys.stderr, flush=True)
 
-    with _sigterm_as_exit():
-        results = run_models(config, repo_root=root, out_dir=out_dir,
-                             models=getattr(args, "model", None) or None,
-                             device=getattr(args, "device", None),
-                             shard=getattr(args, "shard", None), progress=progress)
+    # A SIGTERM reaches this as SystemExit (cli.sigterm_as_exit): run_models kills its workers.
+    results = run_models(config, repo_root=root, out_dir=out_dir,
+                         models=getattr(args, "model", None) or None,
+                         device=getattr(args, "device", None),
+                         shard=getattr(args, "shard", None), progress=progress)
     write_json(out, results.to_json())
     kinds = failure_counts(results.models)
     failed = sum(kinds.values())
