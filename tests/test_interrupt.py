@@ -3,7 +3,8 @@
 Workers lead their own sessions, so a signal to the command never reaches them: the command
 itself must take them down. Each test starts the real command on a real git repository whose
 model writes its worker's pid and then sleeps, sends SIGTERM once that pid is known, and checks
-that the worker process is gone within seconds (not the model's 300 s timeout).
+that the worker process (and the fork server it came from, if any) is gone within seconds (not
+the model's 300 s timeout).
 """
 from __future__ import annotations
 
@@ -56,6 +57,12 @@ run: {{backend: eager, latency: false, timeout_s: 300, threads: 1}}
 """
 
 
+def _ppid(pid: int) -> int:
+    with open(f"/proc/{pid}/stat", encoding="ascii") as fh:
+        stat = fh.read()
+    return int(stat[stat.rfind(")") + 2:].split()[1])
+
+
 def _alive(pid: int) -> bool:
     """Running, not a zombie (a killed worker's parent may not have reaped it yet)."""
     try:
@@ -96,6 +103,8 @@ def _terminate_once_a_worker_runs(cmd: list[str], cwd: Path, pidfile: Path,
         time.sleep(0.3)   # the worker is now in forward, sleeping
         pids = [int(p) for p in pidfile.read_text().split()]
         assert all(_alive(p) for p in pids)
+        # a worker forked by a fork server (pt2bot/smoke/forkserver.py): the server must go too
+        pids += [pp for pp in {_ppid(p) for p in pids} if pp != proc.pid]
         proc.send_signal(signal.SIGTERM)
         rc = proc.wait(timeout=30)
         gone_by = time.monotonic() + 5

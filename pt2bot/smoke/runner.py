@@ -33,6 +33,7 @@ from pt2bot.smoke import compile_report
 from pt2bot.shard import parse_shard, shard_models
 from pt2bot.smoke.device import git_head, resolve_device, torch_version
 from pt2bot.smoke.env import scrub_env
+from pt2bot.smoke.forkserver import SERVERS, fork_supported, preload_for
 from pt2bot.smoke.supervise import WORKER_ARGV, WorkerGroups, WorkerJob, run_worker
 
 
@@ -155,10 +156,15 @@ def run_models(config: Config, *, repo_root: str, out_dir: str,
         workers = max(1, min(int(config.run.jobs or 1), len(jobs) or 1))
         groups = WorkerGroups()
         pool = concurrent.futures.ThreadPoolExecutor(max_workers=workers)
+        # Forked from a server that has imported torch (forkserver.py): only the real worker
+        # (a test's stand-in command is spawned), and where fork is safe.
+        server = (SERVERS.acquire(python, jobs[0].env, repo_root,
+                                  preload_for(config.run.backend), os.path.join(out_dir, "logs"))
+                  if jobs and tuple(worker_argv) == WORKER_ARGV and fork_supported() else None)
 
         def one(job: WorkerJob) -> ModelRun:
             run = run_worker(job, python=python, worker_argv=worker_argv, groups=groups,
-                             started=started)
+                             started=started, server=server)
             if "trace_path" not in job.spec:   # no traced phase: no report to claim
                 return run.without("compile_report") if run.compile_report is not None else run
             return compile_report.finish_compile_report(
@@ -176,6 +182,9 @@ def run_models(config: Config, *, repo_root: str, out_dir: str,
             groups.kill_all()
             pool.shutdown(wait=True, cancel_futures=True)
             raise
+        finally:
+            if server is not None:
+                SERVERS.release(server)
         pool.shutdown(wait=True)
     return header.with_(models=tuple(sorted(runs, key=lambda r: str(r.name))))
 
