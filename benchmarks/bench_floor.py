@@ -110,6 +110,7 @@ import contextlib, importlib, io, itertools, json, sys, time
 t_start = time.perf_counter()
 spec = json.load(open(sys.argv[1]))
 import torch
+import torch._dynamo   # what torch.compile imports on first use: part of the import here
 torch.set_num_threads(1)
 t_import = time.perf_counter()
 mod, _, fn = spec["entry"].partition(":")
@@ -218,9 +219,16 @@ def config_text(names: list[str], a: argparse.Namespace, cache: str) -> str:
     return "\n".join(lines) + "\n"
 
 
-def build_repo(repo: str, names: list[str], a: argparse.Namespace, cache: str) -> None:
-    """main: the example's zoo + the real-library module; the PR: a touched shared layer."""
+def build_repo(repo: str, names: list[str], a: argparse.Namespace, cache: str,
+               current: str) -> None:
+    """main: the example's zoo + the real-library module; the PR: a touched shared layer.
+
+    The repository holds a `pt2bot` symlink to `current` (itself a link the benchmark points at
+    the pt2bot being measured): workers import pt2bot from the repository first (their
+    PYTHONPATH), so each side of a before/after comparison runs its own worker code, in the
+    base worktree too, whatever pt2bot the interpreter has installed."""
     os.makedirs(os.path.join(repo, "zoo"))
+    os.symlink(current, os.path.join(repo, "pt2bot"))
     for f in ("__init__.py", "encoder.py", "layers.py", "mlp.py"):
         shutil.copy(os.path.join(TOP, "examples", "zoo", f), os.path.join(repo, "zoo", f))
     with open(os.path.join(repo, "zoo", "real.py"), "w") as fh:
@@ -284,10 +292,19 @@ def run_floor(repo: str, names: list[str], a: argparse.Namespace, cache: str,
 _SEGMENT = re.compile(r"pt2bot: smoke (head|base) \(.*?\)( latency round (\d+))?$")
 
 
-def run_review(repo: str, a: argparse.Namespace, out: str) -> dict[str, Any]:
+def point(current: str, top: str) -> None:
+    """The repository's pt2bot link now leads to `top`'s pt2bot."""
+    tmp = current + ".new"
+    if os.path.lexists(tmp):
+        os.unlink(tmp)
+    os.symlink(os.path.join(top, "pt2bot"), tmp)
+    os.replace(tmp, current)
+
+
+def run_review(repo: str, a: argparse.Namespace, out: str, top: str = TOP) -> dict[str, Any]:
     shutil.rmtree(out, ignore_errors=True)
     env = {k: v for k, v in os.environ.items() if k != "GITHUB_TOKEN"}
-    env["PYTHONPATH"] = TOP   # the CLI of this checkout
+    env["PYTHONPATH"] = top   # the CLI of the pt2bot measured
     lines: list[tuple[float, str]] = []
     t0 = time.perf_counter()
     proc = subprocess.Popen([sys.executable, "-m", "pt2bot", "review", "--all", "--base", "main",
@@ -349,12 +366,12 @@ def run_review(repo: str, a: argparse.Namespace, out: str) -> dict[str, Any]:
                            for side, ms in runs.items() for m in ms}}
 
 
-def table(floors: list[dict[str, Any]], reviews: list[dict[str, Any]]) -> str:
+def table(floors: list[dict[str, Any]], reviews: list[dict[str, Any]], label: str = "") -> str:
     keys = list(floors[0]["phases"])
     med = lambda rs, k: statistics.median(r["phases"][k] for r in rs)  # noqa: E731
     ft = statistics.median(r["total"] for r in floors)
     rt = statistics.median(r["total"] for r in reviews)
-    out = [f"| phase (s, all models, both sides) | floor | review --all | difference | share of difference |",
+    out = [f"| phase (s, all models, both sides) | floor | review --all {label} | difference | share of difference |",
            "|---|---:|---:|---:|---:|"]
     for k in keys:
         f, r = med(floors, k), med(reviews, k)
@@ -365,6 +382,13 @@ def table(floors: list[dict[str, Any]], reviews: list[dict[str, Any]]) -> str:
                f"floor {floors[0]['processes']} processes, review {reviews[0]['processes']} "
                f"worker runs)")
     return "\n".join(out)
+
+
+def _commit(top: str) -> str | None:
+    try:
+        return sh(top, "git", "rev-parse", "--short", "HEAD")
+    except (subprocess.CalledProcessError, OSError):
+        return None
 
 
 def main() -> int:
@@ -379,38 +403,51 @@ def main() -> int:
     ap.add_argument("--site", default=SITE, help="site-packages with the model libraries")
     ap.add_argument("--work", default=None, help="working directory (default: a temp dir)")
     ap.add_argument("--data", default=None, help="append the records to this JSON file")
-    ap.add_argument("--label", default="", help="a label for the records (e.g. a commit)")
+    ap.add_argument("--label", default="", help="a label for the records")
+    ap.add_argument("--pt2bot", action="append", default=None, metavar="LABEL=DIR",
+                    help="a pt2bot checkout to measure (repeatable: before/after in one run, "
+                         "interleaved); default: this one")
     a = ap.parse_args()
     names = a.models.split(",")
+    tops = dict(x.split("=", 1) for x in (a.pt2bot or [f"this={TOP}"]))
     work = a.work or tempfile.mkdtemp(prefix="pt2bot-floor-")
+    os.makedirs(work, exist_ok=True)
     repo, cache = os.path.join(work, "repo"), os.path.join(work, "inductor")
+    current = os.path.join(work, "current-pt2bot")
     shutil.rmtree(repo, ignore_errors=True)
-    build_repo(repo, names, a, cache)
+    point(current, next(iter(tops.values())))
+    build_repo(repo, names, a, cache, current)
     print(f"models {names}, backend {a.backend}, rounds {a.rounds}, warmup {a.warmup}, "
-          f"repeats {a.repeats}; work {work}", flush=True)
+          f"repeats {a.repeats}; pt2bot {tops}; work {work}", flush=True)
     # one untimed floor pass: the same warm page cache and inductor cache for both sides
     run_floor(repo, names, a, cache, work)
-    floors, reviews, loads = [], [], []
+    floors: list[dict[str, Any]] = []
+    reviews: dict[str, list[dict[str, Any]]] = {label: [] for label in tops}
+    loads = []
     for k in range(a.repeat):
-        order = ("floor", "review") if k % 2 == 0 else ("review", "floor")
+        order = ["floor", *tops]
+        if k % 2:
+            order.reverse()
         for what in order:
             load0 = os.getloadavg()[0]
             if what == "floor":
                 r = run_floor(repo, names, a, cache, work)
                 floors.append(r)
             else:
-                r = run_review(repo, a, os.path.join(work, "out"))
-                reviews.append(r)
+                point(current, tops[what])
+                r = run_review(repo, a, os.path.join(work, "out"), tops[what])
+                reviews[what].append(r)
             loads.append((what, load0, os.getloadavg()[0]))
             print(f"{what}: {r['total']:.1f} s (load {load0:.2f} -> {os.getloadavg()[0]:.2f})",
                   flush=True)
-    print()
-    print(table(floors, reviews))
-    print("\nreview facts:", json.dumps(reviews[-1]["facts"], indent=1))
+    for label, rs in reviews.items():
+        print()
+        print(table(floors, rs, label))
+        print(f"\n{label}: review facts:", json.dumps(rs[-1]["facts"]))
+        print(f"{label}: review stages:", rs[-1]["stages"])
+        print(f"{label}: review segments:", [(s, r, round(d, 1)) for s, r, d in rs[-1]["segments"]])
     print("floor facts:", json.dumps({f"{p['model']}/{p['side']}": p["facts"]
                                       for p in floors[-1]["per"]}))
-    print("review stages:", reviews[-1]["stages"])
-    print("review segments:", [(s, r, round(d, 1)) for s, r, d in reviews[-1]["segments"]])
     if a.data:
         records = []
         if os.path.exists(a.data):
@@ -418,9 +455,9 @@ def main() -> int:
                 records = json.load(fh)
         records.append({"label": a.label, "models": names, "backend": a.backend,
                         "rounds": a.rounds, "warmup": a.warmup, "repeats": a.repeats,
+                        "pt2bot": {k: {"dir": v, "commit": _commit(v)} for k, v in tops.items()},
                         "loads": loads, "floors": floors, "reviews": reviews,
-                        "uptime": sh(work, "uptime"),
-                        "commit": sh(TOP, "git", "rev-parse", "--short", "HEAD")})
+                        "uptime": sh(work, "uptime")})
         with open(a.data, "w") as fh:
             json.dump(records, fh, indent=1)
     return 0

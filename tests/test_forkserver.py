@@ -49,7 +49,8 @@ class Lin(nn.Module):
 
 def _note(path, **data):
     with open(path, "a") as fh:
-        fh.write(json.dumps({"pid": os.getpid(), "ppid": os.getppid(), **data}) + "\\n")
+        fh.write(json.dumps({"pid": os.getpid(), "ppid": os.getppid(), "file": __file__,
+                             "cwd": os.getcwd(), **data}) + "\\n")
 
 
 def sleeper(note):
@@ -142,6 +143,22 @@ def test_workers_are_forked_from_the_server_and_a_leaky_model_leaves_the_next_cl
     assert probe["threads"] == 1 and probe["leaked"] is False
     # and its process, thread included, is gone
     assert not _alive(pids["a_leaky"]) and supervise.group_members(pids["a_leaky"]) == []
+
+
+def test_two_repositories_share_one_server_and_each_worker_imports_its_own(shared_root,
+                                                                         tmp_path):
+    # a review's head and base: two worktrees, one server (its environment has no PYTHONPATH)
+    other, note = _repo(tmp_path), tmp_path / "notes"
+    for root in (shared_root, other):
+        res = run_models(_config(_model("q", "quick", note)), repo_root=str(root),
+                         out_dir=str(tmp_path / "out" / root.parent.name), device="cpu",
+                         phases=["breaks"])
+        assert res.models[0].ok, res.to_json()
+    first, second = _notes(note)
+    assert first["ppid"] == second["ppid"] != os.getpid()
+    assert first["file"] == str(shared_root / "pkg" / "models.py")
+    assert second["file"] == str(other / "pkg" / "models.py")
+    assert (first["cwd"], second["cwd"]) == (str(shared_root), str(other))
 
 
 def test_spawn_mode_starts_each_worker_from_the_runner(shared_root, tmp_path, monkeypatch):
@@ -245,3 +262,20 @@ def test_the_server_ends_when_the_runner_closes_it_and_kills_what_it_still_runs(
     while _alive(proc.pid) and time.monotonic() < gone_by:
         time.sleep(0.05)
     assert not _alive(proc.pid)
+
+
+def test_an_interrupted_run_does_not_wait_for_a_server_still_importing(tmp_path):
+    root, note = _repo(tmp_path), tmp_path / "notes"
+    (root / "slow_import.py").write_text("import time\ntime.sleep(600)\n")
+    env = scrub_env(os.environ, repo_root=str(root), threads=1)
+    server = forkserver.ForkServer(sys.executable, env, str(root), ("slow_import",),
+                                   str(tmp_path / "srv"))
+    start = time.monotonic()
+    try:
+        got = server.launch(spec_path="s", out_path="o", log_path=str(tmp_path / "log"),
+                            cwd=str(root), cancelled=lambda: time.monotonic() - start > 0.5)
+    finally:
+        server.close()
+    assert got == "the run was interrupted"
+    assert time.monotonic() - start < 5
+    assert server.proc.returncode is not None and not _notes(note)

@@ -4,8 +4,10 @@ Every model runs in a process of its own (a crash, a hang or the OOM killer take
 not the run), and a fresh interpreter pays seconds for `import torch` and dynamo before the
 model is even built: several times per model in a review (each side, each latency round). A
 fork server pays that once. It is started in the worker's scrubbed environment (torch reads
-some variables at import: thread counts, cache directories, log settings), imports torch, dynamo
-and the worker's modules, and then only forks: each model runs in a child that leads its own
+some variables at import: thread counts, cache directories, log settings) less PYTHONPATH, which
+each child sets to its own repository (so a review's head and base share one server, and no
+repository's files are on the path while torch is imported), imports torch, dynamo and the
+worker's modules, and then only forks: each model runs in a child that leads its own
 session and process group, exactly as a spawned worker does, so the supervisor's timeout, log
 cap and group kill work unchanged (pt2bot/smoke/supervise.py). The server never runs a model,
 so nothing one model leaves behind (threads, memory, imported modules, patched globals) reaches
@@ -16,8 +18,8 @@ before every fork (importing torch starts no OpenMP or inductor pools; nothing h
 op) and refuses otherwise, and the runner then spawns. Where fork is unsafe or missing (macOS,
 Windows) or `PT2BOT_WORKER_START=spawn`, workers are spawned as before.
 
-The protocol: JSON lines. The runner writes `{"id", "spec", "out", "log", "cwd"}` to the
-server's stdin; the server answers `{"id", "pid"}` once the child leads its own session (or
+The protocol: JSON lines. The runner writes `{"id", "spec", "out", "log", "cwd", "pythonpath"}`
+to the server's stdin; the server answers `{"id", "pid"}` once the child leads its own session (or
 `{"id", "error"}`), and `{"exit": pid, "rc": returncode}` when it has reaped the child
 (`rc` as `subprocess.Popen.returncode`: negative for a signal). Its stdout carries nothing
 else: the server moves torch's own output to its log. When the runner goes away (its end of
@@ -34,7 +36,8 @@ import signal
 import subprocess
 import sys
 import threading
-from typing import IO, Any, Mapping, Sequence
+import time
+from typing import IO, Any, Callable, Mapping, Sequence
 
 MODE_ENV = "PT2BOT_WORKER_START"         # "spawn" turns the fork server off
 SERVER_LOG = "pt2bot-forkserver.log"     # in the server's temp directory
@@ -127,6 +130,9 @@ def serve(preload: Sequence[str]) -> None:
                 os.killpg(pid, signal.SIGKILL)
             except OSError:
                 pass
+        # no interpreter teardown of torch (seconds on a busy machine): the runner waits for it
+        proto.close()
+        os._exit(0)
 
 
 def _reap(children: set[int], proto: IO[str]) -> None:
@@ -192,6 +198,11 @@ def _child(req: dict[str, Any], keep: tuple[Any, ...]) -> None:
     sys.stderr = sys.__stderr__ = open(2, "w", encoding="utf-8", errors="backslashreplace",
                                        closefd=False, buffering=1)
     os.chdir(req["cwd"])
+    if req.get("pythonpath"):
+        # The repository goes where a spawned worker has it (after the script's directory):
+        # one server serves the worktrees of both sides of a review.
+        os.environ["PYTHONPATH"] = req["pythonpath"]
+        sys.path[1:1] = req["pythonpath"].split(os.pathsep)
     from pt2bot.smoke import worker
 
     sys.argv = ["pt2bot.smoke.worker", req["spec"], req["out"]]
@@ -227,7 +238,7 @@ class ForkedProcess:
 
 
 class ForkServer:
-    """One server process for one worker environment (python, env, cwd, preloads)."""
+    """One server process for one worker environment (python, env, preloads)."""
 
     def __init__(self, python: str, env: Mapping[str, str], cwd: str,
                  preload: Sequence[str], log_dir: str) -> None:
@@ -298,10 +309,16 @@ class ForkServer:
             proc._finish(-signal.SIGKILL, lost=why)
 
     def launch(self, *, spec_path: str, out_path: str, log_path: str, cwd: str,
-               timeout: float = READY_TIMEOUT_S) -> ForkedProcess | str:
-        """Fork one worker; the process, or why the server could not (then spawn it)."""
-        if not self._ready.wait(timeout):
-            return "the fork server did not start in time"
+               pythonpath: str | None = None, timeout: float = READY_TIMEOUT_S,
+               cancelled: Callable[[], bool] = lambda: False) -> ForkedProcess | str:
+        """Fork one worker; the process, or why the server could not (then spawn it).
+        Waiting for the server's imports ends early when `cancelled()` (an interrupted run)."""
+        deadline = time.monotonic() + timeout
+        while not self._ready.wait(0.1):
+            if cancelled():
+                return "the run was interrupted"
+            if time.monotonic() >= deadline:
+                return "the fork server did not start in time"
         slot: list[Any] = [threading.Event(), None]
         with self._lock:
             if self.dead is not None:
@@ -310,7 +327,7 @@ class ForkServer:
             key = self._next
             self._replies[key] = slot
             line = json.dumps({"id": key, "spec": spec_path, "out": out_path, "log": log_path,
-                               "cwd": cwd}) + "\n"
+                               "cwd": cwd, "pythonpath": pythonpath}) + "\n"
             try:
                 assert self.proc.stdin is not None
                 self.proc.stdin.write(line.encode())
@@ -318,18 +335,19 @@ class ForkServer:
             except OSError as e:
                 self._replies.pop(key, None)
                 return f"the fork server is gone: {e}"
-        slot[0].wait()
+        slot[0].wait()      # answered at once (or failed by _die when the server goes)
         return slot[1]
 
     def close(self) -> None:
-        """End the server (it kills whatever it still runs); wait for it briefly."""
+        """End the server (it kills whatever it still runs); wait for it briefly. A server
+        still importing does not read its input yet: it is killed (it has no children)."""
         try:
             if self.proc.stdin is not None:
                 self.proc.stdin.close()
         except OSError:
             pass
         try:
-            self.proc.wait(timeout=5)
+            self.proc.wait(timeout=5 if self._ready.is_set() else 0)
         except subprocess.TimeoutExpired:
             try:
                 os.killpg(self.proc.pid, signal.SIGKILL)
@@ -358,9 +376,15 @@ class ForkServers:
         self._servers: dict[tuple[Any, ...], ForkServer] = {}   # in order of last use
         self.max_idle = max_idle
 
-    def acquire(self, python: str, env: Mapping[str, str], cwd: str,
-                preload: Sequence[str], log_dir: str) -> ForkServer:
-        key = (python, tuple(sorted(env.items())), cwd, tuple(preload))
+    def acquire(self, python: str, env: Mapping[str, str], preload: Sequence[str],
+                log_dir: str) -> ForkServer:
+        """The server for workers with this environment. Its own environment is the workers'
+        without PYTHONPATH, which each worker gets from its request (`launch`): so neither
+        side's repository is on the path while torch is imported, and the head and base
+        worktrees of a review share one server. It runs in `log_dir`, a directory of ours."""
+        env = {k: v for k, v in env.items() if k != "PYTHONPATH"}
+        key = (python, tuple(sorted(env.items())), tuple(preload))
+        cwd = log_dir
         closing = []
         with self._lock:
             server = self._servers.pop(key, None)

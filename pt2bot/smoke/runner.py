@@ -158,8 +158,8 @@ def run_models(config: Config, *, repo_root: str, out_dir: str,
         pool = concurrent.futures.ThreadPoolExecutor(max_workers=workers)
         # Forked from a server that has imported torch (forkserver.py): only the real worker
         # (a test's stand-in command is spawned), and where fork is safe.
-        server = (SERVERS.acquire(python, jobs[0].env, repo_root,
-                                  preload_for(config.run.backend), os.path.join(out_dir, "logs"))
+        server = (SERVERS.acquire(python, jobs[0].env, preload_for(config.run.backend),
+                                  os.path.join(out_dir, "logs"))
                   if jobs and tuple(worker_argv) == WORKER_ARGV and fork_supported() else None)
 
         def one(job: WorkerJob) -> ModelRun:

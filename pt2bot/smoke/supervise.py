@@ -292,9 +292,15 @@ def run_worker(job: WorkerJob, *, python: str = sys.executable,
     proc: subprocess.Popen | ForkedProcess | None = None
     if server is not None:
         got = server.launch(spec_path=job.spec_path, out_path=job.out_path,
-                            log_path=job.log_path, cwd=job.cwd)
+                            log_path=job.log_path, cwd=job.cwd,
+                            pythonpath=job.env.get("PYTHONPATH"),
+                            cancelled=lambda: groups is not None and groups.cancelled)
         if isinstance(got, ForkedProcess):
             proc = got
+        elif groups is not None and groups.cancelled:
+            return _failed_run(name, "error", RunError(kind="exception",
+                                                       message="the run was interrupted"),
+                               job.log_rel, 0.0)
         else:
             with open(job.log_path, "a", encoding="utf-8") as log:
                 log.write(f"pt2bot: the worker is spawned, not forked: {got}\n")
