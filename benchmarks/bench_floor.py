@@ -289,7 +289,7 @@ def run_floor(repo: str, names: list[str], a: argparse.Namespace, cache: str,
     return {"total": total, "phases": phases, "processes": len(per), "per": per}
 
 
-_SEGMENT = re.compile(r"pt2bot: smoke (head|base) \(.*?\)( latency round (\d+))?$")
+_SEGMENT = re.compile(r"pt2bot: smoke (head|base) \(.*?\)( latency round (\d+)| export location)?$")
 
 
 def point(current: str, top: str) -> None:
@@ -328,13 +328,15 @@ def run_review(repo: str, a: argparse.Namespace, out: str, top: str = TOP) -> di
             runs[side] = json.load(fh)["models"]
     # segments: each run_models call, from its log line to the next one (the last ends with
     # the smoke stage)
-    marks = [(t, m.group(1), int(m.group(3) or 0)) for t, line in lines
-             if (m := _SEGMENT.search(line))]
+    # round -1: the export phase again where a failure needs locating (draft_export)
+    marks = [(t, m.group(1), -1 if m.group(2) == " export location" else int(m.group(3) or 0))
+             for t, line in lines if (m := _SEGMENT.search(line))]
     smoke_end = marks[0][0] + stages.get("smoke", 0.0) if marks else 0.0
     seg = [(side, rnd, (marks[k + 1][0] if k + 1 < len(marks) else smoke_end) - t)
            for k, (t, side, rnd) in enumerate(marks)]
     first = sum(d for _side, rnd, d in seg if rnd == 0)
     rounds = sum(d for _side, rnd, d in seg if rnd > 0)
+    locate = sum(d for _side, rnd, d in seg if rnd < 0)
     models = [m for side in runs.values() for m in side]
     dur = sum(float(m.get("duration_s") or 0.0) for m in models)
     ph = {k: sum(float((m.get("phase_s") or {}).get(k, 0.0)) for m in models)
@@ -343,7 +345,7 @@ def run_review(repo: str, a: argparse.Namespace, out: str, top: str = TOP) -> di
         "start": first - dur,
         "import+build+eager": dur - sum(ph.values()),
         "compile": ph["breaks"] + ph["matrix"],
-        "export": ph["export"],
+        "export": ph["export"] + locate,
         "latency": ph["latency"],
         "latency rounds": rounds,
         "review's own": total - stages.get("smoke", 0.0),
