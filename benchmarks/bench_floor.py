@@ -211,8 +211,10 @@ def config_text(names: list[str], a: argparse.Namespace, cache: str) -> str:
     for n in names:
         m = MODELS[n]
         lines += [f"  - name: {n}", f"    entry: {m['entry']}",
-                  f"    kwargs: {json.dumps(m['kwargs'])}", f"    inputs: {json.dumps(m['inputs'])}",
-                  f"    shapes: {json.dumps(m['shapes'])}", f"    dynamic: {json.dumps(m['dynamic'])}"]
+                  f"    kwargs: {json.dumps(m['kwargs'])}",
+                  f"    inputs: {json.dumps(m['inputs'])}",
+                  f"    shapes: {json.dumps(m['shapes'])}",
+                  f"    dynamic: {json.dumps(m['dynamic'])}"]
     lines.append(f"run: {{device: cpu, backend: {a.backend}, threads: 1, jobs: 1, timeout_s: 900, "
                  f"rounds: {a.rounds}, warmup: {a.warmup}, repeats: {a.repeats}, "
                  f"cache_dir: {json.dumps(cache)}}}")
@@ -373,11 +375,13 @@ def table(floors: list[dict[str, Any]], reviews: list[dict[str, Any]], label: st
     med = lambda rs, k: statistics.median(r["phases"][k] for r in rs)  # noqa: E731
     ft = statistics.median(r["total"] for r in floors)
     rt = statistics.median(r["total"] for r in reviews)
-    out = [f"| phase (s, all models, both sides) | floor | review --all {label} | difference | share of difference |",
+    out = [f"| phase (s, all models, both sides) | floor | review --all {label} | difference "
+           f"| share of difference |",
            "|---|---:|---:|---:|---:|"]
     for k in keys:
         f, r = med(floors, k), med(reviews, k)
-        out.append(f"| {k} | {f:.1f} | {r:.1f} | {r - f:+.1f} | {(r - f) / (rt - ft) * 100:.0f} % |")
+        share = (r - f) / (rt - ft) * 100 if rt != ft else 0.0
+        out.append(f"| {k} | {f:.1f} | {r:.1f} | {r - f:+.1f} | {share:.0f} % |")
     out.append(f"| **total** | **{ft:.1f}** | **{rt:.1f}** | **{rt - ft:+.1f}** | |")
     out.append("")
     out.append(f"ratio review / floor: **{rt / ft:.2f}x** (medians of {len(reviews)} run(s) each; "
@@ -406,6 +410,8 @@ def main() -> int:
     ap.add_argument("--work", default=None, help="working directory (default: a temp dir)")
     ap.add_argument("--data", default=None, help="append the records to this JSON file")
     ap.add_argument("--label", default="", help="a label for the records")
+    ap.add_argument("--no-warm", action="store_true",
+                    help="no untimed floor pass first (the caches are warm already)")
     ap.add_argument("--pt2bot", action="append", default=None, metavar="LABEL=DIR",
                     help="a pt2bot checkout to measure (repeatable: before/after in one run, "
                          "interleaved); default: this one")
@@ -421,8 +427,8 @@ def main() -> int:
     build_repo(repo, names, a, cache, current)
     print(f"models {names}, backend {a.backend}, rounds {a.rounds}, warmup {a.warmup}, "
           f"repeats {a.repeats}; pt2bot {tops}; work {work}", flush=True)
-    # one untimed floor pass: the same warm page cache and inductor cache for both sides
-    run_floor(repo, names, a, cache, work)
+    if not a.no_warm:   # one untimed floor pass: a warm page cache and inductor cache for all
+        run_floor(repo, names, a, cache, work)
     floors: list[dict[str, Any]] = []
     reviews: dict[str, list[dict[str, Any]]] = {label: [] for label in tops}
     loads = []

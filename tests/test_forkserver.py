@@ -111,15 +111,6 @@ def _model(name: str, factory: str, note: Path, **kw) -> ModelConfig:
                        export=False, **kw)
 
 
-def _alive(pid: int) -> bool:
-    try:
-        with open(f"/proc/{pid}/stat", encoding="ascii") as fh:
-            stat = fh.read()
-    except OSError:
-        return False
-    return stat[stat.rfind(")") + 2:].split()[0] not in ("Z", "X")
-
-
 def _config(*models: ModelConfig, timeout_s: float = 120) -> Config:
     return Config(models=models, run=RunConfig(device="cpu", backend="eager", timeout_s=timeout_s,
                                                threads=1, latency=False, jobs=1))
@@ -142,7 +133,8 @@ def test_workers_are_forked_from_the_server_and_a_leaky_model_leaves_the_next_cl
     # what the first model left behind (a thread, 64 MiB, a patched module) is not in the next
     assert probe["threads"] == 1 and probe["leaked"] is False
     # and its process, thread included, is gone
-    assert not _alive(pids["a_leaky"]) and supervise.group_members(pids["a_leaky"]) == []
+    assert not supervise.process_alive(pids["a_leaky"])
+    assert supervise.group_members(pids["a_leaky"]) == []
 
 
 def test_two_repositories_share_one_server_and_each_worker_imports_its_own(shared_root,
@@ -180,7 +172,7 @@ def test_a_forked_worker_that_ignores_sigterm_is_killed_at_its_timeout(shared_ro
     [run] = res.models
     assert (run.status, run.error.kind) == ("timeout", "timeout")
     assert _notes(note), "the model never ran"
-    assert not _alive(pids["deaf"]) and supervise.group_members(pids["deaf"]) == []
+    assert not supervise.process_alive(pids["deaf"]) and supervise.group_members(pids["deaf"]) == []
 
 
 def test_a_server_that_dies_fails_its_running_model_with_a_reason_and_the_next_runs(shared_root,
@@ -211,7 +203,7 @@ def test_a_server_that_dies_fails_its_running_model_with_a_reason_and_the_next_r
     err = runs["a_sleeper"].error
     assert runs["a_sleeper"].status == "error" and err is not None and err.kind == "crash"
     assert "the fork server died" in err.message and "SIGKILL" in err.message
-    assert not _alive(pids["a_sleeper"])
+    assert not supervise.process_alive(pids["a_sleeper"])
     assert runs["b_quick"].ok, runs["b_quick"].to_json()
     log = (tmp_path / "out" / "logs" / "b_quick.log").read_text()
     assert "spawned, not forked: the fork server exited with SIGKILL" in log
@@ -259,9 +251,9 @@ def test_the_server_ends_when_the_runner_closes_it_and_kills_what_it_still_runs(
     server.close()
     assert server.proc.returncode is not None
     gone_by = time.monotonic() + 5
-    while _alive(proc.pid) and time.monotonic() < gone_by:
+    while supervise.process_alive(proc.pid) and time.monotonic() < gone_by:
         time.sleep(0.05)
-    assert not _alive(proc.pid)
+    assert not supervise.process_alive(proc.pid)
 
 
 def test_an_interrupted_run_does_not_wait_for_a_server_still_importing(tmp_path):

@@ -18,6 +18,7 @@ from pathlib import Path
 import pytest
 
 from gitrepo import GitRepo
+from pt2bot.smoke.supervise import process_alive
 
 pytestmark = pytest.mark.torch
 
@@ -63,16 +64,6 @@ def _ppid(pid: int) -> int:
     return int(stat[stat.rfind(")") + 2:].split()[1])
 
 
-def _alive(pid: int) -> bool:
-    """Running, not a zombie (a killed worker's parent may not have reaped it yet)."""
-    try:
-        with open(f"/proc/{pid}/stat", encoding="ascii") as fh:
-            stat = fh.read()
-    except OSError:
-        return False
-    return stat[stat.rfind(")") + 2:].split()[0] not in ("Z", "X")
-
-
 def _repo(tmp_path: Path) -> tuple[GitRepo, Path]:
     pidfile = tmp_path / "pids"
     repo = GitRepo.init(tmp_path / "r")
@@ -102,22 +93,23 @@ def _terminate_once_a_worker_runs(cmd: list[str], cwd: Path, pidfile: Path,
             time.sleep(0.05)
         time.sleep(0.3)   # the worker is now in forward, sleeping
         pids = [int(p) for p in pidfile.read_text().split()]
-        assert all(_alive(p) for p in pids)
+        assert all(process_alive(p) for p in pids)
         # a worker forked by a fork server (pt2bot/smoke/forkserver.py): the server must go too
         pids += [pp for pp in {_ppid(p) for p in pids} if pp != proc.pid]
         proc.send_signal(signal.SIGTERM)
         rc = proc.wait(timeout=30)
         gone_by = time.monotonic() + 5
-        while any(_alive(p) for p in pids) and time.monotonic() < gone_by:
+        while any(process_alive(p) for p in pids) and time.monotonic() < gone_by:
             time.sleep(0.05)
-        return rc, [p for p in pids if _alive(p)], (tmp_path / "pt2bot.log").read_text()
+        return (rc, [p for p in pids if process_alive(p)],
+                (tmp_path / "pt2bot.log").read_text())
     finally:
         if proc.poll() is None:
             proc.kill()
             proc.wait()
         log.close()
         for pid in [int(p) for p in pidfile.read_text().split()] if pidfile.exists() else []:
-            if _alive(pid):   # never leave a sleeping worker behind, even when the test fails
+            if process_alive(pid):   # never leave a sleeping worker behind, even on failure
                 os.kill(pid, signal.SIGKILL)
 
 

@@ -88,6 +88,25 @@ def group_members(pgid: int) -> list[int]:
     return members
 
 
+def process_alive(pid: int) -> bool:
+    """Whether a process runs (a zombie waiting to be reaped does not; via /proc where there
+    is one)."""
+    if not os.path.isdir("/proc/self"):
+        try:
+            os.kill(pid, 0)
+            return True
+        except ProcessLookupError:
+            return False
+        except PermissionError:
+            return True
+    try:
+        with open(f"/proc/{pid}/stat", encoding="ascii", errors="replace") as fh:
+            stat = fh.read()
+    except OSError:
+        return False
+    return stat[stat.rfind(")") + 2:].split()[:1] not in (["Z"], ["X"], [])
+
+
 def _group_alive(pgid: int) -> bool:
     return bool(group_members(pgid))
 
@@ -419,4 +438,4 @@ def normalise_run(run: ModelRun | dict[str, Any], *, name: str, log_rel: str,
 
 __all__ = ["LOG_CAP_BYTES", "MESSAGE_CHARS", "OUT_CAP_BYTES", "TAIL_BYTES", "TERM_GRACE_S",
            "WORKER_ARGV", "WorkerGroups", "WorkerJob", "classify_exit", "group_members",
-           "normalise_run", "read_run", "read_tail", "run_worker"]
+           "normalise_run", "process_alive", "read_run", "read_tail", "run_worker"]
