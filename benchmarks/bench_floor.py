@@ -1,7 +1,11 @@
 """`pt2bot review --all` against its floor: the bare torch work that yields the same facts.
 
     /work/main/.venv/bin/python benchmarks/bench_floor.py [--repeat 1] [--models a,b,c]
-        [--rounds 3] [--data out.json]
+        [--rounds 3] [--data out.json] [--pt2bot before=DIR --pt2bot after=DIR]
+
+(The figures in the README: `--no-warm --pt2bot before=<git archive of 69992df>
+--pt2bot after=<git archive of 3b3311e> --data benchmarks/results/floor.json`, ~31 min at a
+load of 9-15 on 2 cores.)
 
 The floor, per model and side (base and head), is ONE process that imports torch, builds the
 model, makes one eager call per shape case, one compile over the cases with dynamo's structured
@@ -28,7 +32,9 @@ Where the difference goes, phase by phase (seconds summed over models and sides)
 - `import+build+eager`: pt2bot: `duration_s` minus the phases (torch import, model and inputs,
   eager calls, coverage); floor: the same without coverage.
 - `compile`: pt2bot: the breaks + matrix phases; floor: its one compile over the cases.
-- `export`, `latency`: the phases of the first run / the floor's export and timed calls.
+- `export`: the export phases, plus the review's run that locates a head failure with
+  `draft_export` where its report needs it / the floor's export, checked on every case.
+- `latency`: the latency phase of the first run / the floor's timed calls.
 - `latency rounds`: pt2bot's extra latency-only processes (rounds 1..R-1, both sides); the
   floor has none.
 - `review's own`: diff, static checks, worktrees, compare, render: the review's total minus its
