@@ -6,9 +6,12 @@ Handlers are imported lazily so that `pt2bot check` never imports torch or PyGit
 from __future__ import annotations
 
 import argparse
+import contextlib
 import importlib
+import signal
 import sys
-from typing import Callable, Sequence
+import threading
+from typing import Any, Callable, Iterator, Sequence
 
 from pt2bot import __version__
 from pt2bot.errors import UserError
@@ -124,10 +127,34 @@ def build_parser() -> argparse.ArgumentParser:
     return p
 
 
+@contextlib.contextmanager
+def sigterm_as_exit() -> Iterator[None]:
+    """Turn SIGTERM (a cancelled CI job) into SystemExit while a sub-command runs.
+
+    The smoke workers lead their own sessions, so the signal never reaches them; as an
+    exception it unwinds the command instead, and the smoke runner kills the workers it
+    started (and the review removes its base worktree) on the way out. Every sub-command
+    runs under it: `run`, `review`, `audit` and `init --check` all start workers.
+    """
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+
+    def handler(signum: int, frame: Any) -> None:
+        raise SystemExit(128 + signum)
+
+    previous = signal.signal(signal.SIGTERM, handler)
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGTERM, previous)
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
     try:
-        return int(_handler(args.handler)(args) or 0)
+        with sigterm_as_exit():
+            return int(_handler(args.handler)(args) or 0)
     except UserError as e:
         # The message may quote what a pull request wrote (a shard's or an artifact's values,
         # file names): printed through the log's one escape, so no workflow command starts.

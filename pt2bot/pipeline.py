@@ -24,10 +24,10 @@ from pt2bot.findings import Finding
 from pt2bot.fixes import ProofSetting, prove_fixes
 from pt2bot.jsonio import write_json
 from pt2bot.publish.github import publish_dir
-from pt2bot.reach import mark_reached
+from pt2bot.reach import EVIDENCE_FOR, EXPORT, mark_reached, rule_claims
 from pt2bot.report import render_all
 from pt2bot.reportdata import Report
-from pt2bot.results import ResultsFile, load_results_file
+from pt2bot.results import ModelRun, ResultsFile, load_results_file
 from pt2bot.shard.partial import (ShardPlan, mark_partial, plan_shard, shard_selection,
                                   write_partial_inputs)
 from pt2bot.smoke import run_models
@@ -120,8 +120,13 @@ def review(opts: ReviewOptions, log: Callable[[str], None] = lambda s: None) -> 
         # Nothing selected is a clean result, not a broken run.
         head_results, base_results = ResultsFile.empty(), ResultsFile.empty()
         if run_selection.selected:
+            # where head has findings an export failure's location could confirm (reach.py);
+            # None: this job has no static findings (a shard but the first), so all of them
+            claimed = (None if plan is not None and not plan.runs_static
+                       else export_claim_paths(head_findings))
             head_results, base_results = timings.run("smoke", lambda: _smoke_both(
-                config, opts, run_selection.selected, head_root, base_root, baseline, log))
+                config, opts, run_selection.selected, head_root, base_root, baseline, log,
+                claimed))
         if plan is not None:
             head_results, base_results = (_mark_shard(r, plan)
                                           for r in (head_results, base_results))
@@ -203,7 +208,8 @@ def _load_baseline(path: str, base_sha: str,
 
 def _smoke_both(config: Config, opts: ReviewOptions, selected: tuple[str, ...],
                 head_root: str, base_root: str, baseline: ResultsFile | None,
-                log: Callable[[str], None]) -> tuple[ResultsFile, ResultsFile]:
+                log: Callable[[str], None],
+                claimed: set[str] | None = None) -> tuple[ResultsFile, ResultsFile]:
     """Smoke-run head and base; then extra latency rounds in alternating order.
 
     Latency on a shared machine drifts over minutes, so base and head are measured in
@@ -217,11 +223,13 @@ def _smoke_both(config: Config, opts: ReviewOptions, selected: tuple[str, ...],
     base_models = [n for n in selected if select.entry_file(config, config.model(n), base_root)]
 
     def run(side: str, root: str, models: list[str], phases: tuple[str, ...] | None,
-            rnd: int = 0) -> ResultsFile:
-        log(f"smoke {side} ({', '.join(models)}){' latency round ' + str(rnd) if rnd else ''}")
+            rnd: int | str = 0) -> ResultsFile:
+        what = {0: "", "locate": " export location"}.get(rnd, f" latency round {rnd}")
+        log(f"smoke {side} ({', '.join(models)}){what}")
+        # draft_export only where the report needs it: see locate_exports
         return run_models(
             config, repo_root=root, out_dir=os.path.join(out, side, str(rnd)), models=models,
-            device=opts.device, phases=phases, side=side)
+            device=opts.device, phases=phases, side=side, export_locate=rnd == "locate")
 
     sides = {"head": run("head", head_root, head_models, None) if head_models
              else ResultsFile.empty()}
@@ -237,6 +245,9 @@ def _smoke_both(config: Config, opts: ReviewOptions, selected: tuple[str, ...],
         if missing:  # the stored audit did not run these (new in config since): run them here
             base = base.with_(models=(*base.models, *run("base", base_root, missing, None).models))
     sides["base"] = base
+    sides["head"] = locate_exports(
+        sides["head"], base, claimed,
+        lambda names: run("head", head_root, names, ("export",), "locate"))
 
     rounds = max(config.run.rounds, 1) if config.run.latency else 0
     timed = [n for n in head_models if n in base_models and baseline is None]
@@ -248,6 +259,43 @@ def _smoke_both(config: Config, opts: ReviewOptions, selected: tuple[str, ...],
     for side in ("head", "base"):   # compile/<model>/<side>/ into the report directory
         copy_compile_reports(os.path.join(out, side, "0"), opts.out_dir, move=True)
     return sides["head"], sides["base"]
+
+
+def export_claim_paths(findings: list[Finding]) -> set[str]:
+    """The files of head findings whose claim an export failure's location can confirm."""
+    claims = rule_claims()
+    return {f.path for f in findings
+            if EXPORT in EVIDENCE_FOR.get(claims.get(f.rule) or "", ())}
+
+
+def needs_location(head: ModelRun, base: ModelRun | None, claimed: set[str] | None) -> bool:
+    """Whether head's export failure, which torch's error did not locate, is worth
+    `draft_export` (it re-traces the model, often the costliest step of a model's run): when
+    it is new (base exported, or has no such model), when the failure changed (kind or
+    message), or when head has a finding with an export claim in a file the model ran
+    (`claimed`, None: not known), which the location could confirm. Base is never located:
+    the report says where head fails, and only head's results confirm findings."""
+    ex = head.export
+    if ex is None or ex.ok is not False or ex.path is not None or not head.ok:
+        return False
+    b = base.export if base is not None else None
+    if b is None or b.ok is not False or (b.kind, b.message) != (ex.kind, ex.message):
+        return True
+    return claimed is None or bool(claimed & set(head.coverage or ()))
+
+
+def locate_exports(head: ResultsFile, base: ResultsFile, claimed: set[str] | None,
+                   run: Callable[[list[str]], ResultsFile]) -> ResultsFile:
+    """Head with the export failures that need a location (`needs_location`) located: the
+    export phase again, in a worker that may ask `draft_export`."""
+    bases = base.by_name()
+    names = [m.name for m in head.models
+             if isinstance(m.name, str) and needs_location(m, bases.get(m.name), claimed)]
+    if not names:
+        return head
+    located = {m.name: m for m in run(names).models if m.ok and m.export is not None}
+    return head.with_(models=tuple(
+        m.with_(export=located[m.name].export) if m.name in located else m for m in head.models))
 
 
 def cli_review(args: argparse.Namespace) -> int:

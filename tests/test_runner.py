@@ -7,6 +7,7 @@ import signal
 
 import pytest
 
+from pt2bot.cli import sigterm_as_exit
 from pt2bot.config import Config, ModelConfig
 from pt2bot.errors import UserError
 from pt2bot.results import RESULTS_SCHEMA
@@ -271,7 +272,7 @@ def test_sigterm_during_a_run_becomes_systemexit_and_the_handler_is_restored():
 
     before = signal.getsignal(signal.SIGTERM)
     with pytest.raises(SystemExit) as e:
-        with runner._sigterm_as_exit():
+        with sigterm_as_exit():
             os.kill(os.getpid(), signal.SIGTERM)
             time.sleep(5)   # the handler interrupts this at once
     assert e.value.code == 128 + signal.SIGTERM

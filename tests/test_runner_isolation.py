@@ -125,19 +125,11 @@ def test_hang_times_out_and_the_whole_process_group_is_gone(crashy):
     # machine it may still have been importing torch when the timeout struck).
     worker_pid = crashy["pids"]["hangs"]
     assert supervise.group_members(worker_pid) == []
-    assert not _alive(worker_pid)
+    assert not supervise.process_alive(worker_pid)
     pidfile = crashy["tmp"] / "hang.pids"
     if pidfile.exists():   # it reached the model, which started a child: gone too
         assert pidfile.read_text().split()[0] == str(worker_pid)
-        assert not _alive(int(pidfile.read_text().split()[1]))
-
-
-def _alive(pid: int) -> bool:
-    try:
-        with open(f"/proc/{pid}/stat", encoding="ascii") as fh:
-            return fh.read().rsplit(")", 1)[1].split()[0] not in ("Z", "X")
-    except FileNotFoundError:
-        return False
+        assert not supervise.process_alive(int(pidfile.read_text().split()[1]))
 
 
 def test_missing_dependency_is_an_import_error(crashy):
@@ -225,7 +217,7 @@ def test_an_interrupted_run_leaves_no_workers_behind(tmp_path):
     assert time.monotonic() - start < 60          # not the 300 s timeout
     child_pid = int(log.read_text().split("PIDS", 1)[1].split()[0])
     assert supervise.group_members(pids["hangs"]) == []
-    assert not _alive(pids["hangs"]) and not _alive(child_pid)
+    assert not supervise.process_alive(pids["hangs"]) and not supervise.process_alive(child_pid)
 
 
 def test_timeout_kills_the_workers_children_too(tmp_path):
@@ -241,7 +233,7 @@ def test_timeout_kills_the_workers_children_too(tmp_path):
     log = (tmp_path / "out" / "logs" / "spawner.log").read_text()
     child_pid = int(log.split("PIDS", 1)[1].split()[0])
     assert supervise.group_members(pids["spawner"]) == []
-    assert not _alive(pids["spawner"]) and not _alive(child_pid)
+    assert not supervise.process_alive(pids["spawner"]) and not supervise.process_alive(child_pid)
     assert "PIDS" in run["error"]["message"]     # the log's tail is the message
 
 

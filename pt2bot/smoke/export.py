@@ -179,8 +179,11 @@ def static_dims(ep: Any, case: CaseInputs, dynamic: set[str]) -> list[dict[str, 
 
 
 def measure_export(model: Any, cases: list[CaseInputs], eager_outs: list[Any],
-                   model_spec: dict[str, Any], paths: RepoPaths) -> dict[str, Any]:
-    """The RUN `export` dict."""
+                   model_spec: dict[str, Any], paths: RepoPaths, *,
+                   locate: bool = True) -> dict[str, Any]:
+    """The RUN `export` dict. `locate`: ask `draft_export` where a failure is when torch's
+    error does not say (it re-traces the model: the most expensive part of a failing export);
+    without it such a failure has no path. A review asks only where the report needs it."""
     import torch
 
     res: dict[str, Any] = {"ok": False, "kind": None, "message": None, "path": None,
@@ -204,7 +207,7 @@ def measure_export(model: Any, cases: list[CaseInputs], eager_outs: list[Any],
             res.update(path=paths.rel(f.file), line=f.line, source=f.source or None)
         elif (caused := _caused_by(str(e), paths)) is not None:
             res.update(path=caused[0], line=caused[1], source=caused[2])
-        else:
+        elif locate:
             path, line, src, _ftype = _draft_location(model, args, kwargs, shapes, paths)
             res.update(path=path, line=line, source=src)
         if kind == "unsupported":

@@ -12,7 +12,6 @@ slower than from a serial one. Keep `jobs: 1` when latency matters on CPU.
 from __future__ import annotations
 
 import concurrent.futures
-import contextlib
 import dataclasses
 import datetime
 import hashlib
@@ -20,11 +19,9 @@ import json
 import os
 import platform
 import re
-import signal
 import sys
 import tempfile
-import threading
-from typing import Any, Callable, Iterable, Iterator, Mapping, Sequence
+from typing import Any, Callable, Iterable, Mapping, Sequence
 
 from pt2bot import git
 from pt2bot.config import Config, ModelConfig
@@ -36,6 +33,7 @@ from pt2bot.smoke import compile_report
 from pt2bot.shard import parse_shard, shard_models
 from pt2bot.smoke.device import git_head, resolve_device, torch_version
 from pt2bot.smoke.env import scrub_env
+from pt2bot.smoke.forkserver import SERVERS, fork_supported, preload_for
 from pt2bot.smoke.supervise import WORKER_ARGV, WorkerGroups, WorkerJob, run_worker
 
 
@@ -75,7 +73,8 @@ def _model_spec(model: ModelConfig) -> dict[str, Any]:
 
 def build_jobs(config: Config, models: Iterable[ModelConfig], *, repo_root: str, out_dir: str,
                work_dir: str, device: str, phases: Sequence[str],
-               environ: Mapping[str, str], side: str = "head") -> list[WorkerJob]:
+               environ: Mapping[str, str], side: str = "head",
+               export_locate: bool = True) -> list[WorkerJob]:
     run_cfg = config.run
     cache_dir = run_cfg.cache_dir
     if cache_dir:
@@ -93,7 +92,8 @@ def build_jobs(config: Config, models: Iterable[ModelConfig], *, repo_root: str,
         with open(log_path, "wb"):   # a fresh log per run
             pass
         spec = {"repo_root": repo_root, "model": _model_spec(model), "run": run_dict,
-                "device": device, "phases": list(phases), "log_path": log_path}
+                "device": device, "phases": list(phases), "log_path": log_path,
+                "export_locate": export_locate}
         if any(p in ("breaks", "matrix") for p in phases):
             # The compile report's trace (pt2bot/smoke/compile_report.py); an earlier run's report of
             # this model and side goes first, so no stale index.html outlives it.
@@ -117,7 +117,7 @@ def run_models(config: Config, *, repo_root: str, out_dir: str,
                started: Callable[[str, int], None] | None = None,
                python: str = sys.executable,
                worker_argv: Sequence[str] = WORKER_ARGV, side: str = "head",
-               tlparse: str | None | bool = True) -> ResultsFile:
+               tlparse: str | None | bool = True, export_locate: bool = True) -> ResultsFile:
     """Run the selected models (each in its own worker) and return their results file.
 
     `progress` is called with each RUN as it finishes (in completion order), `started` with
@@ -125,6 +125,8 @@ def run_models(config: Config, *, repo_root: str, out_dir: str,
     `worker_argv` choose the worker command (tests; a different interpreter). Each model's
     compile report goes to `out_dir/compile/<model>/<side>/` (`side`: head or base), its
     HTML rendered by `tlparse` (True: find it; None/False: trace only; a path: that binary).
+    `export_locate` False: export failures whose error names no line are not located with
+    `draft_export` (the review locates only those its report needs: pipeline.py).
     """
     repo_root = os.path.abspath(repo_root)
     out_dir = os.path.abspath(out_dir)
@@ -154,14 +156,19 @@ def run_models(config: Config, *, repo_root: str, out_dir: str,
     with tempfile.TemporaryDirectory(prefix="pt2bot-run-") as work_dir:
         jobs = build_jobs(config, chosen, repo_root=repo_root, out_dir=out_dir,
                           work_dir=work_dir, device=dev.device, phases=phases,
-                          environ=os.environ, side=side)
+                          environ=os.environ, side=side, export_locate=export_locate)
         workers = max(1, min(int(config.run.jobs or 1), len(jobs) or 1))
         groups = WorkerGroups()
         pool = concurrent.futures.ThreadPoolExecutor(max_workers=workers)
+        # Forked from a server that has imported torch (forkserver.py): only the real worker
+        # (a test's stand-in command is spawned), and where fork is safe.
+        server = (SERVERS.acquire(python, jobs[0].env, preload_for(config.run.backend),
+                                  os.path.join(out_dir, "logs"))
+                  if jobs and tuple(worker_argv) == WORKER_ARGV and fork_supported() else None)
 
         def one(job: WorkerJob) -> ModelRun:
             run = run_worker(job, python=python, worker_argv=worker_argv, groups=groups,
-                             started=started)
+                             started=started, server=server)
             if "trace_path" not in job.spec:   # no traced phase: no report to claim
                 return run.without("compile_report") if run.compile_report is not None else run
             return compile_report.finish_compile_report(
@@ -179,6 +186,9 @@ def run_models(config: Config, *, repo_root: str, out_dir: str,
             groups.kill_all()
             pool.shutdown(wait=True, cancel_futures=True)
             raise
+        finally:
+            if server is not None:
+                SERVERS.release(server)
         pool.shutdown(wait=True)
     return header.with_(models=tuple(sorted(runs, key=lambda r: str(r.name))))
 
@@ -199,23 +209,6 @@ def status_line(run: ModelRun | Mapping[str, Any]) -> str:
         return f"pt2bot run: {run.name}: {run.status} ({detail}{where}){took}; log: {run.log}"
     extra = f", {len(run.graph_breaks)} graph break(s)" if run.graph_breaks is not None else ""
     return f"pt2bot run: {run.name}: {run.status}{extra}{took}"
-
-
-@contextlib.contextmanager
-def _sigterm_as_exit() -> Iterator[None]:
-    """Turn SIGTERM (a cancelled CI job) into SystemExit, so run_models kills its workers."""
-    if threading.current_thread() is not threading.main_thread():
-        yield
-        return
-
-    def handler(signum: int, frame: Any) -> None:
-        raise SystemExit(128 + signum)
-
-    previous = signal.signal(signal.SIGTERM, handler)
-    try:
-        yield
-    finally:
-        signal.signal(signal.SIGTERM, previous)
 
 
 def run_root(config: Config, cwd: str | None = None) -> str:
@@ -253,11 +246,11 @@ def cli_run(args: Any) -> int:
     def progress(run: ModelRun) -> None:
         print(status_line(run), file=sys.stderr, flush=True)
 
-    with _sigterm_as_exit():
-        results = run_models(config, repo_root=root, out_dir=out_dir,
-                             models=getattr(args, "model", None) or None,
-                             device=getattr(args, "device", None),
-                             shard=getattr(args, "shard", None), progress=progress)
+    # A SIGTERM reaches this as SystemExit (cli.sigterm_as_exit): run_models kills its workers.
+    results = run_models(config, repo_root=root, out_dir=out_dir,
+                         models=getattr(args, "model", None) or None,
+                         device=getattr(args, "device", None),
+                         shard=getattr(args, "shard", None), progress=progress)
     write_json(out, results.to_json())
     kinds = failure_counts(results.models)
     failed = sum(kinds.values())

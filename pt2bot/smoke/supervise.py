@@ -23,6 +23,7 @@ from typing import Any, Callable, Sequence
 
 from pt2bot.config import ModelConfig
 from pt2bot.results import ERROR_KINDS, STATUSES, ModelRun, PhaseError, RunError
+from pt2bot.smoke.forkserver import ForkedProcess, ForkServer
 from pt2bot.smoke.location import RepoPaths, text_location
 
 WORKER_ARGV: tuple[str, ...] = ("-m", "pt2bot.smoke.worker")
@@ -85,6 +86,25 @@ def group_members(pgid: int) -> list[int]:
         if len(fields) >= 3 and fields[2] == str(pgid) and fields[0] not in ("Z", "X"):
             members.append(int(entry))
     return members
+
+
+def process_alive(pid: int) -> bool:
+    """Whether a process runs (a zombie waiting to be reaped does not; via /proc where there
+    is one)."""
+    if not os.path.isdir("/proc/self"):
+        try:
+            os.kill(pid, 0)
+            return True
+        except ProcessLookupError:
+            return False
+        except PermissionError:
+            return True
+    try:
+        with open(f"/proc/{pid}/stat", encoding="ascii", errors="replace") as fh:
+            stat = fh.read()
+    except OSError:
+        return False
+    return stat[stat.rfind(")") + 2:].split()[:1] not in (["Z"], ["X"], [])
 
 
 def _group_alive(pgid: int) -> bool:
@@ -270,10 +290,14 @@ class WorkerJob:
 def run_worker(job: WorkerJob, *, python: str = sys.executable,
                worker_argv: Sequence[str] = WORKER_ARGV,
                groups: WorkerGroups | None = None,
-               started: Callable[[str, int], None] | None = None) -> ModelRun:
+               started: Callable[[str, int], None] | None = None,
+               server: ForkServer | None = None) -> ModelRun:
     """Run one model in its own process group and map every outcome to a RUN.
 
     `started(name, pid)` is called once the worker runs; its pid is also its process group.
+    With `server`, the worker is forked from it (pt2bot/smoke/forkserver.py), else spawned
+    as `python WORKER_ARGV SPEC OUT`; a server that cannot fork says why in the model's log,
+    and the worker is spawned.
     """
     name = job.model.name
     if groups is not None and groups.cancelled:
@@ -284,19 +308,38 @@ def run_worker(job: WorkerJob, *, python: str = sys.executable,
         json.dump(job.spec, fh)
     oom_before = _oom_kills()
     start = time.monotonic()
-    # O_APPEND: the worker may open the same log file for its own logging.
-    with open(job.log_path, "ab") as log:
-        try:
-            proc = subprocess.Popen([python, *worker_argv, job.spec_path, job.out_path],
-                                    cwd=job.cwd, env=job.env, stdin=subprocess.DEVNULL,
-                                    stdout=log, stderr=subprocess.STDOUT, start_new_session=True)
-        except OSError as e:
-            return _failed_run(name, "error", RunError(
-                kind="exception", message=f"cannot start the worker: {e}"), job.log_rel, 0.0)
-    pgid = proc.pid   # start_new_session: the worker leads its own group
+    proc: subprocess.Popen | ForkedProcess | None = None
+    if server is not None:
+        got = server.launch(spec_path=job.spec_path, out_path=job.out_path,
+                            log_path=job.log_path, cwd=job.cwd,
+                            pythonpath=job.env.get("PYTHONPATH"),
+                            cancelled=lambda: groups is not None and groups.cancelled)
+        if isinstance(got, ForkedProcess):
+            proc = got
+        elif groups is not None and groups.cancelled:
+            return _failed_run(name, "error", RunError(kind="exception",
+                                                       message="the run was interrupted"),
+                               job.log_rel, 0.0)
+        else:
+            with open(job.log_path, "a", encoding="utf-8") as log:
+                log.write(f"pt2bot: the worker is spawned, not forked: {got}\n")
+    if proc is None:
+        # O_APPEND: the worker may open the same log file for its own logging.
+        with open(job.log_path, "ab") as log:
+            try:
+                proc = subprocess.Popen([python, *worker_argv, job.spec_path, job.out_path],
+                                        cwd=job.cwd, env=job.env, stdin=subprocess.DEVNULL,
+                                        stdout=log, stderr=subprocess.STDOUT,
+                                        start_new_session=True)
+            except OSError as e:
+                return _failed_run(name, "error", RunError(
+                    kind="exception", message=f"cannot start the worker: {e}"),
+                    job.log_rel, 0.0)
+    pgid = proc.pid   # the worker leads its own session, so its own group
     deadline = start + job.timeout_s
     stopped: str | None = None
-    pidfd = _pidfd(proc.pid)
+    # a forked worker is not our child: its exit arrives from the server (proc.wait)
+    pidfd = _pidfd(proc.pid) if isinstance(proc, subprocess.Popen) else None
     try:
         if groups is not None:
             groups.add(pgid)
@@ -338,18 +381,26 @@ def run_worker(job: WorkerJob, *, python: str = sys.executable,
             message=_message(f"the worker wrote more than {LOG_CAP_BYTES} bytes of output "
                              f"and was stopped", tail)), job.log_rel, duration)
     rc = proc.returncode
+    lost = isinstance(proc, ForkedProcess) and proc.lost
     # The worker writes its result atomically as its last act, so a result that is there is
     # complete even when the process then died (some native libraries crash at exit).
     run = read_run(job.out_path)
     if isinstance(run, ModelRun):
         run = normalise_run(run, name=name, log_rel=job.log_rel, duration_s=duration)
-        if rc != 0:
+        if rc != 0 and not lost:
             late = classify_exit(rc, tail, repo_root=job.cwd, oom_before=None, oom_after=None)
             run = run.with_(phase_errors=(*run.phase_errors, PhaseError(
                 phase="exit", kind=late.kind,
                 message=f"the worker exited with {late.signal or f'code {rc}'} "
                         f"after writing its result")))
         return run
+    if lost:
+        path, line = text_location(tail, RepoPaths(job.cwd))
+        return _failed_run(name, "error", RunError(
+            kind="crash", path=path, line=line,
+            message=_message(f"the fork server died while the worker ran ({proc.lost_reason}); "
+                             f"the worker was killed and its exit status is unknown", tail)),
+            job.log_rel, duration)
     error = classify_exit(rc, tail, repo_root=job.cwd, oom_before=oom_before,
                           oom_after=_oom_kills())
     if rc == 0:   # exit 0 but no usable result: a worker bug, say so
@@ -387,4 +438,4 @@ def normalise_run(run: ModelRun | dict[str, Any], *, name: str, log_rel: str,
 
 __all__ = ["LOG_CAP_BYTES", "MESSAGE_CHARS", "OUT_CAP_BYTES", "TAIL_BYTES", "TERM_GRACE_S",
            "WORKER_ARGV", "WorkerGroups", "WorkerJob", "classify_exit", "group_members",
-           "normalise_run", "read_run", "read_tail", "run_worker"]
+           "normalise_run", "process_alive", "read_run", "read_tail", "run_worker"]

@@ -3,8 +3,9 @@
     python -m pt2bot.smoke.worker SPEC.json OUT.json
 
 SPEC: `{"repo_root", "model": ModelConfig fields, "run": RunConfig fields, "device",
-"phases": [...], "log_path", "trace_path", "trace_rel", "trace_cap_bytes"}`. OUT: the RUN
-dict of docs/formats.md.
+"phases": [...], "log_path", "trace_path", "trace_rel", "trace_cap_bytes", "export_locate"}`
+(`export_locate` false: an export failure whose error names no line is not located with
+`draft_export`). OUT: the RUN dict of docs/formats.md.
 
 With the "breaks" phase the RUN has `coverage` (the repo lines the model's eager calls
 executed and dynamo traced: pt2bot/smoke/coverage.py) and `traced_lines` (those dynamo traced
@@ -159,7 +160,8 @@ def measure_run(spec: dict[str, Any]) -> ModelRun:
                             else contextlib.nullcontext())
                 with attached:
                     got = _run_phase(phase, model, cases, eager_outs, model_spec, run_cfg,
-                                     device, paths, rss0, coverage)
+                                     device, paths, rss0, coverage,
+                                     locate_export=spec.get("export_locate", True) is not False)
                 if run.compile_s is not None and got.get("compile_s"):
                     # the process's first compile is the cold/warm figure; later phases
                     # reuse what it put in the inductor cache
@@ -199,14 +201,16 @@ def _open_trace(spec: dict[str, Any], phases: list[str]) -> TraceFile | None:
 def _run_phase(phase: str, model: Any, cases: list[CaseInputs], eager_outs: list[Any],
                model_spec: dict[str, Any], run_cfg: dict[str, Any], device: str,
                paths: RepoPaths, rss0: float,
-               coverage: LineCoverage | None = None) -> dict[str, Any]:
+               coverage: LineCoverage | None = None,
+               locate_export: bool = True) -> dict[str, Any]:
     """One phase's keys of the RUN, as JSON (the phase modules speak the file format)."""
     if phase == "breaks":
         return measure_breaks(model, cases[0], paths, coverage=coverage)
     if phase == "matrix":
         return measure_matrix(model, cases, eager_outs, model_spec, run_cfg, paths)
     if phase == "export":
-        return {"export": measure_export(model, cases, eager_outs, model_spec, paths)}
+        return {"export": measure_export(model, cases, eager_outs, model_spec, paths,
+                                         locate=locate_export)}
     if phase == "latency":
         return measure_latency(model, cases, model_spec, run_cfg, device, rss_baseline_mb=rss0)
     raise ValueError(f"unknown phase {phase!r}")

@@ -1,0 +1,141 @@
+"""`draft_export` only where the review's report needs it (pipeline.needs_location).
+
+When torch's export error names no line, the worker can ask `draft_export` where the failure
+is; that re-traces the model, often the costliest step of a model's run. A review locates
+head's failure only when it is new, when it changed, or when a head finding with an export
+claim sits in a file the model ran (the location could confirm it); never on base.
+"""
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from gitrepo import GitRepo
+from pt2bot.cli import main
+from pt2bot.pipeline import export_claim_paths, needs_location
+from pt2bot.results import ModelRun
+
+
+def _run(ok: bool | None, kind: str | None = None, message: str | None = None,
+         path: str | None = None, coverage: dict | None = None, status: str = "ok") -> ModelRun:
+    return ModelRun.from_json({
+        "name": "m", "status": status, "coverage": coverage,
+        "export": {"ok": ok, "kind": kind, "message": message, "path": path, "line": None,
+                   "source": None, "static_dims": [], "cases": []}})
+
+
+FAIL = dict(ok=False, kind="constraint_violation", message="Constraints violated (batch)!")
+
+
+def test_a_new_or_changed_unlocated_failure_is_located():
+    head = _run(**FAIL)
+    assert needs_location(head, _run(ok=True), set())                  # base exported
+    assert needs_location(head, None, set())                           # no such model on base
+    assert needs_location(head, _run(ok=None), set())                  # base did not export
+    assert needs_location(head, _run(**{**FAIL, "kind": "data_dependent"}), set())
+    assert needs_location(head, _run(**{**FAIL, "message": "other"}), set())
+
+
+def test_the_same_failure_on_both_sides_is_located_only_for_a_finding_it_could_confirm():
+    head = _run(**FAIL, coverage={"pkg/m.py": "1-9"})
+    base = _run(**FAIL)
+    assert not needs_location(head, base, set())
+    assert not needs_location(head, base, {"pkg/other.py"})
+    assert needs_location(head, base, {"pkg/m.py"})
+    assert needs_location(head, base, None)                            # findings not known
+
+
+def test_nothing_to_locate():
+    assert not needs_location(_run(ok=True), _run(ok=True), None)
+    assert not needs_location(_run(**FAIL, path="pkg/m.py"), _run(ok=True), None)  # located
+    assert not needs_location(_run(ok=None), _run(ok=True), None)
+    assert not needs_location(_run(**FAIL, status="error"), _run(ok=True), None)
+
+
+def test_export_claim_paths_are_the_files_of_findings_with_an_export_claim():
+    from pt2bot.findings import Finding
+    from pt2bot.reach import EVIDENCE_FOR, EXPORT, rule_claims
+
+    claims = rule_claims()
+    export_rule = next(r for r, c in claims.items() if EXPORT in EVIDENCE_FOR.get(c or "", ()))
+    break_rule = next(r for r, c in claims.items() if c == "break")
+    found = [Finding(rule=export_rule, path="a.py", line=1, col=0, severity="error", message="m"),
+             Finding(rule=break_rule, path="b.py", line=1, col=0, severity="error", message="m")]
+    assert export_claim_paths(found) == {"a.py"}
+
+
+# ----------------------------------------------------------------- a real review
+
+CONFIG = """\
+version: 1
+static: {paths: [other/]}
+models:
+  - name: steady
+    entry: pkg.steady:Steady
+    inputs: [{name: x, shape: [batch, 8]}]
+    shapes: {batch: [4, 8]}
+    dynamic: [batch]
+  - name: broken
+    entry: pkg.broken:Broken
+    inputs: [{name: x, shape: [batch, 8]}]
+    shapes: {batch: [4, 8]}
+    dynamic: [batch]
+run: {backend: eager, latency: false, timeout_s: 300, threads: 1}
+"""
+
+SPECIALISES = """\
+import torch
+from torch import nn
+
+
+class {name}(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.lin = nn.Linear(8, 8)
+
+    def forward(self, x):
+        h = self.lin(x)
+        return h.reshape(4, -1){comment}
+"""
+CLEAN = """\
+import torch
+from torch import nn
+
+
+class Broken(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.lin = nn.Linear(8, 8)
+
+    def forward(self, x):
+        h = self.lin(x)
+        return h.relu()
+"""
+
+
+@pytest.mark.torch
+def test_review_locates_heads_new_failure_and_not_one_base_shares(tmp_path, monkeypatch):
+    repo = GitRepo.init(tmp_path / "r")
+    repo.write("pt2bot.yml", CONFIG)
+    repo.write("other/__init__.py", "")
+    repo.write("pkg/__init__.py", "")
+    repo.write("pkg/steady.py", SPECIALISES.format(name="Steady", comment=""))
+    repo.write("pkg/broken.py", CLEAN)
+    repo.commit("base")
+    repo.branch("pr")
+    repo.write("pkg/steady.py", SPECIALISES.format(name="Steady", comment="  # touched"))
+    repo.write("pkg/broken.py", SPECIALISES.format(name="Broken", comment=""))
+    repo.commit("pr")
+    monkeypatch.chdir(repo.path)
+    out = tmp_path / "out"
+    assert main(["review", "--base", "main", "--out", str(out), "--device", "cpu"]) == 1
+    head = {m["name"]: m["export"] for m in json.loads((out / "head.json").read_text())["models"]}
+    base = {m["name"]: m["export"] for m in json.loads((out / "base.json").read_text())["models"]}
+    # torch's constraint error names no line: draft_export finds it, for the new failure only
+    assert (head["broken"]["ok"], head["broken"]["kind"]) == (False, "constraint_violation")
+    assert (head["broken"]["path"], head["broken"]["line"]) == ("pkg/broken.py", 12)
+    assert (head["steady"]["ok"], head["steady"]["kind"]) == (False, "constraint_violation")
+    assert head["steady"]["message"] == base["steady"]["message"]
+    assert head["steady"]["path"] is None and base["steady"]["path"] is None
+    assert base["broken"]["ok"] is True
