@@ -14,17 +14,21 @@ import re
 from typing import Callable, Iterable, NamedTuple
 
 from pt2bot.analysis.infer import (
+    BOOL_TENSOR,
     COMPILE_FUNCS,
     DISABLE_FUNCS,
     LEAVES_BLOCK,
     PARAM,
+    RESULT,
     TENSOR,
     TENSORISH,
+    TENSORS,
     FunctionContext,
     ModuleContext,
     Rules,
     ends,
     is_compiling_check,
+    registered_name,
 )
 from pt2bot.analysis.model import (Candidate, ClassInfo, FileSummary, FunctionInfo, call_guards, import_bindings,
                                    module_name)
@@ -59,6 +63,7 @@ class Walker:
         # `skip = self.training and p < self.layerdrop` (else a plain bool), or `skip = False`
         # then `if self.training: skip = p < self.layerdrop`. See `_mark_inside`.
         self.guarded: dict[str, Callable[[], str | None]] = {}
+        self.tensor_return = False      # a return that looks like a tensor: see `_return`
 
     def walk(self, node: ast.AST) -> None:
         t = type(node)
@@ -75,7 +80,10 @@ class Walker:
             before = len(cands)
             ctx = self.ctx
             for h in hs:
+                n = ctx.ext_n
                 h(ctx, node)
+                if ctx.ext_n != n:
+                    self._assume(h, node, before)
             if t in _GUARDING and len(cands) > before:
                 self._mark_inside(node, before)
         if m is not None:
@@ -99,6 +107,30 @@ class Walker:
             elif tv not in _LEAVES and not (tv is _Attribute and attr_leaf and type(v.value) is _Name) and \
                     isinstance(v, ast.AST):
                 walk(v)
+
+    def _assume(self, h: Callable, node: ast.AST, before: int) -> None:
+        """Rule handler `h` read a value that is a tensor only if a fact of another file holds
+        (infer.py `Ext`): if it reported nothing at `node`, run it again assuming those facts;
+        what it reports then holds only if they do (`Candidate.ext`, kept or dropped at the emit
+        stage). A handler that reported already needs no assumption."""
+        code = getattr(getattr(h, "__self__", None), "code", None)
+        cands = self.cands
+        if any(c.rule == code for c in cands[before:]):
+            return
+        ctx = self.ctx
+        start = len(cands)
+        ctx.assuming = assumed = []
+        try:
+            h(ctx, node)
+        finally:
+            ctx.assuming = None
+        if len(cands) > start:
+            if not assumed:      # (found without the assumption the second time: not kept)
+                del cands[start:]
+                return
+            needs = tuple(dict.fromkeys(assumed))
+            for c in cands[start:]:
+                c.ext = needs
 
     def walk_all(self, nodes: Iterable[ast.AST]) -> None:
         """Statements in order; after `if c: return` the rest of the block is c's else branch."""
@@ -385,7 +417,10 @@ class Walker:
                 cands = self.cands
                 before = len(cands)
                 for h in hs:
+                    n = ctx.ext_n
                     h(ctx, node)
+                    if ctx.ext_n != n:
+                        self._assume(h, node, before)
                 if target is not None:
                     for c in cands[before:]:
                         c.callee = target
@@ -409,6 +444,21 @@ class Walker:
         for k in node.keywords:
             if type(k.value) not in _LEAVES:
                 walk(k.value)
+
+    def _return(self, node: ast.Return) -> None:
+        v = node.value
+        if v is None:
+            return
+        if type(v) not in _LEAVES:
+            self.walk(v)
+        if not self.tensor_return:
+            # whether any return looks like a tensor (or a tuple holding one): only then is the
+            # careful answer computed after the walk (`LiveModule.walk`, FunctionInfo.returns)
+            ctx = self.ctx
+            if type(v) is ast.Tuple:
+                self.tensor_return = any(ctx.kind(x) in _RETURNED for x in v.elts)
+            else:
+                self.tensor_return = ctx.kind(v) in _RETURNED
 
     def _funcdef(self, node: ast.FunctionDef | ast.AsyncFunctionDef) -> None:
         # A nested function: its body is part of the enclosing compiled code; parameters shadow.
@@ -474,7 +524,10 @@ _SPECIAL: dict[type, Callable[[Walker, ast.AST], None]] = {
     ast.FunctionDef: Walker._funcdef, ast.AsyncFunctionDef: Walker._funcdef, ast.Lambda: Walker._lambda,
     ast.ClassDef: Walker._classdef, ast.IfExp: Walker._ifexp, ast.BoolOp: Walker._boolop,
     ast.ExceptHandler: Walker._except, ast.Raise: Walker._raise, ast.Assert: Walker._assert,
+    ast.Return: Walker._return,
 }
+# kinds of a returned value that make FunctionInfo.returns worth computing
+_RETURNED = frozenset({TENSOR, BOOL_TENSOR, RESULT, TENSORS})
 
 
 def _record_call(ctx: FunctionContext, node: ast.Call, target: str | None) -> None:
@@ -607,10 +660,14 @@ class LiveModule:
                 continue
             self.walked.add(q)
             node, cls = self.nodes[q]
-            ctx = FunctionContext(self.mod, self.mod.summary.functions[q], node, cls)
+            info = self.mod.summary.functions[q]
+            ctx = FunctionContext(self.mod, info, node, cls)
             w = Walker(ctx)
             w.walk_all(node.body)
             w.guarded.clear()    # its lazy guards close over the walker: a cycle holding the AST
+            if w.tensor_return:
+                # what a caller of another file reads (its `Candidate.ext`): the careful answer
+                info.returns = self.mod.helper_return_kind(q, ()) or self.mod.helper_return_elts(q)
 
 
 def skeleton_module(path: str, tree: ast.Module, lines: list[str], rules: Rules, *,
@@ -668,7 +725,8 @@ def skeleton_module(path: str, tree: ast.Module, lines: list[str], rules: Rules,
 
 
 def _scan_self_attrs(mod: ModuleContext, cls: ClassInfo, body: list[ast.stmt]) -> None:
-    """`self.x = Ctor(...)` anywhere in a method's statements (not expressions): cheap."""
+    """`self.x = Ctor(...)` anywhere in a method's statements (not expressions): cheap. And
+    `self.register_buffer("x", value)` / `register_parameter` (`ClassInfo.registered`)."""
     for st in body:
         t = type(st)
         if t is ast.Assign:
@@ -678,6 +736,10 @@ def _scan_self_attrs(mod: ModuleContext, cls: ClassInfo, body: list[ast.stmt]) -
                         ctor = mod.resolve(st.value.func)
                         if ctor:
                             cls.attrs.setdefault(tg.attr, ctor)
+        elif t is ast.Expr:
+            name = registered_name(st.value)
+            if name is not None:
+                cls.registered.add(name)
         elif t in _BLOCKS:
             _scan_self_attrs(mod, cls, st.body)
             if t is not ast.With and t is not ast.AsyncWith:
