@@ -40,6 +40,14 @@ SIZE_BOOL = "sizebool"     # an ordering comparison of a size (`h > 4`, a helper
 # A numpy array made in compiled code: dynamo traces numpy into torch ops, so it is a tensor
 # there (pt2bot/analysis/numpy_calls.py); kept apart from TENSOR, whose rules speak of tensors.
 NDARRAY = "ndarray"
+# A number from Python's `random` that dynamo traces: `random.randint` / `random.randrange`, and
+# `random`, `uniform`, `randint`, `randrange` of a `random.Random(seed)` object (RNG). Measured on
+# torch 2.13: dynamo draws it before the graph runs and passes it in as a graph input, so a
+# branch on it (`if i > rng.randrange(n):`) is data-dependent branching (GB0170), as on a tensor.
+RANDOM = "random"
+RNG = "rng"
+_RANDOM_FUNCS = frozenset({"random.randint", "random.randrange"})
+_RNG_METHODS = frozenset({"random", "uniform", "randint", "randrange"})
 TENSORISH = (TENSOR, BOOL_TENSOR)
 # A tensor a function of this file returns (`b = one()`, `pid, probs, idx = self.get_params(n)`,
 # ModuleContext.helper_return_kind): surely a tensor, so what is computed from its values is one
@@ -58,14 +66,14 @@ _NOT_TREE = ("torch.", "numpy.", "math.", "functools.", "typing.", "collections.
 class Ext(str):
     """OTHER, as every rule and kind rule sees it (it *is* the string "other"), that would be a
     tensor if a fact of another file holds: the result of a call the call graph resolves to a
-    function of another file (`need` = `("call", position, edge kind, edge target, element)`),
-    or a tensor attribute of a submodule whose class is in another file (`("attr", class,
-    attribute)`). A file is analysed alone and cached alone (pt2bot/static/files.py), so the
-    walk cannot know those facts: a rule that finds nothing where such a value was read is run
-    again assuming them (`FunctionContext.assuming`: a call's result is then RESULT, a tensor
-    of a helper, as for a function of the same file), and what it reports then carries the
-    needs (`Candidate.ext`), kept at the emit stage if they hold (pt2bot/analysis/graph.py
-    `cross_file_holds`)."""
+    function or method (not a module's forward) of another file (`need` = `("call", position,
+    edge kind, edge target, element or None)`), or a tensor attribute of a submodule whose
+    class is in another file (`("attr", class, attribute)`). A file is analysed alone and
+    cached alone (pt2bot/static/files.py), so the walk cannot know those facts: a rule that
+    finds nothing where such a value was read is run again assuming them
+    (`FunctionContext.assuming`: a call's result is then RESULT, a tensor of a helper, as for a
+    function of the same file), and what it reports then carries the needs (`Candidate.ext`),
+    kept at the emit stage if they hold (pt2bot/analysis/graph.py `CrossFile`)."""
 
     need: tuple
 
@@ -697,7 +705,7 @@ class FunctionContext:
                 return WEAK_BOOL
             if SIZE in kinds and is_size_order_compare(e):
                 return SIZE_BOOL    # `ok = h > 4`: a Python branch on `ok` guards on the size
-            return NDARRAY if NDARRAY in kinds else OTHER
+            return NDARRAY if NDARRAY in kinds else RANDOM if RANDOM in kinds else OTHER
         return OTHER
 
     def ext(self, k: Ext, kind: str = RESULT) -> str:
@@ -769,6 +777,8 @@ class FunctionContext:
                 return SCALARS
             if recv == NDARRAY:
                 return NDARRAY if name in _NP_ARRAY_METHODS else OTHER
+            if recv == RNG:
+                return RANDOM if name in _RNG_METHODS else OTHER
             if recv == RESULT:
                 if name in SIZE_METHODS or name in ("numel", "nelement"):
                     return OTHER    # a helper's tensor: its sizes are the helper's (see RESULT)
@@ -833,6 +843,10 @@ class FunctionContext:
             return TENSOR
         if target in _PARAMETER_CTORS:
             return TENSOR
+        if target in _RANDOM_FUNCS:
+            return RANDOM
+        if target == "random.Random":
+            return RNG
         if ns == "numpy" and fname in _NP_FUNCS:
             return NDARRAY
         if target == "len" and e.args and self.kind(e.args[0]) in (TENSOR, BOOL_TENSOR):
@@ -867,20 +881,19 @@ class FunctionContext:
         """The result of a call the call graph may resolve to a function of another file: an
         `Ext` whose need names the call's edge as pt2bot/analysis/walk.py `_record_call` records
         it (`helper(x)` / `mod.helper(x)` imported from the tree, `self.meth(x)` of a base class
-        of another file, `self.block(x)`: its class's forward), else OTHER."""
+        of another file), else OTHER."""
         if type(f) is _Attribute:
             v = f.value
             if type(v) is _Name:
                 if v.id == "self":
-                    if self.cls is None or "self" in self.env:
+                    # a method (not a submodule: its forward's result is not followed)
+                    if self.cls is None or "self" in self.env or f.attr in self.cls.attrs:
                         return OTHER
                     edge = ("self", f.attr)
                 elif v.id in self.mod.imports and v.id not in self.env and not target.startswith(_NOT_TREE):
                     edge = ("name", target)
                 else:
                     return OTHER
-            elif f.attr == "forward" and type(v) is _Attribute and type(v.value) is _Name and v.value.id == "self":
-                edge = ("selfattr", v.attr)
             else:
                 return OTHER
         elif type(f) is _Name and f.id in self.mod.imports and f.id not in self.env and "." in target \

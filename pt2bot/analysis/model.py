@@ -38,7 +38,7 @@ class Candidate:
     # `Ext`): each `("call", position, edge kind, edge target, element or None)` (the function
     # that call runs returns a tensor, or a tuple whose element is one) or `("attr", class,
     # attribute)` (that class stores a tensor there); the emit stage keeps it when all hold
-    # (pt2bot/analysis/graph.py `cross_file_holds`).
+    # (pt2bot/analysis/graph.py `CrossFile`).
     ext: tuple[tuple, ...] | None = None
 
 

@@ -63,7 +63,7 @@ class Walker:
         # `skip = self.training and p < self.layerdrop` (else a plain bool), or `skip = False`
         # then `if self.training: skip = p < self.layerdrop`. See `_mark_inside`.
         self.guarded: dict[str, Callable[[], str | None]] = {}
-        self.tensor_return = False      # a return that looks like a tensor: see `_return`
+        self.tensor_return: bool | None = None    # every return looks like a tensor: see `_return`
 
     def walk(self, node: ast.AST) -> None:
         t = type(node)
@@ -448,12 +448,13 @@ class Walker:
     def _return(self, node: ast.Return) -> None:
         v = node.value
         if v is None:
+            self.tensor_return = False
             return
         if type(v) not in _LEAVES:
             self.walk(v)
-        if not self.tensor_return:
-            # whether any return looks like a tensor (or a tuple holding one): only then is the
-            # careful answer computed after the walk (`LiveModule.walk`, FunctionInfo.returns)
+        if self.tensor_return is not False:
+            # whether every return looks like a tensor (or a tuple holding one): only then is
+            # the careful answer computed after the walk (`LiveModule.walk`, FunctionInfo.returns)
             ctx = self.ctx
             if type(v) is ast.Tuple:
                 self.tensor_return = any(ctx.kind(x) in _RETURNED for x in v.elts)
@@ -665,8 +666,11 @@ class LiveModule:
             w = Walker(ctx)
             w.walk_all(node.body)
             w.guarded.clear()    # its lazy guards close over the walker: a cycle holding the AST
-            if w.tensor_return:
-                # what a caller of another file reads (its `Candidate.ext`): the careful answer
+            if w.tensor_return and node.name != "forward" and ends(node.body):
+                # what a caller of another file reads (its `Candidate.ext`): the careful answer.
+                # Not for a module's forward (what `self.block(x)` returns stays the block's
+                # business, as in the same file): most walked functions are forwards, and the
+                # careful answer for all of them was ~3 % of a cold check on transformers
                 info.returns = self.mod.helper_return_kind(q, ()) or self.mod.helper_return_elts(q)
 
 
@@ -736,7 +740,7 @@ def _scan_self_attrs(mod: ModuleContext, cls: ClassInfo, body: list[ast.stmt]) -
                         ctor = mod.resolve(st.value.func)
                         if ctor:
                             cls.attrs.setdefault(tg.attr, ctor)
-        elif t is ast.Expr:
+        elif t is ast.Expr and type(st.value) is _Call:
             name = registered_name(st.value)
             if name is not None:
                 cls.registered.add(name)
@@ -1575,6 +1579,12 @@ def _run_init(mod: ModuleContext, cls: ClassInfo, body: list[ast.stmt], env: dic
                 out[tg.attr] = _UNKNOWN
             for n in _target_names(tg):
                 env[n] = _UNKNOWN
+        elif t is ast.Expr and type(st.value) is ast.Call:
+            # `self.register_buffer("initted", tensor(not kmeans_init))`: a flag kept in a
+            # buffer (so that it is saved with the weights) holds the truth of its data
+            name = registered_name(st.value)
+            if name is not None:
+                _store(out, name, _flag_tensor(mod, cls, st.value.args[1], env, params), live)
         elif t is ast.If:
             v = _init_value(mod, cls, st.test, env, params)
             known = v is not _UNKNOWN and type(v) is not tuple
@@ -1642,11 +1652,35 @@ def _init_value(mod: ModuleContext, cls: ClassInfo, e: ast.AST, env: dict[str, o
         sign = none_test(mod, e)
         if sign:
             return _logic(e, sign, value)
+        flag = _flag_tensor(mod, cls, e, env, params)
+        if flag is not _UNKNOWN:
+            return flag
         name = mod.resolve(e.func) or ""
         last = name.rpartition(".")[2]
         # a class builds an object (`nn.Linear(...)`, `LayerNorm(...)`): not None
         return BUILT if last[:1].isupper() else _UNKNOWN
     return _logic(e, 0, value)
+
+
+_FLAG_TENSORS = frozenset({"torch.tensor", "torch.as_tensor", "torch.Tensor", "torch.BoolTensor"})
+
+
+def _flag_tensor(mod: ModuleContext, cls: ClassInfo, e: ast.AST, env: dict[str, object],
+                 params: dict[str, ast.expr | None]) -> object:
+    """The truth of a one-element tensor built from a bool known on the defaults
+    (`tensor(not kmeans_init)`, `torch.tensor([False])`): a branch on it is decided as on the
+    bool (measured on torch 2.13: vector-quantize's `if self.initted: return` breaks the graph
+    there on every call, and the k-means init after it runs only when the constructor asked for
+    it, until the first call flips the buffer), else `_UNKNOWN`."""
+    if type(e) is not ast.Call or len(e.args) != 1 or e.keywords or mod.resolve(e.func) not in _FLAG_TENSORS:
+        return _UNKNOWN
+    a = e.args[0]
+    if type(a) in (ast.List, ast.Tuple):
+        if len(a.elts) != 1:
+            return _UNKNOWN
+        a = a.elts[0]
+    v = _init_value(mod, cls, a, env, params)
+    return v if type(v) is bool else _UNKNOWN
 
 
 def _stored_elsewhere(lines: list[str], node: ast.ClassDef, init: ast.AST) -> set[str] | None:
