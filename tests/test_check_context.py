@@ -142,6 +142,43 @@ def test_calls_of_a_disabled_function_in_another_file_are_reported_at_the_calls(
         (6, "y = util.scale(x)"), (7, "y = util.shift(y)")]
 
 
+SCORES = """\
+    import torch
+
+    def scores(x: torch.Tensor):
+        return x.sum(-1)
+    """
+GATED = """\
+    import torch.nn as nn
+    from pkg.scores import scores
+
+    class Gated(nn.Module):
+        def forward(self, x):
+            if scores(x).sum() > 0:
+                return x + 1
+            return x
+    """
+
+
+@pytest.mark.parametrize("jobs", [1, 2])
+def test_a_tensor_returned_by_another_file_is_judged_from_that_file_as_it_is_now(tmp_path, jobs):
+    """`if scores(x).sum() > 0:` is a data-dependent branch because `scores`, in another file,
+    returns a tensor (tests/fixtures/rules/ptc201_cross_file.py runs such cases through dynamo).
+    The caller's cached record holds the claim pending; the helper's record says what it
+    returns: when only the helper changes, the warm check reads the caller from the cache and
+    still answers from the helper as it is now."""
+    repo = make_repo(tmp_path, {"pkg/__init__.py": "", "pkg/scores.py": SCORES, "pkg/model.py": GATED})
+    cfg = StaticConfig(select=("ALL",))
+    cold, s1 = run(repo.path, new_cache(tmp_path / "c", cfg), jobs=jobs, cfg=cfg)
+    assert [(f["path"], f["line"], f["rule"]) for f in cold] == [("pkg/model.py", 6, "PTC201")]
+    repo.write("pkg/scores.py", textwrap.dedent(SCORES).replace("x.sum(-1)", "float(x.shape[-1])"))
+    warm, s2 = run(repo.path, new_cache(tmp_path / "c", cfg), jobs=jobs, cfg=cfg)
+    assert warm == [] and s2.parsed == 1 and s2.cached >= 1
+    repo.write("pkg/scores.py", textwrap.dedent(SCORES))
+    again, s3 = run(repo.path, new_cache(tmp_path / "c", cfg), jobs=jobs, cfg=cfg)
+    assert again == cold and s3.parsed == 1 and s3.cached >= 1
+
+
 def test_static_paths_bound_the_context(tmp_path, capsys):
     """With `static.paths` in the config, the context is those paths, not the whole git root."""
     repo = make_repo(tmp_path, {"src/pkg/__init__.py": "", "src/pkg/sub.py": SUB.replace("pkg.base", "src.pkg.base"),

@@ -12,6 +12,8 @@ from pt2bot.rules import BY_CODE, RULES, rules_table_markdown, select_rules
 from pt2bot.rules.base import SECTIONS
 from pt2bot.static import check_paths
 
+from pymodule import sibling_imports
+
 FIXTURES = Path(__file__).parent / "fixtures" / "rules"
 README = Path(__file__).parent.parent / "README.md"
 # `# PTC101` or `# PTC101 when `guard``: the finding's `condition` (absent: it has none)
@@ -61,7 +63,8 @@ def test_every_rule_has_a_fixture_with_positive_marks(rule):
 
 @pytest.mark.parametrize("path", fixture_files(), ids=lambda p: p.name)
 def test_fixture_findings_match_inline_marks(path):
-    findings = check_paths(str(FIXTURES), [path.name], StaticConfig(select=("ALL",)), jobs=1)
+    findings = check_paths(str(FIXTURES), [path.name], StaticConfig(select=("ALL",)), jobs=1,
+                           context=sibling_imports(path))
     got = {(f.line, f.rule) for f in findings}
     assert got == expected_marks(path)
     # the condition each finding is stated under, and none where the mark names none

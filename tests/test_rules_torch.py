@@ -16,7 +16,7 @@ from pt2bot.config import StaticConfig
 from pt2bot.rules import BY_CODE
 from pt2bot.static import check_paths
 
-from pymodule import load_module
+from pymodule import load_module, sibling_imports
 
 torch = pytest.importorskip("torch")
 pytestmark = pytest.mark.torch
@@ -105,7 +105,8 @@ def marks_here(path: Path) -> set[tuple[int, str]]:
 @pytest.mark.parametrize("path", FILES, ids=lambda p: p.stem)
 def test_findings_on_this_torch_are_the_marks_that_hold_here(path):
     """`pt2bot check` told this torch reports exactly the marks whose range includes it."""
-    findings = check_paths(str(FIXTURES), [path.name], StaticConfig(select=("ALL",)), jobs=1, torch=TORCH)
+    findings = check_paths(str(FIXTURES), [path.name], StaticConfig(select=("ALL",)), jobs=1, torch=TORCH,
+                           context=sibling_imports(path))
     assert {(f.line, f.rule) for f in findings} == marks_here(path)
 
 
@@ -116,7 +117,8 @@ def test_fixture_is_true_to_torch(path, capfd):
     mod = load(path)
     # the claims for this torch: a positive case whose marks hold only on other releases must
     # behave as a negative here (PTC107's random.random() compiles from 2.14 on)
-    findings = check_paths(str(FIXTURES), [path.name], StaticConfig(select=("ALL",)), jobs=1, torch=TORCH)
+    findings = check_paths(str(FIXTURES), [path.name], StaticConfig(select=("ALL",)), jobs=1, torch=TORCH,
+                           context=sibling_imports(path))
     found = cases(path)
     assert any(k == "pos" for k, *_ in found) and any(k == "neg" for k, *_ in found)
     lines = path.read_text().splitlines()
@@ -191,7 +193,8 @@ def test_fullgraph_captures_what_the_message_says(rule, capfd):
     positive case compiles with fullgraph=True on this torch; where it does not say so, it fails."""
     path = next(FIXTURES.glob(f"{rule.code.lower()}_*.py"))
     mod = load(path)
-    findings = check_paths(str(FIXTURES), [path.name], StaticConfig(select=("ALL",)), jobs=1, torch=TORCH)
+    findings = check_paths(str(FIXTURES), [path.name], StaticConfig(select=("ALL",)), jobs=1, torch=TORCH,
+                           context=sibling_imports(path))
     x = torch.randn(8, 8)
     said = set()
     for kind, name, first, last in cases(path):

@@ -17,7 +17,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Callable, Protocol
 
-from pt2bot.analysis.model import ClassInfo, FileSummary, FunctionInfo
+from pt2bot.analysis.infer import BOOL_TENSOR, RESULT, class_tensor_attrs
+from pt2bot.analysis.model import Candidate, ClassInfo, FileSummary, FunctionInfo
 from pt2bot.analysis.torch_modules import is_torch_module_class
 
 Key = tuple[str, str]   # (path, qualname)
@@ -264,6 +265,8 @@ class Reach:
     # search started from (pt2bot/static/check.py `inherit_call_conditions`)
     edges: list[tuple[str, int, str]] = field(default_factory=list)
     roots: set[str] = field(default_factory=set)
+    # (caller, index of a `self.m(...)` call) -> the classes of `self` the search resolved it in
+    self_classes: dict[tuple[str, int], set[str]] = field(default_factory=dict)
 
 
 def find_compiled(summaries: list[FileSummary],
@@ -287,6 +290,7 @@ def find_compiled(summaries: list[FileSummary],
     reached: set[str] = set()
     roots: set[str] = set()
     edges: list[tuple[str, int, str]] = []
+    selves: dict[tuple[str, int], set[str]] = {}
     while rooted < len(idx.order):
         # (reading the roots may read more files: they join `idx.order` and this loop)
         while rooted < len(idx.order):
@@ -294,9 +298,9 @@ def find_compiled(summaries: list[FileSummary],
             rooted += 1
             frontier += _roots(idx, s, n_roots)
         roots.update(name for name, _ in frontier)
-        _search(idx, frontier, walk, compiled, disabled, seen, reached, edges)
+        _search(idx, frontier, walk, compiled, disabled, seen, reached, edges, selves)
         frontier = []
-    return Reach(compiled, list(disabled.values()), idx, edges, roots)
+    return Reach(compiled, list(disabled.values()), idx, edges, roots, selves)
 
 
 def _roots(idx: Index, s: FileSummary, n_roots: int) -> list[tuple[str, str | None]]:
@@ -325,7 +329,7 @@ def _search(idx: Index, frontier: list[tuple[str, str | None]],
             walk: Callable[[list[tuple[FileSummary, FunctionInfo]]], None] | None,
             compiled: set[Key], disabled: dict[tuple[str, str, int], DisabledCall],
             seen: set[tuple[str, str | None]], reached: set[str],
-            edges: list[tuple[str, int, str]]) -> None:
+            edges: list[tuple[str, int, str]], selves: dict[tuple[str, int], set[str]]) -> None:
     functions = idx.functions
     while frontier:
         level: list[tuple[str, str | None, FileSummary, FunctionInfo]] = []
@@ -362,6 +366,8 @@ def _search(idx: Index, frontier: list[tuple[str, str | None]],
                             edges.append((name, i, sup[0]))
                     continue
                 edges.append((name, i, callee[0]))
+                if kind != "name":
+                    selves.setdefault((name, i), set()).add(cls_name)
                 entry = functions.get(callee[0])
                 if entry is not None and entry[1].disabled_at is not None:
                     # reached but not entered: the break is at this call (measured on torch 2.13:
@@ -407,3 +413,90 @@ def resolve_call(idx: Index, cls_name: str | None, kind: str, target: str) -> tu
     if name in idx.functions:
         return (name, None)
     return None
+
+
+class CrossFile:
+    """The facts of other files that candidates need (`Candidate.ext`, pt2bot/analysis/infer.py
+    `Ext`), answered from the summaries and the call graph as resolved (`Reach`): never by
+    walking again, so a cached file's candidates are judged against the other files as they
+    are now (a change there changes their summary, and so the answer)."""
+
+    _TENSOR = (RESULT, BOOL_TENSOR)
+
+    def __init__(self, reach: Reach) -> None:
+        self.reach = reach
+        self._callees: dict[tuple[str, int], list[str]] | None = None
+        self._memo: dict[tuple, bool] = {}
+
+    def holds(self, s: FileSummary, c: Candidate) -> bool:
+        """Whether every fact candidate `c` of file `s` needs holds."""
+        caller = f"{s.module}.{c.function}"
+        for need in c.ext or ():
+            key = (caller, need) if need[:1] == ("call",) else need
+            ok = self._memo.get(key)
+            if ok is None:
+                ok = self._memo[key] = self._call(caller, need) if need[:1] == ("call",) else \
+                    self._attr(need) if need[:1] == ("attr",) else False
+            if not ok:
+                return False
+        return True
+
+    def _call(self, caller: str, need: tuple) -> bool:
+        """The call at `need`'s position, with its edge, runs (for every class of `self` the
+        graph entered the caller with) functions that return a tensor there."""
+        if len(need) != 5:
+            return False
+        _, pos, kind, target, elt = need
+        idx = self.reach.index
+        entry = idx.functions.get(caller)
+        if entry is None:
+            return False
+        calls = entry[1].calls
+        where = getattr(calls, "pos", None) or []
+        if self._callees is None:
+            self._callees = {}
+            for src, i, dst in self.reach.edges:
+                self._callees.setdefault((src, i), []).append(dst)
+        found = False
+        for i, call in enumerate(calls):
+            if i >= len(where) or where[i] != pos or call != (kind, target):
+                continue
+            if kind != "name" and not all(self._known_mro(c) for c in self.reach.self_classes.get((caller, i), ())):
+                return False    # a base outside the tree may define the method first
+            for callee in self._callees.get((caller, i), ()):
+                got = idx.functions.get(callee)
+                r = got[1].returns if got is not None else None
+                if elt is None:
+                    ok = r in self._TENSOR
+                else:
+                    ok = type(r) is tuple and type(elt) is int and 0 <= elt < len(r) and r[elt] in self._TENSOR
+                if not ok:
+                    return False
+                found = True
+        return found
+
+    def _known_mro(self, cls: str) -> bool:
+        """Every base of `cls`, transitively, is a class of the tree, torch's or `object`: the
+        method the graph found in its MRO is the one Python runs."""
+        hit = self._memo.get(("mro", cls))
+        if hit is None:
+            idx = self.reach.index
+            hit = True
+            for c in idx.mro(cls):
+                for b in idx.classes[c][1].bases:
+                    canon = idx.canonical(b)
+                    if canon not in idx.classes and b not in ("object", "builtins.object") and \
+                            not is_torch_module_class(b) and not is_torch_module_class(canon):
+                        hit = False
+            self._memo[("mro", cls)] = hit
+        return hit
+
+    def _attr(self, need: tuple) -> bool:
+        """Class `need[1]` (or a base of it in the tree) stores a tensor in attribute `need[2]`."""
+        if len(need) != 3 or type(need[1]) is not str:
+            return False
+        idx = self.reach.index
+        cls = idx.canonical(need[1])
+        if cls not in idx.classes:
+            return False
+        return any(need[2] in class_tensor_attrs(idx.classes[c][1]) for c in idx.mro(cls))

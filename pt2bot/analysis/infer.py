@@ -40,6 +40,14 @@ SIZE_BOOL = "sizebool"     # an ordering comparison of a size (`h > 4`, a helper
 # A numpy array made in compiled code: dynamo traces numpy into torch ops, so it is a tensor
 # there (pt2bot/analysis/numpy_calls.py); kept apart from TENSOR, whose rules speak of tensors.
 NDARRAY = "ndarray"
+# A number from Python's `random` that dynamo traces: `random.randint` / `random.randrange`, and
+# `random`, `uniform`, `randint`, `randrange` of a `random.Random(seed)` object (RNG). Measured on
+# torch 2.13: dynamo draws it before the graph runs and passes it in as a graph input, so a
+# branch on it (`if i > rng.randrange(n):`) is data-dependent branching (GB0170), as on a tensor.
+RANDOM = "random"
+RNG = "rng"
+_RANDOM_FUNCS = frozenset({"random.randint", "random.randrange"})
+_RNG_METHODS = frozenset({"random", "uniform", "randint", "randrange"})
 TENSORISH = (TENSOR, BOOL_TENSOR)
 # A tensor a function of this file returns (`b = one()`, `pid, probs, idx = self.get_params(n)`,
 # ModuleContext.helper_return_kind): surely a tensor, so what is computed from its values is one
@@ -48,6 +56,31 @@ TENSORISH = (TENSOR, BOOL_TENSOR)
 # and iterating that specialises nothing. So its `.shape`, `.size()` and `len()` are no sizes, and
 # it is kept out of TENSORISH, which rules test for claims on the value itself (iteration, truth).
 RESULT = "result"
+
+
+# Dotted names that are no function or class of a checked tree (what `Ext` need not consider).
+_NOT_TREE = ("torch.", "numpy.", "math.", "functools.", "typing.", "collections.", "itertools.", "os.",
+             "warnings.", "logging.", "random.", "builtins.")
+
+
+class Ext(str):
+    """OTHER, as every rule and kind rule sees it (it *is* the string "other"), that would be a
+    tensor if a fact of another file holds: the result of a call the call graph resolves to a
+    function or method (not a module's forward) of another file (`need` = `("call", position,
+    edge kind, edge target, element or None)`), or a tensor attribute of a submodule whose
+    class is in another file (`("attr", class, attribute)`). A file is analysed alone and
+    cached alone (pt2bot/static/files.py), so the walk cannot know those facts: a rule that
+    finds nothing where such a value was read is run again assuming them
+    (`FunctionContext.assuming`: a call's result is then RESULT, a tensor of a helper, as for a
+    function of the same file), and what it reports then carries the needs (`Candidate.ext`),
+    kept at the emit stage if they hold (pt2bot/analysis/graph.py `CrossFile`)."""
+
+    need: tuple
+
+    def __new__(cls, need: tuple) -> "Ext":
+        self = str.__new__(cls, OTHER)
+        self.need = need
+        return self
 
 # torch namespaces whose functions return tensors (torch.cuda.*, torch.backends.* do not).
 _TENSOR_NAMESPACES = ("torch", "torch.nn.functional", "torch.linalg", "torch.fft", "torch.special")
@@ -206,21 +239,12 @@ class ModuleContext:
         return target if rest is None else f"{target}.{rest}"
 
     def tensor_attrs(self, cls: ClassInfo) -> frozenset[str]:
-        """Attributes of `cls` that hold tensors: `self.register_buffer("name", ...)`,
-        `self.register_parameter("name", ...)`, `self.x = nn.Parameter(...)` / `torch.zeros(...)`
-        in the class's methods (the attribute table the skeleton keeps, plus a scan of the
-        constructor statements for the `register_*` calls, which are not assignments)."""
+        """Attributes of `cls` that hold tensors (`class_tensor_attrs`), memoised per class."""
         memo = self.__dict__.setdefault("_tensor_attrs", {})
         hit = memo.get(cls.name)
         if hit is not None:
             return hit
-        out = {a for a, ctor in cls.attrs.items() if self.is_tensor_ctor(ctor)}
-        node = next((n for n in self.tree.body if isinstance(n, ast.ClassDef) and n.name == cls.name), None)
-        for item in (node.body if node is not None else ()):
-            if isinstance(item, (ast.FunctionDef, ast.AsyncFunctionDef)) and \
-                    ("init" in item.name or "build" in item.name or "setup" in item.name):
-                _scan_registered(item.body, out)
-        hit = memo[cls.name] = frozenset(out - set(getattr(cls, "off_flags", ()) or ()))
+        hit = memo[cls.name] = class_tensor_attrs(cls)
         return hit
 
     def helper_return_kind(self, name: str, sized: tuple[tuple[int | str, str], ...]) -> str | None:
@@ -385,13 +409,6 @@ class ModuleContext:
             k = TENSORS
         return (k if k != OTHER else None), None
 
-    def is_tensor_ctor(self, ctor: str) -> bool:
-        """`torch.zeros`, `torch.tensor`, `nn.Parameter`, ...: a call that returns a tensor."""
-        if ctor in _PARAMETER_CTORS:
-            return True
-        ns, _, fname = ctor.rpartition(".")
-        return ns in _TENSOR_NAMESPACES and _is_tensor_func(fname)
-
     def report(self, rule: str, node: ast.AST, message: str, function: str, scope: str,
                suggestion: str | None = None, gb: str | None = None,
                needs: tuple[int | None, str, int | None, str] | None = None,
@@ -412,22 +429,37 @@ def _is_tensor_func(fname: str) -> bool:
         and not fname.startswith(("is_", "get_", "set_", "are_", "_"))
 
 
-def _scan_registered(body: list[ast.stmt], out: set[str]) -> None:
-    """`self.register_buffer("name", value)` / `register_parameter` in constructor statements."""
-    for st in body:
-        if isinstance(st, ast.Expr) and isinstance(st.value, ast.Call):
-            f = st.value.func
-            args = st.value.args
-            if isinstance(f, ast.Attribute) and f.attr in ("register_buffer", "register_parameter") \
-                    and isinstance(f.value, ast.Name) and f.value.id == "self" and len(args) >= 2 \
-                    and isinstance(args[0], ast.Constant) and isinstance(args[0].value, str) \
-                    and not (isinstance(args[1], ast.Constant) and args[1].value is None):
-                out.add(args[0].value)
-        elif isinstance(st, (ast.If, ast.For, ast.While, ast.With, ast.Try, ast.AsyncFor, ast.AsyncWith)):
-            for name in ("body", "orelse", "finalbody"):
-                _scan_registered(getattr(st, name, []) or [], out)
-            for h in getattr(st, "handlers", []):
-                _scan_registered(h.body, out)
+def is_tensor_ctor(ctor: str) -> bool:
+    """`torch.zeros`, `torch.tensor`, `nn.Parameter`, ...: a call that returns a tensor."""
+    if ctor in _PARAMETER_CTORS:
+        return True
+    ns, _, fname = ctor.rpartition(".")
+    return ns in _TENSOR_NAMESPACES and _is_tensor_func(fname)
+
+
+def class_tensor_attrs(cls: ClassInfo) -> frozenset[str]:
+    """Attributes a class itself stores tensors in: registered buffers and parameters
+    (`ClassInfo.registered`) and `self.x = nn.Parameter(...)` / `torch.zeros(...)` in its
+    methods (`ClassInfo.attrs`), less the flags off by default. From the summary alone, so the
+    emit stage asks it of a class of another file too (pt2bot/analysis/graph.py)."""
+    out = {a for a, ctor in cls.attrs.items() if is_tensor_ctor(ctor)}
+    out.update(getattr(cls, "registered", ()) or ())
+    return frozenset(out - set(getattr(cls, "off_flags", ()) or ()))
+
+
+def registered_name(e: ast.AST) -> str | None:
+    """"name" of `self.register_buffer("name", value)` / `self.register_parameter("name", value)`
+    (not a None value): pt2bot/analysis/walk.py collects them in `ClassInfo.registered`."""
+    if type(e) is not _Call:
+        return None
+    f = e.func
+    args = e.args
+    if type(f) is _Attribute and f.attr in ("register_buffer", "register_parameter") \
+            and type(f.value) is _Name and f.value.id == "self" and len(args) >= 2 \
+            and type(args[0]) is ast.Constant and type(args[0].value) is str \
+            and not (type(args[1]) is ast.Constant and args[1].value is None):
+        return args[0].value
+    return None
 
 
 _STR_ONLY_METHODS = frozenset({"rsplit", "splitlines", "partition", "rpartition", "strip", "lstrip",
@@ -526,6 +558,11 @@ class FunctionContext:
         # iterable): dynamo cannot resume there after a graph break (pt2bot/rules/tensor_item.py)
         self.in_generator = 0
         self.call_target: str | None = None   # resolved callee of the Call being visited
+        # how many times an `Ext` value was read (the walker runs a rule again, assuming the
+        # facts of other files, when this moved during a rule that reported nothing), and,
+        # while it does, the needs assumed (None: not assuming)
+        self.ext_n = 0
+        self.assuming: list[tuple] | None = None
         self._declare_params(node.args, is_method=cls is not None)
 
     # -- parameters -------------------------------------------------------------------------
@@ -578,7 +615,8 @@ class FunctionContext:
     def kind(self, e: ast.AST) -> str:
         t = type(e)
         if t is _Name:
-            return self.env.get(e.id, OTHER)
+            k = self.env.get(e.id, OTHER)
+            return k if type(k) is not Ext else self.ext(k)
         if t is _Call:
             return self._call_kind(e)
         if t is _Attribute:
@@ -667,13 +705,47 @@ class FunctionContext:
                 return WEAK_BOOL
             if SIZE in kinds and is_size_order_compare(e):
                 return SIZE_BOOL    # `ok = h > 4`: a Python branch on `ok` guards on the size
-            return NDARRAY if NDARRAY in kinds else OTHER
+            return NDARRAY if NDARRAY in kinds else RANDOM if RANDOM in kinds else OTHER
         return OTHER
 
+    def ext(self, k: Ext, kind: str = RESULT) -> str:
+        """An `Ext` value read: itself (OTHER), counted; while assuming, `kind` (a call's result:
+        RESULT) with its need noted."""
+        if self.assuming is None:
+            self.ext_n += 1
+            return k
+        self.assuming.append(k.need)
+        return kind
+
     def self_tensor_attr(self, e: ast.AST) -> bool:
-        """`self.name` where the class registers `name` as a buffer/parameter or assigns it a tensor."""
-        return type(e) is ast.Attribute and type(e.value) is ast.Name and e.value.id == "self" \
-            and self.cls is not None and e.attr in self.mod.tensor_attrs(self.cls)
+        """`self.name` where the class registers `name` as a buffer/parameter or assigns it a
+        tensor; `self.sub.name` where the submodule's class does (a class of another file:
+        while assuming, see `Ext`)."""
+        if type(e) is not _Attribute or self.cls is None:
+            return False
+        v = e.value
+        tv = type(v)
+        if tv is _Name:
+            return v.id == "self" and e.attr in self.mod.tensor_attrs(self.cls)
+        if tv is _Attribute and type(v.value) is _Name and v.value.id == "self":
+            return self._sub_tensor_attr(v.attr, e.attr)
+        return False
+
+    def _sub_tensor_attr(self, sub: str, attr: str) -> bool:
+        """Whether submodule `self.<sub>` stores a tensor in `attr` (`self.quantizer.codebook`)."""
+        ctor = self.cls.attrs.get(sub)
+        if not ctor or ctor.startswith(_NOT_TREE) or "." not in ctor or is_torch_module_class(ctor):
+            return False
+        mod = self.mod
+        local = mod.summary.classes.get(ctor[len(mod.summary.module) + 1:]) \
+            if ctor.startswith(mod.summary.module + ".") else None
+        if local is not None:
+            return attr in mod.tensor_attrs(local)
+        if self.assuming is None:
+            self.ext_n += 1
+            return False
+        self.assuming.append(("attr", ctor, attr))
+        return True
 
     def _is_intlike(self, e: ast.AST, k: str | None = None) -> bool:
         """An operand of size arithmetic that keeps the result a size: a size, a number, or a
@@ -692,7 +764,12 @@ class FunctionContext:
         f = e.func
         if type(f) is _Attribute:
             v = f.value
-            recv = self.env.get(v.id, OTHER) if type(v) is _Name else self.kind(v)    # `kind`, inlined
+            if type(v) is _Name:        # `kind`, inlined
+                recv = self.env.get(v.id, OTHER)
+                if type(recv) is Ext:
+                    recv = self.ext(recv)
+            else:
+                recv = self.kind(v)
             name = f.attr
             if name == "item" and not e.args and not e.keywords:
                 return SCALAR       # `x.sum().item()`: a Python number read from the data
@@ -700,6 +777,8 @@ class FunctionContext:
                 return SCALARS
             if recv == NDARRAY:
                 return NDARRAY if name in _NP_ARRAY_METHODS else OTHER
+            if recv == RNG:
+                return RANDOM if name in _RNG_METHODS else OTHER
             if recv == RESULT:
                 if name in SIZE_METHODS or name in ("numel", "nelement"):
                     return OTHER    # a helper's tensor: its sizes are the helper's (see RESULT)
@@ -764,6 +843,10 @@ class FunctionContext:
             return TENSOR
         if target in _PARAMETER_CTORS:
             return TENSOR
+        if target in _RANDOM_FUNCS:
+            return RANDOM
+        if target == "random.Random":
+            return RNG
         if ns == "numpy" and fname in _NP_FUNCS:
             return NDARRAY
         if target == "len" and e.args and self.kind(e.args[0]) in (TENSOR, BOOL_TENSOR):
@@ -792,7 +875,33 @@ class FunctionContext:
             # `b = one()` / `probs = self.make_probs()` returning `torch.rand(2)`: what the
             # helper surely returns (memoised per helper: ModuleContext.helper_return_kind)
             return self.mod.helper_return_kind(q, ()) or OTHER
-        return OTHER
+        return self._ext_call(e, f, target)
+
+    def _ext_call(self, e: ast.Call, f: ast.expr, target: str) -> str:
+        """The result of a call the call graph may resolve to a function of another file: an
+        `Ext` whose need names the call's edge as pt2bot/analysis/walk.py `_record_call` records
+        it (`helper(x)` / `mod.helper(x)` imported from the tree, `self.meth(x)` of a base class
+        of another file), else OTHER."""
+        if type(f) is _Attribute:
+            v = f.value
+            if type(v) is _Name:
+                if v.id == "self":
+                    # a method (not a submodule: its forward's result is not followed)
+                    if self.cls is None or "self" in self.env or f.attr in self.cls.attrs:
+                        return OTHER
+                    edge = ("self", f.attr)
+                elif v.id in self.mod.imports and v.id not in self.env and not target.startswith(_NOT_TREE):
+                    edge = ("name", target)
+                else:
+                    return OTHER
+            else:
+                return OTHER
+        elif type(f) is _Name and f.id in self.mod.imports and f.id not in self.env and "." in target \
+                and not target.startswith(_NOT_TREE):
+            edge = ("name", target)
+        else:
+            return OTHER
+        return self.ext(Ext(("call", e.lineno << 16 | e.col_offset & 0xFFFF, *edge, None)))
 
     def callee_qualname(self, e: ast.Call) -> str | None:
         """The function of this file a call runs: `helper(...)` (a top-level def not shadowed by
@@ -877,6 +986,12 @@ class FunctionContext:
                 if elts is not None and len(elts) == len(target.elts):
                     for el, k in zip(target.elts, elts):
                         self.assign(el, k)
+                    return
+                if type(kind) is Ext and kind.need[0] == "call" and kind.need[4] is None:
+                    # `quantized, indices, loss = self.vq(x)` of another file: each element
+                    # is what that function's tuple holds there (`Ext`)
+                    for i, el in enumerate(target.elts):
+                        self.assign(el, Ext(kind.need[:4] + (i,)))
                     return
             # `B, T, C = x.shape` / `b, t = x.size()` / `h, w = sizes`: the elements are sizes;
             # `q, k, v = x.chunk(3, -1)`: tensors

@@ -34,6 +34,12 @@ class Candidate:
     # its function is a tensor size, `(position or None, name, element or None, "size"|"sized")`;
     # the graph keeps it when a compiled caller passes one there (pt2bot/static/check.py).
     needs: tuple[int | None, str, int | None, str] | None = None
+    # A candidate whose claim holds only if facts of other files hold (pt2bot/analysis/infer.py
+    # `Ext`): each `("call", position, edge kind, edge target, element or None)` (the function
+    # that call runs returns a tensor, or a tuple whose element is one) or `("attr", class,
+    # attribute)` (that class stores a tensor there); the emit stage keeps it when all hold
+    # (pt2bot/analysis/graph.py `CrossFile`).
+    ext: tuple[tuple, ...] | None = None
 
 
 class Calls(list):
@@ -97,6 +103,11 @@ class FunctionInfo:
     # decorated so that dynamo runs it while tracing and keeps only its result or a call to it
     # (`assume_constant_result`, `allow_in_graph`): its body is not compiled code
     opaque: bool = False
+    # The tensor kind the function surely returns, from its own file (infer.py
+    # `ModuleContext.helper_return_kind`): "result" / "bool" / "tensors", or the element kinds
+    # of the tuple every return builds; None: not surely a tensor (or not walked). Read across
+    # files by the emit stage (`Candidate.ext`).
+    returns: str | tuple[str, ...] | None = None
 
 
 @dataclass
@@ -108,6 +119,9 @@ class ClassInfo:
     # Flags off by default: `self.x = False|None` in `__init__`, or `self.x = arg` where the
     # argument defaults to False/None (a test of `self.x` is then not the default path).
     off_flags: set[str] = field(default_factory=set)
+    # `self.register_buffer("name", ...)` / `register_parameter` in the constructor statements
+    # (a registered tensor is no assignment: `attrs` does not hold it)
+    registered: set[str] = field(default_factory=set)
 
 
 @dataclass

@@ -14,17 +14,21 @@ import re
 from typing import Callable, Iterable, NamedTuple
 
 from pt2bot.analysis.infer import (
+    BOOL_TENSOR,
     COMPILE_FUNCS,
     DISABLE_FUNCS,
     LEAVES_BLOCK,
     PARAM,
+    RESULT,
     TENSOR,
     TENSORISH,
+    TENSORS,
     FunctionContext,
     ModuleContext,
     Rules,
     ends,
     is_compiling_check,
+    registered_name,
 )
 from pt2bot.analysis.model import (Candidate, ClassInfo, FileSummary, FunctionInfo, call_guards, import_bindings,
                                    module_name)
@@ -59,6 +63,7 @@ class Walker:
         # `skip = self.training and p < self.layerdrop` (else a plain bool), or `skip = False`
         # then `if self.training: skip = p < self.layerdrop`. See `_mark_inside`.
         self.guarded: dict[str, Callable[[], str | None]] = {}
+        self.tensor_return: bool | None = None    # every return looks like a tensor: see `_return`
 
     def walk(self, node: ast.AST) -> None:
         t = type(node)
@@ -75,7 +80,10 @@ class Walker:
             before = len(cands)
             ctx = self.ctx
             for h in hs:
+                n = ctx.ext_n
                 h(ctx, node)
+                if ctx.ext_n != n:
+                    self._assume(h, node, before)
             if t in _GUARDING and len(cands) > before:
                 self._mark_inside(node, before)
         if m is not None:
@@ -99,6 +107,30 @@ class Walker:
             elif tv not in _LEAVES and not (tv is _Attribute and attr_leaf and type(v.value) is _Name) and \
                     isinstance(v, ast.AST):
                 walk(v)
+
+    def _assume(self, h: Callable, node: ast.AST, before: int) -> None:
+        """Rule handler `h` read a value that is a tensor only if a fact of another file holds
+        (infer.py `Ext`): if it reported nothing at `node`, run it again assuming those facts;
+        what it reports then holds only if they do (`Candidate.ext`, kept or dropped at the emit
+        stage). A handler that reported already needs no assumption."""
+        code = getattr(getattr(h, "__self__", None), "code", None)
+        cands = self.cands
+        if any(c.rule == code for c in cands[before:]):
+            return
+        ctx = self.ctx
+        start = len(cands)
+        ctx.assuming = assumed = []
+        try:
+            h(ctx, node)
+        finally:
+            ctx.assuming = None
+        if len(cands) > start:
+            if not assumed:      # (found without the assumption the second time: not kept)
+                del cands[start:]
+                return
+            needs = tuple(dict.fromkeys(assumed))
+            for c in cands[start:]:
+                c.ext = needs
 
     def walk_all(self, nodes: Iterable[ast.AST]) -> None:
         """Statements in order; after `if c: return` the rest of the block is c's else branch."""
@@ -385,7 +417,10 @@ class Walker:
                 cands = self.cands
                 before = len(cands)
                 for h in hs:
+                    n = ctx.ext_n
                     h(ctx, node)
+                    if ctx.ext_n != n:
+                        self._assume(h, node, before)
                 if target is not None:
                     for c in cands[before:]:
                         c.callee = target
@@ -409,6 +444,22 @@ class Walker:
         for k in node.keywords:
             if type(k.value) not in _LEAVES:
                 walk(k.value)
+
+    def _return(self, node: ast.Return) -> None:
+        v = node.value
+        if v is None:
+            self.tensor_return = False
+            return
+        if type(v) not in _LEAVES:
+            self.walk(v)
+        if self.tensor_return is not False:
+            # whether every return looks like a tensor (or a tuple holding one): only then is
+            # the careful answer computed after the walk (`LiveModule.walk`, FunctionInfo.returns)
+            ctx = self.ctx
+            if type(v) is ast.Tuple:
+                self.tensor_return = any(ctx.kind(x) in _RETURNED for x in v.elts)
+            else:
+                self.tensor_return = ctx.kind(v) in _RETURNED
 
     def _funcdef(self, node: ast.FunctionDef | ast.AsyncFunctionDef) -> None:
         # A nested function: its body is part of the enclosing compiled code; parameters shadow.
@@ -474,7 +525,10 @@ _SPECIAL: dict[type, Callable[[Walker, ast.AST], None]] = {
     ast.FunctionDef: Walker._funcdef, ast.AsyncFunctionDef: Walker._funcdef, ast.Lambda: Walker._lambda,
     ast.ClassDef: Walker._classdef, ast.IfExp: Walker._ifexp, ast.BoolOp: Walker._boolop,
     ast.ExceptHandler: Walker._except, ast.Raise: Walker._raise, ast.Assert: Walker._assert,
+    ast.Return: Walker._return,
 }
+# kinds of a returned value that make FunctionInfo.returns worth computing
+_RETURNED = frozenset({TENSOR, BOOL_TENSOR, RESULT, TENSORS})
 
 
 def _record_call(ctx: FunctionContext, node: ast.Call, target: str | None) -> None:
@@ -607,10 +661,17 @@ class LiveModule:
                 continue
             self.walked.add(q)
             node, cls = self.nodes[q]
-            ctx = FunctionContext(self.mod, self.mod.summary.functions[q], node, cls)
+            info = self.mod.summary.functions[q]
+            ctx = FunctionContext(self.mod, info, node, cls)
             w = Walker(ctx)
             w.walk_all(node.body)
             w.guarded.clear()    # its lazy guards close over the walker: a cycle holding the AST
+            if w.tensor_return and node.name != "forward" and ends(node.body):
+                # what a caller of another file reads (its `Candidate.ext`): the careful answer.
+                # Not for a module's forward (what `self.block(x)` returns stays the block's
+                # business, as in the same file): most walked functions are forwards, and the
+                # careful answer for all of them was ~3 % of a cold check on transformers
+                info.returns = self.mod.helper_return_kind(q, ()) or self.mod.helper_return_elts(q)
 
 
 def skeleton_module(path: str, tree: ast.Module, lines: list[str], rules: Rules, *,
@@ -668,7 +729,8 @@ def skeleton_module(path: str, tree: ast.Module, lines: list[str], rules: Rules,
 
 
 def _scan_self_attrs(mod: ModuleContext, cls: ClassInfo, body: list[ast.stmt]) -> None:
-    """`self.x = Ctor(...)` anywhere in a method's statements (not expressions): cheap."""
+    """`self.x = Ctor(...)` anywhere in a method's statements (not expressions): cheap. And
+    `self.register_buffer("x", value)` / `register_parameter` (`ClassInfo.registered`)."""
     for st in body:
         t = type(st)
         if t is ast.Assign:
@@ -678,6 +740,10 @@ def _scan_self_attrs(mod: ModuleContext, cls: ClassInfo, body: list[ast.stmt]) -
                         ctor = mod.resolve(st.value.func)
                         if ctor:
                             cls.attrs.setdefault(tg.attr, ctor)
+        elif t is ast.Expr and type(st.value) is _Call:
+            name = registered_name(st.value)
+            if name is not None:
+                cls.registered.add(name)
         elif t in _BLOCKS:
             _scan_self_attrs(mod, cls, st.body)
             if t is not ast.With and t is not ast.AsyncWith:
@@ -1513,6 +1579,12 @@ def _run_init(mod: ModuleContext, cls: ClassInfo, body: list[ast.stmt], env: dic
                 out[tg.attr] = _UNKNOWN
             for n in _target_names(tg):
                 env[n] = _UNKNOWN
+        elif t is ast.Expr and type(st.value) is ast.Call:
+            # `self.register_buffer("initted", tensor(not kmeans_init))`: a flag kept in a
+            # buffer (so that it is saved with the weights) holds the truth of its data
+            name = registered_name(st.value)
+            if name is not None:
+                _store(out, name, _flag_tensor(mod, cls, st.value.args[1], env, params), live)
         elif t is ast.If:
             v = _init_value(mod, cls, st.test, env, params)
             known = v is not _UNKNOWN and type(v) is not tuple
@@ -1580,11 +1652,35 @@ def _init_value(mod: ModuleContext, cls: ClassInfo, e: ast.AST, env: dict[str, o
         sign = none_test(mod, e)
         if sign:
             return _logic(e, sign, value)
+        flag = _flag_tensor(mod, cls, e, env, params)
+        if flag is not _UNKNOWN:
+            return flag
         name = mod.resolve(e.func) or ""
         last = name.rpartition(".")[2]
         # a class builds an object (`nn.Linear(...)`, `LayerNorm(...)`): not None
         return BUILT if last[:1].isupper() else _UNKNOWN
     return _logic(e, 0, value)
+
+
+_FLAG_TENSORS = frozenset({"torch.tensor", "torch.as_tensor", "torch.Tensor", "torch.BoolTensor"})
+
+
+def _flag_tensor(mod: ModuleContext, cls: ClassInfo, e: ast.AST, env: dict[str, object],
+                 params: dict[str, ast.expr | None]) -> object:
+    """The truth of a one-element tensor built from a bool known on the defaults
+    (`tensor(not kmeans_init)`, `torch.tensor([False])`): a branch on it is decided as on the
+    bool (measured on torch 2.13: vector-quantize's `if self.initted: return` breaks the graph
+    there on every call, and the k-means init after it runs only when the constructor asked for
+    it, until the first call flips the buffer), else `_UNKNOWN`."""
+    if type(e) is not ast.Call or len(e.args) != 1 or e.keywords or mod.resolve(e.func) not in _FLAG_TENSORS:
+        return _UNKNOWN
+    a = e.args[0]
+    if type(a) in (ast.List, ast.Tuple):
+        if len(a.elts) != 1:
+            return _UNKNOWN
+        a = a.elts[0]
+    v = _init_value(mod, cls, a, env, params)
+    return v if type(v) is bool else _UNKNOWN
 
 
 def _stored_elsewhere(lines: list[str], node: ast.ClassDef, init: ast.AST) -> set[str] | None:

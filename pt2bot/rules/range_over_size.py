@@ -60,10 +60,11 @@ class RangeOverSize(Rule):
     node_types = (ast.For, ast.ListComp, ast.SetComp, ast.GeneratorExp, ast.DictComp)
 
     def check(self, ctx, node):
-        iters = [node.iter] if isinstance(node, ast.For) else [g.iter for g in node.generators]
-        for it in iters:
+        loops = [(node.iter, node.target)] if isinstance(node, ast.For) else \
+            [(g.iter, g.target) for g in node.generators]
+        for it, target in loops:
             if isinstance(it, ast.Call) and isinstance(it.func, ast.Name) and it.func.id == "range" \
-                    and any(ctx.kind(a) == SIZE for a in it.args):
+                    and any(ctx.kind(a) == SIZE for a in it.args) and not _indexes_a_setting(ctx, node, target):
                 self._report(ctx, it)
 
     def _report(self, ctx, it: ast.Call):
@@ -104,6 +105,26 @@ _PLAIN = ("a loop over `range(<size>)` is unrolled per size and recompiles for e
 _CHUNKS = ("put the chunks in a dim of their own and compute them at once (`x.view(n // c, c, ...)`, "
            "`x.unfold(0, c, c)`, or pad to a multiple of `c` first), or use `torch._higher_order_ops.scan` "
            "for a recurrence over chunks")
+
+
+def _indexes_a_setting(ctx, loop: ast.AST, target: ast.AST) -> bool:
+    """The loop's index subscripts a list the module holds (`self.axes_dim[i]`, `self.heads[i]`,
+    not a tensor buffer): the count is that list's length, fixed per model (diffusers'
+    `for i in range(ids.shape[-1])` over the rotary axes; held out, measured: one graph)."""
+    if type(target) is not ast.Name:
+        return False
+    body = loop.body if type(loop) is ast.For else \
+        [loop.key, loop.value] if type(loop) is ast.DictComp else [loop.elt]
+    for st in body:
+        for e in ast.walk(st):
+            if type(e) is ast.Subscript and type(e.slice) is ast.Name and e.slice.id == target.id:
+                v = e.value
+                while type(v) is ast.Attribute and type(v.value) is ast.Attribute:
+                    v = v.value
+                if type(v) is ast.Attribute and type(v.value) is ast.Name and v.value.id == "self" \
+                        and not ctx.self_tensor_attr(e.value):
+                    return True
+    return False
 
 
 def _src(e: ast.AST, limit: int = 60) -> str:

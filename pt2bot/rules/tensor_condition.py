@@ -3,7 +3,7 @@ from __future__ import annotations
 import ast
 
 from pt2bot.rules.base import Rule
-from pt2bot.analysis.infer import BOOL_TENSOR, NDARRAY, TENSOR
+from pt2bot.analysis.infer import BOOL_TENSOR, NDARRAY, RANDOM, TENSOR
 from pt2bot.analysis.queries import condition_part, mark_boolops, self_tensor_value
 from pt2bot.rules.branch_fixes import tensor_condition_fixes
 
@@ -11,25 +11,34 @@ _NUMPY_WHY = ("numpy in compiled code is traced into torch ops, so this is a ten
               "branching, a graph break on every call; compute it with Python ints (or `math`) on the sizes")
 
 
-def _reads_value(ctx, test: ast.AST) -> tuple[ast.AST | None, ast.AST | None]:
+def _reads_value(ctx, test: ast.AST) -> tuple[ast.AST | None, ast.AST | None, str]:
     """The part of a condition that is a tensor's value (pt2bot/analysis/queries.py
-    `reads_tensor_value`), else the first that is a numpy array's (pt2bot/analysis/numpy_calls.py), in
-    one pass: the kind of each part is computed once, not once per question."""
-    numpy: list[ast.AST] = []
+    `reads_tensor_value`), else the first that is a numpy array's (pt2bot/analysis/numpy_calls.py)
+    or a traced random number's (infer.py RANDOM), with that kind, in one pass: the kind of each
+    part is computed once, not once per question."""
+    other: list[tuple[ast.AST, str]] = []
 
     def leaf(ctx, e: ast.AST) -> ast.AST | None:
         k = ctx.kind(e)
         if k in (TENSOR, BOOL_TENSOR):
             return e
         hit = self_tensor_value(ctx, e)
-        if hit is None and not numpy and k == NDARRAY:
-            numpy.append(e)
+        if hit is None and not other and (k == NDARRAY or k == RANDOM):
+            other.append((e, k))
         return hit
 
     hit = condition_part(ctx, test, leaf)
     if hit is not None:
-        return hit, None
-    return None, (numpy[0] if numpy else None)
+        return hit, None, TENSOR
+    return (None, *other[0]) if other else (None, None, TENSOR)
+
+
+_WHY = {NDARRAY: _NUMPY_WHY,
+        RANDOM: "dynamo draws a number of Python's `random` before the graph runs and passes it in as a "
+                "graph input, so a branch on it is data-dependent branching and breaks the graph; draw it "
+                "with torch (`torch.randint`) and select with `torch.where`, or draw it outside the compiled "
+                "code"}
+_WHAT = {NDARRAY: "a numpy value", RANDOM: "a random number"}
 
 
 class TensorCondition(Rule):
@@ -47,7 +56,12 @@ class TensorCondition(Rule):
     a bare parameter (`if flag:`) is not, because it may be a Python bool. numpy arrays made in
     compiled code count too: dynamo traces numpy into torch ops, so `if np.prod(x.shape) > n:` or
     `if (np.array(x.shape) % k > 0).any():` breaks the graph (GB0170) on every call, even with
-    static shapes; `len(a)`, `a.ndim` and `a.shape` of an array do not.
+    static shapes; `len(a)`, `a.ndim` and `a.shape` of an array do not. So do the numbers of
+    Python's `random` that dynamo traces (`random.randint`, `random.randrange`, and `random()`,
+    `uniform()`, `randint()`, `randrange()` of a `random.Random(seed)`): dynamo draws them before
+    the graph runs and passes them in as graph inputs, and a branch on one breaks (GB0170).
+    Values of another file count where that file says so: a helper there that surely returns a
+    tensor, a tensor a submodule's class stores (`if self.codebook.initted:`).
 
     ## Example
     ```python
@@ -94,21 +108,21 @@ class TensorCondition(Rule):
                 return
             # Only operands whose truth value is taken: all but the last one.
             for v in node.values[:-1]:
-                hit, np_hit = _reads_value(ctx, v)
+                hit, np_hit, k = _reads_value(ctx, v)
                 if hit is not None:
                     ctx.report(self.code, hit, "`and`/`or` on a tensor takes its truth value and breaks the "
                                "graph; use `&`/`|` on bool tensors, or `torch.where`")
                     return
                 if np_hit is not None:
-                    ctx.report(self.code, np_hit, f"`and`/`or` on a numpy value: {_NUMPY_WHY}")
+                    ctx.report(self.code, np_hit, f"`and`/`or` on {_WHAT[k]}: {_WHY[k]}")
                     return
             return
         mark_boolops(node.test, seen)
-        hit, np_hit = _reads_value(ctx, node.test)
+        hit, np_hit, k = _reads_value(ctx, node.test)
         what = {ast.If: "`if`", ast.While: "`while`", ast.IfExp: "conditional expression"}[type(node)]
         if hit is None:
             if np_hit is not None:
-                ctx.report(self.code, np_hit, f"{what} on a numpy value: {_NUMPY_WHY}")
+                ctx.report(self.code, np_hit, f"{what} on {_WHAT[k]}: {_WHY[k]}")
             return
         fix = "`torch.where(cond, a, b)` or `torch.cond`" if not isinstance(node, ast.While) else \
             "a fixed number of iterations, `torch.while_loop`, or a loop outside compiled code"

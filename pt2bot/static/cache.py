@@ -485,6 +485,10 @@ def _well_formed(s: object, rel: str) -> bool:
         if type(q) is not str or type(f) is not FunctionInfo or type(f.qualname) is not str \
                 or type(f.line) is not int or not isinstance(f.calls, list) or type(f.opaque) is not bool:
             return False
+        r = getattr(f, "returns", None)             # read across files: Candidate.ext
+        if r is not None and type(r) is not str and \
+                (type(r) is not tuple or not all(type(k) is str for k in r)):
+            return False
         for call in f.calls:
             if type(call) is not tuple or len(call) != 2 or type(call[0]) is not str or type(call[1]) is not str:
                 return False
@@ -499,7 +503,7 @@ def _well_formed(s: object, rel: str) -> bool:
             return False
     for name, c in _items(s.classes):
         if type(c) is not ClassInfo or type(c.bases) is not list or type(c.methods) is not dict \
-                or type(c.attrs) is not dict:
+                or type(c.attrs) is not dict or type(getattr(c, "registered", set())) is not set:
             return False
     for c in s.candidates if type(s.candidates) is list else [None]:
         if type(c) is not Candidate or type(c.line) is not int or type(c.rule) is not str \
@@ -507,6 +511,10 @@ def _well_formed(s: object, rel: str) -> bool:
             return False
         needs = getattr(c, "needs", None)           # a pending candidate: pt2bot/analysis/sizeargs.py
         if needs is not None and (type(needs) is not tuple or len(needs) != 4 or type(needs[1]) is not str):
+            return False
+        ext = getattr(c, "ext", None)               # facts of other files: Candidate.ext
+        if ext is not None and (type(ext) is not tuple or not all(
+                type(n) is tuple and len(n) in (3, 5) and all(type(x) is str for x in n[2:4]) for n in ext)):
             return False
     for line, info in _items(s.line_info):
         if type(line) is not int or type(info) is not tuple or len(info) != 2 or type(info[0]) is not str:

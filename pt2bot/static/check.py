@@ -27,7 +27,7 @@ from pt2bot.configfile import find_git_root
 from pt2bot.static.cache import Cache, resolve_cache_dir
 from pt2bot.static.discover import discover_files, is_excluded, rel_path, warn
 from pt2bot.static.files import Later, Stats, run_analysis
-from pt2bot.analysis.graph import DisabledCall, Reach, find_compiled
+from pt2bot.analysis.graph import CrossFile, DisabledCall, Reach, find_compiled
 from pt2bot.analysis.sizeargs import resolve_pending
 from pt2bot.rules.compiler_disable import CompilerDisable
 
@@ -116,6 +116,8 @@ def build_findings(summaries: list[FileSummary], rules: list[type[Rule]], cfg: S
     inherited = inherit_call_conditions(reach)
     # pending candidates (a size through a parameter) that a compiled caller passes a size
     sized = resolve_pending(live, reach.compiled, reach.index, inherited)
+    # candidates that hold only if facts of other files do (a helper's tensor, a submodule's buffer)
+    cross = CrossFile(reach)
     if later is not None:
         summaries = summaries + later.loaded
     out: list[Finding] = []
@@ -148,6 +150,8 @@ def build_findings(summaries: list[FileSummary], rules: list[type[Rule]], cfg: S
             continue
         for c in s.candidates:
             if c.scope == "any" or (s.path, c.function) in reach.compiled:
+                if getattr(c, "ext", None) is not None and not cross.holds(s, c):
+                    continue
                 cond = getattr(c, "condition", None)
                 message = c.message
                 if getattr(c, "needs", None) is not None:

@@ -288,8 +288,8 @@ class FileState:
 
 
 # (calls per walked function, new candidates, their line info, class attrs, walked functions,
-# the file's error if the walk found it too deeply nested)
-Delta = tuple[dict[str, list], list, dict, dict[str, dict[str, str]], set[str], tuple | None]
+# the file's error if the walk found it too deeply nested, what each walked function returns)
+Delta = tuple[dict[str, list], list, dict, dict[str, dict[str, str]], set[str], tuple | None, dict[str, object]]
 
 
 class FileSet:
@@ -365,7 +365,8 @@ class FileSet:
             add_line_info(s, lines, new)
             info = {line: s.line_info[line] for line in [c.line for c in new] + ([error[0]] if error else [])}
             out[rel] = ({q: s.functions[q].calls for q in todo}, new, info,
-                        {name: c.attrs for name, c in s.classes.items()}, set(todo), error)
+                        {name: c.attrs for name, c in s.classes.items()}, set(todo), error,
+                        {q: s.functions[q].returns for q in todo if s.functions[q].returns is not None})
         return out
 
     def _live(self, rel: str, st: FileState) -> tuple[LiveModule, list[str]] | None:
@@ -484,12 +485,14 @@ def _size(root: str, rel: str) -> int:
 
 
 def _merge(st: FileState, delta: Delta) -> None:
-    calls, new, info, attrs, walked, error = delta
+    calls, new, info, attrs, walked, error, returns = delta
     s = st.summary
     if error is not None:
         s.error, st.digest = error, None
     for q, c in calls.items():
         s.functions[q].calls = c
+    for q, r in returns.items():
+        s.functions[q].returns = r
     s.candidates.extend(new)
     s.line_info.update(info)
     for name, a in attrs.items():
