@@ -671,7 +671,11 @@ def test_analysis_leaves_no_reference_cycles(tmp_path):
     try:
         found = check_paths(str(tmp_path), [], StaticConfig(select=("ALL",)), jobs=1)
         gc.collect()
-        garbage = [type(o).__name__ for o in gc.garbage]
+        # Only the analysis's own objects: torch tests run earlier in the same process can
+        # leave cyclic garbage of theirs (FakeTensor, deques) that is collected here too. A
+        # cycle through a walker or a summary always holds one of these.
+        garbage = [type(o).__name__ for o in gc.garbage
+                   if type(o).__module__.split(".")[0] in ("pt2bot", "ast")]
     finally:
         gc.set_debug(0)
         gc.garbage.clear()
