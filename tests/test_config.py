@@ -15,6 +15,7 @@ import yaml
 
 from pt2bot.config import (
     Config,
+    DimBounds,
     InputSpec,
     ModelConfig,
     RunConfig,
@@ -332,6 +333,39 @@ def test_dynamic_dim_not_in_shapes() -> None:
         "(declared: (none))")
 
 
+def test_dynamic_mapping_declares_bounds_and_divisibility() -> None:
+    text = model_yaml("shapes: {batch: [2, 4], seq: [16, 64]}\ninputs: [{shape: [batch, seq]}]\n"
+                      "dynamic:\n  batch:\n  seq: {max: 128, multiple_of: 8}\n")
+    (m,) = parse_config(text, "pt2bot.yml").models
+    assert m.dynamic == ("batch", "seq")
+    assert m.bounds == {"seq": DimBounds(min=None, max=128, multiple_of=8)}
+    # the list form is unchanged: no bounds
+    (m,) = parse_config(model_yaml("shapes: {batch: [2, 4]}\ninputs: [{shape: [batch]}]\n"
+                                   "dynamic: [batch]\n"), "pt2bot.yml").models
+    assert m.dynamic == ("batch",) and m.bounds == {}
+
+
+def test_dynamic_bounds_errors_are_located() -> None:
+    head = "shapes: {batch: [2, 4], seq: [16, 64]}\ninputs: [{shape: [batch, seq]}]\ndynamic:\n"
+    assert errors_of(model_yaml(head + "  seq: {min: 32, max: 48, multiple_of: 3}\n"
+                                       "  sq: {}\n  batch: {mn: 1}\n")) == [
+        "pt2bot.yml:8: models[0].dynamic.seq.min: the shape matrix gives seq = 16, below min 32 "
+        "(the bounds must hold every size of the matrix)",
+        "pt2bot.yml:8: models[0].dynamic.seq.max: the shape matrix gives seq = 64, above max 48 "
+        "(the bounds must hold every size of the matrix)",
+        "pt2bot.yml:8: models[0].dynamic.seq.multiple_of: the shape matrix gives seq = 16, not a "
+        "multiple of 3 (the bounds must hold every size of the matrix)",
+        'pt2bot.yml:9: models[0].dynamic.sq: "sq" is not a dim in models[0].shapes; did you mean '
+        '"seq"? (declared: batch, seq)',
+        'pt2bot.yml:10: models[0].dynamic.batch.mn: unknown key; did you mean "min"? (expected '
+        "one of: min, max, multiple_of)"]
+    assert one_error(model_yaml(head + "  seq: {min: 100, max: 8}\n")) == (
+        "pt2bot.yml:8: models[0].dynamic.seq.max: must be at least min (100), got 8")
+    assert one_error(model_yaml(head + "  seq: 128\n")) == (
+        "pt2bot.yml:8: models[0].dynamic.seq: expected a mapping {min: ..., max: ..., "
+        "multiple_of: ...} or null, got 128")
+
+
 def test_input_shape_names_an_unknown_dim() -> None:
     assert one_error(model_yaml("shapes: {batch: [1], seq: [8]}\ninputs:\n  - {shape: [batch, sq]}\n")) == (
         'pt2bot.yml:7: models[0].inputs[0].shape[1]: unknown dim "sq"; did you mean "seq"? '
@@ -505,7 +539,10 @@ GOOD = [README_EXAMPLE, FULL, "version: 1\n", "models: []\n", "static:\nrun:\n",
         model_yaml("tolerance: {float32: [0, 0.1]}\ntimeout_s: null\nkwargs: null\n"),
         "run: {mode: null, threads: 4, cache_dir: null}\n",
         'static: {conditional: hide, torch: "2.14"}\n', "static: {conditional: keep, torch: '2.13.0'}\n",
-        "static: {torch: null}\n"]
+        "static: {torch: null}\n",
+        model_yaml("shapes: {b: [2, 4], s: [16, 64]}\ninputs: [{shape: [b, s]}]\n"
+                   "dynamic: {b: null, s: {min: 16, max: 128, multiple_of: 8}}\n"),
+        model_yaml("shapes: {b: [2, 4]}\ninputs: [{shape: [b]}]\ndynamic: {b: {}}\n")]
 
 # Mistakes both can see (a schema cannot express cross-key rules; those are validator-only).
 BAD_FOR_BOTH = [
@@ -529,6 +566,9 @@ BAD_FOR_BOTH = [
     model_yaml("export: yesplease\n"), model_yaml("tolerance: {float32: [1e-4]}\n"),
     model_yaml("tolerance: {float99: [0, 0]}\n"), model_yaml("timeout_s: -1\n"),
     model_yaml("kwargs: {'not-ident': 1}\n"), model_yaml("kwargs: [1]\n"),
+    model_yaml("shapes: {b: [2]}\ninputs: [{shape: [b]}]\ndynamic: {b: {max: 0}}\n"),
+    model_yaml("shapes: {b: [2]}\ninputs: [{shape: [b]}]\ndynamic: {b: {maximum: 8}}\n"),
+    model_yaml("shapes: {b: [2]}\ninputs: [{shape: [b]}]\ndynamic: {b: 8}\n"),
 ]
 
 # Cross-key and YAML-level mistakes only pt2bot's validator catches.
@@ -540,6 +580,8 @@ BAD_FOR_VALIDATOR_ONLY = [
     "run: {device: cpu, device: cuda}\n",
     model_yaml("shapes: {b: [1]}\ncases: [{c: 1}]\n"),
     model_yaml("shapes: {b: [1]}\ninputs: [{shape: [2]}]\n"),
+    model_yaml("shapes: {b: [2, 16]}\ninputs: [{shape: [b]}]\ndynamic: {b: {max: 8}}\n"),
+    model_yaml("shapes: {b: [2]}\ninputs: [{shape: [b]}]\ndynamic: {b: {min: 4, max: 3}}\n"),
 ]
 
 
@@ -573,10 +615,11 @@ def _field_names(cls: type) -> set[str]:
 def test_schema_property_names_equal_dataclass_fields() -> None:
     schema = load_schema()
     defs = schema["$defs"]
-    # path/raw are not user keys; line is where the model is; inputs_entry is `inputs: {entry:}`
+    # path/raw are not user keys; line is where the model is; inputs_entry is `inputs: {entry:}`;
+    # bounds is the mapping form of `dynamic`
     assert set(schema["properties"]) == _field_names(Config) - {"path", "raw"}
     assert set(defs["static"]["properties"]) == _field_names(StaticConfig)
-    assert set(defs["model"]["properties"]) == _field_names(ModelConfig) - {"line", "inputs_entry"}
+    assert set(defs["model"]["properties"]) == _field_names(ModelConfig) - {"line", "inputs_entry", "bounds"}
     assert set(defs["inputSpec"]["properties"]) == _field_names(InputSpec)
     assert set(defs["run"]["properties"]) == _field_names(RunConfig)
     assert set(defs["thresholds"]["properties"]) == _field_names(Thresholds)

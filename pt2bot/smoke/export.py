@@ -34,16 +34,39 @@ def example_case(cases: list[CaseInputs], dynamic: set[str]) -> CaseInputs:
     return cases[0]
 
 
-def dynamic_shapes(case: CaseInputs, dynamic: set[str], cases: list[CaseInputs]) -> Any:
-    """`{param: {axis: Dim}}` for the declared-dynamic dims; one Dim object per dim name."""
+def dim_name(d: str) -> str:
+    """A config dim's name as a `Dim`'s (an identifier)."""
+    return re.sub(r"\W", "_", d) or "dim"
+
+
+def make_dim(d: str, lo: int | None, hi: int | None, multiple_of: int | None) -> Any:
+    """The `Dim` (or `k*Dim` when the size is a multiple of k) of a dim's range; None ends
+    are export's defaults."""
     from torch.export import Dim
 
-    dims: dict[str, Any] = {}
-    for d in sorted(dynamic):
-        values = [c.shape[d] for c in cases if d in c.shape]
-        lo = max(1, min(values)) if values else 1
-        hi = max(max(values) if values else 2, 2, _MAX_DIM)
-        dims[d] = Dim(re.sub(r"\W", "_", d) or "dim", min=lo, max=hi)
+    k = multiple_of if multiple_of and multiple_of > 1 else None
+    if k is None:
+        return Dim(dim_name(d), min=lo, max=hi)
+    root = Dim("_" + dim_name(d), min=None if lo is None else -(-lo // k),
+               max=None if hi is None else hi // k)
+    return k * root
+
+
+def declared_range(d: str, cases: list[CaseInputs], bounds: dict[str, Any] | None
+                   ) -> tuple[int, int, int | None]:
+    """(min, max, multiple_of) of a dynamic dim: what pt2bot.yml declares (`dynamic: {seq:
+    {min, max, multiple_of}}`), else from the matrix's smallest size to 2^20."""
+    b = (bounds or {}).get(d) or {}
+    values = [c.shape[d] for c in cases if d in c.shape]
+    lo = b.get("min") or (max(1, min(values)) if values else 1)
+    hi = b.get("max") or max(max(values) if values else 2, 2, _MAX_DIM)
+    return lo, hi, b.get("multiple_of")
+
+
+def dynamic_shapes(case: CaseInputs, dynamic: set[str], cases: list[CaseInputs],
+                   bounds: dict[str, Any] | None = None) -> Any:
+    """`{param: {axis: Dim}}` for the declared-dynamic dims; one Dim object per dim name."""
+    dims = {d: make_dim(d, *declared_range(d, cases, bounds)) for d in sorted(dynamic)}
     spec: dict[str, Any] = {}
     for name in case.named():
         axes = {ax: dims[d] for ax, d in case.dims.get(name, {}).items() if d in dims}
@@ -190,7 +213,7 @@ def measure_export(model: Any, cases: list[CaseInputs], eager_outs: list[Any],
     reset_dynamo()
     dynamic = set(model_spec.get("dynamic") or ())
     ex = example_case(cases, dynamic)
-    shapes = dynamic_shapes(ex, dynamic, cases)
+    shapes = dynamic_shapes(ex, dynamic, cases, model_spec.get("bounds"))
     args, kwargs = ex.args, dict(ex.kwargs)
     try:
         with contextlib.redirect_stderr(io.StringIO()), torch.no_grad():

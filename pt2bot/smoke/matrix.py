@@ -126,8 +126,10 @@ def recompiled_frame(metric: Any, paths: RepoPaths) -> dict[str, Any]:
     return out
 
 
-def mark_dims(case: CaseInputs, dynamic: set[str], relaxed: set[str]) -> CaseInputs:
-    """Fresh tensor objects (marks are attributes) with the declared dynamic dims marked."""
+def mark_dims(case: CaseInputs, dynamic: set[str], relaxed: set[str],
+              bounds: dict[str, Any] | None = None) -> CaseInputs:
+    """Fresh tensor objects (marks are attributes) with the declared dynamic dims marked,
+    with their declared range (`mark_dynamic` cannot express divisibility)."""
     import torch
 
     marked = case.replace_tensors(lambda v: v.detach() if isinstance(v, torch.Tensor) else v)
@@ -142,7 +144,8 @@ def mark_dims(case: CaseInputs, dynamic: set[str], relaxed: set[str]) -> CaseInp
             if d in relaxed:
                 torch._dynamo.maybe_mark_dynamic(t, ax)
             else:
-                torch._dynamo.mark_dynamic(t, ax)
+                b = (bounds or {}).get(d) or {}
+                torch._dynamo.mark_dynamic(t, ax, min=b.get("min"), max=b.get("max"))
     return marked
 
 
@@ -180,7 +183,7 @@ def measure_matrix(model: Any, cases: list[CaseInputs], eager_outs: list[Any],
                                    "reasons": [], "eager_fallback": fallback}
             out = None
             for _attempt in range(2):
-                marked = mark_dims(case, dynamic, relaxed)
+                marked = mark_dims(case, dynamic, relaxed, model_spec.get("bounds"))
                 try:
                     t0 = time.perf_counter()
                     out = compiled(*marked.args, **marked.kwargs)
