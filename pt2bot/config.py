@@ -105,6 +105,7 @@ class RunConfig:
     recompile_limit: int = 8
     cache_dir: str | None = None           # TORCHINDUCTOR_CACHE_DIR
     latency: bool = True
+    shape_advice: bool = True              # the "advice" phase (pt2bot/smoke/advice.py)
     rounds: int = 3                        # review: alternating base/head latency rounds
 
 

@@ -249,7 +249,7 @@ def test_cli_prints_every_located_error_and_exits_2(tmp_path: Path) -> None:
         '(e.g. "mypkg.models:TinyGPT"), got "a.b" (put ":" before the attribute: "a:b")',
         f'{cfg}:5: run.devcie: unknown key; did you mean "device"? (expected one of: device, '
         "backend, mode, timeout_s, warmup, repeats, threads, jobs, recompile_limit, cache_dir, "
-        "latency, rounds)",
+        "latency, shape_advice, rounds)",
     ]
     assert not (tmp_path / "r.json").exists()
 
@@ -277,7 +277,7 @@ def test_list_items_are_located() -> None:
     ("version: 1\nrun:\n  devcie: cpu\n",
      'pt2bot.yml:3: run.devcie: unknown key; did you mean "device"? (expected one of: device, '
      "backend, mode, timeout_s, warmup, repeats, threads, jobs, recompile_limit, cache_dir, "
-     "latency, rounds)"),
+     "latency, shape_advice, rounds)"),
     (model_yaml("shaeps: {batch: [1]}\n"),
      'pt2bot.yml:5: models[0].shaeps: unknown key; did you mean "shapes"? (expected one of: '
      "name, entry, kwargs, inputs, shapes, cases, dynamic, export, tolerance, timeout_s)"),

@@ -45,3 +45,165 @@ def test_declared_divisibility_exports_as_a_multiple_of_a_dim() -> None:
     ex = run_model("models.shape_advice:PairPool",
                    bounds={"seq": {"min": None, "max": None, "multiple_of": 2}}, **kw)["export"]
     assert ex["ok"] is True and [c["match"] for c in ex["cases"]] == [True, True]
+
+
+# --------------------------------------------------------------------------- the advice
+
+def test_the_advice_phase_runs_by_default_and_can_be_switched_off() -> None:
+    from pt2bot.configfile import parse_config
+    from pt2bot.smoke.runner import default_phases
+
+    assert "advice" in default_phases(parse_config("version: 1\n", "pt2bot.yml"))
+    off = parse_config("version: 1\nrun: {shape_advice: false, latency: false}\n", "pt2bot.yml")
+    assert default_phases(off) == ["breaks", "matrix", "export"]
+
+
+_ADVICE: dict[str, dict] = {}
+
+
+def advised(entry: str, **kw: Any) -> dict:
+    """The RUN of the matrix and advice phases, once per model and test process."""
+    key = entry + repr(sorted(kw.items()))
+    if key not in _ADVICE:
+        _ADVICE[key] = run_model(entry, phases=("matrix", "advice"), **kw)
+    run = _ADVICE[key]
+    assert run["status"] == "ok" and run["phase_errors"] == [], run["phase_errors"]
+    return run
+
+
+def gpt() -> dict:
+    return advised("models.shape_advice:TinyGPT", inputs=GPT_INPUTS,
+                   shapes={"batch": [2, 3], "seq": [8, 16, 32]}, dynamic=())
+
+
+def test_context_length_advice_is_a_bounded_dim_that_exports_and_compiles_once() -> None:
+    a = gpt()["shape_advice"]
+    assert a["export"]["ok"] is True
+    assert a["export"]["dynamic_shapes"] == {"idx": {
+        "0": {"name": "batch", "min": None, "max": None, "multiple_of": None},
+        "1": {"name": "seq", "min": None, "max": 64, "multiple_of": None}}}
+    assert a["export"]["suggested"] == ["seq = Dim('seq', max=64)"]
+    assert [c["match"] for c in a["export"]["cases"]] == [True] * 6
+    c = a["compile"]
+    assert c["method"] == "mark_dynamic"
+    # automatic dynamic: static first, then a recompile per dim that changes
+    assert (c["compiles_before"], c["compiles_after"]) == (3, 1)
+    assert gpt()["recompiles"]["compiles"] == 3    # "before" is the matrix phase's own count
+
+
+def test_advised_code_is_paste_ready_python_and_config() -> None:
+    """The Python exports the model as advised; the YAML lines are a valid `dynamic:`."""
+    import torch
+
+    from pt2bot.configfile import parse_config
+    from pymodule import load_module
+
+    code = gpt()["shape_advice"]["code"]
+    mod = load_module(f"{__import__('test_worker').MODELS}/shape_advice.py", "advice_code")
+    model = mod.TinyGPT().eval()
+    idx = torch.randint(0, 32, (3, 24))
+    scope = {"torch": torch, "model": model, "args": (), "kwargs": {"idx": idx}}
+    exec(code["python"], scope)   # noqa: S102 - the advice's own output, on our fixture
+    ep = scope["ep"]
+    out = ep.module()(idx=idx)
+    assert torch.allclose(out, model(idx))
+    text = ("version: 1\nmodels:\n  - name: gpt\n    entry: m:TinyGPT\n"
+            "    inputs: [{shape: [batch, seq], dtype: int64}]\n"
+            "    shapes: {batch: [2, 3], seq: [8, 16, 32]}\n"
+            + "\n".join("    " + line for line in code["yaml"].splitlines()) + "\n")
+    (m,) = parse_config(text, "pt2bot.yml").models
+    assert m.dynamic == ("batch", "seq") and m.bounds["seq"].max == 64
+    assert code["compile"].splitlines() == ["torch._dynamo.mark_dynamic(idx, 0)",
+                                            "torch._dynamo.mark_dynamic(idx, 1, min=2, max=64)",
+                                            "compiled = torch.compile(model)"]
+
+
+def test_divisibility_is_advised_as_a_multiple_and_compiled_with_dynamic_true() -> None:
+    a = advised("models.shape_advice:PairPool", inputs=[{"shape": ["batch", "seq", 4]}],
+                shapes={"batch": [2, 3], "seq": [8, 16]}, dynamic=())["shape_advice"]
+    assert a["export"]["ok"] is True
+    assert a["export"]["dynamic_shapes"]["x"]["1"] == {
+        "name": "seq", "min": 2, "max": None, "multiple_of": 2}
+    # mark_dynamic cannot say "even": dynamic=True is the setting that compiles once
+    assert a["compile"]["method"] == "dynamic=True"
+    assert (a["compile"]["compiles_before"], a["compile"]["compiles_after"]) == (3, 1)
+    assert "seq = 2 * _seq" in a["code"]["python"]
+    assert "  seq: {min: 2, multiple_of: 2}" in a["code"]["yaml"].splitlines()
+
+
+def test_a_pinned_dim_is_static_with_the_line_that_pins_it() -> None:
+    a = advised("models.shape_advice:FourRows", inputs=[{"shape": ["batch", "seq"]}],
+                shapes={"batch": [4], "seq": [8, 16, 32]}, dynamic=("batch",))["shape_advice"]
+    batch = a["export"]["dynamic_shapes"]["x"]["0"]
+    assert batch["static"] is True and batch["value"] == 4
+    assert (batch["path"], batch["line"]) == ("models/shape_advice.py",
+                                              line_of("shape_advice.py", "four-rows"))
+    assert batch["reason"] == "the code specialises batch to 4"
+    assert a["export"]["dynamic_shapes"]["x"]["1"]["name"] == "seq"
+    assert a["export"]["ok"] is True and a["compile"]["compiles_after"] == 1
+
+
+def test_a_model_whose_dims_are_all_pinned_is_a_stated_result() -> None:
+    a = advised("models.shape_advice:OnlyFour", inputs=[{"shape": ["batch", "seq"]}],
+                shapes={"batch": [4, 5], "seq": [8, 9]}, dynamic=())["shape_advice"]
+    line = line_of("shape_advice.py", "only-four")
+    dims = a["export"]["dynamic_shapes"]["x"]
+    assert [(d["static"], d["line"]) for d in dims.values()] == [(True, line), (True, line)]
+    assert "no dim can be dynamic: the code pins every one of them" in a["notes"]
+    assert a["compile"]["method"] is None and a["compile"]["compiles_after"] is None
+
+
+def test_a_dim_that_cannot_be_one_range_names_the_branch() -> None:
+    a = advised("models.size_branch:SizeBranch", shapes={"batch": [2, 4, 8, 16]},
+                dynamic=())["shape_advice"]
+    batch = a["export"]["dynamic_shapes"]["x"]["0"]
+    assert batch["max"] == 4 and batch["not_one_range"]["sizes"] == [8, 16]
+    assert (batch["not_one_range"]["path"], batch["not_one_range"]["line"]) == (
+        "models/size_branch.py", line_of("size_branch.py", "size-branch"))
+
+
+def test_a_matrix_with_one_size_per_dim_is_a_stated_result() -> None:
+    a = advised("models.clean:Clean", shapes={"batch": [2]}, dynamic=())["shape_advice"]
+    assert a["export"]["dynamic_shapes"] == {} and a["export"]["ok"] is None
+    assert a["notes"][0].startswith("no dim varies in the shape matrix")
+    assert a["compile"] == {**a["compile"], "method": None, "compiles_after": None}
+
+
+def test_recompile_limit_hit_is_stated() -> None:
+    run = advised("models.size_branch:SizeBranch", shapes={"batch": [2, 4, 8, 16, 1, 3]},
+                  dynamic=(), run={"recompile_limit": 1})
+    a = run["shape_advice"]
+    assert run["recompiles"]["eager_fallback"] is True
+    assert any("hit the recompile limit (1)" in n for n in a["notes"])
+
+
+def test_draft_export_that_crashes_or_hangs_is_stated(monkeypatch) -> None:
+    """draft_export (the locator) raising, or running past its time, leaves a note and the
+    pinned dim located from the matrix's own specialisation; the run does not fail."""
+    import time
+
+    import torch
+
+    from pt2bot.smoke import advice
+
+    def crash(*a: Any, **k: Any) -> Any:
+        raise RuntimeError("draft_export broke")
+
+    def hang(*a: Any, **k: Any) -> Any:
+        time.sleep(30)
+
+    kw = dict(inputs=[{"shape": ["batch", "seq"]}], shapes={"batch": [4, 8], "seq": [16, 32]},
+              dynamic=("batch",))
+    monkeypatch.setattr(torch.export, "draft_export", crash)
+    a = run_model("models.shape_advice:FourRows", phases=("matrix", "advice"), **kw)
+    note = "draft_export failed: pinned dims are located from the matrix only"
+    assert note in a["shape_advice"]["notes"]
+    batch = a["shape_advice"]["export"]["dynamic_shapes"]["x"]["0"]
+    assert batch["static"] is True and batch["line"] == line_of("shape_advice.py", "four-rows")
+    monkeypatch.setattr(torch.export, "draft_export", hang)
+    monkeypatch.setattr(advice, "DRAFT_TIMEOUT_S", 0.5)
+    t0 = time.perf_counter()
+    a = run_model("models.shape_advice:FourRows", phases=("matrix", "advice"), **kw)
+    assert time.perf_counter() - t0 < 20
+    assert any(n.startswith("draft_export ran past") for n in a["shape_advice"]["notes"])
+    assert a["phase_errors"] == []

@@ -112,6 +112,7 @@ def _check_run(ck: Checker, v: Any) -> RunConfig:
         "recompile_limit": ck.integer(1, "a positive integer"),
         "cache_dir": ck.nullable(ck.string(what="a directory path or null")),
         "latency": ck.boolean,
+        "shape_advice": ck.boolean,
         "rounds": ck.integer(1, "a positive integer"),
     }
     fields = ck.mapping(v, ("run",), spec, "a mapping (run: {device: auto, ...})")

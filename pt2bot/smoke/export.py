@@ -27,11 +27,15 @@ _MAX_DIM = 1 << 20
 
 
 def example_case(cases: list[CaseInputs], dynamic: set[str]) -> CaseInputs:
-    """The case to trace with: dynamic dims >= 2 (torch specialises sizes 0 and 1)."""
-    for c in cases:
-        if all(c.shape.get(d, 2) >= 2 for d in dynamic):
+    """The case to trace with: dynamic dims >= 2 (torch specialises sizes 0 and 1), with
+    distinct sizes where a case has them (two dynamic dims of equal size in the example
+    would be taken for one: duck sizing)."""
+    fit = [c for c in cases if all(c.shape.get(d, 2) >= 2 for d in dynamic)]
+    for c in fit:
+        sizes = [c.shape[d] for d in dynamic if d in c.shape]
+        if len(set(sizes)) == len(sizes):
             return c
-    return cases[0]
+    return fit[0] if fit else cases[0]
 
 
 def dim_name(d: str) -> str:
@@ -136,14 +140,16 @@ def _caused_by(text: str, paths: RepoPaths) -> tuple[str, int, str | None] | Non
     return None
 
 
-def _draft_location(model: Any, args: tuple, kwargs: dict, shapes: Any,
-                    paths: RepoPaths) -> tuple[str | None, int | None, str | None, str | None]:
-    """(path, line, source, failure type) of draft_export's first located failure."""
+def draft_failures(model: Any, args: tuple, kwargs: dict, shapes: Any,
+                   paths: RepoPaths) -> list[dict[str, Any]] | None:
+    """Each failure draft_export reports, located at its innermost user frame: `{type, path,
+    line, source, sources}` (`sources`: the input sizes its guard names, `L['x'].size()[0]`).
+    None when draft_export is missing or raised."""
     import torch
 
     draft = getattr(torch.export, "draft_export", None)
     if draft is None:
-        return None, None, None, None
+        return None
     # draft_export logs a structured trace to a file in $TORCH_DTRACE, else in
     # <tmp>/export_<user>/, and never deletes it (one file per call: hundreds on a machine that
     # runs pt2bot often). It goes to a directory of our own that is removed afterwards.
@@ -154,7 +160,7 @@ def _draft_location(model: Any, args: tuple, kwargs: dict, shapes: Any,
         with contextlib.redirect_stderr(io.StringIO()):
             ep = draft(model, args, kwargs, dynamic_shapes=shapes)
     except Exception:  # noqa: BLE001 - the locator is best effort
-        return None, None, None, None
+        return None
     finally:
         if saved is None:
             os.environ.pop("TORCH_DTRACE", None)
@@ -163,6 +169,7 @@ def _draft_location(model: Any, args: tuple, kwargs: dict, shapes: Any,
         shutil.rmtree(trace_dir, ignore_errors=True)
     report = getattr(ep, "_report", None)
     table = intern_table()
+    out = []
     for f in getattr(report, "failures", None) or ():
         data = getattr(f, "data", {}) or {}
         stack = data.get("user_stack") or []
@@ -171,14 +178,42 @@ def _draft_location(model: Any, args: tuple, kwargs: dict, shapes: Any,
                 stack = ast.literal_eval(stack)
             except (ValueError, SyntaxError):
                 stack = []
+        srcs = data.get("symbol_to_sources")
+        sources = [str(v) for v in srcs.values()] if isinstance(srcs, dict) else []
         for fr in reversed(list(stack)):
             if not isinstance(fr, dict):
                 continue
             rel = paths.rel(frame_file(fr, table))
             if rel:
-                ftype = getattr(getattr(f, "failure_type", None), "name", None)
-                return rel, fr.get("line"), fr.get("loc"), ftype
+                out.append({"type": getattr(getattr(f, "failure_type", None), "name", None),
+                            "path": rel, "line": fr.get("line"), "source": fr.get("loc"),
+                            "sources": sources})
+                break
+    return out
+
+
+def _draft_location(model: Any, args: tuple, kwargs: dict, shapes: Any,
+                    paths: RepoPaths) -> tuple[str | None, int | None, str | None, str | None]:
+    """(path, line, source, failure type) of draft_export's first located failure."""
+    for f in draft_failures(model, args, kwargs, shapes, paths) or ():
+        return f["path"], f["line"], f["source"], f["type"]
     return None, None, None, None
+
+
+def locate_failure(e: BaseException, model: Any, args: tuple, kwargs: dict, shapes: Any,
+                   paths: RepoPaths) -> dict[str, Any]:
+    """`{path, line, source}` of an export failure in the user's code: the innermost user
+    frame its message names, the "Caused by" of a data-dependent error, else draft_export's
+    first located failure."""
+    frames = [f for f in graph_breaks.parse_frames(str(e)) if paths.rel(f.file)]
+    if frames:
+        f = frames[-1]
+        return {"path": paths.rel(f.file), "line": f.line, "source": f.source or None}
+    caused = _caused_by(str(e), paths)
+    if caused is not None:
+        return {"path": caused[0], "line": caused[1], "source": caused[2]}
+    path, line, src, _ftype = _draft_location(model, args, kwargs, shapes, paths)
+    return {"path": path, "line": line, "source": src}
 
 
 def static_dims(ep: Any, case: CaseInputs, dynamic: set[str]) -> list[dict[str, Any]]:
@@ -220,16 +255,8 @@ def measure_export(model: Any, cases: list[CaseInputs], eager_outs: list[Any],
             ep = torch.export.export(model, args, kwargs or None, dynamic_shapes=shapes)
     except Exception as e:  # noqa: BLE001 - an export failure is a result
         kind = _classify(e)
-        res.update(kind=kind, message=_short(f"{type(e).__name__}: {e}"))
-        frames = [f for f in graph_breaks.parse_frames(str(e)) if paths.rel(f.file)]
-        if frames:
-            f = frames[-1]
-            res.update(path=paths.rel(f.file), line=f.line, source=f.source or None)
-        elif (caused := _caused_by(str(e), paths)) is not None:
-            res.update(path=caused[0], line=caused[1], source=caused[2])
-        else:
-            path, line, src, _ftype = _draft_location(model, args, kwargs, shapes, paths)
-            res.update(path=path, line=line, source=src)
+        res.update(kind=kind, message=_short(f"{type(e).__name__}: {e}"),
+                   **locate_failure(e, model, args, kwargs, shapes, paths))
         if kind == "unsupported":
             gb, _t = graph_breaks.classify_exception(e)
             res["gb"] = gb

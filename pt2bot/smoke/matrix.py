@@ -173,6 +173,7 @@ def measure_matrix(model: Any, cases: list[CaseInputs], eager_outs: list[Any],
     first_call_s: float | None = None   # the process's first compile: the cold/warm figure
     total = 0        # recompiles the user's code caused (size-1 ones are counted apart)
     size_one = 0
+    compiles = 0     # every frame compilation, first ones too (the shape advice's "before")
     limit_key = ("recompile_limit" if hasattr(torch._dynamo.config, "recompile_limit")
                  else "cache_size_limit")
     with torch._dynamo.config.patch(**{limit_key: limit}), TraceCollector() as events, \
@@ -212,6 +213,7 @@ def measure_matrix(model: Any, cases: list[CaseInputs], eager_outs: list[Any],
                 if getattr(m, "fail_type", None):
                     continue
                 rec["compiled"] = True
+                compiles += 1
                 if m.recompile_reason:
                     reasons = parse_recompile_reason(m.recompile_reason, case, files, paths)
                     for r in reasons:
@@ -236,7 +238,7 @@ def measure_matrix(model: Any, cases: list[CaseInputs], eager_outs: list[Any],
     return {
         "recompiles": {"count": total, "size_one": size_one, "eager_fallback": fallback,
                        "limit": limit,
-                       "cases": case_recs},
+                       "cases": case_recs, "compiles": compiles},
         "specialized": [s for s in specialized.values()
                         if s["dim"] is None or s["dim"] in varying],
         "accuracy": accuracy,

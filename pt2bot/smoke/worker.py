@@ -35,6 +35,7 @@ from pt2bot.config import ModelConfig
 from pt2bot.jsonio import write_json
 import pt2bot
 from pt2bot.results import PHASES, CompileReport, ModelRun, PhaseError
+from pt2bot.smoke.advice import measure_advice
 from pt2bot.smoke.breaks import measure_breaks
 from pt2bot.smoke.coverage import LineCoverage
 from pt2bot.smoke.export import measure_export
@@ -159,7 +160,7 @@ def measure_run(spec: dict[str, Any]) -> ModelRun:
                             else contextlib.nullcontext())
                 with attached:
                     got = _run_phase(phase, model, cases, eager_outs, model_spec, run_cfg,
-                                     device, paths, rss0, coverage)
+                                     device, paths, rss0, coverage, so_far=run)
                 if run.compile_s is not None and got.get("compile_s"):
                     # the process's first compile is the cold/warm figure; later phases
                     # reuse what it put in the inductor cache
@@ -199,14 +200,22 @@ def _open_trace(spec: dict[str, Any], phases: list[str]) -> TraceFile | None:
 def _run_phase(phase: str, model: Any, cases: list[CaseInputs], eager_outs: list[Any],
                model_spec: dict[str, Any], run_cfg: dict[str, Any], device: str,
                paths: RepoPaths, rss0: float,
-               coverage: LineCoverage | None = None) -> dict[str, Any]:
-    """One phase's keys of the RUN, as JSON (the phase modules speak the file format)."""
+               coverage: LineCoverage | None = None,
+               so_far: ModelRun | None = None) -> dict[str, Any]:
+    """One phase's keys of the RUN, as JSON (the phase modules speak the file format);
+    `so_far`: the RUN of the phases before (the advice reuses the matrix's compiles)."""
     if phase == "breaks":
         return measure_breaks(model, cases[0], paths, coverage=coverage)
     if phase == "matrix":
         return measure_matrix(model, cases, eager_outs, model_spec, run_cfg, paths)
     if phase == "export":
         return {"export": measure_export(model, cases, eager_outs, model_spec, paths)}
+    if phase == "advice":
+        matrix = None
+        if so_far is not None and so_far.recompiles is not None:
+            matrix = {"recompiles": so_far.recompiles.to_json(),
+                      "specialized": [x.to_json() for x in so_far.specialized or ()]}
+        return measure_advice(model, cases, eager_outs, model_spec, run_cfg, paths, matrix)
     if phase == "latency":
         return measure_latency(model, cases, model_spec, run_cfg, device, rss_baseline_mb=rss0)
     raise ValueError(f"unknown phase {phase!r}")
