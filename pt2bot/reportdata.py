@@ -52,6 +52,9 @@ class Delta:
     fixed_specialized: tuple[JSON, ...] = ()
     latency: tuple[JSON, ...] = ()
     eager_fallback: bool | None = None    # None: head was not compared (absent from the JSON)
+    # what newly keeps export from being dynamic or from succeeding (compare.new_export_causes);
+    # absent from the JSON when empty
+    new_export_causes: tuple[JSON, ...] = ()
 
     def to_dict(self) -> dict[str, Any]:
         out: dict[str, Any] = {
@@ -63,6 +66,8 @@ class Delta:
             "fixed_specialized": list(self.fixed_specialized), "latency": list(self.latency)}
         if self.eager_fallback is not None:
             out["eager_fallback"] = self.eager_fallback
+        if self.new_export_causes:
+            out["new_export_causes"] = list(self.new_export_causes)
         return out
 
     def as_written(self) -> "Delta":
@@ -70,7 +75,8 @@ class Delta:
                        accuracy=_items(self.accuracy),
                        new_specialized=_items(self.new_specialized),
                        fixed_specialized=_items(self.fixed_specialized),
-                       latency=_items(self.latency))
+                       latency=_items(self.latency),
+                       new_export_causes=_items(self.new_export_causes))
 
 
 # How an entry was made decides where `change` sits among its keys: an entry with no head run
@@ -101,6 +107,9 @@ class ModelDelta:
     fixed_breaks: tuple[JSON, ...] = ()
     unchanged_breaks: int = 0
     problems: tuple[JSON, ...] = ()
+    # {"head": advice, "base": advice | None, "changed": bool} (compare.compare_shape_advice);
+    # absent when head has no shape advice
+    shape_advice: JSON | None = None
     layout: str = field(default=COMPARED, repr=False, compare=False)   # see KEY_ORDER
 
     def to_dict(self) -> dict[str, Any]:
@@ -110,8 +119,11 @@ class ModelDelta:
             "delta": self.delta.to_dict(), "new_breaks": list(self.new_breaks),
             "fixed_breaks": list(self.fixed_breaks), "unchanged_breaks": self.unchanged_breaks,
             "problems": list(self.problems)}
-        return {k: values[k] for k in KEY_ORDER[self.layout]
-                if k != "error" or self.error is not None}
+        out = {k: values[k] for k in KEY_ORDER[self.layout]
+               if k != "error" or self.error is not None}
+        if self.shape_advice is not None:
+            out["shape_advice"] = self.shape_advice
+        return out
 
     def with_(self, **changes: Any) -> "ModelDelta":
         return replace(self, **changes)
@@ -120,7 +132,8 @@ class ModelDelta:
         return replace(self, base=_mapping(self.base), head=_mapping(self.head),
                        error=_mapping(self.error), delta=self.delta.as_written(),
                        new_breaks=_items(self.new_breaks),
-                       fixed_breaks=_items(self.fixed_breaks), problems=_items(self.problems))
+                       fixed_breaks=_items(self.fixed_breaks), problems=_items(self.problems),
+                       shape_advice=_mapping(self.shape_advice))
 
 
 # --------------------------------------------------------------------------- the report

@@ -207,3 +207,126 @@ def test_draft_export_that_crashes_or_hangs_is_stated(monkeypatch) -> None:
     assert time.perf_counter() - t0 < 20
     assert any(n.startswith("draft_export ran past") for n in a["shape_advice"]["notes"])
     assert a["phase_errors"] == []
+
+
+# --------------------------------------------------------------------------- the review
+
+BASE_SRC = '''import torch
+
+
+class M(torch.nn.Module):
+    def forward(self, x):
+        if x.sum() > 0:
+            return x * 2
+        return x
+'''
+# the pull request adds a branch that pins the batch, above the same failure
+HEAD_SRC = BASE_SRC.replace("        if x.sum() > 0:",
+                            "        if x.shape[0] == 4:\n            x = x + 1\n"
+                            "        if x.sum() > 0:")
+
+
+# the pull request's data-dependent branch comes first, on another line
+MOVED_SRC = BASE_SRC.replace("        if x.sum() > 0:",
+                             "        if x.mean() > 1:\n            x = x - 1\n"
+                             "        if x.sum() > 0:")
+
+
+def _side(tmp_path, side: str, src: str) -> Any:
+    """The model's RUN on one side; each side's package has its own name (one process
+    imports both), and its path is written as the same `pkg/m.py`, as in a pull request."""
+    import json
+
+    from pt2bot.results import ModelRun
+    from pt2bot.smoke.worker import measure
+
+    root = tmp_path / side
+    (root / f"pkg_{side}").mkdir(parents=True)
+    (root / f"pkg_{side}" / "__init__.py").write_text("")
+    (root / f"pkg_{side}" / "m.py").write_text(src)
+    s = spec("m", f"pkg_{side}.m:M", inputs=[{"shape": ["batch", 8]}],
+             shapes={"batch": [4, 8]}, dynamic=("batch",),
+             phases=("matrix", "export", "advice"))
+    s["repo_root"] = str(root)
+    run = measure(s)
+    assert run["status"] == "ok" and run["phase_errors"] == [], run
+    return ModelRun.from_json(json.loads(json.dumps(run).replace(f"pkg_{side}/m.py", "pkg/m.py")))
+
+
+def test_export_failing_on_both_sides_names_the_new_cause(tmp_path) -> None:
+    """Base fails export at its data-dependent branch. Head A adds a branch that pins the
+    batch above it (export still stops at the data-dependent error: the pin is in
+    draft_export's report); head B fails at a new data-dependent line. The review names the
+    new cause of each, instead of "same"."""
+    import cmarkgfm
+
+    from pt2bot.compare import compare_model
+    from pt2bot.config import Config
+    from pt2bot.report.summary import render_summary
+    from pt2bot.reportdata import Report
+    from pt2bot.verdict import WARNING, judge
+
+    base = _side(tmp_path, "base", BASE_SRC)
+    pin, moved = _side(tmp_path, "head", HEAD_SRC), _side(tmp_path, "moved", MOVED_SRC)
+    assert base.export.ok is False and pin.export.ok is False and moved.export.ok is False
+
+    def compare(head: Any) -> Any:
+        return compare_model("m", base, head, renames={}, line_map=lambda p, n: n,
+                             threshold_pct=10)
+
+    m = compare(pin)
+    assert m.delta.export == "same"
+    (c,) = m.delta.new_export_causes
+    assert (c["kind"], c["dim"], c["value"], c["path"], c["line"]) == (
+        "static_dim", "batch", 4, "pkg/m.py", 6)
+    assert m.shape_advice["changed"] is True and m.change == "changed"
+    (c,) = compare(moved).delta.new_export_causes
+    assert (c["kind"], c["export_kind"], c["line"], c["base"]["line"]) == (
+        "export_failure", "data_dependent", 6, 6)
+    assert c["source"] == "if x.mean() > 1:" and c["base"]["source"] == "if x.sum() > 0:"
+    # the same failure on both sides is no new cause
+    same = compare(base)
+    assert same.delta.new_export_causes == () and same.shape_advice["changed"] is False
+
+    reasons = judge(findings=[], models=[m, compare(moved).with_(name="m2")],
+                    head_results=None, base_results=None, config=Config())
+    new = [r for r in reasons if r["code"] == "export_new_cause"]
+    assert [r["level"] for r in new] == [WARNING, WARNING]
+    assert new[0]["message"] == ("batch can no longer be dynamic at pkg/m.py:6 "
+                                 "(the code specialises batch to 4)")
+    assert new[1]["message"] == ("torch.export fails for a new reason at pkg/m.py:6 "
+                                 "(data_dependent; on base: data_dependent)")
+    from cmarkgfm.cmark import Options
+    html = cmarkgfm.github_flavored_markdown_to_html(render_summary(
+        Report(models=(m, compare(moved).with_(name="m2")))), options=Options.CMARK_OPT_UNSAFE)
+    assert "<code>batch</code> can no longer be dynamic at <code>pkg/m.py:6</code>" in html
+    assert "Shape advice (changed by this pull request)" in html
+    assert "⚠️ new cause" in html
+
+
+def test_the_audit_shows_every_models_advice(tmp_path) -> None:
+    """The audit's Markdown has a shape-advice block per model with advice, its code and
+    dims rendered through the escapes (a hostile dim name stays inert)."""
+    import copy
+
+    from pt2bot.audit.history import History
+    from test_audit import night, run_night
+
+    advice = copy.deepcopy(gpt()["shape_advice"])
+    hostile = copy.deepcopy(advice)
+    hostile["export"]["dynamic_shapes"]["idx"]["0"]["name"] = "<script>@maintainers"
+    results = night(1)
+    results["models"][0]["shape_advice"] = advice
+    results["models"][1]["shape_advice"] = hostile
+    with History(str(tmp_path / "h.db")) as h:
+        _report, out = run_night(h, tmp_path, 1, results)
+    md = (out / "audit.md").read_text()
+    section = md.split("### Shape advice", 1)[1]
+    assert section.count("<details>") == 2
+    assert "<summary>tiny\\_gpt</summary>" in section and "<summary>tiny\\_mlp</summary>" in section
+    assert "`idx.shape[1]` (`seq`): dynamic, ≤ 64" in section
+    assert "compiles over the matrix: 3 → 1 with `mark_dynamic`" in section
+    import cmarkgfm
+    from cmarkgfm.cmark import Options
+    html = cmarkgfm.github_flavored_markdown_to_html(md, options=Options.CMARK_OPT_UNSAFE)
+    assert "<script" not in html and "&lt;script&gt;" in html and "@maintainers" not in md

@@ -37,7 +37,7 @@ import signal
 import time
 from typing import Any, Iterator
 
-from pt2bot.smoke.export import (_classify, _short, declared_range, dim_name,
+from pt2bot.smoke.export import (classify_failure, short_message, declared_range, dim_name,
                                  draft_failures, example_case, locate_failure, make_dim)
 from pt2bot.smoke.inputs import CaseInputs, compare_outputs
 from pt2bot.smoke.matrix import varying_dims
@@ -188,15 +188,26 @@ def derive_export(model: Any, cases: list[CaseInputs], eager_outs: list[Any],
             msg = str(getattr(e, "msg", None) or e)
             fixes = _fix_lines(msg)
             if not fixes:
-                res.update(ok=False, kind=_classify(e), message=_short(f"{type(e).__name__}: {e}"),
+                res.update(ok=False, kind=classify_failure(e),
+                           message=short_message(f"{type(e).__name__}: {e}"),
                            **locate_failure(e, model, args, kwargs, spec, paths))
+                # export stops at the first error it raises; the pins it would have named
+                # after tracing are in draft_export's report
+                for key, pin in _hidden_pins(model, args, kwargs, spec, paths,
+                                             res["notes"]).items():
+                    if key in where and not isinstance(spec[key[0]][key[1]], int):
+                        pinned.setdefault(where[key], _static_entry(
+                            where[key], pin["value"], True, pin, matrix))
+                        spec = {k: dict(v) if isinstance(v, dict) else v
+                                for k, v in spec.items()}
+                        spec[key[0]][key[1]] = pin["value"]
                 break
             res["suggested"].extend(fixes)
             try:
                 new = refine_dynamic_shapes_from_suggested_fixes(
                     "Suggested fixes:\n" + "\n".join(fixes), spec)
             except Exception as e2:  # noqa: BLE001 - torch could not apply its own fixes
-                res.update(ok=False, kind="error", message=_short(
+                res.update(ok=False, kind="error", message=short_message(
                     f"torch could not apply its suggested fixes: {type(e2).__name__}: {e2}"))
                 break
             newly = [(inp, ax) for (inp, ax) in where
@@ -215,10 +226,11 @@ def derive_export(model: Any, cases: list[CaseInputs], eager_outs: list[Any],
                 for inp, ax in newly:
                     d = where[(inp, ax)]
                     pinned.setdefault(d, _static_entry(
-                        d, inp, ax, new[inp][ax], msg, sites.get((inp, ax)), matrix))
+                        d, new[inp][ax], bool(_CONSTANT.search(msg)), sites.get((inp, ax)),
+                        matrix))
             if new == spec:
                 res.update(ok=False, kind="constraint_violation",
-                           message=_short(msg))
+                           message=short_message(msg))
                 break
             spec = new
     else:
@@ -235,7 +247,7 @@ def derive_export(model: Any, cases: list[CaseInputs], eager_outs: list[Any],
                     out = module(*case.args, **case.kwargs)
                 row["match"] = compare_outputs(expected, out, model_spec.get("tolerance"))["match"]
             except Exception as e:  # noqa: BLE001 - a static dim's other sizes are refused
-                row.update(match=False, error=_short(f"{type(e).__name__}: {e}", 300))
+                row.update(match=False, error=short_message(f"{type(e).__name__}: {e}", 300))
             res["cases"].append(row)
     outside = [c for c in res["cases"] if c.get("error")]
     if outside:
@@ -298,11 +310,12 @@ def _mark_split_ranges(res: dict[str, Any], where: dict[tuple[str, int], str],
             "source": site.get("source") or None}
 
 
-def _static_entry(d: str, inp: str, ax: int, value: int, msg: str,
-                  site: dict[str, Any] | None, matrix: dict[str, Any] | None
-                  ) -> dict[str, Any]:
-    """`{"static": true, "value", "reason", "path", "line", "source"}` of a pinned dim."""
-    why = (f"the code specialises {d} to {value}" if _CONSTANT.search(msg)
+def _static_entry(d: str, value: int, by_code: bool, site: dict[str, Any] | None,
+                  matrix: dict[str, Any] | None) -> dict[str, Any]:
+    """`{"static": true, "value", "reason", "path", "line", "source"}` of a pinned dim
+    (`by_code`: a guard of the code equates it to the constant, rather than a range that
+    narrowed to one size)."""
+    why = (f"the code specialises {d} to {value}" if by_code
            else f"export's guards hold only for {d} = {value}")
     entry: dict[str, Any] = {"static": True, "value": value, "reason": why, "path": None,
                              "line": None, "source": None}
@@ -328,21 +341,46 @@ def _matrix_site(d: str, matrix: dict[str, Any] | None) -> dict[str, Any] | None
     return None
 
 
-def _pin_sites(model: Any, args: tuple, kwargs: dict, spec: Any, paths: RepoPaths,
-               notes: list[str]) -> dict[tuple[str, int], dict[str, Any]]:
-    """(input, axis) -> {path, line, source} of the guard draft_export saw pin that size."""
-    out: dict[tuple[str, int], dict[str, Any]] = {}
+_EQ = re.compile(r"^Eq\((?P<sym>\w+), (?P<val>\d+)\)$")
+
+
+def _draft(model: Any, args: tuple, kwargs: dict, spec: Any, paths: RepoPaths,
+           notes: list[str], lost: str) -> list[dict[str, Any]] | None:
+    """draft_export's located failures within its time; past it, or when it raised, None
+    and a note saying what is `lost` then."""
     try:
         with time_limit(DRAFT_TIMEOUT_S):
             failures = draft_failures(model, args, kwargs, spec, paths)
     except Overrun:
-        notes.append(f"draft_export ran past {DRAFT_TIMEOUT_S:.0f} s: pinned dims are not "
-                     "located by it")
-        return out
+        notes.append(f"draft_export ran past {DRAFT_TIMEOUT_S:.0f} s: {lost}")
+        return None
     if failures is None:
-        notes.append("draft_export failed: pinned dims are located from the matrix only")
-        return out
-    for f in failures:
+        notes.append(f"draft_export failed: {lost}")
+    return failures
+
+
+def _hidden_pins(model: Any, args: tuple, kwargs: dict, spec: Any, paths: RepoPaths,
+                 notes: list[str]) -> dict[tuple[str, int], dict[str, Any]]:
+    """(input, axis) -> {value, path, line, source} of each input size a guard of
+    draft_export's report pins to a constant (`Eq(s77, 4)`)."""
+    out: dict[tuple[str, int], dict[str, Any]] = {}
+    for f in _draft(model, args, kwargs, spec, paths, notes,
+                    "dims the code pins behind the export error are not known") or ():
+        m = _EQ.match(f.get("expr") or "")
+        src = (f.get("symbols") or {}).get(m.group("sym")) if m else None
+        s = _SOURCE.search(str(src or ""))
+        if m and s and int(m.group("val")) > 1:
+            out.setdefault((s.group("arg"), int(s.group("ax"))),
+                           {**f, "value": int(m.group("val"))})
+    return out
+
+
+def _pin_sites(model: Any, args: tuple, kwargs: dict, spec: Any, paths: RepoPaths,
+               notes: list[str]) -> dict[tuple[str, int], dict[str, Any]]:
+    """(input, axis) -> {path, line, source} of the guard draft_export saw pin that size."""
+    out: dict[tuple[str, int], dict[str, Any]] = {}
+    for f in _draft(model, args, kwargs, spec, paths, notes,
+                    "pinned dims are located from the matrix only") or ():
         for src in f["sources"]:
             m = _SOURCE.search(src)
             if m and f["path"]:
@@ -376,7 +414,7 @@ def count_compiles(model: Any, cases: list[CaseInputs], method: str, spec_json: 
                 with contextlib.redirect_stderr(io.StringIO()):
                     compiled(*fresh.args, **fresh.kwargs)
             except Exception as e:  # noqa: BLE001 - e.g. mark_dynamic on a dim needing divisibility
-                error = _short(f"{type(e).__name__}: {e}", 400)
+                error = short_message(f"{type(e).__name__}: {e}", 400)
                 break
             for m in compilation_metrics()[n0:]:
                 fail = str(getattr(m, "fail_reason", "") or "")

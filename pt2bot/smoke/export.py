@@ -78,7 +78,7 @@ def dynamic_shapes(case: CaseInputs, dynamic: set[str], cases: list[CaseInputs],
     return spec if any(v for v in spec.values()) else None
 
 
-def _classify(exc: BaseException) -> str:
+def classify_failure(exc: BaseException) -> str:
     names = {c.__name__ for c in type(exc).__mro__}
     text = str(exc)
     if "CONSTRAINT_VIOLATION" in str(getattr(exc, "error_type", "")) or \
@@ -93,7 +93,7 @@ def _classify(exc: BaseException) -> str:
     return "error"
 
 
-def _short(text: str, limit: int = 1500) -> str:
+def short_message(text: str, limit: int = 1500) -> str:
     cut = text.split("\nThe error above occurred when calling torch.export.export")[0]
     cut = cut.split("\nFor C++ stack trace")[0].strip()
     return cut if len(cut) <= limit else cut[:limit - 1] + "…"
@@ -143,7 +143,8 @@ def _caused_by(text: str, paths: RepoPaths) -> tuple[str, int, str | None] | Non
 def draft_failures(model: Any, args: tuple, kwargs: dict, shapes: Any,
                    paths: RepoPaths) -> list[dict[str, Any]] | None:
     """Each failure draft_export reports, located at its innermost user frame: `{type, path,
-    line, source, sources}` (`sources`: the input sizes its guard names, `L['x'].size()[0]`).
+    line, source, sources, expr, symbols}` (`sources`: the input sizes its guard names,
+    `L['x'].size()[0]`; `expr`: the guard, `Eq(s77, 4)`; `symbols`: symbol -> source).
     None when draft_export is missing or raised."""
     import torch
 
@@ -187,7 +188,8 @@ def draft_failures(model: Any, args: tuple, kwargs: dict, shapes: Any,
             if rel:
                 out.append({"type": getattr(getattr(f, "failure_type", None), "name", None),
                             "path": rel, "line": fr.get("line"), "source": fr.get("loc"),
-                            "sources": sources})
+                            "sources": sources, "expr": str(data.get("expr") or ""),
+                            "symbols": dict(srcs) if isinstance(srcs, dict) else {}})
                 break
     return out
 
@@ -254,8 +256,8 @@ def measure_export(model: Any, cases: list[CaseInputs], eager_outs: list[Any],
         with contextlib.redirect_stderr(io.StringIO()), torch.no_grad():
             ep = torch.export.export(model, args, kwargs or None, dynamic_shapes=shapes)
     except Exception as e:  # noqa: BLE001 - an export failure is a result
-        kind = _classify(e)
-        res.update(kind=kind, message=_short(f"{type(e).__name__}: {e}"),
+        kind = classify_failure(e)
+        res.update(kind=kind, message=short_message(f"{type(e).__name__}: {e}"),
                    **locate_failure(e, model, args, kwargs, shapes, paths))
         if kind == "unsupported":
             gb, _t = graph_breaks.classify_exception(e)
@@ -273,7 +275,7 @@ def measure_export(model: Any, cases: list[CaseInputs], eager_outs: list[Any],
             cmp = compare_outputs(expected, out, model_spec.get("tolerance"))
             entry.update(match=cmp["match"], max_abs_err=cmp["max_abs_err"])
         except Exception as e:  # noqa: BLE001 - e.g. a guard on a specialised dim
-            entry.update(match=False, error=_short(f"{type(e).__name__}: {e}", 500))
+            entry.update(match=False, error=short_message(f"{type(e).__name__}: {e}", 500))
         res["cases"].append(entry)
     reset_dynamo()
     return res
