@@ -34,6 +34,11 @@ def test_context_length_exports_once_its_bound_is_declared() -> None:
                         bounds={"seq": {"min": None, "max": 64, "multiple_of": None}}, **kw)
     ex = bounded["export"]
     assert ex["ok"] is True and ex["static_dims"] == []
+    # the matrix marks seq with the bound (mark_dynamic max=64) and compiles once
+    matrix = run_model("models.shape_advice:TinyGPT", phases=("matrix",),
+                       bounds={"seq": {"min": None, "max": 64, "multiple_of": None}}, **kw)
+    assert [c["compiled"] for c in matrix["recompiles"]["cases"]] == [True, False, False, False]
+    assert "error" not in matrix["recompiles"]["cases"][0] and matrix["specialized"] == []
     assert [c["match"] for c in ex["cases"]] == [True] * 4
 
 
@@ -330,3 +335,15 @@ def test_the_audit_shows_every_models_advice(tmp_path) -> None:
     from cmarkgfm.cmark import Options
     html = cmarkgfm.github_flavored_markdown_to_html(md, options=Options.CMARK_OPT_UNSAFE)
     assert "<script" not in html and "&lt;script&gt;" in html and "@maintainers" not in md
+
+
+def test_configured_settings_that_are_the_advice_are_not_compiled_again() -> None:
+    """`dynamic: {seq: {max: 64}}` and batch: the matrix phase compiled with the advised
+    settings, so its count is the after too (nothing compiled again)."""
+    run = advised("models.shape_advice:TinyGPT", inputs=GPT_INPUTS,
+                  shapes={"batch": [2, 3], "seq": [8, 16, 32]}, dynamic=("batch", "seq"),
+                  bounds={"seq": {"min": None, "max": 64, "multiple_of": None}})
+    c = run["shape_advice"]["compile"]
+    assert c["reused"] is True and c["tried"] == {}
+    assert (c["method"], c["compiles_before"], c["compiles_after"]) == ("mark_dynamic", 1, 1)
+    assert gpt()["shape_advice"]["compile"]["reused"] is False

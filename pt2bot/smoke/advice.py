@@ -20,7 +20,9 @@ compilation metrics; every metric after `reset_dynamo` is the model's): `mark_dy
 the range, unless a dim needs divisibility, which `mark_dynamic` cannot express (its first
 compile raises), or `mark_dynamic` compiles more than once per frame; then
 `torch.compile(dynamic=True)`. "Before" is the matrix phase's own count with the configured
-settings, reused when that phase ran. The verification compiles with the eager backend
+settings, reused when that phase ran; when the configured settings are the advised ones
+(the same dims in `dynamic:`, with the same range), that count is the "after" as well and
+nothing is compiled again (`compile.reused`). The verification compiles with the eager backend
 (dynamo decides the frame compilations; the backend only compiles each graph), so it costs a
 trace per compile and no inductor compile.
 
@@ -37,10 +39,10 @@ import signal
 import time
 from typing import Any, Iterator
 
-from pt2bot.smoke.export import (classify_failure, short_message, declared_range, dim_name,
+from pt2bot.smoke.export import (classify_failure, short_message, dim_name,
                                  draft_failures, example_case, locate_failure, make_dim)
 from pt2bot.smoke.inputs import CaseInputs, compare_outputs
-from pt2bot.smoke.matrix import varying_dims
+from pt2bot.smoke.matrix import mark_range, varying_dims
 from pt2bot.smoke.trace import RepoPaths, compilation_metrics, reset_dynamo
 
 MAX_ROUNDS = 6            # export attempts: each applies every fix torch suggested
@@ -91,16 +93,11 @@ def advised_dims(cases: list[CaseInputs], model_spec: dict[str, Any]) -> list[st
     return sorted(wanted & carried)
 
 
-def _start_spec(case: CaseInputs, dims: list[str], cases: list[CaseInputs],
-                bounds: dict[str, Any]) -> dict[str, Any]:
+def _start_spec(case: CaseInputs, dims: list[str], bounds: dict[str, Any]) -> dict[str, Any]:
     """`{input: {axis: Dim}}`: declared bounds where pt2bot.yml gives them, else unbounded
     (torch's defaults), so that what export narrows is the model's own limit."""
-    objs: dict[str, Any] = {}
-    for d in dims:
-        if d in bounds:
-            objs[d] = make_dim(d, *declared_range(d, cases, bounds))
-        else:
-            objs[d] = make_dim(d, None, None, None)
+    objs = {d: make_dim(d, (bounds.get(d) or {}).get("min"), (bounds.get(d) or {}).get("max"),
+                        (bounds.get(d) or {}).get("multiple_of")) for d in dims}
     spec: dict[str, Any] = {}
     for name in case.named():
         axes = {ax: objs[d] for ax, d in sorted(case.dims.get(name, {}).items()) if d in objs}
@@ -173,7 +170,7 @@ def derive_export(model: Any, cases: list[CaseInputs], eager_outs: list[Any],
         return res
     ex = example_case(cases, set(dims))
     args, kwargs = ex.args, dict(ex.kwargs)
-    spec = _start_spec(ex, dims, cases, bounds)
+    spec = _start_spec(ex, dims, bounds)
     where = _names_of(ex, dims)
     pinned: dict[str, dict[str, Any]] = {}     # dim -> its static entry
     ep = None
@@ -439,15 +436,7 @@ def _mark(case: CaseInputs, spec_json: dict[str, Any]) -> None:
             a = int(ax)
             if e.get("static") or a >= t.dim() or t.shape[a] < 2:
                 continue    # size 0/1 is always specialised: torch's rule, not the advice's
-            torch._dynamo.mark_dynamic(t, a, **_mark_range(e))
-
-
-def _mark_range(e: dict[str, Any]) -> dict[str, int]:
-    """mark_dynamic's min/max: torch 2.13 refuses a max without a min, so a bounded dim gets
-    the least size it can keep symbolic (2) as its min."""
-    if e.get("max") is None:
-        return {"min": e["min"]} if e.get("min") is not None else {}
-    return {"min": e.get("min") or 2, "max": e["max"]}
+            torch._dynamo.mark_dynamic(t, a, **mark_range(e.get("min"), e.get("max")))
 
 
 def pick_method(model: Any, cases: list[CaseInputs], spec_json: dict[str, Any],
@@ -469,6 +458,30 @@ def pick_method(model: Any, cases: list[CaseInputs], spec_json: dict[str, Any],
         return {"method": None, "compiles_after": None, "tried": tried}
     best = min(ok, key=lambda m: (ok[m]["compiles"], METHODS.index(m)))
     return {"method": best, "compiles_after": ok[best]["compiles"], "tried": tried}
+
+
+def _as_configured(spec_json: dict[str, Any], model_spec: dict[str, Any],
+                   matrix: dict[str, Any]) -> bool:
+    """Whether the matrix phase compiled with the advised settings already: it marks the
+    dims `dynamic:` names with `mark_dynamic` and their declared range, so when those are
+    exactly the advised dynamic dims, with the same range, no divisibility, and none of
+    them was specialised there (it would have been unmarked), its compiles are the after."""
+    bounds = model_spec.get("bounds") or {}
+    dyn: dict[str, tuple[Any, Any]] = {}
+    for axes in spec_json.values():
+        for e in axes.values():
+            if e.get("static"):
+                continue
+            if e.get("multiple_of") or e.get("not_one_range") or e.get("expr"):
+                return False
+            dyn[e["name"]] = (e.get("min"), e.get("max"))
+    declared = set(model_spec.get("dynamic") or ())
+    if not dyn or set(dyn) != declared:
+        return False
+    if any(dyn[d] != ((bounds.get(d) or {}).get("min"), (bounds.get(d) or {}).get("max"))
+           for d in dyn):
+        return False
+    return not any(s.get("dim") in declared for s in matrix.get("specialized") or ())
 
 
 # --------------------------------------------------------------------------- code
@@ -514,7 +527,7 @@ def advice_code(spec_json: dict[str, Any], method: str | None) -> dict[str, str]
         for inp, axes in spec_json.items():
             for ax, e in axes.items():
                 if not e.get("static"):
-                    r = _mark_range(e)
+                    r = mark_range(e.get("min"), e.get("max"))
                     comp.append(f"torch._dynamo.mark_dynamic({inp}, {ax}"
                                 f"{_bounds_py(r.get('min'), r.get('max'))})")
         comp.append("compiled = torch.compile(model)")
@@ -550,10 +563,16 @@ def measure_advice(model: Any, cases: list[CaseInputs], eager_outs: list[Any],
     limit = int(run_cfg.get("recompile_limit") or 8)
     export = derive_export(model, cases, eager_outs, model_spec, paths, matrix)
     notes = export.pop("notes")
-    picked = pick_method(model, cases, export["dynamic_shapes"], limit)
+    if _as_configured(export["dynamic_shapes"], model_spec, matrix):
+        # the matrix phase already compiled with exactly these settings: its count is both
+        picked = {"method": "mark_dynamic", "compiles_after": rc.get("compiles"), "tried": {}}
+    else:
+        picked = pick_method(model, cases, export["dynamic_shapes"], limit)
     comp = {"method": picked["method"], "compiles_before": rc.get("compiles"),
             "compiles_after": picked["compiles_after"], "backend": "eager",
-            "limit_hit": any(r["limit_hit"] for r in picked["tried"].values()),
+            "reused": not picked["tried"] and picked["method"] is not None,
+            "limit_hit": any(r["limit_hit"] for r in picked["tried"].values())
+            or bool(picked["method"] and not picked["tried"] and rc.get("eager_fallback")),
             "tried": {m: {"compiles": r["compiles"], "error": r["error"]}
                       for m, r in picked["tried"].items()}}
     if rc.get("eager_fallback"):

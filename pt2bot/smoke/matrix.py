@@ -126,6 +126,14 @@ def recompiled_frame(metric: Any, paths: RepoPaths) -> dict[str, Any]:
     return out
 
 
+def mark_range(lo: int | None, hi: int | None) -> dict[str, int]:
+    """`mark_dynamic`'s min/max for a declared range: torch 2.13 refuses a max without a min
+    (the compile raises), so a bounded dim gets the least size it can keep symbolic (2)."""
+    if hi is None:
+        return {"min": lo} if lo is not None else {}
+    return {"min": lo or 2, "max": hi}
+
+
 def mark_dims(case: CaseInputs, dynamic: set[str], relaxed: set[str],
               bounds: dict[str, Any] | None = None) -> CaseInputs:
     """Fresh tensor objects (marks are attributes) with the declared dynamic dims marked,
@@ -145,7 +153,7 @@ def mark_dims(case: CaseInputs, dynamic: set[str], relaxed: set[str],
                 torch._dynamo.maybe_mark_dynamic(t, ax)
             else:
                 b = (bounds or {}).get(d) or {}
-                torch._dynamo.mark_dynamic(t, ax, min=b.get("min"), max=b.get("max"))
+                torch._dynamo.mark_dynamic(t, ax, **mark_range(b.get("min"), b.get("max")))
     return marked
 
 
