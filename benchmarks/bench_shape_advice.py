@@ -6,6 +6,8 @@ the "advice" phase adds to a smoke run.
     # model in a worker process of its own:
     PYTHONPATH=.:/path/to/transformers python benchmarks/bench_shape_advice.py zoo \\
         --repo /tmp/zoo-advice --out benchmarks/results/shape_advice.json [--models a,b]
+    # the same with no dim declared dynamic (the matrix's "before" is torch's defaults):
+    ... zoo --repo /tmp/zoo-advice --no-generate --undeclared --out ...
     # real-code models (benchmarks/real_code/models.py: library code as it is published):
     python benchmarks/bench_shape_advice.py realcode --out ... --models vit-pytorch:vit,...
 
@@ -114,9 +116,11 @@ def agreement(advice: dict[str, Any], auto: dict[str, Any]) -> dict[str, Any]:
 
 # --------------------------------------------------------------------------- one model
 
-def one_zoo(repo: str, name: str) -> dict[str, Any]:
+def one_zoo(repo: str, name: str, undeclared: bool = False) -> dict[str, Any]:
     """One configured model of the zoo repository, in this process: the worker's RUN with
-    the four phases, then torch's Dim.AUTO answer on the same model and example case."""
+    the four phases, then torch's Dim.AUTO answer on the same model and example case.
+    `undeclared`: as if pt2bot.yml declared no dim dynamic (the matrix then compiles with
+    torch's defaults: the "before" of a user who has not said anything)."""
     sys.path.insert(0, repo)
     from pt2bot.configfile import load_config
     from pt2bot.smoke.export import example_case
@@ -127,7 +131,10 @@ def one_zoo(repo: str, name: str) -> dict[str, Any]:
 
     cfg = load_config(os.path.join(repo, "pt2bot.yml"), required=True)
     model = cfg.model(name)
-    spec = {"repo_root": repo, "model": _model_spec(model),
+    mspec = _model_spec(model)
+    if undeclared:
+        mspec.update(dynamic=[], bounds={})
+    spec = {"repo_root": repo, "model": mspec,
             "run": {"backend": "eager", "recompile_limit": 8, "threads": 1},
             "device": "cpu", "phases": PHASES, "coverage": False}
     t0 = time.perf_counter()
@@ -158,7 +165,10 @@ def one_realcode(key: str) -> dict[str, Any]:
     import torch
 
     sys.path.insert(0, os.path.join(HERE, "real_code"))
+    from collect import shim_torchvision  # noqa: E402 - torchvision beside the CPU torch
     from models import SPECS  # noqa: E402 - the real-code benchmark's list
+
+    shim_torchvision()
 
     from pt2bot.smoke.advice import measure_advice
     from pt2bot.smoke.export import example_case, measure_export
@@ -248,9 +258,12 @@ def main() -> int:
     ap.add_argument("--models", help="comma-separated names (zoo) or keys lib:name (realcode)")
     ap.add_argument("--name", help="one-*: the model")
     ap.add_argument("--timeout", type=int, default=600)
+    ap.add_argument("--undeclared", action="store_true",
+                    help="zoo: run as if no dim were declared dynamic (torch's defaults before)")
+    ap.add_argument("--no-generate", action="store_true", help="zoo: reuse --repo as it is")
     args = ap.parse_args()
     if args.source == "one-zoo":
-        print(json.dumps(one_zoo(args.repo, args.name)))
+        print(json.dumps(one_zoo(args.repo, args.name, args.undeclared)))
         return 0
     if args.source == "one-realcode":
         print(json.dumps(one_realcode(args.name)))
@@ -261,7 +274,8 @@ def main() -> int:
         from models import MODELS
         want = args.models.split(",") if args.models else [m.name for m in MODELS]
         repo = os.path.abspath(args.repo)
-        build_repo(repo, [m for m in MODELS if m.name in want])
+        if not args.no_generate:
+            build_repo(repo, [m for m in MODELS if m.name in want])
         names = [("one-zoo", n) for n in want]
     else:
         names = [("one-realcode", n) for n in args.models.split(",")]
@@ -269,7 +283,8 @@ def main() -> int:
     load0 = os.getloadavg()
     for mode, name in names:
         cmd = [sys.executable, __file__, mode, "--name", name] + \
-            (["--repo", os.path.abspath(args.repo)] if mode == "one-zoo" else [])
+            (["--repo", os.path.abspath(args.repo)] if mode == "one-zoo" else []) + \
+            (["--undeclared"] if args.undeclared else [])
         t0 = time.perf_counter()
         try:
             p = subprocess.run(cmd, capture_output=True, text=True, timeout=args.timeout,

@@ -418,6 +418,7 @@ class ShapeAdvice(Record):
     code: Mapping[str, Any] | None = None
     notes: tuple[str, ...] = ()
     seconds: float | None = None
+    steps_s: Mapping[str, float] | None = None
 
     def dims(self) -> Mapping[str, Any]:
         """`export.dynamic_shapes`, `{}` when unknown or malformed."""

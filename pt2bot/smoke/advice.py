@@ -561,8 +561,10 @@ def measure_advice(model: Any, cases: list[CaseInputs], eager_outs: list[Any],
                                 {**run_cfg, "backend": "eager"}, paths)
     rc = matrix.get("recompiles") or {}
     limit = int(run_cfg.get("recompile_limit") or 8)
+    t_export = time.perf_counter()
     export = derive_export(model, cases, eager_outs, model_spec, paths, matrix)
     notes = export.pop("notes")
+    t_compile = time.perf_counter()
     if _as_configured(export["dynamic_shapes"], model_spec, matrix):
         # the matrix phase already compiled with exactly these settings: its count is both
         picked = {"method": "mark_dynamic", "compiles_after": rc.get("compiles"), "tried": {}}
@@ -586,4 +588,6 @@ def measure_advice(model: Any, cases: list[CaseInputs], eager_outs: list[Any],
     return {"shape_advice": {
         "export": export, "compile": comp,
         "code": advice_code(export["dynamic_shapes"], picked["method"]),
-        "notes": notes, "seconds": round(time.perf_counter() - t0, 3)}}
+        "notes": notes, "seconds": round(time.perf_counter() - t0, 3),
+        "steps_s": {"before": round(t_export - t0, 3), "export": round(t_compile - t_export, 3),
+                    "compile": round(time.perf_counter() - t_compile, 3)}}}
