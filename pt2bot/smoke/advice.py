@@ -17,9 +17,9 @@ Verified: the last export is the advised `dynamic_shapes` and must succeed; its 
 run on every case of the matrix. Then the matrix is compiled with the advised compile
 settings and its compiles counted (one compile = one frame compilation in torch's
 compilation metrics; every metric after `reset_dynamo` is the model's): `mark_dynamic` with
-the range, unless a dim needs divisibility, which `mark_dynamic` cannot express (its first
-compile raises), or `mark_dynamic` compiles more than once per frame; then
-`torch.compile(dynamic=True)`. "Before" is the matrix phase's own count with the configured
+the range; `torch.compile(dynamic=True)` instead when a dim needs divisibility, which
+`mark_dynamic` cannot express (its first compile raises), and as well when `mark_dynamic`
+fails or compiles a frame more than once (the fewer compiles wins). "Before" is the matrix phase's own count with the configured
 settings, reused when that phase ran; when the configured settings are the advised ones
 (the same dims in `dynamic:`, with the same range), that count is the "after" as well and
 nothing is compiled again (`compile.reused`). The verification compiles with the eager backend
@@ -226,8 +226,9 @@ def derive_export(model: Any, cases: list[CaseInputs], eager_outs: list[Any],
                         d, new[inp][ax], bool(_CONSTANT.search(msg)), sites.get((inp, ax)),
                         matrix))
             if new == spec:
-                res.update(ok=False, kind="constraint_violation",
-                           message=short_message(msg))
+                res.update(ok=False, kind="constraint_violation", message=short_message(
+                    "torch's suggested fixes do not converge (export refused the spec they "
+                    f"gave): {msg}"))
                 break
             spec = new
     else:
@@ -441,18 +442,25 @@ def _mark(case: CaseInputs, spec_json: dict[str, Any]) -> None:
 
 def pick_method(model: Any, cases: list[CaseInputs], spec_json: dict[str, Any],
                 limit: int) -> dict[str, Any]:
-    """The compile settings that compile the matrix least often, and their count. The first
-    tried is `mark_dynamic` (it says the range), or `dynamic=True` when a dim needs
-    divisibility; the other is tried only when the first fails or compiles a frame again."""
+    """The compile settings that compile the matrix least often, and their count:
+    `dynamic=True` when a dim needs divisibility; else `mark_dynamic` (it says the range),
+    and `dynamic=True` too when that fails or compiles a frame again."""
     dyn = [e for axes in spec_json.values() for e in axes.values() if not e.get("static")]
     if not dyn:
         return {"method": None, "compiles_after": None, "tried": {}}
-    first = "dynamic=True" if any(e.get("multiple_of") for e in dyn) else "mark_dynamic"
-    tried = {first: count_compiles(model, cases, first, spec_json, limit)}
-    got = tried[first]
+    if any(e.get("multiple_of") for e in dyn):
+        # mark_dynamic cannot say "a multiple of k": its first compile would raise
+        tried = {"dynamic=True": count_compiles(model, cases, "dynamic=True", spec_json, limit)}
+        return _best(tried)
+    tried = {"mark_dynamic": count_compiles(model, cases, "mark_dynamic", spec_json, limit)}
+    got = tried["mark_dynamic"]
     if got["error"] or got["compiles"] > got["once"]:
-        other = next(m for m in METHODS if m != first)
-        tried[other] = count_compiles(model, cases, other, spec_json, limit)
+        tried["dynamic=True"] = count_compiles(model, cases, "dynamic=True", spec_json, limit)
+    return _best(tried)
+
+
+def _best(tried: dict[str, dict[str, Any]]) -> dict[str, Any]:
+    """The method with the fewest compiles among those that compiled the matrix."""
     ok = {m: r for m, r in tried.items() if not r["error"]}
     if not ok:
         return {"method": None, "compiles_after": None, "tried": tried}
