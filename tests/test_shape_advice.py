@@ -347,3 +347,13 @@ def test_configured_settings_that_are_the_advice_are_not_compiled_again() -> Non
     assert c["reused"] is True and c["tried"] == {}
     assert (c["method"], c["compiles_before"], c["compiles_after"]) == ("mark_dynamic", 1, 1)
     assert gpt()["shape_advice"]["compile"]["reused"] is False
+
+
+def test_export_disabled_in_the_config_derives_nothing() -> None:
+    run = run_model("models.shape_advice:TinyGPT", phases=("advice",), inputs=GPT_INPUTS,
+                    shapes={"batch": [2, 3], "seq": [8]}, dynamic=(), export=False)
+    a = run["shape_advice"]
+    assert a["export"]["dynamic_shapes"] == {} and a["export"]["ok"] is None
+    assert any("`export: false`" in n for n in a["notes"])
+    # without the matrix phase, the advice compiled the matrix itself for "before"
+    assert a["compile"]["compiles_before"] == 2 and a["compile"]["method"] is None

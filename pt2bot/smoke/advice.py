@@ -168,6 +168,10 @@ def derive_export(model: Any, cases: list[CaseInputs], eager_outs: list[Any],
         res["notes"].append("no dim varies in the shape matrix and none is declared dynamic: "
                             "nothing to make dynamic (give a dim two sizes in `shapes`)")
         return res
+    if not model_spec.get("export", True):
+        res["notes"].append("export is disabled for this model in pt2bot.yml (`export: "
+                            "false`): no spec is derived")
+        return res
     ex = example_case(cases, set(dims))
     args, kwargs = ex.args, dict(ex.kwargs)
     spec = _start_spec(ex, dims, bounds)
