@@ -27,7 +27,8 @@ from pt2bot.findings import Finding, fingerprint, normalise_source
 from pt2bot.reach import Coverage
 from pt2bot.reportdata import PLACEHOLDER, RUN_SKIPPED, Delta, ModelDelta, Report
 from pt2bot.results import (REPORT_SCHEMA, CompileCost, GraphBreak, LatencyRow, ModelRun,
-                            RecompileReason, ResultsFile, Samples, is_failed, case_key)
+                            RecompileReason, ResultsFile, Samples, ShapeAdvice, is_failed,
+                            case_key)
 from pt2bot.select import Selection
 from pt2bot.stats import compare_samples
 from pt2bot.verdict import (FAILURE, NEUTRAL, NOTICE, WARNING, conclude, judge, run_broken,
@@ -299,21 +300,24 @@ def compare_model(name: str, base_run: ModelRun | None, head_run: ModelRun | Non
             fixed_specialized=tuple(fixed_specialized),
             latency=tuple(compare_latency(b, h, threshold_pct=threshold_pct,
                                           comparable=latency_ok, note=latency_note)),
-            eager_fallback=rec["eager_fallback"], coverage=compare_coverage(b, h))
+            eager_fallback=rec["eager_fallback"], coverage=compare_coverage(b, h),
+            new_export_causes=tuple(new_export_causes(b, h, renames, line_map)))
         cost = compare_compile(b if base_run is not None else None, h,
                                threshold_pct=compile_pct)
+    advice = compare_shape_advice(b if base_run is not None else None, h)
     if base_run is None and base_present:
         change = "new"
     elif base_run is None:
         change = "unknown"     # nothing to compare with (no baseline at all)
     else:
         changed = _has_changed(head_status, base_status, delta, new_breaks, fixed_breaks)
+        changed = changed or bool(advice and advice["changed"])
         change = "changed" if changed else "unchanged"
     return ModelDelta(name=name, status=head_status, reason=head_run.reason, base=base_json,
                       head=head_run.to_json(), error=error, delta=delta,
                       new_breaks=tuple(new_breaks), fixed_breaks=tuple(fixed_breaks),
                       unchanged_breaks=same, problems=tuple(problems), change=change,
-                      compile=cost)
+                      compile=cost, shape_advice=advice)
 
 
 def _has_changed(status: str, base_status: str | None, d: Delta, new_breaks: list[dict],
@@ -322,7 +326,7 @@ def _has_changed(status: str, base_status: str | None, d: Delta, new_breaks: lis
         status != base_status or new_breaks or fixed_breaks
         or d.graph_count or any(c["delta"] for c in d.recompile_cases) or d.recompiles
         or d.export in ("broken", "fixed") or any(a["new"] for a in d.accuracy)
-        or d.new_specialized or d.fixed_specialized
+        or d.new_specialized or d.fixed_specialized or d.new_export_causes
         or any(lat.get("significant") for lat in d.latency)
         or bool(d.coverage and d.coverage.get("changes")))
 
@@ -542,6 +546,82 @@ def compare_export(base: ModelRun | None, head: ModelRun) -> str:
     if h and not b:
         return "fixed"
     return "same"
+
+
+# --------------------------------------------------------------------------- shape advice
+
+def _advice_dims(advice: ShapeAdvice | None) -> dict[tuple[str, str], dict]:
+    """(input, axis) -> the advice's entry for it, for entries that are objects."""
+    out = {}
+    for inp, axes in (advice.dims() if advice is not None else {}).items():
+        if isinstance(axes, dict):
+            out.update({(inp, ax): e for ax, e in axes.items() if isinstance(e, dict)})
+    return out
+
+
+def _advice_key(e: dict) -> tuple:
+    if e.get("static"):
+        return ("static",)
+    return (e.get("name"), e.get("min"), e.get("max"), e.get("multiple_of"))
+
+
+def compare_shape_advice(base: ModelRun | None, head: ModelRun | None) -> dict | None:
+    """report.json's `shape_advice` of a model: `{"head", "base", "changed"}`; `changed` when
+    a dim's advice differs (a new bound or divisibility, a dim static on one side). None
+    when head has no advice."""
+    h = head.shape_advice if head is not None else None
+    if h is None:
+        return None
+    b = base.shape_advice if base is not None else None
+    changed = False
+    if b is not None:
+        hd, bd = _advice_dims(h), _advice_dims(b)
+        changed = {k: _advice_key(e) for k, e in hd.items()} != \
+            {k: _advice_key(e) for k, e in bd.items()}
+    return {"head": h.to_json(), "base": b.to_json() if b is not None else None,
+            "changed": changed}
+
+
+def new_export_causes(base: ModelRun | None, head: ModelRun, renames: dict[str, str],
+                      line_map: LineMap) -> list[dict]:
+    """What newly keeps export from being dynamic or from succeeding, one entry each:
+    - `kind: "static_dim"`: a dim base's advice could make dynamic and head's cannot (`input`,
+      `axis`, `dim`, `value`, `reason`, `path`, `line`, `source` from head's advice);
+    - `kind: "export_failure"`: export fails on both sides, and head's failure has another
+      cause (kind) or another place (path and source line, or the line through the diff's
+      line map when no source is known) than base's: head's `export_kind`, `message`,
+      `path`, `line`, `source`, and `base` {export_kind, path, line, source}.
+    Empty without a base run."""
+    if base is None:
+        return []
+    out: list[dict] = []
+    bd, hd = _advice_dims(base.shape_advice), _advice_dims(head.shape_advice)
+    for (inp, ax), e in sorted(hd.items()):
+        was = bd.get((inp, ax))
+        if e.get("static") and was is not None and not was.get("static"):
+            out.append({"kind": "static_dim", "input": inp, "axis": int(ax) if ax.isdigit()
+                        else ax, "dim": was.get("name"), "value": e.get("value"),
+                        "reason": e.get("reason"), "path": e.get("path"), "line": e.get("line"),
+                        "source": e.get("source")})
+    be, he = base.export, head.export
+    if be is not None and he is not None and be.ok is False and he.ok is False \
+            and _export_cause(be, renames, line_map) != _export_cause(he, {}, None):
+        out.append({"kind": "export_failure", "export_kind": he.kind, "message": he.message,
+                    "path": he.path, "line": he.line, "source": he.source,
+                    "base": {"export_kind": be.kind, "path": be.path, "line": be.line,
+                             "source": be.source}})
+    return out
+
+
+def _export_cause(e: Any, renames: dict[str, str], line_map: LineMap | None) -> tuple:
+    """What identifies an export failure across a diff: its kind and place (the renamed path
+    and the normalised source line, else the line mapped to head), else its first line."""
+    path = renames.get(e.path or "", e.path or "")
+    if e.path and e.source:
+        return (e.kind, path, normalise_source(e.source))
+    if e.path and e.line is not None:
+        return (e.kind, path, line_map(path, e.line) if line_map else e.line)
+    return (e.kind, None, (e.message or "").split("\n", 1)[0])
 
 
 def compare_accuracy(base: ModelRun | None, head: ModelRun) -> list[dict]:
@@ -777,6 +857,7 @@ def pool_latency(results: dict[str, Any], extra: dict[str, Any]) -> None:
 
 __all__ = ["build_report", "compare_findings", "not_run_lines", "compare_models",
            "compare_model", "match_breaks", "break_fingerprint", "compare_recompiles", "cause_of",
-           "compare_export", "compare_compile", "compare_coverage",
+           "compare_export", "compare_compile", "compare_coverage", "compare_shape_advice",
+           "new_export_causes",
            "compare_accuracy", "compare_latency", "pool_rounds", "pool_latency", "judge",
            "conclude", "run_broken", "renamed_paths", "SCHEMA"]

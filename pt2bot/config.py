@@ -65,6 +65,16 @@ class ConfigObject:
 
 
 @dataclass(frozen=True)
+class DimBounds:
+    """A dynamic dim's declared range and divisibility (`dynamic: {seq: {min: 16, max: 128,
+    multiple_of: 8}}`): what the model accepts, which the matrix cannot show. None: not
+    declared (export's own default for an end, no divisibility)."""
+    min: int | None = None
+    max: int | None = None
+    multiple_of: int | None = None
+
+
+@dataclass(frozen=True)
 class ModelConfig:
     name: str
     entry: str                             # "pkg.mod:attr", nn.Module class or factory
@@ -77,6 +87,8 @@ class ModelConfig:
     shapes: dict[str, tuple[int, ...]] = field(default_factory=dict)
     cases: tuple[dict[str, int], ...] | None = None   # explicit cases instead of the product
     dynamic: tuple[str, ...] = ()
+    # the dims of `dynamic` declared with a range or divisibility (its mapping form)
+    bounds: dict[str, DimBounds] = field(default_factory=dict)
     export: bool = True
     tolerance: dict[str, tuple[float, float]] = field(default_factory=dict)  # dtype -> (rtol, atol)
     timeout_s: float | None = None         # overrides run.timeout_s
@@ -105,6 +117,7 @@ class RunConfig:
     recompile_limit: int = 8
     cache_dir: str | None = None           # TORCHINDUCTOR_CACHE_DIR
     latency: bool = True
+    shape_advice: bool = True              # the "advice" phase (pt2bot/smoke/advice.py)
     rounds: int = 3                        # review: alternating base/head latency rounds
 
 

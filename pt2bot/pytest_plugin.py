@@ -6,7 +6,8 @@
 `pytest --pt2bot-config pt2bot.yml` adds one test item per configured model
 (`pt2bot.yml::<model name>`): the model and its first shape case's inputs are built as the
 smoke run builds them, and the test fails listing each graph break (pt2bot/testing.py,
-`model_graph_breaks`). Given no test paths, the models are all it collects (the repository's
+`model_graph_breaks`); a model without breaks gets its shape advice as a report section
+("pt2bot shape advice", shown by `pytest -rP`; `model_shape_advice`). Given no test paths, the models are all it collects (the repository's
 own suite is not imported: it may need an install the models do not); with paths, those are
 collected too. The items run in the pytest process and import the models from the
 repository's root as `pt2bot run` does (the git root of the directory pytest was started in,
@@ -138,10 +139,14 @@ class ModelItem(pytest.Item):
     def runtest(self) -> None:
         from pt2bot import testing
 
-        breaks = testing.model_graph_breaks(self.model, self.root,
-                                            device=testing.pick_device(self.device))
+        device = testing.pick_device(self.device)
+        breaks = testing.model_graph_breaks(self.model, self.root, device=device)
         if breaks:
             raise GraphBreaksFound(testing.format_breaks(breaks, f"model {self.model.name}"))
+        # every model's shape advice, as a report section (`pytest -rP` shows it)
+        advice = testing.model_shape_advice(self.model, self.root, device=device)
+        self.add_report_section("call", "pt2bot shape advice",
+                                testing.format_shape_advice(advice, f"model {self.model.name}"))
 
     def repr_failure(self, excinfo: pytest.ExceptionInfo[BaseException],
                      style: Any = None) -> str:

@@ -54,6 +54,9 @@ class Delta:
     eager_fallback: bool | None = None    # None: head was not compared (absent from the JSON)
     # graph coverage of both sides and its changes in words (absent: head has none)
     coverage: JSON | None = None
+    # what newly keeps export from being dynamic or from succeeding (compare.new_export_causes);
+    # absent from the JSON when empty
+    new_export_causes: tuple[JSON, ...] = ()
 
     def to_dict(self) -> dict[str, Any]:
         out: dict[str, Any] = {
@@ -67,6 +70,8 @@ class Delta:
             out["eager_fallback"] = self.eager_fallback
         if self.coverage is not None:
             out["coverage"] = self.coverage
+        if self.new_export_causes:
+            out["new_export_causes"] = list(self.new_export_causes)
         return out
 
     def as_written(self) -> "Delta":
@@ -74,7 +79,8 @@ class Delta:
                        accuracy=_items(self.accuracy),
                        new_specialized=_items(self.new_specialized),
                        fixed_specialized=_items(self.fixed_specialized),
-                       latency=_items(self.latency), coverage=_mapping(self.coverage))
+                       latency=_items(self.latency), coverage=_mapping(self.coverage),
+                       new_export_causes=_items(self.new_export_causes))
 
 
 # How an entry was made decides where `change` sits among its keys: an entry with no head run
@@ -107,6 +113,9 @@ class ModelDelta:
     problems: tuple[JSON, ...] = ()
     # the first compile's cost on each side and the verdict on it (absent: neither has one)
     compile: JSON | None = None
+    # {"head": advice, "base": advice | None, "changed": bool} (compare.compare_shape_advice);
+    # absent when head has no shape advice
+    shape_advice: JSON | None = None
     layout: str = field(default=COMPARED, repr=False, compare=False)   # see KEY_ORDER
 
     def to_dict(self) -> dict[str, Any]:
@@ -116,9 +125,12 @@ class ModelDelta:
             "delta": self.delta.to_dict(), "new_breaks": list(self.new_breaks),
             "fixed_breaks": list(self.fixed_breaks), "unchanged_breaks": self.unchanged_breaks,
             "problems": list(self.problems), "compile": self.compile}
-        return {k: values[k] for k in KEY_ORDER[self.layout]
-                if (k != "error" or self.error is not None)
-                and (k != "compile" or self.compile is not None)}
+        out = {k: values[k] for k in KEY_ORDER[self.layout]
+               if (k != "error" or self.error is not None)
+               and (k != "compile" or self.compile is not None)}
+        if self.shape_advice is not None:
+            out["shape_advice"] = self.shape_advice
+        return out
 
     def with_(self, **changes: Any) -> "ModelDelta":
         return replace(self, **changes)
@@ -128,7 +140,7 @@ class ModelDelta:
                        error=_mapping(self.error), delta=self.delta.as_written(),
                        new_breaks=_items(self.new_breaks),
                        fixed_breaks=_items(self.fixed_breaks), problems=_items(self.problems),
-                       compile=_mapping(self.compile))
+                       compile=_mapping(self.compile), shape_advice=_mapping(self.shape_advice))
 
 
 # --------------------------------------------------------------------------- the report

@@ -41,7 +41,7 @@ CHECK_SCHEMA = "pt2bot.check/1"
 AUDIT_SCHEMA = "pt2bot.audit/1"
 
 # The smoke worker's phases, in the order it runs them (`pt2bot run`, run_models(phases=)).
-PHASES = ("breaks", "matrix", "export", "latency")
+PHASES = ("breaks", "matrix", "export", "advice", "latency")
 STATUSES = ("ok", "error", "timeout", "skipped")
 FAILED_STATUSES = ("error", "timeout")          # a model that ran and produced no result
 ERROR_KINDS = ("import", "crash", "oom", "timeout", "input", "exception")
@@ -357,7 +357,9 @@ class Recompiles(Record):
     limit: int | None = None
     cases: tuple[RecompileCase, ...] = ()
     limit_frames: tuple[Frame, ...] | None = None
-    OMIT_IF_NONE: ClassVar[frozenset[str]] = frozenset({"size_one", "limit_frames"})
+    # every frame compilation of the matrix (first compiles too): the shape advice's "before"
+    compiles: int | None = None
+    OMIT_IF_NONE: ClassVar[frozenset[str]] = frozenset({"size_one", "limit_frames", "compiles"})
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -405,6 +407,25 @@ class ExportOutcome(Record):
     cases: tuple[ExportCase, ...] = ()
     gb: str | None = None
     OMIT_IF_NONE: ClassVar[frozenset[str]] = frozenset({"gb"})
+
+
+@dataclass(frozen=True, kw_only=True)
+class ShapeAdvice(Record):
+    """The "advice" phase (pt2bot/smoke/advice.py): the dynamic-shape spec the model can
+    have, verified. `export.dynamic_shapes`: `{input: {"axis": {name, min, max,
+    multiple_of} | {static: true, reason, path, line}}}`; `compile`: `{method,
+    compiles_before, compiles_after, ...}`; `code`: `{python, compile, yaml}`."""
+    export: Mapping[str, Any] | None = None
+    compile: Mapping[str, Any] | None = None
+    code: Mapping[str, Any] | None = None
+    notes: tuple[str, ...] = ()
+    seconds: float | None = None
+    steps_s: Mapping[str, float] | None = None
+
+    def dims(self) -> Mapping[str, Any]:
+        """`export.dynamic_shapes`, `{}` when unknown or malformed."""
+        ds = (self.export or {}).get("dynamic_shapes")
+        return ds if isinstance(ds, Mapping) else {}
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -613,6 +634,7 @@ class ModelRun(Record):
     # whose graph breaks `graph_breaks` holds (pt2bot/reach.py judges break claims on them).
     traced_lines: Mapping[str, str] | None = None
     compile_report: CompileReport | None = None
+    shape_advice: ShapeAdvice | None = None
     phases: tuple[str, ...] = ()
     phase_s: Mapping[str, float] = field(default_factory=dict)
     phase_errors: tuple[PhaseError, ...] = ()
@@ -620,7 +642,8 @@ class ModelRun(Record):
     duration_s: float | None = None
     OMIT_IF_NONE: ClassVar[frozenset[str]] = frozenset({"error", "log", "coverage",
                                                          "traced_lines", "compile_report",
-                                                         "compile_cost", "graph_coverage"})
+                                                         "compile_cost", "graph_coverage",
+                                                         "shape_advice"})
 
     @classmethod
     def empty(cls, name: str, status: str = "ok", *, error: RunError | None = None,
@@ -703,7 +726,7 @@ __all__ = [
     "AccuracyRow", "CompileCost", "CompileTimes", "EagerFrame", "ExportCase", "ExportOutcome",
     "Frame", "GraphBreak", "GraphCoverage",
     "LatencyRow", "ModelRun", "PhaseError", "RecompileCase", "RecompileReason", "Recompiles",
-    "RESULTS_CAP_BYTES", "Record", "ResultsFile", "RunError", "Samples", "Site",
+    "RESULTS_CAP_BYTES", "Record", "ResultsFile", "RunError", "Samples", "ShapeAdvice", "Site",
     "Specialisation", "is_failed", "case_key", "load_results_file", "summarise",
     "model_dir_name", "report_dir", "trace_path",
 ]

@@ -484,26 +484,94 @@ def model_graph_breaks(model: Any, root: str, *, device: str = "cpu") -> list[Gr
     (pt2bot/smoke/inputs.py), run eagerly once, then traced for breaks. Paths are relative
     to `root` (the config's directory), as in the smoke run. Raises ModelFailed.
     """
+    _require_torch()
+    paths = UserCode(root)
+    built, cases, _outs, _spec = _built_model(model, paths, device, model.shape_cases()[:1])
+    return _measure(built, cases[0], paths)
+
+
+def _built_model(model: Any, paths: Any, device: str, shapes: list[dict[str, int]]
+                 ) -> tuple[Any, list[Any], list[Any], dict[str, Any]]:
+    """(module, the cases' inputs, their eager outputs, the model's spec as the worker
+    reads it), built as the smoke run's worker builds them; raises ModelFailed."""
     import dataclasses
     import json
 
-    from pt2bot.smoke.inputs import build_inputs, build_model, run_forward
+    from pt2bot.smoke.inputs import (build_inputs, build_model, forward_params, infer_dims,
+                                      run_forward)
 
-    _require_torch()
     spec = json.loads(json.dumps(dataclasses.asdict(model), default=str))
-    paths = UserCode(root)
     try:
         import torch
 
         built = build_model(str(spec.get("entry") or ""), spec.get("kwargs") or {}, paths,
                             spec.get("config"))
         built = built.to(device)
-        case = build_inputs(spec, built, model.shape_cases()[0], device, paths)
+        cases = [build_inputs(spec, built, shape, device, paths) for shape in shapes]
+        infer_dims(cases, forward_params(built))
         with torch.no_grad():
-            run_forward(built, case, paths)
+            outs = [run_forward(built, c, paths) for c in cases]
     except _model_error() as e:
         raise ModelFailed(model.name, e.kind, e.message, e.path, e.line) from None
-    return _measure(built, case, paths)
+    return built, cases, outs, spec
+
+
+def model_shape_advice(model: Any, root: str, *, device: str = "cpu",
+                       recompile_limit: int = 8) -> dict[str, Any]:
+    """The smoke run's shape advice for one `pt2bot.config.ModelConfig`, in this process
+    (pt2bot/smoke/advice.py): every shape case built and run eagerly as the worker does, the
+    matrix compiled (eager backend) for the compiles before, then the advised spec derived,
+    exported and compiled. The RUN's `shape_advice` dict (docs/formats.md); paths relative
+    to `root`. Raises ModelFailed."""
+    from pt2bot.smoke.advice import measure_advice
+    from pt2bot.smoke.trace import reset_dynamo
+
+    _require_torch()
+    paths = UserCode(root)
+    built, cases, outs, spec = _built_model(model, paths, device, model.shape_cases())
+    try:
+        with LoggingKept():
+            got = measure_advice(built, cases, outs, spec,
+                                 {"recompile_limit": recompile_limit}, paths)
+    finally:
+        reset_dynamo()
+    return got["shape_advice"]
+
+
+def format_shape_advice(advice: dict[str, Any], what: str = "the model") -> str:
+    """The advice as text: one line per input dim, the export and compile verdicts, the
+    notes, then the code to paste (Python, and the `dynamic:` lines of pt2bot.yml)."""
+    lines = [f"shape advice for {what} (pt2bot.testing):"]
+    ex = advice.get("export") or {}
+    for inp, axes in (ex.get("dynamic_shapes") or {}).items():
+        for ax, e in axes.items():
+            head = f"  {inp}.shape[{ax}]"
+            if e.get("static"):
+                where = f" at {e['path']}:{e['line']}" if e.get("path") else ""
+                src = f"  ({_one_line(e['source'], 200)})" if e.get("source") else ""
+                lines.append(f"{head}: cannot be dynamic, {e.get('reason')}{where}{src}")
+                continue
+            rng = ", ".join(f"{k} {e[k]}" for k in ("min", "max", "multiple_of")
+                            if e.get(k) is not None) or "any size"
+            lines.append(f"{head} ({e.get('name')}): dynamic, {rng}")
+            split = e.get("not_one_range")
+            if split:
+                where = f" at {split['path']}:{split['line']}" if split.get("path") else ""
+                lines.append(f"      not one range over the matrix: {split.get('reason')}{where}")
+    if ex.get("ok") is False:
+        where = f" at {ex['path']}:{ex['line']}" if ex.get("path") else ""
+        lines.append(f"  export still fails: {ex.get('kind')}{where}")
+    c = advice.get("compile") or {}
+    if c.get("method"):
+        lines.append(f"  compiles over the matrix: {c.get('compiles_before')} -> "
+                     f"{c.get('compiles_after')} with {c['method']}")
+    lines += [f"  note: {_one_line(n, 400)}" for n in advice.get("notes") or ()]
+    code = advice.get("code") or {}
+    for key in ("python", "compile", "yaml"):
+        if code.get(key):
+            lines.append("")
+            lines += ["    " + x for x in str(code[key]).splitlines()]
+    return "\n".join(lines)
 
 
 @dataclass(frozen=True)

@@ -87,6 +87,18 @@ def judge(*, findings: Sequence[Finding], models: Sequence[ModelDelta],
             add("eager_fallback", WARNING, "hit the recompile limit: runs eagerly", name)
         if d.export == "broken" and t.export_regression in level_of:
             add("export_broken", level_of[t.export_regression], "torch.export newly fails", name)
+        # Export failing on both sides, or a dim the advice can no longer make dynamic, is
+        # not a break of a working export: said, never failed on (a fix of one cause often
+        # uncovers the next).
+        for c in d.new_export_causes:
+            where = f" at {c['path']}:{c['line']}" if c.get("path") else ""
+            if c.get("kind") == "static_dim":
+                add("export_new_cause", WARNING, f"{c.get('dim') or 'a dim'} can no longer be "
+                    f"dynamic{where} ({c.get('reason') or 'pinned by the code'})", name)
+            else:
+                add("export_new_cause", WARNING, f"torch.export fails for a new reason"
+                    f"{where} ({c.get('export_kind') or 'error'}; on base: "
+                    f"{(c.get('base') or {}).get('export_kind') or 'error'})", name)
         new_bad = [a for a in d.accuracy if a["new"]]
         if new_bad and t.accuracy in level_of:
             add("accuracy_mismatch", level_of[t.accuracy], f"compiled output differs from eager "

@@ -17,6 +17,7 @@ from pt2bot.config import (
     Config,
     ConfigObject,
     FixesConfig,
+    DimBounds,
     InputSpec,
     ModelConfig,
     RunConfig,
@@ -252,7 +253,7 @@ def test_cli_prints_every_located_error_and_exits_2(tmp_path: Path) -> None:
         '(e.g. "mypkg.models:TinyGPT"), got "a.b" (put ":" before the attribute: "a:b")',
         f'{cfg}:5: run.devcie: unknown key; did you mean "device"? (expected one of: device, '
         "backend, mode, timeout_s, warmup, repeats, threads, jobs, recompile_limit, cache_dir, "
-        "latency, rounds)",
+        "latency, shape_advice, rounds)",
     ]
     assert not (tmp_path / "r.json").exists()
 
@@ -280,7 +281,7 @@ def test_list_items_are_located() -> None:
     ("version: 1\nrun:\n  devcie: cpu\n",
      'pt2bot.yml:3: run.devcie: unknown key; did you mean "device"? (expected one of: device, '
      "backend, mode, timeout_s, warmup, repeats, threads, jobs, recompile_limit, cache_dir, "
-     "latency, rounds)"),
+     "latency, shape_advice, rounds)"),
     (model_yaml("shaeps: {batch: [1]}\n"),
      'pt2bot.yml:5: models[0].shaeps: unknown key; did you mean "shapes"? (expected one of: '
      "name, entry, kwargs, config, inputs, shapes, cases, dynamic, export, tolerance, timeout_s)"),
@@ -334,6 +335,39 @@ def test_dynamic_dim_not_in_shapes() -> None:
     assert one_error(model_yaml("dynamic: [batch]\n")) == (
         'pt2bot.yml:5: models[0].dynamic[0]: "batch" is not a dim in models[0].shapes '
         "(declared: (none))")
+
+
+def test_dynamic_mapping_declares_bounds_and_divisibility() -> None:
+    text = model_yaml("shapes: {batch: [2, 4], seq: [16, 64]}\ninputs: [{shape: [batch, seq]}]\n"
+                      "dynamic:\n  batch:\n  seq: {max: 128, multiple_of: 8}\n")
+    (m,) = parse_config(text, "pt2bot.yml").models
+    assert m.dynamic == ("batch", "seq")
+    assert m.bounds == {"seq": DimBounds(min=None, max=128, multiple_of=8)}
+    # the list form is unchanged: no bounds
+    (m,) = parse_config(model_yaml("shapes: {batch: [2, 4]}\ninputs: [{shape: [batch]}]\n"
+                                   "dynamic: [batch]\n"), "pt2bot.yml").models
+    assert m.dynamic == ("batch",) and m.bounds == {}
+
+
+def test_dynamic_bounds_errors_are_located() -> None:
+    head = "shapes: {batch: [2, 4], seq: [16, 64]}\ninputs: [{shape: [batch, seq]}]\ndynamic:\n"
+    assert errors_of(model_yaml(head + "  seq: {min: 32, max: 48, multiple_of: 3}\n"
+                                       "  sq: {}\n  batch: {mn: 1}\n")) == [
+        "pt2bot.yml:8: models[0].dynamic.seq.min: the shape matrix gives seq = 16, below min 32 "
+        "(the bounds must hold every size of the matrix)",
+        "pt2bot.yml:8: models[0].dynamic.seq.max: the shape matrix gives seq = 64, above max 48 "
+        "(the bounds must hold every size of the matrix)",
+        "pt2bot.yml:8: models[0].dynamic.seq.multiple_of: the shape matrix gives seq = 16, not a "
+        "multiple of 3 (the bounds must hold every size of the matrix)",
+        'pt2bot.yml:9: models[0].dynamic.sq: "sq" is not a dim in models[0].shapes; did you mean '
+        '"seq"? (declared: batch, seq)',
+        'pt2bot.yml:10: models[0].dynamic.batch.mn: unknown key; did you mean "min"? (expected '
+        "one of: min, max, multiple_of)"]
+    assert one_error(model_yaml(head + "  seq: {min: 100, max: 8}\n")) == (
+        "pt2bot.yml:8: models[0].dynamic.seq.max: must be at least min (100), got 8")
+    assert one_error(model_yaml(head + "  seq: 128\n")) == (
+        "pt2bot.yml:8: models[0].dynamic.seq: expected a mapping {min: ..., max: ..., "
+        "multiple_of: ...} or null, got 128")
 
 
 def test_input_shape_names_an_unknown_dim() -> None:
@@ -548,7 +582,10 @@ GOOD = [README_EXAMPLE, FULL, "version: 1\n", "models: []\n", "static:\nrun:\n",
         "static: {torch: null}\n", "fixes: {verify: false, budget_s: 60}\n", "fixes:\n",
         model_yaml("config: {entry: a.b:Config.from_name, kwargs: {name: tiny, n_layer: 2}}\n"),
         model_yaml("config: [{entry: a:V, arg: vision}, {entry: a:T, arg: text}, {entry: a:C}]\n"),
-        model_yaml("config: {entry: a:C, kwargs: null, arg: null}\n")]
+        model_yaml("config: {entry: a:C, kwargs: null, arg: null}\n"),
+        model_yaml("shapes: {b: [2, 4], s: [16, 64]}\ninputs: [{shape: [b, s]}]\n"
+                   "dynamic: {b: null, s: {min: 16, max: 128, multiple_of: 8}}\n"),
+        model_yaml("shapes: {b: [2, 4]}\ninputs: [{shape: [b]}]\ndynamic: {b: {}}\n")]
 
 # Mistakes both can see (a schema cannot express cross-key rules; those are validator-only).
 BAD_FOR_BOTH = [
@@ -577,6 +614,9 @@ BAD_FOR_BOTH = [
     model_yaml("config: {entry: a:b, x: 1}\n"), model_yaml("config: a:b\n"),
     model_yaml("config: []\n"), model_yaml("config: {entry: a:b, arg: 'x y'}\n"),
     model_yaml("config: {entry: a:b, kwargs: {'not-ident': 1}}\n"),
+    model_yaml("shapes: {b: [2]}\ninputs: [{shape: [b]}]\ndynamic: {b: {max: 0}}\n"),
+    model_yaml("shapes: {b: [2]}\ninputs: [{shape: [b]}]\ndynamic: {b: {maximum: 8}}\n"),
+    model_yaml("shapes: {b: [2]}\ninputs: [{shape: [b]}]\ndynamic: {b: 8}\n"),
 ]
 
 # Cross-key and YAML-level mistakes only pt2bot's validator catches.
@@ -591,6 +631,8 @@ BAD_FOR_VALIDATOR_ONLY = [
     model_yaml("config: [{entry: a:V}, {entry: a:T}]\n"),
     model_yaml("config: [{entry: a:V, arg: v}, {entry: a:T, arg: v}]\n"),
     model_yaml("config: {entry: a:C, arg: cfg}\nkwargs: {cfg: 1}\n"),
+    model_yaml("shapes: {b: [2, 16]}\ninputs: [{shape: [b]}]\ndynamic: {b: {max: 8}}\n"),
+    model_yaml("shapes: {b: [2]}\ninputs: [{shape: [b]}]\ndynamic: {b: {min: 4, max: 3}}\n"),
 ]
 
 
@@ -624,10 +666,11 @@ def _field_names(cls: type) -> set[str]:
 def test_schema_property_names_equal_dataclass_fields() -> None:
     schema = load_schema()
     defs = schema["$defs"]
-    # path/raw are not user keys; line is where the model is; inputs_entry is `inputs: {entry:}`
+    # path/raw are not user keys; line is where the model is; inputs_entry is `inputs: {entry:}`;
+    # bounds is the mapping form of `dynamic`
     assert set(schema["properties"]) == _field_names(Config) - {"path", "raw"}
     assert set(defs["static"]["properties"]) == _field_names(StaticConfig)
-    assert set(defs["model"]["properties"]) == _field_names(ModelConfig) - {"line", "inputs_entry"}
+    assert set(defs["model"]["properties"]) == _field_names(ModelConfig) - {"line", "inputs_entry", "bounds"}
     assert set(defs["inputSpec"]["properties"]) == _field_names(InputSpec)
     assert set(defs["configObject"]["properties"]) == _field_names(ConfigObject)
     assert set(defs["run"]["properties"]) == _field_names(RunConfig)

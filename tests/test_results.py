@@ -72,7 +72,7 @@ def test_one_empty_run_for_worker_and_runner():
 
 
 def test_vocabulary():
-    assert PHASES == ("breaks", "matrix", "export", "latency")
+    assert PHASES == ("breaks", "matrix", "export", "advice", "latency")
     assert FAILED_STATUSES == ("error", "timeout") and is_failed("timeout")
     assert not is_failed("ok") and not is_failed("skipped")
     assert ResultsFile.empty().to_json() == {"schema": RESULTS_SCHEMA, "models": []}

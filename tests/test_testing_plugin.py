@@ -120,7 +120,7 @@ def test_fixture_in_a_user_test_file_fails_with_the_right_lines(project):
 
 def test_config_models_become_test_items(project):
     (project.path / "pt2bot.yml").write_text(CONFIG)
-    result = run(project, "--pt2bot-config", "pt2bot.yml", "-v")
+    result = run(project, "--pt2bot-config", "pt2bot.yml", "-v", "-rP")
     result.assert_outcomes(passed=1, failed=2)
     result.stdout.fnmatch_lines_random([
         "*pt2bot.yml::clean PASSED*",
@@ -132,6 +132,11 @@ def test_config_models_become_test_items(project):
     assert f"userpkg/model.py:{ITEM_LINE} in forward: GB0124" in out
     assert f"userpkg/model.py:{PRINT_LINE} in forward: GB0059" in out
     assert "model missing: import error" in out and "userpkg.nothere" in out
+    # the model that passes shows its shape advice
+    assert "shape advice for model clean (pt2bot.testing):" in out
+    assert "  x.shape[0] (batch): dynamic, any size" in out
+    assert "  compiles over the matrix: 2 -> 1 with mark_dynamic" in out
+    assert "    dynamic_shapes = {'x': {0: batch}}" in out
 
 
 def test_config_items_obey_k_and_a_bad_config_is_a_usage_error(project):

@@ -17,6 +17,7 @@ from pt2bot.jsonio import write_json
 from pt2bot.publish.issue import AUDIT_MARKER
 from pt2bot.report import markdown as md
 from pt2bot.report.escape import html_text
+from pt2bot.report.shape_advice import advice_markdown
 
 BODY_LIMIT = 65_536            # GitHub issue/comment body, in characters
 MERMAID_MAX_MODELS = 10        # per-model Mermaid charts; the PNG/HTML show the rest
@@ -63,6 +64,9 @@ def render_audit_markdown(report: dict[str, Any], *, limit: int = BODY_LIMIT) ->
     if a["improvements"]:
         parts += ["", "### Better since the last audit", "", _items(a["improvements"])]
     parts += ["", "### Models", "", _model_table(report)]
+    advice = _shape_advice_section(report)
+    if advice:
+        parts += ["", "### Shape advice", "", advice]
     week = a.get("week_ago")
     parts += ["", f"### Since a week ago{_ref(week)}", ""]
     parts.append(_changes_list(a["since_week"]) if week else
@@ -194,6 +198,18 @@ def _compile_cell(run: dict[str, Any]) -> str:
     nodes = (f", {cost['fx_nodes']} FX nodes" if isinstance(cost.get("fx_nodes"), int)
              else "")
     return f"{cost['cpu_s']:.2f} CPU s{cache}{nodes}"
+
+
+def _shape_advice_section(report: dict[str, Any]) -> str:
+    """Every model's shape advice (head's run): what to write so the matrix compiles once
+    and exports with dynamic dims."""
+    out = []
+    for m in report.get("models") or []:
+        head = m.get("head") or {}
+        advice = head.get("shape_advice") if isinstance(head, dict) else None
+        if isinstance(advice, dict):
+            out.append(advice_markdown(advice, f"{m.get('name')}"))
+    return "\n\n".join(out)
 
 
 def _latency_cell(cases: list[dict[str, Any]]) -> str:

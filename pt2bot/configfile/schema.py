@@ -22,6 +22,7 @@ from pt2bot.config import (
     Config,
     ConfigObject,
     FixesConfig,
+    DimBounds,
     InputSpec,
     ModelConfig,
     RunConfig,
@@ -113,6 +114,7 @@ def _check_run(ck: Checker, v: Any) -> RunConfig:
         "recompile_limit": ck.integer(1, "a positive integer"),
         "cache_dir": ck.nullable(ck.string(what="a directory path or null")),
         "latency": ck.boolean,
+        "shape_advice": ck.boolean,
         "rounds": ck.integer(1, "a positive integer"),
     }
     fields = ck.mapping(v, ("run",), spec, "a mapping (run: {device: auto, ...})")
@@ -295,12 +297,12 @@ def _check_model(ck: Checker, v: Any, i: int) -> ModelConfig | None:
             if raw_shapes is None and cases:
                 dims, dims_from = list(cases[0]), f"models[{i}].cases"
     if "dynamic" in fields:
-        dyn = ck.list_of(ck.name_in(dims, dims_from, "dim"), "a list of dim names", unique=True)(
-            fields.pop("dynamic"), path + ("dynamic",))
-        if dyn is BAD:
+        got = _check_dynamic(ck, fields.pop("dynamic"), path + ("dynamic",), dims, dims_from,
+                             _matrix_values(fields.get("shapes"), fields.get("cases")))
+        if got is BAD:
             ok = False
         else:
-            fields["dynamic"] = dyn
+            fields["dynamic"], fields["bounds"] = got  # type: ignore[misc]
     if "inputs" in fields:
         got = _check_inputs(ck, fields.pop("inputs"), path + ("inputs",), dims, dims_from)
         if got is BAD:
@@ -322,6 +324,65 @@ def _check_model(ck: Checker, v: Any, i: int) -> ModelConfig | None:
     if not ok:
         return None
     return ModelConfig(**fields, line=ck.line(path))
+
+
+def _matrix_values(shapes: Any, cases: Any) -> dict[str, set[int]]:
+    """Each dim's sizes over the shape matrix (the explicit cases, else the product's)."""
+    out: dict[str, set[int]] = {}
+    if isinstance(cases, tuple):
+        for case in cases:
+            for d, size in case.items():
+                out.setdefault(d, set()).add(size)
+    elif isinstance(shapes, dict):
+        for d, sizes in shapes.items():
+            out[d] = set(sizes)
+    return out
+
+
+def _check_dynamic(ck: Checker, v: Any, path: Path, dims: list[str], dims_from: str,
+                   values: dict[str, set[int]]) -> Any:
+    """`dynamic: [batch, seq]`, or the mapping form with each dim's declared range and
+    divisibility: `dynamic: {batch: {}, seq: {min: 16, max: 128, multiple_of: 8}}` (an empty
+    or null value: dynamic, no bounds). → (dim names, {dim: DimBounds}) or BAD. Every size
+    the matrix gives a bounded dim must lie in its range and be a multiple: the export and
+    the advice take the declared range as what the model accepts."""
+    name = ck.name_in(dims, dims_from, "dim")
+    if not isinstance(v, dict):
+        dyn = ck.list_of(name, "a list of dim names, or a mapping of dim name to its bounds "
+                               "({seq: {min: 16, max: 128, multiple_of: 8}})", unique=True)(v, path)
+        return BAD if dyn is BAD else (dyn, {})
+    positive = ck.integer(1, "a positive integer")
+    spec = {"min": positive, "max": positive, "multiple_of": positive}
+    names: list[str] = []
+    bounds: dict[str, DimBounds] = {}
+    ok = True
+    for d, b in v.items():
+        p = path + (d,)
+        if name(d, p) is BAD:
+            ok = False
+            continue
+        fields = ck.mapping(b, p, spec, "a mapping {min: ..., max: ..., multiple_of: ...} or null")
+        if fields is None or len(fields) != len(b or {}):
+            ok = False
+            continue
+        names.append(d)
+        lo, hi, k = fields.get("min"), fields.get("max"), fields.get("multiple_of")
+        if lo is not None and hi is not None and lo > hi:
+            ck.error(p + ("max",), f"must be at least min ({lo}), got {hi}")
+            ok = False
+            continue
+        sizes = sorted(values.get(d, ()))
+        for key, bad, why in (
+                ("min", [x for x in sizes if lo is not None and x < lo], "below min"),
+                ("max", [x for x in sizes[::-1] if hi is not None and x > hi], "above max"),
+                ("multiple_of", [x for x in sizes if k and x % k], "not a multiple of")):
+            if bad:
+                ck.error(p + (key,), f"the shape matrix gives {d} = {bad[0]}, {why} "
+                                     f"{fields[key]} (the bounds must hold every size of the matrix)")
+                ok = False
+        if fields:
+            bounds[d] = DimBounds(**fields)
+    return (tuple(names), bounds) if ok else BAD
 
 
 def _non_negative(x: Any) -> bool:

@@ -18,6 +18,7 @@ from typing import Any, Callable, Mapping
 from pt2bot import gb as gb_registry
 from pt2bot.report import compile_report
 from pt2bot.report.metrics import compile_line, coverage_line
+from pt2bot.report.shape_advice import advice_markdown, causes_markdown
 from pt2bot.findings import Finding
 from pt2bot.report.markdown import (code_block, code_inline, details, escape_inline, link,
                                     marker, message_inline, table, truncate_utf8)
@@ -196,10 +197,28 @@ def model_section(m: ModelDelta, report: Report) -> Section:
                           f"{code_inline(location(s), limit=120)}: "
                           f"{code_inline(s.get('source') or '', limit=200)}" for s in spec[:20])
         blocks.append(details(f"{len(spec)} dynamic dim(s) newly specialised", items))
+    blocks += shape_advice_blocks(m)
     section = Section(title, blocks)
     if len(new) > MAX_LIST:
         section.omitted = len(new) - MAX_LIST
     return section
+
+
+def shape_advice_blocks(m: ModelDelta) -> list[str]:
+    """What newly keeps export from being dynamic or succeeding, then the shape advice when
+    the pull request changes it or the model recompiles over the matrix."""
+    out = []
+    causes = causes_markdown(m.delta.new_export_causes)
+    if causes:
+        out.append("**Export, new causes:**\n" + causes)
+    sa = m.shape_advice or {}
+    head = sa.get("head")
+    recompiles = ((m.head or {}).get("recompiles") or {}) if isinstance(m.head, dict) else {}
+    recompiling = isinstance(recompiles, dict) and (recompiles.get("count") or 0) > 0
+    if isinstance(head, dict) and (sa.get("changed") or recompiling):
+        why = "changed by this pull request" if sa.get("changed") else "the model recompiles"
+        out.append(advice_markdown(head, f"Shape advice ({why})"))
+    return out
 
 
 def _num(v: Any) -> str:
@@ -226,7 +245,9 @@ def delta_table(m: ModelDelta) -> str:
                  + (f" (+{caused} from the new break{'s' if _n_breaks(m) != 1 else ''})"
                     if isinstance(caused, int) and caused > 0 else "")])
     exp = d.export
+    new_cause = any(c.get("kind") == "export_failure" for c in d.new_export_causes)
     rows.append(["export", _export_cell(base) if has_base else "—", _export_cell(head),
+                 "⚠️ new cause" if new_cause else
                  {"broken": "❌ broken", "fixed": "🎉 fixed"}.get(exp, "same" if exp == "same"
                                                                    else "—")])
     acc = d.accuracy

@@ -4,7 +4,7 @@
 (pt2bot.results.ResultsFile); `cli_run` backs `pt2bot run`. The package, by job: runner
 (orchestration), supervise (one worker's process group, timeout, exit classification),
 device, env (the worker's environment), location (where in the user's code), and the
-worker with its phases (worker, breaks, matrix, export, timing, coverage, inputs, entry,
+worker with its phases (worker, breaks, matrix, export, advice, timing, coverage, inputs, entry,
 graph_breaks). Sharding and the merge of results files are pt2bot/shard's; `parse_shard`,
 `shard_models` and `merge_results` are re-exported here, where they used to live. Importing this package never imports torch: only the worker
 (`python -m pt2bot.smoke.worker SPEC OUT`) does.

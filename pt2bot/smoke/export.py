@@ -27,23 +27,50 @@ _MAX_DIM = 1 << 20
 
 
 def example_case(cases: list[CaseInputs], dynamic: set[str]) -> CaseInputs:
-    """The case to trace with: dynamic dims >= 2 (torch specialises sizes 0 and 1)."""
-    for c in cases:
-        if all(c.shape.get(d, 2) >= 2 for d in dynamic):
+    """The case to trace with: dynamic dims >= 2 (torch specialises sizes 0 and 1), with
+    distinct sizes where a case has them (two dynamic dims of equal size in the example
+    would be taken for one: duck sizing)."""
+    fit = [c for c in cases if all(c.shape.get(d, 2) >= 2 for d in dynamic)]
+    for c in fit:
+        sizes = [c.shape[d] for d in dynamic if d in c.shape]
+        if len(set(sizes)) == len(sizes):
             return c
-    return cases[0]
+    return fit[0] if fit else cases[0]
 
 
-def dynamic_shapes(case: CaseInputs, dynamic: set[str], cases: list[CaseInputs]) -> Any:
-    """`{param: {axis: Dim}}` for the declared-dynamic dims; one Dim object per dim name."""
+def dim_name(d: str) -> str:
+    """A config dim's name as a `Dim`'s (an identifier)."""
+    return re.sub(r"\W", "_", d) or "dim"
+
+
+def make_dim(d: str, lo: int | None, hi: int | None, multiple_of: int | None) -> Any:
+    """The `Dim` (or `k*Dim` when the size is a multiple of k) of a dim's range; None ends
+    are export's defaults."""
     from torch.export import Dim
 
-    dims: dict[str, Any] = {}
-    for d in sorted(dynamic):
-        values = [c.shape[d] for c in cases if d in c.shape]
-        lo = max(1, min(values)) if values else 1
-        hi = max(max(values) if values else 2, 2, _MAX_DIM)
-        dims[d] = Dim(re.sub(r"\W", "_", d) or "dim", min=lo, max=hi)
+    k = multiple_of if multiple_of and multiple_of > 1 else None
+    if k is None:
+        return Dim(dim_name(d), min=lo, max=hi)
+    root = Dim("_" + dim_name(d), min=None if lo is None else -(-lo // k),
+               max=None if hi is None else hi // k)
+    return k * root
+
+
+def declared_range(d: str, cases: list[CaseInputs], bounds: dict[str, Any] | None
+                   ) -> tuple[int, int, int | None]:
+    """(min, max, multiple_of) of a dynamic dim: what pt2bot.yml declares (`dynamic: {seq:
+    {min, max, multiple_of}}`), else from the matrix's smallest size to 2^20."""
+    b = (bounds or {}).get(d) or {}
+    values = [c.shape[d] for c in cases if d in c.shape]
+    lo = b.get("min") or (max(1, min(values)) if values else 1)
+    hi = b.get("max") or max(max(values) if values else 2, 2, _MAX_DIM)
+    return lo, hi, b.get("multiple_of")
+
+
+def dynamic_shapes(case: CaseInputs, dynamic: set[str], cases: list[CaseInputs],
+                   bounds: dict[str, Any] | None = None) -> Any:
+    """`{param: {axis: Dim}}` for the declared-dynamic dims; one Dim object per dim name."""
+    dims = {d: make_dim(d, *declared_range(d, cases, bounds)) for d in sorted(dynamic)}
     spec: dict[str, Any] = {}
     for name in case.named():
         axes = {ax: dims[d] for ax, d in case.dims.get(name, {}).items() if d in dims}
@@ -51,7 +78,7 @@ def dynamic_shapes(case: CaseInputs, dynamic: set[str], cases: list[CaseInputs])
     return spec if any(v for v in spec.values()) else None
 
 
-def _classify(exc: BaseException) -> str:
+def classify_failure(exc: BaseException) -> str:
     names = {c.__name__ for c in type(exc).__mro__}
     text = str(exc)
     if "CONSTRAINT_VIOLATION" in str(getattr(exc, "error_type", "")) or \
@@ -66,7 +93,7 @@ def _classify(exc: BaseException) -> str:
     return "error"
 
 
-def _short(text: str, limit: int = 1500) -> str:
+def short_message(text: str, limit: int = 1500) -> str:
     cut = text.split("\nThe error above occurred when calling torch.export.export")[0]
     cut = cut.split("\nFor C++ stack trace")[0].strip()
     return cut if len(cut) <= limit else cut[:limit - 1] + "…"
@@ -113,14 +140,17 @@ def _caused_by(text: str, paths: RepoPaths) -> tuple[str, int, str | None] | Non
     return None
 
 
-def _draft_location(model: Any, args: tuple, kwargs: dict, shapes: Any,
-                    paths: RepoPaths) -> tuple[str | None, int | None, str | None, str | None]:
-    """(path, line, source, failure type) of draft_export's first located failure."""
+def draft_failures(model: Any, args: tuple, kwargs: dict, shapes: Any,
+                   paths: RepoPaths) -> list[dict[str, Any]] | None:
+    """Each failure draft_export reports, located at its innermost user frame: `{type, path,
+    line, source, sources, expr, symbols}` (`sources`: the input sizes its guard names,
+    `L['x'].size()[0]`; `expr`: the guard, `Eq(s77, 4)`; `symbols`: symbol -> source).
+    None when draft_export is missing or raised."""
     import torch
 
     draft = getattr(torch.export, "draft_export", None)
     if draft is None:
-        return None, None, None, None
+        return None
     # draft_export logs a structured trace to a file in $TORCH_DTRACE, else in
     # <tmp>/export_<user>/, and never deletes it (one file per call: hundreds on a machine that
     # runs pt2bot often). It goes to a directory of our own that is removed afterwards.
@@ -131,7 +161,7 @@ def _draft_location(model: Any, args: tuple, kwargs: dict, shapes: Any,
         with contextlib.redirect_stderr(io.StringIO()):
             ep = draft(model, args, kwargs, dynamic_shapes=shapes)
     except Exception:  # noqa: BLE001 - the locator is best effort
-        return None, None, None, None
+        return None
     finally:
         if saved is None:
             os.environ.pop("TORCH_DTRACE", None)
@@ -140,6 +170,7 @@ def _draft_location(model: Any, args: tuple, kwargs: dict, shapes: Any,
         shutil.rmtree(trace_dir, ignore_errors=True)
     report = getattr(ep, "_report", None)
     table = intern_table()
+    out = []
     for f in getattr(report, "failures", None) or ():
         data = getattr(f, "data", {}) or {}
         stack = data.get("user_stack") or []
@@ -148,14 +179,45 @@ def _draft_location(model: Any, args: tuple, kwargs: dict, shapes: Any,
                 stack = ast.literal_eval(stack)
             except (ValueError, SyntaxError):
                 stack = []
+        srcs = data.get("symbol_to_sources")
+        sources = [str(v) for v in srcs.values()] if isinstance(srcs, dict) else []
         for fr in reversed(list(stack)):
             if not isinstance(fr, dict):
                 continue
             rel = paths.rel(frame_file(fr, table))
             if rel:
-                ftype = getattr(getattr(f, "failure_type", None), "name", None)
-                return rel, fr.get("line"), fr.get("loc"), ftype
+                out.append({"type": getattr(getattr(f, "failure_type", None), "name", None),
+                            "path": rel, "line": fr.get("line"), "source": fr.get("loc"),
+                            "sources": sources, "expr": str(data.get("expr") or ""),
+                            "symbols": dict(srcs) if isinstance(srcs, dict) else {}})
+                break
+    return out
+
+
+def _draft_location(model: Any, args: tuple, kwargs: dict, shapes: Any,
+                    paths: RepoPaths) -> tuple[str | None, int | None, str | None, str | None]:
+    """(path, line, source, failure type) of draft_export's first located failure."""
+    for f in draft_failures(model, args, kwargs, shapes, paths) or ():
+        return f["path"], f["line"], f["source"], f["type"]
     return None, None, None, None
+
+
+def locate_failure(e: BaseException, model: Any, args: tuple, kwargs: dict, shapes: Any,
+                   paths: RepoPaths, locate: bool = True) -> dict[str, Any]:
+    """`{path, line, source}` of an export failure in the user's code: the innermost user
+    frame its message names, the "Caused by" of a data-dependent error, else (with `locate`)
+    draft_export's first located failure; `{}` when none of these says."""
+    frames = [f for f in graph_breaks.parse_frames(str(e)) if paths.rel(f.file)]
+    if frames:
+        f = frames[-1]
+        return {"path": paths.rel(f.file), "line": f.line, "source": f.source or None}
+    caused = _caused_by(str(e), paths)
+    if caused is not None:
+        return {"path": caused[0], "line": caused[1], "source": caused[2]}
+    if not locate:
+        return {}
+    path, line, src, _ftype = _draft_location(model, args, kwargs, shapes, paths)
+    return {"path": path, "line": line, "source": src}
 
 
 def static_dims(ep: Any, case: CaseInputs, dynamic: set[str]) -> list[dict[str, Any]]:
@@ -193,23 +255,15 @@ def measure_export(model: Any, cases: list[CaseInputs], eager_outs: list[Any],
     reset_dynamo()
     dynamic = set(model_spec.get("dynamic") or ())
     ex = example_case(cases, dynamic)
-    shapes = dynamic_shapes(ex, dynamic, cases)
+    shapes = dynamic_shapes(ex, dynamic, cases, model_spec.get("bounds"))
     args, kwargs = ex.args, dict(ex.kwargs)
     try:
         with contextlib.redirect_stderr(io.StringIO()), torch.no_grad():
             ep = torch.export.export(model, args, kwargs or None, dynamic_shapes=shapes)
     except Exception as e:  # noqa: BLE001 - an export failure is a result
-        kind = _classify(e)
-        res.update(kind=kind, message=_short(f"{type(e).__name__}: {e}"))
-        frames = [f for f in graph_breaks.parse_frames(str(e)) if paths.rel(f.file)]
-        if frames:
-            f = frames[-1]
-            res.update(path=paths.rel(f.file), line=f.line, source=f.source or None)
-        elif (caused := _caused_by(str(e), paths)) is not None:
-            res.update(path=caused[0], line=caused[1], source=caused[2])
-        elif locate:
-            path, line, src, _ftype = _draft_location(model, args, kwargs, shapes, paths)
-            res.update(path=path, line=line, source=src)
+        kind = classify_failure(e)
+        res.update(kind=kind, message=short_message(f"{type(e).__name__}: {e}"),
+                   **locate_failure(e, model, args, kwargs, shapes, paths, locate))
         if kind == "unsupported":
             gb, _t = graph_breaks.classify_exception(e)
             res["gb"] = gb
@@ -226,7 +280,7 @@ def measure_export(model: Any, cases: list[CaseInputs], eager_outs: list[Any],
             cmp = compare_outputs(expected, out, model_spec.get("tolerance"))
             entry.update(match=cmp["match"], max_abs_err=cmp["max_abs_err"])
         except Exception as e:  # noqa: BLE001 - e.g. a guard on a specialised dim
-            entry.update(match=False, error=_short(f"{type(e).__name__}: {e}", 500))
+            entry.update(match=False, error=short_message(f"{type(e).__name__}: {e}", 500))
         res["cases"].append(entry)
     reset_dynamo()
     return res

@@ -140,8 +140,18 @@ def _limit_frame(metric: Any, metrics: list[Any], paths: RepoPaths) -> dict[str,
     return frame
 
 
-def mark_dims(case: CaseInputs, dynamic: set[str], relaxed: set[str]) -> CaseInputs:
-    """Fresh tensor objects (marks are attributes) with the declared dynamic dims marked."""
+def mark_range(lo: int | None, hi: int | None) -> dict[str, int]:
+    """`mark_dynamic`'s min/max for a declared range: torch 2.13 refuses a max without a min
+    (the compile raises), so a bounded dim gets the least size it can keep symbolic (2)."""
+    if hi is None:
+        return {"min": lo} if lo is not None else {}
+    return {"min": lo or 2, "max": hi}
+
+
+def mark_dims(case: CaseInputs, dynamic: set[str], relaxed: set[str],
+              bounds: dict[str, Any] | None = None) -> CaseInputs:
+    """Fresh tensor objects (marks are attributes) with the declared dynamic dims marked,
+    with their declared range (`mark_dynamic` cannot express divisibility)."""
     import torch
 
     marked = case.replace_tensors(lambda v: v.detach() if isinstance(v, torch.Tensor) else v)
@@ -156,7 +166,8 @@ def mark_dims(case: CaseInputs, dynamic: set[str], relaxed: set[str]) -> CaseInp
             if d in relaxed:
                 torch._dynamo.maybe_mark_dynamic(t, ax)
             else:
-                torch._dynamo.mark_dynamic(t, ax)
+                b = (bounds or {}).get(d) or {}
+                torch._dynamo.mark_dynamic(t, ax, **mark_range(b.get("min"), b.get("max")))
     return marked
 
 
@@ -185,6 +196,7 @@ def measure_matrix(model: Any, cases: list[CaseInputs], eager_outs: list[Any],
     cost: dict[str, Any] | None = None  # and what it cost (pt2bot/smoke/compile_cost.py)
     total = 0        # recompiles the user's code caused (size-1 ones are counted apart)
     size_one = 0
+    compiles = 0     # every frame compilation, first ones too (the shape advice's "before")
     limit_key = ("recompile_limit" if hasattr(torch._dynamo.config, "recompile_limit")
                  else "cache_size_limit")
     with torch._dynamo.config.patch(**{limit_key: limit}), TraceCollector() as events, \
@@ -195,7 +207,7 @@ def measure_matrix(model: Any, cases: list[CaseInputs], eager_outs: list[Any],
                                    "reasons": [], "eager_fallback": fallback}
             out = None
             for _attempt in range(2):
-                marked = mark_dims(case, dynamic, relaxed)
+                marked = mark_dims(case, dynamic, relaxed, model_spec.get("bounds"))
                 try:
                     probe = CompileProbe(backend, events).start() if cost is None else None
                     out = compiled(*marked.args, **marked.kwargs)
@@ -229,6 +241,7 @@ def measure_matrix(model: Any, cases: list[CaseInputs], eager_outs: list[Any],
                 if getattr(m, "fail_type", None):
                     continue
                 rec["compiled"] = True
+                compiles += 1
                 if m.recompile_reason:
                     reasons = parse_recompile_reason(m.recompile_reason, case, files, paths)
                     for r in reasons:
@@ -253,7 +266,7 @@ def measure_matrix(model: Any, cases: list[CaseInputs], eager_outs: list[Any],
     return {
         "recompiles": {"count": total, "size_one": size_one, "eager_fallback": fallback,
                        "limit": limit,
-                       "cases": case_recs, "limit_frames": limit_frames},
+                       "cases": case_recs, "limit_frames": limit_frames, "compiles": compiles},
         "specialized": [s for s in specialized.values()
                         if s["dim"] is None or s["dim"] in varying],
         "accuracy": accuracy,

@@ -63,8 +63,9 @@ def pick_models(config: Config, names: Sequence[str] | None = None) -> list[Mode
 
 
 def default_phases(config: Config) -> list[str]:
-    """Every phase, less latency when the config turns it off."""
-    return [p for p in PHASES if p != "latency" or config.run.latency]
+    """Every phase, less latency and the shape advice when the config turns them off."""
+    off = {"latency": not config.run.latency, "advice": not config.run.shape_advice}
+    return [p for p in PHASES if not off.get(p)]
 
 
 def _model_spec(model: ModelConfig) -> dict[str, Any]:

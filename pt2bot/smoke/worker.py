@@ -36,6 +36,7 @@ from pt2bot.config import ModelConfig
 from pt2bot.jsonio import write_json
 import pt2bot
 from pt2bot.results import PHASES, CompileReport, ModelRun, PhaseError
+from pt2bot.smoke.advice import measure_advice
 from pt2bot.smoke.breaks import measure_breaks
 from pt2bot.smoke.coverage import LineCoverage
 from pt2bot.smoke.export import measure_export
@@ -160,7 +161,7 @@ def measure_run(spec: dict[str, Any]) -> ModelRun:
                             else contextlib.nullcontext())
                 with attached:
                     got = _run_phase(phase, model, cases, eager_outs, model_spec, run_cfg,
-                                     device, paths, rss0, coverage,
+                                     device, paths, rss0, coverage, so_far=run,
                                      locate_export=spec.get("export_locate", True) is not False)
                 if run.compile_s is not None and got.get("compile_s"):
                     # the process's first compile is the cold/warm figure; later phases
@@ -202,8 +203,9 @@ def _run_phase(phase: str, model: Any, cases: list[CaseInputs], eager_outs: list
                model_spec: dict[str, Any], run_cfg: dict[str, Any], device: str,
                paths: RepoPaths, rss0: float,
                coverage: LineCoverage | None = None,
-               locate_export: bool = True) -> dict[str, Any]:
-    """One phase's keys of the RUN, as JSON (the phase modules speak the file format)."""
+               so_far: ModelRun | None = None, locate_export: bool = True) -> dict[str, Any]:
+    """One phase's keys of the RUN, as JSON (the phase modules speak the file format);
+    `so_far`: the RUN of the phases before (the advice reuses the matrix's compiles)."""
     if phase == "breaks":
         return measure_breaks(model, cases[0], paths, coverage=coverage)
     if phase == "matrix":
@@ -211,6 +213,12 @@ def _run_phase(phase: str, model: Any, cases: list[CaseInputs], eager_outs: list
     if phase == "export":
         return {"export": measure_export(model, cases, eager_outs, model_spec, paths,
                                          locate=locate_export)}
+    if phase == "advice":
+        matrix = None
+        if so_far is not None and so_far.recompiles is not None:
+            matrix = {"recompiles": so_far.recompiles.to_json(),
+                      "specialized": [x.to_json() for x in so_far.specialized or ()]}
+        return measure_advice(model, cases, eager_outs, model_spec, run_cfg, paths, matrix)
     if phase == "latency":
         return measure_latency(model, cases, model_spec, run_cfg, device, rss_baseline_mb=rss0)
     raise ValueError(f"unknown phase {phase!r}")

@@ -1,0 +1,138 @@
+"""A model's shape advice as Markdown (the review's summary and the audit's report).
+
+The advice is the RUN's `shape_advice` (docs/formats.md; pt2bot/smoke/advice.py): per input
+dim, dynamic with a range and divisibility, or static with the line that pins it; the
+compiles over the matrix before and after the advised settings; paste-ready code. Every text
+in it came from the user's code or torch's messages about it: each goes through
+pt2bot/report/escape.py (code spans, code blocks, inline escapes).
+"""
+from __future__ import annotations
+
+from typing import Any, Mapping
+
+from pt2bot.report.markdown import code_block, code_inline, details, escape_inline
+
+MAX_DIMS = 20
+
+
+def _at(x: Mapping[str, Any], word: str = "at") -> str:
+    """" at `path:line`" of a located item, else ""."""
+    if not x.get("path"):
+        return ""
+    line = x.get("line")
+    where = f"{x['path']}:{line}" if isinstance(line, int) else str(x["path"])
+    return f" {word} {code_inline(where, limit=160)}"
+
+
+def _range(e: Mapping[str, Any]) -> str:
+    lo, hi, k = e.get("min"), e.get("max"), e.get("multiple_of")
+    bits = []
+    if isinstance(lo, int) and isinstance(hi, int):
+        bits.append(f"{lo}..{hi}")
+    elif isinstance(hi, int):
+        bits.append(f"≤ {hi}")
+    elif isinstance(lo, int):
+        bits.append(f"≥ {lo}")
+    if isinstance(k, int):
+        bits.append(f"multiple of {k}")
+    return ", ".join(bits) or "any size"
+
+
+def dim_line(inp: str, ax: str, e: Mapping[str, Any]) -> str:
+    """One dim of the advice: "- `idx.shape[1]` (`seq`): dynamic, ≤ 64" / "... static: the
+    code specialises batch to 4 at `m.py:35`: `y = x.view(4, -1)`"."""
+    what = code_inline(f"{inp}.shape[{ax}]", limit=80)
+    if e.get("static"):
+        where = _at(e)
+        src = f": {code_inline(e['source'], limit=200)}" if e.get("source") else ""
+        return (f"- {what}: **cannot be dynamic**, "
+                f"{escape_inline(e.get('reason') or 'pinned by the code', limit=200)}{where}{src}")
+    name = f" ({code_inline(e.get('name') or '?', limit=60)})"
+    line = f"- {what}{name}: dynamic, {escape_inline(_range(e), limit=80)}"
+    split = e.get("not_one_range")
+    if isinstance(split, Mapping):
+        where = f" (branch{_at(split)})" if split.get("path") else ""
+        line += f"; not one range over the matrix: {escape_inline(split.get('reason') or '', limit=200)}{where}"
+    return line
+
+
+def dims_markdown(advice: Mapping[str, Any]) -> list[str]:
+    ds = (advice.get("export") or {}).get("dynamic_shapes")
+    out: list[str] = []
+    if not isinstance(ds, Mapping):
+        return out
+    for inp, axes in ds.items():
+        if not isinstance(axes, Mapping):
+            continue
+        for ax, e in axes.items():
+            if isinstance(e, Mapping) and len(out) < MAX_DIMS:
+                out.append(dim_line(str(inp), str(ax), e))
+    return out
+
+
+def compiles_text(advice: Mapping[str, Any]) -> str:
+    """"compiles over the matrix: 3 → 1 with `mark_dynamic`" (or what is known)."""
+    c = advice.get("compile") or {}
+    before, after, method = c.get("compiles_before"), c.get("compiles_after"), c.get("method")
+    if not isinstance(before, int):
+        return ""
+    if not isinstance(after, int) or not method:
+        return f"compiles over the matrix: {before} (no dynamic setting to advise)"
+    return (f"compiles over the matrix: {before} → {after} with "
+            f"{code_inline(method, limit=40)}")
+
+
+def export_text(advice: Mapping[str, Any]) -> str:
+    e = advice.get("export") or {}
+    if e.get("ok") is True:
+        return "the advised `dynamic_shapes` exports"
+    if e.get("ok") is False:
+        where = _at(e)
+        return (f"export still fails: {escape_inline(e.get('kind') or 'error', limit=40)}"
+                f"{where}")
+    return ""
+
+
+def advice_markdown(advice: Mapping[str, Any], title: str = "Shape advice") -> str:
+    """The advice as a `<details>` block: the dims, export and compile verdicts, notes, and
+    the code to paste."""
+    lines = dims_markdown(advice)
+    said = [t for t in (export_text(advice), compiles_text(advice)) if t]
+    if said:
+        lines.append("- " + "; ".join(said))
+    for n in list(advice.get("notes") or ())[:5]:
+        lines.append(f"- ℹ️ {escape_inline(n, limit=400)}")
+    code = advice.get("code") or {}
+    blocks = []
+    if code.get("python"):
+        py = str(code["python"]) + ("\n\n" + str(code["compile"]) if code.get("compile") else "")
+        blocks.append(code_block(py, "python", limit=3000))
+    if code.get("yaml"):
+        blocks.append("pt2bot.yml:\n\n" + code_block(code["yaml"], "yaml", limit=1500))
+    body = "\n".join(lines) + ("\n\n" + "\n\n".join(blocks) if blocks else "")
+    return details(escape_inline(title, limit=200), body)
+
+
+def causes_markdown(causes: Any) -> str:
+    """The delta's `new_export_causes`: dims that can no longer be dynamic and export failures
+    with a new cause."""
+    lines = []
+    for c in list(causes or ())[:20]:
+        if not isinstance(c, Mapping):
+            continue
+        where = _at(c)
+        src = f": {code_inline(c['source'], limit=200)}" if c.get("source") else ""
+        if c.get("kind") == "static_dim":
+            lines.append(f"- {code_inline(c.get('dim') or '?', limit=60)} can no longer be "
+                         f"dynamic{where}{src} "
+                         f"({escape_inline(c.get('reason') or 'pinned by the code', limit=200)})")
+        else:
+            base = c.get("base") or {}
+            was = (f"; base failed with {escape_inline(base.get('export_kind') or 'error', limit=40)}"
+                   + _at(base))
+            lines.append(f"- torch.export fails for a new reason: "
+                         f"{escape_inline(c.get('export_kind') or 'error', limit=40)}{where}{src}{was}")
+    return "\n".join(lines)
+
+
+__all__ = ["advice_markdown", "causes_markdown", "compiles_text", "dim_line", "dims_markdown"]

@@ -1,0 +1,605 @@
+"""Phase "advice": the dynamic-shape spec a model can have, derived and verified.
+
+What the user should write so that the whole shape matrix compiles once and exports with
+dynamic dims, per input dim: dynamic (with its range and divisibility) or static (with the
+line that pins it and why).
+
+Derived from an export with every dim of the matrix dynamic (the dims that vary, and those
+`dynamic:` declares, with their declared bounds): when export refuses it, its message ends
+with "Suggested fixes" (a narrower range, `dim = 2*_dim`, `dim = 4`), which torch's own
+`refine_dynamic_shapes_from_suggested_fixes` applies; export again until it succeeds or fails
+for another reason (a few rounds: each fixes every dim torch named). A dim a fix pins to a
+constant is located with `draft_export`, whose report carries the user stack of the guard
+that pinned it; failing that, with the matrix's specialisations and recompile guards of that
+dim. `draft_export`'s own `apply_suggested_fixes` is not implemented in torch 2.13.
+
+Verified: the last export is the advised `dynamic_shapes` and must succeed; its program is
+run on every case of the matrix. Then the matrix is compiled with the advised compile
+settings and its compiles counted (one compile = one frame compilation in torch's
+compilation metrics; every metric after `reset_dynamo` is the model's): `mark_dynamic` with
+the range; `torch.compile(dynamic=True)` instead when a dim needs divisibility, which
+`mark_dynamic` cannot express (its first compile raises), and as well when `mark_dynamic`
+fails or compiles a frame more than once (the fewer compiles wins). "Before" is the matrix phase's own count with the configured
+settings, reused when that phase ran; when the configured settings are the advised ones
+(the same dims in `dynamic:`, with the same range), that count is the "after" as well and
+nothing is compiled again (`compile.reused`). The verification compiles with the eager backend
+(dynamo decides the frame compilations; the backend only compiles each graph), so it costs a
+trace per compile and no inductor compile.
+
+Nothing here fails the run: a model that exports with no dim dynamic, a matrix with one size
+per dim, a recompile limit hit, or a `draft_export` that raises or overruns its time are
+stated in the advice (`notes`, a static dim's `reason`).
+"""
+from __future__ import annotations
+
+import contextlib
+import io
+import re
+import signal
+import time
+from typing import Any, Iterator
+
+from pt2bot.smoke.export import (classify_failure, short_message, dim_name,
+                                 draft_failures, example_case, locate_failure, make_dim)
+from pt2bot.smoke.inputs import CaseInputs, compare_outputs
+from pt2bot.smoke.matrix import mark_range, varying_dims
+from pt2bot.smoke.trace import RepoPaths, compilation_metrics, reset_dynamo
+
+MAX_ROUNDS = 6            # export attempts: each applies every fix torch suggested
+DRAFT_TIMEOUT_S = 60.0
+MAX_RELOCATE = 4          # pinned dims located one by one when draft_export named only some    # a draft_export that runs longer is abandoned (stated, not fatal)
+METHODS = ("mark_dynamic", "dynamic=True")
+_CONSTANT = re.compile(r"specialized it to be a constant \((\d+)\)")
+_SOURCE = re.compile(r"L\['(?P<arg>\w+)'\]\.size\(\)\[(?P<ax>\d+)\]")
+_LIMIT_TEXT = "recompile limit"
+
+
+class Overrun(BaseException):
+    """A step of the advice ran past its time (not an Exception: the `except Exception` of
+    the code it interrupts must let it through)."""
+
+
+@contextlib.contextmanager
+def time_limit(seconds: float) -> Iterator[None]:
+    """Raise `Overrun` in this (main) thread after `seconds`; a no-op elsewhere (signals only
+    reach the main thread) or where SIGALRM does not exist."""
+    if not hasattr(signal, "setitimer"):
+        yield
+        return
+    try:
+        old = signal.signal(signal.SIGALRM, _overrun)
+    except ValueError:     # not the main thread
+        yield
+        return
+    signal.setitimer(signal.ITIMER_REAL, seconds)
+    try:
+        yield
+    finally:
+        signal.setitimer(signal.ITIMER_REAL, 0)
+        signal.signal(signal.SIGALRM, old)
+
+
+def _overrun(signum: int, frame: Any) -> None:
+    raise Overrun()
+
+
+# --------------------------------------------------------------------------- the dims
+
+def advised_dims(cases: list[CaseInputs], model_spec: dict[str, Any]) -> list[str]:
+    """The dims to make dynamic: those that vary in the matrix and those `dynamic:` names,
+    if some input axis carries them."""
+    carried = {d for c in cases[:1] for axes in c.dims.values() for d in axes.values()}
+    wanted = varying_dims(cases) | set(model_spec.get("dynamic") or ())
+    return sorted(wanted & carried)
+
+
+def _start_spec(case: CaseInputs, dims: list[str], bounds: dict[str, Any]) -> dict[str, Any]:
+    """`{input: {axis: Dim}}`: declared bounds where pt2bot.yml gives them, else unbounded
+    (torch's defaults), so that what export narrows is the model's own limit."""
+    objs = {d: make_dim(d, (bounds.get(d) or {}).get("min"), (bounds.get(d) or {}).get("max"),
+                        (bounds.get(d) or {}).get("multiple_of")) for d in dims}
+    spec: dict[str, Any] = {}
+    for name in case.named():
+        axes = {ax: objs[d] for ax, d in sorted(case.dims.get(name, {}).items()) if d in objs}
+        spec[name] = axes or None
+    return spec
+
+
+def _fix_lines(msg: str) -> list[str]:
+    """The lines of export's "Suggested fixes:" block."""
+    if "Suggested fixes:" not in msg:
+        return []
+    out = []
+    for line in msg.split("Suggested fixes:", 1)[1].split("\n"):
+        line = line.strip()
+        if not line:
+            if out:
+                break
+            continue
+        if " = " not in line:
+            break
+        out.append(line)
+    return out
+
+
+def _dim_json(obj: Any, name: str) -> dict[str, Any]:
+    """A `Dim` (or `k*Dim`) as the advice's `{name, min, max, multiple_of}`: `name` is the
+    config dim whose Dim it is (inputs that share a name share the Dim); unbounded ends null."""
+    def end(v: Any, default: int) -> int | None:
+        if isinstance(v, bool) or not isinstance(v, int) or type(v).__module__ != "builtins":
+            return None     # None, int_oo or sympy's infinity: unbounded
+        n = v
+        return None if n == default or n >= 1 << 62 else n
+
+    out: dict[str, Any] = {"name": name, "min": end(getattr(obj, "min", None), 0),
+                           "max": end(getattr(obj, "max", None), -1), "multiple_of": None}
+    fn = getattr(obj, "fn", None)
+    if fn is not None:      # a derived dim, k*root (+ c)
+        try:
+            k, c = fn(1) - fn(0), fn(0)
+        except Exception:  # noqa: BLE001 - an expression we cannot read: say it as text
+            k, c = None, None
+        if c == 0 and isinstance(k, int) and k > 1:
+            out["multiple_of"] = k
+        else:
+            out["expr"] = str(getattr(obj, "__name__", ""))
+    return out
+
+
+def _names_of(case: CaseInputs, dims: list[str]) -> dict[tuple[str, int], str]:
+    return {(inp, ax): d for inp, axes in case.dims.items() for ax, d in axes.items()
+            if d in dims}
+
+
+# --------------------------------------------------------------------------- export
+
+def derive_export(model: Any, cases: list[CaseInputs], eager_outs: list[Any],
+                  model_spec: dict[str, Any], paths: RepoPaths,
+                  matrix: dict[str, Any] | None) -> dict[str, Any]:
+    """`shape_advice.export`: the advised `dynamic_shapes` and whether it exports."""
+    import torch
+    from torch.export.dynamic_shapes import refine_dynamic_shapes_from_suggested_fixes
+
+    dims = advised_dims(cases, model_spec)
+    bounds = dict(model_spec.get("bounds") or {})
+    res: dict[str, Any] = {"ok": None, "dynamic_shapes": {}, "rounds": 0, "suggested": [],
+                           "cases": [], "notes": []}
+    if not dims:
+        res["notes"].append("no dim varies in the shape matrix and none is declared dynamic: "
+                            "nothing to make dynamic (give a dim two sizes in `shapes`)")
+        return res
+    if not model_spec.get("export", True):
+        res["notes"].append("export is disabled for this model in pt2bot.yml (`export: "
+                            "false`): no spec is derived")
+        return res
+    ex = example_case(cases, set(dims))
+    args, kwargs = ex.args, dict(ex.kwargs)
+    spec = _start_spec(ex, dims, bounds)
+    where = _names_of(ex, dims)
+    pinned: dict[str, dict[str, Any]] = {}     # dim -> its static entry
+    ep = None
+    for _ in range(MAX_ROUNDS):
+        res["rounds"] += 1
+        reset_dynamo()
+        try:
+            with contextlib.redirect_stderr(io.StringIO()), torch.no_grad():
+                ep = torch.export.export(model, args, kwargs or None, dynamic_shapes=spec)
+            break
+        except Exception as e:  # noqa: BLE001 - a refusal is what the advice reads
+            msg = str(getattr(e, "msg", None) or e)
+            fixes = _fix_lines(msg)
+            if not fixes:
+                res.update(ok=False, kind=classify_failure(e),
+                           message=short_message(f"{type(e).__name__}: {e}"),
+                           **locate_failure(e, model, args, kwargs, spec, paths))
+                # export stops at the first error it raises; the pins it would have named
+                # after tracing are in draft_export's report
+                for key, pin in _hidden_pins(model, args, kwargs, spec, paths,
+                                             res["notes"]).items():
+                    if key in where and not isinstance(spec[key[0]][key[1]], int):
+                        pinned.setdefault(where[key], _static_entry(
+                            where[key], pin["value"], True, pin, matrix))
+                        spec = {k: dict(v) if isinstance(v, dict) else v
+                                for k, v in spec.items()}
+                        spec[key[0]][key[1]] = pin["value"]
+                break
+            res["suggested"].extend(fixes)
+            try:
+                new = refine_dynamic_shapes_from_suggested_fixes(
+                    "Suggested fixes:\n" + "\n".join(fixes), spec)
+            except Exception as e2:  # noqa: BLE001 - torch could not apply its own fixes
+                res.update(ok=False, kind="error", message=short_message(
+                    f"torch could not apply its suggested fixes: {type(e2).__name__}: {e2}"))
+                break
+            newly = [(inp, ax) for (inp, ax) in where
+                     if isinstance(((new or {}).get(inp) or {}).get(ax), int)
+                     and not isinstance(((spec or {}).get(inp) or {}).get(ax), int)]
+            if newly:
+                sites = _pin_sites(model, args, kwargs, spec, paths, res["notes"])
+                # draft_export may report only the first of several pins: ask again for each
+                # one it did not locate, with the others static as the fixes say
+                for inp, ax in [p for p in newly if p not in sites][:MAX_RELOCATE]:
+                    alone = {k: dict(v) if isinstance(v, dict) else v for k, v in new.items()}
+                    alone[inp][ax] = spec[inp][ax]
+                    sites.update({k: v for k, v in _pin_sites(
+                        model, args, kwargs, alone, paths, res["notes"]).items()
+                        if k == (inp, ax)})
+                for inp, ax in newly:
+                    d = where[(inp, ax)]
+                    pinned.setdefault(d, _static_entry(
+                        d, new[inp][ax], bool(_CONSTANT.search(msg)), sites.get((inp, ax)),
+                        matrix))
+            if new == spec:
+                res.update(ok=False, kind="constraint_violation", message=short_message(
+                    "torch's suggested fixes do not converge (export refused the spec they "
+                    f"gave): {msg}"))
+                break
+            spec = new
+    else:
+        res.update(ok=False, kind="constraint_violation",
+                   message=f"export still refused the spec after {MAX_ROUNDS} rounds of fixes")
+    res["dynamic_shapes"] = _spec_json(spec, where, pinned)
+    if ep is not None:
+        res["ok"] = True
+        module = ep.module()
+        for case, expected in zip(cases, eager_outs):
+            row: dict[str, Any] = {"shape": dict(case.shape)}
+            try:
+                with torch.no_grad():
+                    out = module(*case.args, **case.kwargs)
+                row["match"] = compare_outputs(expected, out, model_spec.get("tolerance"))["match"]
+            except Exception as e:  # noqa: BLE001 - a static dim's other sizes are refused
+                row.update(match=False, error=short_message(f"{type(e).__name__}: {e}", 300))
+            res["cases"].append(row)
+    outside = [c for c in res["cases"] if c.get("error")]
+    if outside:
+        res["notes"].append(
+            f"the advised spec holds {len(res['cases']) - len(outside)} of the matrix's "
+            f"{len(res['cases'])} cases: export follows the example's path, and "
+            + ", ".join(_shape_text(c["shape"]) for c in outside[:5])
+            + (" and more" if len(outside) > 5 else "")
+            + f" take another (torch: {outside[0]['error'].splitlines()[0][:200]})")
+    _mark_split_ranges(res, where, cases, matrix)
+    if pinned and len(pinned) == len(dims):
+        res["notes"].append("no dim can be dynamic: the code pins every one of them")
+    reset_dynamo()
+    return res
+
+
+def _shape_text(shape: dict[str, Any]) -> str:
+    return "(" + ", ".join(f"{k}={v}" for k, v in shape.items()) + ")"
+
+
+def _spec_json(spec: Any, where: dict[tuple[str, int], str],
+               pinned: dict[str, dict[str, Any]]) -> dict[str, Any]:
+    """The refined spec as `{input: {"axis": entry}}`; a Dim is named after the config dim
+    it was made for, so two inputs torch found equal (`b2 = b`) carry the same name."""
+    by_dim_name = {dim_name(d): d for d in where.values()}
+    out: dict[str, Any] = {}
+    for (inp, ax), d in sorted(where.items()):
+        obj = ((spec or {}).get(inp) or {}).get(ax)
+        if isinstance(obj, int) or obj is None:
+            entry = pinned.get(d) or {"static": True, "reason": f"export pinned {d}",
+                                      "path": None, "line": None}
+        else:
+            root = getattr(obj, "root", obj)
+            own = str(getattr(root, "__name__", ""))
+            entry = _dim_json(obj, by_dim_name.get(own, by_dim_name.get(own.lstrip("_"), d)))
+        out.setdefault(inp, {})[str(ax)] = entry
+    return out
+
+
+def _mark_split_ranges(res: dict[str, Any], where: dict[tuple[str, int], str],
+                       cases: list[CaseInputs], matrix: dict[str, Any] | None) -> None:
+    """A dynamic dim whose advised range leaves out sizes of the matrix cannot be one range
+    over it (the code branches on it): its entry gets `not_one_range` {sizes, reason, path,
+    line, source}, located at the matrix's guard on that dim when it saw one."""
+    for (inp, ax), d in where.items():
+        e = res["dynamic_shapes"].get(inp, {}).get(str(ax))
+        if not e or e.get("static"):
+            continue
+        lo, hi, k = e.get("min"), e.get("max"), e.get("multiple_of")
+        out = sorted({c.shape[d] for c in cases if d in c.shape and (
+            (lo is not None and c.shape[d] < lo) or (hi is not None and c.shape[d] > hi)
+            or (k and c.shape[d] % k))})
+        if not out:
+            continue
+        site = _matrix_site(d, matrix) or {}
+        e["not_one_range"] = {
+            "sizes": out, "reason": f"the matrix has {d} = {', '.join(map(str, out))}, outside "
+                                    "the range export derived from the example's path",
+            "path": site.get("path"), "line": site.get("line"),
+            "source": site.get("source") or None}
+
+
+def _static_entry(d: str, value: int, by_code: bool, site: dict[str, Any] | None,
+                  matrix: dict[str, Any] | None) -> dict[str, Any]:
+    """`{"static": true, "value", "reason", "path", "line", "source"}` of a pinned dim
+    (`by_code`: a guard of the code equates it to the constant, rather than a range that
+    narrowed to one size)."""
+    why = (f"the code specialises {d} to {value}" if by_code
+           else f"export's guards hold only for {d} = {value}")
+    entry: dict[str, Any] = {"static": True, "value": value, "reason": why, "path": None,
+                             "line": None, "source": None}
+    if site is None:
+        site = _matrix_site(d, matrix)
+    if site is not None:
+        entry.update(path=site.get("path"), line=site.get("line"),
+                     source=site.get("source") or None)
+    return entry
+
+
+def _matrix_site(d: str, matrix: dict[str, Any] | None) -> dict[str, Any] | None:
+    """Where the matrix saw `d` specialised or guarded, in the user's code."""
+    if not matrix:
+        return None
+    for s in matrix.get("specialized") or ():
+        if s.get("dim") == d and s.get("path"):
+            return s
+    for c in (matrix.get("recompiles") or {}).get("cases") or ():
+        for r in c.get("reasons") or ():
+            if r.get("dim") == d and r.get("path") and r.get("kind") != "size_one":
+                return r
+    return None
+
+
+_EQ = re.compile(r"^Eq\((?P<sym>\w+), (?P<val>\d+)\)$")
+
+
+def _draft(model: Any, args: tuple, kwargs: dict, spec: Any, paths: RepoPaths,
+           notes: list[str], lost: str) -> list[dict[str, Any]] | None:
+    """draft_export's located failures within its time; past it, or when it raised, None
+    and a note saying what is `lost` then."""
+    try:
+        with time_limit(DRAFT_TIMEOUT_S):
+            failures = draft_failures(model, args, kwargs, spec, paths)
+    except Overrun:
+        notes.append(f"draft_export ran past {DRAFT_TIMEOUT_S:.0f} s: {lost}")
+        return None
+    if failures is None:
+        notes.append(f"draft_export failed: {lost}")
+    return failures
+
+
+def _hidden_pins(model: Any, args: tuple, kwargs: dict, spec: Any, paths: RepoPaths,
+                 notes: list[str]) -> dict[tuple[str, int], dict[str, Any]]:
+    """(input, axis) -> {value, path, line, source} of each input size a guard of
+    draft_export's report pins to a constant (`Eq(s77, 4)`)."""
+    out: dict[tuple[str, int], dict[str, Any]] = {}
+    for f in _draft(model, args, kwargs, spec, paths, notes,
+                    "dims the code pins behind the export error are not known") or ():
+        m = _EQ.match(f.get("expr") or "")
+        src = (f.get("symbols") or {}).get(m.group("sym")) if m else None
+        s = _SOURCE.search(str(src or ""))
+        if m and s and int(m.group("val")) > 1:
+            out.setdefault((s.group("arg"), int(s.group("ax"))),
+                           {**f, "value": int(m.group("val"))})
+    return out
+
+
+def _pin_sites(model: Any, args: tuple, kwargs: dict, spec: Any, paths: RepoPaths,
+               notes: list[str]) -> dict[tuple[str, int], dict[str, Any]]:
+    """(input, axis) -> {path, line, source} of the guard draft_export saw pin that size."""
+    out: dict[tuple[str, int], dict[str, Any]] = {}
+    for f in _draft(model, args, kwargs, spec, paths, notes,
+                    "pinned dims are located from the matrix only") or ():
+        for src in f["sources"]:
+            m = _SOURCE.search(src)
+            if m and f["path"]:
+                out.setdefault((m.group("arg"), int(m.group("ax"))), f)
+    return out
+
+
+# --------------------------------------------------------------------------- compile
+
+def count_compiles(model: Any, cases: list[CaseInputs], method: str, spec_json: dict[str, Any],
+                   limit: int) -> dict[str, Any]:
+    """Compile the matrix with `method` and the advised dims; count the frame compilations
+    (`once`: what compiling each frame once would have cost)."""
+    import torch
+
+    reset_dynamo()
+    compiled = torch.compile(model, backend="eager", dynamic=True if method == "dynamic=True"
+                             else None)
+    limit_key = ("recompile_limit" if hasattr(torch._dynamo.config, "recompile_limit")
+                 else "cache_size_limit")
+    n, hit, error, once = 0, False, None, 0
+    with torch._dynamo.config.patch(**{limit_key: limit}), torch.no_grad():
+        for k, case in enumerate(cases):
+            if k and any(v == 1 for v in case.shape.values()):
+                once += 1   # torch specialises size 1 whatever the settings: one more compile
+            n0 = len(compilation_metrics())
+            fresh = case.replace_tensors(lambda v: v.detach() if isinstance(v, torch.Tensor) else v)
+            if method == "mark_dynamic":
+                _mark(fresh, spec_json)
+            try:
+                with contextlib.redirect_stderr(io.StringIO()):
+                    compiled(*fresh.args, **fresh.kwargs)
+            except Exception as e:  # noqa: BLE001 - e.g. mark_dynamic on a dim needing divisibility
+                error = short_message(f"{type(e).__name__}: {e}", 400)
+                break
+            for m in compilation_metrics()[n0:]:
+                fail = str(getattr(m, "fail_reason", "") or "")
+                if getattr(m, "fail_type", None):
+                    hit = hit or _LIMIT_TEXT in fail
+                    continue
+                n += 1
+                once += k == 0   # compiling once per frame: the first case's compiles
+    reset_dynamo()
+    return {"compiles": n, "once": once, "limit_hit": hit, "error": error}
+
+
+def _mark(case: CaseInputs, spec_json: dict[str, Any]) -> None:
+    import torch
+
+    named = case.named()
+    for inp, axes in spec_json.items():
+        t = named.get(inp)
+        if not isinstance(t, torch.Tensor):
+            continue
+        for ax, e in axes.items():
+            a = int(ax)
+            if e.get("static") or a >= t.dim() or t.shape[a] < 2:
+                continue    # size 0/1 is always specialised: torch's rule, not the advice's
+            torch._dynamo.mark_dynamic(t, a, **mark_range(e.get("min"), e.get("max")))
+
+
+def pick_method(model: Any, cases: list[CaseInputs], spec_json: dict[str, Any],
+                limit: int) -> dict[str, Any]:
+    """The compile settings that compile the matrix least often, and their count:
+    `dynamic=True` when a dim needs divisibility; else `mark_dynamic` (it says the range),
+    and `dynamic=True` too when that fails or compiles a frame again."""
+    dyn = [e for axes in spec_json.values() for e in axes.values() if not e.get("static")]
+    if not dyn:
+        return {"method": None, "compiles_after": None, "tried": {}}
+    if any(e.get("multiple_of") for e in dyn):
+        # mark_dynamic cannot say "a multiple of k": its first compile would raise
+        tried = {"dynamic=True": count_compiles(model, cases, "dynamic=True", spec_json, limit)}
+        return _best(tried)
+    tried = {"mark_dynamic": count_compiles(model, cases, "mark_dynamic", spec_json, limit)}
+    got = tried["mark_dynamic"]
+    if got["error"] or got["compiles"] > got["once"]:
+        tried["dynamic=True"] = count_compiles(model, cases, "dynamic=True", spec_json, limit)
+    return _best(tried)
+
+
+def _best(tried: dict[str, dict[str, Any]]) -> dict[str, Any]:
+    """The method with the fewest compiles among those that compiled the matrix."""
+    ok = {m: r for m, r in tried.items() if not r["error"]}
+    if not ok:
+        return {"method": None, "compiles_after": None, "tried": tried}
+    best = min(ok, key=lambda m: (ok[m]["compiles"], METHODS.index(m)))
+    return {"method": best, "compiles_after": ok[best]["compiles"], "tried": tried}
+
+
+def _as_configured(spec_json: dict[str, Any], model_spec: dict[str, Any],
+                   matrix: dict[str, Any]) -> bool:
+    """Whether the matrix phase compiled with the advised settings already: it marks the
+    dims `dynamic:` names with `mark_dynamic` and their declared range, so when those are
+    exactly the advised dynamic dims, with the same range, no divisibility, and none of
+    them was specialised there (it would have been unmarked), its compiles are the after."""
+    bounds = model_spec.get("bounds") or {}
+    dyn: dict[str, tuple[Any, Any]] = {}
+    for axes in spec_json.values():
+        for e in axes.values():
+            if e.get("static"):
+                continue
+            if e.get("multiple_of") or e.get("not_one_range") or e.get("expr"):
+                return False
+            dyn[e["name"]] = (e.get("min"), e.get("max"))
+    declared = set(model_spec.get("dynamic") or ())
+    if not dyn or set(dyn) != declared:
+        return False
+    if any(dyn[d] != ((bounds.get(d) or {}).get("min"), (bounds.get(d) or {}).get("max"))
+           for d in dyn):
+        return False
+    return not any(s.get("dim") in declared for s in matrix.get("specialized") or ())
+
+
+# --------------------------------------------------------------------------- code
+
+def advice_code(spec_json: dict[str, Any], method: str | None) -> dict[str, str]:
+    """Paste-ready Python (the `dynamic_shapes` with `Dim`s, how to compile) and the
+    `dynamic:` lines of pt2bot.yml."""
+    dims: dict[str, dict[str, Any]] = {}
+    static: list[tuple[str, str, dict[str, Any]]] = []
+    for inp, axes in spec_json.items():
+        for ax, e in axes.items():
+            if e.get("static"):
+                static.append((inp, ax, e))
+            else:
+                dims.setdefault(e["name"], e)
+    if not spec_json:
+        return {"python": "# nothing to make dynamic", "compile": "", "yaml": "dynamic: []"}
+    py = ["from torch.export import Dim", ""]
+    for name, e in dims.items():
+        var = dim_name(name)
+        k = e.get("multiple_of")
+        if k:
+            lo = None if e.get("min") is None else -(-e["min"] // k)
+            hi = None if e.get("max") is None else e["max"] // k
+            py.append(f"_{var} = Dim({('_' + var)!r}{_bounds_py(lo, hi)})")
+            py.append(f"{var} = {k} * _{var}")
+        else:
+            py.append(f"{var} = Dim({var!r}{_bounds_py(e.get('min'), e.get('max'))})")
+    parts = []
+    for inp, axes in spec_json.items():
+        inner = ", ".join(f"{ax}: {dim_name(e['name'])}" for ax, e in axes.items()
+                          if not e.get("static"))
+        parts.append(f"{inp!r}: {{{inner}}}" if inner else f"{inp!r}: None")
+    py.append("dynamic_shapes = {" + ", ".join(parts) + "}")
+    py.append("ep = torch.export.export(model, args, kwargs, dynamic_shapes=dynamic_shapes)")
+    for inp, ax, e in static:
+        where = f"{e.get('path')}:{e.get('line')}" if e.get("path") else "unlocated"
+        py.append(f"# {inp}.shape[{ax}] stays static ({e.get('reason')}; {where})")
+    comp = []
+    if method == "dynamic=True":
+        comp.append("compiled = torch.compile(model, dynamic=True)")
+    elif method == "mark_dynamic":
+        for inp, axes in spec_json.items():
+            for ax, e in axes.items():
+                if not e.get("static"):
+                    r = mark_range(e.get("min"), e.get("max"))
+                    comp.append(f"torch._dynamo.mark_dynamic({inp}, {ax}"
+                                f"{_bounds_py(r.get('min'), r.get('max'))})")
+        comp.append("compiled = torch.compile(model)")
+    yml = ["dynamic:"]
+    for name, e in dims.items():
+        b = {k: e.get(k) for k in ("min", "max", "multiple_of") if e.get(k) is not None}
+        yml.append(f"  {name}: " + ("{" + ", ".join(f"{k}: {v}" for k, v in b.items()) + "}"
+                                    if b else "null"))
+    for inp, ax, e in static:
+        yml.append(f"  # {inp}.shape[{ax}]: cannot be dynamic ({e.get('reason')})")
+    if len(yml) == 1:
+        yml = ["dynamic: []  # no dim can be dynamic"]
+    return {"python": "\n".join(py), "compile": "\n".join(comp), "yaml": "\n".join(yml)}
+
+
+def _bounds_py(lo: int | None, hi: int | None) -> str:
+    return (f", min={lo}" if lo is not None else "") + (f", max={hi}" if hi is not None else "")
+
+
+# --------------------------------------------------------------------------- the phase
+
+def measure_advice(model: Any, cases: list[CaseInputs], eager_outs: list[Any],
+                   model_spec: dict[str, Any], run_cfg: dict[str, Any], paths: RepoPaths,
+                   matrix: dict[str, Any] | None = None) -> dict[str, Any]:
+    """The RUN's `shape_advice`. `matrix`: the matrix phase's RUN keys when it ran (its
+    compile count is "before"; else the matrix phase runs here for it)."""
+    t0 = time.perf_counter()
+    if matrix is None or not isinstance((matrix.get("recompiles") or {}).get("compiles"), int):
+        from pt2bot.smoke.matrix import measure_matrix
+        matrix = measure_matrix(model, cases, eager_outs, model_spec,
+                                {**run_cfg, "backend": "eager"}, paths)
+    rc = matrix.get("recompiles") or {}
+    limit = int(run_cfg.get("recompile_limit") or 8)
+    t_export = time.perf_counter()
+    export = derive_export(model, cases, eager_outs, model_spec, paths, matrix)
+    notes = export.pop("notes")
+    t_compile = time.perf_counter()
+    if _as_configured(export["dynamic_shapes"], model_spec, matrix):
+        # the matrix phase already compiled with exactly these settings: its count is both
+        picked = {"method": "mark_dynamic", "compiles_after": rc.get("compiles"), "tried": {}}
+    else:
+        picked = pick_method(model, cases, export["dynamic_shapes"], limit)
+    comp = {"method": picked["method"], "compiles_before": rc.get("compiles"),
+            "compiles_after": picked["compiles_after"], "backend": "eager",
+            "reused": not picked["tried"] and picked["method"] is not None,
+            "limit_hit": any(r["limit_hit"] for r in picked["tried"].values())
+            or bool(picked["method"] and not picked["tried"] and rc.get("eager_fallback")),
+            "tried": {m: {"compiles": r["compiles"], "error": r["error"]}
+                      for m, r in picked["tried"].items()}}
+    if rc.get("eager_fallback"):
+        notes.append(f"the configured matrix hit the recompile limit ({rc.get('limit')}): "
+                     "compiles before count what compiled before the fallback to eager")
+    if comp["limit_hit"]:
+        notes.append(f"the advised settings still hit the recompile limit ({limit})")
+    if picked["tried"] and picked["method"] is None:
+        notes.append("no compile setting compiled the matrix with the advised dims: "
+                     + "; ".join(f"{m}: {r['error']}" for m, r in picked["tried"].items()))
+    return {"shape_advice": {
+        "export": export, "compile": comp,
+        "code": advice_code(export["dynamic_shapes"], picked["method"]),
+        "notes": notes, "seconds": round(time.perf_counter() - t0, 3),
+        "steps_s": {"before": round(t_export - t0, 3), "export": round(t_compile - t_export, 3),
+                    "compile": round(time.perf_counter() - t_compile, 3)}}}

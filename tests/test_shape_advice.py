@@ -1,0 +1,359 @@
+"""Dynamic-shape specs: the bounds a user declares in pt2bot.yml, and the shape advice the
+smoke run derives and verifies per model (real torch, eager backend, tiny models in
+tests/fixtures/models/shape_advice.py)."""
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from test_worker import line_of, spec
+
+pytestmark = pytest.mark.torch
+
+GPT_INPUTS = [{"shape": ["batch", "seq"], "dtype": "int64", "high": 32}]
+
+
+def run_model(entry: str, *, phases: Any = ("export",), **kw: Any) -> dict:
+    from pt2bot.smoke.worker import measure
+    return measure(spec(entry.rsplit(":", 1)[1], entry, phases=phases, **kw))
+
+
+# --------------------------------------------------------------------------- declared bounds
+
+def test_context_length_exports_once_its_bound_is_declared() -> None:
+    """An LLM that checks its context length (`assert t <= self.block_size`) fails export
+    with the default Dim (up to 2^20) and exports once pt2bot.yml declares `seq: {max: 64}`."""
+    kw = dict(inputs=GPT_INPUTS, shapes={"batch": [2, 3], "seq": [8, 32]},
+              dynamic=("batch", "seq"))
+    unbounded = run_model("models.shape_advice:TinyGPT", **kw)["export"]
+    assert unbounded["ok"] is False and unbounded["kind"] == "constraint_violation"
+    assert (unbounded["path"], unbounded["line"]) == (
+        "models/shape_advice.py", line_of("shape_advice.py", "block-size"))
+    bounded = run_model("models.shape_advice:TinyGPT",
+                        bounds={"seq": {"min": None, "max": 64, "multiple_of": None}}, **kw)
+    ex = bounded["export"]
+    assert ex["ok"] is True and ex["static_dims"] == []
+    # the matrix marks seq with the bound (mark_dynamic max=64) and compiles once
+    matrix = run_model("models.shape_advice:TinyGPT", phases=("matrix",),
+                       bounds={"seq": {"min": None, "max": 64, "multiple_of": None}}, **kw)
+    assert [c["compiled"] for c in matrix["recompiles"]["cases"]] == [True, False, False, False]
+    assert "error" not in matrix["recompiles"]["cases"][0] and matrix["specialized"] == []
+    assert [c["match"] for c in ex["cases"]] == [True] * 4
+
+
+def test_declared_divisibility_exports_as_a_multiple_of_a_dim() -> None:
+    """`multiple_of: 2` becomes `2*Dim`: a model that needs an even length exports."""
+    kw = dict(inputs=[{"shape": ["batch", "seq", 4]}], shapes={"batch": [2], "seq": [8, 16]},
+              dynamic=("seq",))
+    assert run_model("models.shape_advice:PairPool", **kw)["export"]["ok"] is False
+    ex = run_model("models.shape_advice:PairPool",
+                   bounds={"seq": {"min": None, "max": None, "multiple_of": 2}}, **kw)["export"]
+    assert ex["ok"] is True and [c["match"] for c in ex["cases"]] == [True, True]
+
+
+# --------------------------------------------------------------------------- the advice
+
+def test_the_advice_phase_runs_by_default_and_can_be_switched_off() -> None:
+    from pt2bot.configfile import parse_config
+    from pt2bot.smoke.runner import default_phases
+
+    assert "advice" in default_phases(parse_config("version: 1\n", "pt2bot.yml"))
+    off = parse_config("version: 1\nrun: {shape_advice: false, latency: false}\n", "pt2bot.yml")
+    assert default_phases(off) == ["breaks", "matrix", "export"]
+
+
+_ADVICE: dict[str, dict] = {}
+
+
+def advised(entry: str, **kw: Any) -> dict:
+    """The RUN of the matrix and advice phases, once per model and test process."""
+    key = entry + repr(sorted(kw.items()))
+    if key not in _ADVICE:
+        _ADVICE[key] = run_model(entry, phases=("matrix", "advice"), **kw)
+    run = _ADVICE[key]
+    assert run["status"] == "ok" and run["phase_errors"] == [], run["phase_errors"]
+    return run
+
+
+def gpt() -> dict:
+    return advised("models.shape_advice:TinyGPT", inputs=GPT_INPUTS,
+                   shapes={"batch": [2, 3], "seq": [8, 16, 32]}, dynamic=())
+
+
+def test_context_length_advice_is_a_bounded_dim_that_exports_and_compiles_once() -> None:
+    a = gpt()["shape_advice"]
+    assert a["export"]["ok"] is True
+    assert a["export"]["dynamic_shapes"] == {"idx": {
+        "0": {"name": "batch", "min": None, "max": None, "multiple_of": None},
+        "1": {"name": "seq", "min": None, "max": 64, "multiple_of": None}}}
+    assert a["export"]["suggested"] == ["seq = Dim('seq', max=64)"]
+    assert [c["match"] for c in a["export"]["cases"]] == [True] * 6
+    c = a["compile"]
+    assert c["method"] == "mark_dynamic"
+    # automatic dynamic: static first, then a recompile per dim that changes
+    assert (c["compiles_before"], c["compiles_after"]) == (3, 1)
+    assert gpt()["recompiles"]["compiles"] == 3    # "before" is the matrix phase's own count
+
+
+def test_advised_code_is_paste_ready_python_and_config() -> None:
+    """The Python exports the model as advised; the YAML lines are a valid `dynamic:`."""
+    import torch
+
+    from pt2bot.configfile import parse_config
+    from pymodule import load_module
+
+    code = gpt()["shape_advice"]["code"]
+    mod = load_module(f"{__import__('test_worker').MODELS}/shape_advice.py", "advice_code")
+    model = mod.TinyGPT().eval()
+    idx = torch.randint(0, 32, (3, 24))
+    scope = {"torch": torch, "model": model, "args": (), "kwargs": {"idx": idx}}
+    exec(code["python"], scope)   # noqa: S102 - the advice's own output, on our fixture
+    ep = scope["ep"]
+    out = ep.module()(idx=idx)
+    assert torch.allclose(out, model(idx))
+    text = ("version: 1\nmodels:\n  - name: gpt\n    entry: m:TinyGPT\n"
+            "    inputs: [{shape: [batch, seq], dtype: int64}]\n"
+            "    shapes: {batch: [2, 3], seq: [8, 16, 32]}\n"
+            + "\n".join("    " + line for line in code["yaml"].splitlines()) + "\n")
+    (m,) = parse_config(text, "pt2bot.yml").models
+    assert m.dynamic == ("batch", "seq") and m.bounds["seq"].max == 64
+    assert code["compile"].splitlines() == ["torch._dynamo.mark_dynamic(idx, 0)",
+                                            "torch._dynamo.mark_dynamic(idx, 1, min=2, max=64)",
+                                            "compiled = torch.compile(model)"]
+
+
+def test_divisibility_is_advised_as_a_multiple_and_compiled_with_dynamic_true() -> None:
+    a = advised("models.shape_advice:PairPool", inputs=[{"shape": ["batch", "seq", 4]}],
+                shapes={"batch": [2, 3], "seq": [8, 16]}, dynamic=())["shape_advice"]
+    assert a["export"]["ok"] is True
+    assert a["export"]["dynamic_shapes"]["x"]["1"] == {
+        "name": "seq", "min": 2, "max": None, "multiple_of": 2}
+    # mark_dynamic cannot say "even": dynamic=True is the setting that compiles once
+    assert a["compile"]["method"] == "dynamic=True"
+    assert (a["compile"]["compiles_before"], a["compile"]["compiles_after"]) == (3, 1)
+    assert "seq = 2 * _seq" in a["code"]["python"]
+    assert "  seq: {min: 2, multiple_of: 2}" in a["code"]["yaml"].splitlines()
+
+
+def test_a_pinned_dim_is_static_with_the_line_that_pins_it() -> None:
+    a = advised("models.shape_advice:FourRows", inputs=[{"shape": ["batch", "seq"]}],
+                shapes={"batch": [4], "seq": [8, 16, 32]}, dynamic=("batch",))["shape_advice"]
+    batch = a["export"]["dynamic_shapes"]["x"]["0"]
+    assert batch["static"] is True and batch["value"] == 4
+    assert (batch["path"], batch["line"]) == ("models/shape_advice.py",
+                                              line_of("shape_advice.py", "four-rows"))
+    assert batch["reason"] == "the code specialises batch to 4"
+    assert a["export"]["dynamic_shapes"]["x"]["1"]["name"] == "seq"
+    assert a["export"]["ok"] is True and a["compile"]["compiles_after"] == 1
+
+
+def test_a_model_whose_dims_are_all_pinned_is_a_stated_result() -> None:
+    a = advised("models.shape_advice:OnlyFour", inputs=[{"shape": ["batch", "seq"]}],
+                shapes={"batch": [4, 5], "seq": [8, 9]}, dynamic=())["shape_advice"]
+    line = line_of("shape_advice.py", "only-four")
+    dims = a["export"]["dynamic_shapes"]["x"]
+    assert [(d["static"], d["line"]) for d in dims.values()] == [(True, line), (True, line)]
+    assert "no dim can be dynamic: the code pins every one of them" in a["notes"]
+    assert a["compile"]["method"] is None and a["compile"]["compiles_after"] is None
+
+
+def test_a_dim_that_cannot_be_one_range_names_the_branch() -> None:
+    a = advised("models.size_branch:SizeBranch", shapes={"batch": [2, 4, 8, 16]},
+                dynamic=())["shape_advice"]
+    batch = a["export"]["dynamic_shapes"]["x"]["0"]
+    assert batch["max"] == 4 and batch["not_one_range"]["sizes"] == [8, 16]
+    assert (batch["not_one_range"]["path"], batch["not_one_range"]["line"]) == (
+        "models/size_branch.py", line_of("size_branch.py", "size-branch"))
+
+
+def test_a_matrix_with_one_size_per_dim_is_a_stated_result() -> None:
+    a = advised("models.clean:Clean", shapes={"batch": [2]}, dynamic=())["shape_advice"]
+    assert a["export"]["dynamic_shapes"] == {} and a["export"]["ok"] is None
+    assert a["notes"][0].startswith("no dim varies in the shape matrix")
+    assert a["compile"] == {**a["compile"], "method": None, "compiles_after": None}
+
+
+def test_recompile_limit_hit_is_stated() -> None:
+    run = advised("models.size_branch:SizeBranch", shapes={"batch": [2, 4, 8, 16, 1, 3]},
+                  dynamic=(), run={"recompile_limit": 1})
+    a = run["shape_advice"]
+    assert run["recompiles"]["eager_fallback"] is True
+    assert any("hit the recompile limit (1)" in n for n in a["notes"])
+
+
+def test_draft_export_that_crashes_or_hangs_is_stated(monkeypatch) -> None:
+    """draft_export (the locator) raising, or running past its time, leaves a note and the
+    pinned dim located from the matrix's own specialisation; the run does not fail."""
+    import time
+
+    import torch
+
+    from pt2bot.smoke import advice
+
+    def crash(*a: Any, **k: Any) -> Any:
+        raise RuntimeError("draft_export broke")
+
+    def hang(*a: Any, **k: Any) -> Any:
+        time.sleep(30)
+
+    kw = dict(inputs=[{"shape": ["batch", "seq"]}], shapes={"batch": [4, 8], "seq": [16, 32]},
+              dynamic=("batch",))
+    monkeypatch.setattr(torch.export, "draft_export", crash)
+    a = run_model("models.shape_advice:FourRows", phases=("matrix", "advice"), **kw)
+    note = "draft_export failed: pinned dims are located from the matrix only"
+    assert note in a["shape_advice"]["notes"]
+    batch = a["shape_advice"]["export"]["dynamic_shapes"]["x"]["0"]
+    assert batch["static"] is True and batch["line"] == line_of("shape_advice.py", "four-rows")
+    monkeypatch.setattr(torch.export, "draft_export", hang)
+    monkeypatch.setattr(advice, "DRAFT_TIMEOUT_S", 0.5)
+    t0 = time.perf_counter()
+    a = run_model("models.shape_advice:FourRows", phases=("matrix", "advice"), **kw)
+    assert time.perf_counter() - t0 < 20
+    assert any(n.startswith("draft_export ran past") for n in a["shape_advice"]["notes"])
+    assert a["phase_errors"] == []
+
+
+# --------------------------------------------------------------------------- the review
+
+BASE_SRC = '''import torch
+
+
+class M(torch.nn.Module):
+    def forward(self, x):
+        if x.sum() > 0:
+            return x * 2
+        return x
+'''
+# the pull request adds a branch that pins the batch, above the same failure
+HEAD_SRC = BASE_SRC.replace("        if x.sum() > 0:",
+                            "        if x.shape[0] == 4:\n            x = x + 1\n"
+                            "        if x.sum() > 0:")
+
+
+# the pull request's data-dependent branch comes first, on another line
+MOVED_SRC = BASE_SRC.replace("        if x.sum() > 0:",
+                             "        if x.mean() > 1:\n            x = x - 1\n"
+                             "        if x.sum() > 0:")
+
+
+def _side(tmp_path, side: str, src: str) -> Any:
+    """The model's RUN on one side; each side's package has its own name (one process
+    imports both), and its path is written as the same `pkg/m.py`, as in a pull request."""
+    import json
+
+    from pt2bot.results import ModelRun
+    from pt2bot.smoke.worker import measure
+
+    root = tmp_path / side
+    (root / f"pkg_{side}").mkdir(parents=True)
+    (root / f"pkg_{side}" / "__init__.py").write_text("")
+    (root / f"pkg_{side}" / "m.py").write_text(src)
+    s = spec("m", f"pkg_{side}.m:M", inputs=[{"shape": ["batch", 8]}],
+             shapes={"batch": [4, 8]}, dynamic=("batch",),
+             phases=("matrix", "export", "advice"))
+    s["repo_root"] = str(root)
+    run = measure(s)
+    assert run["status"] == "ok" and run["phase_errors"] == [], run
+    return ModelRun.from_json(json.loads(json.dumps(run).replace(f"pkg_{side}/m.py", "pkg/m.py")))
+
+
+def test_export_failing_on_both_sides_names_the_new_cause(tmp_path) -> None:
+    """Base fails export at its data-dependent branch. Head A adds a branch that pins the
+    batch above it (export still stops at the data-dependent error: the pin is in
+    draft_export's report); head B fails at a new data-dependent line. The review names the
+    new cause of each, instead of "same"."""
+    import cmarkgfm
+
+    from pt2bot.compare import compare_model
+    from pt2bot.config import Config
+    from pt2bot.report.summary import render_summary
+    from pt2bot.reportdata import Report
+    from pt2bot.verdict import WARNING, judge
+
+    base = _side(tmp_path, "base", BASE_SRC)
+    pin, moved = _side(tmp_path, "head", HEAD_SRC), _side(tmp_path, "moved", MOVED_SRC)
+    assert base.export.ok is False and pin.export.ok is False and moved.export.ok is False
+
+    def compare(head: Any) -> Any:
+        return compare_model("m", base, head, renames={}, line_map=lambda p, n: n,
+                             threshold_pct=10)
+
+    m = compare(pin)
+    assert m.delta.export == "same"
+    (c,) = m.delta.new_export_causes
+    assert (c["kind"], c["dim"], c["value"], c["path"], c["line"]) == (
+        "static_dim", "batch", 4, "pkg/m.py", 6)
+    assert m.shape_advice["changed"] is True and m.change == "changed"
+    (c,) = compare(moved).delta.new_export_causes
+    assert (c["kind"], c["export_kind"], c["line"], c["base"]["line"]) == (
+        "export_failure", "data_dependent", 6, 6)
+    assert c["source"] == "if x.mean() > 1:" and c["base"]["source"] == "if x.sum() > 0:"
+    # the same failure on both sides is no new cause
+    same = compare(base)
+    assert same.delta.new_export_causes == () and same.shape_advice["changed"] is False
+
+    reasons = judge(findings=[], models=[m, compare(moved).with_(name="m2")],
+                    head_results=None, base_results=None, config=Config())
+    new = [r for r in reasons if r["code"] == "export_new_cause"]
+    assert [r["level"] for r in new] == [WARNING, WARNING]
+    assert new[0]["message"] == ("batch can no longer be dynamic at pkg/m.py:6 "
+                                 "(the code specialises batch to 4)")
+    assert new[1]["message"] == ("torch.export fails for a new reason at pkg/m.py:6 "
+                                 "(data_dependent; on base: data_dependent)")
+    from cmarkgfm.cmark import Options
+    html = cmarkgfm.github_flavored_markdown_to_html(render_summary(
+        Report(models=(m, compare(moved).with_(name="m2")))), options=Options.CMARK_OPT_UNSAFE)
+    assert "<code>batch</code> can no longer be dynamic at <code>pkg/m.py:6</code>" in html
+    assert "Shape advice (changed by this pull request)" in html
+    assert "⚠️ new cause" in html
+
+
+def test_the_audit_shows_every_models_advice(tmp_path) -> None:
+    """The audit's Markdown has a shape-advice block per model with advice, its code and
+    dims rendered through the escapes (a hostile dim name stays inert)."""
+    import copy
+
+    from pt2bot.audit.history import History
+    from test_audit import night, run_night
+
+    advice = copy.deepcopy(gpt()["shape_advice"])
+    hostile = copy.deepcopy(advice)
+    hostile["export"]["dynamic_shapes"]["idx"]["0"]["name"] = "<script>@maintainers"
+    results = night(1)
+    results["models"][0]["shape_advice"] = advice
+    results["models"][1]["shape_advice"] = hostile
+    with History(str(tmp_path / "h.db")) as h:
+        _report, out = run_night(h, tmp_path, 1, results)
+    md = (out / "audit.md").read_text()
+    section = md.split("### Shape advice", 1)[1]
+    assert section.count("<details>") == 2
+    assert "<summary>tiny\\_gpt</summary>" in section and "<summary>tiny\\_mlp</summary>" in section
+    assert "`idx.shape[1]` (`seq`): dynamic, ≤ 64" in section
+    assert "compiles over the matrix: 3 → 1 with `mark_dynamic`" in section
+    import cmarkgfm
+    from cmarkgfm.cmark import Options
+    html = cmarkgfm.github_flavored_markdown_to_html(md, options=Options.CMARK_OPT_UNSAFE)
+    assert "<script" not in html and "&lt;script&gt;" in html and "@maintainers" not in md
+
+
+def test_configured_settings_that_are_the_advice_are_not_compiled_again() -> None:
+    """`dynamic: {seq: {max: 64}}` and batch: the matrix phase compiled with the advised
+    settings, so its count is the after too (nothing compiled again)."""
+    run = advised("models.shape_advice:TinyGPT", inputs=GPT_INPUTS,
+                  shapes={"batch": [2, 3], "seq": [8, 16, 32]}, dynamic=("batch", "seq"),
+                  bounds={"seq": {"min": None, "max": 64, "multiple_of": None}})
+    c = run["shape_advice"]["compile"]
+    assert c["reused"] is True and c["tried"] == {}
+    assert (c["method"], c["compiles_before"], c["compiles_after"]) == ("mark_dynamic", 1, 1)
+    assert gpt()["shape_advice"]["compile"]["reused"] is False
+
+
+def test_export_disabled_in_the_config_derives_nothing() -> None:
+    run = run_model("models.shape_advice:TinyGPT", phases=("advice",), inputs=GPT_INPUTS,
+                    shapes={"batch": [2, 3], "seq": [8]}, dynamic=(), export=False)
+    a = run["shape_advice"]
+    assert a["export"]["dynamic_shapes"] == {} and a["export"]["ok"] is None
+    assert any("`export: false`" in n for n in a["notes"])
+    # without the matrix phase, the advice compiled the matrix itself for "before"
+    assert a["compile"]["compiles_before"] == 2 and a["compile"]["method"] is None
