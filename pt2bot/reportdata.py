@@ -102,6 +102,10 @@ class ModelDelta:
     unchanged_breaks: int = 0
     problems: tuple[JSON, ...] = ()
     layout: str = field(default=COMPARED, repr=False, compare=False)   # see KEY_ORDER
+    # The latency gate (pt2bot/latency_gate.py): "unchanged" (no latency verdict: same
+    # graphs, same code) or "measured"; the note says why it was measured.
+    latency_gate: str = "measured"
+    latency_gate_note: str | None = None
 
     def to_dict(self) -> dict[str, Any]:
         values = {
@@ -110,8 +114,12 @@ class ModelDelta:
             "delta": self.delta.to_dict(), "new_breaks": list(self.new_breaks),
             "fixed_breaks": list(self.fixed_breaks), "unchanged_breaks": self.unchanged_breaks,
             "problems": list(self.problems)}
-        return {k: values[k] for k in KEY_ORDER[self.layout]
-                if k != "error" or self.error is not None}
+        out = {k: values[k] for k in KEY_ORDER[self.layout]
+               if k != "error" or self.error is not None}
+        out["latency_gate"] = self.latency_gate
+        if self.latency_gate_note is not None:
+            out["latency_gate_note"] = self.latency_gate_note
+        return out
 
     def with_(self, **changes: Any) -> "ModelDelta":
         return replace(self, **changes)

@@ -379,17 +379,18 @@ def test_report_json_keeps_its_key_order(pr):
                          "config_digest", "thresholds", "findings", "findings_hidden", "models",
                          "skipped", "counts"]
     tail = ["delta", "new_breaks", "fixed_breaks", "unchanged_breaks", "problems"]
-    # no head run to compare (here: removed from head's results)
+    # no head run to compare (here: removed from head's results); every entry ends with the
+    # latency gate's decision (`latency_gate_note` after it only when there is one)
     assert list(model(rep, "old_model")) == ["name", "status", "reason", "change", "base",
-                                             "head", *tail]
+                                             "head", *tail, "latency_gate"]
     # a run the smoke run skipped
     assert list(model(rep, "skipped_one")) == ["name", "status", "reason", "base", "head",
-                                               "change", *tail]
+                                               "change", *tail, "latency_gate"]
     # compared runs; `error` only where head failed
     assert list(model(rep, "tiny_gpt")) == ["name", "status", "reason", "base", "head", *tail,
-                                            "change"]
+                                            "change", "latency_gate"]
     assert list(model(rep, "flaky")) == ["name", "status", "reason", "base", "head", "error",
-                                         *tail, "change"]
+                                         *tail, "change", "latency_gate"]
     counts = ["graph_breaks", "graph_count", "recompiles", "new_recompiles", "caused_recompiles",
               "recompile_cases", "export", "accuracy", "new_specialized", "fixed_specialized",
               "latency"]
