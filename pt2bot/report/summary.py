@@ -298,7 +298,7 @@ def latency_table(m: ModelDelta) -> str:
                   if isinstance(x.get("alpha"), float) and 0 < x["alpha"] < 1), 0.05)
     rounds = next((x["rounds"] for x in m.delta.latency if isinstance(x.get("rounds"), int)),
                   None)
-    after = f", after {rounds} rounds" if rounds else ""
+    after = f", after {rounds} round{'' if rounds == 1 else 's'}" if rounds else ""
     return (f"Compiled latency, head/base ratio of {escape_inline(what, limit=40)} "
             f"[{100 * (1 - alpha):.3g}% interval{after}]; ms are medians:\n\n"
             + table(["shape", "ms", "ratio", ""], rows))
