@@ -377,12 +377,15 @@ def evaluate_sequential(data: dict[str, Any], samples: int) -> list[dict[str, An
     that stopped early count for the sequential method only."""
     k_max = data["rounds"]
     rows = []
-    for method in ("fixed", "sequential"):
-        out: dict[str, Any] = {"method": method, "max_rounds": k_max, "samples": samples}
+    # "full": the repetitions collected with every round (those with an A/B review; an A/A
+    # repetition collected lazily has every round only when it was undecided, a biased subset)
+    for method, which in (("fixed", "full"), ("sequential", "full"), ("sequential", "all")):
+        out: dict[str, Any] = {"method": method, "reviews": which, "max_rounds": k_max,
+                               "samples": samples}
         for kind in ("aa", "ab"):
-            reps = [r[kind] for r in data["reps"] if kind in r]
+            reps = [r[kind] for r in data["reps"]
+                    if kind in r and (which == "all" or "ab" in r or not data.get("lazy"))]
             if method == "fixed":
-                reps = [r for r in reps if min(len(r["base"]), len(r["head"])) >= k_max]
                 got = [(verdict(r, k_max, samples, 10.0), k_max) for r in reps]
             else:
                 got = [sequential(r, k_max, samples) for r in reps]
@@ -518,13 +521,18 @@ def main() -> int:
         ]
         for r in seq:
             aa, ab = r["aa"], r["ab"]
-            lines.append(f"| {r['method']} (max {r['max_rounds']}) | {aa['reviews']} | "
+            lines.append(f"| {r['method']} ({r['reviews']} reviews, max {r['max_rounds']}) | "
+                         f"{aa['reviews']} | "
                          f"{aa['significant']} ({aa['slower']} slower) | {aa['rate_pct']} % | "
                          f"{aa['cp95']} | {aa['mean_rounds']} | {ab['reviews']} | "
                          f"{ab['slower']} | {ab['rate_pct']} % | {ab['cp95']} | "
                          f"{ab['mean_rounds']} |")
-        lines += ["", "rounds used (sequential): A/A " + json.dumps(seq[1]["aa"]["rounds_used"])
-                  + ", A/B " + json.dumps(seq[1]["ab"]["rounds_used"]), "",
+        lines += ["", "rounds used (sequential, all reviews): A/A "
+                  + json.dumps(seq[2]["aa"]["rounds_used"])
+                  + ", A/B " + json.dumps(seq[2]["ab"]["rounds_used"]),
+                  "full reviews: collected with every round (the repetitions with an A/B "
+                  "review); all reviews: also the A/A-only repetitions, collected until the "
+                  "sequential method decided.", "",
                   "Fixed-round settings (prefixes of what was collected; reviews with every "
                   "round only):", "",
                   "| rounds | samples/process | stat | A/A N | A/A false alarms | (slower) | "

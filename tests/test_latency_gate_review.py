@@ -20,6 +20,7 @@ import pytest
 
 from gitrepo import GitRepo
 from pt2bot.pipeline import ReviewOptions, review
+from pt2bot.report.jsonreport import validation_errors
 
 pytestmark = pytest.mark.torch
 
@@ -132,6 +133,7 @@ def test_annotation_only_change_is_gated_after_the_first_pass(pr_review):
     assert (row["significant"], row["direction"]) == (False, "same")
     assert row["ratio"] is row["ci_low"] is row["ci_high"] is None
     assert row["note"] == "unchanged: same graphs, same code"
+    assert validation_errors(report) == []          # the report schema knows the new keys
     # no latency round beyond the first pass (the pull request does change running code,
     # busy's, so the first pass timed every model before the gate could see the graphs)
     assert not [line for line in logs if "(quiet" in line and "latency round" in line]
