@@ -93,7 +93,7 @@ class RunConfig:
     recompile_limit: int = 8
     cache_dir: str | None = None           # TORCHINDUCTOR_CACHE_DIR
     latency: bool = True
-    rounds: int = 3                        # review: alternating base/head latency rounds
+    rounds: int = 3     # review: the most alternating base/head latency rounds (pt2bot/stats.py)
 
 
 @dataclass(frozen=True)

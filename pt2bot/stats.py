@@ -59,8 +59,11 @@ FIRST_LOOK = 2    # rounds per side at the first look: one process cannot show b
 # final look close to the fixed design's. Look k tests at the increment alpha(t_k) -
 # alpha(t_previous look) (the first look at alpha(t_first)). The increments add up to alpha,
 # so by the union bound the chance of any false "slower"/"faster" over all looks is at most
-# alpha however the looks are correlated: stopping early cannot raise the false-alarm rate
-# (exact boundaries that use the looks' correlation would be a little less conservative).
+# alpha however the looks are correlated: stopping early cannot raise the false-alarm rate.
+# Exact group-sequential boundaries would be a little less conservative at the last look
+# (0.044 instead of 0.034 for K = 3), but they assume statistics that are jointly
+# normal with independent increments; a bootstrap interval of a ratio of p10s over
+# resampled processes is not that, and the union bound needs no such assumption.
 # Stopping because the interval lies within the threshold band is a non-binding futility
 # stop: it only removes chances to reject, so it needs no alpha of its own.
 
