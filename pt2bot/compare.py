@@ -30,7 +30,7 @@ from pt2bot.reportdata import PLACEHOLDER, RUN_SKIPPED, Delta, ModelDelta, Repor
 from pt2bot.results import (REPORT_SCHEMA, GraphBreak, LatencyRow, ModelRun,
                             RecompileReason, ResultsFile, Samples, is_failed, case_key)
 from pt2bot.select import Selection
-from pt2bot.stats import compare_samples, decided
+from pt2bot.stats import FIRST_LOOK, compare_samples, decided
 from pt2bot.verdict import (FAILURE, NEUTRAL, NOTICE, WARNING, conclude, judge, run_broken,
                             summary_title, thresholds_json)
 
@@ -630,11 +630,14 @@ def latency_decided(base: ModelRun | None, head: ModelRun | None, *, threshold_p
                     max_rounds: int) -> bool:
     """Whether a model's latency needs no more rounds (pipeline.py's sequential rounds):
     every shape's interval, at the level of the look its rounds make, decides at the
-    threshold (pt2bot.stats.decided), or the last look was made. A side with no latency to
-    compare is decided: more rounds would not give it one."""
+    threshold (pt2bot.stats.decided), or the last look was made; before the first look
+    (FIRST_LOOK rounds) nothing is decided. A side with no latency to compare is decided:
+    more rounds would not give it one."""
     if base is None or head is None or not base.ok or not head.ok:
         return True
     rows = compare_latency(base, head, threshold_pct=threshold_pct, max_rounds=max_rounds)
+    if any(r["rounds"] is not None and r["rounds"] < min(FIRST_LOOK, max_rounds) for r in rows):
+        return False
     return all((r["rounds"] or 0) >= max_rounds
                or (decided({**r, "threshold_pct": threshold_pct}) if r["ratio"] is not None
                    else not (r["note"] or "").startswith("too few samples")) for r in rows)

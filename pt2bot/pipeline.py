@@ -1,9 +1,10 @@
 """The PR job, end to end: the one module that knows the whole order of the stages.
 
 changes → select → static (base, head) → smoke (base, head; the latency gate; alternating
-latency rounds, decided sequentially) → compare → render → (publish). Side effects live at the ends: git and the smoke workers
-at the start, the report directory and GitHub at the end (`finish_review`, which
-`pt2bot merge` of a sharded review's partial directories ends with too).
+latency rounds, decided sequentially) → compare → render → (publish). Side effects live at
+the ends: git and the smoke workers at the start, the report directory and GitHub at the end
+(`finish_review`, which `pt2bot merge` of a sharded review's partial directories ends with
+too).
 """
 from __future__ import annotations
 
@@ -263,7 +264,7 @@ def _smoke_both(config: Config, opts: ReviewOptions, selected: tuple[str, ...],
         for side in behind or (["head", "base"] if rnd % 2 else ["base", "head"]):
             sides[side] = pool_rounds(sides[side], run(side, roots[side], timed, ("latency",), rnd))
             done[side] += 1
-        if done["head"] == done["base"] >= 2:
+        if done["head"] == done["base"]:
             heads, bases = sides["head"].by_name(), sides["base"].by_name()
             timed = [n for n in timed if not latency_decided(
                 bases.get(n), heads.get(n), max_rounds=rounds,

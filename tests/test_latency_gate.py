@@ -228,3 +228,11 @@ def test_latency_decided_stops_a_clear_slowdown_and_a_clear_no_change():
     row = compare_latency(base, _latency_run(_groups(2.0, 2)), threshold_pct=10,
                           max_rounds=3)[0]
     assert row["rounds"] == 2 and row["alpha"] == pytest.approx(0.01637, abs=1e-5)
+
+
+def test_nothing_is_decided_before_the_first_look():
+    one = _latency_run(_groups(1.0, 1))
+    assert not latency_decided(one, _latency_run(_groups(2.0, 1)), threshold_pct=10,
+                               max_rounds=3)
+    # one round of one is the fixed design's only look
+    assert latency_decided(one, _latency_run(_groups(2.0, 1)), threshold_pct=10, max_rounds=1)
