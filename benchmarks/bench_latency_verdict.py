@@ -34,6 +34,23 @@ tuned without re-running. Results (figures only) go to benchmarks/results/.
         --data /tmp/pt2bot-lat.json > /tmp/pt2bot-lat.log 2>&1 &
     .venv/bin/python benchmarks/bench_latency_verdict.py --evaluate --data /tmp/pt2bot-lat.json
 
+Sequential rounds (pipeline._smoke_both since the latency gate): the review stops adding
+rounds for a model once its interval decides at the threshold, looks after 2..`rounds`
+rounds at O'Brien-Fleming-type shares of alpha (pt2bot/stats.py). `--evaluate` replays both
+designs on the same processes: "fixed" (every round, alpha 0.05: the review before) and
+"sequential" (`sequential()`: the looks as compare.latency_decided takes them), with the
+Clopper-Pearson 95 % interval of each rate and the rounds used. Under load:
+
+    nohup .venv/bin/python benchmarks/bench_latency_verdict.py --collect --reps 60 --rounds 3 \
+        --repeats 50 --hogs 2 --ab-every 5 --lazy --data /tmp/lat/seq.json > /tmp/lat/seq.log 2>&1 &
+
+`--hogs N`: N busy processes (`python -c 'while True: pass'`, one per core) beside the whole
+collection, the noisy neighbour of a shared runner (the review's own latency gate plays no
+part here: every comparison is timed). `--ab-every K`: the A/B review only in every K-th
+repetition (the A/A in all). `--lazy`: an A/A-only repetition stops collecting once the
+sequential method has decided, as the pipeline does (the fixed design is then judged on the
+repetitions collected in full). The collection resumes from `--data`.
+
 Targets: A/A false alarms <= 5 %, detection of the 25 % slowdown >= 90 %.
 """
 from __future__ import annotations
