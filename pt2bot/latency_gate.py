@@ -37,6 +37,7 @@ import ast
 import copy
 import difflib
 import os
+import stat
 from dataclasses import dataclass, field
 from typing import Iterable, Mapping, Sequence
 
@@ -103,10 +104,19 @@ def code_changes(changeset: ChangeSet, base_root: str, head_root: str) -> CodeCh
     return CodeChanges(blockers=tuple(blockers), old=old, new=new)
 
 
+READ_CAP_BYTES = 8 * 1024 * 1024
+
+
 def _read(root: str, path: str) -> str | None:
+    """A tree's file as text; None for anything but a regular file of at most
+    READ_CAP_BYTES (a pull request's symlink could point anywhere on the runner)."""
+    full = os.path.join(root, path)
     try:
-        with open(os.path.join(root, path), "rb") as fh:
-            return fh.read().decode("utf-8", "replace")
+        st = os.lstat(full)
+        if not stat.S_ISREG(st.st_mode) or st.st_size > READ_CAP_BYTES:
+            return None
+        with open(full, "rb") as fh:
+            return fh.read(READ_CAP_BYTES + 1).decode("utf-8", "replace")
     except OSError:
         return None
 

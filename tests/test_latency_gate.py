@@ -114,6 +114,13 @@ def test_code_changes_from_a_real_diff(two_trees, tmp_path):
     cs, head_root = tree(**{"README.md": "docs\n", "setup.py": "install_requires = ['torch']\n"})
     assert code_changes(cs, base_root, head_root).blockers == (
         "setup.py changed (dependency pins)",)
+    # a pull request's symlink is not followed out of the tree
+    (repo.path / "setup.py").unlink()
+    (repo.path / "pkg" / "m.py").unlink()
+    (repo.path / "pkg" / "m.py").symlink_to("/etc/hostname")
+    cs, head_root = tree()
+    assert code_changes(cs, base_root, head_root).blockers == (
+        "pkg/m.py could not be read",)
 
 
 SIG = {"graphs": "sha256:aa", "guards": "sha256:bb", "compiles": 2, "graph_count": 2}
