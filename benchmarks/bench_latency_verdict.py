@@ -34,6 +34,23 @@ tuned without re-running. Results (figures only) go to benchmarks/results/.
         --data /tmp/pt2bot-lat.json > /tmp/pt2bot-lat.log 2>&1 &
     .venv/bin/python benchmarks/bench_latency_verdict.py --evaluate --data /tmp/pt2bot-lat.json
 
+Sequential rounds (pipeline._smoke_both since the latency gate): the review stops adding
+rounds for a model once its interval decides at the threshold, looks after 2..`rounds`
+rounds at O'Brien-Fleming-type shares of alpha (pt2bot/stats.py). `--evaluate` replays both
+designs on the same processes: "fixed" (every round, alpha 0.05: the review before) and
+"sequential" (`sequential()`: the looks as compare.latency_decided takes them), with the
+Clopper-Pearson 95 % interval of each rate and the rounds used. Under load:
+
+    nohup .venv/bin/python benchmarks/bench_latency_verdict.py --collect --reps 60 --rounds 3 \
+        --repeats 50 --hogs 2 --ab-every 5 --lazy --data /tmp/lat/seq.json > /tmp/lat/seq.log 2>&1 &
+
+`--hogs N`: N busy processes (`python -c 'while True: pass'`, one per core) beside the whole
+collection, the noisy neighbour of a shared runner (the review's own latency gate plays no
+part here: every comparison is timed). `--ab-every K`: the A/B review only in every K-th
+repetition (the A/A in all). `--lazy`: an A/A-only repetition stops collecting once the
+sequential method has decided, as the pipeline does (the fixed design is then judged on the
+repetitions collected in full). The collection resumes from `--data`.
+
 Targets: A/A false alarms <= 5 %, detection of the 25 % slowdown >= 90 %.
 """
 from __future__ import annotations
@@ -41,6 +58,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import signal
 import subprocess
 import sys
 import tempfile
@@ -50,6 +68,7 @@ from typing import Any
 HERE = os.path.dirname(os.path.abspath(__file__))
 REPO = os.path.dirname(HERE)
 sys.path.insert(0, REPO)
+from pt2bot.stats import FIRST_LOOK  # noqa: E402
 
 EXTRA = 32          # width of the head's extra work: ~1.25x measured across processes (see README of results)
 REPEATS = 200       # samples per process collected (evaluation uses prefixes)
@@ -143,13 +162,16 @@ def compiled_rounds(results: dict[str, Any]) -> tuple[list[float], list[float]]:
 
 
 def review_pair(config: Any, base_root: str, same_root: str, slow_root: str, out: str,
-                rounds: int, rep: int) -> dict[str, Any]:
+                rounds: int, rep: int, with_ab: bool = True, lazy: bool = False,
+                samples: int = 50) -> dict[str, Any]:
     """One A/A review and one A/B review sharing the base processes.
 
     The pipeline's schedule is followed with base = A; every head slot runs two processes
     back to back, A' (same code) and B (slowed), their order alternating, so each review
     sees exactly the pipeline's order of base and head processes. Returns, per review,
-    base/head sample lists per round (process).
+    base/head sample lists per round (process). `with_ab` False: the A/A review alone
+    (no B processes; the rep has no "ab"). `lazy` (A/A alone): stop collecting once the
+    sequential method has decided, as the pipeline does (fewer rounds are stored).
     """
     empty = lambda: [[] for _ in range(rounds)]  # noqa: E731
     got = {v: (empty(), empty()) for v in ("base", "same", "slow")}   # (compiled, reference)
@@ -159,13 +181,41 @@ def review_pair(config: Any, base_root: str, same_root: str, slow_root: str, out
         c, r = compiled_rounds(measure_side(config, roots[v], os.path.join(out, v, str(rnd))))
         got[v][0][rnd], got[v][1][rnd] = c, r
 
-    for rnd, side in schedule(rounds):
+    def result(k: int) -> dict[str, Any]:
+        return {kind: {"base": got["base"][0][:k], "head": got[v][0][:k],
+                       "base_ref": got["base"][1][:k], "head_ref": got[v][1][:k]}
+                for kind, v in (("aa", "same"), ("ab", "slow")) if with_ab or kind == "aa"}
+
+    order = schedule(rounds)
+    for i, (rnd, side) in enumerate(order):
         heads = ["same", "slow"] if (rep + rnd) % 2 == 0 else ["slow", "same"]
+        if not with_ab:
+            heads = ["same"]
         for v in (["base"] if side == "base" else heads):
             measure(v, rnd)
-    return {kind: {"base": got["base"][0], "head": got[v][0],
-                   "base_ref": got["base"][1], "head_ref": got[v][1]}
-            for kind, v in (("aa", "same"), ("ab", "slow"))}
+        end_of_round = i + 1 == len(order) or order[i + 1][0] != rnd
+        if lazy and not with_ab and end_of_round and FIRST_LOOK <= rnd + 1 < rounds:
+            if sequential(result(rnd + 1)["aa"], rounds, samples)[1] == rnd + 1:
+                return result(rnd + 1)
+    return result(rounds)
+
+
+def start_hogs(n: int) -> list[subprocess.Popen]:
+    """`n` busy processes (one per core: the noisy neighbour of a shared runner)."""
+    return [subprocess.Popen([sys.executable, "-c", "while True: pass"]) for _ in range(n)]
+
+
+def stop_hogs(hogs: list[subprocess.Popen]) -> None:
+    for h in hogs:
+        h.kill()
+        h.wait()
+
+
+def uptime() -> str:
+    try:
+        return subprocess.run(["uptime"], capture_output=True, text=True).stdout.strip()
+    except OSError:
+        return f"load average {os.getloadavg()}"
 
 
 def loadavg() -> float:
@@ -180,24 +230,40 @@ def collect(args: argparse.Namespace) -> None:
     if os.path.exists(args.data):
         with open(args.data) as fh:
             data = json.load(fh)
+    data["lazy"] = bool(args.lazy) or data.get("lazy", False)
     work = tempfile.mkdtemp(prefix="pt2bot-latbench-")
     config = load_bench_config(work, data["repeats"], data["warmup"], data["rounds"])
     base = make_repo(os.path.join(work, "base"), 0)
     same = make_repo(os.path.join(work, "same"), 0)
     slow = make_repo(os.path.join(work, "slow"), data["extra"])
     t0 = time.time()
-    while len(data["reps"]) < args.reps:
-        r = len(data["reps"])
-        load0 = loadavg()
-        rep = review_pair(config, base, same, slow, os.path.join(work, "out", str(r)),
-                          data["rounds"], r)
-        rep["load"] = [round(load0, 2), round(loadavg(), 2)]
-        data["reps"].append(rep)
-        with open(args.data + ".tmp", "w") as fh:
-            json.dump(data, fh)
-        os.replace(args.data + ".tmp", args.data)
-        print(f"rep {r + 1}/{args.reps} {time.time() - t0:.0f}s load {rep['load']}",
-              file=sys.stderr, flush=True)
+    hogs = start_hogs(args.hogs)
+
+    def stop(signum: int, frame: Any) -> None:
+        raise SystemExit(f"signal {signum}")
+    signal.signal(signal.SIGTERM, stop)
+    data.setdefault("uptime", []).append(uptime())
+    try:
+        while len(data["reps"]) < args.reps:
+            r = len(data["reps"])
+            load0 = loadavg()
+            rep = review_pair(config, base, same, slow, os.path.join(work, "out", str(r)),
+                              data["rounds"], r, with_ab=r % args.ab_every == 0,
+                              lazy=args.lazy, samples=data["repeats"])
+            rep["load"] = [round(load0, 2), round(loadavg(), 2)]
+            rep["hogs"] = args.hogs
+            data["reps"].append(rep)
+            with open(args.data + ".tmp", "w") as fh:
+                json.dump(data, fh)
+            os.replace(args.data + ".tmp", args.data)
+            print(f"rep {r + 1}/{args.reps} {time.time() - t0:.0f}s load {rep['load']}",
+                  file=sys.stderr, flush=True)
+    finally:
+        stop_hogs(hogs)
+    data["uptime"].append(uptime())
+    data["collect_s"] = data.get("collect_s", 0) + round(time.time() - t0)
+    with open(args.data, "w") as fh:
+        json.dump(data, fh)
 
 
 def pooled(side: list[list[float]], ref: list[list[float]] | None, rounds: int,
@@ -220,7 +286,8 @@ def pooled(side: list[list[float]], ref: list[list[float]] | None, rounds: int,
 
 
 def verdict(rep: dict[str, Any], rounds: int, n: int, threshold: float,
-            stats_kw: dict[str, Any] | None = None) -> dict[str, Any]:
+            stats_kw: dict[str, Any] | None = None,
+            max_rounds: int | None = None) -> dict[str, Any]:
     from pt2bot.compare import compare_latency
 
     use_ref = (stats_kw or {}).get("reference", True)
@@ -240,7 +307,40 @@ def verdict(rep: dict[str, Any], rounds: int, n: int, threshold: float,
                                head_reference=grouped(he.reference_ms) or None, **kw)
     from pt2bot.results import ModelRun
     return compare_latency(ModelRun.from_json(b), ModelRun.from_json(h),
-                           threshold_pct=threshold)[0]
+                           threshold_pct=threshold, max_rounds=max_rounds)[0]
+
+
+def sequential(rep: dict[str, Any], max_rounds: int, n: int,
+               threshold: float = 10.0) -> tuple[dict[str, Any], int]:
+    """The pipeline's sequential rounds replayed on one review's processes: looks after
+    FIRST_LOOK..max_rounds rounds (compare.latency_decided's rule); (verdict, rounds used)."""
+    from pt2bot.stats import decided
+
+    have = min(len(rep["base"]), len(rep["head"]))
+    for k in range(min(FIRST_LOOK, max_rounds), max_rounds + 1):
+        v = verdict(rep, k, n, threshold, max_rounds=max_rounds)
+        if k >= have or k == max_rounds or decided({**v, "threshold_pct": threshold}):
+            return v, k
+    return v, max_rounds
+
+
+def clopper_pearson(x: int, n: int, conf: float = 0.95) -> tuple[float, float]:
+    """The exact (Clopper-Pearson) two-sided interval of a binomial rate x/n."""
+    from math import comb
+
+    def cdf(k: int, p: float) -> float:
+        return sum(comb(n, i) * p ** i * (1 - p) ** (n - i) for i in range(k + 1))
+
+    def solve(f: Any) -> float:
+        lo, hi = 0.0, 1.0
+        for _ in range(60):
+            mid = (lo + hi) / 2
+            lo, hi = (mid, hi) if f(mid) else (lo, mid)
+        return (lo + hi) / 2
+    a = (1 - conf) / 2
+    upper = 1.0 if x >= n else solve(lambda p: cdf(x, p) > a)
+    lower = 0.0 if x <= 0 else solve(lambda p: 1 - cdf(x - 1, p) < a)
+    return lower, upper
 
 
 def joined(reps: list[dict[str, Any]], extra_rounds: int) -> list[dict[str, Any]]:
@@ -263,22 +363,61 @@ def evaluate(data: dict[str, Any], settings: list[dict[str, Any]]) -> list[dict[
         rounds = s["rounds"]
         if rounds > data["rounds"]:
             reps = joined(reps, rounds - data["rounds"])
-        aa = [verdict(r["aa"], rounds, s["samples"], 10.0, s.get("kw")) for r in reps]
-        ab = [verdict(r["ab"], rounds, s["samples"], 10.0, s.get("kw")) for r in reps]
+        # lazily collected repetitions hold fewer rounds; A/A-only ones have no "ab"
+        aa = [verdict(r["aa"], rounds, s["samples"], 10.0, s.get("kw")) for r in reps
+              if len(r["aa"]["base"]) >= rounds]
+        ab = [verdict(r["ab"], rounds, s["samples"], 10.0, s.get("kw")) for r in reps
+              if "ab" in r and len(r["ab"]["base"]) >= rounds]
+        if not aa:
+            continue
         fa = sum(v["significant"] for v in aa)
         fa_slower = sum(v["significant"] and v["direction"] == "slower" for v in aa)
         det = sum(v["significant"] and v["direction"] == "slower" for v in ab)
         ratios_b = sorted(v["ratio"] for v in ab if v["ratio"] is not None)
         ratios_a = sorted(v["ratio"] for v in aa if v["ratio"] is not None)
-        n = len(reps)
+        n, n_ab = len(aa), max(1, len(ab))
         rows.append({"rounds": rounds, "samples": s["samples"],
-                     "stat": s.get("label", "default"), "reviews": n,
+                     "stat": s.get("label", "default"), "reviews": n, "reviews_ab": len(ab),
                      "false_alarms": fa, "false_alarm_pct": round(100 * fa / n, 1),
                      "false_alarms_slower": fa_slower,
-                     "detected": det, "detection_pct": round(100 * det / n, 1),
+                     "detected": det, "detection_pct": round(100 * det / n_ab, 1),
                      "aa_ratio_range": [ratios_a[0], ratios_a[-1]] if ratios_a else None,
                      "ab_ratio_median": ratios_b[len(ratios_b) // 2] if ratios_b else None,
                      "ab_ratio_range": [ratios_b[0], ratios_b[-1]] if ratios_b else None})
+    return rows
+
+
+def evaluate_sequential(data: dict[str, Any], samples: int) -> list[dict[str, Any]]:
+    """Before (a fixed `rounds` rounds, alpha 0.05) and after (sequential looks from
+    FIRST_LOOK to `rounds`, O'Brien-Fleming-type alpha spending: pt2bot/stats.py) on the
+    same processes. The fixed design needs every round: lazily collected A/A repetitions
+    that stopped early count for the sequential method only."""
+    k_max = data["rounds"]
+    rows = []
+    # "full": the repetitions collected with every round (those with an A/B review; an A/A
+    # repetition collected lazily has every round only when it was undecided, a biased subset)
+    for method, which in (("fixed", "full"), ("sequential", "full"), ("sequential", "all")):
+        out: dict[str, Any] = {"method": method, "reviews": which, "max_rounds": k_max,
+                               "samples": samples}
+        for kind in ("aa", "ab"):
+            reps = [r[kind] for r in data["reps"]
+                    if kind in r and (which == "all" or "ab" in r or not data.get("lazy"))]
+            if method == "fixed":
+                got = [(verdict(r, k_max, samples, 10.0), k_max) for r in reps]
+            else:
+                got = [sequential(r, k_max, samples) for r in reps]
+            n = len(got)
+            sig = sum(v["significant"] for v, _ in got)
+            slower = sum(v["significant"] and v["direction"] == "slower" for v, _ in got)
+            lo, hi = clopper_pearson(sig if kind == "aa" else slower, n) if n else (None, None)
+            out[kind] = {"reviews": n, "significant": sig, "slower": slower,
+                         "rate_pct": round(100 * (sig if kind == "aa" else slower) / n, 1)
+                         if n else None,
+                         "cp95": [round(100 * lo, 1), round(100 * hi, 1)] if n else None,
+                         "mean_rounds": round(sum(k for _, k in got) / n, 2) if n else None,
+                         "rounds_used": {str(k): sum(1 for _, j in got if j == k)
+                                         for k in sorted({j for _, j in got})}}
+        rows.append(out)
     return rows
 
 
@@ -288,7 +427,9 @@ def true_ratio(data: dict[str, Any]) -> dict[str, float]:
     def p10(g: list[float]) -> float:
         return sorted(g)[int(0.1 * (len(g) - 1))]
     a = sorted(p10(g) for r in data["reps"] for g in r["aa"]["base"] + r["aa"]["head"])
-    b = sorted(p10(g) for r in data["reps"] for g in r["ab"]["head"])
+    b = sorted(p10(g) for r in data["reps"] if "ab" in r for g in r["ab"]["head"])
+    if not b:
+        return {"best_process": None, "fifth_best": None, "process_p10_spread_A": []}
     return {"best_process": round(b[0] / a[0], 3), "fifth_best": round(b[4] / a[8], 3)
             if len(b) > 4 and len(a) > 8 else None,
             "process_p10_spread_A": [round(x / a[0], 2) for x in a]}
@@ -348,7 +489,15 @@ def main() -> int:
     ap.add_argument("--warmup", type=int, default=WARMUP)
     ap.add_argument("--extra", type=int, default=EXTRA)
     ap.add_argument("--data", default="/tmp/pt2bot-latency-bench.json")
+    ap.add_argument("--hogs", type=int, default=0,
+                    help="busy processes beside the collection (one per core: noisy neighbours)")
+    ap.add_argument("--lazy", action="store_true",
+                    help="A/A-only repetitions stop collecting once the sequential method decides")
+    ap.add_argument("--ab-every", type=int, default=1,
+                    help="run the A/B review in every k-th repetition only (the A/A in all)")
     ap.add_argument("--tune", action="store_true", help="also evaluate other statistics")
+    ap.add_argument("--samples", type=int, default=0,
+                    help="samples per process the sequential evaluation uses (0: all)")
     ap.add_argument("--out", help="write the evaluation (figures only) to this JSON file")
     args = ap.parse_args()
     if args.calibrate:
@@ -359,40 +508,63 @@ def main() -> int:
     if args.evaluate or args.collect:
         with open(args.data) as fh:
             data = json.load(fh)
-        rows = evaluate(data, settings_for(args.tune))
+        settings = [st for st in settings_for(args.tune) if st["rounds"] <= data["rounds"]]
+        rows = evaluate(data, settings)
+        seq = evaluate_sequential(data, args.samples or data["repeats"])
         tr = true_ratio(data)
         loads = [x for r in data["reps"] for x in r["load"]]
+        n_ab = sum(1 for r in data["reps"] if "ab" in r)
         lines = [
-            f"repetitions: {len(data['reps'])} (each: one A/A and one A/B review, "
-            f"{data['rounds']} rounds collected), {data['repeats']} samples per process, "
-            f"warm-up {data['warmup']}, model: {data['model']}",
+            f"repetitions: {len(data['reps'])} A/A reviews, {n_ab} of them with an A/B review "
+            f"beside (up to {data['rounds']} rounds collected"
+            + ("; A/A-only repetitions stopped once the sequential method decided"
+               if data.get("lazy") else "") + f"), {data['repeats']} samples per process, "
+            f"warm-up {data['warmup']}, busy neighbours: {data['reps'][0].get('hogs', 0)} "
+            f"(`python -c 'while True: pass'`), model: {data['model']}",
             f"load average (1 min) at the start/end of each repetition: min {min(loads):.2f}, "
             f"median {sorted(loads)[len(loads) // 2]:.2f}, max {max(loads):.2f}",
+            "uptime at start/end: " + " | ".join(data.get("uptime", [])),
+            f"collection wall time: {data.get('collect_s', '?')} s",
             f"A/B slowdown in the quietest processes (raw p10, B over A): best process "
             f"{tr['best_process']}, 5th-best B / 9th-best A {tr['fifth_best']}",
-            "raw per-process p10 of A relative to the best process, at the 10/25/50/75/90th "
-            "percentile and max of processes: " + " ".join(
-                str(sp[min(len(sp) - 1, int(p * len(sp)))]) for sp in [tr["process_p10_spread_A"]]
-                for p in (0.1, 0.25, 0.5, 0.75, 0.9, 1.0)),
             "",
-            "rounds > collected join two consecutive repetitions (N halves).",
-            "stat: default = compare_latency as shipped (p10, per-process reference "
-            "normalisation); raw = without the reference.",
+            "Before (fixed rounds) and after (sequential rounds) on the same processes. "
+            "A/A: any significant verdict is a false alarm; A/B: detected = significant "
+            "and slower. cp95: Clopper-Pearson 95 % interval of the rate.",
             "",
-            "| rounds | samples/process | stat | N | A/A false alarms | (slower) | "
-            "A/B detected | A/A ratio range | A/B ratio median |",
-            "|---:|---:|---|---:|---:|---:|---:|---|---:|",
+            "| method | A/A reviews | false alarms | rate | cp95 | A/A mean rounds | "
+            "A/B reviews | detected | rate | cp95 | A/B mean rounds |",
+            "|---|---:|---:|---:|---|---:|---:|---:|---:|---|---:|",
         ]
+        for r in seq:
+            aa, ab = r["aa"], r["ab"]
+            lines.append(f"| {r['method']} ({r['reviews']} reviews, max {r['max_rounds']}) | "
+                         f"{aa['reviews']} | "
+                         f"{aa['significant']} ({aa['slower']} slower) | {aa['rate_pct']} % | "
+                         f"{aa['cp95']} | {aa['mean_rounds']} | {ab['reviews']} | "
+                         f"{ab['slower']} | {ab['rate_pct']} % | {ab['cp95']} | "
+                         f"{ab['mean_rounds']} |")
+        lines += ["", "rounds used (sequential, all reviews): A/A "
+                  + json.dumps(seq[2]["aa"]["rounds_used"])
+                  + ", A/B " + json.dumps(seq[2]["ab"]["rounds_used"]),
+                  "full reviews: collected with every round (the repetitions with an A/B "
+                  "review); all reviews: also the A/A-only repetitions, collected until the "
+                  "sequential method decided.", "",
+                  "Fixed-round settings (prefixes of what was collected; reviews with every "
+                  "round only):", "",
+                  "| rounds | samples/process | stat | A/A N | A/A false alarms | (slower) | "
+                  "A/B N | A/B detected | A/A ratio range | A/B ratio median |",
+                  "|---:|---:|---|---:|---:|---:|---:|---:|---|---:|"]
         for r in rows:
             lines.append(f"| {r['rounds']} | {r['samples']} | {r['stat']} | {r['reviews']} | "
                          f"{r['false_alarms']} ({r['false_alarm_pct']} %) | "
-                         f"{r['false_alarms_slower']} | "
+                         f"{r['false_alarms_slower']} | {r['reviews_ab']} | "
                          f"{r['detected']} ({r['detection_pct']} %) | "
                          f"{r['aa_ratio_range']} | {r['ab_ratio_median']} |")
         print("\n".join(lines))
         if args.out:
             summary = {k: v for k, v in data.items() if k != "reps"}
-            summary.update(n_reps=len(data["reps"]), load=loads, rows=rows,
+            summary.update(n_reps=len(data["reps"]), load=loads, rows=rows, sequential=seq,
                            true_ratio={k: v for k, v in tr.items() if k != "process_p10_spread_A"})
             with open(args.out, "w") as fh:
                 json.dump(summary, fh, indent=1)

@@ -24,13 +24,14 @@ from pt2bot import __version__
 from pt2bot.changes import ChangeSet, keep_finding, mark_new
 from pt2bot.config import Config
 from pt2bot.findings import Finding, fingerprint, normalise_source
+from pt2bot.latency_gate import MEASURED, UNCHANGED, UNCHANGED_NOTE
 from pt2bot.reach import Coverage
 from pt2bot.reportdata import PLACEHOLDER, RUN_SKIPPED, Delta, ModelDelta, Report
 from pt2bot.results import (REPORT_SCHEMA, CompileCost, GraphBreak, LatencyRow, ModelRun,
                             RecompileReason, ResultsFile, Samples, ShapeAdvice, is_failed,
                             case_key)
 from pt2bot.select import Selection
-from pt2bot.stats import compare_samples
+from pt2bot.stats import FIRST_LOOK, compare_samples, decided
 from pt2bot.verdict import (FAILURE, NEUTRAL, NOTICE, WARNING, conclude, judge, run_broken,
                             summary_title, thresholds_json)
 
@@ -55,7 +56,8 @@ def build_report(*, base_results: ResultsFile | None, head_results: ResultsFile 
                                         filter_=config.static.filter)
     models, skipped = compare_models(base_results, head_results, config=config,
                                      selection=selection, renames=renames, line_map=line_map,
-                                     base_present=base_results is not None)
+                                     base_present=base_results is not None,
+                                     review=changeset is not None)
     reasons = judge(findings=findings, models=models, head_results=head_results,
                     base_results=base_results, config=config)
     conclusion = conclude(reasons)
@@ -180,12 +182,15 @@ def keep(finding: Finding, filter_: str) -> bool:
 
 def compare_models(base_results: ResultsFile | None, head_results: ResultsFile | None, *,
                    config: Config, selection: Selection | None, renames: dict[str, str],
-                   line_map: LineMap, base_present: bool | None = None,
+                   line_map: LineMap, base_present: bool | None = None, review: bool = False,
                    ) -> tuple[list[ModelDelta], list[dict]]:
     base_runs = base_results.by_name() if base_results is not None else {}
     head_runs = head_results.by_name() if head_results is not None else {}
     sel_skipped = dict(selection.skipped) if selection is not None else {}
     comparable, why_not = latency_comparable(base_results, head_results)
+    # A review's latency rounds are sequential (pipeline.py): its interval is at the level
+    # of the look the rounds made; one run per side (an audit) is the fixed design.
+    max_rounds = max(1, config.run.rounds) if review else None
     if base_present is None:
         base_present = base_results is not None
 
@@ -205,7 +210,7 @@ def compare_models(base_results: ResultsFile | None, head_results: ResultsFile |
             m = compare_model(name, base_run, head_run, renames=renames, line_map=line_map,
                               threshold_pct=config.thresholds.latency_regression_pct,
                               latency_ok=comparable, latency_note=why_not,
-                              base_present=base_present,
+                              base_present=base_present, max_rounds=max_rounds,
                               compile_pct=config.thresholds.compile_regression_pct)
         except Exception as e:   # keep every other model's result; show this one's failure
             m = _skipped_model(name, "could not compare").with_(problems=(_problem(
@@ -242,7 +247,7 @@ def _problem(kind: str, level: str, message: str, **extra: Any) -> dict:
 def compare_model(name: str, base_run: ModelRun | None, head_run: ModelRun | None, *,
                   renames: dict[str, str], line_map: LineMap, threshold_pct: float,
                   latency_ok: bool = True, latency_note: str | None = None,
-                  base_present: bool = True,
+                  base_present: bool = True, max_rounds: int | None = None,
                   compile_pct: float | None = None) -> ModelDelta:
     """One model's entry of the report."""
     if head_run is None:
@@ -298,8 +303,9 @@ def compare_model(name: str, base_run: ModelRun | None, head_run: ModelRun | Non
             recompile_cases=tuple(rec["recompile_cases"]), export=compare_export(b, h),
             accuracy=tuple(compare_accuracy(b, h)), new_specialized=tuple(new_specialized),
             fixed_specialized=tuple(fixed_specialized),
-            latency=tuple(compare_latency(b, h, threshold_pct=threshold_pct,
-                                          comparable=latency_ok, note=latency_note)),
+            latency=tuple(gated_latency(h) if _gated(h) else compare_latency(
+                b, h, threshold_pct=threshold_pct, comparable=latency_ok, note=latency_note,
+                max_rounds=max_rounds)),
             eager_fallback=rec["eager_fallback"], coverage=compare_coverage(b, h),
             new_export_causes=tuple(new_export_causes(b, h, renames, line_map)))
         cost = compare_compile(b if base_run is not None else None, h,
@@ -313,11 +319,14 @@ def compare_model(name: str, base_run: ModelRun | None, head_run: ModelRun | Non
         changed = _has_changed(head_status, base_status, delta, new_breaks, fixed_breaks)
         changed = changed or bool(advice and advice["changed"])
         change = "changed" if changed else "unchanged"
+    gate = head_run.latency_gate
     return ModelDelta(name=name, status=head_status, reason=head_run.reason, base=base_json,
                       head=head_run.to_json(), error=error, delta=delta,
                       new_breaks=tuple(new_breaks), fixed_breaks=tuple(fixed_breaks),
                       unchanged_breaks=same, problems=tuple(problems), change=change,
-                      compile=cost, shape_advice=advice)
+                      compile=cost, shape_advice=advice,
+                      latency_gate=UNCHANGED if _gated(h) else MEASURED,
+                      latency_gate_note=gate.note if gate is not None else None)
 
 
 def _has_changed(status: str, base_status: str | None, d: Delta, new_breaks: list[dict],
@@ -643,9 +652,12 @@ def _grouped(t: Samples | None) -> list:
 
 
 def compare_latency(base: ModelRun | None, head: ModelRun, *, threshold_pct: float,
-                    comparable: bool = True, note: str | None = None) -> list[dict]:
+                    comparable: bool = True, note: str | None = None,
+                    max_rounds: int | None = None) -> list[dict]:
     """Per shape: compiled latency head vs base (pt2bot.stats.compare_samples: ratio of the
-    p10, per unit of reference-workload time when both sides timed it, + bootstrap interval)."""
+    p10, per unit of reference-workload time when both sides timed it, + bootstrap interval).
+    `max_rounds`: the rounds were decided sequentially with at most that many per side
+    (the interval is at the level of the look their number makes; `rounds`, `alpha`)."""
     base_lat: dict[tuple, LatencyRow] = {
         case_key(e.shape): e for e in (base.latency_rows() if base is not None else ())}
     out = []
@@ -659,7 +671,7 @@ def compare_latency(base: ModelRun | None, head: ModelRun, *, threshold_pct: flo
             "eager_head_ms": _median(e.eager_ms),
             "ratio": None, "ci_low": None, "ci_high": None, "change_pct": None,
             "significant": False, "direction": "same", "note": None,
-            "statistic": None, "median_ratio": None,
+            "statistic": None, "median_ratio": None, "rounds": None, "alpha": None,
         }
         if be is None:
             row["note"] = "no base measurement"
@@ -671,9 +683,10 @@ def compare_latency(base: ModelRun | None, head: ModelRun, *, threshold_pct: flo
             st = compare_samples(_grouped(be.compiled_ms), _grouped(e.compiled_ms),
                                  threshold_pct=threshold_pct,
                                  base_reference=_grouped(be.reference_ms) or None,
-                                 head_reference=_grouped(e.reference_ms) or None)
+                                 head_reference=_grouped(e.reference_ms) or None,
+                                 max_rounds=max_rounds)
             for k in ("ratio", "ci_low", "ci_high", "change_pct", "significant", "direction",
-                      "note", "statistic", "median_ratio"):
+                      "note", "statistic", "median_ratio", "rounds", "alpha"):
                 row[k] = st[k]
         out.append(row)
     return out
@@ -811,6 +824,42 @@ def compare_coverage(base: ModelRun | None, head: ModelRun) -> dict[str, Any] | 
                 text += f" ({h['recompile_limit_frames']} at the recompile limit)"
             changes.append(text)
     return {"base": b, "head": h, "changes": changes}
+def _gated(run: ModelRun | None) -> bool:
+    gate = run.latency_gate if run is not None else None
+    return gate is not None and gate.gate == UNCHANGED
+
+
+def gated_latency(head: ModelRun) -> list[dict]:
+    """The latency rows of a model the gate left unmeasured (pt2bot/latency_gate.py): one per
+    shape case, no ratio, no interval, no verdict. The cases are head's latency rows when a
+    first pass timed them, else those of its shape matrix or accuracy check."""
+    shapes = ([e.shape for e in head.latency_rows()]
+              or [c.shape for c in (head.recompiles.cases if head.recompiles else ())]
+              or [a.shape for a in head.accuracy or ()] or [{}])
+    note = head.latency_gate.note if head.latency_gate is not None else None
+    return [{"shape": dict(shape), "base_ms": None, "head_ms": None, "eager_base_ms": None,
+             "eager_head_ms": None, "ratio": None, "ci_low": None, "ci_high": None,
+             "change_pct": None, "significant": False, "direction": "same",
+             "note": note or UNCHANGED_NOTE, "statistic": None, "median_ratio": None,
+             "rounds": None, "alpha": None}
+            for shape in shapes]
+
+
+def latency_decided(base: ModelRun | None, head: ModelRun | None, *, threshold_pct: float,
+                    max_rounds: int) -> bool:
+    """Whether a model's latency needs no more rounds (pipeline.py's sequential rounds):
+    every shape's interval, at the level of the look its rounds make, decides at the
+    threshold (pt2bot.stats.decided), or the last look was made; before the first look
+    (FIRST_LOOK rounds) nothing is decided. A side with no latency to compare is decided:
+    more rounds would not give it one."""
+    if base is None or head is None or not base.ok or not head.ok:
+        return True
+    rows = compare_latency(base, head, threshold_pct=threshold_pct, max_rounds=max_rounds)
+    if any(r["rounds"] is not None and r["rounds"] < min(FIRST_LOOK, max_rounds) for r in rows):
+        return False
+    return all((r["rounds"] or 0) >= max_rounds
+               or (decided({**r, "threshold_pct": threshold_pct}) if r["ratio"] is not None
+                   else not (r["note"] or "").startswith("too few samples")) for r in rows)
 
 
 # --------------------------------------------------------------------------- latency rounds
@@ -831,6 +880,9 @@ def pool_rounds(results: ResultsFile, extra: ResultsFile) -> ResultsFile:
         m = more.get(target.name)
         if m is not None and target.ok and target.latency:
             target = target.with_(latency=tuple(_pool_case(case, m) for case in target.latency))
+        elif m is not None and target.ok and m.latency:
+            # the first timed round (a first pass without latency, a stored baseline's run)
+            target = target.with_(latency=m.latency)
         models.append(target)
     return results.with_(models=tuple(models))
 
@@ -859,5 +911,6 @@ __all__ = ["build_report", "compare_findings", "not_run_lines", "compare_models"
            "compare_model", "match_breaks", "break_fingerprint", "compare_recompiles", "cause_of",
            "compare_export", "compare_compile", "compare_coverage", "compare_shape_advice",
            "new_export_causes",
-           "compare_accuracy", "compare_latency", "pool_rounds", "pool_latency", "judge",
+           "compare_accuracy", "compare_latency", "gated_latency", "latency_decided",
+           "pool_rounds", "pool_latency", "judge",
            "conclude", "run_broken", "renamed_paths", "SCHEMA"]

@@ -118,7 +118,7 @@ class RunConfig:
     cache_dir: str | None = None           # TORCHINDUCTOR_CACHE_DIR
     latency: bool = True
     shape_advice: bool = True              # the "advice" phase (pt2bot/smoke/advice.py)
-    rounds: int = 3                        # review: alternating base/head latency rounds
+    rounds: int = 3     # review: the most alternating base/head latency rounds (pt2bot/stats.py)
 
 
 @dataclass(frozen=True)

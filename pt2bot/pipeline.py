@@ -1,9 +1,10 @@
 """The PR job, end to end: the one module that knows the whole order of the stages.
 
-changes → select → static (base, head) → smoke (base, head, alternating latency rounds)
-→ compare → render → (publish). Side effects live at the ends: git and the smoke workers
-at the start, the report directory and GitHub at the end (`finish_review`, which
-`pt2bot merge` of a sharded review's partial directories ends with too).
+changes → select → static (base, head) → smoke (base, head; the latency gate; alternating
+latency rounds, decided sequentially) → compare → render → (publish). Side effects live at
+the ends: git and the smoke workers at the start, the report directory and GitHub at the end
+(`finish_review`, which `pt2bot merge` of a sharded review's partial directories ends with
+too).
 """
 from __future__ import annotations
 
@@ -15,8 +16,8 @@ from contextlib import ExitStack
 from dataclasses import dataclass, field
 from typing import Any, Callable
 
-from pt2bot import changes, git, select
-from pt2bot.compare import build_report, pool_rounds
+from pt2bot import changes, git, latency_gate, select
+from pt2bot.compare import build_report, latency_decided, pool_rounds
 from pt2bot.config import Config
 from pt2bot.configfile import load_config
 from pt2bot.errors import UserError
@@ -30,7 +31,7 @@ from pt2bot.reportdata import Report
 from pt2bot.results import ModelRun, ResultsFile, load_results_file
 from pt2bot.shard.partial import (ShardPlan, mark_partial, plan_shard, shard_selection,
                                   write_partial_inputs)
-from pt2bot.smoke import run_models
+from pt2bot.smoke import default_phases, run_models
 from pt2bot.smoke.compile_report import copy_compile_reports
 from pt2bot.static import check_paths, open_cache, resolve_torch
 
@@ -124,9 +125,11 @@ def review(opts: ReviewOptions, log: Callable[[str], None] = lambda s: None) -> 
             # None: this job has no static findings (a shard but the first), so all of them
             claimed = (None if plan is not None and not plan.runs_static
                        else export_claim_paths(head_findings))
+            gate = (latency_gate.code_changes(changeset, base_root, head_root)
+                    if config.run.latency else None)
             head_results, base_results = timings.run("smoke", lambda: _smoke_both(
                 config, opts, run_selection.selected, head_root, base_root, baseline, log,
-                claimed))
+                claimed, gate))
         if plan is not None:
             head_results, base_results = (_mark_shard(r, plan)
                                           for r in (head_results, base_results))
@@ -209,18 +212,29 @@ def _load_baseline(path: str, base_sha: str,
 def _smoke_both(config: Config, opts: ReviewOptions, selected: tuple[str, ...],
                 head_root: str, base_root: str, baseline: ResultsFile | None,
                 log: Callable[[str], None],
-                claimed: set[str] | None = None) -> tuple[ResultsFile, ResultsFile]:
-    """Smoke-run head and base; then extra latency rounds in alternating order.
+                claimed: set[str] | None = None,
+                gate: latency_gate.CodeChanges | None = None) -> tuple[ResultsFile, ResultsFile]:
+    """Smoke-run head and base; then latency rounds in alternating order, decided sequentially.
 
     Latency on a shared machine drifts over minutes, so base and head are measured in
     alternating rounds (A B, B A, ...) in separate processes and their samples pooled: a
-    drift then hits both sides alike instead of looking like a regression.
+    drift then hits both sides alike instead of looking like a regression. From the second
+    round on, a model whose interval decides at the threshold gets no more rounds
+    (compare.latency_decided: a group-sequential test, pt2bot/stats.py); `run.rounds` is
+    the most. A stored baseline's latency is never compared (another run, another time):
+    base's latency is measured here, in the same alternating rounds. `gate`: the pull
+    request's code changes (pt2bot/latency_gate.py); a model the gate finds unchanged gets
+    no latency rounds, and with no changed code at all the first pass times nothing.
     """
     out = os.path.join(opts.out_dir, "smoke")
     # A model whose entry module is not in a tree is not run there (absent on base: "new");
     # the entry is found the way selection finds it (select.entry_file).
     head_models = [n for n in selected if select.entry_file(config, config.model(n), head_root)]
     base_models = [n for n in selected if select.entry_file(config, config.model(n), base_root)]
+    rounds = max(config.run.rounds, 1) if config.run.latency else 0
+    untimed = tuple(p for p in default_phases(config) if p != "latency")
+    # Nothing that runs changed: time nothing until the gate has seen the graphs.
+    first = untimed if rounds and gate is not None and not gate.runtime_changed else None
 
     def run(side: str, root: str, models: list[str], phases: tuple[str, ...] | None,
             rnd: int | str = 0) -> ResultsFile:
@@ -231,31 +245,46 @@ def _smoke_both(config: Config, opts: ReviewOptions, selected: tuple[str, ...],
             config, repo_root=root, out_dir=os.path.join(out, side, str(rnd)), models=models,
             device=opts.device, phases=phases, side=side, export_locate=rnd == "locate")
 
-    sides = {"head": run("head", head_root, head_models, None) if head_models
+    sides = {"head": run("head", head_root, head_models, first) if head_models
              else ResultsFile.empty()}
     base = baseline
     if base is None:
-        base = run("base", base_root, base_models, None) if base_models else ResultsFile.empty()
+        base = run("base", base_root, base_models, first) if base_models else ResultsFile.empty()
     else:
         # Only the models this review runs: a stored model that was not selected (or that a
         # shard leaves to another) is not "removed" on head, it was just not run here.
-        base = base.with_(models=tuple(m for m in base.models if m.name in base_models))
+        base = base.with_(models=tuple(m.without("latency") for m in base.models
+                                       if m.name in base_models))
     if baseline is not None and base_models:
         missing = [n for n in base_models if n not in base.by_name()]
         if missing:  # the stored audit did not run these (new in config since): run them here
-            base = base.with_(models=(*base.models, *run("base", base_root, missing, None).models))
+            base = base.with_(models=(*base.models, *run("base", base_root, missing,
+                                                         untimed).models))
     sides["base"] = base
     sides["head"] = locate_exports(
         sides["head"], base, claimed,
         lambda names: run("head", head_root, names, ("export",), "locate"))
 
-    rounds = max(config.run.rounds, 1) if config.run.latency else 0
-    timed = [n for n in head_models if n in base_models and baseline is None]
+    both = [n for n in head_models if n in base_models]
+    if rounds and gate is not None:
+        sides["head"] = latency_gate.mark_gates(sides["head"], sides["base"], gate, both)
+    timed = [n for n in both if n not in latency_gate.gated(sides["head"])] if rounds else []
     roots = {"head": head_root, "base": base_root}
-    for rnd in range(1, rounds):
-        order = ["head", "base"] if rnd % 2 else ["base", "head"]
-        for side in order:
+    done = {"head": int(first is None), "base": int(first is None and baseline is None)}
+    rnd = 0
+    while timed:
+        behind = [s for s in ("head", "base") if done[s] < max(done.values())]
+        if not behind and done["head"] >= rounds:
+            break
+        rnd += 1
+        for side in behind or (["head", "base"] if rnd % 2 else ["base", "head"]):
             sides[side] = pool_rounds(sides[side], run(side, roots[side], timed, ("latency",), rnd))
+            done[side] += 1
+        if done["head"] == done["base"]:
+            heads, bases = sides["head"].by_name(), sides["base"].by_name()
+            timed = [n for n in timed if not latency_decided(
+                bases.get(n), heads.get(n), max_rounds=rounds,
+                threshold_pct=config.thresholds.latency_regression_pct)]
     for side in ("head", "base"):   # compile/<model>/<side>/ into the report directory
         copy_compile_reports(os.path.join(out, side, "0"), opts.out_dir, move=True)
     return sides["head"], sides["base"]

@@ -117,6 +117,10 @@ class ModelDelta:
     # absent when head has no shape advice
     shape_advice: JSON | None = None
     layout: str = field(default=COMPARED, repr=False, compare=False)   # see KEY_ORDER
+    # The latency gate (pt2bot/latency_gate.py): "unchanged" (no latency verdict: same
+    # graphs, same code) or "measured"; the note says why it was measured.
+    latency_gate: str = "measured"
+    latency_gate_note: str | None = None
 
     def to_dict(self) -> dict[str, Any]:
         values = {
@@ -130,6 +134,9 @@ class ModelDelta:
                and (k != "compile" or self.compile is not None)}
         if self.shape_advice is not None:
             out["shape_advice"] = self.shape_advice
+        out["latency_gate"] = self.latency_gate
+        if self.latency_gate_note is not None:
+            out["latency_gate_note"] = self.latency_gate_note
         return out
 
     def with_(self, **changes: Any) -> "ModelDelta":

@@ -581,6 +581,11 @@ class CompileReport(Record):
     bytes: int | None = None
     truncated: bool | None = None
     note: str | None = None
+    # What was compiled, comparable across processes and worktrees: `{graphs, guards,
+    # compiles, graph_count}` (pt2bot/smoke/signature.py); absent when the trace was cut or
+    # holds no compile.
+    signature: Mapping[str, Any] | None = None
+    OMIT_IF_NONE: ClassVar[frozenset[str]] = frozenset({"signature"})
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -603,6 +608,14 @@ class PhaseError(Record):
     line: int | None = None
     traceback: str | None = None
     OMIT_IF_NONE: ClassVar[frozenset[str]] = frozenset({"traceback"})
+
+
+@dataclass(frozen=True, kw_only=True)
+class LatencyGate(Record):
+    """The review's decision on head's RUN (pt2bot/latency_gate.py): `gate` "unchanged" (same
+    graphs and guards, no changed code ran: no latency verdict) or "measured", and why."""
+    gate: str | None = None
+    note: str | None = None
 
 
 # --------------------------------------------------------------------------- a RUN
@@ -635,6 +648,7 @@ class ModelRun(Record):
     traced_lines: Mapping[str, str] | None = None
     compile_report: CompileReport | None = None
     shape_advice: ShapeAdvice | None = None
+    latency_gate: LatencyGate | None = None
     phases: tuple[str, ...] = ()
     phase_s: Mapping[str, float] = field(default_factory=dict)
     phase_errors: tuple[PhaseError, ...] = ()
@@ -643,7 +657,7 @@ class ModelRun(Record):
     OMIT_IF_NONE: ClassVar[frozenset[str]] = frozenset({"error", "log", "coverage",
                                                          "traced_lines", "compile_report",
                                                          "compile_cost", "graph_coverage",
-                                                         "shape_advice"})
+                                                         "shape_advice", "latency_gate"})
 
     @classmethod
     def empty(cls, name: str, status: str = "ok", *, error: RunError | None = None,
@@ -724,7 +738,7 @@ __all__ = [
     "FINDINGS_SCHEMA", "PHASES", "REPORT_SCHEMA", "RESULTS_SCHEMA", "REVIEW_SCHEMA",
     "STATUSES", "TIMINGS", "COMPILE_DIR", "HTML_NAME", "SIDES", "TRACE_NAME",
     "AccuracyRow", "CompileCost", "CompileTimes", "EagerFrame", "ExportCase", "ExportOutcome",
-    "Frame", "GraphBreak", "GraphCoverage",
+    "Frame", "GraphBreak", "GraphCoverage", "LatencyGate",
     "LatencyRow", "ModelRun", "PhaseError", "RecompileCase", "RecompileReason", "Recompiles",
     "RESULTS_CAP_BYTES", "Record", "ResultsFile", "RunError", "Samples", "ShapeAdvice", "Site",
     "Specialisation", "is_failed", "case_key", "load_results_file", "summarise",

@@ -379,19 +379,56 @@ def test_report_json_keeps_its_key_order(pr):
                          "config_digest", "thresholds", "findings", "findings_hidden", "models",
                          "skipped", "counts"]
     tail = ["delta", "new_breaks", "fixed_breaks", "unchanged_breaks", "problems"]
-    # no head run to compare (here: removed from head's results)
+    # no head run to compare (here: removed from head's results); every entry ends with the
+    # latency gate's decision (`latency_gate_note` after it only when there is one)
     assert list(model(rep, "old_model")) == ["name", "status", "reason", "change", "base",
-                                             "head", *tail]
+                                             "head", *tail, "latency_gate"]
     # a run the smoke run skipped
     assert list(model(rep, "skipped_one")) == ["name", "status", "reason", "base", "head",
-                                               "change", *tail]
+                                               "change", *tail, "latency_gate"]
     # compared runs; `error` only where head failed
     assert list(model(rep, "tiny_gpt")) == ["name", "status", "reason", "base", "head", *tail,
-                                            "change"]
+                                            "change", "latency_gate"]
     assert list(model(rep, "flaky")) == ["name", "status", "reason", "base", "head", "error",
-                                         *tail, "change"]
+                                         *tail, "change", "latency_gate"]
     counts = ["graph_breaks", "graph_count", "recompiles", "new_recompiles", "caused_recompiles",
               "recompile_cases", "export", "accuracy", "new_specialized", "fixed_specialized",
               "latency"]
     assert list(model(rep, "tiny_gpt")["delta"]) == [*counts, "eager_fallback"]
     assert list(model(rep, "flaky")["delta"]) == counts      # head failed: nothing compared
+
+
+def test_a_gated_model_has_no_latency_verdict(pr):
+    """A head RUN the latency gate marked "unchanged" (pt2bot/latency_gate.py): each shape's
+    row has no ratio, no interval and no verdict, the entry says `latency_gate`, the report
+    stays valid, and the summary says so in a line, rendered by GitHub's renderer."""
+    import cmarkgfm
+
+    from pt2bot.report.summary import render_summary
+
+    base, head = results_pair()
+    tiny = next(m for m in head["models"] if m["name"] == "tiny_gpt")
+    tiny["latency_gate"] = {"gate": "unchanged", "note": "unchanged: same graphs, same code"}
+    flaky = next(m for m in head["models"] if m["name"] == "flaky")
+    flaky["latency_gate"] = {"gate": "measured", "note": "changed code ran on head (pkg/m.py:3)"}
+    rep = report_for(pr, base, head)
+    gated = model(rep, "tiny_gpt")
+    assert gated["latency_gate"] == "unchanged"
+    assert [r["shape"] for r in gated["delta"]["latency"]] == [
+        {"batch": 1, "seq": 32}, {"batch": 4, "seq": 32}]
+    for row in gated["delta"]["latency"]:
+        assert (row["significant"], row["direction"], row["ratio"], row["ci_low"],
+                row["ci_high"]) == (False, "same", None, None, None)
+        assert row["note"] == "unchanged: same graphs, same code"
+    # the recorded head is 25 % slower on batch=4: gated, that is no reason any more
+    assert [r["model"] for r in report_for(pr)["reasons"]
+            if r["code"] == "latency_regression"] == ["tiny_gpt"]
+    assert not [r for r in rep["reasons"] if r["code"] == "latency_regression"]
+    assert model(rep, "flaky")["latency_gate_note"] == "changed code ran on head (pkg/m.py:3)"
+    assert validation_errors(rep) == []
+    b_sha, h_sha, cs = pr
+    typed_report = build_report(
+        base_results=typed(base), head_results=typed(head), base_findings=[], head_findings=[],
+        changeset=cs, config=make_config(), selection=SKIP, base_sha=b_sha, head_sha=h_sha)
+    html = cmarkgfm.github_flavored_markdown_to_html(render_summary(typed_report))
+    assert "Latency: unchanged: same graphs, same code" in html

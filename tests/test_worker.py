@@ -270,9 +270,17 @@ def _lines(text: str) -> set[int]:
 def test_breaks_phase_records_the_lines_the_model_ran():
     run = measured("nested", "models.nested:Nested")
     cov = run["coverage"]
-    assert set(cov) == {"models/nested.py", "models/helpers.py"}   # repo files only
+    # repo files only; the package's __init__ ran too, when the entry module was imported
+    assert set(cov) == {"models/__init__.py", "models/nested.py", "models/helpers.py"}
     assert line_of("nested.py", "helper-call") in _lines(cov["models/nested.py"])
     assert line_of("helpers.py", "GB0124-helper") in _lines(cov["models/helpers.py"])
+    # import (module level) and construction (__init__) are executed lines as well: the
+    # latency gate asks whether changed code ran there
+    with open(os.path.join(MODELS, "nested.py"), encoding="utf-8") as fh:
+        src = fh.read().splitlines()
+    ran = _lines(cov["models/nested.py"])
+    for text in ("from models.helpers import normalize", "self.fc = torch.nn.Linear(8, 8)"):
+        assert [i for i, line in enumerate(src, 1) if text in line][0] in ran
     assert "compile_report" not in run            # no trace_path in the spec: no report
 
 

@@ -292,7 +292,14 @@ def _shape(shape: Any) -> str:
     return ",".join(f"{k}={v}" for k, v in shape.items())
 
 
+GATED_LATENCY = ("Latency: unchanged: same graphs, same code (not measured: no changed "
+                 "statement ran, and the compiled graphs and guards are the same on base and "
+                 "head).")
+
+
 def latency_table(m: ModelDelta) -> str:
+    if m.latency_gate == "unchanged":
+        return GATED_LATENCY
     rows = []
     for x in m.delta.latency:
         ms = f"{_ms(x.get('base_ms'))} → {_ms(x.get('head_ms'))}"
@@ -311,8 +318,14 @@ def latency_table(m: ModelDelta) -> str:
         return ""
     stat = next((x.get("statistic") for x in m.delta.latency if x.get("statistic")), None)
     what = "medians" if stat == "median" else f"fast-end ({stat}) times" if stat else "times"
+    # the sequential rounds' interval is at the level of the look that decided it
+    alpha = next((x["alpha"] for x in m.delta.latency
+                  if isinstance(x.get("alpha"), float) and 0 < x["alpha"] < 1), 0.05)
+    rounds = next((x["rounds"] for x in m.delta.latency if isinstance(x.get("rounds"), int)),
+                  None)
+    after = f", after {rounds} round{'' if rounds == 1 else 's'}" if rounds else ""
     return (f"Compiled latency, head/base ratio of {escape_inline(what, limit=40)} "
-            "[95% interval]; ms are medians:\n\n"
+            f"[{100 * (1 - alpha):.3g}% interval{after}]; ms are medians:\n\n"
             + table(["shape", "ms", "ratio", ""], rows))
 
 

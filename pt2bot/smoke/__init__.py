@@ -13,7 +13,8 @@ from __future__ import annotations
 
 from pt2bot.shard import merge_results, parse_shard, shard_models
 from pt2bot.smoke.env import scrub_env
-from pt2bot.smoke.runner import cli_run, pick_models, run_models
+from pt2bot.smoke.runner import cli_run, default_phases, pick_models, run_models
 
-__all__ = ["cli_run", "merge_results", "parse_shard", "pick_models", "run_models", "scrub_env",
+__all__ = ["cli_run", "default_phases", "merge_results", "parse_shard", "pick_models",
+           "run_models", "scrub_env",
            "shard_models"]

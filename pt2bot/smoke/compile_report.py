@@ -24,6 +24,7 @@ from typing import Mapping
 
 # The layout (`compile/<model>/<side>/...`) is the results file's; the runner reads SIDES and
 # trace_path through this module.
+from pt2bot.smoke.signature import trace_signature
 from pt2bot.results import (COMPILE_DIR, HTML_NAME, SIDES, TRACE_NAME, CompileReport, ModelRun,
                             report_dir, trace_path)
 
@@ -95,10 +96,13 @@ def clear_report_dir(out_dir: str, name: str, side: str) -> None:
 
 def finish_compile_report(run: ModelRun, *, out_dir: str, name: str, side: str,
                           tlparse: str | None,
-                          timeout_s: float = TLPARSE_TIMEOUT_S) -> ModelRun:
+                          timeout_s: float = TLPARSE_TIMEOUT_S,
+                          repo_root: str | None = None) -> ModelRun:
     """The RUN with `compile_report` as the files on disk say (the runner owns these paths:
     the worker's own claim is trusted for `truncated` only). A trace left by a worker that
-    crashed or timed out is rendered too: it shows what dynamo did up to the end."""
+    crashed or timed out is rendered too: it shows what dynamo did up to the end. A whole
+    trace of a run that finished also gives the `signature` of what was compiled
+    (pt2bot/smoke/signature.py; `repo_root` is the tree the model ran from)."""
     rel = trace_path(name, side)
     trace = os.path.join(out_dir, *rel.split("/"))
     if not os.path.isfile(trace) or os.path.islink(trace):
@@ -106,11 +110,13 @@ def finish_compile_report(run: ModelRun, *, out_dir: str, name: str, side: str,
     claimed = run.compile_report
     truncated = bool(claimed.truncated) if claimed is not None and \
         isinstance(claimed.truncated, bool) else None
+    signature = (trace_signature(trace, repo_root)
+                 if truncated is False and run.ok and not run.phase_errors else None)
     note = render_html(trace, tlparse=tlparse, timeout_s=timeout_s)
     html = f"{report_dir(name, side)}/{HTML_NAME}"
     return run.with_(compile_report=CompileReport(
         trace=rel, html=None if note else html, bytes=os.path.getsize(trace),
-        truncated=truncated, note=note))
+        truncated=truncated, note=note, signature=signature))
 
 
 def copy_compile_reports(src_dir: str, dest_dir: str, *, move: bool = False) -> int:

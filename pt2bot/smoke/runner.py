@@ -173,7 +173,8 @@ def run_models(config: Config, *, repo_root: str, out_dir: str,
             if "trace_path" not in job.spec:   # no traced phase: no report to claim
                 return run.without("compile_report") if run.compile_report is not None else run
             return compile_report.finish_compile_report(
-                run, out_dir=out_dir, name=job.model.name, side=side, tlparse=tlparse_bin)
+                run, out_dir=out_dir, name=job.model.name, side=side, tlparse=tlparse_bin,
+                repo_root=repo_root)
 
         try:
             futures = [pool.submit(one, j) for j in jobs]

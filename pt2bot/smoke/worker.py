@@ -136,18 +136,21 @@ def measure_run(spec: dict[str, Any]) -> ModelRun:
 
         if run_cfg.get("threads"):
             torch.set_num_threads(int(run_cfg["threads"]))
+        # The lines the model executes: its import and construction (the latency gate asks
+        # whether changed code ran there too), then every case's eager call, once (a line
+        # that runs under dynamo runs here too, or dynamo traces it: measure_breaks adds those).
+        executing = coverage.executing() if coverage is not None else contextlib.nullcontext()
         try:
-            model = build_model(str(model_spec.get("entry") or ""), model_spec.get("kwargs") or {},
-                                paths, model_spec.get("config"))
-            model = model.to(device)
-            cases: list[CaseInputs] = [build_inputs(model_spec, model, shape, device, paths)
-                                       for shape in shape_cases(model_spec)]
-            infer_dims(cases, forward_params(model))
-            # Every case's eager call, once: the lines the model executes (a line that runs
-            # under dynamo runs here too, or dynamo traces it: measure_breaks adds those).
-            executing = coverage.executing() if coverage is not None else contextlib.nullcontext()
-            with torch.no_grad(), executing:
-                eager_outs = [run_forward(model, c, paths) for c in cases]
+            with executing:
+                model = build_model(str(model_spec.get("entry") or ""),
+                                    model_spec.get("kwargs") or {}, paths,
+                                    model_spec.get("config"))
+                model = model.to(device)
+                cases: list[CaseInputs] = [build_inputs(model_spec, model, shape, device, paths)
+                                           for shape in shape_cases(model_spec)]
+                infer_dims(cases, forward_params(model))
+                with torch.no_grad():
+                    eager_outs = [run_forward(model, c, paths) for c in cases]
         except ModelError as e:
             return run.with_(status="error", error=e.to_error(), duration_s=took())
         trace = _open_trace(spec, phases)
