@@ -172,7 +172,11 @@ def test_action_audit_embeds_png_charts_and_keeps_mermaid_in_the_issue(git_repo,
 
     audit = repo.path / "pt2bot-audit"
     report = json.loads((audit / "report.json").read_text())
-    assert report["audit"]["charts"] == {"graph_breaks": "charts/graph_breaks.png"}
+    assert report["audit"]["charts"] == {"graph_breaks": "charts/graph_breaks.png",
+                                         "compile": "charts/compile.png",
+                                         "captured_ops": "charts/captured_ops.png"}
+    for name in ("compile", "captured_ops"):
+        assert_is_a_chart((audit / "charts" / f"{name}.png").read_bytes())
     assert report["audit"]["charts_note"] is None
     png = (audit / "charts" / "graph_breaks.png").read_bytes()
     page = (audit / "report.html").read_text(encoding="utf-8")

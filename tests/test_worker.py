@@ -271,7 +271,8 @@ def test_breaks_phase_records_the_lines_the_model_ran():
     run = measured("nested", "models.nested:Nested")
     cov = run["coverage"]
     # repo files only; the package's __init__ ran too, when the entry module was imported
-    assert set(cov) == {"models/__init__.py", "models/nested.py", "models/helpers.py"}
+    # (unless an earlier test in this process imported the package first: measured in-process)
+    assert set(cov) - {"models/__init__.py"} == {"models/nested.py", "models/helpers.py"}
     assert line_of("nested.py", "helper-call") in _lines(cov["models/nested.py"])
     assert line_of("helpers.py", "GB0124-helper") in _lines(cov["models/helpers.py"])
     # import (module level) and construction (__init__) are executed lines as well: the

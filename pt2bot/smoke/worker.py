@@ -142,6 +142,10 @@ def measure_run(spec: dict[str, Any]) -> ModelRun:
         executing = coverage.executing() if coverage is not None else contextlib.nullcontext()
         try:
             with executing:
+                # The same weights on every run of the model (base and head, a shard and the
+                # whole review): what the model computes, and the values a data-dependent
+                # guard holds, then differ only where the code does.
+                torch.manual_seed(0)
                 model = build_model(str(model_spec.get("entry") or ""),
                                     model_spec.get("kwargs") or {}, paths,
                                     model_spec.get("config"))
