@@ -538,10 +538,13 @@ def split(libs: list[str], findings: list[dict[str, Any]], sites: list[dict[str,
 
     out: dict[str, Any] = {}
     groups = [("tuned", [lib for lib in libs if lib not in HELD_OUT])]
-    groups += [(name, [lib for lib in libs if lib in batch]) for name, batch in HELD_OUT_BATCHES.items()]
-    # and each library of the latest batch alone: a batch's figure can hide one library's
-    latest = list(HELD_OUT_BATCHES.values())[-1]
-    groups += [(f"lib:{lib}", [lib]) for lib in libs if lib in latest]
+    for name, batch in HELD_OUT_BATCHES.items():
+        members = [lib for lib in libs if lib in batch]
+        groups.append((name, members))
+        # and each library of a batch of several alone, after it: a batch's figure can hide one
+        # library's (a batch of one is that library already)
+        if len(members) > 1:
+            groups += [(f"lib:{lib}", [lib]) for lib in members]
     for name, group in groups:
         if group:
             fig = figures([f for f in findings if f["lib"] in group], [s for s in sites if s["lib"] in group])
