@@ -35,7 +35,7 @@ from pt2bot.reportdata import ModelDelta, Report
 from pt2bot.results import ResultsFile
 from pt2bot.rules import Candidate, apply_candidate, fix_candidates_explained
 from pt2bot.smoke.runner import build_jobs
-from pt2bot.smoke.supervise import WorkerJob, run_worker
+from pt2bot.smoke.supervise import run_worker
 
 VERIFY_ARGV = ("-m", "pt2bot.smoke.verify")
 MIN_LEFT_S = 5.0            # a proof worker is not started with less budget than this

@@ -35,14 +35,14 @@ from __future__ import annotations
 import contextlib
 import io
 import re
-import signal
 import time
-from typing import Any, Iterator
+from typing import Any
 
 from pt2bot.smoke.export import (classify_failure, short_message, dim_name,
                                  draft_failures, example_case, locate_failure, make_dim)
 from pt2bot.smoke.inputs import CaseInputs, compare_outputs
 from pt2bot.smoke.matrix import mark_range, varying_dims
+from pt2bot.smoke.timelimit import Overrun, time_limit
 from pt2bot.smoke.trace import RepoPaths, compilation_metrics, reset_dynamo
 
 MAX_ROUNDS = 6            # export attempts: each applies every fix torch suggested
@@ -52,35 +52,6 @@ METHODS = ("mark_dynamic", "dynamic=True")
 _CONSTANT = re.compile(r"specialized it to be a constant \((\d+)\)")
 _SOURCE = re.compile(r"L\['(?P<arg>\w+)'\]\.size\(\)\[(?P<ax>\d+)\]")
 _LIMIT_TEXT = "recompile limit"
-
-
-class Overrun(BaseException):
-    """A step of the advice ran past its time (not an Exception: the `except Exception` of
-    the code it interrupts must let it through)."""
-
-
-@contextlib.contextmanager
-def time_limit(seconds: float) -> Iterator[None]:
-    """Raise `Overrun` in this (main) thread after `seconds`; a no-op elsewhere (signals only
-    reach the main thread) or where SIGALRM does not exist."""
-    if not hasattr(signal, "setitimer"):
-        yield
-        return
-    try:
-        old = signal.signal(signal.SIGALRM, _overrun)
-    except ValueError:     # not the main thread
-        yield
-        return
-    signal.setitimer(signal.ITIMER_REAL, seconds)
-    try:
-        yield
-    finally:
-        signal.setitimer(signal.ITIMER_REAL, 0)
-        signal.signal(signal.SIGALRM, old)
-
-
-def _overrun(signum: int, frame: Any) -> None:
-    raise Overrun()
 
 
 # --------------------------------------------------------------------------- the dims

@@ -26,11 +26,9 @@ from __future__ import annotations
 import contextlib
 import json
 import os
-import signal
 import sys
-import threading
 import time
-from typing import Any, Callable, Iterator, Mapping, Sequence
+from typing import Any, Callable, Mapping, Sequence
 
 from pt2bot.findings import normalise_source
 from pt2bot.jsonio import write_json
@@ -42,6 +40,7 @@ from pt2bot.smoke.location import ModelError, RepoPaths
 from pt2bot.smoke.matrix import measure_matrix
 from pt2bot.smoke.patch import (GUARD_KINDS, MAX_GUARD_ARGS, Edit, Injection, NotApplicable,
                                 Swap, function_at, guard_patterns, injecting, patched_function)
+from pt2bot.smoke.timelimit import Overrun, time_limit
 from pt2bot.smoke.trace import reset_dynamo
 from pt2bot.smoke.worker import redirect_std_to, route_logs, shape_cases
 
@@ -49,9 +48,8 @@ HEAD = "head"
 GUARD_WORDS = {"nan": "NaN", "inf": "inf", "empty": "an empty mask", "zero": "zeros"}
 
 
-class CandidateTimeout(BaseException):
-    """The candidate's own time ran out (a patched model that hangs). A BaseException, so
-    that neither the user's code nor the forward's own error handling swallows it."""
+class CandidateTimeout(Overrun):
+    """The candidate's own time ran out (a patched model that hangs)."""
 
 
 # --------------------------------------------------------------------------- measuring
@@ -176,27 +174,6 @@ def _try_forward(model: Any, case: CaseInputs, paths: RepoPaths) -> Any:
 
 def _outcome(x: Any) -> str:
     return f"raised {x}" if isinstance(x, BaseException) else "returned"
-
-
-@contextlib.contextmanager
-def time_limit(seconds: float | None) -> Iterator[None]:
-    """Raise CandidateTimeout in this (main) thread after `seconds` (a hang in Python code;
-    the supervisor's timeout is the backstop for one inside native code)."""
-    if not seconds or seconds <= 0 or not hasattr(signal, "setitimer") or \
-            threading.current_thread() is not threading.main_thread():
-        yield
-        return
-
-    def expire(signum: int, frame: Any) -> None:
-        raise CandidateTimeout(f"no result within {seconds:g} s")
-
-    previous = signal.signal(signal.SIGALRM, expire)
-    signal.setitimer(signal.ITIMER_REAL, seconds)
-    try:
-        yield
-    finally:
-        signal.setitimer(signal.ITIMER_REAL, 0)
-        signal.signal(signal.SIGALRM, previous)
 
 
 # --------------------------------------------------------------------------- judging (pure)
@@ -437,7 +414,7 @@ def prove_candidate(cand: Mapping[str, Any], model: Any, cases: list[CaseInputs]
         edit.start_line - 1:edit.end_line])
     measured: dict[str, Any] = {}
     try:
-        with time_limit(limit):
+        with time_limit(limit, CandidateTimeout):
             head_swap = function_at(paths, edit.path, original, edit) if kinds else None
             with patched_function(paths, edit.path, original, patched, edit) as swap:
                 with torch.no_grad():
@@ -499,7 +476,7 @@ def main(argv: list[str] | None = None) -> int:
 
 
 __all__ = ["CandidateTimeout", "GUARD_WORDS", "HEAD", "guard_checks", "guard_kinds", "judge",
-           "main", "measure_state", "prove_candidate", "time_limit", "verify"]
+           "main", "measure_state", "prove_candidate", "verify"]
 
 
 if __name__ == "__main__":

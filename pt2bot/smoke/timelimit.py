@@ -1,0 +1,37 @@
+"""A time limit on a step of a worker, for a hang in Python code (the supervisor's timeout
+is the backstop for one inside native code)."""
+from __future__ import annotations
+
+import contextlib
+import signal
+import threading
+from typing import Any, Iterator
+
+
+class Overrun(BaseException):
+    """A step ran past its time. Not an Exception: the `except Exception` of the user's code
+    (or of the code the step interrupts) must let it through."""
+
+
+@contextlib.contextmanager
+def time_limit(seconds: float | None, error: type[Overrun] = Overrun) -> Iterator[None]:
+    """Raise `error` in this thread after `seconds`. A no-op without a positive limit, off
+    the main thread (signals reach only the main thread) or where SIGALRM does not exist."""
+    if not seconds or seconds <= 0 or not hasattr(signal, "setitimer") or \
+            threading.current_thread() is not threading.main_thread():
+        yield
+        return
+
+    def expire(signum: int, frame: Any) -> None:
+        raise error(f"no result within {seconds:g} s")
+
+    previous = signal.signal(signal.SIGALRM, expire)
+    signal.setitimer(signal.ITIMER_REAL, seconds)
+    try:
+        yield
+    finally:
+        signal.setitimer(signal.ITIMER_REAL, 0)
+        signal.signal(signal.SIGALRM, previous)
+
+
+__all__ = ["Overrun", "time_limit"]
