@@ -274,7 +274,9 @@ def project(tmp_path_factory):
 def test_the_run_records_executed_and_dynamo_traced_lines(project):
     _root, results = project
     cov = results["models"][0]["coverage"]
-    assert set(cov) == {"reachpkg/model.py", "reachpkg/helpers.py"}
+    # import and construction run under coverage too: the package's __init__ is there when
+    # this process had not imported it before
+    assert set(cov) - {"reachpkg/__init__.py"} == {"reachpkg/model.py", "reachpkg/helpers.py"}
     ran = {p: {n for lo, hi in parse_ranges(t) for n in range(lo, hi + 1)} for p, t in cov.items()}
     model = ran["reachpkg/model.py"]
     assert line_of(MODEL, "taken") in model
