@@ -110,6 +110,7 @@ def breakdown(root: str, pkg: str, edit: str) -> None:
     import ast
 
     from pt2bot import static
+    from pt2bot.static import check as static_check
     from pt2bot.static import files as static_files
     from pt2bot.config import StaticConfig
     from pt2bot.rules import select_rules
@@ -140,7 +141,7 @@ def breakdown(root: str, pkg: str, edit: str) -> None:
     wrap(Cache, "read", "cache: read entries")
     wrap(Cache, "load", "cache: check + unpickle")
     wrap(Cache, "store", "cache: pickle + atomic write")
-    wrap(static, "find_compiled", "call graph (incl. its walks)")
+    wrap(static_check, "find_compiled", "call graph (incl. its walks)")
     cfg = StaticConfig(select=("ALL",))
     codes = tuple(r.code for r in select_rules(cfg.select, cfg.ignore))
     cache_dir = tempfile.mkdtemp(prefix="pt2bot-bench-cache-")
@@ -175,6 +176,7 @@ def bounds(root: str, pkg: str) -> None:
     import hashlib
 
     from pt2bot import static
+    from pt2bot.static import check as static_check
     from pt2bot.static import files as static_files
     from pt2bot.config import StaticConfig
 
