@@ -16,8 +16,9 @@ protocol makes (eager, compiled and the reference workload per case: one warm-up
 
 pt2bot's side is the real CLI, `pt2bot review --all --base main` of a one-commit PR in a
 generated git repository, with the same backend (aot_eager), the same threads (1), the same
-inductor cache directory, and every phase on. Shape advice and fix verification: not in this
-version of pt2bot (nothing to turn off). Floor and review are interleaved (floor, review,
+inductor cache directory, and every phase on but shape advice and fix verification, which are
+measured on their own (`run.shape_advice: false`, `fixes: {verify: false}`; `--old-config`
+leaves the keys out for a pt2bot from before them). Floor and review are interleaved (floor, review,
 review, floor, ...), so drift in the machine's load hits both alike.
 
 The models: the bundled example's `tiny_encoder` (examples/zoo) and real-library models built
@@ -223,7 +224,12 @@ def config_text(names: list[str], a: argparse.Namespace, cache: str) -> str:
                   f"    dynamic: {json.dumps(m['dynamic'])}"]
     lines.append(f"run: {{device: cpu, backend: {a.backend}, threads: 1, jobs: 1, timeout_s: 900, "
                  f"rounds: {a.rounds}, warmup: {a.warmup}, repeats: {a.repeats}, "
-                 f"cache_dir: {json.dumps(cache)}}}")
+                 f"cache_dir: {json.dumps(cache)}"
+                 + ("" if a.old_config else ", shape_advice: false") + "}")
+    if not a.old_config:
+        # measured on their own: the floor has neither (a pt2bot from before them rejects
+        # these keys: --old-config)
+        lines.append("fixes: {verify: false}")
     return "\n".join(lines) + "\n"
 
 
@@ -412,6 +418,8 @@ def main() -> int:
     ap.add_argument("--warmup", type=int, default=10)
     ap.add_argument("--repeats", type=int, default=50)
     ap.add_argument("--backend", default="aot_eager")
+    ap.add_argument("--old-config", action="store_true",
+                    help="leave out shape_advice/fixes (for a pt2bot from before them)")
     ap.add_argument("--site", default=SITE, help="site-packages with the model libraries")
     ap.add_argument("--work", default=None, help="working directory (default: a temp dir)")
     ap.add_argument("--data", default=None, help="append the records to this JSON file")
