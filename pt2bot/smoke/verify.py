@@ -42,7 +42,7 @@ from pt2bot.smoke.patch import (GUARD_KINDS, MAX_GUARD_ARGS, Edit, Injection, No
                                 Swap, function_at, guard_patterns, injecting, patched_function)
 from pt2bot.smoke.timelimit import Overrun, time_limit
 from pt2bot.smoke.trace import reset_dynamo
-from pt2bot.smoke.worker import redirect_std_to, route_logs, shape_cases
+from pt2bot.smoke.worker import read_spec, route_logs, shape_cases
 
 HEAD = "head"
 GUARD_WORDS = {"nan": "NaN", "inf": "inf", "empty": "an empty mask", "zero": "zeros"}
@@ -451,16 +451,10 @@ def prove_candidate(cand: Mapping[str, Any], model: Any, cases: list[CaseInputs]
 
 
 def main(argv: list[str] | None = None) -> int:
-    argv = list(sys.argv[1:] if argv is None else argv)
-    if len(argv) != 2:
-        print("usage: python -m pt2bot.smoke.verify SPEC.json OUT.json", file=sys.stderr)
+    got = read_spec(argv, "pt2bot.smoke.verify")
+    if got is None:
         return 2
-    spec_path, out_path = argv
-    with open(spec_path, encoding="utf-8") as fh:
-        spec = json.load(fh)
-    log_path = spec.get("log_path")
-    if log_path:
-        redirect_std_to(log_path)
+    spec, out_path = got
     progress = str(spec["progress_path"])
 
     def emit(record: dict[str, Any]) -> None:
@@ -469,7 +463,7 @@ def main(argv: list[str] | None = None) -> int:
             fh.flush()
             os.fsync(fh.fileno())
 
-    with route_logs(log_path):
+    with route_logs(spec.get("log_path")):
         verify(spec, emit)
     write_json(out_path, {"name": (spec.get("model") or {}).get("name"), "status": "ok"})
     return 0

@@ -241,18 +241,27 @@ def redirect_std_to(log_path: str) -> None:
     os.close(fd)
 
 
-def main(argv: list[str] | None = None) -> int:
+def read_spec(argv: list[str] | None, module: str) -> tuple[dict[str, Any], str] | None:
+    """A worker's command line, `SPEC.json OUT.json`: the spec read, and stdout/stderr sent to
+    its log. None (usage printed) when the arguments are not those two."""
     argv = list(sys.argv[1:] if argv is None else argv)
     if len(argv) != 2:
-        print("usage: python -m pt2bot.smoke.worker SPEC.json OUT.json", file=sys.stderr)
-        return 2
+        print(f"usage: python -m {module} SPEC.json OUT.json", file=sys.stderr)
+        return None
     spec_path, out_path = argv
     with open(spec_path, encoding="utf-8") as fh:
         spec = json.load(fh)
     if spec.get("log_path"):
         redirect_std_to(spec["log_path"])
-    run = measure(spec)
-    write_json(out_path, run)
+    return spec, out_path
+
+
+def main(argv: list[str] | None = None) -> int:
+    got = read_spec(argv, "pt2bot.smoke.worker")
+    if got is None:
+        return 2
+    spec, out_path = got
+    write_json(out_path, measure(spec))
     return 0
 
 
