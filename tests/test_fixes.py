@@ -280,6 +280,46 @@ def test_noop_guards_of_clamp_and_fill_are_dropped(tmp_path, body, branchless):
     assert cands[0].rank == 0 and cands[0].lines == ("    " + branchless,)
 
 
+@pytest.mark.parametrize("test,body,want", [
+    ("m.any()", ["x[m] = -1"], ("    x[m] = -1",)),
+    ("torch.any(m)", ["x[m] = 0.5", "y[m] = fill"], ("    x[m] = 0.5", "    y[m] = fill")),
+])
+def test_writes_through_the_tested_mask_need_no_branch(tmp_path, test, body, want):
+    src, f, cands = only(tmp_path, f"""\
+        import torch
+
+        @torch.compile
+        def f(x, y, fill):
+            m = x > 1
+            if {test}:
+                {chr(10).join(' ' * 16 + b for b in body).strip()}
+            return x + y
+        """, "PTC201")
+    (c,) = cands
+    assert c.lines == want and c.guards == ("empty",) and not c.safe
+    fixed(src, c)
+
+
+@pytest.mark.parametrize("test,body", [
+    ("m.any()", "x[~m] = -1"),        # another mask than the tested one
+    ("m.any()", "x[m] = x[0]"),       # a value that is read (and may not fit an empty selection)
+    ("m.all()", "x[m] = -1"),         # not `any`
+    ("(x > 1).any()", "x[m] = -1"),   # the test is not the mask written through
+])
+def test_writes_not_through_the_tested_mask_keep_the_branch(tmp_path, test, body):
+    src, f, cands = only(tmp_path, f"""\
+        import torch
+
+        @torch.compile
+        def f(x):
+            m = x > 1
+            if {test}:
+                {body}
+            return x
+        """, "PTC201")
+    assert not any(c.title.startswith("drop the branch") for c in cands)
+
+
 @pytest.mark.parametrize("body", [
     "x = torch.nan_to_num(x)",     # the test is not about NaN
     "x = (x * 2).clamp(max=1.0)",  # not a transform of x itself

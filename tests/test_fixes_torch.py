@@ -419,3 +419,21 @@ def test_a_mask_over_leading_dimensions_needs_the_reshaped_form(tmp_path):
         load(apply_candidate(src, simple), "leading")(*args)
     assert_fixes(src, reshaped, "leading", args, (torch.randn(2, 3, 4), torch.ones(2, 3, dtype=torch.long),
                                                   torch.randn(4)))
+
+
+def test_writes_through_the_tested_mask_without_the_branch(tmp_path):
+    src, (c,) = candidates(tmp_path, """\
+        import torch
+
+        def f(x):
+            x = x.clone()
+            fill_mask = x > 1
+            if fill_mask.any():
+                x[fill_mask] = -1
+            return x
+
+        g = torch.compile(f)
+        """, "PTC201")
+    assert c.lines == ("    x[fill_mask] = -1",)
+    x = torch.randn(4, 3)
+    assert_fixes(src, c, "f", (x * 3,), (x.clamp(max=0.5),), (torch.randn(2, 7),))
