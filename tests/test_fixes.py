@@ -475,6 +475,11 @@ def test_masked_selections_without_a_recipe(tmp_path, expr):
     ("PTC101", "    k = int(torch.randint(3, (1,)).item())\n    return x * (k + 1)\n",
      "    k = torch.randint(3, (1,))"),
     ("PTC101", "    return x - int(x.mean().item())\n", "    return x - x.mean().long()"),
+    # a torch call that takes the tensor as well as the number; an augmented assignment
+    ("PTC101", "    return x.clamp(max=x.mean().item())\n", "    return x.clamp(max=x.mean())"),
+    ("PTC101", "    m = x.mean().item()\n    return torch.where(x > 0, x, m)\n", "    m = x.mean()"),
+    ("PTC101", "    m = x.mean().item()\n    x *= m\n    return x\n", "    m = x.mean()"),
+    ("PTC101", "    x /= x.sum().item()\n    return x\n", "    x /= x.sum()"),
 ])
 def test_keep_the_tensor(tmp_path, code, body, want):
     src, f, cands = only(tmp_path, "import torch\n\n@torch.compile\ndef f(x):\n" + body, code)
@@ -493,6 +498,9 @@ def test_keep_the_tensor(tmp_path, code, body, want):
     ("PTC102", "    w = x.sum(0).tolist()\n    return x * w[int(x[0, 0])]\n"),   # an element by a computed index
     ("PTC102", "    w = x.sum(0).tolist()\n    return x.new_zeros(w[0])\n"),      # an element as a size
     ("PTC102", "    w = x.sum(0).tolist()\n    return x * len(w)\n"),             # the list itself
+    # one clamp bound a number, the other a tensor: dynamo reads the tensor back (a break)
+    ("PTC101", "    return torch.clamp(x, 0, x.mean().item())\n"),
+    ("PTC101", "    n = 0\n    n += x.sum().item()\n    return x.new_zeros(int(n))\n"),  # n is then a size
     ("PTC101", "    n = x.sum().item()\n    return x\n"),                      # never read
 ])
 def test_a_python_number_that_is_needed_is_kept(tmp_path, code, body):

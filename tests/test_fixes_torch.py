@@ -231,6 +231,9 @@ def test_a_denominator_changing_mean_is_never_offered(tmp_path):
     ("PTC104", "    n = int(x.argmax())\n    return x * n\n"),
     ("PTC101", "    return x - int(x.sum().item())\n"),
     ("PTC102", "    w = x.sum(0).tolist()\n    return x * w[0] + w[-1]\n"),
+    ("PTC101", "    return x.clamp(max=x.mean().item())\n"),
+    ("PTC101", "    m = x.mean().item()\n    return torch.where(x > 0, x, m)\n"),
+    ("PTC101", "    x = x + 1\n    x /= x.sum().item()\n    return x\n"),
 ])
 def test_keep_the_tensor_removes_the_break(tmp_path, code, body):
     src, (c,) = candidates(tmp_path, "import torch\n\ndef f(x):\n" + body + "\ng = torch.compile(f)\n", code)

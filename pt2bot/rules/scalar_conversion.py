@@ -90,7 +90,8 @@ class ScalarConversion(Rule):
     Fix offered (not safe: run and compared before it is posted) when the value only feeds
     tensor arithmetic: `float()` dropped, in the expression (`x * float(t)` -> `x * t`) or in the
     assignment `v = float(t)` when every later read of `v` in the function is an operand of
-    arithmetic outside a condition, an index, a size or a formatted string.
+    arithmetic (`x *= v` too; also the one bound of a clamp, `x.clamp(max=v)`, or a value of
+    `torch.where(c, x, v)`) outside a condition, an index, a size or a formatted string.
     `int(t)` becomes `t.long()` in the same places (it truncates toward zero as `int()` does;
     just `t` for an integer draw or index: `int(x.argmax())` -> `x.argmax()`), and
     `int(lengths.max())` of a tensor the function built from Python numbers

@@ -4,7 +4,10 @@ tensor of Python sizes: compute it from those sizes.
 
 Keep the tensor. The edit is on the finding's own statement: `x * t.item()` -> `x * t`, or, for
 `v = t.item()`, `v = t` when every later read of `v` in the function is an operand of
-arithmetic (`x / v`, `-v`) outside a condition, an index, a size or a formatted string; there
+arithmetic (`x / v`, `-v`, `x *= v`) outside a condition, an index, a size or a formatted
+string (in `n += t.item()` where `n` was a number literal, the same of every later read of
+`n`), or the one bound of a clamp
+(`x.clamp(max=v)`) or a value of `torch.where(c, a, v)`; there
 a tensor behaves like the number (a 0-d tensor keeps the other operand's dtype), and dynamo
 keeps it in the graph. For `.tolist()`, a read may also be one element (`w[0]`, `w[-1]`) that
 is such an operand: the tensor's element is a 0-d tensor. `int(...)` truncates toward zero, as
@@ -33,10 +36,37 @@ _SCALAR_CALLS = frozenset({"range", "int", "float", "len", "round", "str", "prin
                            "tuple", "enumerate", "isinstance", "min", "max", "sum", "abs", "math"})
 
 
-def _arith_only(node: ast.AST, parents: dict[int, ast.AST]) -> bool:
-    """`node` is an operand of arithmetic, and nothing above it needs a Python number."""
+_CLAMPS = frozenset({"clamp", "clip", "clamp_", "clip_"})
+
+
+def _tensor_argument(node: ast.AST, parents: dict[int, ast.AST]) -> bool:
+    """`node` is an argument a torch call takes as a tensor as well as a number: the one bound
+    of a clamp (`x.clamp(max=v)`, `torch.clamp(x, max=v)`: with the other bound a number, dynamo
+    reads the tensor back and breaks, measured on torch 2.13) or a value of
+    `torch.where(c, a, b)`."""
     p = parents.get(id(node))
-    if not (isinstance(p, ast.BinOp) or (isinstance(p, ast.UnaryOp) and isinstance(p.op, (ast.USub, ast.UAdd)))):
+    call = parents.get(id(p)) if isinstance(p, ast.keyword) else p
+    if not isinstance(call, ast.Call) or not isinstance(call.func, ast.Attribute):
+        return False
+    f = call.func
+    module = isinstance(f.value, ast.Name) and f.value.id == "torch"
+    if f.attr == "where" and module:
+        return len(call.args) == 3 and not call.keywords and node in call.args[1:]
+    if f.attr not in _CLAMPS:
+        return False
+    bounds = call.args[1:] if module else call.args
+    given = [k.value for k in call.keywords if k.arg in ("min", "max")] + list(bounds)
+    return given == [node] and (isinstance(p, ast.keyword) or node in bounds)
+
+
+def _arith_only(node: ast.AST, parents: dict[int, ast.AST]) -> bool:
+    """`node` is an operand of arithmetic or an argument a torch call takes as a tensor
+    (`_tensor_argument`), and nothing above it needs a Python number."""
+    p = parents.get(id(node))
+    if _tensor_argument(node, parents):
+        return True
+    if not (isinstance(p, ast.BinOp) or (isinstance(p, ast.UnaryOp) and isinstance(p.op, (ast.USub, ast.UAdd)))
+            or (isinstance(p, ast.AugAssign) and p.value is node)):
         return False
     child = node
     while p is not None and not isinstance(p, ast.stmt):
@@ -200,20 +230,40 @@ def keep_tensor_fixes(code: str, finding, source: str, tree: ast.Module, what: s
     title = f"keep the tensor: drop {dropped}" + (", truncate with `.long()` as `int()` does"
                                                    if text.endswith(".long()") else "")
     if _arith_only(outer, parents):
+        # `n = 0 ... n += t.item()`: a Python number becomes a tensor, so what reads it later
+        # must take one
+        if isinstance(st, ast.AugAssign) and isinstance(st.target, ast.Name) and \
+                _number_before(tree, st, st.target.id) and \
+                not _later_reads_arith(tree, st, st.target.id, what, need_one=False):
+            return []
         return [replace_statement(code, finding.path, st, with_replaced(lines, st, outer, text), title, safe=False)]
     if isinstance(st, ast.Assign) and st.value is outer and len(st.targets) == 1 and isinstance(st.targets[0], ast.Name):
-        fn = enclosing_function(tree, st)
-        if fn is None:
-            return []
         name = st.targets[0].id
-        fparents = parents_of(fn)
-        reads = [n for n in ast.walk(fn) if isinstance(n, ast.Name) and n.id == name
-                 and isinstance(n.ctx, ast.Load) and n.lineno > (st.end_lineno or st.lineno)]
-        if reads and all(_arith_only(n, fparents) or (what == "tolist" and _element_arith(n, fparents))
-                         for n in reads):
+        if _later_reads_arith(tree, st, name, what, need_one=True):
             return [replace_statement(code, finding.path, st, with_replaced(lines, st, outer, text),
                                       title + f" (`{name}` only feeds tensor arithmetic)", safe=False)]
     return []
+
+
+def _number_before(tree: ast.Module, st: ast.stmt, name: str) -> bool:
+    """`name` is set to a number literal somewhere in the function of `st` (`n = 0`)."""
+    fn = enclosing_function(tree, st)
+    return fn is not None and any(
+        isinstance(a, ast.Assign) and isinstance(a.value, ast.Constant) and type(a.value.value) in (int, float)
+        and any(isinstance(t, ast.Name) and t.id == name for t in a.targets) for a in ast.walk(fn))
+
+
+def _later_reads_arith(tree: ast.Module, st: ast.stmt, name: str, what: str, *, need_one: bool) -> bool:
+    """Every read of `name` after `st` in its function is an operand of arithmetic (for
+    `.tolist()`, also one element of it that is); `need_one`: and there is such a read."""
+    fn = enclosing_function(tree, st)
+    if fn is None:
+        return False
+    fparents = parents_of(fn)
+    reads = [n for n in ast.walk(fn) if isinstance(n, ast.Name) and n.id == name
+             and isinstance(n.ctx, ast.Load) and n.lineno > (st.end_lineno or st.lineno)]
+    return (bool(reads) or not need_one) and all(
+        _arith_only(n, fparents) or (what == "tolist" and _element_arith(n, fparents)) for n in reads)
 
 
 __all__ = ["keep_tensor_fixes", "sizes_from_list_fixes"]

@@ -40,7 +40,8 @@ class TensorItem(Rule):
     Fix offered (not safe: run and compared before it is posted) when the value only feeds
     tensor arithmetic: `.item()` dropped, in the expression (`x * t.item()` -> `x * t`) or in the
     assignment `v = t.item()` when every later read of `v` in the function is an operand of
-    arithmetic outside a condition, an index, a size or a formatted string. `int(t.item())`
+    arithmetic (`x *= v` too; also the one bound of a clamp, `x.clamp(max=v)`, or a value of
+    `torch.where(c, x, v)`) outside a condition, an index, a size or a formatted string. `int(t.item())`
     becomes `t.long()` (it truncates toward zero as `int()` does), or `t` where `t` is already
     an integer draw or index (`int(torch.randint(3, (1,)).item())` -> `torch.randint(3, (1,))`).
     A size read back from a tensor the function built from Python numbers,
