@@ -135,16 +135,22 @@ def _unchanged_between(fn: ast.AST, names: set[str], after: int, before: int) ->
     return True
 
 
+def _finding_call(finding, source: str, tree: ast.Module) -> tuple[ast.stmt | None, list[str], ast.Call | None]:
+    """The finding's statement (None unless it owns its lines), the lines, and the call the
+    finding is at (None if there is none)."""
+    st, _, lines = finding_statement(finding, source, tree)
+    call = None if st is None else next(
+        (n for n in ast.walk(st) if isinstance(n, ast.Call)
+         and (n.lineno, n.col_offset) == (finding.line, finding.col)), None)
+    return st, lines, call
+
+
 def sizes_from_list_fixes(code: str, finding, source: str, tree: ast.Module, what: str) -> list[Candidate]:
     """`int(lengths.amax().item())` where `lengths = torch.tensor(<Python numbers>)`: the
     builtin `max`/`min`/`sum` of those numbers (the module doc). `what` as for `keep_tensor_fixes`."""
-    st, _, lines = finding_statement(finding, source, tree)
+    st, lines, call = _finding_call(finding, source, tree)
     fn = enclosing_function(tree, st) if st is not None else None
-    if fn is None:
-        return []
-    call = next((n for n in ast.walk(st) if isinstance(n, ast.Call)
-                 and (n.lineno, n.col_offset) == (finding.line, finding.col)), None)
-    if call is None:
+    if fn is None or call is None:
         return []
     if what == "item":
         if not (isinstance(call.func, ast.Attribute) and call.func.attr == "item" and not call.args):
@@ -199,12 +205,8 @@ def sizes_from_list_fixes(code: str, finding, source: str, tree: ast.Module, wha
 def keep_tensor_fixes(code: str, finding, source: str, tree: ast.Module, what: str) -> list[Candidate]:
     """`what`: "item" / "tolist" (a method call at the finding) or "float" (`float(t)` or
     `int(t)`)."""
-    st, _, lines = finding_statement(finding, source, tree)
-    if st is None:
-        return []
-    call = next((n for n in ast.walk(st) if isinstance(n, ast.Call)
-                 and (n.lineno, n.col_offset) == (finding.line, finding.col)), None)
-    if call is None:
+    st, lines, call = _finding_call(finding, source, tree)
+    if st is None or call is None:
         return []
     parents = parents_of(st)
     if what == "float":
@@ -226,7 +228,8 @@ def keep_tensor_fixes(code: str, finding, source: str, tree: ast.Module, what: s
         text = f"{text if atom else f'({text})'}.long()"   # truncates toward zero, as int() does
     elif not atom and isinstance(parents.get(id(outer)), (ast.BinOp, ast.UnaryOp, ast.Attribute, ast.Subscript)):
         text = f"({text})"   # `x * float(a + b)` -> `x * (a + b)`
-    dropped = " and ".join(f"`{d}`" for d in ([] if what == "float" else [f".{what}()"]) + ([f"{conv}()"] if conv else []))
+    dropped = " and ".join(f"`{d}`" for d in ([] if what == "float" else [f".{what}()"])
+                           + ([f"{conv}()"] if conv else []))
     title = f"keep the tensor: drop {dropped}" + (", truncate with `.long()` as `int()` does"
                                                    if text.endswith(".long()") else "")
     if _arith_only(outer, parents):
