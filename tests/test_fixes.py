@@ -501,10 +501,11 @@ def test_keep_the_tensor(tmp_path, code, body, want):
     # one clamp bound a number, the other a tensor: dynamo reads the tensor back (a break)
     ("PTC101", "    return torch.clamp(x, 0, x.mean().item())\n"),
     ("PTC101", "    n = 0\n    n += x.sum().item()\n    return x.new_zeros(int(n))\n"),  # n is then a size
+    ("PTC104", "    return x * int(np.ones(3).sum())\n"),                      # numpy: no .long()
     ("PTC101", "    n = x.sum().item()\n    return x\n"),                      # never read
 ])
 def test_a_python_number_that_is_needed_is_kept(tmp_path, code, body):
-    src, fs = findings_in(tmp_path, "import torch\n\n@torch.compile\ndef f(x):\n" + body, code)
+    src, fs = findings_in(tmp_path, "import numpy as np\nimport torch\n\n@torch.compile\ndef f(x):\n" + body, code)
     assert fs and all(fix_candidates(f, src) == [] for f in fs)
 
 
@@ -730,6 +731,8 @@ def test_size_from_the_python_numbers(tmp_path, code, body, want):
     "    t = torch.tensor(x.shape) * x.sum()\n    return x.new_zeros(t.max().item())",
     # a reduction over one dimension
     "    t = torch.tensor([[1, 2]])\n    return x.new_zeros(t.max(0).values.item())",
+    # `max` is not the builtin in the function
+    "    max = torch.maximum\n    t = torch.tensor([1, 2])\n    return x.new_zeros(t.max().item())",
     # a float tensor: .item() is a float where max() of the numbers may be an int
     "    t = torch.tensor([1, 2], dtype=torch.float32)\n    return x.new_zeros(t.max().item())",
 ])

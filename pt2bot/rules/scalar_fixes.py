@@ -28,8 +28,8 @@ from __future__ import annotations
 import ast
 
 from pt2bot.rules.base import Candidate
-from pt2bot.rules.edits import (enclosing_function, finding_statement, parents_of, replace_statement, segment,
-                                with_replaced)
+from pt2bot.rules.edits import (enclosing_function, finding_statement, function_binds, parents_of,
+                                replace_statement, segment, with_replaced)
 
 # reading a value in one of these is a Python number's job (a size, an index, a message)
 _SCALAR_CALLS = frozenset({"range", "int", "float", "len", "round", "str", "print", "format", "bool", "list",
@@ -191,6 +191,8 @@ def sizes_from_list_fixes(code: str, finding, source: str, tree: ast.Module, wha
     parents = parents_of(st)
     conv = _conversion(outer, parents) if what == "item" else outer
     func = _LIST_REDUCTIONS[reduced.func.attr]
+    if function_binds(tree, st, func):
+        return []   # `max` is not the builtin there
     text = f"{func}{listed}"
     if conv is not None and not (integer and segment(lines, conv.func) == "int"):
         text = f"{segment(lines, conv.func)}({text})"   # keep the conversion: the list may hold floats
@@ -224,6 +226,8 @@ def keep_tensor_fixes(code: str, finding, source: str, tree: ast.Module, what: s
             outer, conv = wrap, wrap.func.id   # type: ignore[union-attr]
     text = segment(lines, tensor)
     atom = isinstance(tensor, (ast.Name, ast.Attribute, ast.Call, ast.Subscript))
+    if conv == "int" and getattr(finding, "gb", None) == "GB0033":
+        return []   # `int()` of a numpy value (PTC104's GB0033): an array has no `.long()`
     if conv == "int" and not _integer_valued(tensor):
         text = f"{text if atom else f'({text})'}.long()"   # truncates toward zero, as int() does
     elif not atom and isinstance(parents.get(id(outer)), (ast.BinOp, ast.UnaryOp, ast.Attribute, ast.Subscript)):
