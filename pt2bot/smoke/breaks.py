@@ -6,6 +6,18 @@ compiled with a recording eager backend while the structured trace is caught in 
 and each `dynamo_graph_break_reason` artifact is one (break, frame) event. Events are
 deduplicated on (GB id, innermost user frame): a break hit in a loop or in every repeated
 layer is one break with a `count`.
+
+This is a compile of its own, although the "matrix" phase compiles the same first case
+again: the matrix cannot stand in for it. The matrix marks the declared dynamic dims with
+`mark_dynamic` (and traces the case twice when that raises ConstraintViolationError) and
+compiles with `run.backend`; under either setting this pass's facts change. Symbolic sizes add
+graph nodes (`captured_ops`, `graph_ops`), can add a graph (`graph_count`) or a break, and
+change the text of a break's reason; another backend's compiled graphs dispatch other ATen
+operators (`aten_in_graphs`), and a backend's own error would hide every break. With the
+matrix's settings 89 of 307 fixture models and none of the three benchmark models would report
+the same facts; with the eager backend and no dim marked the two compiles are the same, but
+the configurations the benchmarks and the examples use never are
+(benchmarks/bench_onepass.py, benchmarks/results/onepass.md).
 """
 from __future__ import annotations
 
