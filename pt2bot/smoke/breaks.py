@@ -13,11 +13,11 @@ again: the matrix cannot stand in for it. The matrix marks the declared dynamic 
 compiles with `run.backend`; under either setting this pass's facts change. Symbolic sizes add
 graph nodes (`captured_ops`, `graph_ops`), can add a graph (`graph_count`) or a break, and
 change the text of a break's reason; another backend's compiled graphs dispatch other ATen
-operators (`aten_in_graphs`), and a backend's own error would hide every break. With the
-matrix's settings 89 of 307 fixture models and none of the three benchmark models would report
-the same facts; with the eager backend and no dim marked the two compiles are the same, but
-the configurations the benchmarks and the examples use never are
-(benchmarks/bench_onepass.py, benchmarks/results/onepass.md).
+operators (`aten_in_graphs`), and a backend that fails ends the call before the breaks after
+that graph. Under the settings of an aot_eager review's matrix, 92 of 310 models (the test
+fixtures and the four of benchmarks/bench_floor.py, all four among them) give other facts.
+With the eager backend and no dim marked the two compiles are the same, but a model with a
+dynamic dim never is (benchmarks/bench_onepass.py, benchmarks/results/onepass.md).
 """
 from __future__ import annotations
 
