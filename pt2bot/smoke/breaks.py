@@ -16,8 +16,8 @@ change the text of a break's reason; another backend's compiled graphs dispatch 
 operators (`aten_in_graphs`), and a backend that fails ends the call before the breaks after
 that graph. Under the settings of an aot_eager review's matrix, 92 of 310 models (the test
 fixtures and the four of benchmarks/bench_floor.py, all four among them) give other facts.
-With the eager backend and no dim marked the two compiles are the same, but a model with a
-dynamic dim never is (benchmarks/bench_onepass.py, benchmarks/results/onepass.md).
+With the eager backend and no dim marked the two compiles have the same settings, but a model
+with a dynamic dim never has (benchmarks/bench_onepass.py, benchmarks/results/onepass.md).
 """
 from __future__ import annotations
 
