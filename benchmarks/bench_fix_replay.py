@@ -7,7 +7,8 @@ Each case (benchmarks/fix_replay/<case>/, recorded from the upstream history by
 benchmarks/fix_replay/record.py) is one upstream commit whose diff removed a graph break or a
 recompile. The replay is a real git repository in a temporary directory: `main` holds the
 AFTER version of the code (the maintainers' fix) with a tiny model that runs it
-(`replay_model.py`) and a pt2bot.yml (CPU, eager backend, batch 2 and 4); the PR's commit
+(`replay_model.py`) and a pt2bot.yml (CPU, eager backend, batch 2 and 4, or the case's
+`matrix`); the PR's commit
 re-introduces the BEFORE version by applying the maintainers' own hunks in reverse
 (`upstream.diff`, context trimmed from the ends only where the excerpt does not hold it, as
 patch's fuzz does). Then `pt2bot review --base main` runs as the PR job does, and report.json
@@ -108,7 +109,7 @@ def config(case: dict) -> str:
         f"  - name: {case['name']}",
         "    entry: replay_model:Replay",
         f"    inputs: {case['inputs']}",
-        "    shapes: {batch: [2, 4]}",
+        f"    {case['matrix']}",
         "    export: false",
         "run: {backend: eager, latency: false, timeout_s: 300}",
     ]) + "\n"
@@ -163,10 +164,13 @@ def new_breaks(report: dict, name: str) -> list[dict]:
             out.append({"kind": "break", "gb": b.get("gb"), "gb_type": b.get("gb_type"),
                         "path": b.get("path"), "line": b.get("line")})
         for case in (m.get("delta") or {}).get("recompile_cases") or ():
+            if not case.get("delta"):
+                continue
             for r in case.get("reasons") or ():
-                text = r if isinstance(r, str) else (r.get("reason") or r.get("guard") or json.dumps(r))
-                out.append({"kind": "recompile", "gb": None, "gb_type": text.split("\n")[0][:120],
-                            "caused_by": (r.get("caused_by") if isinstance(r, dict) else None)})
+                if r.get("caused_by") or r.get("kind") == "size_mismatch":
+                    continue
+                out.append({"kind": "recompile", "gb": None, "gb_type": (r.get("guard") or "")[:120],
+                            "source": r.get("source"), "path": r.get("path"), "line": r.get("line")})
     return out
 
 
@@ -206,6 +210,17 @@ def run_case(case: dict, python: str) -> dict:
                     for t in fixes["targets"]],
         "candidates": cands,
     }
+
+
+def screened(python: str) -> list[dict]:
+    """The fixes found but not replayed: what their BEFORE code does on this torch."""
+    proc = subprocess.run([python, os.path.join(CASES_DIR, "screened.py")], capture_output=True, text=True,
+                          env={**os.environ, "PYTHONPATH": os.pathsep.join(filter(None, [ROOT, os.environ.get(
+                              "PYTHONPATH")]))})
+    out = [json.loads(ln) for ln in proc.stdout.splitlines() if ln.startswith("{")]
+    if proc.returncode != 0:
+        out.append({"error": proc.stderr[-1500:]})
+    return out
 
 
 def kind_of(r: dict) -> str:
@@ -256,6 +271,16 @@ def markdown(results: dict) -> str:
                            and not cs)]) or ("no target on the PR's lines" if not r.get("targets") else "–")
         lines.append(f"| {name} | {r.get('repo')}@{(r.get('sha') or '')[:10]} {r.get('subject', '')[:70]} | "
                      f"{kind_of(r)} | {len(cs)} | {len(ver)} | {eq} | {why} |")
+    if results.get("screened"):
+        lines += ["", "Found in the histories but not replayed: on torch 2.13 (CPU, eager) their BEFORE line "
+                      "no longer breaks or recompiles (`benchmarks/fix_replay/screened.py`):", "",
+                  "| upstream commit | BEFORE line | breaks / recompiles now |", "|---|---|---|"]
+        for s_ in results["screened"]:
+            if "error" in s_:
+                lines.append(f"| screen failed | {s_['error'][-200:]} | |")
+                continue
+            lines.append(f"| {s_['repo']}@{s_['sha']} {s_['subject'][:60]} | `{s_['before_line']}` | "
+                         f"{len(s_['measured'])} |")
     lines += ["", "| case | smoke s (base + head) | proof s | proof / smoke of one side | review wall s |",
               "|---|---:|---:|---:|---:|"]
     for name, r in cases.items():
@@ -285,6 +310,8 @@ def main() -> int:
         print(f"{name:26s} {kind_of(r):10s} targets {len(r.get('targets') or [])} candidates "
               f"{len(r.get('candidates') or [])} verified {sum(c['verified'] for c in r.get('candidates') or [])} "
               f"wall {r.get('wall_s')} {r.get('error', '')[:300]}", flush=True)
+    if not args.case:
+        results["screened"] = screened(args.python)
     results["load_after"] = os.getloadavg()
     results["cases"] = dict(sorted(results["cases"].items()))
     os.makedirs(os.path.dirname(args.out), exist_ok=True)

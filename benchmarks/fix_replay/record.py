@@ -29,6 +29,7 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 KORNIA = ("kornia/kornia", "Apache-2.0")
 DIFFUSERS = ("huggingface/diffusers", "Apache-2.0")
 TORCHTUNE = ("pytorch/torchtune", "BSD-3-Clause")
+TIMM = ("huggingface/pytorch-image-models", "Apache-2.0")
 
 # trimmed copies of kornia.core.check's helpers (the real ones raise kornia's BaseError and can
 # be switched off globally; here they raise a plain exception, which is all the replay needs)
@@ -422,11 +423,165 @@ class Replay(nn.Module):
     def forward(self, x: torch.Tensor) -> torch.Tensor:
         b = x.shape[0]
         kv = self.proj(x).view(b, 1, 2, 4).transpose(1, 2)  # [b, heads, 1 token, head_dim]
-        kv = torch.nn.functional.pad(kv, (0, 0, 0, 0, 0, 0, 0, 4 - b))  # the cache's batch is 4
-        k_out, v_out = self.cache.update(kv, kv)
+        full = torch.nn.functional.pad(kv, (0, 0, 0, 0, 0, 0, 0, 4 - b))  # the cache's batch is 4
+        k_out, v_out = self.cache.update(full, full)
         return (k_out[:b] * v_out[:b]).sum((1, 2, 3)) + kv.sum((1, 2, 3))
 ''',
         "inputs": "[{name: x, shape: [batch, 4]}]",
+        # a decoding step is called again with the same shapes: the recompile is on the second call
+        "matrix": "cases: [{batch: 2}, {batch: 2}, {batch: 4}]",
+    },
+    "kornia_color_jitter": {
+        "project": KORNIA, "sha": "e21b288b2", "path": "kornia/augmentation/_2d/intensity/color_jitter.py",
+        "functions": [],
+        "class_stub": '''
+
+class ColorJitter(nn.Module):
+    # trimmed: the augmentation base class and the parameter generator are left out; the four
+    # colour functions are the stand-ins above, set as the real __init__ sets them
+    def __init__(self, order: Optional[Sequence[int]] = None) -> None:
+        super().__init__()
+        self._fixed_order: Optional[Tuple[int, ...]] = tuple(order) if order is not None else None
+        self._brightness_fn = adjust_brightness_accumulative
+        self._contrast_fn = adjust_contrast_with_mean_subtraction
+        self._saturation_fn = adjust_saturation
+        self._hue_fn = adjust_hue
+''',
+        "methods": ["ColorJitter", ["apply_transform"]],
+        "left_out": "all of ColorJitter but apply_transform (verbatim): the base class, the parameter "
+                    "generator and __init__ (a stub that keeps the fix's new `order` argument, which the model passes: "
+                    "the fix is fullgraph only with a fixed order); "
+                    "kornia.enhance's four colour functions are replaced by elementwise stand-ins of the "
+                    "same signature",
+        "skip_hunks": {"0": "an import of the excerpt's left-out __init__ code",
+                       "1": "__init__'s new `order` argument (the stub has it)",
+                       "2": "__init__'s `order` validation (the stub keeps the tuple)"},
+        "preamble": '''from collections.abc import Sequence
+from math import pi
+from typing import Any, Dict, List, Optional, Tuple, Union
+
+import torch
+from torch import nn
+
+
+def _per_sample(factor: torch.Tensor, img: torch.Tensor) -> torch.Tensor:
+    return factor.view(-1, *([1] * (img.dim() - 1)))
+
+
+# stand-ins for kornia.enhance's adjust_* functions (elementwise, same signatures)
+def adjust_brightness_accumulative(image: torch.Tensor, factor: torch.Tensor) -> torch.Tensor:
+    return (image + _per_sample(factor, image)).clamp(0, 1)
+
+
+def adjust_contrast_with_mean_subtraction(image: torch.Tensor, factor: torch.Tensor) -> torch.Tensor:
+    mean = image.mean((-2, -1), True)
+    return ((image - mean) * _per_sample(factor, image) + mean).clamp(0, 1)
+
+
+def adjust_saturation(image: torch.Tensor, factor: torch.Tensor) -> torch.Tensor:
+    gray = image.mean(-3, True)
+    return ((image - gray) * _per_sample(factor, image) + gray).clamp(0, 1)
+
+
+def adjust_hue(image: torch.Tensor, factor: torch.Tensor) -> torch.Tensor:
+    return torch.remainder(image + _per_sample(factor, image) / (2 * pi), 1.0)
+''',
+        "model": '''from kornia.augmentation._2d.intensity.color_jitter import ColorJitter
+
+
+class Replay(nn.Module):
+    """ColorJitter's transform with the factors an image head predicts (in the generator's ranges)."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.conv = nn.Conv2d(3, 3, 3, padding=1)
+        self.jitter = ColorJitter(order=(2, 0, 3, 1))
+        self.register_buffer("order", torch.tensor([2, 0, 3, 1]))  # the generator's random order
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        img = torch.sigmoid(self.conv(x))
+        m = img.mean((1, 2, 3))
+        params = {"brightness_factor": (m - 0.5) * 0.2, "contrast_factor": 0.8 + 0.4 * m,
+                  "saturation_factor": torch.ones_like(m), "hue_factor": (m - 0.5) * 0.1,
+                  "order": self.order}
+        return self.jitter.apply_transform(img, params, {})
+''',
+        "inputs": "[{name: x, shape: [batch, 3, 8, 8]}]",
+    },
+    "kornia_equalize_item": {
+        "project": KORNIA, "sha": "4822ca0c6", "path": "kornia/enhance/adjust.py",
+        "functions": ["_scale_channel_batched"],
+        "left_out": "the rest of kornia/enhance/adjust.py (equalize's other paths); the commit's other "
+                    "file (the crop generator) is not replayed",
+        "preamble": KORNIA_IMPORTS,
+        "model": '''from kornia.enhance.adjust import _scale_channel_batched
+
+
+class Replay(nn.Module):
+    """Batched histogram equalization of an image head's output (what equalize() calls)."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.conv = nn.Conv2d(3, 3, 3, padding=1)
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        return _scale_channel_batched(torch.sigmoid(self.conv(x)))
+''',
+        "inputs": "[{name: x, shape: [batch, 3, 8, 8]}]",
+    },
+    "timm_naflex_pos_embed": {
+        "project": TIMM, "sha": "e7497a8b", "path": "timm/models/naflexvit.py",
+        "functions": ["_normalize_naflex_grid_sample_coords"],
+        "class_stub": '''
+
+class NaFlexEmbeds(nn.Module):
+    # trimmed: only the attributes the kept method reads, as the real __init__ sets them for
+    # pos_embed="learned", pos_embed_use_grid_sample=True
+    def __init__(self, embed_dim: int = 8, grid_size=(5, 7)) -> None:
+        super().__init__()
+        self.pos_embed_interp_mode = "bilinear"
+        self.pos_embed_ar_preserving = False
+        self.pos_embed = nn.Parameter(torch.randn(1, grid_size[0], grid_size[1], embed_dim) * .02)
+''',
+        "methods": ["NaFlexEmbeds", ["_apply_learned_naflex_pos_embed_grid_sample"]],
+        "left_out": "all of naflexvit.py but the new coordinate helper and NaFlexEmbeds's grid-sample "
+                    "method (verbatim); the class keeps only the attributes that method reads; "
+                    "`disable_compiler` is timm.layers.typing's (torch.compiler.disable)",
+        "preamble": '''from typing import Optional
+
+import torch
+import torch.nn as nn
+import torch.nn.functional as F
+
+# timm/layers/typing.py
+disable_compiler = getattr(getattr(torch, "compiler", None), "disable", None)
+''',
+        "model": '''from timm.models.naflexvit import NaFlexEmbeds
+
+
+class Replay(nn.Module):
+    """Patch tokens of two images of different sizes (NaFlex), their learned position embeddings added."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.embeds = NaFlexEmbeds()
+        self.proj = nn.Linear(12, 8)
+
+    def forward(self, patches: torch.Tensor, patch_coord: torch.Tensor) -> torch.Tensor:
+        x = self.proj(patches)
+        self.embeds._apply_learned_naflex_pos_embed_grid_sample(x, patch_coord)
+        return x
+
+
+def make_inputs(batch: int):
+    coord = torch.zeros(batch, 12, 2, dtype=torch.long)
+    for i in range(batch):
+        h, w = (2, 3) if i % 2 == 0 else (3, 4)
+        coord[i, : h * w] = torch.cartesian_prod(torch.arange(h), torch.arange(w))
+    return {"patches": torch.randn(batch, 12, 12, generator=torch.Generator().manual_seed(batch)),
+            "patch_coord": coord}
+''',
+        "inputs": "{entry: replay_model:make_inputs}",
     },
 }
 
@@ -437,10 +592,12 @@ def git(repo: str, *args: str) -> str:
                           env=env).stdout
 
 
-def kept_text(src: str, names: list[str]) -> str:
+def kept_text(src: str, names: list[str], cls: str | None = None) -> str:
     tree = ast.parse(src)
     lines = src.split("\n")
-    byname = {n.name: n for n in tree.body if isinstance(n, (ast.FunctionDef, ast.ClassDef))}
+    body = tree.body if cls is None else next(n for n in tree.body if isinstance(n, ast.ClassDef)
+                                              and n.name == cls).body
+    byname = {n.name: n for n in body if isinstance(n, (ast.FunctionDef, ast.ClassDef))}
     out = []
     for name in names:
         node = byname[name.lstrip("-")]
@@ -470,6 +627,9 @@ def record(name: str, case: dict, mirrors: str) -> None:
     body = case["preamble"].rstrip("\n") + "\n"
     if case["functions"]:
         body += "\n\n" + kept_text(src, case["functions"]) + "\n"
+    if case.get("methods"):
+        cls, methods = case["methods"]
+        body += case["class_stub"] + "\n" + kept_text(src, methods, cls) + "\n"
     text = header + ("\n".join(lic) + "\n" if lic else "") + "\n" + body
     dest = os.path.join(out, "tree", path)
     os.makedirs(os.path.dirname(dest), exist_ok=True)
@@ -482,8 +642,10 @@ def record(name: str, case: dict, mirrors: str) -> None:
     with open(os.path.join(out, "upstream.diff"), "w") as fh:
         fh.write(diff)
     meta = {"repo": owner_name, "sha": full, "subject": subject, "path": path, "licence": licence,
-            "kept": [n.lstrip("-") for n in case["functions"]], "left_out": case["left_out"],
-            "skip_hunks": case.get("skip_hunks", {}), "inputs": case["inputs"]}
+            "kept": [n.lstrip("-") for n in case["functions"]] + [
+                f"{case['methods'][0]}.{m}" for m in (case.get("methods") or ("", []))[1]], "left_out": case["left_out"],
+            "skip_hunks": case.get("skip_hunks", {}), "inputs": case["inputs"],
+            "matrix": case.get("matrix", "shapes: {batch: [2, 4]}")}
     with open(os.path.join(out, "case.json"), "w") as fh:
         json.dump(meta, fh, indent=1)
         fh.write("\n")

@@ -91,6 +91,15 @@ def resize_transformation(input: torch.Tensor, params: dict) -> torch.Tensor:
     return params["src"] * 2
 
 
+# pyg-team/pytorch-frame 8e964d27 (torch_frame/data/multi_embedding_tensor.py, MultiEmbeddingTensor.validate)
+def frame_validate(offset: torch.Tensor, values: torch.Tensor, num_cols: int = 2) -> torch.Tensor:
+    assert offset[0] == 0
+    assert len(offset) == num_cols + 1
+    assert offset.ndim == 1
+    assert values.ndim == 2 or values.numel() == 0
+    return values * 2
+
+
 SCREENED = [
     ("huggingface/diffusers", "9f3c0fdcd8", "Avoiding graph break by changing the way we infer dtype in vae.decoder",
      "upscale_dtype = next(iter(self.up_blocks.parameters())).dtype",
@@ -118,6 +127,9 @@ SCREENED = [
      lambda: graph_breaks(resize_transformation, torch.randn(2, 3, 8, 8),
                           {"output_size": torch.tensor([[8, 8], [8, 8]]), "src": torch.randn(2, 4, 2)},
                           user_code=HERE)),
+    ("pyg-team/pytorch-frame", "8e964d27", "fix(pt2): Skip data-dependent validation to allow constructing mnt/met "
+     "in compiled regions", "assert self.offset[0] == 0",
+     lambda: graph_breaks(frame_validate, torch.tensor([0, 2, 4]), torch.randn(3, 4), user_code=HERE)),
 ]
 
 

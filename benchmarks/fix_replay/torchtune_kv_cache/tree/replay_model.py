@@ -16,6 +16,6 @@ class Replay(nn.Module):
     def forward(self, x: torch.Tensor) -> torch.Tensor:
         b = x.shape[0]
         kv = self.proj(x).view(b, 1, 2, 4).transpose(1, 2)  # [b, heads, 1 token, head_dim]
-        kv = torch.nn.functional.pad(kv, (0, 0, 0, 0, 0, 0, 0, 4 - b))  # the cache's batch is 4
-        k_out, v_out = self.cache.update(kv, kv)
+        full = torch.nn.functional.pad(kv, (0, 0, 0, 0, 0, 0, 0, 4 - b))  # the cache's batch is 4
+        k_out, v_out = self.cache.update(full, full)
         return (k_out[:b] * v_out[:b]).sum((1, 2, 3)) + kv.sum((1, 2, 3))
