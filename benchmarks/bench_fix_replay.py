@@ -37,7 +37,22 @@ ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 CASES_DIR = os.path.join(ROOT, "benchmarks", "fix_replay")
 
 # case -> {suggested lines joined by "\n" (stripped of indentation): (equivalent?, why)}
-JUDGEMENTS: dict[str, dict[str, tuple[bool, str]]] = {}
+JUDGEMENTS: dict[str, dict[str, tuple[bool, str]]] = {
+    "kornia_colormap": {
+        "max_value = torch.where(input_tensor.max() <= 1.0, 1.0, 255.0)": (
+            True, "both select 1.0 or 255.0 with torch.where on `input_tensor.max() <= 1.0`; the maintainers "
+                  "pass float32 0-d tensors, the suggestion Python floats, which torch.where turns into the "
+                  "default dtype (float32): the same value, dtype and device, and the next line divides by it"),
+    },
+    "diffusers_unet_logger": {
+        'if not torch.compiler.is_compiling():\n'
+        'logger.info("Forward upsample size to force interpolation output size.")': (
+            True, "same outputs and the same single graph under compile; the maintainers deleted the log "
+                  "line (a comment now), the suggestion keeps it in eager only, an INFO message the default "
+                  "log level does not print. pt2bot's second candidate, `remove the log call`, is the "
+                  "maintainers' edit; it was not tried because the first one was verified"),
+    },
+}
 
 
 def git(repo: str, *args: str) -> str:
@@ -236,41 +251,61 @@ def kind_of(r: dict) -> str:
 
 
 def markdown(results: dict) -> str:
+    """The figures as Markdown (benchmarks/results/fix_replay.md and the README)."""
     cases = results["cases"]
     by_kind: dict[str, list[str]] = collections.defaultdict(list)
     for name, r in cases.items():
         by_kind[kind_of(r)].append(name)
     n = len(cases)
-    lines = ["| kind (torch 2.13, on the PR line) | cases | target found on the PR line | verified fix |",
-             "|---|---:|---:|---:|"]
+
+    def fixed(r: dict) -> bool:
+        return any(t["fixed_by"] for t in r.get("targets") or ())
+
+    lines = ["| kind (torch 2.13, what dynamo records) | cases | new in head's smoke run | "
+             "target on the PR's lines | verified fix |", "|---|---:|---:|---:|---:|"]
     for kind, names in sorted(by_kind.items(), key=lambda kv: (-len(kv[1]), kv[0])):
+        seen = sum(1 for c in names if cases[c].get("new") or cases[c].get("targets"))
         found = sum(1 for c in names if cases[c].get("targets"))
-        fixed = sum(1 for c in names if any(t["fixed_by"] for t in cases[c].get("targets") or ()))
-        lines.append(f"| {kind} | {len(names)} ({100 * len(names) / n:.0f} %) | {found} | {fixed}/{len(names)} |")
+        lines.append(f"| {kind} | {len(names)} ({100 * len(names) / n:.0f} %) | {seen} | {found} | "
+                     f"{sum(fixed(cases[c]) for c in names)}/{len(names)} |")
     targets = sum(1 for r in cases.values() if r.get("targets"))
-    fixed = sum(1 for r in cases.values() if any(t["fixed_by"] for t in r.get("targets") or ()))
-    verified = [(name, c) for name, r in cases.items() for c in r.get("candidates") or () if c["verified"]]
-    equiv = sum(1 for _, c in verified if c.get("equivalent"))
-    unjudged = sum(1 for _, c in verified if c.get("equivalent") is None)
-    rejected = [(name, c) for name, r in cases.items() for c in r.get("candidates") or () if not c["verified"]]
-    lines += ["", f"Cases with the re-introduced problem found on the PR's lines: {targets}/{n}; "
-                  f"with a verified fix: {fixed}/{n} ({fixed}/{targets} of those found). "
-                  f"Verified suggestions equivalent to the maintainers' fix: {equiv}/{len(verified)}"
+    n_fixed = sum(fixed(r) for r in cases.values())
+    verified = [c for r in cases.values() for c in r.get("candidates") or () if c["verified"]]
+    equiv = sum(1 for c in verified if c.get("equivalent"))
+    unjudged = sum(1 for c in verified if c.get("equivalent") is None)
+    cands = [c for r in cases.values() for c in r.get("candidates") or ()]
+    rejected = [c for c in cands if not c["verified"]]
+    with_c = [r for r in cases.values() if r.get("candidates")]
+    lines += ["", f"Cases (one PR each) whose re-introduced problem became a target on the PR's lines: "
+                  f"{targets}/{n}; with a verified fix: {n_fixed}/{n} ({n_fixed}/{targets} of those targeted). "
+                  f"Verified suggestions equivalent to the maintainers' fix (judged by hand): {equiv}/{len(verified)}"
                   + (f" ({unjudged} unjudged)" if unjudged else "") + ". "
-                  f"Candidates the proof rejected: {len(rejected)} of "
-                  f"{sum(len(r.get('candidates') or ()) for r in cases.values())}.", ""]
-    lines += ["| case | upstream commit | kind | candidates | verified | equivalent to the maintainers' | why not / rejected |",
-              "|---|---|---|---:|---|---|---|"]
+                  f"Candidates: {len(cands)} in {len(with_c)} cases, {len(rejected)} not verified. "
+                  f"Proof wall time: {sum(r.get('fixes_s') or 0 for r in cases.values()):.0f} s over {n} PRs "
+                  f"(0 s in the {n - len(with_c)} PRs without a candidate), "
+                  f"{sum(r.get('fixes_s') or 0 for r in with_c):.0f} s in the {len(with_c)} with one, next to "
+                  f"{sum(r.get('smoke_s') or 0 for r in with_c):.0f} s of their smoke runs (base + head).", ""]
+    lines += ["| case | upstream commit | kind | targets (line: why no verified fix) | candidates: verdict | "
+              "equivalent to the maintainers' |", "|---|---|---|---|---|---|"]
     for name, r in cases.items():
         cs = r.get("candidates") or []
-        ver = [c for c in cs if c["verified"]]
-        eq = "; ".join(f"{'yes' if c.get('equivalent') else 'no' if c.get('equivalent') is False else 'unjudged'}: "
-                       f"{c.get('why')}" for c in ver) or "–"
-        why = "; ".join([*(f"{c['rule']} {c['title'][:60]}: {c['reason']}" for c in cs if not c["verified"]),
-                         *(t["reason"] for t in r.get("targets") or () if not t["fixed_by"] and t.get("reason")
-                           and not cs)]) or ("no target on the PR's lines" if not r.get("targets") else "–")
-        lines.append(f"| {name} | {r.get('repo')}@{(r.get('sha') or '')[:10]} {r.get('subject', '')[:70]} | "
-                     f"{kind_of(r)} | {len(cs)} | {len(ver)} | {eq} | {why} |")
+        ts = "; ".join(dict.fromkeys(f"{t['line']}: {t['reason'] or 'fixed by ' + str(t['fixed_by'])}"
+                                     for t in r.get("targets") or ())) or (
+            "none: " + "; ".join(f"{x['gb'] or x['kind']} at {x.get('path')}:{x.get('line')}"
+                                 + (f" (`{x['source']}`)" if x.get("source") else "") for x in r.get("new") or ())
+            if r.get("new") else "none")
+        cv = "; ".join(f"{c['rule']} {c['title']} (lines {c['start_line']}-{c['end_line']}): "
+                       + ("verified" if c["verified"] else c["reason"]) for c in cs) or "–"
+        eq = "; ".join(f"{'yes' if c.get('equivalent') else 'no' if c.get('equivalent') is False else 'unjudged'}"
+                       f": {c.get('why')}" for c in cs if c["verified"]) or "–"
+        lines.append(f"| {name} | {r.get('repo')}@{(r.get('sha') or '')[:10]} {r.get('subject', '')} | "
+                     f"{kind_of(r)} | {ts} | {cv} | {eq} |")
+    lines += ["", "| case | smoke s (base + head) | proof s | proof / one side's smoke | review wall s |",
+              "|---|---:|---:|---:|---:|"]
+    for name, r in cases.items():
+        sm, fx = r.get("smoke_s") or 0.0, r.get("fixes_s") or 0.0
+        lines.append(f"| {name} | {sm:.0f} | {fx:.0f} | {(fx / (sm / 2)) if sm else 0:.2f} | "
+                     f"{r.get('wall_s', 0):.0f} |")
     if results.get("screened"):
         lines += ["", "Found in the histories but not replayed: on torch 2.13 (CPU, eager) their BEFORE line "
                       "no longer breaks or recompiles (`benchmarks/fix_replay/screened.py`):", "",
@@ -279,13 +314,8 @@ def markdown(results: dict) -> str:
             if "error" in s_:
                 lines.append(f"| screen failed | {s_['error'][-200:]} | |")
                 continue
-            lines.append(f"| {s_['repo']}@{s_['sha']} {s_['subject'][:60]} | `{s_['before_line']}` | "
+            lines.append(f"| {s_['repo']}@{s_['sha']} {s_['subject']} | `{s_['before_line']}` | "
                          f"{len(s_['measured'])} |")
-    lines += ["", "| case | smoke s (base + head) | proof s | proof / smoke of one side | review wall s |",
-              "|---|---:|---:|---:|---:|"]
-    for name, r in cases.items():
-        sm, fx = r.get("smoke_s") or 0.0, r.get("fixes_s") or 0.0
-        lines.append(f"| {name} | {sm:.0f} | {fx:.0f} | {(fx / (sm / 2)) if sm else 0:.2f} | {r.get('wall_s', 0):.0f} |")
     return "\n".join(lines) + "\n"
 
 
@@ -295,7 +325,19 @@ def main() -> int:
     ap.add_argument("--python", default=sys.executable)
     ap.add_argument("--case", action="append", default=[])
     ap.add_argument("--report", action="store_true", help="print the figures of --out, run nothing")
+    ap.add_argument("--rejudge", action="store_true",
+                    help="apply JUDGEMENTS to the verified suggestions of --out and write it back, run nothing")
     args = ap.parse_args()
+    if args.rejudge:
+        results = json.load(open(args.out))
+        for name, r in results["cases"].items():
+            for c in r.get("candidates") or ():
+                if c["verified"]:
+                    c.update(judge(name, c["lines"]))
+        with open(args.out, "w") as fh:
+            json.dump(results, fh, indent=1)
+            fh.write("\n")
+        return 0
     if args.report:
         print(markdown(json.load(open(args.out))), end="")
         return 0

@@ -446,6 +446,10 @@ class ColorJitter(nn.Module):
         self._contrast_fn = adjust_contrast_with_mean_subtraction
         self._saturation_fn = adjust_saturation
         self._hue_fn = adjust_hue
+
+    def forward(self, input: torch.Tensor, params: Dict[str, torch.Tensor]) -> torch.Tensor:
+        # the augmentation base class's forward calls apply_transform with the generated params
+        return self.apply_transform(input, params, {})
 ''',
         "methods": ["ColorJitter", ["apply_transform"]],
         "left_out": "all of ColorJitter but apply_transform (verbatim): the base class, the parameter "
@@ -504,7 +508,7 @@ class Replay(nn.Module):
         params = {"brightness_factor": (m - 0.5) * 0.2, "contrast_factor": 0.8 + 0.4 * m,
                   "saturation_factor": torch.ones_like(m), "hue_factor": (m - 0.5) * 0.1,
                   "order": self.order}
-        return self.jitter.apply_transform(img, params, {})
+        return self.jitter(img, params)
 ''',
         "inputs": "[{name: x, shape: [batch, 3, 8, 8]}]",
     },
@@ -542,6 +546,11 @@ class NaFlexEmbeds(nn.Module):
         self.pos_embed_interp_mode = "bilinear"
         self.pos_embed_ar_preserving = False
         self.pos_embed = nn.Parameter(torch.randn(1, grid_size[0], grid_size[1], embed_dim) * .02)
+
+    def forward(self, x: torch.Tensor, patch_coord: torch.Tensor) -> torch.Tensor:
+        # the real forward embeds the patches first, then calls the position-embedding method
+        self._apply_learned_naflex_pos_embed_grid_sample(x, patch_coord)
+        return x
 ''',
         "methods": ["NaFlexEmbeds", ["_apply_learned_naflex_pos_embed_grid_sample"]],
         "left_out": "all of naflexvit.py but the new coordinate helper and NaFlexEmbeds's grid-sample "
@@ -569,8 +578,7 @@ class Replay(nn.Module):
 
     def forward(self, patches: torch.Tensor, patch_coord: torch.Tensor) -> torch.Tensor:
         x = self.proj(patches)
-        self.embeds._apply_learned_naflex_pos_embed_grid_sample(x, patch_coord)
-        return x
+        return self.embeds(x, patch_coord)
 
 
 def make_inputs(batch: int):

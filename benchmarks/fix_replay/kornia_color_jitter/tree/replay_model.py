@@ -20,4 +20,4 @@ class Replay(nn.Module):
         params = {"brightness_factor": (m - 0.5) * 0.2, "contrast_factor": 0.8 + 0.4 * m,
                   "saturation_factor": torch.ones_like(m), "hue_factor": (m - 0.5) * 0.1,
                   "order": self.order}
-        return self.jitter.apply_transform(img, params, {})
+        return self.jitter(img, params)

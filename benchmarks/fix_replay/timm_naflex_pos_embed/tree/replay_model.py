@@ -15,8 +15,7 @@ class Replay(nn.Module):
 
     def forward(self, patches: torch.Tensor, patch_coord: torch.Tensor) -> torch.Tensor:
         x = self.proj(patches)
-        self.embeds._apply_learned_naflex_pos_embed_grid_sample(x, patch_coord)
-        return x
+        return self.embeds(x, patch_coord)
 
 
 def make_inputs(batch: int):

@@ -32,6 +32,11 @@ class NaFlexEmbeds(nn.Module):
         self.pos_embed_ar_preserving = False
         self.pos_embed = nn.Parameter(torch.randn(1, grid_size[0], grid_size[1], embed_dim) * .02)
 
+    def forward(self, x: torch.Tensor, patch_coord: torch.Tensor) -> torch.Tensor:
+        # the real forward embeds the patches first, then calls the position-embedding method
+        self._apply_learned_naflex_pos_embed_grid_sample(x, patch_coord)
+        return x
+
     def _apply_learned_naflex_pos_embed_grid_sample(
             self,
             x: torch.Tensor,

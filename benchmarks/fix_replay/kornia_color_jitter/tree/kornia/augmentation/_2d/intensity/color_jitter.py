@@ -59,6 +59,10 @@ class ColorJitter(nn.Module):
         self._saturation_fn = adjust_saturation
         self._hue_fn = adjust_hue
 
+    def forward(self, input: torch.Tensor, params: Dict[str, torch.Tensor]) -> torch.Tensor:
+        # the augmentation base class's forward calls apply_transform with the generated params
+        return self.apply_transform(input, params, {})
+
     def apply_transform(
         self,
         input: torch.Tensor,
