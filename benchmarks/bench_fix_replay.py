@@ -291,8 +291,11 @@ def markdown(results: dict) -> str:
         cs = r.get("candidates") or []
         ts = "; ".join(dict.fromkeys(f"{t['line']}: {t['reason'] or 'fixed by ' + str(t['fixed_by'])}"
                                      for t in r.get("targets") or ())) or (
-            "none: " + "; ".join(f"{x['gb'] or x['kind']} at {x.get('path')}:{x.get('line')}"
-                                 + (f" (`{x['source']}`)" if x.get("source") else "") for x in r.get("new") or ())
+            "none: " + "; ".join(f"{x['gb']} at {x.get('path')}:{x.get('line')}" if x["kind"] == "break" else
+                                 f"recompile on guard `{x['gb_type']}`, located at "
+                                 + (f"{x['path']}:{x['line']}" if x.get("path") else
+                                    f"no file and line (source `{x.get('source')}`)")
+                                 for x in r.get("new") or ())
             if r.get("new") else "none")
         cv = "; ".join(f"{c['rule']} {c['title']} (lines {c['start_line']}-{c['end_line']}): "
                        + ("verified" if c["verified"] else c["reason"]) for c in cs) or "–"
