@@ -281,10 +281,11 @@ class Replay(nn.Module):
     },
     "diffusers_unet_logger": {
         "project": DIFFUSERS, "sha": "a0198676d7", "path": "src/diffusers/models/unet_2d_condition.py",
-        "functions": [],
-        "left_out": "all of UNet2DConditionModel but the first statements of forward(), verbatim up to "
-                    "the line after the fix; the rest of forward() is one convolution standing for the "
-                    "down/up blocks; `num_upsamplers` is an attribute as in the real __init__",
+        "functions": [], "kept": "the first statements of UNet2DConditionModel.forward, up to the line after "
+                                 "the fix (from `# By default samples` to `forward_upsample_size = True`)",
+        "left_out": "the rest of UNet2DConditionModel: __init__ is a stub setting `num_upsamplers` as the "
+                    "real one does, and the rest of forward() is one convolution standing for the "
+                    "down/up blocks",
         "preamble": '''import logging
 
 import torch
@@ -340,10 +341,10 @@ class Replay(UNet2DConditionModel):
     "diffusers_hunyuan_mask": {
         "project": DIFFUSERS, "sha": "c86511586f",
         "path": "src/diffusers/models/transformers/transformer_hunyuan_video.py",
-        "functions": [],
-        "left_out": "all of HunyuanVideoTransformer3DModel but step 3 of forward() (the attention "
-                    "mask), verbatim; the embedders and transformer blocks are one linear layer and one "
-                    "masked scaled-dot-product attention over the joint sequence",
+        "functions": [], "kept": "step 3 of HunyuanVideoTransformer3DModel.forward (`# 3. Attention mask "
+                                 "preparation`, down to the mask's unsqueeze)",
+        "left_out": "the rest of HunyuanVideoTransformer3DModel: the embedders are linear layers and the "
+                    "transformer blocks one masked scaled-dot-product attention over the joint sequence",
         "preamble": '''import torch
 import torch.nn as nn
 import torch.nn.functional as F
@@ -554,7 +555,8 @@ class NaFlexEmbeds(nn.Module):
 ''',
         "methods": ["NaFlexEmbeds", ["_apply_learned_naflex_pos_embed_grid_sample"]],
         "left_out": "all of naflexvit.py but the new coordinate helper and NaFlexEmbeds's grid-sample "
-                    "method (verbatim); the class keeps only the attributes that method reads; "
+                    "method (verbatim); __init__ is a stub setting only the attributes that method reads, forward "
+                    "a stub calling it as the real forward does; "
                     "`disable_compiler` is timm.layers.typing's (torch.compiler.disable)",
         "preamble": '''from typing import Optional
 
@@ -622,10 +624,11 @@ def record(name: str, case: dict, mirrors: str) -> None:
     subject = git(repo, "log", "-1", "--format=%s", full).strip()
     diff = git(repo, "show", "--format=", full, "--", path)
     out = os.path.join(HERE, name)
+    kept = [n.lstrip("-") for n in case["functions"]] + [f"{case['methods'][0]}.{m}"
+                                                         for m in (case.get("methods") or ("", []))[1]]
     header = (f"# Replay excerpt of {owner_name} at {full}, {path} ({licence}; the upstream licence "
               f"header follows where the file has one).\n# Kept verbatim: "
-              f"{', '.join(n.lstrip('-') for n in case['functions']) or 'the code below the preamble marks'}"
-              f". Left out: {case['left_out']}.\n")
+              f"{', '.join(kept) or case['kept']}. Left out: {case['left_out']}.\n")
     src = git(repo, "show", f"{full}:{path}")
     lic = []
     for ln in src.split("\n"):

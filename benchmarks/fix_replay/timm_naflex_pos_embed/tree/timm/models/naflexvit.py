@@ -1,5 +1,5 @@
 # Replay excerpt of huggingface/pytorch-image-models at e7497a8be181a5fa0c73a04ceb0069374fa3812a, timm/models/naflexvit.py (Apache-2.0; the upstream licence header follows where the file has one).
-# Kept verbatim: _normalize_naflex_grid_sample_coords. Left out: all of naflexvit.py but the new coordinate helper and NaFlexEmbeds's grid-sample method (verbatim); the class keeps only the attributes that method reads; `disable_compiler` is timm.layers.typing's (torch.compiler.disable).
+# Kept verbatim: _normalize_naflex_grid_sample_coords, NaFlexEmbeds._apply_learned_naflex_pos_embed_grid_sample. Left out: all of naflexvit.py but the new coordinate helper and NaFlexEmbeds's grid-sample method (verbatim); __init__ is a stub setting only the attributes that method reads, forward a stub calling it as the real forward does; `disable_compiler` is timm.layers.typing's (torch.compiler.disable).
 
 from typing import Optional
 

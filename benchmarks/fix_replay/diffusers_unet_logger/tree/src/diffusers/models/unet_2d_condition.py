@@ -1,5 +1,5 @@
 # Replay excerpt of huggingface/diffusers at a0198676d7eb73ebb1e409cf90bd963308025423, src/diffusers/models/unet_2d_condition.py (Apache-2.0; the upstream licence header follows where the file has one).
-# Kept verbatim: the code below the preamble marks. Left out: all of UNet2DConditionModel but the first statements of forward(), verbatim up to the line after the fix; the rest of forward() is one convolution standing for the down/up blocks; `num_upsamplers` is an attribute as in the real __init__.
+# Kept verbatim: the first statements of UNet2DConditionModel.forward, up to the line after the fix (from `# By default samples` to `forward_upsample_size = True`). Left out: the rest of UNet2DConditionModel: __init__ is a stub setting `num_upsamplers` as the real one does, and the rest of forward() is one convolution standing for the down/up blocks.
 # Copyright 2023 The HuggingFace Team. All rights reserved.
 #
 # Licensed under the Apache License, Version 2.0 (the "License");

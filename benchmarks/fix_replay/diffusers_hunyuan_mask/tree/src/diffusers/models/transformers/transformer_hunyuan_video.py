@@ -1,5 +1,5 @@
 # Replay excerpt of huggingface/diffusers at c86511586fdbf50e8071929d42b1c13786ef05d3, src/diffusers/models/transformers/transformer_hunyuan_video.py (Apache-2.0; the upstream licence header follows where the file has one).
-# Kept verbatim: the code below the preamble marks. Left out: all of HunyuanVideoTransformer3DModel but step 3 of forward() (the attention mask), verbatim; the embedders and transformer blocks are one linear layer and one masked scaled-dot-product attention over the joint sequence.
+# Kept verbatim: step 3 of HunyuanVideoTransformer3DModel.forward (`# 3. Attention mask preparation`, down to the mask's unsqueeze). Left out: the rest of HunyuanVideoTransformer3DModel: the embedders are linear layers and the transformer blocks one masked scaled-dot-product attention over the joint sequence.
 # Copyright 2024 The Hunyuan Team and The HuggingFace Team. All rights reserved.
 #
 # Licensed under the Apache License, Version 2.0 (the "License");

@@ -1,5 +1,5 @@
 # Replay excerpt of kornia/kornia at e21b288b2b22e306e13ff606b8cfd4866d79c963, kornia/augmentation/_2d/intensity/color_jitter.py (Apache-2.0; the upstream licence header follows where the file has one).
-# Kept verbatim: the code below the preamble marks. Left out: all of ColorJitter but apply_transform (verbatim): the base class, the parameter generator and __init__ (a stub that keeps the fix's new `order` argument, which the model passes: the fix is fullgraph only with a fixed order); kornia.enhance's four colour functions are replaced by elementwise stand-ins of the same signature.
+# Kept verbatim: ColorJitter.apply_transform. Left out: all of ColorJitter but apply_transform (verbatim): the base class, the parameter generator and __init__ (a stub that keeps the fix's new `order` argument, which the model passes: the fix is fullgraph only with a fixed order); kornia.enhance's four colour functions are replaced by elementwise stand-ins of the same signature.
 # LICENSE HEADER MANAGED BY add-license-header
 #
 # Copyright 2018 Kornia Team
