@@ -27,7 +27,6 @@ import collections
 import glob
 import json
 import os
-import re
 import subprocess
 import sys
 import tempfile
@@ -239,7 +238,7 @@ def screened(python: str) -> list[dict]:
 
 
 def kind_of(r: dict) -> str:
-    """The case's break kind: the GB code of the re-introduced break, or `recompile`."""
+    """The case's kind: its first target's GB code (or `recompile`), else its first new break's in head."""
     ts = r.get("targets") or []
     if ts:
         t = ts[0]
