@@ -466,8 +466,8 @@ class Walker:
         saved = dict(self.ctx.env)
         saved_optional = self.optional
         names = {a.arg for a in node.args.args + node.args.kwonlyargs + node.args.posonlyargs}
-        for a in names:
-            self.ctx.env[a] = PARAM
+        # the kinds a top-level function's parameters get: `bits: torch.Tensor` is a tensor
+        self.ctx._declare_params(node.args, is_method=False)
         self.optional = {k: v for k, v in self.optional.items() if k not in names} | _optional_params(node.args)
         saved_counts = self.counts
         if saved_counts and names & saved_counts.keys():
