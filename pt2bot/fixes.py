@@ -491,7 +491,7 @@ def merge_proofs(report: Report, proofs: Sequence[Mapping[str, Any]], config: Co
     shard/partial.py): the targets of the merged report, the candidates the shards found for
     them, each with the verdicts of every model it is tried on in an unsharded review (a
     model whose shard has no verdict for it: not tried), decided as an unsharded review
-    decides. `spent_s` is the shards' sum."""
+    decides. `spent_s` is the slowest shard's (each shard has the budget for its models)."""
     if not config.fixes.verify:
         return report
     targets = find_targets(report, changeset)
@@ -529,7 +529,7 @@ def merge_proofs(report: Report, proofs: Sequence[Mapping[str, Any]], config: Co
         for p, _ in items:
             p.results[name] = verdicts.get(p.key, {}).get(name) or {
                 "accepted": False, "reason": "not tried by the shard that ran this model"}
-    spent = round(sum(float(p.get("spent_s") or 0.0) for p in proofs), 3)
+    spent = round(max([float(p.get("spent_s") or 0.0) for p in proofs], default=0.0), 3)
     return decide(report, targets, proposals, why, config, spent)
 
 

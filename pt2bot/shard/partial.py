@@ -424,7 +424,8 @@ def _fix_proof(value: Any, where: str, mine: set[str]) -> dict[str, Any]:
                 _bad(where, rat, "a verdict on one of this shard's models", found="another's")
             if not isinstance(r, dict):
                 _bad(where, rat, "a verdict (an object)", r)
-            _bool(_key(r, "accepted", where, rat), where, f"{rat}.accepted")
+            if "accepted" in r:     # (a candidate skipped has no verdict of its own)
+                _bool(r["accepted"], where, f"{rat}.accepted")
             for name in ("reason", "evidence", "skipped"):
                 _str(r.get(name), where, f"{rat}.{name}", none=True)
     return value
