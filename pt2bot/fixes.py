@@ -13,7 +13,9 @@ or does not import, the budget running out) is a "no verified fix" with its reas
 failed review.
 
 The result is report.json's `fixes` (docs/formats.md); pt2bot/report/review.py turns each
-verified fix into a suggestion block on its finding's comment.
+verified fix into a suggestion block on its finding's comment. A sharded review proves in
+its shards (`prove_shard`, each for its own models) and decides at the merge
+(`merge_proofs`): the same `decide` either way.
 """
 from __future__ import annotations
 
