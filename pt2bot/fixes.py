@@ -26,10 +26,11 @@ import os
 import tempfile
 import time
 from dataclasses import dataclass
-from typing import Any, Callable, Iterator, Mapping, Sequence
+from typing import Any, Callable, Collection, Iterator, Mapping, Sequence
 
 from pt2bot import git
 from pt2bot.changes import ChangeSet, diff_position, in_one_hunk
+from pt2bot.compare import break_fingerprint
 from pt2bot.config import Config, ModelConfig
 from pt2bot.findings import DIFF_ADDED, Finding
 from pt2bot.reach import Coverage
@@ -330,17 +331,20 @@ def _head_tree(setting: ProofSetting) -> Iterator[str]:
 
 
 def _models_for(p: Proposal, targets: Sequence[Mapping[str, Any]], coverage: Coverage,
-                deltas: Mapping[str, ModelDelta]) -> set[str]:
-    """The models a candidate is tried on: each with one of its targets, and each (ok on
-    head) whose coverage ran the lines it replaces."""
+                ok: Collection[str]) -> set[str]:
+    """The models a candidate is tried on: each with one of its targets, and each of `ok`
+    (those that ran on head) whose coverage ran the lines it replaces."""
     models = {targets[i]["model"] for i in p.targets if targets[i].get("model") is not None}
     return models | {n for n in coverage.reached_by(p.cand.path, p.cand.start_line,
-                                                    p.cand.end_line)
-                     if n in deltas and deltas[n].status == "ok"}
+                                                    p.cand.end_line) if n in ok}
+
+
+def _ok(report: Report) -> set[str]:
+    return {m.name for m in report.models if m.status == "ok"}
 
 
 def assign(proposals: Sequence[Proposal], targets: Sequence[Mapping[str, Any]],
-           coverage: Coverage, deltas: Mapping[str, ModelDelta], config: Config
+           coverage: Coverage, ok: Collection[str], config: Config
            ) -> dict[str, list[tuple[Proposal, list[dict[str, Any]]]]]:
     """Per model (in the config's order), the candidates to try there, in the order to try
     them, each with its targets on that model."""
@@ -349,7 +353,7 @@ def assign(proposals: Sequence[Proposal], targets: Sequence[Mapping[str, Any]],
         if "*" in p.results:
             continue
         mine = [targets[i] for i in p.targets]
-        for name in sorted(_models_for(p, targets, coverage, deltas)):
+        for name in sorted(_models_for(p, targets, coverage, ok)):
             per_model.setdefault(name, []).append(
                 (p, [dict(t) for t in mine if t.get("model") == name]))
     return {m.name: per_model[m.name] for m in config.models if m.name in per_model}
@@ -383,7 +387,7 @@ def prove_fixes(report: Report, setting: ProofSetting) -> Report:
     with _head_tree(setting) as head_root:
         proposals, why = gather(targets, report.findings, head_root, setting.changeset)
         proposals = order(proposals)
-        per_model = assign(proposals, targets, coverage, deltas, config)
+        per_model = assign(proposals, targets, coverage, _ok(report), config)
         setting.log(f"fixes: {sum(1 for p in proposals if '*' not in p.results)} candidate(s) "
                     f"for {len(targets)} target(s) on {len(per_model)} model(s), budget "
                     f"{config.fixes.budget_s:g} s")
@@ -458,8 +462,8 @@ def prove_shard(report: Report, setting: ProofSetting, findings: Sequence[Findin
             points = _reach_points(findings, changeset)
             every, why = gather(targets + points, findings, head_root, changeset)
             proposals = order([p for p in every
-                               if _models_for(p, targets + points, coverage, deltas)])
-            per_model = assign(proposals, targets + points, coverage, deltas, config)
+                               if _models_for(p, targets + points, coverage, _ok(report))])
+            per_model = assign(proposals, targets + points, coverage, _ok(report), config)
             setting.log(f"fixes: {len(per_model)} model(s) of this shard to try candidates on"
                         f" ({len(targets)} target(s) here), budget {config.fixes.budget_s:g} s")
             _prove(setting, per_model, deltas, head_root, deadline)
@@ -477,6 +481,58 @@ def prove_shard(report: Report, setting: ProofSetting, findings: Sequence[Findin
             "results": {m: {k: r[k] for k in VERDICT_KEYS if k in r}
                         for m, r in p.results.items() if m != "*"}}
             for p in proposals]}
+
+
+# --------------------------------------------------------------------------- the audit
+# The nightly audit has no diff: the whole tree is "the PR". Its targets are the graph breaks
+# of its models on a line a static finding flags; the proof is the review's, as are the
+# budget and `fixes.verify`. Nothing is posted: the verified fixes go into the audit's
+# report.json and audit.md.
+
+def audit_targets(results: ResultsFile, findings: Sequence[Finding]) -> list[dict[str, Any]]:
+    """Each graph break of a model that ran on a line a static finding flags (the break's
+    place in the model order, then in the run)."""
+    out: list[dict[str, Any]] = []
+    seen: set[tuple[Any, ...]] = set()
+    for run in results.models:
+        if not run.ok or not isinstance(run.name, str):
+            continue
+        for b in run.breaks():
+            if not (isinstance(b.path, str) and isinstance(b.line, int)
+                    and _findings_at(findings, b.path, b.line)):
+                continue
+            t = {"kind": "break", "model": run.name, "path": b.path, "line": b.line,
+                 "gb": b.gb, "gb_type": b.gb_type, "fingerprint": break_fingerprint(b)}
+            if _target_id(t) not in seen:
+                seen.add(_target_id(t))
+                out.append(t)
+    return out
+
+
+def prove_audit(results: ResultsFile, findings: Sequence[Finding],
+                setting: ProofSetting) -> dict[str, Any] | None:
+    """The audit's `fixes` (report.json's shape, docs/formats.md), None when the config turns
+    the proof off or no break lies on a finding's line."""
+    config = setting.config
+    if not config.fixes.verify:
+        return None
+    t0 = time.monotonic()
+    targets = audit_targets(results, findings)
+    if not targets:
+        return None
+    ok = {r.name for r in results.models if r.ok and isinstance(r.name, str)}
+    with _head_tree(setting) as head_root:
+        proposals, why = gather(targets, findings, head_root, None)
+        proposals = order(proposals)
+        per_model = assign(proposals, targets, Coverage.from_results(results), ok, config)
+        setting.log(f"fixes: {sum(1 for p in proposals if '*' not in p.results)} candidate(s) "
+                    f"for {len(targets)} break(s) on a finding's line, on {len(per_model)} "
+                    f"model(s), budget {config.fixes.budget_s:g} s")
+        _prove(setting, per_model, {}, head_root, t0 + config.fixes.budget_s)
+    fixes = _summarise(targets, proposals, why, config, round(time.monotonic() - t0, 3))
+    setting.log(f"fixes: {sum(1 for c in fixes['candidates'] if c['verified'])} verified in "
+                f"{fixes['spent_s']:g} s")
+    return fixes
 
 
 TARGET_KEYS = ("kind", "model", "path", "line", "gb", "gb_type", "fingerprint")
@@ -525,8 +581,8 @@ def merge_proofs(report: Report, proofs: Sequence[Mapping[str, Any]], config: Co
             for fp in p.by_target[g]:
                 _offered(p, g, fp)
     proposals = order(list(found.values()))
-    deltas = {m.name: m for m in report.models}
-    per_model = assign(proposals, targets, Coverage.from_results(head_results), deltas, config)
+    per_model = assign(proposals, targets, Coverage.from_results(head_results), _ok(report),
+                       config)
     for name, items in per_model.items():
         for p, _ in items:
             p.results[name] = verdicts.get(p.key, {}).get(name) or {
@@ -579,6 +635,7 @@ def _summarise(targets: list[dict[str, Any]], proposals: list[Proposal], why: di
             "candidates": out_c}
 
 
-__all__ = ["ProofSetting", "Proposal", "TARGET_KEYS", "VERDICT_KEYS", "assign", "decide",
-           "find_targets", "gather", "merge_proofs", "order", "prove_fixes", "prove_on_model",
-           "prove_shard", "target_key"]
+__all__ = ["ProofSetting", "Proposal", "TARGET_KEYS", "VERDICT_KEYS", "assign", "audit_targets",
+           "decide",
+           "find_targets", "gather", "merge_proofs", "order", "prove_audit", "prove_fixes",
+           "prove_on_model", "prove_shard", "target_key"]

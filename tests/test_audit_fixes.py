@@ -1,0 +1,121 @@
+"""The nightly audit proves fixes for its own findings (pt2bot/fixes.py `prove_audit`).
+
+No diff: the whole tree is "the PR". A model's graph break on a line that a static finding
+flags is a target; the finding's recipe offers candidate edits, proven as a review proves
+them (one proof worker per model, eager backend, head side by side with the patch). The
+verified ones go into the audit's report.json (`fixes`) and audit.md (with the lines and
+what was verified), never posted as suggestions. Real git repo, real torch workers.
+"""
+from __future__ import annotations
+
+import json
+import re
+
+import cmarkgfm
+import pytest
+
+from pt2bot.cli import main
+from pt2bot.configfile.schema import build_config
+from pt2bot.findings import Finding
+from pt2bot.fixes import ProofSetting, audit_targets, prove_audit
+from pt2bot.results import GraphBreak, ModelRun, ResultsFile
+
+CONFIG = """\
+version: 1
+static: {paths: [pkg/], filter: nofilter}
+models:
+  - name: scaler
+    entry: pkg.scaler:Scaler
+    inputs: [{name: x, shape: [batch, 8]}]
+    shapes: {batch: [2, 4]}
+    export: false
+run: {backend: eager, latency: false, timeout_s: 240}
+fixes: {budget_s: 200}
+"""
+
+SCALER = """\
+import torch
+from torch import nn
+
+
+class Scaler(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.lin = nn.Linear(8, 8)
+
+    def forward(self, x):
+        h = self.lin(x)
+        print("activations",
+              h.shape)
+        return h.relu()
+"""
+FIRST, LAST = 12, 13      # the print's lines
+GUARDED = ["        if not torch.compiler.is_compiling():",
+           '            print("activations",',
+           "                  h.shape)"]
+
+
+@pytest.mark.torch
+def test_the_audit_verifies_a_fix_for_its_own_finding(git_repo, tmp_path, monkeypatch):
+    repo = git_repo
+    repo.write("pt2bot.yml", CONFIG)
+    repo.write("pkg/__init__.py", "")
+    repo.write("pkg/scaler.py", SCALER)
+    repo.commit("a print in forward")
+    out = tmp_path / "audit"
+    monkeypatch.chdir(repo.path)
+    monkeypatch.delenv("GITHUB_STEP_SUMMARY", raising=False)
+    assert main(["audit", "--history", str(tmp_path / "h.db"), "--out", str(out)]) == 0
+    report = json.loads((out / "report.json").read_text(encoding="utf-8"))
+    fixes = report["fixes"]
+    [target] = fixes["targets"]
+    assert (target["kind"], target["model"], target["path"], target["line"], target["gb"]) == \
+        ("break", "scaler", "pkg/scaler.py", FIRST, "GB0059")
+    [fix] = [c for c in fixes["candidates"] if c["verified"]]
+    assert target["fixed_by"] == fix["id"]
+    assert (fix["rule"], fix["start_line"], fix["end_line"], fix["lines"]) == \
+        ("PTC105", FIRST, LAST, GUARDED)
+    assert fix["evidence"].startswith("verified on `scaler`: GB0059 gone, 1 graph instead of 2")
+    assert report["counts"]["fixes_verified"] == 1
+    # audit.md: the fix's lines and what was verified, rendered as GitHub would
+    html = cmarkgfm.github_flavored_markdown_to_html((out / "audit.md").read_text("utf-8"))
+    section = html[html.index("Verified fixes"):]
+    assert "1 verified fix for 1 of 1 graph break" in section
+    assert "GB0059 gone" in section
+    code = re.search(r'<pre lang="python"><code>(.*?)</code></pre>', section, re.S).group(1)
+    assert code.rstrip("\n").split("\n") == [
+        line.replace('"', "&quot;") for line in GUARDED]
+    # the checkout is never written: the patch lives in the proof worker's memory
+    assert (repo.path / "pkg" / "scaler.py").read_text() == SCALER
+
+
+def _results(*runs: ModelRun) -> ResultsFile:
+    return ResultsFile(commit="a" * 40, models=runs)
+
+
+PRINT = Finding(rule="PTC105", path="pkg/scaler.py", line=FIRST, end_line=LAST, col=8,
+                severity="error", message="print", source='print("activations",',
+                function="Scaler.forward")
+BREAK = GraphBreak(gb="GB0059", gb_type="Failed to trace builtin operator",
+                   path="pkg/scaler.py", line=FIRST)
+
+
+def test_targets_are_breaks_on_a_finding_line_of_models_that_ran():
+    other = GraphBreak(gb="GB0124", gb_type="item", path="pkg/scaler.py", line=20)
+    failed = ModelRun.empty("broken", "error").with_(graph_breaks=(BREAK,))
+    ok = ModelRun.empty("scaler").with_(graph_breaks=(BREAK, other, BREAK))
+    assert [(t["model"], t["line"], t["gb"]) for t in audit_targets(
+        _results(ok, failed), [PRINT])] == [("scaler", FIRST, "GB0059")]
+    assert audit_targets(_results(ok), []) == []
+
+
+def test_verify_false_turns_the_audits_proof_off(tmp_path):
+    """Nothing is started (no checkout is even read) when `fixes.verify` is off, though a
+    break lies on the finding's line."""
+    config = build_config(CONFIG.replace("fixes: {budget_s: 200}", "fixes: {verify: false}"),
+                          str(tmp_path / "pt2bot.yml"))
+    results = _results(ModelRun.empty("scaler").with_(graph_breaks=(BREAK,)))
+    assert audit_targets(results, [PRINT])
+    setting = ProofSetting(config=config, changeset=None, root=str(tmp_path / "nowhere"),
+                           head_sha=None, head_results=results)
+    assert prove_audit(results, [PRINT], setting) is None
