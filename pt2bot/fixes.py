@@ -440,30 +440,47 @@ def _runs_added_line(coverage: Coverage, changeset: ChangeSet) -> bool:
 
 def prove_shard(report: Report, setting: ProofSetting, findings: Sequence[Finding] | None,
                 scan: Callable[[str], Sequence[Finding]]) -> dict[str, Any] | None:
-    """A shard's proof for its own models, as partial.json's `fixes` (None: the config turns
-    the proof off). `findings`: head's static findings (shard 1 has them); None: `scan`
-    finds them in head's checkout, only when a model of the shard ran a line the PR added
-    (the only case with something to prove); the budget starts after it."""
-    config = setting.config
-    if not config.fixes.verify:
+    """A review shard's proof for its own models, as partial.json's `fixes` (None: the
+    config turns the proof off). `findings`: head's static findings (shard 1 has them);
+    None: `scan` finds them in head's checkout, only when a model of the shard ran a line
+    the PR added (the only case with something to prove); the budget starts after it."""
+    if not setting.config.fixes.verify:
         return None
-    t0 = time.monotonic()
     changeset = setting.changeset
-    targets = find_targets(report, changeset)
-    deltas = {m.name: m for m in report.models}
     coverage = Coverage.from_results(setting.head_results)
+    busy = changeset is not None and (bool(find_targets(report, changeset))
+                                      or _runs_added_line(coverage, changeset))
+    return _prove_in_shard(
+        setting, busy, findings, scan, lambda found: find_targets(report, changeset),
+        lambda found: _reach_points(found, changeset) if changeset is not None else [],
+        _ok(report), {m.name: m for m in report.models})
+
+
+def _prove_in_shard(setting: ProofSetting, busy: bool, findings: Sequence[Finding] | None,
+                    scan: Callable[[str], Sequence[Finding]],
+                    targets_of: Callable[[Sequence[Finding]], list[dict[str, Any]]],
+                    points_of: Callable[[Sequence[Finding]], list[dict[str, Any]]],
+                    ok: Collection[str], deltas: Mapping[str, ModelDelta]) -> dict[str, Any]:
+    """The proof of one shard (a review's or an audit's): its targets (`targets_of` the
+    findings), the candidates for them and for `points_of` them (lines whose candidates
+    another shard's target may need), tried on the shard's models; nothing unless `busy`."""
+    config = setting.config
+    t0 = time.monotonic()
+    coverage = Coverage.from_results(setting.head_results)
+    targets: list[dict[str, Any]] = []
     proposals: list[Proposal] = []
     why: dict[int, str] = {}
-    if changeset is not None and (targets or _runs_added_line(coverage, changeset)):
+    if busy:
         with _head_tree(setting) as head_root:
             if findings is None:
                 findings = list(scan(head_root))
             deadline = time.monotonic() + config.fixes.budget_s
-            points = _reach_points(findings, changeset)
-            every, why = gather(targets + points, findings, head_root, changeset)
-            proposals = order([p for p in every
-                               if _models_for(p, targets + points, coverage, _ok(report))])
-            per_model = assign(proposals, targets + points, coverage, _ok(report), config)
+            targets = targets_of(findings)
+            everything = targets + points_of(findings)
+            found, why = gather(everything, findings, head_root, setting.changeset)
+            proposals = order([p for p in found
+                               if _models_for(p, everything, coverage, ok)])
+            per_model = assign(proposals, everything, coverage, ok, config)
             setting.log(f"fixes: {len(per_model)} model(s) of this shard to try candidates on"
                         f" ({len(targets)} target(s) here), budget {config.fixes.budget_s:g} s")
             _prove(setting, per_model, deltas, head_root, deadline)
@@ -535,6 +552,37 @@ def prove_audit(results: ResultsFile, findings: Sequence[Finding],
     return fixes
 
 
+def prove_audit_shard(results: ResultsFile, findings: Sequence[Finding] | None,
+                      scan: Callable[[str], Sequence[Finding]],
+                      setting: ProofSetting) -> dict[str, Any] | None:
+    """An audit shard's proof for its own models (partial.json's `fixes`, as a review
+    shard's), only when one of them has a graph break; `findings`/`scan` as `prove_shard`.
+    Unlike a review shard it tries no candidate for another shard's targets: every finding
+    of the tree would be a candidate there, every night (so a model that ran a fix's lines
+    in another shard without breaking there is "not tried" in the merged audit)."""
+    if not setting.config.fixes.verify:
+        return None
+    ok = {r.name for r in results.models if r.ok and isinstance(r.name, str)}
+    busy = any(r.breaks() for r in results.models if r.ok)
+    return _prove_in_shard(setting, busy, findings, scan,
+                           lambda found: audit_targets(results, found), lambda found: [],
+                           ok, {})
+
+
+def merge_audit_proofs(results: ResultsFile, findings: Sequence[Finding],
+                       proofs: Sequence[Mapping[str, Any]], config: Config
+                       ) -> dict[str, Any] | None:
+    """A sharded audit's `fixes` from its shards' proofs, as `prove_audit` gives it."""
+    if not config.fixes.verify:
+        return None
+    targets = audit_targets(results, findings)
+    if not targets:
+        return None
+    ok = {r.name for r in results.models if r.ok and isinstance(r.name, str)}
+    proposals, why, spent = _join(targets, proofs, config, results, ok)
+    return _summarise(targets, proposals, why, config, spent)
+
+
 TARGET_KEYS = ("kind", "model", "path", "line", "gb", "gb_type", "fingerprint")
 VERDICT_KEYS = ("accepted", "reason", "evidence", "skipped")
 
@@ -546,15 +594,23 @@ def _target_id(t: Mapping[str, Any]) -> tuple[Any, ...]:
 def merge_proofs(report: Report, proofs: Sequence[Mapping[str, Any]], config: Config,
                  changeset: ChangeSet | None, head_results: ResultsFile) -> Report:
     """The merged review's `fixes` from its shards' (`prove_shard`, checked by
-    shard/partial.py): the targets of the merged report, the candidates the shards found for
-    them, each with the verdicts of every model it is tried on in an unsharded review (a
-    model whose shard has no verdict for it: not tried), decided as an unsharded review
-    decides. `spent_s` is the slowest shard's (each shard has the budget for its models)."""
+    shard/partial.py), decided as an unsharded review decides (`_join`)."""
     if not config.fixes.verify:
         return report
     targets = find_targets(report, changeset)
     if not targets:
         return report
+    proposals, why, spent = _join(targets, proofs, config, head_results, _ok(report))
+    return decide(report, targets, proposals, why, config, spent)
+
+
+def _join(targets: list[dict[str, Any]], proofs: Sequence[Mapping[str, Any]], config: Config,
+          head_results: ResultsFile, ok: Collection[str]
+          ) -> tuple[list[Proposal], dict[int, str], float]:
+    """The candidates the shards offered for the merged `targets`, each with the verdicts
+    of every model it is tried on in an unsharded run (a model whose shard has no verdict
+    for it: not tried); why a target has none; and the slowest shard's seconds (each shard
+    has the budget for its models)."""
     index = {_target_id(t): g for g, t in enumerate(targets)}
     why: dict[int, str] = {}
     found: dict[tuple[Any, ...], Proposal] = {}
@@ -581,14 +637,13 @@ def merge_proofs(report: Report, proofs: Sequence[Mapping[str, Any]], config: Co
             for fp in p.by_target[g]:
                 _offered(p, g, fp)
     proposals = order(list(found.values()))
-    per_model = assign(proposals, targets, Coverage.from_results(head_results), _ok(report),
-                       config)
+    per_model = assign(proposals, targets, Coverage.from_results(head_results), ok, config)
     for name, items in per_model.items():
         for p, _ in items:
             p.results[name] = verdicts.get(p.key, {}).get(name) or {
                 "accepted": False, "reason": "not tried by the shard that ran this model"}
     spent = round(max([float(p.get("spent_s") or 0.0) for p in proofs], default=0.0), 3)
-    return decide(report, targets, proposals, why, config, spent)
+    return proposals, why, spent
 
 
 def _summarise(targets: list[dict[str, Any]], proposals: list[Proposal], why: dict[int, str],
@@ -636,6 +691,6 @@ def _summarise(targets: list[dict[str, Any]], proposals: list[Proposal], why: di
 
 
 __all__ = ["ProofSetting", "Proposal", "TARGET_KEYS", "VERDICT_KEYS", "assign", "audit_targets",
-           "decide",
+           "decide", "merge_audit_proofs", "prove_audit_shard",
            "find_targets", "gather", "merge_proofs", "order", "prove_audit", "prove_fixes",
            "prove_on_model", "prove_shard", "target_key"]

@@ -56,9 +56,8 @@ def write_shards(root: Path, *, mode: str = "review", count: int = 2) -> list[Pa
                              results=(results, results), head_findings=[finding],
                              base_findings=[], changeset=None if mode == "audit" else changes,
                              timings={"static": 1.0, "smoke": 2.0, "total": 3.5},
-                             # a review shard's proof, with nothing to prove (no new break)
-                             fixes=None if mode == "audit" else {
-                                 "budget_s": 300.0, "spent_s": 0.0, "targets": [],
-                                 "candidates": []})
+                             # the shard's proof of fixes, with nothing to prove (no break)
+                             fixes={"budget_s": 300.0, "spent_s": 0.0, "targets": [],
+                                    "candidates": []})
         dirs.append(d)
     return dirs

@@ -4,17 +4,21 @@ No diff: the whole tree is "the PR". A model's graph break on a line that a stat
 flags is a target; the finding's recipe offers candidate edits, proven as a review proves
 them (one proof worker per model, eager backend, head side by side with the patch). The
 verified ones go into the audit's report.json (`fixes`) and audit.md (with the lines and
-what was verified), never posted as suggestions. Real git repo, real torch workers.
+what was verified), never posted as suggestions. A sharded audit (one model per shard here)
+proves in its shards and decides at the merge, to the same `fixes`. Real git repo, real
+torch workers.
 """
 from __future__ import annotations
 
 import json
+import os
 import re
+import subprocess
+import sys
 
 import cmarkgfm
 import pytest
 
-from pt2bot.cli import main
 from pt2bot.configfile.schema import build_config
 from pt2bot.findings import Finding
 from pt2bot.fixes import ProofSetting, audit_targets, prove_audit
@@ -28,6 +32,11 @@ models:
     entry: pkg.scaler:Scaler
     inputs: [{name: x, shape: [batch, 8]}]
     shapes: {batch: [2, 4]}
+    export: false
+  - name: twin
+    entry: pkg.scaler:Scaler
+    inputs: [{name: x, shape: [batch, 8]}]
+    shapes: {batch: [2]}
     export: false
 run: {backend: eager, latency: false, timeout_s: 240}
 fixes: {budget_s: 200}
@@ -55,38 +64,84 @@ GUARDED = ["        if not torch.compiler.is_compiling():",
            "                  h.shape)"]
 
 
-@pytest.mark.torch
-def test_the_audit_verifies_a_fix_for_its_own_finding(git_repo, tmp_path, monkeypatch):
-    repo = git_repo
+def _pt2bot(*args: str, cwd) -> subprocess.CompletedProcess[str]:
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("GITHUB_", "PT2BOT_"))}
+    return subprocess.run([sys.executable, "-m", "pt2bot", *args], cwd=cwd, env=env,
+                          capture_output=True, text=True, timeout=600)
+
+
+@pytest.fixture(scope="module")
+def audited(tmp_path_factory):
+    """The audit of a tree with a print in forward: unsharded, and as 2 shards merged."""
+    from gitrepo import GitRepo
+
+    tmp = tmp_path_factory.mktemp("auditfix")
+    repo = GitRepo.init(tmp / "repo")
     repo.write("pt2bot.yml", CONFIG)
     repo.write("pkg/__init__.py", "")
     repo.write("pkg/scaler.py", SCALER)
     repo.commit("a print in forward")
-    out = tmp_path / "audit"
-    monkeypatch.chdir(repo.path)
-    monkeypatch.delenv("GITHUB_STEP_SUMMARY", raising=False)
-    assert main(["audit", "--history", str(tmp_path / "h.db"), "--out", str(out)]) == 0
-    report = json.loads((out / "report.json").read_text(encoding="utf-8"))
+    proc = _pt2bot("audit", "--history", str(tmp / "h.db"), "--out", str(tmp / "full"),
+                   cwd=repo.path)
+    assert proc.returncode == 0, proc.stderr
+    for i in (1, 2):
+        proc = _pt2bot("audit", "--shard", f"{i}/2", "--out", str(tmp / f"s{i}"),
+                       cwd=repo.path)
+        assert proc.returncode == 0, proc.stderr
+    proc = _pt2bot("merge", str(tmp / "s1"), str(tmp / "s2"), "--history",
+                   str(tmp / "hm.db"), "--out", str(tmp / "merged"), cwd=tmp)
+    assert proc.returncode == 0, proc.stderr
+    return repo, tmp
+
+
+def _report(d) -> dict:
+    return json.loads((d / "report.json").read_text(encoding="utf-8"))
+
+
+@pytest.mark.torch
+def test_the_audit_verifies_a_fix_for_its_own_finding(audited):
+    repo, tmp = audited
+    out = tmp / "full"
+    report = _report(out)
     fixes = report["fixes"]
-    [target] = fixes["targets"]
-    assert (target["kind"], target["model"], target["path"], target["line"], target["gb"]) == \
-        ("break", "scaler", "pkg/scaler.py", FIRST, "GB0059")
+    assert [(t["kind"], t["model"], t["path"], t["line"], t["gb"])
+            for t in fixes["targets"]] == [("break", m, "pkg/scaler.py", FIRST, "GB0059")
+                                           for m in ("scaler", "twin")]
     [fix] = [c for c in fixes["candidates"] if c["verified"]]
-    assert target["fixed_by"] == fix["id"]
+    assert [t["fixed_by"] for t in fixes["targets"]] == [fix["id"]] * 2
+    assert fix["models"] == ["scaler", "twin"]
     assert (fix["rule"], fix["start_line"], fix["end_line"], fix["lines"]) == \
         ("PTC105", FIRST, LAST, GUARDED)
     assert fix["evidence"].startswith("verified on `scaler`: GB0059 gone, 1 graph instead of 2")
     assert report["counts"]["fixes_verified"] == 1
+    assert report["audit"]["clean"] is True     # a fix to offer is not a problem of the night
     # audit.md: the fix's lines and what was verified, rendered as GitHub would
     html = cmarkgfm.github_flavored_markdown_to_html((out / "audit.md").read_text("utf-8"))
     section = html[html.index("Verified fixes"):]
-    assert "1 verified fix for 1 of 1 graph break" in section
+    assert "1 verified fix for 2 of 2 graph breaks" in section
     assert "GB0059 gone" in section
     code = re.search(r'<pre lang="python"><code>(.*?)</code></pre>', section, re.S).group(1)
     assert code.rstrip("\n").split("\n") == [
         line.replace('"', "&quot;") for line in GUARDED]
     # the checkout is never written: the patch lives in the proof worker's memory
     assert (repo.path / "pkg" / "scaler.py").read_text() == SCALER
+
+
+@pytest.mark.torch
+def test_the_sharded_audit_has_the_same_fixes(audited):
+    """Each shard proved the guard on its one model (partial.json `fixes`); the merge
+    decided on both verdicts: the unsharded audit's `fixes`, up to the seconds spent."""
+    _, tmp = audited
+    for i, model in ((1, "scaler"), (2, "twin")):
+        proof = json.loads((tmp / f"s{i}" / "partial.json").read_text())["fixes"]
+        assert [t["model"] for t in proof["targets"]] == [model]
+        assert any(c["results"].get(model, {}).get("accepted") for c in proof["candidates"])
+    full, merged = _report(tmp / "full"), _report(tmp / "merged")
+    for r in (full, merged):
+        r["fixes"].pop("spent_s")
+    assert merged["fixes"] == full["fixes"]
+    assert merged["counts"]["fixes_verified"] == 1
+    assert "### Verified fixes" in (tmp / "merged" / "audit.md").read_text("utf-8")
 
 
 def _results(*runs: ModelRun) -> ResultsFile:

@@ -54,7 +54,7 @@ from pt2bot.config import Config
 from pt2bot.configfile import load_config
 from pt2bot.errors import UserError
 from pt2bot.findings import Finding
-from pt2bot.fixes import ProofSetting, prove_audit
+from pt2bot.fixes import ProofSetting, prove_audit, prove_audit_shard
 from pt2bot.jsonio import write_json
 from pt2bot.publish.issue import publish_audit
 from pt2bot.reach import mark_reached
@@ -172,13 +172,25 @@ def audit_shard(opts: AuditOptions, config: Config, root: str, log: Log) -> dict
         for m in results.models:
             log(f"  {m.name}: {m.status}")
     findings: list[Finding] = []
+
+    def static(tree: str) -> list[Finding]:
+        return check_paths(tree, list(config.static.paths) or None, config.static,
+                           torch=resolve_torch(config.static)[0])
+
     if plan.runs_static:          # once per night, not once per shard
         t = time.perf_counter()
-        findings = check_paths(root, list(config.static.paths) or None, config.static,
-                               torch=resolve_torch(config.static)[0])
+        findings = static(root)
         stages["static"] = round(time.perf_counter() - t, 3)
         log(f"static (nofilter): {len(findings)} finding(s)")
         findings = mark_reached(findings, results)  # this shard's models (merge: all of them)
+    # the proof of fixes on this shard's models (the merge decides); the other shards run
+    # the static checks for it when one of their models has a graph break
+    t = time.perf_counter()
+    fixes = prove_audit_shard(results, findings if plan.runs_static else None, static,
+                              ProofSetting(config=config, changeset=None, root=root,
+                                           head_sha=None, head_results=results,
+                                           device=results.device or opts.device, log=log))
+    stages["fixes"] = round(time.perf_counter() - t, 3)
     copy_compile_reports(os.path.join(opts.out_dir, "smoke"), opts.out_dir)
     report = build_report(base_results=None, head_results=results, base_findings=[],
                           head_findings=findings, changeset=None, config=config,
@@ -193,7 +205,7 @@ def audit_shard(opts: AuditOptions, config: Config, root: str, log: Log) -> dict
     write_partial_inputs(opts.out_dir, mode="audit", plan=plan, config=config,
                          selection=selection, base_sha=None, head_sha=head,
                          results=(results,), head_findings=findings, base_findings=[],
-                         changeset=None, timings=stages)
+                         changeset=None, timings=stages, fixes=fixes)
     render_all(report, opts.out_dir)
     return report.to_dict()
 

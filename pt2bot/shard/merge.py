@@ -37,7 +37,7 @@ from pt2bot.config import Config
 from pt2bot.configfile import parse_config
 from pt2bot.errors import ConfigError, UserError
 from pt2bot.findings import Finding
-from pt2bot.fixes import merge_proofs
+from pt2bot.fixes import merge_audit_proofs, merge_proofs
 from pt2bot.jsonio import write_json
 from pt2bot.pipeline import finish_review
 from pt2bot.reach import mark_reached
@@ -125,7 +125,7 @@ class Merged:
     missing: dict[str, int]                # model -> the shard that did not report it
     missing_shards: tuple[int, ...]
     timings: dict[str, float]
-    # each reporting review shard's proof of fixes on its models (pt2bot/fixes.py)
+    # each reporting shard's proof of fixes on its models (pt2bot/fixes.py)
     fixes: tuple[Mapping[str, Any], ...] = ()
 
 
@@ -179,7 +179,7 @@ def join_shards(parts: Sequence[Partial]) -> Merged:
             stages[k] = max(stages.get(k, 0.0), v)              # the matrix's wall time
         total += (p.timings or {}).get("total", 0.0)
     stages["shards_total"] = round(total, 3)                     # what the matrix cost
-    if d["mode"] == "review" and config.fixes.verify:
+    if config.fixes.verify:
         for p in ordered:
             if p.fixes is None:
                 raise UserError(f"merge: {p.label}: fixes: expected the shard's proof of "
@@ -357,7 +357,9 @@ def merge_report_dirs(opts: MergeOptions, log: Log = lambda s: None) -> dict[str
         report = finish_audit(merged.config, merged.head.with_(
             commit=merged.head.commit or merged.head_sha), merged.head_findings,
             history=str(opts.history), out_dir=out, keep_runs=opts.keep_runs,
-            keep_days=opts.keep_days, publish=opts.publish, log=log)
+            keep_days=opts.keep_days, publish=opts.publish, log=log,
+            fixes=merge_audit_proofs(merged.head, merged.head_findings, merged.fixes,
+                                     merged.config))
     log(f"merged {len(parts)} of {merged.count} shard(s) into {opts.out_dir} "
         f"({len(merged.head.models)} model(s), {copied} file(s) copied) in "
         f"{time.perf_counter() - t0:.2f} s")

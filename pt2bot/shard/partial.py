@@ -8,8 +8,8 @@ directory: the usual files, rendered for its own models and marked `"partial": {
 "I/N", "config_digest", "selection_digest", ...}` in report.json (`mark_partial`), plus
 `partial.json` (`write_partial_inputs`): the inputs of the stages after the runs (the
 config's text, the selection, the split, the diff and, from shard 1 only, the static
-findings: static checks run once; a review's proof of suggested fixes on its own models,
-pt2bot/fixes.py `prove_shard`). `base.json`/`head.json` hold its models' results.
+findings: static checks run once; the proof of fixes on its own models, pt2bot/fixes.py
+`prove_shard`/`prove_audit_shard`). `base.json`/`head.json` hold its models' results.
 `pt2bot merge` (pt2bot/shard/merge.py) reads them back (`read_partial`: the JSON becomes
 typed data there, once) and joins them.
 
@@ -176,9 +176,9 @@ def write_partial_inputs(out_dir: str, *, mode: str, plan: ShardPlan, config: Co
                          head_findings: Sequence[Finding], base_findings: Sequence[Finding],
                          changeset: ChangeSet | None, timings: Mapping[str, float],
                          fixes: Mapping[str, Any] | None = None) -> str:
-    """partial.json: what the merge needs to rebuild the unsharded report (`fixes`: a
-    review shard's proof, pt2bot/fixes.py `prove_shard`; None for an audit or with the
-    proof off)."""
+    """partial.json: what the merge needs to rebuild the unsharded report (`fixes`: the
+    shard's proof of fixes, pt2bot/fixes.py `prove_shard`/`prove_audit_shard`; None with
+    the proof off)."""
     text = _config_text(config)
     env = next((r for r in results if r is not None and r.models), None)
     data = {
@@ -371,7 +371,7 @@ def _seconds(value: Any, where: str, key: str) -> float:
 
 
 def _fix_proof(value: Any, where: str, mine: set[str]) -> dict[str, Any]:
-    """A review shard's proof of fixes as pt2bot/fixes.py `prove_shard` wrote it: the
+    """A shard's proof of fixes as pt2bot/fixes.py `prove_shard` wrote it: the
     targets of its models, the candidates it tried (each with its verdicts on this shard's
     models only, and the targets, by index, that it was offered for)."""
     if not isinstance(value, dict):
