@@ -23,6 +23,10 @@ from pt2bot.configfile.schema import build_config
 from pt2bot.findings import Finding
 from pt2bot.fixes import ProofSetting, audit_targets, prove_audit
 from pt2bot.results import GraphBreak, ModelRun, ResultsFile
+# the model with a two-line print in forward (FIRST..LAST), and the guard PTC105's recipe
+# offers for it
+from test_fix_proof_e2e import FIRST, GUARDED, LAST
+from test_fix_proof_e2e import HEAD as SCALER
 
 CONFIG = """\
 version: 1
@@ -41,28 +45,6 @@ models:
 run: {backend: eager, latency: false, timeout_s: 240}
 fixes: {budget_s: 200}
 """
-
-SCALER = """\
-import torch
-from torch import nn
-
-
-class Scaler(nn.Module):
-    def __init__(self):
-        super().__init__()
-        self.lin = nn.Linear(8, 8)
-
-    def forward(self, x):
-        h = self.lin(x)
-        print("activations",
-              h.shape)
-        return h.relu()
-"""
-FIRST, LAST = 12, 13      # the print's lines
-GUARDED = ["        if not torch.compiler.is_compiling():",
-           '            print("activations",',
-           "                  h.shape)"]
-
 
 def _pt2bot(*args: str, cwd) -> subprocess.CompletedProcess[str]:
     env = {k: v for k, v in os.environ.items() if not k.startswith(("GITHUB_", "PT2BOT_"))}
