@@ -343,6 +343,11 @@ def _ok(report: Report) -> set[str]:
     return {m.name for m in report.models if m.status == "ok"}
 
 
+def _ran(results: ResultsFile) -> set[str]:
+    """The models of an audit's results that ran (its `_ok`: an audit has no deltas)."""
+    return {r.name for r in results.models if r.ok and isinstance(r.name, str)}
+
+
 def assign(proposals: Sequence[Proposal], targets: Sequence[Mapping[str, Any]],
            coverage: Coverage, ok: Collection[str], config: Config
            ) -> dict[str, list[tuple[Proposal, list[dict[str, Any]]]]]:
@@ -374,26 +379,35 @@ def _prove(setting: ProofSetting, per_model: Mapping[str, list[tuple[Proposal, l
 def prove_fixes(report: Report, setting: ProofSetting) -> Report:
     """The report with its `fixes` (and `counts.fixes_verified`); unchanged when the config
     turns the proof off or nothing is targeted."""
-    config = setting.config
-    if not config.fixes.verify:
+    if not setting.config.fixes.verify:
         return report
     t0 = time.monotonic()
     targets = find_targets(report, setting.changeset)
     if not targets:
         return report
-    deadline = t0 + config.fixes.budget_s
-    deltas = {m.name: m for m in report.models}
+    proposals, why = _prove_targets(setting, targets, report.findings, _ok(report),
+                                    {m.name: m for m in report.models}, t0)
+    return decide(report, targets, proposals, why, setting.config,
+                  round(time.monotonic() - t0, 3), setting.log)
+
+
+def _prove_targets(setting: ProofSetting, targets: list[dict[str, Any]],
+                   findings: Sequence[Finding], ok: Collection[str],
+                   deltas: Mapping[str, ModelDelta], t0: float
+                   ) -> tuple[list[Proposal], dict[int, str]]:
+    """The candidates for `targets`, in order, each with its verdicts (by the budget from
+    `t0`); and why a target has none. A review's and an audit's proof."""
+    config = setting.config
     coverage = Coverage.from_results(setting.head_results)
     with _head_tree(setting) as head_root:
-        proposals, why = gather(targets, report.findings, head_root, setting.changeset)
+        proposals, why = gather(targets, findings, head_root, setting.changeset)
         proposals = order(proposals)
-        per_model = assign(proposals, targets, coverage, _ok(report), config)
+        per_model = assign(proposals, targets, coverage, ok, config)
         setting.log(f"fixes: {sum(1 for p in proposals if '*' not in p.results)} candidate(s) "
                     f"for {len(targets)} target(s) on {len(per_model)} model(s), budget "
                     f"{config.fixes.budget_s:g} s")
-        _prove(setting, per_model, deltas, head_root, deadline)
-    return decide(report, targets, proposals, why, config, round(time.monotonic() - t0, 3),
-                  setting.log)
+        _prove(setting, per_model, deltas, head_root, t0 + config.fixes.budget_s)
+    return proposals, why
 
 
 def decide(report: Report, targets: list[dict[str, Any]], proposals: list[Proposal],
@@ -529,7 +543,8 @@ def audit_targets(results: ResultsFile, findings: Sequence[Finding]) -> list[dic
 def prove_audit(results: ResultsFile, findings: Sequence[Finding],
                 setting: ProofSetting) -> dict[str, Any] | None:
     """The audit's `fixes` (report.json's shape, docs/formats.md), None when the config turns
-    the proof off or no break lies on a finding's line."""
+    the proof off or no break lies on a finding's line. `setting.head_results` is `results`
+    and its `changeset` None."""
     config = setting.config
     if not config.fixes.verify:
         return None
@@ -537,15 +552,7 @@ def prove_audit(results: ResultsFile, findings: Sequence[Finding],
     targets = audit_targets(results, findings)
     if not targets:
         return None
-    ok = {r.name for r in results.models if r.ok and isinstance(r.name, str)}
-    with _head_tree(setting) as head_root:
-        proposals, why = gather(targets, findings, head_root, None)
-        proposals = order(proposals)
-        per_model = assign(proposals, targets, Coverage.from_results(results), ok, config)
-        setting.log(f"fixes: {sum(1 for p in proposals if '*' not in p.results)} candidate(s) "
-                    f"for {len(targets)} break(s) on a finding's line, on {len(per_model)} "
-                    f"model(s), budget {config.fixes.budget_s:g} s")
-        _prove(setting, per_model, {}, head_root, t0 + config.fixes.budget_s)
+    proposals, why = _prove_targets(setting, targets, findings, _ran(results), {}, t0)
     fixes = _summarise(targets, proposals, why, config, round(time.monotonic() - t0, 3))
     setting.log(f"fixes: {sum(1 for c in fixes['candidates'] if c['verified'])} verified in "
                 f"{fixes['spent_s']:g} s")
@@ -562,11 +569,10 @@ def prove_audit_shard(results: ResultsFile, findings: Sequence[Finding] | None,
     in another shard without breaking there is "not tried" in the merged audit)."""
     if not setting.config.fixes.verify:
         return None
-    ok = {r.name for r in results.models if r.ok and isinstance(r.name, str)}
     busy = any(r.breaks() for r in results.models if r.ok)
     return _prove_in_shard(setting, busy, findings, scan,
                            lambda found: audit_targets(results, found), lambda found: [],
-                           ok, {})
+                           _ran(results), {})
 
 
 def merge_audit_proofs(results: ResultsFile, findings: Sequence[Finding],
@@ -578,8 +584,7 @@ def merge_audit_proofs(results: ResultsFile, findings: Sequence[Finding],
     targets = audit_targets(results, findings)
     if not targets:
         return None
-    ok = {r.name for r in results.models if r.ok and isinstance(r.name, str)}
-    proposals, why, spent = _join(targets, proofs, config, results, ok)
+    proposals, why, spent = _join(targets, proofs, config, results, _ran(results))
     return _summarise(targets, proposals, why, config, spent)
 
 

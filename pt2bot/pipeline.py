@@ -9,6 +9,7 @@ too).
 from __future__ import annotations
 
 import argparse
+import functools
 import os
 import sys
 import time
@@ -108,18 +109,22 @@ def review(opts: ReviewOptions, log: Callable[[str], None] = lambda s: None) -> 
             # shard computes it: the merge keeps the first shard's diff)
             changeset = changes.with_code_spans(changeset, head_root)
 
-        # claims that hold on the torch the smoke run uses (static.torch, else installed)
-        torch = resolve_torch(config.static)[0]
-        cache = open_cache(root, config.static)   # shared: unchanged files analysed once
+        @functools.cache
+        def static_env() -> tuple[str, Any]:
+            # claims that hold on the torch the smoke run uses (static.torch, else installed);
+            # the cache is shared: unchanged files are analysed once
+            return resolve_torch(config.static)[0], open_cache(root, config.static)
 
         def head_static(tree: str) -> list[Finding]:
+            torch, cache = static_env()
             return changes.annotate_findings(check_paths(
                 tree, static_paths, config.static, torch=torch, cache=cache), changeset)
 
         if plan is None or plan.runs_static:   # once per review, not once per shard
             head_findings = timings.run("static", lambda: head_static(head_root))
             base_findings = timings.run("static", lambda: check_paths(
-                base_root, static_paths, config.static, torch=torch, cache=cache))
+                base_root, static_paths, config.static, torch=static_env()[0],
+                cache=static_env()[1]))
             log(f"static: {len(head_findings)} finding(s) on head, {len(base_findings)} on base")
 
         # Nothing selected is a clean result, not a broken run.
