@@ -49,6 +49,11 @@ class {name}(nn.Module):
 # name: (GB code, the real site it follows or why a PR adds it, the lines the PR adds)
 CASES = {
     # GB0124 .item(): the real sites mostly turn a tensor into a size or a random draw
+    "item_size_list": ("GB0124", "monai networks/nets/navit.py:522 `int(lengths.amax().item())` of "
+                       "`lengths = torch.tensor([s.shape[0] for s in ...])`, used as a size",
+                       ["parts = [h[:, :3], h[:, 3:]]",
+                        "lengths = torch.tensor([p.shape[1] for p in parts], dtype=torch.long)",
+                        "max_len = int(lengths.amax().item())", "h = torch.nn.functional.pad(h, (0, max_len))"]),
     "item_size": ("GB0124", "monai networks/nets/navit.py:522 `int(lengths.amax().item())` used as a size",
                   ["lengths = (h > 0).sum(1)", "max_len = int(lengths.amax().item())",
                    "h = torch.nn.functional.pad(h, (0, max_len))"]),
@@ -70,13 +75,20 @@ CASES = {
                     ["mask = x > 0", "m = h[mask].mean()", "h = h - m"]),
     "masked_select": ("GB0036", "monai networks/nets/navit.py:583 `pooled = pooled[is_valid]` (the shape changes)",
                       ["keep = h.sum(1) > 0", "h = h[keep]"]),
+    "masked_write": ("GB0036", "torchvision transforms/_functional_tensor.py:571 `img[mask] = fill_img[mask]`",
+                     ["fill = self.factor.expand_as(h)", "mask = h < 0", "h[mask] = fill[mask]"]),
+    "masked_add": ("GB0036", "monai networks/nets/vista3d.py:543 `point_embedding[point_labels == 0] += w` "
+                   "(a mask over the leading dimensions)",
+                   ["e = h.unsqueeze(1).repeat(1, 2, 1)", "labels = (h[:, :2] > 0).long()",
+                    "e[labels == 0] += self.factor", "h = e.sum(1)"]),
     # what PRs add: a print, a log line
     "print": ("GB0059", "a debugging print a PR adds", ['print("h", h.shape)']),
     "logging": ("GB0059", "a log line a PR adds", ['log.warning("h %s", h.shape)']),
 }
 PRS = [["item_size", "item_scale", "item_random", "tolist"],
        ["branch_neutral", "nan_guard", "print", "logging"],
-       ["masked_mean", "masked_select"]]
+       ["masked_mean", "masked_select"],
+       ["item_size_list", "masked_write", "masked_add"]]
 
 
 def model_source(name: str, lines: list[str]) -> str:

@@ -35,8 +35,10 @@ tuned without re-running. Results (figures only) go to benchmarks/results/.
     .venv/bin/python benchmarks/bench_latency_verdict.py --evaluate --data /tmp/pt2bot-lat.json
 
 Sequential rounds (pipeline._smoke_both since the latency gate): the review stops adding
-rounds for a model once its interval decides at the threshold, looks after 2..`rounds`
-rounds at O'Brien-Fleming-type shares of alpha (pt2bot/stats.py). `--evaluate` replays both
+rounds for a model once its interval lies within the threshold band (looks after
+2..`rounds`-1 rounds; a change is concluded at the last look only, pt2bot/stats.py). An
+earlier design also stopped for a change, at O'Brien-Fleming-type shares of alpha; its
+figures are in benchmarks/results/latency_sequential.md. `--evaluate` replays both
 designs on the same processes: "fixed" (every round, alpha 0.05: the review before) and
 "sequential" (`sequential()`: the looks as compare.latency_decided takes them), with the
 Clopper-Pearson 95 % interval of each rate and the rounds used. Under load:
@@ -286,8 +288,7 @@ def pooled(side: list[list[float]], ref: list[list[float]] | None, rounds: int,
 
 
 def verdict(rep: dict[str, Any], rounds: int, n: int, threshold: float,
-            stats_kw: dict[str, Any] | None = None,
-            max_rounds: int | None = None) -> dict[str, Any]:
+            stats_kw: dict[str, Any] | None = None) -> dict[str, Any]:
     from pt2bot.compare import compare_latency
 
     use_ref = (stats_kw or {}).get("reference", True)
@@ -307,7 +308,7 @@ def verdict(rep: dict[str, Any], rounds: int, n: int, threshold: float,
                                head_reference=grouped(he.reference_ms) or None, **kw)
     from pt2bot.results import ModelRun
     return compare_latency(ModelRun.from_json(b), ModelRun.from_json(h),
-                           threshold_pct=threshold, max_rounds=max_rounds)[0]
+                           threshold_pct=threshold)[0]
 
 
 def sequential(rep: dict[str, Any], max_rounds: int, n: int,
@@ -318,7 +319,7 @@ def sequential(rep: dict[str, Any], max_rounds: int, n: int,
 
     have = min(len(rep["base"]), len(rep["head"]))
     for k in range(min(FIRST_LOOK, max_rounds), max_rounds + 1):
-        v = verdict(rep, k, n, threshold, max_rounds=max_rounds)
+        v = verdict(rep, k, n, threshold)
         if k >= have or k == max_rounds or decided({**v, "threshold_pct": threshold}):
             return v, k
     return v, max_rounds
@@ -389,7 +390,7 @@ def evaluate(data: dict[str, Any], settings: list[dict[str, Any]]) -> list[dict[
 
 def evaluate_sequential(data: dict[str, Any], samples: int) -> list[dict[str, Any]]:
     """Before (a fixed `rounds` rounds, alpha 0.05) and after (sequential looks from
-    FIRST_LOOK to `rounds`, O'Brien-Fleming-type alpha spending: pt2bot/stats.py) on the
+    FIRST_LOOK to `rounds`, stopping early for "unchanged" only: pt2bot/stats.py) on the
     same processes. The fixed design needs every round: lazily collected A/A repetitions
     that stopped early count for the sequential method only."""
     k_max = data["rounds"]

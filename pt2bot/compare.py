@@ -56,8 +56,7 @@ def build_report(*, base_results: ResultsFile | None, head_results: ResultsFile 
                                         filter_=config.static.filter)
     models, skipped = compare_models(base_results, head_results, config=config,
                                      selection=selection, renames=renames, line_map=line_map,
-                                     base_present=base_results is not None,
-                                     review=changeset is not None)
+                                     base_present=base_results is not None)
     reasons = judge(findings=findings, models=models, head_results=head_results,
                     base_results=base_results, config=config)
     conclusion = conclude(reasons)
@@ -182,15 +181,12 @@ def keep(finding: Finding, filter_: str) -> bool:
 
 def compare_models(base_results: ResultsFile | None, head_results: ResultsFile | None, *,
                    config: Config, selection: Selection | None, renames: dict[str, str],
-                   line_map: LineMap, base_present: bool | None = None, review: bool = False,
+                   line_map: LineMap, base_present: bool | None = None,
                    ) -> tuple[list[ModelDelta], list[dict]]:
     base_runs = base_results.by_name() if base_results is not None else {}
     head_runs = head_results.by_name() if head_results is not None else {}
     sel_skipped = dict(selection.skipped) if selection is not None else {}
     comparable, why_not = latency_comparable(base_results, head_results)
-    # A review's latency rounds are sequential (pipeline.py): its interval is at the level
-    # of the look the rounds made; one run per side (an audit) is the fixed design.
-    max_rounds = max(1, config.run.rounds) if review else None
     if base_present is None:
         base_present = base_results is not None
 
@@ -210,7 +206,7 @@ def compare_models(base_results: ResultsFile | None, head_results: ResultsFile |
             m = compare_model(name, base_run, head_run, renames=renames, line_map=line_map,
                               threshold_pct=config.thresholds.latency_regression_pct,
                               latency_ok=comparable, latency_note=why_not,
-                              base_present=base_present, max_rounds=max_rounds,
+                              base_present=base_present,
                               compile_pct=config.thresholds.compile_regression_pct)
         except Exception as e:   # keep every other model's result; show this one's failure
             m = _skipped_model(name, "could not compare").with_(problems=(_problem(
@@ -247,8 +243,7 @@ def _problem(kind: str, level: str, message: str, **extra: Any) -> dict:
 def compare_model(name: str, base_run: ModelRun | None, head_run: ModelRun | None, *,
                   renames: dict[str, str], line_map: LineMap, threshold_pct: float,
                   latency_ok: bool = True, latency_note: str | None = None,
-                  base_present: bool = True, max_rounds: int | None = None,
-                  compile_pct: float | None = None) -> ModelDelta:
+                  base_present: bool = True, compile_pct: float | None = None) -> ModelDelta:
     """One model's entry of the report."""
     if head_run is None:
         return _skipped_model(name, "removed: not in head's results").with_(
@@ -304,8 +299,7 @@ def compare_model(name: str, base_run: ModelRun | None, head_run: ModelRun | Non
             accuracy=tuple(compare_accuracy(b, h)), new_specialized=tuple(new_specialized),
             fixed_specialized=tuple(fixed_specialized),
             latency=tuple(gated_latency(h) if _gated(h) else compare_latency(
-                b, h, threshold_pct=threshold_pct, comparable=latency_ok, note=latency_note,
-                max_rounds=max_rounds)),
+                b, h, threshold_pct=threshold_pct, comparable=latency_ok, note=latency_note)),
             eager_fallback=rec["eager_fallback"], coverage=compare_coverage(b, h),
             new_export_causes=tuple(new_export_causes(b, h, renames, line_map)))
         cost = compare_compile(b if base_run is not None else None, h,
@@ -652,12 +646,9 @@ def _grouped(t: Samples | None) -> list:
 
 
 def compare_latency(base: ModelRun | None, head: ModelRun, *, threshold_pct: float,
-                    comparable: bool = True, note: str | None = None,
-                    max_rounds: int | None = None) -> list[dict]:
+                    comparable: bool = True, note: str | None = None) -> list[dict]:
     """Per shape: compiled latency head vs base (pt2bot.stats.compare_samples: ratio of the
-    p10, per unit of reference-workload time when both sides timed it, + bootstrap interval).
-    `max_rounds`: the rounds were decided sequentially with at most that many per side
-    (the interval is at the level of the look their number makes; `rounds`, `alpha`)."""
+    p10, per unit of reference-workload time when both sides timed it, + bootstrap interval)."""
     base_lat: dict[tuple, LatencyRow] = {
         case_key(e.shape): e for e in (base.latency_rows() if base is not None else ())}
     out = []
@@ -683,8 +674,7 @@ def compare_latency(base: ModelRun | None, head: ModelRun, *, threshold_pct: flo
             st = compare_samples(_grouped(be.compiled_ms), _grouped(e.compiled_ms),
                                  threshold_pct=threshold_pct,
                                  base_reference=_grouped(be.reference_ms) or None,
-                                 head_reference=_grouped(e.reference_ms) or None,
-                                 max_rounds=max_rounds)
+                                 head_reference=_grouped(e.reference_ms) or None)
             for k in ("ratio", "ci_low", "ci_high", "change_pct", "significant", "direction",
                       "note", "statistic", "median_ratio", "rounds", "alpha"):
                 row[k] = st[k]
@@ -848,13 +838,13 @@ def gated_latency(head: ModelRun) -> list[dict]:
 def latency_decided(base: ModelRun | None, head: ModelRun | None, *, threshold_pct: float,
                     max_rounds: int) -> bool:
     """Whether a model's latency needs no more rounds (pipeline.py's sequential rounds):
-    every shape's interval, at the level of the look its rounds make, decides at the
-    threshold (pt2bot.stats.decided), or the last look was made; before the first look
+    every shape's interval lies within the threshold band (pt2bot.stats.decided: a change is
+    only concluded at the last look), or the last look was made; before the first look
     (FIRST_LOOK rounds) nothing is decided. A side with no latency to compare is decided:
     more rounds would not give it one."""
     if base is None or head is None or not base.ok or not head.ok:
         return True
-    rows = compare_latency(base, head, threshold_pct=threshold_pct, max_rounds=max_rounds)
+    rows = compare_latency(base, head, threshold_pct=threshold_pct)
     if any(r["rounds"] is not None and r["rounds"] < min(FIRST_LOOK, max_rounds) for r in rows):
         return False
     return all((r["rounds"] or 0) >= max_rounds

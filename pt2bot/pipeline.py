@@ -238,9 +238,9 @@ def _smoke_both(config: Config, opts: ReviewOptions, selected: tuple[str, ...],
     Latency on a shared machine drifts over minutes, so base and head are measured in
     alternating rounds (A B, B A, ...) in separate processes and their samples pooled: a
     drift then hits both sides alike instead of looking like a regression. From the second
-    round on, a model whose interval decides at the threshold gets no more rounds
-    (compare.latency_decided: a group-sequential test, pt2bot/stats.py); `run.rounds` is
-    the most. A stored baseline's latency is never compared (another run, another time):
+    round on, a model whose interval lies within the threshold band gets no more rounds; a
+    change is concluded after the last (compare.latency_decided, pt2bot/stats.py);
+    `run.rounds` is the most. A stored baseline's latency is never compared (another run, another time):
     base's latency is measured here, in the same alternating rounds. `gate`: the pull
     request's code changes (pt2bot/latency_gate.py); a model the gate finds unchanged gets
     no latency rounds, and with no changed code at all the first pass times nothing.

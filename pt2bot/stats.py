@@ -19,9 +19,9 @@ time, which cancels a process-wide slow mode (a busy neighbour slows the referen
 the dominant noise on a shared runner. Without references (or when the groups do not line
 up) the raw samples are compared.
 
-Latency rounds are decided sequentially (`look_alpha`, `decided`): after each round from the
-second on, the interval is computed at that look's share of alpha and the review stops
-adding rounds for a model once it decides at the threshold (see "Sequential rounds" below).
+Latency rounds are decided sequentially (`decided`): after each round from the second on, the
+review stops adding rounds for a model whose interval already lies within the threshold band;
+"slower"/"faster" is only ever concluded after the last round (see "Sequential rounds" below).
 
 Deterministic for a given seed. Uses numpy when importable (vectorised); the pure-Python
 path gives the same kind of answer (not bit-identical) and is used when numpy is missing.
@@ -30,7 +30,7 @@ from __future__ import annotations
 
 import math
 import random
-from statistics import NormalDist, median
+from statistics import median
 from typing import Any, Sequence
 
 N_BOOT = 2000
@@ -48,56 +48,25 @@ ALPHA = 0.05      # the verdict's overall two-sided error rate (a false "slower"
 FIRST_LOOK = 2    # rounds per side at the first look: one process cannot show between-process noise
 
 # --------------------------------------------------------------------------- sequential rounds
-# A group-sequential design with a Lan-DeMets alpha-spending function of the O'Brien-Fleming
-# type, looks after rounds FIRST_LOOK..K (K = `run.rounds`, the most rounds a review runs).
-# The information at look k is the share of processes measured, t = k / K, and the alpha
-# spent by then is
-#
-#     alpha(t) = 2 - 2 * Phi(z_{1 - alpha/2} / sqrt(t))          (alpha(1) = alpha)
-#
-# which spends almost nothing early (K = 3: 0.0164 at the look after 2 rounds) and keeps the
-# final look close to the fixed design's. Look k tests at the increment alpha(t_k) -
-# alpha(t_previous look) (the first look at alpha(t_first)). The increments add up to alpha,
-# so by the union bound the chance of any false "slower"/"faster" over all looks is at most
-# alpha however the looks are correlated: stopping early cannot raise the false-alarm rate.
-# Exact group-sequential boundaries would be a little less conservative at the last look
-# (0.044 instead of 0.034 for K = 3), but they assume statistics that are jointly
-# normal with independent increments; a bootstrap interval of a ratio of p10s over
-# resampled processes is not that, and the union bound needs no such assumption.
-# Stopping because the interval lies within the threshold band is a non-binding futility
-# stop: it only removes chances to reject, so it needs no alpha of its own.
-
-
-def spent_alpha(t: float, alpha: float = ALPHA) -> float:
-    """The alpha an O'Brien-Fleming-type spending function has spent at information t."""
-    if t <= 0:
-        return 0.0
-    if t >= 1:
-        return alpha
-    z = NormalDist().inv_cdf(1 - alpha / 2)
-    return 2 * (1 - NormalDist().cdf(z / math.sqrt(t)))
-
-
-def look_alpha(rounds: int, max_rounds: int, alpha: float = ALPHA) -> float:
-    """The two-sided level of the interval after `rounds` rounds per side of at most
-    `max_rounds`: that look's alpha increment. With a single look (max_rounds <= FIRST_LOOK)
-    it is the fixed design's `alpha`; fewer rounds than the first look count as the first
-    look, more than planned as the last."""
-    first = min(FIRST_LOOK, max_rounds)
-    if max_rounds <= first:
-        return alpha
-    k = min(max(rounds, first), max_rounds)
-    prev = spent_alpha((k - 1) / max_rounds, alpha) if k > first else 0.0
-    return spent_alpha(k / max_rounds, alpha) - prev
+# A group-sequential design whose interim looks stop for futility only: after rounds
+# FIRST_LOOK..K-1 (K = `run.rounds`, the most rounds a review runs) a model whose interval
+# lies within the threshold band gets no more rounds ("unchanged" is settled); a change is
+# only concluded at the last look, at the full alpha, as in the fixed design. A futility
+# stop only removes chances to reject, so the false-alarm rate cannot exceed the fixed
+# design's. Interim looks do not conclude a change, because after 2 rounds the bootstrap
+# resamples 2 processes per side: its interval cannot be wider than those two processes'
+# spread, whatever its level. Measured on 200 A/A and 200 A/B reviews of the same
+# processes (benchmarks/results/latency_sequential.md), stopping for a change at the look
+# after 2 rounds at 1.64 % (O'Brien-Fleming-type alpha spending) gave 9/200 false alarms
+# and at 0.1 % (Haybittle-Peto) still 6/200, against 3/200 for the fixed 3-round design;
+# stopping for futility only gave the fixed design's 3/200 and its detection (191/200).
 
 
 def decided(verdict: dict[str, Any]) -> bool:
-    """Whether more rounds are not needed: the interval (at its look's level) says
-    "slower"/"faster" beyond the threshold, or lies within the threshold band on both sides
-    (no ratio it holds is a change worth reporting). A comparison that cannot be made (too
-    few samples) is undecided: more rounds may make it."""
-    if verdict.get("significant"):
-        return True
+    """Whether an interim look settles the comparison: the interval lies within the
+    threshold band on both sides (no ratio it holds is a change worth reporting). An interval
+    beyond the threshold is not enough before the last round (the design above), and a
+    comparison that cannot be made (too few samples) is undecided: more rounds may make it."""
     lo, hi, t = verdict.get("ci_low"), verdict.get("ci_high"), verdict.get("threshold_pct")
     if lo is None or hi is None or t is None:
         return False
@@ -106,7 +75,7 @@ def decided(verdict: dict[str, Any]) -> bool:
 
 
 def compare_samples(base_samples: Samples, head_samples: Samples, *, threshold_pct: float,
-                    alpha: float = ALPHA, max_rounds: int | None = None,
+                    alpha: float = ALPHA,
                     seed: int = 0, n_boot: int = N_BOOT,
                     quantile: float = QUANTILE,
                     base_reference: Samples | None = None,
@@ -114,10 +83,6 @@ def compare_samples(base_samples: Samples, head_samples: Samples, *, threshold_p
                     use_numpy: bool | None = None) -> dict[str, Any]:
     """Ratio head/base of the `quantile` of the times (0.5: medians), with a (1 - alpha)
     bootstrap interval and a verdict.
-
-    `max_rounds`: the samples come from a sequential review of at most that many rounds
-    (groups) per side; the interval is then at the level of the look that the number of
-    groups makes (`look_alpha`), and `alpha` in the result is that level.
 
     Returns `ratio`, `ci_low`, `ci_high`, `change_pct`, `significant`, `direction`
     ("slower" | "faster" | "same"), `median_ratio`, `base_median`, `head_median`,
@@ -135,8 +100,6 @@ def compare_samples(base_samples: Samples, head_samples: Samples, *, threshold_p
     n_base = sum(len(g) for g in base_groups)
     n_head = sum(len(g) for g in head_groups)
     rounds = min(len(base_groups), len(head_groups))
-    if max_rounds is not None:
-        alpha = look_alpha(rounds, max(1, int(max_rounds)), alpha)
     out: dict[str, Any] = {
         "ratio": None, "ci_low": None, "ci_high": None, "change_pct": None,
         "significant": False, "direction": "same",
@@ -156,8 +119,7 @@ def compare_samples(base_samples: Samples, head_samples: Samples, *, threshold_p
         base_groups, head_groups = nb, nh
     hierarchical = len(base_groups) > 1 and len(head_groups) > 1
     out["method"] = ("bootstrap-quantile-ratio" + ("/rounds" if hierarchical else "")
-                     + ("/reference" if normalised else "")
-                     + ("/sequential" if max_rounds is not None and max_rounds > 1 else ""))
+                     + ("/reference" if normalised else ""))
     if not hierarchical:
         base_groups = [[x for g in base_groups for x in g]]
         head_groups = [[x for g in head_groups for x in g]]
@@ -299,5 +261,5 @@ def _boot_numpy(base: list[list[float]], head: list[list[float]], *, n_boot: int
     return r.tolist()
 
 
-__all__ = ["compare_samples", "decided", "look_alpha", "spent_alpha", "summarise_samples",
+__all__ = ["compare_samples", "decided", "summarise_samples",
            "ALPHA", "FIRST_LOOK", "N_BOOT", "MIN_SAMPLES", "QUANTILE"]

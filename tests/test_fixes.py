@@ -280,6 +280,46 @@ def test_noop_guards_of_clamp_and_fill_are_dropped(tmp_path, body, branchless):
     assert cands[0].rank == 0 and cands[0].lines == ("    " + branchless,)
 
 
+@pytest.mark.parametrize("test,body,want", [
+    ("m.any()", ["x[m] = -1"], ("    x[m] = -1",)),
+    ("torch.any(m)", ["x[m] = 0.5", "y[m] = fill"], ("    x[m] = 0.5", "    y[m] = fill")),
+])
+def test_writes_through_the_tested_mask_need_no_branch(tmp_path, test, body, want):
+    src, f, cands = only(tmp_path, f"""\
+        import torch
+
+        @torch.compile
+        def f(x, y, fill):
+            m = x > 1
+            if {test}:
+                {chr(10).join(' ' * 16 + b for b in body).strip()}
+            return x + y
+        """, "PTC201")
+    (c,) = cands
+    assert c.lines == want and c.guards == ("empty",) and not c.safe
+    fixed(src, c)
+
+
+@pytest.mark.parametrize("test,body", [
+    ("m.any()", "x[~m] = -1"),        # another mask than the tested one
+    ("m.any()", "x[m] = x[0]"),       # a value that is read (and may not fit an empty selection)
+    ("m.all()", "x[m] = -1"),         # not `any`
+    ("(x > 1).any()", "x[m] = -1"),   # the test is not the mask written through
+])
+def test_writes_not_through_the_tested_mask_keep_the_branch(tmp_path, test, body):
+    src, f, cands = only(tmp_path, f"""\
+        import torch
+
+        @torch.compile
+        def f(x):
+            m = x > 1
+            if {test}:
+                {body}
+            return x
+        """, "PTC201")
+    assert not any(c.title.startswith("drop the branch") for c in cands)
+
+
 @pytest.mark.parametrize("body", [
     "x = torch.nan_to_num(x)",     # the test is not about NaN
     "x = (x * 2).clamp(max=1.0)",  # not a transform of x itself
@@ -426,6 +466,20 @@ def test_masked_selections_without_a_recipe(tmp_path, expr):
     ("PTC104", "    m = float(x.mean() + 1)\n    return x / m\n", "    m = x.mean() + 1"),
     ("PTC104", "    return x / float(x.mean() + 1)\n", "    return x / (x.mean() + 1)"),
     ("PTC102", "    v = x.sum().tolist()\n    return x * v\n", "    v = x.sum()"),
+    # an element of the list with a constant index is the tensor's 0-d element
+    ("PTC102", "    w = x.sum(0).tolist()\n    return x * w[0] + w[-1]\n", "    w = x.sum(0)"),
+    # int() truncates toward zero, as .long() does; an integer draw or index is kept as it is
+    ("PTC104", "    return x * int(x.sum())\n", "    return x * x.sum().long()"),
+    ("PTC104", "    n = int(x.sum() + 1)\n    return x / n\n", "    n = (x.sum() + 1).long()"),
+    ("PTC104", "    n = int(x.argmax())\n    return x * n\n", "    n = x.argmax()"),
+    ("PTC101", "    k = int(torch.randint(3, (1,)).item())\n    return x * (k + 1)\n",
+     "    k = torch.randint(3, (1,))"),
+    ("PTC101", "    return x - int(x.mean().item())\n", "    return x - x.mean().long()"),
+    # a torch call that takes the tensor as well as the number; an augmented assignment
+    ("PTC101", "    return x.clamp(max=x.mean().item())\n", "    return x.clamp(max=x.mean())"),
+    ("PTC101", "    m = x.mean().item()\n    return torch.where(x > 0, x, m)\n", "    m = x.mean()"),
+    ("PTC101", "    m = x.mean().item()\n    x *= m\n    return x\n", "    m = x.mean()"),
+    ("PTC101", "    x /= x.sum().item()\n    return x\n", "    x /= x.sum()"),
 ])
 def test_keep_the_tensor(tmp_path, code, body, want):
     src, f, cands = only(tmp_path, "import torch\n\n@torch.compile\ndef f(x):\n" + body, code)
@@ -440,11 +494,18 @@ def test_keep_the_tensor(tmp_path, code, body, want):
     ("PTC101", "    n = x.sum().item()\n    if n > 0:\n        return x\n    return -x\n"),   # a condition
     ("PTC101", "    n = x.sum().item()\n    print(f'{n}')\n    return x * n\n"),  # a message too
     ("PTC101", "    return range(x.sum().item() + 1)\n"),
-    ("PTC104", "    return x * int(x.sum())\n"),                               # int truncates
+    ("PTC104", "    return x.new_zeros(int(x.sum()))\n"),                      # an int as a size
+    ("PTC102", "    w = x.sum(0).tolist()\n    return x * w[int(x[0, 0])]\n"),   # an element by a computed index
+    ("PTC102", "    w = x.sum(0).tolist()\n    return x.new_zeros(w[0])\n"),      # an element as a size
+    ("PTC102", "    w = x.sum(0).tolist()\n    return x * len(w)\n"),             # the list itself
+    # one clamp bound a number, the other a tensor: dynamo reads the tensor back (a break)
+    ("PTC101", "    return torch.clamp(x, 0, x.mean().item())\n"),
+    ("PTC101", "    n = 0\n    n += x.sum().item()\n    return x.new_zeros(int(n))\n"),  # n is then a size
+    ("PTC104", "    return x * int(np.ones(3).sum())\n"),                      # numpy: no .long()
     ("PTC101", "    n = x.sum().item()\n    return x\n"),                      # never read
 ])
 def test_a_python_number_that_is_needed_is_kept(tmp_path, code, body):
-    src, fs = findings_in(tmp_path, "import torch\n\n@torch.compile\ndef f(x):\n" + body, code)
+    src, fs = findings_in(tmp_path, "import numpy as np\nimport torch\n\n@torch.compile\ndef f(x):\n" + body, code)
     assert fs and all(fix_candidates(f, src) == [] for f in fs)
 
 
@@ -626,3 +687,105 @@ def test_state_without_a_local_recipe(tmp_path, body):
                           "    def __init__(self):\n        super().__init__()\n        self.ema = torch.zeros(())\n"
                           "        self.calls = 0\n\n    def forward(self, x):\n" + body, "PTC110")
     assert fs and all(fix_candidates(f, src) == [] for f in fs)
+
+
+# --- PTC101 / PTC104 a size read back from a tensor of Python numbers -----------------------
+
+SIZES = """\
+import torch
+
+@torch.compile
+def f(x, parts):
+{body}
+"""
+
+
+@pytest.mark.parametrize("code,body,want", [
+    ("PTC101", "    lengths = torch.tensor([p.shape[0] for p in parts], dtype=torch.long)\n"
+               "    n = int(lengths.amax().item())\n    return x.new_zeros(n)",
+     "    n = max(p.shape[0] for p in parts)"),
+    ("PTC101", "    sizes = [p.shape[0] for p in parts]\n    t = torch.tensor(sizes, device=x.device)\n"
+               "    n = int(t.max().item())\n    return x.new_zeros(n)",
+     "    n = int(max(sizes))"),   # no integer dtype: the int() stays (the list may hold floats)
+    ("PTC101", "    t = torch.tensor([len(p) for p in parts])\n    return x.new_zeros(t.sum().item())",
+     "    return x.new_zeros(sum(len(p) for p in parts))"),
+    ("PTC104", "    t = torch.tensor([p.shape[1] for p in parts])\n    return x.new_zeros(int(t.amin()))",
+     "    return x.new_zeros(int(min(p.shape[1] for p in parts)))"),
+])
+def test_size_from_the_python_numbers(tmp_path, code, body, want):
+    src, fs = findings_in(tmp_path, SIZES.format(body=body), code)
+    (f,) = fs
+    (c,) = fix_candidates(f, src)
+    assert c.lines == (want,) and not c.safe and c.start_line == c.end_line == f.line
+    fixed(src, c)
+
+
+@pytest.mark.parametrize("body", [
+    # the list changed between the tensor and the read
+    "    sizes = [1, 2]\n    t = torch.tensor(sizes)\n    sizes.append(3)\n    return x.new_zeros(t.max().item())",
+    # the tensor changed in place
+    "    t = torch.tensor([p.shape[0] for p in parts])\n    t.add_(1)\n    return x.new_zeros(t.max().item())",
+    # the tensor assigned twice
+    "    t = torch.tensor([1, 2])\n    t = t * 2\n    return x.new_zeros(t.max().item())",
+    # made from a tensor, not from Python numbers
+    "    t = torch.tensor(x.shape) * x.sum()\n    return x.new_zeros(t.max().item())",
+    # a reduction over one dimension
+    "    t = torch.tensor([[1, 2]])\n    return x.new_zeros(t.max(0).values.item())",
+    # `max` is not the builtin in the function
+    "    max = torch.maximum\n    t = torch.tensor([1, 2])\n    return x.new_zeros(t.max().item())",
+    # a float tensor: .item() is a float where max() of the numbers may be an int
+    "    t = torch.tensor([1, 2], dtype=torch.float32)\n    return x.new_zeros(t.max().item())",
+])
+def test_size_from_a_tensor_that_may_differ_is_not_offered(tmp_path, body):
+    src, fs = findings_in(tmp_path, SIZES.format(body=body), "PTC101")
+    assert fs and all(not any("Python numbers" in c.title for c in fix_candidates(f, src)) for f in fs)
+
+
+# --- PTC304 a masked write that reads through the mask --------------------------------------
+
+@pytest.mark.parametrize("line,want", [
+    ("y[mask] = x[mask]", ["    y.copy_(torch.where(mask, x, y))",
+                           "    y.copy_(torch.where(mask.reshape(mask.shape + (1,) * (y.dim() - mask.dim())), x, y))"]),
+    ("y[x > 0] += x", ["    y.copy_(torch.where(x > 0, y + x, y))",
+                       "    y.copy_(torch.where((x > 0).reshape((x > 0).shape + (1,) * (y.dim() - (x > 0).dim())), "
+                       "y + x, y))"]),
+    ("y[mask] /= x + 1", ["    y.copy_(torch.where(mask, y / (x + 1), y))",
+                          "    y.copy_(torch.where(mask.reshape(mask.shape + (1,) * (y.dim() - mask.dim())), "
+                          "y / (x + 1), y))"]),
+    # a mask with a call is read once: no reshaped form
+    ("y[x.sum(1) > 0] -= 1", ["    y.copy_(torch.where(x.sum(1) > 0, y - 1, y))"]),
+])
+def test_masked_write_in_place_with_where(tmp_path, line, want):
+    src, fs = findings_in(tmp_path, f"""\
+        import torch
+
+        @torch.compile
+        def f(x, y):
+            mask = x > 0
+            {line}
+            return y
+        """, "PTC304")
+    (f,) = fs
+    cands = fix_candidates(f, src)
+    assert [c.lines for c in cands] == [(w,) for w in want] and not any(c.safe for c in cands)
+    for c in cands:
+        fixed(src, c)
+
+
+@pytest.mark.parametrize("line", [
+    "y[mask] = x[mask > 0]",          # not the same mask
+    "y[mask] = x[mask] * 2",          # the selection is not the whole value
+    "y[:, mask] = x[:, mask]",        # a mask over one dimension
+    "y.t()[mask] += 1",               # the written tensor is a call's result
+])
+def test_masked_writes_without_a_recipe(tmp_path, line):
+    src, fs = findings_in(tmp_path, f"""\
+        import torch
+
+        @torch.compile
+        def f(x, y, g):
+            mask = x > 0
+            {line}
+            return y
+        """, "PTC304")
+    assert fs and all(not any("in place" in c.title for c in fix_candidates(f, src)) for f in fs)

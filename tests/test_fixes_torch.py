@@ -227,6 +227,13 @@ def test_a_denominator_changing_mean_is_never_offered(tmp_path):
     ("PTC101", "    return x * x.mean().item() + 1\n"),
     ("PTC104", "    return x - float(x.mean())\n"),
     ("PTC104", "    m = float(x.mean() + 1)\n    return x / m\n"),
+    ("PTC104", "    return x * int(x.sum())\n"),
+    ("PTC104", "    n = int(x.argmax())\n    return x * n\n"),
+    ("PTC101", "    return x - int(x.sum().item())\n"),
+    ("PTC102", "    w = x.sum(0).tolist()\n    return x * w[0] + w[-1]\n"),
+    ("PTC101", "    return x.clamp(max=x.mean().item())\n"),
+    ("PTC101", "    m = x.mean().item()\n    return torch.where(x > 0, x, m)\n"),
+    ("PTC101", "    x = x + 1\n    x /= x.sum().item()\n    return x\n"),
 ])
 def test_keep_the_tensor_removes_the_break(tmp_path, code, body):
     src, (c,) = candidates(tmp_path, "import torch\n\ndef f(x):\n" + body + "\ng = torch.compile(f)\n", code)
@@ -328,3 +335,108 @@ def test_state_local_candidate_stops_the_recompile(tmp_path):
     assert compiles(after, calls) == 1
     for args in calls + [(torch.rand(3, 4),)]:
         torch.testing.assert_close(after(*args), before(*args))
+
+
+def test_an_integer_draw_kept_as_a_tensor_draws_the_same(tmp_path):
+    src, (c,) = candidates(tmp_path, """\
+        import torch
+
+        def f(x):
+            k = int(torch.randint(3, (1,)).item())
+            return x * (k + 1)
+
+        g = torch.compile(f)
+        """, "PTC101")
+    assert c.lines == ("    k = torch.randint(3, (1,))",)
+    before, after = load(src), load(apply_candidate(src, c))
+    g0, b0, _ = compiled_run(before, torch.randn(4, 3))
+    g1, b1, _ = compiled_run(after, torch.randn(4, 3))
+    assert b0 >= 1 and (g1, b1) == (1, 0)
+    for seed in range(4):   # the same draw from the same generator state
+        x = torch.randn(2, 5)
+        torch.manual_seed(seed)
+        a = before(x)
+        torch.manual_seed(seed)
+        torch.testing.assert_close(after(x), a)
+
+
+def test_a_size_from_python_numbers_removes_the_break(tmp_path):
+    src, (c,) = candidates(tmp_path, """\
+        import torch
+        import torch.nn.functional as F
+
+        def f(x):
+            parts = [x[:, :3], x[:, 3:]]
+            lengths = torch.tensor([p.shape[1] for p in parts], dtype=torch.long)
+            max_len = int(lengths.amax().item())
+            return F.pad(x, (0, max_len))
+
+        g = torch.compile(f)
+        """, "PTC101")
+    assert c.lines == ("    max_len = max(p.shape[1] for p in parts)",)
+    assert_fixes(src, c, "f", (torch.randn(2, 8),), (torch.randn(3, 5),), (torch.randn(1, 2),))
+
+
+MASKED_WRITES = """\
+import torch
+
+def same_shape(x):
+    y = x.clone()
+    mask = x > 0
+    y[mask] = x.flip(0)[mask]
+    return y
+
+def leading(e, labels, w):
+    e = e.clone()
+    e[labels == 0] += w
+    return e
+
+g = torch.compile(same_shape)
+"""
+
+
+def test_a_masked_write_through_where_removes_the_break(tmp_path):
+    (tmp_path / "m.py").write_text(MASKED_WRITES)
+    fs = [f for f in check_paths(str(tmp_path), ["m.py"], StaticConfig(select=("ALL",)), jobs=1)
+          if f.rule == "PTC304"]
+    (same,) = [f for f in fs if f.line == 6]
+    simple, reshaped = fix_candidates(same, MASKED_WRITES)
+    x = torch.randn(4, 3)
+    for c in (simple, reshaped):   # the reshape is a no-op for a mask of x's shape
+        assert_fixes(MASKED_WRITES, c, "same_shape", (x,), (torch.randn(2, 7),), (-x.abs(),))
+
+
+def test_a_mask_over_leading_dimensions_needs_the_reshaped_form(tmp_path):
+    """`e[labels == 0] += w` with labels (B, N) and e (B, N, D): the plain `torch.where` form does
+    not broadcast the mask that way (eager raises: the proof refuses it), the reshaped one
+    equals the original and has no break."""
+    (tmp_path / "m.py").write_text(MASKED_WRITES.replace("g = torch.compile(same_shape)", "g = torch.compile(leading)"))
+    src = (tmp_path / "m.py").read_text()
+    fs = [f for f in check_paths(str(tmp_path), ["m.py"], StaticConfig(select=("ALL",)), jobs=1)
+          if f.rule == "PTC304"]
+    (lead,) = [f for f in fs if f.line == 11]
+    simple, reshaped = fix_candidates(lead, src)
+    labels = torch.tensor([[0, 1, 0], [2, 0, 0]])
+    args = (torch.randn(2, 3, 4), labels, torch.randn(4))
+    with pytest.raises(RuntimeError):
+        load(apply_candidate(src, simple), "leading")(*args)
+    assert_fixes(src, reshaped, "leading", args, (torch.randn(2, 3, 4), torch.ones(2, 3, dtype=torch.long),
+                                                  torch.randn(4)))
+
+
+def test_writes_through_the_tested_mask_without_the_branch(tmp_path):
+    src, (c,) = candidates(tmp_path, """\
+        import torch
+
+        def f(x):
+            x = x.clone()
+            fill_mask = x > 1
+            if fill_mask.any():
+                x[fill_mask] = -1
+            return x
+
+        g = torch.compile(f)
+        """, "PTC201")
+    assert c.lines == ("    x[fill_mask] = -1",)
+    x = torch.randn(4, 3)
+    assert_fixes(src, c, "f", (x * 3,), (x.clamp(max=0.5),), (torch.randn(2, 7),))

@@ -271,3 +271,29 @@ def test_an_interrupted_run_does_not_wait_for_a_server_still_importing(tmp_path)
     assert got == "the run was interrupted"
     assert time.monotonic() - start < 5
     assert server.proc.returncode is not None and not _notes(note)
+
+
+def test_a_child_runs_only_one_of_the_worker_mains(tmp_path):
+    """A request naming another module is refused in the child, with the reason in its log."""
+    assert supervise.forked_main(("-m", "pt2bot.smoke.verify")) == "pt2bot.smoke.verify"
+    assert supervise.forked_main(("-m", "pt2bot.smoke.worker")) == "pt2bot.smoke.worker"
+    assert supervise.forked_main(("-m", "os")) is None
+    assert supervise.forked_main(("-c", "pass")) is None
+    root, note = _repo(tmp_path), tmp_path / "notes"
+    config = _config(_model("s", "sleeper", note, timeout_s=300.0))
+    env = scrub_env(os.environ, repo_root=str(root), threads=1)
+    server = forkserver.ForkServer(sys.executable, env, str(root), (), str(tmp_path / "srv"))
+    try:
+        [job] = build_jobs(config, config.models, repo_root=str(root),
+                           out_dir=str(tmp_path / "out"), work_dir=str(tmp_path), device="cpu",
+                           phases=["breaks"], environ=os.environ)
+        with open(job.spec_path, "w") as fh:
+            json.dump(job.spec, fh)
+        proc = server.launch(spec_path=job.spec_path, out_path=job.out_path,
+                             log_path=job.log_path, cwd=job.cwd, main="os")
+        assert isinstance(proc, forkserver.ForkedProcess)
+        assert proc.wait(timeout=120) not in (None, 0)
+        assert "not 'os'" in Path(job.log_path).read_text()
+        assert not _notes(note)          # the model never ran
+    finally:
+        server.close()

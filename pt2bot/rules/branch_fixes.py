@@ -5,7 +5,9 @@ In the order they are offered (most likely to be the author's intent first):
 
 1. the branchless form, where the guarded statement is a no-op on the values that do not take
    the branch: `if torch.isnan(h).any(): h = torch.nan_to_num(h)` -> `h = torch.nan_to_num(h)`
-   (also clamps, masked fills, their in-place forms). Not safe: `nan_to_num` also replaces
+   (also clamps, masked fills, their in-place forms), and `if m.any(): x[m] = v` (writes of
+   plain values through the mask the test reads: they change nothing when no entry is set,
+   and a masked write does not break the graph where a masked read does). Not safe: `nan_to_num` also replaces
    inf, a clamp may reach values the condition did not test; the candidate carries the special
    values its condition guards (`guards`) so a verifier compares it on them too;
 2. `torch.where(cond, a, b)`: one assignment (or one `return`) on each side, the missing side
@@ -96,6 +98,37 @@ def _noop_guarded(st: ast.If, lines: list[str]) -> bool:
         mask = call.args[0] if name == "where" else (call.args[-2] if len(call.args) >= 2 else None)
         return mask is not None and segment(lines, mask) in test
     return False
+
+
+def _any_mask(test: ast.AST, lines: list[str]) -> str | None:
+    """The text of `m` in a test `m.any()` / `torch.any(m)`, else None."""
+    if not isinstance(test, ast.Call) or test.keywords:
+        return None
+    f = test.func
+    if isinstance(f, ast.Attribute) and f.attr == "any" and not test.args:
+        if isinstance(f.value, ast.Name) and f.value.id == "torch":
+            return None
+        return segment(lines, f.value)
+    if isinstance(f, ast.Attribute) and f.attr == "any" and isinstance(f.value, ast.Name) and \
+            f.value.id == "torch" and len(test.args) == 1:
+        return segment(lines, test.args[0])
+    return None
+
+
+def _plain(node: ast.AST) -> bool:
+    """A value without calls or indexing (a constant, a name, an attribute, `-1`): writing it
+    has no side effect and reads no selection."""
+    return all(isinstance(n, (ast.Name, ast.Attribute, ast.Constant, ast.UnaryOp, ast.Load, ast.unaryop))
+               for n in ast.walk(node))
+
+
+def _masked_stores_guarded(st: ast.If, lines: list[str]) -> bool:
+    """`if m.any(): x[m] = v` (each statement a write through `m` of a plain value): with no
+    entry of `m` set, the writes change nothing, so the test is not needed."""
+    mask = _any_mask(st.test, lines)
+    return mask is not None and all(
+        isinstance(s, ast.Assign) and len(s.targets) == 1 and isinstance(s.targets[0], ast.Subscript)
+        and segment(lines, s.targets[0].slice) == mask and _plain(s.value) for s in st.body)
 
 
 def _dedented(lines: list[str], stmt: ast.stmt, indent: str) -> list[str]:
@@ -191,6 +224,11 @@ def _if_fixes(code, finding, st: ast.If, body, tree, lines) -> list[Candidate]:
         out.append(replace_statement(code, finding.path, st, _dedented(lines, st.body[0], indent),
                                      "drop the branch: the guarded statement leaves other values unchanged",
                                      safe=False, guards=tuple(dict.fromkeys(guards + extra)), rank=0))
+    elif not st.orelse and _masked_stores_guarded(st, lines):
+        out.append(replace_statement(code, finding.path, st,
+                                     [ln for s in st.body for ln in _dedented(lines, s, indent)],
+                                     "drop the branch: writing through an all-false mask changes nothing",
+                                     safe=False, guards=guards, rank=0))
     sides = _sides(st, body, tree, lines)
     if sides is None:
         return out

@@ -7,8 +7,8 @@ from functools import lru_cache
 
 from pt2bot.analysis.infer import BOOL_TENSOR, PARAM, TENSORISH, WEAK_BOOL
 from pt2bot.rules.base import Candidate, Rule
-from pt2bot.rules.edits import (binds_torch, finding_statement, function_binds, parents_of, replace_statement,
-                                segment, with_replaced)
+from pt2bot.rules.edits import (binds_torch, finding_statement, function_binds, indentation, parents_of,
+                                replace_statement, segment, with_replaced)
 
 # Generated from torch's own op tags by tools/gen_dynamic_ops.py (a reviewed mapping from the
 # tagged ATen overloads to Python spellings, with the argument condition where there is one).
@@ -166,6 +166,12 @@ class DynamicOutputShape(Rule):
     written once more only when it is a name or a comparison without calls, which has no side
     effect). It assumes the mask has `x`'s shape; a mask over leading dimensions, a reduction
     over one dimension, `masked_select` and the index ops stay text.
+    Fix offered (not safe) for a masked write that reads through the mask, `x[m] = y[m]` and
+    `x[m] += v` (any arithmetic operator): the same values written in place with static shapes,
+    `x.copy_(torch.where(m, y, x))` / `x.copy_(torch.where(m, x + v, x))`; second, for a mask
+    over `x`'s leading dimensions (`emb[labels == 0] += w`), the mask reshaped to `x`'s number
+    of dimensions first (`m.reshape(m.shape + (1,) * (x.dim() - m.dim()))`, only for a mask
+    without calls). `x` must be a name or an attribute (it is written three times).
     """
 
     code = "PTC304"
@@ -178,7 +184,8 @@ class DynamicOutputShape(Rule):
 
     @classmethod
     def fixes(cls, finding, source, tree):
-        return _masked_reduction_fixes(cls.code, finding, source, tree)
+        return _masked_reduction_fixes(cls.code, finding, source, tree) or \
+            _masked_store_fixes(cls.code, finding, source, tree)
 
     def check(self, ctx, node):
         if isinstance(node, ast.AugAssign):
@@ -277,3 +284,49 @@ def _masked_reduction_fixes(code: str, finding, source: str, tree: ast.Module) -
              + (", divided by the mask's count" if reduction == "mean" else ""))
     return [replace_statement(code, finding.path, st, with_replaced(lines, st, call, text), title,
                               safe=False, guards=guards)]
+
+
+def _masked_store_fixes(code: str, finding, source: str, tree: ast.Module) -> list[Candidate]:
+    """`x[m] = y[m]` and `x[m] op= v`: the same values written in place through `torch.where`,
+    whose shapes are static: `x.copy_(torch.where(m, y, x))`, `x.copy_(torch.where(m, x op v, x))`.
+    Second, for a mask over `x`'s leading dimensions (`emb[labels == 0] += w`), the mask given
+    `x`'s number of dimensions first (only for a mask without calls, which is read twice)."""
+    st, _, lines = finding_statement(finding, source, tree)
+    if st is None or not binds_torch(tree) or function_binds(tree, st, "torch"):
+        return []
+    at = (finding.line, finding.col)
+    if isinstance(st, ast.Assign) and len(st.targets) == 1:
+        target, value = st.targets[0], st.value
+        if not (isinstance(value, ast.Subscript) and (value.lineno, value.col_offset) == at
+                and isinstance(target, ast.Subscript)
+                and segment(lines, value.slice) == segment(lines, target.slice)):
+            return []
+        new = _atom(lines, value.value)
+    elif isinstance(st, ast.AugAssign) and isinstance(st.target, ast.Subscript) and \
+            (st.target.lineno, st.target.col_offset) == at:
+        target = st.target
+        op = _OPS.get(type(st.op))
+        if op is None:
+            return []
+        new = f"{_atom(lines, target.value)} {op} {_atom(lines, st.value)}"
+    else:
+        return []
+    if isinstance(target.slice, (ast.Tuple, ast.Slice)) or not isinstance(target.value, (ast.Name, ast.Attribute)):
+        return []
+    x, mask = segment(lines, target.value), target.slice
+    m = segment(lines, mask)
+    indent = indentation(lines, st)
+    title = "write the masked values in place with `torch.where` (static shapes)"
+    out = [replace_statement(code, finding.path, st, [f"{indent}{x}.copy_(torch.where({m}, {new}, {x}))"],
+                             title, safe=False)]
+    if _pure(mask):
+        a = _atom(lines, mask)
+        out.append(replace_statement(
+            code, finding.path, st,
+            [f"{indent}{x}.copy_(torch.where({a}.reshape({a}.shape + (1,) * ({x}.dim() - {a}.dim())), {new}, {x}))"],
+            title + ", the mask over the leading dimensions", safe=False, rank=1))
+    return out
+
+
+_OPS = {ast.Add: "+", ast.Sub: "-", ast.Mult: "*", ast.Div: "/", ast.FloorDiv: "//", ast.Mod: "%", ast.Pow: "**",
+        ast.BitAnd: "&", ast.BitOr: "|", ast.BitXor: "^"}

@@ -3,7 +3,7 @@ from __future__ import annotations
 import ast
 
 from pt2bot.rules.base import Rule
-from pt2bot.rules.scalar_fixes import keep_tensor_fixes
+from pt2bot.rules.scalar_fixes import keep_tensor_fixes, sizes_from_list_fixes
 from pt2bot.analysis.infer import NDARRAY, SHAPE, SIZES
 from pt2bot.analysis.queries import generator_note, is_tensorish
 
@@ -90,8 +90,13 @@ class ScalarConversion(Rule):
     Fix offered (not safe: run and compared before it is posted) when the value only feeds
     tensor arithmetic: `float()` dropped, in the expression (`x * float(t)` -> `x * t`) or in the
     assignment `v = float(t)` when every later read of `v` in the function is an operand of
-    arithmetic outside a condition, an index, a size or a formatted string.
-    `int()` and `bool()` get no edit (a truncation, a branch).
+    arithmetic (`x *= v` too; also the one bound of a clamp, `x.clamp(max=v)`, or a value of
+    `torch.where(c, x, v)`) outside a condition, an index, a size or a formatted string.
+    `int(t)` becomes `t.long()` in the same places (it truncates toward zero as `int()` does;
+    just `t` for an integer draw or index: `int(x.argmax())` -> `x.argmax()`), and
+    `int(lengths.max())` of a tensor the function built from Python numbers
+    (`lengths = torch.tensor(sizes)`) becomes `max(sizes)`, as for `.item()` (PTC101).
+    `bool()` gets no edit (a branch).
     """
 
     code = "PTC104"
@@ -105,7 +110,8 @@ class ScalarConversion(Rule):
 
     @classmethod
     def fixes(cls, finding, source, tree):
-        return keep_tensor_fixes(cls.code, finding, source, tree, "float")
+        return (sizes_from_list_fixes(cls.code, finding, source, tree, "float")
+                + keep_tensor_fixes(cls.code, finding, source, tree, "float"))
 
     def check(self, ctx, node):
         f = node.func

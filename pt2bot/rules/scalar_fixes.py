@@ -1,31 +1,72 @@
-"""The recipe for a tensor copied to Python (`.item()`, `.tolist()`, `float(t)`) whose value
-only feeds tensor arithmetic: keep the tensor.
+"""The recipes for a tensor copied to Python (`.item()`, `.tolist()`, `float(t)`, `int(t)`)
+whose value only feeds tensor arithmetic: keep the tensor; and for a size read back from a
+tensor of Python sizes: compute it from those sizes.
 
-The edit is on the finding's own statement: `x * t.item()` -> `x * t`, or, for
+Keep the tensor. The edit is on the finding's own statement: `x * t.item()` -> `x * t`, or, for
 `v = t.item()`, `v = t` when every later read of `v` in the function is an operand of
-arithmetic (`x / v`, `-v`) outside a condition, an index, a size or a formatted string; there
+arithmetic (`x / v`, `-v`, `x *= v`) outside a condition, an index, a size or a formatted
+string (in `n += t.item()` where `n` was a number literal, the same of every later read of
+`n`), or the one bound of a clamp
+(`x.clamp(max=v)`) or a value of `torch.where(c, a, v)`; there
 a tensor behaves like the number (a 0-d tensor keeps the other operand's dtype), and dynamo
-keeps it in the graph. Not safe: a one-element tensor of another shape broadcasts, a
-float64 `t` may change a result's dtype; the candidate is run and compared before it is posted.
-`int(t)` is never unwrapped (it truncates, and an int is nearly always a size or an index).
+keeps it in the graph. For `.tolist()`, a read may also be one element (`w[0]`, `w[-1]`) that
+is such an operand: the tensor's element is a 0-d tensor. `int(...)` truncates toward zero, as
+`.long()` does, so `int(t.item())` / `int(t)` becomes `t.long()` (just `t` where `t` is an
+integer draw or index already: `torch.randint(...)`, `.argmax()`). Not safe: a one-element
+tensor of another shape broadcasts, a float64 `t` may change a result's dtype, an int64
+tensor divides to float32 where Python divides to a double; the candidate is run and compared
+before it is posted.
+
+Sizes from a list. `n = int(lengths.amax().item())` where the function built
+`lengths = torch.tensor(<sizes>, ...)` from a list of Python numbers (`[s.shape[0] for s in
+seqs]`, a list name) and changed neither since: `n = int(max(s.shape[0] for s in seqs))`
+(`max`/`amax`, `min`/`amin`, `sum` without arguments); the same number, computed where dynamo
+knows it (sizes are traced as sizes). Not safe either: it is compared before it is posted.
 """
 from __future__ import annotations
 
 import ast
 
 from pt2bot.rules.base import Candidate
-from pt2bot.rules.edits import (enclosing_function, finding_statement, parents_of, replace_statement, segment,
-                                with_replaced)
+from pt2bot.rules.edits import (enclosing_function, finding_statement, function_binds, parents_of,
+                                replace_statement, segment, with_replaced)
 
 # reading a value in one of these is a Python number's job (a size, an index, a message)
 _SCALAR_CALLS = frozenset({"range", "int", "float", "len", "round", "str", "print", "format", "bool", "list",
                            "tuple", "enumerate", "isinstance", "min", "max", "sum", "abs", "math"})
 
 
-def _arith_only(node: ast.AST, parents: dict[int, ast.AST]) -> bool:
-    """`node` is an operand of arithmetic, and nothing above it needs a Python number."""
+_CLAMPS = frozenset({"clamp", "clip", "clamp_", "clip_"})
+
+
+def _tensor_argument(node: ast.AST, parents: dict[int, ast.AST]) -> bool:
+    """`node` is an argument a torch call takes as a tensor as well as a number: the one bound
+    of a clamp (`x.clamp(max=v)`, `torch.clamp(x, max=v)`: with the other bound a number, dynamo
+    reads the tensor back and breaks, measured on torch 2.13) or a value of
+    `torch.where(c, a, b)`."""
     p = parents.get(id(node))
-    if not (isinstance(p, ast.BinOp) or (isinstance(p, ast.UnaryOp) and isinstance(p.op, (ast.USub, ast.UAdd)))):
+    call = parents.get(id(p)) if isinstance(p, ast.keyword) else p
+    if not isinstance(call, ast.Call) or not isinstance(call.func, ast.Attribute):
+        return False
+    f = call.func
+    module = isinstance(f.value, ast.Name) and f.value.id == "torch"
+    if f.attr == "where" and module:
+        return len(call.args) == 3 and not call.keywords and node in call.args[1:]
+    if f.attr not in _CLAMPS:
+        return False
+    bounds = call.args[1:] if module else call.args
+    given = [k.value for k in call.keywords if k.arg in ("min", "max")] + list(bounds)
+    return given == [node] and (isinstance(p, ast.keyword) or node in bounds)
+
+
+def _arith_only(node: ast.AST, parents: dict[int, ast.AST]) -> bool:
+    """`node` is an operand of arithmetic or an argument a torch call takes as a tensor
+    (`_tensor_argument`), and nothing above it needs a Python number."""
+    p = parents.get(id(node))
+    if _tensor_argument(node, parents):
+        return True
+    if not (isinstance(p, ast.BinOp) or (isinstance(p, ast.UnaryOp) and isinstance(p.op, (ast.USub, ast.UAdd)))
+            or (isinstance(p, ast.AugAssign) and p.value is node)):
         return False
     child = node
     while p is not None and not isinstance(p, ast.stmt):
@@ -43,49 +84,193 @@ def _arith_only(node: ast.AST, parents: dict[int, ast.AST]) -> bool:
     return not isinstance(p, (ast.If, ast.While)) or p.test is not child
 
 
-def keep_tensor_fixes(code: str, finding, source: str, tree: ast.Module, what: str) -> list[Candidate]:
-    """`what`: "item" / "tolist" (a method call at the finding) or "float" (`float(t)`)."""
+# calls whose result is an integer tensor already: `int()` of one of them is `.long()`'s job done
+_INTEGER_CALLS = frozenset({"randint", "randint_like", "argmax", "argmin", "long", "int", "count_nonzero",
+                            "bincount", "randperm"})
+# reductions of `torch.tensor(<sizes>)` and the Python builtin that gives the same number
+_LIST_REDUCTIONS = {"max": "max", "amax": "max", "min": "min", "amin": "min", "sum": "sum"}
+_INT_DTYPES = frozenset({"long", "int", "int64", "int32", "int16", "int8", "uint8"})
+
+
+def _element_arith(node: ast.AST, parents: dict[int, ast.AST]) -> bool:
+    """`node[i]` with a constant integer `i` (`w[0]`, `w[-1]`) that is an operand of arithmetic."""
+    p = parents.get(id(node))
+    if not (isinstance(p, ast.Subscript) and p.value is node and isinstance(p.ctx, ast.Load)):
+        return False
+    i = p.slice
+    if isinstance(i, ast.UnaryOp) and isinstance(i.op, ast.USub):
+        i = i.operand
+    return isinstance(i, ast.Constant) and type(i.value) is int and _arith_only(p, parents)
+
+
+def _conversion(call: ast.AST, parents: dict[int, ast.AST]) -> ast.Call | None:
+    """The `float(...)` / `int(...)` whose only argument is `call`, if there is one."""
+    p = parents.get(id(call))
+    if isinstance(p, ast.Call) and isinstance(p.func, ast.Name) and p.func.id in ("float", "int") \
+            and p.args == [call] and not p.keywords:
+        return p
+    return None
+
+
+def _integer_valued(node: ast.AST) -> bool:
+    """A call whose result is an integer tensor (`torch.randint(...)`, `x.argmax()`)."""
+    if not isinstance(node, ast.Call):
+        return False
+    f = node.func
+    return (f.attr if isinstance(f, ast.Attribute) else f.id if isinstance(f, ast.Name) else "") in _INTEGER_CALLS
+
+
+def _unchanged_between(fn: ast.AST, names: set[str], after: int, before: int) -> bool:
+    """None of `names` is assigned, deleted, stored into or called a method on (`xs.append`)
+    on the lines strictly between `after` and `before` (a comprehension's own variables aside)."""
+    for n in ast.walk(fn):
+        line = getattr(n, "lineno", 0)
+        if not after < line < before:
+            continue
+        if isinstance(n, ast.Name) and n.id in names and not isinstance(n.ctx, ast.Load):
+            return False
+        if isinstance(n, (ast.Attribute, ast.Subscript)) and isinstance(n.value, ast.Name) \
+                and n.value.id in names and (not isinstance(n.ctx, ast.Load) or isinstance(n, ast.Attribute)):
+            return False
+    return True
+
+
+def _finding_call(finding, source: str, tree: ast.Module) -> tuple[ast.stmt | None, list[str], ast.Call | None]:
+    """The finding's statement (None unless it owns its lines), the lines, and the call the
+    finding is at (None if there is none)."""
     st, _, lines = finding_statement(finding, source, tree)
-    if st is None:
+    call = None if st is None else next(
+        (n for n in ast.walk(st) if isinstance(n, ast.Call)
+         and (n.lineno, n.col_offset) == (finding.line, finding.col)), None)
+    return st, lines, call
+
+
+def sizes_from_list_fixes(code: str, finding, source: str, tree: ast.Module, what: str) -> list[Candidate]:
+    """`int(lengths.amax().item())` where `lengths = torch.tensor(<Python numbers>)`: the
+    builtin `max`/`min`/`sum` of those numbers (the module doc). `what` as for `keep_tensor_fixes`."""
+    st, lines, call = _finding_call(finding, source, tree)
+    fn = enclosing_function(tree, st) if st is not None else None
+    if fn is None or call is None:
         return []
-    call = next((n for n in ast.walk(st) if isinstance(n, ast.Call)
-                 and (n.lineno, n.col_offset) == (finding.line, finding.col)), None)
-    if call is None:
+    if what == "item":
+        if not (isinstance(call.func, ast.Attribute) and call.func.attr == "item" and not call.args):
+            return []
+        reduced, outer = call.func.value, call
+    elif isinstance(call.func, ast.Name) and call.func.id in ("int", "float") and len(call.args) == 1:
+        reduced, outer = call.args[0], call
+    else:
         return []
+    if not (isinstance(reduced, ast.Call) and isinstance(reduced.func, ast.Attribute) and not reduced.args
+            and not reduced.keywords and reduced.func.attr in _LIST_REDUCTIONS
+            and isinstance(reduced.func.value, ast.Name)):
+        return []
+    name = reduced.func.value.id
+    made = [s for s in ast.walk(fn) if isinstance(s, (ast.Assign, ast.AnnAssign, ast.AugAssign))
+            and any(isinstance(t, ast.Name) and t.id == name
+                    for t in (s.targets if isinstance(s, ast.Assign) else [s.target]))]
+    if len(made) != 1 or not isinstance(made[0], ast.Assign) or made[0].lineno >= st.lineno:
+        return []
+    build = made[0].value
+    if not (isinstance(build, ast.Call) and segment(lines, build.func) == "torch.tensor" and len(build.args) == 1
+            and all(k.arg in ("device", "dtype") for k in build.keywords)):
+        return []
+    values = build.args[0]
+    if isinstance(values, ast.ListComp):
+        listed = f"({segment(lines, values)[1:-1]})"   # the comprehension as a generator
+        bound = {t.id for g in values.generators for t in ast.walk(g.target) if isinstance(t, ast.Name)}
+        used = {n.id for n in ast.walk(values) if isinstance(n, ast.Name)} - bound
+    elif isinstance(values, (ast.Name, ast.List, ast.Tuple)):
+        listed = f"({segment(lines, values)})"
+        used = {n.id for n in ast.walk(values) if isinstance(n, ast.Name)}
+    else:
+        return []
+    if not _unchanged_between(fn, used | {name}, made[0].end_lineno or made[0].lineno, st.lineno):
+        return []
+    dtype = next((k.value for k in build.keywords if k.arg == "dtype"), None)
+    integer = isinstance(dtype, ast.Attribute) and dtype.attr in _INT_DTYPES
+    parents = parents_of(st)
+    conv = _conversion(outer, parents) if what == "item" else outer
+    func = _LIST_REDUCTIONS[reduced.func.attr]
+    if function_binds(tree, st, func):
+        return []   # `max` is not the builtin there
+    text = f"{func}{listed}"
+    if conv is not None and not (integer and segment(lines, conv.func) == "int"):
+        text = f"{segment(lines, conv.func)}({text})"   # keep the conversion: the list may hold floats
+    elif what == "item" and not integer and dtype is not None:
+        return []   # `.item()` of a float tensor of the numbers: a float where `max` may give an int
+    replaced = conv if conv is not None else outer
+    return [replace_statement(code, finding.path, st, with_replaced(lines, st, replaced, text),
+                              f"compute the size from the Python numbers `{name}` was made of: `{func}(...)`",
+                              safe=False)]
+
+
+def keep_tensor_fixes(code: str, finding, source: str, tree: ast.Module, what: str) -> list[Candidate]:
+    """`what`: "item" / "tolist" (a method call at the finding) or "float" (`float(t)` or
+    `int(t)`)."""
+    st, lines, call = _finding_call(finding, source, tree)
+    if st is None or call is None:
+        return []
+    parents = parents_of(st)
     if what == "float":
-        if not (isinstance(call.func, ast.Name) and call.func.id == "float" and len(call.args) == 1
+        if not (isinstance(call.func, ast.Name) and call.func.id in ("float", "int") and len(call.args) == 1
                 and not call.keywords):
             return []
-        tensor = call.args[0]
+        tensor, outer, conv = call.args[0], call, call.func.id
     else:
         if not (isinstance(call.func, ast.Attribute) and call.func.attr == what and not call.args
                 and not call.keywords):
             return []
-        tensor = call.func.value
-    parents = parents_of(st)
-    outer = call   # `float(t.item())`: the float goes too (a float of a float)
-    p = parents.get(id(outer))
-    if isinstance(p, ast.Call) and isinstance(p.func, ast.Name) and p.func.id == "float" and p.args == [outer]:
-        outer = p
+        tensor, outer, conv = call.func.value, call, ""
+        wrap = _conversion(call, parents)   # `float(t.item())`, `int(t.item())`: the conversion goes too
+        if wrap is not None:
+            outer, conv = wrap, wrap.func.id   # type: ignore[union-attr]
     text = segment(lines, tensor)
-    if not isinstance(tensor, (ast.Name, ast.Attribute, ast.Call, ast.Subscript)) and \
-            isinstance(parents.get(id(outer)), (ast.BinOp, ast.UnaryOp, ast.Attribute, ast.Subscript)):
+    atom = isinstance(tensor, (ast.Name, ast.Attribute, ast.Call, ast.Subscript))
+    if conv == "int" and getattr(finding, "gb", None) == "GB0033":
+        return []   # `int()` of a numpy value (PTC104's GB0033): an array has no `.long()`
+    if conv == "int" and not _integer_valued(tensor):
+        text = f"{text if atom else f'({text})'}.long()"   # truncates toward zero, as int() does
+    elif not atom and isinstance(parents.get(id(outer)), (ast.BinOp, ast.UnaryOp, ast.Attribute, ast.Subscript)):
         text = f"({text})"   # `x * float(a + b)` -> `x * (a + b)`
-    title = f"keep the tensor: drop `{'float()' if what == 'float' else '.' + what + '()'}`"
+    dropped = " and ".join(f"`{d}`" for d in ([] if what == "float" else [f".{what}()"])
+                           + ([f"{conv}()"] if conv else []))
+    title = f"keep the tensor: drop {dropped}" + (", truncate with `.long()` as `int()` does"
+                                                   if text.endswith(".long()") else "")
     if _arith_only(outer, parents):
+        # `n = 0 ... n += t.item()`: a Python number becomes a tensor, so what reads it later
+        # must take one
+        if isinstance(st, ast.AugAssign) and isinstance(st.target, ast.Name) and \
+                _number_before(tree, st, st.target.id) and \
+                not _later_reads_arith(tree, st, st.target.id, what, need_one=False):
+            return []
         return [replace_statement(code, finding.path, st, with_replaced(lines, st, outer, text), title, safe=False)]
     if isinstance(st, ast.Assign) and st.value is outer and len(st.targets) == 1 and isinstance(st.targets[0], ast.Name):
-        fn = enclosing_function(tree, st)
-        if fn is None:
-            return []
         name = st.targets[0].id
-        fparents = parents_of(fn)
-        reads = [n for n in ast.walk(fn) if isinstance(n, ast.Name) and n.id == name
-                 and isinstance(n.ctx, ast.Load) and n.lineno > (st.end_lineno or st.lineno)]
-        if reads and all(_arith_only(n, fparents) for n in reads):
+        if _later_reads_arith(tree, st, name, what, need_one=True):
             return [replace_statement(code, finding.path, st, with_replaced(lines, st, outer, text),
                                       title + f" (`{name}` only feeds tensor arithmetic)", safe=False)]
     return []
 
 
-__all__ = ["keep_tensor_fixes"]
+def _number_before(tree: ast.Module, st: ast.stmt, name: str) -> bool:
+    """`name` is set to a number literal somewhere in the function of `st` (`n = 0`)."""
+    fn = enclosing_function(tree, st)
+    return fn is not None and any(
+        isinstance(a, ast.Assign) and isinstance(a.value, ast.Constant) and type(a.value.value) in (int, float)
+        and any(isinstance(t, ast.Name) and t.id == name for t in a.targets) for a in ast.walk(fn))
+
+
+def _later_reads_arith(tree: ast.Module, st: ast.stmt, name: str, what: str, *, need_one: bool) -> bool:
+    """Every read of `name` after `st` in its function is an operand of arithmetic (for
+    `.tolist()`, also one element of it that is); `need_one`: and there is such a read."""
+    fn = enclosing_function(tree, st)
+    if fn is None:
+        return False
+    fparents = parents_of(fn)
+    reads = [n for n in ast.walk(fn) if isinstance(n, ast.Name) and n.id == name
+             and isinstance(n.ctx, ast.Load) and n.lineno > (st.end_lineno or st.lineno)]
+    return (bool(reads) or not need_one) and all(
+        _arith_only(n, fparents) or (what == "tolist" and _element_arith(n, fparents)) for n in reads)
+
+
+__all__ = ["keep_tensor_fixes", "sizes_from_list_fixes"]

@@ -84,11 +84,13 @@ class TensorCondition(Rule):
 
     Fixes offered (none safe: each is run and compared with the original before it is
     posted, also on the NaN / inf / empty mask / zero its condition tests for): the branchless
-    form of a no-op guard (`nan_to_num`, clamps, masked fills, their in-place forms), then
+    form of a no-op guard (`nan_to_num`, clamps, masked fills, their in-place forms; `if
+    m.any():` around writes of plain values through `m`, `x[m] = -1`, which change nothing
+    when no entry of `m` is set: the statements, without the `if`), then
     `torch.where` and `torch.cond` for an `if` with one assignment or one `return` a side (a
     missing side is the name's value before, or the `return` after the `if`), and
-    `torch.where` for a conditional expression. A `while`, `and`/`or`, or a branch of several
-    statements gets no edit.
+    `torch.where` for a conditional expression. A `while`, `and`/`or`, or another branch of
+    several statements gets no edit.
     """
 
     code = "PTC201"

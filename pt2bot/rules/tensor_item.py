@@ -3,7 +3,7 @@ from __future__ import annotations
 import ast
 
 from pt2bot.rules.base import Rule
-from pt2bot.rules.scalar_fixes import keep_tensor_fixes
+from pt2bot.rules.scalar_fixes import keep_tensor_fixes, sizes_from_list_fixes
 from pt2bot.analysis.queries import generator_note, method_call
 
 
@@ -40,7 +40,14 @@ class TensorItem(Rule):
     Fix offered (not safe: run and compared before it is posted) when the value only feeds
     tensor arithmetic: `.item()` dropped, in the expression (`x * t.item()` -> `x * t`) or in the
     assignment `v = t.item()` when every later read of `v` in the function is an operand of
-    arithmetic outside a condition, an index, a size or a formatted string.
+    arithmetic (`x *= v` too; also the one bound of a clamp, `x.clamp(max=v)`, or a value of
+    `torch.where(c, x, v)`) outside a condition, an index, a size or a formatted string. `int(t.item())`
+    becomes `t.long()` (it truncates toward zero as `int()` does), or `t` where `t` is already
+    an integer draw or index (`int(torch.randint(3, (1,)).item())` -> `torch.randint(3, (1,))`).
+    A size read back from a tensor the function built from Python numbers,
+    `lengths = torch.tensor([s.shape[0] for s in seqs])` then `n = int(lengths.amax().item())`,
+    becomes the builtin on those numbers, `n = int(max(s.shape[0] for s in seqs))` (also
+    `min`/`amin`/`sum`; neither the tensor nor the list changed in between).
     """
 
     code = "PTC101"
@@ -53,7 +60,8 @@ class TensorItem(Rule):
 
     @classmethod
     def fixes(cls, finding, source, tree):
-        return keep_tensor_fixes(cls.code, finding, source, tree, "item")
+        return (sizes_from_list_fixes(cls.code, finding, source, tree, "item")
+                + keep_tensor_fixes(cls.code, finding, source, tree, "item"))
 
     def check(self, ctx, node):
         if method_call(node, ("item",)) is not None:

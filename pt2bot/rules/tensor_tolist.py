@@ -36,7 +36,10 @@ class TensorTolist(Rule):
     Fix offered (not safe: run and compared before it is posted) when the value only feeds
     tensor arithmetic: `.tolist()` dropped, in the expression (`x * t.tolist()` -> `x * t`) or in the
     assignment `v = t.tolist()` when every later read of `v` in the function is an operand of
-    arithmetic outside a condition, an index, a size or a formatted string.
+    arithmetic (`x *= v` too; also the one bound of a clamp, `x.clamp(max=v)`, or a value of
+    `torch.where(c, x, v)`) outside a condition, an index, a size or a formatted string, or one element of it
+    with a constant index that is such an operand (`w = t.tolist()`, `x * w[0] + w[1]` ->
+    `w = t`: `t[0]` is a 0-d tensor).
     """
 
     code = "PTC102"

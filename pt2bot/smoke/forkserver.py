@@ -18,9 +18,10 @@ before every fork (importing torch starts no OpenMP or inductor pools; nothing h
 op) and refuses otherwise, and the runner then spawns. Where fork is unsafe or missing (macOS,
 Windows) or `PT2BOT_WORKER_START=spawn`, workers are spawned as before.
 
-The protocol: JSON lines. The runner writes `{"id", "spec", "out", "log", "cwd", "pythonpath"}`
-to the server's stdin; the server answers `{"id", "pid"}` once the child leads its own session (or
-`{"id", "error"}`), and `{"exit": pid, "rc": returncode}` when it has reaped the child
+The protocol: JSON lines. The runner writes `{"id", "spec", "out", "log", "cwd", "pythonpath",
+"main"}` to the server's stdin (`main`: which of MAINS the child runs, the smoke worker or the
+proof of fixes); the server answers `{"id", "pid"}` once the child leads its own session
+(or `{"id", "error"}`), and `{"exit": pid, "rc": returncode}` when it has reaped the child
 (`rc` as `subprocess.Popen.returncode`: negative for a signal). Its stdout carries nothing
 else: the server moves torch's own output to its log. When the runner goes away (its end of
 stdin closes), the server kills its children's process groups and exits; when the server
@@ -47,6 +48,9 @@ MAX_IDLE_SERVERS = 2                     # a review keeps two: head's and base's
 # the backend is inductor (seconds of import a run with another backend would not pay).
 PRELOAD = ("torch", "torch._dynamo", "torch.export", "torch._functorch.aot_autograd",
            "pt2bot.smoke.worker")
+# The worker mains a child may run (`python -m <main> SPEC OUT` when spawned): a request names
+# one of these, never an arbitrary module.
+MAINS = ("pt2bot.smoke.worker", "pt2bot.smoke.verify")
 PRELOAD_INDUCTOR = ("torch._inductor.compile_fx",)
 # The pt2bot that runs the server is the runner's own: its parent directory is appended to the
 # server's path (after the environment's), so a development checkout's workers run its code.
@@ -203,10 +207,14 @@ def _child(req: dict[str, Any], keep: tuple[Any, ...]) -> None:
         # one server serves the worktrees of both sides of a review.
         os.environ["PYTHONPATH"] = req["pythonpath"]
         sys.path[1:1] = req["pythonpath"].split(os.pathsep)
-    from pt2bot.smoke import worker
+    import importlib
 
-    sys.argv = ["pt2bot.smoke.worker", req["spec"], req["out"]]
-    raise SystemExit(worker.main([req["spec"], req["out"]]))
+    main = req.get("main") or MAINS[0]
+    if main not in MAINS:
+        print(f"pt2bot: the fork server runs {', '.join(MAINS)}, not {main!r}", file=sys.stderr)
+        raise SystemExit(2)
+    sys.argv = [main, req["spec"], req["out"]]
+    raise SystemExit(importlib.import_module(main).main([req["spec"], req["out"]]))
 
 
 # --------------------------------------------------------------------------- the runner's side
@@ -309,7 +317,8 @@ class ForkServer:
             proc._finish(-signal.SIGKILL, lost=why)
 
     def launch(self, *, spec_path: str, out_path: str, log_path: str, cwd: str,
-               pythonpath: str | None = None, timeout: float = READY_TIMEOUT_S,
+               pythonpath: str | None = None, main: str = MAINS[0],
+               timeout: float = READY_TIMEOUT_S,
                cancelled: Callable[[], bool] = lambda: False) -> ForkedProcess | str:
         """Fork one worker; the process, or why the server could not (then spawn it).
         Waiting for the server's imports ends early when `cancelled()` (an interrupted run)."""
@@ -327,7 +336,7 @@ class ForkServer:
             key = self._next
             self._replies[key] = slot
             line = json.dumps({"id": key, "spec": spec_path, "out": out_path, "log": log_path,
-                               "cwd": cwd, "pythonpath": pythonpath}) + "\n"
+                               "cwd": cwd, "pythonpath": pythonpath, "main": main}) + "\n"
             try:
                 assert self.proc.stdin is not None
                 self.proc.stdin.write(line.encode())

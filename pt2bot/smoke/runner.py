@@ -34,7 +34,8 @@ from pt2bot.shard import parse_shard, shard_models
 from pt2bot.smoke.device import git_head, resolve_device, torch_version
 from pt2bot.smoke.env import scrub_env
 from pt2bot.smoke.forkserver import SERVERS, fork_supported, preload_for
-from pt2bot.smoke.supervise import WORKER_ARGV, WorkerGroups, WorkerJob, run_worker
+from pt2bot.smoke.supervise import (WORKER_ARGV, WorkerGroups, WorkerJob, forked_main,
+                                     run_worker)
 
 
 # --------------------------------------------------------------------------- one model
@@ -165,7 +166,7 @@ def run_models(config: Config, *, repo_root: str, out_dir: str,
         # (a test's stand-in command is spawned), and where fork is safe.
         server = (SERVERS.acquire(python, jobs[0].env, preload_for(config.run.backend),
                                   os.path.join(out_dir, "logs"))
-                  if jobs and tuple(worker_argv) == WORKER_ARGV and fork_supported() else None)
+                  if jobs and forked_main(worker_argv) and fork_supported() else None)
 
         def one(job: WorkerJob) -> ModelRun:
             run = run_worker(job, python=python, worker_argv=worker_argv, groups=groups,

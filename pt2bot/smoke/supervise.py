@@ -23,7 +23,7 @@ from typing import Any, Callable, Sequence
 
 from pt2bot.config import ModelConfig
 from pt2bot.results import ERROR_KINDS, STATUSES, ModelRun, PhaseError, RunError
-from pt2bot.smoke.forkserver import ForkedProcess, ForkServer
+from pt2bot.smoke.forkserver import MAINS, ForkedProcess, ForkServer
 from pt2bot.smoke.location import RepoPaths, text_location
 
 WORKER_ARGV: tuple[str, ...] = ("-m", "pt2bot.smoke.worker")
@@ -287,6 +287,12 @@ class WorkerJob:
     cwd: str
 
 
+def forked_main(worker_argv: Sequence[str]) -> str | None:
+    """The fork server's main for `worker_argv` (`-m MODULE`), or None: spawn it."""
+    argv = tuple(worker_argv)
+    return argv[1] if len(argv) == 2 and argv[0] == "-m" and argv[1] in MAINS else None
+
+
 def run_worker(job: WorkerJob, *, python: str = sys.executable,
                worker_argv: Sequence[str] = WORKER_ARGV,
                groups: WorkerGroups | None = None,
@@ -295,8 +301,8 @@ def run_worker(job: WorkerJob, *, python: str = sys.executable,
     """Run one model in its own process group and map every outcome to a RUN.
 
     `started(name, pid)` is called once the worker runs; its pid is also its process group.
-    With `server`, the worker is forked from it (pt2bot/smoke/forkserver.py), else spawned
-    as `python WORKER_ARGV SPEC OUT`; a server that cannot fork says why in the model's log,
+    With `server`, the worker is forked from it (pt2bot/smoke/forkserver.py; `worker_argv`
+    must be `-m` and one of its MAINS), else spawned as `python WORKER_ARGV SPEC OUT`; a server that cannot fork says why in the model's log,
     and the worker is spawned.
     """
     name = job.model.name
@@ -309,10 +315,11 @@ def run_worker(job: WorkerJob, *, python: str = sys.executable,
     oom_before = _oom_kills()
     start = time.monotonic()
     proc: subprocess.Popen | ForkedProcess | None = None
-    if server is not None:
+    main = forked_main(worker_argv)
+    if server is not None and main is not None:
         got = server.launch(spec_path=job.spec_path, out_path=job.out_path,
                             log_path=job.log_path, cwd=job.cwd,
-                            pythonpath=job.env.get("PYTHONPATH"),
+                            pythonpath=job.env.get("PYTHONPATH"), main=main,
                             cancelled=lambda: groups is not None and groups.cancelled)
         if isinstance(got, ForkedProcess):
             proc = got
@@ -438,4 +445,4 @@ def normalise_run(run: ModelRun | dict[str, Any], *, name: str, log_rel: str,
 
 __all__ = ["LOG_CAP_BYTES", "MESSAGE_CHARS", "OUT_CAP_BYTES", "TAIL_BYTES", "TERM_GRACE_S",
            "WORKER_ARGV", "WorkerGroups", "WorkerJob", "classify_exit", "group_members",
-           "normalise_run", "process_alive", "read_run", "read_tail", "run_worker"]
+           "forked_main", "normalise_run", "process_alive", "read_run", "read_tail", "run_worker"]

@@ -1,0 +1,369 @@
+"""Real compile fixes from public histories, replayed in reverse through `pt2bot review`.
+
+    python benchmarks/bench_fix_replay.py [--case NAME]... [--out benchmarks/results/fix_replay.json]
+    python benchmarks/bench_fix_replay.py --report      # the Markdown of --out, runs nothing
+
+Each case (benchmarks/fix_replay/<case>/, recorded from the upstream history by
+benchmarks/fix_replay/record.py) is one upstream commit whose diff removed a graph break or a
+recompile. The replay is a real git repository in a temporary directory: `main` holds the
+AFTER version of the code (the maintainers' fix) with a tiny model that runs it
+(`replay_model.py`) and a pt2bot.yml (CPU, eager backend, batch 2 and 4, or the case's
+`matrix`); the PR's commit
+re-introduces the BEFORE version by applying the maintainers' own hunks in reverse
+(`upstream.diff`, context trimmed from the ends only where the excerpt does not hold it, as
+patch's fuzz does). Then `pt2bot review --base main` runs as the PR job does, and report.json
+says whether the re-introduced break or recompile was found on the PR's lines (`fixes.targets`),
+which candidate edits the rules offered, which were verified and why the others were not, and
+what the proof cost next to the smoke runs (`timings`).
+
+Whether a verified suggestion is equivalent to what the maintainers wrote is a judgement by
+hand, recorded in JUDGEMENTS with its reason, keyed by the suggested lines: a later run that
+suggests other lines reports "unjudged" rather than reusing a verdict on different text.
+"""
+from __future__ import annotations
+
+import argparse
+import collections
+import glob
+import json
+import os
+import subprocess
+import sys
+import tempfile
+import time
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+CASES_DIR = os.path.join(ROOT, "benchmarks", "fix_replay")
+
+# case -> {suggested lines joined by "\n" (stripped of indentation): (equivalent?, why)}
+JUDGEMENTS: dict[str, dict[str, tuple[bool, str]]] = {
+    "kornia_colormap": {
+        "max_value = torch.where(input_tensor.max() <= 1.0, 1.0, 255.0)": (
+            True, "both select 1.0 or 255.0 with torch.where on `input_tensor.max() <= 1.0`; the maintainers "
+                  "pass float32 0-d tensors, the suggestion Python floats, which torch.where turns into the "
+                  "default dtype (float32): the same value, dtype and device, and the next line divides by it"),
+    },
+    "diffusers_unet_logger": {
+        'if not torch.compiler.is_compiling():\n'
+        'logger.info("Forward upsample size to force interpolation output size.")': (
+            True, "same outputs and the same single graph under compile; the maintainers deleted the log "
+                  "line (a comment now), the suggestion keeps it in eager only, an INFO message the default "
+                  "log level does not print. pt2bot's second candidate, `remove the log call`, is the "
+                  "maintainers' edit; it was not tried because the first one was verified"),
+    },
+}
+
+
+def git(repo: str, *args: str) -> str:
+    env = {k: v for k, v in os.environ.items() if not k.startswith("GIT_")}
+    return subprocess.run(["git", "-C", repo, *args], check=True, capture_output=True, text=True,
+                          env=env).stdout
+
+
+def hunks(diff: str) -> list[tuple[list[str], list[str]]]:
+    """(before lines, after lines) of each hunk of a one-file unified diff, context included."""
+    out: list[tuple[list[str], list[str]]] = []
+    cur = None
+    for ln in diff.split("\n"):
+        if ln.startswith("@@"):
+            cur = ([], [])
+            out.append(cur)
+        elif cur is not None and ln[:1] in (" ", "-", "+", ""):
+            if ln.startswith("\\"):
+                continue
+            tag, text = (ln[:1] or " "), ln[1:]
+            if tag in " -":
+                cur[0].append(text)
+            if tag in " +":
+                cur[1].append(text)
+    for before, after in out:   # the split leaves one empty line after the last hunk
+        while before and after and before[-1] == "" and after[-1] == "":
+            before.pop()
+            after.pop()
+    return out
+
+
+def reverse_apply(text: str, before: list[str], after: list[str]) -> tuple[str, int]:
+    """Replace the hunk's AFTER lines by its BEFORE lines; the context is trimmed from the ends
+    (never the changed lines) until the AFTER block occurs exactly once. Returns (text, fuzz)."""
+    lines = text.split("\n")
+    lead = 0
+    while lead < min(len(before), len(after)) and before[lead] == after[lead]:
+        lead += 1
+    trail = 0
+    while trail < min(len(before), len(after)) - lead and before[-1 - trail] == after[-1 - trail]:
+        trail += 1
+    for fuzz in range(0, max(lead, trail) + 1):
+        a0, t = min(fuzz, lead), min(fuzz, trail)
+        a = after[a0:len(after) - t]
+        b = before[a0:len(before) - t]
+        n = len(a)
+        at = [i for i in range(len(lines) - n + 1) if lines[i:i + n] == a] if n else []
+        if len(at) == 1:
+            i = at[0]
+            return "\n".join(lines[:i] + b + lines[i + n:]), fuzz
+    raise ValueError("the hunk's AFTER text is not in the excerpt exactly once")
+
+
+def load_case(name: str) -> dict:
+    d = os.path.join(CASES_DIR, name)
+    case = json.load(open(os.path.join(d, "case.json")))
+    case["name"] = name
+    case["dir"] = d
+    case["diff"] = open(os.path.join(d, "upstream.diff")).read()
+    return case
+
+
+def config(case: dict) -> str:
+    top = case["path"].split("/")[0]
+    return "\n".join([
+        "version: 1",
+        f"static: {{paths: [{top}/, replay_model.py]}}",
+        "models:",
+        f"  - name: {case['name']}",
+        "    entry: replay_model:Replay",
+        f"    inputs: {case['inputs']}",
+        f"    {case['matrix']}",
+        "    export: false",
+        "run: {backend: eager, latency: false, timeout_s: 300}",
+    ]) + "\n"
+
+
+def make_pr(root: str, case: dict) -> tuple[str, dict]:
+    """The replay repository: main = AFTER (the fix), branch pr = BEFORE re-introduced."""
+    repo = os.path.join(root, "repo")
+    tree = os.path.join(case["dir"], "tree")
+    subprocess.run(["cp", "-r", tree, repo], check=True)
+    # packages: an empty __init__.py in each directory of the path (the real ones import the
+    # whole library, which the replay does not have)
+    parts = case["path"].split("/")[:-1]
+    for i in range(1, len(parts) + 1):
+        open(os.path.join(repo, *parts[:i], "__init__.py"), "a").close()
+    open(os.path.join(repo, "pt2bot.yml"), "w").write(config(case))
+    git(repo, "init", "-q", "-b", "main")
+    git(repo, "config", "user.email", "bench@pt2bot.invalid")
+    git(repo, "config", "user.name", "bench")
+    git(repo, "add", "-A")
+    git(repo, "commit", "-qm", f"after: {case['repo']}@{case['sha'][:10]} {case['subject']}")
+    git(repo, "checkout", "-qb", "pr")
+    path = os.path.join(repo, case["path"])
+    text = open(path).read()
+    applied = []
+    for i, (before, after) in enumerate(hunks(case["diff"])):
+        if str(i) in case.get("skip_hunks", {}):
+            applied.append({"hunk": i, "skipped": case["skip_hunks"][str(i)]})
+            continue
+        text, fuzz = reverse_apply(text, before, after)
+        applied.append({"hunk": i, "fuzz": fuzz})
+    open(path, "w").write(text)
+    git(repo, "commit", "-qam", f"before: revert {case['sha'][:10]}")
+    return repo, {"hunks": applied, "pr_diff": git(repo, "diff", "main", "pr")}
+
+
+def judge(case: str, lines: list[str]) -> dict:
+    key = "\n".join(ln.strip() for ln in lines)
+    got = JUDGEMENTS.get(case, {}).get(key)
+    if got is None:
+        return {"equivalent": None, "why": "unjudged: a suggestion no one has compared with the maintainers' fix"}
+    return {"equivalent": got[0], "why": got[1]}
+
+
+def new_breaks(report: dict, name: str) -> list[dict]:
+    """The model's new graph breaks and new recompile reasons, as report.json has them."""
+    out = []
+    for m in report.get("models") or ():
+        if m.get("name") != name:
+            continue
+        for b in m.get("new_breaks") or ():
+            out.append({"kind": "break", "gb": b.get("gb"), "gb_type": b.get("gb_type"),
+                        "path": b.get("path"), "line": b.get("line")})
+        for case in (m.get("delta") or {}).get("recompile_cases") or ():
+            if not case.get("delta"):
+                continue
+            for r in case.get("reasons") or ():
+                if r.get("caused_by") or r.get("kind") == "size_mismatch":
+                    continue
+                out.append({"kind": "recompile", "gb": None, "gb_type": (r.get("guard") or "")[:120],
+                            "source": r.get("source"), "path": r.get("path"), "line": r.get("line")})
+    return out
+
+
+def run_case(case: dict, python: str) -> dict:
+    with tempfile.TemporaryDirectory(prefix="bench-fix-replay-") as root:
+        repo, pr = make_pr(root, case)
+        out = os.path.join(root, "out")
+        t0 = time.perf_counter()
+        proc = subprocess.run([python, "-m", "pt2bot", "review", "--base", "main", "--out", out],
+                              cwd=repo, capture_output=True, text=True)
+        wall = time.perf_counter() - t0
+        try:
+            report = json.load(open(os.path.join(out, "report.json")))
+        except OSError:
+            return {"error": f"rc {proc.returncode}: {proc.stderr[-1500:]}", **pr}
+    fixes = report.get("fixes") or {"targets": [], "candidates": []}
+    timings = report.get("timings") or {}
+    cands = []
+    for c in fixes["candidates"]:
+        cands.append({"id": c["id"], "rule": c["rule"], "title": c["title"], "verified": c["verified"],
+                      "start_line": c["start_line"], "end_line": c["end_line"], "lines": c["lines"],
+                      "evidence": c.get("evidence"), "reason": c.get("reason"),
+                      **(judge(case["name"], c["lines"]) if c["verified"] else {})})
+    return {
+        "repo": case["repo"], "sha": case["sha"], "subject": case["subject"], "path": case["path"],
+        **pr, "rc": proc.returncode, "wall_s": round(wall, 1),
+        "smoke_s": timings.get("smoke"), "fixes_s": timings.get("fixes"), "total_s": timings.get("total"),
+        "model": next(({"status": m.get("status"), "error": m.get("error"), "change": m.get("change"),
+                        "problems": m.get("problems")} for m in report.get("models") or ()
+                       if m.get("name") == case["name"]), None),
+        "skipped": report.get("skipped"),
+        "new": new_breaks(report, case["name"]),
+        "findings": [{"rule": f.get("rule") or f.get("code"), "line": f.get("line"), "path": f.get("path"),
+                      "message": (f.get("message") or "")[:160]}
+                     for f in report.get("findings") or () if f.get("path") == case["path"]],
+        "targets": [{k: t.get(k) for k in ("kind", "path", "line", "gb", "gb_type", "fixed_by", "reason")}
+                    for t in fixes["targets"]],
+        "candidates": cands,
+    }
+
+
+def screened(python: str) -> list[dict]:
+    """The fixes found but not replayed: what their BEFORE code does on this torch."""
+    proc = subprocess.run([python, os.path.join(CASES_DIR, "screened.py")], capture_output=True, text=True,
+                          env={**os.environ, "PYTHONPATH": os.pathsep.join(filter(None, [ROOT, os.environ.get(
+                              "PYTHONPATH")]))})
+    out = [json.loads(ln) for ln in proc.stdout.splitlines() if ln.startswith("{")]
+    if proc.returncode != 0:
+        out.append({"error": proc.stderr[-1500:]})
+    return out
+
+
+def kind_of(r: dict) -> str:
+    """The case's kind: its first target's GB code (or `recompile`), else its first new break's in head."""
+    ts = r.get("targets") or []
+    if ts:
+        t = ts[0]
+        return t["gb"] or t["kind"] if t["kind"] == "break" else t["kind"]
+    news = r.get("new") or []
+    if news:
+        return news[0]["gb"] or news[0]["kind"]
+    return "not found"
+
+
+def markdown(results: dict) -> str:
+    """The figures as Markdown (benchmarks/results/fix_replay.md and the README)."""
+    cases = results["cases"]
+    by_kind: dict[str, list[str]] = collections.defaultdict(list)
+    for name, r in cases.items():
+        by_kind[kind_of(r)].append(name)
+    n = len(cases)
+
+    def fixed(r: dict) -> bool:
+        return any(t["fixed_by"] for t in r.get("targets") or ())
+
+    lines = ["| kind (torch 2.13, what dynamo records) | cases | new in head's smoke run | "
+             "target on the PR's lines | verified fix |", "|---|---:|---:|---:|---:|"]
+    for kind, names in sorted(by_kind.items(), key=lambda kv: (-len(kv[1]), kv[0])):
+        seen = sum(1 for c in names if cases[c].get("new") or cases[c].get("targets"))
+        found = sum(1 for c in names if cases[c].get("targets"))
+        lines.append(f"| {kind} | {len(names)} ({100 * len(names) / n:.0f} %) | {seen} | {found} | "
+                     f"{sum(fixed(cases[c]) for c in names)}/{len(names)} |")
+    targets = sum(1 for r in cases.values() if r.get("targets"))
+    n_fixed = sum(fixed(r) for r in cases.values())
+    verified = [c for r in cases.values() for c in r.get("candidates") or () if c["verified"]]
+    equiv = sum(1 for c in verified if c.get("equivalent"))
+    unjudged = sum(1 for c in verified if c.get("equivalent") is None)
+    cands = [c for r in cases.values() for c in r.get("candidates") or ()]
+    rejected = [c for c in cands if not c["verified"]]
+    with_c = [r for r in cases.values() if r.get("candidates")]
+    lines += ["", f"Cases (one PR each) whose re-introduced problem became a target on the PR's lines: "
+                  f"{targets}/{n}; with a verified fix: {n_fixed}/{n} ({n_fixed}/{targets} of those targeted). "
+                  f"Verified suggestions equivalent to the maintainers' fix (judged by hand): {equiv}/{len(verified)}"
+                  + (f" ({unjudged} unjudged)" if unjudged else "") + ". "
+                  f"Candidates: {len(cands)} in {len(with_c)} cases, {len(rejected)} not verified. "
+                  f"Proof wall time: {sum(r.get('fixes_s') or 0 for r in cases.values()):.0f} s over {n} PRs "
+                  f"(0 s in the {n - len(with_c)} PRs without a candidate), "
+                  f"{sum(r.get('fixes_s') or 0 for r in with_c):.0f} s in the {len(with_c)} with one, next to "
+                  f"{sum(r.get('smoke_s') or 0 for r in with_c):.0f} s of their smoke runs (base + head).", ""]
+    lines += ["| case | upstream commit | kind | targets (line: why no verified fix) | candidates: verdict | "
+              "equivalent to the maintainers' |", "|---|---|---|---|---|---|"]
+    for name, r in cases.items():
+        cs = r.get("candidates") or []
+        ts = "; ".join(dict.fromkeys(f"{t['line']}: {t['reason'] or 'fixed by ' + str(t['fixed_by'])}"
+                                     for t in r.get("targets") or ())) or (
+            "none: " + "; ".join(f"{x['gb']} at {x.get('path')}:{x.get('line')}" if x["kind"] == "break" else
+                                 f"recompile on guard `{x['gb_type']}`, located at "
+                                 + (f"{x['path']}:{x['line']}" if x.get("path") else
+                                    f"no file and line (source `{x.get('source')}`)")
+                                 for x in r.get("new") or ())
+            if r.get("new") else "none")
+        cv = "; ".join(f"{c['rule']} {c['title']} (lines {c['start_line']}-{c['end_line']}): "
+                       + ("verified" if c["verified"] else c["reason"]) for c in cs) or "–"
+        eq = "; ".join(f"{'yes' if c.get('equivalent') else 'no' if c.get('equivalent') is False else 'unjudged'}"
+                       f": {c.get('why')}" for c in cs if c["verified"]) or "–"
+        lines.append(f"| {name} | {r.get('repo')}@{(r.get('sha') or '')[:10]} {r.get('subject', '')} | "
+                     f"{kind_of(r)} | {ts} | {cv} | {eq} |")
+    lines += ["", "| case | smoke s (base + head) | proof s | proof / one side's smoke | review wall s |",
+              "|---|---:|---:|---:|---:|"]
+    for name, r in cases.items():
+        sm, fx = r.get("smoke_s") or 0.0, r.get("fixes_s") or 0.0
+        lines.append(f"| {name} | {sm:.0f} | {fx:.0f} | {(fx / (sm / 2)) if sm else 0:.2f} | "
+                     f"{r.get('wall_s', 0):.0f} |")
+    if results.get("screened"):
+        lines += ["", "Found in the histories but not replayed: on torch 2.13 (CPU, eager) their BEFORE line "
+                      "no longer breaks or recompiles (`benchmarks/fix_replay/screened.py`):", "",
+                  "| upstream commit | BEFORE line | breaks / recompiles now |", "|---|---|---|"]
+        for s_ in results["screened"]:
+            if "error" in s_:
+                lines.append(f"| screen failed | {s_['error'][-200:]} | |")
+                continue
+            lines.append(f"| {s_['repo']}@{s_['sha']} {s_['subject']} | `{s_['before_line']}` | "
+                         f"{len(s_['measured'])} |")
+    return "\n".join(lines) + "\n"
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--out", default=os.path.join(ROOT, "benchmarks", "results", "fix_replay.json"))
+    ap.add_argument("--python", default=sys.executable)
+    ap.add_argument("--case", action="append", default=[])
+    ap.add_argument("--report", action="store_true", help="print the figures of --out, run nothing")
+    ap.add_argument("--rejudge", action="store_true",
+                    help="apply JUDGEMENTS to the verified suggestions of --out and write it back, run nothing")
+    args = ap.parse_args()
+    if args.rejudge:
+        results = json.load(open(args.out))
+        for name, r in results["cases"].items():
+            for c in r.get("candidates") or ():
+                if c["verified"]:
+                    c.update(judge(name, c["lines"]))
+        with open(args.out, "w") as fh:
+            json.dump(results, fh, indent=1)
+            fh.write("\n")
+        return 0
+    if args.report:
+        print(markdown(json.load(open(args.out))), end="")
+        return 0
+    names = args.case or sorted(os.path.basename(os.path.dirname(p))
+                                for p in glob.glob(os.path.join(CASES_DIR, "*", "case.json")))
+    results = {"load_before": os.getloadavg(), "cases": {}}
+    if args.case and os.path.exists(args.out):   # a partial re-run keeps the other cases' figures
+        results["cases"] = json.load(open(args.out)).get("cases", {})
+    for name in names:
+        r = run_case(load_case(name), args.python)
+        results["cases"][name] = r
+        print(f"{name:26s} {kind_of(r):10s} targets {len(r.get('targets') or [])} candidates "
+              f"{len(r.get('candidates') or [])} verified {sum(c['verified'] for c in r.get('candidates') or [])} "
+              f"wall {r.get('wall_s')} {r.get('error', '')[:300]}", flush=True)
+    if not args.case:
+        results["screened"] = screened(args.python)
+    results["load_after"] = os.getloadavg()
+    results["cases"] = dict(sorted(results["cases"].items()))
+    os.makedirs(os.path.dirname(args.out), exist_ok=True)
+    with open(args.out, "w") as fh:
+        json.dump(results, fh, indent=1)
+        fh.write("\n")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

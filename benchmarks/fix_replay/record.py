@@ -1,0 +1,677 @@
+"""Record the replay cases of benchmarks/bench_fix_replay.py from public git histories.
+
+Run once, with the upstream repositories fetched (bare clones under MIRRORS, one
+`owner+name/repo` per project); it writes, per case, `benchmarks/fix_replay/<case>/`:
+
+- `upstream.diff`: `git show <sha> -- <path>`, the maintainers' change to that file, verbatim;
+- `tree/<path>`: the file at the fix commit (the AFTER version), reduced to the functions the
+  case names, verbatim, below a header naming the upstream repository, commit, path and
+  licence and what was left out (and a preamble: the imports, and stand-ins for the few
+  helpers of other modules the functions call, where the whole file cannot be imported);
+- `tree/replay_model.py`: the tiny model the replay's pt2bot.yml runs (written here, not
+  upstream code);
+- `case.json`: the metadata the benchmark reads.
+
+A later run of the benchmark reads only these files: no fetch, no mirror.
+
+    python benchmarks/fix_replay/record.py [--mirrors /work/.mirror]
+"""
+from __future__ import annotations
+
+import argparse
+import ast
+import json
+import os
+import subprocess
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+
+KORNIA = ("kornia/kornia", "Apache-2.0")
+DIFFUSERS = ("huggingface/diffusers", "Apache-2.0")
+TORCHTUNE = ("pytorch/torchtune", "BSD-3-Clause")
+TIMM = ("huggingface/pytorch-image-models", "Apache-2.0")
+
+# trimmed copies of kornia.core.check's helpers (the real ones raise kornia's BaseError and can
+# be switched off globally; here they raise a plain exception, which is all the replay needs)
+KORNIA_CHECKS = '''
+
+def KORNIA_CHECK(condition: bool, msg: Optional[str] = None, raises: bool = True) -> bool:
+    if not condition:
+        if raises:
+            raise Exception(msg or "Validation condition failed")
+        return False
+    return True
+
+
+def KORNIA_CHECK_IS_TENSOR(x: object, msg: Optional[str] = None, raises: bool = True) -> bool:
+    if not isinstance(x, torch.Tensor):
+        if raises:
+            raise TypeError(msg or f"Not a Tensor type. Got: {type(x)}.")
+        return False
+    return True
+
+
+def KORNIA_CHECK_IS_COLOR_OR_GRAY(x: torch.Tensor, msg: Optional[str] = None, raises: bool = True) -> bool:
+    if len(x.shape) < 3 or x.shape[-3] not in [1, 3]:
+        if raises:
+            raise TypeError(f"Not a color or gray tensor. Got: {type(x)}.\\n{msg}")
+        return False
+    return True
+'''
+
+KORNIA_IMPORTS = '''from __future__ import annotations
+
+import math
+from typing import Optional, Union
+
+import torch
+import torch.nn.functional as F
+from torch import nn
+'''
+
+# name: the case. `functions`: the top-level definitions kept verbatim ("-name": without its
+# decorators); `skip_hunks`: hunks of upstream.diff outside the kept code, with the reason.
+CASES: dict[str, dict] = {
+    "kornia_colormap": {
+        "project": KORNIA, "sha": "09c058279", "path": "kornia/color/colormap.py",
+        "functions": ["apply_colormap"],
+        "left_out": "the ColorMap classes and the colormap data (the model passes an object with a "
+                    "`colors` tensor, all apply_colormap reads of it)",
+        "preamble": KORNIA_IMPORTS + KORNIA_CHECKS,
+        "model": '''from kornia.color.colormap import apply_colormap
+
+
+class _Colors:
+    def __init__(self, colors: torch.Tensor) -> None:
+        self.colors = colors
+
+
+class Replay(nn.Module):
+    """A depth map rendered with a 16-colour map, as a visualisation head would."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.conv = nn.Conv2d(3, 1, 3, padding=1)
+        self.register_buffer("colors", torch.rand(3, 16, generator=torch.Generator().manual_seed(0)))
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        depth = torch.sigmoid(self.conv(x))
+        return apply_colormap(depth, _Colors(self.colors))
+''',
+        "inputs": "[{name: x, shape: [batch, 3, 8, 8]}]",
+    },
+    "kornia_posterize": {
+        "project": KORNIA, "sha": "07c639d8c", "path": "kornia/enhance/adjust.py",
+        "functions": ["-posterize"],
+        "left_out": "the rest of kornia/enhance/adjust.py, and posterize's decorator "
+                    "`perform_keep_shape_image` (it flattens leading dims to 4-D; the model's input is 4-D)",
+        "preamble": KORNIA_IMPORTS,
+        "model": '''from kornia.enhance.adjust import posterize
+
+
+class Replay(nn.Module):
+    """An image head that posterizes its output to 4 bits (a 0-d bits tensor, as RandomPosterize passes)."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.conv = nn.Conv2d(3, 3, 3, padding=1)
+        self.register_buffer("bits", torch.tensor(4))
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        return posterize(torch.sigmoid(self.conv(x)), self.bits)
+''',
+        "inputs": "[{name: x, shape: [batch, 3, 8, 8]}]",
+    },
+    "kornia_mask_ignore": {
+        "project": KORNIA, "sha": "bba1a09dc", "path": "kornia/losses/_utils.py",
+        "functions": ["mask_ignore_pixels"],
+        "left_out": "nothing of the function's file but the licence header",
+        "preamble": "from __future__ import annotations\n\nfrom typing import Optional\n\nimport torch\n",
+        "model": '''from kornia.losses._utils import mask_ignore_pixels
+
+
+class Replay(nn.Module):
+    """A segmentation head and its loss with an ignore index, as kornia's focal loss uses the helper."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.conv = nn.Conv2d(3, 4, 3, padding=1)
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        logits = self.conv(x)
+        target = x.argmax(1)
+        target = torch.where(x[:, 0] > 1.5, torch.full_like(target, -100), target)
+        target, target_mask = mask_ignore_pixels(target, -100)
+        logp = logits.log_softmax(1).gather(1, target.unsqueeze(1)).squeeze(1)
+        if target_mask is not None:
+            logp = logp * target_mask
+        return -logp.mean()
+''',
+        "inputs": "[{name: x, shape: [batch, 3, 8, 8]}]",
+    },
+    "kornia_gamma": {
+        "project": KORNIA, "sha": "bcdaccf23", "path": "kornia/enhance/adjust.py",
+        "functions": ["adjust_gamma"],
+        "left_out": "the rest of kornia/enhance/adjust.py",
+        "preamble": KORNIA_IMPORTS + KORNIA_CHECKS,
+        "model": '''from kornia.enhance.adjust import adjust_gamma
+
+
+class Replay(nn.Module):
+    """A learnt per-image gamma correction (gamma, gain: tensors, as RandomGamma passes)."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.conv = nn.Conv2d(3, 3, 3, padding=1)
+        self.head = nn.Linear(3, 2)
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        img = torch.sigmoid(self.conv(x))
+        g = torch.nn.functional.softplus(self.head(img.mean((2, 3))))
+        return adjust_gamma(img, g[:, 0], g[:, 1])
+''',
+        "inputs": "[{name: x, shape: [batch, 3, 8, 8]}]",
+    },
+    "kornia_contrast": {
+        "project": KORNIA, "sha": "f79a84a27", "path": "kornia/enhance/adjust.py",
+        "functions": ["adjust_contrast"],
+        "left_out": "the rest of kornia/enhance/adjust.py",
+        "preamble": KORNIA_IMPORTS + KORNIA_CHECKS,
+        "model": '''from kornia.enhance.adjust import adjust_contrast
+
+
+class Replay(nn.Module):
+    """A per-image contrast factor, as ColorJiggle passes it."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.conv = nn.Conv2d(3, 3, 3, padding=1)
+        self.head = nn.Linear(3, 1)
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        img = torch.sigmoid(self.conv(x))
+        factor = torch.nn.functional.softplus(self.head(img.mean((2, 3))))[:, 0]
+        return adjust_contrast(img, factor)
+''',
+        "inputs": "[{name: x, shape: [batch, 3, 8, 8]}]",
+    },
+    "kornia_solarize": {
+        "project": KORNIA, "sha": "0c6854a9f", "path": "kornia/enhance/adjust.py",
+        "functions": ["_solarize", "-solarize"],
+        "left_out": "the rest of kornia/enhance/adjust.py, and solarize's decorator "
+                    "`perform_keep_shape_image` (it flattens leading dims to 4-D; the model's input is 4-D)",
+        "preamble": KORNIA_IMPORTS + KORNIA_CHECKS,
+        "model": '''from kornia.enhance.adjust import solarize
+
+
+class Replay(nn.Module):
+    """Per-sample solarize thresholds and additions (1-d tensors, as RandomSolarize passes)."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.conv = nn.Conv2d(3, 3, 3, padding=1)
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        img = torch.sigmoid(self.conv(x))
+        m = img.mean((1, 2, 3))
+        return solarize(img, thresholds=m, additions=(m - 0.5) * 0.2)
+''',
+        "inputs": "[{name: x, shape: [batch, 3, 8, 8]}]",
+    },
+    "kornia_sharpness": {
+        "project": KORNIA, "sha": "4376ab7b6", "path": "kornia/enhance/adjust.py",
+        "functions": ["-sharpness"],
+        "left_out": "the rest of kornia/enhance/adjust.py, and sharpness's decorator "
+                    "`perform_keep_shape_image` (it flattens leading dims to 4-D; the model's input is 4-D)",
+        "preamble": KORNIA_IMPORTS + KORNIA_CHECKS,
+        "model": '''from kornia.enhance.adjust import sharpness
+
+
+class Replay(nn.Module):
+    """Per-sample sharpness factors (a 1-d tensor, as RandomSharpness passes)."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.conv = nn.Conv2d(3, 3, 3, padding=1)
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        img = torch.sigmoid(self.conv(x))
+        return sharpness(img, img.mean((1, 2, 3)) * 2)
+''',
+        "inputs": "[{name: x, shape: [batch, 3, 8, 8]}]",
+    },
+    "kornia_distance": {
+        "project": KORNIA, "sha": "8f0ec5ac9", "path": "kornia/contrib/distance_transform.py",
+        "functions": ["_distance_transform_2d_impl"],
+        "left_out": "the 3-D implementation, the public wrappers and the module class; "
+                    "kornia.filters.filter2d and kornia.geometry.grid.create_meshgrid are replaced by "
+                    "stand-ins of the same signature (a replicate-padded conv2d, a meshgrid)",
+        "skip_hunks": {"1": "the 3-D implementation is not kept (it needs filter3d and create_meshgrid3d)"},
+        "preamble": KORNIA_IMPORTS + '''
+
+def create_meshgrid(height: int, width: int, normalized_coordinates: bool = True, device=None, dtype=None):
+    # stand-in for kornia.geometry.grid.create_meshgrid (pixel coordinates only)
+    xs = torch.arange(width, device=device, dtype=dtype)
+    ys = torch.arange(height, device=device, dtype=dtype)
+    return torch.stack(torch.meshgrid([xs, ys], indexing="xy"), dim=-1).unsqueeze(0)
+
+
+def filter2d(input: torch.Tensor, kernel: torch.Tensor, border_type: str = "reflect") -> torch.Tensor:
+    # stand-in for kornia.filters.filter2d: a depthwise correlation with same-size output
+    c = input.shape[1]
+    kh, kw = kernel.shape[-2:]
+    padded = F.pad(input, [kw // 2, kw // 2, kh // 2, kh // 2], mode=border_type)
+    return F.conv2d(padded, kernel.unsqueeze(0).expand(c, 1, kh, kw), groups=c)
+''',
+        "model": '''from kornia.contrib.distance_transform import _distance_transform_2d_impl
+
+
+class Replay(nn.Module):
+    """The distance transform of a thresholded feature map."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.conv = nn.Conv2d(3, 1, 3, padding=1)
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        edges = (self.conv(x) > 0.8).to(x.dtype)
+        return _distance_transform_2d_impl(edges, 3, 0.35)
+''',
+        "inputs": "[{name: x, shape: [batch, 3, 8, 8]}]",
+    },
+    "diffusers_unet_logger": {
+        "project": DIFFUSERS, "sha": "a0198676d7", "path": "src/diffusers/models/unet_2d_condition.py",
+        "functions": [], "kept": "the first statements of UNet2DConditionModel.forward, up to the line after "
+                                 "the fix (from `# By default samples` to `forward_upsample_size = True`)",
+        "left_out": "the rest of UNet2DConditionModel: __init__ is a stub setting `num_upsamplers` as the "
+                    "real one does, and the rest of forward() is one convolution standing for the "
+                    "down/up blocks",
+        "preamble": '''import logging
+
+import torch
+import torch.nn as nn
+import torch.nn.functional as F
+
+logger = logging.getLogger(__name__)  # pylint: disable=invalid-name
+
+
+class UNet2DConditionModel(nn.Module):
+    def __init__(self) -> None:
+        super().__init__()
+        self.num_upsamplers = 3
+        self.conv_in = nn.Conv2d(4, 8, 3, padding=1)
+        self.conv_out = nn.Conv2d(8, 4, 3, padding=1)
+
+    def forward(self, sample: torch.Tensor) -> torch.Tensor:
+        # By default samples have to be AT least a multiple of the overall upsampling factor.
+        # The overall upsampling factor is equal to 2 ** (# num of upsampling layers).
+        # However, the upsampling interpolation output size can be forced to fit any upsampling size
+        # on the fly if necessary.
+        default_overall_up_factor = 2**self.num_upsamplers
+
+        # upsample size should be forwarded when sample is not a multiple of `default_overall_up_factor`
+        forward_upsample_size = False
+        upsample_size = None
+
+        if any(s % default_overall_up_factor != 0 for s in sample.shape[-2:]):
+            # Forward upsample size to force interpolation output size.
+            forward_upsample_size = True
+
+        # the down and up blocks (not replayed)
+        h = self.conv_in(sample)
+        if forward_upsample_size:
+            upsample_size = sample.shape[-2:]
+            h = F.interpolate(F.avg_pool2d(h, 2), size=upsample_size)
+        return self.conv_out(h)
+''',
+        "model": '''import os
+import sys
+
+# diffusers has a src/ layout: what `pip install -e .` would put on the path
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "src"))
+
+from diffusers.models.unet_2d_condition import UNet2DConditionModel
+
+
+class Replay(UNet2DConditionModel):
+    """A latent of 12 x 12 (not a multiple of 2**3), the case the log line is on."""
+''',
+        "inputs": "[{name: sample, shape: [batch, 4, 12, 12]}]",
+    },
+    "diffusers_hunyuan_mask": {
+        "project": DIFFUSERS, "sha": "c86511586f",
+        "path": "src/diffusers/models/transformers/transformer_hunyuan_video.py",
+        "functions": [], "kept": "step 3 of HunyuanVideoTransformer3DModel.forward (`# 3. Attention mask "
+                                 "preparation`, down to the mask's unsqueeze)",
+        "left_out": "the rest of HunyuanVideoTransformer3DModel: the embedders are linear layers and the "
+                    "transformer blocks one masked scaled-dot-product attention over the joint sequence",
+        "preamble": '''import torch
+import torch.nn as nn
+import torch.nn.functional as F
+
+
+class HunyuanVideoTransformer3DModel(nn.Module):
+    def __init__(self) -> None:
+        super().__init__()
+        self.x_embedder = nn.Linear(8, 8)
+        self.context_embedder = nn.Linear(8, 8)
+
+    def forward(self, hidden_states: torch.Tensor, encoder_hidden_states: torch.Tensor,
+                encoder_attention_mask: torch.Tensor) -> torch.Tensor:
+        batch_size = hidden_states.shape[0]
+        hidden_states = self.x_embedder(hidden_states)
+        encoder_hidden_states = self.context_embedder(encoder_hidden_states)
+
+        # 3. Attention mask preparation
+        latent_sequence_length = hidden_states.shape[1]
+        condition_sequence_length = encoder_hidden_states.shape[1]
+        sequence_length = latent_sequence_length + condition_sequence_length
+        attention_mask = torch.ones(
+            batch_size, sequence_length, device=hidden_states.device, dtype=torch.bool
+        )  # [B, N]
+        effective_condition_sequence_length = encoder_attention_mask.sum(dim=1, dtype=torch.int)  # [B,]
+        effective_sequence_length = latent_sequence_length + effective_condition_sequence_length
+        indices = torch.arange(sequence_length, device=hidden_states.device).unsqueeze(0)  # [1, N]
+        mask_indices = indices >= effective_sequence_length.unsqueeze(1)  # [B, N]
+        attention_mask = attention_mask.masked_fill(mask_indices, False)
+        attention_mask = attention_mask.unsqueeze(1).unsqueeze(1)  # [B, 1, 1, N]
+
+        # 4. Transformer blocks (one masked attention over the joint sequence, not replayed)
+        joint = torch.cat([hidden_states, encoder_hidden_states], dim=1).unsqueeze(1)
+        out = F.scaled_dot_product_attention(joint, joint, joint, attn_mask=attention_mask)
+        return out[:, 0, :latent_sequence_length]
+''',
+        "model": '''import os
+import sys
+
+# diffusers has a src/ layout: what `pip install -e .` would put on the path
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "src"))
+
+from diffusers.models.transformers.transformer_hunyuan_video import HunyuanVideoTransformer3DModel
+
+
+class Replay(HunyuanVideoTransformer3DModel):
+    """Video tokens and a padded prompt whose valid length differs per sample."""
+
+
+def make_inputs(batch: int):
+    g = torch.Generator().manual_seed(batch)
+    mask = torch.zeros(batch, 6)
+    for i in range(batch):
+        mask[i, : 2 + i % 4] = 1
+    return {"hidden_states": torch.randn(batch, 5, 8, generator=g),
+            "encoder_hidden_states": torch.randn(batch, 6, 8, generator=g),
+            "encoder_attention_mask": mask}
+''',
+        "inputs": "{entry: replay_model:make_inputs}",
+    },
+    "torchtune_kv_cache": {
+        "project": TORCHTUNE, "sha": "bae4b276d", "path": "torchtune/modules/kv_cache.py",
+        "functions": ["KVCache"],
+        "left_out": "nothing: the whole file",
+        "preamble": "from typing import Tuple\n\nimport torch\nfrom torch import nn\n",
+        "model": '''from torchtune.modules.kv_cache import KVCache
+
+
+class Replay(nn.Module):
+    """One decoding step per call: a projection, then the step's key and value into the cache."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.proj = nn.Linear(4, 8)
+        self.cache = KVCache(batch_size=4, max_seq_len=4096, num_heads=2, head_dim=4, dtype=torch.float32)
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        b = x.shape[0]
+        kv = self.proj(x).view(b, 1, 2, 4).transpose(1, 2)  # [b, heads, 1 token, head_dim]
+        full = torch.nn.functional.pad(kv, (0, 0, 0, 0, 0, 0, 0, 4 - b))  # the cache's batch is 4
+        k_out, v_out = self.cache.update(full, full)
+        return (k_out[:b] * v_out[:b]).sum((1, 2, 3)) + kv.sum((1, 2, 3))
+''',
+        "inputs": "[{name: x, shape: [batch, 4]}]",
+        # a decoding step is called again with the same shapes: the recompile is on the second call
+        "matrix": "cases: [{batch: 2}, {batch: 2}, {batch: 4}]",
+    },
+    "kornia_color_jitter": {
+        "project": KORNIA, "sha": "e21b288b2", "path": "kornia/augmentation/_2d/intensity/color_jitter.py",
+        "functions": [],
+        "class_stub": '''
+
+class ColorJitter(nn.Module):
+    # trimmed: the augmentation base class and the parameter generator are left out; the four
+    # colour functions are the stand-ins above, set as the real __init__ sets them
+    def __init__(self, order: Optional[Sequence[int]] = None) -> None:
+        super().__init__()
+        self._fixed_order: Optional[Tuple[int, ...]] = tuple(order) if order is not None else None
+        self._brightness_fn = adjust_brightness_accumulative
+        self._contrast_fn = adjust_contrast_with_mean_subtraction
+        self._saturation_fn = adjust_saturation
+        self._hue_fn = adjust_hue
+
+    def forward(self, input: torch.Tensor, params: Dict[str, torch.Tensor]) -> torch.Tensor:
+        # the augmentation base class's forward calls apply_transform with the generated params
+        return self.apply_transform(input, params, {})
+''',
+        "methods": ["ColorJitter", ["apply_transform"]],
+        "left_out": "all of ColorJitter but apply_transform (verbatim): the base class, the parameter "
+                    "generator and __init__ (a stub that keeps the fix's new `order` argument, which the model passes: "
+                    "the fix is fullgraph only with a fixed order); "
+                    "kornia.enhance's four colour functions are replaced by elementwise stand-ins of the "
+                    "same signature",
+        "skip_hunks": {"0": "an import of the excerpt's left-out __init__ code",
+                       "1": "__init__'s new `order` argument (the stub has it)",
+                       "2": "__init__'s `order` validation (the stub keeps the tuple)"},
+        "preamble": '''from collections.abc import Sequence
+from math import pi
+from typing import Any, Dict, List, Optional, Tuple, Union
+
+import torch
+from torch import nn
+
+
+def _per_sample(factor: torch.Tensor, img: torch.Tensor) -> torch.Tensor:
+    return factor.view(-1, *([1] * (img.dim() - 1)))
+
+
+# stand-ins for kornia.enhance's adjust_* functions (elementwise, same signatures)
+def adjust_brightness_accumulative(image: torch.Tensor, factor: torch.Tensor) -> torch.Tensor:
+    return (image + _per_sample(factor, image)).clamp(0, 1)
+
+
+def adjust_contrast_with_mean_subtraction(image: torch.Tensor, factor: torch.Tensor) -> torch.Tensor:
+    mean = image.mean((-2, -1), True)
+    return ((image - mean) * _per_sample(factor, image) + mean).clamp(0, 1)
+
+
+def adjust_saturation(image: torch.Tensor, factor: torch.Tensor) -> torch.Tensor:
+    gray = image.mean(-3, True)
+    return ((image - gray) * _per_sample(factor, image) + gray).clamp(0, 1)
+
+
+def adjust_hue(image: torch.Tensor, factor: torch.Tensor) -> torch.Tensor:
+    return torch.remainder(image + _per_sample(factor, image) / (2 * pi), 1.0)
+''',
+        "model": '''from kornia.augmentation._2d.intensity.color_jitter import ColorJitter
+
+
+class Replay(nn.Module):
+    """ColorJitter's transform with the factors an image head predicts (in the generator's ranges)."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.conv = nn.Conv2d(3, 3, 3, padding=1)
+        self.jitter = ColorJitter(order=(2, 0, 3, 1))
+        self.register_buffer("order", torch.tensor([2, 0, 3, 1]))  # the generator's random order
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        img = torch.sigmoid(self.conv(x))
+        m = img.mean((1, 2, 3))
+        params = {"brightness_factor": (m - 0.5) * 0.2, "contrast_factor": 0.8 + 0.4 * m,
+                  "saturation_factor": torch.ones_like(m), "hue_factor": (m - 0.5) * 0.1,
+                  "order": self.order}
+        return self.jitter(img, params)
+''',
+        "inputs": "[{name: x, shape: [batch, 3, 8, 8]}]",
+    },
+    "kornia_equalize_item": {
+        "project": KORNIA, "sha": "4822ca0c6", "path": "kornia/enhance/adjust.py",
+        "functions": ["_scale_channel_batched"],
+        "left_out": "the rest of kornia/enhance/adjust.py (equalize's other paths); the commit's other "
+                    "file (the crop generator) is not replayed",
+        "preamble": KORNIA_IMPORTS,
+        "model": '''from kornia.enhance.adjust import _scale_channel_batched
+
+
+class Replay(nn.Module):
+    """Batched histogram equalization of an image head's output (what equalize() calls)."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.conv = nn.Conv2d(3, 3, 3, padding=1)
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        return _scale_channel_batched(torch.sigmoid(self.conv(x)))
+''',
+        "inputs": "[{name: x, shape: [batch, 3, 8, 8]}]",
+    },
+    "timm_naflex_pos_embed": {
+        "project": TIMM, "sha": "e7497a8b", "path": "timm/models/naflexvit.py",
+        "functions": ["_normalize_naflex_grid_sample_coords"],
+        "class_stub": '''
+
+class NaFlexEmbeds(nn.Module):
+    # trimmed: only the attributes the kept method reads, as the real __init__ sets them for
+    # pos_embed="learned", pos_embed_use_grid_sample=True
+    def __init__(self, embed_dim: int = 8, grid_size=(5, 7)) -> None:
+        super().__init__()
+        self.pos_embed_interp_mode = "bilinear"
+        self.pos_embed_ar_preserving = False
+        self.pos_embed = nn.Parameter(torch.randn(1, grid_size[0], grid_size[1], embed_dim) * .02)
+
+    def forward(self, x: torch.Tensor, patch_coord: torch.Tensor) -> torch.Tensor:
+        # the real forward embeds the patches first, then calls the position-embedding method
+        self._apply_learned_naflex_pos_embed_grid_sample(x, patch_coord)
+        return x
+''',
+        "methods": ["NaFlexEmbeds", ["_apply_learned_naflex_pos_embed_grid_sample"]],
+        "left_out": "all of naflexvit.py but the new coordinate helper and NaFlexEmbeds's grid-sample "
+                    "method (verbatim); __init__ is a stub setting only the attributes that method reads, forward "
+                    "a stub calling it as the real forward does; "
+                    "`disable_compiler` is timm.layers.typing's (torch.compiler.disable)",
+        "preamble": '''from typing import Optional
+
+import torch
+import torch.nn as nn
+import torch.nn.functional as F
+
+# timm/layers/typing.py
+disable_compiler = getattr(getattr(torch, "compiler", None), "disable", None)
+''',
+        "model": '''from timm.models.naflexvit import NaFlexEmbeds
+
+
+class Replay(nn.Module):
+    """Patch tokens of two images of different sizes (NaFlex), their learned position embeddings added."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.embeds = NaFlexEmbeds()
+        self.proj = nn.Linear(12, 8)
+
+    def forward(self, patches: torch.Tensor, patch_coord: torch.Tensor) -> torch.Tensor:
+        x = self.proj(patches)
+        return self.embeds(x, patch_coord)
+
+
+def make_inputs(batch: int):
+    coord = torch.zeros(batch, 12, 2, dtype=torch.long)
+    for i in range(batch):
+        h, w = (2, 3) if i % 2 == 0 else (3, 4)
+        coord[i, : h * w] = torch.cartesian_prod(torch.arange(h), torch.arange(w))
+    return {"patches": torch.randn(batch, 12, 12, generator=torch.Generator().manual_seed(batch)),
+            "patch_coord": coord}
+''',
+        "inputs": "{entry: replay_model:make_inputs}",
+    },
+}
+
+
+def git(repo: str, *args: str) -> str:
+    env = {k: v for k, v in os.environ.items() if not k.startswith("GIT_")}
+    return subprocess.run(["git", "-C", repo, *args], check=True, capture_output=True, text=True,
+                          env=env).stdout
+
+
+def kept_text(src: str, names: list[str], cls: str | None = None) -> str:
+    tree = ast.parse(src)
+    lines = src.split("\n")
+    body = tree.body if cls is None else next(n for n in tree.body if isinstance(n, ast.ClassDef)
+                                              and n.name == cls).body
+    byname = {n.name: n for n in body if isinstance(n, (ast.FunctionDef, ast.ClassDef))}
+    out = []
+    for name in names:
+        node = byname[name.lstrip("-")]
+        start = node.lineno if name.startswith("-") else min([d.lineno for d in node.decorator_list]
+                                                             + [node.lineno])
+        out.append("\n".join(lines[start - 1:node.end_lineno]))
+    return "\n\n\n".join(out)
+
+
+def record(name: str, case: dict, mirrors: str) -> None:
+    (owner_name, licence), sha, path = case["project"], case["sha"], case["path"]
+    repo = os.path.join(mirrors, owner_name.replace("/", "+"), "repo")
+    full = git(repo, "rev-parse", sha).strip()
+    subject = git(repo, "log", "-1", "--format=%s", full).strip()
+    diff = git(repo, "show", "--format=", full, "--", path)
+    out = os.path.join(HERE, name)
+    kept = [n.lstrip("-") for n in case["functions"]] + [f"{case['methods'][0]}.{m}"
+                                                         for m in (case.get("methods") or ("", []))[1]]
+    header = (f"# Replay excerpt of {owner_name} at {full}, {path} ({licence}; the upstream licence "
+              f"header follows where the file has one).\n# Kept verbatim: "
+              f"{', '.join(kept) or case['kept']}. Left out: {case['left_out']}.\n")
+    src = git(repo, "show", f"{full}:{path}")
+    lic = []
+    for ln in src.split("\n"):
+        if not ln.startswith("#"):
+            break
+        lic.append(ln)
+    body = case["preamble"].rstrip("\n") + "\n"
+    if case["functions"]:
+        body += "\n\n" + kept_text(src, case["functions"]) + "\n"
+    if case.get("methods"):
+        cls, methods = case["methods"]
+        body += case["class_stub"] + "\n" + kept_text(src, methods, cls) + "\n"
+    text = header + ("\n".join(lic) + "\n" if lic else "") + "\n" + body
+    dest = os.path.join(out, "tree", path)
+    os.makedirs(os.path.dirname(dest), exist_ok=True)
+    with open(dest, "w") as fh:
+        fh.write(text)
+    model = ("# The replay's model (written for the benchmark, not upstream code).\n"
+             "import torch\nfrom torch import nn\n\n" + case["model"])
+    with open(os.path.join(out, "tree", "replay_model.py"), "w") as fh:
+        fh.write(model)
+    with open(os.path.join(out, "upstream.diff"), "w") as fh:
+        fh.write(diff)
+    meta = {"repo": owner_name, "sha": full, "subject": subject, "path": path, "licence": licence,
+            "kept": [n.lstrip("-") for n in case["functions"]] + [
+                f"{case['methods'][0]}.{m}" for m in (case.get("methods") or ("", []))[1]], "left_out": case["left_out"],
+            "skip_hunks": case.get("skip_hunks", {}), "inputs": case["inputs"],
+            "matrix": case.get("matrix", "shapes: {batch: [2, 4]}")}
+    with open(os.path.join(out, "case.json"), "w") as fh:
+        json.dump(meta, fh, indent=1)
+        fh.write("\n")
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--mirrors", default="/work/.mirror")
+    ap.add_argument("cases", nargs="*")
+    args = ap.parse_args()
+    for name in args.cases or CASES:
+        record(name, CASES[name], args.mirrors)
+        print("recorded", name)
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,147 @@
+"""Upstream compile fixes found but not replayed: their BEFORE code no longer breaks or
+recompiles under torch 2.13 on CPU, measured here on the maintainers' BEFORE lines (verbatim,
+inside the smallest function or module that runs them).
+
+    python benchmarks/fix_replay/screened.py      # one JSON object per commit, on stdout
+
+Each entry: the upstream commit, its subject, the BEFORE line, and what dynamo (eager backend)
+records now: graph breaks (pt2bot.testing.graph_breaks) and, for attribute mutations that
+recompile on a device change, recompiles over three calls (pt2bot.testing.recompiles).
+"""
+from __future__ import annotations
+
+import json
+import os
+
+import torch
+import torch.nn.functional as F
+from torch import nn
+
+from pt2bot.testing import graph_breaks, recompiles
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+
+
+# huggingface/diffusers 9f3c0fdcd8 (src/diffusers/models/autoencoders/vae.py, Decoder.forward)
+class VaeDecoder(nn.Module):
+    def __init__(self) -> None:
+        super().__init__()
+        self.conv_in = nn.Conv2d(4, 4, 3, padding=1)
+        self.up_blocks = nn.ModuleList([nn.Conv2d(4, 4, 3, padding=1)])
+
+    def forward(self, sample: torch.Tensor) -> torch.Tensor:
+        sample = self.conv_in(sample)
+        upscale_dtype = next(iter(self.up_blocks.parameters())).dtype
+        sample = sample.to(upscale_dtype)
+        return self.up_blocks[0](sample)
+
+
+# huggingface/diffusers 71a6fd9f0d (src/diffusers/models/transformers/transformer_z_image.py)
+def z_image_pad(feats: list[torch.Tensor], inner_pad_mask: list[torch.Tensor], pad_token: torch.Tensor):
+    feats_cat = torch.cat(feats, dim=0)
+    feats_cat[torch.cat(inner_pad_mask)] = pad_token
+    return feats_cat * 2
+
+
+# Lightning-AI/litgpt 47806045 (litgpt/utils.py, chunked_cross_entropy)
+def litgpt_loss(loss_chunks: list[torch.Tensor], targets: torch.Tensor, ignore_index: int = -100):
+    non_masked_elems = (targets != ignore_index).sum()
+    return torch.cat(loss_chunks).sum() / max(1, non_masked_elems)
+
+
+# huggingface/diffusers d70f8ee18b (src/diffusers/models/transformers/transformer_wan.py, WanRotaryPosEmbed)
+class WanRope(nn.Module):
+    def __init__(self) -> None:
+        super().__init__()
+        self.attention_head_dim = 12
+        self.freqs = torch.randn(16, 6)
+
+    def forward(self, hidden_states: torch.Tensor) -> torch.Tensor:
+        self.freqs = self.freqs.to(hidden_states.device)
+        freqs = self.freqs.split_with_sizes([2, 2, 2], dim=1)
+        return hidden_states + freqs[0].sum()
+
+
+# huggingface/diffusers d8bc1a4e51 (src/diffusers/models/lora.py, LoRACompatibleConv.forward)
+class LoRACompatibleConv(nn.Conv2d):
+    def __init__(self, *args, **kwargs) -> None:
+        super().__init__(*args, **kwargs)
+        self.lora_layer = None
+
+    def forward(self, x):
+        if self.lora_layer is None:
+            return super().forward(x)
+        else:
+            return super().forward(x) + self.lora_layer(x)
+
+
+# huggingface/diffusers 48ce118d1c (src/diffusers/models/unet_2d_condition.py, forward)
+def unet_upsample_flag(sample: torch.Tensor, default_overall_up_factor: int = 8):
+    forward_upsample_size = False
+    if any(s % default_overall_up_factor != 0 for s in sample.shape[-2:]):
+        # Forward upsample size to force interpolation output size.
+        forward_upsample_size = True
+    return F.avg_pool2d(sample, 2) if forward_upsample_size else sample
+
+
+# kornia/kornia 865a598c0 (kornia/augmentation/_2d/geometric/resize.py, compute_transformation)
+def resize_transformation(input: torch.Tensor, params: dict) -> torch.Tensor:
+    if params["output_size"] == input.shape[-2:]:
+        return torch.eye(3, device=input.device, dtype=input.dtype).expand(input.shape[0], -1, -1)
+    return params["src"] * 2
+
+
+# pyg-team/pytorch-frame 8e964d27 (torch_frame/data/multi_embedding_tensor.py, MultiEmbeddingTensor.validate)
+def frame_validate(offset: torch.Tensor, values: torch.Tensor, num_cols: int = 2) -> torch.Tensor:
+    assert offset[0] == 0
+    assert len(offset) == num_cols + 1
+    assert offset.ndim == 1
+    assert values.ndim == 2 or values.numel() == 0
+    return values * 2
+
+
+SCREENED = [
+    ("huggingface/diffusers", "9f3c0fdcd8", "Avoiding graph break by changing the way we infer dtype in vae.decoder",
+     "upscale_dtype = next(iter(self.up_blocks.parameters())).dtype",
+     lambda: graph_breaks(VaeDecoder(), torch.randn(2, 4, 8, 8), user_code=HERE)),
+    ("huggingface/diffusers", "71a6fd9f0d", "Remove compile bottlenecks from ZImage pipeline",
+     "feats_cat[torch.cat(inner_pad_mask)] = pad_token",
+     lambda: graph_breaks(z_image_pad, [torch.randn(3, 4), torch.randn(3, 4)],
+                          [torch.tensor([True, False, False]), torch.tensor([False, True, True])],
+                          torch.randn(4), user_code=HERE)),
+    ("Lightning-AI/litgpt", "47806045", "Eliminate cuda syncs",
+     "return torch.cat(loss_chunks).sum() / max(1, non_masked_elems)",
+     lambda: graph_breaks(litgpt_loss, [torch.rand(4), torch.rand(4)], torch.tensor([1, -100, 2, 3]),
+                          user_code=HERE)),
+    ("huggingface/diffusers", "d70f8ee18b", "[WAN] fix recompilation issues",
+     "self.freqs = self.freqs.to(hidden_states.device)",
+     lambda: recompiles(WanRope(), [(torch.randn(2, 3),)] * 3, user_code=HERE)),
+    ("huggingface/diffusers", "d8bc1a4e51", "[Torch.compile] Fixes torch compile graph break",
+     "return super().forward(x)",
+     lambda: graph_breaks(LoRACompatibleConv(4, 4, 3, padding=1), torch.randn(2, 4, 8, 8), user_code=HERE)),
+    ("huggingface/diffusers", "48ce118d1c", "[torch.compile] fix graph break problems partially",
+     "if any(s % default_overall_up_factor != 0 for s in sample.shape[-2:]):",
+     lambda: graph_breaks(unet_upsample_flag, torch.randn(2, 4, 12, 12), user_code=HERE)),
+    ("kornia/kornia", "865a598c0", "fix(augmentation): make Resize compute_transformation fullgraph-safe",
+     'if params["output_size"] == input.shape[-2:]:',
+     lambda: graph_breaks(resize_transformation, torch.randn(2, 3, 8, 8),
+                          {"output_size": torch.tensor([[8, 8], [8, 8]]), "src": torch.randn(2, 4, 2)},
+                          user_code=HERE)),
+    ("pyg-team/pytorch-frame", "8e964d27", "fix(pt2): Skip data-dependent validation to allow constructing mnt/met "
+     "in compiled regions", "assert self.offset[0] == 0",
+     lambda: graph_breaks(frame_validate, torch.tensor([0, 2, 4]), torch.randn(3, 4), user_code=HERE)),
+]
+
+
+def main() -> int:
+    torch.set_num_threads(1)
+    for repo, sha, subject, line, measure in SCREENED:
+        got = measure()
+        print(json.dumps({"repo": repo, "sha": sha, "subject": subject, "before_line": line,
+                          "measured": [(getattr(g, "gb", None), getattr(g, "gb_type", None) or str(g))
+                                       for g in got]}))
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,88 @@
+"""The proof loop on the candidates the recipes write (not hand-written ones): a tiny model
+with a masked write over the leading dimensions (`e[labels == 0] += w`, as monai's vista3d
+writes it) and an integer draw read back with `int(...item())`, its candidates taken from
+`fix_candidates` on the model's own file, proven by a real proof worker. The plain
+`torch.where` form of the masked write is wrong for that mask and the loop refuses it; the
+reshaped form and the kept draw are verified."""
+from __future__ import annotations
+
+import time
+
+import pytest
+
+from pt2bot.config import StaticConfig
+from pt2bot.configfile.schema import build_config
+from pt2bot.fixes import ProofSetting, Proposal, prove_on_model
+from pt2bot.results import ResultsFile
+from pt2bot.rules import apply_candidate, fix_candidates
+from pt2bot.static import check_paths
+
+NET = """\
+import torch
+from torch import nn
+
+
+class Net(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.lin = nn.Linear(8, 8)
+        self.register_buffer("w", torch.linspace(-1, 1, 8))
+
+    def forward(self, x):
+        h = self.lin(x)
+        e = h.unsqueeze(1).repeat(1, 2, 1)
+        labels = (h[:, :2] > 0).long()
+        e[labels == 0] += self.w
+        k = int(torch.randint(3, (1,)).item())
+        return e.sum(1) * (k + 1)
+"""
+WRITE, DRAW = 15, 16   # the lines of the two breaks
+
+CONFIG = """\
+version: 1
+models:
+  - name: net
+    entry: pkg.net:Net
+    inputs: [{name: x, shape: [batch, 8]}]
+    shapes: {batch: [2, 4]}
+    export: false
+    timeout_s: 60
+run: {backend: eager, latency: false, timeout_s: 120}
+fixes: {budget_s: 240}
+"""
+
+
+@pytest.mark.torch
+def test_the_loop_refuses_the_wrong_form_and_verifies_the_right_ones(tmp_path):
+    root = tmp_path / "repo"
+    (root / "pkg").mkdir(parents=True)
+    (root / "pkg" / "__init__.py").write_text("")
+    (root / "pkg" / "net.py").write_text(NET)
+    (root / "pt2bot.yml").write_text(CONFIG)
+    found = check_paths(str(root), ["pkg/net.py"], StaticConfig(select=("ALL",)), jobs=1)
+    by_line = {f.line: f for f in found if f.rule in ("PTC304", "PTC101")}
+    targets = {WRITE: {"kind": "break", "model": "net", "path": "pkg/net.py", "line": WRITE, "gb": "GB0036",
+                       "gb_type": "Dynamic shape operator"},
+               DRAW: {"kind": "break", "model": "net", "path": "pkg/net.py", "line": DRAW, "gb": "GB0124",
+                      "gb_type": "Unsupported Tensor.item() call with capture_scalar_outputs=False"}}
+    items = []
+    for line in (WRITE, DRAW):
+        for i, cand in enumerate(fix_candidates(by_line[line], NET)):
+            items.append((Proposal(cid=f"{line}-{i}", cand=cand, original=NET, patched=apply_candidate(NET, cand),
+                                   findings=[], targets=[]), [targets[line]]))
+    assert [p.cid for p, _ in items] == [f"{WRITE}-0", f"{WRITE}-1", f"{DRAW}-0"]
+    config = build_config(CONFIG, str(root / "pt2bot.yml"))
+    setting = ProofSetting(config=config, changeset=None, root=str(root), head_sha=None,
+                           head_results=ResultsFile.empty(), device="cpu")
+    verdicts = prove_on_model(setting, config.model("net"), None, items, str(root),
+                              time.monotonic() + 240, str(tmp_path / "work"))
+
+    plain = verdicts[f"{WRITE}-0"]   # torch.where(labels == 0, ...) cannot broadcast a (B, 2) mask on (B, 2, 8)
+    assert plain["accepted"] is False
+    assert plain["reason"].startswith("the patched model raises: forward(batch=2) raised RuntimeError"), plain
+    reshaped = verdicts[f"{WRITE}-1"]
+    assert reshaped["accepted"] is True, reshaped
+    assert reshaped["evidence"].startswith("GB0036 gone")
+    draw = verdicts[f"{DRAW}-0"]
+    assert draw["accepted"] is True, draw
+    assert draw["evidence"].startswith("GB0124 gone")
