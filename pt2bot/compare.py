@@ -901,6 +901,6 @@ __all__ = ["build_report", "compare_findings", "not_run_lines", "compare_models"
            "compare_model", "match_breaks", "break_fingerprint", "compare_recompiles", "cause_of",
            "compare_export", "compare_compile", "compare_coverage", "compare_shape_advice",
            "new_export_causes",
-           "compare_accuracy", "compare_latency", "gated_latency", "latency_decided",
+           "compare_accuracy", "compare_latency", "gated_latency", "keep", "latency_decided",
            "pool_rounds", "pool_latency", "judge",
            "conclude", "run_broken", "renamed_paths", "SCHEMA"]

@@ -136,7 +136,7 @@ class Thresholds:
 class FixesConfig:
     """`fixes:`: the review's proof of the fixes it suggests (pt2bot/fixes.py)."""
     verify: bool = True                    # prove candidate fixes; only proven ones are posted
-    budget_s: float = 300.0                # the most the proof adds to one review, seconds
+    budget_s: float = 300.0                # the most the proof adds to one review (to each shard), s
 
 
 @dataclass(frozen=True)

@@ -13,7 +13,9 @@ or does not import, the budget running out) is a "no verified fix" with its reas
 failed review.
 
 The result is report.json's `fixes` (docs/formats.md); pt2bot/report/review.py turns each
-verified fix into a suggestion block on its finding's comment.
+verified fix into a suggestion block on its finding's comment. A sharded review proves in
+its shards (`prove_shard`, each for its own models) and decides at the merge
+(`merge_proofs`): the same `decide` either way.
 """
 from __future__ import annotations
 
@@ -24,10 +26,11 @@ import os
 import tempfile
 import time
 from dataclasses import dataclass
-from typing import Any, Callable, Iterator, Mapping, Sequence
+from typing import Any, Callable, Collection, Iterator, Mapping, Sequence
 
 from pt2bot import git
 from pt2bot.changes import ChangeSet, diff_position, in_one_hunk
+from pt2bot.compare import break_fingerprint
 from pt2bot.config import Config, ModelConfig
 from pt2bot.findings import DIFF_ADDED, Finding
 from pt2bot.reach import Coverage
@@ -119,6 +122,14 @@ class Proposal:
     findings: list[str]                         # fingerprints of the findings it fixes
     targets: list[int]                          # indexes into the targets
     results: dict[str, dict[str, Any]] = dataclasses.field(default_factory=dict)
+    # target index -> the fingerprints of the findings on its line that offer this edit
+    by_target: dict[int, list[str]] = dataclasses.field(default_factory=dict)
+
+    @property
+    def key(self) -> tuple[Any, ...]:
+        """The edit itself: two findings (or two shards) offering it propose one candidate."""
+        c = self.cand
+        return (c.path, c.start_line, c.end_line, c.lines)
 
     def overlaps(self, other: "Proposal") -> bool:
         a, b = self.cand, other.cand
@@ -138,7 +149,8 @@ def _read(root: str, path: str) -> str | None:
 
 def gather(targets: list[dict[str, Any]], findings: Sequence[Finding], head_root: str,
            changeset: ChangeSet | None) -> tuple[list[Proposal], dict[int, str]]:
-    """The candidates for the targets, most likely first; and why a target has none."""
+    """The candidates for the targets (unordered: `order` numbers them); and why a target
+    has none."""
     proposals: dict[tuple[Any, ...], Proposal] = {}
     why: dict[int, str] = {}
     sources: dict[str, str | None] = {}
@@ -172,20 +184,38 @@ def gather(targets: list[dict[str, Any]], findings: Sequence[Finding], head_root
                 key = (c.path, c.start_line, c.end_line, c.lines)
                 p = proposals.get(key)
                 if p is None:
-                    p = proposals[key] = Proposal(cid=f"c{len(proposals)}", cand=c,
-                                                  original=source, patched=patched,
-                                                  findings=[], targets=[])
-                if f.fingerprint() not in p.findings:
-                    p.findings.append(f.fingerprint())
-                if i not in p.targets:
-                    p.targets.append(i)
+                    p = proposals[key] = Proposal(cid="", cand=c, original=source,
+                                                  patched=patched, findings=[], targets=[])
+                _offered(p, i, f.fingerprint())
         if not any(i in p.targets for p in proposals.values()):
             why[i] = "; ".join(dict.fromkeys(reasons)) or "no candidate"
-    ordered = sorted(proposals.values(), key=lambda p: (p.cand.rank, p.cid))
-    for p in ordered[MAX_CANDIDATES:]:
-        p.results["*"] = {"accepted": False, "reason": "not tried: over the "
-                          f"{MAX_CANDIDATES}-candidate limit of a review"}
-    return ordered, why
+    return list(proposals.values()), why
+
+
+def _offered(p: Proposal, target: int, fingerprint: str) -> None:
+    """Record that the finding `fingerprint` on target `target`'s line offers `p`."""
+    if fingerprint not in p.findings:
+        p.findings.append(fingerprint)
+    if target not in p.targets:
+        p.targets.append(target)
+    mine = p.by_target.setdefault(target, [])
+    if fingerprint not in mine:
+        mine.append(fingerprint)
+
+
+def order(proposals: Sequence[Proposal]) -> list[Proposal]:
+    """The candidates in the order they are tried, numbered `c0`, `c1`, ...: most likely
+    first (`rank`), then by place in the file. The order depends on the candidates only,
+    never on which targets brought them in, so every shard of a matrix tries the candidates
+    of its models in the order the unsharded review tries them. Past MAX_CANDIDATES they are
+    not tried."""
+    ordered = sorted(proposals, key=lambda p: (p.cand.rank, *p.key))
+    for k, p in enumerate(ordered):
+        p.cid = f"c{k}"
+        if k >= MAX_CANDIDATES:
+            p.results = {"*": {"accepted": False, "reason": "not tried: over the "
+                               f"{MAX_CANDIDATES}-candidate limit of a review"}}
+    return ordered
 
 
 # --------------------------------------------------------------------------- the proof
@@ -300,48 +330,325 @@ def _head_tree(setting: ProofSetting) -> Iterator[str]:
             yield tree
 
 
+def _models_for(p: Proposal, targets: Sequence[Mapping[str, Any]], coverage: Coverage,
+                ok: Collection[str]) -> set[str]:
+    """The models a candidate is tried on: each with one of its targets, and each of `ok`
+    (those that ran on head) whose coverage ran the lines it replaces."""
+    models = {targets[i]["model"] for i in p.targets if targets[i].get("model") is not None}
+    return models | {n for n in coverage.reached_by(p.cand.path, p.cand.start_line,
+                                                    p.cand.end_line) if n in ok}
+
+
+def _ok(report: Report) -> set[str]:
+    return {m.name for m in report.models if m.status == "ok"}
+
+
+def _ran(results: ResultsFile) -> set[str]:
+    """The models of an audit's results that ran (its `_ok`: an audit has no deltas)."""
+    return {r.name for r in results.models if r.ok and isinstance(r.name, str)}
+
+
+def assign(proposals: Sequence[Proposal], targets: Sequence[Mapping[str, Any]],
+           coverage: Coverage, ok: Collection[str], config: Config
+           ) -> dict[str, list[tuple[Proposal, list[dict[str, Any]]]]]:
+    """Per model (in the config's order), the candidates to try there, in the order to try
+    them, each with its targets on that model."""
+    per_model: dict[str, list[tuple[Proposal, list[dict[str, Any]]]]] = {}
+    for p in proposals:
+        if "*" in p.results:
+            continue
+        mine = [targets[i] for i in p.targets]
+        for name in sorted(_models_for(p, targets, coverage, ok)):
+            per_model.setdefault(name, []).append(
+                (p, [dict(t) for t in mine if t.get("model") == name]))
+    return {m.name: per_model[m.name] for m in config.models if m.name in per_model}
+
+
+def _prove(setting: ProofSetting, per_model: Mapping[str, list[tuple[Proposal, list[dict]]]],
+           deltas: Mapping[str, ModelDelta], head_root: str, deadline: float) -> None:
+    """One proof worker per model, in order, until the deadline: verdicts into `results`."""
+    with tempfile.TemporaryDirectory(prefix="pt2bot-fixes-") as work:
+        for name, items in per_model.items():
+            verdicts = prove_on_model(setting, setting.config.model(name), deltas.get(name),
+                                      items, head_root, deadline, work)
+            for p, _ in items:
+                p.results[name] = verdicts.get(p.cid) or {"accepted": False,
+                                                          "reason": "no verdict"}
+
+
 def prove_fixes(report: Report, setting: ProofSetting) -> Report:
     """The report with its `fixes` (and `counts.fixes_verified`); unchanged when the config
     turns the proof off or nothing is targeted."""
-    config = setting.config
-    if not config.fixes.verify:
+    if not setting.config.fixes.verify:
         return report
     t0 = time.monotonic()
     targets = find_targets(report, setting.changeset)
     if not targets:
         return report
-    deadline = t0 + config.fixes.budget_s
-    deltas = {m.name: m for m in report.models}
+    proposals, why = _prove_targets(setting, targets, report.findings, _ok(report),
+                                    {m.name: m for m in report.models}, t0)
+    return decide(report, targets, proposals, why, setting.config,
+                  round(time.monotonic() - t0, 3), setting.log)
+
+
+def _prove_targets(setting: ProofSetting, targets: list[dict[str, Any]],
+                   findings: Sequence[Finding], ok: Collection[str],
+                   deltas: Mapping[str, ModelDelta], t0: float
+                   ) -> tuple[list[Proposal], dict[int, str]]:
+    """The candidates for `targets`, in order, each with its verdicts (by the budget from
+    `t0`); and why a target has none. A review's and an audit's proof."""
+    config = setting.config
     coverage = Coverage.from_results(setting.head_results)
     with _head_tree(setting) as head_root:
-        proposals, why = gather(targets, report.findings, head_root, setting.changeset)
-        tried = [p for p in proposals if "*" not in p.results]
-        # each model with a target of the candidate; and those that ran its lines without one
-        per_model: dict[str, list[tuple[Proposal, list[dict[str, Any]]]]] = {}
-        for p in tried:
-            mine = [targets[i] for i in p.targets]
-            models = {t["model"] for t in mine}
-            models |= {n for n in coverage.reached_by(p.cand.path, p.cand.start_line,
-                                                       p.cand.end_line)
-                       if n in deltas and deltas[n].status == "ok"}
-            for name in sorted(models):
-                per_model.setdefault(name, []).append(
-                    (p, [t for t in mine if t["model"] == name]))
-        names = [m.name for m in config.models if m.name in per_model]
-        setting.log(f"fixes: {len(tried)} candidate(s) for {len(targets)} target(s) on "
-                    f"{len(names)} model(s), budget {config.fixes.budget_s:g} s")
-        with tempfile.TemporaryDirectory(prefix="pt2bot-fixes-") as work:
-            for name in names:
-                verdicts = prove_on_model(setting, config.model(name), deltas.get(name),
-                                          per_model[name], head_root, deadline, work)
-                for p, _ in per_model[name]:
-                    p.results[name] = verdicts.get(p.cid) or {
-                        "accepted": False, "reason": "no verdict"}
-    fixes = _summarise(targets, proposals, why, config, round(time.monotonic() - t0, 3))
+        proposals, why = gather(targets, findings, head_root, setting.changeset)
+        proposals = order(proposals)
+        per_model = assign(proposals, targets, coverage, ok, config)
+        setting.log(f"fixes: {sum(1 for p in proposals if '*' not in p.results)} candidate(s) "
+                    f"for {len(targets)} target(s) on {len(per_model)} model(s), budget "
+                    f"{config.fixes.budget_s:g} s")
+        _prove(setting, per_model, deltas, head_root, t0 + config.fixes.budget_s)
+    return proposals, why
+
+
+def decide(report: Report, targets: list[dict[str, Any]], proposals: list[Proposal],
+           why: dict[int, str], config: Config, spent: float,
+           log: Callable[[str], None] = lambda s: None) -> Report:
+    """The verdicts of the proof, wherever the workers ran (here, or in the shards of a
+    matrix: `merge_proofs`), as report.json's `fixes` and `counts.fixes_verified`."""
+    fixes = _summarise(targets, proposals, why, config, spent)
     counts = {**report.counts, "fixes_verified": sum(1 for c in fixes["candidates"]
                                                      if c["verified"])}
-    setting.log(f"fixes: {counts['fixes_verified']} verified in {fixes['spent_s']:g} s")
+    log(f"fixes: {counts['fixes_verified']} verified in {fixes['spent_s']:g} s")
     return report.with_(fixes=fixes, counts=counts)
+
+
+# --------------------------------------------------------------------------- shards
+# A shard of a matrix (`pt2bot review --shard I/N`) has head's checkout and its own models'
+# results, not the others': it proves the candidates its models need and writes what it
+# found into partial.json (`fixes`, below); `pt2bot merge` joins the shards' verdicts and
+# decides with the same `decide` as above. The unsharded review tries a candidate on the
+# models with one of its targets AND on every model that ran its lines; a shard cannot know
+# the other shards' targets, so it also tries, on its models that ran their lines, the
+# candidates of every finding that spans an added line (the merge keeps only those some
+# shard's target asks for).
+
+def _reach_points(findings: Sequence[Finding], changeset: ChangeSet) -> list[dict[str, Any]]:
+    """One line per finding that spans a line the PR added: the first such line."""
+    out: dict[tuple[str, int], dict[str, Any]] = {}
+    for f in findings:
+        for line in range(f.line, (f.end_line or f.line) + 1):
+            if diff_position(changeset, f.path, line) == DIFF_ADDED:
+                out.setdefault((f.path, line), {"kind": "reach", "model": None,
+                                                "path": f.path, "line": line})
+                break
+    return list(out.values())
+
+
+def _runs_added_line(coverage: Coverage, changeset: ChangeSet) -> bool:
+    for fc in changeset.files.values():
+        for line in fc.added_lines:
+            if coverage.reached_by(fc.path, line):
+                return True
+    return False
+
+
+def prove_shard(report: Report, setting: ProofSetting, findings: Sequence[Finding] | None,
+                scan: Callable[[str], Sequence[Finding]]) -> dict[str, Any] | None:
+    """A review shard's proof for its own models, as partial.json's `fixes` (None: the
+    config turns the proof off). `findings`: head's static findings (shard 1 has them);
+    None: `scan` finds them in head's checkout, only when a model of the shard ran a line
+    the PR added (the only case with something to prove); the budget starts after it."""
+    if not setting.config.fixes.verify:
+        return None
+    changeset = setting.changeset
+    coverage = Coverage.from_results(setting.head_results)
+    busy = changeset is not None and (bool(find_targets(report, changeset))
+                                      or _runs_added_line(coverage, changeset))
+    return _prove_in_shard(
+        setting, busy, findings, scan, lambda found: find_targets(report, changeset),
+        lambda found: _reach_points(found, changeset) if changeset is not None else [],
+        _ok(report), {m.name: m for m in report.models})
+
+
+def _prove_in_shard(setting: ProofSetting, busy: bool, findings: Sequence[Finding] | None,
+                    scan: Callable[[str], Sequence[Finding]],
+                    targets_of: Callable[[Sequence[Finding]], list[dict[str, Any]]],
+                    points_of: Callable[[Sequence[Finding]], list[dict[str, Any]]],
+                    ok: Collection[str], deltas: Mapping[str, ModelDelta]) -> dict[str, Any]:
+    """The proof of one shard (a review's or an audit's): its targets (`targets_of` the
+    findings), the candidates for them and for `points_of` them (lines whose candidates
+    another shard's target may need), tried on the shard's models; nothing unless `busy`."""
+    config = setting.config
+    t0 = time.monotonic()
+    coverage = Coverage.from_results(setting.head_results)
+    targets: list[dict[str, Any]] = []
+    proposals: list[Proposal] = []
+    why: dict[int, str] = {}
+    if busy:
+        with _head_tree(setting) as head_root:
+            if findings is None:
+                findings = list(scan(head_root))
+            deadline = time.monotonic() + config.fixes.budget_s
+            targets = targets_of(findings)
+            everything = targets + points_of(findings)
+            found, why = gather(everything, findings, head_root, setting.changeset)
+            proposals = order([p for p in found
+                               if _models_for(p, everything, coverage, ok)])
+            per_model = assign(proposals, everything, coverage, ok, config)
+            setting.log(f"fixes: {len(per_model)} model(s) of this shard to try candidates on"
+                        f" ({len(targets)} target(s) here), budget {config.fixes.budget_s:g} s")
+            _prove(setting, per_model, deltas, head_root, deadline)
+    return {
+        "budget_s": config.fixes.budget_s, "spent_s": round(time.monotonic() - t0, 3),
+        "targets": [{**{k: t.get(k) for k in TARGET_KEYS}, "reason": why.get(i)}
+                    for i, t in enumerate(targets)],
+        "candidates": [{
+            "rule": p.cand.code, "title": p.cand.title, "path": p.cand.path,
+            "start_line": p.cand.start_line, "end_line": p.cand.end_line,
+            "lines": list(p.cand.lines), "safe": p.cand.safe, "guards": list(p.cand.guards),
+            "rank": p.cand.rank,
+            "by_target": [[i, list(fps)] for i, fps in sorted(p.by_target.items())
+                          if i < len(targets)],
+            "results": {m: {k: r[k] for k in VERDICT_KEYS if k in r}
+                        for m, r in p.results.items() if m != "*"}}
+            for p in proposals]}
+
+
+# --------------------------------------------------------------------------- the audit
+# The nightly audit has no diff: the whole tree is "the PR". Its targets are the graph breaks
+# of its models on a line a static finding flags; the proof is the review's, as are the
+# budget and `fixes.verify`. Nothing is posted: the verified fixes go into the audit's
+# report.json and audit.md.
+
+def audit_targets(results: ResultsFile, findings: Sequence[Finding]) -> list[dict[str, Any]]:
+    """Each graph break of a model that ran on a line a static finding flags (the break's
+    place in the model order, then in the run)."""
+    out: list[dict[str, Any]] = []
+    seen: set[tuple[Any, ...]] = set()
+    for run in results.models:
+        if not run.ok or not isinstance(run.name, str):
+            continue
+        for b in run.breaks():
+            if not (isinstance(b.path, str) and isinstance(b.line, int)
+                    and _findings_at(findings, b.path, b.line)):
+                continue
+            t = {"kind": "break", "model": run.name, "path": b.path, "line": b.line,
+                 "gb": b.gb, "gb_type": b.gb_type, "fingerprint": break_fingerprint(b)}
+            if _target_id(t) not in seen:
+                seen.add(_target_id(t))
+                out.append(t)
+    return out
+
+
+def prove_audit(results: ResultsFile, findings: Sequence[Finding],
+                setting: ProofSetting) -> dict[str, Any] | None:
+    """The audit's `fixes` (report.json's shape, docs/formats.md), None when the config turns
+    the proof off or no break lies on a finding's line. `setting.head_results` is `results`
+    and its `changeset` None."""
+    config = setting.config
+    if not config.fixes.verify:
+        return None
+    t0 = time.monotonic()
+    targets = audit_targets(results, findings)
+    if not targets:
+        return None
+    proposals, why = _prove_targets(setting, targets, findings, _ran(results), {}, t0)
+    fixes = _summarise(targets, proposals, why, config, round(time.monotonic() - t0, 3))
+    setting.log(f"fixes: {sum(1 for c in fixes['candidates'] if c['verified'])} verified in "
+                f"{fixes['spent_s']:g} s")
+    return fixes
+
+
+def prove_audit_shard(results: ResultsFile, findings: Sequence[Finding] | None,
+                      scan: Callable[[str], Sequence[Finding]],
+                      setting: ProofSetting) -> dict[str, Any] | None:
+    """An audit shard's proof for its own models (partial.json's `fixes`, as a review
+    shard's), only when one of them has a graph break; `findings`/`scan` as `prove_shard`.
+    Unlike a review shard it tries no candidate for another shard's targets: every finding
+    of the tree would be a candidate there, every night (so a model that ran a fix's lines
+    in another shard without breaking there is "not tried" in the merged audit)."""
+    if not setting.config.fixes.verify:
+        return None
+    busy = any(r.breaks() for r in results.models if r.ok)
+    return _prove_in_shard(setting, busy, findings, scan,
+                           lambda found: audit_targets(results, found), lambda found: [],
+                           _ran(results), {})
+
+
+def merge_audit_proofs(results: ResultsFile, findings: Sequence[Finding],
+                       proofs: Sequence[Mapping[str, Any]], config: Config
+                       ) -> dict[str, Any] | None:
+    """A sharded audit's `fixes` from its shards' proofs, as `prove_audit` gives it."""
+    if not config.fixes.verify:
+        return None
+    targets = audit_targets(results, findings)
+    if not targets:
+        return None
+    proposals, why, spent = _join(targets, proofs, config, results, _ran(results))
+    return _summarise(targets, proposals, why, config, spent)
+
+
+TARGET_KEYS = ("kind", "model", "path", "line", "gb", "gb_type", "fingerprint")
+VERDICT_KEYS = ("accepted", "reason", "evidence", "skipped")
+
+
+def _target_id(t: Mapping[str, Any]) -> tuple[Any, ...]:
+    return (t.get("kind"), t.get("model"), t.get("path"), t.get("line"), t.get("gb_type"))
+
+
+def merge_proofs(report: Report, proofs: Sequence[Mapping[str, Any]], config: Config,
+                 changeset: ChangeSet | None, head_results: ResultsFile) -> Report:
+    """The merged review's `fixes` from its shards' (`prove_shard`, checked by
+    shard/partial.py), decided as an unsharded review decides (`_join`)."""
+    if not config.fixes.verify:
+        return report
+    targets = find_targets(report, changeset)
+    if not targets:
+        return report
+    proposals, why, spent = _join(targets, proofs, config, head_results, _ok(report))
+    return decide(report, targets, proposals, why, config, spent)
+
+
+def _join(targets: list[dict[str, Any]], proofs: Sequence[Mapping[str, Any]], config: Config,
+          head_results: ResultsFile, ok: Collection[str]
+          ) -> tuple[list[Proposal], dict[int, str], float]:
+    """The candidates the shards offered for the merged `targets`, each with the verdicts
+    of every model it is tried on in an unsharded run (a model whose shard has no verdict
+    for it: not tried); why a target has none; and the slowest shard's seconds (each shard
+    has the budget for its models)."""
+    index = {_target_id(t): g for g, t in enumerate(targets)}
+    why: dict[int, str] = {}
+    found: dict[tuple[Any, ...], Proposal] = {}
+    verdicts: dict[tuple[Any, ...], dict[str, dict[str, Any]]] = {}
+    for proof in proofs:
+        local = {i: index.get(_target_id(t)) for i, t in enumerate(proof["targets"])}
+        for i, t in enumerate(proof["targets"]):
+            if local[i] is not None and t.get("reason"):
+                why[local[i]] = t["reason"]
+        for c in proof["candidates"]:
+            cand = Candidate(code=c["rule"], path=c["path"], start_line=c["start_line"],
+                             end_line=c["end_line"], lines=tuple(c["lines"]), title=c["title"],
+                             safe=c["safe"], guards=tuple(c["guards"]), rank=c["rank"])
+            key = (cand.path, cand.start_line, cand.end_line, cand.lines)
+            verdicts.setdefault(key, {}).update(c["results"])
+            for i, fps in c["by_target"]:
+                if local.get(i) is None:
+                    continue
+                p = found.setdefault(key, Proposal(cid="", cand=cand, original="", patched="",
+                                                   findings=[], targets=[]))
+                p.by_target[local[i]] = list(fps)
+    for p in found.values():       # findings and targets in the targets' order, as `gather`
+        for g in sorted(p.by_target):
+            for fp in p.by_target[g]:
+                _offered(p, g, fp)
+    proposals = order(list(found.values()))
+    per_model = assign(proposals, targets, Coverage.from_results(head_results), ok, config)
+    for name, items in per_model.items():
+        for p, _ in items:
+            p.results[name] = verdicts.get(p.key, {}).get(name) or {
+                "accepted": False, "reason": "not tried by the shard that ran this model"}
+    spent = round(max([float(p.get("spent_s") or 0.0) for p in proofs], default=0.0), 3)
+    return proposals, why, spent
 
 
 def _summarise(targets: list[dict[str, Any]], proposals: list[Proposal], why: dict[int, str],
@@ -388,5 +695,7 @@ def _summarise(targets: list[dict[str, Any]], proposals: list[Proposal], why: di
             "candidates": out_c}
 
 
-__all__ = ["ProofSetting", "Proposal", "find_targets", "gather", "prove_fixes",
-           "prove_on_model", "target_key"]
+__all__ = ["ProofSetting", "Proposal", "TARGET_KEYS", "VERDICT_KEYS", "assign", "audit_targets",
+           "decide", "merge_audit_proofs", "prove_audit_shard",
+           "find_targets", "gather", "merge_proofs", "order", "prove_audit", "prove_fixes",
+           "prove_on_model", "prove_shard", "target_key"]

@@ -9,6 +9,7 @@ too).
 from __future__ import annotations
 
 import argparse
+import functools
 import os
 import sys
 import time
@@ -17,12 +18,12 @@ from dataclasses import dataclass, field
 from typing import Any, Callable
 
 from pt2bot import changes, git, latency_gate, select
-from pt2bot.compare import build_report, latency_decided, pool_rounds
+from pt2bot.compare import build_report, keep, latency_decided, pool_rounds
 from pt2bot.config import Config
 from pt2bot.configfile import load_config
 from pt2bot.errors import UserError
 from pt2bot.findings import Finding
-from pt2bot.fixes import ProofSetting, prove_fixes
+from pt2bot.fixes import ProofSetting, prove_fixes, prove_shard
 from pt2bot.jsonio import write_json
 from pt2bot.publish.github import publish_dir
 from pt2bot.reach import EVIDENCE_FOR, EXPORT, mark_reached, rule_claims
@@ -108,14 +109,22 @@ def review(opts: ReviewOptions, log: Callable[[str], None] = lambda s: None) -> 
             # shard computes it: the merge keeps the first shard's diff)
             changeset = changes.with_code_spans(changeset, head_root)
 
+        @functools.cache
+        def static_env() -> tuple[str, Any]:
+            # claims that hold on the torch the smoke run uses (static.torch, else installed);
+            # the cache is shared: unchanged files are analysed once
+            return resolve_torch(config.static)[0], open_cache(root, config.static)
+
+        def head_static(tree: str) -> list[Finding]:
+            torch, cache = static_env()
+            return changes.annotate_findings(check_paths(
+                tree, static_paths, config.static, torch=torch, cache=cache), changeset)
+
         if plan is None or plan.runs_static:   # once per review, not once per shard
-            # claims that hold on the torch the smoke run uses (static.torch, else installed)
-            torch = resolve_torch(config.static)[0]
-            cache = open_cache(root, config.static)   # shared: unchanged files analysed once
-            head_findings = timings.run("static", lambda: changes.annotate_findings(check_paths(
-                head_root, static_paths, config.static, torch=torch, cache=cache), changeset))
+            head_findings = timings.run("static", lambda: head_static(head_root))
             base_findings = timings.run("static", lambda: check_paths(
-                base_root, static_paths, config.static, torch=torch, cache=cache))
+                base_root, static_paths, config.static, torch=static_env()[0],
+                cache=static_env()[1]))
             log(f"static: {len(head_findings)} finding(s) on head, {len(base_findings)} on base")
 
         # Nothing selected is a clean result, not a broken run.
@@ -140,11 +149,21 @@ def review(opts: ReviewOptions, log: Callable[[str], None] = lambda s: None) -> 
         base_findings=base_findings, head_findings=head_findings,
         changeset=changeset, config=config, selection=run_selection,
         base_sha=base_sha, head_sha=head_sha)
-    if plan is None:   # the proof of suggested fixes (a shard's partial report has none)
-        report = timings.run("fixes", lambda: prove_fixes(report, ProofSetting(
-            config=config, changeset=changeset, root=root,
-            head_sha=None if opts.head is None else head_sha, head_results=head_results,
-            device=head_results.device or opts.device, log=log)))
+    # the proof of suggested fixes: here, or each shard's for its models (joined by the merge)
+    proof = ProofSetting(config=config, changeset=changeset, root=root,
+                         head_sha=None if opts.head is None else head_sha,
+                         head_results=head_results, device=head_results.device or opts.device,
+                         log=log)
+    shard_fixes = None
+    if plan is None:
+        report = timings.run("fixes", lambda: prove_fixes(report, proof))
+    else:
+        # the findings the unsharded proof reads (the report's, after the diff filter):
+        # shard 1's report has them; another shard runs head's static checks when it has
+        # something to prove
+        shard_fixes = timings.run("fixes", lambda: prove_shard(
+            report, proof, list(report.findings) if plan.runs_static else None,
+            lambda tree: [f for f in head_static(tree) if keep(f, config.static.filter)]))
     timings.stages["total"] = round(time.perf_counter() - t_start, 3)
     report = report.with_(timings=timings.stages)
     if plan is not None:
@@ -154,7 +173,7 @@ def review(opts: ReviewOptions, log: Callable[[str], None] = lambda s: None) -> 
             opts.out_dir, mode="review", plan=plan, config=config, selection=selection,
             base_sha=base_sha, head_sha=head_sha, results=(head_results, base_results),
             head_findings=head_findings, base_findings=base_findings, changeset=changeset,
-            timings=timings.stages)
+            timings=timings.stages, fixes=shard_fixes)
 
     finish_review(report, opts.out_dir, base_results=base_results, head_results=head_results,
                   changeset=changeset, publish=opts.publish)

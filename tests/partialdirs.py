@@ -55,6 +55,9 @@ def write_shards(root: Path, *, mode: str = "review", count: int = 2) -> list[Pa
                              base_sha=None if mode == "audit" else BASE, head_sha=HEAD,
                              results=(results, results), head_findings=[finding],
                              base_findings=[], changeset=None if mode == "audit" else changes,
-                             timings={"static": 1.0, "smoke": 2.0, "total": 3.5})
+                             timings={"static": 1.0, "smoke": 2.0, "total": 3.5},
+                             # the shard's proof of fixes, with nothing to prove (no break)
+                             fixes={"budget_s": 300.0, "spent_s": 0.0, "targets": [],
+                                    "candidates": []})
         dirs.append(d)
     return dirs

@@ -48,10 +48,10 @@ def _partial_dir(tmp_path, head: str) -> str:
     d = tmp_path / "shard1"
     d.mkdir()
     from pt2bot.select import Selection
-    from pt2bot.shard.partial import selection_digest
+    from pt2bot.shard.partial import PARTIAL_SCHEMA, selection_digest
 
     (d / "partial.json").write_text(json.dumps({
-        "schema": "pt2bot.partial/1", "mode": "review", "shard": "1/1",
+        "schema": PARTIAL_SCHEMA, "mode": "review", "shard": "1/1", "fixes": None,
         "config_digest": "sha256:x", "base": None,
         "selection_digest": selection_digest(Selection(selected=("m",))),
         "head": "a" * 40, "config": {"path": "pt2bot.yml", "text": CONFIG},

@@ -130,13 +130,39 @@ KEYS = ["mode", "shard", "config_digest", "selection_digest", "base", "head", "t
         "changes.files", "changes.files.0", "changes.files.0.path",
         "changes.files.0.added_lines", "changes.files.0.hunks", "changes.files.0.hunks.0",
         "changes.files.0.context_pairs", "changes.files.0.similarity", "timings",
-        "timings.total", "timings.static"]
+        "timings.total", "timings.static", "fixes", "fixes.budget_s", "fixes.spent_s",
+        "fixes.targets", "fixes.targets.0", "fixes.targets.0.kind", "fixes.targets.0.model",
+        "fixes.targets.0.line", "fixes.targets.0.reason", "fixes.candidates",
+        "fixes.candidates.0", "fixes.candidates.0.rule", "fixes.candidates.0.start_line",
+        "fixes.candidates.0.end_line", "fixes.candidates.0.lines",
+        "fixes.candidates.0.lines.0", "fixes.candidates.0.safe", "fixes.candidates.0.rank",
+        "fixes.candidates.0.by_target", "fixes.candidates.0.by_target.0",
+        "fixes.candidates.0.by_target.0.0", "fixes.candidates.0.results",
+        "fixes.candidates.0.results.m", "fixes.candidates.0.results.m.accepted",
+        "fixes.candidates.0.results.m.evidence"]
+
+
+def proof(model: str) -> dict[str, Any]:
+    """A shard's proof of fixes (pt2bot/fixes.py `prove_shard`): one target on its model,
+    one candidate accepted there."""
+    return {"budget_s": 300.0, "spent_s": 4.5,
+            "targets": [{"kind": "break", "model": model, "path": "pkg/m.py", "line": 3,
+                         "gb": "GB0124", "gb_type": "Unsupported Tensor.item() call",
+                         "fingerprint": "f" * 16, "reason": None}],
+            "candidates": [{"rule": "PTC201", "title": "keep it a tensor", "path": "pkg/m.py",
+                            "start_line": 3, "end_line": 3, "lines": ["    y = x"],
+                            "safe": False, "guards": [], "rank": 0,
+                            "by_target": [[0, ["0" * 16]]],
+                            "results": {model: {"accepted": True, "reason": None,
+                                                "evidence": "GB0124 gone"}}}]}
 
 
 def _set(data: Any, dotted: str, value: Any) -> None:
     """data[dotted] = value; nothing where a parent is absent (shard 2 has no findings)."""
     *parents, last = dotted.split(".")
     for k in parents:
+        if k == "m" and isinstance(data, dict) and len(data) == 1:
+            k = next(iter(data))        # "m": the one model a verdict is on, in each shard
         data = data[int(k)] if isinstance(data, list) else data.get(k)
         if data is None:
             return
@@ -150,7 +176,11 @@ def _set(data: Any, dotted: str, value: Any) -> None:
 def honest(tmp_path_factory) -> tuple[Path, list[dict[str, Any]]]:
     root = tmp_path_factory.mktemp("honest")
     dirs = write_shards(root)
-    return root, [json.loads((d / "partial.json").read_text()) for d in dirs]
+    datas = [json.loads((d / "partial.json").read_text()) for d in dirs]
+    for data in datas:       # each shard proved a candidate on its model
+        [model] = data["models"]
+        data["fixes"] = proof(model)
+    return root, datas
 
 
 @pytest.mark.parametrize("key", KEYS)
@@ -185,6 +215,30 @@ def test_every_malformed_value_is_a_located_error(honest, tmp_path, capsys, key)
         if rc == 2 and not ("partial.json" in out.err or "pt2bot-shard-" in out.err):
             problems.append(f"{shown}: not located: {out.err[-300:]!r}")
     assert problems == [], "\n".join(problems)
+
+
+@pytest.mark.parametrize("change, message", [
+    # a verdict on a model another shard ran: it would decide for that shard
+    (lambda d, m: d.update(fixes=dict(proof(m), candidates=[dict(
+        proof(m)["candidates"][0], results={"beta" if m == "alpha" else "alpha": {
+            "accepted": True}})])),
+     "results['{other}']: expected a verdict on one of this shard's models"),
+    (lambda d, m: d.update(fixes=dict(proof(m), targets=[dict(
+        proof(m)["targets"][0], model="beta" if m == "alpha" else "alpha")])),
+     "fixes.targets[0].model: expected one of this shard's models"),
+    # the proof left out while the config has it on: the suggestions would vanish unsaid
+    (lambda d, m: d.update(fixes=None), "fixes: expected the shard's proof of fixes"),
+    (lambda d, m: d.pop("fixes"), "fixes: missing"),
+    # a shard of a pt2bot before the proof in shards
+    (lambda d, m: d.update(schema="pt2bot.partial/1"), "schema: expected 'pt2bot.partial/2'"),
+])
+def test_a_bad_proof_of_fixes_is_refused(tmp_path, change, message):
+    [s1, s2] = write_shards(tmp_path)
+    edit(s2, lambda d: change(d, "beta"))
+    proc = merge_cli(str(s1), str(s2), "--out", "m", cwd=tmp_path)
+    assert proc.returncode == 2, proc.stderr
+    assert message.format(other="alpha") in proc.stderr and str(s2) in proc.stderr, proc.stderr
+    assert not (tmp_path / "m" / "report.json").exists()
 
 
 def test_results_of_a_model_the_shard_was_not_given_are_refused(tmp_path):

@@ -1,6 +1,10 @@
 """Sharded review and audit end to end: real git repo, real torch workers (eager backend).
 
-The PR gives two models a new graph break each (and a static finding). It is reviewed
+The PR gives two models a new graph break each (and a static finding), and `alpha` a second
+one, a `print` that `beta` runs only eagerly while it is built: PTC105's recipe guards the
+print, and the proof tries it on `alpha` (its target) and on `beta` (which ran its lines) in
+different shards, so the merged review has the unsharded review's verified fix only if each
+shard proves what its models need and the merge decides on the joined verdicts. It is reviewed
 once unsharded and once as a 2-job matrix (`review --shard 1/2`, `--shard 2/2`, run one
 after the other as CI's jobs would run side by side); `pt2bot merge` of the two partial
 directories must write what the unsharded review wrote. The per-shard wall times and the
@@ -39,7 +43,7 @@ models:
     shapes: {batch: [2, 4]}
     dynamic: [batch]
 run: {backend: eager, latency: false, jobs: 2, timeout_s: 120}
-fixes: {verify: false}   # a sharded review proves no fixes (pt2bot/fixes.py): compare like with like
+fixes: {budget_s: 300}
 # The compile verdict reads measured CPU seconds, which differ between any two runs: the
 # comparison here is of everything else.
 thresholds: {compile_regression_pct: 100000}
@@ -76,7 +80,9 @@ class Block(nn.Module):
         return self.lin(x)
 """
 
-# The shared layer gains a `.item()` branch: both models gain the same new break.
+# The shared layer gains a `.item()` branch: both models gain the same new break. And a
+# `print` in a function that alpha calls in forward (a new break there) and beta only while
+# it is built (eagerly: it ran the lines, it has no break there).
 LAYERS_HEAD = """\
 import torch
 from torch import nn
@@ -92,7 +98,19 @@ class Block(nn.Module):
         if x.abs().sum().item() >= 0:     # always true: the graphs do not depend on weights
             x = x + 1
         return x
+
+
+def describe(h):
+    print("activations",
+          h.shape)
+    return h
 """
+PRINT = 18                 # the print's first line in pkg/layers.py
+ALPHA_HEAD = MODEL.format(cls="Alpha").replace("import Block", "import Block, describe").replace(
+    "        return x.relu()", "        x = describe(x)\n        return x.relu()")
+BETA_HEAD = MODEL.format(cls="Beta").replace("import Block", "import Block, describe").replace(
+    "        self.block = Block()", "        self.block = Block()\n"
+    "        describe(torch.zeros(2, 8))")
 
 RENDERED = ("report.json", "summary.md", "review.json", "check.json", "results.sarif")
 # What differs between two runs of the same models: times, memory, dates, run-local paths.
@@ -100,7 +118,8 @@ VOLATILE = {"timings", "duration_s", "phase_s", "compile_s", "peak_mem_mb", "cre
             "max_abs_err", "bytes",    # bytes: of the structured trace (it holds times)
             # the first compile's measured CPU and wall seconds, and what is computed from
             # them; the shape advice's own seconds
-            "cpu_s", "wall_s", "ratio", "note", "seconds", "steps_s"}
+            "cpu_s", "wall_s", "ratio", "note", "seconds", "steps_s",
+            "spent_s"}        # the proof of fixes' wall time
 
 
 def _pt2bot(*args: str, cwd: Path) -> tuple[subprocess.CompletedProcess[str], float]:
@@ -122,6 +141,8 @@ def _strip(value: Any) -> Any:
 def _text(path: Path) -> str:
     """A rendered file with its one timing (the footer's "took N s") masked."""
     text = re.sub(r"took [0-9.]+ (s|min)", "took <t>", path.read_text(encoding="utf-8"))
+    # and the proof of fixes' ("N s of the fix budget")
+    text = re.sub(r"[0-9.]+ s of the ([0-9.]+ s)", r"<t> of the \1", text)
     # the compile line's measured CPU seconds (and the ratio and note that follow from them)
     return re.sub(r"Compile \(first call[^\n]*", "Compile <measured>", text)
 
@@ -141,7 +162,9 @@ def pr_repo(tmp_path_factory) -> GitRepo:
     repo.commit("base")
     repo.branch("pr")
     repo.write("pkg/layers.py", LAYERS_HEAD)
-    repo.commit("pr: a host sync in the shared layer")
+    repo.write("pkg/alpha.py", ALPHA_HEAD)
+    repo.write("pkg/beta.py", BETA_HEAD)
+    repo.commit("pr: a host sync in the shared layer, a print in alpha's")
     return repo
 
 
@@ -166,12 +189,27 @@ def runs(pr_repo, tmp_path_factory) -> dict[str, Any]:
     return out
 
 
-def test_unsharded_review_sees_both_new_breaks(runs):
+def test_unsharded_review_sees_the_new_breaks_and_verifies_a_fix(runs):
     assert runs["full"].returncode == 1, runs["full"].stderr
     report = _json(runs["dir"] / "full" / "report.json")
     assert report["conclusion"] == "failure"
-    for m in report["models"]:
-        assert [b["gb"] for b in m["new_breaks"]] == ["GB0124"], m["name"]
+    assert {m["name"]: sorted(b["gb"] for b in m["new_breaks"]) for m in report["models"]} \
+        == {"alpha": ["GB0059", "GB0124"], "beta": ["GB0124"]}
+    # the print's guard, tried on alpha (its target) and on beta (which ran its lines)
+    [fix] = [c for c in report["fixes"]["candidates"] if c["verified"]]
+    assert (fix["rule"], fix["start_line"], fix["models"]) == ("PTC105", PRINT, ["alpha", "beta"])
+    assert report["counts"]["fixes_verified"] == 1
+
+
+def test_each_shard_proves_fixes_on_its_own_models(runs):
+    """Shard 2 has no target of the guard (beta has no break there) but tries it on beta,
+    which ran its lines: the unsharded review does."""
+    proofs = [_json(runs["dir"] / f"s{i}" / "partial.json")["fixes"] for i in (1, 2)]
+    guard = [[c for c in p["candidates"] if c["rule"] == "PTC105" and c["results"]]
+             for p in proofs]
+    assert [list(g[0]["results"]) for g in guard] == [["alpha"], ["beta"]]
+    assert all(g[0]["results"][m]["accepted"] for g, m in zip(guard, ("alpha", "beta")))
+    assert guard[0][0]["by_target"] and not guard[1][0]["by_target"]
 
 
 def test_each_shard_runs_its_model_and_only_shard_1_runs_static(runs):
@@ -205,7 +243,11 @@ def test_merged_shards_equal_the_unsharded_review(runs):
     a, b = _json(full / "report.json"), _json(merged / "report.json")
     assert "partial" not in b
     assert _strip(b) == _strip(a)
-    assert set(b["timings"]) >= {"smoke", "total", "merge", "shards_total"}
+    # the verified fix is there, with its suggestion (the comparisons below hold it too)
+    assert b["counts"]["fixes_verified"] == 1
+    assert sum(c["body"].count("```suggestion") for c in _json(merged / "review.json")[
+        "comments"]) == 1
+    assert set(b["timings"]) >= {"smoke", "total", "merge", "shards_total", "fixes"}
     for name in RENDERED[1:]:
         assert _text(merged / name) == _text(full / name), name
     for side in ("base", "head"):
@@ -281,14 +323,15 @@ def _another_selection(data: dict[str, Any]) -> dict[str, Any]:
     ("device", "cuda", "device 'cuda' differs"),
     ("head", "f" * 40, "head '" + "f" * 40 + "' differs"),
     ("shard", "2/3", "the shards disagree on N"),
-    # another split gives shard 2 another model (its results are left out: they name beta)
+    # another split gives shard 2 another model
     ("assignment", {"alpha": 2, "beta": 1}, "split the models differently"),
 ])
 def test_merge_refuses_shards_of_another_run(runs, tmp_path, key, value, message):
     data = _json(runs["dir"] / "s2" / "partial.json")
     changes = value(data) if callable(value) else {key: value}
     if key == "assignment":
-        changes["models"] = ["alpha"]
+        # (its results and its proof of fixes are left out: they are beta's)
+        changes.update(models=["alpha"], fixes=dict(data["fixes"], targets=[], candidates=[]))
     other = _copy_shard(runs, tmp_path, 2, "other", **changes)
     if key == "assignment":
         for side in ("head", "base"):
@@ -327,7 +370,7 @@ def test_a_missing_shard_is_reported_and_the_rest_merges(runs, tmp_path):
     assert beta["status"] == "error" and beta["reason"] == "shard 2/2 did not report"
     assert beta["problems"][0]["kind"] == "shard_missing"
     alpha = next(m for m in report["models"] if m["name"] == "alpha")
-    assert [b["gb"] for b in alpha["new_breaks"]] == ["GB0124"]
+    assert sorted(b["gb"] for b in alpha["new_breaks"]) == ["GB0059", "GB0124"]
     assert report["conclusion"] == "failure"
     assert report["summary_title"].endswith("; shard 2/2 did not report")
     head = _json(tmp_path / "m" / "head.json")

@@ -18,9 +18,11 @@ from pt2bot.publish.issue import AUDIT_MARKER
 from pt2bot.report import markdown as md
 from pt2bot.report.escape import html_text
 from pt2bot.report.shape_advice import advice_markdown
+from pt2bot.report.summary import fix_target_line
 
 BODY_LIMIT = 65_536            # GitHub issue/comment body, in characters
 MERMAID_MAX_MODELS = 10        # per-model Mermaid charts; the PNG/HTML show the rest
+MAX_FIXES = 30                 # verified fixes listed in audit.md (all are in report.json)
 _MERMAID_UNSAFE = re.compile(r"[^A-Za-z0-9 _.:/=,+-]")
 
 KIND_LABEL = {"graph_break": "graph break", "recompiles": "recompiles", "export": "export",
@@ -74,6 +76,9 @@ def render_audit_markdown(report: dict[str, Any], *, limit: int = BODY_LIMIT) ->
     if a.get("findings_by_rule"):
         rows = [[md.code_inline(r, table=True), str(n)] for r, n in a["findings_by_rule"].items()]
         parts += ["", "### Static findings (whole tree)", "", md.table(["rule", "count"], rows)]
+    fixes = _fixes_section(report)
+    if fixes:
+        parts += ["", "### Verified fixes", "", fixes]
     parts += ["", _mermaid_section(a)]
     if a.get("charts_note"):
         parts += ["", f"_{md.escape_inline(a['charts_note'])}_"]
@@ -83,6 +88,45 @@ def render_audit_markdown(report: dict[str, Any], *, limit: int = BODY_LIMIT) ->
         tail = "\n\n_…truncated; the whole audit is in report.html and report.json._\n"
         text = text[: limit - len(tail)] + tail
     return text
+
+
+def _fixes_section(report: dict[str, Any]) -> str:
+    """The proof of fixes for the audit's own findings (report.json's `fixes`,
+    pt2bot/fixes.py `prove_audit`): each verified fix with what was verified and its lines,
+    then the breaks left without one. Nothing is posted: a maintainer applies them."""
+    fixes = report.get("fixes")
+    if not isinstance(fixes, dict):
+        return ""
+    cands = [c for c in fixes.get("candidates") or () if isinstance(c, dict)]
+    verified = [c for c in cands if c.get("verified")]
+    targets = [t for t in fixes.get("targets") or () if isinstance(t, dict)]
+    open_ = [t for t in targets if not t.get("fixed_by")]
+    parts = [f"{len(verified)} verified fix{'es' if len(verified) != 1 else ''} for "
+             f"{len(targets) - len(open_)} of {len(targets)} graph break"
+             f"{'s' if len(targets) != 1 else ''} on a line a static finding flags: each re-run "
+             "on the models before it is listed here "
+             f"({_seconds(fixes.get('spent_s'))} of the {_seconds(fixes.get('budget_s'))} "
+             "budget)."]
+    for c in verified[:MAX_FIXES]:
+        where = f"{c.get('path')}:{c.get('start_line')}-{c.get('end_line')}"
+        lines = [str(x) for x in c.get("lines") or ()]
+        parts += ["", f"- {md.code_inline(c.get('rule'), limit=20)} "
+                      f"{md.escape_inline(c.get('title'), limit=200)} at "
+                      f"{md.code_inline(where, limit=160)}: "
+                      f"{md.escape_inline(c.get('evidence'), limit=600)}", ""]
+        parts.append(md.code_block("\n".join(lines), "python") if lines
+                     else "_(deletes the lines)_")
+    if len(verified) > MAX_FIXES:
+        parts += ["", f"_…and {len(verified) - MAX_FIXES} more in report.json._"]
+    if open_:
+        parts += ["", md.details(f"{len(open_)} without a verified fix", "\n".join(
+            fix_target_line(t) for t in open_[:MAX_FIXES]))]
+    return "\n".join(parts)
+
+
+def _seconds(value: Any) -> str:
+    return f"{value:g} s" if isinstance(value, (int, float)) and not isinstance(value, bool) \
+        else "? s"
 
 
 def render_regression_comment(report: dict[str, Any]) -> str:

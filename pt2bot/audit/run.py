@@ -54,6 +54,7 @@ from pt2bot.config import Config
 from pt2bot.configfile import load_config
 from pt2bot.errors import UserError
 from pt2bot.findings import Finding
+from pt2bot.fixes import ProofSetting, prove_audit, prove_audit_shard
 from pt2bot.jsonio import write_json
 from pt2bot.publish.issue import publish_audit
 from pt2bot.reach import mark_reached
@@ -119,24 +120,31 @@ def audit(opts: AuditOptions, log: Log = lambda s: None) -> dict[str, Any]:
     log(f"static (nofilter): {len(findings)} finding(s)")
     findings = mark_reached(findings, results)   # which models ran each line (reach.py)
     copy_compile_reports(os.path.join(opts.out_dir, "smoke"), opts.out_dir, move=True)
+    # the proof of fixes for the audit's own findings (a break on a finding's line)
+    fixes = prove_audit(results, findings, ProofSetting(
+        config=config, changeset=None, root=root, head_sha=None, head_results=results,
+        device=results.device or opts.device, log=log))
     return finish_audit(config, results, findings, history=opts.history, out_dir=opts.out_dir,
                         now=opts.now, keep_runs=opts.keep_runs, keep_days=opts.keep_days,
-                        window_days=opts.window_days, publish=opts.publish, log=log)
+                        window_days=opts.window_days, publish=opts.publish, log=log,
+                        fixes=fixes)
 
 
 def finish_audit(config: Config, results: ResultsFile, findings: Sequence[Finding], *,
                  history: str, out_dir: str, now: datetime | None = None,
                  keep_runs: int | None = DEFAULT_KEEP_RUNS, keep_days: int | None = None,
                  window_days: float = WINDOW_DAYS, publish: bool = False,
-                 log: Log = lambda s: None) -> dict[str, Any]:
+                 log: Log = lambda s: None,
+                 fixes: dict[str, Any] | None = None) -> dict[str, Any]:
     """The end of a night, whether its models ran here or in the shards of a matrix
     (`pt2bot merge`): store it in the history file and compare (`audit_results`), render the
     directory, then (publish) keep the tracking issue current. The history is closed, and so
-    folded into its one file, before anything is posted."""
+    folded into its one file, before anything is posted. `fixes`: the proof of fixes for
+    the night's findings (`fixes.prove_audit`)."""
     with History(history) as h:
         report = audit_results(config, results, findings, history=h, out_dir=out_dir, now=now,
                                keep_runs=keep_runs, keep_days=keep_days,
-                               window_days=window_days)
+                               window_days=window_days, fixes=fixes)
     if publish:   # the audit renders; publish only posts
         url = publish_audit(report, body=render_audit_markdown(report),
                             comment=render_regression_comment(report))
@@ -164,13 +172,25 @@ def audit_shard(opts: AuditOptions, config: Config, root: str, log: Log) -> dict
         for m in results.models:
             log(f"  {m.name}: {m.status}")
     findings: list[Finding] = []
+
+    def static(tree: str) -> list[Finding]:
+        return check_paths(tree, list(config.static.paths) or None, config.static,
+                           torch=resolve_torch(config.static)[0])
+
     if plan.runs_static:          # once per night, not once per shard
         t = time.perf_counter()
-        findings = check_paths(root, list(config.static.paths) or None, config.static,
-                               torch=resolve_torch(config.static)[0])
+        findings = static(root)
         stages["static"] = round(time.perf_counter() - t, 3)
         log(f"static (nofilter): {len(findings)} finding(s)")
         findings = mark_reached(findings, results)  # this shard's models (merge: all of them)
+    # the proof of fixes on this shard's models (the merge decides); the other shards run
+    # the static checks for it when one of their models has a graph break
+    t = time.perf_counter()
+    fixes = prove_audit_shard(results, findings if plan.runs_static else None, static,
+                              ProofSetting(config=config, changeset=None, root=root,
+                                           head_sha=None, head_results=results,
+                                           device=results.device or opts.device, log=log))
+    stages["fixes"] = round(time.perf_counter() - t, 3)
     copy_compile_reports(os.path.join(opts.out_dir, "smoke"), opts.out_dir)
     report = build_report(base_results=None, head_results=results, base_findings=[],
                           head_findings=findings, changeset=None, config=config,
@@ -185,7 +205,7 @@ def audit_shard(opts: AuditOptions, config: Config, root: str, log: Log) -> dict
     write_partial_inputs(opts.out_dir, mode="audit", plan=plan, config=config,
                          selection=selection, base_sha=None, head_sha=head,
                          results=(results,), head_findings=findings, base_findings=[],
-                         changeset=None, timings=stages)
+                         changeset=None, timings=stages, fixes=fixes)
     render_all(report, opts.out_dir)
     return report.to_dict()
 
@@ -194,8 +214,10 @@ def audit_results(config: Config, results: ResultsFile | dict[str, Any],
                   findings: Sequence[Finding], *,
                   history: History, out_dir: str, now: datetime | None = None,
                   keep_runs: int | None = DEFAULT_KEEP_RUNS, keep_days: int | None = None,
-                  window_days: float = WINDOW_DAYS, charts: bool = True) -> dict[str, Any]:
-    """Everything after the runs: compare with history, store tonight, render the directory."""
+                  window_days: float = WINDOW_DAYS, charts: bool = True,
+                  fixes: dict[str, Any] | None = None) -> dict[str, Any]:
+    """Everything after the runs: compare with history, store tonight, render the directory
+    (with `fixes`, the proof of fixes, in report.json and audit.md)."""
     results = ResultsFile.coerce(results)
     now = now or datetime.now(timezone.utc)
     head_sha = str(results.commit or "")
@@ -234,6 +256,10 @@ def audit_results(config: Config, results: ResultsFile | dict[str, Any],
     report["conclusion"] = ("failure" if not clean
                             else "neutral" if compare_conclusion == "neutral" else "success")
     report["summary_title"] = _title(report["conclusion"], regressions, outstanding)
+    if fixes is not None:
+        report["fixes"] = fixes
+        report["counts"]["fixes_verified"] = sum(1 for c in fixes["candidates"]
+                                                 if c["verified"])
 
     run_id = history.append(results, [f.to_dict() for f in head_findings],
                             conclusion=report["conclusion"], clean=clean, created=now)

@@ -528,14 +528,19 @@ def fixes_section(report: Report) -> Section | None:
             f"{'s' if len(targets) != 1 else ''} on the PR's lines (each re-run before it was "
             f"posted; {_num(fixes.get('spent_s'))} s of the {_num(fixes.get('budget_s'))} s "
             "budget).")
-    items = "\n".join(
-        f"- {escape_inline(t.get('kind', ''), limit=20)}"
-        f"{' ' + gb_link(t.get('gb')) if gb_registry.is_code(t.get('gb')) else ''} at "
-        f"{code_inline(location(t), limit=120)} (`{escape_inline(t.get('model'), limit=100)}`): "
-        f"no verified fix: {escape_inline(t.get('reason') or '', limit=300)}"
-        for t in open_[:MAX_LIST])
+    items = "\n".join(fix_target_line(t) for t in open_[:MAX_LIST])
     blocks = [head] + ([details(f"{len(open_)} without a verified fix", items)] if open_ else [])
     return Section("#### Suggested fixes", blocks)
+
+
+def fix_target_line(t: dict[str, Any]) -> str:
+    """A list item: one target of the proof of fixes left without a verified fix, and why
+    (a review's summary, and the audit's Markdown)."""
+    return (f"- {escape_inline(t.get('kind', ''), limit=20)}"
+            f"{' ' + gb_link(t.get('gb')) if gb_registry.is_code(t.get('gb')) else ''} at "
+            f"{code_inline(location(t), limit=120)} "
+            f"(`{escape_inline(t.get('model'), limit=100)}`): "
+            f"no verified fix: {escape_inline(t.get('reason') or '', limit=300)}")
 
 
 def not_run_section(report: Report) -> Section | None:
@@ -579,4 +584,4 @@ def skipped_section(report: Report) -> Section | None:
     return Section(title, [body])
 
 
-__all__ = ["render_summary", "fit", "fixes_section", "Section", "SUMMARY_MARKER", "MAX_CHARS"]
+__all__ = ["render_summary", "fit", "fix_target_line", "fixes_section", "Section", "SUMMARY_MARKER", "MAX_CHARS"]

@@ -37,6 +37,7 @@ from pt2bot.config import Config
 from pt2bot.configfile import parse_config
 from pt2bot.errors import ConfigError, UserError
 from pt2bot.findings import Finding
+from pt2bot.fixes import merge_audit_proofs, merge_proofs
 from pt2bot.jsonio import write_json
 from pt2bot.pipeline import finish_review
 from pt2bot.reach import mark_reached
@@ -124,6 +125,8 @@ class Merged:
     missing: dict[str, int]                # model -> the shard that did not report it
     missing_shards: tuple[int, ...]
     timings: dict[str, float]
+    # each reporting shard's proof of fixes on its models (pt2bot/fixes.py)
+    fixes: tuple[Mapping[str, Any], ...] = ()
 
 
 def join_shards(parts: Sequence[Partial]) -> Merged:
@@ -176,11 +179,17 @@ def join_shards(parts: Sequence[Partial]) -> Merged:
             stages[k] = max(stages.get(k, 0.0), v)              # the matrix's wall time
         total += (p.timings or {}).get("total", 0.0)
     stages["shards_total"] = round(total, 3)                     # what the matrix cost
+    if config.fixes.verify:
+        for p in ordered:
+            if p.fixes is None:
+                raise UserError(f"merge: {p.label}: fixes: expected the shard's proof of "
+                                "fixes (its config's `fixes.verify` is on), got null")
     return Merged(mode=d["mode"], count=count, config=config, selection=selection,
                   head=head, base=base, head_findings=head_findings,
                   base_findings=base_findings, changeset=changeset,
                   base_sha=d.get("base"), head_sha=d["head"], missing=missing,
-                  missing_shards=missing_shards, timings=stages)
+                  missing_shards=missing_shards, timings=stages,
+                  fixes=tuple(p.fixes for p in ordered if p.fixes is not None))
 
 
 def missing_reason(shard: int, count: int) -> str:
@@ -209,6 +218,8 @@ def review_report(m: Merged) -> Report:
         base_results=m.base, head_results=m.head, base_findings=m.base_findings,
         head_findings=m.head_findings, changeset=m.changeset, config=m.config,
         selection=m.selection, base_sha=m.base_sha, head_sha=m.head_sha)
+    # the proof of fixes the unsharded review ends compare with, from the shards' verdicts
+    report = merge_proofs(report, m.fixes, m.config, m.changeset, m.head)
     if not m.missing_shards:
         return report
     # A shard that did not report says nothing about the pull request: its models are
@@ -346,7 +357,9 @@ def merge_report_dirs(opts: MergeOptions, log: Log = lambda s: None) -> dict[str
         report = finish_audit(merged.config, merged.head.with_(
             commit=merged.head.commit or merged.head_sha), merged.head_findings,
             history=str(opts.history), out_dir=out, keep_runs=opts.keep_runs,
-            keep_days=opts.keep_days, publish=opts.publish, log=log)
+            keep_days=opts.keep_days, publish=opts.publish, log=log,
+            fixes=merge_audit_proofs(merged.head, merged.head_findings, merged.fixes,
+                                     merged.config))
     log(f"merged {len(parts)} of {merged.count} shard(s) into {opts.out_dir} "
         f"({len(merged.head.models)} model(s), {copied} file(s) copied) in "
         f"{time.perf_counter() - t0:.2f} s")

@@ -8,7 +8,8 @@ directory: the usual files, rendered for its own models and marked `"partial": {
 "I/N", "config_digest", "selection_digest", ...}` in report.json (`mark_partial`), plus
 `partial.json` (`write_partial_inputs`): the inputs of the stages after the runs (the
 config's text, the selection, the split, the diff and, from shard 1 only, the static
-findings: static checks run once). `base.json`/`head.json` hold its models' results.
+findings: static checks run once; the proof of fixes on its own models, pt2bot/fixes.py
+`prove_shard`/`prove_audit_shard`). `base.json`/`head.json` hold its models' results.
 `pt2bot merge` (pt2bot/shard/merge.py) reads them back (`read_partial`: the JSON becomes
 typed data there, once) and joins them.
 
@@ -35,7 +36,9 @@ from pt2bot.results import ResultsFile, load_results_file
 from pt2bot.select import Selection
 from pt2bot.shard import load_costs, parse_shard, split_names
 
-PARTIAL_SCHEMA = "pt2bot.partial/1"
+# /2: `fixes`, the shard's proof of suggested fixes (a /1 file, of a pt2bot before it, is
+# refused: its review's merge would have lost the suggestions without a word)
+PARTIAL_SCHEMA = "pt2bot.partial/2"
 PARTIAL_FILE = "partial.json"
 MAX_PARTIAL_BYTES = 64 * 1024 * 1024
 # The config's text, as the shard read it: no more than pt2bot.yml's own cap
@@ -171,8 +174,11 @@ def write_partial_inputs(out_dir: str, *, mode: str, plan: ShardPlan, config: Co
                          selection: Selection, base_sha: str | None, head_sha: str,
                          results: Sequence[ResultsFile | None],
                          head_findings: Sequence[Finding], base_findings: Sequence[Finding],
-                         changeset: ChangeSet | None, timings: Mapping[str, float]) -> str:
-    """partial.json: what the merge needs to rebuild the unsharded report."""
+                         changeset: ChangeSet | None, timings: Mapping[str, float],
+                         fixes: Mapping[str, Any] | None = None) -> str:
+    """partial.json: what the merge needs to rebuild the unsharded report (`fixes`: the
+    shard's proof of fixes, pt2bot/fixes.py `prove_shard`/`prove_audit_shard`; None with
+    the proof off)."""
     text = _config_text(config)
     env = next((r for r in results if r is not None and r.models), None)
     data = {
@@ -191,6 +197,7 @@ def write_partial_inputs(out_dir: str, *, mode: str, plan: ShardPlan, config: Co
                      if plan.runs_static else None),
         "changes": changeset_to_json(changeset) if changeset is not None else None,
         "timings": dict(timings),
+        "fixes": None if fixes is None else dict(fixes),
     }
     path = os.path.join(out_dir, PARTIAL_FILE)
     write_json(path, data)
@@ -226,6 +233,7 @@ class Partial:
     selection: Selection = Selection()
     changeset: ChangeSet | None = None
     timings: Mapping[str, float] | None = None
+    fixes: Mapping[str, Any] | None = None     # the shard's proof of fixes, checked
 
     @property
     def label(self) -> str:
@@ -303,8 +311,11 @@ def read_partial(directory: str) -> Partial:
     changes = data.get("changes")
     changeset = None if changes is None else changeset_from_json(changes, where)
     timings = _timings(data.get("timings"), where)
-    sides: dict[str, ResultsFile | None] = {}
     mine = set(models)
+    fixes = _key(data, "fixes", where)
+    if fixes is not None:
+        fixes = _fix_proof(fixes, where, mine)
+    sides: dict[str, ResultsFile | None] = {}
     for side in ("head", "base"):
         f = os.path.join(directory, f"{side}.json")
         if os.path.islink(f):
@@ -320,7 +331,7 @@ def read_partial(directory: str) -> Partial:
     return Partial(directory=directory, data=data, index=index, count=count,
                    head=sides["head"], base=sides["base"], head_findings=typed["head"],
                    base_findings=typed["base"], selection=selection, changeset=changeset,
-                   timings=timings)
+                   timings=timings, fixes=fixes)
 
 
 def _selection(sel: Any, where: str) -> Selection:
@@ -345,11 +356,79 @@ def _timings(value: Any, where: str) -> dict[str, float]:
     for k, v in value.items():
         if v is None:
             continue
-        # (a float NaN or infinity fails the comparison; an int of any size is compared exactly)
-        if isinstance(v, bool) or not isinstance(v, (int, float)) or not 0 <= v < 10 ** 12:
-            _bad(where, f"timings[{quote(k, 40)}]", "seconds (a number from 0)", v)
-        out[k] = float(v)
+        out[k] = _seconds(v, where, f"timings[{quote(k, 40)}]")
     return out
+
+
+_TARGET_KINDS = ("break", "recompile", "export")
+
+
+def _seconds(value: Any, where: str, key: str) -> float:
+    # (a float NaN or infinity fails the comparison; an int of any size is compared exactly)
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or not 0 <= value < 10 ** 12:
+        _bad(where, key, "seconds (a number from 0)", value)
+    return float(value)
+
+
+def _fix_proof(value: Any, where: str, mine: set[str]) -> dict[str, Any]:
+    """A shard's proof of fixes as pt2bot/fixes.py `prove_shard` wrote it: the
+    targets of its models, the candidates it tried (each with its verdicts on this shard's
+    models only, and the targets, by index, that it was offered for)."""
+    if not isinstance(value, dict):
+        _bad(where, "fixes", "an object or null", value)
+    for key in ("budget_s", "spent_s"):
+        _seconds(_key(value, key, where, "fixes"), where, f"fixes.{key}")
+    targets = _key(value, "targets", where, "fixes")
+    if not isinstance(targets, list):
+        _bad(where, "fixes.targets", "a list", targets)
+    for k, t in enumerate(targets):
+        at = f"fixes.targets[{k}]"
+        if not isinstance(t, dict):
+            _bad(where, at, "an object", t)
+        _choice(_key(t, "kind", where, at), _TARGET_KINDS, where, f"{at}.kind")
+        if _str(_key(t, "model", where, at), where, f"{at}.model") not in mine:
+            _bad(where, f"{at}.model", "one of this shard's models", t["model"])
+        _str(_key(t, "path", where, at), where, f"{at}.path")
+        _int(_key(t, "line", where, at), where, f"{at}.line", lo=1)
+        for name in ("gb", "gb_type", "fingerprint", "reason"):
+            _str(t.get(name), where, f"{at}.{name}", none=True)
+    candidates = _key(value, "candidates", where, "fixes")
+    if not isinstance(candidates, list):
+        _bad(where, "fixes.candidates", "a list", candidates)
+    for k, c in enumerate(candidates):
+        at = f"fixes.candidates[{k}]"
+        if not isinstance(c, dict):
+            _bad(where, at, "an object", c)
+        for name in ("rule", "title", "path"):
+            _str(_key(c, name, where, at), where, f"{at}.{name}")
+        start = _int(_key(c, "start_line", where, at), where, f"{at}.start_line", lo=1)
+        _int(_key(c, "end_line", where, at), where, f"{at}.end_line", lo=start)
+        _strs(_key(c, "lines", where, at), where, f"{at}.lines")
+        _bool(_key(c, "safe", where, at), where, f"{at}.safe")
+        _strs(_key(c, "guards", where, at), where, f"{at}.guards")
+        _int(_key(c, "rank", where, at), where, f"{at}.rank", lo=-_MAX_INT)
+        offered = _key(c, "by_target", where, at)
+        if not isinstance(offered, list):
+            _bad(where, f"{at}.by_target", "a list of [target index, fingerprints]", offered)
+        for j, item in enumerate(offered):
+            if not isinstance(item, list) or len(item) != 2:
+                _bad(where, f"{at}.by_target[{j}]", "[target index, fingerprints]", item)
+            _int(item[0], where, f"{at}.by_target[{j}][0]", hi=len(targets) - 1)
+            _strs(item[1], where, f"{at}.by_target[{j}][1]")
+        results = _key(c, "results", where, at)
+        if not isinstance(results, dict):
+            _bad(where, f"{at}.results", "an object of verdicts by model", results)
+        for model, r in results.items():
+            rat = f"{at}.results[{quote(model, 40)}]"
+            if model not in mine:
+                _bad(where, rat, "a verdict on one of this shard's models", found="another's")
+            if not isinstance(r, dict):
+                _bad(where, rat, "a verdict (an object)", r)
+            if "accepted" in r:     # (a candidate skipped has no verdict of its own)
+                _bool(r["accepted"], where, f"{rat}.accepted")
+            for name in ("reason", "evidence", "skipped"):
+                _str(r.get(name), where, f"{rat}.{name}", none=True)
+    return value
 
 
 # How each field of a Finding is checked, by its annotation (a new field of another type
