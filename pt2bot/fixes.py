@@ -23,6 +23,7 @@ import contextlib
 import dataclasses
 import json
 import os
+import sys
 import tempfile
 import time
 from dataclasses import dataclass
@@ -37,6 +38,7 @@ from pt2bot.reach import Coverage
 from pt2bot.reportdata import ModelDelta, Report
 from pt2bot.results import ResultsFile
 from pt2bot.rules import Candidate, apply_candidate, fix_candidates_explained
+from pt2bot.smoke.forkserver import SERVERS, fork_supported, preload_for
 from pt2bot.smoke.runner import build_jobs
 from pt2bot.smoke.supervise import run_worker
 
@@ -279,7 +281,15 @@ def prove_on_model(setting: ProofSetting, model: ModelConfig, delta: ModelDelta 
                         "guards": list(p.cand.guards), "targets": ts,
                         "target_keys": [target_key(t) for t in ts]} for p, ts in todo])
         job = dataclasses.replace(job, spec=spec, timeout_s=left)
-        run = run_worker(job, worker_argv=VERIFY_ARGV)
+        # forked from the server the smoke run used (same environment: it is still warm, so
+        # the proof pays no `import torch`), or spawned where fork is unsafe
+        server = (SERVERS.acquire(sys.executable, job.env, preload_for(config.run.backend),
+                                  run_dir) if fork_supported() else None)
+        try:
+            run = run_worker(job, worker_argv=VERIFY_ARGV, server=server)
+        finally:
+            if server is not None:
+                SERVERS.release(server)
         records = {str(r.get("id")): r for r in _read_progress(progress)}
         head = records.get("head")
         if head is None or not head.get("ok"):

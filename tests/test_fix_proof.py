@@ -18,6 +18,7 @@ import pytest
 
 from pt2bot.configfile.schema import build_config
 from pt2bot.fixes import ProofSetting, Proposal, prove_on_model, target_key
+from pt2bot.smoke import forkserver
 from pt2bot.results import ResultsFile
 from pt2bot.rules import Candidate, apply_candidate
 from pt2bot.smoke.patch import Edit
@@ -132,6 +133,12 @@ def test_the_loop_accepts_right_fixes_and_rejects_wrong_ones(repo, tmp_path):
     for p, ts in items:
         p.cid = p.cand.title
     verdicts = prove(repo, tmp_path, "net", items)
+    # the proof worker was forked from a warm server (no `import torch` of its own)
+    if forkserver.fork_supported():
+        logs = [p.read_text() for p in tmp_path.rglob("*.log")
+                if p.name != forkserver.SERVER_LOG]
+        assert logs and not any("spawned, not forked" in text for text in logs)
+        assert any(s.dead is None for s in forkserver.SERVERS._servers.values())
 
     drop = verdicts["drop-guard"]
     assert drop["accepted"] is False
