@@ -19,6 +19,7 @@ its shards (`prove_shard`, each for its own models) and decides at the merge
 """
 from __future__ import annotations
 
+import ast
 import contextlib
 import dataclasses
 import json
@@ -38,6 +39,7 @@ from pt2bot.reach import Coverage
 from pt2bot.reportdata import ModelDelta, Report
 from pt2bot.results import ResultsFile
 from pt2bot.rules import Candidate, apply_candidate, fix_candidates_explained
+from pt2bot.rules.edits import statement_at
 from pt2bot.smoke.forkserver import SERVERS, fork_supported, preload_for
 from pt2bot.smoke.runner import build_jobs
 from pt2bot.smoke.supervise import run_worker
@@ -112,6 +114,28 @@ def _findings_at(findings: Sequence[Finding], path: str, line: int) -> list[Find
     return [f for f in findings if f.path == path and f.line <= line <= (f.end_line or f.line)]
 
 
+def _findings_in_statement(findings: Sequence[Finding], path: str, line: int, source: str,
+                           trees: dict[str, ast.Module | None]) -> list[Finding]:
+    """The findings inside the simple statement that starts on `line`: dynamo puts a break
+    in a multi-line expression on the statement's first line, a rule on the line of the
+    part it flags (`x = (a if t.any()\n     else b)`: the break on the first line, PTC201
+    on the test's). A compound statement (`if`, `for`, ...) holds its body: not matched."""
+    if path not in trees:
+        try:
+            trees[path] = ast.parse(source)
+        except (SyntaxError, ValueError, RecursionError):
+            trees[path] = None
+    tree = trees[path]
+    if tree is None:
+        return []
+    st, _body = statement_at(tree, line, 1 << 30)   # any column of the line
+    if st is None or st.lineno != line or any(
+            isinstance(getattr(st, name, None), list) for name in ("body", "orelse", "handlers")):
+        return []
+    end = st.end_lineno or st.lineno
+    return [f for f in findings if f.path == path and line < f.line <= end]
+
+
 # --------------------------------------------------------------------------- candidates
 
 @dataclass
@@ -156,14 +180,18 @@ def gather(targets: list[dict[str, Any]], findings: Sequence[Finding], head_root
     proposals: dict[tuple[Any, ...], Proposal] = {}
     why: dict[int, str] = {}
     sources: dict[str, str | None] = {}
+    trees: dict[str, ast.Module | None] = {}
     for i, t in enumerate(targets):
         at = _findings_at(findings, t["path"], t["line"])
+        if at or any(f.path == t["path"] for f in findings):
+            if t["path"] not in sources:
+                sources[t["path"]] = _read(head_root, t["path"])
+        source = sources.get(t["path"])
+        if not at and source is not None:
+            at = _findings_in_statement(findings, t["path"], t["line"], source, trees)
         if not at:
             why[i] = "no static finding on the line offers a fix"
             continue
-        if t["path"] not in sources:
-            sources[t["path"]] = _read(head_root, t["path"])
-        source = sources[t["path"]]
         if source is None:
             why[i] = f"{t['path']} cannot be read as UTF-8 text"
             continue

@@ -789,3 +789,34 @@ def test_masked_writes_without_a_recipe(tmp_path, line):
             return y
         """, "PTC304")
     assert fs and all(not any("in place" in c.title for c in fix_candidates(f, src)) for f in fs)
+
+
+# --- which findings a target's line brings (pt2bot/fixes.py `gather`) ------------------------
+
+def test_a_break_on_a_multiline_statements_first_line_gets_the_finding_below_it(tmp_path):
+    """dynamo puts the break of a multi-line expression on the statement's first line; PTC201
+    flags the test's line. The target still gets the finding's candidates; a compound
+    statement's header does not take the findings of its body."""
+    from pt2bot.fixes import gather
+
+    src, fs = findings_in(tmp_path, """\
+        import torch
+
+
+        class M(torch.nn.Module):
+            def forward(self, x):
+                y = (x + 1
+                     if x.sum() > 0
+                     else x - 1)
+                if x.numel() > 3:
+                    y = x * 2 if x.mean() > 0 else x
+                return y
+        """, "PTC201")
+    assert sorted(f.line for f in fs) == [7, 10]
+
+    def target(line):
+        return {"kind": "break", "model": "m", "path": "m.py", "line": line, "gb_type": "GB0170"}
+
+    proposals, why = gather([target(6), target(9)], fs, str(tmp_path), None)
+    assert proposals and all(p.targets == [0] for p in proposals)
+    assert why == {1: "no static finding on the line offers a fix"}
