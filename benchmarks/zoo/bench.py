@@ -20,6 +20,11 @@ in the generated repository, one after the other, and appends one record to --da
   inductor-cold   `pt2bot run` of INDUCTOR_MODELS with backend inductor (a second repository,
                   same models), the inductor cache emptied first; inductor-warm: again, warm
 
+Options: --rounds/--repeats (run.rounds, run.repeats); --no-shape-advice and --no-verify-fixes
+write `run.shape_advice: false` and `fixes: {verify: false}` into the zoo's pt2bot.yml (a review
+then does what pt2bot 512246e did; without them the file has neither key, so that older pt2bot
+can read it). The repository is generated once per --work, so each setting needs its own.
+
 A record: the command, wall seconds, the load average before and after, report.json's
 `timings`, and per model and side its status, `duration_s`, `phase_s`; the worker
 processes' wall time is read from their log files' modification times (the last write
@@ -40,7 +45,7 @@ from typing import Any
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
 
-from generate import build_repo  # noqa: E402
+from generate import build_repo, config_yml  # noqa: E402
 from models import MODELS  # noqa: E402
 
 
@@ -88,13 +93,21 @@ def models_of(path: str) -> list[dict[str, Any]]:
 def round_walls(lines: list[tuple[float, str]], wall: float) -> dict[str, float]:
     """Seconds per smoke run, from the pipeline's `pt2bot: smoke <side> (...)` lines: each
     run lasts until the next one starts (the last one until the command ends, so it also
-    holds the compare and render stages, a fraction of a second)."""
+    holds the compare and render stages, a fraction of a second). `<side>/locate` is the
+    export-location run (`... export location`: draft_export where the report needs it);
+    `fixes` starts at the proof's first line (`pt2bot: fixes: ...`) and ends the last smoke
+    run, when the review proves fixes."""
     starts = []
     for t, line in lines:
         if line.startswith("pt2bot: smoke "):
             side = line.split()[2]
-            rnd = line.rsplit("latency round ", 1)[1] if "latency round " in line else "0"
+            if line.endswith(" export location"):
+                rnd = "locate"
+            else:
+                rnd = line.rsplit("latency round ", 1)[1] if "latency round " in line else "0"
             starts.append((t, f"{side}/{rnd}"))
+        elif line.startswith("pt2bot: fixes: ") and not any(n == "fixes" for _, n in starts):
+            starts.append((t, "fixes"))
     walls = {"before_smoke": starts[0][0] if starts else wall}
     for k, (t, name) in enumerate(starts):
         end = starts[k + 1][0] if k + 1 < len(starts) else wall
@@ -235,6 +248,12 @@ def main() -> int:
     ap.add_argument("--again", action="store_true")
     ap.add_argument("--rounds", type=int, default=2)
     ap.add_argument("--repeats", type=int, default=20)
+    # the two phases a review gained after 512246e, on by default; off, a review does the
+    # work that pt2bot 512246e did (the like-for-like comparison in RESULTS.md)
+    ap.add_argument("--no-shape-advice", action="store_true",
+                    help="the zoo's pt2bot.yml gets run.shape_advice: false")
+    ap.add_argument("--no-verify-fixes", action="store_true",
+                    help="the zoo's pt2bot.yml gets fixes: {verify: false}")
     args = ap.parse_args()
     os.makedirs(args.work, exist_ok=True)
     repo = os.path.join(args.work, "repo")
@@ -242,10 +261,19 @@ def main() -> int:
     if os.path.exists(args.data):
         with open(args.data) as fh:
             data = json.load(fh)
+    settings = dict(rounds=args.rounds, repeats=args.repeats,
+                    shape_advice=not args.no_shape_advice, verify_fixes=not args.no_verify_fixes)
     if not os.path.isdir(os.path.join(repo, ".git")):
-        build_repo(repo, MODELS, rounds=args.rounds, repeats=args.repeats)
+        build_repo(repo, MODELS, **settings)
+    elif sh(repo, "git", "show", "main:pt2bot.yml") != config_yml(
+            MODELS, backend="eager", warmup=3, **settings).strip():
+        # the repository is built once per --work: other settings need another one
+        raise SystemExit(f"{repo} was generated with other settings than these options; "
+                         "use another --work (or delete it)")
     data.setdefault("setup", {"models": len(MODELS), "rounds": args.rounds,
                               "repeats": args.repeats, "warmup": 3, "backend": "eager",
+                              "shape_advice": not args.no_shape_advice,
+                              "verify_fixes": not args.no_verify_fixes,
                               "versions": versions()})
     done = {r["scenario"] for r in data["records"]}
     for name in expand(args.scenarios):
