@@ -152,7 +152,7 @@ def run_inductor(name: str, work: str) -> dict[str, Any]:
             "head": models_of(os.path.join(out, "results.json")), "base": []}
 
 
-def run_scenario(name: str, repo: str, work: str) -> dict[str, Any]:
+def run_scenario(name: str, repo: str, work: str, costs: str | None = None) -> dict[str, Any]:
     if name.startswith("inductor-"):
         return run_inductor(name, work)
     out = os.path.join(work, "out", name)
@@ -187,10 +187,12 @@ def run_scenario(name: str, repo: str, work: str) -> dict[str, Any]:
     if shard:
         args += ["--shard", shard]
         # the nightly audit's baseline balances the shards by per-model duration_s, as a
-        # matrix in CI would be given it (without one: round-robin over sorted names)
-        costs = glob.glob(os.path.join(work, "out", "audit", "baseline-*.json"))
-        if costs and kind != "audit":
-            args += ["--costs", costs[0]]
+        # matrix in CI would be given it (without one: round-robin over sorted names);
+        # --costs names another results file (a review's head.json has duration_s too)
+        found = [costs] if costs else glob.glob(
+            os.path.join(work, "out", "audit", "baseline-*.json"))
+        if found and kind != "audit":
+            args += ["--costs", found[0]]
     load0 = os.getloadavg()
     rc, wall, lines = pt2bot(repo, args, log)
     with open(log) as fh:
@@ -246,6 +248,8 @@ def main() -> int:
     ap.add_argument("--work", default="/tmp/zoo-bench")
     ap.add_argument("--data", required=True)
     ap.add_argument("--again", action="store_true")
+    ap.add_argument("--costs", help="the results file whose duration_s balances the shard "
+                                    "scenarios (default: the audit scenario's baseline)")
     ap.add_argument("--rounds", type=int, default=2)
     ap.add_argument("--repeats", type=int, default=20)
     # the two phases a review gained after 512246e, on by default; off, a review does the
@@ -272,15 +276,18 @@ def main() -> int:
                          "use another --work (or delete it)")
     data.setdefault("setup", {"models": len(MODELS), "rounds": args.rounds,
                               "repeats": args.repeats, "warmup": 3, "backend": "eager",
-                              "shape_advice": not args.no_shape_advice,
-                              "verify_fixes": not args.no_verify_fixes,
+                              # the keys the options wrote into pt2bot.yml (none: the
+                              # defaults of whichever pt2bot runs)
+                              "config_off": [k for k, off in (
+                                  ("run.shape_advice", args.no_shape_advice),
+                                  ("fixes.verify", args.no_verify_fixes)) if off],
                               "versions": versions()})
     done = {r["scenario"] for r in data["records"]}
     for name in expand(args.scenarios):
         if name in done and not args.again:
             print(f"{name}: already measured", file=sys.stderr)
             continue
-        rec = run_scenario(name, repo, args.work)
+        rec = run_scenario(name, repo, args.work, args.costs)
         data["records"] = [r for r in data["records"] if r["scenario"] != name] + [rec]
         os.makedirs(os.path.dirname(os.path.abspath(args.data)), exist_ok=True)
         with open(args.data + ".tmp", "w") as fh:

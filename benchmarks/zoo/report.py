@@ -113,14 +113,13 @@ def where_time_goes(r: dict[str, Any]) -> list[str]:
 
 
 def label(setup: dict[str, Any]) -> str:
-    """`pt2bot <commit>` (the snapshot's directory is named after it) and, where the data
-    says, whether shape advice and fix verification were on (512246e had neither phase)."""
+    """`<commit>` of the pt2bot snapshot that ran (its directory is named after it) and the
+    pt2bot.yml keys bench.py set false (`--no-shape-advice`, `--no-verify-fixes`); without
+    any, that pt2bot's defaults."""
     src = (setup.get("versions") or {}).get("pt2bot_src") or "?"
     commit = src.rsplit("pt2bot-src-", 1)[-1]
-    if "shape_advice" not in setup:
-        return f"{commit}"
-    on = [n for n, k in (("advice", "shape_advice"), ("fixes", "verify_fixes")) if setup[k]]
-    return f"{commit}, {' + '.join(on) + ' on' if on else 'advice + fixes off'}"
+    off = setup.get("config_off") or []
+    return f"{commit}, " + (" + ".join(f"`{k}: false`" for k in off) if off else "defaults")
 
 
 def again_table(paths: list[str], scenario: str) -> list[str]:
