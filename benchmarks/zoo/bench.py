@@ -20,6 +20,11 @@ in the generated repository, one after the other, and appends one record to --da
   inductor-cold   `pt2bot run` of INDUCTOR_MODELS with backend inductor (a second repository,
                   same models), the inductor cache emptied first; inductor-warm: again, warm
 
+Options: --rounds/--repeats (run.rounds, run.repeats); --no-shape-advice and --no-verify-fixes
+write `run.shape_advice: false` and `fixes: {verify: false}` into the zoo's pt2bot.yml (a review
+then does what pt2bot 512246e did; without them the file has neither key, so that older pt2bot
+can read it). The repository is generated once per --work, so each setting needs its own.
+
 A record: the command, wall seconds, the load average before and after, report.json's
 `timings`, and per model and side its status, `duration_s`, `phase_s`; the worker
 processes' wall time is read from their log files' modification times (the last write
@@ -40,7 +45,7 @@ from typing import Any
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
 
-from generate import build_repo  # noqa: E402
+from generate import build_repo, config_yml  # noqa: E402
 from models import MODELS  # noqa: E402
 
 
@@ -88,13 +93,21 @@ def models_of(path: str) -> list[dict[str, Any]]:
 def round_walls(lines: list[tuple[float, str]], wall: float) -> dict[str, float]:
     """Seconds per smoke run, from the pipeline's `pt2bot: smoke <side> (...)` lines: each
     run lasts until the next one starts (the last one until the command ends, so it also
-    holds the compare and render stages, a fraction of a second)."""
+    holds the compare and render stages, a fraction of a second). `<side>/locate` is the
+    export-location run (`... export location`: draft_export where the report needs it);
+    `fixes` starts at the proof's first line (`pt2bot: fixes: ...`) and ends the last smoke
+    run, when the review proves fixes."""
     starts = []
     for t, line in lines:
         if line.startswith("pt2bot: smoke "):
             side = line.split()[2]
-            rnd = line.rsplit("latency round ", 1)[1] if "latency round " in line else "0"
+            if line.endswith(" export location"):
+                rnd = "locate"
+            else:
+                rnd = line.rsplit("latency round ", 1)[1] if "latency round " in line else "0"
             starts.append((t, f"{side}/{rnd}"))
+        elif line.startswith("pt2bot: fixes: ") and not any(n == "fixes" for _, n in starts):
+            starts.append((t, "fixes"))
     walls = {"before_smoke": starts[0][0] if starts else wall}
     for k, (t, name) in enumerate(starts):
         end = starts[k + 1][0] if k + 1 < len(starts) else wall
@@ -139,7 +152,7 @@ def run_inductor(name: str, work: str) -> dict[str, Any]:
             "head": models_of(os.path.join(out, "results.json")), "base": []}
 
 
-def run_scenario(name: str, repo: str, work: str) -> dict[str, Any]:
+def run_scenario(name: str, repo: str, work: str, costs: str | None = None) -> dict[str, Any]:
     if name.startswith("inductor-"):
         return run_inductor(name, work)
     out = os.path.join(work, "out", name)
@@ -174,10 +187,12 @@ def run_scenario(name: str, repo: str, work: str) -> dict[str, Any]:
     if shard:
         args += ["--shard", shard]
         # the nightly audit's baseline balances the shards by per-model duration_s, as a
-        # matrix in CI would be given it (without one: round-robin over sorted names)
-        costs = glob.glob(os.path.join(work, "out", "audit", "baseline-*.json"))
-        if costs and kind != "audit":
-            args += ["--costs", costs[0]]
+        # matrix in CI would be given it (without one: round-robin over sorted names);
+        # --costs names another results file (a review's head.json has duration_s too)
+        found = [costs] if costs else glob.glob(
+            os.path.join(work, "out", "audit", "baseline-*.json"))
+        if found and kind != "audit":
+            args += ["--costs", found[0]]
     load0 = os.getloadavg()
     rc, wall, lines = pt2bot(repo, args, log)
     with open(log) as fh:
@@ -233,8 +248,16 @@ def main() -> int:
     ap.add_argument("--work", default="/tmp/zoo-bench")
     ap.add_argument("--data", required=True)
     ap.add_argument("--again", action="store_true")
+    ap.add_argument("--costs", help="the results file whose duration_s balances the shard "
+                                    "scenarios (default: the audit scenario's baseline)")
     ap.add_argument("--rounds", type=int, default=2)
     ap.add_argument("--repeats", type=int, default=20)
+    # the two phases a review gained after 512246e, on by default; off, a review does the
+    # work that pt2bot 512246e did (the like-for-like comparison in RESULTS.md)
+    ap.add_argument("--no-shape-advice", action="store_true",
+                    help="the zoo's pt2bot.yml gets run.shape_advice: false")
+    ap.add_argument("--no-verify-fixes", action="store_true",
+                    help="the zoo's pt2bot.yml gets fixes: {verify: false}")
     args = ap.parse_args()
     os.makedirs(args.work, exist_ok=True)
     repo = os.path.join(args.work, "repo")
@@ -242,17 +265,29 @@ def main() -> int:
     if os.path.exists(args.data):
         with open(args.data) as fh:
             data = json.load(fh)
+    settings = dict(rounds=args.rounds, repeats=args.repeats,
+                    shape_advice=not args.no_shape_advice, verify_fixes=not args.no_verify_fixes)
     if not os.path.isdir(os.path.join(repo, ".git")):
-        build_repo(repo, MODELS, rounds=args.rounds, repeats=args.repeats)
+        build_repo(repo, MODELS, **settings)
+    elif sh(repo, "git", "show", "main:pt2bot.yml") != config_yml(
+            MODELS, backend="eager", warmup=3, **settings).strip():
+        # the repository is built once per --work: other settings need another one
+        raise SystemExit(f"{repo} was generated with other settings than these options; "
+                         "use another --work (or delete it)")
     data.setdefault("setup", {"models": len(MODELS), "rounds": args.rounds,
                               "repeats": args.repeats, "warmup": 3, "backend": "eager",
+                              # the keys the options wrote into pt2bot.yml (none: the
+                              # defaults of whichever pt2bot runs)
+                              "config_off": [k for k, off in (
+                                  ("run.shape_advice", args.no_shape_advice),
+                                  ("fixes.verify", args.no_verify_fixes)) if off],
                               "versions": versions()})
     done = {r["scenario"] for r in data["records"]}
     for name in expand(args.scenarios):
         if name in done and not args.again:
             print(f"{name}: already measured", file=sys.stderr)
             continue
-        rec = run_scenario(name, repo, args.work)
+        rec = run_scenario(name, repo, args.work, args.costs)
         data["records"] = [r for r in data["records"] if r["scenario"] != name] + [rec]
         os.makedirs(os.path.dirname(os.path.abspath(args.data)), exist_ok=True)
         with open(args.data + ".tmp", "w") as fh:

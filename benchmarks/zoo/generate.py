@@ -2,6 +2,7 @@
 
     /work/venvs/zoo/bin/python benchmarks/zoo/generate.py DIR [--backend eager|inductor]
         [--rounds 2] [--repeats 20] [--warmup 3] [--timeout 600] [--models a,b,...]
+        [--no-shape-advice] [--no-verify-fixes]
 
 DIR becomes a git repository with three branches:
   main       the zoo: zoo/__init__.py (the torchvision shim), zoo/layers.py (TokenHead, the
@@ -92,7 +93,11 @@ ONE_PR_NEW = ("        scale = float(h.abs().amax()) + 1.0   # normalise by the 
 
 
 def config_yml(models: list[ZooModel], *, backend: str, rounds: int, repeats: int,
-               warmup: int, timeout_s: int = 600) -> str:
+               warmup: int, timeout_s: int = 600, shape_advice: bool = True,
+               verify_fixes: bool = True) -> str:
+    """The zoo's pt2bot.yml. `shape_advice` / `verify_fixes` False write `run.shape_advice:
+    false` / `fixes: {verify: false}`, so a review does what pt2bot did before those phases
+    existed; True writes neither key, so a pt2bot that predates them can read the file."""
     lines = ["# pt2bot configuration of the generated zoo (benchmarks/zoo/generate.py).",
              "version: 1",
              "static:",
@@ -108,14 +113,17 @@ def config_yml(models: list[ZooModel], *, backend: str, rounds: int, repeats: in
                   f"    shapes: {{{shapes}}}",
                   f"    dynamic: [{', '.join(m.dynamic)}]",
                   "    export: true"]
+    advice = "" if shape_advice else ", shape_advice: false"
     lines += [f"run: {{device: cpu, backend: {backend}, timeout_s: {timeout_s}, rounds: {rounds}, "
-              f"repeats: {repeats}, warmup: {warmup}, threads: 1}}",
+              f"repeats: {repeats}, warmup: {warmup}, threads: 1{advice}}}",
               "thresholds:",
               "  new_graph_breaks: 0",
               "  new_recompiles: 0",
               "  latency_regression_pct: 10",
-              "  export_regression: fail",
-              ""]
+              "  export_regression: fail"]
+    if not verify_fixes:
+        lines.append("fixes: {verify: false}")
+    lines.append("")
     return "\n".join(lines)
 
 
@@ -141,7 +149,8 @@ def edit(path: str, old: str, new: str) -> None:
 
 
 def build_repo(repo: str, models: list[ZooModel], *, backend: str = "eager", rounds: int = 2,
-               repeats: int = 20, warmup: int = 3, timeout_s: int = 600) -> None:
+               repeats: int = 20, warmup: int = 3, timeout_s: int = 600,
+               shape_advice: bool = True, verify_fixes: bool = True) -> None:
     shutil.rmtree(repo, ignore_errors=True)
     os.makedirs(repo)
     write(os.path.join(repo, "zoo", "__init__.py"), INIT)
@@ -151,7 +160,8 @@ def build_repo(repo: str, models: list[ZooModel], *, backend: str = "eager", rou
         write(os.path.join(repo, "zoo", "models", f"{m.name}.py"), m.source)
     write(os.path.join(repo, "pt2bot.yml"),
           config_yml(models, backend=backend, rounds=rounds, repeats=repeats, warmup=warmup,
-                     timeout_s=timeout_s))
+                     timeout_s=timeout_s, shape_advice=shape_advice,
+                     verify_fixes=verify_fixes))
     write(os.path.join(repo, ".gitignore"), "__pycache__/\n")
     git(repo, "init", "-q", "-b", "main")
     git(repo, "add", "-A")
@@ -176,6 +186,8 @@ def main() -> int:
     ap.add_argument("--warmup", type=int, default=3)
     ap.add_argument("--timeout", type=int, default=600, help="run.timeout_s (per model)")
     ap.add_argument("--models", help="comma-separated subset")
+    ap.add_argument("--no-shape-advice", action="store_true", help="run.shape_advice: false")
+    ap.add_argument("--no-verify-fixes", action="store_true", help="fixes: {verify: false}")
     args = ap.parse_args()
     models = MODELS
     if args.models:
@@ -185,7 +197,8 @@ def main() -> int:
             raise SystemExit(f"unknown model in {args.models}")
     repo = os.path.abspath(args.repo)
     build_repo(repo, models, backend=args.backend, rounds=args.rounds, repeats=args.repeats,
-               warmup=args.warmup, timeout_s=args.timeout)
+               warmup=args.warmup, timeout_s=args.timeout,
+               shape_advice=not args.no_shape_advice, verify_fixes=not args.no_verify_fixes)
     print(json.dumps({"repo": repo, "models": [m.name for m in models],
                       "shared": [m.name for m in models if m.shared]}))
     return 0

@@ -4,6 +4,7 @@ bench_inductor_verdict.py wrote.
     python3 benchmarks/zoo/report.py benchmarks/zoo/results/grid.json \\
         [--inductor benchmarks/zoo/results/inductor_grid.json] \\
         [--verdict benchmarks/zoo/results/inductor_verdict.json]
+    python3 benchmarks/zoo/report.py --again RUN1.json RUN2.json ... [--scenario shared]
 """
 from __future__ import annotations
 
@@ -111,12 +112,76 @@ def where_time_goes(r: dict[str, Any]) -> list[str]:
     return out
 
 
+def label(setup: dict[str, Any]) -> str:
+    """`<commit>` of the pt2bot snapshot that ran (its directory is named after it) and the
+    pt2bot.yml keys bench.py set false (`--no-shape-advice`, `--no-verify-fixes`); without
+    any, that pt2bot's defaults."""
+    src = (setup.get("versions") or {}).get("pt2bot_src") or "?"
+    commit = src.rsplit("pt2bot-src-", 1)[-1]
+    off = setup.get("config_off") or []
+    return f"{commit}, " + (" + ".join(f"`{k}: false`" for k in off) if off else "defaults")
+
+
+def again_table(paths: list[str], scenarios: list[str]) -> list[str]:
+    """One row per data file and scenario (in the order given: the order they ran in): wall,
+    load, report.json's stages, the smoke runs' walls and the models' phases summed over both
+    sides (blank where no model of the run has that phase)."""
+    rows = []
+    for path in paths:
+        with open(path) as fh:
+            data = json.load(fh)
+        recs = by_name(data)
+        for scenario in scenarios:
+            if scenario in recs:
+                name = label(data["setup"])
+                rows.append((name if len(scenarios) == 1 else f"{name}: {scenario}",
+                             recs[scenario]))
+    if not rows:
+        return []
+    stages = [k for k in ("diff", "static", "smoke", "fixes", "total")
+              if any(k in ((r.get("report") or {}).get("timings") or {}) for _, r in rows)]
+    phases: list[str] = []
+    for _, r in rows:
+        for m in (r.get("head") or []) + (r.get("base") or []):
+            phases += [p for p in (m.get("phase_s") or {}) if p not in phases]
+    runs = ["before_smoke", "head/0", "base/0"]
+    for _, r in rows:
+        runs += [k for k in (r.get("rounds_wall_s") or {}) if k not in runs]
+    out = [f"| pt2bot | wall s | load start/end | {' | '.join(f'`{k}` s' for k in stages)} | "
+           f"{' | '.join(runs)} | Σ duration_s | {' | '.join('Σ ' + p for p in phases)} | "
+           "conclusion |",
+           "|---|" + "---:|" * (1 + len(stages) + len(runs) + 1 + len(phases)) + "---|"]
+    for name, r in rows:
+        t = (r.get("report") or {}).get("timings") or {}
+        w = r.get("rounds_wall_s") or {}
+        models = (r.get("head") or []) + (r.get("base") or [])
+        ph = {p: sum((m.get("phase_s") or {}).get(p, 0.0) for m in models)
+              if any(p in (m.get("phase_s") or {}) for m in models) else None for p in phases}
+        cell = lambda v: "" if v is None else f"{v:.1f}"   # noqa: E731
+        out.append(f"| {name} | {r['wall_s']:.1f} | {r['load'][0]} / {r['load'][1]} | "
+                   + " | ".join(cell(t.get(k)) for k in stages) + " | "
+                   + " | ".join(cell(w.get(k)) for k in runs) + " | "
+                   + f"{sum(m.get('duration_s') or 0.0 for m in models):.1f} | "
+                   + " | ".join(cell(ph[p]) for p in phases)
+                   + f" | {(r.get('report') or {}).get('conclusion')} |")
+    return out
+
+
 def main() -> int:
     ap = argparse.ArgumentParser()
-    ap.add_argument("grid")
+    ap.add_argument("grid", nargs="?")
     ap.add_argument("--inductor")
     ap.add_argument("--verdict")
+    ap.add_argument("--again", nargs="+", metavar="DATA",
+                    help="one data file per run of --scenario, in the order they ran: the "
+                         "runs side by side (alone, without the grid)")
+    ap.add_argument("--scenario", default="shared", help="comma-separated scenarios")
     args = ap.parse_args()
+    if args.again:
+        print("\n".join(again_table(args.again, args.scenario.split(","))))
+        return 0
+    if not args.grid:
+        ap.error("a grid data file, or --again")
     with open(args.grid) as fh:
         grid = json.load(fh)
     recs = by_name(grid)

@@ -1,0 +1,50 @@
+"""The zoo benchmark's generated pt2bot.yml (benchmarks/zoo/generate.py), read by pt2bot's own
+loader: the switches that turn a review's newer phases off reach the config, and without them
+the file has neither key (so a pt2bot from before those phases can still read it)."""
+from __future__ import annotations
+
+import os
+import sys
+
+import pytest
+
+from pt2bot.configfile import load_config
+
+ZOO = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))),
+                   "benchmarks", "zoo")
+
+
+@pytest.fixture(scope="module")
+def zoo():
+    sys.path.insert(0, ZOO)
+    try:
+        import generate
+        import models
+        yield generate, models
+    finally:
+        sys.path.remove(ZOO)
+
+
+def _load(tmp_path, text):
+    path = tmp_path / "pt2bot.yml"
+    path.write_text(text)
+    return load_config(str(path), root=str(tmp_path))
+
+
+def test_defaults_write_neither_key(zoo, tmp_path):
+    generate, models = zoo
+    text = generate.config_yml(models.MODELS, backend="eager", rounds=2, repeats=20, warmup=3)
+    assert "shape_advice" not in text and "fixes:" not in text
+    config = _load(tmp_path, text)
+    assert config.run.shape_advice is True and config.fixes.verify is True
+    assert (config.run.rounds, config.run.repeats, len(config.models)) == (2, 20,
+                                                                          len(models.MODELS))
+
+
+def test_switches_turn_the_new_phases_off(zoo, tmp_path):
+    generate, models = zoo
+    text = generate.config_yml(models.MODELS, backend="eager", rounds=2, repeats=20, warmup=3,
+                               shape_advice=False, verify_fixes=False)
+    config = _load(tmp_path, text)
+    assert config.run.shape_advice is False and config.fixes.verify is False
+    assert config.run.backend == "eager" and config.run.warmup == 3
