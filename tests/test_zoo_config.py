@@ -3,6 +3,7 @@ loader: the switches that turn a review's newer phases off reach the config, and
 the file has neither key (so a pt2bot from before those phases can still read it)."""
 from __future__ import annotations
 
+import importlib.util
 import os
 import sys
 
@@ -16,13 +17,27 @@ ZOO = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))),
 
 @pytest.fixture(scope="module")
 def zoo():
-    sys.path.insert(0, ZOO)
+    # generate.py does `from models import ...`: the zoo's models.py, not the `models` package
+    # of tests/fixtures that other tests of the same process may have imported first
+    saved = sys.modules.pop("models", None)
     try:
-        import generate
-        import models
+        models = _from_file("models", os.path.join(ZOO, "models.py"))
+        generate = _from_file("pt2bot_zoo_generate", os.path.join(ZOO, "generate.py"))
         yield generate, models
     finally:
-        sys.path.remove(ZOO)
+        sys.modules.pop("pt2bot_zoo_generate", None)
+        if saved is not None:
+            sys.modules["models"] = saved
+        else:
+            sys.modules.pop("models", None)
+
+
+def _from_file(name, path):
+    spec = importlib.util.spec_from_file_location(name, path)
+    mod = importlib.util.module_from_spec(spec)
+    sys.modules[name] = mod
+    spec.loader.exec_module(mod)
+    return mod
 
 
 def _load(tmp_path, text):
