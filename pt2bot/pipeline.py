@@ -122,9 +122,9 @@ def review(opts: ReviewOptions, log: Callable[[str], None] = lambda s: None) -> 
 
         if plan is None or plan.runs_static:   # once per review, not once per shard
             head_findings = timings.run("static", lambda: head_static(head_root))
+            torch, cache = static_env()
             base_findings = timings.run("static", lambda: check_paths(
-                base_root, static_paths, config.static, torch=static_env()[0],
-                cache=static_env()[1]))
+                base_root, static_paths, config.static, torch=torch, cache=cache))
             log(f"static: {len(head_findings)} finding(s) on head, {len(base_findings)} on base")
 
         # Nothing selected is a clean result, not a broken run.
@@ -240,8 +240,8 @@ def _smoke_both(config: Config, opts: ReviewOptions, selected: tuple[str, ...],
     drift then hits both sides alike instead of looking like a regression. From the second
     round on, a model whose interval lies within the threshold band gets no more rounds; a
     change is concluded after the last (compare.latency_decided, pt2bot/stats.py);
-    `run.rounds` is the most. A stored baseline's latency is never compared (another run, another time):
-    base's latency is measured here, in the same alternating rounds. `gate`: the pull
+    `run.rounds` is the most. A stored baseline's latency is never compared (another run,
+    another time): base's latency is measured here, in the same alternating rounds. `gate`: the pull
     request's code changes (pt2bot/latency_gate.py); a model the gate finds unchanged gets
     no latency rounds, and with no changed code at all the first pass times nothing.
     """
