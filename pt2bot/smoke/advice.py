@@ -39,8 +39,9 @@ import time
 from typing import Any
 
 from pt2bot.smoke.export import (classify_failure, short_message, dim_name,
-                                 draft_failures, example_case, locate_failure, make_dim)
-from pt2bot.smoke.inputs import CaseInputs, compare_outputs
+                                 draft_failures, example_case, locate_failure, make_dim,
+                                 run_exported)
+from pt2bot.smoke.inputs import CaseInputs
 from pt2bot.smoke.matrix import mark_range, varying_dims
 from pt2bot.smoke.timelimit import Overrun, time_limit
 from pt2bot.smoke.trace import RepoPaths, compilation_metrics, reset_dynamo
@@ -212,16 +213,10 @@ def derive_export(model: Any, cases: list[CaseInputs], eager_outs: list[Any],
     res["dynamic_shapes"] = _spec_json(spec, where, pinned)
     if ep is not None:
         res["ok"] = True
-        module = ep.module()
-        for case, expected in zip(cases, eager_outs):
-            row: dict[str, Any] = {"shape": dict(case.shape)}
-            try:
-                with torch.no_grad():
-                    out = module(*case.args, **case.kwargs)
-                row["match"] = compare_outputs(expected, out, model_spec.get("tolerance"))["match"]
-            except Exception as e:  # noqa: BLE001 - a static dim's other sizes are refused
-                row.update(match=False, error=short_message(f"{type(e).__name__}: {e}", 300))
-            res["cases"].append(row)
+        # a static dim's other sizes are refused: those cases carry the error
+        res["cases"] = [{k: v for k, v in row.items() if k != "max_abs_err"}
+                        for row in run_exported(ep, cases, eager_outs,
+                                                model_spec.get("tolerance"), error_chars=300)]
     outside = [c for c in res["cases"] if c.get("error")]
     if outside:
         res["notes"].append(

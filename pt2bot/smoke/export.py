@@ -240,6 +240,27 @@ def static_dims(ep: Any, case: CaseInputs, dynamic: set[str]) -> list[dict[str, 
     return out
 
 
+def run_exported(ep: Any, cases: list[CaseInputs], eager_outs: list[Any], tolerance: Any, *,
+                 error_chars: int = 500) -> list[dict[str, Any]]:
+    """The exported program on every case against eager: `{shape, match, max_abs_err}`, or
+    `{shape, match: false, error}` for a case it refuses (a guard on a specialised dim)."""
+    import torch
+
+    module = ep.module()
+    rows = []
+    for case, expected in zip(cases, eager_outs):
+        row: dict[str, Any] = {"shape": dict(case.shape)}
+        try:
+            with torch.no_grad():
+                out = module(*case.args, **case.kwargs)
+            cmp = compare_outputs(expected, out, tolerance)
+            row.update(match=cmp["match"], max_abs_err=cmp["max_abs_err"])
+        except Exception as e:  # noqa: BLE001 - a case outside what the program accepts
+            row.update(match=False, error=short_message(f"{type(e).__name__}: {e}", error_chars))
+        rows.append(row)
+    return rows
+
+
 def measure_export(model: Any, cases: list[CaseInputs], eager_outs: list[Any],
                    model_spec: dict[str, Any], paths: RepoPaths, *,
                    locate: bool = True) -> dict[str, Any]:
@@ -271,16 +292,6 @@ def measure_export(model: Any, cases: list[CaseInputs], eager_outs: list[Any],
         return res
     res["ok"] = True
     res["static_dims"] = static_dims(ep, ex, dynamic)
-    module = ep.module()
-    for case, expected in zip(cases, eager_outs):
-        entry: dict[str, Any] = {"shape": dict(case.shape)}
-        try:
-            with torch.no_grad():
-                out = module(*case.args, **case.kwargs)
-            cmp = compare_outputs(expected, out, model_spec.get("tolerance"))
-            entry.update(match=cmp["match"], max_abs_err=cmp["max_abs_err"])
-        except Exception as e:  # noqa: BLE001 - e.g. a guard on a specialised dim
-            entry.update(match=False, error=short_message(f"{type(e).__name__}: {e}", 500))
-        res["cases"].append(entry)
+    res["cases"] = run_exported(ep, cases, eager_outs, model_spec.get("tolerance"))
     reset_dynamo()
     return res
