@@ -23,9 +23,10 @@ import ast
 import re
 
 from pt2bot.rules.base import Candidate
-from pt2bot.rules.edits import (binds_torch, defined_before, function_binds, indentation, is_elif,
-                                owns_lines, replace_statement, segment, source_lines, spans_string_lines,
-                                statement_at, statement_lines, with_replaced)
+from pt2bot.rules.edits import (binds_torch, defined_before, enclosing_function, function_binds, indentation,
+                                is_elif, node_span, owns_lines, replace_spans, replace_statement, segment,
+                                source_lines, spans_string_lines, statement_at, statement_lines,
+                                with_replaced)
 
 # the transforms that leave ordinary values alone, and the in-place forms of each
 _NAN = frozenset({"nan_to_num"})
@@ -211,8 +212,14 @@ def _inside(node: ast.AST, at: tuple[int, int]) -> bool:
 
 
 def _if_fixes(code, finding, st: ast.If, body, tree, lines) -> list[Candidate]:
-    if is_elif(lines, st) or not _is_value(st.test):
+    if is_elif(lines, st):
         return []
+    out = _branch_fixes(code, finding, st, body, tree, lines) if _is_value(st.test) else []
+    return out + chain_fixes(code, finding, st, body, tree, lines) + \
+        _eager_exit_fixes(code, finding, st, lines)
+
+
+def _branch_fixes(code, finding, st: ast.If, body, tree, lines) -> list[Candidate]:
     test = _arg(lines, st.test)
     guards = guards_of(test)
     indent = indentation(lines, st)
@@ -246,5 +253,331 @@ def _if_fixes(code, finding, st: ast.If, body, tree, lines) -> list[Candidate]:
                              guards=guards, rank=rank))
     return out
 
+# --------------------------------------------------------------------------- chains of returns
 
-__all__ = ["tensor_condition_fixes", "guards_of"]
+# torch functions and tensor methods whose result is not a tensor (a number, a bool, a size)
+_NOT_TENSOR = frozenset({"item", "tolist", "size", "dim", "ndimension", "numel", "nelement",
+                         "element_size", "stride", "data_ptr", "storage_offset", "get_device",
+                         "is_contiguous", "is_floating_point", "is_complex", "is_tensor", "is_nonzero",
+                         "equal", "allclose", "numpy", "type", "__len__", "is_grad_enabled",
+                         "get_default_dtype", "is_storage", "result_type", "promote_types"})
+# tensor attributes that are tensors themselves (`shape`, `dtype`, `device` are not)
+_TENSOR_ATTRS = frozenset({"T", "mT", "H", "mH", "real", "imag", "data"})
+# calls whose result is a bool tensor, so that `~`, `&` and `|` are its `not`, `and`, `or`
+_BOOL_CALLS = frozenset({"any", "all", "isnan", "isinf", "isfinite", "isposinf", "isneginf", "isreal",
+                         "signbit", "isclose", "eq", "ne", "lt", "le", "gt", "ge", "greater", "less",
+                         "greater_equal", "less_equal", "not_equal", "logical_and", "logical_or",
+                         "logical_not", "logical_xor"})
+
+
+def _is_tensor_annotation(ann: ast.AST | None) -> bool:
+    if isinstance(ann, ast.Constant) and isinstance(ann.value, str):
+        return ann.value.strip() in ("torch.Tensor", "Tensor")
+    return (isinstance(ann, ast.Name) and ann.id == "Tensor") or (
+        isinstance(ann, ast.Attribute) and ann.attr == "Tensor" and isinstance(ann.value, ast.Name)
+        and ann.value.id == "torch")
+
+
+def _own_nodes(fn: ast.AST):
+    """The nodes of `fn`'s body outside the functions, lambdas and classes defined in it."""
+    stack = list(ast.iter_child_nodes(fn))
+    while stack:
+        n = stack.pop()
+        yield n
+        if not isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda, ast.ClassDef)):
+            stack.extend(ast.iter_child_nodes(n))
+
+
+class _Tensors:
+    """Which expressions of one function are surely tensors, from the source text alone: the
+    parameters annotated `torch.Tensor`, the locals every assignment of which is a tensor
+    expression, torch calls, tensor methods and arithmetic on those, and calls of the file's
+    functions annotated `-> torch.Tensor`. What it does not know is not a tensor."""
+
+    def __init__(self, tree: ast.Module, fn: ast.FunctionDef | ast.AsyncFunctionDef) -> None:
+        self.helpers = {n.name for n in ast.walk(tree) if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef))
+                        and _is_tensor_annotation(n.returns)}
+        self.functional = {a.asname for n in tree.body if isinstance(n, ast.Import) for a in n.names
+                           if a.name == "torch.nn.functional" and a.asname}
+        args = fn.args
+        params = args.posonlyargs + args.args + args.kwonlyargs
+        bindings: dict[str, list[ast.AST | None]] = {}   # None: a binding that is not a tensor
+        for a in params + [a for a in (args.vararg, args.kwarg) if a is not None]:
+            bindings.setdefault(a.arg, []).append(a if _is_tensor_annotation(a.annotation) else None)
+        plain: set[int] = set()   # the targets of the assignments read here
+        nodes = list(_own_nodes(fn))
+        for n in nodes:
+            if isinstance(n, ast.Assign) and all(isinstance(t, ast.Name) for t in n.targets):
+                for t in n.targets:
+                    bindings.setdefault(t.id, []).append(n.value)
+                    plain.add(id(t))
+            elif isinstance(n, (ast.AugAssign, ast.AnnAssign)) and isinstance(n.target, ast.Name):
+                bindings.setdefault(n.target.id, []).append(
+                    n if isinstance(n, ast.AugAssign) else n.value)
+                plain.add(id(n.target))
+        for n in nodes:
+            if isinstance(n, ast.Name) and not isinstance(n.ctx, ast.Load) and id(n) not in plain:
+                bindings.setdefault(n.id, []).append(None)   # unpacking, `for`, `with`, `del`
+            elif isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+                bindings.setdefault(n.name, []).append(None)
+            if isinstance(n, (ast.Import, ast.ImportFrom)):
+                for a in n.names:
+                    bindings.setdefault((a.asname or a.name).split(".")[0], []).append(None)
+        # the largest set of names consistent with their bindings (`bits = 8 - bits` keeps a
+        # tensor parameter a tensor)
+        self.names = {k for k, v in bindings.items() if None not in v}
+        changed = True
+        while changed:
+            changed = False
+            for name in list(self.names):
+                if not all(isinstance(b, ast.arg) or self.binds(b, name) for b in bindings[name]):
+                    self.names.discard(name)
+                    changed = True
+
+    def binds(self, b: ast.AST, name: str) -> bool:
+        if isinstance(b, ast.AugAssign):
+            return name in self.names or self.has(b.value)
+        return self.has(b)
+
+    def has(self, e: ast.AST | None) -> bool:
+        if isinstance(e, ast.Name):
+            return e.id in self.names
+        if isinstance(e, ast.Attribute):
+            return e.attr in _TENSOR_ATTRS and self.has(e.value)
+        if isinstance(e, ast.Subscript):
+            return self.has(e.value)
+        if isinstance(e, ast.BinOp):
+            return self.has(e.left) or self.has(e.right)
+        if isinstance(e, ast.UnaryOp):
+            return not isinstance(e.op, ast.Not) and self.has(e.operand)
+        if isinstance(e, ast.Call):
+            f = e.func
+            if isinstance(f, ast.Name):
+                return f.id in self.helpers
+            if not isinstance(f, ast.Attribute) or f.attr in _NOT_TENSOR:
+                return False
+            root = f.value
+            while isinstance(root, ast.Attribute):
+                root = root.value
+            if isinstance(root, ast.Name) and (root.id == "torch" or root.id in self.functional) \
+                    and root.id not in self.names:
+                return True   # torch.where(...), torch.nn.functional.pad(...), F.pad(...)
+            return self.has(f.value)
+        return False
+
+    def mask(self, test: ast.AST, lines: list[str]) -> str | None:
+        """`test` written as a bool tensor: a comparison with a tensor or a call that gives a
+        bool tensor; `and`/`or`/`not` of those as `&`/`|`/`~` (None: something else)."""
+        if isinstance(test, ast.BoolOp):
+            parts = [self.mask(v, lines) for v in test.values]
+            if None in parts:
+                return None
+            return (" & " if isinstance(test.op, ast.And) else " | ").join(f"({p})" for p in parts)
+        if isinstance(test, ast.UnaryOp) and isinstance(test.op, ast.Not):
+            inner = self.mask(test.operand, lines)
+            return None if inner is None else f"~({inner})"
+        if isinstance(test, ast.Compare):
+            if len(test.ops) != 1 or isinstance(test.ops[0], (ast.Is, ast.IsNot, ast.In, ast.NotIn)):
+                return None
+            return segment(lines, test) if self.has(test.left) or self.has(test.comparators[0]) else None
+        if isinstance(test, ast.Call) and isinstance(test.func, ast.Attribute) and test.func.attr in _BOOL_CALLS:
+            return segment(lines, test) if self.has(test) else None
+        return None
+
+
+def _guarded_return(st: ast.stmt) -> bool:
+    """`if <test>: return <value>` without an `else`."""
+    return isinstance(st, ast.If) and not st.orelse and len(st.body) == 1 and \
+        isinstance(st.body[0], ast.Return) and st.body[0].value is not None
+
+
+def _local_assignment(st: ast.stmt) -> bool:
+    """An assignment to plain names only (`res = a + b`, `k += 1`): it touches no state."""
+    if isinstance(st, ast.Assign):
+        return all(isinstance(t, ast.Name) for t in st.targets)
+    return isinstance(st, (ast.AugAssign, ast.AnnAssign)) and isinstance(st.target, ast.Name) and \
+        getattr(st, "value", None) is not None
+
+
+def _assigned(st: ast.stmt) -> set[str]:
+    return {n.id for n in ast.walk(st) if isinstance(n, ast.Name) and not isinstance(n.ctx, ast.Load)}
+
+
+def _reads(node: ast.AST) -> set[str]:
+    return {n.id for n in ast.walk(node) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Load)}
+
+
+def _side_effect_free(node: ast.AST) -> bool:
+    """No in-place method (`x.add_(1)`), `:=`, `yield` or `await`: evaluating it where it was
+    not evaluated before changes nothing but the time it takes."""
+    for n in ast.walk(node):
+        if isinstance(n, (ast.NamedExpr, ast.Yield, ast.YieldFrom, ast.Await)):
+            return False
+        if isinstance(n, ast.Call) and isinstance(n.func, ast.Attribute) and \
+                n.func.attr.endswith("_") and not n.func.attr.startswith("_"):
+            return False
+    return True
+
+
+def _identifiers(tree: ast.Module) -> set[str]:
+    """Every name the file binds or reads (a fresh local must shadow none of them)."""
+    out: set[str] = set()
+    for n in ast.walk(tree):
+        if isinstance(n, ast.Name):
+            out.add(n.id)
+        elif isinstance(n, ast.arg):
+            out.add(n.arg)
+        elif isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            out.add(n.name)
+        elif isinstance(n, (ast.Import, ast.ImportFrom)):
+            out.update((a.asname or a.name).split(".")[0] for a in n.names)
+    return out
+
+
+def _fresh(taken: set[str], base: str) -> str:
+    """`base`, with `_` appended until no name in `taken` is it; then taken too."""
+    name = base
+    while name in taken:
+        name += "_"
+    taken.add(name)
+    return name
+
+
+def _nested_where(indent: str, cases: list[tuple[str, str]], last: str) -> list[str]:
+    """`return torch.where(c1, a1, torch.where(c2, a2, ... last))` on one line, or one case
+    a line with each inner `torch.where` under its argument list."""
+    text = last
+    for c, a in reversed(cases):
+        text = f"torch.where({c}, {a}, {text})"
+    one = f"{indent}return {text}"
+    if len(one) <= 100 and "\n" not in one:
+        return [one]
+    col = len(indent) + len("return ")
+    out = []
+    for k, (c, a) in enumerate(cases):
+        lead = f"{indent}return " if k == 0 else " " * col
+        out.append(f"{lead}torch.where({c}, {a},")
+        col += len("torch.where(")
+    return "\n".join(out + [" " * col + last + ")" * len(cases)]).split("\n")
+
+
+def _chain_at(body: list[ast.stmt], i: int) -> tuple[int, int] | None:
+    """(first, last) indexes in `body` of the chain of guarded returns through `body[i]`:
+    guarded returns and local assignments up to the `return` that ends it; `first` is its
+    first guarded return."""
+    last = next((k for k in range(i, len(body)) if not (_guarded_return(body[k]) or
+                                                         _local_assignment(body[k]))), None)
+    if last is None or not (isinstance(body[last], ast.Return) and body[last].value is not None):
+        return None
+    first = i
+    for k in range(i - 1, -1, -1):
+        if _guarded_return(body[k]):
+            first = k
+        elif not _local_assignment(body[k]):
+            break
+    return first, last
+
+
+def _chain(code, finding, body: list[ast.stmt], first: int, last: int, tree, lines, rank: int
+           ) -> Candidate | None:
+    """The candidate for the chain `body[first..last]` (see `chain_fixes`), or None."""
+    run = body[first:last + 1]
+    fn = enclosing_function(tree, run[0])
+    if fn is None or not all(owns_lines(lines, s) for s in run) or not all(_side_effect_free(s) for s in run):
+        return None
+    guards = [s for s in run if _guarded_return(s)]
+    if len(guards) == 1 and len(run) == 2:
+        return None   # `if c: return a` then `return b`: the plain `torch.where` recipe's
+    tensors = _Tensors(tree, fn)
+    final = run[-1].value
+    if isinstance(final, ast.Tuple) or not tensors.has(final):
+        return None
+    indent = indentation(lines, run[0])
+    taken = _identifiers(tree)
+    new: list[str] = []
+    cases: list[tuple[str, str]] = []
+    special: list[str] = []
+    prev_end = run[0].lineno - 1
+    for k, s in enumerate(run[:-1]):
+        new += lines[prev_end:s.lineno - 1]   # comments and blank lines between statements
+        prev_end = s.end_lineno or s.lineno
+        if not _guarded_return(s):
+            new += lines[s.lineno - 1:prev_end]
+            continue
+        value = s.body[0].value
+        if isinstance(value, ast.Tuple) or not tensors.has(value):
+            return None
+        mask = tensors.mask(s.test, lines)
+        if mask is None:
+            return None
+        special += guards_of(segment(lines, s.test))
+        # what the statements after it rebind: a test or value that reads such a name is
+        # computed here, into a fresh local, so that it keeps the value it had here
+        later = set().union(*(_assigned(t) for t in run[k + 1:-1] if not _guarded_return(t)))
+        picked = []
+        for what, node, text in (("cond", s.test, mask), ("value", value, _arg(lines, value))):
+            if _reads(node) & later:
+                name = _fresh(taken, f"{what}{len(cases) + 1}")
+                new += statement_lines(indent, f"{name} = " + (f"({text})" if "\n" in text else text))
+                text = name
+            picked.append(text)
+        cases.append((picked[0], picked[1]))
+    new += lines[prev_end:run[-1].lineno - 1]
+    new += _nested_where(indent, cases, _arg(lines, final))
+    return Candidate(code=code, path=finding.path, start_line=run[0].lineno,
+                     end_line=run[-1].end_lineno or run[-1].lineno, lines=tuple(new),
+                     title="select the early returns' values with nested `torch.where`",
+                     safe=False, guards=tuple(dict.fromkeys(special)), rank=rank)
+
+
+def chain_fixes(code, finding, st: ast.If, body: list[ast.stmt], tree, lines) -> list[Candidate]:
+    """`if c1: return a1` ... `if c2: return a2` ... `return r` (guarded returns of tensors
+    and local assignments, in one block) -> the assignments, then
+    `return torch.where(c1, a1, torch.where(c2, a2, r))`; and from `st` on when `st` is not
+    the chain's first guard (an edit that the diff's hunk may hold when the whole chain's
+    does not)."""
+    i = next((k for k, s in enumerate(body) if s is st), None)
+    if i is None or not _guarded_return(st):
+        return []
+    span = _chain_at(body, i)
+    if span is None:
+        return []
+    first, last = span
+    out = [_chain(code, finding, body, first, last, tree, lines, rank=1)]
+    if first < i:
+        out.append(_chain(code, finding, body, i, last, tree, lines, rank=2))
+    return [c for c in out if c is not None]
+
+
+# --------------------------------------------------------------------------- eager-only exits
+
+def _exit_guards(test_text: str) -> tuple[str, ...]:
+    """The inputs that take an early exit: what the test reads (`guards_of`), and zeros for a
+    test with nothing special in it or with `.all()` (zeros make a comparison with a nonzero
+    constant hold everywhere: `(t != ignore).all()`)."""
+    kinds = guards_of(test_text)
+    if not kinds or re.search(r"\.all\(\)|\btorch\.all\(", test_text):
+        kinds += ("zero",)
+    return tuple(dict.fromkeys(kinds))
+
+
+def _eager_exit_fixes(code, finding, st: ast.If, lines) -> list[Candidate]:
+    """`if <test>: break` (or `continue`, `return ...`) without an `else` ->
+    `if not torch.compiler.is_compiling() and <test>:`: compiled code never exits early."""
+    if st.orelse or len(st.body) != 1 or not isinstance(st.body[0], (ast.Break, ast.Continue, ast.Return)):
+        return []
+    text = segment(lines, st.test)
+    if re.search(r"\bis_(torchdynamo_|dynamo_)?compiling\b", text):
+        return []
+    if isinstance(st.test, (ast.BoolOp, ast.IfExp, ast.NamedExpr, ast.Lambda)) and not (
+            isinstance(st.test, ast.BoolOp) and isinstance(st.test.op, ast.And)):
+        text = f"({text})"
+    start, end = node_span(st.test)
+    new = replace_spans(lines, st.lineno, end[0], [(start, end, f"not torch.compiler.is_compiling() and {text}")])
+    exit_word = type(st.body[0]).__name__.lower()
+    return [Candidate(code=code, path=finding.path, start_line=st.lineno, end_line=end[0], lines=tuple(new),
+                      title=f"take the early `{exit_word}` in eager only: compiled code runs on",
+                      safe=False, guards=_exit_guards(text), rank=3)]
+
+
+__all__ = ["chain_fixes", "tensor_condition_fixes", "guards_of"]

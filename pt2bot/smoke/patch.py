@@ -27,10 +27,11 @@ import functools
 import inspect
 import linecache
 import os
+import re
 import sys
 from dataclasses import dataclass
 from types import ModuleType
-from typing import Any, Iterator
+from typing import Any, Iterator, Sequence
 
 from pt2bot.smoke.location import RepoPaths
 
@@ -46,11 +47,14 @@ class NotApplicable(Exception):
 
 @dataclass(frozen=True)
 class Edit:
-    """Lines `start_line..end_line` of `path` (repo-relative) replaced by `new_lines` lines."""
+    """Lines `start_line..end_line` of `path` (repo-relative) replaced by `new_lines` lines.
+    `function_end`: head's last line of the function put in place (`patched_function`); the
+    file's functions after it are not recompiled, so their lines keep head's numbers."""
     path: str
     start_line: int
     end_line: int
     new_lines: int
+    function_end: int | None = None
 
     @property
     def shift(self) -> int:
@@ -58,7 +62,8 @@ class Edit:
 
     def map_line(self, line: int | None) -> int | None:
         """Where head's `line` of `path` is in the patched file; None inside the edit."""
-        if line is None or line < self.start_line:
+        if line is None or line < self.start_line or (
+                self.function_end is not None and line > self.function_end):
             return line
         if line > self.end_line:
             return line + self.shift
@@ -96,6 +101,17 @@ def enclosing_function(tree: ast.Module, first: int, last: int
                     return classes, node
         return None
     return search(tree.body, ())
+
+
+def function_end(text: str, first: int, last: int) -> int | None:
+    """Head's last line of the function `patched_function` swaps for an edit of lines
+    first..last of `text` (None: the text does not parse or no such function)."""
+    try:
+        tree = ast.parse(text)
+    except (SyntaxError, ValueError, RecursionError):
+        return None
+    found = enclosing_function(tree, first, last)
+    return None if found is None else (found[1].end_lineno or found[1].lineno)
 
 
 def _same_function(tree: ast.Module, classes: tuple[str, ...], name: str, first: int
@@ -369,6 +385,29 @@ def injecting(swap: Swap, injection: Injection) -> Iterator[Injection]:
         setattr(swap.owner, swap.name, current)
 
 
+# dynamo's "am I compiling?" functions (torch.compiler.is_compiling, torch._dynamo.is_compiling,
+# transformers' is_torchdynamo_compiling): true while dynamo traces, false in eager
+_COMPILING = ("is_compiling", "is_dynamo_compiling", "is_torchdynamo_compiling")
+
+
+def asks_compiling(lines: Sequence[str], patched_text: str) -> bool:
+    """Whether the replacement `lines` call one of dynamo's "am I compiling?" functions, also
+    under a name the patched file imports it as (`from torch.compiler import is_compiling as
+    compiling`). Such an edit changes what compiled code does, not what eager does: the eager
+    comparisons cannot see it."""
+    def calls(names: Any) -> bool:
+        return any(re.search(rf"\b{re.escape(n)}\s*\(", ln) for n in names for ln in lines)
+
+    if calls(_COMPILING):
+        return True
+    try:
+        tree = ast.parse(patched_text)
+    except (SyntaxError, ValueError, RecursionError):
+        return False
+    return calls({a.asname for n in ast.walk(tree) if isinstance(n, ast.ImportFrom)
+                  for a in n.names if a.name in _COMPILING and a.asname})
+
+
 def _detached(out: Any, torch: Any) -> Any:
     if isinstance(out, torch.Tensor):
         return out.detach().clone()
@@ -380,6 +419,6 @@ def _detached(out: Any, torch: Any) -> Any:
     return out
 
 
-__all__ = ["Edit", "GUARD_KINDS", "Injection", "MAX_GUARD_ARGS", "NotApplicable", "Swap",
-           "enclosing_function", "function_at", "guard_patterns", "injecting", "loaded_module",
+__all__ = ["Edit", "GUARD_KINDS", "asks_compiling", "Injection", "MAX_GUARD_ARGS", "NotApplicable", "Swap",
+           "enclosing_function", "function_at", "function_end", "guard_patterns", "injecting", "loaded_module",
            "patched_function"]

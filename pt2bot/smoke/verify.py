@@ -39,7 +39,8 @@ from pt2bot.smoke.inputs import (CaseInputs, build_inputs, build_model, compare_
 from pt2bot.smoke.location import ModelError, RepoPaths
 from pt2bot.smoke.matrix import measure_matrix
 from pt2bot.smoke.patch import (GUARD_KINDS, MAX_GUARD_ARGS, Edit, Injection, NotApplicable,
-                                Swap, function_at, guard_patterns, injecting, patched_function)
+                                Swap, asks_compiling, function_at, function_end, guard_patterns,
+                                injecting, patched_function)
 from pt2bot.smoke.timelimit import Overrun, time_limit
 from pt2bot.smoke.trace import reset_dynamo
 from pt2bot.smoke.worker import read_spec, route_logs, shape_cases
@@ -120,10 +121,20 @@ def _compare(expected: Any, got: Any, tolerance: Any) -> dict[str, Any]:
 
 def guard_checks(model: Any, case: CaseInputs, paths: RepoPaths, kinds: Sequence[str],
                  head_swap: Swap, cand_swap: Swap, tolerance: Any,
-                 head_cache: dict[tuple[str, str, int], Any]) -> list[dict[str, Any]]:
+                 head_cache: dict[tuple[str, str, int], Any], *,
+                 compiled: bool = False) -> list[dict[str, Any]]:
     """Head and the patched code on inputs with each guarded special value, injected into
     the tensor arguments of the function the edit is in. A kind no argument can carry is
-    `hit: false` (the judge then refuses the candidate)."""
+    `hit: false` (the judge then refuses the candidate).
+
+    `compiled` (an edit that asks `torch.compiler.is_compiling()`): eager is unchanged by such
+    an edit, so the patched model is also run compiled (eager backend) on each guard input
+    that matched in eager, and compared with head's eager outputs: `if not
+    torch.compiler.is_compiling() and (x < 0).any(): raise ...` deletes the check from
+    compiled code, and only a compiled run on a negative `x` shows it. Only the model's
+    outputs are compared there: what the edited function returns under compile is what such
+    an edit changes (an early `return t, None` skipped, the caller applying a mask that does
+    nothing); whether the model's result stays the same is the question."""
     import torch
 
     out = []
@@ -143,26 +154,54 @@ def guard_checks(model: Any, case: CaseInputs, paths: RepoPaths, kinds: Sequence
                 with injecting(cand_swap, inj), torch.no_grad():
                     got = _try_forward(model, case, paths)
                 row: dict[str, Any] = {"kind": kind, "pattern": pattern,
-                                       "argument": head_inj.argument, "hit": True}
-                if isinstance(head_out, BaseException) or isinstance(got, BaseException):
-                    same = (isinstance(head_out, BaseException) and isinstance(got, BaseException)
-                            and type(head_out) is type(got))
-                    row.update(match=same, message=None if same else
-                               f"head {_outcome(head_out)}, patched {_outcome(got)}")
-                else:
-                    res = _compare(head_out, got, tolerance)
+                                       "argument": head_inj.argument, "hit": True,
+                                       **_versus(head_out, got, tolerance)}
+                if row["match"] and not isinstance(got, BaseException):
                     inner = _compare(head_inj.returns, inj.returns, tolerance)
-                    if res["match"] and not inner["match"]:
-                        res = {**inner, "message": f"{cand_swap.qualname} returns differ"
-                                                   + (f": {inner['message']}"
-                                                      if inner.get("message") else "")}
-                    row.update(res)
+                    if not inner["match"]:
+                        row.update(inner, message=f"{cand_swap.qualname} returns differ"
+                                   + (f": {inner['message']}" if inner.get("message") else ""))
+                if compiled and row["match"]:
+                    row.update(_compiled_guard(model, case, paths, Injection(kind, pattern, arg),
+                                               cand_swap, head_out, tolerance))
                 out.append(row)
         if not any(r["kind"] == kind for r in out):
             out.append({"kind": kind, "hit": False, "match": None,
                         "message": f"no tensor argument of {head_swap.qualname} can hold "
                                    f"{GUARD_WORDS.get(kind, kind)}"})
     return out
+
+
+def _versus(head_out: Any, got: Any, tolerance: Any) -> dict[str, Any]:
+    """`{match, max_abs_err, message}` of a run against head's on the same input: a raise on
+    both sides is the same outcome, a raise on one side only is not."""
+    if isinstance(head_out, BaseException) or isinstance(got, BaseException):
+        same = (isinstance(head_out, BaseException) and isinstance(got, BaseException)
+                and type(head_out) is type(got))
+        return {"match": same, "message": None if same else
+                f"head {_outcome(head_out)}, patched {_outcome(got)}"}
+    return _compare(head_out, got, tolerance)
+
+
+def _compiled_guard(model: Any, case: CaseInputs, paths: RepoPaths, inj: Injection,
+                    cand_swap: Swap, head_out: Any, tolerance: Any) -> dict[str, Any]:
+    """The patched model compiled (eager backend, breaks allowed) on one guard input, against
+    head's eager outputs there: `{compiled: True, match, ...}`. Compiled afresh each time
+    (the injected wrapper is a new function per input) and forgotten after."""
+    import torch
+
+    reset_dynamo()
+    try:
+        with injecting(cand_swap, inj), torch.no_grad():
+            got = _try_forward(torch.compile(model, backend="eager"), case, paths)
+    finally:
+        reset_dynamo()
+    res = _versus(head_out, got, tolerance)
+    if not res["match"]:
+        detail = res.get("message") or (f"max abs error {res['max_abs_err']:.3g}" if isinstance(
+            res.get("max_abs_err"), (int, float)) else "other outputs")
+        res = {**res, "message": f"compiled, where `is_compiling()` is true: {detail}"}
+    return {"compiled": True, **res}
 
 
 def _try_forward(model: Any, case: CaseInputs, paths: RepoPaths) -> Any:
@@ -309,7 +348,9 @@ def judge(head: Mapping[str, Any], cand: Mapping[str, Any], targets: Sequence[Ma
     kinds = sorted({str(r.get("kind")) for r in cand.get("guards") or ()})
     if kinds:
         evidence.append("equal with " + " and ".join(GUARD_WORDS.get(k, k) for k in kinds)
-                        + " injected")
+                        + " injected"
+                        + (", eager and compiled" if any(r.get("compiled") for r in
+                                                         cand.get("guards") or ()) else ""))
     return {"accepted": True, "reason": None, "evidence": ", ".join(evidence)}
 
 
@@ -407,9 +448,10 @@ def prove_candidate(cand: Mapping[str, Any], model: Any, cases: list[CaseInputs]
     evidence, ...}`. Whatever the patched code does is a verdict, never an exception."""
     import torch
 
-    edit = Edit(path=str(cand["path"]), start_line=int(cand["start_line"]),
-                end_line=int(cand["end_line"]), new_lines=len(cand.get("lines") or ()))
     original, patched = str(cand["original"]), str(cand["patched"])
+    edit = Edit(path=str(cand["path"]), start_line=int(cand["start_line"]),
+                end_line=int(cand["end_line"]), new_lines=len(cand.get("lines") or ()),
+                function_end=function_end(original, int(cand["start_line"]), int(cand["end_line"])))
     kinds = guard_kinds(cand.get("guards") or (), original.splitlines()[
         edit.start_line - 1:edit.end_line])
     measured: dict[str, Any] = {}
@@ -426,8 +468,9 @@ def prove_candidate(cand: Mapping[str, Any], model: Any, cases: list[CaseInputs]
                 measured["outputs"] = rows
                 if all(r["match"] for r in rows) and head_swap is not None:
                     cache = guard_cache.setdefault(f"{edit.path}:{head_swap.qualname}", {})
-                    measured["guards"] = guard_checks(model, cases[0], paths, kinds, head_swap,
-                                                      swap, model_spec.get("tolerance"), cache)
+                    measured["guards"] = guard_checks(
+                        model, cases[0], paths, kinds, head_swap, swap, model_spec.get("tolerance"),
+                        cache, compiled=asks_compiling(cand.get("lines") or (), patched))
                 ok = all(r["match"] for r in rows) and all(
                     g.get("hit") and g.get("match") for g in measured.get("guards") or ())
                 if ok:

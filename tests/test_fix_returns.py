@@ -1,0 +1,440 @@
+"""Recipes for early returns on a tensor value (pt2bot/rules/branch_fixes.py): a chain of
+guarded returns becomes nested `torch.where` (names the statements between rebind are read
+into fresh locals first), and a no-op early exit is taken in eager only
+(`not torch.compiler.is_compiling() and ...`). The edit texts, then the proof loop on real
+torch: the recipes' candidates verified, a wrong chain refused, and an eager-only `raise`
+refused by the compiled run on the guard's input (pt2bot/smoke/verify.py `guard_checks`):
+eager cannot tell it from head, compiled code skips the check."""
+from __future__ import annotations
+
+import time
+
+import pytest
+
+from pt2bot.configfile.schema import build_config
+from pt2bot.fixes import ProofSetting, Proposal, prove_on_model
+from pt2bot.results import ResultsFile
+from pt2bot.rules import Candidate, apply_candidate, fix_candidates
+from pt2bot.smoke.patch import asks_compiling
+from test_fixes import findings_in, fixed
+
+WHERE = "select the early returns' values with nested `torch.where`"
+
+
+def chains(tmp_path, text: str):
+    """{finding's line: its candidates} for the PTC201 findings of `text`."""
+    src, fs = findings_in(tmp_path, text, "PTC201")
+    return src, {f.line: fix_candidates(f, src) for f in fs}
+
+
+def titled(cands, title: str = WHERE):
+    return [c for c in cands if c.title == title]
+
+
+# --------------------------------------------------------------------------- edit texts
+
+POSTERIZE = """\
+    import torch
+
+    def posterize(input: torch.Tensor, bits: torch.Tensor) -> torch.Tensor:
+        def _shift(input: torch.Tensor, shift: torch.Tensor) -> torch.Tensor:
+            return torch.round(input * 255 / 2 ** shift) * 2 ** shift / 255
+
+        def _one(input: torch.Tensor, bits: torch.Tensor) -> torch.Tensor:
+            if bits == 0:
+                return torch.zeros_like(input)
+            if bits == 8:
+                return input.clone()
+            bits = 8 - bits
+            return _shift(input, bits)
+
+        return _one(input, bits)
+
+    @torch.compile
+    def f(x, b):
+        return posterize(x, b)
+    """
+
+
+def test_a_chain_reads_a_rebound_name_into_fresh_locals_first(tmp_path):
+    src, by_line = chains(tmp_path, POSTERIZE)
+    assert sorted(by_line) == [8, 10]
+    [full] = titled(by_line[8])
+    assert (full.start_line, full.end_line, full.rank, full.guards) == (8, 13, 1, ("zero",))
+    # both tests read `bits`, which `bits = 8 - bits` rebinds: computed before it; the
+    # returned values read only `input`: left where they are
+    assert full.lines == (
+        "        cond1 = bits == 0",
+        "        cond2 = bits == 8",
+        "        bits = 8 - bits",
+        "        return torch.where(cond1, torch.zeros_like(input),",
+        "                           torch.where(cond2, input.clone(),",
+        "                                       _shift(input, bits)))")
+    # the second test's finding offers the same edit first (one proposal for both targets),
+    # then the chain from its own `if` on (a hunk may hold that one only)
+    second = titled(by_line[10])
+    assert second[0] == full
+    assert (second[1].start_line, second[1].rank) == (10, 2)
+    assert second[1].lines[0] == "        cond1 = bits == 8"
+    out = fixed(src, full)
+    assert "if bits" not in out
+
+
+def test_a_chain_with_statements_between_and_and(tmp_path):
+    src, by_line = chains(tmp_path, """\
+        import torch
+
+        def blend(input1: torch.Tensor, input2: torch.Tensor, factor: torch.Tensor) -> torch.Tensor:
+            if factor == 0.0:
+                return input1
+            if factor == 1.0:
+                return input2
+            # the blend
+            diff = (input2 - input1) * factor
+            res = input1 + diff
+            if factor > 0.0 and factor < 1.0:
+                return res
+            return torch.clamp(res, 0, 1)
+
+        g = torch.compile(blend)
+        """)
+    [full] = titled(by_line[4])
+    assert titled(by_line[6])[0] == full and titled(by_line[11]) == [full]
+    # nothing between rebinds what a test or a value reads: no local; `and` is `&`
+    assert (full.start_line, full.end_line) == (4, 13)
+    assert full.lines == (
+        "    # the blend",
+        "    diff = (input2 - input1) * factor",
+        "    res = input1 + diff",
+        "    return torch.where(factor == 0.0, input1,",
+        "                       torch.where(factor == 1.0, input2,",
+        "                                   torch.where((factor > 0.0) & (factor < 1.0), res,",
+        "                                               torch.clamp(res, 0, 1))))")
+    fixed(src, full)
+
+
+def test_fresh_names_shadow_nothing_and_a_short_chain_stays_on_one_line(tmp_path):
+    _src, by_line = chains(tmp_path, """\
+        import torch
+
+        value1 = 3
+
+        @torch.compile
+        def f(x: torch.Tensor, s: torch.Tensor):
+            if s.sum() == 0:
+                return x
+            x = x * s + value1
+            return x / s
+        """)
+    [c] = titled(by_line[7])
+    assert c.lines == ("    value1_ = x", "    x = x * s + value1", "    return torch.where(s.sum() == 0, value1_, x / s)")
+
+
+@pytest.mark.parametrize("text", [
+    # a tuple, None, a value not known to be a tensor, a Python number
+    "    if x.sum() > 0:\n        return x, x\n    y = x + 1\n    return y, x\n",
+    "    if x.sum() > 0:\n        return None\n    y = x + 1\n    return y\n",
+    "    if x.sum() > 0:\n        return self_cache\n    y = x + 1\n    return y\n",
+    "    if x.sum() > 0:\n        return 0.0\n    y = x + 1\n    return y\n",
+    # a statement between that is not a local assignment, an in-place method
+    "    if x.sum() > 0:\n        return x\n    print(x)\n    return x + 1\n",
+    "    if x.sum() > 0:\n        return x\n    y = x.add_(1)\n    return y\n",
+    # a test that is not a tensor comparison (`is`, a bare name), an `else`
+    "    if x.sum() > 0:\n        return x\n    if flag:\n        return x - 1\n    return x + 1\n",
+    "    if x.sum() > 0:\n        return x\n    elif x.sum() < -1:\n        return x - 1\n    return x + 1\n",
+])
+def test_what_is_not_a_chain_of_tensors_gets_no_chain(tmp_path, text):
+    src = ("import torch\n\nself_cache = [1]\n\n@torch.compile\ndef f(x: torch.Tensor, flag=True):\n"
+           + text)
+    _src, by_line = chains(tmp_path, src)
+    assert by_line and not [c for cs in by_line.values() for c in titled(cs)], by_line
+
+
+def test_the_same_template_with_tensors_is_a_chain(tmp_path):
+    text = "    if x.sum() > 0:\n        return x\n    y = x + 1\n    return y\n"
+    _src, by_line = chains(tmp_path, "import torch\n\n@torch.compile\ndef f(x: torch.Tensor):\n" + text)
+    [c] = titled(by_line[5])
+    assert c.lines == ("    y = x + 1", "    return torch.where(x.sum() > 0, x, y)")
+
+
+def test_an_early_exit_is_taken_in_eager_only(tmp_path):
+    src, by_line = chains(tmp_path, """\
+        import torch
+
+        @torch.compile
+        def f(image: torch.Tensor, target: torch.Tensor, n: int):
+            out = torch.zeros_like(image)
+            for i in range(n):
+                mask = image > i
+                if not mask.any():
+                    break
+                if mask.sum() == 1 or mask.all(): continue
+                out = out + mask
+            if (target != -100).all():
+                return target, None
+            return out, target
+        """)
+    exits = {line: titled(cs, cs[-1].title) for line, cs in by_line.items()}
+    (brk,), (cont,), (ret,) = exits[8], exits[10], exits[12]
+    assert brk.lines == ("        if not torch.compiler.is_compiling() and not mask.any():",)
+    assert (brk.start_line, brk.end_line, brk.rank, brk.guards) == (8, 8, 3, ("empty",))
+    assert brk.title == "take the early `break` in eager only: compiled code runs on"
+    # `or` keeps its meaning inside the `and`; the body on the `if`'s line is kept
+    assert cont.lines == ("        if not torch.compiler.is_compiling() and (mask.sum() == 1 or "
+                          "mask.all()): continue",)
+    assert cont.guards == ("zero",)
+    # `.all()`: zeros are the input that takes it (`target != -100` holds everywhere)
+    assert ret.lines == ("    if not torch.compiler.is_compiling() and (target != -100).all():",)
+    assert ret.guards == ("zero",)
+    for c in (brk, cont, ret):
+        fixed(src, c)
+
+
+@pytest.mark.parametrize("text", [
+    "        if not mask.any():\n            break\n        else:\n            out = out + 1\n",
+    "        if not mask.any():\n            out = out - 1\n            break\n",
+    "        if not torch.compiler.is_compiling() and not mask.any():\n            break\n",
+])
+def test_exits_that_are_not_alone_or_already_eager_only(tmp_path, text):
+    src = ("import torch\n\n@torch.compile\ndef f(image: torch.Tensor):\n    out = image\n"
+           "    for i in range(3):\n        mask = image > i\n" + text + "    return out\n")
+    _src, by_line = chains(tmp_path, src)
+    assert not [c for cs in by_line.values() for c in cs if "eager only" in c.title]
+
+
+def test_an_edit_asks_compiling_directly_or_through_an_imported_name():
+    assert asks_compiling(["    if not torch.compiler.is_compiling() and m.any():"], "")
+    assert asks_compiling(["    if torch._dynamo.is_compiling(): pass"], "")
+    patched = "from torch.compiler import is_compiling as compiling\n"
+    assert asks_compiling(["    if not compiling() and m.any():"], patched)
+    assert not asks_compiling(["    if not compiling() and m.any():"], "import torch\n")
+    assert not asks_compiling(["    y = torch.where(m, a, b)"], patched)
+
+
+# --------------------------------------------------------------------------- the proof loop
+
+NET = """\
+import torch
+from torch import nn
+
+
+def posterize(input: torch.Tensor, bits: torch.Tensor) -> torch.Tensor:
+    def _shift(input: torch.Tensor, shift: torch.Tensor) -> torch.Tensor:
+        return torch.round(input * 255 / 2 ** shift) * 2 ** shift / 255
+
+    def _one(input: torch.Tensor, bits: torch.Tensor) -> torch.Tensor:
+        if bits == 0:
+            return torch.zeros_like(input)
+        if bits == 8:
+            return input.clone()
+        bits = 8 - bits
+        return _shift(input, bits)
+
+    return _one(input, bits)
+
+
+def blend(input1: torch.Tensor, input2: torch.Tensor, factor: torch.Tensor) -> torch.Tensor:
+    if factor == 0.0:
+        return input1
+    if factor == 1.0:
+        return input2
+    diff = (input2 - input1) * factor
+    res = input1 + diff
+    if factor > 0.0 and factor < 1.0:
+        return res
+    return torch.clamp(res, 0, 1)
+
+
+def scale(x: torch.Tensor, s: torch.Tensor) -> torch.Tensor:
+    if s == 0:
+        return x
+    x = x * s + 1
+    return x / s
+
+
+def spread(image: torch.Tensor) -> torch.Tensor:
+    out = torch.zeros_like(image)
+    boundary = image.clone()
+    for i in range(4):
+        grown = torch.nn.functional.max_pool2d(boundary, 3, 1, 1)
+        mask = (grown - boundary) > 0
+        if not mask.any():
+            break
+        out = out + i * mask.to(out.dtype)
+        boundary = torch.where(mask, grown, boundary)
+    return out
+
+
+def checked(x: torch.Tensor) -> torch.Tensor:
+    if (x < 0).any():
+        raise ValueError("negative input")
+    return x.sqrt()
+
+
+class Post(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.lin = nn.Linear(8, 8)
+        self.register_buffer("bits", torch.tensor(4))
+
+    def forward(self, x):
+        return posterize(torch.sigmoid(self.lin(x)), self.bits)
+
+
+class Blend(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.lin = nn.Linear(8, 8)
+
+    def forward(self, x):
+        h = torch.sigmoid(self.lin(x))
+        return blend(h, x.sigmoid(), h.mean() * 2) + scale(h, h.mean())
+
+
+class Spread(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.conv = nn.Conv2d(1, 1, 3, padding=1)
+
+    def forward(self, x):
+        image = (self.conv(x) > 0.5).to(x.dtype)
+        return spread(image) + checked(x.abs())
+"""
+
+CONFIG = """\
+version: 1
+models:
+  - name: post
+    entry: pkg.net:Post
+    inputs: [{name: x, shape: [batch, 8]}]
+    shapes: {batch: [2]}
+    export: false
+    timeout_s: 60
+  - name: blend
+    entry: pkg.net:Blend
+    inputs: [{name: x, shape: [batch, 8]}]
+    shapes: {batch: [2]}
+    export: false
+    timeout_s: 60
+  - name: spread
+    entry: pkg.net:Spread
+    inputs: [{name: x, shape: [batch, 1, 6, 6]}]
+    shapes: {batch: [2]}
+    export: false
+    timeout_s: 60
+run: {backend: eager, latency: false, timeout_s: 120}
+fixes: {budget_s: 240}
+"""
+
+
+def line_of(text: str, nth: int = 1) -> int:
+    lines = NET.splitlines()
+    return [i for i, ln in enumerate(lines, 1) if ln.strip() == text][nth - 1]
+
+
+def target(model: str, line: int) -> dict:
+    return {"kind": "break", "model": model, "path": "pkg/net.py", "line": line, "gb": "GB0170",
+            "gb_type": "Data-dependent branching"}
+
+
+@pytest.fixture(scope="module")
+def proof(tmp_path_factory):
+    """The repository, its findings, and `run(model, [(proposal, targets)])` -> verdicts."""
+    from pt2bot.config import StaticConfig
+    from pt2bot.static import check_paths
+
+    root = tmp_path_factory.mktemp("returns") / "repo"
+    (root / "pkg").mkdir(parents=True)
+    (root / "pkg" / "__init__.py").write_text("")
+    (root / "pkg" / "net.py").write_text(NET)
+    (root / "pt2bot.yml").write_text(CONFIG)
+    config = build_config(CONFIG, str(root / "pt2bot.yml"))
+    setting = ProofSetting(config=config, changeset=None, root=str(root), head_sha=None,
+                           head_results=ResultsFile.empty(), device="cpu")
+    found = [f for f in check_paths(str(root), ["pkg/net.py"], StaticConfig(select=("ALL",)), jobs=1)
+             if f.rule == "PTC201"]
+    work = tmp_path_factory.mktemp("work")
+
+    def run(model: str, items: list) -> dict:
+        return prove_on_model(setting, config.model(model), None, items, str(root),
+                              time.monotonic() + 240, str(work / model))
+
+    def recipe(line: int, title: str) -> Candidate:
+        [f] = [f for f in found if f.line == line]
+        return next(c for c in fix_candidates(f, NET) if c.title.startswith(title))
+
+    return run, recipe
+
+
+def proposal(cid: str, cand: Candidate) -> Proposal:
+    return Proposal(cid=cid, cand=cand, original=NET, patched=apply_candidate(NET, cand),
+                    findings=[], targets=[])
+
+
+def by_hand(start: int, end: int, lines: list[str], guards: tuple[str, ...]) -> Candidate:
+    return Candidate(code="PTC201", path="pkg/net.py", start_line=start, end_line=end,
+                     lines=tuple(lines), title="by hand", safe=False, guards=guards)
+
+
+@pytest.mark.torch
+def test_the_posterize_chain_is_verified_and_a_chain_that_reads_a_rebound_name_is_not(proof):
+    run, recipe = proof
+    first, second = line_of("if bits == 0:"), line_of("if bits == 8:")
+    right = recipe(first, "select the early returns")
+    # the tests read `bits` after `bits = 8 - bits`: equal on bits=4, not on bits=0
+    wrong = by_hand(first, first + 5, [
+        "        bits = 8 - bits",
+        "        return torch.where(bits == 0, torch.zeros_like(input), "
+        "torch.where(bits == 8, input.clone(), _shift(input, bits)))"], ("zero",))
+    targets = [target("post", first), target("post", second)]
+    verdicts = run("post", [(proposal("wrong", wrong), targets), (proposal("right", right), targets)])
+    assert verdicts["wrong"]["accepted"] is False
+    assert verdicts["wrong"]["reason"].startswith("differs from head on an input with zeros in `bits`")
+    assert verdicts["right"]["accepted"] is True, verdicts["right"]
+    assert verdicts["right"]["evidence"] == ("GB0170 gone, 1 graph instead of 4, outputs equal on "
+                                             "1 shape case, equal with zeros injected")
+
+
+@pytest.mark.torch
+def test_the_blend_chain_and_an_arm_read_before_its_name_is_rebound(proof):
+    run, recipe = proof
+    chain = recipe(line_of("if factor == 0.0:"), "select the early returns")
+    ts = [target("blend", line_of(t)) for t in ("if factor == 0.0:", "if factor == 1.0:",
+                                                  "if factor > 0.0 and factor < 1.0:")]
+    s0 = line_of("if s == 0:")
+    kept = recipe(s0, "select the early returns")
+    assert kept.lines[0] == "    value1 = x"
+    # `x = x * s + 1` rebinds the returned `x`: at s == 0 this returns ones, not x
+    lost = by_hand(s0, s0 + 3, ["    x = x * s + 1", "    return torch.where(s == 0, x, x / s)"],
+                   ("zero",))
+    verdicts = run("blend", [(proposal("chain", chain), ts), (proposal("lost", lost), [target("blend", s0)]),
+                             (proposal("kept", kept), [target("blend", s0)])])
+    assert verdicts["chain"]["accepted"] is True, verdicts["chain"]
+    assert verdicts["chain"]["evidence"].startswith("GB0170 gone")
+    assert verdicts["lost"]["accepted"] is False
+    assert verdicts["lost"]["reason"].startswith("differs from head on an input with zeros in `s`")
+    # x / s is inf where s == 0, and torch.where does not let it through
+    assert verdicts["kept"]["accepted"] is True, verdicts["kept"]
+
+
+@pytest.mark.torch
+def test_an_eager_only_exit_is_proven_compiled_and_an_eager_only_raise_is_refused(proof):
+    run, recipe = proof
+    brk = line_of("if not mask.any():")
+    exit_ = recipe(brk, "take the early `break` in eager only")
+    check = line_of("if (x < 0).any():")
+    # eager raises as head does; compiled code skips the check: the compiled run on a
+    # negative input returns where head raised
+    skip = by_hand(check, check, ["    if not torch.compiler.is_compiling() and (x < 0).any():"],
+                   ("empty",))
+    verdicts = run("spread", [(proposal("exit", exit_), [target("spread", brk)]),
+                              (proposal("skip", skip), [target("spread", check)])])
+    assert verdicts["skip"]["accepted"] is False, verdicts["skip"]
+    assert verdicts["skip"]["reason"] == (
+        "differs from head on an input with an empty mask in `x`: compiled, where `is_compiling()` "
+        "is true: head raised forward(batch=2) raised ValueError: negative input, patched returned")
+    # the loop's later iterations change nothing once the mask is empty: equal compiled too
+    assert verdicts["exit"]["accepted"] is True, verdicts["exit"]
+    assert verdicts["exit"]["evidence"] == ("GB0170 gone, 4 graphs instead of 5, outputs equal on 1 "
+                                            "shape case, equal with an empty mask injected, eager and "
+                                            "compiled")
