@@ -15,7 +15,8 @@ from pt2bot.configfile.schema import build_config
 from pt2bot.fixes import ProofSetting, Proposal, prove_on_model
 from pt2bot.results import ResultsFile
 from pt2bot.rules import Candidate, apply_candidate, fix_candidates
-from pt2bot.smoke.patch import asks_compiling
+from pt2bot.smoke.patch import Edit, asks_compiling
+from pt2bot.smoke.verify import judge
 from test_fixes import findings_in, fixed
 
 WHERE = "select the early returns' values with nested `torch.where`"
@@ -33,34 +34,105 @@ def titled(cands, title: str = WHERE):
 
 # --------------------------------------------------------------------------- edit texts
 
-POSTERIZE = """\
-    import torch
+NET = """\
+import torch
+from torch import nn
 
-    def posterize(input: torch.Tensor, bits: torch.Tensor) -> torch.Tensor:
-        def _shift(input: torch.Tensor, shift: torch.Tensor) -> torch.Tensor:
-            return torch.round(input * 255 / 2 ** shift) * 2 ** shift / 255
 
-        def _one(input: torch.Tensor, bits: torch.Tensor) -> torch.Tensor:
-            if bits == 0:
-                return torch.zeros_like(input)
-            if bits == 8:
-                return input.clone()
-            bits = 8 - bits
-            return _shift(input, bits)
+def posterize(input: torch.Tensor, bits: torch.Tensor) -> torch.Tensor:
+    def _shift(input: torch.Tensor, shift: torch.Tensor) -> torch.Tensor:
+        return torch.round(input * 255 / 2 ** shift) * 2 ** shift / 255
 
-        return _one(input, bits)
+    def _one(input: torch.Tensor, bits: torch.Tensor) -> torch.Tensor:
+        if bits == 0:
+            return torch.zeros_like(input)
+        if bits == 8:
+            return input.clone()
+        bits = 8 - bits
+        return _shift(input, bits)
 
-    @torch.compile
-    def f(x, b):
-        return posterize(x, b)
-    """
+    return _one(input, bits)
+
+
+def blend(input1: torch.Tensor, input2: torch.Tensor, factor: torch.Tensor) -> torch.Tensor:
+    if factor == 0.0:
+        return input1
+    if factor == 1.0:
+        return input2
+    # the blend
+    diff = (input2 - input1) * factor
+    res = input1 + diff
+    if factor > 0.0 and factor < 1.0:
+        return res
+    return torch.clamp(res, 0, 1)
+
+
+def scale(x: torch.Tensor, s: torch.Tensor) -> torch.Tensor:
+    if s == 0:
+        return x
+    x = x * s + 1
+    return x / s
+
+
+def spread(image: torch.Tensor) -> torch.Tensor:
+    out = torch.zeros_like(image)
+    boundary = image.clone()
+    for i in range(4):
+        grown = torch.nn.functional.max_pool2d(boundary, 3, 1, 1)
+        mask = (grown - boundary) > 0
+        if not mask.any():
+            break
+        out = out + i * mask.to(out.dtype)
+        boundary = torch.where(mask, grown, boundary)
+    return out
+
+
+def checked(x: torch.Tensor) -> torch.Tensor:
+    if (x < 0).any():
+        raise ValueError("negative input")
+    return x.sqrt()
+
+
+class Post(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.lin = nn.Linear(8, 8)
+        self.register_buffer("bits", torch.tensor(4))
+
+    def forward(self, x):
+        return posterize(torch.sigmoid(self.lin(x)), self.bits)
+
+
+class Blend(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.lin = nn.Linear(8, 8)
+
+    def forward(self, x):
+        h = torch.sigmoid(self.lin(x))
+        return blend(h, x.sigmoid(), h.mean() * 2) + scale(h, h.mean())
+
+
+class Spread(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.conv = nn.Conv2d(1, 1, 3, padding=1)
+
+    def forward(self, x):
+        image = (self.conv(x) > 0.5).to(x.dtype)
+        return spread(image) + checked(x.abs())
+"""
+
+def line_of(text: str, nth: int = 1) -> int:
+    lines = NET.splitlines()
+    return [i for i, ln in enumerate(lines, 1) if ln.strip() == text][nth - 1]
 
 
 def test_a_chain_reads_a_rebound_name_into_fresh_locals_first(tmp_path):
-    src, by_line = chains(tmp_path, POSTERIZE)
-    assert sorted(by_line) == [8, 10]
-    [full] = titled(by_line[8])
-    assert (full.start_line, full.end_line, full.rank, full.guards) == (8, 13, 1, ("zero",))
+    src, by_line = chains(tmp_path, NET)
+    first, second = line_of("if bits == 0:"), line_of("if bits == 8:")
+    [full] = titled(by_line[first])
+    assert (full.start_line, full.end_line, full.rank, full.guards) == (first, first + 5, 1, ("zero",))
     # both tests read `bits`, which `bits = 8 - bits` rebinds: computed before it; the
     # returned values read only `input`: left where they are
     assert full.lines == (
@@ -72,36 +144,22 @@ def test_a_chain_reads_a_rebound_name_into_fresh_locals_first(tmp_path):
         "                                       _shift(input, bits)))")
     # the second test's finding offers the same edit first (one proposal for both targets),
     # then the chain from its own `if` on (a hunk may hold that one only)
-    second = titled(by_line[10])
-    assert second[0] == full
-    assert (second[1].start_line, second[1].rank) == (10, 2)
-    assert second[1].lines[0] == "        cond1 = bits == 8"
-    out = fixed(src, full)
-    assert "if bits" not in out
+    later = titled(by_line[second])
+    assert later[0] == full
+    assert (later[1].start_line, later[1].rank) == (second, 2)
+    assert later[1].lines[0] == "        cond1 = bits == 8"
+    assert "if bits" not in fixed(src, full)
 
 
 def test_a_chain_with_statements_between_and_and(tmp_path):
-    src, by_line = chains(tmp_path, """\
-        import torch
-
-        def blend(input1: torch.Tensor, input2: torch.Tensor, factor: torch.Tensor) -> torch.Tensor:
-            if factor == 0.0:
-                return input1
-            if factor == 1.0:
-                return input2
-            # the blend
-            diff = (input2 - input1) * factor
-            res = input1 + diff
-            if factor > 0.0 and factor < 1.0:
-                return res
-            return torch.clamp(res, 0, 1)
-
-        g = torch.compile(blend)
-        """)
-    [full] = titled(by_line[4])
-    assert titled(by_line[6])[0] == full and titled(by_line[11]) == [full]
-    # nothing between rebinds what a test or a value reads: no local; `and` is `&`
-    assert (full.start_line, full.end_line) == (4, 13)
+    src, by_line = chains(tmp_path, NET)
+    first = line_of("if factor == 0.0:")
+    [full] = titled(by_line[first])
+    assert titled(by_line[line_of("if factor == 1.0:")])[0] == full
+    assert titled(by_line[line_of("if factor > 0.0 and factor < 1.0:")]) == [full]
+    # nothing between rebinds what a test or a value reads: no local; `and` is `&`; the
+    # comment between stays
+    assert (full.start_line, full.end_line) == (first, first + 9)
     assert full.lines == (
         "    # the blend",
         "    diff = (input2 - input1) * factor",
@@ -202,6 +260,35 @@ def test_exits_that_are_not_alone_or_already_eager_only(tmp_path, text):
     assert not [c for cs in by_line.values() for c in cs if "eager only" in c.title]
 
 
+def test_an_exit_that_returns_what_it_computes_is_not_a_skip(tmp_path):
+    _src, by_line = chains(tmp_path, """\
+        import torch
+
+        @torch.compile
+        def f(x: torch.Tensor):
+            if x.sum() > 0:
+                return x.flip(-1)
+            return x
+        """)
+    assert by_line[5] and not [c for c in by_line[5] if "eager only" in c.title]
+
+
+def test_a_break_after_the_swapped_function_keeps_heads_line():
+    """Only the edited function is recompiled from the patched text: a break in a function
+    below it keeps head's line, whatever the edit did to the line count."""
+    head = {"graph_count": 3, "phase_errors": {}, "breaks": [
+        {"gb": "GB0170", "path": "pkg/net.py", "line": 21}, {"gb": "GB0170", "path": "pkg/net.py", "line": 33}]}
+    cand = {"graph_count": 2, "phase_errors": {}, "outputs": [{"shape": {"b": 2}, "match": True}],
+            "breaks": [{"gb": "GB0170", "path": "pkg/net.py", "line": 33}]}
+    t = [{"kind": "break", "path": "pkg/net.py", "line": 21, "gb": "GB0170"}]
+    edit = Edit(path="pkg/net.py", start_line=21, end_line=29, new_lines=7, function_end=29)
+    assert judge(head, cand, t, edit)["accepted"] is True
+    assert edit.map_line(26) is None and edit.map_line(29) is None
+    inside = Edit(path="pkg/net.py", start_line=21, end_line=25, new_lines=3, function_end=40)
+    assert inside.map_line(33) == 31
+    assert judge(head, cand, t, inside)["reason"] == "a new graph break: GB0170 at pkg/net.py:33"
+
+
 def test_an_edit_asks_compiling_directly_or_through_an_imported_name():
     assert asks_compiling(["    if not torch.compiler.is_compiling() and m.any():"], "")
     assert asks_compiling(["    if torch._dynamo.is_compiling(): pass"], "")
@@ -212,94 +299,6 @@ def test_an_edit_asks_compiling_directly_or_through_an_imported_name():
 
 
 # --------------------------------------------------------------------------- the proof loop
-
-NET = """\
-import torch
-from torch import nn
-
-
-def posterize(input: torch.Tensor, bits: torch.Tensor) -> torch.Tensor:
-    def _shift(input: torch.Tensor, shift: torch.Tensor) -> torch.Tensor:
-        return torch.round(input * 255 / 2 ** shift) * 2 ** shift / 255
-
-    def _one(input: torch.Tensor, bits: torch.Tensor) -> torch.Tensor:
-        if bits == 0:
-            return torch.zeros_like(input)
-        if bits == 8:
-            return input.clone()
-        bits = 8 - bits
-        return _shift(input, bits)
-
-    return _one(input, bits)
-
-
-def blend(input1: torch.Tensor, input2: torch.Tensor, factor: torch.Tensor) -> torch.Tensor:
-    if factor == 0.0:
-        return input1
-    if factor == 1.0:
-        return input2
-    diff = (input2 - input1) * factor
-    res = input1 + diff
-    if factor > 0.0 and factor < 1.0:
-        return res
-    return torch.clamp(res, 0, 1)
-
-
-def scale(x: torch.Tensor, s: torch.Tensor) -> torch.Tensor:
-    if s == 0:
-        return x
-    x = x * s + 1
-    return x / s
-
-
-def spread(image: torch.Tensor) -> torch.Tensor:
-    out = torch.zeros_like(image)
-    boundary = image.clone()
-    for i in range(4):
-        grown = torch.nn.functional.max_pool2d(boundary, 3, 1, 1)
-        mask = (grown - boundary) > 0
-        if not mask.any():
-            break
-        out = out + i * mask.to(out.dtype)
-        boundary = torch.where(mask, grown, boundary)
-    return out
-
-
-def checked(x: torch.Tensor) -> torch.Tensor:
-    if (x < 0).any():
-        raise ValueError("negative input")
-    return x.sqrt()
-
-
-class Post(nn.Module):
-    def __init__(self):
-        super().__init__()
-        self.lin = nn.Linear(8, 8)
-        self.register_buffer("bits", torch.tensor(4))
-
-    def forward(self, x):
-        return posterize(torch.sigmoid(self.lin(x)), self.bits)
-
-
-class Blend(nn.Module):
-    def __init__(self):
-        super().__init__()
-        self.lin = nn.Linear(8, 8)
-
-    def forward(self, x):
-        h = torch.sigmoid(self.lin(x))
-        return blend(h, x.sigmoid(), h.mean() * 2) + scale(h, h.mean())
-
-
-class Spread(nn.Module):
-    def __init__(self):
-        super().__init__()
-        self.conv = nn.Conv2d(1, 1, 3, padding=1)
-
-    def forward(self, x):
-        image = (self.conv(x) > 0.5).to(x.dtype)
-        return spread(image) + checked(x.abs())
-"""
 
 CONFIG = """\
 version: 1
@@ -325,11 +324,6 @@ models:
 run: {backend: eager, latency: false, timeout_s: 120}
 fixes: {budget_s: 240}
 """
-
-
-def line_of(text: str, nth: int = 1) -> int:
-    lines = NET.splitlines()
-    return [i for i, ln in enumerate(lines, 1) if ln.strip() == text][nth - 1]
 
 
 def target(model: str, line: int) -> dict:

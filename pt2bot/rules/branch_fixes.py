@@ -11,11 +11,33 @@ In the order they are offered (most likely to be the author's intent first):
    inf, a clamp may reach values the condition did not test; the candidate carries the special
    values its condition guards (`guards`) so a verifier compares it on them too;
 2. `torch.where(cond, a, b)`: one assignment (or one `return`) on each side, the missing side
-   the name's value before (or the `return` that follows the `if`);
-3. `torch.cond(cond, lambda: a, lambda: b, ())`, the same shapes of code, for large branches.
+   the name's value before (or the `return` that follows the `if`); and for a chain of early
+   returns in one block, `if c1: return a1` ... `if c2: return a2` ... `return r` (each `if`
+   without an `else`, local assignments between, every value a tensor the source shows to be
+   one: a `torch.Tensor` parameter, a torch call, a tensor method, arithmetic on those, a
+   function of the file annotated `-> torch.Tensor`), the assignments and then
+   `return torch.where(c1, a1, torch.where(c2, a2, r))` (kornia's posterize and sharpness
+   fixes). `and`/`or`/`not` between tensor comparisons become `&`/`|`/`~`. Every value is
+   now computed, but `torch.where` lets no NaN or inf of the side it does not select through.
+   A test or value that reads a name an assignment after it rebinds (posterize's `bits = 8 -
+   bits`) is computed first, into a fresh local (`cond1 = bits == 0`), so it keeps the value
+   it had at its `if`. A tuple, `None`, a value not known to be a tensor, or a statement
+   between that is not an assignment to a name (a call for its effect, an in-place method)
+   gets no chain: each would now run or be selected where it did not before;
+3. `torch.cond(cond, lambda: a, lambda: b, ())`, the same shapes of code, for large branches;
+   and the chain from the finding's own `if` on, when that is not the chain's first (the
+   diff's hunk may hold it where it does not hold the whole chain);
+4. an early exit taken in eager only: `if <test>: break` (or `continue`, or a `return` of
+   names and constants, `return target, None`) without an `else` becomes `if not
+   torch.compiler.is_compiling() and <test>:` (kornia's distance_transform and
+   mask_ignore_pixels fixes). Right only where the exit skips work that changes nothing
+   (a loop's later iterations that are no-ops, a mask of all True the caller applies to no
+   effect). Eager runs exactly as before, so the proof runs such an edit compiled on the
+   inputs that take the exit (pt2bot/smoke/verify.py `guard_checks`): what the test reads, and
+   zeros for `.all()` or a test with nothing special in it (`_exit_guards`).
 
 A conditional expression `a if cond else b` becomes `torch.where(cond, a, b)`. Everything else
-(`while`, `and`/`or`, branches of several statements) stays the rule's text.
+(`while`, branches of several statements) stays the rule's text.
 """
 from __future__ import annotations
 
@@ -561,10 +583,21 @@ def _exit_guards(test_text: str) -> tuple[str, ...]:
     return tuple(dict.fromkeys(kinds))
 
 
+def _nothing_computed(node: ast.AST | None) -> bool:
+    """A returned value that computes nothing: names, constants, a tuple of them (`return
+    target, None`). An exit that returns a value it computes is a special case, not a skip."""
+    if isinstance(node, ast.Tuple):
+        return all(_nothing_computed(e) for e in node.elts)
+    return node is None or isinstance(node, (ast.Name, ast.Constant))
+
+
 def _eager_exit_fixes(code, finding, st: ast.If, lines) -> list[Candidate]:
-    """`if <test>: break` (or `continue`, `return ...`) without an `else` ->
-    `if not torch.compiler.is_compiling() and <test>:`: compiled code never exits early."""
+    """`if <test>: break` (or `continue`, or `return` of names and constants) without an
+    `else` -> `if not torch.compiler.is_compiling() and <test>:`: compiled code never exits
+    early."""
     if st.orelse or len(st.body) != 1 or not isinstance(st.body[0], (ast.Break, ast.Continue, ast.Return)):
+        return []
+    if isinstance(st.body[0], ast.Return) and not _nothing_computed(st.body[0].value):
         return []
     text = segment(lines, st.test)
     if re.search(r"\bis_(torchdynamo_|dynamo_)?compiling\b", text):

@@ -89,8 +89,15 @@ class TensorCondition(Rule):
     when no entry of `m` is set: the statements, without the `if`), then
     `torch.where` and `torch.cond` for an `if` with one assignment or one `return` a side (a
     missing side is the name's value before, or the `return` after the `if`), and
-    `torch.where` for a conditional expression. A `while`, `and`/`or`, or another branch of
-    several statements gets no edit.
+    `torch.where` for a conditional expression. A chain of early returns of tensors, `if
+    bits == 0: return torch.zeros_like(x)` ... `return r`, becomes the statements between and
+    one nested `torch.where(c1, a1, torch.where(c2, a2, r))` (a test or value that reads a
+    name rebound below it is computed first, into a fresh local; `and` between comparisons
+    is `&`). Last, an early `break`, `continue` or `return` of names (`return target, None`)
+    is taken in eager only, `if not torch.compiler.is_compiling() and <test>:`: right only
+    where the exit skips work that changes nothing, so the proof also runs it compiled on
+    inputs that take the exit. A `while`, or another branch of several statements, gets no
+    edit.
     """
 
     code = "PTC201"
