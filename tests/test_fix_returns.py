@@ -34,9 +34,10 @@ def titled(cands, title: str = WHERE):
 
 # --------------------------------------------------------------------------- edit texts
 
+# the functions, in the file the proof edits; the models call them through names imported
+# from it (`MODELS`), as kornia's callers do: an injected guard input must reach them there
 NET = """\
 import torch
-from torch import nn
 
 
 def posterize(input: torch.Tensor, bits: torch.Tensor) -> torch.Tensor:
@@ -91,6 +92,13 @@ def checked(x: torch.Tensor) -> torch.Tensor:
     if (x < 0).any():
         raise ValueError("negative input")
     return x.sqrt()
+"""
+
+MODELS = """\
+import torch
+from torch import nn
+
+from pkg.net import blend, checked, posterize, scale, spread
 
 
 class Post(nn.Module):
@@ -122,6 +130,14 @@ class Spread(nn.Module):
         image = (self.conv(x) > 0.5).to(x.dtype)
         return spread(image) + checked(x.abs())
 """
+# a compiled caller, for the findings in NET alone
+ROOT = """
+
+@torch.compile
+def root(x):
+    return posterize(x, x) + blend(x, x, x) + scale(x, x) + spread(x) + checked(x)
+"""
+
 
 def line_of(text: str, nth: int = 1) -> int:
     lines = NET.splitlines()
@@ -129,7 +145,7 @@ def line_of(text: str, nth: int = 1) -> int:
 
 
 def test_a_chain_reads_a_rebound_name_into_fresh_locals_first(tmp_path):
-    src, by_line = chains(tmp_path, NET)
+    src, by_line = chains(tmp_path, NET + ROOT)
     first, second = line_of("if bits == 0:"), line_of("if bits == 8:")
     [full] = titled(by_line[first])
     assert (full.start_line, full.end_line, full.rank, full.guards) == (first, first + 5, 1, ("zero",))
@@ -152,7 +168,7 @@ def test_a_chain_reads_a_rebound_name_into_fresh_locals_first(tmp_path):
 
 
 def test_a_chain_with_statements_between_and_and(tmp_path):
-    src, by_line = chains(tmp_path, NET)
+    src, by_line = chains(tmp_path, NET + ROOT)
     first = line_of("if factor == 0.0:")
     [full] = titled(by_line[first])
     assert titled(by_line[line_of("if factor == 1.0:")])[0] == full
@@ -304,19 +320,19 @@ CONFIG = """\
 version: 1
 models:
   - name: post
-    entry: pkg.net:Post
+    entry: pkg.model:Post
     inputs: [{name: x, shape: [batch, 8]}]
     shapes: {batch: [2]}
     export: false
     timeout_s: 60
   - name: blend
-    entry: pkg.net:Blend
+    entry: pkg.model:Blend
     inputs: [{name: x, shape: [batch, 8]}]
     shapes: {batch: [2]}
     export: false
     timeout_s: 60
   - name: spread
-    entry: pkg.net:Spread
+    entry: pkg.model:Spread
     inputs: [{name: x, shape: [batch, 1, 6, 6]}]
     shapes: {batch: [2]}
     export: false
@@ -341,11 +357,12 @@ def proof(tmp_path_factory):
     (root / "pkg").mkdir(parents=True)
     (root / "pkg" / "__init__.py").write_text("")
     (root / "pkg" / "net.py").write_text(NET)
+    (root / "pkg" / "model.py").write_text(MODELS)
     (root / "pt2bot.yml").write_text(CONFIG)
     config = build_config(CONFIG, str(root / "pt2bot.yml"))
     setting = ProofSetting(config=config, changeset=None, root=str(root), head_sha=None,
                            head_results=ResultsFile.empty(), device="cpu")
-    found = [f for f in check_paths(str(root), ["pkg/net.py"], StaticConfig(select=("ALL",)), jobs=1)
+    found = [f for f in check_paths(str(root), ["pkg/net.py", "pkg/model.py"], StaticConfig(select=("ALL",)), jobs=1)
              if f.rule == "PTC201"]
     work = tmp_path_factory.mktemp("work")
 

@@ -171,12 +171,29 @@ def _functions(obj: Any) -> Iterator[Any]:
 
 @dataclass
 class Swap:
-    """The patched function in place: where it went (`owner`.`name`) and what it replaced."""
+    """The patched function in place: where it went (`owner`.`name`) and what it replaced;
+    `aliases`: the other modules' names that hold it (`from pkg.mod import fn`)."""
     owner: Any
     name: str
     original: Any
     patched: Any
     qualname: str
+    aliases: tuple[tuple[dict[str, Any], str], ...] = ()
+
+
+def _aliases(paths: RepoPaths, module: ModuleType, classes: tuple[str, ...], fn: Any
+             ) -> tuple[tuple[dict[str, Any], str], ...]:
+    """Where other modules of the repository hold module-level function `fn` by name: a
+    caller that imported it by name calls it through there, not through `module`."""
+    if classes:
+        return ()
+    out: list[tuple[dict[str, Any], str]] = []
+    for mod in list(sys.modules.values()):
+        d = getattr(mod, "__dict__", None)
+        if mod is module or not isinstance(d, dict) or not paths.rel(getattr(mod, "__file__", None)):
+            continue
+        out += [(d, k) for k, v in list(d.items()) if v is fn]
+    return tuple(out)
 
 
 def _locate(paths: RepoPaths, path: str, text: str, edit: Edit
@@ -242,15 +259,7 @@ def patched_function(paths: RepoPaths, path: str, original_text: str, patched_te
             free = fn.__code__.co_freevars
             if "__class__" in free and fn.__closure__:
                 fn.__closure__[free.index("__class__")].cell_contents = owner
-    # Other modules of the repository that imported a module-level function by name.
-    aliases: list[tuple[dict[str, Any], str]] = []
-    if not classes:
-        for mod in list(sys.modules.values()):
-            d = getattr(mod, "__dict__", None)
-            if mod is module or not isinstance(d, dict) or \
-                    not paths.rel(getattr(mod, "__file__", None)):
-                continue
-            aliases += [(d, k) for k, v in list(d.items()) if v is original]
+    aliases = _aliases(paths, module, classes, original)
     saved_cache = linecache.cache.get(filename)
     setattr(owner, old_node.name, patched)
     for d, k in aliases:
@@ -258,7 +267,7 @@ def patched_function(paths: RepoPaths, path: str, original_text: str, patched_te
     linecache.cache[filename] = (len(patched_text), None, lines, filename)
     try:
         yield Swap(owner=owner, name=old_node.name, original=original, patched=patched,
-                   qualname=".".join((*classes, old_node.name)))
+                   qualname=".".join((*classes, old_node.name)), aliases=aliases)
     finally:
         setattr(owner, old_node.name, original)
         for d, k in aliases:
@@ -272,10 +281,11 @@ def patched_function(paths: RepoPaths, path: str, original_text: str, patched_te
 def function_at(paths: RepoPaths, path: str, text: str, edit: Edit) -> Swap:
     """Head's function holding the edit, as a Swap of it with itself (guard inputs are
     injected into it the same way as into the patched one)."""
-    _module, classes, node, owner = _locate(paths, path, text, edit)
+    module, classes, node, owner = _locate(paths, path, text, edit)
     current = vars(owner)[node.name]
     return Swap(owner=owner, name=node.name, original=current, patched=current,
-                qualname=".".join((*classes, node.name)))
+                qualname=".".join((*classes, node.name)),
+                aliases=_aliases(paths, module, classes, current))
 
 
 # --------------------------------------------------------------------------- guard inputs
@@ -378,11 +388,19 @@ def injecting(swap: Swap, injection: Injection) -> Iterator[Injection]:
         injection.returns.append(_detached(out, torch))
         return out
 
+    # where a caller imported the function by name, it calls the wrapper through that name
+    # (head's function is injected into while a candidate's is in place: whatever is there
+    # is put back)
+    saved = [(d, k, d.get(k)) for d, k in swap.aliases]
     setattr(swap.owner, swap.name, wrapper)
+    for d, k, _ in saved:
+        d[k] = wrapper
     try:
         yield injection
     finally:
         setattr(swap.owner, swap.name, current)
+        for d, k, v in saved:
+            d[k] = v
 
 
 # dynamo's "am I compiling?" functions (torch.compiler.is_compiling, torch._dynamo.is_compiling,
