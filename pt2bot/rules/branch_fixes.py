@@ -545,6 +545,8 @@ def _chain(code, finding, body: list[ast.stmt], first: int, last: int, tree, lin
             picked.append(text)
         cases.append((picked[0], picked[1]))
     new += lines[prev_end:run[-1].lineno - 1]
+    while new and not new[0].strip():   # the blank line after a first `if` that is gone
+        new.pop(0)
     new += _nested_where(indent, cases, _arg(lines, final))
     return Candidate(code=code, path=finding.path, start_line=run[0].lineno,
                      end_line=run[-1].end_lineno or run[-1].lineno, lines=tuple(new),
@@ -583,6 +585,13 @@ def _exit_guards(test_text: str) -> tuple[str, ...]:
     return tuple(dict.fromkeys(kinds))
 
 
+# a draw of random numbers: an exit on one (`if torch.rand(1) >= self.p: return x`) is what
+# the code means to do, never work skipped; and with the proof's fixed seed the draw may not
+# take the exit at all, so no run would show the difference
+_RANDOM = re.compile(r"\b(rand|randn|randint|randperm|rand_like|randn_like|randint_like|bernoulli|"
+                     r"multinomial|normal|uniform_|random|choice)\b\s*\(|\brandom\.")
+
+
 def _nothing_computed(node: ast.AST | None) -> bool:
     """A returned value that computes nothing: names, constants, a tuple of them (`return
     target, None`). An exit that returns a value it computes is a special case, not a skip."""
@@ -600,7 +609,7 @@ def _eager_exit_fixes(code, finding, st: ast.If, lines) -> list[Candidate]:
     if isinstance(st.body[0], ast.Return) and not _nothing_computed(st.body[0].value):
         return []
     text = segment(lines, st.test)
-    if re.search(r"\bis_(torchdynamo_|dynamo_)?compiling\b", text):
+    if re.search(r"\bis_(torchdynamo_|dynamo_)?compiling\b", text) or _RANDOM.search(text):
         return []
     if isinstance(st.test, (ast.BoolOp, ast.IfExp, ast.NamedExpr, ast.Lambda)) and not (
             isinstance(st.test, ast.BoolOp) and isinstance(st.test.op, ast.And)):
