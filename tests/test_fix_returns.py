@@ -224,6 +224,23 @@ def test_what_is_not_a_chain_of_tensors_gets_no_chain(tmp_path, text):
     assert by_line and not [c for cs in by_line.values() for c in titled(cs)], by_line
 
 
+def test_a_test_over_several_lines_read_into_a_local_keeps_its_brackets(tmp_path):
+    src, by_line = chains(tmp_path, """\
+        import torch
+
+        @torch.compile
+        def f(x: torch.Tensor, s: torch.Tensor):
+            if (s.sum()
+                    == 0):
+                return x
+            s = s + 1
+            return x / s
+        """)
+    [c] = titled(by_line[5])
+    assert c.lines[:2] == ("    cond1 = (s.sum()", "            == 0)")
+    fixed(src, c)
+
+
 def test_the_same_template_with_tensors_is_a_chain(tmp_path):
     text = "    if x.sum() > 0:\n        return x\n    y = x + 1\n    return y\n"
     _src, by_line = chains(tmp_path, "import torch\n\n@torch.compile\ndef f(x: torch.Tensor):\n" + text)
