@@ -10,7 +10,9 @@ and its inputs once, measures head (eager outputs on every shape case; the break
 shape matrix and export when `phases` has them, all with the eager backend: breaks and
 recompiles do not depend on the backend), then puts each candidate in place
 (pt2bot/smoke/patch.py: same process, same weights, same inputs, the user's files never
-written), measures it the same way and judges it (`judge`). Each verdict is one JSON line
+written), measures it the same way and judges it (`judge`). A candidate those facts accept is
+compiled once more with the configured backend when that backend generates code
+(`backend_check`), and its outputs compared with head's eager outputs. Each verdict is one JSON line
 appended to `progress_path` as soon as it is known, so a candidate that crashes or hangs the
 worker loses only itself: the caller (pt2bot/fixes.py) reads which one was running.
 Candidates come in the order to try; one whose targets an earlier accepted candidate already
