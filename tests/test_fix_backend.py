@@ -75,7 +75,7 @@ def net(tmp_path, monkeypatch):
     yield bpkg.net.Net(), RepoPaths(str(tmp_path))
 
 
-def _prove(model, paths, backend: str) -> dict:
+def _prove(model, paths, backend: str, safe: bool = False) -> dict:
     torch.manual_seed(0)
     case = CaseInputs(shape={"batch": 2}, args=(torch.randn(2, 4),), kwargs={})
     with torch.no_grad():
@@ -90,7 +90,7 @@ def _prove(model, paths, backend: str) -> dict:
     return prove_candidate(
         {"path": cand.path, "start_line": cand.start_line, "end_line": cand.end_line,
          "lines": list(cand.lines), "original": NET, "patched": apply_candidate(NET, cand),
-         "guards": [], "targets": [target]},
+         "guards": [], "safe": safe, "targets": [target]},
         model, [case], [head_out], head, {}, {"backend": backend}, paths, ["breaks"], None, {})
 
 
@@ -101,6 +101,15 @@ def test_a_rewrite_that_differs_under_the_configured_backend_is_rejected(net):
     assert verdict["accepted"] is False
     assert verdict["reason"].startswith(
         f"outputs differ from head's eager outputs under {SKEW} (")
+
+
+def test_a_candidate_safe_by_construction_is_not_compiled_again(net):
+    """Safe means eager-identical by construction (a print kept in eager only): the graph's
+    operations are head's, so the backend has nothing new to compute differently."""
+    model, paths = net
+    verdict = _prove(model, paths, SKEW, safe=True)
+    assert verdict["accepted"] is True
+    assert "under" not in verdict["evidence"]
 
 
 def test_an_accepted_rewrite_says_it_was_compared_under_inductor(net):

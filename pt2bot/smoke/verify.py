@@ -4,17 +4,18 @@
 
 SPEC is a smoke worker's spec (pt2bot/smoke/runner.py `build_jobs`: repo_root, model, run,
 device, phases, log_path) plus `candidates` (`[{id, path, start_line, end_line, lines,
-original, patched, guards, targets}]`: `original`/`patched` are the whole file's text before
+original, patched, guards, safe, targets}]`: `original`/`patched` are the whole file's text before
 and after the edit), `candidate_timeout_s` and `progress_path`. The worker builds the model
 and its inputs once, measures head (eager outputs on every shape case; the break pass; the
 shape matrix and export when `phases` has them, all with the eager backend: breaks and
 recompiles do not depend on the backend), then puts each candidate in place
 (pt2bot/smoke/patch.py: same process, same weights, same inputs, the user's files never
-written), measures it the same way and judges it (`judge`). A candidate those facts accept is
-compiled once more with the configured backend when that backend generates code
-(`backend_check`), and its outputs compared with head's eager outputs. Each verdict is one JSON line
-appended to `progress_path` as soon as it is known, so a candidate that crashes or hangs the
-worker loses only itself: the caller (pt2bot/fixes.py) reads which one was running.
+written), measures it the same way and judges it (`judge`). A candidate those facts accept,
+unless it is safe by construction, is compiled once more with the configured backend when
+that backend generates code (`backend_check`), and its outputs compared with head's eager
+outputs. Each verdict is one JSON line appended to `progress_path` as soon as it is known,
+so a candidate that crashes or hangs the worker loses only itself: the caller
+(pt2bot/fixes.py) reads which one was running.
 Candidates come in the order to try; one whose targets an earlier accepted candidate already
 fixed is skipped (most likely first). OUT gets a minimal RUN, for the supervisor.
 
@@ -481,8 +482,10 @@ def prove_candidate(cand: Mapping[str, Any], model: Any, cases: list[CaseInputs]
                     measured.update(measure_state(model, cases, outs, model_spec, run_cfg,
                                                   paths, phases))
                     # only a candidate the eager facts accept pays for a compile with the
-                    # configured backend
-                    if judge(head, measured, cand.get("targets") or (), edit)["accepted"]:
+                    # configured backend, and only one that changes what is computed: a safe
+                    # one (a print kept in eager) leaves the graph's operations as head's
+                    if not cand.get("safe") and judge(head, measured, cand.get("targets") or (),
+                                                      edit)["accepted"]:
                         stage = f"its compile with {run_cfg.get('backend') or 'inductor'}"
                         row = backend_check(model, cases[0], head_outs[0], paths, run_cfg,
                                             model_spec.get("tolerance"))
