@@ -89,3 +89,23 @@ def test_recorded_case_replays(name, tmp_path):
     assert removed and all(ln in plus for ln in removed)
     # the excerpt names its upstream
     assert f"{meta['repo']} at {meta['sha']}" in after.split("\n")[0]
+
+
+def test_the_held_out_set_is_apart_from_the_main_set():
+    main, held = bench.case_names("main"), bench.case_names("held-out")
+    assert held and main and not set(main) & set(held)
+    assert sorted(main + held) == CASES
+    # held out means from projects whose fixes are not in the set the rules were tuned on
+    projects = {json.load(open(os.path.join(bench.CASES_DIR, n, "case.json")))["repo"]: n for n in main}
+    for name in held:
+        assert bench.load_case(name)["repo"] not in projects, name
+
+
+def test_each_set_reports_its_own_screened_fixes():
+    def screened(sha, set_=None):
+        return {"repo": "o/r", "sha": sha, "subject": "s", "before_line": "x", "measured": [],
+                **({"set": set_} if set_ else {})}
+    results = {"cases": {}, "screened": [screened("aaa"), screened("bbb", "held-out")]}
+    assert "o/r@aaa" in bench.markdown(results) and "o/r@bbb" not in bench.markdown(results)
+    held = bench.markdown({**results, "set": "held-out"})
+    assert "o/r@bbb" in held and "o/r@aaa" not in held

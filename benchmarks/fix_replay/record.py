@@ -899,6 +899,67 @@ def make_inputs(batch: int):
 ''',
         "inputs": "{entry: replay_model:make_inputs}",
     },
+    "mace_contraction_view": {
+        "project": ("ACEsuit/mace", "MIT"), "sha": "b005d9bcbb", "path": "mace/modules/symmetric_contraction.py",
+        "licence_file": "LICENSE.md", "functions": [],
+        "class_stub": '''
+
+class _Einsum(nn.Module):
+    # stand-in for the torch.fx GraphModules that opt_einsum_fx.optimize_einsums_full returns:
+    # the same contraction, unoptimised
+    def __init__(self, equation: str) -> None:
+        super().__init__()
+        self.equation = equation
+
+    def forward(self, *operands: torch.Tensor) -> torch.Tensor:
+        return torch.einsum(self.equation, *operands)
+
+
+class Contraction(torch.nn.Module):
+    # trimmed: __init__ sets what the real one builds for correlation 2 and an l=1 output
+    # (`1o`, 3 components): the einsum equations its loop writes, not traced and optimised by
+    # opt_einsum_fx, and random U matrices in place of mace.tools.cg.U_matrix_real's
+    def __init__(self, num_elements: int = 3, num_features: int = 4, num_ell: int = 4,
+                 num_params: int = 2) -> None:
+        super().__init__()
+        self.num_features = num_features
+        self.correlation = 2
+        g = torch.Generator().manual_seed(0)
+        self.register_buffer("U_matrix_1", torch.randn(3, num_ell, num_params, generator=g))
+        self.register_buffer("U_matrix_2", torch.randn(3, num_ell, num_ell, num_params, generator=g))
+        self.graph_opt_main = _Einsum("wxik,ekc,bci,be -> bcwx")
+        self.weights_max = nn.Parameter(torch.randn(num_elements, num_params, num_features, generator=g))
+        self.contractions_weighting = nn.ModuleList([_Einsum("wxk,ekc,be->bcwx")])
+        self.contractions_features = nn.ModuleList([_Einsum("bcwi,bci->bcw")])
+        self.weights = nn.ParameterList([nn.Parameter(torch.randn(num_elements, num_params, num_features,
+                                                                  generator=g))])
+''',
+        "methods": ["Contraction", ["forward", "U_tensors"]],
+        "left_out": "all of symmetric_contraction.py but Contraction.forward and U_tensors (verbatim): "
+                    "SymmetricContraction and Contraction's __init__ (a stub setting the buffers, parameters "
+                    "and contractions forward reads, for correlation 2 and an l=1 output, whose result is "
+                    "3-D before the final view)",
+        "preamble": "from typing import Dict, Optional, Union\n\nimport torch\nfrom torch import nn\n",
+        "model": '''from mace.modules.symmetric_contraction import Contraction
+
+
+class Replay(nn.Module):
+    """MACE's product basis for an l=1 output: node features (4 channels, 4 spherical-harmonic
+    components) contracted with the U matrices and per-element weights."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.lin = nn.Linear(4, 4)
+        self.species = nn.Linear(4, 3)
+        self.contraction = Contraction()
+
+    def forward(self, feats: torch.Tensor) -> torch.Tensor:
+        x = self.lin(feats)  # [nodes, channels, components]
+        y = torch.softmax(self.species(feats.mean(-1)), -1)  # [nodes, elements]
+        return self.contraction(x, y)
+''',
+        "inputs": "[{name: feats, shape: [batch, 4, 4]}]",
+    },
 }
 for _case in HELD_OUT.values():
     _case["set"] = "held-out"
