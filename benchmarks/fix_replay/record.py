@@ -70,7 +70,10 @@ from torch import nn
 '''
 
 # name: the case. `functions`: the top-level definitions kept verbatim ("-name": without its
-# decorators); `skip_hunks`: hunks of upstream.diff outside the kept code, with the reason.
+# decorators); `skip_hunks`: hunks of upstream.diff outside the kept code, with the reason;
+# `also`: (path, names) of another file of the same commit, kept verbatim after the preamble;
+# `licence_file`: the upstream licence file, copied as comments into the excerpt's header;
+# `set`: written to case.json (bench_fix_replay.py runs and reports each set apart).
 CASES: dict[str, dict] = {
     "kornia_colormap": {
         "project": KORNIA, "sha": "09c058279", "path": "kornia/color/colormap.py",
