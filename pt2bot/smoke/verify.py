@@ -454,9 +454,9 @@ def prove_candidate(cand: Mapping[str, Any], model: Any, cases: list[CaseInputs]
     import torch
 
     backend_cache = {} if backend_cache is None else backend_cache
-    edit = Edit(path=str(cand["path"]), start_line=int(cand["start_line"]),
-                end_line=int(cand["end_line"]), new_lines=len(cand.get("lines") or ()))
     original, patched = str(cand["original"]), str(cand["patched"])
+    edit = Edit.in_text(str(cand["path"]), int(cand["start_line"]), int(cand["end_line"]),
+                        len(cand.get("lines") or ()), original)
     kinds = guard_kinds(cand.get("guards") or (), original.splitlines()[
         edit.start_line - 1:edit.end_line])
     measured: dict[str, Any] = {}
