@@ -56,12 +56,24 @@ class Nested(nn.Module):
         else:
             y = x
         return y
+
+
+class Prefix(nn.Module):
+    def forward(self, x):
+        lengths = (x > 0).sum(1)
+        mask = torch.zeros(x.shape[0], x.shape[1], dtype=torch.bool)
+        for i in range(x.shape[0]):
+            mask[i, :lengths[i]] = True
+        return torch.where(mask, x, 0.0)
 """
 # where dynamo (torch 2.13) breaks: a multi-line ternary on its first line, PTC201 on the
 # test's line below it
 FIRST, SECOND = 9, 13          # the two ternaries in Jitter's list (PTC201 on 10 and 13)
 OUTER, INNER = 22, 23          # Nested's `if` and the ternary inside it
 STATEMENT = (7, 14)            # `transforms = [...]`
+LOOP, WRITE = 33, 34           # Prefix's loop and the write dynamo breaks on (GB0124)
+VECTORISED = ("        mask[:x.shape[0]][torch.arange(mask.shape[1], device=mask.device) < "
+              "lengths[:x.shape[0], None]] = True")
 BOTH = ["        transforms = [",
         "            lambda img: (",
         "                torch.where((b != 0).any(), img + b.view(-1, 1), img)",
@@ -84,6 +96,12 @@ models:
     shapes: {batch: [2]}
     export: false
     timeout_s: 60
+  - name: prefix
+    entry: pkg.net:Prefix
+    inputs: [{name: x, shape: [batch, 6]}]
+    shapes: {batch: [2, 4]}
+    export: false
+    timeout_s: 60
 run: {backend: eager, latency: false, timeout_s: 120}
 fixes: {budget_s: 240}
 """
@@ -102,7 +120,7 @@ def repo(tmp_path_factory):
     (root / "pkg" / "net.py").write_text(NET)
     (root / "pt2bot.yml").write_text(CONFIG)
     findings = check_paths(str(root), ["pkg/net.py"], StaticConfig(select=("ALL",)), jobs=1)
-    return root, [f for f in findings if f.rule == "PTC201"]
+    return root, [f for f in findings if f.rule in ("PTC201", "PTC104")]
 
 
 def setting(root) -> ProofSetting:
@@ -115,7 +133,8 @@ def setting(root) -> ProofSetting:
 
 def test_the_findings_of_siblings_and_their_combined_candidate(repo):
     root, findings = repo
-    assert sorted(f.line for f in findings) == [10, 13, OUTER, INNER]
+    assert sorted((f.line, f.rule) for f in findings) == [
+        (10, "PTC201"), (13, "PTC201"), (OUTER, "PTC201"), (INNER, "PTC201"), (WRITE, "PTC104")]
     targets = [brk("jitter", FIRST), brk("jitter", SECOND)]
     proposals, why = gather(targets, findings, str(root), None)
     assert why == {}      # the break on the ternary's first line finds PTC201 on its test's
@@ -150,6 +169,7 @@ def test_overlapping_edits_are_not_combined(repo):
         [(OUTER, 25), (OUTER, 25), (INNER, INNER)]
     assert all(len(p.findings) == 1 for p in proposals)
     assert compose_siblings(proposals, {f.fingerprint(): (f.line, f.col) for f in findings}) == []
+    assert order(proposals)[0].cand.start_line == OUTER   # the `where` of the `if`, rank 1
 
 
 def test_edits_that_touch_are_not_combined():
@@ -193,6 +213,67 @@ def test_one_fix_of_several_findings_is_one_suggestion(repo):
     html = cmarkgfm.github_flavored_markdown_to_html(other["body"])
     assert "the suggestion on lines 7-14 fixes this too." in html
     assert "<pre" not in html
+
+
+# --------------------------------------------------------------------------- the prefix loop
+
+def test_the_prefix_loop_becomes_one_masked_write(repo):
+    root, findings = repo
+    proposals, why = gather([{**brk("prefix", WRITE), "gb": "GB0124"}], findings, str(root), None)
+    [p] = proposals
+    assert why == {} and p.cand.code == "PTC104"
+    assert (p.cand.start_line, p.cand.end_line, p.cand.lines) == (LOOP, WRITE, (VECTORISED,))
+    assert not p.cand.safe
+
+
+LOOP_TEXT = """\
+import torch
+from torch import nn
+
+
+class M(nn.Module):
+    def forward(self, x, n: int):
+        lengths = x.sum(1).long()
+        mask = torch.zeros(4, 5)
+        for i in range(n):
+            {write}
+        return mask
+"""
+
+
+@pytest.mark.parametrize("write, want", [
+    ("mask[i, :lengths[i]] = -1.5",
+     "mask[:n][torch.arange(mask.shape[1], device=mask.device) < lengths[:n, None]] = -1.5"),
+    ("mask[i, 0:lengths[i]] = 0",
+     "mask[:n][torch.arange(mask.shape[1], device=mask.device) < lengths[:n, None]] = 0"),
+    ("mask[i, lengths[i]:] = True", None),            # a suffix
+    ("mask[i, 1:lengths[i]] = True", None),           # not from the start
+    ("mask[i, :lengths[i]] = x[i]", None),            # a value per row
+    ("mask[i, :lengths[i + 1]] = True", None),        # another row's length
+    ("mask[i, :lengths[i]:2] = True", None),          # a step
+])
+def test_the_prefix_loop_only_in_exactly_that_shape(tmp_path, write, want):
+    from pt2bot.rules import fix_candidates
+    text = LOOP_TEXT.format(write=write)
+    (tmp_path / "m.py").write_text(text)
+    # every one has a tensor as a bound (the suffix's lower one too): a finding, on the write
+    [f] = [f for f in check_paths(str(tmp_path), ["m.py"], StaticConfig(select=("ALL",)), jobs=1)
+           if f.rule == "PTC104"]
+    assert f.line == 10
+    got = [c.lines for c in fix_candidates(f, text) if c.start_line == 9]
+    assert got == ([("        " + want,)] if want else [])
+
+
+def test_the_prefix_loop_needs_its_own_lines_and_nothing_else_in_it(tmp_path):
+    from pt2bot.rules import fix_candidates
+    for text in (LOOP_TEXT.format(write="mask[i, :lengths[i]] = True\n            mask[i, 0] = False"),
+                 LOOP_TEXT.replace("range(n)", "range(1, n)").format(write="mask[i, :lengths[i]] = True"),
+                 LOOP_TEXT.replace("        return mask", "        else:\n            pass\n        return mask")
+                 .format(write="mask[i, :lengths[i]] = True")):
+        (tmp_path / "m.py").write_text(text)
+        fs = [f for f in check_paths(str(tmp_path), ["m.py"], StaticConfig(select=("ALL",)), jobs=1)
+              if f.rule == "PTC104" and f.line == 10]
+        assert fs and not [c for f in fs for c in fix_candidates(f, text) if c.start_line == 9], text
 
 
 # --------------------------------------------------------------------------- real torch
@@ -257,3 +338,22 @@ def test_siblings_that_cannot_be_combined_post_one_fix(repo):
     assert fixes["targets"][0]["fixed_by"] is None
     comments = render_review(report, lambda path, line: 20 <= line <= 26)["comments"]
     assert sum(c["body"].count("```suggestion") for c in comments) == 1
+
+
+@pytest.mark.torch
+def test_the_prefix_loop_is_verified_and_an_off_by_one_is_refused(repo, tmp_path):
+    root, findings = repo
+    s = setting(root)
+    target = {**brk("prefix", WRITE), "gb": "GB0124",
+              "gb_type": "Unsupported Tensor.item() call with capture_scalar_outputs=False"}
+    [right], _why = gather([target], findings, str(root), None)
+    right.cid = "right"
+    off = dataclasses.replace(right.cand, lines=(VECTORISED.replace(" < ", " <= "),))
+    wrong = Proposal(cid="wrong", cand=off, original=NET, patched=apply_candidate(NET, off),
+                     findings=[], targets=[0])
+    verdicts = prove_on_model(s, s.config.model("prefix"), None, [(wrong, [target]), (right, [target])],
+                              str(root), time.monotonic() + 200, str(tmp_path))
+    assert verdicts["right"]["accepted"] is True, verdicts
+    assert verdicts["right"]["evidence"].startswith("GB0124 gone"), verdicts
+    assert verdicts["wrong"]["accepted"] is False
+    assert verdicts["wrong"]["reason"].startswith("outputs differ from head's"), verdicts
