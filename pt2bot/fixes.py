@@ -6,8 +6,11 @@ line the PR added (the targets), the static findings on that line offer candidat
 the diff is proven on every model that has the target, in ONE proof worker per model for
 all its candidates (pt2bot/smoke/verify.py: head's model and each patched version side by
 side, eager backend), under a per-review time budget (`fixes.budget_s` in pt2bot.yml),
-candidates tried most likely first. A candidate accepted on every model it was tried on is
-a verified fix; of overlapping verified fixes, only the first is posted. Everything that
+candidates tried most likely first. Where several findings in one statement each offer an
+edit of the whole statement that rewrites only their own part, their changes together are
+one more candidate, tried before them (`compose_siblings`). A candidate accepted on every
+model it was tried on is a verified fix; of overlapping verified fixes, only the first is
+posted. Everything that
 goes wrong (no candidate, an edit that does not apply, a patched model that crashes, hangs
 or does not import, the budget running out) is a "no verified fix" with its reason, never a
 failed review.
