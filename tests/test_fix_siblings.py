@@ -87,7 +87,7 @@ models:
   - name: jitter
     entry: pkg.net:Jitter
     inputs: [{name: x, shape: [batch, 8]}, {name: b, shape: [batch]}, {name: c, shape: [batch]}]
-    shapes: {batch: [2, 4]}
+    shapes: {batch: [2]}
     export: false
     timeout_s: 60
   - name: nested
