@@ -47,14 +47,27 @@ class NotApplicable(Exception):
 
 @dataclass(frozen=True)
 class Edit:
-    """Lines `start_line..end_line` of `path` (repo-relative) replaced by `new_lines` lines.
-    `function_end`: head's last line of the function put in place (`patched_function`); the
-    file's functions after it are not recompiled, so their lines keep head's numbers."""
+    """Lines `start_line..end_line` of `path` (repo-relative) replaced by `new_lines` lines."""
     path: str
     start_line: int
     end_line: int
     new_lines: int
-    function_end: int | None = None
+    # The last line, in head's file, of the function the proof swaps (`scope_end`): only that
+    # function is compiled from the patched text, so lines past it keep head's numbers in
+    # the patched run. None: the whole rest of the file moves.
+    scope_end: int | None = None
+
+    @classmethod
+    def in_text(cls, path: str, start_line: int, end_line: int, new_lines: int,
+                text: str) -> "Edit":
+        """The edit of `text` (head's file), its scope the function that holds it."""
+        try:
+            found = enclosing_function(ast.parse(text), start_line, end_line)
+        except (SyntaxError, ValueError, RecursionError):
+            found = None
+        end = found[1].end_lineno if found is not None else None
+        return cls(path=path, start_line=start_line, end_line=end_line, new_lines=new_lines,
+                   scope_end=end)
 
     @property
     def shift(self) -> int:
@@ -62,8 +75,9 @@ class Edit:
 
     def map_line(self, line: int | None) -> int | None:
         """Where head's `line` of `path` is in the patched file; None inside the edit."""
-        if line is None or line < self.start_line or (
-                self.function_end is not None and line > self.function_end):
+        if line is None or line < self.start_line:
+            return line
+        if self.scope_end is not None and line > self.scope_end:
             return line
         if line > self.end_line:
             return line + self.shift
@@ -101,17 +115,6 @@ def enclosing_function(tree: ast.Module, first: int, last: int
                     return classes, node
         return None
     return search(tree.body, ())
-
-
-def function_end(text: str, first: int, last: int) -> int | None:
-    """Head's last line of the function `patched_function` swaps for an edit of lines
-    first..last of `text` (None: the text does not parse or no such function)."""
-    try:
-        tree = ast.parse(text)
-    except (SyntaxError, ValueError, RecursionError):
-        return None
-    found = enclosing_function(tree, first, last)
-    return None if found is None else (found[1].end_lineno or found[1].lineno)
 
 
 def _same_function(tree: ast.Module, classes: tuple[str, ...], name: str, first: int
@@ -438,5 +441,5 @@ def _detached(out: Any, torch: Any) -> Any:
 
 
 __all__ = ["Edit", "GUARD_KINDS", "asks_compiling", "Injection", "MAX_GUARD_ARGS", "NotApplicable", "Swap",
-           "enclosing_function", "function_at", "function_end", "guard_patterns", "injecting", "loaded_module",
+           "enclosing_function", "function_at", "guard_patterns", "injecting", "loaded_module",
            "patched_function"]

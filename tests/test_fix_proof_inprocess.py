@@ -1,0 +1,217 @@
+"""The proof of one candidate (pt2bot/smoke/verify.py `prove_candidate`), in this process, on
+a module written to a temporary package.
+
+Lines: only the function that holds the edit is swapped for its patched text, so a break in
+another function of the same file keeps head's line number in the patched run even when the
+edit changes the number of lines; it is the same break, not a new one.
+
+Backend: a candidate the eager-backend proof accepts is also run once under the configured
+backend (`backend_check`): a backend that generates code may compute the rewritten form
+differently from eager.
+
+The mismatching backend here is a real dynamo backend registered for the test: it returns
+each graph's outputs shifted whenever the graph calls `torch.where`, as a code generator with
+a wrong `where` kernel would. Head's code has no `where` and matches; the rewrite has one, so
+its outputs differ under that backend although they equal head's in eager.
+"""
+from __future__ import annotations
+
+import sys
+
+import pytest
+
+from pt2bot.rules import Candidate, apply_candidate
+from pt2bot.smoke.inputs import CaseInputs
+from pt2bot.smoke.location import RepoPaths
+from pt2bot.smoke.patch import Edit
+from pt2bot.smoke.verify import backend_check, judge, measure_state, prove_candidate
+
+torch = pytest.importorskip("torch")
+
+SKEW = "pt2bot_test_where_skew"
+
+NET = """\
+import torch
+from torch import nn
+
+
+class Net(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.lin = nn.Linear(4, 4)
+
+    def forward(self, x):
+        h = self.lin(x)
+        if h.sum() > 0:
+            h = h * 2
+        return h + 1
+"""
+BRANCH = 12   # the `if` on a tensor value (GB0170)
+
+
+def _where_skew(gm, example_inputs):
+    if not any(n.op == "call_function" and n.target is torch.where for n in gm.graph.nodes):
+        return gm.forward
+
+    def run(*args):
+        out = gm.forward(*args)
+        return tuple(o + 0.5 if isinstance(o, torch.Tensor) else o for o in out) \
+            if isinstance(out, (tuple, list)) else out + 0.5
+    return run
+
+
+@pytest.fixture(scope="module", autouse=True)
+def skew_backend():
+    from torch._dynamo.backends.registry import _COMPILER_FNS, register_backend
+
+    register_backend(_where_skew, name=SKEW)
+    yield
+    _COMPILER_FNS.pop(SKEW, None)
+
+
+def _load(tmp_path, monkeypatch, text: str):
+    pkg = tmp_path / "bpkg"
+    pkg.mkdir()
+    (pkg / "__init__.py").write_text("")
+    (pkg / "net.py").write_text(text)
+    monkeypatch.syspath_prepend(str(tmp_path))
+    for name in [m for m in sys.modules if m == "bpkg" or m.startswith("bpkg.")]:
+        monkeypatch.delitem(sys.modules, name)   # each test imports its own copy
+    import bpkg.net
+    return bpkg.net.Net(), RepoPaths(str(tmp_path))
+
+
+@pytest.fixture()
+def net(tmp_path, monkeypatch):
+    return _load(tmp_path, monkeypatch, NET)
+
+
+LATER = """\
+import torch
+from torch import nn
+
+
+class Net(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.lin = nn.Linear(4, 4)
+
+    def forward(self, x):
+        h = self.lin(x)
+        if torch.isnan(h).any():
+            h = torch.nan_to_num(h)
+        return later(h)
+
+
+def later(h):
+    print("h", h.shape)
+    return h + 1
+"""
+
+
+def test_a_break_past_the_swapped_function_keeps_its_line(tmp_path, monkeypatch):
+    """The edit turns two lines into one; `later`'s print break stays at line 18 in the
+    patched run (only `Net.forward` is recompiled), and must not count as a new break."""
+    model, paths = _load(tmp_path, monkeypatch, LATER)
+    case = CaseInputs(shape={"batch": 2}, args=(torch.randn(2, 4),), kwargs={})
+    with torch.no_grad():
+        torch.manual_seed(0)
+        head_out = model(*case.args)
+    head = measure_state(model, [case], [head_out], {}, {}, paths, ["breaks"])
+    assert sorted(b["line"] for b in head["breaks"]) == [12, 18]
+    cand = Candidate(code="PTC201", path="bpkg/net.py", start_line=12, end_line=13,
+                     lines=("        h = torch.nan_to_num(h)",), title="drop", safe=False)
+    target = {"kind": "break", "path": "bpkg/net.py", "line": 12, "gb": "GB0170",
+              "gb_type": "Data-dependent branching"}
+    verdict = prove_candidate(
+        {"path": cand.path, "start_line": 12, "end_line": 13, "lines": list(cand.lines),
+         "original": LATER, "patched": apply_candidate(LATER, cand), "guards": ["nan"],
+         "targets": [target]},
+        model, [case], [head_out], head, {}, {"backend": "eager"}, paths, ["breaks"], None, {})
+    assert verdict["accepted"] is True, verdict
+    assert verdict["evidence"].startswith("GB0170 gone")
+
+
+def test_lines_past_the_swapped_function_do_not_move():
+    edit = Edit.in_text("p.py", 12, 13, 1, LATER)
+    assert edit.scope_end == 14
+    assert [edit.map_line(n) for n in (11, 12, 13, 14, 18)] == [11, None, None, 13, 18]
+    assert Edit("p.py", 12, 13, 1).map_line(18) == 17      # no scope: the rest of the file
+
+
+def _prove(model, paths, backend: str, safe: bool = False) -> dict:
+    torch.manual_seed(0)
+    case = CaseInputs(shape={"batch": 2}, args=(torch.randn(2, 4),), kwargs={})
+    with torch.no_grad():
+        torch.manual_seed(0)
+        head_out = model(*case.args)
+    head = measure_state(model, [case], [head_out], {}, {}, paths, ["breaks"])
+    cand = Candidate(code="PTC201", path="bpkg/net.py", start_line=BRANCH, end_line=BRANCH + 1,
+                     lines=("        h = torch.where(h.sum() > 0, h * 2, h)",), title="where",
+                     safe=False)
+    target = {"kind": "break", "path": "bpkg/net.py", "line": BRANCH, "gb": "GB0170",
+              "gb_type": "Data-dependent branching"}
+    return prove_candidate(
+        {"path": cand.path, "start_line": cand.start_line, "end_line": cand.end_line,
+         "lines": list(cand.lines), "original": NET, "patched": apply_candidate(NET, cand),
+         "guards": [], "safe": safe, "targets": [target]},
+        model, [case], [head_out], head, {}, {"backend": backend}, paths, ["breaks"], None, {})
+
+
+def test_a_rewrite_that_differs_under_the_configured_backend_is_rejected(net):
+    model, paths = net
+    assert _prove(model, paths, "eager")["accepted"] is True
+    verdict = _prove(model, paths, SKEW)
+    assert verdict["accepted"] is False
+    assert verdict["reason"].startswith(
+        f"outputs differ from head's eager outputs under {SKEW} (")
+
+
+def test_a_candidate_safe_by_construction_is_not_compiled_again(net):
+    """Safe means eager-identical by construction (a print kept in eager only): the graph's
+    operations are head's, so the backend has nothing new to compute differently."""
+    model, paths = net
+    verdict = _prove(model, paths, SKEW, safe=True)
+    assert verdict["accepted"] is True
+    assert "under" not in verdict["evidence"]
+
+
+def test_an_accepted_rewrite_says_it_was_compared_under_inductor(net):
+    model, paths = net
+    verdict = _prove(model, paths, "inductor")
+    assert verdict["accepted"] is True, verdict
+    assert "outputs equal on 1 shape case" in verdict["evidence"]
+    assert verdict["evidence"].endswith(", equal under inductor on 1 case")
+
+
+def test_backend_check_skips_the_backends_that_run_eagers_kernels(net):
+    model, paths = net
+    case = CaseInputs(shape={"batch": 2}, args=(torch.randn(2, 4),), kwargs={})
+    with torch.no_grad():
+        out = model(*case.args)
+    assert backend_check(model, case, out, paths, {"backend": "aot_eager"}, None) is None
+    row = backend_check(model, case, out, paths, {"backend": "no_such_backend"}, None)
+    assert row["match"] is False and "no_such_backend" in row["message"]
+
+
+HEAD = {"graph_count": 2, "phase_errors": {},
+        "breaks": [{"gb": "GB0170", "gb_type": "Data-dependent branching", "path": "p.py",
+                    "line": 12}]}
+CAND = {"graph_count": 1, "phase_errors": {}, "breaks": [],
+        "outputs": [{"shape": {"batch": 2}, "match": True}]}
+TARGET = {"kind": "break", "path": "p.py", "line": 12, "gb": "GB0170"}
+EDIT = Edit(path="p.py", start_line=12, end_line=13, new_lines=1)
+
+
+@pytest.mark.parametrize("row, verdict", [
+    ({"backend": "inductor", "match": True}, (True, "equal under inductor on 1 case")),
+    ({"backend": "inductor", "match": False, "max_abs_err": 0.5, "head_match": True},
+     (False, "outputs differ from head's eager outputs under inductor (max abs error 0.5)")),
+    ({"backend": "inductor", "match": False, "max_abs_err": 0.5, "head_match": False},
+     (True, "not compared under inductor: head's own outputs differ there")),
+])
+def test_judge_reads_the_backend_row(row, verdict):
+    got = judge(HEAD, {**CAND, "backend": row}, [TARGET], EDIT)
+    accepted, text = verdict
+    assert got["accepted"] is accepted
+    assert text in (got["evidence"] if accepted else got["reason"])
