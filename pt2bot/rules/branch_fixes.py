@@ -282,7 +282,9 @@ _NOT_TENSOR = frozenset({"item", "tolist", "size", "dim", "ndimension", "numel",
                          "element_size", "stride", "data_ptr", "storage_offset", "get_device",
                          "is_contiguous", "is_floating_point", "is_complex", "is_tensor", "is_nonzero",
                          "equal", "allclose", "numpy", "type", "__len__", "is_grad_enabled",
-                         "get_default_dtype", "is_storage", "result_type", "promote_types"})
+                         "get_default_dtype", "is_storage", "result_type", "promote_types", "Size",
+                         "device", "finfo", "iinfo", "is_scripting", "is_tracing", "is_compiling",
+                         "is_autocast_enabled", "get_autocast_dtype"})
 # tensor attributes that are tensors themselves (`shape`, `dtype`, `device` are not)
 _TENSOR_ATTRS = frozenset({"T", "mT", "H", "mH", "real", "imag", "data"})
 # calls whose result is a bool tensor, so that `~`, `&` and `|` are its `not`, `and`, `or`
@@ -319,8 +321,12 @@ class _Tensors:
     def __init__(self, tree: ast.Module, fn: ast.FunctionDef | ast.AsyncFunctionDef) -> None:
         self.helpers = {n.name for n in ast.walk(tree) if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef))
                         and _is_tensor_annotation(n.returns)}
-        self.functional = {a.asname for n in tree.body if isinstance(n, ast.Import) for a in n.names
-                           if a.name == "torch.nn.functional" and a.asname}
+        # the names of torch.nn.functional: `import torch.nn.functional as F`,
+        # `from torch.nn import functional as F`
+        self.functional = {a.asname or a.name for n in tree.body if isinstance(n, (ast.Import, ast.ImportFrom))
+                           for a in n.names
+                           if (isinstance(n, ast.Import) and a.name == "torch.nn.functional" and a.asname)
+                           or (isinstance(n, ast.ImportFrom) and n.module == "torch.nn" and a.name == "functional")}
         args = fn.args
         params = args.posonlyargs + args.args + args.kwonlyargs
         bindings: dict[str, list[ast.AST | None]] = {}   # None: a binding that is not a tensor
@@ -342,7 +348,7 @@ class _Tensors:
                 bindings.setdefault(n.id, []).append(None)   # unpacking, `for`, `with`, `del`
             elif isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
                 bindings.setdefault(n.name, []).append(None)
-            if isinstance(n, (ast.Import, ast.ImportFrom)):
+            elif isinstance(n, (ast.Import, ast.ImportFrom)):
                 for a in n.names:
                     bindings.setdefault((a.asname or a.name).split(".")[0], []).append(None)
         # the largest set of names consistent with their bindings (`bits = 8 - bits` keeps a
