@@ -105,6 +105,9 @@ def measure_state(model: Any, cases: list[CaseInputs], eager_outs: list[Any],
                 got = measure_breaks(model, cases[0], paths)
                 out["graph_count"] = got.get("graph_count")
                 out["breaks"] = _breaks_summary(got)
+                out["eager_frames"] = [
+                    {k: f.get(k) for k in ("function", "path", "line")}
+                    for f in (got.get("graph_coverage") or {}).get("eager_frames") or ()]
             elif phase == "matrix":
                 out["recompiles"] = _recompiles_summary(
                     measure_matrix(model, cases, eager_outs, model_spec, eager_cfg, paths))
@@ -242,6 +245,29 @@ def _break_matches(head_b: Mapping[str, Any], b: Mapping[str, Any], edit: Edit) 
     return False
 
 
+def _in_skipped_frame(b: Mapping[str, Any], frames: Sequence[Mapping[str, Any]],
+                     edit: Edit) -> bool:
+    """Whether patched break `b` is in code that head ran in a frame dynamo gave up on (a
+    break in a loop skips the whole frame, or the rest of it after a resume): head never
+    traced that code, so its breaks there went unrecorded; a fix that lets dynamo trace it
+    uncovers them rather than adding them. A frame is the function itself (its first line)
+    or `torch_dynamo_resume_in_<function>_at_<line>` (the rest of it from that line)."""
+    name, path, line = b.get("function"), b.get("path"), b.get("line")
+    if not name or not isinstance(line, int):
+        return False
+    if path == edit.path and edit.in_patched_region(line):
+        return False   # the patch's own lines are never "uncovered"
+    for f in frames:
+        fn, start = str(f.get("function") or ""), f.get("line")
+        if f.get("path") != path or not isinstance(start, int):
+            continue
+        if fn == name or fn.startswith(f"torch_dynamo_resume_in_{name}_at_"):
+            at = edit.map_line(start) if path == edit.path else start
+            if at is not None and at <= line:
+                return True
+    return False
+
+
 def judge(head: Mapping[str, Any], cand: Mapping[str, Any], targets: Sequence[Mapping[str, Any]],
           edit: Edit) -> dict[str, Any]:
     """`{accepted, reason, evidence}` for one candidate on one model (see the module doc)."""
@@ -282,18 +308,31 @@ def judge(head: Mapping[str, Any], cand: Mapping[str, Any], targets: Sequence[Ma
                 return no(f"{_gb(t)} still breaks the graph at "
                           f"{_where(edit.path, still[0].get('line'))}")
         unmatched = list(hb)
+        uncovered = []
         for b in cb:
             m = next((h for h in unmatched if _break_matches(h, b, edit)), None)
-            if m is None:
+            if m is not None:
+                unmatched.remove(m)
+            elif _in_skipped_frame(b, head.get("eager_frames") or (), edit):
+                uncovered.append(b)
+            else:
                 return no(f"a new graph break: {_gb(b)} at {_where(b.get('path'), b.get('line'))}")
-            unmatched.remove(m)
         gone = sorted({_gb(t) for t in targets if t.get("kind") == "break"})
         if gone:
             evidence.append(f"{', '.join(gone)} gone")
+        for b in uncovered:
+            evidence.append(f"uncovers {_gb(b)} at {_where(b.get('path'), b.get('line'))} (code "
+                            "head ran uncompiled: dynamo skipped its frame)")
         hg, cg = head.get("graph_count"), cand.get("graph_count")
+        # more graphs are worse, unless frames head skipped whole now compile (head's count
+        # left their code out altogether)
+        fewer_skipped = len(cand.get("eager_frames") or ()) < len(head.get("eager_frames") or ())
         if isinstance(hg, int) and isinstance(cg, int):
-            if cg > hg:
+            if cg > hg and not fewer_skipped:
                 return no(f"{cg} graphs instead of {hg}")
+            if cg > hg:
+                evidence.append(f"{_graphs(cg)} instead of {hg}: code in frames head skipped "
+                                "now compiles")
             if cg < hg:
                 evidence.append(f"{_graphs(cg)} instead of {hg}")
     # recompiles
