@@ -13,8 +13,8 @@ compiled from the patched text under the file's own name, with its line numbers,
 locates breaks on the patched lines and reads them through `linecache`, which holds the
 patched text while the patch is in place.
 
-`guard_inputs` is the other half: the special values (NaN, inf, an empty mask, zeros) that
-the replaced code guards against, injected into the tensor arguments of the function the
+`guard_inputs` is the other half: the special values (NaN, inf, an empty mask, zeros, and the
+out-of-range values a check refuses by raising) that the replaced code guards against, injected into the tensor arguments of the function the
 edit is in, so head and the patched code can be compared where the guard matters even when
 the model's own inputs (token ids) cannot carry such a value.
 """
@@ -36,7 +36,7 @@ from pt2bot.smoke.location import RepoPaths
 
 _SCRATCH_CLASS = "_pt2bot_scratch_class"
 # The special values a guard can be about (the recipes' `guards`), and how each is injected.
-GUARD_KINDS = ("nan", "inf", "empty", "zero")
+GUARD_KINDS = ("nan", "inf", "empty", "zero", "invalid")
 MAX_GUARD_ARGS = 3      # tensor arguments tried per guard kind
 
 
@@ -270,7 +270,7 @@ def _eligible(kind: str, pattern: str, t: Any) -> bool:
 
     if not isinstance(t, torch.Tensor) or t.numel() == 0:
         return False
-    if kind in ("nan", "inf") or pattern in ("zeros", "negative", "positive"):
+    if kind in ("nan", "inf", "invalid") or pattern in ("zeros", "negative", "positive"):
         return t.is_floating_point()
     if kind == "zero":
         return t.dtype != torch.bool
@@ -295,6 +295,10 @@ def _special(kind: str, pattern: str, t: Any) -> Any:
         out.fill_(-1.0)
     elif pattern == "positive":
         out.fill_(1.0)
+    elif pattern == "large":
+        out.fill_(1e3)
+    elif pattern == "nan":
+        flat[0] = float("nan")
     else:   # zero; empty: a mask with every entry off
         out.zero_()
     return out
@@ -304,9 +308,11 @@ def guard_patterns(kind: str) -> tuple[str, ...]:
     """How each kind is injected. An empty mask is rarely an argument: it is made inside
     from the arguments (`x > 0`, `torch.isnan(h)`), so besides a mask argument switched off,
     a float argument is set to all zeros, all -1 and all +1, the inputs that make such a
-    comparison's mask empty (or full); ordinary inputs are the other side."""
-    return {"nan": ("one", "all"), "empty": ("off", "zeros", "negative", "positive")}.get(
-        kind, ("one",))
+    comparison's mask empty (or full); ordinary inputs are the other side. A check that raises
+    ("invalid") is about a range: a float argument set to all -1, all zeros, all 1e3, and one
+    NaN reaches the usual ones (non-negative, positive, in [0, 1], in (-0.5, 0.5), finite)."""
+    return {"nan": ("one", "all"), "empty": ("off", "zeros", "negative", "positive"),
+            "invalid": ("negative", "zeros", "large", "nan")}.get(kind, ("one",))
 
 
 @dataclass
