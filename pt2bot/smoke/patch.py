@@ -161,6 +161,20 @@ class Swap:
     original: Any
     patched: Any
     qualname: str
+    # other modules of the repository that imported a module-level function by name
+    # (`from kornia.enhance.adjust import adjust_gamma`): (their namespace, the name there)
+    aliases: tuple[tuple[dict[str, Any], str], ...] = ()
+
+
+def _aliases(paths: RepoPaths, module: ModuleType, fn: Any) -> list[tuple[dict[str, Any], str]]:
+    """The names other modules of the repository bind to `fn` of `module`."""
+    out: list[tuple[dict[str, Any], str]] = []
+    for mod in list(sys.modules.values()):
+        d = getattr(mod, "__dict__", None)
+        if mod is module or not isinstance(d, dict) or not paths.rel(getattr(mod, "__file__", None)):
+            continue
+        out += [(d, k) for k, v in list(d.items()) if v is fn]
+    return out
 
 
 def _locate(paths: RepoPaths, path: str, text: str, edit: Edit
@@ -227,14 +241,7 @@ def patched_function(paths: RepoPaths, path: str, original_text: str, patched_te
             if "__class__" in free and fn.__closure__:
                 fn.__closure__[free.index("__class__")].cell_contents = owner
     # Other modules of the repository that imported a module-level function by name.
-    aliases: list[tuple[dict[str, Any], str]] = []
-    if not classes:
-        for mod in list(sys.modules.values()):
-            d = getattr(mod, "__dict__", None)
-            if mod is module or not isinstance(d, dict) or \
-                    not paths.rel(getattr(mod, "__file__", None)):
-                continue
-            aliases += [(d, k) for k, v in list(d.items()) if v is original]
+    aliases = [] if classes else _aliases(paths, module, original)
     saved_cache = linecache.cache.get(filename)
     setattr(owner, old_node.name, patched)
     for d, k in aliases:
@@ -242,7 +249,7 @@ def patched_function(paths: RepoPaths, path: str, original_text: str, patched_te
     linecache.cache[filename] = (len(patched_text), None, lines, filename)
     try:
         yield Swap(owner=owner, name=old_node.name, original=original, patched=patched,
-                   qualname=".".join((*classes, old_node.name)))
+                   qualname=".".join((*classes, old_node.name)), aliases=tuple(aliases))
     finally:
         setattr(owner, old_node.name, original)
         for d, k in aliases:
@@ -256,10 +263,11 @@ def patched_function(paths: RepoPaths, path: str, original_text: str, patched_te
 def function_at(paths: RepoPaths, path: str, text: str, edit: Edit) -> Swap:
     """Head's function holding the edit, as a Swap of it with itself (guard inputs are
     injected into it the same way as into the patched one)."""
-    _module, classes, node, owner = _locate(paths, path, text, edit)
+    module, classes, node, owner = _locate(paths, path, text, edit)
     current = vars(owner)[node.name]
     return Swap(owner=owner, name=node.name, original=current, patched=current,
-                qualname=".".join((*classes, node.name)))
+                qualname=".".join((*classes, node.name)),
+                aliases=() if classes else tuple(_aliases(paths, module, current)))
 
 
 # --------------------------------------------------------------------------- guard inputs
@@ -368,11 +376,17 @@ def injecting(swap: Swap, injection: Injection) -> Iterator[Injection]:
         injection.returns.append(_detached(out, torch))
         return out
 
+    # the model may call the function through a name another module imported it by
+    saved = [(d, k, d.get(k)) for d, k in swap.aliases]
     setattr(swap.owner, swap.name, wrapper)
+    for d, k, _ in saved:
+        d[k] = wrapper
     try:
         yield injection
     finally:
         setattr(swap.owner, swap.name, current)
+        for d, k, v in saved:
+            d[k] = v
 
 
 def _detached(out: Any, torch: Any) -> Any:
