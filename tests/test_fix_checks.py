@@ -436,3 +436,105 @@ def test_the_guard_rows_show_head_and_the_patch_raising_on_a_negative_gamma(repo
     assert by[("gamma", "zeros")]["raised"] is False      # zero is non-negative
     assert by[("x", "negative")]["raised"] is False       # the check is on gamma only
     assert all(r["hit"] and r["match"] for r in rows)
+
+
+# --------------------------------------------------------------------------- compiled code
+
+FORMS = {
+    "raise": ("""\
+        import torch
+
+
+        def check(x, gamma):
+            if (gamma < 0.0).any():
+                raise ValueError(f"Gamma must be non-negative. Got {gamma}")
+            return x * gamma[:, None]
+        """, "Gamma must be non-negative."),
+    "not-all": ("""\
+        import torch
+
+
+        def check(x, gamma):
+            if not torch.all((gamma < 0.5) * (gamma > -0.5)):
+                raise AssertionError(f"gamma is between -0.5 and 0.5. Got {gamma}.")
+            return x * gamma[:, None]
+        """, "gamma is between -0.5 and 0.5."),
+    "item": ("""\
+        import torch
+
+
+        def check(x, gamma):
+            min_ = gamma.min()
+            if min_.item() < 0.0 and not torch.isclose(min_, torch.as_tensor(0.0, dtype=min_.dtype)):
+                raise ValueError(f"Values must be >= 0. Found {min_.item()}.")
+            return x * gamma[:, None]
+        """, "Values must be >= 0."),
+    "call": ("""\
+        import torch
+
+
+        def KORNIA_CHECK(condition, msg=None):
+            if not condition:
+                raise Exception(msg)
+
+
+        def check(x, gamma):
+            gamma = gamma.to(x.dtype)
+            KORNIA_CHECK(any(gamma >= 0), "Gamma must be positive.")
+            return x * gamma[:, None]
+        """, "Gamma must be positive."),
+}
+
+
+@pytest.mark.torch
+@pytest.mark.parametrize("form", sorted(FORMS))
+def test_compiled_code_keeps_the_check_and_eager_code_is_unchanged(tmp_path, form):
+    """The recipe's edit in one graph (fullgraph=True, eager backend): equal to eager on a valid
+    input, a RuntimeError with the message on a refused one, where eager still raises its own."""
+    import torch
+
+    from pymodule import load_module
+
+    body, message = FORMS[form]
+    src, fs = findings(tmp_path, body)
+    # one edit, whichever finding on the line offers it (PTC101 and PTC201 for "item")
+    [cand] = {c.lines: c for f in fs for c in fix_candidates(f, src) if c.guards == ("invalid",)}.values()
+    path = tmp_path / f"patched_{form}.py"
+    path.write_text(apply_candidate(src, cand))
+    check = load_module(path).check
+    x, good, bad = torch.rand(2, 3), torch.rand(2) * 0.4 + 0.05, -torch.ones(2)
+    torch._dynamo.reset()
+    compiled = torch.compile(check, backend="eager", fullgraph=True)
+    assert torch.equal(compiled(x, good), check(x, good))
+    with pytest.raises(RuntimeError, match=message.replace(".", r"\.")):
+        compiled(x, bad)
+    with pytest.raises(Exception) as eager:   # noqa: PT011 - the original's own exception
+        check(x, bad)
+    assert not isinstance(eager.value, RuntimeError)
+
+
+@pytest.mark.torch
+def test_skipping_the_check_under_compile_deletes_it_from_compiled_code(tmp_path):
+    """The maintainers' first form, `if not torch.compiler.is_compiling() and ...: raise`: eager
+    is unchanged (the eager proof cannot tell it from the recipe's), compiled code returns on a
+    negative gamma. Only a run of the compiled patched code on the guard inputs refuses it."""
+    import torch
+
+    from pymodule import load_module
+
+    path = tmp_path / "skipped.py"
+    path.write_text(textwrap.dedent("""\
+        import torch
+
+
+        def check(x, gamma):
+            if not torch.compiler.is_compiling() and (gamma < 0.0).any():
+                raise ValueError(f"Gamma must be non-negative. Got {gamma}")
+            return x * gamma[:, None]
+        """))
+    check = load_module(path).check
+    x, bad = torch.rand(2, 3), -torch.ones(2)
+    with pytest.raises(ValueError):
+        check(x, bad)
+    torch._dynamo.reset()
+    assert torch.equal(torch.compile(check, backend="eager", fullgraph=True)(x, bad), x * bad[:, None])
