@@ -75,8 +75,9 @@ def edits(tmp_path: Path, body: str, name: str = "check") -> dict[int, list[list
 
 # --------------------------------------------------------------------------- the edits
 
-def test_a_raise_on_any_becomes_an_assertion_in_compiled_code(tmp_path):
-    got = edits(tmp_path, """\
+# the forms kornia writes, with the message each assertion gets
+FORMS = {
+    "raise": ("""\
         import torch
 
 
@@ -84,51 +85,27 @@ def test_a_raise_on_any_becomes_an_assertion_in_compiled_code(tmp_path):
             if (gamma < 0.0).any():
                 raise ValueError(f"Gamma must be non-negative. Got {gamma}")
             return x * gamma[:, None]
-        """)
-    assert got == {5: [[
-        "    if torch.compiler.is_compiling():",
-        "        torch._assert_async(torch.logical_not((gamma < 0.0).any()), 'Gamma must be non-negative.')",
-        "    elif (gamma < 0.0).any():",
-        '        raise ValueError(f"Gamma must be non-negative. Got {gamma}")']]}
-
-
-def test_a_raise_under_not_asserts_the_test_itself(tmp_path):
-    got = edits(tmp_path, """\
-        import torch
-
-
-        def check(x, additions):
-            if not torch.all((additions < 0.5) * (additions > -0.5)):
-                raise AssertionError(f"The value of 'addition' is between -0.5 and 0.5. Got {additions}.")
-            return x + additions[:, None]
-        """)
-    assert got[5][0][1] == ("        torch._assert_async(torch.all((additions < 0.5) * (additions > -0.5)), "
-                            "\"The value of 'addition' is between -0.5 and 0.5.\")")
-
-
-def test_an_item_range_check_keeps_the_tensor(tmp_path):
-    """kornia's equalize: `.item()` (PTC101) and `torch.isclose` (PTC201) on one line offer one
-    edit; the `.item()` in the message stays in the eager branch."""
-    got = edits(tmp_path, """\
+        """, "Gamma must be non-negative."),
+    "not-all": ("""\
         import torch
 
 
         def check(x, gamma):
-            min_ = x.min()
-            if min_.item() < 0.0 and not torch.isclose(min_, torch.as_tensor(0.0, dtype=min_.dtype)):
-                raise ValueError(f"Values must greater or equal to 0.0. Found {min_.item()}.")
+            if not torch.all((gamma < 0.5) * (gamma > -0.5)):
+                raise AssertionError(f"gamma is between -0.5 and 0.5. Got {gamma}.")
             return x * gamma[:, None]
-        """)
-    assert got == {6: [[
-        "    if torch.compiler.is_compiling():",
-        "        torch._assert_async(torch.logical_not((min_ < 0.0) & torch.logical_not(torch.isclose("
-        "min_, torch.as_tensor(0.0, dtype=min_.dtype)))), 'Values must greater or equal to 0.0.')",
-        "    elif min_.item() < 0.0 and not torch.isclose(min_, torch.as_tensor(0.0, dtype=min_.dtype)):",
-        '        raise ValueError(f"Values must greater or equal to 0.0. Found {min_.item()}.")']]}
+        """, "gamma is between -0.5 and 0.5."),
+    "item": ("""\
+        import torch
 
 
-def test_a_check_call_of_any_is_asserted_in_compiled_code_and_called_in_eager(tmp_path):
-    got = edits(tmp_path, """\
+        def check(x, gamma):
+            min_ = gamma.min()
+            if min_.item() < 0.0 and not torch.isclose(min_, torch.as_tensor(0.0, dtype=min_.dtype)):
+                raise ValueError(f"Values must be >= 0. Found {min_.item()}.")
+            return x * gamma[:, None]
+        """, "Values must be >= 0."),
+    "call": ("""\
         import torch
 
 
@@ -137,16 +114,45 @@ def test_a_check_call_of_any_is_asserted_in_compiled_code_and_called_in_eager(tm
                 raise Exception(msg)
 
 
-        def check(x, factor):
-            factor = factor.to(x.dtype)
-            KORNIA_CHECK(any(factor >= 0), "Contrast factor must be positive.")
-            return x * factor[:, None]
-        """)
-    assert got == {11: [[
+        def check(x, gamma):
+            gamma = gamma.to(x.dtype)
+            KORNIA_CHECK(any(gamma >= 0), "Gamma must be positive.")
+            return x * gamma[:, None]
+        """, "Gamma must be positive."),
+}
+
+
+def test_a_raise_on_any_becomes_an_assertion_in_compiled_code(tmp_path):
+    assert edits(tmp_path, FORMS["raise"][0]) == {5: [[
         "    if torch.compiler.is_compiling():",
-        "        torch._assert_async((factor >= 0).any(), 'Contrast factor must be positive.')",
+        "        torch._assert_async(torch.logical_not((gamma < 0.0).any()), 'Gamma must be non-negative.')",
+        "    elif (gamma < 0.0).any():",
+        '        raise ValueError(f"Gamma must be non-negative. Got {gamma}")']]}
+
+
+def test_a_raise_under_not_asserts_the_test_itself(tmp_path):
+    got = edits(tmp_path, FORMS["not-all"][0])
+    assert got[5][0][1] == ("        torch._assert_async(torch.all((gamma < 0.5) * (gamma > -0.5)), "
+                            "'gamma is between -0.5 and 0.5.')")
+
+
+def test_an_item_range_check_keeps_the_tensor(tmp_path):
+    """kornia's equalize: `.item()` (PTC101) and `torch.isclose` (PTC201) on one line offer one
+    edit; the `.item()` in the message stays in the eager branch."""
+    assert edits(tmp_path, FORMS["item"][0]) == {6: [[
+        "    if torch.compiler.is_compiling():",
+        "        torch._assert_async(torch.logical_not((min_ < 0.0) & torch.logical_not(torch.isclose("
+        "min_, torch.as_tensor(0.0, dtype=min_.dtype)))), 'Values must be >= 0.')",
+        "    elif min_.item() < 0.0 and not torch.isclose(min_, torch.as_tensor(0.0, dtype=min_.dtype)):",
+        '        raise ValueError(f"Values must be >= 0. Found {min_.item()}.")']]}
+
+
+def test_a_check_call_of_any_is_asserted_in_compiled_code_and_called_in_eager(tmp_path):
+    assert edits(tmp_path, FORMS["call"][0]) == {11: [[
+        "    if torch.compiler.is_compiling():",
+        "        torch._assert_async((gamma >= 0).any(), 'Gamma must be positive.')",
         "    else:",
-        '        KORNIA_CHECK(any(factor >= 0), "Contrast factor must be positive.")']]}
+        '        KORNIA_CHECK(any(gamma >= 0), "Gamma must be positive.")']]}
 
 
 def test_an_elif_chain_asserts_each_link_in_order(tmp_path):
@@ -214,6 +220,18 @@ def test_an_elif_chain_asserts_each_link_in_order(tmp_path):
     def check(x, gamma):
         gamma = gamma.to(x.dtype)
         KORNIA_CHECK(any(gamma >= 0), "negative", raises=False)
+        return x
+    """,
+    # the second argument is a value to compare with, not a message
+    """\
+    def assert_equal(a, b):
+        if a != b:
+            raise AssertionError(a)
+
+
+    def check(x, gamma):
+        gamma = gamma.to(x.dtype)
+        assert_equal(any(gamma >= 0), True)
         return x
     """,
     # not a check by its name
@@ -439,52 +457,6 @@ def test_the_guard_rows_show_head_and_the_patch_raising_on_a_negative_gamma(repo
 
 
 # --------------------------------------------------------------------------- compiled code
-
-FORMS = {
-    "raise": ("""\
-        import torch
-
-
-        def check(x, gamma):
-            if (gamma < 0.0).any():
-                raise ValueError(f"Gamma must be non-negative. Got {gamma}")
-            return x * gamma[:, None]
-        """, "Gamma must be non-negative."),
-    "not-all": ("""\
-        import torch
-
-
-        def check(x, gamma):
-            if not torch.all((gamma < 0.5) * (gamma > -0.5)):
-                raise AssertionError(f"gamma is between -0.5 and 0.5. Got {gamma}.")
-            return x * gamma[:, None]
-        """, "gamma is between -0.5 and 0.5."),
-    "item": ("""\
-        import torch
-
-
-        def check(x, gamma):
-            min_ = gamma.min()
-            if min_.item() < 0.0 and not torch.isclose(min_, torch.as_tensor(0.0, dtype=min_.dtype)):
-                raise ValueError(f"Values must be >= 0. Found {min_.item()}.")
-            return x * gamma[:, None]
-        """, "Values must be >= 0."),
-    "call": ("""\
-        import torch
-
-
-        def KORNIA_CHECK(condition, msg=None):
-            if not condition:
-                raise Exception(msg)
-
-
-        def check(x, gamma):
-            gamma = gamma.to(x.dtype)
-            KORNIA_CHECK(any(gamma >= 0), "Gamma must be positive.")
-            return x * gamma[:, None]
-        """, "Gamma must be positive."),
-}
-
 
 @pytest.mark.torch
 @pytest.mark.parametrize("form", sorted(FORMS))

@@ -1,4 +1,4 @@
-"""The recipe for a check on a tensor's values that raises (PTC201, PTC101): keep the check in
+"""The recipe for a check on a tensor's values that raises (PTC201, PTC101, PTC104): keep the check in
 compiled code, as an assertion dynamo traces, and leave eager code exactly as it was.
 
     if (gamma < 0.0).any():
@@ -23,14 +23,14 @@ Which code gets the edit:
   (every link raises, none has an `else`): one assertion per link, in order;
 - `CHECK(<test>, msg)` as a statement, where the callee's name says it is a check (contains
   "check" or "assert", any case) and is not torch's (`torch._check` traces already), with at
-  most a message besides the test: `if torch.compiler.is_compiling(): torch._assert_async(...)
-  else: CHECK(...)`.
+  most a message besides the test (a string: `assert_equal(a, b)` is not a check of `a`):
+  `if torch.compiler.is_compiling(): torch._assert_async(...) else: CHECK(...)`.
 
 The asserted condition must be a tensor, so the test is translated, part by part, and the
-recipe offers nothing where a part has no safe translation: `a and b` -> `(a) & (b)`, `a or b`
--> `(a) | (b)`, `not c` -> `torch.logical_not(c)` (a raise under `not c` asserts `c` itself),
-`t.item() < v` -> `t < v`, the builtins `any(t)` / `all(t)` -> `(t).any()` / `(t).all()` and
-`bool(t)` -> `t`. A part is kept only where it is a tensor for sure: `.any()` / `.all()`,
+recipe offers nothing where a part has no safe translation: `a and b` -> `a & b`, `a or b` ->
+`a | b` (each part but a call bracketed: `&` binds tighter than a comparison), `not c` ->
+`torch.logical_not(c)` (a raise under `not c` asserts `c` itself), `t.item() < v` -> `t < v`,
+the builtins `any(t)` / `all(t)` -> `t.any()` / `t.all()` and `bool(t)` -> `t`. A part is kept only where it is a tensor for sure: `.any()` / `.all()`,
 torch's boolean functions and methods (`torch.isclose`, `.isnan()`, `.eq(...)`), and a single
 comparison one of whose sides is a tensor: a reduction or other tensor method, a torch call, a
 `.item()` dropped, or the value the rule flagged (the finding's position). A bare name, a
@@ -39,14 +39,15 @@ where `torch.logical_not` would fail and `~` would compute -2) get no edit.
 
 The assertion's message must be a constant string (formatting a tensor into a string breaks
 the graph). It is the literal text of the original message up to its first placeholder
-(f-string, `.format`, `%`): cut after the last full sentence ("Gamma must be non-negative. Got
+(f-string, `.format`, `%`, `+`): cut after the last full sentence ("Gamma must be non-negative. Got
 {gamma}" -> "Gamma must be non-negative.") or, with no full sentence, stripped of trailing
 spaces and `:`/`,` ("Bad value: {x}" -> "Bad value"). With no literal text at all it is the
 exception's (or the check's) name and the test's source, e.g. "ValueError: (x < 0).any()".
 
 Not safe: the candidate is run and compared before it is posted, with the "invalid" guard (the
 proof injects negative values, zeros, 1e3 and NaN into the function's tensor arguments and
-needs head to raise on at least one, and head and the patched code to agree on every one).
+needs head to raise on at least one, and head and the patched code to agree on every one,
+the same exception type where either raises).
 """
 from __future__ import annotations
 
@@ -222,6 +223,17 @@ def _literal_prefix(node: ast.AST | None) -> tuple[str, bool]:
     return "", True
 
 
+def _is_message(node: ast.AST) -> bool:
+    """A string: a literal, an f-string, `"...".format(...)`, `"..." % ...`, `"..." + ...`."""
+    if isinstance(node, ast.Constant):
+        return isinstance(node.value, str)
+    if isinstance(node, ast.JoinedStr):
+        return True
+    if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr == "format":
+        return _is_message(node.func.value)
+    return isinstance(node, ast.BinOp) and isinstance(node.op, (ast.Mod, ast.Add)) and _is_message(node.left)
+
+
 def message_of(node: ast.AST | None, fallback: str) -> str:
     """The assertion's constant message from the original message `node` (module doc)."""
     text, cut = _literal_prefix(node)
@@ -326,6 +338,8 @@ def _call_fixes(code: str, finding, st: ast.Expr, lines: list[str]) -> list[Cand
         return []   # another argument (`raises=False`) may change what the check does
     for k in call.keywords:
         msg = k.value
+    if msg is not None and not _is_message(msg):
+        return []   # `assert_equal(a, b)`: the second argument is a value, not a message
     test = call.args[0]
     if not _holds(test, (finding.line, finding.col)):
         return []
