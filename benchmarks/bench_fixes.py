@@ -97,14 +97,14 @@ def model_source(name: str, lines: list[str]) -> str:
     return HEADER + CLASS.format(name=cls, body=body)
 
 
-def config(names: list[str]) -> str:
+def config(names: list[str], backend: str = "eager") -> str:
     out = ["version: 1", "static: {paths: [pkg/]}", "models:"]
     for n in names:
         cls = "".join(p.capitalize() for p in n.split("_"))
         out += [f"  - name: {n}", f"    entry: pkg.{n}:{cls}",
                 "    inputs: [{name: x, shape: [batch, 8]}]", "    shapes: {batch: [2, 4]}",
                 "    export: false"]
-    out.append("run: {backend: eager, latency: false, timeout_s: 300}")
+    out.append(f"run: {{backend: {backend}, latency: false, timeout_s: 300}}")
     return "\n".join(out) + "\n"
 
 
@@ -114,13 +114,13 @@ def git(repo: str, *args: str) -> str:
                           text=True, env=env).stdout
 
 
-def make_pr(root: str, names: list[str]) -> str:
+def make_pr(root: str, names: list[str], backend: str = "eager") -> str:
     repo = os.path.join(root, "repo")
     os.makedirs(os.path.join(repo, "pkg"))
     git(repo, "init", "-q", "-b", "main")
     git(repo, "config", "user.email", "bench@pt2bot.invalid")
     git(repo, "config", "user.name", "bench")
-    open(os.path.join(repo, "pt2bot.yml"), "w").write(config(names))
+    open(os.path.join(repo, "pt2bot.yml"), "w").write(config(names, backend))
     open(os.path.join(repo, "pkg", "__init__.py"), "w").write("")
     for n in names:
         open(os.path.join(repo, "pkg", f"{n}.py"), "w").write(model_source(n, []))
@@ -249,15 +249,18 @@ def main() -> int:
     ap.add_argument("--out", default=os.path.join(ROOT, "benchmarks", "results", "fixes.json"))
     ap.add_argument("--python", default=sys.executable)
     ap.add_argument("--report", action="store_true", help="print the figures of --out, run nothing")
+    ap.add_argument("--backend", default="eager",
+                    help="run.backend of the PRs' pt2bot.yml (inductor: the smoke runs and each "
+                         "accepted candidate's check compile with it)")
     args = ap.parse_args()
     if args.report:
         with open(args.out) as fh:
             print(markdown(json.load(fh)), end="")
         return 0
-    results = {"load_before": os.getloadavg(), "prs": [], "cases": {}}
+    results = {"load_before": os.getloadavg(), "backend": args.backend, "prs": [], "cases": {}}
     for names in PRS:
         with tempfile.TemporaryDirectory(prefix="bench-fixes-") as root:
-            repo = make_pr(root, names)
+            repo = make_pr(root, names, args.backend)
             out = os.path.join(root, "out")
             t0 = time.perf_counter()
             proc = subprocess.run([args.python, "-m", "pt2bot", "review", "--base", "main",

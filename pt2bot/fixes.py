@@ -306,7 +306,7 @@ def prove_on_model(setting: ProofSetting, model: ModelConfig, delta: ModelDelta 
                         "id": p.cid, "path": p.cand.path, "start_line": p.cand.start_line,
                         "end_line": p.cand.end_line, "lines": list(p.cand.lines),
                         "original": p.original, "patched": p.patched,
-                        "guards": list(p.cand.guards), "targets": ts,
+                        "guards": list(p.cand.guards), "safe": p.cand.safe, "targets": ts,
                         "target_keys": [target_key(t) for t in ts]} for p, ts in todo])
         job = dataclasses.replace(job, spec=spec, timeout_s=left)
         # forked from the server the smoke run used (same environment: it is still warm, so

@@ -1389,7 +1389,9 @@ def init_config(root: str, *, check: bool = False, force: bool = False,
     root = os.path.abspath(root)
     path = os.path.abspath(out or os.path.join(root, CONFIG_NAME))
     if os.path.exists(path) and not force:
-        raise UserError(f"{os.path.relpath(path)} exists; pass --force to overwrite it")
+        raise UserError(f"{os.path.relpath(path)} exists; pass --force to overwrite it (to run "
+                        f"the models it lists instead: pt2bot run --config "
+                        f"{os.path.relpath(path)} --out results.json)")
     proposals, blocks = discover(root)
     packages = _packages(proposals)
     text = render_config(proposals, blocks, packages)

@@ -650,7 +650,8 @@ def verified_fixes(model: Any, *args: Any, user_code: str | Sequence[str] | None
                         {"path": path, "start_line": cand.start_line, "end_line": cand.end_line,
                          "lines": list(cand.lines), "original": source, "patched": patched,
                          "guards": list(cand.guards), "targets": targets},
-                        model, [case], [head_out], head, {}, {}, paths, ["breaks"], None, {})
+                        model, [case], [head_out], head, {}, {"backend": "eager"}, paths,
+                        ["breaks"], None, {})
                     diff = "".join(difflib.unified_diff(
                         source.splitlines(keepends=True), patched.splitlines(keepends=True),
                         f"a/{path}", f"b/{path}"))

@@ -4,6 +4,7 @@ where the maintainers' hunks say; the reverse-apply trims context, never changed
 from __future__ import annotations
 
 import ast
+import collections
 import glob
 import importlib.util
 import json
@@ -80,9 +81,31 @@ def test_recorded_case_replays(name, tmp_path):
                            text=True, check=True).stdout
     ast.parse(after)
     assert before != after
-    # every line the PR removes was written by the maintainers' fix (a `+` line upstream)
+    # every line the PR removes was written by the maintainers' fix (a `+` line upstream); counted
+    # over the files, not read off the PR's diff, whose alignment may differ from upstream's (an
+    # unchanged line shown as removed and added again)
     plus = {ln[1:] for ln in case["diff"].split("\n") if ln.startswith("+") and not ln.startswith("+++")}
-    removed = [ln[1:] for ln in pr["pr_diff"].split("\n") if ln.startswith("-") and not ln.startswith("---")]
+    removed = collections.Counter(after.split("\n")) - collections.Counter(before.split("\n"))
     assert removed and all(ln in plus for ln in removed)
     # the excerpt names its upstream
     assert f"{meta['repo']} at {meta['sha']}" in after.split("\n")[0]
+
+
+def test_the_held_out_set_is_apart_from_the_main_set():
+    main, held = bench.case_names("main"), bench.case_names("held-out")
+    assert held and main and not set(main) & set(held)
+    assert sorted(main + held) == CASES
+    # held out means from projects whose fixes are not in the set the rules were tuned on
+    projects = {json.load(open(os.path.join(bench.CASES_DIR, n, "case.json")))["repo"]: n for n in main}
+    for name in held:
+        assert bench.load_case(name)["repo"] not in projects, name
+
+
+def test_each_set_reports_its_own_screened_fixes():
+    def screened(sha, set_=None):
+        return {"repo": "o/r", "sha": sha, "subject": "s", "before_line": "x", "measured": [],
+                **({"set": set_} if set_ else {})}
+    results = {"cases": {}, "screened": [screened("aaa"), screened("bbb", "held-out")]}
+    assert "o/r@aaa" in bench.markdown(results) and "o/r@bbb" not in bench.markdown(results)
+    held = bench.markdown({**results, "set": "held-out"})
+    assert "o/r@bbb" in held and "o/r@aaa" not in held

@@ -64,7 +64,8 @@ def test_refuses_to_overwrite_without_force(tmp_path, capsys):
     root = _zoo(tmp_path)
     (root / "pt2bot.yml").write_text("version: 1\n# mine\n")
     assert main(["init", str(root)]) == 2
-    assert "exists; pass --force" in capsys.readouterr().err
+    err = capsys.readouterr().err
+    assert "exists; pass --force" in err and "pt2bot run --config " in err
     assert (root / "pt2bot.yml").read_text() == "version: 1\n# mine\n"
     assert main(["init", str(root), "--force"]) == 0
     assert "tiny_encoder" in (root / "pt2bot.yml").read_text()

@@ -217,6 +217,16 @@ def test_status_line_says_what_failed_and_where():
     assert line == "pt2bot run: m: ok, 2 graph break(s) in 1.0 s"
 
 
+def test_status_line_names_the_log_from_where_the_user_ran_it(tmp_path, monkeypatch):
+    """The results file stores the log relative to itself; `pt2bot run --out ../out/r.json`
+    run from a checkout must print a path that opens from that checkout."""
+    (tmp_path / "repo").mkdir()
+    monkeypatch.chdir(tmp_path / "repo")
+    line = status_line({"name": "m", "status": "error", "log": "logs/m.log",
+                        "error": {"kind": "import"}}, str(tmp_path / "out"))
+    assert line.endswith("; log: ../out/logs/m.log")
+
+
 # ------------------------------------------------------------------ merge
 
 def _results(shard: str, *names: str, **over) -> dict:

@@ -70,7 +70,10 @@ from torch import nn
 '''
 
 # name: the case. `functions`: the top-level definitions kept verbatim ("-name": without its
-# decorators); `skip_hunks`: hunks of upstream.diff outside the kept code, with the reason.
+# decorators); `skip_hunks`: hunks of upstream.diff outside the kept code, with the reason;
+# `also`: (path, names) of another file of the same commit, kept verbatim after the preamble;
+# `licence_file`: the upstream licence file, copied as comments into the excerpt's header;
+# `set`: written to case.json (bench_fix_replay.py runs and reports each set apart).
 CASES: dict[str, dict] = {
     "kornia_colormap": {
         "project": KORNIA, "sha": "09c058279", "path": "kornia/color/colormap.py",
@@ -596,6 +599,376 @@ def make_inputs(batch: int):
 }
 
 
+# The held-out set: fixes from projects no recipe was written against (bench_fix_replay.py reports
+# them apart). Selection rule and what was screened out: benchmarks/results/fix_replay_heldout.md.
+PYG = ("pyg-team/pytorch_geometric", "MIT")
+PEFT = ("huggingface/peft", "Apache-2.0")
+TORCHAO = ("pytorch/ao", "BSD-3-Clause")
+
+PYG_IMPORTS = '''from typing import Any, List, Optional, Tuple, Union
+
+import torch
+from torch import Tensor
+'''
+
+# torch_geometric.utils.scatter dispatches to torch-scatter or torch's scatter_reduce; the
+# replays only sum, which is this
+PYG_SCATTER = '''
+
+def scatter(src: Tensor, index: Tensor, dim: int = 0, dim_size: Optional[int] = None,
+            reduce: str = 'sum') -> Tensor:
+    # stand-in for torch_geometric.utils.scatter (reduce='sum' only)
+    assert reduce == 'sum' and dim == 0
+    size = int(index.max()) + 1 if dim_size is None else dim_size
+    return src.new_zeros((size, ) + src.shape[1:]).index_add_(0, index, src)
+'''
+
+HELD_OUT: dict[str, dict] = {
+    "pyg_voxel_grid": {
+        "project": PYG, "sha": "ca5ba4ccb", "path": "torch_geometric/nn/pool/voxel_grid.py",
+        "licence_file": "LICENSE", "functions": ["voxel_grid"],
+        "also": [("torch_geometric/utils/repeat.py", ["repeat"])],
+        "left_out": "the file's imports: `grid_cluster` (a C++ op of torch-cluster) is a pure-torch "
+                    "stand-in of the same signature",
+        "preamble": "import itertools\nimport numbers\n" + PYG_IMPORTS + '''
+
+def grid_cluster(pos: Tensor, size: Tensor, start: Optional[Tensor] = None,
+                 end: Optional[Tensor] = None) -> Tensor:
+    # stand-in for torch_cluster.grid_cluster: the voxel index of each point
+    start = pos.min(0).values if start is None else start
+    end = pos.max(0).values if end is None else end
+    num_voxels = ((end - start) / size).to(torch.long) + 1
+    strides = torch.cat([num_voxels.new_ones(1), num_voxels.cumprod(0)[:-1]])
+    return (((pos - start) / size).to(torch.long) * strides).sum(-1)
+''',
+        "model": '''from torch_geometric.nn.pool.voxel_grid import voxel_grid
+
+
+class Replay(nn.Module):
+    """Point clouds pooled into voxels; the voxel size is a tensor (a buffer, as a config would hold it)."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.proj = nn.Linear(3, 3)
+        self.register_buffer("size", torch.tensor([0.5, 0.5, 0.5]))
+
+    def forward(self, points: torch.Tensor) -> torch.Tensor:
+        b, n, _ = points.shape
+        pos = torch.sigmoid(self.proj(points)).reshape(b * n, 3)
+        batch = torch.arange(b, device=pos.device).repeat_interleave(n)
+        cluster = voxel_grid(pos, self.size, batch)
+        return pos * (cluster % 5).unsqueeze(-1).to(pos.dtype)
+''',
+        "inputs": "[{name: points, shape: [batch, 8, 3]}]",
+    },
+    "pyg_to_dense_batch": {
+        "project": PYG, "sha": "3b545ee79", "path": "torch_geometric/utils/to_dense_batch.py",
+        "licence_file": "LICENSE", "functions": ["-to_dense_batch"],
+        "left_out": "the TorchScript overloads and the decorator `disable_dynamic_shapes` (it only checks "
+                    "that batch_size and max_num_nodes are passed in that mode; the model passes both); "
+                    "torch_geometric.utils.scatter and torch_geometric.experimental are stand-ins (a sum, "
+                    "and the experimental mode `disable_dynamic_shapes` on, so that the node count is not "
+                    "checked against max_num_nodes, a data-dependent branch the fix did not touch)",
+        "preamble": PYG_IMPORTS + PYG_SCATTER + '''
+
+def is_experimental_mode_enabled(options: str) -> bool:
+    # stand-in for torch_geometric.experimental's: the replay runs in this one mode
+    return options == 'disable_dynamic_shapes'
+''',
+        "model": '''from torch_geometric.utils.to_dense_batch import to_dense_batch
+
+
+class Replay(nn.Module):
+    """Graphs of 3 nodes padded to a dense batch of 4 slots, with a fill value below the features'
+    minimum (a tensor, as SortAggregation passes it)."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.lin = nn.Linear(4, 4)
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        b, n, f = x.shape
+        h = self.lin(x).reshape(b * n, f)
+        batch = torch.arange(b, device=h.device).repeat_interleave(n)
+        out, mask = to_dense_batch(h, batch, fill_value=h.min() - 1, max_num_nodes=4, batch_size=b)
+        return out * mask.unsqueeze(-1)
+''',
+        "inputs": "[{name: x, shape: [batch, 3, 4]}]",
+    },
+    "pyg_sort_aggr": {
+        "project": PYG, "sha": "3c671c461", "path": "torch_geometric/nn/aggr/sort.py",
+        "licence_file": "LICENSE", "functions": ["SortAggregation"],
+        "also": [("torch_geometric/utils/to_dense_batch.py", ["-to_dense_batch"])],
+        "skip_hunks": {},
+        "left_out": "the file's imports; the base class Aggregation is a stand-in holding only the helper "
+                    "SortAggregation calls (it forwards to utils.to_dense_batch as the real one does, without "
+                    "its index checks); torch_geometric.utils.scatter is a stand-in (a sum). At this commit "
+                    "the AFTER code still breaks in to_dense_batch (`int(num_nodes.max())`, and `new_full` "
+                    "with the tensor fill value, which pyg_to_dense_batch's later commit fixed)",
+        "preamble": PYG_IMPORTS + PYG_SCATTER + '''
+
+class Aggregation(torch.nn.Module):
+    # stand-in for torch_geometric.nn.aggr.Aggregation: the one helper SortAggregation calls
+    def to_dense_batch(self, x: Tensor, index: Optional[Tensor] = None, ptr: Optional[Tensor] = None,
+                       dim_size: Optional[int] = None, dim: int = -2,
+                       fill_value: Union[Optional[float], Tensor] = None,
+                       max_num_elements: Optional[int] = None) -> Tuple[Tensor, Tensor]:
+        return to_dense_batch(x, index, batch_size=dim_size, fill_value=fill_value,
+                              max_num_nodes=max_num_elements)
+''',
+        "model": '''from torch_geometric.nn.aggr.sort import SortAggregation
+
+
+class Replay(nn.Module):
+    """DGCNN's sort pooling: the top 3 of 5 nodes per graph, by their last feature."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.lin = nn.Linear(4, 4)
+        self.pool = SortAggregation(k=3)
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        b, n, f = x.shape
+        h = self.lin(x).reshape(b * n, f)
+        index = torch.arange(b, device=h.device).repeat_interleave(n)
+        return self.pool(h, index, dim_size=b)
+''',
+        "inputs": "[{name: x, shape: [batch, 5, 4]}]",
+    },
+    "peft_lora_scaling": {
+        "project": PEFT, "sha": "37266c1ba", "path": "src/peft/tuners/lora/layer.py",
+        "functions": [],
+        "class_stub": '''
+
+class Linear(nn.Module):
+    # trimmed: LoraLayer and BaseTunerLayer are left out; __init__ sets what update_layer sets for
+    # one adapter "default" of rank 2 (no dropout, no DoRA); the two LoraLayer helpers forward
+    # calls are stand-ins (no `adapter_names`; the cast as LoraLayer._cast_input_dtype does it)
+    def __init__(self, base_layer: nn.Linear, r: int = 2, lora_alpha: int = 4) -> None:
+        super().__init__()
+        self.base_layer = base_layer
+        self.lora_A = nn.ModuleDict({"default": nn.Linear(base_layer.in_features, r, bias=False)})
+        self.lora_B = nn.ModuleDict({"default": nn.Linear(r, base_layer.out_features, bias=False)})
+        self.lora_dropout = nn.ModuleDict({"default": nn.Identity()})
+        self.scaling = {"default": lora_alpha / r}
+        self.use_dora = {"default": False}
+        self.lora_magnitude_vector = nn.ModuleDict()
+        self.active_adapters = ["default"]
+        self.disable_adapters = False
+        self.merged = False
+        self.cast_input_dtype_enabled = True
+
+    def _check_forward_args(self, x, *args, **kwargs):
+        if kwargs.get("adapter_names") is not None:
+            raise ValueError("the replay passes no adapter_names")
+
+    def _cast_input_dtype(self, x: torch.Tensor, dtype: torch.dtype) -> torch.Tensor:
+        if (not self.cast_input_dtype_enabled) or (x.dtype == dtype):
+            return x
+        return x.to(dtype=dtype)
+''',
+        "methods": ["Linear", ["forward"]],
+        "skip_hunks": {"0": "LoraLayer._mixed_batch_forward (the per-sample adapter path) is not kept"},
+        "left_out": "all of lora/layer.py but Linear.forward (verbatim): LoraLayer, the other layer types, "
+                    "and Linear's __init__ (a stub setting the attributes forward reads, as update_layer "
+                    "sets them for one adapter)",
+        "preamble": "from __future__ import annotations\n\nfrom typing import Any\n\nimport torch\n"
+                    "from torch import nn\n",
+        "model": '''import os
+import sys
+
+# peft has a src/ layout: what `pip install -e .` would put on the path
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "src"))
+
+from peft.tuners.lora.layer import Linear
+
+
+class Replay(nn.Module):
+    """A LoRA-adapted projection prepared for compiled hotswapping: peft's
+    prepare_model_for_compiled_hotswap turns each float `scaling` into a tensor
+    (utils/hotswap.py, `_convert_scalings_to_tensor`), so that a swap does not recompile."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.lora = Linear(nn.Linear(8, 8))
+        self.lora.scaling = {k: torch.tensor(v) for k, v in self.lora.scaling.items()}
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        return self.lora(x)
+''',
+        "inputs": "[{name: x, shape: [batch, 8]}]",
+    },
+    "ao_mxfp8_grouped_mm": {
+        "project": TORCHAO, "sha": "01b37b224", "path": "torchao/prototype/moe_training/scaled_grouped_mm.py",
+        "licence_file": "LICENSE", "functions": ["_emulated_mxfp8_scaled_grouped_mm_2d_2d"],
+        "skip_hunks": {"0": "the caller `_compute_wgrad`'s transpose of B is not kept (the model's B is "
+                            "square, so the BEFORE (K, N) and the AFTER (N, K) layouts have the same shape)"},
+        "left_out": "the rest of scaled_grouped_mm.py (the autograd functions and the CUDA paths that call "
+                    "this emulation)",
+        "preamble": "from typing import Optional\n\nimport torch\n",
+        "model": '''from torchao.prototype.moe_training.scaled_grouped_mm import _emulated_mxfp8_scaled_grouped_mm_2d_2d
+
+
+def _to_mxfp8(t: torch.Tensor, block: int = 32):
+    # float8 data with a power-of-two scale per block of 32 along the last dim (the MX layout)
+    blocks = t.reshape(*t.shape[:-1], t.shape[-1] // block, block)
+    amax = blocks.abs().amax(-1).clamp(min=2.0 ** -100)
+    scale = torch.exp2(torch.floor(torch.log2(amax / 448.0)))
+    data = (blocks / scale.unsqueeze(-1)).to(torch.float8_e4m3fn).reshape(t.shape)
+    return data, scale.to(torch.float8_e8m0fnu)
+
+
+class Replay(nn.Module):
+    """An MoE layer's weight gradient for two experts, emulated in MXFP8: the grad output (8 features)
+    and the activations (64 features), each over 64 tokens, grouped at token 32 and 64."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.proj = nn.Linear(8, 8)
+        self.register_buffer("act", torch.randn(64, 64, generator=torch.Generator().manual_seed(0)))
+        self.register_buffer("offs", torch.tensor([32, 64], dtype=torch.int32))
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        grad_out = self.proj(x).mean(0).t()  # (8 features, 64 tokens)
+        a, a_scale = _to_mxfp8(grad_out)
+        b, b_scale = _to_mxfp8(self.act)
+        return _emulated_mxfp8_scaled_grouped_mm_2d_2d(a, a_scale, b, b_scale, offs=self.offs,
+                                                       out_dtype=torch.bfloat16).float()
+''',
+        "inputs": "[{name: x, shape: [batch, 64, 8]}]",
+    },
+    "gliclass_class_features": {
+        "project": ("Knowledgator/GLiClass", "Apache-2.0"), "sha": "f7b326ef13", "path": "gliclass/model.py",
+        "functions": [],
+        "class_stub": '''
+
+class GLiClassModelConfig:
+    # stand-in for gliclass.config.GLiClassModelConfig: the fields the kept methods read
+    class_token_index = 30
+    text_token_index = 31
+    extract_text_features = True
+    embed_class_token = True
+    max_num_classes = 4
+
+
+class GLiClassBaseModel(nn.Module):
+    # trimmed: __init__ sets only the config (the encoder, scorer and poolings are left out)
+    def __init__(self, config: GLiClassModelConfig) -> None:
+        super().__init__()
+        self.config = config
+''',
+        "methods": ["GLiClassBaseModel", ["_extract_class_features", "_extract_class_features_first",
+                                          "_extract_class_features_averaged"]],
+        "skip_hunks": {"0": "__init__'s scorer argument (__init__ is not kept)",
+                       "3": "GLiClassUniEncoder (not kept) passing max_num_classes",
+                       "4": "GLiClassUniEncoder (not kept)", "5": "GLiClassUniEncoder (not kept)",
+                       "6": "GLiClassUniEncoder (not kept)", "7": "GLiClassUniEncoder (not kept)"},
+        "left_out": "all of model.py but GLiClassBaseModel's three class-feature methods (verbatim): the "
+                    "encoders, scorers, losses and the model classes; __init__ is a stub setting the config, "
+                    "a stand-in holding the fields the methods read",
+        "preamble": "import torch\nfrom torch import nn\n",
+        "model": '''from gliclass.model import GLiClassBaseModel, GLiClassModelConfig
+
+
+class Replay(nn.Module):
+    """GLiClass's class and text features from token embeddings: prompts of 2 or 3 class tokens
+    (id 30), a text token (id 31) and a text of varying length, padded."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.embed = nn.Embedding(32, 8)
+        self.base = GLiClassBaseModel(GLiClassModelConfig())
+
+    def forward(self, input_ids: torch.Tensor, attention_mask: torch.Tensor) -> torch.Tensor:
+        embeds = self.embed(input_ids)
+        classes, classes_mask, text, text_mask = self.base._extract_class_features(embeds, input_ids,
+                                                                                  attention_mask)
+        return ((classes * classes_mask.unsqueeze(-1)).sum((1, 2))
+                + (text * text_mask.unsqueeze(-1)).sum((1, 2)))
+
+
+def make_inputs(batch: int):
+    ids = torch.zeros(batch, 12, dtype=torch.long)
+    mask = torch.zeros(batch, 12, dtype=torch.long)
+    for i in range(batch):
+        n_classes, n_text = 2 + i % 2, 3 + i % 3
+        row = []
+        for c in range(n_classes):
+            row += [30, 1 + c]
+        row += [31] + [10 + t for t in range(n_text)]
+        ids[i, : len(row)] = torch.tensor(row)
+        mask[i, : len(row)] = 1
+    return {"input_ids": ids, "attention_mask": mask}
+''',
+        "inputs": "{entry: replay_model:make_inputs}",
+    },
+    "mace_contraction_view": {
+        "project": ("ACEsuit/mace", "MIT"), "sha": "b005d9bcbb", "path": "mace/modules/symmetric_contraction.py",
+        "licence_file": "LICENSE.md", "functions": [],
+        "class_stub": '''
+
+class _Einsum(nn.Module):
+    # stand-in for the torch.fx GraphModules that opt_einsum_fx.optimize_einsums_full returns:
+    # the same contraction, unoptimised
+    def __init__(self, equation: str) -> None:
+        super().__init__()
+        self.equation = equation
+
+    def forward(self, *operands: torch.Tensor) -> torch.Tensor:
+        return torch.einsum(self.equation, *operands)
+
+
+class Contraction(torch.nn.Module):
+    # trimmed: __init__ sets what the real one builds for correlation 2 and an l=1 output
+    # (`1o`, 3 components): the einsum equations its loop writes, not traced and optimised by
+    # opt_einsum_fx, and random U matrices in place of mace.tools.cg.U_matrix_real's
+    def __init__(self, num_elements: int = 3, num_features: int = 4, num_ell: int = 4,
+                 num_params: int = 2) -> None:
+        super().__init__()
+        self.num_features = num_features
+        self.correlation = 2
+        g = torch.Generator().manual_seed(0)
+        self.register_buffer("U_matrix_1", torch.randn(3, num_ell, num_params, generator=g))
+        self.register_buffer("U_matrix_2", torch.randn(3, num_ell, num_ell, num_params, generator=g))
+        self.graph_opt_main = _Einsum("wxik,ekc,bci,be -> bcwx")
+        self.weights_max = nn.Parameter(torch.randn(num_elements, num_params, num_features, generator=g))
+        self.contractions_weighting = nn.ModuleList([_Einsum("wxk,ekc,be->bcwx")])
+        self.contractions_features = nn.ModuleList([_Einsum("bcwi,bci->bcw")])
+        self.weights = nn.ParameterList([nn.Parameter(torch.randn(num_elements, num_params, num_features,
+                                                                  generator=g))])
+''',
+        "methods": ["Contraction", ["forward", "U_tensors"]],
+        "left_out": "all of symmetric_contraction.py but Contraction.forward and U_tensors (verbatim): "
+                    "SymmetricContraction and Contraction's __init__ (a stub setting the buffers, parameters "
+                    "and contractions forward reads, for correlation 2 and an l=1 output, whose result is "
+                    "3-D before the final view)",
+        "preamble": "from typing import Dict, Optional, Union\n\nimport torch\nfrom torch import nn\n",
+        "model": '''from mace.modules.symmetric_contraction import Contraction
+
+
+class Replay(nn.Module):
+    """MACE's product basis for an l=1 output: node features (4 channels, 4 spherical-harmonic
+    components) contracted with the U matrices and per-element weights."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.lin = nn.Linear(4, 4)
+        self.species = nn.Linear(4, 3)
+        self.contraction = Contraction()
+
+    def forward(self, feats: torch.Tensor) -> torch.Tensor:
+        x = self.lin(feats)  # [nodes, channels, components]
+        y = torch.softmax(self.species(feats.mean(-1)), -1)  # [nodes, elements]
+        return self.contraction(x, y)
+''',
+        "inputs": "[{name: feats, shape: [batch, 4, 4]}]",
+    },
+}
+for _case in HELD_OUT.values():
+    _case["set"] = "held-out"
+CASES.update(HELD_OUT)
+
+
 def git(repo: str, *args: str) -> str:
     env = {k: v for k, v in os.environ.items() if not k.startswith("GIT_")}
     return subprocess.run(["git", "-C", repo, *args], check=True, capture_output=True, text=True,
@@ -614,7 +987,8 @@ def kept_text(src: str, names: list[str], cls: str | None = None) -> str:
         start = node.lineno if name.startswith("-") else min([d.lineno for d in node.decorator_list]
                                                              + [node.lineno])
         out.append("\n".join(lines[start - 1:node.end_lineno]))
-    return "\n\n\n".join(out)
+    # one blank line between methods, two between top-level definitions, as in the upstream files
+    return ("\n\n" if cls else "\n\n\n").join(out)
 
 
 def record(name: str, case: dict, mirrors: str) -> None:
@@ -626,6 +1000,7 @@ def record(name: str, case: dict, mirrors: str) -> None:
     out = os.path.join(HERE, name)
     kept = [n.lstrip("-") for n in case["functions"]] + [f"{case['methods'][0]}.{m}"
                                                          for m in (case.get("methods") or ("", []))[1]]
+    kept += [f"{other}:{n.lstrip('-')}" for other, names in case.get("also", ()) for n in names]
     header = (f"# Replay excerpt of {owner_name} at {full}, {path} ({licence}; the upstream licence "
               f"header follows where the file has one).\n# Kept verbatim: "
               f"{', '.join(kept) or case['kept']}. Left out: {case['left_out']}.\n")
@@ -636,11 +1011,21 @@ def record(name: str, case: dict, mirrors: str) -> None:
             break
         lic.append(ln)
     body = case["preamble"].rstrip("\n") + "\n"
+    for other, names in case.get("also", ()):
+        # helpers from another file of the same commit, verbatim, where a stand-in would change
+        # what the replay measures
+        body += f"\n\n# {other} at the same commit (verbatim):\n" + kept_text(
+            git(repo, "show", f"{full}:{other}"), names) + "\n"
     if case["functions"]:
         body += "\n\n" + kept_text(src, case["functions"]) + "\n"
     if case.get("methods"):
         cls, methods = case["methods"]
         body += case["class_stub"] + "\n" + kept_text(src, methods, cls) + "\n"
+    if case.get("licence_file"):
+        # MIT and BSD ask that copies of substantial portions keep the notice: the upstream
+        # licence file, verbatim, as comments
+        notice = git(repo, "show", f"{full}:{case['licence_file']}").rstrip("\n").split("\n")
+        lic = [f"# Upstream {case['licence_file']}:"] + [("# " + ln).rstrip() for ln in notice] + lic
     text = header + ("\n".join(lic) + "\n" if lic else "") + "\n" + body
     dest = os.path.join(out, "tree", path)
     os.makedirs(os.path.dirname(dest), exist_ok=True)
@@ -653,10 +1038,11 @@ def record(name: str, case: dict, mirrors: str) -> None:
     with open(os.path.join(out, "upstream.diff"), "w") as fh:
         fh.write(diff)
     meta = {"repo": owner_name, "sha": full, "subject": subject, "path": path, "licence": licence,
-            "kept": [n.lstrip("-") for n in case["functions"]] + [
-                f"{case['methods'][0]}.{m}" for m in (case.get("methods") or ("", []))[1]], "left_out": case["left_out"],
+            "kept": kept, "left_out": case["left_out"],
             "skip_hunks": case.get("skip_hunks", {}), "inputs": case["inputs"],
             "matrix": case.get("matrix", "shapes: {batch: [2, 4]}")}
+    if case.get("set"):
+        meta["set"] = case["set"]
     with open(os.path.join(out, "case.json"), "w") as fh:
         json.dump(meta, fh, indent=1)
         fh.write("\n")

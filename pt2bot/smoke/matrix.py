@@ -171,6 +171,17 @@ def mark_dims(case: CaseInputs, dynamic: set[str], relaxed: set[str],
     return marked
 
 
+def compile_configured(model: Any, run_cfg: dict[str, Any]) -> Any:
+    """`torch.compile(model)` with the configured backend (and inductor's mode)."""
+    import torch
+
+    backend = run_cfg.get("backend") or "inductor"
+    kw: dict[str, Any] = {"backend": backend}
+    if run_cfg.get("mode") and backend == "inductor":
+        kw["mode"] = run_cfg["mode"]
+    return torch.compile(model, **kw)
+
+
 def measure_matrix(model: Any, cases: list[CaseInputs], eager_outs: list[Any],
                    model_spec: dict[str, Any], run_cfg: dict[str, Any],
                    paths: RepoPaths) -> dict[str, Any]:
@@ -182,10 +193,7 @@ def measure_matrix(model: Any, cases: list[CaseInputs], eager_outs: list[Any],
     varying = varying_dims(cases)
     limit = int(run_cfg.get("recompile_limit") or 8)
     backend = run_cfg.get("backend") or "inductor"
-    kw: dict[str, Any] = {"backend": backend}
-    if run_cfg.get("mode") and backend == "inductor":
-        kw["mode"] = run_cfg["mode"]
-    compiled = torch.compile(model, **kw)
+    compiled = compile_configured(model, run_cfg)
     relaxed: set[str] = set()
     specialized: dict[tuple[Any, ...], dict[str, Any]] = {}
     case_recs: list[dict[str, Any]] = []

@@ -198,8 +198,10 @@ def run_models(config: Config, *, repo_root: str, out_dir: str,
 
 # --------------------------------------------------------------------------- CLI
 
-def status_line(run: ModelRun | Mapping[str, Any]) -> str:
-    """One short line per model for the console (the details are in the results)."""
+def status_line(run: ModelRun | Mapping[str, Any], log_base: str | None = None) -> str:
+    """One short line per model for the console (the details are in the results). The log's
+    path is stored relative to the results file; `log_base` (that file's directory) makes it
+    one the user can open from where they ran the command."""
     run = ModelRun.coerce(run)
     dur = run.duration_s
     took = f" in {dur:.1f} s" if dur is not None else ""
@@ -209,7 +211,10 @@ def status_line(run: ModelRun | Mapping[str, Any]) -> str:
         if err and err.signal:
             detail += f" {err.signal}"
         where = f" at {err.path}:{err.line}" if err and err.path and err.line else ""
-        return f"pt2bot run: {run.name}: {run.status} ({detail}{where}){took}; log: {run.log}"
+        log = run.log
+        if log and log_base:
+            log = os.path.relpath(os.path.join(log_base, log))
+        return f"pt2bot run: {run.name}: {run.status} ({detail}{where}){took}; log: {log}"
     extra = f", {len(run.graph_breaks)} graph break(s)" if run.graph_breaks is not None else ""
     return f"pt2bot run: {run.name}: {run.status}{extra}{took}"
 
@@ -247,7 +252,7 @@ def cli_run(args: Any) -> int:
     root = run_root(config)
 
     def progress(run: ModelRun) -> None:
-        print(status_line(run), file=sys.stderr, flush=True)
+        print(status_line(run, out_dir), file=sys.stderr, flush=True)
 
     # A SIGTERM reaches this as SystemExit (cli.sigterm_as_exit): run_models kills its workers.
     results = run_models(config, repo_root=root, out_dir=out_dir,

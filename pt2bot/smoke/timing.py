@@ -22,7 +22,7 @@ from typing import Any, Callable
 
 from pt2bot.smoke.inputs import CaseInputs
 from pt2bot.results import summarise
-from pt2bot.smoke.matrix import mark_dims
+from pt2bot.smoke.matrix import compile_configured, mark_dims
 from pt2bot.smoke.compile_times import cache_delta, compile_times, is_warm
 from pt2bot.smoke.trace import reset_dynamo
 
@@ -79,11 +79,7 @@ def measure_latency(model: Any, cases: list[CaseInputs], model_spec: dict[str, A
     from torch._dynamo.utils import counters
 
     reset_dynamo()
-    backend = run_cfg.get("backend") or "inductor"
-    kw: dict[str, Any] = {"backend": backend}
-    if run_cfg.get("mode") and backend == "inductor":
-        kw["mode"] = run_cfg["mode"]
-    compiled = torch.compile(model, **kw)
+    compiled = compile_configured(model, run_cfg)
     dynamic = set(model_spec.get("dynamic") or ())
     warmup = max(1, int(run_cfg.get("warmup") or 3))
     repeats = max(1, int(run_cfg.get("repeats") or 20))

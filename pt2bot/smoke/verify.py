@@ -4,15 +4,18 @@
 
 SPEC is a smoke worker's spec (pt2bot/smoke/runner.py `build_jobs`: repo_root, model, run,
 device, phases, log_path) plus `candidates` (`[{id, path, start_line, end_line, lines,
-original, patched, guards, targets}]`: `original`/`patched` are the whole file's text before
+original, patched, guards, safe, targets}]`: `original`/`patched` are the whole file's text before
 and after the edit), `candidate_timeout_s` and `progress_path`. The worker builds the model
 and its inputs once, measures head (eager outputs on every shape case; the break pass; the
 shape matrix and export when `phases` has them, all with the eager backend: breaks and
 recompiles do not depend on the backend), then puts each candidate in place
 (pt2bot/smoke/patch.py: same process, same weights, same inputs, the user's files never
-written), measures it the same way and judges it (`judge`). Each verdict is one JSON line
-appended to `progress_path` as soon as it is known, so a candidate that crashes or hangs the
-worker loses only itself: the caller (pt2bot/fixes.py) reads which one was running.
+written), measures it the same way and judges it (`judge`). A candidate those facts accept,
+unless it is safe by construction, is compiled once more with the configured backend when
+that backend generates code (`backend_check`), and its outputs compared with head's eager
+outputs. Each verdict is one JSON line appended to `progress_path` as soon as it is known,
+so a candidate that crashes or hangs the worker loses only itself: the caller
+(pt2bot/fixes.py) reads which one was running.
 Candidates come in the order to try; one whose targets an earlier accepted candidate already
 fixed is skipped (most likely first). OUT gets a minimal RUN, for the supervisor.
 
@@ -37,7 +40,7 @@ from pt2bot.smoke.export import measure_export
 from pt2bot.smoke.inputs import (CaseInputs, build_inputs, build_model, compare_outputs,
                                  forward_params, infer_dims, run_forward)
 from pt2bot.smoke.location import ModelError, RepoPaths
-from pt2bot.smoke.matrix import measure_matrix
+from pt2bot.smoke.matrix import compile_configured, measure_matrix
 from pt2bot.smoke.patch import (GUARD_KINDS, MAX_GUARD_ARGS, Edit, Injection, NotApplicable,
                                 Swap, function_at, guard_patterns, injecting, patched_function)
 from pt2bot.smoke.timelimit import Overrun, time_limit
@@ -50,6 +53,10 @@ GUARD_WORDS = {"nan": "NaN", "inf": "inf", "empty": "an empty mask", "zero": "ze
 # the guard kinds whose check raises: head must raise on one of their inputs, or the check the
 # candidate keeps was never exercised
 RAISING_GUARDS = frozenset({"invalid"})
+# Backends that run eager's own kernels: their outputs are what the eager-backend runs already
+# compared. Any other backend (inductor) generates code whose numerics may differ, so an
+# accepted candidate is also run once under it.
+EAGER_KERNELS = frozenset({"eager", "aot_eager"})
 
 
 class CandidateTimeout(Overrun):
@@ -120,6 +127,31 @@ def measure_state(model: Any, cases: list[CaseInputs], eager_outs: list[Any],
 def _compare(expected: Any, got: Any, tolerance: Any) -> dict[str, Any]:
     res = compare_outputs(expected, got, tolerance)
     return {k: res.get(k) for k in ("match", "max_abs_err", "message")}
+
+
+def backend_check(model: Any, case: CaseInputs, expected: Any, paths: RepoPaths,
+                  run_cfg: Mapping[str, Any], tolerance: Any) -> dict[str, Any] | None:
+    """The model compiled with the configured backend, on one case, against `expected` (head's
+    eager outputs): `{backend, match, max_abs_err, message}`, or None for a backend that runs
+    eager's kernels. A compile or run that raises is a mismatch with its message."""
+    import torch
+
+    backend = str(run_cfg.get("backend") or "inductor")
+    if backend in EAGER_KERNELS:
+        return None
+    reset_dynamo()
+    try:
+        with torch.no_grad():
+            got = _seeded_forward(compile_configured(model, dict(run_cfg)), case, paths)
+        row = _compare(expected, got, tolerance)
+    except ModelError as e:
+        row = {"match": False, "max_abs_err": None, "message": e.message}
+    except Exception as e:  # noqa: BLE001 - a backend failure is a result
+        row = {"match": False, "max_abs_err": None,
+               "message": f"{type(e).__name__}: {str(e)[:300]}"}
+    finally:
+        reset_dynamo()
+    return {"backend": backend, **row}
 
 
 def guard_checks(model: Any, case: CaseInputs, paths: RepoPaths, kinds: Sequence[str],
@@ -230,11 +262,7 @@ def judge(head: Mapping[str, Any], cand: Mapping[str, Any], targets: Sequence[Ma
         return no(str(cand["error"]))
     for row in cand.get("outputs") or ():
         if not row.get("match"):
-            err = row.get("max_abs_err")
-            detail = row.get("message") or (f"max abs error {err:.3g}" if isinstance(
-                err, (int, float)) else "")
-            return no(f"outputs differ from head's on {_shape(row.get('shape'))}"
-                      + (f" ({detail})" if detail else ""))
+            return no(f"outputs differ from head's on {_shape(row.get('shape'))}{_detail(row)}")
     for row in cand.get("guards") or ():
         word = GUARD_WORDS.get(str(row.get("kind")), str(row.get("kind")))
         if not row.get("hit"):
@@ -326,7 +354,24 @@ def judge(head: Mapping[str, Any], cand: Mapping[str, Any], targets: Sequence[Ma
     if kinds:
         evidence.append("equal with " + " and ".join(GUARD_WORDS.get(k, k) for k in kinds)
                         + " injected")
+    be = cand.get("backend")
+    if be:
+        name = be.get("backend")
+        if be.get("match"):
+            evidence.append(f"equal under {name} on 1 case")
+        elif be.get("head_match") is False:
+            evidence.append(f"not compared under {name}: head's own outputs differ there")
+        else:
+            return no(f"outputs differ from head's eager outputs under {name}{_detail(be)}")
     return {"accepted": True, "reason": None, "evidence": ", ".join(evidence)}
+
+
+def _detail(row: Mapping[str, Any]) -> str:
+    """` (why)` for an output comparison that failed: its message, else the largest error."""
+    err = row.get("max_abs_err")
+    detail = row.get("message") or (f"max abs error {err:.3g}" if isinstance(
+        err, (int, float)) else "")
+    return f" ({detail})" if detail else ""
 
 
 def _graphs(n: int) -> str:
@@ -396,6 +441,7 @@ def verify(spec: dict[str, Any], emit: Emit) -> None:
     emit({"id": HEAD, "ok": True, "s": _since(t0), "graph_count": head.get("graph_count")})
     fixed: set[str] = set()
     guard_cache: dict[str, dict[tuple[str, str, int], Any]] = {}
+    backend_cache: dict[str, Any] = {}
     for cand in cands:
         keys = [str(k) for k in cand.get("target_keys") or ()]
         if keys and all(k in fixed for k in keys):
@@ -403,7 +449,7 @@ def verify(spec: dict[str, Any], emit: Emit) -> None:
             continue
         t1 = time.perf_counter()
         verdict = prove_candidate(cand, model, cases, head_outs, head, model_spec, run_cfg,
-                                 paths, phases, limit, guard_cache)
+                                 paths, phases, limit, guard_cache, backend_cache)
         if verdict.get("accepted"):
             fixed.update(keys)
         emit({"id": cand["id"], **verdict, "s": _since(t1)})
@@ -416,19 +462,21 @@ def _since(t0: float) -> float:
 def prove_candidate(cand: Mapping[str, Any], model: Any, cases: list[CaseInputs],
                     head_outs: list[Any], head: dict[str, Any], model_spec: dict[str, Any],
                     run_cfg: dict[str, Any], paths: RepoPaths, phases: Sequence[str],
-                    limit: float | None, guard_cache: dict[str, dict[tuple[str, str, int], Any]]
-                    ) -> dict[str, Any]:
+                    limit: float | None, guard_cache: dict[str, dict[tuple[str, str, int], Any]],
+                    backend_cache: dict[str, Any] | None = None) -> dict[str, Any]:
     """One candidate (a spec's `candidates[]` item) put in place, measured and judged against
     `head` (what `measure_state` gave for head's model): the verdict `{accepted, reason,
     evidence, ...}`. Whatever the patched code does is a verdict, never an exception."""
     import torch
 
+    backend_cache = {} if backend_cache is None else backend_cache
     edit = Edit(path=str(cand["path"]), start_line=int(cand["start_line"]),
                 end_line=int(cand["end_line"]), new_lines=len(cand.get("lines") or ()))
     original, patched = str(cand["original"]), str(cand["patched"])
     kinds = guard_kinds(cand.get("guards") or (), original.splitlines()[
         edit.start_line - 1:edit.end_line])
     measured: dict[str, Any] = {}
+    stage: str | None = None   # what ran out of the candidate's time, when not the model
     try:
         with time_limit(limit, CandidateTimeout):
             head_swap = function_at(paths, edit.path, original, edit) if kinds else None
@@ -449,10 +497,27 @@ def prove_candidate(cand: Mapping[str, Any], model: Any, cases: list[CaseInputs]
                 if ok:
                     measured.update(measure_state(model, cases, outs, model_spec, run_cfg,
                                                   paths, phases))
+                    # only a candidate the eager facts accept pays for a compile with the
+                    # configured backend, and only one that changes what is computed: a safe
+                    # one (a print kept in eager) leaves the graph's operations as head's
+                    if not cand.get("safe") and judge(head, measured, cand.get("targets") or (),
+                                                      edit)["accepted"]:
+                        stage = f"its compile with {run_cfg.get('backend') or 'inductor'}"
+                        row = backend_check(model, cases[0], head_outs[0], paths, run_cfg,
+                                            model_spec.get("tolerance"))
+                        if row is not None:
+                            measured["backend"] = row
+            if measured.get("backend") and not measured["backend"]["match"]:
+                # the fix is to blame only when head's own code matches there
+                if HEAD not in backend_cache:
+                    backend_cache[HEAD] = backend_check(model, cases[0], head_outs[0], paths,
+                                                        run_cfg, model_spec.get("tolerance"))
+                measured["backend"]["head_match"] = bool((backend_cache[HEAD] or {}).get("match"))
     except NotApplicable as e:
         measured["error"] = str(e)
     except CandidateTimeout as e:
-        measured["error"] = f"the patched model hangs: {e}"
+        measured["error"] = (f"the patched model hangs: {e}" if stage is None else
+                             f"{stage} did not finish in the candidate's time ({e})")
     except ModelError as e:
         measured["error"] = f"the patched model raises: {e.message}"
     except Exception as e:  # noqa: BLE001 - whatever the patched code does is a result
