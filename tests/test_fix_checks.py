@@ -273,7 +273,12 @@ def test_no_edit_without_the_name_torch(tmp_path):
     ('"std is NaN: {}".format(std)', "std is NaN"),
     ('"out of range: %s" % (x,)', "out of range"),
     ('"negative " + str(x)', "negative"),
-    ('f"{x} is negative"', "ValueError: (x < 0).any()"),
+    ('f"{x} is negative"', "... is negative"),
+    ('f"std evaluated to zero after conversion to {dtype}, leading to division by zero."',
+     "std evaluated to zero after conversion to ..., leading to division by zero."),
+    ('"%d values out of range (%.2f%%)" % (n, p)', "... values out of range (...%)"),
+    ('f"{x}"', "ValueError: (x < 0).any()"),
+    ('x', "ValueError: (x < 0).any()"),
     (None, "ValueError: (x < 0).any()"),
 ])
 def test_the_assertion_message_is_the_literal_text(code, want):

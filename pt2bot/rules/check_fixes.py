@@ -38,11 +38,14 @@ chained comparison (`0 < x < 1`), `is` / `in`, or a size (`x.size(0) > 0`: a Pyt
 where `torch.logical_not` would fail and `~` would compute -2) get no edit.
 
 The assertion's message must be a constant string (formatting a tensor into a string breaks
-the graph). It is the literal text of the original message up to its first placeholder
-(f-string, `.format`, `%`, `+`): cut after the last full sentence ("Gamma must be non-negative. Got
-{gamma}" -> "Gamma must be non-negative.") or, with no full sentence, stripped of trailing
-spaces and `:`/`,` ("Bad value: {x}" -> "Bad value"). With no literal text at all it is the
-exception's (or the check's) name and the test's source, e.g. "ValueError: (x < 0).any()".
+the graph). It is the literal text of the original message (f-string, `.format`, `%`, `+`),
+cut after the last full sentence before the first value formatted into it ("Gamma must be
+non-negative. Got {gamma}" -> "Gamma must be non-negative."); with no full sentence there, each
+value is written "..." and one at the end is dropped ("std evaluated to zero after conversion
+to {dtype}, leading to division by zero." -> "std evaluated to zero after conversion to ...,
+leading to division by zero."; "Bad value: {x}" -> "Bad value"). With no literal text at all
+it is the exception's (or the check's) name and the test's source, e.g. "ValueError: (x <
+0).any()".
 
 Not safe: the candidate is run and compared before it is posted, with the "invalid" guard (the
 proof injects negative values, zeros, 1e3 and NaN into the function's tensor arguments and
@@ -198,29 +201,27 @@ class _Translator:
         return f"torch.logical_not({self.condition(node)})"
 
 
-def _literal_prefix(node: ast.AST | None) -> tuple[str, bool]:
-    """(the literal text of a message up to its first placeholder, whether it was cut there)."""
+_HOLE = "\0"   # where a value is formatted into the message
+# a `%` conversion: flags, width, precision, type
+_PERCENT = re.compile(r"%[-#0 +]*(?:\*|\d+)?(?:\.(?:\*|\d+))?[diouxXeEfFgGcrsa]")
+
+
+def _literal_text(node: ast.AST | None) -> str:
+    """A message's literal text with `_HOLE` where a value goes ("" when it is not a string)."""
     if isinstance(node, ast.Constant) and isinstance(node.value, str):
-        return node.value, False
+        return node.value.replace(_HOLE, "")
     if isinstance(node, ast.JoinedStr):
-        out = ""
-        for part in node.values:
-            if not (isinstance(part, ast.Constant) and isinstance(part.value, str)):
-                return out, True
-            out += part.value
-        return out, False
+        return "".join(p.value if isinstance(p, ast.Constant) and isinstance(p.value, str) else _HOLE
+                       for p in node.values)
     if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr == "format":
-        text, _ = _literal_prefix(node.func.value)
-        head = re.split(r"(?<!\{)\{(?!\{)", text, maxsplit=1)
-        return head[0].replace("{{", "{").replace("}}", "}"), len(head) > 1
+        text = _literal_text(node.func.value).replace("{{", "\1").replace("}}", "\2")
+        return re.sub(r"\{[^{}]*\}", _HOLE, text).replace("\1", "{").replace("\2", "}")
     if isinstance(node, ast.BinOp) and isinstance(node.op, ast.Mod):
-        text, _ = _literal_prefix(node.left)
-        head = re.split(r"%(?!%)", text, maxsplit=1)
-        return head[0].replace("%%", "%"), len(head) > 1
+        return _PERCENT.sub(_HOLE, _literal_text(node.left).replace("%%", "\1")).replace("\1", "%")
     if isinstance(node, ast.BinOp) and isinstance(node.op, ast.Add):
-        text, cut = _literal_prefix(node.left)
-        return text, True
-    return "", True
+        right = _literal_text(node.right)
+        return _literal_text(node.left) + (right if right else _HOLE)
+    return ""
 
 
 def _is_message(node: ast.AST) -> bool:
@@ -236,13 +237,18 @@ def _is_message(node: ast.AST) -> bool:
 
 def message_of(node: ast.AST | None, fallback: str) -> str:
     """The assertion's constant message from the original message `node` (module doc)."""
-    text, cut = _literal_prefix(node)
-    text = " ".join(text.split())
-    if cut:
-        ends = [m.end() for m in re.finditer(r"[.!?](?=\s|$)", text)]
-        text = text[:ends[-1]] if ends else text.rstrip(" :,;-")
+    text = " ".join(_literal_text(node).split())
+    first = text.find(_HOLE)
+    if first >= 0:
+        ends = [m.end() for m in re.finditer(r"[.!?](?=\s|$)", text[:first])]
+        if ends:
+            text = text[:ends[-1]]
+        else:
+            text = text.replace(_HOLE, "...").strip()
+            while text.endswith("...") or text[-1:] in (":", ",", ";", "-", " "):
+                text = text[:-3] if text.endswith("...") else text[:-1]
     text = text.strip()
-    return text or " ".join(fallback.split())[:200]
+    return text if text.replace(".", "").strip() else " ".join(fallback.split())[:200]
 
 
 def _name_of(node: ast.AST) -> str:
