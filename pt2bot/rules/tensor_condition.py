@@ -105,8 +105,8 @@ class TensorCondition(Rule):
     on a value the check refuses; it is compared on negative values, zeros, 1e3 and NaN, and
     head must raise on one of them. The test is translated into a tensor (`and` -> `&`, `not`
     -> `torch.logical_not`, `any(t)` -> `t.any()`, `t.item() < v` -> `t < v`) or no edit is
-    offered; the assertion's message is the original's literal text up to its first
-    placeholder. A `while`, `and`/`or`, or another branch of several statements gets no edit.
+    offered; the assertion's message is the original's literal text, cut after its last full
+    sentence before a formatted value (else each value written `...`). A `while`, `and`/`or`, or another branch of several statements gets no edit.
     """
 
     code = "PTC201"

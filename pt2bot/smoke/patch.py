@@ -14,9 +14,10 @@ locates breaks on the patched lines and reads them through `linecache`, which ho
 patched text while the patch is in place.
 
 `guard_inputs` is the other half: the special values (NaN, inf, an empty mask, zeros, and the
-out-of-range values a check refuses by raising) that the replaced code guards against, injected into the tensor arguments of the function the
-edit is in, so head and the patched code can be compared where the guard matters even when
-the model's own inputs (token ids) cannot carry such a value.
+out-of-range values a check refuses by raising) that the replaced code guards against,
+injected into the tensor arguments of the function the edit is in, so head and the patched
+code can be compared where the guard matters even when the model's own inputs (token ids)
+cannot carry such a value.
 """
 from __future__ import annotations
 

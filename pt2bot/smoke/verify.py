@@ -550,8 +550,8 @@ def main(argv: list[str] | None = None) -> int:
     return 0
 
 
-__all__ = ["CandidateTimeout", "GUARD_WORDS", "HEAD", "RAISING_GUARDS", "guard_checks", "guard_kinds", "judge",
-           "main", "measure_state", "prove_candidate", "verify"]
+__all__ = ["CandidateTimeout", "GUARD_WORDS", "HEAD", "RAISING_GUARDS", "guard_checks",
+           "guard_kinds", "judge", "main", "measure_state", "prove_candidate", "verify"]
 
 
 if __name__ == "__main__":
