@@ -46,6 +46,30 @@ CASES_DIR = os.path.join(ROOT, "benchmarks", "fix_replay")
 
 # case -> {suggested lines joined by "\n" (stripped of indentation): (equivalent?, why)}
 JUDGEMENTS: dict[str, dict[str, tuple[bool, str]]] = {
+    "diffusers_hunyuan_mask": {
+        "attention_mask[:batch_size][torch.arange(attention_mask.shape[1], device=attention_mask.device) < "
+        "effective_sequence_length[:batch_size, None]] = True": (
+            True, "the same mask: True where the position is below the sample's length. The maintainers "
+                  "start from ones and masked_fill `indices >= length` with False; the suggestion keeps the "
+                  "PR's zeros and writes True where `arange < length`, over the first batch_size rows (all of "
+                  "them: batch_size is hidden_states.shape[0]); both differ from the loop only for a negative "
+                  "length, which a sum of a 0/1 mask plus a size is not"),
+    },
+    "kornia_color_jitter": {
+        "transforms = [\nlambda img: (\n"
+        'torch.where((params["brightness_factor"] != 0).any(), self._brightness_fn(img, params["brightness_factor"]), img)\n'
+        "),\nlambda img: (\n"
+        'torch.where((params["contrast_factor"] != 1).any(), self._contrast_fn(img, params["contrast_factor"]), img)\n'
+        "),\nlambda img: (\n"
+        'torch.where((params["saturation_factor"] != 1).any(), self._saturation_fn(img, params["saturation_factor"]), img)\n'
+        "),\n"
+        'lambda img: torch.where((params["hue_factor"] != 0).any(), self._hue_fn(img, params["hue_factor"] * 2 * pi), img),\n'
+        "]": (
+            True, "the maintainers' four lambdas: `torch.where(<the same test>, <the same call>, img)` each, "
+                  "only wrapped differently. Their commit also adds a fixed `order` so the loop over the "
+                  "order tensor (GB0124 at line 92, no finding) becomes static; that is __init__ state, not an "
+                  "edit of the PR's lines, and stays a target without a fix"),
+    },
     "kornia_colormap": {
         "max_value = torch.where(input_tensor.max() <= 1.0, 1.0, 255.0)": (
             True, "both select 1.0 or 255.0 with torch.where on `input_tensor.max() <= 1.0`; the maintainers "

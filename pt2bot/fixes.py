@@ -6,8 +6,11 @@ line the PR added (the targets), the static findings on that line offer candidat
 the diff is proven on every model that has the target, in ONE proof worker per model for
 all its candidates (pt2bot/smoke/verify.py: head's model and each patched version side by
 side, eager backend), under a per-review time budget (`fixes.budget_s` in pt2bot.yml),
-candidates tried most likely first. A candidate accepted on every model it was tried on is
-a verified fix; of overlapping verified fixes, only the first is posted. Everything that
+candidates tried most likely first. Where several findings in one statement each offer an
+edit of the whole statement that rewrites only their own part, their changes together are
+one more candidate, tried before them (`compose_siblings`). A candidate accepted on every
+model it was tried on is a verified fix; of overlapping verified fixes, only the first is
+posted. Everything that
 goes wrong (no candidate, an edit that does not apply, a patched model that crashes, hangs
 or does not import, the budget running out) is a "no verified fix" with its reason, never a
 failed review.
@@ -39,7 +42,7 @@ from pt2bot.reach import Coverage
 from pt2bot.reportdata import ModelDelta, Report
 from pt2bot.results import ResultsFile
 from pt2bot.rules import Candidate, apply_candidate, fix_candidates_explained
-from pt2bot.rules.edits import statement_at
+from pt2bot.rules.edits import source_lines, statement_at
 from pt2bot.smoke.forkserver import SERVERS, fork_supported, preload_for
 from pt2bot.smoke.runner import build_jobs
 from pt2bot.smoke.supervise import run_worker
@@ -116,10 +119,12 @@ def _findings_at(findings: Sequence[Finding], path: str, line: int) -> list[Find
 
 def _findings_in_statement(findings: Sequence[Finding], path: str, line: int, source: str,
                            trees: dict[str, ast.Module | None]) -> list[Finding]:
-    """The findings inside the simple statement that starts on `line`: dynamo puts a break
-    in a multi-line expression on the statement's first line, a rule on the line of the
-    part it flags (`x = (a if t.any()\n     else b)`: the break on the first line, PTC201
-    on the test's). A compound statement (`if`, `for`, ...) holds its body: not matched."""
+    """The findings below `line` inside a part of a simple statement that starts on `line`:
+    dynamo puts a break in a multi-line expression on that expression's first line, a rule
+    on the line of the part it flags (`x = (a if t.any()\n     else b)`: the break on the
+    first line, PTC201 on the test's; in a list of such ternaries, each one's break on its
+    own first line, inside the statement). A compound statement (`if`, `for`, ...) holds its
+    body: not matched."""
     if path not in trees:
         try:
             trees[path] = ast.parse(source)
@@ -129,11 +134,16 @@ def _findings_in_statement(findings: Sequence[Finding], path: str, line: int, so
     if tree is None:
         return []
     st, _body = statement_at(tree, line, 1 << 30)   # any column of the line
-    if st is None or st.lineno != line or any(
-            isinstance(getattr(st, name, None), list) for name in ("body", "orelse", "handlers")):
+    if st is None or any(isinstance(getattr(st, name, None), list)
+                         for name in ("body", "orelse", "handlers")):
         return []
     end = st.end_lineno or st.lineno
-    return [f for f in findings if f.path == path and line < f.line <= end]
+    # the parts that start on the line (the statement itself when it does) and span more
+    spans = [((n.lineno, n.col_offset), (n.end_lineno, n.end_col_offset or 0))
+             for n in ast.walk(st) if isinstance(n, (ast.stmt, ast.expr))
+             and n.lineno == line and (n.end_lineno or n.lineno) > line]
+    return [f for f in findings if f.path == path and line < f.line <= end
+            and any(a <= (f.line, f.col) <= b for a, b in spans)]
 
 
 # --------------------------------------------------------------------------- candidates
@@ -181,6 +191,7 @@ def gather(targets: list[dict[str, Any]], findings: Sequence[Finding], head_root
     why: dict[int, str] = {}
     sources: dict[str, str | None] = {}
     trees: dict[str, ast.Module | None] = {}
+    placed: dict[str, tuple[int, int]] = {}     # a finding's fingerprint -> its (line, col)
     for i, t in enumerate(targets):
         at = _findings_at(findings, t["path"], t["line"])
         if at or any(f.path == t["path"] for f in findings):
@@ -197,6 +208,7 @@ def gather(targets: list[dict[str, Any]], findings: Sequence[Finding], head_root
             continue
         reasons = []
         for f in at:
+            placed.setdefault(f.fingerprint(), (f.line, f.col))
             cands, reason = fix_candidates_explained(f, source)
             if reason:
                 reasons.append(reason)
@@ -219,7 +231,128 @@ def gather(targets: list[dict[str, Any]], findings: Sequence[Finding], head_root
                 _offered(p, i, f.fingerprint())
         if not any(i in p.targets for p in proposals.values()):
             why[i] = "; ".join(dict.fromkeys(reasons)) or "no candidate"
+    found = list(proposals.values())
+    for c in compose_siblings(found, placed):
+        if changeset is None or in_one_hunk(changeset, c.cand.path, c.cand.start_line,
+                                            c.cand.end_line):
+            proposals.setdefault(c.key, c)
     return list(proposals.values()), why
+
+
+# --------------------------------------------------------------------------- siblings
+# Several findings in one statement (ColorJitter's list of four `f(img) if (p != 0).any()
+# else img` lambdas) each offer an edit of the whole statement that rewrites only their own
+# part: alone, each leaves its siblings breaking inside the replaced lines, so the proof
+# rejects every one. Where the edits touch disjoint parts of the statement's text they are
+# applied together as one more candidate, tried before its parts (a lower `rank`) and
+# targeting all their targets; where they overlap (one rewrites a part the other also
+# rewrites, e.g. nested conditions) they are not combined, and of the parts the proof
+# verifies only the first is posted (`_summarise`).
+
+def _changed_region(old: str, new: str) -> tuple[int, int, str]:
+    """(start, end, text): `new` is `old` with old[start:end] replaced by `text`, the
+    shortest such region (common prefix and suffix left out)."""
+    a = 0
+    limit = min(len(old), len(new))
+    while a < limit and old[a] == new[a]:
+        a += 1
+    b = 0
+    while b < limit - a and old[len(old) - 1 - b] == new[len(new) - 1 - b]:
+        b += 1
+    return a, len(old) - b, new[a:len(new) - b]
+
+
+def _combined(parts: list[Proposal], first: int, last: int, lines: list[str]
+              ) -> list[tuple[int, int, str]] | None:
+    """Each part's change to lines `first..last` as a region of their text, or None when
+    two regions overlap or touch (then the edits cannot both apply as they are)."""
+    old = "\n".join(lines[first - 1:last])
+    regions = []
+    for p in parts:
+        c = p.cand
+        new = "\n".join(lines[first - 1:c.start_line - 1] + list(c.lines) + lines[c.end_line:last])
+        regions.append(_changed_region(old, new))
+    regions.sort()
+    if any(b >= a2 for (_a, b, _t), (a2, _b2, _t2) in zip(regions, regions[1:])):
+        return None
+    return regions
+
+
+def compose_siblings(proposals: Sequence[Proposal], placed: Mapping[str, tuple[int, int]]
+                     ) -> list[Proposal]:
+    """One combined candidate per group of overlapping candidates of different findings
+    whose edits change disjoint parts of the text: each finding's first candidate (by rank)
+    that fits with those of the findings before it (in the file's order) is taken; two
+    parts or more make the combined edit, kept when the patched file still parses."""
+    out: list[Proposal] = []
+    by_path: dict[str, list[Proposal]] = {}
+    for p in proposals:
+        if p.original:
+            by_path.setdefault(p.cand.path, []).append(p)
+    for path, ps in by_path.items():
+        # groups of overlapping candidates: a new candidate joins every group it overlaps
+        groups: list[list[Proposal]] = []
+        for p in sorted(ps, key=lambda p: (p.cand.start_line, p.cand.end_line)):
+            touching = [g for g in groups if any(p.overlaps(q) for q in g)]
+            merged = [p] + [q for g in touching for q in g]
+            groups = [g for g in groups if g not in touching] + [merged]
+        for group in groups:
+            combo = _compose_group(group, placed)
+            if combo is not None:
+                out.append(combo)
+    return out
+
+
+def _compose_group(group: list[Proposal], placed: Mapping[str, tuple[int, int]]
+                   ) -> Proposal | None:
+    first = min(p.cand.start_line for p in group)
+    last = max(p.cand.end_line for p in group)
+    source = group[0].original
+    lines = source_lines(source)
+    offers: dict[str, list[Proposal]] = {}          # finding -> its candidates, by rank
+    for p in sorted(group, key=lambda p: (p.cand.rank, *p.key)):
+        for fp in p.findings:
+            offers.setdefault(fp, []).append(p)
+    if len(offers) < 2:
+        return None
+    parts: list[Proposal] = []
+    for fp in sorted(offers, key=lambda fp: (placed.get(fp, (0, 0)), fp)):
+        if any(fp in q.findings for q in parts):
+            continue                                # an edit taken for another finding
+        for p in offers[fp]:
+            if _combined(parts + [p], first, last, lines) is not None:
+                parts.append(p)
+                break
+    if len(parts) < 2:
+        return None
+    regions = _combined(parts, first, last, lines)
+    assert regions is not None
+    text = "\n".join(lines[first - 1:last])
+    for a, b, t in reversed(regions):
+        text = text[:a] + t + text[b:]
+    titles = list(dict.fromkeys(p.cand.title for p in parts))
+    title = (f"{titles[0]}, all {len(parts)} in this statement together" if len(titles) == 1
+             else "; ".join(titles) + ", together")
+    cand = dataclasses.replace(
+        parts[0].cand, start_line=first, end_line=last, lines=tuple(text.split("\n")),
+        title=title, safe=all(p.cand.safe for p in parts),
+        guards=tuple(dict.fromkeys(g for p in parts for g in p.cand.guards)),
+        rank=min(p.cand.rank for p in parts) - 1)
+    try:
+        patched = apply_candidate(source, cand)
+        ast.parse(patched)
+    except (ValueError, SyntaxError, RecursionError):
+        return None
+    combo = Proposal(cid="", cand=cand, original=source, patched=patched, findings=[],
+                     targets=[])
+    for fp in sorted({fp for p in parts for fp in p.findings},
+                     key=lambda fp: (placed.get(fp, (0, 0)), fp)):
+        for p in parts:
+            for i in sorted(p.by_target):
+                if fp in p.by_target[i]:
+                    _offered(combo, i, fp)
+    combo.targets.sort()
+    return combo
 
 
 def _offered(p: Proposal, target: int, fingerprint: str) -> None:
@@ -734,6 +867,6 @@ def _summarise(targets: list[dict[str, Any]], proposals: list[Proposal], why: di
 
 
 __all__ = ["ProofSetting", "Proposal", "TARGET_KEYS", "VERDICT_KEYS", "assign", "audit_targets",
-           "decide", "merge_audit_proofs", "prove_audit_shard",
+           "compose_siblings", "decide", "merge_audit_proofs", "prove_audit_shard",
            "find_targets", "gather", "merge_proofs", "order", "prove_audit", "prove_fixes",
            "prove_on_model", "prove_shard", "target_key"]

@@ -78,6 +78,26 @@ def test_counting_ops_does_not_change_what_dynamo_captures():
     assert compilation_metrics() == []    # the phase leaves nothing behind
 
 
+def test_a_model_with_torch_cond_runs_under_the_op_counter():
+    """Higher-order operators refuse a dispatch mode that does not declare it handles them:
+    the counter must, or every model using `torch.cond` fails its break pass."""
+    import torch
+
+    from pt2bot.smoke.breaks import measure_breaks
+    from pt2bot.smoke.inputs import CaseInputs
+    from pt2bot.smoke.trace import RepoPaths
+
+    class CondNet(torch.nn.Module):
+        def forward(self, x):
+            return torch.cond(x.sum() > 0, lambda t: t * 2, lambda t: t - 1, (x,))
+
+    case = CaseInputs(shape={"batch": 2}, args=(torch.randn(2, 4),), kwargs={})
+    with torch.no_grad():
+        r = measure_breaks(CondNet(), case, RepoPaths(os.path.dirname(__file__)), count_ops=True)
+    assert r["graph_count"] == 1 and r["graph_breaks"] == []
+    assert r["graph_coverage"]["aten_outside"] is not None
+
+
 def test_recompile_limit_hits_name_the_frame():
     run = run_of("size_branch", "models.size_branch:SizeBranch", backend="eager",
                  shapes={"batch": [2, 8, 3, 16]}, dynamic=(), run={"recompile_limit": 1})

@@ -51,11 +51,18 @@ def render_review(report: Report, changeset_commentable: Commentable | None = No
         text = body
         start: int | None = None
         verified = fixes.verified_for(keys)
-        if verified is not None and _fix_placeable(changeset_commentable, path, verified):
+        carried = fixes.carried_at(verified)
+        if carried is not None:
+            # one fix for several findings (siblings in one statement): its suggestion is
+            # posted once, on the first comment; the others point at it
+            text += "\n\n" + fixed_by_text(verified, carried)
+            verified = None
+        elif verified is not None and _fix_placeable(changeset_commentable, path, verified):
             # the comment spans the replaced lines: GitHub's suggestion replaces exactly them
             line, start = verified["end_line"], verified["start_line"]
             start = start if start < line else None
             text += "\n\n" + fix_text(verified)
+            fixes.carry(verified, start or line)
         else:
             verified = None
             failed = fixes.failed_for(keys)
@@ -113,6 +120,7 @@ class ProvenFixes:
     def __init__(self, fixes: Mapping[str, Any] | None) -> None:
         self.verified: dict[str, Mapping[str, Any]] = {}
         self.failed: dict[str, Mapping[str, Any]] = {}
+        self.posted: dict[int, int] = {}    # id() of a verified fix -> the line carrying it
         fixes = fixes or {}
         targets = list(fixes.get("targets") or ())
         cands = list(fixes.get("candidates") or ())
@@ -129,6 +137,13 @@ class ProvenFixes:
             into = self.verified if c.get("verified") else self.failed
             for k in keys:
                 into.setdefault(k, c)
+
+    def carried_at(self, fix: Mapping[str, Any] | None) -> int | None:
+        """The first line of the comment already carrying `fix`'s suggestion, if one does."""
+        return None if fix is None else self.posted.get(id(fix))
+
+    def carry(self, fix: Mapping[str, Any], line: int) -> None:
+        self.posted[id(fix)] = line
 
     def verified_for(self, keys: Sequence[str]) -> Mapping[str, Any] | None:
         return next((self.verified[k] for k in keys if k in self.verified), None)
@@ -158,6 +173,16 @@ def fix_text(fix: Mapping[str, Any]) -> str:
     head = (f"✅ **Verified fix** ({escape_inline(fix.get('title') or '', limit=200)}): "
             f"{escape_inline(fix.get('evidence') or '', limit=600)}.")
     return head + "\n\n" + suggestion_block("\n".join(str(x) for x in fix["lines"]))
+
+
+def fixed_by_text(fix: Mapping[str, Any], line: int) -> str:
+    """A finding whose verified fix is the suggestion of another comment (one edit fixes
+    several findings): a pointer to it, never a second suggestion block. `line`: the first
+    line of the comment that carries it."""
+    end = fix.get("end_line")
+    where = f"lines {line}-{end}" if isinstance(end, int) and end > line else f"line {line}"
+    return (f"✅ **Verified fix** ({escape_inline(fix.get('title') or '', limit=200)}): "
+            f"the suggestion on {where} fixes this too.")
 
 
 def failed_fix_line(fix: Mapping[str, Any]) -> str:

@@ -4,6 +4,8 @@ import ast
 
 from pt2bot.rules.base import Rule
 from pt2bot.rules.check_fixes import check_fixes
+from pt2bot.rules.edits import (binds_torch, finding_statement, function_binds, indentation, owns_lines,
+                                replace_statement, segment)
 from pt2bot.rules.scalar_fixes import keep_tensor_fixes, sizes_from_list_fixes
 from pt2bot.analysis.infer import NDARRAY, SHAPE, SIZES
 from pt2bot.analysis.queries import generator_note, is_tensorish
@@ -55,12 +57,65 @@ def _several(ctx, a: ast.AST) -> bool:
     return ctx.kind(a) in (SHAPE, SIZES)
 
 
+def _prefix_mask_fixes(code: str, finding, source: str, tree: ast.Module) -> list:
+    """`for i in range(n): M[i, :L[i]] = v` (the finding on `L[i]`, v a constant) -> one
+    masked write of the first `n` rows: `M[:n][torch.arange(M.shape[1], device=M.device) <
+    L[:n, None]] = v`."""
+    st, body, lines = finding_statement(finding, source, tree)
+    if not (isinstance(st, ast.Assign) and len(st.targets) == 1 and len(body) == 1
+            and _constant(st.value)) or not binds_torch(tree) or function_binds(tree, st, "torch"):
+        return []
+    loop = next((n for n in ast.walk(tree) if isinstance(n, ast.For) and n.body is body), None)
+    if loop is None or loop.orelse or not isinstance(loop.target, ast.Name) or not owns_lines(lines, loop):
+        return []
+    i, it = loop.target.id, loop.iter
+    if not (isinstance(it, ast.Call) and isinstance(it.func, ast.Name) and it.func.id == "range"
+            and not it.keywords and (len(it.args) == 1 or (len(it.args) == 2 and _zero(it.args[0])))):
+        return []
+    target = st.targets[0]
+    if not (isinstance(target, ast.Subscript) and isinstance(target.slice, ast.Tuple)
+            and len(target.slice.elts) == 2):
+        return []
+    row, cols = target.slice.elts
+    bound = cols.upper if isinstance(cols, ast.Slice) else None
+    if not (isinstance(row, ast.Name) and row.id == i and isinstance(cols, ast.Slice)
+            and (cols.lower is None or _zero(cols.lower)) and cols.step is None
+            and isinstance(bound, ast.Subscript) and isinstance(bound.slice, ast.Name)
+            and bound.slice.id == i and (bound.lineno, bound.col_offset) == (finding.line, finding.col)):
+        return []
+    n, m, lengths = it.args[-1], target.value, bound.value
+    if any(isinstance(x, ast.Name) and x.id == i for e in (n, m, lengths) for x in ast.walk(e)):
+        return []
+    ms, count = segment(lines, m), segment(lines, n)
+    text = (f"{ms}[:{count}][torch.arange({ms}.shape[1], device={ms}.device) < "
+            f"{segment(lines, lengths)}[:{count}, None]] = {segment(lines, st.value)}")
+    return [replace_statement(code, finding.path, loop, [indentation(lines, loop) + text],
+                              "write the first rows' prefixes at once: a mask from `torch.arange` "
+                              "and the lengths instead of the loop", safe=False)]
+
+
+def _constant(e: ast.AST) -> bool:
+    """`True`, `0`, `-1.5`: a value the same in every row (a masked write takes it as it is)."""
+    if isinstance(e, ast.UnaryOp) and isinstance(e.op, ast.USub):
+        e = e.operand
+    return isinstance(e, ast.Constant) and isinstance(e.value, (bool, int, float))
+
+
+def _zero(e: ast.AST) -> bool:
+    return isinstance(e, ast.Constant) and e.value == 0 and not isinstance(e.value, bool)
+
+
+_SLICE_WHY = ("a tensor as a slice bound is converted to a Python int (`int(t)` underneath): it copies "
+              "the value to Python and breaks the graph")
+
+
 class ScalarConversion(Rule):
     """## What it does
     Flags `float(t)`, `int(t)` and `bool(t)` where `t` is a tensor computed in compiled code,
     or a numpy value made there from data dynamo cannot know while tracing (a numpy factory's
     array, a reduction over several values: `int(np.prod(x.shape[1:]))`,
-    `float(np.ones(3).mean())`).
+    `float(np.ones(3).mean())`); and a tensor as a slice bound (`x[:t]`, `mask[i, :lengths[i]]`),
+    which is `int(t)` underneath.
 
     ## Why is this bad?
     Converting a tensor to a Python scalar calls `Tensor.item()` underneath: torch 2.13 breaks
@@ -101,14 +156,21 @@ class ScalarConversion(Rule):
     raise ...` or `CHECK(bool((t >= 0).all()), msg)`, is kept in compiled code as
     `torch._assert_async` under `torch.compiler.is_compiling()`, the original in eager
     (pt2bot/rules/check_fixes.py, as for PTC201).
+    A loop writing each row's prefix from a tensor of lengths,
+    `for i in range(n): mask[i, :lengths[i]] = True` (a constant on the right; the finding on
+    `lengths[i]`), becomes one masked write of the first `n` rows that replaces the loop's two
+    lines (not safe: run and compared before it is posted):
+    `mask[:n][torch.arange(mask.shape[1], device=mask.device) < lengths[:n, None]] = True`.
+    For lengths of 0 or more it writes what the loop writes (a negative length counts from the
+    end in the loop's slice and selects nothing in the comparison), for a mask of any rank.
     """
 
     code = "PTC104"
     name = "tensor-to-scalar"
-    summary = "`float()`/`int()`/`bool()` of a tensor (host sync, graph break)"
+    summary = "`float()`/`int()`/`bool()` of a tensor, or a tensor as a slice bound (host sync, graph break)"
     gb = "GB0124"
     fullgraph_captures = frozenset({"int", "float"})   # not bool(t): tests/test_rules_torch.py
-    node_types = (ast.Call,)
+    node_types = (ast.Call, ast.Subscript)
     call_keys = frozenset({"float", "int", "bool"})
     _FUNCS = {"float": "torch.float32", "int": "torch.int64", "bool": "torch.bool"}
 
@@ -116,9 +178,13 @@ class ScalarConversion(Rule):
     def fixes(cls, finding, source, tree):
         return (sizes_from_list_fixes(cls.code, finding, source, tree, "float")
                 + keep_tensor_fixes(cls.code, finding, source, tree, "float")
+                + _prefix_mask_fixes(cls.code, finding, source, tree)
                 + check_fixes(cls.code, finding, source, tree))
 
     def check(self, ctx, node):
+        if type(node) is ast.Subscript:
+            self._slice_bound(ctx, node)
+            return
         f = node.func
         if not (isinstance(f, ast.Name) and f.id in self._FUNCS and len(node.args) == 1 and not node.keywords
                 and f.id not in ctx.mod.imports and f.id not in ctx.mod.summary.module_names):
@@ -131,3 +197,15 @@ class ScalarConversion(Rule):
             ctx.report(self.code, node, f"`{f.id}()` of a numpy value made in compiled code reads a tensor's "
                        "value (dynamo traces numpy into torch ops) and breaks the graph; compute it with "
                        "Python numbers on the sizes (`math.prod(x.shape[1:])`) or keep a tensor", gb="GB0033")
+
+    def _slice_bound(self, ctx, node: ast.Subscript) -> None:
+        s = node.slice
+        for part in (s.elts if type(s) is ast.Tuple else (s,)):
+            if type(part) is not ast.Slice:
+                continue
+            for b in (part.lower, part.upper, part.step):
+                if b is not None and is_tensorish(ctx, b):
+                    ctx.report(self.code, b, f"{_SLICE_WHY}{generator_note(ctx)}; under `fullgraph=True` "
+                               "torch captures it as an unbacked symbol instead; a prefix per row is a "
+                               "mask: `torch.arange(n) < lengths[:, None]`")
+                    return

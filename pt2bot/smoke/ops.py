@@ -60,6 +60,12 @@ class OpCounter:
         counter = self
 
         class _Count(TorchDispatchMode):
+            # `torch.cond`, `torch.while_loop` and other higher-order operators refuse to run
+            # under a mode that does not declare it handles them: without this, a model that
+            # uses them fails in eager under the counter. Each counts as one operator (its
+            # branches run below the mode, uncounted).
+            supports_higher_order_operators = True
+
             @classmethod
             def ignore_compile_internals(cls) -> bool:
                 return True     # invisible to dynamo's tracing, which it does not skip for

@@ -52,6 +52,22 @@ class Edit:
     start_line: int
     end_line: int
     new_lines: int
+    # The last line, in head's file, of the function the proof swaps (`scope_end`): only that
+    # function is compiled from the patched text, so lines past it keep head's numbers in
+    # the patched run. None: the whole rest of the file moves.
+    scope_end: int | None = None
+
+    @classmethod
+    def in_text(cls, path: str, start_line: int, end_line: int, new_lines: int,
+                text: str) -> "Edit":
+        """The edit of `text` (head's file), its scope the function that holds it."""
+        try:
+            found = enclosing_function(ast.parse(text), start_line, end_line)
+        except (SyntaxError, ValueError, RecursionError):
+            found = None
+        end = found[1].end_lineno if found is not None else None
+        return cls(path=path, start_line=start_line, end_line=end_line, new_lines=new_lines,
+                   scope_end=end)
 
     @property
     def shift(self) -> int:
@@ -60,6 +76,8 @@ class Edit:
     def map_line(self, line: int | None) -> int | None:
         """Where head's `line` of `path` is in the patched file; None inside the edit."""
         if line is None or line < self.start_line:
+            return line
+        if self.scope_end is not None and line > self.scope_end:
             return line
         if line > self.end_line:
             return line + self.shift

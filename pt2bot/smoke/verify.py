@@ -246,9 +246,7 @@ def _break_matches(head_b: Mapping[str, Any], b: Mapping[str, Any], edit: Edit) 
         return head_b.get("line") == b.get("line")
     mapped = edit.map_line(head_b.get("line"))
     if mapped is not None:
-        # a break in another function of the file keeps its line: only the function holding
-        # the edit is compiled from the patched text (pt2bot/smoke/patch.py)
-        return b.get("line") in (mapped, head_b.get("line"))
+        return mapped == b.get("line")
     return False
 
 
@@ -470,9 +468,9 @@ def prove_candidate(cand: Mapping[str, Any], model: Any, cases: list[CaseInputs]
     import torch
 
     backend_cache = {} if backend_cache is None else backend_cache
-    edit = Edit(path=str(cand["path"]), start_line=int(cand["start_line"]),
-                end_line=int(cand["end_line"]), new_lines=len(cand.get("lines") or ()))
     original, patched = str(cand["original"]), str(cand["patched"])
+    edit = Edit.in_text(str(cand["path"]), int(cand["start_line"]), int(cand["end_line"]),
+                        len(cand.get("lines") or ()), original)
     kinds = guard_kinds(cand.get("guards") or (), original.splitlines()[
         edit.start_line - 1:edit.end_line])
     measured: dict[str, Any] = {}

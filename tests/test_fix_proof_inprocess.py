@@ -1,6 +1,13 @@
-"""A candidate the eager-backend proof accepts is also run once under the configured backend
-(pt2bot/smoke/verify.py `backend_check`): a backend that generates code may compute the
-rewritten form differently from eager.
+"""The proof of one candidate (pt2bot/smoke/verify.py `prove_candidate`), in this process, on
+a module written to a temporary package.
+
+Lines: only the function that holds the edit is swapped for its patched text, so a break in
+another function of the same file keeps head's line number in the patched run even when the
+edit changes the number of lines; it is the same break, not a new one.
+
+Backend: a candidate the eager-backend proof accepts is also run once under the configured
+backend (`backend_check`): a backend that generates code may compute the rewritten form
+differently from eager.
 
 The mismatching backend here is a real dynamo backend registered for the test: it returns
 each graph's outputs shifted whenever the graph calls `torch.where`, as a code generator with
@@ -62,17 +69,74 @@ def skew_backend():
     _COMPILER_FNS.pop(SKEW, None)
 
 
-@pytest.fixture()
-def net(tmp_path, monkeypatch):
+def _load(tmp_path, monkeypatch, text: str):
     pkg = tmp_path / "bpkg"
     pkg.mkdir()
     (pkg / "__init__.py").write_text("")
-    (pkg / "net.py").write_text(NET)
+    (pkg / "net.py").write_text(text)
     monkeypatch.syspath_prepend(str(tmp_path))
     for name in [m for m in sys.modules if m == "bpkg" or m.startswith("bpkg.")]:
         monkeypatch.delitem(sys.modules, name)   # each test imports its own copy
     import bpkg.net
-    yield bpkg.net.Net(), RepoPaths(str(tmp_path))
+    return bpkg.net.Net(), RepoPaths(str(tmp_path))
+
+
+@pytest.fixture()
+def net(tmp_path, monkeypatch):
+    return _load(tmp_path, monkeypatch, NET)
+
+
+LATER = """\
+import torch
+from torch import nn
+
+
+class Net(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.lin = nn.Linear(4, 4)
+
+    def forward(self, x):
+        h = self.lin(x)
+        if torch.isnan(h).any():
+            h = torch.nan_to_num(h)
+        return later(h)
+
+
+def later(h):
+    print("h", h.shape)
+    return h + 1
+"""
+
+
+def test_a_break_past_the_swapped_function_keeps_its_line(tmp_path, monkeypatch):
+    """The edit turns two lines into one; `later`'s print break stays at line 18 in the
+    patched run (only `Net.forward` is recompiled), and must not count as a new break."""
+    model, paths = _load(tmp_path, monkeypatch, LATER)
+    case = CaseInputs(shape={"batch": 2}, args=(torch.randn(2, 4),), kwargs={})
+    with torch.no_grad():
+        torch.manual_seed(0)
+        head_out = model(*case.args)
+    head = measure_state(model, [case], [head_out], {}, {}, paths, ["breaks"])
+    assert sorted(b["line"] for b in head["breaks"]) == [12, 18]
+    cand = Candidate(code="PTC201", path="bpkg/net.py", start_line=12, end_line=13,
+                     lines=("        h = torch.nan_to_num(h)",), title="drop", safe=False)
+    target = {"kind": "break", "path": "bpkg/net.py", "line": 12, "gb": "GB0170",
+              "gb_type": "Data-dependent branching"}
+    verdict = prove_candidate(
+        {"path": cand.path, "start_line": 12, "end_line": 13, "lines": list(cand.lines),
+         "original": LATER, "patched": apply_candidate(LATER, cand), "guards": ["nan"],
+         "targets": [target]},
+        model, [case], [head_out], head, {}, {"backend": "eager"}, paths, ["breaks"], None, {})
+    assert verdict["accepted"] is True, verdict
+    assert verdict["evidence"].startswith("GB0170 gone")
+
+
+def test_lines_past_the_swapped_function_do_not_move():
+    edit = Edit.in_text("p.py", 12, 13, 1, LATER)
+    assert edit.scope_end == 14
+    assert [edit.map_line(n) for n in (11, 12, 13, 14, 18)] == [11, None, None, 13, 18]
+    assert Edit("p.py", 12, 13, 1).map_line(18) == 17      # no scope: the rest of the file
 
 
 def _prove(model, paths, backend: str, safe: bool = False) -> dict:

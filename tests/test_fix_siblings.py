@@ -1,0 +1,359 @@
+"""Sibling candidates: several findings in one statement, each with an edit of the whole
+statement that rewrites only its own part (ColorJitter's list of `f(img) if (p != 0).any()
+else img` lambdas). Alone each leaves its siblings breaking inside the replaced lines and the
+proof rejects it; pt2bot/fixes.py offers their changes together as one more candidate, tried
+first and targeting all their targets, and review.json posts its suggestion once. Edits that
+overlap (an `if` around a ternary) are not combined: of those, only one is posted.
+
+The proof runs here in a real proof worker on tiny models (real torch, eager backend), with
+the findings of the static check on the models' own file and the candidates the recipes
+write for them.
+"""
+from __future__ import annotations
+
+import ast
+import dataclasses
+import re
+import time
+
+import cmarkgfm
+import pytest
+
+from pt2bot.config import StaticConfig
+from pt2bot.configfile.schema import build_config
+from pt2bot.fixes import (ProofSetting, Proposal, _prove_targets, compose_siblings, decide,
+                          gather, order, prove_on_model)
+from pt2bot.report.review import render_review
+from pt2bot.reportdata import Report
+from pt2bot.results import ResultsFile
+from pt2bot.rules import apply_candidate
+from pt2bot.static import check_paths
+
+NET = """\
+import torch
+from torch import nn
+
+
+class Jitter(nn.Module):
+    def forward(self, x, b, c):
+        transforms = [
+            lambda img: (
+                img + b.view(-1, 1)
+                if (b != 0).any()
+                else img
+            ),
+            lambda img: img * c.view(-1, 1) if (c != 1).any() else img,
+        ]
+        for t in transforms:
+            x = t(x)
+        return x
+
+
+class Nested(nn.Module):
+    def forward(self, x):
+        if x.sum() > 0:
+            y = x * 2 if x.mean() > 1 else x
+        else:
+            y = x
+        return y
+
+
+class Prefix(nn.Module):
+    def forward(self, x):
+        lengths = (x > 0).sum(1)
+        mask = torch.zeros(x.shape[0], x.shape[1], dtype=torch.bool)
+        for i in range(x.shape[0]):
+            mask[i, :lengths[i]] = True
+        return torch.where(mask, x, 0.0)
+"""
+# where dynamo (torch 2.13) breaks: a multi-line ternary on its first line, PTC201 on the
+# test's line below it
+FIRST, SECOND = 9, 13          # the two ternaries in Jitter's list (PTC201 on 10 and 13)
+OUTER, INNER = 22, 23          # Nested's `if` and the ternary inside it
+STATEMENT = (7, 14)            # `transforms = [...]`
+LOOP, WRITE = 33, 34           # Prefix's loop and the write dynamo breaks on (GB0124)
+VECTORISED = ("        mask[:x.shape[0]][torch.arange(mask.shape[1], device=mask.device) < "
+              "lengths[:x.shape[0], None]] = True")
+BOTH = ["        transforms = [",
+        "            lambda img: (",
+        "                torch.where((b != 0).any(), img + b.view(-1, 1), img)",
+        "            ),",
+        "            lambda img: torch.where((c != 1).any(), img * c.view(-1, 1), img),",
+        "        ]"]
+
+CONFIG = """\
+version: 1
+models:
+  - name: jitter
+    entry: pkg.net:Jitter
+    inputs: [{name: x, shape: [batch, 8]}, {name: b, shape: [batch]}, {name: c, shape: [batch]}]
+    shapes: {batch: [2]}
+    export: false
+    timeout_s: 60
+  - name: nested
+    entry: pkg.net:Nested
+    inputs: [{name: x, shape: [batch, 8], low: 1.0, high: 2.0}]
+    shapes: {batch: [2]}
+    export: false
+    timeout_s: 60
+  - name: prefix
+    entry: pkg.net:Prefix
+    inputs: [{name: x, shape: [batch, 6]}]
+    shapes: {batch: [2, 4]}
+    export: false
+    timeout_s: 60
+run: {backend: eager, latency: false, timeout_s: 120}
+fixes: {budget_s: 240}
+"""
+
+
+def brk(model: str, line: int) -> dict:
+    return {"kind": "break", "model": model, "path": "pkg/net.py", "line": line, "gb": "GB0170",
+            "gb_type": "Data-dependent branching", "fingerprint": f"{model}{line:04d}" * 2}
+
+
+@pytest.fixture(scope="module")
+def repo(tmp_path_factory):
+    root = tmp_path_factory.mktemp("siblings") / "repo"
+    (root / "pkg").mkdir(parents=True)
+    (root / "pkg" / "__init__.py").write_text("")
+    (root / "pkg" / "net.py").write_text(NET)
+    (root / "pt2bot.yml").write_text(CONFIG)
+    findings = check_paths(str(root), ["pkg/net.py"], StaticConfig(select=("ALL",)), jobs=1)
+    return root, [f for f in findings if f.rule in ("PTC201", "PTC104")]
+
+
+def setting(root) -> ProofSetting:
+    config = build_config(CONFIG, str(root / "pt2bot.yml"))
+    return ProofSetting(config=config, changeset=None, root=str(root), head_sha=None,
+                        head_results=ResultsFile.empty(), device="cpu")
+
+
+# --------------------------------------------------------------------------- no torch
+
+def test_the_findings_of_siblings_and_their_combined_candidate(repo):
+    root, findings = repo
+    assert sorted((f.line, f.rule) for f in findings) == [
+        (10, "PTC201"), (13, "PTC201"), (OUTER, "PTC201"), (INNER, "PTC201"), (WRITE, "PTC104")]
+    targets = [brk("jitter", FIRST), brk("jitter", SECOND)]
+    proposals, why = gather(targets, findings, str(root), None)
+    assert why == {}      # the break on the ternary's first line finds PTC201 on its test's
+    [combo] = [p for p in proposals if len(p.findings) == 2]
+    c = combo.cand
+    assert (c.start_line, c.end_line, list(c.lines)) == (*STATEMENT, BOTH)
+    assert c.title == ("select with `torch.where` instead of the conditional expression, "
+                       "all 2 in this statement together")
+    assert combo.targets == [0, 1] and combo.by_target == {0: [combo.findings[0]],
+                                                           1: [combo.findings[1]]}
+    assert set(c.guards) == {"empty", "zero"}
+    ast.parse(combo.patched)
+    # the parts stay candidates; the combination is tried before them
+    parts = [p for p in proposals if p is not combo]
+    assert len(parts) == 2 and all(p.cand.rank == c.rank + 1 for p in parts)
+    assert order(proposals)[0] is combo
+
+
+def test_a_break_inside_a_statement_on_no_expression_s_first_line_finds_nothing(repo):
+    root, findings = repo
+    # line 11 (`else img`) starts no part of the statement that spans more than it
+    proposals, why = gather([brk("jitter", 11)], findings, str(root), None)
+    assert proposals == [] and why == {0: "no static finding on the line offers a fix"}
+
+
+def test_overlapping_edits_are_not_combined(repo):
+    root, findings = repo
+    proposals, _why = gather([brk("nested", OUTER), brk("nested", INNER)], findings,
+                             str(root), None)
+    # the `if`'s edits (where, cond) replace lines 22-25, the ternary's its own line inside
+    assert sorted((p.cand.start_line, p.cand.end_line) for p in proposals) == \
+        [(OUTER, 25), (OUTER, 25), (INNER, INNER)]
+    assert all(len(p.findings) == 1 for p in proposals)
+    assert compose_siblings(proposals, {f.fingerprint(): (f.line, f.col) for f in findings}) == []
+    assert order(proposals)[0].cand.start_line == OUTER   # the `where` of the `if`, rank 1
+
+
+def test_edits_that_touch_are_not_combined():
+    """Two edits of one statement whose changed text is adjacent: which comes first is not
+    known, so they are not applied together."""
+    src = "import torch\nx = [a, b]\n"
+
+    def p(lines: str, fp: str) -> Proposal:
+        from pt2bot.rules import Candidate
+        cand = Candidate(code="PTC201", path="m.py", start_line=2, end_line=2, lines=(lines,),
+                         title="t", safe=False)
+        return Proposal(cid="", cand=cand, original=src, patched=apply_candidate(src, cand),
+                        findings=[fp], targets=[0], by_target={0: [fp]})
+    apart = compose_siblings([p("x = [A, b]", "f1"), p("x = [a, B]", "f2")], {})
+    assert [list(c.cand.lines) for c in apart] == [["x = [A, B]"]]
+    assert compose_siblings([p("x = [A2, b]", "f1"), p("x = [aa, b]", "f2")], {}) == []
+
+
+def _fixes(fp_a: str, fp_b: str) -> dict:
+    cand = {"id": "c0", "rule": "PTC201", "title": "select with `torch.where`, all 2 together",
+            "path": "pkg/net.py", "start_line": 7, "end_line": 14, "lines": BOTH, "safe": False,
+            "guards": ["empty"], "findings": [fp_a, fp_b], "targets": [0, 1], "verified": True,
+            "models": ["jitter"], "evidence": "verified on `jitter`: GB0170 gone", "reason": None}
+    return {"budget_s": 240.0, "spent_s": 1.0, "candidates": [cand],
+            "targets": [{**brk("jitter", FIRST), "fixed_by": "c0", "reason": None},
+                        {**brk("jitter", SECOND), "fixed_by": "c0", "reason": None}]}
+
+
+def test_one_fix_of_several_findings_is_one_suggestion(repo):
+    _root, findings = repo
+    a, b = sorted((f for f in findings if f.line in (10, 13)), key=lambda f: f.line)
+    a, b = (dataclasses.replace(f, diff="added") for f in (a, b))
+    report = Report(head="h" * 40, base="b" * 40, findings=(a, b),
+                    fixes=_fixes(a.fingerprint(), b.fingerprint()), counts={"fixes_verified": 1})
+    comments = render_review(report, lambda path, line: 1 <= line <= 20)["comments"]
+    by = {c["fingerprint"]: c for c in comments}
+    assert sum(c["body"].count("```suggestion") for c in comments) == 1
+    carrier, other = by[a.fingerprint()], by[b.fingerprint()]
+    assert (carrier["start_line"], carrier["line"]) == STATEMENT and "fix" in carrier
+    assert (other["start_line"], other["line"]) == (None, 13) and "fix" not in other
+    html = cmarkgfm.github_flavored_markdown_to_html(other["body"])
+    assert "the suggestion on lines 7-14 fixes this too." in html
+    assert "<pre" not in html
+
+
+# --------------------------------------------------------------------------- the prefix loop
+
+def test_the_prefix_loop_becomes_one_masked_write(repo):
+    root, findings = repo
+    proposals, why = gather([{**brk("prefix", WRITE), "gb": "GB0124"}], findings, str(root), None)
+    [p] = proposals
+    assert why == {} and p.cand.code == "PTC104"
+    assert (p.cand.start_line, p.cand.end_line, p.cand.lines) == (LOOP, WRITE, (VECTORISED,))
+    assert not p.cand.safe
+
+
+LOOP_TEXT = """\
+import torch
+from torch import nn
+
+
+class M(nn.Module):
+    def forward(self, x, n: int):
+        lengths = x.sum(1).long()
+        mask = torch.zeros(4, 5)
+        for i in range(n):
+            {write}
+        return mask
+"""
+
+
+@pytest.mark.parametrize("write, want", [
+    ("mask[i, :lengths[i]] = -1.5",
+     "mask[:n][torch.arange(mask.shape[1], device=mask.device) < lengths[:n, None]] = -1.5"),
+    ("mask[i, 0:lengths[i]] = 0",
+     "mask[:n][torch.arange(mask.shape[1], device=mask.device) < lengths[:n, None]] = 0"),
+    ("mask[i, lengths[i]:] = True", None),            # a suffix
+    ("mask[i, 1:lengths[i]] = True", None),           # not from the start
+    ("mask[i, :lengths[i]] = x[i]", None),            # a value per row
+    ("mask[i, :lengths[i + 1]] = True", None),        # another row's length
+    ("mask[i, :lengths[i]:2] = True", None),          # a step
+])
+def test_the_prefix_loop_only_in_exactly_that_shape(tmp_path, write, want):
+    from pt2bot.rules import fix_candidates
+    text = LOOP_TEXT.format(write=write)
+    (tmp_path / "m.py").write_text(text)
+    # every one has a tensor as a bound (the suffix's lower one too): a finding, on the write
+    [f] = [f for f in check_paths(str(tmp_path), ["m.py"], StaticConfig(select=("ALL",)), jobs=1)
+           if f.rule == "PTC104"]
+    assert f.line == 10
+    got = [c.lines for c in fix_candidates(f, text) if c.start_line == 9]
+    assert got == ([("        " + want,)] if want else [])
+
+
+def test_the_prefix_loop_needs_its_own_lines_and_nothing_else_in_it(tmp_path):
+    from pt2bot.rules import fix_candidates
+    for text in (LOOP_TEXT.format(write="mask[i, :lengths[i]] = True\n            mask[i, 0] = False"),
+                 LOOP_TEXT.replace("range(n)", "range(1, n)").format(write="mask[i, :lengths[i]] = True"),
+                 LOOP_TEXT.replace("        return mask", "        else:\n            pass\n        return mask")
+                 .format(write="mask[i, :lengths[i]] = True")):
+        (tmp_path / "m.py").write_text(text)
+        fs = [f for f in check_paths(str(tmp_path), ["m.py"], StaticConfig(select=("ALL",)), jobs=1)
+              if f.rule == "PTC104" and f.line == 10]
+        assert fs and not [c for f in fs for c in fix_candidates(f, text) if c.start_line == 9], text
+
+
+# --------------------------------------------------------------------------- real torch
+
+@pytest.mark.torch
+def test_the_combined_candidate_is_verified_where_each_part_is_not(repo, tmp_path):
+    root, findings = repo
+    s = setting(root)
+    targets = [brk("jitter", FIRST), brk("jitter", SECOND)]
+    proposals, why = _prove_targets(s, targets, findings, {"jitter"}, {}, time.monotonic())
+    report = decide(Report(head="h" * 40, base="b" * 40, findings=tuple(findings)), targets,
+                    proposals, why, s.config, 0.0)
+    fixes = report.fixes
+    verified = [c for c in fixes["candidates"] if c["verified"]]
+    [fix] = verified
+    assert (fix["start_line"], fix["end_line"], fix["lines"], fix["targets"]) == \
+        (*STATEMENT, BOTH, [0, 1]), fixes
+    assert fix["evidence"].startswith("verified on `jitter`: GB0170 gone"), fix
+    assert [t["fixed_by"] for t in fixes["targets"]] == [fix["id"]] * 2
+    # the parts were not needed; tried alone (below) each is refused
+    assert all("already fixed its target" in (c["reason"] or "")
+               for c in fixes["candidates"] if not c["verified"])
+    parts = [p for p in proposals if len(p.findings) == 1]
+    wrong = _swapped(parts[0])
+    items = [(p, [targets[i] for i in p.targets]) for p in parts] + [(wrong, targets)]
+    verdicts = prove_on_model(s, s.config.model("jitter"), None, items, str(root),
+                              time.monotonic() + 200, str(tmp_path))
+    for p in parts:
+        v = verdicts[p.cid]
+        assert v["accepted"] is False and re.match(
+            r"GB0170 still breaks the graph at pkg/net.py:\d+", v["reason"]), v
+    v = verdicts[wrong.cid]
+    assert v["accepted"] is False and v["reason"].startswith("outputs differ from head's"), v
+
+
+def _swapped(part: Proposal) -> Proposal:
+    """The combined edit with the second ternary's sides swapped: no break left, wrong values."""
+    lines = list(BOTH)
+    lines[4] = "            lambda img: torch.where((c != 1).any(), img, img * c.view(-1, 1)),"
+    cand = dataclasses.replace(part.cand, start_line=STATEMENT[0], end_line=STATEMENT[1],
+                               lines=tuple(lines))
+    return Proposal(cid="wrong", cand=cand, original=NET, patched=apply_candidate(NET, cand),
+                    findings=[], targets=[0, 1])
+
+
+@pytest.mark.torch
+def test_siblings_that_cannot_be_combined_post_one_fix(repo):
+    root, findings = repo
+    s = setting(root)
+    targets = [brk("nested", OUTER), brk("nested", INNER)]
+    proposals, why = _prove_targets(s, targets, findings, {"nested"}, {}, time.monotonic())
+    marked = tuple(dataclasses.replace(f, diff="added") for f in findings)
+    report = decide(Report(head="h" * 40, base="b" * 40, findings=marked), targets,
+                    proposals, why, s.config, 0.0)
+    fixes = report.fixes
+    assert not any("together" in c["title"] for c in fixes["candidates"])
+    [fix] = [c for c in fixes["candidates"] if c["verified"]]
+    assert (fix["start_line"], fix["end_line"], fix["targets"]) == (INNER, INNER, [1]), fixes
+    assert fix["lines"] == ["            y = torch.where(x.mean() > 1, x * 2, x)"]
+    outer = [c for c in fixes["candidates"] if c["start_line"] == OUTER]
+    assert outer and all(not c["verified"] for c in outer)
+    assert fixes["targets"][0]["fixed_by"] is None
+    comments = render_review(report, lambda path, line: 20 <= line <= 26)["comments"]
+    assert sum(c["body"].count("```suggestion") for c in comments) == 1
+
+
+@pytest.mark.torch
+def test_the_prefix_loop_is_verified_and_an_off_by_one_is_refused(repo, tmp_path):
+    root, findings = repo
+    s = setting(root)
+    target = {**brk("prefix", WRITE), "gb": "GB0124",
+              "gb_type": "Unsupported Tensor.item() call with capture_scalar_outputs=False"}
+    [right], _why = gather([target], findings, str(root), None)
+    right.cid = "right"
+    off = dataclasses.replace(right.cand, lines=(VECTORISED.replace(" < ", " <= "),))
+    wrong = Proposal(cid="wrong", cand=off, original=NET, patched=apply_candidate(NET, off),
+                     findings=[], targets=[0])
+    verdicts = prove_on_model(s, s.config.model("prefix"), None, [(wrong, [target]), (right, [target])],
+                              str(root), time.monotonic() + 200, str(tmp_path))
+    assert verdicts["right"]["accepted"] is True, verdicts
+    assert verdicts["right"]["evidence"].startswith("GB0124 gone"), verdicts
+    assert verdicts["wrong"]["accepted"] is False
+    assert verdicts["wrong"]["reason"].startswith("outputs differ from head's"), verdicts
