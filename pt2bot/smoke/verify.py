@@ -48,7 +48,11 @@ from pt2bot.smoke.trace import reset_dynamo
 from pt2bot.smoke.worker import read_spec, route_logs, shape_cases
 
 HEAD = "head"
-GUARD_WORDS = {"nan": "NaN", "inf": "inf", "empty": "an empty mask", "zero": "zeros"}
+GUARD_WORDS = {"nan": "NaN", "inf": "inf", "empty": "an empty mask", "zero": "zeros",
+               "invalid": "values a check refuses (-1, 0, 1e3, NaN)"}
+# the guard kinds whose check raises: head must raise on one of their inputs, or the check the
+# candidate keeps was never exercised
+RAISING_GUARDS = frozenset({"invalid"})
 # Backends that run eager's own kernels: their outputs are what the eager-backend runs already
 # compared. Any other backend (inductor) generates code whose numerics may differ, so an
 # accepted candidate is also run once under it.
@@ -178,10 +182,14 @@ def guard_checks(model: Any, case: CaseInputs, paths: RepoPaths, kinds: Sequence
                 with injecting(cand_swap, inj), torch.no_grad():
                     got = _try_forward(model, case, paths)
                 row: dict[str, Any] = {"kind": kind, "pattern": pattern,
-                                       "argument": head_inj.argument, "hit": True}
+                                       "argument": head_inj.argument, "hit": True,
+                                       "raised": isinstance(head_out, BaseException)}
                 if isinstance(head_out, BaseException) or isinstance(got, BaseException):
+                    # the same exception: a model's fault is ModelError on both sides, and the
+                    # user code's exception type is in it (ValueError is not RuntimeError)
                     same = (isinstance(head_out, BaseException) and isinstance(got, BaseException)
-                            and type(head_out) is type(got))
+                            and type(head_out) is type(got)
+                            and getattr(head_out, "exc_type", None) == getattr(got, "exc_type", None))
                     row.update(match=same, message=None if same else
                                f"head {_outcome(head_out)}, patched {_outcome(got)}")
                 else:
@@ -287,6 +295,12 @@ def judge(head: Mapping[str, Any], cand: Mapping[str, Any], targets: Sequence[Ma
             return no(f"differs from head on an input with {word} in "
                       f"`{row.get('argument')}`"
                       + (f": {row.get('message')}" if row.get("message") else ""))
+    for kind in sorted({str(r.get("kind")) for r in cand.get("guards") or ()} & RAISING_GUARDS):
+        rows = [r for r in cand.get("guards") or () if r.get("kind") == kind]
+        if not any(r.get("raised") for r in rows):
+            args = ", ".join(dict.fromkeys(f"`{r.get('argument')}`" for r in rows))
+            return no(f"head never raised on {GUARD_WORDS.get(kind, kind)} in {args}: "
+                      "the check is not exercised")
     for phase, msg in (cand.get("phase_errors") or {}).items():
         if phase not in (head.get("phase_errors") or {}):
             return no(f"the {phase} pass failed on the patched model: {msg}")
@@ -573,8 +587,8 @@ def main(argv: list[str] | None = None) -> int:
     return 0
 
 
-__all__ = ["CandidateTimeout", "GUARD_WORDS", "HEAD", "guard_checks", "guard_kinds", "judge",
-           "main", "measure_state", "prove_candidate", "verify"]
+__all__ = ["CandidateTimeout", "GUARD_WORDS", "HEAD", "RAISING_GUARDS", "guard_checks",
+           "guard_kinds", "judge", "main", "measure_state", "prove_candidate", "verify"]
 
 
 if __name__ == "__main__":
