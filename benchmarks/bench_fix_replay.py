@@ -84,6 +84,48 @@ JUDGEMENTS: dict[str, dict[str, tuple[bool, str]]] = {
                   "log level does not print. pt2bot's second candidate, `remove the log call`, is the "
                   "maintainers' edit; it was not tried because the first one was verified"),
     },
+    "kornia_solarize": {
+        "if torch.compiler.is_compiling():\n"
+        "torch._assert_async(torch.all((additions < 0.5) * (additions > -0.5)), \"The value of 'addition' is "
+        "between -0.5 and 0.5.\")\n"
+        "elif not torch.all((additions < 0.5) * (additions > -0.5)):\n"
+        "raise AssertionError(f\"The value of 'addition' is between -0.5 and 0.5. Got {additions}.\")": (
+            True, "compiled code asserts what the maintainers assert, `torch._assert_async` on the same range "
+                  "test (`*` of the two masks where they write `&`, the same for bool tensors) with the same "
+                  "message; in eager the suggestion keeps the original AssertionError where the maintainers' "
+                  "unconditional `_assert_async` raises RuntimeError"),
+    },
+    "kornia_gamma": {
+        f"if torch.compiler.is_compiling():\n"
+        f"torch._assert_async(torch.logical_not(({v} < 0.0).any()), '{w} must be non-negative.')\n"
+        f"elif ({v} < 0.0).any():\n"
+        f"raise ValueError(f\"{w} must be non-negative. Got {{{v}}}\")": (
+            False, "same eager code and the same compiled outputs on valid values, but not the maintainers' "
+                   "edit: they skip the check under compile (compiled code returns on a negative value), the "
+                   "suggestion keeps it in compiled code as `torch._assert_async` (a RuntimeError there)")
+        for v, w in (("gamma", "Gamma"), ("gain", "Gain"))
+    },
+    "kornia_contrast": {
+        "if torch.compiler.is_compiling():\n"
+        "torch._assert_async((factor >= 0).any(), 'Contrast factor must be positive.')\n"
+        "else:\n"
+        "KORNIA_CHECK(any(factor >= 0), \"Contrast factor must be positive.\")": (
+            False, "the maintainers skip the check under compile and also change what it tests (`any` -> "
+                   "`all`, their \"fix validation\"); the suggestion keeps the original test, `any`, in "
+                   "eager and as `torch._assert_async` in compiled code"),
+    },
+    "kornia_equalize_item": {
+        f"if torch.compiler.is_compiling():\n"
+        f"torch._assert_async(torch.logical_not(({v} {op} {b}) & torch.logical_not(torch.isclose({v}, "
+        f"torch.as_tensor({b}, dtype={v}.dtype)))), 'Values in the input torch.Tensor must {w} or equal to "
+        f"{b}.')\n"
+        f"elif {v}.item() {op} {b} and not torch.isclose({v}, torch.as_tensor({b}, dtype={v}.dtype)):\n"
+        f"raise ValueError(f\"Values in the input torch.Tensor must {w} or equal to {b}. Found {{{v}.item()}}.\")": (
+            False, "the maintainers delete the range check (out-of-range values are clamped into the "
+                   "histogram's bins, eager and compiled); the suggestion keeps it, in eager as it was and in "
+                   "compiled code as `torch._assert_async`")
+        for v, op, b, w in (("min_", "<", "0.0", "greater"), ("max_", ">", "1.0", "lower"))
+    },
 }
 
 

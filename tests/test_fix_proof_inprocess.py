@@ -132,6 +132,52 @@ def test_a_break_past_the_swapped_function_keeps_its_line(tmp_path, monkeypatch)
     assert verdict["evidence"].startswith("GB0170 gone")
 
 
+SKIPPED = """\
+import torch
+from torch import nn
+
+
+class Net(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.layers = nn.ModuleList([nn.Linear(4, 4) for _ in range(2)])
+
+    def forward(self, x):
+        for lin in self.layers:
+            x = lin(x)
+            if torch.isinf(x).any():
+                x = x.clamp(-1e4, 1e4)
+        print("x", x.shape)
+        return x + 1
+"""
+
+
+def test_a_break_in_code_head_never_compiled_is_uncovered_not_new(tmp_path, monkeypatch):
+    """A break in a loop makes dynamo skip the whole frame, so head records nothing for the
+    print after the loop. Once the fix lets the loop compile, the print breaks: that break
+    was there all along, in code head ran uncompiled. The fix is verified, and says so."""
+    model, paths = _load(tmp_path, monkeypatch, SKIPPED)
+    case = CaseInputs(shape={"batch": 2}, args=(torch.randn(2, 4),), kwargs={})
+    with torch.no_grad():
+        torch.manual_seed(0)
+        head_out = model(*case.args)
+    head = measure_state(model, [case], [head_out], {}, {}, paths, ["breaks"])
+    assert [b["line"] for b in head["breaks"]] == [13]
+    assert head["eager_frames"] and head["eager_frames"][0]["function"] == "forward"
+    cand = Candidate(code="PTC201", path="bpkg/net.py", start_line=13, end_line=14,
+                     lines=("            x = torch.where(torch.isinf(x).any(), x.clamp(-1e4, 1e4), x)",),
+                     title="where", safe=False)
+    target = {"kind": "break", "path": "bpkg/net.py", "line": 13, "gb": "GB0170",
+              "gb_type": "Data-dependent branching"}
+    verdict = prove_candidate(
+        {"path": cand.path, "start_line": 13, "end_line": 14, "lines": list(cand.lines),
+         "original": SKIPPED, "patched": apply_candidate(SKIPPED, cand), "guards": [],
+         "targets": [target]},
+        model, [case], [head_out], head, {}, {"backend": "eager"}, paths, ["breaks"], None, {})
+    assert verdict["accepted"] is True, verdict
+    assert "uncovers GB0059 at bpkg/net.py:14 (code head ran uncompiled" in verdict["evidence"]
+
+
 def test_lines_past_the_swapped_function_do_not_move():
     edit = Edit.in_text("p.py", 12, 13, 1, LATER)
     assert edit.scope_end == 14

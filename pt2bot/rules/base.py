@@ -43,7 +43,9 @@ def _before(version: tuple[int, ...], bound: str) -> bool:
 
 # The special values a candidate's replaced code guards against (`Candidate.guards`): whoever
 # verifies the candidate must also compare it with the original on an input that reaches them.
-GUARDS = ("nan", "inf", "empty", "zero")
+# "invalid": values a check on a tensor's values refuses by raising (negative, zero, large, NaN);
+# the original must raise on one of them, and the candidate must raise wherever it does.
+GUARDS = ("nan", "inf", "empty", "zero", "invalid")
 
 
 @dataclass(frozen=True)

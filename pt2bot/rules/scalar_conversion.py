@@ -3,6 +3,7 @@ from __future__ import annotations
 import ast
 
 from pt2bot.rules.base import Rule
+from pt2bot.rules.check_fixes import check_fixes
 from pt2bot.rules.edits import (binds_torch, finding_statement, function_binds, indentation, owns_lines,
                                 replace_statement, segment)
 from pt2bot.rules.scalar_fixes import keep_tensor_fixes, sizes_from_list_fixes
@@ -151,7 +152,10 @@ class ScalarConversion(Rule):
     just `t` for an integer draw or index: `int(x.argmax())` -> `x.argmax()`), and
     `int(lengths.max())` of a tensor the function built from Python numbers
     (`lengths = torch.tensor(sizes)`) becomes `max(sizes)`, as for `.item()` (PTC101).
-    `bool()` gets no edit (a branch).
+    `bool()` gets no edit (a branch), but a check that raises on it, `if bool((t < 0).any()):
+    raise ...` or `CHECK(bool((t >= 0).all()), msg)`, is kept in compiled code as
+    `torch._assert_async` under `torch.compiler.is_compiling()`, the original in eager
+    (pt2bot/rules/check_fixes.py, as for PTC201).
     A loop writing each row's prefix from a tensor of lengths,
     `for i in range(n): mask[i, :lengths[i]] = True` (a constant on the right; the finding on
     `lengths[i]`), becomes one masked write of the first `n` rows that replaces the loop's two
@@ -174,7 +178,8 @@ class ScalarConversion(Rule):
     def fixes(cls, finding, source, tree):
         return (sizes_from_list_fixes(cls.code, finding, source, tree, "float")
                 + keep_tensor_fixes(cls.code, finding, source, tree, "float")
-                + _prefix_mask_fixes(cls.code, finding, source, tree))
+                + _prefix_mask_fixes(cls.code, finding, source, tree)
+                + check_fixes(cls.code, finding, source, tree))
 
     def check(self, ctx, node):
         if type(node) is ast.Subscript:

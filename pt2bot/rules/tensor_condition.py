@@ -4,8 +4,9 @@ import ast
 
 from pt2bot.rules.base import Rule
 from pt2bot.analysis.infer import BOOL_TENSOR, NDARRAY, RANDOM, TENSOR
-from pt2bot.analysis.queries import condition_part, mark_boolops, self_tensor_value
+from pt2bot.analysis.queries import condition_part, is_tensorish, mark_boolops, self_tensor_value
 from pt2bot.rules.branch_fixes import tensor_condition_fixes
+from pt2bot.rules.check_fixes import check_fixes
 
 _NUMPY_WHY = ("numpy in compiled code is traced into torch ops, so this is a tensor's value: data-dependent "
               "branching, a graph break on every call; compute it with Python ints (or `math`) on the sizes")
@@ -45,7 +46,9 @@ class TensorCondition(Rule):
     """## What it does
     Flags Python control flow whose condition reads a tensor's *value*: `if` / `elif` /
     `while`, conditional expressions (`a if t.any() else b`), and `and` / `or` operands,
-    e.g. `if x.sum() > 0:`, `if torch.any(mask):`, `while loss > eps:`.
+    e.g. `if x.sum() > 0:`, `if torch.any(mask):`, `while loss > eps:`; and the builtins
+    `any(t)` / `all(t)` of a tensor, which take the truth value of each element
+    (`KORNIA_CHECK(any(factor >= 0), ...)`).
 
     ## Why is this bad?
     The branch taken depends on data that exists only at run time. torch 2.13 breaks the graph
@@ -89,28 +92,48 @@ class TensorCondition(Rule):
     when no entry of `m` is set: the statements, without the `if`), then
     `torch.where` and `torch.cond` for an `if` with one assignment or one `return` a side (a
     missing side is the name's value before, or the `return` after the `if`), and
-    `torch.where` for a conditional expression. A chain of early returns of tensors, `if
-    bits == 0: return torch.zeros_like(x)` ... `return r`, becomes the statements between and
-    one nested `torch.where(c1, a1, torch.where(c2, a2, r))` (a test or value that reads a
-    name rebound below it is computed first, into a fresh local; `and` between comparisons
-    is `&`). Last, an early `break`, `continue` or `return` of names (`return target, None`)
-    is taken in eager only, `if not torch.compiler.is_compiling() and <test>:`: right only
-    where the exit skips work that changes nothing, so the proof also runs it compiled on
-    inputs that take the exit. A `while`, or another branch of several statements, gets no
-    edit.
+    `torch.where` for a conditional expression. A check that raises, `if (gamma < 0).any():
+    raise ValueError(...)` (or an `elif` chain of them), and a check call
+    `CHECK(any(t >= 0), msg)`, are kept in compiled code (pt2bot/rules/check_fixes.py):
+    ```python
+    if torch.compiler.is_compiling():
+        torch._assert_async(torch.logical_not((gamma < 0).any()), "Gamma must be non-negative.")
+    elif (gamma < 0).any():
+        raise ValueError(f"Gamma must be non-negative. Got {gamma}")
+    ```
+    eager code is unchanged, compiled code traces one graph and still raises (a RuntimeError)
+    on a value the check refuses; it is compared on negative values, zeros, 1e3 and NaN, and
+    head must raise on one of them. The test is translated into a tensor (`and` -> `&`, `not`
+    -> `torch.logical_not`, `any(t)` -> `t.any()`, `t.item() < v` -> `t < v`) or no edit is
+    offered; the assertion's message is the original's literal text, cut after its last full
+    sentence before a formatted value (else each value written `...`).
+
+    A chain of early returns of tensors, `if bits == 0: return torch.zeros_like(x)` ...
+    `return r`, becomes the statements between and one nested `torch.where(c1, a1,
+    torch.where(c2, a2, r))` (a test or value that reads a name rebound below it is computed
+    first, into a fresh local; `and` between comparisons is `&`). Last, an early `break`,
+    `continue` or `return` of names (`return target, None`) is taken in eager only, `if not
+    torch.compiler.is_compiling() and <test>:`: right only where the exit skips work that
+    changes nothing, so the proof also runs it compiled on inputs that take the exit. A
+    `while`, or another branch of several statements, gets no edit.
     """
 
     code = "PTC201"
     name = "tensor-condition"
     summary = "`if`/`while`/ternary/`and`/`or` on a tensor value (graph break)"
     gb = "GB0170"
-    node_types = (ast.If, ast.While, ast.IfExp, ast.BoolOp)
+    node_types = (ast.If, ast.While, ast.IfExp, ast.BoolOp, ast.Call)
+    call_keys = frozenset({"any", "all"})
 
     @classmethod
     def fixes(cls, finding, source, tree):
-        return tensor_condition_fixes(cls.code, finding, source, tree)
+        return (tensor_condition_fixes(cls.code, finding, source, tree)
+                + check_fixes(cls.code, finding, source, tree))
 
     def check(self, ctx, node):
+        if isinstance(node, ast.Call):
+            self._builtin_any_all(ctx, node)
+            return
         seen = ctx.__dict__.setdefault("_ptc201_tests", set())
         if isinstance(node, ast.BoolOp):
             if id(node) in seen:
@@ -137,3 +160,16 @@ class TensorCondition(Rule):
             "a fixed number of iterations, `torch.while_loop`, or a loop outside compiled code"
         ctx.report(self.code, hit, f"{what} on a tensor value is data-dependent branching and breaks the graph; "
                    f"use {fix}")
+
+    def _builtin_any_all(self, ctx, node: ast.Call) -> None:
+        """`any(t)` / `all(t)` (the builtins) iterate a tensor and take the truth value of
+        each element: dynamo breaks there (GB0170, in its own version of the builtin; the
+        break is reported at the call's line). A generator (`any(v > 0 for v in xs)`) is not
+        a tensor and is not flagged here."""
+        f = node.func
+        if not (isinstance(f, ast.Name) and len(node.args) == 1 and not node.keywords
+                and f.id not in ctx.mod.imports and f.id not in ctx.mod.summary.module_names):
+            return
+        if is_tensorish(ctx, node.args[0]):
+            ctx.report(self.code, node, f"`{f.id}()` of a tensor takes the truth value of each element: "
+                       f"data-dependent branching that breaks the graph; use `t.{f.id}()`, a tensor")

@@ -3,6 +3,7 @@ from __future__ import annotations
 import ast
 
 from pt2bot.rules.base import Rule
+from pt2bot.rules.check_fixes import check_fixes
 from pt2bot.rules.scalar_fixes import keep_tensor_fixes, sizes_from_list_fixes
 from pt2bot.analysis.queries import generator_note, method_call
 
@@ -48,6 +49,11 @@ class TensorItem(Rule):
     `lengths = torch.tensor([s.shape[0] for s in seqs])` then `n = int(lengths.amax().item())`,
     becomes the builtin on those numbers, `n = int(max(s.shape[0] for s in seqs))` (also
     `min`/`amin`/`sum`; neither the tensor nor the list changed in between).
+    A range check that raises, `if t.item() < 0.0: raise ValueError(...)` (also in an `and`
+    with other tensor tests, in an `elif` chain, or in a check call `CHECK(t.item() >= 0,
+    msg)`), is kept in compiled code as `torch._assert_async(torch.logical_not(t < 0.0),
+    "...")` under `if torch.compiler.is_compiling():`, the original test and raise in eager
+    after `elif` (pt2bot/rules/check_fixes.py, the same recipe as PTC201's).
     """
 
     code = "PTC101"
@@ -61,7 +67,8 @@ class TensorItem(Rule):
     @classmethod
     def fixes(cls, finding, source, tree):
         return (sizes_from_list_fixes(cls.code, finding, source, tree, "item")
-                + keep_tensor_fixes(cls.code, finding, source, tree, "item"))
+                + keep_tensor_fixes(cls.code, finding, source, tree, "item")
+                + check_fixes(cls.code, finding, source, tree))
 
     def check(self, ctx, node):
         if method_call(node, ("item",)) is not None:

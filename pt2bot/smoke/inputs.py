@@ -236,7 +236,8 @@ def run_forward(model: Any, case: CaseInputs, paths: RepoPaths) -> Any:
                 and _SHAPE_WORDS.search(str(e))):
             kind = "input"
         shape = ", ".join(f"{k}={v}" for k, v in case.shape.items())
-        raise ModelError(kind, f"forward({shape}) raised {_exc_text(e)}", path, line) from None
+        raise ModelError(kind, f"forward({shape}) raised {_exc_text(e)}", path, line,
+                         exc_type=type(e).__name__) from None
 
 
 def flatten_outputs(out: Any) -> list[Any]:

@@ -13,10 +13,11 @@ compiled from the patched text under the file's own name, with its line numbers,
 locates breaks on the patched lines and reads them through `linecache`, which holds the
 patched text while the patch is in place.
 
-`guard_inputs` is the other half: the special values (NaN, inf, an empty mask, zeros) that
-the replaced code guards against, injected into the tensor arguments of the function the
-edit is in, so head and the patched code can be compared where the guard matters even when
-the model's own inputs (token ids) cannot carry such a value.
+`guard_inputs` is the other half: the special values (NaN, inf, an empty mask, zeros, and the
+out-of-range values a check refuses by raising) that the replaced code guards against,
+injected into the tensor arguments of the function the edit is in, so head and the patched
+code can be compared where the guard matters even when the model's own inputs (token ids)
+cannot carry such a value.
 """
 from __future__ import annotations
 
@@ -37,7 +38,7 @@ from pt2bot.smoke.location import RepoPaths
 
 _SCRATCH_CLASS = "_pt2bot_scratch_class"
 # The special values a guard can be about (the recipes' `guards`), and how each is injected.
-GUARD_KINDS = ("nan", "inf", "empty", "zero")
+GUARD_KINDS = ("nan", "inf", "empty", "zero", "invalid")
 MAX_GUARD_ARGS = 3      # tensor arguments tried per guard kind
 
 
@@ -181,22 +182,20 @@ class Swap:
     original: Any
     patched: Any
     qualname: str
+    # other modules of the repository that imported a module-level function by name
+    # (`from kornia.enhance.adjust import adjust_gamma`): (their namespace, the name there)
     aliases: tuple[tuple[dict[str, Any], str], ...] = ()
 
 
-def _aliases(paths: RepoPaths, module: ModuleType, classes: tuple[str, ...], fn: Any
-             ) -> tuple[tuple[dict[str, Any], str], ...]:
-    """Where other modules of the repository hold module-level function `fn` by name: a
-    caller that imported it by name calls it through there, not through `module`."""
-    if classes:
-        return ()
+def _aliases(paths: RepoPaths, module: ModuleType, fn: Any) -> list[tuple[dict[str, Any], str]]:
+    """The names other modules of the repository bind to `fn` of `module`."""
     out: list[tuple[dict[str, Any], str]] = []
     for mod in list(sys.modules.values()):
         d = getattr(mod, "__dict__", None)
         if mod is module or not isinstance(d, dict) or not paths.rel(getattr(mod, "__file__", None)):
             continue
         out += [(d, k) for k, v in list(d.items()) if v is fn]
-    return tuple(out)
+    return out
 
 
 def _locate(paths: RepoPaths, path: str, text: str, edit: Edit
@@ -262,7 +261,8 @@ def patched_function(paths: RepoPaths, path: str, original_text: str, patched_te
             free = fn.__code__.co_freevars
             if "__class__" in free and fn.__closure__:
                 fn.__closure__[free.index("__class__")].cell_contents = owner
-    aliases = _aliases(paths, module, classes, original)
+    # Other modules of the repository that imported a module-level function by name.
+    aliases = [] if classes else _aliases(paths, module, original)
     saved_cache = linecache.cache.get(filename)
     setattr(owner, old_node.name, patched)
     for d, k in aliases:
@@ -270,7 +270,7 @@ def patched_function(paths: RepoPaths, path: str, original_text: str, patched_te
     linecache.cache[filename] = (len(patched_text), None, lines, filename)
     try:
         yield Swap(owner=owner, name=old_node.name, original=original, patched=patched,
-                   qualname=".".join((*classes, old_node.name)), aliases=aliases)
+                   qualname=".".join((*classes, old_node.name)), aliases=tuple(aliases))
     finally:
         setattr(owner, old_node.name, original)
         for d, k in aliases:
@@ -288,7 +288,7 @@ def function_at(paths: RepoPaths, path: str, text: str, edit: Edit) -> Swap:
     current = vars(owner)[node.name]
     return Swap(owner=owner, name=node.name, original=current, patched=current,
                 qualname=".".join((*classes, node.name)),
-                aliases=_aliases(paths, module, classes, current))
+                aliases=() if classes else tuple(_aliases(paths, module, current)))
 
 
 # --------------------------------------------------------------------------- guard inputs
@@ -299,7 +299,7 @@ def _eligible(kind: str, pattern: str, t: Any) -> bool:
 
     if not isinstance(t, torch.Tensor) or t.numel() == 0:
         return False
-    if kind in ("nan", "inf") or pattern in ("zeros", "negative", "positive"):
+    if kind in ("nan", "inf", "invalid") or pattern in ("zeros", "negative", "positive"):
         return t.is_floating_point()
     if kind == "zero":
         return t.dtype != torch.bool
@@ -324,6 +324,10 @@ def _special(kind: str, pattern: str, t: Any) -> Any:
         out.fill_(-1.0)
     elif pattern == "positive":
         out.fill_(1.0)
+    elif pattern == "large":
+        out.fill_(1e3)
+    elif pattern == "nan":
+        flat[0] = float("nan")
     else:   # zero; empty: a mask with every entry off
         out.zero_()
     return out
@@ -333,9 +337,11 @@ def guard_patterns(kind: str) -> tuple[str, ...]:
     """How each kind is injected. An empty mask is rarely an argument: it is made inside
     from the arguments (`x > 0`, `torch.isnan(h)`), so besides a mask argument switched off,
     a float argument is set to all zeros, all -1 and all +1, the inputs that make such a
-    comparison's mask empty (or full); ordinary inputs are the other side."""
-    return {"nan": ("one", "all"), "empty": ("off", "zeros", "negative", "positive")}.get(
-        kind, ("one",))
+    comparison's mask empty (or full); ordinary inputs are the other side. A check that raises
+    ("invalid") is about a range: a float argument set to all -1, all zeros, all 1e3, and one
+    NaN reaches the usual ones (non-negative, positive, in [0, 1], in (-0.5, 0.5), finite)."""
+    return {"nan": ("one", "all"), "empty": ("off", "zeros", "negative", "positive"),
+            "invalid": ("negative", "zeros", "large", "nan")}.get(kind, ("one",))
 
 
 @dataclass
@@ -391,9 +397,7 @@ def injecting(swap: Swap, injection: Injection) -> Iterator[Injection]:
         injection.returns.append(_detached(out, torch))
         return out
 
-    # where a caller imported the function by name, it calls the wrapper through that name
-    # (head's function is injected into while a candidate's is in place: whatever is there
-    # is put back)
+    # the model may call the function through a name another module imported it by
     saved = [(d, k, d.get(k)) for d, k in swap.aliases]
     setattr(swap.owner, swap.name, wrapper)
     for d, k, _ in saved:

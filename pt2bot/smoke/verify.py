@@ -49,7 +49,11 @@ from pt2bot.smoke.trace import reset_dynamo
 from pt2bot.smoke.worker import read_spec, route_logs, shape_cases
 
 HEAD = "head"
-GUARD_WORDS = {"nan": "NaN", "inf": "inf", "empty": "an empty mask", "zero": "zeros"}
+GUARD_WORDS = {"nan": "NaN", "inf": "inf", "empty": "an empty mask", "zero": "zeros",
+               "invalid": "values a check refuses (-1, 0, 1e3, NaN)"}
+# the guard kinds whose check raises: head must raise on one of their inputs, or the check the
+# candidate keeps was never exercised
+RAISING_GUARDS = frozenset({"invalid"})
 # Backends that run eager's own kernels: their outputs are what the eager-backend runs already
 # compared. Any other backend (inductor) generates code whose numerics may differ, so an
 # accepted candidate is also run once under it.
@@ -106,6 +110,9 @@ def measure_state(model: Any, cases: list[CaseInputs], eager_outs: list[Any],
                 got = measure_breaks(model, cases[0], paths)
                 out["graph_count"] = got.get("graph_count")
                 out["breaks"] = _breaks_summary(got)
+                out["eager_frames"] = [
+                    {k: f.get(k) for k in ("function", "path", "line")}
+                    for f in (got.get("graph_coverage") or {}).get("eager_frames") or ()]
             elif phase == "matrix":
                 out["recompiles"] = _recompiles_summary(
                     measure_matrix(model, cases, eager_outs, model_spec, eager_cfg, paths))
@@ -187,6 +194,7 @@ def guard_checks(model: Any, case: CaseInputs, paths: RepoPaths, kinds: Sequence
                     got = _try_forward(model, case, paths)
                 row: dict[str, Any] = {"kind": kind, "pattern": pattern,
                                        "argument": head_inj.argument, "hit": True,
+                                       "raised": isinstance(head_out, BaseException),
                                        **_versus(head_out, got, tolerance)}
                 if row["match"] and not isinstance(got, BaseException):
                     inner = _compare(head_inj.returns, inj.returns, tolerance)
@@ -204,12 +212,17 @@ def guard_checks(model: Any, case: CaseInputs, paths: RepoPaths, kinds: Sequence
     return out
 
 
-def _versus(head_out: Any, got: Any, tolerance: Any) -> dict[str, Any]:
+def _versus(head_out: Any, got: Any, tolerance: Any, *, same_type: bool = True) -> dict[str, Any]:
     """`{match, max_abs_err, message}` of a run against head's on the same input: a raise on
-    both sides is the same outcome, a raise on one side only is not."""
+    both sides is the same outcome (of the same exception type unless `same_type` is off),
+    a raise on one side only is not."""
     if isinstance(head_out, BaseException) or isinstance(got, BaseException):
+        # the same exception: a model's fault is ModelError on both sides, and the user
+        # code's exception type is in it (ValueError is not RuntimeError)
         same = (isinstance(head_out, BaseException) and isinstance(got, BaseException)
-                and type(head_out) is type(got))
+                and type(head_out) is type(got)
+                and (not same_type
+                     or getattr(head_out, "exc_type", None) == getattr(got, "exc_type", None)))
         return {"match": same, "message": None if same else
                 f"head {_outcome(head_out)}, patched {_outcome(got)}"}
     return _compare(head_out, got, tolerance)
@@ -228,7 +241,9 @@ def _compiled_guard(model: Any, case: CaseInputs, paths: RepoPaths, inj: Injecti
             got = _try_forward(torch.compile(model, backend="eager"), case, paths)
     finally:
         reset_dynamo()
-    res = _versus(head_out, got, tolerance)
+    # any exception counts: a check kept in compiled code as `torch._assert_async` raises a
+    # RuntimeError where eager raises the check's own ValueError
+    res = _versus(head_out, got, tolerance, same_type=False)
     if not res["match"]:
         res = {**res, "message": f"compiled, where `is_compiling()` is true{_detail(res)}"}
     return {"compiled": True, **res}
@@ -279,6 +294,29 @@ def _break_matches(head_b: Mapping[str, Any], b: Mapping[str, Any], edit: Edit) 
     return False
 
 
+def _in_skipped_frame(b: Mapping[str, Any], frames: Sequence[Mapping[str, Any]],
+                     edit: Edit) -> bool:
+    """Whether patched break `b` is in code that head ran in a frame dynamo gave up on (a
+    break in a loop skips the whole frame, or the rest of it after a resume): head never
+    traced that code, so its breaks there went unrecorded; a fix that lets dynamo trace it
+    uncovers them rather than adding them. A frame is the function itself (its first line)
+    or `torch_dynamo_resume_in_<function>_at_<line>` (the rest of it from that line)."""
+    name, path, line = b.get("function"), b.get("path"), b.get("line")
+    if not name or not isinstance(line, int):
+        return False
+    if path == edit.path and edit.in_patched_region(line):
+        return False   # the patch's own lines are never "uncovered"
+    for f in frames:
+        fn, start = str(f.get("function") or ""), f.get("line")
+        if f.get("path") != path or not isinstance(start, int):
+            continue
+        if fn == name or fn.startswith(f"torch_dynamo_resume_in_{name}_at_"):
+            at = edit.map_line(start) if path == edit.path else start
+            if at is not None and at <= line:
+                return True
+    return False
+
+
 def judge(head: Mapping[str, Any], cand: Mapping[str, Any], targets: Sequence[Mapping[str, Any]],
           edit: Edit) -> dict[str, Any]:
     """`{accepted, reason, evidence}` for one candidate on one model (see the module doc)."""
@@ -298,6 +336,12 @@ def judge(head: Mapping[str, Any], cand: Mapping[str, Any], targets: Sequence[Ma
             return no(f"differs from head on an input with {word} in "
                       f"`{row.get('argument')}`"
                       + (f": {row.get('message')}" if row.get("message") else ""))
+    for kind in sorted({str(r.get("kind")) for r in cand.get("guards") or ()} & RAISING_GUARDS):
+        rows = [r for r in cand.get("guards") or () if r.get("kind") == kind]
+        if not any(r.get("raised") for r in rows):
+            args = ", ".join(dict.fromkeys(f"`{r.get('argument')}`" for r in rows))
+            return no(f"head never raised on {GUARD_WORDS.get(kind, kind)} in {args}: "
+                      "the check is not exercised")
     for phase, msg in (cand.get("phase_errors") or {}).items():
         if phase not in (head.get("phase_errors") or {}):
             return no(f"the {phase} pass failed on the patched model: {msg}")
@@ -319,18 +363,31 @@ def judge(head: Mapping[str, Any], cand: Mapping[str, Any], targets: Sequence[Ma
                 return no(f"{_gb(t)} still breaks the graph at "
                           f"{_where(edit.path, still[0].get('line'))}")
         unmatched = list(hb)
+        uncovered = []
         for b in cb:
             m = next((h for h in unmatched if _break_matches(h, b, edit)), None)
-            if m is None:
+            if m is not None:
+                unmatched.remove(m)
+            elif _in_skipped_frame(b, head.get("eager_frames") or (), edit):
+                uncovered.append(b)
+            else:
                 return no(f"a new graph break: {_gb(b)} at {_where(b.get('path'), b.get('line'))}")
-            unmatched.remove(m)
         gone = sorted({_gb(t) for t in targets if t.get("kind") == "break"})
         if gone:
             evidence.append(f"{', '.join(gone)} gone")
+        for b in uncovered:
+            evidence.append(f"uncovers {_gb(b)} at {_where(b.get('path'), b.get('line'))} (code "
+                            "head ran uncompiled: dynamo skipped its frame)")
         hg, cg = head.get("graph_count"), cand.get("graph_count")
+        # more graphs are worse, unless frames head skipped whole now compile (head's count
+        # left their code out altogether)
+        fewer_skipped = len(cand.get("eager_frames") or ()) < len(head.get("eager_frames") or ())
         if isinstance(hg, int) and isinstance(cg, int):
-            if cg > hg:
+            if cg > hg and not fewer_skipped:
                 return no(f"{cg} graphs instead of {hg}")
+            if cg > hg:
+                evidence.append(f"{_graphs(cg)} instead of {hg}: code in frames head skipped "
+                                "now compiles")
             if cg < hg:
                 evidence.append(f"{_graphs(cg)} instead of {hg}")
     # recompiles
@@ -574,8 +631,8 @@ def main(argv: list[str] | None = None) -> int:
     return 0
 
 
-__all__ = ["CandidateTimeout", "GUARD_WORDS", "HEAD", "guard_checks", "guard_kinds", "judge",
-           "main", "measure_state", "prove_candidate", "verify"]
+__all__ = ["CandidateTimeout", "GUARD_WORDS", "HEAD", "RAISING_GUARDS", "guard_checks",
+           "guard_kinds", "judge", "main", "measure_state", "prove_candidate", "verify"]
 
 
 if __name__ == "__main__":

@@ -1,0 +1,382 @@
+"""The recipe for a check on a tensor's values that raises (PTC201, PTC101, PTC104): keep the check in
+compiled code, as an assertion dynamo traces, and leave eager code exactly as it was.
+
+    if (gamma < 0.0).any():
+        raise ValueError(f"Gamma must be non-negative. Got {gamma}")
+
+becomes
+
+    if torch.compiler.is_compiling():
+        torch._assert_async(torch.logical_not((gamma < 0.0).any()), "Gamma must be non-negative.")
+    elif (gamma < 0.0).any():
+        raise ValueError(f"Gamma must be non-negative. Got {gamma}")
+
+Dynamo reads `torch.compiler.is_compiling()` as True and traces only the assertion: one graph
+(also under `fullgraph=True`, eager backend and inductor, measured on torch 2.13), and a value
+that fails the check still raises in compiled code (a RuntimeError there, with the message
+below). In eager `is_compiling()` is False and the original test and raise run unchanged, with
+their exception type and message. Skipping the check under compile instead deletes it from
+compiled code; `torch._assert_async` alone changes the exception eager code raises.
+
+Which code gets the edit:
+- `if <test>: raise E(...)` with no `else`, and a chain of such `elif <test>: raise ...`
+  (every link raises, none has an `else`): one assertion per link, in order;
+- `CHECK(<test>, msg)` as a statement, where the callee's name says it is a check (contains
+  "check" or "assert", any case) and is not torch's (`torch._check` traces already), with at
+  most a message besides the test (a string: `assert_equal(a, b)` is not a check of `a`):
+  `if torch.compiler.is_compiling(): torch._assert_async(...) else: CHECK(...)`.
+
+The asserted condition must be a tensor, so the test is translated, part by part, and the
+recipe offers nothing where a part has no safe translation: `a and b` -> `a & b`, `a or b` ->
+`a | b` (each part but a call bracketed: `&` binds tighter than a comparison), `not c` ->
+`torch.logical_not(c)` (a raise under `not c` asserts `c` itself), `t.item() < v` -> `t < v`,
+the builtins `any(t)` / `all(t)` -> `t.any()` / `t.all()` and `bool(t)` -> `t`. A part is kept only where it is a tensor for sure: `.any()` / `.all()`,
+torch's boolean functions and methods (`torch.isclose`, `.isnan()`, `.eq(...)`), and a single
+comparison one of whose sides is a tensor: a reduction or other tensor method, a torch call, a
+`.item()` dropped, or the value the rule flagged (the finding's position). A bare name, a
+chained comparison (`0 < x < 1`), `is` / `in`, or a size (`x.size(0) > 0`: a Python number,
+where `torch.logical_not` would fail and `~` would compute -2) get no edit.
+
+The assertion's message must be a constant string (formatting a tensor into a string breaks
+the graph). It is the literal text of the original message (f-string, `.format`, `%`, `+`),
+cut after the last full sentence before the first value formatted into it ("Gamma must be
+non-negative. Got {gamma}" -> "Gamma must be non-negative."); with no full sentence there, each
+value is written "..." and one at the end is dropped ("std evaluated to zero after conversion
+to {dtype}, leading to division by zero." -> "std evaluated to zero after conversion to ...,
+leading to division by zero."; "Bad value: {x}" -> "Bad value"). With no literal text at all
+it is the exception's (or the check's) name and the test's source, e.g. "ValueError: (x <
+0).any()".
+
+Not safe: the candidate is run and compared before it is posted, with the "invalid" guard (the
+proof injects negative values, zeros, 1e3 and NaN into the function's tensor arguments and
+needs head to raise on at least one, and head and the patched code to agree on every one,
+the same exception type where either raises).
+"""
+from __future__ import annotations
+
+import ast
+import re
+
+from pt2bot.rules.base import Candidate
+from pt2bot.rules.edits import (binds_torch, function_binds, indent_unit, indentation, is_elif,
+                                nested, owns_lines, parents_of, replace_statement, segment,
+                                source_lines, statement_at, statement_lines)
+
+# torch functions and tensor methods whose result is a boolean tensor
+_BOOL_FUNCS = frozenset({"any", "all", "isclose", "isnan", "isinf", "isfinite", "isposinf", "isneginf",
+                         "isreal", "signbit", "logical_and", "logical_or", "logical_not", "logical_xor",
+                         "eq", "ne", "lt", "le", "gt", "ge", "greater", "greater_equal", "less",
+                         "less_equal", "not_equal"})
+# tensor methods whose result is a tensor (what a comparison with a number keeps a tensor)
+_TENSOR_METHODS = frozenset({"sum", "mean", "min", "max", "amin", "amax", "abs", "norm", "std", "var",
+                             "prod", "median", "float", "double", "half", "to", "sqrt", "exp", "log",
+                             "clamp", "detach", "flatten", "reshape", "view", "squeeze", "unsqueeze",
+                             "diff", "count_nonzero", "logsumexp", "det", "trace", "sign", "round",
+                             "floor", "ceil", "long", "int", "cumsum", "nansum", "nanmean"})
+# torch calls that return a Python value, not a tensor
+_TORCH_SCALARS = frozenset({"numel", "is_tensor", "is_floating_point", "is_complex", "equal", "allclose",
+                            "is_nonzero", "get_default_dtype", "is_grad_enabled", "are_deterministic_algorithms_enabled"})
+# methods that copy a tensor to Python, and code a copy of the test must not hold
+_TO_PYTHON = frozenset({"item", "tolist", "numpy"})
+_UNSAFE = (ast.NamedExpr, ast.Await, ast.Yield, ast.YieldFrom, ast.Lambda, ast.GeneratorExp,
+           ast.ListComp, ast.SetComp, ast.DictComp)
+_OPS = {ast.Lt: "<", ast.LtE: "<=", ast.Gt: ">", ast.GtE: ">=", ast.Eq: "==", ast.NotEq: "!="}
+_CHECK_NAME = re.compile(r"check|assert", re.IGNORECASE)
+_MESSAGE_KEYWORDS = ("msg", "message")
+
+
+class _Untranslatable(Exception):
+    """A part of the test that is not surely a tensor: the recipe offers no edit."""
+
+
+def _torch_call(node: ast.AST) -> str | None:
+    """`torch.f(...)` -> "f" (the module name `torch` only)."""
+    if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and \
+            isinstance(node.func.value, ast.Name) and node.func.value.id == "torch":
+        return node.func.attr
+    return None
+
+
+def _method(node: ast.AST) -> str | None:
+    """`x.f(...)` -> "f" for a method call on anything but the name `torch`."""
+    if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and _torch_call(node) is None:
+        return node.func.attr
+    return None
+
+
+def _builtin(node: ast.AST, name: str) -> ast.AST | None:
+    """The one argument of `name(x)` (a builtin called by its bare name), else None."""
+    if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id == name and \
+            len(node.args) == 1 and not node.keywords and not isinstance(node.args[0], ast.Starred):
+        return node.args[0]
+    return None
+
+
+def _holds(node: ast.AST, at: tuple[int, int]) -> bool:
+    return (node.lineno, node.col_offset) <= at < (node.end_lineno or node.lineno, node.end_col_offset or 0)
+
+
+def _atom(node: ast.AST, text: str) -> str:
+    """`text` bracketed unless `node` binds tighter than any operator (a name, a call)."""
+    return text if isinstance(node, (ast.Name, ast.Attribute, ast.Call, ast.Subscript, ast.Constant)) \
+        else f"({text})"
+
+
+class _Translator:
+    """The tensor form of a test (see the module doc), from its source `lines`; `at` is the
+    finding's position (the part its rule found to be a tensor)."""
+
+    def __init__(self, lines: list[str], at: tuple[int, int]) -> None:
+        self.lines, self.at = lines, at
+
+    def text(self, node: ast.AST) -> str:
+        """`node`'s source, kept as it is: it must not copy a tensor to Python (that is the
+        break the edit removes) nor bind a name."""
+        for n in ast.walk(node):
+            if (_method(n) in _TO_PYTHON and not n.args) or isinstance(n, _UNSAFE) or \
+                    any(_builtin(n, b) is not None for b in ("int", "float", "bool")):
+                raise _Untranslatable
+        return segment(self.lines, node)
+
+    def tensor(self, node: ast.AST) -> bool:
+        """Whether the value `node` computes is surely a tensor."""
+        if _holds(node, self.at):
+            return True
+        name = _torch_call(node)
+        if name is not None:
+            return name not in _TORCH_SCALARS
+        name = _method(node)
+        if name is not None:
+            return name in _TENSOR_METHODS or name in _BOOL_FUNCS
+        if isinstance(node, ast.BinOp):
+            return self.tensor(node.left) or self.tensor(node.right)
+        if isinstance(node, ast.UnaryOp) and isinstance(node.op, (ast.USub, ast.UAdd)):
+            return self.tensor(node.operand)
+        return False
+
+    def operand(self, node: ast.AST) -> tuple[str, bool]:
+        """(text of a comparison's side with `.item()` dropped, whether it is a tensor)."""
+        if _method(node) == "item" and not node.args and not node.keywords:   # type: ignore[attr-defined]
+            recv = node.func.value                                            # type: ignore[attr-defined]
+            return _atom(recv, self.text(recv)), True
+        return self.text(node), self.tensor(node)
+
+    def condition(self, node: ast.AST) -> str:
+        """The tensor form of `node` as a truth value; _Untranslatable where there is none."""
+        if isinstance(node, _UNSAFE):
+            raise _Untranslatable
+        if isinstance(node, ast.BoolOp):
+            op = " & " if isinstance(node.op, ast.And) else " | "
+            # `&` binds tighter than a comparison: every part but a call is bracketed
+            return op.join(self.condition(v) if isinstance(v, ast.Call) and _builtin(v, "bool") is None
+                           or isinstance(v, ast.UnaryOp) and isinstance(v.op, ast.Not)
+                           else f"({self.condition(v)})" for v in node.values)
+        if isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.Not):
+            return f"torch.logical_not({self.condition(node.operand)})"
+        inner = _builtin(node, "bool")
+        if inner is not None:
+            return self.condition(inner)
+        for name in ("any", "all"):
+            inner = _builtin(node, name)
+            if inner is not None:
+                # the rule found this call's argument to be a tensor (PTC201 flags `any(t)` there)
+                if self.tensor(inner) or _holds(node, self.at):
+                    return f"{_atom(inner, self.text(inner))}.{name}()"
+                return f"({self.condition(inner)}).{name}()"
+        if isinstance(node, ast.Compare):
+            if len(node.ops) != 1 or type(node.ops[0]) not in _OPS:
+                raise _Untranslatable
+            (left, lt), (right, rt) = self.operand(node.left), self.operand(node.comparators[0])
+            if not (lt or rt):
+                raise _Untranslatable
+            return f"{left} {_OPS[type(node.ops[0])]} {right}"
+        if (_torch_call(node) or _method(node)) in _BOOL_FUNCS:
+            return self.text(node)
+        raise _Untranslatable
+
+    def negated(self, node: ast.AST) -> str:
+        """What must hold for a check that fails when `node` is true."""
+        if isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.Not):
+            return self.condition(node.operand)
+        return f"torch.logical_not({self.condition(node)})"
+
+
+_HOLE = "\0"   # where a value is formatted into the message
+# a `%` conversion: flags, width, precision, type
+_PERCENT = re.compile(r"%[-#0 +]*(?:\*|\d+)?(?:\.(?:\*|\d+))?[diouxXeEfFgGcrsa]")
+
+
+def _literal_text(node: ast.AST | None) -> str:
+    """A message's literal text with `_HOLE` where a value goes ("" when it is not a string)."""
+    if isinstance(node, ast.Constant) and isinstance(node.value, str):
+        return node.value.replace(_HOLE, "")
+    if isinstance(node, ast.JoinedStr):
+        return "".join(p.value if isinstance(p, ast.Constant) and isinstance(p.value, str) else _HOLE
+                       for p in node.values)
+    if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr == "format":
+        text = _literal_text(node.func.value).replace("{{", "\1").replace("}}", "\2")
+        return re.sub(r"\{[^{}]*\}", _HOLE, text).replace("\1", "{").replace("\2", "}")
+    if isinstance(node, ast.BinOp) and isinstance(node.op, ast.Mod):
+        return _PERCENT.sub(_HOLE, _literal_text(node.left).replace("%%", "\1")).replace("\1", "%")
+    if isinstance(node, ast.BinOp) and isinstance(node.op, ast.Add):
+        right = _literal_text(node.right)
+        return _literal_text(node.left) + (right if right else _HOLE)
+    return ""
+
+
+def _is_message(node: ast.AST) -> bool:
+    """A string: a literal, an f-string, `"...".format(...)`, `"..." % ...`, `"..." + ...`."""
+    if isinstance(node, ast.Constant):
+        return isinstance(node.value, str)
+    if isinstance(node, ast.JoinedStr):
+        return True
+    if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr == "format":
+        return _is_message(node.func.value)
+    return isinstance(node, ast.BinOp) and isinstance(node.op, (ast.Mod, ast.Add)) and _is_message(node.left)
+
+
+def message_of(node: ast.AST | None, fallback: str) -> str:
+    """The assertion's constant message from the original message `node` (module doc)."""
+    text = " ".join(_literal_text(node).split())
+    first = text.find(_HOLE)
+    if first >= 0:
+        ends = [m.end() for m in re.finditer(r"[.!?](?=\s|$)", text[:first])]
+        if ends:
+            text = text[:ends[-1]]
+        else:
+            text = text.replace(_HOLE, "...").strip()
+            while text.endswith("...") or text[-1:] in (":", ",", ";", "-", " "):
+                text = text[:-3] if text.endswith("...") else text[:-1]
+    text = text.strip()
+    return text if text.replace(".", "").strip() else " ".join(fallback.split())[:200]
+
+
+def _name_of(node: ast.AST) -> str:
+    """`E`, `errors.E`, `E(...)` -> the class or function name."""
+    if isinstance(node, ast.Call):
+        node = node.func
+    if isinstance(node, ast.Attribute):
+        return node.attr
+    return node.id if isinstance(node, ast.Name) else ""
+
+
+def _raise_link(st: ast.If, tr: _Translator) -> str | None:
+    """The assertion for one `if <test>: raise E(...)` link, None when it is not one."""
+    if len(st.body) != 1 or not isinstance(st.body[0], ast.Raise) or st.body[0].exc is None:
+        return None
+    exc = st.body[0].exc
+    msg = exc.args[0] if isinstance(exc, ast.Call) and exc.args else None
+    try:
+        cond = tr.negated(st.test)
+    except _Untranslatable:
+        return None
+    text = message_of(msg, f"{_name_of(exc) or 'check'}: {segment(tr.lines, st.test)}")
+    return f"torch._assert_async({cond}, {text!r})"
+
+
+def _chain_head(tree: ast.Module, st: ast.If, lines: list[str]) -> ast.If:
+    parents = parents_of(tree)
+    while is_elif(lines, st):
+        up = parents.get(id(st))
+        if not isinstance(up, ast.If):
+            break
+        st = up
+    return st
+
+
+def _raise_fixes(code: str, finding, st: ast.If, tree: ast.Module, lines: list[str]) -> list[Candidate]:
+    head = _chain_head(tree, st, lines)
+    if not owns_lines(lines, head) or is_elif(lines, head):
+        return []
+    tr = _Translator(lines, (finding.line, finding.col))
+    asserts, link = [], head
+    while True:
+        a = _raise_link(link, tr)
+        if a is None:
+            return []
+        asserts.append(a)
+        if not link.orelse:
+            break
+        if len(link.orelse) != 1 or not isinstance(link.orelse[0], ast.If) or \
+                not is_elif(lines, link.orelse[0]):
+            return []   # an `else`: what runs there is not a check
+        link = link.orelse[0]
+    indent = indentation(lines, head)
+    own = lines[head.lineno - 1:(head.end_lineno or head.lineno)]
+    first = own[0]
+    if not first[len(indent):].startswith("if"):
+        return []
+    inner = indent + indent_unit(indent)
+    new = [f"{indent}if torch.compiler.is_compiling():"]
+    for a in asserts:
+        new += statement_lines(inner, a)
+    new += [indent + "el" + first[len(indent):]] + own[1:]
+    return [replace_statement(code, finding.path, head, new,
+                              "keep the check in compiled code: `torch._assert_async` under "
+                              "`torch.compiler.is_compiling()`, the raise in eager",
+                              safe=False, guards=("invalid",), rank=0)]
+
+
+def _check_callee(call: ast.Call) -> str | None:
+    """The dotted name of a check function (module doc), else None."""
+    parts = []
+    f: ast.AST = call.func
+    while isinstance(f, ast.Attribute):
+        parts.append(f.attr)
+        f = f.value
+    if not isinstance(f, ast.Name):
+        return None
+    parts.append(f.id)
+    dotted = ".".join(reversed(parts))
+    if parts[-1] == "torch" or not _CHECK_NAME.search(parts[0]):
+        return None
+    return dotted
+
+
+def _call_fixes(code: str, finding, st: ast.Expr, lines: list[str]) -> list[Candidate]:
+    call = st.value
+    assert isinstance(call, ast.Call)
+    name = _check_callee(call)
+    if name is None or not call.args or any(isinstance(a, ast.Starred) for a in call.args):
+        return []
+    msg = call.args[1] if len(call.args) == 2 else None
+    if len(call.args) > 2 or any(k.arg not in _MESSAGE_KEYWORDS for k in call.keywords):
+        return []   # another argument (`raises=False`) may change what the check does
+    for k in call.keywords:
+        msg = k.value
+    if msg is not None and not _is_message(msg):
+        return []   # `assert_equal(a, b)`: the second argument is a value, not a message
+    test = call.args[0]
+    if not _holds(test, (finding.line, finding.col)):
+        return []
+    tr = _Translator(lines, (finding.line, finding.col))
+    try:
+        cond = tr.condition(test)
+    except _Untranslatable:
+        return []
+    text = message_of(msg, f"{name}: {segment(lines, test)}")
+    indent = indentation(lines, st)
+    inner = indent + indent_unit(indent)
+    new = ([f"{indent}if torch.compiler.is_compiling():"]
+           + statement_lines(inner, f"torch._assert_async({cond}, {text!r})")
+           + [f"{indent}else:"] + nested(lines, st, indent_unit(indent)))
+    return [replace_statement(code, finding.path, st, new,
+                              f"keep the check in compiled code: `torch._assert_async` under "
+                              f"`torch.compiler.is_compiling()`, `{name}` in eager",
+                              safe=False, guards=("invalid",), rank=0)]
+
+
+def check_fixes(code: str, finding, source: str, tree: ast.Module) -> list[Candidate]:
+    """The candidate for a finding in the test of `if ...: raise` or in a check call's test."""
+    lines = source_lines(source)
+    st, _body = statement_at(tree, finding.line, finding.col)
+    if st is None or not binds_torch(tree) or function_binds(tree, st, "torch"):
+        return []
+    if isinstance(st, ast.If) and _holds(st.test, (finding.line, finding.col)):
+        return _raise_fixes(code, finding, st, tree, lines)
+    if isinstance(st, ast.Expr) and isinstance(st.value, ast.Call) and owns_lines(lines, st):
+        return _call_fixes(code, finding, st, lines)
+    return []
+
+
+__all__ = ["check_fixes", "message_of"]

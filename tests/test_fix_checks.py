@@ -1,0 +1,508 @@
+"""The recipe for a check on a tensor's values that raises (pt2bot/rules/check_fixes.py) and
+the "invalid" guard that proves it (pt2bot/smoke/patch.py, pt2bot/smoke/verify.py).
+
+The edits are taken from `fix_candidates` on findings the real checker reports, in the forms
+kornia and torchvision write: `if (gamma < 0.0).any(): raise ValueError(...)`,
+`if not torch.all(...): raise`, a `.item()` range check with `and not torch.isclose(...)`,
+`KORNIA_CHECK(any(factor >= 0), msg)`, an `elif` chain; and the code that gets no edit.
+Then the proof on a tiny real-torch model whose module-level check function another module
+imports by name (as kornia's are): the recipe's edit is verified, head and the patched code
+both raise ValueError on a negative gamma; `torch._assert_async` alone (RuntimeError in
+eager) is refused; a check no injected value can make raise is refused.
+"""
+from __future__ import annotations
+
+import sys
+import textwrap
+import time
+from pathlib import Path
+
+import pytest
+
+from pt2bot.config import StaticConfig
+from pt2bot.configfile.schema import build_config
+from pt2bot.fixes import ProofSetting, Proposal, prove_on_model
+from pt2bot.results import ResultsFile
+from pt2bot.rules import Candidate, apply_candidate, fix_candidates
+from pt2bot.rules.check_fixes import message_of
+from pt2bot.smoke.patch import Edit
+from pt2bot.smoke.verify import judge
+from pt2bot.static import check_paths
+
+MODEL = """\
+import torch
+from torch import nn
+
+from pkg.checks import {name}
+
+
+class Net(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.lin = nn.Linear(8, 8)
+
+    def forward(self, x):
+        h = torch.sigmoid(self.lin(x))
+        return {name}(h, torch.nn.functional.softplus(h.mean(1)))
+"""
+
+
+def findings(tmp_path: Path, body: str, name: str = "check"):
+    """The findings on pkg/checks.py (`body`, dedented) as compiled code of a module."""
+    root = tmp_path / "repo"
+    (root / "pkg").mkdir(parents=True, exist_ok=True)
+    (root / "pkg" / "__init__.py").write_text("")
+    src = textwrap.dedent(body)
+    (root / "pkg" / "checks.py").write_text(src)
+    (root / "pkg" / "model.py").write_text(MODEL.format(name=name))
+    found = check_paths(str(root), ["pkg/checks.py", "pkg/model.py"], StaticConfig(select=("ALL",)), jobs=1)
+    return src, [f for f in found if f.path == "pkg/checks.py"]
+
+
+def edits(tmp_path: Path, body: str, name: str = "check") -> dict[int, list[list[str]]]:
+    """line -> the lines of each check candidate the findings there offer."""
+    src, fs = findings(tmp_path, body, name)
+    out: dict[int, list[list[str]]] = {}
+    for f in fs:
+        for c in fix_candidates(f, src):
+            if c.guards == ("invalid",):
+                assert c.safe is False
+                got = out.setdefault(f.line, [])
+                if list(c.lines) not in got:
+                    got.append(list(c.lines))
+    return out
+
+
+# --------------------------------------------------------------------------- the edits
+
+# the forms kornia writes, with the message each assertion gets
+FORMS = {
+    "raise": ("""\
+        import torch
+
+
+        def check(x, gamma):
+            if (gamma < 0.0).any():
+                raise ValueError(f"Gamma must be non-negative. Got {gamma}")
+            return x * gamma[:, None]
+        """, "Gamma must be non-negative."),
+    "not-all": ("""\
+        import torch
+
+
+        def check(x, gamma):
+            if not torch.all((gamma < 0.5) * (gamma > -0.5)):
+                raise AssertionError(f"gamma is between -0.5 and 0.5. Got {gamma}.")
+            return x * gamma[:, None]
+        """, "gamma is between -0.5 and 0.5."),
+    "item": ("""\
+        import torch
+
+
+        def check(x, gamma):
+            min_ = gamma.min()
+            if min_.item() < 0.0 and not torch.isclose(min_, torch.as_tensor(0.0, dtype=min_.dtype)):
+                raise ValueError(f"Values must be >= 0. Found {min_.item()}.")
+            return x * gamma[:, None]
+        """, "Values must be >= 0."),
+    "call": ("""\
+        import torch
+
+
+        def KORNIA_CHECK(condition, msg=None):
+            if not condition:
+                raise Exception(msg)
+
+
+        def check(x, gamma):
+            gamma = gamma.to(x.dtype)
+            KORNIA_CHECK(any(gamma >= 0), "Gamma must be positive.")
+            return x * gamma[:, None]
+        """, "Gamma must be positive."),
+}
+
+
+def test_a_raise_on_any_becomes_an_assertion_in_compiled_code(tmp_path):
+    assert edits(tmp_path, FORMS["raise"][0]) == {5: [[
+        "    if torch.compiler.is_compiling():",
+        "        torch._assert_async(torch.logical_not((gamma < 0.0).any()), 'Gamma must be non-negative.')",
+        "    elif (gamma < 0.0).any():",
+        '        raise ValueError(f"Gamma must be non-negative. Got {gamma}")']]}
+
+
+def test_a_raise_under_not_asserts_the_test_itself(tmp_path):
+    got = edits(tmp_path, FORMS["not-all"][0])
+    assert got[5][0][1] == ("        torch._assert_async(torch.all((gamma < 0.5) * (gamma > -0.5)), "
+                            "'gamma is between -0.5 and 0.5.')")
+
+
+def test_an_item_range_check_keeps_the_tensor(tmp_path):
+    """kornia's equalize: `.item()` (PTC101) and `torch.isclose` (PTC201) on one line offer one
+    edit; the `.item()` in the message stays in the eager branch."""
+    assert edits(tmp_path, FORMS["item"][0]) == {6: [[
+        "    if torch.compiler.is_compiling():",
+        "        torch._assert_async(torch.logical_not((min_ < 0.0) & torch.logical_not(torch.isclose("
+        "min_, torch.as_tensor(0.0, dtype=min_.dtype)))), 'Values must be >= 0.')",
+        "    elif min_.item() < 0.0 and not torch.isclose(min_, torch.as_tensor(0.0, dtype=min_.dtype)):",
+        '        raise ValueError(f"Values must be >= 0. Found {min_.item()}.")']]}
+
+
+def test_a_check_call_of_any_is_asserted_in_compiled_code_and_called_in_eager(tmp_path):
+    assert edits(tmp_path, FORMS["call"][0]) == {11: [[
+        "    if torch.compiler.is_compiling():",
+        "        torch._assert_async((gamma >= 0).any(), 'Gamma must be positive.')",
+        "    else:",
+        '        KORNIA_CHECK(any(gamma >= 0), "Gamma must be positive.")']]}
+
+
+def test_an_elif_chain_asserts_each_link_in_order(tmp_path):
+    got = edits(tmp_path, """\
+        import torch
+
+
+        def check(x, std):
+            if (std == 0).any():
+                raise ValueError("std evaluated to zero, leading to division by zero.")
+            elif torch.isnan(std).any():
+                raise ValueError("std is NaN: {}".format(std))
+            return x / std[:, None]
+        """)
+    want = [
+        "    if torch.compiler.is_compiling():",
+        "        torch._assert_async(torch.logical_not((std == 0).any()), "
+        "'std evaluated to zero, leading to division by zero.')",
+        "        torch._assert_async(torch.logical_not(torch.isnan(std).any()), 'std is NaN')",
+        "    elif (std == 0).any():",
+        '        raise ValueError("std evaluated to zero, leading to division by zero.")',
+        "    elif torch.isnan(std).any():",
+        '        raise ValueError("std is NaN: {}".format(std))']
+    assert got == {5: [want], 7: [want]}
+
+
+@pytest.mark.parametrize("body", [
+    # a size is a Python number: `torch.logical_not` of it fails, `~` of it is -2
+    """\
+    def check(x, gamma):
+        if x.size(0) > 0 and (gamma < 0).any():
+            raise ValueError("negative")
+        return x
+    """,
+    # an `else`: what runs there is not a check
+    """\
+    def check(x, gamma):
+        if (gamma < 0).any():
+            raise ValueError("negative")
+        else:
+            x = x + 1
+        return x
+    """,
+    # not a raise
+    """\
+    def check(x, gamma):
+        if (gamma < 0).any():
+            gamma = gamma.abs()
+        return x * gamma[:, None]
+    """,
+    # a chained comparison
+    """\
+    def check(x, gamma):
+        if (0 < gamma.sum() < 1):
+            raise ValueError("in (0, 1)")
+        return x
+    """,
+    # a check with another argument (`raises=False` does not raise)
+    """\
+    def KORNIA_CHECK(condition, msg=None, raises=True):
+        if not condition and raises:
+            raise Exception(msg)
+
+
+    def check(x, gamma):
+        gamma = gamma.to(x.dtype)
+        KORNIA_CHECK(any(gamma >= 0), "negative", raises=False)
+        return x
+    """,
+    # the second argument is a value to compare with, not a message
+    """\
+    def assert_equal(a, b):
+        if a != b:
+            raise AssertionError(a)
+
+
+    def check(x, gamma):
+        gamma = gamma.to(x.dtype)
+        assert_equal(any(gamma >= 0), True)
+        return x
+    """,
+    # not a check by its name
+    """\
+    def validate(condition, msg=None):
+        if not condition:
+            raise Exception(msg)
+
+
+    def check(x, gamma):
+        gamma = gamma.to(x.dtype)
+        validate(any(gamma >= 0), "negative")
+        return x
+    """,
+])
+def test_no_edit_where_the_test_or_the_statement_is_not_a_check(tmp_path, body):
+    src, fs = findings(tmp_path, "import torch\n\n\n" + textwrap.dedent(body))
+    assert fs, "the fixture must have a finding for the recipe to refuse"
+    assert [c for f in fs for c in fix_candidates(f, src) if "invalid" in c.guards] == []
+
+
+def test_no_edit_without_the_name_torch(tmp_path):
+    src, fs = findings(tmp_path, """\
+        import torch as T
+
+
+        def check(x, gamma):
+            if (gamma < 0.0).any():
+                raise ValueError("negative")
+            return x
+        """)
+    assert fs and [c for f in fs for c in fix_candidates(f, src) if "invalid" in c.guards] == []
+
+
+@pytest.mark.parametrize("code, want", [
+    ('f"Gamma must be non-negative. Got {gamma}"', "Gamma must be non-negative."),
+    ('f"Bad value: {x}"', "Bad value"),
+    ('"Contrast factor must be positive."', "Contrast factor must be positive."),
+    ('"std is NaN: {}".format(std)', "std is NaN"),
+    ('"out of range: %s" % (x,)', "out of range"),
+    ('"negative " + str(x)', "negative"),
+    ('f"{x} is negative"', "... is negative"),
+    ('f"std evaluated to zero after conversion to {dtype}, leading to division by zero."',
+     "std evaluated to zero after conversion to ..., leading to division by zero."),
+    ('"%d values out of range (%.2f%%)" % (n, p)', "... values out of range (...%)"),
+    ('f"{x}"', "ValueError: (x < 0).any()"),
+    ('x', "ValueError: (x < 0).any()"),
+    (None, "ValueError: (x < 0).any()"),
+])
+def test_the_assertion_message_is_the_literal_text(code, want):
+    import ast
+
+    node = ast.parse(code, mode="eval").body if code else None
+    assert message_of(node, "ValueError: (x < 0).any()") == want
+
+
+# --------------------------------------------------------------------------- the judge (pure)
+
+EDIT = Edit(path="pkg/checks.py", start_line=5, end_line=6, new_lines=4)
+OUTS = [{"shape": {"batch": 2}, "match": True}]
+
+
+def test_the_judge_needs_head_to_raise_on_an_injected_value():
+    rows = [{"kind": "invalid", "pattern": p, "argument": "gamma", "hit": True, "match": True,
+             "raised": False} for p in ("negative", "zeros", "large", "nan")]
+    got = judge({}, {"outputs": OUTS, "guards": rows}, [], EDIT)
+    assert got["accepted"] is False
+    assert got["reason"] == ("head never raised on values a check refuses (-1, 0, 1e3, NaN) in "
+                             "`gamma`: the check is not exercised")
+    rows[0]["raised"] = True
+    assert judge({}, {"outputs": OUTS, "guards": rows}, [], EDIT)["accepted"] is True
+
+
+# --------------------------------------------------------------------------- the proof (real torch)
+
+CHECKS = """\
+import torch
+
+
+def adjust(x, gamma):
+    if (gamma < 0.0).any():
+        raise ValueError(f"Gamma must be non-negative. Got {gamma}")
+    return x * gamma[:, None]
+
+
+def limit(x, gamma):
+    if (gamma > 1e6).any():
+        raise ValueError(f"Gamma must be below 1e6. Got {gamma}")
+    return x * gamma[:, None]
+"""
+ADJUST, LIMIT = 5, 11
+NET = """\
+import torch
+from torch import nn
+
+from pkg.checks import adjust, limit
+
+
+class Net(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.lin = nn.Linear(8, 8)
+
+    def forward(self, x):
+        h = torch.sigmoid(self.lin(x))
+        g = torch.nn.functional.softplus(h.mean(1))
+        return limit(adjust(h, g), g)
+"""
+CONFIG = """\
+version: 1
+models:
+  - name: net
+    entry: pkg.net:Net
+    inputs: [{name: x, shape: [batch, 8]}]
+    shapes: {batch: [2, 4]}
+    export: false
+    timeout_s: 60
+run: {backend: eager, latency: false, timeout_s: 120}
+fixes: {budget_s: 240}
+"""
+
+
+def _target(line: int) -> dict:
+    return {"kind": "break", "model": "net", "path": "pkg/checks.py", "line": line, "gb": "GB0170",
+            "gb_type": "Data-dependent branching"}
+
+
+@pytest.fixture(scope="module")
+def repo(tmp_path_factory):
+    root = tmp_path_factory.mktemp("checks") / "repo"
+    (root / "pkg").mkdir(parents=True)
+    (root / "pkg" / "__init__.py").write_text("")
+    (root / "pkg" / "checks.py").write_text(CHECKS)
+    (root / "pkg" / "net.py").write_text(NET)
+    (root / "pt2bot.yml").write_text(CONFIG)
+    return root
+
+
+def _recipe(root: Path, line: int) -> Candidate:
+    found = check_paths(str(root), ["pkg/checks.py", "pkg/net.py"], StaticConfig(select=("ALL",)), jobs=1)
+    [f] = [f for f in found if f.path == "pkg/checks.py" and f.line == line and f.rule == "PTC201"]
+    [cand] = [c for c in fix_candidates(f, CHECKS) if c.guards == ("invalid",)]
+    return cand
+
+
+@pytest.mark.torch
+def test_the_loop_verifies_the_recipe_and_refuses_the_wrong_forms(repo, tmp_path):
+    right = _recipe(repo, ADJUST)
+    alone = Candidate(code="PTC201", path="pkg/checks.py", start_line=ADJUST, end_line=ADJUST + 1,
+                      lines=("    torch._assert_async(torch.logical_not((gamma < 0.0).any()), "
+                             "'Gamma must be non-negative.')",),
+                      title="alone", safe=False, guards=("invalid",))
+    never = _recipe(repo, LIMIT)
+    items = [(Proposal(cid=cid, cand=c, original=CHECKS, patched=apply_candidate(CHECKS, c),
+                       findings=[], targets=[]), [_target(c.start_line)])
+             for cid, c in (("alone", alone), ("right", right), ("never", never))]
+    config = build_config(CONFIG, str(repo / "pt2bot.yml"))
+    setting = ProofSetting(config=config, changeset=None, root=str(repo), head_sha=None,
+                           head_results=ResultsFile.empty(), device="cpu")
+    verdicts = prove_on_model(setting, config.model("net"), None, items, str(repo),
+                              time.monotonic() + 240, str(tmp_path / "work"))
+
+    # `torch._assert_async` alone raises RuntimeError in eager where head raised ValueError
+    assert verdicts["alone"]["accepted"] is False
+    assert verdicts["alone"]["reason"].startswith(
+        "differs from head on an input with values a check refuses (-1, 0, 1e3, NaN) in `gamma`: "
+        "head raised forward(batch=2) raised ValueError: Gamma must be non-negative."), verdicts["alone"]
+    assert "patched raised forward(batch=2) raised RuntimeError" in verdicts["alone"]["reason"]
+
+    good = verdicts["right"]
+    assert good["accepted"] is True, good
+    assert good["evidence"] == ("GB0170 gone, 3 graphs instead of 5, outputs equal on 2 shape cases, "
+                                "equal with values a check refuses (-1, 0, 1e3, NaN) injected, eager and "
+                                "compiled")
+    assert good["guards"] == ["invalid"]
+
+    # 1e3 is the largest value injected: head never raises, the check was never exercised
+    assert verdicts["never"]["accepted"] is False
+    assert verdicts["never"]["reason"] == (
+        "head never raised on values a check refuses (-1, 0, 1e3, NaN) in `x`, `gamma`: the check "
+        "is not exercised")
+
+
+@pytest.mark.torch
+def test_the_guard_rows_show_head_and_the_patch_raising_on_a_negative_gamma(repo):
+    """guard_checks in this process: the recipe's edit of `adjust`, which the model calls by
+    the name pkg/net.py imported it under."""
+    import torch
+
+    from pt2bot.smoke.inputs import CaseInputs
+    from pt2bot.smoke.location import RepoPaths
+    from pt2bot.smoke.patch import function_at, patched_function
+    from pt2bot.smoke.verify import guard_checks
+
+    cand = _recipe(repo, ADJUST)
+    sys.path.insert(0, str(repo))
+    try:
+        import pkg.net
+
+        paths = RepoPaths(str(repo))
+        torch.manual_seed(0)
+        model = pkg.net.Net()
+        case = CaseInputs(shape={"batch": 2}, args=(torch.rand(2, 8),), kwargs={})
+        edit = Edit(path="pkg/checks.py", start_line=cand.start_line, end_line=cand.end_line,
+                    new_lines=len(cand.lines))
+        head = function_at(paths, "pkg/checks.py", CHECKS, edit)
+        with patched_function(paths, "pkg/checks.py", CHECKS, apply_candidate(CHECKS, cand), edit) as swap:
+            rows = guard_checks(model, case, paths, ["invalid"], head, swap, None, {})
+    finally:
+        sys.path.remove(str(repo))
+        for name in [n for n in sys.modules if n == "pkg" or n.startswith("pkg.")]:
+            del sys.modules[name]
+    by = {(r["argument"], r["pattern"]): r for r in rows}
+    negative = by[("gamma", "negative")]
+    assert negative["raised"] is True and negative["match"] is True
+    assert by[("gamma", "zeros")]["raised"] is False      # zero is non-negative
+    assert by[("x", "negative")]["raised"] is False       # the check is on gamma only
+    assert all(r["hit"] and r["match"] for r in rows)
+
+
+# --------------------------------------------------------------------------- compiled code
+
+@pytest.mark.torch
+@pytest.mark.parametrize("form", sorted(FORMS))
+def test_compiled_code_keeps_the_check_and_eager_code_is_unchanged(tmp_path, form):
+    """The recipe's edit in one graph (fullgraph=True, eager backend): equal to eager on a valid
+    input, a RuntimeError with the message on a refused one, where eager still raises its own."""
+    import torch
+
+    from pymodule import load_module
+
+    body, message = FORMS[form]
+    src, fs = findings(tmp_path, body)
+    # one edit, whichever finding on the line offers it (PTC101 and PTC201 for "item")
+    [cand] = {c.lines: c for f in fs for c in fix_candidates(f, src) if c.guards == ("invalid",)}.values()
+    path = tmp_path / f"patched_{form}.py"
+    path.write_text(apply_candidate(src, cand))
+    check = load_module(path).check
+    x, good, bad = torch.rand(2, 3), torch.rand(2) * 0.4 + 0.05, -torch.ones(2)
+    torch._dynamo.reset()
+    compiled = torch.compile(check, backend="eager", fullgraph=True)
+    assert torch.equal(compiled(x, good), check(x, good))
+    with pytest.raises(RuntimeError, match=message.replace(".", r"\.")):
+        compiled(x, bad)
+    with pytest.raises(Exception) as eager:   # noqa: PT011 - the original's own exception
+        check(x, bad)
+    assert not isinstance(eager.value, RuntimeError)
+
+
+@pytest.mark.torch
+def test_skipping_the_check_under_compile_deletes_it_from_compiled_code(tmp_path):
+    """The maintainers' first form, `if not torch.compiler.is_compiling() and ...: raise`: eager
+    is unchanged (the eager proof cannot tell it from the recipe's), compiled code returns on a
+    negative gamma. Only a run of the compiled patched code on the guard inputs refuses it."""
+    import torch
+
+    from pymodule import load_module
+
+    path = tmp_path / "skipped.py"
+    path.write_text(textwrap.dedent("""\
+        import torch
+
+
+        def check(x, gamma):
+            if not torch.compiler.is_compiling() and (gamma < 0.0).any():
+                raise ValueError(f"Gamma must be non-negative. Got {gamma}")
+            return x * gamma[:, None]
+        """))
+    check = load_module(path).check
+    x, bad = torch.rand(2, 3), -torch.ones(2)
+    with pytest.raises(ValueError):
+        check(x, bad)
+    torch._dynamo.reset()
+    assert torch.equal(torch.compile(check, backend="eager", fullgraph=True)(x, bad), x * bad[:, None])
