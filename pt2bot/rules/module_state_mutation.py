@@ -3,7 +3,9 @@ from __future__ import annotations
 import ast
 
 from pt2bot.rules.base import Candidate, Rule
-from pt2bot.rules.edits import enclosing_function, finding_statement, node_span, parents_of, replace_spans
+from pt2bot.rules.edits import (binds_torch, enclosing_function, finding_statement, function_binds, indent_unit,
+                                indentation, is_elif, nested, node_span, owns_lines, parents_of, replace_spans,
+                                replace_statement, segment, statement_lines, with_replaced)
 
 # Container methods that grow what an attribute holds (a list gets longer, a dict gains a key);
 # `clear`/`pop` return it to a state it had before, which does not keep recompiling.
@@ -479,6 +481,133 @@ def local_fixes(code: str, finding, source: str, tree: ast.Module) -> list[Candi
                       lines=tuple(new), title=f"keep it local: `{attr}` instead of `{chain}`", safe=False)]
 
 
+# -- a cache filled inside compiled code: skip it while compiling ---------------------------------
+#
+# `if key not in self.cache: self.cache[key] = <value>` then `return self.cache[key]` (timm's
+# attention-bias caches keyed by device), or `<value>` computed into a local after a missed
+# lookup and stored with `self.cache[key] = value` (timm's pinv cache): the function's result is
+# the value either way, and the cache only spares eager calls the computation. Compiled code
+# that fills it changes the dict dynamo guards on, so the next call compiles again (once per key,
+# measured in tests/test_fix_state.py). While compiling, computing the value every call gives
+# the same result inside one graph; eager calls keep the cache.
+
+
+def _empty_container(v: ast.AST | None) -> bool:
+    if isinstance(v, ast.Dict):
+        return not v.keys
+    if isinstance(v, (ast.List, ast.Set, ast.Tuple)):
+        return not v.elts
+    return isinstance(v, ast.Call) and isinstance(v.func, ast.Name) and not v.args and not v.keywords and \
+        v.func.id in ("dict", "list", "set", "OrderedDict")
+
+
+def _reset_only(cls: ast.ClassDef, fn: ast.AST, chain: str) -> bool:
+    """Every mention of `chain` in the class's other methods (`__init__` aside) empties it
+    (`self.cache = {}`, `self.cache.clear()`) or tests whether it holds anything (`if
+    self.cache:`): nothing outside `fn` reads what `fn` stores there."""
+    attr = chain.split(".")[-1]
+    for other in cls.body:
+        if not isinstance(other, (ast.FunctionDef, ast.AsyncFunctionDef)) or other is fn or other.name == "__init__":
+            continue
+        parents = parents_of(other)
+        for n in ast.walk(other):
+            if _mentions_by_name(n, attr):
+                return False
+            if not (isinstance(n, ast.Attribute) and _self_chain(n) == chain):
+                continue
+            p = parents.get(id(n))
+            if isinstance(n.ctx, ast.Store):
+                ok = isinstance(p, ast.Assign) and _empty_container(p.value)
+            elif isinstance(p, ast.Attribute):
+                ok = p.attr == "clear" and isinstance(parents.get(id(p)), ast.Call)
+            else:   # `if self.cache:`, `if mode and self.cache:`
+                test = n
+                while isinstance(p, ast.BoolOp) or isinstance(p, ast.UnaryOp) and isinstance(p.op, ast.Not):
+                    test, p = p, parents.get(id(p))
+                ok = isinstance(p, ast.If) and p.test is test
+            if not ok:
+                return False
+    return True
+
+
+def _chain_nodes(node: ast.AST, chain: str) -> list[ast.Attribute]:
+    return [n for n in ast.walk(node) if isinstance(n, ast.Attribute) and _self_chain(n) == chain]
+
+
+def cache_fixes(code: str, finding, source: str, tree: ast.Module) -> list[Candidate]:
+    """The store `self.<cache>[key] = value` of a cache the function fills and reads itself (the
+    rule's doc): skipped while compiling (`torch.compiler.is_compiling()`), or where the module
+    does not bind `torch`, dropped (the value computed on every call)."""
+    st, body, lines = finding_statement(finding, source, tree)
+    fn = enclosing_function(tree, st) if st is not None else None
+    if fn is None or type(st) is not ast.Assign or len(st.targets) != 1 or type(st.targets[0]) is not ast.Subscript:
+        return []
+    target = st.targets[0]
+    chain = _self_chain(target.value)
+    if chain is None or (target.lineno, target.col_offset) != (finding.line, finding.col):
+        return []
+    cls = next((c for c in ast.walk(tree) if isinstance(c, ast.ClassDef) and fn in c.body), None)
+    if cls is None or not _reset_only(cls, fn, chain) or any(_mentions_by_name(n, chain.split(".")[-1])
+                                                              for n in ast.walk(fn)):
+        return []
+    guard = binds_torch(tree) and not function_binds(tree, st, "torch")
+    parents = parents_of(fn)
+    holder = parents.get(id(st))
+    key = ast.dump(target.slice)
+    if type(holder) is ast.If and holder.body == [st] and not holder.orelse and _misses(holder.test, chain, key) \
+            and owns_lines(lines, holder) and not is_elif(lines, holder):
+        return _read_through(code, finding, fn, holder, st, chain, key, lines, guard)
+    end = st.end_lineno or st.lineno
+    if type(st.value) is not ast.Name or any(n.lineno > end for n in _chain_nodes(fn, chain)) or \
+            not any(first <= st.lineno <= last and chain in read for first, last, read in _state_tests(fn)):
+        return []
+    # `value` computed after a missed lookup, then stored: the function goes on with the local
+    if guard:
+        indent = indentation(lines, st)
+        return [replace_statement(code, finding.path, st, [f"{indent}if not torch.compiler.is_compiling():"]
+                                  + nested(lines, st, indent_unit(indent)),
+                                  f"fill `{chain}` in eager only: skip the store while compiling "
+                                  "(`torch.compiler.is_compiling()`)", safe=False)]
+    return [replace_statement(code, finding.path, st, [f"{indentation(lines, st)}pass"] if len(body) == 1 else [],
+                              f"do not cache in `{chain}`: compute the value on every call", safe=False)]
+
+
+def _misses(test: ast.AST, chain: str, key: str) -> bool:
+    """`key not in self.<cache>`."""
+    return type(test) is ast.Compare and len(test.ops) == 1 and type(test.ops[0]) is ast.NotIn and \
+        ast.dump(test.left) == key and _self_chain(test.comparators[0]) == chain
+
+
+def _read_through(code, finding, fn, holder, st, chain, key, lines, guard) -> list[Candidate]:
+    """`if key not in self.c: self.c[key] = value` and the next statement reading `self.c[key]`
+    once, nothing after it reading the cache: that statement computes `value` itself while
+    compiling (a `return`, with torch bound), or always."""
+    block = next((b for b in _blocks(fn) if holder in b), None)
+    i = block.index(holder) if block is not None else -1
+    nxt = block[i + 1] if 0 <= i < len(block) - 1 else None
+    if nxt is None or not owns_lines(lines, nxt):
+        return []
+    mentions = _chain_nodes(nxt, chain)
+    end = nxt.end_lineno or nxt.lineno
+    reads = [n for n in ast.walk(nxt) if type(n) is ast.Subscript and isinstance(n.ctx, ast.Load)
+             and _self_chain(n.value) == chain and ast.dump(n.slice) == key]
+    if len(mentions) != 1 or len(reads) != 1 or any(n.lineno > end for n in _chain_nodes(fn, chain)):
+        return []
+    read = reads[0]
+    value = segment(lines, st.value)
+    atom = isinstance(st.value, (ast.Name, ast.Attribute, ast.Call, ast.Subscript, ast.Constant))
+    indent = indentation(lines, holder)
+    if guard and type(nxt) is ast.Return and nxt.value is read:
+        new = [f"{indent}if torch.compiler.is_compiling():"] + \
+            statement_lines(indent + indent_unit(indent), f"return {value}") + lines[holder.lineno - 1:end]
+        return [Candidate(code=code, path=finding.path, start_line=holder.lineno, end_line=end, lines=tuple(new),
+                          title=f"skip the cache while compiling: return the value, `{chain}` filled in eager only "
+                                "(`torch.compiler.is_compiling()`)", safe=False)]
+    new = with_replaced(lines, nxt, read, value if atom else f"({value})")
+    return [Candidate(code=code, path=finding.path, start_line=holder.lineno, end_line=end, lines=tuple(new),
+                      title=f"do not cache in `{chain}`: compute the value on every call", safe=False)]
+
+
 # Conversions whose result converted again is the same: `self.x = self.x.to(x.dtype)` stores
 # what every call recomputes from the constructor's value alike, so a local loses nothing. A
 # value computed otherwise from the state (`self.ema = d * self.ema + (1 - d) * v`) accumulates
@@ -564,8 +693,16 @@ class ModuleStateMutation(Rule):
     posted) for a plain `self.<name> = ...` in the function's own body (not under an `if`) that
     the function reads back later and no other method but `__init__` touches: the store becomes
     the local `<name>` and the later reads read it (one edit from the store to the last read).
-    A counter, a container that grows, a cache filled under a test, state other methods read:
-    the text above (a buffer set at construction, the module moved once), no candidate.
+    A cache the function fills and reads itself, that other methods (`__init__` aside) only
+    empty or test (`self.cache = {}`, `self.cache.clear()`, `if self.cache:`): `if key not in
+    self.cache: self.cache[key] = <value>` followed by `return self.cache[key]` gets `if
+    torch.compiler.is_compiling(): return <value>` before it (eager keeps the cache, compiled code
+    computes the value in its graph; where the module does not bind `torch`, the store goes and
+    the statement reading the cache reads `<value>`); a local computed after a missed lookup and
+    then stored (`m = self.cache.get(k)`, `if m is not None: return m`, ..., `self.cache[k] = m`)
+    gets the store under `if not torch.compiler.is_compiling():` (or, without `torch`, no store).
+    A counter, a container that grows, other caches, state other methods read: the text above
+    (a buffer set at construction, the module moved once), no candidate.
     """
 
     code = "PTC110"
@@ -579,7 +716,7 @@ class ModuleStateMutation(Rule):
 
     @classmethod
     def fixes(cls, finding, source, tree):
-        return local_fixes(cls.code, finding, source, tree)
+        return local_fixes(cls.code, finding, source, tree) or cache_fixes(cls.code, finding, source, tree)
 
     def check(self, ctx, node):
         # decided once per function (this runs at every assignment of every walked function)
