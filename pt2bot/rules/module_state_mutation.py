@@ -448,7 +448,7 @@ def local_fixes(code: str, finding, source: str, tree: ast.Module) -> list[Candi
     value down the function. The edit spans the store to the statement holding the last read."""
     st, body, lines = finding_statement(finding, source, tree)
     fn = enclosing_function(tree, st) if st is not None else None
-    if fn is None or body is not fn.body or not isinstance(st, ast.Assign) or len(st.targets) != 1:
+    if fn is None or not isinstance(st, ast.Assign) or len(st.targets) != 1:
         return []
     target = st.targets[0]
     chain = _self_chain(target)
@@ -462,6 +462,11 @@ def local_fixes(code: str, finding, source: str, tree: ast.Module) -> list[Candi
         if isinstance(other, (ast.FunctionDef, ast.AsyncFunctionDef)) and other is not fn and \
                 other.name != "__init__" and _mentions(other, chain, attr):
             return []
+    if any(isinstance(n, ast.Name) and n.id == attr for n in ast.walk(fn)) or \
+            attr in [a.arg for a in fn.args.posonlyargs + fn.args.args + fn.args.kwonlyargs]:
+        return []
+    if body is not fn.body:
+        return _nested_local(code, finding, fn, st, chain, attr, lines)
     if not _converted_only(st.value, chain):
         return []
     end = st.end_lineno or st.lineno
@@ -470,8 +475,7 @@ def local_fixes(code: str, finding, source: str, tree: ast.Module) -> list[Candi
     stores = [n for n in ast.walk(fn) if n is not target and (
         isinstance(n, ast.Attribute) and _self_chain(n) == chain and not isinstance(n.ctx, ast.Load)
         or _mentions_by_name(n, attr))]
-    if not reads or stores or any(isinstance(n, ast.Name) and n.id == attr for n in ast.walk(fn)) or \
-            attr in [a.arg for a in fn.args.posonlyargs + fn.args.args + fn.args.kwonlyargs]:
+    if not reads or stores:
         return []
     last = max(reads, key=lambda n: (n.lineno, n.col_offset))
     stop = next(s for s in fn.body if s.lineno <= last.lineno <= (s.end_lineno or s.lineno))
@@ -479,6 +483,37 @@ def local_fixes(code: str, finding, source: str, tree: ast.Module) -> list[Candi
                         [(*node_span(target), attr)] + [(*node_span(n), attr) for n in reads])
     return [Candidate(code=code, path=finding.path, start_line=st.lineno, end_line=stop.end_lineno or stop.lineno,
                       lines=tuple(new), title=f"keep it local: `{attr}` instead of `{chain}`", safe=False)]
+
+
+def _nested_local(code: str, finding, fn: ast.AST, st: ast.Assign, chain: str, attr: str,
+                  lines: list[str]) -> list[Candidate]:
+    """A store under an `if` (or in a loop) of the function's statement `top`: `<attr> = self.<attr>`
+    before `top`, then `top` and the rest of the function up to the last mention read and write the
+    local. Only where each store in `top` is an idempotent conversion of what the module held
+    (`if self.k.device != x.device: self.k = self.k.to(x.device)`), so every call computes the
+    same from the constructor's value. (State the function first resets itself, `self.t =
+    zeros_like(x)` ... `if eps: self.t = self.t.mul(...)`, is left alone: measured on torch 2.13
+    it compiles once, there is no recompile to remove.)"""
+    top = next(s for s in fn.body if s.lineno <= st.lineno <= (s.end_lineno or s.lineno))
+    if not owns_lines(lines, top):
+        return []
+    nodes = _chain_nodes(fn, chain)
+    mine = [n for n in nodes if n.lineno >= top.lineno]
+    stored = [n for n in mine if not isinstance(n.ctx, ast.Load)]
+    assigns = [a for a in ast.walk(top) if type(a) is ast.Assign and len(a.targets) == 1
+               and _self_chain(a.targets[0]) == chain]
+    end = top.end_lineno or top.lineno
+    if len(assigns) != len(stored) or any(n.lineno > end for n in stored) or any(
+            _mentions_by_name(n, attr) for n in ast.walk(fn)) or \
+            not all(chain in _chains_read(a.value) and _converted_only(a.value, chain) for a in assigns):
+        return []
+    last = max(mine, key=lambda n: (n.lineno, n.col_offset))
+    stop = next(s for s in fn.body if s.lineno <= last.lineno <= (s.end_lineno or s.lineno))
+    stop_end = stop.end_lineno or stop.lineno
+    new = statement_lines(indentation(lines, top), f"{attr} = {chain}") + \
+        replace_spans(lines, top.lineno, stop_end, [(*node_span(n), attr) for n in mine])
+    return [Candidate(code=code, path=finding.path, start_line=top.lineno, end_line=stop_end, lines=tuple(new),
+                      title=f"keep it local: `{attr}` instead of `{chain}`", safe=False)]
 
 
 # -- a cache filled inside compiled code: skip it while compiling ---------------------------------
@@ -492,7 +527,10 @@ def local_fixes(code: str, finding, source: str, tree: ast.Module) -> list[Candi
 # the same result inside one graph; eager calls keep the cache.
 
 
-def _empty_container(v: ast.AST | None) -> bool:
+def _emptied(v: ast.AST | None) -> bool:
+    """An empty container, or None: what a method that resets a cache stores."""
+    if isinstance(v, ast.Constant):
+        return v.value is None
     if isinstance(v, ast.Dict):
         return not v.keys
     if isinstance(v, (ast.List, ast.Set, ast.Tuple)):
@@ -517,7 +555,7 @@ def _reset_only(cls: ast.ClassDef, fn: ast.AST, chain: str) -> bool:
                 continue
             p = parents.get(id(n))
             if isinstance(n.ctx, ast.Store):
-                ok = isinstance(p, ast.Assign) and _empty_container(p.value)
+                ok = isinstance(p, ast.Assign) and _emptied(p.value)
             elif isinstance(p, ast.Attribute):
                 ok = p.attr == "clear" and isinstance(parents.get(id(p)), ast.Call)
             else:   # `if self.cache:`, `if mode and self.cache:`
@@ -540,10 +578,11 @@ def cache_fixes(code: str, finding, source: str, tree: ast.Module) -> list[Candi
     does not bind `torch`, dropped (the value computed on every call)."""
     st, body, lines = finding_statement(finding, source, tree)
     fn = enclosing_function(tree, st) if st is not None else None
-    if fn is None or type(st) is not ast.Assign or len(st.targets) != 1 or type(st.targets[0]) is not ast.Subscript:
+    if fn is None or type(st) is not ast.Assign or len(st.targets) != 1:
         return []
     target = st.targets[0]
-    chain = _self_chain(target.value)
+    slot = type(target) is ast.Attribute    # `self.c = value`: a cache of one entry
+    chain = _self_chain(target) if slot else _self_chain(target.value) if type(target) is ast.Subscript else None
     if chain is None or (target.lineno, target.col_offset) != (finding.line, finding.col):
         return []
     cls = next((c for c in ast.walk(tree) if isinstance(c, ast.ClassDef) and fn in c.body), None)
@@ -553,10 +592,13 @@ def cache_fixes(code: str, finding, source: str, tree: ast.Module) -> list[Candi
     guard = binds_torch(tree) and not function_binds(tree, st, "torch")
     parents = parents_of(fn)
     holder = parents.get(id(st))
-    key = ast.dump(target.slice)
-    if type(holder) is ast.If and holder.body == [st] and not holder.orelse and _misses(holder.test, chain, key) \
-            and owns_lines(lines, holder) and not is_elif(lines, holder):
+    key = None if slot else ast.dump(target.slice)
+    if type(holder) is ast.If and holder.body == [st] and not holder.orelse and owns_lines(lines, holder) and \
+            not is_elif(lines, holder) and (chain in _chains_read(holder.test) if slot else
+                                            _misses(holder.test, chain, key)):
         return _read_through(code, finding, fn, holder, st, chain, key, lines, guard)
+    if slot:
+        return []
     end = st.end_lineno or st.lineno
     if type(st.value) is not ast.Name or any(n.lineno > end for n in _chain_nodes(fn, chain)) or \
             not any(first <= st.lineno <= last and chain in read for first, last, read in _state_tests(fn)):
@@ -581,7 +623,9 @@ def _misses(test: ast.AST, chain: str, key: str) -> bool:
 def _read_through(code, finding, fn, holder, st, chain, key, lines, guard) -> list[Candidate]:
     """`if key not in self.c: self.c[key] = value` and the next statement reading `self.c[key]`
     once, nothing after it reading the cache: that statement computes `value` itself while
-    compiling (a `return`, with torch bound), or always."""
+    compiling (a `return`, with torch bound), or always. `key` None: a cache of one entry,
+    `if <test of self.c>: self.c = value` then `return self.c` (or `return self.c[i]` of a
+    stored tuple `(key, value)`: its element)."""
     block = next((b for b in _blocks(fn) if holder in b), None)
     i = block.index(holder) if block is not None else -1
     nxt = block[i + 1] if 0 <= i < len(block) - 1 else None
@@ -589,13 +633,24 @@ def _read_through(code, finding, fn, holder, st, chain, key, lines, guard) -> li
         return []
     mentions = _chain_nodes(nxt, chain)
     end = nxt.end_lineno or nxt.lineno
-    reads = [n for n in ast.walk(nxt) if type(n) is ast.Subscript and isinstance(n.ctx, ast.Load)
-             and _self_chain(n.value) == chain and ast.dump(n.slice) == key]
+    made = st.value
+    if key is None:
+        got = nxt.value if type(nxt) is ast.Return else None
+        if isinstance(got, ast.Subscript) and isinstance(made, ast.Tuple) and isinstance(got.slice, ast.Constant) \
+                and type(got.slice.value) is int and -len(made.elts) <= got.slice.value < len(made.elts):
+            made = made.elts[got.slice.value]
+        elif not isinstance(got, ast.Attribute):
+            return []
+        one = mentions[0] if len(mentions) == 1 else None
+        reads = [got] if one is not None and (got is one or isinstance(got, ast.Subscript) and got.value is one) else []
+    else:
+        reads = [n for n in ast.walk(nxt) if type(n) is ast.Subscript and isinstance(n.ctx, ast.Load)
+                 and _self_chain(n.value) == chain and ast.dump(n.slice) == key]
     if len(mentions) != 1 or len(reads) != 1 or any(n.lineno > end for n in _chain_nodes(fn, chain)):
         return []
     read = reads[0]
-    value = segment(lines, st.value)
-    atom = isinstance(st.value, (ast.Name, ast.Attribute, ast.Call, ast.Subscript, ast.Constant))
+    value = segment(lines, made)
+    atom = isinstance(made, (ast.Name, ast.Attribute, ast.Call, ast.Subscript, ast.Constant))
     indent = indentation(lines, holder)
     if guard and type(nxt) is ast.Return and nxt.value is read:
         new = [f"{indent}if torch.compiler.is_compiling():"] + \
@@ -693,14 +748,19 @@ class ModuleStateMutation(Rule):
     posted) for a plain `self.<name> = ...` in the function's own body (not under an `if`) that
     the function reads back later and no other method but `__init__` touches: the store becomes
     the local `<name>` and the later reads read it (one edit from the store to the last read).
+    The same under an `if` or in a loop when every store there is an idempotent conversion of
+    the attribute (`if self.k.device != x.device: self.k = self.k.to(x.device)`): `<name> =
+    self.<name>` before that statement, and the local from there to the last read.
     A cache the function fills and reads itself, that other methods (`__init__` aside) only
-    empty or test (`self.cache = {}`, `self.cache.clear()`, `if self.cache:`): `if key not in
-    self.cache: self.cache[key] = <value>` followed by `return self.cache[key]` gets `if
-    torch.compiler.is_compiling(): return <value>` before it (eager keeps the cache, compiled code
-    computes the value in its graph; where the module does not bind `torch`, the store goes and
-    the statement reading the cache reads `<value>`); a local computed after a missed lookup and
-    then stored (`m = self.cache.get(k)`, `if m is not None: return m`, ..., `self.cache[k] = m`)
-    gets the store under `if not torch.compiler.is_compiling():` (or, without `torch`, no store).
+    empty or test (`self.cache = {}` or `None`, `self.cache.clear()`, `if self.cache:`): `if key
+    not in self.cache: self.cache[key] = <value>` followed by `return self.cache[key]` (or one
+    entry, `if <test of self.c>: self.c = <value>` then `return self.c`, or `self.c = (key,
+    <value>)` then `return self.c[1]`) gets `if torch.compiler.is_compiling(): return <value>`
+    before it (eager keeps the cache, compiled code computes the value in its graph; where the
+    module does not bind `torch`, the store goes and the statement reading the cache reads
+    `<value>`); a local computed after a missed lookup and then stored (`m =
+    self.cache.get(k)`, `if m is not None: return m`, ..., `self.cache[k] = m`) gets the store
+    under `if not torch.compiler.is_compiling():` (or, without `torch`, no store).
     A counter, a container that grows, other caches, state other methods read: the text above
     (a buffer set at construction, the module moved once), no candidate.
     """
