@@ -609,7 +609,7 @@ def cache_fixes(code: str, finding, source: str, tree: ast.Module) -> list[Candi
         return [replace_statement(code, finding.path, st, [f"{indent}if not torch.compiler.is_compiling():"]
                                   + nested(lines, st, indent_unit(indent)),
                                   f"fill `{chain}` in eager only: skip the store while compiling "
-                                  "(`torch.compiler.is_compiling()`)", safe=False)]
+                                  "(`torch.compiler.is_compiling()`)", safe=True)]
     return [replace_statement(code, finding.path, st, [f"{indentation(lines, st)}pass"] if len(body) == 1 else [],
                               f"do not cache in `{chain}`: compute the value on every call", safe=False)]
 
@@ -657,7 +657,7 @@ def _read_through(code, finding, fn, holder, st, chain, key, lines, guard) -> li
             statement_lines(indent + indent_unit(indent), f"return {value}") + lines[holder.lineno - 1:end]
         return [Candidate(code=code, path=finding.path, start_line=holder.lineno, end_line=end, lines=tuple(new),
                           title=f"skip the cache while compiling: return the value, `{chain}` filled in eager only "
-                                "(`torch.compiler.is_compiling()`)", safe=False)]
+                                "(`torch.compiler.is_compiling()`)", safe=True)]
     new = with_replaced(lines, nxt, read, value if atom else f"({value})")
     return [Candidate(code=code, path=finding.path, start_line=holder.lineno, end_line=end, lines=tuple(new),
                       title=f"do not cache in `{chain}`: compute the value on every call", safe=False)]
@@ -756,11 +756,12 @@ class ModuleStateMutation(Rule):
     not in self.cache: self.cache[key] = <value>` followed by `return self.cache[key]` (or one
     entry, `if <test of self.c>: self.c = <value>` then `return self.c`, or `self.c = (key,
     <value>)` then `return self.c[1]`) gets `if torch.compiler.is_compiling(): return <value>`
-    before it (eager keeps the cache, compiled code computes the value in its graph; where the
-    module does not bind `torch`, the store goes and the statement reading the cache reads
+    before it (safe: eager runs exactly as before and keeps the cache; compiled code computes
+    the value in its graph and never changes the dict it would guard on; where the module does
+    not bind `torch`, not safe: the store goes and the statement reading the cache reads
     `<value>`); a local computed after a missed lookup and then stored (`m =
     self.cache.get(k)`, `if m is not None: return m`, ..., `self.cache[k] = m`) gets the store
-    under `if not torch.compiler.is_compiling():` (or, without `torch`, no store).
+    under `if not torch.compiler.is_compiling():` (safe; or, without `torch`, no store).
     A counter, a container that grows, other caches, state other methods read: the text above
     (a buffer set at construction, the module moved once), no candidate.
     """
