@@ -10,10 +10,8 @@ compiled and eager; the variants the recipes refuse are shown wrong; and the pro
 proof worker) verifies the `list(range(...))` rewrite and rejects an off-by-one variant of it."""
 from __future__ import annotations
 
-import sys
 import textwrap
 import time
-import types
 from pathlib import Path
 
 import pytest
@@ -314,38 +312,12 @@ def test_converted_under_a_test_refused(tmp_path, value, extra):
     assert fs and all(fix_candidates(f, src) == [] for f in fs)
 
 
-# --- real torch -------------------------------------------------------------------------------
-
-_LOADED = iter(range(1 << 30))
-
-
-def load(src: str, name: str):
-    """`name` of `src` run as a fresh module (registered: dynamo looks a module's globals up)."""
-    mod = types.ModuleType(f"pt2bot_state_test_{next(_LOADED)}")
-    sys.modules[mod.__name__] = mod
-    exec(compile(src, f"{mod.__name__}.py", "exec"), mod.__dict__)
-    return getattr(mod, name)
-
-
-def compiled(module, calls):
-    """(graphs dynamo compiled over `calls`, the compiled outputs), eager backend, from a fresh
-    module (nothing filled in eager before)."""
-    import torch
-
-    graphs = []
-
-    def backend(gm, example_inputs):
-        graphs.append(gm)
-        return gm.forward
-
-    torch._dynamo.reset()
-    c = torch.compile(module, backend=backend)
-    outs = [c(*a) for a in calls]
-    return len(graphs), outs
-
+# --- real torch (the helpers of tests/test_fixes_torch.py, imported where torch is there) ------
 
 def state_pair(src, cand, name):
-    """Head's module and the candidate's, with the same weights."""
+    """Head's module and the candidate's (eval mode), with the same weights."""
+    from test_fixes_torch import load
+
     before = load(src, name)().eval()
     after = load(apply_candidate(src, cand), name)().eval()
     after.load_state_dict(before.state_dict())
@@ -363,18 +335,20 @@ def state_pair(src, cand, name):
 ], ids=["read-through", "stored-local", "one-entry", "converted"])
 def test_state_candidates_stop_the_recompile_and_compute_the_same(tmp_path, text, name, make):
     torch = pytest.importorskip("torch")
+    from test_fixes_torch import compiled_run, compiles
+
     src, f, (c,) = only(tmp_path, text, "PTC110")
-    before, after = state_pair(src, c, name)
     calls = [make(torch) for _ in range(4)]
-    # head fills the module's state on the first compiled call: the next call fails a guard
-    g0, out0 = compiled(before, calls)
-    g1, out1 = compiled(after, calls)
-    assert (g0, g1) == (2, 1)
-    fresh = load(src, name)().eval()
-    fresh.load_state_dict(before.state_dict())
-    for args, a, b in zip(calls, out0, out1):
-        torch.testing.assert_close(b, a)                 # compiled: the same values
-        torch.testing.assert_close(after(*args), fresh(*args))   # eager: the same values
+    # compiled from a fresh module: head fills the module's state on the first call, and the
+    # next call fails the guard on it; the candidate compiles once
+    before, after = state_pair(src, c, name)
+    assert compiles(before, calls) == 2
+    assert compiles(after, calls) == 1
+    before, after = state_pair(src, c, name)
+    for args in calls:
+        _, _, got = compiled_run(after, *args)
+        torch.testing.assert_close(got, before(*args))          # compiled: head's eager values
+        torch.testing.assert_close(after(*args), before(*args))  # eager: the same values
 
 
 @pytest.mark.torch
@@ -382,6 +356,8 @@ def test_skipping_a_cache_another_method_reads_is_wrong(tmp_path):
     """The refused shape: when another method reads what the cache holds, the compiled call
     that skips the store leaves it empty and the result changes (why `_reset_only` refuses)."""
     torch = pytest.importorskip("torch")
+    from test_fixes_torch import compiled_run, load
+
     extra = ("\n    def total(self):\n        return sum(v.sum() for v in self.attention_bias_cache.values())\n")
     text = BIAS.format(read=BIAS_READ, extra=extra).replace(
         "return x + self.get_attention_biases(x.device)",
@@ -396,30 +372,27 @@ def test_skipping_a_cache_another_method_reads_is_wrong(tmp_path):
     bad = load(wrong, "Attn")().eval()
     bad.load_state_dict(head.state_dict())
     x = torch.randn(2, 3)
-    _, (h,) = compiled(head, [(x,)])
-    _, (b,) = compiled(bad, [(x,)])
-    assert not torch.allclose(h, b)
+    assert not torch.allclose(compiled_run(bad, x)[2], compiled_run(head, x)[2])
 
 
 @pytest.mark.torch
 def test_range_for_arange_removes_the_break(tmp_path):
     torch = pytest.importorskip("torch")
-    src, f, (c,) = only(tmp_path, AXES.format(
-        line="reduce_axis: list[int] = torch.arange(2, len(input.shape)).tolist()"), "PTC102")
-    before, after = load(src, "Loss")(), load(apply_candidate(src, c), "Loss")()
-    from torch._dynamo.utils import counters
+    from test_fixes_torch import assert_fixes
 
-    for m, breaks in ((before, True), (after, False)):
-        torch._dynamo.reset()
-        counters.clear()
-        args = (torch.randn(2, 3, 4, 5), torch.randn(2, 3, 4, 5))
-        torch.compile(m, backend="eager")(*args)
-        n = sum(counters["graph_break"].values()) + sum(counters["unimplemented"].values())
-        assert (n > 0) is breaks, (m, n)
-    torch.compile(after, backend="eager", fullgraph=True)(*args)
-    for shape in [(2, 3, 4, 5), (1, 2, 7), (3, 1)]:
-        a, b = torch.randn(*shape), torch.randn(*shape)
-        torch.testing.assert_close(after(a, b), before(a, b))
+    src, f, (c,) = only(tmp_path, """\
+        import torch
+
+
+        def f(input, target):
+            reduce_axis: list[int] = torch.arange(2, len(input.shape)).tolist()
+            return (input - target).abs().sum(dim=reduce_axis)
+
+
+        g = torch.compile(f)
+        """, "PTC102")
+    # the break goes, one graph (fullgraph too), and the same sums on 4-d, 3-d and 2-d inputs
+    assert_fixes(src, c, "f", *[(torch.randn(*s), torch.randn(*s)) for s in [(2, 3, 4, 5), (1, 2, 7), (3, 1)]])
 
 
 # --- the proof loop on the `list(range(...))` rewrite -----------------------------------------
@@ -441,18 +414,6 @@ class Net(nn.Module):
 """
 AXES_LINE = 12
 
-CONFIG = """\
-version: 1
-models:
-  - name: net
-    entry: pkg.net:Net
-    inputs: [{name: x, shape: [batch, 8]}]
-    shapes: {batch: [2, 4]}
-    export: false
-    timeout_s: 60
-run: {backend: eager, latency: false, timeout_s: 120}
-fixes: {budget_s: 240}
-"""
 
 
 @pytest.mark.torch
@@ -462,6 +423,7 @@ def test_the_loop_verifies_the_range_and_rejects_an_off_by_one(tmp_path):
     from pt2bot.fixes import ProofSetting, Proposal, prove_on_model
     from pt2bot.results import ResultsFile
     from pt2bot.rules.base import Candidate
+    from test_fix_proof_recipes import CONFIG   # x: (batch, 8), batch 2 and 4, eager backend
 
     root = tmp_path / "repo"
     (root / "pkg").mkdir(parents=True)
