@@ -5,11 +5,9 @@ import ast
 from pt2bot.rules.base import Candidate, Rule
 from pt2bot.rules.edits import enclosing_function, finding_statement, function_binds, replace_statement, segment, \
     with_replaced
-from pt2bot.rules.scalar_fixes import keep_tensor_fixes
+from pt2bot.rules.scalar_fixes import INT_DTYPES, keep_tensor_fixes
 from pt2bot.analysis.queries import generator_note, method_call
 
-# Integer dtypes `torch.arange(..., dtype=...)` may name for its elements to stay Python ints.
-_INT_DTYPES = frozenset({"long", "int", "int64", "int32", "int16", "int8", "uint8", "short"})
 # Methods and attributes of a tensor that are Python ints: sizes dynamo knows while tracing.
 _SIZE_CALLS = frozenset({"dim", "size", "numel", "ndimension"})
 
@@ -69,7 +67,7 @@ def range_fixes(code: str, finding, source: str, tree: ast.Module) -> list[Candi
     bounds = list(made.args)
     for k in made.keywords:
         if k.arg == "dtype":
-            if not (isinstance(k.value, ast.Attribute) and k.value.attr in _INT_DTYPES
+            if not (isinstance(k.value, ast.Attribute) and k.value.attr in INT_DTYPES
                     and segment(lines, k.value.value) == "torch"):
                 return []
         elif k.arg != "device":   # start=/end=/step=, requires_grad=, out=: not the plain form
