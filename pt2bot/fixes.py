@@ -41,7 +41,8 @@ from pt2bot.findings import DIFF_ADDED, Finding
 from pt2bot.reach import Coverage
 from pt2bot.reportdata import ModelDelta, Report
 from pt2bot.results import ResultsFile
-from pt2bot.rules import Candidate, apply_candidate, fix_candidates_explained
+from pt2bot.rules import (RULES, Candidate, apply_candidate, fix_candidates_explained,
+                          has_recipe)
 from pt2bot.rules.edits import source_lines, statement_at
 from pt2bot.smoke.forkserver import SERVERS, fork_supported, preload_for
 from pt2bot.smoke.runner import build_jobs
@@ -194,23 +195,32 @@ def gather(targets: list[dict[str, Any]], findings: Sequence[Finding], head_root
     placed: dict[str, tuple[int, int]] = {}     # a finding's fingerprint -> its (line, col)
     for i, t in enumerate(targets):
         at = _findings_at(findings, t["path"], t["line"])
-        if at or any(f.path == t["path"] for f in findings):
+        if at or any(f.path == t["path"] for f in findings) or _predicted(t):
             if t["path"] not in sources:
                 sources[t["path"]] = _read(head_root, t["path"])
         source = sources.get(t["path"])
         if not at and source is not None:
             at = _findings_in_statement(findings, t["path"], t["line"], source, trees)
+        reasons = []
+        if not at and source is not None:
+            at = _break_findings(t, source, trees)
+            if not at:
+                why[i] = "no static finding on the line offers a fix"
+                continue
+            reasons.append("no static finding on the line; the recipes of "
+                           f"{', '.join(dict.fromkeys(f.rule for f in at))} (dynamo's "
+                           f"{t.get('gb')} there) have no edit for this code")
         if not at:
             why[i] = "no static finding on the line offers a fix"
             continue
         if source is None:
             why[i] = f"{t['path']} cannot be read as UTF-8 text"
             continue
-        reasons = []
+        directed = bool(reasons)   # recipes chosen by dynamo's break, not by a finding
         for f in at:
             placed.setdefault(f.fingerprint(), (f.line, f.col))
             cands, reason = fix_candidates_explained(f, source)
-            if reason:
+            if reason and not directed:
                 reasons.append(reason)
             for c in cands:
                 if changeset is not None and not in_one_hunk(changeset, c.path, c.start_line,
@@ -237,6 +247,53 @@ def gather(targets: list[dict[str, Any]], findings: Sequence[Finding], head_root
                                             c.cand.end_line):
             proposals.setdefault(c.key, c)
     return list(proposals.values()), why
+
+
+# Most real break sites carry a static finding, but dynamo knows more than the rules: `if
+# scaling == 1:` breaks with GB0170 when `scaling` is a tensor the rules cannot type. Such a
+# target still gets the recipes of the rules that predict its GB code, applied where dynamo
+# put the break, as if the rule had flagged each expression starting on that line; the recipes
+# refuse code they do not fit, and the proof decides as for any candidate.
+MAX_ANCHORS = 24   # the expressions of one line tried as a recipe's anchor
+
+
+def _predicted(t: Mapping[str, Any]) -> list[Any]:
+    """The rules with a fix recipe that predict break target `t`'s GB code."""
+    gb = t.get("gb")
+    if t.get("kind") != "break" or not gb:
+        return []
+    return [r for r in RULES if r.gb == gb and has_recipe(r)]
+
+
+def _break_findings(t: Mapping[str, Any], source: str,
+                    trees: dict[str, ast.Module | None]) -> list[Finding]:
+    """Stand-in findings for a break target without one: for each rule whose `gb` is the
+    break's, one per expression that starts on the break's line (the statement's header for
+    `if`/`while`/`for`)."""
+    path, line = str(t["path"]), t.get("line")
+    rules = _predicted(t)
+    if not rules or not isinstance(line, int):
+        return []
+    if path not in trees:
+        try:
+            trees[path] = ast.parse(source)
+        except (SyntaxError, ValueError, RecursionError):
+            trees[path] = None
+    tree = trees[path]
+    if tree is None:
+        return []
+    st, _body = statement_at(tree, line, 1 << 30)
+    if st is None:
+        return []
+    header = [getattr(st, k) for k in ("test", "iter") if isinstance(getattr(st, k, None), ast.AST)]
+    roots = header if header else [st]
+    cols = sorted({n.col_offset for r in roots for n in ast.walk(r)
+                   if isinstance(n, (ast.expr, ast.stmt)) and n.lineno == line})[:MAX_ANCHORS]
+    lines = source_lines(source)
+    text = lines[line - 1].strip() if 0 < line <= len(lines) else ""
+    return [Finding(rule=r.code, path=path, line=line, col=col, severity=r.severity,
+                    message=f"dynamo's {r.gb} here", source=text, gb=r.gb)
+            for r in rules for col in cols]
 
 
 # --------------------------------------------------------------------------- siblings

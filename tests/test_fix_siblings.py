@@ -157,7 +157,9 @@ def test_a_break_inside_a_statement_on_no_expression_s_first_line_finds_nothing(
     root, findings = repo
     # line 11 (`else img`) starts no part of the statement that spans more than it
     proposals, why = gather([brk("jitter", 11)], findings, str(root), None)
-    assert proposals == [] and why == {0: "no static finding on the line offers a fix"}
+    assert proposals == [] and why == {0: "no static finding on the line; the recipes of "
+                                          "PTC201 (dynamo's GB0170 there) have no edit for "
+                                          "this code"}
 
 
 def test_overlapping_edits_are_not_combined(repo):

@@ -820,3 +820,35 @@ def test_a_break_on_a_multiline_statements_first_line_gets_the_finding_below_it(
     proposals, why = gather([target(6), target(9)], fs, str(tmp_path), None)
     assert proposals and all(p.targets == [0] for p in proposals)
     assert why == {1: "no static finding on the line offers a fix"}
+
+
+def test_a_break_without_a_finding_gets_the_recipes_of_the_rules_predicting_its_gb(tmp_path):
+    """`scale` is untyped, so no rule can tell `scale == 1` is a tensor test; dynamo's GB0170
+    on that line says it is. The target gets PTC201's recipes anchored where the break is; a
+    GB no rule predicts (GB0033) still has no candidate."""
+    from pt2bot.fixes import gather
+
+    src, fs = findings_in(tmp_path, """\
+        import torch
+
+
+        def scaled(x, scale):
+            if scale == 1:
+                return x
+            return x * scale
+        """, "PTC201")
+    assert fs == []
+
+    def target(gb):
+        return {"kind": "break", "model": "m", "path": "m.py", "line": 5, "gb": gb,
+                "gb_type": "Data-dependent branching"}
+
+    proposals, why = gather([target("GB0170")], fs, str(tmp_path), None)
+    assert why == {}
+    titles = [p.cand.title for p in proposals]
+    assert "select with `torch.where` instead of branching" in titles
+    where = next(p for p in proposals if "torch.where" in p.cand.title)
+    assert where.cand.lines == ("    return torch.where(scale == 1, x, x * scale)",)
+    assert (where.cand.start_line, where.cand.end_line) == (5, 7)
+    _none, why = gather([target("GB0033")], fs, str(tmp_path), None)
+    assert why == {0: "no static finding on the line offers a fix"}

@@ -87,6 +87,11 @@ def select_rules(select: Iterable[str] = (), ignore: Iterable[str] = ()) -> list
     return out
 
 
+def has_recipe(rule: type[Rule]) -> bool:
+    """Whether the rule's `fixes` is its own (else it only documents what to write)."""
+    return rule.fixes.__func__ is not Rule.fixes.__func__   # type: ignore[attr-defined]
+
+
 def fix_candidates_explained(finding: Finding, source: str,
                              tree: ast.Module | None = None) -> tuple[list[Candidate], str | None]:
     """The candidate edits for `finding` in `source` (its file's text), most likely first, and
@@ -95,7 +100,7 @@ def fix_candidates_explained(finding: Finding, source: str,
     rule = BY_CODE.get(finding.rule)
     if rule is None:
         return [], f"unknown rule {finding.rule}"
-    if rule.fixes.__func__ is Rule.fixes.__func__:   # type: ignore[attr-defined]
+    if not has_recipe(rule):
         return [], f"{finding.rule} has no fix recipe (its documentation says what to write instead)"
     if tree is None:
         try:
@@ -163,4 +168,4 @@ def cli_rules(args: argparse.Namespace) -> int:
 
 
 __all__ = ["RULES", "BY_CODE", "Rule", "Candidate", "fix_candidates", "fix_candidates_explained",
-           "apply_candidate", "select_rules", "cli_rules", "rules_table_markdown", "validate_codes"]
+           "has_recipe", "apply_candidate", "select_rules", "cli_rules", "rules_table_markdown", "validate_codes"]

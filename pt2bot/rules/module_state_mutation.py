@@ -3,7 +3,9 @@ from __future__ import annotations
 import ast
 
 from pt2bot.rules.base import Candidate, Rule
-from pt2bot.rules.edits import enclosing_function, finding_statement, node_span, parents_of, replace_spans
+from pt2bot.rules.edits import (binds_torch, enclosing_function, finding_statement, function_binds, indent_unit,
+                                indentation, is_elif, nested, node_span, owns_lines, parents_of, replace_spans,
+                                replace_statement, segment, statement_lines, with_replaced)
 
 # Container methods that grow what an attribute holds (a list gets longer, a dict gains a key);
 # `clear`/`pop` return it to a state it had before, which does not keep recompiling.
@@ -446,7 +448,7 @@ def local_fixes(code: str, finding, source: str, tree: ast.Module) -> list[Candi
     value down the function. The edit spans the store to the statement holding the last read."""
     st, body, lines = finding_statement(finding, source, tree)
     fn = enclosing_function(tree, st) if st is not None else None
-    if fn is None or body is not fn.body or not isinstance(st, ast.Assign) or len(st.targets) != 1:
+    if fn is None or not isinstance(st, ast.Assign) or len(st.targets) != 1:
         return []
     target = st.targets[0]
     chain = _self_chain(target)
@@ -460,6 +462,11 @@ def local_fixes(code: str, finding, source: str, tree: ast.Module) -> list[Candi
         if isinstance(other, (ast.FunctionDef, ast.AsyncFunctionDef)) and other is not fn and \
                 other.name != "__init__" and _mentions(other, chain, attr):
             return []
+    if any(isinstance(n, ast.Name) and n.id == attr for n in ast.walk(fn)) or \
+            attr in [a.arg for a in fn.args.posonlyargs + fn.args.args + fn.args.kwonlyargs]:
+        return []
+    if body is not fn.body:
+        return _nested_local(code, finding, fn, st, chain, attr, lines)
     if not _converted_only(st.value, chain):
         return []
     end = st.end_lineno or st.lineno
@@ -468,8 +475,7 @@ def local_fixes(code: str, finding, source: str, tree: ast.Module) -> list[Candi
     stores = [n for n in ast.walk(fn) if n is not target and (
         isinstance(n, ast.Attribute) and _self_chain(n) == chain and not isinstance(n.ctx, ast.Load)
         or _mentions_by_name(n, attr))]
-    if not reads or stores or any(isinstance(n, ast.Name) and n.id == attr for n in ast.walk(fn)) or \
-            attr in [a.arg for a in fn.args.posonlyargs + fn.args.args + fn.args.kwonlyargs]:
+    if not reads or stores:
         return []
     last = max(reads, key=lambda n: (n.lineno, n.col_offset))
     stop = next(s for s in fn.body if s.lineno <= last.lineno <= (s.end_lineno or s.lineno))
@@ -477,6 +483,184 @@ def local_fixes(code: str, finding, source: str, tree: ast.Module) -> list[Candi
                         [(*node_span(target), attr)] + [(*node_span(n), attr) for n in reads])
     return [Candidate(code=code, path=finding.path, start_line=st.lineno, end_line=stop.end_lineno or stop.lineno,
                       lines=tuple(new), title=f"keep it local: `{attr}` instead of `{chain}`", safe=False)]
+
+
+def _nested_local(code: str, finding, fn: ast.AST, st: ast.Assign, chain: str, attr: str,
+                  lines: list[str]) -> list[Candidate]:
+    """A store under an `if` (or in a loop) of the function's statement `top`: `<attr> = self.<attr>`
+    before `top`, then `top` and the rest of the function up to the last mention read and write the
+    local. Only where each store in `top` is an idempotent conversion of what the module held
+    (`if self.k.device != x.device: self.k = self.k.to(x.device)`), so every call computes the
+    same from the constructor's value. (State the function first resets itself, `self.t =
+    zeros_like(x)` ... `if eps: self.t = self.t.mul(...)`, is left alone: measured on torch 2.13
+    it compiles once, there is no recompile to remove.)"""
+    top = next(s for s in fn.body if s.lineno <= st.lineno <= (s.end_lineno or s.lineno))
+    if not owns_lines(lines, top):
+        return []
+    nodes = _chain_nodes(fn, chain)
+    mine = [n for n in nodes if n.lineno >= top.lineno]
+    stored = [n for n in mine if not isinstance(n.ctx, ast.Load)]
+    assigns = [a for a in ast.walk(top) if type(a) is ast.Assign and len(a.targets) == 1
+               and _self_chain(a.targets[0]) == chain]
+    end = top.end_lineno or top.lineno
+    if len(assigns) != len(stored) or any(n.lineno > end for n in stored) or any(
+            _mentions_by_name(n, attr) for n in ast.walk(fn)) or \
+            not all(chain in _chains_read(a.value) and _converted_only(a.value, chain) for a in assigns):
+        return []
+    last = max(mine, key=lambda n: (n.lineno, n.col_offset))
+    stop = next(s for s in fn.body if s.lineno <= last.lineno <= (s.end_lineno or s.lineno))
+    stop_end = stop.end_lineno or stop.lineno
+    new = statement_lines(indentation(lines, top), f"{attr} = {chain}") + \
+        replace_spans(lines, top.lineno, stop_end, [(*node_span(n), attr) for n in mine])
+    return [Candidate(code=code, path=finding.path, start_line=top.lineno, end_line=stop_end, lines=tuple(new),
+                      title=f"keep it local: `{attr}` instead of `{chain}`", safe=False)]
+
+
+# -- a cache filled inside compiled code: skip it while compiling ---------------------------------
+#
+# `if key not in self.cache: self.cache[key] = <value>` then `return self.cache[key]` (timm's
+# attention-bias caches keyed by device), or `<value>` computed into a local after a missed
+# lookup and stored with `self.cache[key] = value` (timm's pinv cache): the function's result is
+# the value either way, and the cache only spares eager calls the computation. Compiled code
+# that fills it changes the dict dynamo guards on, so the next call compiles again (once per key,
+# measured in tests/test_fix_state.py). While compiling, computing the value every call gives
+# the same result inside one graph; eager calls keep the cache.
+
+
+def _emptied(v: ast.AST | None) -> bool:
+    """An empty container, or None: what a method that resets a cache stores."""
+    if isinstance(v, ast.Constant):
+        return v.value is None
+    if isinstance(v, ast.Dict):
+        return not v.keys
+    if isinstance(v, (ast.List, ast.Set, ast.Tuple)):
+        return not v.elts
+    return isinstance(v, ast.Call) and isinstance(v.func, ast.Name) and not v.args and not v.keywords and \
+        v.func.id in ("dict", "list", "set", "OrderedDict")
+
+
+def _reset_only(cls: ast.ClassDef, fn: ast.AST, chain: str) -> bool:
+    """Every mention of `chain` in the class's other methods (`__init__` aside) empties it
+    (`self.cache = {}`, `self.cache.clear()`) or tests whether it holds anything (`if
+    self.cache:`): nothing outside `fn` reads what `fn` stores there."""
+    attr = chain.split(".")[-1]
+    for other in cls.body:
+        if not isinstance(other, (ast.FunctionDef, ast.AsyncFunctionDef)) or other is fn or other.name == "__init__":
+            continue
+        parents = parents_of(other)
+        for n in ast.walk(other):
+            if _mentions_by_name(n, attr):
+                return False
+            if not (isinstance(n, ast.Attribute) and _self_chain(n) == chain):
+                continue
+            p = parents.get(id(n))
+            if isinstance(n.ctx, ast.Store):
+                ok = isinstance(p, ast.Assign) and _emptied(p.value)
+            elif isinstance(p, ast.Attribute):
+                ok = p.attr == "clear" and isinstance(parents.get(id(p)), ast.Call)
+            else:   # `if self.cache:`, `if mode and self.cache:`
+                test = n
+                while isinstance(p, ast.BoolOp) or isinstance(p, ast.UnaryOp) and isinstance(p.op, ast.Not):
+                    test, p = p, parents.get(id(p))
+                ok = isinstance(p, ast.If) and p.test is test
+            if not ok:
+                return False
+    return True
+
+
+def _chain_nodes(node: ast.AST, chain: str) -> list[ast.Attribute]:
+    return [n for n in ast.walk(node) if isinstance(n, ast.Attribute) and _self_chain(n) == chain]
+
+
+def cache_fixes(code: str, finding, source: str, tree: ast.Module) -> list[Candidate]:
+    """The store `self.<cache>[key] = value` of a cache the function fills and reads itself (the
+    rule's doc): skipped while compiling (`torch.compiler.is_compiling()`), or where the module
+    does not bind `torch`, dropped (the value computed on every call)."""
+    st, body, lines = finding_statement(finding, source, tree)
+    fn = enclosing_function(tree, st) if st is not None else None
+    if fn is None or type(st) is not ast.Assign or len(st.targets) != 1:
+        return []
+    target = st.targets[0]
+    slot = type(target) is ast.Attribute    # `self.c = value`: a cache of one entry
+    chain = _self_chain(target) if slot else _self_chain(target.value) if type(target) is ast.Subscript else None
+    if chain is None or (target.lineno, target.col_offset) != (finding.line, finding.col):
+        return []
+    cls = next((c for c in ast.walk(tree) if isinstance(c, ast.ClassDef) and fn in c.body), None)
+    if cls is None or not _reset_only(cls, fn, chain) or any(_mentions_by_name(n, chain.split(".")[-1])
+                                                              for n in ast.walk(fn)):
+        return []
+    guard = binds_torch(tree) and not function_binds(tree, st, "torch")
+    parents = parents_of(fn)
+    holder = parents.get(id(st))
+    key = None if slot else ast.dump(target.slice)
+    if type(holder) is ast.If and holder.body == [st] and not holder.orelse and owns_lines(lines, holder) and \
+            not is_elif(lines, holder) and (chain in _chains_read(holder.test) if slot else
+                                            _misses(holder.test, chain, key)):
+        return _read_through(code, finding, fn, holder, st, chain, key, lines, guard)
+    if slot:
+        return []
+    end = st.end_lineno or st.lineno
+    if type(st.value) is not ast.Name or any(n.lineno > end for n in _chain_nodes(fn, chain)) or \
+            not any(first <= st.lineno <= last and chain in read for first, last, read in _state_tests(fn)):
+        return []
+    # `value` computed after a missed lookup, then stored: the function goes on with the local
+    if guard:
+        indent = indentation(lines, st)
+        return [replace_statement(code, finding.path, st, [f"{indent}if not torch.compiler.is_compiling():"]
+                                  + nested(lines, st, indent_unit(indent)),
+                                  f"fill `{chain}` in eager only: skip the store while compiling "
+                                  "(`torch.compiler.is_compiling()`)", safe=True)]
+    return [replace_statement(code, finding.path, st, [f"{indentation(lines, st)}pass"] if len(body) == 1 else [],
+                              f"do not cache in `{chain}`: compute the value on every call", safe=False)]
+
+
+def _misses(test: ast.AST, chain: str, key: str) -> bool:
+    """`key not in self.<cache>`."""
+    return type(test) is ast.Compare and len(test.ops) == 1 and type(test.ops[0]) is ast.NotIn and \
+        ast.dump(test.left) == key and _self_chain(test.comparators[0]) == chain
+
+
+def _read_through(code, finding, fn, holder, st, chain, key, lines, guard) -> list[Candidate]:
+    """`if key not in self.c: self.c[key] = value` and the next statement reading `self.c[key]`
+    once, nothing after it reading the cache: that statement computes `value` itself while
+    compiling (a `return`, with torch bound), or always. `key` None: a cache of one entry,
+    `if <test of self.c>: self.c = value` then `return self.c` (or `return self.c[i]` of a
+    stored tuple `(key, value)`: its element)."""
+    block = next((b for b in _blocks(fn) if holder in b), None)
+    i = block.index(holder) if block is not None else -1
+    nxt = block[i + 1] if 0 <= i < len(block) - 1 else None
+    if nxt is None or not owns_lines(lines, nxt):
+        return []
+    mentions = _chain_nodes(nxt, chain)
+    end = nxt.end_lineno or nxt.lineno
+    made = st.value
+    if key is None:
+        got = nxt.value if type(nxt) is ast.Return else None
+        if isinstance(got, ast.Subscript) and isinstance(made, ast.Tuple) and isinstance(got.slice, ast.Constant) \
+                and type(got.slice.value) is int and -len(made.elts) <= got.slice.value < len(made.elts):
+            made = made.elts[got.slice.value]
+        elif not isinstance(got, ast.Attribute):
+            return []
+        one = mentions[0] if len(mentions) == 1 else None
+        reads = [got] if one is not None and (got is one or isinstance(got, ast.Subscript) and got.value is one) else []
+    else:
+        reads = [n for n in ast.walk(nxt) if type(n) is ast.Subscript and isinstance(n.ctx, ast.Load)
+                 and _self_chain(n.value) == chain and ast.dump(n.slice) == key]
+    if len(mentions) != 1 or len(reads) != 1 or any(n.lineno > end for n in _chain_nodes(fn, chain)):
+        return []
+    read = reads[0]
+    value = segment(lines, made)
+    atom = isinstance(made, (ast.Name, ast.Attribute, ast.Call, ast.Subscript, ast.Constant))
+    indent = indentation(lines, holder)
+    if guard and type(nxt) is ast.Return and nxt.value is read:
+        new = [f"{indent}if torch.compiler.is_compiling():"] + \
+            statement_lines(indent + indent_unit(indent), f"return {value}") + lines[holder.lineno - 1:end]
+        return [Candidate(code=code, path=finding.path, start_line=holder.lineno, end_line=end, lines=tuple(new),
+                          title=f"skip the cache while compiling: return the value, `{chain}` filled in eager only "
+                                "(`torch.compiler.is_compiling()`)", safe=True)]
+    new = with_replaced(lines, nxt, read, value if atom else f"({value})")
+    return [Candidate(code=code, path=finding.path, start_line=holder.lineno, end_line=end, lines=tuple(new),
+                      title=f"do not cache in `{chain}`: compute the value on every call", safe=False)]
 
 
 # Conversions whose result converted again is the same: `self.x = self.x.to(x.dtype)` stores
@@ -564,8 +748,22 @@ class ModuleStateMutation(Rule):
     posted) for a plain `self.<name> = ...` in the function's own body (not under an `if`) that
     the function reads back later and no other method but `__init__` touches: the store becomes
     the local `<name>` and the later reads read it (one edit from the store to the last read).
-    A counter, a container that grows, a cache filled under a test, state other methods read:
-    the text above (a buffer set at construction, the module moved once), no candidate.
+    The same under an `if` or in a loop when every store there is an idempotent conversion of
+    the attribute (`if self.k.device != x.device: self.k = self.k.to(x.device)`): `<name> =
+    self.<name>` before that statement, and the local from there to the last read.
+    A cache the function fills and reads itself, that other methods (`__init__` aside) only
+    empty or test (`self.cache = {}` or `None`, `self.cache.clear()`, `if self.cache:`): `if key
+    not in self.cache: self.cache[key] = <value>` followed by `return self.cache[key]` (or one
+    entry, `if <test of self.c>: self.c = <value>` then `return self.c`, or `self.c = (key,
+    <value>)` then `return self.c[1]`) gets `if torch.compiler.is_compiling(): return <value>`
+    before it (safe: eager runs exactly as before and keeps the cache; compiled code computes
+    the value in its graph and never changes the dict it would guard on; where the module does
+    not bind `torch`, not safe: the store goes and the statement reading the cache reads
+    `<value>`); a local computed after a missed lookup and then stored (`m =
+    self.cache.get(k)`, `if m is not None: return m`, ..., `self.cache[k] = m`) gets the store
+    under `if not torch.compiler.is_compiling():` (safe; or, without `torch`, no store).
+    A counter, a container that grows, other caches, state other methods read: the text above
+    (a buffer set at construction, the module moved once), no candidate.
     """
 
     code = "PTC110"
@@ -579,7 +777,7 @@ class ModuleStateMutation(Rule):
 
     @classmethod
     def fixes(cls, finding, source, tree):
-        return local_fixes(cls.code, finding, source, tree)
+        return local_fixes(cls.code, finding, source, tree) or cache_fixes(cls.code, finding, source, tree)
 
     def check(self, ctx, node):
         # decided once per function (this runs at every assignment of every walked function)

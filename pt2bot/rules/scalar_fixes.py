@@ -89,7 +89,8 @@ _INTEGER_CALLS = frozenset({"randint", "randint_like", "argmax", "argmin", "long
                             "bincount", "randperm"})
 # reductions of `torch.tensor(<sizes>)` and the Python builtin that gives the same number
 _LIST_REDUCTIONS = {"max": "max", "amax": "max", "min": "min", "amin": "min", "sum": "sum"}
-_INT_DTYPES = frozenset({"long", "int", "int64", "int32", "int16", "int8", "uint8"})
+# the integer dtypes a recipe reads from `dtype=torch.<name>` (`.tolist()` of them gives Python ints)
+INT_DTYPES = frozenset({"long", "int", "int64", "int32", "int16", "int8", "uint8"})
 
 
 def _element_arith(node: ast.AST, parents: dict[int, ast.AST]) -> bool:
@@ -187,7 +188,7 @@ def sizes_from_list_fixes(code: str, finding, source: str, tree: ast.Module, wha
     if not _unchanged_between(fn, used | {name}, made[0].end_lineno or made[0].lineno, st.lineno):
         return []
     dtype = next((k.value for k in build.keywords if k.arg == "dtype"), None)
-    integer = isinstance(dtype, ast.Attribute) and dtype.attr in _INT_DTYPES
+    integer = isinstance(dtype, ast.Attribute) and dtype.attr in INT_DTYPES
     parents = parents_of(st)
     conv = _conversion(outer, parents) if what == "item" else outer
     func = _LIST_REDUCTIONS[reduced.func.attr]
@@ -273,4 +274,4 @@ def _later_reads_arith(tree: ast.Module, st: ast.stmt, name: str, what: str, *, 
         _arith_only(n, fparents) or (what == "tolist" and _element_arith(n, fparents)) for n in reads)
 
 
-__all__ = ["keep_tensor_fixes", "sizes_from_list_fixes"]
+__all__ = ["INT_DTYPES", "keep_tensor_fixes", "sizes_from_list_fixes"]

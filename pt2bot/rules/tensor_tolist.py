@@ -2,9 +2,83 @@ from __future__ import annotations
 
 import ast
 
-from pt2bot.rules.base import Rule
-from pt2bot.rules.scalar_fixes import keep_tensor_fixes
+from pt2bot.rules.base import Candidate, Rule
+from pt2bot.rules.edits import enclosing_function, finding_statement, function_binds, replace_statement, segment, \
+    with_replaced
+from pt2bot.rules.scalar_fixes import INT_DTYPES, keep_tensor_fixes
 from pt2bot.analysis.queries import generator_note, method_call
+
+# Methods and attributes of a tensor that are Python ints: sizes dynamo knows while tracing.
+_SIZE_CALLS = frozenset({"dim", "size", "numel", "ndimension"})
+
+
+def _int_valued(e: ast.AST, fn: ast.AST, depth: int = 0) -> bool:
+    """`e` is a Python int whatever the input: an int literal, `len(...)`, a size (`x.shape[i]`,
+    `x.ndim`, `x.size(i)`, `x.dim()`), integer arithmetic (`+ - * // %`) of those, or a local
+    the function assigns once from one of them (or a parameter annotated `int`)."""
+    if depth > 8:
+        return False
+    t = type(e)
+    if t is ast.Constant:
+        return type(e.value) is int
+    if t is ast.UnaryOp:
+        return isinstance(e.op, (ast.USub, ast.UAdd)) and _int_valued(e.operand, fn, depth + 1)
+    if t is ast.BinOp:
+        return isinstance(e.op, (ast.Add, ast.Sub, ast.Mult, ast.FloorDiv, ast.Mod)) and \
+            _int_valued(e.left, fn, depth + 1) and _int_valued(e.right, fn, depth + 1)
+    if t is ast.Call:
+        f = e.func
+        if type(f) is ast.Name:
+            return f.id == "len" and len(e.args) == 1 and not e.keywords
+        return type(f) is ast.Attribute and f.attr in _SIZE_CALLS and \
+            (f.attr != "size" or len(e.args) == 1 and not e.keywords)
+    if t is ast.Attribute:
+        return e.attr == "ndim"
+    if t is ast.Subscript:
+        return type(e.value) is ast.Attribute and e.value.attr == "shape" and type(e.slice) is not ast.Slice
+    if t is ast.Name:
+        args = fn.args
+        for a in args.posonlyargs + args.args + args.kwonlyargs:
+            if a.arg == e.id:
+                return type(a.annotation) is ast.Name and a.annotation.id == "int"
+        bound = [n for n in ast.walk(fn) if type(n) is ast.Name and n.id == e.id and not isinstance(n.ctx, ast.Load)]
+        if len(bound) != 1:
+            return False
+        one = next((a for a in ast.walk(fn) if type(a) is ast.Assign and a.targets == bound), None)
+        return one is not None and _int_valued(one.value, fn, depth + 1)
+    return False
+
+
+def range_fixes(code: str, finding, source: str, tree: ast.Module) -> list[Candidate]:
+    """`torch.arange(<ints>).tolist()` -> `list(range(<ints>))`: the same list of Python ints,
+    without a tensor read back (the rule's doc)."""
+    st, _, lines = finding_statement(finding, source, tree)
+    fn = enclosing_function(tree, st) if st is not None else None
+    if fn is None:
+        return []
+    call = next((n for n in ast.walk(st) if isinstance(n, ast.Call)
+                 and (n.lineno, n.col_offset) == (finding.line, finding.col)), None)
+    if call is None or call.args or call.keywords or method_call(call, ("tolist",)) is None:
+        return []
+    made = call.func.value
+    if not (isinstance(made, ast.Call) and isinstance(made.func, ast.Attribute) and made.func.attr == "arange"
+            and segment(lines, made.func.value) == "torch" and 1 <= len(made.args) <= 3):
+        return []
+    bounds = list(made.args)
+    for k in made.keywords:
+        if k.arg == "dtype":
+            if not (isinstance(k.value, ast.Attribute) and k.value.attr in INT_DTYPES
+                    and segment(lines, k.value.value) == "torch"):
+                return []
+        elif k.arg != "device":   # start=/end=/step=, requires_grad=, out=: not the plain form
+            return []
+    if not all(_int_valued(b, fn) for b in bounds) or \
+            any(function_binds(tree, st, name) for name in ("torch", "list", "range", "len")):
+        return []
+    text = "list(range(" + ", ".join(segment(lines, b) for b in bounds) + "))"
+    return [replace_statement(code, finding.path, st, with_replaced(lines, st, call, text),
+                              "the same Python ints without a tensor: `list(range(...))` for `torch.arange(...).tolist()`",
+                              safe=False)]
 
 
 class TensorTolist(Rule):
@@ -51,7 +125,8 @@ class TensorTolist(Rule):
 
     @classmethod
     def fixes(cls, finding, source, tree):
-        return keep_tensor_fixes(cls.code, finding, source, tree, "tolist")
+        return range_fixes(cls.code, finding, source, tree) or \
+            keep_tensor_fixes(cls.code, finding, source, tree, "tolist")
 
     def check(self, ctx, node):
         if method_call(node, ("tolist",)) is not None:
