@@ -299,7 +299,7 @@ def test_the_judge_needs_head_to_raise_on_an_injected_value():
              "raised": False} for p in ("negative", "zeros", "large", "nan")]
     got = judge({}, {"outputs": OUTS, "guards": rows}, [], EDIT)
     assert got["accepted"] is False
-    assert got["reason"] == ("head never raised on values a check refuses (-1, 0, 1e3, NaN) in "
+    assert got["reason"] == ("head never raised on values a check refuses (-1, 0, 1e3, 1e6, NaN) in "
                              "`gamma`: the check is not exercised")
     rows[0]["raised"] = True
     assert judge({}, {"outputs": OUTS, "guards": rows}, [], EDIT)["accepted"] is True
@@ -397,21 +397,22 @@ def test_the_loop_verifies_the_recipe_and_refuses_the_wrong_forms(repo, tmp_path
     # `torch._assert_async` alone raises RuntimeError in eager where head raised ValueError
     assert verdicts["alone"]["accepted"] is False
     assert verdicts["alone"]["reason"].startswith(
-        "differs from head on an input with values a check refuses (-1, 0, 1e3, NaN) in `gamma`: "
+        "differs from head on an input with values a check refuses (-1, 0, 1e3, 1e6, NaN) in `gamma`: "
         "head raised forward(batch=2) raised ValueError: Gamma must be non-negative."), verdicts["alone"]
     assert "patched raised forward(batch=2) raised RuntimeError" in verdicts["alone"]["reason"]
 
     good = verdicts["right"]
     assert good["accepted"] is True, good
     assert good["evidence"] == ("GB0170 gone, 3 graphs instead of 5, outputs equal on 2 shape cases, "
-                                "equal with values a check refuses (-1, 0, 1e3, NaN) injected, eager and "
+                                "equal with values a check refuses (-1, 0, 1e3, 1e6, NaN) injected, eager and "
                                 "compiled")
     assert good["guards"] == ["invalid"]
 
-    # 1e3 is the largest value injected: head never raises, the check was never exercised
+    # 1e6 is the largest value injected, and not above the bound: head never raises, the check
+    # was never exercised
     assert verdicts["never"]["accepted"] is False
     assert verdicts["never"]["reason"] == (
-        "head never raised on values a check refuses (-1, 0, 1e3, NaN) in `x`, `gamma`: the check "
+        "head never raised on values a check refuses (-1, 0, 1e3, 1e6, NaN) in `x`, `gamma`: the check "
         "is not exercised")
 
 

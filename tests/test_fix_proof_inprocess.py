@@ -178,6 +178,54 @@ def test_a_break_in_code_head_never_compiled_is_uncovered_not_new(tmp_path, monk
     assert "uncovers GB0059 at bpkg/net.py:14 (code head ran uncompiled" in verdict["evidence"]
 
 
+CLAMPED = """\
+import torch
+from torch import nn
+
+
+class Net(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.lin = nn.Linear(4, 4)
+
+    def forward(self, x):
+        h = self.lin(x)
+        if torch.isinf(h).any():
+            h = h.clamp(-10.0, 10.0)
+        return h + 1
+"""
+
+
+def test_a_dropped_branch_that_clamps_finite_values_is_refused(tmp_path, monkeypatch):
+    """Equal on ordinary inputs and with inf injected (both clamp then); with 1e6 in `x` the
+    head leaves the finite values alone and the candidate clamps them."""
+    model, paths = _load(tmp_path, monkeypatch, CLAMPED)
+    case = CaseInputs(shape={"batch": 2}, args=(torch.randn(2, 4),), kwargs={})
+    with torch.no_grad():
+        torch.manual_seed(0)
+        head_out = model(*case.args)
+    head = measure_state(model, [case], [head_out], {}, {}, paths, ["breaks"])
+    cand = Candidate(code="PTC201", path="bpkg/net.py", start_line=12, end_line=13,
+                     lines=("        h = h.clamp(-10.0, 10.0)",), title="drop", safe=False)
+    target = {"kind": "break", "path": "bpkg/net.py", "line": 12, "gb": "GB0170",
+              "gb_type": "Data-dependent branching"}
+
+    def prove(guards):
+        return prove_candidate(
+            {"path": cand.path, "start_line": 12, "end_line": 13, "lines": list(cand.lines),
+             "original": CLAMPED, "patched": apply_candidate(CLAMPED, cand),
+             "guards": list(guards), "targets": [target]},
+            model, [case], [head_out], head, {}, {"backend": "eager"}, paths, ["breaks"],
+            None, {})
+
+    alone = prove(["inf"])
+    assert alone["accepted"] is True, alone           # what the inf guard alone could see
+    verdict = prove(["inf", "large"])
+    assert verdict["accepted"] is False
+    assert verdict["reason"].startswith(
+        "differs from head on an input with large finite values (1e6) in `x`")
+
+
 def test_lines_past_the_swapped_function_do_not_move():
     edit = Edit.in_text("p.py", 12, 13, 1, LATER)
     assert edit.scope_end == 14

@@ -852,3 +852,20 @@ def test_a_break_without_a_finding_gets_the_recipes_of_the_rules_predicting_its_
     assert (where.cand.start_line, where.cand.end_line) == (5, 7)
     _none, why = gather([target("GB0033")], fs, str(tmp_path), None)
     assert why == {0: "no static finding on the line offers a fix"}
+
+
+def test_dropping_a_clamps_branch_is_compared_on_large_finite_values(tmp_path):
+    """`if torch.isinf(h).any(): h = h.clamp(-1e4, 1e4)` also clamps finite values past 1e4
+    once the branch is dropped: the candidate asks the proof for large finite inputs."""
+    src, fs = findings_in(tmp_path, """\
+        import torch
+
+
+        class M(torch.nn.Module):
+            def forward(self, h):
+                if torch.isinf(h).any():
+                    h = h.clamp(-1e4, 1e4)
+                return h
+        """, "PTC201")
+    (drop,) = [c for c in fix_candidates(fs[0], src) if c.title.startswith("drop the branch")]
+    assert "large" in drop.guards and "inf" in drop.guards

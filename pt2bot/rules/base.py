@@ -45,7 +45,9 @@ def _before(version: tuple[int, ...], bound: str) -> bool:
 # verifies the candidate must also compare it with the original on an input that reaches them.
 # "invalid": values a check on a tensor's values refuses by raising (negative, zero, large, NaN);
 # the original must raise on one of them, and the candidate must raise wherever it does.
-GUARDS = ("nan", "inf", "empty", "zero", "invalid")
+# "large": finite values far beyond the usual range (1e6), where a clamp bites although a test
+# for inf or NaN does not hold.
+GUARDS = ("nan", "inf", "empty", "zero", "invalid", "large")
 
 
 @dataclass(frozen=True)

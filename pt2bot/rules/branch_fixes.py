@@ -249,7 +249,12 @@ def _branch_fixes(code, finding, st: ast.If, body, tree, lines) -> list[Candidat
     if not st.orelse and len(st.body) == 1 and _noop_guarded(st, lines):
         # `nan_to_num` replaces inf as well as NaN, whatever the test looked for: the verifier
         # must compare on both
-        extra = ("nan", "inf") if "nan_to_num" in segment(lines, st.body[0]) else ()
+        done = segment(lines, st.body[0])
+        extra = ("nan", "inf") if "nan_to_num" in done else ()
+        # a clamp changes finite values past its bounds, which a test for inf or NaN (or any
+        # test but the bounds' own) lets through: compare on large finite values too
+        if any(re.search(rf"\b{name}_?\(", done) for name in _CLAMP):
+            extra += ("large",)
         out.append(replace_statement(code, finding.path, st, _dedented(lines, st.body[0], indent),
                                      "drop the branch: the guarded statement leaves other values unchanged",
                                      safe=False, guards=tuple(dict.fromkeys(guards + extra)), rank=0))

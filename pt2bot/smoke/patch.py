@@ -38,7 +38,7 @@ from pt2bot.smoke.location import RepoPaths
 
 _SCRATCH_CLASS = "_pt2bot_scratch_class"
 # The special values a guard can be about (the recipes' `guards`), and how each is injected.
-GUARD_KINDS = ("nan", "inf", "empty", "zero", "invalid")
+GUARD_KINDS = ("nan", "inf", "empty", "zero", "invalid", "large")
 MAX_GUARD_ARGS = 3      # tensor arguments tried per guard kind
 
 
@@ -299,7 +299,7 @@ def _eligible(kind: str, pattern: str, t: Any) -> bool:
 
     if not isinstance(t, torch.Tensor) or t.numel() == 0:
         return False
-    if kind in ("nan", "inf", "invalid") or pattern in ("zeros", "negative", "positive"):
+    if kind in ("nan", "inf", "invalid", "large") or pattern in ("zeros", "negative", "positive"):
         return t.is_floating_point()
     if kind == "zero":
         return t.dtype != torch.bool
@@ -326,6 +326,8 @@ def _special(kind: str, pattern: str, t: Any) -> Any:
         out.fill_(1.0)
     elif pattern == "large":
         out.fill_(1e3)
+    elif pattern == "huge":
+        out.fill_(1e6)
     elif pattern == "nan":
         flat[0] = float("nan")
     else:   # zero; empty: a mask with every entry off
@@ -338,10 +340,13 @@ def guard_patterns(kind: str) -> tuple[str, ...]:
     from the arguments (`x > 0`, `torch.isnan(h)`), so besides a mask argument switched off,
     a float argument is set to all zeros, all -1 and all +1, the inputs that make such a
     comparison's mask empty (or full); ordinary inputs are the other side. A check that raises
-    ("invalid") is about a range: a float argument set to all -1, all zeros, all 1e3, and one
-    NaN reaches the usual ones (non-negative, positive, in [0, 1], in (-0.5, 0.5), finite)."""
+    ("invalid") is about a range: a float argument set to all -1, all zeros, all 1e3, all 1e6
+    and one NaN reaches the usual ones (non-negative, positive, in [0, 1], in (-0.5, 0.5),
+    finite, below a bound). "large" is all 1e6: finite, so a test for inf or NaN stays false
+    while a clamp to a bound below it changes values."""
     return {"nan": ("one", "all"), "empty": ("off", "zeros", "negative", "positive"),
-            "invalid": ("negative", "zeros", "large", "nan")}.get(kind, ("one",))
+            "invalid": ("negative", "zeros", "large", "huge", "nan"),
+            "large": ("huge",)}.get(kind, ("one",))
 
 
 @dataclass

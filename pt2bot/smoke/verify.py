@@ -50,7 +50,8 @@ from pt2bot.smoke.worker import read_spec, route_logs, shape_cases
 
 HEAD = "head"
 GUARD_WORDS = {"nan": "NaN", "inf": "inf", "empty": "an empty mask", "zero": "zeros",
-               "invalid": "values a check refuses (-1, 0, 1e3, NaN)"}
+               "invalid": "values a check refuses (-1, 0, 1e3, 1e6, NaN)",
+               "large": "large finite values (1e6)"}
 # the guard kinds whose check raises: head must raise on one of their inputs, or the check the
 # candidate keeps was never exercised
 RAISING_GUARDS = frozenset({"invalid"})
