@@ -275,3 +275,26 @@ def test_guards_come_from_the_recipe_and_from_the_replaced_text():
 
 def test_target_keys_name_the_kind_and_place():
     assert target_key(NAN_BREAK) == "break:pkg/net.py:12:Data-dependent branching"
+
+
+def test_judge_lets_export_stop_further_on_once_the_targets_failure_is_gone():
+    """Export stops at its first failure: with the target's gone it may stop at the next
+    problem, which head's export never reached. Still failing at the target, or failing
+    inside the edit, is no fix."""
+    target = {"kind": "export", "path": "pkg/net.py", "line": 30}
+    head = {**HEAD, "export": {"ok": False, "kind": "data_dependent", "path": "pkg/net.py",
+                               "line": 30}}
+    edit = Edit(path="pkg/net.py", start_line=30, end_line=31, new_lines=4)
+
+    def cand(line):
+        return {"outputs": ROWS, "phase_errors": {}, "graph_count": 3, "breaks": HEAD["breaks"],
+                "export": {"ok": False, "kind": "data_dependent", "path": "pkg/net.py",
+                           "line": line}}
+
+    got = judge(head, cand(12), [target], edit)
+    assert got["accepted"] is True, got
+    assert "export gets past pkg/net.py:30 and now stops at pkg/net.py:12, which head's " \
+           "export never reached" in got["evidence"]
+    assert judge(head, cand(30), [target], edit)["reason"] == (
+        "export fails (data_dependent) at pkg/net.py:30")
+    assert judge(head, cand(32), [target], edit)["accepted"] is False   # inside the edit

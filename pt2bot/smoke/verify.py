@@ -421,9 +421,21 @@ def judge(head: Mapping[str, Any], cand: Mapping[str, Any], targets: Sequence[Ma
         exp_targets = [t for t in targets if t.get("kind") == "export"]
         if exp_targets and he.get("ok") is not False:
             return no("head exports in the proof's run (the failure is not reproduced)")
-        if ce.get("ok") is False and (he.get("ok") is not False or exp_targets):
+        moved = None
+        if ce.get("ok") is False and exp_targets and he.get("ok") is False:
+            # export stops at its first failure: once the target's is gone it may stop at the
+            # next one, past where head's stopped (another problem, not one the edit added)
+            at = (ce.get("path"), ce.get("line"))
+            if isinstance(at[1], int) and not any(
+                    (t.get("path"), t.get("line")) == at for t in exp_targets) and not (
+                    at[0] == edit.path and edit.in_patched_region(at[1])):
+                moved = at
+        if ce.get("ok") is False and (he.get("ok") is not False or exp_targets) and not moved:
             return no(f"export fails ({ce.get('kind')}) at {_where(ce.get('path'), ce.get('line'))}")
-        if exp_targets:
+        if moved:
+            evidence.append(f"export gets past {_where(exp_targets[0].get('path'), exp_targets[0].get('line'))} "
+                            f"and now stops at {_where(*moved)}, which head's export never reached")
+        elif exp_targets:
             evidence.append("exports")
     elif any(t.get("kind") == "export" for t in targets):
         return no("export did not run")
