@@ -46,6 +46,42 @@ CASES_DIR = os.path.join(ROOT, "benchmarks", "fix_replay")
 
 # case -> {suggested lines joined by "\n" (stripped of indentation): (equivalent?, why)}
 JUDGEMENTS: dict[str, dict[str, tuple[bool, str]]] = {
+    "peft_lora_scaling": {
+        "result = torch.where(scaling == 1, result + lora_B(lora_A(dropout(x))), "
+        "result + lora_B(lora_A(dropout(x))) * scaling)": (
+            False, "equal outputs (verified in eval) but not the maintainers' fix, and worse: they drop the "
+                   "branch, since multiplying by a scaling of 1 is exact; the suggestion keeps both arms, so "
+                   "the LoRA path (two matmuls and the dropout) runs twice, and in training the dropout is "
+                   "drawn twice"),
+    },
+    "kornia_distance": {
+        "if not torch.compiler.is_compiling() and not mask.any():": (
+            True, "the maintainers' line, character for character: the early `break` taken in eager only, "
+                  "the remaining iterations no-ops under compile"),
+    },
+    "kornia_mask_ignore": {
+        "if not torch.compiler.is_compiling() and target_mask.all():": (
+            True, "the maintainers' line, character for character: compiled code returns the all-True "
+                  "mask instead of None, which its callers apply as a no-op"),
+    },
+    "kornia_posterize": {
+        "cond1 = bits == 0\ncond2 = bits == 8\nbits = 8 - bits\n"
+        "return torch.where(cond1, torch.zeros_like(input),\ntorch.where(cond2, input.clone(),\n"
+        "_left_shift(_right_shift(input, bits), bits)))": (
+            True, "the maintainers' structure: the shift computed unconditionally, then zeros where bits == 0 "
+                  "and the input where bits == 8 selected with torch.where; the two tests cannot both hold, so "
+                  "the nesting order does not matter. `input.clone()` (the original's return) where they "
+                  "return `input`: the same values, one copy more"),
+    },
+    "kornia_sharpness": {
+        "diff = (input2 - input1) * factor\nres = input1 + diff\n"
+        "return torch.where(factor == 0.0, input1,\ntorch.where(factor == 1.0, input2,\n"
+        "torch.where((factor > 0.0) & (factor < 1.0), res,\ntorch.clamp(res, 0, 1))))": (
+            True, "the same values as the maintainers' `clamp(result + (input - result) * factor, 0, 1)` on "
+                  "images in [0, 1] (their comment says the clamp is a no-op for factor in [0, 1]): the "
+                  "suggestion keeps `_blend_one`'s own selection, branchless; the maintainers also replaced "
+                  "the per-sample loop by a broadcast, which the suggestion keeps (it does not break the graph)"),
+    },
     "diffusers_hunyuan_mask": {
         "attention_mask[:batch_size][torch.arange(attention_mask.shape[1], device=attention_mask.device) < "
         "effective_sequence_length[:batch_size, None]] = True": (
