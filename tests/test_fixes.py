@@ -869,3 +869,31 @@ def test_dropping_a_clamps_branch_is_compared_on_large_finite_values(tmp_path):
         """, "PTC201")
     (drop,) = [c for c in fix_candidates(fs[0], src) if c.title.startswith("drop the branch")]
     assert "large" in drop.guards and "inf" in drop.guards
+
+
+def test_where_computes_what_both_sides_share_once(tmp_path):
+    """`torch.where` evaluates both sides: a call both sides make (a LoRA path with its
+    dropout) is hoisted so that it runs once, as the branch ran it. A text that merely
+    contains the call's text elsewhere (`ff(x)` holds `f(x)`) is not hoisted."""
+    src, fs = findings_in(tmp_path, """\
+        import torch
+
+
+        class M(torch.nn.Module):
+            def forward(self, x, result, s: torch.Tensor):
+                if s == 1:
+                    result = result + self.b(self.a(x))
+                else:
+                    result = result + self.b(self.a(x)) * s
+                if s > 2:
+                    y = f(x) + ff(x)
+                else:
+                    y = f(x) * 2
+                return result + y
+        """, "PTC201")
+    where = [c for f in fs for c in fix_candidates(f, src) if "torch.where" in c.title]
+    first = next(c for c in where if c.start_line == 6)
+    assert first.lines == ("        b_out = self.b(self.a(x))",
+                           "        result = torch.where(s == 1, result + b_out, result + b_out * s)")
+    second = next(c for c in where if c.start_line == 10)
+    assert second.lines == ("        y = torch.where(s > 2, f(x) + ff(x), f(x) * 2)",)

@@ -11,7 +11,10 @@ In the order they are offered (most likely to be the author's intent first):
    inf, a clamp may reach values the condition did not test; the candidate carries the special
    values its condition guards (`guards`) so a verifier compares it on them too;
 2. `torch.where(cond, a, b)`: one assignment (or one `return`) on each side, the missing side
-   the name's value before (or the `return` that follows the `if`); and for a chain of early
+   the name's value before (or the `return` that follows the `if`). `torch.where` computes
+   both sides, so the largest call both sides make alike (peft's `lora_B(lora_A(dropout(x)))`
+   in `result + ...` and `result + ... * scaling`) is computed once first, into a fresh local,
+   as the branch computed it once (its dropout drawn once); and for a chain of early
    returns in one block, `if c1: return a1` ... `if c2: return a2` ... `return r` (each `if`
    without an `else`, local assignments between, every value a tensor the source shows to be
    one: a `torch.Tensor` parameter, a torch call, a tensor method, arithmetic on those, a
@@ -272,13 +275,49 @@ def _branch_fixes(code, finding, st: ast.If, body, tree, lines) -> list[Candidat
     end = last.end_lineno or last.lineno
     ways = [(2, f"torch.cond({test}, lambda: {_cond_branch(a, then)}, lambda: {_cond_branch(b, other)}, ())",
              "branch inside the graph with `torch.cond`")]
+    first: list[str] = []
     if not (isinstance(a, ast.Tuple) or isinstance(b, ast.Tuple)):   # where selects one tensor
+        shared = _shared_call(a, b, lines)
+        # replaced as text only where every occurrence of the text is one of the call
+        # (`f(x)` inside `ff(x)` is not)
+        if shared is not None and all(
+                text_of.count(segment(lines, shared)) == _occurrences(side, shared, lines)
+                for side, text_of in ((a, then), (b, other))):
+            # torch.where computes both sides: what both compute is computed once, before,
+            # as the branch did (a dropout inside is drawn once, as on head)
+            name = _fresh(_identifiers(tree), _call_name(shared) + "_out")
+            text = segment(lines, shared)
+            first = [f"{indent}{name} = {text}"]
+            then, other = then.replace(text, name), other.replace(text, name)
         ways.insert(0, (1, f"torch.where({test}, {then}, {other})", "select with `torch.where` instead of branching"))
     for rank, text, title in ways:
+        pre = first if rank == 1 else []
         out.append(Candidate(code=code, path=finding.path, start_line=st.lineno, end_line=end,
-                             lines=tuple(statement_lines(indent, lead + text)), title=title, safe=False,
+                             lines=tuple(pre + statement_lines(indent, lead + text)), title=title, safe=False,
                              guards=guards, rank=rank))
     return out
+
+
+def _shared_call(a: ast.AST, b: ast.AST, lines: list[str]) -> ast.Call | None:
+    """The largest call both sides compute, written alike in both (`lora_B(lora_A(x))` in
+    `r + lora_B(lora_A(x))` and `r + lora_B(lora_A(x)) * s`); None when none is, or when it is
+    one side whole (then `torch.where` has nothing to share)."""
+    theirs = {ast.dump(n): segment(lines, n) for n in ast.walk(b) if isinstance(n, ast.Call)}
+    both = [n for n in ast.walk(a) if isinstance(n, ast.Call) and n is not a
+            and theirs.get(ast.dump(n)) == segment(lines, n) and ast.dump(n) != ast.dump(b)]
+    return max(both, key=lambda n: len(segment(lines, n)), default=None)
+
+
+def _occurrences(side: ast.AST, call: ast.Call, lines: list[str]) -> int:
+    key, text = ast.dump(call), segment(lines, call)
+    return sum(1 for n in ast.walk(side) if isinstance(n, ast.Call) and ast.dump(n) == key
+               and segment(lines, n) == text)
+
+
+def _call_name(call: ast.Call) -> str:
+    f = call.func
+    name = f.attr if isinstance(f, ast.Attribute) else f.id if isinstance(f, ast.Name) else "shared"
+    return name if name.isidentifier() else "shared"
 
 # --------------------------------------------------------------------------- chains of returns
 
