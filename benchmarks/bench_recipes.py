@@ -43,6 +43,7 @@ sys.path.insert(0, os.path.dirname(HERE))
 import evaluate  # noqa: E402 - beside the benchmark; imports no library
 
 from pt2bot.findings import Finding  # noqa: E402
+from pt2bot.fixes import break_findings  # noqa: E402
 from pt2bot.rules import fix_candidates_explained  # noqa: E402
 
 NO_FINDING = "no finding of a rule of this kind flags the site"
@@ -79,6 +80,24 @@ def library_sites(results: str, check_dir: str, lib: str,
                                     "source": " ".join((f.get("source") or "").split())[:160],
                                     "candidates": [c.title for c in cands], "why_not": why})
             rec["candidates"] += len(cands)
+        if not rec["findings"] and rec["kind"].startswith("GB"):
+            # as a review does for a break no finding flags: the recipes of the rules that
+            # predict its GB code, anchored where dynamo put it
+            if s["path"] not in texts:
+                with open(os.path.join(pkg, s["path"]), encoding="utf-8") as fh:
+                    texts[s["path"]] = fh.read()
+            target = {"kind": "break", "path": s["path"], "line": s["line"], "gb": rec["kind"]}
+            stand_ins = break_findings(target, texts[s["path"]], {})
+            titles = {c.title: None for f in stand_ins
+                      for c in fix_candidates_explained(f, texts[s["path"]])[0]}
+            if stand_ins:
+                rec["findings"].append({
+                    "rule": "/".join(dict.fromkeys(f.rule for f in stand_ins)) + " (by GB code)",
+                    "path": s["path"], "line": s["line"], "source": rec["source"],
+                    "candidates": list(titles),
+                    "why_not": None if titles else f"{NO_FINDING}; the recipes of the rules "
+                                                   "predicting its GB code have no edit there"})
+                rec["candidates"] += len(titles)
         out.append(rec)
     return out
 

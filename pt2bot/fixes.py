@@ -203,7 +203,7 @@ def gather(targets: list[dict[str, Any]], findings: Sequence[Finding], head_root
             at = _findings_in_statement(findings, t["path"], t["line"], source, trees)
         reasons = []
         if not at and source is not None:
-            at = _break_findings(t, source, trees)
+            at = break_findings(t, source, trees)
             if not at:
                 why[i] = "no static finding on the line offers a fix"
                 continue
@@ -265,7 +265,7 @@ def _predicted(t: Mapping[str, Any]) -> list[Any]:
     return [r for r in RULES if r.gb == gb and has_recipe(r)]
 
 
-def _break_findings(t: Mapping[str, Any], source: str,
+def break_findings(t: Mapping[str, Any], source: str,
                     trees: dict[str, ast.Module | None]) -> list[Finding]:
     """Stand-in findings for a break target without one: for each rule whose `gb` is the
     break's, one per expression that starts on the break's line (the statement's header for
@@ -924,6 +924,6 @@ def _summarise(targets: list[dict[str, Any]], proposals: list[Proposal], why: di
 
 
 __all__ = ["ProofSetting", "Proposal", "TARGET_KEYS", "VERDICT_KEYS", "assign", "audit_targets",
-           "compose_siblings", "decide", "merge_audit_proofs", "prove_audit_shard",
+           "break_findings", "compose_siblings", "decide", "merge_audit_proofs", "prove_audit_shard",
            "find_targets", "gather", "merge_proofs", "order", "prove_audit", "prove_fixes",
            "prove_on_model", "prove_shard", "target_key"]
