@@ -122,3 +122,18 @@ def test_the_synthetic_report_validates_against_the_schema():
                         "report.schema.json")
     with open(path, encoding="utf-8") as fh:
         jsonschema.Draft202012Validator(json.load(fh)).validate(report().to_dict())
+
+
+def test_a_comment_carrying_a_verified_fix_leaves_dynamos_generic_hints_out():
+    """The fix says what to write: dynamo's hints ("consider making the code branchless")
+    would only repeat it vaguely. The rule's own pointer stays; without a fix, both stay."""
+    from pt2bot.report.review import break_body, finding_body
+
+    brk = {"gb": "GB0170", "gb_type": "Data-dependent branching", "path": "pkg/m.py",
+           "line": 12, "hints": ["Use `torch.cond` to express dynamic control flow."]}
+    f = Finding(**{**F.__dict__, "hints": ("Rule documentation: `pt2bot rules PTC201`",)})
+    with_fix = finding_body(f, [("net", brk)], break_hints=False)
+    assert "torch.cond" not in with_fix and "Rule documentation" in with_fix
+    assert "torch.cond" in finding_body(f, [("net", brk)])
+    assert "torch.cond" not in break_body(brk, "net", hints=False)
+    assert "torch.cond" in break_body(brk, "net")

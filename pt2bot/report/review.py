@@ -89,13 +89,14 @@ def render_review(report: Report, changeset_commentable: Commentable | None = No
 
     for f in findings:
         fp = f.fingerprint()
-        place((f.path, f.line, f.diff), finding_body(f, confirmed.get(fp, [])), fp,
-              finding_location(f), f.suggestion, keys=[fp])
+        body = finding_body(f, confirmed.get(fp, []),
+                            break_hints=fixes.verified_for([fp]) is None)
+        place((f.path, f.line, f.diff), body, fp, finding_location(f), f.suggestion, keys=[fp])
 
     for model, b in breaks:
         if id(b) not in merged:
-            place(_item_at(b), break_body(b, model), b["fingerprint"], location(b),
-                  keys=[b["fingerprint"]])
+            place(_item_at(b), break_body(b, model, fixes.verified_for([b["fingerprint"]]) is None),
+                  b["fingerprint"], location(b), keys=[b["fingerprint"]])
 
     for m in report.models:
         for p in m.problems:
@@ -242,7 +243,9 @@ def confirming_breaks(findings: Sequence[Finding], breaks: list[Pair]
     return out
 
 
-def finding_body(f: Finding, confirmed_by: list[Pair] = ()) -> str:
+def finding_body(f: Finding, confirmed_by: list[Pair] = (), break_hints: bool = True) -> str:
+    """The comment on a finding's line; `break_hints=False` (the comment carries a verified
+    fix) leaves dynamo's generic hints out: the fix says what to write."""
     rule = escape_inline(f.rule, limit=20)
     sev = "❌" if confirmed_by else severity_icon(f)
     # The condition belongs to the claim: in the first line (also what the review body lists
@@ -262,7 +265,7 @@ def finding_body(f: Finding, confirmed_by: list[Pair] = ()) -> str:
         lines.append(f"Predicts a graph break: {gb_link(f.gb)} "
                      f"{escape_inline(f.gb_type or '', limit=160)}")
     hints = list(f.hints[:3])
-    for _, b in confirmed_by:
+    for _, b in confirmed_by if break_hints else ():
         hints += [h for h in (b.get("hints") or [])[:2] if h not in hints]
     for h in hints[:5]:   # the rule's hints are our text, like its message; a break's are not
         text = message_inline(h, limit=400) if h in f.hints else escape_inline(h, limit=400)
@@ -287,14 +290,14 @@ def confirmation_line(pairs: list[Pair]) -> str:
     return f"Confirmed by the smoke run: {who} here — {'; '.join(seen[:3])}{loop}"
 
 
-def break_body(b: dict, model: str) -> str:
+def break_body(b: dict, model: str, hints: bool = True) -> str:
     lines = [f"❌ **New graph break** {gb_link(b.get('gb'))} "
              f"{escape_inline(b.get('gb_type') or '', limit=160)} "
              f"(model {code_inline(model, limit=100)})"]
     text = b.get("explanation") or b.get("reason")
     if text:
         lines.append(escape_inline(text, limit=600))
-    for h in (b.get("hints") or [])[:2]:
+    for h in (b.get("hints") or [])[:2] if hints else ():
         lines.append(f"💡 {escape_inline(h, limit=400)}")
     if b.get("in_loop"):
         lines.append("Inside a loop: dynamo skips the whole frame and runs it eagerly.")
