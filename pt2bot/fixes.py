@@ -118,6 +118,16 @@ def _findings_at(findings: Sequence[Finding], path: str, line: int) -> list[Find
     return [f for f in findings if f.path == path and f.line <= line <= (f.end_line or f.line)]
 
 
+def _tree(trees: dict[str, ast.Module | None], path: str, source: str) -> ast.Module | None:
+    """`source` (the text of `path`) parsed once per review; None when it does not parse."""
+    if path not in trees:
+        try:
+            trees[path] = ast.parse(source)
+        except (SyntaxError, ValueError, RecursionError):
+            trees[path] = None
+    return trees[path]
+
+
 def _findings_in_statement(findings: Sequence[Finding], path: str, line: int, source: str,
                            trees: dict[str, ast.Module | None]) -> list[Finding]:
     """The findings below `line` inside a part of a simple statement that starts on `line`:
@@ -126,12 +136,7 @@ def _findings_in_statement(findings: Sequence[Finding], path: str, line: int, so
     first line, PTC201 on the test's; in a list of such ternaries, each one's break on its
     own first line, inside the statement). A compound statement (`if`, `for`, ...) holds its
     body: not matched."""
-    if path not in trees:
-        try:
-            trees[path] = ast.parse(source)
-        except (SyntaxError, ValueError, RecursionError):
-            trees[path] = None
-    tree = trees[path]
+    tree = _tree(trees, path, source)
     if tree is None:
         return []
     st, _body = statement_at(tree, line, 1 << 30)   # any column of the line
@@ -274,12 +279,7 @@ def break_findings(t: Mapping[str, Any], source: str,
     rules = _predicted(t)
     if not rules or not isinstance(line, int):
         return []
-    if path not in trees:
-        try:
-            trees[path] = ast.parse(source)
-        except (SyntaxError, ValueError, RecursionError):
-            trees[path] = None
-    tree = trees[path]
+    tree = _tree(trees, path, source)
     if tree is None:
         return []
     st, _body = statement_at(tree, line, 1 << 30)
