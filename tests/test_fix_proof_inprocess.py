@@ -81,9 +81,33 @@ def _load(tmp_path, monkeypatch, text: str):
     return bpkg.net.Net(), RepoPaths(str(tmp_path))
 
 
-@pytest.fixture()
-def net(tmp_path, monkeypatch):
-    return _load(tmp_path, monkeypatch, NET)
+class Proof:
+    """Head measured once (break pass, eager backend, one shape case) and any number of
+    candidate edits of `bpkg/net.py` proven against it, in this process."""
+
+    def __init__(self, tmp_path, monkeypatch, text: str):
+        self.text = text
+        self.model, self.paths = _load(tmp_path, monkeypatch, text)
+        torch.manual_seed(0)
+        self.case = CaseInputs(shape={"batch": 2}, args=(torch.randn(2, 4),), kwargs={})
+        with torch.no_grad():
+            torch.manual_seed(0)
+            self.head_out = self.model(*self.case.args)
+        self.head = measure_state(self.model, [self.case], [self.head_out], {}, {}, self.paths,
+                                  ["breaks"])
+
+    def prove(self, start: int, end: int, line: str, guards=(), backend: str = "eager",
+              safe: bool = False) -> dict:
+        cand = Candidate(code="PTC201", path="bpkg/net.py", start_line=start, end_line=end,
+                         lines=(line,), title="t", safe=safe)
+        target = {"kind": "break", "path": "bpkg/net.py", "line": start, "gb": "GB0170",
+                  "gb_type": "Data-dependent branching"}
+        return prove_candidate(
+            {"path": cand.path, "start_line": start, "end_line": end, "lines": [line],
+             "original": self.text, "patched": apply_candidate(self.text, cand),
+             "guards": list(guards), "safe": safe, "targets": [target]},
+            self.model, [self.case], [self.head_out], self.head, {}, {"backend": backend},
+            self.paths, ["breaks"], None, {})
 
 
 LATER = """\
@@ -112,22 +136,9 @@ def later(h):
 def test_a_break_past_the_swapped_function_keeps_its_line(tmp_path, monkeypatch):
     """The edit turns two lines into one; `later`'s print break stays at line 18 in the
     patched run (only `Net.forward` is recompiled), and must not count as a new break."""
-    model, paths = _load(tmp_path, monkeypatch, LATER)
-    case = CaseInputs(shape={"batch": 2}, args=(torch.randn(2, 4),), kwargs={})
-    with torch.no_grad():
-        torch.manual_seed(0)
-        head_out = model(*case.args)
-    head = measure_state(model, [case], [head_out], {}, {}, paths, ["breaks"])
-    assert sorted(b["line"] for b in head["breaks"]) == [12, 18]
-    cand = Candidate(code="PTC201", path="bpkg/net.py", start_line=12, end_line=13,
-                     lines=("        h = torch.nan_to_num(h)",), title="drop", safe=False)
-    target = {"kind": "break", "path": "bpkg/net.py", "line": 12, "gb": "GB0170",
-              "gb_type": "Data-dependent branching"}
-    verdict = prove_candidate(
-        {"path": cand.path, "start_line": 12, "end_line": 13, "lines": list(cand.lines),
-         "original": LATER, "patched": apply_candidate(LATER, cand), "guards": ["nan"],
-         "targets": [target]},
-        model, [case], [head_out], head, {}, {"backend": "eager"}, paths, ["breaks"], None, {})
+    proof = Proof(tmp_path, monkeypatch, LATER)
+    assert sorted(b["line"] for b in proof.head["breaks"]) == [12, 18]
+    verdict = proof.prove(12, 13, "        h = torch.nan_to_num(h)", guards=["nan"])
     assert verdict["accepted"] is True, verdict
     assert verdict["evidence"].startswith("GB0170 gone")
 
@@ -156,71 +167,27 @@ def test_a_break_in_code_head_never_compiled_is_uncovered_not_new(tmp_path, monk
     """A break in a loop makes dynamo skip the whole frame, so head records nothing for the
     print after the loop. Once the fix lets the loop compile, the print breaks: that break
     was there all along, in code head ran uncompiled. The fix is verified, and says so."""
-    model, paths = _load(tmp_path, monkeypatch, SKIPPED)
-    case = CaseInputs(shape={"batch": 2}, args=(torch.randn(2, 4),), kwargs={})
-    with torch.no_grad():
-        torch.manual_seed(0)
-        head_out = model(*case.args)
-    head = measure_state(model, [case], [head_out], {}, {}, paths, ["breaks"])
-    assert [b["line"] for b in head["breaks"]] == [13]
-    assert head["eager_frames"] and head["eager_frames"][0]["function"] == "forward"
-    cand = Candidate(code="PTC201", path="bpkg/net.py", start_line=13, end_line=14,
-                     lines=("            x = torch.where(torch.isinf(x).any(), x.clamp(-1e4, 1e4), x)",),
-                     title="where", safe=False)
-    target = {"kind": "break", "path": "bpkg/net.py", "line": 13, "gb": "GB0170",
-              "gb_type": "Data-dependent branching"}
-    verdict = prove_candidate(
-        {"path": cand.path, "start_line": 13, "end_line": 14, "lines": list(cand.lines),
-         "original": SKIPPED, "patched": apply_candidate(SKIPPED, cand), "guards": [],
-         "targets": [target]},
-        model, [case], [head_out], head, {}, {"backend": "eager"}, paths, ["breaks"], None, {})
+    proof = Proof(tmp_path, monkeypatch, SKIPPED)
+    assert [b["line"] for b in proof.head["breaks"]] == [13]
+    assert proof.head["eager_frames"] and proof.head["eager_frames"][0]["function"] == "forward"
+    verdict = proof.prove(
+        13, 14, "            x = torch.where(torch.isinf(x).any(), x.clamp(-1e4, 1e4), x)")
     assert verdict["accepted"] is True, verdict
     assert "uncovers GB0059 at bpkg/net.py:14 (code head ran uncompiled" in verdict["evidence"]
 
 
-CLAMPED = """\
-import torch
-from torch import nn
-
-
-class Net(nn.Module):
-    def __init__(self):
-        super().__init__()
-        self.lin = nn.Linear(4, 4)
-
-    def forward(self, x):
-        h = self.lin(x)
-        if torch.isinf(h).any():
-            h = h.clamp(-10.0, 10.0)
-        return h + 1
-"""
+CLAMPED = NET.replace("if h.sum() > 0:\n            h = h * 2",
+                      "if torch.isinf(h).any():\n            h = h.clamp(-10.0, 10.0)")
 
 
 def test_a_dropped_branch_that_clamps_finite_values_is_refused(tmp_path, monkeypatch):
     """Equal on ordinary inputs and with inf injected (both clamp then); with 1e6 in `x` the
     head leaves the finite values alone and the candidate clamps them."""
-    model, paths = _load(tmp_path, monkeypatch, CLAMPED)
-    case = CaseInputs(shape={"batch": 2}, args=(torch.randn(2, 4),), kwargs={})
-    with torch.no_grad():
-        torch.manual_seed(0)
-        head_out = model(*case.args)
-    head = measure_state(model, [case], [head_out], {}, {}, paths, ["breaks"])
-    cand = Candidate(code="PTC201", path="bpkg/net.py", start_line=12, end_line=13,
-                     lines=("        h = h.clamp(-10.0, 10.0)",), title="drop", safe=False)
-    target = {"kind": "break", "path": "bpkg/net.py", "line": 12, "gb": "GB0170",
-              "gb_type": "Data-dependent branching"}
-
-    def prove(guards):
-        return prove_candidate(
-            {"path": cand.path, "start_line": 12, "end_line": 13, "lines": list(cand.lines),
-             "original": CLAMPED, "patched": apply_candidate(CLAMPED, cand),
-             "guards": list(guards), "targets": [target]},
-            model, [case], [head_out], head, {}, {"backend": "eager"}, paths, ["breaks"],
-            None, {})
-
-    alone = prove(["inf"])
+    proof = Proof(tmp_path, monkeypatch, CLAMPED)
+    drop = "        h = h.clamp(-10.0, 10.0)"
+    alone = proof.prove(BRANCH, BRANCH + 1, drop, guards=["inf"])
     assert alone["accepted"] is True, alone           # what the inf guard alone could see
-    verdict = prove(["inf", "large"])
+    verdict = proof.prove(BRANCH, BRANCH + 1, drop, guards=["inf", "large"])
     assert verdict["accepted"] is False
     assert verdict["reason"].startswith(
         "differs from head on an input with large finite values (1e6) in `x`")
@@ -233,29 +200,21 @@ def test_lines_past_the_swapped_function_do_not_move():
     assert Edit("p.py", 12, 13, 1).map_line(18) == 17      # no scope: the rest of the file
 
 
-def _prove(model, paths, backend: str, safe: bool = False) -> dict:
-    torch.manual_seed(0)
-    case = CaseInputs(shape={"batch": 2}, args=(torch.randn(2, 4),), kwargs={})
-    with torch.no_grad():
-        torch.manual_seed(0)
-        head_out = model(*case.args)
-    head = measure_state(model, [case], [head_out], {}, {}, paths, ["breaks"])
-    cand = Candidate(code="PTC201", path="bpkg/net.py", start_line=BRANCH, end_line=BRANCH + 1,
-                     lines=("        h = torch.where(h.sum() > 0, h * 2, h)",), title="where",
-                     safe=False)
-    target = {"kind": "break", "path": "bpkg/net.py", "line": BRANCH, "gb": "GB0170",
-              "gb_type": "Data-dependent branching"}
-    return prove_candidate(
-        {"path": cand.path, "start_line": cand.start_line, "end_line": cand.end_line,
-         "lines": list(cand.lines), "original": NET, "patched": apply_candidate(NET, cand),
-         "guards": [], "safe": safe, "targets": [target]},
-        model, [case], [head_out], head, {}, {"backend": backend}, paths, ["breaks"], None, {})
+WHERE = "        h = torch.where(h.sum() > 0, h * 2, h)"
+
+
+@pytest.fixture()
+def net(tmp_path, monkeypatch):
+    return Proof(tmp_path, monkeypatch, NET)
+
+
+def _prove(proof: Proof, backend: str, safe: bool = False) -> dict:
+    return proof.prove(BRANCH, BRANCH + 1, WHERE, backend=backend, safe=safe)
 
 
 def test_a_rewrite_that_differs_under_the_configured_backend_is_rejected(net):
-    model, paths = net
-    assert _prove(model, paths, "eager")["accepted"] is True
-    verdict = _prove(model, paths, SKEW)
+    assert _prove(net, "eager")["accepted"] is True
+    verdict = _prove(net, SKEW)
     assert verdict["accepted"] is False
     assert verdict["reason"].startswith(
         f"outputs differ from head's eager outputs under {SKEW} (")
@@ -264,25 +223,20 @@ def test_a_rewrite_that_differs_under_the_configured_backend_is_rejected(net):
 def test_a_candidate_safe_by_construction_is_not_compiled_again(net):
     """Safe means eager-identical by construction (a print kept in eager only): the graph's
     operations are head's, so the backend has nothing new to compute differently."""
-    model, paths = net
-    verdict = _prove(model, paths, SKEW, safe=True)
+    verdict = _prove(net, SKEW, safe=True)
     assert verdict["accepted"] is True
     assert "under" not in verdict["evidence"]
 
 
 def test_an_accepted_rewrite_says_it_was_compared_under_inductor(net):
-    model, paths = net
-    verdict = _prove(model, paths, "inductor")
+    verdict = _prove(net, "inductor")
     assert verdict["accepted"] is True, verdict
     assert "outputs equal on 1 shape case" in verdict["evidence"]
     assert verdict["evidence"].endswith(", equal under inductor on 1 case")
 
 
 def test_backend_check_skips_the_backends_that_run_eagers_kernels(net):
-    model, paths = net
-    case = CaseInputs(shape={"batch": 2}, args=(torch.randn(2, 4),), kwargs={})
-    with torch.no_grad():
-        out = model(*case.args)
+    model, paths, case, out = net.model, net.paths, net.case, net.head_out
     assert backend_check(model, case, out, paths, {"backend": "aot_eager"}, None) is None
     row = backend_check(model, case, out, paths, {"backend": "no_such_backend"}, None)
     assert row["match"] is False and "no_such_backend" in row["message"]
