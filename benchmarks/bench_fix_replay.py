@@ -47,6 +47,13 @@ CASES_DIR = os.path.join(ROOT, "benchmarks", "fix_replay")
 # case -> {suggested lines joined by "\n" (stripped of indentation): (equivalent?, why)}
 JUDGEMENTS: dict[str, dict[str, tuple[bool, str]]] = {
     "peft_lora_scaling": {
+        "lora_B_out = lora_B(lora_A(dropout(x)))\n"
+        "result = torch.where(scaling == 1, result + lora_B_out, result + lora_B_out * scaling)": (
+            True, "the same values as the maintainers' `result + lora_B(lora_A(dropout(x))) * scaling`: "
+                  "multiplying by a scaling of 1 is exact, so both sides of the select are that sum; the "
+                  "LoRA path and its dropout run once, as on head. The maintainers drop the select; the "
+                  "suggestion keeps it (one more elementwise add and select). Written after the first "
+                  "held-out run, whose suggestion ran the LoRA path twice (next entry)"),
         "result = torch.where(scaling == 1, result + lora_B(lora_A(dropout(x))), "
         "result + lora_B(lora_A(dropout(x))) * scaling)": (
             False, "equal outputs (verified in eval) but not the maintainers' fix, and worse: they drop the "
