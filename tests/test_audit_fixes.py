@@ -15,6 +15,7 @@ import os
 import re
 import subprocess
 import sys
+from html import escape
 
 import cmarkgfm
 import pytest
@@ -105,6 +106,12 @@ def test_the_audit_verifies_a_fix_for_its_own_finding(audited):
     code = re.search(r'<pre lang="python"><code>(.*?)</code></pre>', section, re.S).group(1)
     assert code.rstrip("\n").split("\n") == [
         line.replace('"', "&quot;") for line in GUARDED]
+    # report.html, where a cut audit.md sends the reader, has it too (escaped)
+    page = (out / "report.html").read_text("utf-8")
+    section = page[page.index("<h2>Verified fixes</h2>"):]
+    assert "1 verified fix for 2 of 2 graph breaks" in section and "GB0059 gone" in section
+    pre = re.search(r"<pre>(.*?)</pre>", section, re.S).group(1)
+    assert pre.split("\n") == [escape(line, quote=True) for line in GUARDED]
     # the checkout is never written: the patch lives in the proof worker's memory
     assert (repo.path / "pkg" / "scaler.py").read_text() == SCALER
 

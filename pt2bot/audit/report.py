@@ -394,8 +394,46 @@ def render_audit_html(report: dict[str, Any], charts: ChartResult) -> str:
         out.append("<h2>Static findings (whole tree)</h2><table><tr><th>rule</th><th>count</th></tr>")
         out += [f"<tr><td>{e(r)}</td><td>{n}</td></tr>" for r, n in a["findings_by_rule"].items()]
         out.append("</table>")
+    out += _fixes_html(report)
     out.append("</body></html>\n")
     return "\n".join(out)
+
+
+def _fixes_html(report: dict[str, Any]) -> list[str]:
+    """`_fixes_section` for the page: audit.md, when cut to the issue's size, sends the
+    reader here for the rest, so the verified fixes must be here too."""
+    e = html_text
+    fixes = report.get("fixes")
+    if not isinstance(fixes, dict):
+        return []
+    cands = [c for c in fixes.get("candidates") or () if isinstance(c, dict)]
+    verified = [c for c in cands if c.get("verified")]
+    targets = [t for t in fixes.get("targets") or () if isinstance(t, dict)]
+    open_ = [t for t in targets if not t.get("fixed_by")]
+    out = ["<h2>Verified fixes</h2>",
+           f"<p>{len(verified)} verified fix{'es' if len(verified) != 1 else ''} for "
+           f"{len(targets) - len(open_)} of {len(targets)} graph break"
+           f"{'s' if len(targets) != 1 else ''} on a line a static finding flags, each re-run on "
+           f"the models ({e(_seconds(fixes.get('spent_s')))} of the "
+           f"{e(_seconds(fixes.get('budget_s')))} budget).</p>"]
+    if verified:
+        out.append("<ul>")
+        for c in verified:
+            where = f"{c.get('path')}:{c.get('start_line')}-{c.get('end_line')}"
+            lines = "\n".join(str(x) for x in c.get("lines") or ())
+            out.append(f"<li><code>{e(str(c.get('rule')))}</code> {e(str(c.get('title') or ''))} "
+                       f"at <code>{e(where)}</code>: {e(str(c.get('evidence') or ''))}"
+                       + (f"<pre>{e(lines)}</pre>" if lines else " <em>(deletes the lines)</em>")
+                       + "</li>")
+        out.append("</ul>")
+    if open_:
+        out.append(f"<details><summary>{len(open_)} without a verified fix</summary><ul>")
+        out += [f"<li>{e(str(t.get('kind') or ''))} {e(str(t.get('gb') or ''))} at "
+                f"<code>{e(str(t.get('path')))}:{e(str(t.get('line')))}</code> "
+                f"({e(str(t.get('model')))}): no verified fix: {e(str(t.get('reason') or ''))}</li>"
+                for t in open_]
+        out.append("</ul></details>")
+    return out
 
 
 def _html_item(it: dict[str, Any]) -> str:
