@@ -335,6 +335,11 @@ def test_the_audit_shows_every_models_advice(tmp_path) -> None:
     from cmarkgfm.cmark import Options
     html = cmarkgfm.github_flavored_markdown_to_html(md, options=Options.CMARK_OPT_UNSAFE)
     assert "<script" not in html and "&lt;script&gt;" in html and "@maintainers" not in md
+    # report.html, where a cut audit.md sends the reader, has it too, escaped
+    page = (out / "report.html").read_text()
+    advice_html = page.split("<h2>Shape advice</h2>", 1)[1]
+    assert "compiles over the matrix: 3 → 1" in advice_html
+    assert "<script" not in page and "&lt;script&gt;" in advice_html
 
 
 def test_configured_settings_that_are_the_advice_are_not_compiled_again() -> None:

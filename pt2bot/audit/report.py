@@ -394,6 +394,9 @@ def render_audit_html(report: dict[str, Any], charts: ChartResult) -> str:
         out.append("<h2>Static findings (whole tree)</h2><table><tr><th>rule</th><th>count</th></tr>")
         out += [f"<tr><td>{e(r)}</td><td>{n}</td></tr>" for r, n in a["findings_by_rule"].items()]
         out.append("</table>")
+    advice = _shape_advice_section(report)
+    if advice:   # its Markdown as text: code to paste, which a reader copies as it stands
+        out.append(f"<h2>Shape advice</h2><pre>{e(advice)}</pre>")
     out += _fixes_html(report)
     out.append("</body></html>\n")
     return "\n".join(out)
