@@ -280,17 +280,20 @@ def break_findings(t: Mapping[str, Any], source: str,
     if not rules or not isinstance(line, int):
         return []
     tree = _tree(trees, path, source)
-    if tree is None:
+    lines = source_lines(source)
+    if tree is None or not 0 < line <= len(lines):
         return []
-    st, _body = statement_at(tree, line, 1 << 30)
+    # the statement that starts on the line: looked up at its first character (a position
+    # past the end of a one-line statement would land on the block around it)
+    text = lines[line - 1]
+    st, _body = statement_at(tree, line, len(text.encode()) - len(text.lstrip().encode()))
     if st is None:
         return []
     header = [getattr(st, k) for k in ("test", "iter") if isinstance(getattr(st, k, None), ast.AST)]
     roots = header if header else [st]
     cols = sorted({n.col_offset for r in roots for n in ast.walk(r)
                    if isinstance(n, (ast.expr, ast.stmt)) and n.lineno == line})[:MAX_ANCHORS]
-    lines = source_lines(source)
-    text = lines[line - 1].strip() if 0 < line <= len(lines) else ""
+    text = text.strip()
     return [Finding(rule=r.code, path=path, line=line, col=col, severity=r.severity,
                     message=f"dynamo's {r.gb} here", source=text, gb=r.gb)
             for r in rules for col in cols]

@@ -130,6 +130,26 @@ def test_a_raise_on_any_becomes_an_assertion_in_compiled_code(tmp_path):
         '        raise ValueError(f"Gamma must be non-negative. Got {gamma}")']]}
 
 
+def test_a_side_that_binds_looser_than_the_comparison_keeps_its_brackets(tmp_path):
+    """`ast` spans leave brackets out: without them `x > (a if c else b)` would assert
+    `(x > a) if c else b`, and `x == (y > 0)` a chained comparison."""
+    got = edits(tmp_path, """\
+        import torch
+
+
+        def check(x, lo, hi):
+            if (x.sum() > (lo if lo is not None else hi)).any():
+                raise ValueError("too large")
+            if x.sum() == (hi > 0):
+                raise ValueError("odd")
+            return x
+        """)
+    assert got[5][0][1] == ("        torch._assert_async(torch.logical_not((x.sum() > "
+                            "(lo if lo is not None else hi)).any()), 'too large')")
+    assert got[7][0][1] == ("        torch._assert_async(torch.logical_not(x.sum() == (hi > 0)), "
+                            "'odd')")
+
+
 def test_a_raise_under_not_asserts_the_test_itself(tmp_path):
     got = edits(tmp_path, FORMS["not-all"][0])
     assert got[5][0][1] == ("        torch._assert_async(torch.all((gamma < 0.5) * (gamma > -0.5)), "

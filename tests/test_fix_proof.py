@@ -298,3 +298,25 @@ def test_judge_lets_export_stop_further_on_once_the_targets_failure_is_gone():
     assert judge(head, cand(30), [target], edit)["reason"] == (
         "export fails (data_dependent) at pkg/net.py:30")
     assert judge(head, cand(32), [target], edit)["accepted"] is False   # inside the edit
+
+
+def test_judge_compares_an_export_failure_in_the_patched_files_lines():
+    """An edit above the target shifts it: the same failure one line lower is not export
+    having moved on."""
+    target = {"kind": "export", "path": "pkg/net.py", "line": 30}
+    head = {**HEAD, "export": {"ok": False, "kind": "data_dependent", "path": "pkg/net.py",
+                               "line": 30}}
+    edit = Edit(path="pkg/net.py", start_line=20, end_line=20, new_lines=2)
+    cand = {"outputs": ROWS, "phase_errors": {}, "graph_count": 3, "breaks": HEAD["breaks"],
+            "export": {"ok": False, "kind": "data_dependent", "path": "pkg/net.py", "line": 31}}
+    assert judge(head, cand, [target], edit)["reason"] == (
+        "export fails (data_dependent) at pkg/net.py:31")
+
+
+def test_judge_refuses_a_candidate_the_backend_cannot_run_even_where_head_differs():
+    cand = {"outputs": ROWS, "phase_errors": {}, "graph_count": 2,
+            "breaks": [{**HEAD["breaks"][1], "line": 13}],
+            "backend": {"backend": "inductor", "match": False, "raised": True,
+                        "message": "CompilationError: boom", "head_match": False}}
+    assert judge(HEAD, cand, [NAN_BREAK], EDIT)["reason"] == (
+        "outputs differ from head's eager outputs under inductor (CompilationError: boom)")

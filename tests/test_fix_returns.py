@@ -295,6 +295,27 @@ def test_exits_that_are_not_alone_or_already_eager_only(tmp_path, text):
     assert not [c for cs in by_line.values() for c in cs if "eager only" in c.title]
 
 
+@pytest.mark.parametrize("text", [
+    # the test may be the only way out of a `while`: compiled code would never leave it
+    "    while True:\n        out = out * 0.5\n        if (out.abs() < 1e-3).all():\n"
+    "            break\n",
+    # `n` would be unbound in compiled code
+    "    for i in range(3):\n        if (n := out.sum()) == 0:\n            break\n"
+    "        out = out - n\n",
+])
+def test_no_eager_only_exit_out_of_a_while_or_binding_a_name(tmp_path, text):
+    src = ("import torch\n\n@torch.compile\ndef f(image: torch.Tensor):\n    out = image\n"
+           + text + "    return out\n")
+    from pt2bot.fixes import break_findings
+    from pt2bot.rules import fix_candidates
+
+    line = next(i for i, ln in enumerate(src.splitlines(), 1) if ln.strip().startswith("if "))
+    stand_ins = break_findings({"kind": "break", "path": "m.py", "line": line, "gb": "GB0170"},
+                               src, {})
+    assert stand_ins                       # where dynamo breaks, PTC201's recipes are tried
+    assert not [c for f in stand_ins for c in fix_candidates(f, src) if "eager only" in c.title]
+
+
 def test_an_exit_that_returns_what_it_computes_is_not_a_skip(tmp_path):
     _src, by_line = chains(tmp_path, """\
         import torch

@@ -897,3 +897,38 @@ def test_where_computes_what_both_sides_share_once(tmp_path):
                            "        result = torch.where(s == 1, result + b_out, result + b_out * s)")
     second = next(c for c in where if c.start_line == 10)
     assert second.lines == ("        y = torch.where(s > 2, f(x) + ff(x), f(x) * 2)",)
+    src, fs = findings_in(tmp_path, """\
+        import torch
+
+
+        class M(torch.nn.Module):
+            def forward(self, xs, s: torch.Tensor):
+                if s == 1:
+                    y = torch.stack([g(v) + 1 for v in xs])
+                else:
+                    y = torch.stack([g(v) * s for v in xs])
+                return y
+        """, "PTC201")
+    (comp,) = [c for f in fs for c in fix_candidates(f, src) if "torch.where" in c.title]
+    assert len(comp.lines) == 1     # `g(v)` reads the comprehension's `v`: not hoisted
+
+
+def test_stand_in_findings_for_a_one_line_statement_inside_a_block(tmp_path):
+    """The break's line is looked up at its first character: a one-line statement in a
+    loop's body, not the loop around it."""
+    from pt2bot.fixes import break_findings
+
+    src = textwrap.dedent("""\
+        import torch
+
+
+        def f(x, s):
+            for _ in range(2):
+                x = x if s == 1 else x * 2
+            return x
+        """)
+    t = {"kind": "break", "path": "m.py", "line": 6, "gb": "GB0170"}
+    got = break_findings(t, src, {})
+    assert {f.rule for f in got} == {"PTC201"} and len(got) > 1
+    assert any(c.lines == ("        x = torch.where(s == 1, x, x * 2)",)
+               for f in got for c in fix_candidates(f, src))

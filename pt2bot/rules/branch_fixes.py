@@ -241,7 +241,7 @@ def _if_fixes(code, finding, st: ast.If, body, tree, lines) -> list[Candidate]:
         return []
     out = _branch_fixes(code, finding, st, body, tree, lines) if _is_value(st.test) else []
     return out + chain_fixes(code, finding, st, body, tree, lines) + \
-        _eager_exit_fixes(code, finding, st, lines)
+        _eager_exit_fixes(code, finding, st, tree, lines)
 
 
 def _branch_fixes(code, finding, st: ast.If, body, tree, lines) -> list[Candidate]:
@@ -302,10 +302,18 @@ def _shared_call(a: ast.AST, b: ast.AST, lines: list[str]) -> ast.Call | None:
     """The largest call both sides compute, written alike in both (`lora_B(lora_A(x))` in
     `r + lora_B(lora_A(x))` and `r + lora_B(lora_A(x)) * s`); None when none is, or when it is
     one side whole (then `torch.where` has nothing to share)."""
-    theirs = {ast.dump(n): segment(lines, n) for n in ast.walk(b) if isinstance(n, ast.Call)}
-    both = [n for n in ast.walk(a) if isinstance(n, ast.Call) and n is not a
+    def calls(side: ast.AST) -> list[ast.Call]:
+        # not one inside a comprehension or lambda: it may read names bound there only
+        scoped = {id(n) for s in ast.walk(side) if isinstance(s, _SCOPES) for n in ast.walk(s)}
+        return [n for n in ast.walk(side) if isinstance(n, ast.Call) and id(n) not in scoped]
+
+    theirs = {ast.dump(n): segment(lines, n) for n in calls(b)}
+    both = [n for n in calls(a) if n is not a
             and theirs.get(ast.dump(n)) == segment(lines, n) and ast.dump(n) != ast.dump(b)]
     return max(both, key=lambda n: len(segment(lines, n)), default=None)
+
+
+_SCOPES = (ast.ListComp, ast.SetComp, ast.DictComp, ast.GeneratorExp, ast.Lambda)
 
 
 def _occurrences(side: ast.AST, call: ast.Call, lines: list[str]) -> int:
@@ -650,13 +658,31 @@ def _nothing_computed(node: ast.AST | None) -> bool:
     return node is None or isinstance(node, (ast.Name, ast.Constant))
 
 
-def _eager_exit_fixes(code, finding, st: ast.If, lines) -> list[Candidate]:
+def _innermost_loop(tree: ast.Module, st: ast.stmt) -> ast.stmt | None:
+    """The innermost `for`/`while` whose body holds `st` (within its function)."""
+    found = None
+    for node in ast.walk(tree):
+        if isinstance(node, (ast.For, ast.AsyncFor, ast.While)) and any(
+                s is st for b in (node.body, node.orelse) for top in b for s in ast.walk(top)):
+            if found is None or node.lineno > found.lineno:
+                found = node
+    return found
+
+
+def _eager_exit_fixes(code, finding, st: ast.If, tree, lines) -> list[Candidate]:
     """`if <test>: break` (or `continue`, or `return` of names and constants) without an
     `else` -> `if not torch.compiler.is_compiling() and <test>:`: compiled code never exits
-    early."""
+    early. Not for a `break`/`continue` of a `while` loop (its test may be the only way out:
+    compiled code would never leave it), nor a test that binds a name (`:=`: unbound in
+    compiled code)."""
     if st.orelse or len(st.body) != 1 or not isinstance(st.body[0], (ast.Break, ast.Continue, ast.Return)):
         return []
     if isinstance(st.body[0], ast.Return) and not _nothing_computed(st.body[0].value):
+        return []
+    if any(isinstance(n, ast.NamedExpr) for n in ast.walk(st.test)):
+        return []
+    if isinstance(st.body[0], (ast.Break, ast.Continue)) and isinstance(
+            _innermost_loop(tree, st), ast.While):
         return []
     text = segment(lines, st.test)
     if re.search(r"\bis_(torchdynamo_|dynamo_)?compiling\b", text) or _RANDOM.search(text):

@@ -159,7 +159,11 @@ class _Translator:
         if _method(node) == "item" and not node.args and not node.keywords:   # type: ignore[attr-defined]
             recv = node.func.value                                            # type: ignore[attr-defined]
             return _atom(recv, self.text(recv)), True
-        return self.text(node), self.tensor(node)
+        # `ast` spans leave a side's brackets out: one that binds looser than a comparison
+        # (`x > (a if c else b)`, `x == (y > 0)`, `x > (lo or hi)`) gets them back
+        loose = isinstance(node, (ast.BoolOp, ast.IfExp, ast.Compare, ast.Lambda, ast.NamedExpr)) or (
+            isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.Not))
+        return (f"({self.text(node)})" if loose else self.text(node)), self.tensor(node)
 
     def condition(self, node: ast.AST) -> str:
         """The tensor form of `node` as a truth value; _Untranslatable where there is none."""

@@ -150,9 +150,9 @@ def backend_check(model: Any, case: CaseInputs, expected: Any, paths: RepoPaths,
             got = _seeded_forward(compile_configured(model, dict(run_cfg)), case, paths)
         row = _compare(expected, got, tolerance)
     except ModelError as e:
-        row = {"match": False, "max_abs_err": None, "message": e.message}
+        row = {"match": False, "max_abs_err": None, "message": e.message, "raised": True}
     except Exception as e:  # noqa: BLE001 - a backend failure is a result
-        row = {"match": False, "max_abs_err": None,
+        row = {"match": False, "max_abs_err": None, "raised": True,
                "message": f"{type(e).__name__}: {str(e)[:300]}"}
     finally:
         reset_dynamo()
@@ -202,9 +202,7 @@ def guard_checks(model: Any, case: CaseInputs, paths: RepoPaths, kinds: Sequence
                     if not inner["match"]:
                         row.update(inner, message=f"{cand_swap.qualname} returns differ"
                                    + (f": {inner['message']}" if inner.get("message") else ""))
-                # a check's compiled form differs from eager only where the check fires: on the
-                # values it lets pass, compiled code is the graph the shape matrix already ran
-                if compiled and row["match"] and (kind not in RAISING_GUARDS or row["raised"]):
+                if compiled and row["match"]:
                     row.update(_compiled_guard(model, case, paths, Injection(kind, pattern, arg),
                                                cand_swap, head_out, tolerance))
                 out.append(row)
@@ -428,8 +426,10 @@ def judge(head: Mapping[str, Any], cand: Mapping[str, Any], targets: Sequence[Ma
             # export stops at its first failure: once the target's is gone it may stop at the
             # next one, past where head's stopped (another problem, not one the edit added)
             at = (ce.get("path"), ce.get("line"))
+            # the targets' lines are head's, the failure's the patched file's
             if isinstance(at[1], int) and not any(
-                    (t.get("path"), t.get("line")) == at for t in exp_targets) and not (
+                    (t.get("path"), edit.map_line(t.get("line")) if t.get("path") == edit.path
+                     else t.get("line")) == at for t in exp_targets) and not (
                     at[0] == edit.path and edit.in_patched_region(at[1])):
                 moved = at
         if ce.get("ok") is False and (he.get("ok") is not False or exp_targets) and not moved:
@@ -454,7 +454,7 @@ def judge(head: Mapping[str, Any], cand: Mapping[str, Any], targets: Sequence[Ma
         name = be.get("backend")
         if be.get("match"):
             evidence.append(f"equal under {name} on 1 case")
-        elif be.get("head_match") is False:
+        elif be.get("head_match") is False and not be.get("raised"):
             evidence.append(f"not compared under {name}: head's own outputs differ there")
         else:
             return no(f"outputs differ from head's eager outputs under {name}{_detail(be)}")
