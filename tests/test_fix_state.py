@@ -247,7 +247,8 @@ g = torch.compile(Sampler())
 
 def test_one_entry_cache_returns_the_stored_element_while_compiling(tmp_path):
     src, f, (c,) = only(tmp_path, SLOT.format(read="return self._ends[1]"), "PTC110")
-    assert (c.start_line, c.end_line) == (19, 21) and c.safe
+    # not safe: a one-entry cache's test may mean more than "missing" (it is proven instead)
+    assert (c.start_line, c.end_line) == (19, 21) and not c.safe
     assert c.lines[:2] == ("        if torch.compiler.is_compiling():",
                            "            return torch.tensor(growth(n, m), device=device)")
     assert c.lines[2:] == tuple(src.splitlines()[18:21])

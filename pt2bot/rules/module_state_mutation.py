@@ -655,9 +655,12 @@ def _read_through(code, finding, fn, holder, st, chain, key, lines, guard) -> li
     if guard and type(nxt) is ast.Return and nxt.value is read:
         new = [f"{indent}if torch.compiler.is_compiling():"] + \
             statement_lines(indent + indent_unit(indent), f"return {value}") + lines[holder.lineno - 1:end]
+        # safe only for a keyed cache: `key not in self.c` says a value is missing, so the
+        # value is what the read returns; a one-entry cache's test may mean anything
+        # (`self.c is not None and self.c.shape != x.shape` returns None where the value is)
         return [Candidate(code=code, path=finding.path, start_line=holder.lineno, end_line=end, lines=tuple(new),
                           title=f"skip the cache while compiling: return the value, `{chain}` filled in eager only "
-                                "(`torch.compiler.is_compiling()`)", safe=True)]
+                                "(`torch.compiler.is_compiling()`)", safe=key is not None)]
     new = with_replaced(lines, nxt, read, value if atom else f"({value})")
     return [Candidate(code=code, path=finding.path, start_line=holder.lineno, end_line=end, lines=tuple(new),
                       title=f"do not cache in `{chain}`: compute the value on every call", safe=False)]
@@ -756,8 +759,10 @@ class ModuleStateMutation(Rule):
     not in self.cache: self.cache[key] = <value>` followed by `return self.cache[key]` (or one
     entry, `if <test of self.c>: self.c = <value>` then `return self.c`, or `self.c = (key,
     <value>)` then `return self.c[1]`) gets `if torch.compiler.is_compiling(): return <value>`
-    before it (safe: eager runs exactly as before and keeps the cache; compiled code computes
-    the value in its graph and never changes the dict it would guard on; where the module does
+    before it (safe for the keyed cache: eager runs exactly as before and keeps the cache;
+    compiled code computes the value in its graph and never changes the dict it would guard on;
+    not safe for one entry, whose test may mean more than "missing": `self.c is not None and
+    self.c.shape != x.shape` returns None where compiled code would return the value; where the module does
     not bind `torch`, not safe: the store goes and the statement reading the cache reads
     `<value>`); a local computed after a missed lookup and then stored (`m =
     self.cache.get(k)`, `if m is not None: return m`, ..., `self.cache[k] = m`) gets the store
