@@ -320,3 +320,22 @@ def test_judge_refuses_a_candidate_the_backend_cannot_run_even_where_head_differ
                         "message": "CompilationError: boom", "head_match": False}}
     assert judge(HEAD, cand, [NAN_BREAK], EDIT)["reason"] == (
         "outputs differ from head's eager outputs under inductor (CompilationError: boom)")
+
+
+def test_judge_uncovers_a_break_only_inside_the_skipped_frames_function():
+    """Two classes' `forward`s in one file: the first skipped whole on head; a new break in
+    the second (past the first's last line) is new, not uncovered."""
+    head = {**HEAD, "eager_frames": [{"function": "forward", "path": "pkg/net.py", "line": 10,
+                                      "end": 16}]}
+    edit = Edit(path="pkg/net.py", start_line=12, end_line=13, new_lines=1, scope_end=16)
+
+    def cand(line):
+        return {"outputs": ROWS, "phase_errors": {}, "graph_count": 3,
+                "breaks": [{**HEAD["breaks"][1], "line": 13},
+                           {"gb": "GB0059", "gb_type": "print", "path": "pkg/net.py",
+                            "line": line, "function": "forward"}]}
+
+    inside = judge(head, cand(15), [NAN_BREAK], edit)
+    assert inside["accepted"] is True and "uncovers GB0059 at pkg/net.py:15" in inside["evidence"]
+    assert judge(head, cand(40), [NAN_BREAK], edit)["reason"] == (
+        "a new graph break: GB0059 at pkg/net.py:40")

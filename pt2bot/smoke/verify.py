@@ -42,8 +42,8 @@ from pt2bot.smoke.inputs import (CaseInputs, build_inputs, build_model, compare_
 from pt2bot.smoke.location import ModelError, RepoPaths
 from pt2bot.smoke.matrix import compile_configured, measure_matrix
 from pt2bot.smoke.patch import (GUARD_KINDS, MAX_GUARD_ARGS, Edit, Injection, NotApplicable,
-                                Swap, asks_compiling, function_at, guard_patterns,
-                                injecting, patched_function)
+                                Swap, asks_compiling, enclosing_function, function_at,
+                                guard_patterns, injecting, patched_function)
 from pt2bot.smoke.timelimit import Overrun, time_limit
 from pt2bot.smoke.trace import reset_dynamo
 from pt2bot.smoke.worker import read_spec, route_logs, shape_cases
@@ -112,7 +112,8 @@ def measure_state(model: Any, cases: list[CaseInputs], eager_outs: list[Any],
                 out["graph_count"] = got.get("graph_count")
                 out["breaks"] = _breaks_summary(got)
                 out["eager_frames"] = [
-                    {k: f.get(k) for k in ("function", "path", "line")}
+                    {**{k: f.get(k) for k in ("function", "path", "line")},
+                     "end": _function_end(paths, f.get("path"), f.get("line"))}
                     for f in (got.get("graph_coverage") or {}).get("eager_frames") or ()]
             elif phase == "matrix":
                 out["recompiles"] = _recompiles_summary(
@@ -127,6 +128,22 @@ def measure_state(model: Any, cases: list[CaseInputs], eager_outs: list[Any],
             with contextlib.suppress(Exception):
                 reset_dynamo()
     return out
+
+
+def _function_end(paths: RepoPaths, path: Any, line: Any) -> int | None:
+    """The last line of the function holding `line` of the repository file `path` (a frame's
+    first line, or a resume frame's line), None when it cannot be read or found."""
+    import ast
+
+    if not isinstance(path, str) or not isinstance(line, int):
+        return None
+    try:
+        with open(os.path.join(paths.root, path), encoding="utf-8") as fh:
+            tree = ast.parse(fh.read())
+    except (OSError, UnicodeDecodeError, SyntaxError, ValueError, RecursionError):
+        return None
+    found = enclosing_function(tree, line, line)
+    return found[1].end_lineno if found is not None else None
 
 
 def _compare(expected: Any, got: Any, tolerance: Any) -> dict[str, Any]:
@@ -313,7 +330,15 @@ def _in_skipped_frame(b: Mapping[str, Any], frames: Sequence[Mapping[str, Any]],
             continue
         if fn == name or fn.startswith(f"torch_dynamo_resume_in_{name}_at_"):
             at = edit.map_line(start) if path == edit.path else start
-            if at is not None and at <= line:
+            # and not past that function's end: another class's method of the same name
+            # further down the file is other code
+            end = f.get("end")
+            if not isinstance(end, int):
+                continue
+            last = edit.map_line(end) if path == edit.path else end
+            if last is None:     # the function ends inside the edit: its new last line
+                last = edit.start_line + max(edit.new_lines, 1) - 1
+            if at is not None and at <= line <= last:
                 return True
     return False
 
