@@ -271,6 +271,9 @@ def test_the_prefix_loop_needs_its_own_lines_and_nothing_else_in_it(tmp_path):
     for text in (LOOP_TEXT.format(write="mask[i, :lengths[i]] = True\n            mask[i, 0] = False"),
                  LOOP_TEXT.replace("range(n)", "range(1, n)").format(write="mask[i, :lengths[i]] = True"),
                  LOOP_TEXT.replace("        return mask", "        else:\n            pass\n        return mask")
+                 .format(write="mask[i, :lengths[i]] = True"),
+                 # the loop's variable read after it: gone with the loop
+                 LOOP_TEXT.replace("        return mask", "        return mask[i]")
                  .format(write="mask[i, :lengths[i]] = True")):
         (tmp_path / "m.py").write_text(text)
         fs = [f for f in check_paths(str(tmp_path), ["m.py"], StaticConfig(select=("ALL",)), jobs=1)

@@ -86,6 +86,12 @@ def _prefix_mask_fixes(code: str, finding, source: str, tree: ast.Module) -> lis
     n, m, lengths = it.args[-1], target.value, bound.value
     if any(isinstance(x, ast.Name) and x.id == i for e in (n, m, lengths) for x in ast.walk(e)):
         return []
+    # the loop's variable is gone with the loop: nothing after it may read it
+    end = loop.end_lineno or loop.lineno
+    fn = next((f for f in ast.walk(tree) if isinstance(f, (ast.FunctionDef, ast.AsyncFunctionDef))
+               and f.lineno <= loop.lineno and end <= (f.end_lineno or f.lineno)), tree)
+    if any(isinstance(x, ast.Name) and x.id == i and x.lineno > end for x in ast.walk(fn)):
+        return []
     ms, count = segment(lines, m), segment(lines, n)
     text = (f"{ms}[:{count}][torch.arange({ms}.shape[1], device={ms}.device) < "
             f"{segment(lines, lengths)}[:{count}, None]] = {segment(lines, st.value)}")
