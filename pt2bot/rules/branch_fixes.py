@@ -48,7 +48,7 @@ import ast
 import re
 
 from pt2bot.rules.base import Candidate
-from pt2bot.rules.edits import (binds_torch, defined_before, enclosing_function, function_binds, indentation,
+from pt2bot.rules.edits import (BOOL_FUNCS, binds_torch, defined_before, enclosing_function, function_binds, indentation,
                                 is_elif, node_span, owns_lines, replace_spans, replace_statement, segment,
                                 source_lines, spans_string_lines, statement_at, statement_lines,
                                 with_replaced)
@@ -339,11 +339,6 @@ _NOT_TENSOR = frozenset({"item", "tolist", "size", "dim", "ndimension", "numel",
                          "is_autocast_enabled", "get_autocast_dtype"})
 # tensor attributes that are tensors themselves (`shape`, `dtype`, `device` are not)
 _TENSOR_ATTRS = frozenset({"T", "mT", "H", "mH", "real", "imag", "data"})
-# calls whose result is a bool tensor, so that `~`, `&` and `|` are its `not`, `and`, `or`
-_BOOL_CALLS = frozenset({"any", "all", "isnan", "isinf", "isfinite", "isposinf", "isneginf", "isreal",
-                         "signbit", "isclose", "eq", "ne", "lt", "le", "gt", "ge", "greater", "less",
-                         "greater_equal", "less_equal", "not_equal", "logical_and", "logical_or",
-                         "logical_not", "logical_xor"})
 
 
 def _is_tensor_annotation(ann: ast.AST | None) -> bool:
@@ -460,7 +455,7 @@ class _Tensors:
             if len(test.ops) != 1 or isinstance(test.ops[0], (ast.Is, ast.IsNot, ast.In, ast.NotIn)):
                 return None
             return segment(lines, test) if self.has(test.left) or self.has(test.comparators[0]) else None
-        if isinstance(test, ast.Call) and isinstance(test.func, ast.Attribute) and test.func.attr in _BOOL_CALLS:
+        if isinstance(test, ast.Call) and isinstance(test.func, ast.Attribute) and test.func.attr in BOOL_FUNCS:
             return segment(lines, test) if self.has(test) else None
         return None
 

@@ -58,15 +58,10 @@ import ast
 import re
 
 from pt2bot.rules.base import Candidate
-from pt2bot.rules.edits import (binds_torch, function_binds, indent_unit, indentation, is_elif,
+from pt2bot.rules.edits import (BOOL_FUNCS, binds_torch, function_binds, indent_unit, indentation, is_elif,
                                 nested, owns_lines, parents_of, replace_statement, segment,
                                 source_lines, statement_at, statement_lines)
 
-# torch functions and tensor methods whose result is a boolean tensor
-_BOOL_FUNCS = frozenset({"any", "all", "isclose", "isnan", "isinf", "isfinite", "isposinf", "isneginf",
-                         "isreal", "signbit", "logical_and", "logical_or", "logical_not", "logical_xor",
-                         "eq", "ne", "lt", "le", "gt", "ge", "greater", "greater_equal", "less",
-                         "less_equal", "not_equal"})
 # tensor methods whose result is a tensor (what a comparison with a number keeps a tensor)
 _TENSOR_METHODS = frozenset({"sum", "mean", "min", "max", "amin", "amax", "abs", "norm", "std", "var",
                              "prod", "median", "float", "double", "half", "to", "sqrt", "exp", "log",
@@ -147,7 +142,7 @@ class _Translator:
             return name not in _TORCH_SCALARS
         name = _method(node)
         if name is not None:
-            return name in _TENSOR_METHODS or name in _BOOL_FUNCS
+            return name in _TENSOR_METHODS or name in BOOL_FUNCS
         if isinstance(node, ast.BinOp):
             return self.tensor(node.left) or self.tensor(node.right)
         if isinstance(node, ast.UnaryOp) and isinstance(node.op, (ast.USub, ast.UAdd)):
@@ -194,7 +189,7 @@ class _Translator:
             if not (lt or rt):
                 raise _Untranslatable
             return f"{left} {_OPS[type(node.ops[0])]} {right}"
-        if (_torch_call(node) or _method(node)) in _BOOL_FUNCS:
+        if (_torch_call(node) or _method(node)) in BOOL_FUNCS:
             return self.text(node)
         raise _Untranslatable
 

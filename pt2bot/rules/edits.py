@@ -268,6 +268,14 @@ def defined_before(tree: ast.Module, st: ast.stmt, name: str) -> bool:
                and n.lineno < st.lineno for n in ast.walk(fn))
 
 
-__all__ = ["module_names", "replace_spans", "node_span", "parents_of", "enclosing_function", "segment", "with_replaced", "statement_lines", "is_elif", "defined_before", "source_lines", "statement_at", "owns_lines", "indentation", "indent_unit", "nested",
+# torch functions and tensor methods whose result is a tensor of truth values (a test the
+# recipes can hand to `torch.where` or `torch._assert_async` as it is)
+BOOL_FUNCS = frozenset({"any", "all", "isclose", "isnan", "isinf", "isfinite", "isposinf",
+                        "isneginf", "isreal", "signbit", "logical_and", "logical_or",
+                        "logical_not", "logical_xor", "eq", "ne", "lt", "le", "gt", "ge",
+                        "greater", "greater_equal", "less", "less_equal", "not_equal"})
+
+
+__all__ = ["BOOL_FUNCS", "module_names", "replace_spans", "node_span", "parents_of", "enclosing_function", "segment", "with_replaced", "statement_lines", "is_elif", "defined_before", "source_lines", "statement_at", "owns_lines", "indentation", "indent_unit", "nested",
            "spans_string_lines", "binds_torch", "function_binds", "replace_statement", "apply_candidate",
            "finding_statement", "guard_eager_only"]
