@@ -339,3 +339,16 @@ def test_judge_uncovers_a_break_only_inside_the_skipped_frames_function():
     assert inside["accepted"] is True and "uncovers GB0059 at pkg/net.py:15" in inside["evidence"]
     assert judge(head, cand(40), [NAN_BREAK], edit)["reason"] == (
         "a new graph break: GB0059 at pkg/net.py:40")
+
+
+def test_an_assertion_is_not_proven_on_cuda():
+    """On CUDA a failing `torch._assert_async` is a device-side assert that ends the worker's
+    CUDA context; its guard run would fire it on purpose."""
+    from pt2bot.smoke.verify import unprovable_on
+
+    cand = {"lines": ["    if torch.compiler.is_compiling():",
+                      "        torch._assert_async(torch.logical_not(t), 'bad')"]}
+    assert unprovable_on("cuda", cand).startswith("not proven on CUDA")
+    assert unprovable_on("cuda:0", cand) is not None
+    assert unprovable_on("cpu", cand) is None
+    assert unprovable_on("cuda", {"lines": ["    h = torch.nan_to_num(h)"]}) is None

@@ -13,9 +13,11 @@ becomes
 
 Dynamo reads `torch.compiler.is_compiling()` as True and traces only the assertion: one graph
 (also under `fullgraph=True`, eager backend and inductor, measured on torch 2.13), and a value
-that fails the check still raises in compiled code (a RuntimeError there, with the message
-below). In eager `is_compiling()` is False and the original test and raise run unchanged, with
-their exception type and message. Skipping the check under compile instead deletes it from
+that fails the check still stops compiled code: on CPU a RuntimeError with the message below;
+on CUDA a device-side assert, which torch documents as ending the process's CUDA context
+(`torch._assert_async` is not meant for errors a caller catches and recovers from). In eager
+`is_compiling()` is False and the original test and raise run unchanged, with their exception
+type and message. Skipping the check under compile instead deletes it from
 compiled code; `torch._assert_async` alone changes the exception eager code raises.
 
 Which code gets the edit:
@@ -48,9 +50,10 @@ it is the exception's (or the check's) name and the test's source, e.g. "ValueEr
 0).any()".
 
 Not safe: the candidate is run and compared before it is posted, with the "invalid" guard (the
-proof injects negative values, zeros, 1e3 and NaN into the function's tensor arguments and
-needs head to raise on at least one, and head and the patched code to agree on every one,
-the same exception type where either raises).
+proof injects negative values, zeros, 1e3, 1e6 and NaN into the function's tensor arguments
+and needs head to raise on at least one, and head and the patched code to agree on every one,
+the same exception type where either raises). A proof on CUDA does not run it: the compiled
+guard run would fire the device-side assert on purpose and end the worker's CUDA context.
 """
 from __future__ import annotations
 

@@ -568,11 +568,28 @@ def verify(spec: dict[str, Any], emit: Emit) -> None:
             emit({"id": cand["id"], "skipped": "an earlier candidate already fixed its target"})
             continue
         t1 = time.perf_counter()
+        refused = unprovable_on(device, cand)
+        if refused:
+            emit({"id": cand["id"], "accepted": False, "evidence": "", "s": 0.0,
+                  "reason": refused})
+            continue
         verdict = prove_candidate(cand, model, cases, head_outs, head, model_spec, run_cfg,
                                  paths, phases, limit, guard_cache, backend_cache)
         if verdict.get("accepted"):
             fixed.update(keys)
         emit({"id": cand["id"], **verdict, "s": _since(t1)})
+
+
+def unprovable_on(device: str, cand: Mapping[str, Any]) -> str | None:
+    """Why `cand` cannot be proven on `device`, if it cannot. On CUDA, a candidate asserting
+    with `torch._assert_async`: its guard run fires the assertion on purpose, and there that
+    is a device-side assert, which ends the worker's CUDA context for every candidate after
+    it."""
+    if str(device).startswith("cuda") and any(
+            "_assert_async" in str(line) for line in cand.get("lines") or ()):
+        return ("not proven on CUDA: a failing torch._assert_async is a device-side assert "
+                "that ends the proof worker's CUDA context")
+    return None
 
 
 def _since(t0: float) -> float:
@@ -671,7 +688,7 @@ def main(argv: list[str] | None = None) -> int:
     return 0
 
 
-__all__ = ["CandidateTimeout", "GUARD_WORDS", "HEAD", "RAISING_GUARDS", "guard_checks",
+__all__ = ["CandidateTimeout", "unprovable_on", "GUARD_WORDS", "HEAD", "RAISING_GUARDS", "guard_checks",
            "guard_kinds", "judge", "main", "measure_state", "prove_candidate", "verify"]
 
 
