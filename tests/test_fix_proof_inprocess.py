@@ -193,6 +193,25 @@ def test_a_dropped_branch_that_clamps_finite_values_is_refused(tmp_path, monkeyp
         "differs from head on an input with large finite values (1e6) in `x`")
 
 
+EXIT = NET.replace("        if h.sum() > 0:\n            h = h * 2\n",
+                   "        for _ in range(2):\n            if (h.abs() > 100).any():\n"
+                   "                break\n            h = h * 2\n")
+EAGER_EXIT = "            if not torch.compiler.is_compiling() and (h.abs() > 100).any():"
+
+
+def test_an_eager_only_exit_no_guard_input_takes_is_refused(tmp_path, monkeypatch):
+    """Zeros never make `h.abs() > 100`: the compiled guard runs compared code that took no
+    exit on either side, which says nothing about the edit. 1e6 takes the exit: there the
+    compiled code runs on where head broke out, and the outputs differ."""
+    proof = Proof(tmp_path, monkeypatch, EXIT)
+    never = proof.prove(BRANCH + 1, BRANCH + 1, EAGER_EXIT, guards=["zero"])
+    assert never["reason"] == ("no guard input takes the early exit, so what compiled code "
+                               "does instead was never run")
+    taken = proof.prove(BRANCH + 1, BRANCH + 1, EAGER_EXIT, guards=["large"])
+    assert taken["accepted"] is False
+    assert "compiled, where `is_compiling()` is true" in taken["reason"]
+
+
 def test_lines_past_the_swapped_function_do_not_move():
     edit = Edit.in_text("p.py", 12, 13, 1, LATER)
     assert edit.scope_end == 14

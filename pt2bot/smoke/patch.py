@@ -359,6 +359,10 @@ class Injection:
     hit: bool = False
     returns: list[Any] | None = None
     argument: str = ""
+    # `watch`: a line of the function's file (head's) to tell whether the run reached it;
+    # `reached`: whether it did (an early exit taken, say), None when not watched
+    watch: int | None = None
+    reached: bool | None = None
 
 
 @contextlib.contextmanager
@@ -397,7 +401,10 @@ def injecting(swap: Swap, injection: Injection) -> Iterator[Injection]:
                     injection.argument = (names[key] if isinstance(key, int) and key < len(names)
                                           else str(key))
                     break
-        out = fn(*new_args, **new_kwargs)
+        if injection.watch is None:
+            out = fn(*new_args, **new_kwargs)
+        else:
+            out = _watching(fn, injection, new_args, new_kwargs)
         assert injection.returns is not None
         injection.returns.append(_detached(out, torch))
         return out
@@ -413,6 +420,30 @@ def injecting(swap: Swap, injection: Injection) -> Iterator[Injection]:
         setattr(swap.owner, swap.name, current)
         for d, k, v in saved:
             d[k] = v
+
+
+def _watching(fn: Any, injection: Injection, args: list[Any], kwargs: dict[str, Any]) -> Any:
+    """`fn(*args, **kwargs)`, noting in `injection.reached` whether a line event of its file
+    hit `injection.watch` (eager only: the proof's guard runs are eager calls)."""
+    code = getattr(fn, "__code__", None)
+    filename = getattr(code, "co_filename", None)
+    if injection.reached is None:
+        injection.reached = False
+
+    def local(frame: Any, event: str, arg: Any) -> Any:
+        if event == "line" and frame.f_lineno == injection.watch:
+            injection.reached = True
+        return local
+
+    def tracer(frame: Any, event: str, arg: Any) -> Any:
+        return local if frame.f_code.co_filename == filename else None
+
+    previous = sys.gettrace()
+    sys.settrace(tracer)
+    try:
+        return fn(*args, **kwargs)
+    finally:
+        sys.settrace(previous)
 
 
 # dynamo's "am I compiling?" functions (torch.compiler.is_compiling, torch._dynamo.is_compiling,

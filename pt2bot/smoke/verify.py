@@ -179,7 +179,7 @@ def backend_check(model: Any, case: CaseInputs, expected: Any, paths: RepoPaths,
 def guard_checks(model: Any, case: CaseInputs, paths: RepoPaths, kinds: Sequence[str],
                  head_swap: Swap, cand_swap: Swap, tolerance: Any,
                  head_cache: dict[tuple[str, str, int], Any], *,
-                 compiled: bool = False) -> list[dict[str, Any]]:
+                 compiled: bool = False, watch: int | None = None) -> list[dict[str, Any]]:
     """Head and the patched code on inputs with each guarded special value, injected into
     the tensor arguments of the function the edit is in. A kind no argument can carry is
     `hit: false` (the judge then refuses the candidate).
@@ -198,9 +198,9 @@ def guard_checks(model: Any, case: CaseInputs, paths: RepoPaths, kinds: Sequence
     for kind in kinds:
         for arg in range(MAX_GUARD_ARGS):
             for pattern in guard_patterns(kind):
-                key = (kind, pattern, arg)
+                key = (kind, pattern, arg, watch)
                 if key not in head_cache:
-                    inj = Injection(kind, pattern, arg)
+                    inj = Injection(kind, pattern, arg, watch=watch)
                     with injecting(head_swap, inj), torch.no_grad():
                         result = _try_forward(model, case, paths)
                     head_cache[key] = (inj, result)
@@ -213,6 +213,7 @@ def guard_checks(model: Any, case: CaseInputs, paths: RepoPaths, kinds: Sequence
                 row: dict[str, Any] = {"kind": kind, "pattern": pattern,
                                        "argument": head_inj.argument, "hit": True,
                                        "raised": isinstance(head_out, BaseException),
+                                       "reached": head_inj.reached,
                                        **_versus(head_out, got, tolerance)}
                 if row["match"] and not isinstance(got, BaseException):
                     inner = _compare(head_inj.returns, inj.returns, tolerance)
@@ -368,6 +369,16 @@ def judge(head: Mapping[str, Any], cand: Mapping[str, Any], targets: Sequence[Ma
             args = ", ".join(dict.fromkeys(f"`{r.get('argument')}`" for r in rows))
             return no(f"head never raised on {GUARD_WORDS.get(kind, kind)} in {args}: "
                       "the check is not exercised")
+    exit_line = cand.get("exit")
+    if isinstance(exit_line, int) and cand.get("guards"):
+        # an edit of an early exit changes what compiled code does where the exit is taken:
+        # unless a guard input took it, the compiled guard runs compared nothing
+        if exit_line < 0:
+            return no("the early exit is on the `if`'s own line: whether a guard input takes "
+                      "it cannot be observed")
+        if not any(r.get("reached") for r in cand.get("guards") or ()):
+            return no("no guard input takes the early exit, so what compiled code does "
+                      "instead was never run")
     for phase, msg in (cand.get("phase_errors") or {}).items():
         if phase not in (head.get("phase_errors") or {}):
             return no(f"the {phase} pass failed on the patched model: {msg}")
@@ -580,6 +591,25 @@ def verify(spec: dict[str, Any], emit: Emit) -> None:
         emit({"id": cand["id"], **verdict, "s": _since(t1)})
 
 
+def _exit_line(original: str, edit: Edit) -> int | None:
+    """For an edit of `if <test>: break` (or `continue`, `return`), head's line of that exit
+    statement: whether a guard input takes it decides whether the compiled guard run showed
+    anything. -1 when the exit is on the `if`'s own line (no line event tells it apart); None
+    for any other edit."""
+    import ast
+
+    try:
+        tree = ast.parse(original)
+    except (SyntaxError, ValueError, RecursionError):
+        return None
+    for node in ast.walk(tree):
+        if isinstance(node, ast.If) and node.lineno == edit.start_line and len(node.body) == 1 \
+                and not node.orelse and isinstance(node.body[0], (ast.Break, ast.Continue, ast.Return)):
+            line = node.body[0].lineno
+            return -1 if line == node.lineno else line
+    return None
+
+
 def unprovable_on(device: str, cand: Mapping[str, Any]) -> str | None:
     """Why `cand` cannot be proven on `device`, if it cannot. On CUDA, a candidate asserting
     with `torch._assert_async`: its guard run fires the assertion on purpose, and there that
@@ -627,9 +657,13 @@ def prove_candidate(cand: Mapping[str, Any], model: Any, cases: list[CaseInputs]
                 measured["outputs"] = rows
                 if all(r["match"] for r in rows) and head_swap is not None:
                     cache = guard_cache.setdefault(f"{edit.path}:{head_swap.qualname}", {})
+                    compiled = asks_compiling(cand.get("lines") or (), patched)
+                    watch = _exit_line(original, edit) if compiled else None
+                    if watch is not None:
+                        measured["exit"] = watch
                     measured["guards"] = guard_checks(
                         model, cases[0], paths, kinds, head_swap, swap, model_spec.get("tolerance"),
-                        cache, compiled=asks_compiling(cand.get("lines") or (), patched))
+                        cache, compiled=compiled, watch=watch if watch and watch > 0 else None)
                 ok = all(r["match"] for r in rows) and all(
                     g.get("hit") and g.get("match") for g in measured.get("guards") or ())
                 if ok:
