@@ -244,8 +244,9 @@ def confirming_breaks(findings: Sequence[Finding], breaks: list[Pair]
 
 
 def finding_body(f: Finding, confirmed_by: list[Pair] = (), break_hints: bool = True) -> str:
-    """The comment on a finding's line; `break_hints=False` (the comment carries a verified
-    fix) leaves dynamo's generic hints out: the fix says what to write."""
+    """The comment on a finding's line; `break_hints=False` (the finding has a verified fix,
+    which the comment carries where GitHub can take its lines) leaves dynamo's generic hints
+    out: the fix says what to write."""
     rule = escape_inline(f.rule, limit=20)
     sev = "❌" if confirmed_by else severity_icon(f)
     # The condition belongs to the claim: in the first line (also what the review body lists
