@@ -206,25 +206,23 @@ def gather(targets: list[dict[str, Any]], findings: Sequence[Finding], head_root
         source = sources.get(t["path"])
         if not at and source is not None:
             at = _findings_in_statement(findings, t["path"], t["line"], source, trees)
-        reasons = []
+        directed = False    # recipes chosen by dynamo's break, not by a finding
         if not at and source is not None:
             at = break_findings(t, source, trees)
-            if not at:
-                why[i] = "no static finding on the line offers a fix"
-                continue
-            reasons.append("no static finding on the line; the recipes of "
-                           f"{', '.join(dict.fromkeys(f.rule for f in at))} (dynamo's "
-                           f"{t.get('gb')} there) have no edit for this code")
+            directed = bool(at)
         if not at:
             why[i] = "no static finding on the line offers a fix"
             continue
         if source is None:
             why[i] = f"{t['path']} cannot be read as UTF-8 text"
             continue
-        directed = bool(reasons)   # recipes chosen by dynamo's break, not by a finding
+        reasons = ["no static finding on the line; the recipes of "
+                   f"{', '.join(dict.fromkeys(f.rule for f in at))} (dynamo's "
+                   f"{t.get('gb')} there) have no edit for this code"] if directed else []
+        tree = _tree(trees, t["path"], source)    # parsed once per file, not per finding
         for f in at:
             placed.setdefault(f.fingerprint(), (f.line, f.col))
-            cands, reason = fix_candidates_explained(f, source)
+            cands, reason = fix_candidates_explained(f, source, tree)
             if reason and not directed:
                 reasons.append(reason)
             for c in cands:
@@ -285,17 +283,16 @@ def break_findings(t: Mapping[str, Any], source: str,
         return []
     # the statement that starts on the line: looked up at its first character (a position
     # past the end of a one-line statement would land on the block around it)
-    text = lines[line - 1]
-    st, _body = statement_at(tree, line, len(text.encode()) - len(text.lstrip().encode()))
+    raw = lines[line - 1]
+    st, _body = statement_at(tree, line, len(raw.encode()) - len(raw.lstrip().encode()))
     if st is None:
         return []
     header = [getattr(st, k) for k in ("test", "iter") if isinstance(getattr(st, k, None), ast.AST)]
     roots = header if header else [st]
     cols = sorted({n.col_offset for r in roots for n in ast.walk(r)
                    if isinstance(n, (ast.expr, ast.stmt)) and n.lineno == line})[:MAX_ANCHORS]
-    text = text.strip()
     return [Finding(rule=r.code, path=path, line=line, col=col, severity=r.severity,
-                    message=f"dynamo's {r.gb} here", source=text, gb=r.gb)
+                    message=f"dynamo's {r.gb} here", source=raw.strip(), gb=r.gb)
             for r in rules for col in cols]
 
 

@@ -352,3 +352,15 @@ def test_an_assertion_is_not_proven_on_cuda():
     assert unprovable_on("cuda:0", cand) is not None
     assert unprovable_on("cpu", cand) is None
     assert unprovable_on("cuda", {"lines": ["    h = torch.nan_to_num(h)"]}) is None
+
+
+def test_the_guard_kinds_are_one_list_in_the_recipes_and_the_proof():
+    """The recipes (rules, no torch) and the proof worker (smoke) each name the guard kinds;
+    the layering keeps them apart, so this keeps them the same: a kind a recipe declares is
+    one the worker injects and words."""
+    from pt2bot.rules.base import GUARDS
+    from pt2bot.smoke.patch import GUARD_KINDS, guard_patterns
+    from pt2bot.smoke.verify import GUARD_WORDS
+
+    assert GUARDS == GUARD_KINDS == tuple(GUARD_WORDS)
+    assert all(guard_patterns(k) for k in GUARDS)

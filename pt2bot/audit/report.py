@@ -94,19 +94,11 @@ def _fixes_section(report: dict[str, Any]) -> str:
     """The proof of fixes for the audit's own findings (report.json's `fixes`,
     pt2bot/fixes.py `prove_audit`): each verified fix with what was verified and its lines,
     then the breaks left without one. Nothing is posted: a maintainer applies them."""
-    fixes = report.get("fixes")
-    if not isinstance(fixes, dict):
+    proved = _proved(report)
+    if proved is None:
         return ""
-    cands = [c for c in fixes.get("candidates") or () if isinstance(c, dict)]
-    verified = [c for c in cands if c.get("verified")]
-    targets = [t for t in fixes.get("targets") or () if isinstance(t, dict)]
-    open_ = [t for t in targets if not t.get("fixed_by")]
-    parts = [f"{len(verified)} verified fix{'es' if len(verified) != 1 else ''} for "
-             f"{len(targets) - len(open_)} of {len(targets)} graph break"
-             f"{'s' if len(targets) != 1 else ''} on a line a static finding flags: each re-run "
-             "on the models before it is listed here "
-             f"({_seconds(fixes.get('spent_s'))} of the {_seconds(fixes.get('budget_s'))} "
-             "budget)."]
+    verified, open_, summary = proved
+    parts = [summary]
     for c in verified[:MAX_FIXES]:
         where = f"{c.get('path')}:{c.get('start_line')}-{c.get('end_line')}"
         lines = [str(x) for x in c.get("lines") or ()]
@@ -122,6 +114,25 @@ def _fixes_section(report: dict[str, Any]) -> str:
         parts += ["", md.details(f"{len(open_)} without a verified fix", "\n".join(
             fix_target_line(t) for t in open_[:MAX_FIXES]))]
     return "\n".join(parts)
+
+
+def _proved(report: dict[str, Any]) -> tuple[list[dict[str, Any]], list[dict[str, Any]], str] | None:
+    """report.json's `fixes` of the audit: (the verified candidates, the targets left
+    without one, one sentence counting them; numbers only), None without a proof."""
+    fixes = report.get("fixes")
+    if not isinstance(fixes, dict):
+        return None
+    cands = [c for c in fixes.get("candidates") or () if isinstance(c, dict)]
+    verified = [c for c in cands if c.get("verified")]
+    targets = [t for t in fixes.get("targets") or () if isinstance(t, dict)]
+    open_ = [t for t in targets if not t.get("fixed_by")]
+    summary = (f"{len(verified)} verified fix{'es' if len(verified) != 1 else ''} for "
+               f"{len(targets) - len(open_)} of {len(targets)} graph break"
+               f"{'s' if len(targets) != 1 else ''} on a line a static finding flags: each re-run "
+               "on the models before it is listed here "
+               f"({_seconds(fixes.get('spent_s'))} of the {_seconds(fixes.get('budget_s'))} "
+               "budget).")
+    return verified, open_, summary
 
 
 def _seconds(value: Any) -> str:
@@ -406,19 +417,11 @@ def _fixes_html(report: dict[str, Any]) -> list[str]:
     """`_fixes_section` for the page: audit.md, when cut to the issue's size, sends the
     reader here for the rest, so the verified fixes must be here too."""
     e = html_text
-    fixes = report.get("fixes")
-    if not isinstance(fixes, dict):
+    proved = _proved(report)
+    if proved is None:
         return []
-    cands = [c for c in fixes.get("candidates") or () if isinstance(c, dict)]
-    verified = [c for c in cands if c.get("verified")]
-    targets = [t for t in fixes.get("targets") or () if isinstance(t, dict)]
-    open_ = [t for t in targets if not t.get("fixed_by")]
-    out = ["<h2>Verified fixes</h2>",
-           f"<p>{len(verified)} verified fix{'es' if len(verified) != 1 else ''} for "
-           f"{len(targets) - len(open_)} of {len(targets)} graph break"
-           f"{'s' if len(targets) != 1 else ''} on a line a static finding flags, each re-run on "
-           f"the models ({e(_seconds(fixes.get('spent_s')))} of the "
-           f"{e(_seconds(fixes.get('budget_s')))} budget).</p>"]
+    verified, open_, summary = proved
+    out = ["<h2>Verified fixes</h2>", f"<p>{e(summary)}</p>"]
     if verified:
         out.append("<ul>")
         for c in verified:

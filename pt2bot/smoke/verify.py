@@ -27,6 +27,7 @@ replaced code guards against a special value, it equals head on an input with th
 from __future__ import annotations
 
 import contextlib
+import functools
 import json
 import os
 import sys
@@ -59,6 +60,11 @@ RAISING_GUARDS = frozenset({"invalid"})
 # compared. Any other backend (inductor) generates code whose numerics may differ, so an
 # accepted candidate is also run once under it.
 EAGER_KERNELS = frozenset({"eager", "aot_eager"})
+
+
+# head's runs on guard inputs, kept across the candidates that edit one function:
+# (kind, pattern, argument, watched line) -> (the Injection, the output or exception)
+GuardCache = dict[tuple[str, str, int, int | None], Any]
 
 
 class CandidateTimeout(Overrun):
@@ -133,17 +139,24 @@ def measure_state(model: Any, cases: list[CaseInputs], eager_outs: list[Any],
 def _function_end(paths: RepoPaths, path: Any, line: Any) -> int | None:
     """The last line of the function holding `line` of the repository file `path` (a frame's
     first line, or a resume frame's line), None when it cannot be read or found."""
-    import ast
-
     if not isinstance(path, str) or not isinstance(line, int):
         return None
+    tree = _parsed(os.path.join(paths.root, path))
+    found = enclosing_function(tree, line, line) if tree is not None else None
+    return found[1].end_lineno if found is not None else None
+
+
+@functools.lru_cache(maxsize=32)
+def _parsed(filename: str) -> Any:
+    """A file of the checkout parsed once per proof worker (head and every candidate's break
+    pass ask for the same files; the checkout is never written during the proof)."""
+    import ast
+
     try:
-        with open(os.path.join(paths.root, path), encoding="utf-8") as fh:
-            tree = ast.parse(fh.read())
+        with open(filename, encoding="utf-8") as fh:
+            return ast.parse(fh.read())
     except (OSError, UnicodeDecodeError, SyntaxError, ValueError, RecursionError):
         return None
-    found = enclosing_function(tree, line, line)
-    return found[1].end_lineno if found is not None else None
 
 
 def _compare(expected: Any, got: Any, tolerance: Any) -> dict[str, Any]:
@@ -178,7 +191,7 @@ def backend_check(model: Any, case: CaseInputs, expected: Any, paths: RepoPaths,
 
 def guard_checks(model: Any, case: CaseInputs, paths: RepoPaths, kinds: Sequence[str],
                  head_swap: Swap, cand_swap: Swap, tolerance: Any,
-                 head_cache: dict[tuple[str, str, int], Any], *,
+                 head_cache: GuardCache, *,
                  compiled: bool = False, watch: int | None = None) -> list[dict[str, Any]]:
     """Head and the patched code on inputs with each guarded special value, injected into
     the tensor arguments of the function the edit is in. A kind no argument can carry is
@@ -571,7 +584,7 @@ def verify(spec: dict[str, Any], emit: Emit) -> None:
         return
     emit({"id": HEAD, "ok": True, "s": _since(t0), "graph_count": head.get("graph_count")})
     fixed: set[str] = set()
-    guard_cache: dict[str, dict[tuple[str, str, int], Any]] = {}
+    guard_cache: dict[str, GuardCache] = {}
     backend_cache: dict[str, Any] = {}
     for cand in cands:
         keys = [str(k) for k in cand.get("target_keys") or ()]
@@ -629,7 +642,7 @@ def _since(t0: float) -> float:
 def prove_candidate(cand: Mapping[str, Any], model: Any, cases: list[CaseInputs],
                     head_outs: list[Any], head: dict[str, Any], model_spec: dict[str, Any],
                     run_cfg: dict[str, Any], paths: RepoPaths, phases: Sequence[str],
-                    limit: float | None, guard_cache: dict[str, dict[tuple[str, str, int], Any]],
+                    limit: float | None, guard_cache: dict[str, GuardCache],
                     backend_cache: dict[str, Any] | None = None) -> dict[str, Any]:
     """One candidate (a spec's `candidates[]` item) put in place, measured and judged against
     `head` (what `measure_state` gave for head's model): the verdict `{accepted, reason,
