@@ -1169,6 +1169,36 @@ def make_inputs(batch: int):
 ''',
         "inputs": "{entry: replay_model:make_inputs}",
     },
+    "fms_rotary_item": {
+        "project": ("foundation-model-stack/foundation-model-stack", "Apache-2.0"), "sha": "500fa64c",
+        "path": "fms/modules/positions.py", "whole": True, "functions": [], "kept": "the whole file",
+        "left_out": "nothing of this file; the commit's other files (llama.py's `update_cacheable_data`, "
+                    "which fills the rotation cache before the compiled call, generation.py's call of it, "
+                    "the distributed strategy and a script) are not replayed: the replay's model fills the "
+                    "cache in __init__",
+        "model": '''from fms.modules.positions import RotaryEmbedding
+
+
+class Replay(nn.Module):
+    """Rotary position embeddings on an attention's queries and keys (2 heads of 8), with the rotation
+    cache filled before the call, as LLaMA.update_cacheable_data does at this commit."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.q = nn.Linear(8, 16)
+        self.k = nn.Linear(8, 16)
+        self.rot_emb = RotaryEmbedding(8, max_seq_len=16)
+        self.rot_emb.compute_freqs_cis(torch.device("cpu"), 16)
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        b, s, _ = x.shape
+        q = self.q(x).view(b, s, 2, 8).transpose(1, 2)
+        k = self.k(x).view(b, s, 2, 8).transpose(1, 2)
+        q, k = self.rot_emb.adjusted_qk(q, k)
+        return (q @ k.transpose(-1, -2)).softmax(-1)
+''',
+        "inputs": "[{name: x, shape: [batch, 6, 8]}]",
+    },
 }
 for _case in HELD_OUT_2.values():
     _case["set"] = "held-out-2"
