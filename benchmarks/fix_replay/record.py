@@ -1199,6 +1199,58 @@ class Replay(nn.Module):
 ''',
         "inputs": "[{name: x, shape: [batch, 6, 8]}]",
     },
+    "physicsnemo_function_spec": {
+        "project": ("NVIDIA/physicsnemo", "Apache-2.0"), "sha": "72c26022d",
+        "path": "physicsnemo/core/function_spec.py", "functions": ["Implementation", "FunctionSpec"],
+        "left_out": "nothing of the two classes (the whole rest of the file); the import of "
+                    "physicsnemo.core.version_check.check_version_spec is a stand-in that raises (only a "
+                    "registration with a versioned requirement calls it; the replay's has none)",
+        "preamble": '''from __future__ import annotations
+
+import importlib
+import importlib.util
+import inspect
+import re
+import warnings
+from dataclasses import dataclass
+from typing import Any, Callable, Dict, Iterable, Sequence, Tuple
+
+import torch
+from packaging.requirements import Requirement
+
+
+def check_version_spec(distribution_name: str, spec: str = "0.0.0", *, error_msg=None,
+                       hard_fail: bool = False) -> bool:
+    # stand-in for physicsnemo.core.version_check.check_version_spec (not called by the replay)
+    raise NotImplementedError("the replay registers no versioned requirement")
+''',
+        "model": '''from physicsnemo.core.function_spec import FunctionSpec
+
+
+class ScaledSilu(FunctionSpec):
+    """A functional with a PyTorch implementation registered, as physicsnemo's functionals are
+    defined (a FunctionSpec subclass, dispatched by `make_function`'s wrapper)."""
+
+    @FunctionSpec.register(name="torch", rank=1, baseline=True)
+    def torch_forward(x: torch.Tensor, scale: float) -> torch.Tensor:
+        return torch.nn.functional.silu(x) * scale
+
+
+scaled_silu = ScaledSilu.make_function("scaled_silu")
+
+
+class Replay(nn.Module):
+    """A linear layer followed by a dispatched functional."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.lin = nn.Linear(4, 4)
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        return scaled_silu(self.lin(x), 2.0)
+''',
+        "inputs": "[{name: x, shape: [batch, 4]}]",
+    },
 }
 for _case in HELD_OUT_2.values():
     _case["set"] = "held-out-2"
