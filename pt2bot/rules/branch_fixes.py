@@ -41,6 +41,18 @@ In the order they are offered (most likely to be the author's intent first):
    inputs that take the exit (pt2bot/smoke/verify.py `guard_checks`): what the test reads, and
    zeros for `.all()` or a test with nothing special in it (`_exit_guards`).
 
+Two more shapes reach these recipes: an `and` test whose other parts are Python tests (`if
+signed and torch.rand(()) <= 0.5:`), which stay an `if` around the edit of the tensor test
+(`_python_part_fixes`), and an `if`/`elif` dispatch on one value over distinct constants, which
+becomes one `torch.where` a case (`_dispatch_fixes`, rank 1). `x op= v` is a side `x op v`.
+What gets no edit, and why (seen on the real-code benchmark): a `while` whose number of
+iterations depends on the values (kornia's canny hysteresis); a random draw that decides
+whether more random draws and Python code run (torchvision's RandomErasing, RandomPerspective,
+AutoAugment's policies, v2's `if torch.rand(1) >= self.p: return inputs`): computing that
+branch always changes the random stream every later draw reads; and a branch on a draw whose
+result must stay a Python number (`magnitude *= -1` after `magnitude = float(...)`, passed to
+`F.rotate`): a tensor there breaks the graph again, or fails, further on.
+
 A conditional expression `a if cond else b` becomes `torch.where(cond, a, b)`. Everything else
 (`while`, branches of several statements) stays the rule's text.
 """

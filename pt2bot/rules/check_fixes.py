@@ -22,7 +22,9 @@ compiled code; `torch._assert_async` alone changes the exception eager code rais
 
 Which code gets the edit:
 - `if <test>: raise E(...)` with no `else`, and a chain of such `elif <test>: raise ...`
-  (every link raises, none has an `else`): one assertion per link, in order;
+  (every link raises, none has an `else`): one assertion per link, in order; assignments to
+  local names before the `raise` (monai's `wrong_dims = ...`, for the message) stay in the
+  eager branch with it;
 - `CHECK(<test>, msg)` as a statement, where the callee's name says it is a check (contains
   "check" or "assert", any case) and is not torch's (`torch._check` traces already), with at
   most a message besides the test (a string: `assert_equal(a, b)` is not a check of `a`):

@@ -167,6 +167,17 @@ class DynamicOutputShape(Rule):
     written once more only when it is a name or a comparison without calls, which has no side
     effect). It assumes the mask has `x`'s shape; a mask over leading dimensions, a reduction
     over one dimension, `masked_select` and the index ops stay text.
+    Fix offered (not safe) for a selection into a name, `v = x[mask]`, whose every later read
+    in the statements after it in its block is such a reduction (`v.sum()`, `v.float().mean()`),
+    also of a slice with constant bounds (torchvision's equalize: `nonzero_hist = hist[hist !=
+    0]` ... `nonzero_hist[:-1].sum()`): each reduction computed over `x` with the mask, the
+    selection gone; a slice keeps the entries whose rank among the selected (counted in
+    `x[mask]`'s row-major order, `mask.flatten().cumsum(0)`) is in it, into a fresh local
+    `kept`. The mask goes into a fresh local first unless it is a name, and `x` into `v` unless
+    it is a name; nothing between may rebind or write into them, and `v` is not rebound after.
+    A selection that leaves the function or feeds anything else (a sort, a loss function of
+    another file, a returned value whose size is the data's) has no static-shape form and stays
+    text.
     Fix offered (not safe) for a masked write that reads through the mask, `x[m] = y[m]` and
     `x[m] += v` (any arithmetic operator): the same values written in place with static shapes,
     `x.copy_(torch.where(m, y, x))` / `x.copy_(torch.where(m, x + v, x))`; second, for a mask
