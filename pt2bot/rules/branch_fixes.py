@@ -64,7 +64,7 @@ import re
 from pt2bot.rules.base import Candidate
 from pt2bot.rules.edits import (BIN_OPS, BOOL_FUNCS, binds_torch, defined_before, enclosing_function, fresh_name,
                                 function_binds, identifiers, indent_unit, indentation, is_elif, node_span, owns_lines,
-                                pure, replace_spans, replace_statement, segment, source_lines, spans_string_lines,
+                                parameter_names, pure, replace_spans, replace_statement, segment, source_lines, spans_string_lines,
                                 statement_at, statement_lines, with_replaced)
 
 # the transforms that leave ordinary values alone, and the in-place forms of each
@@ -497,10 +497,7 @@ def _local_value(tree: ast.Module, st: ast.stmt, name: str) -> bool:
     a tensor by `torch.where` reaches code that needs a number, torchvision's `magnitude *= -1`
     before `F.rotate(img, magnitude)`)."""
     fn = enclosing_function(tree, st)
-    if fn is None:
-        return False
-    args = fn.args
-    if name in [a.arg for a in args.posonlyargs + args.args + args.kwonlyargs]:
+    if fn is None or name in parameter_names(fn):
         return False
     bound = [n for n in ast.walk(fn) if isinstance(n, ast.Assign) and n.lineno < st.lineno
              and any(isinstance(t, ast.Name) and t.id == name for t in n.targets)]

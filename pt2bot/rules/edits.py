@@ -256,13 +256,18 @@ def enclosing_function(tree: ast.Module, st: ast.stmt) -> ast.FunctionDef | ast.
     return max(fns, key=lambda f: f.lineno) if fns else None
 
 
+def parameter_names(fn: ast.FunctionDef | ast.AsyncFunctionDef) -> list[str]:
+    """The names of `fn`'s parameters, `*args` and `**kwargs` left out."""
+    args = fn.args
+    return [a.arg for a in args.posonlyargs + args.args + args.kwonlyargs]
+
+
 def defined_before(tree: ast.Module, st: ast.stmt, name: str) -> bool:
     """Whether `name` is a parameter of the function around `st` or assigned in it before `st`."""
     fn = enclosing_function(tree, st)
     if fn is None:
         return False
-    args = fn.args
-    if name in [a.arg for a in args.posonlyargs + args.args + args.kwonlyargs]:
+    if name in parameter_names(fn):
         return True
     return any(isinstance(n, ast.Name) and n.id == name and isinstance(n.ctx, ast.Store)
                and n.lineno < st.lineno for n in ast.walk(fn))
@@ -313,6 +318,6 @@ def fresh_name(taken: set[str], base: str) -> str:
     return name
 
 
-__all__ = ["BOOL_FUNCS", "BIN_OPS", "pure", "identifiers", "fresh_name", "module_names", "replace_spans", "node_span", "parents_of", "enclosing_function", "segment", "with_replaced", "statement_lines", "is_elif", "defined_before", "source_lines", "statement_at", "owns_lines", "indentation", "indent_unit", "nested",
+__all__ = ["BOOL_FUNCS", "BIN_OPS", "parameter_names", "pure", "identifiers", "fresh_name", "module_names", "replace_spans", "node_span", "parents_of", "enclosing_function", "segment", "with_replaced", "statement_lines", "is_elif", "defined_before", "source_lines", "statement_at", "owns_lines", "indentation", "indent_unit", "nested",
            "spans_string_lines", "binds_torch", "function_binds", "replace_statement", "apply_candidate",
            "finding_statement", "guard_eager_only"]
