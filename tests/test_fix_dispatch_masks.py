@@ -232,6 +232,43 @@ def test_a_selection_read_in_an_earlier_pass_of_its_loop_gets_none(tmp_path):
     assert fs and all(fix_candidates(f, src) == [] for f in fs)
 
 
+# --------------------------------------------------------------------------- repeat_interleave
+
+INTERLEAVE = """\
+import torch
+
+
+@torch.compile
+def ids(x: torch.Tensor, seqs):
+    patch_counts = [s.shape[0] for s in seqs]
+    image_ids = torch.repeat_interleave(
+        torch.arange(len(seqs)),
+        torch.tensor(patch_counts, device=x.device)
+    )
+    return x + image_ids
+"""
+
+
+def test_repeats_made_of_python_numbers_give_the_output_size(tmp_path):
+    src, cands = cands_at(tmp_path, INTERLEAVE, "PTC304", 7)
+    (c,) = cands
+    assert (c.start_line, c.end_line) == (7, 10)
+    assert c.lines[2] == "        torch.tensor(patch_counts, device=x.device), output_size=sum(patch_counts)"
+    fixed(src, c)
+
+
+@pytest.mark.parametrize("old,new", [
+    ("device=x.device)\n", "device=x.device), output_size=n\n"),              # given already
+    ("torch.tensor(patch_counts, device=x.device)", "x.long()"),               # repeats of a tensor's values
+    ("torch.tensor(patch_counts, device=x.device)",
+     "torch.tensor([s.shape[0] for s in seqs])"),                              # not a name: it would run twice
+])
+def test_repeats_not_made_of_a_named_list_get_no_output_size(tmp_path, old, new):
+    assert old in INTERLEAVE
+    src, fs = findings_in(tmp_path, INTERLEAVE.replace(old, new), "PTC304")
+    assert [c for f in fs for c in fix_candidates(f, src)] == []
+
+
 # --------------------------------------------------------------------------- the proof loop
 
 NET = """\
@@ -279,8 +316,15 @@ class Hist(nn.Module):
         nonzero = h[h != 0]
         step = nonzero[:-1].sum() / 255
         return h * step + nonzero.mean()
+
+
+class Ids(nn.Module):
+    def forward(self, x):
+        counts = [1, 2, x.shape[1]]
+        ids = torch.repeat_interleave(torch.arange(len(counts)), torch.tensor(counts))
+        return x * ids.float().mean()
 """
-SIGN_LINE, DISPATCH_LINE, SELECT_LINE = 14, 30, 42
+SIGN_LINE, DISPATCH_LINE, SELECT_LINE, IDS_LINE = 14, 30, 42, 50
 
 CONFIG = """\
 version: 1
@@ -290,6 +334,8 @@ models:
   - {name: jitter, entry: "pkg.net:Jitter", inputs: [{name: x, shape: [batch, 8]}], shapes: {batch: [2]},
      export: false, timeout_s: 60}
   - {name: hist, entry: "pkg.net:Hist", inputs: [{name: x, shape: [batch, 8]}], shapes: {batch: [2, 4]},
+     export: false, timeout_s: 60}
+  - {name: ids, entry: "pkg.net:Ids", inputs: [{name: x, shape: [batch, 8]}], shapes: {batch: [2, 4]},
      export: false, timeout_s: 60}
 run: {backend: eager, latency: false, timeout_s: 120}
 fixes: {budget_s: 240}
@@ -326,6 +372,7 @@ def test_the_loop_verifies_the_recipes_and_refuses_the_wrong_variants(tmp_path):
     sign = fix_candidates(by_line[SIGN_LINE], NET)[0]
     dispatch = next(c for c in fix_candidates(by_line[DISPATCH_LINE], NET) if c.title == DISPATCH)
     (select,) = fix_candidates(by_line[SELECT_LINE], NET)
+    (sized,) = fix_candidates(by_line[IDS_LINE], NET)
     assert select.lines[-1] == "        return h * step + (torch.where(mask, h, 0).sum() / mask.sum())"
     runs = {
         "aug": [
@@ -358,6 +405,13 @@ def test_the_loop_verifies_the_recipes_and_refuses_the_wrong_variants(tmp_path):
              SELECT_LINE, "GB0036"),
             ("select", select, SELECT_LINE, "GB0036"),
         ],
+        "ids": [
+            # another output size: torch refuses it
+            ("ids-wrong-size", _wrong(IDS_LINE, IDS_LINE, [
+                "        ids = torch.repeat_interleave(torch.arange(len(counts)), torch.tensor(counts), "
+                "output_size=len(counts))"]), IDS_LINE, "GB0036"),
+            ("ids", sized, IDS_LINE, "GB0036"),
+        ],
     }
     config = build_config(CONFIG, str(root / "pt2bot.yml"))
     setting = ProofSetting(config=config, changeset=None, root=str(root), head_sha=None,
@@ -368,7 +422,7 @@ def test_the_loop_verifies_the_recipes_and_refuses_the_wrong_variants(tmp_path):
             setting, config.model(model), None,
             [(_proposal(cid, cand), [_target(model, line, gb)]) for cid, cand, line, gb in items],
             str(root), time.monotonic() + 240, str(tmp_path / model)))
-    for cid in ("sign", "dispatch", "select"):
+    for cid in ("sign", "dispatch", "select", "ids"):
         assert verdicts[cid]["accepted"] is True, (cid, verdicts[cid])
     assert "equal with an empty mask" in verdicts["select"]["evidence"], verdicts["select"]
     assert verdicts["sign-folded"]["accepted"] is False
@@ -379,3 +433,5 @@ def test_the_loop_verifies_the_recipes_and_refuses_the_wrong_variants(tmp_path):
     for cid in ("select-mean-all", "select-no-slice"):
         assert verdicts[cid]["accepted"] is False
         assert verdicts[cid]["reason"].startswith("outputs differ from head's"), (cid, verdicts[cid])
+    assert verdicts["ids-wrong-size"]["accepted"] is False
+    assert "raised RuntimeError" in verdicts["ids-wrong-size"]["reason"], verdicts["ids-wrong-size"]

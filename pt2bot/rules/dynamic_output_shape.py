@@ -178,6 +178,10 @@ class DynamicOutputShape(Rule):
     A selection that leaves the function or feeds anything else (a sort, a loss function of
     another file, a returned value whose size is the data's) has no static-shape form and stays
     text.
+    Fix offered (not safe) for `torch.repeat_interleave(x, torch.tensor(counts))` (and the
+    method), the repeats made of a name's Python numbers (vit-pytorch's NaViT): the output's
+    length, `output_size=sum(counts)`, which torch then need not read from the data (no break
+    on torch 2.13). Wrong where `counts` is not those numbers: torch raises on the mismatch.
     Fix offered (not safe) for a masked write that reads through the mask, `x[m] = y[m]` and
     `x[m] += v` (any arithmetic operator): the same values written in place with static shapes,
     `x.copy_(torch.where(m, y, x))` / `x.copy_(torch.where(m, x + v, x))`; second, for a mask
@@ -198,7 +202,8 @@ class DynamicOutputShape(Rule):
     def fixes(cls, finding, source, tree):
         return _masked_reduction_fixes(cls.code, finding, source, tree) or \
             _masked_values_fixes(cls.code, finding, source, tree) or \
-            _masked_store_fixes(cls.code, finding, source, tree)
+            _masked_store_fixes(cls.code, finding, source, tree) or \
+            _output_size_fixes(cls.code, finding, source, tree)
 
     def check(self, ctx, node):
         if isinstance(node, ast.AugAssign):
@@ -493,3 +498,36 @@ def _masked_store_fixes(code: str, finding, source: str, tree: ast.Module) -> li
             [f"{indent}{x}.copy_(torch.where({a}.reshape({a}.shape + (1,) * ({x}.dim() - {a}.dim())), {new}, {x}))"],
             title + ", the mask over the leading dimensions", safe=False, rank=1))
     return out
+
+
+def _output_size_fixes(code: str, finding, source: str, tree: ast.Module) -> list[Candidate]:
+    """`torch.repeat_interleave(x, torch.tensor(counts))` (or `x.repeat_interleave(...)`),
+    the repeats a tensor made of a name's Python numbers (vit-pytorch's NaViT: `patch_counts =
+    [seq.shape[0] for seq in sequences]`): the output's length is `sum(counts)`, known in
+    Python, and `output_size=` tells torch so (measured on torch 2.13: no break). Where
+    `counts` is not those numbers (one count broadcast over `x`, a tensor), torch raises on
+    the mismatch and the proof refuses it."""
+    st, _, lines = finding_statement(finding, source, tree)
+    if st is None or not binds_torch(tree) or function_binds(tree, st, "torch"):
+        return []
+    call = next((n for n in ast.walk(st) if isinstance(n, ast.Call) and isinstance(n.func, ast.Attribute)
+                 and n.func.attr == "repeat_interleave" and (n.lineno, n.col_offset) == (finding.line, finding.col)),
+                None)
+    if call is None or any(k.arg in ("output_size", None) for k in call.keywords) or \
+            any(isinstance(a, ast.Starred) for a in call.args):
+        return []
+    torch_fn = isinstance(call.func.value, ast.Name) and call.func.value.id == "torch"
+    given = [k.value for k in call.keywords if k.arg == "repeats"]
+    repeats = (given or call.args[1 if torch_fn else 0:][:1] or [None])[0]
+    if not (isinstance(repeats, ast.Call) and isinstance(repeats.func, ast.Attribute)
+            and isinstance(repeats.func.value, ast.Name) and repeats.func.value.id == "torch"
+            and repeats.func.attr in ("tensor", "as_tensor") and repeats.args
+            and isinstance(repeats.args[0], ast.Name)):
+        return []
+    counts = repeats.args[0].id
+    last = max([*call.args, *(k.value for k in call.keywords)], key=lambda n: (n.end_lineno, n.end_col_offset))
+    at = (last.end_lineno or last.lineno, last.end_col_offset or 0)
+    new = replace_spans(lines, st.lineno, st.end_lineno or st.lineno, [(at, at, f", output_size=sum({counts})")])
+    return [replace_statement(code, finding.path, st, new,
+                              f"give `repeat_interleave` its output size, `sum({counts})`, from the Python numbers "
+                              "its repeats are made of", safe=False)]
