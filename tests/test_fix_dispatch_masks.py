@@ -40,7 +40,8 @@ import torch.nn.functional as F
 
 
 @torch.compile
-def jitter(img: torch.Tensor, b, c):
+def jitter(x: torch.Tensor, b, c):
+    img = x + 0
     fn_idx = torch.randperm(3)
     for fn_id in fn_idx:
         if fn_id == 0 and b is not None:
@@ -51,12 +52,13 @@ def jitter(img: torch.Tensor, b, c):
             img *= 2
     return img
 """
+assert JITTER.count("img *= 2") == 1
 
 
 def test_a_dispatch_over_distinct_constants_selects_each_case_in_order(tmp_path):
-    src, cands = cands_at(tmp_path, JITTER, "PTC201", 9)
+    src, cands = cands_at(tmp_path, JITTER, "PTC201", 10)
     (c,) = [c for c in cands if c.title == DISPATCH]
-    assert (c.start_line, c.end_line, c.rank) == (9, 14, 1)
+    assert (c.start_line, c.end_line, c.rank) == (10, 15, 1)
     assert c.lines == (
         "        if b is not None:",
         "            img = torch.where(fn_id == 0, F.relu(img) * b, img)",
@@ -76,6 +78,7 @@ def test_a_dispatch_over_distinct_constants_selects_each_case_in_order(tmp_path)
     ("fn_id == 1 and c is not None", "fn_id == 1 and img is not None"),   # a test reads the name rebound
     ("elif fn_id == 2", "elif fn_idx[0] == 2"),                # another tested value
     ("img *= 2", "out = img * 2"),                             # another name
+    ("def jitter(x: torch.Tensor, b, c):\n    img = x + 0", "def jitter(img: torch.Tensor, b, c):"),   # `img *= 2` writes into the caller's tensor
 ])
 def test_what_is_no_dispatch_gets_none(tmp_path, old, new):
     assert old in JITTER

@@ -64,8 +64,8 @@ import re
 from pt2bot.rules.base import Candidate
 from pt2bot.rules.edits import (BIN_OPS, BOOL_FUNCS, binds_torch, defined_before, enclosing_function, fresh_name,
                                 function_binds, identifiers, indent_unit, indentation, is_elif, node_span, owns_lines,
-                                parameter_names, pure, replace_spans, replace_statement, segment, source_lines, spans_string_lines,
-                                statement_at, statement_lines, with_replaced)
+                                parameter_names, pure, replace_spans, replace_statement, segment, source_lines,
+                                spans_string_lines, statement_at, statement_lines, with_replaced)
 
 # the transforms that leave ordinary values alone, and the in-place forms of each
 _NAN = frozenset({"nan_to_num"})
@@ -352,7 +352,7 @@ def _dispatch_fixes(code, finding, st: ast.If, tree, lines) -> list[Candidate]:
     selects its value, from the name's value before, as head's chain does; the others compute
     theirs and leave the name as it was. Not where a value draws random numbers or writes in
     place (it now runs where it did not), nor where a test reads the name (it is rebound
-    between the tests now)."""
+    between the tests now); `x op= v` as for one `if` (`_local_value`)."""
     links, link = [], st
     while True:
         links.append(link)
@@ -374,7 +374,8 @@ def _dispatch_fixes(code, finding, st: ast.If, tree, lines) -> list[Candidate]:
         s = link.body[0]
         if isinstance(s, ast.Assign) and len(s.targets) == 1 and isinstance(s.targets[0], ast.Name):
             target, value = s.targets[0].id, s.value
-        elif isinstance(s, ast.AugAssign) and isinstance(s.target, ast.Name) and type(s.op) in BIN_OPS:
+        elif isinstance(s, ast.AugAssign) and isinstance(s.target, ast.Name) and type(s.op) in BIN_OPS and \
+                _local_value(tree, st, s.target.id):
             target, value = s.target.id, s
         else:
             return []
