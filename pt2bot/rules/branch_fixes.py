@@ -41,6 +41,18 @@ In the order they are offered (most likely to be the author's intent first):
    inputs that take the exit (pt2bot/smoke/verify.py `guard_checks`): what the test reads, and
    zeros for `.all()` or a test with nothing special in it (`_exit_guards`).
 
+Two more shapes reach these recipes: an `and` test whose other parts are Python tests (`if
+signed and torch.rand(()) <= 0.5:`), which stay an `if` around the edit of the tensor test
+(`_python_part_fixes`), and an `if`/`elif` dispatch on one value over distinct constants, which
+becomes one `torch.where` a case (`_dispatch_fixes`, rank 1). `x op= v` is a side `x op v`.
+What gets no edit, and why (seen on the real-code benchmark): a `while` whose number of
+iterations depends on the values (kornia's canny hysteresis); a random draw that decides
+whether more random draws and Python code run (torchvision's RandomErasing, RandomPerspective,
+AutoAugment's policies, v2's `if torch.rand(1) >= self.p: return inputs`): computing that
+branch always changes the random stream every later draw reads; and a branch on a draw whose
+result must stay a Python number (`magnitude *= -1` after `magnitude = float(...)`, passed to
+`F.rotate`): a tensor there breaks the graph again, or fails, further on.
+
 A conditional expression `a if cond else b` becomes `torch.where(cond, a, b)`. Everything else
 (`while`, branches of several statements) stays the rule's text.
 """
@@ -50,10 +62,10 @@ import ast
 import re
 
 from pt2bot.rules.base import Candidate
-from pt2bot.rules.edits import (BOOL_FUNCS, binds_torch, defined_before, enclosing_function, function_binds, indentation,
-                                is_elif, node_span, owns_lines, replace_spans, replace_statement, segment,
-                                source_lines, spans_string_lines, statement_at, statement_lines,
-                                with_replaced)
+from pt2bot.rules.edits import (BIN_OPS, BOOL_FUNCS, binds_torch, defined_before, enclosing_function, fresh_name,
+                                function_binds, identifiers, indent_unit, indentation, is_elif, node_span, owns_lines,
+                                parameter_names, pure, replace_spans, replace_statement, segment, source_lines,
+                                spans_string_lines, statement_at, statement_lines, with_replaced)
 
 # the transforms that leave ordinary values alone, and the in-place forms of each
 _NAN = frozenset({"nan_to_num"})
@@ -178,6 +190,10 @@ def _sides(st: ast.If, body: list[ast.stmt], tree: ast.Module, lines: list[str])
     if len(st.body) != 1:
         return None
     (then,) = st.body
+    if isinstance(then, ast.AugAssign) and isinstance(then.target, ast.Name) and type(then.op) in BIN_OPS \
+            and not st.orelse and _local_value(tree, st, then.target.id):
+        # `x op= v` is `x = x op v` (the value the `then` node stands for; `_side_text`)
+        return "assign", then.target.id, then, then.target, st
     if isinstance(then, ast.Assign) and len(then.targets) == 1 and isinstance(then.targets[0], ast.Name):
         target = then.targets[0]
         if not st.orelse:
@@ -242,8 +258,152 @@ def _if_fixes(code, finding, st: ast.If, body, tree, lines) -> list[Candidate]:
     if is_elif(lines, st):
         return []
     out = _branch_fixes(code, finding, st, body, tree, lines) if _is_value(st.test) else []
-    return out + chain_fixes(code, finding, st, body, tree, lines) + \
+    return out + _python_part_fixes(code, finding, st, body, tree, lines) + \
+        _dispatch_fixes(code, finding, st, tree, lines) + chain_fixes(code, finding, st, body, tree, lines) + \
         _eager_exit_fixes(code, finding, st, tree, lines)
+
+
+# --------------------------------------------------------------------------- Python parts of a test
+
+_PYTHON_CALLS = frozenset({"isinstance", "issubclass", "hasattr", "callable"})
+
+
+def _python_test(node: ast.AST) -> bool:
+    """A test that is surely a Python bool, whatever its operands are: `x is None`, `x is not
+    None`, a comparison with a string (`classes == "present"`), `isinstance(...)`,
+    `hasattr(...)`, `callable(...)`, and `not` of those."""
+    if isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.Not):
+        return _python_test(node.operand)
+    if isinstance(node, ast.Compare):
+        return all(isinstance(op, (ast.Is, ast.IsNot)) for op in node.ops) or any(
+            isinstance(c, ast.Constant) and isinstance(c.value, str) for c in [node.left, *node.comparators])
+    return isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id in _PYTHON_CALLS
+
+
+def _test_text(lines: list[str], parts: list[ast.AST]) -> str:
+    """`parts` joined with `and` (each bracketed where `and` would bind tighter)."""
+    return " and ".join(f"({segment(lines, p)})" if isinstance(p, (ast.BoolOp, ast.IfExp, ast.NamedExpr, ast.Lambda))
+                        else segment(lines, p) for p in parts)
+
+
+def _python_part_fixes(code, finding, st: ast.If, body, tree, lines) -> list[Candidate]:
+    """`if flag and <tensor test>: <one statement>` (no `else`) -> `if flag:` around the
+    recipes' edit of `if <tensor test>: <statement>`. The parts before the tensor test are the
+    ones the rule did not find to be tensors (`signed` in torchvision's `if signed and
+    torch.rand(()) <= 0.5:`); a part after it must be surely a Python bool (`_python_test`),
+    and the tensor test then without a random draw or an in-place write: it is evaluated after
+    that part now, so not at all where that part is false."""
+    test = st.test
+    if st.orelse or not (isinstance(test, ast.BoolOp) and isinstance(test.op, ast.And)) or spans_string_lines(st):
+        return []
+    at = (finding.line, finding.col)
+    k = next((i for i, v in enumerate(test.values) if _inside(v, at)), None)
+    if k is None or not _is_value(test.values[k]):
+        return []
+    tensor, python = test.values[k], test.values[:k] + test.values[k + 1:]
+    after = test.values[k + 1:]
+    if not all(_python_test(v) for v in after) or (after and not _side_effect_free(tensor)) or \
+            (after and _RANDOM.search(segment(lines, tensor))):
+        return []
+    inner = ast.If(test=tensor, body=st.body, orelse=[])
+    ast.copy_location(inner, st)
+    inner.end_lineno, inner.end_col_offset = st.end_lineno, st.end_col_offset
+    indent = indentation(lines, st)
+    unit = indent_unit(indent)
+    out = []
+    for c in _branch_fixes(code, finding, inner, [inner if s is st else s for s in body], tree, lines):
+        if c.start_line != st.lineno:
+            continue
+        new = [f"{indent}if {_test_text(lines, python)}:"] + [unit + ln if ln.strip() else ln for ln in c.lines]
+        # the statements after the `if` that the edit replaced too (a `return` that follows)
+        new += lines[(st.end_lineno or st.lineno):c.end_line]
+        out.append(Candidate(code=c.code, path=c.path, start_line=c.start_line, end_line=c.end_line,
+                             lines=tuple(new), title=c.title + "; the Python part of the test stays an `if`",
+                             safe=False, guards=c.guards, rank=c.rank))
+    return out
+
+
+# --------------------------------------------------------------------------- dispatch on a value
+
+def _case(node: ast.AST, lines: list[str]) -> tuple[str, object, ast.Compare, list[ast.AST]] | None:
+    """(the tested expression's text, the constant, the comparison, the other parts) of a
+    link's test `e == K`, or `e == K` and Python tests (`_python_test`) joined by `and` (K an
+    int or a string), else None."""
+    parts = node.values if isinstance(node, ast.BoolOp) and isinstance(node.op, ast.And) else [node]
+    cases = [p for p in parts if isinstance(p, ast.Compare) and len(p.ops) == 1 and isinstance(p.ops[0], ast.Eq)]
+    if len(cases) != 1:
+        return None
+    (cmp,) = cases
+    rest = [p for p in parts if p is not cmp]
+    if not all(_python_test(p) for p in rest):
+        return None
+    for e, k in ((cmp.left, cmp.comparators[0]), (cmp.comparators[0], cmp.left)):
+        if isinstance(k, ast.Constant) and type(k.value) in (int, str) and pure(e) and not isinstance(e, ast.Constant):
+            return segment(lines, e), k.value, cmp, rest
+    return None
+
+
+def _dispatch_fixes(code, finding, st: ast.If, tree, lines) -> list[Candidate]:
+    """An `if`/`elif` chain that tests one value against distinct constants, each link one
+    assignment to the same name (torchvision's ColorJitter: `if fn_id == 0 and b is not None:
+    img = F.adjust_brightness(img, b)` `elif fn_id == 1 and ...`), no `else` -> one
+    `img = torch.where(fn_id == 0, F.adjust_brightness(img, b), img)` a link, in order, each
+    under `if <its Python part>:`. The value equals one constant at most, so at most one link
+    selects its value, from the name's value before, as head's chain does; the others compute
+    theirs and leave the name as it was. Not where a value draws random numbers or writes in
+    place (it now runs where it did not), nor where a test reads the name (it is rebound
+    between the tests now); `x op= v` as for one `if` (`_local_value`)."""
+    links, link = [], st
+    while True:
+        links.append(link)
+        if not link.orelse:
+            break
+        if len(link.orelse) != 1 or not isinstance(link.orelse[0], ast.If) or not is_elif(lines, link.orelse[0]):
+            return []
+        link = link.orelse[0]
+    if len(links) < 2 or spans_string_lines(st) or not owns_lines(lines, st):
+        return []
+    fn = enclosing_function(tree, st)
+    if fn is None:
+        return []
+    cases, name = [], None
+    for link in links:
+        case = _case(link.test, lines)
+        if case is None or len(link.body) != 1:
+            return []
+        s = link.body[0]
+        if isinstance(s, ast.Assign) and len(s.targets) == 1 and isinstance(s.targets[0], ast.Name):
+            target, value = s.targets[0].id, s.value
+        elif isinstance(s, ast.AugAssign) and isinstance(s.target, ast.Name) and type(s.op) in BIN_OPS and \
+                _local_value(tree, st, s.target.id):
+            target, value = s.target.id, s
+        else:
+            return []
+        if name not in (None, target) or not _side_effect_free(value) or _RANDOM.search(segment(lines, value)):
+            return []
+        if target in _reads(link.test):
+            return []
+        name = target
+        cases.append((case, link, value))
+    if name is None or len({(type(k), k) for (_e, k, _c, _r), _l, _v in cases}) != len(cases) or \
+            len({e for (e, _k, _c, _r), _l, _v in cases}) != 1 or not defined_before(tree, st, name) or \
+            not _inside(cases[0][0][2], (finding.line, finding.col)):
+        return []
+    indent = indentation(lines, st)
+    unit = indent_unit(indent)
+    new: list[str] = []
+    special: list[str] = []
+    for (_e, _k, cmp, rest), _link, value in cases:
+        special += guards_of(segment(lines, cmp))
+        stmt = f"{name} = torch.where({segment(lines, cmp)}, {_side_text(lines, value)}, {name})"
+        if rest:
+            new += [f"{indent}if {_test_text(lines, rest)}:"] + statement_lines(indent + unit, stmt)
+        else:
+            new += statement_lines(indent, stmt)
+    return [replace_statement(code, finding.path, st, new,
+                              f"select each case of the dispatch on `{cases[0][0][0]}` with `torch.where` "
+                              "(distinct constants: one case applies at most)",
+                              safe=False, guards=tuple(dict.fromkeys(special)), rank=1)]
 
 
 def _branch_fixes(code, finding, st: ast.If, body, tree, lines) -> list[Candidate]:
@@ -272,14 +432,14 @@ def _branch_fixes(code, finding, st: ast.If, body, tree, lines) -> list[Candidat
     if sides is None:
         return out
     kind, target, a, b, last = sides
-    then, other = _arg(lines, a), _arg(lines, b)
+    then, other = _side_text(lines, a), _arg(lines, b)
     lead = f"{target} = " if kind == "assign" else "return "
     end = last.end_lineno or last.lineno
     ways = [(2, f"torch.cond({test}, lambda: {_cond_branch(a, then)}, lambda: {_cond_branch(b, other)}, ())",
              "branch inside the graph with `torch.cond`")]
     first: list[str] = []
     if not (isinstance(a, ast.Tuple) or isinstance(b, ast.Tuple)):   # where selects one tensor
-        shared = _shared_call(a, b, lines)
+        shared = None if isinstance(a, ast.AugAssign) else _shared_call(a, b, lines)
         # replaced as text only where every occurrence of the text is one of the call
         # (`f(x)` inside `ff(x)` is not)
         if shared is not None and all(
@@ -287,7 +447,7 @@ def _branch_fixes(code, finding, st: ast.If, body, tree, lines) -> list[Candidat
                 for side, text_of in ((a, then), (b, other))):
             # torch.where computes both sides: what both compute is computed once, before,
             # as the branch did (a dropout inside is drawn once, as on head)
-            name = _fresh(_identifiers(tree), _call_name(shared) + "_out")
+            name = fresh_name(identifiers(tree), _call_name(shared) + "_out")
             text = segment(lines, shared)
             first = [f"{indent}{name} = {text}"]
             then, other = then.replace(text, name), other.replace(text, name)
@@ -298,6 +458,51 @@ def _branch_fixes(code, finding, st: ast.If, body, tree, lines) -> list[Candidat
                              lines=tuple(pre + statement_lines(indent, lead + text)), title=title, safe=False,
                              guards=guards, rank=rank))
     return out
+
+
+def _side_text(lines: list[str], node: ast.AST) -> str:
+    """The text of a side's value: `x op= v` is `x op v` (`v` bracketed unless it is an atom)."""
+    if isinstance(node, ast.AugAssign):
+        v = node.value
+        atom = isinstance(v, (ast.Name, ast.Attribute, ast.Call, ast.Subscript, ast.Constant)) or (
+            isinstance(v, ast.UnaryOp) and isinstance(v.operand, ast.Constant))
+        value = segment(lines, v) if atom else f"({segment(lines, v)})"
+        return f"{segment(lines, node.target)} {BIN_OPS[type(node.op)]} {value}"
+    return _arg(lines, node)
+
+
+# calls whose result is a Python number, never a tensor
+_NUMBER_CALLS = frozenset({"float", "int", "round", "len", "bool"})
+
+
+def _python_number(node: ast.AST | None) -> bool:
+    """A value that is surely a Python number: a numeric constant, `float(...)`, `int(...)`,
+    `round(...)`, `len(...)`, `t.item()`, and a conditional expression of those."""
+    if isinstance(node, ast.UnaryOp):
+        return _python_number(node.operand)
+    if isinstance(node, ast.Constant):
+        return isinstance(node.value, (int, float, complex))
+    if isinstance(node, ast.IfExp):
+        return _python_number(node.body) and _python_number(node.orelse)
+    if isinstance(node, ast.Call):
+        f = node.func
+        return (isinstance(f, ast.Name) and f.id in _NUMBER_CALLS) or (
+            isinstance(f, ast.Attribute) and f.attr == "item" and not node.args)
+    return False
+
+
+def _local_value(tree: ast.Module, st: ast.stmt, name: str) -> bool:
+    """Whether `x op= v` at `st` may become `x = torch.where(c, x op v, x)`: `x` is a local
+    assigned before `st` (not a parameter: on a tensor `op=` writes in place, into the caller's
+    tensor too, where the rebinding would not), and not surely a Python number (a number made
+    a tensor by `torch.where` reaches code that needs a number, torchvision's `magnitude *= -1`
+    before `F.rotate(img, magnitude)`)."""
+    fn = enclosing_function(tree, st)
+    if fn is None or name in parameter_names(fn):
+        return False
+    bound = [n for n in ast.walk(fn) if isinstance(n, ast.Assign) and n.lineno < st.lineno
+             and any(isinstance(t, ast.Name) and t.id == name for t in n.targets)]
+    return bool(bound) and not all(_python_number(n.value) for n in bound)
 
 
 def _shared_call(a: ast.AST, b: ast.AST, lines: list[str]) -> ast.Call | None:
@@ -496,30 +701,6 @@ def _side_effect_free(node: ast.AST) -> bool:
     return True
 
 
-def _identifiers(tree: ast.Module) -> set[str]:
-    """Every name the file binds or reads (a fresh local must shadow none of them)."""
-    out: set[str] = set()
-    for n in ast.walk(tree):
-        if isinstance(n, ast.Name):
-            out.add(n.id)
-        elif isinstance(n, ast.arg):
-            out.add(n.arg)
-        elif isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
-            out.add(n.name)
-        elif isinstance(n, (ast.Import, ast.ImportFrom)):
-            out.update((a.asname or a.name).split(".")[0] for a in n.names)
-    return out
-
-
-def _fresh(taken: set[str], base: str) -> str:
-    """`base`, with `_` appended until no name in `taken` is it; then taken too."""
-    name = base
-    while name in taken:
-        name += "_"
-    taken.add(name)
-    return name
-
-
 def _nested_where(indent: str, cases: list[tuple[str, str]], last: str) -> list[str]:
     """`return torch.where(c1, a1, torch.where(c2, a2, ... last))` on one line, or one case
     a line with each inner `torch.where` under its argument list."""
@@ -570,7 +751,7 @@ def _chain(code, finding, body: list[ast.stmt], first: int, last: int, tree, lin
     if isinstance(final, ast.Tuple) or not tensors.has(final):
         return None
     indent = indentation(lines, run[0])
-    taken = _identifiers(tree)
+    taken = identifiers(tree)
     new: list[str] = []
     cases: list[tuple[str, str]] = []
     special: list[str] = []
@@ -594,7 +775,7 @@ def _chain(code, finding, body: list[ast.stmt], first: int, last: int, tree, lin
         picked = []
         for what, node, text in (("cond", s.test, mask), ("value", value, _arg(lines, value))):
             if _reads(node) & later:
-                name = _fresh(taken, f"{what}{len(cases) + 1}")
+                name = fresh_name(taken, f"{what}{len(cases) + 1}")
                 new += statement_lines(indent, f"{name} = " + (f"({text})" if "\n" in text else text))
                 text = name
             picked.append(text)

@@ -22,7 +22,9 @@ compiled code; `torch._assert_async` alone changes the exception eager code rais
 
 Which code gets the edit:
 - `if <test>: raise E(...)` with no `else`, and a chain of such `elif <test>: raise ...`
-  (every link raises, none has an `else`): one assertion per link, in order;
+  (every link raises, none has an `else`): one assertion per link, in order; assignments to
+  local names before the `raise` (monai's `wrong_dims = ...`, for the message) stay in the
+  eager branch with it;
 - `CHECK(<test>, msg)` as a statement, where the callee's name says it is a check (contains
   "check" or "assert", any case) and is not torch's (`torch._check` traces already), with at
   most a message besides the test (a string: `assert_equal(a, b)` is not a check of `a`):
@@ -263,10 +265,16 @@ def _name_of(node: ast.AST) -> str:
 
 
 def _raise_link(st: ast.If, tr: _Translator) -> str | None:
-    """The assertion for one `if <test>: raise E(...)` link, None when it is not one."""
-    if len(st.body) != 1 or not isinstance(st.body[0], ast.Raise) or st.body[0].exc is None:
+    """The assertion for one `if <test>: raise E(...)` link, None when it is not one. Local
+    assignments before the `raise` (monai's `wrong_dims = ...` for the message) stay in the
+    eager branch: compiled code asserts with a constant message and needs none of them."""
+    *before, last = st.body
+    if not isinstance(last, ast.Raise) or last.exc is None or not all(
+            isinstance(b, (ast.Assign, ast.AnnAssign)) and all(isinstance(t, ast.Name) for t in
+                                                               (b.targets if isinstance(b, ast.Assign) else [b.target]))
+            for b in before):
         return None
-    exc = st.body[0].exc
+    exc = last.exc
     msg = exc.args[0] if isinstance(exc, ast.Call) and exc.args else None
     try:
         cond = tr.negated(st.test)

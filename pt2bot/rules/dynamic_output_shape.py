@@ -7,8 +7,9 @@ from functools import lru_cache
 
 from pt2bot.analysis.infer import BOOL_TENSOR, PARAM, TENSORISH, WEAK_BOOL
 from pt2bot.rules.base import Candidate, Rule
-from pt2bot.rules.edits import (binds_torch, finding_statement, function_binds, indentation, parents_of,
-                                replace_statement, segment, with_replaced)
+from pt2bot.rules.edits import (BIN_OPS, binds_torch, enclosing_function, finding_statement, fresh_name,
+                                function_binds, identifiers, indentation, node_span, parents_of, pure,
+                                replace_spans, replace_statement, segment, with_replaced)
 
 # Generated from torch's own op tags by tools/gen_dynamic_ops.py (a reviewed mapping from the
 # tagged ATen overloads to Python spellings, with the argument condition where there is one).
@@ -166,6 +167,21 @@ class DynamicOutputShape(Rule):
     written once more only when it is a name or a comparison without calls, which has no side
     effect). It assumes the mask has `x`'s shape; a mask over leading dimensions, a reduction
     over one dimension, `masked_select` and the index ops stay text.
+    Fix offered (not safe) for a selection into a name, `v = x[mask]`, whose every later read
+    in the statements after it in its block is such a reduction (`v.sum()`, `v.float().mean()`),
+    also of a slice with constant bounds (torchvision's equalize: `nonzero_hist = hist[hist !=
+    0]` ... `nonzero_hist[:-1].sum()`): each reduction computed over `x` with the mask, the
+    selection gone; a slice keeps the entries whose rank among the selected (counted in
+    `x[mask]`'s row-major order, `mask.flatten().cumsum(0)`) is in it, into a fresh local
+    `kept`. The mask goes into a fresh local first unless it is a name, and `x` into `v` unless
+    it is a name; nothing between may rebind or write into them, and `v` is not rebound after.
+    A selection that leaves the function or feeds anything else (a sort, a loss function of
+    another file, a returned value whose size is the data's) has no static-shape form and stays
+    text.
+    Fix offered (not safe) for `torch.repeat_interleave(x, torch.tensor(counts))` (and the
+    method), the repeats made of a name's Python numbers (vit-pytorch's NaViT): the output's
+    length, `output_size=sum(counts)`, which torch then need not read from the data (no break
+    on torch 2.13). Wrong where `counts` is not those numbers: torch raises on the mismatch.
     Fix offered (not safe) for a masked write that reads through the mask, `x[m] = y[m]` and
     `x[m] += v` (any arithmetic operator): the same values written in place with static shapes,
     `x.copy_(torch.where(m, y, x))` / `x.copy_(torch.where(m, x + v, x))`; second, for a mask
@@ -185,7 +201,9 @@ class DynamicOutputShape(Rule):
     @classmethod
     def fixes(cls, finding, source, tree):
         return _masked_reduction_fixes(cls.code, finding, source, tree) or \
-            _masked_store_fixes(cls.code, finding, source, tree)
+            _masked_values_fixes(cls.code, finding, source, tree) or \
+            _masked_store_fixes(cls.code, finding, source, tree) or \
+            _output_size_fixes(cls.code, finding, source, tree)
 
     def check(self, ctx, node):
         if isinstance(node, ast.AugAssign):
@@ -231,18 +249,42 @@ _FILLED = {"sum": ("0", "sum"), "nansum": ("0", "nansum"), "prod": ("1", "prod")
            "min": ('float("inf")', "min"), "amin": ('float("inf")', "amin"), "mean": ("0", "sum")}
 
 
-def _pure(node: ast.AST) -> bool:
-    """Names, attributes, constants and comparisons or arithmetic of them: reading it twice
-    computes the same thing (no call, so no random draw or side effect)."""
-    return all(isinstance(n, (ast.Name, ast.Attribute, ast.Constant, ast.Compare, ast.BinOp, ast.UnaryOp,
-                              ast.Load, ast.cmpop, ast.operator, ast.unaryop))
-               for n in ast.walk(node))
-
-
 def _atom(lines: list[str], node: ast.AST) -> str:
     """`node`'s text, bracketed unless a method call on it binds to all of it."""
     text = segment(lines, node)
     return text if isinstance(node, (ast.Name, ast.Attribute, ast.Call, ast.Subscript, ast.Constant)) else f"({text})"
+
+
+def _reduced(parents: dict[int, ast.AST], node: ast.AST, lines: list[str]) -> tuple[ast.Call, str, str] | None:
+    """(the reduction call, its name, the casts' text) where `node`'s values go through casts
+    and copies (`.float()`) into a whole-tensor reduction (`.sum()`), else None."""
+    casts = ""
+    for _ in range(4):
+        p = parents.get(id(node))
+        call = parents.get(id(p))
+        if not (isinstance(p, ast.Attribute) and isinstance(call, ast.Call) and call.func is p):
+            return None
+        if p.attr in _FILLED and not call.args and not call.keywords:
+            return call, p.attr, casts
+        if p.attr not in _PASS_THROUGH:
+            return None
+        casts += segment(lines, call)[len(segment(lines, node)):]
+        node = call
+    return None
+
+
+def _filled(reduction: str, mask: str, mask_atom: str, values: str, parent: ast.AST | None) -> str:
+    """`reduction` over the values `mask` selects, with static shapes: the others filled with
+    the reduction's identity; a mean is the sum divided by the mask's count (bracketed unless
+    the statement takes the whole value, `parent`). `mask_atom`: the mask bracketed where a
+    method call would bind to a part of it."""
+    fill, method = _FILLED[reduction]
+    text = f"torch.where({mask}, {values}, {fill}).{method}()"
+    if reduction == "mean":
+        text = f"{text} / {mask_atom}.sum()"
+        if not isinstance(parent, (ast.Expr, ast.Return, ast.Assign)):   # `y / x[m].mean()`
+            text = f"({text})"
+    return text
 
 
 def _masked_reduction_fixes(code: str, finding, source: str, tree: ast.Module) -> list[Candidate]:
@@ -254,36 +296,166 @@ def _masked_reduction_fixes(code: str, finding, source: str, tree: ast.Module) -
     if sub is None or isinstance(sub.slice, (ast.Tuple, ast.Slice)):
         return []
     parents = parents_of(st)
-    node, casts = sub, ""
-    for _ in range(4):   # casts and copies between the selection and the reduction
-        p = parents.get(id(node))
-        call = parents.get(id(p))
-        if not (isinstance(p, ast.Attribute) and isinstance(call, ast.Call) and call.func is p):
-            return []
-        if p.attr in _FILLED and not call.args and not call.keywords:
-            break
-        if p.attr not in _PASS_THROUGH:
-            return []
-        casts += segment(lines, call)[len(segment(lines, node)):]
-        node = call
-    else:
+    found = _reduced(parents, sub, lines)
+    if found is None:
         return []
-    reduction = p.attr
-    mask = segment(lines, sub.slice)
-    if reduction == "mean" and not _pure(sub.slice):
+    call, reduction, casts = found
+    if reduction == "mean" and not pure(sub.slice):
         return []
-    fill, method = _FILLED[reduction]
     values = (_atom(lines, sub.value) if casts else segment(lines, sub.value)) + casts
-    text = f"torch.where({mask}, {values}, {fill}).{method}()"
-    guards: tuple[str, ...] = ("empty",)
-    if reduction == "mean":
-        text = f"{text} / {_atom(lines, sub.slice)}.sum()"
-        if not isinstance(parents.get(id(call)), (ast.Expr, ast.Return, ast.Assign)):   # `y / x[m].mean()`
-            text = f"({text})"
+    text = _filled(reduction, segment(lines, sub.slice), _atom(lines, sub.slice), values, parents.get(id(call)))
+    fill = _FILLED[reduction][0]
     title = (f"the masked {reduction} with the same result: the others filled with {fill}"
              + (", divided by the mask's count" if reduction == "mean" else ""))
     return [replace_statement(code, finding.path, st, with_replaced(lines, st, call, text), title,
-                              safe=False, guards=guards)]
+                              safe=False, guards=("empty",))]
+
+
+def _int_bound(node: ast.AST | None) -> int | None | bool:
+    """A slice bound: None, an int constant (`-1` too), else False."""
+    if node is None:
+        return None
+    if isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.USub):
+        b = _int_bound(node.operand)
+        return -b if type(b) is int else False
+    return node.value if isinstance(node, ast.Constant) and type(node.value) is int else False
+
+
+def _sliced_mask(mask: str, sl: ast.Slice) -> str | None:
+    """The mask of the entries `v[a:b]` keeps of `v = x[mask]` (constant bounds, no step):
+    those whose rank among the selected, counted in `x[mask]`'s order (row-major), is in the
+    slice; None for another slice."""
+    lo, hi = _int_bound(sl.lower), _int_bound(sl.upper)
+    if sl.step is not None or lo is False or hi is False:
+        return None
+    rank, count = f"{mask}.flatten().cumsum(0).view_as({mask})", f"{mask}.sum()"   # rank: 1 for the first
+    conds = []
+    if lo:
+        conds.append(f"{rank} > {lo}" if lo > 0 else f"{rank} > {count} - {-lo}")
+    if hi is not None:
+        conds.append(f"{rank} <= {hi}" if hi >= 0 else f"{rank} <= {count} - {-hi}")
+    return " & ".join([mask] + [f"({c})" for c in conds])
+
+
+def _roots(node: ast.AST) -> set[str]:
+    return {n.id for n in ast.walk(node) if isinstance(n, ast.Name)}
+
+
+def _changes(stmts: list[ast.stmt], names: set[str]) -> bool:
+    """Whether `stmts` rebind one of `names` or write into one (`x[i] = v`, `x.add_(1)`,
+    `x.attr = v`), as far as the text shows."""
+    for s in stmts:
+        for n in ast.walk(s):
+            if isinstance(n, ast.Name) and not isinstance(n.ctx, ast.Load) and n.id in names:
+                return True
+            if isinstance(n, (ast.Subscript, ast.Attribute)) and not isinstance(n.ctx, ast.Load) and \
+                    _roots(n) & names:
+                return True
+            if isinstance(n, ast.Call) and isinstance(n.func, ast.Attribute) and n.func.attr.endswith("_") and \
+                    not n.func.attr.startswith("_") and _roots(n.func.value) & names:
+                return True
+    return False
+
+
+def _masked_values_fixes(code: str, finding, source: str, tree: ast.Module) -> list[Candidate]:
+    """`v = x[m]` whose every later read, in the statements after it in its block, is a
+    whole-tensor reduction (`v.sum()`, `v.float().mean()`, `v[:-1].sum()`): each reduction
+    computed with the mask over `x` (see `_filled`, `_sliced_mask`), the selection gone. The
+    mask is read into a fresh local first unless it is a name, and `x` into `v` unless it is a
+    name; a name read at the reductions must not change between."""
+    st, body, lines = finding_statement(finding, source, tree)
+    if not (isinstance(st, ast.Assign) and len(st.targets) == 1 and isinstance(st.targets[0], ast.Name)):
+        return []
+    sub, v = st.value, st.targets[0].id
+    if not (isinstance(sub, ast.Subscript) and (sub.lineno, sub.col_offset) == (finding.line, finding.col)) or \
+            isinstance(sub.slice, (ast.Tuple, ast.Slice)) or not binds_torch(tree) or function_binds(tree, st, "torch"):
+        return []
+    fn = enclosing_function(tree, st)
+    i = next((k for k, s in enumerate(body) if s is st), None)
+    if fn is None or i is None:
+        return []
+    end = (st.end_lineno or st.lineno, st.end_col_offset or 0)
+    after = [n for n in ast.walk(fn) if isinstance(n, ast.Name) and n.id == v and (n.lineno, n.col_offset) > end]
+    if not after or any(not isinstance(n.ctx, ast.Load) for n in after):
+        return []   # never read, or rebound after
+    if _read_in_loop_before(fn, st, v):
+        return []
+    # the statements of the block that hold the reads, up to the last one
+    holder = {}
+    for k, s in enumerate(body[i + 1:], start=i + 1):
+        for n in ast.walk(s):
+            if isinstance(n, ast.Name) and n.id == v:
+                holder[id(n)] = k
+            if isinstance(n, (ast.Lambda, ast.ListComp, ast.SetComp, ast.DictComp, ast.GeneratorExp,
+                              ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)) and \
+                    any(isinstance(m, ast.Name) and m.id == v for m in ast.walk(n)):
+                return []   # read in another scope
+    if any(id(n) not in holder for n in after):
+        return []
+    last = max(holder.values())
+    stmts = body[i + 1:last + 1]
+    taken = identifiers(tree)
+    indent = indentation(lines, st)
+    head: list[str] = []
+    x, m = sub.value, sub.slice
+    if isinstance(m, ast.Name):
+        mask = m.id
+    else:
+        mask = fresh_name(taken, "mask")
+        head.append(f"{mask} = {segment(lines, m)}")
+    if isinstance(x, ast.Name):
+        values, watched = x.id, {x.id, mask}
+    else:
+        values, watched = v, {v, mask}
+        head.append(f"{v} = {segment(lines, x)}")
+    if _changes(stmts, watched):
+        return []
+    parents = {id(c): n for s in stmts for n in ast.walk(s) for c in ast.iter_child_nodes(n)}
+    edits = []
+    done = set()
+    kept: dict[str, str] = {}   # a slice's mask, into a fresh local of its own
+    for n in after:
+        node, sel = n, mask
+        p = parents.get(id(n))
+        if isinstance(p, ast.Subscript) and p.value is n and isinstance(p.slice, ast.Slice):
+            sliced = _sliced_mask(mask, p.slice)
+            if sliced is None:
+                return []
+            if sliced != mask and sliced not in kept:
+                kept[sliced] = fresh_name(taken, "kept")
+                head.append(f"{kept[sliced]} = {sliced}")
+            sel, node = kept.get(sliced, mask), p
+        found = _reduced(parents, node, lines)
+        if found is None:
+            return []
+        call, reduction, casts = found
+        text = _filled(reduction, sel, sel, values + casts, parents.get(id(call)))
+        edits.append((*node_span(call), text))
+        done.add(reduction)
+    edits.append(((st.lineno, st.col_offset), end, ("\n" + indent).join(head)))
+    new = replace_spans(lines, st.lineno, stmts[-1].end_lineno or stmts[-1].lineno, edits)
+    if not head:
+        new = new[1:] if not new[0].strip() else new
+    title = (f"reduce over `{segment(lines, x)}` with the mask instead of selecting `{v}`: the same "
+             + ", ".join(sorted(done)) + " (the others filled with the reduction's identity"
+             + ("; a mean divided by the mask's count)" if "mean" in done else ")"))
+    return [Candidate(code=code, path=finding.path, start_line=st.lineno,
+                      end_line=stmts[-1].end_lineno or stmts[-1].lineno, lines=tuple(new), title=title,
+                      safe=False, guards=("empty",), rank=1)]
+
+
+def _read_in_loop_before(fn: ast.AST, st: ast.stmt, v: str) -> bool:
+    """Whether a loop around `st` reads `v` before `st` without binding it first in the loop
+    (the next pass would read the selection the edit removes)."""
+    pos = (st.lineno, st.col_offset)
+    for loop in ast.walk(fn):
+        if not isinstance(loop, (ast.For, ast.AsyncFor, ast.While)) or not any(s is st for s in ast.walk(loop)):
+            continue
+        names = sorted(((n.lineno, n.col_offset), isinstance(n.ctx, ast.Load)) for n in ast.walk(loop)
+                       if isinstance(n, ast.Name) and n.id == v and (n.lineno, n.col_offset) < pos)
+        if names and names[0][1]:
+            return True
+    return False
 
 
 def _masked_store_fixes(code: str, finding, source: str, tree: ast.Module) -> list[Candidate]:
@@ -305,7 +477,7 @@ def _masked_store_fixes(code: str, finding, source: str, tree: ast.Module) -> li
     elif isinstance(st, ast.AugAssign) and isinstance(st.target, ast.Subscript) and \
             (st.target.lineno, st.target.col_offset) == at:
         target = st.target
-        op = _OPS.get(type(st.op))
+        op = BIN_OPS.get(type(st.op))
         if op is None:
             return []
         new = f"{_atom(lines, target.value)} {op} {_atom(lines, st.value)}"
@@ -319,7 +491,7 @@ def _masked_store_fixes(code: str, finding, source: str, tree: ast.Module) -> li
     title = "write the masked values in place with `torch.where` (static shapes)"
     out = [replace_statement(code, finding.path, st, [f"{indent}{x}.copy_(torch.where({m}, {new}, {x}))"],
                              title, safe=False)]
-    if _pure(mask):
+    if pure(mask):
         a = _atom(lines, mask)
         out.append(replace_statement(
             code, finding.path, st,
@@ -328,5 +500,34 @@ def _masked_store_fixes(code: str, finding, source: str, tree: ast.Module) -> li
     return out
 
 
-_OPS = {ast.Add: "+", ast.Sub: "-", ast.Mult: "*", ast.Div: "/", ast.FloorDiv: "//", ast.Mod: "%", ast.Pow: "**",
-        ast.BitAnd: "&", ast.BitOr: "|", ast.BitXor: "^"}
+def _output_size_fixes(code: str, finding, source: str, tree: ast.Module) -> list[Candidate]:
+    """`torch.repeat_interleave(x, torch.tensor(counts))` (or `x.repeat_interleave(...)`),
+    the repeats a tensor made of a name's Python numbers (vit-pytorch's NaViT: `patch_counts =
+    [seq.shape[0] for seq in sequences]`): the output's length is `sum(counts)`, known in
+    Python, and `output_size=` tells torch so (measured on torch 2.13: no break). Where
+    `counts` is not those numbers (one count broadcast over `x`, a tensor), torch raises on
+    the mismatch and the proof refuses it."""
+    st, _, lines = finding_statement(finding, source, tree)
+    if st is None or not binds_torch(tree) or function_binds(tree, st, "torch"):
+        return []
+    call = next((n for n in ast.walk(st) if isinstance(n, ast.Call) and isinstance(n.func, ast.Attribute)
+                 and n.func.attr == "repeat_interleave" and (n.lineno, n.col_offset) == (finding.line, finding.col)),
+                None)
+    if call is None or any(k.arg in ("output_size", None) for k in call.keywords) or \
+            any(isinstance(a, ast.Starred) for a in call.args):
+        return []
+    torch_fn = isinstance(call.func.value, ast.Name) and call.func.value.id == "torch"
+    given = [k.value for k in call.keywords if k.arg == "repeats"]
+    repeats = (given or call.args[1 if torch_fn else 0:][:1] or [None])[0]
+    if not (isinstance(repeats, ast.Call) and isinstance(repeats.func, ast.Attribute)
+            and isinstance(repeats.func.value, ast.Name) and repeats.func.value.id == "torch"
+            and repeats.func.attr in ("tensor", "as_tensor") and repeats.args
+            and isinstance(repeats.args[0], ast.Name)):
+        return []
+    counts = repeats.args[0].id
+    last = max([*call.args, *(k.value for k in call.keywords)], key=lambda n: (n.end_lineno, n.end_col_offset))
+    at = (last.end_lineno or last.lineno, last.end_col_offset or 0)
+    new = replace_spans(lines, st.lineno, st.end_lineno or st.lineno, [(at, at, f", output_size=sum({counts})")])
+    return [replace_statement(code, finding.path, st, new,
+                              f"give `repeat_interleave` its output size, `sum({counts})`, from the Python numbers "
+                              "its repeats are made of", safe=False)]

@@ -256,13 +256,18 @@ def enclosing_function(tree: ast.Module, st: ast.stmt) -> ast.FunctionDef | ast.
     return max(fns, key=lambda f: f.lineno) if fns else None
 
 
+def parameter_names(fn: ast.FunctionDef | ast.AsyncFunctionDef) -> list[str]:
+    """The names of `fn`'s parameters, `*args` and `**kwargs` left out."""
+    args = fn.args
+    return [a.arg for a in args.posonlyargs + args.args + args.kwonlyargs]
+
+
 def defined_before(tree: ast.Module, st: ast.stmt, name: str) -> bool:
     """Whether `name` is a parameter of the function around `st` or assigned in it before `st`."""
     fn = enclosing_function(tree, st)
     if fn is None:
         return False
-    args = fn.args
-    if name in [a.arg for a in args.posonlyargs + args.args + args.kwonlyargs]:
+    if name in parameter_names(fn):
         return True
     return any(isinstance(n, ast.Name) and n.id == name and isinstance(n.ctx, ast.Store)
                and n.lineno < st.lineno for n in ast.walk(fn))
@@ -276,6 +281,43 @@ BOOL_FUNCS = frozenset({"any", "all", "isclose", "isnan", "isinf", "isfinite", "
                         "greater", "greater_equal", "less", "less_equal", "not_equal"})
 
 
-__all__ = ["BOOL_FUNCS", "module_names", "replace_spans", "node_span", "parents_of", "enclosing_function", "segment", "with_replaced", "statement_lines", "is_elif", "defined_before", "source_lines", "statement_at", "owns_lines", "indentation", "indent_unit", "nested",
+def pure(node: ast.AST) -> bool:
+    """Names, attributes, constants and comparisons or arithmetic of them: reading it twice
+    computes the same thing (no call, so no random draw or side effect)."""
+    return all(isinstance(n, (ast.Name, ast.Attribute, ast.Constant, ast.Compare, ast.BinOp, ast.UnaryOp,
+                              ast.Load, ast.cmpop, ast.operator, ast.unaryop))
+               for n in ast.walk(node))
+
+
+# the text of each augmented assignment's operator (`x *= v` is `x = x * v`)
+BIN_OPS = {ast.Add: "+", ast.Sub: "-", ast.Mult: "*", ast.Div: "/", ast.FloorDiv: "//", ast.Mod: "%",
+           ast.Pow: "**", ast.BitAnd: "&", ast.BitOr: "|", ast.BitXor: "^"}
+
+
+def identifiers(tree: ast.Module) -> set[str]:
+    """Every name the file binds or reads (a fresh local must shadow none of them)."""
+    out: set[str] = set()
+    for n in ast.walk(tree):
+        if isinstance(n, ast.Name):
+            out.add(n.id)
+        elif isinstance(n, ast.arg):
+            out.add(n.arg)
+        elif isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            out.add(n.name)
+        elif isinstance(n, (ast.Import, ast.ImportFrom)):
+            out.update((a.asname or a.name).split(".")[0] for a in n.names)
+    return out
+
+
+def fresh_name(taken: set[str], base: str) -> str:
+    """`base`, with `_` appended until no name in `taken` is it; then taken too."""
+    name = base
+    while name in taken:
+        name += "_"
+    taken.add(name)
+    return name
+
+
+__all__ = ["BOOL_FUNCS", "BIN_OPS", "parameter_names", "pure", "identifiers", "fresh_name", "module_names", "replace_spans", "node_span", "parents_of", "enclosing_function", "segment", "with_replaced", "statement_lines", "is_elif", "defined_before", "source_lines", "statement_at", "owns_lines", "indentation", "indent_unit", "nested",
            "spans_string_lines", "binds_torch", "function_binds", "replace_statement", "apply_candidate",
            "finding_statement", "guard_eager_only"]

@@ -116,6 +116,19 @@ class TensorCondition(Rule):
     torch.compiler.is_compiling() and <test>:`: right only where the exit skips work that
     changes nothing, so the proof also runs it compiled on inputs that take the exit. A
     `while`, or another branch of several statements, gets no edit.
+
+    An `and` whose other parts are Python tests (`if signed and torch.rand(()) <= 0.5: scale
+    *= -1`) keeps them as an `if` around the edit of the tensor test (`if signed: scale =
+    torch.where(torch.rand(()) <= 0.5, scale * -1, scale)`): the number is drawn exactly where
+    head drew it. `x op= v` becomes `x = torch.where(c, x op v, x)`, not where `x` is a parameter
+    (`op=` on a tensor writes into the caller's) or surely a Python number (`float(...)`,
+    `.item()`: the code after it needs a number, torchvision's `F.rotate(img, magnitude)`). An
+    `if`/`elif` chain that tests one value against distinct constants, one assignment to the
+    same name a link (torchvision's ColorJitter, `if fn_id == 0 and b is not None: img =
+    F.adjust_brightness(img, b)` `elif fn_id == 1 ...`), becomes one `img = torch.where(fn_id ==
+    0, F.adjust_brightness(img, b), img)` a link, in order, under its Python test: at most one
+    case applies, as in the chain (every case is computed now; not for a value that draws a
+    random number or writes in place).
     """
 
     code = "PTC201"
