@@ -7,6 +7,7 @@ from pt2bot.rules.check_fixes import check_fixes
 from pt2bot.rules.edits import (binds_torch, finding_statement, function_binds, indentation, owns_lines,
                                 replace_statement, segment)
 from pt2bot.rules.scalar_fixes import keep_tensor_fixes, sizes_from_list_fixes
+from pt2bot.rules.size_fixes import fill_value_fixes, sizes_tensor_fixes
 from pt2bot.analysis.infer import NDARRAY, SHAPE, SIZES
 from pt2bot.analysis.queries import generator_note, is_tensorish
 
@@ -175,6 +176,7 @@ class ScalarConversion(Rule):
     name = "tensor-to-scalar"
     summary = "`float()`/`int()`/`bool()` of a tensor, or a tensor as a slice bound (host sync, graph break)"
     gb = "GB0124"
+    gb_also = ("GB0033",)   # a numpy value's conversion; a tensor as a size or a fill value
     fullgraph_captures = frozenset({"int", "float"})   # not bool(t): tests/test_rules_torch.py
     node_types = (ast.Call, ast.Subscript)
     call_keys = frozenset({"float", "int", "bool"})
@@ -184,6 +186,8 @@ class ScalarConversion(Rule):
     def fixes(cls, finding, source, tree):
         return (sizes_from_list_fixes(cls.code, finding, source, tree, "float")
                 + keep_tensor_fixes(cls.code, finding, source, tree, "float")
+                + sizes_tensor_fixes(cls.code, finding, source, tree)
+                + fill_value_fixes(cls.code, finding, source, tree)
                 + _prefix_mask_fixes(cls.code, finding, source, tree)
                 + check_fixes(cls.code, finding, source, tree))
 

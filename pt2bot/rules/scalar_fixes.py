@@ -31,19 +31,28 @@ from pt2bot.rules.base import Candidate
 from pt2bot.rules.edits import (enclosing_function, finding_statement, function_binds, parents_of,
                                 replace_statement, segment, with_replaced)
 
-# reading a value in one of these is a Python number's job (a size, an index, a message)
+# reading a value in one of these is a Python number's job (a size, an index, a message; the
+# fill value of `new_full`, `full_like` and `F.pad`, which read a tensor back: GB0033)
 _SCALAR_CALLS = frozenset({"range", "int", "float", "len", "round", "str", "print", "format", "bool", "list",
-                           "tuple", "enumerate", "isinstance", "min", "max", "sum", "abs", "math"})
+                           "tuple", "enumerate", "isinstance", "min", "max", "sum", "abs", "math",
+                           "new_full", "full_like", "pad"})
 
 
 _CLAMPS = frozenset({"clamp", "clip", "clamp_", "clip_"})
+# Calls whose fill value may be a 0-d tensor without a break (measured on torch 2.13: dynamo
+# keeps `x.masked_fill(m, t)`, `x.fill_(t)`, `x.index_fill(0, i, t)` and `torch.full(size, t)`
+# in the graph): method or `torch.` name -> (the fill value's position, its keyword).
+# `x.new_full(size, t)`, `torch.full_like(x, t)` and `F.pad(..., value=t)` read it back (GB0033).
+_FILLS = {"masked_fill": (1, "value"), "masked_fill_": (1, "value"), "fill_": (0, "value"),
+          "index_fill": (2, "value"), "index_fill_": (2, "value")}
+_TORCH_FILLS = {"full": (1, "fill_value"), "masked_fill": (2, "value")}
 
 
 def _tensor_argument(node: ast.AST, parents: dict[int, ast.AST]) -> bool:
     """`node` is an argument a torch call takes as a tensor as well as a number: the one bound
     of a clamp (`x.clamp(max=v)`, `torch.clamp(x, max=v)`: with the other bound a number, dynamo
-    reads the tensor back and breaks, measured on torch 2.13) or a value of
-    `torch.where(c, a, b)`."""
+    reads the tensor back and breaks, measured on torch 2.13), a value of
+    `torch.where(c, a, b)`, or a fill value (`_FILLS`)."""
     p = parents.get(id(node))
     call = parents.get(id(p)) if isinstance(p, ast.keyword) else p
     if not isinstance(call, ast.Call) or not isinstance(call.func, ast.Attribute):
@@ -52,6 +61,11 @@ def _tensor_argument(node: ast.AST, parents: dict[int, ast.AST]) -> bool:
     module = isinstance(f.value, ast.Name) and f.value.id == "torch"
     if f.attr == "where" and module:
         return len(call.args) == 3 and not call.keywords and node in call.args[1:]
+    fill = (_TORCH_FILLS if module else _FILLS).get(f.attr)
+    if fill is not None:
+        pos, kw = fill
+        return (isinstance(p, ast.keyword) and p.arg == kw) or \
+            (len(call.args) > pos and call.args[pos] is node)
     if f.attr not in _CLAMPS:
         return False
     bounds = call.args[1:] if module else call.args
@@ -59,7 +73,7 @@ def _tensor_argument(node: ast.AST, parents: dict[int, ast.AST]) -> bool:
     return given == [node] and (isinstance(p, ast.keyword) or node in bounds)
 
 
-def _arith_only(node: ast.AST, parents: dict[int, ast.AST]) -> bool:
+def arith_only(node: ast.AST, parents: dict[int, ast.AST]) -> bool:
     """`node` is an operand of arithmetic or an argument a torch call takes as a tensor
     (`_tensor_argument`), and nothing above it needs a Python number."""
     p = parents.get(id(node))
@@ -101,7 +115,7 @@ def _element_arith(node: ast.AST, parents: dict[int, ast.AST]) -> bool:
     i = p.slice
     if isinstance(i, ast.UnaryOp) and isinstance(i.op, ast.USub):
         i = i.operand
-    return isinstance(i, ast.Constant) and type(i.value) is int and _arith_only(p, parents)
+    return isinstance(i, ast.Constant) and type(i.value) is int and arith_only(p, parents)
 
 
 def _conversion(call: ast.AST, parents: dict[int, ast.AST]) -> ast.Call | None:
@@ -237,7 +251,7 @@ def keep_tensor_fixes(code: str, finding, source: str, tree: ast.Module, what: s
                            + ([f"{conv}()"] if conv else []))
     title = f"keep the tensor: drop {dropped}" + (", truncate with `.long()` as `int()` does"
                                                    if text.endswith(".long()") else "")
-    if _arith_only(outer, parents):
+    if arith_only(outer, parents):
         # `n = 0 ... n += t.item()`: a Python number becomes a tensor, so what reads it later
         # must take one
         if isinstance(st, ast.AugAssign) and isinstance(st.target, ast.Name) and \
@@ -271,7 +285,7 @@ def _later_reads_arith(tree: ast.Module, st: ast.stmt, name: str, what: str, *, 
     reads = [n for n in ast.walk(fn) if isinstance(n, ast.Name) and n.id == name
              and isinstance(n.ctx, ast.Load) and n.lineno > (st.end_lineno or st.lineno)]
     return (bool(reads) or not need_one) and all(
-        _arith_only(n, fparents) or (what == "tolist" and _element_arith(n, fparents)) for n in reads)
+        arith_only(n, fparents) or (what == "tolist" and _element_arith(n, fparents)) for n in reads)
 
 
-__all__ = ["INT_DTYPES", "keep_tensor_fixes", "sizes_from_list_fixes"]
+__all__ = ["INT_DTYPES", "arith_only", "keep_tensor_fixes", "sizes_from_list_fixes"]

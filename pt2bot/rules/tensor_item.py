@@ -5,6 +5,7 @@ import ast
 from pt2bot.rules.base import Rule
 from pt2bot.rules.check_fixes import check_fixes
 from pt2bot.rules.scalar_fixes import keep_tensor_fixes, sizes_from_list_fixes
+from pt2bot.rules.size_fixes import item_to_fill_fixes, sizes_tensor_fixes
 from pt2bot.analysis.queries import generator_note, method_call
 
 
@@ -68,6 +69,8 @@ class TensorItem(Rule):
     def fixes(cls, finding, source, tree):
         return (sizes_from_list_fixes(cls.code, finding, source, tree, "item")
                 + keep_tensor_fixes(cls.code, finding, source, tree, "item")
+                + sizes_tensor_fixes(cls.code, finding, source, tree)
+                + item_to_fill_fixes(cls.code, finding, source, tree)
                 + check_fixes(cls.code, finding, source, tree))
 
     def check(self, ctx, node):
