@@ -258,6 +258,12 @@ def keep_tensor_fixes(code: str, finding, source: str, tree: ast.Module, what: s
                 _number_before(tree, st, st.target.id) and \
                 not _later_reads_arith(tree, st, st.target.id, what, need_one=False):
             return []
+        # `v = t.item() - 1`: the same of a value that was a number (only literals beside it),
+        # e.g. a fill value `new_full` reads back later
+        if isinstance(st, ast.Assign) and len(st.targets) == 1 and isinstance(st.targets[0], ast.Name) and \
+                _number_arith(outer, st.value, parents) and \
+                not _later_reads_arith(tree, st, st.targets[0].id, what, need_one=False):
+            return []
         return [replace_statement(code, finding.path, st, with_replaced(lines, st, outer, text), title, safe=False)]
     if isinstance(st, ast.Assign) and st.value is outer and len(st.targets) == 1 and isinstance(st.targets[0], ast.Name):
         name = st.targets[0].id
@@ -265,6 +271,21 @@ def keep_tensor_fixes(code: str, finding, source: str, tree: ast.Module, what: s
             return [replace_statement(code, finding.path, st, with_replaced(lines, st, outer, text),
                                       title + f" (`{name}` only feeds tensor arithmetic)", safe=False)]
     return []
+
+
+def _number_arith(node: ast.AST, value: ast.AST, parents: dict[int, ast.AST]) -> bool:
+    """`value` is `node` in arithmetic with number literals only (`t.item() - 1`, `-t.item()`):
+    a Python number before the edit, a tensor after it."""
+    while node is not value:
+        p = parents.get(id(node))
+        if isinstance(p, ast.BinOp):
+            other = p.right if p.left is node else p.left
+            if not (isinstance(other, ast.Constant) and type(other.value) in (int, float)):
+                return False
+        elif not (isinstance(p, ast.UnaryOp) and isinstance(p.op, (ast.USub, ast.UAdd))):
+            return False
+        node = p
+    return True
 
 
 def _number_before(tree: ast.Module, st: ast.stmt, name: str) -> bool:
