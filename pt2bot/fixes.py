@@ -261,7 +261,8 @@ MAX_ANCHORS = 24   # the expressions of one line tried as a recipe's anchor
 
 
 def _predicted(t: Mapping[str, Any]) -> list[Any]:
-    """The rules with a fix recipe that predict break target `t`'s GB code."""
+    """The rules with a fix recipe that predict break target `t`'s GB code (their `gb`, or
+    one of the others their kind of code breaks with, `gb_also`)."""
     gb = t.get("gb")
     if t.get("kind") != "break" or not gb:
         return []

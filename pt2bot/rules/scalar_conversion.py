@@ -163,6 +163,17 @@ class ScalarConversion(Rule):
     raise ...` or `CHECK(bool((t >= 0).all()), msg)`, is kept in compiled code as
     `torch._assert_async` under `torch.compiler.is_compiling()`, the original in eager
     (pt2bot/rules/check_fixes.py, as for PTC201).
+    A tensor where Python needs a size or a fill value (pt2bot/rules/size_fixes.py; dynamo
+    reads it back with GB0033, "Data dependent operator"; these recipes are also tried at such
+    a break where no finding flags the line): a number of sizes made through a tensor,
+    `r = torch.prod(torch.tensor(out.shape[1:]))` passed to `out.view(out.shape[0], r)` or
+    `int(...)` of it, becomes the Python int `r = out.shape[1:].numel()` (`sum(S)`,
+    `max(S)`, `min(S)`; `a * b` for a list `[a, b]` of sizes), edited where the tensor is made
+    when no read uses it as a tensor; where `r` is read once, by the `view`/`reshape` right
+    after it, a second candidate drops the assignment and writes `-1` there (second: `-1`
+    cannot be inferred when another dim is 0). A tensor fill value of `x.new_full(size, t)`
+    or `torch.full_like(x, t)` becomes `x.new_empty(size).fill_(t)` /
+    `torch.empty_like(x).fill_(t)` (the other arguments kept). Not safe: run and compared.
     A loop writing each row's prefix from a tensor of lengths,
     `for i in range(n): mask[i, :lengths[i]] = True` (a constant on the right; the finding on
     `lengths[i]`), becomes one masked write of the first `n` rows that replaces the loop's two

@@ -5,9 +5,11 @@ tensor of Python sizes: compute it from those sizes.
 Keep the tensor. The edit is on the finding's own statement: `x * t.item()` -> `x * t`, or, for
 `v = t.item()`, `v = t` when every later read of `v` in the function is an operand of
 arithmetic (`x / v`, `-v`, `x *= v`) outside a condition, an index, a size or a formatted
-string (in `n += t.item()` where `n` was a number literal, the same of every later read of
-`n`), or the one bound of a clamp
-(`x.clamp(max=v)`) or a value of `torch.where(c, a, v)`; there
+string (in `n += t.item()` where `n` was a number literal, and in `v = t.item() - 1`, a
+number before the edit, the same of every later read of `v`), or the one bound of a clamp
+(`x.clamp(max=v)`) or a value of `torch.where(c, a, v)`, or a fill value that may be a 0-d tensor (`x.masked_fill(m, v)`,
+`x.fill_(v)`, `x.index_fill(d, i, v)`, `torch.full(size, v)`: kept in the graph on torch 2.13,
+unlike `new_full`, `full_like` and `F.pad`'s value, which read it back); there
 a tensor behaves like the number (a 0-d tensor keeps the other operand's dtype), and dynamo
 keeps it in the graph. For `.tolist()`, a read may also be one element (`w[0]`, `w[-1]`) that
 is such an operand: the tensor's element is a 0-d tensor. `int(...)` truncates toward zero, as

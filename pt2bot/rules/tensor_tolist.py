@@ -75,6 +75,9 @@ class TensorTolist(Rule):
     `torch.where(c, x, v)`) outside a condition, an index, a size or a formatted string, or one element of it
     with a constant index that is such an operand (`w = t.tolist()`, `x * w[0] + w[1]` ->
     `w = t`: `t[0]` is a 0-d tensor).
+    A break dynamo records as GB0033 on a line no finding flags gets these recipes too (an
+    integer tensor's `.tolist()` breaks with that id), and PTC104's (a tensor as a size or a
+    fill value).
     """
 
     code = "PTC102"
