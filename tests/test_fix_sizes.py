@@ -244,3 +244,16 @@ def test_the_gb0033_target_of_a_review_gets_the_fill_candidate(tmp_path):
     assert why == {} and [p.cand.lines for p in proposals] == [("    out = x.new_empty(size).fill_(fill)",)]
     assert proposals[0].cand.code == "PTC104"
     assert apply_candidate(src, proposals[0].cand) == proposals[0].patched
+
+
+@pytest.mark.parametrize("body,want", [
+    ("    r = torch.prod(torch.tensor(x.shape[1:]))\n    return x.view(x.shape[0], r)", "    r = x.shape[1:].numel()"),
+    ("    fill = x.min() - 1\n    return x.new_full([4, 2], fill)", "    return x.new_empty([4, 2]).fill_(fill)"),
+])
+def test_the_finding_on_a_size_or_fill_argument_offers_the_recipe(tmp_path, body, want):
+    """PTC104 flags the tensor argument itself (`pt2bot check` sees it without a run); its
+    recipes are the same as at a GB0033 break."""
+    src, fs = findings_in(tmp_path, HEAD.format(body=body), "PTC104")
+    (f,) = fs
+    assert f.gb == "GB0033" and f.line == len(src.splitlines())
+    assert want in [c.lines[0] for c in fix_candidates(f, src)]

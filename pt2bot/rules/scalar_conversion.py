@@ -112,6 +112,13 @@ def _zero(e: ast.AST) -> bool:
     return isinstance(e, ast.Constant) and e.value == 0 and not isinstance(e.value, bool)
 
 
+# A tensor where these calls need Python ints (sizes) or a Python number (a fill value): dynamo
+# reads it back, GB0033 (`aten._local_scalar_dense`), measured on torch 2.13 for each of them.
+# `torch.full(size, t)`, `masked_fill`, `fill_` and `index_fill` take a 0-d tensor fill value.
+_SIZE_METHODS = frozenset({"view", "reshape", "expand", "repeat", "new_zeros", "new_ones", "new_empty", "new_full"})
+_SIZE_FUNCS = frozenset({"torch.zeros", "torch.ones", "torch.empty", "torch.arange", "torch.full"})
+_FILL_AT = {"new_full": 1, "torch.full_like": 1}   # the fill value's position (keyword `fill_value`)
+
 _SLICE_WHY = ("a tensor as a slice bound is converted to a Python int (`int(t)` underneath): it copies "
               "the value to Python and breaks the graph")
 
@@ -121,8 +128,11 @@ class ScalarConversion(Rule):
     Flags `float(t)`, `int(t)` and `bool(t)` where `t` is a tensor computed in compiled code,
     or a numpy value made there from data dynamo cannot know while tracing (a numpy factory's
     array, a reduction over several values: `int(np.prod(x.shape[1:]))`,
-    `float(np.ones(3).mean())`); and a tensor as a slice bound (`x[:t]`, `mask[i, :lengths[i]]`),
-    which is `int(t)` underneath.
+    `float(np.ones(3).mean())`); a tensor as a slice bound (`x[:t]`, `mask[i, :lengths[i]]`),
+    which is `int(t)` underneath; and a tensor where a call needs a size or a fill value:
+    `x.view(n, r)`, `x.reshape(...)`, `x.expand(...)`, `x.repeat(...)`, `x.new_zeros(...)` /
+    `new_ones` / `new_empty` / `new_full`, `torch.zeros/ones/empty/arange(...)`, `torch.full`'s
+    size, and the fill value of `x.new_full(size, t)` and `torch.full_like(x, t)`.
 
     ## Why is this bad?
     Converting a tensor to a Python scalar calls `Tensor.item()` underneath: torch 2.13 breaks
@@ -131,7 +141,11 @@ class ScalarConversion(Rule):
     PTC101). dynamo traces numpy into torch ops (`torch._numpy`), so a numpy array in compiled
     code is a tensor too: converting it breaks with GB0033 ("Data dependent operator"; GB0208
     where the array is a single integer known while tracing, e.g. `np.prod` of a one-element
-    shape slice). Sizes are fine:
+    shape slice). A tensor as a size or a fill value is read back the same way (GB0033, measured
+    on torch 2.13 for each call listed; a tensor made of two sizes or more, such as
+    `torch.prod(torch.tensor(x.shape[1:]))`, holds values fake tensors do not know either).
+    `torch.full(size, t)`, `masked_fill`, `fill_` and `index_fill` keep a 0-d tensor fill
+    value in the graph and are not flagged. Sizes are fine:
     `int(x.shape[0])` is a (Sym)int, not a tensor, and is not flagged; nor are `len(a)`,
     `a.ndim`, `a.shape[0]` of an array, or numpy on Python numbers alone
     (`int(np.ceil(h / 4))`, `float(np.sqrt(d))`), which dynamo evaluates while tracing.
@@ -185,12 +199,14 @@ class ScalarConversion(Rule):
 
     code = "PTC104"
     name = "tensor-to-scalar"
-    summary = "`float()`/`int()`/`bool()` of a tensor, or a tensor as a slice bound (host sync, graph break)"
+    summary = ("`float()`/`int()`/`bool()` of a tensor, or a tensor as a slice bound, a size or a fill value "
+               "(host sync, graph break)")
     gb = "GB0124"
     gb_also = ("GB0033",)   # a numpy value's conversion; a tensor as a size or a fill value
     fullgraph_captures = frozenset({"int", "float"})   # not bool(t): tests/test_rules_torch.py
     node_types = (ast.Call, ast.Subscript)
-    call_keys = frozenset({"float", "int", "bool"})
+    call_keys = frozenset({"float", "int", "bool", ".full_like", ".zeros", ".ones", ".empty", ".arange", ".full"}
+                          | {"." + m for m in _SIZE_METHODS})
     _FUNCS = {"float": "torch.float32", "int": "torch.int64", "bool": "torch.bool"}
 
     @classmethod
@@ -206,6 +222,8 @@ class ScalarConversion(Rule):
         if type(node) is ast.Subscript:
             self._slice_bound(ctx, node)
             return
+        if self._size_argument(ctx, node):
+            return
         f = node.func
         if not (isinstance(f, ast.Name) and f.id in self._FUNCS and len(node.args) == 1 and not node.keywords
                 and f.id not in ctx.mod.imports and f.id not in ctx.mod.summary.module_names):
@@ -218,6 +236,50 @@ class ScalarConversion(Rule):
             ctx.report(self.code, node, f"`{f.id}()` of a numpy value made in compiled code reads a tensor's "
                        "value (dynamo traces numpy into torch ops) and breaks the graph; compute it with "
                        "Python numbers on the sizes (`math.prod(x.shape[1:])`) or keep a tensor", gb="GB0033")
+
+    def _size_argument(self, ctx, node: ast.Call) -> bool:
+        """A tensor passed where the call needs a size (`x.view(n, r)`, `torch.zeros(n)`,
+        `x.new_zeros([n, 2])`) or a fill value (`x.new_full(size, t)`, `torch.full_like(x, t)`);
+        reported at the argument. True when the call is one of those (reported or not)."""
+        f = node.func
+        if type(f) is not ast.Attribute:
+            return False
+        name = ctx.mod.resolve(f) or ""
+        if f.attr in _SIZE_METHODS and name not in _SIZE_FUNCS:
+            v = f.value
+            if (type(v) is ast.Name and (v.id in ctx.mod.imports or v.id in ctx.mod.summary.module_names)) \
+                    or ctx.kind(v) == NDARRAY:
+                return True   # a module's function (`einops.repeat(...)`) or numpy's method
+            key = f.attr
+        elif name in _SIZE_FUNCS or name == "torch.full_like":
+            key = name
+        else:
+            return False
+        fill_at = _FILL_AT.get(key)
+        sizes: list[ast.AST] = []
+        fills: list[ast.AST] = []
+        for i, a in enumerate(node.args):
+            if key == "torch.full_like" and i == 0:
+                continue
+            if i == fill_at:
+                fills.append(a)
+            elif key != "torch.full" or i == 0:
+                sizes.extend(a.elts if type(a) in (ast.List, ast.Tuple) else [a])
+        for k in node.keywords:
+            if k.arg == "fill_value" and fill_at is not None:
+                fills.append(k.value)
+            elif k.arg == "size":
+                sizes.extend(k.value.elts if type(k.value) in (ast.List, ast.Tuple) else [k.value])
+        for a in sizes + fills:
+            if type(a) is not ast.Starred and is_tensorish(ctx, a):
+                what = "fill value" if a in fills else "size"
+                ctx.report(self.code, a, f"a tensor as a {what} of `{f.attr}` is read back as a Python number "
+                           f"(data-dependent, GB0033) and breaks the graph{generator_note(ctx)}; "
+                           + ("compute sizes from sizes (`x.shape[1:].numel()`) or let `-1` infer one"
+                              if what == "size" else "fill in place: `x.new_empty(size).fill_(t)`"),
+                           gb="GB0033")
+                return True
+        return True
 
     def _slice_bound(self, ctx, node: ast.Subscript) -> None:
         s = node.slice
