@@ -119,6 +119,10 @@ _SIZE_METHODS = frozenset({"view", "reshape", "expand", "repeat", "new_zeros", "
 _SIZE_FUNCS = frozenset({"torch.zeros", "torch.ones", "torch.empty", "torch.arange", "torch.full"})
 _FILL_AT = {"new_full": 1, "torch.full_like": 1}   # the fill value's position (keyword `fill_value`)
 
+def _on_self(e: ast.AST) -> bool:
+    return type(e) is ast.Attribute and type(e.value) is ast.Name and e.value.id == "self"
+
+
 _SLICE_WHY = ("a tensor as a slice bound is converted to a Python int (`int(t)` underneath): it copies "
               "the value to Python and breaks the graph")
 
@@ -247,9 +251,12 @@ class ScalarConversion(Rule):
         name = ctx.mod.resolve(f) or ""
         if f.attr in _SIZE_METHODS and name not in _SIZE_FUNCS:
             v = f.value
-            if (type(v) is ast.Name and (v.id in ctx.mod.imports or v.id in ctx.mod.summary.module_names)) \
-                    or ctx.kind(v) == NDARRAY:
-                return True   # a module's function (`einops.repeat(...)`) or numpy's method
+            if (type(v) is ast.Name and (v.id in ctx.mod.imports or v.id in ctx.mod.summary.module_names
+                                         or v.id == "self")) or ctx.kind(v) == NDARRAY \
+                    or (_on_self(v) and not ctx.self_tensor_attr(v)):
+                # a module's function (`einops.repeat(...)`), numpy's method, or a submodule
+                # named like one (`self.expand(x)`: a layer called on a tensor)
+                return True
             key = f.attr
         elif name in _SIZE_FUNCS or name == "torch.full_like":
             key = name
