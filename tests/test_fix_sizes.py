@@ -44,6 +44,9 @@ def stand_in_candidates(src: str, line: int, gb: str = "GB0033"):
      "    n = (x.shape[1] + x.shape[2])"),
     ("PTC104", "    return x.new_zeros(int(torch.tensor(x.shape).amax()))",
      "    return x.new_zeros(max(x.shape))"),
+    # sizes unpacked from a shape are ints
+    ("PTC104", "    b, h, w = x.shape\n    n = int(torch.tensor([h, w]).prod())\n    return x.view(b, n)",
+     "    n = (h * w)"),
 ])
 def test_a_size_through_a_tensor_becomes_the_python_int(tmp_path, code, body, want):
     src, fs = findings_in(tmp_path, HEAD.format(body=body), code)

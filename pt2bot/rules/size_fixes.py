@@ -42,8 +42,9 @@ _SIZE_CALLS = frozenset({"dim", "size", "numel", "ndimension"})
 
 def int_valued(e: ast.AST, fn: ast.AST, depth: int = 0) -> bool:
     """`e` is a Python int whatever the input: an int literal, `len(...)`, a size (`x.shape[i]`,
-    `x.ndim`, `x.size(i)`, `x.dim()`), integer arithmetic (`+ - * // %`) of those, or a local
-    the function assigns once from one of them (or a parameter annotated `int`)."""
+    `x.ndim`, `x.size(i)`, `x.dim()`), integer arithmetic (`+ - * // %`) of those, a local
+    the function assigns once from one of them or unpacks once from sizes (`b, h, w =
+    x.shape`), or a parameter annotated `int`."""
     if depth > 8:
         return False
     t = type(e)
@@ -65,6 +66,8 @@ def int_valued(e: ast.AST, fn: ast.AST, depth: int = 0) -> bool:
     if t is ast.Subscript:
         return type(e.value) is ast.Attribute and e.value.attr == "shape" and type(e.slice) is not ast.Slice
     if t is ast.Name:
+        if _unpacked_size(fn, e.id):
+            return True
         one = _assigned_once(fn, e.id)
         if one is False:
             args = fn.args
@@ -85,6 +88,17 @@ def _assigned_once(fn: ast.AST, name: str) -> ast.Assign | None | bool:
     if len(bound) != 1:
         return None
     return next((a for a in ast.walk(fn) if type(a) is ast.Assign and a.targets == bound), None)
+
+
+def _unpacked_size(fn: ast.AST, name: str) -> bool:
+    """`name` is bound once, by unpacking sizes: `b, c, h, w = x.shape`, `h, w = x.shape[-2:]`."""
+    bound = [n for n in ast.walk(fn) if type(n) is ast.Name and n.id == name and not isinstance(n.ctx, ast.Load)]
+    if len(bound) != 1:
+        return False
+    return any(type(a) is ast.Assign and len(a.targets) == 1 and type(a.targets[0]) is ast.Tuple
+               and any(v is bound[0] for v in a.targets[0].elts)
+               and not any(type(v) is ast.Starred for v in a.targets[0].elts) and _torch_size(a.value)
+               for a in ast.walk(fn))
 
 
 def _torch_size(e: ast.AST) -> bool:
