@@ -24,12 +24,15 @@ def test_a_size_through_a_tensor_both_forms_remove_the_break():
         assert_fixes(src, c, "f", *SHAPES)
 
 
-def test_a_size_in_its_own_statement_removes_the_break(tmp_path):
-    src, cands = candidates(tmp_path, """\
+@pytest.mark.parametrize("made", ["n = int(torch.prod(torch.tensor(x.shape[1:])))",
+                                  "n = int(torch.tensor([h, w]).prod())"])
+def test_a_size_in_its_own_statement_removes_the_break(tmp_path, made):
+    src, cands = candidates(tmp_path, f"""\
         import torch
 
         def f(x):
-            n = int(torch.prod(torch.tensor(x.shape[1:])))
+            b, h, w = x.shape
+            {made}
             return x.view(-1, n) * 2
 
         g = torch.compile(f)
