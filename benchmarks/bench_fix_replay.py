@@ -65,6 +65,23 @@ JUDGEMENTS: dict[str, dict[str, tuple[bool, str]]] = {
                    "the LoRA path (two matmuls and the dropout) runs twice, and in training the dropout is "
                    "drawn twice"),
     },
+    "mace_contraction_view": {
+        "resize_shape = out.shape[1:].numel()": (
+            True, "the same view as the maintainers' `out.view(out.shape[0], -1)`: the product of the "
+                  "trailing sizes as a Python int from the sizes (`torch.Size.numel`) instead of a tensor; "
+                  "the maintainers let view infer it with -1 and drop the line, the suggestion keeps the "
+                  "assignment (also right when another dim is 0, where -1 cannot be inferred). The -1 form "
+                  "is the recipe's second candidate, not tried once the first is verified"),
+    },
+    "pyg_to_dense_batch": {
+        "out = x.new_empty(size).fill_(fill_value)": (
+            True, "the same tensor as the maintainers' `torch.as_tensor(fill_value, dtype=x.dtype, "
+                  "device=x.device).repeat(size)`: `size`'s shape, x's dtype and device, every element "
+                  "the fill value, a fresh tensor the next line writes into; the fill is kept in the graph "
+                  "by `fill_` (which takes a 0-d tensor) instead of `repeat`. The maintainers also dropped "
+                  "`fill_value = 0.0 if fill_value is None else fill_value` (another hunk); the suggestion "
+                  "leaves it, which changes nothing for a tensor fill value"),
+    },
     "kornia_distance": {
         "if not torch.compiler.is_compiling() and not mask.any():": (
             True, "the maintainers' line, character for character: the early `break` taken in eager only, "

@@ -261,11 +261,12 @@ MAX_ANCHORS = 24   # the expressions of one line tried as a recipe's anchor
 
 
 def _predicted(t: Mapping[str, Any]) -> list[Any]:
-    """The rules with a fix recipe that predict break target `t`'s GB code."""
+    """The rules with a fix recipe that predict break target `t`'s GB code (their `gb`, or
+    one of the others their kind of code breaks with, `gb_also`)."""
     gb = t.get("gb")
     if t.get("kind") != "break" or not gb:
         return []
-    return [r for r in RULES if r.gb == gb and has_recipe(r)]
+    return [r for r in RULES if (r.gb == gb or gb in r.gb_also) and has_recipe(r)]
 
 
 def break_findings(t: Mapping[str, Any], source: str,
@@ -291,8 +292,9 @@ def break_findings(t: Mapping[str, Any], source: str,
     roots = header if header else [st]
     cols = sorted({n.col_offset for r in roots for n in ast.walk(r)
                    if isinstance(n, (ast.expr, ast.stmt)) and n.lineno == line})[:MAX_ANCHORS]
+    gb = str(t["gb"])
     return [Finding(rule=r.code, path=path, line=line, col=col, severity=r.severity,
-                    message=f"dynamo's {r.gb} here", source=raw.strip(), gb=r.gb)
+                    message=f"dynamo's {gb} here", source=raw.strip(), gb=gb)
             for r in rules for col in cols]
 
 

@@ -825,7 +825,7 @@ def test_a_break_on_a_multiline_statements_first_line_gets_the_finding_below_it(
 def test_a_break_without_a_finding_gets_the_recipes_of_the_rules_predicting_its_gb(tmp_path):
     """`scale` is untyped, so no rule can tell `scale == 1` is a tensor test; dynamo's GB0170
     on that line says it is. The target gets PTC201's recipes anchored where the break is; a
-    GB no rule predicts (GB0033) still has no candidate."""
+    GB no rule predicts (GB0088) still has no candidate."""
     from pt2bot.fixes import gather
 
     src, fs = findings_in(tmp_path, """\
@@ -850,7 +850,12 @@ def test_a_break_without_a_finding_gets_the_recipes_of_the_rules_predicting_its_
     where = next(p for p in proposals if "torch.where" in p.cand.title)
     assert where.cand.lines == ("    return torch.where(scale == 1, x, x * scale)",)
     assert (where.cand.start_line, where.cand.end_line) == (5, 7)
+    # GB0033 is predicted too (PTC102's `.tolist()` of integers, PTC104's sizes and fill
+    # values), but none of their recipes fits a branch; a GB no rule predicts has no candidate
     _none, why = gather([target("GB0033")], fs, str(tmp_path), None)
+    assert why == {0: "no static finding on the line; the recipes of PTC102, PTC104 (dynamo's GB0033 "
+                      "there) have no edit for this code"}
+    _none, why = gather([target("GB0088")], fs, str(tmp_path), None)
     assert why == {0: "no static finding on the line offers a fix"}
 
 

@@ -76,6 +76,10 @@ class Rule:
     severity: ClassVar[str] = "error"
     default: ClassVar[bool] = True          # enabled without --select
     gb: ClassVar[str | None] = None         # the graph break the rule predicts
+    # Other GB ids dynamo gives for the rule's kind of code (PTC102's `.tolist()` of an integer
+    # tensor is GB0033): a break with one of them that no finding flags gets the rule's recipes
+    # too (pt2bot/fixes.py `break_findings`), as one with `gb` does.
+    gb_also: ClassVar[tuple[str, ...]] = ()
     claim: ClassVar[str] = "break"          # break | recompile | export | graphs (what tests assert)
     node_types: ClassVar[tuple[type, ...]] = ()
     # For rules with `ast.Call` in `node_types`: the calls `check` can report at, as keys

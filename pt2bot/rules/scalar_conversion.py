@@ -7,6 +7,7 @@ from pt2bot.rules.check_fixes import check_fixes
 from pt2bot.rules.edits import (binds_torch, finding_statement, function_binds, indentation, owns_lines,
                                 replace_statement, segment)
 from pt2bot.rules.scalar_fixes import keep_tensor_fixes, sizes_from_list_fixes
+from pt2bot.rules.size_fixes import fill_value_fixes, sizes_tensor_fixes
 from pt2bot.analysis.infer import NDARRAY, SHAPE, SIZES
 from pt2bot.analysis.queries import generator_note, is_tensorish
 
@@ -111,6 +112,17 @@ def _zero(e: ast.AST) -> bool:
     return isinstance(e, ast.Constant) and e.value == 0 and not isinstance(e.value, bool)
 
 
+# A tensor where these calls need Python ints (sizes) or a Python number (a fill value): dynamo
+# reads it back, GB0033 (`aten._local_scalar_dense`), measured on torch 2.13 for each of them.
+# `torch.full(size, t)`, `masked_fill`, `fill_` and `index_fill` take a 0-d tensor fill value.
+_SIZE_METHODS = frozenset({"view", "reshape", "expand", "repeat", "new_zeros", "new_ones", "new_empty", "new_full"})
+_SIZE_FUNCS = frozenset({"torch.zeros", "torch.ones", "torch.empty", "torch.arange", "torch.full"})
+_FILL_AT = {"new_full": 1, "torch.full_like": 1}   # the fill value's position (keyword `fill_value`)
+
+def _on_self(e: ast.AST) -> bool:
+    return type(e) is ast.Attribute and type(e.value) is ast.Name and e.value.id == "self"
+
+
 _SLICE_WHY = ("a tensor as a slice bound is converted to a Python int (`int(t)` underneath): it copies "
               "the value to Python and breaks the graph")
 
@@ -120,8 +132,11 @@ class ScalarConversion(Rule):
     Flags `float(t)`, `int(t)` and `bool(t)` where `t` is a tensor computed in compiled code,
     or a numpy value made there from data dynamo cannot know while tracing (a numpy factory's
     array, a reduction over several values: `int(np.prod(x.shape[1:]))`,
-    `float(np.ones(3).mean())`); and a tensor as a slice bound (`x[:t]`, `mask[i, :lengths[i]]`),
-    which is `int(t)` underneath.
+    `float(np.ones(3).mean())`); a tensor as a slice bound (`x[:t]`, `mask[i, :lengths[i]]`),
+    which is `int(t)` underneath; and a tensor where a call needs a size or a fill value:
+    `x.view(n, r)`, `x.reshape(...)`, `x.expand(...)`, `x.repeat(...)`, `x.new_zeros(...)` /
+    `new_ones` / `new_empty` / `new_full`, `torch.zeros/ones/empty/arange(...)`, `torch.full`'s
+    size, and the fill value of `x.new_full(size, t)` and `torch.full_like(x, t)`.
 
     ## Why is this bad?
     Converting a tensor to a Python scalar calls `Tensor.item()` underneath: torch 2.13 breaks
@@ -130,7 +145,11 @@ class ScalarConversion(Rule):
     PTC101). dynamo traces numpy into torch ops (`torch._numpy`), so a numpy array in compiled
     code is a tensor too: converting it breaks with GB0033 ("Data dependent operator"; GB0208
     where the array is a single integer known while tracing, e.g. `np.prod` of a one-element
-    shape slice). Sizes are fine:
+    shape slice). A tensor as a size or a fill value is read back the same way (GB0033, measured
+    on torch 2.13 for each call listed; a tensor made of two sizes or more, such as
+    `torch.prod(torch.tensor(x.shape[1:]))`, holds values fake tensors do not know either).
+    `torch.full(size, t)`, `masked_fill`, `fill_` and `index_fill` keep a 0-d tensor fill
+    value in the graph and are not flagged. Sizes are fine:
     `int(x.shape[0])` is a (Sym)int, not a tensor, and is not flagged; nor are `len(a)`,
     `a.ndim`, `a.shape[0]` of an array, or numpy on Python numbers alone
     (`int(np.ceil(h / 4))`, `float(np.sqrt(d))`), which dynamo evaluates while tracing.
@@ -162,6 +181,17 @@ class ScalarConversion(Rule):
     raise ...` or `CHECK(bool((t >= 0).all()), msg)`, is kept in compiled code as
     `torch._assert_async` under `torch.compiler.is_compiling()`, the original in eager
     (pt2bot/rules/check_fixes.py, as for PTC201).
+    A tensor where Python needs a size or a fill value (pt2bot/rules/size_fixes.py; dynamo
+    reads it back with GB0033, "Data dependent operator"; these recipes are also tried at such
+    a break where no finding flags the line): a number of sizes made through a tensor,
+    `r = torch.prod(torch.tensor(out.shape[1:]))` passed to `out.view(out.shape[0], r)` or
+    `int(...)` of it, becomes the Python int `r = out.shape[1:].numel()` (`sum(S)`,
+    `max(S)`, `min(S)`; `a * b` for a list `[a, b]` of sizes), edited where the tensor is made
+    when no read uses it as a tensor; where `r` is read once, by the `view`/`reshape` right
+    after it, a second candidate drops the assignment and writes `-1` there (second: `-1`
+    cannot be inferred when another dim is 0). A tensor fill value of `x.new_full(size, t)`
+    or `torch.full_like(x, t)` becomes `x.new_empty(size).fill_(t)` /
+    `torch.empty_like(x).fill_(t)` (the other arguments kept). Not safe: run and compared.
     A loop writing each row's prefix from a tensor of lengths,
     `for i in range(n): mask[i, :lengths[i]] = True` (a constant on the right; the finding on
     `lengths[i]`), becomes one masked write of the first `n` rows that replaces the loop's two
@@ -173,23 +203,30 @@ class ScalarConversion(Rule):
 
     code = "PTC104"
     name = "tensor-to-scalar"
-    summary = "`float()`/`int()`/`bool()` of a tensor, or a tensor as a slice bound (host sync, graph break)"
+    summary = ("`float()`/`int()`/`bool()` of a tensor, or a tensor as a slice bound, a size or a fill value "
+               "(host sync, graph break)")
     gb = "GB0124"
+    gb_also = ("GB0033",)   # a numpy value's conversion; a tensor as a size or a fill value
     fullgraph_captures = frozenset({"int", "float"})   # not bool(t): tests/test_rules_torch.py
     node_types = (ast.Call, ast.Subscript)
-    call_keys = frozenset({"float", "int", "bool"})
+    call_keys = frozenset({"float", "int", "bool", ".full_like", ".zeros", ".ones", ".empty", ".arange", ".full"}
+                          | {"." + m for m in _SIZE_METHODS})
     _FUNCS = {"float": "torch.float32", "int": "torch.int64", "bool": "torch.bool"}
 
     @classmethod
     def fixes(cls, finding, source, tree):
         return (sizes_from_list_fixes(cls.code, finding, source, tree, "float")
                 + keep_tensor_fixes(cls.code, finding, source, tree, "float")
+                + sizes_tensor_fixes(cls.code, finding, source, tree)
+                + fill_value_fixes(cls.code, finding, source, tree)
                 + _prefix_mask_fixes(cls.code, finding, source, tree)
                 + check_fixes(cls.code, finding, source, tree))
 
     def check(self, ctx, node):
         if type(node) is ast.Subscript:
             self._slice_bound(ctx, node)
+            return
+        if self._size_argument(ctx, node):
             return
         f = node.func
         if not (isinstance(f, ast.Name) and f.id in self._FUNCS and len(node.args) == 1 and not node.keywords
@@ -203,6 +240,53 @@ class ScalarConversion(Rule):
             ctx.report(self.code, node, f"`{f.id}()` of a numpy value made in compiled code reads a tensor's "
                        "value (dynamo traces numpy into torch ops) and breaks the graph; compute it with "
                        "Python numbers on the sizes (`math.prod(x.shape[1:])`) or keep a tensor", gb="GB0033")
+
+    def _size_argument(self, ctx, node: ast.Call) -> bool:
+        """A tensor passed where the call needs a size (`x.view(n, r)`, `torch.zeros(n)`,
+        `x.new_zeros([n, 2])`) or a fill value (`x.new_full(size, t)`, `torch.full_like(x, t)`);
+        reported at the argument. True when the call is one of those (reported or not)."""
+        f = node.func
+        if type(f) is not ast.Attribute:
+            return False
+        name = ctx.mod.resolve(f) or ""
+        if f.attr in _SIZE_METHODS and name not in _SIZE_FUNCS:
+            v = f.value
+            if (type(v) is ast.Name and (v.id in ctx.mod.imports or v.id in ctx.mod.summary.module_names
+                                         or v.id == "self")) or ctx.kind(v) == NDARRAY \
+                    or (_on_self(v) and not ctx.self_tensor_attr(v)):
+                # a module's function (`einops.repeat(...)`), numpy's method, or a submodule
+                # named like one (`self.expand(x)`: a layer called on a tensor)
+                return True
+            key = f.attr
+        elif name in _SIZE_FUNCS or name == "torch.full_like":
+            key = name
+        else:
+            return False
+        fill_at = _FILL_AT.get(key)
+        sizes: list[ast.AST] = []
+        fills: list[ast.AST] = []
+        for i, a in enumerate(node.args):
+            if key == "torch.full_like" and i == 0:
+                continue
+            if i == fill_at:
+                fills.append(a)
+            elif key != "torch.full" or i == 0:
+                sizes.extend(a.elts if type(a) in (ast.List, ast.Tuple) else [a])
+        for k in node.keywords:
+            if k.arg == "fill_value" and fill_at is not None:
+                fills.append(k.value)
+            elif k.arg == "size":
+                sizes.extend(k.value.elts if type(k.value) in (ast.List, ast.Tuple) else [k.value])
+        for a in sizes + fills:
+            if type(a) is not ast.Starred and is_tensorish(ctx, a):
+                what = "fill value" if a in fills else "size"
+                ctx.report(self.code, a, f"a tensor as a {what} of `{f.attr}` is read back as a Python number "
+                           f"(data-dependent, GB0033) and breaks the graph{generator_note(ctx)}; "
+                           + ("compute sizes from sizes (`x.shape[1:].numel()`) or let `-1` infer one"
+                              if what == "size" else "fill in place: `x.new_empty(size).fill_(t)`"),
+                           gb="GB0033")
+                return True
+        return True
 
     def _slice_bound(self, ctx, node: ast.Subscript) -> None:
         s = node.slice

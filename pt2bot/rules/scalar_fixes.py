@@ -5,9 +5,11 @@ tensor of Python sizes: compute it from those sizes.
 Keep the tensor. The edit is on the finding's own statement: `x * t.item()` -> `x * t`, or, for
 `v = t.item()`, `v = t` when every later read of `v` in the function is an operand of
 arithmetic (`x / v`, `-v`, `x *= v`) outside a condition, an index, a size or a formatted
-string (in `n += t.item()` where `n` was a number literal, the same of every later read of
-`n`), or the one bound of a clamp
-(`x.clamp(max=v)`) or a value of `torch.where(c, a, v)`; there
+string (in `n += t.item()` where `n` was a number literal, and in `v = t.item() - 1`, a
+number before the edit, the same of every later read of `v`), or the one bound of a clamp
+(`x.clamp(max=v)`) or a value of `torch.where(c, a, v)`, or a fill value that may be a 0-d tensor (`x.masked_fill(m, v)`,
+`x.fill_(v)`, `x.index_fill(d, i, v)`, `torch.full(size, v)`: kept in the graph on torch 2.13,
+unlike `new_full`, `full_like` and `F.pad`'s value, which read it back); there
 a tensor behaves like the number (a 0-d tensor keeps the other operand's dtype), and dynamo
 keeps it in the graph. For `.tolist()`, a read may also be one element (`w[0]`, `w[-1]`) that
 is such an operand: the tensor's element is a 0-d tensor. `int(...)` truncates toward zero, as
@@ -31,19 +33,28 @@ from pt2bot.rules.base import Candidate
 from pt2bot.rules.edits import (enclosing_function, finding_statement, function_binds, parents_of,
                                 replace_statement, segment, with_replaced)
 
-# reading a value in one of these is a Python number's job (a size, an index, a message)
+# reading a value in one of these is a Python number's job (a size, an index, a message; the
+# fill value of `new_full`, `full_like` and `F.pad`, which read a tensor back: GB0033)
 _SCALAR_CALLS = frozenset({"range", "int", "float", "len", "round", "str", "print", "format", "bool", "list",
-                           "tuple", "enumerate", "isinstance", "min", "max", "sum", "abs", "math"})
+                           "tuple", "enumerate", "isinstance", "min", "max", "sum", "abs", "math",
+                           "new_full", "full_like", "pad"})
 
 
 _CLAMPS = frozenset({"clamp", "clip", "clamp_", "clip_"})
+# Calls whose fill value may be a 0-d tensor without a break (measured on torch 2.13: dynamo
+# keeps `x.masked_fill(m, t)`, `x.fill_(t)`, `x.index_fill(0, i, t)` and `torch.full(size, t)`
+# in the graph): method or `torch.` name -> (the fill value's position, its keyword).
+# `x.new_full(size, t)`, `torch.full_like(x, t)` and `F.pad(..., value=t)` read it back (GB0033).
+_FILLS = {"masked_fill": (1, "value"), "masked_fill_": (1, "value"), "fill_": (0, "value"),
+          "index_fill": (2, "value"), "index_fill_": (2, "value")}
+_TORCH_FILLS = {"full": (1, "fill_value"), "masked_fill": (2, "value")}
 
 
 def _tensor_argument(node: ast.AST, parents: dict[int, ast.AST]) -> bool:
     """`node` is an argument a torch call takes as a tensor as well as a number: the one bound
     of a clamp (`x.clamp(max=v)`, `torch.clamp(x, max=v)`: with the other bound a number, dynamo
-    reads the tensor back and breaks, measured on torch 2.13) or a value of
-    `torch.where(c, a, b)`."""
+    reads the tensor back and breaks, measured on torch 2.13), a value of
+    `torch.where(c, a, b)`, or a fill value (`_FILLS`)."""
     p = parents.get(id(node))
     call = parents.get(id(p)) if isinstance(p, ast.keyword) else p
     if not isinstance(call, ast.Call) or not isinstance(call.func, ast.Attribute):
@@ -52,6 +63,11 @@ def _tensor_argument(node: ast.AST, parents: dict[int, ast.AST]) -> bool:
     module = isinstance(f.value, ast.Name) and f.value.id == "torch"
     if f.attr == "where" and module:
         return len(call.args) == 3 and not call.keywords and node in call.args[1:]
+    fill = (_TORCH_FILLS if module else _FILLS).get(f.attr)
+    if fill is not None:
+        pos, kw = fill
+        return (isinstance(p, ast.keyword) and p.arg == kw) or \
+            (len(call.args) > pos and call.args[pos] is node)
     if f.attr not in _CLAMPS:
         return False
     bounds = call.args[1:] if module else call.args
@@ -59,7 +75,7 @@ def _tensor_argument(node: ast.AST, parents: dict[int, ast.AST]) -> bool:
     return given == [node] and (isinstance(p, ast.keyword) or node in bounds)
 
 
-def _arith_only(node: ast.AST, parents: dict[int, ast.AST]) -> bool:
+def arith_only(node: ast.AST, parents: dict[int, ast.AST]) -> bool:
     """`node` is an operand of arithmetic or an argument a torch call takes as a tensor
     (`_tensor_argument`), and nothing above it needs a Python number."""
     p = parents.get(id(node))
@@ -101,7 +117,7 @@ def _element_arith(node: ast.AST, parents: dict[int, ast.AST]) -> bool:
     i = p.slice
     if isinstance(i, ast.UnaryOp) and isinstance(i.op, ast.USub):
         i = i.operand
-    return isinstance(i, ast.Constant) and type(i.value) is int and _arith_only(p, parents)
+    return isinstance(i, ast.Constant) and type(i.value) is int and arith_only(p, parents)
 
 
 def _conversion(call: ast.AST, parents: dict[int, ast.AST]) -> ast.Call | None:
@@ -237,12 +253,18 @@ def keep_tensor_fixes(code: str, finding, source: str, tree: ast.Module, what: s
                            + ([f"{conv}()"] if conv else []))
     title = f"keep the tensor: drop {dropped}" + (", truncate with `.long()` as `int()` does"
                                                    if text.endswith(".long()") else "")
-    if _arith_only(outer, parents):
+    if arith_only(outer, parents):
         # `n = 0 ... n += t.item()`: a Python number becomes a tensor, so what reads it later
         # must take one
         if isinstance(st, ast.AugAssign) and isinstance(st.target, ast.Name) and \
                 _number_before(tree, st, st.target.id) and \
                 not _later_reads_arith(tree, st, st.target.id, what, need_one=False):
+            return []
+        # `v = t.item() - 1`: the same of a value that was a number (only literals beside it),
+        # e.g. a fill value `new_full` reads back later
+        if isinstance(st, ast.Assign) and len(st.targets) == 1 and isinstance(st.targets[0], ast.Name) and \
+                _number_arith(outer, st.value, parents) and \
+                not _later_reads_arith(tree, st, st.targets[0].id, what, need_one=False):
             return []
         return [replace_statement(code, finding.path, st, with_replaced(lines, st, outer, text), title, safe=False)]
     if isinstance(st, ast.Assign) and st.value is outer and len(st.targets) == 1 and isinstance(st.targets[0], ast.Name):
@@ -251,6 +273,21 @@ def keep_tensor_fixes(code: str, finding, source: str, tree: ast.Module, what: s
             return [replace_statement(code, finding.path, st, with_replaced(lines, st, outer, text),
                                       title + f" (`{name}` only feeds tensor arithmetic)", safe=False)]
     return []
+
+
+def _number_arith(node: ast.AST, value: ast.AST, parents: dict[int, ast.AST]) -> bool:
+    """`value` is `node` in arithmetic with number literals only (`t.item() - 1`, `-t.item()`):
+    a Python number before the edit, a tensor after it."""
+    while node is not value:
+        p = parents.get(id(node))
+        if isinstance(p, ast.BinOp):
+            other = p.right if p.left is node else p.left
+            if not (isinstance(other, ast.Constant) and type(other.value) in (int, float)):
+                return False
+        elif not (isinstance(p, ast.UnaryOp) and isinstance(p.op, (ast.USub, ast.UAdd))):
+            return False
+        node = p
+    return True
 
 
 def _number_before(tree: ast.Module, st: ast.stmt, name: str) -> bool:
@@ -271,7 +308,7 @@ def _later_reads_arith(tree: ast.Module, st: ast.stmt, name: str, what: str, *, 
     reads = [n for n in ast.walk(fn) if isinstance(n, ast.Name) and n.id == name
              and isinstance(n.ctx, ast.Load) and n.lineno > (st.end_lineno or st.lineno)]
     return (bool(reads) or not need_one) and all(
-        _arith_only(n, fparents) or (what == "tolist" and _element_arith(n, fparents)) for n in reads)
+        arith_only(n, fparents) or (what == "tolist" and _element_arith(n, fparents)) for n in reads)
 
 
-__all__ = ["INT_DTYPES", "keep_tensor_fixes", "sizes_from_list_fixes"]
+__all__ = ["INT_DTYPES", "arith_only", "keep_tensor_fixes", "sizes_from_list_fixes"]

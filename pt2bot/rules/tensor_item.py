@@ -5,6 +5,7 @@ import ast
 from pt2bot.rules.base import Rule
 from pt2bot.rules.check_fixes import check_fixes
 from pt2bot.rules.scalar_fixes import keep_tensor_fixes, sizes_from_list_fixes
+from pt2bot.rules.size_fixes import item_to_fill_fixes, sizes_tensor_fixes
 from pt2bot.analysis.queries import generator_note, method_call
 
 
@@ -49,6 +50,16 @@ class TensorItem(Rule):
     `lengths = torch.tensor([s.shape[0] for s in seqs])` then `n = int(lengths.amax().item())`,
     becomes the builtin on those numbers, `n = int(max(s.shape[0] for s in seqs))` (also
     `min`/`amin`/`sum`; neither the tensor nor the list changed in between).
+    A number of sizes made through a tensor, `torch.tensor(x.shape[1:]).prod().item()` (also
+    `torch.prod(...)`, `sum`, `max`, `min`), becomes the Python int `x.shape[1:].numel()`
+    (`sum(x.shape)`, `max(...)`, `min(...)`; `a * b` for a list `[a, b]` of sizes;
+    pt2bot/rules/size_fixes.py). A fill value read back, `v = t.item() - 1` then
+    `out = x.new_full(size, v)` (or `torch.full_like(x, v)`, which read a tensor fill back),
+    keeps the tensor and fills in place, in one edit from the `.item()` to that read:
+    `v = t - 1` ... `out = x.new_empty(size).fill_(v)`; dropping `.item()` alone would move the
+    break to `new_full`, so it is not offered where a later read of `v` needs a number.
+    `masked_fill`, `fill_`, `index_fill` and `torch.full` take a 0-d tensor fill value without
+    a break, so a `.item()` that only feeds them is dropped as for arithmetic.
     A range check that raises, `if t.item() < 0.0: raise ValueError(...)` (also in an `and`
     with other tensor tests, in an `elif` chain, or in a check call `CHECK(t.item() >= 0,
     msg)`), is kept in compiled code as `torch._assert_async(torch.logical_not(t < 0.0),
@@ -68,6 +79,8 @@ class TensorItem(Rule):
     def fixes(cls, finding, source, tree):
         return (sizes_from_list_fixes(cls.code, finding, source, tree, "item")
                 + keep_tensor_fixes(cls.code, finding, source, tree, "item")
+                + sizes_tensor_fixes(cls.code, finding, source, tree)
+                + item_to_fill_fixes(cls.code, finding, source, tree)
                 + check_fixes(cls.code, finding, source, tree))
 
     def check(self, ctx, node):

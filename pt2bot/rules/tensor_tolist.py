@@ -6,47 +6,8 @@ from pt2bot.rules.base import Candidate, Rule
 from pt2bot.rules.edits import enclosing_function, finding_statement, function_binds, replace_statement, segment, \
     with_replaced
 from pt2bot.rules.scalar_fixes import INT_DTYPES, keep_tensor_fixes
+from pt2bot.rules.size_fixes import int_valued
 from pt2bot.analysis.queries import generator_note, method_call
-
-# Methods and attributes of a tensor that are Python ints: sizes dynamo knows while tracing.
-_SIZE_CALLS = frozenset({"dim", "size", "numel", "ndimension"})
-
-
-def _int_valued(e: ast.AST, fn: ast.AST, depth: int = 0) -> bool:
-    """`e` is a Python int whatever the input: an int literal, `len(...)`, a size (`x.shape[i]`,
-    `x.ndim`, `x.size(i)`, `x.dim()`), integer arithmetic (`+ - * // %`) of those, or a local
-    the function assigns once from one of them (or a parameter annotated `int`)."""
-    if depth > 8:
-        return False
-    t = type(e)
-    if t is ast.Constant:
-        return type(e.value) is int
-    if t is ast.UnaryOp:
-        return isinstance(e.op, (ast.USub, ast.UAdd)) and _int_valued(e.operand, fn, depth + 1)
-    if t is ast.BinOp:
-        return isinstance(e.op, (ast.Add, ast.Sub, ast.Mult, ast.FloorDiv, ast.Mod)) and \
-            _int_valued(e.left, fn, depth + 1) and _int_valued(e.right, fn, depth + 1)
-    if t is ast.Call:
-        f = e.func
-        if type(f) is ast.Name:
-            return f.id == "len" and len(e.args) == 1 and not e.keywords
-        return type(f) is ast.Attribute and f.attr in _SIZE_CALLS and \
-            (f.attr != "size" or len(e.args) == 1 and not e.keywords)
-    if t is ast.Attribute:
-        return e.attr == "ndim"
-    if t is ast.Subscript:
-        return type(e.value) is ast.Attribute and e.value.attr == "shape" and type(e.slice) is not ast.Slice
-    if t is ast.Name:
-        args = fn.args
-        for a in args.posonlyargs + args.args + args.kwonlyargs:
-            if a.arg == e.id:
-                return type(a.annotation) is ast.Name and a.annotation.id == "int"
-        bound = [n for n in ast.walk(fn) if type(n) is ast.Name and n.id == e.id and not isinstance(n.ctx, ast.Load)]
-        if len(bound) != 1:
-            return False
-        one = next((a for a in ast.walk(fn) if type(a) is ast.Assign and a.targets == bound), None)
-        return one is not None and _int_valued(one.value, fn, depth + 1)
-    return False
 
 
 def range_fixes(code: str, finding, source: str, tree: ast.Module) -> list[Candidate]:
@@ -72,7 +33,7 @@ def range_fixes(code: str, finding, source: str, tree: ast.Module) -> list[Candi
                 return []
         elif k.arg != "device":   # start=/end=/step=, requires_grad=, out=: not the plain form
             return []
-    if not all(_int_valued(b, fn) for b in bounds) or \
+    if not all(int_valued(b, fn) for b in bounds) or \
             any(function_binds(tree, st, name) for name in ("torch", "list", "range", "len")):
         return []
     text = "list(range(" + ", ".join(segment(lines, b) for b in bounds) + "))"
@@ -114,12 +75,16 @@ class TensorTolist(Rule):
     `torch.where(c, x, v)`) outside a condition, an index, a size or a formatted string, or one element of it
     with a constant index that is such an operand (`w = t.tolist()`, `x * w[0] + w[1]` ->
     `w = t`: `t[0]` is a 0-d tensor).
+    A break dynamo records as GB0033 on a line no finding flags gets these recipes too (an
+    integer tensor's `.tolist()` breaks with that id), and PTC104's (a tensor as a size or a
+    fill value).
     """
 
     code = "PTC102"
     name = "tensor-tolist"
     summary = "`Tensor.tolist()` in compiled code (host sync, graph break)"
     gb = "GB0109"
+    gb_also = ("GB0033",)   # `.tolist()` of an integer tensor
     node_types = (ast.Call,)
     call_keys = frozenset({".tolist"})
 

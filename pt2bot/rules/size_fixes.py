@@ -1,0 +1,397 @@
+"""The recipes for a tensor where Python needs a number, when the number is a size or a fill
+value (PTC104, PTC101; also tried at a break dynamo records as GB0033, "Data dependent
+operator", where no finding flags the line).
+
+Sizes through a tensor. `torch.prod(torch.tensor(x.shape[1:]))` (also `torch.tensor(S).prod()`,
+`sum`, `max`/`amax`, `min`/`amin`) is a 0-d tensor made of Python sizes; used as a size
+(`x.view(n, r)`, `torch.zeros(r)`) or read back (`int(...)`, `.item()`) dynamo must read its
+value, which it does not know while tracing: GB0033 (`aten._local_scalar_dense`; measured on
+torch 2.13). The same number as a Python int from the sizes: `x.shape[1:].numel()` (a
+`torch.Size` has `numel`), `sum(S)`, `max(S)`, `min(S)`; for a list of sizes `[a, b]`,
+`a * b`, `a + b`. The edit is where the tensor is made: in the finding's statement, or in the
+one earlier statement that assigns it to a name the finding's statement passes to a call,
+when no read of that name uses it as a tensor (`r.item()`, `r[0]`). Where the name is the one
+size of a `view`/`reshape` right after it that the others do not fix (no `-1` among them),
+a second candidate drops the assignment and writes `-1` there, as the maintainers of mace did;
+it is tried second because `-1` cannot be inferred when another dim is 0.
+
+A fill value. `x.new_full(size, t)` and `torch.full_like(x, t)` read a tensor fill value back
+(GB0033); `x.new_empty(size).fill_(t)` and `torch.empty_like(x).fill_(t)` make the same tensor
+with the fill kept in the graph (`fill_` takes a 0-d tensor; the other arguments are kept as
+they were). And `v = t.item()` whose later reads are arithmetic or such fill values, in the
+lines up to its last read: one candidate from the `.item()` to that read, the tensor kept and
+each fill rewritten (a `.item()` dropped alone would only move the break to the fill).
+
+None of these is safe by construction: an int where a 0-d int64 tensor was can change a later
+division's dtype, and `numel` is a `torch.Size` method (a numpy array's shape has none); the
+candidates are run and compared before they are posted.
+"""
+from __future__ import annotations
+
+import ast
+
+from pt2bot.rules.base import Candidate
+from pt2bot.rules.edits import (enclosing_function, finding_statement, function_binds,
+                                node_span, owns_lines, parents_of, replace_spans, replace_statement,
+                                segment, statement_at, with_replaced)
+from pt2bot.rules.scalar_fixes import INT_DTYPES, arith_only
+
+# Methods and attributes of a tensor that are Python ints: sizes dynamo knows while tracing.
+_SIZE_CALLS = frozenset({"dim", "size", "numel", "ndimension"})
+
+
+def int_valued(e: ast.AST, fn: ast.AST, depth: int = 0) -> bool:
+    """`e` is a Python int whatever the input: an int literal, `len(...)`, a size (`x.shape[i]`,
+    `x.ndim`, `x.size(i)`, `x.dim()`), integer arithmetic (`+ - * // %`) of those, a local
+    the function assigns once from one of them or unpacks once from sizes (`b, h, w =
+    x.shape`), or a parameter annotated `int`."""
+    if depth > 8:
+        return False
+    t = type(e)
+    if t is ast.Constant:
+        return type(e.value) is int
+    if t is ast.UnaryOp:
+        return isinstance(e.op, (ast.USub, ast.UAdd)) and int_valued(e.operand, fn, depth + 1)
+    if t is ast.BinOp:
+        return isinstance(e.op, (ast.Add, ast.Sub, ast.Mult, ast.FloorDiv, ast.Mod)) and \
+            int_valued(e.left, fn, depth + 1) and int_valued(e.right, fn, depth + 1)
+    if t is ast.Call:
+        f = e.func
+        if type(f) is ast.Name:
+            return f.id == "len" and len(e.args) == 1 and not e.keywords
+        return type(f) is ast.Attribute and f.attr in _SIZE_CALLS and \
+            (f.attr != "size" or len(e.args) == 1 and not e.keywords)
+    if t is ast.Attribute:
+        return e.attr == "ndim"
+    if t is ast.Subscript:
+        return type(e.value) is ast.Attribute and e.value.attr == "shape" and type(e.slice) is not ast.Slice
+    if t is ast.Name:
+        if _unpacked_size(fn, e.id):
+            return True
+        one = _assigned_once(fn, e.id)
+        if one is False:
+            args = fn.args
+            for a in args.posonlyargs + args.args + args.kwonlyargs:
+                if a.arg == e.id:
+                    return type(a.annotation) is ast.Name and a.annotation.id == "int"
+            return False
+        return one is not None and int_valued(one.value, fn, depth + 1)
+    return False
+
+
+def _assigned_once(fn: ast.AST, name: str) -> ast.Assign | None | bool:
+    """The one `name = ...` of `fn` (None when `name` is bound otherwise or more than once;
+    False when `fn` never binds it)."""
+    bound = [n for n in ast.walk(fn) if type(n) is ast.Name and n.id == name and not isinstance(n.ctx, ast.Load)]
+    if not bound:
+        return False
+    if len(bound) != 1:
+        return None
+    return next((a for a in ast.walk(fn) if type(a) is ast.Assign and a.targets == bound), None)
+
+
+def _unpacked_size(fn: ast.AST, name: str) -> bool:
+    """`name` is bound once, by unpacking sizes: `b, c, h, w = x.shape`, `h, w = x.shape[-2:]`."""
+    bound = [n for n in ast.walk(fn) if type(n) is ast.Name and n.id == name and not isinstance(n.ctx, ast.Load)]
+    if len(bound) != 1:
+        return False
+    return any(type(a) is ast.Assign and len(a.targets) == 1 and type(a.targets[0]) is ast.Tuple
+               and any(v is bound[0] for v in a.targets[0].elts)
+               and not any(type(v) is ast.Starred for v in a.targets[0].elts) and _torch_size(a.value)
+               for a in ast.walk(fn))
+
+
+def _torch_size(e: ast.AST) -> bool:
+    """`x.shape`, `x.size()`, or a slice of either: a `torch.Size`."""
+    if isinstance(e, ast.Subscript) and isinstance(e.slice, ast.Slice):
+        e = e.value
+    if isinstance(e, ast.Attribute):
+        return e.attr == "shape"
+    return isinstance(e, ast.Call) and isinstance(e.func, ast.Attribute) and e.func.attr == "size" \
+        and not e.args and not e.keywords
+
+
+# a reduction of a tensor of sizes -> the Python that gives the same number from the sizes
+_REDUCTIONS = {"prod": "prod", "sum": "sum", "max": "max", "amax": "max", "min": "min", "amin": "min"}
+
+
+def _sizes_tensor(e: ast.AST, lines: list[str], fn: ast.AST) -> ast.AST | None:
+    """`torch.tensor(S)` (dtype, if given, an integer one; a device) of sizes S: a `torch.Size`
+    (or a name assigned one once) or a list/tuple of ints; S's node, else None."""
+    if not (isinstance(e, ast.Call) and segment(lines, e.func) in ("torch.tensor", "torch.as_tensor")
+            and len(e.args) == 1):
+        return None
+    for k in e.keywords:
+        if k.arg == "dtype":
+            if not (isinstance(k.value, ast.Attribute) and k.value.attr in INT_DTYPES):
+                return None
+        elif k.arg != "device":
+            return None
+    s = e.args[0]
+    if isinstance(s, ast.Name):
+        one = _assigned_once(fn, s.id)
+        if not isinstance(one, ast.Assign) or not _torch_size(one.value):
+            return None
+        return s
+    if _torch_size(s):
+        return s
+    if isinstance(s, (ast.List, ast.Tuple)) and s.elts and all(int_valued(v, fn) for v in s.elts):
+        return s
+    return None
+
+
+def _reduction(e: ast.AST, lines: list[str], fn: ast.AST) -> tuple[str, ast.AST] | None:
+    """(the reduction's Python name, S) for `torch.prod(torch.tensor(S))` or
+    `torch.tensor(S).prod()` (and `_REDUCTIONS`' others), else None."""
+    if not (isinstance(e, ast.Call) and isinstance(e.func, ast.Attribute) and not e.keywords
+            and e.func.attr in _REDUCTIONS):
+        return None
+    if segment(lines, e.func.value) == "torch" and len(e.args) == 1:
+        made = e.args[0]
+    elif not e.args:
+        made = e.func.value
+    else:
+        return None
+    s = _sizes_tensor(made, lines, fn)
+    return None if s is None else (_REDUCTIONS[e.func.attr], s)
+
+
+def _atom(e: ast.AST) -> bool:
+    return isinstance(e, (ast.Name, ast.Attribute, ast.Call, ast.Subscript, ast.Constant))
+
+
+def _python_number(func: str, s: ast.AST, lines: list[str]) -> str:
+    """The Python expression of the reduction `func` of sizes `s`."""
+    if isinstance(s, (ast.List, ast.Tuple)):
+        parts = [segment(lines, v) if _atom(v) else f"({segment(lines, v)})" for v in s.elts]
+        if len(parts) == 1:
+            return parts[0]
+        if func in ("prod", "sum"):
+            return "(" + (" * " if func == "prod" else " + ").join(parts) + ")"
+        return f"{func}({', '.join(parts)})"
+    text = segment(lines, s)
+    return f"{text}.numel()" if func == "prod" else f"{func}({text})"
+
+
+def _widen(node: ast.AST, parents: dict[int, ast.AST]) -> ast.AST:
+    """The reduction with what only converts it to a Python number: `.item()` (which an int
+    lacks) and `int(...)` (redundant on an int)."""
+    p = parents.get(id(node))
+    if isinstance(p, ast.Attribute) and p.attr == "item":
+        call = parents.get(id(p))
+        if isinstance(call, ast.Call) and call.func is p and not call.args and not call.keywords:
+            node, p = call, parents.get(id(call))
+    if isinstance(p, ast.Call) and isinstance(p.func, ast.Name) and p.func.id == "int" and p.args == [node] \
+            and not p.keywords:
+        node = p
+    return node
+
+
+def _used_as_tensor(node: ast.AST, parents: dict[int, ast.AST]) -> bool:
+    """`node`'s value has an attribute read (`r.item()`, `r.to(...)`) or is indexed (`r[0]`)."""
+    p = parents.get(id(node))
+    return isinstance(p, (ast.Attribute, ast.Subscript)) and p.value is node
+
+
+def _size_argument(node: ast.AST, parents: dict[int, ast.AST]) -> bool:
+    """`node` is passed to a call (an argument, a keyword's value, or an element of a list or
+    tuple that is one) or converted with `int(...)`: where a size or a number goes."""
+    p = parents.get(id(node))
+    if isinstance(p, (ast.List, ast.Tuple)):
+        p = parents.get(id(p))
+    if isinstance(p, ast.keyword):
+        return True
+    return isinstance(p, ast.Call) and node is not p.func
+
+
+def _builtins_free(tree: ast.Module, st: ast.stmt, func: str) -> bool:
+    return func == "prod" or not function_binds(tree, st, func)
+
+
+def sizes_tensor_fixes(code: str, finding, source: str, tree: ast.Module) -> list[Candidate]:
+    """A tensor of sizes reduced to one number, as the Python int (the module doc)."""
+    st, body, lines = finding_statement(finding, source, tree)
+    fn = enclosing_function(tree, st) if st is not None else None
+    if fn is None:
+        return []
+    out: list[Candidate] = []
+    parents = parents_of(st)
+    # in the finding's own statement
+    edits = []
+    for n in ast.walk(st):
+        red = _reduction(n, lines, fn)
+        if red is None or not _builtins_free(tree, st, red[0]):
+            continue
+        whole = _widen(n, parents)
+        if whole is n and _used_as_tensor(n, parents):
+            continue
+        edits.append((whole, _python_number(red[0], red[1], lines)))
+    edits = [(w, t) for w, t in edits
+             if not any(o is not w and _inside(w, o) for o, _ in edits)]   # the outermost only
+    if edits:
+        first, last = st.lineno, st.end_lineno or st.lineno
+        new = replace_spans(lines, first, last, [(*node_span(w), t) for w, t in edits])
+        out.append(replace_statement(code, finding.path, st, new,
+                                     "compute the size as a Python int from the sizes, not through a tensor",
+                                     safe=False))
+    # in the assignment of a name the statement passes where a size goes
+    fparents = parents_of(fn)
+    seen: set[str] = set()
+    for n in ast.walk(st):
+        if not (isinstance(n, ast.Name) and isinstance(n.ctx, ast.Load)) or n.id in seen \
+                or not _size_argument(n, fparents):
+            continue
+        seen.add(n.id)
+        one = _assigned_once(fn, n.id)
+        if not isinstance(one, ast.Assign) or (one.end_lineno or one.lineno) >= st.lineno \
+                or not owns_lines(lines, one):
+            continue
+        vparents = parents_of(one)
+        red = None
+        for m in ast.walk(one.value):
+            r = _reduction(m, lines, fn)
+            if r is not None and _widen(m, vparents) is one.value:
+                red = (m, r)
+        if red is None or not _builtins_free(tree, one, red[1][0]):
+            continue
+        reads = [r for r in ast.walk(fn) if isinstance(r, ast.Name) and r.id == n.id
+                 and isinstance(r.ctx, ast.Load)]
+        if any(_used_as_tensor(r, fparents) for r in reads):
+            continue
+        number = _python_number(red[1][0], red[1][1], lines)
+        out.append(replace_statement(code, finding.path, one, with_replaced(lines, one, one.value, number),
+                                     f"compute `{n.id}` as a Python int from the sizes, not through a tensor",
+                                     safe=False))
+        inferred = _inferred_dim(n, reads, one, st, body, fparents)
+        if inferred is not None:
+            between = lines[(one.end_lineno or one.lineno):st.lineno - 1]
+            new = between + replace_spans(lines, st.lineno, st.end_lineno or st.lineno,
+                                          [(*node_span(n), "-1")])
+            out.append(Candidate(code=code, path=finding.path, start_line=one.lineno,
+                                 end_line=st.end_lineno or st.lineno, lines=tuple(new),
+                                 title=f"let `{inferred}` infer the size: `-1` for `{n.id}`",
+                                 safe=False, rank=1))
+    return out
+
+
+def _inside(inner: ast.AST, outer: ast.AST) -> bool:
+    return any(x is inner for x in ast.walk(outer))
+
+
+def _inferred_dim(n: ast.Name, reads: list[ast.Name], one: ast.Assign, st: ast.stmt,
+                  body: list[ast.stmt], parents: dict[int, ast.AST]) -> str | None:
+    """`view`/`reshape` when `n` is read only once, as one of its positional sizes, in `st`,
+    which follows the assignment `one` in the same block, and no other size is `-1`."""
+    if len(reads) != 1 or reads[0] is not n or one not in body or body.index(st) != body.index(one) + 1:
+        return None
+    call = parents.get(id(n))
+    if not (isinstance(call, ast.Call) and isinstance(call.func, ast.Attribute)
+            and call.func.attr in ("view", "reshape") and n in call.args and not call.keywords):
+        return None
+    for a in call.args:
+        if isinstance(a, ast.Starred) or (isinstance(a, ast.UnaryOp) and isinstance(a.op, ast.USub)
+                                          and isinstance(a.operand, ast.Constant) and a.operand.value == 1):
+            return None
+    return call.func.attr
+
+
+# calls that read a tensor fill value back (GB0033) -> how the same tensor is made with `fill_`
+_READS_FILL = {"new_full": ("size", "fill_value"), "full_like": ("input", "fill_value")}
+
+
+def _fill_call(call: ast.AST, lines: list[str]) -> tuple[ast.AST, str] | None:
+    """For `X.new_full(size, v, **kw)` / `torch.full_like(X, v, **kw)`: (v's node, the text of
+    the call without its fill value: `X.new_empty(size, **kw)` / `torch.empty_like(X, **kw)`)."""
+    if not (isinstance(call, ast.Call) and isinstance(call.func, ast.Attribute)
+            and call.func.attr in _READS_FILL) or any(isinstance(a, ast.Starred) for a in call.args) \
+            or any(k.arg is None for k in call.keywords):
+        return None
+    first, value = _READS_FILL[call.func.attr]
+    module = segment(lines, call.func.value) == "torch"
+    if (call.func.attr == "full_like") != module or len(call.args) > 2:
+        return None
+    named = {k.arg: k.value for k in call.keywords}
+    pa = list(call.args)
+    made = pa[0] if pa else named.pop(first, None)
+    v = pa[1] if len(pa) == 2 else named.pop(value, None)
+    if made is None or v is None or first in named or value in named:
+        return None
+    rest = [segment(lines, made)] + [f"{k}={segment(lines, e)}" for k, e in named.items()]
+    head = "torch.empty_like" if module else f"{segment(lines, call.func.value)}.new_empty"
+    return v, f"{head}({', '.join(rest)})"
+
+
+def _number_literal(e: ast.AST) -> bool:
+    if isinstance(e, ast.UnaryOp) and isinstance(e.op, (ast.USub, ast.UAdd)):
+        e = e.operand
+    return isinstance(e, ast.Constant) and type(e.value) in (int, float, bool)
+
+
+def fill_value_fixes(code: str, finding, source: str, tree: ast.Module) -> list[Candidate]:
+    """`X.new_full(size, t)` -> `X.new_empty(size).fill_(t)`, `torch.full_like(X, t)` ->
+    `torch.empty_like(X).fill_(t)`, in the finding's statement (the module doc)."""
+    st, _, lines = finding_statement(finding, source, tree)
+    if st is None:
+        return []
+    edits = []
+    for n in ast.walk(st):
+        got = _fill_call(n, lines)
+        if got is None or _number_literal(got[0]):
+            continue
+        edits.append((n, f"{got[1]}.fill_({segment(lines, got[0])})"))
+    edits = [(w, t) for w, t in edits if not any(o is not w and _inside(w, o) for o, _ in edits)]
+    if not edits:
+        return []
+    new = replace_spans(lines, st.lineno, st.end_lineno or st.lineno, [(*node_span(w), t) for w, t in edits])
+    return [replace_statement(code, finding.path, st, new,
+                              "keep the fill value a tensor: an empty tensor `.fill_()`ed, not `new_full`/`full_like`",
+                              safe=False)]
+
+
+def item_to_fill_fixes(code: str, finding, source: str, tree: ast.Module) -> list[Candidate]:
+    """`v = t.item() ...` whose later reads are arithmetic or the fill value of `new_full` /
+    `full_like`: one edit from the `.item()` to the last read (the module doc)."""
+    st, _, lines = finding_statement(finding, source, tree)
+    fn = enclosing_function(tree, st) if st is not None else None
+    if fn is None or not (isinstance(st, ast.Assign) and len(st.targets) == 1
+                          and isinstance(st.targets[0], ast.Name)):
+        return []
+    call = next((n for n in ast.walk(st.value) if isinstance(n, ast.Call)
+                 and (n.lineno, n.col_offset) == (finding.line, finding.col)), None)
+    if not (isinstance(call, ast.Call) and isinstance(call.func, ast.Attribute) and call.func.attr == "item"
+            and not call.args and not call.keywords):
+        return []
+    name = st.targets[0].id
+    if not isinstance(_assigned_once(fn, name), ast.Assign):
+        return []
+    fparents = parents_of(fn)
+    reads = [n for n in ast.walk(fn) if isinstance(n, ast.Name) and n.id == name
+             and isinstance(n.ctx, ast.Load) and n.lineno > (st.end_lineno or st.lineno)]
+    tensor = call.func.value
+    text = segment(lines, tensor)
+    edits = [(*node_span(call), text if _atom(tensor) else f"({text})")]
+    last = st.end_lineno or st.lineno
+    fills = 0
+    for r in reads:
+        if arith_only(r, fparents):
+            continue
+        p = fparents.get(id(r))
+        consumer = fparents.get(id(p)) if isinstance(p, ast.keyword) else p
+        got = _fill_call(consumer, lines)
+        if got is None or got[0] is not r:
+            return []
+        user, _body = statement_at(tree, consumer.lineno, consumer.col_offset)
+        if user is None or not owns_lines(lines, user):
+            return []
+        edits.append((*node_span(consumer), f"{got[1]}.fill_({name})"))
+        last = max(last, user.end_lineno or user.lineno)
+        fills += 1
+    if not fills:
+        return []
+    new = replace_spans(lines, st.lineno, last, edits)
+    return [Candidate(code=code, path=finding.path, start_line=st.lineno, end_line=last, lines=tuple(new),
+                      title=f"keep the tensor: drop `.item()` and fill with `{name}` through `.fill_()`",
+                      safe=False)]
+
+
+__all__ = ["fill_value_fixes", "int_valued", "item_to_fill_fixes", "sizes_tensor_fixes"]

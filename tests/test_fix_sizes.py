@@ -1,0 +1,262 @@
+"""The recipes for a tensor where Python needs a number, a size or a fill value
+(pt2bot/rules/size_fixes.py): on source text here, on real torch (the break gone, the same
+outputs) in tests/test_fix_sizes_torch.py, and through the proof worker, which refuses the
+wrong variants, in tests/test_fix_proof_sizes.py."""
+from __future__ import annotations
+
+import textwrap
+
+import pytest
+
+from pt2bot.fixes import break_findings, gather
+from pt2bot.rules import apply_candidate, fix_candidates
+from tests.test_fixes import findings_in, fixed
+
+HEAD = """\
+import torch
+
+
+@torch.compile
+def f(x, m):
+{body}
+"""
+
+
+def stand_in_candidates(src: str, line: int, gb: str = "GB0033"):
+    """The candidates of the stand-in findings at a break dynamo recorded on `line`."""
+    t = {"kind": "break", "model": "m", "path": "m.py", "line": line, "gb": gb}
+    out = {}
+    for f in break_findings(t, src, {}):
+        for c in fix_candidates(f, src):
+            out.setdefault((c.start_line, c.end_line, c.lines), c)
+    return sorted(out.values(), key=lambda c: c.rank)
+
+
+# --- a tensor of sizes reduced to one number ---------------------------------------------------
+
+@pytest.mark.parametrize("code,body,want", [
+    ("PTC104", "    n = int(torch.prod(torch.tensor(x.shape[1:])))\n    return x.view(-1, n)",
+     "    n = x.shape[1:].numel()"),
+    ("PTC101", "    n = torch.tensor(x.size()[1:]).prod().item()\n    return x.view(-1, n)",
+     "    n = x.size()[1:].numel()"),
+    ("PTC101", "    n = torch.tensor([x.shape[1], x.shape[2]], dtype=torch.long).sum().item()\n"
+               "    return x.new_zeros(n)",
+     "    n = (x.shape[1] + x.shape[2])"),
+    ("PTC104", "    return x.new_zeros(int(torch.tensor(x.shape).amax()))",
+     "    return x.new_zeros(max(x.shape))"),
+    # sizes unpacked from a shape are ints
+    ("PTC104", "    b, h, w = x.shape\n    n = int(torch.tensor([h, w]).prod())\n    return x.view(b, n)",
+     "    n = (h * w)"),
+])
+def test_a_size_through_a_tensor_becomes_the_python_int(tmp_path, code, body, want):
+    src, fs = findings_in(tmp_path, HEAD.format(body=body), code)
+    (f,) = fs
+    sizes = [c for c in fix_candidates(f, src) if "from the sizes" in c.title]
+    assert [c.lines for c in sizes] == [(want,)] and not sizes[0].safe
+    fixed(src, sizes[0])
+
+
+MACE = """\
+import torch
+
+
+class Contraction(torch.nn.Module):
+    def forward(self, x):
+        out = x * 2
+        resize_shape = torch.prod(torch.tensor(out.shape[1:]))
+        return out.view(out.shape[0], resize_shape)
+"""
+
+
+def test_a_size_tensor_a_view_reads_is_computed_from_the_sizes_or_inferred():
+    """No rule flags `out.view(out.shape[0], resize_shape)`; dynamo's GB0033 there brings
+    PTC104's recipes: the assignment as an int (first), and `-1` in the view with the
+    assignment gone (second: `-1` cannot be inferred when another dim is 0)."""
+    numel, inferred = stand_in_candidates(MACE, 8)
+    assert (numel.start_line, numel.end_line, numel.lines) == \
+        (7, 7, ("        resize_shape = out.shape[1:].numel()",))
+    assert (inferred.start_line, inferred.end_line, inferred.lines) == \
+        (7, 8, ("        return out.view(out.shape[0], -1)",))
+    assert numel.rank < inferred.rank
+    for c in (numel, inferred):
+        fixed(MACE, c)
+
+
+@pytest.mark.parametrize("body,minus_one", [
+    # read once more after the view: the int is still right, `-1` would drop the assignment
+    ("    r = torch.prod(torch.tensor(x.shape[1:]))\n    y = x.view(x.shape[0], r)\n    return y * r", False),
+    # a `-1` among the view's sizes already
+    ("    r = torch.prod(torch.tensor(x.shape[1:]))\n    return x.view(-1, r)", False),
+    # not the next statement
+    ("    r = torch.prod(torch.tensor(x.shape[1:]))\n    x = x + 1\n    return x.view(x.shape[0], r)", False),
+    ("    r = torch.tensor(x.shape[1:]).prod()\n    return x.reshape(x.shape[0], r)", True),
+])
+def test_minus_one_only_for_the_one_read_of_a_view_right_after(body, minus_one):
+    src = HEAD.format(body=body)
+    line = next(i for i, ln in enumerate(src.splitlines(), 1) if "view(" in ln or "reshape(" in ln)
+    cands = stand_in_candidates(src, line)
+    assert any("from the sizes" in c.title for c in cands)
+    assert any("-1" in c.title for c in cands) is minus_one
+
+
+@pytest.mark.parametrize("body", [
+    # the name is used as a tensor: an int has no `.float()`
+    "    r = torch.prod(torch.tensor(x.shape[1:]))\n    return x.view(x.shape[0], r) * r.float()",
+    # a float tensor of the sizes: its product is a float
+    "    r = torch.prod(torch.tensor(x.shape[1:], dtype=torch.float32))\n    return x.view(x.shape[0], r)",
+    # made of the input's values, not of sizes
+    "    r = torch.prod(torch.tensor(m))\n    return x.view(x.shape[0], r)",
+    # a product over one dim of a tensor of sizes is no single number
+    "    r = torch.tensor([x.shape]).prod(0)\n    return x.view(x.shape[0], r)",
+    # assigned twice
+    "    r = torch.prod(torch.tensor(x.shape[1:]))\n    r = r + 0\n    return x.view(x.shape[0], r)",
+    # `max` is not the builtin in the function
+    "    max = torch.maximum\n    r = torch.tensor(x.shape).max()\n    return x.new_zeros(r)",
+])
+def test_sizes_that_may_differ_get_no_size_candidate(body):
+    src = HEAD.format(body=body)
+    line = len(src.splitlines())
+    assert not any("from the sizes" in c.title or "-1" in c.title for c in stand_in_candidates(src, line))
+
+
+# --- a fill value that is a tensor ----------------------------------------------------------------
+
+@pytest.mark.parametrize("line,want", [
+    ("out = x.new_full(size, fill)", "out = x.new_empty(size).fill_(fill)"),
+    ("out = x.new_full((n, 4), m.min() - 1, dtype=torch.float64)",
+     "out = x.new_empty((n, 4), dtype=torch.float64).fill_(m.min() - 1)"),
+    ("out = x.new_full(size=[n], fill_value=fill)", "out = x.new_empty([n]).fill_(fill)"),
+    ("out = torch.full_like(x, fill, device=x.device)", "out = torch.empty_like(x, device=x.device).fill_(fill)"),
+    ("out = self.buf.new_full([n], fill) * 2", "out = self.buf.new_empty([n]).fill_(fill) * 2"),
+])
+def test_a_tensor_fill_value_is_filled_in_place(line, want):
+    src = textwrap.dedent(f"""\
+        import torch
+
+
+        def g(self, x, m, n, size):
+            fill = m.min() - 1
+            {line}
+            return out
+        """)
+    (c,) = [c for c in stand_in_candidates(src, 6) if "fill" in c.title]
+    assert c.lines == ("    " + want,) and (c.start_line, c.end_line) == (6, 6)
+    fixed(src, c)
+
+
+@pytest.mark.parametrize("line", [
+    "out = x.new_full(size, -1.5)",           # a number: nothing to read back
+    "out = x.new_full(size, True)",
+    "out = x.new_full(*size, fill)",           # arguments dynamo would unpack: not rewritten
+    "out = torch.new_full(x, fill)",           # not the method
+    "out = x.full_like(fill)",                 # not torch's function
+    "out = x.new_full(size, fill, **kw)",
+])
+def test_fill_values_without_a_candidate(line):
+    src = textwrap.dedent(f"""\
+        import torch
+
+
+        def g(x, m, size, kw):
+            fill = m.min() - 1
+            {line}
+            return out
+        """)
+    assert not [c for c in stand_in_candidates(src, 6) if "fill" in c.title]
+
+
+# --- `.item()` whose value feeds a fill -------------------------------------------------------
+
+SORT = """\
+import torch
+
+
+@torch.compile
+def pool(x, size):
+    fill_value = x.min().item() - 1
+    y = x * 2
+    out = x.new_full(size, fill_value)
+    return out.sum() + y - fill_value
+"""
+
+
+def test_an_item_feeding_a_fill_is_kept_with_the_fill_rewritten(tmp_path):
+    """Dropping `.item()` alone moves the break to `new_full` (GB0033); the candidate spans
+    from the `.item()` to the fill, the lines between kept, the arithmetic read left as it is."""
+    src, fs = findings_in(tmp_path, SORT, "PTC101")
+    (f,) = fs
+    (c,) = [c for c in fix_candidates(f, src) if ".fill_()" in c.title]
+    assert (c.start_line, c.end_line) == (6, 8)
+    assert c.lines == ("    fill_value = x.min() - 1", "    y = x * 2",
+                       "    out = x.new_empty(size).fill_(fill_value)")
+    assert fixed(src, c).endswith("    return out.sum() + y - fill_value\n")
+    # keeping the tensor alone is not offered: `new_full` needs a number
+    assert not [c for c in fix_candidates(f, src) if c.title.startswith("keep the tensor: drop `.item()`")
+                and c.end_line == 6]
+
+
+@pytest.mark.parametrize("use", [
+    "out = x.new_full(size, fill_value)\n    return out[:int(fill_value)]",   # also read as a number
+    "out = x.new_full(size, fill_value)\n    fill_value = 0\n    return out",  # assigned again
+    "return x.new_full(size, fill_value).sum() + len([fill_value])",
+])
+def test_an_item_with_other_reads_gets_no_fill_candidate(tmp_path, use):
+    src, fs = findings_in(tmp_path, HEAD.replace("def f(x, m):", "def f(x, size):").format(
+        body=f"    fill_value = x.min().item() - 1\n    {use}"), "PTC101")
+    assert fs and not [c for f in fs for c in fix_candidates(f, src) if ".fill_()" in c.title]
+
+
+@pytest.mark.parametrize("use,want", [
+    ("return x.masked_fill(x > 0, v)", "    v = x.min() - 1"),
+    ("return torch.full((2, 3), v)", "    v = x.min() - 1"),
+    ("y = x.clone()\n    y.fill_(v)\n    return y", "    v = x.min() - 1"),
+    ("return x.index_fill(0, torch.tensor([0]), value=v)", "    v = x.min() - 1"),
+])
+def test_fill_values_that_take_a_tensor_keep_it(tmp_path, use, want):
+    """These calls keep a 0-d tensor fill value in the graph (torch 2.13), so a `.item()` that
+    only feeds them is dropped as for arithmetic."""
+    src, fs = findings_in(tmp_path, HEAD.format(body=f"    v = x.min().item() - 1\n    {use}"), "PTC101")
+    (f,) = fs
+    keep = [c for c in fix_candidates(f, src) if c.title.startswith("keep the tensor")]
+    assert keep and keep[0].lines == (want,)
+
+
+def test_a_fill_value_of_new_full_is_no_arithmetic_read(tmp_path):
+    """`x.new_full(size, v * 2)`: `v` is an operand of arithmetic, but the result is a fill value
+    `new_full` reads back; the plain keep-the-tensor edit would move the break there."""
+    src, fs = findings_in(tmp_path, HEAD.replace("def f(x, m):", "def f(x, size):").format(
+        body="    v = x.min().item()\n    return x.new_full(size, v * 2)"), "PTC101")
+    (f,) = fs
+    assert not [c for c in fix_candidates(f, src) if c.title.startswith("keep the tensor: drop `.item()` (")]
+
+
+def test_the_gb0033_target_of_a_review_gets_the_fill_candidate(tmp_path):
+    """Through `gather`, as a review runs it: the break's line has no finding."""
+    src = textwrap.dedent("""\
+        import torch
+
+
+        def dense(x, fill, size):
+            out = x.new_full(size, fill)
+            return out
+        """)
+    (tmp_path / "m.py").write_text(src)
+    t = {"kind": "break", "model": "m", "path": "m.py", "line": 5, "gb": "GB0033",
+         "gb_type": "Data dependent operator"}
+    proposals, why = gather([t], [], str(tmp_path), None)
+    assert why == {} and [p.cand.lines for p in proposals] == [("    out = x.new_empty(size).fill_(fill)",)]
+    assert proposals[0].cand.code == "PTC104"
+    assert apply_candidate(src, proposals[0].cand) == proposals[0].patched
+
+
+@pytest.mark.parametrize("body,want", [
+    ("    r = torch.prod(torch.tensor(x.shape[1:]))\n    return x.view(x.shape[0], r)", "    r = x.shape[1:].numel()"),
+    ("    fill = x.min() - 1\n    return x.new_full([4, 2], fill)", "    return x.new_empty([4, 2]).fill_(fill)"),
+])
+def test_the_finding_on_a_size_or_fill_argument_offers_the_recipe(tmp_path, body, want):
+    """PTC104 flags the tensor argument itself (`pt2bot check` sees it without a run); its
+    recipes are the same as at a GB0033 break."""
+    src, fs = findings_in(tmp_path, HEAD.format(body=body), "PTC104")
+    (f,) = fs
+    assert f.gb == "GB0033" and f.line == len(src.splitlines())
+    assert want in [c.lines[0] for c in fix_candidates(f, src)]
