@@ -334,7 +334,7 @@ version: 1
 models:
   - {name: aug, entry: "pkg.net:Aug", inputs: [{name: x, shape: [batch, 8]}], shapes: {batch: [2, 4]},
      export: false, timeout_s: 60}
-  - {name: jitter, entry: "pkg.net:Jitter", inputs: [{name: x, shape: [batch, 8]}], shapes: {batch: [2]},
+  - {name: jitter, entry: "pkg.net:Jitter", inputs: [{name: x, shape: [batch, 8]}], shapes: {batch: [2, 4]},
      export: false, timeout_s: 60}
   - {name: hist, entry: "pkg.net:Hist", inputs: [{name: x, shape: [batch, 8]}], shapes: {batch: [2, 4]},
      export: false, timeout_s: 60}
@@ -343,9 +343,9 @@ models:
 run: {backend: eager, latency: false, timeout_s: 120}
 fixes: {budget_s: 240}
 """
-# jitter has one shape case: head's break in the loop makes dynamo skip its frame, so head has
-# no recompile, and the patched frame, compiled now, recompiles once for a second batch size
-# (automatic dynamic), which the judge counts as a new recompile
+# jitter: head's break in the loop makes dynamo skip its frame, so head has no recompile; the
+# patched frame, compiled now, recompiles once for the second batch size (a static size guard
+# fails, then the size is dynamic), which the judge must not count as a new recompile
 GB = {"GB0170": "Data-dependent branching", "GB0036": "Dynamic shape operator"}
 
 
@@ -428,6 +428,8 @@ def test_the_loop_verifies_the_recipes_and_refuses_the_wrong_variants(tmp_path):
     for cid in ("sign", "dispatch", "select", "ids"):
         assert verdicts[cid]["accepted"] is True, (cid, verdicts[cid])
     assert "equal with an empty mask" in verdicts["select"]["evidence"], verdicts["select"]
+    assert "1 recompile on shape case batch=4 in `forward`, which head ran uncompiled" in verdicts["dispatch"]["evidence"], \
+        verdicts["dispatch"]
     assert verdicts["sign-folded"]["accepted"] is False
     assert verdicts["sign-folded"]["reason"].startswith("outputs differ from head's on shape case batch=4"), \
         verdicts["sign-folded"]

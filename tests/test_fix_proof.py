@@ -266,6 +266,37 @@ def test_judge_needs_the_target_reproduced_and_no_new_recompile():
         "head does not recompile at pkg/net.py:31 in the proof's run (not reproduced)")
 
 
+def test_judge_allows_one_size_recompile_in_a_frame_head_ran_uncompiled():
+    # head's break in a loop made dynamo skip all of `forward` (line 5): no graph, no recompile;
+    # the fix compiles it, and it recompiles once when the batch size first changes
+    skipped = [{"function": "forward", "path": "pkg/net.py", "line": 5, "end": 20}]
+    head = {**HEAD, "graph_count": 0, "eager_frames": skipped, "recompiles": {"count": 0, "cases": [
+        {"shape": {"b": 2}, "n": 0, "sites": []}, {"shape": {"b": 4}, "n": 0, "sites": []},
+        {"shape": {"b": 8}, "n": 0, "sites": []}]}}
+    size_once = {"shape": {"b": 4}, "n": 1, "sites": [["pkg/net.py", 6]],
+                 "frames": [["forward", "pkg/net.py", 5]], "sizes_only": True}
+    quiet = [{"shape": {"b": 2}, "n": 0, "sites": []}, {"shape": {"b": 8}, "n": 0, "sites": []}]
+    cand = {"outputs": ROWS, "phase_errors": {}, "graph_count": 1, "eager_frames": [],
+            "breaks": [{**HEAD["breaks"][1], "line": 13}],
+            "recompiles": {"count": 1, "cases": [quiet[0], size_once, quiet[1]]}}
+    verdict = judge(head, cand, [NAN_BREAK], EDIT)
+    assert verdict["accepted"] is True, verdict
+    assert "1 recompile on shape case b=4 in `forward`, which head ran uncompiled" in verdict["evidence"]
+
+    def refused(*cases, eager_frames=skipped):
+        c = {**cand, "recompiles": {"count": len(cases), "cases": list(cases)}}
+        return judge({**head, "eager_frames": eager_frames}, c, [NAN_BREAK], EDIT)["reason"]
+
+    # a recompile for anything but a size, a frame head compiled, or the same frame again later
+    assert refused(quiet[0], {**size_once, "sizes_only": False}, quiet[1]) == "a new recompile on shape case b=4"
+    elsewhere = [{**skipped[0], "function": "helper"}]
+    assert refused(quiet[0], size_once, quiet[1], eager_frames=elsewhere) == "a new recompile on shape case b=4"
+    assert refused(quiet[0], size_once, {**size_once, "shape": {"b": 8}}) == "a new recompile on shape case b=8"
+    # the rest of a function after a resume: head compiled the part before, and its recompile
+    resumed = [{**skipped[0], "function": "torch_dynamo_resume_in_forward_at_9"}]
+    assert refused(quiet[0], size_once, quiet[1], eager_frames=resumed) == "a new recompile on shape case b=4"
+
+
 def test_guards_come_from_the_recipe_and_from_the_replaced_text():
     assert guard_kinds((), ["if torch.isnan(h).any():", "    h = torch.nan_to_num(h)"]) == ["nan"]
     assert guard_kinds(("empty",), ["m = h[mask].mean()"]) == ["empty"]

@@ -95,8 +95,14 @@ def _recompiles_summary(got: Mapping[str, Any]) -> dict[str, Any]:
                         if r.get("kind") != "size_one" and r.get("path")},
                        key=lambda s: (s[0] or "", s[1] or 0))
         user = [r for r in c.get("reasons") or () if r.get("kind") != "size_one"]
+        frames = sorted({tuple((r.get("frame") or {}).get(k) for k in ("function", "path", "line"))
+                         for r in user}, key=str)
         cases.append({"shape": c.get("shape"), "n": (c.get("recompiles") or 0) if user else 0,
-                      "sites": [list(s) for s in sites], "error": c.get("error")})
+                      "sites": [list(s) for s in sites], "error": c.get("error"),
+                      # which frames recompiled, and whether only because a size changed (a
+                      # static shape guard failed: dynamo's first recompile on a new size)
+                      "frames": [list(f) for f in frames],
+                      "sizes_only": bool(user) and all(r.get("kind") == "size_mismatch" for r in user)})
     return {"count": rec.get("count") or 0, "eager_fallback": bool(rec.get("eager_fallback")),
             "cases": cases}
 
@@ -326,6 +332,18 @@ def _break_matches(head_b: Mapping[str, Any], b: Mapping[str, Any], edit: Edit) 
     return False
 
 
+def _whole_skipped_frames(frames: Sequence[Mapping[str, Any]], edit: Edit) -> set[tuple[Any, ...]]:
+    """(function, path, first line in the patched file) of each frame head ran in eager as a
+    whole function (not the rest of one after a resume: head compiled the part before)."""
+    out = set()
+    for f in frames:
+        fn, path, start = f.get("function"), f.get("path"), f.get("line")
+        if not fn or str(fn).startswith("torch_dynamo_resume_in_") or not isinstance(start, int):
+            continue
+        out.add((fn, path, edit.map_line(start) if path == edit.path else start))
+    return out
+
+
 def _in_skipped_frame(b: Mapping[str, Any], frames: Sequence[Mapping[str, Any]],
                      edit: Edit) -> bool:
     """Whether patched break `b` is in code that head ran in a frame dynamo gave up on (a
@@ -434,7 +452,7 @@ def judge(head: Mapping[str, Any], cand: Mapping[str, Any], targets: Sequence[Ma
         fewer_skipped = len(cand.get("eager_frames") or ()) < len(head.get("eager_frames") or ())
         if isinstance(hg, int) and isinstance(cg, int):
             if cg > hg and not fewer_skipped:
-                return no(f"{cg} graphs instead of {hg}")
+                return no(f"{_graphs(cg)} instead of {hg}")
             if cg > hg:
                 evidence.append(f"{_graphs(cg)} instead of {hg}: code in frames head skipped "
                                 "now compiles")
@@ -446,10 +464,25 @@ def judge(head: Mapping[str, Any], cand: Mapping[str, Any], targets: Sequence[Ma
         if cr.get("eager_fallback") and not hr.get("eager_fallback"):
             return no("the patched model hits the recompile limit")
         hcases = {json.dumps(c.get("shape"), sort_keys=True): c for c in hr.get("cases") or ()}
+        skipped = _whole_skipped_frames(head.get("eager_frames") or (), edit)
+        recompiled_once: set[tuple[Any, ...]] = set()
         for c in cr.get("cases") or ():
             h = hcases.get(json.dumps(c.get("shape"), sort_keys=True))
-            if h is not None and (c.get("n") or 0) > (h.get("n") or 0):
+            if h is None or (c.get("n") or 0) <= (h.get("n") or 0):
+                continue
+            # A frame head ran in eager (a break in a loop skips the whole function) now
+            # compiles, and like any compiled frame it recompiles once when a size first
+            # changes; head only escaped that by compiling none of it. Once per frame, for a
+            # size and nothing else; any other recompile is new.
+            frames = {tuple(f) for f in c.get("frames") or ()}
+            more = (c.get("n") or 0) - (h.get("n") or 0)
+            if not (c.get("sizes_only") and frames and frames <= skipped
+                    and not frames & recompiled_once and more <= len(frames)):
                 return no(f"a new recompile on {_shape(c.get('shape'))}")
+            recompiled_once |= frames
+            evidence.append(f"{_recompiles(more)} on {_shape(c.get('shape'))} in "
+                            f"{', '.join(sorted(f'`{f[0]}`' for f in frames))}, which head ran "
+                            "uncompiled (the first recompile on a new size)")
         rec_targets = [t for t in targets if t.get("kind") == "recompile"]
         for t in rec_targets:
             at = (t.get("path"), t.get("line"))
