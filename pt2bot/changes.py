@@ -369,11 +369,26 @@ def _untracked_change(repo: str, path: str) -> FileChange:
                       added_lines=frozenset(range(1, n + 1)), hunks=hunks, new_mode=mode)
 
 
+def _install_artefact(path: str) -> bool:
+    """Whether an untracked path is what installing the project writes into the checkout.
+
+    `pip install -e .`, the install step of the pull-request workflow, writes
+    `<name>.egg-info/` next to the code, and running it writes `__pycache__/`. In a
+    repository whose .gitignore does not name them they are untracked files of every review
+    of the working tree, though no pull request wrote them: counted as changed non-Python
+    files they would turn the latency gate off for every model.
+    """
+    parts = path.split("/")
+    return (any(p.endswith(".egg-info") or p in ("__pycache__", ".eggs") for p in parts[:-1])
+            or parts[-1].endswith((".pyc", ".pyo")))
+
+
 def diff_changes(repo: str | os.PathLike[str], base_sha: str, head_ref: str | None = None) -> ChangeSet:
     """`git diff -M` of base against head_ref, or against the working tree when None.
 
     The working-tree diff includes staged and unstaged edits and untracked files that are
-    not ignored (as added files; they take no part in rename detection).
+    not ignored (as added files; they take no part in rename detection), but for the
+    files installing and running the project writes (`_install_artefact`).
     """
     repo = os.fspath(repo)
     if git.rev_parse(repo, base_sha) is None:
@@ -397,7 +412,7 @@ def diff_changes(repo: str | os.PathLike[str], base_sha: str, head_ref: str | No
     if head_ref is None:
         root = git.repo_root(repo)
         for path in git.untracked_files(repo):
-            if path not in files:
+            if path not in files and not _install_artefact(path):
                 files[path] = _untracked_change(root, path)
     return ChangeSet(base=git.rev_parse(repo, base_sha) or base_sha,
                      head=revs[1] if head_ref is not None else None, files=files)

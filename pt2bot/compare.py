@@ -17,6 +17,7 @@ compared on its own, and an unexpected failure there becomes a visible problem o
 from __future__ import annotations
 
 import math
+import re
 from collections import Counter, defaultdict
 from typing import Any, Callable, Iterable, Sequence
 
@@ -450,9 +451,23 @@ def cause_of(reason: RecompileReason, new_breaks: Sequence[NewBreak]) -> dict | 
 # after the break is fixed.
 _FOLLOWS_KINDS = frozenset({"size_mismatch", "size_one"})
 
+# A frame resumed after a break takes the values live at the break as its arguments: the
+# stack (`___stack2`) and the locals (`T`, `B` of `B, T, C = x.size()`). A Python number among
+# them is guarded by value, `___stack2 == -1.9169241189956665` (a `.item()` passed to the
+# `print` that broke) or `T == 16`, so the frame recompiles for each new value or size. Without
+# the break there is no such argument: the guard is the break's. A guard on an expression
+# (`(h.size()[1] // 16) != 1`) is the user's code and stays the frame's own problem.
+_ARGUMENT_VALUE_GUARD = re.compile(r"\s*[A-Za-z_]\w*\s*==\s*[-+]?(?:\d+\.?\d*|\.\d+)(?:[eE][-+]?\d+)?\s*(?:#|$)")
+
+
+def _follows(r: RecompileReason) -> bool:
+    return r.kind in _FOLLOWS_KINDS or (
+        r.resumed_after is not None and r.kind == "guard"
+        and _ARGUMENT_VALUE_GUARD.match(r.guard or "") is not None)
+
 
 def _follows_shapes(group: Sequence[RecompileReason]) -> bool:
-    return all(r.kind in _FOLLOWS_KINDS for r in group)
+    return all(_follows(r) for r in group)
 
 
 def _compiles(reasons: Sequence[RecompileReason]) -> list[list[RecompileReason]]:

@@ -926,6 +926,8 @@ def propose(index: RepoClasses, c: _Class) -> Proposal:
             guessed.append(p.name)
         elif p.positional_only:
             problems.append(f"constructor argument {p.name} is positional-only")
+        elif init is not None and _CONFIG_PARAM.search(p.name):
+            problems.append(_no_config_class(index, init, p.name))
         else:
             problems.append(f"no value for the constructor argument {p.name!r}")
     fwd = index.find_method(c, "forward")
@@ -1038,6 +1040,51 @@ def _fields_read(init: ast.FunctionDef, param: str) -> set[str]:
     """The fields of config parameter `param` a constructor reads (`config.vocab_size`)."""
     return {n.attr for n in ast.walk(init) if isinstance(n, ast.Attribute)
             and isinstance(n.value, ast.Name) and n.value.id == param}
+
+
+def _config_reads(index: RepoClasses, init: tuple[_Class, ast.FunctionDef], param: str,
+                  seen: set[int] | None = None) -> set[str]:
+    """The fields of config parameter `param` that the constructor reads, and the
+    constructors of the repository's classes it passes the config on to (minGPT's
+    `Block(config)` reads the dropout rates its `GPT` never names); method calls
+    (`config.merge_from_dict(...)`) are not fields."""
+    seen = set() if seen is None else seen
+    if id(init[1]) in seen:
+        return set()
+    seen.add(id(init[1]))
+    called = {id(n.func) for n in ast.walk(init[1]) if isinstance(n, ast.Call)}
+    out = {n.attr for n in ast.walk(init[1]) if isinstance(n, ast.Attribute) and id(n) not in called
+           and isinstance(n.value, ast.Name) and n.value.id == param}
+    for call in ast.walk(init[1]):
+        if not isinstance(call, ast.Call):
+            continue
+        passed = [(i, None) for i, a in enumerate(call.args)
+                  if isinstance(a, ast.Name) and a.id == param]
+        passed += [(None, k.arg) for k in call.keywords
+                   if k.arg and isinstance(k.value, ast.Name) and k.value.id == param]
+        q = index.resolve(call.func, init[0], init[1]) if passed else None
+        k = index.classes.get(q) if q else None
+        inner = index.find_method(k, "__init__") if k else None
+        if inner is None:
+            continue
+        params = init_params(inner[1])
+        for i, name in passed:
+            target = name if i is None else (params[i].name if i < len(params) else None)
+            if target is not None:
+                out |= _config_reads(index, inner, target, seen)
+    return out
+
+
+def _no_config_class(index: RepoClasses, init: tuple[_Class, ast.FunctionDef], param: str) -> str:
+    """Why a constructor's config parameter got no `config:`: no class of the repository
+    could be read as its config (minGPT builds a `CfgNode(**kwargs)` and sets its fields one by
+    one), and what the user's `config:` has to give it."""
+    fields = sorted(_config_reads(index, init, param))
+    # The fields last: a long list is what the comment's length cap cuts.
+    reads = f"; it reads {', '.join(fields)}" if fields else ""
+    return (f"no value for the constructor argument {param!r}, a config no class of the "
+            f"repository fits: add a `config:` that builds one (README: Models built from a "
+            f"config object){reads}")
 
 
 def _from_config(env: dict[str, Any], read: set[str], name: str) -> tuple[InputGuess | None, str]:

@@ -222,6 +222,27 @@ def test_working_tree_includes_staged_unstaged_and_untracked(git_repo: GitRepo) 
     assert diff_changes(git_repo.path, base, "HEAD").files == {}
 
 
+def test_working_tree_leaves_out_what_installing_the_project_writes(git_repo: GitRepo) -> None:
+    """`pip install -e .` (the workflow's install step) writes `<name>.egg-info/` into the
+    checkout and running the code writes `__pycache__/`; where .gitignore does not name them
+    they are untracked, but no pull request wrote them, so they are not changes."""
+    git_repo.write("pkg/m.py", "x = 1\n")
+    base = git_repo.commit("base")
+    git_repo.write("my_pkg.egg-info/PKG-INFO", "Metadata-Version: 2.1\nName: my-pkg\n")
+    git_repo.write("my_pkg.egg-info/SOURCES.txt", "pkg/m.py\n")
+    git_repo.write("src/other.egg-info/top_level.txt", "other\n")
+    git_repo.write("pkg/__pycache__/m.cpython-311.pyc", b"\x00\x01")
+    git_repo.write("pkg/stray.pyc", b"\x00\x01")
+    git_repo.write(".eggs/README.txt", "eggs\n")
+    git_repo.write("pkg/new.py", "y = 2\n")                                # the user's new file
+    git_repo.write("notes.egg-info", "a file, not the folder setuptools writes\n")
+    cs = diff_changes(git_repo.path, base)
+    assert set(cs.files) == {"pkg/new.py", "notes.egg-info"}
+    # A tracked file under such a name is the project's own and stays a change.
+    git_repo.git("add", "-f", "my_pkg.egg-info/PKG-INFO")
+    assert "my_pkg.egg-info/PKG-INFO" in diff_changes(git_repo.path, base).files
+
+
 def test_unknown_refs_are_user_errors(git_repo: GitRepo) -> None:
     git_repo.commit("c")
     with pytest.raises(UserError, match="unknown base"):

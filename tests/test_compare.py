@@ -432,3 +432,43 @@ def test_a_gated_model_has_no_latency_verdict(pr):
         changeset=cs, config=make_config(), selection=SKIP, base_sha=b_sha, head_sha=h_sha)
     html = cmarkgfm.github_flavored_markdown_to_html(render_summary(typed_report))
     assert "Latency: unchanged: same graphs, same code" in html
+
+
+def test_a_value_passed_across_the_break_and_guarded_follows_from_it():
+    # minGPT with `print("...", t.mean().item())` in attention: the frame resumed after the
+    # print takes the float (`___stack2`) and the sizes `B, T` computed before it as its
+    # arguments, guards each by value, and recompiles for every new value: the print's
+    # consequence (gone with it), not a new recompile of its own. Guards recorded so by
+    # torch 2.13 (`pt2bot review` of minGPT, eager); the reshape guard of the test above is
+    # an expression, and stays the frame's own.
+    base, head = resume_pair()
+    case = next(c for c in head["models"][0]["recompiles"]["cases"] if c["recompiles"])
+    resumed = next(r for r in case["reasons"] if r.get("resumed_after", {}).get("line") == 19)
+    guards = ["___stack2 == -1.9169241189956665                         # print(\"attention "
+              "entropy\", -(att * att.clamp_min(1e-9).log()).sum(-1).mean().item())",
+              "___stack2 == -2.5486111640930176  #",
+              "T == 16                                                  # y = y.transpose(1, 2)",
+              "(h.size()[1] // 16) != 1"]
+    for i, g in enumerate(guards):
+        case["reasons"].append({"guard": g, "dim": None, "kind": "guard", "path": None,
+                                "line": None, "source": None, "frame": resumed["frame"],
+                                "resumed_after": resumed["resumed_after"],
+                                "compile_id": f"9/{i + 1}"})
+    case["recompiles"] += len(guards)
+    head["models"][0]["recompiles"]["count"] += len(guards)
+    m = _gated(base, head)
+    d = m["delta"]
+    assert (d["recompiles"], d["new_recompiles"], d["caused_recompiles"]) == (1, 1, 6)
+    first, *rest = _reasons(m)       # the unexplained first, then (up to 5) the break's
+    assert first["guard"] == "(h.size()[1] // 16) != 1" and "caused_by" not in first
+    assert [r["caused_by"] for r in rest] == [BREAK_AT] * 4
+    # The same value guard in the root frame (compiled without the break too) is its own.
+    _, head = resume_pair()
+    case = next(c for c in head["models"][0]["recompiles"]["cases"] if c["recompiles"])
+    case["reasons"].append({"guard": "T == 16", "dim": None, "kind": "guard", "path": None,
+                            "line": None, "source": None,
+                            "frame": {"function": "forward", "path": "pkg/gated.py", "line": 23},
+                            "compile_id": "0/1"})
+    case["recompiles"] += 1
+    head["models"][0]["recompiles"]["count"] += 1
+    assert _gated(base, head)["delta"]["new_recompiles"] == 1

@@ -892,3 +892,70 @@ def test_check_says_when_no_model_could_be_imported(tmp_path, capsys):
     assert ("pt2bot: no model could be imported or built: that is usually the set-up (the install, "
             'a package the repository imports), not the models; first: pkg.net:Net: "pkg.net" '
             'imports "not_installed_anywhere", which is not installed at pkg/__init__.py:1') in out
+
+
+MINGPT_LIKE = {
+    "mg/__init__.py": "",
+    "mg/utils.py": """\
+        class CfgNode:
+            def __init__(self, **kwargs):
+                self.__dict__.update(kwargs)
+
+            def merge_from_dict(self, d):
+                self.__dict__.update(d)
+        """,
+    "mg/model.py": """\
+        from torch import nn
+        from mg.utils import CfgNode as CN
+
+
+        class Block(nn.Module):
+            def __init__(self, cfg):
+                super().__init__()
+                self.drop = nn.Dropout(cfg.attn_pdrop)
+                self.fc = nn.Linear(cfg.n_embd, cfg.n_embd)
+
+            def forward(self, x):
+                return self.drop(self.fc(x))
+
+
+        class GPT(nn.Module):
+            @staticmethod
+            def get_default_config():
+                C = CN()
+                C.n_layer = None
+                return C
+
+            def __init__(self, config):
+                super().__init__()
+                if config.n_layer is None:
+                    config.merge_from_dict({"n_layer": 2})
+                self.wte = nn.Embedding(config.vocab_size, config.n_embd)
+                self.h = nn.ModuleList([Block(config) for _ in range(config.n_layer)])
+
+            def forward(self, idx):
+                x = self.wte(idx)
+                for b in self.h:
+                    x = b(x)
+                return x
+        """,
+}
+
+
+def test_config_parameter_no_class_fits_says_what_to_add_and_the_fields_read(tmp_path, capsys):
+    """minGPT's `GPT(config)` takes a `CfgNode(**kwargs)` whose fields are set one by one:
+    no class reads as its config. The commented-out entry says to add a `config:` and lists
+    the fields the constructors read, those of `Block(config)` too (a model built with only
+    GPT's own fields fails on `attn_pdrop`), and no method called on it."""
+    root = _repo(tmp_path, MINGPT_LIKE)
+    proposals, _ = discover(str(root))
+    [gpt] = [p for p in proposals if p.entry == "mg.model:GPT"]
+    [problem] = gpt.problems
+    assert problem.startswith("no value for the constructor argument 'config', a config no class "
+                              "of the repository fits: add a `config:`")
+    assert "Models built from a config object" in problem
+    assert problem.endswith("it reads attn_pdrop, n_embd, n_layer, vocab_size")
+    assert main(["init", str(root)]) == 0
+    text = (root / "pt2bot.yml").read_text()
+    assert "is not proposed: no value for the constructor argument 'config', a config" in text
+    assert "it reads attn_pdrop, n_embd, n_layer, vocab_size\n" in text

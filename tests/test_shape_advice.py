@@ -362,3 +362,37 @@ def test_export_disabled_in_the_config_derives_nothing() -> None:
     assert any("`export: false`" in n for n in a["notes"])
     # without the matrix phase, the advice compiled the matrix itself for "before"
     assert a["compile"]["compiles_before"] == 2 and a["compile"]["method"] is None
+
+
+def test_dims_of_an_export_that_stops_before_them_are_not_advised_as_verified() -> None:
+    """minGPT's head (recorded): export stops at a data-dependent branch the pull request adds,
+    before the position table that bounds `seq`; "dynamic, any size" is what export was asked
+    for, and the paste-ready code says it does not export, while the compile advice stands."""
+    import cmarkgfm
+    from cmarkgfm.cmark import Options
+
+    from pt2bot.report.shape_advice import advice_markdown
+    dim = {"min": None, "max": None, "multiple_of": None}
+    advice = {
+        "export": {"ok": False, "kind": "data_dependent", "path": "mingpt/model.py", "line": 265,
+                   "dynamic_shapes": {"idx": {"0": {"name": "batch", **dim},
+                                              "1": {"name": "seq", **dim}}}},
+        "compile": {"method": "dynamic=True", "compiles_before": 21, "compiles_after": 9},
+        "code": {"python": "from torch.export import Dim\n\nbatch = Dim('batch')\nseq = Dim('seq')\n"
+                           "dynamic_shapes = {'idx': {0: batch, 1: seq}}\nep = torch.export.export("
+                           "model, args, kwargs, dynamic_shapes=dynamic_shapes)",
+                 "compile": "compiled = torch.compile(model, dynamic=True)"}}
+    html = cmarkgfm.github_flavored_markdown_to_html(advice_markdown(advice),
+                                                     options=Options.CMARK_OPT_UNSAFE)
+    items = [li.split("</li>")[0] for li in html.split("<li>")[1:]]
+    assert items[0] == ("the dims export was asked for; not verified, export stops first at "
+                        "<code>mingpt/model.py:265</code>:")
+    assert items[1] == "<code>idx.shape[0]</code> (<code>batch</code>): dynamic, any size"
+    assert "compiles over the matrix: 21 → 9 with <code>dynamic=True</code>" in html
+    code = html.split('<pre lang="python"><code>')[1]
+    assert code.startswith("# not verified: export with these dims fails (data_dependent at "
+                           "mingpt/model.py:265)\nfrom torch.export import Dim")
+    # an export that passed is advice as before: no such line
+    advice["export"]["ok"] = True
+    md = advice_markdown(advice)
+    assert "not verified" not in md and "the advised `dynamic_shapes` exports" in md

@@ -139,7 +139,8 @@ def _caused(b: dict) -> str:
         return ""
     where = f"{b.get('path')}:{b['line']}" if isinstance(b.get("line"), int) else b.get("path")
     return (f"\n{n} recompile{'s follow' if n != 1 else ' follows'} from the new break at "
-            f"{where} (the frames the break splits off are compiled again for new shapes, and "
+            f"{where} (the frames the break splits off are compiled again for new shapes, or new "
+            "values passed across the break, and "
             "go away with the break)")
 
 

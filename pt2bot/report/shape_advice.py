@@ -97,6 +97,13 @@ def advice_markdown(advice: Mapping[str, Any], title: str = "Shape advice") -> s
     """The advice as a `<details>` block: the dims, export and compile verdicts, notes, and
     the code to paste."""
     lines = dims_markdown(advice)
+    export = advice.get("export") or {}
+    failed = export.get("ok") is False
+    if failed and lines:
+        # Export stopped before it could check these dims (minGPT's head: at a data-dependent
+        # branch above the position table that bounds `seq`): "any size" is what was asked,
+        # not what was verified.
+        lines.insert(0, f"- the dims export was asked for; not verified, export stops first{_at(export)}:")
     said = [t for t in (export_text(advice), compiles_text(advice)) if t]
     if said:
         lines.append("- " + "; ".join(said))
@@ -106,6 +113,11 @@ def advice_markdown(advice: Mapping[str, Any], title: str = "Shape advice") -> s
     blocks = []
     if code.get("python"):
         py = str(code["python"]) + ("\n\n" + str(code["compile"]) if code.get("compile") else "")
+        if failed:
+            where = (f" at {export['path']}:{export.get('line')}" if export.get("path") else "")
+            note = " ".join(f"not verified: export with these dims fails "
+                            f"({export.get('kind') or 'error'}{where})".split())  # one line
+            py = f"# {note}\n" + py
         blocks.append(code_block(py, "python", limit=3000))
     if code.get("yaml"):
         blocks.append("pt2bot.yml:\n\n" + code_block(code["yaml"], "yaml", limit=1500))

@@ -273,7 +273,8 @@ def caused_line(b: dict) -> str:
         return ""
     return (f"↪ {n} recompile{'s follow' if n != 1 else ' follows'} from the new break at "
             f"{code_inline(location(b), limit=160)}: the frames the break splits off are "
-            "compiled again for new shapes, and go away with the break.")
+            "compiled again for new shapes, or new values passed across the break, and go away "
+            "with the break.")
 
 
 def _export_cell(run: Mapping[str, Any]) -> str:
