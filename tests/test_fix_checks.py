@@ -527,3 +527,22 @@ def test_skipping_the_check_under_compile_deletes_it_from_compiled_code(tmp_path
         check(x, bad)
     torch._dynamo.reset()
     assert torch.equal(torch.compile(check, backend="eager", fullgraph=True)(x, bad), x * bad[:, None])
+
+
+def test_the_finding_on_a_check_says_to_assert_not_to_select(tmp_path):
+    """A branch that raises has no value for `torch.where` to select: the message names what
+    the check recipe writes. A branch that computes still gets the select."""
+    _src, fs = findings(tmp_path, """\
+        import torch
+
+
+        def check(h, gamma):
+            if (gamma < 0).any():
+                raise ValueError("gamma must be non-negative")
+            if (h > 1).any():
+                h = h.clamp(max=1)
+            return h * gamma
+        """)
+    by_line = {f.line: f.message for f in fs if f.rule == "PTC201"}
+    assert "torch._assert_async" in by_line[5] and "torch.where" not in by_line[5], by_line
+    assert "torch.where" in by_line[7], by_line

@@ -215,6 +215,14 @@ def test_status_line_says_what_failed_and_where():
     assert line == "pt2bot run: m: error (crash SIGSEGV at p.py:4) in 2.0 s; log: logs/m.log"
     line = status_line({"name": "m", "status": "ok", "duration_s": 1.0, "graph_breaks": [{}, {}]})
     assert line == "pt2bot run: m: ok, 2 graph break(s) in 1.0 s"
+    # what the model ran into, not only that it ran: recompiles and a failed export
+    line = status_line({"name": "m", "status": "ok", "duration_s": 1.0, "graph_breaks": [],
+                        "recompiles": {"count": 3},
+                        "export": {"ok": False, "kind": "data_dependent", "path": "p.py", "line": 9}})
+    assert line == "pt2bot run: m: ok, 0 graph break(s), 3 recompile(s), export fails (data_dependent at p.py:9) in 1.0 s"
+    line = status_line({"name": "m", "status": "ok", "graph_breaks": [], "recompiles": {"count": 0},
+                        "export": {"ok": True}})
+    assert line == "pt2bot run: m: ok, 0 graph break(s), 0 recompile(s), exports"
 
 
 def test_status_line_names_the_log_from_where_the_user_ran_it(tmp_path, monkeypatch):

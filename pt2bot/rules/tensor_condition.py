@@ -171,6 +171,10 @@ class TensorCondition(Rule):
             return
         fix = "`torch.where(cond, a, b)` or `torch.cond`" if not isinstance(node, ast.While) else \
             "a fixed number of iterations, `torch.while_loop`, or a loop outside compiled code"
+        if isinstance(node, ast.If) and any(isinstance(st, ast.Raise) for st in node.body):
+            # a check has no value to select: it stays a check, asserted on the tensor
+            fix = ("`torch._assert_async(<the passing condition as a bool tensor>, msg)` in compiled "
+                   "code (`torch.compiler.is_compiling()`), the `raise` kept for eager")
         ctx.report(self.code, hit, f"{what} on a tensor value is data-dependent branching and breaks the graph; "
                    f"use {fix}")
 

@@ -215,7 +215,15 @@ def status_line(run: ModelRun | Mapping[str, Any], log_base: str | None = None) 
         if log and log_base:
             log = os.path.relpath(os.path.join(log_base, log))
         return f"pt2bot run: {run.name}: {run.status} ({detail}{where}){took}; log: {log}"
+    # "ok" says the model ran; what it ran into is said next to it, so a model that breaks no
+    # graph but recompiles or does not export is not read as clean
     extra = f", {len(run.graph_breaks)} graph break(s)" if run.graph_breaks is not None else ""
+    if run.recompiles is not None and run.recompiles.count is not None:
+        extra += f", {run.recompiles.count} recompile(s)"
+    if run.export is not None and run.export.ok is not None:
+        extra += ", exports" if run.export.ok else \
+            f", export fails ({run.export.kind or 'error'}" + \
+            (f" at {run.export.path}:{run.export.line}" if run.export.path and run.export.line else "") + ")"
     return f"pt2bot run: {run.name}: {run.status}{extra}{took}"
 
 
