@@ -546,3 +546,57 @@ def test_the_finding_on_a_check_says_to_assert_not_to_select(tmp_path):
     by_line = {f.line: f.message for f in fs if f.rule == "PTC201"}
     assert "torch._assert_async" in by_line[5] and "torch.where" not in by_line[5], by_line
     assert "torch.where" in by_line[7], by_line
+
+
+IDS_NET = """\
+import torch
+from torch import nn
+
+
+class Lm(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.emb = nn.Embedding(16, 8)
+
+    def forward(self, idx):
+        if (idx >= self.emb.num_embeddings).any():
+            raise ValueError("token id out of range")
+        return self.emb(idx).sum(1)
+"""
+IDS_CONFIG = """\
+version: 1
+models:
+  - name: lm
+    entry: pkg.lm:Lm
+    inputs: [{name: idx, shape: [batch, 4], dtype: int64, low: 0, high: 16}]
+    shapes: {batch: [2, 4]}
+    export: false
+    timeout_s: 60
+run: {backend: eager, latency: false, timeout_s: 120}
+fixes: {budget_s: 240}
+"""
+
+
+@pytest.mark.torch
+def test_a_check_on_token_ids_is_exercised_with_integer_values(tmp_path):
+    """The check that raises is on an int64 argument: the guard inputs (-1, 0, 1e3, 1e6; no NaN
+    in an integer) go into it too, head raises on 1e3, and the assertion recipe is verified."""
+    root = tmp_path / "repo"
+    (root / "pkg").mkdir(parents=True)
+    (root / "pkg" / "__init__.py").write_text("")
+    (root / "pkg" / "lm.py").write_text(IDS_NET)
+    (root / "pt2bot.yml").write_text(IDS_CONFIG)
+    found = check_paths(str(root), ["pkg/lm.py"], StaticConfig(select=("ALL",)), jobs=1)
+    [f] = [f for f in found if f.line == 11 and f.rule == "PTC201"]
+    [cand] = [c for c in fix_candidates(f, IDS_NET) if c.guards == ("invalid",)]
+    config = build_config(IDS_CONFIG, str(root / "pt2bot.yml"))
+    setting = ProofSetting(config=config, changeset=None, root=str(root), head_sha=None,
+                           head_results=ResultsFile.empty(), device="cpu")
+    target = {"kind": "break", "model": "lm", "path": "pkg/lm.py", "line": 11, "gb": "GB0170",
+              "gb_type": "Data-dependent branching"}
+    proposal = Proposal(cid="ids", cand=cand, original=IDS_NET, patched=apply_candidate(IDS_NET, cand),
+                        findings=[], targets=[])
+    verdicts = prove_on_model(setting, config.model("lm"), None, [(proposal, [target])], str(root),
+                              time.monotonic() + 240, str(tmp_path / "work"))
+    assert verdicts["ids"]["accepted"] is True, verdicts["ids"]
+    assert "injected, eager and compiled" in verdicts["ids"]["evidence"]

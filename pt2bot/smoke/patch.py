@@ -299,6 +299,9 @@ def _eligible(kind: str, pattern: str, t: Any) -> bool:
 
     if not isinstance(t, torch.Tensor) or t.numel() == 0:
         return False
+    if kind == "invalid" and pattern != "nan" and t.dtype != torch.bool and \
+            not (t.is_floating_point() or t.is_complex()):
+        return True   # token ids, counts, indices: a check on their range is as common
     if kind in ("nan", "inf", "invalid", "large") or pattern in ("zeros", "negative", "positive"):
         return t.is_floating_point()
     if kind == "zero":
@@ -342,7 +345,8 @@ def guard_patterns(kind: str) -> tuple[str, ...]:
     comparison's mask empty (or full); ordinary inputs are the other side. A check that raises
     ("invalid") is about a range: a float argument set to all -1, all zeros, all 1e3, all 1e6
     and one NaN reaches the usual ones (non-negative, positive, in [0, 1], in (-0.5, 0.5),
-    finite, below a bound). "large" is all 1e6: finite, so a test for inf or NaN stays false
+    finite, below a bound); an integer argument (token ids below the vocabulary's size, an index
+    below a length) gets the same values but NaN. "large" is all 1e6: finite, so a test for inf or NaN stays false
     while a clamp to a bound below it changes values."""
     return {"nan": ("one", "all"), "empty": ("off", "zeros", "negative", "positive"),
             "invalid": ("negative", "zeros", "large", "huge", "nan"),
