@@ -24,7 +24,7 @@ from pt2bot.configfile.schema import build_config
 from pt2bot.fixes import (ProofSetting, Proposal, _prove_targets, compose_siblings, decide,
                           gather, order, prove_on_model)
 from pt2bot.report.review import render_review
-from pt2bot.reportdata import Report
+from pt2bot.reportdata import ModelDelta, Report
 from pt2bot.results import ResultsFile
 from pt2bot.rules import apply_candidate
 from pt2bot.static import check_paths
@@ -215,6 +215,28 @@ def test_one_fix_of_several_findings_is_one_suggestion(repo):
     html = cmarkgfm.github_flavored_markdown_to_html(other["body"])
     assert "the suggestion on lines 7-14 fixes this too." in html
     assert "<pre" not in html
+
+
+def test_a_finding_whose_break_another_finding_s_fix_removes_points_at_it(repo):
+    """The fix belongs to one finding, and the break confirming a second finding is among its
+    targets (a print of an `.item()`: the print's fix removes the `.item()`'s break too): the
+    second comment says so instead of leaving the user to find out, and has no block of its own."""
+    _root, findings = repo
+    a, b = sorted((f for f in findings if f.line in (10, 13)), key=lambda f: f.line)
+    a, b = (dataclasses.replace(f, diff="added") for f in (a, b))
+    confirming = {**brk("jitter", 13), "fingerprint": "ab" * 8}
+    fixes = _fixes(a.fingerprint(), "unused")
+    fixes["candidates"][0].update(findings=[a.fingerprint()], targets=[0])
+    fixes["targets"] = [{**confirming, "fixed_by": "c0", "reason": None}]
+    report = Report(head="h" * 40, base="b" * 40, findings=(a, b), fixes=fixes,
+                    models=(ModelDelta(name="jitter", new_breaks=(confirming,)),),
+                    counts={"fixes_verified": 1})
+    comments = render_review(report, lambda path, line: 1 <= line <= 20)["comments"]
+    by = {c["fingerprint"]: c for c in comments}
+    assert sum(c["body"].count("```suggestion") for c in comments) == 1
+    assert "fix" in by[a.fingerprint()] and "fix" not in by[b.fingerprint()]
+    html = cmarkgfm.github_flavored_markdown_to_html(by[b.fingerprint()]["body"])
+    assert "the suggestion on lines 7-14 fixes this too." in html
 
 
 # --------------------------------------------------------------------------- the prefix loop

@@ -89,9 +89,12 @@ def render_review(report: Report, changeset_commentable: Commentable | None = No
 
     for f in findings:
         fp = f.fingerprint()
+        # a fix also belongs to a finding whose confirming break it targets (two findings on
+        # one line, `print(x.item())`: the print's fix removes the `.item()`'s break too)
+        keys = [fp] + [str(b.get("fingerprint")) for _, b in confirmed.get(fp, [])]
         body = finding_body(f, confirmed.get(fp, []),
-                            break_hints=fixes.verified_for([fp]) is None)
-        place((f.path, f.line, f.diff), body, fp, finding_location(f), f.suggestion, keys=[fp])
+                            break_hints=fixes.verified_for(keys) is None)
+        place((f.path, f.line, f.diff), body, fp, finding_location(f), f.suggestion, keys=keys)
 
     for model, b in breaks:
         if id(b) not in merged:
