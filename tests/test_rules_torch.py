@@ -455,3 +455,19 @@ def test_masked_selection_hint_computes_the_same_value(capfd):
         torch.testing.assert_close(got, getattr(mod, pos)()(x))
     assert not torch.allclose(torch.where(x > 0, x, 0).mean(), x[x > 0].mean())
     capfd.readouterr()
+
+
+def test_a_size_read_back_again_after_its_break_is_a_guard(capfd):
+    """PTC104 flags the first use of a tensor as a size, not a second one that surely follows:
+    after the first breaks, the tensor is an input of the frame dynamo resumes in, and a frame
+    input used as a size is a value dynamo guards on, not a break.
+    With one finding, dynamo builds two graphs (before and after the break); a second break
+    would make three. Where the first use may not run, the second breaks and is flagged."""
+    path = FIXTURES / "ptc104_size_argument.py"
+    mod = load(path)
+    found = _findings_by_case(path)
+    assert len(found["PosSizeReadAgain"]) == 1
+    assert _compiles(mod.PosSizeReadAgain(), [(8, 8)]) == 2
+    assert len(found["PosSizeReadAgainAfterABranch"]) == 2
+    assert _compiles(mod.PosSizeReadAgainAfterABranch(), [(8, 8)]) == 2   # the branch not taken
+    capfd.readouterr()

@@ -153,7 +153,9 @@ _COMPILING_SUFFIXES = ("is_torchdynamo_compiling", "is_compiling", "is_dynamo_co
 # compiled by dynamo, what follows it is.
 _NOT_DYNAMO_CHECKS = frozenset({"torch.jit.is_scripting", "torch.jit.is_tracing",
                                 "torch.fx._symbolic_trace.is_fx_tracing"})
-_NOT_DYNAMO_SUFFIXES = ("is_scripting", "is_tracing", "is_fx_tracing")
+# `torchvision._is_tracing()` (torch._C._get_tracing_state(): falsy under dynamo, measured on
+# torch 2.13) guards torchvision's ONNX-export code paths.
+_NOT_DYNAMO_SUFFIXES = ("is_scripting", "is_tracing", "is_fx_tracing", "_is_tracing")
 COMPILE_FUNCS = frozenset({"torch.compile", "torch.export.export", "torch.export", "torch._dynamo.optimize",
                            "torch.export.draft_export", "torch._export.aot_compile"})
 DISABLE_FUNCS = frozenset({"torch.compiler.disable", "torch._dynamo.disable"})

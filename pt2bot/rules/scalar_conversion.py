@@ -123,6 +123,109 @@ def _on_self(e: ast.AST) -> bool:
     return type(e) is ast.Attribute and type(e.value) is ast.Name and e.value.id == "self"
 
 
+def _size_call_arguments(ctx, node: ast.Call) -> tuple[list[ast.AST], list[ast.AST]] | None:
+    """(the arguments that are sizes, those that are fill values) of a call that needs Python
+    numbers there (`x.view(n, r)`, `torch.zeros(n)`, `x.new_full(size, t)`); None when the call is
+    none of those. A module's function or a layer named like a Tensor method has none."""
+    f = node.func
+    if type(f) is not ast.Attribute:
+        return None
+    name = ctx.mod.resolve(f) or ""
+    if f.attr in _SIZE_METHODS and name not in _SIZE_FUNCS:
+        v = f.value
+        if (type(v) is ast.Name and (v.id in ctx.mod.imports or v.id in ctx.mod.summary.module_names
+                                     or v.id == "self")) or ctx.kind(v) == NDARRAY \
+                or (_on_self(v) and not ctx.self_tensor_attr(v)):
+            # a module's function (`einops.repeat(...)`), numpy's method, or a submodule
+            # named like one (`self.expand(x)`: a layer called on a tensor)
+            return [], []
+        key = f.attr
+    elif name in _SIZE_FUNCS or name == "torch.full_like":
+        key = name
+    else:
+        return None
+    fill_at = _FILL_AT.get(key)
+    sizes: list[ast.AST] = []
+    fills: list[ast.AST] = []
+    for i, a in enumerate(node.args):
+        if key == "torch.full_like" and i == 0:
+            continue
+        if i == fill_at:
+            fills.append(a)
+        elif key != "torch.full" or i == 0:
+            sizes.extend(a.elts if type(a) in (ast.List, ast.Tuple) else [a])
+    for k in node.keywords:
+        if k.arg == "fill_value" and fill_at is not None:
+            fills.append(k.value)
+        elif k.arg == "size":
+            sizes.extend(k.value.elts if type(k.value) in (ast.List, ast.Tuple) else [k.value])
+    return sizes, fills
+
+
+# Parts of a statement that may not run when it does: a ternary's branches, the operands after
+# the first of `and`/`or`, and what lambdas and comprehensions evaluate later or per element.
+_MAYBE_RUN = (ast.IfExp, ast.Lambda, ast.ListComp, ast.SetComp, ast.DictComp, ast.GeneratorExp)
+_BLOCKS = ("body", "orelse", "finalbody")
+
+
+def _surely_run(e: ast.AST):
+    """The nodes of `e` evaluated whenever `e` is."""
+    todo = [e]
+    while todo:
+        n = todo.pop()
+        yield n
+        if isinstance(n, _MAYBE_RUN):
+            continue
+        if type(n) is ast.BoolOp:
+            todo.append(n.values[0])
+            continue
+        todo.extend(ast.iter_child_nodes(n))
+
+
+def _statements_before(body: list[ast.stmt], target: ast.AST) -> list[ast.stmt] | None:
+    """The statements that surely ran before the one holding `target`: the earlier statements
+    of its block and of each block around it, outermost first (None: `target` is not in `body`)."""
+    for i, st in enumerate(body):
+        if any(n is target for n in ast.walk(st)):
+            inner: list[ast.stmt] = []
+            blocks = [getattr(st, b, None) for b in _BLOCKS] + [h.body for h in getattr(st, "handlers", ())]
+            for block in blocks:
+                if type(block) is list:
+                    found = _statements_before(block, target)
+                    if found is not None:
+                        inner = found
+                        break
+            if isinstance(st, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+                return inner     # a nested def's body runs when it is called, not here
+            return body[:i] + inner
+    return None
+
+
+def _read_back_before(ctx, a: ast.AST) -> bool:
+    """Whether the local tensor `a` was already passed as a size or a fill value by a simple
+    statement that surely ran before this one, with no binding of the name in between.
+
+    That first use reads the value back (a graph break, reported there). Dynamo resumes after
+    a break in a new frame whose inputs are the live locals, and a frame input used as a size
+    is a value dynamo guards on (`n.item() == 4`, recompiled per value; measured on torch
+    2.13), not a break: the second `x.view(n, -1)` of monai's median filter does not break."""
+    if type(a) is not ast.Name:
+        return False
+    before = _statements_before(ctx.node.body, a)
+    for st in reversed(before or ()):
+        if any(type(n) is ast.Name and n.id == a.id and type(n.ctx) is ast.Store for n in ast.walk(st)):
+            return False     # bound again: a new tensor, made in this frame
+        if not isinstance(st, (ast.Assign, ast.AnnAssign, ast.AugAssign, ast.Expr)):
+            continue         # a compound statement: its inner uses may not have run
+        for n in _surely_run(st):
+            if type(n) is not ast.Call:
+                continue
+            found = _size_call_arguments(ctx, n)
+            if found and any(type(x) is ast.Name and x.id == a.id for x in found[0] + found[1]):
+                return True
+    return False
+
+
 _SLICE_WHY = ("a tensor as a slice bound is converted to a Python int (`int(t)` underneath): it copies "
               "the value to Python and breaks the graph")
 
@@ -149,7 +252,10 @@ class ScalarConversion(Rule):
     on torch 2.13 for each call listed; a tensor made of two sizes or more, such as
     `torch.prod(torch.tensor(x.shape[1:]))`, holds values fake tensors do not know either).
     `torch.full(size, t)`, `masked_fill`, `fill_` and `index_fill` keep a 0-d tensor fill
-    value in the graph and are not flagged. Sizes are fine:
+    value in the graph and are not flagged, nor is a second use of a tensor as a size after
+    a statement that surely ran passed it as one: dynamo resumes after that first break in a
+    new frame whose input the tensor is, and guards on its value there instead of breaking.
+    Sizes are fine:
     `int(x.shape[0])` is a (Sym)int, not a tensor, and is not flagged; nor are `len(a)`,
     `a.ndim`, `a.shape[0]` of an array, or numpy on Python numbers alone
     (`int(np.ceil(h / 4))`, `float(np.sqrt(d))`), which dynamo evaluates while tracing.
@@ -245,40 +351,13 @@ class ScalarConversion(Rule):
         """A tensor passed where the call needs a size (`x.view(n, r)`, `torch.zeros(n)`,
         `x.new_zeros([n, 2])`) or a fill value (`x.new_full(size, t)`, `torch.full_like(x, t)`);
         reported at the argument. True when the call is one of those (reported or not)."""
+        found = _size_call_arguments(ctx, node)
+        if found is None:
+            return False
         f = node.func
-        if type(f) is not ast.Attribute:
-            return False
-        name = ctx.mod.resolve(f) or ""
-        if f.attr in _SIZE_METHODS and name not in _SIZE_FUNCS:
-            v = f.value
-            if (type(v) is ast.Name and (v.id in ctx.mod.imports or v.id in ctx.mod.summary.module_names
-                                         or v.id == "self")) or ctx.kind(v) == NDARRAY \
-                    or (_on_self(v) and not ctx.self_tensor_attr(v)):
-                # a module's function (`einops.repeat(...)`), numpy's method, or a submodule
-                # named like one (`self.expand(x)`: a layer called on a tensor)
-                return True
-            key = f.attr
-        elif name in _SIZE_FUNCS or name == "torch.full_like":
-            key = name
-        else:
-            return False
-        fill_at = _FILL_AT.get(key)
-        sizes: list[ast.AST] = []
-        fills: list[ast.AST] = []
-        for i, a in enumerate(node.args):
-            if key == "torch.full_like" and i == 0:
-                continue
-            if i == fill_at:
-                fills.append(a)
-            elif key != "torch.full" or i == 0:
-                sizes.extend(a.elts if type(a) in (ast.List, ast.Tuple) else [a])
-        for k in node.keywords:
-            if k.arg == "fill_value" and fill_at is not None:
-                fills.append(k.value)
-            elif k.arg == "size":
-                sizes.extend(k.value.elts if type(k.value) in (ast.List, ast.Tuple) else [k.value])
+        sizes, fills = found
         for a in sizes + fills:
-            if type(a) is not ast.Starred and is_tensorish(ctx, a):
+            if type(a) is not ast.Starred and is_tensorish(ctx, a) and not _read_back_before(ctx, a):
                 what = "fill value" if a in fills else "size"
                 ctx.report(self.code, a, f"a tensor as a {what} of `{f.attr}` is read back as a Python number "
                            f"(data-dependent, GB0033) and breaks the graph{generator_note(ctx)}; "
