@@ -24,6 +24,7 @@ from pt2bot.rules import Candidate, apply_candidate
 from pt2bot.smoke.inputs import CaseInputs
 from pt2bot.smoke.location import RepoPaths
 from pt2bot.smoke.patch import Edit
+from pt2bot.smoke.trace import TraceCollector
 from pt2bot.smoke.verify import backend_check, judge, measure_state, prove_candidate
 
 torch = pytest.importorskip("torch")
@@ -96,14 +97,15 @@ class Proof:
         self.head = measure_state(self.model, [self.case], [self.head_out], {}, {}, self.paths,
                                   ["breaks"])
 
-    def prove(self, start: int, end: int, line: str, guards=(), backend: str = "eager",
-              safe: bool = False) -> dict:
+    def prove(self, start: int, end: int, line: str | tuple[str, ...], guards=(),
+              backend: str = "eager", safe: bool = False) -> dict:
+        lines = (line,) if isinstance(line, str) else tuple(line)
         cand = Candidate(code="PTC201", path="bpkg/net.py", start_line=start, end_line=end,
-                         lines=(line,), title="t", safe=safe)
+                         lines=lines, title="t", safe=safe)
         target = {"kind": "break", "path": "bpkg/net.py", "line": start, "gb": "GB0170",
                   "gb_type": "Data-dependent branching"}
         return prove_candidate(
-            {"path": cand.path, "start_line": start, "end_line": end, "lines": [line],
+            {"path": cand.path, "start_line": start, "end_line": end, "lines": list(lines),
              "original": self.text, "patched": apply_candidate(self.text, cand),
              "guards": list(guards), "safe": safe, "targets": [target]},
             self.model, [self.case], [self.head_out], self.head, {}, {"backend": backend},
@@ -269,3 +271,44 @@ def test_judge_reads_the_backend_row(row, verdict):
     accepted, text = verdict
     assert got["accepted"] is accepted
     assert text in (got["evidence"] if accepted else got["reason"])
+
+
+CHECK = NET.replace("if h.sum() > 0:\n            h = h * 2",
+                    "if (h < -100).any():\n            raise ValueError('h below -100')")
+KEPT = ("        if torch.compiler.is_compiling():",
+        "            torch._assert_async(~(h < -100).any(), 'h below -100')",
+        "        elif (h < -100).any():",
+        "            raise ValueError('h below -100')")
+
+
+def _compiles(proof, guards) -> tuple[dict, int]:
+    """The verdict on keeping CHECK's check in compiled code, and how many frames dynamo
+    started to compile while proving it (its structured trace's `dynamo_start` events)."""
+    with TraceCollector() as trace:
+        verdict = proof.prove(BRANCH, BRANCH + 1, KEPT, guards=guards)
+    return verdict, sum(1 for _ in trace.of_kind("dynamo_start"))
+
+
+def test_the_compiled_guard_runs_share_one_compile(tmp_path, monkeypatch):
+    """An edit that asks `is_compiling()` is run compiled on every guard input: "invalid" puts
+    five values into `x` (-1, 0, 1e3, 1e6, NaN), "large" one (1e6). The compiled model is
+    compiled once for all of them, so the five cost no more compiles than the one."""
+    proof = Proof(tmp_path, monkeypatch, CHECK)
+    one, n_one = _compiles(proof, ["large"])
+    five, n_five = _compiles(proof, ["invalid"])
+    assert one["accepted"] is True and five["accepted"] is True, (one, five)
+    assert "eager and compiled" in five["evidence"]
+    assert n_five == n_one
+
+
+def test_a_candidate_the_break_pass_refuses_stops_before_the_guard_inputs(tmp_path, monkeypatch):
+    """`if h.sum() >= 0.0 and h.sum() > 0:` gives head's outputs and still branches on a tensor:
+    the break pass refuses it, so its guard inputs (zeros and an empty mask, for the `> 0` it
+    replaces) never run: they could only refuse it again."""
+    proof = Proof(tmp_path, monkeypatch, NET)
+    verdict = proof.prove(BRANCH, BRANCH, "        if h.sum() >= 0.0 and h.sum() > 0:")
+    assert verdict["accepted"] is False
+    assert verdict["reason"].startswith("GB0170 still breaks the graph at bpkg/net.py:12"), verdict
+    assert verdict["guards"] == [] and verdict["cases"] == 1
+    kept = proof.prove(BRANCH, BRANCH + 1, "        h = torch.where(h.sum() > 0, h * 2, h)")
+    assert kept["accepted"] is True and "zero" in kept["guards"], kept

@@ -10,7 +10,10 @@ and its inputs once, measures head (eager outputs on every shape case; the break
 shape matrix and export when `phases` has them, all with the eager backend: breaks and
 recompiles do not depend on the backend), then puts each candidate in place
 (pt2bot/smoke/patch.py: same process, same weights, same inputs, the user's files never
-written), measures it the same way and judges it (`judge`). A candidate those facts accept,
+written), measures it the same way and judges it (`judge`): its eager outputs, the break pass,
+the guard inputs, then the shape matrix and export, each step only when the ones before have
+not already refused it (a candidate whose targeted break is still there pays for no guard
+input and no matrix). A candidate those facts accept,
 unless it is safe by construction, is compiled once more with the configured backend when
 that backend generates code (`backend_check`), and its outputs compared with head's eager
 outputs. Each verdict is one JSON line appended to `progress_path` as soon as it is known,
@@ -44,7 +47,7 @@ from pt2bot.smoke.location import ModelError, RepoPaths
 from pt2bot.smoke.matrix import compile_configured, measure_matrix
 from pt2bot.smoke.patch import (GUARD_KINDS, MAX_GUARD_ARGS, Edit, Injection, NotApplicable,
                                 Swap, asks_compiling, enclosing_function, function_at,
-                                guard_patterns, injecting, patched_function)
+                                guard_patterns, injecting, injector, patched_function)
 from pt2bot.smoke.timelimit import Overrun, time_limit
 from pt2bot.smoke.trace import reset_dynamo
 from pt2bot.smoke.worker import read_spec, route_logs, shape_cases
@@ -114,7 +117,9 @@ def measure_state(model: Any, cases: list[CaseInputs], eager_outs: list[Any],
     for phase in phases:
         try:
             if phase == "breaks":
-                got = measure_breaks(model, cases[0], paths)
+                # no ATen op counts: the judge never reads them, and the counting mode costs
+                # a dispatch per operator (it does not change what dynamo captures)
+                got = measure_breaks(model, cases[0], paths, count_ops=False)
                 out["graph_count"] = got.get("graph_count")
                 out["breaks"] = _breaks_summary(got)
                 out["eager_frames"] = [
@@ -134,6 +139,26 @@ def measure_state(model: Any, cases: list[CaseInputs], eager_outs: list[Any],
             with contextlib.suppress(Exception):
                 reset_dynamo()
     return out
+
+
+def _measure_more(measured: dict[str, Any], model: Any, cases: list[CaseInputs],
+                  outs: list[Any], model_spec: dict[str, Any], run_cfg: dict[str, Any],
+                  paths: RepoPaths, phases: Sequence[str]) -> None:
+    """`measure_state` of `phases` into `measured`, its phase errors added to those before."""
+    if not phases:
+        return
+    got = measure_state(model, cases, outs, model_spec, run_cfg, paths, phases)
+    errors = {**(measured.get("phase_errors") or {}), **got.pop("phase_errors")}
+    measured.update(got, phase_errors=errors)
+
+
+def _refused_by_breaks(head: Mapping[str, Any], measured: Mapping[str, Any],
+                       targets: Sequence[Mapping[str, Any]], edit: Edit) -> bool:
+    """Whether the break pass alone already refuses the candidate: `judge` on what is measured
+    so far, with its break targets only (the matrix and export have not run). Whatever
+    refuses here refuses the whole candidate too, the same facts read the same way."""
+    return not judge(head, measured, [t for t in targets if t.get("kind") == "break"],
+                     edit)["accepted"]
 
 
 def _function_end(paths: RepoPaths, path: Any, line: Any) -> int | None:
@@ -208,6 +233,8 @@ def guard_checks(model: Any, case: CaseInputs, paths: RepoPaths, kinds: Sequence
     import torch
 
     out = []
+    # the rows that matched in eager, for the compiled runs after the eager ones
+    pending: list[tuple[dict[str, Any], Injection, Any]] = []
     for kind in kinds:
         for arg in range(MAX_GUARD_ARGS):
             for pattern in guard_patterns(kind):
@@ -234,13 +261,17 @@ def guard_checks(model: Any, case: CaseInputs, paths: RepoPaths, kinds: Sequence
                         row.update(inner, message=f"{cand_swap.qualname} returns differ"
                                    + (f": {inner['message']}" if inner.get("message") else ""))
                 if compiled and row["match"]:
-                    row.update(_compiled_guard(model, case, paths, Injection(kind, pattern, arg),
-                                               cand_swap, head_out, tolerance))
+                    pending.append((row, Injection(kind, pattern, arg), head_out))
                 out.append(row)
         if not any(r["kind"] == kind for r in out):
             out.append({"kind": kind, "hit": False, "match": None,
                         "message": f"no tensor argument of {head_swap.qualname} can hold "
                                    f"{GUARD_WORDS.get(kind, kind)}"})
+    if pending:
+        results = _compiled_guards(model, case, paths, cand_swap,
+                                   [(inj, head_out) for _, inj, head_out in pending], tolerance)
+        for (row, _, _), res in zip(pending, results):
+            row.update(res)
     return out
 
 
@@ -260,25 +291,44 @@ def _versus(head_out: Any, got: Any, tolerance: Any, *, same_type: bool = True) 
     return _compare(head_out, got, tolerance)
 
 
-def _compiled_guard(model: Any, case: CaseInputs, paths: RepoPaths, inj: Injection,
-                    cand_swap: Swap, head_out: Any, tolerance: Any) -> dict[str, Any]:
-    """The patched model compiled (eager backend, breaks allowed) on one guard input, against
-    head's eager outputs there: `{compiled: True, match, ...}`. Compiled afresh each time
-    (the injected wrapper is a new function per input) and forgotten after."""
+def _compiled_guards(model: Any, case: CaseInputs, paths: RepoPaths, cand_swap: Swap,
+                     runs: Sequence[tuple[Injection, Any]], tolerance: Any
+                     ) -> list[dict[str, Any]]:
+    """The patched model compiled (eager backend, breaks allowed) on each guard input of
+    `runs`, against head's eager outputs there: `{compiled: True, match, ...}` per run.
+
+    One compile serves them all: the injecting wrapper is one function that dynamo skips
+    (pt2bot/smoke/patch.py `injector`), so the model's and the patched function's guards see
+    the same objects and shapes on every input and the compiled code is reused; an input
+    whose values make dynamo compile again (a number read out of the injected tensor) is
+    compiled again. Each input keeps the recompile budget a fresh compile of its own had (the
+    limits times the number of inputs): past the limit dynamo runs a frame in eager, where
+    `is_compiling()` is false, and the run would compare nothing. Forgotten after, as a
+    fresh compile per input was."""
     import torch
 
+    out = []
     reset_dynamo()
+    cfg = torch._dynamo.config
+    n = max(len(runs), 1)
     try:
-        with injecting(cand_swap, inj), torch.no_grad():
-            got = _try_forward(torch.compile(model, backend="eager"), case, paths)
+        compiled = torch.compile(model, backend="eager")
+        with cfg.patch(recompile_limit=cfg.recompile_limit * n,
+                       accumulated_recompile_limit=cfg.accumulated_recompile_limit * n), \
+                injector(cand_swap, compiled=True) as inject, torch.no_grad():
+            for inj, head_out in runs:
+                inject.use(inj)
+                got = _try_forward(compiled, case, paths)
+                # any exception counts: a check kept in compiled code as `torch._assert_async`
+                # raises a RuntimeError where eager raises the check's own ValueError
+                res = _versus(head_out, got, tolerance, same_type=False)
+                if not res["match"]:
+                    res = {**res, "message": f"compiled, where `is_compiling()` is true"
+                                             f"{_detail(res)}"}
+                out.append({"compiled": True, **res})
     finally:
         reset_dynamo()
-    # any exception counts: a check kept in compiled code as `torch._assert_async` raises a
-    # RuntimeError where eager raises the check's own ValueError
-    res = _versus(head_out, got, tolerance, same_type=False)
-    if not res["match"]:
-        res = {**res, "message": f"compiled, where `is_compiling()` is true{_detail(res)}"}
-    return {"compiled": True, **res}
+    return out
 
 
 def _try_forward(model: Any, case: CaseInputs, paths: RepoPaths) -> Any:
@@ -668,7 +718,15 @@ def prove_candidate(cand: Mapping[str, Any], model: Any, cases: list[CaseInputs]
                 rows = [{"shape": dict(c.shape), **_compare(h, o, model_spec.get("tolerance"))}
                         for c, h, o in zip(cases, head_outs, outs)]
                 measured["outputs"] = rows
-                if all(r["match"] for r in rows) and head_swap is not None:
+                ok = all(r["match"] for r in rows)
+                # the break pass first: a candidate its facts already refuse (the targeted
+                # break still there, a new one) stops before the guard inputs, the shape
+                # matrix and export, which could only refuse it for another reason
+                if ok and "breaks" in phases:
+                    _measure_more(measured, model, cases, outs, model_spec, run_cfg, paths,
+                                  ["breaks"])
+                    ok = not _refused_by_breaks(head, measured, cand.get("targets") or (), edit)
+                if ok and head_swap is not None:
                     cache = guard_cache.setdefault(f"{edit.path}:{head_swap.qualname}", {})
                     compiled = asks_compiling(cand.get("lines") or (), patched)
                     watch = _exit_line(original, edit) if compiled else None
@@ -677,11 +735,10 @@ def prove_candidate(cand: Mapping[str, Any], model: Any, cases: list[CaseInputs]
                     measured["guards"] = guard_checks(
                         model, cases[0], paths, kinds, head_swap, swap, model_spec.get("tolerance"),
                         cache, compiled=compiled, watch=watch if watch and watch > 0 else None)
-                ok = all(r["match"] for r in rows) and all(
-                    g.get("hit") and g.get("match") for g in measured.get("guards") or ())
+                    ok = all(g.get("hit") and g.get("match") for g in measured["guards"])
                 if ok:
-                    measured.update(measure_state(model, cases, outs, model_spec, run_cfg,
-                                                  paths, phases))
+                    _measure_more(measured, model, cases, outs, model_spec, run_cfg, paths,
+                                  [p for p in phases if p != "breaks"])
                     # only a candidate the eager facts accept pays for a compile with the
                     # configured backend, and only one that changes what is computed: a safe
                     # one (a print kept in eager) leaves the graph's operations as head's
