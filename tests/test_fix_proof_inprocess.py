@@ -312,3 +312,43 @@ def test_a_candidate_the_break_pass_refuses_stops_before_the_guard_inputs(tmp_pa
     assert verdict["guards"] == [] and verdict["cases"] == 1
     kept = proof.prove(BRANCH, BRANCH + 1, "        h = torch.where(h.sum() > 0, h * 2, h)")
     assert kept["accepted"] is True and "zero" in kept["guards"], kept
+
+
+def _state(model, paths, phases, proceed=None) -> tuple[dict, int]:
+    """measure_state on two batch sizes of NET, and the frames dynamo started to compile."""
+    torch.manual_seed(0)
+    cases = [CaseInputs(shape={"batch": b}, args=(torch.randn(b, 4),), kwargs={})
+             for b in (2, 3)]
+    with torch.no_grad():
+        outs = [model(*c.args) for c in cases]
+    with TraceCollector() as trace:
+        got = measure_state(model, cases, outs, {}, {"backend": "eager"}, paths, phases,
+                            **({"proceed": proceed} if proceed else {}))
+    return got, sum(1 for _ in trace.of_kind("dynamo_start"))
+
+
+def test_the_break_pass_is_the_matrixs_first_compile_with_the_same_facts(tmp_path, monkeypatch):
+    """With the eager backend and no dim marked dynamic the break pass and the matrix's first
+    case compile alike: the proof compiles that case once for both, and reads the same facts
+    as the two passes apart give (the break pass alone, then the matrix alone)."""
+    model, paths = _load(tmp_path, monkeypatch, NET)
+    both, n_both = _state(model, paths, ["breaks", "matrix"])
+    breaks, n_breaks = _state(model, paths, ["breaks"])
+    matrix, n_matrix = _state(model, paths, ["matrix"])
+    assert both == {**breaks, **matrix, "phase_errors": {}}
+    assert both["breaks"] and both["breaks"][0]["gb"] == "GB0170"
+    assert both["recompiles"]["cases"][1]["shape"] == {"batch": 3}
+    assert n_both == n_matrix < n_breaks + n_matrix
+
+
+def test_the_matrix_stops_after_the_first_case_when_the_break_pass_refuses(tmp_path, monkeypatch):
+    """`proceed` false after the break facts: no other shape case is compiled, and no
+    recompile figure is reported (the judge's break facts refuse first)."""
+    model, paths = _load(tmp_path, monkeypatch, NET)
+    seen = []
+    stopped, n_stopped = _state(model, paths, ["breaks", "matrix"],
+                                lambda state: seen.append(state) or False)
+    full, n_full = _state(model, paths, ["breaks", "matrix"])
+    assert seen and seen[0]["breaks"] == full["breaks"]
+    assert "recompiles" not in stopped and stopped["breaks"] == full["breaks"]
+    assert n_stopped < n_full
