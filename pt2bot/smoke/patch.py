@@ -393,10 +393,10 @@ def injector(swap: Swap, *, compiled: bool = False) -> Iterator[Injector]:
 
     `compiled`: the model runs under `torch.compile` in the block. The wrapper is then a
     frame dynamo skips, and what it does (pick an argument, fill a copy, keep the returns)
-    runs in eager, while the function it calls is compiled as usual. Dynamo sees one unchanged function object and
-    tensors of unchanged shapes whichever input is current, so one compile serves every
-    guard input; a wrapper traced by dynamo would be compiled again for each input, since
-    the input's kind, pattern and argument are constants of its code."""
+    runs in eager, while the function it calls is compiled as usual. Dynamo sees one
+    unchanged function object and tensors of unchanged shapes whichever input is current, so
+    one compile serves every guard input; a wrapper traced by dynamo would be compiled again
+    for each input, since the input's kind, pattern and argument are constants of its code."""
     import torch
 
     current = vars(swap.owner).get(swap.name)
@@ -437,7 +437,9 @@ def injector(swap: Swap, *, compiled: bool = False) -> Iterator[Injector]:
         assert holder.current is not None and holder.current.returns is not None
         holder.current.returns.append(_detached(out, torch))
 
-    if compiled:   # the bookkeeping runs in eager, never traced (and compiled per input)
+    if compiled:
+        # a frame that dynamo skips still has the functions it calls compiled: these two
+        # would be, once per input (its kind and pattern are constants in them)
         inject, record = torch._dynamo.disable(inject), torch._dynamo.disable(record)
 
     @functools.wraps(fn)
