@@ -352,3 +352,32 @@ def test_the_matrix_stops_after_the_first_case_when_the_break_pass_refuses(tmp_p
     assert seen and seen[0]["breaks"] == full["breaks"]
     assert "recompiles" not in stopped and stopped["breaks"] == full["breaks"]
     assert n_stopped < n_full
+
+
+ABOVE = NET.replace("if h.sum() > 0:\n            h = h * 2",
+                    "if (h > 100).any():\n            raise ValueError('h above 100')")
+SKIPPED = ("        if not torch.compiler.is_compiling() and (h > 100).any():",
+           "            raise ValueError('h above 100')")
+
+
+def test_a_check_deleted_under_compile_is_refused_on_a_later_guard_input(tmp_path, monkeypatch):
+    """Head raises only on the larger values (1e3, 1e6 in `x`), which come after -1 and 0: the
+    compiled runs on those reuse the compile the first inputs made, and still show that the
+    patched code no longer raises under compile."""
+    proof = Proof(tmp_path, monkeypatch, ABOVE)
+    with torch.no_grad():   # the first guard inputs (-1, then 0) do not reach the raise
+        assert not any((proof.model.lin(torch.full((2, 4), v)) > 100).any() for v in (-1.0, 0.0))
+        assert (proof.model.lin(torch.full((2, 4), 1e3)) > 100).any()
+    with TraceCollector() as trace:
+        verdict = proof.prove(BRANCH, BRANCH + 1, SKIPPED, guards=["invalid"])
+    assert verdict["accepted"] is False
+    assert "compiled, where `is_compiling()` is true" in verdict["reason"], verdict
+    kept = ("        if torch.compiler.is_compiling():",
+            "            torch._assert_async(~(h > 100).any(), 'h above 100')",
+            "        elif (h > 100).any():",
+            "            raise ValueError('h above 100')")
+    with TraceCollector() as kept_trace:
+        right = proof.prove(BRANCH, BRANCH + 1, kept, guards=["invalid"])
+    assert right["accepted"] is True, right
+    starts = [sum(1 for _ in t.of_kind("dynamo_start")) for t in (trace, kept_trace)]
+    assert starts[0] == starts[1]
