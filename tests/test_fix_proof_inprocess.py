@@ -356,7 +356,7 @@ def test_the_matrix_stops_after_the_first_case_when_the_break_pass_refuses(tmp_p
 
 ABOVE = NET.replace("if h.sum() > 0:\n            h = h * 2",
                     "if (h > 100).any():\n            raise ValueError('h above 100')")
-SKIPPED = ("        if not torch.compiler.is_compiling() and (h > 100).any():",
+EAGER_ONLY = ("        if not torch.compiler.is_compiling() and (h > 100).any():",
            "            raise ValueError('h above 100')")
 
 
@@ -369,7 +369,7 @@ def test_a_check_deleted_under_compile_is_refused_on_a_later_guard_input(tmp_pat
         assert not any((proof.model.lin(torch.full((2, 4), v)) > 100).any() for v in (-1.0, 0.0))
         assert (proof.model.lin(torch.full((2, 4), 1e3)) > 100).any()
     with TraceCollector() as trace:
-        verdict = proof.prove(BRANCH, BRANCH + 1, SKIPPED, guards=["invalid"])
+        verdict = proof.prove(BRANCH, BRANCH + 1, EAGER_ONLY, guards=["invalid"])
     assert verdict["accepted"] is False
     assert "compiled, where `is_compiling()` is true" in verdict["reason"], verdict
     kept = ("        if torch.compiler.is_compiling():",
