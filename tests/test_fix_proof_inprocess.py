@@ -24,6 +24,7 @@ from pt2bot.rules import Candidate, apply_candidate
 from pt2bot.smoke.inputs import CaseInputs
 from pt2bot.smoke.location import RepoPaths
 from pt2bot.smoke.patch import Edit
+from pt2bot.smoke.trace import TraceCollector
 from pt2bot.smoke.verify import backend_check, judge, measure_state, prove_candidate
 
 torch = pytest.importorskip("torch")
@@ -96,14 +97,15 @@ class Proof:
         self.head = measure_state(self.model, [self.case], [self.head_out], {}, {}, self.paths,
                                   ["breaks"])
 
-    def prove(self, start: int, end: int, line: str, guards=(), backend: str = "eager",
-              safe: bool = False) -> dict:
+    def prove(self, start: int, end: int, line: str | tuple[str, ...], guards=(),
+              backend: str = "eager", safe: bool = False) -> dict:
+        lines = (line,) if isinstance(line, str) else tuple(line)
         cand = Candidate(code="PTC201", path="bpkg/net.py", start_line=start, end_line=end,
-                         lines=(line,), title="t", safe=safe)
+                         lines=lines, title="t", safe=safe)
         target = {"kind": "break", "path": "bpkg/net.py", "line": start, "gb": "GB0170",
                   "gb_type": "Data-dependent branching"}
         return prove_candidate(
-            {"path": cand.path, "start_line": start, "end_line": end, "lines": [line],
+            {"path": cand.path, "start_line": start, "end_line": end, "lines": list(lines),
              "original": self.text, "patched": apply_candidate(self.text, cand),
              "guards": list(guards), "safe": safe, "targets": [target]},
             self.model, [self.case], [self.head_out], self.head, {}, {"backend": backend},
@@ -269,3 +271,113 @@ def test_judge_reads_the_backend_row(row, verdict):
     accepted, text = verdict
     assert got["accepted"] is accepted
     assert text in (got["evidence"] if accepted else got["reason"])
+
+
+CHECK = NET.replace("if h.sum() > 0:\n            h = h * 2",
+                    "if (h < -100).any():\n            raise ValueError('h below -100')")
+KEPT = ("        if torch.compiler.is_compiling():",
+        "            torch._assert_async(~(h < -100).any(), 'h below -100')",
+        "        elif (h < -100).any():",
+        "            raise ValueError('h below -100')")
+
+
+def _compiles(proof, guards) -> tuple[dict, int]:
+    """The verdict on keeping CHECK's check in compiled code, and how many frames dynamo
+    started to compile while proving it (its structured trace's `dynamo_start` events)."""
+    with TraceCollector() as trace:
+        verdict = proof.prove(BRANCH, BRANCH + 1, KEPT, guards=guards)
+    return verdict, sum(1 for _ in trace.of_kind("dynamo_start"))
+
+
+def test_the_compiled_guard_runs_share_one_compile(tmp_path, monkeypatch):
+    """An edit that asks `is_compiling()` is run compiled on every guard input: "invalid" puts
+    five values into `x` (-1, 0, 1e3, 1e6, NaN), "large" one (1e6). The compiled model is
+    compiled once for all of them, so the five cost no more compiles than the one."""
+    proof = Proof(tmp_path, monkeypatch, CHECK)
+    one, n_one = _compiles(proof, ["large"])
+    five, n_five = _compiles(proof, ["invalid"])
+    assert one["accepted"] is True and five["accepted"] is True, (one, five)
+    assert "eager and compiled" in five["evidence"]
+    assert n_five == n_one
+
+
+def test_a_candidate_the_break_pass_refuses_stops_before_the_guard_inputs(tmp_path, monkeypatch):
+    """`if h.sum() >= 0.0 and h.sum() > 0:` gives head's outputs and still branches on a tensor:
+    the break pass refuses it, so its guard inputs (zeros and an empty mask, for the `> 0` it
+    replaces) never run: they could only refuse it again."""
+    proof = Proof(tmp_path, monkeypatch, NET)
+    verdict = proof.prove(BRANCH, BRANCH, "        if h.sum() >= 0.0 and h.sum() > 0:")
+    assert verdict["accepted"] is False
+    assert verdict["reason"].startswith("GB0170 still breaks the graph at bpkg/net.py:12"), verdict
+    assert verdict["guards"] == [] and verdict["cases"] == 1
+    kept = proof.prove(BRANCH, BRANCH + 1, "        h = torch.where(h.sum() > 0, h * 2, h)")
+    assert kept["accepted"] is True and "zero" in kept["guards"], kept
+
+
+def _state(model, paths, phases, proceed=None) -> tuple[dict, int]:
+    """measure_state on two batch sizes of NET, and the frames dynamo started to compile."""
+    torch.manual_seed(0)
+    cases = [CaseInputs(shape={"batch": b}, args=(torch.randn(b, 4),), kwargs={})
+             for b in (2, 3)]
+    with torch.no_grad():
+        outs = [model(*c.args) for c in cases]
+    with TraceCollector() as trace:
+        got = measure_state(model, cases, outs, {}, {"backend": "eager"}, paths, phases,
+                            **({"proceed": proceed} if proceed else {}))
+    return got, sum(1 for _ in trace.of_kind("dynamo_start"))
+
+
+def test_the_break_pass_is_the_matrixs_first_compile_with_the_same_facts(tmp_path, monkeypatch):
+    """With the eager backend and no dim marked dynamic the break pass and the matrix's first
+    case compile alike: the proof compiles that case once for both, and reads the same facts
+    as the two passes apart give (the break pass alone, then the matrix alone)."""
+    model, paths = _load(tmp_path, monkeypatch, NET)
+    both, n_both = _state(model, paths, ["breaks", "matrix"])
+    breaks, n_breaks = _state(model, paths, ["breaks"])
+    matrix, n_matrix = _state(model, paths, ["matrix"])
+    assert both == {**breaks, **matrix, "phase_errors": {}}
+    assert both["breaks"] and both["breaks"][0]["gb"] == "GB0170"
+    assert both["recompiles"]["cases"][1]["shape"] == {"batch": 3}
+    assert n_both == n_matrix < n_breaks + n_matrix
+
+
+def test_the_matrix_stops_after_the_first_case_when_the_break_pass_refuses(tmp_path, monkeypatch):
+    """`proceed` false after the break facts: no other shape case is compiled, and no
+    recompile figure is reported (the judge's break facts refuse first)."""
+    model, paths = _load(tmp_path, monkeypatch, NET)
+    seen = []
+    stopped, n_stopped = _state(model, paths, ["breaks", "matrix"],
+                                lambda state: seen.append(state) or False)
+    full, n_full = _state(model, paths, ["breaks", "matrix"])
+    assert seen and seen[0]["breaks"] == full["breaks"]
+    assert "recompiles" not in stopped and stopped["breaks"] == full["breaks"]
+    assert n_stopped < n_full
+
+
+ABOVE = NET.replace("if h.sum() > 0:\n            h = h * 2",
+                    "if (h > 100).any():\n            raise ValueError('h above 100')")
+EAGER_ONLY = ("        if not torch.compiler.is_compiling() and (h > 100).any():",
+           "            raise ValueError('h above 100')")
+
+
+def test_a_check_deleted_under_compile_is_refused_on_a_later_guard_input(tmp_path, monkeypatch):
+    """Head raises only on the larger values (1e3, 1e6 in `x`), which come after -1 and 0: the
+    compiled runs on those reuse the compile the first inputs made, and still show that the
+    patched code no longer raises under compile."""
+    proof = Proof(tmp_path, monkeypatch, ABOVE)
+    with torch.no_grad():   # the first guard inputs (-1, then 0) do not reach the raise
+        assert not any((proof.model.lin(torch.full((2, 4), v)) > 100).any() for v in (-1.0, 0.0))
+        assert (proof.model.lin(torch.full((2, 4), 1e3)) > 100).any()
+    with TraceCollector() as trace:
+        verdict = proof.prove(BRANCH, BRANCH + 1, EAGER_ONLY, guards=["invalid"])
+    assert verdict["accepted"] is False
+    assert "compiled, where `is_compiling()` is true" in verdict["reason"], verdict
+    kept = ("        if torch.compiler.is_compiling():",
+            "            torch._assert_async(~(h > 100).any(), 'h above 100')",
+            "        elif (h > 100).any():",
+            "            raise ValueError('h above 100')")
+    with TraceCollector() as kept_trace:
+        right = proof.prove(BRANCH, BRANCH + 1, kept, guards=["invalid"])
+    assert right["accepted"] is True, right
+    starts = [sum(1 for _ in t.of_kind("dynamo_start")) for t in (trace, kept_trace)]
+    assert starts[0] == starts[1]

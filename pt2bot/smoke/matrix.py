@@ -11,7 +11,7 @@ always specialises 0/1, so such guards are tagged `size_one`, never blamed on th
 from __future__ import annotations
 
 import re
-from typing import Any
+from typing import Any, Callable
 
 from pt2bot.smoke import graph_breaks
 from pt2bot.smoke.inputs import CaseInputs, compare_outputs
@@ -184,8 +184,14 @@ def compile_configured(model: Any, run_cfg: dict[str, Any]) -> Any:
 
 def measure_matrix(model: Any, cases: list[CaseInputs], eager_outs: list[Any],
                    model_spec: dict[str, Any], run_cfg: dict[str, Any],
-                   paths: RepoPaths) -> dict[str, Any]:
-    """`recompiles`, `specialized`, `accuracy` over the shape matrix."""
+                   paths: RepoPaths, *,
+                   after_first: Callable[[TraceCollector, dict[str, Any]], bool] | None = None
+                   ) -> dict[str, Any]:
+    """`recompiles`, `specialized`, `accuracy` over the shape matrix.
+
+    `after_first(events, case_record)` is called once the first case has run, with the trace
+    caught so far (that case's compile alone); the cases after it run only when it returns
+    True (the proof of fixes reads the break pass there, pt2bot/smoke/verify.py)."""
     import torch
 
     reset_dynamo()
@@ -267,6 +273,8 @@ def measure_matrix(model: Any, cases: list[CaseInputs], eager_outs: list[Any],
             else:
                 accuracy.append({"shape": dict(case.shape), "match": None, "max_abs_err": None,
                                  "rtol": None, "atol": None})
+            if after_first is not None and len(case_recs) == 1 and not after_first(events, rec):
+                break
         for s in _trace_specializations(events, cases, dynamic, varying, paths):
             key = (s["dim"], s["path"], s["line"])
             specialized.setdefault(key, s)

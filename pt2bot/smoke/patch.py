@@ -369,10 +369,38 @@ class Injection:
     reached: bool | None = None
 
 
+class Injector:
+    """The guard input that the calls of a swapped function get while `injector` holds it in
+    place: `use` sets it, and the same wrapper serves one input after another."""
+
+    def __init__(self) -> None:
+        self.current: Injection | None = None
+
+    def use(self, injection: Injection) -> Injection:
+        injection.returns = []
+        self.current = injection
+        return injection
+
+
 @contextlib.contextmanager
 def injecting(swap: Swap, injection: Injection) -> Iterator[Injection]:
     """While in the block, every call of the swapped function gets the special value in its
     `injection.arg`-th eligible tensor argument; its returns are recorded."""
+    with injector(swap) as inj:
+        yield inj.use(injection)
+
+
+@contextlib.contextmanager
+def injector(swap: Swap, *, compiled: bool = False) -> Iterator[Injector]:
+    """One wrapper of the swapped function in place for the whole block; each call puts the
+    special value of the Injector's `current` input into its arguments.
+
+    `compiled`: the model runs under `torch.compile` in the block. The wrapper is then a
+    frame dynamo skips, and what it does (pick an argument, fill a copy, keep the returns)
+    runs in eager, while the function it calls is compiled as usual. Dynamo sees one
+    unchanged function object and tensors of unchanged shapes whichever input is current, so
+    one compile serves every guard input; a wrapper traced by dynamo would be compiled again
+    for each input, since the input's kind, pattern and argument are constants of its code."""
     import torch
 
     current = vars(swap.owner).get(swap.name)
@@ -380,14 +408,16 @@ def injecting(swap: Swap, injection: Injection) -> Iterator[Injection]:
     if isinstance(fn, (staticmethod, classmethod, property)) or not callable(fn):
         raise NotApplicable(f"{swap.qualname} is a {type(fn).__name__}: no input can be "
                             "injected into it")
-    injection.returns = []
+    holder = Injector()
     try:
         names = list(inspect.signature(fn).parameters)
     except (TypeError, ValueError):
         names = []
 
-    @functools.wraps(fn)
-    def wrapper(*args: Any, **kwargs: Any) -> Any:
+    def inject(args: tuple[Any, ...], kwargs: dict[str, Any]
+               ) -> tuple[list[Any], dict[str, Any]]:
+        injection = holder.current
+        assert injection is not None
         seen = -1
         new_args = list(args)
         new_kwargs = dict(kwargs)
@@ -405,21 +435,39 @@ def injecting(swap: Swap, injection: Injection) -> Iterator[Injection]:
                     injection.argument = (names[key] if isinstance(key, int) and key < len(names)
                                           else str(key))
                     break
+        return new_args, new_kwargs
+
+    def record(out: Any) -> None:
+        assert holder.current is not None and holder.current.returns is not None
+        holder.current.returns.append(_detached(out, torch))
+
+    if compiled:
+        # a frame that dynamo skips still has the functions it calls compiled: these two
+        # would be, once per input (its kind and pattern are constants in them)
+        inject, record = torch._dynamo.disable(inject), torch._dynamo.disable(record)
+
+    @functools.wraps(fn)
+    def wrapper(*args: Any, **kwargs: Any) -> Any:
+        injection = holder.current
+        if injection is None:
+            return fn(*args, **kwargs)
+        new_args, new_kwargs = inject(args, kwargs)
         if injection.watch is None:
             out = fn(*new_args, **new_kwargs)
         else:
             out = _watching(fn, injection, new_args, new_kwargs)
-        assert injection.returns is not None
-        injection.returns.append(_detached(out, torch))
+        record(out)
         return out
 
+    installed: Any = (torch._dynamo.disable(wrapper, recursive=False) if compiled
+                      else wrapper)
     # the model may call the function through a name another module imported it by
     saved = [(d, k, d.get(k)) for d, k in swap.aliases]
-    setattr(swap.owner, swap.name, wrapper)
+    setattr(swap.owner, swap.name, installed)
     for d, k, _ in saved:
-        d[k] = wrapper
+        d[k] = installed
     try:
-        yield injection
+        yield holder
     finally:
         setattr(swap.owner, swap.name, current)
         for d, k, v in saved:
@@ -484,6 +532,6 @@ def _detached(out: Any, torch: Any) -> Any:
     return out
 
 
-__all__ = ["Edit", "GUARD_KINDS", "asks_compiling", "Injection", "MAX_GUARD_ARGS", "NotApplicable", "Swap",
-           "enclosing_function", "function_at", "guard_patterns", "injecting", "loaded_module",
-           "patched_function"]
+__all__ = ["Edit", "GUARD_KINDS", "asks_compiling", "Injection", "Injector", "MAX_GUARD_ARGS",
+           "NotApplicable", "Swap", "enclosing_function", "function_at", "guard_patterns",
+           "injecting", "injector", "loaded_module", "patched_function"]

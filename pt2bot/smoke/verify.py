@@ -10,7 +10,12 @@ and its inputs once, measures head (eager outputs on every shape case; the break
 shape matrix and export when `phases` has them, all with the eager backend: breaks and
 recompiles do not depend on the backend), then puts each candidate in place
 (pt2bot/smoke/patch.py: same process, same weights, same inputs, the user's files never
-written), measures it the same way and judges it (`judge`). A candidate those facts accept,
+written), measures it the same way and judges it (`judge`): its eager outputs, the break pass,
+the guard inputs, then the shape matrix and export, each step only when the ones before have
+not already refused it (a candidate whose targeted break is still there pays for no guard
+input and no matrix). Where the matrix's first case compiles as the break pass does (eager
+backend, no dim marked dynamic, torch's recompile limit), that one compile gives both, for
+head and each candidate alike (`one_compile`). A candidate those facts accept,
 unless it is safe by construction, is compiled once more with the configured backend when
 that backend generates code (`backend_check`), and its outputs compared with head's eager
 outputs. Each verdict is one JSON line appended to `progress_path` as soon as it is known,
@@ -36,17 +41,18 @@ from typing import Any, Callable, Mapping, Sequence
 
 from pt2bot.findings import normalise_source
 from pt2bot.jsonio import write_json
-from pt2bot.smoke.breaks import measure_breaks
+from pt2bot.smoke.breaks import RecordingBackend, collect_breaks, measure_breaks
 from pt2bot.smoke.export import measure_export
 from pt2bot.smoke.inputs import (CaseInputs, build_inputs, build_model, compare_outputs,
                                  forward_params, infer_dims, run_forward)
 from pt2bot.smoke.location import ModelError, RepoPaths
+from pt2bot.smoke.ops import eager_frames
 from pt2bot.smoke.matrix import compile_configured, measure_matrix
 from pt2bot.smoke.patch import (GUARD_KINDS, MAX_GUARD_ARGS, Edit, Injection, NotApplicable,
                                 Swap, asks_compiling, enclosing_function, function_at,
-                                guard_patterns, injecting, patched_function)
+                                guard_patterns, injecting, injector, patched_function)
 from pt2bot.smoke.timelimit import Overrun, time_limit
-from pt2bot.smoke.trace import reset_dynamo
+from pt2bot.smoke.trace import TraceCollector, compilation_metrics, reset_dynamo
 from pt2bot.smoke.worker import read_spec, route_logs, shape_cases
 
 HEAD = "head"
@@ -113,20 +119,29 @@ def _export_summary(got: Mapping[str, Any]) -> dict[str, Any]:
 
 def measure_state(model: Any, cases: list[CaseInputs], eager_outs: list[Any],
                   model_spec: dict[str, Any], run_cfg: dict[str, Any], paths: RepoPaths,
-                  phases: Sequence[str]) -> dict[str, Any]:
-    """The break pass, the shape matrix and export (as `phases` asks), eager backend."""
+                  phases: Sequence[str],
+                  proceed: Callable[[dict[str, Any]], bool] | None = None) -> dict[str, Any]:
+    """The break pass, the shape matrix and export (as `phases` asks), eager backend.
+
+    `proceed(state)`, after the break pass: the phases after it run only when it returns
+    True (a candidate the break pass already refuses pays for nothing more)."""
     out: dict[str, Any] = {"phase_errors": {}}
     eager_cfg = {**run_cfg, "backend": "eager", "mode": None}
-    for phase in phases:
+    todo = list(phases)
+    if one_compile(todo, model_spec, run_cfg):
+        done = _breaks_in_matrix(out, model, cases, eager_outs, model_spec, eager_cfg, paths,
+                                 proceed)
+        if done is not None:
+            if not done:
+                return out
+            todo = [p for p in todo if p not in ("breaks", "matrix")]
+    for phase in todo:
         try:
             if phase == "breaks":
-                got = measure_breaks(model, cases[0], paths)
-                out["graph_count"] = got.get("graph_count")
-                out["breaks"] = _breaks_summary(got)
-                out["eager_frames"] = [
-                    {**{k: f.get(k) for k in ("function", "path", "line")},
-                     "end": _function_end(paths, f.get("path"), f.get("line"))}
-                    for f in (got.get("graph_coverage") or {}).get("eager_frames") or ()]
+                # no ATen op counts: the judge never reads them, and the counting mode costs
+                # a dispatch per operator (it does not change what dynamo captures)
+                got = measure_breaks(model, cases[0], paths, count_ops=False)
+                out.update(_break_state(got, paths))
             elif phase == "matrix":
                 out["recompiles"] = _recompiles_summary(
                     measure_matrix(model, cases, eager_outs, model_spec, eager_cfg, paths))
@@ -139,7 +154,91 @@ def measure_state(model: Any, cases: list[CaseInputs], eager_outs: list[Any],
             out["phase_errors"][phase] = f"{type(e).__name__}: {str(e)[:500]}"
             with contextlib.suppress(Exception):
                 reset_dynamo()
+        if phase == "breaks" and proceed is not None and not proceed(out):
+            return out
     return out
+
+
+def one_compile(phases: Sequence[str], model_spec: Mapping[str, Any],
+                run_cfg: Mapping[str, Any]) -> bool:
+    """Whether the shape matrix's first case can stand in for the break pass in the proof:
+    both compile the first case with the eager backend there, and the settings are the same
+    unless a declared dynamic dim gets marked or the matrix's recompile limit is not torch's
+    (the break pass runs with torch's), benchmarks/results/onepass.md."""
+    import torch
+
+    return ("breaks" in phases and "matrix" in phases and not model_spec.get("dynamic")
+            and int(run_cfg.get("recompile_limit") or 8) == torch._dynamo.config.recompile_limit)
+
+
+def _breaks_in_matrix(out: dict[str, Any], model: Any, cases: list[CaseInputs],
+                      eager_outs: list[Any], model_spec: dict[str, Any],
+                      eager_cfg: dict[str, Any], paths: RepoPaths,
+                      proceed: Callable[[dict[str, Any]], bool] | None) -> bool | None:
+    """The break pass and the shape matrix as one compile sequence: the matrix's first case
+    compiled with the break pass's recording backend, its facts read once that case has run,
+    the other cases after it only when `proceed` says so. True: both measured into `out`;
+    False: stopped after the break facts; None: the first case failed, and nothing is kept
+    (the two passes then run apart, so that a failure reads as it always did)."""
+    backend = RecordingBackend()
+    state: dict[str, Any] = {}
+
+    def after_first(events: TraceCollector, rec: dict[str, Any]) -> bool:
+        if rec.get("error") or not rec.get("compiled"):
+            state["failed"] = True
+            return False
+        state.update(_break_state({
+            "graph_count": backend.graphs, "graph_breaks": collect_breaks(events, paths),
+            "graph_coverage": {"eager_frames": eager_frames(compilation_metrics(), paths)}},
+            paths))
+        state["proceed"] = proceed is None or proceed({**out, **state})
+        return state["proceed"]
+
+    try:
+        got = measure_matrix(model, cases, eager_outs, model_spec,
+                             {**eager_cfg, "backend": backend}, paths, after_first=after_first)
+    except CandidateTimeout:
+        raise
+    except Exception:  # noqa: BLE001 - the passes apart then say what failed
+        with contextlib.suppress(Exception):
+            reset_dynamo()
+        return None
+    if state.get("failed") or "proceed" not in state:
+        return None
+    out.update({k: v for k, v in state.items() if k != "proceed"})
+    if state["proceed"]:
+        out["recompiles"] = _recompiles_summary(got)
+    return bool(state["proceed"])
+
+
+def _break_state(got: Mapping[str, Any], paths: RepoPaths) -> dict[str, Any]:
+    """What the judge reads of a break pass: the graphs, the breaks, the frames run in eager."""
+    return {"graph_count": got.get("graph_count"), "breaks": _breaks_summary(got),
+            "eager_frames": [
+                {**{k: f.get(k) for k in ("function", "path", "line")},
+                 "end": _function_end(paths, f.get("path"), f.get("line"))}
+                for f in (got.get("graph_coverage") or {}).get("eager_frames") or ()]}
+
+
+def _measure_more(measured: dict[str, Any], model: Any, cases: list[CaseInputs],
+                  outs: list[Any], model_spec: dict[str, Any], run_cfg: dict[str, Any],
+                  paths: RepoPaths, phases: Sequence[str],
+                  proceed: Callable[[dict[str, Any]], bool] | None = None) -> None:
+    """`measure_state` of `phases` into `measured`, its phase errors added to those before."""
+    if not phases:
+        return
+    got = measure_state(model, cases, outs, model_spec, run_cfg, paths, phases, proceed)
+    errors = {**(measured.get("phase_errors") or {}), **got.pop("phase_errors")}
+    measured.update(got, phase_errors=errors)
+
+
+def _refused_by_breaks(head: Mapping[str, Any], measured: Mapping[str, Any],
+                       targets: Sequence[Mapping[str, Any]], edit: Edit) -> bool:
+    """Whether the break pass alone already refuses the candidate: `judge` on what is measured
+    so far, with its break targets only (the matrix and export have not run). Whatever
+    refuses here refuses the whole candidate too, the same facts read the same way."""
+    return not judge(head, measured, [t for t in targets if t.get("kind") == "break"],
+                     edit)["accepted"]
 
 
 def _function_end(paths: RepoPaths, path: Any, line: Any) -> int | None:
@@ -214,6 +313,8 @@ def guard_checks(model: Any, case: CaseInputs, paths: RepoPaths, kinds: Sequence
     import torch
 
     out = []
+    # the rows that matched in eager, for the compiled runs after the eager ones
+    pending: list[tuple[dict[str, Any], Injection, Any]] = []
     for kind in kinds:
         for arg in range(MAX_GUARD_ARGS):
             for pattern in guard_patterns(kind):
@@ -240,13 +341,17 @@ def guard_checks(model: Any, case: CaseInputs, paths: RepoPaths, kinds: Sequence
                         row.update(inner, message=f"{cand_swap.qualname} returns differ"
                                    + (f": {inner['message']}" if inner.get("message") else ""))
                 if compiled and row["match"]:
-                    row.update(_compiled_guard(model, case, paths, Injection(kind, pattern, arg),
-                                               cand_swap, head_out, tolerance))
+                    pending.append((row, Injection(kind, pattern, arg), head_out))
                 out.append(row)
         if not any(r["kind"] == kind for r in out):
             out.append({"kind": kind, "hit": False, "match": None,
                         "message": f"no tensor argument of {head_swap.qualname} can hold "
                                    f"{GUARD_WORDS.get(kind, kind)}"})
+    if pending:
+        results = _compiled_guards(model, case, paths, cand_swap,
+                                   [(inj, head_out) for _, inj, head_out in pending], tolerance)
+        for (row, _, _), res in zip(pending, results):
+            row.update(res)
     return out
 
 
@@ -266,25 +371,44 @@ def _versus(head_out: Any, got: Any, tolerance: Any, *, same_type: bool = True) 
     return _compare(head_out, got, tolerance)
 
 
-def _compiled_guard(model: Any, case: CaseInputs, paths: RepoPaths, inj: Injection,
-                    cand_swap: Swap, head_out: Any, tolerance: Any) -> dict[str, Any]:
-    """The patched model compiled (eager backend, breaks allowed) on one guard input, against
-    head's eager outputs there: `{compiled: True, match, ...}`. Compiled afresh each time
-    (the injected wrapper is a new function per input) and forgotten after."""
+def _compiled_guards(model: Any, case: CaseInputs, paths: RepoPaths, cand_swap: Swap,
+                     runs: Sequence[tuple[Injection, Any]], tolerance: Any
+                     ) -> list[dict[str, Any]]:
+    """The patched model compiled (eager backend, breaks allowed) on each guard input of
+    `runs`, against head's eager outputs there: `{compiled: True, match, ...}` per run.
+
+    One compile serves them all: the injecting wrapper is one function that dynamo skips
+    (pt2bot/smoke/patch.py `injector`), so the model's and the patched function's guards see
+    the same objects and shapes on every input and the compiled code is reused; an input
+    whose values make dynamo compile again (a number read out of the injected tensor) is
+    compiled again. Each input keeps the recompile budget a fresh compile of its own had (the
+    limits times the number of inputs): past the limit dynamo runs a frame in eager, where
+    `is_compiling()` is false, and the run would compare nothing. Forgotten after, as a
+    fresh compile per input was."""
     import torch
 
+    out = []
     reset_dynamo()
+    cfg = torch._dynamo.config
+    n = max(len(runs), 1)
     try:
-        with injecting(cand_swap, inj), torch.no_grad():
-            got = _try_forward(torch.compile(model, backend="eager"), case, paths)
+        compiled = torch.compile(model, backend="eager")
+        with cfg.patch(recompile_limit=cfg.recompile_limit * n,
+                       accumulated_recompile_limit=cfg.accumulated_recompile_limit * n), \
+                injector(cand_swap, compiled=True) as inject, torch.no_grad():
+            for inj, head_out in runs:
+                inject.use(inj)
+                got = _try_forward(compiled, case, paths)
+                # any exception counts: a check kept in compiled code as `torch._assert_async`
+                # raises a RuntimeError where eager raises the check's own ValueError
+                res = _versus(head_out, got, tolerance, same_type=False)
+                if not res["match"]:
+                    res = {**res, "message": f"compiled, where `is_compiling()` is true"
+                                             f"{_detail(res)}"}
+                out.append({"compiled": True, **res})
     finally:
         reset_dynamo()
-    # any exception counts: a check kept in compiled code as `torch._assert_async` raises a
-    # RuntimeError where eager raises the check's own ValueError
-    res = _versus(head_out, got, tolerance, same_type=False)
-    if not res["match"]:
-        res = {**res, "message": f"compiled, where `is_compiling()` is true{_detail(res)}"}
-    return {"compiled": True, **res}
+    return out
 
 
 def _try_forward(model: Any, case: CaseInputs, paths: RepoPaths) -> Any:
@@ -701,7 +825,19 @@ def prove_candidate(cand: Mapping[str, Any], model: Any, cases: list[CaseInputs]
                 rows = [{"shape": dict(c.shape), **_compare(h, o, model_spec.get("tolerance"))}
                         for c, h, o in zip(cases, head_outs, outs)]
                 measured["outputs"] = rows
-                if all(r["match"] for r in rows) and head_swap is not None:
+                ok = all(r["match"] for r in rows)
+                # the break pass first: a candidate its facts already refuse (the targeted
+                # break still there, a new one) stops before the guard inputs, the shape
+                # matrix and export, which could only refuse it for another reason
+                targets = cand.get("targets") or ()
+                first = [p for p in phases if p == "breaks" or (
+                    p == "matrix" and one_compile(phases, model_spec, run_cfg))]
+                if ok and first:
+                    _measure_more(measured, model, cases, outs, model_spec, run_cfg, paths,
+                                  first, lambda state: not _refused_by_breaks(
+                                      head, {**measured, **state}, targets, edit))
+                    ok = not _refused_by_breaks(head, measured, targets, edit)
+                if ok and head_swap is not None:
                     cache = guard_cache.setdefault(f"{edit.path}:{head_swap.qualname}", {})
                     compiled = asks_compiling(cand.get("lines") or (), patched)
                     watch = _exit_line(original, edit) if compiled else None
@@ -710,16 +846,14 @@ def prove_candidate(cand: Mapping[str, Any], model: Any, cases: list[CaseInputs]
                     measured["guards"] = guard_checks(
                         model, cases[0], paths, kinds, head_swap, swap, model_spec.get("tolerance"),
                         cache, compiled=compiled, watch=watch if watch and watch > 0 else None)
-                ok = all(r["match"] for r in rows) and all(
-                    g.get("hit") and g.get("match") for g in measured.get("guards") or ())
+                    ok = all(g.get("hit") and g.get("match") for g in measured["guards"])
                 if ok:
-                    measured.update(measure_state(model, cases, outs, model_spec, run_cfg,
-                                                  paths, phases))
+                    _measure_more(measured, model, cases, outs, model_spec, run_cfg, paths,
+                                  [p for p in phases if p not in first])
                     # only a candidate the eager facts accept pays for a compile with the
                     # configured backend, and only one that changes what is computed: a safe
                     # one (a print kept in eager) leaves the graph's operations as head's
-                    if not cand.get("safe") and judge(head, measured, cand.get("targets") or (),
-                                                      edit)["accepted"]:
+                    if not cand.get("safe") and judge(head, measured, targets, edit)["accepted"]:
                         stage = f"its compile with {run_cfg.get('backend') or 'inductor'}"
                         row = backend_check(model, cases[0], head_outs[0], paths, run_cfg,
                                             model_spec.get("tolerance"))
@@ -769,7 +903,8 @@ def main(argv: list[str] | None = None) -> int:
 
 
 __all__ = ["CandidateTimeout", "unprovable_on", "GUARD_WORDS", "HEAD", "RAISING_GUARDS", "guard_checks",
-           "guard_kinds", "judge", "main", "measure_state", "prove_candidate", "verify"]
+           "guard_kinds", "judge", "main", "measure_state", "one_compile", "prove_candidate",
+           "verify"]
 
 
 if __name__ == "__main__":
