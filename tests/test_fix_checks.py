@@ -323,6 +323,14 @@ def test_the_judge_needs_head_to_raise_on_an_injected_value():
                              "`gamma`: the check is not exercised")
     rows[0]["raised"] = True
     assert judge({}, {"outputs": OUTS, "guards": rows}, [], EDIT)["accepted"] is True
+    # where the replaced text names the check's exception, head raising another one (an
+    # embedding's IndexError on -1) is not the check being exercised
+    rows[0]["raised_type"] = "IndexError"
+    got = judge({}, {"outputs": OUTS, "guards": rows, "raises": ["ValueError"]}, [], EDIT)
+    assert got["reason"] == ("head never raised ValueError on values a check refuses (-1, 0, 1e3, 1e6, "
+                             "NaN) in `gamma`: the check is not exercised")
+    rows[1].update(raised=True, raised_type="ValueError")
+    assert judge({}, {"outputs": OUTS, "guards": rows, "raises": ["ValueError"]}, [], EDIT)["accepted"] is True
 
 
 # --------------------------------------------------------------------------- the proof (real torch)
@@ -575,6 +583,35 @@ models:
 run: {backend: eager, latency: false, timeout_s: 120}
 fixes: {budget_s: 240}
 """
+
+
+def _prove_ids(tmp_path, net: str) -> dict:
+    root = tmp_path / "repo"
+    (root / "pkg").mkdir(parents=True)
+    (root / "pkg" / "__init__.py").write_text("")
+    (root / "pkg" / "lm.py").write_text(net)
+    (root / "pt2bot.yml").write_text(IDS_CONFIG)
+    found = check_paths(str(root), ["pkg/lm.py"], StaticConfig(select=("ALL",)), jobs=1)
+    [f] = [f for f in found if f.line == 11 and f.rule == "PTC201"]
+    [cand] = [c for c in fix_candidates(f, net) if c.guards == ("invalid",)]
+    config = build_config(IDS_CONFIG, str(root / "pt2bot.yml"))
+    setting = ProofSetting(config=config, changeset=None, root=str(root), head_sha=None,
+                           head_results=ResultsFile.empty(), device="cpu")
+    target = {"kind": "break", "model": "lm", "path": "pkg/lm.py", "line": 11, "gb": "GB0170",
+              "gb_type": "Data-dependent branching"}
+    proposal = Proposal(cid="ids", cand=cand, original=net, patched=apply_candidate(net, cand),
+                        findings=[], targets=[])
+    return prove_on_model(setting, config.model("lm"), None, [(proposal, [target])], str(root),
+                          time.monotonic() + 240, str(tmp_path / "work"))["ids"]
+
+
+@pytest.mark.torch
+def test_a_check_no_injected_id_reaches_is_not_exercised_by_the_embedding_raising(tmp_path):
+    """-1 makes the embedding raise IndexError, 1e6 is within this check's bound: head raises,
+    but never the check's ValueError, so the check was never exercised."""
+    verdict = _prove_ids(tmp_path, IDS_NET.replace("self.emb.num_embeddings", "10 ** 7"))
+    assert verdict["accepted"] is False, verdict
+    assert verdict["reason"].startswith("head never raised ValueError on values a check refuses"), verdict
 
 
 @pytest.mark.torch

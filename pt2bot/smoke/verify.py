@@ -35,6 +35,7 @@ import contextlib
 import functools
 import json
 import os
+import re
 import sys
 import time
 from typing import Any, Callable, Mapping, Sequence
@@ -62,6 +63,8 @@ GUARD_WORDS = {"nan": "NaN", "inf": "inf", "empty": "an empty mask", "zero": "ze
 # the guard kinds whose check raises: head must raise on one of their inputs, or the check the
 # candidate keeps was never exercised
 RAISING_GUARDS = frozenset({"invalid"})
+# the exception class a replaced `raise` names (`raise ValueError(...)`, `raise errors.Bad`)
+_RAISE_RE = re.compile(r"\braise\s+(?:[A-Za-z_]\w*\.)*([A-Za-z_]\w*)")
 # Backends that run eager's own kernels: their outputs are what the eager-backend runs already
 # compared. Any other backend (inductor) generates code whose numerics may differ, so an
 # accepted candidate is also run once under it.
@@ -333,6 +336,7 @@ def guard_checks(model: Any, case: CaseInputs, paths: RepoPaths, kinds: Sequence
                 row: dict[str, Any] = {"kind": kind, "pattern": pattern,
                                        "argument": head_inj.argument, "hit": True,
                                        "raised": isinstance(head_out, BaseException),
+                                       "raised_type": getattr(head_out, "exc_type", None),
                                        "reached": head_inj.reached,
                                        **_versus(head_out, got, tolerance)}
                 if row["match"] and not isinstance(got, BaseException):
@@ -520,9 +524,13 @@ def judge(head: Mapping[str, Any], cand: Mapping[str, Any], targets: Sequence[Ma
                       + (f": {row.get('message')}" if row.get("message") else ""))
     for kind in sorted({str(r.get("kind")) for r in cand.get("guards") or ()} & RAISING_GUARDS):
         rows = [r for r in cand.get("guards") or () if r.get("kind") == kind]
-        if not any(r.get("raised") for r in rows):
+        # the check's own exception, where the replaced text names it: an IndexError of an
+        # embedding fed -1 is head raising, but not the check being exercised
+        raises = set(cand.get("raises") or ())
+        if not any(r.get("raised") and (not raises or r.get("raised_type") in raises) for r in rows):
             args = ", ".join(dict.fromkeys(f"`{r.get('argument')}`" for r in rows))
-            return no(f"head never raised on {GUARD_WORDS.get(kind, kind)} in {args}: "
+            what = f" {' or '.join(sorted(raises))}" if raises else ""
+            return no(f"head never raised{what} on {GUARD_WORDS.get(kind, kind)} in {args}: "
                       "the check is not exercised")
     exit_line = cand.get("exit")
     if isinstance(exit_line, int) and cand.get("guards"):
@@ -810,9 +818,11 @@ def prove_candidate(cand: Mapping[str, Any], model: Any, cases: list[CaseInputs]
     original, patched = str(cand["original"]), str(cand["patched"])
     edit = Edit.in_text(str(cand["path"]), int(cand["start_line"]), int(cand["end_line"]),
                         len(cand.get("lines") or ()), original)
-    kinds = guard_kinds(cand.get("guards") or (), original.splitlines()[
-        edit.start_line - 1:edit.end_line])
+    replaced = original.splitlines()[edit.start_line - 1:edit.end_line]
+    kinds = guard_kinds(cand.get("guards") or (), replaced)
     measured: dict[str, Any] = {}
+    if set(kinds) & RAISING_GUARDS:
+        measured["raises"] = sorted(set(_RAISE_RE.findall("\n".join(replaced))))
     stage: str | None = None   # what ran out of the candidate's time, when not the model
     try:
         with time_limit(limit, CandidateTimeout):
