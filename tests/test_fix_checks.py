@@ -618,22 +618,6 @@ def test_a_check_no_injected_id_reaches_is_not_exercised_by_the_embedding_raisin
 def test_a_check_on_token_ids_is_exercised_with_integer_values(tmp_path):
     """The check that raises is on an int64 argument: the guard inputs (-1, 0, 1e3, 1e6; no NaN
     in an integer) go into it too, head raises on 1e3, and the assertion recipe is verified."""
-    root = tmp_path / "repo"
-    (root / "pkg").mkdir(parents=True)
-    (root / "pkg" / "__init__.py").write_text("")
-    (root / "pkg" / "lm.py").write_text(IDS_NET)
-    (root / "pt2bot.yml").write_text(IDS_CONFIG)
-    found = check_paths(str(root), ["pkg/lm.py"], StaticConfig(select=("ALL",)), jobs=1)
-    [f] = [f for f in found if f.line == 11 and f.rule == "PTC201"]
-    [cand] = [c for c in fix_candidates(f, IDS_NET) if c.guards == ("invalid",)]
-    config = build_config(IDS_CONFIG, str(root / "pt2bot.yml"))
-    setting = ProofSetting(config=config, changeset=None, root=str(root), head_sha=None,
-                           head_results=ResultsFile.empty(), device="cpu")
-    target = {"kind": "break", "model": "lm", "path": "pkg/lm.py", "line": 11, "gb": "GB0170",
-              "gb_type": "Data-dependent branching"}
-    proposal = Proposal(cid="ids", cand=cand, original=IDS_NET, patched=apply_candidate(IDS_NET, cand),
-                        findings=[], targets=[])
-    verdicts = prove_on_model(setting, config.model("lm"), None, [(proposal, [target])], str(root),
-                              time.monotonic() + 240, str(tmp_path / "work"))
-    assert verdicts["ids"]["accepted"] is True, verdicts["ids"]
-    assert "injected, eager and compiled" in verdicts["ids"]["evidence"]
+    verdict = _prove_ids(tmp_path, IDS_NET)
+    assert verdict["accepted"] is True, verdict
+    assert "injected, eager and compiled" in verdict["evidence"]
