@@ -59,3 +59,49 @@ def test_draft_export_locates_the_failure_and_leaves_no_trace_file(tmp_path):
     assert got["dtrace_env"] is False
     left = [os.path.relpath(os.path.join(d, f), tmp) for d, _, fs in os.walk(tmp) for f in fs]
     assert left == []
+
+
+_FLAKY = textwrap.dedent("""
+    import json, os, sys
+    sys.path.insert(0, {tests!r})
+    import torch
+    from pymodule import load_module
+    from pt2bot.smoke.export import draft_failures
+    from pt2bot.smoke.trace import RepoPaths
+
+    real, calls, real_raised = torch.export.draft_export, [], []
+
+    def raises_first(*a, **k):
+        # what torch 2.13's draft_export does now and then on this very model (about one call
+        # in twenty here): raise from its own symbolic evaluation instead of reporting
+        calls.append(1)
+        if len(calls) <= {raises}:
+            raise TypeError("Invalid NaN comparison")
+        try:
+            return real(*a, **k)
+        except Exception:
+            real_raised.append(1)   # torch's own raise: then nothing is located, rightly
+            raise
+
+    torch.export.draft_export = raises_first
+    mod = load_module(os.path.join({fixtures!r}, "models", "item_branch.py"), "pt2bot_flaky")
+    torch.manual_seed(0)
+    got = draft_failures(mod.ItemBranch().eval(), (torch.randn(4, 8),), {{}}, None,
+                         RepoPaths({fixtures!r}))
+    print(json.dumps({{"calls": len(calls), "real_raised": bool(real_raised),
+                      "lines": None if got is None else [f["line"] for f in got]}}))
+""")
+
+
+@pytest.mark.parametrize("raises", [1, 2])
+def test_a_draft_export_that_raises_once_is_tried_once_more(raises):
+    script = _FLAKY.format(tests=TESTS, fixtures=FIXTURES, raises=raises)
+    proc = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True,
+                          timeout=300, check=False)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    got = json.loads(proc.stdout.strip().splitlines()[-1])
+    assert got["calls"] == 2     # once more after the first raise, and no more than that
+    # the second call's result is what the locator gives: the failure located, unless torch's
+    # own draft_export raised that time too
+    located = raises == 1 and not got["real_raised"]
+    assert got["lines"] == ([12] if located else None), got
