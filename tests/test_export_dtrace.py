@@ -93,14 +93,15 @@ _FLAKY = textwrap.dedent("""
 """)
 
 
-@pytest.mark.parametrize("raises", [1, 2])
-def test_a_draft_export_that_raises_once_is_tried_once_more(raises):
+@pytest.mark.parametrize("raises", [1, 3])
+def test_a_draft_export_that_raises_is_tried_again(raises):
     script = _FLAKY.format(tests=TESTS, fixtures=FIXTURES, raises=raises)
     proc = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True,
                           timeout=300, check=False)
     assert proc.returncode == 0, proc.stderr[-3000:]
     got = json.loads(proc.stdout.strip().splitlines()[-1])
-    assert got["calls"] == 2     # once more after the first raise, and no more than that
+    # once more after a raise, three calls at most
+    assert got["calls"] == (2 if raises == 1 else 3)
     # the second call's result is what the locator gives: the failure located, unless torch's
     # own draft_export raised that time too
     located = raises == 1 and not got["real_raised"]

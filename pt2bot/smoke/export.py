@@ -140,6 +140,9 @@ def _caused_by(text: str, paths: RepoPaths) -> tuple[str, int, str | None] | Non
     return None
 
 
+DRAFT_ATTEMPTS = 3   # calls of draft_export before the locator gives up (see draft_failures)
+
+
 def draft_failures(model: Any, args: tuple, kwargs: dict, shapes: Any,
                    paths: RepoPaths) -> list[dict[str, Any]] | None:
     """Each failure draft_export reports, located at its innermost user frame: `{type, path,
@@ -160,14 +163,14 @@ def draft_failures(model: Any, args: tuple, kwargs: dict, shapes: Any,
     try:
         # draft_export reports failures rather than raising; where it raises anyway, it can be
         # torch's own and passing (torch 2.13 raised "TypeError: Invalid NaN comparison" at a
-        # `.item() >= 0` of the same model in about one run in fifteen), so once more
-        for attempt in (1, 2):
+        # `.item() >= 0` of the same model in about one call in twenty), so up to twice more
+        for attempt in range(1, DRAFT_ATTEMPTS + 1):
             try:
                 with contextlib.redirect_stderr(io.StringIO()):
                     ep = draft(model, args, kwargs, dynamic_shapes=shapes)
                 break
             except Exception:  # noqa: BLE001 - the locator is best effort
-                if attempt == 2:
+                if attempt == DRAFT_ATTEMPTS:
                     return None
     finally:
         if saved is None:
