@@ -100,3 +100,34 @@ OTHERS = """\
 def test_apply_of_anything_else_is_not_followed(tmp_path: Path):
     write(tmp_path, {"m.py": OTHERS})
     assert codes(check_paths(str(tmp_path), [], StaticConfig(), jobs=1)) == set()
+
+
+EARLY = """\
+    import torch
+    import torch.nn as nn
+    from torch.autograd import Function
+
+    class Fast(Function):
+        @staticmethod
+        def forward(ctx, x):
+            return x * 2
+
+        @staticmethod
+        def backward(ctx, g):
+            if torch.compiler.is_compiling() or g.is_sparse:
+                return g * 2
+            print(g)                      # 14: eager only, after the compiled path returned
+            return g * 2
+
+    class Net(nn.Module):
+        def forward(self, x):
+            if not torch.compiler.is_compiling():
+                return x
+            y = Fast.apply(x)
+            return y + x.sum().item()     # 22: compiled
+    """
+
+
+def test_after_an_is_compiling_return_the_block_is_eager_only(tmp_path: Path):
+    write(tmp_path, {"m.py": EARLY})
+    assert codes(check_paths(str(tmp_path), [], StaticConfig(), jobs=1)) == {("m.py", 22, "PTC101")}
