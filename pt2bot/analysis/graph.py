@@ -5,6 +5,8 @@ tree), functions decorated with or passed to `torch.compile` / `torch.export.exp
 Edges: calls to `self.method` (looked up through the tree's base classes), to submodules
 assigned in `__init__` (`self.block(x)` -> `Block.forward`), and to module-level functions
 of the tree, including ones imported from other files and re-exported by packages.
+`X.apply(...)` where `X` is a `torch.autograd.Function` subclass of the tree runs `X.forward`
+(the edge), and `X.setup_context` and `X.backward` are reached too (`autograd_companions`).
 A function decorated with `torch.compiler.disable` is reached but not entered; each call of it
 from compiled code is kept (`Reach.disabled_calls`): dynamo breaks the graph there.
 
@@ -22,6 +24,11 @@ from pt2bot.analysis.model import Candidate, ClassInfo, FileSummary, FunctionInf
 from pt2bot.analysis.torch_modules import is_torch_module_class
 
 Key = tuple[str, str]   # (path, qualname)
+
+# torch's autograd.Function base as a resolved name spells it (`from torch.autograd import Function`,
+# `torch.autograd.function.Function`); `InplaceFunction` derives from it
+AUTOGRAD_FUNCTION = frozenset({"torch.autograd.Function", "torch.autograd.function.Function",
+                               "torch.autograd.function.InplaceFunction"})
 
 
 class Loader(Protocol):
@@ -186,6 +193,12 @@ class Index:
                     break
         self._module_memo[name] = result
         return result
+
+    def is_autograd_function(self, name: str) -> bool:
+        """`name` is a class of the tree deriving (through classes of the tree) from
+        `torch.autograd.Function`, as a resolved base spells it."""
+        return any(b in AUTOGRAD_FUNCTION or self.canonical(b) in AUTOGRAD_FUNCTION
+                   for c in self.mro(name) for b in self.classes[c][1].bases)
 
     def mro(self, cls_name: str) -> list[str]:
         hit = self._mro_memo.get(cls_name)
@@ -375,6 +388,8 @@ def _search(idx: Index, frontier: list[tuple[str, str | None]],
                     disabled.setdefault((s.path, info.qualname, i), DisabledCall(s, info, i, *entry))
                 elif callee not in seen:
                     frontier.append(callee)
+                if kind == "name" and target.endswith(".apply"):
+                    frontier.extend(autograd_companions(idx, callee))
 
 
 def resolve_super(idx: Index, cls_name: str | None, own: str | None, target: str) -> tuple[str, str | None] | None:
@@ -412,7 +427,33 @@ def resolve_call(idx: Index, cls_name: str | None, kind: str, target: str) -> tu
     name = idx.canonical(target)
     if name in idx.functions:
         return (name, None)
+    cls, _, attr = name.rpartition(".")
+    if attr == "apply" and cls in idx.classes and idx.method(cls, "apply") is None and \
+            idx.is_autograd_function(cls):
+        # `Fn.apply(x)` runs `Fn.forward(ctx, x)`: dynamo traces it, and a break inside is a
+        # graph break of the caller's graph (measured on torch 2.13, eager backend). Only a class
+        # deriving from torch's `autograd.Function`: `self.apply(fn)` of a module, a DataFrame's
+        # or a list's `.apply` resolve to no such class.
+        fwd = idx.method(cls, "forward")
+        return (fwd, cls) if fwd else None
     return None
+
+
+def autograd_companions(idx: Index, callee: tuple[str, str | None]) -> list[tuple[str, str | None]]:
+    """`setup_context` and `backward` of the `autograd.Function` whose `forward` is `callee` (an
+    edge of `Fn.apply(...)`): when an input requires grad, dynamo traces both while it traces the
+    forward call (measured on torch 2.13: a data-dependent `if` in either is a graph break at the
+    compiled call, before any backward runs; with no input requiring grad neither is traced).
+    Reached without a call edge of their own: what `apply` returns is what `forward` returns."""
+    cls = callee[1]
+    if cls is None or not idx.is_autograd_function(cls):
+        return []
+    out = []
+    for meth in ("setup_context", "backward"):
+        m = idx.method(cls, meth)
+        if m is not None:
+            out.append((m, cls))
+    return out
 
 
 class CrossFile:

@@ -133,12 +133,22 @@ class Walker:
                 c.ext = needs
 
     def walk_all(self, nodes: Iterable[ast.AST]) -> None:
-        """Statements in order; after `if c: return` the rest of the block is c's else branch."""
+        """Statements in order; after `if c: return` the rest of the block is c's else branch:
+        after `if torch.compiler.is_compiling(): return ...` it is code dynamo never runs (the
+        eager half of an autograd.Function's backward, which dynamo traces with the forward)."""
         pending: list[tuple[int, ast.If]] = []
+        eager = script = 0
         for n in nodes:
             self.walk(n)
             if type(n) is ast.If and not n.orelse and _terminates(n.body):
                 pending.append((self._pos(), n))
+                if is_compiling_check(self.ctx.mod, n.test) == 1:
+                    s = _is_scripting_check(self.ctx.mod, n.test)   # (kept as in `_branch`)
+                    eager, script = eager + 1, script + s
+                    self.ctx.eager_only += 1
+                    self.ctx.script_only += s
+        self.ctx.eager_only -= eager
+        self.ctx.script_only -= script
         # innermost (latest) first, so an outer guard ends up first in a joined condition
         for start, n in reversed(pending):
             self._mark(start, lambda n=n: self.conditions.orelse(n))
