@@ -18,7 +18,7 @@ from pt2bot.publish.issue import AUDIT_MARKER
 from pt2bot.report import markdown as md
 from pt2bot.report.escape import html_text
 from pt2bot.report.shape_advice import advice_markdown
-from pt2bot.report.summary import fix_target_line
+from pt2bot.report.summary import fix_target_line, split_fixes
 
 BODY_LIMIT = 65_536            # GitHub issue/comment body, in characters
 MERMAID_MAX_MODELS = 10        # per-model Mermaid charts; the PNG/HTML show the rest
@@ -122,10 +122,7 @@ def _proved(report: dict[str, Any]) -> tuple[list[dict[str, Any]], list[dict[str
     fixes = report.get("fixes")
     if not isinstance(fixes, dict):
         return None
-    cands = [c for c in fixes.get("candidates") or () if isinstance(c, dict)]
-    verified = [c for c in cands if c.get("verified")]
-    targets = [t for t in fixes.get("targets") or () if isinstance(t, dict)]
-    open_ = [t for t in targets if not t.get("fixed_by")]
+    verified, targets, open_ = split_fixes(fixes)
     summary = (f"{len(verified)} verified fix{'es' if len(verified) != 1 else ''} for "
                f"{len(targets) - len(open_)} of {len(targets)} graph break"
                f"{'s' if len(targets) != 1 else ''} on a line a static finding flags: each re-run "

@@ -514,16 +514,22 @@ def finding_line(f: Finding) -> str:
             + (f" · {said}" if said else ""))
 
 
+def split_fixes(fixes: Mapping[str, Any]) -> tuple[list[dict], list[dict], list[dict]]:
+    """report.json's `fixes` read once for every renderer: (the verified candidates, all
+    targets, the targets left without a fix)."""
+    cands = [c for c in fixes.get("candidates") or () if isinstance(c, dict)]
+    targets = [t for t in fixes.get("targets") or () if isinstance(t, dict)]
+    return ([c for c in cands if c.get("verified")], targets,
+            [t for t in targets if not t.get("fixed_by")])
+
+
 def fixes_section(report: Report) -> Section | None:
     """"N verified fixes suggested inline", then each target the proof left unfixed and why
     (from report.json's `fixes`, pt2bot/fixes.py; absent when the proof did not run)."""
     fixes = report.fixes
     if not fixes:
         return None
-    cands = [c for c in fixes.get("candidates") or () if isinstance(c, dict)]
-    verified = [c for c in cands if c.get("verified")]
-    targets = [t for t in fixes.get("targets") or () if isinstance(t, dict)]
-    open_ = [t for t in targets if not t.get("fixed_by")]
+    verified, targets, open_ = split_fixes(fixes)
     head = (f"🔧 {len(verified)} verified fix{'es' if len(verified) != 1 else ''} suggested "
             f"inline for {len(targets) - len(open_)} of {len(targets)} new problem"
             f"{'s' if len(targets) != 1 else ''} on the PR's lines (each re-run before it was "
@@ -585,4 +591,4 @@ def skipped_section(report: Report) -> Section | None:
     return Section(title, [body])
 
 
-__all__ = ["render_summary", "fit", "fix_target_line", "fixes_section", "Section", "SUMMARY_MARKER", "MAX_CHARS"]
+__all__ = ["render_summary", "fit", "fix_target_line", "split_fixes", "fixes_section", "Section", "SUMMARY_MARKER", "MAX_CHARS"]

@@ -220,10 +220,12 @@ def status_line(run: ModelRun | Mapping[str, Any], log_base: str | None = None) 
     extra = f", {len(run.graph_breaks)} graph break(s)" if run.graph_breaks is not None else ""
     if run.recompiles is not None and run.recompiles.count is not None:
         extra += f", {run.recompiles.count} recompile(s)"
-    if run.export is not None and run.export.ok is not None:
-        extra += ", exports" if run.export.ok else \
-            f", export fails ({run.export.kind or 'error'}" + \
-            (f" at {run.export.path}:{run.export.line}" if run.export.path and run.export.line else "") + ")"
+    exp = run.export
+    if exp is not None and exp.ok:
+        extra += ", exports"
+    elif exp is not None and exp.ok is False:
+        at = f" at {exp.path}:{exp.line}" if exp.path and exp.line else ""
+        extra += f", export fails ({exp.kind or 'error'}{at})"
     return f"pt2bot run: {run.name}: {run.status}{extra}{took}"
 
 
