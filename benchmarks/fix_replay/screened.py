@@ -11,13 +11,20 @@ recompile on a device change, recompiles over three calls (pt2bot.testing.recomp
 from __future__ import annotations
 
 import enum
+import importlib
+import importlib.metadata
+import importlib.util
 import json
 import math
 import os
+import warnings
 from collections import defaultdict
+from functools import lru_cache, wraps
+from typing import Any, Callable, Optional, Union
 
 import torch
 import torch.nn.functional as F
+from packaging import version
 from torch import nn
 from torch.nn.attention.flex_attention import flex_attention
 
@@ -425,9 +432,473 @@ SCREENED = [
 ]
 
 
+# The third held-out set (bench_fix_replay.py --set held-out-3; the selection rule is in
+# benchmarks/results/fix_replay_heldout3.md)
+
+# facebookresearch/detectron2 b33e8134 (detectron2/layers/wrappers.py, Conv2d.forward before the fix;
+# norm and activation left as None)
+class D2Conv2d(torch.nn.Conv2d):
+    def __init__(self, *args, **kwargs):
+        norm = kwargs.pop("norm", None)
+        activation = kwargs.pop("activation", None)
+        super().__init__(*args, **kwargs)
+
+        self.norm = norm
+        self.activation = activation
+
+    def forward(self, x):
+        if not torch.jit.is_scripting():
+            with warnings.catch_warnings(record=True):
+                if x.numel() == 0 and self.training:
+                    # https://github.com/pytorch/pytorch/issues/12013
+                    assert not isinstance(
+                        self.norm, torch.nn.SyncBatchNorm
+                    ), "SyncBatchNorm does not support empty inputs!"
+
+        x = F.conv2d(
+            x, self.weight, self.bias, self.stride, self.padding, self.dilation, self.groups
+        )
+        if self.norm is not None:
+            x = self.norm(x)
+        if self.activation is not None:
+            x = self.activation(x)
+        return x
+
+
+# facebookresearch/detectron2 d47d69e5 (detectron2/modeling/anchor_generator.py, BufferList; the loop
+# head of detectron2/export/c10.py Caffe2RPN._generate_proposals before the fix, its body a stand-in
+# for the Caffe2 GenerateProposals op)
+class D2BufferList(nn.Module):
+    def __init__(self, buffers):
+        super().__init__()
+        for i, buffer in enumerate(buffers):
+            # Use non-persistent buffer so the values are not saved in checkpoint
+            self.register_buffer(str(i), buffer, persistent=False)
+
+    def __len__(self):
+        return len(self._buffers)
+
+    def __iter__(self):
+        return iter(self._buffers.values())
+
+
+class D2AnchorGenerator(nn.Module):
+    def __init__(self) -> None:
+        super().__init__()
+        self.cell_anchors = D2BufferList([torch.randn(3, 4), torch.randn(3, 4)])
+        self.strides = [4, 8]
+
+
+class D2Caffe2RPN(nn.Module):
+    def __init__(self) -> None:
+        super().__init__()
+        self.anchor_generator = D2AnchorGenerator()
+
+    def forward(self, objectness_logits_pred, anchor_deltas_pred):
+        out = []
+        for scores, bbox_deltas, cell_anchors_tensor, feat_stride in zip(
+            objectness_logits_pred,
+            anchor_deltas_pred,
+            iter(self.anchor_generator.cell_anchors),
+            self.anchor_generator.strides,
+        ):
+            out.append(scores.sum() * cell_anchors_tensor / feat_stride + bbox_deltas.mean())
+        return out
+
+
+# facebookresearch/detectron2 detectron2/structures/boxes.py (Boxes.cat at 5fcee61c) and
+# detectron2/export/c10.py (Caffe2Boxes, InstancesList before 1d9ae74c: with its __setattr__)
+class D2Boxes:
+    def __init__(self, tensor):
+        self.tensor = tensor
+
+    @classmethod
+    def cat(cls, boxes_list):
+        assert isinstance(boxes_list, (list, tuple))
+        if len(boxes_list) == 0:
+            return cls(torch.empty(0))
+        assert all([isinstance(box, D2Boxes) for box in boxes_list])
+
+        # use torch.cat (v.s. layers.cat) so the returned boxes never share storage with input
+        cat_boxes = cls(torch.cat([b.tensor for b in boxes_list], dim=0))
+        return cat_boxes
+
+
+class D2Caffe2Boxes(D2Boxes):
+    def __init__(self, tensor):
+        assert isinstance(tensor, torch.Tensor)
+        assert tensor.dim() == 2 and tensor.size(-1) in [4, 5, 6], tensor.size()
+        self.tensor = tensor
+
+
+class D2InstancesList(object):
+    def __init__(self, im_info, indices, extra_fields=None):
+        # [N, 3] -> (H, W, Scale)
+        self.im_info = im_info
+        # [N,] -> indice of batch to which the instance belongs
+        self.indices = indices
+        # [N, ...]
+        self.batch_extra_fields = extra_fields or {}
+
+        self.image_size = self.im_info
+
+    def set(self, name, value):
+        if isinstance(value, D2Boxes):
+            data_len = value.tensor.shape[0]
+        elif isinstance(value, torch.Tensor):
+            data_len = value.shape[0]
+        else:
+            data_len = len(value)
+        if len(self.batch_extra_fields):
+            assert (
+                len(self) == data_len
+            ), "Adding a field of length {} to a Instances of length {}".format(data_len, len(self))
+        self.batch_extra_fields[name] = value
+
+    def __setattr__(self, name, val):
+        if name in ["im_info", "indices", "batch_extra_fields", "image_size"]:
+            super().__setattr__(name, val)
+        else:
+            self.set(name, val)
+
+    def __getattr__(self, name):
+        if name not in self.batch_extra_fields:
+            raise AttributeError("Cannot find field '{}' in the given Instances!".format(name))
+        return self.batch_extra_fields[name]
+
+    def __len__(self):
+        return len(self.indices)
+
+
+class _D2Proposal:
+    def __init__(self, boxes) -> None:
+        self.proposal_boxes = boxes
+
+
+def d2_rois(t1: torch.Tensor, t2: torch.Tensor) -> torch.Tensor:
+    # Caffe2FastRCNNOutputsInference.__call__ before 5fcee61c: the proposals' boxes concatenated
+    proposals = [_D2Proposal(D2Caffe2Boxes(t1)), _D2Proposal(D2Caffe2Boxes(t2))]
+    rois = type(proposals[0].proposal_boxes).cat([p.proposal_boxes for p in proposals])
+    return rois.tensor * 2
+
+
+def d2_set_mask(pred_mask_logits: torch.Tensor, im_info: torch.Tensor, indices: torch.Tensor) -> torch.Tensor:
+    # Caffe2MaskRCNNInference.__call__ before 1d9ae74c: the mask field set as an attribute
+    pred_instances = [D2InstancesList(im_info, indices, {"pred_boxes": D2Caffe2Boxes(im_info[:, :4])})]
+    mask_probs_pred = pred_mask_logits.sigmoid()
+    pred_instances[0].pred_masks = mask_probs_pred
+    return pred_instances[0].pred_masks * 2
+
+
+def d2_set_checked(pred_mask_logits: torch.Tensor, im_info: torch.Tensor, indices: torch.Tensor) -> torch.Tensor:
+    # InstancesList.set before 31bebdea (the length check the fix adds a torch._check to), on a
+    # second field
+    inst = D2InstancesList(im_info, indices, {"pred_boxes": D2Caffe2Boxes(im_info[:, :4])})
+    inst.set("pred_masks", pred_mask_logits.sigmoid())
+    return inst.pred_masks * 2
+
+
+# huggingface/accelerate aba3b8c7 (src/accelerate/utils/operations.py send_to_device's tensor branch
+# before the fix; src/accelerate/utils/imports.py is_npu_available, is_xpu_available and
+# is_ipex_available, src/accelerate/utils/environment.py str_to_bool and parse_flag_from_env, as
+# at its parent; is_xpu_available's path with intel_extension_for_pytorch installed left out)
+def acc_str_to_bool(value) -> int:
+    value = value.lower()
+    if value in ("y", "yes", "t", "true", "on", "1"):
+        return 1
+    elif value in ("n", "no", "f", "false", "off", "0"):
+        return 0
+    else:
+        raise ValueError(f"invalid truth value {value}")
+
+
+def acc_parse_flag_from_env(key, default=False):
+    """Returns truthy value for `key` from the env if available else the default."""
+    value = os.environ.get(key, str(default))
+    return acc_str_to_bool(value) == 1  # As its name indicates `str_to_bool` actually returns an int...
+
+
+def acc_is_ipex_available():
+    def get_major_and_minor_from_version(full_version):
+        return str(version.parse(full_version).major) + "." + str(version.parse(full_version).minor)
+
+    _torch_version = importlib.metadata.version("torch")
+    if importlib.util.find_spec("intel_extension_for_pytorch") is None:
+        return False
+    _ipex_version = "N/A"
+    try:
+        _ipex_version = importlib.metadata.version("intel_extension_for_pytorch")
+    except importlib.metadata.PackageNotFoundError:
+        return False
+    torch_major_and_minor = get_major_and_minor_from_version(_torch_version)
+    ipex_major_and_minor = get_major_and_minor_from_version(_ipex_version)
+    if torch_major_and_minor != ipex_major_and_minor:
+        warnings.warn(
+            f"Intel Extension for PyTorch {ipex_major_and_minor} needs to work with PyTorch {ipex_major_and_minor}.*,"
+            f" but PyTorch {_torch_version} is found. Please switch to the matching version and run again."
+        )
+        return False
+    return True
+
+
+@lru_cache
+def acc_is_npu_available(check_device=False):
+    "Checks if `torch_npu` is installed and potentially if a NPU is in the environment"
+    if importlib.util.find_spec("torch") is None or importlib.util.find_spec("torch_npu") is None:
+        return False
+    return True
+
+
+@lru_cache
+def acc_is_xpu_available(check_device=False):
+    "check if user disables it explicitly"
+    if not acc_parse_flag_from_env("ACCELERATE_USE_XPU", default=True):
+        return False
+    "Checks if `intel_extension_for_pytorch` is installed and potentially if a XPU is in the environment"
+    if acc_is_ipex_available():
+        raise NotImplementedError("the XPU path (taken only with intel_extension_for_pytorch) is left out")
+    else:
+        return False
+
+
+def acc_send_to_device(tensor, device, non_blocking=False, skip_keys=None):
+    if hasattr(tensor, "to"):
+        if acc_is_npu_available():
+            # `torch.Tensor.to(<int num>)` is not supported by `torch_npu` (see this [issue](https://github.com/Ascend/pytorch/issues/16)).
+            if isinstance(device, int):
+                device = f"npu:{device}"
+            # `torch.Tensor.to("npu")` could not find context when called for the first time (see this [issue](https://gitee.com/ascend/pytorch/issues/I8KECW?from=project-issue)).
+            elif device == torch.device("npu"):
+                device = "npu:0"
+        elif acc_is_xpu_available():
+            if isinstance(device, int):
+                device = f"xpu:{device}"
+            elif device == torch.device("xpu"):
+                device = "xpu:0"
+        try:
+            return tensor.to(device, non_blocking=non_blocking)
+        except TypeError:  # .to() doesn't accept non_blocking as kwarg
+            return tensor.to(device)
+    else:
+        return tensor
+
+
+class AccHookedLinear(nn.Module):
+    # what accelerate's device hooks do in a dispatched model's forward: inputs sent to the layer's device
+    def __init__(self) -> None:
+        super().__init__()
+        self.lin = nn.Linear(3, 3)
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        return self.lin(acc_send_to_device(x, torch.device("cpu")))
+
+
+# Lightning-AI/lightning 39144701ad (src/lightning/fabric/loggers/logger.py rank_zero_experiment and
+# _DummyExperiment before the fix; rank_zero_only from lightning-utilities, as stored, rank 0)
+def pl_rank_zero_only(fn: Callable) -> Callable:
+    """Function that can be used as a decorator to enable a function/method being called only on global rank 0."""
+
+    @wraps(fn)
+    def wrapped_fn(*args: Any, **kwargs: Any) -> Optional[Any]:
+        if not hasattr(pl_rank_zero_only, "rank"):
+            raise RuntimeError("The `rank_zero_only.rank` value needs to be set before use")
+
+        if pl_rank_zero_only.rank == 0:
+            return fn(*args, **kwargs)
+        return None
+
+    return wrapped_fn
+
+
+pl_rank_zero_only.rank = 0
+
+
+class _PlDummyExperiment:
+    """Dummy experiment."""
+
+    def nop(self, *args: Any, **kw: Any) -> None:
+        pass
+
+    def __getattr__(self, _: Any) -> Callable:
+        return self.nop
+
+
+def pl_rank_zero_experiment(fn: Callable) -> Callable:
+    """Returns the real experiment on rank 0 and otherwise the _DummyExperiment."""
+
+    @wraps(fn)
+    def experiment(self) -> Union[Any, _PlDummyExperiment]:  # type: ignore[no-untyped-def]
+        @pl_rank_zero_only
+        def get_experiment() -> Callable:
+            return fn(self)
+
+        return get_experiment() or _PlDummyExperiment()
+
+    return experiment
+
+
+class _PlExperiment:
+    def __init__(self) -> None:
+        self.logged = []
+
+    def log(self, value) -> None:
+        self.logged.append(value)
+
+
+class _PlLogger:
+    def __init__(self) -> None:
+        self._experiment = _PlExperiment()
+
+    @property
+    @pl_rank_zero_experiment
+    def experiment(self):
+        return self._experiment
+
+
+class PlLoggingModule(nn.Module):
+    # a LightningModule-like step that logs through the logger's experiment inside the compiled code
+    def __init__(self) -> None:
+        super().__init__()
+        self.lin = nn.Linear(3, 3)
+        self.logger = _PlLogger()
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        y = self.lin(x)
+        self.logger.experiment.log(1)
+        return y
+
+
+# jeshraghian/snntorch 98d4099 (snntorch/surrogate.py Triangular and triangular before the fix)
+class SnnTriangular(torch.autograd.Function):
+    @staticmethod
+    def forward(ctx, input_, threshold=1):
+        ctx.save_for_backward(input_)
+        ctx.threshold = threshold
+        out = (input_ > 0).float()
+        return out
+
+    @staticmethod
+    def backward(ctx, grad_output):
+        (input_,) = ctx.saved_tensors
+        grad_input = grad_output.clone()
+        grad = grad_input * ctx.threshold
+        grad[input_ >= 0] = -grad[input_ >= 0]
+        return grad, None
+
+
+def snn_triangular():
+    """Triangular surrogate gradient enclosed with
+    a parameterized threshold."""
+
+    def inner(x):
+        return SnnTriangular.apply(x)
+
+    return inner
+
+
+class SnnSpike(nn.Module):
+    def __init__(self) -> None:
+        super().__init__()
+        self.lin = nn.Linear(4, 4)
+        self.spike_grad = snn_triangular()
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        return self.spike_grad(self.lin(x) - 0.5)
+
+
+# lucidrains/ring-attention-pytorch ea5a6e5 (ring_attention_pytorch/ring_attention.py default_attention
+# before the fix, the non-causal masked path)
+def ring_default_attention(q, k, v, mask=None, causal: bool = False):
+    import einx  # the einx the environment has (not the 2024 one the fix was written against)
+
+    device = q.device
+    q = q * (q.shape[-1] ** -0.5)
+
+    mask_value = -torch.finfo(q.dtype).max
+
+    # similarity
+
+    sim = torch.einsum('b i h d, b j h d -> b h i j', q, k)
+
+    # masking
+
+    if causal:
+        i, j = sim.shape[-2:]
+        causal_mask = torch.ones((i, j), dtype = torch.bool, device = device).triu(j - i + 1)
+        sim = torch.where(causal_mask, mask_value, sim)
+
+    elif mask is not None:
+        sim = einx.where('b j, b h i j, -> b h i j', mask, sim, mask_value)
+
+    # attend
+
+    attn = einx.softmax('b h i [j]', sim)
+
+    # aggregate
+
+    out = torch.einsum('b h i j, b j h d -> b i h d', attn, v)
+
+    return out
+
+
+# collabora/WhisperSpeech c3df313 (whisperspeech/t2s_up_wds_mlang_enclm.py, Encoder.forward before the
+# fix, without its layers: the in-place add the fix replaces)
+class WsEncoder(nn.Module):
+    def __init__(self) -> None:
+        super().__init__()
+        self.embedding = nn.Embedding(16, 8)
+        self.positional_embedding = nn.Parameter(torch.randn(6, 8))
+
+    def forward(self, Stoks, positions, lang_emb=None):
+        xin = self.embedding(Stoks)
+
+        if lang_emb is not None: xin += lang_emb
+
+        x = (xin +
+             self.positional_embedding[positions]).to(xin.dtype)
+        return x
+
+
+HELD_OUT_3 = [
+    ("facebookresearch/detectron2", "b33e8134", "Remove warnings",
+     "with warnings.catch_warnings(record=True):",
+     lambda: graph_breaks(D2Conv2d(3, 4, 3, padding=1), torch.randn(2, 3, 8, 8), user_code=HERE)),
+    ("facebookresearch/detectron2", "d47d69e5", "Modify iter loop around BufferList",
+     "iter(self.anchor_generator.cell_anchors),",
+     lambda: graph_breaks(D2Caffe2RPN(), [torch.randn(2, 3)] * 2, [torch.randn(2, 3)] * 2, user_code=HERE)),
+    ("facebookresearch/detectron2", "1d9ae74c", "Remove setattr for InstancesList",
+     "pred_instances[0].pred_masks = mask_probs_pred",
+     lambda: graph_breaks(d2_set_mask, torch.randn(3, 5), torch.randn(3, 5), torch.arange(3), user_code=HERE)),
+    ("facebookresearch/detectron2", "5fcee61c", "Remove type(UserDefinedObjectVariable)",
+     "rois = type(proposals[0].proposal_boxes).cat([p.proposal_boxes for p in proposals])",
+     lambda: graph_breaks(d2_rois, torch.randn(3, 5), torch.randn(2, 5), user_code=HERE)),
+    ("facebookresearch/detectron2", "31bebdea", "Fix torch export issue",
+     "len(self) == data_len",
+     lambda: graph_breaks(d2_set_checked, torch.randn(3, 5), torch.randn(3, 5), torch.arange(3), user_code=HERE)),
+    ("huggingface/accelerate", "aba3b8c7", "Prefer `is_torch_tensor` over `hasattr` for torch.compile. (#2387)",
+     'elif hasattr(tensor, "to"):',
+     lambda: graph_breaks(AccHookedLinear(), torch.randn(2, 3), user_code=HERE)),
+    ("Lightning-AI/lightning", "39144701ad", "Simplify `rank_zero_experiment` for `torch.compile` support (#17216)",
+     "return get_experiment() or _DummyExperiment()",
+     lambda: graph_breaks(PlLoggingModule(), torch.randn(2, 3), user_code=HERE)),
+    ("jeshraghian/snntorch", "98d4099", "Remove default values that break torch.compile",
+     "def forward(ctx, input_, threshold=1):",
+     lambda: graph_breaks(SnnSpike(), torch.randn(2, 4), user_code=HERE)),
+    ("lucidrains/ring-attention-pytorch", "ea5a6e5", "einx does not play well with torch.compile yet",
+     "sim = einx.where('b j, b h i j, -> b h i j', mask, sim, mask_value)",
+     lambda: graph_breaks(ring_default_attention, *[torch.randn(2, 5, 2, 4)] * 3,
+                          torch.tensor([[True] * 4 + [False]] * 2), user_code=HERE)),
+    ("collabora/WhisperSpeech", "c3df313", "models: torch.compile support for training",
+     "if lang_emb is not None: xin += lang_emb",
+     lambda: graph_breaks(WsEncoder(), torch.randint(0, 16, (2, 6)), torch.arange(6), torch.randn(2, 1, 8),
+                          user_code=HERE)),
+]
+
+
 def main() -> int:
     torch.set_num_threads(1)
-    for set_, entries in (("main", SCREENED), ("held-out", HELD_OUT), ("held-out-2", HELD_OUT_2)):
+    for set_, entries in (("main", SCREENED), ("held-out", HELD_OUT), ("held-out-2", HELD_OUT_2),
+                         ("held-out-3", HELD_OUT_3)):
         for repo, sha, subject, line, measure in entries:
             got = measure()
             print(json.dumps({"repo": repo, "sha": sha, "subject": subject, "before_line": line,
