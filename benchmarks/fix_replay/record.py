@@ -1368,6 +1368,47 @@ class Replay(nn.Module):
 ''',
         "inputs": "[{name: x, shape: [batch, 3, 4]}]",
     },
+    "torchmultimodal_jit_isinstance": {
+        "project": ("facebookresearch/multimodal", "BSD-3-Clause"), "sha": "1cccc58",
+        "path": "torchmultimodal/modules/layers/transformer.py", "licence_file": "LICENSE",
+        "functions": ["TransformerDecoderLayer"],
+        "files": ["torchmultimodal/modules/layers/mlp.py",
+                  "torchmultimodal/modules/layers/multi_head_attention.py",
+                  "torchmultimodal/modules/layers/normalizations.py"],
+        "left_out": "the encoder layers, TransformerOutput and TransformerDecoder of transformer.py, and its "
+                    "import of torchvision's StochasticDepth (only the encoder layer uses it; torchvision is not "
+                    "in this environment); the package's __init__ files (the replay's are empty)",
+        "preamble": """from typing import Callable, List, NamedTuple, Optional, Tuple
+
+import torch
+
+from torch import nn, Tensor
+from torchmultimodal.modules.layers.mlp import MLP
+from torchmultimodal.modules.layers.multi_head_attention import (
+    MHAWithCacheOutput,
+    MultiHeadAttentionWithCache,
+    MultiHeadSelfAttention,
+)
+from torchmultimodal.modules.layers.normalizations import Fp32LayerNorm
+""",
+        "model": '''from torchmultimodal.modules.layers.transformer import TransformerDecoderLayer
+
+
+class Replay(nn.Module):
+    """A decoder layer with cross-attention over an encoded sequence (d_model 8, 2 heads), as
+    torchmultimodal's text decoders stack them."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.encode = nn.Linear(8, 8)
+        self.layer = TransformerDecoderLayer(d_model=8, n_head=2, dim_feedforward=16)
+
+    def forward(self, x: torch.Tensor, memory: torch.Tensor) -> torch.Tensor:
+        out, _ = self.layer(x, self.encode(memory))
+        return out
+''',
+        "inputs": "[{name: x, shape: [batch, 5, 8]}, {name: memory, shape: [batch, 7, 8]}]",
+    },
 }
 for _case in HELD_OUT_3.values():
     _case["set"] = "held-out-3"
