@@ -895,6 +895,68 @@ HELD_OUT_3 = [
 ]
 
 
+# facebookresearch/multimodal ea3830b (torchmultimodal/utils/common.py, shift_dim before the fix,
+# without its docstring)
+def tmm_shift_dim(
+    x: torch.Tensor, src_dim: int = -1, dest_dim: int = -1, make_contiguous: bool = True
+) -> torch.Tensor:
+    n_dims = len(x.shape)
+    # Remap negative dim
+    if src_dim < 0:
+        src_dim = n_dims + src_dim
+    if dest_dim < 0:
+        dest_dim = n_dims + dest_dim
+
+    assert 0 <= src_dim < n_dims and 0 <= dest_dim < n_dims
+
+    dims = list(range(n_dims))
+    del dims[src_dim]
+
+    permutation = []
+    ctr = 0
+    for i in range(n_dims):
+        if i == dest_dim:
+            permutation.append(src_dim)
+        else:
+            permutation.append(dims[ctr])
+            ctr += 1
+    x = x.permute(permutation)
+    if make_contiguous:
+        x = x.contiguous()
+    return x
+
+
+# facebookresearch/pytorchvideo fae0d89 (pytorchvideo/layers/swish.py before the fix, without the
+# docstrings); the screen runs under no_grad as the smoke run does, so the backward is not traced
+class PtvSwishFunction(torch.autograd.Function):
+    @staticmethod
+    def forward(ctx, x):
+        result = x * torch.sigmoid(x)
+        ctx.save_for_backward(x)
+        return result
+
+    @staticmethod
+    def backward(ctx, grad_output):
+        x = ctx.saved_variables[0]
+        sigmoid_x = torch.sigmoid(x)
+        return grad_output * (sigmoid_x * (1 + x * (1 - sigmoid_x)))
+
+
+class PtvSwish(nn.Module):
+    def forward(self, x):
+        return PtvSwishFunction.apply(x)
+
+
+HELD_OUT_3 += [
+    ("facebookresearch/multimodal", "ea3830b", "Enable PT2 for dalle2 with old FSDP api (#431)",
+     "del dims[src_dim]",
+     lambda: graph_breaks(lambda x: tmm_shift_dim(x, 1, -1) * 2, torch.randn(2, 3, 4, 5), user_code=HERE)),
+    ("facebookresearch/pytorchvideo", "fae0d89", "Use torchdynamo compatible backward API for Swish (#248)",
+     "x = ctx.saved_variables[0]",
+     lambda: graph_breaks(nn.Sequential(nn.Linear(4, 4), PtvSwish()), torch.randn(2, 4), user_code=HERE)),
+]
+
+
 def main() -> int:
     torch.set_num_threads(1)
     for set_, entries in (("main", SCREENED), ("held-out", HELD_OUT), ("held-out-2", HELD_OUT_2),
