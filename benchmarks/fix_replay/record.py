@@ -1409,6 +1409,53 @@ class Replay(nn.Module):
 ''',
         "inputs": "[{name: x, shape: [batch, 5, 8]}, {name: memory, shape: [batch, 7, 8]}]",
     },
+    "makani_pangu_levels": {
+        "project": ("NVIDIA/makani", "Apache-2.0"), "sha": "474f2e7", "path": "makani/models/networks/pangu.py",
+        "functions": [], "files": ["makani/utils/features.py"],
+        "preamble": "import torch\nimport torch.nn as nn\nimport numpy as np\n\nfrom makani.utils import features\n",
+        "class_stub": '''
+
+class Pangu(nn.Module):
+    # trimmed: the network (patch embeddings, the 3-D transformer layers, the patch recovery) is
+    # left out; __init__ is a stub that sets the attributes the kept methods read as the real one
+    # does and calls _precompute_channel_groups as it does; forward stands for the real one's
+    # prepare_input -> network -> prepare_output with one convolution per branch
+    def __init__(self, num_surface=2, num_levels=1, channel_names=["u10m", "t2m", "u500", "z500", "t500"],
+                 aux_channel_names=[]):
+        super().__init__()
+        self.num_surface = num_surface
+        self.num_levels = num_levels
+        self.channel_names = channel_names
+        self.aux_channel_names = aux_channel_names
+        self._precompute_channel_groups(self.channel_names, self.aux_channel_names)
+        self.surface_net = nn.Conv2d(self.n_surf_chans + self.n_aux_chans, self.n_surf_chans, 3, padding=1)
+        vars_per_level = (len(channel_names) - num_surface) // num_levels
+        self.atmo_net = nn.Conv3d(vars_per_level, vars_per_level, 3, padding=1)
+
+    def forward(self, input):
+        surface_aux_inp, atmospheric_inp = self.prepare_input(input)
+        return self.prepare_output(self.surface_net(surface_aux_inp), self.atmo_net(atmospheric_inp))
+''',
+        "methods": ["Pangu", ["_precompute_channel_groups", "prepare_input", "prepare_output"]],
+        "left_out": "all of pangu.py but Pangu's _precompute_channel_groups, prepare_input and prepare_output "
+                    "(verbatim): the network's layers and Pangu's real __init__ and forward (a stub of each, above "
+                    "the kept methods); makani/utils/features.py kept whole; the commit's change to "
+                    "makani/models/common/layers.py (SeededDropout2d put under torch.compiler.disable) is not "
+                    "replayed",
+        "model": '''from makani.models.networks.pangu import Pangu
+
+
+class Replay(Pangu):
+    """Pangu's split of the input into surface and per-pressure-level atmospheric channels and its
+    reassembly of the output, around one convolution per branch: two surface variables and two
+    variables at two pressure levels."""
+
+    def __init__(self) -> None:
+        super().__init__(num_surface=2, num_levels=2,
+                         channel_names=["u10m", "v10m", "z500", "t500", "z850", "t850"])
+''',
+        "inputs": "[{name: input, shape: [batch, 6, 8, 8]}]",
+    },
 }
 for _case in HELD_OUT_3.values():
     _case["set"] = "held-out-3"
