@@ -22,6 +22,7 @@ from collections import defaultdict
 from functools import lru_cache, wraps
 from typing import Any, Callable, Optional, Union
 
+import numpy as np
 import torch
 import torch.nn.functional as F
 from packaging import version
@@ -954,6 +955,28 @@ HELD_OUT_3 += [
     ("facebookresearch/pytorchvideo", "fae0d89", "Use torchdynamo compatible backward API for Swish (#248)",
      "x = ctx.saved_variables[0]",
      lambda: graph_breaks(nn.Sequential(nn.Linear(4, 4), PtvSwish()), torch.randn(2, 4), user_code=HERE)),
+]
+
+
+# hexgrad/kokoro 84d64f0 (kokoro/istftnet.py, Generator.__init__ before the fix: the two lines that
+# size layers with np.prod, verbatim; the rest of the generator, which needs scipy, left out;
+# upsample_rates and gen_istft_hop_size are Kokoro's configuration values)
+class KokoroGeneratorSizes(nn.Module):
+    def __init__(self, upsample_rates=(10, 6), gen_istft_hop_size=5, i=0, gen_istft_n_fft=20, c_cur=4):
+        super().__init__()
+        self.f0_upsamp = nn.Upsample(scale_factor=np.prod(upsample_rates) * gen_istft_hop_size)
+        stride_f0 = np.prod(upsample_rates[i + 1:])
+        self.noise_conv = nn.Conv1d(
+            gen_istft_n_fft + 2, c_cur, kernel_size=stride_f0 * 2, stride=stride_f0, padding=(stride_f0+1) // 2)
+
+    def forward(self, f0: torch.Tensor, x: torch.Tensor):
+        return self.f0_upsamp(f0[:, None]).transpose(1, 2), self.noise_conv(x)
+
+
+HELD_OUT_3 += [
+    ("hexgrad/kokoro", "84d64f0", "replace `np.prod()` with `math.prod()` to make Kokoro `torch.compile`-able (#91)",
+     "self.f0_upsamp = nn.Upsample(scale_factor=np.prod(upsample_rates) * gen_istft_hop_size)",
+     lambda: graph_breaks(KokoroGeneratorSizes(), torch.randn(2, 8), torch.randn(2, 22, 60), user_code=HERE)),
 ]
 
 
