@@ -11,6 +11,7 @@ recompile on a device change, recompiles over three calls (pt2bot.testing.recomp
 from __future__ import annotations
 
 import enum
+from enum import IntEnum
 import importlib
 import importlib.metadata
 import importlib.util
@@ -977,6 +978,52 @@ HELD_OUT_3 += [
     ("hexgrad/kokoro", "84d64f0", "replace `np.prod()` with `math.prod()` to make Kokoro `torch.compile`-able (#91)",
      "self.f0_upsamp = nn.Upsample(scale_factor=np.prod(upsample_rates) * gen_istft_hop_size)",
      lambda: graph_breaks(KokoroGeneratorSizes(), torch.randn(2, 8), torch.randn(2, 22, 60), user_code=HERE)),
+]
+
+
+# explosion/curated-transformers 1da2497 (curated_transformers/layers/attention.py before the fix:
+# QkvMode and create_causal_mask, without the docstrings and comments; the dispatch on qkv_mode as
+# SelfAttention.forward does it, its branches stand-ins)
+class CtQkvMode(IntEnum):
+    SEPARATE = (0,)
+    MERGED_SPLIT_BEFORE = (1,)
+    MERGED_SPLIT_AFTER = (2,)
+
+
+def ct_create_causal_mask(query: torch.Tensor, key: torch.Tensor) -> torch.Tensor:
+    query_len = query.size(2)
+    key_len = key.size(2)
+
+    causal_mask = torch.tril(
+        torch.full(
+            (key_len, key_len),
+            True,
+            device=query.device,
+        ),
+    ).view(1, 1, key_len, key_len)
+    return causal_mask[:, :, key_len - query_len : key_len, :key_len]
+
+
+class CtSelfAttention(nn.Module):
+    def __init__(self, qkv_mode: CtQkvMode = CtQkvMode.MERGED_SPLIT_BEFORE) -> None:
+        super().__init__()
+        self.qkv_mode = qkv_mode
+        self.input = nn.Linear(4, 12)
+
+    def forward(self, query: torch.Tensor, key: torch.Tensor) -> torch.Tensor:
+        if self.qkv_mode == CtQkvMode.SEPARATE:
+            out = query
+        elif self.qkv_mode == CtQkvMode.MERGED_SPLIT_BEFORE:
+            out = self.input(query)[..., :4]
+        else:
+            out = self.input(query)[..., 4:8]
+        return out.masked_fill(~ct_create_causal_mask(query, key)[..., :1], 0.0)
+
+
+HELD_OUT_3 += [
+    ("explosion/curated-transformers", "1da2497", "Make some changes to support `torch.compile` and add tests (#257)",
+     "class QkvMode(IntEnum):",
+     lambda: graph_breaks(CtSelfAttention(), torch.randn(2, 2, 3, 4), torch.randn(2, 2, 5, 4), user_code=HERE)),
 ]
 
 
