@@ -316,7 +316,7 @@ def test_no_eager_only_exit_out_of_a_while_or_binding_a_name(tmp_path, text):
     assert not [c for f in stand_ins for c in fix_candidates(f, src) if "eager only" in c.title]
 
 
-BLOCK = "run the block in eager only: compiled code skips it"
+from pt2bot.rules.branch_fixes import EAGER_BLOCK as BLOCK  # noqa: E402
 GAE = """\
     import torch
 

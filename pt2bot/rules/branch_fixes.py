@@ -884,6 +884,7 @@ def _eager_exit_fixes(code, finding, st: ast.If, tree, lines) -> list[Candidate]
                       safe=False, guards=_exit_guards(text), rank=3)]
 
 
+EAGER_BLOCK = "run the block in eager only: compiled code skips it"
 # statements that leave a block other than by its end: a block holding one is not work that
 # compiled code can skip (`_eager_exit_fixes` takes the exits that are the whole body)
 _LEAVES = (ast.Return, ast.Raise, ast.Break, ast.Continue, ast.Yield, ast.YieldFrom, ast.Await)
@@ -925,13 +926,19 @@ def _eager_block_fixes(code, finding, st: ast.If, tree, lines) -> list[Candidate
     text = segment(lines, st.test)
     if re.search(r"\bis_(torchdynamo_|dynamo_)?compiling\b", text) or _RANDOM.search(text):
         return []
+    # a test for NaN or inf guards against them: that block is the point, never work to skip;
+    # so is a transform that is a no-op on ordinary values, or a write through the tested mask
+    # (recipe 1 drops the branch there and keeps the work)
+    if {"nan", "inf"} & set(guards_of(text)) or (len(st.body) == 1 and _noop_guarded(st, lines)) \
+            or _masked_stores_guarded(st, lines):
+        return []
     if isinstance(st.test, (ast.BoolOp, ast.IfExp, ast.Lambda)) and not (
             isinstance(st.test, ast.BoolOp) and isinstance(st.test.op, ast.And)):
         text = f"({text})"
     start, end = node_span(st.test)
     new = replace_spans(lines, st.lineno, end[0], [(start, end, f"not torch.compiler.is_compiling() and {text}")])
     return [Candidate(code=code, path=finding.path, start_line=st.lineno, end_line=end[0], lines=tuple(new),
-                      title="run the block in eager only: compiled code skips it",
+                      title=EAGER_BLOCK,
                       safe=False, guards=_exit_guards(text), rank=4)]
 
 
@@ -956,4 +963,4 @@ def eager_block_fixes(code: str, finding, source: str, tree: ast.Module) -> list
     return _eager_block_fixes(code, finding, inner, tree, lines)
 
 
-__all__ = ["chain_fixes", "eager_block_fixes", "tensor_condition_fixes", "guards_of"]
+__all__ = ["EAGER_BLOCK", "chain_fixes", "eager_block_fixes", "tensor_condition_fixes", "guards_of"]

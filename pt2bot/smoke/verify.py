@@ -836,8 +836,10 @@ def _block_line(original: str, edit: Edit) -> int | None:
     except (SyntaxError, ValueError, RecursionError):
         return None
     for node in ast.walk(tree):
+        # the edit rewrites the `if`'s header only, and the block stays as it was
         if isinstance(node, ast.If) and node.lineno == edit.start_line and not node.orelse \
-                and node.body and node.body[0].lineno > (node.test.end_lineno or node.lineno):
+                and edit.end_line == node.test.end_lineno and node.body \
+                and node.body[0].lineno > edit.end_line:
             exit_only = len(node.body) == 1 and isinstance(node.body[0], (ast.Break, ast.Continue,
                                                                           ast.Return))
             return None if exit_only else node.body[0].lineno   # (an exit: `_exit_line`)
