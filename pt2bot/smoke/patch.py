@@ -369,6 +369,11 @@ class Injection:
     reached: bool | None = None
 
 
+# an Injection that puts nothing into the arguments, only watches a line (whether head's own
+# run reaches a block)
+WATCH_ONLY = "watch"
+
+
 class Injector:
     """The guard input that the calls of a swapped function get while `injector` holds it in
     place: `use` sets it, and the same wrapper serves one input after another."""
@@ -418,6 +423,8 @@ def injector(swap: Swap, *, compiled: bool = False) -> Iterator[Injector]:
                ) -> tuple[list[Any], dict[str, Any]]:
         injection = holder.current
         assert injection is not None
+        if injection.kind == WATCH_ONLY:
+            return list(args), dict(kwargs)
         seen = -1
         new_args = list(args)
         new_kwargs = dict(kwargs)
@@ -532,6 +539,6 @@ def _detached(out: Any, torch: Any) -> Any:
     return out
 
 
-__all__ = ["Edit", "GUARD_KINDS", "asks_compiling", "Injection", "Injector", "MAX_GUARD_ARGS",
+__all__ = ["Edit", "GUARD_KINDS", "WATCH_ONLY", "asks_compiling", "Injection", "Injector", "MAX_GUARD_ARGS",
            "NotApplicable", "Swap", "enclosing_function", "function_at", "guard_patterns",
            "injecting", "injector", "loaded_module", "patched_function"]

@@ -49,7 +49,7 @@ from pt2bot.smoke.inputs import (CaseInputs, build_inputs, build_model, compare_
 from pt2bot.smoke.location import ModelError, RepoPaths
 from pt2bot.smoke.ops import eager_frames
 from pt2bot.smoke.matrix import compile_configured, measure_matrix
-from pt2bot.smoke.patch import (GUARD_KINDS, MAX_GUARD_ARGS, Edit, Injection, NotApplicable,
+from pt2bot.smoke.patch import (GUARD_KINDS, MAX_GUARD_ARGS, WATCH_ONLY, Edit, Injection, NotApplicable,
                                 Swap, asks_compiling, enclosing_function, function_at,
                                 guard_patterns, injecting, injector, patched_function)
 from pt2bot.smoke.timelimit import Overrun, time_limit
@@ -116,6 +116,13 @@ def _recompiles_summary(got: Mapping[str, Any]) -> dict[str, Any]:
             "cases": cases}
 
 
+def _accuracy_summary(got: Mapping[str, Any]) -> list[dict[str, Any]]:
+    """The shape matrix's compiled-against-eager comparison, a row a case. For an edit that
+    asks `torch.compiler.is_compiling()` the eager outputs are head's own (eager runs as
+    before), so these rows are the only comparison of what compiled code now does."""
+    return [{k: a.get(k) for k in ("shape", "match", "max_abs_err")} for a in got.get("accuracy") or ()]
+
+
 def _export_summary(got: Mapping[str, Any]) -> dict[str, Any]:
     return {k: got.get(k) for k in ("ok", "kind", "path", "line", "message")}
 
@@ -146,8 +153,9 @@ def measure_state(model: Any, cases: list[CaseInputs], eager_outs: list[Any],
                 got = measure_breaks(model, cases[0], paths, count_ops=False)
                 out.update(_break_state(got, paths))
             elif phase == "matrix":
-                out["recompiles"] = _recompiles_summary(
-                    measure_matrix(model, cases, eager_outs, model_spec, eager_cfg, paths))
+                got = measure_matrix(model, cases, eager_outs, model_spec, eager_cfg, paths)
+                out["recompiles"] = _recompiles_summary(got)
+                out["accuracy"] = _accuracy_summary(got)
             elif phase == "export":
                 out["export"] = _export_summary(
                     measure_export(model, cases, eager_outs, model_spec, paths))
@@ -211,6 +219,7 @@ def _breaks_in_matrix(out: dict[str, Any], model: Any, cases: list[CaseInputs],
     out.update({k: v for k, v in state.items() if k != "proceed"})
     if state["proceed"]:
         out["recompiles"] = _recompiles_summary(got)
+        out["accuracy"] = _accuracy_summary(got)
     return bool(state["proceed"])
 
 
@@ -240,7 +249,9 @@ def _refused_by_breaks(head: Mapping[str, Any], measured: Mapping[str, Any],
     """Whether the break pass alone already refuses the candidate: `judge` on what is measured
     so far, with its break targets only (the matrix and export have not run). Whatever
     refuses here refuses the whole candidate too, the same facts read the same way."""
-    return not judge(head, measured, [t for t in targets if t.get("kind") == "break"],
+    # (whether an input entered a block now skipped under compile is only known later)
+    early = {k: v for k, v in measured.items() if k != "block"}
+    return not judge(head, early, [t for t in targets if t.get("kind") == "break"],
                      edit)["accepted"]
 
 
@@ -532,6 +543,21 @@ def judge(head: Mapping[str, Any], cand: Mapping[str, Any], targets: Sequence[Ma
             what = f" {' or '.join(sorted(raises))}" if raises else ""
             return no(f"head never raised{what} on {GUARD_WORDS.get(kind, kind)} in {args}: "
                       "the check is not exercised")
+    head_acc = {json.dumps(r.get("shape"), sort_keys=True): r.get("match")
+                for r in head.get("accuracy") or ()}
+    for row in cand.get("accuracy") or ():
+        # compiled against eager on one shape case: for an edit asking whether it is being
+        # compiled, eager is head's own code, so a difference is what the edit changed
+        if row.get("match") is False and head_acc.get(json.dumps(row.get("shape"), sort_keys=True)) is not False:
+            return no(f"compiled outputs differ from eager ones on {_shape(row.get('shape'))}"
+                      f"{_detail(row)}")
+    block = cand.get("block")
+    if isinstance(block, int) and not any(r.get("reached") for r in cand.get("guards") or ()) \
+            and not (cand.get("block_cases") and cand.get("accuracy")):
+        # the block runs in eager only now: unless some input entered it, no compiled run
+        # compared skipping it with running it
+        return no(f"no input enters the block at line {block}, so compiled code skipping it "
+                  "was never compared with head")
     exit_line = cand.get("exit")
     if isinstance(exit_line, int) and cand.get("guards"):
         # an edit of an early exit changes what compiled code does where the exit is taken:
@@ -657,6 +683,13 @@ def judge(head: Mapping[str, Any], cand: Mapping[str, Any], targets: Sequence[Ma
         return no("export did not run")
     n = len(cand.get("outputs") or ())
     evidence.append(f"outputs equal on {n} shape case{'s' if n != 1 else ''}")
+    if isinstance(block, int):
+        entered = sorted({GUARD_WORDS.get(str(r.get("kind")), str(r.get("kind")))
+                          for r in cand.get("guards") or () if r.get("reached")})
+        where = ([f"the {_shape_cases(len(cand.get('accuracy') or ()))}"]
+                 if cand.get("block_cases") else []) + [f"inputs with {w}" for w in entered]
+        evidence.append("compiled code skips the block and still equals head's eager outputs "
+                        f"on {' and '.join(where)}, where head runs it")
     kinds = sorted({str(r.get("kind")) for r in cand.get("guards") or ()})
     if kinds:
         evidence.append("equal with " + " and ".join(GUARD_WORDS.get(k, k) for k in kinds)
@@ -681,6 +714,10 @@ def _detail(row: Mapping[str, Any]) -> str:
     detail = row.get("message") or (f"max abs error {err:.3g}" if isinstance(
         err, (int, float)) else "")
     return f" ({detail})" if detail else ""
+
+
+def _shape_cases(n: int) -> str:
+    return f"{n} shape case{'s' if n != 1 else ''}"
 
 
 def _graphs(n: int) -> str:
@@ -788,6 +825,40 @@ def _exit_line(original: str, edit: Edit) -> int | None:
     return None
 
 
+def _block_line(original: str, edit: Edit) -> int | None:
+    """For an edit of `if <test>: <block>` into `if not torch.compiler.is_compiling() and
+    <test>:` (pt2bot/rules/branch_fixes.py `eager_block_fixes`), head's first line of the
+    block, on another line than the `if`'s; None for any other edit."""
+    import ast
+
+    try:
+        tree = ast.parse(original)
+    except (SyntaxError, ValueError, RecursionError):
+        return None
+    for node in ast.walk(tree):
+        # the edit rewrites the `if`'s header only, and the block stays as it was
+        if isinstance(node, ast.If) and node.lineno == edit.start_line and not node.orelse \
+                and edit.end_line == node.test.end_lineno and node.body \
+                and node.body[0].lineno > edit.end_line:
+            exit_only = len(node.body) == 1 and isinstance(node.body[0], (ast.Break, ast.Continue,
+                                                                          ast.Return))
+            return None if exit_only else node.body[0].lineno   # (an exit: `_exit_line`)
+    return None
+
+
+def _enters(model: Any, cases: Sequence[CaseInputs], paths: RepoPaths, head_swap: Swap,
+            line: int) -> bool:
+    """Whether head's eager run on any shape case reaches `line` of the swapped function."""
+    import torch
+
+    for case in cases:
+        with injecting(head_swap, Injection(WATCH_ONLY, "", 0, watch=line)) as inj, torch.no_grad():
+            _try_forward(model, case, paths)
+        if inj.reached:
+            return True
+    return False
+
+
 def unprovable_on(device: str, cand: Mapping[str, Any]) -> str | None:
     """Why `cand` cannot be proven on `device`, if it cannot. On CUDA, a candidate asserting
     with `torch._assert_async`: its guard run fires the assertion on purpose, and there that
@@ -821,6 +892,9 @@ def prove_candidate(cand: Mapping[str, Any], model: Any, cases: list[CaseInputs]
     replaced = original.splitlines()[edit.start_line - 1:edit.end_line]
     kinds = guard_kinds(cand.get("guards") or (), replaced)
     measured: dict[str, Any] = {}
+    block = _block_line(original, edit) if asks_compiling(cand.get("lines") or (), patched) else None
+    if block is not None:
+        measured["block"] = block
     if set(kinds) & RAISING_GUARDS:
         measured["raises"] = sorted(set(_RAISE_RE.findall("\n".join(replaced))))
     stage: str | None = None   # what ran out of the candidate's time, when not the model
@@ -853,6 +927,11 @@ def prove_candidate(cand: Mapping[str, Any], model: Any, cases: list[CaseInputs]
                     watch = _exit_line(original, edit) if compiled else None
                     if watch is not None:
                         measured["exit"] = watch
+                    if block is not None and watch is None:
+                        # a block now skipped under compile: the shape cases compare what
+                        # compiled code does instead only if head's eager run enters it
+                        watch = block
+                        measured["block_cases"] = _enters(model, cases, paths, head_swap, block)
                     measured["guards"] = guard_checks(
                         model, cases[0], paths, kinds, head_swap, swap, model_spec.get("tolerance"),
                         cache, compiled=compiled, watch=watch if watch and watch > 0 else None)
