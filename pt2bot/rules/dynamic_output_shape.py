@@ -188,6 +188,25 @@ class DynamicOutputShape(Rule):
     over `x`'s leading dimensions (`emb[labels == 0] += w`), the mask reshaped to `x`'s number
     of dimensions first (`m.reshape(m.shape + (1,) * (x.dim() - m.dim()))`, only for a mask
     without calls). `x` must be a name or an attribute (it is written three times).
+    Fix offered (not safe) for a masked write of an elementwise function of values read through
+    the same mask, `y[m] = (-1 / x[m]).exp()` (e3nn's soft_unit_step), also through a local
+    bound just before it (`xm = x[m]` then `dx[m] = (-1 / xm).exp() / xm.pow(2)`): arithmetic,
+    unary minus and pointwise torch functions and methods (`exp`, `log`, `sqrt`, `rsqrt`, `pow`,
+    `sin`, `tanh`, `sigmoid`, `abs`, `clamp`, ...), and besides the masked reads only numbers and
+    names or attributes that are not read through the mask, the mask or `y` (such a tensor has
+    the mask's shape and would broadcast differently). The value computed over every element
+    and the mask's elements kept: `y = torch.where(m, (-1 / x).exp(), y)` where `y` was made by
+    a factory (`torch.zeros_like`, `.clone()`, ...) earlier in the block and not read since
+    (nothing else holds it), else in place, `y.copy_(torch.where(m, (-1 / x).exp(), y))` (a
+    caller's tensor or another reference to `y` sees the write, as it saw head's). A mask
+    computed from `x` by a reduction or an indexing (`x[:, 0] > 0`) has another shape: no edit.
+    The values computed on the unselected elements may be inf or NaN (here -1 / 0): `torch.where`
+    discards them in the forward pass, but the gradient through them is NaN (0 * inf), and the
+    proof compares forward outputs only. So, second, for a mask `x > c` (`>=`, `<`, `<=`, `!=`;
+    `c` a number) where `x` is the only tensor read through it, `x`'s unselected elements are
+    set to c + 1 (c - 1 for `<`, `<=`) first, `(-1 / torch.where(m, x, 1.0)).exp()`: a value
+    the mask selects, so nothing is computed outside the domain the code keeps to, and the
+    gradients are head's too.
     """
 
     code = "PTC304"
