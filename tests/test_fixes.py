@@ -835,6 +835,11 @@ def computed(tmp_path, body, line):
      y[x != 0] = x[x != 0] * (
          z[x != 0] - 1)
      """, 7, [("    y.copy_(torch.where(x != 0, x * (", "        z - 1), y))")]),
+    # a mask computed from `x` elementwise has its shape; no safe input for a call's result
+    ("""\
+     m = x.abs() > 1e-6
+     y[m] = 1 / x[m]
+     """, 6, [("    y.copy_(torch.where(m, 1 / x, y))",)]),
     # a mask that is not a comparison of the read tensor with a number: no safe input
     ("""\
      m = x > z
@@ -863,10 +868,31 @@ def test_masked_write_of_computed_values_with_where(tmp_path, body, line, want):
     ("m = x > 0\nxm = x[m]\ns = 1\ny[m] = xm.exp()", 6),    # the store is not the next statement
     ("m = x > 0\ny[:, m] = x[:, m].exp()", 6),          # a mask over one dimension
     ("m = x > 0\ny[m] = x[m].exp() if s else x[m]", 6),
+    ("m = x > 0\ny[m] = math.exp(x[m])", 6),            # not a torch function nor a tensor's method
+    ("m = x > 0\ny[m] = x[m] * m", 6),                  # the mask read without itself
 ])
 def test_masked_writes_of_computed_values_without_a_recipe(tmp_path, body, line):
     src, cands = computed(tmp_path, body, line)
     assert not any("every element" in c.title for c in cands), [c.lines for c in cands]
+
+
+def test_a_masked_write_of_computed_values_into_an_attribute(tmp_path):
+    """`self.buf` is written in place and read through the mask; another attribute of `self`
+    is an operand like any name."""
+    src, fs = findings_in(tmp_path, """\
+        import torch
+
+        class M(torch.nn.Module):
+            def forward(self, x):
+                m = x > 0
+                self.buf[m] = torch.sigmoid(x[m]) * self.scale - self.buf[m]
+                return self.buf
+
+        g = torch.compile(M())
+        """, "PTC304")
+    (f,) = fs   # `x[m]` (the rules cannot type `self.buf`)
+    assert [c.lines for c in fix_candidates(f, src)] == [
+        ("        self.buf.copy_(torch.where(m, torch.sigmoid(x) * self.scale - self.buf, self.buf))",)]
 
 
 # --- which findings a target's line brings (pt2bot/fixes.py `gather`) ------------------------

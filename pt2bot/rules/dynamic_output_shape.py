@@ -575,12 +575,30 @@ def _root(node: ast.AST) -> str | None:
     return node.id if isinstance(node, ast.Name) else None
 
 
+def _prefixes(lines: list[str], node: ast.AST) -> list[str]:
+    """The texts of an attribute chain and of each object it is read from: `self.w.T` ->
+    `self.w.T`, `self.w`, `self`."""
+    out = []
+    while isinstance(node, ast.Attribute):
+        out.append(segment(lines, node))
+        node = node.value
+    return out + [segment(lines, node)]
+
+
+def _operands(lines: list[str], node: ast.AST) -> set[str]:
+    """The names and attribute chains `node` reads (`self.w > m` -> `self.w`, `m`)."""
+    inner = {id(n.value) for n in ast.walk(node) if isinstance(n, ast.Attribute)}
+    return {segment(lines, n) for n in ast.walk(node)
+            if isinstance(n, (ast.Name, ast.Attribute)) and id(n) not in inner}
+
+
 def _elementwise(node: ast.AST, lines: list[str], mask: str, banned: set[str], local: str | None,
                  reads: list[ast.AST]) -> bool:
     """Whether `node` is elementwise in the values read through `mask` (`x[mask]`, or `local`
-    holding such a read): arithmetic, unary minus, `_POINTWISE` calls, and besides the masked
-    reads only numbers and names or attributes not in `banned` (a tensor of `x`'s shape read
-    without the mask would broadcast differently). The masked reads go into `reads`."""
+    holding such a read): arithmetic, unary minus, `torch.<f>(...)` and methods of a masked
+    value for `f` in `_POINTWISE`, and besides the masked reads only numbers and names or
+    attributes none of whose prefixes is in `banned` (a tensor of `x`'s shape read without the
+    mask would broadcast differently). The masked reads go into `reads`."""
     def ok(n: ast.AST) -> bool:
         return _elementwise(n, lines, mask, banned, local, reads)
 
@@ -592,7 +610,7 @@ def _elementwise(node: ast.AST, lines: list[str], mask: str, banned: set[str], l
             return True
         return node.id not in banned
     if isinstance(node, ast.Attribute):
-        return _root(node) is not None and _root(node) not in banned and _root(node) != local
+        return _root(node) not in (None, local) and not set(_prefixes(lines, node)) & banned
     if isinstance(node, ast.Subscript):
         if isinstance(node.value, (ast.Name, ast.Attribute)) and _root(node.value) not in (None, local) \
                 and segment(lines, node.slice) == mask:
@@ -608,8 +626,11 @@ def _elementwise(node: ast.AST, lines: list[str], mask: str, banned: set[str], l
                 any(k.arg in (None, "out") for k in node.keywords):
             return False
         f = node.func.value
-        on = [] if isinstance(f, ast.Name) and f.id == "torch" else [f]   # torch.exp(v) / v.exp()
-        return all(ok(a) for a in [*on, *node.args, *(k.value for k in node.keywords)])
+        if not (isinstance(f, ast.Name) and f.id == "torch"):    # a method: of a masked value only
+            n = len(reads)                                       # (not `math.exp(v)`, `np.exp(v)`)
+            if not ok(f) or len(reads) == n:
+                return False
+        return all(ok(a) for a in [*node.args, *(k.value for k in node.keywords)])
     return False
 
 
@@ -694,13 +715,14 @@ def _masked_compute_fixes(code: str, finding, source: str, tree: ast.Module) -> 
         if any(id(n) not in in_value for n in uses if n is not first.targets[0]):
             return []
     defn = _mask_definition(body, first, mask_node)
-    banned = {n for n in (_root(y), *_roots(mask_node)) if n}
-    reads: list[ast.AST] = []
-    # every name read through the mask is a tensor of the mask's shape: none may be read without it
-    banned |= {_root(n.value) for n in ast.walk(value) if isinstance(n, ast.Subscript)
-               and segment(lines, n.slice) == mask and _root(n.value)}
+    # `y`, the mask and what is read through it are tensors of the mask's shape: none may be
+    # read without the mask
+    banned = {segment(lines, y)} | _operands(lines, mask_node)
+    banned |= {segment(lines, n.value) for n in ast.walk(value) if isinstance(n, ast.Subscript)
+               and segment(lines, n.slice) == mask}
     if local is not None:
-        banned.add(_root(picked.value))
+        banned.add(segment(lines, picked.value))
+    reads: list[ast.AST] = []
     banned |= {s.targets[0].id for s in ast.walk(fn) if isinstance(s, ast.Assign) and len(s.targets) == 1
                and isinstance(s.targets[0], ast.Name) and s.targets[0].id != local
                and isinstance(s.value, ast.Subscript) and segment(lines, s.value.slice) == mask}
@@ -714,7 +736,9 @@ def _masked_compute_fixes(code: str, finding, source: str, tree: ast.Module) -> 
     # `x.norm(dim=-1) > eps`) has another shape than the tensor: no edit
     if isinstance(defn, ast.Compare) and len(defn.ops) == 1:
         names = {_root(t) for t in tensors}
-        if _roots(defn.left) & names and not _elementwise(defn.left, lines, "\0", set(), None, []):
+        if _roots(defn.left) & names and any(
+                isinstance(n, ast.Subscript) or isinstance(n, ast.Call) and not (
+                    isinstance(n.func, ast.Attribute) and n.func.attr in _POINTWISE) for n in ast.walk(defn.left)):
             return []
     y_text = segment(lines, y)
     fresh = False
