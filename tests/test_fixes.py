@@ -840,6 +840,10 @@ def computed(tmp_path, body, line):
      m = x.abs() > 1e-6
      y[m] = 1 / x[m]
      """, 6, [("    y.copy_(torch.where(m, 1 / x, y))",)]),
+    # kornia's differentiable_clipping: the comparison's other operand, a number, is read as is
+    ("""\
+     y[x > s] = -2 * (torch.exp(-x[x > s] + s) - 1.0) + s
+     """, 5, [("    y.copy_(torch.where(x > s, -2 * (torch.exp(-x + s) - 1.0) + s, y))",)]),
     # a mask that is not a comparison of the read tensor with a number: no safe input
     ("""\
      m = x > z
@@ -870,6 +874,8 @@ def test_masked_write_of_computed_values_with_where(tmp_path, body, line, want):
     ("m = x > 0\ny[m] = x[m].exp() if s else x[m]", 6),
     ("m = x > 0\ny[m] = math.exp(x[m])", 6),            # not a torch function nor a tensor's method
     ("m = x > 0\ny[m] = x[m] * m", 6),                  # the mask read without itself
+    # kornia's bessel kernels: `c` is computed from the selection (its shape, not the mask's)
+    ("m = x > 0\nt = 3.75 / x[m]\nc = 0.4 + t * 0.01\ny[m] = x[m].exp() * c", 8),
 ])
 def test_masked_writes_of_computed_values_without_a_recipe(tmp_path, body, line):
     src, cands = computed(tmp_path, body, line)

@@ -585,13 +585,6 @@ def _prefixes(lines: list[str], node: ast.AST) -> list[str]:
     return out + [segment(lines, node)]
 
 
-def _operands(lines: list[str], node: ast.AST) -> set[str]:
-    """The names and attribute chains `node` reads (`self.w > m` -> `self.w`, `m`)."""
-    inner = {id(n.value) for n in ast.walk(node) if isinstance(n, ast.Attribute)}
-    return {segment(lines, n) for n in ast.walk(node)
-            if isinstance(n, (ast.Name, ast.Attribute)) and id(n) not in inner}
-
-
 def _elementwise(node: ast.AST, lines: list[str], mask: str, banned: set[str], local: str | None,
                  reads: list[ast.AST]) -> bool:
     """Whether `node` is elementwise in the values read through `mask` (`x[mask]`, or `local`
@@ -632,6 +625,25 @@ def _elementwise(node: ast.AST, lines: list[str], mask: str, banned: set[str], l
                 return False
         return all(ok(a) for a in [*node.args, *(k.value for k in node.keywords)])
     return False
+
+
+def _selected(fn: ast.AST, lines: list[str], mask: str, local: str | None) -> set[str]:
+    """The names the function binds to a value computed from a read through `mask` (kornia's
+    `y = 3.75 / ax[idx]`, then `coef = 0.39 + y * ...`): the selection's shape, not the mask's,
+    so a masked write may not use them in the `torch.where` form. `local` is left out."""
+    found: set[str] = set()
+    binds = [(s.targets[0].id, s.value) for s in ast.walk(fn) if isinstance(s, ast.Assign) and len(s.targets) == 1
+             and isinstance(s.targets[0], ast.Name) and s.targets[0].id != local]
+    grew = True
+    while grew:
+        grew = False
+        for name, v in binds:
+            if name not in found and any(
+                    isinstance(n, ast.Subscript) and segment(lines, n.slice) == mask
+                    or isinstance(n, ast.Name) and n.id in found for n in ast.walk(v)):
+                found.add(name)
+                grew = True
+    return found
 
 
 def _mask_definition(body: list[ast.stmt], before: ast.stmt, mask: ast.AST) -> ast.AST:
@@ -716,16 +728,14 @@ def _masked_compute_fixes(code: str, finding, source: str, tree: ast.Module) -> 
             return []
     defn = _mask_definition(body, first, mask_node)
     # `y`, the mask and what is read through it are tensors of the mask's shape: none may be
-    # read without the mask
-    banned = {segment(lines, y)} | _operands(lines, mask_node)
+    # read without the mask (a comparison's other operand, `x > t`, may be a number: allowed)
+    banned = {segment(lines, y)} | ({mask} if isinstance(mask_node, (ast.Name, ast.Attribute)) else set())
     banned |= {segment(lines, n.value) for n in ast.walk(value) if isinstance(n, ast.Subscript)
                and segment(lines, n.slice) == mask}
     if local is not None:
         banned.add(segment(lines, picked.value))
+    banned |= _selected(fn, lines, mask, local)
     reads: list[ast.AST] = []
-    banned |= {s.targets[0].id for s in ast.walk(fn) if isinstance(s, ast.Assign) and len(s.targets) == 1
-               and isinstance(s.targets[0], ast.Name) and s.targets[0].id != local
-               and isinstance(s.value, ast.Subscript) and segment(lines, s.value.slice) == mask}
     if not _elementwise(value, lines, mask, banned, local, reads) or not reads:
         return []
     if local is None and not any(isinstance(r, ast.Subscript) and (r.lineno, r.col_offset) == at for r in reads):
