@@ -664,6 +664,21 @@ def _mask_definition(body: list[ast.stmt], before: ast.stmt, mask: ast.AST) -> a
     return found
 
 
+def _fresh(before: list[ast.stmt], name: str) -> bool:
+    """Whether the last of the statements `before` (a block, up to a masked write) that binds
+    `name` assigns it a new tensor (`torch.zeros_like(x)`, `x.clone()`) and none after it reads
+    `name`: no other reference to that tensor exists, so rebinding `name` is writing into it."""
+    k = max((k for k, s in enumerate(before) if isinstance(s, ast.Assign)
+             and any(isinstance(t, ast.Name) and t.id == name for t in s.targets)), default=None)
+    if k is None:
+        return False
+    made = before[k]
+    call = made.value
+    return len(made.targets) == 1 and isinstance(call, ast.Call) and isinstance(call.func, ast.Attribute) \
+        and call.func.attr in _FACTORIES \
+        and not any(isinstance(n, ast.Name) and n.id == name for s in before[k + 1:] for n in ast.walk(s))
+
+
 def _number(node: ast.AST) -> int | float | None:
     if isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.USub):
         v = _number(node.operand)
@@ -751,17 +766,7 @@ def _masked_compute_fixes(code: str, finding, source: str, tree: ast.Module) -> 
                     isinstance(n.func, ast.Attribute) and n.func.attr in _POINTWISE) for n in ast.walk(defn.left)):
             return []
     y_text = segment(lines, y)
-    fresh = False
-    if isinstance(y, ast.Name):
-        k = max((k for k, s in enumerate(body[:body.index(first)]) if isinstance(s, ast.Assign)
-                 and any(isinstance(t, ast.Name) and t.id == y.id for t in s.targets)), default=None)
-        if k is not None:
-            made = body[k]
-            call = made.value
-            fresh = len(made.targets) == 1 and isinstance(call, ast.Call) and isinstance(call.func, ast.Attribute) \
-                and call.func.attr in _FACTORIES and \
-                not any(isinstance(n, ast.Name) and n.id == y.id for s in body[k + 1:body.index(first)]
-                        for n in ast.walk(s))
+    fresh = isinstance(y, ast.Name) and _fresh(body[:body.index(first)], y.id)
 
     def rewritten(swap: dict[int, str]) -> str:
         """The value's text with each masked read (`id` -> text) replaced."""
