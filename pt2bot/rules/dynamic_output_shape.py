@@ -194,7 +194,8 @@ class DynamicOutputShape(Rule):
     unary minus and pointwise torch functions and methods (`exp`, `log`, `sqrt`, `rsqrt`, `pow`,
     `sin`, `tanh`, `sigmoid`, `abs`, `clamp`, ...), and besides the masked reads only numbers and
     names or attributes that are not read through the mask, the mask or `y` (such a tensor has
-    the mask's shape and would broadcast differently). The value computed over every element
+    the mask's shape and would broadcast differently) nor computed from a masked read (kornia's
+    bessel kernels: `t = 3.75 / x[m]`, the selection's shape). The value computed over every element
     and the mask's elements kept: `y = torch.where(m, (-1 / x).exp(), y)` where `y` was made by
     a factory (`torch.zeros_like`, `.clone()`, ...) earlier in the block and not read since
     (nothing else holds it), else in place, `y.copy_(torch.where(m, (-1 / x).exp(), y))` (a
