@@ -7,6 +7,7 @@ from functools import lru_cache
 
 from pt2bot.analysis.infer import BOOL_TENSOR, PARAM, TENSORISH, WEAK_BOOL
 from pt2bot.rules.base import Candidate, Rule
+from pt2bot.rules.branch_fixes import eager_block_fixes
 from pt2bot.rules.edits import (BIN_OPS, binds_torch, enclosing_function, finding_statement, fresh_name,
                                 function_binds, identifiers, indentation, node_span, parents_of, pure,
                                 replace_spans, replace_statement, segment, with_replaced)
@@ -224,7 +225,8 @@ class DynamicOutputShape(Rule):
             _masked_values_fixes(cls.code, finding, source, tree) or \
             _masked_store_fixes(cls.code, finding, source, tree) or \
             _masked_compute_fixes(cls.code, finding, source, tree) or \
-            _output_size_fixes(cls.code, finding, source, tree)
+            _output_size_fixes(cls.code, finding, source, tree) or \
+            eager_block_fixes(cls.code, finding, source, tree)
 
     def check(self, ctx, node):
         if isinstance(node, ast.AugAssign):
