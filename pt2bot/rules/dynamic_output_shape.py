@@ -209,6 +209,9 @@ class DynamicOutputShape(Rule):
     set to c + 1 (c - 1 for `<`, `<=`) first, `(-1 / torch.where(m, x, 1.0)).exp()`: a value
     the mask selects, so nothing is computed outside the domain the code keeps to, and the
     gradients are head's too.
+    A selection inside a block of optional work (`if first_below_thr.any(): i =
+    torch.where(first_below_thr)[0][0].item()`), where none of the above fits, gets the block
+    run in eager only (pt2bot/rules/branch_fixes.py `eager_block_fixes`, PTC201's recipe 5).
     """
 
     code = "PTC304"
