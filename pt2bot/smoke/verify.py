@@ -966,13 +966,6 @@ def prove_candidate(cand: Mapping[str, Any], model: Any, cases: list[CaseInputs]
                         for c, h, o in zip(cases, head_outs, outs)]
                 measured["outputs"] = rows
                 ok = all(r["match"] for r in rows)
-                if ok and not cand.get("safe"):
-                    grads = _gradient_row(backend_cache.get(GRADIENTS),
-                                          gradients(model, cases[0], paths),
-                                          model_spec.get("tolerance"))
-                    if grads is not None:
-                        measured["gradients"] = {"shape": dict(cases[0].shape), **grads}
-                        ok = bool(grads["match"])
                 # the break pass first: a candidate its facts already refuse (the targeted
                 # break still there, a new one) stops before the guard inputs, the shape
                 # matrix and export, which could only refuse it for another reason
@@ -984,6 +977,13 @@ def prove_candidate(cand: Mapping[str, Any], model: Any, cases: list[CaseInputs]
                                   first, lambda state: not _refused_by_breaks(
                                       head, {**measured, **state}, targets, edit))
                     ok = not _refused_by_breaks(head, measured, targets, edit)
+                if ok and not cand.get("safe"):
+                    grads = _gradient_row(backend_cache.get(GRADIENTS),
+                                          gradients(model, cases[0], paths),
+                                          model_spec.get("tolerance"))
+                    if grads is not None:
+                        measured["gradients"] = {"shape": dict(cases[0].shape), **grads}
+                        ok = bool(grads["match"])
                 if ok and head_swap is not None:
                     cache = guard_cache.setdefault(f"{edit.path}:{head_swap.qualname}", {})
                     compiled = asks_compiling(cand.get("lines") or (), patched)
