@@ -451,3 +451,22 @@ def test_a_block_no_input_enters_is_refused(blocks):
     large = blocks.prove(CLAMP, CLAMP, _eager_only(line), guards=["large"])
     assert large["accepted"] is False
     assert "compiled, where `is_compiling()` is true" in large["reason"], large
+
+
+ROOT_OF = NET.replace("if h.sum() > 0:\n            h = h * 2", "if (h > 0).all():\n            h = h.sqrt()")
+
+
+def test_a_rewrite_equal_forward_but_nan_in_backward_is_refused(tmp_path, monkeypatch):
+    """`torch.where(c, h.sqrt(), h)` selects `h` where some `h < 0`, as head does in the forward
+    pass; in backward the unselected `sqrt`'s NaN reaches the weights' gradients (0 times NaN).
+    Training on that code would diverge, so it is no fix. Computing the square root on the
+    selected values only (`h.clamp_min(0).sqrt()` under the same `where`) is."""
+    proof = Proof(tmp_path, monkeypatch, ROOT_OF)
+    nan = proof.prove(BRANCH, BRANCH + 1, "        h = torch.where((h > 0).all(), h.sqrt(), h)")
+    assert nan["accepted"] is False
+    assert nan["reason"] == ("the parameters' gradients differ from head's on shape case batch=2 "
+                             "(NaN where head's are finite)"), nan
+    safe = proof.prove(BRANCH, BRANCH + 1,
+                       "        h = torch.where((h > 0).all(), h.clamp_min(0).sqrt(), h)")
+    assert safe["accepted"] is True, safe
+    assert "gradients equal on shape case batch=2" in safe["evidence"]

@@ -23,7 +23,8 @@ In the order they are offered (most likely to be the author's intent first):
    fixes). `and`/`or`/`not` between tensor comparisons become `&`/`|`/`~`. Every value is
    now computed, but `torch.where` lets no NaN or inf of the side it does not select through
    in the forward pass (in backward it does: an inf in the unselected side, `x / 0`, makes a
-   NaN gradient; the proof runs without gradients and cannot see that).
+   NaN gradient; the proof compares the parameters' gradients on one shape case and refuses
+   that).
    A test or value that reads a name an assignment after it rebinds (posterize's `bits = 8 -
    bits`) is computed first, into a fresh local (`cond1 = bits == 0`), so it keeps the value
    it had at its `if`. A tuple, `None`, a value not known to be a tensor, or a statement

@@ -204,8 +204,8 @@ class DynamicOutputShape(Rule):
     computed from `x` by a reduction or an indexing (`x[:, 0] > 0`) has another shape: no edit.
     The values computed on the unselected elements may be inf or NaN (here -1 / 0): `torch.where`
     discards them in the forward pass, but the gradient through them is NaN (0 * inf), and the
-    proof compares forward outputs only. So, second, for a mask `x > c` (`>=`, `<`, `<=`, `!=`;
-    `c` a number) where `x` is the only tensor read through it, `x`'s unselected elements are
+    proof refuses that form where the NaN reaches a trainable parameter's gradient. So,
+    second, for a mask `x > c` (`>=`, `<`, `<=`, `!=`; `c` a number) where `x` is the only tensor read through it, `x`'s unselected elements are
     set to c + 1 (c - 1 for `<`, `<=`) first, `(-1 / torch.where(m, x, 1.0)).exp()`: a value
     the mask selects, so nothing is computed outside the domain the code keeps to, and the
     gradients are head's too.

@@ -47,6 +47,10 @@ class TensorItem(Rule):
     `torch.where(c, x, v)`) outside a condition, an index, a size or a formatted string. `int(t.item())`
     becomes `t.long()` (it truncates toward zero as `int()` does), or `t` where `t` is already
     an integer draw or index (`int(torch.randint(3, (1,)).item())` -> `torch.randint(3, (1,))`).
+    `.item()` also cut the gradient: where the tensor depends on trainable parameters (`scale =
+    x.abs().max().item()`), the kept tensor lets gradients through where head's did not, which
+    the proof sees in the parameters' gradients; the same edit with the tensor detached
+    (`x.abs().max().detach()`) is tried next.
     A size read back from a tensor the function built from Python numbers,
     `lengths = torch.tensor([s.shape[0] for s in seqs])` then `n = int(lengths.amax().item())`,
     becomes the builtin on those numbers, `n = int(max(s.shape[0] for s in seqs))` (also

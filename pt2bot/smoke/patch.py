@@ -410,7 +410,12 @@ def injector(swap: Swap, *, compiled: bool = False) -> Iterator[Injector]:
 
     current = vars(swap.owner).get(swap.name)
     fn = swap.patched   # head's function for head's Swap (`function_at`), else the patched one
-    if isinstance(fn, (staticmethod, classmethod, property)) or not callable(fn):
+    # a static or class method (an autograd.Function's `forward`) is wrapped as the function
+    # it holds and put back as the same kind of method
+    kind = type(fn) if isinstance(fn, (staticmethod, classmethod)) else None
+    if kind is not None:
+        fn = fn.__func__
+    if isinstance(fn, property) or not callable(fn):
         raise NotApplicable(f"{swap.qualname} is a {type(fn).__name__}: no input can be "
                             "injected into it")
     holder = Injector()
@@ -468,6 +473,8 @@ def injector(swap: Swap, *, compiled: bool = False) -> Iterator[Injector]:
 
     installed: Any = (torch._dynamo.disable(wrapper, recursive=False) if compiled
                       else wrapper)
+    if kind is not None:
+        installed = kind(installed)
     # the model may call the function through a name another module imported it by
     saved = [(d, k, d.get(k)) for d, k in swap.aliases]
     setattr(swap.owner, swap.name, installed)

@@ -10,7 +10,8 @@ and its inputs once, measures head (eager outputs on every shape case; the break
 shape matrix and export when `phases` has them, all with the eager backend: breaks and
 recompiles do not depend on the backend), then puts each candidate in place
 (pt2bot/smoke/patch.py: same process, same weights, same inputs, the user's files never
-written), measures it the same way and judges it (`judge`): its eager outputs, the break pass,
+written), measures it the same way and judges it (`judge`): its eager outputs (and, unless it
+is safe by construction, its parameters' gradients on the first case), the break pass,
 the guard inputs, then the shape matrix and export, each step only when the ones before have
 not already refused it (a candidate whose targeted break is still there pays for no guard
 input and no matrix). Where the matrix's first case compiles as the break pass does (eager
@@ -26,7 +27,8 @@ fixed is skipped (most likely first). OUT gets a minimal RUN, for the supervisor
 
 `judge` is pure (no torch): a candidate is accepted only when its targeted break, recompile
 or export failure is gone, nothing else got worse (no other break, no more graphs, no new
-recompile, no export failure), its eager outputs equal head's on every case, and where the
+recompile, no export failure), its eager outputs equal head's on every case (its gradients too,
+on the first; the shape matrix's compiled outputs equal its eager ones), and where the
 replaced code guards against a special value, it equals head on an input with that value.
 """
 from __future__ import annotations
@@ -45,7 +47,7 @@ from pt2bot.jsonio import write_json
 from pt2bot.smoke.breaks import RecordingBackend, collect_breaks, measure_breaks
 from pt2bot.smoke.export import measure_export
 from pt2bot.smoke.inputs import (CaseInputs, build_inputs, build_model, compare_outputs,
-                                 forward_params, infer_dims, run_forward)
+                                 flatten_outputs, forward_params, infer_dims, run_forward)
 from pt2bot.smoke.location import ModelError, RepoPaths
 from pt2bot.smoke.ops import eager_frames
 from pt2bot.smoke.matrix import compile_configured, measure_matrix
@@ -57,6 +59,7 @@ from pt2bot.smoke.trace import TraceCollector, compilation_metrics, reset_dynamo
 from pt2bot.smoke.worker import read_spec, route_logs, shape_cases
 
 HEAD = "head"
+GRADIENTS = "head gradients"   # the key of head's gradients in a model's cache
 GUARD_WORDS = {"nan": "NaN", "inf": "inf", "empty": "an empty mask", "zero": "zeros",
                "invalid": "values a check refuses (-1, 0, 1e3, 1e6, NaN)",
                "large": "large finite values (1e6)"}
@@ -308,6 +311,50 @@ def backend_check(model: Any, case: CaseInputs, expected: Any, paths: RepoPaths,
     return {"backend": backend, **row}
 
 
+def gradients(model: Any, case: CaseInputs, paths: RepoPaths) -> list[Any] | str | None:
+    """The gradients of the model's trainable parameters for the sum of its floating-point
+    outputs on `case` (eager, seeded as the forward runs are): what training computes from this
+    code. A rewrite can equal head in the forward pass and not in backward: `torch.where(c,
+    h.sqrt(), h)` selects `h` where `h < 0`, but the NaN of the unselected `sqrt` reaches the
+    gradient (0 times NaN). None when nothing is differentiable (no trainable parameter, no
+    output that depends on one); the exception's text when backward raises."""
+    import torch
+
+    params = [p for p in model.parameters() if p.requires_grad and p.is_floating_point()]
+    if not params:
+        return None
+    try:
+        with torch.enable_grad():
+            leaves = [o for o in flatten_outputs(_seeded_forward(model, case, paths))
+                      if isinstance(o, torch.Tensor) and o.requires_grad and o.is_floating_point()]
+            if not leaves:
+                return None
+            loss = functools.reduce(lambda a, b: a + b, (o.float().sum() for o in leaves))
+            grads = torch.autograd.grad(loss, params, allow_unused=True)
+    except ModelError as e:
+        return e.message
+    except Exception as e:  # noqa: BLE001 - a backward that fails is a result
+        return f"{type(e).__name__}: {str(e)[:300]}"
+    return [torch.zeros_like(p) if g is None else g.detach().clone() for p, g in zip(params, grads)]
+
+
+def _gradient_row(expected: Any, got: Any, tolerance: Any) -> dict[str, Any] | None:
+    """Head's gradients (`gradients`) against the candidate's: None when head has none to
+    compare (nothing differentiable, or its own backward fails)."""
+    import torch
+
+    if not isinstance(expected, list):
+        return None
+    if not isinstance(got, list):
+        return {"match": False, "max_abs_err": None,
+                "message": f"backward {'fails: ' + got if got else 'has nothing to differentiate'}"}
+    row = _compare(expected, got, tolerance)
+    if not row["match"] and any(bool(torch.isnan(g).any()) and not bool(torch.isnan(e).any())
+                                for e, g in zip(expected, got)):
+        row["message"] = "NaN where head's are finite"
+    return row
+
+
 def guard_checks(model: Any, case: CaseInputs, paths: RepoPaths, kinds: Sequence[str],
                  head_swap: Swap, cand_swap: Swap, tolerance: Any,
                  head_cache: GuardCache, *,
@@ -525,6 +572,10 @@ def judge(head: Mapping[str, Any], cand: Mapping[str, Any], targets: Sequence[Ma
     for row in cand.get("outputs") or ():
         if not row.get("match"):
             return no(f"outputs differ from head's on {_shape(row.get('shape'))}{_detail(row)}")
+    grads = cand.get("gradients")
+    if grads and not grads.get("match"):
+        return no(f"the parameters' gradients differ from head's on {_shape(grads.get('shape'))}"
+                  f"{_detail(grads)}")
     for row in cand.get("guards") or ():
         word = GUARD_WORDS.get(str(row.get("kind")), str(row.get("kind")))
         if not row.get("hit"):
@@ -683,6 +734,8 @@ def judge(head: Mapping[str, Any], cand: Mapping[str, Any], targets: Sequence[Ma
         return no("export did not run")
     n = len(cand.get("outputs") or ())
     evidence.append(f"outputs equal on {n} shape case{'s' if n != 1 else ''}")
+    if grads:
+        evidence.append(f"gradients equal on {_shape(grads.get('shape'))}")
     if isinstance(block, int):
         entered = sorted({GUARD_WORDS.get(str(r.get("kind")), str(r.get("kind")))
                           for r in cand.get("guards") or () if r.get("reached")})
@@ -898,6 +951,9 @@ def prove_candidate(cand: Mapping[str, Any], model: Any, cases: list[CaseInputs]
     if set(kinds) & RAISING_GUARDS:
         measured["raises"] = sorted(set(_RAISE_RE.findall("\n".join(replaced))))
     stage: str | None = None   # what ran out of the candidate's time, when not the model
+    # head's gradients, once per model: a candidate safe by construction computes what head does
+    if not cand.get("safe") and GRADIENTS not in backend_cache:
+        backend_cache[GRADIENTS] = gradients(model, cases[0], paths)
     try:
         with time_limit(limit, CandidateTimeout):
             head_swap = function_at(paths, edit.path, original, edit) if kinds else None
@@ -921,6 +977,13 @@ def prove_candidate(cand: Mapping[str, Any], model: Any, cases: list[CaseInputs]
                                   first, lambda state: not _refused_by_breaks(
                                       head, {**measured, **state}, targets, edit))
                     ok = not _refused_by_breaks(head, measured, targets, edit)
+                if ok and not cand.get("safe"):
+                    grads = _gradient_row(backend_cache.get(GRADIENTS),
+                                          gradients(model, cases[0], paths),
+                                          model_spec.get("tolerance"))
+                    if grads is not None:
+                        measured["gradients"] = {"shape": dict(cases[0].shape), **grads}
+                        ok = bool(grads["match"])
                 if ok and head_swap is not None:
                     cache = guard_cache.setdefault(f"{edit.path}:{head_swap.qualname}", {})
                     compiled = asks_compiling(cand.get("lines") or (), patched)
