@@ -2,81 +2,83 @@ from __future__ import annotations
 
 import ast
 
-from pt2bot.analysis.infer import (BOOL_TENSOR, NDARRAY, PARAM, RESULT, SCALAR, SCALARS, TENSOR,
-                                   TENSORS)
+from pt2bot.analysis.infer import BOOL_TENSOR, NDARRAY, RESULT, TENSOR, TENSORS
 from pt2bot.rules.base import Candidate, Rule
 from pt2bot.rules.edits import function_binds, node_span, pure, replace_spans, segment, source_lines
 
-# The kinds of a local that make a key reading it a value dynamo cannot fold (a tensor, a
-# number read from one): `min([1, 2, 4], key=lambda v: (v - t).abs())` breaks where `t` is one.
-_TRACED = frozenset({TENSOR, PARAM, BOOL_TENSOR, RESULT, TENSORS, SCALAR, SCALARS, NDARRAY})
+# The kinds of a value that is surely a tensor to dynamo: a list of them, or a key reading one,
+# is no constant (`min([1, 2, 4], key=lambda v: (v - t).abs())` breaks where `t` is one).
+_TENSORS = frozenset({TENSOR, BOOL_TENSOR, RESULT, TENSORS, NDARRAY})
+# Iterables dynamo never folds, even over constants (measured on torch 2.13: a dict's
+# `.items()` / `.values()` of ints, `enumerate` / `zip` of floats, a generator of ints break).
+_VIEWS = frozenset({"items", "values", "keys"})
+_ITERATORS = frozenset({"enumerate", "zip"})
+# A string's methods: `key=lambda s: s.lower()` over strings folds, unlike `o.rank` over objects.
+_STR_ATTRS = frozenset(a for a in dir(str) if not a.startswith("_"))
 
 
-def _literal(e: ast.AST) -> bool:
-    """A literal Python constant dynamo folds: `3`, `-1.5`, `"a"`, a list/tuple/set of them,
-    `range(...)` of them."""
-    t = type(e)
-    if t is ast.Constant:
-        return True
-    if t is ast.UnaryOp and isinstance(e.op, (ast.USub, ast.UAdd)):
-        return type(e.operand) is ast.Constant
-    if t in (ast.List, ast.Tuple, ast.Set):
-        return all(_literal(x) for x in e.elts)
-    if t is ast.Call and isinstance(e.func, ast.Name) and e.func.id == "range" and not e.keywords:
-        return all(_literal(x) for x in e.args)
-    return False
+def _from(e: ast.AST, names: set[str]) -> bool:
+    """`e` is one of `names` or an item of something indexed by / holding one (`p`, `p[0]`, `ts[i]`)."""
+    while isinstance(e, ast.Subscript):
+        if any(isinstance(n, ast.Name) and n.id in names for n in ast.walk(e.slice)):
+            return True
+        e = e.value
+    return isinstance(e, ast.Name) and e.id in names
 
 
-def _module_literals(mod) -> frozenset[str]:
-    """The names the file's top level binds once, to a literal constant (`SIZES = [2, 4, 8]`)."""
-    cached = mod.__dict__.get("_ptc112_literals")
-    if cached is None:
-        bound: dict[str, int] = {}
-        literal: set[str] = set()
-        for st in mod.tree.body:
-            targets = st.targets if isinstance(st, ast.Assign) else \
-                [st.target] if isinstance(st, (ast.AnnAssign, ast.AugAssign)) else []
-            for t in targets:
-                if isinstance(t, ast.Name):
-                    bound[t.id] = bound.get(t.id, 0) + 1
-                    if isinstance(st, ast.Assign) and len(st.targets) == 1 and _literal(st.value):
-                        literal.add(t.id)
-        cached = mod.__dict__["_ptc112_literals"] = frozenset(n for n in literal if bound[n] == 1)
-    return cached
-
-
-def _folded(ctx, node: ast.Call, key: ast.AST) -> bool:
-    """Whether dynamo folds the call as a constant (measured on torch 2.13: no break): every
-    positional argument is a literal constant or a module-level name bound to one, and the
-    key reads no local tensor."""
+def _not_constant(ctx, node: ast.Call, key: ast.AST) -> bool:
+    """Evidence that dynamo cannot fold the call to a constant, which is what it does when the
+    items and the key are Python constants (measured on torch 2.13: `max([3, 1, 2], key=f)`,
+    `min(d, key=d.get)` over a dict of ints, `max(range(len(s)), key=s.__getitem__)` over a
+    list of floats, `min(pairs, key=lambda p: p[0])` do not break): an item that is an object,
+    a module or a tensor (the key reads an attribute of it: `lambda i: i.rank`,
+    `lambda j: ts[j].numel()`, `operator.attrgetter`), an iterable dynamo does not fold, or a
+    key that reads a tensor or the module (`self`)."""
     for a in node.args:
-        if isinstance(a, ast.Name) and a.id not in ctx.env and a.id in _module_literals(ctx.mod):
-            continue
-        if not _literal(a):
-            return False
+        if isinstance(a, ast.GeneratorExp) or ctx.kind(a) in _TENSORS:
+            return True
+        if isinstance(a, ast.Call) and (isinstance(a.func, ast.Attribute) and a.func.attr in _VIEWS
+                                        and not a.args or ctx.mod.resolve(a.func) in _ITERATORS):
+            return True
+        if isinstance(a, (ast.List, ast.Tuple)) and any(ctx.kind(x) in _TENSORS for x in a.elts):
+            return True
+    if isinstance(key, ast.Call):
+        return ctx.mod.resolve(key.func) == "operator.attrgetter"
+    if isinstance(key, ast.Attribute):   # a method of the module: `key=self.score`
+        return isinstance(key.value, ast.Name) and key.value.id == "self"
     own = {a.arg for a in key.args.args} if isinstance(key, ast.Lambda) else set()
-    return not any(isinstance(n, ast.Name) and n.id not in own and ctx.env.get(n.id) in _TRACED
-                   for n in ast.walk(key))
+    for n in ast.walk(key):
+        if isinstance(n, ast.Attribute) and n.attr not in _STR_ATTRS and _from(n.value, own):
+            return True
+        if isinstance(n, ast.Name) and n.id not in own and (n.id == "self" or ctx.env.get(n.id) in _TENSORS):
+            return True
+    return False
 
 
 class MinMaxKey(Rule):
     """## What it does
-    Flags `min(...)` and `max(...)` with a `key=` argument in compiled code, over anything but
-    literal constants: objects, modules, tensors, dict views, `enumerate`/`zip`, generators.
+    Flags `min(...)` and `max(...)` with a `key=` argument in compiled code where the items
+    are objects, modules or tensors (the key reads an attribute of them: `lambda i: i.rank`),
+    where the iterable is a dict view, `enumerate`, `zip` or a generator, or where the key
+    reads a tensor or the module.
 
     ## Why is this bad?
     dynamo's handler for `min`/`max` takes no `key=`: torch 2.13 breaks the graph at the call
-    (GB0193, "invalid call to builtin op handler") on every call of the model. Measured with
-    `pt2bot.testing.graph_breaks` on torch 2.13: it breaks over `dict.values()` /
-    `dict.items()`, a list, tuple or generator of objects, an `nn.ModuleList`, a list of
-    tensors (`max(ts, key=lambda t: t.numel())`), `range(len(ts))` with a key reading `ts`,
-    `enumerate(...)`, and with several positional arguments (`min(a, b, key=k)`) or a
-    `default=` of objects. It does not break where dynamo can fold the whole call as a
-    constant: literal constants (`max([3, 1, 2], key=f)`, `min(1, 2, key=f)`, `range(4)`) and
-    module-level names bound to them (`SIZES = [2, 4, 8]`), with a key reading no tensor;
-    these are not flagged. Neither are sizes (`max(x.shape, key=f)`, a module's list of ints
-    keyed by a size): they fold while the shapes are static and break (GB0193) only once
-    dynamo makes a size dynamic.
+    (GB0193, "invalid call to builtin op handler") on every call of the model, unless it can
+    run the whole call as a constant, which it does when the items and the key are Python
+    constants. Measured with the eager backend on torch 2.13, it breaks over
+    `impls.values()`, a list, tuple or generator of objects, an `nn.ModuleList`, a list of
+    tensors (`max(ts, key=lambda t: t.numel())`), `range(len(ts))` keyed by `ts[j].shape[0]`,
+    `d.items()` / `d.values()` even of ints, `enumerate(...)` and `zip(...)` even of floats,
+    with a key that is a method of the module or reads a tensor, with several positional
+    arguments (`min(a, b, key=k)`) and with `default=`. It does not break (and is not flagged)
+    over literal constants (`max([3, 1, 2], key=f)`, `min(1, 2, key=abs)`), a dict of ints
+    keyed by its `.get`, a list of floats from `.tolist()` (`max(range(len(s)),
+    key=s.__getitem__)`), tuples keyed by an item (`lambda p: p[0]`), strings keyed by a
+    string method. Over sizes (`max(x.shape, key=f)`, a list of ints keyed by a size) it folds
+    while the shapes are static and breaks only once dynamo makes a size dynamic: not flagged.
+    torch 2.14 takes `key=` and `default=` (keys that fold to constants), so the rule holds
+    for torch < 2.14.
 
     ## Example
     ```python
@@ -122,7 +124,7 @@ class MinMaxKey(Rule):
                 or f.id in ctx.mod.summary.module_names or f.id in ctx.env:
             return
         key = next((k.value for k in node.keywords if k.arg == "key"), None)
-        if key is None or _folded(ctx, node, key):
+        if key is None or not _not_constant(ctx, node, key):
             return
         use = "sorted(..., key=...)[0]" if f.id == "min" else "sorted(..., key=..., reverse=True)[0]"
         ctx.report(self.code, node, f"dynamo's `{f.id}` takes no `key=`: this call breaks the graph "
