@@ -70,6 +70,22 @@ def test_flags_key_over_what_dynamo_cannot_fold(tmp_path, body):
     assert fs[0].gb == "GB0193" and "sorted(" in fs[0].message
 
 
+def test_a_parameter_annotated_as_a_list_of_tensors_holds_tensors(tmp_path):
+    """kornia's `_batch_polygons(polygons: List[Tensor])` takes `len(max(polygons, key=len))`."""
+    _src, fs = findings(tmp_path, """\
+        from typing import List
+
+        import torch
+
+
+        def f(polygons: List[torch.Tensor], sizes: List[int]):
+            return max(polygons, key=len) * len(min(sizes, key=abs))
+
+        g = torch.compile(f)
+        """)
+    assert [f.col for f in fs] == [11]
+
+
 @pytest.mark.parametrize("body", NOT_FLAGGED)
 def test_literal_constants_no_key_and_eager_only_are_not_flagged(tmp_path, body):
     _src, fs = findings(tmp_path, module(body, head="SIZES = [2, 4, 8]\n"))
@@ -270,3 +286,29 @@ def test_a_gb0193_break_without_a_finding_gets_the_recipe(tmp_path):
     assert why == {}
     (p,) = [p for p in proposals if p.cand.code == "PTC112"]
     assert p.cand.lines == ("    return x * sorted(SIZES, key=lambda s: abs(s - h))[0]",)
+
+
+@torch_mark
+def test_a_list_of_tensors_keyed_by_len(tmp_path):
+    """kornia's shape: the longest of a list of tensors; of two as long, the first."""
+    torch = pytest.importorskip("torch")
+    src, (f,) = findings(tmp_path, """\
+        from typing import List
+
+        import torch
+
+
+        def f(polygons: List[torch.Tensor]):
+            longest = max(polygons, key=len)
+            return longest * 2
+
+        g = torch.compile(f)
+        """)
+    (c,) = fix_candidates(f, src)
+    assert c.lines == ("    longest = sorted(polygons, key=len, reverse=True)[0]",)
+    before, after = load(src).f, load(apply_candidate(src, c)).f
+    polygons = [torch.ones(2, 2), torch.full((3, 2), 2.0), torch.full((3, 2), 3.0)]
+    if parse_version(torch.__version__) < (2, 14):
+        assert break_ids(torch, before, polygons) == {"GB0193"}
+    assert break_ids(torch, after, polygons) == set()
+    assert torch.equal(after(polygons), before(polygons)) and torch.equal(after(polygons), polygons[1] * 2)

@@ -26,16 +26,32 @@ def _from(e: ast.AST, names: set[str]) -> bool:
     return isinstance(e, ast.Name) and e.id in names
 
 
+_SEQUENCES = frozenset({"List", "list", "Tuple", "tuple", "Sequence", "Iterable"})
+
+
+def _tensor_list_param(ctx, name: str) -> bool:
+    """`name` is a parameter annotated as a sequence of tensors (`polygons: List[Tensor]`)."""
+    args = ctx.node.args
+    for a in args.posonlyargs + args.args + args.kwonlyargs:
+        if a.arg == name and a.annotation is not None:
+            words = {n.id if isinstance(n, ast.Name) else n.attr for n in ast.walk(a.annotation)
+                     if isinstance(n, (ast.Name, ast.Attribute))}
+            return "Tensor" in words and bool(words & _SEQUENCES)
+    return False
+
+
 def _not_constant(ctx, node: ast.Call, key: ast.AST) -> bool:
     """Evidence that dynamo cannot fold the call to a constant, which is what it does when the
     items and the key are Python constants (measured on torch 2.13: `max([3, 1, 2], key=f)`,
     `min(d, key=d.get)` over a dict of ints, `max(range(len(s)), key=s.__getitem__)` over a
     list of floats, `min(pairs, key=lambda p: p[0])` do not break): an item that is an object,
     a module or a tensor (the key reads an attribute of it: `lambda i: i.rank`,
-    `lambda j: ts[j].numel()`, `operator.attrgetter`), an iterable dynamo does not fold, or a
-    key that reads a tensor or the module (`self`)."""
+    `lambda j: ts[j].numel()`, `operator.attrgetter`; a parameter annotated as a list of
+    tensors), an iterable dynamo does not fold, or a key that reads a tensor or the module
+    (`self`)."""
     for a in node.args:
-        if isinstance(a, ast.GeneratorExp) or ctx.kind(a) in _TENSORS:
+        if isinstance(a, ast.GeneratorExp) or ctx.kind(a) in _TENSORS or \
+                isinstance(a, ast.Name) and _tensor_list_param(ctx, a.id):
             return True
         if isinstance(a, ast.Call) and (isinstance(a.func, ast.Attribute) and a.func.attr in _VIEWS
                                         and not a.args or ctx.mod.resolve(a.func) in _ITERATORS):
@@ -58,7 +74,8 @@ def _not_constant(ctx, node: ast.Call, key: ast.AST) -> bool:
 class MinMaxKey(Rule):
     """## What it does
     Flags `min(...)` and `max(...)` with a `key=` argument in compiled code where the items
-    are objects, modules or tensors (the key reads an attribute of them: `lambda i: i.rank`),
+    are objects, modules or tensors (the key reads an attribute of them: `lambda i: i.rank`;
+    a parameter annotated `List[Tensor]`),
     where the iterable is a dict view, `enumerate`, `zip` or a generator, or where the key
     reads a tensor or the module.
 
@@ -68,7 +85,7 @@ class MinMaxKey(Rule):
     run the whole call as a constant, which it does when the items and the key are Python
     constants. Measured with the eager backend on torch 2.13, it breaks over
     `impls.values()`, a list, tuple or generator of objects, an `nn.ModuleList`, a list of
-    tensors (`max(ts, key=lambda t: t.numel())`), `range(len(ts))` keyed by `ts[j].shape[0]`,
+    tensors (`max(ts, key=lambda t: t.numel())`, `max(polygons, key=len)`), `range(len(ts))` keyed by `ts[j].shape[0]`,
     `d.items()` / `d.values()` even of ints, `enumerate(...)` and `zip(...)` even of floats,
     with a key that is a method of the module or reads a tensor, with several positional
     arguments (`min(a, b, key=k)`) and with `default=`. It does not break (and is not flagged)
