@@ -26,8 +26,8 @@ def findings(tmp_path, text: str):
 
 def module(body: str, head: str = "") -> str:
     """A compiled function `f(x, objs, a, b)` whose body is `body` (one or more lines)."""
-    return head + "import operator\nimport torch\n\n\ndef f(x, objs, a, b):\n" + textwrap.indent(textwrap.dedent(body), "    ") + \
-        "\n\ng = torch.compile(f)\n"
+    lines = textwrap.indent(textwrap.dedent(body), "    ")
+    return head + "import operator\nimport torch\n\n\ndef f(x, objs, a, b):\n" + lines + "\n\ng = torch.compile(f)\n"
 
 
 FLAGGED = [

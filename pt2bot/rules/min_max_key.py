@@ -66,7 +66,7 @@ def _not_constant(ctx, node: ast.Call, key: ast.AST) -> bool:
     for n in ast.walk(key):
         if isinstance(n, ast.Attribute) and n.attr not in _STR_ATTRS and _from(n.value, own):
             return True
-        if isinstance(n, ast.Name) and n.id not in own and (n.id == "self" or ctx.env.get(n.id) in _TENSORS):
+        if isinstance(n, ast.Name) and n.id not in own and (n.id == "self" or ctx.kind(n) in _TENSORS):
             return True
     return False
 
@@ -75,9 +75,8 @@ class MinMaxKey(Rule):
     """## What it does
     Flags `min(...)` and `max(...)` with a `key=` argument in compiled code where the items
     are objects, modules or tensors (the key reads an attribute of them: `lambda i: i.rank`;
-    a parameter annotated `List[Tensor]`),
-    where the iterable is a dict view, `enumerate`, `zip` or a generator, or where the key
-    reads a tensor or the module.
+    a parameter annotated `List[Tensor]`), where the iterable is a dict view, `enumerate`,
+    `zip` or a generator, or where the key reads a tensor or the module.
 
     ## Why is this bad?
     dynamo's handler for `min`/`max` takes no `key=`: torch 2.13 breaks the graph at the call
@@ -85,17 +84,18 @@ class MinMaxKey(Rule):
     run the whole call as a constant, which it does when the items and the key are Python
     constants. Measured with the eager backend on torch 2.13, it breaks over
     `impls.values()`, a list, tuple or generator of objects, an `nn.ModuleList`, a list of
-    tensors (`max(ts, key=lambda t: t.numel())`, `max(polygons, key=len)`), `range(len(ts))` keyed by `ts[j].shape[0]`,
-    `d.items()` / `d.values()` even of ints, `enumerate(...)` and `zip(...)` even of floats,
-    with a key that is a method of the module or reads a tensor, with several positional
-    arguments (`min(a, b, key=k)`) and with `default=`. It does not break (and is not flagged)
-    over literal constants (`max([3, 1, 2], key=f)`, `min(1, 2, key=abs)`), a dict of ints
-    keyed by its `.get`, a list of floats from `.tolist()` (`max(range(len(s)),
-    key=s.__getitem__)`), tuples keyed by an item (`lambda p: p[0]`), strings keyed by a
-    string method. Over sizes (`max(x.shape, key=f)`, a list of ints keyed by a size) it folds
-    while the shapes are static and breaks only once dynamo makes a size dynamic: not flagged.
-    torch 2.14 takes `key=` and `default=` (keys that fold to constants), so the rule holds
-    for torch < 2.14.
+    tensors (`max(ts, key=lambda t: t.numel())`, `max(polygons, key=len)`), `range(len(ts))`
+    keyed by `ts[j].shape[0]`, `d.items()` / `d.values()` even of ints, `enumerate(...)` and
+    `zip(...)` even of floats, with a key that is a method of the module or reads a tensor,
+    with several positional arguments (`min(a, b, key=k)`) and with `default=`. It does not
+    break (and is not flagged) over literal constants (`max([3, 1, 2], key=f)`,
+    `min(1, 2, key=abs)`), a dict of ints keyed by its `.get`, a list of floats from
+    `.tolist()` (`max(range(len(s)), key=s.__getitem__)`), tuples keyed by an item
+    (`lambda p: p[0]`), strings keyed by a string method. Over sizes (`max(x.shape, key=f)`,
+    a list of ints keyed by a size) it folds while the shapes are static and breaks only once
+    dynamo makes a size dynamic: not flagged. torch 2.14 takes `key=` and `default=`: every
+    form above traces there except a key that is a tensor value, which breaks with its own
+    message ("min/max with non-constant key"); the rule holds for torch < 2.14.
 
     ## Example
     ```python
