@@ -859,44 +859,47 @@ def verify(spec: dict[str, Any], emit: Emit) -> None:
         emit({"id": cand["id"], **verdict, "s": _since(t1)})
 
 
+def _edited_if(original: str, edit: Edit) -> Any:
+    """The `if` statement of head's text on the edit's first line, without an `else` (the
+    eager-only exits and blocks edit its header), or None."""
+    import ast
+
+    try:
+        tree = ast.parse(original)
+    except (SyntaxError, ValueError, RecursionError):
+        return None
+    return next((n for n in ast.walk(tree) if isinstance(n, ast.If) and n.lineno == edit.start_line
+                 and not n.orelse and n.body), None)
+
+
+def _is_exit(node: Any) -> bool:
+    import ast
+
+    return len(node.body) == 1 and isinstance(node.body[0], (ast.Break, ast.Continue, ast.Return))
+
+
 def _exit_line(original: str, edit: Edit) -> int | None:
     """For an edit of `if <test>: break` (or `continue`, `return`), head's line of that exit
     statement: whether a guard input takes it decides whether the compiled guard run showed
     anything. -1 when the exit is on the `if`'s own line (no line event tells it apart); None
     for any other edit."""
-    import ast
-
-    try:
-        tree = ast.parse(original)
-    except (SyntaxError, ValueError, RecursionError):
+    node = _edited_if(original, edit)
+    if node is None or not _is_exit(node):
         return None
-    for node in ast.walk(tree):
-        if isinstance(node, ast.If) and node.lineno == edit.start_line and len(node.body) == 1 \
-                and not node.orelse and isinstance(node.body[0], (ast.Break, ast.Continue, ast.Return)):
-            line = node.body[0].lineno
-            return -1 if line == node.lineno else line
-    return None
+    line = node.body[0].lineno
+    return -1 if line == node.lineno else line
 
 
 def _block_line(original: str, edit: Edit) -> int | None:
     """For an edit of `if <test>: <block>` into `if not torch.compiler.is_compiling() and
     <test>:` (pt2bot/rules/branch_fixes.py `eager_block_fixes`), head's first line of the
-    block, on another line than the `if`'s; None for any other edit."""
-    import ast
-
-    try:
-        tree = ast.parse(original)
-    except (SyntaxError, ValueError, RecursionError):
+    block: the edit rewrites the header only, and the block starts on a line of its own.
+    None for any other edit, an exit (`_exit_line`) included."""
+    node = _edited_if(original, edit)
+    if node is None or _is_exit(node) or edit.end_line != node.test.end_lineno \
+            or node.body[0].lineno <= edit.end_line:
         return None
-    for node in ast.walk(tree):
-        # the edit rewrites the `if`'s header only, and the block stays as it was
-        if isinstance(node, ast.If) and node.lineno == edit.start_line and not node.orelse \
-                and edit.end_line == node.test.end_lineno and node.body \
-                and node.body[0].lineno > edit.end_line:
-            exit_only = len(node.body) == 1 and isinstance(node.body[0], (ast.Break, ast.Continue,
-                                                                          ast.Return))
-            return None if exit_only else node.body[0].lineno   # (an exit: `_exit_line`)
-    return None
+    return node.body[0].lineno
 
 
 def _enters(model: Any, cases: Sequence[CaseInputs], paths: RepoPaths, head_swap: Swap,
