@@ -70,6 +70,18 @@ JUDGEMENTS: dict[str, dict[str, tuple[bool, str]]] = {
                    "the LoRA path (two matmuls and the dropout) runs twice, and in training the dropout is "
                    "drawn twice"),
     },
+    "e3nn_soft_unit_step": {
+        "y = torch.where(m, (-1 / x).exp(), y)": (
+            True, "the same values as the maintainers' `torch.where(mask, torch.exp(-1.0 / safe_x), "
+                  "torch.zeros_like(x))` with `safe_x = torch.where(mask, x, torch.ones_like(x))`: both "
+                  "keep `exp(-1/x)` where `x > 0` and the zeros `y` was made of elsewhere. The suggestion "
+                  "computes `exp(-1/x)` on the unselected elements too (0 at x = 0, inf for x < 0), which "
+                  "`torch.where` discards; the maintainers' `safe_x` avoids computing it. That matters "
+                  "only to a gradient taken through this code, and this is an autograd.Function whose "
+                  "own `backward` gives the gradient (unchanged, compared by the proof). The recipe's "
+                  "second form is the maintainers' `safe_x` one; it was not tried once the first was "
+                  "verified. Written after the held-out-2 run at this stop (the set is now tuned)"),
+    },
     "mace_contraction_view": {
         "resize_shape = out.shape[1:].numel()": (
             True, "the same view as the maintainers' `out.view(out.shape[0], -1)`: the product of the "

@@ -225,7 +225,7 @@ def gather(targets: list[dict[str, Any]], findings: Sequence[Finding], head_root
             cands, reason = fix_candidates_explained(f, source, tree)
             if reason and not directed:
                 reasons.append(reason)
-            for c in cands:
+            for c in (v for c in cands for v in (c, *c.variants)):
                 if changeset is not None and not in_one_hunk(changeset, c.path, c.start_line,
                                                               c.end_line):
                     reasons.append(f"{c.title}: the edit (lines {c.start_line}-{c.end_line}) "

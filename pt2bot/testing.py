@@ -644,12 +644,13 @@ def verified_fixes(model: Any, *args: Any, user_code: str | Sequence[str] | None
                             "gb_type": b.gb_type} for b in breaks
                            if b.path == path and f.line <= (b.line or 0) <= (f.end_line or f.line)
                            and b.line not in fixed]
-                for cand in fix_candidates(f, source) if targets else ():
+                cands = [v for c in fix_candidates(f, source) for v in (c, *c.variants)]
+                for cand in cands if targets else ():
                     patched = apply_candidate(source, cand)
                     verdict = prove_candidate(
                         {"path": path, "start_line": cand.start_line, "end_line": cand.end_line,
                          "lines": list(cand.lines), "original": source, "patched": patched,
-                         "guards": list(cand.guards), "targets": targets},
+                         "guards": list(cand.guards), "safe": cand.safe, "targets": targets},
                         model, [case], [head_out], head, {}, {"backend": "eager"}, paths,
                         ["breaks"], None, {})
                     diff = "".join(difflib.unified_diff(

@@ -432,7 +432,7 @@ def test_the_loop_verifies_the_recipe_and_refuses_the_wrong_forms(repo, tmp_path
     good = verdicts["right"]
     assert good["accepted"] is True, good
     assert good["evidence"] == ("GB0170 gone, 3 graphs instead of 5, outputs equal on 2 shape cases, "
-                                "equal with values a check refuses (-1, 0, 1e3, 1e6, NaN) injected, eager and "
+                                "gradients equal on shape case batch=2, equal with values a check refuses (-1, 0, 1e3, 1e6, NaN) injected, eager and "
                                 "compiled")
     assert good["guards"] == ["invalid"]
 

@@ -86,16 +86,23 @@ class Proof:
     """Head measured once (break pass, eager backend, one shape case) and any number of
     candidate edits of `bpkg/net.py` proven against it, in this process."""
 
-    def __init__(self, tmp_path, monkeypatch, text: str):
+    def __init__(self, tmp_path, monkeypatch, text: str, phases=("breaks",)):
         self.text = text
+        self.phases = list(phases)
         self.model, self.paths = _load(tmp_path, monkeypatch, text)
         torch.manual_seed(0)
-        self.case = CaseInputs(shape={"batch": 2}, args=(torch.randn(2, 4),), kwargs={})
-        with torch.no_grad():
-            torch.manual_seed(0)
-            self.head_out = self.model(*self.case.args)
-        self.head = measure_state(self.model, [self.case], [self.head_out], {}, {}, self.paths,
-                                  ["breaks"])
+        # the shape matrix needs a second case
+        self.cases = [CaseInputs(shape={"batch": b}, args=(torch.randn(b, 4),), kwargs={})
+                      for b in ((2, 3) if "matrix" in self.phases else (2,))]
+        self.case = self.cases[0]
+        self.head_outs = []
+        for case in self.cases:
+            with torch.no_grad():
+                torch.manual_seed(0)
+                self.head_outs.append(self.model(*case.args))
+        self.head_out = self.head_outs[0]
+        self.head = measure_state(self.model, self.cases, self.head_outs, {}, {}, self.paths,
+                                  self.phases)
 
     def prove(self, start: int, end: int, line: str | tuple[str, ...], guards=(),
               backend: str = "eager", safe: bool = False) -> dict:
@@ -108,8 +115,8 @@ class Proof:
             {"path": cand.path, "start_line": start, "end_line": end, "lines": list(lines),
              "original": self.text, "patched": apply_candidate(self.text, cand),
              "guards": list(guards), "safe": safe, "targets": [target]},
-            self.model, [self.case], [self.head_out], self.head, {}, {"backend": backend},
-            self.paths, ["breaks"], None, {})
+            self.model, self.cases, self.head_outs, self.head, {}, {"backend": backend},
+            self.paths, self.phases, None, {})
 
 
 LATER = NET.replace("if h.sum() > 0:\n            h = h * 2\n        return h + 1\n",
@@ -381,3 +388,85 @@ def test_a_check_deleted_under_compile_is_refused_on_a_later_guard_input(tmp_pat
     assert right["accepted"] is True, right
     starts = [sum(1 for _ in t.of_kind("dynamo_start")) for t in (trace, kept_trace)]
     assert starts[0] == starts[1]
+
+
+# a block of work that changes nothing: trailing columns known to be zero are cut off before a
+# sum (the shape cases enter it: the zeros are always there); and one that changes the result
+BLOCKS = NET.replace("""        if h.sum() > 0:
+            h = h * 2
+        return h + 1
+""", """        z = torch.cat([h, torch.zeros_like(h)], dim=-1)
+        zero = (z == 0).all(0)
+        if zero.any():
+            k = torch.where(zero)[0][0].item()
+            z = z[:, :k]
+        if (h > 0).any():
+            h = h * 2
+        if (h.abs() > 1e5).any():
+            h = h.clamp(-1e5, 1e5)
+        return h + z.sum(-1, keepdim=True)
+""")
+CUT, DOUBLE, CLAMP = 14, 17, 19
+
+
+def _eager_only(line: str) -> str:
+    return line.replace("if ", "if not torch.compiler.is_compiling() and ", 1)
+
+
+@pytest.fixture()
+def blocks(tmp_path, monkeypatch):
+    return Proof(tmp_path, monkeypatch, BLOCKS, phases=("breaks", "matrix"))
+
+
+def test_a_block_skipped_under_compile_that_changes_nothing_is_verified(blocks):
+    """Eager runs the edited code exactly as head; only compiled runs skip the block. The shape
+    cases enter it (head's eager run reaches its first line), so the matrix's compiled
+    outputs, compared with eager ones, are the comparison with head."""
+    line = BLOCKS.splitlines()[CUT - 1]
+    assert line.strip() == "if zero.any():"
+    verdict = blocks.prove(CUT, CUT, _eager_only(line), guards=["empty"])
+    assert verdict["accepted"] is True, verdict
+    assert ("compiled code skips the block and still equals head's eager outputs on the 2 shape "
+            "cases") in verdict["evidence"], verdict["evidence"]
+
+
+def test_a_block_whose_work_matters_is_refused_by_the_compiled_shape_cases(blocks):
+    """`h * 2` under a test the shape cases pass: eager is head's own code, so only the
+    compiled run of the matrix shows the difference."""
+    line = BLOCKS.splitlines()[DOUBLE - 1]
+    verdict = blocks.prove(DOUBLE, DOUBLE, _eager_only(line), guards=["empty"])
+    assert verdict["accepted"] is False
+    assert verdict["reason"].startswith("compiled outputs differ from eager ones on shape case "
+                                        "batch=2"), verdict
+
+
+def test_a_block_no_input_enters_is_refused(blocks):
+    """Nothing in the shape cases reaches 1e5, and zeros do not either: no compiled run
+    compared skipping the clamp with running it. 1e6 does, and there the clamp matters."""
+    line = BLOCKS.splitlines()[CLAMP - 1]
+    never = blocks.prove(CLAMP, CLAMP, _eager_only(line), guards=["zero"])
+    assert never["accepted"] is False
+    assert never["reason"] == (f"no input enters the block at line {CLAMP + 1}, so compiled code "
+                               "skipping it was never compared with head")
+    large = blocks.prove(CLAMP, CLAMP, _eager_only(line), guards=["large"])
+    assert large["accepted"] is False
+    assert "compiled, where `is_compiling()` is true" in large["reason"], large
+
+
+ROOT_OF = NET.replace("if h.sum() > 0:\n            h = h * 2", "if (h > 0).all():\n            h = h.sqrt()")
+
+
+def test_a_rewrite_equal_forward_but_nan_in_backward_is_refused(tmp_path, monkeypatch):
+    """`torch.where(c, h.sqrt(), h)` selects `h` where some `h < 0`, as head does in the forward
+    pass; in backward the unselected `sqrt`'s NaN reaches the weights' gradients (0 times NaN).
+    Training on that code would diverge, so it is no fix. Computing the square root on the
+    selected values only (`h.clamp_min(0).sqrt()` under the same `where`) is."""
+    proof = Proof(tmp_path, monkeypatch, ROOT_OF)
+    nan = proof.prove(BRANCH, BRANCH + 1, "        h = torch.where((h > 0).all(), h.sqrt(), h)")
+    assert nan["accepted"] is False
+    assert nan["reason"] == ("the parameters' gradients differ from head's on shape case batch=2 "
+                             "(NaN where head's are finite)"), nan
+    safe = proof.prove(BRANCH, BRANCH + 1,
+                       "        h = torch.where((h > 0).all(), h.clamp_min(0).sqrt(), h)")
+    assert safe["accepted"] is True, safe
+    assert "gradients equal on shape case batch=2" in safe["evidence"]

@@ -86,3 +86,55 @@ def test_the_loop_refuses_the_wrong_form_and_verifies_the_right_ones(tmp_path):
     draw = verdicts[f"{DRAW}-0"]
     assert draw["accepted"] is True, draw
     assert draw["evidence"].startswith("GB0124 gone")
+
+
+STEP_NET = """\
+import torch
+from torch import nn
+
+
+class Net(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.lin = nn.Linear(8, 8)
+
+    def forward(self, x):
+        h = self.lin(x)
+        y = torch.zeros_like(h)
+        m = h > 0.0
+        y[m] = (-1 / h[m]).exp()
+        return y * 2
+"""
+STORE = 14
+
+
+@pytest.mark.torch
+def test_the_loop_verifies_a_masked_write_of_computed_values_and_refuses_one_without_the_mask(tmp_path):
+    """e3nn's soft_unit_step in a model: the recipe's `torch.where` form is verified (GB0036
+    gone, head's outputs); the same edit without the mask (`y = (-1 / h).exp()`, also without
+    the break) differs from head and is refused; the safe-input form, second, is not tried
+    once the first fixed the break."""
+    root = tmp_path / "repo"
+    (root / "pkg").mkdir(parents=True)
+    (root / "pkg" / "__init__.py").write_text("")
+    (root / "pkg" / "net.py").write_text(STEP_NET)
+    (root / "pt2bot.yml").write_text(CONFIG)
+    found = check_paths(str(root), ["pkg/net.py"], StaticConfig(select=("ALL",)), jobs=1)
+    (finding,) = [f for f in found if f.rule == "PTC304" and f.line == STORE]
+    plain, inside = fix_candidates(finding, STEP_NET)
+    wrong = plain.__class__(**{**plain.__dict__, "lines": ("        y = (-1 / h).exp()",)})
+    target = {"kind": "break", "model": "net", "path": "pkg/net.py", "line": STORE, "gb": "GB0036",
+              "gb_type": "Dynamic shape operator"}
+    items = [(Proposal(cid=cid, cand=c, original=STEP_NET, patched=apply_candidate(STEP_NET, c), findings=[],
+                       targets=[]), [target])
+             for cid, c in (("wrong", wrong), ("plain", plain), ("inside", inside))]
+    config = build_config(CONFIG, str(root / "pt2bot.yml"))
+    setting = ProofSetting(config=config, changeset=None, root=str(root), head_sha=None,
+                           head_results=ResultsFile.empty(), device="cpu")
+    verdicts = prove_on_model(setting, config.model("net"), None, items, str(root),
+                              time.monotonic() + 240, str(tmp_path / "work"))
+    assert verdicts["wrong"]["accepted"] is False
+    assert verdicts["wrong"]["reason"].startswith("outputs differ from head's"), verdicts["wrong"]
+    assert verdicts["plain"]["accepted"] is True, verdicts["plain"]
+    assert verdicts["plain"]["evidence"].startswith("GB0036 gone")
+    assert verdicts["inside"].get("skipped"), verdicts["inside"]

@@ -83,7 +83,9 @@ def test_the_loop_verifies_the_size_recipes_and_refuses_their_wrong_variants(tmp
                                        "        out = fill.expand([h.shape[0] * 2, 4])"], "expand the fill"), ITEM),
         "int": (_wrong(SIZES, SIZES, ["        r = int(torch.prod(torch.tensor(out.shape[1:])))"], "int()"), VIEW),
     }
-    right = {"fill": (fill, ITEM), "numel": (numel, VIEW)}
+    (detached,) = fill.variants
+    assert detached.lines[0] == "        fill = h.min().detach() - 1"
+    right = {"fill": (fill, ITEM), "fill-detached": (detached, ITEM), "numel": (numel, VIEW)}
     items = [(Proposal(cid=cid, cand=c, original=NET, patched=apply_candidate(NET, c), findings=[], targets=[]),
               [targets[line]]) for cid, (c, line) in {**wrong, **right}.items()]
     config = build_config(CONFIG, str(root / "pt2bot.yml"))
@@ -99,7 +101,12 @@ def test_the_loop_verifies_the_size_recipes_and_refuses_their_wrong_variants(tmp
     assert "outputs differ" in expand["reason"] or "raise" in expand["reason"], expand
     still = verdicts["int"]   # `int()` of the tensor is a break too
     assert still["accepted"] is False and "GB0124" in still["reason"], still
-    for cid, head in (("fill", "GB0124 gone"), ("numel", "GB0033 gone")):
+    # `.item()` cut the gradient: the kept tensor lets the filled rows' gradient reach `h.min()`
+    # and the weights, so only the detached form trains as head did
+    plain = verdicts["fill"]
+    assert plain["accepted"] is False, plain
+    assert plain["reason"].startswith("the parameters' gradients differ from head's on shape case batch=2")
+    for cid, head in (("fill-detached", "GB0124 gone"), ("numel", "GB0033 gone")):
         assert verdicts[cid]["accepted"] is True, verdicts[cid]
         assert verdicts[cid]["evidence"].startswith(head), verdicts[cid]
     assert inferred.lines == ("        return out.view(out.shape[0], -1)",)

@@ -316,6 +316,63 @@ def test_no_eager_only_exit_out_of_a_while_or_binding_a_name(tmp_path, text):
     assert not [c for f in stand_ins for c in fix_candidates(f, src) if "eager only" in c.title]
 
 
+from pt2bot.rules.branch_fixes import EAGER_BLOCK as BLOCK  # noqa: E402
+GAE = """\
+    import torch
+
+    @torch.compile
+    def f(gamma: torch.Tensor, values: torch.Tensor):
+        g = gamma.cumprod(-1)
+        first = (g < 1e-7).all(0)
+        if first.any():
+            i = torch.where(first)[0][0].item()
+            g = g[..., :i]
+        return (g * values[..., :g.shape[-1]]).sum(-1)
+    """
+
+
+def test_a_block_of_work_runs_in_eager_only_from_its_test_and_from_inside(tmp_path):
+    """torchrl's truncation of a geometric series: the `if` on a tensor (PTC201) and the
+    `.item()` inside the block (PTC101) both get the same edit of the `if`'s line."""
+    src, by_line = chains(tmp_path, GAE)
+    [c] = titled(by_line[7], BLOCK)
+    assert c.lines == ("    if not torch.compiler.is_compiling() and first.any():",)
+    assert (c.start_line, c.end_line, c.rank, c.guards, c.safe) == (7, 7, 4, ("empty",), False)
+    fixed(src, c)
+    _src, item = findings_in(tmp_path, GAE, "PTC101")
+    [inside] = [d for f in item for d in fix_candidates(f, src) if d.title == BLOCK]
+    assert (inside.start_line, inside.lines) == (c.start_line, c.lines)
+
+
+@pytest.mark.parametrize("block", [
+    # an `else`: compiled code would run neither side
+    "    if first.any():\n        g = g * 2\n    else:\n        g = g * 3\n",
+    # a block that leaves the function: not work to skip
+    "    if first.any():\n        g = g * 2\n        return g\n",
+    "    if first.any():\n        raise ValueError('bad')\n",
+    # `h` is bound only in the block and read after it: unbound in compiled code
+    "    if first.any():\n        h = g * 2\n    g = h\n",
+    # a random draw decides: that is what the code means to do
+    "    if torch.rand(1) < 0.5:\n        g = g * 2\n",
+    # the block on the `if`'s own line: no line event tells whether it ran
+    "    if first.any(): g = g * 2\n",
+])
+def test_blocks_that_are_not_work_compiled_code_can_skip(tmp_path, block):
+    src = ("import torch\n\n@torch.compile\ndef f(gamma: torch.Tensor):\n    g = gamma.cumprod(-1)\n"
+           "    first = (g < 1e-7).all(0)\n" + block + "    return g\n")
+    _src, by_line = chains(tmp_path, src)
+    assert by_line
+    assert not [c for cs in by_line.values() for c in cs if c.title == BLOCK]
+
+
+def test_a_name_bound_in_the_block_but_not_read_after_it_is_fine(tmp_path):
+    src = ("import torch\n\n@torch.compile\ndef f(gamma: torch.Tensor):\n    g = gamma.cumprod(-1)\n"
+           "    first = (g < 1e-7).all(0)\n    if first.any():\n        i = int(first.sum())\n"
+           "        g = g[..., :i]\n    return g\n")
+    _src, by_line = chains(tmp_path, src)
+    assert titled(by_line[7], BLOCK)
+
+
 def test_an_exit_that_returns_what_it_computes_is_not_a_skip(tmp_path):
     _src, by_line = chains(tmp_path, """\
         import torch
@@ -427,7 +484,7 @@ def test_the_posterize_chain_is_verified_and_a_chain_that_reads_a_rebound_name_i
     assert verdicts["wrong"]["reason"].startswith("differs from head on an input with zeros in `bits`")
     assert verdicts["right"]["accepted"] is True, verdicts["right"]
     assert verdicts["right"]["evidence"] == ("GB0170 gone, 1 graph instead of 4, outputs equal on "
-                                             "1 shape case, equal with zeros injected")
+                                             "1 shape case, gradients equal on shape case batch=2, equal with zeros injected")
 
 
 @pytest.mark.torch

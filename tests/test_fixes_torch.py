@@ -440,3 +440,57 @@ def test_writes_through_the_tested_mask_without_the_branch(tmp_path):
     assert c.lines == ("    x[fill_mask] = -1",)
     x = torch.randn(4, 3)
     assert_fixes(src, c, "f", (x * 3,), (x.clamp(max=0.5),), (torch.randn(2, 7),))
+
+
+SOFT_STEP = """\
+import torch
+
+def soft_unit_step(x):
+    y = torch.zeros_like(x)
+    m = x > 0.0
+    y[m] = (-1 / x[m]).exp()
+    return y
+
+def step_grad(x):
+    dx = torch.zeros_like(x)
+    m = x > 0.0
+    xm = x[m]
+    dx[m] = (-1 / xm).exp() / xm.pow(2)
+    return dx
+
+g = torch.compile(soft_unit_step)
+h = torch.compile(step_grad)
+"""
+
+
+@pytest.mark.parametrize("name,line", [("soft_unit_step", 6), ("step_grad", 12)])
+def test_a_masked_write_of_computed_values_through_where_removes_the_break(tmp_path, name, line):
+    """e3nn's soft_unit_step and its derivative: both forms (the value over every element, and
+    with `x`'s unselected elements set to 1.0 first) give head's values without GB0036, also
+    where the unselected elements make -1 / x infinite or NaN."""
+    (tmp_path / "m.py").write_text(SOFT_STEP)
+    (f,) = [f for f in check_paths(str(tmp_path), ["m.py"], StaticConfig(select=("ALL",)), jobs=1)
+            if f.rule == "PTC304" and f.line == line]
+    plain, inside = fix_candidates(f, SOFT_STEP)
+    special = torch.tensor([-1.0, 0.0, 0.5, 2.0, float("nan"), float("inf"), -float("inf"), -0.0])
+    for c in (plain, inside):
+        assert_fixes(SOFT_STEP, c, name, (torch.randn(4, 5),), (special,), (torch.zeros(3),), (-torch.ones(6),))
+
+
+def test_the_discarded_values_make_nan_gradients_the_safe_input_does_not(tmp_path):
+    """Why the second form exists: `torch.where` discards -1 / 0 = -inf in the forward pass,
+    but its gradient there is 0 * inf = NaN; head's gradient (and the second form's) is 0."""
+    (tmp_path / "m.py").write_text(SOFT_STEP)
+    (f,) = [f for f in check_paths(str(tmp_path), ["m.py"], StaticConfig(select=("ALL",)), jobs=1)
+            if f.rule == "PTC304" and f.line == 6]
+    plain, inside = fix_candidates(f, SOFT_STEP)
+
+    def grad(src):
+        x = torch.tensor([-1.0, 0.0, 0.5, 2.0], requires_grad=True)
+        load(src, "soft_unit_step")(x).sum().backward()
+        return x.grad
+
+    head = grad(SOFT_STEP)
+    assert head[:2].tolist() == [0.0, 0.0]
+    assert torch.isnan(grad(apply_candidate(SOFT_STEP, plain))[1])
+    torch.testing.assert_close(grad(apply_candidate(SOFT_STEP, inside)), head)

@@ -27,6 +27,7 @@ from pt2bot.rules.file_io import FileIO
 from pt2bot.rules.hardcoded_size import HardcodedSize
 from pt2bot.rules.host_nondeterminism import HostNondeterminism
 from pt2bot.rules.logging_call import LoggingCall
+from pt2bot.rules.min_max_key import MinMaxKey
 from pt2bot.rules.module_state_mutation import ModuleStateMutation
 from pt2bot.rules.print_call import PrintCall
 from pt2bot.rules.range_over_size import RangeOverSize
@@ -45,7 +46,7 @@ from pt2bot.rules.torch_jit_call import TorchJitCall
 RULES: tuple[type[Rule], ...] = (
     SyntaxErrorRule,
     TensorItem, TensorTolist, TensorNumpy, ScalarConversion, PrintCall, LoggingCall,
-    HostNondeterminism, FileIO, ExplicitGraphBreak, ModuleStateMutation, TorchJitCall,
+    HostNondeterminism, FileIO, ExplicitGraphBreak, ModuleStateMutation, TorchJitCall, MinMaxKey,
     TensorCondition, TensorIteration, ScalarCondition,
     ShapeBranch, HardcodedSize, RangeOverSize, DynamicOutputShape, CompileDynamicFalse, EinxCall,
     SizeSpecialised,

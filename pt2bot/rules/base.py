@@ -65,6 +65,10 @@ class Candidate:
     safe: bool
     guards: tuple[str, ...] = ()   # special values (GUARDS) the replaced code guards against
     rank: int = 0              # try order: lower first (most likely first)
+    # other forms of the same edit the proof tries after this one (their own ranks): a form
+    # only the proof can choose between (the kept tensor, detached or not, tells only in the
+    # gradients), which a reader of the recipe's candidates need not see
+    variants: tuple["Candidate", ...] = ()
 
 
 class Rule:

@@ -23,7 +23,8 @@ In the order they are offered (most likely to be the author's intent first):
    fixes). `and`/`or`/`not` between tensor comparisons become `&`/`|`/`~`. Every value is
    now computed, but `torch.where` lets no NaN or inf of the side it does not select through
    in the forward pass (in backward it does: an inf in the unselected side, `x / 0`, makes a
-   NaN gradient; the proof runs without gradients and cannot see that).
+   NaN gradient; the proof compares the parameters' gradients on one shape case and refuses
+   that).
    A test or value that reads a name an assignment after it rebinds (posterize's `bits = 8 -
    bits`) is computed first, into a fresh local (`cond1 = bits == 0`), so it keeps the value
    it had at its `if`. A tuple, `None`, a value not known to be a tensor, or a statement
@@ -39,7 +40,15 @@ In the order they are offered (most likely to be the author's intent first):
    (a loop's later iterations that are no-ops, a mask of all True the caller applies to no
    effect). Eager runs exactly as before, so the proof runs such an edit compiled on the
    inputs that take the exit (pt2bot/smoke/verify.py `guard_checks`): what the test reads, and
-   zeros for `.all()` or a test with nothing special in it (`_exit_guards`).
+   zeros for `.all()` or a test with nothing special in it (`_exit_guards`);
+5. work done in eager only: `if <test>: <block>` without an `else`, whose block cannot leave
+   the function or loop, becomes `if not torch.compiler.is_compiling() and <test>:` (torchrl's
+   truncation of a geometric series once it falls below 1e-7, skipped while compiling). Also
+   offered for the findings inside such a block (the `.item()` of the truncation index), from
+   the rules that flag them. Right only where the block's work does not change the result
+   (an optimisation, a cache, statistics kept aside); the proof runs the edit compiled on the
+   shape cases and on inputs that make the test hold, compares with head's eager outputs, and
+   refuses it unless one of those runs entered the block (`eager_block_fixes`).
 
 Two more shapes reach these recipes: an `and` test whose other parts are Python tests (`if
 signed and torch.rand(()) <= 0.5:`), which stay an `if` around the edit of the tensor test
@@ -260,7 +269,7 @@ def _if_fixes(code, finding, st: ast.If, body, tree, lines) -> list[Candidate]:
     out = _branch_fixes(code, finding, st, body, tree, lines) if _is_value(st.test) else []
     return out + _python_part_fixes(code, finding, st, body, tree, lines) + \
         _dispatch_fixes(code, finding, st, tree, lines) + chain_fixes(code, finding, st, body, tree, lines) + \
-        _eager_exit_fixes(code, finding, st, tree, lines)
+        _eager_exit_fixes(code, finding, st, tree, lines) + _eager_block_fixes(code, finding, st, tree, lines)
 
 
 # --------------------------------------------------------------------------- Python parts of a test
@@ -876,4 +885,83 @@ def _eager_exit_fixes(code, finding, st: ast.If, tree, lines) -> list[Candidate]
                       safe=False, guards=_exit_guards(text), rank=3)]
 
 
-__all__ = ["chain_fixes", "tensor_condition_fixes", "guards_of"]
+EAGER_BLOCK = "run the block in eager only: compiled code skips it"
+# statements that leave a block other than by its end: a block holding one is not work that
+# compiled code can skip (`_eager_exit_fixes` takes the exits that are the whole body)
+_LEAVES = (ast.Return, ast.Raise, ast.Break, ast.Continue, ast.Yield, ast.YieldFrom, ast.Await)
+
+
+def _stored_names(body: list[ast.stmt]) -> set[str]:
+    return {n.id for st in body for n in ast.walk(st) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store)}
+
+
+def _read_after(fn: ast.AST, st: ast.stmt, name: str) -> bool:
+    end = st.end_lineno or st.lineno
+    return any(isinstance(n, ast.Name) and n.id == name and isinstance(n.ctx, ast.Load) and n.lineno > end
+               for n in ast.walk(fn))
+
+
+def _eager_block_fixes(code, finding, st: ast.If, tree, lines) -> list[Candidate]:
+    """`if <test>: <work>` without an `else` -> `if not torch.compiler.is_compiling() and
+    <test>:`: the block runs in eager only, as an early exit does in `_eager_exit_fixes`
+    (torchrl's truncation of a geometric series below 1e-7, a cache of masks keyed by a data
+    pointer). Right only where skipping the work leaves the result as it was, which is for the
+    proof to show: it runs the edit compiled, on the shape cases and on inputs that make the
+    test hold, and compares with head's eager outputs. Offered only for a block that cannot
+    leave its function or loop (no `return`, `raise`, `break`, `continue`, `yield`), whose
+    every name it assigns already holds a value before the `if` or is not read after it
+    (compiled code would otherwise read a name that was never bound), and whose test draws no
+    random number (a random branch is what the code means to do, not work to skip)."""
+    if st.orelse or is_elif(lines, st) or st.body[0].lineno <= (st.test.end_lineno or st.lineno):
+        return []   # (a block on the `if`'s own line: no line event tells whether it ran)
+    if len(st.body) == 1 and isinstance(st.body[0], (ast.Break, ast.Continue, ast.Return)):
+        return []   # an early exit: `_eager_exit_fixes`
+    if any(isinstance(n, _LEAVES) for b in st.body for n in ast.walk(b)):
+        return []
+    if any(isinstance(n, ast.NamedExpr) for n in ast.walk(st.test)):
+        return []
+    fn = enclosing_function(tree, st)
+    if fn is None or any(not defined_before(tree, st, name) and _read_after(fn, st, name)
+                         for name in _stored_names(st.body)):
+        return []
+    text = segment(lines, st.test)
+    if re.search(r"\bis_(torchdynamo_|dynamo_)?compiling\b", text) or _RANDOM.search(text):
+        return []
+    # a test for NaN or inf guards against them: that block is the point, never work to skip;
+    # so is a transform that is a no-op on ordinary values, or a write through the tested mask
+    # (recipe 1 drops the branch there and keeps the work)
+    if {"nan", "inf"} & set(guards_of(text)) or (len(st.body) == 1 and _noop_guarded(st, lines)) \
+            or _masked_stores_guarded(st, lines):
+        return []
+    if isinstance(st.test, (ast.BoolOp, ast.IfExp, ast.Lambda)) and not (
+            isinstance(st.test, ast.BoolOp) and isinstance(st.test.op, ast.And)):
+        text = f"({text})"
+    start, end = node_span(st.test)
+    new = replace_spans(lines, st.lineno, end[0], [(start, end, f"not torch.compiler.is_compiling() and {text}")])
+    return [Candidate(code=code, path=finding.path, start_line=st.lineno, end_line=end[0], lines=tuple(new),
+                      title=EAGER_BLOCK,
+                      safe=False, guards=_exit_guards(text), rank=4)]
+
+
+def eager_block_fixes(code: str, finding, source: str, tree: ast.Module) -> list[Candidate]:
+    """`_eager_block_fixes` for a finding inside the block (a `.item()`, a masked read in the
+    body of `if first_below_thr.any():`): the innermost `if` whose body holds the finding's
+    statement, in the same function."""
+    lines = source_lines(source)
+    st, _body = statement_at(tree, finding.line, finding.col)
+    if st is None or not binds_torch(tree) or function_binds(tree, st, "torch"):
+        return []
+    fn = enclosing_function(tree, st)
+    if fn is None:
+        return []
+    ifs = [n for n in ast.walk(fn) if isinstance(n, ast.If)
+           and any(s is st for b in n.body for s in ast.walk(b))]
+    if not ifs:
+        return []
+    inner = max(ifs, key=lambda n: (n.lineno, n.col_offset))
+    if not owns_lines(lines, inner) or enclosing_function(tree, inner) is not fn:
+        return []
+    return _eager_block_fixes(code, finding, inner, tree, lines)
+
+
+__all__ = ["EAGER_BLOCK", "chain_fixes", "eager_block_fixes", "tensor_condition_fixes", "guards_of"]

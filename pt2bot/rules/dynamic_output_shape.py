@@ -7,6 +7,7 @@ from functools import lru_cache
 
 from pt2bot.analysis.infer import BOOL_TENSOR, PARAM, TENSORISH, WEAK_BOOL
 from pt2bot.rules.base import Candidate, Rule
+from pt2bot.rules.branch_fixes import eager_block_fixes
 from pt2bot.rules.edits import (BIN_OPS, binds_torch, enclosing_function, finding_statement, fresh_name,
                                 function_binds, identifiers, indentation, node_span, parents_of, pure,
                                 replace_spans, replace_statement, segment, with_replaced)
@@ -188,6 +189,29 @@ class DynamicOutputShape(Rule):
     over `x`'s leading dimensions (`emb[labels == 0] += w`), the mask reshaped to `x`'s number
     of dimensions first (`m.reshape(m.shape + (1,) * (x.dim() - m.dim()))`, only for a mask
     without calls). `x` must be a name or an attribute (it is written three times).
+    Fix offered (not safe) for a masked write of an elementwise function of values read through
+    the same mask, `y[m] = (-1 / x[m]).exp()` (e3nn's soft_unit_step), also through a local
+    bound just before it (`xm = x[m]` then `dx[m] = (-1 / xm).exp() / xm.pow(2)`): arithmetic,
+    unary minus and pointwise torch functions and methods (`exp`, `log`, `sqrt`, `rsqrt`, `pow`,
+    `sin`, `tanh`, `sigmoid`, `abs`, `clamp`, ...), and besides the masked reads only numbers and
+    names or attributes that are not read through the mask, the mask or `y` (such a tensor has
+    the mask's shape and would broadcast differently) nor computed from a masked read (kornia's
+    bessel kernels: `t = 3.75 / x[m]`, the selection's shape). The value computed over every element
+    and the mask's elements kept: `y = torch.where(m, (-1 / x).exp(), y)` where `y` was made by
+    a factory (`torch.zeros_like`, `.clone()`, ...) earlier in the block and not read since
+    (nothing else holds it), else in place, `y.copy_(torch.where(m, (-1 / x).exp(), y))` (a
+    caller's tensor or another reference to `y` sees the write, as it saw head's). A mask
+    computed from `x` by a reduction or an indexing (`x[:, 0] > 0`) has another shape: no edit.
+    The values computed on the unselected elements may be inf or NaN (here -1 / 0): `torch.where`
+    discards them in the forward pass, but the gradient through them is NaN (0 * inf), and the
+    proof refuses that form where the NaN reaches a trainable parameter's gradient. So,
+    second, for a mask `x > c` (`>=`, `<`, `<=`, `!=`; `c` a number) where `x` is the only tensor read through it, `x`'s unselected elements are
+    set to c + 1 (c - 1 for `<`, `<=`) first, `(-1 / torch.where(m, x, 1.0)).exp()`: a value
+    the mask selects, so nothing is computed outside the domain the code keeps to, and the
+    gradients are head's too.
+    A selection inside a block of optional work (`if first_below_thr.any(): i =
+    torch.where(first_below_thr)[0][0].item()`), where none of the above fits, gets the block
+    run in eager only (pt2bot/rules/branch_fixes.py `eager_block_fixes`, PTC201's recipe 5).
     """
 
     code = "PTC304"
@@ -203,7 +227,9 @@ class DynamicOutputShape(Rule):
         return _masked_reduction_fixes(cls.code, finding, source, tree) or \
             _masked_values_fixes(cls.code, finding, source, tree) or \
             _masked_store_fixes(cls.code, finding, source, tree) or \
-            _output_size_fixes(cls.code, finding, source, tree)
+            _masked_compute_fixes(cls.code, finding, source, tree) or \
+            _output_size_fixes(cls.code, finding, source, tree) or \
+            eager_block_fixes(cls.code, finding, source, tree)
 
     def check(self, ctx, node):
         if isinstance(node, ast.AugAssign):
@@ -531,3 +557,258 @@ def _output_size_fixes(code: str, finding, source: str, tree: ast.Module) -> lis
     return [replace_statement(code, finding.path, st, new,
                               f"give `repeat_interleave` its output size, `sum({counts})`, from the Python numbers "
                               "its repeats are made of", safe=False)]
+
+
+# Elementwise torch functions and tensor methods a masked value may go through: each maps every
+# element to one element of the same position (no reduction, no broadcast of its own, no
+# data-dependent shape), so computing it over every element and keeping the mask's elements gives
+# the selected values. Anything else (`.sum()`, `torch.cumsum`, `torch.cat`) has no such form.
+_POINTWISE = frozenset({
+    "exp", "expm1", "exp2", "log", "log1p", "log2", "log10", "sqrt", "rsqrt", "square", "pow",
+    "sin", "cos", "tan", "asin", "acos", "atan", "atan2", "sinh", "cosh", "tanh", "asinh", "acosh",
+    "atanh", "sigmoid", "abs", "neg", "reciprocal", "sign", "erf", "erfc", "floor", "ceil", "round",
+    "trunc", "frac", "clamp", "clamp_min", "clamp_max", "clip", "relu", "minimum", "maximum", "add",
+    "sub", "mul", "div", "true_divide", "float", "double"})
+_ARITH = (ast.Add, ast.Sub, ast.Mult, ast.Div, ast.FloorDiv, ast.Mod, ast.Pow)
+# Fresh tensors: a local bound to one of these is referenced by nothing else until it is read
+_FACTORIES = frozenset({"zeros_like", "ones_like", "empty_like", "full_like", "zeros", "ones", "empty",
+                        "full", "new_zeros", "new_ones", "new_empty", "new_full", "clone"})
+
+
+def _root(node: ast.AST) -> str | None:
+    while isinstance(node, ast.Attribute):
+        node = node.value
+    return node.id if isinstance(node, ast.Name) else None
+
+
+def _prefixes(lines: list[str], node: ast.AST) -> list[str]:
+    """The texts of an attribute chain and of each object it is read from: `self.w.T` ->
+    `self.w.T`, `self.w`, `self`."""
+    out = []
+    while isinstance(node, ast.Attribute):
+        out.append(segment(lines, node))
+        node = node.value
+    return out + [segment(lines, node)]
+
+
+def _elementwise(node: ast.AST, lines: list[str], mask: str, banned: set[str], local: str | None,
+                 reads: list[ast.AST]) -> bool:
+    """Whether `node` is elementwise in the values read through `mask` (`x[mask]`, or `local`
+    holding such a read): arithmetic, unary minus, `torch.<f>(...)` and methods of a masked
+    value for `f` in `_POINTWISE`, and besides the masked reads only numbers and names or
+    attributes none of whose prefixes is in `banned` (a tensor of `x`'s shape read without the
+    mask would broadcast differently). The masked reads go into `reads`."""
+    def ok(n: ast.AST) -> bool:
+        return _elementwise(n, lines, mask, banned, local, reads)
+
+    if isinstance(node, ast.Constant):
+        return type(node.value) in (int, float)
+    if isinstance(node, ast.Name):
+        if node.id == local:
+            reads.append(node)
+            return True
+        return node.id not in banned
+    if isinstance(node, ast.Attribute):
+        return _root(node) not in (None, local) and not set(_prefixes(lines, node)) & banned
+    if isinstance(node, ast.Subscript):
+        if isinstance(node.value, (ast.Name, ast.Attribute)) and _root(node.value) not in (None, local) \
+                and segment(lines, node.slice) == mask:
+            reads.append(node)
+            return True
+        return False
+    if isinstance(node, ast.UnaryOp):
+        return isinstance(node.op, (ast.USub, ast.UAdd)) and ok(node.operand)
+    if isinstance(node, ast.BinOp):
+        return isinstance(node.op, _ARITH) and ok(node.left) and ok(node.right)
+    if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr in _POINTWISE:
+        if any(isinstance(a, ast.Starred) for a in node.args) or \
+                any(k.arg in (None, "out") for k in node.keywords):
+            return False
+        f = node.func.value
+        if not (isinstance(f, ast.Name) and f.id == "torch"):    # a method: of a masked value only
+            n = len(reads)                                       # (not `math.exp(v)`, `np.exp(v)`)
+            if not ok(f) or len(reads) == n:
+                return False
+        return all(ok(a) for a in [*node.args, *(k.value for k in node.keywords)])
+    return False
+
+
+def _selected(fn: ast.AST, lines: list[str], mask: str, local: str | None) -> set[str]:
+    """The names the function binds to a value computed from a read through `mask` (kornia's
+    `y = 3.75 / ax[idx]`, then `coef = 0.39 + y * ...`): the selection's shape, not the mask's,
+    so a masked write may not use them in the `torch.where` form. `local` is left out."""
+    found: set[str] = set()
+    binds = [(s.targets[0].id, s.value) for s in ast.walk(fn) if isinstance(s, ast.Assign) and len(s.targets) == 1
+             and isinstance(s.targets[0], ast.Name) and s.targets[0].id != local]
+    grew = True
+    while grew:
+        grew = False
+        for name, v in binds:
+            if name not in found and any(
+                    isinstance(n, ast.Subscript) and segment(lines, n.slice) == mask
+                    or isinstance(n, ast.Name) and n.id in found for n in ast.walk(v)):
+                found.add(name)
+                grew = True
+    return found
+
+
+def _mask_definition(body: list[ast.stmt], before: ast.stmt, mask: ast.AST) -> ast.AST:
+    """The expression a mask name was last bound to in the block before `before` (the mask
+    itself when it is not a name, or its binding is not a plain assignment there)."""
+    found = mask
+    if not isinstance(mask, ast.Name):
+        return found
+    for s in body:
+        if s is before:
+            break
+        if isinstance(s, ast.Assign) and len(s.targets) == 1 and isinstance(s.targets[0], ast.Name) \
+                and s.targets[0].id == mask.id:
+            found = s.value
+        elif any(isinstance(n, ast.Name) and n.id == mask.id and not isinstance(n.ctx, ast.Load)
+                 for n in ast.walk(s)):
+            found = mask
+    return found
+
+
+def _fresh(before: list[ast.stmt], name: str) -> bool:
+    """Whether the last of the statements `before` (a block, up to a masked write) that binds
+    `name` assigns it a new tensor (`torch.zeros_like(x)`, `x.clone()`) and none after it reads
+    `name`: no other reference to that tensor exists, so rebinding `name` is writing into it."""
+    k = max((k for k, s in enumerate(before) if isinstance(s, ast.Assign)
+             and any(isinstance(t, ast.Name) and t.id == name for t in s.targets)), default=None)
+    if k is None:
+        return False
+    made = before[k]
+    call = made.value
+    return len(made.targets) == 1 and isinstance(call, ast.Call) and isinstance(call.func, ast.Attribute) \
+        and call.func.attr in _FACTORIES \
+        and not any(isinstance(n, ast.Name) and n.id == name for s in before[k + 1:] for n in ast.walk(s))
+
+
+def _number(node: ast.AST) -> int | float | None:
+    if isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.USub):
+        v = _number(node.operand)
+        return None if v is None else -v
+    return node.value if isinstance(node, ast.Constant) and type(node.value) in (int, float) else None
+
+
+def _inside(defn: ast.AST, lines: list[str]) -> tuple[str, str] | None:
+    """For a mask `t > c` / `t >= c` / `t < c` / `t <= c` / `t != c` (`t` a name or an
+    attribute, `c` a number): (`t`'s text, a number strictly on the selected side, c ± 1),
+    which every unselected element of `t` can take before an elementwise function without
+    leaving the domain the mask selects; else None."""
+    if not (isinstance(defn, ast.Compare) and len(defn.ops) == 1
+            and isinstance(defn.left, (ast.Name, ast.Attribute)) and _root(defn.left)):
+        return None
+    c = _number(defn.comparators[0])
+    if c is None or abs(c) > 1e6:   # c ± 1 must differ from c in float32
+        return None
+    op = type(defn.ops[0])
+    v = c + 1 if op in (ast.Gt, ast.GtE, ast.NotEq) else c - 1 if op in (ast.Lt, ast.LtE) else None
+    return None if v is None else (segment(lines, defn.left), repr(v))
+
+
+def _masked_compute_fixes(code: str, finding, source: str, tree: ast.Module) -> list[Candidate]:
+    """`y[m] = E` where `E` is elementwise in values read through the same mask (`x[m]`, see
+    `_elementwise`), also through a local bound just before (`xm = x[m]` then `dx[m] = f(xm)`):
+    `E` computed over every element and the mask's elements kept, `y = torch.where(m, E', y)`
+    for a `y` made by a factory in the block with no read of it since (nothing else can hold
+    it), else in place, `y.copy_(torch.where(m, E', y))` (another reference sees the write, as
+    it saw head's). Second, for a mask `x > c` (`>=`, `<`, `<=`, `!=`) whose tensor is the only
+    one read through it: `x`'s unselected elements replaced by c ± 1 before `E`, so that no
+    inf/NaN is computed there (the first form's discarded values still give NaN gradients)."""
+    st, body, lines = finding_statement(finding, source, tree)
+    if st is None or not binds_torch(tree) or function_binds(tree, st, "torch"):
+        return []
+    fn = enclosing_function(tree, st)
+    i = next((k for k, s in enumerate(body) if s is st), None)
+    if fn is None or i is None:
+        return []
+    at = (finding.line, finding.col)
+    first, store, local = st, st, None
+    if isinstance(st, ast.Assign) and len(st.targets) == 1 and isinstance(st.targets[0], ast.Name) and \
+            isinstance(st.value, ast.Subscript) and (st.value.lineno, st.value.col_offset) == at:
+        if i + 1 >= len(body):
+            return []
+        local, picked, store = st.targets[0].id, st.value, body[i + 1]
+    if not (isinstance(store, ast.Assign) and len(store.targets) == 1 and isinstance(store.targets[0], ast.Subscript)):
+        return []
+    target = store.targets[0]
+    y, mask_node, value = target.value, target.slice, store.value
+    if not isinstance(y, (ast.Name, ast.Attribute)) or isinstance(mask_node, (ast.Tuple, ast.Slice)) or \
+            not pure(mask_node) or isinstance(value, ast.Subscript):
+        return []   # `y[m] = x[m]` is `_masked_store_fixes`'s
+    mask = segment(lines, mask_node)
+    if local is not None:
+        if segment(lines, picked.slice) != mask or not isinstance(picked.value, (ast.Name, ast.Attribute)):
+            return []
+        # the local is read by the store's value only: the edit removes it
+        uses = [n for n in ast.walk(fn) if isinstance(n, ast.Name) and n.id == local]
+        in_value = {id(n) for n in ast.walk(value)}
+        if any(id(n) not in in_value for n in uses if n is not first.targets[0]):
+            return []
+    defn = _mask_definition(body, first, mask_node)
+    # `y`, the mask and what is read through it are tensors of the mask's shape: none may be
+    # read without the mask (a comparison's other operand, `x > t`, may be a number: allowed)
+    banned = {segment(lines, y)} | ({mask} if isinstance(mask_node, (ast.Name, ast.Attribute)) else set())
+    banned |= {segment(lines, n.value) for n in ast.walk(value) if isinstance(n, ast.Subscript)
+               and segment(lines, n.slice) == mask}
+    if local is not None:
+        banned.add(segment(lines, picked.value))
+    banned |= _selected(fn, lines, mask, local)
+    reads: list[ast.AST] = []
+    if not _elementwise(value, lines, mask, banned, local, reads) or not reads:
+        return []
+    if local is None and not any(isinstance(r, ast.Subscript) and (r.lineno, r.col_offset) == at for r in reads):
+        return []
+    tensors = [picked.value] if local is not None else []
+    tensors += [r.value for r in reads if isinstance(r, ast.Subscript)]
+    # a mask computed from a read tensor by anything but elementwise steps (`x[:, 0] > 0`,
+    # `x.norm(dim=-1) > eps`) has another shape than the tensor: no edit
+    if isinstance(defn, ast.Compare) and len(defn.ops) == 1:
+        names = {_root(t) for t in tensors}
+        if _roots(defn.left) & names and any(
+                isinstance(n, ast.Subscript) or isinstance(n, ast.Call) and not (
+                    isinstance(n.func, ast.Attribute) and n.func.attr in _POINTWISE) for n in ast.walk(defn.left)):
+            return []
+    y_text = segment(lines, y)
+    fresh = isinstance(y, ast.Name) and _fresh(body[:body.index(first)], y.id)
+
+    def rewritten(swap: dict[int, str]) -> str:
+        """The value's text with each masked read (`id` -> text) replaced."""
+        vl, ve = value.lineno, value.end_lineno or value.lineno
+        start, stop = node_span(value)
+        eol = (ve, len(lines[ve - 1].encode("utf-8", "surrogateescape")))
+        edits = [((vl, 0), start, ""), (stop, eol, "")]   # only the value's own text
+        edits += [(*node_span(r), swap[id(r)]) for r in reads if id(r) in swap]
+        return "\n".join(replace_spans(lines, vl, ve, edits))
+
+    indent = indentation(lines, first)
+
+    def stored(e: str) -> str:
+        where = f"torch.where({mask}, {e}, {y_text})"
+        return f"{indent}{y_text} = {where}" if fresh else f"{indent}{y_text}.copy_({where})"
+
+    end = store.end_lineno or store.lineno
+    plain = rewritten({id(r): segment(lines, r.value if isinstance(r, ast.Subscript) else picked.value)
+                       for r in reads})
+    how = "rebound" if fresh else "written in place"
+    out = [Candidate(code=code, path=finding.path, start_line=first.lineno, end_line=end,
+                     lines=tuple(stored(plain).split("\n")), safe=False, guards=("empty", "zero", "nan"),
+                     title=f"compute the value over every element and keep the masked ones with `torch.where` "
+                           f"(static shapes; `{y_text}` {how}); the other elements' values, inf or NaN "
+                           "included, are discarded")]
+    inside = _inside(defn, lines)
+    if inside is not None and all(segment(lines, t) == inside[0] for t in tensors):
+        x, v = inside
+        kept = f"torch.where({mask}, {x}, {v})"
+        if local is None:
+            new = stored(rewritten({id(r): kept for r in reads})).split("\n")
+        else:
+            new = [f"{indent}{local} = {kept}"] + stored(rewritten({})).split("\n")
+        out.append(Candidate(code=code, path=finding.path, start_line=first.lineno, end_line=end,
+                             lines=tuple(new), safe=False, guards=("empty", "zero", "nan"), rank=1,
+                             title=f"compute the value over every element, `{x}`'s unselected ones set to {v} "
+                                   f"first (no inf/NaN there, in gradients either), and keep the masked ones "
+                                   "with `torch.where`"))
+    return out

@@ -3,6 +3,7 @@ from __future__ import annotations
 import ast
 
 from pt2bot.rules.base import Rule
+from pt2bot.rules.branch_fixes import eager_block_fixes
 from pt2bot.rules.check_fixes import check_fixes
 from pt2bot.rules.edits import (binds_torch, finding_statement, function_binds, indentation, owns_lines,
                                 replace_statement, segment)
@@ -305,6 +306,11 @@ class ScalarConversion(Rule):
     `mask[:n][torch.arange(mask.shape[1], device=mask.device) < lengths[:n, None]] = True`.
     For lengths of 0 or more it writes what the loop writes (a negative length counts from the
     end in the loop's slice and selects nothing in the comparison), for a mask of any rank.
+    Inside a block that only does optional work, `if first_below_thr.any(): i =
+    torch.where(first_below_thr)[0][0].item(); g = g[..., :i, :]`, the block can run in eager
+    only: `if not torch.compiler.is_compiling() and first_below_thr.any():`, posted only where
+    the proof shows compiled outputs equal to head's eager ones on inputs that enter the block
+    (pt2bot/rules/branch_fixes.py `eager_block_fixes`, PTC201's recipe 5).
     """
 
     code = "PTC104"
@@ -326,7 +332,8 @@ class ScalarConversion(Rule):
                 + sizes_tensor_fixes(cls.code, finding, source, tree)
                 + fill_value_fixes(cls.code, finding, source, tree)
                 + _prefix_mask_fixes(cls.code, finding, source, tree)
-                + check_fixes(cls.code, finding, source, tree))
+                + check_fixes(cls.code, finding, source, tree)
+                + eager_block_fixes(cls.code, finding, source, tree))
 
     def check(self, ctx, node):
         if type(node) is ast.Subscript:

@@ -28,6 +28,7 @@ knows it (sizes are traced as sizes). Not safe either: it is compared before it 
 from __future__ import annotations
 
 import ast
+import dataclasses
 
 from pt2bot.rules.base import Candidate
 from pt2bot.rules.edits import (enclosing_function, finding_statement, function_binds, parents_of,
@@ -48,6 +49,12 @@ _CLAMPS = frozenset({"clamp", "clip", "clamp_", "clip_"})
 _FILLS = {"masked_fill": (1, "value"), "masked_fill_": (1, "value"), "fill_": (0, "value"),
           "index_fill": (2, "value"), "index_fill_": (2, "value")}
 _TORCH_FILLS = {"full": (1, "fill_value"), "masked_fill": (2, "value")}
+
+
+# why a second form keeps the tensor detached: `.item()` (and `float(t)`) cut the gradient, so
+# where the tensor depends on trainable parameters only the detached form trains as head did
+# (the proof compares the parameters' gradients and refuses the plain form there)
+DETACHED = "`.item()` carried no gradient"
 
 
 def _tensor_argument(node: ast.AST, parents: dict[int, ast.AST]) -> bool:
@@ -266,13 +273,38 @@ def keep_tensor_fixes(code: str, finding, source: str, tree: ast.Module, what: s
                 _number_arith(outer, st.value, parents) and \
                 not _later_reads_arith(tree, st, st.targets[0].id, what, need_one=False):
             return []
-        return [replace_statement(code, finding.path, st, with_replaced(lines, st, outer, text), title, safe=False)]
+        return _with_detached(code, finding, st, lines, outer, text, title)
     if isinstance(st, ast.Assign) and st.value is outer and len(st.targets) == 1 and isinstance(st.targets[0], ast.Name):
         name = st.targets[0].id
         if _later_reads_arith(tree, st, name, what, need_one=True):
-            return [replace_statement(code, finding.path, st, with_replaced(lines, st, outer, text),
-                                      title + f" (`{name}` only feeds tensor arithmetic)", safe=False)]
+            return _with_detached(code, finding, st, lines, outer, text,
+                                  title + f" (`{name}` only feeds tensor arithmetic)")
     return []
+
+
+def _with_detached(code: str, finding, st: ast.stmt, lines: list[str], outer: ast.AST, text: str,
+                   title: str) -> list[Candidate]:
+    """The tensor kept as it is, then (rank 1) detached as the Python number was: the form the
+    proof posts where head's gradients do not flow through the value. An integer (`.long()`)
+    carries no gradient either way."""
+    plain = replace_statement(code, finding.path, st, with_replaced(lines, st, outer, text), title, safe=False)
+    if text.endswith(".long()"):
+        return [plain]
+    body = text[1:-1] if text.startswith("(") and text.endswith(")") else text
+    det = f"({body}).detach()" if not _atom_text(body) else f"{body}.detach()"
+    return [dataclasses.replace(plain, variants=(replace_statement(
+        code, finding.path, st, with_replaced(lines, st, outer, det), f"{title}, detached ({DETACHED})",
+        safe=False, rank=1),))]
+
+
+def _atom_text(text: str) -> bool:
+    """Whether `text` parses as a name, attribute, call or subscript (`.detach()` binds to all
+    of it without brackets)."""
+    try:
+        node = ast.parse(text, mode="eval").body
+    except SyntaxError:
+        return False
+    return isinstance(node, (ast.Name, ast.Attribute, ast.Call, ast.Subscript))
 
 
 def _number_arith(node: ast.AST, value: ast.AST, parents: dict[int, ast.AST]) -> bool:
@@ -311,4 +343,4 @@ def _later_reads_arith(tree: ast.Module, st: ast.stmt, name: str, what: str, *, 
         arith_only(n, fparents) or (what == "tolist" and _element_arith(n, fparents)) for n in reads)
 
 
-__all__ = ["INT_DTYPES", "arith_only", "keep_tensor_fixes", "sizes_from_list_fixes"]
+__all__ = ["DETACHED", "INT_DTYPES", "arith_only", "keep_tensor_fixes", "sizes_from_list_fixes"]

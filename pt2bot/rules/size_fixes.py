@@ -29,12 +29,13 @@ candidates are run and compared before they are posted.
 from __future__ import annotations
 
 import ast
+import dataclasses
 
 from pt2bot.rules.base import Candidate
 from pt2bot.rules.edits import (enclosing_function, finding_statement, function_binds,
                                 node_span, owns_lines, parents_of, replace_spans, replace_statement,
                                 segment, statement_at, with_replaced)
-from pt2bot.rules.scalar_fixes import INT_DTYPES, arith_only
+from pt2bot.rules.scalar_fixes import DETACHED, INT_DTYPES, arith_only
 
 # Methods and attributes of a tensor that are Python ints: sizes dynamo knows while tracing.
 _SIZE_CALLS = frozenset({"dim", "size", "numel", "ndimension"})
@@ -369,7 +370,8 @@ def item_to_fill_fixes(code: str, finding, source: str, tree: ast.Module) -> lis
              and isinstance(n.ctx, ast.Load) and n.lineno > (st.end_lineno or st.lineno)]
     tensor = call.func.value
     text = segment(lines, tensor)
-    edits = [(*node_span(call), text if _atom(tensor) else f"({text})")]
+    text = text if _atom(tensor) else f"({text})"
+    edits = [(*node_span(call), text)]
     last = st.end_lineno or st.lineno
     fills = 0
     for r in reads:
@@ -388,10 +390,12 @@ def item_to_fill_fixes(code: str, finding, source: str, tree: ast.Module) -> lis
         fills += 1
     if not fills:
         return []
-    new = replace_spans(lines, st.lineno, last, edits)
-    return [Candidate(code=code, path=finding.path, start_line=st.lineno, end_line=last, lines=tuple(new),
-                      title=f"keep the tensor: drop `.item()` and fill with `{name}` through `.fill_()`",
-                      safe=False)]
+    title = f"keep the tensor: drop `.item()` and fill with `{name}` through `.fill_()`"
+    detached = [(*node_span(call), f"{text}.detach()")] + edits[1:]
+    plain, det = (Candidate(code=code, path=finding.path, start_line=st.lineno, end_line=last,
+                            lines=tuple(replace_spans(lines, st.lineno, last, e)), title=t, safe=False, rank=r)
+                  for r, (e, t) in enumerate([(edits, title), (detached, f"{title}, detached ({DETACHED})")]))
+    return [dataclasses.replace(plain, variants=(det,))]
 
 
 __all__ = ["fill_value_fixes", "int_valued", "item_to_fill_fixes", "sizes_tensor_fixes"]

@@ -3,6 +3,7 @@ from __future__ import annotations
 import ast
 
 from pt2bot.rules.base import Rule
+from pt2bot.rules.branch_fixes import eager_block_fixes
 from pt2bot.rules.check_fixes import check_fixes
 from pt2bot.rules.scalar_fixes import keep_tensor_fixes, sizes_from_list_fixes
 from pt2bot.rules.size_fixes import item_to_fill_fixes, sizes_tensor_fixes
@@ -46,6 +47,10 @@ class TensorItem(Rule):
     `torch.where(c, x, v)`) outside a condition, an index, a size or a formatted string. `int(t.item())`
     becomes `t.long()` (it truncates toward zero as `int()` does), or `t` where `t` is already
     an integer draw or index (`int(torch.randint(3, (1,)).item())` -> `torch.randint(3, (1,))`).
+    `.item()` also cut the gradient: where the tensor depends on trainable parameters (`scale =
+    x.abs().max().item()`), the kept tensor lets gradients through where head's did not, which
+    the proof sees in the parameters' gradients; the same edit with the tensor detached
+    (`x.abs().max().detach()`) is tried next.
     A size read back from a tensor the function built from Python numbers,
     `lengths = torch.tensor([s.shape[0] for s in seqs])` then `n = int(lengths.amax().item())`,
     becomes the builtin on those numbers, `n = int(max(s.shape[0] for s in seqs))` (also
@@ -65,6 +70,11 @@ class TensorItem(Rule):
     msg)`), is kept in compiled code as `torch._assert_async(torch.logical_not(t < 0.0),
     "...")` under `if torch.compiler.is_compiling():`, the original test and raise in eager
     after `elif` (pt2bot/rules/check_fixes.py, the same recipe as PTC201's).
+    Inside a block that only does optional work, `if first_below_thr.any(): i =
+    torch.where(first_below_thr)[0][0].item(); g = g[..., :i, :]`, the block can run in eager
+    only: `if not torch.compiler.is_compiling() and first_below_thr.any():`, posted only where
+    the proof shows compiled outputs equal to head's eager ones on inputs that enter the block
+    (pt2bot/rules/branch_fixes.py `eager_block_fixes`, PTC201's recipe 5).
     """
 
     code = "PTC101"
@@ -81,7 +91,8 @@ class TensorItem(Rule):
                 + keep_tensor_fixes(cls.code, finding, source, tree, "item")
                 + sizes_tensor_fixes(cls.code, finding, source, tree)
                 + item_to_fill_fixes(cls.code, finding, source, tree)
-                + check_fixes(cls.code, finding, source, tree))
+                + check_fixes(cls.code, finding, source, tree)
+                + eager_block_fixes(cls.code, finding, source, tree))
 
     def check(self, ctx, node):
         if method_call(node, ("item",)) is not None:

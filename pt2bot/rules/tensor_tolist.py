@@ -3,6 +3,7 @@ from __future__ import annotations
 import ast
 
 from pt2bot.rules.base import Candidate, Rule
+from pt2bot.rules.branch_fixes import eager_block_fixes
 from pt2bot.rules.edits import enclosing_function, finding_statement, function_binds, replace_statement, segment, \
     with_replaced
 from pt2bot.rules.scalar_fixes import INT_DTYPES, keep_tensor_fixes
@@ -78,6 +79,11 @@ class TensorTolist(Rule):
     A break dynamo records as GB0033 on a line no finding flags gets these recipes too (an
     integer tensor's `.tolist()` breaks with that id), and PTC104's (a tensor as a size or a
     fill value).
+    Inside a block that only does optional work, `if first_below_thr.any(): i =
+    torch.where(first_below_thr)[0][0].item(); g = g[..., :i, :]`, the block can run in eager
+    only: `if not torch.compiler.is_compiling() and first_below_thr.any():`, posted only where
+    the proof shows compiled outputs equal to head's eager ones on inputs that enter the block
+    (pt2bot/rules/branch_fixes.py `eager_block_fixes`, PTC201's recipe 5).
     """
 
     code = "PTC102"
@@ -90,8 +96,9 @@ class TensorTolist(Rule):
 
     @classmethod
     def fixes(cls, finding, source, tree):
-        return range_fixes(cls.code, finding, source, tree) or \
-            keep_tensor_fixes(cls.code, finding, source, tree, "tolist")
+        return (range_fixes(cls.code, finding, source, tree) or
+                keep_tensor_fixes(cls.code, finding, source, tree, "tolist")) + \
+            eager_block_fixes(cls.code, finding, source, tree)
 
     def check(self, ctx, node):
         if method_call(node, ("tolist",)) is not None:

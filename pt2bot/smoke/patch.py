@@ -369,6 +369,11 @@ class Injection:
     reached: bool | None = None
 
 
+# an Injection that puts nothing into the arguments, only watches a line (whether head's own
+# run reaches a block)
+WATCH_ONLY = "watch"
+
+
 class Injector:
     """The guard input that the calls of a swapped function get while `injector` holds it in
     place: `use` sets it, and the same wrapper serves one input after another."""
@@ -405,7 +410,12 @@ def injector(swap: Swap, *, compiled: bool = False) -> Iterator[Injector]:
 
     current = vars(swap.owner).get(swap.name)
     fn = swap.patched   # head's function for head's Swap (`function_at`), else the patched one
-    if isinstance(fn, (staticmethod, classmethod, property)) or not callable(fn):
+    # a static or class method (an autograd.Function's `forward`) is wrapped as the function
+    # it holds and put back as the same kind of method
+    kind = type(fn) if isinstance(fn, (staticmethod, classmethod)) else None
+    if kind is not None:
+        fn = fn.__func__
+    if isinstance(fn, property) or not callable(fn):
         raise NotApplicable(f"{swap.qualname} is a {type(fn).__name__}: no input can be "
                             "injected into it")
     holder = Injector()
@@ -418,6 +428,8 @@ def injector(swap: Swap, *, compiled: bool = False) -> Iterator[Injector]:
                ) -> tuple[list[Any], dict[str, Any]]:
         injection = holder.current
         assert injection is not None
+        if injection.kind == WATCH_ONLY:
+            return list(args), dict(kwargs)
         seen = -1
         new_args = list(args)
         new_kwargs = dict(kwargs)
@@ -461,6 +473,8 @@ def injector(swap: Swap, *, compiled: bool = False) -> Iterator[Injector]:
 
     installed: Any = (torch._dynamo.disable(wrapper, recursive=False) if compiled
                       else wrapper)
+    if kind is not None:
+        installed = kind(installed)
     # the model may call the function through a name another module imported it by
     saved = [(d, k, d.get(k)) for d, k in swap.aliases]
     setattr(swap.owner, swap.name, installed)
@@ -532,6 +546,6 @@ def _detached(out: Any, torch: Any) -> Any:
     return out
 
 
-__all__ = ["Edit", "GUARD_KINDS", "asks_compiling", "Injection", "Injector", "MAX_GUARD_ARGS",
+__all__ = ["Edit", "GUARD_KINDS", "WATCH_ONLY", "asks_compiling", "Injection", "Injector", "MAX_GUARD_ARGS",
            "NotApplicable", "Swap", "enclosing_function", "function_at", "guard_patterns",
            "injecting", "injector", "loaded_module", "patched_function"]

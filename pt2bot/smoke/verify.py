@@ -10,7 +10,8 @@ and its inputs once, measures head (eager outputs on every shape case; the break
 shape matrix and export when `phases` has them, all with the eager backend: breaks and
 recompiles do not depend on the backend), then puts each candidate in place
 (pt2bot/smoke/patch.py: same process, same weights, same inputs, the user's files never
-written), measures it the same way and judges it (`judge`): its eager outputs, the break pass,
+written), measures it the same way and judges it (`judge`): its eager outputs (and, unless it
+is safe by construction, its parameters' gradients on the first case), the break pass,
 the guard inputs, then the shape matrix and export, each step only when the ones before have
 not already refused it (a candidate whose targeted break is still there pays for no guard
 input and no matrix). Where the matrix's first case compiles as the break pass does (eager
@@ -26,7 +27,8 @@ fixed is skipped (most likely first). OUT gets a minimal RUN, for the supervisor
 
 `judge` is pure (no torch): a candidate is accepted only when its targeted break, recompile
 or export failure is gone, nothing else got worse (no other break, no more graphs, no new
-recompile, no export failure), its eager outputs equal head's on every case, and where the
+recompile, no export failure), its eager outputs equal head's on every case (its gradients too,
+on the first; the shape matrix's compiled outputs equal its eager ones), and where the
 replaced code guards against a special value, it equals head on an input with that value.
 """
 from __future__ import annotations
@@ -45,11 +47,11 @@ from pt2bot.jsonio import write_json
 from pt2bot.smoke.breaks import RecordingBackend, collect_breaks, measure_breaks
 from pt2bot.smoke.export import measure_export
 from pt2bot.smoke.inputs import (CaseInputs, build_inputs, build_model, compare_outputs,
-                                 forward_params, infer_dims, run_forward)
+                                 flatten_outputs, forward_params, infer_dims, run_forward)
 from pt2bot.smoke.location import ModelError, RepoPaths
 from pt2bot.smoke.ops import eager_frames
 from pt2bot.smoke.matrix import compile_configured, measure_matrix
-from pt2bot.smoke.patch import (GUARD_KINDS, MAX_GUARD_ARGS, Edit, Injection, NotApplicable,
+from pt2bot.smoke.patch import (GUARD_KINDS, MAX_GUARD_ARGS, WATCH_ONLY, Edit, Injection, NotApplicable,
                                 Swap, asks_compiling, enclosing_function, function_at,
                                 guard_patterns, injecting, injector, patched_function)
 from pt2bot.smoke.timelimit import Overrun, time_limit
@@ -57,6 +59,7 @@ from pt2bot.smoke.trace import TraceCollector, compilation_metrics, reset_dynamo
 from pt2bot.smoke.worker import read_spec, route_logs, shape_cases
 
 HEAD = "head"
+GRADIENTS = "head gradients"   # the key of head's gradients in a model's cache
 GUARD_WORDS = {"nan": "NaN", "inf": "inf", "empty": "an empty mask", "zero": "zeros",
                "invalid": "values a check refuses (-1, 0, 1e3, 1e6, NaN)",
                "large": "large finite values (1e6)"}
@@ -116,6 +119,13 @@ def _recompiles_summary(got: Mapping[str, Any]) -> dict[str, Any]:
             "cases": cases}
 
 
+def _accuracy_summary(got: Mapping[str, Any]) -> list[dict[str, Any]]:
+    """The shape matrix's compiled-against-eager comparison, a row a case. For an edit that
+    asks `torch.compiler.is_compiling()` the eager outputs are head's own (eager runs as
+    before), so these rows are the only comparison of what compiled code now does."""
+    return [{k: a.get(k) for k in ("shape", "match", "max_abs_err")} for a in got.get("accuracy") or ()]
+
+
 def _export_summary(got: Mapping[str, Any]) -> dict[str, Any]:
     return {k: got.get(k) for k in ("ok", "kind", "path", "line", "message")}
 
@@ -146,8 +156,9 @@ def measure_state(model: Any, cases: list[CaseInputs], eager_outs: list[Any],
                 got = measure_breaks(model, cases[0], paths, count_ops=False)
                 out.update(_break_state(got, paths))
             elif phase == "matrix":
-                out["recompiles"] = _recompiles_summary(
-                    measure_matrix(model, cases, eager_outs, model_spec, eager_cfg, paths))
+                got = measure_matrix(model, cases, eager_outs, model_spec, eager_cfg, paths)
+                out["recompiles"] = _recompiles_summary(got)
+                out["accuracy"] = _accuracy_summary(got)
             elif phase == "export":
                 out["export"] = _export_summary(
                     measure_export(model, cases, eager_outs, model_spec, paths))
@@ -211,6 +222,7 @@ def _breaks_in_matrix(out: dict[str, Any], model: Any, cases: list[CaseInputs],
     out.update({k: v for k, v in state.items() if k != "proceed"})
     if state["proceed"]:
         out["recompiles"] = _recompiles_summary(got)
+        out["accuracy"] = _accuracy_summary(got)
     return bool(state["proceed"])
 
 
@@ -240,7 +252,9 @@ def _refused_by_breaks(head: Mapping[str, Any], measured: Mapping[str, Any],
     """Whether the break pass alone already refuses the candidate: `judge` on what is measured
     so far, with its break targets only (the matrix and export have not run). Whatever
     refuses here refuses the whole candidate too, the same facts read the same way."""
-    return not judge(head, measured, [t for t in targets if t.get("kind") == "break"],
+    # (whether an input entered a block now skipped under compile is only known later)
+    early = {k: v for k, v in measured.items() if k != "block"}
+    return not judge(head, early, [t for t in targets if t.get("kind") == "break"],
                      edit)["accepted"]
 
 
@@ -295,6 +309,50 @@ def backend_check(model: Any, case: CaseInputs, expected: Any, paths: RepoPaths,
     finally:
         reset_dynamo()
     return {"backend": backend, **row}
+
+
+def gradients(model: Any, case: CaseInputs, paths: RepoPaths) -> list[Any] | str | None:
+    """The gradients of the model's trainable parameters for the sum of its floating-point
+    outputs on `case` (eager, seeded as the forward runs are): what training computes from this
+    code. A rewrite can equal head in the forward pass and not in backward: `torch.where(c,
+    h.sqrt(), h)` selects `h` where `h < 0`, but the NaN of the unselected `sqrt` reaches the
+    gradient (0 times NaN). None when nothing is differentiable (no trainable parameter, no
+    output that depends on one); the exception's text when backward raises."""
+    import torch
+
+    params = [p for p in model.parameters() if p.requires_grad and p.is_floating_point()]
+    if not params:
+        return None
+    try:
+        with torch.enable_grad():
+            leaves = [o for o in flatten_outputs(_seeded_forward(model, case, paths))
+                      if isinstance(o, torch.Tensor) and o.requires_grad and o.is_floating_point()]
+            if not leaves:
+                return None
+            loss = functools.reduce(lambda a, b: a + b, (o.float().sum() for o in leaves))
+            grads = torch.autograd.grad(loss, params, allow_unused=True)
+    except ModelError as e:
+        return e.message
+    except Exception as e:  # noqa: BLE001 - a backward that fails is a result
+        return f"{type(e).__name__}: {str(e)[:300]}"
+    return [torch.zeros_like(p) if g is None else g.detach().clone() for p, g in zip(params, grads)]
+
+
+def _gradient_row(expected: Any, got: Any, tolerance: Any) -> dict[str, Any] | None:
+    """Head's gradients (`gradients`) against the candidate's: None when head has none to
+    compare (nothing differentiable, or its own backward fails)."""
+    import torch
+
+    if not isinstance(expected, list):
+        return None
+    if not isinstance(got, list):
+        return {"match": False, "max_abs_err": None,
+                "message": f"backward {'fails: ' + got if got else 'has nothing to differentiate'}"}
+    row = _compare(expected, got, tolerance)
+    if not row["match"] and any(bool(torch.isnan(g).any()) and not bool(torch.isnan(e).any())
+                                for e, g in zip(expected, got)):
+        row["message"] = "NaN where head's are finite"
+    return row
 
 
 def guard_checks(model: Any, case: CaseInputs, paths: RepoPaths, kinds: Sequence[str],
@@ -514,6 +572,10 @@ def judge(head: Mapping[str, Any], cand: Mapping[str, Any], targets: Sequence[Ma
     for row in cand.get("outputs") or ():
         if not row.get("match"):
             return no(f"outputs differ from head's on {_shape(row.get('shape'))}{_detail(row)}")
+    grads = cand.get("gradients")
+    if grads and not grads.get("match"):
+        return no(f"the parameters' gradients differ from head's on {_shape(grads.get('shape'))}"
+                  f"{_detail(grads)}")
     for row in cand.get("guards") or ():
         word = GUARD_WORDS.get(str(row.get("kind")), str(row.get("kind")))
         if not row.get("hit"):
@@ -532,6 +594,21 @@ def judge(head: Mapping[str, Any], cand: Mapping[str, Any], targets: Sequence[Ma
             what = f" {' or '.join(sorted(raises))}" if raises else ""
             return no(f"head never raised{what} on {GUARD_WORDS.get(kind, kind)} in {args}: "
                       "the check is not exercised")
+    head_acc = {json.dumps(r.get("shape"), sort_keys=True): r.get("match")
+                for r in head.get("accuracy") or ()}
+    for row in cand.get("accuracy") or ():
+        # compiled against eager on one shape case: for an edit asking whether it is being
+        # compiled, eager is head's own code, so a difference is what the edit changed
+        if row.get("match") is False and head_acc.get(json.dumps(row.get("shape"), sort_keys=True)) is not False:
+            return no(f"compiled outputs differ from eager ones on {_shape(row.get('shape'))}"
+                      f"{_detail(row)}")
+    block = cand.get("block")
+    if isinstance(block, int) and not any(r.get("reached") for r in cand.get("guards") or ()) \
+            and not (cand.get("block_cases") and cand.get("accuracy")):
+        # the block runs in eager only now: unless some input entered it, no compiled run
+        # compared skipping it with running it
+        return no(f"no input enters the block at line {block}, so compiled code skipping it "
+                  "was never compared with head")
     exit_line = cand.get("exit")
     if isinstance(exit_line, int) and cand.get("guards"):
         # an edit of an early exit changes what compiled code does where the exit is taken:
@@ -657,6 +734,15 @@ def judge(head: Mapping[str, Any], cand: Mapping[str, Any], targets: Sequence[Ma
         return no("export did not run")
     n = len(cand.get("outputs") or ())
     evidence.append(f"outputs equal on {n} shape case{'s' if n != 1 else ''}")
+    if grads:
+        evidence.append(f"gradients equal on {_shape(grads.get('shape'))}")
+    if isinstance(block, int):
+        entered = sorted({GUARD_WORDS.get(str(r.get("kind")), str(r.get("kind")))
+                          for r in cand.get("guards") or () if r.get("reached")})
+        where = ([f"the {_shape_cases(len(cand.get('accuracy') or ()))}"]
+                 if cand.get("block_cases") else []) + [f"inputs with {w}" for w in entered]
+        evidence.append("compiled code skips the block and still equals head's eager outputs "
+                        f"on {' and '.join(where)}, where head runs it")
     kinds = sorted({str(r.get("kind")) for r in cand.get("guards") or ()})
     if kinds:
         evidence.append("equal with " + " and ".join(GUARD_WORDS.get(k, k) for k in kinds)
@@ -681,6 +767,10 @@ def _detail(row: Mapping[str, Any]) -> str:
     detail = row.get("message") or (f"max abs error {err:.3g}" if isinstance(
         err, (int, float)) else "")
     return f" ({detail})" if detail else ""
+
+
+def _shape_cases(n: int) -> str:
+    return f"{n} shape case{'s' if n != 1 else ''}"
 
 
 def _graphs(n: int) -> str:
@@ -769,23 +859,60 @@ def verify(spec: dict[str, Any], emit: Emit) -> None:
         emit({"id": cand["id"], **verdict, "s": _since(t1)})
 
 
-def _exit_line(original: str, edit: Edit) -> int | None:
-    """For an edit of `if <test>: break` (or `continue`, `return`), head's line of that exit
-    statement: whether a guard input takes it decides whether the compiled guard run showed
-    anything. -1 when the exit is on the `if`'s own line (no line event tells it apart); None
-    for any other edit."""
+def _edited_if(original: str, edit: Edit) -> Any:
+    """The `if` statement of head's text on the edit's first line, without an `else` (the
+    eager-only exits and blocks edit its header), or None."""
     import ast
 
     try:
         tree = ast.parse(original)
     except (SyntaxError, ValueError, RecursionError):
         return None
-    for node in ast.walk(tree):
-        if isinstance(node, ast.If) and node.lineno == edit.start_line and len(node.body) == 1 \
-                and not node.orelse and isinstance(node.body[0], (ast.Break, ast.Continue, ast.Return)):
-            line = node.body[0].lineno
-            return -1 if line == node.lineno else line
-    return None
+    return next((n for n in ast.walk(tree) if isinstance(n, ast.If) and n.lineno == edit.start_line
+                 and not n.orelse and n.body), None)
+
+
+def _is_exit(node: Any) -> bool:
+    import ast
+
+    return len(node.body) == 1 and isinstance(node.body[0], (ast.Break, ast.Continue, ast.Return))
+
+
+def _exit_line(original: str, edit: Edit) -> int | None:
+    """For an edit of `if <test>: break` (or `continue`, `return`), head's line of that exit
+    statement: whether a guard input takes it decides whether the compiled guard run showed
+    anything. -1 when the exit is on the `if`'s own line (no line event tells it apart); None
+    for any other edit."""
+    node = _edited_if(original, edit)
+    if node is None or not _is_exit(node):
+        return None
+    line = node.body[0].lineno
+    return -1 if line == node.lineno else line
+
+
+def _block_line(original: str, edit: Edit) -> int | None:
+    """For an edit of `if <test>: <block>` into `if not torch.compiler.is_compiling() and
+    <test>:` (pt2bot/rules/branch_fixes.py `eager_block_fixes`), head's first line of the
+    block: the edit rewrites the header only, and the block starts on a line of its own.
+    None for any other edit, an exit (`_exit_line`) included."""
+    node = _edited_if(original, edit)
+    if node is None or _is_exit(node) or edit.end_line != node.test.end_lineno \
+            or node.body[0].lineno <= edit.end_line:
+        return None
+    return node.body[0].lineno
+
+
+def _enters(model: Any, cases: Sequence[CaseInputs], paths: RepoPaths, head_swap: Swap,
+            line: int) -> bool:
+    """Whether head's eager run on any shape case reaches `line` of the swapped function."""
+    import torch
+
+    for case in cases:
+        with injecting(head_swap, Injection(WATCH_ONLY, "", 0, watch=line)) as inj, torch.no_grad():
+            _try_forward(model, case, paths)
+        if inj.reached:
+            return True
+    return False
 
 
 def unprovable_on(device: str, cand: Mapping[str, Any]) -> str | None:
@@ -821,9 +948,15 @@ def prove_candidate(cand: Mapping[str, Any], model: Any, cases: list[CaseInputs]
     replaced = original.splitlines()[edit.start_line - 1:edit.end_line]
     kinds = guard_kinds(cand.get("guards") or (), replaced)
     measured: dict[str, Any] = {}
+    block = _block_line(original, edit) if asks_compiling(cand.get("lines") or (), patched) else None
+    if block is not None:
+        measured["block"] = block
     if set(kinds) & RAISING_GUARDS:
         measured["raises"] = sorted(set(_RAISE_RE.findall("\n".join(replaced))))
     stage: str | None = None   # what ran out of the candidate's time, when not the model
+    # head's gradients, once per model: a candidate safe by construction computes what head does
+    if not cand.get("safe") and GRADIENTS not in backend_cache:
+        backend_cache[GRADIENTS] = gradients(model, cases[0], paths)
     try:
         with time_limit(limit, CandidateTimeout):
             head_swap = function_at(paths, edit.path, original, edit) if kinds else None
@@ -847,12 +980,24 @@ def prove_candidate(cand: Mapping[str, Any], model: Any, cases: list[CaseInputs]
                                   first, lambda state: not _refused_by_breaks(
                                       head, {**measured, **state}, targets, edit))
                     ok = not _refused_by_breaks(head, measured, targets, edit)
+                if ok and not cand.get("safe"):
+                    grads = _gradient_row(backend_cache.get(GRADIENTS),
+                                          gradients(model, cases[0], paths),
+                                          model_spec.get("tolerance"))
+                    if grads is not None:
+                        measured["gradients"] = {"shape": dict(cases[0].shape), **grads}
+                        ok = bool(grads["match"])
                 if ok and head_swap is not None:
                     cache = guard_cache.setdefault(f"{edit.path}:{head_swap.qualname}", {})
                     compiled = asks_compiling(cand.get("lines") or (), patched)
                     watch = _exit_line(original, edit) if compiled else None
                     if watch is not None:
                         measured["exit"] = watch
+                    if block is not None and watch is None:
+                        # a block now skipped under compile: the shape cases compare what
+                        # compiled code does instead only if head's eager run enters it
+                        watch = block
+                        measured["block_cases"] = _enters(model, cases, paths, head_swap, block)
                     measured["guards"] = guard_checks(
                         model, cases[0], paths, kinds, head_swap, swap, model_spec.get("tolerance"),
                         cache, compiled=compiled, watch=watch if watch and watch > 0 else None)
