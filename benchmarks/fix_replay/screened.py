@@ -508,8 +508,9 @@ class D2Caffe2RPN(nn.Module):
         return out
 
 
-# facebookresearch/detectron2 detectron2/structures/boxes.py (Boxes.cat at 5fcee61c) and
-# detectron2/export/c10.py (Caffe2Boxes, InstancesList before 1d9ae74c: with its __setattr__)
+# facebookresearch/detectron2 detectron2/structures/boxes.py (Boxes' __init__ as a stand-in that only
+# stores the tensor, Boxes.cat verbatim at 5fcee61c) and detectron2/export/c10.py (Caffe2Boxes, and
+# InstancesList before 1d9ae74c, with its __setattr__: the methods the measures call)
 class D2Boxes:
     def __init__(self, tensor):
         self.tensor = tensor
@@ -695,8 +696,9 @@ class AccHookedLinear(nn.Module):
         return self.lin(acc_send_to_device(x, torch.device("cpu")))
 
 
-# Lightning-AI/lightning 39144701ad (src/lightning/fabric/loggers/logger.py rank_zero_experiment and
-# _DummyExperiment before the fix; rank_zero_only from lightning-utilities, as stored, rank 0)
+# Lightning-AI/lightning 39144701ad (src/lightning/fabric/loggers/logger.py rank_zero_experiment before
+# the fix, without its docstring, and _DummyExperiment's nop and __getattr__; rank_zero_only from
+# lightning-utilities, as stored, rank 0; the logger and its experiment are stand-ins)
 def pl_rank_zero_only(fn: Callable) -> Callable:
     """Function that can be used as a decorator to enable a function/method being called only on global rank 0."""
 
