@@ -27,6 +27,7 @@ import numpy as np
 import torch
 import torch.nn.functional as F
 from packaging import version
+from einops import rearrange
 from torch import nn
 from torch.nn.attention.flex_attention import flex_attention
 
@@ -1026,6 +1027,75 @@ HELD_OUT_3 += [
     ("explosion/curated-transformers", "1da2497", "Make some changes to support `torch.compile` and add tests (#257)",
      "class QkvMode(IntEnum):",
      lambda: graph_breaks(CtSelfAttention(), torch.randn(2, 2, 3, 4), torch.randn(2, 2, 5, 4), user_code=HERE)),
+]
+
+
+# IBM/terratorch 23de0771 (terratorch/models/necks.py, ReshapeTokensToImage.collapse_dims, without its
+# unused `shape` local, and forward before the fix; the neck's base class and registry left out)
+class TtReshapeTokensToImage(nn.Module):
+    def __init__(self, remove_cls_token=True, effective_time_dim: int = 1):
+        super().__init__()
+        self.remove_cls_token = remove_cls_token
+        self.effective_time_dim = effective_time_dim
+
+    def collapse_dims(self, x):
+        """
+        When the encoder output has more than 3 dimensions, is necessary to 
+        reshape it. 
+        """
+        batch = x.shape[0]
+        e = x.shape[-1]
+        collapsed_dim = np.prod(x.shape[1:-1])
+
+        return x.reshape(batch, collapsed_dim, e)
+
+    def forward(self, features: list[torch.Tensor]) -> list[torch.Tensor]:
+        out = []
+        for x in features:
+            if self.remove_cls_token:
+                x_no_token = x[:, 1:, :]
+            else:
+                x_no_token = x
+            x_no_token = self.collapse_dims(x_no_token)
+            number_of_tokens = x_no_token.shape[1]
+            tokens_per_timestep = number_of_tokens // self.effective_time_dim
+            h = int(np.sqrt(tokens_per_timestep))
+
+            encoded = rearrange(
+                x_no_token,
+                "batch (t h w) e -> batch (t e) h w",
+                batch=x_no_token.shape[0],
+                t=self.effective_time_dim,
+                h=h,
+            )
+            out.append(encoded)
+        return out
+
+
+# SalesforceAIResearch/uni2ts 3c7d660 (src/uni2ts/distribution/_base.py, DistrParamProj.forward before
+# the fix: its rearrange call verbatim, on one projection; the pytree helpers left out)
+class Uni2tsParamProj(nn.Module):
+    def __init__(self) -> None:
+        super().__init__()
+        self.proj = nn.Linear(4, 6)
+        self.out_size = 2
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        return rearrange(
+                self.proj(x),
+                "... (dim out) -> ... out dim",
+                out=self.out_size,
+            )
+
+
+HELD_OUT_3 += [
+    ("IBM/terratorch", "23de0771", "Changed the np.sqrt to math.sqrt to avoid having a graph break with torch.compile()",
+     "h = int(np.sqrt(tokens_per_timestep))",
+     lambda: graph_breaks(TtReshapeTokensToImage(), [torch.randn(2, 17, 4)], user_code=HERE)),
+    ("SalesforceAIResearch/uni2ts", "3c7d660",
+     "fix: weird bug affecting torch.compile when einops.rearrange has 'out' as variable name",
+     '"... (dim out) -> ... out dim",',
+     lambda: graph_breaks(Uni2tsParamProj(), torch.randn(2, 3, 4), user_code=HERE)),
 ]
 
 
