@@ -1099,6 +1099,38 @@ HELD_OUT_3 += [
 ]
 
 
+# keras-team/keras 4b9f71f81d (keras/src/ops/operation_utils.py, validate_reshape_shape before the fix,
+# without its docstring; the reshape around it as GroupNormalization._reshape_into_groups does it).
+# The fix is for dynamic shapes: measured by hand with torch.compile(dynamic=True) too, one frame.
+def keras_validate_reshape_shape(newshape, newshape_arg_name="newshape"):
+    for dim in newshape:
+        if isinstance(dim, int) and dim < -1:
+            raise ValueError(
+                f"Each dimension in `{newshape_arg_name}` must be a "
+                "non-negative integer, or `-1` for a single unknown "
+                f"dimension. Received: {newshape_arg_name}={newshape}."
+            )
+    if [d for d in newshape if isinstance(d, int)].count(-1) > 1:
+        raise ValueError(
+            "There must be at most one unknown dimension (-1) in "
+            f"`{newshape_arg_name}`. Received: "
+            f"{newshape_arg_name}={newshape}."
+        )
+
+
+def keras_group_reshape(x: torch.Tensor) -> torch.Tensor:
+    shape = (x.shape[0], -1, 2, x.shape[-1])
+    keras_validate_reshape_shape(shape)
+    return x.reshape(shape) * 2
+
+
+HELD_OUT_3 += [
+    ("keras-team/keras", "4b9f71f81d", "Fix validate_reshape_shape crash under torch.compile with dynamic shapes (#22894)",
+     "if [d for d in newshape if isinstance(d, int)].count(-1) > 1:",
+     lambda: graph_breaks(keras_group_reshape, torch.randn(2, 4, 3), user_code=HERE)),
+]
+
+
 def main() -> int:
     torch.set_num_threads(1)
     for set_, entries in (("main", SCREENED), ("held-out", HELD_OUT), ("held-out-2", HELD_OUT_2),
