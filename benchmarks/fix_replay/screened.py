@@ -1131,6 +1131,24 @@ HELD_OUT_3 += [
 ]
 
 
+# mobiusml/hqq 6ec9591 (hqq/core/utils.py, is_divisible before the fix; the caller a stand-in)
+def hqq_is_divisible(val1: int, val2: int) -> bool:
+    return int(val2 * np.ceil(val1 / val2)) == val1
+
+
+def hqq_pad_check(W: torch.Tensor) -> torch.Tensor:
+    if hqq_is_divisible(W.numel(), 8):
+        return W * 2
+    return W
+
+
+HELD_OUT_3 += [
+    ("mobiusml/hqq", "6ec9591", "fix math ceil for torch.compile",
+     "return int(val2 * np.ceil(val1 / val2)) == val1",
+     lambda: graph_breaks(hqq_pad_check, torch.randn(4, 6), user_code=HERE)),
+]
+
+
 def main() -> int:
     torch.set_num_threads(1)
     for set_, entries in (("main", SCREENED), ("held-out", HELD_OUT), ("held-out-2", HELD_OUT_2),
