@@ -1456,6 +1456,69 @@ class Replay(Pangu):
 ''',
         "inputs": "[{name: input, shape: [batch, 6, 8, 8]}]",
     },
+    "liger_grpo_sapo_mask": {
+        "project": ("linkedin/Liger-Kernel", "BSD-2-Clause"), "sha": "ef420c3d",
+        "path": "src/liger_kernel/chunked_loss/grpo_loss.py", "licence_file": "LICENSE",
+        "functions": ["k3_loss_fn", "get_gamma_weights", "sapo_loss_fn", "clip_coef_fn"],
+        "preamble": '''import math
+
+from typing import Optional
+
+import torch
+
+
+class LigerFusedLinearPPOBase:
+    # stand-in for liger_kernel.chunked_loss.fused_linear_ppo's base class (the chunked forward and
+    # backward around the loss, left out); ppo_loss_fn reads it only for the DAPO-style losses
+    @staticmethod
+    def _compute_dapo_normalizer(full_attention_mask, num_items_in_batch=None):
+        raise NotImplementedError("the replay uses the SAPO loss")
+''',
+        "class_stub": '''
+
+class LigerFusedLinearGRPOFunction(LigerFusedLinearPPOBase):
+    # trimmed: the autograd Function's forward and backward (the chunked fused linear + loss) are
+    # left out; ppo_loss_fn is the per-chunk loss they compile and call
+''',
+        "methods": ["LigerFusedLinearGRPOFunction", ["ppo_loss_fn"]],
+        "left_out": "the rest of grpo_loss.py (the autograd Function's forward and backward, the "
+                    "LigerFusedLinearGRPOLoss module) and the base class LigerFusedLinearPPOBase of "
+                    "fused_linear_ppo.py (a stand-in above; the replay's model calls ppo_loss_fn on per-token "
+                    "log-probabilities it computes itself, as the chunked forward does per chunk)",
+        "model": '''import os
+import sys
+
+# Liger-Kernel has a src/ layout: what `pip install -e .` would put on the path
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "src"))
+
+from liger_kernel.chunked_loss.grpo_loss import LigerFusedLinearGRPOFunction
+
+
+class Replay(nn.Module):
+    """A policy head's per-token log-probabilities and Liger's GRPO loss with SAPO's soft gate
+    (the per-chunk loss of the fused linear + loss), against fixed old log-probabilities and
+    per-sequence advantages of both signs."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.head = nn.Linear(8, 16)
+
+    def forward(self, h: torch.Tensor, ids: torch.Tensor, old: torch.Tensor, advantages: torch.Tensor,
+                mask: torch.Tensor) -> torch.Tensor:
+        logps = self.head(h).log_softmax(-1).gather(-1, ids.unsqueeze(-1)).squeeze(-1)
+        loss, metrics = LigerFusedLinearGRPOFunction.ppo_loss_fn(
+            logps, mask, advantages, mask, old_per_token_logps=old, beta=0.0, loss_type="sapo")
+        return loss
+
+
+def make_inputs(batch: int):
+    g = torch.Generator().manual_seed(batch)
+    return {"h": torch.randn(batch, 5, 8, generator=g), "ids": torch.randint(0, 16, (batch, 5), generator=g),
+            "old": torch.randn(batch, 5, generator=g) - 2,
+            "advantages": torch.tensor([1.0, -1.0]).repeat(batch // 2), "mask": torch.ones(batch, 5)}
+''',
+        "inputs": "{entry: replay_model:make_inputs}",
+    },
 }
 for _case in HELD_OUT_3.values():
     _case["set"] = "held-out-3"
