@@ -1149,6 +1149,36 @@ HELD_OUT_3 += [
 ]
 
 
+# ostris/ai-toolkit 4ece17b7 (toolkit/kohya_lora.py, LoRAModule before the fix: the scale set from a
+# tensor alpha through numpy, verbatim, and the forward's use of it; the module's other arguments,
+# dropout paths and apply_to left out)
+class AitLoRAModule(nn.Module):
+    def __init__(self, lora_dim: int = 2, alpha: torch.Tensor = torch.tensor(1.0), multiplier: float = 1.0):
+        super().__init__()
+        self.org = nn.Linear(4, 4)
+        self.lora_dim = lora_dim
+        self.lora_down = nn.Linear(4, lora_dim, bias=False)
+        self.lora_up = nn.Linear(lora_dim, 4, bias=False)
+        if type(alpha) == torch.Tensor:
+            alpha = alpha.detach().float().numpy()  # without casting, bf16 causes error
+        alpha = self.lora_dim if alpha is None or alpha == 0 else alpha
+        self.scale = alpha / self.lora_dim
+        self.multiplier = multiplier
+
+    def forward(self, x):
+        org_forwarded = self.org(x)
+        lx = self.lora_up(self.lora_down(x))
+        scale = self.scale
+        return org_forwarded + lx * self.multiplier * scale
+
+
+HELD_OUT_3 += [
+    ("ostris/ai-toolkit", "4ece17b7", "Fix adapter scalar handling under torch.compile (#946)",
+     "alpha = alpha.detach().float().numpy()  # without casting, bf16 causes error",
+     lambda: graph_breaks(AitLoRAModule(), torch.randn(2, 4), user_code=HERE)),
+]
+
+
 def main() -> int:
     torch.set_num_threads(1)
     for set_, entries in (("main", SCREENED), ("held-out", HELD_OUT), ("held-out-2", HELD_OUT_2),
