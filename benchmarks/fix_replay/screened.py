@@ -1179,6 +1179,29 @@ HELD_OUT_3 += [
 ]
 
 
+# invoke-ai/InvokeAI 8bd52ed744 (invokeai/backend/quantization/gguf/utils.py before the fix: the set
+# and is_torch_compatible, verbatim but for the names; gguf's GGMLQuantizationType is the stand-in
+# above, as for ComfyUI-GGUF's fix of the same line)
+INVOKE_TORCH_COMPATIBLE_QTYPES = {None, GGMLQuantizationType.F32, GGMLQuantizationType.F16}
+
+
+def invoke_is_torch_compatible(tensor: Optional[torch.Tensor]):
+    return getattr(tensor, "tensor_type", None) in INVOKE_TORCH_COMPATIBLE_QTYPES
+
+
+def invoke_gguf_linear(x: torch.Tensor, weight: torch.Tensor) -> torch.Tensor:
+    if invoke_is_torch_compatible(weight):
+        return x @ weight
+    return x
+
+
+HELD_OUT_3 += [
+    ("invoke-ai/InvokeAI", "8bd52ed744", "fix: improve gguf performance with torch.compile",
+     "TORCH_COMPATIBLE_QTYPES = {None, gguf.GGMLQuantizationType.F32, gguf.GGMLQuantizationType.F16}",
+     lambda: graph_breaks(invoke_gguf_linear, torch.randn(2, 4), _gguf_weight(), user_code=HERE)),
+]
+
+
 def main() -> int:
     torch.set_num_threads(1)
     for set_, entries in (("main", SCREENED), ("held-out", HELD_OUT), ("held-out-2", HELD_OUT_2),
