@@ -440,14 +440,17 @@ def test_a_block_whose_work_matters_is_refused_by_the_compiled_shape_cases(block
                                         "batch=2"), verdict
 
 
-def test_a_block_no_input_enters_is_refused(blocks):
-    """Nothing in the shape cases reaches 1e5, and zeros do not either: no compiled run
-    compared skipping the clamp with running it. 1e6 does, and there the clamp matters."""
+def test_a_block_no_shape_case_enters_is_refused(blocks):
+    """Nothing in the shape cases reaches 1e5: no compiled run compared skipping the clamp
+    with running it on the model's own inputs (an injected input alone would not do either:
+    it may be one on which the work does nothing, zeros through an image augmentation). 1e6
+    injected enters it, and there the clamp matters."""
     line = BLOCKS.splitlines()[CLAMP - 1]
     never = blocks.prove(CLAMP, CLAMP, _eager_only(line), guards=["zero"])
     assert never["accepted"] is False
-    assert never["reason"] == (f"no input enters the block at line {CLAMP + 1}, so compiled code "
-                               "skipping it was never compared with head")
+    assert never["reason"] == (f"no shape case enters the block at line {CLAMP + 1}, so compiled "
+                               "code skipping it was never compared with head on the model's own "
+                               "inputs"), never
     large = blocks.prove(CLAMP, CLAMP, _eager_only(line), guards=["large"])
     assert large["accepted"] is False
     assert "compiled, where `is_compiling()` is true" in large["reason"], large

@@ -530,3 +530,29 @@ def test_an_eager_only_exit_is_proven_compiled_and_an_eager_only_raise_is_refuse
     assert verdicts["exit"]["evidence"] == ("GB0170 gone, 4 graphs instead of 5, outputs equal on 1 "
                                             "shape case, equal with an empty mask injected, eager and "
                                             "compiled")
+
+
+def test_a_block_under_a_python_test_gets_no_eager_only_edit(tmp_path):
+    """segmentation-models-pytorch's focal loss: under `if self.ignore_index is not None:` the
+    block always runs; dropping the ignored labels is the loss's meaning, not optional work,
+    and on inputs without an ignored label it would look like a no-op. The masked selection
+    inside gets no eager-only edit of that `if`."""
+    src, fs = findings_in(tmp_path, """\
+        import torch
+
+        class Focal(torch.nn.Module):
+            def __init__(self, ignore_index=None):
+                super().__init__()
+                self.ignore_index = ignore_index
+
+            def forward(self, y_pred: torch.Tensor, y_true: torch.Tensor):
+                if self.ignore_index is not None:
+                    not_ignored = y_true != self.ignore_index
+                    y_pred = y_pred[not_ignored]
+                    y_true = y_true[not_ignored]
+                return (y_pred - y_true).abs().sum()
+
+        loss = torch.compile(Focal(-100))
+        """, "PTC304")
+    assert fs
+    assert not [c for f in fs for c in fix_candidates(f, src) if c.title == BLOCK]

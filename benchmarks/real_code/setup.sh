@@ -16,6 +16,9 @@ if [ ! -x "$venv/bin/python" ]; then
 fi
 "$venv/bin/pip" install -q torch==2.13.0
 "$venv/bin/pip" install -q --no-deps -r "$here/requirements.lock"
+# what benchmarks/bench_realcode_proof.py imports of pt2bot's own dependencies (its proof runs
+# inside this venv, next to the libraries); PyYAML comes with the locked libraries
+"$venv/bin/pip" install -q --no-deps unidiff==1.0.1
 "$venv/bin/pip" check
 "$venv/bin/python" - <<'PY'
 import importlib.metadata as m

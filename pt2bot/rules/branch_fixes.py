@@ -45,10 +45,13 @@ In the order they are offered (most likely to be the author's intent first):
    the function or loop, becomes `if not torch.compiler.is_compiling() and <test>:` (torchrl's
    truncation of a geometric series once it falls below 1e-7, skipped while compiling). Also
    offered for the findings inside such a block (the `.item()` of the truncation index), from
-   the rules that flag them. Right only where the block's work does not change the result
-   (an optimisation, a cache, statistics kept aside); the proof runs the edit compiled on the
-   shape cases and on inputs that make the test hold, compares with head's eager outputs, and
-   refuses it unless one of those runs entered the block (`eager_block_fixes`).
+   the rules that flag them, where the `if` tests a tensor's values (under a Python test,
+   `if self.ignore_index is not None:`, the block always runs: its work is not optional).
+   Right only where the block's work does not change the result (an optimisation, a cache,
+   statistics kept aside); the proof runs the edit compiled on the shape cases and on inputs
+   that make the test hold, compares with head's eager outputs, and refuses it unless head
+   enters the block on one of the shape cases (an injected input alone may be one on which the
+   work does nothing: zeros through an image augmentation) (`eager_block_fixes`).
 
 Two more shapes reach these recipes: an `and` test whose other parts are Python tests (`if
 signed and torch.rand(()) <= 0.5:`), which stay an `if` around the edit of the tensor test
@@ -959,9 +962,27 @@ def eager_block_fixes(code: str, finding, source: str, tree: ast.Module) -> list
     if not ifs:
         return []
     inner = max(ifs, key=lambda n: (n.lineno, n.col_offset))
-    if not owns_lines(lines, inner) or enclosing_function(tree, inner) is not fn:
+    if not owns_lines(lines, inner) or enclosing_function(tree, inner) is not fn or \
+            not _tensor_test(inner.test):
         return []
     return _eager_block_fixes(code, finding, inner, tree, lines)
+
+
+def _tensor_test(test: ast.AST) -> bool:
+    """The test surely reads a tensor's values: a call of torch's or of a reduction or truth
+    method (`first_below_thr.any()`, `torch.isnan(h).any()`, `t.item() > 0`). Only such a
+    block is entered when the data says so, which is what makes its work optional; under a
+    Python test (`if self.ignore_index is not None:`) the block always runs, and skipping it
+    drops work that only looks optional on inputs where it changes nothing."""
+    return any(isinstance(n, ast.Call) and isinstance(n.func, ast.Attribute) and (
+        n.func.attr in BOOL_FUNCS | _TENSOR_TRUTH or
+        isinstance(n.func.value, ast.Name) and n.func.value.id == "torch")
+        for n in ast.walk(test))
+
+
+# reductions whose result a test compares (`x.sum() > 0`), and `.item()`
+_TENSOR_TRUTH = frozenset({"item", "sum", "mean", "max", "min", "amax", "amin", "prod", "norm",
+                           "count_nonzero"})
 
 
 __all__ = ["EAGER_BLOCK", "chain_fixes", "eager_block_fixes", "tensor_condition_fixes", "guards_of"]

@@ -73,8 +73,8 @@ class TensorItem(Rule):
     Inside a block that only does optional work, `if first_below_thr.any(): i =
     torch.where(first_below_thr)[0][0].item(); g = g[..., :i, :]`, the block can run in eager
     only: `if not torch.compiler.is_compiling() and first_below_thr.any():`, posted only where
-    the proof shows compiled outputs equal to head's eager ones on inputs that enter the block
-    (pt2bot/rules/branch_fixes.py `eager_block_fixes`, PTC201's recipe 5).
+    the proof shows compiled outputs equal to head's eager ones on shape cases that enter the
+    block (pt2bot/rules/branch_fixes.py `eager_block_fixes`, PTC201's recipe 5).
     """
 
     code = "PTC101"

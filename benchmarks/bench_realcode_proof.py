@@ -1,0 +1,261 @@
+"""How many of the real-code benchmark's graph-break sites get a VERIFIED fix? (the proof half of
+`bench_recipes.py`, which only counts sites where a recipe offers an edit).
+
+    python benchmarks/bench_realcode_proof.py [--lib kornia]... [--out benchmarks/results/realcode_proof.json]
+    python benchmarks/bench_realcode_proof.py --report     # the Markdown of --out, runs nothing
+
+For each model of the real-code benchmark (benchmarks/real_code/models.py: tiny instances of
+third-party models, built from configs, no weights), in the benchmark's own venv
+(`bash benchmarks/real_code/setup.sh`), one subprocess a model:
+
+1. the library's package is copied to a scratch directory put first on `sys.path` (the proof
+   reads and patches user code, and code under site-packages is never the user's), and the
+   model is built from that copy with one thread and seed 0, in eval mode;
+2. its first input case runs through the proof worker's own head measurement
+   (`pt2bot.smoke.verify.measure_state`, the break pass, eager backend): every graph break in
+   the library's code is a target, as a new break on a PR's line is in `pt2bot review`;
+3. `pt2bot check` on the files with a break gives the findings, and `pt2bot.fixes.gather`
+   the candidates for the targets exactly as the review gathers them (the findings on the
+   line or in its statement, else the recipes dynamo's GB code selects), tried in the
+   review's order (`fixes.order`);
+4. each candidate is proven in the same process by `pt2bot.smoke.verify.prove_candidate`, as
+   the review's proof worker does, with two differences said in the report: one shape case
+   (the models have no pt2bot.yml shape matrix: no recompile or compiled-against-eager
+   comparison) and no export. A candidate whose targets an earlier accepted one fixed is
+   skipped, as in the review.
+
+Every site counts as if a PR had added it (there is no diff: a candidate need not fit in a
+hunk). The figure is per site (library file and line), by kind and by library, with the
+libraries' held-out batches apart (models.HELD_OUT_BATCHES). A model that fails to build or
+run is a reported result.
+"""
+from __future__ import annotations
+
+import argparse
+import collections
+import json
+import os
+import subprocess
+import sys
+import time
+from typing import Any
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+ROOT = os.path.dirname(HERE)
+REAL = os.path.join(HERE, "real_code")
+OUT = os.path.join(HERE, "results", "realcode_proof.json")
+VENV = os.environ.get("REALCODE_VENV", "/work/venvs/realcode")
+CANDIDATE_S = 60.0        # one candidate's time, as `fixes.budget_s` bounds a review's
+
+
+def worker(key: str, out: str, scratch: str) -> int:
+    """One model, in the benchmark venv (see the module doc); writes OUT."""
+    import importlib
+    import shutil
+
+    sys.path.insert(0, REAL)
+    import torch
+
+    torch.set_num_threads(1)
+    import collect
+    import models
+
+    collect.shim_torchvision()
+    sp = models.by_key()[key]
+    spec = importlib.util.find_spec(sp.package)
+    src = os.path.dirname(spec.origin)
+    shutil.copytree(src, os.path.join(scratch, sp.package), symlinks=True)
+    sys.path.insert(0, scratch)
+    for name in [m for m in sys.modules if m == sp.package or m.startswith(sp.package + ".")]:
+        del sys.modules[name]
+    from pt2bot.config import StaticConfig
+    from pt2bot.fixes import gather, order
+    from pt2bot.smoke.inputs import CaseInputs
+    from pt2bot.smoke.location import RepoPaths
+    from pt2bot.smoke.verify import measure_state, prove_candidate
+    from pt2bot.static import check_paths
+
+    result: dict[str, Any] = {"model": key, "lib": sp.lib, "status": "ok", "targets": [],
+                              "candidates": []}
+    t0 = time.perf_counter()
+    try:
+        torch.manual_seed(0)
+        model, cases = sp.build()
+        if not os.path.realpath(importlib.import_module(sp.package).__file__).startswith(
+                os.path.realpath(scratch)):
+            raise RuntimeError(f"{sp.package} was not imported from the scratch copy")
+        if hasattr(model, "eval"):
+            model.eval()
+        args, kwargs = cases[0]
+        case = CaseInputs(shape={"case": 0}, args=tuple(args), kwargs=dict(kwargs))
+        paths = RepoPaths(scratch)
+        with torch.no_grad():
+            torch.manual_seed(0)
+            head_out = model(*case.args, **case.kwargs)
+        head = measure_state(model, [case], [head_out], {}, {}, paths, ["breaks"])
+        seen = set()
+        targets = []
+        for b in head.get("breaks") or ():
+            k = (b.get("path"), b.get("line"), b.get("gb"))
+            if b.get("path") and b.get("line") and k not in seen:
+                seen.add(k)
+                targets.append({"kind": "break", "path": b["path"], "line": b["line"],
+                                "gb": b.get("gb"), "gb_type": b.get("gb_type"),
+                                "source": b.get("source")})
+        files = sorted({t["path"] for t in targets})
+        findings = check_paths(scratch, files, StaticConfig(select=("ALL",)), jobs=1) if files else []
+        proposals, why = gather(targets, findings, scratch, None)
+        fixed: dict[int, str] = {}
+        guard_cache: dict[str, Any] = {}
+        backend_cache: dict[str, Any] = {}
+        for p in order(proposals):
+            row = {"id": p.cid, "path": p.cand.path, "start_line": p.cand.start_line,
+                   "end_line": p.cand.end_line, "lines": list(p.cand.lines), "rule": p.cand.code,
+                   "title": p.cand.title, "targets": list(p.targets)}
+            if all(i in fixed for i in p.targets):
+                row.update(verified=False, skipped=True,
+                           reason="an earlier candidate already fixed its targets")
+            else:
+                t1 = time.perf_counter()
+                verdict = prove_candidate(
+                    {"path": p.cand.path, "start_line": p.cand.start_line,
+                     "end_line": p.cand.end_line, "lines": list(p.cand.lines),
+                     "original": p.original, "patched": p.patched, "guards": list(p.cand.guards),
+                     "safe": p.cand.safe, "targets": [targets[i] for i in p.targets]},
+                    model, [case], [head_out], head, {}, {"backend": "eager"}, paths, ["breaks"],
+                    CANDIDATE_S, guard_cache, backend_cache)
+                row.update(verified=bool(verdict.get("accepted")), evidence=verdict.get("evidence"),
+                           reason=verdict.get("reason"), s=round(time.perf_counter() - t1, 2))
+                if verdict.get("accepted"):
+                    fixed.update({i: p.cid for i in p.targets})
+            result["candidates"].append(row)
+        for i, t in enumerate(targets):
+            t["fixed_by"] = fixed.get(i)
+            t["why"] = why.get(i)
+        result["targets"] = targets
+    except Exception as e:  # noqa: BLE001 - the model's failure is the result
+        result.update(status="error", error=f"{type(e).__name__}: {e}"[:1000])
+    result["s"] = round(time.perf_counter() - t0, 1)
+    with open(out, "w", encoding="utf-8") as fh:
+        json.dump(result, fh, indent=1, default=str)
+    return 0
+
+
+def run_all(libs: list[str], timeout: int) -> dict[str, Any]:
+    import tempfile
+
+    sys.path.insert(0, REAL)
+    import models
+
+    py = os.path.join(VENV, "bin", "python")
+    env = {**os.environ, "PYTHONPATH": ROOT}
+    out: dict[str, Any] = {"commit": _commit(), "load_before": os.getloadavg()[0], "models": {}}
+    for sp in models.SPECS:
+        if libs and sp.lib not in libs:
+            continue
+        with tempfile.TemporaryDirectory() as tmp:
+            res = os.path.join(tmp, "out.json")
+            t0 = time.perf_counter()
+            try:
+                subprocess.run([py, __file__, "--worker", sp.key, res, os.path.join(tmp, "code")],
+                               env=env, timeout=timeout, capture_output=True, check=False)
+                got = json.load(open(res)) if os.path.exists(res) else {
+                    "model": sp.key, "lib": sp.lib, "status": "error", "error": "no result"}
+            except subprocess.TimeoutExpired:
+                got = {"model": sp.key, "lib": sp.lib, "status": "timeout", "targets": []}
+            got["wall_s"] = round(time.perf_counter() - t0, 1)
+        out["models"][sp.key] = got
+        n = len(got.get("targets") or ())
+        v = sum(1 for t in got.get("targets") or () if t.get("fixed_by"))
+        print(f"{sp.key:45s} {got.get('status'):8s} sites {n:3d} verified {v:3d} "
+              f"{got['wall_s']:6.1f} s", flush=True)
+    out["load_after"] = os.getloadavg()[0]
+    return out
+
+
+def _commit() -> str:
+    try:
+        return subprocess.run(["git", "-C", ROOT, "rev-parse", "--short", "HEAD"], capture_output=True,
+                              text=True, check=True).stdout.strip()
+    except (OSError, subprocess.CalledProcessError):
+        return "?"
+
+
+def report(data: dict[str, Any]) -> str:
+    sys.path.insert(0, REAL)
+    import models
+
+    batch_of = {lib: name for name, libs in models.HELD_OUT_BATCHES.items() for lib in libs}
+    sites: dict[tuple[str, str, int], dict[str, Any]] = {}
+    failed = []
+    for key, m in data["models"].items():
+        if m.get("status") != "ok":
+            failed.append(f"{key} ({m.get('status')}: {str(m.get('error') or '')[:120]})")
+        for t in m.get("targets") or ():
+            k = (m["lib"], t["path"], t["line"])
+            s = sites.setdefault(k, {"lib": m["lib"], "gb": t.get("gb"), "source": t.get("source"),
+                                     "verified": False, "candidates": 0, "why": t.get("why")})
+            s["verified"] = s["verified"] or bool(t.get("fixed_by"))
+            ids = [c for c in m.get("candidates") or () if any(
+                (m["targets"][i]["path"], m["targets"][i]["line"]) == (t["path"], t["line"])
+                for i in c["targets"])]
+            s["candidates"] = max(s["candidates"], len(ids))
+            if not t.get("fixed_by") and ids:
+                s["why"] = "; ".join(dict.fromkeys(str(c.get("reason")) for c in ids if not c.get("verified")))[:300]
+    lines = [f"Run at {data.get('commit')}, load average {data.get('load_before')} before and "
+             f"{data.get('load_after')} after. Sites are a library's file and line (a site broken in "
+             "several models counts once, verified if any model's proof verified it).", ""]
+
+    def table(title: str, keyf) -> None:
+        groups: dict[str, list[dict[str, Any]]] = collections.defaultdict(list)
+        for s in sites.values():
+            groups[keyf(s)].append(s)
+        lines.extend([f"| {title} | sites | with a candidate | verified | share verified |",
+                      "|---|---:|---:|---:|---:|"])
+        for g, ss in sorted(groups.items(), key=lambda kv: -len(kv[1])):
+            c = sum(1 for s in ss if s["candidates"])
+            v = sum(1 for s in ss if s["verified"])
+            lines.append(f"| {g} | {len(ss)} | {c} | {v} | {100 * v // max(len(ss), 1)} % |")
+        lines.append("")
+
+    n = len(sites)
+    c = sum(1 for s in sites.values() if s["candidates"])
+    v = sum(1 for s in sites.values() if s["verified"])
+    lines.append(f"**{v} of {n} graph-break sites get a verified fix** ({c} with a candidate).")
+    lines.append("")
+    table("kind", lambda s: s["gb"] or "?")
+    table("library (held-out batch)", lambda s: f"{s['lib']} ({batch_of.get(s['lib'], 'tuned')})")
+    lines += ["| site | kind | source | candidates | verified | why not |", "|---|---|---|---:|---|---|"]
+    for (lib, path, line), s in sorted(sites.items()):
+        src = str(s.get("source") or "").replace("|", "\\|")[:90]
+        why = "" if s["verified"] else str(s.get("why") or "").replace("|", "\\|")
+        lines.append(f"| {lib} {path}:{line} | {s['gb']} | `{src}` | {s['candidates']} | "
+                     f"{'yes' if s['verified'] else 'no'} | {why} |")
+    if failed:
+        lines += ["", "Models that did not run: " + "; ".join(failed)]
+    return "\n".join(lines) + "\n"
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--worker", nargs=3, metavar=("KEY", "OUT", "SCRATCH"))
+    ap.add_argument("--lib", action="append", default=[])
+    ap.add_argument("--out", default=OUT)
+    ap.add_argument("--timeout", type=int, default=600)
+    ap.add_argument("--report", action="store_true")
+    a = ap.parse_args()
+    if a.worker:
+        return worker(*a.worker)
+    if a.report:
+        print(report(json.load(open(a.out))), end="")
+        return 0
+    data = run_all(a.lib, a.timeout)
+    with open(a.out, "w", encoding="utf-8") as fh:
+        json.dump(data, fh, indent=1)
+        fh.write("\n")
+    print(report(data), end="")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
