@@ -4,8 +4,9 @@
     python benchmarks/bench_fix_replay.py --report      # the Markdown of --out, runs nothing
     python benchmarks/bench_fix_replay.py --set held-out [--report]   # the held-out set, apart
     python benchmarks/bench_fix_replay.py --set held-out-2 [--report] # the second held-out set
+    python benchmarks/bench_fix_replay.py --set held-out-3 [--report] # the third held-out set
 
-Three sets of cases, run and reported apart. A case.json without a `set` key is in the first set
+Sets of cases, run and reported apart. A case.json without a `set` key is in the first set
 (`main`): the fixes the rules were written and tuned against. `"set": "held-out"` marks fixes
 from projects no rule was written against, picked by a rule recorded in
 benchmarks/results/fix_replay_heldout.md before anyone looked at what pt2bot does with them:
@@ -15,6 +16,10 @@ verified fixes, equivalence); the fixes screened out for that set are listed in 
 Once recipes were written with both of those sets in view, `"set": "held-out-2"` marks a fresh
 held-out set from yet other projects (selection rule: benchmarks/results/fix_replay_heldout2.md),
 run with `--set held-out-2` into benchmarks/results/fix_replay_heldout2.json, reported the same way.
+`"set": "held-out-3"` marks a third fresh held-out set, from projects none of the earlier sets
+read (benchmarks/results/fix_replay_heldout3.md), run with `--set held-out-3` into
+benchmarks/results/fix_replay_heldout3.json. The sets are whatever the recorded case.json files
+name; `--set held-out-N` writes fix_replay_heldoutN.json.
 
 Each case (benchmarks/fix_replay/<case>/, recorded from the upstream history by
 benchmarks/fix_replay/record.py) is one upstream commit whose diff removed a graph break or a
@@ -262,10 +267,19 @@ def reverse_apply(text: str, before: list[str], after: list[str]) -> tuple[str, 
     raise ValueError("the hunk's AFTER text is not in the excerpt exactly once")
 
 
-SETS = ("main", "held-out", "held-out-2")
-OUT = {"main": os.path.join(ROOT, "benchmarks", "results", "fix_replay.json"),
-       "held-out": os.path.join(ROOT, "benchmarks", "results", "fix_replay_heldout.json"),
-       "held-out-2": os.path.join(ROOT, "benchmarks", "results", "fix_replay_heldout2.json")}
+def out_path(set_: str) -> str:
+    """The set's JSON: fix_replay.json for `main`, fix_replay_heldout.json for `held-out`,
+    fix_replay_heldoutN.json for `held-out-N`."""
+    name = "fix_replay" if set_ == "main" else "fix_replay_" + set_.replace("-", "")
+    return os.path.join(ROOT, "benchmarks", "results", name + ".json")
+
+
+# the sets the recorded cases name (case.json's `set`, `main` where it has none): a new held-out
+# set is a new value there, with no change here
+SETS = tuple(sorted({json.load(open(p)).get("set", "main")
+                     for p in glob.glob(os.path.join(CASES_DIR, "*", "case.json"))},
+                    key=lambda s: (s != "main", s)))
+OUT = {s: out_path(s) for s in SETS}
 
 
 def case_names(set_: str) -> list[str]:

@@ -11,13 +11,23 @@ recompile on a device change, recompiles over three calls (pt2bot.testing.recomp
 from __future__ import annotations
 
 import enum
+from enum import IntEnum
+import importlib
+import importlib.metadata
+import importlib.util
 import json
 import math
 import os
+import warnings
 from collections import defaultdict
+from functools import lru_cache, wraps
+from typing import Any, Callable, Optional, Union
 
+import numpy as np
 import torch
 import torch.nn.functional as F
+from packaging import version
+from einops import rearrange
 from torch import nn
 from torch.nn.attention.flex_attention import flex_attention
 
@@ -425,9 +435,777 @@ SCREENED = [
 ]
 
 
+# The third held-out set (bench_fix_replay.py --set held-out-3; the selection rule is in
+# benchmarks/results/fix_replay_heldout3.md)
+
+# facebookresearch/detectron2 b33e8134 (detectron2/layers/wrappers.py, Conv2d.forward before the fix;
+# norm and activation left as None)
+class D2Conv2d(torch.nn.Conv2d):
+    def __init__(self, *args, **kwargs):
+        norm = kwargs.pop("norm", None)
+        activation = kwargs.pop("activation", None)
+        super().__init__(*args, **kwargs)
+
+        self.norm = norm
+        self.activation = activation
+
+    def forward(self, x):
+        if not torch.jit.is_scripting():
+            with warnings.catch_warnings(record=True):
+                if x.numel() == 0 and self.training:
+                    # https://github.com/pytorch/pytorch/issues/12013
+                    assert not isinstance(
+                        self.norm, torch.nn.SyncBatchNorm
+                    ), "SyncBatchNorm does not support empty inputs!"
+
+        x = F.conv2d(
+            x, self.weight, self.bias, self.stride, self.padding, self.dilation, self.groups
+        )
+        if self.norm is not None:
+            x = self.norm(x)
+        if self.activation is not None:
+            x = self.activation(x)
+        return x
+
+
+# facebookresearch/detectron2 d47d69e5 (detectron2/modeling/anchor_generator.py, BufferList; the loop
+# head of detectron2/export/c10.py Caffe2RPN._generate_proposals before the fix, its body a stand-in
+# for the Caffe2 GenerateProposals op)
+class D2BufferList(nn.Module):
+    def __init__(self, buffers):
+        super().__init__()
+        for i, buffer in enumerate(buffers):
+            # Use non-persistent buffer so the values are not saved in checkpoint
+            self.register_buffer(str(i), buffer, persistent=False)
+
+    def __len__(self):
+        return len(self._buffers)
+
+    def __iter__(self):
+        return iter(self._buffers.values())
+
+
+class D2AnchorGenerator(nn.Module):
+    def __init__(self) -> None:
+        super().__init__()
+        self.cell_anchors = D2BufferList([torch.randn(3, 4), torch.randn(3, 4)])
+        self.strides = [4, 8]
+
+
+class D2Caffe2RPN(nn.Module):
+    def __init__(self) -> None:
+        super().__init__()
+        self.anchor_generator = D2AnchorGenerator()
+
+    def forward(self, objectness_logits_pred, anchor_deltas_pred):
+        out = []
+        for scores, bbox_deltas, cell_anchors_tensor, feat_stride in zip(
+            objectness_logits_pred,
+            anchor_deltas_pred,
+            iter(self.anchor_generator.cell_anchors),
+            self.anchor_generator.strides,
+        ):
+            out.append(scores.sum() * cell_anchors_tensor / feat_stride + bbox_deltas.mean())
+        return out
+
+
+# facebookresearch/detectron2 detectron2/structures/boxes.py (Boxes' __init__ as a stand-in that only
+# stores the tensor, Boxes.cat verbatim at 5fcee61c) and detectron2/export/c10.py (Caffe2Boxes, and
+# InstancesList before 1d9ae74c, with its __setattr__: the methods the measures call)
+class D2Boxes:
+    def __init__(self, tensor):
+        self.tensor = tensor
+
+    @classmethod
+    def cat(cls, boxes_list):
+        assert isinstance(boxes_list, (list, tuple))
+        if len(boxes_list) == 0:
+            return cls(torch.empty(0))
+        assert all([isinstance(box, D2Boxes) for box in boxes_list])
+
+        # use torch.cat (v.s. layers.cat) so the returned boxes never share storage with input
+        cat_boxes = cls(torch.cat([b.tensor for b in boxes_list], dim=0))
+        return cat_boxes
+
+
+class D2Caffe2Boxes(D2Boxes):
+    def __init__(self, tensor):
+        assert isinstance(tensor, torch.Tensor)
+        assert tensor.dim() == 2 and tensor.size(-1) in [4, 5, 6], tensor.size()
+        self.tensor = tensor
+
+
+class D2InstancesList(object):
+    def __init__(self, im_info, indices, extra_fields=None):
+        # [N, 3] -> (H, W, Scale)
+        self.im_info = im_info
+        # [N,] -> indice of batch to which the instance belongs
+        self.indices = indices
+        # [N, ...]
+        self.batch_extra_fields = extra_fields or {}
+
+        self.image_size = self.im_info
+
+    def set(self, name, value):
+        if isinstance(value, D2Boxes):
+            data_len = value.tensor.shape[0]
+        elif isinstance(value, torch.Tensor):
+            data_len = value.shape[0]
+        else:
+            data_len = len(value)
+        if len(self.batch_extra_fields):
+            assert (
+                len(self) == data_len
+            ), "Adding a field of length {} to a Instances of length {}".format(data_len, len(self))
+        self.batch_extra_fields[name] = value
+
+    def __setattr__(self, name, val):
+        if name in ["im_info", "indices", "batch_extra_fields", "image_size"]:
+            super().__setattr__(name, val)
+        else:
+            self.set(name, val)
+
+    def __getattr__(self, name):
+        if name not in self.batch_extra_fields:
+            raise AttributeError("Cannot find field '{}' in the given Instances!".format(name))
+        return self.batch_extra_fields[name]
+
+    def __len__(self):
+        return len(self.indices)
+
+
+class _D2Proposal:
+    def __init__(self, boxes) -> None:
+        self.proposal_boxes = boxes
+
+
+def d2_rois(t1: torch.Tensor, t2: torch.Tensor) -> torch.Tensor:
+    # Caffe2FastRCNNOutputsInference.__call__ before 5fcee61c: the proposals' boxes concatenated
+    proposals = [_D2Proposal(D2Caffe2Boxes(t1)), _D2Proposal(D2Caffe2Boxes(t2))]
+    rois = type(proposals[0].proposal_boxes).cat([p.proposal_boxes for p in proposals])
+    return rois.tensor * 2
+
+
+def d2_set_mask(pred_mask_logits: torch.Tensor, im_info: torch.Tensor, indices: torch.Tensor) -> torch.Tensor:
+    # Caffe2MaskRCNNInference.__call__ before 1d9ae74c: the mask field set as an attribute
+    pred_instances = [D2InstancesList(im_info, indices, {"pred_boxes": D2Caffe2Boxes(im_info[:, :4])})]
+    mask_probs_pred = pred_mask_logits.sigmoid()
+    pred_instances[0].pred_masks = mask_probs_pred
+    return pred_instances[0].pred_masks * 2
+
+
+def d2_set_checked(pred_mask_logits: torch.Tensor, im_info: torch.Tensor, indices: torch.Tensor) -> torch.Tensor:
+    # InstancesList.set before 31bebdea (the length check the fix adds a torch._check to), on a
+    # second field
+    inst = D2InstancesList(im_info, indices, {"pred_boxes": D2Caffe2Boxes(im_info[:, :4])})
+    inst.set("pred_masks", pred_mask_logits.sigmoid())
+    return inst.pred_masks * 2
+
+
+# huggingface/accelerate aba3b8c7 (src/accelerate/utils/operations.py send_to_device's tensor branch
+# before the fix; src/accelerate/utils/imports.py is_npu_available, is_xpu_available and
+# is_ipex_available, src/accelerate/utils/environment.py str_to_bool and parse_flag_from_env, as
+# at its parent; is_xpu_available's path with intel_extension_for_pytorch installed left out)
+def acc_str_to_bool(value) -> int:
+    value = value.lower()
+    if value in ("y", "yes", "t", "true", "on", "1"):
+        return 1
+    elif value in ("n", "no", "f", "false", "off", "0"):
+        return 0
+    else:
+        raise ValueError(f"invalid truth value {value}")
+
+
+def acc_parse_flag_from_env(key, default=False):
+    """Returns truthy value for `key` from the env if available else the default."""
+    value = os.environ.get(key, str(default))
+    return acc_str_to_bool(value) == 1  # As its name indicates `str_to_bool` actually returns an int...
+
+
+def acc_is_ipex_available():
+    def get_major_and_minor_from_version(full_version):
+        return str(version.parse(full_version).major) + "." + str(version.parse(full_version).minor)
+
+    _torch_version = importlib.metadata.version("torch")
+    if importlib.util.find_spec("intel_extension_for_pytorch") is None:
+        return False
+    _ipex_version = "N/A"
+    try:
+        _ipex_version = importlib.metadata.version("intel_extension_for_pytorch")
+    except importlib.metadata.PackageNotFoundError:
+        return False
+    torch_major_and_minor = get_major_and_minor_from_version(_torch_version)
+    ipex_major_and_minor = get_major_and_minor_from_version(_ipex_version)
+    if torch_major_and_minor != ipex_major_and_minor:
+        warnings.warn(
+            f"Intel Extension for PyTorch {ipex_major_and_minor} needs to work with PyTorch {ipex_major_and_minor}.*,"
+            f" but PyTorch {_torch_version} is found. Please switch to the matching version and run again."
+        )
+        return False
+    return True
+
+
+@lru_cache
+def acc_is_npu_available(check_device=False):
+    "Checks if `torch_npu` is installed and potentially if a NPU is in the environment"
+    if importlib.util.find_spec("torch") is None or importlib.util.find_spec("torch_npu") is None:
+        return False
+    return True
+
+
+@lru_cache
+def acc_is_xpu_available(check_device=False):
+    "check if user disables it explicitly"
+    if not acc_parse_flag_from_env("ACCELERATE_USE_XPU", default=True):
+        return False
+    "Checks if `intel_extension_for_pytorch` is installed and potentially if a XPU is in the environment"
+    if acc_is_ipex_available():
+        raise NotImplementedError("the XPU path (taken only with intel_extension_for_pytorch) is left out")
+    else:
+        return False
+
+
+def acc_send_to_device(tensor, device, non_blocking=False, skip_keys=None):
+    if hasattr(tensor, "to"):
+        if acc_is_npu_available():
+            # `torch.Tensor.to(<int num>)` is not supported by `torch_npu` (see this [issue](https://github.com/Ascend/pytorch/issues/16)).
+            if isinstance(device, int):
+                device = f"npu:{device}"
+            # `torch.Tensor.to("npu")` could not find context when called for the first time (see this [issue](https://gitee.com/ascend/pytorch/issues/I8KECW?from=project-issue)).
+            elif device == torch.device("npu"):
+                device = "npu:0"
+        elif acc_is_xpu_available():
+            if isinstance(device, int):
+                device = f"xpu:{device}"
+            elif device == torch.device("xpu"):
+                device = "xpu:0"
+        try:
+            return tensor.to(device, non_blocking=non_blocking)
+        except TypeError:  # .to() doesn't accept non_blocking as kwarg
+            return tensor.to(device)
+    else:
+        return tensor
+
+
+class AccHookedLinear(nn.Module):
+    # what accelerate's device hooks do in a dispatched model's forward: inputs sent to the layer's device
+    def __init__(self) -> None:
+        super().__init__()
+        self.lin = nn.Linear(3, 3)
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        return self.lin(acc_send_to_device(x, torch.device("cpu")))
+
+
+# Lightning-AI/lightning 39144701ad (src/lightning/fabric/loggers/logger.py rank_zero_experiment before
+# the fix, without its docstring, and _DummyExperiment's nop and __getattr__; rank_zero_only from
+# lightning-utilities, as stored, rank 0; the logger and its experiment are stand-ins)
+def pl_rank_zero_only(fn: Callable) -> Callable:
+    """Function that can be used as a decorator to enable a function/method being called only on global rank 0."""
+
+    @wraps(fn)
+    def wrapped_fn(*args: Any, **kwargs: Any) -> Optional[Any]:
+        if not hasattr(pl_rank_zero_only, "rank"):
+            raise RuntimeError("The `rank_zero_only.rank` value needs to be set before use")
+
+        if pl_rank_zero_only.rank == 0:
+            return fn(*args, **kwargs)
+        return None
+
+    return wrapped_fn
+
+
+pl_rank_zero_only.rank = 0
+
+
+class _PlDummyExperiment:
+    """Dummy experiment."""
+
+    def nop(self, *args: Any, **kw: Any) -> None:
+        pass
+
+    def __getattr__(self, _: Any) -> Callable:
+        return self.nop
+
+
+def pl_rank_zero_experiment(fn: Callable) -> Callable:
+    """Returns the real experiment on rank 0 and otherwise the _DummyExperiment."""
+
+    @wraps(fn)
+    def experiment(self) -> Union[Any, _PlDummyExperiment]:  # type: ignore[no-untyped-def]
+        @pl_rank_zero_only
+        def get_experiment() -> Callable:
+            return fn(self)
+
+        return get_experiment() or _PlDummyExperiment()
+
+    return experiment
+
+
+class _PlExperiment:
+    def __init__(self) -> None:
+        self.logged = []
+
+    def log(self, value) -> None:
+        self.logged.append(value)
+
+
+class _PlLogger:
+    def __init__(self) -> None:
+        self._experiment = _PlExperiment()
+
+    @property
+    @pl_rank_zero_experiment
+    def experiment(self):
+        return self._experiment
+
+
+class PlLoggingModule(nn.Module):
+    # a LightningModule-like step that logs through the logger's experiment inside the compiled code
+    def __init__(self) -> None:
+        super().__init__()
+        self.lin = nn.Linear(3, 3)
+        self.logger = _PlLogger()
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        y = self.lin(x)
+        self.logger.experiment.log(1)
+        return y
+
+
+# jeshraghian/snntorch 98d4099 (snntorch/surrogate.py Triangular and triangular before the fix)
+class SnnTriangular(torch.autograd.Function):
+    @staticmethod
+    def forward(ctx, input_, threshold=1):
+        ctx.save_for_backward(input_)
+        ctx.threshold = threshold
+        out = (input_ > 0).float()
+        return out
+
+    @staticmethod
+    def backward(ctx, grad_output):
+        (input_,) = ctx.saved_tensors
+        grad_input = grad_output.clone()
+        grad = grad_input * ctx.threshold
+        grad[input_ >= 0] = -grad[input_ >= 0]
+        return grad, None
+
+
+def snn_triangular():
+    """Triangular surrogate gradient enclosed with
+    a parameterized threshold."""
+
+    def inner(x):
+        return SnnTriangular.apply(x)
+
+    return inner
+
+
+class SnnSpike(nn.Module):
+    def __init__(self) -> None:
+        super().__init__()
+        self.lin = nn.Linear(4, 4)
+        self.spike_grad = snn_triangular()
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        return self.spike_grad(self.lin(x) - 0.5)
+
+
+# lucidrains/ring-attention-pytorch ea5a6e5 (ring_attention_pytorch/ring_attention.py default_attention
+# before the fix, the non-causal masked path)
+def ring_default_attention(q, k, v, mask=None, causal: bool = False):
+    import einx  # the einx the environment has (not the 2024 one the fix was written against)
+
+    device = q.device
+    q = q * (q.shape[-1] ** -0.5)
+
+    mask_value = -torch.finfo(q.dtype).max
+
+    # similarity
+
+    sim = torch.einsum('b i h d, b j h d -> b h i j', q, k)
+
+    # masking
+
+    if causal:
+        i, j = sim.shape[-2:]
+        causal_mask = torch.ones((i, j), dtype = torch.bool, device = device).triu(j - i + 1)
+        sim = torch.where(causal_mask, mask_value, sim)
+
+    elif mask is not None:
+        sim = einx.where('b j, b h i j, -> b h i j', mask, sim, mask_value)
+
+    # attend
+
+    attn = einx.softmax('b h i [j]', sim)
+
+    # aggregate
+
+    out = torch.einsum('b h i j, b j h d -> b i h d', attn, v)
+
+    return out
+
+
+# collabora/WhisperSpeech c3df313 (whisperspeech/t2s_up_wds_mlang_enclm.py, Encoder.forward before the
+# fix, without its layers: the in-place add the fix replaces)
+class WsEncoder(nn.Module):
+    def __init__(self) -> None:
+        super().__init__()
+        self.embedding = nn.Embedding(16, 8)
+        self.positional_embedding = nn.Parameter(torch.randn(6, 8))
+
+    def forward(self, Stoks, positions, lang_emb=None):
+        xin = self.embedding(Stoks)
+
+        if lang_emb is not None: xin += lang_emb
+
+        x = (xin +
+             self.positional_embedding[positions]).to(xin.dtype)
+        return x
+
+
+HELD_OUT_3 = [
+    ("facebookresearch/detectron2", "b33e8134", "Remove warnings",
+     "with warnings.catch_warnings(record=True):",
+     lambda: graph_breaks(D2Conv2d(3, 4, 3, padding=1), torch.randn(2, 3, 8, 8), user_code=HERE)),
+    ("facebookresearch/detectron2", "d47d69e5", "Modify iter loop around BufferList",
+     "iter(self.anchor_generator.cell_anchors),",
+     lambda: graph_breaks(D2Caffe2RPN(), [torch.randn(2, 3)] * 2, [torch.randn(2, 3)] * 2, user_code=HERE)),
+    ("facebookresearch/detectron2", "1d9ae74c", "Remove setattr for InstancesList",
+     "pred_instances[0].pred_masks = mask_probs_pred",
+     lambda: graph_breaks(d2_set_mask, torch.randn(3, 5), torch.randn(3, 5), torch.arange(3), user_code=HERE)),
+    ("facebookresearch/detectron2", "5fcee61c", "Remove type(UserDefinedObjectVariable)",
+     "rois = type(proposals[0].proposal_boxes).cat([p.proposal_boxes for p in proposals])",
+     lambda: graph_breaks(d2_rois, torch.randn(3, 5), torch.randn(2, 5), user_code=HERE)),
+    ("facebookresearch/detectron2", "31bebdea", "Fix torch export issue",
+     "len(self) == data_len",
+     lambda: graph_breaks(d2_set_checked, torch.randn(3, 5), torch.randn(3, 5), torch.arange(3), user_code=HERE)),
+    ("huggingface/accelerate", "aba3b8c7", "Prefer `is_torch_tensor` over `hasattr` for torch.compile. (#2387)",
+     'elif hasattr(tensor, "to"):',
+     lambda: graph_breaks(AccHookedLinear(), torch.randn(2, 3), user_code=HERE)),
+    ("Lightning-AI/lightning", "39144701ad", "Simplify `rank_zero_experiment` for `torch.compile` support (#17216)",
+     "return get_experiment() or _DummyExperiment()",
+     lambda: graph_breaks(PlLoggingModule(), torch.randn(2, 3), user_code=HERE)),
+    ("jeshraghian/snntorch", "98d4099", "Remove default values that break torch.compile",
+     "def forward(ctx, input_, threshold=1):",
+     lambda: graph_breaks(SnnSpike(), torch.randn(2, 4), user_code=HERE)),
+    ("lucidrains/ring-attention-pytorch", "ea5a6e5", "einx does not play well with torch.compile yet",
+     "sim = einx.where('b j, b h i j, -> b h i j', mask, sim, mask_value)",
+     lambda: graph_breaks(ring_default_attention, *[torch.randn(2, 5, 2, 4)] * 3,
+                          torch.tensor([[True] * 4 + [False]] * 2), user_code=HERE)),
+    ("collabora/WhisperSpeech", "c3df313", "models: torch.compile support for training",
+     "if lang_emb is not None: xin += lang_emb",
+     lambda: graph_breaks(WsEncoder(), torch.randint(0, 16, (2, 6)), torch.arange(6), torch.randn(2, 1, 8),
+                          user_code=HERE)),
+]
+
+
+# facebookresearch/multimodal ea3830b (torchmultimodal/utils/common.py, shift_dim before the fix,
+# without its docstring)
+def tmm_shift_dim(
+    x: torch.Tensor, src_dim: int = -1, dest_dim: int = -1, make_contiguous: bool = True
+) -> torch.Tensor:
+    n_dims = len(x.shape)
+    # Remap negative dim
+    if src_dim < 0:
+        src_dim = n_dims + src_dim
+    if dest_dim < 0:
+        dest_dim = n_dims + dest_dim
+
+    assert 0 <= src_dim < n_dims and 0 <= dest_dim < n_dims
+
+    dims = list(range(n_dims))
+    del dims[src_dim]
+
+    permutation = []
+    ctr = 0
+    for i in range(n_dims):
+        if i == dest_dim:
+            permutation.append(src_dim)
+        else:
+            permutation.append(dims[ctr])
+            ctr += 1
+    x = x.permute(permutation)
+    if make_contiguous:
+        x = x.contiguous()
+    return x
+
+
+# facebookresearch/pytorchvideo fae0d89 (pytorchvideo/layers/swish.py before the fix, without the
+# docstrings); the screen runs under no_grad as the smoke run does, so the backward is not traced
+class PtvSwishFunction(torch.autograd.Function):
+    @staticmethod
+    def forward(ctx, x):
+        result = x * torch.sigmoid(x)
+        ctx.save_for_backward(x)
+        return result
+
+    @staticmethod
+    def backward(ctx, grad_output):
+        x = ctx.saved_variables[0]
+        sigmoid_x = torch.sigmoid(x)
+        return grad_output * (sigmoid_x * (1 + x * (1 - sigmoid_x)))
+
+
+class PtvSwish(nn.Module):
+    def forward(self, x):
+        return PtvSwishFunction.apply(x)
+
+
+HELD_OUT_3 += [
+    ("facebookresearch/multimodal", "ea3830b", "Enable PT2 for dalle2 with old FSDP api (#431)",
+     "del dims[src_dim]",
+     lambda: graph_breaks(lambda x: tmm_shift_dim(x, 1, -1) * 2, torch.randn(2, 3, 4, 5), user_code=HERE)),
+    ("facebookresearch/pytorchvideo", "fae0d89", "Use torchdynamo compatible backward API for Swish (#248)",
+     "x = ctx.saved_variables[0]",
+     lambda: graph_breaks(nn.Sequential(nn.Linear(4, 4), PtvSwish()), torch.randn(2, 4), user_code=HERE)),
+]
+
+
+# hexgrad/kokoro 84d64f0 (kokoro/istftnet.py, Generator.__init__ before the fix: the two lines that
+# size layers with np.prod, verbatim; the rest of the generator, which needs scipy, left out;
+# upsample_rates and gen_istft_hop_size are Kokoro's configuration values)
+class KokoroGeneratorSizes(nn.Module):
+    def __init__(self, upsample_rates=(10, 6), gen_istft_hop_size=5, i=0, gen_istft_n_fft=20, c_cur=4):
+        super().__init__()
+        self.f0_upsamp = nn.Upsample(scale_factor=np.prod(upsample_rates) * gen_istft_hop_size)
+        stride_f0 = np.prod(upsample_rates[i + 1:])
+        self.noise_conv = nn.Conv1d(
+            gen_istft_n_fft + 2, c_cur, kernel_size=stride_f0 * 2, stride=stride_f0, padding=(stride_f0+1) // 2)
+
+    def forward(self, f0: torch.Tensor, x: torch.Tensor):
+        return self.f0_upsamp(f0[:, None]).transpose(1, 2), self.noise_conv(x)
+
+
+HELD_OUT_3 += [
+    ("hexgrad/kokoro", "84d64f0", "replace `np.prod()` with `math.prod()` to make Kokoro `torch.compile`-able (#91)",
+     "self.f0_upsamp = nn.Upsample(scale_factor=np.prod(upsample_rates) * gen_istft_hop_size)",
+     lambda: graph_breaks(KokoroGeneratorSizes(), torch.randn(2, 8), torch.randn(2, 22, 60), user_code=HERE)),
+]
+
+
+# explosion/curated-transformers 1da2497 (curated_transformers/layers/attention.py before the fix:
+# QkvMode and create_causal_mask, without the docstrings and comments; the dispatch on qkv_mode as
+# SelfAttention.forward does it, its branches stand-ins)
+class CtQkvMode(IntEnum):
+    SEPARATE = (0,)
+    MERGED_SPLIT_BEFORE = (1,)
+    MERGED_SPLIT_AFTER = (2,)
+
+
+def ct_create_causal_mask(query: torch.Tensor, key: torch.Tensor) -> torch.Tensor:
+    query_len = query.size(2)
+    key_len = key.size(2)
+
+    causal_mask = torch.tril(
+        torch.full(
+            (key_len, key_len),
+            True,
+            device=query.device,
+        ),
+    ).view(1, 1, key_len, key_len)
+    return causal_mask[:, :, key_len - query_len : key_len, :key_len]
+
+
+class CtSelfAttention(nn.Module):
+    def __init__(self, qkv_mode: CtQkvMode = CtQkvMode.MERGED_SPLIT_BEFORE) -> None:
+        super().__init__()
+        self.qkv_mode = qkv_mode
+        self.input = nn.Linear(4, 12)
+
+    def forward(self, query: torch.Tensor, key: torch.Tensor) -> torch.Tensor:
+        if self.qkv_mode == CtQkvMode.SEPARATE:
+            out = query
+        elif self.qkv_mode == CtQkvMode.MERGED_SPLIT_BEFORE:
+            out = self.input(query)[..., :4]
+        else:
+            out = self.input(query)[..., 4:8]
+        return out.masked_fill(~ct_create_causal_mask(query, key)[..., :1], 0.0)
+
+
+HELD_OUT_3 += [
+    ("explosion/curated-transformers", "1da2497", "Make some changes to support `torch.compile` and add tests (#257)",
+     "class QkvMode(IntEnum):",
+     lambda: graph_breaks(CtSelfAttention(), torch.randn(2, 2, 3, 4), torch.randn(2, 2, 5, 4), user_code=HERE)),
+]
+
+
+# IBM/terratorch 23de0771 (terratorch/models/necks.py, ReshapeTokensToImage.collapse_dims, without its
+# unused `shape` local, and forward before the fix; the neck's base class and registry left out)
+class TtReshapeTokensToImage(nn.Module):
+    def __init__(self, remove_cls_token=True, effective_time_dim: int = 1):
+        super().__init__()
+        self.remove_cls_token = remove_cls_token
+        self.effective_time_dim = effective_time_dim
+
+    def collapse_dims(self, x):
+        """
+        When the encoder output has more than 3 dimensions, is necessary to 
+        reshape it. 
+        """
+        batch = x.shape[0]
+        e = x.shape[-1]
+        collapsed_dim = np.prod(x.shape[1:-1])
+
+        return x.reshape(batch, collapsed_dim, e)
+
+    def forward(self, features: list[torch.Tensor]) -> list[torch.Tensor]:
+        out = []
+        for x in features:
+            if self.remove_cls_token:
+                x_no_token = x[:, 1:, :]
+            else:
+                x_no_token = x
+            x_no_token = self.collapse_dims(x_no_token)
+            number_of_tokens = x_no_token.shape[1]
+            tokens_per_timestep = number_of_tokens // self.effective_time_dim
+            h = int(np.sqrt(tokens_per_timestep))
+
+            encoded = rearrange(
+                x_no_token,
+                "batch (t h w) e -> batch (t e) h w",
+                batch=x_no_token.shape[0],
+                t=self.effective_time_dim,
+                h=h,
+            )
+            out.append(encoded)
+        return out
+
+
+# SalesforceAIResearch/uni2ts 3c7d660 (src/uni2ts/distribution/_base.py, DistrParamProj.forward before
+# the fix: its rearrange call verbatim, on one projection; the pytree helpers left out)
+class Uni2tsParamProj(nn.Module):
+    def __init__(self) -> None:
+        super().__init__()
+        self.proj = nn.Linear(4, 6)
+        self.out_size = 2
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        return rearrange(
+                self.proj(x),
+                "... (dim out) -> ... out dim",
+                out=self.out_size,
+            )
+
+
+HELD_OUT_3 += [
+    ("IBM/terratorch", "23de0771", "Changed the np.sqrt to math.sqrt to avoid having a graph break with torch.compile()",
+     "h = int(np.sqrt(tokens_per_timestep))",
+     lambda: graph_breaks(TtReshapeTokensToImage(), [torch.randn(2, 17, 4)], user_code=HERE)),
+    ("SalesforceAIResearch/uni2ts", "3c7d660",
+     "fix: weird bug affecting torch.compile when einops.rearrange has 'out' as variable name",
+     '"... (dim out) -> ... out dim",',
+     lambda: graph_breaks(Uni2tsParamProj(), torch.randn(2, 3, 4), user_code=HERE)),
+]
+
+
+# keras-team/keras 4b9f71f81d (keras/src/ops/operation_utils.py, validate_reshape_shape before the fix,
+# without its docstring; the reshape around it as GroupNormalization._reshape_into_groups does it).
+# The fix is for dynamic shapes: measured by hand with torch.compile(dynamic=True) too, one frame.
+def keras_validate_reshape_shape(newshape, newshape_arg_name="newshape"):
+    for dim in newshape:
+        if isinstance(dim, int) and dim < -1:
+            raise ValueError(
+                f"Each dimension in `{newshape_arg_name}` must be a "
+                "non-negative integer, or `-1` for a single unknown "
+                f"dimension. Received: {newshape_arg_name}={newshape}."
+            )
+    if [d for d in newshape if isinstance(d, int)].count(-1) > 1:
+        raise ValueError(
+            "There must be at most one unknown dimension (-1) in "
+            f"`{newshape_arg_name}`. Received: "
+            f"{newshape_arg_name}={newshape}."
+        )
+
+
+def keras_group_reshape(x: torch.Tensor) -> torch.Tensor:
+    shape = (x.shape[0], -1, 2, x.shape[-1])
+    keras_validate_reshape_shape(shape)
+    return x.reshape(shape) * 2
+
+
+HELD_OUT_3 += [
+    ("keras-team/keras", "4b9f71f81d", "Fix validate_reshape_shape crash under torch.compile with dynamic shapes (#22894)",
+     "if [d for d in newshape if isinstance(d, int)].count(-1) > 1:",
+     lambda: graph_breaks(keras_group_reshape, torch.randn(2, 4, 3), user_code=HERE)),
+]
+
+
+# mobiusml/hqq 6ec9591 (hqq/core/utils.py, is_divisible before the fix; the caller a stand-in)
+def hqq_is_divisible(val1: int, val2: int) -> bool:
+    return int(val2 * np.ceil(val1 / val2)) == val1
+
+
+def hqq_pad_check(W: torch.Tensor) -> torch.Tensor:
+    if hqq_is_divisible(W.numel(), 8):
+        return W * 2
+    return W
+
+
+HELD_OUT_3 += [
+    ("mobiusml/hqq", "6ec9591", "fix math ceil for torch.compile",
+     "return int(val2 * np.ceil(val1 / val2)) == val1",
+     lambda: graph_breaks(hqq_pad_check, torch.randn(4, 6), user_code=HERE)),
+]
+
+
+# ostris/ai-toolkit 4ece17b7 (toolkit/kohya_lora.py, LoRAModule before the fix: the scale set from a
+# tensor alpha through numpy, verbatim, and the forward's use of it; the module's other arguments,
+# dropout paths and apply_to left out)
+class AitLoRAModule(nn.Module):
+    def __init__(self, lora_dim: int = 2, alpha: torch.Tensor = torch.tensor(1.0), multiplier: float = 1.0):
+        super().__init__()
+        self.org = nn.Linear(4, 4)
+        self.lora_dim = lora_dim
+        self.lora_down = nn.Linear(4, lora_dim, bias=False)
+        self.lora_up = nn.Linear(lora_dim, 4, bias=False)
+        if type(alpha) == torch.Tensor:
+            alpha = alpha.detach().float().numpy()  # without casting, bf16 causes error
+        alpha = self.lora_dim if alpha is None or alpha == 0 else alpha
+        self.scale = alpha / self.lora_dim
+        self.multiplier = multiplier
+
+    def forward(self, x):
+        org_forwarded = self.org(x)
+        lx = self.lora_up(self.lora_down(x))
+        scale = self.scale
+        return org_forwarded + lx * self.multiplier * scale
+
+
+HELD_OUT_3 += [
+    ("ostris/ai-toolkit", "4ece17b7", "Fix adapter scalar handling under torch.compile (#946)",
+     "alpha = alpha.detach().float().numpy()  # without casting, bf16 causes error",
+     lambda: graph_breaks(AitLoRAModule(), torch.randn(2, 4), user_code=HERE)),
+]
+
+
+# invoke-ai/InvokeAI 8bd52ed744 (invokeai/backend/quantization/gguf/utils.py before the fix: the set
+# and is_torch_compatible, verbatim but for the names; gguf's GGMLQuantizationType is the stand-in
+# above, as for ComfyUI-GGUF's fix of the same line)
+INVOKE_TORCH_COMPATIBLE_QTYPES = {None, GGMLQuantizationType.F32, GGMLQuantizationType.F16}
+
+
+def invoke_is_torch_compatible(tensor: Optional[torch.Tensor]):
+    return getattr(tensor, "tensor_type", None) in INVOKE_TORCH_COMPATIBLE_QTYPES
+
+
+def invoke_gguf_linear(x: torch.Tensor, weight: torch.Tensor) -> torch.Tensor:
+    if invoke_is_torch_compatible(weight):
+        return x @ weight
+    return x
+
+
+HELD_OUT_3 += [
+    ("invoke-ai/InvokeAI", "8bd52ed744", "fix: improve gguf performance with torch.compile",
+     "TORCH_COMPATIBLE_QTYPES = {None, gguf.GGMLQuantizationType.F32, gguf.GGMLQuantizationType.F16}",
+     lambda: graph_breaks(invoke_gguf_linear, torch.randn(2, 4), _gguf_weight(), user_code=HERE)),
+]
+
+
 def main() -> int:
     torch.set_num_threads(1)
-    for set_, entries in (("main", SCREENED), ("held-out", HELD_OUT), ("held-out-2", HELD_OUT_2)):
+    for set_, entries in (("main", SCREENED), ("held-out", HELD_OUT), ("held-out-2", HELD_OUT_2),
+                         ("held-out-3", HELD_OUT_3)):
         for repo, sha, subject, line, measure in entries:
             got = measure()
             print(json.dumps({"repo": repo, "sha": sha, "subject": subject, "before_line": line,
