@@ -105,12 +105,12 @@ class Proof:
                                   self.phases)
 
     def prove(self, start: int, end: int, line: str | tuple[str, ...], guards=(),
-              backend: str = "eager", safe: bool = False) -> dict:
+              backend: str = "eager", safe: bool = False, gb: str = "GB0170") -> dict:
         lines = (line,) if isinstance(line, str) else tuple(line)
         cand = Candidate(code="PTC201", path="bpkg/net.py", start_line=start, end_line=end,
                          lines=lines, title="t", safe=safe)
-        target = {"kind": "break", "path": "bpkg/net.py", "line": start, "gb": "GB0170",
-                  "gb_type": "Data-dependent branching"}
+        target = {"kind": "break", "path": "bpkg/net.py", "line": start, "gb": gb,
+                  "gb_type": "Data-dependent branching" if gb == "GB0170" else ""}
         return prove_candidate(
             {"path": cand.path, "start_line": start, "end_line": end, "lines": list(lines),
              "original": self.text, "patched": apply_candidate(self.text, cand),
@@ -473,3 +473,44 @@ def test_a_rewrite_equal_forward_but_nan_in_backward_is_refused(tmp_path, monkey
                        "        h = torch.where((h > 0).all(), h.clamp_min(0).sqrt(), h)")
     assert safe["accepted"] is True, safe
     assert "gradients equal on shape case batch=2" in safe["evidence"]
+
+
+# a masked write through the file's own functions (Liger's `sapo_loss_fn`), one elementwise and
+# one that normalises over what it is given; and a TorchScript type check (GB0007)
+OWN = NET.replace("""class Net(nn.Module):""", """def gate(r, t):
+    return torch.sigmoid(t * (r - 1.0)) / t
+
+
+def share(v):
+    return v / v.abs().sum()
+
+
+class Net(nn.Module):""").replace("""        if h.sum() > 0:
+            h = h * 2
+        return h + 1
+""", """        y = torch.zeros_like(h)
+        m = h > 0
+        y[m] = gate(h[m], 2.0)
+        z = torch.zeros_like(h)
+        z[m] = share(h[m])
+        assert torch.jit.isinstance(h, torch.Tensor), "h must be a tensor"
+        return y + z
+""")
+GATE, SHARE, JIT = 22, 24, 25
+
+
+def test_a_masked_write_through_a_function_is_verified_only_where_it_is_elementwise(tmp_path, monkeypatch):
+    """Nothing static tells `gate` (elementwise) from `share` (a share of the selected values'
+    total): the proof does. Over every element, `share` divides by another total."""
+    proof = Proof(tmp_path, monkeypatch, OWN)
+    assert [ln.strip() for ln in OWN.splitlines()[GATE - 1:JIT]] == [
+        "y[m] = gate(h[m], 2.0)", "z = torch.zeros_like(h)", "z[m] = share(h[m])",
+        'assert torch.jit.isinstance(h, torch.Tensor), "h must be a tensor"']
+    gate = proof.prove(GATE, GATE, "        y = torch.where(m, gate(h, 2.0), y)", guards=["empty"], gb="GB0036")
+    assert gate["accepted"] is True, gate
+    share = proof.prove(SHARE, SHARE, "        z = torch.where(m, share(h), z)", guards=["empty"], gb="GB0036")
+    assert share["accepted"] is False
+    assert share["reason"].startswith("outputs differ from head's on shape case batch=2"), share
+    jit = proof.prove(JIT, JIT, '        assert isinstance(h, torch.Tensor), "h must be a tensor"', gb="GB0007")
+    assert jit["accepted"] is True, jit
+    assert jit["evidence"].startswith("GB0007 gone"), jit

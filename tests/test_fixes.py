@@ -1052,3 +1052,96 @@ def test_stand_in_findings_for_a_one_line_statement_inside_a_block(tmp_path):
     assert {f.rule for f in got} == {"PTC201"} and len(got) > 1
     assert any(c.lines == ("        x = torch.where(s == 1, x, x * 2)",)
                for f in got for c in fix_candidates(f, src))
+
+
+def test_masked_write_through_the_files_own_function(tmp_path):
+    """Liger's GRPO loss: `per_token_loss[m] = sapo_loss_fn(coef_1[m], t)` with a module-level
+    function of the file. Nothing static shows it elementwise, so the edit is offered after
+    the others, says so, and the proof decides; a function of another module (or a builtin)
+    gets none."""
+    src, fs = findings_in(tmp_path, """\
+        import torch
+
+        def gate(r, t):
+            return torch.sigmoid(t * (r - 1.0)) * 4.0 / t
+
+        @torch.compile
+        def f(coef_1, adv, t):
+            loss = torch.empty_like(coef_1)
+            m = adv > 0
+            loss[m] = gate(coef_1[m], t)
+            loss[~m] = gate(
+                coef_1[~m], -t
+            )
+            return loss
+        """, "PTC304")
+    by_line = {f.line: fix_candidates(f, src) for f in fs}
+    (first,), (second,) = by_line[10], by_line[12]
+    assert first.lines == ("    loss = torch.where(m, gate(coef_1, t), loss)",)
+    assert second.lines == ("    loss.copy_(torch.where(~m, gate(", "        coef_1, -t", "    ), loss))")
+    for c in (first, second):
+        assert c.rank == 2 and c.title.endswith("(assuming `gate` elementwise, which the proof checks)")
+        fixed(src, c)
+    for other in ("import math\n", "from helpers import gate\n"):
+        text = src.replace("def gate(r, t):\n    return torch.sigmoid(t * (r - 1.0)) * 4.0 / t\n", "")
+        text = text.replace("import torch\n", "import torch\n" + other, 1)
+        (tmp_path / "sub").mkdir(exist_ok=True)
+        s2, fs2 = findings_in(tmp_path / "sub", text, "PTC304")
+        assert fs2 and not [c for f in fs2 for c in fix_candidates(f, s2)], other
+
+
+@pytest.mark.parametrize("call,want", [
+    ("torch.jit.isinstance(x, torch.Tensor)", "isinstance(x, torch.Tensor)"),
+    ("torch.jit.isinstance(x, (int, float))", "isinstance(x, (int, float))"),
+])
+def test_torch_jit_isinstance_becomes_the_builtin(tmp_path, call, want):
+    src, f, cands = only(tmp_path, f"""\
+        import torch
+
+        @torch.compile
+        def f(x):
+            assert {call}, "x must be a tensor"
+            return x + 1
+        """, "PTC111")
+    [c] = cands
+    assert c.lines == (f'    assert {want}, "x must be a tensor"',) and not c.safe
+    fixed(src, c)
+
+
+@pytest.mark.parametrize("text", [
+    # a typing form: what torch.jit.isinstance refines and the builtin rejects
+    "    if torch.jit.isinstance(x, List[str]):\n        x = []\n",
+    "    if torch.jit.isinstance(x, Optional[torch.Tensor]):\n        x = x\n",
+    # the file's own `isinstance`
+    "    isinstance = print\n    if torch.jit.isinstance(x, torch.Tensor):\n        x = x\n",
+    # fork / wait: two statements
+    "    fut = torch.jit.fork(torch.relu, x)\n    x = torch.jit.wait(fut)\n",
+])
+def test_torch_jit_calls_without_an_edit(tmp_path, text):
+    src = ("from typing import List, Optional\nimport torch\n\n@torch.compile\ndef f(x):\n"
+           + text + "    return x\n")
+    _src, fs = findings_in(tmp_path, src, "PTC111")
+    assert fs and not [c for f in fs for c in fix_candidates(f, src)]
+
+
+def test_numpy_unique_of_a_python_list_becomes_sorted_set(tmp_path):
+    """makani's pressure levels: the distinct values of a list of strings through numpy, read
+    back with `.tolist()` (PTC102's finding; numpy breaks, GB0087). `sorted(set(...))` is the
+    same sorted list of distinct values, and dynamo folds it."""
+    src, fs = findings_in(tmp_path, """\
+        import numpy as np
+        import torch
+
+        class Net(torch.nn.Module):
+            def forward(self, x):
+                levels = np.unique([v[1:] for v in self.names]).tolist()
+                other = np.unique(x.numpy()).tolist()
+                return x * len(levels) + len(other)
+
+        net = torch.compile(Net())
+        """, "PTC102")
+    by_line = {f.line: [c for c in fix_candidates(f, src) if "numpy" in c.title] for f in fs}
+    [c] = by_line[6]
+    assert c.lines == ("        levels = sorted(set([v[1:] for v in self.names]))",) and not c.safe
+    fixed(src, c)
+    assert not by_line.get(7)      # an array's values: not a Python list

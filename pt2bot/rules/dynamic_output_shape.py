@@ -1,6 +1,7 @@
 from __future__ import annotations
 
 import ast
+import dataclasses
 import json
 import os
 from functools import lru_cache
@@ -592,14 +593,18 @@ def _prefixes(lines: list[str], node: ast.AST) -> list[str]:
 
 
 def _elementwise(node: ast.AST, lines: list[str], mask: str, banned: set[str], local: str | None,
-                 reads: list[ast.AST]) -> bool:
+                 reads: list[ast.AST], functions: frozenset[str] = frozenset()) -> bool:
     """Whether `node` is elementwise in the values read through `mask` (`x[mask]`, or `local`
     holding such a read): arithmetic, unary minus, `torch.<f>(...)` and methods of a masked
     value for `f` in `_POINTWISE`, and besides the masked reads only numbers and names or
     attributes none of whose prefixes is in `banned` (a tensor of `x`'s shape read without the
-    mask would broadcast differently). The masked reads go into `reads`."""
+    mask would broadcast differently). The masked reads go into `reads`. A call of one of
+    `functions` (the file's own module-level functions, Liger's `sapo_loss_fn(coef_1[m], t)`)
+    is taken as elementwise too: nothing here can tell, so its candidate comes after the
+    others and the proof's comparison of outputs decides (a function that normalises over its
+    input gives other values on every element than on the selected ones)."""
     def ok(n: ast.AST) -> bool:
-        return _elementwise(n, lines, mask, banned, local, reads)
+        return _elementwise(n, lines, mask, banned, local, reads, functions)
 
     if isinstance(node, ast.Constant):
         return type(node.value) in (int, float)
@@ -630,6 +635,11 @@ def _elementwise(node: ast.AST, lines: list[str], mask: str, banned: set[str], l
             if not ok(f) or len(reads) == n:
                 return False
         return all(ok(a) for a in [*node.args, *(k.value for k in node.keywords)])
+    if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id in functions:
+        if any(isinstance(a, ast.Starred) for a in node.args) or any(k.arg is None for k in node.keywords):
+            return False
+        n = len(reads)
+        return all(ok(a) for a in [*node.args, *(k.value for k in node.keywords)]) and len(reads) > n
     return False
 
 
@@ -757,10 +767,16 @@ def _masked_compute_fixes(code: str, finding, source: str, tree: ast.Module) -> 
         banned.add(segment(lines, picked.value))
     banned |= _selected(fn, lines, mask, local)
     reads: list[ast.AST] = []
-    if not _elementwise(value, lines, mask, banned, local, reads) or not reads:
+    functions = frozenset(s.name for s in tree.body if isinstance(s, ast.FunctionDef))
+    if not _elementwise(value, lines, mask, banned, local, reads, functions) or not reads:
         return []
-    if local is None and not any(isinstance(r, ast.Subscript) and (r.lineno, r.col_offset) == at for r in reads):
+    # the finding at a masked read; or, for a break dynamo put on the store's first line (a
+    # value written over several lines reads through the mask on a later one), at the target
+    if local is None and not any(isinstance(r, ast.Subscript) and (r.lineno, r.col_offset) == at
+                                 for r in reads + [target]):
         return []
+    assumed = sorted({n.func.id for n in ast.walk(value) if isinstance(n, ast.Call)
+                      and isinstance(n.func, ast.Name) and n.func.id in functions})
     tensors = [picked.value] if local is not None else []
     tensors += [r.value for r in reads if isinstance(r, ast.Subscript)]
     # a mask computed from a read tensor by anything but elementwise steps (`x[:, 0] > 0`,
@@ -811,4 +827,8 @@ def _masked_compute_fixes(code: str, finding, source: str, tree: ast.Module) -> 
                              title=f"compute the value over every element, `{x}`'s unselected ones set to {v} "
                                    f"first (no inf/NaN there, in gradients either), and keep the masked ones "
                                    "with `torch.where`"))
+    if assumed:
+        # nothing here shows the file's own function to be elementwise: tried after the rest
+        note = f" (assuming `{'`, `'.join(assumed)}` elementwise, which the proof checks)"
+        out = [dataclasses.replace(c, rank=c.rank + 2, title=c.title + note) for c in out]
     return out

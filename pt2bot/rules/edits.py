@@ -102,6 +102,21 @@ def binds_torch(tree: ast.Module) -> bool:
     return "torch" in module_names(tree, "torch")
 
 
+def module_binds(tree: ast.Module, name: str) -> bool:
+    """Whether the module's top level binds `name` (a def, a class, an import, an assignment)."""
+    for st in tree.body:
+        if isinstance(st, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)) and st.name == name:
+            return True
+        if isinstance(st, (ast.Import, ast.ImportFrom)) and \
+                any((a.asname or a.name.split(".")[0]) == name for a in st.names):
+            return True
+        if isinstance(st, (ast.Assign, ast.AnnAssign)) and any(
+                isinstance(n, ast.Name) and n.id == name
+                for t in (st.targets if isinstance(st, ast.Assign) else [st.target]) for n in ast.walk(t)):
+            return True
+    return False
+
+
 def function_binds(tree: ast.Module, st: ast.stmt, name: str) -> bool:
     """Whether a function enclosing `st` binds `name` itself (a parameter, an assignment), so
     the module-level meaning of `name` is not the one in scope there."""
@@ -318,6 +333,6 @@ def fresh_name(taken: set[str], base: str) -> str:
     return name
 
 
-__all__ = ["BOOL_FUNCS", "BIN_OPS", "parameter_names", "pure", "identifiers", "fresh_name", "module_names", "replace_spans", "node_span", "parents_of", "enclosing_function", "segment", "with_replaced", "statement_lines", "is_elif", "defined_before", "source_lines", "statement_at", "owns_lines", "indentation", "indent_unit", "nested",
+__all__ = ["BOOL_FUNCS", "BIN_OPS", "parameter_names", "pure", "identifiers", "fresh_name", "module_binds", "module_names", "replace_spans", "node_span", "parents_of", "enclosing_function", "segment", "with_replaced", "statement_lines", "is_elif", "defined_before", "source_lines", "statement_at", "owns_lines", "indentation", "indent_unit", "nested",
            "spans_string_lines", "binds_torch", "function_binds", "replace_statement", "apply_candidate",
            "finding_statement", "guard_eager_only"]

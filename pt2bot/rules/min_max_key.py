@@ -4,7 +4,7 @@ import ast
 
 from pt2bot.analysis.infer import BOOL_TENSOR, NDARRAY, RESULT, TENSOR, TENSORS
 from pt2bot.rules.base import Candidate, Rule
-from pt2bot.rules.edits import function_binds, node_span, pure, replace_spans, segment, source_lines
+from pt2bot.rules.edits import function_binds, module_binds, node_span, pure, replace_spans, segment, source_lines
 
 # The kinds of a value that is surely a tensor to dynamo: a list of them, or a key reading one,
 # is no constant (`min([1, 2, 4], key=lambda v: (v - t).abs())` breaks where `t` is one).
@@ -160,7 +160,7 @@ class MinMaxKey(Rule):
         default = kws.get("default")
         if default is not None and (len(node.args) > 1 or not pure(default)):
             return []   # several positionals with `default=` raise TypeError; an impure D would run later
-        if _binds(tree, "sorted") or function_binds(tree, node, "sorted"):
+        if module_binds(tree, "sorted") or function_binds(tree, node, "sorted"):
             return []
         # Edits of the call's own text, so that its line breaks and comments stay: `min` ->
         # `sorted`, several positionals bracketed into one tuple, `reverse=True` after the key
@@ -184,18 +184,3 @@ class MinMaxKey(Rule):
         return [Candidate(code=cls.code, path=finding.path, start_line=first, end_line=last,
                           lines=tuple(new), title=f"pick the {node.func.id} with `sorted(..., key=...)[0]`",
                           safe=False)]
-
-
-def _binds(tree: ast.Module, name: str) -> bool:
-    """Whether the module's top level binds `name` (a def, a class, an import, an assignment)."""
-    for st in tree.body:
-        if isinstance(st, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)) and st.name == name:
-            return True
-        if isinstance(st, (ast.Import, ast.ImportFrom)) and \
-                any((a.asname or a.name.split(".")[0]) == name for a in st.names):
-            return True
-        if isinstance(st, (ast.Assign, ast.AnnAssign)) and any(
-                isinstance(n, ast.Name) and n.id == name
-                for t in (st.targets if isinstance(st, ast.Assign) else [st.target]) for n in ast.walk(t)):
-            return True
-    return False

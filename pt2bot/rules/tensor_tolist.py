@@ -4,8 +4,8 @@ import ast
 
 from pt2bot.rules.base import Candidate, Rule
 from pt2bot.rules.branch_fixes import eager_block_fixes
-from pt2bot.rules.edits import enclosing_function, finding_statement, function_binds, replace_statement, segment, \
-    with_replaced
+from pt2bot.rules.edits import enclosing_function, finding_statement, function_binds, module_binds, module_names, \
+    replace_statement, segment, with_replaced
 from pt2bot.rules.scalar_fixes import INT_DTYPES, keep_tensor_fixes
 from pt2bot.rules.size_fixes import int_valued
 from pt2bot.analysis.queries import generator_note, method_call
@@ -41,6 +41,30 @@ def range_fixes(code: str, finding, source: str, tree: ast.Module) -> list[Candi
     return [replace_statement(code, finding.path, st, with_replaced(lines, st, call, text),
                               "the same Python ints without a tensor: `list(range(...))` for `torch.arange(...).tolist()`",
                               safe=False)]
+
+
+def unique_list_fixes(code: str, finding, source: str, tree: ast.Module) -> list[Candidate]:
+    """`np.unique(<a Python list>).tolist()` -> `sorted(set(<the list>))`: the sorted distinct
+    values without numpy (the rule's doc)."""
+    st, _, lines = finding_statement(finding, source, tree)
+    if st is None:
+        return []
+    call = next((n for n in ast.walk(st) if isinstance(n, ast.Call)
+                 and (n.lineno, n.col_offset) == (finding.line, finding.col)), None)
+    if call is None or call.args or call.keywords or method_call(call, ("tolist",)) is None:
+        return []
+    made = call.func.value
+    if not (isinstance(made, ast.Call) and isinstance(made.func, ast.Attribute) and made.func.attr == "unique"
+            and len(made.args) == 1 and not made.keywords
+            and isinstance(made.args[0], (ast.List, ast.ListComp, ast.Tuple, ast.SetComp, ast.Set))):
+        return []
+    if segment(lines, made.func.value) not in module_names(tree, "numpy") or \
+            any(module_binds(tree, n) or function_binds(tree, st, n) for n in ("sorted", "set")):
+        return []
+    text = f"sorted(set({segment(lines, made.args[0])}))"
+    return [replace_statement(code, finding.path, st, with_replaced(lines, st, call, text),
+                              "the sorted distinct values without numpy: `sorted(set(...))` for "
+                              "`np.unique(...).tolist()`", safe=False)]
 
 
 class TensorTolist(Rule):
@@ -84,6 +108,11 @@ class TensorTolist(Rule):
     only: `if not torch.compiler.is_compiling() and first_below_thr.any():`, posted only where
     the proof shows compiled outputs equal to head's eager ones on shape cases that enter the
     block (pt2bot/rules/branch_fixes.py `eager_block_fixes`, PTC201's recipe 5).
+    The sorted distinct values of a Python list through numpy, `np.unique([v[1:] for v in
+    names]).tolist()` (makani's pressure levels from channel names; numpy on it breaks, GB0087),
+    become `sorted(set([v[1:] for v in names]))`, which dynamo folds: the same list where the
+    values share one type (numpy would cast a mix of ints and floats to floats; the proof
+    compares).
     """
 
     code = "PTC102"
@@ -97,6 +126,7 @@ class TensorTolist(Rule):
     @classmethod
     def fixes(cls, finding, source, tree):
         return (range_fixes(cls.code, finding, source, tree) or
+                unique_list_fixes(cls.code, finding, source, tree) or
                 keep_tensor_fixes(cls.code, finding, source, tree, "tolist")) + \
             eager_block_fixes(cls.code, finding, source, tree)
 

@@ -2,7 +2,8 @@ from __future__ import annotations
 
 import ast
 
-from pt2bot.rules.base import Rule
+from pt2bot.rules.base import Candidate, Rule
+from pt2bot.rules.edits import function_binds, module_binds, node_span, replace_spans, source_lines
 
 # The torch.jit helpers dynamo does not trace (it calls them "marked as skipped", GB0007), measured
 # on torch 2.13.0+cpu and 2.14.1 (tests/fixtures/rules/ptc111_torch_jit_call.py through
@@ -50,6 +51,13 @@ class TorchJitCall(Rule):
             x = x + skip
         return x
     ```
+    Fix offered (not safe: run and compared before it is posted): `torch.jit.isinstance(x, T)`
+    as the builtin `isinstance(x, T)` (torchmultimodal's `assert torch.jit.isinstance(output,
+    Tensor)`), where `T` is a class or a tuple of classes written as names (`Tensor`,
+    `torch.Tensor`, `(int, float)`). A typing form (`List[str]`, `Optional[Tensor]`,
+    `Dict[str, int]`) is what `torch.jit.isinstance` refines and the builtin rejects
+    (TypeError): no edit. `torch.jit.fork` / `torch.jit.wait` come in pairs over two statements
+    and stay text.
     """
 
     code = "PTC111"
@@ -59,9 +67,36 @@ class TorchJitCall(Rule):
     node_types = (ast.Call,)
     call_keys = frozenset(_SKIPPED)
 
+    @classmethod
+    def fixes(cls, finding, source, tree):
+        node = next((n for n in ast.walk(tree) if isinstance(n, ast.Call)
+                     and (n.lineno, n.col_offset) == (finding.line, finding.col)), None)
+        if node is None or len(node.args) != 2 or node.keywords or not _plain_classes(node.args[1]):
+            return []
+        if not (isinstance(node.func, ast.Attribute) and node.func.attr in ("isinstance", "_isinstance")):
+            return []
+        if module_binds(tree, "isinstance") or function_binds(tree, node, "isinstance"):
+            return []   # the file's own `isinstance` is not the builtin
+        lines = source_lines(source)
+        first, last = node.lineno, node.end_lineno or node.lineno
+        new = replace_spans(lines, first, last, [(*node_span(node.func), "isinstance")])
+        return [Candidate(code=cls.code, path=finding.path, start_line=first, end_line=last,
+                          lines=tuple(new), title="use the builtin `isinstance`, which dynamo evaluates "
+                          "while tracing", safe=False)]
+
     def check(self, ctx, node):
         target = ctx.call_target
         fix = _SKIPPED.get(target or "")
         if fix is not None:
             ctx.report(self.code, node, f"`{target}()` is not traced by dynamo (a function marked as skipped) "
                        f"and breaks the graph on every call; {fix}")
+
+
+def _plain_classes(node: ast.AST) -> bool:
+    """A class written as a name or dotted name, or a tuple of them: what the builtin takes."""
+    if isinstance(node, ast.Tuple):
+        return bool(node.elts) and all(_plain_classes(e) for e in node.elts)
+    while isinstance(node, ast.Attribute):
+        node = node.value
+    return isinstance(node, ast.Name)
+
