@@ -88,6 +88,20 @@ JUDGEMENTS: dict[str, dict[str, tuple[bool, str]]] = {
         "preferred = sorted(impls.values(), key=lambda impl: impl.rank)[0]": (
             True, "the maintainers' line, character for character: `min(..., key=...)`, which dynamo on torch 2.13 cannot trace with `key=` (GB0193), becomes `sorted(..., key=...)[0]`, the same item (sorted is stable, so the first of equal ranks, as min returns). Written after the held-out-2 run at this stop (the rule and recipe were written for this kind, PTC112: the set is now tuned)"),
     },
+    "liger_grpo_sapo_mask": {
+        'per_token_loss = torch.where(positive_advantages_mask, sapo_loss_fn(\ncoef_1, sapo_temperature_pos\n), per_token_loss)': (
+            True, "the maintainers' values: they compute `sapo_loss_fn` over every element for each temperature and select with one `torch.where(positive_advantages_mask, ..., ...)`; the two suggestions (one for each masked write) do the same in two selects, the first over the `torch.empty_like` buffer whose unselected elements the second overwrites, so every element gets the value head gave it. The recipe took `sapo_loss_fn` for elementwise, as the maintainers' comment says it is; the proof compared. Written after the held-out-3 baseline (0 of 7) at this stop: the set is now tuned."),
+        'per_token_loss.copy_(torch.where(~positive_advantages_mask, sapo_loss_fn(\ncoef_1, sapo_temperature_neg\n), per_token_loss))': (
+            True, "the maintainers' values: they compute `sapo_loss_fn` over every element for each temperature and select with one `torch.where(positive_advantages_mask, ..., ...)`; the two suggestions (one for each masked write) do the same in two selects, the first over the `torch.empty_like` buffer whose unselected elements the second overwrites, so every element gets the value head gave it. The recipe took `sapo_loss_fn` for elementwise, as the maintainers' comment says it is; the proof compared. Written after the held-out-3 baseline (0 of 7) at this stop: the set is now tuned."),
+    },
+    "makani_pangu_levels": {
+        'levels = sorted(set([value[1:] for value in self.channel_names[self.num_surface:]]))': (
+            False, "not the maintainers' fix, the same values: they moved the level layout into `__init__` as index buffers (no numpy, no Python work per call); the suggestion keeps it in `forward` without numpy (`sorted(set(...))`, the sorted distinct level names as `np.unique(...).tolist()` gave them), which dynamo evaluates while tracing, and the stacking that follows is unchanged. Written after the held-out-3 baseline (0 of 7) at this stop: the set is now tuned."),
+    },
+    "torchmultimodal_jit_isinstance": {
+        'assert isinstance(\noutput, Tensor\n), "cross-attention output must be Tensor."': (
+            True, "the maintainers' line: the builtin `isinstance` for `torch.jit.isinstance`, the same message. Written after the held-out-3 baseline (0 of 7) at this stop: the set is now tuned."),
+    },
     "mace_contraction_view": {
         "resize_shape = out.shape[1:].numel()": (
             True, "the same view as the maintainers' `out.view(out.shape[0], -1)`: the product of the "
