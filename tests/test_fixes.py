@@ -1145,3 +1145,26 @@ def test_numpy_unique_of_a_python_list_becomes_sorted_set(tmp_path):
     assert c.lines == ("        levels = sorted(set([v[1:] for v in self.names]))",) and not c.safe
     fixed(src, c)
     assert not by_line.get(7)      # an array's values: not a Python list
+
+
+@pytest.mark.parametrize("line,plain,detached", [
+    ("    return x * t.abs().max().item()\n", "    return x * t.abs().max()\n",
+     "    return x * t.abs().max().detach()\n"),
+    ("    return x * float((t).sum() + (t).mean())\n", "    return x * ((t).sum() + (t).mean())\n",
+     "    return x * ((t).sum() + (t).mean()).detach()\n"),
+    # not bracketed by the recipe: its first and last characters are two brackets' ends
+    ("    s = float((t).sum() + (t).mean())\n    return x * s\n", "    s = (t).sum() + (t).mean()\n",
+     "    s = ((t).sum() + (t).mean()).detach()\n"),
+])
+def test_a_kept_tensor_has_a_detached_variant(tmp_path, line, plain, detached):
+    """`.item()` and `float(t)` cut the gradient: the kept tensor's second form detaches the
+    whole expression the number was (`(a) + (b)` bracketed as one, not `(b)` alone)."""
+    src = "import torch\n\n@torch.compile\ndef f(x, t: torch.Tensor):\n" + line
+    code = "PTC101" if ".item()" in line else "PTC104"
+    _src, fs = findings_in(tmp_path, src, code)
+    cands = [c for f in fs for c in fix_candidates(f, src) if c.title.startswith("keep the tensor")]
+    [c] = cands
+    assert c.lines[0] + "\n" == plain
+    [d] = c.variants
+    assert d.lines[0] + "\n" == detached and d.rank == 1 and not d.safe
+    fixed(src, d)

@@ -290,11 +290,21 @@ def _with_detached(code: str, finding, st: ast.stmt, lines: list[str], outer: as
     plain = replace_statement(code, finding.path, st, with_replaced(lines, st, outer, text), title, safe=False)
     if text.endswith(".long()"):
         return [plain]
-    body = text[1:-1] if text.startswith("(") and text.endswith(")") else text
-    det = f"({body}).detach()" if not _atom_text(body) else f"{body}.detach()"
+    whole = _atom_text(text) or (text.startswith("(") and text.endswith(")") and _parses(text[1:-1]))
+    det = f"{text}.detach()" if whole else f"({text}).detach()"
     return [dataclasses.replace(plain, variants=(replace_statement(
         code, finding.path, st, with_replaced(lines, st, outer, det), f"{title}, detached ({DETACHED})",
         safe=False, rank=1),))]
+
+
+def _parses(text: str) -> bool:
+    """Whether `text` is an expression: for `(...)`, that its first bracket closes last (`(a +
+    b)` is one bracketed expression, `(a) + (b)` is not)."""
+    try:
+        ast.parse(text, mode="eval")
+    except SyntaxError:
+        return False
+    return True
 
 
 def _atom_text(text: str) -> bool:

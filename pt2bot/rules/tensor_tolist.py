@@ -11,19 +11,29 @@ from pt2bot.rules.size_fixes import int_valued
 from pt2bot.analysis.queries import generator_note, method_call
 
 
+def _made_then_tolist(finding, source: str, tree: ast.Module):
+    """(statement, lines, the `.tolist()` call at the finding, the call it reads back), or
+    None where the finding is not at `<call>.tolist()`."""
+    st, _, lines = finding_statement(finding, source, tree)
+    if st is None:
+        return None
+    call = next((n for n in ast.walk(st) if isinstance(n, ast.Call)
+                 and (n.lineno, n.col_offset) == (finding.line, finding.col)), None)
+    if call is None or call.args or call.keywords or method_call(call, ("tolist",)) is None \
+            or not isinstance(call.func.value, ast.Call):
+        return None
+    return st, lines, call, call.func.value
+
+
 def range_fixes(code: str, finding, source: str, tree: ast.Module) -> list[Candidate]:
     """`torch.arange(<ints>).tolist()` -> `list(range(<ints>))`: the same list of Python ints,
     without a tensor read back (the rule's doc)."""
-    st, _, lines = finding_statement(finding, source, tree)
-    fn = enclosing_function(tree, st) if st is not None else None
+    got = _made_then_tolist(finding, source, tree)
+    fn = enclosing_function(tree, got[0]) if got is not None else None
     if fn is None:
         return []
-    call = next((n for n in ast.walk(st) if isinstance(n, ast.Call)
-                 and (n.lineno, n.col_offset) == (finding.line, finding.col)), None)
-    if call is None or call.args or call.keywords or method_call(call, ("tolist",)) is None:
-        return []
-    made = call.func.value
-    if not (isinstance(made, ast.Call) and isinstance(made.func, ast.Attribute) and made.func.attr == "arange"
+    st, lines, call, made = got
+    if not (isinstance(made.func, ast.Attribute) and made.func.attr == "arange"
             and segment(lines, made.func.value) == "torch" and 1 <= len(made.args) <= 3):
         return []
     bounds = list(made.args)
@@ -46,15 +56,11 @@ def range_fixes(code: str, finding, source: str, tree: ast.Module) -> list[Candi
 def unique_list_fixes(code: str, finding, source: str, tree: ast.Module) -> list[Candidate]:
     """`np.unique(<a Python list>).tolist()` -> `sorted(set(<the list>))`: the sorted distinct
     values without numpy (the rule's doc)."""
-    st, _, lines = finding_statement(finding, source, tree)
-    if st is None:
+    got = _made_then_tolist(finding, source, tree)
+    if got is None:
         return []
-    call = next((n for n in ast.walk(st) if isinstance(n, ast.Call)
-                 and (n.lineno, n.col_offset) == (finding.line, finding.col)), None)
-    if call is None or call.args or call.keywords or method_call(call, ("tolist",)) is None:
-        return []
-    made = call.func.value
-    if not (isinstance(made, ast.Call) and isinstance(made.func, ast.Attribute) and made.func.attr == "unique"
+    st, lines, call, made = got
+    if not (isinstance(made.func, ast.Attribute) and made.func.attr == "unique"
             and len(made.args) == 1 and not made.keywords
             and isinstance(made.args[0], (ast.List, ast.ListComp, ast.Tuple, ast.SetComp, ast.Set))):
         return []
