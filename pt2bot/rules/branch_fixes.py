@@ -14,15 +14,18 @@ In the order they are offered (most likely to be the author's intent first):
    the name's value before (or the `return` that follows the `if`). `torch.where` computes
    both sides, so the largest call both sides make alike (peft's `lora_B(lora_A(dropout(x)))`
    in `result + ...` and `result + ... * scaling`) is computed once first, into a fresh local,
-   as the branch computed it once (its dropout drawn once); and for a chain of early
-   returns in one block, `if c1: return a1` ... `if c2: return a2` ... `return r` (each `if`
-   without an `else`, local assignments between, every value a tensor the source shows to be
-   one: a `torch.Tensor` parameter, a torch call, a tensor method, arithmetic on those, a
-   function of the file annotated `-> torch.Tensor`), the assignments and then
-   `return torch.where(c1, a1, torch.where(c2, a2, r))` (kornia's posterize and sharpness
-   fixes). `and`/`or`/`not` between tensor comparisons become `&`/`|`/`~`. Every value is
-   now computed, but `torch.where` lets no NaN or inf of the side it does not select through
-   in the forward pass (in backward it does: an inf in the unselected side, `x / 0`, makes a
+   as the branch computed it once (its dropout drawn once). A test of `and` / `or` / `not`
+   is translated (`_where_test`): torchdiffeq's `if d0 < 1e-5 or d1 < 1e-5:` selects with
+   `(d0 < 1e-5) | (d1 < 1e-5)`, where one part of each `and` / `or` is surely a tensor and
+   the others may be Python bools (`&` / `|` with a bool tensor make one). And for a
+   chain of early returns in one block, `if c1: return a1` ... `if c2: return a2` ...
+   `return r` (each `if` without an `else`, local assignments between, every value a
+   tensor the source shows to be one: a `torch.Tensor` parameter, a torch call, a tensor
+   method, arithmetic on those, a function of the file annotated `-> torch.Tensor`), the
+   assignments and then `return torch.where(c1, a1, torch.where(c2, a2, r))` (kornia's
+   posterize and sharpness fixes; there `and`/`or`/`not` need every part a tensor and
+   become `&`/`|`/`~`). Every value is now computed, but `torch.where` lets no NaN or inf of
+   the side it does not select through in the forward pass (in backward it does: an inf in the unselected side, `x / 0`, makes a
    NaN gradient; the proof compares the parameters' gradients on one shape case and refuses
    that).
    A test or value that reads a name an assignment after it rebinds (posterize's `bits = 8 -
@@ -65,8 +68,9 @@ branch always changes the random stream every later draw reads; and a branch on 
 result must stay a Python number (`magnitude *= -1` after `magnitude = float(...)`, passed to
 `F.rotate`): a tensor there breaks the graph again, or fails, further on.
 
-A conditional expression `a if cond else b` becomes `torch.where(cond, a, b)`. Everything else
-(`while`, branches of several statements) stays the rule's text.
+A conditional expression `a if cond else b` becomes `torch.where(cond, a, b)` (`cond`
+translated as for an `if`). Everything else (`while`, branches of several statements) stays
+the rule's text.
 """
 from __future__ import annotations
 
@@ -74,6 +78,7 @@ import ast
 import re
 
 from pt2bot.rules.base import Candidate
+from pt2bot.rules.check_fixes import tensor_test
 from pt2bot.rules.edits import (BIN_OPS, BOOL_FUNCS, binds_torch, defined_before, enclosing_function, fresh_name,
                                 function_binds, identifiers, indent_unit, indentation, is_elif, node_span, owns_lines,
                                 parameter_names, pure, replace_spans, replace_statement, segment, source_lines,
@@ -112,6 +117,22 @@ def _is_value(test: ast.AST) -> bool:
     (`x.sum() > 0`, `mask.any()`, `torch.isnan(h).any()`), not `and`/`or`/`not` (those take
     a Python truth value) nor a bare name (it may be a Python bool)."""
     return isinstance(test, (ast.Compare, ast.Call))
+
+
+def _where_test(lines: list[str], test: ast.AST, at: tuple[int, int]) -> str | None:
+    """The condition `torch.where` / `torch.cond` takes for `test`, None where there is none:
+    a comparison or a call as it is (`_is_value`); `and` / `or` / `not` as `&` / `|` /
+    `torch.logical_not` (torchdiffeq's `if d0 < 1e-5 or d1 < 1e-5:` ->
+    `(d0 < 1e-5) | (d1 < 1e-5)`), through check_fixes.py's translation of a test, where one
+    part of each `and` / `or` is surely a tensor (`at`, the finding's position, is one): the
+    other parts may be Python bools, which `&` / `|` with a bool tensor turn into one. A bare
+    name (`if flag and t.any():`), `is`, `in` or a chained comparison there, and `not` of a
+    part not surely a tensor, get no edit."""
+    if _is_value(test):
+        return _arg(lines, test)
+    if not isinstance(test, ast.BoolOp) and not (isinstance(test, ast.UnaryOp) and isinstance(test.op, ast.Not)):
+        return None
+    return tensor_test(lines, test, at, one_tensor=True)
 
 
 def _callee(call: ast.Call, lines: list[str]) -> tuple[str, str | None]:
@@ -235,11 +256,11 @@ def tensor_condition_fixes(code: str, finding, source: str, tree: ast.Module) ->
     at = (finding.line, finding.col)
     if isinstance(st, ast.If) and _inside(st.test, at):
         return _if_fixes(code, finding, st, body, tree, lines)
-    exps = [e for e in ast.walk(st) if isinstance(e, ast.IfExp) and _inside(e.test, at) and _is_value(e.test)]
+    exps = [(e, test) for e in ast.walk(st) if isinstance(e, ast.IfExp) and _inside(e.test, at)
+            for test in [_where_test(lines, e.test, at)] if test is not None]
     if not exps:
         return []
-    e = max(exps, key=lambda e: (e.lineno, e.col_offset))   # the innermost
-    test = _arg(lines, e.test)
+    e, test = max(exps, key=lambda et: (et[0].lineno, et[0].col_offset))   # the innermost
     text = f"torch.where({test}, {_arg(lines, e.body)}, {_arg(lines, e.orelse)})"
     return [replace_statement(code, finding.path, st, with_replaced(lines, st, e, text),
                               "select with `torch.where` instead of the conditional expression",
@@ -269,8 +290,12 @@ def _inside(node: ast.AST, at: tuple[int, int]) -> bool:
 def _if_fixes(code, finding, st: ast.If, body, tree, lines) -> list[Candidate]:
     if is_elif(lines, st):
         return []
-    out = _branch_fixes(code, finding, st, body, tree, lines) if _is_value(st.test) else []
-    return out + _python_part_fixes(code, finding, st, body, tree, lines) + \
+    python = _python_part_fixes(code, finding, st, body, tree, lines)
+    # where the Python parts of an `and` can stay an `if` around the edit, that is the edit:
+    # they keep deciding in Python whether the tensor test is evaluated at all
+    test = None if python else _where_test(lines, st.test, (finding.line, finding.col))
+    out = _branch_fixes(code, finding, st, body, tree, lines, test) if test is not None else []
+    return out + python + \
         _dispatch_fixes(code, finding, st, tree, lines) + chain_fixes(code, finding, st, body, tree, lines) + \
         _eager_exit_fixes(code, finding, st, tree, lines) + _eager_block_fixes(code, finding, st, tree, lines)
 
@@ -310,9 +335,12 @@ def _python_part_fixes(code, finding, st: ast.If, body, tree, lines) -> list[Can
         return []
     at = (finding.line, finding.col)
     k = next((i for i, v in enumerate(test.values) if _inside(v, at)), None)
-    if k is None or not _is_value(test.values[k]):
+    if k is None:
         return []
     tensor, python = test.values[k], test.values[:k] + test.values[k + 1:]
+    where = _where_test(lines, tensor, at)
+    if where is None:
+        return []
     after = test.values[k + 1:]
     if not all(_python_test(v) for v in after) or (after and not _side_effect_free(tensor)) or \
             (after and _RANDOM.search(segment(lines, tensor))):
@@ -323,7 +351,7 @@ def _python_part_fixes(code, finding, st: ast.If, body, tree, lines) -> list[Can
     indent = indentation(lines, st)
     unit = indent_unit(indent)
     out = []
-    for c in _branch_fixes(code, finding, inner, [inner if s is st else s for s in body], tree, lines):
+    for c in _branch_fixes(code, finding, inner, [inner if s is st else s for s in body], tree, lines, where):
         if c.start_line != st.lineno:
             continue
         new = [f"{indent}if {_test_text(lines, python)}:"] + [unit + ln if ln.strip() else ln for ln in c.lines]
@@ -418,12 +446,15 @@ def _dispatch_fixes(code, finding, st: ast.If, tree, lines) -> list[Candidate]:
                               safe=False, guards=tuple(dict.fromkeys(special)), rank=1)]
 
 
-def _branch_fixes(code, finding, st: ast.If, body, tree, lines) -> list[Candidate]:
-    test = _arg(lines, st.test)
+def _branch_fixes(code, finding, st: ast.If, body, tree, lines, test: str) -> list[Candidate]:
+    """Recipes 1 to 3 for `st`, whose test is `test` as `torch.where` takes it (`_where_test`)."""
     guards = guards_of(test)
     indent = indentation(lines, st)
     out = []
-    if not st.orelse and len(st.body) == 1 and _noop_guarded(st, lines):
+    # the branchless forms only for a comparison or a call: whether a guard leaves the other
+    # values alone is not worked out for a test of several parts (`and` / `or` / `not`)
+    plain = _is_value(st.test)
+    if plain and not st.orelse and len(st.body) == 1 and _noop_guarded(st, lines):
         # `nan_to_num` replaces inf as well as NaN, whatever the test looked for: the verifier
         # must compare on both
         done = segment(lines, st.body[0])
@@ -435,7 +466,7 @@ def _branch_fixes(code, finding, st: ast.If, body, tree, lines) -> list[Candidat
         out.append(replace_statement(code, finding.path, st, _dedented(lines, st.body[0], indent),
                                      "drop the branch: the guarded statement leaves other values unchanged",
                                      safe=False, guards=tuple(dict.fromkeys(guards + extra)), rank=0))
-    elif not st.orelse and _masked_stores_guarded(st, lines):
+    elif plain and not st.orelse and _masked_stores_guarded(st, lines):
         out.append(replace_statement(code, finding.path, st,
                                      [ln for s in st.body for ln in _dedented(lines, s, indent)],
                                      "drop the branch: writing through an all-false mask changes nothing",

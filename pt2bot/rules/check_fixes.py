@@ -124,10 +124,15 @@ def _atom(node: ast.AST, text: str) -> str:
 
 class _Translator:
     """The tensor form of a test (see the module doc), from its source `lines`; `at` is the
-    finding's position (the part its rule found to be a tensor)."""
+    finding's position (the part its rule found to be a tensor). With `one_tensor`, an
+    `and`/`or` needs one part surely a tensor, not each: a comparison no side of which is known
+    to be one is kept as it is in the others, since a Python bool `&` or `|` a bool tensor is
+    a bool tensor (PTC201's `torch.where` / `torch.cond` conditions, pt2bot/rules/branch_fixes.py;
+    the assertions of this file keep the default, each part known). `not` of such a comparison
+    stays untranslatable either way: `torch.logical_not` of a Python bool fails."""
 
-    def __init__(self, lines: list[str], at: tuple[int, int]) -> None:
-        self.lines, self.at = lines, at
+    def __init__(self, lines: list[str], at: tuple[int, int], *, one_tensor: bool = False) -> None:
+        self.lines, self.at, self.one_tensor = lines, at, one_tensor
 
     def text(self, node: ast.AST) -> str:
         """`node`'s source, kept as it is: it must not copy a tensor to Python (that is the
@@ -165,16 +170,21 @@ class _Translator:
             isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.Not))
         return (f"({self.text(node)})" if loose else self.text(node)), self.tensor(node)
 
-    def condition(self, node: ast.AST) -> str:
-        """The tensor form of `node` as a truth value; _Untranslatable where there is none."""
+    def condition(self, node: ast.AST, either: bool = False) -> str:
+        """The tensor form of `node` as a truth value; _Untranslatable where there is none.
+        `either`: `node` is a part of an `and`/`or` another part of which is surely a tensor
+        (`one_tensor`), so a comparison of unknown sides may stay as it is."""
         if isinstance(node, _UNSAFE):
             raise _Untranslatable
         if isinstance(node, ast.BoolOp):
             op = " & " if isinstance(node.op, ast.And) else " | "
+            # a part of an `and`/`or` that has a tensor part is `&`/`|`-ed with it: its
+            # own parts may be Python bools too
+            either = either or self.one_tensor and any(self._translates(v) for v in node.values)
             # `&` binds tighter than a comparison: every part but a call is bracketed
-            return op.join(self.condition(v) if isinstance(v, ast.Call) and _builtin(v, "bool") is None
+            return op.join(self.condition(v, either) if isinstance(v, ast.Call) and _builtin(v, "bool") is None
                            or isinstance(v, ast.UnaryOp) and isinstance(v.op, ast.Not)
-                           else f"({self.condition(v)})" for v in node.values)
+                           else f"({self.condition(v, either)})" for v in node.values)
         if isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.Not):
             return f"torch.logical_not({self.condition(node.operand)})"
         inner = _builtin(node, "bool")
@@ -191,18 +201,35 @@ class _Translator:
             if len(node.ops) != 1 or type(node.ops[0]) not in _OPS:
                 raise _Untranslatable
             (left, lt), (right, rt) = self.operand(node.left), self.operand(node.comparators[0])
-            if not (lt or rt):
+            if not (lt or rt or either):
                 raise _Untranslatable
             return f"{left} {_OPS[type(node.ops[0])]} {right}"
         if (_torch_call(node) or _method(node)) in BOOL_FUNCS:
             return self.text(node)
         raise _Untranslatable
 
+    def _translates(self, node: ast.AST) -> bool:
+        """Whether `node` alone has a tensor form (each `and`/`or` in it with a tensor part)."""
+        try:
+            self.condition(node)
+        except _Untranslatable:
+            return False
+        return True
+
     def negated(self, node: ast.AST) -> str:
         """What must hold for a check that fails when `node` is true."""
         if isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.Not):
             return self.condition(node.operand)
         return f"torch.logical_not({self.condition(node)})"
+
+
+def tensor_test(lines: list[str], test: ast.AST, at: tuple[int, int], *, one_tensor: bool = False) -> str | None:
+    """The tensor form of `test` (`_Translator`, with `at` the finding's position), None where
+    a part of it has none."""
+    try:
+        return _Translator(lines, at, one_tensor=one_tensor).condition(test)
+    except _Untranslatable:
+        return None
 
 
 _HOLE = "\0"   # where a value is formatted into the message
@@ -389,4 +416,4 @@ def check_fixes(code: str, finding, source: str, tree: ast.Module) -> list[Candi
     return []
 
 
-__all__ = ["check_fixes", "message_of"]
+__all__ = ["check_fixes", "message_of", "tensor_test"]

@@ -92,7 +92,11 @@ class TensorCondition(Rule):
     when no entry of `m` is set: the statements, without the `if`), then
     `torch.where` and `torch.cond` for an `if` with one assignment or one `return` a side (a
     missing side is the name's value before, or the `return` after the `if`), and
-    `torch.where` for a conditional expression. A check that raises, `if (gamma < 0).any():
+    `torch.where` for a conditional expression. A test of `and` / `or` / `not` becomes `&` /
+    `|` / `torch.logical_not` there (`if d0 < 1e-5 or d1 < 1e-5:` -> `torch.where((d0 < 1e-5) |
+    (d1 < 1e-5), ...)`) where one part of each `and` / `or` is surely a tensor: the others may
+    be Python bools, which `&` / `|` with a bool tensor make a bool tensor; a bare name, or
+    `not` of a part not known to be a tensor, gets no edit. A check that raises, `if (gamma < 0).any():
     raise ValueError(...)` (or an `elif` chain of them), and a check call
     `CHECK(any(t >= 0), msg)`, are kept in compiled code (pt2bot/rules/check_fixes.py):
     ```python
