@@ -246,6 +246,37 @@ def test_judge_rejects(cand, reason):
                                                     "evidence": ""}
 
 
+def test_judge_reads_the_shape_cases_that_take_an_eager_only_exit_or_enter_a_block():
+    """An early exit (or a block) in eager only is shown right by the shape matrix's compiled
+    runs of the shape cases on which head takes it (enters it): only those, and only where
+    those runs were compared. A refusal by the break facts says so first."""
+    two = [{"shape": {"batch": 2}, "match": True}, {"shape": {"batch": 3}, "match": True}]
+    base = {"outputs": two, "phase_errors": {}, "graph_count": 2,
+            "breaks": [{**HEAD["breaks"][1], "line": 13}], "accuracy": two,
+            "guards": [{"kind": "zero", "hit": True, "match": True, "reached": True}]}
+    exit_ = {**base, "exit": 13, "reached": [{"batch": 3}]}
+    verdict = judge(HEAD, exit_, [NAN_BREAK], EDIT)
+    assert verdict["accepted"] is True, verdict
+    assert ("compiled code runs on past the early exit and still equals head's eager outputs on "
+            "1 of the 2 shape cases and inputs with zeros, where head takes it") in verdict["evidence"]
+    failed = {**exit_, "accuracy": [two[0], {"shape": {"batch": 3}, "match": None}]}
+    assert judge(HEAD, failed, [NAN_BREAK], EDIT)["reason"] == (
+        "1 shape case takes the early exit at line 13, but the shape matrix's compiled runs of "
+        "those cases gave nothing to compare (a run that failed, or head's own compiled outputs "
+        "differ from its eager ones there), so compiled code not taking it was never compared "
+        "with head on the model's own inputs")
+    block = {**base, "block": 13, "reached": [{"batch": 2}, {"batch": 3}]}
+    assert ("compiled code skips the block and still equals head's eager outputs on the 2 shape "
+            "cases and inputs with zeros, where head runs it") in judge(HEAD, block, [NAN_BREAK],
+                                                                       EDIT)["evidence"]
+    # the break facts refuse before the shape cases are looked at (the candidate never got
+    # as far as the runs that tell)
+    still = {k: v for k, v in exit_.items() if k not in ("reached", "accuracy", "guards")}
+    still["breaks"] = HEAD["breaks"]
+    assert judge(HEAD, still, [NAN_BREAK], EDIT)["reason"] == (
+        "GB0170 still breaks the graph at pkg/net.py:12")
+
+
 def test_judge_needs_the_target_reproduced_and_no_new_recompile():
     head = {**HEAD, "recompiles": {"count": 1, "cases": [
         {"shape": {"b": 2}, "n": 0, "sites": []},

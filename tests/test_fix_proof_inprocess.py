@@ -208,6 +208,75 @@ def test_an_eager_only_exit_no_guard_input_takes_is_refused(tmp_path, monkeypatc
     assert "compiled, where `is_compiling()` is true" in taken["reason"]
 
 
+def _early_return(test: str, work: str) -> str:
+    """NET with its branch moved into a function of its own: `if <test>: return h`, else
+    `return <work>`."""
+    return NET.replace("""        h = self.lin(x)
+        if h.sum() > 0:
+            h = h * 2
+        return h + 1
+""", f"""        return skip(self.lin(x)) + 1
+
+
+def skip(h):
+    if {test}:
+        return h
+    return {work}
+""")
+
+
+RETURN = 15   # `if <test>:` in `skip`; its `return h` is the next line
+# flipping the columns changes nothing on a constant row (all +1 injected), and changes the
+# model's own values
+MIRRORED = _early_return("(h > 0).all()", "h.flip(-1)")
+# a clamp at 100 changes nothing on the model's own values, which take the exit
+CAPPED = _early_return("(h.abs() < 100).all()", "h.clamp(-100, 100)")
+
+
+def _eager_only_return(text: str) -> str:
+    line = text.splitlines()[RETURN - 1]
+    assert line.startswith("    if ") and text.splitlines()[RETURN] == "        return h"
+    return _eager_only(line)
+
+
+def test_an_eager_only_exit_only_an_injected_input_takes_is_refused(tmp_path, monkeypatch):
+    """All +1 injected (an empty mask's guard input) takes the exit, and there compiled code,
+    which runs on and flips a constant row, equals head. None of the model's own values take
+    it: no compiled run compared not taking the exit with taking it on values that mean
+    anything, where the flip is anything but a no-op."""
+    proof = Proof(tmp_path, monkeypatch, MIRRORED, phases=("breaks", "matrix"))
+    with torch.no_grad():
+        assert not any(bool((proof.model.lin(c.args[0]) > 0).all()) for c in proof.cases)
+    verdict = proof.prove(RETURN, RETURN, _eager_only_return(MIRRORED), guards=["empty"])
+    assert verdict["accepted"] is False, verdict
+    assert verdict["reason"] == (f"no shape case takes the early exit at line {RETURN + 1}, so "
+                                 "compiled code not taking it was never compared with head on "
+                                 "the model's own inputs"), verdict
+
+
+def test_an_eager_only_exit_the_shape_cases_take_is_verified_by_their_compiled_runs(
+        tmp_path, monkeypatch):
+    """Head returns early on both shape cases; the matrix's compiled runs, where
+    `is_compiling()` is true, run on into the clamp and still equal head's eager outputs."""
+    proof = Proof(tmp_path, monkeypatch, CAPPED, phases=("breaks", "matrix"))
+    verdict = proof.prove(RETURN, RETURN, _eager_only_return(CAPPED), guards=["zero"])
+    assert verdict["accepted"] is True, verdict
+    assert ("compiled code runs on past the early exit and still equals head's eager outputs on "
+            "the 2 shape cases and inputs with zeros, where head takes it") in verdict["evidence"], \
+        verdict["evidence"]
+
+
+def test_an_eager_only_exit_is_refused_without_the_shape_matrix(tmp_path, monkeypatch):
+    """One shape case, so no shape matrix: the shape case takes the exit, but nothing ran it
+    compiled (the compiled guard run on zeros alone is an injected input)."""
+    proof = Proof(tmp_path, monkeypatch, CAPPED)
+    verdict = proof.prove(RETURN, RETURN, _eager_only_return(CAPPED), guards=["zero"])
+    assert verdict["accepted"] is False, verdict
+    assert verdict["reason"] == (f"1 shape case takes the early exit at line {RETURN + 1}, but "
+                                 "the shape matrix did not run, so compiled code not taking it "
+                                 "was never compared with head on the model's own inputs"), verdict
+
+
 def test_lines_past_the_swapped_function_do_not_move():
     edit = Edit.in_text("p.py", 12, 13, 1, LATER)
     assert edit.scope_end == 14

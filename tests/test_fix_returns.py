@@ -415,7 +415,7 @@ models:
   - name: spread
     entry: pkg.model:Spread
     inputs: [{name: x, shape: [batch, 1, 6, 6]}]
-    shapes: {batch: [2]}
+    shapes: {batch: [2, 3]}
     export: false
     timeout_s: 60
 run: {backend: eager, latency: false, timeout_s: 120}
@@ -525,11 +525,15 @@ def test_an_eager_only_exit_is_proven_compiled_and_an_eager_only_raise_is_refuse
     assert verdicts["skip"]["reason"] == (
         "differs from head on an input with an empty mask in `x`: compiled, where `is_compiling()` "
         "is true (head raised forward(batch=2) raised ValueError: negative input, patched returned)")
-    # the loop's later iterations change nothing once the mask is empty: equal compiled too
+    # the loop's later iterations change nothing once the mask is empty: equal compiled too,
+    # on the model's own images (head breaks out of the loop on both shape cases) as well as
+    # on the injected empty mask
     assert verdicts["exit"]["accepted"] is True, verdicts["exit"]
-    assert verdicts["exit"]["evidence"] == ("GB0170 gone, 4 graphs instead of 5, outputs equal on 1 "
-                                            "shape case, equal with an empty mask injected, eager and "
-                                            "compiled")
+    assert verdicts["exit"]["evidence"] == (
+        "GB0170 gone, 4 graphs instead of 5, outputs equal on 2 shape cases, compiled code runs "
+        "on past the early exit and still equals head's eager outputs on the 2 shape cases and "
+        "inputs with an empty mask, where head takes it, equal with an empty mask injected, "
+        "eager and compiled")
 
 
 def test_a_block_under_a_python_test_gets_no_eager_only_edit(tmp_path):

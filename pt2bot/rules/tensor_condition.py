@@ -118,11 +118,14 @@ class TensorCondition(Rule):
     first, into a fresh local; `and` between comparisons is `&`). Last, an early `break`,
     `continue` or `return` of names (`return target, None`) is taken in eager only, `if not
     torch.compiler.is_compiling() and <test>:`: right only where the exit skips work that
-    changes nothing, so the proof also runs it compiled on inputs that take the exit. Likewise
-    a block of work without an `else` that cannot leave the function or loop (torchrl's
-    truncation of a series once it falls below 1e-7) runs in eager only, `if not
-    torch.compiler.is_compiling() and <test>:`, posted only where compiled runs that skip it,
-    on inputs that enter it, equal head's eager outputs. A `while` gets no edit.
+    changes nothing, so it is posted only where compiled runs, which do not take the exit,
+    equal head's eager outputs on inputs where head takes it, one of the model's own shape
+    cases among them (an injected input alone may be one on which the work does nothing).
+    Likewise a block of work without an `else` that cannot leave the function or loop
+    (torchrl's truncation of a series once it falls below 1e-7) runs in eager only, `if not
+    torch.compiler.is_compiling() and <test>:`, posted only where compiled runs that skip it
+    equal head's eager outputs on inputs that enter it, a shape case among them. A `while`
+    gets no edit.
 
     An `and` whose other parts are Python tests (`if signed and torch.rand(()) <= 0.5: scale
     *= -1`) keeps them as an `if` around the edit of the tensor test (`if signed: scale =

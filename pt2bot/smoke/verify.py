@@ -252,8 +252,8 @@ def _refused_by_breaks(head: Mapping[str, Any], measured: Mapping[str, Any],
     """Whether the break pass alone already refuses the candidate: `judge` on what is measured
     so far, with its break targets only (the matrix and export have not run). Whatever
     refuses here refuses the whole candidate too, the same facts read the same way."""
-    # (whether an input entered a block now skipped under compile is only known later)
-    early = {k: v for k, v in measured.items() if k != "block"}
+    # (whether an input takes an exit or enters a block now eager only is only known later)
+    early = {k: v for k, v in measured.items() if k not in ("block", "exit")}
     return not judge(head, early, [t for t in targets if t.get("kind") == "break"],
                      edit)["accepted"]
 
@@ -602,24 +602,6 @@ def judge(head: Mapping[str, Any], cand: Mapping[str, Any], targets: Sequence[Ma
         if row.get("match") is False and head_acc.get(json.dumps(row.get("shape"), sort_keys=True)) is not False:
             return no(f"compiled outputs differ from eager ones on {_shape(row.get('shape'))}"
                       f"{_detail(row)}")
-    block = cand.get("block")
-    if isinstance(block, int) and not (cand.get("block_cases") and cand.get("accuracy")):
-        # the block runs in eager only now: unless the model's own inputs enter it, no
-        # compiled run compared skipping it with running it on values that mean anything (an
-        # injected input that enters it may be one on which the work does nothing: zeros
-        # through an image augmentation)
-        return no(f"no shape case enters the block at line {block}, so compiled code skipping "
-                  "it was never compared with head on the model's own inputs")
-    exit_line = cand.get("exit")
-    if isinstance(exit_line, int) and cand.get("guards"):
-        # an edit of an early exit changes what compiled code does where the exit is taken:
-        # unless a guard input took it, the compiled guard runs compared nothing
-        if exit_line < 0:
-            return no("the early exit is on the `if`'s own line: whether a guard input takes "
-                      "it cannot be observed")
-        if not any(r.get("reached") for r in cand.get("guards") or ()):
-            return no("no guard input takes the early exit, so what compiled code does "
-                      "instead was never run")
     for phase, msg in (cand.get("phase_errors") or {}).items():
         if phase not in (head.get("phase_errors") or {}):
             return no(f"the {phase} pass failed on the patched model: {msg}")
@@ -733,17 +715,18 @@ def judge(head: Mapping[str, Any], cand: Mapping[str, Any], targets: Sequence[Ma
             evidence.append("exports")
     elif any(t.get("kind") == "export" for t in targets):
         return no("export did not run")
+    # (after the break, recompile and export facts: a candidate those refuse never got as far
+    # as the runs that tell whether an input takes its exit or enters its block)
+    watched = _eager_only_refusal(cand)
+    if watched:
+        return no(watched)
     n = len(cand.get("outputs") or ())
     evidence.append(f"outputs equal on {n} shape case{'s' if n != 1 else ''}")
     if grads:
         evidence.append(f"gradients equal on {_shape(grads.get('shape'))}")
-    if isinstance(block, int):
-        entered = sorted({GUARD_WORDS.get(str(r.get("kind")), str(r.get("kind")))
-                          for r in cand.get("guards") or () if r.get("reached")})
-        where = [f"the {_shape_cases(len(cand.get('accuracy') or ()))}"] + \
-            [f"inputs with {w}" for w in entered]
-        evidence.append("compiled code skips the block and still equals head's eager outputs "
-                        f"on {' and '.join(where)}, where head runs it")
+    eager_only = _eager_only_evidence(cand)
+    if eager_only:
+        evidence.append(eager_only)
     kinds = sorted({str(r.get("kind")) for r in cand.get("guards") or ()})
     if kinds:
         evidence.append("equal with " + " and ".join(GUARD_WORDS.get(k, k) for k in kinds)
@@ -760,6 +743,73 @@ def judge(head: Mapping[str, Any], cand: Mapping[str, Any], targets: Sequence[Ma
         else:
             return no(f"outputs differ from head's eager outputs under {name}{_detail(be)}")
     return {"accepted": True, "reason": None, "evidence": ", ".join(evidence)}
+
+
+def _compared_where_reached(cand: Mapping[str, Any]) -> list[dict[str, Any]]:
+    """The shape cases on which head's eager run takes the candidate's early exit or enters
+    its block (`reached`) and the shape matrix's compiled run of the candidate, where
+    `is_compiling()` is true and the exit is not taken or the block not run, matched the eager
+    outputs, which are head's (eager runs the edited code as head does)."""
+    acc = {json.dumps(r.get("shape"), sort_keys=True): r.get("match")
+           for r in cand.get("accuracy") or ()}
+    return [s for s in cand.get("reached") or () if acc.get(json.dumps(s, sort_keys=True)) is True]
+
+
+def _eager_only_refusal(cand: Mapping[str, Any]) -> str | None:
+    """Why an early exit taken, or a block run, in eager only is not shown right, if it is not.
+
+    Such an edit changes what compiled code does on the inputs where head takes the exit or
+    enters the block, and nowhere else; unless one of the model's own shape cases is such an
+    input, no compiled run compared the edit with head on values that mean anything. An
+    injected guard input that takes the exit or enters the block is no substitute: it may be
+    one on which the skipped work does nothing (zeros through an image augmentation, targets
+    without the label a loss ignores)."""
+    block, exit_line = cand.get("block"), cand.get("exit")
+    if isinstance(exit_line, int):
+        line, what, instead = exit_line, ("takes", "take", "the early exit"), "not taking it"
+        if exit_line < 0:
+            return ("the early exit is on the `if`'s own line: whether an input takes it cannot "
+                    "be observed")
+        if cand.get("guards") and not any(r.get("reached") for r in cand.get("guards") or ()):
+            # the compiled guard runs compared code that took no exit on either side
+            return ("no guard input takes the early exit, so what compiled code does instead "
+                    "was never run")
+    elif isinstance(block, int):
+        line, what, instead = block, ("enters", "enter", "the block"), "skipping it"
+    else:
+        return None
+    one, many, where = what
+    reached = len(cand.get("reached") or ())
+    if not reached:
+        return (f"no shape case {one} {where} at line {line}, so compiled code {instead} was "
+                "never compared with head on the model's own inputs")
+    if not _compared_where_reached(cand):
+        why = ("the shape matrix did not run" if not cand.get("accuracy") else
+               "the shape matrix's compiled runs of those cases gave nothing to compare (a run that "
+               "failed, or head's own compiled outputs differ from its eager ones there)")
+        return (f"{_shape_cases(reached)} {one if reached == 1 else many} {where} at line "
+                f"{line}, but {why}, so compiled code {instead} was never compared with head "
+                "on the model's own inputs")
+    return None
+
+
+def _eager_only_evidence(cand: Mapping[str, Any]) -> str | None:
+    """For an accepted early exit or block in eager only: on how many of the shape cases, and
+    on which guard inputs, head takes the exit or enters the block and compiled code, which
+    does not, still equals head's eager outputs."""
+    if isinstance(cand.get("exit"), int):
+        done, where_head = "runs on past the early exit", "takes it"
+    elif isinstance(cand.get("block"), int):
+        done, where_head = "skips the block", "runs it"
+    else:
+        return None
+    k, n = len(_compared_where_reached(cand)), len(cand.get("accuracy") or ())
+    reached = sorted({GUARD_WORDS.get(str(r.get("kind")), str(r.get("kind")))
+                      for r in cand.get("guards") or () if r.get("reached")})
+    where = [f"the {_shape_cases(n)}" if k == n else f"{k} of the {_shape_cases(n)}"] + \
+        [f"inputs with {w}" for w in reached]
+    return (f"compiled code {done} and still equals head's eager outputs on "
+            f"{' and '.join(where)}, where head {where_head}")
 
 
 def _detail(row: Mapping[str, Any]) -> str:
@@ -881,9 +931,9 @@ def _is_exit(node: Any) -> bool:
 
 def _exit_line(original: str, edit: Edit) -> int | None:
     """For an edit of `if <test>: break` (or `continue`, `return`), head's line of that exit
-    statement: whether a guard input takes it decides whether the compiled guard run showed
-    anything. -1 when the exit is on the `if`'s own line (no line event tells it apart); None
-    for any other edit."""
+    statement: whether a shape case or a guard input takes it decides whether the compiled
+    runs on it showed anything. -1 when the exit is on the `if`'s own line (no line event
+    tells it apart); None for any other edit."""
     node = _edited_if(original, edit)
     if node is None or not _is_exit(node):
         return None
@@ -903,17 +953,19 @@ def _block_line(original: str, edit: Edit) -> int | None:
     return node.body[0].lineno
 
 
-def _enters(model: Any, cases: Sequence[CaseInputs], paths: RepoPaths, head_swap: Swap,
-            line: int) -> bool:
-    """Whether head's eager run on any shape case reaches `line` of the swapped function."""
+def _cases_reaching(model: Any, cases: Sequence[CaseInputs], paths: RepoPaths, head_swap: Swap,
+                    line: int) -> list[dict[str, Any]]:
+    """The shapes of the shape cases on which head's eager run reaches `line` of the swapped
+    function (a block's first line, an early exit's statement)."""
     import torch
 
+    out = []
     for case in cases:
         with injecting(head_swap, Injection(WATCH_ONLY, "", 0, watch=line)) as inj, torch.no_grad():
             _try_forward(model, case, paths)
         if inj.reached:
-            return True
-    return False
+            out.append(dict(case.shape))
+    return out
 
 
 def unprovable_on(device: str, cand: Mapping[str, Any]) -> str | None:
@@ -949,9 +1001,16 @@ def prove_candidate(cand: Mapping[str, Any], model: Any, cases: list[CaseInputs]
     replaced = original.splitlines()[edit.start_line - 1:edit.end_line]
     kinds = guard_kinds(cand.get("guards") or (), replaced)
     measured: dict[str, Any] = {}
-    block = _block_line(original, edit) if asks_compiling(cand.get("lines") or (), patched) else None
+    compiled = asks_compiling(cand.get("lines") or (), patched)
+    block = _block_line(original, edit) if compiled else None
+    exit_at = _exit_line(original, edit) if compiled else None
     if block is not None:
         measured["block"] = block
+    if exit_at is not None:
+        measured["exit"] = exit_at
+    # the line whose reaching, in head's eager run, says that an input takes the exit or
+    # enters the block (none for an exit on the `if`'s own line: no line event tells)
+    watch = next((w for w in (exit_at, block) if w is not None and w > 0), None)
     if set(kinds) & RAISING_GUARDS:
         measured["raises"] = sorted(set(_RAISE_RE.findall("\n".join(replaced))))
     stage: str | None = None   # what ran out of the candidate's time, when not the model
@@ -960,7 +1019,8 @@ def prove_candidate(cand: Mapping[str, Any], model: Any, cases: list[CaseInputs]
         backend_cache[GRADIENTS] = gradients(model, cases[0], paths)
     try:
         with time_limit(limit, CandidateTimeout):
-            head_swap = function_at(paths, edit.path, original, edit) if kinds else None
+            head_swap = (function_at(paths, edit.path, original, edit)
+                         if kinds or watch is not None else None)
             with patched_function(paths, edit.path, original, patched, edit) as swap:
                 with torch.no_grad():
                     outs = []
@@ -990,18 +1050,15 @@ def prove_candidate(cand: Mapping[str, Any], model: Any, cases: list[CaseInputs]
                         ok = bool(grads["match"])
                 if ok and head_swap is not None:
                     cache = guard_cache.setdefault(f"{edit.path}:{head_swap.qualname}", {})
-                    compiled = asks_compiling(cand.get("lines") or (), patched)
-                    watch = _exit_line(original, edit) if compiled else None
                     if watch is not None:
-                        measured["exit"] = watch
-                    if block is not None and watch is None:
-                        # a block now skipped under compile: the shape cases compare what
-                        # compiled code does instead only if head's eager run enters it
-                        watch = block
-                        measured["block_cases"] = _enters(model, cases, paths, head_swap, block)
+                        # an exit now taken, or a block now run, in eager only: the shape
+                        # matrix's compiled runs compare what compiled code does instead with
+                        # head only on the cases where head's eager run takes the exit or
+                        # enters the block
+                        measured["reached"] = _cases_reaching(model, cases, paths, head_swap, watch)
                     measured["guards"] = guard_checks(
                         model, cases[0], paths, kinds, head_swap, swap, model_spec.get("tolerance"),
-                        cache, compiled=compiled, watch=watch if watch and watch > 0 else None)
+                        cache, compiled=compiled, watch=watch)
                     ok = all(g.get("hit") and g.get("match") for g in measured["guards"])
                 if ok:
                     _measure_more(measured, model, cases, outs, model_spec, run_cfg, paths,
