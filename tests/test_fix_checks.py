@@ -105,6 +105,22 @@ FORMS = {
                 raise ValueError(f"Values must be >= 0. Found {min_.item()}.")
             return x * gamma[:, None]
         """, "Values must be >= 0."),
+    "assert": ("""\
+        import torch
+
+
+        def check(x, gamma):
+            assert (gamma >= 0.0).all(), f"Gamma must be non-negative. Got {gamma}"
+            return x * gamma[:, None]
+        """, "Gamma must be non-negative."),
+    "assert-not": ("""\
+        import torch
+
+
+        def check(x, gamma):
+            assert not (gamma < 0.0).any(), "{} must be non-negative.".format("gamma")
+            return x * gamma[:, None]
+        """, "... must be non-negative."),
     "call": ("""\
         import torch
 
@@ -128,6 +144,26 @@ def test_a_raise_on_any_becomes_an_assertion_in_compiled_code(tmp_path):
         "        torch._assert_async(torch.logical_not((gamma < 0.0).any()), 'Gamma must be non-negative.')",
         "    elif (gamma < 0.0).any():",
         '        raise ValueError(f"Gamma must be non-negative. Got {gamma}")']]}
+
+
+def test_an_assert_with_a_formatted_message_is_asserted_with_a_constant_one(tmp_path):
+    """dynamo traces `assert <tensor>, "constant"` but breaks on a formatted message: compiled
+    code gets the constant message, eager code keeps the `assert` as it was."""
+    assert edits(tmp_path, FORMS["assert"][0]) == {5: [[
+        "    if torch.compiler.is_compiling():",
+        "        torch._assert_async((gamma >= 0.0).all(), 'Gamma must be non-negative.')",
+        "    else:",
+        '        assert (gamma >= 0.0).all(), f"Gamma must be non-negative. Got {gamma}"']]}
+    assert edits(tmp_path, FORMS["assert-not"][0]) == {5: [[
+        "    if torch.compiler.is_compiling():",
+        "        torch._assert_async(torch.logical_not((gamma < 0.0).any()), '... must be non-negative.')",
+        "    else:",
+        '        assert not (gamma < 0.0).any(), "{} must be non-negative.".format("gamma")']]}
+
+
+def test_an_assert_dynamo_traces_gets_no_finding_and_no_edit(tmp_path):
+    body = FORMS["assert"][0].replace('f"Gamma must be non-negative. Got {gamma}"', '"Gamma must be non-negative."')
+    assert findings(tmp_path, body)[1] == [] and edits(tmp_path, body) == {}
 
 
 def test_a_side_that_binds_looser_than_the_comparison_keeps_its_brackets(tmp_path):
@@ -621,3 +657,55 @@ def test_a_check_on_token_ids_is_exercised_with_integer_values(tmp_path):
     verdict = _prove_ids(tmp_path, IDS_NET)
     assert verdict["accepted"] is True, verdict
     assert "injected, eager and compiled" in verdict["evidence"]
+
+
+ASSERTS = """\
+import torch
+
+
+def adjust(x, gamma):
+    assert (gamma >= 0.0).all(), f"Gamma must be non-negative. Got {gamma}"
+    return x * gamma[:, None]
+
+
+def limit(x, gamma):
+    return x * gamma[:, None]
+"""
+
+
+@pytest.mark.torch
+def test_the_loop_verifies_the_assert_recipe(tmp_path):
+    """An `assert` with a formatted message in the model's path: head raises AssertionError on
+    a negative gamma, the patched code the same in eager, and one graph less compiled."""
+    root = tmp_path / "repo"
+    (root / "pkg").mkdir(parents=True)
+    (root / "pkg" / "__init__.py").write_text("")
+    (root / "pkg" / "checks.py").write_text(ASSERTS)
+    (root / "pkg" / "net.py").write_text(NET)
+    (root / "pt2bot.yml").write_text(CONFIG)
+    found = check_paths(str(root), ["pkg/checks.py", "pkg/net.py"], StaticConfig(select=("ALL",)), jobs=1)
+    [f] = [f for f in found if f.path == "pkg/checks.py" and f.rule == "PTC201"]
+    assert f.line == ADJUST
+    [cand] = [c for c in fix_candidates(f, ASSERTS) if c.guards == ("invalid",)]
+    # deleting the assert from compiled code also removes the break: the guard run refuses it
+    skipped = Candidate(code="PTC201", path="pkg/checks.py", start_line=ADJUST, end_line=ADJUST,
+                        lines=("    if not torch.compiler.is_compiling():",
+                               '        assert (gamma >= 0.0).all(), f"Gamma must be non-negative. Got {gamma}"'),
+                        title="skipped", safe=False, guards=("invalid",))
+    items = [(Proposal(cid=cid, cand=c, original=ASSERTS, patched=apply_candidate(ASSERTS, c),
+                       findings=[], targets=[]), [_target(ADJUST)])
+             for cid, c in (("skipped", skipped), ("right", cand))]
+    config = build_config(CONFIG, str(root / "pt2bot.yml"))
+    setting = ProofSetting(config=config, changeset=None, root=str(root), head_sha=None,
+                           head_results=ResultsFile.empty(), device="cpu")
+    verdicts = prove_on_model(setting, config.model("net"), None, items, str(root),
+                              time.monotonic() + 240, str(tmp_path / "work"))
+    assert verdicts["right"]["accepted"] is True, verdicts["right"]
+    assert verdicts["right"]["evidence"] == (
+        "GB0170 gone, 1 graph instead of 4, outputs equal on 2 shape cases, gradients equal on shape case "
+        "batch=2, equal with values a check refuses (-1, 0, 1e3, 1e6, NaN) injected, eager and compiled")
+    assert verdicts["skipped"]["accepted"] is False
+    assert verdicts["skipped"]["reason"].startswith(
+        "differs from head on an input with values a check refuses (-1, 0, 1e3, 1e6, NaN) in `gamma`: compiled, "
+        "where `is_compiling()` is true (head raised forward(batch=2) raised AssertionError: Gamma must be "
+        "non-negative."), verdicts["skipped"]

@@ -25,6 +25,9 @@ Which code gets the edit:
   (every link raises, none has an `else`): one assertion per link, in order; assignments to
   local names before the `raise` (monai's `wrong_dims = ...`, for the message) stay in the
   eager branch with it;
+- `assert <test>, <message>` where dynamo cannot trace it (a formatted message, or `not`
+  before the test: PTC201 says which): `if torch.compiler.is_compiling():
+  torch._assert_async(...) else: assert ...`, the message made constant as below;
 - `CHECK(<test>, msg)` as a statement, where the callee's name says it is a check (contains
   "check" or "assert", any case) and is not torch's (`torch._check` traces already), with at
   most a message besides the test (a string: `assert_equal(a, b)` is not a check of `a`):
@@ -403,8 +406,29 @@ def _call_fixes(code: str, finding, st: ast.Expr, lines: list[str]) -> list[Cand
                               safe=False, guards=("invalid",), rank=0)]
 
 
+def _assert_fixes(code: str, finding, st: ast.Assert, lines: list[str]) -> list[Candidate]:
+    """`assert <test>, <formatted message>` (or `assert not ...`): the assertion dynamo traces
+    in compiled code, the `assert` as it was in eager."""
+    tr = _Translator(lines, (finding.line, finding.col))
+    try:
+        cond = tr.condition(st.test)
+    except _Untranslatable:
+        return []
+    text = message_of(st.msg, f"AssertionError: {segment(lines, st.test)}")
+    indent = indentation(lines, st)
+    inner = indent + indent_unit(indent)
+    new = ([f"{indent}if torch.compiler.is_compiling():"]
+           + statement_lines(inner, f"torch._assert_async({cond}, {text!r})")
+           + [f"{indent}else:"] + nested(lines, st, indent_unit(indent)))
+    return [replace_statement(code, finding.path, st, new,
+                              "keep the check in compiled code: `torch._assert_async` under "
+                              "`torch.compiler.is_compiling()`, the `assert` in eager",
+                              safe=False, guards=("invalid",), rank=0)]
+
+
 def check_fixes(code: str, finding, source: str, tree: ast.Module) -> list[Candidate]:
-    """The candidate for a finding in the test of `if ...: raise` or in a check call's test."""
+    """The candidate for a finding in the test of `if ...: raise`, of an `assert`, or in a check
+    call's test."""
     lines = source_lines(source)
     st, _body = statement_at(tree, finding.line, finding.col)
     if st is None or not binds_torch(tree) or function_binds(tree, st, "torch"):
@@ -413,6 +437,8 @@ def check_fixes(code: str, finding, source: str, tree: ast.Module) -> list[Candi
         return _raise_fixes(code, finding, st, tree, lines)
     if isinstance(st, ast.Expr) and isinstance(st.value, ast.Call) and owns_lines(lines, st):
         return _call_fixes(code, finding, st, lines)
+    if isinstance(st, ast.Assert) and _holds(st.test, (finding.line, finding.col)) and owns_lines(lines, st):
+        return _assert_fixes(code, finding, st, lines)
     return []
 
 

@@ -53,8 +53,11 @@ class TensorCondition(Rule):
     ## Why is this bad?
     The branch taken depends on data that exists only at run time. torch 2.13 breaks the graph
     (GB0170, "Data-dependent branching"), and `torch.export` cannot export it at all.
-    Conditions on sizes are a different matter (see PTC301). `assert` on a tensor is *not*
-    flagged: torch 2.13 traces `assert (x > 0).all()` as a runtime assertion without a break.
+    Conditions on sizes are a different matter (see PTC301). `assert` on a tensor is flagged
+    only where it breaks: torch 2.13 traces `assert (x > 0).all()` and `assert (x > 0).all(),
+    "constant message"` as a runtime assertion without a break, but not an assert whose message
+    is formatted (`f"bad {name}"`, `"...".format(...)`, `%`, a name) or whose test starts with
+    `not`: those break (GB0170) as an `if` on the value does.
     Only values known to be tensors (results of torch ops and tensor methods) are considered;
     a bare parameter (`if flag:`) is not, because it may be a Python bool. numpy arrays made in
     compiled code count too: dynamo traces numpy into torch ops, so `if np.prod(x.shape) > n:` or
@@ -98,7 +101,9 @@ class TensorCondition(Rule):
     be Python bools, which `&` / `|` with a bool tensor make a bool tensor; a bare name, or
     `not` of a part not known to be a tensor, gets no edit. A check that raises, `if (gamma < 0).any():
     raise ValueError(...)` (or an `elif` chain of them), and a check call
-    `CHECK(any(t >= 0), msg)`, are kept in compiled code (pt2bot/rules/check_fixes.py):
+    `CHECK(any(t >= 0), msg)`, and an `assert` dynamo cannot trace (`assert (t >= 0).all(),
+    f"bad {t}"`: `else: assert ...` instead of the `elif`), are kept in compiled code
+    (pt2bot/rules/check_fixes.py):
     ```python
     if torch.compiler.is_compiling():
         torch._assert_async(torch.logical_not((gamma < 0).any()), "Gamma must be non-negative.")
@@ -145,7 +150,7 @@ class TensorCondition(Rule):
     name = "tensor-condition"
     summary = "`if`/`while`/ternary/`and`/`or` on a tensor value (graph break)"
     gb = "GB0170"
-    node_types = (ast.If, ast.While, ast.IfExp, ast.BoolOp, ast.Call)
+    node_types = (ast.If, ast.While, ast.IfExp, ast.BoolOp, ast.Call, ast.Assert)
     call_keys = frozenset({"any", "all"})
 
     @classmethod
@@ -158,6 +163,9 @@ class TensorCondition(Rule):
             self._builtin_any_all(ctx, node)
             return
         seen = ctx.__dict__.setdefault("_ptc201_tests", set())
+        if isinstance(node, ast.Assert):
+            self._assert(ctx, node, seen)
+            return
         if isinstance(node, ast.BoolOp):
             if id(node) in seen:
                 return
@@ -187,6 +195,28 @@ class TensorCondition(Rule):
                    "code (`torch.compiler.is_compiling()`), the `raise` kept for eager")
         ctx.report(self.code, hit, f"{what} on a tensor value is data-dependent branching and breaks the graph; "
                    f"use {fix}")
+
+    def _assert(self, ctx, node: ast.Assert, seen: set[int]) -> None:
+        """Dynamo turns `assert <tensor>` into a runtime assertion only when the message is
+        absent or a string constant and the test is one tensor: measured on torch 2.13, a
+        formatted message (f-string, `.format`, `%`, a name) or a `not` before the test breaks
+        the graph (GB0170, data-dependent branching), as an `if` on the value would. `and` /
+        `or` in the test are the operands' own findings (the `BoolOp` check) unless the
+        message already makes the assert a break: then it is reported once, here."""
+        msg = node.msg
+        literal = msg is None or (isinstance(msg, ast.Constant) and isinstance(msg.value, str))
+        negated = isinstance(node.test, ast.UnaryOp) and isinstance(node.test.op, ast.Not)
+        if literal and not negated:
+            return
+        mark_boolops(node.test, seen)
+        hit, _np_hit, _k = _reads_value(ctx, node.test)
+        if hit is None:
+            return
+        why = "a formatted message" if not literal else "`not` before the test"
+        ctx.report(self.code, hit, f"`assert` on a tensor value with {why} is data-dependent branching and "
+                   "breaks the graph (dynamo asserts a tensor in the graph only with a constant message); "
+                   "use `torch._assert_async(<the condition as a bool tensor>, \"constant message\")` in "
+                   "compiled code (`torch.compiler.is_compiling()`), the `assert` kept for eager")
 
     def _builtin_any_all(self, ctx, node: ast.Call) -> None:
         """`any(t)` / `all(t)` (the builtins) iterate a tensor and take the truth value of
