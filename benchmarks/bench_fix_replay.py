@@ -5,6 +5,7 @@
     python benchmarks/bench_fix_replay.py --set held-out [--report]   # the held-out set, apart
     python benchmarks/bench_fix_replay.py --set held-out-2 [--report] # the second held-out set
     python benchmarks/bench_fix_replay.py --set held-out-3 [--report] # the third held-out set
+    python benchmarks/bench_fix_replay.py --set held-out-4 [--report] # the fourth held-out set
 
 Sets of cases, run and reported apart. A case.json without a `set` key is in the first set
 (`main`): the fixes the rules were written and tuned against. `"set": "held-out"` marks fixes
@@ -18,8 +19,10 @@ held-out set from yet other projects (selection rule: benchmarks/results/fix_rep
 run with `--set held-out-2` into benchmarks/results/fix_replay_heldout2.json, reported the same way.
 `"set": "held-out-3"` marks a third fresh held-out set, from projects none of the earlier sets
 read (benchmarks/results/fix_replay_heldout3.md), run with `--set held-out-3` into
-benchmarks/results/fix_replay_heldout3.json. The sets are whatever the recorded case.json files
-name; `--set held-out-N` writes fix_replay_heldoutN.json.
+benchmarks/results/fix_replay_heldout3.json. `"set": "held-out-4"` marks a fourth, from projects
+no earlier set took a case from (benchmarks/results/fix_replay_heldout4.md), run with
+`--set held-out-4` into benchmarks/results/fix_replay_heldout4.json. The sets are whatever the
+recorded case.json files name; `--set held-out-N` writes fix_replay_heldoutN.json.
 
 Each case (benchmarks/fix_replay/<case>/, recorded from the upstream history by
 benchmarks/fix_replay/record.py) is one upstream commit whose diff removed a graph break or a

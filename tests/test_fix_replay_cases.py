@@ -93,14 +93,15 @@ def test_recorded_case_replays(name, tmp_path):
 
 def test_the_held_out_sets_are_apart_from_the_main_set():
     main, held, held2 = bench.case_names("main"), bench.case_names("held-out"), bench.case_names("held-out-2")
-    held3 = bench.case_names("held-out-3")
-    assert held and main and held2 and held3 and not set(main) & set(held)
-    assert sorted(main + held + held2 + held3) == CASES
-    assert set(bench.SETS) == {"main", "held-out", "held-out-2", "held-out-3"}
+    held3, held4 = bench.case_names("held-out-3"), bench.case_names("held-out-4")
+    assert held and main and held2 and held3 and held4 and not set(main) & set(held)
+    assert sorted(main + held + held2 + held3 + held4) == CASES
+    assert set(bench.SETS) == {"main", "held-out", "held-out-2", "held-out-3", "held-out-4"}
     # each set writes its own JSON, the earlier sets where they always did
-    assert len(set(bench.OUT.values())) == 4
+    assert len(set(bench.OUT.values())) == 5
     assert [os.path.basename(bench.OUT[s]) for s in bench.SETS] == [
-        "fix_replay.json", "fix_replay_heldout.json", "fix_replay_heldout2.json", "fix_replay_heldout3.json"]
+        "fix_replay.json", "fix_replay_heldout.json", "fix_replay_heldout2.json", "fix_replay_heldout3.json",
+        "fix_replay_heldout4.json"]
 
     def projects(names):
         return {json.load(open(os.path.join(bench.CASES_DIR, n, "case.json")))["repo"] for n in names}
@@ -110,6 +111,8 @@ def test_the_held_out_sets_are_apart_from_the_main_set():
     assert not projects(held2) & (projects(main) | projects(held))
     # the third, from none of the three before it
     assert not projects(held3) & (projects(main) | projects(held) | projects(held2))
+    # the fourth, from none of the four before it
+    assert not projects(held4) & (projects(main) | projects(held) | projects(held2) | projects(held3))
 
 
 def test_each_set_reports_its_own_screened_fixes():
@@ -117,11 +120,14 @@ def test_each_set_reports_its_own_screened_fixes():
         return {"repo": "o/r", "sha": sha, "subject": "s", "before_line": "x", "measured": [],
                 **({"set": set_} if set_ else {})}
     results = {"cases": {}, "screened": [screened("aaa"), screened("bbb", "held-out"),
-                                          screened("ccc", "held-out-2"), screened("ddd", "held-out-3")]}
+                                          screened("ccc", "held-out-2"), screened("ddd", "held-out-3"),
+                                          screened("eee", "held-out-4")]}
     assert "o/r@aaa" in bench.markdown(results) and "o/r@bbb" not in bench.markdown(results)
     held = bench.markdown({**results, "set": "held-out"})
     assert "o/r@bbb" in held and "o/r@aaa" not in held and "o/r@ccc" not in held
     held2 = bench.markdown({**results, "set": "held-out-2"})
     assert "o/r@ccc" in held2 and "o/r@aaa" not in held2 and "o/r@bbb" not in held2
     held3 = bench.markdown({**results, "set": "held-out-3"})
-    assert "o/r@ddd" in held3 and not any(f"o/r@{x}" in held3 for x in ("aaa", "bbb", "ccc"))
+    assert "o/r@ddd" in held3 and not any(f"o/r@{x}" in held3 for x in ("aaa", "bbb", "ccc", "eee"))
+    held4 = bench.markdown({**results, "set": "held-out-4"})
+    assert "o/r@eee" in held4 and not any(f"o/r@{x}" in held4 for x in ("aaa", "bbb", "ccc", "ddd"))

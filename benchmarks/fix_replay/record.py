@@ -1525,6 +1525,379 @@ for _case in HELD_OUT_3.values():
 CASES.update(HELD_OUT_3)
 
 
+# The fourth held-out set (benchmarks/results/fix_replay_heldout4.md): projects none of the
+# earlier sets read, picked by the rule written there before pt2bot ran on any of them.
+HELD_OUT_4: dict[str, dict] = {
+    "specforge_metric_acc": {
+        "project": ("sgl-project/SpecForge", "Apache-2.0 (the file's header; the repository's LICENSE is MIT)"),
+        "sha": "aca179d2", "path": "specforge/core/eagle3.py", "licence_file": "LICENSE",
+        "functions": ["-_compute_metric_acc"],
+        "left_out": "the rest of eagle3.py (the online, offline and VLM Eagle3 training wrappers, which call "
+                    "_compute_metric_acc once per speculative step under torch.no_grad, and the target-p "
+                    "helpers), and the function's decorator `@torch.compile(dynamic=None)` (the replay "
+                    "compiles the whole model); the commit's changes to the training scripts (which turn the "
+                    "returned accuracies into floats) are not replayed",
+        "preamble": "import torch\nimport torch.nn as nn\n",
+        "model": '''from specforge.core.eagle3 import _compute_metric_acc
+
+
+class Replay(nn.Module):
+    """One speculative step of an Eagle3 draft head: its logits against the target model's
+    distribution, the soft cross-entropy over the positions the masks keep, and the step's
+    accuracy as SpecForge records it (argmax agreement over the loss mask)."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.draft = nn.Linear(8, 16)
+        self.target = nn.Linear(8, 16)
+
+    def forward(self, h: torch.Tensor, position_mask: torch.Tensor, loss_mask: torch.Tensor):
+        logits = self.draft(h)
+        target_p = self.target(h).softmax(-1).detach()
+        with torch.no_grad():
+            acc = _compute_metric_acc(logits=logits, target_p=target_p, position_mask=position_mask,
+                                      loss_mask=loss_mask)
+        loss = -(target_p * logits.log_softmax(-1) * position_mask).sum(-1).mean()
+        return loss, acc
+
+
+def make_inputs(batch: int):
+    g = torch.Generator().manual_seed(batch)
+    mask = (torch.rand(batch, 6, 1, generator=g) > 0.3).int()
+    return {"h": torch.randn(batch, 6, 8, generator=g), "position_mask": mask, "loss_mask": mask}
+''',
+        "inputs": "{entry: replay_model:make_inputs}",
+    },
+    "dna_eva_drop_path": {
+        "project": ("MIC-DKFZ/dynamic-network-architectures", "Apache-2.0"), "sha": "9c41bfa",
+        "path": "dynamic_network_architectures/building_blocks/eva.py", "licence_file": "LICENCE",
+        "functions": ["Eva"],
+        "left_out": "nothing of eva.py but its timm imports: timm.models.eva.EvaBlock, PatchDropout, "
+                    "apply_keep_indices_nlc, RotaryEmbeddingCat and trunc_normal_ are stand-ins in the preamble "
+                    "(timm is not installed here): timm's drop_path and DropPath verbatim but for their "
+                    "docstrings and extra_repr, an EvaBlock of the same signature that builds its DropPaths as "
+                    "timm's does (`DropPath(drop_path) if drop_path > 0. else nn.Identity()`) around an SDPA "
+                    "attention and a two-layer MLP (no rope, no SwiGLU), and stand-ins that raise for the patch "
+                    "dropout and rope the replay does not use",
+        "preamble": '''import math
+from typing import Tuple, Callable, Optional
+
+import numpy as np
+import torch
+import torch.nn.functional as F
+from torch import nn
+from torch.nn import LayerNorm
+from torch.utils.checkpoint import checkpoint
+
+trunc_normal_ = nn.init.trunc_normal_
+
+
+# timm.layers.drop (timm 1.x), drop_path and DropPath, verbatim but for the docstrings
+def drop_path(x, drop_prob: float = 0., training: bool = False, scale_by_keep: bool = True):
+    if drop_prob == 0. or not training:
+        return x
+    keep_prob = 1 - drop_prob
+    shape = (x.shape[0],) + (1,) * (x.ndim - 1)  # work with diff dim tensors, not just 2D ConvNets
+    random_tensor = x.new_empty(shape).bernoulli_(keep_prob)
+    if keep_prob > 0.0 and scale_by_keep:
+        random_tensor.div_(keep_prob)
+    return x * random_tensor
+
+
+class DropPath(nn.Module):
+    def __init__(self, drop_prob: float = 0., scale_by_keep: bool = True):
+        super(DropPath, self).__init__()
+        self.drop_prob = drop_prob
+        self.scale_by_keep = scale_by_keep
+
+    def forward(self, x):
+        return drop_path(x, self.drop_prob, self.training, self.scale_by_keep)
+
+
+class _Attention(nn.Module):
+    # stand-in for timm's EvaAttention (no rope, no fused qkv): what EvaBlock calls `attn`
+    def __init__(self, dim, num_heads, qkv_bias=True):
+        super().__init__()
+        self.num_heads = num_heads
+        self.qkv = nn.Linear(dim, dim * 3, bias=qkv_bias)
+        self.proj = nn.Linear(dim, dim)
+
+    def forward(self, x, rope=None):
+        B, N, C = x.shape
+        q, k, v = self.qkv(x).reshape(B, N, 3, self.num_heads, C // self.num_heads).permute(2, 0, 3, 1, 4)
+        x = F.scaled_dot_product_attention(q, k, v)
+        return self.proj(x.transpose(1, 2).reshape(B, N, C))
+
+
+class _Mlp(nn.Module):
+    # stand-in for timm's Mlp / SwiGLU: what EvaBlock calls `mlp`
+    def __init__(self, dim, hidden):
+        super().__init__()
+        self.fc1 = nn.Linear(dim, hidden)
+        self.fc2 = nn.Linear(hidden, dim)
+
+    def forward(self, x):
+        return self.fc2(F.gelu(self.fc1(x)))
+
+
+class EvaBlock(nn.Module):
+    # stand-in for timm.models.eva.EvaBlock: its signature, and its drop paths built as timm builds them
+    def __init__(self, dim, num_heads, qkv_bias=True, qkv_fused=True, mlp_ratio=4., swiglu_mlp=False,
+                 scale_mlp=False, scale_attn_inner=False, num_prefix_tokens=1, proj_drop=0., attn_drop=0.,
+                 drop_path=0., init_values=None, act_layer=nn.GELU, norm_layer=LayerNorm, attn_head_dim=None):
+        super().__init__()
+        self.norm1 = norm_layer(dim)
+        self.attn = _Attention(dim, num_heads, qkv_bias=qkv_bias)
+        self.drop_path1 = DropPath(drop_path) if drop_path > 0. else nn.Identity()
+        self.norm2 = norm_layer(dim)
+        self.mlp = _Mlp(dim, int(dim * mlp_ratio))
+        self.drop_path2 = DropPath(drop_path) if drop_path > 0. else nn.Identity()
+
+    def forward(self, x, rope=None, attn_mask=None):
+        x = x + self.drop_path1(self.attn(self.norm1(x), rope=rope))
+        x = x + self.drop_path2(self.mlp(self.norm2(x)))
+        return x
+
+
+class PatchDropout(nn.Module):
+    def __init__(self, *args, **kwargs):
+        raise NotImplementedError("stand-in: the replay uses no patch dropout")
+
+
+def apply_keep_indices_nlc(*args, **kwargs):
+    raise NotImplementedError("stand-in: the replay uses no patch dropout")
+
+
+class RotaryEmbeddingCat(nn.Module):
+    def __init__(self, *args, **kwargs):
+        raise NotImplementedError("stand-in: the replay uses no rope")
+''',
+        "model": '''from dynamic_network_architectures.building_blocks.eva import Eva
+
+
+class Replay(nn.Module):
+    """The Eva transformer nnU-Net's Primus puts between its patch embedding and decoder, on
+    embedded patches of a 2x2x2 grid (width 16, two blocks, stochastic depth 0.1; no rope)."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.eva = Eva(embed_dim=16, depth=2, num_heads=2, ref_feat_shape=(2, 2, 2), use_rot_pos_emb=False,
+                       drop_path_rate=0.1)
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        out, _ = self.eva(x)
+        return out
+''',
+        "inputs": "[{name: x, shape: [batch, 8, 16]}]",
+    },
+    "fishspeech_decode_codebook": {
+        "project": ("fishaudio/fish-speech", "BSD-3-Clause (the LICENSE at that commit; the repository's licence "
+                    "has since changed)"),
+        "sha": "a588f45", "path": "tools/llama/generate.py", "licence_file": "LICENSE",
+        "functions": ["multinomial_sample_one_no_sync", "logits_to_probs", "sample", "decode_one_token"],
+        "left_out": "the rest of generate.py (prefill, the generation loop, the prompt encoding and the CLI, which "
+                    "compiles decode_one_token with `torch.compile(..., mode=\"reduce-overhead\", fullgraph=True)`), "
+                    "its imports of hydra, loguru, click, transformers and fish_speech (`Transformer` is a stand-in "
+                    "name, used only as an annotation) and its inductor settings",
+        "preamble": '''from typing import Optional, Tuple
+
+import torch
+from torch import nn
+
+Transformer = nn.Module  # stand-in for fish_speech.models.text2semantic.llama.Transformer (an annotation here)
+''',
+        "model": '''from dataclasses import dataclass
+from types import SimpleNamespace
+
+from tools.llama.generate import decode_one_token
+
+
+@dataclass
+class _Logits:
+    token_logits: torch.Tensor
+    codebook_logits: torch.Tensor
+
+
+class Replay(nn.Module):
+    """One decoding step of fish-speech's text-to-semantic model as decode_one_token runs it: a
+    stand-in decoder (one linear layer) gives the token logits (a 32,400-token vocabulary, semantic
+    tokens above 32,311) and two codebooks' logits at the last position; the step samples a token and
+    each codebook (top-k 10), and maps the first codebook from the sampled token."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.config = SimpleNamespace(num_codebooks=2)
+        self.proj = nn.Linear(8, 8)
+        self.token_head = nn.Linear(8, 32400)
+        self.codebook_head = nn.Linear(8, 2 * 16)
+
+    def forward_generate(self, x: torch.Tensor, input_pos: torch.Tensor) -> _Logits:
+        h = torch.tanh(self.proj(x))[:, -1:]
+        return _Logits(self.token_head(h), self.codebook_head(h).unflatten(-1, (2, 16)))
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        input_pos = torch.tensor([x.shape[1] - 1])
+        return decode_one_token(self, x, input_pos, top_k=10)
+''',
+        "inputs": "[{name: x, shape: [batch, 5, 8]}]",
+    },
+    "rotary_cached_seq_len": {
+        "project": ("lucidrains/rotary-embedding-torch", "MIT"), "sha": "37fdab4",
+        "path": "rotary_embedding_torch/rotary_embedding_torch.py", "licence_file": "LICENSE",
+        "whole": True, "functions": [], "kept": "the whole file",
+        "left_out": "nothing of the file; the package's __init__.py (the replay's is empty). The commit is the "
+                    "change of PR #38, merged as 8f2ccce (\"Change cached seq_len to int to enable compilation\"); "
+                    "the file imports einops, which this environment has",
+        "model": '''from rotary_embedding_torch.rotary_embedding_torch import RotaryEmbedding
+
+
+class Replay(nn.Module):
+    """Self-attention with rotary embeddings on queries and keys (two heads of width 8, a cached
+    rotary table of width 8), as the lucidrains transformers use RotaryEmbedding."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.qkv = nn.Linear(16, 48)
+        self.out = nn.Linear(16, 16)
+        self.rotary = RotaryEmbedding(dim=8)
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        b, n, _ = x.shape
+        q, k, v = self.qkv(x).view(b, n, 3, 2, 8).permute(2, 0, 3, 1, 4)
+        q = self.rotary.rotate_queries_or_keys(q)
+        k = self.rotary.rotate_queries_or_keys(k)
+        y = torch.nn.functional.scaled_dot_product_attention(q, k, v)
+        return self.out(y.transpose(1, 2).reshape(b, n, 16))
+''',
+        "inputs": "[{name: x, shape: [batch, 6, 16]}]",
+    },
+    "mpt_left_padding_check": {
+        "project": ("mosaicml/llm-foundry", "Apache-2.0"), "sha": "a8c7dc478",
+        "path": "llmfoundry/models/mpt/modeling_mpt.py",
+        "functions": [], "kept": "the signature and first statements of MPTModel.forward, up to "
+                                 "`S = input_ids.size(1)` (in the preamble's class)",
+        "left_out": "the rest of modeling_mpt.py: MPTModel's __init__ is a stub setting the config and the "
+                    "attributes the kept lines read, and the rest of forward (attention bias, blocks, final norm) "
+                    "is an embedding, one masked linear layer and a LayerNorm; MPTPreTrainedModel, MPTForCausalLM "
+                    "and the blocks are left out",
+        "preamble": '''import warnings
+from types import SimpleNamespace
+from typing import Any, List, Mapping, MutableMapping, Optional, Tuple, Union
+
+import torch
+import torch.nn as nn
+
+
+class MPTModel(nn.Module):
+    # trimmed: MPTModel's __init__ is a stub setting the attributes the kept lines read (as the real
+    # one does from the MPT config); forward keeps its signature and first statements verbatim, from
+    # `return_dict = ...` to `S = input_ids.size(1)`, and stands in for the rest (the attention bias,
+    # the transformer blocks, the final norm) with an embedding, one masked linear layer and a norm
+    def __init__(self) -> None:
+        super().__init__()
+        self.config = SimpleNamespace(return_dict=True, use_cache=False, max_seq_len=16)
+        self.attn_impl = 'torch'
+        self.prefix_lm = False
+        self.attn_uses_sequence_id = False
+        self.wte = nn.Embedding(64, 16)
+        self.block = nn.Linear(16, 16)
+        self.norm_f = nn.LayerNorm(16)
+
+    def forward(
+        self,
+        input_ids: torch.LongTensor,
+        past_key_values: Optional[List[Tuple[torch.FloatTensor]]] = None,
+        attention_mask: Optional[torch.ByteTensor] = None,
+        prefix_mask: Optional[torch.ByteTensor] = None,
+        sequence_id: Optional[torch.LongTensor] = None,
+        return_dict: Optional[bool] = None,
+        output_attentions: Optional[bool] = None,
+        output_hidden_states: Optional[bool] = None,
+        use_cache: Optional[bool] = None,
+        inputs_embeds: Optional[torch.Tensor] = None,
+    ):
+        return_dict = (return_dict
+                       if return_dict is not None else self.config.return_dict)
+        use_cache = (use_cache
+                     if use_cache is not None else self.config.use_cache)
+
+        if attention_mask is not None:
+            attention_mask = attention_mask.bool(
+            )  # type: ignore (TODO to figure out the right type here)
+
+        if prefix_mask is not None:
+            prefix_mask = prefix_mask.bool(
+            )  # type: ignore (TODO to figure out the right type here)
+
+        # These args are passed in by keyword in huggingface's generate function
+        # https://github.com/huggingface/transformers/blob/68287689f2f0d8b7063c400230b3766987abf18d/src/transformers/generation/utils.py#L2201-L2206
+        # but have not yet been fully implemented in MPTModel
+        if not return_dict:
+            raise NotImplementedError(
+                'return_dict False is not implemented yet for MPT')
+        if output_attentions:
+            if self.attn_impl != 'torch':
+                raise NotImplementedError(
+                    'output_attentions is not implemented for MPT when using attn_impl `flash` or `triton`.'
+                )
+
+        if (self.training and attention_mask is not None and
+                attention_mask[:, 0].sum() != attention_mask.shape[0]):
+            raise NotImplementedError(
+                'MPT does not support training with left padding.')
+
+        if self.prefix_lm and prefix_mask is None:
+            raise ValueError(
+                'prefix_mask is a required argument when MPT is configured with prefix_lm=True.'
+            )
+
+        # Raise a not implemented error if input_embeds is not None (this is an arg in huggingface transformers and we need to support it for PEFT)
+        if inputs_embeds is not None:
+            raise NotImplementedError(
+                'inputs_embeds is not implemented for MPT.')
+
+        if self.training:
+            if self.attn_uses_sequence_id and sequence_id is None:
+                raise ValueError(
+                    'sequence_id is a required argument when MPT is configured with attn_uses_sequence_id=True '
+                    + 'and the model is in train mode.')
+            elif (self.attn_uses_sequence_id is False) and (sequence_id
+                                                            is not None):
+                warnings.warn(
+                    'MPT received non-None input for `sequence_id` but is configured with attn_uses_sequence_id=False. '
+                    +
+                    'This input will be ignored. If you want the model to use `sequence_id`, set attn_uses_sequence_id to True.'
+                )
+
+        S = input_ids.size(1)
+
+        # the embedding, blocks and final norm (not replayed)
+        x = self.wte(input_ids)
+        x = x + torch.relu(self.block(x)) * attention_mask[..., None]
+        return self.norm_f(x)
+''',
+        "model": '''from llmfoundry.models.mpt.modeling_mpt import MPTModel
+
+
+class Replay(MPTModel):
+    """An MPT forward at inference (eval mode) with an attention mask, right-padded in the larger
+    batch: the mask checks MPTModel runs before the embedding."""
+
+
+def make_inputs(batch: int):
+    g = torch.Generator().manual_seed(batch)
+    mask = torch.ones(batch, 6, dtype=torch.long)
+    mask[1:, 4:] = 0
+    return {"input_ids": torch.randint(0, 64, (batch, 6), generator=g), "attention_mask": mask}
+''',
+        "inputs": "{entry: replay_model:make_inputs}",
+    },
+}
+for _case in HELD_OUT_4.values():
+    _case["set"] = "held-out-4"
+CASES.update(HELD_OUT_4)
+
+
 def git(repo: str, *args: str) -> str:
     env = {k: v for k, v in os.environ.items() if not k.startswith("GIT_")}
     return subprocess.run(["git", "-C", repo, *args], check=True, capture_output=True, text=True,

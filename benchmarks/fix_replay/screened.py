@@ -1202,10 +1202,175 @@ HELD_OUT_3 += [
 ]
 
 
+
+# --- the fourth held-out set (benchmarks/results/fix_replay_heldout4.md) ---
+
+# microsoft/DeepSpeed 6d0dbf86e (deepspeed/runtime/pipe/module.py, PipelineModule.forward and
+# _is_checkpointable before the fix, verbatim but for the activation-checkpoint call; __init__ a stub
+# with four layers and a checkpoint interval of 2, the grid and the distributed setup left out)
+class DsPipelineModule(nn.Module):
+    def __init__(self) -> None:
+        super().__init__()
+        self.forward_funcs = [nn.Linear(4, 4), nn.ReLU(), nn.Linear(4, 4), lambda x: x * 2]
+        self.layers = nn.ModuleList([f for f in self.forward_funcs if isinstance(f, nn.Module)])
+        self.activation_checkpoint_interval = 2
+        self.checkpointable_layers = None
+        self.activation_checkpoint_func = None
+
+    def _is_checkpointable(self, funcs):
+        if self.activation_checkpoint_func is not None:
+            if self.__class__.__name__ in ('GPTModelPipe', 'GPT2ModelPipe'):
+                return all('ParallelTransformerLayerPipe' in f.__class__.__name__ for f in funcs)
+        if self.checkpointable_layers is not None:
+            return all(f.__class__.__name__ in self.checkpointable_layers for f in funcs)
+        params = [f.parameters() for f in funcs if isinstance(f, torch.nn.Module)]
+        return any(len(list(p)) > 0 for p in params)
+
+    def forward(self, x):
+        num_layers = len(self.forward_funcs)
+        for start_idx in range(0, num_layers, self.activation_checkpoint_interval):
+            end_idx = min(start_idx + self.activation_checkpoint_interval, num_layers)
+            funcs = self.forward_funcs[start_idx:end_idx]
+            if self._is_checkpointable(funcs):
+                for f in funcs:
+                    x = f(x)
+            else:
+                for f in funcs:
+                    x = f(x)
+        return x
+
+
+# arogozhnikov/einops e61294d (einops/packing.py, unpack: the count of unknown axes before the fix;
+# the caller a stand-in passing one symbolic and one -1 length, as unpack does with a dynamic shape).
+# The fix is for dynamic shapes: measured by hand with torch.compile(dynamic=True) too, no break.
+def einops_count_unknown(x: torch.Tensor) -> torch.Tensor:
+    lengths_of_composed_axes = [x.shape[0] // 2, -1]
+    n_unknown_composed_axes = sum(x == -1 for x in lengths_of_composed_axes)
+    return x * n_unknown_composed_axes
+
+
+# NVIDIA-NeMo/Automodel ec2f7240a (nemo_automodel/components/models/common/utils.py,
+# Float32RMSNorm.forward before the fix, with its per-method compile decorator; four of them in a
+# model compiled whole, as the replay would compile it: the inner torch.compile is traced through)
+class AmFloat32RMSNorm(nn.Module):
+    def __init__(self, dim: int, eps: float = 1e-6) -> None:
+        super().__init__()
+        self.eps = eps
+        self.weight = nn.Parameter(torch.ones(dim))
+
+    @torch.compile(fullgraph=True, dynamic=True)
+    def forward(self, x):
+        input_dtype = x.dtype
+        x = x.float()
+        x = x * torch.rsqrt(x.pow(2).mean(-1, keepdim=True) + self.eps)
+        return (self.weight * x).to(input_dtype)
+
+
+class AmNormStack(nn.Module):
+    def __init__(self) -> None:
+        super().__init__()
+        self.linears = nn.ModuleList([nn.Linear(8, 8) for _ in range(4)])
+        self.norms = nn.ModuleList([AmFloat32RMSNorm(8) for _ in range(4)])
+
+    def forward(self, x):
+        for lin, norm in zip(self.linears, self.norms):
+            x = norm(lin(x))
+        return x
+
+
+# mir-group/allegro 1228d37 (allegro/nn/_strided/_contract.py, Contracter.forward before the fix: the
+# three-operand einsum, with the einstring the constructor builds for uvu weights and full ij)
+def allegro_contract(x1: torch.Tensor, x2: torch.Tensor, ww3j: torch.Tensor) -> torch.Tensor:
+    out = torch.einsum("zui,zuj,ukij->zuk", x1, x2, ww3j)
+    return out
+
+
+# open-edge-platform/physical-ai-studio cfab7fec (library/src/getiaction/policies/act/model.py and
+# policies/utils/normalization.py before the fix: `self.eval()` in the predict path, StrEnum members
+# as batch keys, `is` on the normalisation mode; a stand-in policy around them)
+class PasComponentKeys(enum.StrEnum):
+    STATE = "state"
+    ACTION = "action"
+    IMAGES = "images"
+
+
+class PasNormalizationType(enum.Enum):
+    MEAN_STD = "mean_std"
+    MIN_MAX = "min_max"
+
+
+class PasACT(nn.Module):
+    def __init__(self) -> None:
+        super().__init__()
+        self.head = nn.Linear(4, 4)
+        self.norm_mode = PasNormalizationType.MEAN_STD
+
+    def forward(self, batch):
+        self.eval()
+        batch = dict(batch)
+        batch[PasComponentKeys.IMAGES] = [batch[key] for key in ["observation.image"]]
+        if self.norm_mode is PasNormalizationType.MEAN_STD:
+            state = batch[PasComponentKeys.STATE]
+        actions = self.head(state) + batch[PasComponentKeys.IMAGES][0].mean()
+        return {PasComponentKeys.ACTION: actions}[PasComponentKeys.ACTION]
+
+
+# GFNOrg/torchgfn 8afa17db (src/gfn/estimators.py, DiscreteGraphPolicyEstimator: the key check over
+# the logits before the fix; the logits a plain dict of tensors here, the estimator's graph
+# machinery left out)
+def gfn_transform_logits(logits: dict) -> dict:
+    transformed_logits = {}
+    for key in logits.keys():
+        assert isinstance(key, str)
+        transformed_logits[key] = torch.log_softmax(logits[key], dim=-1)
+    return transformed_logits
+
+
+# lab-cosmo/torch-pme 91c5269 (src/torchpme/lib/kvectors.py, get_ns_mesh before the fix, verbatim).
+# The fix is for CUDA (a CPU `torch.tensor(2)` raised to a CUDA exponent); measured on CPU.
+def pme_get_ns_mesh(cell: torch.Tensor, mesh_spacing: float):
+    basis_norms = torch.linalg.norm(cell, dim=1)
+    ns_approx = basis_norms / mesh_spacing
+    ns_actual_approx = 2 * ns_approx + 1  # actual number of mesh points
+    # ns = [nx, ny, nz], closest power of 2 (helps for FT efficiency)
+    return torch.tensor(2).pow(torch.ceil(torch.log2(ns_actual_approx)).long())
+
+
+def pme_mesh_size(cell: torch.Tensor) -> torch.Tensor:
+    return pme_get_ns_mesh(cell, 0.5) * 2
+
+
+HELD_OUT_4 = [
+    ("microsoft/DeepSpeed", "6d0dbf86e", "move is_checkpointable call reducing torch.compile Graph breaks (#5759)",
+     "if self._is_checkpointable(funcs):",
+     lambda: graph_breaks(DsPipelineModule(), torch.randn(2, 4), user_code=HERE)),
+    ("arogozhnikov/einops", "e61294d", "Coerce bool to int",
+     "n_unknown_composed_axes = sum(x == -1 for x in lengths_of_composed_axes)",
+     lambda: graph_breaks(einops_count_unknown, torch.randn(6), user_code=HERE)),
+    ("NVIDIA-NeMo/Automodel", "ec2f7240a", "fix: Float32RMSNorm torch.compile crash on PyTorch 2.11+ (#1650)",
+     "@torch.compile(fullgraph=True, dynamic=True)",
+     lambda: graph_breaks(AmNormStack(), torch.randn(2, 5, 8), user_code=HERE)),
+    ("mir-group/allegro", "1228d37", "make `contract` compile-able",
+     "out = torch.einsum(self._contract_einstr, x1, x2, ww3j)",
+     lambda: graph_breaks(allegro_contract, torch.randn(3, 4, 5), torch.randn(3, 4, 6), torch.randn(4, 7, 5, 6),
+                          user_code=HERE)),
+    ("open-edge-platform/physical-ai-studio", "cfab7fec", "Make ACT model dynamo friendly",
+     "if norm_mode is NormalizationType.MEAN_STD:",
+     lambda: graph_breaks(PasACT(), {"state": torch.randn(2, 4), "observation.image": torch.randn(2, 3, 4, 4)},
+                          user_code=HERE)),
+    ("GFNOrg/torchgfn", "8afa17db", "Move isinstance assert behind debug guard, suppress pyright for torch.compile",
+     "assert isinstance(key, str)",
+     lambda: graph_breaks(gfn_transform_logits, {"action_type": torch.randn(2, 3), "node_class": torch.randn(2, 4)},
+                          user_code=HERE)),
+    ("lab-cosmo/torch-pme", "91c5269", "Fix `get_ns_mesh` under `torch.compile` on CUDA (#219)",
+     "return torch.tensor(2).pow(torch.ceil(torch.log2(ns_actual_approx)).long())",
+     lambda: graph_breaks(pme_mesh_size, torch.eye(3) * 4, user_code=HERE)),
+]
+
 def main() -> int:
     torch.set_num_threads(1)
     for set_, entries in (("main", SCREENED), ("held-out", HELD_OUT), ("held-out-2", HELD_OUT_2),
-                         ("held-out-3", HELD_OUT_3)):
+                         ("held-out-3", HELD_OUT_3), ("held-out-4", HELD_OUT_4)):
         for repo, sha, subject, line, measure in entries:
             got = measure()
             print(json.dumps({"repo": repo, "sha": sha, "subject": subject, "before_line": line,
