@@ -232,3 +232,15 @@ def test_the_or_form_is_verified_and_the_and_form_refused(tmp_path):
     assert verdicts["wrong"]["reason"].startswith("outputs differ from head's"), verdicts["wrong"]
     assert verdicts["where"]["accepted"] is True, verdicts["where"]
     assert verdicts["where"]["evidence"].startswith("GB0170 gone"), verdicts["where"]
+
+
+def test_a_bare_name_dynamo_broke_on_is_taken_as_the_condition(tmp_path):
+    """`if accept:` where `accept = err <= 1` came from a helper the rules cannot type: no
+    finding, but dynamo's break on the `if` says the name is a tensor; the stand-in finding
+    on it gets the selection. A finding elsewhere on the line (none here) would not."""
+    src = STEP.replace("        if TEST:", "        accept = flag\n        if accept:")
+    line = IF + 1
+    got = [(c.title, c.lines) for c in fix_candidates(_stand_in(src, line, "accept:"), src)
+           if c.title in (WHERE, COND)]
+    assert got[0] == (WHERE, ("        h0 = torch.where(accept, torch.tensor(1e-6), 0.01 * d0 / d1)",))
+    assert [f for f in _findings(tmp_path, src) if f.line == line] == []

@@ -127,9 +127,14 @@ def _where_test(lines: list[str], test: ast.AST, at: tuple[int, int]) -> str | N
     part of each `and` / `or` is surely a tensor (`at`, the finding's position, is one): the
     other parts may be Python bools, which `&` / `|` with a bool tensor turn into one. A bare
     name (`if flag and t.any():`), `is`, `in` or a chained comparison there, and `not` of a
-    part not surely a tensor, get no edit."""
+    part not surely a tensor, get no edit. A bare name (or attribute) as the whole test is
+    taken as it is where the finding is on it."""
     if _is_value(test):
         return _arg(lines, test)
+    if isinstance(test, (ast.Name, ast.Attribute)) and (test.lineno, test.col_offset) == at:
+        # the finding is on the bare name itself: the rule found it to be a tensor (a buffer,
+        # `accept = err <= 1` above), or, with no finding, dynamo broke on branching on it
+        return segment(lines, test)
     if not isinstance(test, ast.BoolOp) and not (isinstance(test, ast.UnaryOp) and isinstance(test.op, ast.Not)):
         return None
     return tensor_test(lines, test, at, one_tensor=True)
