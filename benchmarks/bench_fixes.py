@@ -70,6 +70,15 @@ CASES = {
                        ["if (self.factor != 1).any():", "    h = h * self.factor"]),
     "nan_guard": ("GB0170", "a NaN guard a PR adds (`if torch.isnan(h).any(): ...`)",
                   ["if torch.isnan(h).any():", "    h = torch.nan_to_num(h)"]),
+    "branch_or": ("GB0170", "torchdiffeq _impl/misc.py:60 `if d0 < 1e-5 or d1 < 1e-5:` picking a step size",
+                  ["d0 = h.norm()", "d1 = x.norm()", "if d0 < 1e-5 or d1 < 1e-5:", "    s = torch.ones(())",
+                   "else:", "    s = d0 / d1", "h = h * s"]),
+    "assert_message": ("GB0170", "torchdiffeq _impl/rk_common.py:285 `assert torch.isfinite(y0).all(), "
+                       "'non-finite values in state `y`: {}'.format(y0)`",
+                       ["assert torch.isfinite(h).all(), 'non-finite values in `h`: {}'.format(h)"]),
+    "branch_flag": ("GB0170", "torchdiffeq _impl/rk_common.py:336 `if accept_step:` on a name bound to a "
+                    "comparison of tensors earlier",
+                    ["ok = h.abs().mean() < 1.0", "if ok:", "    h = h * 0.5"]),
     # GB0036 boolean-mask indexing
     "masked_mean": ("GB0036", "segmentation-models-pytorch losses/focal.py:118 mask indexing, then a mean",
                     ["mask = x > 0", "m = h[mask].mean()", "h = h - m"]),
@@ -88,7 +97,8 @@ CASES = {
 PRS = [["item_size", "item_scale", "item_random", "tolist"],
        ["branch_neutral", "nan_guard", "print", "logging"],
        ["masked_mean", "masked_select"],
-       ["item_size_list", "masked_write", "masked_add"]]
+       ["item_size_list", "masked_write", "masked_add"],
+       ["branch_or", "assert_message", "branch_flag"]]
 
 
 def model_source(name: str, lines: list[str]) -> str:
