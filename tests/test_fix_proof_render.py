@@ -65,7 +65,8 @@ def test_a_verified_fix_spans_its_lines_with_one_suggestion_block():
     assert c["body"].count("```suggestion") == 1
     assert re.search(r"\n```suggestion\n(.*?)\n```\n", c["body"], re.S).group(1) == LINES[0]
     html = cmarkgfm.github_flavored_markdown_to_html(c["body"])
-    assert ("<strong>Verified fix</strong> (the branchless form): verified on `net`: GB0170 gone"
+    # the evidence is our text with code spans: they render as code, not as literal backticks
+    assert ("<strong>Verified fix</strong> (the branchless form): verified on <code>net</code>: GB0170 gone"
             in html)
 
 
@@ -137,3 +138,15 @@ def test_a_comment_carrying_a_verified_fix_leaves_dynamos_generic_hints_out():
     assert "torch.cond" in finding_body(f, [("net", brk)])
     assert "torch.cond" not in break_body(brk, "net", hints=False)
     assert "torch.cond" in break_body(brk, "net")
+
+
+def test_a_target_without_a_fix_shows_its_model_and_reason_as_code_where_they_are_code():
+    """A model named `vit_vit` in a code span keeps its underscore (no backslash shows), and
+    the reason's own code spans render as code; a reason's prose is still escaped."""
+    from pt2bot.report.summary import fix_target_line
+
+    line = fix_target_line({"kind": "break", "gb": "GB0170", "path": "pkg/m.py", "line": 20,
+                            "model": "vit_vit", "reason": "a new graph break (on `vit_vit`) <b>x</b>"})
+    html = cmarkgfm.github_flavored_markdown_to_html(line)
+    assert "(<code>vit_vit</code>): no verified fix: a new graph break (on <code>vit_vit</code>)" in html
+    assert "\\_" not in html and "<b>" not in html

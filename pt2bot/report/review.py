@@ -174,8 +174,8 @@ def _fix_placeable(can: Commentable | None, path: str, fix: Mapping[str, Any]) -
 def fix_text(fix: Mapping[str, Any]) -> str:
     """The verified fix: what was proven, then the suggestion block replacing exactly the
     lines start_line..end_line (indentation included)."""
-    head = (f"✅ **Verified fix** ({escape_inline(fix.get('title') or '', limit=200)}): "
-            f"{escape_inline(fix.get('evidence') or '', limit=600)}.")
+    head = (f"✅ **Verified fix** ({message_inline(fix.get('title') or '', limit=200)}): "
+            f"{message_inline(fix.get('evidence') or '', limit=600)}.")
     return head + "\n\n" + suggestion_block("\n".join(str(x) for x in fix["lines"]))
 
 
@@ -185,15 +185,15 @@ def fixed_by_text(fix: Mapping[str, Any], line: int) -> str:
     line of the comment that carries it."""
     end = fix.get("end_line")
     where = f"lines {line}-{end}" if isinstance(end, int) and end > line else f"line {line}"
-    return (f"✅ **Verified fix** ({escape_inline(fix.get('title') or '', limit=200)}): "
+    return (f"✅ **Verified fix** ({message_inline(fix.get('title') or '', limit=200)}): "
             f"the suggestion on {where} fixes this too.")
 
 
 def failed_fix_line(fix: Mapping[str, Any]) -> str:
     """A candidate the proof rejected: a hint, marked as such, never a suggestion block."""
     return (f"🔧 Candidate fix, **not verified**: "
-            f"{escape_inline(fix.get('title') or '', limit=200)} "
-            f"({escape_inline(fix.get('reason') or 'not tried', limit=400)})")
+            f"{message_inline(fix.get('title') or '', limit=200)} "
+            f"({message_inline(fix.get('reason') or 'not tried', limit=400)})")
 
 
 def _item_at(item: Mapping[str, Any]) -> tuple[object, object, object]:

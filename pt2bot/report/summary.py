@@ -546,8 +546,8 @@ def fix_target_line(t: dict[str, Any]) -> str:
     return (f"- {escape_inline(t.get('kind', ''), limit=20)}"
             f"{' ' + gb_link(t.get('gb')) if gb_registry.is_code(t.get('gb')) else ''} at "
             f"{code_inline(location(t), limit=120)} "
-            f"(`{escape_inline(t.get('model'), limit=100)}`): "
-            f"no verified fix: {escape_inline(t.get('reason') or '', limit=300)}")
+            f"({code_inline(t.get('model'), limit=100)}): "
+            f"no verified fix: {message_inline(t.get('reason') or '', limit=300)}")
 
 
 def not_run_section(report: Report) -> Section | None:
