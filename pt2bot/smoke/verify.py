@@ -464,6 +464,10 @@ def _compiled_guards(model: Any, case: CaseInputs, paths: RepoPaths, cand_swap: 
                 # any exception counts: a check kept in compiled code as `torch._assert_async`
                 # raises a RuntimeError where eager raises the check's own ValueError
                 res = _versus(head_out, got, tolerance, same_type=False)
+                if isinstance(got, BaseException):
+                    # what compiled code raises instead, said with the evidence: a user who
+                    # catches the check's own exception no longer catches it under compile
+                    res["compiled_raised_type"] = getattr(got, "exc_type", None)
                 if not res["match"]:
                     res = {**res, "message": f"compiled, where `is_compiling()` is true"
                                              f"{_detail(res)}"}
@@ -733,6 +737,14 @@ def judge(head: Mapping[str, Any], cand: Mapping[str, Any], targets: Sequence[Ma
                         + " injected"
                         + (", eager and compiled" if any(r.get("compiled") for r in
                                                          cand.get("guards") or ()) else ""))
+    swapped = sorted({(str(r["raised_type"]), str(r["compiled_raised_type"])) for r in cand.get("guards") or ()
+                      if r.get("compiled") and r.get("raised") and r.get("raised_type")
+                      and r.get("compiled_raised_type")
+                      and r["compiled_raised_type"] != r["raised_type"]})
+    if swapped:
+        evidence.append("but compiled code raises " + " and ".join(
+            f"{new} where head raises {old}" for old, new in swapped)
+            + " (on CUDA a device-side assert, which ends the process's CUDA context)")
     be = cand.get("backend")
     if be:
         name = be.get("backend")
