@@ -48,9 +48,10 @@ The assertion's message must be a constant string (formatting a tensor into a st
 the graph). It is the literal text of the original message (f-string, `.format`, `%`, `+`),
 cut after the last full sentence before the first value formatted into it ("Gamma must be
 non-negative. Got {gamma}" -> "Gamma must be non-negative."); with no full sentence there, each
-value is written "..." and one at the end is dropped ("std evaluated to zero after conversion
-to {dtype}, leading to division by zero." -> "std evaluated to zero after conversion to ...,
-leading to division by zero."; "Bad value: {x}" -> "Bad value"). With no literal text at all
+value is written "..." and one at the end is dropped with the punctuation before it ("std
+evaluated to zero after conversion to {dtype}, leading to division by zero." -> "std evaluated
+to zero after conversion to ..., leading to division by zero."; "Bad value: {x}" -> "Bad
+value"; but "non-finite values in {name}" -> "non-finite values in ..."). With no literal text at all
 it is the exception's (or the check's) name and the test's source, e.g. "ValueError: (x <
 0).any()".
 
@@ -279,8 +280,20 @@ def message_of(node: ast.AST | None, fallback: str) -> str:
             text = text[:ends[-1]]
         else:
             text = text.replace(_HOLE, "...").strip()
-            while text.endswith("...") or text[-1:] in (":", ",", ";", "-", " "):
-                text = text[:-3] if text.endswith("...") else text[:-1]
+            # a value at the end is dropped with the punctuation that introduces it ("Bad
+            # value: {x}" -> "Bad value"), but kept as "..." after a word, where dropping it
+            # would leave the sentence cut ("non-finite values in {name}" -> "... in ...")
+            while True:
+                text = text.rstrip()
+                if text.endswith("..."):
+                    before = text[:-3].rstrip()
+                    if before and before[-1] not in ":,;-=":
+                        break
+                    text = before
+                elif text[-1:] in (":", ",", ";", "-"):
+                    text = text[:-1]
+                else:
+                    break
     text = text.strip()
     return text if text.replace(".", "").strip() else " ".join(fallback.split())[:200]
 
