@@ -287,7 +287,7 @@ def test_judge_needs_the_target_reproduced_and_no_new_recompile():
                 {"shape": {"b": 4}, "n": 1, "sites": []}]}}
     edit = Edit(path="pkg/net.py", start_line=30, end_line=30, new_lines=1)
     target = {"kind": "recompile", "path": "pkg/net.py", "line": 30}
-    assert judge(head, cand, [target], edit)["reason"] == "a new recompile on shape case b=2"
+    assert judge(head, cand, [target], edit)["reason"] == "a new recompile on shape case b=2 (at pkg/net.py:29)"
     fewer = {**cand, "recompiles": {"count": 0, "cases": [
         {"shape": {"b": 2}, "n": 0, "sites": []}, {"shape": {"b": 4}, "n": 0, "sites": []}]}}
     assert judge(head, fewer, [target], edit)["evidence"] == (
@@ -319,13 +319,17 @@ def test_judge_allows_one_size_recompile_in_a_frame_head_ran_uncompiled():
         return judge({**head, "eager_frames": eager_frames}, c, [NAN_BREAK], EDIT)["reason"]
 
     # a recompile for anything but a size, a frame head compiled, or the same frame again later
-    assert refused(quiet[0], {**size_once, "sizes_only": False}, quiet[1]) == "a new recompile on shape case b=4"
+    assert refused(quiet[0], {**size_once, "sizes_only": False}, quiet[1]) == (
+        "a new recompile on shape case b=4 (in `forward` at pkg/net.py:5: a guard other than a size failed)")
     elsewhere = [{**skipped[0], "function": "helper"}]
-    assert refused(quiet[0], size_once, quiet[1], eager_frames=elsewhere) == "a new recompile on shape case b=4"
-    assert refused(quiet[0], size_once, {**size_once, "shape": {"b": 8}}) == "a new recompile on shape case b=8"
+    assert refused(quiet[0], size_once, quiet[1], eager_frames=elsewhere) == (
+        "a new recompile on shape case b=4 (in `forward` at pkg/net.py:5: a size changed)")
+    assert refused(quiet[0], size_once, {**size_once, "shape": {"b": 8}}) == (
+        "a new recompile on shape case b=8 (in `forward` at pkg/net.py:5: a size changed)")
     # the rest of a function after a resume: head compiled the part before, and its recompile
     resumed = [{**skipped[0], "function": "torch_dynamo_resume_in_forward_at_9"}]
-    assert refused(quiet[0], size_once, quiet[1], eager_frames=resumed) == "a new recompile on shape case b=4"
+    assert refused(quiet[0], size_once, quiet[1], eager_frames=resumed) == (
+        "a new recompile on shape case b=4 (in `forward` at pkg/net.py:5: a size changed)")
 
 
 def test_guards_come_from_the_recipe_and_from_the_replaced_text():

@@ -490,6 +490,23 @@ def _outcome(x: Any) -> str:
 
 # --------------------------------------------------------------------------- judging (pure)
 
+def _recompile_detail(c: Mapping[str, Any]) -> str:
+    """Where a shape case's recompile was, and whether only a size changed, for the refusal:
+    a reader can look at that frame instead of re-running the proof to find it."""
+    where = ", ".join(f"`{f[0]}` at {_where(f[1], f[2])}" for f in (c.get("frames") or ())[:3]
+                      if isinstance(f, (list, tuple)) and len(f) == 3 and f[0])
+    if where:
+        where = "in " + where
+    else:
+        where = ", ".join(_where(*s) for s in (c.get("sites") or ())[:3]
+                          if isinstance(s, (list, tuple)) and len(s) == 2)
+        where = "at " + where if where else ""
+    kind = "" if "sizes_only" not in c else (
+        "a size changed" if c["sizes_only"] else "a guard other than a size failed")
+    said = ": ".join(x for x in (where, kind) if x)
+    return f" ({said})" if said else ""
+
+
 def _same_kind(a: Mapping[str, Any], b: Mapping[str, Any]) -> bool:
     """The same kind of graph break: the GB code when both have one, else dynamo's type."""
     if a.get("gb") and b.get("gb"):
@@ -674,7 +691,7 @@ def judge(head: Mapping[str, Any], cand: Mapping[str, Any], targets: Sequence[Ma
             more = (c.get("n") or 0) - (h.get("n") or 0)
             if not (c.get("sizes_only") and frames and frames <= skipped
                     and not frames & recompiled_once and more <= len(frames)):
-                return no(f"a new recompile on {_shape(c.get('shape'))}")
+                return no(f"a new recompile on {_shape(c.get('shape'))}{_recompile_detail(c)}")
             recompiled_once |= frames
             evidence.append(f"{_recompiles(more)} on {_shape(c.get('shape'))} in "
                             f"{', '.join(sorted(f'`{f[0]}`' for f in frames))}, which head ran "
