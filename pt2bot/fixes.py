@@ -27,6 +27,7 @@ import contextlib
 import dataclasses
 import json
 import os
+import re
 import sys
 import tempfile
 import time
@@ -881,6 +882,33 @@ def _join(targets: list[dict[str, Any]], proofs: Sequence[Mapping[str, Any]], co
     return proposals, why, spent
 
 
+# what a candidate can be refused for because of what compiles around it (the PR's other new
+# breaks change the frames, graphs and guards it is compared in)
+_COMPILES = re.compile(r"a new graph break|a new recompile|the patched model hits the recompile limit"
+                       r"|\d+ graphs? instead of|export fails")
+
+
+def _note_interactions(cands: list[dict[str, Any]]) -> None:
+    """Each candidate is proven against head, which still holds the PR's other new problems.
+    One refused for what compiles (a new break or recompile, more graphs, an export failure)
+    on a model where another candidate was verified may be refused only because of the
+    problem that other one fixes (a `.item()` break upstream splits the frames a kept
+    check compiles in): its reason says so, as a possibility and not a verdict, so that the
+    author knows to apply the verified ones and let the review run again."""
+    for c in cands:
+        if c["verified"] or not c["reason"] or not _COMPILES.match(c["reason"]):
+            continue
+        others = [o for o in cands if o["verified"] and set(o["models"]) & set(c["models"])]
+        if not others:
+            continue
+        where = ", ".join(f"{o['path']}:{o['start_line']}" + (f"-{o['end_line']}" if o["end_line"] > o["start_line"]
+                                                              else "") for o in others[:3])
+        many = len(others) > 1
+        c["reason"] += (f"; it was proven against head, which still has what the verified suggestion"
+                        f"{'s' if many else ''} at {where} fix{'' if many else 'es'}: it may pass once "
+                        f"{'they are' if many else 'that is'} applied")
+
+
 def _summarise(targets: list[dict[str, Any]], proposals: list[Proposal], why: dict[int, str],
                config: Config, spent: float) -> dict[str, Any]:
     """report.json's `fixes`: verified, posted once per overlap, reasons for the rest."""
@@ -911,6 +939,7 @@ def _summarise(targets: list[dict[str, Any]], proposals: list[Proposal], why: di
             "lines": list(p.cand.lines), "safe": p.cand.safe, "guards": list(p.cand.guards),
             "findings": list(p.findings), "targets": list(p.targets), "verified": verified,
             "models": models, "evidence": evidence, "reason": reason})
+    _note_interactions(out_c)
     out_t = []
     for i, t in enumerate(targets):
         fixed_by = next((c["id"] for c in out_c if c["verified"] and i in c["targets"]), None)
