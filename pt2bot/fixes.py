@@ -28,6 +28,7 @@ import dataclasses
 import json
 import os
 import re
+import shutil
 import sys
 import tempfile
 import time
@@ -605,6 +606,97 @@ def _prove(setting: ProofSetting, per_model: Mapping[str, list[tuple[Proposal, l
             for p, _ in items:
                 p.results[name] = verdicts.get(p.cid) or {"accepted": False,
                                                           "reason": "no verdict"}
+            _prove_after(setting, name, items, deltas.get(name), head_root, deadline, work)
+
+
+# --------------------------------------------------------------------------- after the others
+# Each candidate is proven against head, which still holds the PR's other new problems, and
+# some of what a candidate is refused for comes from them: a `.item()` break above a kept
+# check splits the frames the check compiles in and passes a guarded value across, so the
+# check's edit "adds a recompile" that is gone once the `.item()` fix is in. Where a model has
+# verified candidates and candidates refused for what compiles (`_COMPILES`), the refused ones
+# are proven once more on a copy of head with the verified edits written in: accepted there, a
+# candidate is verified "with the suggestion at path:line applied first", and its suggestion
+# says so; refused again, its first reason stands. One more worker per model, only then.
+
+_COPY_LIMIT = 256 * 1024 * 1024   # the bytes of a working tree copied for it (a data dir: none)
+
+
+def _copy_tree(root: str, dest: str) -> bool:
+    """The files git sees in `root` (tracked, and untracked but not ignored) copied to `dest`;
+    False, with nothing to use, where they are more than `_COPY_LIMIT` bytes."""
+    try:
+        out = git.run_git(root, "ls-files", "-z", "--cached", "--others", "--exclude-standard").stdout
+        rels = [git.decode(r) for r in out.split(b"\0") if r and not r.endswith(b"/")]
+    except git.GitError:   # not a git work tree: every file but git's and Python's caches
+        rels = []
+        for d, dirs, files in os.walk(root):
+            dirs[:] = [x for x in dirs if x not in (".git", "__pycache__")]
+            rels += [os.path.relpath(os.path.join(d, f), root) for f in files]
+    total = 0
+    for rel in rels:
+        src = os.path.join(root, rel)
+        if os.path.islink(src) or not os.path.isfile(src):
+            continue
+        total += os.path.getsize(src)
+        if total > _COPY_LIMIT:
+            return False
+        os.makedirs(os.path.dirname(os.path.join(dest, rel)), exist_ok=True)
+        shutil.copy2(src, os.path.join(dest, rel))
+    return True
+
+
+def _shift(applied: Sequence[Proposal], path: str, line: int) -> int:
+    """`line` of head's `path` in the copy with the `applied` edits written in."""
+    return line + sum(len(a.cand.lines) - (a.cand.end_line - a.cand.start_line + 1)
+                      for a in applied if a.cand.path == path and a.cand.end_line < line)
+
+
+def _prove_after(setting: ProofSetting, name: str, items: list[tuple[Proposal, list[dict]]],
+                 delta: ModelDelta | None, head_root: str, deadline: float, work: str) -> None:
+    done = [p for p, _ in items if p.results[name].get("accepted")]
+    applied: list[Proposal] = []
+    for p in done:
+        if not any(p.overlaps(a) for a in applied):
+            applied.append(p)
+    again = [(p, ts) for p, ts in items if not p.results[name].get("accepted")
+             and not p.results[name].get("skipped")
+             and _COMPILES.match(p.results[name].get("reason") or "")
+             and not any(p.overlaps(a) for a in applied)]
+    if not applied or not again or deadline - time.monotonic() < MIN_LEFT_S:
+        return
+    tree = os.path.join(work, f"{name}-after", "tree")
+    if not _copy_tree(head_root, tree):
+        return
+    for path in sorted({a.cand.path for a in applied}):
+        text = _read(tree, path)
+        if text is None:
+            return
+        # bottom-up, so that each edit's lines are still head's when it is applied
+        for a in sorted((a for a in applied if a.cand.path == path), key=lambda a: -a.cand.start_line):
+            text = apply_candidate(text, a.cand)
+        with open(os.path.join(tree, path), "w", encoding="utf-8", newline="") as fh:
+            fh.write(text)
+    moved: list[tuple[Proposal, list[dict[str, Any]]]] = []
+    for p, ts in again:
+        d = _shift(applied, p.cand.path, p.cand.start_line) - p.cand.start_line
+        cand = dataclasses.replace(p.cand, start_line=p.cand.start_line + d, end_line=p.cand.end_line + d)
+        original = _read(tree, p.cand.path)
+        if original is None:
+            continue
+        q = dataclasses.replace(p, cand=cand, original=original, patched=apply_candidate(original, cand),
+                                results={})
+        moved.append((q, [{**t, "line": _shift(applied, str(t.get("path")), t["line"])}
+                          if isinstance(t.get("line"), int) else dict(t) for t in ts]))
+    verdicts = prove_on_model(setting, setting.config.model(name), delta, moved, tree, deadline,
+                              os.path.join(work, f"{name}-after"))
+    first = ", ".join(f"{a.cand.path}:{a.cand.start_line}" for a in applied[:3])
+    for p, _ in again:
+        v = verdicts.get(p.cid)
+        if v and v.get("accepted"):
+            p.results[name] = {**v, "evidence": f"{v.get('evidence')}, with the suggestion"
+                               f"{'s' if len(applied) > 1 else ''} at {first} applied first",
+                               "after": [a.cid for a in applied]}
 
 
 def prove_fixes(report: Report, setting: ProofSetting) -> Report:

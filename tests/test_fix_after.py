@@ -1,0 +1,80 @@
+"""A candidate refused against head because of another new problem that a verified candidate
+fixes is proven again on head with that fix written in (pt2bot/fixes.py `_prove_after`): the
+trial on vit-pytorch, in small. A PR adds a `.item()` scale and, below it, an `assert` whose
+message is formatted; with the batch dynamic, the kept check adds a recompile on head (the
+number read out by `.item()` is passed across that break and guarded), and with the `.item()`
+fix in, it adds none: verified "with the suggestion at pkg/net.py:N applied first"."""
+from __future__ import annotations
+
+import time
+
+import pytest
+
+from pt2bot.config import StaticConfig
+from pt2bot.configfile.schema import build_config
+from pt2bot.fixes import ProofSetting, _prove_targets, decide
+from pt2bot.reportdata import Report
+from pt2bot.results import ResultsFile
+from pt2bot.static import check_paths
+
+NET = """\
+import torch
+from torch import nn
+
+
+class Net(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.lin = nn.Linear(8, 8)
+        self.cls = nn.Parameter(torch.randn(1, 8))
+
+    def forward(self, x):
+        batch = x.shape[0]
+        scale = x.abs().amax().item()
+        x = x / (scale + 1e-6)
+        h = self.lin(x)
+        assert torch.isfinite(h).all(), f"non-finite activations in {self.__class__.__name__}"
+        return torch.cat((self.cls.expand(batch, -1), h), dim=1)
+"""
+ITEM, ASSERT = 13, 16
+CONFIG = """\
+version: 1
+models:
+  - name: net
+    entry: pkg.net:Net
+    inputs: [{name: x, shape: [batch, 8]}]
+    shapes: {batch: [2, 4]}
+    dynamic: [batch]
+    export: false
+    timeout_s: 60
+run: {backend: eager, latency: false, timeout_s: 120}
+fixes: {budget_s: 240}
+"""
+
+
+def _target(line: int, gb: str) -> dict:
+    return {"kind": "break", "model": "net", "path": "pkg/net.py", "line": line, "gb": gb,
+            "gb_type": "x", "fingerprint": f"net{line:04d}" * 2}
+
+
+@pytest.mark.torch
+def test_a_check_refused_for_a_recompile_is_verified_after_the_item_fix(tmp_path):
+    root = tmp_path / "repo"
+    (root / "pkg").mkdir(parents=True)
+    (root / "pkg" / "__init__.py").write_text("")
+    (root / "pkg" / "net.py").write_text(NET)
+    (root / "pt2bot.yml").write_text(CONFIG)
+    findings = check_paths(str(root), ["pkg/net.py"], StaticConfig(select=("ALL",)), jobs=1)
+    config = build_config(CONFIG, str(root / "pt2bot.yml"))
+    s = ProofSetting(config=config, changeset=None, root=str(root), head_sha=None,
+                     head_results=ResultsFile.empty(), device="cpu")
+    targets = [_target(ITEM, "GB0124"), _target(ASSERT, "GB0170")]
+    proposals, why = _prove_targets(s, targets, findings, {"net"}, {}, time.monotonic())
+    fixes = decide(Report(head="h" * 40, base="b" * 40, findings=tuple(findings)), targets,
+                   proposals, why, config, 0.0).fixes
+    by_line = {c["start_line"]: c for c in fixes["candidates"] if c["verified"]}
+    assert set(by_line) == {ITEM, ASSERT}, fixes
+    assert "applied first" not in by_line[ITEM]["evidence"]
+    assert by_line[ASSERT]["evidence"].endswith(f", with the suggestion at pkg/net.py:{ITEM} applied first")
+    # the suggestion itself is head's lines, as the PR has them
+    assert by_line[ASSERT]["lines"][0] == "        if torch.compiler.is_compiling():"
