@@ -407,16 +407,8 @@ def _call_fixes(code: str, finding, st: ast.Expr, lines: list[str]) -> list[Cand
         cond = tr.condition(test)
     except _Untranslatable:
         return []
-    text = message_of(msg, f"{name}: {segment(lines, test)}")
-    indent = indentation(lines, st)
-    inner = indent + indent_unit(indent)
-    new = ([f"{indent}if torch.compiler.is_compiling():"]
-           + statement_lines(inner, f"torch._assert_async({cond}, {text!r})")
-           + [f"{indent}else:"] + nested(lines, st, indent_unit(indent)))
-    return [replace_statement(code, finding.path, st, new,
-                              f"keep the check in compiled code: `torch._assert_async` under "
-                              f"`torch.compiler.is_compiling()`, `{name}` in eager",
-                              safe=False, guards=("invalid",), rank=0)]
+    return _asserted_else(code, finding, st, lines, cond, message_of(msg, f"{name}: {segment(lines, test)}"),
+                          f"`{name}`")
 
 
 def _assert_fixes(code: str, finding, st: ast.Assert, lines: list[str]) -> list[Candidate]:
@@ -427,15 +419,22 @@ def _assert_fixes(code: str, finding, st: ast.Assert, lines: list[str]) -> list[
         cond = tr.condition(st.test)
     except _Untranslatable:
         return []
-    text = message_of(st.msg, f"AssertionError: {segment(lines, st.test)}")
+    return _asserted_else(code, finding, st, lines, cond,
+                          message_of(st.msg, f"AssertionError: {segment(lines, st.test)}"), "the `assert`")
+
+
+def _asserted_else(code: str, finding, st: ast.stmt, lines: list[str], cond: str, text: str,
+                   eager: str) -> list[Candidate]:
+    """`if torch.compiler.is_compiling(): torch._assert_async(cond, text)`, and statement `st`
+    as it was under `else:` (a check call or an `assert`; `eager` names it in the title)."""
     indent = indentation(lines, st)
     inner = indent + indent_unit(indent)
     new = ([f"{indent}if torch.compiler.is_compiling():"]
            + statement_lines(inner, f"torch._assert_async({cond}, {text!r})")
            + [f"{indent}else:"] + nested(lines, st, indent_unit(indent)))
     return [replace_statement(code, finding.path, st, new,
-                              "keep the check in compiled code: `torch._assert_async` under "
-                              "`torch.compiler.is_compiling()`, the `assert` in eager",
+                              f"keep the check in compiled code: `torch._assert_async` under "
+                              f"`torch.compiler.is_compiling()`, {eager} in eager",
                               safe=False, guards=("invalid",), rank=0)]
 
 
