@@ -331,6 +331,7 @@ def test_no_edit_without_the_name_torch(tmp_path):
     ('"negative " + str(x)', "negative ..."),
     ('f"non-finite activations in {self.__class__.__name__}"', "non-finite activations in ..."),
     ('"bad value: " + str(x)', "bad value"),
+    ('f"x = {x}"', "x = ..."),
     ('f"{x} is negative"', "... is negative"),
     ('f"std evaluated to zero after conversion to {dtype}, leading to division by zero."',
      "std evaluated to zero after conversion to ..., leading to division by zero."),

@@ -244,3 +244,12 @@ def test_a_bare_name_dynamo_broke_on_is_taken_as_the_condition(tmp_path):
            if c.title in (WHERE, COND)]
     assert got[0] == (WHERE, ("        h0 = torch.where(accept, torch.tensor(1e-6), 0.01 * d0 / d1)",))
     assert [f for f in _findings(tmp_path, src) if f.line == line] == []
+
+
+def test_no_edit_where_a_later_part_would_run_where_and_or_never_ran_it(tmp_path):
+    """`&`/`|` evaluate every part: `flag < 3 and f0[0].sum() > 0` would index `f0` where
+    `and` stopped at `flag < 3`, so it is refused; two comparisons of names are not."""
+    _src, got = _selections(tmp_path, "flag < 3 and f0[0].sum() > 0")
+    assert got == []
+    _src, got = _selections(tmp_path, "d0 < 1e-5 or d1 < flag")
+    assert got and got[0][0] == WHERE

@@ -185,6 +185,17 @@ class _Translator:
             # a part of an `and`/`or` that has a tensor part is `&`/`|`-ed with it: its
             # own parts may be Python bools too
             either = either or self.one_tensor and any(self._translates(v) for v in node.values)
+            if self.one_tensor and either:
+                # `&`/`|` evaluate every part where `and`/`or` stop at the first that decides:
+                # a later part that calls or indexes (`i < len(xs) and xs[i].sum() > 0`) may
+                # raise where head never ran it, unless it and all before it are tensors
+                python = False
+                for v in node.values:
+                    own = self._translates(v)
+                    if (python or not own) and v is not node.values[0] and any(
+                            isinstance(n, (ast.Call, ast.Subscript)) for n in ast.walk(v)):
+                        raise _Untranslatable
+                    python = python or not own
             # `&` binds tighter than a comparison: every part but a call is bracketed
             return op.join(self.condition(v, either) if isinstance(v, ast.Call) and _builtin(v, "bool") is None
                            or isinstance(v, ast.UnaryOp) and isinstance(v.op, ast.Not)
@@ -287,7 +298,7 @@ def message_of(node: ast.AST | None, fallback: str) -> str:
                 text = text.rstrip()
                 if text.endswith("..."):
                     before = text[:-3].rstrip()
-                    if before and before[-1] not in ":,;-=":
+                    if before and before[-1] not in ":,;-":
                         break
                     text = before
                 elif text[-1:] in (":", ",", ";", "-"):

@@ -204,7 +204,9 @@ class TensorCondition(Rule):
         `or` in the test are the operands' own findings (the `BoolOp` check) unless the
         message already makes the assert a break: then it is reported once, here."""
         msg = node.msg
-        literal = msg is None or (isinstance(msg, ast.Constant) and isinstance(msg.value, str))
+        # an f-string without a placeholder is compiled to a constant
+        literal = msg is None or (isinstance(msg, ast.Constant) and isinstance(msg.value, str)) or (
+            isinstance(msg, ast.JoinedStr) and all(isinstance(v, ast.Constant) for v in msg.values))
         negated = isinstance(node.test, ast.UnaryOp) and isinstance(node.test.op, ast.Not)
         if literal and not negated:
             return
