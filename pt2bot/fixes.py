@@ -606,6 +606,9 @@ def _prove(setting: ProofSetting, per_model: Mapping[str, list[tuple[Proposal, l
             for p, _ in items:
                 p.results[name] = verdicts.get(p.cid) or {"accepted": False,
                                                           "reason": "no verdict"}
+        # every model's first proof before any second one: a retry must not spend the budget
+        # another model's first candidates need
+        for name, items in per_model.items():
             _prove_after(setting, name, items, deltas.get(name), head_root, deadline, work)
 
 
@@ -616,33 +619,41 @@ def _prove(setting: ProofSetting, per_model: Mapping[str, list[tuple[Proposal, l
 # check's edit "adds a recompile" that is gone once the `.item()` fix is in. Where a model has
 # verified candidates and candidates refused for what compiles (`_COMPILES`), the refused ones
 # are proven once more on a copy of head with the verified edits written in: accepted there, a
-# candidate is verified "with the suggestion at path:line applied first", and its suggestion
-# says so; refused again, its first reason stands. One more worker per model, only then.
+# candidate is verified "measured with the suggestion at path:line applied first", and is posted
+# only where that one is; refused again, its reason says so. One more worker per model, only then.
 
 _COPY_LIMIT = 256 * 1024 * 1024   # the bytes of a working tree copied for it (a data dir: none)
 
 
 def _copy_tree(root: str, dest: str) -> bool:
     """The files git sees in `root` (tracked, and untracked but not ignored) copied to `dest`;
-    False, with nothing to use, where they are more than `_COPY_LIMIT` bytes."""
+    False, with nothing to use, where they are more than `_COPY_LIMIT` bytes or cannot be
+    read. The tree is the PR's: a file whose real path leaves `root` (through a linked
+    directory or a link itself) is not read."""
+    real_root = os.path.realpath(root)
     try:
-        out = git.run_git(root, "ls-files", "-z", "--cached", "--others", "--exclude-standard").stdout
-        rels = [git.decode(r) for r in out.split(b"\0") if r and not r.endswith(b"/")]
-    except git.GitError:   # not a git work tree: every file but git's and Python's caches
-        rels = []
-        for d, dirs, files in os.walk(root):
-            dirs[:] = [x for x in dirs if x not in (".git", "__pycache__")]
-            rels += [os.path.relpath(os.path.join(d, f), root) for f in files]
-    total = 0
-    for rel in rels:
-        src = os.path.join(root, rel)
-        if os.path.islink(src) or not os.path.isfile(src):
-            continue
-        total += os.path.getsize(src)
-        if total > _COPY_LIMIT:
-            return False
-        os.makedirs(os.path.dirname(os.path.join(dest, rel)), exist_ok=True)
-        shutil.copy2(src, os.path.join(dest, rel))
+        try:
+            out = git.run_git(root, "ls-files", "-z", "--cached", "--others", "--exclude-standard").stdout
+            rels = [git.decode(r) for r in out.split(b"\0") if r and not r.endswith(b"/")]
+        except git.GitError:   # not a git work tree: every file but git's and Python's caches
+            rels = []
+            for d, dirs, files in os.walk(root):
+                dirs[:] = [x for x in dirs if x not in (".git", "__pycache__")]
+                rels += [os.path.relpath(os.path.join(d, f), root) for f in files]
+        total = 0
+        for rel in rels:
+            src = os.path.join(root, rel)
+            real = os.path.realpath(src)
+            if os.path.islink(src) or not real.startswith(real_root + os.sep) or not os.path.isfile(real):
+                continue
+            total += os.path.getsize(real)
+            if total > _COPY_LIMIT:
+                return False
+            target = os.path.join(dest, rel)
+            os.makedirs(os.path.dirname(target), exist_ok=True)
+            shutil.copyfile(real, target)
+    except OSError:
+        return False
     return True
 
 
@@ -665,7 +676,8 @@ def _prove_after(setting: ProofSetting, name: str, items: list[tuple[Proposal, l
              and not any(p.overlaps(a) for a in applied)]
     if not applied or not again or deadline - time.monotonic() < MIN_LEFT_S:
         return
-    tree = os.path.join(work, f"{name}-after", "tree")
+    # a fresh directory: the first worker ran the PR's code and knew `work`
+    tree = os.path.join(tempfile.mkdtemp(prefix=f"{name}-after-", dir=work), "tree")
     if not _copy_tree(head_root, tree):
         return
     for path in sorted({a.cand.path for a in applied}):
@@ -689,14 +701,24 @@ def _prove_after(setting: ProofSetting, name: str, items: list[tuple[Proposal, l
         moved.append((q, [{**t, "line": _shift(applied, str(t.get("path")), t["line"])}
                           if isinstance(t.get("line"), int) else dict(t) for t in ts]))
     verdicts = prove_on_model(setting, setting.config.model(name), delta, moved, tree, deadline,
-                              os.path.join(work, f"{name}-after"))
-    first = ", ".join(f"{a.cand.path}:{a.cand.start_line}" for a in applied[:3])
+                              os.path.dirname(tree))
+    many = len(applied) > 1
+    where = ", ".join(f"{a.cand.path}:{a.cand.start_line}" for a in applied)
     for p, _ in again:
         v = verdicts.get(p.cid)
-        if v and v.get("accepted"):
-            p.results[name] = {**v, "evidence": f"{v.get('evidence')}, with the suggestion"
-                               f"{'s' if len(applied) > 1 else ''} at {first} applied first",
-                               "after": [a.cid for a in applied]}
+        if v is None:
+            continue
+        if v.get("accepted"):
+            # its figures are against head with those edits in (its lines and counts too)
+            p.results[name] = {**v, "evidence": f"{v.get('evidence')}, measured with the suggestion"
+                               f"{'s' if many else ''} at {where} applied first (apply "
+                               f"{'them' if many else 'it'} too)",
+                               "after": [[a.cand.path, a.cand.start_line, a.cand.end_line] for a in applied]}
+        else:
+            first = p.results[name]
+            p.results[name] = {**first, "retried": True, "reason": (
+                f"{first.get('reason')}; refused again with the suggestion{'s' if many else ''} at {where} "
+                f"applied first: {v.get('reason')}")}
 
 
 def prove_fixes(report: Report, setting: ProofSetting) -> Report:
@@ -912,7 +934,7 @@ def merge_audit_proofs(results: ResultsFile, findings: Sequence[Finding],
 
 
 TARGET_KEYS = ("kind", "model", "path", "line", "gb", "gb_type", "fingerprint")
-VERDICT_KEYS = ("accepted", "reason", "evidence", "skipped")
+VERDICT_KEYS = ("accepted", "reason", "evidence", "skipped", "after", "retried")
 
 
 def _target_id(t: Mapping[str, Any]) -> tuple[Any, ...]:
@@ -980,15 +1002,16 @@ _COMPILES = re.compile(r"a new graph break|a new recompile|the patched model hit
                        r"|\d+ graphs? instead of|export fails")
 
 
-def _note_interactions(cands: list[dict[str, Any]]) -> None:
+def _note_interactions(cands: list[dict[str, Any]], retried: Collection[str] = ()) -> None:
     """Each candidate is proven against head, which still holds the PR's other new problems.
     One refused for what compiles (a new break or recompile, more graphs, an export failure)
     on a model where another candidate was verified may be refused only because of the
     problem that other one fixes (a `.item()` break upstream splits the frames a kept
     check compiles in): its reason says so, as a possibility and not a verdict, so that the
-    author knows to apply the verified ones and let the review run again."""
+    author knows to apply the verified ones and let the review run again. Not where it was
+    proven again with them in (`_prove_after`, `retried`) and refused."""
     for c in cands:
-        if c["verified"] or not c["reason"] or not _COMPILES.match(c["reason"]):
+        if c["verified"] or c["id"] in retried or not c["reason"] or not _COMPILES.match(c["reason"]):
             continue
         others = [o for o in cands if o["verified"] and set(o["models"]) & set(c["models"])]
         if not others:
@@ -1031,7 +1054,15 @@ def _summarise(targets: list[dict[str, Any]], proposals: list[Proposal], why: di
             "lines": list(p.cand.lines), "safe": p.cand.safe, "guards": list(p.cand.guards),
             "findings": list(p.findings), "targets": list(p.targets), "verified": verified,
             "models": models, "evidence": evidence, "reason": reason})
-    _note_interactions(out_c)
+    # a candidate verified with others applied first stands only where those are posted too
+    posted = {(c["path"], c["start_line"], c["end_line"]) for c in out_c if c["verified"]}
+    for p, c in zip(proposals, out_c):
+        needs = {tuple(x) for r in p.results.values() for x in r.get("after") or ()}
+        if c["verified"] and not needs <= posted:
+            c.update(verified=False, evidence="", reason=(
+                "verified only with the suggestion at " + ", ".join(f"{x[0]}:{x[1]}" for x in sorted(needs - posted))
+                + " applied first, which is not verified itself"))
+    _note_interactions(out_c, {p.cid for p in proposals if any(r.get("retried") for r in p.results.values())})
     out_t = []
     for i, t in enumerate(targets):
         fixed_by = next((c["id"] for c in out_c if c["verified"] and i in c["targets"]), None)

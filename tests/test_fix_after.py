@@ -3,7 +3,7 @@ fixes is proven again on head with that fix written in (pt2bot/fixes.py `_prove_
 trial on vit-pytorch, in small. A PR adds a `.item()` scale and, below it, an `assert` whose
 message is formatted; with the batch dynamic, the kept check adds a recompile on head (the
 number read out by `.item()` is passed across that break and guarded), and with the `.item()`
-fix in, it adds none: verified "with the suggestion at pkg/net.py:N applied first"."""
+fix in, it adds none: verified "measured with the suggestion at pkg/net.py:N applied first"."""
 from __future__ import annotations
 
 import time
@@ -75,6 +75,7 @@ def test_a_check_refused_for_a_recompile_is_verified_after_the_item_fix(tmp_path
     by_line = {c["start_line"]: c for c in fixes["candidates"] if c["verified"]}
     assert set(by_line) == {ITEM, ASSERT}, fixes
     assert "applied first" not in by_line[ITEM]["evidence"]
-    assert by_line[ASSERT]["evidence"].endswith(f", with the suggestion at pkg/net.py:{ITEM} applied first")
+    assert by_line[ASSERT]["evidence"].endswith(
+        f", measured with the suggestion at pkg/net.py:{ITEM} applied first (apply it too)")
     # the suggestion itself is head's lines, as the PR has them
     assert by_line[ASSERT]["lines"][0] == "        if torch.compiler.is_compiling():"

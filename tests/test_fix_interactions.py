@@ -45,3 +45,35 @@ def test_other_refusals_and_other_models_stay_as_they_are():
         "outputs differ from head's on shape case batch=2 (on `net`)")
     assert _fixes("3 graphs instead of 2", verified_model="other")["candidates"][1]["reason"] == (
         "3 graphs instead of 2 (on `net`)")
+
+
+def test_a_fix_verified_after_another_stands_only_where_that_one_is_posted():
+    """Verified with the `.item()` fix written in, the check is posted only where that fix is
+    posted too; where it is not (refused on another model), the check is not either."""
+    targets = [{"kind": "break", "model": "net", "path": "pkg/m.py", "line": n, "gb": "GB0170"}
+               for n in (10, 20)]
+    after = {"accepted": True, "evidence": "GB0170 gone, measured with the suggestion at pkg/m.py:10 "
+             "applied first (apply it too)", "after": [["pkg/m.py", 10, 11]]}
+    for first, posted in (({"net": {"accepted": True, "evidence": "GB0124 gone"}}, True),
+                          ({"net": {"accepted": True, "evidence": "GB0124 gone"},
+                            "other": {"accepted": False, "reason": "outputs differ"}}, False)):
+        ok = _proposal("item", 10, {}, [0])
+        ok.results = first
+        check = _proposal("check", 20, after, [1])
+        fixes = decide(Report(head="h" * 40, base="b" * 40), targets, [ok, check], {}, Config(), 1.0).fixes
+        assert fixes["candidates"][1]["verified"] is posted, fixes
+        if not posted:
+            assert fixes["candidates"][1]["reason"] == (
+                "verified only with the suggestion at pkg/m.py:10 applied first, which is not verified itself")
+
+
+def test_a_fix_refused_again_with_the_others_applied_gets_no_may_pass():
+    fixes = _fixes("a new recompile on shape case batch=2")
+    assert "may pass" in fixes["candidates"][1]["reason"]
+    targets = [{"kind": "break", "model": "net", "path": "pkg/m.py", "line": n, "gb": "GB0170"} for n in (10, 20)]
+    ok = _proposal("item", 10, {"accepted": True, "evidence": "GB0124 gone"}, [0])
+    bad = _proposal("check", 20, {"accepted": False, "retried": True, "reason": (
+        "a new recompile on shape case batch=2; refused again with the suggestion at pkg/m.py:10 applied "
+        "first: 3 graphs instead of 2")}, [1])
+    fixes = decide(Report(head="h" * 40, base="b" * 40), targets, [ok, bad], {}, Config(), 1.0).fixes
+    assert "may pass" not in fixes["candidates"][1]["reason"]
