@@ -79,3 +79,30 @@ def test_a_check_refused_for_a_recompile_is_verified_after_the_item_fix(tmp_path
         f", measured with the suggestion at pkg/net.py:{ITEM} applied first (apply it too)")
     # the suggestion itself is head's lines, as the PR has them
     assert by_line[ASSERT]["lines"][0] == "        if torch.compiler.is_compiling():"
+
+
+def test_the_copy_reads_nothing_outside_the_head_tree(tmp_path):
+    """The tree is the PR's, and its code has run: a directory git tracks that was swapped for
+    a link to somewhere else is not followed, and neither is a linked file."""
+    import os
+    import subprocess
+
+    from pt2bot.fixes import _copy_tree
+
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    (outside / "x.py").write_text("SECRET = 1\n")
+    root = tmp_path / "repo"
+    (root / "a").mkdir(parents=True)
+    (root / "a" / "x.py").write_text("x = 1\n")
+    (root / "b.py").write_text("b = 1\n")
+    subprocess.run(["git", "init", "-q", str(root)], check=True)
+    subprocess.run(["git", "-C", str(root), "add", "."], check=True)
+    (root / "a" / "x.py").unlink()
+    (root / "a").rmdir()
+    os.symlink(outside, root / "a")
+    os.symlink(outside / "x.py", root / "c.py")
+    dest = tmp_path / "copy"
+    assert _copy_tree(str(root), str(dest)) is True
+    assert (dest / "b.py").read_text() == "b = 1\n"
+    assert not (dest / "a" / "x.py").exists() and not (dest / "c.py").exists()
