@@ -184,18 +184,19 @@ class _Translator:
             op = " & " if isinstance(node.op, ast.And) else " | "
             # a part of an `and`/`or` that has a tensor part is `&`/`|`-ed with it: its
             # own parts may be Python bools too
-            either = either or self.one_tensor and any(self._translates(v) for v in node.values)
+            if self.one_tensor:
+                own = [self._translates(v) for v in node.values]   # each part, once
+                either = either or any(own)
             if self.one_tensor and either:
                 # `&`/`|` evaluate every part where `and`/`or` stop at the first that decides:
                 # a later part that calls or indexes (`i < len(xs) and xs[i].sum() > 0`) may
                 # raise where head never ran it, unless it and all before it are tensors
                 python = False
-                for v in node.values:
-                    own = self._translates(v)
-                    if (python or not own) and v is not node.values[0] and any(
+                for i, (v, tensor) in enumerate(zip(node.values, own)):
+                    if (python or not tensor) and i > 0 and any(
                             isinstance(n, (ast.Call, ast.Subscript)) for n in ast.walk(v)):
                         raise _Untranslatable
-                    python = python or not own
+                    python = python or not tensor
             # `&` binds tighter than a comparison: every part but a call is bracketed
             return op.join(self.condition(v, either) if isinstance(v, ast.Call) and _builtin(v, "bool") is None
                            or isinstance(v, ast.UnaryOp) and isinstance(v.op, ast.Not)
@@ -413,10 +414,8 @@ def _call_fixes(code: str, finding, st: ast.Expr, lines: list[str]) -> list[Cand
     test = call.args[0]
     if not _holds(test, (finding.line, finding.col)):
         return []
-    tr = _Translator(lines, (finding.line, finding.col))
-    try:
-        cond = tr.condition(test)
-    except _Untranslatable:
+    cond = tensor_test(lines, test, (finding.line, finding.col))
+    if cond is None:
         return []
     return _asserted_else(code, finding, st, lines, cond, message_of(msg, f"{name}: {segment(lines, test)}"),
                           f"`{name}`")
@@ -425,10 +424,8 @@ def _call_fixes(code: str, finding, st: ast.Expr, lines: list[str]) -> list[Cand
 def _assert_fixes(code: str, finding, st: ast.Assert, lines: list[str]) -> list[Candidate]:
     """`assert <test>, <formatted message>` (or `assert not ...`): the assertion dynamo traces
     in compiled code, the `assert` as it was in eager."""
-    tr = _Translator(lines, (finding.line, finding.col))
-    try:
-        cond = tr.condition(st.test)
-    except _Untranslatable:
+    cond = tensor_test(lines, st.test, (finding.line, finding.col))
+    if cond is None:
         return []
     return _asserted_else(code, finding, st, lines, cond,
                           message_of(st.msg, f"AssertionError: {segment(lines, st.test)}"), "the `assert`")
