@@ -58,6 +58,25 @@ CASES_DIR = os.path.join(ROOT, "benchmarks", "fix_replay")
 
 # case -> {suggested lines joined by "\n" (stripped of indentation): (equivalent?, why)}
 JUDGEMENTS: dict[str, dict[str, tuple[bool, str]]] = {
+    "mpt_left_padding_check": {
+        "if (attention_mask is not None and\n"
+        "self.training and\n"
+        "attention_mask[:, 0].sum() != attention_mask.shape[0]):": (
+            True, "the maintainers' fix: `self.training` tested before the mask's sum, so in eval the sum "
+                  "is never evaluated. They put it first of all; the suggestion keeps `attention_mask is "
+                  "not None` first, a flag too, which changes nothing: the test's truth and, in eval, the "
+                  "parts evaluated are the same. Both still break in training, where the check must run. "
+                  "Written after the held-out-4 run at this stop (the recipe was written for this kind of "
+                  "code with this case in view: the set is now tuned)"),
+    },
+    "fishspeech_decode_codebook": {
+        "codebooks[1] = torch.where(codebooks[0] == 2, 1, codebooks[0] - 32311 + 2)": (
+            False, "the same form as the maintainers' (one `torch.where` writing `codebooks[1]`), but not "
+                   "their values: they also changed what the line computes (`codebooks[0] <= 32311` selects "
+                   "`codebooks[0]` itself; head set 1 where the first code is 2), a change of behaviour a "
+                   "suggestion proven equal to head cannot make. The suggestion keeps head's values. Written "
+                   "after the held-out-4 run at this stop (the set is now tuned)"),
+    },
     "peft_lora_scaling": {
         "lora_B_out = lora_B(lora_A(dropout(x)))\n"
         "result = torch.where(scaling == 1, result + lora_B_out, result + lora_B_out * scaling)": (

@@ -59,7 +59,12 @@ In the order they are offered (most likely to be the author's intent first):
 Two more shapes reach these recipes: an `and` test whose other parts are Python tests (`if
 signed and torch.rand(()) <= 0.5:`), which stay an `if` around the edit of the tensor test
 (`_python_part_fixes`), and an `if`/`elif` dispatch on one value over distinct constants, which
-becomes one `torch.where` a case (`_dispatch_fixes`, rank 1). `x op= v` is a side `x op v`.
+becomes one `torch.where` a case (`_dispatch_fixes`, rank 1). `x op= v` is a side `x op v`;
+an `if`/`else` writing one element (`x[1] = a` / `x[1] = b`) is one write of the selection
+(`_place`). And a test whose Python flags come after its tensor test (`if m.sum() != n and
+self.training:`) gets the flags first (`_python_first_fixes`, rank 3): the tensor test then
+runs only where they do not decide, so the edit removes the break in one mode (eval), which
+is the mode the proof runs.
 What gets no edit, and why (seen on the real-code benchmark): a `while` whose number of
 iterations depends on the values (kornia's canny hysteresis); a random draw that decides
 whether more random draws and Python code run (torchvision's RandomErasing, RandomPerspective,
@@ -240,6 +245,14 @@ def _sides(st: ast.If, body: list[ast.stmt], tree: ast.Module, lines: list[str])
                 [segment(lines, t) for t in st.orelse[0].targets] == [target.id]:
             return "assign", target.id, then.value, st.orelse[0].value, st
         return None
+    if isinstance(then, ast.Assign) and len(then.targets) == 1 and _place(then.targets[0]) and \
+            len(st.orelse) == 1 and isinstance(st.orelse[0], ast.Assign) and \
+            [segment(lines, t) for t in st.orelse[0].targets] == [segment(lines, then.targets[0])]:
+        # one write into the same element on each side (fish-speech's `codebooks[1] = 1` /
+        # `codebooks[1] = codebooks[0] - 32311 + 2`): the element written once, with the value
+        # selected. Not without an `else`: the element would be written where head wrote
+        # nothing, which a leaf that requires grad, or a view of an input, refuses
+        return "assign", segment(lines, then.targets[0]), then.value, st.orelse[0].value, st
     if isinstance(then, ast.Return) and then.value is not None:
         if st.orelse:
             other = st.orelse[0] if len(st.orelse) == 1 else None
@@ -302,6 +315,7 @@ def _if_fixes(code, finding, st: ast.If, body, tree, lines) -> list[Candidate]:
     out = _branch_fixes(code, finding, st, body, tree, lines, test) if test is not None else []
     return out + python + \
         _dispatch_fixes(code, finding, st, tree, lines) + chain_fixes(code, finding, st, body, tree, lines) + \
+        _python_first_fixes(code, finding, st, tree, lines) + \
         _eager_exit_fixes(code, finding, st, tree, lines) + _eager_block_fixes(code, finding, st, tree, lines)
 
 
@@ -366,6 +380,94 @@ def _python_part_fixes(code, finding, st: ast.If, body, tree, lines) -> list[Can
                              lines=tuple(new), title=c.title + "; the Python part of the test stays an `if`",
                              safe=False, guards=c.guards, rank=c.rank))
     return out
+
+
+def _known_flag(node: ast.AST, fn: ast.AST | None) -> bool:
+    """A part of a test that is a Python bool dynamo reads as a constant and that is safe to
+    evaluate before the parts written ahead of it: `self.training`, a parameter annotated
+    `bool` or defaulting to `True` / `False` (`use_cache: bool = False`), a `_python_test`
+    whose attributes hang off `self` or a module (`mask is not None`, `isinstance(x,
+    torch.Tensor)`; not `x.y is None`, which raises where an earlier part guarded against `x`
+    being None), and `not` of those."""
+    if isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.Not):
+        return _known_flag(node.operand, fn)
+    if isinstance(node, ast.Attribute):
+        return node.attr == "training" and isinstance(node.value, ast.Name) and node.value.id == "self"
+    if isinstance(node, ast.Name):
+        if not isinstance(fn, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            return False
+        args = fn.args
+        positional = args.posonlyargs + args.args
+        defaults = dict(zip([a.arg for a in positional][len(positional) - len(args.defaults):], args.defaults))
+        defaults.update({a.arg: d for a, d in zip(args.kwonlyargs, args.kw_defaults) if d is not None})
+        for a in positional + args.kwonlyargs:
+            if a.arg == node.id:
+                d = defaults.get(a.arg)
+                return (isinstance(a.annotation, ast.Name) and a.annotation.id == "bool") or (
+                    isinstance(d, ast.Constant) and isinstance(d.value, bool))
+        return False
+    if not _python_test(node):
+        return False
+    for n in ast.walk(node):
+        if isinstance(n, (ast.Subscript, ast.NamedExpr, ast.Lambda)):
+            return False
+        if isinstance(n, ast.Call) and not (isinstance(n.func, ast.Name) and n.func.id in _PYTHON_CALLS):
+            return False
+        if isinstance(n, ast.Attribute) and not (isinstance(n.value, ast.Name) and n.value.id in ("self", "torch")):
+            return False
+    return True
+
+
+def _bracketed_span(lines: list[str], node: ast.AST) -> tuple[tuple[int, int], tuple[int, int]]:
+    """`node`'s span with the brackets around it in the source, where it has its own (`(a or
+    b)` in `(a or b) and c`; `ast` leaves them out of the node): a part moved elsewhere takes
+    them along, or drops them where it needs none."""
+    (l0, c0), (l1, c1) = node_span(node)
+    first, last = lines[l0 - 1].encode(), lines[l1 - 1].encode()
+    before, after = first[:c0].rstrip(), last[c1:].lstrip()
+    if before.endswith(b"(") and after.startswith(b")"):
+        c0 = len(before) - 1
+        c1 = len(last) - len(after) + 1
+    return (l0, c0), (l1, c1)
+
+
+def _python_first_fixes(code, finding, st: ast.If, tree, lines) -> list[Candidate]:
+    """`if <tensor test> and ... and self.training:` -> `if self.training and ... and <tensor
+    test>:` (llm-foundry's MPT fix, "change order of operands to enable PT2 compile for
+    inference"): the parts that are Python bools dynamo knows (`_known_flag`) are tested first,
+    so where they decide the test (`self.training` false in eval, for `and`; true, for `or`)
+    the tensor test is not evaluated and the graph does not break there. Where they do not, it
+    still breaks: the edit is for the mode the model is compiled in. Each part is pure in
+    eager: moving a flag ahead changes which parts are evaluated, never the test's truth. The
+    flags keep their order, the other parts theirs; each part takes the place (and the line)
+    of the one it replaces, in brackets where it holds an `and` / `or` of its own."""
+    test = st.test
+    if not isinstance(test, ast.BoolOp) or spans_string_lines(st) or not owns_lines(lines, st):
+        return []
+    at = (finding.line, finding.col)
+    k = next((i for i, v in enumerate(test.values) if _inside(v, at)), None)
+    fn = enclosing_function(tree, st)
+    flags = [i for i, v in enumerate(test.values) if i != k and _known_flag(v, fn)]
+    if k is None or not any(i > k for i in flags) or not all(_side_effect_free(v) for v in test.values):
+        return []
+    order = flags + [i for i in range(len(test.values)) if i not in flags]
+
+    def text(i: int) -> str:
+        v = test.values[i]
+        wrap = isinstance(v, (ast.BoolOp, ast.IfExp, ast.NamedExpr, ast.Lambda))
+        return f"({segment(lines, v)})" if wrap else segment(lines, v)
+
+    end = test.end_lineno or test.lineno
+    new = replace_spans(lines, st.lineno, end, [(*_bracketed_span(lines, slot), text(i))
+                                                for slot, i in zip(test.values, order)])
+    moved = ", ".join(f"`{segment(lines, test.values[i])}`" for i in flags if i > k)
+    word = "false" if isinstance(test.op, ast.And) else "true"
+    return [Candidate(code=code, path=finding.path, start_line=st.lineno, end_line=end, lines=tuple(new),
+                      title=f"test {moved} first: where it is {word}, the tensor test is not evaluated and "
+                            "nothing breaks (where it is not, the graph still breaks there)",
+                      # after the edits that remove the break whatever the flags say: this one
+                      # keeps it in the other mode
+                      safe=False, guards=guards_of(segment(lines, test)), rank=3)]
 
 
 # --------------------------------------------------------------------------- dispatch on a value
@@ -506,6 +608,15 @@ def _branch_fixes(code, finding, st: ast.If, body, tree, lines, test: str) -> li
                              lines=tuple(pre + statement_lines(indent, lead + text)), title=title, safe=False,
                              guards=guards, rank=rank))
     return out
+
+
+def _place(node: ast.AST) -> bool:
+    """An element written by index, `x[1]` or `self.buf[:, i]`: the index and what it indexes
+    are names, attributes, constants and arithmetic of them (no call), so reading the place in
+    the edit picks the element head wrote."""
+    return isinstance(node, ast.Subscript) and all(
+        isinstance(n, (ast.Name, ast.Attribute, ast.Constant, ast.Subscript, ast.Slice, ast.Tuple, ast.BinOp,
+                       ast.UnaryOp, ast.Load, ast.Store, ast.operator, ast.unaryop)) for n in ast.walk(node))
 
 
 def _side_text(lines: list[str], node: ast.AST) -> str:

@@ -143,7 +143,22 @@ class TensorCondition(Rule):
     F.adjust_brightness(img, b)` `elif fn_id == 1 ...`), becomes one `img = torch.where(fn_id ==
     0, F.adjust_brightness(img, b), img)` a link, in order, under its Python test: at most one
     case applies, as in the chain (every case is computed now; not for a value that draws a
-    random number or writes in place).
+    random number or writes in place). An `if`/`else` that writes one element on each side
+    (`codebooks[1] = 1` / `codebooks[1] = codebooks[0] - 32311 + 2`, the index without a call)
+    writes it once, `codebooks[1] = torch.where(codebooks[0] == 2, 1, codebooks[0] - 32311 +
+    2)`; without an `else` it gets no edit (the element would be written where head wrote
+    nothing).
+
+    Where a Python flag follows the tensor test in an `and` / `or` (`if mask is not None and
+    mask[:, 0].sum() != mask.shape[0] and self.training: raise ...`), the flags go first, `if
+    mask is not None and self.training and mask[:, 0].sum() != ...:`, each part on the line of
+    the one it replaces: where the flag decides the test (`self.training` false in an eval
+    model, for an `and`), the tensor test is not evaluated and nothing breaks; where it does
+    not, the graph still breaks there, and the proof, which runs the model as configured,
+    refuses the edit. Flags: `self.training`, a parameter annotated `bool` or defaulting to
+    `True`/`False`, and `x is None`, `isinstance(...)` and the like on names and `self.`
+    attributes (not `x.y is None`, which may raise where an earlier part guarded `x`). Offered
+    after the edits that remove the break in every mode.
     """
 
     code = "PTC201"
