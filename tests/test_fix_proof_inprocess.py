@@ -544,6 +544,38 @@ def test_a_rewrite_equal_forward_but_nan_in_backward_is_refused(tmp_path, monkey
     assert "gradients equal on shape case batch=2" in safe["evidence"]
 
 
+SCALED = NET.replace("h = self.lin(x)\n        if h.sum() > 0:\n            h = h * 2\n        return h + 1\n",
+                     "scale = x.abs().max().item()\n        return self.lin(x / scale)\n")
+ITEM = 11   # `scale = x.abs().max().item()` (GB0124)
+
+
+def test_a_kept_tensor_that_lets_a_gradient_reach_the_input_is_refused(tmp_path, monkeypatch):
+    """`.item()` cut the gradient at the scale; the kept tensor lets one through to `x`. The
+    weights never see it (their gradient depends on the scale's value only, which is the
+    same), so only the inputs' gradients tell, and the detached form is what head computes."""
+    proof = Proof(tmp_path, monkeypatch, SCALED)
+    plain = proof.prove(ITEM, ITEM, "        scale = x.abs().max()", gb="GB0124")
+    assert plain["accepted"] is False, plain
+    assert plain["reason"].startswith("the inputs' gradients differ from head's on shape case batch=2"), plain
+    detached = proof.prove(ITEM, ITEM, "        scale = x.abs().max().detach()", gb="GB0124")
+    assert detached["accepted"] is True, detached
+    assert "gradients equal on shape case batch=2" in detached["evidence"]
+
+
+# a write into the input that leaves its values as they are, refused on a leaf that requires grad
+INPLACE = ROOT_OF.replace("h = self.lin(x)", "x.clamp_(-1e9, 1e9)\n        h = self.lin(x)")
+
+
+def test_a_model_that_writes_into_its_input_has_its_parameters_gradients_compared(tmp_path, monkeypatch):
+    """An input that requires grad cannot be written in place: such a model's inputs are left
+    as they are, and its weights' gradients still tell a NaN in backward."""
+    proof = Proof(tmp_path, monkeypatch, INPLACE)
+    nan = proof.prove(BRANCH + 1, BRANCH + 2, "        h = torch.where((h > 0).all(), h.sqrt(), h)")
+    assert nan["accepted"] is False
+    assert nan["reason"] == ("the parameters' gradients differ from head's on shape case batch=2 "
+                             "(NaN where head's are finite)"), nan
+
+
 # a masked write through the file's own functions (Liger's `sapo_loss_fn`), one elementwise and
 # one that normalises over what it is given; and a TorchScript type check (GB0007)
 OWN = NET.replace("""class Net(nn.Module):""", """def gate(r, t):

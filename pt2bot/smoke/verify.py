@@ -11,7 +11,7 @@ shape matrix and export when `phases` has them, all with the eager backend: brea
 recompiles do not depend on the backend), then puts each candidate in place
 (pt2bot/smoke/patch.py: same process, same weights, same inputs, the user's files never
 written), measures it the same way and judges it (`judge`): its eager outputs (and, unless it
-is safe by construction, its parameters' gradients on the first case), the break pass,
+is safe by construction, the gradients of its parameters and inputs on the first case), the break pass,
 the guard inputs, then the shape matrix and export, each step only when the ones before have
 not already refused it (a candidate whose targeted break is still there pays for no guard
 input and no matrix). Where the matrix's first case compiles as the break pass does (eager
@@ -311,47 +311,74 @@ def backend_check(model: Any, case: CaseInputs, expected: Any, paths: RepoPaths,
     return {"backend": backend, **row}
 
 
-def gradients(model: Any, case: CaseInputs, paths: RepoPaths) -> list[Any] | str | None:
-    """The gradients of the model's trainable parameters for the sum of its floating-point
-    outputs on `case` (eager, seeded as the forward runs are): what training computes from this
-    code. A rewrite can equal head in the forward pass and not in backward: `torch.where(c,
-    h.sqrt(), h)` selects `h` where `h < 0`, but the NaN of the unselected `sqrt` reaches the
-    gradient (0 times NaN). None when nothing is differentiable (no trainable parameter, no
-    output that depends on one); the exception's text when backward raises."""
+def gradients(model: Any, case: CaseInputs, paths: RepoPaths) -> dict[str, list[Any] | None] | str | None:
+    """The gradients of the model's trainable parameters, and of its floating-point tensor
+    inputs, for the sum of its floating-point outputs on `case` (eager, seeded as the forward
+    runs are): what training computes from this code, and what reaches the layers before it
+    (a model is often one block of a larger one, whose input is an activation). A rewrite can
+    equal head in the forward pass and not in backward: `torch.where(c, h.sqrt(), h)` selects
+    `h` where `h < 0`, but the NaN of the unselected `sqrt` reaches the gradient (0 times NaN);
+    `x.abs().max()` kept where `.item()` cut the gradient lets one through to `x` that the
+    parameters may never see. `{"parameters": [...], "inputs": [...] or None}` (None where the
+    forward refuses inputs that require grad, an in-place write into one: then the parameters
+    alone); None when nothing is differentiable; the exception's text when backward raises."""
     import torch
 
     params = [p for p in model.parameters() if p.requires_grad and p.is_floating_point()]
-    if not params:
-        return None
-    try:
+
+    def run(with_inputs: bool) -> dict[str, list[Any] | None] | None:
+        inputs: list[Any] = []
+
+        def leaf(a: Any) -> Any:
+            if with_inputs and isinstance(a, torch.Tensor) and a.is_floating_point():
+                a = a.detach().clone().requires_grad_(True)
+                inputs.append(a)
+            return a
+
         with torch.enable_grad():
-            leaves = [o for o in flatten_outputs(_seeded_forward(model, case, paths))
-                      if isinstance(o, torch.Tensor) and o.requires_grad and o.is_floating_point()]
-            if not leaves:
+            outs = flatten_outputs(_seeded_forward(model, case.replace_tensors(leaf), paths))
+            leaves = [o for o in outs if isinstance(o, torch.Tensor) and o.requires_grad and o.is_floating_point()]
+            wrt = params + inputs
+            if not leaves or not wrt:
                 return None
             loss = functools.reduce(lambda a, b: a + b, (o.float().sum() for o in leaves))
-            grads = torch.autograd.grad(loss, params, allow_unused=True)
+            grads = [torch.zeros_like(w) if g is None else g.detach().clone()
+                     for w, g in zip(wrt, torch.autograd.grad(loss, wrt, allow_unused=True))]
+        return {"parameters": grads[:len(params)], "inputs": grads[len(params):] if with_inputs else None}
+
+    try:
+        try:
+            return run(True)
+        except Exception:  # noqa: BLE001 - inputs that require grad refused (an in-place write)
+            return run(False)
     except ModelError as e:
         return e.message
     except Exception as e:  # noqa: BLE001 - a backward that fails is a result
         return f"{type(e).__name__}: {str(e)[:300]}"
-    return [torch.zeros_like(p) if g is None else g.detach().clone() for p, g in zip(params, grads)]
 
 
 def _gradient_row(expected: Any, got: Any, tolerance: Any) -> dict[str, Any] | None:
     """Head's gradients (`gradients`) against the candidate's: None when head has none to
-    compare (nothing differentiable, or its own backward fails)."""
+    compare (nothing differentiable, or its own backward fails). `of`: whose gradients the row
+    is about, the parameters' or, where those match, the inputs' (compared where both runs
+    took gradients of the inputs)."""
     import torch
 
-    if not isinstance(expected, list):
+    if not isinstance(expected, dict):
         return None
-    if not isinstance(got, list):
-        return {"match": False, "max_abs_err": None,
+    if not isinstance(got, dict):
+        return {"match": False, "max_abs_err": None, "of": "parameters",
                 "message": f"backward {'fails: ' + got if got else 'has nothing to differentiate'}"}
-    row = _compare(expected, got, tolerance)
-    if not row["match"] and any(bool(torch.isnan(g).any()) and not bool(torch.isnan(e).any())
-                                for e, g in zip(expected, got)):
-        row["message"] = "NaN where head's are finite"
+    row: dict[str, Any] = {"match": True, "max_abs_err": 0.0, "message": None}
+    for of in ("parameters", "inputs"):
+        e, g = expected.get(of), got.get(of)
+        if e is None or g is None:
+            continue
+        row = {**_compare(e, g, tolerance), "of": of}
+        if not row["match"]:
+            if any(bool(torch.isnan(b).any()) and not bool(torch.isnan(a).any()) for a, b in zip(e, g)):
+                row["message"] = "NaN where head's are finite"
+            break
     return row
 
 
@@ -595,7 +622,8 @@ def judge(head: Mapping[str, Any], cand: Mapping[str, Any], targets: Sequence[Ma
             return no(f"outputs differ from head's on {_shape(row.get('shape'))}{_detail(row)}")
     grads = cand.get("gradients")
     if grads and not grads.get("match"):
-        return no(f"the parameters' gradients differ from head's on {_shape(grads.get('shape'))}"
+        return no(f"the {grads.get('of') or 'parameters'}' gradients differ from head's on "
+                  f"{_shape(grads.get('shape'))}"
                   f"{_detail(grads)}")
     for row in cand.get("guards") or ():
         word = GUARD_WORDS.get(str(row.get("kind")), str(row.get("kind")))
