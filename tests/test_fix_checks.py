@@ -161,6 +161,54 @@ def test_an_assert_with_a_formatted_message_is_asserted_with_a_constant_one(tmp_
         '        assert not (gamma < 0.0).any(), "{} must be non-negative.".format("gamma")']]}
 
 
+def _stand_in_edits(src: str, line: int, part: str) -> list[tuple[str, ...]]:
+    """The check candidates of a finding where no rule flagged the line (pt2bot/fixes.py
+    `break_findings`): all it knows is that `part`, where it starts, is a tensor."""
+    from pt2bot.findings import Finding
+
+    raw = src.splitlines()[line - 1]
+    f = Finding(rule="PTC201", path="pkg/checks.py", line=line, col=raw.index(part), severity="warning",
+                message="dynamo's GB0170 here", source=raw.strip(), gb="GB0170")
+    return [c.lines for c in fix_candidates(f, src) if c.guards == ("invalid",)]
+
+
+GRID = """\
+import torch
+
+
+def check(t, grid):
+    assert grid[0] == t[0] TEST grid[-1] == t[-1]
+    return t
+"""
+
+
+def test_an_assert_of_and_is_asserted_with_one_part_known_a_tensor():
+    """torchdiffeq's `assert time_grid[0] == t[0] and time_grid[-1] == t[-1]`: no message, but
+    `and` takes the first part's truth value, so dynamo breaks there. One part known a tensor
+    is enough, and the later part may index: where an earlier part is false head raises
+    anyway."""
+    src = GRID.replace("TEST", "and")
+    assert _stand_in_edits(src, 5, "grid[0]") == [(
+        "    if torch.compiler.is_compiling():",
+        "        torch._assert_async((grid[0] == t[0]) & (grid[-1] == t[-1]), "
+        "'AssertionError: grid[0] == t[0] and grid[-1] == t[-1]')",
+        "    else:",
+        "        assert grid[0] == t[0] and grid[-1] == t[-1]")]
+    # in an `or` the later part would run where head passed without it: no edit
+    assert _stand_in_edits(GRID.replace("TEST", "or"), 5, "grid[0]") == []
+
+
+def test_an_assert_of_a_bitwise_and_keeps_it_as_written():
+    """torchdiffeq's interpolation check: `&` of two comparisons is already the tensor."""
+    src = GRID.replace("grid[0] == t[0] TEST grid[-1] == t[-1]",
+                       "(grid[0] <= t) & (t <= grid[-1]), 'fails `t0 <= t <= t1`: {}'.format(t)")
+    assert _stand_in_edits(src, 5, "(grid[0]") == [(
+        "    if torch.compiler.is_compiling():",
+        "        torch._assert_async((grid[0] <= t) & (t <= grid[-1]), 'fails `t0 <= t <= t1`')",
+        "    else:",
+        "        assert (grid[0] <= t) & (t <= grid[-1]), 'fails `t0 <= t <= t1`: {}'.format(t)")]
+
+
 def test_an_assert_dynamo_traces_gets_no_finding_and_no_edit(tmp_path):
     body = FORMS["assert"][0].replace('f"Gamma must be non-negative. Got {gamma}"', '"Gamma must be non-negative."')
     assert findings(tmp_path, body)[1] == [] and edits(tmp_path, body) == {}
@@ -715,3 +763,32 @@ def test_the_loop_verifies_the_assert_recipe(tmp_path):
         "differs from head on an input with values a check refuses (-1, 0, 1e3, 1e6, NaN) in `gamma`: compiled, "
         "where `is_compiling()` is true (head raised forward(batch=2) raised AssertionError: Gamma must be "
         "non-negative."), verdicts["skipped"]
+
+
+@pytest.mark.torch
+def test_the_loop_verifies_an_assert_of_and(tmp_path):
+    """No message, but `and` takes `(gamma >= 0.0).all()`'s truth value: a break. Asserted as
+    `... & ...` in compiled code, it raises where head does (a negative gamma, and 1e6 past the
+    second part) and compiles to one graph less."""
+    src = ASSERTS.replace('assert (gamma >= 0.0).all(), f"Gamma must be non-negative. Got {gamma}"',
+                          "assert (gamma >= 0.0).all() and (gamma < 1e5).all()")
+    root = tmp_path / "repo"
+    (root / "pkg").mkdir(parents=True)
+    (root / "pkg" / "__init__.py").write_text("")
+    (root / "pkg" / "checks.py").write_text(src)
+    (root / "pkg" / "net.py").write_text(NET)
+    (root / "pt2bot.yml").write_text(CONFIG)
+    found = check_paths(str(root), ["pkg/checks.py", "pkg/net.py"], StaticConfig(select=("ALL",)), jobs=1)
+    [f] = [f for f in found if f.path == "pkg/checks.py" and f.rule == "PTC201"]
+    [cand] = [c for c in fix_candidates(f, src) if c.guards == ("invalid",)]
+    assert cand.lines[1] == ("        torch._assert_async((gamma >= 0.0).all() & (gamma < 1e5).all(), "
+                             "'AssertionError: (gamma >= 0.0).all() and (gamma < 1e5).all()')")
+    items = [(Proposal(cid="and", cand=cand, original=src, patched=apply_candidate(src, cand),
+                       findings=[], targets=[]), [_target(ADJUST)])]
+    config = build_config(CONFIG, str(root / "pt2bot.yml"))
+    setting = ProofSetting(config=config, changeset=None, root=str(root), head_sha=None,
+                           head_results=ResultsFile.empty(), device="cpu")
+    verdicts = prove_on_model(setting, config.model("net"), None, items, str(root),
+                              time.monotonic() + 240, str(tmp_path / "work"))
+    assert verdicts["and"]["accepted"] is True, verdicts["and"]
+    assert verdicts["and"]["evidence"].startswith("GB0170 gone"), verdicts["and"]

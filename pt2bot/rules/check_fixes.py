@@ -25,9 +25,13 @@ Which code gets the edit:
   (every link raises, none has an `else`): one assertion per link, in order; assignments to
   local names before the `raise` (monai's `wrong_dims = ...`, for the message) stay in the
   eager branch with it;
-- `assert <test>, <message>` where dynamo cannot trace it (a formatted message, or `not`
-  before the test: PTC201 says which): `if torch.compiler.is_compiling():
-  torch._assert_async(...) else: assert ...`, the message made constant as below;
+- `assert <test>, <message>` where dynamo cannot trace it (a formatted message, `not` before
+  the test, or an `and`, which takes its first part's truth value: PTC201 says which, or
+  dynamo's break where no rule knows the parts' types): `if torch.compiler.is_compiling():
+  torch._assert_async(...) else: assert ...`, the message made constant as below. An `and`
+  there needs one part surely a tensor, not each (a Python bool `&` a bool tensor is one), and
+  its later parts may index (`grid[0] == t[0] and grid[-1] == t[-1]`): `&` evaluates them
+  where head stopped at a false part, and there head raises anyway;
 - `CHECK(<test>, msg)` as a statement, where the callee's name says it is a check (contains
   "check" or "assert", any case) and is not torch's (`torch._check` traces already), with at
   most a message besides the test (a string: `assert_equal(a, b)` is not a check of `a`):
@@ -36,7 +40,8 @@ Which code gets the edit:
 The asserted condition must be a tensor, so the test is translated, part by part, and the
 recipe offers nothing where a part has no safe translation: `a and b` -> `a & b`, `a or b` ->
 `a | b` (each part but a call bracketed: `&` binds tighter than a comparison), `not c` ->
-`torch.logical_not(c)` (a raise under `not c` asserts `c` itself), `t.item() < v` -> `t < v`,
+`torch.logical_not(c)` (a raise under `not c` asserts `c` itself), `a & b` / `a | b` as written
+where a side is surely a tensor (torchdiffeq's `(t0 <= t) & (t <= t1)`), `t.item() < v` -> `t < v`,
 the builtins `any(t)` / `all(t)` -> `t.any()` / `t.all()` and `bool(t)` -> `t`. A part is kept only where it is a tensor for sure: `.any()` / `.all()`,
 torch's boolean functions and methods (`torch.isclose`, `.isnan()`, `.eq(...)`), and a single
 comparison one of whose sides is a tensor: a reduction or other tensor method, a torch call, a
@@ -135,8 +140,14 @@ class _Translator:
     the assertions of this file keep the default, each part known). `not` of such a comparison
     stays untranslatable either way: `torch.logical_not` of a Python bool fails."""
 
-    def __init__(self, lines: list[str], at: tuple[int, int], *, one_tensor: bool = False) -> None:
+    def __init__(self, lines: list[str], at: tuple[int, int], *, one_tensor: bool = False,
+                 asserted: ast.AST | None = None) -> None:
         self.lines, self.at, self.one_tensor = lines, at, one_tensor
+        # the test of an `assert`: where its own top-level `and` has a part that is false, head
+        # raises AssertionError, so `&` evaluating the later parts there (one that indexes may
+        # raise another error) changes no outcome but the exception's type, which the proof
+        # reports; within an `or` it would (a later part runs where head passed)
+        self.asserted = asserted
 
     def text(self, node: ast.AST) -> str:
         """`node`'s source, kept as it is: it must not copy a tensor to Python (that is the
@@ -193,7 +204,7 @@ class _Translator:
                 # raise where head never ran it, unless it and all before it are tensors
                 python = False
                 for i, (v, tensor) in enumerate(zip(node.values, own)):
-                    if (python or not tensor) and i > 0 and any(
+                    if (python or not tensor) and i > 0 and node is not self.asserted and any(
                             isinstance(n, (ast.Call, ast.Subscript)) for n in ast.walk(v)):
                         raise _Untranslatable
                     python = python or not tensor
@@ -203,6 +214,13 @@ class _Translator:
                            else f"({self.condition(v, either)})" for v in node.values)
         if isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.Not):
             return f"torch.logical_not({self.condition(node.operand)})"
+        if isinstance(node, ast.BinOp) and isinstance(node.op, (ast.BitAnd, ast.BitOr)):
+            # `(t0 <= t) & (t <= t1)` is already the tensor: both sides are evaluated in Python
+            # too, so it is kept as written where one side is surely a tensor
+            if _holds(node, self.at) and not (_holds(node.left, self.at) or _holds(node.right, self.at)) \
+                    or self._translates(node.left) or self._translates(node.right):
+                return self.text(node)
+            raise _Untranslatable
         inner = _builtin(node, "bool")
         if inner is not None:
             return self.condition(inner)
@@ -239,11 +257,12 @@ class _Translator:
         return f"torch.logical_not({self.condition(node)})"
 
 
-def tensor_test(lines: list[str], test: ast.AST, at: tuple[int, int], *, one_tensor: bool = False) -> str | None:
+def tensor_test(lines: list[str], test: ast.AST, at: tuple[int, int], *, one_tensor: bool = False,
+                asserted: bool = False) -> str | None:
     """The tensor form of `test` (`_Translator`, with `at` the finding's position), None where
-    a part of it has none."""
+    a part of it has none. `asserted`: `test` is an `assert`'s."""
     try:
-        return _Translator(lines, at, one_tensor=one_tensor).condition(test)
+        return _Translator(lines, at, one_tensor=one_tensor, asserted=test if asserted else None).condition(test)
     except _Untranslatable:
         return None
 
@@ -424,7 +443,12 @@ def _call_fixes(code: str, finding, st: ast.Expr, lines: list[str]) -> list[Cand
 def _assert_fixes(code: str, finding, st: ast.Assert, lines: list[str]) -> list[Candidate]:
     """`assert <test>, <formatted message>` (or `assert not ...`): the assertion dynamo traces
     in compiled code, the `assert` as it was in eager."""
-    cond = tensor_test(lines, st.test, (finding.line, finding.col))
+    at = (finding.line, finding.col)
+    test = st.test
+    # an `and` of the assertion breaks where its first part is a tensor (Python takes its truth
+    # value), whatever the message: one part surely a tensor is enough, the others `&`-ed
+    one = isinstance(test, ast.BoolOp) and isinstance(test.op, ast.And)
+    cond = tensor_test(lines, test, at, one_tensor=one, asserted=one)
     if cond is None:
         return []
     return _asserted_else(code, finding, st, lines, cond,

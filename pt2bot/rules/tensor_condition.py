@@ -102,7 +102,8 @@ class TensorCondition(Rule):
     `not` of a part not known to be a tensor, gets no edit. A check that raises, `if (gamma < 0).any():
     raise ValueError(...)` (or an `elif` chain of them), and a check call
     `CHECK(any(t >= 0), msg)`, and an `assert` dynamo cannot trace (`assert (t >= 0).all(),
-    f"bad {t}"`: `else: assert ...` instead of the `elif`), are kept in compiled code
+    f"bad {t}"`, `assert a == b and c == d` with one part a tensor: `else: assert ...` instead
+    of the `elif`), are kept in compiled code
     (pt2bot/rules/check_fixes.py):
     ```python
     if torch.compiler.is_compiling():
