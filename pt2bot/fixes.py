@@ -1013,7 +1013,10 @@ def _note_interactions(cands: list[dict[str, Any]], retried: Collection[str] = (
     for c in cands:
         if c["verified"] or c["id"] in retried or not c["reason"] or not _COMPILES.match(c["reason"]):
             continue
-        others = [o for o in cands if o["verified"] and set(o["models"]) & set(c["models"])]
+        # a verified suggestion that replaces some of the same lines is this one's alternative,
+        # not something to apply first: once it is in, this edit no longer applies
+        others = [o for o in cands if o["verified"] and set(o["models"]) & set(c["models"])
+                  and (o["path"] != c["path"] or o["end_line"] < c["start_line"] or c["end_line"] < o["start_line"])]
         if not others:
             continue
         where = ", ".join(f"{o['path']}:{o['start_line']}" + (f"-{o['end_line']}" if o["end_line"] > o["start_line"]

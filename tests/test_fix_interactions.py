@@ -19,12 +19,12 @@ def _proposal(cid: str, line: int, result: dict, targets: list[int]) -> Proposal
                     results={"net": result})
 
 
-def _fixes(refusal: str, verified_model: str = "net") -> dict:
+def _fixes(refusal: str, verified_model: str = "net", bad_line: int = 20) -> dict:
     targets = [{"kind": "break", "model": "net", "path": "pkg/m.py", "line": n, "gb": "GB0170"}
-               for n in (10, 20)]
+               for n in (10, bad_line)]
     ok = _proposal("item", 10, {"accepted": True, "evidence": "GB0124 gone"}, [0])
     ok.results = {verified_model: ok.results["net"]}
-    bad = _proposal("check", 20, {"accepted": False, "reason": refusal}, [1])
+    bad = _proposal("check", bad_line, {"accepted": False, "reason": refusal}, [1])
     report = decide(Report(head="h" * 40, base="b" * 40), targets, [ok, bad], {}, Config(), 1.0)
     return report.fixes
 
@@ -45,6 +45,14 @@ def test_other_refusals_and_other_models_stay_as_they_are():
         "outputs differ from head's on shape case batch=2 (on `net`)")
     assert _fixes("3 graphs instead of 2", verified_model="other")["candidates"][1]["reason"] == (
         "3 graphs instead of 2 (on `net`)")
+
+
+def test_a_refusal_next_to_a_verified_fix_of_the_same_lines_gets_no_may_pass():
+    """The verified suggestion replaces a line this one replaces too (pytorch_geometric's fill
+    value, kept a tensor, refused for a break further on; a sentinel verified on the same
+    line): applying it leaves nothing for this edit to apply to."""
+    assert _fixes("a new graph break: GB0124 at pkg/m.py:40", bad_line=11)["candidates"][1]["reason"] == (
+        "a new graph break: GB0124 at pkg/m.py:40 (on `net`)")
 
 
 def test_a_fix_verified_after_another_stands_only_where_that_one_is_posted():

@@ -94,3 +94,18 @@ def test_junk_entries_in_a_list_hide_nothing_else_and_are_written_back():
     assert json.dumps(results.to_json()) == json.dumps(data)
     assert not ResultsFile.from_json({"schema": RESULTS_SCHEMA, "models": "x"}).is_results
     assert not ResultsFile.from_json({"schema": "pt2bot.report/1", "models": []}).is_results
+
+
+def test_an_edit_that_makes_a_python_number_a_tensor_does_not_match_heads_output():
+    """An edit's outputs against head's (`types`): a 0-d tensor equals a Python float of the
+    same value under `!=`, yet its caller gets another type. Compiled or exported outputs
+    against eager ones keep the old comparison."""
+    torch = pytest.importorskip("torch")
+    from pt2bot.smoke.inputs import compare_outputs
+
+    got = compare_outputs((torch.ones(2), 0.25), (torch.ones(2), torch.tensor(0.25, dtype=torch.float64)),
+                          types=True)
+    assert got["match"] is False
+    assert got["message"] == "output is a tensor where head's is a Python float (0.25)"
+    assert compare_outputs((torch.ones(2), 0.25), (torch.ones(2), torch.tensor(0.25)))["match"] is True
+    assert compare_outputs((torch.ones(2), 0.25), (torch.ones(2), 0.25), types=True)["match"] is True

@@ -265,8 +265,10 @@ def flatten_outputs(out: Any) -> list[Any]:
 
 
 def compare_outputs(expected: Any, actual: Any,
-                    tolerance: dict[str, Any] | None = None) -> dict[str, Any]:
-    """`{match, max_abs_err, rtol, atol}`: per-dtype tolerance, exact for ints/bools."""
+                    tolerance: dict[str, Any] | None = None, *, types: bool = False) -> dict[str, Any]:
+    """`{match, max_abs_err, rtol, atol}`: per-dtype tolerance, exact for ints/bools. `types`: a
+    tensor where `expected` has a Python number is a mismatch (an edit's outputs against head's;
+    not compiled or exported outputs against eager ones, which may hold a number as a tensor)."""
     import torch
 
     tol = dict(DEFAULT_TOLERANCE)
@@ -279,6 +281,12 @@ def compare_outputs(expected: Any, actual: Any,
                 "message": f"{len(act)} outputs, expected {len(exp)}"}
     for e, a in zip(exp, act):
         if not isinstance(e, torch.Tensor):
+            if types and isinstance(a, torch.Tensor):
+                # a 0-d tensor compares equal to head's Python number of the same value, but its
+                # caller gets another type (a logged metric, a size, `json.dumps`): not head's output
+                res.update(match=False, max_abs_err=None,
+                           message=f"output is a tensor where head's is a Python {type(e).__name__} ({e!r})")
+                continue
             if e != a:
                 res.update(match=False, message=f"scalar output {a!r}, expected {e!r}")
             continue

@@ -282,7 +282,7 @@ def _parsed(filename: str) -> Any:
 
 
 def _compare(expected: Any, got: Any, tolerance: Any) -> dict[str, Any]:
-    res = compare_outputs(expected, got, tolerance)
+    res = compare_outputs(expected, got, tolerance, types=True)
     return {k: res.get(k) for k in ("match", "max_abs_err", "message")}
 
 
