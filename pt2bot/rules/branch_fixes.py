@@ -466,8 +466,10 @@ def _python_first_fixes(code, finding, st: ast.If, tree, lines) -> list[Candidat
                       title=f"test {moved} first: where it is {word}, the tensor test is not evaluated and "
                             "nothing breaks (where it is not, the graph still breaks there)",
                       # after the edits that remove the break whatever the flags say: this one
-                      # keeps it in the other mode
-                      safe=False, guards=guards_of(segment(lines, test)), rank=3)]
+                      # keeps it in the other mode. No guard values: the test's truth is the
+                      # same on every input, so there is no special value to compare on (an
+                      # `.any()` in it is no mask the edit could mishandle)
+                      safe=False, guards=(), rank=3)]
 
 
 # --------------------------------------------------------------------------- dispatch on a value
