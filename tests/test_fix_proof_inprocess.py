@@ -615,3 +615,30 @@ def test_a_masked_write_through_a_function_is_verified_only_where_it_is_elementw
     jit = proof.prove(JIT, JIT, '        assert isinstance(h, torch.Tensor), "h must be a tensor"', gb="GB0007")
     assert jit["accepted"] is True, jit
     assert jit["evidence"].startswith("GB0007 gone"), jit
+
+
+# nanoGPT's trial: the `.item()` in the loop makes dynamo skip `forward` whole; once it is kept
+# a tensor, `forward` compiles and the PR's other break, the `if` below the loop, shows (code
+# head ran uncompiled). Its resume frame recompiles once when the batch first changes, as any
+# frame does: that follows from the uncovered break, not from the fix.
+HIDDEN = NET.replace("""        h = self.lin(x)
+        if h.sum() > 0:
+            h = h * 2
+        return h + 1
+""", """        h = self.lin(x)
+        for _ in range(2):
+            s = h.abs().max().item()
+            h = h / (s + 1)
+        if h.sum() > 1e9:
+            h = h * 0
+        return h + 1
+""")
+LOOP_ITEM = 13
+
+
+def test_a_recompile_of_the_frame_after_an_uncovered_break_is_not_held_against_the_fix(tmp_path, monkeypatch):
+    proof = Proof(tmp_path, monkeypatch, HIDDEN, phases=("breaks", "matrix"))
+    verdict = proof.prove(LOOP_ITEM, LOOP_ITEM, "            s = h.abs().max().detach()", gb="GB0124")
+    assert verdict["accepted"] is True, verdict
+    assert f"uncovers GB0170 at bpkg/net.py:{LOOP_ITEM + 2}" in verdict["evidence"], verdict
+    assert f"`forward` from line {LOOP_ITEM + 2}, which head ran uncompiled" in verdict["evidence"], verdict

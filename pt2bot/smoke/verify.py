@@ -520,7 +520,7 @@ def _outcome(x: Any) -> str:
 def _recompile_detail(c: Mapping[str, Any]) -> str:
     """Where a shape case's recompile was, and whether only a size changed, for the refusal:
     a reader can look at that frame instead of re-running the proof to find it."""
-    where = ", ".join(f"`{f[0]}` at {_where(f[1], f[2])}" for f in (c.get("frames") or ())[:3]
+    where = ", ".join(f"{_frame_words(f)} at {_where(f[1], f[2])}" for f in (c.get("frames") or ())[:3]
                       if isinstance(f, (list, tuple)) and len(f) == 3 and f[0])
     if where:
         where = "in " + where
@@ -566,18 +566,6 @@ def _break_matches(head_b: Mapping[str, Any], b: Mapping[str, Any], edit: Edit) 
     return False
 
 
-def _whole_skipped_frames(frames: Sequence[Mapping[str, Any]], edit: Edit) -> set[tuple[Any, ...]]:
-    """(function, path, first line in the patched file) of each frame head ran in eager as a
-    whole function (not the rest of one after a resume: head compiled the part before)."""
-    out = set()
-    for f in frames:
-        fn, path, start = f.get("function"), f.get("path"), f.get("line")
-        if not fn or str(fn).startswith("torch_dynamo_resume_in_") or not isinstance(start, int):
-            continue
-        out.add((fn, path, edit.map_line(start) if path == edit.path else start))
-    return out
-
-
 def _in_skipped_frame(b: Mapping[str, Any], frames: Sequence[Mapping[str, Any]],
                      edit: Edit) -> bool:
     """Whether patched break `b` is in code that head ran in a frame dynamo gave up on (a
@@ -607,6 +595,44 @@ def _in_skipped_frame(b: Mapping[str, Any], frames: Sequence[Mapping[str, Any]],
             if at is not None and at <= line <= last:
                 return True
     return False
+
+
+_RESUME = re.compile(r"torch_dynamo_resume_in_(.+)_at_(\d+)$")
+
+
+def _frame_code(frame: Sequence[Any]) -> tuple[str, Any, Any]:
+    """(function, path, first line) of the code a recorded frame `(name, path, line)` runs: a
+    resume frame, `torch_dynamo_resume_in_forward_at_197`, runs `forward` from line 197."""
+    name, path, line = frame
+    m = _RESUME.match(str(name or ""))
+    return (m.group(1), path, int(m.group(2))) if m else (str(name or ""), path, line)
+
+
+def _runs_skipped_code(frame: Sequence[Any], head_frames: Sequence[Mapping[str, Any]], edit: Edit) -> bool:
+    """Whether the patched model's frame `(name, path, first line)` runs code that head ran in
+    a frame dynamo skipped: the same function, from a line at or past where head's skipped
+    frame starts (a resume frame from its resume line on) and not past its end."""
+    fn, path, line = _frame_code(frame)
+    if not isinstance(line, int):
+        return False
+    for f in head_frames:
+        hfn, hpath, start = _frame_code((f.get("function"), f.get("path"), f.get("line")))
+        end = f.get("end")
+        if hfn != fn or hpath != path or not isinstance(start, int) or not isinstance(end, int):
+            continue
+        if path == edit.path:
+            start, end = edit.map_line(start), edit.map_line(end)
+            if end is None:     # the function ends inside the edit: its new last line
+                end = edit.start_line + max(edit.new_lines, 1) - 1
+        if start is not None and start <= line <= end:
+            return True
+    return False
+
+
+def _frame_words(frame: Sequence[Any]) -> str:
+    """A frame as a reader of the code names it, not dynamo's resume function."""
+    fn, _path, line = _frame_code(frame)
+    return f"`{fn}` from line {line}" if _RESUME.match(str(frame[0] or "")) else f"`{fn}`"
 
 
 def judge(head: Mapping[str, Any], cand: Mapping[str, Any], targets: Sequence[Mapping[str, Any]],
@@ -705,7 +731,6 @@ def judge(head: Mapping[str, Any], cand: Mapping[str, Any], targets: Sequence[Ma
         if cr.get("eager_fallback") and not hr.get("eager_fallback"):
             return no("the patched model hits the recompile limit")
         hcases = {json.dumps(c.get("shape"), sort_keys=True): c for c in hr.get("cases") or ()}
-        skipped = _whole_skipped_frames(head.get("eager_frames") or (), edit)
         recompiled_once: set[tuple[Any, ...]] = set()
         for c in cr.get("cases") or ():
             h = hcases.get(json.dumps(c.get("shape"), sort_keys=True))
@@ -717,12 +742,15 @@ def judge(head: Mapping[str, Any], cand: Mapping[str, Any], targets: Sequence[Ma
             # size and nothing else; any other recompile is new.
             frames = {tuple(f) for f in c.get("frames") or ()}
             more = (c.get("n") or 0) - (h.get("n") or 0)
-            if not (c.get("sizes_only") and frames and frames <= skipped
+            # also the rest of a function after a break the fix uncovered (nanoGPT's `forward`
+            # from the PR's other `if` on): code head ran uncompiled, inside a frame it skipped
+            unseen = all(_runs_skipped_code(f, head.get("eager_frames") or (), edit) for f in frames)
+            if not (c.get("sizes_only") and frames and unseen
                     and not frames & recompiled_once and more <= len(frames)):
                 return no(f"a new recompile on {_shape(c.get('shape'))}{_recompile_detail(c)}")
             recompiled_once |= frames
             evidence.append(f"{_recompiles(more)} on {_shape(c.get('shape'))} in "
-                            f"{', '.join(sorted(f'`{f[0]}`' for f in frames))}, which head ran "
+                            f"{', '.join(sorted(_frame_words(f) for f in frames))}, which head ran "
                             "uncompiled (the first recompile on a new size)")
         rec_targets = [t for t in targets if t.get("kind") == "recompile"]
         for t in rec_targets:
