@@ -1937,6 +1937,32 @@ class Replay(nn.Module):
 ''',
         "inputs": "[{name: obs, shape: [batch, 8]}]",
     },
+    "roma_rotvec_shortest_arc": {
+        "project": ("naver/roma", "BSD-3-Clause"), "sha": "4faa9af", "path": "roma/mappings.py",
+        "licence_file": "LICENSE",
+        "functions": ["inv_sinc", "unitquat_to_rotvec"],
+        "files": ["roma/internal.py"],
+        "left_out": "the rest of mappings.py (the other conversions, Procrustes and its autograd Function); "
+                    "roma/internal.py, which unitquat_to_rotvec calls for its batch dimensions, is kept whole as "
+                    "its own file; the package's __init__.py (the replay's is empty)",
+        "preamble": "import torch\nimport roma.internal\n",
+        "model": '''from roma.mappings import unitquat_to_rotvec
+
+
+class Replay(nn.Module):
+    """A rotation-regression head: a unit quaternion per sample (XYZW, normalized), returned as the
+    rotation vector of the shortest arc, as pose networks built on RoMa output it."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.head = nn.Linear(8, 4)
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        quat = torch.nn.functional.normalize(self.head(x), dim=-1)
+        return unitquat_to_rotvec(quat)
+''',
+        "inputs": "[{name: x, shape: [batch, 8]}]",
+    },
 }
 for _case in HELD_OUT_5.values():
     _case["set"] = "held-out-5"
