@@ -1415,10 +1415,36 @@ class Td3SimbaActor(nn.Module):
             return torch.tanh(mean)
 
 
+
+# InterDigitalInc/CompressAI 2489952 (compressai/layers/layers.py, MaskedConv2d before the fix: its
+# __init__ and forward verbatim but for the docstring), one type-A layer as a PixelCNN-style context
+# model's first convolution. The fix is for training (a leaf that requires grad written in place):
+# measured by hand with gradients too, a compiled forward and backward run on torch 2.13
+class CaiMaskedConv2d(nn.Conv2d):
+    def __init__(self, *args: Any, mask_type: str = "A", **kwargs: Any):
+        super().__init__(*args, **kwargs)
+
+        if mask_type not in ("A", "B"):
+            raise ValueError(f'Invalid "mask_type" value "{mask_type}"')
+
+        self.register_buffer("mask", torch.ones_like(self.weight.data))
+        _, _, h, w = self.mask.size()
+        self.mask[:, :, h // 2, w // 2 + (mask_type == "B") :] = 0
+        self.mask[:, :, h // 2 + 1 :] = 0
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        # TODO(begaintj): weight assigment is not supported by torchscript
+        self.weight.data *= self.mask
+        return super().forward(x)
+
 HELD_OUT_5 = [
     ("younggyoseo/FastTD3", "8390742", "Improved AMP/torch.compile compatibility of SimbaV2 (#21)",
      "new_axis = torch.full((*x.shape[:-1], 1), self.c_shift, device=x.device)",
      lambda: graph_breaks(Td3SimbaActor(), torch.randn(2, 8), user_code=HERE)),
+    ("InterDigitalInc/CompressAI", "2489952",
+     "perf: allow @torch.compile by avoiding in-place operation for MaskedConv",
+     "self.weight.data *= self.mask",
+     lambda: graph_breaks(CaiMaskedConv2d(3, 8, 5, padding=2), torch.randn(2, 3, 8, 8), user_code=HERE)),
 ]
 
 
