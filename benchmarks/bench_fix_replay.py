@@ -6,6 +6,7 @@
     python benchmarks/bench_fix_replay.py --set held-out-2 [--report] # the second held-out set
     python benchmarks/bench_fix_replay.py --set held-out-3 [--report] # the third held-out set
     python benchmarks/bench_fix_replay.py --set held-out-4 [--report] # the fourth held-out set
+    python benchmarks/bench_fix_replay.py --set held-out-5 [--report] # the fifth held-out set
 
 Sets of cases, run and reported apart. A case.json without a `set` key is in the first set
 (`main`): the fixes the rules were written and tuned against. `"set": "held-out"` marks fixes

@@ -1898,6 +1898,77 @@ for _case in HELD_OUT_4.values():
 CASES.update(HELD_OUT_4)
 
 
+# The fifth held-out set (benchmarks/results/fix_replay_heldout5.md): projects none of the
+# earlier sets read, picked by the rule written there before pt2bot ran on any of them.
+HELD_OUT_5: dict[str, dict] = {
+    "fasttd3_obs_normalizer": {
+        "project": ("younggyoseo/FastTD3", "MIT"), "sha": "459d2d6", "path": "fast_td3/fast_td3_utils.py",
+        "licence_file": "LICENSE",
+        "functions": ["EmpiricalNormalization"],
+        "skip_hunks": {"0": "SimpleReplayBuffer.extend's new `@torch.no_grad()` (the replay buffer is not kept)",
+                       "1": "SimpleReplayBuffer.sample's new `@torch.no_grad()` (the replay buffer is not kept)"},
+        "left_out": "the rest of fast_td3_utils.py (the replay buffer, the reward and per-task normalizers, "
+                    "the checkpoint helpers) and its imports of os, typing and tensordict; the commit's other "
+                    "files (the training loop, which compiles `obs_normalizer.forward` as `normalize_obs`, "
+                    "the actor's noise update, hyperparameters) are not replayed",
+        "preamble": "import torch\nimport torch.nn as nn\n",
+        "model": '''from fast_td3.fast_td3_utils import EmpiricalNormalization
+
+
+class Replay(nn.Module):
+    """A FastTD3 policy step in training: observations normalized by EmpiricalNormalization, whose
+    running mean and variance are updated on every call (as the training loop's `normalize_obs`
+    does), then a small deterministic actor (a two-layer MLP with a tanh output)."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.obs_normalizer = EmpiricalNormalization(shape=8, device="cpu")
+        self.actor = nn.Sequential(nn.Linear(8, 16), nn.ReLU(), nn.Linear(16, 4), nn.Tanh())
+
+    def train(self, mode: bool = True) -> "Replay":
+        # FastTD3 updates the observation statistics on every training step; the normalizer stays
+        # in training mode whatever mode the model is put in (a harness that calls .eval() included)
+        super().train(mode)
+        self.obs_normalizer.train()
+        return self
+
+    def forward(self, obs: torch.Tensor) -> torch.Tensor:
+        return self.actor(self.obs_normalizer(obs))
+''',
+        "inputs": "[{name: obs, shape: [batch, 8]}]",
+    },
+    "roma_rotvec_shortest_arc": {
+        "project": ("naver/roma", "BSD-3-Clause"), "sha": "4faa9af", "path": "roma/mappings.py",
+        "licence_file": "LICENSE",
+        "functions": ["inv_sinc", "unitquat_to_rotvec"],
+        "files": ["roma/internal.py"],
+        "left_out": "the rest of mappings.py (the other conversions, Procrustes and its autograd Function); "
+                    "roma/internal.py, which unitquat_to_rotvec calls for its batch dimensions, is kept whole as "
+                    "its own file; the package's __init__.py (the replay's is empty)",
+        "preamble": "import torch\nimport roma.internal\n",
+        "model": '''from roma.mappings import unitquat_to_rotvec
+
+
+class Replay(nn.Module):
+    """A rotation-regression head: a unit quaternion per sample (XYZW, normalized), returned as the
+    rotation vector of the shortest arc, as pose networks built on RoMa output it."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.head = nn.Linear(8, 4)
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        quat = torch.nn.functional.normalize(self.head(x), dim=-1)
+        return unitquat_to_rotvec(quat)
+''',
+        "inputs": "[{name: x, shape: [batch, 8]}]",
+    },
+}
+for _case in HELD_OUT_5.values():
+    _case["set"] = "held-out-5"
+CASES.update(HELD_OUT_5)
+
+
 def git(repo: str, *args: str) -> str:
     env = {k: v for k, v in os.environ.items() if not k.startswith("GIT_")}
     return subprocess.run(["git", "-C", repo, *args], check=True, capture_output=True, text=True,

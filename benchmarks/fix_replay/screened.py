@@ -1367,10 +1367,92 @@ HELD_OUT_4 = [
      lambda: graph_breaks(pme_mesh_size, torch.eye(3) * 4, user_code=HERE)),
 ]
 
+# --- the fifth held-out set (benchmarks/results/fix_replay_heldout5.md) ---
+
+# younggyoseo/FastTD3 8390742 (fast_td3/fast_td3_simbav2.py before the fix: l2normalize, Scaler,
+# HyperEmbedder and HyperTanhPolicy's forward, verbatim; orthogonal init and the LERP blocks left out),
+# run as the fix's mixed-precision training runs them, under autocast (bfloat16 on the CPU)
+def td3_l2normalize(tensor: torch.Tensor, axis: int = -1, eps: float = 1e-8) -> torch.Tensor:
+    return tensor / (torch.linalg.norm(tensor, ord=2, dim=axis, keepdim=True) + eps)
+
+
+class Td3Scaler(nn.Module):
+    def __init__(self, dim: int, init: float = 1.0, scale: float = 1.0) -> None:
+        super().__init__()
+        self.scaler = nn.Parameter(torch.full((dim,), init * scale))
+        self.forward_scaler = init / scale
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        return self.scaler * self.forward_scaler * x
+
+
+class Td3SimbaActor(nn.Module):
+    def __init__(self, in_dim: int = 8, hidden_dim: int = 16, action_dim: int = 4, c_shift: float = 3.0) -> None:
+        super().__init__()
+        self.w = nn.Linear(in_dim + 1, hidden_dim, bias=False)
+        self.scaler = Td3Scaler(hidden_dim)
+        self.c_shift = c_shift
+        self.mean_w1 = nn.Linear(hidden_dim, hidden_dim, bias=False)
+        self.mean_scaler = Td3Scaler(hidden_dim)
+        self.mean_w2 = nn.Linear(hidden_dim, action_dim, bias=False)
+        self.mean_bias = nn.Parameter(torch.zeros(action_dim))
+
+    def embed(self, x: torch.Tensor) -> torch.Tensor:
+        new_axis = torch.full((*x.shape[:-1], 1), self.c_shift, device=x.device)
+        x = torch.cat([x, new_axis], dim=-1)
+        x = td3_l2normalize(x, axis=-1)
+        x = self.w(x)
+        x = self.scaler(x)
+        x = td3_l2normalize(x, axis=-1)
+        return x
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        with torch.autocast("cpu", dtype=torch.bfloat16):
+            x = self.embed(x)
+            mean = self.mean_w1(x)
+            mean = self.mean_scaler(mean)
+            mean = self.mean_w2(mean) + self.mean_bias
+            return torch.tanh(mean)
+
+
+
+# InterDigitalInc/CompressAI 2489952 (compressai/layers/layers.py, MaskedConv2d before the fix: its
+# __init__ and forward verbatim but for the docstring), one type-A layer as a PixelCNN-style context
+# model's first convolution. The fix is for training (a leaf that requires grad written in place):
+# measured by hand with gradients too, a compiled forward and backward run on torch 2.13
+class CaiMaskedConv2d(nn.Conv2d):
+    def __init__(self, *args: Any, mask_type: str = "A", **kwargs: Any):
+        super().__init__(*args, **kwargs)
+
+        if mask_type not in ("A", "B"):
+            raise ValueError(f'Invalid "mask_type" value "{mask_type}"')
+
+        self.register_buffer("mask", torch.ones_like(self.weight.data))
+        _, _, h, w = self.mask.size()
+        self.mask[:, :, h // 2, w // 2 + (mask_type == "B") :] = 0
+        self.mask[:, :, h // 2 + 1 :] = 0
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        # TODO(begaintj): weight assigment is not supported by torchscript
+        self.weight.data *= self.mask
+        return super().forward(x)
+
+HELD_OUT_5 = [
+    ("younggyoseo/FastTD3", "8390742", "Improved AMP/torch.compile compatibility of SimbaV2 (#21)",
+     "new_axis = torch.full((*x.shape[:-1], 1), self.c_shift, device=x.device)",
+     lambda: graph_breaks(Td3SimbaActor(), torch.randn(2, 8), user_code=HERE)),
+    ("InterDigitalInc/CompressAI", "2489952",
+     "perf: allow @torch.compile by avoiding in-place operation for MaskedConv",
+     "self.weight.data *= self.mask",
+     lambda: graph_breaks(CaiMaskedConv2d(3, 8, 5, padding=2), torch.randn(2, 3, 8, 8), user_code=HERE)),
+]
+
+
 def main() -> int:
     torch.set_num_threads(1)
     for set_, entries in (("main", SCREENED), ("held-out", HELD_OUT), ("held-out-2", HELD_OUT_2),
-                         ("held-out-3", HELD_OUT_3), ("held-out-4", HELD_OUT_4)):
+                         ("held-out-3", HELD_OUT_3), ("held-out-4", HELD_OUT_4),
+                         ("held-out-5", HELD_OUT_5)):
         for repo, sha, subject, line, measure in entries:
             got = measure()
             print(json.dumps({"repo": repo, "sha": sha, "subject": subject, "before_line": line,
