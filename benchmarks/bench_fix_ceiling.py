@@ -79,7 +79,8 @@ def _hand_gather(edits: list[dict], info_path: str):
     """A stand-in for pt2bot.fixes.gather that offers the hand edits only. A target the PR did
     not write (`off_pr`, see `_all_new_breaks`) is given to every edit: the proof cannot see
     whether it is gone (it looks inside the replaced lines), so the re-review decides that."""
-    from pt2bot.changes import in_one_hunk
+    from pt2bot.changes import diff_position, in_one_hunk
+    from pt2bot.findings import DIFF_ADDED
     from pt2bot.fixes import Proposal, _read
     from pt2bot.rules import Candidate, apply_candidate
 
@@ -101,7 +102,11 @@ def _hand_gather(edits: list[dict], info_path: str):
                     or (t.get("path") == e["path"] and first <= t["line"] <= last)]
             covered.update(mine)
             one = changeset is not None and in_one_hunk(changeset, e["path"], first, last)
-            info.append({**rec, "start_line": first, "end_line": last, "one_hunk": one,
+            # the hunk's unchanged lines a suggestion may also span (GitHub allows it): counted,
+            # so that a reader sees which edits replace only lines the PR wrote
+            context = sum(1 for ln in range(first, last + 1)
+                          if changeset is None or diff_position(changeset, e["path"], ln) != DIFF_ADDED)
+            info.append({**rec, "start_line": first, "end_line": last, "one_hunk": one, "context_lines": context,
                          "targets": [targets[i]["line"] for i in mine]})
             p = Proposal(cid="", cand=cand, original=source, patched=apply_candidate(source, cand),
                          findings=[f"hand-{k}"], targets=mine, by_target={i: [f"hand-{k}"] for i in mine})
@@ -333,7 +338,9 @@ def markdown(results: dict) -> str:
                 if r.get("head_new") else ""))
         edits = "<br>".join(f"{e.get('source')}: {e.get('why')}" for e in r.get("edits") or ()) or (
             r.get("why") or "–")
-        hunk = ", ".join("yes" if p.get("one_hunk") else "no" for p in r.get("proof") or ()) or "–"
+        hunk = ", ".join(("yes" + (f" ({p['context_lines']} unchanged line{'s' if p['context_lines'] > 1 else ''} "
+                                   "of the hunk inside)" if p.get("context_lines") else ""))
+                         if p.get("one_hunk") else "no" for p in r.get("proof") or ()) or "–"
         proof = "<br>".join(
             (f"lines {p['start_line']}-{p['end_line']} (targets {p.get('targets')}): "
              + ("**verified**: " + (p.get("evidence") or "") if p["verified"] else "refused: " + str(p.get("reason"))))
