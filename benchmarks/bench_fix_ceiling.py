@@ -357,10 +357,11 @@ def markdown(results: dict) -> str:
             lines.append(f"| {n} | {r['caveat']} |")
     outside = {n: r for n, r in cases.items() if r.get("outside")}
     if outside:
-        lines += ["", "Fixes that exist but not inside one hunk (what they need):", "",
-                  "| case | what it needs |", "|---|---|"]
+        lines += ["", "Fixes that need lines outside one hunk (the maintainers' own, where a one-hunk edit "
+                      "was found instead; the only fix known, where not):", "",
+                  "| case | one-hunk fix verified | what the fix outside one hunk needs |", "|---|---|---|"]
         for n, r in outside.items():
-            lines.append(f"| {n} | {r['outside']} |")
+            lines.append(f"| {n} | {'yes' if _proven(r) or _no_target_fix(r) else 'no'} | {r['outside']} |")
     return "\n".join(lines) + "\n"
 
 
