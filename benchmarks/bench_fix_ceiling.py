@@ -32,13 +32,18 @@ are the targets on the lines it replaces: the proof looks for a targeted break i
 replaced lines only, so a target outside them could not be judged by this edit and is
 reported as not covered.
 
-Then, as a check on the proof from the other side, the edits are committed onto the PR
-branch and the review runs once more (`--base main`, no hand edits offered): what it still
-finds new in head (breaks, recompiles) is reported as `after`.
+Then, as a check on the proof from the other side, the verified edits (all of them where none
+is, the first of any that replace the same lines) are committed onto the PR branch and the
+review runs once more (`--base main`, no hand edits offered): what it still finds new in head
+(breaks, recompiles) is reported as `after`. A target that no edit replaces but that is gone
+there once a verified edit is in (a recompile of a frame only the fixed break split off) counts
+as gone `with` the edits.
 
 Three cases have no target on the PR's lines (the new break is located on a line the PR did
-not write): the review proves nothing there, whatever edit exists; the re-review still says
-whether a hand edit made the new break go away.
+not write): the review proves nothing there, whatever edit exists. For those, `off_pr_targets`
+in ceiling.json offers the new break to the proof as a target anyway (outputs, gradients and
+nothing-new are then the proof's), and the re-review says whether the break is gone. They are
+reported apart from the ceiling, which counts targets on the PR's lines.
 """
 from __future__ import annotations
 
