@@ -138,3 +138,46 @@ def test_the_loop_verifies_a_masked_write_of_computed_values_and_refuses_one_wit
     assert verdicts["plain"]["accepted"] is True, verdicts["plain"]
     assert verdicts["plain"]["evidence"].startswith("GB0036 gone")
     assert verdicts["inside"].get("skipped"), verdicts["inside"]
+
+
+# RoMa's shortest-arc flip: the mask indexes the rows of a (batch, 4) tensor, and reads a
+# column to do it; indexing reads the same elements twice, so the leading-dimensions form is
+# offered (the plain form cannot broadcast a (batch,) mask over (batch, 4))
+ROWS = NET.replace("""        h = self.lin(x)
+        e = h.unsqueeze(1).repeat(1, 2, 1)
+        labels = (h[:, :2] > 0).long()
+        e[labels == 0] += self.w
+        k = int(torch.randint(3, (1,)).item())
+        return e.sum(1) * (k + 1)
+""", """        quat = self.lin(x)
+        quat[quat[:, 3] < 0] *= -1
+        return quat * 2
+""")
+FLIP = 13
+
+
+@pytest.mark.torch
+def test_a_row_mask_that_indexes_gets_the_leading_dimensions_form_verified(tmp_path):
+    root = tmp_path / "repo"
+    (root / "pkg").mkdir(parents=True)
+    (root / "pkg" / "__init__.py").write_text("")
+    (root / "pkg" / "net.py").write_text(ROWS)
+    (root / "pt2bot.yml").write_text(CONFIG)
+    found = check_paths(str(root), ["pkg/net.py"], StaticConfig(select=("ALL",)), jobs=1)
+    (f,) = [f for f in found if f.rule == "PTC304" and f.line == FLIP]
+    cands = fix_candidates(f, ROWS)
+    assert [c.lines for c in cands] == [
+        ("        quat.copy_(torch.where(quat[:, 3] < 0, quat * (-1), quat))",),
+        ("        quat.copy_(torch.where((quat[:, 3] < 0).reshape((quat[:, 3] < 0).shape + (1,) * "
+         "(quat.dim() - (quat[:, 3] < 0).dim())), quat * (-1), quat))",)]
+    target = {"kind": "break", "model": "net", "path": "pkg/net.py", "line": FLIP, "gb": "GB0036",
+              "gb_type": "Dynamic shape operator"}
+    items = [(Proposal(cid=f"c{i}", cand=c, original=ROWS, patched=apply_candidate(ROWS, c), findings=[],
+                       targets=[]), [target]) for i, c in enumerate(cands)]
+    config = build_config(CONFIG, str(root / "pt2bot.yml"))
+    setting = ProofSetting(config=config, changeset=None, root=str(root), head_sha=None,
+                           head_results=ResultsFile.empty(), device="cpu")
+    verdicts = prove_on_model(setting, config.model("net"), None, items, str(root),
+                              time.monotonic() + 240, str(tmp_path / "work"))
+    assert verdicts["c0"]["accepted"] is False and "must match the size" in verdicts["c0"]["reason"], verdicts
+    assert verdicts["c1"]["accepted"] is True, verdicts["c1"]

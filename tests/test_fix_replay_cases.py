@@ -94,14 +94,15 @@ def test_recorded_case_replays(name, tmp_path):
 def test_the_held_out_sets_are_apart_from_the_main_set():
     main, held, held2 = bench.case_names("main"), bench.case_names("held-out"), bench.case_names("held-out-2")
     held3, held4 = bench.case_names("held-out-3"), bench.case_names("held-out-4")
-    assert held and main and held2 and held3 and held4 and not set(main) & set(held)
-    assert sorted(main + held + held2 + held3 + held4) == CASES
-    assert set(bench.SETS) == {"main", "held-out", "held-out-2", "held-out-3", "held-out-4"}
+    held5 = bench.case_names("held-out-5")
+    assert held and main and held2 and held3 and held4 and held5 and not set(main) & set(held)
+    assert sorted(main + held + held2 + held3 + held4 + held5) == CASES
+    assert set(bench.SETS) == {"main", "held-out", "held-out-2", "held-out-3", "held-out-4", "held-out-5"}
     # each set writes its own JSON, the earlier sets where they always did
-    assert len(set(bench.OUT.values())) == 5
+    assert len(set(bench.OUT.values())) == 6
     assert [os.path.basename(bench.OUT[s]) for s in bench.SETS] == [
         "fix_replay.json", "fix_replay_heldout.json", "fix_replay_heldout2.json", "fix_replay_heldout3.json",
-        "fix_replay_heldout4.json"]
+        "fix_replay_heldout4.json", "fix_replay_heldout5.json"]
 
     def projects(names):
         return {json.load(open(os.path.join(bench.CASES_DIR, n, "case.json")))["repo"] for n in names}
@@ -111,8 +112,10 @@ def test_the_held_out_sets_are_apart_from_the_main_set():
     assert not projects(held2) & (projects(main) | projects(held))
     # the third, from none of the three before it
     assert not projects(held3) & (projects(main) | projects(held) | projects(held2))
-    # the fourth, from none of the four before it
+    # the fourth and the fifth, each from none of the sets before it
     assert not projects(held4) & (projects(main) | projects(held) | projects(held2) | projects(held3))
+    assert not projects(held5) & (projects(main) | projects(held) | projects(held2) | projects(held3)
+                                  | projects(held4))
 
 
 def test_each_set_reports_its_own_screened_fixes():

@@ -86,8 +86,8 @@ from pt2bot.rules.base import Candidate
 from pt2bot.rules.check_fixes import tensor_test
 from pt2bot.rules.edits import (BIN_OPS, BOOL_FUNCS, binds_torch, defined_before, enclosing_function, fresh_name,
                                 function_binds, identifiers, indent_unit, indentation, is_elif, node_span, owns_lines,
-                                parameter_names, pure, replace_spans, replace_statement, segment, source_lines,
-                                spans_string_lines, statement_at, statement_lines, with_replaced)
+                                parameter_names, pure, pure_indexed, replace_spans, replace_statement, segment,
+                                source_lines, spans_string_lines, statement_at, statement_lines, with_replaced)
 
 # the transforms that leave ordinary values alone, and the in-place forms of each
 _NAN = frozenset({"nan_to_num"})
@@ -616,9 +616,7 @@ def _place(node: ast.AST) -> bool:
     """An element written by index, `x[1]` or `self.buf[:, i]`: the index and what it indexes
     are names, attributes, constants and arithmetic of them (no call), so reading the place in
     the edit picks the element head wrote."""
-    return isinstance(node, ast.Subscript) and all(
-        isinstance(n, (ast.Name, ast.Attribute, ast.Constant, ast.Subscript, ast.Slice, ast.Tuple, ast.BinOp,
-                       ast.UnaryOp, ast.Load, ast.Store, ast.operator, ast.unaryop)) for n in ast.walk(node))
+    return isinstance(node, ast.Subscript) and pure_indexed(node)
 
 
 def _side_text(lines: list[str], node: ast.AST) -> str:

@@ -10,7 +10,7 @@ from pt2bot.analysis.infer import BOOL_TENSOR, PARAM, TENSORISH, WEAK_BOOL
 from pt2bot.rules.base import Candidate, Rule
 from pt2bot.rules.branch_fixes import eager_block_fixes
 from pt2bot.rules.edits import (BIN_OPS, binds_torch, enclosing_function, finding_statement, fresh_name,
-                                function_binds, identifiers, indentation, node_span, parents_of, pure,
+                                function_binds, identifiers, indentation, node_span, parents_of, pure, pure_indexed,
                                 replace_spans, replace_statement, segment, with_replaced)
 
 # Generated from torch's own op tags by tools/gen_dynamic_ops.py (a reviewed mapping from the
@@ -518,7 +518,7 @@ def _masked_store_fixes(code: str, finding, source: str, tree: ast.Module) -> li
     title = "write the masked values in place with `torch.where` (static shapes)"
     out = [replace_statement(code, finding.path, st, [f"{indent}{x}.copy_(torch.where({m}, {new}, {x}))"],
                              title, safe=False)]
-    if pure(mask):
+    if pure_indexed(mask):   # read twice: no call (RoMa's `quat[:, 3] < 0` indexes, which is fine)
         a = _atom(lines, mask)
         out.append(replace_statement(
             code, finding.path, st,

@@ -304,6 +304,15 @@ def pure(node: ast.AST) -> bool:
                for n in ast.walk(node))
 
 
+def pure_indexed(node: ast.AST) -> bool:
+    """`pure`, indexing and slicing allowed too (`quat[:, 3] < 0`, `codebooks[1]`): reading it
+    twice still reads the same elements."""
+    return all(isinstance(n, (ast.Name, ast.Attribute, ast.Constant, ast.Compare, ast.BinOp, ast.UnaryOp,
+                              ast.Subscript, ast.Slice, ast.Tuple, ast.Load, ast.Store, ast.cmpop, ast.operator,
+                              ast.unaryop))
+               for n in ast.walk(node))
+
+
 # the text of each augmented assignment's operator (`x *= v` is `x = x * v`)
 BIN_OPS = {ast.Add: "+", ast.Sub: "-", ast.Mult: "*", ast.Div: "/", ast.FloorDiv: "//", ast.Mod: "%",
            ast.Pow: "**", ast.BitAnd: "&", ast.BitOr: "|", ast.BitXor: "^"}
@@ -333,6 +342,6 @@ def fresh_name(taken: set[str], base: str) -> str:
     return name
 
 
-__all__ = ["BOOL_FUNCS", "BIN_OPS", "parameter_names", "pure", "identifiers", "fresh_name", "module_binds", "module_names", "replace_spans", "node_span", "parents_of", "enclosing_function", "segment", "with_replaced", "statement_lines", "is_elif", "defined_before", "source_lines", "statement_at", "owns_lines", "indentation", "indent_unit", "nested",
+__all__ = ["BOOL_FUNCS", "BIN_OPS", "parameter_names", "pure", "pure_indexed", "identifiers", "fresh_name", "module_binds", "module_names", "replace_spans", "node_span", "parents_of", "enclosing_function", "segment", "with_replaced", "statement_lines", "is_elif", "defined_before", "source_lines", "statement_at", "owns_lines", "indentation", "indent_unit", "nested",
            "spans_string_lines", "binds_torch", "function_binds", "replace_statement", "apply_candidate",
            "finding_statement", "guard_eager_only"]
