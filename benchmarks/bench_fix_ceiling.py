@@ -64,7 +64,9 @@ import bench_fix_replay as replay  # noqa: E402  (the replay repositories, built
 ROOT = replay.ROOT
 EDITS = os.path.join(replay.CASES_DIR, "ceiling.json")
 OUT = os.path.join(ROOT, "benchmarks", "results", "fix_replay_ceiling.json")
-HELD_OUT = tuple(s for s in replay.SETS if s.startswith("held-out"))
+# the sets the hand edits of ceiling.json were written for; a later held-out set joins once
+# each of its cases has an entry there (written without reading the recipes, as these were)
+HELD_OUT = ("held-out", "held-out-2", "held-out-3", "held-out-4")
 HAND_RULE = "HAND"   # the `code` of a hand edit's Candidate (no rule offered it)
 
 

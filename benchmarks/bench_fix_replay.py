@@ -59,6 +59,17 @@ CASES_DIR = os.path.join(ROOT, "benchmarks", "fix_replay")
 
 # case -> {suggested lines joined by "\n" (stripped of indentation): (equivalent?, why)}
 JUDGEMENTS: dict[str, dict[str, tuple[bool, str]]] = {
+    "roma_rotvec_shortest_arc": {
+        "quat.copy_(torch.where((quat[:, 3] < 0).reshape((quat[:, 3] < 0).shape + (1,) * (quat.dim() - "
+        "(quat[:, 3] < 0).dim())), quat * (-1), quat))": (
+            True, "the maintainers' values: they select `-quat` where `quat[:, 3:4] < 0`; the suggestion "
+                  "selects `quat * (-1)` with the same mask given a trailing dimension by `reshape` (the "
+                  "recipe does not know the mask's rank, so it writes it generally, where the maintainers "
+                  "write `3:4`). It writes in place as head's `*=` did, where they rebind the name, so a "
+                  "caller's tensor changes as on head. Written after the held-out-5 run at this stop, "
+                  "after the recipe learnt to offer this form for a mask that indexes (the set is now "
+                  "tuned)"),
+    },
     "mpt_left_padding_check": {
         "if (attention_mask is not None and\n"
         "self.training and\n"
