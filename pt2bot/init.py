@@ -1436,9 +1436,12 @@ def init_config(root: str, *, check: bool = False, force: bool = False,
     root = os.path.abspath(root)
     path = os.path.abspath(out or os.path.join(root, CONFIG_NAME))
     if os.path.exists(path) and not force:
-        raise UserError(f"{os.path.relpath(path)} exists; pass --force to overwrite it (to run "
-                        f"the models it lists instead: pt2bot run --config "
-                        f"{os.path.relpath(path)} --out results.json)")
+        # `init` then `init --check` is the README's sequence: say how to do that, not only
+        # how to run the file as it is
+        again = "`pt2bot init --check --force` proposes again and keeps the models that run, " \
+                "replacing it" if check else "pass --force to overwrite it"
+        raise UserError(f"{os.path.relpath(path)} exists; {again} (to run the models it lists "
+                        f"instead: pt2bot run --config {os.path.relpath(path)} --out results.json)")
     proposals, blocks = discover(root)
     packages = _packages(proposals)
     text = render_config(proposals, blocks, packages)
@@ -1467,8 +1470,9 @@ def cli_init(args: Any) -> int:
             state = "ok" if p in live else "; ".join(p.problems)
             print(f"pt2bot:   {p.name} ({p.entry}): {_comment(state)[:200]}")
         if live:
-            print("pt2bot: nothing was run; `pt2bot init --check` builds and runs each proposed "
-                  "model once and keeps those that run")
+            print("pt2bot: nothing was run; `pt2bot init --check --force` proposes again, builds "
+                  f"and runs each model once and keeps those that run, replacing {shown} (or "
+                  f"`pt2bot run --config {shown}` runs it as it is)")
         return 0
     ran = [p for p in proposals if p.name in checked]
     print(f"pt2bot: --check ran {len(ran)} model(s) on the CPU, each in its own worker: built, "

@@ -67,6 +67,11 @@ def test_refuses_to_overwrite_without_force(tmp_path, capsys):
     err = capsys.readouterr().err
     assert "exists; pass --force" in err and "pt2bot run --config " in err
     assert (root / "pt2bot.yml").read_text() == "version: 1\n# mine\n"
+    # `init` then `init --check`, as the README has them: the refusal says how to check
+    assert main(["init", str(root), "--check"]) == 2
+    err = capsys.readouterr().err
+    assert "exists; `pt2bot init --check --force` proposes again and keeps the models that run" in err
+    assert (root / "pt2bot.yml").read_text() == "version: 1\n# mine\n"
     assert main(["init", str(root), "--force"]) == 0
     assert "tiny_encoder" in (root / "pt2bot.yml").read_text()
 
@@ -749,7 +754,8 @@ def test_written_config_builds_models_from_config_objects(tmp_path, capsys):
     assert "    config:   # a dataclass config, llm/config.py:6" in text
     assert "kwargs: {name: mix-160m, n_layer: 2" in text
     out = capsys.readouterr().out
-    assert "nothing was run; `pt2bot init --check` builds and runs each proposed model" in out
+    # the file exists now: the command that checks it must be one that runs as written
+    assert "nothing was run; `pt2bot init --check --force` proposes again, builds and runs each model" in out
 
 
 @pytest.mark.torch
