@@ -725,20 +725,27 @@ def limit(x, gamma):
 """
 
 
-@pytest.mark.torch
-def test_the_loop_verifies_the_assert_recipe(tmp_path):
-    """An `assert` with a formatted message in the model's path: head raises AssertionError on
-    a negative gamma, the patched code the same in eager, and one graph less compiled."""
+def _assert_repo(tmp_path: Path, checks: str) -> tuple[Path, Candidate]:
+    """A repository whose model calls `checks`' functions, and the check recipe's candidate for
+    its one PTC201 finding, on `adjust`'s assert."""
     root = tmp_path / "repo"
     (root / "pkg").mkdir(parents=True)
     (root / "pkg" / "__init__.py").write_text("")
-    (root / "pkg" / "checks.py").write_text(ASSERTS)
+    (root / "pkg" / "checks.py").write_text(checks)
     (root / "pkg" / "net.py").write_text(NET)
     (root / "pt2bot.yml").write_text(CONFIG)
     found = check_paths(str(root), ["pkg/checks.py", "pkg/net.py"], StaticConfig(select=("ALL",)), jobs=1)
     [f] = [f for f in found if f.path == "pkg/checks.py" and f.rule == "PTC201"]
     assert f.line == ADJUST
-    [cand] = [c for c in fix_candidates(f, ASSERTS) if c.guards == ("invalid",)]
+    [cand] = [c for c in fix_candidates(f, checks) if c.guards == ("invalid",)]
+    return root, cand
+
+
+@pytest.mark.torch
+def test_the_loop_verifies_the_assert_recipe(tmp_path):
+    """An `assert` with a formatted message in the model's path: head raises AssertionError on
+    a negative gamma, the patched code the same in eager, and one graph less compiled."""
+    root, cand = _assert_repo(tmp_path, ASSERTS)
     # deleting the assert from compiled code also removes the break: the guard run refuses it
     skipped = Candidate(code="PTC201", path="pkg/checks.py", start_line=ADJUST, end_line=ADJUST,
                         lines=("    if not torch.compiler.is_compiling():",
@@ -772,15 +779,7 @@ def test_the_loop_verifies_an_assert_of_and(tmp_path):
     second part) and compiles to one graph less."""
     src = ASSERTS.replace('assert (gamma >= 0.0).all(), f"Gamma must be non-negative. Got {gamma}"',
                           "assert (gamma >= 0.0).all() and (gamma < 1e5).all()")
-    root = tmp_path / "repo"
-    (root / "pkg").mkdir(parents=True)
-    (root / "pkg" / "__init__.py").write_text("")
-    (root / "pkg" / "checks.py").write_text(src)
-    (root / "pkg" / "net.py").write_text(NET)
-    (root / "pt2bot.yml").write_text(CONFIG)
-    found = check_paths(str(root), ["pkg/checks.py", "pkg/net.py"], StaticConfig(select=("ALL",)), jobs=1)
-    [f] = [f for f in found if f.path == "pkg/checks.py" and f.rule == "PTC201"]
-    [cand] = [c for c in fix_candidates(f, src) if c.guards == ("invalid",)]
+    root, cand = _assert_repo(tmp_path, src)
     assert cand.lines[1] == ("        torch._assert_async((gamma >= 0.0).all() & (gamma < 1e5).all(), "
                              "'AssertionError: (gamma >= 0.0).all() and (gamma < 1e5).all()')")
     items = [(Proposal(cid="and", cand=cand, original=src, patched=apply_candidate(src, cand),
