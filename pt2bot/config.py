@@ -90,6 +90,9 @@ class ModelConfig:
     # the dims of `dynamic` declared with a range or divisibility (its mapping form)
     bounds: dict[str, DimBounds] = field(default_factory=dict)
     export: bool = True
+    # built in training mode (`model.train()`): the code a training step compiles, `self.training`
+    # branches, dropout, batch statistics; eval mode otherwise (inference)
+    train: bool = False
     tolerance: dict[str, tuple[float, float]] = field(default_factory=dict)  # dtype -> (rtol, atol)
     timeout_s: float | None = None         # overrides run.timeout_s
     line: int | None = None                # where the model is declared in the config file

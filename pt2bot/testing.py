@@ -505,7 +505,7 @@ def _built_model(model: Any, paths: Any, device: str, shapes: list[dict[str, int
         import torch
 
         built = build_model(str(spec.get("entry") or ""), spec.get("kwargs") or {}, paths,
-                            spec.get("config"))
+                            spec.get("config"), train=bool(spec.get("train")))
         built = built.to(device)
         cases = [build_inputs(spec, built, shape, device, paths) for shape in shapes]
         infer_dims(cases, forward_params(built))

@@ -284,7 +284,7 @@ def test_list_items_are_located() -> None:
      "latency, shape_advice, rounds)"),
     (model_yaml("shaeps: {batch: [1]}\n"),
      'pt2bot.yml:5: models[0].shaeps: unknown key; did you mean "shapes"? (expected one of: '
-     "name, entry, kwargs, config, inputs, shapes, cases, dynamic, export, tolerance, timeout_s)"),
+     "name, entry, kwargs, config, inputs, shapes, cases, dynamic, export, train, tolerance, timeout_s)"),
     (model_yaml("inputs: [{shape: [2], dtpye: int64}]\n"),
      'pt2bot.yml:5: models[0].inputs[0].dtpye: unknown key; did you mean "dtype"? '
      "(expected one of: shape, dtype, low, high, name)"),
@@ -577,6 +577,7 @@ def validator_accepts(text: str) -> bool:
 GOOD = [README_EXAMPLE, FULL, "version: 1\n", "models: []\n", "static:\nrun:\n",
         model_yaml("inputs: {entry: a.b:c}\ncases: [{b: 1}]\ndynamic: [b]\n"),
         model_yaml("tolerance: {float32: [0, 0.1]}\ntimeout_s: null\nkwargs: null\n"),
+        model_yaml("train: true\n"),
         "run: {mode: null, threads: 4, cache_dir: null}\n",
         'static: {conditional: hide, torch: "2.14"}\n', "static: {conditional: keep, torch: '2.13.0'}\n",
         "static: {torch: null}\n", "fixes: {verify: false, budget_s: 60}\n", "fixes:\n",

@@ -223,3 +223,45 @@ def test_a_crash_beside_an_import_failure_is_a_result_exit_0(zoo, tmp_path, monk
     err = capsys.readouterr().err
     assert rc == 0, err
     assert "2 model(s) on cpu, 2 failed (1 crash, 1 import)" in err
+
+
+GATED_PY = '''\
+import torch
+
+
+class Gated(torch.nn.Module):
+    def __init__(self) -> None:
+        super().__init__()
+        self.fc = torch.nn.Linear(8, 8)
+
+    def forward(self, x):
+        h = self.fc(x)
+        if self.training and (h > 100).any():
+            raise ValueError("activations out of range in training")
+        return h
+'''
+
+
+def test_a_model_with_train_is_run_in_training_mode(tmp_path):
+    """nanoGPT compiles its model for training: a check only `self.training` takes breaks the
+    graph there and nowhere in eval. `train: true` builds the model in training mode, so the
+    run records that break; without it, eval mode, none."""
+    from gitrepo import GitRepo
+
+    repo = GitRepo.init(tmp_path / "repo")
+    repo.write("net/__init__.py", "")
+    repo.write("net/gated.py", GATED_PY)
+    model = ("  - name: {name}\n    entry: net.gated:Gated\n    inputs: [{{shape: [batch, 8]}}]\n"
+             "    shapes: {{batch: [2]}}\n    export: false\n")
+    repo.write("pt2bot.yml", "version: 1\nmodels:\n" + model.format(name="inference")
+               + model.format(name="training") + "    train: true\n"
+               + "run: {device: cpu, backend: eager, latency: false, timeout_s: 120}\n")
+    repo.commit("a gated model")
+    out = tmp_path / "results.json"
+    proc = subprocess.run([sys.executable, "-m", "pt2bot", "run", "--config", str(repo.path / "pt2bot.yml"),
+                           "--out", str(out)], capture_output=True, text=True, cwd=str(repo.path), timeout=300)
+    assert proc.returncode == 0, proc.stderr
+    runs = {m["name"]: m for m in json.loads(out.read_text())["models"]}
+    assert runs["inference"]["status"] == "ok" and runs["inference"]["graph_breaks"] == []
+    [brk] = runs["training"]["graph_breaks"]
+    assert (brk["gb"], brk["path"], brk["line"]) == ("GB0170", "net/gated.py", 11), brk

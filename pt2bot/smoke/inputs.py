@@ -44,10 +44,11 @@ def import_entry(entry: str, paths: RepoPaths, *, kind: str = "import") -> Any:
 
 
 def build_model(entry: str, kwargs: dict[str, Any], paths: RepoPaths,
-                configs: list[dict[str, Any]] | None = None) -> Any:
-    """Import and construct the model (class or factory), in eval mode. `configs`: the
-    model's `config:` ([{entry, kwargs, arg}]), each built first and passed to the
-    constructor, by its `arg` or (without one) as the first positional argument."""
+                configs: list[dict[str, Any]] | None = None, *, train: bool = False) -> Any:
+    """Import and construct the model (class or factory), in eval mode, or in training mode
+    with `train` (the model's `train:`). `configs`: the model's `config:` ([{entry, kwargs,
+    arg}]), each built first and passed to the constructor, by its `arg` or (without one) as
+    the first positional argument."""
     built: list[tuple[str | None, Any]] = []
     for config in configs or ():
         cfg_entry = str(config.get("entry") or "")
@@ -64,7 +65,7 @@ def build_model(entry: str, kwargs: dict[str, Any], paths: RepoPaths,
     except ModelError as e:
         raise ModelError("import", f"{entry}: {e.message} ({e.kind})", e.path, e.line,
                          exc_type=e.exc_type) from None
-    return model.eval()
+    return model.train(bool(train))
 
 
 @dataclass

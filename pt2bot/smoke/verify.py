@@ -962,7 +962,7 @@ def verify(spec: dict[str, Any], emit: Emit) -> None:
     try:   # head runs under the worker's own time limit only
         torch.manual_seed(0)
         model = build_model(str(model_spec.get("entry") or ""), model_spec.get("kwargs") or {},
-                            paths, model_spec.get("config")).to(device)
+                            paths, model_spec.get("config"), train=bool(model_spec.get("train"))).to(device)
         cases = [build_inputs(model_spec, model, shape, device, paths)
                  for shape in shape_cases(model_spec)]
         infer_dims(cases, forward_params(model))

@@ -148,7 +148,7 @@ def measure_run(spec: dict[str, Any]) -> ModelRun:
                 torch.manual_seed(0)
                 model = build_model(str(model_spec.get("entry") or ""),
                                     model_spec.get("kwargs") or {}, paths,
-                                    model_spec.get("config"))
+                                    model_spec.get("config"), train=bool(model_spec.get("train")))
                 model = model.to(device)
                 cases: list[CaseInputs] = [build_inputs(model_spec, model, shape, device, paths)
                                            for shape in shape_cases(model_spec)]
