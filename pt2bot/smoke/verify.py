@@ -578,23 +578,7 @@ def _in_skipped_frame(b: Mapping[str, Any], frames: Sequence[Mapping[str, Any]],
         return False
     if path == edit.path and edit.in_patched_region(line):
         return False   # the patch's own lines are never "uncovered"
-    for f in frames:
-        fn, start = str(f.get("function") or ""), f.get("line")
-        if f.get("path") != path or not isinstance(start, int):
-            continue
-        if fn == name or fn.startswith(f"torch_dynamo_resume_in_{name}_at_"):
-            at = edit.map_line(start) if path == edit.path else start
-            # and not past that function's end: another class's method of the same name
-            # further down the file is other code
-            end = f.get("end")
-            if not isinstance(end, int):
-                continue
-            last = edit.map_line(end) if path == edit.path else end
-            if last is None:     # the function ends inside the edit: its new last line
-                last = edit.start_line + max(edit.new_lines, 1) - 1
-            if at is not None and at <= line <= last:
-                return True
-    return False
+    return _runs_skipped_code((name, path, line), frames, edit)
 
 
 _RESUME = re.compile(r"torch_dynamo_resume_in_(.+)_at_(\d+)$")
@@ -609,9 +593,10 @@ def _frame_code(frame: Sequence[Any]) -> tuple[str, Any, Any]:
 
 
 def _runs_skipped_code(frame: Sequence[Any], head_frames: Sequence[Mapping[str, Any]], edit: Edit) -> bool:
-    """Whether the patched model's frame `(name, path, first line)` runs code that head ran in
-    a frame dynamo skipped: the same function, from a line at or past where head's skipped
-    frame starts (a resume frame from its resume line on) and not past its end."""
+    """Whether the patched model's code at `(function or frame name, path, line)` is code that
+    head ran in a frame dynamo skipped: the same function, from a line at or past where head's
+    skipped frame starts (a resume frame from its resume line on) and not past that function's
+    end (another class's method of the same name further down the file is other code)."""
     fn, path, line = _frame_code(frame)
     if not isinstance(line, int):
         return False
