@@ -86,8 +86,9 @@ from pt2bot.rules.base import Candidate
 from pt2bot.rules.check_fixes import tensor_test
 from pt2bot.rules.edits import (BIN_OPS, BOOL_FUNCS, binds_torch, defined_before, enclosing_function, fresh_name,
                                 function_binds, identifiers, indent_unit, indentation, is_elif, node_span, owns_lines,
-                                parameter_names, pure, pure_indexed, replace_spans, replace_statement, segment,
-                                source_lines, spans_string_lines, statement_at, statement_lines, with_replaced)
+                                parameter_names, parameters, pure, pure_indexed, replace_spans, replace_statement,
+                                segment, source_lines, spans_string_lines, statement_at, statement_lines,
+                                with_replaced)
 
 # the transforms that leave ordinary values alone, and the in-place forms of each
 _NAN = frozenset({"nan_to_num"})
@@ -396,16 +397,9 @@ def _known_flag(node: ast.AST, fn: ast.AST | None) -> bool:
     if isinstance(node, ast.Name):
         if not isinstance(fn, (ast.FunctionDef, ast.AsyncFunctionDef)):
             return False
-        args = fn.args
-        positional = args.posonlyargs + args.args
-        defaults = dict(zip([a.arg for a in positional][len(positional) - len(args.defaults):], args.defaults))
-        defaults.update({a.arg: d for a, d in zip(args.kwonlyargs, args.kw_defaults) if d is not None})
-        for a in positional + args.kwonlyargs:
-            if a.arg == node.id:
-                d = defaults.get(a.arg)
-                return (isinstance(a.annotation, ast.Name) and a.annotation.id == "bool") or (
-                    isinstance(d, ast.Constant) and isinstance(d.value, bool))
-        return False
+        return any(a.arg == node.id and (
+            (isinstance(a.annotation, ast.Name) and a.annotation.id == "bool")
+            or (isinstance(d, ast.Constant) and isinstance(d.value, bool))) for a, d in parameters(fn))
     if not _python_test(node):
         return False
     for n in ast.walk(node):

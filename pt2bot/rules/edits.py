@@ -273,8 +273,15 @@ def enclosing_function(tree: ast.Module, st: ast.stmt) -> ast.FunctionDef | ast.
 
 def parameter_names(fn: ast.FunctionDef | ast.AsyncFunctionDef) -> list[str]:
     """The names of `fn`'s parameters, `*args` and `**kwargs` left out."""
+    return [a.arg for a, _default in parameters(fn)]
+
+
+def parameters(fn: ast.FunctionDef | ast.AsyncFunctionDef) -> list[tuple[ast.arg, ast.expr | None]]:
+    """`fn`'s parameters with their defaults (None: no default), `*args` and `**kwargs` left out."""
     args = fn.args
-    return [a.arg for a in args.posonlyargs + args.args + args.kwonlyargs]
+    positional = args.posonlyargs + args.args
+    pad: list[ast.expr | None] = [None] * (len(positional) - len(args.defaults))
+    return list(zip(positional, pad + list(args.defaults))) + list(zip(args.kwonlyargs, args.kw_defaults))
 
 
 def defined_before(tree: ast.Module, st: ast.stmt, name: str) -> bool:
@@ -296,21 +303,20 @@ BOOL_FUNCS = frozenset({"any", "all", "isclose", "isnan", "isinf", "isfinite", "
                         "greater", "greater_equal", "less", "less_equal", "not_equal"})
 
 
+_PURE = (ast.Name, ast.Attribute, ast.Constant, ast.Compare, ast.BinOp, ast.UnaryOp, ast.Load, ast.cmpop,
+         ast.operator, ast.unaryop)
+
+
 def pure(node: ast.AST) -> bool:
     """Names, attributes, constants and comparisons or arithmetic of them: reading it twice
     computes the same thing (no call, so no random draw or side effect)."""
-    return all(isinstance(n, (ast.Name, ast.Attribute, ast.Constant, ast.Compare, ast.BinOp, ast.UnaryOp,
-                              ast.Load, ast.cmpop, ast.operator, ast.unaryop))
-               for n in ast.walk(node))
+    return all(isinstance(n, _PURE) for n in ast.walk(node))
 
 
 def pure_indexed(node: ast.AST) -> bool:
     """`pure`, indexing and slicing allowed too (`quat[:, 3] < 0`, `codebooks[1]`): reading it
     twice still reads the same elements."""
-    return all(isinstance(n, (ast.Name, ast.Attribute, ast.Constant, ast.Compare, ast.BinOp, ast.UnaryOp,
-                              ast.Subscript, ast.Slice, ast.Tuple, ast.Load, ast.Store, ast.cmpop, ast.operator,
-                              ast.unaryop))
-               for n in ast.walk(node))
+    return all(isinstance(n, _PURE + (ast.Subscript, ast.Slice, ast.Tuple, ast.Store)) for n in ast.walk(node))
 
 
 # the text of each augmented assignment's operator (`x *= v` is `x = x * v`)
@@ -342,6 +348,6 @@ def fresh_name(taken: set[str], base: str) -> str:
     return name
 
 
-__all__ = ["BOOL_FUNCS", "BIN_OPS", "parameter_names", "pure", "pure_indexed", "identifiers", "fresh_name", "module_binds", "module_names", "replace_spans", "node_span", "parents_of", "enclosing_function", "segment", "with_replaced", "statement_lines", "is_elif", "defined_before", "source_lines", "statement_at", "owns_lines", "indentation", "indent_unit", "nested",
+__all__ = ["BOOL_FUNCS", "BIN_OPS", "parameter_names", "parameters", "pure", "pure_indexed", "identifiers", "fresh_name", "module_binds", "module_names", "replace_spans", "node_span", "parents_of", "enclosing_function", "segment", "with_replaced", "statement_lines", "is_elif", "defined_before", "source_lines", "statement_at", "owns_lines", "indentation", "indent_unit", "nested",
            "spans_string_lines", "binds_torch", "function_binds", "replace_statement", "apply_candidate",
            "finding_statement", "guard_eager_only"]
