@@ -586,15 +586,23 @@ class Net(nn.Module):
 READ = 14   # the `if` whose test reads the cached length (`.item()`, GB0124)
 
 
-@pytest.mark.parametrize("cached, accepted", [("torch.arange(8.0)", True), ("torch.zeros(8)", False)])
+@pytest.mark.parametrize("cached, decorated, accepted", [
+    ("torch.arange(8.0)", False, True), ("torch.zeros(8)", False, False),
+    # behind a decorator of torch's (rotary-embedding-torch's `@autocast('cuda', enabled=False)`):
+    # whether the exit is taken is still seen in the function's own file
+    ("torch.arange(8.0)", True, True)])
 def test_a_cache_read_in_eager_only_is_verified_where_the_cache_holds_what_a_miss_computes(
-        tmp_path, monkeypatch, cached, accepted):
+        tmp_path, monkeypatch, cached, decorated, accepted):
     """Every shape case reads the cache; compiled code, which never does, computes the table
     instead: the same values where the cache holds them, not where it holds something else."""
     text = CACHE.replace("torch.arange(8.0)[:, None]", f"{cached}[:, None]")
+    read = READ
+    if decorated:
+        text = text.replace("    def table(", "    @torch.autocast('cpu', enabled=False)\n    def table(")
+        read += 1
     proof = Proof(tmp_path, monkeypatch, text, phases=("breaks", "matrix"))
-    line = text.splitlines()[READ - 1].replace("if ", "if not torch.compiler.is_compiling() and ", 1)
-    verdict = proof.prove(READ, READ, line, guards=["zero"], gb="GB0124")
+    line = text.splitlines()[read - 1].replace("if ", "if not torch.compiler.is_compiling() and ", 1)
+    verdict = proof.prove(read, read, line, gb="GB0124")
     assert verdict["accepted"] is accepted, verdict
     if accepted:
         assert "compiled code runs on past the early exit and still equals head's eager outputs on " \

@@ -1064,9 +1064,15 @@ def _eager_exit_fixes(code, finding, st: ast.If, tree, lines) -> list[Candidate]
             isinstance(st.test, ast.BoolOp) and isinstance(st.test.op, ast.And)):
         text = f"({text})"
     exit_word = type(st.body[0]).__name__.lower()
+    value = st.body[0].value if isinstance(st.body[0], ast.Return) else None
+    # a cache's test compares its key (a length, an offset), which zeros in a tensor argument
+    # do not decide: injected, they would only break the link between the cache and its key
+    # that the caller keeps (rotary positions `t` whose table is cached by their count); only
+    # the special values the test itself reads are injected there
+    cached = value is not None and any(_held(v) for v in (value.elts if isinstance(value, ast.Tuple) else [value]))
     return [_header_edit(code, finding, st, lines, f"not torch.compiler.is_compiling() and {text}",
                          f"take the early `{exit_word}` in eager only: compiled code runs on",
-                         _exit_guards(text), rank=3)]
+                         guards_of(text) if cached else _exit_guards(text), rank=3)]
 
 
 EAGER_BLOCK = "run the block in eager only: compiled code skips it"
