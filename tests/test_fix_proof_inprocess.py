@@ -611,6 +611,22 @@ def test_a_cache_read_in_eager_only_is_verified_where_the_cache_holds_what_a_mis
         assert verdict["reason"].startswith("compiled outputs differ from eager ones"), verdict
 
 
+def test_an_eager_only_exit_edited_on_a_later_line_of_its_test_is_still_one(tmp_path, monkeypatch):
+    """The edit may put `not torch.compiler.is_compiling() and` on the second line of a test
+    over two: it is still an exit compiled code never takes, and where no shape case takes it
+    (an empty cache) nothing compared compiled code with head there."""
+    text = CACHE.replace("torch.tensor(8)", "torch.tensor(0)").replace(
+        "        if n <= self.cached_len.item():\n",
+        "        if (n > 0 and\n                n <= self.cached_len.item()):\n")
+    proof = Proof(tmp_path, monkeypatch, text, phases=("breaks", "matrix"))
+    line = text.splitlines()[READ].replace("n <= ", "not torch.compiler.is_compiling() and n <= ", 1)
+    verdict = proof.prove(READ + 1, READ + 1, line, gb="GB0124")
+    assert verdict["accepted"] is False
+    assert verdict["reason"] == (f"no shape case takes the early exit at line {READ + 2}, so compiled "
+                                 "code not taking it was never compared with head on the model's own "
+                                 "inputs"), verdict
+
+
 ROOT_OF = NET.replace("if h.sum() > 0:\n            h = h * 2", "if (h > 0).all():\n            h = h.sqrt()")
 
 

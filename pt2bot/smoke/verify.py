@@ -999,16 +999,17 @@ def verify(spec: dict[str, Any], emit: Emit) -> None:
 
 
 def _edited_if(original: str, edit: Edit) -> Any:
-    """The `if` statement of head's text on the edit's first line, without an `else` (the
-    eager-only exits and blocks edit its header), or None."""
+    """The `if` statement of head's text without an `else` whose header holds the edit's lines
+    (the eager-only exits and blocks edit its header; a test over several lines may be edited
+    on one of them only), or None."""
     import ast
 
     try:
         tree = ast.parse(original)
     except (SyntaxError, ValueError, RecursionError):
         return None
-    return next((n for n in ast.walk(tree) if isinstance(n, ast.If) and n.lineno == edit.start_line
-                 and not n.orelse and n.body), None)
+    return next((n for n in ast.walk(tree) if isinstance(n, ast.If) and n.lineno <= edit.start_line
+                 and edit.end_line <= (n.test.end_lineno or n.lineno) and not n.orelse and n.body), None)
 
 
 def _is_exit(node: Any) -> bool:
@@ -1020,13 +1021,13 @@ def _is_exit(node: Any) -> bool:
 def _exit_line(original: str, edit: Edit) -> int | None:
     """For an edit of `if <test>: break` (or `continue`, `return`), head's line of that exit
     statement: whether a shape case or a guard input takes it decides whether the compiled
-    runs on it showed anything. -1 when the exit is on the `if`'s own line (no line event
-    tells it apart); None for any other edit."""
+    runs on it showed anything. -1 when the exit is on a line of the `if`'s header (no line
+    event tells it apart); None for any other edit."""
     node = _edited_if(original, edit)
     if node is None or not _is_exit(node):
         return None
     line = node.body[0].lineno
-    return -1 if line == node.lineno else line
+    return -1 if line <= (node.test.end_lineno or node.lineno) else line
 
 
 def _block_line(original: str, edit: Edit) -> int | None:
@@ -1036,23 +1037,23 @@ def _block_line(original: str, edit: Edit) -> int | None:
     rewrites the header only, and the block starts on a line of its own. None for any other
     edit, an exit (`_exit_line`) included."""
     node = _edited_if(original, edit)
-    if node is None or _is_exit(node) or edit.end_line != node.test.end_lineno \
-            or node.body[0].lineno <= edit.end_line:
+    if node is None or _is_exit(node) or node.body[0].lineno <= (node.test.end_lineno or node.lineno):
         return None
     return node.body[0].lineno
 
 
-def _always_runs(patched: str, edit: Edit) -> bool:
-    """Whether the edited `if` of the patched text tests `<am I compiling?>() or ...`: compiled
-    code always enters its block (`_compiled_block_fixes`), where `not <am I compiling?>() and
-    ...` never does."""
+def _always_runs(original: str, patched: str, edit: Edit) -> bool:
+    """Whether the edited `if` (`_edited_if`; the edit leaves the line it starts on) tests
+    `<am I compiling?>() or ...` in the patched text: compiled code always enters its block
+    (`_compiled_block_fixes`), where `not <am I compiling?>() and ...` never does."""
     import ast
 
+    head = _edited_if(original, edit)
     try:
         tree = ast.parse(patched)
     except (SyntaxError, ValueError, RecursionError):
         return False
-    node = next((n for n in ast.walk(tree) if isinstance(n, ast.If) and n.lineno == edit.start_line), None)
+    node = head and next((n for n in ast.walk(tree) if isinstance(n, ast.If) and n.lineno == head.lineno), None)
     return (node is not None and isinstance(node.test, ast.BoolOp) and isinstance(node.test.op, ast.Or)
             and isinstance(node.test.values[0], ast.Call)
             and asks_compiling([ast.unparse(node.test.values[0])], patched))
@@ -1111,7 +1112,7 @@ def prove_candidate(cand: Mapping[str, Any], model: Any, cases: list[CaseInputs]
     exit_at = _exit_line(original, edit) if compiled else None
     if block is not None:
         measured["block"] = block
-        if _always_runs(patched, edit):
+        if _always_runs(original, patched, edit):
             measured["always"] = True
     if exit_at is not None:
         measured["exit"] = exit_at
