@@ -473,9 +473,11 @@ BLOCKS = NET.replace("""        if h.sum() > 0:
             h = h * 2
         if (h.abs() > 1e5).any():
             h = h.clamp(-1e5, 1e5)
+        if (h.abs() > 1e6).any():
+            h = h / 2
         return h + z.sum(-1, keepdim=True)
 """)
-CUT, DOUBLE, CLAMP = 14, 17, 19
+CUT, DOUBLE, CLAMP, HALVE = 14, 17, 19, 21
 
 
 def _eager_only(line: str) -> str:
@@ -523,6 +525,106 @@ def test_a_block_no_shape_case_enters_is_refused(blocks):
     large = blocks.prove(CLAMP, CLAMP, _eager_only(line), guards=["large"])
     assert large["accepted"] is False
     assert "compiled, where `is_compiling()` is true" in large["reason"], large
+
+
+def _always(line: str) -> str:
+    return line.replace("if ", "if torch.compiler.is_compiling() or ", 1)
+
+
+def test_a_block_run_always_under_compile_that_changes_nothing_is_verified(blocks):
+    """The clamp to 1e5 is the identity on the shape cases, which never enter it: compiled
+    code runs it anyway, and the matrix's compiled outputs, compared with the eager ones
+    (head's: eager still reads the test), show that it changes nothing there."""
+    line = BLOCKS.splitlines()[CLAMP - 1]
+    verdict = blocks.prove(CLAMP, CLAMP, _always(line))
+    assert verdict["accepted"] is True, verdict
+    assert ("compiled code runs the block and still equals head's eager outputs on the 2 shape "
+            "cases, where head skips it") in verdict["evidence"], verdict["evidence"]
+
+
+def test_a_block_run_always_whose_work_matters_is_refused(blocks):
+    """Halving where no value reaches 1e6: eager never runs it, compiled code always does."""
+    line = BLOCKS.splitlines()[HALVE - 1]
+    verdict = blocks.prove(HALVE, HALVE, _always(line))
+    assert verdict["accepted"] is False
+    assert verdict["reason"].startswith("compiled outputs differ from eager ones on shape case "
+                                        "batch=2"), verdict
+
+
+def test_a_block_run_always_that_every_shape_case_enters_is_refused(blocks):
+    """Every shape case has a positive value, so head runs `h * 2` on each: compiled code
+    running it always was never compared with head where head skips it."""
+    line = BLOCKS.splitlines()[DOUBLE - 1]
+    verdict = blocks.prove(DOUBLE, DOUBLE, _always(line))
+    assert verdict["accepted"] is False
+    assert verdict["reason"] == (f"no shape case skips the block at line {DOUBLE + 1}, so compiled "
+                                 "code running it was never compared with head on the model's own "
+                                 "inputs"), verdict
+
+
+CACHE = """\
+import torch
+from torch import nn
+
+
+class Net(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.lin = nn.Linear(4, 4)
+        self.register_buffer("cached", torch.arange(8.0)[:, None] * torch.ones(4), persistent=False)
+        self.register_buffer("cached_len", torch.tensor(8), persistent=False)
+
+    def table(self, x):
+        n = x.shape[0]
+        if n <= self.cached_len.item():
+            return self.cached[:n].detach()
+        return torch.arange(float(n))[:, None] * torch.ones(4)
+
+    def forward(self, x):
+        return self.lin(x) + self.table(x)
+"""
+READ = 14   # the `if` whose test reads the cached length (`.item()`, GB0124)
+
+
+@pytest.mark.parametrize("cached, decorated, accepted", [
+    ("torch.arange(8.0)", False, True), ("torch.zeros(8)", False, False),
+    # behind a decorator of torch's (rotary-embedding-torch's `@autocast('cuda', enabled=False)`):
+    # whether the exit is taken is still seen in the function's own file
+    ("torch.arange(8.0)", True, True)])
+def test_a_cache_read_in_eager_only_is_verified_where_the_cache_holds_what_a_miss_computes(
+        tmp_path, monkeypatch, cached, decorated, accepted):
+    """Every shape case reads the cache; compiled code, which never does, computes the table
+    instead: the same values where the cache holds them, not where it holds something else."""
+    text = CACHE.replace("torch.arange(8.0)[:, None]", f"{cached}[:, None]")
+    read = READ
+    if decorated:
+        text = text.replace("    def table(", "    @torch.autocast('cpu', enabled=False)\n    def table(")
+        read += 1
+    proof = Proof(tmp_path, monkeypatch, text, phases=("breaks", "matrix"))
+    line = text.splitlines()[read - 1].replace("if ", "if not torch.compiler.is_compiling() and ", 1)
+    verdict = proof.prove(read, read, line, gb="GB0124")
+    assert verdict["accepted"] is accepted, verdict
+    if accepted:
+        assert "compiled code runs on past the early exit and still equals head's eager outputs on " \
+               "the 2 shape cases" in verdict["evidence"], verdict["evidence"]
+    else:
+        assert verdict["reason"].startswith("compiled outputs differ from eager ones"), verdict
+
+
+def test_an_eager_only_exit_edited_on_a_later_line_of_its_test_is_still_one(tmp_path, monkeypatch):
+    """The edit may put `not torch.compiler.is_compiling() and` on the second line of a test
+    over two: it is still an exit compiled code never takes, and where no shape case takes it
+    (an empty cache) nothing compared compiled code with head there."""
+    text = CACHE.replace("torch.tensor(8)", "torch.tensor(0)").replace(
+        "        if n <= self.cached_len.item():\n",
+        "        if (n > 0 and\n                n <= self.cached_len.item()):\n")
+    proof = Proof(tmp_path, monkeypatch, text, phases=("breaks", "matrix"))
+    line = text.splitlines()[READ].replace("n <= ", "not torch.compiler.is_compiling() and n <= ", 1)
+    verdict = proof.prove(READ + 1, READ + 1, line, gb="GB0124")
+    assert verdict["accepted"] is False
+    assert verdict["reason"] == (f"no shape case takes the early exit at line {READ + 2}, so compiled "
+                                 "code not taking it was never compared with head on the model's own "
+                                 "inputs"), verdict
 
 
 ROOT_OF = NET.replace("if h.sum() > 0:\n            h = h * 2", "if (h > 0).all():\n            h = h.sqrt()")

@@ -373,6 +373,104 @@ def test_a_name_bound_in_the_block_but_not_read_after_it_is_fine(tmp_path):
     assert titled(by_line[7], BLOCK)
 
 
+from pt2bot.rules.branch_fixes import COMPILED_BLOCK  # noqa: E402
+PADDED = """\
+    import torch
+
+    @torch.compile
+    def f(x: torch.Tensor, mask: torch.Tensor, padded: torch.Tensor):
+        if padded.item():
+            x = x.masked_fill(mask, 0.0)
+            n = (~mask).sum(-1, keepdim=True)
+        return x.sum(-1)
+    """
+
+
+def test_a_block_runs_always_in_compiled_code_from_a_finding_in_its_test(tmp_path):
+    """aimnet's padding mask: `.item()` (PTC101) in the test of an `if` whose block does
+    nothing where the input is not padded. Compiled code may run the block always, or never:
+    the proof tells which (running it first: that keeps head's work)."""
+    src, item = findings_in(tmp_path, PADDED, "PTC101")
+    cands = [c for f in item for c in fix_candidates(f, src)]
+    always, never = titled(cands, COMPILED_BLOCK), titled(cands, BLOCK)
+    assert [c.lines for c in always] == [("    if torch.compiler.is_compiling() or padded.item():",)]
+    assert [c.lines for c in never] == [("    if not torch.compiler.is_compiling() and padded.item():",)]
+    assert cands.index(always[0]) < cands.index(never[0])
+    assert (always[0].start_line, always[0].end_line, always[0].rank, always[0].safe) == (5, 5, 4, False)
+    fixed(src, always[0])
+
+
+@pytest.mark.parametrize("block, want", [
+    ("    if (x > 0).any() and x.mean() > 1:\n        x = x * 2\n",
+     "    if torch.compiler.is_compiling() or ((x > 0).any() and x.mean() > 1):"),
+    ("    if (x > 0).any() or x.mean() > 1:\n        x = x * 2\n",
+     "    if torch.compiler.is_compiling() or (x > 0).any() or x.mean() > 1:"),
+])
+def test_a_block_run_always_keeps_the_tests_meaning(tmp_path, block, want):
+    src = "import torch\n\n@torch.compile\ndef f(x: torch.Tensor):\n" + block + "    return x\n"
+    _src, by_line = chains(tmp_path, src)
+    assert [c.lines for c in titled(by_line[5], COMPILED_BLOCK)] == [(want,)]
+
+
+@pytest.mark.parametrize("block", [
+    "    if (x > 0).any():\n        x = x * 2\n    else:\n        x = x * 3\n",
+    "    if (x > 0).any():\n        x = x * 2\n        return x\n",
+    "    if (x > 0).any():\n        raise ValueError('bad')\n",
+    "    if (x > 0).any(): x = x * 2\n",
+    # a random draw in the block: running it where head does not moves every later draw
+    "    if (x > 0).any():\n        x = x + torch.randn_like(x)\n",
+    # recipe 1's shapes: branchless in eager too
+    "    if (x > 0).any():\n        x = x.clamp(max=0)\n",
+])
+def test_blocks_compiled_code_does_not_run_always(tmp_path, block):
+    src = "import torch\n\n@torch.compile\ndef f(x: torch.Tensor):\n" + block + "    return x\n"
+    _src, by_line = chains(tmp_path, src)
+    assert by_line
+    assert not [c for cs in by_line.values() for c in cs if c.title == COMPILED_BLOCK]
+
+
+CACHED = """\
+    import torch
+    from torch import nn
+
+    class Rot(nn.Module):
+        def forward(self, t: torch.Tensor, offset: int = 0):
+            n = t.shape[0]
+            if (offset + n) <= self.cached_len.item():
+                return self.cached[offset:(offset + n)].detach()
+            freqs = t[:, None] * self.inv
+            if offset == 0:
+                self.cached[:n] = freqs.detach()
+            return freqs
+    """
+
+
+def test_a_cache_read_is_an_early_exit_taken_in_eager_only(tmp_path):
+    """rotary-embedding-torch's cached frequencies: a `.item()` of the cached length in the
+    test of an early return of a slice of the cache. Compiled code computes the values as on a
+    miss; the proof compares that with head where head reads the cache."""
+    src, item = findings_in(tmp_path, CACHED, "PTC101")
+    cands = [c for f in item for c in fix_candidates(f, src)]
+    [c] = [c for c in cands if c.title == "take the early `return` in eager only: compiled code runs on"]
+    assert c.lines == ("        if not torch.compiler.is_compiling() and (offset + n) <= self.cached_len.item():",)
+    # zeros in `t` would not decide the test, only part the cache from its key
+    assert c.guards == ()
+    fixed(src, c)
+
+
+@pytest.mark.parametrize("value", [
+    "self.cached[offset:(offset + n)] * 2",     # computes
+    "self.table(n)",                            # a call of its own
+    "self.cached[t.argmax()]",                  # an index computed by a call
+    "other.cached[:n]",                         # not what the module holds
+])
+def test_returns_that_are_not_a_cache_read(tmp_path, value):
+    src = CACHED.replace("self.cached[offset:(offset + n)].detach()", value)
+    src, item = findings_in(tmp_path, src, "PTC101")
+    assert item
+    assert not [c for f in item for c in fix_candidates(f, src) if "eager only" in c.title]
+
+
 def test_an_exit_that_returns_what_it_computes_is_not_a_skip(tmp_path):
     _src, by_line = chains(tmp_path, """\
         import torch

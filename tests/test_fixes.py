@@ -12,7 +12,7 @@ import pytest
 from pt2bot.config import StaticConfig
 from pt2bot.findings import Finding
 from pt2bot.rules import Candidate, apply_candidate, fix_candidates, fix_candidates_explained
-from pt2bot.rules.branch_fixes import EAGER_BLOCK
+from pt2bot.rules.branch_fixes import COMPILED_BLOCK, EAGER_BLOCK
 from pt2bot.static import check_paths
 
 
@@ -390,14 +390,14 @@ def test_if_else_assignments_and_a_ternary(tmp_path):
     "    if x.sum() > 0:\n        w = x - 1\n",
 ])
 def test_branches_without_a_recipe(tmp_path, text):
-    """Only the last resort, where there is an `if` block: run it in eager only, which the proof
-    refuses wherever the block's work changes the result (recipe 5, tests/test_fix_returns.py)."""
+    """Only the last resorts, where there is an `if` block: run it always in compiled code, or in
+    eager only, which the proof refuses wherever the block's work changes the result (recipes 5 and 6, tests/test_fix_returns.py)."""
     src = "import torch\n\n@torch.compile\ndef f(x):\n" + text + "    return x\n"
     (tmp_path / "m.py").write_text(src)
     fs = [f for f in check_paths(str(tmp_path), ["m.py"], StaticConfig(), jobs=1) if f.rule == "PTC201"]
     titles = [c.title for f in fs for c in fix_candidates(f, src)]
-    assert fs and titles == ([EAGER_BLOCK] if text.startswith("    if x.sum() > 0:\n") and "el" not in text
-                             else [])
+    assert fs and titles == ([COMPILED_BLOCK, EAGER_BLOCK]
+                             if text.startswith("    if x.sum() > 0:\n") and "el" not in text else [])
 
 
 def test_a_returned_tuple_keeps_its_brackets(tmp_path):
@@ -966,10 +966,12 @@ def test_a_break_without_a_finding_gets_the_recipes_of_the_rules_predicting_its_
     assert where.cand.lines == ("    return torch.where(scale == 1, x, x * scale)",)
     assert (where.cand.start_line, where.cand.end_line) == (5, 7)
     # GB0033 is predicted too (PTC102's `.tolist()` of integers, PTC104's sizes and fill
-    # values), but none of their recipes fits a branch; a GB no rule predicts has no candidate
-    _none, why = gather([target("GB0033")], fs, str(tmp_path), None)
-    assert why == {0: "no static finding on the line; the recipes of PTC102, PTC104 (dynamo's GB0033 "
-                      "there) have no edit for this code"}
+    # values): of their recipes only the one for any break in an `if`'s test fits, the exit
+    # taken in eager only; a GB no rule predicts has no candidate
+    other, why = gather([target("GB0033")], fs, str(tmp_path), None)
+    assert why == {}
+    assert [p.cand.lines for p in other] == [
+        ("    if not torch.compiler.is_compiling() and scale == 1:",)]
     _none, why = gather([target("GB0088")], fs, str(tmp_path), None)
     assert why == {0: "no static finding on the line offers a fix"}
 

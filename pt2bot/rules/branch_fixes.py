@@ -37,24 +37,37 @@ In the order they are offered (most likely to be the author's intent first):
    and the chain from the finding's own `if` on, when that is not the chain's first (the
    diff's hunk may hold it where it does not hold the whole chain);
 4. an early exit taken in eager only: `if <test>: break` (or `continue`, or a `return` of
-   names and constants, `return target, None`) without an `else` becomes `if not
-   torch.compiler.is_compiling() and <test>:` (kornia's distance_transform and
-   mask_ignore_pixels fixes). Right only where the exit skips work that changes nothing
+   names and constants, `return target, None`, or of a value the module holds, `return
+   self.cached_freqs[offset:(offset + n)].detach()`: a cache read) without an `else` becomes
+   `if not torch.compiler.is_compiling() and <test>:` (kornia's distance_transform and
+   mask_ignore_pixels fixes; rotary-embedding-torch's cached frequencies, which compiled code
+   computes as on a miss). Right only where the exit skips work that changes nothing
    (a loop's later iterations that are no-ops, a mask of all True the caller applies to no
-   effect). Eager runs exactly as before, so the proof runs such an edit compiled on the
+   effect, a cache that holds what a miss computes). Eager runs exactly as before, so the
+   proof runs such an edit compiled on the
    inputs that take the exit (pt2bot/smoke/verify.py `guard_checks`): what the test reads, and
    zeros for `.all()` or a test with nothing special in it (`_exit_guards`);
-5. work done in eager only: `if <test>: <block>` without an `else`, whose block cannot leave
-   the function or loop, becomes `if not torch.compiler.is_compiling() and <test>:` (torchrl's
-   truncation of a geometric series once it falls below 1e-7, skipped while compiling). Also
-   offered for the findings inside such a block (the `.item()` of the truncation index), from
-   the rules that flag them, where the `if` tests a tensor's values (under a Python test,
-   `if self.ignore_index is not None:`, the block always runs: its work is not optional).
+5. a block run always in compiled code: `if <test>: <block>` without an `else`, whose block
+   cannot leave the function or loop and draws no random number, becomes `if
+   torch.compiler.is_compiling() or <test>:` (aimnet's padding mask, applied under compile
+   whether or not the input is padded: a `masked_fill` with a mask of all False is the
+   identity). Right only where the block does nothing on the values that skip it; the proof
+   runs the edit compiled on the shape cases and refuses it unless head skips the block on one
+   of them and the compiled outputs equal head's eager ones there (`_compiled_block_fixes`);
+6. work done in eager only: the same block becomes `if not torch.compiler.is_compiling() and
+   <test>:` (torchrl's
+   truncation of a geometric series once it falls below 1e-7, skipped while compiling).
    Right only where the block's work does not change the result (an optimisation, a cache,
    statistics kept aside); the proof runs the edit compiled on the shape cases and on inputs
    that make the test hold, compares with head's eager outputs, and refuses it unless head
    enters the block on one of the shape cases (an injected input alone may be one on which the
-   work does nothing: zeros through an image augmentation) (`eager_block_fixes`).
+   work does nothing: zeros through an image augmentation) (`_eager_block_fixes`).
+
+Recipes 4 to 6 are also offered for the findings of other rules in such an `if`
+(`is_compiling_fixes`): in its test (`if data["_input_padded"].item():`, the `.item()` of a
+cached length), and, for recipe 6, inside its block (the `.item()` of the truncation index),
+where the `if` tests a tensor's values (under a Python test, `if self.ignore_index is not
+None:`, the block always runs: its work is not optional).
 
 Two more shapes reach these recipes: an `and` test whose other parts are Python tests (`if
 signed and torch.rand(()) <= 0.5:`), which stay an `if` around the edit of the tensor test
@@ -317,7 +330,7 @@ def _if_fixes(code, finding, st: ast.If, body, tree, lines) -> list[Candidate]:
     return out + python + \
         _dispatch_fixes(code, finding, st, tree, lines) + chain_fixes(code, finding, st, body, tree, lines) + \
         _python_first_fixes(code, finding, st, tree, lines) + \
-        _eager_exit_fixes(code, finding, st, tree, lines) + _eager_block_fixes(code, finding, st, tree, lines)
+        _compiling_fixes(code, finding, st, tree, lines)
 
 
 # --------------------------------------------------------------------------- Python parts of a test
@@ -981,12 +994,41 @@ _RANDOM = re.compile(r"\b(rand|randn|randint|randperm|rand_like|randn_like|randi
                      r"multinomial|normal|uniform_|random|choice)\b\s*\(|\brandom\.")
 
 
+# methods that return what their tensor holds, as it is or as a view (`.detach()` of a cached
+# value: no new values computed)
+_AS_HELD = frozenset({"detach", "clone", "contiguous", "view", "view_as", "reshape", "flatten",
+                      "unsqueeze", "squeeze", "expand", "expand_as", "to"})
+
+
+def _index(node: ast.AST) -> bool:
+    """An index of names, constants and arithmetic on them (`offset:(offset + seq_len)`)."""
+    return all(isinstance(n, (ast.Name, ast.Constant, ast.Attribute, ast.Slice, ast.Tuple, ast.BinOp,
+                              ast.UnaryOp, ast.operator, ast.unaryop, ast.expr_context))
+               for n in ast.walk(node))
+
+
+def _held(node: ast.AST) -> bool:
+    """A value already held, read: `self.cached_freqs[offset:(offset + seq_len)].detach()`,
+    an attribute of `self` indexed by names and arithmetic, through methods that compute no
+    new values."""
+    while isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr in _AS_HELD \
+            and all(_index(a) for a in node.args) and all(_index(k.value) for k in node.keywords):
+        node = node.func.value
+    while isinstance(node, ast.Subscript) and _index(node.slice):
+        node = node.value
+    while isinstance(node, ast.Attribute):
+        node = node.value
+    return isinstance(node, ast.Name) and node.id == "self"
+
+
 def _nothing_computed(node: ast.AST | None) -> bool:
     """A returned value that computes nothing: names, constants, a tuple of them (`return
-    target, None`). An exit that returns a value it computes is a special case, not a skip."""
+    target, None`), or a value the module holds (`return self.cached_freqs[:n].detach()`: a
+    cache read, whose miss computes the same values further on). An exit that returns a
+    value it computes is a special case, not a skip."""
     if isinstance(node, ast.Tuple):
         return all(_nothing_computed(e) for e in node.elts)
-    return node is None or isinstance(node, (ast.Name, ast.Constant))
+    return node is None or isinstance(node, (ast.Name, ast.Constant)) or _held(node)
 
 
 def _innermost_loop(tree: ast.Module, st: ast.stmt) -> ast.stmt | None:
@@ -1021,15 +1063,20 @@ def _eager_exit_fixes(code, finding, st: ast.If, tree, lines) -> list[Candidate]
     if isinstance(st.test, (ast.BoolOp, ast.IfExp, ast.NamedExpr, ast.Lambda)) and not (
             isinstance(st.test, ast.BoolOp) and isinstance(st.test.op, ast.And)):
         text = f"({text})"
-    start, end = node_span(st.test)
-    new = replace_spans(lines, st.lineno, end[0], [(start, end, f"not torch.compiler.is_compiling() and {text}")])
     exit_word = type(st.body[0]).__name__.lower()
-    return [Candidate(code=code, path=finding.path, start_line=st.lineno, end_line=end[0], lines=tuple(new),
-                      title=f"take the early `{exit_word}` in eager only: compiled code runs on",
-                      safe=False, guards=_exit_guards(text), rank=3)]
+    value = st.body[0].value if isinstance(st.body[0], ast.Return) else None
+    # a cache's test compares its key (a length, an offset), which zeros in a tensor argument
+    # do not decide: injected, they would only break the link between the cache and its key
+    # that the caller keeps (rotary positions `t` whose table is cached by their count); only
+    # the special values the test itself reads are injected there
+    cached = value is not None and any(_held(v) for v in (value.elts if isinstance(value, ast.Tuple) else [value]))
+    return [_header_edit(code, finding, st, lines, f"not torch.compiler.is_compiling() and {text}",
+                         f"take the early `{exit_word}` in eager only: compiled code runs on",
+                         guards_of(text) if cached else _exit_guards(text), rank=3)]
 
 
 EAGER_BLOCK = "run the block in eager only: compiled code skips it"
+COMPILED_BLOCK = "run the block always in compiled code: eager keeps the test"
 # statements that leave a block other than by its end: a block holding one is not work that
 # compiled code can skip (`_eager_exit_fixes` takes the exits that are the whole body)
 _LEAVES = (ast.Return, ast.Raise, ast.Break, ast.Continue, ast.Yield, ast.YieldFrom, ast.Await)
@@ -1045,31 +1092,51 @@ def _read_after(fn: ast.AST, st: ast.stmt, name: str) -> bool:
                for n in ast.walk(fn))
 
 
+def _block_test(st: ast.If, lines: list[str]) -> str | None:
+    """The test's text where `st` is `if <test>: <block>` without an `else`, whose block is
+    work on lines of its own (a block on the `if`'s own line: no line event tells whether it
+    ran) that cannot leave its function or loop (no `return`, `raise`, `break`, `continue`,
+    `yield`), under a test that binds no name (`:=`), asks no "am I compiling?" already and
+    draws no random number (a random branch is what the code means to do, not work whose
+    running is optional). None for any other statement. The two blocks whose running
+    compiled code decides alone (`_eager_block_fixes`, `_compiled_block_fixes`) start here."""
+    if st.orelse or is_elif(lines, st) or st.body[0].lineno <= (st.test.end_lineno or st.lineno):
+        return None
+    if len(st.body) == 1 and isinstance(st.body[0], (ast.Break, ast.Continue, ast.Return)):
+        return None   # an early exit: `_eager_exit_fixes`
+    if any(isinstance(n, _LEAVES) for b in st.body for n in ast.walk(b)):
+        return None
+    if any(isinstance(n, ast.NamedExpr) for n in ast.walk(st.test)):
+        return None
+    text = segment(lines, st.test)
+    if re.search(r"\bis_(torchdynamo_|dynamo_)?compiling\b", text) or _RANDOM.search(text):
+        return None
+    return text
+
+
+def _header_edit(code, finding, st: ast.If, lines, new_test: str, title: str, guards, rank: int) -> Candidate:
+    """`st`'s header with its test replaced by `new_test` (the block's lines unchanged)."""
+    start, end = node_span(st.test)
+    new = replace_spans(lines, st.lineno, end[0], [(start, end, new_test)])
+    return Candidate(code=code, path=finding.path, start_line=st.lineno, end_line=end[0], lines=tuple(new),
+                     title=title, safe=False, guards=guards, rank=rank)
+
+
 def _eager_block_fixes(code, finding, st: ast.If, tree, lines) -> list[Candidate]:
     """`if <test>: <work>` without an `else` -> `if not torch.compiler.is_compiling() and
     <test>:`: the block runs in eager only, as an early exit does in `_eager_exit_fixes`
     (torchrl's truncation of a geometric series below 1e-7, a cache of masks keyed by a data
     pointer). Right only where skipping the work leaves the result as it was, which is for the
     proof to show: it runs the edit compiled, on the shape cases and on inputs that make the
-    test hold, and compares with head's eager outputs. Offered only for a block that cannot
-    leave its function or loop (no `return`, `raise`, `break`, `continue`, `yield`), whose
-    every name it assigns already holds a value before the `if` or is not read after it
-    (compiled code would otherwise read a name that was never bound), and whose test draws no
-    random number (a random branch is what the code means to do, not work to skip)."""
-    if st.orelse or is_elif(lines, st) or st.body[0].lineno <= (st.test.end_lineno or st.lineno):
-        return []   # (a block on the `if`'s own line: no line event tells whether it ran)
-    if len(st.body) == 1 and isinstance(st.body[0], (ast.Break, ast.Continue, ast.Return)):
-        return []   # an early exit: `_eager_exit_fixes`
-    if any(isinstance(n, _LEAVES) for b in st.body for n in ast.walk(b)):
-        return []
-    if any(isinstance(n, ast.NamedExpr) for n in ast.walk(st.test)):
+    test hold, and compares with head's eager outputs. Offered only for a block `_block_test`
+    takes, whose every name it assigns already holds a value before the `if` or is not read
+    after it (compiled code would otherwise read a name that was never bound)."""
+    text = _block_test(st, lines)
+    if text is None:
         return []
     fn = enclosing_function(tree, st)
     if fn is None or any(not defined_before(tree, st, name) and _read_after(fn, st, name)
                          for name in _stored_names(st.body)):
-        return []
-    text = segment(lines, st.test)
-    if re.search(r"\bis_(torchdynamo_|dynamo_)?compiling\b", text) or _RANDOM.search(text):
         return []
     # a test for NaN or inf guards against them: that block is the point, never work to skip;
     # so is a transform that is a no-op on ordinary values, or a write through the tested mask
@@ -1080,17 +1147,48 @@ def _eager_block_fixes(code, finding, st: ast.If, tree, lines) -> list[Candidate
     if isinstance(st.test, (ast.BoolOp, ast.IfExp, ast.Lambda)) and not (
             isinstance(st.test, ast.BoolOp) and isinstance(st.test.op, ast.And)):
         text = f"({text})"
-    start, end = node_span(st.test)
-    new = replace_spans(lines, st.lineno, end[0], [(start, end, f"not torch.compiler.is_compiling() and {text}")])
-    return [Candidate(code=code, path=finding.path, start_line=st.lineno, end_line=end[0], lines=tuple(new),
-                      title=EAGER_BLOCK,
-                      safe=False, guards=_exit_guards(text), rank=4)]
+    return [_header_edit(code, finding, st, lines, f"not torch.compiler.is_compiling() and {text}",
+                         EAGER_BLOCK, _exit_guards(text), rank=4)]
 
 
-def eager_block_fixes(code: str, finding, source: str, tree: ast.Module) -> list[Candidate]:
-    """`_eager_block_fixes` for a finding inside the block (a `.item()`, a masked read in the
-    body of `if first_below_thr.any():`): the innermost `if` whose body holds the finding's
-    statement, in the same function."""
+def _compiled_block_fixes(code, finding, st: ast.If, tree, lines) -> list[Candidate]:
+    """`if <test>: <work>` without an `else` -> `if torch.compiler.is_compiling() or <test>:`:
+    compiled code always runs the block, eager reads the test as head does (aimnet's padding
+    mask, applied under compile whether or not the input is padded: `masked_fill` with a mask
+    of all False is the identity). Right only where the work changes nothing on the values
+    that do not take the branch, which is for the proof to show: it runs the edit compiled on
+    the shape cases on which head skips the block and compares with head's eager outputs. The
+    mirror of `_eager_block_fixes`; no condition on the names the block binds (it always binds
+    them now), but none for a block that draws random numbers (running it would move every
+    later draw) nor for the shapes recipe 1 turns branchless in eager too."""
+    text = _block_test(st, lines)
+    if text is None or enclosing_function(tree, st) is None:
+        return []
+    if any(_RANDOM.search(segment(lines, b)) for b in st.body):
+        return []
+    if (len(st.body) == 1 and _noop_guarded(st, lines)) or _masked_stores_guarded(st, lines):
+        return []
+    if isinstance(st.test, (ast.IfExp, ast.Lambda)) or (
+            isinstance(st.test, ast.BoolOp) and isinstance(st.test.op, ast.And)):
+        text = f"({text})"
+    return [_header_edit(code, finding, st, lines, f"torch.compiler.is_compiling() or {text}",
+                         COMPILED_BLOCK, guards_of(text), rank=4)]
+
+
+def _compiling_fixes(code, finding, st: ast.If, tree, lines) -> list[Candidate]:
+    """The edits of an `if` that let compiled code decide alone, without the test: an early
+    exit never taken, a block always run, a block never run (most likely right first: running
+    the work keeps head's computation where it may matter)."""
+    return (_eager_exit_fixes(code, finding, st, tree, lines) + _compiled_block_fixes(code, finding, st, tree, lines)
+            + _eager_block_fixes(code, finding, st, tree, lines))
+
+
+def is_compiling_fixes(code: str, finding, source: str, tree: ast.Module) -> list[Candidate]:
+    """The edits of `_compiling_fixes` for the finding of another rule than PTC201 in an `if`
+    on a tensor's value: in its test (`if data["_input_padded"].item():`, a `.item()` that
+    reads a cache's length in an early exit's test), or inside its block (the `.item()` of a
+    truncation index in the body of `if first_below_thr.any():`, which may run in eager only:
+    the innermost `if` whose body holds the finding's statement, in the same function)."""
     lines = source_lines(source)
     st, _body = statement_at(tree, finding.line, finding.col)
     if st is None or not binds_torch(tree) or function_binds(tree, st, "torch"):
@@ -1098,6 +1196,10 @@ def eager_block_fixes(code: str, finding, source: str, tree: ast.Module) -> list
     fn = enclosing_function(tree, st)
     if fn is None:
         return []
+    if isinstance(st, ast.If) and _inside(st.test, (finding.line, finding.col)):
+        if is_elif(lines, st) or not owns_lines(lines, st):
+            return []
+        return _compiling_fixes(code, finding, st, tree, lines)
     ifs = [n for n in ast.walk(fn) if isinstance(n, ast.If)
            and any(s is st for b in n.body for s in ast.walk(b))]
     if not ifs:
@@ -1126,4 +1228,4 @@ _TENSOR_TRUTH = frozenset({"item", "sum", "mean", "max", "min", "amax", "amin", 
                            "count_nonzero"})
 
 
-__all__ = ["EAGER_BLOCK", "chain_fixes", "eager_block_fixes", "tensor_condition_fixes", "guards_of"]
+__all__ = ["COMPILED_BLOCK", "EAGER_BLOCK", "chain_fixes", "guards_of", "is_compiling_fixes", "tensor_condition_fixes"]

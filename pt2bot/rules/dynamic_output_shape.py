@@ -8,7 +8,7 @@ from functools import lru_cache
 
 from pt2bot.analysis.infer import BOOL_TENSOR, PARAM, TENSORISH, WEAK_BOOL
 from pt2bot.rules.base import Candidate, Rule
-from pt2bot.rules.branch_fixes import eager_block_fixes
+from pt2bot.rules.branch_fixes import is_compiling_fixes
 from pt2bot.rules.edits import (BIN_OPS, binds_torch, enclosing_function, finding_statement, fresh_name,
                                 function_binds, identifiers, indentation, node_span, parents_of, pure, pure_indexed,
                                 replace_spans, replace_statement, segment, with_replaced)
@@ -212,7 +212,7 @@ class DynamicOutputShape(Rule):
     gradients are head's too.
     A selection inside a block of optional work (`if first_below_thr.any(): i =
     torch.where(first_below_thr)[0][0].item()`), where none of the above fits, gets the block
-    run in eager only (pt2bot/rules/branch_fixes.py `eager_block_fixes`, PTC201's recipe 5).
+    run in eager only (pt2bot/rules/branch_fixes.py `is_compiling_fixes`, PTC201's recipe 6).
     """
 
     code = "PTC304"
@@ -230,7 +230,7 @@ class DynamicOutputShape(Rule):
             _masked_store_fixes(cls.code, finding, source, tree) or \
             _masked_compute_fixes(cls.code, finding, source, tree) or \
             _output_size_fixes(cls.code, finding, source, tree) or \
-            eager_block_fixes(cls.code, finding, source, tree)
+            is_compiling_fixes(cls.code, finding, source, tree)
 
     def check(self, ctx, node):
         if isinstance(node, ast.AugAssign):

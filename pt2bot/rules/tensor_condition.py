@@ -127,8 +127,13 @@ class TensorCondition(Rule):
     changes nothing, so it is posted only where compiled runs, which do not take the exit,
     equal head's eager outputs on inputs where head takes it, one of the model's own shape
     cases among them (an injected input alone may be one on which the work does nothing).
-    Likewise a block of work without an `else` that cannot leave the function or loop
-    (torchrl's truncation of a series once it falls below 1e-7) runs in eager only, `if not
+    An early `return` of a value the module holds (a cache read, `return
+    self.cached[:n].detach()`) is such an exit too: compiled code computes the values as on a
+    miss. A block of work without an `else` that cannot leave the function or loop runs
+    always in compiled code, `if torch.compiler.is_compiling() or <test>:` (aimnet's padding
+    mask: a `masked_fill` with a mask of all False is the identity), posted only where
+    compiled runs of it equal head's eager outputs on a shape case on which head skips it; or
+    it runs in eager only (torchrl's truncation of a series once it falls below 1e-7), `if not
     torch.compiler.is_compiling() and <test>:`, posted only where compiled runs that skip it
     equal head's eager outputs on inputs that enter it, a shape case among them. A `while`
     gets no edit.

@@ -3,7 +3,7 @@ from __future__ import annotations
 import ast
 
 from pt2bot.rules.base import Rule
-from pt2bot.rules.branch_fixes import eager_block_fixes
+from pt2bot.rules.branch_fixes import is_compiling_fixes
 from pt2bot.rules.check_fixes import check_fixes
 from pt2bot.rules.scalar_fixes import keep_tensor_fixes, sizes_from_list_fixes
 from pt2bot.rules.size_fixes import item_to_fill_fixes, sizes_tensor_fixes
@@ -74,7 +74,11 @@ class TensorItem(Rule):
     torch.where(first_below_thr)[0][0].item(); g = g[..., :i, :]`, the block can run in eager
     only: `if not torch.compiler.is_compiling() and first_below_thr.any():`, posted only where
     the proof shows compiled outputs equal to head's eager ones on shape cases that enter the
-    block (pt2bot/rules/branch_fixes.py `eager_block_fixes`, PTC201's recipe 5).
+    block (pt2bot/rules/branch_fixes.py `is_compiling_fixes`, PTC201's recipe 6).
+    In the test of an `if` (`if data["_input_padded"].item():`, a cached length read in the
+    test of an early `return self.cached[:n]`), the `if` gets PTC201's recipes 4 to 6: the
+    early exit taken in eager only, the block run always in compiled code, or in eager only,
+    each posted only where the proof shows it right on the model's own shape cases.
     """
 
     code = "PTC101"
@@ -92,7 +96,7 @@ class TensorItem(Rule):
                 + sizes_tensor_fixes(cls.code, finding, source, tree)
                 + item_to_fill_fixes(cls.code, finding, source, tree)
                 + check_fixes(cls.code, finding, source, tree)
-                + eager_block_fixes(cls.code, finding, source, tree))
+                + is_compiling_fixes(cls.code, finding, source, tree))
 
     def check(self, ctx, node):
         if method_call(node, ("item",)) is not None:

@@ -3,7 +3,7 @@ from __future__ import annotations
 import ast
 
 from pt2bot.rules.base import Candidate, Rule
-from pt2bot.rules.branch_fixes import eager_block_fixes
+from pt2bot.rules.branch_fixes import is_compiling_fixes
 from pt2bot.rules.edits import enclosing_function, finding_statement, function_binds, module_binds, module_names, \
     replace_statement, segment, with_replaced
 from pt2bot.rules.scalar_fixes import INT_DTYPES, keep_tensor_fixes
@@ -113,7 +113,11 @@ class TensorTolist(Rule):
     torch.where(first_below_thr)[0][0].item(); g = g[..., :i, :]`, the block can run in eager
     only: `if not torch.compiler.is_compiling() and first_below_thr.any():`, posted only where
     the proof shows compiled outputs equal to head's eager ones on shape cases that enter the
-    block (pt2bot/rules/branch_fixes.py `eager_block_fixes`, PTC201's recipe 5).
+    block (pt2bot/rules/branch_fixes.py `is_compiling_fixes`, PTC201's recipe 6).
+    In the test of an `if` (`if data["_input_padded"].item():`, a cached length read in the
+    test of an early `return self.cached[:n]`), the `if` gets PTC201's recipes 4 to 6: the
+    early exit taken in eager only, the block run always in compiled code, or in eager only,
+    each posted only where the proof shows it right on the model's own shape cases.
     The sorted distinct values of a Python list through numpy, `np.unique([v[1:] for v in
     names]).tolist()` (makani's pressure levels from channel names; numpy on it breaks, GB0087),
     become `sorted(set([v[1:] for v in names]))`, which dynamo folds: the same list where the
@@ -134,7 +138,7 @@ class TensorTolist(Rule):
         return (range_fixes(cls.code, finding, source, tree) or
                 unique_list_fixes(cls.code, finding, source, tree) or
                 keep_tensor_fixes(cls.code, finding, source, tree, "tolist")) + \
-            eager_block_fixes(cls.code, finding, source, tree)
+            is_compiling_fixes(cls.code, finding, source, tree)
 
     def check(self, ctx, node):
         if method_call(node, ("tolist",)) is not None:

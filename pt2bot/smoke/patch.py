@@ -490,8 +490,14 @@ def injector(swap: Swap, *, compiled: bool = False) -> Iterator[Injector]:
 
 def _watching(fn: Any, injection: Injection, args: list[Any], kwargs: dict[str, Any]) -> Any:
     """`fn(*args, **kwargs)`, noting in `injection.reached` whether a line event of its file
-    hit `injection.watch` (eager only: the proof's guard runs are eager calls)."""
-    code = getattr(fn, "__code__", None)
+    hit `injection.watch` (eager only: the proof's guard runs are eager calls). The file is
+    the one the function was written in, behind its decorators (`@autocast(...)` wraps it in
+    a function of torch's own file, whose lines say nothing of the watched one)."""
+    try:
+        inner = inspect.unwrap(fn)
+    except ValueError:   # a cycle of __wrapped__
+        inner = fn
+    code = getattr(inner, "__code__", None)
     filename = getattr(code, "co_filename", None)
     if injection.reached is None:
         injection.reached = False

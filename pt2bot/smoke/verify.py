@@ -815,25 +815,38 @@ def judge(head: Mapping[str, Any], cand: Mapping[str, Any], targets: Sequence[Ma
     return {"accepted": True, "reason": None, "evidence": ", ".join(evidence)}
 
 
+def _where_compiled_differs(cand: Mapping[str, Any]) -> list[dict[str, Any]]:
+    """The shape cases on which compiled code, where `is_compiling()` is true, does what head's
+    eager run did not: head took the early exit or entered the block (`reached`) that compiled
+    code now never takes or enters; or, for a block compiled code always runs (`always`),
+    head skipped it (the cases not reached)."""
+    reached = list(cand.get("reached") or ())
+    if not cand.get("always"):
+        return reached
+    seen = {json.dumps(s, sort_keys=True) for s in reached}
+    return [r.get("shape") for r in cand.get("outputs") or ()
+            if json.dumps(r.get("shape"), sort_keys=True) not in seen]
+
+
 def _compared_where_reached(cand: Mapping[str, Any]) -> list[dict[str, Any]]:
-    """The shape cases on which head's eager run takes the candidate's early exit or enters
-    its block (`reached`) and the shape matrix's compiled run of the candidate, where
-    `is_compiling()` is true and the exit is not taken or the block not run, matched the eager
-    outputs, which are head's (eager runs the edited code as head does)."""
+    """Of `_where_compiled_differs`'s shape cases, those on which the shape matrix's compiled
+    run of the candidate matched the eager outputs, which are head's (eager runs the edited
+    code as head does)."""
     acc = {json.dumps(r.get("shape"), sort_keys=True): r.get("match")
            for r in cand.get("accuracy") or ()}
-    return [s for s in cand.get("reached") or () if acc.get(json.dumps(s, sort_keys=True)) is True]
+    return [s for s in _where_compiled_differs(cand) if acc.get(json.dumps(s, sort_keys=True)) is True]
 
 
 def _eager_only_refusal(cand: Mapping[str, Any]) -> str | None:
-    """Why an early exit taken, or a block run, in eager only is not shown right, if it is not.
+    """Why an early exit taken, or a block run, in eager only (or a block run always in
+    compiled code) is not shown right, if it is not.
 
     Such an edit changes what compiled code does on the inputs where head takes the exit or
-    enters the block, and nowhere else; unless one of the model's own shape cases is such an
-    input, no compiled run compared the edit with head on values that mean anything. An
-    injected guard input that takes the exit or enters the block is no substitute: it may be
-    one on which the skipped work does nothing (zeros through an image augmentation, targets
-    without the label a loss ignores)."""
+    enters the block (skips it, for a block compiled code always runs), and nowhere else;
+    unless one of the model's own shape cases is such an input, no compiled run compared the
+    edit with head on values that mean anything. An injected guard input that takes the exit
+    or enters the block is no substitute: it may be one on which the skipped work does nothing
+    (zeros through an image augmentation, targets without the label a loss ignores)."""
     block, exit_line = cand.get("block"), cand.get("exit")
     if isinstance(exit_line, int):
         line, what, instead = exit_line, ("takes", "take", "the early exit"), "not taking it"
@@ -844,12 +857,14 @@ def _eager_only_refusal(cand: Mapping[str, Any]) -> str | None:
             # the compiled guard runs compared code that took no exit on either side
             return ("no guard input takes the early exit, so what compiled code does instead "
                     "was never run")
+    elif isinstance(block, int) and cand.get("always"):
+        line, what, instead = block, ("skips", "skip", "the block"), "running it"
     elif isinstance(block, int):
         line, what, instead = block, ("enters", "enter", "the block"), "skipping it"
     else:
         return None
     one, many, where = what
-    reached = len(cand.get("reached") or ())
+    reached = len(_where_compiled_differs(cand))
     if not reached:
         return (f"no shape case {one} {where} at line {line}, so compiled code {instead} was "
                 "never compared with head on the model's own inputs")
@@ -864,18 +879,21 @@ def _eager_only_refusal(cand: Mapping[str, Any]) -> str | None:
 
 
 def _eager_only_evidence(cand: Mapping[str, Any]) -> str | None:
-    """For an accepted early exit or block in eager only: on how many of the shape cases, and
-    on which guard inputs, head takes the exit or enters the block and compiled code, which
-    does not, still equals head's eager outputs."""
+    """For an accepted early exit or block in eager only (or block always run compiled): on
+    how many of the shape cases, and on which guard inputs, head takes the exit or enters the
+    block (skips it) and compiled code, which does not, still equals head's eager outputs."""
+    always = bool(cand.get("always"))
     if isinstance(cand.get("exit"), int):
         done, where_head = "runs on past the early exit", "takes it"
+    elif isinstance(cand.get("block"), int) and always:
+        done, where_head = "runs the block", "skips it"
     elif isinstance(cand.get("block"), int):
         done, where_head = "skips the block", "runs it"
     else:
         return None
     k, n = len(_compared_where_reached(cand)), len(cand.get("accuracy") or ())
     reached = sorted({GUARD_WORDS.get(str(r.get("kind")), str(r.get("kind")))
-                      for r in cand.get("guards") or () if r.get("reached")})
+                      for r in cand.get("guards") or () if bool(r.get("reached")) is not always})
     where = [f"the {_shape_cases(n)}" if k == n else f"{k} of the {_shape_cases(n)}"] + \
         [f"inputs with {w}" for w in reached]
     return (f"compiled code {done} and still equals head's eager outputs on "
@@ -981,16 +999,17 @@ def verify(spec: dict[str, Any], emit: Emit) -> None:
 
 
 def _edited_if(original: str, edit: Edit) -> Any:
-    """The `if` statement of head's text on the edit's first line, without an `else` (the
-    eager-only exits and blocks edit its header), or None."""
+    """The `if` statement of head's text without an `else` whose header holds the edit's lines
+    (the eager-only exits and blocks edit its header; a test over several lines may be edited
+    on one of them only), or None."""
     import ast
 
     try:
         tree = ast.parse(original)
     except (SyntaxError, ValueError, RecursionError):
         return None
-    return next((n for n in ast.walk(tree) if isinstance(n, ast.If) and n.lineno == edit.start_line
-                 and not n.orelse and n.body), None)
+    return next((n for n in ast.walk(tree) if isinstance(n, ast.If) and n.lineno <= edit.start_line
+                 and edit.end_line <= (n.test.end_lineno or n.lineno) and not n.orelse and n.body), None)
 
 
 def _is_exit(node: Any) -> bool:
@@ -1002,25 +1021,42 @@ def _is_exit(node: Any) -> bool:
 def _exit_line(original: str, edit: Edit) -> int | None:
     """For an edit of `if <test>: break` (or `continue`, `return`), head's line of that exit
     statement: whether a shape case or a guard input takes it decides whether the compiled
-    runs on it showed anything. -1 when the exit is on the `if`'s own line (no line event
-    tells it apart); None for any other edit."""
+    runs on it showed anything. -1 when the exit is on a line of the `if`'s header (no line
+    event tells it apart); None for any other edit."""
     node = _edited_if(original, edit)
     if node is None or not _is_exit(node):
         return None
     line = node.body[0].lineno
-    return -1 if line == node.lineno else line
+    return -1 if line <= (node.test.end_lineno or node.lineno) else line
 
 
 def _block_line(original: str, edit: Edit) -> int | None:
     """For an edit of `if <test>: <block>` into `if not torch.compiler.is_compiling() and
-    <test>:` (pt2bot/rules/branch_fixes.py `eager_block_fixes`), head's first line of the
-    block: the edit rewrites the header only, and the block starts on a line of its own.
-    None for any other edit, an exit (`_exit_line`) included."""
+    <test>:` or `if torch.compiler.is_compiling() or <test>:` (pt2bot/rules/branch_fixes.py
+    `_eager_block_fixes`, `_compiled_block_fixes`), head's first line of the block: the edit
+    rewrites the header only, and the block starts on a line of its own. None for any other
+    edit, an exit (`_exit_line`) included."""
     node = _edited_if(original, edit)
-    if node is None or _is_exit(node) or edit.end_line != node.test.end_lineno \
-            or node.body[0].lineno <= edit.end_line:
+    if node is None or _is_exit(node) or node.body[0].lineno <= (node.test.end_lineno or node.lineno):
         return None
     return node.body[0].lineno
+
+
+def _always_runs(original: str, patched: str, edit: Edit) -> bool:
+    """Whether the edited `if` (`_edited_if`; the edit leaves the line it starts on) tests
+    `<am I compiling?>() or ...` in the patched text: compiled code always enters its block
+    (`_compiled_block_fixes`), where `not <am I compiling?>() and ...` never does."""
+    import ast
+
+    head = _edited_if(original, edit)
+    try:
+        tree = ast.parse(patched)
+    except (SyntaxError, ValueError, RecursionError):
+        return False
+    node = head and next((n for n in ast.walk(tree) if isinstance(n, ast.If) and n.lineno == head.lineno), None)
+    return (node is not None and isinstance(node.test, ast.BoolOp) and isinstance(node.test.op, ast.Or)
+            and isinstance(node.test.values[0], ast.Call)
+            and asks_compiling([ast.unparse(node.test.values[0])], patched))
 
 
 def _cases_reaching(model: Any, cases: Sequence[CaseInputs], paths: RepoPaths, head_swap: Swap,
@@ -1076,6 +1112,8 @@ def prove_candidate(cand: Mapping[str, Any], model: Any, cases: list[CaseInputs]
     exit_at = _exit_line(original, edit) if compiled else None
     if block is not None:
         measured["block"] = block
+        if _always_runs(original, patched, edit):
+            measured["always"] = True
     if exit_at is not None:
         measured["exit"] = exit_at
     # the line whose reaching, in head's eager run, says that an input takes the exit or
