@@ -421,9 +421,12 @@ def test_a_block_run_always_keeps_the_tests_meaning(tmp_path, block, want):
     "    if (x > 0).any():\n        x = x + torch.randn_like(x)\n",
     # recipe 1's shapes: branchless in eager too
     "    if (x > 0).any():\n        x = x.clamp(max=0)\n",
+    # state of the module, which every later call reads
+    "    if (x > 0).any():\n        self.steps += 1\n",
+    "    if (x > 0).any():\n        self.seen[0] = x.sum()\n",
 ])
 def test_blocks_compiled_code_does_not_run_always(tmp_path, block):
-    src = "import torch\n\n@torch.compile\ndef f(x: torch.Tensor):\n" + block + "    return x\n"
+    src = "import torch\n\n@torch.compile\ndef f(self, x: torch.Tensor):\n" + block + "    return x\n"
     _src, by_line = chains(tmp_path, src)
     assert by_line
     assert not [c for cs in by_line.values() for c in cs if c.title == COMPILED_BLOCK]

@@ -1160,11 +1160,13 @@ def _compiled_block_fixes(code, finding, st: ast.If, tree, lines) -> list[Candid
     the shape cases on which head skips the block and compares with head's eager outputs. The
     mirror of `_eager_block_fixes`; no condition on the names the block binds (it always binds
     them now), but none for a block that draws random numbers (running it would move every
-    later draw) nor for the shapes recipe 1 turns branchless in eager too."""
+    later draw), that stores into the module (`self.steps += 1`: state that every later call
+    reads, which the proof's few calls may not show), nor for the shapes recipe 1 turns
+    branchless in eager too."""
     text = _block_test(st, lines)
     if text is None or enclosing_function(tree, st) is None:
         return []
-    if any(_RANDOM.search(segment(lines, b)) for b in st.body):
+    if any(_RANDOM.search(segment(lines, b)) for b in st.body) or _stores_into_self(st.body):
         return []
     if (len(st.body) == 1 and _noop_guarded(st, lines)) or _masked_stores_guarded(st, lines):
         return []
@@ -1173,6 +1175,19 @@ def _compiled_block_fixes(code, finding, st: ast.If, tree, lines) -> list[Candid
         text = f"({text})"
     return [_header_edit(code, finding, st, lines, f"torch.compiler.is_compiling() or {text}",
                          COMPILED_BLOCK, guards_of(text), rank=4)]
+
+
+def _stores_into_self(body: list[ast.stmt]) -> bool:
+    """Whether a statement of `body` assigns to an attribute of `self`, or to an element of
+    one (`self.count += 1`, `self.cache[k] = v`)."""
+    def on_self(t: ast.AST) -> bool:
+        while isinstance(t, (ast.Attribute, ast.Subscript)):
+            t = t.value
+            if isinstance(t, ast.Name) and t.id == "self":
+                return True
+        return False
+    return any(isinstance(n, (ast.Attribute, ast.Subscript)) and isinstance(n.ctx, ast.Store) and on_self(n)
+               for st in body for n in ast.walk(st))
 
 
 def _compiling_fixes(code, finding, st: ast.If, tree, lines) -> list[Candidate]:
