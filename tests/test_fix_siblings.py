@@ -166,12 +166,13 @@ def test_overlapping_edits_are_not_combined(repo):
     root, findings = repo
     proposals, _why = gather([brk("nested", OUTER), brk("nested", INNER)], findings,
                              str(root), None)
-    # the `if`'s edits (where, cond) replace lines 22-25, the ternary's its own line inside
+    # the `if`'s edits (each arm kept alone, where, cond) replace lines 22-25, the ternary's
+    # its own line inside
     assert sorted((p.cand.start_line, p.cand.end_line) for p in proposals) == \
-        [(OUTER, 25), (OUTER, 25), (INNER, INNER)]
+        [(OUTER, 25)] * 4 + [(INNER, INNER)]
     assert all(len(p.findings) == 1 for p in proposals)
     assert compose_siblings(proposals, {f.fingerprint(): (f.line, f.col) for f in findings}) == []
-    assert order(proposals)[0].cand.start_line == OUTER   # the `where` of the `if`, rank 1
+    assert order(proposals)[0].cand.start_line == OUTER   # an arm of the `if` kept, rank 0
 
 
 def test_edits_that_touch_are_not_combined():

@@ -9,7 +9,18 @@ In the order they are offered (most likely to be the author's intent first):
    plain values through the mask the test reads: they change nothing when no entry is set,
    and a masked write does not break the graph where a masked read does). Not safe: `nan_to_num` also replaces
    inf, a clamp may reach values the condition did not test; the candidate carries the special
-   values its condition guards (`guards`) so a verifier compares it on them too;
+   values its condition guards (`guards`) so a verifier compares it on them too.
+   And for an `if`/`else`, each arm alone, one level up (`_keep_arm_fixes`), where both arms
+   compute the same on every input the model meets: peft's `if scaling == 1: result = result
+   + lora_B(lora_A(dropout(x)))` / `else: result = result + lora_B(lora_A(dropout(x))) *
+   scaling` (exact at 1: the maintainers kept the `else` arm), FastTD3's running variance,
+   whose Chan update under `if self.count > 0:` gives the batch's variance when the count is 0
+   (they kept the `if` arm). Tried before `torch.where`: the smaller edit, computing one arm
+   where `torch.where` computes both. Not where the test has an effect of its own (a call
+   that may change state, `:=`, a random draw), an arm can leave the function or loop, or a
+   name one arm binds and the code after reads is not bound by the other. The proof accepts
+   it only where a shape case ran the arm it drops (pt2bot/smoke/verify.py `_dropped_arm`):
+   on the other cases the kept arm is what head ran;
 2. `torch.where(cond, a, b)`: one assignment (or one `return`) on each side, the missing side
    the name's value before (or the `return` that follows the `if`). `torch.where` computes
    both sides, so the largest call both sides make alike (peft's `lora_B(lora_A(dropout(x)))`
@@ -327,7 +338,7 @@ def _if_fixes(code, finding, st: ast.If, body, tree, lines) -> list[Candidate]:
     # they keep deciding in Python whether the tensor test is evaluated at all
     test = None if python else _where_test(lines, st.test, (finding.line, finding.col))
     out = _branch_fixes(code, finding, st, body, tree, lines, test) if test is not None else []
-    return out + python + \
+    return _keep_arm_fixes(code, finding, st, tree, lines) + out + python + \
         _dispatch_fixes(code, finding, st, tree, lines) + chain_fixes(code, finding, st, body, tree, lines) + \
         _python_first_fixes(code, finding, st, tree, lines) + \
         _compiling_fixes(code, finding, st, tree, lines)
@@ -1168,7 +1179,10 @@ def _compiled_block_fixes(code, finding, st: ast.If, tree, lines) -> list[Candid
         return []
     if any(_RANDOM.search(segment(lines, b)) for b in st.body) or _stores_into_self(st.body):
         return []
-    if (len(st.body) == 1 and _noop_guarded(st, lines)) or _masked_stores_guarded(st, lines):
+    # a test for NaN or inf guards against them: run always, its block would meet ordinary
+    # values too (where it leaves them alone, recipe 1 drops the branch in eager as well)
+    if {"nan", "inf"} & set(guards_of(text)) or (len(st.body) == 1 and _noop_guarded(st, lines)) \
+            or _masked_stores_guarded(st, lines):
         return []
     if isinstance(st.test, (ast.IfExp, ast.Lambda)) or (
             isinstance(st.test, ast.BoolOp) and isinstance(st.test.op, ast.And)):
@@ -1238,9 +1252,111 @@ def _tensor_test(test: ast.AST) -> bool:
         for n in ast.walk(test))
 
 
+
+# --------------------------------------------------------------------------- keep one arm
+
+KEEP_ARM = "drop the branch: the `{kept}` arm computes the same where the test is {where}"
+
+
+def _reading_call(call: ast.Call) -> bool:
+    """A call that only reads: a torch function (not an in-place one, no `out=`), a tensor
+    method that reduces or compares (`x.sum()`, `m.any()`, `t.item()`), `float(...)` and the
+    like. Any other call may change state (a method of the model's own)."""
+    f = call.func
+    if any(k.arg == "out" for k in call.keywords):
+        return False
+    if isinstance(f, ast.Attribute) and isinstance(f.value, ast.Name) and f.value.id == "torch":
+        return not f.attr.endswith("_")
+    if isinstance(f, ast.Attribute):
+        return f.attr in BOOL_FUNCS | _TENSOR_TRUTH
+    return isinstance(f, ast.Name) and f.id in _NUMBER_CALLS
+
+
+def _written_places(lines: list[str], arm: list[ast.stmt]) -> set[str]:
+    """The attributes and elements `arm` writes (`self._var = ...`, `out[:, 0] = ...`), as text."""
+    return {segment(lines, n) for s in arm for n in ast.walk(s)
+            if isinstance(n, (ast.Attribute, ast.Subscript)) and isinstance(n.ctx, ast.Store)}
+
+
+def _arm_lines(lines: list[str], arm: list[ast.stmt], indent: str, header: int) -> list[str]:
+    """The statements of `arm` (an `if`'s body or its `else`) at `indent`, one level up, with
+    the comments and blank lines between them and the comment lines right above the first
+    (below line `header`, the arm's `if ...:` or `else:`)."""
+    cut = len(indentation(lines, arm[0])) - len(indent)
+
+    def up(ln: str) -> str:
+        return ln[cut:] if ln[:cut].strip() == "" else ln
+
+    first = arm[0].lineno - 1
+    while first - 1 >= header and lines[first - 1].strip().startswith("#"):
+        first -= 1
+    out = [up(ln) for ln in lines[first:arm[0].lineno - 1]]
+    prev = None
+    for s in arm:
+        if prev is not None:
+            out += [up(ln) for ln in lines[prev:s.lineno - 1]]
+        out += _dedented(lines, s, indent)
+        prev = s.end_lineno or s.lineno
+    return out
+
+
+def _keep_arm_fixes(code, finding, st: ast.If, tree, lines) -> list[Candidate]:
+    """`if <test>: <A> else: <B>` -> A alone, and B alone: the branch does not decide where
+    both arms compute the same on every input the model meets (peft's `if scaling == 1:`
+    before `lora_B(lora_A(x))` and after it `* scaling`, which is exact at 1: the maintainers
+    kept the `else` arm; FastTD3's Chan update of a running variance, which gives the batch's
+    variance when the count before is 0: they kept the `if` arm). Which arm, if either, is for
+    the proof to show: it compares the edit with head on a shape case where head ran the arm
+    the edit drops (pt2bot/smoke/verify.py), since elsewhere the kept arm is what head ran.
+    Offered only where the test has no effect of its own (no `:=`, no random draw, no call
+    but a reading one: dropping it must drop nothing else), neither arm can leave the function
+    or loop (`return`, `raise`, `break`, `continue`, `yield`), each name an arm binds that is
+    read after the `if` (or anywhere in the loop around it) is bound by the other arm too,
+    and both write the same attributes and elements: else the kept arm leaves a name unbound,
+    or a value stale, where the other arm ran on head. Not for an `elif` chain."""
+    if not st.orelse or (len(st.orelse) == 1 and is_elif(lines, st.orelse[0])):
+        return []
+    arms = (st.body, st.orelse)
+    # each statement on lines of its own (not `if c: x = 1` nor `else: x = 2`), no decorator
+    # (its lines come before the statement's own), nothing that leaves the arm early
+    if not all(owns_lines(lines, s) and not getattr(s, "decorator_list", None) for arm in arms for s in arm) \
+            or any(isinstance(n, _LEAVES) for arm in arms for s in arm for n in ast.walk(s)):
+        return []
+    text = segment(lines, st.test)
+    if not _side_effect_free(st.test) or _RANDOM.search(text) or \
+            not all(_reading_call(n) for n in ast.walk(st.test) if isinstance(n, ast.Call)):
+        return []
+    fn = enclosing_function(tree, st)
+    if fn is None:
+        return []
+    loop = _innermost_loop(tree, st)
+    if loop is not None and loop.lineno < fn.lineno:
+        loop = None
+
+    def read_later(name: str) -> bool:
+        # after the `if`, or anywhere in the loop around it (the next iteration reads it)
+        return _read_after(fn, st, name) or (loop is not None and name in _reads(loop))
+
+    bound = [set().union(*(_assigned(s) for s in arm)) for arm in arms]
+    if any(read_later(name) for mine, other in ((0, 1), (1, 0)) for name in bound[mine] - bound[other]) or \
+            _written_places(lines, st.body) != _written_places(lines, st.orelse):
+        return []
+    indent = indentation(lines, st)
+    # the `else:` line: the last line above the arm's first statement that starts with `else`
+    header = next(k for k in range(st.orelse[0].lineno - 1, 0, -1) if lines[k - 1].strip().startswith("else"))
+    guards = guards_of(text)
+    # before `torch.where` (rank 1): where an arm is right, it is the smaller edit, the one
+    # the maintainers make, and it computes one arm where `torch.where` computes both
+    return [replace_statement(code, finding.path, st, _arm_lines(lines, arm, indent, after),
+                              KEEP_ARM.format(kept=kept, where=where), safe=False, guards=guards, rank=0)
+            for arm, after, kept, where in ((st.body, st.test.end_lineno or st.lineno, "if", "false"),
+                                            (st.orelse, header, "else", "true"))]
+
+
 # reductions whose result a test compares (`x.sum() > 0`), and `.item()`
 _TENSOR_TRUTH = frozenset({"item", "sum", "mean", "max", "min", "amax", "amin", "prod", "norm",
                            "count_nonzero"})
 
 
-__all__ = ["COMPILED_BLOCK", "EAGER_BLOCK", "chain_fixes", "guards_of", "is_compiling_fixes", "tensor_condition_fixes"]
+__all__ = ["COMPILED_BLOCK", "EAGER_BLOCK", "KEEP_ARM", "chain_fixes", "guards_of", "is_compiling_fixes",
+           "tensor_condition_fixes"]

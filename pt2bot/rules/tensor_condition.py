@@ -92,7 +92,11 @@ class TensorCondition(Rule):
     posted, also on the NaN / inf / empty mask / zero its condition tests for): the branchless
     form of a no-op guard (`nan_to_num`, clamps, masked fills, their in-place forms; `if
     m.any():` around writes of plain values through `m`, `x[m] = -1`, which change nothing
-    when no entry of `m` is set: the statements, without the `if`), then
+    when no entry of `m` is set: the statements, without the `if`), and one arm of an
+    `if`/`else` alone, either arm, where both compute the same on the model's inputs (peft's
+    `if scaling == 1:` adds `lora_B(lora_A(x))`, its `else` the same `* scaling`, which is
+    exact at 1), posted only where a shape case ran the arm the edit drops and the outputs
+    still equal head's (on the other cases the kept arm is what head ran), then
     `torch.where` and `torch.cond` for an `if` with one assignment or one `return` a side (a
     missing side is the name's value before, or the `return` after the `if`), and
     `torch.where` for a conditional expression. A test of `and` / `or` / `not` becomes `&` /

@@ -29,7 +29,9 @@ fixed is skipped (most likely first). OUT gets a minimal RUN, for the supervisor
 or export failure is gone, nothing else got worse (no other break, no more graphs, no new
 recompile, no export failure), its eager outputs equal head's on every case (its gradients too,
 on the first; the shape matrix's compiled outputs equal its eager ones), and where the
-replaced code guards against a special value, it equals head on an input with that value.
+replaced code guards against a special value, it equals head on an input with that value. An
+edit that keeps one arm of an `if`/`else` is accepted only where head ran the arm it drops on
+one of the shape cases (`_dropped_arm`): on the others the kept arm is what head ran.
 """
 from __future__ import annotations
 
@@ -252,8 +254,9 @@ def _refused_by_breaks(head: Mapping[str, Any], measured: Mapping[str, Any],
     """Whether the break pass alone already refuses the candidate: `judge` on what is measured
     so far, with its break targets only (the matrix and export have not run). Whatever
     refuses here refuses the whole candidate too, the same facts read the same way."""
-    # (whether an input takes an exit or enters a block now eager only is only known later)
-    early = {k: v for k, v in measured.items() if k not in ("block", "exit")}
+    # (whether an input takes an exit or enters a block now eager only, or runs an arm the
+    # edit drops, is only known later)
+    early = {k: v for k, v in measured.items() if k not in ("block", "exit", "dropped")}
     return not judge(head, early, [t for t in targets if t.get("kind") == "break"],
                      edit)["accepted"]
 
@@ -779,14 +782,14 @@ def judge(head: Mapping[str, Any], cand: Mapping[str, Any], targets: Sequence[Ma
         return no("export did not run")
     # (after the break, recompile and export facts: a candidate those refuse never got as far
     # as the runs that tell whether an input takes its exit or enters its block)
-    watched = _eager_only_refusal(cand)
+    watched = _eager_only_refusal(cand) or _dropped_arm_refusal(cand)
     if watched:
         return no(watched)
     n = len(cand.get("outputs") or ())
     evidence.append(f"outputs equal on {n} shape case{'s' if n != 1 else ''}")
     if grads:
         evidence.append(f"gradients equal on {_shape(grads.get('shape'))}")
-    eager_only = _eager_only_evidence(cand)
+    eager_only = _eager_only_evidence(cand) or _dropped_arm_evidence(cand)
     if eager_only:
         evidence.append(eager_only)
     kinds = sorted({str(r.get("kind")) for r in cand.get("guards") or ()})
@@ -900,6 +903,36 @@ def _eager_only_evidence(cand: Mapping[str, Any]) -> str | None:
             f"{' and '.join(where)}, where head {where_head}")
 
 
+def _dropped_arm_refusal(cand: Mapping[str, Any]) -> str | None:
+    """Why an edit that keeps one arm of an `if`/`else` is not shown right, if it is not.
+
+    Where head ran the kept arm, the patched model runs the same code, so equal outputs there
+    say nothing; only a shape case on which head ran the arm the edit drops compares the kept
+    arm with it (an injected input is no substitute: it may be one on which both arms happen
+    to agree, as zeros often are)."""
+    dropped = cand.get("dropped")
+    if not isinstance(dropped, Mapping):
+        return None
+    arm, kept, line = dropped.get("arm"), dropped.get("kept"), dropped.get("line")
+    if not isinstance(line, int) or line < 0:
+        return (f"the dropped `{arm}` arm is on the `if`'s own line: whether a shape case runs "
+                "it cannot be observed")
+    if not cand.get("reached"):
+        return (f"no shape case runs the `{arm}` arm at line {line} that the edit drops, so "
+                f"keeping the `{kept}` arm was never compared with head where they differ")
+    return None
+
+
+def _dropped_arm_evidence(cand: Mapping[str, Any]) -> str | None:
+    """For an accepted edit that keeps one arm: on how many shape cases head ran the arm it
+    drops (the outputs are equal on every case, those included)."""
+    dropped = cand.get("dropped")
+    if not isinstance(dropped, Mapping):
+        return None
+    k, n = len(cand.get("reached") or ()), len(cand.get("outputs") or ())
+    return f"equal where head ran the dropped `{dropped.get('arm')}` arm: {k} of {_shape_cases(n)}"
+
+
 def _detail(row: Mapping[str, Any]) -> str:
     """` (why)` for an output comparison that failed: its message, else the largest error."""
     err = row.get("max_abs_err")
@@ -998,18 +1031,55 @@ def verify(spec: dict[str, Any], emit: Emit) -> None:
         emit({"id": cand["id"], **verdict, "s": _since(t1)})
 
 
-def _edited_if(original: str, edit: Edit) -> Any:
-    """The `if` statement of head's text without an `else` whose header holds the edit's lines
-    (the eager-only exits and blocks edit its header; a test over several lines may be edited
-    on one of them only), or None."""
+def _ifs(original: str) -> list[Any]:
+    """The `if` statements (and `elif`s) of head's text."""
     import ast
 
     try:
         tree = ast.parse(original)
     except (SyntaxError, ValueError, RecursionError):
-        return None
-    return next((n for n in ast.walk(tree) if isinstance(n, ast.If) and n.lineno <= edit.start_line
+        return []
+    return [n for n in ast.walk(tree) if isinstance(n, ast.If)]
+
+
+def _if_at(original: str, line: int) -> Any:
+    """The `if` statement (or `elif`) of head's text on `line`, or None."""
+    return next((n for n in _ifs(original) if n.lineno == line), None)
+
+
+def _edited_if(original: str, edit: Edit) -> Any:
+    """The `if` statement of head's text without an `else` whose header holds the edit's lines
+    (the eager-only exits and blocks edit its header; a test over several lines may be edited
+    on one of them only), or None."""
+    return next((n for n in _ifs(original) if n.lineno <= edit.start_line
                  and edit.end_line <= (n.test.end_lineno or n.lineno) and not n.orelse and n.body), None)
+
+
+def _dropped_arm(original: str, edit: Edit, new_lines: Sequence[str]) -> dict[str, Any] | None:
+    """For an edit that replaces a whole `if <test>: <A> else: <B>` by one arm, one level up
+    (pt2bot/rules/branch_fixes.py `_keep_arm_fixes`): `{arm, kept, line}`, the arm it drops
+    ("if" or "else"), the one it keeps, and head's first line of the dropped arm, whose
+    reaching in head's eager run says that a shape case compares the two arms (-1 where that
+    line is the `if`'s own: no line event tells the arm from the test). Told from the text:
+    the new lines are the kept arm's, indentation, blank lines and comments aside. None for
+    any other edit."""
+    node = _if_at(original, edit.start_line)
+    if node is None or not node.orelse or edit.end_line != node.end_lineno:
+        return None
+    lines = original.splitlines()
+    if not lines[node.lineno - 1].lstrip().startswith("if"):
+        return None   # an `elif`: the edit would not be the whole statement
+
+    def code(own: Sequence[str]) -> list[str]:
+        return [ln.strip() for ln in own if ln.strip() and not ln.strip().startswith("#")]
+
+    new = code(new_lines)
+    for kept, dropped, arm, kept_word in ((node.body, node.orelse, "else", "if"),
+                                          (node.orelse, node.body, "if", "else")):
+        if new == code(lines[kept[0].lineno - 1:kept[-1].end_lineno]):
+            first = dropped[0].lineno
+            return {"arm": arm, "kept": kept_word, "line": -1 if first == node.lineno else first}
+    return None
 
 
 def _is_exit(node: Any) -> bool:
@@ -1119,6 +1189,11 @@ def prove_candidate(cand: Mapping[str, Any], model: Any, cases: list[CaseInputs]
     # the line whose reaching, in head's eager run, says that an input takes the exit or
     # enters the block (none for an exit on the `if`'s own line: no line event tells)
     watch = next((w for w in (exit_at, block) if w is not None and w > 0), None)
+    # an edit that keeps one arm of an `if`/`else`: whether a shape case runs the arm it drops
+    dropped = None if compiled else _dropped_arm(original, edit, cand.get("lines") or ())
+    if dropped is not None:
+        measured["dropped"] = dropped
+        watch = dropped["line"] if dropped["line"] > 0 else None
     if set(kinds) & RAISING_GUARDS:
         measured["raises"] = sorted(set(_RAISE_RE.findall("\n".join(replaced))))
     stage: str | None = None   # what ran out of the candidate's time, when not the model
