@@ -87,11 +87,50 @@ class CandidateTimeout(Overrun):
 
 # --------------------------------------------------------------------------- measuring
 
-def _seeded_forward(model: Any, case: CaseInputs, paths: RepoPaths) -> Any:
-    """One eager call, with torch's generator seeded the same for head and every candidate
-    (a model that draws random numbers in forward compares like with like)."""
+# the buffers of each model the proof built, as built (by the model's id): every run starts
+# from them (`restore_state`)
+_BUILT: dict[int, list[tuple[Any, str, Any, Any]]] = {}
+
+
+def remember_state(model: Any) -> None:
+    """Keep `model`'s buffers as they are now, before any run, for `restore_state`. A model
+    that updates a buffer on every call (a running normalizer's count and mean, a cache of
+    positions) would otherwise give each run the state the runs before it left, and head's
+    outputs and a candidate's would be of different states: a fix refused for the drift, or
+    a cache read that only ever hits. Python attributes that are not buffers are not kept."""
+    _BUILT[id(model)] = [(m, name, b, b.detach().clone().requires_grad_(b.requires_grad))
+                         for m in model.modules() for name, b in m._buffers.items() if b is not None]
+
+
+def restore_state(model: Any) -> None:
+    """Put back the buffers `remember_state` kept of `model` (or of the model a compiled
+    wrapper holds), into the same tensors, so that code compiled against them still finds
+    them: an in-place copy outside any compiled frame, which no graph records. A buffer the
+    model rebound (`self.var = ...`) is bound back to the kept tensor first."""
     import torch
 
+    state = _BUILT.get(id(getattr(model, "_orig_mod", model)))
+    if not state:
+        return
+    with torch.no_grad():
+        for module, name, tensor, saved in state:
+            if module._buffers.get(name) is not tensor:
+                module._buffers[name] = tensor
+            if tensor.grad_fn is not None:
+                # updated in place from values that need a gradient (the gradients' run):
+                # the next backward would reach into the run before
+                tensor.detach_()
+            tensor.requires_grad_(saved.requires_grad)
+            tensor.copy_(saved)
+
+
+def _seeded_forward(model: Any, case: CaseInputs, paths: RepoPaths) -> Any:
+    """One eager call, with torch's generator seeded the same for head and every candidate
+    (a model that draws random numbers in forward compares like with like), from the model's
+    state as built (`restore_state`)."""
+    import torch
+
+    restore_state(model)
     torch.manual_seed(0)
     return run_forward(model, case, paths)
 
@@ -155,10 +194,12 @@ def measure_state(model: Any, cases: list[CaseInputs], eager_outs: list[Any],
             if phase == "breaks":
                 # no ATen op counts: the judge never reads them, and the counting mode costs
                 # a dispatch per operator (it does not change what dynamo captures)
-                got = measure_breaks(model, cases[0], paths, count_ops=False)
+                got = measure_breaks(model, cases[0], paths, count_ops=False,
+                                     before_call=lambda: restore_state(model))
                 out.update(_break_state(got, paths))
             elif phase == "matrix":
-                got = measure_matrix(model, cases, eager_outs, model_spec, eager_cfg, paths)
+                got = measure_matrix(model, cases, eager_outs, model_spec, eager_cfg, paths,
+                                     before_call=lambda: restore_state(model))
                 out["recompiles"] = _recompiles_summary(got)
                 out["accuracy"] = _accuracy_summary(got)
             elif phase == "export":
@@ -212,7 +253,8 @@ def _breaks_in_matrix(out: dict[str, Any], model: Any, cases: list[CaseInputs],
 
     try:
         got = measure_matrix(model, cases, eager_outs, model_spec,
-                             {**eager_cfg, "backend": backend}, paths, after_first=after_first)
+                             {**eager_cfg, "backend": backend}, paths, after_first=after_first,
+                             before_call=lambda: restore_state(model))
     except CandidateTimeout:
         raise
     except Exception:  # noqa: BLE001 - the passes apart then say what failed
@@ -1002,6 +1044,7 @@ def verify(spec: dict[str, Any], emit: Emit) -> None:
         cases = [build_inputs(model_spec, model, shape, device, paths)
                  for shape in shape_cases(model_spec)]
         infer_dims(cases, forward_params(model))
+        remember_state(model)
         with torch.no_grad():
             head_outs = [_seeded_forward(model, c, paths) for c in cases]
         head = measure_state(model, cases, head_outs, model_spec, run_cfg, paths, phases)
