@@ -49,7 +49,8 @@ from pt2bot.jsonio import write_json
 from pt2bot.smoke.breaks import RecordingBackend, collect_breaks, measure_breaks
 from pt2bot.smoke.export import measure_export
 from pt2bot.smoke.inputs import (CaseInputs, build_inputs, build_model, compare_outputs,
-                                 flatten_outputs, forward_params, infer_dims, run_forward)
+                                 flatten_outputs, forward_params, infer_dims, remember_state,
+                                 restore_state, run_forward)
 from pt2bot.smoke.location import ModelError, RepoPaths
 from pt2bot.smoke.ops import eager_frames
 from pt2bot.smoke.matrix import compile_configured, measure_matrix
@@ -86,43 +87,6 @@ class CandidateTimeout(Overrun):
 
 
 # --------------------------------------------------------------------------- measuring
-
-# the buffers of each model the proof built, as built (by the model's id): every run starts
-# from them (`restore_state`)
-_BUILT: dict[int, list[tuple[Any, str, Any, Any]]] = {}
-
-
-def remember_state(model: Any) -> None:
-    """Keep `model`'s buffers as they are now, before any run, for `restore_state`. A model
-    that updates a buffer on every call (a running normalizer's count and mean, a cache of
-    positions) would otherwise give each run the state the runs before it left, and head's
-    outputs and a candidate's would be of different states: a fix refused for the drift, or
-    a cache read that only ever hits. Python attributes that are not buffers are not kept."""
-    _BUILT[id(model)] = [(m, name, b, b.detach().clone().requires_grad_(b.requires_grad))
-                         for m in model.modules() for name, b in m._buffers.items() if b is not None]
-
-
-def restore_state(model: Any) -> None:
-    """Put back the buffers `remember_state` kept of `model` (or of the model a compiled
-    wrapper holds), into the same tensors, so that code compiled against them still finds
-    them: an in-place copy outside any compiled frame, which no graph records. A buffer the
-    model rebound (`self.var = ...`) is bound back to the kept tensor first."""
-    import torch
-
-    state = _BUILT.get(id(getattr(model, "_orig_mod", model)))
-    if not state:
-        return
-    with torch.no_grad():
-        for module, name, tensor, saved in state:
-            if module._buffers.get(name) is not tensor:
-                module._buffers[name] = tensor
-            if tensor.grad_fn is not None:
-                # updated in place from values that need a gradient (the gradients' run):
-                # the next backward would reach into the run before
-                tensor.detach_()
-            tensor.requires_grad_(saved.requires_grad)
-            tensor.copy_(saved)
-
 
 def _seeded_forward(model: Any, case: CaseInputs, paths: RepoPaths) -> Any:
     """One eager call, with torch's generator seeded the same for head and every candidate
