@@ -25,7 +25,8 @@ from pt2bot.smoke.inputs import CaseInputs
 from pt2bot.smoke.location import RepoPaths
 from pt2bot.smoke.patch import Edit
 from pt2bot.smoke.trace import TraceCollector
-from pt2bot.smoke.verify import backend_check, judge, measure_state, prove_candidate
+from pt2bot.smoke.verify import (backend_check, judge, measure_state, prove_candidate, remember_state,
+                                 restore_state)
 
 torch = pytest.importorskip("torch")
 
@@ -96,8 +97,10 @@ class Proof:
                       for b in ((2, 3) if "matrix" in self.phases else (2,))]
         self.case = self.cases[0]
         self.head_outs = []
+        remember_state(self.model)   # as the proof worker does once the model is built
         for case in self.cases:
             with torch.no_grad():
+                restore_state(self.model)
                 torch.manual_seed(0)
                 self.head_outs.append(self.model(*case.args))
         self.head_out = self.head_outs[0]
@@ -625,6 +628,38 @@ def test_an_eager_only_exit_edited_on_a_later_line_of_its_test_is_still_one(tmp_
     assert verdict["reason"] == (f"no shape case takes the early exit at line {READ + 2}, so compiled "
                                  "code not taking it was never compared with head on the model's own "
                                  "inputs"), verdict
+
+
+# a running normalizer (FastTD3's): every call updates the count and the mean, and the output
+# is centred with the updated mean
+RUNNING = NET.replace("""        self.lin = nn.Linear(4, 4)
+""", """        self.lin = nn.Linear(4, 4)
+        self.register_buffer("count", torch.zeros(()))
+        self.register_buffer("mean", torch.zeros(4))
+""").replace("""        if h.sum() > 0:
+            h = h * 2
+        return h + 1
+""", """        n = self.count + h.shape[0]
+        self.mean += (h.mean(0) - self.mean) * h.shape[0] / n
+        self.count.copy_(n)
+        if (h.abs() > 1e4).any():
+            h = h.clamp(-1e4, 1e4)
+        return h - self.mean
+""")
+GUARD = 17   # the `if` on a tensor value (GB0170)
+
+
+def test_a_model_that_updates_its_buffers_on_every_call_is_compared_from_its_built_state(
+        tmp_path, monkeypatch):
+    """The branch dropped is the same clamp on ordinary values; head's outputs were taken
+    first, and the candidate runs after head's break pass and shape matrix have updated the
+    running mean again and again. Every run starts from the buffers as built, so the
+    candidate's outputs are compared with head's from the same state."""
+    proof = Proof(tmp_path, monkeypatch, RUNNING, phases=("breaks", "matrix"))
+    assert RUNNING.splitlines()[GUARD - 1].strip() == "if (h.abs() > 1e4).any():"
+    verdict = proof.prove(GUARD, GUARD + 1, "        h = h.clamp(-1e4, 1e4)")
+    assert verdict["accepted"] is True, verdict
+    assert all(r["match"] for r in proof.head["accuracy"]), proof.head["accuracy"]
 
 
 ROOT_OF = NET.replace("if h.sum() > 0:\n            h = h * 2", "if (h > 0).all():\n            h = h.sqrt()")

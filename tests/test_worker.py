@@ -81,6 +81,15 @@ def test_clean_model_has_no_breaks_no_recompiles_and_exports_dynamic():
     json.dumps(run, allow_nan=False)   # the RUN is plain JSON
 
 
+def test_a_model_that_updates_its_buffers_is_compared_from_the_same_state():
+    """Each case's compiled call starts from the buffers its eager call started from (the
+    model's as built): run after all the eager calls, it would centre with a mean they moved,
+    and compiled outputs would differ from eager ones that are in fact the same computation."""
+    run = measured("running", "models.running:Running", phases=("breaks", "matrix"))
+    assert run["status"] == "ok" and run["phase_errors"] == []
+    assert [a["match"] for a in run["accuracy"]] == [True] * 3, run["accuracy"]
+
+
 # ----------------------------------------------------------------------------- breaks
 
 def test_item_branch_is_gb0124_and_export_is_data_dependent():

@@ -22,7 +22,7 @@ with a dynamic dim never has (benchmarks/bench_onepass.py, benchmarks/results/on
 from __future__ import annotations
 
 import contextlib
-from typing import Any
+from typing import Any, Callable
 
 from pt2bot.smoke import graph_breaks
 from pt2bot.smoke.coverage import LineCoverage
@@ -120,8 +120,10 @@ def traced_files(events: TraceCollector, backend: RecordingBackend,
 
 def measure_breaks(model: Any, case: CaseInputs, paths: RepoPaths, *,
                    coverage: LineCoverage | None = None,
-                   count_ops: bool = True) -> dict[str, Any]:
+                   count_ops: bool = True,
+                   before_call: Callable[[], None] | None = None) -> dict[str, Any]:
     """`graph_count`, `graph_breaks`, `files`, `graph_coverage` for one call on the first case.
+    `before_call()` runs just before that call, outside it (see `measure_matrix`).
 
     With `coverage`, the lines dynamo traces in the repo's files are added to it (the
     worker records the eagerly executed ones: pt2bot/smoke/coverage.py). `count_ops`: count
@@ -136,6 +138,8 @@ def measure_breaks(model: Any, case: CaseInputs, paths: RepoPaths, *,
     compiled = torch.compile(model, backend=backend)
     traced = coverage.tracing() if coverage is not None else contextlib.nullcontext()
     counting = ops.counting() if ops is not None else contextlib.nullcontext()
+    if before_call is not None:
+        before_call()
     with TraceCollector() as events, torch.no_grad(), traced, counting:
         compiled(*case.args, **case.kwargs)
     result = {

@@ -222,6 +222,44 @@ def infer_dims(cases: list[CaseInputs], params: list[str]) -> None:
         c.dims = found
 
 
+# the buffers of each model built for a run, as built (by the model's id): the smoke run and
+# the proof start every call from them (`restore_state`)
+_BUILT: dict[int, list[tuple[Any, str, Any, Any]]] = {}
+
+
+def remember_state(model: Any) -> None:
+    """Keep `model`'s buffers as they are now, before any run, for `restore_state`. A model
+    that updates a buffer on every call (a running normalizer's count and mean, a cache of
+    positions) would otherwise give each call the state the calls before it left: a compiled
+    run compared with an eager one of another state, head's outputs with a candidate's (a fix
+    refused for the drift), a cache read that only ever hits. Python attributes that are not
+    buffers are not kept."""
+    _BUILT[id(model)] = [(m, name, b, b.detach().clone().requires_grad_(b.requires_grad))
+                         for m in model.modules() for name, b in m._buffers.items() if b is not None]
+
+
+def restore_state(model: Any) -> None:
+    """Put back the buffers `remember_state` kept of `model` (or of the model a compiled
+    wrapper holds), into the same tensors, so that code compiled against them still finds
+    them: an in-place copy outside any compiled frame, which no graph records. A buffer the
+    model rebound (`self.var = ...`) is bound back to the kept tensor first."""
+    import torch
+
+    state = _BUILT.get(id(getattr(model, "_orig_mod", model)))
+    if not state:
+        return
+    with torch.no_grad():
+        for module, name, tensor, saved in state:
+            if module._buffers.get(name) is not tensor:
+                module._buffers[name] = tensor
+            if tensor.grad_fn is not None:
+                # updated in place from values that need a gradient (the gradients' run):
+                # the next backward would reach into the run before
+                tensor.detach_()
+            tensor.requires_grad_(saved.requires_grad)
+            tensor.copy_(saved)
+
+
 def run_forward(model: Any, case: CaseInputs, paths: RepoPaths) -> Any:
     """Eager forward; an exception is the model's: `exception`, or `input` for a misfit."""
     try:

@@ -185,13 +185,15 @@ def compile_configured(model: Any, run_cfg: dict[str, Any]) -> Any:
 def measure_matrix(model: Any, cases: list[CaseInputs], eager_outs: list[Any],
                    model_spec: dict[str, Any], run_cfg: dict[str, Any],
                    paths: RepoPaths, *,
-                   after_first: Callable[[TraceCollector, dict[str, Any]], bool] | None = None
-                   ) -> dict[str, Any]:
+                   after_first: Callable[[TraceCollector, dict[str, Any]], bool] | None = None,
+                   before_call: Callable[[], None] | None = None) -> dict[str, Any]:
     """`recompiles`, `specialized`, `accuracy` over the shape matrix.
 
     `after_first(events, case_record)` is called once the first case has run, with the trace
     caught so far (that case's compile alone); the cases after it run only when it returns
-    True (the proof of fixes reads the break pass there, pt2bot/smoke/verify.py)."""
+    True (the proof of fixes reads the break pass there, pt2bot/smoke/verify.py).
+    `before_call()` runs before each compiled call, outside it (the proof puts the model's
+    buffers back as built there, so each case's compiled run starts where its eager run did)."""
     import torch
 
     reset_dynamo()
@@ -224,6 +226,8 @@ def measure_matrix(model: Any, cases: list[CaseInputs], eager_outs: list[Any],
                 marked = mark_dims(case, dynamic, relaxed, model_spec.get("bounds"))
                 try:
                     probe = CompileProbe(backend, events).start() if cost is None else None
+                    if before_call is not None:
+                        before_call()
                     out = compiled(*marked.args, **marked.kwargs)
                     if probe is not None:
                         # one clock for both figures, so the cold/warm time is the cost's wall

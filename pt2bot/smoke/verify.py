@@ -49,7 +49,8 @@ from pt2bot.jsonio import write_json
 from pt2bot.smoke.breaks import RecordingBackend, collect_breaks, measure_breaks
 from pt2bot.smoke.export import measure_export
 from pt2bot.smoke.inputs import (CaseInputs, build_inputs, build_model, compare_outputs,
-                                 flatten_outputs, forward_params, infer_dims, run_forward)
+                                 flatten_outputs, forward_params, infer_dims, remember_state,
+                                 restore_state, run_forward)
 from pt2bot.smoke.location import ModelError, RepoPaths
 from pt2bot.smoke.ops import eager_frames
 from pt2bot.smoke.matrix import compile_configured, measure_matrix
@@ -89,9 +90,11 @@ class CandidateTimeout(Overrun):
 
 def _seeded_forward(model: Any, case: CaseInputs, paths: RepoPaths) -> Any:
     """One eager call, with torch's generator seeded the same for head and every candidate
-    (a model that draws random numbers in forward compares like with like)."""
+    (a model that draws random numbers in forward compares like with like), from the model's
+    state as built (`restore_state`)."""
     import torch
 
+    restore_state(model)
     torch.manual_seed(0)
     return run_forward(model, case, paths)
 
@@ -155,10 +158,12 @@ def measure_state(model: Any, cases: list[CaseInputs], eager_outs: list[Any],
             if phase == "breaks":
                 # no ATen op counts: the judge never reads them, and the counting mode costs
                 # a dispatch per operator (it does not change what dynamo captures)
-                got = measure_breaks(model, cases[0], paths, count_ops=False)
+                got = measure_breaks(model, cases[0], paths, count_ops=False,
+                                     before_call=lambda: restore_state(model))
                 out.update(_break_state(got, paths))
             elif phase == "matrix":
-                got = measure_matrix(model, cases, eager_outs, model_spec, eager_cfg, paths)
+                got = measure_matrix(model, cases, eager_outs, model_spec, eager_cfg, paths,
+                                     before_call=lambda: restore_state(model))
                 out["recompiles"] = _recompiles_summary(got)
                 out["accuracy"] = _accuracy_summary(got)
             elif phase == "export":
@@ -212,7 +217,8 @@ def _breaks_in_matrix(out: dict[str, Any], model: Any, cases: list[CaseInputs],
 
     try:
         got = measure_matrix(model, cases, eager_outs, model_spec,
-                             {**eager_cfg, "backend": backend}, paths, after_first=after_first)
+                             {**eager_cfg, "backend": backend}, paths, after_first=after_first,
+                             before_call=lambda: restore_state(model))
     except CandidateTimeout:
         raise
     except Exception:  # noqa: BLE001 - the passes apart then say what failed
@@ -1002,6 +1008,7 @@ def verify(spec: dict[str, Any], emit: Emit) -> None:
         cases = [build_inputs(model_spec, model, shape, device, paths)
                  for shape in shape_cases(model_spec)]
         infer_dims(cases, forward_params(model))
+        remember_state(model)
         with torch.no_grad():
             head_outs = [_seeded_forward(model, c, paths) for c in cases]
         head = measure_state(model, cases, head_outs, model_spec, run_cfg, paths, phases)

@@ -23,6 +23,7 @@ works alone (the review re-runs only "latency" for its alternating rounds).
 from __future__ import annotations
 
 import contextlib
+import functools
 import json
 import logging
 import os
@@ -41,7 +42,7 @@ from pt2bot.smoke.breaks import measure_breaks
 from pt2bot.smoke.coverage import LineCoverage
 from pt2bot.smoke.export import measure_export
 from pt2bot.smoke.inputs import (CaseInputs, build_inputs, build_model, forward_params,
-                                  infer_dims, run_forward)
+                                  infer_dims, remember_state, restore_state, run_forward)
 from pt2bot.smoke.matrix import measure_matrix
 from pt2bot.smoke.timing import maxrss_mb, measure_latency
 from pt2bot.smoke.trace import TRACE_CAP_BYTES, TraceFile, reset_dynamo
@@ -153,8 +154,12 @@ def measure_run(spec: dict[str, Any]) -> ModelRun:
                 cases: list[CaseInputs] = [build_inputs(model_spec, model, shape, device, paths)
                                            for shape in shape_cases(model_spec)]
                 infer_dims(cases, forward_params(model))
+                remember_state(model)
+                eager_outs = []
                 with torch.no_grad():
-                    eager_outs = [run_forward(model, c, paths) for c in cases]
+                    for c in cases:
+                        restore_state(model)
+                        eager_outs.append(run_forward(model, c, paths))
         except ModelError as e:
             return run.with_(status="error", error=e.to_error(), duration_s=took())
         trace = _open_trace(spec, phases)
@@ -213,10 +218,12 @@ def _run_phase(phase: str, model: Any, cases: list[CaseInputs], eager_outs: list
                so_far: ModelRun | None = None, locate_export: bool = True) -> dict[str, Any]:
     """One phase's keys of the RUN, as JSON (the phase modules speak the file format);
     `so_far`: the RUN of the phases before (the advice reuses the matrix's compiles)."""
+    # each compiled call starts from the buffers its eager call started from
+    fresh = functools.partial(restore_state, model)
     if phase == "breaks":
-        return measure_breaks(model, cases[0], paths, coverage=coverage)
+        return measure_breaks(model, cases[0], paths, coverage=coverage, before_call=fresh)
     if phase == "matrix":
-        return measure_matrix(model, cases, eager_outs, model_spec, run_cfg, paths)
+        return measure_matrix(model, cases, eager_outs, model_spec, run_cfg, paths, before_call=fresh)
     if phase == "export":
         return {"export": measure_export(model, cases, eager_outs, model_spec, paths,
                                          locate=locate_export)}
