@@ -1448,11 +1448,84 @@ HELD_OUT_5 = [
 ]
 
 
+# --- the sixth held-out set (benchmarks/results/fix_replay_heldout6.md) ---
+
+# braindecode/braindecode eb7f934d (braindecode/models/codebrain.py, Conv before the fix: verbatim),
+# the legacy hook-based weight norm the fix swaps for torch.nn.utils.parametrizations.weight_norm
+class BdCodeBrainConv(nn.Module):
+    def __init__(self, in_channels, out_channels, kernel_size=3, dilation=1):
+        super(BdCodeBrainConv, self).__init__()
+        self.padding = dilation * (kernel_size - 1) // 2
+        self.conv = nn.Conv1d(
+            in_channels,
+            out_channels,
+            kernel_size,
+            dilation=dilation,
+            padding=self.padding,
+        )
+        self.conv = nn.utils.weight_norm(self.conv)
+        nn.init.kaiming_normal_(self.conv.weight)
+
+    def forward(self, x):
+        out = self.conv(x)
+        return out
+
+
+# archinetai/audio-diffusion-pytorch 8e57645 (audio_diffusion_pytorch/modules.py, AttentionBase.forward
+# before the fix, without relative positions). einops_exts is not in this environment: its
+# rearrange_many applies rearrange to each tensor in a generator expression, as written here
+def adp_rearrange_many(tensors, pattern, **kwargs):
+    return (rearrange(tensor, pattern, **kwargs) for tensor in tensors)
+
+
+class AdpAttentionBase(nn.Module):
+    def __init__(self, features: int = 8, head_features: int = 4, num_heads: int = 2) -> None:
+        super().__init__()
+        self.scale = head_features ** -0.5
+        self.num_heads = num_heads
+        self.use_rel_pos = False
+        self.to_out = nn.Linear(in_features=head_features * num_heads, out_features=features)
+
+    def forward(self, q: torch.Tensor, k: torch.Tensor, v: torch.Tensor) -> torch.Tensor:
+        # Split heads
+        q, k, v = adp_rearrange_many((q, k, v), "b n (h d) -> b h n d", h=self.num_heads)
+        # Compute similarity matrix
+        sim = torch.einsum("... n d, ... m d -> ... n m", q, k)
+        sim = (sim + self.rel_pos(*sim.shape[-2:])) if self.use_rel_pos else sim
+        sim = sim * self.scale
+        # Get attention matrix with softmax
+        attn = sim.softmax(dim=-1)
+        # Compute values
+        out = torch.einsum("... n m, ... m d -> ... n d", attn, v)
+        out = rearrange(out, "b h n d -> b n (h d)")
+        return self.to_out(out)
+
+
+# sgl-project/sglang-omni 15c51d2 (sglang_omni/models/fishaudio_s2_pro/runtime/s2pro_ar.py, before the
+# fix: verbatim), on softmax probabilities as the sampler passes them
+def s2pro_multinomial_no_sync(probs: torch.Tensor) -> torch.Tensor:
+    return torch.multinomial(probs, num_samples=1).to(dtype=torch.int)
+
+
+HELD_OUT_6 = [
+    ("braindecode/braindecode", "eb7f934d", "Solve torch compile error",
+     "self.conv = nn.utils.weight_norm(self.conv)",
+     lambda: graph_breaks(BdCodeBrainConv(4, 8), torch.randn(2, 4, 16), user_code=HERE)),
+    ("archinetai/audio-diffusion-pytorch", "8e57645", "Fix 2-ch AE default encoder & torch.compile error",
+     'q, k, v = rearrange_many((q, k, v), "b n (h d) -> b h n d", h=self.num_heads)',
+     lambda: graph_breaks(AdpAttentionBase(), torch.randn(2, 4, 8), torch.randn(2, 4, 8), torch.randn(2, 4, 8),
+                          user_code=HERE)),
+    ("sgl-project/sglang-omni", "15c51d2", "fix(s2pro): use Gumbel-max sampling to avoid CUDA sync",
+     "return torch.multinomial(probs, num_samples=1).to(dtype=torch.int)",
+     lambda: graph_breaks(s2pro_multinomial_no_sync, torch.randn(2, 8).softmax(-1), user_code=HERE)),
+]
+
+
 def main() -> int:
     torch.set_num_threads(1)
     for set_, entries in (("main", SCREENED), ("held-out", HELD_OUT), ("held-out-2", HELD_OUT_2),
                          ("held-out-3", HELD_OUT_3), ("held-out-4", HELD_OUT_4),
-                         ("held-out-5", HELD_OUT_5)):
+                         ("held-out-5", HELD_OUT_5), ("held-out-6", HELD_OUT_6)):
         for repo, sha, subject, line, measure in entries:
             got = measure()
             print(json.dumps({"repo": repo, "sha": sha, "subject": subject, "before_line": line,
