@@ -198,17 +198,29 @@ EXIT = NET.replace("        if h.sum() > 0:\n            h = h * 2\n",
 EAGER_EXIT = "            if not torch.compiler.is_compiling() and (h.abs() > 100).any():"
 
 
-def test_an_eager_only_exit_no_guard_input_takes_is_refused(tmp_path, monkeypatch):
-    """Zeros never make `h.abs() > 100`: the compiled guard runs compared code that took no
-    exit on either side, which says nothing about the edit. 1e6 takes the exit: there the
-    compiled code runs on where head broke out, and the outputs differ."""
+def test_an_eager_only_exit_no_shape_case_takes_is_refused_before_any_compile(tmp_path, monkeypatch):
+    """Nothing in the shape cases reaches 100: no compiled run could compare running on with
+    breaking out on the model's own inputs, whatever the guard inputs do (1e6 takes the exit),
+    so the proof stops after head's eager runs told it, before the break pass."""
     proof = Proof(tmp_path, monkeypatch, EXIT)
-    never = proof.prove(BRANCH + 1, BRANCH + 1, EAGER_EXIT, guards=["zero"])
-    assert never["reason"] == ("no guard input takes the early exit, so what compiled code "
-                               "does instead was never run")
-    taken = proof.prove(BRANCH + 1, BRANCH + 1, EAGER_EXIT, guards=["large"])
-    assert taken["accepted"] is False
-    assert "compiled, where `is_compiling()` is true" in taken["reason"]
+    for guards in (["zero"], ["large"]):
+        verdict = proof.prove(BRANCH + 1, BRANCH + 1, EAGER_EXIT, guards=guards)
+        assert verdict["reason"] == (f"no shape case takes the early exit at line {BRANCH + 2}, so "
+                                     "compiled code not taking it was never compared with head on "
+                                     "the model's own inputs"), verdict
+        assert "graph_count" not in verdict   # no compile ran
+
+
+def test_an_eager_only_exit_no_guard_input_takes_is_refused_where_the_shape_cases_take_it():
+    """The shape cases take the exit, but zeros injected do not: the compiled guard run
+    compared code that took no exit on either side, which says nothing about the edit."""
+    edit = Edit.in_text("bpkg/net.py", BRANCH + 1, BRANCH + 1, 1, EXIT)
+    cand = {"exit": BRANCH + 2, "reached": [{"batch": 2}],
+            "outputs": [{"shape": {"batch": 2}, "match": True}],
+            "accuracy": [{"shape": {"batch": 2}, "match": True}],
+            "guards": [{"kind": "zero", "hit": True, "match": True, "reached": False, "compiled": True}]}
+    assert judge({}, cand, [], edit)["reason"] == (
+        "no guard input takes the early exit, so what compiled code does instead was never run")
 
 
 def _early_return(test: str, work: str) -> str:
@@ -527,7 +539,7 @@ def test_a_block_no_shape_case_enters_is_refused(blocks):
                                "inputs"), never
     large = blocks.prove(CLAMP, CLAMP, _eager_only(line), guards=["large"])
     assert large["accepted"] is False
-    assert "compiled, where `is_compiling()` is true" in large["reason"], large
+    assert large["reason"] == never["reason"], large
 
 
 def _always(line: str) -> str:

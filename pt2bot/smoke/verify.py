@@ -261,8 +261,8 @@ def _refused_by_breaks(head: Mapping[str, Any], measured: Mapping[str, Any],
     so far, with its break targets only (the matrix and export have not run). Whatever
     refuses here refuses the whole candidate too, the same facts read the same way."""
     # (whether an input takes an exit or enters a block now eager only, or runs an arm the
-    # edit drops, is only known later)
-    early = {k: v for k, v in measured.items() if k not in ("block", "exit", "dropped")}
+    # edit drops, was read before the break pass; what it says is judged with the rest)
+    early = {k: v for k, v in measured.items() if k not in ("block", "exit", "dropped", "always", "reached")}
     return not judge(head, early, [t for t in targets if t.get("kind") == "break"],
                      edit)["accepted"]
 
@@ -640,6 +640,8 @@ def judge(head: Mapping[str, Any], cand: Mapping[str, Any], targets: Sequence[Ma
     for row in cand.get("outputs") or ():
         if not row.get("match"):
             return no(f"outputs differ from head's on {_shape(row.get('shape'))}{_detail(row)}")
+    if _unreached(cand):
+        return no(_eager_only_refusal(cand) or _dropped_arm_refusal(cand) or "")
     grads = cand.get("gradients")
     if grads and not grads.get("match"):
         return no(f"the {grads.get('of') or 'parameters'}' gradients differ from head's on "
@@ -835,6 +837,19 @@ def _where_compiled_differs(cand: Mapping[str, Any]) -> list[dict[str, Any]]:
     seen = {json.dumps(s, sort_keys=True) for s in reached}
     return [r.get("shape") for r in cand.get("outputs") or ()
             if json.dumps(r.get("shape"), sort_keys=True) not in seen]
+
+
+def _unreached(cand: Mapping[str, Any]) -> bool:
+    """Whether the shape cases never ran what the edit changes (`reached`, watched in head's
+    eager runs): no case on which compiled code does what head's eager run did not, or none
+    on which head ran the arm the edit drops. Such an edit is refused whatever else is
+    measured (`_eager_only_refusal`, `_dropped_arm_refusal` say why), so the proof stops
+    there, before any compile."""
+    if "reached" not in cand:
+        return False
+    if isinstance(cand.get("block"), int) or isinstance(cand.get("exit"), int):
+        return not _where_compiled_differs(cand)
+    return not cand.get("reached")
 
 
 def _compared_where_reached(cand: Mapping[str, Any]) -> list[dict[str, Any]]:
@@ -1220,6 +1235,12 @@ def prove_candidate(cand: Mapping[str, Any], model: Any, cases: list[CaseInputs]
                         for c, h, o in zip(cases, head_outs, outs)]
                 measured["outputs"] = rows
                 ok = all(r["match"] for r in rows)
+                if ok and watch is not None and head_swap is not None:
+                    # an exit or a block compiled code now decides alone, or an arm dropped:
+                    # which shape cases head's eager run takes it on (eager runs only), before
+                    # any compile; where none does, nothing after could show the edit right
+                    measured["reached"] = _cases_reaching(model, cases, paths, head_swap, watch)
+                    ok = not _unreached(measured)
                 # the break pass first: a candidate its facts already refuse (the targeted
                 # break still there, a new one) stops before the guard inputs, the shape
                 # matrix and export, which could only refuse it for another reason
@@ -1240,12 +1261,6 @@ def prove_candidate(cand: Mapping[str, Any], model: Any, cases: list[CaseInputs]
                         ok = bool(grads["match"])
                 if ok and head_swap is not None:
                     cache = guard_cache.setdefault(f"{edit.path}:{head_swap.qualname}", {})
-                    if watch is not None:
-                        # an exit now taken, or a block now run, in eager only: the shape
-                        # matrix's compiled runs compare what compiled code does instead with
-                        # head only on the cases where head's eager run takes the exit or
-                        # enters the block
-                        measured["reached"] = _cases_reaching(model, cases, paths, head_swap, watch)
                     measured["guards"] = guard_checks(
                         model, cases[0], paths, kinds, head_swap, swap, model_spec.get("tolerance"),
                         cache, compiled=compiled, watch=watch)
