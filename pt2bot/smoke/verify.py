@@ -1141,11 +1141,7 @@ def _always_runs(original: str, patched: str, edit: Edit) -> bool:
     import ast
 
     head = _edited_if(original, edit)
-    try:
-        tree = ast.parse(patched)
-    except (SyntaxError, ValueError, RecursionError):
-        return False
-    node = head and next((n for n in ast.walk(tree) if isinstance(n, ast.If) and n.lineno == head.lineno), None)
+    node = _if_at(patched, head.lineno) if head is not None else None
     return (node is not None and isinstance(node.test, ast.BoolOp) and isinstance(node.test.op, ast.Or)
             and isinstance(node.test.values[0], ast.Call)
             and asks_compiling([ast.unparse(node.test.values[0])], patched))
