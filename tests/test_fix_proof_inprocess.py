@@ -290,6 +290,7 @@ def test_an_eager_only_exit_is_refused_without_the_shape_matrix(tmp_path, monkey
     assert verdict["reason"] == (f"1 shape case takes the early exit at line {RETURN + 1}, but "
                                  "the shape matrix did not run, so compiled code not taking it "
                                  "was never compared with head on the model's own inputs"), verdict
+    assert "graph_count" not in verdict   # known before any compile: none ran
 
 
 def test_lines_past_the_swapped_function_do_not_move():

@@ -1236,7 +1236,9 @@ def prove_candidate(cand: Mapping[str, Any], model: Any, cases: list[CaseInputs]
                     # which shape cases head's eager run takes it on (eager runs only), before
                     # any compile; where none does, nothing after could show the edit right
                     measured["reached"] = _cases_reaching(model, cases, paths, head_swap, watch)
-                    ok = not _unreached(measured)
+                    # and an exit or a block compiled code decides alone is only ever shown
+                    # right by the shape matrix's compiled runs: without it, nothing more to run
+                    ok = not _unreached(measured) and (dropped is not None or "matrix" in phases)
                 # the break pass first: a candidate its facts already refuse (the targeted
                 # break still there, a new one) stops before the guard inputs, the shape
                 # matrix and export, which could only refuse it for another reason
