@@ -110,10 +110,10 @@ STORE = 14
 
 @pytest.mark.torch
 def test_the_loop_verifies_a_masked_write_of_computed_values_and_refuses_one_without_the_mask(tmp_path):
-    """e3nn's soft_unit_step in a model: the recipe's `torch.where` form is verified (GB0036
-    gone, head's outputs); the same edit without the mask (`y = (-1 / h).exp()`, also without
-    the break) differs from head and is refused; the safe-input form, second, is not tried
-    once the first fixed the break."""
+    """e3nn's soft_unit_step in a model: the recipe's `torch.where` form, `h`'s unselected
+    elements set to 1.0 first, is verified (GB0036 gone, head's outputs); the same edit without
+    the mask (`y = (-1 / h).exp()`, also without the break) differs from head and is
+    refused."""
     root = tmp_path / "repo"
     (root / "pkg").mkdir(parents=True)
     (root / "pkg" / "__init__.py").write_text("")
@@ -121,13 +121,13 @@ def test_the_loop_verifies_a_masked_write_of_computed_values_and_refuses_one_wit
     (root / "pt2bot.yml").write_text(CONFIG)
     found = check_paths(str(root), ["pkg/net.py"], StaticConfig(select=("ALL",)), jobs=1)
     (finding,) = [f for f in found if f.rule == "PTC304" and f.line == STORE]
-    plain, inside = fix_candidates(finding, STEP_NET)
+    (plain,) = fix_candidates(finding, STEP_NET)
     wrong = plain.__class__(**{**plain.__dict__, "lines": ("        y = (-1 / h).exp()",)})
     target = {"kind": "break", "model": "net", "path": "pkg/net.py", "line": STORE, "gb": "GB0036",
               "gb_type": "Dynamic shape operator"}
     items = [(Proposal(cid=cid, cand=c, original=STEP_NET, patched=apply_candidate(STEP_NET, c), findings=[],
                        targets=[]), [target])
-             for cid, c in (("wrong", wrong), ("plain", plain), ("inside", inside))]
+             for cid, c in (("wrong", wrong), ("plain", plain))]
     config = build_config(CONFIG, str(root / "pt2bot.yml"))
     setting = ProofSetting(config=config, changeset=None, root=str(root), head_sha=None,
                            head_results=ResultsFile.empty(), device="cpu")
@@ -137,7 +137,7 @@ def test_the_loop_verifies_a_masked_write_of_computed_values_and_refuses_one_wit
     assert verdicts["wrong"]["reason"].startswith("outputs differ from head's"), verdicts["wrong"]
     assert verdicts["plain"]["accepted"] is True, verdicts["plain"]
     assert verdicts["plain"]["evidence"].startswith("GB0036 gone")
-    assert verdicts["inside"].get("skipped"), verdicts["inside"]
+    assert "torch.where(m, h, 1.0)" in plain.lines[0], plain.lines
 
 
 # RoMa's shortest-arc flip: the mask indexes the rows of a (batch, 4) tensor, and reads a

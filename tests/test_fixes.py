@@ -818,22 +818,21 @@ def computed(tmp_path, body, line):
      y = torch.zeros_like(x)
      m = x > 0.0
      y[m] = (-1 / x[m]).exp()
-     """, 7, [("    y = torch.where(m, (-1 / x).exp(), y)",),
-              ("    y = torch.where(m, (-1 / torch.where(m, x, 1.0)).exp(), y)",)]),
+     """, 7, [("    y = torch.where(m, (-1 / torch.where(m, x, 1.0)).exp(), y)",)]),
     # an argument (another reference may see the write) is written in place; `<=` takes c - 1
     ("""\
      m = x <= -2
      y[m] = torch.log1p(x[m].abs()).clamp(max=s) * 2
-     """, 6, [("    y.copy_(torch.where(m, torch.log1p(x.abs()).clamp(max=s) * 2, y))",),
-              ("    y.copy_(torch.where(m, torch.log1p(torch.where(m, x, -3).abs()).clamp(max=s) * 2, y))",)]),
-    # the same with an intermediate local (e3nn's backward): the local goes, or takes the safe input
+     """, 6, [("    y.copy_(torch.where(m, torch.log1p(torch.where(m, x, -3).abs()).clamp(max=s) * 2, y))",)]),
+    # where the value divides (or logs, roots...), only the form whose unselected elements are
+    # set inside the domain first: computed as they are, they give NaN gradients
+    # the same with an intermediate local (e3nn's backward): the local takes the safe input
     ("""\
      y = torch.zeros_like(x)
      m = x > 0.0
      xm = x[m]
      y[m] = (-1 / xm).exp() / xm.pow(2)
-     """, 7, [("    y = torch.where(m, (-1 / x).exp() / x.pow(2), y)",),
-              ("    xm = torch.where(m, x, 1.0)", "    y = torch.where(m, (-1 / xm).exp() / xm.pow(2), y)")]),
+     """, 7, [("    xm = torch.where(m, x, 1.0)", "    y = torch.where(m, (-1 / xm).exp() / xm.pow(2), y)")]),
     # two tensors read through the mask, over two lines: no safe input (`z` is not the
     # comparison's tensor), continuation line kept; `y` read since it was made: in place
     ("""\
@@ -842,20 +841,20 @@ def computed(tmp_path, body, line):
      y[x != 0] = x[x != 0] * (
          z[x != 0] - 1)
      """, 7, [("    y.copy_(torch.where(x != 0, x * (", "        z - 1), y))")]),
-    # a mask computed from `x` elementwise has its shape; no safe input for a call's result
+    # a mask computed from `x` elementwise has its shape; for a call's result, 1 stands in
     ("""\
      m = x.abs() > 1e-6
      y[m] = 1 / x[m]
-     """, 6, [("    y.copy_(torch.where(m, 1 / x, y))",)]),
+     """, 6, [("    y.copy_(torch.where(m, 1 / torch.where(m, x, 1), y))",)]),
     # kornia's differentiable_clipping: the comparison's other operand, a number, is read as is
     ("""\
      y[x > s] = -2 * (torch.exp(-x[x > s] + s) - 1.0) + s
      """, 5, [("    y.copy_(torch.where(x > s, -2 * (torch.exp(-x + s) - 1.0) + s, y))",)]),
-    # a mask that is not a comparison of the read tensor with a number: no safe input
+    # a mask that is not a comparison of the read tensor with a number: 1 stands in
     ("""\
      m = x > z
      y[m] = torch.sqrt(x[m]) + s
-     """, 6, [("    y.copy_(torch.where(m, torch.sqrt(x) + s, y))",)]),
+     """, 6, [("    y.copy_(torch.where(m, torch.sqrt(torch.where(m, x, 1)) + s, y))",)]),
 ])
 def test_masked_write_of_computed_values_with_where(tmp_path, body, line, want):
     src, cands = computed(tmp_path, body, line)

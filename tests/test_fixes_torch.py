@@ -4,6 +4,8 @@ values the original guards against. And the wrong rewrites the recipes must neve
 that deletes a NaN guard, one that changes a masked mean's denominator) are shown wrong here."""
 from __future__ import annotations
 
+import dataclasses
+
 import sys
 import textwrap
 import types
@@ -470,25 +472,27 @@ h = torch.compile(step_grad)
 
 @pytest.mark.parametrize("name,line", [("soft_unit_step", 6), ("step_grad", 12)])
 def test_a_masked_write_of_computed_values_through_where_removes_the_break(tmp_path, name, line):
-    """e3nn's soft_unit_step and its derivative: both forms (the value over every element, and
-    with `x`'s unselected elements set to 1.0 first) give head's values without GB0036, also
-    where the unselected elements make -1 / x infinite or NaN."""
+    """e3nn's soft_unit_step and its derivative: the value over every element with `x`'s
+    unselected elements set to 1.0 first (the one form offered where the value divides) gives
+    head's values without GB0036, also where the unselected elements would make -1 / x
+    infinite or NaN."""
     (tmp_path / "m.py").write_text(SOFT_STEP)
     (f,) = [f for f in check_paths(str(tmp_path), ["m.py"], StaticConfig(select=("ALL",)), jobs=1)
             if f.rule == "PTC304" and f.line == line]
-    plain, inside = fix_candidates(f, SOFT_STEP)
+    (inside,) = fix_candidates(f, SOFT_STEP)
     special = torch.tensor([-1.0, 0.0, 0.5, 2.0, float("nan"), float("inf"), -float("inf"), -0.0])
-    for c in (plain, inside):
-        assert_fixes(SOFT_STEP, c, name, (torch.randn(4, 5),), (special,), (torch.zeros(3),), (-torch.ones(6),))
+    assert_fixes(SOFT_STEP, inside, name, (torch.randn(4, 5),), (special,), (torch.zeros(3),), (-torch.ones(6),))
 
 
 def test_the_discarded_values_make_nan_gradients_the_safe_input_does_not(tmp_path):
-    """Why the second form exists: `torch.where` discards -1 / 0 = -inf in the forward pass,
-    but its gradient there is 0 * inf = NaN; head's gradient (and the second form's) is 0."""
+    """Why the value computed as it is over every element is not offered where it divides:
+    `torch.where` discards -1 / 0 = -inf in the forward pass, but its gradient there is
+    0 * inf = NaN; head's gradient (and the offered form's) is 0."""
     (tmp_path / "m.py").write_text(SOFT_STEP)
     (f,) = [f for f in check_paths(str(tmp_path), ["m.py"], StaticConfig(select=("ALL",)), jobs=1)
             if f.rule == "PTC304" and f.line == 6]
-    plain, inside = fix_candidates(f, SOFT_STEP)
+    (inside,) = fix_candidates(f, SOFT_STEP)
+    plain = dataclasses.replace(inside, lines=("    y = torch.where(m, (-1 / x).exp(), y)",))
 
     def grad(src):
         x = torch.tensor([-1.0, 0.0, 0.5, 2.0], requires_grad=True)
@@ -499,3 +503,41 @@ def test_the_discarded_values_make_nan_gradients_the_safe_input_does_not(tmp_pat
     assert head[:2].tolist() == [0.0, 0.0]
     assert torch.isnan(grad(apply_candidate(SOFT_STEP, plain))[1])
     torch.testing.assert_close(grad(apply_candidate(SOFT_STEP, inside)), head)
+
+
+R2 = """\
+import torch
+
+def r2(rss, tss):
+    cond = ~torch.isclose(tss, torch.zeros_like(tss), atol=1e-4)
+    raw = torch.ones_like(rss)
+    raw[cond] = 1 - (rss[cond] / tss[cond])
+    return raw
+
+g = torch.compile(r2)
+"""
+
+
+def test_a_division_through_a_mask_reads_1_where_the_mask_is_off(tmp_path):
+    """torchmetrics' R2 score: a constant target column has `tss` 0, which the mask leaves out.
+    Computed over every column as it is, `rss / tss` is inf there: `torch.where` drops it in
+    the forward pass, and the gradients of `rss` and `tss` are NaN where head's are finite.
+    With the unselected elements read as 1, both match head's."""
+    (tmp_path / "m.py").write_text(R2)
+    f = next(f for f in check_paths(str(tmp_path), ["m.py"], StaticConfig(select=("ALL",)), jobs=1)
+             if f.rule == "PTC304" and f.line == 6)   # (each masked read is a finding)
+    (c,) = fix_candidates(f, R2)
+    assert c.lines == ("    raw = torch.where(cond, 1 - (torch.where(cond, rss, 1) / torch.where(cond, tss, 1)), raw)",)
+    plain = dataclasses.replace(c, lines=("    raw = torch.where(cond, 1 - (rss / tss), raw)",))
+
+    def grads(src):
+        rss = torch.tensor([0.5, 0.3, 0.2], requires_grad=True)
+        tss = torch.tensor([2.0, 0.0, 1.0], requires_grad=True)
+        load(src, "r2")(rss, tss).sum().backward()
+        return rss.grad, tss.grad
+
+    head = grads(R2)
+    assert all(bool(torch.isfinite(g).all()) for g in head)
+    assert torch.isnan(grads(apply_candidate(R2, plain))[0][1])
+    for got, want in zip(grads(apply_candidate(R2, c)), head):
+        torch.testing.assert_close(got, want)

@@ -203,13 +203,15 @@ class DynamicOutputShape(Rule):
     (nothing else holds it), else in place, `y.copy_(torch.where(m, (-1 / x).exp(), y))` (a
     caller's tensor or another reference to `y` sees the write, as it saw head's). A mask
     computed from `x` by a reduction or an indexing (`x[:, 0] > 0`) has another shape: no edit.
-    The values computed on the unselected elements may be inf or NaN (here -1 / 0): `torch.where`
-    discards them in the forward pass, but the gradient through them is NaN (0 * inf), and the
-    proof refuses that form where the NaN reaches a trainable parameter's gradient. So,
-    second, for a mask `x > c` (`>=`, `<`, `<=`, `!=`; `c` a number) where `x` is the only tensor read through it, `x`'s unselected elements are
-    set to c + 1 (c - 1 for `<`, `<=`) first, `(-1 / torch.where(m, x, 1.0)).exp()`: a value
-    the mask selects, so nothing is computed outside the domain the code keeps to, and the
-    gradients are head's too.
+    Where the value divides or calls a function not defined everywhere (`log`, `sqrt`, `pow`,
+    ...), the values computed on the unselected elements may be inf or NaN (here -1 / 0):
+    `torch.where` discards them in the forward pass, but the gradient through them is NaN
+    (0 * inf), on inputs the model's shape cases need not hold (torchmetrics' R2 on a constant
+    target column). So there, and only there, the unselected elements are set first to a value
+    inside the domain: for a mask `x > c` (`>=`, `<`, `<=`, `!=`; `c` a number) where `x` is the
+    only tensor read through it, c + 1 (c - 1 for `<`, `<=`),
+    `(-1 / torch.where(m, x, 1.0)).exp()`, a value the mask selects; else 1, each masked read
+    `t[m]` as `torch.where(m, t, 1)` (e3nn's own `safe_x`).
     A selection inside a block of optional work (`if first_below_thr.any(): i =
     torch.where(first_below_thr)[0][0].item()`), where none of the above fits, gets the block
     run in eager only (pt2bot/rules/branch_fixes.py `is_compiling_fixes`, PTC201's recipe 6).
@@ -718,15 +720,37 @@ def _inside(defn: ast.AST, lines: list[str]) -> tuple[str, str] | None:
     return None if v is None else (segment(lines, defn.left), repr(v))
 
 
+# functions not defined, or not finite, everywhere (a division by 0, the log of 0): computed on
+# the elements the mask leaves out, they give inf or NaN there, which `torch.where` drops in the
+# forward pass and not in backward (0 times inf is NaN)
+_PARTIAL = frozenset({"log", "log2", "log10", "log1p", "sqrt", "rsqrt", "reciprocal", "pow", "div", "true_divide",
+                      "floor_divide", "remainder", "fmod", "acos", "asin", "atanh", "acosh", "digamma", "lgamma",
+                      "polygamma", "erfinv", "logit", "xlogy", "tan"})
+
+
+def _partial(value: ast.AST) -> bool:
+    """Whether `value` divides, or calls a function of `_PARTIAL`: computed on values a mask
+    left out (a zero denominator where the mask selects nonzero ones), it may be inf or NaN,
+    and `torch.where` then passes NaN to the gradients. torchmetrics' R2 with a constant target
+    column (`tss` 0 where `cond` is false) is one: `1 - rss / tss` computed over every column."""
+    return any(isinstance(n, ast.BinOp) and isinstance(n.op, (ast.Div, ast.FloorDiv, ast.Mod, ast.Pow))
+               or isinstance(n, ast.Call) and (isinstance(n.func, ast.Attribute) and n.func.attr in _PARTIAL
+                                                or isinstance(n.func, ast.Name) and n.func.id in _PARTIAL)
+               for n in ast.walk(value))
+
+
 def _masked_compute_fixes(code: str, finding, source: str, tree: ast.Module) -> list[Candidate]:
     """`y[m] = E` where `E` is elementwise in values read through the same mask (`x[m]`, see
     `_elementwise`), also through a local bound just before (`xm = x[m]` then `dx[m] = f(xm)`):
     `E` computed over every element and the mask's elements kept, `y = torch.where(m, E', y)`
     for a `y` made by a factory in the block with no read of it since (nothing else can hold
     it), else in place, `y.copy_(torch.where(m, E', y))` (another reference sees the write, as
-    it saw head's). Second, for a mask `x > c` (`>=`, `<`, `<=`, `!=`) whose tensor is the only
-    one read through it: `x`'s unselected elements replaced by c ± 1 before `E`, so that no
-    inf/NaN is computed there (the first form's discarded values still give NaN gradients)."""
+    it saw head's). Where `E` divides or calls a function not defined everywhere (`_partial`),
+    the unselected elements are set first to a value inside the function's domain, and that
+    form only: for a mask `x > c` (`>=`, `<`, `<=`, `!=`) whose tensor is the only one read
+    through it, c ± 1; else 1 (`torch.where(m, tss, 1)`, e3nn's own `safe_x`). Computed as they
+    are, the discarded values may be inf or NaN, and give NaN gradients where head's are
+    finite, on inputs (a zero denominator) the shape cases may not hold."""
     st, body, lines = finding_statement(finding, source, tree)
     if st is None or not binds_torch(tree) or function_binds(tree, st, "torch"):
         return []
@@ -806,26 +830,39 @@ def _masked_compute_fixes(code: str, finding, source: str, tree: ast.Module) -> 
         return f"{indent}{y_text} = {where}" if fresh else f"{indent}{y_text}.copy_({where})"
 
     end = store.end_lineno or store.lineno
-    plain = rewritten({id(r): segment(lines, r.value if isinstance(r, ast.Subscript) else picked.value)
-                       for r in reads})
     how = "rebound" if fresh else "written in place"
-    out = [Candidate(code=code, path=finding.path, start_line=first.lineno, end_line=end,
-                     lines=tuple(stored(plain).split("\n")), safe=False, guards=("empty", "zero", "nan"),
-                     title=f"compute the value over every element and keep the masked ones with `torch.where` "
-                           f"(static shapes; `{y_text}` {how}); the other elements' values, inf or NaN "
-                           "included, are discarded")]
+
+    def stand_in(v: str) -> list[str]:
+        """The value over every element, each masked read's unselected elements set to `v`
+        first."""
+        if local is None:
+            return stored(rewritten({id(r): f"torch.where({mask}, {segment(lines, r.value)}, {v})"
+                                     for r in reads})).split("\n")
+        kept = f"torch.where({mask}, {segment(lines, picked.value)}, {v})"
+        return [f"{indent}{local} = {kept}"] + stored(rewritten({})).split("\n")
+
+    out = []
+    if not _partial(value):
+        plain = rewritten({id(r): segment(lines, r.value if isinstance(r, ast.Subscript) else picked.value)
+                           for r in reads})
+        out.append(Candidate(code=code, path=finding.path, start_line=first.lineno, end_line=end,
+                             lines=tuple(stored(plain).split("\n")), safe=False, guards=("empty", "zero", "nan"),
+                             title=f"compute the value over every element and keep the masked ones with "
+                                   f"`torch.where` (static shapes; `{y_text}` {how}); the other elements' "
+                                   "values are discarded"))
     inside = _inside(defn, lines)
     if inside is not None and all(segment(lines, t) == inside[0] for t in tensors):
         x, v = inside
-        kept = f"torch.where({mask}, {x}, {v})"
-        if local is None:
-            new = stored(rewritten({id(r): kept for r in reads})).split("\n")
-        else:
-            new = [f"{indent}{local} = {kept}"] + stored(rewritten({})).split("\n")
         out.append(Candidate(code=code, path=finding.path, start_line=first.lineno, end_line=end,
-                             lines=tuple(new), safe=False, guards=("empty", "zero", "nan"), rank=1,
+                             lines=tuple(stand_in(v)), safe=False, guards=("empty", "zero", "nan"), rank=len(out),
                              title=f"compute the value over every element, `{x}`'s unselected ones set to {v} "
                                    f"first (no inf/NaN there, in gradients either), and keep the masked ones "
+                                   "with `torch.where`"))
+    elif _partial(value):
+        out.append(Candidate(code=code, path=finding.path, start_line=first.lineno, end_line=end,
+                             lines=tuple(stand_in("1")), safe=False, guards=("empty", "zero", "nan"), rank=len(out),
+                             title="compute the value over every element, the unselected elements read as 1 "
+                                   "first (no inf/NaN there, in gradients either), and keep the masked ones "
                                    "with `torch.where`"))
     if assumed:
         # nothing here shows the file's own function to be elementwise: tried after the rest
