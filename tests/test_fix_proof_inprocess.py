@@ -662,14 +662,16 @@ RUNNING = NET.replace("""        self.lin = nn.Linear(4, 4)
 GUARD = 17   # the `if` on a tensor value (GB0170)
 
 
+@pytest.mark.parametrize("mean", ["torch.zeros(4)", "torch.zeros(1, 4)[0]"])   # a view too
 def test_a_model_that_updates_its_buffers_on_every_call_is_compared_from_its_built_state(
-        tmp_path, monkeypatch):
+        tmp_path, monkeypatch, mean):
     """The branch dropped is the same clamp on ordinary values; head's outputs were taken
     first, and the candidate runs after head's break pass and shape matrix have updated the
     running mean again and again. Every run starts from the buffers as built, so the
     candidate's outputs are compared with head's from the same state."""
-    proof = Proof(tmp_path, monkeypatch, RUNNING, phases=("breaks", "matrix"))
-    assert RUNNING.splitlines()[GUARD - 1].strip() == "if (h.abs() > 1e4).any():"
+    text = RUNNING.replace('"mean", torch.zeros(4)', f'"mean", {mean}')
+    proof = Proof(tmp_path, monkeypatch, text, phases=("breaks", "matrix"))
+    assert text.splitlines()[GUARD - 1].strip() == "if (h.abs() > 1e4).any():"
     verdict = proof.prove(GUARD, GUARD + 1, "        h = h.clamp(-1e4, 1e4)")
     assert verdict["accepted"] is True, verdict
     assert all(r["match"] for r in proof.head["accuracy"]), proof.head["accuracy"]

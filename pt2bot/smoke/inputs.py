@@ -249,13 +249,18 @@ def restore_state(model: Any) -> None:
     if not state:
         return
     with torch.no_grad():
-        for module, name, tensor, saved in state:
-            if module._buffers.get(name) is not tensor:
-                module._buffers[name] = tensor
+        for i, (module, name, tensor, saved) in enumerate(state):
             if tensor.grad_fn is not None:
                 # updated in place from values that need a gradient (the gradients' run):
-                # the next backward would reach into the run before
-                tensor.detach_()
+                # the next backward would reach into the run before. A view cannot be
+                # detached in place: a tensor of its own takes its place from now on
+                if tensor._base is not None:
+                    tensor = saved.clone()
+                    state[i] = (module, name, tensor, saved)
+                else:
+                    tensor.detach_()
+            if module._buffers.get(name) is not tensor:
+                module._buffers[name] = tensor
             tensor.requires_grad_(saved.requires_grad)
             tensor.copy_(saved)
 
