@@ -108,11 +108,12 @@ class Proof:
                                   self.phases)
 
     def prove(self, start: int, end: int, line: str | tuple[str, ...], guards=(),
-              backend: str = "eager", safe: bool = False, gb: str = "GB0170") -> dict:
+              backend: str = "eager", safe: bool = False, gb: str = "GB0170",
+              at: int | None = None) -> dict:
         lines = (line,) if isinstance(line, str) else tuple(line)
         cand = Candidate(code="PTC201", path="bpkg/net.py", start_line=start, end_line=end,
                          lines=lines, title="t", safe=safe)
-        target = {"kind": "break", "path": "bpkg/net.py", "line": start, "gb": gb,
+        target = {"kind": "break", "path": "bpkg/net.py", "line": at or start, "gb": gb,
                   "gb_type": "Data-dependent branching" if gb == "GB0170" else ""}
         return prove_candidate(
             {"path": cand.path, "start_line": start, "end_line": end, "lines": list(lines),

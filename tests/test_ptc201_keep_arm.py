@@ -226,3 +226,23 @@ def test_chans_update_kept_alone_is_verified_where_the_count_before_is_zero(tmp_
     keep_else = prove(KEEP_ELSE)
     assert keep_else["accepted"] is False
     assert keep_else["reason"].startswith("outputs differ from head's on shape case batch=3"), keep_else
+
+
+@pytest.mark.torch
+def test_an_arm_kept_by_an_edit_from_the_comment_above_is_still_one(tmp_path, monkeypatch):
+    """The maintainers' own edit of peft's branch starts on the comment above the `if` and
+    keeps the `else` arm: it is the same edit, and needs a shape case that runs the `if` arm
+    as much. With one shape case where scaling is 2 there is none."""
+    from tests.test_fix_proof_inprocess import Proof
+
+    text = PEFT.replace("x.shape[0] - 2)", "x.shape[0] - 1)").replace(
+        "        if scaling == 1:\n", "        # scaling of 1 is a no-op: skip the math\n        if scaling == 1:\n")
+    proof = Proof(tmp_path, monkeypatch, text, phases=("breaks",))
+    lines = text.splitlines()
+    start = lines.index("        # scaling of 1 is a no-op: skip the math") + 1
+    verdict = proof.prove(start, start + 4, ("        result = result + self.lora_B(self.lora_A(x)) * scaling",),
+                          at=start + 1)
+    assert verdict["accepted"] is False
+    assert verdict["reason"] == (f"no shape case runs the `if` arm at line {start + 2} that the edit "
+                                 "drops, so keeping the `else` arm was never compared with head where "
+                                 "they differ"), verdict

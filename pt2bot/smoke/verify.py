@@ -1065,14 +1065,20 @@ def _ifs(original: str) -> list[Any]:
 
 
 def _if_at(original: str, line: int) -> Any:
-    """The `if` statement (or `elif`) of head's text on `line`, or None."""
-    return next((n for n in _ifs(original) if n.lineno == line), None)
+    """The `if` statement (or `elif`) of head's text on `line`, or after it past blank and
+    comment lines only (an edit may start on the comment above the `if`), or None."""
+    lines = original.splitlines()
+    return next((n for n in _ifs(original) if n.lineno >= line and all(
+        not ln.strip() or ln.strip().startswith("#") for ln in lines[line - 1:n.lineno - 1])), None)
 
 
 def _edited_if(original: str, edit: Edit) -> Any:
     """The `if` statement of head's text without an `else` whose header holds the edit's lines
     (the eager-only exits and blocks edit its header; a test over several lines may be edited
-    on one of them only), or None."""
+    on one of them only, and the edit may start on a comment above it), or None."""
+    node = _if_at(original, edit.start_line)
+    if node is not None and edit.end_line <= (node.test.end_lineno or node.lineno) and not node.orelse and node.body:
+        return node
     return next((n for n in _ifs(original) if n.lineno <= edit.start_line
                  and edit.end_line <= (n.test.end_lineno or n.lineno) and not n.orelse and n.body), None)
 
