@@ -59,6 +59,22 @@ CASES_DIR = os.path.join(ROOT, "benchmarks", "fix_replay")
 
 # case -> {suggested lines joined by "\n" (stripped of indentation): (equivalent?, why)}
 JUDGEMENTS: dict[str, dict[str, tuple[bool, str]]] = {
+    "fasttd3_obs_normalizer": {
+        "batch_var = torch.mean((x - batch_mean) ** 2, dim=0, keepdim=True)\n"
+        "delta2 = batch_mean - self._mean\n"
+        "m_a = self._var * self.count\n"
+        "m_b = batch_var * batch_size\n"
+        "M2 = m_a + m_b + (delta2**2) * (self.count * batch_size / new_count)\n"
+        "self._var = M2 / new_count": (
+            True, "the maintainers' update: their AFTER runs Chan's parallel update alone, with no "
+                  "branch on the count (\"works even when previous count == 0\"), which is the kept "
+                  "`if` arm; at a count of 0 it gives the batch's variance, as the dropped `else` arm "
+                  "did (the proof ran that arm on both shape cases and found them equal). They also "
+                  "write the buffers in place (`copy_`), where the suggestion keeps the PR's "
+                  "rebinding, and their other lines (the std and count) are the PR's context, not this "
+                  "hunk. Written after the held-out-5 run at this stop (the keep-one-arm recipe was "
+                  "written with this case in view: the set is tuned)"),
+    },
     "rotary_cached_seq_len": {
         "if (\n"
         "not torch.compiler.is_compiling() and should_cache and \\\n"
@@ -119,6 +135,13 @@ JUDGEMENTS: dict[str, dict[str, tuple[bool, str]]] = {
                    "drawn twice"),
     },
     "e3nn_soft_unit_step": {
+        "y = torch.where(m, (-1 / torch.where(m, x, 1.0)).exp(), y)": (
+            True, "the maintainers' form and values: their `safe_x = torch.where(mask, x, "
+                  "torch.ones_like(x))` is the suggestion's `torch.where(m, x, 1.0)`, and both keep "
+                  "`exp(-1/x)` where `x > 0` and the zeros `y` was made of elsewhere; neither computes "
+                  "`exp(-1/x)` outside the mask's domain, so no gradient through it is NaN. Since this "
+                  "stop the recipe offers only this form where the value divides (the form computed as "
+                  "it is, judged below, gave NaN gradients on a zero denominator elsewhere)"),
         "y = torch.where(m, (-1 / x).exp(), y)": (
             True, "the same values as the maintainers' `torch.where(mask, torch.exp(-1.0 / safe_x), "
                   "torch.zeros_like(x))` with `safe_x = torch.where(mask, x, torch.ones_like(x))`: both "
