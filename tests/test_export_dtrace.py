@@ -61,7 +61,7 @@ def test_draft_export_locates_the_failure_and_leaves_no_trace_file(tmp_path):
     assert left == []
 
 
-_FLAKY = textwrap.dedent("""
+_RAISES = textwrap.dedent("""
     import json, os, sys
     sys.path.insert(0, {tests!r})
     import torch
@@ -69,40 +69,27 @@ _FLAKY = textwrap.dedent("""
     from pt2bot.smoke.export import draft_failures
     from pt2bot.smoke.trace import RepoPaths
 
-    real, calls, real_raised = torch.export.draft_export, [], []
+    calls = []
 
-    def raises_first(*a, **k):
-        # what torch 2.13's draft_export does now and then on this very model (about one call
-        # in twenty here): raise from its own symbolic evaluation instead of reporting
+    def raises(*a, **k):
         calls.append(1)
-        if len(calls) <= {raises}:
-            raise TypeError("Invalid NaN comparison")
-        try:
-            return real(*a, **k)
-        except Exception:
-            real_raised.append(1)   # torch's own raise: then nothing is located, rightly
-            raise
+        raise TypeError("Invalid NaN comparison")
 
-    torch.export.draft_export = raises_first
-    mod = load_module(os.path.join({fixtures!r}, "models", "item_branch.py"), "pt2bot_flaky")
+    torch.export.draft_export = raises
+    mod = load_module(os.path.join({fixtures!r}, "models", "item_branch.py"), "pt2bot_raises")
     torch.manual_seed(0)
     got = draft_failures(mod.ItemBranch().eval(), (torch.randn(4, 8),), {{}}, None,
                          RepoPaths({fixtures!r}))
-    print(json.dumps({{"calls": len(calls), "real_raised": bool(real_raised),
-                      "lines": None if got is None else [f["line"] for f in got]}}))
+    print(json.dumps({{"calls": len(calls), "got": got}}))
 """)
 
 
-@pytest.mark.parametrize("raises", [1, 3])
-def test_a_draft_export_that_raises_is_tried_again(raises):
-    script = _FLAKY.format(tests=TESTS, fixtures=FIXTURES, raises=raises)
+def test_a_draft_export_that_raises_locates_nothing_and_is_not_retried():
+    """The raise this model used to get now and then came from stale memory read as a
+    parameter's value (test_export_draft_params.py), not from chance a retry could beat: a raise
+    is the locator's "nothing to say", at the cost of one call."""
+    script = _RAISES.format(tests=TESTS, fixtures=FIXTURES)
     proc = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True,
                           timeout=300, check=False)
     assert proc.returncode == 0, proc.stderr[-3000:]
-    got = json.loads(proc.stdout.strip().splitlines()[-1])
-    # once more after a raise, three calls at most
-    assert got["calls"] == (2 if raises == 1 else 3)
-    # the second call's result is what the locator gives: the failure located, unless torch's
-    # own draft_export raised that time too
-    located = raises == 1 and not got["real_raised"]
-    assert got["lines"] == ([12] if located else None), got
+    assert json.loads(proc.stdout.strip().splitlines()[-1]) == {"calls": 1, "got": None}

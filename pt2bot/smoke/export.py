@@ -140,7 +140,35 @@ def _caused_by(text: str, paths: RepoPaths) -> tuple[str, int, str | None] | Non
     return None
 
 
-DRAFT_ATTEMPTS = 3   # calls of draft_export before the locator gives up (see draft_failures)
+@contextlib.contextmanager
+def _real_parameters() -> Any:
+    """draft_export with the model's parameters' real values.
+
+    draft_export decides data-dependent branches (`if t.sum().item() > 0`) on real values that
+    it propagates beside the fake ones. torch 2.13 and 2.14 give each input tensor its real
+    copy through meta_utils' `_safe_copy` / `_safe_clone`, which copy only a tensor whose type
+    is exactly `torch.Tensor`: an `nn.Parameter`'s copy is left as uninitialised memory. The
+    branch taken then followed whatever bytes were there, and NaN bytes made draft_export raise
+    "Invalid NaN comparison" (one call in ten or more, in bursts, so retries did not help).
+    A parameter is handed over as its detached plain tensor; where torch has no such helpers
+    nothing is changed."""
+    import torch
+    from torch._subclasses import meta_utils
+
+    copy, clone = getattr(meta_utils, "_safe_copy", None), getattr(meta_utils, "_safe_clone", None)
+    if copy is None or clone is None:
+        yield
+        return
+
+    def plain(t: Any) -> Any:
+        return t.detach() if isinstance(t, torch.nn.Parameter) else t
+
+    meta_utils._safe_copy = lambda dst, src: copy(dst, plain(src))
+    meta_utils._safe_clone = lambda src: clone(plain(src))
+    try:
+        yield
+    finally:
+        meta_utils._safe_copy, meta_utils._safe_clone = copy, clone
 
 
 def draft_failures(model: Any, args: tuple, kwargs: dict, shapes: Any,
@@ -161,17 +189,13 @@ def draft_failures(model: Any, args: tuple, kwargs: dict, shapes: Any,
     saved = os.environ.get("TORCH_DTRACE")
     os.environ["TORCH_DTRACE"] = trace_dir
     try:
-        # draft_export reports failures rather than raising; where it raises anyway, it can be
-        # torch's own and passing (torch 2.13 raised "TypeError: Invalid NaN comparison" at a
-        # `.item() >= 0` of the same model in about one call in twenty), so up to twice more
-        for attempt in range(1, DRAFT_ATTEMPTS + 1):
-            try:
-                with contextlib.redirect_stderr(io.StringIO()):
-                    ep = draft(model, args, kwargs, dynamic_shapes=shapes)
-                break
-            except Exception:  # noqa: BLE001 - the locator is best effort
-                if attempt == DRAFT_ATTEMPTS:
-                    return None
+        # draft_export reports failures rather than raising; where it raises anyway, the
+        # locator has nothing to say
+        try:
+            with contextlib.redirect_stderr(io.StringIO()), _real_parameters():
+                ep = draft(model, args, kwargs, dynamic_shapes=shapes)
+        except Exception:  # noqa: BLE001 - the locator is best effort
+            return None
     finally:
         if saved is None:
             os.environ.pop("TORCH_DTRACE", None)
