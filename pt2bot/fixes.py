@@ -428,12 +428,14 @@ def _offered(p: Proposal, target: int, fingerprint: str) -> None:
 
 
 def order(proposals: Sequence[Proposal]) -> list[Proposal]:
-    """The candidates in the order they are tried, numbered `c0`, `c1`, ...: most likely
-    first (`rank`), then by place in the file. The order depends on the candidates only,
-    never on which targets brought them in, so every shard of a matrix tries the candidates
-    of its models in the order the unsharded review tries them. Past MAX_CANDIDATES they are
-    not tried."""
-    ordered = sorted(proposals, key=lambda p: (p.cand.rank, *p.key))
+    """The candidates in the order they are tried, numbered `c0`, `c1`, ...: the edits safe
+    by construction first, then most likely first (`rank`), then by place in the file. A
+    safe edit (a `print` guarded) is as good as verified and the cheapest to prove (no
+    gradients); tried after a costly one, a model whose proof is slow lost it to the budget.
+    The order depends on the candidates only, never on which targets brought them in, so
+    every shard of a matrix tries the candidates of its models in the order the unsharded
+    review tries them. Past MAX_CANDIDATES they are not tried."""
+    ordered = sorted(proposals, key=lambda p: (not p.cand.safe, p.cand.rank, *p.key))
     for k, p in enumerate(ordered):
         p.cid = f"c{k}"
         if k >= MAX_CANDIDATES:

@@ -1171,3 +1171,36 @@ def test_a_kept_tensor_has_a_detached_variant(tmp_path, line, plain, detached):
     [d] = c.variants
     assert d.lines[0] + "\n" == detached and d.rank == 1 and not d.safe
     fixed(src, d)
+
+
+def test_a_safe_edit_is_tried_before_the_others(tmp_path):
+    """nystrom-attention with a NaN guard and a debug `print` added, reviewed as a new user
+    would: the branch's edit came first, its proof (inductor compile included) ran past the
+    300 s budget, and the `print`'s guard, safe by construction, was never tried although it
+    came later in the file only. The safe edit goes first, whatever its place and rank."""
+    from pt2bot.fixes import gather, order
+
+    text = """\
+        import torch
+
+
+        class M(torch.nn.Module):
+            def forward(self, x):
+                if torch.isnan(x).any():
+                    x = torch.nan_to_num(x)
+                print("input", x.shape)
+                return x
+        """
+    fs = [f for code in ("PTC201", "PTC105") for f in findings_in(tmp_path, text, code)[1]]
+    assert sorted((f.line, f.rule) for f in fs) == [(6, "PTC201"), (8, "PTC105")]
+
+    def target(line, gb):
+        return {"kind": "break", "model": "m", "path": "m.py", "line": line, "gb": gb,
+                "gb_type": "x"}
+
+    proposals, _why = gather([target(6, "GB0170"), target(8, "GB0059")], fs, str(tmp_path),
+                             None)
+    tried = order(proposals)
+    assert tried[0].cand.safe and tried[0].cand.start_line == 8
+    assert [p.cand.safe for p in tried] == sorted((p.cand.safe for p in tried), reverse=True)
+    assert [p.cid for p in tried] == [f"c{k}" for k in range(len(tried))]
