@@ -92,6 +92,43 @@ def test_a_name_one_arm_binds_and_the_code_after_reads_needs_the_other_arm_to_bi
     assert [c.title for c in both] == [KEEP_IF, KEEP_ELSE]
 
 
+STAGE = """\
+import enum
+
+import torch
+
+
+class Perturb(enum.Enum):
+    NONE = 0
+    PREV = 1
+
+
+class Stage(torch.nn.Module):
+    def forward(self, t0, t1, dt, alpha_i, k):
+        if alpha_i.sum() == 1.:
+            ti = t1
+            perturb = Perturb.PREV
+        else:
+            ti = t0 + alpha_i * dt
+            perturb = Perturb.NONE
+        return ti, perturb, k
+"""
+
+
+@pytest.mark.parametrize("same, kept", [
+    ("Perturb.NONE", [KEEP_IF, KEEP_ELSE]),     # one constant: the arms may agree
+    ("Perturb.PREV", []),                        # torchdiffeq's runge-kutta stage
+    ("2", []), ("-1", []), ("None", []), ("(1, 2)", []),
+])
+def test_arms_that_set_a_name_to_different_constants_never_compute_the_same(tmp_path, same, kept):
+    """torchdiffeq's stage times: `ti` is the same at `alpha_i == 1` (t1 is t0 + dt), but
+    `perturb` is not, and a model whose dynamics never read it showed equal outputs for either
+    arm kept alone: each was "verified", one on each of two models."""
+    src = STAGE.replace("            perturb = Perturb.PREV\n", f"            perturb = {same}\n")
+    _src, cands = _keep_arm(tmp_path, src)
+    assert [c.title for c in cands] == kept
+
+
 def test_a_test_with_an_effect_of_its_own_gets_no_arm_kept(tmp_path):
     """Dropping the test would drop its call too (a method of the model's may count steps)."""
     _src, plain = _keep_arm(tmp_path, BRANCH.replace("        if s > 0:", "        if torch.sum(x) > 0:"))

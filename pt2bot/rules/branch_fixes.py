@@ -1300,6 +1300,27 @@ def _arm_lines(lines: list[str], arm: list[ast.stmt], indent: str, header: int) 
     return out
 
 
+def _constant(node: ast.expr) -> bool:
+    """A literal (`1.`, `-1`, `None`, a tuple of them) or a class constant (`Perturb.PREV`:
+    an attribute of a capitalised name)."""
+    if isinstance(node, ast.UnaryOp):
+        node = node.operand
+    if isinstance(node, ast.Tuple):
+        return all(_constant(e) for e in node.elts)
+    if isinstance(node, ast.Attribute):
+        while isinstance(node, ast.Attribute):
+            node = node.value
+        return isinstance(node, ast.Name) and node.id[:1].isupper()
+    return isinstance(node, ast.Constant)
+
+
+def _constants_set(lines: list[str], arm: list[ast.stmt]) -> dict[str, str]:
+    """name -> the constant's text, for each `name = <constant>` statement of the arm."""
+    return {st.targets[0].id: segment(lines, st.value) for st in arm
+            if isinstance(st, ast.Assign) and len(st.targets) == 1
+            and isinstance(st.targets[0], ast.Name) and _constant(st.value)}
+
+
 def _keep_arm_fixes(code, finding, st: ast.If, tree, lines) -> list[Candidate]:
     """`if <test>: <A> else: <B>` -> A alone, and B alone: the branch does not decide where
     both arms compute the same on every input the model meets (peft's `if scaling == 1:`
@@ -1313,7 +1334,8 @@ def _keep_arm_fixes(code, finding, st: ast.If, tree, lines) -> list[Candidate]:
     or loop (`return`, `raise`, `break`, `continue`, `yield`), each name an arm binds that is
     read after the `if` (or anywhere in the loop around it) is bound by the other arm too,
     and both write the same attributes and elements: else the kept arm leaves a name unbound,
-    or a value stale, where the other arm ran on head. Not for an `elif` chain."""
+    or a value stale, where the other arm ran on head. Not for an `elif` chain, nor for arms
+    that set a name to different constants."""
     if not st.orelse or (len(st.orelse) == 1 and is_elif(lines, st.orelse[0])):
         return []
     arms = (st.body, st.orelse)
@@ -1340,6 +1362,12 @@ def _keep_arm_fixes(code, finding, st: ast.If, tree, lines) -> list[Candidate]:
     bound = [set().union(*(_assigned(s) for s in arm)) for arm in arms]
     if any(read_later(name) for mine, other in ((0, 1), (1, 0)) for name in bound[mine] - bound[other]) or \
             _written_places(lines, st.body) != _written_places(lines, st.orelse):
+        return []
+    # arms that set one name to two different constants never compute the same (torchdiffeq's
+    # `perturb = Perturb.PREV` against `Perturb.NONE`); a model that never reads the name would
+    # still show equal outputs, so the proof cannot be the one to refuse it
+    constants = [_constants_set(lines, arm) for arm in arms]
+    if any(constants[1].get(name, text) != text for name, text in constants[0].items()):
         return []
     indent = indentation(lines, st)
     # the `else:` line: the last line above the arm's first statement that starts with `else`

@@ -96,7 +96,9 @@ class TensorCondition(Rule):
     `if`/`else` alone, either arm, where both compute the same on the model's inputs (peft's
     `if scaling == 1:` adds `lora_B(lora_A(x))`, its `else` the same `* scaling`, which is
     exact at 1), posted only where a shape case ran the arm the edit drops and the outputs
-    still equal head's (on the other cases the kept arm is what head ran), then
+    still equal head's (on the other cases the kept arm is what head ran); never for arms
+    that set one name to different constants (`perturb = Perturb.PREV` / `Perturb.NONE`:
+    equal outputs there only say the model never read it), then
     `torch.where` and `torch.cond` for an `if` with one assignment or one `return` a side (a
     missing side is the name's value before, or the `return` after the `if`), and
     `torch.where` for a conditional expression. A test of `and` / `or` / `not` becomes `&` /
