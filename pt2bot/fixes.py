@@ -505,6 +505,9 @@ def prove_on_model(setting: ProofSetting, model: ModelConfig, delta: ModelDelta 
                         "guards": list(p.cand.guards), "safe": p.cand.safe, "targets": ts,
                         "target_keys": [target_key(t) for t in ts]} for p, ts in todo])
         job = dataclasses.replace(job, spec=spec, timeout_s=left)
+        # where what is left of the budget is the tighter limit, a run stopped by it did not
+        # hang: it was not given the time (a model whose compile costs minutes)
+        budget = config.fixes.budget_s if left <= per_candidate else None
         # forked from the server the smoke run used (same environment: it is still warm, so
         # the proof pays no `import torch`), or spawned where fork is unsafe
         server = (SERVERS.acquire(sys.executable, job.env, preload_for(config.run.backend),
@@ -517,7 +520,7 @@ def prove_on_model(setting: ProofSetting, model: ModelConfig, delta: ModelDelta 
         records = {str(r.get("id")): r for r in _read_progress(progress)}
         head = records.get("head")
         if head is None or not head.get("ok"):
-            reason = (head or {}).get("reason") or _worker_end(run, "head's model")
+            reason = (head or {}).get("reason") or _worker_end(run, "head's model", budget)
             for p, _ in todo:
                 verdicts[p.cid] = {"accepted": False, "reason": reason}
             break
@@ -529,19 +532,32 @@ def prove_on_model(setting: ProofSetting, model: ModelConfig, delta: ModelDelta 
                 verdicts[p.cid] = {k: rec[k] for k in ("accepted", "reason", "evidence",
                                                        "skipped", "graph_count", "cases",
                                                        "guards", "s") if k in rec}
+                if budget is not None and str(rec.get("reason") or "").startswith(_HANGS):
+                    verdicts[p.cid]["reason"] = _out_of_budget(budget, "the patched model")
             elif not blamed:
                 # the candidate the worker was on when it stopped; the rest get a new worker
                 blamed = True
                 verdicts[p.cid] = {"accepted": False, "reason": _worker_end(
-                    run, "the patched model")}
+                    run, "the patched model", budget)}
             else:
                 rest.append((p, ts))
         todo = rest
     return verdicts
 
 
-def _worker_end(run: Any, what: str) -> str:
+_HANGS = "the patched model hangs: no result within"   # the worker's own time limit
+
+
+def _out_of_budget(budget_s: float, what: str) -> str:
+    return f"the review's fix budget ran out while {what} was being proven ({budget_s:g} s)"
+
+
+def _worker_end(run: Any, what: str, budget_s: float | None = None) -> str:
+    """Why the worker ended without a verdict on `what`; `budget_s` where the review's fix
+    budget, not the model's own time limit, was the limit it ran into."""
     err = run.error
+    if run.status == "timeout" and budget_s is not None:
+        return _out_of_budget(budget_s, what)
     if run.status == "timeout":
         return f"{what} hangs: the proof worker gave no result in time and was stopped"
     if err is not None and err.kind == "crash":

@@ -208,6 +208,20 @@ def test_a_budget_that_runs_out_is_no_verified_fix(repo, tmp_path):
                                                            "before it was tried (1 s)"}}
 
 
+@pytest.mark.torch
+def test_a_candidate_stopped_by_the_budget_is_not_said_to_hang(repo, tmp_path):
+    """nystrom-attention, reviewed as a new user would: a NaN guard's edit whose proof (an
+    inductor compile of a model that takes minutes) outlasted the 300 s budget was reported as
+    "the patched model hangs". Where the budget is the tighter limit (here 20 s against the
+    model's 120), a candidate stopped by it ran out of the budget; it is not known to hang."""
+    slow = proposal("c0", TOKEN_BRANCH, TOKEN_BRANCH + 1, ["        while True: pass"])
+    target = {**NAN_BREAK, "model": "tokens", "line": TOKEN_BRANCH}
+    [verdict] = prove(repo, tmp_path, "tokens", [(slow, [target])], budget=20).values()
+    assert verdict["accepted"] is False
+    assert verdict["reason"] == ("the review's fix budget ran out while the patched model was "
+                                 "being proven (20 s)")
+
+
 # --------------------------------------------------------------------------- the judge (pure)
 
 HEAD = {"graph_count": 3, "phase_errors": {},
