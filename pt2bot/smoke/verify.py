@@ -1053,15 +1053,17 @@ def verify(spec: dict[str, Any], emit: Emit) -> None:
         emit({"id": cand["id"], **verdict, "s": _since(t1)})
 
 
-def _ifs(original: str) -> list[Any]:
-    """The `if` statements (and `elif`s) of head's text."""
+@functools.lru_cache(maxsize=4)
+def _ifs(original: str) -> tuple[Any, ...]:
+    """The `if` statements (and `elif`s) of head's text; parsed once for all of a candidate's
+    questions about it (its exit, its block, its dropped arm), which never change the nodes."""
     import ast
 
     try:
         tree = ast.parse(original)
     except (SyntaxError, ValueError, RecursionError):
-        return []
-    return [n for n in ast.walk(tree) if isinstance(n, ast.If)]
+        return ()
+    return tuple(n for n in ast.walk(tree) if isinstance(n, ast.If))
 
 
 def _if_at(original: str, line: int) -> Any:
