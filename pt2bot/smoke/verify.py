@@ -11,7 +11,8 @@ shape matrix and export when `phases` has them, all with the eager backend: brea
 recompiles do not depend on the backend), then puts each candidate in place
 (pt2bot/smoke/patch.py: same process, same weights, same inputs, the user's files never
 written), measures it the same way and judges it (`judge`): its eager outputs (and, unless it
-is safe by construction, the gradients of its parameters and inputs on the first case), the break pass,
+is safe by construction, the gradients of its parameters and inputs on the first case, and the
+values the replaced statements leave behind, pt2bot/smoke/values.py), the break pass,
 the guard inputs, then the shape matrix and export, each step only when the ones before have
 not already refused it (a candidate whose targeted break is still there pays for no guard
 input and no matrix). Where the matrix's first case compiles as the break pass does (eager
@@ -28,7 +29,8 @@ fixed is skipped (most likely first). OUT gets a minimal RUN, for the supervisor
 `judge` is pure (no torch): a candidate is accepted only when its targeted break, recompile
 or export failure is gone, nothing else got worse (no other break, no more graphs, no new
 recompile, no export failure), its eager outputs equal head's on every case (its gradients too,
-on the first; the shape matrix's compiled outputs equal its eager ones), and where the
+on the first, and the values the edited statements bind, right after them; the shape matrix's
+compiled outputs equal its eager ones), and where the
 replaced code guards against a special value, it equals head on an input with that value. An
 edit that keeps one arm of an `if`/`else` is accepted only where head ran the arm it drops on
 one of the shape cases (`_dropped_arm`): on the others the kept arm is what head ran.
@@ -59,6 +61,7 @@ from pt2bot.smoke.patch import (GUARD_KINDS, MAX_GUARD_ARGS, WATCH_ONLY, Edit, I
                                 guard_patterns, injecting, injector, patched_function)
 from pt2bot.smoke.timelimit import Overrun, time_limit
 from pt2bot.smoke.trace import TraceCollector, compilation_metrics, reset_dynamo
+from pt2bot.smoke.values import ProbeSite, collecting, compare, probe_site
 from pt2bot.smoke.worker import read_spec, route_logs, shape_cases
 
 HEAD = "head"
@@ -513,6 +516,36 @@ def _compiled_guards(model: Any, case: CaseInputs, paths: RepoPaths, cand_swap: 
     return out
 
 
+def bound_values(model: Any, cases: Sequence[CaseInputs], paths: RepoPaths, edit: Edit,
+                 original: str, site: ProbeSite, tolerance: Any,
+                 cache: dict[Any, Any]) -> dict[str, Any]:
+    """`{line, names, rows}`: the values the replaced statements bind, right after them, in
+    head's eager run and the candidate's, on every shape case (pt2bot/smoke/values.py). Head's
+    are kept in `cache` for the other candidates that edit the same statements."""
+    import torch
+
+    def run(text: str) -> list[list[dict[str, Any]]]:
+        out = []
+        with patched_function(paths, edit.path, original, text, edit), torch.no_grad():
+            for case in cases:
+                with collecting(site.names) as snapshots:
+                    _seeded_forward(model, case, paths)
+                out.append(snapshots)
+        return out
+
+    key = ("values", edit.path, site.line, site.names)
+    if key not in cache:
+        try:
+            cache[key] = run(site.head_text)
+        except Exception:  # noqa: BLE001 - head's probed run failing says nothing of the edit
+            cache[key] = None
+    head = cache[key]
+    if head is None:
+        return {"line": site.line, "names": list(site.names), "rows": []}
+    rows = compare(head, run(site.cand_text), [c.shape for c in cases], site.names, tolerance)
+    return {"line": site.line, "names": list(site.names), "rows": rows}
+
+
 def _try_forward(model: Any, case: CaseInputs, paths: RepoPaths) -> Any:
     try:
         return _seeded_forward(model, case, paths)
@@ -642,6 +675,11 @@ def judge(head: Mapping[str, Any], cand: Mapping[str, Any], targets: Sequence[Ma
             return no(f"outputs differ from head's on {_shape(row.get('shape'))}{_detail(row)}")
     if _unreached(cand):
         return no(_eager_only_refusal(cand) or _dropped_arm_refusal(cand) or "")
+    values = cand.get("values") or {}
+    for row in values.get("rows") or ():
+        if not row.get("match"):
+            return no(f"after line {values.get('line')}, {row.get('message')} on "
+                      f"{_shape(row.get('shape'))}: a value the outputs never read still differs")
     grads = cand.get("gradients")
     if grads and not grads.get("match"):
         return no(f"the {grads.get('of') or 'parameters'}' gradients differ from head's on "
@@ -797,6 +835,10 @@ def judge(head: Mapping[str, Any], cand: Mapping[str, Any], targets: Sequence[Ma
     evidence.append(f"outputs equal on {n} shape case{'s' if n != 1 else ''}")
     if grads:
         evidence.append(f"gradients equal on {_shape(grads.get('shape'))}")
+    if any(r.get("compared") for r in values.get("rows") or ()):
+        names = [f"`{n}`" for n in values.get("names") or ()]
+        shown = ", ".join(names[:3]) + (f" and {len(names) - 3} more" if len(names) > 3 else "")
+        evidence.append(f"{shown} equal after line {values.get('line')}")
     eager_only = _eager_only_evidence(cand) or _dropped_arm_evidence(cand)
     if eager_only:
         evidence.append(eager_only)
@@ -1247,6 +1289,14 @@ def prove_candidate(cand: Mapping[str, Any], model: Any, cases: list[CaseInputs]
                     # and an exit or a block compiled code decides alone is only ever shown
                     # right by the shape matrix's compiled runs: without it, nothing more to run
                     ok = not _unreached(measured) and (dropped is not None or "matrix" in phases)
+                if ok and not cand.get("safe") and not compiled:
+                    # what the replaced statements leave behind, head against candidate: a
+                    # value the outputs never read (a time, a flag) still reaches other callers
+                    site = probe_site(original, patched, edit)
+                    if site is not None:
+                        measured["values"] = bound_values(model, cases, paths, edit, original, site,
+                                                          model_spec.get("tolerance"), backend_cache)
+                        ok = all(r["match"] for r in measured["values"]["rows"])
                 # the break pass first: a candidate its facts already refuse (the targeted
                 # break still there, a new one) stops before the guard inputs, the shape
                 # matrix and export, which could only refuse it for another reason

@@ -1,0 +1,119 @@
+"""The proof compares what the replaced statements leave behind, not only the outputs
+(pt2bot/smoke/values.py): torchdiffeq's stage time was "verified" kept from either arm of its
+`if`, because the benchmark's ODEs never read it. Here the model stores such a value for its
+caller (a logged statistic) and returns outputs that never read it: keeping either arm gives
+equal outputs on every shape case, and only the value after the `if` shows the edit wrong."""
+from __future__ import annotations
+
+import pytest
+
+from pt2bot.config import StaticConfig
+from pt2bot.rules import fix_candidates
+from pt2bot.smoke.patch import Edit
+from pt2bot.smoke.values import compare, probe_site
+from pt2bot.static import check_paths
+
+KEEP_IF = "drop the branch: the `if` arm computes the same where the test is false"
+KEEP_ELSE = "drop the branch: the `else` arm computes the same where the test is true"
+
+# batch 2 runs the `else` arm, batch 3 the `if` arm
+LOGGED = """\
+import torch
+from torch import nn
+
+
+class Net(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.lin = nn.Linear(4, 4)
+        self.seen = []
+
+    def forward(self, x):
+        s = x.sum() * 0 + (x.shape[0] - 2)
+        if s > 0:
+            t = x.mean()
+        else:
+            t = x.mean() * 2
+        self.seen.append(t)
+        return self.lin(x)
+"""
+IF_LINE = 13
+END_LINE = 16
+
+
+def test_the_probe_goes_after_the_whole_if_and_watches_what_it_binds():
+    edit = Edit.in_text("bpkg/net.py", IF_LINE, END_LINE, 1, LOGGED)
+    patched = LOGGED.replace("        if s > 0:\n            t = x.mean()\n        else:\n"
+                             "            t = x.mean() * 2\n", "        t = x.mean()\n")
+    site = probe_site(LOGGED, patched, edit)
+    assert site is not None and site.line == END_LINE and site.names == ("t",)
+    probe = '        __import__("pt2bot.smoke.values").smoke.values.take(locals())'
+    assert site.head_text.splitlines()[END_LINE] == probe
+    assert site.cand_text.splitlines()[IF_LINE] == probe
+    assert site.cand_text.splitlines()[IF_LINE - 1] == "        t = x.mean()"
+
+
+def test_an_edit_inside_a_block_is_watched_inside_it():
+    text = LOGGED.replace("            t = x.mean() * 2\n", "            t = x.mean() * 2\n            u = t\n")
+    edit = Edit.in_text("bpkg/net.py", 16, 16, 1, text)
+    site = probe_site(text, text.replace("t = x.mean() * 2", "t = x.mean() + x.mean()"), edit)
+    assert site is not None and site.line == 16 and site.names == ("t",)
+    assert site.head_text.splitlines()[16].startswith("            __import__")
+
+
+def test_statements_that_bind_nothing_have_nothing_to_compare():
+    text = LOGGED.replace("        self.seen.append(t)\n", "        if t.isnan().any():\n"
+                          "            raise ValueError('nan')\n")
+    edit = Edit.in_text("bpkg/net.py", 17, 18, 0, text)
+    assert probe_site(text, text.replace("        if t.isnan().any():\n            raise ValueError('nan')\n", ""),
+                      edit) is None
+
+
+torch = pytest.importorskip("torch")
+
+
+def test_values_compare_a_number_kept_as_a_tensor_as_the_same_value():
+    shape = [{"batch": 2}]
+    same = compare([[{"n": 3, "f": 0.5}]], [[{"n": torch.tensor(3), "f": torch.tensor(0.5)}]],
+                   shape, ("n", "f"), None)
+    assert same[0]["match"] is True and same[0]["compared"] == 2
+    other = compare([[{"n": 3}]], [[{"n": torch.tensor(4)}]], shape, ("n",), None)
+    assert other[0]["match"] is False and other[0]["message"].startswith("`n`:")
+    # a temporary one side binds and the code after never reads
+    unbound = compare([[{"n": 3}]], [[{}]], shape, ("n",), None)
+    assert unbound[0]["match"] is True and unbound[0]["compared"] == 0
+    fewer = compare([[{"n": 3}, {"n": 4}]], [[{"n": 3}]], shape, ("n",), None)
+    assert fewer[0]["message"] == "the candidate passes the edited statements 1 times, head 2"
+
+
+@pytest.mark.torch
+def test_an_arm_kept_whose_value_the_outputs_never_read_is_refused(tmp_path, monkeypatch):
+    from tests.test_fix_proof_inprocess import Proof
+
+    proof = Proof(tmp_path, monkeypatch, LOGGED, phases=("breaks", "matrix"))
+    found = [f for f in check_paths(str(tmp_path), ["bpkg/net.py"], StaticConfig(select=("ALL",)), jobs=1)
+             if f.rule == "PTC201"]
+    assert len(found) == 1, found
+    cands = {c.title: c for c in fix_candidates(found[0], LOGGED) if c.title in (KEEP_IF, KEEP_ELSE)}
+    assert set(cands) == {KEEP_IF, KEEP_ELSE}
+    for title, shape in ((KEEP_IF, "batch=2"), (KEEP_ELSE, "batch=3")):
+        c = cands[title]
+        verdict = proof.prove(c.start_line, c.end_line, c.lines, guards=c.guards)
+        assert verdict["accepted"] is False, verdict
+        assert verdict["reason"].startswith(f"after line {END_LINE}, `t`: "), verdict
+        assert verdict["reason"].endswith(f"on shape case {shape}: a value the outputs never read "
+                                          "still differs"), verdict
+
+
+@pytest.mark.torch
+def test_an_edit_that_keeps_the_values_says_so(tmp_path, monkeypatch):
+    """`x.mean() * 2` written as `x.mean() + x.mean()`: the same `t`, compared after it."""
+    from tests.test_fix_proof_inprocess import Proof
+
+    text = LOGGED.replace("        if s > 0:\n            t = x.mean()\n        else:\n", "        if True:\n"
+                          "            t = x.mean()\n        if s <= 0:\n")
+    proof = Proof(tmp_path, monkeypatch, text, phases=("breaks", "matrix"))
+    verdict = proof.prove(IF_LINE + 2, IF_LINE + 3, "        t = torch.where(s <= 0, x.mean() * 2, t)",
+                          at=IF_LINE + 2)
+    assert verdict["accepted"] is True, verdict
+    assert f"`t` equal after line {IF_LINE + 3}" in verdict["evidence"], verdict
