@@ -1,7 +1,8 @@
 """How many of the real-code benchmark's graph-break sites get a VERIFIED fix? (the proof half of
 `bench_recipes.py`, which only counts sites where a recipe offers an edit).
 
-    python benchmarks/bench_realcode_proof.py [--lib kornia]... [--out benchmarks/results/realcode_proof.json]
+    python benchmarks/bench_realcode_proof.py [--lib kornia]... [--model kornia:augmentation_seq]...
+                                              [--out benchmarks/results/realcode_proof.json]
     python benchmarks/bench_realcode_proof.py --report     # the Markdown of --out, runs nothing
 
 For each model of the real-code benchmark (benchmarks/real_code/models.py: tiny instances of
@@ -141,7 +142,7 @@ def worker(key: str, out: str, scratch: str) -> int:
     return 0
 
 
-def run_all(libs: list[str], timeout: int) -> dict[str, Any]:
+def run_all(libs: list[str], timeout: int, keys: list[str] | None = None) -> dict[str, Any]:
     import tempfile
 
     sys.path.insert(0, REAL)
@@ -151,7 +152,7 @@ def run_all(libs: list[str], timeout: int) -> dict[str, Any]:
     env = {**os.environ, "PYTHONPATH": ROOT}
     out: dict[str, Any] = {"commit": _commit(), "load_before": os.getloadavg()[0], "models": {}}
     for sp in models.SPECS:
-        if libs and sp.lib not in libs:
+        if (libs and sp.lib not in libs) or (keys and sp.key not in keys):
             continue
         with tempfile.TemporaryDirectory() as tmp:
             res = os.path.join(tmp, "out.json")
@@ -240,6 +241,7 @@ def main() -> int:
     ap = argparse.ArgumentParser()
     ap.add_argument("--worker", nargs=3, metavar=("KEY", "OUT", "SCRATCH"))
     ap.add_argument("--lib", action="append", default=[])
+    ap.add_argument("--model", action="append", default=[], help="a model's key, lib:name")
     ap.add_argument("--out", default=OUT)
     ap.add_argument("--timeout", type=int, default=600)
     ap.add_argument("--report", action="store_true")
@@ -249,7 +251,7 @@ def main() -> int:
     if a.report:
         print(report(json.load(open(a.out))), end="")
         return 0
-    data = run_all(a.lib, a.timeout)
+    data = run_all(a.lib, a.timeout, a.model)
     with open(a.out, "w", encoding="utf-8") as fh:
         json.dump(data, fh, indent=1)
         fh.write("\n")
