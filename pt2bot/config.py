@@ -135,11 +135,16 @@ class Thresholds:
     compile_regression_pct: float = 30.0   # the first compile's cost (pt2bot/compare.py)
 
 
+DEFAULT_FIX_BUDGET_S = 300.0
+
+
 @dataclass(frozen=True)
 class FixesConfig:
     """`fixes:`: the review's proof of the fixes it suggests (pt2bot/fixes.py)."""
     verify: bool = True                    # prove candidate fixes; only proven ones are posted
-    budget_s: float = 300.0                # the most the proof adds to one review (to each shard), s
+    # the most the proof adds to one review (to each shard), s; None: as long as head's smoke run
+    # of the models it proves on took, at least DEFAULT_FIX_BUDGET_S (pt2bot/fixes.py `proof_budget`)
+    budget_s: float | None = None
 
 
 @dataclass(frozen=True)

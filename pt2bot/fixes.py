@@ -5,7 +5,8 @@ line the PR added (the targets), the static findings on that line offer candidat
 (their rule's recipe: `rules.fix_candidates`). Each candidate that lies inside one hunk of
 the diff is proven on every model that has the target, in ONE proof worker per model for
 all its candidates (pt2bot/smoke/verify.py: head's model and each patched version side by
-side, eager backend), under a per-review time budget (`fixes.budget_s` in pt2bot.yml),
+side, eager backend), under a per-review time budget (`fixes.budget_s` in pt2bot.yml; by
+default as long as head's smoke run of those models took, `proof_budget`),
 candidates tried most likely first. Where several findings in one statement each offer an
 edit of the whole statement that rewrites only their own part, their changes together are
 one more candidate, tried before them (`compose_siblings`). A candidate accepted on every
@@ -38,7 +39,7 @@ from typing import Any, Callable, Collection, Iterator, Mapping, Sequence
 from pt2bot import git
 from pt2bot.changes import ChangeSet, diff_position, in_one_hunk
 from pt2bot.compare import break_fingerprint
-from pt2bot.config import Config, ModelConfig
+from pt2bot.config import DEFAULT_FIX_BUDGET_S, Config, ModelConfig
 from pt2bot.findings import DIFF_ADDED, Finding
 from pt2bot.reach import Coverage
 from pt2bot.reportdata import ModelDelta, Report
@@ -473,10 +474,14 @@ def _read_progress(path: str) -> list[dict[str, Any]]:
 
 def prove_on_model(setting: ProofSetting, model: ModelConfig, delta: ModelDelta | None,
                    items: list[tuple[Proposal, list[dict[str, Any]]]], head_root: str,
-                   deadline: float, work: str) -> dict[str, dict[str, Any]]:
+                   deadline: float, work: str, budget_s: float | None = None
+                   ) -> dict[str, dict[str, Any]]:
     """Run one proof worker for all of `items` (a proposal and its targets on this model),
-    again for the ones left when a candidate crashed or hung it; verdicts by proposal id."""
+    again for the ones left when a candidate crashed or hung it; verdicts by proposal id.
+    `budget_s`: the review's budget that `deadline` ends, for the reasons that name it."""
     config = setting.config
+    if budget_s is None:
+        budget_s = config.fixes.budget_s or DEFAULT_FIX_BUDGET_S
     verdicts: dict[str, dict[str, Any]] = {}
     todo = list(items)
     attempt = 0
@@ -487,7 +492,7 @@ def prove_on_model(setting: ProofSetting, model: ModelConfig, delta: ModelDelta 
         if left < MIN_LEFT_S:
             for p, _ in todo:
                 verdicts[p.cid] = {"accepted": False, "reason": "the review's fix budget ran "
-                                   f"out before it was tried ({config.fixes.budget_s:g} s)"}
+                                   f"out before it was tried ({budget_s:g} s)"}
             break
         attempt += 1
         run_dir = os.path.join(work, f"{model.name}-{attempt}")
@@ -507,7 +512,7 @@ def prove_on_model(setting: ProofSetting, model: ModelConfig, delta: ModelDelta 
         job = dataclasses.replace(job, spec=spec, timeout_s=left)
         # where what is left of the budget is the tighter limit, a run stopped by it did not
         # hang: it was not given the time (a model whose compile costs minutes)
-        budget = config.fixes.budget_s if left <= per_candidate else None
+        budget = budget_s if left <= per_candidate else None
         # forked from the server the smoke run used (same environment: it is still warm, so
         # the proof pays no `import torch`), or spawned where fork is unsafe
         server = (SERVERS.acquire(sys.executable, job.env, preload_for(config.run.backend),
@@ -615,19 +620,22 @@ def assign(proposals: Sequence[Proposal], targets: Sequence[Mapping[str, Any]],
 
 
 def _prove(setting: ProofSetting, per_model: Mapping[str, list[tuple[Proposal, list[dict]]]],
-           deltas: Mapping[str, ModelDelta], head_root: str, deadline: float) -> None:
-    """One proof worker per model, in order, until the deadline: verdicts into `results`."""
+           deltas: Mapping[str, ModelDelta], head_root: str, deadline: float,
+           budget_s: float) -> None:
+    """One proof worker per model, in order, until the deadline (`budget_s` after the
+    proof began): verdicts into `results`."""
     with tempfile.TemporaryDirectory(prefix="pt2bot-fixes-") as work:
         for name, items in per_model.items():
             verdicts = prove_on_model(setting, setting.config.model(name), deltas.get(name),
-                                      items, head_root, deadline, work)
+                                      items, head_root, deadline, work, budget_s)
             for p, _ in items:
                 p.results[name] = verdicts.get(p.cid) or {"accepted": False,
                                                           "reason": "no verdict"}
         # every model's first proof before any second one: a retry must not spend the budget
         # another model's first candidates need
         for name, items in per_model.items():
-            _prove_after(setting, name, items, deltas.get(name), head_root, deadline, work)
+            _prove_after(setting, name, items, deltas.get(name), head_root, deadline, work,
+                         budget_s)
 
 
 # --------------------------------------------------------------------------- after the others
@@ -682,7 +690,8 @@ def _shift(applied: Sequence[Proposal], path: str, line: int) -> int:
 
 
 def _prove_after(setting: ProofSetting, name: str, items: list[tuple[Proposal, list[dict]]],
-                 delta: ModelDelta | None, head_root: str, deadline: float, work: str) -> None:
+                 delta: ModelDelta | None, head_root: str, deadline: float, work: str,
+                 budget_s: float) -> None:
     done = [p for p, _ in items if p.results[name].get("accepted")]
     applied: list[Proposal] = []
     for p in done:
@@ -719,7 +728,7 @@ def _prove_after(setting: ProofSetting, name: str, items: list[tuple[Proposal, l
         moved.append((q, [{**t, "line": _shift(applied, str(t.get("path")), t["line"])}
                           if isinstance(t.get("line"), int) else dict(t) for t in ts]))
     verdicts = prove_on_model(setting, setting.config.model(name), delta, moved, tree, deadline,
-                              os.path.dirname(tree))
+                              os.path.dirname(tree), budget_s)
     many = len(applied) > 1
     where = ", ".join(f"{a.cand.path}:{a.cand.start_line}" for a in applied)
     for p, _ in again:
@@ -748,37 +757,52 @@ def prove_fixes(report: Report, setting: ProofSetting) -> Report:
     targets = find_targets(report, setting.changeset)
     if not targets:
         return report
-    proposals, why = _prove_targets(setting, targets, report.findings, _ok(report),
-                                    {m.name: m for m in report.models}, t0)
+    proposals, why, budget = _prove_targets(setting, targets, report.findings, _ok(report),
+                                            {m.name: m for m in report.models}, t0)
     return decide(report, targets, proposals, why, setting.config,
-                  round(time.monotonic() - t0, 3), setting.log)
+                  round(time.monotonic() - t0, 3), setting.log, budget)
 
 
 def _prove_targets(setting: ProofSetting, targets: list[dict[str, Any]],
                    findings: Sequence[Finding], ok: Collection[str],
                    deltas: Mapping[str, ModelDelta], t0: float
-                   ) -> tuple[list[Proposal], dict[int, str]]:
+                   ) -> tuple[list[Proposal], dict[int, str], float]:
     """The candidates for `targets`, in order, each with its verdicts (by the budget from
-    `t0`); and why a target has none. A review's and an audit's proof."""
+    `t0`); why a target has none; and the budget. A review's and an audit's proof."""
     config = setting.config
     coverage = Coverage.from_results(setting.head_results)
     with _head_tree(setting) as head_root:
         proposals, why = gather(targets, findings, head_root, setting.changeset)
         proposals = order(proposals)
         per_model = assign(proposals, targets, coverage, ok, config)
+        budget = proof_budget(config, setting.head_results, per_model)
         setting.log(f"fixes: {sum(1 for p in proposals if '*' not in p.results)} candidate(s) "
                     f"for {len(targets)} target(s) on {len(per_model)} model(s), budget "
-                    f"{config.fixes.budget_s:g} s")
-        _prove(setting, per_model, deltas, head_root, t0 + config.fixes.budget_s)
-    return proposals, why
+                    f"{budget:g} s")
+        _prove(setting, per_model, deltas, head_root, t0 + budget, budget)
+    return proposals, why, budget
+
+
+def proof_budget(config: Config, head_results: ResultsFile, models: Collection[str]) -> float:
+    """The proof's time budget, s: `fixes.budget_s` where pt2bot.yml sets it; else as long as
+    head's smoke run of the `models` it proves on took (their workers' wall time), and never
+    less than DEFAULT_FIX_BUDGET_S. A proof repeats at most about that run's work for each
+    model (its break pass, shape matrix and export, and one compile with the configured
+    backend): a model whose inductor compile costs minutes gets the minutes, a review of
+    small models keeps the floor."""
+    if config.fixes.budget_s is not None:
+        return float(config.fixes.budget_s)
+    runs = head_results.by_name()
+    smoke = sum(float(runs[n].duration_s or 0.0) for n in models if n in runs)
+    return max(DEFAULT_FIX_BUDGET_S, round(smoke, 1))
 
 
 def decide(report: Report, targets: list[dict[str, Any]], proposals: list[Proposal],
            why: dict[int, str], config: Config, spent: float,
-           log: Callable[[str], None] = lambda s: None) -> Report:
+           log: Callable[[str], None] = lambda s: None, budget_s: float | None = None) -> Report:
     """The verdicts of the proof, wherever the workers ran (here, or in the shards of a
     matrix: `merge_proofs`), as report.json's `fixes` and `counts.fixes_verified`."""
-    fixes = _summarise(targets, proposals, why, config, spent)
+    fixes = _summarise(targets, proposals, why, config, spent, budget_s)
     counts = {**report.counts, "fixes_verified": sum(1 for c in fixes["candidates"]
                                                      if c["verified"])}
     log(f"fixes: {counts['fixes_verified']} verified in {fixes['spent_s']:g} s")
@@ -847,22 +871,24 @@ def _prove_in_shard(setting: ProofSetting, busy: bool, findings: Sequence[Findin
     targets: list[dict[str, Any]] = []
     proposals: list[Proposal] = []
     why: dict[int, str] = {}
+    budget = proof_budget(config, setting.head_results, ())
     if busy:
         with _head_tree(setting) as head_root:
             if findings is None:
                 findings = list(scan(head_root))
-            deadline = time.monotonic() + config.fixes.budget_s
+            start = time.monotonic()
             targets = targets_of(findings)
             everything = targets + points_of(findings)
             found, why = gather(everything, findings, head_root, setting.changeset)
             proposals = order([p for p in found
                                if _models_for(p, everything, coverage, ok)])
             per_model = assign(proposals, everything, coverage, ok, config)
+            budget = proof_budget(config, setting.head_results, per_model)
             setting.log(f"fixes: {len(per_model)} model(s) of this shard to try candidates on"
-                        f" ({len(targets)} target(s) here), budget {config.fixes.budget_s:g} s")
-            _prove(setting, per_model, deltas, head_root, deadline)
+                        f" ({len(targets)} target(s) here), budget {budget:g} s")
+            _prove(setting, per_model, deltas, head_root, start + budget, budget)
     return {
-        "budget_s": config.fixes.budget_s, "spent_s": round(time.monotonic() - t0, 3),
+        "budget_s": budget, "spent_s": round(time.monotonic() - t0, 3),
         "targets": [{**{k: t.get(k) for k in TARGET_KEYS}, "reason": why.get(i)}
                     for i, t in enumerate(targets)],
         "candidates": [{
@@ -915,8 +941,8 @@ def prove_audit(results: ResultsFile, findings: Sequence[Finding],
     targets = audit_targets(results, findings)
     if not targets:
         return None
-    proposals, why = _prove_targets(setting, targets, findings, _ran(results), {}, t0)
-    fixes = _summarise(targets, proposals, why, config, round(time.monotonic() - t0, 3))
+    proposals, why, budget = _prove_targets(setting, targets, findings, _ran(results), {}, t0)
+    fixes = _summarise(targets, proposals, why, config, round(time.monotonic() - t0, 3), budget)
     setting.log(f"fixes: {sum(1 for c in fixes['candidates'] if c['verified'])} verified in "
                 f"{fixes['spent_s']:g} s")
     return fixes
@@ -948,7 +974,7 @@ def merge_audit_proofs(results: ResultsFile, findings: Sequence[Finding],
     if not targets:
         return None
     proposals, why, spent = _join(targets, proofs, config, results, _ran(results))
-    return _summarise(targets, proposals, why, config, spent)
+    return _summarise(targets, proposals, why, config, spent, _shards_budget(proofs))
 
 
 TARGET_KEYS = ("kind", "model", "path", "line", "gb", "gb_type", "fingerprint")
@@ -969,7 +995,13 @@ def merge_proofs(report: Report, proofs: Sequence[Mapping[str, Any]], config: Co
     if not targets:
         return report
     proposals, why, spent = _join(targets, proofs, config, head_results, _ok(report))
-    return decide(report, targets, proposals, why, config, spent)
+    return decide(report, targets, proposals, why, config, spent, budget_s=_shards_budget(proofs))
+
+
+def _shards_budget(proofs: Sequence[Mapping[str, Any]]) -> float | None:
+    """The largest of the shards' budgets (each shard's is for its own models), as the
+    slowest shard's seconds stand for the merged proof's."""
+    return max((float(p["budget_s"]) for p in proofs if p.get("budget_s") is not None), default=None)
 
 
 def _join(targets: list[dict[str, Any]], proofs: Sequence[Mapping[str, Any]], config: Config,
@@ -1046,8 +1078,9 @@ def _note_interactions(cands: list[dict[str, Any]], retried: Collection[str] = (
 
 
 def _summarise(targets: list[dict[str, Any]], proposals: list[Proposal], why: dict[int, str],
-               config: Config, spent: float) -> dict[str, Any]:
-    """report.json's `fixes`: verified, posted once per overlap, reasons for the rest."""
+               config: Config, spent: float, budget_s: float | None = None) -> dict[str, Any]:
+    """report.json's `fixes`: verified, posted once per overlap, reasons for the rest;
+    `budget_s` the proof's (`proof_budget`; None: the configured one, or the floor)."""
     chosen: list[Proposal] = []
     out_c = []
     for p in proposals:
@@ -1094,7 +1127,9 @@ def _summarise(targets: list[dict[str, Any]], proposals: list[Proposal], why: di
         out_t.append({**{k: t.get(k) for k in ("kind", "model", "path", "line", "gb",
                                                 "gb_type", "fingerprint")},
                       "fixed_by": fixed_by, "reason": reason})
-    return {"budget_s": config.fixes.budget_s, "spent_s": spent, "targets": out_t,
+    if budget_s is None:
+        budget_s = config.fixes.budget_s or DEFAULT_FIX_BUDGET_S
+    return {"budget_s": budget_s, "spent_s": spent, "targets": out_t,
             "candidates": out_c}
 
 

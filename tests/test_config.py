@@ -886,7 +886,7 @@ def test_conditional_and_torch_keys() -> None:
 
 
 def test_fixes_section_defaults_and_values() -> None:
-    assert parse_config("version: 1\n").fixes == FixesConfig(verify=True, budget_s=300.0)
+    assert parse_config("version: 1\n").fixes == FixesConfig(verify=True, budget_s=None)
     got = parse_config("fixes: {verify: false, budget_s: 45}\n").fixes
     assert got == FixesConfig(verify=False, budget_s=45.0)
     assert errors_of("fixes: {budget_s: -3}\n") == [

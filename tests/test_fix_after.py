@@ -69,7 +69,7 @@ def test_a_check_refused_for_a_recompile_is_verified_after_the_item_fix(tmp_path
     s = ProofSetting(config=config, changeset=None, root=str(root), head_sha=None,
                      head_results=ResultsFile.empty(), device="cpu")
     targets = [_target(ITEM, "GB0124"), _target(ASSERT, "GB0170")]
-    proposals, why = _prove_targets(s, targets, findings, {"net"}, {}, time.monotonic())
+    proposals, why, _budget = _prove_targets(s, targets, findings, {"net"}, {}, time.monotonic())
     fixes = decide(Report(head="h" * 40, base="b" * 40, findings=tuple(findings)), targets,
                    proposals, why, config, 0.0).fixes
     by_line = {c["start_line"]: c for c in fixes["candidates"] if c["verified"]}

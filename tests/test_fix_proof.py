@@ -223,6 +223,24 @@ def test_a_candidate_stopped_by_the_budget_is_not_said_to_hang(repo, tmp_path):
                                  "being proven (20 s)")
 
 
+def test_the_default_budget_is_one_smoke_run_of_the_models_it_proves_on():
+    """nystrom-attention's review ran out of a 300 s budget: its inductor compile alone took
+    about 100 CPU s a side. Unset, the budget is head's smoke run of the models the proof runs
+    on (never below 300 s); set, it is what pt2bot.yml says."""
+    from pt2bot.config import Config, FixesConfig
+    from pt2bot.fixes import proof_budget
+    from pt2bot.results import ModelRun
+
+    head = ResultsFile(models=(ModelRun.empty("slow", duration_s=750.25),
+                               ModelRun.empty("other", duration_s=40.0),
+                               ModelRun.empty("quick", duration_s=12.0)))
+    assert proof_budget(Config(), head, ["slow", "other"]) == 790.2
+    assert proof_budget(Config(), head, ["quick"]) == 300.0
+    assert proof_budget(Config(), head, ["missing"]) == 300.0
+    assert proof_budget(Config(), ResultsFile.empty(), ["slow"]) == 300.0
+    assert proof_budget(Config(fixes=FixesConfig(budget_s=45.0)), head, ["slow"]) == 45.0
+
+
 # --------------------------------------------------------------------------- the judge (pure)
 
 HEAD = {"graph_count": 3, "phase_errors": {},

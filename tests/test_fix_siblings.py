@@ -311,7 +311,7 @@ def test_the_combined_candidate_is_verified_where_each_part_is_not(repo, tmp_pat
     root, findings = repo
     s = setting(root)
     targets = [brk("jitter", FIRST), brk("jitter", SECOND)]
-    proposals, why = _prove_targets(s, targets, findings, {"jitter"}, {}, time.monotonic())
+    proposals, why, _budget = _prove_targets(s, targets, findings, {"jitter"}, {}, time.monotonic())
     report = decide(Report(head="h" * 40, base="b" * 40, findings=tuple(findings)), targets,
                     proposals, why, s.config, 0.0)
     fixes = report.fixes
@@ -352,7 +352,7 @@ def test_siblings_that_cannot_be_combined_post_one_fix(repo):
     root, findings = repo
     s = setting(root)
     targets = [brk("nested", OUTER), brk("nested", INNER)]
-    proposals, why = _prove_targets(s, targets, findings, {"nested"}, {}, time.monotonic())
+    proposals, why, _budget = _prove_targets(s, targets, findings, {"nested"}, {}, time.monotonic())
     marked = tuple(dataclasses.replace(f, diff="added") for f in findings)
     report = decide(Report(head="h" * 40, base="b" * 40, findings=marked), targets,
                     proposals, why, s.config, 0.0)
