@@ -14,7 +14,8 @@ third-party models, built from configs, no weights), in the benchmark's own venv
    model is built from that copy with one thread and seed 0, in eval mode;
 2. its first input case runs through the proof worker's own head measurement
    (`pt2bot.smoke.verify.measure_state`, the break pass, eager backend): every graph break in
-   the library's code is a target, as a new break on a PR's line is in `pt2bot review`;
+   the library's code is a target, as a new break on a PR's line is in `pt2bot review` (a
+   head whose breaks pass itself fails is reported as `head_error`, with what it found);
 3. `pt2bot check` on the files with a break gives the findings, and `pt2bot.fixes.gather`
    the candidates for the targets exactly as the review gathers them (the findings on the
    line or in its statement, else the recipes dynamo's GB code selects), tried in the
@@ -94,6 +95,11 @@ def worker(key: str, out: str, scratch: str) -> int:
             torch.manual_seed(0)
             head_out = model(*case.args, **case.kwargs)
         head = measure_state(model, [case], [head_out], {}, {}, paths, ["breaks"])
+        if head.get("phase_errors"):
+            # the head's own breaks pass failed (dynamo raised): its sites are not all known, so
+            # the model is reported as not run rather than as one with no break
+            result.update(status="head_error",
+                          error="; ".join(f"{k}: {v}" for k, v in head["phase_errors"].items()))
         seen = set()
         targets = []
         for b in head.get("breaks") or ():
@@ -191,7 +197,8 @@ def report(data: dict[str, Any]) -> str:
     failed = []
     for key, m in data["models"].items():
         if m.get("status") != "ok":
-            failed.append(f"{key} ({m.get('status')}: {str(m.get('error') or '')[:120]})")
+            err = " ".join(str(m.get("error") or "").split())
+            failed.append(f"{key} ({m.get('status')}: {err[:160]})")
         for t in m.get("targets") or ():
             k = (m["lib"], t["path"], t["line"])
             s = sites.setdefault(k, {"lib": m["lib"], "gb": t.get("gb"), "source": t.get("source"),
@@ -229,7 +236,7 @@ def report(data: dict[str, Any]) -> str:
     lines += ["| site | kind | source | candidates | verified | why not |", "|---|---|---|---:|---|---|"]
     for (lib, path, line), s in sorted(sites.items()):
         src = str(s.get("source") or "").replace("|", "\\|")[:90]
-        why = "" if s["verified"] else str(s.get("why") or "").replace("|", "\\|")
+        why = "" if s["verified"] else " ".join(str(s.get("why") or "").split()).replace("|", "\\|")
         lines.append(f"| {lib} {path}:{line} | {s['gb']} | `{src}` | {s['candidates']} | "
                      f"{'yes' if s['verified'] else 'no'} | {why} |")
     if failed:

@@ -25,7 +25,7 @@ import importlib.metadata as m
 for n in ("torch", "torchvision", "vit-pytorch", "x-transformers", "denoising-diffusion-pytorch",
           "monai", "timm", "kornia", "vector-quantize-pytorch", "segmentation-models-pytorch",
           "diffusers", "local-attention", "open-clip-torch", "torchdiffeq", "entmax", "torchmetrics",
-          "torchsde"):
+          "torchsde", "torch-geometric", "normflows"):
     print(f"{n}=={m.version(n)}")
 PY
 echo "venv ready: $venv"
