@@ -260,3 +260,36 @@ def test_the_finding_on_a_size_or_fill_argument_offers_the_recipe(tmp_path, body
     (f,) = fs
     assert f.gb == "GB0033" and f.line == len(src.splitlines())
     assert want in [c.lines[0] for c in fix_candidates(f, src)]
+
+
+# --- an `int()` whose number becomes a size -----------------------------------------------------
+
+# torch_geometric 2.8.1 utils/_scatter.py: the number of segments, read off the index, is a size
+SCATTER = """\
+import torch
+
+
+@torch.compile
+def scatter(src, index, dim_size=None):
+    if dim_size is None:
+        dim_size = int(index.max()) + 1 if index.numel() > 0 else 0
+    size = src.size()[:0] + (dim_size, ) + src.size()[1:]
+    return src.new_zeros(size).index_add_(0, index, src)
+"""
+
+
+@pytest.mark.parametrize("use, offered", [
+    ("    size = src.size()[:0] + (dim_size, ) + src.size()[1:]", False),   # a size: keeps no tensor
+    ("    size = src.size()", True),                                        # `dim_size` read nowhere
+])
+def test_a_number_made_in_a_conditional_expression_is_kept_only_where_a_tensor_can_follow(tmp_path, use, offered):
+    """`int(index.max()) + 1 if index.numel() > 0 else 0` is a Python number in head; kept as a
+    tensor, a later size read of it breaks again (GB0033) or fails to trace. The keep-the-tensor
+    edit was offered and refused by the proof on three torch_geometric models."""
+    text = SCATTER.replace("    size = src.size()[:0] + (dim_size, ) + src.size()[1:]", use)
+    src, fs = findings_in(tmp_path, text, "PTC104")
+    (f,) = fs
+    keep = [c for c in fix_candidates(f, src) if c.title.startswith("keep the tensor")]
+    assert bool(keep) is offered, keep
+    if offered:
+        assert keep[0].lines == ("        dim_size = index.max().long() + 1 if index.numel() > 0 else 0",)

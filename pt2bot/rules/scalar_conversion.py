@@ -279,7 +279,10 @@ class ScalarConversion(Rule):
     tensor arithmetic: `float()` dropped, in the expression (`x * float(t)` -> `x * t`) or in the
     assignment `v = float(t)` when every later read of `v` in the function is an operand of
     arithmetic (`x *= v` too; also the one bound of a clamp, `x.clamp(max=v)`, or a value of
-    `torch.where(c, x, v)`) outside a condition, an index, a size or a formatted string.
+    `torch.where(c, x, v)`) outside a condition, an index, a size or a formatted string. The
+    same holds where the number reaches the name through arithmetic with literals or an arm of
+    a conditional expression, `n = int(i.max()) + 1 if i.numel() > 0 else 0`: kept as a tensor,
+    `n` read later as a size (`(n,) + x.shape[1:]`) would break there again, so no edit.
     `int(t)` becomes `t.long()` in the same places (it truncates toward zero as `int()` does;
     just `t` for an integer draw or index: `int(x.argmax())` -> `x.argmax()`), and
     `int(lengths.max())` of a tensor the function built from Python numbers

@@ -267,8 +267,9 @@ def keep_tensor_fixes(code: str, finding, source: str, tree: ast.Module, what: s
                 _number_before(tree, st, st.target.id) and \
                 not _later_reads_arith(tree, st, st.target.id, what, need_one=False):
             return []
-        # `v = t.item() - 1`: the same of a value that was a number (only literals beside it),
-        # e.g. a fill value `new_full` reads back later
+        # `v = t.item() - 1`, `n = int(i.max()) + 1 if i.numel() else 0`: the name that held a
+        # Python number holds a tensor after the edit, so every later read must take one (a
+        # fill value `new_full` reads back, a size in `(n,) + x.shape[1:]`, cannot)
         if isinstance(st, ast.Assign) and len(st.targets) == 1 and isinstance(st.targets[0], ast.Name) and \
                 _number_arith(outer, st.value, parents) and \
                 not _later_reads_arith(tree, st, st.targets[0].id, what, need_one=False):
@@ -318,12 +319,17 @@ def _atom_text(text: str) -> bool:
 
 
 def _number_arith(node: ast.AST, value: ast.AST, parents: dict[int, ast.AST]) -> bool:
-    """`value` is `node` in arithmetic with number literals only (`t.item() - 1`, `-t.item()`):
-    a Python number before the edit, a tensor after it."""
+    """`value` is `node` in arithmetic with number literals only (`t.item() - 1`, `-t.item()`),
+    also as an arm of a conditional expression whose other arm is one (`int(i.max()) + 1 if
+    i.numel() > 0 else 0`): a Python number before the edit, a tensor after it."""
     while node is not value:
         p = parents.get(id(node))
         if isinstance(p, ast.BinOp):
             other = p.right if p.left is node else p.left
+            if not (isinstance(other, ast.Constant) and type(other.value) in (int, float)):
+                return False
+        elif isinstance(p, ast.IfExp) and p.test is not node:
+            other = p.orelse if p.body is node else p.body
             if not (isinstance(other, ast.Constant) and type(other.value) in (int, float)):
                 return False
         elif not (isinstance(p, ast.UnaryOp) and isinstance(p.op, (ast.USub, ast.UAdd))):
