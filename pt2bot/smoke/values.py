@@ -200,8 +200,10 @@ def _differ(h: Any, c: Any, tolerance: Any) -> str | None:
         if not (isinstance(h, torch.Tensor) and isinstance(c, torch.Tensor)):
             return f"{type(c).__name__} where head's is {type(h).__name__}"
         res = compare_outputs(h, c, tolerance)
-        return None if res.get("match") else (res.get("message") or
-                                               f"max abs error {res.get('max_abs_err')}")
+        if res.get("match"):
+            return None
+        err = res.get("max_abs_err")
+        return res.get("message") or (f"max abs error {err:.3g}" if isinstance(err, float) else "differs")
     if isinstance(h, (list, tuple, dict)) or isinstance(c, (list, tuple, dict)):
         if type(h) is not type(c) or len(h) != len(c):
             return f"{_show(c)} where head's is {_show(h)}"

@@ -679,7 +679,7 @@ def judge(head: Mapping[str, Any], cand: Mapping[str, Any], targets: Sequence[Ma
     for row in values.get("rows") or ():
         if not row.get("match"):
             return no(f"after line {values.get('line')}, {row.get('message')} on "
-                      f"{_shape(row.get('shape'))}: a value the outputs never read still differs")
+                      f"{_shape(row.get('shape'))}, though the outputs are equal")
     grads = cand.get("gradients")
     if grads and not grads.get("match"):
         return no(f"the {grads.get('of') or 'parameters'}' gradients differ from head's on "

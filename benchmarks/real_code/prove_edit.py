@@ -1,0 +1,86 @@
+"""Prove one hand-written edit of a real-code model's library, as the review's proof would.
+
+    PYTHONPATH=$PWD /work/venvs/realcode/bin/python benchmarks/real_code/prove_edit.py \
+        torchdiffeq:odeint_event torchdiffeq/_impl/rk_common.py 70 76 \
+        --line "        ti = t1" --line "        perturb = Perturb.PREV"
+
+For an edit a recipe no longer offers (or never did): what the proof says of it today. As in
+`benchmarks/bench_realcode_proof.py`: the library copied to a scratch directory put first on
+`sys.path`, the model built from it with one thread and seed 0, in eval mode; its first input
+case through the break pass (eager backend); the edit (lines START..END of PATH replaced by the
+`--line`s, in order; none: deleted) proven by `pt2bot.smoke.verify.prove_candidate` against the
+break at START, one shape case, no export. Prints the verdict.
+"""
+from __future__ import annotations
+
+import argparse
+import importlib
+import os
+import shutil
+import sys
+import tempfile
+import time
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser()
+    ap.add_argument("model", help="lib:name, as in models.py")
+    ap.add_argument("path", help="the file, relative to the package's parent directory")
+    ap.add_argument("start", type=int)
+    ap.add_argument("end", type=int)
+    ap.add_argument("--line", action="append", default=[], help="a replacement line, indentation included")
+    a = ap.parse_args()
+    sys.path.insert(0, HERE)
+    import torch
+
+    torch.set_num_threads(1)
+    import collect
+    import models
+
+    collect.shim_torchvision()
+    sp = models.by_key()[a.model]
+    scratch = tempfile.mkdtemp(prefix="pt2bot-edit-")
+    src = os.path.dirname(importlib.util.find_spec(sp.package).origin)
+    shutil.copytree(src, os.path.join(scratch, sp.package), symlinks=True)
+    sys.path.insert(0, scratch)
+    for name in [m for m in sys.modules if m == sp.package or m.startswith(sp.package + ".")]:
+        del sys.modules[name]
+    from pt2bot.smoke.inputs import CaseInputs
+    from pt2bot.smoke.location import RepoPaths
+    from pt2bot.smoke.verify import measure_state, prove_candidate
+
+    torch.manual_seed(0)
+    model, cases = sp.build()
+    if hasattr(model, "eval"):
+        model.eval()
+    args, kwargs = cases[0]
+    case = CaseInputs(shape={"case": 0}, args=tuple(args), kwargs=dict(kwargs))
+    paths = RepoPaths(scratch)
+    with torch.no_grad():
+        torch.manual_seed(0)
+        head_out = model(*case.args, **case.kwargs)
+    head = measure_state(model, [case], [head_out], {}, {}, paths, ["breaks"])
+    target = next((b for b in head.get("breaks") or () if b.get("path") == a.path
+                   and b.get("line") == a.start), None)
+    if target is None:
+        print(f"head does not break at {a.path}:{a.start}")
+        return 1
+    original = open(os.path.join(scratch, a.path), encoding="utf-8").read()
+    lines = original.splitlines()
+    patched = "\n".join(lines[:a.start - 1] + a.line + lines[a.end:]) + "\n"
+    t0 = time.perf_counter()
+    verdict = prove_candidate(
+        {"path": a.path, "start_line": a.start, "end_line": a.end, "lines": a.line,
+         "original": original, "patched": patched, "guards": [], "safe": False,
+         "targets": [{"kind": "break", "path": a.path, "line": a.start, "gb": target.get("gb"),
+                      "gb_type": target.get("gb_type")}]},
+        model, [case], [head_out], head, {}, {"backend": "eager"}, paths, ["breaks"], 600.0, {}, {})
+    print(f"{'verified' if verdict.get('accepted') else 'refused'} in {time.perf_counter() - t0:.1f} s: "
+          f"{verdict.get('evidence') or verdict.get('reason')}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
