@@ -116,3 +116,39 @@ def test_an_edit_that_keeps_the_values_says_so(tmp_path, monkeypatch):
                           at=IF_LINE + 2)
     assert verdict["accepted"] is True, verdict
     assert f"`t` equal after line {IF_LINE + 3}" in verdict["evidence"], verdict
+
+
+STORED = LOGGED.replace("            t = x.mean()\n", "            self.last = x.mean()\n            t = x\n") \
+               .replace("            t = x.mean() * 2\n", "            self.last = x.mean() * 2\n            t = x\n") \
+               .replace("        self.seen.append(t)\n", "")
+
+
+def test_an_attribute_the_statements_set_is_watched_too():
+    lines = STORED.splitlines(keepends=True)
+    patched = "".join(lines[:IF_LINE - 1] + ["        self.last = x.mean()\n", "        t = x\n"]
+                      + lines[END_LINE + 2:])
+    edit = Edit.in_text("bpkg/net.py", IF_LINE, END_LINE + 2, 2, STORED)
+    site = probe_site(STORED, patched, edit)
+    assert site is not None and site.names == ("self.last", "t")
+
+
+@pytest.mark.torch
+def test_an_arm_kept_whose_stored_state_differs_is_refused(tmp_path, monkeypatch):
+    """The arms differ only in what they store on the module (a statistic the caller logs)."""
+    from tests.test_fix_proof_inprocess import Proof
+
+    proof = Proof(tmp_path, monkeypatch, STORED, phases=("breaks", "matrix"))
+    verdict = proof.prove(IF_LINE, END_LINE + 2, ("        self.last = x.mean()", "        t = x"))
+    assert verdict["accepted"] is False, verdict
+    assert verdict["reason"].startswith(f"after line {END_LINE + 2}, `self.last`: "), verdict
+
+
+def test_an_attribute_the_candidate_stops_setting_is_not_compared():
+    """Module state made a local (the module-state rule's edit) changes the attribute on purpose."""
+    text = STORED.replace("        return self.lin(x)\n", "        return self.lin(x) + self.last\n")
+    lines = text.splitlines(keepends=True)
+    patched = "".join(lines[:IF_LINE - 1] + ["        last = x.mean()\n", "        t = x\n"]
+                      + lines[END_LINE + 2:]).replace("+ self.last\n", "+ last\n")
+    edit = Edit.in_text("bpkg/net.py", IF_LINE, END_LINE + 2, 2, text)
+    site = probe_site(text, patched, edit)
+    assert site is not None and site.names == ("t",)

@@ -5,8 +5,8 @@ Equal outputs prove an edit right only for what the outputs depend on. torchdiff
 arm is kept, on an ODE that never reads `t` or `perturb`: a keep-one-arm edit there changes
 what every other ODE computes, and no output of the model in hand can show it. So the proof
 also compares, right after the edited statements, the names they bind (and the tensors they
-store into: `h[m] = 0`, `h.masked_fill_(m, 0)`), every time head's and the candidate's eager
-runs pass that point.
+store into: `h[m] = 0`, `h.masked_fill_(m, 0)`; the attributes they set: `self.cache = h`), every
+time head's and the candidate's eager runs pass that point.
 
 The point is found in head's text (`probe_site`): the innermost run of whole statements of
 one block that holds the edit's lines. A probe statement is written after it, at its
@@ -21,6 +21,7 @@ import ast
 import contextlib
 import enum
 import functools
+import re
 from dataclasses import dataclass
 from typing import Any, Iterator, Mapping, Sequence
 
@@ -47,10 +48,28 @@ class _Sink:
 _SINK = _Sink()
 
 
+_UNBOUND = object()
+
+
+def _lookup(frame_locals: Mapping[str, Any], name: str) -> Any:
+    """A local's value, or an attribute of one (`self.cache`); _UNBOUND where there is none."""
+    base, _, attr = name.partition(".")
+    if base not in frame_locals:
+        return _UNBOUND
+    value = frame_locals[base]
+    if attr:
+        try:
+            value = getattr(value, attr)
+        except Exception:  # noqa: BLE001 - an attribute that cannot be read is not compared
+            return _UNBOUND
+    return value
+
+
 def take(frame_locals: Mapping[str, Any]) -> None:
     """Called by the probe statement: keeps a copy of the watched names' values."""
     if _SINK.snapshots is not None and len(_SINK.snapshots) < MAX_SNAPSHOTS:
-        _SINK.snapshots.append({n: _copy(frame_locals[n]) for n in _SINK.names if n in frame_locals})
+        found = {n: _lookup(frame_locals, n) for n in _SINK.names}
+        _SINK.snapshots.append({n: _copy(v) for n, v in found.items() if v is not _UNBOUND})
 
 
 @contextlib.contextmanager
@@ -91,8 +110,9 @@ def _bodies(node: ast.AST) -> Iterator[list[ast.stmt]]:
 
 
 def _bound(stmts: Sequence[ast.stmt]) -> list[str]:
-    """The names `stmts` bind in their own scope, and those they store into or mutate in place
-    (`h[m] = 0`, `h.add_(1)`): the values the statements leave for the code after them."""
+    """The names `stmts` bind in their own scope, those they store into or mutate in place
+    (`h[m] = 0`, `h.add_(1)`), and the attributes they set on a name (`self.cache = h`, as
+    `self.cache`): the values the statements leave for the code after them."""
     out: dict[str, None] = {}
 
     def visit(n: ast.AST) -> None:
@@ -106,6 +126,9 @@ def _bound(stmts: Sequence[ast.stmt]) -> list[str]:
         elif isinstance(n, ast.Subscript) and isinstance(n.ctx, ast.Store) \
                 and isinstance(n.value, ast.Name):
             out[n.value.id] = None
+        elif isinstance(n, ast.Attribute) and isinstance(n.ctx, ast.Store) \
+                and isinstance(n.value, ast.Name):
+            out[f"{n.value.id}.{n.attr}"] = None
         elif isinstance(n, ast.Call) and isinstance(n.func, ast.Attribute) \
                 and isinstance(n.func.value, ast.Name) and n.func.attr.endswith("_") \
                 and not n.func.attr.startswith("_"):
@@ -163,6 +186,11 @@ def probe_site(original: str, patched: str, edit: Edit) -> ProbeSite | None:
         indent = start[:first.col_offset]
         if indent.strip():   # the run shares its line with a block's header (`if x: y = 1`)
             continue
+        # an attribute is compared where the candidate still sets it: an edit that stops
+        # storing one (module state made a local) changes it on purpose, and says so
+        new = "\n".join(patched.splitlines()[edit.start_line - 1:edit.start_line - 1 + edit.new_lines])
+        names = [n for n in names if "." not in n or re.search(
+            rf"\b{re.escape(n)}\s*(?:=(?!=)|[-+*/@%&|^]=|//=|\*\*=)", new)]
         if not names:
             return None
         head_text = _insert_after(original, head_line, indent)
