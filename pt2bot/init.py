@@ -1344,6 +1344,11 @@ def render_config(proposals: list[Proposal], blocks: list[str], packages: list[s
                    "compile them alone):")
         out += [f"#   {b}" for b in blocks]
     out.append("run: {device: auto}")
+    # what a new user's first review on a small CPU runner spends its time on (a two-layer
+    # Nystromformer: 25 minutes on 2 cores, most of it inductor's compiles and latency rounds)
+    out += ["# On a CPU runner with few cores, inductor's compiles and the latency rounds take most of a",
+            "# review; `run: {device: auto, backend: eager, latency: false}` keeps the graph-break,",
+            "# recompile and export checks (they do not depend on the backend) and drops latency."]
     return "\n".join(out) + "\n"
 
 

@@ -58,6 +58,12 @@ def test_bundled_example_proposes_both_models(tmp_path, capsys):
     assert "#   zoo.layers:FeedForward" in text     # a building block, not a model
     assert config.static.paths == ("zoo/",)
     assert "wrote" in capsys.readouterr().out
+    # the faster setting the comment offers for a small CPU runner is a valid one
+    advice = next(ln for ln in text.splitlines() if "`run: {" in ln)
+    faster = advice[advice.index("`run: {") + 1:advice.index("}`") + 1]
+    (root / "pt2bot.yml").write_text(text.replace("run: {device: auto}\n", faster + "\n"))
+    run = load_config(str(root / "pt2bot.yml")).run
+    assert (run.backend, run.latency) == ("eager", False)
 
 
 def test_refuses_to_overwrite_without_force(tmp_path, capsys):
