@@ -519,7 +519,7 @@ def test_the_loop_verifies_the_recipe_and_refuses_the_wrong_forms(repo, tmp_path
     good = verdicts["right"]
     assert good["accepted"] is True, good
     assert good["evidence"] == ("GB0170 gone, 3 graphs instead of 5, outputs equal on 2 shape cases, "
-                                "gradients equal on shape case batch=2, equal with values a check refuses (-1, 0, 1e3, 1e6, NaN) injected, eager and "
+                                "gradients equal on 2 shape cases, equal with values a check refuses (-1, 0, 1e3, 1e6, NaN) injected, eager and "
                                 "compiled, but compiled code raises RuntimeError where head raises ValueError (on CUDA "
                                 "a device-side assert, which ends the process's CUDA context)")
     assert good["guards"] == ["invalid"]
@@ -761,8 +761,8 @@ def test_the_loop_verifies_the_assert_recipe(tmp_path):
                               time.monotonic() + 240, str(tmp_path / "work"))
     assert verdicts["right"]["accepted"] is True, verdicts["right"]
     assert verdicts["right"]["evidence"] == (
-        "GB0170 gone, 1 graph instead of 4, outputs equal on 2 shape cases, gradients equal on shape case "
-        "batch=2, equal with values a check refuses (-1, 0, 1e3, 1e6, NaN) injected, eager and compiled, but "
+        "GB0170 gone, 1 graph instead of 4, outputs equal on 2 shape cases, gradients equal on 2 shape "
+        "cases, equal with values a check refuses (-1, 0, 1e3, 1e6, NaN) injected, eager and compiled, but "
         "compiled code raises RuntimeError where head raises AssertionError (on CUDA a device-side assert, "
         "which ends the process's CUDA context)")
     assert verdicts["skipped"]["accepted"] is False

@@ -147,7 +147,7 @@ def test_the_loop_accepts_right_fixes_and_rejects_wrong_ones(repo, tmp_path):
     good = verdicts["branchless"]
     assert good["accepted"] is True, good
     assert good["evidence"] == ("GB0170 gone, 2 graphs instead of 3, outputs equal on 2 shape "
-                                "cases, gradients equal on shape case batch=2, `h` equal after line 13, "
+                                "cases, gradients equal on 2 shape cases, `h` equal after line 13, "
                                 "equal with NaN injected")
 
     wrong_mean = verdicts["mean-all"]

@@ -152,3 +152,24 @@ def test_an_attribute_the_candidate_stops_setting_is_not_compared():
     edit = Edit.in_text("bpkg/net.py", IF_LINE, END_LINE + 2, 2, text)
     site = probe_site(text, patched, edit)
     assert site is not None and site.names == ("t",)
+
+
+# batch 2 runs the `else` arm, batch 3 the `if` arm, whose `.detach()` lets no gradient reach
+# the input (a block of a larger model: the layers before it are not trained through it)
+DETACHED = LOGGED.replace("            t = x.mean()\n", "            t = self.lin(x.detach())\n") \
+                 .replace("            t = x.mean() * 2\n", "            t = self.lin(x)\n") \
+                 .replace("        self.seen.append(t)\n        return self.lin(x)\n", "        return t\n")
+
+
+@pytest.mark.torch
+def test_gradients_are_compared_on_every_shape_case(tmp_path, monkeypatch):
+    """Keeping the `else` arm computes the same forward everywhere, and the same gradients on
+    batch 2 (where head ran that arm); on batch 3 head's `.detach()` gave the input no
+    gradient. Compared on the first shape case only, the edit was verified."""
+    from tests.test_fix_proof_inprocess import Proof
+
+    proof = Proof(tmp_path, monkeypatch, DETACHED, phases=("breaks", "matrix"))
+    verdict = proof.prove(IF_LINE, END_LINE, "        t = self.lin(x)")
+    assert verdict["accepted"] is False, verdict
+    assert verdict["reason"].startswith("the inputs' gradients differ from head's on shape case batch=3 "
+                                        "(their sums differ by"), verdict

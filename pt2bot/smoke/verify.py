@@ -11,7 +11,7 @@ shape matrix and export when `phases` has them, all with the eager backend: brea
 recompiles do not depend on the backend), then puts each candidate in place
 (pt2bot/smoke/patch.py: same process, same weights, same inputs, the user's files never
 written), measures it the same way and judges it (`judge`): its eager outputs (and, unless it
-is safe by construction, the gradients of its parameters and inputs on the first case, and the
+is safe by construction, the gradients of its parameters and inputs on every case, and the
 values the replaced statements leave behind, pt2bot/smoke/values.py), the break pass,
 the guard inputs, then the shape matrix and export, each step only when the ones before have
 not already refused it (a candidate whose targeted break is still there pays for no guard
@@ -29,7 +29,7 @@ fixed is skipped (most likely first). OUT gets a minimal RUN, for the supervisor
 `judge` is pure (no torch): a candidate is accepted only when its targeted break, recompile
 or export failure is gone, nothing else got worse (no other break, no more graphs, no new
 recompile, no export failure), its eager outputs equal head's on every case (its gradients too,
-on the first, and the values the edited statements bind, right after them; the shape matrix's
+and the values the edited statements bind, right after them; the shape matrix's
 compiled outputs equal its eager ones), and where the
 replaced code guards against a special value, it equals head on an input with that value. An
 edit that keeps one arm of an `if`/`else` is accepted only where head ran the arm it drops on
@@ -65,7 +65,7 @@ from pt2bot.smoke.values import ProbeSite, collecting, compare, probe_site
 from pt2bot.smoke.worker import read_spec, route_logs, shape_cases
 
 HEAD = "head"
-GRADIENTS = "head gradients"   # the key of head's gradients in a model's cache
+GRADIENTS = "head gradients"   # the key of head's gradients in a model's cache (a list, a case each)
 GUARD_WORDS = {"nan": "NaN", "inf": "inf", "empty": "an empty mask", "zero": "zeros",
                "invalid": "values a check refuses (-1, 0, 1e3, 1e6, NaN)",
                "large": "large finite values (1e6)"}
@@ -369,7 +369,83 @@ def gradients(model: Any, case: CaseInputs, paths: RepoPaths) -> dict[str, list[
         return f"{type(e).__name__}: {str(e)[:300]}"
 
 
-def _gradient_row(expected: Any, got: Any, tolerance: Any) -> dict[str, Any] | None:
+def head_gradients(model: Any, cases: Sequence[CaseInputs], paths: RepoPaths) -> list[Any]:
+    """Head's gradients (`gradients`) on every shape case: in full on the first, as digests
+    (`_digest`) on the others, so that a model with many parameters keeps one copy of them."""
+    out = []
+    for i, case in enumerate(cases):
+        got = gradients(model, case, paths)
+        out.append(got if i == 0 else _digest(got))
+    return out
+
+
+def compare_gradients(model: Any, cases: Sequence[CaseInputs], paths: RepoPaths,
+                      head: Sequence[Any], tolerance: Any) -> dict[str, Any] | None:
+    """The candidate's gradients against head's (`head_gradients`), case by case until one
+    differs: `{shape, match, max_abs_err, of, message, cases}`, `cases` the number of shape
+    cases compared; None when head has none to compare on any case."""
+    row: dict[str, Any] | None = None
+    compared = 0
+    for i, (case, expected) in enumerate(zip(cases, head)):
+        got = gradients(model, case, paths)
+        one = _gradient_row(expected, got if i == 0 else _digest(got), tolerance, digest=i > 0)
+        if one is None:
+            continue
+        compared += 1
+        row = {"shape": dict(case.shape), **one, "cases": compared}
+        if not one["match"]:
+            break
+    if row is not None and row["match"]:
+        row["shape"] = dict(cases[0].shape)
+    return row
+
+
+def _digest(grads: Any) -> Any:
+    """Gradients as three float64 numbers a tensor: its sum, the sum of its magnitudes and its
+    number of elements (NaN stays NaN); a failure's text or None as they are."""
+    import torch
+
+    if not isinstance(grads, dict):
+        return grads
+
+    def one(g: Any) -> Any:
+        d = g.detach().double()
+        return torch.stack([d.sum(), d.abs().sum(), torch.tensor(float(d.numel()), dtype=torch.float64)])
+    return {of: None if v is None else [one(g) for g in v] for of, v in grads.items()}
+
+
+def _digests_match(expected: Sequence[Any], got: Sequence[Any], tolerance: Any,
+                   dtypes: Sequence[str] | None = None) -> dict[str, Any]:
+    """Digests (`_digest`) compared within the sums of the elementwise tolerance: where every
+    element is within `atol + rtol * |head's|`, the sums are within `n * atol + rtol * sum |head's|`,
+    so this never refuses what the full comparison would accept."""
+    from pt2bot.smoke.inputs import DEFAULT_TOLERANCE
+
+    tol = dict(DEFAULT_TOLERANCE)
+    for k, v in (tolerance or {}).items():
+        tol[str(k)] = (float(v[0]), float(v[1]))
+    rtol, atol = tol["float32"]
+    worst = 0.0
+    if len(expected) != len(got):
+        return {"match": False, "max_abs_err": None, "message": f"{len(got)} gradients, expected {len(expected)}"}
+    for e, g in zip(expected, got):
+        es, ea, n = (float(v) for v in e)
+        gs, ga, _ = (float(v) for v in g)
+        if (es != es) != (gs != gs):   # NaN on one side only
+            return {"match": False, "max_abs_err": None,
+                    "message": "NaN where head's are finite" if gs != gs else "finite where head's are NaN"}
+        if es != es:
+            continue
+        bound = n * atol + rtol * ea
+        err = max(abs(es - gs), abs(ea - ga))
+        worst = max(worst, err)
+        if err > bound:
+            return {"match": False, "max_abs_err": err,
+                    "message": f"their sums differ by {err:.3g} (at most {bound:.3g} allowed)"}
+    return {"match": True, "max_abs_err": worst, "message": None}
+
+
+def _gradient_row(expected: Any, got: Any, tolerance: Any, *, digest: bool = False) -> dict[str, Any] | None:
     """Head's gradients (`gradients`) against the candidate's: None when head has none to
     compare (nothing differentiable, or its own backward fails). `of`: whose gradients the row
     is about, the parameters' or, where those match, the inputs' (compared where both runs
@@ -386,7 +462,7 @@ def _gradient_row(expected: Any, got: Any, tolerance: Any) -> dict[str, Any] | N
         e, g = expected.get(of), got.get(of)
         if e is None or g is None:
             continue
-        row = {**_compare(e, g, tolerance), "of": of}
+        row = {**(_digests_match(e, g, tolerance) if digest else _compare(e, g, tolerance)), "of": of}
         if not row["match"]:
             if any(bool(torch.isnan(b).any()) and not bool(torch.isnan(a).any()) for a, b in zip(e, g)):
                 row["message"] = "NaN where head's are finite"
@@ -834,7 +910,8 @@ def judge(head: Mapping[str, Any], cand: Mapping[str, Any], targets: Sequence[Ma
     n = len(cand.get("outputs") or ())
     evidence.append(f"outputs equal on {n} shape case{'s' if n != 1 else ''}")
     if grads:
-        evidence.append(f"gradients equal on {_shape(grads.get('shape'))}")
+        k = int(grads.get("cases") or 1)
+        evidence.append(f"gradients equal on {_shape_cases(k) if k > 1 else _shape(grads.get('shape'))}")
     if any(r.get("compared") for r in values.get("rows") or ()):
         names = [f"`{n}`" for n in values.get("names") or ()]
         shown = ", ".join(names[:3]) + (f" and {len(names) - 3} more" if len(names) > 3 else "")
@@ -1267,7 +1344,7 @@ def prove_candidate(cand: Mapping[str, Any], model: Any, cases: list[CaseInputs]
     stage: str | None = None   # what ran out of the candidate's time, when not the model
     # head's gradients, once per model: a candidate safe by construction computes what head does
     if not cand.get("safe") and GRADIENTS not in backend_cache:
-        backend_cache[GRADIENTS] = gradients(model, cases[0], paths)
+        backend_cache[GRADIENTS] = head_gradients(model, cases, paths)
     try:
         with time_limit(limit, CandidateTimeout):
             head_swap = (function_at(paths, edit.path, original, edit)
@@ -1309,11 +1386,10 @@ def prove_candidate(cand: Mapping[str, Any], model: Any, cases: list[CaseInputs]
                                       head, {**measured, **state}, targets, edit))
                     ok = not _refused_by_breaks(head, measured, targets, edit)
                 if ok and not cand.get("safe"):
-                    grads = _gradient_row(backend_cache.get(GRADIENTS),
-                                          gradients(model, cases[0], paths),
-                                          model_spec.get("tolerance"))
+                    grads = compare_gradients(model, cases, paths, backend_cache.get(GRADIENTS) or [],
+                                              model_spec.get("tolerance"))
                     if grads is not None:
-                        measured["gradients"] = {"shape": dict(cases[0].shape), **grads}
+                        measured["gradients"] = grads
                         ok = bool(grads["match"])
                 if ok and head_swap is not None:
                     cache = guard_cache.setdefault(f"{edit.path}:{head_swap.qualname}", {})
