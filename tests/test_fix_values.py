@@ -173,3 +173,39 @@ def test_gradients_are_compared_on_every_shape_case(tmp_path, monkeypatch):
     assert verdict["accepted"] is False, verdict
     assert verdict["reason"].startswith("the inputs' gradients differ from head's on shape case batch=3 "
                                         "(their sums differ by"), verdict
+
+
+# Liger-Kernel's SAPO loss as the PR wrote it: two masked writes into an empty buffer
+SAPO = """\
+import torch
+from torch import nn
+
+
+class Net(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.lin = nn.Linear(4, 4)
+
+    def forward(self, x):
+        coef = self.lin(x)
+        loss = torch.empty_like(coef)
+        mask = coef > 0
+        loss[mask] = torch.sigmoid(coef[mask] * 2)
+        loss[~mask] = torch.sigmoid(coef[~mask] * 3)
+        return loss.sum()
+"""
+FIRST_WRITE = 14
+
+
+@pytest.mark.torch
+def test_uninitialised_memory_is_the_same_in_both_runs(tmp_path, monkeypatch):
+    """After the first write, head's buffer holds uninitialised memory where the mask is off,
+    and so does the candidate's: a different allocation in each run, so different garbage.
+    Both runs fill it alike (NaN), and the values compare equal."""
+    from tests.test_fix_proof_inprocess import Proof
+
+    proof = Proof(tmp_path, monkeypatch, SAPO, phases=("breaks", "matrix"))
+    verdict = proof.prove(FIRST_WRITE, FIRST_WRITE,
+                          "        loss = torch.where(mask, torch.sigmoid(coef * 2), loss)", gb="GB0036")
+    assert verdict["accepted"] is True, verdict
+    assert f"`loss` equal after line {FIRST_WRITE}" in verdict["evidence"], verdict

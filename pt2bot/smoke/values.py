@@ -22,6 +22,7 @@ import contextlib
 import enum
 import functools
 import re
+import warnings
 from dataclasses import dataclass
 from typing import Any, Iterator, Mapping, Sequence
 
@@ -93,6 +94,30 @@ def _copy(v: Any) -> Any:
     if isinstance(v, dict) and len(v) <= 64:
         return {k: _copy(x) for k, x in v.items()}
     return v
+
+
+@contextlib.contextmanager
+def defined_memory() -> Iterator[None]:
+    """Uninitialised memory filled alike in every run (NaN; an integer tensor's largest value):
+    `loss = torch.empty_like(x); loss[m] = ...` leaves whatever the allocation held where `m` is
+    off, which differs from one run to the next, so head's and the candidate's buffers would
+    differ there though no later code reads it. torch fills it while its deterministic mode is on;
+    `warn_only`, so that an operator without a deterministic kernel still runs (its warning
+    silenced) rather than raising in one run."""
+    import torch
+
+    was, warn_only = torch.are_deterministic_algorithms_enabled(), \
+        torch.is_deterministic_algorithms_warn_only_enabled()
+    filled = torch.utils.deterministic.fill_uninitialized_memory
+    torch.use_deterministic_algorithms(True, warn_only=True)
+    torch.utils.deterministic.fill_uninitialized_memory = True
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            yield
+    finally:
+        torch.use_deterministic_algorithms(was, warn_only=warn_only)
+        torch.utils.deterministic.fill_uninitialized_memory = filled
 
 
 # --------------------------------------------------------------------------- where to look
@@ -285,4 +310,4 @@ def compare(head: Sequence[list[dict[str, Any]]], cand: Sequence[list[dict[str, 
     return rows
 
 
-__all__ = ["MAX_SNAPSHOTS", "ProbeSite", "collecting", "compare", "probe_site", "take"]
+__all__ = ["MAX_SNAPSHOTS", "ProbeSite", "collecting", "compare", "defined_memory", "probe_site", "take"]

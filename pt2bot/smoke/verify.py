@@ -61,7 +61,7 @@ from pt2bot.smoke.patch import (GUARD_KINDS, MAX_GUARD_ARGS, WATCH_ONLY, Edit, I
                                 guard_patterns, injecting, injector, patched_function)
 from pt2bot.smoke.timelimit import Overrun, time_limit
 from pt2bot.smoke.trace import TraceCollector, compilation_metrics, reset_dynamo
-from pt2bot.smoke.values import ProbeSite, collecting, compare, probe_site
+from pt2bot.smoke.values import ProbeSite, collecting, compare, defined_memory, probe_site
 from pt2bot.smoke.worker import read_spec, route_logs, shape_cases
 
 HEAD = "head"
@@ -602,7 +602,8 @@ def bound_values(model: Any, cases: Sequence[CaseInputs], paths: RepoPaths, edit
 
     def run(text: str) -> list[list[dict[str, Any]]]:
         out = []
-        with patched_function(paths, edit.path, original, text, edit), torch.no_grad():
+        with patched_function(paths, edit.path, original, text, edit), torch.no_grad(), \
+                defined_memory():
             for case in cases:
                 with collecting(site.names) as snapshots:
                     _seeded_forward(model, case, paths)
