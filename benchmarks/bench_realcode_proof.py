@@ -50,8 +50,10 @@ VENV = os.environ.get("REALCODE_VENV", "/work/venvs/realcode")
 CANDIDATE_S = 60.0        # one candidate's time, as `fixes.budget_s` bounds a review's
 
 
-def worker(key: str, out: str, scratch: str) -> int:
-    """One model, in the benchmark venv (see the module doc); writes OUT."""
+def from_scratch(key: str, scratch: str) -> Any:
+    """The model's spec (models.py), its library's package copied to `scratch` and put first on
+    `sys.path` (the proof reads and patches user code, and code under site-packages is never
+    the user's), one thread."""
     import importlib
     import shutil
 
@@ -70,31 +72,50 @@ def worker(key: str, out: str, scratch: str) -> int:
     sys.path.insert(0, scratch)
     for name in [m for m in sys.modules if m == sp.package or m.startswith(sp.package + ".")]:
         del sys.modules[name]
-    from pt2bot.config import StaticConfig
-    from pt2bot.fixes import gather, order
+    return sp
+
+
+def head_of(sp: Any, scratch: str) -> tuple[Any, Any, Any, Any, dict[str, Any]]:
+    """(model, its first case, RepoPaths, head's eager output, head's break state): the model
+    built from the scratch copy with seed 0, in eval mode, its first case through the proof
+    worker's own head measurement (the break pass, eager backend)."""
+    import importlib
+
+    import torch
+
     from pt2bot.smoke.inputs import CaseInputs
     from pt2bot.smoke.location import RepoPaths
-    from pt2bot.smoke.verify import measure_state, prove_candidate
+    from pt2bot.smoke.verify import measure_state
+
+    torch.manual_seed(0)
+    model, cases = sp.build()
+    if not os.path.realpath(importlib.import_module(sp.package).__file__).startswith(
+            os.path.realpath(scratch)):
+        raise RuntimeError(f"{sp.package} was not imported from the scratch copy")
+    if hasattr(model, "eval"):
+        model.eval()
+    args, kwargs = cases[0]
+    case = CaseInputs(shape={"case": 0}, args=tuple(args), kwargs=dict(kwargs))
+    paths = RepoPaths(scratch)
+    with torch.no_grad():
+        torch.manual_seed(0)
+        head_out = model(*case.args, **case.kwargs)
+    return model, case, paths, head_out, measure_state(model, [case], [head_out], {}, {}, paths, ["breaks"])
+
+
+def worker(key: str, out: str, scratch: str) -> int:
+    """One model, in the benchmark venv (see the module doc); writes OUT."""
+    sp = from_scratch(key, scratch)
+    from pt2bot.config import StaticConfig
+    from pt2bot.fixes import gather, order
+    from pt2bot.smoke.verify import prove_candidate
     from pt2bot.static import check_paths
 
     result: dict[str, Any] = {"model": key, "lib": sp.lib, "status": "ok", "targets": [],
                               "candidates": []}
     t0 = time.perf_counter()
     try:
-        torch.manual_seed(0)
-        model, cases = sp.build()
-        if not os.path.realpath(importlib.import_module(sp.package).__file__).startswith(
-                os.path.realpath(scratch)):
-            raise RuntimeError(f"{sp.package} was not imported from the scratch copy")
-        if hasattr(model, "eval"):
-            model.eval()
-        args, kwargs = cases[0]
-        case = CaseInputs(shape={"case": 0}, args=tuple(args), kwargs=dict(kwargs))
-        paths = RepoPaths(scratch)
-        with torch.no_grad():
-            torch.manual_seed(0)
-            head_out = model(*case.args, **case.kwargs)
-        head = measure_state(model, [case], [head_out], {}, {}, paths, ["breaks"])
+        model, case, paths, head_out, head = head_of(sp, scratch)
         if head.get("phase_errors"):
             # the head's own breaks pass failed (dynamo raised): its sites are not all known, so
             # the model is reported as not run rather than as one with no break

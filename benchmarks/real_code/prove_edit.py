@@ -14,9 +14,7 @@ break at START, one shape case, no export. Prints the verdict.
 from __future__ import annotations
 
 import argparse
-import importlib
 import os
-import shutil
 import sys
 import tempfile
 import time
@@ -32,36 +30,14 @@ def main() -> int:
     ap.add_argument("end", type=int)
     ap.add_argument("--line", action="append", default=[], help="a replacement line, indentation included")
     a = ap.parse_args()
-    sys.path.insert(0, HERE)
-    import torch
+    sys.path.insert(0, os.path.dirname(HERE))
+    import bench_realcode_proof as bench
 
-    torch.set_num_threads(1)
-    import collect
-    import models
-
-    collect.shim_torchvision()
-    sp = models.by_key()[a.model]
     scratch = tempfile.mkdtemp(prefix="pt2bot-edit-")
-    src = os.path.dirname(importlib.util.find_spec(sp.package).origin)
-    shutil.copytree(src, os.path.join(scratch, sp.package), symlinks=True)
-    sys.path.insert(0, scratch)
-    for name in [m for m in sys.modules if m == sp.package or m.startswith(sp.package + ".")]:
-        del sys.modules[name]
-    from pt2bot.smoke.inputs import CaseInputs
-    from pt2bot.smoke.location import RepoPaths
-    from pt2bot.smoke.verify import measure_state, prove_candidate
+    sp = bench.from_scratch(a.model, scratch)
+    from pt2bot.smoke.verify import prove_candidate
 
-    torch.manual_seed(0)
-    model, cases = sp.build()
-    if hasattr(model, "eval"):
-        model.eval()
-    args, kwargs = cases[0]
-    case = CaseInputs(shape={"case": 0}, args=tuple(args), kwargs=dict(kwargs))
-    paths = RepoPaths(scratch)
-    with torch.no_grad():
-        torch.manual_seed(0)
-        head_out = model(*case.args, **case.kwargs)
-    head = measure_state(model, [case], [head_out], {}, {}, paths, ["breaks"])
+    model, case, paths, head_out, head = bench.head_of(sp, scratch)
     target = next((b for b in head.get("breaks") or () if b.get("path") == a.path
                    and b.get("line") == a.start), None)
     if target is None:
