@@ -460,8 +460,20 @@ _FOLLOWS_KINDS = frozenset({"size_mismatch", "size_one"})
 _ARGUMENT_VALUE_GUARD = re.compile(r"\s*[A-Za-z_]\w*\s*==\s*[-+]?(?:\d+\.?\d*|\.\d+)(?:[eE][-+]?\d+)?\s*(?:#|$)")
 
 
+# A frame a break made its own (a helper dynamo inlined before) is called from code that now
+# runs in eager, once per caller: a shared wrapper (perceiver-pytorch's `PreNorm(fn)`, around an
+# attention block and a feed-forward block) gets another module each time, and its guard on
+# that module's type fails (`___check_type_id(self._modules['fn'], ...)`); an argument that is a
+# tensor on one call and None on another, or requires grad on one call only, fails its guard
+# the same way. Inlined, each was a constant of the one graph. These guards are on what the
+# frame was passed, not on an expression of the user's code.
+_ARGUMENT_KIND_GUARD = re.compile(r"^\s*(?:___check_type_id\(|___check_obj_id\(|[\w.'\[\]]+ is (?:not )?None\b)"
+                                  r"|requires_grad mismatch|expected type of '[^']+' to be a tensor type")
+
+
 def _follows(r: RecompileReason) -> bool:
     return r.kind in _FOLLOWS_KINDS or (
+        r.kind == "guard" and _ARGUMENT_KIND_GUARD.search(r.guard or "") is not None) or (
         r.resumed_after is not None and r.kind == "guard"
         and _ARGUMENT_VALUE_GUARD.match(r.guard or "") is not None)
 

@@ -158,3 +158,58 @@ def test_summary_review_and_check_say_the_recompiles_follow_from_the_break(revie
     [a] = [a for a in files["check.json"]["annotations"] if a["start_line"] == brk]
     assert f"3 recompiles follow from the new break at {PATH}:{brk}" in a["message"]
     assert not any("recompile" in x["title"] for x in files["check.json"]["annotations"])
+
+
+# ----------------------------------------------------------- a shared wrapper split off by a break
+
+def _measured(spec_: dict) -> dict:
+    """The worker's RUN for `spec_`, in a process of its own (base and head import one module
+    name from two trees)."""
+    import json
+    import subprocess
+    import sys
+
+    code = ("import json, sys\nfrom pt2bot.smoke.worker import measure\n"
+            "print(json.dumps(measure(json.load(sys.stdin))))")
+    out = subprocess.run([sys.executable, "-c", code], input=json.dumps(spec_), capture_output=True,
+                         text=True, check=True).stdout
+    return json.loads(out.strip().splitlines()[-1])
+
+
+def test_a_wrapper_split_off_by_a_break_recompiles_on_its_module_and_that_follows_from_it(tmp_path):
+    """perceiver-pytorch, reviewed as a new user would: a NaN guard in an attention block that
+    a shared `PreNorm(fn)` wraps, in a loop over layers. The break sends `forward` to eager and
+    makes the wrapper a frame of its own, called with the attention block and then with the
+    feed-forward block: it recompiles on `___check_type_id(self._modules['fn'], ...)`. The
+    review headlined such recompiles as new ones, besides the break that made them."""
+    from pt2bot.compare import compare_model
+    from pt2bot.results import ModelRun
+
+    model = {"name": "wrapped", "entry": "models.wrapped_break:Wrapped", "kwargs": {},
+             "inputs": [{"name": "x", "shape": ["batch", 8], "dtype": "float32"}],
+             "inputs_entry": None, "shapes": {"batch": [2, 3]}, "cases": None, "dynamic": [],
+             "export": False, "tolerance": {}}
+    run = {"backend": "eager", "recompile_limit": 8, "warmup": 1, "repeats": 3, "threads": 1}
+    with open(os.path.join(ROOT, "models", "wrapped_break.py"), encoding="utf-8") as fh:
+        head_text = fh.read()
+    sides = {}
+    for side, text in (("head", head_text), ("base", "".join(
+            ln for ln in head_text.splitlines(keepends=True) if HEAD_ONLY not in ln))):
+        root = tmp_path / side
+        (root / "models").mkdir(parents=True)
+        (root / "models" / "__init__.py").write_text("")
+        (root / "models" / "wrapped_break.py").write_text(text)
+        sides[side] = _measured({"repo_root": str(root), "model": model, "run": run, "device": "cpu",
+                                 "phases": ["breaks", "matrix"], "log_path": None})
+        assert sides[side]["status"] == "ok", sides[side].get("error")
+    head, base = sides["head"], sides["base"]
+    assert not base["graph_breaks"] and [b["gb"] for b in head["graph_breaks"]] == ["GB0170"]
+    guards = [r["guard"] for c in head["recompiles"]["cases"] for r in c["reasons"]]
+    assert any(g.startswith("___check_type_id(self._modules['fn']") for g in guards), guards
+    m = compare_model("wrapped", ModelRun.from_json(base), ModelRun.from_json(head), renames={},
+                      line_map=lambda path, line: line, threshold_pct=10).to_dict()
+    [brk] = m["new_breaks"]
+    excess = head["recompiles"]["count"] - base["recompiles"]["count"]
+    assert excess > 0
+    assert m["delta"]["new_recompiles"] == 0, m["delta"]
+    assert brk["caused_recompiles"] == excess
