@@ -308,6 +308,14 @@ def flatten_outputs(out: Any) -> list[Any]:
     return leaves
 
 
+def tolerances(tolerance: dict[str, Any] | None = None) -> dict[str, tuple[float, float]]:
+    """dtype name -> (rtol, atol): DEFAULT_TOLERANCE with a model's `tolerance` over it."""
+    tol = dict(DEFAULT_TOLERANCE)
+    for k, v in (tolerance or {}).items():
+        tol[str(k)] = (float(v[0]), float(v[1]))
+    return tol
+
+
 def compare_outputs(expected: Any, actual: Any,
                     tolerance: dict[str, Any] | None = None, *, types: bool = False) -> dict[str, Any]:
     """`{match, max_abs_err, rtol, atol}`: per-dtype tolerance, exact for ints/bools. `types`: a
@@ -315,9 +323,7 @@ def compare_outputs(expected: Any, actual: Any,
     not compiled or exported outputs against eager ones, which may hold a number as a tensor)."""
     import torch
 
-    tol = dict(DEFAULT_TOLERANCE)
-    for k, v in (tolerance or {}).items():
-        tol[str(k)] = (float(v[0]), float(v[1]))
+    tol = tolerances(tolerance)
     exp, act = flatten_outputs(expected), flatten_outputs(actual)
     res: dict[str, Any] = {"match": True, "max_abs_err": 0.0, "rtol": None, "atol": None}
     if len(exp) != len(act):

@@ -52,7 +52,7 @@ from pt2bot.smoke.breaks import RecordingBackend, collect_breaks, measure_breaks
 from pt2bot.smoke.export import measure_export
 from pt2bot.smoke.inputs import (CaseInputs, build_inputs, build_model, compare_outputs,
                                  flatten_outputs, forward_params, infer_dims, remember_state,
-                                 restore_state, run_forward)
+                                 restore_state, run_forward, tolerances)
 from pt2bot.smoke.location import ModelError, RepoPaths
 from pt2bot.smoke.ops import eager_frames
 from pt2bot.smoke.matrix import compile_configured, measure_matrix
@@ -414,17 +414,11 @@ def _digest(grads: Any) -> Any:
     return {of: None if v is None else [one(g) for g in v] for of, v in grads.items()}
 
 
-def _digests_match(expected: Sequence[Any], got: Sequence[Any], tolerance: Any,
-                   dtypes: Sequence[str] | None = None) -> dict[str, Any]:
+def _digests_match(expected: Sequence[Any], got: Sequence[Any], tolerance: Any) -> dict[str, Any]:
     """Digests (`_digest`) compared within the sums of the elementwise tolerance: where every
     element is within `atol + rtol * |head's|`, the sums are within `n * atol + rtol * sum |head's|`,
     so this never refuses what the full comparison would accept."""
-    from pt2bot.smoke.inputs import DEFAULT_TOLERANCE
-
-    tol = dict(DEFAULT_TOLERANCE)
-    for k, v in (tolerance or {}).items():
-        tol[str(k)] = (float(v[0]), float(v[1]))
-    rtol, atol = tol["float32"]
+    rtol, atol = tolerances(tolerance)["float32"]
     worst = 0.0
     if len(expected) != len(got):
         return {"match": False, "max_abs_err": None, "message": f"{len(got)} gradients, expected {len(expected)}"}
