@@ -236,7 +236,8 @@ class ScalarConversion(Rule):
     Flags `float(t)`, `int(t)` and `bool(t)` where `t` is a tensor computed in compiled code,
     or a numpy value made there from data dynamo cannot know while tracing (a numpy factory's
     array, a reduction over several values: `int(np.prod(x.shape[1:]))`,
-    `float(np.ones(3).mean())`); a tensor as a slice bound (`x[:t]`, `mask[i, :lengths[i]]`),
+    `float(np.ones(3).mean())`), also as the count of `range()` (`n = np.prod(x.shape[1:])`
+    then `for _ in range(n)`, normflows' autoregressive inverse); a tensor as a slice bound (`x[:t]`, `mask[i, :lengths[i]]`),
     which is `int(t)` underneath; and a tensor where a call needs a size or a fill value:
     `x.view(n, r)`, `x.reshape(...)`, `x.expand(...)`, `x.repeat(...)`, `x.new_zeros(...)` /
     `new_ones` / `new_empty` / `new_full`, `torch.zeros/ones/empty/arange(...)`, `torch.full`'s
@@ -249,7 +250,8 @@ class ScalarConversion(Rule):
     PTC101). dynamo traces numpy into torch ops (`torch._numpy`), so a numpy array in compiled
     code is a tensor too: converting it breaks with GB0033 ("Data dependent operator"; GB0208
     where the array is a single integer known while tracing, e.g. `np.prod` of a one-element
-    shape slice). A tensor as a size or a fill value is read back the same way (GB0033, measured
+    shape slice); `range()` cannot take it at all (GB0059 on torch 2.13, GB0208 on 2.14.1).
+    A tensor as a size or a fill value is read back the same way (GB0033, measured
     on torch 2.13 for each call listed; a tensor made of two sizes or more, such as
     `torch.prod(torch.tensor(x.shape[1:]))`, holds values fake tensors do not know either).
     `torch.full(size, t)`, `masked_fill`, `fill_` and `index_fill` keep a 0-d tensor fill
@@ -297,7 +299,9 @@ class ScalarConversion(Rule):
     `r = torch.prod(torch.tensor(out.shape[1:]))` passed to `out.view(out.shape[0], r)` or
     `int(...)` of it, becomes the Python int `r = out.shape[1:].numel()` (`sum(S)`,
     `max(S)`, `min(S)`; `a * b` for a list `[a, b]` of sizes), edited where the tensor is made
-    when no read uses it as a tensor; where `r` is read once, by the `view`/`reshape` right
+    when no read uses it as a tensor; numpy's reductions of sizes the same way (`np.prod(S)`,
+    `np.array(S).prod()` -> `S.numel()`, `np.sum(S)` -> `sum(S)`; also in the assignment of a
+    count `range()` takes, and in the test of an `if` on it, PTC201); where `r` is read once, by the `view`/`reshape` right
     after it, a second candidate drops the assignment and writes `-1` there (second: `-1`
     cannot be inferred when another dim is 0). A tensor fill value of `x.new_full(size, t)`
     or `torch.full_like(x, t)` becomes `x.new_empty(size).fill_(t)` /
@@ -328,7 +332,7 @@ class ScalarConversion(Rule):
     gb_also = ("GB0033",)   # a numpy value's conversion; a tensor as a size or a fill value
     fullgraph_captures = frozenset({"int", "float"})   # not bool(t): tests/test_rules_torch.py
     node_types = (ast.Call, ast.Subscript)
-    call_keys = frozenset({"float", "int", "bool", ".full_like", ".zeros", ".ones", ".empty", ".arange", ".full"}
+    call_keys = frozenset({"float", "int", "bool", "range", ".full_like", ".zeros", ".ones", ".empty", ".arange", ".full"}
                           | {"." + m for m in _SIZE_METHODS})
     _FUNCS = {"float": "torch.float32", "int": "torch.int64", "bool": "torch.bool"}
 
@@ -349,6 +353,10 @@ class ScalarConversion(Rule):
         if self._size_argument(ctx, node):
             return
         f = node.func
+        if isinstance(f, ast.Name) and f.id == "range" and not node.keywords and f.id not in ctx.mod.imports \
+                and f.id not in ctx.mod.summary.module_names:
+            self._numpy_count(ctx, node)
+            return
         if not (isinstance(f, ast.Name) and f.id in self._FUNCS and len(node.args) == 1 and not node.keywords
                 and f.id not in ctx.mod.imports and f.id not in ctx.mod.summary.module_names):
             return
@@ -360,6 +368,18 @@ class ScalarConversion(Rule):
             ctx.report(self.code, node, f"`{f.id}()` of a numpy value made in compiled code reads a tensor's "
                        "value (dynamo traces numpy into torch ops) and breaks the graph; compute it with "
                        "Python numbers on the sizes (`math.prod(x.shape[1:])`) or keep a tensor", gb="GB0033")
+
+    def _numpy_count(self, ctx, node: ast.Call) -> None:
+        """`range(n)` with `n` a numpy value made in compiled code (`n = np.prod(x.shape[1:])`):
+        dynamo holds it as a traced tensor, which `range` cannot take (GB0059, measured on
+        torch 2.13; normflows' autoregressive flow loops `for _ in range(num_inputs)`)."""
+        for a in node.args:
+            if ctx.kind(a) == NDARRAY and _numpy_data(ctx, a):
+                ctx.report(self.code, a, "a numpy value made in compiled code as a count of `range()` is a "
+                           "tensor to dynamo (it traces numpy into torch ops), which `range` cannot take: "
+                           "the graph breaks; compute the count with Python numbers on the sizes "
+                           "(`x.shape[1:].numel()`, `math.prod(...)`)", gb="GB0059")
+                return
 
     def _size_argument(self, ctx, node: ast.Call) -> bool:
         """A tensor passed where the call needs a size (`x.view(n, r)`, `torch.zeros(n)`,

@@ -8,7 +8,10 @@ Sizes through a tensor. `torch.prod(torch.tensor(x.shape[1:]))` (also `torch.ten
 value, which it does not know while tracing: GB0033 (`aten._local_scalar_dense`; measured on
 torch 2.13). The same number as a Python int from the sizes: `x.shape[1:].numel()` (a
 `torch.Size` has `numel`), `sum(S)`, `max(S)`, `min(S)`; for a list of sizes `[a, b]`,
-`a * b`, `a + b`. The edit is where the tensor is made: in the finding's statement, or in the
+`a * b`, `a + b`. numpy's reductions of sizes, `np.prod(x.shape[1:])` and
+`np.array(S).prod()`, are tensors to dynamo too (it traces numpy into torch ops): `range()` of
+one breaks (GB0059 on torch 2.13), `int()` of one (GB0208 or GB0033), an `if` on one (GB0170);
+they get the same Python int. The edit is where the tensor is made: in the finding's statement, or in the
 one earlier statement that assigns it to a name the finding's statement passes to a call,
 when no read of that name uses it as a tensor (`r.item()`, `r[0]`). Where the name is the one
 size of a `view`/`reshape` right after it that the others do not fix (no `-1` among them),
@@ -30,9 +33,10 @@ from __future__ import annotations
 
 import ast
 import dataclasses
+from collections.abc import Collection
 
 from pt2bot.rules.base import Candidate
-from pt2bot.rules.edits import (enclosing_function, finding_statement, function_binds,
+from pt2bot.rules.edits import (enclosing_function, finding_statement, function_binds, module_names,
                                 node_span, owns_lines, parents_of, replace_spans, replace_statement,
                                 segment, statement_at, with_replaced)
 from pt2bot.rules.scalar_fixes import DETACHED, INT_DTYPES, arith_only
@@ -116,11 +120,11 @@ def _torch_size(e: ast.AST) -> bool:
 _REDUCTIONS = {"prod": "prod", "sum": "sum", "max": "max", "amax": "max", "min": "min", "amin": "min"}
 
 
-def _sizes_tensor(e: ast.AST, lines: list[str], fn: ast.AST) -> ast.AST | None:
-    """`torch.tensor(S)` (dtype, if given, an integer one; a device) of sizes S: a `torch.Size`
-    (or a name assigned one once) or a list/tuple of ints; S's node, else None."""
-    if not (isinstance(e, ast.Call) and segment(lines, e.func) in ("torch.tensor", "torch.as_tensor")
-            and len(e.args) == 1):
+def _sizes_tensor(e: ast.AST, lines: list[str], fn: ast.AST, np_names: Collection[str] = ()) -> ast.AST | None:
+    """`torch.tensor(S)` (dtype, if given, an integer one; a device) of sizes S, or numpy's
+    `np.array(S)`: S's node, else None."""
+    made = ["torch.tensor", "torch.as_tensor"] + [f"{n}.{f}" for n in np_names for f in ("array", "asarray")]
+    if not (isinstance(e, ast.Call) and segment(lines, e.func) in made and len(e.args) == 1):
         return None
     for k in e.keywords:
         if k.arg == "dtype":
@@ -128,7 +132,12 @@ def _sizes_tensor(e: ast.AST, lines: list[str], fn: ast.AST) -> ast.AST | None:
                 return None
         elif k.arg != "device":
             return None
-    s = e.args[0]
+    return _sizes(e.args[0], fn)
+
+
+def _sizes(s: ast.AST, fn: ast.AST) -> ast.AST | None:
+    """`s` when it is sizes: a `torch.Size` (or a name assigned one once) or a list/tuple of
+    ints; else None."""
     if isinstance(s, ast.Name):
         one = _assigned_once(fn, s.id)
         if not isinstance(one, ast.Assign) or not _torch_size(one.value):
@@ -141,19 +150,25 @@ def _sizes_tensor(e: ast.AST, lines: list[str], fn: ast.AST) -> ast.AST | None:
     return None
 
 
-def _reduction(e: ast.AST, lines: list[str], fn: ast.AST) -> tuple[str, ast.AST] | None:
+def _reduction(e: ast.AST, lines: list[str], fn: ast.AST, np_names: Collection[str] = ()
+               ) -> tuple[str, ast.AST] | None:
     """(the reduction's Python name, S) for `torch.prod(torch.tensor(S))` or
-    `torch.tensor(S).prod()` (and `_REDUCTIONS`' others), else None."""
+    `torch.tensor(S).prod()` (and `_REDUCTIONS`' others), numpy's `np.prod(S)` or
+    `np.array(S).prod()`, else None."""
     if not (isinstance(e, ast.Call) and isinstance(e.func, ast.Attribute) and not e.keywords
             and e.func.attr in _REDUCTIONS):
         return None
-    if segment(lines, e.func.value) == "torch" and len(e.args) == 1:
-        made = e.args[0]
-    elif not e.args:
-        made = e.func.value
+    owner = segment(lines, e.func.value)
+    if owner in np_names and len(e.args) == 1:
+        s = _sizes(e.args[0], fn)       # numpy reduces the sizes themselves
     else:
-        return None
-    s = _sizes_tensor(made, lines, fn)
+        if owner == "torch" and len(e.args) == 1:
+            made = e.args[0]
+        elif not e.args:
+            made = e.func.value
+        else:
+            return None
+        s = _sizes_tensor(made, lines, fn, np_names)
     return None if s is None else (_REDUCTIONS[e.func.attr], s)
 
 
@@ -217,10 +232,14 @@ def sizes_tensor_fixes(code: str, finding, source: str, tree: ast.Module) -> lis
         return []
     out: list[Candidate] = []
     parents = parents_of(st)
-    # in the finding's own statement
+    np_names = [n for n in module_names(tree, "numpy") if not function_binds(tree, st, n)]
+    # in the finding's own statement; of an `if`/`while`/`for`, in its header (the edit
+    # replaces the header's lines only)
+    header = next((getattr(st, k) for k in ("test", "iter") if isinstance(st, (ast.If, ast.While, ast.For))
+                   and isinstance(getattr(st, k, None), ast.expr)), None)
     edits = []
-    for n in ast.walk(st):
-        red = _reduction(n, lines, fn)
+    for n in ast.walk(header or st):
+        red = _reduction(n, lines, fn, np_names)
         if red is None or not _builtins_free(tree, st, red[0]):
             continue
         whole = _widen(n, parents)
@@ -230,11 +249,11 @@ def sizes_tensor_fixes(code: str, finding, source: str, tree: ast.Module) -> lis
     edits = [(w, t) for w, t in edits
              if not any(o is not w and _inside(w, o) for o, _ in edits)]   # the outermost only
     if edits:
-        first, last = st.lineno, st.end_lineno or st.lineno
+        first, last = st.lineno, (header or st).end_lineno or st.lineno
         new = replace_spans(lines, first, last, [(*node_span(w), t) for w, t in edits])
-        out.append(replace_statement(code, finding.path, st, new,
-                                     "compute the size as a Python int from the sizes, not through a tensor",
-                                     safe=False))
+        out.append(Candidate(code=code, path=finding.path, start_line=first, end_line=last, lines=tuple(new),
+                             title="compute the size as a Python int from the sizes, not through a tensor",
+                             safe=False))
     # in the assignment of a name the statement passes where a size goes
     fparents = parents_of(fn)
     seen: set[str] = set()
@@ -250,7 +269,7 @@ def sizes_tensor_fixes(code: str, finding, source: str, tree: ast.Module) -> lis
         vparents = parents_of(one)
         red = None
         for m in ast.walk(one.value):
-            r = _reduction(m, lines, fn)
+            r = _reduction(m, lines, fn, np_names)
             if r is not None and _widen(m, vparents) is one.value:
                 red = (m, r)
         if red is None or not _builtins_free(tree, one, red[1][0]):

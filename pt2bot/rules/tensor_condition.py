@@ -7,6 +7,7 @@ from pt2bot.analysis.infer import BOOL_TENSOR, NDARRAY, RANDOM, TENSOR
 from pt2bot.analysis.queries import condition_part, is_tensorish, mark_boolops, self_tensor_value
 from pt2bot.rules.branch_fixes import tensor_condition_fixes
 from pt2bot.rules.check_fixes import check_fixes
+from pt2bot.rules.size_fixes import sizes_tensor_fixes
 
 _NUMPY_WHY = ("numpy in compiled code is traced into torch ops, so this is a tensor's value: data-dependent "
               "branching, a graph break on every call; compute it with Python ints (or `math`) on the sizes")
@@ -182,7 +183,8 @@ class TensorCondition(Rule):
 
     @classmethod
     def fixes(cls, finding, source, tree):
-        return (tensor_condition_fixes(cls.code, finding, source, tree)
+        return (sizes_tensor_fixes(cls.code, finding, source, tree)
+                + tensor_condition_fixes(cls.code, finding, source, tree)
                 + check_fixes(cls.code, finding, source, tree))
 
     def check(self, ctx, node):
