@@ -16,6 +16,7 @@ from pt2bot.fixes import ProofSetting, Proposal, prove_on_model
 from pt2bot.results import ResultsFile
 from pt2bot.rules import Candidate, apply_candidate, fix_candidates
 from pt2bot.static import check_paths
+from tests.test_fix_sizes import stand_in_candidates
 from tests.test_fixes import findings_in, fixed
 
 HEAD = """\
@@ -39,6 +40,29 @@ def test_a_numpy_count_of_range_is_flagged_and_computed_from_the_sizes(tmp_path)
     # the edit is the assignment, two lines above the finding
     assert (c.start_line, c.end_line, c.lines, c.safe) == (7, 7, ("    n = x.shape[1:].numel()",), False)
     fixed(src, c)
+
+
+INVERSE = """\
+import numpy as np
+import torch
+
+
+class Autoregressive(torch.nn.Module):
+    def inverse(self, inputs):
+        num_inputs = np.prod(inputs.shape[1:])
+        outputs = torch.zeros_like(inputs)
+        for _ in range(num_inputs):
+            outputs = outputs + inputs
+        return outputs
+"""
+
+
+@pytest.mark.parametrize("gb", ["GB0059", "GB0208"])   # torch 2.13's code there, and 2.14.1's
+def test_the_break_at_range_brings_the_recipe_where_no_rule_walked_the_method(gb):
+    """normflows reaches a flow's `inverse` through a list of flows the call graph cannot
+    follow: no finding there, but dynamo's break on the `for` line brings PTC104's recipes."""
+    (c,) = stand_in_candidates(INVERSE, 9, gb)
+    assert (c.start_line, c.end_line, c.lines) == (7, 7, ("        num_inputs = inputs.shape[1:].numel()",))
 
 
 @pytest.mark.parametrize("body,want", [

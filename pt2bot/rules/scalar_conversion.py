@@ -329,7 +329,10 @@ class ScalarConversion(Rule):
     summary = ("`float()`/`int()`/`bool()` of a tensor, or a tensor as a slice bound, a size or a fill value "
                "(host sync, graph break)")
     gb = "GB0124"
-    gb_also = ("GB0033",)   # a numpy value's conversion; a tensor as a size or a fill value
+    # a numpy value's conversion, a tensor as a size or a fill value (GB0033); `int()` of a numpy
+    # value of one element, and `range()` of any on torch 2.14.1 (GB0208); `range()` of one on
+    # torch 2.13 (GB0059): where no finding flags the line, its recipes are tried at such breaks
+    gb_also = ("GB0033", "GB0208", "GB0059")
     fullgraph_captures = frozenset({"int", "float"})   # not bool(t): tests/test_rules_torch.py
     node_types = (ast.Call, ast.Subscript)
     call_keys = frozenset({"float", "int", "bool", "range", ".full_like", ".zeros", ".ones", ".empty", ".arange", ".full"}
