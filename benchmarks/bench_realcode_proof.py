@@ -67,7 +67,7 @@ def from_scratch(key: str, scratch: str) -> Any:
     collect.shim_torchvision()
     sp = models.by_key()[key]
     spec = importlib.util.find_spec(sp.package)
-    src = os.path.dirname(spec.origin)
+    src = spec.submodule_search_locations[0]   # also a namespace package's (no __init__.py)
     shutil.copytree(src, os.path.join(scratch, sp.package), symlinks=True)
     sys.path.insert(0, scratch)
     for name in [m for m in sys.modules if m == sp.package or m.startswith(sp.package + ".")]:
@@ -89,7 +89,7 @@ def head_of(sp: Any, scratch: str) -> tuple[Any, Any, Any, Any, dict[str, Any]]:
 
     torch.manual_seed(0)
     model, cases = sp.build()
-    if not os.path.realpath(importlib.import_module(sp.package).__file__).startswith(
+    if not os.path.realpath(list(importlib.import_module(sp.package).__path__)[0]).startswith(
             os.path.realpath(scratch)):
         raise RuntimeError(f"{sp.package} was not imported from the scratch copy")
     if hasattr(model, "eval"):

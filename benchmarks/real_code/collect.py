@@ -418,7 +418,7 @@ def main() -> int:
     import models
     sp = models.by_key()[a.model]
     pkg = importlib.import_module(sp.package)
-    pkg_dir = os.path.dirname(pkg.__file__)
+    pkg_dir = list(pkg.__path__)[0]    # also a namespace package's (no __init__.py)
     lib = Lib(pkg_dir)
     result: dict[str, Any] = {"model": sp.key, "lib": sp.lib, "package": sp.package,
                               "note": sp.note, "status": "ok", "error": None}

@@ -19,13 +19,18 @@ fi
 # what benchmarks/bench_realcode_proof.py imports of pt2bot's own dependencies (its proof runs
 # inside this venv, next to the libraries); PyYAML comes with the locked libraries
 "$venv/bin/pip" install -q --no-deps unidiff==1.0.1
-"$venv/bin/pip" check
+# pytorch-tabnet declares scikit-learn for its sklearn-style wrappers (fit, predict); the benchmark
+# builds its network modules (pytorch_tabnet.tab_network: numpy and torch only), so scikit-learn
+# is not installed and that one unmet requirement is expected
+problems="$("$venv/bin/pip" check | grep -vx 'No broken requirements found\.' \
+  | grep -vx 'pytorch-tabnet 4\.1\.0 requires scikit-learn, which is not installed\.' || true)"
+if [ -n "$problems" ]; then echo "$problems"; exit 1; fi
 "$venv/bin/python" - <<'PY'
 import importlib.metadata as m
 for n in ("torch", "torchvision", "vit-pytorch", "x-transformers", "denoising-diffusion-pytorch",
           "monai", "timm", "kornia", "vector-quantize-pytorch", "segmentation-models-pytorch",
           "diffusers", "local-attention", "open-clip-torch", "torchdiffeq", "entmax", "torchmetrics",
-          "torchsde", "torch-geometric", "normflows"):
+          "torchsde", "torch-geometric", "normflows", "pytorch-tabnet", "reformer-pytorch"):
     print(f"{n}=={m.version(n)}")
 PY
 echo "venv ready: $venv"
