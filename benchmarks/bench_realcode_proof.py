@@ -2,7 +2,7 @@
 `bench_recipes.py`, which only counts sites where a recipe offers an edit).
 
     python benchmarks/bench_realcode_proof.py [--lib kornia]... [--model kornia:augmentation_seq]...
-                                              [--out benchmarks/results/realcode_proof.json]
+                                              [--matrix] [--out benchmarks/results/realcode_proof.json]
     python benchmarks/bench_realcode_proof.py --report     # the Markdown of --out, runs nothing
 
 For each model of the real-code benchmark (benchmarks/real_code/models.py: tiny instances of
@@ -23,7 +23,9 @@ third-party models, built from configs, no weights), in the benchmark's own venv
 4. each candidate is proven in the same process by `pt2bot.smoke.verify.prove_candidate`, as
    the review's proof worker does, with two differences said in the report: one shape case
    (the models have no pt2bot.yml shape matrix: no recompile or compiled-against-eager
-   comparison) and no export. A candidate whose targets an earlier accepted one fixed is
+   comparison) and no export. With `--matrix`, every input case of the spec is the shape
+   matrix, run for head and for each candidate as a review runs its matrix (recompiles,
+   compiled outputs against eager); the targets are still the first case's breaks. A candidate whose targets an earlier accepted one fixed is
    skipped, as in the review.
 
 Every site counts as if a PR had added it (there is no diff: a candidate need not fit in a
@@ -75,10 +77,13 @@ def from_scratch(key: str, scratch: str) -> Any:
     return sp
 
 
-def head_of(sp: Any, scratch: str) -> tuple[Any, Any, Any, Any, dict[str, Any]]:
-    """(model, its first case, RepoPaths, head's eager output, head's break state): the model
-    built from the scratch copy with seed 0, in eval mode, its first case through the proof
-    worker's own head measurement (the break pass, eager backend)."""
+def head_of(sp: Any, scratch: str, matrix: bool = False
+            ) -> tuple[Any, list[Any], Any, list[Any], dict[str, Any], list[str]]:
+    """(model, its cases, RepoPaths, head's eager outputs, head's state, the phases): the model
+    built from the scratch copy with seed 0, in eval mode, through the proof worker's own head
+    measurement, eager backend: its first case through the break pass; with `matrix`, every
+    case of the spec as the shape matrix too (recompiles, compiled outputs against eager), as
+    a review with a pt2bot.yml shape matrix runs it."""
     import importlib
 
     import torch
@@ -88,22 +93,25 @@ def head_of(sp: Any, scratch: str) -> tuple[Any, Any, Any, Any, dict[str, Any]]:
     from pt2bot.smoke.verify import measure_state
 
     torch.manual_seed(0)
-    model, cases = sp.build()
+    model, specs = sp.build()
     if not os.path.realpath(list(importlib.import_module(sp.package).__path__)[0]).startswith(
             os.path.realpath(scratch)):
         raise RuntimeError(f"{sp.package} was not imported from the scratch copy")
     if hasattr(model, "eval"):
         model.eval()
-    args, kwargs = cases[0]
-    case = CaseInputs(shape={"case": 0}, args=tuple(args), kwargs=dict(kwargs))
+    cases = [CaseInputs(shape={"case": i}, args=tuple(args), kwargs=dict(kwargs))
+             for i, (args, kwargs) in enumerate(specs if matrix else specs[:1])]
     paths = RepoPaths(scratch)
+    outs = []
     with torch.no_grad():
-        torch.manual_seed(0)
-        head_out = model(*case.args, **case.kwargs)
-    return model, case, paths, head_out, measure_state(model, [case], [head_out], {}, {}, paths, ["breaks"])
+        for case in cases:
+            torch.manual_seed(0)
+            outs.append(model(*case.args, **case.kwargs))
+    phases = ["breaks", "matrix"] if matrix else ["breaks"]
+    return model, cases, paths, outs, measure_state(model, cases, outs, {}, {}, paths, phases), phases
 
 
-def worker(key: str, out: str, scratch: str) -> int:
+def worker(key: str, out: str, scratch: str, matrix: bool = False) -> int:
     """One model, in the benchmark venv (see the module doc); writes OUT."""
     sp = from_scratch(key, scratch)
     from pt2bot.config import StaticConfig
@@ -115,7 +123,7 @@ def worker(key: str, out: str, scratch: str) -> int:
                               "candidates": []}
     t0 = time.perf_counter()
     try:
-        model, case, paths, head_out, head = head_of(sp, scratch)
+        model, cases, paths, head_outs, head, phases = head_of(sp, scratch, matrix)
         if head.get("phase_errors"):
             # the head's own breaks pass failed (dynamo raised): its sites are not all known, so
             # the model is reported as not run rather than as one with no break
@@ -150,7 +158,7 @@ def worker(key: str, out: str, scratch: str) -> int:
                      "end_line": p.cand.end_line, "lines": list(p.cand.lines),
                      "original": p.original, "patched": p.patched, "guards": list(p.cand.guards),
                      "safe": p.cand.safe, "targets": [targets[i] for i in p.targets]},
-                    model, [case], [head_out], head, {}, {"backend": "eager"}, paths, ["breaks"],
+                    model, cases, head_outs, head, {}, {"backend": "eager"}, paths, phases,
                     CANDIDATE_S, guard_cache, backend_cache)
                 row.update(verified=bool(verdict.get("accepted")), evidence=verdict.get("evidence"),
                            reason=verdict.get("reason"), s=round(time.perf_counter() - t1, 2))
@@ -169,7 +177,8 @@ def worker(key: str, out: str, scratch: str) -> int:
     return 0
 
 
-def run_all(libs: list[str], timeout: int, keys: list[str] | None = None) -> dict[str, Any]:
+def run_all(libs: list[str], timeout: int, keys: list[str] | None = None, matrix: bool = False
+            ) -> dict[str, Any]:
     import tempfile
 
     sys.path.insert(0, REAL)
@@ -177,7 +186,8 @@ def run_all(libs: list[str], timeout: int, keys: list[str] | None = None) -> dic
 
     py = os.path.join(VENV, "bin", "python")
     env = {**os.environ, "PYTHONPATH": ROOT}
-    out: dict[str, Any] = {"commit": _commit(), "load_before": os.getloadavg()[0], "models": {}}
+    out: dict[str, Any] = {"commit": _commit(), "load_before": os.getloadavg()[0], "matrix": matrix,
+                           "models": {}}
     for sp in models.SPECS:
         if (libs and sp.lib not in libs) or (keys and sp.key not in keys):
             continue
@@ -185,8 +195,8 @@ def run_all(libs: list[str], timeout: int, keys: list[str] | None = None) -> dic
             res = os.path.join(tmp, "out.json")
             t0 = time.perf_counter()
             try:
-                subprocess.run([py, __file__, "--worker", sp.key, res, os.path.join(tmp, "code")],
-                               env=env, timeout=timeout, capture_output=True, check=False)
+                subprocess.run([py, __file__, "--worker", sp.key, res, os.path.join(tmp, "code")]
+                               + (["--matrix"] if matrix else []), env=env, timeout=timeout, capture_output=True, check=False)
                 got = json.load(open(res)) if os.path.exists(res) else {
                     "model": sp.key, "lib": sp.lib, "status": "error", "error": "no result"}
             except subprocess.TimeoutExpired:
@@ -273,13 +283,17 @@ def main() -> int:
     ap.add_argument("--out", default=OUT)
     ap.add_argument("--timeout", type=int, default=600)
     ap.add_argument("--report", action="store_true")
+    ap.add_argument("--matrix", action="store_true",
+                    help="every input case of a model as its shape matrix (recompiles, compiled "
+                         "outputs against eager), as a review runs it; default: the first case, "
+                         "the break pass only")
     a = ap.parse_args()
     if a.worker:
-        return worker(*a.worker)
+        return worker(*a.worker, matrix=a.matrix)
     if a.report:
         print(report(json.load(open(a.out))), end="")
         return 0
-    data = run_all(a.lib, a.timeout, a.model)
+    data = run_all(a.lib, a.timeout, a.model, a.matrix)
     with open(a.out, "w", encoding="utf-8") as fh:
         json.dump(data, fh, indent=1)
         fh.write("\n")

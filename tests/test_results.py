@@ -109,3 +109,19 @@ def test_an_edit_that_makes_a_python_number_a_tensor_does_not_match_heads_output
     assert got["message"] == "output is a tensor where head's is a Python float (0.25)"
     assert compare_outputs((torch.ones(2), 0.25), (torch.ones(2), torch.tensor(0.25)))["match"] is True
     assert compare_outputs((torch.ones(2), 0.25), (torch.ones(2), 0.25), types=True)["match"] is True
+
+
+def test_a_nan_on_one_side_is_said_as_such_not_as_an_error_of_zero():
+    """The largest error is taken over finite differences; a NaN where the other side has a
+    number is a mismatch whose reason must not read "max abs error 0"."""
+    torch = pytest.importorskip("torch")
+    from pt2bot.smoke.inputs import compare_outputs
+
+    got = compare_outputs(torch.tensor([1.0, 2.0, 3.0]), torch.tensor([1.0, float("nan"), 3.0]))
+    assert got["match"] is False and got["max_abs_err"] == 0.0
+    assert got["message"] == "NaN or inf on one side only in 1 of 3 values"
+    got = compare_outputs(torch.tensor([1.0, float("inf")]), torch.tensor([1.0, 5.0]))
+    assert got["message"] == "NaN or inf on one side only in 1 of 2 values"
+    # NaN on both sides matches (equal_nan), a plain difference keeps its number
+    assert compare_outputs(torch.tensor([float("nan")]), torch.tensor([float("nan")]))["match"] is True
+    assert compare_outputs(torch.tensor([1.0]), torch.tensor([2.0])).get("message") is None

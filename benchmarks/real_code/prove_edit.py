@@ -37,7 +37,7 @@ def main() -> int:
     sp = bench.from_scratch(a.model, scratch)
     from pt2bot.smoke.verify import prove_candidate
 
-    model, case, paths, head_out, head = bench.head_of(sp, scratch)
+    model, cases, paths, head_outs, head, phases = bench.head_of(sp, scratch)
     target = next((b for b in head.get("breaks") or () if b.get("path") == a.path
                    and b.get("line") == a.start), None)
     if target is None:
@@ -52,7 +52,7 @@ def main() -> int:
          "original": original, "patched": patched, "guards": [], "safe": False,
          "targets": [{"kind": "break", "path": a.path, "line": a.start, "gb": target.get("gb"),
                       "gb_type": target.get("gb_type")}]},
-        model, [case], [head_out], head, {}, {"backend": "eager"}, paths, ["breaks"], 600.0, {}, {})
+        model, cases, head_outs, head, {}, {"backend": "eager"}, paths, phases, 600.0, {}, {})
     print(f"{'verified' if verdict.get('accepted') else 'refused'} in {time.perf_counter() - t0:.1f} s: "
           f"{verdict.get('evidence') or verdict.get('reason')}")
     return 0

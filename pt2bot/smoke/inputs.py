@@ -357,6 +357,13 @@ def compare_outputs(expected: Any, actual: Any,
                 res["max_abs_err"] = max(res["max_abs_err"] or 0.0, m)
             if not torch.allclose(a.to(e.dtype), e, rtol=rtol, atol=atol, equal_nan=True):
                 res["match"] = False
+                # the largest error is over the finite differences only: a NaN or an inf on one
+                # side alone would read "max abs error 0", so it is said as what it is
+                ad = a.to(e.dtype)
+                one_side = (torch.isnan(e) != torch.isnan(ad)) | ((torch.isinf(e) | torch.isinf(ad)) & (e != ad))
+                k = int(one_side.sum())
+                if k and not res.get("message"):
+                    res["message"] = f"NaN or inf on one side only in {k} of {e.numel()} values"
         elif not torch.equal(e, a.to(e.dtype)):
             res["match"] = False
             res["max_abs_err"] = max(res["max_abs_err"] or 0.0,
