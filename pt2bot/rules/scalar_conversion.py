@@ -237,8 +237,8 @@ class ScalarConversion(Rule):
     or a numpy value made there from data dynamo cannot know while tracing (a numpy factory's
     array, a reduction over several values: `int(np.prod(x.shape[1:]))`,
     `float(np.ones(3).mean())`), also as the count of `range()` (`n = np.prod(x.shape[1:])`
-    then `for _ in range(n)`, normflows' autoregressive inverse); a tensor as a slice bound (`x[:t]`, `mask[i, :lengths[i]]`),
-    which is `int(t)` underneath; and a tensor where a call needs a size or a fill value:
+    then `for _ in range(n)`, normflows' autoregressive inverse); a tensor as a slice bound
+    (`x[:t]`, `mask[i, :lengths[i]]`), which is `int(t)` underneath; and a tensor where a call needs a size or a fill value:
     `x.view(n, r)`, `x.reshape(...)`, `x.expand(...)`, `x.repeat(...)`, `x.new_zeros(...)` /
     `new_ones` / `new_empty` / `new_full`, `torch.zeros/ones/empty/arange(...)`, `torch.full`'s
     size, and the fill value of `x.new_full(size, t)` and `torch.full_like(x, t)`.
@@ -301,8 +301,8 @@ class ScalarConversion(Rule):
     `max(S)`, `min(S)`; `a * b` for a list `[a, b]` of sizes), edited where the tensor is made
     when no read uses it as a tensor; numpy's reductions of sizes the same way (`np.prod(S)`,
     `np.array(S).prod()` -> `S.numel()`, `np.sum(S)` -> `sum(S)`; also in the assignment of a
-    count `range()` takes, and in the test of an `if` on it, PTC201); where `r` is read once, by the `view`/`reshape` right
-    after it, a second candidate drops the assignment and writes `-1` there (second: `-1`
+    count `range()` takes, and in the test of an `if` on it, PTC201); where `r` is read once,
+    by the `view`/`reshape` right after it, a second candidate drops the assignment and writes `-1` there (second: `-1`
     cannot be inferred when another dim is 0). A tensor fill value of `x.new_full(size, t)`
     or `torch.full_like(x, t)` becomes `x.new_empty(size).fill_(t)` /
     `torch.empty_like(x).fill_(t)` (the other arguments kept). Not safe: run and compared.
@@ -335,8 +335,8 @@ class ScalarConversion(Rule):
     gb_also = ("GB0033", "GB0208", "GB0059")
     fullgraph_captures = frozenset({"int", "float"})   # not bool(t): tests/test_rules_torch.py
     node_types = (ast.Call, ast.Subscript)
-    call_keys = frozenset({"float", "int", "bool", "range", ".full_like", ".zeros", ".ones", ".empty", ".arange", ".full"}
-                          | {"." + m for m in _SIZE_METHODS})
+    call_keys = frozenset({"float", "int", "bool", "range", ".full_like", ".zeros", ".ones", ".empty", ".arange",
+                           ".full"} | {"." + m for m in _SIZE_METHODS})
     _FUNCS = {"float": "torch.float32", "int": "torch.int64", "bool": "torch.bool"}
 
     @classmethod

@@ -11,8 +11,8 @@ torch 2.13). The same number as a Python int from the sizes: `x.shape[1:].numel(
 `a * b`, `a + b`. numpy's reductions of sizes, `np.prod(x.shape[1:])` and
 `np.array(S).prod()`, are tensors to dynamo too (it traces numpy into torch ops): `range()` of
 one breaks (GB0059 on torch 2.13), `int()` of one (GB0208 or GB0033), an `if` on one (GB0170);
-they get the same Python int. The edit is where the tensor is made: in the finding's statement, or in the
-one earlier statement that assigns it to a name the finding's statement passes to a call,
+they get the same Python int. The edit is where the tensor is made: in the finding's statement
+(of an `if`, `while` or `for`, its header's lines only), or in the one earlier statement that assigns it to a name the finding's statement passes to a call,
 when no read of that name uses it as a tensor (`r.item()`, `r[0]`). Where the name is the one
 size of a `view`/`reshape` right after it that the others do not fix (no `-1` among them),
 a second candidate drops the assignment and writes `-1` there, as the maintainers of mace did;

@@ -90,7 +90,10 @@ class TensorCondition(Rule):
     `torch.cond(pred, lambda: a, lambda: b, ())` keeps a large branch lazy inside the graph.
 
     Fixes offered (none safe: each is run and compared with the original before it is
-    posted, also on the NaN / inf / empty mask / zero its condition tests for): the branchless
+    posted, also on the NaN / inf / empty mask / zero its condition tests for): first, for a
+    test on numpy's reduction of sizes, the number computed with Python, `if
+    np.prod(x.shape[2:]) > 100:` -> `if x.shape[2:].numel() > 100:` (the header's lines only;
+    pt2bot/rules/size_fixes.py); the branchless
     form of a no-op guard (`nan_to_num`, clamps, masked fills, their in-place forms; `if
     m.any():` around writes of plain values through `m`, `x[m] = -1`, which change nothing
     when no entry of `m` is set: the statements, without the `if`), and one arm of an
