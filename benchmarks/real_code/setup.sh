@@ -30,7 +30,8 @@ import importlib.metadata as m
 for n in ("torch", "torchvision", "vit-pytorch", "x-transformers", "denoising-diffusion-pytorch",
           "monai", "timm", "kornia", "vector-quantize-pytorch", "segmentation-models-pytorch",
           "diffusers", "local-attention", "open-clip-torch", "torchdiffeq", "entmax", "torchmetrics",
-          "torchsde", "torch-geometric", "normflows", "pytorch-tabnet", "reformer-pytorch"):
+          "torchsde", "torch-geometric", "normflows", "pytorch-tabnet", "reformer-pytorch",
+          "performer-pytorch", "e3nn"):
     print(f"{n}=={m.version(n)}")
 PY
 echo "venv ready: $venv"
