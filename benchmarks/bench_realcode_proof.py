@@ -131,6 +131,11 @@ def worker(key: str, out: str, scratch: str, matrix: bool = False) -> int:
                           error="; ".join(f"{k}: {v}" for k, v in head["phase_errors"].items()))
         seen = set()
         targets = []
+        # a break whose line dynamo put outside the function it names has no line (a review
+        # posts no comment on it and tries no fix there): a site of its own, with that reason
+        result["unlocated"] = [{"path": b.get("path"), "reported_line": b.get("reported_line"),
+                                "gb": b.get("gb"), "function": b.get("function")}
+                               for b in head.get("breaks") or () if b.get("reported_line")]
         for b in head.get("breaks") or ():
             k = (b.get("path"), b.get("line"), b.get("gb"))
             if b.get("path") and b.get("line") and k not in seen:
@@ -230,6 +235,11 @@ def report(data: dict[str, Any]) -> str:
         if m.get("status") != "ok":
             err = " ".join(str(m.get("error") or "").split())
             failed.append(f"{key} ({m.get('status')}: {err[:160]})")
+        for u in m.get("unlocated") or ():
+            sites.setdefault((m["lib"], u["path"], u["reported_line"]), {
+                "lib": m["lib"], "gb": u.get("gb"), "source": "", "verified": False, "candidates": 0,
+                "why": f"dynamo put the break at line {u['reported_line']}, which is not inside "
+                       f"`{u.get('function')}`: no line to fix"})
         for t in m.get("targets") or ():
             k = (m["lib"], t["path"], t["line"])
             s = sites.setdefault(k, {"lib": m["lib"], "gb": t.get("gb"), "source": t.get("source"),

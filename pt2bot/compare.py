@@ -386,7 +386,7 @@ def match_breaks(base: Sequence[GraphBreak], head: Sequence[GraphBreak], *,
 
 def _break_out(b: GraphBreak, renames: dict[str, str], side: str = "head") -> dict:
     path = b.path or ""
-    return {
+    out = {
         "gb": b.gb, "gb_type": b.gb_type,
         "path": renames.get(path, path) if side == "head" else path,
         "line": b.line, "function": b.function, "source": b.source,
@@ -394,6 +394,9 @@ def _break_out(b: GraphBreak, renames: dict[str, str], side: str = "head") -> di
         "url": b.url, "count": b.count, "in_loop": bool(b.in_loop),
         "side": side, "fingerprint": break_fingerprint(b, renames),
     }
+    if b.reported_line is not None:
+        out["reported_line"] = b.reported_line
+    return out
 
 
 # --------------------------------------------------------------------------- recompiles & co

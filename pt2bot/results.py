@@ -308,6 +308,9 @@ class GraphBreak(Record):
     count: int | None = None
     in_loop: bool | None = None
     user_stack: tuple[Frame, ...] = ()
+    # dynamo's line when it is not inside the function dynamo names (then `line` is None)
+    reported_line: int | None = None
+    OMIT_IF_NONE: ClassVar[frozenset[str]] = frozenset({"reported_line"})
 
 
 @dataclass(frozen=True, kw_only=True)

@@ -77,6 +77,11 @@ def collect_breaks(events: TraceCollector, paths: RepoPaths) -> list[dict[str, A
             path, line, func = paths.rel(pb.header_file), pb.header_line, None
         else:
             path, line, func = None, None, None
+        reported = None
+        if paths.in_function(path, line, func) is False:
+            # dynamo's line is not inside the function it names: no comment goes on it, and
+            # no fix is tried there (the break is still counted, at its file)
+            reported, line, inner_src = line, None, ""
         key = (pb.gb or pb.gb_type, path, line)
         site = sites.get(key)
         if site is None:
@@ -87,6 +92,8 @@ def collect_breaks(events: TraceCollector, paths: RepoPaths) -> list[dict[str, A
                 "reason": pb.reason, "explanation": pb.explanation, "hints": list(pb.hints),
                 "url": pb.url, "count": 1, "in_loop": pb.in_loop, "user_stack": stack,
             }
+            if reported is not None:
+                sites[key]["reported_line"] = reported
         else:
             site["count"] += 1
             site["in_loop"] = site["in_loop"] or pb.in_loop

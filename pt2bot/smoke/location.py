@@ -9,6 +9,7 @@ traceback arrived (a live exception or text). Torch-free.
 """
 from __future__ import annotations
 
+import ast
 import os
 import re
 import sys
@@ -36,6 +37,9 @@ class RepoPaths:
     """Decides which files are the user's and makes them repo-relative."""
     root: str
     _excluded: tuple[str, ...] = field(default=(), init=False)
+    # a file's parsed tree (None: unreadable or not Python), once per run: every break event
+    # of a file asks `in_function`
+    _trees: dict[str, ast.Module | None] = field(default_factory=dict, init=False, repr=False)
 
     def __post_init__(self) -> None:
         self.root = os.path.realpath(self.root)
@@ -77,6 +81,31 @@ class RepoPaths:
             pass
         return ""
 
+    def in_function(self, rel: str | None, line: int | None, function: str | None) -> bool | None:
+        """Whether `line` of file `rel` lies inside a function named `function`, as dynamo
+        names the frame of a break (a resume function, `torch_dynamo_resume_in_forward_at_81`,
+        inside the `forward` that holds line 81); None when that cannot be told (no name, a
+        `<listcomp>`-style one, a file that does not parse). dynamo can get a resume
+        function's lines wrong: e3nn's `int(batch.max())` on line 103 of a `forward`, after a
+        break in a helper, was reported at line 110, `self,` in another class's `__init__`."""
+        if not rel or not line or not function or function.startswith("<"):
+            return None
+        name, anchors = function, []
+        while (m := _RESUME_NAME.fullmatch(name)) is not None:
+            name, anchors = m.group("name"), anchors + [int(m.group("line"))]
+        if rel not in self._trees:
+            try:
+                with open(os.path.join(self.root, rel), encoding="utf-8", errors="replace") as fh:
+                    self._trees[rel] = ast.parse(fh.read())
+            except (OSError, SyntaxError, ValueError, RecursionError):
+                self._trees[rel] = None
+        tree = self._trees[rel]
+        if tree is None:
+            return None
+        return any(isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef)) and n.name == name
+                   and all(n.lineno <= at <= (n.end_lineno or n.lineno) for at in (line, *anchors))
+                   for n in ast.walk(tree))
+
     def resolve_suffix(self, suffix: str, candidates: list[str]) -> str | None:
         """Torch truncates paths in guard comments ("mp/exp/pkg/m.py"): match the tail."""
         suffix = suffix.strip()
@@ -92,6 +121,9 @@ class RepoPaths:
 
 
 Location = tuple[str | None, int | None]
+
+# the name dynamo gives the function it makes to resume a frame after a break at line N
+_RESUME_NAME = re.compile(r"torch_dynamo_resume_in_(?P<name>.+)_at_(?P<line>\d+)")
 
 
 def user_location(exc: BaseException, paths: RepoPaths) -> Location:

@@ -103,7 +103,7 @@ def _seeded_forward(model: Any, case: CaseInputs, paths: RepoPaths) -> Any:
 
 
 def _breaks_summary(got: Mapping[str, Any]) -> list[dict[str, Any]]:
-    return [{k: b.get(k) for k in ("gb", "gb_type", "path", "line", "function", "source")}
+    return [{k: b.get(k) for k in ("gb", "gb_type", "path", "line", "function", "source", "reported_line")}
             for b in got.get("graph_breaks") or ()]
 
 
@@ -671,6 +671,8 @@ def _break_matches(head_b: Mapping[str, Any], b: Mapping[str, Any], edit: Edit) 
     """Whether patched break `b` is head's `head_b`, moved by the edit."""
     if not _same_kind(head_b, b) or head_b.get("path") != b.get("path"):
         return False
+    if head_b.get("line") is None:
+        return b.get("line") is None   # a break dynamo put outside its function: no line to map
     if head_b.get("path") != edit.path:
         return head_b.get("line") == b.get("line")
     mapped = edit.map_line(head_b.get("line"))

@@ -1,0 +1,93 @@
+"""A break's line must lie inside the function dynamo names for its frame. dynamo can misnumber
+a resume function's lines: on e3nn 0.6.0's `SimpleNetwork.forward` (torch 2.13) the
+`int(batch.max())` of line 103, after a break in a helper, was reported at line 110, `self,`
+in another class's `__init__`. Such a break keeps its file but loses its line, so no comment
+goes on a line it is not on and no fix is tried there (pt2bot/smoke/breaks.py)."""
+from __future__ import annotations
+
+import textwrap
+
+from pt2bot.smoke.breaks import collect_breaks
+from pt2bot.smoke.location import RepoPaths
+from pt2bot.smoke.trace import TraceCollector, TraceEvent
+
+NET = textwrap.dedent("""\
+    import torch
+
+
+    class SimpleNetwork(torch.nn.Module):
+        def forward(self, data):
+            batch, x = self.preprocess(data)
+            del data
+
+            y = x * 2
+            return y + int(batch.max()) + 1
+
+
+    class Other(torch.nn.Module):
+        def __init__(
+            self,
+            a,
+        ):
+            super().__init__()
+            self.a = [i for i in range(a)]
+    """)
+
+
+def _repo(tmp_path) -> RepoPaths:
+    (tmp_path / "pkg").mkdir()
+    (tmp_path / "pkg" / "net.py").write_text(NET)
+    return RepoPaths(str(tmp_path))
+
+
+def test_a_line_is_inside_the_function_dynamo_names_or_it_is_not(tmp_path):
+    paths = _repo(tmp_path)
+    assert paths.in_function("pkg/net.py", 10, "forward") is True
+    # a resume function: inside the `forward` that holds the line it resumes after
+    assert paths.in_function("pkg/net.py", 10, "torch_dynamo_resume_in_forward_at_6") is True
+    assert paths.in_function("pkg/net.py", 10,
+                             "torch_dynamo_resume_in_torch_dynamo_resume_in_forward_at_6_at_9") is True
+    assert paths.in_function("pkg/net.py", 15, "torch_dynamo_resume_in_forward_at_6") is False
+    assert paths.in_function("pkg/net.py", 15, "forward") is False
+    assert paths.in_function("pkg/net.py", 10, "torch_dynamo_resume_in_forward_at_15") is False
+    # what cannot be told
+    assert paths.in_function("pkg/net.py", 19, "<listcomp>") is None
+    assert paths.in_function("pkg/net.py", 10, None) is None
+    (tmp_path / "pkg" / "bad.py").write_text("def f(:\n")
+    assert paths.in_function("pkg/bad.py", 1, "f") is None
+
+
+def _payload(root: str, line: int, func: str) -> str:
+    return (f"Graph break in user code at {root}/pkg/net.py:{line}\n"
+            "Graph Break Reason: Unsupported Tensor.item() call with capture_scalar_outputs=False\n"
+            "  Explanation: Dynamo does not support tracing `Tensor.item()` with "
+            "config.capture_scalar_outputs=False.\n\n"
+            " For more details about this graph break, please visit: "
+            "https://meta-pytorch.github.io/compile-graph-break-site/gb/gb0124.html\n\n"
+            "User code traceback:\n"
+            f'  File "{root}/pkg/net.py", line {line}, in {func}\n'
+            "    self,\n")
+
+
+def test_a_break_dynamo_puts_outside_its_function_keeps_its_file_not_its_line(tmp_path):
+    paths = _repo(tmp_path)
+    events = TraceCollector()
+    events.events.append(TraceEvent("artifact", "dynamo_graph_break_reason", {},
+                                    _payload(str(tmp_path), 15, "torch_dynamo_resume_in_forward_at_6"), None))
+    events.events.append(TraceEvent("artifact", "dynamo_graph_break_reason", {},
+                                    _payload(str(tmp_path), 10, "torch_dynamo_resume_in_forward_at_6"), None))
+    wrong, right = sorted(collect_breaks(events, paths), key=lambda b: b["line"] or 0)
+    assert (wrong["path"], wrong["line"], wrong["reported_line"], wrong["source"]) == ("pkg/net.py", None, 15, "")
+    assert (right["path"], right["line"], right["gb"]) == ("pkg/net.py", 10, "GB0124")
+    assert "reported_line" not in right
+
+
+def test_the_summary_says_where_dynamo_put_it_and_why_no_comment_is_there():
+    from pt2bot.report.summary import break_block
+
+    text = break_block({"gb": "GB0124", "gb_type": "Unsupported Tensor.item() call", "path": "pkg/net.py",
+                        "line": None, "reported_line": 110, "function": "forward", "source": ""})
+    first, second = text.split("\n")[:2]
+    assert "`pkg/net.py` in `forward`" in first
+    assert second.strip() == ("dynamo put it at line 110, which is not inside that function: the line is not "
+                              "known, so no comment is posted on one")
