@@ -18,6 +18,7 @@ from pt2bot.analysis.infer import (
     COMPILE_FUNCS,
     DISABLE_FUNCS,
     LEAVES_BLOCK,
+    OTHER,
     PARAM,
     RESULT,
     TENSOR,
@@ -287,13 +288,29 @@ class Walker:
         if isinstance(node, (ast.For, ast.AsyncFor)):
             self.walk(node.iter)
             self._note_assigned(node.target)
-            self.ctx.assign(node.target, self.ctx.iter_kind(node.iter))
+            it, tg = node.iter, node.target
+            if type(it) is _Call and type(it.func) is _Name and it.func.id == "enumerate" and len(it.args) == 1 \
+                    and not it.keywords and "enumerate" not in self.ctx.mod.imports \
+                    and type(tg) is ast.Tuple and len(tg.elts) == 2:
+                # `for i, flag in enumerate(self.mask)`: the index a Python int, each element
+                # what a `for` over the iterable binds (TabNet's `if is_continuous:` over a bool
+                # tensor its embedding layer sets in `__init__`: GB0170 on torch 2.13)
+                self.ctx.assign(tg.elts[0], OTHER)
+                self.ctx.assign(tg.elts[1], self._element_kind(it.args[0]))
+            else:
+                self.ctx.assign(tg, self._element_kind(it))
         else:
             self.walk(node.test)
         self.ctx.loop_depth += 1
         self.walk_all(node.body)
         self.ctx.loop_depth -= 1
         self.walk_all(node.orelse)
+
+    def _element_kind(self, it: ast.AST) -> str:
+        """What a `for` over `it` binds; over a tensor the module holds (a buffer, a tensor
+        set in `__init__`), a tensor."""
+        k = self.ctx.iter_kind(it)
+        return TENSOR if k == OTHER and self.ctx.self_tensor_attr(it) else k
 
     def _if(self, node: ast.If) -> None:
         self.walk(node.test)

@@ -68,7 +68,12 @@ class TensorCondition(Rule):
     `uniform()`, `randint()`, `randrange()` of a `random.Random(seed)`): dynamo draws them before
     the graph runs and passes them in as graph inputs, and a branch on one breaks (GB0170).
     Values of another file count where that file says so: a helper there that surely returns a
-    tensor, a tensor a submodule's class stores (`if self.codebook.initted:`).
+    tensor, a tensor a submodule's class stores (`if self.codebook.initted:`). So do the
+    elements a `for` takes from a tensor the module holds, `for i, is_continuous in
+    enumerate(self.continuous_idx): if is_continuous:` (pytorch-tabnet's embedding layer, over a
+    bool tensor set in `__init__`): there the hint is to keep the values as Python ones where
+    the tensor is set (`.tolist()` in `__init__`), since the arms run different modules and no
+    select fits; that edit is outside the `if`, so it stays a hint.
 
     ## Example
     ```python
@@ -225,6 +230,15 @@ class TensorCondition(Rule):
             # a check has no value to select: it stays a check, asserted on the tensor
             fix = ("`torch._assert_async(<the passing condition as a bool tensor>, msg)` in compiled "
                    "code (`torch.compiler.is_compiling()`), the `raise` kept for eager")
+        held = _element_of_held(ctx, hit)
+        if held is not None:
+            # the arms usually run different modules or make different shapes: no select fits;
+            # the values are the module's, set once, so Python can hold them
+            ctx.report(self.code, hit, f"{what} on `{hit.id}`, an element of `{held}`, a tensor the module "
+                       "holds: each element's truth value is data-dependent branching that breaks the graph "
+                       f"on every call; keep the values as Python ones where `{held}` is set (`.tolist()` "
+                       "in `__init__`) and loop over those")
+            return
         ctx.report(self.code, hit, f"{what} on a tensor value is data-dependent branching and breaks the graph; "
                    f"use {fix}")
 
@@ -264,3 +278,21 @@ class TensorCondition(Rule):
         if is_tensorish(ctx, node.args[0]):
             ctx.report(self.code, node, f"`{f.id}()` of a tensor takes the truth value of each element: "
                        f"data-dependent branching that breaks the graph; use `t.{f.id}()`, a tensor")
+
+
+def _element_of_held(ctx, test: ast.AST) -> str | None:
+    """`self.mask` when `test` is a name a `for` of the function binds to the elements of
+    `self.mask`, a tensor the module holds (`for i, flag in enumerate(self.mask):`)."""
+    if type(test) is not ast.Name:
+        return None
+    for loop in ast.walk(ctx.node):
+        if type(loop) is not ast.For:
+            continue
+        it, tg = loop.iter, loop.target
+        if type(it) is ast.Call and type(it.func) is ast.Name and it.func.id == "enumerate" and len(it.args) == 1 \
+                and type(tg) is ast.Tuple and len(tg.elts) == 2:
+            it, tg = it.args[0], tg.elts[1]
+        if type(tg) is ast.Name and tg.id == test.id and type(it) is ast.Attribute and ctx.self_tensor_attr(it) \
+                and any(n is test for st in loop.body for n in ast.walk(st)):
+            return ast.unparse(it)
+    return None
