@@ -1025,6 +1025,15 @@ class FunctionContext:
 
 
 _Name, _Attribute, _Call = ast.Name, ast.Attribute, ast.Call
+
+
+def enumerated(it: ast.AST, target: ast.AST) -> tuple[ast.AST, ast.AST] | None:
+    """(`X`, `v`) of a loop `for i, v in enumerate(X)`, else None (the builtin: the caller
+    checks that the module does not rebind `enumerate`)."""
+    if type(it) is _Call and type(it.func) is _Name and it.func.id == "enumerate" and len(it.args) == 1 \
+            and not it.keywords and type(target) is ast.Tuple and len(target.elts) == 2:
+        return it.args[0], target.elts[1]
+    return None
 _MEMBERSHIP_OPS = frozenset({ast.Is, ast.IsNot, ast.In, ast.NotIn})
 # A size the code names a count of channels, heads, classes or vocabulary entries, or a per-head
 # width, is fixed per model: one of these words in its name (split at `_`: `in_channels`,

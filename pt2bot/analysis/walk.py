@@ -28,6 +28,7 @@ from pt2bot.analysis.infer import (
     ModuleContext,
     Rules,
     ends,
+    enumerated,
     is_compiling_check,
     registered_name,
 )
@@ -288,17 +289,15 @@ class Walker:
         if isinstance(node, (ast.For, ast.AsyncFor)):
             self.walk(node.iter)
             self._note_assigned(node.target)
-            it, tg = node.iter, node.target
-            if type(it) is _Call and type(it.func) is _Name and it.func.id == "enumerate" and len(it.args) == 1 \
-                    and not it.keywords and "enumerate" not in self.ctx.mod.imports \
-                    and type(tg) is ast.Tuple and len(tg.elts) == 2:
+            parts = enumerated(node.iter, node.target) if "enumerate" not in self.ctx.mod.imports else None
+            if parts is not None:
                 # `for i, flag in enumerate(self.mask)`: the index a Python int, each element
                 # what a `for` over the iterable binds (TabNet's `if is_continuous:` over a bool
                 # tensor its embedding layer sets in `__init__`: GB0170 on torch 2.13)
-                self.ctx.assign(tg.elts[0], OTHER)
-                self.ctx.assign(tg.elts[1], self._element_kind(it.args[0]))
+                self.ctx.assign(node.target.elts[0], OTHER)
+                self.ctx.assign(parts[1], self._element_kind(parts[0]))
             else:
-                self.ctx.assign(tg, self._element_kind(it))
+                self.ctx.assign(node.target, self._element_kind(node.iter))
         else:
             self.walk(node.test)
         self.ctx.loop_depth += 1

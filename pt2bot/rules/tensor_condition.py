@@ -3,7 +3,7 @@ from __future__ import annotations
 import ast
 
 from pt2bot.rules.base import Rule
-from pt2bot.analysis.infer import BOOL_TENSOR, NDARRAY, RANDOM, TENSOR
+from pt2bot.analysis.infer import BOOL_TENSOR, NDARRAY, RANDOM, TENSOR, enumerated
 from pt2bot.analysis.queries import condition_part, is_tensorish, mark_boolops, self_tensor_value
 from pt2bot.rules.branch_fixes import tensor_condition_fixes
 from pt2bot.rules.check_fixes import check_fixes
@@ -288,10 +288,7 @@ def _element_of_held(ctx, test: ast.AST) -> str | None:
     for loop in ast.walk(ctx.node):
         if type(loop) is not ast.For:
             continue
-        it, tg = loop.iter, loop.target
-        if type(it) is ast.Call and type(it.func) is ast.Name and it.func.id == "enumerate" and len(it.args) == 1 \
-                and type(tg) is ast.Tuple and len(tg.elts) == 2:
-            it, tg = it.args[0], tg.elts[1]
+        it, tg = enumerated(loop.iter, loop.target) or (loop.iter, loop.target)
         if type(tg) is ast.Name and tg.id == test.id and type(it) is ast.Attribute and ctx.self_tensor_attr(it) \
                 and any(n is test for st in loop.body for n in ast.walk(st)):
             return ast.unparse(it)
