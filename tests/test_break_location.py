@@ -42,19 +42,41 @@ def _repo(tmp_path) -> RepoPaths:
 
 def test_a_line_is_inside_the_function_dynamo_names_or_it_is_not(tmp_path):
     paths = _repo(tmp_path)
-    assert paths.in_function("pkg/net.py", 10, "forward") is True
+    net = str(tmp_path / "pkg" / "net.py")
+    assert paths.in_function(net, 10, "forward") is True
     # a resume function: inside the `forward` that holds the line it resumes after
-    assert paths.in_function("pkg/net.py", 10, "torch_dynamo_resume_in_forward_at_6") is True
-    assert paths.in_function("pkg/net.py", 10,
+    assert paths.in_function(net, 10, "torch_dynamo_resume_in_forward_at_6") is True
+    assert paths.in_function(net, 10,
                              "torch_dynamo_resume_in_torch_dynamo_resume_in_forward_at_6_at_9") is True
-    assert paths.in_function("pkg/net.py", 15, "torch_dynamo_resume_in_forward_at_6") is False
-    assert paths.in_function("pkg/net.py", 15, "forward") is False
-    assert paths.in_function("pkg/net.py", 10, "torch_dynamo_resume_in_forward_at_15") is False
+    assert paths.in_function(net, 15, "torch_dynamo_resume_in_forward_at_6") is False
+    assert paths.in_function(net, 15, "forward") is False
+    assert paths.in_function(net, 10, "torch_dynamo_resume_in_forward_at_15") is False
     # what cannot be told
-    assert paths.in_function("pkg/net.py", 19, "<listcomp>") is None
-    assert paths.in_function("pkg/net.py", 10, None) is None
+    assert paths.in_function(net, 19, "<listcomp>") is None
+    assert paths.in_function(net, 10, None) is None
     (tmp_path / "pkg" / "bad.py").write_text("def f(:\n")
-    assert paths.in_function("pkg/bad.py", 1, "f") is None
+    assert paths.in_function(str(tmp_path / "pkg" / "bad.py"), 1, "f") is None
+
+
+def test_the_text_a_fix_put_in_place_is_the_text_read(tmp_path):
+    """The proof runs a candidate from its patched text, which linecache holds under the
+    file's name (pt2bot/smoke/patch.py): a function two lines longer there still holds its
+    last line, though the file on disk ends it two lines earlier."""
+    import linecache
+
+    paths = _repo(tmp_path)
+    net = str(tmp_path / "pkg" / "net.py")
+    lines = NET.splitlines(keepends=True)
+    patched = lines[:9] + ["        y = y + 0\n", "        y = y * 1\n"] + lines[9:]
+    saved = linecache.cache.get(net)
+    linecache.cache[net] = (len("".join(patched)), None, patched, net)
+    try:
+        assert paths.in_function(net, 12, "forward") is True
+    finally:
+        linecache.cache.pop(net, None)
+        if saved is not None:
+            linecache.cache[net] = saved
+    assert paths.in_function(net, 12, "forward") is False
 
 
 def _payload(root: str, line: int, func: str) -> str:

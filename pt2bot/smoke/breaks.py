@@ -67,18 +67,19 @@ def collect_breaks(events: TraceCollector, paths: RepoPaths) -> list[dict[str, A
             rel = paths.rel(f.file)
             if rel:
                 stack.append({"path": rel, "line": f.line, "function": f.function})
-        inner_src = ""
+        inner_src, inner_file = "", None
         if stack:
             inner = stack[-1]
             path, line, func = inner["path"], inner["line"], inner["function"]
-            inner_src = next((f.source for f in reversed(pb.frames)
-                              if paths.rel(f.file) == path and f.line == line), "")
+            frame = next((f for f in reversed(pb.frames) if paths.rel(f.file) == path and f.line == line), None)
+            if frame is not None:
+                inner_src, inner_file = frame.source, frame.file
         elif pb.header_file and paths.rel(pb.header_file):
             path, line, func = paths.rel(pb.header_file), pb.header_line, None
         else:
             path, line, func = None, None, None
         reported = None
-        if paths.in_function(path, line, func) is False:
+        if paths.in_function(inner_file, line, func) is False:
             # dynamo's line is not inside the function it names: no comment goes on it, and
             # no fix is tried there (the break is still counted, at its file)
             reported, line, inner_src = line, None, ""

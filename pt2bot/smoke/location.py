@@ -10,6 +10,7 @@ traceback arrived (a live exception or text). Torch-free.
 from __future__ import annotations
 
 import ast
+import linecache
 import os
 import re
 import sys
@@ -37,9 +38,9 @@ class RepoPaths:
     """Decides which files are the user's and makes them repo-relative."""
     root: str
     _excluded: tuple[str, ...] = field(default=(), init=False)
-    # a file's parsed tree (None: unreadable or not Python), once per run: every break event
-    # of a file asks `in_function`
-    _trees: dict[str, ast.Module | None] = field(default_factory=dict, init=False, repr=False)
+    # a file's parsed tree (None: unreadable or not Python), per text (a fix's patched text is
+    # another): every break event of a file asks `in_function`
+    _trees: dict[tuple[str, int], ast.Module | None] = field(default_factory=dict, init=False, repr=False)
 
     def __post_init__(self) -> None:
         self.root = os.path.realpath(self.root)
@@ -81,25 +82,28 @@ class RepoPaths:
             pass
         return ""
 
-    def in_function(self, rel: str | None, line: int | None, function: str | None) -> bool | None:
-        """Whether `line` of file `rel` lies inside a function named `function`, as dynamo
-        names the frame of a break (a resume function, `torch_dynamo_resume_in_forward_at_81`,
-        inside the `forward` that holds line 81); None when that cannot be told (no name, a
-        `<listcomp>`-style one, a file that does not parse). dynamo can get a resume
+    def in_function(self, filename: str | None, line: int | None, function: str | None) -> bool | None:
+        """Whether `line` of `filename` (a frame's file, as dynamo printed it) lies inside a
+        function named `function`, as dynamo names the frame of a break (a resume function,
+        `torch_dynamo_resume_in_forward_at_81`, inside the `forward` that holds line 81); None
+        when that cannot be told (no name, a `<listcomp>`-style one, a file that does not
+        parse). The text is read through `linecache`, which holds a candidate fix's patched
+        text while the proof runs it (pt2bot/smoke/patch.py). dynamo can get a resume
         function's lines wrong: e3nn's `int(batch.max())` on line 103 of a `forward`, after a
         break in a helper, was reported at line 110, `self,` in another class's `__init__`."""
-        if not rel or not line or not function or function.startswith("<"):
+        if not filename or not line or not function or function.startswith("<"):
             return None
         name, anchors = function, []
         while (m := _RESUME_NAME.fullmatch(name)) is not None:
             name, anchors = m.group("name"), anchors + [int(m.group("line"))]
-        if rel not in self._trees:
+        text = "".join(linecache.getlines(filename))
+        key = (filename, hash(text))
+        if key not in self._trees:
             try:
-                with open(os.path.join(self.root, rel), encoding="utf-8", errors="replace") as fh:
-                    self._trees[rel] = ast.parse(fh.read())
-            except (OSError, SyntaxError, ValueError, RecursionError):
-                self._trees[rel] = None
-        tree = self._trees[rel]
+                self._trees[key] = ast.parse(text) if text else None
+            except (SyntaxError, ValueError, RecursionError):
+                self._trees[key] = None
+        tree = self._trees[key]
         if tree is None:
             return None
         return any(isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef)) and n.name == name
