@@ -131,12 +131,17 @@ def worker(key: str, out: str, scratch: str, matrix: bool = False) -> int:
                           error="; ".join(f"{k}: {v}" for k, v in head["phase_errors"].items()))
         seen = set()
         targets = []
-        # a break whose line dynamo put outside the function it names has no line (a review
-        # posts no comment on it and tries no fix there): a site of its own, with that reason
-        result["unlocated"] = [{"path": b.get("path"), "reported_line": b.get("reported_line"),
-                                "gb": b.get("gb"), "function": b.get("function")}
-                               for b in head.get("breaks") or () if b.get("reported_line")]
+        # a break whose line dynamo put outside the function it names has no line in a review
+        # (pt2bot/smoke/breaks.py `locate`: no comment on it, no fix tried there); the proof's
+        # head measurement keeps dynamo's lines, so the same test is made here: a site of its
+        # own, with that reason
+        unlocated = [b for b in head.get("breaks") or () if b.get("path") and paths.in_function(
+            os.path.join(scratch, b["path"]), b.get("line"), b.get("function")) is False]
+        result["unlocated"] = [{"path": b["path"], "reported_line": b.get("line"), "gb": b.get("gb"),
+                                "function": b.get("function")} for b in unlocated]
         for b in head.get("breaks") or ():
+            if any(b is u for u in unlocated):
+                continue
             k = (b.get("path"), b.get("line"), b.get("gb"))
             if b.get("path") and b.get("line") and k not in seen:
                 seen.add(k)

@@ -55,8 +55,11 @@ class RecordingBackend:
         return self.ops.in_graph(gm.forward) if self.ops is not None else gm.forward
 
 
-def collect_breaks(events: TraceCollector, paths: RepoPaths) -> list[dict[str, Any]]:
-    """Deduplicated break sites from the caught trace."""
+def collect_breaks(events: TraceCollector, paths: RepoPaths, locate: bool = True) -> list[dict[str, Any]]:
+    """Deduplicated break sites from the caught trace. `locate`: a break whose line dynamo put
+    outside the function it names keeps its file, not its line (`reported_line`: dynamo's).
+    The proof passes False: it compares head and a candidate as dynamo numbered both, and in
+    a patched file only the patched function follows the patched text's numbering."""
     sites: dict[tuple[Any, ...], dict[str, Any]] = {}
     for ev in events.artifacts("dynamo_graph_break_reason"):
         if not ev.payload:
@@ -79,7 +82,7 @@ def collect_breaks(events: TraceCollector, paths: RepoPaths) -> list[dict[str, A
         else:
             path, line, func = None, None, None
         reported = None
-        if paths.in_function(inner_file, line, func) is False:
+        if locate and paths.in_function(inner_file, line, func) is False:
             # dynamo's line is not inside the function it names: no comment goes on it, and
             # no fix is tried there (the break is still counted, at its file)
             reported, line, inner_src = line, None, ""
@@ -129,7 +132,8 @@ def traced_files(events: TraceCollector, backend: RecordingBackend,
 def measure_breaks(model: Any, case: CaseInputs, paths: RepoPaths, *,
                    coverage: LineCoverage | None = None,
                    count_ops: bool = True,
-                   before_call: Callable[[], None] | None = None) -> dict[str, Any]:
+                   before_call: Callable[[], None] | None = None,
+                   locate: bool = True) -> dict[str, Any]:
     """`graph_count`, `graph_breaks`, `files`, `graph_coverage` for one call on the first case.
     `before_call()` runs just before that call, outside it (see `measure_matrix`).
 
@@ -152,7 +156,7 @@ def measure_breaks(model: Any, case: CaseInputs, paths: RepoPaths, *,
         compiled(*case.args, **case.kwargs)
     result = {
         "graph_count": backend.graphs,
-        "graph_breaks": collect_breaks(events, paths),
+        "graph_breaks": collect_breaks(events, paths, locate),
         "files": traced_files(events, backend, paths),
         "graph_coverage": graph_coverage(dict(counters["stats"]), backend.graph_ops, ops,
                                          eager_frames(compilation_metrics(), paths)),

@@ -38,8 +38,8 @@ class RepoPaths:
     """Decides which files are the user's and makes them repo-relative."""
     root: str
     _excluded: tuple[str, ...] = field(default=(), init=False)
-    # a file's parsed tree (None: unreadable or not Python), per text (a fix's patched text is
-    # another): every break event of a file asks `in_function`
+    # a file's parsed tree (None: unreadable or not Python), per text: every break event of a
+    # file asks `in_function`
     _trees: dict[tuple[str, int], ast.Module | None] = field(default_factory=dict, init=False, repr=False)
 
     def __post_init__(self) -> None:
@@ -87,8 +87,8 @@ class RepoPaths:
         function named `function`, as dynamo names the frame of a break (a resume function,
         `torch_dynamo_resume_in_forward_at_81`, inside the `forward` that holds line 81); None
         when that cannot be told (no name, a `<listcomp>`-style one, a file that does not
-        parse). The text is read through `linecache`, which holds a candidate fix's patched
-        text while the proof runs it (pt2bot/smoke/patch.py). dynamo can get a resume
+        parse). The text is read through `linecache`, as dynamo's tracebacks read it. dynamo
+        can get a resume
         function's lines wrong: e3nn's `int(batch.max())` on line 103 of a `forward`, after a
         break in a helper, was reported at line 110, `self,` in another class's `__init__`."""
         if not filename or not line or not function or function.startswith("<"):

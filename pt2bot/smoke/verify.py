@@ -103,7 +103,7 @@ def _seeded_forward(model: Any, case: CaseInputs, paths: RepoPaths) -> Any:
 
 
 def _breaks_summary(got: Mapping[str, Any]) -> list[dict[str, Any]]:
-    return [{k: b.get(k) for k in ("gb", "gb_type", "path", "line", "function", "source", "reported_line")}
+    return [{k: b.get(k) for k in ("gb", "gb_type", "path", "line", "function", "source")}
             for b in got.get("graph_breaks") or ()]
 
 
@@ -162,7 +162,7 @@ def measure_state(model: Any, cases: list[CaseInputs], eager_outs: list[Any],
                 # no ATen op counts: the judge never reads them, and the counting mode costs
                 # a dispatch per operator (it does not change what dynamo captures)
                 got = measure_breaks(model, cases[0], paths, count_ops=False,
-                                     before_call=lambda: restore_state(model))
+                                     before_call=lambda: restore_state(model), locate=False)
                 out.update(_break_state(got, paths))
             elif phase == "matrix":
                 got = measure_matrix(model, cases, eager_outs, model_spec, eager_cfg, paths,
@@ -212,7 +212,7 @@ def _breaks_in_matrix(out: dict[str, Any], model: Any, cases: list[CaseInputs],
             state["failed"] = True
             return False
         state.update(_break_state({
-            "graph_count": backend.graphs, "graph_breaks": collect_breaks(events, paths),
+            "graph_count": backend.graphs, "graph_breaks": collect_breaks(events, paths, locate=False),
             "graph_coverage": {"eager_frames": eager_frames(compilation_metrics(), paths)}},
             paths))
         state["proceed"] = proceed is None or proceed({**out, **state})
@@ -671,8 +671,6 @@ def _break_matches(head_b: Mapping[str, Any], b: Mapping[str, Any], edit: Edit) 
     """Whether patched break `b` is head's `head_b`, moved by the edit."""
     if not _same_kind(head_b, b) or head_b.get("path") != b.get("path"):
         return False
-    if head_b.get("line") is None:
-        return b.get("line") is None   # a break dynamo put outside its function: no line to map
     if head_b.get("path") != edit.path:
         return head_b.get("line") == b.get("line")
     mapped = edit.map_line(head_b.get("line"))
