@@ -38,9 +38,10 @@ class RepoPaths:
     """Decides which files are the user's and makes them repo-relative."""
     root: str
     _excluded: tuple[str, ...] = field(default=(), init=False)
-    # a file's parsed tree (None: unreadable or not Python), per text: every break event of a
-    # file asks `in_function`
-    _trees: dict[tuple[str, int], ast.Module | None] = field(default_factory=dict, init=False, repr=False)
+    # a file's functions, (name, first line, last line) (None: unreadable or not Python), read
+    # once: every break event of a file asks `in_function`
+    _functions: dict[str, list[tuple[str, int, int]] | None] = field(default_factory=dict, init=False,
+                                                                     repr=False)
 
     def __post_init__(self) -> None:
         self.root = os.path.realpath(self.root)
@@ -88,27 +89,20 @@ class RepoPaths:
         `torch_dynamo_resume_in_forward_at_81`, inside the `forward` that holds line 81); None
         when that cannot be told (no name, a `<listcomp>`-style one, a file that does not
         parse). The text is read through `linecache`, as dynamo's tracebacks read it. dynamo
-        can get a resume
-        function's lines wrong: e3nn's `int(batch.max())` on line 103 of a `forward`, after a
-        break in a helper, was reported at line 110, `self,` in another class's `__init__`."""
+        can get a resume function's lines wrong: e3nn's `int(batch.max())` on line 103 of a
+        `forward`, after a break in a helper, was reported at line 110, `self,` in another
+        class's `__init__`."""
         if not filename or not line or not function or function.startswith("<"):
             return None
         name, anchors = function, []
         while (m := _RESUME_NAME.fullmatch(name)) is not None:
             name, anchors = m.group("name"), anchors + [int(m.group("line"))]
-        text = "".join(linecache.getlines(filename))
-        key = (filename, hash(text))
-        if key not in self._trees:
-            try:
-                self._trees[key] = ast.parse(text) if text else None
-            except (SyntaxError, ValueError, RecursionError):
-                self._trees[key] = None
-        tree = self._trees[key]
-        if tree is None:
+        if filename not in self._functions:
+            self._functions[filename] = _function_spans("".join(linecache.getlines(filename)))
+        spans = self._functions[filename]
+        if spans is None:
             return None
-        return any(isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef)) and n.name == name
-                   and all(n.lineno <= at <= (n.end_lineno or n.lineno) for at in (line, *anchors))
-                   for n in ast.walk(tree))
+        return any(n == name and all(first <= at <= last for at in (line, *anchors)) for n, first, last in spans)
 
     def resolve_suffix(self, suffix: str, candidates: list[str]) -> str | None:
         """Torch truncates paths in guard comments ("mp/exp/pkg/m.py"): match the tail."""
@@ -125,6 +119,19 @@ class RepoPaths:
 
 
 Location = tuple[str | None, int | None]
+
+def _function_spans(text: str) -> list[tuple[str, int, int]] | None:
+    """Each `def` of a module's text as (name, first line, last line); None when the text is
+    empty or does not parse."""
+    try:
+        tree = ast.parse(text) if text else None
+    except (SyntaxError, ValueError, RecursionError):
+        return None
+    if tree is None:
+        return None
+    return [(n.name, n.lineno, n.end_lineno or n.lineno) for n in ast.walk(tree)
+            if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef))]
+
 
 # the name dynamo gives the function it makes to resume a frame after a break at line N
 _RESUME_NAME = re.compile(r"torch_dynamo_resume_in_(?P<name>.+)_at_(?P<line>\d+)")
