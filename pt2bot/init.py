@@ -73,14 +73,16 @@ GUESSES: dict[str, int] = {}
 for _names, _value in (
         (("dim", "d_model", "hidden_dim", "hidden_size", "embed_dim", "emb_dim", "n_embd",
           "width", "in_features", "dim_in", "in_dim", "input_dim", "d_in", "n_embed",
-          "embedding_dim", "embedding_size"), 32),
+          "embedding_dim", "embedding_size", "latent_dim"), 32),
         (("depth", "n_layer", "n_layers", "num_layers", "layers", "num_blocks",
           "num_hidden_layers", "num_encoder_layers", "num_decoder_layers", "encoder_layers",
           "decoder_layers"), 2),
         # (key/value heads and query groups too: they must divide the heads)
         (("heads", "n_head", "n_heads", "num_heads", "nhead", "num_attention_heads",
           "attention_heads", "num_key_value_heads", "n_kv_heads", "num_kv_heads",
-          "n_query_groups", "encoder_attention_heads", "decoder_attention_heads"), 2),
+          "n_query_groups", "encoder_attention_heads", "decoder_attention_heads", "latent_heads"), 2),
+        # a Perceiver's latent array: its length, like a sequence's, but not the input's
+        (("num_latents",), 16),
         (("dim_head", "head_dim", "d_head", "head_size", "d_kv", "kv_channels", "head_width"), 16),
         (("mlp_dim", "ff_dim", "dim_ff", "d_ff", "hidden", "ffn_dim", "intermediate_size",
           "hidden_features", "n_inner", "dim_feedforward", "moe_intermediate_size",
@@ -892,10 +894,50 @@ def _config_guess(index: RepoClasses, cfg: _Class, p: Param, first: bool
     return guess, problems, values
 
 
+_MAX_FORWARD = 3    # `**kwargs` followed through at most this many constructors
+
+
+def forwarded_params(index: RepoClasses, init: tuple[_Class, ast.FunctionDef] | None,
+                     seen: frozenset[str] = frozenset(), depth: int = 0) -> list[Param]:
+    """The parameters a constructor takes through its `**kwargs` and passes on whole to a
+    repository class it builds: `PerceiverLM(*, dim, num_tokens, max_seq_len, **kwargs)`
+    builds `PerceiverIO(dim=dim, ..., **kwargs)`, whose `depth` (required) and `latent_dim=512`
+    can only be given to PerceiverLM. Without them, the model is proposed with no depth and
+    does not build, or is built at its real width. Those the call itself passes (by keyword,
+    or by position) are not the caller's to give; a callee that forwards its own `**kwargs`
+    is followed too, a few levels."""
+    if init is None or depth >= _MAX_FORWARD or init[1].args.kwarg is None:
+        return []
+    owner, fn = init
+    kw = init[1].args.kwarg.arg
+    out: list[Param] = []
+    names = set(seen) | {p.name for p in init_params(fn)}
+    for call in ast.walk(fn):
+        if not isinstance(call, ast.Call) or not any(
+                k.arg is None and isinstance(k.value, ast.Name) and k.value.id == kw
+                for k in call.keywords):
+            continue
+        target = index.classes.get(index.resolve(call.func, owner, fn) or "")
+        callee = index.find_method(target, "__init__") if target is not None else None
+        if callee is None:
+            continue
+        given = {k.arg for k in call.keywords if k.arg is not None}
+        params = init_params(callee[1])
+        for k, p in enumerate(params):
+            if p.positional_only or k < len(call.args) or p.name in given or p.name in names:
+                continue
+            names.add(p.name)
+            out.append(p)
+        out += forwarded_params(index, callee, frozenset(names), depth + 1)
+        names |= {p.name for p in out}
+    return out
+
+
 def propose(index: RepoClasses, c: _Class) -> Proposal:
     """The entry for one module class (problems say why it cannot be live)."""
     init = index.find_method(c, "__init__")
     params = [p for p in init_params(init[1] if init else None)]
+    params += forwarded_params(index, init)
     problems: list[str] = []
     kwargs: dict[str, Any] = {}
     guessed: list[str] = []
@@ -1461,6 +1503,11 @@ def init_config(root: str, *, check: bool = False, force: bool = False,
     return path, proposals, checked
 
 
+# Python's own words for a call whose arguments do not fit the function
+_ARGUMENT_ERROR = re.compile(r"missing \d+ required (?:positional |keyword-only )?arguments?"
+                             r"|got an unexpected keyword argument|takes \d+ positional arguments? but")
+
+
 def cli_init(args: Any) -> int:
     path, proposals, checked = init_config(
         args.root, check=args.check, force=args.force,
@@ -1487,7 +1534,15 @@ def cli_init(args: Any) -> int:
         print(f"pt2bot:   {p.name} ({p.entry}): {c.said[:300]} -> "
               f"{'kept' if c.ok else 'commented out'}")
     failed = [checked[p.name] for p in ran if not checked[p.name].ok]
-    if ran and len(failed) == len(ran) and all(c.kind == "import" for c in failed):
+    if ran and len(failed) == len(ran) and all(c.kind == "import" for c in failed) \
+            and all(_ARGUMENT_ERROR.search(c.error) for c in failed):
+        # a build that fails on the constructor's arguments is reported with the import
+        # failures (the model was not built), but the install is fine: what init guessed is not
+        print("pt2bot: no model could be built: each constructor refused the arguments init "
+              "guessed (a required one it did not find, often taken through **kwargs by a class it "
+              "could not follow); set them under the entry's kwargs; first: "
+              f"{_comment(failed[0].error)[:300]}")
+    elif ran and len(failed) == len(ran) and all(c.kind == "import" for c in failed):
         # (as `pt2bot run` says it: one cause behind every model, not each model's fault)
         print(f"pt2bot: no model could be imported or built: that is usually the set-up (the "
               f"install, a package the repository imports), not the models; first: "

@@ -971,3 +971,105 @@ def test_config_parameter_no_class_fits_says_what_to_add_and_the_fields_read(tmp
     text = (root / "pt2bot.yml").read_text()
     assert "is not proposed: no value for the constructor argument 'config', a config" in text
     assert "it reads attn_pdrop, n_embd, n_layer, vocab_size\n" in text
+
+
+PERCEIVER_LIKE = {
+    "pc/__init__.py": "",
+    "pc/io.py": """\
+        import torch
+        from torch import nn
+
+
+        class Core(nn.Module):
+            def __init__(self, *, depth, dim, queries_dim, num_latents=512, latent_dim=512,
+                         latent_heads=8):
+                super().__init__()
+                self.latents = nn.Parameter(torch.zeros(num_latents, latent_dim))
+                self.layers = nn.ModuleList([nn.Linear(latent_dim, latent_dim) for _ in range(depth)])
+                self.to_out = nn.Linear(dim, queries_dim)
+
+            def forward(self, x):
+                return self.to_out(x)
+
+
+        class Middle(nn.Module):
+            def __init__(self, dim, **kwargs):
+                super().__init__()
+                self.core = Core(dim=dim, queries_dim=dim, **kwargs)
+
+            def forward(self, x):
+                return self.core(x)
+
+
+        class LM(nn.Module):
+            def __init__(self, *, dim, num_tokens, **rest):
+                super().__init__()
+                self.emb = nn.Embedding(num_tokens, dim)
+                self.body = Middle(dim, **rest)
+
+            def forward(self, x):
+                return self.body(self.emb(x))
+        """,
+}
+
+
+def test_constructor_kwargs_followed_to_the_classes_they_are_passed_to(tmp_path):
+    # LM takes Core's `depth` and `latent_dim` only through **rest, passed on through Middle's
+    # **kwargs: without following them, LM is proposed with no depth (it does not build) and,
+    # with one, at its 512-wide latents
+    root = _repo(tmp_path, PERCEIVER_LIKE)
+    by = {p.name: p for p in discover(str(root))[0]}
+    lm = by["lm"]
+    assert lm.kwargs == {"dim": 32, "num_tokens": 100, "depth": 2, "num_latents": 16,
+                         "latent_dim": 32, "latent_heads": 2}
+    assert not lm.problems
+    # what a call passes itself (`queries_dim=`, `dim` by position) is not the caller's to give
+    assert "queries_dim" not in lm.kwargs
+    assert main(["init", str(root)]) == 0
+    config = load_config(str(root / "pt2bot.yml"))
+    assert _model(config, "lm").kwargs["depth"] == 2
+
+
+UNFOLLOWED = {
+    "uf/__init__.py": "",
+    "uf/net.py": """\
+        from torch import nn
+
+
+        class Inner(nn.Module):
+            def __init__(self, n_stages):
+                super().__init__()
+                self.fc = nn.Linear(4, n_stages)
+
+            def forward(self, x):
+                return self.fc(x)
+
+
+        def make(**kw):
+            return Inner(**kw)
+
+
+        class Outer(nn.Module):
+            def __init__(self, dim, **kwargs):
+                super().__init__()
+                self.proj = nn.Linear(dim, 4)
+                self.inner = make(**kwargs)
+
+            def forward(self, x):
+                return self.inner(self.proj(x))
+        """,
+}
+
+
+@pytest.mark.torch
+@pytest.mark.slow
+def test_check_says_when_the_constructors_refuse_the_guessed_arguments(tmp_path, capsys):
+    # every build failing on its arguments is reported as not built, like an import failure,
+    # but the set-up is fine: the summary says what to set instead of blaming the install
+    root = _repo(tmp_path, UNFOLLOWED)
+    assert main(["init", str(root), "--check"]) == 0
+    out = capsys.readouterr().out
+    assert "pt2bot:   outer (uf.net:Outer): failed" in out
+    assert "no model could be built: each constructor refused the arguments init guessed" in out
+    assert "n_stages" in out
+    assert "usually the set-up" not in out
