@@ -25,7 +25,7 @@ from pt2bot import __version__
 from pt2bot.changes import ChangeSet, keep_finding, mark_new
 from pt2bot.config import Config
 from pt2bot.findings import Finding, fingerprint, normalise_source
-from pt2bot.latency_gate import MEASURED, UNCHANGED, UNCHANGED_NOTE
+from pt2bot.latency_gate import MEASURED, NOT_MEASURED, UNCHANGED, UNCHANGED_NOTE
 from pt2bot.reach import Coverage
 from pt2bot.reportdata import PLACEHOLDER, RUN_SKIPPED, Delta, ModelDelta, Report
 from pt2bot.results import (REPORT_SCHEMA, CompileCost, GraphBreak, LatencyRow, ModelRun,
@@ -320,7 +320,8 @@ def compare_model(name: str, base_run: ModelRun | None, head_run: ModelRun | Non
                       new_breaks=tuple(new_breaks), fixed_breaks=tuple(fixed_breaks),
                       unchanged_breaks=same, problems=tuple(problems), change=change,
                       compile=cost, shape_advice=advice,
-                      latency_gate=UNCHANGED if _gated(h) else MEASURED,
+                      latency_gate=UNCHANGED if _gated(h) else MEASURED if h is not None
+                      and "latency" in (h.phases or ()) else NOT_MEASURED,
                       latency_gate_note=gate.note if gate is not None else None)
 
 

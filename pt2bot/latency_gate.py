@@ -46,6 +46,9 @@ from pt2bot.reach import FileLines
 from pt2bot.results import LatencyGate, ModelRun, ResultsFile
 
 UNCHANGED, MEASURED = "unchanged", "measured"
+# a model whose latency no pass timed (latency off in pt2bot.yml, the model failed): a report
+# that said "measured" there claimed a measurement nobody made
+NOT_MEASURED = "not_measured"
 UNCHANGED_NOTE = "unchanged: same graphs, same code"
 # Python files that pin dependencies rather than hold code a model runs.
 PIN_FILES = frozenset({"setup.py"})
@@ -350,5 +353,5 @@ def gated(results: ResultsFile) -> set[str]:
             if m.latency_gate is not None and m.latency_gate.gate == UNCHANGED and m.name}
 
 
-__all__ = ["CodeChanges", "MEASURED", "UNCHANGED", "UNCHANGED_NOTE", "changed_spans",
+__all__ = ["CodeChanges", "MEASURED", "NOT_MEASURED", "UNCHANGED", "UNCHANGED_NOTE", "changed_spans",
            "code_changes", "decide", "environment_blockers", "gated", "mark_gates"]

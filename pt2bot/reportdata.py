@@ -118,7 +118,8 @@ class ModelDelta:
     shape_advice: JSON | None = None
     layout: str = field(default=COMPARED, repr=False, compare=False)   # see KEY_ORDER
     # The latency gate (pt2bot/latency_gate.py): "unchanged" (no latency verdict: same
-    # graphs, same code) or "measured"; the note says why it was measured.
+    # graphs, same code), "not_measured" (head's run timed nothing: latency off, or the model
+    # did not run) or "measured"; the note says why it was measured.
     latency_gate: str = "measured"
     latency_gate_note: str | None = None
 

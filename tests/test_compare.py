@@ -472,3 +472,18 @@ def test_a_value_passed_across_the_break_and_guarded_follows_from_it():
     case["recompiles"] += 1
     head["models"][0]["recompiles"]["count"] += 1
     assert _gated(base, head)["delta"]["new_recompiles"] == 1
+
+
+def test_latency_gate_says_not_measured_where_head_timed_nothing():
+    # a run with `latency: false` has no latency phase: "measured" there claimed a
+    # measurement nobody made
+    def run(phases: tuple[str, ...], status: str = "ok") -> ModelRun:
+        return ModelRun(name="m", status=status, phases=phases)
+
+    def gate(head: ModelRun) -> str:
+        return compare_model("m", run(("breaks", "matrix")), head, renames={},
+                             line_map=lambda path, line: line, threshold_pct=10).latency_gate
+
+    assert gate(run(("breaks", "matrix"))) == "not_measured"
+    assert gate(run(("breaks", "matrix", "latency"))) == "measured"
+    assert gate(run(("breaks", "matrix", "latency"), status="error")) == "not_measured"
