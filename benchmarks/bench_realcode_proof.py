@@ -115,7 +115,7 @@ def worker(key: str, out: str, scratch: str, matrix: bool = False) -> int:
     """One model, in the benchmark venv (see the module doc); writes OUT."""
     sp = from_scratch(key, scratch)
     from pt2bot.config import StaticConfig
-    from pt2bot.fixes import gather, order
+    from pt2bot.fixes import gather, gather_settings, order
     from pt2bot.smoke.verify import prove_candidate
     from pt2bot.static import check_paths
 
@@ -151,13 +151,18 @@ def worker(key: str, out: str, scratch: str, matrix: bool = False) -> int:
         files = sorted({t["path"] for t in targets})
         findings = check_paths(scratch, files, StaticConfig(select=("ALL",)), jobs=1) if files else []
         proposals, why = gather(targets, findings, scratch, None)
+        # the dynamo settings torch's hint names (GB0124, GB0036), after every edit as in the
+        # review; a verified one is counted apart: it is text, not a fix of the line
+        proposals += gather_settings(targets, findings, scratch)
         fixed: dict[int, str] = {}
+        settled: dict[int, str] = {}
         guard_cache: dict[str, Any] = {}
         backend_cache: dict[str, Any] = {}
         for p in order(proposals):
             row = {"id": p.cid, "path": p.cand.path, "start_line": p.cand.start_line,
                    "end_line": p.cand.end_line, "lines": list(p.cand.lines), "rule": p.cand.code,
-                   "title": p.cand.title, "targets": list(p.targets)}
+                   "title": p.cand.title, "targets": list(p.targets),
+                   **({"setting": p.cand.setting} if p.cand.setting else {})}
             if all(i in fixed for i in p.targets):
                 row.update(verified=False, skipped=True,
                            reason="an earlier candidate already fixed its targets")
@@ -167,16 +172,18 @@ def worker(key: str, out: str, scratch: str, matrix: bool = False) -> int:
                     {"path": p.cand.path, "start_line": p.cand.start_line,
                      "end_line": p.cand.end_line, "lines": list(p.cand.lines),
                      "original": p.original, "patched": p.patched, "guards": list(p.cand.guards),
-                     "safe": p.cand.safe, "targets": [targets[i] for i in p.targets]},
+                     "safe": p.cand.safe, "targets": [targets[i] for i in p.targets],
+                     "setting": p.cand.setting},
                     model, cases, head_outs, head, {}, {"backend": "eager"}, paths, phases,
                     CANDIDATE_S, guard_cache, backend_cache)
                 row.update(verified=bool(verdict.get("accepted")), evidence=verdict.get("evidence"),
                            reason=verdict.get("reason"), s=round(time.perf_counter() - t1, 2))
                 if verdict.get("accepted"):
-                    fixed.update({i: p.cid for i in p.targets})
+                    (settled if p.cand.setting else fixed).update({i: p.cid for i in p.targets})
             result["candidates"].append(row)
         for i, t in enumerate(targets):
             t["fixed_by"] = fixed.get(i)
+            t["setting"] = settled.get(i)
             t["why"] = why.get(i)
         result["targets"] = targets
     except Exception as e:  # noqa: BLE001 - the model's failure is the result
@@ -248,9 +255,11 @@ def report(data: dict[str, Any]) -> str:
         for t in m.get("targets") or ():
             k = (m["lib"], t["path"], t["line"])
             s = sites.setdefault(k, {"lib": m["lib"], "gb": t.get("gb"), "source": t.get("source"),
-                                     "verified": False, "candidates": 0, "why": t.get("why")})
+                                     "verified": False, "candidates": 0, "why": t.get("why"),
+                                     "setting": False})
             s["verified"] = s["verified"] or bool(t.get("fixed_by"))
-            ids = [c for c in m.get("candidates") or () if any(
+            s["setting"] = s["setting"] or bool(t.get("setting"))
+            ids = [c for c in m.get("candidates") or () if not c.get("setting") and any(
                 (m["targets"][i]["path"], m["targets"][i]["line"]) == (t["path"], t["line"])
                 for i in c["targets"])]
             s["candidates"] = max(s["candidates"], len(ids))
@@ -276,6 +285,11 @@ def report(data: dict[str, Any]) -> str:
     c = sum(1 for s in sites.values() if s["candidates"])
     v = sum(1 for s in sites.values() if s["verified"])
     lines.append(f"**{v} of {n} graph-break sites get a verified fix** ({c} with a candidate).")
+    st = [s for s in sites.values() if s["setting"]]
+    if any("setting" in t for m in data["models"].values() for t in m.get("targets") or ()):
+        lines.append(f"Apart from those, {len(st)} of the {n} sites get a verified dynamo setting "
+                     f"(torch's own hint for GB0124 and GB0036; {sum(1 for s in st if not s['verified'])} "
+                     "of them with no verified fix): text in a review, not a fix of the line.")
     lines.append("")
     table("kind", lambda s: s["gb"] or "?")
     table("library (held-out batch)", lambda s: f"{s['lib']} ({batch_of.get(s['lib'], 'tuned')})")
@@ -284,7 +298,7 @@ def report(data: dict[str, Any]) -> str:
         src = str(s.get("source") or "").replace("|", "\\|")[:90]
         why = "" if s["verified"] else " ".join(str(s.get("why") or "").split()).replace("|", "\\|")
         lines.append(f"| {lib} {path}:{line} | {s['gb']} | `{src}` | {s['candidates']} | "
-                     f"{'yes' if s['verified'] else 'no'} | {why} |")
+                     f"{'yes' if s['verified'] else 'no'}{' (a setting)' if s.get('setting') else ''} | {why} |")
     if failed:
         lines += ["", "Models that did not run: " + "; ".join(failed)]
     return "\n".join(lines) + "\n"

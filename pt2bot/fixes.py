@@ -14,7 +14,9 @@ model it was tried on is a verified fix; of overlapping verified fixes, only the
 posted. Everything that
 goes wrong (no candidate, an edit that does not apply, a patched model that crashes, hangs
 or does not import, the budget running out) is a "no verified fix" with its reason, never a
-failed review.
+failed review. Where torch's own hint for a break is a dynamo setting, that setting is proven
+the same way after the edits (SETTINGS, `gather_settings`): the source unchanged, the model
+run again with it set; a verified one is text, report.json's `fixes.settings`.
 
 The result is report.json's `fixes` (docs/formats.md); pt2bot/report/review.py turns each
 verified fix into a suggestion block on its finding's comment. A sharded review proves in
@@ -55,6 +57,17 @@ VERIFY_ARGV = ("-m", "pt2bot.smoke.verify")
 MIN_LEFT_S = 5.0            # a proof worker is not started with less budget than this
 MAX_SOURCE_BYTES = 2 << 20  # a file larger than this gets no candidate
 MAX_CANDIDATES = 20         # per review: the most likely ones
+
+# torch's own hint for two kinds of break is a setting, not an edit: `.item()` (GB0124) and a
+# dynamic-shape operator (GB0036) are traced once `torch._dynamo.config.<setting> = True`. That
+# often only moves the break to where the value is used (a size, a branch) or makes dynamo
+# raise (benchmarks/results/capture_settings.md), so the setting is proven like an edit: the
+# target's model run again with it set, its source unchanged. It is tried after every edit
+# for the target and is never a suggestion block (it is set where the model is compiled, not
+# on the PR's line): a verified one is a line of text in the comment, report.json's
+# `fixes.settings`.
+SETTINGS = {"GB0124": "capture_scalar_outputs", "GB0036": "capture_dynamic_output_shape_ops"}
+SETTING_RANK = 1_000_000    # after every edit's rank
 
 
 @dataclass(frozen=True)
@@ -173,12 +186,15 @@ class Proposal:
     @property
     def key(self) -> tuple[Any, ...]:
         """The edit itself: two findings (or two shards) offering it propose one candidate."""
-        c = self.cand
-        return (c.path, c.start_line, c.end_line, c.lines)
+        return candidate_key(self.cand)
 
     def overlaps(self, other: "Proposal") -> bool:
         a, b = self.cand, other.cand
         return a.path == b.path and a.start_line <= b.end_line and b.start_line <= a.end_line
+
+
+def candidate_key(c: Candidate) -> tuple[Any, ...]:
+    return (c.path, c.start_line, c.end_line, c.lines, c.setting)
 
 
 def _read(root: str, path: str) -> str | None:
@@ -253,6 +269,46 @@ def gather(targets: list[dict[str, Any]], findings: Sequence[Finding], head_root
                                             c.cand.end_line):
             proposals.setdefault(c.key, c)
     return list(proposals.values()), why
+
+
+def _setting_of(t: Mapping[str, Any]) -> str:
+    return SETTINGS.get(str(t.get("gb"))) or "" if t.get("kind") == "break" else ""
+
+
+def gather_settings(targets: list[dict[str, Any]], findings: Sequence[Finding], head_root: str
+                    ) -> list[Proposal]:
+    """The settings torch's hint names for the break targets (see SETTINGS), each a candidate
+    that leaves the target's line as it is; offered by the findings on the line, so that their
+    comment carries it (else the break's own comment does)."""
+    proposals: dict[tuple[Any, ...], Proposal] = {}
+    sources: dict[str, str | None] = {}
+    for i, t in enumerate(targets):
+        if _setting_of(t):
+            if t["path"] not in sources:
+                sources[t["path"]] = _read(head_root, t["path"])
+            _propose_setting(proposals, i, t, sources[t["path"]],
+                             _findings_at(findings, t["path"], t["line"]))
+    return list(proposals.values())
+
+
+def _propose_setting(proposals: dict[tuple[Any, ...], Proposal], i: int, t: Mapping[str, Any],
+                     source: str | None, at: Sequence[Finding]) -> None:
+    name = _setting_of(t)
+    lines = source.splitlines() if source is not None else []
+    if not name or not 1 <= t["line"] <= len(lines):
+        return
+    c = Candidate(code=next((f.rule for f in at), ""), path=t["path"], start_line=t["line"],
+                  end_line=t["line"], lines=(lines[t["line"] - 1],), safe=False,
+                  title=f"set `torch._dynamo.config.{name} = True` where the model is compiled",
+                  rank=SETTING_RANK, setting=name)
+    assert source is not None
+    p = proposals.setdefault(candidate_key(c), Proposal(cid="", cand=c, original=source,
+                                                         patched=source, findings=[], targets=[]))
+    for f in at:
+        _offered(p, i, f.fingerprint())
+    if i not in p.targets:     # no finding on the line: the break's own comment carries it
+        p.targets.append(i)
+        p.by_target.setdefault(i, [])
 
 
 # Most real break sites carry a static finding, but dynamo knows more than the rules: `if
@@ -508,6 +564,7 @@ def prove_on_model(setting: ProofSetting, model: ModelConfig, delta: ModelDelta 
                         "end_line": p.cand.end_line, "lines": list(p.cand.lines),
                         "original": p.original, "patched": p.patched,
                         "guards": list(p.cand.guards), "safe": p.cand.safe, "targets": ts,
+                        "setting": p.cand.setting,
                         "target_keys": [target_key(t) for t in ts]} for p, ts in todo])
         job = dataclasses.replace(job, spec=spec, timeout_s=left)
         # where what is left of the budget is the tighter limit, a run stopped by it did not
@@ -588,8 +645,12 @@ def _head_tree(setting: ProofSetting) -> Iterator[str]:
 def _models_for(p: Proposal, targets: Sequence[Mapping[str, Any]], coverage: Coverage,
                 ok: Collection[str]) -> set[str]:
     """The models a candidate is tried on: each with one of its targets, and each of `ok`
-    (those that ran on head) whose coverage ran the lines it replaces."""
+    (those that ran on head) whose coverage ran the lines it replaces. A setting only on the
+    models with one of its targets: each shard of a matrix makes a setting's candidate from its
+    own targets alone, and a model with no break there has nothing for it to remove."""
     models = {targets[i]["model"] for i in p.targets if targets[i].get("model") is not None}
+    if p.cand.setting:
+        return models
     return models | {n for n in coverage.reached_by(p.cand.path, p.cand.start_line,
                                                     p.cand.end_line) if n in ok}
 
@@ -698,7 +759,7 @@ def _prove_after(setting: ProofSetting, name: str, items: list[tuple[Proposal, l
         if not any(p.overlaps(a) for a in applied):
             applied.append(p)
     again = [(p, ts) for p, ts in items if not p.results[name].get("accepted")
-             and not p.results[name].get("skipped")
+             and not p.cand.setting and not p.results[name].get("skipped")
              and _COMPILES.match(p.results[name].get("reason") or "")
              and not any(p.overlaps(a) for a in applied)]
     if not applied or not again or deadline - time.monotonic() < MIN_LEFT_S:
@@ -773,7 +834,7 @@ def _prove_targets(setting: ProofSetting, targets: list[dict[str, Any]],
     coverage = Coverage.from_results(setting.head_results)
     with _head_tree(setting) as head_root:
         proposals, why = gather(targets, findings, head_root, setting.changeset)
-        proposals = order(proposals)
+        proposals = order(proposals + gather_settings(targets, findings, head_root))
         per_model = assign(proposals, targets, coverage, ok, config)
         budget = proof_budget(config, setting.head_results, per_model)
         setting.log(f"fixes: {sum(1 for p in proposals if '*' not in p.results)} candidate(s) "
@@ -880,6 +941,7 @@ def _prove_in_shard(setting: ProofSetting, busy: bool, findings: Sequence[Findin
             targets = targets_of(findings)
             everything = targets + points_of(findings)
             found, why = gather(everything, findings, head_root, setting.changeset)
+            found += gather_settings(targets, findings, head_root)
             proposals = order([p for p in found
                                if _models_for(p, everything, coverage, ok)])
             per_model = assign(proposals, everything, coverage, ok, config)
@@ -895,7 +957,7 @@ def _prove_in_shard(setting: ProofSetting, busy: bool, findings: Sequence[Findin
             "rule": p.cand.code, "title": p.cand.title, "path": p.cand.path,
             "start_line": p.cand.start_line, "end_line": p.cand.end_line,
             "lines": list(p.cand.lines), "safe": p.cand.safe, "guards": list(p.cand.guards),
-            "rank": p.cand.rank,
+            "rank": p.cand.rank, **({"setting": p.cand.setting} if p.cand.setting else {}),
             "by_target": [[i, list(fps)] for i, fps in sorted(p.by_target.items())
                           if i < len(targets)],
             "results": {m: {k: r[k] for k in VERDICT_KEYS if k in r}
@@ -1023,8 +1085,9 @@ def _join(targets: list[dict[str, Any]], proofs: Sequence[Mapping[str, Any]], co
         for c in proof["candidates"]:
             cand = Candidate(code=c["rule"], path=c["path"], start_line=c["start_line"],
                              end_line=c["end_line"], lines=tuple(c["lines"]), title=c["title"],
-                             safe=c["safe"], guards=tuple(c["guards"]), rank=c["rank"])
-            key = (cand.path, cand.start_line, cand.end_line, cand.lines)
+                             safe=c["safe"], guards=tuple(c["guards"]), rank=c["rank"],
+                             setting=str(c.get("setting") or ""))
+            key = candidate_key(cand)
             verdicts.setdefault(key, {}).update(c["results"])
             for i, fps in c["by_target"]:
                 if local.get(i) is None:
@@ -1083,25 +1146,16 @@ def _summarise(targets: list[dict[str, Any]], proposals: list[Proposal], why: di
     `budget_s` the proof's (`proof_budget`; None: the configured one, or the floor)."""
     chosen: list[Proposal] = []
     out_c = []
+    settings = [p for p in proposals if p.cand.setting]
+    proposals = [p for p in proposals if not p.cand.setting]
     for p in proposals:
-        tried = {m: r for m, r in p.results.items() if m != "*" and not r.get("skipped")}
-        verified = bool(tried) and all(r.get("accepted") for r in tried.values()) and \
-            not any(r.get("skipped") for r in p.results.values())
-        reason = None
-        if not verified:
-            failed = [(m, r) for m, r in p.results.items() if not r.get("accepted")]
-            reason = "; ".join(
-                f"{r.get('reason') or r.get('skipped') or 'not tried'}"
-                + (f" (on `{m}`)" if m != "*" else "") for m, r in failed[:3]) or "not tried"
-        elif any(p.overlaps(c) for c in chosen):
+        verified, reason, models, evidence = _verdict(p)
+        if verified and any(p.overlaps(c) for c in chosen):
             verified, reason = False, "overlaps a verified fix tried before it"
         if verified:
             chosen.append(p)
-        models = sorted(m for m in tried)
-        evidence = ""
-        if verified:
-            evidence = "verified on " + "; on ".join(
-                f"`{m}`: {tried[m].get('evidence')}" for m in models)
+        else:
+            evidence = ""
         out_c.append({
             "id": p.cid, "rule": p.cand.code, "title": p.cand.title, "path": p.cand.path,
             "start_line": p.cand.start_line, "end_line": p.cand.end_line,
@@ -1117,6 +1171,13 @@ def _summarise(targets: list[dict[str, Any]], proposals: list[Proposal], why: di
                 "verified only with the suggestion at " + ", ".join(f"{x[0]}:{x[1]}" for x in sorted(needs - posted))
                 + " applied first, which is not verified itself"))
     _note_interactions(out_c, {p.cid for p in proposals if any(r.get("retried") for r in p.results.values())})
+    out_s = []
+    for p in settings:
+        verified, reason, models, evidence = _verdict(p)
+        out_s.append({"id": p.cid, "setting": p.cand.setting, "path": p.cand.path,
+                      "line": p.cand.start_line, "findings": list(p.findings),
+                      "targets": list(p.targets), "verified": verified, "models": models,
+                      "evidence": evidence, "reason": reason})
     out_t = []
     for i, t in enumerate(targets):
         fixed_by = next((c["id"] for c in out_c if c["verified"] and i in c["targets"]), None)
@@ -1126,14 +1187,34 @@ def _summarise(targets: list[dict[str, Any]], proposals: list[Proposal], why: di
                                         None) or "no candidate"
         out_t.append({**{k: t.get(k) for k in ("kind", "model", "path", "line", "gb",
                                                 "gb_type", "fingerprint")},
-                      "fixed_by": fixed_by, "reason": reason})
+                      "fixed_by": fixed_by, "reason": reason,
+                      "setting": next((s["id"] for s in out_s if s["verified"] and i in s["targets"]),
+                                      None)})
     if budget_s is None:
         budget_s = config.fixes.budget_s or DEFAULT_FIX_BUDGET_S
     return {"budget_s": budget_s, "spent_s": spent, "targets": out_t,
-            "candidates": out_c}
+            "candidates": out_c, "settings": out_s}
+
+
+def _verdict(p: Proposal) -> tuple[bool, str | None, list[str], str]:
+    """(verified, why not, the models it was tried on, what was proven): accepted on every
+    model it was tried on, none skipping it."""
+    tried = {m: r for m, r in p.results.items() if m != "*" and not r.get("skipped")}
+    verified = bool(tried) and all(r.get("accepted") for r in tried.values()) and \
+        not any(r.get("skipped") for r in p.results.values())
+    reason = None
+    if not verified:
+        failed = [(m, r) for m, r in p.results.items() if not r.get("accepted")]
+        reason = "; ".join(
+            f"{r.get('reason') or r.get('skipped') or 'not tried'}"
+            + (f" (on `{m}`)" if m != "*" else "") for m, r in failed[:3]) or "not tried"
+    models = sorted(tried)
+    evidence = ("verified on " + "; on ".join(f"`{m}`: {tried[m].get('evidence')}" for m in models)
+                if verified else "")
+    return verified, reason, models, evidence
 
 
 __all__ = ["ProofSetting", "Proposal", "TARGET_KEYS", "VERDICT_KEYS", "assign", "audit_targets",
-           "break_findings", "compose_siblings", "decide", "merge_audit_proofs", "prove_audit_shard",
+           "break_findings", "compose_siblings", "decide", "gather_settings", "merge_audit_proofs", "prove_audit_shard",
            "find_targets", "gather", "merge_proofs", "order", "prove_audit", "prove_fixes",
            "prove_on_model", "prove_shard", "target_key"]

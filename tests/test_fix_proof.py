@@ -463,3 +463,17 @@ def test_the_guard_kinds_are_one_list_in_the_recipes_and_the_proof():
 
     assert GUARDS == GUARD_KINDS == tuple(GUARD_WORDS)
     assert all(guard_patterns(k) for k in GUARDS)
+
+
+def test_a_compiled_comparison_keeps_its_message():
+    # the shape matrix's comparison of compiled with eager outputs: a NaN on one side only has
+    # no finite error, so without its message the refusal read "differ (max abs error 0)"
+    from pt2bot.smoke.verify import _accuracy_summary
+
+    msg = "NaN or inf on one side only in 1 of 4 values"
+    rows = _accuracy_summary({"accuracy": [{"shape": {"batch": 2}, "match": False,
+                                            "max_abs_err": 0.0, "rtol": 1e-4, "message": msg}]})
+    assert rows == [{"shape": {"batch": 2}, "match": False, "max_abs_err": 0.0, "message": msg}]
+    cand = {"outputs": ROWS, "phase_errors": {}, "accuracy": rows}
+    assert judge(HEAD, cand, [NAN_BREAK], EDIT)["reason"] == (
+        f"compiled outputs differ from eager ones on shape case batch=2 ({msg})")

@@ -50,6 +50,7 @@ def render_review(report: Report, changeset_commentable: Commentable | None = No
             return
         text = body
         start: int | None = None
+        proven = None
         verified = fixes.verified_for(keys)
         carried = fixes.carried_at(verified)
         if carried is not None:
@@ -65,8 +66,11 @@ def render_review(report: Report, changeset_commentable: Commentable | None = No
             fixes.carry(verified, start or line)
         else:
             verified = None
+            proven = fixes.setting_for(keys)
             failed = fixes.failed_for(keys)
-            if failed is not None:
+            if proven is not None:
+                text += "\n\n" + setting_text(proven)
+            elif failed is not None:
                 text += "\n\n" + failed_fix_line(failed)
             if suggestion is not None:
                 text += "\n\n" + suggestion_block(suggestion)
@@ -75,6 +79,10 @@ def render_review(report: Report, changeset_commentable: Commentable | None = No
         if verified is not None:
             comments[fp]["fix"] = {"verified": True, "models": list(verified.get("models") or ()),
                                    "evidence": str(verified.get("evidence") or "")}
+        elif proven is not None:
+            comments[fp]["setting"] = {"name": str(proven.get("setting")), "verified": True,
+                                       "models": list(proven.get("models") or ()),
+                                       "evidence": str(proven.get("evidence") or "")}
 
     # A claim the smoke run traced and did not see is never posted on the line as if it held
     # (pt2bot/reach.py): the body says how many were held back, the summary lists them.
@@ -124,13 +132,16 @@ class ProvenFixes:
     def __init__(self, fixes: Mapping[str, Any] | None) -> None:
         self.verified: dict[str, Mapping[str, Any]] = {}
         self.failed: dict[str, Mapping[str, Any]] = {}
+        self.settings: dict[str, Mapping[str, Any]] = {}    # verified dynamo settings
         self.posted: dict[int, int] = {}    # id() of a verified fix -> the line carrying it
         fixes = fixes or {}
         targets = list(fixes.get("targets") or ())
         cands = list(fixes.get("candidates") or ())
+        settings = list(fixes.get("settings") or ())
         # a candidate not needed (another one fixed its targets) is no failed fix to mention
-        done = {i for c in cands if c.get("verified") for i in c.get("targets") or ()}
-        for c in cands:
+        done = {i for c in cands + settings if c.get("verified") for i in c.get("targets") or ()}
+        # (settings after the edits: a refused edit is the hint said before a refused setting)
+        for c in cands + settings:
             mine = [i for i in c.get("targets") or ()
                     if isinstance(i, int) and 0 <= i < len(targets)]
             if not c.get("verified") and mine and all(i in done for i in mine):
@@ -138,7 +149,8 @@ class ProvenFixes:
             keys = list(c.get("findings") or ())
             keys += [str(targets[i].get("fingerprint")) for i in mine
                      if targets[i].get("fingerprint")]
-            into = self.verified if c.get("verified") else self.failed
+            into = (self.failed if not c.get("verified") else
+                    self.settings if c.get("setting") else self.verified)
             for k in keys:
                 into.setdefault(k, c)
 
@@ -151,6 +163,9 @@ class ProvenFixes:
 
     def verified_for(self, keys: Sequence[str]) -> Mapping[str, Any] | None:
         return next((self.verified[k] for k in keys if k in self.verified), None)
+
+    def setting_for(self, keys: Sequence[str]) -> Mapping[str, Any] | None:
+        return next((self.settings[k] for k in keys if k in self.settings), None)
 
     def failed_for(self, keys: Sequence[str]) -> Mapping[str, Any] | None:
         return next((self.failed[k] for k in keys if k in self.failed), None)
@@ -177,6 +192,16 @@ def fix_text(fix: Mapping[str, Any]) -> str:
     head = (f"✅ **Verified fix** ({message_inline(fix.get('title') or '', limit=200)}): "
             f"{message_inline(fix.get('evidence') or '', limit=600)}.")
     return head + "\n\n" + suggestion_block("\n".join(str(x) for x in fix["lines"]))
+
+
+def setting_text(row: Mapping[str, Any]) -> str:
+    """A dynamo setting the proof verified for the break on this line: text, since it is set
+    where the model is compiled and not written on this line (pt2bot/fixes.py SETTINGS)."""
+    name = str(row.get("setting") or "")
+    return (f"⚙️ **Verified setting**, not a change to this line: "
+            f"{code_inline(f'torch._dynamo.config.{name} = True', limit=120)}, set before the model "
+            f"is compiled: {message_inline(row.get('evidence') or '', limit=600)}. It applies to "
+            "everything dynamo compiles in that process; it was checked on the models named here only.")
 
 
 def fixed_by_text(fix: Mapping[str, Any], line: int) -> str:

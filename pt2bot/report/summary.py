@@ -538,6 +538,11 @@ def fixes_section(report: Report) -> Section | None:
             f"{'s' if len(targets) != 1 else ''} on the PR's lines (each re-run before it was "
             f"posted; {_num(fixes.get('spent_s'))} s of the {_num(fixes.get('budget_s'))} s "
             "budget).")
+    proven = [s for s in fixes.get("settings") or () if isinstance(s, dict) and s.get("verified")]
+    if proven:
+        head += (f" ⚙️ {len(proven)} dynamo setting{'s' if len(proven) != 1 else ''} verified for "
+                 "problems no edit fixed, said in the inline comments as text (set where the model "
+                 "is compiled, not on the PR's lines).")
     items = "\n".join(fix_target_line(t) for t in open_[:MAX_LIST])
     blocks = [head] + ([details(f"{len(open_)} without a verified fix", items)] if open_ else [])
     return Section("#### Suggested fixes", blocks)
@@ -550,7 +555,8 @@ def fix_target_line(t: dict[str, Any]) -> str:
             f"{' ' + gb_link(t.get('gb')) if gb_registry.is_code(t.get('gb')) else ''} at "
             f"{code_inline(location(t), limit=120)} "
             f"({code_inline(t.get('model'), limit=100)}): "
-            f"no verified fix: {message_inline(t.get('reason') or '', limit=300)}")
+            f"no verified fix: {message_inline(t.get('reason') or '', limit=300)}"
+            + ("; a dynamo setting is verified for it (its comment says which)" if t.get("setting") else ""))
 
 
 def not_run_section(report: Report) -> Section | None:

@@ -69,6 +69,9 @@ class Candidate:
     # only the proof can choose between (the kept tensor, detached or not, tells only in the
     # gradients), which a reader of the recipe's candidates need not see
     variants: tuple["Candidate", ...] = ()
+    # not an edit: the dynamo setting (`torch._dynamo.config.<setting> = True`) whose proof
+    # this is, with `lines` the target's own line unchanged (pt2bot/fixes.py, SETTINGS)
+    setting: str = ""
 
 
 class Rule:

@@ -27,6 +27,7 @@ from typing import Any, Callable, Iterable, Mapping, NoReturn, Sequence
 from pt2bot.changes import STATUSES, ChangeSet, FileChange, Hunk
 from pt2bot.config import Config
 from pt2bot.errors import UserError
+from pt2bot.fixes import SETTINGS
 from pt2bot.findings import (DIFF_ADDED, DIFF_CONTEXT, DIFF_FILE, DIFF_OUTSIDE, SEVERITIES,
                              SMOKE_STATUSES, Finding)
 from pt2bot.jsonio import read_json, write_json
@@ -361,6 +362,7 @@ def _timings(value: Any, where: str) -> dict[str, float]:
 
 
 _TARGET_KINDS = ("break", "recompile", "export")
+_SETTINGS = tuple(SETTINGS.values())
 
 
 def _seconds(value: Any, where: str, key: str) -> float:
@@ -407,6 +409,8 @@ def _fix_proof(value: Any, where: str, mine: set[str]) -> dict[str, Any]:
         _bool(_key(c, "safe", where, at), where, f"{at}.safe")
         _strs(_key(c, "guards", where, at), where, f"{at}.guards")
         _int(_key(c, "rank", where, at), where, f"{at}.rank", lo=-_MAX_INT)
+        if "setting" in c:      # a dynamo setting's proof (pt2bot/fixes.py SETTINGS)
+            _choice(c["setting"], _SETTINGS, where, f"{at}.setting")
         offered = _key(c, "by_target", where, at)
         if not isinstance(offered, list):
             _bad(where, f"{at}.by_target", "a list of [target index, fingerprints]", offered)

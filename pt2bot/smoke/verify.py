@@ -131,7 +131,10 @@ def _accuracy_summary(got: Mapping[str, Any]) -> list[dict[str, Any]]:
     """The shape matrix's compiled-against-eager comparison, a row a case. For an edit that
     asks `torch.compiler.is_compiling()` the eager outputs are head's own (eager runs as
     before), so these rows are the only comparison of what compiled code now does."""
-    return [{k: a.get(k) for k in ("shape", "match", "max_abs_err")} for a in got.get("accuracy") or ()]
+    # (the comparison's message too: "NaN or inf on one side only ...", where the largest
+    # finite error alone would read "differ (max abs error 0)")
+    return [{k: a.get(k) for k in ("shape", "match", "max_abs_err", "message") if k in a}
+            for a in got.get("accuracy") or ()]
 
 
 def _export_summary(got: Mapping[str, Any]) -> dict[str, Any]:
@@ -744,6 +747,11 @@ def judge(head: Mapping[str, Any], cand: Mapping[str, Any], targets: Sequence[Ma
     for row in cand.get("outputs") or ():
         if not row.get("match"):
             return no(f"outputs differ from head's on {_shape(row.get('shape'))}{_detail(row)}")
+    setting = str(cand.get("setting") or "")
+    for row in cand.get("compiled") or ():
+        if not row.get("match"):
+            return no(f"compiled with `{setting} = True`, the model's outputs differ from head's "
+                      f"eager ones on {_shape(row.get('shape'))}{_detail(row)}")
     if _unreached(cand):
         return no(_eager_only_refusal(cand) or _dropped_arm_refusal(cand) or "")
     values = cand.get("values") or {}
@@ -784,7 +792,8 @@ def judge(head: Mapping[str, Any], cand: Mapping[str, Any], targets: Sequence[Ma
                       f"{_detail(row)}")
     for phase, msg in (cand.get("phase_errors") or {}).items():
         if phase not in (head.get("phase_errors") or {}):
-            return no(f"the {phase} pass failed on the patched model: {msg}")
+            return no(f"the {phase} pass failed on the "
+                      f"{f'model with `{setting} = True`' if setting else 'patched model'}: {msg}")
 
     evidence: list[str] = []
     # graph breaks
@@ -903,7 +912,13 @@ def judge(head: Mapping[str, Any], cand: Mapping[str, Any], targets: Sequence[Ma
     if watched:
         return no(watched)
     n = len(cand.get("outputs") or ())
-    evidence.append(f"outputs equal on {n} shape case{'s' if n != 1 else ''}")
+    if setting:
+        # eager runs head's own code: what was compared is compiled code with the setting
+        n = len(cand.get("compiled") or ())
+        evidence.insert(0, f"with `torch._dynamo.config.{setting} = True`")
+        evidence.append(f"compiled outputs equal head's eager ones on {n} shape case{'s' if n != 1 else ''}")
+    else:
+        evidence.append(f"outputs equal on {n} shape case{'s' if n != 1 else ''}")
     if grads:
         k = int(grads.get("cases") or 1)
         evidence.append(f"gradients equal on {_shape_cases(k) if k > 1 else _shape(grads.get('shape'))}")
@@ -1284,6 +1299,35 @@ def _cases_reaching(model: Any, cases: Sequence[CaseInputs], paths: RepoPaths, h
     return out
 
 
+def compiled_outputs(model: Any, cases: Sequence[CaseInputs], head_outs: Sequence[Any],
+                     paths: RepoPaths, tolerance: Any) -> list[dict[str, Any]]:
+    """The model compiled (eager backend, under whatever dynamo settings are in force) on
+    every case, against head's eager outputs: one row per case; a compile or run that raises
+    is a mismatch with its message."""
+    import torch
+
+    rows = []
+    reset_dynamo()
+    try:
+        compiled = torch.compile(model, backend="eager")
+        for case, expected in zip(cases, head_outs):
+            try:
+                with torch.no_grad():
+                    got = _seeded_forward(compiled, case, paths)
+                row = _compare(expected, got, tolerance)
+            except ModelError as e:
+                row = {"match": False, "max_abs_err": None, "message": e.message}
+            except CandidateTimeout:
+                raise
+            except Exception as e:  # noqa: BLE001 - dynamo raising under the setting is a result
+                row = {"match": False, "max_abs_err": None,
+                       "message": f"{type(e).__name__}: {str(e)[:300]}"}
+            rows.append({"shape": dict(case.shape), **row})
+    finally:
+        reset_dynamo()
+    return rows
+
+
 def unprovable_on(device: str, cand: Mapping[str, Any]) -> str | None:
     """Why `cand` cannot be proven on `device`, if it cannot. On CUDA, a candidate asserting
     with `torch._assert_async`: its guard run fires the assertion on purpose, and there that
@@ -1315,9 +1359,12 @@ def prove_candidate(cand: Mapping[str, Any], model: Any, cases: list[CaseInputs]
     edit = Edit.in_text(str(cand["path"]), int(cand["start_line"]), int(cand["end_line"]),
                         len(cand.get("lines") or ()), original)
     replaced = original.splitlines()[edit.start_line - 1:edit.end_line]
-    kinds = guard_kinds(cand.get("guards") or (), replaced)
-    measured: dict[str, Any] = {}
-    compiled = asks_compiling(cand.get("lines") or (), patched)
+    # a dynamo setting (pt2bot/fixes.py SETTINGS): head's own code, run with it set; what it
+    # can change is only what compiles and what compiled code computes
+    setting = str(cand.get("setting") or "")
+    kinds = [] if setting else guard_kinds(cand.get("guards") or (), replaced)
+    measured: dict[str, Any] = {"setting": setting} if setting else {}
+    compiled = not setting and asks_compiling(cand.get("lines") or (), patched)
     block = _block_line(original, edit) if compiled else None
     exit_at = _exit_line(original, edit) if compiled else None
     if block is not None:
@@ -1330,7 +1377,7 @@ def prove_candidate(cand: Mapping[str, Any], model: Any, cases: list[CaseInputs]
     # enters the block (none for an exit on the `if`'s own line: no line event tells)
     watch = next((w for w in (exit_at, block) if w is not None and w > 0), None)
     # an edit that keeps one arm of an `if`/`else`: whether a shape case runs the arm it drops
-    dropped = None if compiled else _dropped_arm(original, edit, cand.get("lines") or ())
+    dropped = None if compiled or setting else _dropped_arm(original, edit, cand.get("lines") or ())
     if dropped is not None:
         measured["dropped"] = dropped
         watch = dropped["line"] if dropped["line"] > 0 else None
@@ -1338,10 +1385,11 @@ def prove_candidate(cand: Mapping[str, Any], model: Any, cases: list[CaseInputs]
         measured["raises"] = sorted(set(_RAISE_RE.findall("\n".join(replaced))))
     stage: str | None = None   # what ran out of the candidate's time, when not the model
     # head's gradients, once per model: a candidate safe by construction computes what head does
-    if not cand.get("safe") and GRADIENTS not in backend_cache:
+    if not cand.get("safe") and not setting and GRADIENTS not in backend_cache:
         backend_cache[GRADIENTS] = head_gradients(model, cases, paths)
     try:
-        with time_limit(limit, CandidateTimeout):
+        with time_limit(limit, CandidateTimeout), (
+                torch._dynamo.config.patch(**{setting: True}) if setting else contextlib.nullcontext()):
             head_swap = (function_at(paths, edit.path, original, edit)
                          if kinds or watch is not None else None)
             with patched_function(paths, edit.path, original, patched, edit) as swap:
@@ -1361,7 +1409,12 @@ def prove_candidate(cand: Mapping[str, Any], model: Any, cases: list[CaseInputs]
                     # and an exit or a block compiled code decides alone is only ever shown
                     # right by the shape matrix's compiled runs: without it, nothing more to run
                     ok = not _unreached(measured) and (dropped is not None or "matrix" in phases)
-                if ok and not cand.get("safe") and not compiled:
+                if ok and setting:
+                    # the same code in eager: only compiled code can differ, on every case
+                    measured["compiled"] = compiled_outputs(model, cases, head_outs, paths,
+                                                            model_spec.get("tolerance"))
+                    ok = all(r["match"] for r in measured["compiled"])
+                if ok and not cand.get("safe") and not compiled and not setting:
                     # what the replaced statements leave behind, head against candidate: a
                     # value the outputs never read (a time, a flag) still reaches other callers
                     site = probe_site(original, patched, edit)
@@ -1380,7 +1433,7 @@ def prove_candidate(cand: Mapping[str, Any], model: Any, cases: list[CaseInputs]
                                   first, lambda state: not _refused_by_breaks(
                                       head, {**measured, **state}, targets, edit))
                     ok = not _refused_by_breaks(head, measured, targets, edit)
-                if ok and not cand.get("safe"):
+                if ok and not cand.get("safe") and not setting:
                     grads = compare_gradients(model, cases, paths, backend_cache.get(GRADIENTS) or [],
                                               model_spec.get("tolerance"))
                     if grads is not None:

@@ -1,0 +1,138 @@
+"""A dynamo setting proven like an edit: torch's own hint for `.item()` (GB0124) and for a
+dynamic-shape operator (GB0036) is a setting, `capture_scalar_outputs` /
+`capture_dynamic_output_shape_ops`. The proof runs the target's model again with it set, its
+source unchanged: accepted only where the break is gone with no other one and compiled outputs
+equal head's eager ones; posted as a line of text, never as a suggestion block."""
+from __future__ import annotations
+
+import time
+
+import pytest
+
+from pt2bot.configfile.schema import build_config
+from pt2bot.fixes import SETTINGS, ProofSetting, gather, gather_settings, order, prove_on_model
+from pt2bot.report.review import ProvenFixes, setting_text
+from pt2bot.results import ResultsFile
+
+MODELS = """\
+import torch
+from torch import nn
+
+
+class Picked(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.lin = nn.Linear(4, 4)
+
+    def forward(self, x):
+        h = self.lin(x)
+        kept = h[h > 0]
+        return h.sum() + kept.sum()
+
+
+class Branched(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.lin = nn.Linear(4, 4)
+
+    def forward(self, x):
+        h = self.lin(x)
+        top = h.max().item()
+        if top > 0:
+            return h * 2
+        return h
+"""
+PICK, ITEM, IF = 12, 23, 24
+
+CONFIG = """\
+version: 1
+models:
+  - name: picked
+    entry: pkg.m:Picked
+    inputs: [{name: x, shape: [batch, 4]}]
+    shapes: {batch: [2, 3]}
+    export: false
+  - name: branched
+    entry: pkg.m:Branched
+    inputs: [{name: x, shape: [batch, 4]}]
+    shapes: {batch: [2, 3]}
+    export: false
+run: {backend: eager, latency: false, timeout_s: 120}
+fixes: {budget_s: 240}
+"""
+
+
+def _repo(tmp_path):
+    root = tmp_path / "repo"
+    (root / "pkg").mkdir(parents=True)
+    (root / "pkg" / "__init__.py").write_text("")
+    (root / "pkg" / "m.py").write_text(MODELS)
+    (root / "pt2bot.yml").write_text(CONFIG)
+    return root
+
+
+def _target(model: str, line: int, gb: str) -> dict:
+    return {"kind": "break", "model": model, "path": "pkg/m.py", "line": line, "gb": gb,
+            "gb_type": "x", "fingerprint": f"fp-{line}"}
+
+
+def test_the_setting_torch_names_is_a_candidate_after_every_edit(tmp_path):
+    root = _repo(tmp_path)
+    targets = [_target("branched", ITEM, "GB0124"), _target("picked", PICK, "GB0036"),
+               _target("branched", IF, "GB0170")]
+    edits, _ = gather(targets, [], str(root), None)
+    assert not any(p.cand.setting for p in edits)     # a recipe's gather gives edits only
+    proposals = order(edits + gather_settings(targets, [], str(root)))
+    settings = [p for p in proposals if p.cand.setting]
+    # (in the order of their place in the file, as edits of the same rank)
+    assert [(p.cand.setting, p.targets, p.cand.start_line) for p in settings] == [
+        ("capture_dynamic_output_shape_ops", [1], PICK), ("capture_scalar_outputs", [0], ITEM)]
+    for p in settings:
+        # the target's own line, unchanged: there is nothing to suggest on it
+        assert p.patched == p.original == MODELS
+        assert p.cand.lines == (MODELS.splitlines()[p.cand.start_line - 1],)
+        assert p.cand.title == f"set `torch._dynamo.config.{p.cand.setting} = True` where the model is compiled"
+    # tried last: every edit first
+    assert all(not p.cand.setting for p in proposals[:len(proposals) - len(settings)])
+    assert set(SETTINGS) == {"GB0124", "GB0036"}
+    assert not any(2 in p.targets for p in settings)    # a data-dependent branch has none
+
+
+@pytest.mark.torch
+def test_the_proof_accepts_a_setting_only_where_the_break_does_not_move(tmp_path):
+    root = _repo(tmp_path)
+    targets = [_target("branched", ITEM, "GB0124"), _target("picked", PICK, "GB0036")]
+    by = {p.cand.setting: p for p in order(gather_settings(targets, [], str(root)))}
+    config = build_config(CONFIG, str(root / "pt2bot.yml"))
+    setting = ProofSetting(config=config, changeset=None, root=str(root), head_sha=None,
+                           head_results=ResultsFile.empty(), device="cpu")
+    deadline = time.monotonic() + 240
+
+    pick = by["capture_dynamic_output_shape_ops"]
+    got = prove_on_model(setting, config.model("picked"), None, [(pick, [targets[1]])], str(root),
+                         deadline, str(tmp_path / "w1"))[pick.cid]
+    assert got["accepted"] is True, got
+    assert got["evidence"] == ("with `torch._dynamo.config.capture_dynamic_output_shape_ops = True`, "
+                               "GB0036 gone, 1 graph instead of 2, compiled outputs equal head's "
+                               "eager ones on 2 shape cases"), got
+
+    item = by["capture_scalar_outputs"]
+    got = prove_on_model(setting, config.model("branched"), None, [(item, [targets[0]])], str(root),
+                         deadline, str(tmp_path / "w2"))[item.cid]
+    # the captured number decides the `if` below: the break moves there
+    assert got["accepted"] is False, got
+    assert got["reason"] == f"a new graph break: GB0170 at pkg/m.py:{IF}", got
+
+
+def test_a_verified_setting_is_text_and_never_a_suggestion_block():
+    row = {"id": "c3", "setting": "capture_scalar_outputs", "path": "pkg/m.py", "line": ITEM,
+           "findings": ["fpf"], "targets": [0], "verified": True, "models": ["m"],
+           "evidence": "verified on `m`: with `torch._dynamo.config.capture_scalar_outputs = True`, GB0124 gone"}
+    fixes = ProvenFixes({"targets": [{"fingerprint": "fp-23"}], "candidates": [], "settings": [row]})
+    assert fixes.verified_for(["fpf"]) is None        # no suggestion comes of it
+    assert fixes.setting_for(["fp-23"]) is row and fixes.setting_for(["fpf"]) is row
+    text = setting_text(row)
+    assert "```suggestion" not in text
+    assert text.startswith("⚙️ **Verified setting**, not a change to this line: "
+                           "`torch._dynamo.config.capture_scalar_outputs = True`")
+    assert "GB0124 gone" in text
