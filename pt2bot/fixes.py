@@ -1099,6 +1099,8 @@ def _join(targets: list[dict[str, Any]], proofs: Sequence[Mapping[str, Any]], co
         for g in sorted(p.by_target):
             for fp in p.by_target[g]:
                 _offered(p, g, fp)
+            if g not in p.targets:      # a setting for a break no finding flags
+                p.targets.append(g)
     proposals = order(list(found.values()))
     per_model = assign(proposals, targets, Coverage.from_results(head_results), ok, config)
     for name, items in per_model.items():

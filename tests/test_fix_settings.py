@@ -136,3 +136,33 @@ def test_a_verified_setting_is_text_and_never_a_suggestion_block():
     assert text.startswith("⚙️ **Verified setting**, not a change to this line: "
                            "`torch._dynamo.config.capture_scalar_outputs = True`")
     assert "GB0124 gone" in text
+
+
+def test_a_shards_setting_survives_partial_json_and_the_merge(tmp_path):
+    # a sharded review posts what an unsharded one does: the setting's verdicts travel in
+    # partial.json's `fixes` and the merge decides on them as the review does
+    from pt2bot.errors import UserError
+    from pt2bot.fixes import _join, _summarise
+    from pt2bot.shard.partial import _fix_proof
+
+    target = _target("picked", PICK, "GB0036")
+    cand = {"rule": "", "title": "set `torch._dynamo.config.capture_dynamic_output_shape_ops = True` "
+                                 "where the model is compiled",
+            "path": "pkg/m.py", "start_line": PICK, "end_line": PICK,
+            "lines": [MODELS.splitlines()[PICK - 1]], "safe": False, "guards": [], "rank": 1_000_000,
+            "setting": "capture_dynamic_output_shape_ops", "by_target": [[0, []]],
+            "results": {"picked": {"accepted": True, "evidence": "with ..., GB0036 gone"}}}
+    proof = {"budget_s": 300.0, "spent_s": 3.0,
+             "targets": [{**target, "reason": None}], "candidates": [cand]}
+    assert _fix_proof(proof, "partial.json", {"picked"}) is proof
+    with pytest.raises(UserError, match="setting"):
+        _fix_proof({**proof, "candidates": [{**cand, "setting": "suppress_errors"}]},
+                   "partial.json", {"picked"})
+    config = build_config(CONFIG, str(tmp_path / "pt2bot.yml"))
+    proposals, why, _ = _join([target], [proof], config, ResultsFile.empty(), {"picked"})
+    fixes = _summarise([target], order(proposals), why, config, 3.0)
+    assert fixes["candidates"] == []
+    [row] = fixes["settings"]
+    assert (row["setting"], row["verified"], row["targets"], row["models"]) == (
+        "capture_dynamic_output_shape_ops", True, [0], ["picked"])
+    assert fixes["targets"][0]["setting"] == row["id"] and fixes["targets"][0]["fixed_by"] is None
