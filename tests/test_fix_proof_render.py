@@ -150,3 +150,32 @@ def test_a_target_without_a_fix_shows_its_model_and_reason_as_code_where_they_ar
     html = cmarkgfm.github_flavored_markdown_to_html(line)
     assert "(<code>vit_vit</code>): no verified fix: a new graph break (on <code>vit_vit</code>)" in html
     assert "\\_" not in html and "<b>" not in html
+
+
+def test_a_verified_setting_is_a_line_of_text_where_no_edit_was_verified():
+    # G's `.item()` has no verified edit (c1 failed); capture_scalar_outputs verified for it:
+    # the comment says so as text, names where it belongs, and holds no suggestion block
+    setting = {"id": "c2", "setting": "capture_scalar_outputs", "path": "pkg/m.py", "line": 20,
+               "findings": [G.fingerprint()], "targets": [1], "verified": True, "models": ["net"],
+               "evidence": "verified on `net`: with `torch._dynamo.config.capture_scalar_outputs = "
+                           "True`, GB0124 gone, 1 graph instead of 2, compiled outputs equal "
+                           "head's eager ones on 2 shape cases", "reason": None}
+    fx = fixes()
+    fx["settings"] = [setting]
+    fx["targets"][1]["setting"] = "c2"
+    rep = Report(head="h" * 40, base="b" * 40, findings=(F, G), fixes=fx, counts={"fixes_verified": 1})
+    c = by_fp(render_review(rep, on_diff))[G.fingerprint()]
+    html = cmarkgfm.github_flavored_markdown_to_html(c["body"])
+    assert "```suggestion" not in c["body"] and "fix" not in c
+    assert c["setting"] == {"name": "capture_scalar_outputs", "verified": True, "models": ["net"],
+                            "evidence": setting["evidence"]}
+    assert (c["line"], c["start_line"]) == (20, None)
+    assert ("⚙️ <strong>Verified setting</strong>, not a change to this line: "
+            "<code>torch._dynamo.config.capture_scalar_outputs = True</code>, set before the model "
+            "is compiled: verified on <code>net</code>: with") in html
+    assert "checked on the models named here only" in html
+    # the refused edit is not said as well: the setting is what there is to do
+    assert "not verified" not in html
+    summary = render_summary(rep)
+    assert "1 dynamo setting verified for problems no edit fixed" in summary
+    assert "a dynamo setting is verified for it" in summary
