@@ -157,8 +157,7 @@ def test_a_verified_setting_is_a_line_of_text_where_no_edit_was_verified():
     # the comment says so as text, names where it belongs, and holds no suggestion block
     setting = {"id": "c2", "setting": "capture_scalar_outputs", "path": "pkg/m.py", "line": 20,
                "findings": [G.fingerprint()], "targets": [1], "verified": True, "models": ["net"],
-               "evidence": "verified on `net`: with `torch._dynamo.config.capture_scalar_outputs = "
-                           "True`, GB0124 gone, 1 graph instead of 2, compiled outputs equal "
+               "evidence": "verified on `net`: GB0124 gone, 1 graph instead of 2, compiled outputs equal "
                            "head's eager ones on 2 shape cases", "reason": None}
     fx = fixes()
     fx["settings"] = [setting]
@@ -172,7 +171,7 @@ def test_a_verified_setting_is_a_line_of_text_where_no_edit_was_verified():
     assert (c["line"], c["start_line"]) == (20, None)
     assert ("⚙️ <strong>Verified setting</strong>, not a change to this line: "
             "<code>torch._dynamo.config.capture_scalar_outputs = True</code>, set before the model "
-            "is compiled: verified on <code>net</code>: with") in html
+            "is compiled: verified on <code>net</code>: GB0124 gone") in html
     assert "checked on the models named here only" in html
     # the refused edit is not said as well: the setting is what there is to do
     assert "not verified" not in html

@@ -112,8 +112,7 @@ def test_the_proof_accepts_a_setting_only_where_the_break_does_not_move(tmp_path
     got = prove_on_model(setting, config.model("picked"), None, [(pick, [targets[1]])], str(root),
                          deadline, str(tmp_path / "w1"))[pick.cid]
     assert got["accepted"] is True, got
-    assert got["evidence"] == ("with `torch._dynamo.config.capture_dynamic_output_shape_ops = True`, "
-                               "GB0036 gone, 1 graph instead of 2, compiled outputs equal head's "
+    assert got["evidence"] == ("GB0036 gone, 1 graph instead of 2, compiled outputs equal head's "
                                "eager ones on 2 shape cases"), got
 
     item = by["capture_scalar_outputs"]
@@ -127,7 +126,7 @@ def test_the_proof_accepts_a_setting_only_where_the_break_does_not_move(tmp_path
 def test_a_verified_setting_is_text_and_never_a_suggestion_block():
     row = {"id": "c3", "setting": "capture_scalar_outputs", "path": "pkg/m.py", "line": ITEM,
            "findings": ["fpf"], "targets": [0], "verified": True, "models": ["m"],
-           "evidence": "verified on `m`: with `torch._dynamo.config.capture_scalar_outputs = True`, GB0124 gone"}
+           "evidence": "verified on `m`: GB0124 gone"}
     fixes = ProvenFixes({"targets": [{"fingerprint": "fp-23"}], "candidates": [], "settings": [row]})
     assert fixes.verified_for(["fpf"]) is None        # no suggestion comes of it
     assert fixes.setting_for(["fp-23"]) is row and fixes.setting_for(["fpf"]) is row
@@ -166,3 +165,17 @@ def test_a_shards_setting_survives_partial_json_and_the_merge(tmp_path):
     assert (row["setting"], row["verified"], row["targets"], row["models"]) == (
         "capture_dynamic_output_shape_ops", True, [0], ["picked"])
     assert fixes["targets"][0]["setting"] == row["id"] and fixes["targets"][0]["fixed_by"] is None
+
+
+def test_torchs_hint_gives_way_to_the_proof_of_its_setting():
+    # torch's hint for GB0124/GB0036 is the setting itself: once proven, either way, the
+    # comment says the proof's answer instead of the unproven hint
+    row = {"id": "c1", "setting": "capture_scalar_outputs", "findings": [], "targets": [0],
+           "verified": False, "reason": "a new graph break: GB0170 at pkg/m.py:24"}
+    targets = [{"fingerprint": "fp-23"}, {"fingerprint": "fp-40"}]
+    fixes = ProvenFixes({"targets": targets, "candidates": [], "settings": [row]})
+    assert not fixes.hints_stand(["fp-23"]) and fixes.hints_stand(["fp-40"])
+    assert fixes.setting_for(["fp-23"]) is None and fixes.failed_for(["fp-23"]) is row
+    proven = ProvenFixes({"targets": targets, "candidates": [],
+                          "settings": [{**row, "verified": True, "reason": None}]})
+    assert not proven.hints_stand(["fp-23"])

@@ -101,12 +101,12 @@ def render_review(report: Report, changeset_commentable: Commentable | None = No
         # one line, `print(x.item())`: the print's fix removes the `.item()`'s break too)
         keys = [fp] + [str(b.get("fingerprint")) for _, b in confirmed.get(fp, [])]
         body = finding_body(f, confirmed.get(fp, []),
-                            break_hints=fixes.verified_for(keys) is None)
+                            break_hints=fixes.hints_stand(keys))
         place((f.path, f.line, f.diff), body, fp, finding_location(f), f.suggestion, keys=keys)
 
     for model, b in breaks:
         if id(b) not in merged:
-            place(_item_at(b), break_body(b, model, fixes.verified_for([b["fingerprint"]]) is None),
+            place(_item_at(b), break_body(b, model, fixes.hints_stand([b["fingerprint"]])),
                   b["fingerprint"], location(b), keys=[b["fingerprint"]])
 
     for m in report.models:
@@ -133,6 +133,7 @@ class ProvenFixes:
         self.verified: dict[str, Mapping[str, Any]] = {}
         self.failed: dict[str, Mapping[str, Any]] = {}
         self.settings: dict[str, Mapping[str, Any]] = {}    # verified dynamo settings
+        self.set_tried: set[str] = set()    # the keys of the settings proven, either way
         self.posted: dict[int, int] = {}    # id() of a verified fix -> the line carrying it
         fixes = fixes or {}
         targets = list(fixes.get("targets") or ())
@@ -151,6 +152,8 @@ class ProvenFixes:
                      if targets[i].get("fingerprint")]
             into = (self.failed if not c.get("verified") else
                     self.settings if c.get("setting") else self.verified)
+            if c.get("setting"):
+                self.set_tried.update(keys)
             for k in keys:
                 into.setdefault(k, c)
 
@@ -163,6 +166,12 @@ class ProvenFixes:
 
     def verified_for(self, keys: Sequence[str]) -> Mapping[str, Any] | None:
         return next((self.verified[k] for k in keys if k in self.verified), None)
+
+    def hints_stand(self, keys: Sequence[str]) -> bool:
+        """Whether torch's own hints for the break still go in the comment: not where a fix is
+        verified, nor where its setting was proven either way (for the two kinds of break
+        with a setting, torch's hint is that setting: the proof's answer replaces it)."""
+        return self.verified_for(keys) is None and not any(k in self.set_tried for k in keys)
 
     def setting_for(self, keys: Sequence[str]) -> Mapping[str, Any] | None:
         return next((self.settings[k] for k in keys if k in self.settings), None)
