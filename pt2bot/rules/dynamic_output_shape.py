@@ -76,11 +76,13 @@ _MASKED_OTHER = ("keep the shape static with the mask: `torch.where(mask, x, fil
                  "element)")
 # nonzero / argwhere / where(cond): indices of the mask, whatever reads them
 _INDICES_HINT = ("compute with the mask itself instead of its indices (`torch.where(mask, a, b)`, or multiply "
-                 "by the mask), or set `torch._dynamo.config.capture_dynamic_output_shape_ops = True`")
+                 "by the mask), or set `torch._dynamo.config.capture_dynamic_output_shape_ops = True` "
+                 "(it traces them, but where their number is then used, the break can move there)")
 _INDEX_OPS = frozenset({"torch.nonzero", "torch.argwhere", "torch.where", "nonzero", "argwhere"})
 # unique / bincount / repeat_interleave: no static-shape form in general
 _CAPTURE_HINT = ("its size is only known from the data: set "
-                 "`torch._dynamo.config.capture_dynamic_output_shape_ops = True` to trace it")
+                 "`torch._dynamo.config.capture_dynamic_output_shape_ops = True` to trace it (where "
+                 "that size is then used, the break can move there)")
 
 
 def _parents(ctx) -> dict[int, ast.AST]:

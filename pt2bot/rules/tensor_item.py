@@ -39,7 +39,11 @@ class TensorItem(Rule):
         return x / scale
     ```
     If a Python number is really needed, `torch._dynamo.config.capture_scalar_outputs = True`
-    traces it as an unbacked SymInt/SymFloat instead of breaking.
+    traces it as an unbacked SymInt/SymFloat instead of breaking; but where the number then
+    decides a size or a branch, the break moves there, or dynamo raises (on the real-code
+    benchmark it removed `.item()` breaks cleanly on few models:
+    benchmarks/results/capture_settings.md). A review proves the setting on the target's
+    models after every edit, and says it only where it holds (pt2bot/fixes.py, SETTINGS).
     Fix offered (not safe: run and compared before it is posted) when the value only feeds
     tensor arithmetic: `.item()` dropped, in the expression (`x * t.item()` -> `x * t`) or in the
     assignment `v = t.item()` when every later read of `v` in the function is an operand of
@@ -100,6 +104,10 @@ class TensorItem(Rule):
 
     def check(self, ctx, node):
         if method_call(node, ("item",)) is not None:
+            # the setting is torch's own hint, but on real models it more often moves the break
+            # to where the number is used than removes it (benchmarks/results/capture_settings.md):
+            # said as what it is, which a review then proves or refutes on the models
             ctx.report(self.code, node, "`.item()` copies the tensor to a Python number and breaks the graph"
-                       f"{generator_note(ctx)}; keep it a tensor (drop `.item()`) or set "
-                       "capture_scalar_outputs=True")
+                       f"{generator_note(ctx)}; keep it a tensor (drop `.item()`); "
+                       "capture_scalar_outputs=True traces it instead, but the break then often moves "
+                       "to where the number is used (a size, an `if`)")
