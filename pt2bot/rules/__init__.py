@@ -23,6 +23,7 @@ from pt2bot.rules.dynamic_output_shape import DynamicOutputShape
 from pt2bot.rules.edits import apply_candidate
 from pt2bot.rules.einx_call import EinxCall
 from pt2bot.rules.explicit_graph_break import ExplicitGraphBreak
+from pt2bot.rules.grad_factory import GradFactory
 from pt2bot.rules.file_io import FileIO
 from pt2bot.rules.hardcoded_size import HardcodedSize
 from pt2bot.rules.host_nondeterminism import HostNondeterminism
@@ -47,6 +48,7 @@ RULES: tuple[type[Rule], ...] = (
     SyntaxErrorRule,
     TensorItem, TensorTolist, TensorNumpy, ScalarConversion, PrintCall, LoggingCall,
     HostNondeterminism, FileIO, ExplicitGraphBreak, ModuleStateMutation, TorchJitCall, MinMaxKey,
+    GradFactory,
     TensorCondition, TensorIteration, ScalarCondition,
     ShapeBranch, HardcodedSize, RangeOverSize, DynamicOutputShape, CompileDynamicFalse, EinxCall,
     SizeSpecialised,
