@@ -543,20 +543,29 @@ def fixes_section(report: Report) -> Section | None:
         head += (f" ⚙️ {len(proven)} dynamo setting{'s' if len(proven) != 1 else ''} verified for "
                  "problems no edit fixed, said in the inline comments as text (set where the model "
                  "is compiled, not on the PR's lines).")
-    items = "\n".join(fix_target_line(t) for t in open_[:MAX_LIST])
+    items = "\n".join(fix_target_line(t, setting_names(fixes)) for t in open_[:MAX_LIST])
     blocks = [head] + ([details(f"{len(open_)} without a verified fix", items)] if open_ else [])
     return Section("#### Suggested fixes", blocks)
 
 
-def fix_target_line(t: dict[str, Any]) -> str:
+def setting_names(fixes: Mapping[str, Any]) -> dict[str, str]:
+    """report.json's `fixes.settings`: a verified setting's id -> its name."""
+    return {str(s.get("id")): str(s.get("setting")) for s in fixes.get("settings") or ()
+            if isinstance(s, dict) and s.get("verified")}
+
+
+def fix_target_line(t: dict[str, Any], settings: Mapping[str, str] | None = None) -> str:
     """A list item: one target of the proof of fixes left without a verified fix, and why
-    (a review's summary, and the audit's Markdown)."""
+    (a review's summary, and the audit's Markdown); `settings` (`setting_names`) names the
+    verified setting a target has."""
+    name = (settings or {}).get(str(t.get("setting"))) if t.get("setting") else None
     return (f"- {escape_inline(t.get('kind', ''), limit=20)}"
             f"{' ' + gb_link(t.get('gb')) if gb_registry.is_code(t.get('gb')) else ''} at "
             f"{code_inline(location(t), limit=120)} "
             f"({code_inline(t.get('model'), limit=100)}): "
             f"no verified fix: {message_inline(t.get('reason') or '', limit=300)}"
-            + ("; a dynamo setting is verified for it (its comment says which)" if t.get("setting") else ""))
+            + (f"; verified with {code_inline(f'torch._dynamo.config.{name} = True', limit=120)} set"
+               if name else ""))
 
 
 def not_run_section(report: Report) -> Section | None:
@@ -600,4 +609,4 @@ def skipped_section(report: Report) -> Section | None:
     return Section(title, [body])
 
 
-__all__ = ["render_summary", "fit", "fix_target_line", "split_fixes", "fixes_section", "Section", "SUMMARY_MARKER", "MAX_CHARS"]
+__all__ = ["render_summary", "fit", "fix_target_line", "setting_names", "split_fixes", "fixes_section", "Section", "SUMMARY_MARKER", "MAX_CHARS"]
