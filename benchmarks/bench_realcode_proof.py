@@ -285,7 +285,7 @@ def report(data: dict[str, Any]) -> str:
     c = sum(1 for s in sites.values() if s["candidates"])
     v = sum(1 for s in sites.values() if s["verified"])
     lines.append(f"**{v} of {n} graph-break sites get a verified fix** ({c} with a candidate).")
-    st = [s for s in sites.values() if s["setting"]]
+    st = [s for s in sites.values() if s.get("setting")]
     if any("setting" in t for m in data["models"].values() for t in m.get("targets") or ()):
         lines.append(f"Apart from those, {len(st)} of the {n} sites get a verified dynamo setting "
                      f"(torch's own hint for GB0124 and GB0036; {sum(1 for s in st if not s['verified'])} "
