@@ -587,6 +587,9 @@ class ProvenFix:
     evidence: str = ""             # what was proven, when verified
     reason: str = ""               # why not, when not
     diff: str = ""                 # the edit as a unified diff of the file
+    # not an edit: the dynamo setting proven for the break on `start_line`
+    # (`torch._dynamo.config.<setting> = True`; `lines` and `diff` are empty)
+    setting: str = ""
 
     def __str__(self) -> str:
         what = f"verified: {self.evidence}" if self.verified else f"not verified: {self.reason}"
@@ -602,8 +605,12 @@ def verified_fixes(model: Any, *args: Any, user_code: str | Sequence[str] | None
     written) and kept only when the break is gone, no other break appears, the graph count
     does not grow, the outputs equal the unpatched model's on these inputs, and where the
     replaced code guards against NaN, inf, an empty mask or zero, also with that value
-    injected into the edited function's arguments. `include_rejected=True` also returns
-    the candidates that failed, with their reason.
+    injected into the edited function's arguments. A `.item()` break (GB0124) or a
+    dynamic-shape operator's (GB0036) that no edit fixed is then tried with torch's own hint,
+    `capture_scalar_outputs` / `capture_dynamic_output_shape_ops`, set and the code unchanged:
+    kept when the break is gone, no other appears and the compiled outputs equal eager ones (a
+    `ProvenFix` with `setting` and no lines). `include_rejected=True` also returns the
+    candidates that failed, with their reason.
 
         for fix in verified_fixes(Encoder(), torch.randn(2, 16)):
             print(fix)          # the file, the lines, the evidence and a unified diff
@@ -614,6 +621,7 @@ def verified_fixes(model: Any, *args: Any, user_code: str | Sequence[str] | None
     import torch
 
     from pt2bot.config import StaticConfig
+    from pt2bot.fixes import SETTINGS
     from pt2bot.rules import apply_candidate, fix_candidates
     from pt2bot.smoke.verify import measure_state, prove_candidate
     from pt2bot.static import check_paths
@@ -665,6 +673,27 @@ def verified_fixes(model: Any, *args: Any, user_code: str | Sequence[str] | None
                     if verdict.get("accepted"):
                         fixed.update(t["line"] for t in targets)
                         break   # the most likely verified candidate of this finding
+            for b in breaks:
+                name = SETTINGS.get(str(b.gb))
+                if b.path != path or b.line in fixed or not name:
+                    continue
+                target = {"kind": "break", "path": path, "line": b.line, "gb": b.gb,
+                          "gb_type": b.gb_type}
+                verdict = prove_candidate(
+                    {"path": path, "start_line": b.line, "end_line": b.line,
+                     "lines": [source.splitlines()[b.line - 1]], "original": source,
+                     "patched": source, "guards": [], "safe": False, "targets": [target],
+                     "setting": name},
+                    model, [case], [head_out], head, {}, {"backend": "eager"}, paths,
+                    ["breaks"], None, {})
+                out.append(ProvenFix(
+                    path=path, start_line=b.line, end_line=b.line, lines=(), rule="",
+                    title=f"set `torch._dynamo.config.{name} = True` where the model is compiled",
+                    verified=bool(verdict.get("accepted")), setting=name,
+                    evidence=str(verdict.get("evidence") or ""),
+                    reason=str(verdict.get("reason") or "")))
+                if verdict.get("accepted"):
+                    fixed.add(b.line)
     return out if include_rejected else [f for f in out if f.verified]
 
 

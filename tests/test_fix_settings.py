@@ -27,7 +27,7 @@ class Picked(nn.Module):
     def forward(self, x):
         h = self.lin(x)
         kept = h[h > 0]
-        return h.sum() + kept.sum()
+        return h.sum() + kept.std()
 
 
 class Branched(nn.Module):
@@ -179,3 +179,30 @@ def test_torchs_hint_gives_way_to_the_proof_of_its_setting():
     proven = ProvenFixes({"targets": targets, "candidates": [],
                           "settings": [{**row, "verified": True, "reason": None}]})
     assert not proven.hints_stand(["fp-23"])
+
+
+@pytest.mark.torch
+def test_pt2bot_testing_proves_the_setting_too(tmp_path):
+    # the same proof in the user's own tests: Picked's `h[h > 0]` has no edit, the setting holds;
+    # Branched's `.item()` setting moves the break to the `if` and is returned as rejected
+    import torch
+    from pymodule import load_module
+
+    from pt2bot.testing import verified_fixes
+
+    (tmp_path / "pyproject.toml").write_text("")
+    path = tmp_path / "setmod.py"
+    path.write_text(MODELS)
+    mod = load_module(path, prefix="fixsetting")
+    x = torch.randn(2, 4)
+    [picked] = [f for f in verified_fixes(mod.Picked().eval(), x, user_code=str(tmp_path),
+                                          include_rejected=True) if f.setting]
+    assert (picked.setting, picked.start_line, picked.verified, picked.lines, picked.diff) == (
+        "capture_dynamic_output_shape_ops", PICK, True, (), "")
+    assert picked.evidence.startswith("GB0036 gone, 1 graph instead of 2, compiled outputs equal")
+    branched = verified_fixes(mod.Branched().eval(), x, user_code=str(tmp_path), include_rejected=True)
+    [item] = [f for f in branched if f.setting]
+    assert (item.setting, item.verified, item.reason) == (
+        "capture_scalar_outputs", False, f"a new graph break: GB0170 at setmod.py:{IF}")
+    assert not any(f.setting for f in verified_fixes(mod.Branched().eval(), x, user_code=str(tmp_path)))
+    assert path.read_text() == MODELS
