@@ -206,3 +206,24 @@ def test_pt2bot_testing_proves_the_setting_too(tmp_path):
         "capture_scalar_outputs", False, f"a new graph break: GB0170 at setmod.py:{IF}")
     assert not any(f.setting for f in verified_fixes(mod.Branched().eval(), x, user_code=str(tmp_path)))
     assert path.read_text() == MODELS
+
+
+def test_a_setting_does_not_count_a_break_in_a_skipped_frame_as_uncovered():
+    # an edit may uncover a break in code head ran uncompiled (its frame skipped after a break
+    # in a loop); under a setting that break is where the captured value is used: refused
+    from pt2bot.smoke.patch import Edit
+    from pt2bot.smoke.verify import judge
+
+    head = {"graph_count": 1, "phase_errors": {}, "eager_frames": [
+                {"function": "decode", "path": "pkg/m.py", "line": 20, "end": 30}],
+            "breaks": [{"gb": "GB0124", "path": "pkg/m.py", "line": 22, "function": "decode"}]}
+    moved = {"graph_count": 1, "phase_errors": {}, "outputs": [{"shape": {}, "match": True}],
+             "compiled": [{"shape": {}, "match": True}],
+             "breaks": [{"gb": "GB7000", "path": "pkg/m.py", "line": 26, "function": "decode"}]}
+    target = {"kind": "break", "path": "pkg/m.py", "line": 22, "gb": "GB0124"}
+    edit = Edit(path="pkg/m.py", start_line=22, end_line=22, new_lines=1)
+    as_edit = judge(head, moved, [target], edit)
+    as_setting = judge(head, {**moved, "setting": "capture_scalar_outputs"}, [target], edit)
+    assert as_edit["accepted"] and "uncovers GB7000 at pkg/m.py:26" in as_edit["evidence"], as_edit
+    assert as_setting == {"accepted": False, "evidence": "",
+                          "reason": "a new graph break: GB7000 at pkg/m.py:26"}
