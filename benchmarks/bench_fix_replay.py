@@ -483,6 +483,9 @@ def run_case(case: dict, python: str) -> dict:
         "repo": case["repo"], "sha": case["sha"], "subject": case["subject"], "path": case["path"],
         **pr, "rc": proc.returncode, "wall_s": round(wall, 1),
         "smoke_s": timings.get("smoke"), "fixes_s": timings.get("fixes"), "total_s": timings.get("total"),
+        # the dynamo settings proven where torch's hint is one (text in a review, not a fix)
+        "settings": [{k: s.get(k) for k in ("setting", "line", "verified", "evidence", "reason")}
+                     for s in fixes.get("settings") or ()],
         "model": next(({"status": m.get("status"), "error": m.get("error"), "change": m.get("change"),
                         "problems": m.get("problems")} for m in report.get("models") or ()
                        if m.get("name") == case["name"]), None),
@@ -546,15 +549,19 @@ def markdown(results: dict) -> str:
     cands = [c for r in cases.values() for c in r.get("candidates") or ()]
     rejected = [c for c in cands if not c["verified"]]
     with_c = [r for r in cases.values() if r.get("candidates")]
+    proven = [s for r in cases.values() for s in r.get("settings") or ()]
     lines += ["", f"Cases (one PR each) whose re-introduced problem became a target on the PR's lines: "
                   f"{targets}/{n}; with a verified fix: {n_fixed}/{n} ({n_fixed}/{targets} of those targeted). "
                   f"Verified suggestions equivalent to the maintainers' fix (judged by hand): {equiv}/{len(verified)}"
                   + (f" ({unjudged} unjudged)" if unjudged else "") + ". "
                   f"Candidates: {len(cands)} in {len(with_c)} cases, {len(rejected)} not verified. "
                   f"Proof wall time: {sum(r.get('fixes_s') or 0 for r in cases.values()):.0f} s over {n} PRs "
-                  f"(0 s in the {n - len(with_c)} PRs without a candidate), "
+                  f"({sum(r.get('fixes_s') or 0 for r in cases.values() if not r.get('candidates')):.0f} s "
+                  f"in the {n - len(with_c)} PRs without a candidate edit, where a dynamo setting may be proven), "
                   f"{sum(r.get('fixes_s') or 0 for r in with_c):.0f} s in the {len(with_c)} with one, next to "
-                  f"{sum(r.get('smoke_s') or 0 for r in with_c):.0f} s of their smoke runs (base + head).", ""]
+                  f"{sum(r.get('smoke_s') or 0 for r in with_c):.0f} s of their smoke runs (base + head)."
+                  + (f" Dynamo settings proven: {len(proven)}, {sum(1 for s in proven if s.get('verified'))} "
+                     "verified (text in a review, not counted as fixes)." if proven else ""), ""]
     lines += ["| case | upstream commit | kind | targets (line: why no verified fix) | candidates: verdict | "
               "equivalent to the maintainers' |", "|---|---|---|---|---|---|"]
     for name, r in cases.items():
