@@ -286,22 +286,23 @@ def gather_settings(targets: list[dict[str, Any]], findings: Sequence[Finding], 
         if _setting_of(t):
             if t["path"] not in sources:
                 sources[t["path"]] = _read(head_root, t["path"])
-            _propose_setting(proposals, i, t, sources[t["path"]],
-                             _findings_at(findings, t["path"], t["line"]))
+            source = sources[t["path"]]
+            if source is not None:
+                _propose_setting(proposals, i, t, source,
+                                 _findings_at(findings, t["path"], t["line"]))
     return list(proposals.values())
 
 
 def _propose_setting(proposals: dict[tuple[Any, ...], Proposal], i: int, t: Mapping[str, Any],
-                     source: str | None, at: Sequence[Finding]) -> None:
-    name = _setting_of(t)
-    lines = source.splitlines() if source is not None else []
-    if not name or not 1 <= t["line"] <= len(lines):
+                     source: str, at: Sequence[Finding]) -> None:
+    lines = source.splitlines()
+    if not 1 <= t["line"] <= len(lines):
         return
+    name = _setting_of(t)
     c = Candidate(code=next((f.rule for f in at), ""), path=t["path"], start_line=t["line"],
                   end_line=t["line"], lines=(lines[t["line"] - 1],), safe=False,
                   title=f"set `torch._dynamo.config.{name} = True` where the model is compiled",
                   rank=SETTING_RANK, setting=name)
-    assert source is not None
     p = proposals.setdefault(candidate_key(c), Proposal(cid="", cand=c, original=source,
                                                          patched=source, findings=[], targets=[]))
     for f in at:

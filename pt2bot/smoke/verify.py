@@ -313,17 +313,29 @@ def backend_check(model: Any, case: CaseInputs, expected: Any, paths: RepoPaths,
         return None
     reset_dynamo()
     try:
-        with torch.no_grad():
-            got = _seeded_forward(compile_configured(model, dict(run_cfg)), case, paths)
-        row = _compare(expected, got, tolerance)
-    except ModelError as e:
-        row = {"match": False, "max_abs_err": None, "message": e.message, "raised": True}
-    except Exception as e:  # noqa: BLE001 - a backend failure is a result
-        row = {"match": False, "max_abs_err": None, "raised": True,
-               "message": f"{type(e).__name__}: {str(e)[:300]}"}
+        row = _compiled_row(lambda: compile_configured(model, dict(run_cfg)), case, expected, paths,
+                            tolerance)
     finally:
         reset_dynamo()
     return {"backend": backend, **row}
+
+
+def _compiled_row(compiled: Callable[[], Any], case: CaseInputs, expected: Any,
+                  paths: RepoPaths, tolerance: Any) -> dict[str, Any]:
+    """One case of the model `compiled()` gives against `expected`; a compile or run that
+    raises is a mismatch with its message (a backend torch does not know, a backend failure,
+    dynamo raising under a setting)."""
+    import torch
+
+    try:
+        with torch.no_grad():
+            got = _seeded_forward(compiled(), case, paths)
+        return _compare(expected, got, tolerance)
+    except ModelError as e:
+        return {"match": False, "max_abs_err": None, "message": e.message, "raised": True}
+    except Exception as e:  # noqa: BLE001 - a failure is a result
+        return {"match": False, "max_abs_err": None, "raised": True,
+                "message": f"{type(e).__name__}: {str(e)[:300]}"}
 
 
 def gradients(model: Any, case: CaseInputs, paths: RepoPaths) -> dict[str, list[Any] | None] | str | None:
@@ -1308,26 +1320,14 @@ def compiled_outputs(model: Any, cases: Sequence[CaseInputs], head_outs: Sequenc
     is a mismatch with its message."""
     import torch
 
-    rows = []
     reset_dynamo()
     try:
-        compiled = torch.compile(model, backend="eager")
-        for case, expected in zip(cases, head_outs):
-            try:
-                with torch.no_grad():
-                    got = _seeded_forward(compiled, case, paths)
-                row = _compare(expected, got, tolerance)
-            except ModelError as e:
-                row = {"match": False, "max_abs_err": None, "message": e.message}
-            except CandidateTimeout:
-                raise
-            except Exception as e:  # noqa: BLE001 - dynamo raising under the setting is a result
-                row = {"match": False, "max_abs_err": None,
-                       "message": f"{type(e).__name__}: {str(e)[:300]}"}
-            rows.append({"shape": dict(case.shape), **row})
+        compiled = torch.compile(model, backend="eager")    # once: every case's frames share it
+        return [{"shape": dict(case.shape), **_compiled_row(lambda: compiled, case, expected, paths,
+                                                            tolerance)}
+                for case, expected in zip(cases, head_outs)]
     finally:
         reset_dynamo()
-    return rows
 
 
 def unprovable_on(device: str, cand: Mapping[str, Any]) -> str | None:
