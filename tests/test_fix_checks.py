@@ -283,11 +283,89 @@ def test_an_elif_chain_asserts_each_link_in_order(tmp_path):
     assert got == {5: [want], 7: [want]}
 
 
+def test_python_parts_before_the_tensor_test_stay_python_tests(tmp_path):
+    """torchmetrics' `if not allow_non_binary_target and (target.max() > 1 or ...)`, and a size:
+    a flag or a size has no tensor form (`torch.logical_not` of a Python bool fails, `~` of a
+    size is -2), so compiled code tests it in Python first, as head does, and asserts the rest
+    under it; where head's `and` stops at the flag, nothing after it is evaluated."""
+    got = edits(tmp_path, """\
+        import torch
+
+
+        def check(x, target, allow_non_binary_target=False):
+            if not allow_non_binary_target and (target.max() > 1 or target.min() < 0):
+                raise ValueError("`target` must contain `binary` values")
+            if x.size(0) > 0 and x.dim() == 2 and (x < 0).any():
+                raise ValueError("negative")
+            return x
+        """)
+    assert got[5] == [[
+        "    if torch.compiler.is_compiling():",
+        "        if not allow_non_binary_target:",
+        "            torch._assert_async(torch.logical_not((target.max() > 1) | (target.min() < 0)), "
+        "'`target` must contain `binary` values')",
+        "    elif not allow_non_binary_target and (target.max() > 1 or target.min() < 0):",
+        '        raise ValueError("`target` must contain `binary` values")']]
+    assert got[7] == [[
+        "    if torch.compiler.is_compiling():",
+        "        if x.size(0) > 0 and x.dim() == 2:",
+        "            torch._assert_async(torch.logical_not((x < 0).any()), 'negative')",
+        "    elif x.size(0) > 0 and x.dim() == 2 and (x < 0).any():",
+        '        raise ValueError("negative")']]
+
+
+def test_a_name_dynamo_broke_on_is_asserted_as_it_is():
+    """torchmetrics' `check = torch.any(...)` then `if check: raise`: with no finding, dynamo's
+    break on the `if` is what says the name is a tensor."""
+    src = """\
+import torch
+
+
+def check(target):
+    check = torch.any((target != 0) & (target != 1))
+    if check:
+        raise RuntimeError(f"Detected the following values in `target`: {target}")
+    return target
+"""
+    assert _stand_in_edits(src, 6, "check") == [(
+        "    if torch.compiler.is_compiling():",
+        "        torch._assert_async(torch.logical_not(check), 'Detected the following values in `target`')",
+        "    elif check:",
+        '        raise RuntimeError(f"Detected the following values in `target`: {target}")')]
+
+
+def test_a_chained_comparison_is_asserted_pair_by_pair():
+    """torchsde's `assert t0 <= t <= t1, f"..."`: `(t0 <= t) & (t <= t1)`, a value that ends
+    the message's sentence taking its full stop into the "..."."""
+    src = """\
+import torch
+
+
+def linear_interp(t0, y0, t1, y1, t):
+    assert t0 <= t <= t1, f"Incorrect time order for linear interpolation: t0={t0}, t={t}, t1={t1}."
+    return y0
+"""
+    assert _stand_in_edits(src, 5, "t0") == [(
+        "    if torch.compiler.is_compiling():",
+        "        torch._assert_async((t0 <= t) & (t <= t1), "
+        "'Incorrect time order for linear interpolation: t0=..., t=..., t1=...')",
+        "    else:",
+        '        assert t0 <= t <= t1, f"Incorrect time order for linear interpolation: t0={t0}, t={t}, t1={t1}."')]
+
+
 @pytest.mark.parametrize("body", [
-    # a size is a Python number: `torch.logical_not` of it fails, `~` of it is -2
+    # a Python part after the tensor one: testing it first would change what head evaluates
     """\
-    def check(x, gamma):
-        if x.size(0) > 0 and (gamma < 0).any():
+    def check(x, gamma, strict):
+        if (gamma < 0).any() and strict:
+            raise ValueError("negative")
+        return x
+    """,
+    # a Python part whose text is continued on the next line by the brackets around the test
+    """\
+    def check(x, gamma, strict, lenient):
+        if (strict or
+                lenient) and (gamma < 0).any():
             raise ValueError("negative")
         return x
     """,
@@ -791,3 +869,31 @@ def test_the_loop_verifies_an_assert_of_and(tmp_path):
                               time.monotonic() + 240, str(tmp_path / "work"))
     assert verdicts["and"]["accepted"] is True, verdicts["and"]
     assert verdicts["and"]["evidence"].startswith("GB0170 gone"), verdicts["and"]
+
+
+@pytest.mark.torch
+def test_the_loop_verifies_a_check_under_a_python_flag(tmp_path):
+    """`if not allow_negative and (gamma < 0.0).any(): raise`, the model calling with the flag
+    off: compiled code tests the flag in Python and asserts under it; head and the patch raise
+    ValueError alike in eager on a negative gamma, and the break is gone."""
+    src = ASSERTS.replace('def adjust(x, gamma):\n    assert (gamma >= 0.0).all(), f"Gamma must be non-negative. Got {gamma}"',
+                          'def adjust(x, gamma, allow_negative=False):\n'
+                          '    if not allow_negative and (gamma < 0.0).any():\n'
+                          '        raise ValueError(f"Gamma must be non-negative. Got {gamma}")')
+    assert src != ASSERTS
+    root, cand = _assert_repo(tmp_path, src)
+    assert cand.lines[:3] == ("    if torch.compiler.is_compiling():",
+                              "        if not allow_negative:",
+                              "            torch._assert_async(torch.logical_not((gamma < 0.0).any()), "
+                              "'Gamma must be non-negative.')")
+    checks = (root / "pkg" / "checks.py").read_text()
+    items = [(Proposal(cid="flag", cand=cand, original=checks, patched=apply_candidate(checks, cand),
+                       findings=[], targets=[]), [_target(ADJUST)])]
+    config = build_config(CONFIG, str(root / "pt2bot.yml"))
+    setting = ProofSetting(config=config, changeset=None, root=str(root), head_sha=None,
+                           head_results=ResultsFile.empty(), device="cpu")
+    verdicts = prove_on_model(setting, config.model("net"), None, items, str(root),
+                              time.monotonic() + 240, str(tmp_path / "work"))
+    assert verdicts["flag"]["accepted"] is True, verdicts["flag"]
+    assert verdicts["flag"]["evidence"].startswith("GB0170 gone"), verdicts["flag"]
+    assert "injected, eager and compiled" in verdicts["flag"]["evidence"]

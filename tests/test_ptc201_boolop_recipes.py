@@ -84,12 +84,20 @@ def test_not_of_a_tensor_test_is_logical_not(tmp_path):
                               "torch.tensor(1e-6), 0.01 * d0 / d1)",))
 
 
+def test_a_chained_comparison_is_the_and_of_its_pairs(tmp_path):
+    """`0 < d1 < 1` is `0 < d1 and d1 < 1`: `&` of the pairs, each a Python bool or a bool
+    tensor; the middle name is read twice, which changes nothing."""
+    _src, got = _selections(tmp_path, "d0 < 1e-5 or 0 < d1 < 1")
+    assert got[0] == (WHERE, ("        h0 = torch.where((d0 < 1e-5) | ((0 < d1) & (d1 < 1)), torch.tensor(1e-6), "
+                              "0.01 * d0 / d1)",))
+
+
 @pytest.mark.parametrize("test", [
     "flag and d0 < 1e-5",            # a bare name may be a Python bool
     "d0 < 1e-5 or flag",
     "d0 < 1e-5 or not d1 < 1e-5",    # torch.logical_not of a Python bool fails
     "d0 < 1e-5 or d1 is None",       # `is` has no tensor form
-    "d0 < 1e-5 or 0 < d1 < 1",       # nor a chained comparison
+    "d0 < 1e-5 or 0 < d1.sum() < 1",  # nor a chained comparison that would call twice
 ])
 def test_a_part_with_no_tensor_form_gets_no_selection(tmp_path, test):
     src, got = _selections(tmp_path, test)

@@ -232,15 +232,34 @@ class _Translator:
                     return f"{_atom(inner, self.text(inner))}.{name}()"
                 return f"({self.condition(inner)}).{name}()"
         if isinstance(node, ast.Compare):
-            if len(node.ops) != 1 or type(node.ops[0]) not in _OPS:
+            if any(type(op) not in _OPS for op in node.ops):
                 raise _Untranslatable
+            if len(node.ops) > 1:
+                return self._chained(node, either)
             (left, lt), (right, rt) = self.operand(node.left), self.operand(node.comparators[0])
             if not (lt or rt or either):
                 raise _Untranslatable
             return f"{left} {_OPS[type(node.ops[0])]} {right}"
         if (_torch_call(node) or _method(node)) in BOOL_FUNCS:
             return self.text(node)
+        if isinstance(node, (ast.Name, ast.Attribute)) and (node.lineno, node.col_offset) == self.at:
+            # the finding is on the name itself: its rule found it a tensor (`check =
+            # torch.any(...)` above), or, with no finding, dynamo broke on its truth value
+            return self.text(node)
         raise _Untranslatable
+
+    def _chained(self, node: ast.Compare, either: bool) -> str:
+        """`a <= b <= c` -> `(a <= b) & (b <= c)`: Python's `and` of the pairs, where one pair has
+        a side surely a tensor (a Python bool `&` a bool tensor is one). Each middle operand is
+        read twice, so it must be a name, an attribute or a constant; `&` also evaluates the
+        later pair where the first is false, which compares names only."""
+        sides = [node.left, *node.comparators]
+        if not all(isinstance(m, (ast.Name, ast.Attribute, ast.Constant)) for m in sides[1:-1]):
+            raise _Untranslatable
+        pairs = [(self.operand(a), op, self.operand(b)) for a, op, b in zip(sides, node.ops, sides[1:])]
+        if not (either or any(lt or rt for (_l, lt), _op, (_r, rt) in pairs)):
+            raise _Untranslatable
+        return " & ".join(f"({left} {_OPS[type(op)]} {right})" for (left, _lt), op, (right, _rt) in pairs)
 
     def _translates(self, node: ast.AST) -> bool:
         """Whether `node` alone has a tensor form (each `and`/`or` in it with a tensor part)."""
@@ -310,7 +329,9 @@ def message_of(node: ast.AST | None, fallback: str) -> str:
         if ends:
             text = text[:ends[-1]]
         else:
-            text = text.replace(_HOLE, "...").strip()
+            # a value that ends a sentence takes its full stop into the "...": "t1={t1}." ->
+            # "t1=...", not "t1=...."
+            text = re.sub(_HOLE + r"\.(?=\s|$)", _HOLE, text).replace(_HOLE, "...").strip()
             # a value at the end is dropped with the punctuation that introduces it ("Bad
             # value: {x}" -> "Bad value"), but kept as "..." after a word, where dropping it
             # would leave the sentence cut ("non-finite values in {name}" -> "... in ...")
@@ -338,10 +359,38 @@ def _name_of(node: ast.AST) -> str:
     return node.id if isinstance(node, ast.Name) else ""
 
 
-def _raise_link(st: ast.If, tr: _Translator) -> str | None:
-    """The assertion for one `if <test>: raise E(...)` link, None when it is not one. Local
-    assignments before the `raise` (monai's `wrong_dims = ...` for the message) stay in the
-    eager branch: compiled code asserts with a constant message and needs none of them."""
+def _python_prefix(test: ast.AST, tr: _Translator) -> tuple[str | None, ast.AST]:
+    """(`P`, `T`) for a test `P and T` whose leading parts `P` have no tensor form (a flag, a
+    size: `if not allow_non_binary and (t.max() > 1 or t.min() < 0):`) and whose other parts
+    `T` all have one; (None, `test`) otherwise. Compiled code then tests `P` in Python, as
+    head does and first, and asserts only under it: `P` is kept out of the assertion, where
+    `torch.logical_not` of a Python bool would fail and `&` would evaluate `T` where head's
+    `and` stopped. A part of `P` that is a tensor after all still breaks the graph, and the
+    proof refuses the edit for it."""
+    if not (isinstance(test, ast.BoolOp) and isinstance(test.op, ast.And)):
+        return None, test
+    parts = test.values
+    k = 0
+    while k < len(parts) and not tr._translates(parts[k]):
+        k += 1
+    if k == 0 or k == len(parts) or not all(tr._translates(v) for v in parts[k:]):
+        return None, test
+    try:
+        prefix = " and ".join(f"({tr.text(v)})" if isinstance(v, (ast.BoolOp, ast.IfExp)) else tr.text(v)
+                              for v in parts[:k])
+    except _Untranslatable:
+        return None, test
+    if "\n" in prefix:
+        return None, test   # its lines were continued by the brackets around the whole test
+    rest = parts[k] if k == len(parts) - 1 else ast.BoolOp(op=ast.And(), values=parts[k:])
+    return prefix, rest
+
+
+def _raise_link(st: ast.If, tr: _Translator) -> tuple[str | None, str] | None:
+    """The assertion for one `if <test>: raise E(...)` link, with the Python test it runs under
+    (`_python_prefix`, None for none); None when it is not one. Local assignments before the
+    `raise` (monai's `wrong_dims = ...` for the message) stay in the eager branch: compiled code
+    asserts with a constant message and needs none of them."""
     *before, last = st.body
     if not isinstance(last, ast.Raise) or last.exc is None or not all(
             isinstance(b, (ast.Assign, ast.AnnAssign)) and all(isinstance(t, ast.Name) for t in
@@ -350,12 +399,13 @@ def _raise_link(st: ast.If, tr: _Translator) -> str | None:
         return None
     exc = last.exc
     msg = exc.args[0] if isinstance(exc, ast.Call) and exc.args else None
+    prefix, test = _python_prefix(st.test, tr)
     try:
-        cond = tr.negated(st.test)
+        cond = tr.negated(test)
     except _Untranslatable:
         return None
     text = message_of(msg, f"{_name_of(exc) or 'check'}: {segment(tr.lines, st.test)}")
-    return f"torch._assert_async({cond}, {text!r})"
+    return prefix, f"torch._assert_async({cond}, {text!r})"
 
 
 def _chain_head(tree: ast.Module, st: ast.If, lines: list[str]) -> ast.If:
@@ -392,8 +442,12 @@ def _raise_fixes(code: str, finding, st: ast.If, tree: ast.Module, lines: list[s
         return []
     inner = indent + indent_unit(indent)
     new = [f"{indent}if torch.compiler.is_compiling():"]
-    for a in asserts:
-        new += statement_lines(inner, a)
+    for prefix, a in asserts:
+        if prefix is None:
+            new += statement_lines(inner, a)
+        else:
+            new += statement_lines(inner, f"if {prefix}:")
+            new += statement_lines(inner + indent_unit(indent), a)
     new += [indent + "el" + first[len(indent):]] + own[1:]
     return [replace_statement(code, finding.path, head, new,
                               "keep the check in compiled code: `torch._assert_async` under "
