@@ -897,3 +897,65 @@ def test_the_loop_verifies_a_check_under_a_python_flag(tmp_path):
     assert verdicts["flag"]["accepted"] is True, verdicts["flag"]
     assert verdicts["flag"]["evidence"].startswith("GB0170 gone"), verdicts["flag"]
     assert "injected, eager and compiled" in verdicts["flag"]["evidence"]
+
+
+MASKS = """\
+import torch
+
+
+def validate(x, mask, batch_first=True):
+    no_empty_seq = not batch_first and mask[0].all()
+    no_empty_seq_bf = batch_first and mask[:, 0].all()
+    if not no_empty_seq and not no_empty_seq_bf:
+        raise ValueError('mask of the first timestep must all be on')
+    return x * mask
+"""
+MASK_NET = """\
+import torch
+from torch import nn
+
+from pkg.checks import validate
+
+
+class Net(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.lin = nn.Linear(8, 8)
+
+    def forward(self, x):
+        h = self.lin(x)
+        return validate(h, h > -1e9)
+"""
+
+
+@pytest.mark.torch
+def test_the_loop_exercises_a_check_of_a_mask_with_the_mask_all_off(tmp_path):
+    """pytorch-crf's check that a mask's first step is on, on names bound by `and` of a flag
+    and a tensor. No rule flags it; from dynamo's break on the `if`, the recipe tests the name
+    that is a Python bool here in Python and asserts the other. A bool mask all off is what
+    the check refuses: head raises ValueError on it, and so does the patch in eager."""
+    from pt2bot.findings import Finding
+
+    root = tmp_path / "repo"
+    (root / "pkg").mkdir(parents=True)
+    (root / "pkg" / "__init__.py").write_text("")
+    (root / "pkg" / "checks.py").write_text(MASKS)
+    (root / "pkg" / "net.py").write_text(MASK_NET)
+    (root / "pt2bot.yml").write_text(CONFIG)
+    raw = MASKS.splitlines()[6]
+    f = Finding(rule="PTC201", path="pkg/checks.py", line=7, col=raw.index("no_empty_seq_bf"),
+                severity="warning", message="dynamo's GB0170 here", source=raw.strip(), gb="GB0170")
+    [cand] = [c for c in fix_candidates(f, MASKS) if c.guards == ("invalid",)]
+    assert cand.lines[:3] == ("    if torch.compiler.is_compiling():",
+                              "        if not no_empty_seq:",
+                              "            torch._assert_async(no_empty_seq_bf, 'mask of the first timestep must all be on')")
+    items = [(Proposal(cid="mask", cand=cand, original=MASKS, patched=apply_candidate(MASKS, cand),
+                       findings=[], targets=[]), [_target(7)])]
+    config = build_config(CONFIG, str(root / "pt2bot.yml"))
+    setting = ProofSetting(config=config, changeset=None, root=str(root), head_sha=None,
+                           head_results=ResultsFile.empty(), device="cpu")
+    verdicts = prove_on_model(setting, config.model("net"), None, items, str(root),
+                              time.monotonic() + 240, str(tmp_path / "work"))
+    assert verdicts["mask"]["accepted"] is True, verdicts["mask"]
+    assert verdicts["mask"]["evidence"].startswith("GB0170 gone"), verdicts["mask"]
+    assert "compiled code raises RuntimeError where head raises ValueError" in verdicts["mask"]["evidence"]

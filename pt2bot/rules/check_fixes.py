@@ -45,9 +45,24 @@ where a side is surely a tensor (torchdiffeq's `(t0 <= t) & (t <= t1)`), `t.item
 the builtins `any(t)` / `all(t)` -> `t.any()` / `t.all()` and `bool(t)` -> `t`. A part is kept only where it is a tensor for sure: `.any()` / `.all()`,
 torch's boolean functions and methods (`torch.isclose`, `.isnan()`, `.eq(...)`), and a single
 comparison one of whose sides is a tensor: a reduction or other tensor method, a torch call, a
-`.item()` dropped, or the value the rule flagged (the finding's position). A bare name, a
-chained comparison (`0 < x < 1`), `is` / `in`, or a size (`x.size(0) > 0`: a Python number,
-where `torch.logical_not` would fail and `~` would compute -2) get no edit.
+`.item()` dropped, or the value the rule flagged (the finding's position). A bare name is kept
+only where it is that value (torchmetrics' `check = torch.any(...)` then `if check: raise`). A
+chained comparison is the `&` of its pairs (torchsde's `assert t0 <= t <= t1, f"..."` ->
+`(t0 <= t) & (t <= t1)`), where its middle operands are names, attributes or constants (each is
+read twice). `is` / `in`, or a size (`x.size(0) > 0`: a Python number, where
+`torch.logical_not` would fail and `~` would compute -2) get no edit, with one exception: the
+leading parts of a raise-check's `and` that have no tensor form, before parts that all have
+one, stay Python tests, run first as head runs them, and the assertion goes under them:
+
+    if torch.compiler.is_compiling():
+        if not allow_non_binary_target:
+            torch._assert_async(torch.logical_not((target.max() > 1) | (target.min() < 0)), "...")
+    elif not allow_non_binary_target and (target.max() > 1 or target.min() < 0):
+        raise ValueError("`target` must contain `binary` values")
+
+(a flag, a size, or a name that is a Python bool in one call and a tensor in another, such as
+pytorch-crf's `not no_empty_seq and not no_empty_seq_bf`: where it is a tensor, the Python test
+still breaks, and the proof refuses the edit for that model).
 
 The assertion's message must be a constant string (formatting a tensor into a string breaks
 the graph). It is the literal text of the original message (f-string, `.format`, `%`, `+`),

@@ -299,7 +299,11 @@ def _eligible(kind: str, pattern: str, t: Any) -> bool:
 
     if not isinstance(t, torch.Tensor) or t.numel() == 0:
         return False
-    if kind == "invalid" and pattern != "nan" and t.dtype != torch.bool and \
+    if kind == "invalid" and t.dtype == torch.bool:
+        # a mask: all off (a check that its first step is on, that it selects something) and
+        # all on are the values a check of a mask refuses
+        return pattern in ("zeros", "large")
+    if kind == "invalid" and pattern != "nan" and \
             not (t.is_floating_point() or t.is_complex()):
         return True   # token ids, counts, indices: a check on their range is as common
     if kind in ("nan", "inf", "invalid", "large") or pattern in ("zeros", "negative", "positive"):
@@ -346,7 +350,8 @@ def guard_patterns(kind: str) -> tuple[str, ...]:
     ("invalid") is about a range: a float argument set to all -1, all zeros, all 1e3, all 1e6
     and one NaN reaches the usual ones (non-negative, positive, in [0, 1], in (-0.5, 0.5),
     finite, below a bound); an integer argument (token ids below the vocabulary's size, an index
-    below a length) gets the same values but NaN. "large" is all 1e6: finite, so a test for inf or NaN stays false
+    below a length) gets the same values but NaN, a bool mask all off and all on (what 0 and 1e3
+make of a bool). "large" is all 1e6: finite, so a test for inf or NaN stays false
     while a clamp to a bound below it changes values."""
     return {"nan": ("one", "all"), "empty": ("off", "zeros", "negative", "positive"),
             "invalid": ("negative", "zeros", "large", "huge", "nan"),
