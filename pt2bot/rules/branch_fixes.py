@@ -723,6 +723,8 @@ _NOT_TENSOR = frozenset({"item", "tolist", "size", "dim", "ndimension", "numel",
                          "is_autocast_enabled", "get_autocast_dtype"})
 # tensor attributes that are tensors themselves (`shape`, `dtype`, `device` are not)
 _TENSOR_ATTRS = frozenset({"T", "mT", "H", "mH", "real", "imag", "data"})
+# reductions that give one element when called with no argument
+_REDUCTIONS = frozenset({"sum", "prod", "max", "min", "amax", "amin", "mean", "nansum", "count_nonzero"})
 
 
 def _is_tensor_annotation(ann: ast.AST | None) -> bool:
@@ -749,9 +751,13 @@ class _Tensors:
     expression, torch calls, tensor methods and arithmetic on those, and calls of the file's
     functions annotated `-> torch.Tensor`. What it does not know is not a tensor."""
 
-    def __init__(self, tree: ast.Module, fn: ast.FunctionDef | ast.AsyncFunctionDef) -> None:
+    def __init__(self, tree: ast.Module, fn: ast.FunctionDef | ast.AsyncFunctionDef,
+                 at: tuple[int, int] | None = None) -> None:
         self.helpers = {n.name for n in ast.walk(tree) if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef))
                         and _is_tensor_annotation(n.returns)}
+        # torch's tensor factories imported by name (torchmetrics' `from torch import tensor`)
+        self.helpers |= {a.asname or a.name for n in tree.body if isinstance(n, ast.ImportFrom) and n.module == "torch"
+                         for a in n.names if a.name[:1].islower() and a.name not in _NOT_TENSOR}
         # the names of torch.nn.functional: `import torch.nn.functional as F`,
         # `from torch.nn import functional as F`
         self.functional = {a.asname or a.name for n in tree.body if isinstance(n, (ast.Import, ast.ImportFrom))
@@ -784,11 +790,16 @@ class _Tensors:
                     bindings.setdefault((a.asname or a.name).split(".")[0], []).append(None)
         # the largest set of names consistent with their bindings (`bits = 8 - bits` keeps a
         # tensor parameter a tensor)
-        self.names = {k for k, v in bindings.items() if None not in v}
+        # the name the finding is on: its rule found it a tensor, or, with no finding, dynamo
+        # broke on a test that reads it (torchmetrics' `if not target.sum():`, `target` bound
+        # by unpacking a check function's return)
+        anchored = {n.id for n in nodes if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Load)
+                    and (n.lineno, n.col_offset) == at}
+        self.names = {k for k, v in bindings.items() if None not in v} | anchored
         changed = True
         while changed:
             changed = False
-            for name in list(self.names):
+            for name in list(self.names - anchored):
                 if not all(isinstance(b, ast.arg) or self.binds(b, name) for b in bindings[name]):
                     self.names.discard(name)
                     changed = True
@@ -833,6 +844,8 @@ class _Tensors:
                 return None
             return (" & " if isinstance(test.op, ast.And) else " | ").join(f"({p})" for p in parts)
         if isinstance(test, ast.UnaryOp) and isinstance(test.op, ast.Not):
+            if self._number(test.operand):
+                return f"{segment(lines, test.operand)} == 0"
             inner = self.mask(test.operand, lines)
             return None if inner is None else f"~({inner})"
         if isinstance(test, ast.Compare):
@@ -841,7 +854,15 @@ class _Tensors:
             return segment(lines, test) if self.has(test.left) or self.has(test.comparators[0]) else None
         if isinstance(test, ast.Call) and isinstance(test.func, ast.Attribute) and test.func.attr in BOOL_FUNCS:
             return segment(lines, test) if self.has(test) else None
+        if self._number(test):
+            return f"{segment(lines, test)} != 0"
         return None
+
+    def _number(self, e: ast.AST) -> bool:
+        """A one-element tensor tested for its truth (`if not target.sum():`): a reduction of a
+        tensor, true where it is not 0 (NaN included, as Python's `bool` of it)."""
+        return isinstance(e, ast.Call) and isinstance(e.func, ast.Attribute) and not e.args and \
+            not e.keywords and e.func.attr in _REDUCTIONS and self.has(e)
 
 
 def _guarded_return(st: ast.stmt) -> bool:
@@ -923,7 +944,7 @@ def _chain(code, finding, body: list[ast.stmt], first: int, last: int, tree, lin
     guards = [s for s in run if _guarded_return(s)]
     if len(guards) == 1 and len(run) == 2:
         return None   # `if c: return a` then `return b`: the plain `torch.where` recipe's
-    tensors = _Tensors(tree, fn)
+    tensors = _Tensors(tree, fn, (finding.line, finding.col))
     final = run[-1].value
     if isinstance(final, ast.Tuple) or not tensors.has(final):
         return None
@@ -945,7 +966,7 @@ def _chain(code, finding, body: list[ast.stmt], first: int, last: int, tree, lin
         mask = tensors.mask(s.test, lines)
         if mask is None:
             return None
-        special += guards_of(segment(lines, s.test))
+        special += guards_of(f"{segment(lines, s.test)} {mask}")   # `not t.sum()` is `t.sum() == 0`
         # what the statements after it rebind: a test or value that reads such a name is
         # computed here, into a fresh local, so that it keeps the value it had here
         later = set().union(*(_assigned(t) for t in run[k + 1:-1] if not _guarded_return(t)))

@@ -309,7 +309,7 @@ def _eligible(kind: str, pattern: str, t: Any) -> bool:
     if kind in ("nan", "inf", "invalid", "large") or pattern in ("zeros", "negative", "positive"):
         return t.is_floating_point()
     if kind == "zero":
-        return t.dtype != torch.bool
+        return True   # a bool all off is its zero (`if not target.sum(): return ...`)
     # "empty", "off": a mask (bool, or a 0/1 tensor) whose every entry is off
     return t.dtype == torch.bool or bool(((t == 0) | (t == 1)).all())
 

@@ -268,7 +268,8 @@ def _refused_by_breaks(head: Mapping[str, Any], measured: Mapping[str, Any],
     refuses here refuses the whole candidate too, the same facts read the same way."""
     # (whether an input takes an exit or enters a block now eager only, or runs an arm the
     # edit drops, was read before the break pass; what it says is judged with the rest)
-    early = {k: v for k, v in measured.items() if k not in ("block", "exit", "dropped", "always", "reached")}
+    early = {k: v for k, v in measured.items()
+             if k not in ("block", "exit", "dropped", "always", "reached", "early")}
     return not judge(head, early, [t for t in targets if t.get("kind") == "break"],
                      edit)["accepted"]
 
@@ -923,7 +924,7 @@ def judge(head: Mapping[str, Any], cand: Mapping[str, Any], targets: Sequence[Ma
         return no("export did not run")
     # (after the break, recompile and export facts: a candidate those refuse never got as far
     # as the runs that tell whether an input takes its exit or enters its block)
-    watched = _eager_only_refusal(cand) or _dropped_arm_refusal(cand)
+    watched = _eager_only_refusal(cand) or _dropped_arm_refusal(cand) or _early_return_refusal(cand)
     if watched:
         return no(watched)
     n = len(cand.get("outputs") or ())
@@ -940,7 +941,7 @@ def judge(head: Mapping[str, Any], cand: Mapping[str, Any], targets: Sequence[Ma
         names = [f"`{n}`" for n in values.get("names") or ()]
         shown = ", ".join(names[:3]) + (f" and {len(names) - 3} more" if len(names) > 3 else "")
         evidence.append(f"{shown} equal after line {values.get('line')}")
-    eager_only = _eager_only_evidence(cand) or _dropped_arm_evidence(cand)
+    eager_only = _eager_only_evidence(cand) or _dropped_arm_evidence(cand) or _early_return_evidence(cand)
     if eager_only:
         evidence.append(eager_only)
     kinds = sorted({str(r.get("kind")) for r in cand.get("guards") or ()})
@@ -988,8 +989,8 @@ def _unreached(cand: Mapping[str, Any]) -> bool:
     on which head ran the arm the edit drops. Such an edit is refused whatever else is
     measured (`_eager_only_refusal`, `_dropped_arm_refusal` say why), so the proof stops
     there, before any compile."""
-    if "reached" not in cand:
-        return False
+    if "reached" not in cand or isinstance(cand.get("early"), int):
+        return False   # an early return selected may be taken by a guard input instead
     if isinstance(cand.get("block"), int) or isinstance(cand.get("exit"), int):
         return not _where_compiled_differs(cand)
     return not cand.get("reached")
@@ -1065,6 +1066,37 @@ def _eager_only_evidence(cand: Mapping[str, Any]) -> str | None:
         [f"inputs with {w}" for w in reached]
     return (f"compiled code {done} and still equals head's eager outputs on "
             f"{' and '.join(where)}, where head {where_head}")
+
+
+def _early_return_refusal(cand: Mapping[str, Any]) -> str | None:
+    """Why an edit that selects an early return's value with `torch.where` (pt2bot/rules/
+    branch_fixes.py `chain_fixes`) is not shown right, if it is not.
+
+    `torch.where` computes the code after the early return on every input, where head ran it
+    only where it did not return early: there it may raise (`position[0]` of an empty
+    `nonzero`) or make a NaN the selection hides. Only an input on which head takes the early
+    return, a shape case or a guard input, compares the edit with head where that happens."""
+    line = cand.get("early")
+    if not isinstance(line, int):
+        return None
+    if line < 0:
+        return ("the early return is on the `if`'s own line: whether an input takes it cannot "
+                "be observed")
+    if not cand.get("reached") and not any(r.get("reached") for r in cand.get("guards") or ()):
+        return (f"no shape case or guard input takes the early return at line {line}, so the "
+                "code after it was never run by `torch.where` where head returns early")
+    return None
+
+
+def _early_return_evidence(cand: Mapping[str, Any]) -> str | None:
+    """For an accepted early return selected: where head took it."""
+    if not isinstance(cand.get("early"), int):
+        return None
+    k, n = len(cand.get("reached") or ()), len(cand.get("outputs") or ())
+    where = [f"{k} of the {_shape_cases(n)}"] if k else []
+    where += sorted({f"inputs with {GUARD_WORDS.get(str(r.get('kind')), str(r.get('kind')))}"
+                     for r in cand.get("guards") or () if r.get("reached")})
+    return f"the early return at line {cand['early']} taken by head on {' and '.join(where)}"
 
 
 def _dropped_arm_refusal(cand: Mapping[str, Any]) -> str | None:
@@ -1273,6 +1305,28 @@ def _exit_line(original: str, edit: Edit) -> int | None:
     return -1 if line <= (node.test.end_lineno or node.lineno) else line
 
 
+def _early_return(original: str, edit: Edit, new_lines: Sequence[str]) -> int | None:
+    """For an edit that replaces `if <test>: return <a>` and the code up to a later `return`
+    by that code and `return torch.where(...)` (pt2bot/rules/branch_fixes.py `chain_fixes`),
+    head's line of the early `return` (-1 where it is on the `if`'s own line); None for any
+    other edit. Told from the text: the `if` is gone from the new lines, and `torch.where` is
+    in them."""
+    import ast
+
+    node = _if_at(original, edit.start_line)
+    if node is None or node.orelse or len(node.body) != 1 or not isinstance(node.body[0], ast.Return) \
+            or edit.end_line <= (node.end_lineno or node.lineno):
+        return None
+    lines = original.splitlines()
+    if not lines[node.lineno - 1].lstrip().startswith("if"):
+        return None
+    new = [ln.strip() for ln in new_lines]
+    if any(ln.startswith(("if ", "if(", "elif ")) for ln in new) or not any("torch.where(" in ln for ln in new):
+        return None
+    line = node.body[0].lineno
+    return -1 if line <= (node.test.end_lineno or node.lineno) else line
+
+
 def _block_line(original: str, edit: Edit) -> int | None:
     """For an edit of `if <test>: <block>` into `if not torch.compiler.is_compiling() and
     <test>:` or `if torch.compiler.is_compiling() or <test>:` (pt2bot/rules/branch_fixes.py
@@ -1383,6 +1437,11 @@ def prove_candidate(cand: Mapping[str, Any], model: Any, cases: list[CaseInputs]
     if dropped is not None:
         measured["dropped"] = dropped
         watch = dropped["line"] if dropped["line"] > 0 else None
+    # an early return now selected by `torch.where`: which shape cases and guard inputs take it
+    early = None if compiled or setting or dropped else _early_return(original, edit, cand.get("lines") or ())
+    if early is not None:
+        measured["early"] = early
+        watch = early if early > 0 else None
     if set(kinds) & RAISING_GUARDS:
         measured["raises"] = sorted(set(_RAISE_RE.findall("\n".join(replaced))))
     stage: str | None = None   # what ran out of the candidate's time, when not the model
@@ -1410,7 +1469,9 @@ def prove_candidate(cand: Mapping[str, Any], model: Any, cases: list[CaseInputs]
                     measured["reached"] = _cases_reaching(model, cases, paths, head_swap, watch)
                     # and an exit or a block compiled code decides alone is only ever shown
                     # right by the shape matrix's compiled runs: without it, nothing more to run
-                    ok = not _unreached(measured) and (dropped is not None or "matrix" in phases)
+                    # (an early return selected may still be taken by a guard input)
+                    ok = early is not None or (not _unreached(measured) and
+                                               (dropped is not None or "matrix" in phases))
                 if ok and setting:
                     # the same code in eager: only compiled code can differ, on every case
                     measured["compiled"] = compiled_outputs(model, cases, head_outs, paths,

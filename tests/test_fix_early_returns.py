@@ -1,0 +1,157 @@
+"""An early return selected with `torch.where` (pt2bot/rules/branch_fixes.py `chain_fixes`) is
+proven only where an input takes it: `torch.where` runs the code after the early return on every
+input, where head ran it only when it did not return early, and there that code may raise.
+
+The recipe's edit for torchmetrics' retrieval metrics (`if not target.sum(): return tensor(0.0,
+...)`, `target` bound by unpacking a check function's return, `tensor` imported from torch), with
+no finding on the line: dynamo's break is what says `target` is a tensor. Then the proof on a tiny
+real-torch model: verified where a bool target all off takes the early return; refused where the
+code after it raises there (a Cholesky factor of a zero matrix), and where no shape case or guard
+input takes it at all.
+"""
+from __future__ import annotations
+
+import time
+
+import pytest
+
+from pt2bot.configfile.schema import build_config
+from pt2bot.findings import Finding
+from pt2bot.fixes import ProofSetting, Proposal, prove_on_model
+from pt2bot.results import ResultsFile
+from pt2bot.rules import Candidate, apply_candidate, fix_candidates
+
+WHERE = "select the early returns' values with nested `torch.where`"
+
+METRICS = """\
+import torch
+from torch import tensor
+
+
+def _checked(preds, target):
+    return preds.float(), target
+
+
+def precision(preds, target, top_k: int = 2):
+    preds, target = _checked(preds, target)
+    if not target.sum():
+        return tensor(0.0, device=preds.device)
+    relevant = target[preds.topk(top_k, dim=-1)[1]].sum().float()
+    return relevant / top_k
+
+
+def spread(preds, target):
+    preds, target = _checked(preds, target)
+    if not target.sum():
+        return tensor(0.0, device=preds.device)
+    scale = torch.linalg.cholesky(torch.eye(2) * target.float().sum())
+    return (preds * scale[0, 0]).sum()
+
+
+def huge(preds, target):
+    preds, target = _checked(preds, target)
+    if preds.max() > 1e12:
+        return tensor(0.0, device=preds.device)
+    top = preds.max()
+    return top * 2
+"""
+MODEL = """\
+import torch
+from torch import nn
+
+from pkg.metrics import huge, precision, spread
+
+
+class Ranker(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.lin = nn.Linear(8, 8)
+
+    def forward(self, x):
+        preds = self.lin(x).sum(0)
+        target = preds >= preds.median()
+        return precision(preds, target) + spread(preds, target) + huge(preds, target)
+"""
+CONFIG = """\
+version: 1
+models:
+  - name: ranker
+    entry: pkg.model:Ranker
+    inputs: [{name: x, shape: [batch, 8]}]
+    shapes: {batch: [2, 3]}
+    export: false
+    timeout_s: 60
+run: {backend: eager, latency: false, timeout_s: 120}
+fixes: {budget_s: 240}
+"""
+
+
+def _line(text: str, nth: int = 1) -> int:
+    return [i for i, ln in enumerate(METRICS.splitlines(), 1) if ln.strip() == text][nth - 1]
+
+
+def _chain(line: int, part: str) -> Candidate:
+    """The chain candidate of a stand-in finding on `line` (no rule flagged it; dynamo broke on
+    its `if`), anchored where `part` starts."""
+    raw = METRICS.splitlines()[line - 1]
+    f = Finding(rule="PTC201", path="pkg/metrics.py", line=line, col=raw.index(part), severity="warning",
+                message="dynamo's GB0170 here", source=raw.strip(), gb="GB0170")
+    [cand] = [c for c in fix_candidates(f, METRICS) if c.title == WHERE]
+    return cand
+
+
+def test_a_reduction_tested_for_its_truth_is_compared_with_zero():
+    """`not target.sum()` is `target.sum() == 0`, NaN included as Python's `bool` has it; the
+    value from `from torch import tensor` is a tensor; the guard is a zero."""
+    cand = _chain(_line("if not target.sum():"), "target")
+    assert cand.lines == (
+        "    relevant = target[preds.topk(top_k, dim=-1)[1]].sum().float()",
+        "    return torch.where(target.sum() == 0, tensor(0.0, device=preds.device), relevant / top_k)")
+    assert cand.guards == ("zero",)
+
+
+def test_without_the_anchor_on_the_name_unpacking_hides_the_tensor():
+    """Anchored on the `not`, nothing says `target`, bound by unpacking, is a tensor."""
+    line = _line("if not target.sum():")
+    raw = METRICS.splitlines()[line - 1]
+    f = Finding(rule="PTC201", path="pkg/metrics.py", line=line, col=raw.index("not"), severity="warning",
+                message="dynamo's GB0170 here", source=raw.strip(), gb="GB0170")
+    assert [c for c in fix_candidates(f, METRICS) if c.title == WHERE] == []
+
+
+@pytest.mark.torch
+def test_an_early_return_is_proven_only_where_an_input_takes_it(tmp_path):
+    root = tmp_path / "repo"
+    (root / "pkg").mkdir(parents=True)
+    (root / "pkg" / "__init__.py").write_text("")
+    (root / "pkg" / "metrics.py").write_text(METRICS)
+    (root / "pkg" / "model.py").write_text(MODEL)
+    (root / "pt2bot.yml").write_text(CONFIG)
+    first, second = _line("if not target.sum():"), _line("if not target.sum():", 2)
+    big = _line("if preds.max() > 1e12:")
+    cands = {"precision": _chain(first, "target"), "spread": _chain(second, "target"),
+             "huge": _chain(big, "preds")}
+    items = [(Proposal(cid=cid, cand=c, original=METRICS, patched=apply_candidate(METRICS, c), findings=[],
+                       targets=[]),
+              [{"kind": "break", "model": "ranker", "path": "pkg/metrics.py", "line": c.start_line,
+                "gb": "GB0170", "gb_type": "Data-dependent branching"}])
+             for cid, c in cands.items()]
+    config = build_config(CONFIG, str(root / "pt2bot.yml"))
+    setting = ProofSetting(config=config, changeset=None, root=str(root), head_sha=None,
+                           head_results=ResultsFile.empty(), device="cpu")
+    verdicts = prove_on_model(setting, config.model("ranker"), None, items, str(root),
+                              time.monotonic() + 240, str(tmp_path / "work"))
+
+    # a bool target all off takes the early return; the code after it gives the same there
+    assert verdicts["precision"]["accepted"] is True, verdicts["precision"]
+    assert (f"the early return at line {first + 1} taken by head on inputs with zeros"
+            in verdicts["precision"]["evidence"]), verdicts["precision"]
+    # there the Cholesky factor of a zero matrix raises, where head returned 0
+    assert verdicts["spread"]["accepted"] is False
+    assert verdicts["spread"]["reason"].startswith(
+        "differs from head on an input with zeros in `target`"), verdicts["spread"]
+    # no shape case reaches 1e12, and the test names no special value to inject
+    assert verdicts["huge"]["accepted"] is False
+    assert verdicts["huge"]["reason"] == (
+        f"no shape case or guard input takes the early return at line {big + 1}, so the code after "
+        "it was never run by `torch.where` where head returns early"), verdicts["huge"]
