@@ -22,7 +22,11 @@ In the order they are offered (most likely to be the author's intent first):
    it only where a shape case ran the arm it drops (pt2bot/smoke/verify.py `_dropped_arm`):
    on the other cases the kept arm is what head ran;
 2. `torch.where(cond, a, b)`: one assignment (or one `return`) on each side, the missing side
-   the name's value before (or the `return` that follows the `if`). `torch.where` computes
+   the name's value before (or the `return` that follows the `if`). Warnings, log lines and
+   prints before an arm's one assignment (torchmetrics' ROC, `if fps[-1] <= 0:
+   rank_zero_warn(...); fpr = torch.zeros_like(thres)`) are set apart, given in eager only
+   under the arm's own test (`if not torch.compiler.is_compiling() and fps[-1] <= 0:`): eager
+   warns where head warns, and compiled code, where a warning breaks the graph, does not. `torch.where` computes
    both sides, so the largest call both sides make alike (peft's `lora_B(lora_A(dropout(x)))`
    in `result + ...` and `result + ... * scaling`) is computed once first, into a fresh local,
    as the branch computed it once (its dropout drawn once). A test of `and` / `or` / `not`
@@ -35,7 +39,14 @@ In the order they are offered (most likely to be the author's intent first):
    method, arithmetic on those, a function of the file annotated `-> torch.Tensor`), the
    assignments and then `return torch.where(c1, a1, torch.where(c2, a2, r))` (kornia's
    posterize and sharpness fixes; there `and`/`or`/`not` need every part a tensor and
-   become `&`/`|`/`~`). Every value is now computed, but `torch.where` lets no NaN or inf of
+   become `&`/`|`/`~`, and a reduction tested for its truth is compared with 0: torchmetrics'
+   `if not target.sum(): return tensor(0.0, ...)` selects with `target.sum() == 0`, where
+   `tensor` is imported from torch, and `target`, bound by unpacking a check function's
+   return, is a tensor because the finding, or dynamo's break, is on it). Every value is now
+   computed, and the code after an early return runs where head returned early, where it may
+   raise (`position[0]` of an empty `nonzero`): the proof accepts the edit only where a shape
+   case or a guard input takes the first early return (pt2bot/smoke/verify.py
+   `_early_return_refusal`). `torch.where` lets no NaN or inf of
    the side it does not select through in the forward pass (in backward it does: an inf in the unselected side, `x / 0`, makes a
    NaN gradient; the proof compares the parameters' gradients on one shape case and refuses
    that).
@@ -104,6 +115,7 @@ the rule's text.
 from __future__ import annotations
 
 import ast
+import copy
 import re
 
 from pt2bot.rules.base import Candidate
@@ -598,10 +610,23 @@ def _branch_fixes(code, finding, st: ast.If, body, tree, lines, test: str) -> li
                                      [ln for s in st.body for ln in _dedented(lines, s, indent)],
                                      "drop the branch: writing through an all-false mask changes nothing",
                                      safe=False, guards=guards, rank=0))
-    sides = _sides(st, body, tree, lines)
-    if sides is None:
+    notes, bare = _notes_apart(st)
+    sides = _sides(bare, body, tree, lines)
+    if sides is None or (notes and sides[0] != "assign"):
         return out
     kind, target, a, b, last = sides
+    if notes:
+        # the warning an arm gives, in eager only and under the arm's own test: eager warns
+        # where head warns, compiled code (where a warning breaks the graph) does not
+        own = segment(lines, st.test)
+        own = f"({own})" if isinstance(st.test, (ast.BoolOp, ast.IfExp, ast.NamedExpr)) or "\n" in own else own
+        heads = {"if": own, "else": f"not ({segment(lines, st.test)})"}
+        noted: list[str] = []
+        for arm, stmts in notes:
+            noted += [f"{indent}if not torch.compiler.is_compiling() and {heads[arm]}:"]
+            noted += [ln for n in stmts for ln in lines[n.lineno - 1:n.end_lineno or n.lineno]]
+        if any("\n" in h for h in heads.values()):
+            return out
     then, other = _side_text(lines, a), _arg(lines, b)
     lead = f"{target} = " if kind == "assign" else "return "
     end = last.end_lineno or last.lineno
@@ -624,10 +649,53 @@ def _branch_fixes(code, finding, st: ast.If, body, tree, lines, test: str) -> li
         ways.insert(0, (1, f"torch.where({test}, {then}, {other})", "select with `torch.where` instead of branching"))
     for rank, text, title in ways:
         pre = first if rank == 1 else []
+        if notes:
+            pre, title = noted + pre, f"{title}, the warning given in eager only"
         out.append(Candidate(code=code, path=finding.path, start_line=st.lineno, end_line=end,
                              lines=tuple(pre + statement_lines(indent, lead + text)), title=title, safe=False,
                              guards=guards, rank=rank))
     return out
+
+
+# what a note's callee is called: a warning, a log line, a print
+_NOTE = re.compile(r"warn|log|print|debug|info", re.IGNORECASE)
+
+
+def _note(st: ast.stmt) -> bool:
+    """A call for what it tells the user only (`rank_zero_warn(...)`, `warnings.warn(...)`,
+    `logger.warning(...)`, `print(...)`), not torch's, reading no more than it formats."""
+    if not (isinstance(st, ast.Expr) and isinstance(st.value, ast.Call)):
+        return False
+    f = st.value.func
+    parts = []
+    while isinstance(f, ast.Attribute):
+        parts.append(f.attr)
+        f = f.value
+    if not isinstance(f, ast.Name) or f.id == "torch":
+        return False
+    parts.append(f.id)
+    return bool(_NOTE.search(parts[0])) and _side_effect_free(st.value)
+
+
+def _notes_apart(st: ast.If) -> tuple[list[tuple[str, list[ast.stmt]]], ast.If]:
+    """The notes (`_note`) that open an arm of `st` with one statement after them, as
+    [(arm, statements)], and a copy of `st` without them (`st` itself where there are none):
+    torchmetrics' `if fps[-1] <= 0: rank_zero_warn(...); fpr = torch.zeros_like(thres)` /
+    `else: fpr = fps / fps[-1]` selects `fpr` once the warning is set apart."""
+    notes = []
+    arms = {}
+    for arm, stmts in (("if", st.body), ("else", st.orelse)):
+        k = 0
+        while k < len(stmts) - 1 and _note(stmts[k]):
+            k += 1
+        if k and not (arm == "else" and len(stmts) == 1 and isinstance(stmts[0], ast.If)):
+            notes.append((arm, list(stmts[:k])))
+        arms[arm] = stmts[k:] if k else stmts
+    if not notes:
+        return [], st
+    bare = copy.copy(st)
+    bare.body, bare.orelse = arms["if"], arms["else"]
+    return notes, bare
 
 
 def _place(node: ast.AST) -> bool:
