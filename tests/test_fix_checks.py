@@ -547,6 +547,15 @@ fixes: {budget_s: 240}
 """
 
 
+def _prove_net(root: Path, items: list, tmp_path: Path) -> dict:
+    """The proof loop's verdicts for `items` on the model `net` of the repository at `root`."""
+    config = build_config(CONFIG, str(root / "pt2bot.yml"))
+    setting = ProofSetting(config=config, changeset=None, root=str(root), head_sha=None,
+                           head_results=ResultsFile.empty(), device="cpu")
+    return prove_on_model(setting, config.model("net"), None, items, str(root),
+                          time.monotonic() + 240, str(tmp_path / "work"))
+
+
 def _target(line: int) -> dict:
     return {"kind": "break", "model": "net", "path": "pkg/checks.py", "line": line, "gb": "GB0170",
             "gb_type": "Data-dependent branching"}
@@ -581,11 +590,7 @@ def test_the_loop_verifies_the_recipe_and_refuses_the_wrong_forms(repo, tmp_path
     items = [(Proposal(cid=cid, cand=c, original=CHECKS, patched=apply_candidate(CHECKS, c),
                        findings=[], targets=[]), [_target(c.start_line)])
              for cid, c in (("alone", alone), ("right", right), ("never", never))]
-    config = build_config(CONFIG, str(repo / "pt2bot.yml"))
-    setting = ProofSetting(config=config, changeset=None, root=str(repo), head_sha=None,
-                           head_results=ResultsFile.empty(), device="cpu")
-    verdicts = prove_on_model(setting, config.model("net"), None, items, str(repo),
-                              time.monotonic() + 240, str(tmp_path / "work"))
+    verdicts = _prove_net(repo, items, tmp_path)
 
     # `torch._assert_async` alone raises RuntimeError in eager where head raised ValueError
     assert verdicts["alone"]["accepted"] is False
@@ -832,11 +837,7 @@ def test_the_loop_verifies_the_assert_recipe(tmp_path):
     items = [(Proposal(cid=cid, cand=c, original=ASSERTS, patched=apply_candidate(ASSERTS, c),
                        findings=[], targets=[]), [_target(ADJUST)])
              for cid, c in (("skipped", skipped), ("right", cand))]
-    config = build_config(CONFIG, str(root / "pt2bot.yml"))
-    setting = ProofSetting(config=config, changeset=None, root=str(root), head_sha=None,
-                           head_results=ResultsFile.empty(), device="cpu")
-    verdicts = prove_on_model(setting, config.model("net"), None, items, str(root),
-                              time.monotonic() + 240, str(tmp_path / "work"))
+    verdicts = _prove_net(root, items, tmp_path)
     assert verdicts["right"]["accepted"] is True, verdicts["right"]
     assert verdicts["right"]["evidence"] == (
         "GB0170 gone, 1 graph instead of 4, outputs equal on 2 shape cases, gradients equal on 2 shape "
@@ -862,11 +863,7 @@ def test_the_loop_verifies_an_assert_of_and(tmp_path):
                              "'AssertionError: (gamma >= 0.0).all() and (gamma < 1e5).all()')")
     items = [(Proposal(cid="and", cand=cand, original=src, patched=apply_candidate(src, cand),
                        findings=[], targets=[]), [_target(ADJUST)])]
-    config = build_config(CONFIG, str(root / "pt2bot.yml"))
-    setting = ProofSetting(config=config, changeset=None, root=str(root), head_sha=None,
-                           head_results=ResultsFile.empty(), device="cpu")
-    verdicts = prove_on_model(setting, config.model("net"), None, items, str(root),
-                              time.monotonic() + 240, str(tmp_path / "work"))
+    verdicts = _prove_net(root, items, tmp_path)
     assert verdicts["and"]["accepted"] is True, verdicts["and"]
     assert verdicts["and"]["evidence"].startswith("GB0170 gone"), verdicts["and"]
 
@@ -889,11 +886,7 @@ def test_the_loop_verifies_a_check_under_a_python_flag(tmp_path):
     checks = (root / "pkg" / "checks.py").read_text()
     items = [(Proposal(cid="flag", cand=cand, original=checks, patched=apply_candidate(checks, cand),
                        findings=[], targets=[]), [_target(ADJUST)])]
-    config = build_config(CONFIG, str(root / "pt2bot.yml"))
-    setting = ProofSetting(config=config, changeset=None, root=str(root), head_sha=None,
-                           head_results=ResultsFile.empty(), device="cpu")
-    verdicts = prove_on_model(setting, config.model("net"), None, items, str(root),
-                              time.monotonic() + 240, str(tmp_path / "work"))
+    verdicts = _prove_net(root, items, tmp_path)
     assert verdicts["flag"]["accepted"] is True, verdicts["flag"]
     assert verdicts["flag"]["evidence"].startswith("GB0170 gone"), verdicts["flag"]
     assert "injected, eager and compiled" in verdicts["flag"]["evidence"]
@@ -951,11 +944,7 @@ def test_the_loop_exercises_a_check_of_a_mask_with_the_mask_all_off(tmp_path):
                               "            torch._assert_async(no_empty_seq_bf, 'mask of the first timestep must all be on')")
     items = [(Proposal(cid="mask", cand=cand, original=MASKS, patched=apply_candidate(MASKS, cand),
                        findings=[], targets=[]), [_target(7)])]
-    config = build_config(CONFIG, str(root / "pt2bot.yml"))
-    setting = ProofSetting(config=config, changeset=None, root=str(root), head_sha=None,
-                           head_results=ResultsFile.empty(), device="cpu")
-    verdicts = prove_on_model(setting, config.model("net"), None, items, str(root),
-                              time.monotonic() + 240, str(tmp_path / "work"))
+    verdicts = _prove_net(root, items, tmp_path)
     assert verdicts["mask"]["accepted"] is True, verdicts["mask"]
     assert verdicts["mask"]["evidence"].startswith("GB0170 gone"), verdicts["mask"]
     assert "compiled code raises RuntimeError where head raises ValueError" in verdicts["mask"]["evidence"]
