@@ -86,6 +86,16 @@ LIBRARIES: dict[str, str] = {
     # and the Routing Transformer (k-means routed attention: centroids initialised from data and
     # moved by EMA, top-k token selection per cluster, scatter-mean back), held out with it
     "routing-transformer": "routing_transformer",
+    # held out tenth: batched k-means clustering as tensor code (Lloyd iterations to a tolerance,
+    # k-means++ and random inits from a seeded generator, a per-instance number of clusters, soft
+    # and capacity-constrained variants, k nearest neighbours), a library no benchmark, test or
+    # rule of pt2bot had used; added after the rules had been worked on against all twenty-six
+    # above
+    "torch-kmeans": "torch_kmeans",
+    # and temporal convolutional networks (causal dilated convolutions with their own padding,
+    # weight/batch/layer norm, gates, skip connections, embeddings, streaming inference that
+    # carries a padding buffer between calls), held out with it
+    "pytorch-tcn": "pytorch_tcn",
 }
 # Reported apart in RESULTS.md (evaluate.py `split`): figures on code the rules were not tuned on.
 # Each library belongs to one batch, named by when it was held out: a batch stops being code
@@ -102,6 +112,7 @@ HELD_OUT_BATCHES: dict[str, frozenset[str]] = {
     "held_out_7": frozenset({"pytorch-tabnet", "reformer-pytorch"}),
     "held_out_8": frozenset({"performer-pytorch", "e3nn"}),
     "held_out_9": frozenset({"pytorch-crf", "routing-transformer"}),
+    "held_out_10": frozenset({"torch-kmeans", "pytorch-tcn"}),
 }
 HELD_OUT: frozenset[str] = frozenset().union(*HELD_OUT_BATCHES.values())
 
@@ -1981,3 +1992,170 @@ def _routing_encdec() -> tuple[Any, list[Case]]:
         cases.append(((torch.randint(1, 64, (b, n_in)), torch.randint(1, 64, (b, n_out))),
                       {"return_loss": True, "enc_input_mask": mask}))
     return m, cases
+
+
+# ---------------------------------------------------------------- torch-kmeans (held out, 10)
+# Batched clustering: x is (batch, points, dims) and every instance is clustered on its own.
+# The points are blobs around 4 random centres (a centre per point in turn, spread 0.5), 40 then
+# 60 points in 3 dims for batch 2 then 3, so Lloyd's iterations converge well inside max_iter.
+# The clustering modules have no parameters; eval and training are the same. The input
+# normalisations that work in place on x ('mean', 'minmax') are not used: they would change the
+# case between calls. `verbose` is the default (True: a line printed on convergence) in the two
+# default models and off in the others, as in a loop that calls them often.
+def _blobs(b: int, n: int, d: int = 3, c: int = 4) -> Any:
+    torch = _t()
+    centres = torch.randn(b, c, d) * 4
+    return centres[:, torch.arange(n) % c] + 0.5 * torch.randn(b, n, d)
+
+
+def _blob_cases(sizes: list[tuple[int, int]], d: int = 3) -> list[Case]:
+    return [((_blobs(b, n, d),), {}) for b, n in sizes]
+
+
+@spec("torch-kmeans", "kmeans_default", "KMeans with the defaults (random init from a seeded "
+      "generator, 8 inits, Lloyd to tolerance 1e-4, verbose), 4 clusters")
+def _tk_kmeans() -> tuple[Any, list[Case]]:
+    from torch_kmeans import KMeans
+    return KMeans(n_clusters=4), _blob_cases([(2, 40), (3, 60)])
+
+
+@spec("torch-kmeans", "kmeans_pp_k_per_instance", "KMeans with k-means++ init, 4 inits, inputs "
+      "normalised to the unit sphere, and a number of clusters per instance (a tensor k)")
+def _tk_kmeans_pp() -> tuple[Any, list[Case]]:
+    torch = _t()
+    from torch_kmeans import KMeans
+    m = KMeans(init_method="k-means++", num_init=4, normalize="unit", verbose=False)
+    cases = [((_blobs(2, 40),), {"k": torch.tensor([3, 5])}),
+             ((_blobs(3, 60),), {"k": torch.tensor([3, 4, 5])})]
+    return m, cases
+
+
+@spec("torch-kmeans", "kmeans_given_centers", "KMeans from given initial centres (one "
+      "configuration, num_init 1), at most 20 iterations")
+def _tk_kmeans_centers() -> tuple[Any, list[Case]]:
+    from torch_kmeans import KMeans
+    m = KMeans(num_init=1, max_iter=20, n_clusters=4, verbose=False)
+    cases = []
+    for b, n in [(2, 40), (3, 60)]:
+        x = _blobs(b, n)
+        cases.append(((x,), {"centers": x[:, :4].clone()}))
+    return m, cases
+
+
+@spec("torch-kmeans", "soft_kmeans_default", "SoftKMeans with the defaults (cosine similarity, "
+      "unit normalisation, temperature 5, verbose), 4 clusters: soft assignments")
+def _tk_soft() -> tuple[Any, list[Case]]:
+    from torch_kmeans import SoftKMeans
+    return SoftKMeans(n_clusters=4), _blob_cases([(2, 40), (3, 60)])
+
+
+@spec("torch-kmeans", "constrained_kmeans", "ConstrainedKMeans: 3 clusters of capacity 1, "
+      "4 inits, point weights in [0.02, 0.08] (a sequential assignment by priority per point)")
+def _tk_constr() -> tuple[Any, list[Case]]:
+    torch = _t()
+    from torch_kmeans import ConstrainedKMeans
+    m = ConstrainedKMeans(n_clusters=3, num_init=4, verbose=False)
+    cases = []
+    for b, n in [(2, 20), (3, 30)]:
+        cases.append(((_blobs(b, n, c=3),), {"weights": 0.02 + 0.06 * torch.rand(b, n)}))
+    return m, cases
+
+
+@spec("torch-kmeans", "knn_cosine", "KNN, 4 neighbours by cosine similarity (sorted "
+      "descending), each point not its own neighbour")
+def _tk_knn() -> tuple[Any, list[Case]]:
+    from torch_kmeans import CosineSimilarity
+    from torch_kmeans.clustering import KNN
+    return KNN(k=4, distance=CosineSimilarity), _blob_cases([(2, 40), (3, 60)])
+
+
+@spec("torch-kmeans", "deep_soft_cluster", "a clustering head: a linear encoder (6 to 8) then "
+      "SoftKMeans (3 clusters, not verbose), returning soft assignments and centres")
+def _tk_deep() -> tuple[Any, list[Case]]:
+    nn = _t().nn
+    from torch_kmeans import SoftKMeans
+
+    class ClusterHead(nn.Module):
+        def __init__(self) -> None:
+            super().__init__()
+            self.enc = nn.Linear(6, 8)
+            self.km = SoftKMeans(n_clusters=3, verbose=False)
+
+        def forward(self, x: Any) -> Any:
+            res = self.km(self.enc(x))
+            return res.soft_assignment, res.centers
+
+    return ClusterHead(), [((_blobs(b, n, 6, 3),), {}) for b, n in [(2, 30), (3, 45)]]
+
+
+# ---------------------------------------------------------------- pytorch-tcn (held out, 10)
+# Temporal convolutional networks over (batch, channels, time): 8 input channels, 32 then 48 time
+# steps for batch 2 then 3 (time-major 'NLC' where the model says so). Eval mode (dropout 0.1 by
+# default, batch norm where used). The streaming model is batch 1, as the library requires.
+def _tcn_x(b: int, t: int, c: int = 8, nlc: bool = False) -> Any:
+    x = _t().randn(b, c, t)
+    return x.transpose(1, 2).contiguous() if nlc else x
+
+
+@spec("pytorch-tcn", "tcn_default", "TCN with the defaults (causal, weight norm, ReLU, "
+      "dilations 1, 2, 4), 3 levels of 16 channels")
+def _tcn_default() -> tuple[Any, list[Case]]:
+    from pytorch_tcn import TCN
+    return TCN(8, [16, 16, 16]), [((_tcn_x(b, t),), {}) for b, t in [(2, 32), (3, 48)]]
+
+
+@spec("pytorch-tcn", "tcn_noncausal_bn_skip", "non-causal TCN, batch norm, skip connections "
+      "from every level, time-major input (NLC), 1x1 output projection to 5 and a sigmoid")
+def _tcn_skip() -> tuple[Any, list[Case]]:
+    from pytorch_tcn import TCN
+    m = TCN(8, [16, 24, 24], kernel_size=3, causal=False, use_norm="batch_norm",
+            use_skip_connections=True, input_shape="NLC", output_projection=5,
+            output_activation="sigmoid")
+    return m, [((_tcn_x(b, t, nlc=True),), {}) for b, t in [(2, 32), (3, 48)]]
+
+
+@spec("pytorch-tcn", "tcn_gated_embeddings", "causal TCN, layer norm, GELU, gated (GLU) "
+      "blocks, two embeddings concatenated in every block: a (b, 4) vector and a (b, 3, time) "
+      "sequence")
+def _tcn_emb() -> tuple[Any, list[Case]]:
+    torch = _t()
+    from pytorch_tcn import TCN
+    m = TCN(8, [16, 16], use_norm="layer_norm", activation="gelu", use_gate=True,
+            embedding_shapes=[(4,), (3,)], embedding_mode="concat")
+    cases = [((_tcn_x(b, t),), {"embeddings": [torch.randn(b, 4), torch.randn(b, 3, t)]})
+             for b, t in [(2, 32), (3, 48)]]
+    return m, cases
+
+
+@spec("pytorch-tcn", "tcn_streaming", "streaming inference: reset the padding buffers, then "
+      "feed the sequence in chunks of 8 steps with inference=True (batch 1; each chunk's left "
+      "context is the buffer the previous chunk left)")
+def _tcn_stream() -> tuple[Any, list[Case]]:
+    torch = _t()
+    nn = torch.nn
+    from pytorch_tcn import TCN
+
+    class Streamer(nn.Module):
+        def __init__(self) -> None:
+            super().__init__()
+            self.tcn = TCN(8, [16, 16], kernel_size=3)
+
+        def forward(self, x: Any) -> Any:
+            self.tcn.reset_buffers()
+            return torch.cat([self.tcn(chunk, inference=True) for chunk in x.split(8, dim=-1)],
+                             dim=-1)
+
+    return Streamer(), [((_tcn_x(1, t),), {}) for t in (16, 24)]
+
+
+@spec("pytorch-tcn", "temporal_conv_layers", "the layers alone: a non-causal TemporalConv1d "
+      "(kernel 3, dilation 2, reflect padding), ReLU, then a causal TemporalConvTranspose1d "
+      "upsampling by 2")
+def _tcn_layers() -> tuple[Any, list[Case]]:
+    nn = _t().nn
+    from pytorch_tcn import TemporalConv1d, TemporalConvTranspose1d
+    m = nn.Sequential(TemporalConv1d(8, 16, kernel_size=3, dilation=2, causal=False,
+                                     padding_mode="reflect"),
+                      nn.ReLU(),
+                      TemporalConvTranspose1d(16, 8, kernel_size=4, stride=2))
+    return m, [((_tcn_x(b, t),), {}) for b, t in [(2, 32), (3, 48)]]

@@ -31,7 +31,8 @@ for n in ("torch", "torchvision", "vit-pytorch", "x-transformers", "denoising-di
           "monai", "timm", "kornia", "vector-quantize-pytorch", "segmentation-models-pytorch",
           "diffusers", "local-attention", "open-clip-torch", "torchdiffeq", "entmax", "torchmetrics",
           "torchsde", "torch-geometric", "normflows", "pytorch-tabnet", "reformer-pytorch",
-          "performer-pytorch", "e3nn", "pytorch-crf", "routing-transformer"):
+          "performer-pytorch", "e3nn", "pytorch-crf", "routing-transformer", "torch-kmeans",
+          "pytorch-tcn"):
     print(f"{n}=={m.version(n)}")
 PY
 echo "venv ready: $venv"
