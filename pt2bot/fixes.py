@@ -592,7 +592,7 @@ def prove_on_model(setting: ProofSetting, model: ModelConfig, delta: ModelDelta 
         for p, ts in todo:
             rec = records.get(p.cid)
             if rec is not None:
-                verdicts[p.cid] = {k: rec[k] for k in ("accepted", "reason", "evidence",
+                verdicts[p.cid] = {k: rec[k] for k in ("accepted", "reason", "evidence", "unexercised",
                                                        "skipped", "graph_count", "cases",
                                                        "guards", "s") if k in rec}
                 if budget is not None and str(rec.get("reason") or "").startswith(_HANGS):
@@ -1041,7 +1041,7 @@ def merge_audit_proofs(results: ResultsFile, findings: Sequence[Finding],
 
 
 TARGET_KEYS = ("kind", "model", "path", "line", "gb", "gb_type", "fingerprint")
-VERDICT_KEYS = ("accepted", "reason", "evidence", "skipped", "after", "retried")
+VERDICT_KEYS = ("accepted", "reason", "evidence", "skipped", "after", "retried", "unexercised")
 
 
 def _target_id(t: Mapping[str, Any]) -> tuple[Any, ...]:
@@ -1201,9 +1201,12 @@ def _summarise(targets: list[dict[str, Any]], proposals: list[Proposal], why: di
 
 def _verdict(p: Proposal) -> tuple[bool, str | None, list[str], str]:
     """(verified, why not, the models it was tried on, what was proven): accepted on every
-    model it was tried on, none skipping it."""
+    model it was tried on, none skipping it; or accepted on some, and on the others refused
+    only because their inputs cannot exercise a guard of the edited function (`unexercised`:
+    everything else held there), which the accepting models exercised in the same function."""
     tried = {m: r for m, r in p.results.items() if m != "*" and not r.get("skipped")}
-    verified = bool(tried) and all(r.get("accepted") for r in tried.values()) and \
+    accepted = [m for m, r in tried.items() if r.get("accepted")]
+    verified = bool(accepted) and all(r.get("accepted") or r.get("unexercised") for r in tried.values()) and \
         not any(r.get("skipped") for r in p.results.values())
     reason = None
     if not verified:
@@ -1212,8 +1215,14 @@ def _verdict(p: Proposal) -> tuple[bool, str | None, list[str], str]:
             f"{r.get('reason') or r.get('skipped') or 'not tried'}"
             + (f" (on `{m}`)" if m != "*" else "") for m, r in failed[:3]) or "not tried"
     models = sorted(tried)
-    evidence = ("verified on " + "; on ".join(f"`{m}`: {tried[m].get('evidence')}" for m in models)
-                if verified else "")
+
+    def said(m: str) -> str:
+        r = tried[m]
+        if r.get("accepted"):
+            return f"`{m}`: {r.get('evidence')}"
+        shown = ", ".join(f"`{a}`" for a in sorted(accepted))
+        return f"`{m}`: {r.get('evidence')}; its inputs cannot exercise the guard ({r.get('reason')}), {shown} did"
+    evidence = ("verified on " + "; on ".join(said(m) for m in models) if verified else "")
     return verified, reason, models, evidence
 
 

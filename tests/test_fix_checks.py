@@ -948,3 +948,102 @@ def test_the_loop_exercises_a_check_of_a_mask_with_the_mask_all_off(tmp_path):
     assert verdicts["mask"]["accepted"] is True, verdicts["mask"]
     assert verdicts["mask"]["evidence"].startswith("GB0170 gone"), verdicts["mask"]
     assert "compiled code raises RuntimeError where head raises ValueError" in verdicts["mask"]["evidence"]
+
+
+SCALES = """\
+import torch
+
+
+def scale(x, factor):
+    f = torch.as_tensor(factor)
+    if (f < 0).any():
+        raise ValueError(f"negative factor {f}")
+    return x * f
+"""
+SCALE_NETS = """\
+import torch
+from torch import nn
+
+from pkg.checks import scale
+
+
+class Given(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.lin = nn.Linear(8, 8)
+
+    def forward(self, x):
+        h = self.lin(x)
+        return scale(h, h.mean(1, keepdim=True).abs())
+
+
+class Fixed(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.lin = nn.Linear(8, 8)
+
+    def forward(self, x):
+        return scale(self.lin(x), 0.5)
+"""
+SCALE_CONFIG = """\
+version: 1
+models:
+  - name: given
+    entry: pkg.net:Given
+    inputs: [{name: x, shape: [batch, 8]}]
+    shapes: {batch: [2, 4]}
+    export: false
+    timeout_s: 60
+  - name: fixed
+    entry: pkg.net:Fixed
+    inputs: [{name: x, shape: [batch, 8]}]
+    shapes: {batch: [2, 4]}
+    export: false
+    timeout_s: 60
+run: {backend: eager, latency: false, timeout_s: 120}
+fixes: {budget_s: 240}
+"""
+
+
+@pytest.mark.torch
+def test_a_guard_one_model_cannot_exercise_is_made_up_for_by_another(tmp_path):
+    """`fixed` passes a Python number, so no injected value reaches the check: on its own it
+    cannot be verified ("not exercised"), though its break is gone and its outputs equal.
+    `given` passes a tensor, and head raises on a negative one where the patch does too. The
+    review verifies the edit on both, saying which model exercised the check."""
+    from pt2bot.fixes import _verdict
+
+    root = tmp_path / "repo"
+    (root / "pkg").mkdir(parents=True)
+    (root / "pkg" / "__init__.py").write_text("")
+    (root / "pkg" / "checks.py").write_text(SCALES)
+    (root / "pkg" / "net.py").write_text(SCALE_NETS)
+    (root / "pt2bot.yml").write_text(SCALE_CONFIG)
+    found = check_paths(str(root), ["pkg/checks.py", "pkg/net.py"], StaticConfig(select=("ALL",)), jobs=1)
+    [cand] = [c for f in found if f.path == "pkg/checks.py" and f.rule == "PTC201"
+              for c in fix_candidates(f, SCALES) if c.guards == ("invalid",)]
+    config = build_config(SCALE_CONFIG, str(root / "pt2bot.yml"))
+    setting = ProofSetting(config=config, changeset=None, root=str(root), head_sha=None,
+                           head_results=ResultsFile.empty(), device="cpu")
+    p = Proposal(cid="scale", cand=cand, original=SCALES, patched=apply_candidate(SCALES, cand),
+                 findings=[], targets=[])
+    for name in ("given", "fixed"):
+        target = {"kind": "break", "model": name, "path": "pkg/checks.py", "line": 6, "gb": "GB0170",
+                  "gb_type": "Data-dependent branching"}
+        p.results[name] = prove_on_model(setting, config.model(name), None, [(p, [target])], str(root),
+                                         time.monotonic() + 240, str(tmp_path / "work" / name))["scale"]
+    fixed, given = p.results["fixed"], p.results["given"]
+    assert given["accepted"] is True, given
+    assert fixed["accepted"] is False and fixed["unexercised"] is True, fixed
+    assert fixed["reason"] == ("head never raised ValueError on values a check refuses (-1, 0, 1e3, 1e6, NaN) "
+                               "in `x`: the check is not exercised")
+    assert fixed["evidence"].startswith("GB0170 gone"), fixed
+    verified, reason, models, evidence = _verdict(p)
+    assert verified is True and reason is None and models == ["fixed", "given"]
+    assert evidence.startswith("verified on `fixed`: GB0170 gone"), evidence
+    assert ("its inputs cannot exercise the guard (head never raised ValueError on values a check refuses "
+            "(-1, 0, 1e3, 1e6, NaN) in `x`: the check is not exercised), `given` did; on `given`: GB0170 gone"
+            in evidence), evidence
+    # without the model that exercises it, nothing shows the check kept
+    del p.results["given"]
+    assert _verdict(p)[0] is False

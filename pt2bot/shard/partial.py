@@ -430,6 +430,8 @@ def _fix_proof(value: Any, where: str, mine: set[str]) -> dict[str, Any]:
                 _bad(where, rat, "a verdict (an object)", r)
             if "accepted" in r:     # (a candidate skipped has no verdict of its own)
                 _bool(r["accepted"], where, f"{rat}.accepted")
+            if "unexercised" in r:
+                _bool(r["unexercised"], where, f"{rat}.unexercised")
             for name in ("reason", "evidence", "skipped"):
                 _str(r.get(name), where, f"{rat}.{name}", none=True)
     return value

@@ -777,24 +777,29 @@ def judge(head: Mapping[str, Any], cand: Mapping[str, Any], targets: Sequence[Ma
         return no(f"the {grads.get('of') or 'parameters'}' gradients differ from head's on "
                   f"{_shape(grads.get('shape'))}"
                   f"{_detail(grads)}")
+    # a guard this model's inputs cannot exercise is no evidence either way: the candidate is
+    # judged on the rest, and refused here as `unexercised`, which another model of the review
+    # that exercises the guard in the same function may make up for (pt2bot/fixes.py `_verdict`)
+    unexercised: list[str] = []
+    hit = [r for r in cand.get("guards") or () if r.get("hit")]
     for row in cand.get("guards") or ():
         word = GUARD_WORDS.get(str(row.get("kind")), str(row.get("kind")))
         if not row.get("hit"):
-            return no(f"the guard's case ({word}) cannot be reached: {row.get('message')}")
-        if not row.get("match"):
+            unexercised.append(f"the guard's case ({word}) cannot be reached: {row.get('message')}")
+        elif not row.get("match"):
             return no(f"differs from head on an input with {word} in "
                       f"`{row.get('argument')}`"
                       + (f": {row.get('message')}" if row.get("message") else ""))
-    for kind in sorted({str(r.get("kind")) for r in cand.get("guards") or ()} & RAISING_GUARDS):
-        rows = [r for r in cand.get("guards") or () if r.get("kind") == kind]
+    for kind in sorted({str(r.get("kind")) for r in hit} & RAISING_GUARDS):
+        rows = [r for r in hit if r.get("kind") == kind]
         # the check's own exception, where the replaced text names it: an IndexError of an
         # embedding fed -1 is head raising, but not the check being exercised
         raises = set(cand.get("raises") or ())
         if not any(r.get("raised") and (not raises or r.get("raised_type") in raises) for r in rows):
             args = ", ".join(dict.fromkeys(f"`{r.get('argument')}`" for r in rows))
             what = f" {' or '.join(sorted(raises))}" if raises else ""
-            return no(f"head never raised{what} on {GUARD_WORDS.get(kind, kind)} in {args}: "
-                      "the check is not exercised")
+            unexercised.append(f"head never raised{what} on {GUARD_WORDS.get(kind, kind)} in {args}: "
+                               "the check is not exercised")
     head_acc = {json.dumps(r.get("shape"), sort_keys=True): r.get("match")
                 for r in head.get("accuracy") or ()}
     for row in cand.get("accuracy") or ():
@@ -944,12 +949,11 @@ def judge(head: Mapping[str, Any], cand: Mapping[str, Any], targets: Sequence[Ma
     eager_only = _eager_only_evidence(cand) or _dropped_arm_evidence(cand) or _early_return_evidence(cand)
     if eager_only:
         evidence.append(eager_only)
-    kinds = sorted({str(r.get("kind")) for r in cand.get("guards") or ()})
+    kinds = sorted({str(r.get("kind")) for r in hit})
     if kinds:
         evidence.append("equal with " + " and ".join(GUARD_WORDS.get(k, k) for k in kinds)
                         + " injected"
-                        + (", eager and compiled" if any(r.get("compiled") for r in
-                                                         cand.get("guards") or ()) else ""))
+                        + (", eager and compiled" if any(r.get("compiled") for r in hit) else ""))
     swapped = sorted({(str(r["raised_type"]), str(r["compiled_raised_type"])) for r in cand.get("guards") or ()
                       if r.get("compiled") and r.get("raised") and r.get("raised_type")
                       and r.get("compiled_raised_type")
@@ -967,6 +971,9 @@ def judge(head: Mapping[str, Any], cand: Mapping[str, Any], targets: Sequence[Ma
             evidence.append(f"not compared under {name}: head's own outputs differ there")
         else:
             return no(f"outputs differ from head's eager outputs under {name}{_detail(be)}")
+    if unexercised:
+        return {"accepted": False, "reason": "; ".join(unexercised), "evidence": ", ".join(evidence),
+                "unexercised": True}
     return {"accepted": True, "reason": None, "evidence": ", ".join(evidence)}
 
 
@@ -1507,14 +1514,16 @@ def prove_candidate(cand: Mapping[str, Any], model: Any, cases: list[CaseInputs]
                     measured["guards"] = guard_checks(
                         model, cases[0], paths, kinds, head_swap, swap, model_spec.get("tolerance"),
                         cache, compiled=compiled, watch=watch)
-                    ok = all(g.get("hit") and g.get("match") for g in measured["guards"])
+                    # (a guard no argument can carry is judged apart: the rest still runs)
+                    ok = all(g.get("match") for g in measured["guards"] if g.get("hit"))
                 if ok:
                     _measure_more(measured, model, cases, outs, model_spec, run_cfg, paths,
                                   [p for p in phases if p not in first])
                     # only a candidate the eager facts accept pays for a compile with the
                     # configured backend, and only one that changes what is computed: a safe
                     # one (a print kept in eager) leaves the graph's operations as head's
-                    if not cand.get("safe") and judge(head, measured, targets, edit)["accepted"]:
+                    so_far = judge(head, measured, targets, edit)
+                    if not cand.get("safe") and (so_far["accepted"] or so_far.get("unexercised")):
                         stage = f"its compile with {run_cfg.get('backend') or 'inductor'}"
                         row = backend_check(model, cases[0], head_outs[0], paths, run_cfg,
                                             model_spec.get("tolerance"))
