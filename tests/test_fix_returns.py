@@ -280,9 +280,36 @@ def test_an_early_exit_is_taken_in_eager_only(tmp_path):
         fixed(src, c)
 
 
+def test_an_exit_after_a_verbose_print_is_taken_in_eager_only_with_it(tmp_path):
+    """torch-kmeans' convergence test: `if self.verbose: print(...)` then `break`; the header
+    is the edit, and eager prints and leaves as before."""
+    src, by_line = chains(tmp_path, """\
+        import torch
+
+        VERBOSE = False
+
+        @torch.compile
+        def f(x: torch.Tensor):
+            for i in range(20):
+                old = x
+                x = (x + 2.0 / x) / 2
+                if ((x - old).abs() < 1e-6).all():
+                    if VERBOSE:
+                        print(f"converged at iteration {i + 1}: {x}")
+                    break
+            return x
+        """)
+    (brk,) = [c for c in by_line[10] if "eager only" in c.title]
+    assert brk.lines == ("        if not torch.compiler.is_compiling() and ((x - old).abs() < 1e-6).all():",)
+    assert brk.title == "take the early `break` in eager only: compiled code runs on"
+    fixed(src, brk)
+
+
 @pytest.mark.parametrize("text", [
     "        if not mask.any():\n            break\n        else:\n            out = out + 1\n",
     "        if not mask.any():\n            out = out - 1\n            break\n",
+    "        if not mask.any():\n            print(out)\n            out = out - 1\n            break\n",
+    "        if not mask.any():\n            if verbose:\n                seen.append(i)\n            break\n",
     "        if not torch.compiler.is_compiling() and not mask.any():\n            break\n",
     # a random draw: the exit is the point, not work skipped
     "        if torch.rand(1) < 0.5:\n            break\n",

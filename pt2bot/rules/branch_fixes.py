@@ -1142,19 +1142,31 @@ def _innermost_loop(tree: ast.Module, st: ast.stmt) -> ast.stmt | None:
     return found
 
 
+def _told(st: ast.stmt) -> bool:
+    """A statement that only tells the user something: a note (`_note`), or an `if` on a test
+    with no effect whose arms are such statements (`if self.verbose: print(...)`)."""
+    if isinstance(st, ast.If):
+        return _side_effect_free(st.test) and all(_told(s) for s in st.body + st.orelse)
+    return _note(st)
+
+
 def _eager_exit_fixes(code, finding, st: ast.If, tree, lines) -> list[Candidate]:
     """`if <test>: break` (or `continue`, or `return` of names and constants) without an
     `else` -> `if not torch.compiler.is_compiling() and <test>:`: compiled code never exits
-    early. Not for a `break`/`continue` of a `while` loop (its test may be the only way out:
+    early. The exit may follow statements that only tell the user (`if self.verbose:
+    print("converged ...")`, torch-kmeans' convergence test), which eager still runs with it.
+    Not for a `break`/`continue` of a `while` loop (its test may be the only way out:
     compiled code would never leave it), nor a test that binds a name (`:=`: unbound in
     compiled code)."""
-    if st.orelse or len(st.body) != 1 or not isinstance(st.body[0], (ast.Break, ast.Continue, ast.Return)):
+    if st.orelse or not st.body or not isinstance(st.body[-1], (ast.Break, ast.Continue, ast.Return)) or \
+            not all(_told(s) for s in st.body[:-1]):
         return []
-    if isinstance(st.body[0], ast.Return) and not _nothing_computed(st.body[0].value):
+    leave = st.body[-1]
+    if isinstance(leave, ast.Return) and not _nothing_computed(leave.value):
         return []
     if any(isinstance(n, ast.NamedExpr) for n in ast.walk(st.test)):
         return []
-    if isinstance(st.body[0], (ast.Break, ast.Continue)) and isinstance(
+    if isinstance(leave, (ast.Break, ast.Continue)) and isinstance(
             _innermost_loop(tree, st), ast.While):
         return []
     text = segment(lines, st.test)
@@ -1163,8 +1175,8 @@ def _eager_exit_fixes(code, finding, st: ast.If, tree, lines) -> list[Candidate]
     if isinstance(st.test, (ast.BoolOp, ast.IfExp, ast.NamedExpr, ast.Lambda)) and not (
             isinstance(st.test, ast.BoolOp) and isinstance(st.test.op, ast.And)):
         text = f"({text})"
-    exit_word = type(st.body[0]).__name__.lower()
-    value = st.body[0].value if isinstance(st.body[0], ast.Return) else None
+    exit_word = type(leave).__name__.lower()
+    value = leave.value if isinstance(leave, ast.Return) else None
     # a cache's test compares its key (a length, an offset), which zeros in a tensor argument
     # do not decide: injected, they would only break the link between the cache and its key
     # that the caller keeps (rotary positions `t` whose table is cached by their count); only

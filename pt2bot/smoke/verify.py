@@ -1295,9 +1295,11 @@ def _dropped_arm(original: str, edit: Edit, new_lines: Sequence[str]) -> dict[st
 
 
 def _is_exit(node: Any) -> bool:
+    """An `if` whose body ends by leaving (`break`, `continue`, `return`): the statements before
+    the exit, if any, only tell the user (pt2bot/rules/branch_fixes.py `_told`)."""
     import ast
 
-    return len(node.body) == 1 and isinstance(node.body[0], (ast.Break, ast.Continue, ast.Return))
+    return bool(node.body) and isinstance(node.body[-1], (ast.Break, ast.Continue, ast.Return))
 
 
 def _exit_line(original: str, edit: Edit) -> int | None:
@@ -1308,7 +1310,7 @@ def _exit_line(original: str, edit: Edit) -> int | None:
     node = _edited_if(original, edit)
     if node is None or not _is_exit(node):
         return None
-    line = node.body[0].lineno
+    line = node.body[-1].lineno
     return -1 if line <= (node.test.end_lineno or node.lineno) else line
 
 
