@@ -69,6 +69,7 @@ def test_a_warning_in_the_else_arm_is_given_under_the_negated_test():
 @pytest.mark.parametrize("arm", [
     "        torch.save(fps, 'fps.pt')",        # torch's, and not a note
     "        counts.append(fps)",               # an effect
+    "        stats.update_info(fps)",           # named like a log call, but an update
     '        warnings.warn("x", UserWarning)\n        fpr = torch.zeros_like(thres)',   # two statements left
 ])
 def test_what_is_not_a_note_leaves_the_arm_unselectable(arm):

@@ -619,14 +619,14 @@ def _branch_fixes(code, finding, st: ast.If, body, tree, lines, test: str) -> li
         # the warning an arm gives, in eager only and under the arm's own test: eager warns
         # where head warns, compiled code (where a warning breaks the graph) does not
         own = segment(lines, st.test)
-        own = f"({own})" if isinstance(st.test, (ast.BoolOp, ast.IfExp, ast.NamedExpr)) or "\n" in own else own
-        heads = {"if": own, "else": f"not ({segment(lines, st.test)})"}
+        if "\n" in own:
+            return out
+        heads = {"if": f"({own})" if isinstance(st.test, (ast.BoolOp, ast.IfExp, ast.NamedExpr)) else own,
+                 "else": f"not ({own})"}
         noted: list[str] = []
         for arm, stmts in notes:
             noted += [f"{indent}if not torch.compiler.is_compiling() and {heads[arm]}:"]
             noted += [ln for n in stmts for ln in lines[n.lineno - 1:n.end_lineno or n.lineno]]
-        if any("\n" in h for h in heads.values()):
-            return out
     then, other = _side_text(lines, a), _arg(lines, b)
     lead = f"{target} = " if kind == "assign" else "return "
     end = last.end_lineno or last.lineno
@@ -657,8 +657,10 @@ def _branch_fixes(code, finding, st: ast.If, body, tree, lines, test: str) -> li
     return out
 
 
-# what a note's callee is called: a warning, a log line, a print
-_NOTE = re.compile(r"warn|log|print|debug|info", re.IGNORECASE)
+# what a note's callee is called: `print`, `warnings.warn`, a logger's methods (`warning`,
+# `info_once`), and the wrappers named after them (`rank_zero_warn`, `rank_zero_info`); not a
+# method that merely ends in one of those words (`update_info`)
+_NOTE = re.compile(r"^(print|warn|warning|info|debug|log|error|critical|exception)(_once)?$|^rank_zero_|_warn(ing)?$")
 
 
 def _note(st: ast.stmt) -> bool:
@@ -688,7 +690,7 @@ def _notes_apart(st: ast.If) -> tuple[list[tuple[str, list[ast.stmt]]], ast.If]:
         k = 0
         while k < len(stmts) - 1 and _note(stmts[k]):
             k += 1
-        if k and not (arm == "else" and len(stmts) == 1 and isinstance(stmts[0], ast.If)):
+        if k:
             notes.append((arm, list(stmts[:k])))
         arms[arm] = stmts[k:] if k else stmts
     if not notes:
