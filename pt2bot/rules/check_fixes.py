@@ -397,7 +397,9 @@ def _python_prefix(test: ast.AST, tr: _Translator) -> tuple[str | None, ast.AST]
         return None, test
     if "\n" in prefix:
         return None, test   # its lines were continued by the brackets around the whole test
-    rest = parts[k] if k == len(parts) - 1 else ast.BoolOp(op=ast.And(), values=parts[k:])
+    rest = parts[k] if k == len(parts) - 1 else ast.BoolOp(
+        op=ast.And(), values=parts[k:], lineno=parts[k].lineno, col_offset=parts[k].col_offset,
+        end_lineno=parts[-1].end_lineno, end_col_offset=parts[-1].end_col_offset)
     return prefix, rest
 
 
