@@ -177,7 +177,8 @@ def worker(key: str, out: str, scratch: str, matrix: bool = False) -> int:
                     model, cases, head_outs, head, {}, {"backend": "eager"}, paths, phases,
                     CANDIDATE_S, guard_cache, backend_cache)
                 row.update(verified=bool(verdict.get("accepted")), evidence=verdict.get("evidence"),
-                           reason=verdict.get("reason"), s=round(time.perf_counter() - t1, 2))
+                           reason=verdict.get("reason"), unexercised=bool(verdict.get("unexercised")),
+                           s=round(time.perf_counter() - t1, 2))
                 if verdict.get("accepted"):
                     (settled if p.cand.setting else fixed).update({i: p.cid for i in p.targets})
             result["candidates"].append(row)
@@ -236,6 +237,31 @@ def _commit() -> str:
         return "?"
 
 
+def _verified_everywhere(data: dict[str, Any]) -> set[tuple[str, str, int]]:
+    """The sites one review of every model that breaks there would verify a fix for
+    (pt2bot/fixes.py `_verdict`): one edit accepted on each of those models, or on some and
+    `unexercised` on the others. Each model here is its own proof, so where models verified
+    different edits, or one model skipped the edit after an earlier one fixed its target, no
+    single edit is verified everywhere."""
+    per_site: dict[tuple[str, str, int], list[dict[Any, str]]] = collections.defaultdict(list)
+    for m in data["models"].values():
+        targets = m.get("targets") or ()
+        for i, t in enumerate(targets):
+            verdicts: dict[Any, str] = {}
+            for c in m.get("candidates") or ():
+                if c.get("setting") or i not in (c.get("targets") or ()):
+                    continue
+                key = (c.get("path"), c.get("start_line"), c.get("end_line"), tuple(c.get("lines") or ()))
+                verdicts[key] = "ok" if c.get("verified") else ("weak" if c.get("unexercised") else "no")
+            per_site[(m["lib"], t["path"], t["line"])].append(verdicts)
+    out = set()
+    for site, models in per_site.items():
+        keys = set.intersection(*(set(k for k, v in vs.items() if v in ("ok", "weak")) for vs in models))
+        if any(any(vs[k] == "ok" for vs in models) for k in keys):
+            out.add(site)
+    return out
+
+
 def report(data: dict[str, Any]) -> str:
     sys.path.insert(0, REAL)
     import models
@@ -285,6 +311,10 @@ def report(data: dict[str, Any]) -> str:
     c = sum(1 for s in sites.values() if s["candidates"])
     v = sum(1 for s in sites.values() if s["verified"])
     lines.append(f"**{v} of {n} graph-break sites get a verified fix** ({c} with a candidate).")
+    every = _verified_everywhere(data)
+    lines.append(f"As one review of all the models that break at a site would decide (the same edit "
+                 f"accepted on each of them, or refused on some only because their inputs cannot "
+                 f"exercise a guard another model exercised): **{len(every)} of {n}**.")
     st = [s for s in sites.values() if s.get("setting")]
     if any("setting" in t for m in data["models"].values() for t in m.get("targets") or ()):
         lines.append(f"Apart from those, {len(st)} of the {n} sites get a verified dynamo setting "
