@@ -808,15 +808,22 @@ def limit(x, gamma):
 """
 
 
-def _assert_repo(tmp_path: Path, checks: str) -> tuple[Path, Candidate]:
-    """A repository whose model calls `checks`' functions, and the check recipe's candidate for
-    its one PTC201 finding, on `adjust`'s assert."""
+def _checks_repo(tmp_path: Path, checks: str, net: str = NET, config: str = CONFIG) -> Path:
+    """A repository with `checks` as pkg/checks.py, the model file `net` as pkg/net.py, and
+    `config` as its pt2bot.yml."""
     root = tmp_path / "repo"
     (root / "pkg").mkdir(parents=True)
     (root / "pkg" / "__init__.py").write_text("")
     (root / "pkg" / "checks.py").write_text(checks)
-    (root / "pkg" / "net.py").write_text(NET)
-    (root / "pt2bot.yml").write_text(CONFIG)
+    (root / "pkg" / "net.py").write_text(net)
+    (root / "pt2bot.yml").write_text(config)
+    return root
+
+
+def _assert_repo(tmp_path: Path, checks: str) -> tuple[Path, Candidate]:
+    """A repository whose model calls `checks`' functions, and the check recipe's candidate for
+    its one PTC201 finding, on `adjust`'s assert."""
+    root = _checks_repo(tmp_path, checks)
     found = check_paths(str(root), ["pkg/checks.py", "pkg/net.py"], StaticConfig(select=("ALL",)), jobs=1)
     [f] = [f for f in found if f.path == "pkg/checks.py" and f.rule == "PTC201"]
     assert f.line == ADJUST
@@ -929,12 +936,7 @@ def test_the_loop_exercises_a_check_of_a_mask_with_the_mask_all_off(tmp_path):
     the check refuses: head raises ValueError on it, and so does the patch in eager."""
     from pt2bot.findings import Finding
 
-    root = tmp_path / "repo"
-    (root / "pkg").mkdir(parents=True)
-    (root / "pkg" / "__init__.py").write_text("")
-    (root / "pkg" / "checks.py").write_text(MASKS)
-    (root / "pkg" / "net.py").write_text(MASK_NET)
-    (root / "pt2bot.yml").write_text(CONFIG)
+    root = _checks_repo(tmp_path, MASKS, MASK_NET)
     raw = MASKS.splitlines()[6]
     f = Finding(rule="PTC201", path="pkg/checks.py", line=7, col=raw.index("no_empty_seq_bf"),
                 severity="warning", message="dynamo's GB0170 here", source=raw.strip(), gb="GB0170")
@@ -1013,12 +1015,7 @@ def test_a_guard_one_model_cannot_exercise_is_made_up_for_by_another(tmp_path):
     review verifies the edit on both, saying which model exercised the check."""
     from pt2bot.fixes import _verdict
 
-    root = tmp_path / "repo"
-    (root / "pkg").mkdir(parents=True)
-    (root / "pkg" / "__init__.py").write_text("")
-    (root / "pkg" / "checks.py").write_text(SCALES)
-    (root / "pkg" / "net.py").write_text(SCALE_NETS)
-    (root / "pt2bot.yml").write_text(SCALE_CONFIG)
+    root = _checks_repo(tmp_path, SCALES, SCALE_NETS, SCALE_CONFIG)
     found = check_paths(str(root), ["pkg/checks.py", "pkg/net.py"], StaticConfig(select=("ALL",)), jobs=1)
     [cand] = [c for f in found if f.path == "pkg/checks.py" and f.rule == "PTC201"
               for c in fix_candidates(f, SCALES) if c.guards == ("invalid",)]

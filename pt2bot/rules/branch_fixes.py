@@ -120,6 +120,7 @@ import re
 
 from pt2bot.rules.base import Candidate
 from pt2bot.rules.check_fixes import tensor_test
+from pt2bot.rules.logging_call import LOG_METHODS
 from pt2bot.rules.edits import (BIN_OPS, BOOL_FUNCS, binds_torch, defined_before, enclosing_function, fresh_name,
                                 function_binds, identifiers, indent_unit, indentation, is_elif, node_span, owns_lines,
                                 parameter_names, parameters, pure, pure_indexed, replace_spans, replace_statement,
@@ -657,10 +658,10 @@ def _branch_fixes(code, finding, st: ast.If, body, tree, lines, test: str) -> li
     return out
 
 
-# what a note's callee is called: `print`, `warnings.warn`, a logger's methods (`warning`,
-# `info_once`), and the wrappers named after them (`rank_zero_warn`, `rank_zero_info`); not a
-# method that merely ends in one of those words (`update_info`)
-_NOTE = re.compile(r"^(print|warn|warning|info|debug|log|error|critical|exception)(_once)?$|^rank_zero_|_warn(ing)?$")
+# what a note's callee is called besides `print` and a logger's methods (`warnings.warn`,
+# `logger.warning`, `info_once`): the wrappers named after them (`rank_zero_warn`,
+# `rank_zero_info`); not a method that merely ends in one of those words (`update_info`)
+_NOTE = re.compile(r"^rank_zero_|_warn(ing)?$")
 
 
 def _note(st: ast.stmt) -> bool:
@@ -676,7 +677,8 @@ def _note(st: ast.stmt) -> bool:
     if not isinstance(f, ast.Name) or f.id == "torch":
         return False
     parts.append(f.id)
-    return bool(_NOTE.search(parts[0])) and _side_effect_free(st.value)
+    name = parts[0]
+    return (name == "print" or name in LOG_METHODS or bool(_NOTE.search(name))) and _side_effect_free(st.value)
 
 
 def _notes_apart(st: ast.If) -> tuple[list[tuple[str, list[ast.stmt]]], ast.If]:

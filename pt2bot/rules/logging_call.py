@@ -6,7 +6,8 @@ from pt2bot.rules.base import Rule
 from pt2bot.rules.edits import guard_eager_only
 from pt2bot.rules.size_specialised import break_message_sizes
 
-_METHODS = frozenset({"debug", "info", "warning", "warn", "error", "exception", "critical", "log",
+# a logger's methods (also what pt2bot/rules/branch_fixes.py takes for a call that only tells the user)
+LOG_METHODS = frozenset({"debug", "info", "warning", "warn", "error", "exception", "critical", "log",
                       "warning_once", "info_once"})
 # The `warnings` functions that break (GB0007: dynamo cannot trace the C builtins `_warnings.warn`
 # and `_warnings._filters_mutated`), measured on torch 2.13.0 and 2.14.1 (tests/fixtures/rules/
@@ -71,7 +72,7 @@ class LoggingCall(Rule):
     summary = "logging and `warnings.warn` calls in compiled code (graph break)"
     gb = "GB0291"
     node_types = (ast.Call,)
-    call_keys = frozenset("." + m for m in _METHODS) | _WARNINGS_KEYS
+    call_keys = frozenset("." + m for m in LOG_METHODS) | _WARNINGS_KEYS
 
     def check(self, ctx, node):
         f = node.func
@@ -79,7 +80,7 @@ class LoggingCall(Rule):
         if target in _WARN or target in _FILTERS:
             self._warnings(ctx, node, target)
             return
-        if not isinstance(f, ast.Attribute) or f.attr not in _METHODS:
+        if not isinstance(f, ast.Attribute) or f.attr not in LOG_METHODS:
             return
         recv = f.value
         target = ctx.mod.resolve(recv)
