@@ -350,12 +350,16 @@ def break_findings(t: Mapping[str, Any], source: str,
         return []
     header = [getattr(st, k) for k in ("test", "iter") if isinstance(getattr(st, k, None), ast.AST)]
     roots = header if header else [st]
-    cols = sorted({n.col_offset for r in roots for n in ast.walk(r)
-                   if isinstance(n, (ast.expr, ast.stmt)) and n.lineno == line})[:MAX_ANCHORS]
+    spots = sorted({(line, n.col_offset) for r in roots for n in ast.walk(r)
+                    if isinstance(n, (ast.expr, ast.stmt)) and n.lineno == line})[:MAX_ANCHORS]
+    if not spots and header and st.lineno == line:
+        # `if (` with the test on the lines below: dynamo names the header's line, where no
+        # part of the test starts; the test itself is the anchor, on its own line
+        spots = [(r.lineno, r.col_offset) for r in header]
     gb = str(t["gb"])
-    return [Finding(rule=r.code, path=path, line=line, col=col, severity=r.severity,
-                    message=f"dynamo's {gb} here", source=raw.strip(), gb=gb)
-            for r in rules for col in cols]
+    return [Finding(rule=r.code, path=path, line=at, col=col, severity=r.severity,
+                    message=f"dynamo's {gb} here", source=lines[at - 1].strip(), gb=gb)
+            for r in rules for at, col in spots]
 
 
 # --------------------------------------------------------------------------- siblings

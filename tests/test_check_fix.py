@@ -91,3 +91,25 @@ def test_a_file_with_terminal_controls_is_not_fixed(tmp_path, capsys, monkeypatc
     (tmp_path / "m.py").write_text(SRC.replace("'old'", "'\x1b[2Jold'"))
     rc, out, err = run(capsys, monkeypatch, tmp_path, "m.py", "--diff")
     assert out == "" and "control characters; not fixed" in err and "\x1b" not in err
+
+
+def test_a_warning_under_a_tensor_test_is_given_in_eager_only_once(tmp_path, capsys, monkeypatch):
+    """PTC201's safe edit of an `if` whose block only warns (the test and the warning in
+    eager only) and PTC106's guard of the warning inside it: the header's edit decides the
+    block too, so the warning is not guarded a second time."""
+    src = (
+        "import torch\n"
+        "import warnings\n"
+        "\n"
+        "@torch.compile\n"
+        "def f(x):\n"
+        "    if (x < 0).any():\n"
+        "        warnings.warn('negative input')\n"
+        "    return x.relu()\n"
+    )
+    p = tmp_path / "m.py"
+    p.write_text(src)
+    rc, out, err = run(capsys, monkeypatch, tmp_path, "m.py", "--fix")
+    assert p.read_text() == src.replace("    if (x < 0).any():\n",
+                                        "    if not torch.compiler.is_compiling() and (x < 0).any():\n")
+    assert "applied 1 safe fix in 1 file(s)" in err

@@ -146,3 +146,143 @@ def test_the_loop_verifies_the_selection_with_the_warning_apart(tmp_path):
                               time.monotonic() + 240, str(tmp_path / "work"))
     assert verdicts["where"]["accepted"] is True, verdicts["where"]
     assert verdicts["where"]["evidence"].startswith("GB0170 gone, 1 graph instead of 3"), verdicts["where"]
+
+
+# --------------------------------------------------------------------------- a block that only warns
+
+PEARSON = """\
+import math
+
+import torch
+
+
+def corr(var_x, var_y, corr_xy):
+    bound = math.sqrt(torch.finfo(var_x.dtype).eps)
+    if (
+        (var_x < bound).any()
+        or (var_y < bound).any()
+        or ~torch.isfinite(corr_xy).any()
+    ):
+        rank_zero_warn(f"The variance is close to zero ({var_x.dtype}): the correlation is nan.",
+                       UserWarning)
+    return corr_xy / (var_x * var_y).sqrt()
+
+
+def rank_zero_warn(message, category):
+    import warnings
+    warnings.warn(message, category)
+"""
+NOTES_BLOCK = "give the warning in eager only: compiled code skips the test and the block"
+
+
+def _break_candidates(src: str, line: int):
+    """The candidates the proof gathers for dynamo's break alone (no static finding): the
+    break names the `if (` line, where no part of the test starts."""
+    import ast
+
+    from pt2bot.fixes import break_findings
+    from pt2bot.rules import fix_candidates_explained
+
+    target = {"kind": "break", "path": "pkg/corr.py", "line": line, "gb": "GB0170"}
+    found = break_findings(target, src, {})
+    tree = ast.parse(src)
+    return found, [c for f in found for c in fix_candidates_explained(f, src, tree)[0]]
+
+
+def test_a_break_on_the_if_line_of_a_test_below_it_is_anchored_on_the_test():
+    found, cands = _break_candidates(PEARSON, 8)
+    assert [(f.rule, f.line, f.col) for f in found] == [("PTC201", 9, 8)]
+    [cand] = cands
+    assert cand.title == NOTES_BLOCK and cand.safe and cand.guards == ()
+    assert (cand.start_line, cand.end_line) == (8, 11)   # the `):` line stays as it is
+    assert cand.lines[1] == "        not torch.compiler.is_compiling() and ((var_x < bound).any()"
+
+
+@pytest.mark.parametrize("test", [
+    "self.check(var_x)",               # a method of the module: it may change its state
+    "torch.rand(1) < 0.1",             # a draw: compiled code would move every later one
+    "record(var_x).any()",             # a function of the user's
+    "var_x.clamp_(0).any()",           # in place
+])
+def test_a_test_that_may_do_something_gets_no_safe_edit(test):
+    src = PEARSON.replace("""(
+        (var_x < bound).any()
+        or (var_y < bound).any()
+        or ~torch.isfinite(corr_xy).any()
+    )""", test)
+    f = Finding(rule="PTC201", path="pkg/corr.py", line=8, col=7, severity="warning",
+                message="m", source=src.splitlines()[7].strip(), gb="GB0170")
+    assert [c for c in fix_candidates(f, src) if c.safe] == []
+
+
+def test_a_block_that_computes_gets_no_notes_edit():
+    src = PEARSON.replace("""                       UserWarning)
+""", """                       UserWarning)
+        corr_xy = torch.nan_to_num(corr_xy)
+""")
+    _found, cands = _break_candidates(src, 8)
+    assert NOTES_BLOCK not in [c.title for c in cands]
+
+
+PEARSON_MODEL = """\
+import torch
+from torch import nn
+
+from pkg.corr import corr
+
+
+class Corr(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.lin = nn.Linear(8, 8)
+
+    def forward(self, x):
+        h = self.lin(x)
+        return corr(h.var(0) + 1.0, h.var(0) + 2.0, h.mean(0))
+"""
+
+
+@pytest.mark.torch
+def test_the_loop_verifies_the_warning_in_eager_only_without_a_case_that_warns(tmp_path):
+    """No shape case warns (the variances are at least 1): an edit that ran a block of work in
+    eager only would be refused for that; a block of warnings computes nothing, so the edit
+    is safe, and the proof checks what it can run (the break gone, outputs equal)."""
+    root = tmp_path / "repo"
+    (root / "pkg").mkdir(parents=True)
+    (root / "pkg" / "__init__.py").write_text("")
+    (root / "pkg" / "corr.py").write_text(PEARSON)
+    (root / "pkg" / "model.py").write_text(PEARSON_MODEL)
+    (root / "pt2bot.yml").write_text(CONFIG.replace("roc", "corr").replace("pkg.model:Roc", "pkg.model:Corr"))
+    _found, [cand] = _break_candidates(PEARSON, 8)
+    items = [(Proposal(cid="notes", cand=cand, original=PEARSON, patched=apply_candidate(PEARSON, cand),
+                       findings=[], targets=[]),
+              [{"kind": "break", "model": "corr", "path": "pkg/corr.py", "line": 8, "gb": "GB0170",
+                "gb_type": "Data-dependent branching"}])]
+    config = build_config((root / "pt2bot.yml").read_text(), str(root / "pt2bot.yml"))
+    setting = ProofSetting(config=config, changeset=None, root=str(root), head_sha=None,
+                           head_results=ResultsFile.empty(), device="cpu")
+    verdicts = prove_on_model(setting, config.model("corr"), None, items, str(root),
+                              time.monotonic() + 240, str(tmp_path / "work"))
+    assert verdicts["notes"]["accepted"] is True, verdicts["notes"]
+    evidence = verdicts["notes"]["evidence"]
+    # (head breaks at the test, and at the warning wherever it runs)
+    assert evidence.startswith("GB0170 gone, 1 graph instead of ") and \
+        "outputs equal on 2 shape cases" in evidence, evidence
+
+
+@pytest.mark.torch
+def test_eager_warns_as_head_and_compiled_code_is_one_graph():
+    import torch
+
+    _found, [cand] = _break_candidates(PEARSON, 8)
+    space: dict = {}
+    exec(compile(apply_candidate(PEARSON, cand), "corr.py", "exec"), space)
+    low, ok = torch.zeros(3), torch.ones(3)
+    with warnings.catch_warnings(record=True) as seen:
+        warnings.simplefilter("always")
+        space["corr"](low, ok, ok)
+        space["corr"](ok, ok, ok)
+    assert len(seen) == 1 and "close to zero" in str(seen[0].message)
+    torch._dynamo.reset()
+    out = torch.compile(space["corr"], backend="eager", fullgraph=True)(low + 1, ok, ok)
+    assert torch.equal(out, ok / (low + 1).sqrt())

@@ -85,6 +85,12 @@ In the order they are offered (most likely to be the author's intent first):
    enters the block on one of the shape cases (an injected input alone may be one on which the
    work does nothing: zeros through an image augmentation) (`_eager_block_fixes`).
 
+A block that only tells the user something (`if (var_x < bound).any() or ...:
+rank_zero_warn(...)`, torchmetrics' Pearson) gets none of 4 to 6 but its own edit, the same
+header as 6: `if not torch.compiler.is_compiling() and <test>:`, safe by construction where the
+test only reads values (`_eager_notes_fixes`): eager tests and warns as before, compiled code
+computes nothing there to skip, so the proof needs no shape case that warns.
+
 Recipes 4 to 6 are also offered for the findings of other rules in such an `if`
 (`is_compiling_fixes`): in its test (`if data["_input_padded"].item():`, the `.item()` of a
 cached length), and, for recipe 6, inside its block (the `.item()` of the truncation index),
@@ -1230,12 +1236,13 @@ def _block_test(st: ast.If, lines: list[str]) -> str | None:
     return text
 
 
-def _header_edit(code, finding, st: ast.If, lines, new_test: str, title: str, guards, rank: int) -> Candidate:
+def _header_edit(code, finding, st: ast.If, lines, new_test: str, title: str, guards, rank: int,
+                 safe: bool = False) -> Candidate:
     """`st`'s header with its test replaced by `new_test` (the block's lines unchanged)."""
     start, end = node_span(st.test)
     new = replace_spans(lines, st.lineno, end[0], [(start, end, new_test)])
     return Candidate(code=code, path=finding.path, start_line=st.lineno, end_line=end[0], lines=tuple(new),
-                     title=title, safe=False, guards=guards, rank=rank)
+                     title=title, safe=safe, guards=guards, rank=rank)
 
 
 def _eager_block_fixes(code, finding, st: ast.If, tree, lines) -> list[Candidate]:
@@ -1309,10 +1316,66 @@ def _stores_into_self(body: list[ast.stmt]) -> bool:
                for st in body for n in ast.walk(st))
 
 
+_NOTES_BLOCK = "give the warning in eager only: compiled code skips the test and the block"
+# calls a test may make and stay a pure reading of values: torch's functions, tensor methods
+# (no in-place one: `_side_effect_free`), and these builtins
+_READING_BUILTINS = frozenset({"len", "abs", "min", "max", "any", "all", "isinstance", "float", "int", "bool"})
+
+
+def _reads_only(test: ast.AST) -> bool:
+    """Whether evaluating `test` changes nothing: no `:=`, in-place method or random draw, and
+    every call torch's, a method of a value other than `self` (`(x < b).any()`,
+    `torch.isfinite(v).any()`), or a builtin that reads (`len`, `abs`, ...). A method of the
+    module (`self.check(x)`) or a function of the user's may change state."""
+    if not _side_effect_free(test) or _RANDOM.search(ast.unparse(test)):
+        return False
+    for n in ast.walk(test):
+        if not isinstance(n, ast.Call):
+            continue
+        f = n.func
+        if isinstance(f, ast.Name):
+            if f.id not in _READING_BUILTINS:
+                return False
+        elif isinstance(f, ast.Attribute):
+            root = f.value
+            while isinstance(root, ast.Attribute):
+                root = root.value
+            if isinstance(root, ast.Name) and root.id == "self" and isinstance(f.value, ast.Name):
+                return False
+        else:
+            return False
+    return True
+
+
+def _eager_notes_fixes(code, finding, st: ast.If, tree, lines) -> list[Candidate]:
+    """`if <test>: <notes>` without an `else`, whose block only tells the user something
+    (`_told`: torchmetrics' Pearson, `if (var_x < bound).any() or ...: rank_zero_warn(...)`)
+    -> `if not torch.compiler.is_compiling() and <test>:`. Safe by construction where the
+    test only reads values (`_reads_only`): eager evaluates the same test and warns exactly as
+    before, and compiled code, which computes nothing in the block, skips both (a warning is
+    also a graph break of its own). The issue's "guard the warning with `is_compiling()`",
+    for a warning under a tensor test."""
+    if st.orelse or not st.body or not all(_told(b) for b in st.body) or \
+            st.body[0].lineno <= (st.test.end_lineno or st.lineno) or not _reads_only(st.test):
+        return []
+    text = segment(lines, st.test)
+    if re.search(r"\bis_(torchdynamo_|dynamo_)?compiling\b", text):
+        return []
+    if isinstance(st.test, (ast.BoolOp, ast.IfExp, ast.Lambda)) and not (
+            isinstance(st.test, ast.BoolOp) and isinstance(st.test.op, ast.And)):
+        text = f"({text})"
+    return [_header_edit(code, finding, st, lines, f"not torch.compiler.is_compiling() and {text}",
+                         _NOTES_BLOCK, (), rank=1, safe=True)]
+
+
 def _compiling_fixes(code, finding, st: ast.If, tree, lines) -> list[Candidate]:
-    """The edits of an `if` that let compiled code decide alone, without the test: an early
-    exit never taken, a block always run, a block never run (most likely right first: running
-    the work keeps head's computation where it may matter)."""
+    """The edits of an `if` that let compiled code decide alone, without the test: a block of
+    notes given in eager only (safe), an early exit never taken, a block always run, a block
+    never run (most likely right first: running the work keeps head's computation where it
+    may matter). A block of notes gets the first only."""
+    notes = _eager_notes_fixes(code, finding, st, tree, lines)
+    if not st.orelse and st.body and all(_told(b) for b in st.body):
+        return notes
     return (_eager_exit_fixes(code, finding, st, tree, lines) + _compiled_block_fixes(code, finding, st, tree, lines)
             + _eager_block_fixes(code, finding, st, tree, lines))
 

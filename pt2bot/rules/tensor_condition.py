@@ -150,8 +150,11 @@ class TensorCondition(Rule):
     compiled runs of it equal head's eager outputs on a shape case on which head skips it; or
     it runs in eager only (torchrl's truncation of a series once it falls below 1e-7), `if not
     torch.compiler.is_compiling() and <test>:`, posted only where compiled runs that skip it
-    equal head's eager outputs on inputs that enter it, a shape case among them. A `while`
-    gets no edit.
+    equal head's eager outputs on inputs that enter it, a shape case among them. A block that
+    only warns, logs or prints (`if (var_x < bound).any(): rank_zero_warn(...)`) under a test
+    that only reads values gets the same header and is safe by construction: eager tests and
+    warns as before, compiled code skips a block that computes nothing (`check --fix` applies
+    it). A `while` gets no edit.
 
     An `and` whose other parts are Python tests (`if signed and torch.rand(()) <= 0.5: scale
     *= -1`) keeps them as an `if` around the edit of the tensor test (`if signed: scale =

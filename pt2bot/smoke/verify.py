@@ -1430,8 +1430,10 @@ def prove_candidate(cand: Mapping[str, Any], model: Any, cases: list[CaseInputs]
     kinds = [] if setting else guard_kinds(cand.get("guards") or (), replaced)
     measured: dict[str, Any] = {"setting": setting} if setting else {}
     compiled = not setting and asks_compiling(cand.get("lines") or (), patched)
-    block = _block_line(original, edit) if compiled else None
-    exit_at = _exit_line(original, edit) if compiled else None
+    # (a safe edit, a block of warnings given in eager only, computes nothing compiled code
+    # skips: no shape case needs to enter it)
+    block = _block_line(original, edit) if compiled and not cand.get("safe") else None
+    exit_at = _exit_line(original, edit) if compiled and not cand.get("safe") else None
     if block is not None:
         measured["block"] = block
         if _always_runs(original, patched, edit):

@@ -63,6 +63,17 @@ def safe_fixes_by_finding(root: str, findings: Sequence[Finding],
     return out
 
 
+def _reach_end(tree: ast.Module, c: Candidate) -> int:
+    """The last line an edit decides: its own, or, for an edit of a compound statement's
+    header only (`if not torch.compiler.is_compiling() and <test>:`), the statement's block
+    too, whose statements a second guard would only guard again."""
+    for node in ast.walk(tree):
+        if isinstance(node, (ast.If, ast.For, ast.While, ast.With)) and node.lineno == c.start_line \
+                and c.end_line < (node.end_lineno or node.lineno):
+            return max(c.end_line, node.end_lineno or node.lineno)
+    return c.end_line
+
+
 def plan_fixes(root: str, findings: Sequence[Finding], note: Callable[[str], None]) -> list[FileFix]:
     """The safe fixes of `findings`, per file, overlapping edits dropped (the first by line kept)."""
     by_path: dict[str, list[Finding]] = {}
@@ -79,11 +90,13 @@ def plan_fixes(root: str, findings: Sequence[Finding], note: Callable[[str], Non
         except (SyntaxError, ValueError, RecursionError, MemoryError):
             continue
         chosen: list[Candidate] = []
+        reach: list[tuple[int, int]] = []
         for f in sorted(by_path[rel], key=lambda f: (f.line, f.col)):
             c = safe_candidate(f, source, tree)
-            if c is not None and not any(c.start_line <= o.end_line and o.start_line <= c.end_line
-                                         for o in chosen):
+            if c is not None and not any(c.start_line <= end and start <= c.end_line
+                                         for start, end in reach):
                 chosen.append(c)
+                reach.append((c.start_line, _reach_end(tree, c)))
         if not chosen:
             continue
         after = source
