@@ -350,8 +350,13 @@ def break_findings(t: Mapping[str, Any], source: str,
         return []
     header = [getattr(st, k) for k in ("test", "iter") if isinstance(getattr(st, k, None), ast.AST)]
     roots = header if header else [st]
+    # a bare name (or attribute) is an anchor only as the whole test (`if check:`: dynamo
+    # broke on its truth value); inside a larger test it says nothing of where dynamo broke,
+    # and an anchor on it would make a Python flag (`not allow_non_binary_target and ...`)
+    # the tensor of the test
     spots = sorted({(line, n.col_offset) for r in roots for n in ast.walk(r)
-                    if isinstance(n, (ast.expr, ast.stmt)) and n.lineno == line})[:MAX_ANCHORS]
+                    if isinstance(n, (ast.expr, ast.stmt)) and n.lineno == line
+                    and (n is r or not isinstance(n, (ast.Name, ast.Attribute)))})[:MAX_ANCHORS]
     if not spots and header and st.lineno == line:
         # `if (` with the test on the lines below: dynamo names the header's line, where no
         # part of the test starts; the test itself is the anchor, on its own line

@@ -334,6 +334,33 @@ def check(target):
         '        raise RuntimeError(f"Detected the following values in `target`: {target}")')]
 
 
+def test_dynamo_s_break_on_a_test_line_never_makes_a_flag_in_it_the_tensor():
+    """The stand-in findings for a break with no static finding (pt2bot/fixes.py
+    `break_findings`) anchor where the test's parts start, but not on a bare name inside it:
+    an anchor on `allow_non_binary_target` made it the tensor of the test, and the edit
+    `torch.logical_not(allow_non_binary_target)` raised a TypeError on the Python bool."""
+    import ast
+
+    from pt2bot.fixes import break_findings
+    from pt2bot.rules import fix_candidates_explained
+
+    src = """\
+import torch
+
+
+def check(target, allow_non_binary_target=False):
+    if not allow_non_binary_target and (target.max() > 1 or target.min() < 0):
+        raise ValueError("`target` must contain `binary` values")
+    return target
+"""
+    found = break_findings({"kind": "break", "path": "pkg/checks.py", "line": 5, "gb": "GB0170"}, src, {})
+    assert 11 not in [f.col for f in found] and found
+    tree = ast.parse(src)
+    texts = {line for f in found for c in fix_candidates_explained(f, src, tree)[0] for line in c.lines}
+    assert "logical_not(allow_non_binary_target)" not in " ".join(texts)
+    assert "        if not allow_non_binary_target:" in texts
+
+
 def test_a_chained_comparison_is_asserted_pair_by_pair():
     """torchsde's `assert t0 <= t <= t1, f"..."`: `(t0 <= t) & (t <= t1)`, a value that ends
     the message's sentence taking its full stop into the "..."."""
