@@ -155,11 +155,10 @@ def test_the_findings_of_siblings_and_their_combined_candidate(repo):
 
 def test_a_break_inside_a_statement_on_no_expression_s_first_line_finds_nothing(repo):
     root, findings = repo
-    # line 11 (`else img`) starts no part of the statement that spans more than it
+    # line 11 (`else img`) starts no part of the statement that spans more than it, and
+    # the bare name that starts there is no anchor of a stand-in finding
     proposals, why = gather([brk("jitter", 11)], findings, str(root), None)
-    assert proposals == [] and why == {0: "no static finding on the line; the recipes of "
-                                          "PTC201 (dynamo's GB0170 there) have no edit for "
-                                          "this code"}
+    assert proposals == [] and why == {0: "no static finding on the line offers a fix"}
 
 
 def test_overlapping_edits_are_not_combined(repo):
