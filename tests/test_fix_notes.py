@@ -203,15 +203,17 @@ def test_a_break_on_the_if_line_of_a_test_below_it_is_anchored_on_the_test():
     "torch.rand(1) < 0.1",             # a draw: compiled code would move every later one
     "record(var_x).any()",             # a function of the user's
     "var_x.clamp_(0).any()",           # in place
+    "utils.record(var_x).any()",       # a function of an imported module of the user's
 ])
 def test_a_test_that_may_do_something_gets_no_safe_edit(test):
-    src = PEARSON.replace("""(
+    src = PEARSON.replace("import math\n", "import math\n\nimport utils\n").replace("""(
         (var_x < bound).any()
         or (var_y < bound).any()
         or ~torch.isfinite(corr_xy).any()
     )""", test)
-    f = Finding(rule="PTC201", path="pkg/corr.py", line=8, col=7, severity="warning",
-                message="m", source=src.splitlines()[7].strip(), gb="GB0170")
+    f = Finding(rule="PTC201", path="pkg/corr.py", line=10, col=7, severity="warning",
+                message="m", source=src.splitlines()[9].strip(), gb="GB0170")
+    assert src.splitlines()[9].startswith("    if ")
     assert [c for c in fix_candidates(f, src) if c.safe] == []
 
 

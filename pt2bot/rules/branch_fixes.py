@@ -1322,13 +1322,25 @@ _NOTES_BLOCK = "give the warning in eager only: compiled code skips the test and
 _READING_BUILTINS = frozenset({"len", "abs", "min", "max", "any", "all", "isinstance", "float", "int", "bool"})
 
 
-def _reads_only(test: ast.AST) -> bool:
+# modules whose functions a test may call and stay a reading of values
+_READING_MODULES = frozenset({"torch", "math", "numpy", "np"})
+
+
+def _imported(tree: ast.Module) -> set[str]:
+    """The names the file's imports bind."""
+    return {(a.asname or a.name).split(".")[0] for n in ast.walk(tree)
+            if isinstance(n, (ast.Import, ast.ImportFrom)) for a in n.names}
+
+
+def _reads_only(test: ast.AST, tree: ast.Module) -> bool:
     """Whether evaluating `test` changes nothing: no `:=`, in-place method or random draw, and
-    every call torch's, a method of a value other than `self` (`(x < b).any()`,
-    `torch.isfinite(v).any()`), or a builtin that reads (`len`, `abs`, ...). A method of the
-    module (`self.check(x)`) or a function of the user's may change state."""
+    every call torch's (or math's, numpy's), a method of a value other than `self` or an
+    imported module (`(x < b).any()`, `torch.isfinite(v).any()`), or a builtin that reads
+    (`len`, `abs`, ...). A method of the module (`self.check(x)`) or a function of the user's
+    (`utils.check(x)`, `check(x)`) may change state."""
     if not _side_effect_free(test) or _RANDOM.search(ast.unparse(test)):
         return False
+    imported = _imported(tree) - _READING_MODULES
     for n in ast.walk(test):
         if not isinstance(n, ast.Call):
             continue
@@ -1340,7 +1352,8 @@ def _reads_only(test: ast.AST) -> bool:
             root = f.value
             while isinstance(root, ast.Attribute):
                 root = root.value
-            if isinstance(root, ast.Name) and root.id == "self" and isinstance(f.value, ast.Name):
+            if isinstance(root, ast.Name) and (root.id in imported or (
+                    root.id == "self" and isinstance(f.value, ast.Name))):
                 return False
         else:
             return False
@@ -1356,7 +1369,7 @@ def _eager_notes_fixes(code, finding, st: ast.If, tree, lines) -> list[Candidate
     also a graph break of its own). The issue's "guard the warning with `is_compiling()`",
     for a warning under a tensor test."""
     if st.orelse or not st.body or not all(_told(b) for b in st.body) or \
-            st.body[0].lineno <= (st.test.end_lineno or st.lineno) or not _reads_only(st.test):
+            st.body[0].lineno <= (st.test.end_lineno or st.lineno) or not _reads_only(st.test, tree):
         return []
     text = segment(lines, st.test)
     if re.search(r"\bis_(torchdynamo_|dynamo_)?compiling\b", text):
