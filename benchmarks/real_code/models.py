@@ -96,6 +96,17 @@ LIBRARIES: dict[str, str] = {
     # weight/batch/layer norm, gates, skip connections, embeddings, streaming inference that
     # carries a padding buffer between calls), held out with it
     "pytorch-tcn": "pytorch_tcn",
+    # held out eleventh: Mamba in plain PyTorch (selective state-space scan, parallel Blelloch
+    # scan with power-of-two padding, a sequential scan, step-by-step inference with caches), and
+    # Jamba (Mamba and attention layers with a KV cache, sparse mixture-of-experts blocks that
+    # route tokens with torch.where and index with lists), a library no benchmark, test or rule
+    # of pt2bot had used; added after the rules had been worked on against all twenty-eight above
+    "mambapy": "mambapy",
+    # and the Sinkhorn Transformer (bucketed attention sorted by a Sinkhorn or top-k sort net,
+    # causal bucket reordering, local attention heads, an autopadder, reversible layers with
+    # layer dropout, an autoregressive wrapper with random truncation and generation), held out
+    # with it
+    "sinkhorn-transformer": "sinkhorn_transformer",
 }
 # Reported apart in RESULTS.md (evaluate.py `split`): figures on code the rules were not tuned on.
 # Each library belongs to one batch, named by when it was held out: a batch stops being code
@@ -113,6 +124,7 @@ HELD_OUT_BATCHES: dict[str, frozenset[str]] = {
     "held_out_8": frozenset({"performer-pytorch", "e3nn"}),
     "held_out_9": frozenset({"pytorch-crf", "routing-transformer"}),
     "held_out_10": frozenset({"torch-kmeans", "pytorch-tcn"}),
+    "held_out_11": frozenset({"mambapy", "sinkhorn-transformer"}),
 }
 HELD_OUT: frozenset[str] = frozenset().union(*HELD_OUT_BATCHES.values())
 
@@ -2159,3 +2171,192 @@ def _tcn_layers() -> tuple[Any, list[Case]]:
                       nn.ReLU(),
                       TemporalConvTranspose1d(16, 8, kernel_size=4, stride=2))
     return m, [((_tcn_x(b, t),), {}) for b, t in [(2, 32), (3, 48)]]
+
+
+# ---------------------------------------------------------------- mambapy (held out, 11)
+# Mamba and Jamba from mambapy's plain-PyTorch modules (mambapy.mamba, .jamba, .vim; mambapy.lm
+# imports mambapy.mamba2, which needs the CUDA-only mamba_ssm, so it is not used). Widths of 16,
+# 2 layers. Eval mode: nothing here behaves differently in training except Jamba's attention
+# dropout (0 by default). The parallel scan pads the time axis to a power of two, so the default
+# model's second case has 24 steps (padded to 32) where the first has 16.
+def _mamba_cfg(**kw: Any) -> Any:
+    from mambapy.mamba import MambaConfig
+    return MambaConfig(d_model=16, n_layers=2, **kw)
+
+
+@spec("mambapy", "mamba_default", "Mamba with the defaults (parallel scan, d_state 16, expand 2, "
+      "conv 4): 16 steps, then 24 (padded to the next power of two inside the scan)")
+def _mamba_default() -> tuple[Any, list[Case]]:
+    from mambapy.mamba import Mamba
+    return Mamba(_mamba_cfg()), _seq(16, [(2, 16), (3, 24)])
+
+
+@spec("mambapy", "mamba_seq_scan", "Mamba with the sequential selective scan (pscan=False, a "
+      "Python loop over time steps) and RMS norms inside the block (inner_layernorms)")
+def _mamba_seq() -> tuple[Any, list[Case]]:
+    from mambapy.mamba import Mamba
+    return Mamba(_mamba_cfg(pscan=False, inner_layernorms=True)), _seq(16, [(2, 12), (3, 20)])
+
+
+@spec("mambapy", "mamba_step_stream", "recurrent inference: Mamba.step over the sequence one "
+      "step at a time, the caches (hidden state None at first, then the last conv inputs) "
+      "carried between steps")
+def _mamba_stream() -> tuple[Any, list[Case]]:
+    torch = _t()
+    nn = torch.nn
+    from mambapy.mamba import Mamba
+
+    class Streamer(nn.Module):
+        def __init__(self) -> None:
+            super().__init__()
+            self.cfg = _mamba_cfg()
+            self.m = Mamba(self.cfg)
+
+        def forward(self, x: Any) -> Any:
+            b = x.shape[0]
+            caches = [(None, torch.zeros(b, self.cfg.d_inner, self.cfg.d_conv - 1))
+                      for _ in range(self.cfg.n_layers)]
+            ys = []
+            for t in range(x.shape[1]):
+                y, caches = self.m.step(x[:, t], caches)
+                ys.append(y)
+            return torch.stack(ys, dim=1)
+
+    return Streamer(), _seq(16, [(2, 6), (3, 10)])
+
+
+def _jamba_cfg() -> Any:
+    from mambapy.jamba import JambaLMConfig
+    # layer 0 Mamba, layer 1 attention (GQA, 4 heads over 2 key/value heads); a sparse MoE block
+    # of 4 experts, 2 per token, after both
+    return JambaLMConfig(d_model=16, n_layers=2, mlp_size=32, num_attention_heads=4,
+                         num_key_value_heads=2, num_experts=4, num_experts_per_tok=2,
+                         attn_layer_offset=1, attn_layer_period=2, expert_layer_offset=0,
+                         expert_layer_period=1, vocab_size=64)
+
+
+@spec("mambapy", "jamba_lm_moe", "JambaLM over tokens: a Mamba layer and an attention layer, each "
+      "followed by a sparse MoE (4 experts, top 2: tokens routed with torch.where and gathered "
+      "with lists); returns logits and router logits")
+def _jamba_lm() -> tuple[Any, list[Case]]:
+    from mambapy.jamba import JambaLM
+    return JambaLM(_jamba_cfg()), _token_cases([(2, 12), (3, 20)])
+
+
+@spec("mambapy", "jamba_decode_kv_cache", "JambaLM.step token by token (teacher forcing): the "
+      "Mamba layer's recurrent cache and the attention layer's KV cache (None, then "
+      "concatenated) carried between steps, through the MoE blocks")
+def _jamba_decode() -> tuple[Any, list[Case]]:
+    torch = _t()
+    nn = torch.nn
+    from mambapy.jamba import JambaLM
+
+    class Decoder(nn.Module):
+        def __init__(self) -> None:
+            super().__init__()
+            self.lm = JambaLM(_jamba_cfg())
+
+        def forward(self, tokens: Any) -> Any:
+            caches = [layer.get_empty_cache(tokens.shape[0], tokens.device)
+                      for layer in self.lm.jamba.layers]
+            out = []
+            for i in range(tokens.shape[1]):
+                logits, caches = self.lm.step(tokens[:, [i]], caches)
+                out.append(logits)
+            return torch.cat(out, dim=1)
+
+    return Decoder(), _token_cases([(2, 5), (3, 8)])
+
+
+@spec("mambapy", "vim_bidirectional", "Vision Mamba's VMamba (mambapy.vim): bidirectional blocks "
+      "(a second scan over the flipped sequence, outputs averaged), parallel scan")
+def _vim() -> tuple[Any, list[Case]]:
+    from mambapy.vim import MambaConfig, VMamba
+    return VMamba(MambaConfig(d_model=16, n_layers=2)), _seq(16, [(2, 16), (3, 20)])
+
+
+# ---------------------------------------------------------------- sinkhorn-transformer (held out, 11)
+# Width 32, 4 heads, buckets of 8, at most 64 positions, 2 layers, vocabulary of 64. Eval mode,
+# except the training-loss model (`_keep_training`: layer dropout and the reversible layers'
+# RNG recording run only while training). Sequence lengths are multiples of the bucket size
+# except where the Autopadder pads them.
+_SHK = dict(dim=32, depth=2, heads=4, bucket_size=8, max_seq_len=64)
+
+
+@spec("sinkhorn-transformer", "sinkhorn_lm_default", "SinkhornTransformerLM with the defaults "
+      "(non-causal, attention sort net, differentiable top-k of 2 buckets)")
+def _shk_lm() -> tuple[Any, list[Case]]:
+    from sinkhorn_transformer import SinkhornTransformerLM
+    return SinkhornTransformerLM(num_tokens=64, **_SHK), _token_cases([(2, 32), (3, 48)])
+
+
+@spec("sinkhorn-transformer", "sinkhorn_lm_causal_local_mask", "causal SinkhornTransformerLM, 2 "
+      "of the 4 heads local attention, an input mask whose first row ends in padding")
+def _shk_causal() -> tuple[Any, list[Case]]:
+    torch = _t()
+    from sinkhorn_transformer import SinkhornTransformerLM
+    m = SinkhornTransformerLM(num_tokens=64, causal=True, n_local_attn_heads=2, **_SHK)
+    cases = []
+    for b, n in [(2, 32), (3, 48)]:
+        mask = torch.ones(b, n, dtype=torch.bool)
+        mask[0, n - 5:] = False
+        cases.append(((_tokens(b, n),), {"input_mask": mask}))
+    return m, cases
+
+
+@spec("sinkhorn-transformer", "autopadder_sortcut_sinkhorn", "Autopadder around a SinkhornTransformer "
+      "on 30 then 45 positions (padded to the bucket size, mask extended): Gumbel-Sinkhorn sort "
+      "(non_permutative=False), sortcut of 2 buckets, GLU feed-forward in 2 chunks, ReZero")
+def _shk_pad() -> tuple[Any, list[Case]]:
+    from sinkhorn_transformer import Autopadder, SinkhornTransformer
+    m = Autopadder(SinkhornTransformer(non_permutative=False, n_sortcut=2, ff_chunks=2, ff_glu=True,
+                                       use_rezero=True, **_SHK))
+    return m, _seq(32, [(2, 30), (3, 45)])
+
+
+@spec("sinkhorn-transformer", "reversible_context", "SinkhornTransformer with reversible layers "
+      "and cross attention to a context (receives_context), context mask with padding")
+def _shk_rev() -> tuple[Any, list[Case]]:
+    torch = _t()
+    from sinkhorn_transformer import SinkhornTransformer
+    m = SinkhornTransformer(reversible=True, receives_context=True, **_SHK)
+    cases = []
+    for b, n, c in [(2, 32, 16), (3, 48, 24)]:
+        cmask = torch.ones(b, c, dtype=torch.bool)
+        cmask[-1, c - 3:] = False
+        cases.append(((torch.randn(b, n, 32),),
+                      {"context": torch.randn(b, c, 32), "context_mask": cmask}))
+    return m, cases
+
+
+@spec("sinkhorn-transformer", "ar_train_truncate_reversible", "training mode: AutoregressiveWrapper "
+      "loss with random truncation of each sequence (masked_select, left padding) over a causal, "
+      "reversible LM with layer dropout 0.25 (3 layers)")
+def _shk_ar_train() -> tuple[Any, list[Case]]:
+    from sinkhorn_transformer import AutoregressiveWrapper, SinkhornTransformerLM
+    lm = SinkhornTransformerLM(num_tokens=64, causal=True, reversible=True, layer_dropout=0.25,
+                               **{**_SHK, "depth": 3})
+    m = _keep_training(AutoregressiveWrapper(lm))
+    cases = [((_tokens(b, n),), {"return_loss": True, "randomly_truncate_sequence": True})
+             for b, n in [(2, 33), (3, 49)]]
+    return m, cases
+
+
+@spec("sinkhorn-transformer", "generate_top_p_eos", "AutoregressiveWrapper.generate: 4 tokens "
+      "sampled after a prompt of 8 then 12, top-p filtering, stop when every row's sample is the "
+      "eos token 0 (causal LM behind the Autopadder)")
+def _shk_generate() -> tuple[Any, list[Case]]:
+    nn = _t().nn
+    from sinkhorn_transformer import AutoregressiveWrapper, SinkhornTransformerLM
+    from sinkhorn_transformer.autoregressive_wrapper import top_p
+
+    class Generate(nn.Module):
+        def __init__(self) -> None:
+            super().__init__()
+            self.ar = AutoregressiveWrapper(
+                SinkhornTransformerLM(num_tokens=64, causal=True, **{**_SHK, "max_seq_len": 32}))
+
+        def forward(self, start: Any) -> Any:
+            return self.ar.generate(start, 4, eos_token=0, filter_logits_fn=top_p)
+
+    return Generate(), _token_cases([(2, 8), (3, 12)])

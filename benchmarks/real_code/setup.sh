@@ -32,7 +32,7 @@ for n in ("torch", "torchvision", "vit-pytorch", "x-transformers", "denoising-di
           "diffusers", "local-attention", "open-clip-torch", "torchdiffeq", "entmax", "torchmetrics",
           "torchsde", "torch-geometric", "normflows", "pytorch-tabnet", "reformer-pytorch",
           "performer-pytorch", "e3nn", "pytorch-crf", "routing-transformer", "torch-kmeans",
-          "pytorch-tcn"):
+          "pytorch-tcn", "mambapy", "sinkhorn-transformer"):
     print(f"{n}=={m.version(n)}")
 PY
 echo "venv ready: $venv"
