@@ -2304,22 +2304,29 @@ def _shk_causal() -> tuple[Any, list[Case]]:
     return m, cases
 
 
-@spec("sinkhorn-transformer", "autopadder_sortcut_sinkhorn", "Autopadder around a SinkhornTransformer "
+# Sortcut (n_sortcut, and context_n_sortcut, 2 by default in SinkhornTransformer) fails eagerly in
+# 0.11.4 whenever a mask reaches SinkhornAttention (the sortcut keys' mask is reshaped to a batch
+# dim that does not match: "Sizes of tensors must match" / "The size of tensor a (8) must match
+# the size of tensor b (4)"), and the Autopadder always makes a mask when it pads. So the two
+# models below, as first written, did not run: the first had n_sortcut=2 (dropped), the second
+# the default context_n_sortcut (set to 0).
+@spec("sinkhorn-transformer", "autopadder_sinkhorn", "Autopadder around a SinkhornTransformer "
       "on 30 then 45 positions (padded to the bucket size, mask extended): Gumbel-Sinkhorn sort "
-      "(non_permutative=False), sortcut of 2 buckets, GLU feed-forward in 2 chunks, ReZero")
+      "(non_permutative=False), GLU feed-forward in 2 chunks, ReZero")
 def _shk_pad() -> tuple[Any, list[Case]]:
     from sinkhorn_transformer import Autopadder, SinkhornTransformer
-    m = Autopadder(SinkhornTransformer(non_permutative=False, n_sortcut=2, ff_chunks=2, ff_glu=True,
+    m = Autopadder(SinkhornTransformer(non_permutative=False, ff_chunks=2, ff_glu=True,
                                        use_rezero=True, **_SHK))
     return m, _seq(32, [(2, 30), (3, 45)])
 
 
 @spec("sinkhorn-transformer", "reversible_context", "SinkhornTransformer with reversible layers "
-      "and cross attention to a context (receives_context), context mask with padding")
+      "and cross attention to a context (receives_context, no sortcut), context mask with "
+      "padding")
 def _shk_rev() -> tuple[Any, list[Case]]:
     torch = _t()
     from sinkhorn_transformer import SinkhornTransformer
-    m = SinkhornTransformer(reversible=True, receives_context=True, **_SHK)
+    m = SinkhornTransformer(reversible=True, receives_context=True, context_n_sortcut=0, **_SHK)
     cases = []
     for b, n, c in [(2, 32, 16), (3, 48, 24)]:
         cmask = torch.ones(b, c, dtype=torch.bool)
