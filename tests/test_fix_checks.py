@@ -638,7 +638,8 @@ def test_the_loop_verifies_the_recipe_and_refuses_the_wrong_forms(repo, tmp_path
     # was never exercised
     assert verdicts["never"]["accepted"] is False
     assert verdicts["never"]["reason"] == (
-        "head never raised ValueError on values a check refuses (-1, 0, 1e3, 1e6, NaN) in `x`, `gamma`: the check "
+        # (`gamma`, which the check reads, is tried first)
+        "head never raised ValueError on values a check refuses (-1, 0, 1e3, 1e6, NaN) in `gamma`, `x`: the check "
         "is not exercised")
 
 

@@ -24,6 +24,7 @@ from __future__ import annotations
 import __future__
 import ast
 import contextlib
+import copy
 import functools
 import inspect
 import linecache
@@ -32,7 +33,7 @@ import re
 import sys
 from dataclasses import dataclass
 from types import ModuleType
-from typing import Any, Iterator, Sequence
+from typing import Any, Iterator, Mapping, Sequence
 
 from pt2bot.smoke.location import RepoPaths
 
@@ -372,6 +373,9 @@ class Injection:
     # `reached`: whether it did (an early exit taken, say), None when not watched
     watch: int | None = None
     reached: bool | None = None
+    # names the guarded code reads (`dt` of `if not torch.isfinite(dt):`): the arguments, and
+    # the fields of a state tuple or keys of a dict, of those names are tried first
+    prefer: tuple[str, ...] = ()
 
 
 # an Injection that puts nothing into the arguments, only watches a line (whether head's own
@@ -435,23 +439,25 @@ def injector(swap: Swap, *, compiled: bool = False) -> Iterator[Injector]:
         assert injection is not None
         if injection.kind == WATCH_ONLY:
             return list(args), dict(kwargs)
-        seen = -1
         new_args = list(args)
         new_kwargs = dict(kwargs)
-        slots = [(i, a) for i, a in enumerate(args)] + list(kwargs.items())
-        for key, value in slots:
-            if _eligible(injection.kind, injection.pattern, value):
-                seen += 1
-                if seen == injection.arg:
-                    special = _special(injection.kind, injection.pattern, value)
-                    if isinstance(key, int):
-                        new_args[key] = special
-                    else:
-                        new_kwargs[key] = special
-                    injection.hit = True
-                    injection.argument = (names[key] if isinstance(key, int) and key < len(names)
-                                          else str(key))
-                    break
+        eligible = [s for s in _slots(args, kwargs, names)
+                    if _eligible(injection.kind, injection.pattern, s[2])]
+        # stable: the slots the guarded code names first, then the arguments themselves in
+        # their order, then the elements of container arguments
+        eligible.sort(key=lambda s: (s[3] not in injection.prefer, s[1] is not None))
+        if injection.arg < len(eligible):
+            (key, inner, value, _name, label) = eligible[injection.arg]
+            special = _special(injection.kind, injection.pattern, value)
+            if inner is not None:
+                outer = new_args[key] if isinstance(key, int) else new_kwargs[key]
+                special = _replaced(outer, inner, special)
+            if isinstance(key, int):
+                new_args[key] = special
+            else:
+                new_kwargs[key] = special
+            injection.hit = True
+            injection.argument = label
         return new_args, new_kwargs
 
     def record(out: Any) -> None:
@@ -491,6 +497,40 @@ def injector(swap: Swap, *, compiled: bool = False) -> Iterator[Injector]:
         setattr(swap.owner, swap.name, current)
         for d, k, v in saved:
             d[k] = v
+
+
+def _slots(args: Sequence[Any], kwargs: Mapping[str, Any], names: Sequence[str]
+           ) -> list[tuple[Any, Any, Any, str, str]]:
+    """Where a special value can go: each argument, and one level into a tuple, a named tuple,
+    a list or a dict argument (torchdiffeq's `rk_state`, whose `dt` its step tests for inf; a
+    batch dict), as (argument key, the element's index or key or None, the value, its name,
+    its label: `rk_state.dt`, `batch['x']`, `coeffs[1]`)."""
+    out = []
+    for key, value in [*enumerate(args), *kwargs.items()]:
+        name = names[key] if isinstance(key, int) and key < len(names) else str(key)
+        out.append((key, None, value, name, name))
+        fields = getattr(type(value), "_fields", None)
+        if isinstance(value, tuple) and isinstance(fields, tuple) and len(fields) == len(value):
+            out += [(key, i, v, f, f"{name}.{f}") for i, (f, v) in enumerate(zip(fields, value))]
+        elif type(value) in (tuple, list):
+            out += [(key, i, v, "", f"{name}[{i}]") for i, v in enumerate(value)]
+        elif isinstance(value, dict):
+            out += [(key, k, v, str(k), f"{name}[{k!r}]") for k, v in value.items()]
+    return out
+
+
+def _replaced(outer: Any, inner: Any, special: Any) -> Any:
+    """A copy of the container `outer` with its element `inner` (an index or a key) replaced:
+    the caller's own container is left as it was."""
+    if isinstance(outer, tuple) and hasattr(outer, "_replace"):
+        return outer._replace(**{outer._fields[inner]: special})
+    if isinstance(outer, dict):
+        new = copy.copy(outer)
+        new[inner] = special
+        return new
+    items = list(outer)
+    items[inner] = special
+    return type(outer)(items)
 
 
 def _watching(fn: Any, injection: Injection, args: list[Any], kwargs: dict[str, Any]) -> Any:

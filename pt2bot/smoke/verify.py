@@ -81,8 +81,9 @@ EAGER_KERNELS = frozenset({"eager", "aot_eager"})
 
 
 # head's runs on guard inputs, kept across the candidates that edit one function:
-# (kind, pattern, argument, watched line) -> (the Injection, the output or exception)
-GuardCache = dict[tuple[str, str, int, int | None], Any]
+# (kind, pattern, argument, watched line, names preferred) -> (the Injection, the output or
+# exception)
+GuardCache = dict[tuple[str, str, int, int | None, tuple[str, ...]], Any]
 
 
 class CandidateTimeout(Overrun):
@@ -483,10 +484,12 @@ def _gradient_row(expected: Any, got: Any, tolerance: Any, *, digest: bool = Fal
 def guard_checks(model: Any, case: CaseInputs, paths: RepoPaths, kinds: Sequence[str],
                  head_swap: Swap, cand_swap: Swap, tolerance: Any,
                  head_cache: GuardCache, *,
-                 compiled: bool = False, watch: int | None = None) -> list[dict[str, Any]]:
+                 compiled: bool = False, watch: int | None = None,
+                 prefer: tuple[str, ...] = ()) -> list[dict[str, Any]]:
     """Head and the patched code on inputs with each guarded special value, injected into
-    the tensor arguments of the function the edit is in. A kind no argument can carry is
-    `hit: false` (the judge then refuses the candidate).
+    the tensor arguments of the function the edit is in, and one level into its tuple, named
+    tuple, list and dict arguments (a solver's state tuple, a batch dict). A kind no argument
+    can carry is `hit: false` (the judge then refuses the candidate).
 
     `compiled` (an edit that asks `torch.compiler.is_compiling()`): eager is unchanged by such
     an edit, so the patched model is also run compiled (eager backend) on each guard input
@@ -495,7 +498,10 @@ def guard_checks(model: Any, case: CaseInputs, paths: RepoPaths, kinds: Sequence
     compiled code, and only a compiled run on a negative `x` shows it. Only the model's
     outputs are compared there: what the edited function returns under compile is what such
     an edit changes (an early `return t, None` skipped, the caller applying a mask that does
-    nothing); whether the model's result stays the same is the question."""
+    nothing); whether the model's result stays the same is the question.
+
+    `prefer`: the names the replaced code reads; the arguments (and elements of a state tuple
+    or a dict argument) of those names are tried first, before the others in order."""
     import torch
 
     out = []
@@ -504,16 +510,16 @@ def guard_checks(model: Any, case: CaseInputs, paths: RepoPaths, kinds: Sequence
     for kind in kinds:
         for arg in range(MAX_GUARD_ARGS):
             for pattern in guard_patterns(kind):
-                key = (kind, pattern, arg, watch)
+                key = (kind, pattern, arg, watch, prefer)
                 if key not in head_cache:
-                    inj = Injection(kind, pattern, arg, watch=watch)
+                    inj = Injection(kind, pattern, arg, watch=watch, prefer=prefer)
                     with injecting(head_swap, inj), torch.no_grad():
                         result = _try_forward(model, case, paths)
                     head_cache[key] = (inj, result)
                 head_inj, head_out = head_cache[key]
                 if not head_inj.hit:
                     continue
-                inj = Injection(kind, pattern, arg)
+                inj = Injection(kind, pattern, arg, prefer=prefer)
                 with injecting(cand_swap, inj), torch.no_grad():
                     got = _try_forward(model, case, paths)
                 row: dict[str, Any] = {"kind": kind, "pattern": pattern,
@@ -528,7 +534,7 @@ def guard_checks(model: Any, case: CaseInputs, paths: RepoPaths, kinds: Sequence
                         row.update(inner, message=f"{cand_swap.qualname} returns differ"
                                    + (f": {inner['message']}" if inner.get("message") else ""))
                 if compiled and row["match"]:
-                    pending.append((row, Injection(kind, pattern, arg), head_out))
+                    pending.append((row, Injection(kind, pattern, arg, prefer=prefer), head_out))
                 out.append(row)
         if not any(r["kind"] == kind for r in out):
             out.append({"kind": kind, "hit": False, "match": None,
@@ -1517,7 +1523,8 @@ def prove_candidate(cand: Mapping[str, Any], model: Any, cases: list[CaseInputs]
                     cache = guard_cache.setdefault(f"{edit.path}:{head_swap.qualname}", {})
                     measured["guards"] = guard_checks(
                         model, cases[0], paths, kinds, head_swap, swap, model_spec.get("tolerance"),
-                        cache, compiled=compiled, watch=watch)
+                        cache, compiled=compiled, watch=watch,
+                        prefer=tuple(dict.fromkeys(re.findall(r"[A-Za-z_]\w*", "\n".join(replaced)))))
                     # (a guard no argument can carry is judged apart: the rest still runs)
                     ok = all(g.get("match") for g in measured["guards"] if g.get("hit"))
                 if ok:
