@@ -47,7 +47,7 @@ from pt2bot.reach import Coverage
 from pt2bot.reportdata import ModelDelta, Report
 from pt2bot.results import ResultsFile
 from pt2bot.rules import (RULES, Candidate, apply_candidate, fix_candidates_explained,
-                          has_recipe)
+                          has_recipe, without_torch)
 from pt2bot.rules.edits import source_lines, statement_at
 from pt2bot.smoke.forkserver import SERVERS, fork_supported, preload_for
 from pt2bot.smoke.runner import build_jobs
@@ -235,10 +235,11 @@ def gather(targets: list[dict[str, Any]], findings: Sequence[Finding], head_root
         if source is None:
             why[i] = f"{t['path']} cannot be read as UTF-8 text"
             continue
+        tree = _tree(trees, t["path"], source)    # parsed once per file, not per finding
         reasons = ["no static finding on the line; the recipes of "
                    f"{', '.join(dict.fromkeys(f.rule for f in at))} (dynamo's "
-                   f"{t.get('gb')} there) have no edit for this code"] if directed else []
-        tree = _tree(trees, t["path"], source)    # parsed once per file, not per finding
+                   f"{t.get('gb')} there) have no edit for this code"
+                   f"{without_torch(tree) if tree is not None else ''}"] if directed else []
         for f in at:
             placed.setdefault(f.fingerprint(), (f.line, f.col))
             cands, reason = fix_candidates_explained(f, source, tree)

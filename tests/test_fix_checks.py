@@ -12,6 +12,8 @@ eager) is refused; a check no injected value can make raise is refused.
 """
 from __future__ import annotations
 
+import dataclasses
+
 import sys
 import textwrap
 import time
@@ -1072,3 +1074,25 @@ def test_a_guard_one_model_cannot_exercise_is_made_up_for_by_another(tmp_path):
     # without the model that exercises it, nothing shows the check kept
     del p.results["given"]
     assert _verdict(p)[0] is False
+
+
+def test_a_file_without_torch_says_why_it_gets_no_edit():
+    """torchdiffeq's interp.py asserts on tensors and never imports torch: the recipe would
+    need the import, an edit outside the hunk, and the reason says so."""
+    from pt2bot.findings import Finding
+    from pt2bot.rules import fix_candidates_explained
+
+    src = """\
+def evaluate(t0, t, t1):
+    assert (t0 <= t) & (t <= t1), 'fails t0 <= t <= t1: {}, {}'.format(t0, t1)
+    return (t - t0) / (t1 - t0)
+"""
+    f = Finding(rule="PTC201", path="pkg/interp.py", line=2, col=11, severity="warning",
+                message="dynamo's GB0170 here", source=src.splitlines()[1].strip(), gb="GB0170")
+    assert fix_candidates_explained(f, src) == (
+        [], "the PTC201 recipe has no edit for this code (the file does not import torch, and an "
+            "edit that needs it would add the import outside the hunk)")
+    # the same code under `import torch` gets the edit
+    moved = dataclasses.replace(f, line=5)
+    cands, reason = fix_candidates_explained(moved, "import torch\n\n\n" + src)
+    assert reason is None and cands

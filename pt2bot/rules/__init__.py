@@ -20,7 +20,7 @@ from pt2bot.rules.compile_in_loop import CompileInLoop
 from pt2bot.rules.compile_submodules import CompileSubmodules
 from pt2bot.rules.compiler_disable import CompilerDisable
 from pt2bot.rules.dynamic_output_shape import DynamicOutputShape
-from pt2bot.rules.edits import apply_candidate
+from pt2bot.rules.edits import apply_candidate, binds_torch
 from pt2bot.rules.einx_call import EinxCall
 from pt2bot.rules.explicit_graph_break import ExplicitGraphBreak
 from pt2bot.rules.grad_factory import GradFactory
@@ -117,8 +117,16 @@ def fix_candidates_explained(finding: Finding, source: str,
     n = len(source.splitlines())
     cands = [c for c in cands if 1 <= c.start_line <= c.end_line <= n]
     if not cands:
-        return [], f"the {finding.rule} recipe has no edit for this code"
+        return [], f"the {finding.rule} recipe has no edit for this code{without_torch(tree)}"
     return sorted(cands, key=lambda c: c.rank), None
+
+
+def without_torch(tree: ast.Module) -> str:
+    """What a reason adds where the file does not bind `torch` (torchdiffeq's interp.py):
+    the recipes write `torch.` and add no import, which is an edit outside the hunk."""
+    if binds_torch(tree):
+        return ""
+    return " (the file does not import torch, and an edit that needs it would add the import outside the hunk)"
 
 
 def fix_candidates(finding: Finding, source: str, tree: ast.Module | None = None) -> list[Candidate]:
@@ -170,5 +178,5 @@ def cli_rules(args: argparse.Namespace) -> int:
     return 0
 
 
-__all__ = ["RULES", "BY_CODE", "Rule", "Candidate", "fix_candidates", "fix_candidates_explained",
+__all__ = ["RULES", "BY_CODE", "Rule", "Candidate", "fix_candidates", "fix_candidates_explained", "without_torch",
            "has_recipe", "apply_candidate", "select_rules", "cli_rules", "rules_table_markdown", "validate_codes"]
