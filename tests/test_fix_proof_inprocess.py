@@ -109,7 +109,7 @@ class Proof:
 
     def prove(self, start: int, end: int, line: str | tuple[str, ...], guards=(),
               backend: str = "eager", safe: bool = False, gb: str = "GB0170",
-              at: int | None = None) -> dict:
+              at: int | None = None, limit: float | None = None) -> dict:
         lines = (line,) if isinstance(line, str) else tuple(line)
         cand = Candidate(code="PTC201", path="bpkg/net.py", start_line=start, end_line=end,
                          lines=lines, title="t", safe=safe)
@@ -120,7 +120,7 @@ class Proof:
              "original": self.text, "patched": apply_candidate(self.text, cand),
              "guards": list(guards), "safe": safe, "targets": [target]},
             self.model, self.cases, self.head_outs, self.head, {}, {"backend": backend},
-            self.paths, self.phases, None, {})
+            self.paths, self.phases, limit, {})
 
 
 LATER = NET.replace("if h.sum() > 0:\n            h = h * 2\n        return h + 1\n",
@@ -795,3 +795,29 @@ def test_a_recompile_of_the_frame_after_an_uncovered_break_is_not_held_against_t
     assert verdict["accepted"] is True, verdict
     assert f"uncovers GB0170 at bpkg/net.py:{LOOP_ITEM + 2}" in verdict["evidence"], verdict
     assert f"`forward` from line {LOOP_ITEM + 2}, which head ran uncompiled" in verdict["evidence"], verdict
+
+
+SETTLE = NET.replace("        if h.sum() > 0:\n            h = h * 2\n        return h + 1\n",
+                     "        return settle(h) + 1\n") + """
+
+def settle(h):
+    s = float(h.abs().sum())
+    while s > 1e6:
+        s = s / 2
+    if torch.isinf(h).any():
+        h = torch.nan_to_num(h)
+    return h
+"""
+
+
+def test_a_guard_input_head_never_finishes_on_is_blamed_on_head(tmp_path, monkeypatch):
+    """inf injected into `settle`'s `h` makes head's own loop run forever (inf halved is inf):
+    the candidate runs out of its time there, and the reason says it was head's run, not the
+    patched model, that did not finish."""
+    proof = Proof(tmp_path, monkeypatch, SETTLE)
+    start = SETTLE.splitlines().index("    if torch.isinf(h).any():") + 1
+    verdict = proof.prove(start, start + 1, "    h = torch.nan_to_num(h)", guards=("inf",), limit=3,
+                          at=start)
+    assert verdict["accepted"] is False
+    assert verdict["reason"].startswith("head's own run with inf injected did not finish in the "
+                                        "candidate's time"), verdict

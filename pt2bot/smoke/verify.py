@@ -485,7 +485,8 @@ def guard_checks(model: Any, case: CaseInputs, paths: RepoPaths, kinds: Sequence
                  head_swap: Swap, cand_swap: Swap, tolerance: Any,
                  head_cache: GuardCache, *,
                  compiled: bool = False, watch: int | None = None,
-                 prefer: tuple[str, ...] = ()) -> list[dict[str, Any]]:
+                 prefer: tuple[str, ...] = (),
+                 on_stage: Callable[[str | None], None] = lambda _stage: None) -> list[dict[str, Any]]:
     """Head and the patched code on inputs with each guarded special value, injected into
     the tensor arguments of the function the edit is in, and one level into its tuple, named
     tuple, list and dict arguments (a solver's state tuple, a batch dict). A kind no argument
@@ -501,7 +502,10 @@ def guard_checks(model: Any, case: CaseInputs, paths: RepoPaths, kinds: Sequence
     nothing); whether the model's result stays the same is the question.
 
     `prefer`: the names the replaced code reads; the arguments (and elements of a state tuple
-    or a dict argument) of those names are tried first, before the others in order."""
+    or a dict argument) of those names are tried first, before the others in order.
+    `on_stage`: told when head's own run on a guard input starts (and None when it ends), so
+    that a run past the candidate's time is blamed on head where head's run hangs (a solver
+    whose state holds -1 or 1e6 may never end), not on the patch."""
     import torch
 
     out = []
@@ -513,8 +517,10 @@ def guard_checks(model: Any, case: CaseInputs, paths: RepoPaths, kinds: Sequence
                 key = (kind, pattern, arg, watch, prefer)
                 if key not in head_cache:
                     inj = Injection(kind, pattern, arg, watch=watch, prefer=prefer)
+                    on_stage(f"head's own run with {GUARD_WORDS.get(kind, kind)} injected")
                     with injecting(head_swap, inj), torch.no_grad():
                         result = _try_forward(model, case, paths)
+                    on_stage(None)
                     head_cache[key] = (inj, result)
                 head_inj, head_out = head_cache[key]
                 if not head_inj.hit:
@@ -1520,11 +1526,16 @@ def prove_candidate(cand: Mapping[str, Any], model: Any, cases: list[CaseInputs]
                         measured["gradients"] = grads
                         ok = bool(grads["match"])
                 if ok and head_swap is not None:
+                    def at_stage(now: str | None) -> None:
+                        nonlocal stage
+                        stage = now
+
                     cache = guard_cache.setdefault(f"{edit.path}:{head_swap.qualname}", {})
                     measured["guards"] = guard_checks(
                         model, cases[0], paths, kinds, head_swap, swap, model_spec.get("tolerance"),
                         cache, compiled=compiled, watch=watch,
-                        prefer=tuple(dict.fromkeys(re.findall(r"[A-Za-z_]\w*", "\n".join(replaced)))))
+                        prefer=tuple(dict.fromkeys(re.findall(r"[A-Za-z_]\w*", "\n".join(replaced)))),
+                        on_stage=at_stage)
                     # (a guard no argument can carry is judged apart: the rest still runs)
                     ok = all(g.get("match") for g in measured["guards"] if g.get("hit"))
                 if ok:
