@@ -288,3 +288,18 @@ def test_eager_warns_as_head_and_compiled_code_is_one_graph():
     torch._dynamo.reset()
     out = torch.compile(space["corr"], backend="eager", fullgraph=True)(low + 1, ok, ok)
     assert torch.equal(out, ok / (low + 1).sqrt())
+
+
+def test_a_warning_under_a_test_that_may_do_something_is_still_offered_to_the_proof():
+    """Not safe (`self.check(...)` may change the module), so not `check --fix`'s: the block in
+    eager only as work, which the proof accepts only where a shape case enters it."""
+    src = PEARSON.replace("""(
+        (var_x < bound).any()
+        or (var_y < bound).any()
+        or ~torch.isfinite(corr_xy).any()
+    )""", "check(var_x).any()")
+    f = Finding(rule="PTC201", path="pkg/corr.py", line=8, col=7, severity="warning",
+                message="m", source=src.splitlines()[7].strip(), gb="GB0170")
+    cands = fix_candidates(f, src)
+    assert [(c.title, c.safe) for c in cands] == [("run the block in eager only: compiled code skips it", False)]
+    assert cands[0].lines == ("    if not torch.compiler.is_compiling() and check(var_x).any():",)

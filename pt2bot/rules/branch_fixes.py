@@ -1317,12 +1317,9 @@ def _stores_into_self(body: list[ast.stmt]) -> bool:
 
 
 _NOTES_BLOCK = "give the warning in eager only: compiled code skips the test and the block"
-# calls a test may make and stay a pure reading of values: torch's functions, tensor methods
-# (no in-place one: `_side_effect_free`), and these builtins
+# calls a test may make and stay a pure reading of values: tensor methods (no in-place one:
+# `_side_effect_free`), these builtins, and the functions of these modules
 _READING_BUILTINS = frozenset({"len", "abs", "min", "max", "any", "all", "isinstance", "float", "int", "bool"})
-
-
-# modules whose functions a test may call and stay a reading of values
 _READING_MODULES = frozenset({"torch", "math", "numpy", "np"})
 
 
@@ -1385,10 +1382,12 @@ def _compiling_fixes(code, finding, st: ast.If, tree, lines) -> list[Candidate]:
     """The edits of an `if` that let compiled code decide alone, without the test: a block of
     notes given in eager only (safe), an early exit never taken, a block always run, a block
     never run (most likely right first: running the work keeps head's computation where it
-    may matter). A block of notes gets the first only."""
-    notes = _eager_notes_fixes(code, finding, st, tree, lines)
+    may matter). A block of notes gets the first, or, under a test that may do something
+    (`self.check(x)`), the block in eager only as work, which the proof must see entered;
+    never run always, which would only warn in compiled code."""
     if not st.orelse and st.body and all(_told(b) for b in st.body):
-        return notes
+        return _eager_notes_fixes(code, finding, st, tree, lines) or \
+            _eager_block_fixes(code, finding, st, tree, lines)
     return (_eager_exit_fixes(code, finding, st, tree, lines) + _compiled_block_fixes(code, finding, st, tree, lines)
             + _eager_block_fixes(code, finding, st, tree, lines))
 
