@@ -1363,8 +1363,8 @@ def _eager_notes_fixes(code, finding, st: ast.If, tree, lines) -> list[Candidate
     -> `if not torch.compiler.is_compiling() and <test>:`. Safe by construction where the
     test only reads values (`_reads_only`): eager evaluates the same test and warns exactly as
     before, and compiled code, which computes nothing in the block, skips both (a warning is
-    also a graph break of its own). The issue's "guard the warning with `is_compiling()`",
-    for a warning under a tensor test."""
+    also a graph break of its own). PTC105/PTC106's guard of a print or a warning
+    (`guard_eager_only`), for a warning under a tensor test."""
     if st.orelse or not st.body or not all(_told(b) for b in st.body) or \
             st.body[0].lineno <= (st.test.end_lineno or st.lineno) or not _reads_only(st.test, tree):
         return []
