@@ -7,15 +7,11 @@ inf"; now `rk_state.dt` carries it, the names the guarded code reads first.
 from __future__ import annotations
 
 import collections
-import time
 
 import pytest
 
-from pt2bot.configfile.schema import build_config
-from pt2bot.fixes import ProofSetting, Proposal, prove_on_model
-from pt2bot.results import ResultsFile
-from pt2bot.rules import apply_candidate
 from pt2bot.rules.base import Candidate
+from proofs import item, prove, write_repo
 
 STEP = """\
 import collections
@@ -103,26 +99,17 @@ def test_the_injected_container_is_a_copy_and_the_named_field_goes_first():
 
 @pytest.mark.torch
 def test_the_loop_exercises_a_guard_on_a_field_of_a_state_tuple(tmp_path):
-    root = tmp_path / "repo"
-    (root / "pkg").mkdir(parents=True)
-    (root / "pkg" / "__init__.py").write_text("")
-    (root / "pkg" / "step.py").write_text(STEP)
-    (root / "pt2bot.yml").write_text(CONFIG)
+    root = write_repo(tmp_path / "repo", {"pkg/step.py": STEP}, CONFIG)
     where = Candidate(code="PTC201", path="pkg/step.py", start_line=LINE, end_line=LINE + 1,
                       lines=("        dt = torch.where(torch.logical_not(torch.isfinite(dt)), self.min_step, dt)",),
                       title="select with `torch.where` instead of branching", safe=False, guards=("inf",))
     # deleting the guard: equal wherever dt is finite, which every shape case's dt is
     dropped = Candidate(code="PTC201", path="pkg/step.py", start_line=LINE, end_line=LINE + 1, lines=(),
                         title="dropped", safe=False, guards=("inf",))
-    items = [(Proposal(cid=cid, cand=c, original=STEP, patched=apply_candidate(STEP, c), findings=[], targets=[]),
-              [{"kind": "break", "model": "stepper", "path": "pkg/step.py", "line": LINE, "gb": "GB0170",
-                "gb_type": "Data-dependent branching"}])
-             for cid, c in (("dropped", dropped), ("where", where))]
-    config = build_config(CONFIG, str(root / "pt2bot.yml"))
-    setting = ProofSetting(config=config, changeset=None, root=str(root), head_sha=None,
-                           head_results=ResultsFile.empty(), device="cpu")
-    verdicts = prove_on_model(setting, config.model("stepper"), None, items, str(root),
-                              time.monotonic() + 240, str(tmp_path / "work"))
+    target = {"kind": "break", "model": "stepper", "path": "pkg/step.py", "line": LINE, "gb": "GB0170",
+              "gb_type": "Data-dependent branching"}
+    verdicts = prove(root, "stepper", [item("dropped", dropped, STEP, target), item("where", where, STEP, target)],
+                     tmp_path / "work")
     assert verdicts["dropped"]["accepted"] is False
     assert "`state.dt`" in verdicts["dropped"]["reason"], verdicts["dropped"]
     assert verdicts["where"]["accepted"] is True, verdicts["where"]

@@ -7,18 +7,20 @@ it on a tiny real-torch model.
 """
 from __future__ import annotations
 
-import time
 import warnings
 
 import pytest
 
-from pt2bot.configfile.schema import build_config
 from pt2bot.findings import Finding
-from pt2bot.fixes import ProofSetting, Proposal, prove_on_model
-from pt2bot.results import ResultsFile
 from pt2bot.rules import apply_candidate, fix_candidates
+from proofs import item, prove, write_repo
 
 WHERE = "select with `torch.where` instead of branching, the warning given in eager only"
+
+
+def _target(model: str, path: str, line: int) -> dict:
+    return {"kind": "break", "model": model, "path": path, "line": line, "gb": "GB0170",
+            "gb_type": "Data-dependent branching"}
 
 RATES = """\
 import warnings
@@ -128,22 +130,10 @@ fixes: {budget_s: 240}
 
 @pytest.mark.torch
 def test_the_loop_verifies_the_selection_with_the_warning_apart(tmp_path):
-    root = tmp_path / "repo"
-    (root / "pkg").mkdir(parents=True)
-    (root / "pkg" / "__init__.py").write_text("")
-    (root / "pkg" / "rates.py").write_text(RATES)
-    (root / "pkg" / "model.py").write_text(MODEL)
-    (root / "pt2bot.yml").write_text(CONFIG)
+    root = write_repo(tmp_path / "repo", {"pkg/rates.py": RATES, "pkg/model.py": MODEL}, CONFIG)
     [cand] = [c for c in _candidates(RATES) if c.title == WHERE]
-    items = [(Proposal(cid="where", cand=cand, original=RATES, patched=apply_candidate(RATES, cand),
-                       findings=[], targets=[]),
-              [{"kind": "break", "model": "roc", "path": "pkg/rates.py", "line": LINE, "gb": "GB0170",
-                "gb_type": "Data-dependent branching"}])]
-    config = build_config(CONFIG, str(root / "pt2bot.yml"))
-    setting = ProofSetting(config=config, changeset=None, root=str(root), head_sha=None,
-                           head_results=ResultsFile.empty(), device="cpu")
-    verdicts = prove_on_model(setting, config.model("roc"), None, items, str(root),
-                              time.monotonic() + 240, str(tmp_path / "work"))
+    verdicts = prove(root, "roc", [item("where", cand, RATES, _target("roc", "pkg/rates.py", LINE))],
+                     tmp_path / "work")
     assert verdicts["where"]["accepted"] is True, verdicts["where"]
     assert verdicts["where"]["evidence"].startswith("GB0170 gone, 1 graph instead of 3"), verdicts["where"]
 
@@ -249,22 +239,11 @@ def test_the_loop_verifies_the_warning_in_eager_only_without_a_case_that_warns(t
     """No shape case warns (the variances are at least 1): an edit that ran a block of work in
     eager only would be refused for that; a block of warnings computes nothing, so the edit
     is safe, and the proof checks what it can run (the break gone, outputs equal)."""
-    root = tmp_path / "repo"
-    (root / "pkg").mkdir(parents=True)
-    (root / "pkg" / "__init__.py").write_text("")
-    (root / "pkg" / "corr.py").write_text(PEARSON)
-    (root / "pkg" / "model.py").write_text(PEARSON_MODEL)
-    (root / "pt2bot.yml").write_text(CONFIG.replace("roc", "corr").replace("pkg.model:Roc", "pkg.model:Corr"))
+    root = write_repo(tmp_path / "repo", {"pkg/corr.py": PEARSON, "pkg/model.py": PEARSON_MODEL},
+                      CONFIG.replace("roc", "corr").replace("pkg.model:Roc", "pkg.model:Corr"))
     _found, [cand] = _break_candidates(PEARSON, 8)
-    items = [(Proposal(cid="notes", cand=cand, original=PEARSON, patched=apply_candidate(PEARSON, cand),
-                       findings=[], targets=[]),
-              [{"kind": "break", "model": "corr", "path": "pkg/corr.py", "line": 8, "gb": "GB0170",
-                "gb_type": "Data-dependent branching"}])]
-    config = build_config((root / "pt2bot.yml").read_text(), str(root / "pt2bot.yml"))
-    setting = ProofSetting(config=config, changeset=None, root=str(root), head_sha=None,
-                           head_results=ResultsFile.empty(), device="cpu")
-    verdicts = prove_on_model(setting, config.model("corr"), None, items, str(root),
-                              time.monotonic() + 240, str(tmp_path / "work"))
+    verdicts = prove(root, "corr", [item("notes", cand, PEARSON, _target("corr", "pkg/corr.py", 8))],
+                     tmp_path / "work")
     assert verdicts["notes"]["accepted"] is True, verdicts["notes"]
     evidence = verdicts["notes"]["evidence"]
     # (head breaks at the test, and at the warning wherever it runs)

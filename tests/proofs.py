@@ -1,0 +1,35 @@
+"""The proof loop on one model of a repository written to a temporary directory: what the
+tests of fix recipes share (pt2bot/fixes.py `prove_on_model`, the review's own path)."""
+from __future__ import annotations
+
+import time
+from pathlib import Path
+
+from pt2bot.configfile.schema import build_config
+from pt2bot.fixes import ProofSetting, Proposal, prove_on_model
+from pt2bot.results import ResultsFile
+from pt2bot.rules import Candidate, apply_candidate
+
+
+def write_repo(root: Path, files: dict[str, str], config: str) -> Path:
+    """`files` (paths under `root`, `pkg/__init__.py` added) and `pt2bot.yml`."""
+    for rel, text in {"pkg/__init__.py": "", **files}.items():
+        (root / rel).parent.mkdir(parents=True, exist_ok=True)
+        (root / rel).write_text(text)
+    (root / "pt2bot.yml").write_text(config)
+    return root
+
+
+def item(cid: str, cand: Candidate, original: str, target: dict) -> tuple[Proposal, list[dict]]:
+    """One candidate of the file whose text is `original`, aimed at `target`."""
+    return (Proposal(cid=cid, cand=cand, original=original, patched=apply_candidate(original, cand),
+                     findings=[], targets=[]), [target])
+
+
+def prove(root: Path, model: str, items: list, work: Path, budget_s: float = 240) -> dict:
+    """The verdicts of the proof loop for `items` on `model` of the repository at `root`."""
+    config = build_config((root / "pt2bot.yml").read_text(), str(root / "pt2bot.yml"))
+    setting = ProofSetting(config=config, changeset=None, root=str(root), head_sha=None,
+                           head_results=ResultsFile.empty(), device="cpu")
+    return prove_on_model(setting, config.model(model), None, items, str(root),
+                          time.monotonic() + budget_s, str(work))
