@@ -155,3 +155,44 @@ def test_an_early_return_is_proven_only_where_an_input_takes_it(tmp_path):
     assert verdicts["huge"]["reason"] == (
         f"no shape case or guard input takes the early return at line {big + 1}, so the code after "
         "it was never run by `torch.where` where head returns early"), verdicts["huge"]
+
+
+GENERATE = """\
+import torch
+
+
+def generate(net, out, steps, eos):
+    for _ in range(steps):
+        sample = net(out).argmax(-1, keepdim=True)
+        out = torch.cat((out, sample), dim=-1)
+        if (sample == eos).all():
+            break
+    return out
+
+
+def settle(x, steps, tol):
+    for _ in range(steps):
+        new = x * 0.5
+        shift = (new - x).abs().max()
+        x = new
+        if shift < tol:
+            break
+    return x
+"""
+
+
+def test_no_eager_only_break_out_of_a_loop_that_grows_its_result():
+    """sinkhorn-transformer's sampler: `out` grows by a token each iteration and is returned,
+    so compiled code running on past the end-of-sequence `break` returns more tokens; a
+    convergence loop whose later iterations change nothing keeps the edit."""
+    from pt2bot.findings import Finding
+    from pt2bot.rules import fix_candidates
+
+    def titles(line: int) -> list[str]:
+        raw = GENERATE.splitlines()[line - 1]
+        f = Finding(rule="PTC201", path="pkg/gen.py", line=line, col=raw.index("if ") + 3,
+                    severity="warning", message="m", source=raw.strip(), gb="GB0170")
+        return [c.title for c in fix_candidates(f, GENERATE)]
+
+    assert not any("early `break`" in t for t in titles(8))
+    assert any("early `break`" in t for t in titles(18))

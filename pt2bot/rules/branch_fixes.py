@@ -1160,14 +1160,37 @@ def _told(st: ast.stmt) -> bool:
     return _note(st)
 
 
+# calls that make a longer tensor or list out of a name and more: an accumulation
+_GROWING = frozenset({"cat", "concat", "concatenate", "stack", "hstack", "vstack", "append", "extend"})
+
+
+def _grows_result(tree: ast.Module, loop: ast.stmt) -> bool:
+    """Whether `loop` grows a name each iteration that is read after it (`out =
+    torch.cat((out, sample), dim=-1)`, `tokens.append(t)`): a `break` there ends a generation,
+    and compiled code running on past it would return more (a sampler's end-of-sequence
+    test), so the exit is never work that changes nothing."""
+    fn = enclosing_function(tree, loop)
+    grown = set()
+    for n in ast.walk(loop):
+        if isinstance(n, ast.Assign) and isinstance(n.value, ast.Call) and \
+                _call_name(n.value).rsplit(".", 1)[-1] in _GROWING:
+            stored = {t.id for t in n.targets if isinstance(t, ast.Name)}
+            grown |= stored & _reads(n.value)
+        elif isinstance(n, ast.Call) and isinstance(n.func, ast.Attribute) and \
+                n.func.attr in ("append", "extend") and isinstance(n.func.value, ast.Name):
+            grown.add(n.func.value.id)
+    return fn is not None and any(_read_after(fn, loop, name) for name in grown)
+
+
 def _eager_exit_fixes(code, finding, st: ast.If, tree, lines) -> list[Candidate]:
     """`if <test>: break` (or `continue`, or `return` of names and constants) without an
     `else` -> `if not torch.compiler.is_compiling() and <test>:`: compiled code never exits
     early. The exit may follow statements that only tell the user (`if self.verbose:
     print("converged ...")`, torch-kmeans' convergence test), which eager still runs with it.
     Not for a `break`/`continue` of a `while` loop (its test may be the only way out:
-    compiled code would never leave it), nor a test that binds a name (`:=`: unbound in
-    compiled code)."""
+    compiled code would never leave it), a `break` out of a loop that grows a result each
+    iteration (`_grows_result`: a sampler's end-of-sequence test), nor a test that binds a
+    name (`:=`: unbound in compiled code)."""
     if st.orelse or not st.body or not isinstance(st.body[-1], (ast.Break, ast.Continue, ast.Return)) or \
             not all(_told(s) for s in st.body[:-1]):
         return []
@@ -1176,8 +1199,10 @@ def _eager_exit_fixes(code, finding, st: ast.If, tree, lines) -> list[Candidate]
         return []
     if any(isinstance(n, ast.NamedExpr) for n in ast.walk(st.test)):
         return []
-    if isinstance(leave, (ast.Break, ast.Continue)) and isinstance(
-            _innermost_loop(tree, st), ast.While):
+    loop = _innermost_loop(tree, st) if isinstance(leave, (ast.Break, ast.Continue)) else None
+    if isinstance(loop, ast.While):
+        return []
+    if isinstance(leave, ast.Break) and loop is not None and _grows_result(tree, loop):
         return []
     text = segment(lines, st.test)
     if re.search(r"\bis_(torchdynamo_|dynamo_)?compiling\b", text) or _RANDOM.search(text):
