@@ -26,11 +26,13 @@ import ast
 import contextlib
 import copy
 import functools
+import gc
 import inspect
 import linecache
 import os
 import re
 import sys
+import types
 from dataclasses import dataclass
 from types import ModuleType
 from typing import Any, Iterator, Mapping, Sequence
@@ -177,26 +179,145 @@ def _functions(obj: Any) -> Iterator[Any]:
 @dataclass
 class Swap:
     """The patched function in place: where it went (`owner`.`name`) and what it replaced;
-    `aliases`: the other modules' names that hold it (`from pkg.mod import fn`)."""
+    `places`: where else the user's code holds it (`holders`), found once, where the guard
+    inputs' wrapper goes too."""
     owner: Any
     name: str
     original: Any
     patched: Any
     qualname: str
-    # other modules of the repository that imported a module-level function by name
-    # (`from kornia.enhance.adjust import adjust_gamma`): (their namespace, the name there)
-    aliases: tuple[tuple[dict[str, Any], str], ...] = ()
+    places: tuple[tuple[Any, Any], ...] = ()
 
 
-def _aliases(paths: RepoPaths, module: ModuleType, fn: Any) -> list[tuple[dict[str, Any], str]]:
-    """The names other modules of the repository bind to `fn` of `module`."""
-    out: list[tuple[dict[str, Any], str]] = []
-    for mod in list(sys.modules.values()):
-        d = getattr(mod, "__dict__", None)
-        if mod is module or not isinstance(d, dict) or not paths.rel(getattr(mod, "__file__", None)):
-            continue
-        out += [(d, k) for k, v in list(d.items()) if v is fn]
+# What the proof puts in place of a function must be what the user's code calls, wherever it
+# calls it from: the owner's attribute, and also a name another module bound it to (`from
+# pkg.mod import fn`), a registry's value (`{"sdpa": sdpa_forward}`), an instance's attribute
+# (`self.loss = fn`), a class attribute, a closure's cell (a wrapper module built around `fn`).
+# Not what torch holds (a tracer's own record of a function it compiled) nor what pt2bot
+# holds (the injector's wrapper calls the function it wraps through a cell, and a Swap keeps
+# both versions): modules of these packages own no holder. Each scan of the heap for
+# referrers takes tens of milliseconds beside a model, so each step below is one scan for all
+# the objects it asks about, and a candidate's places are found once.
+_NOT_HOLDERS = ("torch", "pt2bot")
+
+
+def _ours(module_name: Any) -> bool:
+    name = str(module_name or "")
+    return any(name == p or name.startswith(p + ".") for p in _NOT_HOLDERS)
+
+
+def _own_dict(obj: Any) -> Any:
+    """`obj.__dict__`, or None (an object whose attribute lookup raises, a lazy module)."""
+    try:
+        return getattr(obj, "__dict__", None)
+    except Exception:  # noqa: BLE001 - any object can sit in sys.modules or hold a dict
+        return None
+
+
+def _namespaces(dicts: Sequence[dict[str, Any]], around: Sequence[Any] | None = None
+                ) -> dict[int, Any]:
+    """id(d) -> the module, class or instance whose namespace d is, for those of `dicts`
+    that are one (the others are plain dicts). `around`: the referrers of the dicts that are
+    no module's, where the caller has scanned for them already."""
+    modules = {id(_own_dict(m)): m for m in list(sys.modules.values())}
+    out = {id(d): modules[id(d)] for d in dicts if id(d) in modules}
+    rest = [d for d in dicts if id(d) not in out]
+    if rest:
+        ids = {id(d) for d in rest}
+        for r in (gc.get_referrers(*rest) if around is None else around):
+            if isinstance(r, type):
+                out.update((id(x), r) for x in gc.get_referents(r) if id(x) in ids)
+            elif id(_own_dict(r)) in ids:
+                out[id(_own_dict(r))] = r
     return out
+
+
+def _user_namespace(owner: Any) -> bool:
+    """Whether a namespace belongs to the user's code (a module, a class, an instance of a
+    class of theirs), not to torch's or pt2bot's."""
+    if isinstance(owner, ModuleType):
+        return not _ours(owner.__name__)
+    if isinstance(owner, type):
+        return not _ours(owner.__module__)
+    return owner is not None and not _ours(type(owner).__module__)
+
+
+def holders(fn: Any, owner: Any) -> tuple[tuple[Any, Any], ...]:
+    """The places beyond `owner`'s own attribute that the user's code can reach `fn` from, as
+    (a dict, its key), (a class, its attribute) or (a cell, None)."""
+    if fn is None:
+        return ()
+    refs = gc.get_referrers(fn)
+    cells = [r for r in refs if isinstance(r, types.CellType)]
+    dicts = [r for r in refs if isinstance(r, dict)
+             and any(v is fn and k != "__wrapped__" for k, v in list(r.items()))]
+    modules = {id(_own_dict(m)) for m in list(sys.modules.values())}
+    others = [d for d in dicts if id(d) not in modules]
+    # one scan for what holds the cells (closures) and the dicts that are no module's
+    around = gc.get_referrers(*cells, *others) if cells or others else []
+    spaces = _namespaces(dicts, around)
+    cell_ids = {id(c) for c in cells}
+    closures = [t for t in around if isinstance(t, tuple) and any(id(x) in cell_ids for x in t)]
+    # a cell of a closure of the user's code; a function's module is read from its globals:
+    # `functools.wraps` copies the wrapped function's `__module__` onto a wrapper (the
+    # injector's own among them), and a frame's cell belongs to no closure
+    held: set[int] = set()
+    for f in (gc.get_referrers(*closures) if closures else ()):
+        if isinstance(f, types.FunctionType) and f.__closure__ is not None \
+                and not _ours(f.__globals__.get("__name__")):
+            held.update(id(c) for c in f.__closure__ if id(c) in cell_ids)
+    # a plain dict is a registry of the user's when one of their namespaces holds it
+    plain = {id(d) for d in others if id(d) not in spaces}
+    parents = [r for r in around if isinstance(r, dict) and
+               any(id(v) in plain for v in list(r.values()))]
+    parent_spaces = _namespaces(parents)
+    registries: set[int] = set()
+    for p in parents:
+        if _user_namespace(parent_spaces.get(id(p))):
+            registries.update(id(v) for v in list(p.values()) if id(v) in plain)
+    out: list[tuple[Any, Any]] = [(c, None) for c in cells if id(c) in held]
+    for d in dicts:
+        space = spaces.get(id(d))
+        if space is owner or (id(d) not in registries and not _user_namespace(space)):
+            continue
+        keys = [k for k, v in list(d.items()) if v is fn and k != "__wrapped__"]
+        # a class's namespace changes through setattr, which keeps its attribute cache true
+        out += [(space if isinstance(space, type) else d, k) for k in keys]
+    return tuple(out)
+
+
+def _get(place: tuple[Any, Any]) -> Any:
+    where, key = place
+    if isinstance(where, types.CellType):
+        return where.cell_contents
+    return vars(where)[key] if isinstance(where, type) else where[key]
+
+
+def _put(place: tuple[Any, Any], value: Any) -> None:
+    where, key = place
+    if isinstance(where, types.CellType):
+        where.cell_contents = value
+    elif isinstance(where, type):
+        setattr(where, key, value)
+    else:
+        where[key] = value
+
+
+@contextlib.contextmanager
+def _in_place_of(owner: Any, name: str, new: Any, places: Sequence[tuple[Any, Any]]) -> Iterator[None]:
+    """`new` at `owner`.`name` and at `places` until the block ends; then each holds again
+    what it held before."""
+    saved = [(p, _get(p)) for p in places]
+    current = vars(owner).get(name)
+    setattr(owner, name, new)
+    for p, _ in saved:
+        _put(p, new)
+    try:
+        yield
+    finally:
+        setattr(owner, name, current)
+        for p, value in saved:
+            _put(p, value)
 
 
 def _locate(paths: RepoPaths, path: str, text: str, edit: Edit
@@ -262,20 +383,14 @@ def patched_function(paths: RepoPaths, path: str, original_text: str, patched_te
             free = fn.__code__.co_freevars
             if "__class__" in free and fn.__closure__:
                 fn.__closure__[free.index("__class__")].cell_contents = owner
-    # Other modules of the repository that imported a module-level function by name.
-    aliases = [] if classes else _aliases(paths, module, original)
     saved_cache = linecache.cache.get(filename)
-    setattr(owner, old_node.name, patched)
-    for d, k in aliases:
-        d[k] = patched
     linecache.cache[filename] = (len(patched_text), None, lines, filename)
     try:
-        yield Swap(owner=owner, name=old_node.name, original=original, patched=patched,
-                   qualname=".".join((*classes, old_node.name)), aliases=tuple(aliases))
+        places = holders(original, owner)
+        with _in_place_of(owner, old_node.name, patched, places):
+            yield Swap(owner=owner, name=old_node.name, original=original, patched=patched,
+                       qualname=".".join((*classes, old_node.name)), places=places)
     finally:
-        setattr(owner, old_node.name, original)
-        for d, k in aliases:
-            d[k] = original
         if saved_cache is None:
             linecache.cache.pop(filename, None)
         else:
@@ -285,11 +400,10 @@ def patched_function(paths: RepoPaths, path: str, original_text: str, patched_te
 def function_at(paths: RepoPaths, path: str, text: str, edit: Edit) -> Swap:
     """Head's function holding the edit, as a Swap of it with itself (guard inputs are
     injected into it the same way as into the patched one)."""
-    module, classes, node, owner = _locate(paths, path, text, edit)
+    _module, classes, node, owner = _locate(paths, path, text, edit)
     current = vars(owner)[node.name]
     return Swap(owner=owner, name=node.name, original=current, patched=current,
-                qualname=".".join((*classes, node.name)),
-                aliases=() if classes else tuple(_aliases(paths, module, current)))
+                qualname=".".join((*classes, node.name)), places=holders(current, owner))
 
 
 # --------------------------------------------------------------------------- guard inputs
@@ -417,7 +531,6 @@ def injector(swap: Swap, *, compiled: bool = False) -> Iterator[Injector]:
     for each input, since the input's kind, pattern and argument are constants of its code."""
     import torch
 
-    current = vars(swap.owner).get(swap.name)
     fn = swap.patched   # head's function for head's Swap (`function_at`), else the patched one
     # a static or class method (an autograd.Function's `forward`) is wrapped as the function
     # it holds and put back as the same kind of method
@@ -486,17 +599,10 @@ def injector(swap: Swap, *, compiled: bool = False) -> Iterator[Injector]:
                       else wrapper)
     if kind is not None:
         installed = kind(installed)
-    # the model may call the function through a name another module imported it by
-    saved = [(d, k, d.get(k)) for d, k in swap.aliases]
-    setattr(swap.owner, swap.name, installed)
-    for d, k, _ in saved:
-        d[k] = installed
-    try:
+    # the model may call the function through a name another module imported it by, a
+    # registry, a closure
+    with _in_place_of(swap.owner, swap.name, installed, swap.places):
         yield holder
-    finally:
-        setattr(swap.owner, swap.name, current)
-        for d, k, v in saved:
-            d[k] = v
 
 
 def _slots(args: Sequence[Any], kwargs: Mapping[str, Any], names: Sequence[str]
