@@ -7,6 +7,12 @@ import signal
 import threading
 from typing import Any, Iterator
 
+# After the limit, the error is raised again every RETRY_S seconds until the step ends: an
+# error raised where Python cannot pass it on is lost (in a finalizer, in a generator the
+# collector closes, under the user's bare `except:` around a loop), and the step would then
+# run on unbounded. Unwinding from the first raise takes far less than this.
+RETRY_S = 1.0
+
 
 class Overrun(BaseException):
     """A step ran past its time. Not an Exception: the `except Exception` of the user's code
@@ -15,8 +21,9 @@ class Overrun(BaseException):
 
 @contextlib.contextmanager
 def time_limit(seconds: float | None, error: type[Overrun] = Overrun) -> Iterator[None]:
-    """Raise `error` in this thread after `seconds`. A no-op without a positive limit, off
-    the main thread (signals reach only the main thread) or where SIGALRM does not exist."""
+    """Raise `error` in this thread after `seconds`, and again every `RETRY_S` until the
+    block ends. A no-op without a positive limit, off the main thread (signals reach only the
+    main thread) or where SIGALRM does not exist."""
     if not seconds or seconds <= 0 or not hasattr(signal, "setitimer") or \
             threading.current_thread() is not threading.main_thread():
         yield
@@ -26,7 +33,7 @@ def time_limit(seconds: float | None, error: type[Overrun] = Overrun) -> Iterato
         raise error(f"no result within {seconds:g} s")
 
     previous = signal.signal(signal.SIGALRM, expire)
-    signal.setitimer(signal.ITIMER_REAL, seconds)
+    signal.setitimer(signal.ITIMER_REAL, seconds, RETRY_S)
     try:
         yield
     finally:
@@ -34,4 +41,4 @@ def time_limit(seconds: float | None, error: type[Overrun] = Overrun) -> Iterato
         signal.signal(signal.SIGALRM, previous)
 
 
-__all__ = ["Overrun", "time_limit"]
+__all__ = ["Overrun", "RETRY_S", "time_limit"]
