@@ -1168,11 +1168,15 @@ def _grows_result(tree: ast.Module, loop: ast.stmt) -> bool:
     """Whether `loop` grows a name each iteration that is read after it (`out =
     torch.cat((out, sample), dim=-1)`, `tokens.append(t)`): a `break` there ends a generation,
     and compiled code running on past it would return more (a sampler's end-of-sequence
-    test), so the exit is never work that changes nothing."""
+    test), so the exit is never work that changes nothing. So does a counter (`n_iter += 1`):
+    a solver that reports its iterations would report every one compiled code ran."""
     fn = enclosing_function(tree, loop)
     grown = set()
     for n in ast.walk(loop):
-        if isinstance(n, ast.Assign) and isinstance(n.value, ast.Call) and \
+        if isinstance(n, ast.AugAssign) and isinstance(n.target, ast.Name) and \
+                isinstance(n.value, ast.Constant):
+            grown.add(n.target.id)
+        elif isinstance(n, ast.Assign) and isinstance(n.value, ast.Call) and \
                 _call_name(n.value).rsplit(".", 1)[-1] in _GROWING:
             stored = {t.id for t in n.targets if isinstance(t, ast.Name)}
             grown |= stored & _reads(n.value)

@@ -142,6 +142,8 @@ class TensorCondition(Rule):
     changes nothing, so it is posted only where compiled runs, which do not take the exit,
     equal head's eager outputs on inputs where head takes it, one of the model's own shape
     cases among them (an injected input alone may be one on which the work does nothing).
+    Not a `break` out of a loop that grows a result read after it (a sampler's `torch.cat`
+    of each token) or counts its iterations (`n_iter += 1`): running on changes that result.
     An early `return` of a value the module holds (a cache read, `return
     self.cached[:n].detach()`) is such an exit too: compiled code computes the values as on a
     miss. A block of work without an `else` that cannot leave the function or loop runs
