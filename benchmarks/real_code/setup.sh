@@ -32,7 +32,8 @@ for n in ("torch", "torchvision", "vit-pytorch", "x-transformers", "denoising-di
           "diffusers", "local-attention", "open-clip-torch", "torchdiffeq", "entmax", "torchmetrics",
           "torchsde", "torch-geometric", "normflows", "pytorch-tabnet", "reformer-pytorch",
           "performer-pytorch", "e3nn", "pytorch-crf", "routing-transformer", "torch-kmeans",
-          "pytorch-tcn", "mambapy", "sinkhorn-transformer"):
+          "pytorch-tcn", "mambapy", "sinkhorn-transformer", "pytorch-ood",
+          "lie-transformer-pytorch"):
     print(f"{n}=={m.version(n)}")
 PY
 echo "venv ready: $venv"
