@@ -53,3 +53,29 @@ def test_an_error_the_step_swallows_is_raised_again():
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=30,
                          check=False)
     assert out.stdout.strip() == "raised again: no result within 0.2 s after 1 swallowed", out
+
+
+def test_an_error_lost_in_a_finalizer_is_raised_again_and_not_reported():
+    code = textwrap.dedent("""
+        import sys, time
+        from pt2bot.smoke.timelimit import Overrun, time_limit
+        reported = []
+        sys.unraisablehook = reported.append
+
+        class Slow:
+            def __del__(self):   # the limit runs out in here: Python can only report it
+                t = time.monotonic()
+                while time.monotonic() - t < 0.5:
+                    pass
+
+        try:
+            with time_limit(0.2):
+                Slow()
+                while True:
+                    pass
+        except Overrun as e:
+            print("raised again:", e, "reported:", len(reported))
+    """)
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=30,
+                         check=False)
+    assert out.stdout.strip() == "raised again: no result within 0.2 s reported: 0", out

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import contextlib
 import signal
+import sys
 import threading
 from typing import Any, Iterator
 
@@ -32,13 +33,23 @@ def time_limit(seconds: float | None, error: type[Overrun] = Overrun) -> Iterato
     def expire(signum: int, frame: Any) -> None:
         raise error(f"no result within {seconds:g} s")
 
+    previous_hook = sys.unraisablehook
+
+    def lost(unraisable: Any) -> None:
+        # an overrun raised in a finalizer is raised again: nothing to report, and a hook
+        # that formats a traceback (reading source files) can itself be cut by the next one
+        if not isinstance(unraisable.exc_value, error):
+            previous_hook(unraisable)
+
     previous = signal.signal(signal.SIGALRM, expire)
+    sys.unraisablehook = lost
     signal.setitimer(signal.ITIMER_REAL, seconds, RETRY_S)
     try:
         yield
     finally:
         signal.setitimer(signal.ITIMER_REAL, 0)
         signal.signal(signal.SIGALRM, previous)
+        sys.unraisablehook = previous_hook
 
 
 __all__ = ["Overrun", "RETRY_S", "time_limit"]
