@@ -65,6 +65,7 @@ from pt2bot.smoke.values import ProbeSite, collecting, compare, defined_memory, 
 from pt2bot.smoke.worker import read_spec, route_logs, shape_cases
 
 HEAD = "head"
+HEAD_STATE = "head state"   # what head's model keeps after each case (a list, a case each)
 GRADIENTS = "head gradients"   # the key of head's gradients in a model's cache (a list, a case each)
 GUARD_WORDS = {"nan": "NaN", "inf": "inf", "empty": "an empty mask", "zero": "zeros",
                "invalid": "values a check refuses (-1, 0, 1e3, 1e6, NaN)",
@@ -301,6 +302,57 @@ def _parsed(filename: str) -> Any:
 def _compare(expected: Any, got: Any, tolerance: Any) -> dict[str, Any]:
     res = compare_outputs(expected, got, tolerance, types=True)
     return {k: res.get(k) for k in ("match", "max_abs_err", "message")}
+
+
+# What a module keeps past a call besides its outputs: its buffers, and the Python scalars it
+# holds as attributes (an average kept for logging, a step count, a mode). A fix that keeps a
+# tensor (`.item()` dropped) can turn such a float into a tensor, or move a buffer, while the
+# outputs stay equal; the caller that reads the attribute sees the change.
+_SCALARS = (bool, int, float, complex, str, type(None))
+
+
+def scalar_attributes(model: Any) -> dict[tuple[int, str], tuple[Any, Any]]:
+    """(id of the module, name) -> (the module, the value) of each public Python scalar
+    attribute of `model`'s modules (`training` aside: the run's mode is set by pt2bot)."""
+    modules = model.modules() if hasattr(model, "modules") else ()
+    return {(id(m), k): (m, v) for m in modules for k, v in list(vars(m).items())
+            if not k.startswith("_") and k != "training" and isinstance(v, _SCALARS)}
+
+
+def put_scalars(kept: Mapping[tuple[int, str], tuple[Any, Any]]) -> None:
+    """Set each attribute `scalar_attributes` found back to its value then."""
+    for (_, name), (module, value) in kept.items():
+        with contextlib.suppress(Exception):
+            object.__setattr__(module, name, value)
+
+
+def kept_state(model: Any, kept: Mapping[tuple[int, str], tuple[Any, Any]]) -> dict[str, Any]:
+    """`model`'s buffers and the current values of the attributes of `kept`, by a label a
+    reader can find (`lift.fill_frac_ema`)."""
+    out: dict[str, Any] = {}
+    if not hasattr(model, "named_modules"):
+        return out
+    for prefix, m in model.named_modules():
+        for name, b in list(m._buffers.items()):
+            if b is not None:
+                out[f"{prefix}.{name}" if prefix else name] = b.detach().clone()
+        for k in sorted(k for (i, k) in kept if i == id(m)):
+            out[f"{prefix}.{k}" if prefix else k] = vars(m).get(k)
+    return out
+
+
+def compare_state(expected: Mapping[str, Any], got: Mapping[str, Any], tolerance: Any
+                  ) -> dict[str, Any]:
+    """`{match, max_abs_err, message}` of a candidate's kept state against head's after the
+    same call: the first attribute or buffer that differs, by its label."""
+    for label, value in expected.items():
+        if label not in got:
+            return {"match": False, "max_abs_err": None, "message": f"`{label}` is gone"}
+        row = _compare(value, got[label], tolerance)
+        if not row["match"]:
+            what = str(row.get("message") or f"max abs error {row.get('max_abs_err') or 0:.3g}")
+            return {**row, "message": f"`{label}` " + what.removeprefix("output ")}
+    return {"match": True, "max_abs_err": 0.0, "message": None}
 
 
 def backend_check(model: Any, case: CaseInputs, expected: Any, paths: RepoPaths,
@@ -772,6 +824,10 @@ def judge(head: Mapping[str, Any], cand: Mapping[str, Any], targets: Sequence[Ma
     for row in cand.get("outputs") or ():
         if not row.get("match"):
             return no(f"outputs differ from head's on {_shape(row.get('shape'))}{_detail(row)}")
+    for row in cand.get("state") or ():
+        if not row.get("match"):
+            return no(f"after {_shape(row.get('shape'))}, what the model keeps differs from "
+                      f"head's, though the outputs are equal: {row.get('message')}")
     setting = str(cand.get("setting") or "")
     for row in cand.get("compiled") or ():
         if not row.get("match"):
@@ -1421,6 +1477,24 @@ def _since(t0: float) -> float:
     return round(time.perf_counter() - t0, 3)
 
 
+def head_states(model: Any, cases: Sequence[CaseInputs], paths: RepoPaths,
+                kept: Mapping[tuple[int, str], tuple[Any, Any]]) -> list[dict[str, Any]]:
+    """What head's model keeps after each case's eager call (`kept_state`), each call from
+    the scalars of `kept` as a candidate's is; they are put back after."""
+    import torch
+
+    out = []
+    try:
+        with torch.no_grad():
+            for case in cases:
+                put_scalars(kept)
+                _seeded_forward(model, case, paths)
+                out.append(kept_state(model, kept))
+    finally:
+        put_scalars(kept)
+    return out
+
+
 def prove_candidate(cand: Mapping[str, Any], model: Any, cases: list[CaseInputs],
                     head_outs: list[Any], head: dict[str, Any], model_spec: dict[str, Any],
                     run_cfg: dict[str, Any], paths: RepoPaths, phases: Sequence[str],
@@ -1471,20 +1545,34 @@ def prove_candidate(cand: Mapping[str, Any], model: Any, cases: list[CaseInputs]
     # head's gradients, once per model: a candidate safe by construction computes what head does
     if not cand.get("safe") and not setting and GRADIENTS not in backend_cache:
         backend_cache[GRADIENTS] = head_gradients(model, cases, paths)
+    # the Python scalars the model's modules hold now: each eager call of the outputs' check
+    # starts from them, for head and candidate alike, and they are put back when the candidate
+    # is done (a candidate that made a float a tensor leaves no tensor to the next)
+    kept = scalar_attributes(model)
+    state = not setting and not cand.get("safe")
     try:
+        if state and HEAD_STATE not in backend_cache:
+            backend_cache[HEAD_STATE] = head_states(model, cases, paths, kept)
         with time_limit(limit, CandidateTimeout), (
                 torch._dynamo.config.patch(**{setting: True}) if setting else contextlib.nullcontext()):
             head_swap = (function_at(paths, edit.path, original, edit)
                          if kinds or watch is not None else None)
             with patched_function(paths, edit.path, original, patched, edit) as swap:
+                outs, states = [], []
                 with torch.no_grad():
-                    outs = []
                     for case in cases:
+                        put_scalars(kept)
                         outs.append(_seeded_forward(model, case, paths))
+                        states.append(kept_state(model, kept) if state else None)
                 rows = [{"shape": dict(c.shape), **_compare(h, o, model_spec.get("tolerance"))}
                         for c, h, o in zip(cases, head_outs, outs)]
                 measured["outputs"] = rows
                 ok = all(r["match"] for r in rows)
+                if ok and state:
+                    measured["state"] = [
+                        {"shape": dict(c.shape), **compare_state(h, got, model_spec.get("tolerance"))}
+                        for c, h, got in zip(cases, backend_cache[HEAD_STATE], states)]
+                    ok = all(r["match"] for r in measured["state"])
                 if ok and watch is not None and head_swap is not None:
                     # an exit or a block compiled code now decides alone, or an arm dropped:
                     # which shape cases head's eager run takes it on (eager runs only), before
@@ -1567,6 +1655,7 @@ def prove_candidate(cand: Mapping[str, Any], model: Any, cases: list[CaseInputs]
     except Exception as e:  # noqa: BLE001 - whatever the patched code does is a result
         measured["error"] = f"the patched model fails: {type(e).__name__}: {str(e)[:500]}"
     finally:
+        put_scalars(kept)
         with contextlib.suppress(Exception):
             reset_dynamo()
     verdict = judge(head, measured, cand.get("targets") or (), edit)

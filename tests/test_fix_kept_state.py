@@ -1,0 +1,91 @@
+"""What a module keeps past a call is compared too (pt2bot/smoke/verify.py `kept_state`): its
+buffers and the Python scalars it holds. lie-transformer-pytorch keeps `fill_frac_ema`, a
+float it updates from `avg_fill = (...).item()` for logging; keeping the tensor there (the
+`.item()` dropped) leaves every output equal and turns the attribute into a tensor, which a
+caller that logs or serialises it sees. That edit was verified before; it is refused now, and a
+candidate's tensor no longer leaks into the next candidate's runs.
+"""
+from __future__ import annotations
+
+import pytest
+
+from pt2bot.rules.base import Candidate
+from proofs import item, prove, write_repo
+
+FILL = """\
+import torch
+from torch import nn
+
+
+class Fill(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.lin = nn.Linear(8, 8)
+        self.fill_ema = 0.5
+
+    def forward(self, x):
+        h = self.lin(x)
+        avg = (h > 0).float().mean().item()
+        self.fill_ema += 0.1 * (avg - self.fill_ema)
+        return h * 2
+"""
+LINE = 13
+CONFIG = """\
+version: 1
+models:
+  - name: fill
+    entry: pkg.fill:Fill
+    inputs: [{name: x, shape: [batch, 8]}]
+    shapes: {batch: [2, 3]}
+    export: false
+    timeout_s: 60
+run: {backend: eager, latency: false, timeout_s: 120}
+fixes: {budget_s: 240}
+"""
+
+
+@pytest.mark.torch
+def test_a_fix_that_turns_a_kept_float_into_a_tensor_is_refused(tmp_path):
+    root = write_repo(tmp_path / "repo", {"pkg/fill.py": FILL}, CONFIG)
+    kept = Candidate(code="PTC101", path="pkg/fill.py", start_line=LINE, end_line=LINE,
+                     lines=("        avg = (h > 0).float().mean()",), title="keep the tensor", safe=False)
+    target = {"kind": "break", "model": "fill", "path": "pkg/fill.py", "line": LINE, "gb": "GB0124",
+              "gb_type": "Unsupported Tensor.item() call with capture_scalar_outputs=False"}
+    verdict = prove(root, "fill", [item("kept", kept, FILL, target)], tmp_path / "work")["kept"]
+    assert verdict["accepted"] is False, verdict
+    assert verdict["reason"].startswith(
+        "after shape case batch=2, what the model keeps differs from head's, though the outputs are "
+        "equal: `fill_ema` is a tensor where head's is a Python float ("), verdict
+
+
+@pytest.mark.torch
+def test_head_and_candidate_start_each_call_from_the_same_scalars_and_leave_them_so():
+    import torch
+
+    from pt2bot.smoke.verify import compare_state, kept_state, put_scalars, scalar_attributes
+
+    class Ema(torch.nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.ema, self.mode = 0.5, "sum"
+            self.register_buffer("count", torch.zeros(()))
+
+        def forward(self, x):
+            self.ema = 0.9 * self.ema + 0.1 * float(x.mean())
+            self.count += 1
+            return x
+
+    m = Ema()
+    kept = scalar_attributes(m)
+    assert sorted(k for _, k in kept) == ["ema", "mode"]
+    m(torch.ones(2))
+    after = kept_state(m, kept)
+    assert after["ema"] == pytest.approx(0.55) and after["count"].item() == 1 and after["mode"] == "sum"
+    put_scalars(kept)
+    assert m.ema == 0.5
+    m(torch.ones(2))   # from the same ema, the count goes on: only the scalars are put back
+    again = kept_state(m, kept)
+    assert compare_state(after, again, None)["message"] == "`count` max abs error 1"
+    m.ema = torch.tensor(after["ema"])
+    assert compare_state(after, {**after, "ema": m.ema}, None)["message"].startswith(
+        "`ema` is a tensor where head's is a Python float")
