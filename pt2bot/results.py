@@ -308,7 +308,8 @@ class GraphBreak(Record):
     count: int | None = None
     in_loop: bool | None = None
     user_stack: tuple[Frame, ...] = ()
-    # dynamo's line when it is not inside the function dynamo names (then `line` is None)
+    # dynamo's line when it is not inside the function dynamo names, or holds no code (then
+    # `line` is None)
     reported_line: int | None = None
     OMIT_IF_NONE: ClassVar[frozenset[str]] = frozenset({"reported_line"})
 

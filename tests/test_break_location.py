@@ -19,7 +19,7 @@ NET = textwrap.dedent("""\
         def forward(self, data):
             batch, x = self.preprocess(data)
             del data
-
+            # the rest
             y = x * 2
             return y + int(batch.max()) + 1
 
@@ -51,6 +51,11 @@ def test_a_line_is_inside_the_function_dynamo_names_or_it_is_not(tmp_path):
     assert paths.in_function(net, 15, "torch_dynamo_resume_in_forward_at_6") is False
     assert paths.in_function(net, 15, "forward") is False
     assert paths.in_function(net, 10, "torch_dynamo_resume_in_forward_at_15") is False
+    # a line that holds no code: pytorch-ood's CAC loss, reported on a comment
+    assert paths.in_function(net, 7, "forward") is True
+    assert paths.in_function(net, 8, "forward") is False
+    assert paths.in_function(net, 8, "torch_dynamo_resume_in_forward_at_6") is False
+    assert paths.in_function(net, 9, "torch_dynamo_resume_in_forward_at_6") is True
     # what cannot be told
     assert paths.in_function(net, 19, "<listcomp>") is None
     assert paths.in_function(net, 10, None) is None
@@ -90,5 +95,5 @@ def test_the_summary_says_where_dynamo_put_it_and_why_no_comment_is_there():
                         "line": None, "reported_line": 110, "function": "forward", "source": ""})
     first, second = text.split("\n")[:2]
     assert "`pkg/net.py` in `forward`" in first
-    assert second.strip() == ("dynamo put it at line 110, which is not inside that function: the line is not "
+    assert second.strip() == ("dynamo put it at line 110, which holds none of that function's code: the line is not "
                               "known, so no comment is posted on one")

@@ -367,8 +367,8 @@ def break_block(b: Mapping[str, Any]) -> str:
     lines = [f"- **{gb_link(b.get('gb'))}** {escape_inline(gb_type, limit=160)} at "
              f"{code_inline(location(b), limit=160)}{func}{count}{loop}"]
     if isinstance(b.get("reported_line"), int):
-        lines.append(f"  dynamo put it at line {b['reported_line']}, which is not inside that function: "
-                     "the line is not known, so no comment is posted on one")
+        lines.append(f"  dynamo put it at line {b['reported_line']}, which holds none of that function's "
+                     "code: the line is not known, so no comment is posted on one")
     if b.get("source"):
         lines.append(_indent(code_block(b["source"], "python", limit=400)))
     text = b.get("explanation") or b.get("reason")

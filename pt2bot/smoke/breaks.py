@@ -83,7 +83,7 @@ def collect_breaks(events: TraceCollector, paths: RepoPaths, locate: bool = True
             path, line, func = None, None, None
         reported = None
         if locate and paths.in_function(inner_file, line, func) is False:
-            # dynamo's line is not inside the function it names: no comment goes on it, and
+            # dynamo's line is not inside the function it names, or holds no code: no comment goes on it, and
             # no fix is tried there (the break is still counted, at its file)
             reported, line, inner_src = line, None, ""
         key = (pb.gb or pb.gb_type, path, line)

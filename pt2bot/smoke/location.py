@@ -91,9 +91,14 @@ class RepoPaths:
         parse). The text is read through `linecache`, as dynamo's tracebacks read it. dynamo
         can get a resume function's lines wrong: e3nn's `int(batch.max())` on line 103 of a
         `forward`, after a break in a helper, was reported at line 110, `self,` in another
-        class's `__init__`."""
+        class's `__init__`. A line that holds no code (blank, or a comment) is no line of the
+        function either: pytorch-ood's CAC loss breaks on the boolean index of line 124, which
+        dynamo, in a resume function, reported at line 126, `# for numerical stability, ...`."""
         if not filename or not line or not function or function.startswith("<"):
             return None
+        text = linecache.getline(filename, line).strip()
+        if linecache.getlines(filename) and (not text or text.startswith("#")):
+            return False
         name, anchors = function, []
         while (m := _RESUME_NAME.fullmatch(name)) is not None:
             name, anchors = m.group("name"), anchors + [int(m.group("line"))]
