@@ -80,17 +80,17 @@ def from_scratch(key: str, scratch: str) -> Any:
 def head_of(sp: Any, scratch: str, matrix: bool = False
             ) -> tuple[Any, list[Any], Any, list[Any], dict[str, Any], list[str]]:
     """(model, its cases, RepoPaths, head's eager outputs, head's state, the phases): the model
-    built from the scratch copy with seed 0, in eval mode, through the proof worker's own head
-    measurement, eager backend: its first case through the break pass; with `matrix`, every
+    built from the scratch copy with seed 0, in eval mode, its buffers kept as built and put
+    back before every call, through the proof worker's own head measurement, eager backend: its first case through the break pass; with `matrix`, every
     case of the spec as the shape matrix too (recompiles, compiled outputs against eager), as
     a review with a pt2bot.yml shape matrix runs it."""
     import importlib
 
     import torch
 
-    from pt2bot.smoke.inputs import CaseInputs
+    from pt2bot.smoke.inputs import CaseInputs, remember_state
     from pt2bot.smoke.location import RepoPaths
-    from pt2bot.smoke.verify import measure_state
+    from pt2bot.smoke.verify import _seeded_forward, measure_state
 
     torch.manual_seed(0)
     model, specs = sp.build()
@@ -102,11 +102,11 @@ def head_of(sp: Any, scratch: str, matrix: bool = False
     cases = [CaseInputs(shape={"case": i}, args=tuple(args), kwargs=dict(kwargs))
              for i, (args, kwargs) in enumerate(specs if matrix else specs[:1])]
     paths = RepoPaths(scratch)
-    outs = []
+    # as the proof worker does: every call from the buffers as built (a training model's
+    # running radius, a normaliser's count), head's and each candidate's alike
+    remember_state(model)
     with torch.no_grad():
-        for case in cases:
-            torch.manual_seed(0)
-            outs.append(model(*case.args, **case.kwargs))
+        outs = [_seeded_forward(model, case, paths) for case in cases]
     phases = ["breaks", "matrix"] if matrix else ["breaks"]
     return model, cases, paths, outs, measure_state(model, cases, outs, {}, {}, paths, phases), phases
 
