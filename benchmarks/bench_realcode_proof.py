@@ -276,8 +276,8 @@ def report(data: dict[str, Any]) -> str:
         for u in m.get("unlocated") or ():
             sites.setdefault((m["lib"], u["path"], u["reported_line"]), {
                 "lib": m["lib"], "gb": u.get("gb"), "source": "", "verified": False, "candidates": 0,
-                "why": f"dynamo put the break at line {u['reported_line']}, which is not inside "
-                       f"`{u.get('function')}`: no line to fix"})
+                "why": f"dynamo put the break at line {u['reported_line']}, which holds none of "
+                       f"`{u.get('function')}`'s code: no line to fix"})
         for t in m.get("targets") or ():
             k = (m["lib"], t["path"], t["line"])
             s = sites.setdefault(k, {"lib": m["lib"], "gb": t.get("gb"), "source": t.get("source"),
