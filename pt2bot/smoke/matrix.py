@@ -25,7 +25,8 @@ _REASON_RE = re.compile(r"^(?P<id>\d+/\d+):\s*(?P<guard>.*?)(?:\s{2}#\s(?P<src>.
                         r"(?P<file>\S+):(?P<line>\d+) in (?P<fn>[\w<>.]+))?(?:\s\(.*)?$",
                         re.S)
 _SIZE_RE = re.compile(r"(?:L\[')?(?P<arg>\w+)(?:'\])?\.size\(\)\[(?P<ax>\d+)\]")
-_MISMATCH_RE = re.compile(r"tensor '(?:L\[')?(?P<arg>\w+)(?:'\])?' size mismatch at index "
+# (`attr`: a tensor held by an argument, `self.y0` or `L['self'].y0`: a size of its own)
+_MISMATCH_RE = re.compile(r"tensor '(?:L\[')?(?P<arg>\w+)(?:'\])?(?P<attr>(?:\.\w+)*)' size mismatch at index "
                           r"(?P<ax>\d+)\. expected (?P<exp>\d+), actual (?P<act>\d+)")
 _CONSTRAINT_RE = re.compile(r"L\['(?P<arg>\w+)'\]\.size\(\)\[(?P<ax>\d+)\][^\n]*?constant "
                             r"\((?P<val>\d+)\)")
@@ -93,7 +94,7 @@ def parse_recompile_reason(text: str, case: CaseInputs, known_files: list[str],
         sm = _SIZE_RE.search(guard)
         if mm:
             rec["kind"] = "size_mismatch"   # a static shape guard: the dim was not dynamic
-            rec["dim"] = _dim_of(mm.group("arg"), int(mm.group("ax")), case)
+            rec["dim"] = None if mm.group("attr") else _dim_of(mm.group("arg"), int(mm.group("ax")), case)
         elif sm:
             rec["dim"] = _dim_of(sm.group("arg"), int(sm.group("ax")), case)
         # Size 1 is torch's own 0/1 specialisation, not the user's bug: the case has size 1,
@@ -329,6 +330,8 @@ def specialised_at(guard: str, sites: list[dict[str, Any]]) -> dict[str, Any] | 
     specialised it (a dim that was never dynamic)."""
     m = _MISMATCH_RE.search(guard)
     if not m:
+        return None
+    if m.group("attr"):
         return None
     arg, ax, expected = m.group("arg"), int(m.group("ax")), int(m.group("exp"))
     return next((s for s in reversed(sites) if (s["arg"], s["ax"], s["value"]) ==

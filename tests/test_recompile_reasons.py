@@ -1,0 +1,35 @@
+"""A recompile because a static size changed is told from one because some other guard failed
+(pt2bot/smoke/matrix.py `parse_recompile_reason`), also where the tensor is held by an argument:
+torchdiffeq's solver keeps the state as `self.y0`, and on the matrix's second batch size dynamo
+says "tensor 'self.y0' size mismatch at index 0. expected 2, actual 3". Read as another guard, a
+fix's first recompile of a frame on a new size was held against it as a new kind of recompile.
+"""
+from __future__ import annotations
+
+import pytest
+
+from pt2bot.smoke.inputs import CaseInputs
+from pt2bot.smoke.location import RepoPaths
+from pt2bot.smoke.matrix import parse_recompile_reason, specialised_at
+
+CASE = CaseInputs(shape={"batch": 3}, args=(), kwargs={})
+CASE.dims = {"x": {0: "batch"}}
+
+
+@pytest.mark.parametrize("text, kind, dim", [
+    ("0/1: tensor 'x' size mismatch at index 0. expected 2, actual 3", "size_mismatch", "batch"),
+    ("0/1: tensor 'L['x']' size mismatch at index 0. expected 2, actual 3", "size_mismatch", "batch"),
+    ("0/1: tensor 'self.y0' size mismatch at index 0. expected 2, actual 3", "size_mismatch", None),
+    ("0/1: tensor 'L['self'].y0' size mismatch at index 0. expected 2, actual 3", "size_mismatch", None),
+    ("0/1: tensor 'self.y0' size mismatch at index 0. expected 1, actual 3", "size_one", None),
+    ("0/1: L['self'].step == 4", "guard", None),
+])
+def test_a_size_mismatch_is_one_whoever_holds_the_tensor(tmp_path, text, kind, dim):
+    [rec] = parse_recompile_reason(text, CASE, [], RepoPaths(str(tmp_path)))
+    assert (rec["kind"], rec["dim"]) == (kind, dim)
+
+
+def test_a_tensor_an_argument_holds_is_no_input_dim_specialised():
+    sites = [{"arg": "self", "ax": 0, "value": 2, "path": "pkg/m.py"}]
+    assert specialised_at("tensor 'self.y0' size mismatch at index 0. expected 2, actual 3", sites) is None
+    assert specialised_at("tensor 'self' size mismatch at index 0. expected 2, actual 3", sites) == sites[0]
