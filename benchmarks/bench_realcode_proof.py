@@ -81,9 +81,10 @@ def head_of(sp: Any, scratch: str, matrix: bool = False
             ) -> tuple[Any, list[Any], Any, list[Any], dict[str, Any], list[str]]:
     """(model, its cases, RepoPaths, head's eager outputs, head's state, the phases): the model
     built from the scratch copy with seed 0, in eval mode, its buffers kept as built and put
-    back before every call, through the proof worker's own head measurement, eager backend: its first case through the break pass; with `matrix`, every
-    case of the spec as the shape matrix too (recompiles, compiled outputs against eager), as
-    a review with a pt2bot.yml shape matrix runs it."""
+    back before every call, through the proof worker's own head measurement, eager backend:
+    its first case through the break pass; with `matrix`, every case of the spec as the shape
+    matrix too (recompiles, compiled outputs against eager), as a review with a pt2bot.yml
+    shape matrix runs it."""
     import importlib
 
     import torch

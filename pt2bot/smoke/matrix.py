@@ -329,9 +329,7 @@ def specialised_at(guard: str, sites: list[dict[str, Any]]) -> dict[str, Any] | 
     size to the expected value, in the user's code. None for other guards, or when none
     specialised it (a dim that was never dynamic)."""
     m = _MISMATCH_RE.search(guard)
-    if not m:
-        return None
-    if m.group("attr"):
+    if not m or m.group("attr"):   # (a tensor an argument holds is no input's dim)
         return None
     arg, ax, expected = m.group("arg"), int(m.group("ax")), int(m.group("exp"))
     return next((s for s in reversed(sites) if (s["arg"], s["ax"], s["value"]) ==

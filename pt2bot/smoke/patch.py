@@ -214,12 +214,12 @@ def _own_dict(obj: Any) -> Any:
         return None
 
 
-def _namespaces(dicts: Sequence[dict[str, Any]], around: Sequence[Any] | None = None
-                ) -> dict[int, Any]:
+def _namespaces(dicts: Sequence[dict[str, Any]], modules: Mapping[int, ModuleType],
+                around: Sequence[Any] | None = None) -> dict[int, Any]:
     """id(d) -> the module, class or instance whose namespace d is, for those of `dicts`
-    that are one (the others are plain dicts). `around`: the referrers of the dicts that are
-    no module's, where the caller has scanned for them already."""
-    modules = {id(_own_dict(m)): m for m in list(sys.modules.values())}
+    that are one (the others are plain dicts). `modules`: id of each loaded module's
+    namespace -> the module; `around`: the referrers of the dicts that are no module's, where
+    the caller has scanned for them already."""
     out = {id(d): modules[id(d)] for d in dicts if id(d) in modules}
     rest = [d for d in dicts if id(d) not in out]
     if rest:
@@ -251,11 +251,11 @@ def holders(fn: Any, owner: Any) -> tuple[tuple[Any, Any], ...]:
     cells = [r for r in refs if isinstance(r, types.CellType)]
     dicts = [r for r in refs if isinstance(r, dict)
              and any(v is fn and k != "__wrapped__" for k, v in list(r.items()))]
-    modules = {id(_own_dict(m)) for m in list(sys.modules.values())}
+    modules = {id(_own_dict(m)): m for m in list(sys.modules.values())}
     others = [d for d in dicts if id(d) not in modules]
     # one scan for what holds the cells (closures) and the dicts that are no module's
     around = gc.get_referrers(*cells, *others) if cells or others else []
-    spaces = _namespaces(dicts, around)
+    spaces = _namespaces(dicts, modules, around)
     cell_ids = {id(c) for c in cells}
     closures = [t for t in around if isinstance(t, tuple) and any(id(x) in cell_ids for x in t)]
     # a cell of a closure of the user's code; a function's module is read from its globals:
@@ -270,7 +270,7 @@ def holders(fn: Any, owner: Any) -> tuple[tuple[Any, Any], ...]:
     plain = {id(d) for d in others if id(d) not in spaces}
     parents = [r for r in around if isinstance(r, dict) and
                any(id(v) in plain for v in list(r.values()))]
-    parent_spaces = _namespaces(parents)
+    parent_spaces = _namespaces(parents, modules)
     registries: set[int] = set()
     for p in parents:
         if _user_namespace(parent_spaces.get(id(p))):

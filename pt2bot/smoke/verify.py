@@ -332,11 +332,14 @@ def kept_state(model: Any, kept: Mapping[tuple[int, str], tuple[Any, Any]]) -> d
     out: dict[str, Any] = {}
     if not hasattr(model, "named_modules"):
         return out
+    names: dict[int, list[str]] = {}
+    for i, k in sorted(kept, key=lambda ik: ik[1]):
+        names.setdefault(i, []).append(k)
     for prefix, m in model.named_modules():
         for name, b in list(m._buffers.items()):
             if b is not None:
                 out[f"{prefix}.{name}" if prefix else name] = b.detach().clone()
-        for k in sorted(k for (i, k) in kept if i == id(m)):
+        for k in names.get(id(m), ()):
             out[f"{prefix}.{k}" if prefix else k] = vars(m).get(k)
     return out
 
