@@ -228,18 +228,26 @@ def frame_file(frame: dict[str, Any], table: dict[int, str]) -> str | None:
     return f if isinstance(f, str) else None
 
 
+# How many compilation records torch keeps from a reset on. Its default is the last 64, and
+# every count here reads the records made since a mark by their position in that list: past 64
+# the earliest are dropped and the position reads the wrong ones. torchdiffeq's solvers compile
+# about sixty frames on their first input alone, so the shape matrix's second case lost part of
+# its recompiles, more of them the more frames the model had before.
+METRICS_KEPT = 1 << 16
+
+
 def reset_dynamo() -> None:
-    """Forget compiled code, counters and metrics, so phases and models do not leak."""
+    """Forget compiled code, counters and metrics, so phases and models do not leak; and keep
+    every compilation record from here on (METRICS_KEPT)."""
     import torch
-    from torch._dynamo.utils import counters
+    import torch._dynamo.utils as dynamo_utils
 
     torch._dynamo.reset()
-    counters.clear()
-    try:
-        from torch._dynamo.utils import clear_compilation_metrics
-        clear_compilation_metrics()
-    except ImportError:
-        pass
+    dynamo_utils.counters.clear()
+    if hasattr(dynamo_utils, "clear_compilation_metrics"):
+        dynamo_utils.clear_compilation_metrics()
+    if hasattr(dynamo_utils, "set_compilation_metrics_limit"):
+        dynamo_utils.set_compilation_metrics_limit(METRICS_KEPT)
 
 
 def compilation_metrics() -> list[Any]:
