@@ -114,6 +114,18 @@ branch always changes the random stream every later draw reads; and a branch on 
 result must stay a Python number (`magnitude *= -1` after `magnitude = float(...)`, passed to
 `F.rotate`): a tensor there breaks the graph again, or fails, further on.
 
+Masked writes under a test of their mask (`_masked_rows_fixes`, rank 1): pytorch-ood's `if
+contains_unknown(target): unknown = is_unknown(target); loss[unknown] = -(logits[unknown].mean(dim=1)
+- torch.logsumexp(logits[unknown], dim=1))` becomes the mask's assignment and `loss =
+torch.where(unknown, -(logits.mean(dim=1) - torch.logsumexp(logits, dim=1)), loss)`, with no
+`if`: every row computed, the masked ones selected. Only where each row of the value comes from
+the same row of what it reads through the mask (elementwise calls and arithmetic, reductions
+along a dim after the first, per-row losses; `_row_wise`), the written tensor is a local made
+before (not the caller's), and the test is the mask's having an entry (`m.any()`, or a call on
+the arguments the block's mask is made from; `_tests_mask`). Dropping the test then differs from
+head only where it fails, so the proof accepts the edit only where a shape case or a guard input
+skips the block (pt2bot/smoke/verify.py `_dropped_test`).
+
 A conditional expression `a if cond else b` becomes `torch.where(cond, a, b)` (`cond`
 translated as for an `if`). Everything else (`while`, branches of several statements) stays
 the rule's text.
@@ -358,9 +370,140 @@ def _if_fixes(code, finding, st: ast.If, body, tree, lines) -> list[Candidate]:
     test = None if python else _where_test(lines, st.test, (finding.line, finding.col))
     out = _branch_fixes(code, finding, st, body, tree, lines, test) if test is not None else []
     return _keep_arm_fixes(code, finding, st, tree, lines) + out + python + \
+        _masked_rows_fixes(code, finding, st, tree, lines) + \
         _dispatch_fixes(code, finding, st, tree, lines) + chain_fixes(code, finding, st, body, tree, lines) + \
         _python_first_fixes(code, finding, st, tree, lines) + \
         _compiling_fixes(code, finding, st, tree, lines)
+
+
+# --------------------------------------------------------------------------- masked rows
+
+# calls that compute each element from the same element alone
+_ELEMENTWISE = frozenset({"relu", "pow", "sqrt", "rsqrt", "exp", "log", "log1p", "abs", "neg", "sigmoid", "tanh",
+                          "clamp", "clamp_min", "clamp_max", "clip", "to", "float", "double", "half", "type_as",
+                          "sign", "square", "reciprocal", "minimum", "maximum"})
+# reductions and normalisations that are row by row along a dim after the first
+_ALONG_DIM = frozenset({"mean", "sum", "logsumexp", "log_softmax", "softmax", "norm", "amax", "amin", "prod",
+                        "squeeze"})
+# losses that are one value a row with `reduction="none"`
+_PER_ROW_LOSSES = frozenset({"cross_entropy", "nll_loss", "binary_cross_entropy_with_logits", "mse_loss", "l1_loss",
+                             "smooth_l1_loss"})
+
+
+# a random draw: run always, it would change every later draw
+_DRAWS = re.compile(r"\b(rand\w*|dropout|bernoulli|multinomial|normal_?)\b")
+
+
+def _after_first_dim(call: ast.Call, name: str) -> bool:
+    """A call of `_ALONG_DIM` that works along a dim after the first, given as a positive
+    constant (`x.mean(dim=1)`, `torch.logsumexp(x, 1)`); `squeeze()` drops size-1 dims, which
+    the rows keep or lose alike unless a side holds one row."""
+    dims = [k.value for k in call.keywords if k.arg == "dim"]
+    if not dims:
+        own = isinstance(call.func, ast.Attribute) and not (
+            isinstance(call.func.value, ast.Name) and call.func.value.id in ("torch", "F"))
+        positional = call.args[0 if own else 1:]
+        dims = positional[:1] if name not in ("norm",) else []
+    if not dims:
+        return name == "squeeze" and not call.args and not call.keywords
+    return all(isinstance(d, ast.Constant) and isinstance(d.value, int) and not isinstance(d.value, bool)
+               and d.value >= 1 for d in dims)
+
+
+def _row_wise(value: ast.AST, mask: str, lines: list[str]) -> list[ast.Subscript] | None:
+    """The `y[mask]` reads of `value` when every row of its result is computed from the same row
+    of what it reads through the mask (elementwise calls and arithmetic, reductions along a
+    dim after the first, per-row losses; names, attributes and constants read whole), else
+    None. Then computing it on every row and selecting the masked rows gives what head wrote."""
+    reads: list[ast.Subscript] = []
+    for n in ast.walk(value):
+        if isinstance(n, ast.Subscript):
+            if segment(lines, n.slice) != mask or not pure(n.value):
+                return None
+            reads.append(n)
+        elif isinstance(n, ast.Call):
+            name = n.func.attr if isinstance(n.func, ast.Attribute) else getattr(n.func, "id", "")
+            if name in _PER_ROW_LOSSES:
+                if not any(k.arg == "reduction" and isinstance(k.value, ast.Constant) and k.value.value == "none"
+                           for k in n.keywords):
+                    return None
+            elif name in _ALONG_DIM:
+                if not _after_first_dim(n, name):
+                    return None
+            elif name not in _ELEMENTWISE:
+                return None
+        elif isinstance(n, (ast.Lambda, ast.NamedExpr, ast.Starred, ast.comprehension, ast.IfExp)):
+            return None
+    # a read through the mask nested in another (`y[m][m]`) is no row of `y`
+    if any(r is not o and any(x is o for x in ast.walk(r)) for r in reads for o in reads):
+        return None
+    return reads
+
+
+def _tests_mask(st: ast.If, lines: list[str]) -> bool:
+    """Whether the `if`'s test is "the mask of its masked stores has an entry set": `m.any()`
+    on that mask, or a call on the same arguments as the call the block binds the mask with
+    (`if contains_unknown(target): unknown = is_unknown(target)`). Only then does dropping the
+    test change nothing where it failed: the mask is empty there, and the proof compares on an
+    empty mask; a test of something else (a flag, a count above 5) would fail on inputs whose
+    mask is not empty, which no injected input is made to reach."""
+    masks = {s.targets[0].slice.id for s in st.body if isinstance(s, ast.Assign) and len(s.targets) == 1
+             and isinstance(s.targets[0], ast.Subscript) and isinstance(s.targets[0].slice, ast.Name)}
+    if _any_mask(st.test, lines) in masks:
+        return True
+    test = st.test
+    if not isinstance(test, ast.Call) or test.keywords or not test.args:
+        return False
+    return any(isinstance(s, ast.Assign) and len(s.targets) == 1 and isinstance(s.targets[0], ast.Name)
+               and s.targets[0].id in masks and isinstance(s.value, ast.Call) and not s.value.keywords
+               and [segment(lines, a) for a in s.value.args] == [segment(lines, a) for a in test.args]
+               for s in st.body)
+
+
+def _masked_rows_fixes(code, finding, st: ast.If, tree, lines) -> list[Candidate]:
+    """`if <test>: [m = <mask>]; x[m] = f(y[m], ...)` (pytorch-ood's losses under `if
+    contains_unknown(target):`, torchmetrics' Pearson under `if valid_mask.any():`): the value
+    computed on every row and the masked rows selected, `x = torch.where(m, f(y, ...), x)`, with
+    no `if`. Each row of `f` must come from the same row of what it reads through the mask
+    (`_row_wise`); the test is dropped, which is right only where it fails just when the mask
+    is empty (then `torch.where` keeps `x` whole, as head's skipped block did), so the proof
+    compares on an empty mask ("empty"), and the other statements of the block, plain
+    assignments, now run always. Rows the mask leaves out are computed too: a value that is
+    inf or NaN there stays out of the forward pass, but not out of the backward one, which the
+    proof compares."""
+    if st.orelse or not _tests_mask(st, lines):
+        return []
+    indent = indentation(lines, st)
+    out: list[str] = []
+    stores = 0
+    for s in st.body:
+        if isinstance(s, ast.Assign) and len(s.targets) == 1 and isinstance(s.targets[0], ast.Subscript) \
+                and isinstance(s.targets[0].value, ast.Name) and isinstance(s.targets[0].slice, ast.Name):
+            x, mask = s.targets[0].value.id, s.targets[0].slice.id
+            # `x` a local made before (not a parameter, nor a name for another's tensor the
+            # write reached through: head wrote in place, the edit rebinds the name)
+            reads = _row_wise(s.value, mask, lines) if x != mask and _local_value(tree, st, x) else None
+            if not reads or not owns_lines(lines, s) or spans_string_lines(s):
+                return []
+            vs, ve = node_span(s.value)
+            new = replace_spans(lines, s.lineno, s.end_lineno or s.lineno,
+                                [(*node_span(s.targets[0]), x), (vs, vs, f"torch.where({mask}, "), (ve, ve, f", {x})")]
+                                + [(*node_span(r), segment(lines, r.value)) for r in reads])
+            cut = len(indentation(lines, s)) - len(indent)
+            out += [indent + new[0].lstrip()] + [ln[cut:] if ln[:cut].strip() == "" else ln for ln in new[1:]]
+            stores += 1
+        elif isinstance(s, (ast.Assign, ast.AugAssign)) and all(isinstance(t, ast.Name) for t in (
+                s.targets if isinstance(s, ast.Assign) else [s.target])) and _side_effect_free(s) \
+                and not _DRAWS.search(segment(lines, s)):
+            out += _dedented(lines, s, indent)
+        else:
+            return []
+    if not stores:
+        return []
+    return [replace_statement(code, finding.path, st, out,
+                              "compute every row and select the masked ones with `torch.where`, with no `if`",
+                              safe=False, guards=tuple(dict.fromkeys(guards_of(segment(lines, st.test)) + ("empty",))),
+                              rank=1)]
 
 
 # --------------------------------------------------------------------------- Python parts of a test

@@ -421,6 +421,12 @@ def _eligible(kind: str, pattern: str, t: Any) -> bool:
     if kind == "invalid" and pattern != "nan" and \
             not (t.is_floating_point() or t.is_complex()):
         return True   # token ids, counts, indices: a check on their range is as common
+    if kind == "empty" and pattern in ("zeros", "negative") and t.dtype != torch.bool and not (
+            t.is_floating_point() or t.is_complex()):
+        # labels and ids all 0 or all -1: the mask of the negative ones (pytorch-ood's OOD
+        # samples, `target < 0`), of the non-zero ones (`ids != pad`) or of the known ones
+        # (`target >= 0`) is then empty
+        return True
     if kind in ("nan", "inf", "invalid", "large") or pattern in ("zeros", "negative", "positive"):
         return t.is_floating_point()
     if kind == "zero":
@@ -461,7 +467,8 @@ def guard_patterns(kind: str) -> tuple[str, ...]:
     """How each kind is injected. An empty mask is rarely an argument: it is made inside
     from the arguments (`x > 0`, `torch.isnan(h)`), so besides a mask argument switched off,
     a float argument is set to all zeros, all -1 and all +1, the inputs that make such a
-    comparison's mask empty (or full); ordinary inputs are the other side. A check that raises
+    comparison's mask empty (or full), and an integer one to all 0 and all -1 (labels with no
+    negative, ids with no non-zero, labels all unknown); ordinary inputs are the other side. A check that raises
     ("invalid") is about a range: a float argument set to all -1, all zeros, all 1e3, all 1e6
     and one NaN reaches the usual ones (non-negative, positive, in [0, 1], in (-0.5, 0.5),
     finite, below a bound); an integer argument (token ids below the vocabulary's size, an index

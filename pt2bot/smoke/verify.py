@@ -33,7 +33,10 @@ and the values the edited statements bind, right after them; the shape matrix's
 compiled outputs equal its eager ones), and where the
 replaced code guards against a special value, it equals head on an input with that value. An
 edit that keeps one arm of an `if`/`else` is accepted only where head ran the arm it drops on
-one of the shape cases (`_dropped_arm`): on the others the kept arm is what head ran.
+one of the shape cases (`_dropped_arm`): on the others the kept arm is what head ran. An edit
+that drops an `if`'s test for its masked writes selected (`_dropped_test`) is accepted only
+where a shape case or a guard input skips the block in head's eager run: where head entered
+it, the mask decides in both.
 """
 from __future__ import annotations
 
@@ -268,10 +271,11 @@ def _refused_by_breaks(head: Mapping[str, Any], measured: Mapping[str, Any],
     """Whether the break pass alone already refuses the candidate: `judge` on what is measured
     so far, with its break targets only (the matrix and export have not run). Whatever
     refuses here refuses the whole candidate too, the same facts read the same way."""
-    # (whether an input takes an exit or enters a block now eager only, or runs an arm the
-    # edit drops, was read before the break pass; what it says is judged with the rest)
+    # (whether an input takes an exit or enters a block now eager only, runs an arm the edit
+    # drops, or skips a block whose test it drops, was read before the break pass, and guard
+    # inputs that skip it come after; what it says is judged with the rest)
     early = {k: v for k, v in measured.items()
-             if k not in ("block", "exit", "dropped", "always", "reached", "early")}
+             if k not in ("block", "exit", "dropped", "always", "reached", "early", "skip", "skipped")}
     return not judge(head, early, [t for t in targets if t.get("kind") == "break"],
                      edit)["accepted"]
 
@@ -583,7 +587,7 @@ def guard_checks(model: Any, case: CaseInputs, paths: RepoPaths, kinds: Sequence
                 inj = Injection(kind, pattern, arg, prefer=prefer)
                 with injecting(cand_swap, inj), torch.no_grad():
                     got = _try_forward(model, case, paths)
-                row: dict[str, Any] = {"kind": kind, "pattern": pattern,
+                row: dict[str, Any] = {"kind": kind, "pattern": pattern, "arg": arg,
                                        "argument": head_inj.argument, "hit": True,
                                        "raised": isinstance(head_out, BaseException),
                                        "raised_type": getattr(head_out, "exc_type", None),
@@ -843,6 +847,12 @@ def judge(head: Mapping[str, Any], cand: Mapping[str, Any], targets: Sequence[Ma
         if not row.get("match"):
             return no(f"after line {values.get('line')}, {row.get('message')} on "
                       f"{_shape(row.get('shape'))}, though the outputs are equal")
+    skipped = cand.get("skip_gradients")
+    if skipped and not skipped.get("match"):
+        return no(f"on an input with {GUARD_WORDS.get(str(skipped.get('kind')), str(skipped.get('kind')))} in "
+                  f"`{skipped.get('argument')}`, where head skips the block, the "
+                  + (f"{skipped['of']}' " if skipped.get("of") else "")
+                  + f"gradients differ from head's{_detail(skipped)}")
     grads = cand.get("gradients")
     if grads and not grads.get("match"):
         return no(f"the {grads.get('of') or 'parameters'}' gradients differ from head's on "
@@ -1000,7 +1010,8 @@ def judge(head: Mapping[str, Any], cand: Mapping[str, Any], targets: Sequence[Ma
         return no("export did not run")
     # (after the break, recompile and export facts: a candidate those refuse never got as far
     # as the runs that tell whether an input takes its exit or enters its block)
-    watched = _eager_only_refusal(cand) or _dropped_arm_refusal(cand) or _early_return_refusal(cand)
+    watched = (_eager_only_refusal(cand) or _dropped_arm_refusal(cand) or _early_return_refusal(cand)
+               or _dropped_test_refusal(cand))
     if watched:
         return no(watched)
     n = len(cand.get("outputs") or ())
@@ -1017,7 +1028,8 @@ def judge(head: Mapping[str, Any], cand: Mapping[str, Any], targets: Sequence[Ma
         names = [f"`{n}`" for n in values.get("names") or ()]
         shown = ", ".join(names[:3]) + (f" and {len(names) - 3} more" if len(names) > 3 else "")
         evidence.append(f"{shown} equal after line {values.get('line')}")
-    eager_only = _eager_only_evidence(cand) or _dropped_arm_evidence(cand) or _early_return_evidence(cand)
+    eager_only = (_eager_only_evidence(cand) or _dropped_arm_evidence(cand) or _early_return_evidence(cand)
+                  or _dropped_test_evidence(cand))
     if eager_only:
         evidence.append(eager_only)
     kinds = sorted({str(r.get("kind")) for r in hit})
@@ -1407,6 +1419,84 @@ def _early_return(original: str, edit: Edit, new_lines: Sequence[str]) -> int | 
     return -1 if line <= (node.test.end_lineno or node.lineno) else line
 
 
+def _dropped_test(original: str, edit: Edit, new_lines: Sequence[str]) -> int | None:
+    """For an edit that replaces a whole `if <test>: <block>` (no `else`) whose masked writes
+    `x[m] = ...` become `x = torch.where(m, ...)`, with no `if` left (pt2bot/rules/
+    branch_fixes.py `_masked_rows_fixes`): head's first line of the block, whose not being
+    reached on an input says that the test failed there, the one place where dropping it
+    can differ from head (-1 where the block starts on the `if`'s own line). None for any
+    other edit: `torch.where` on the `if`'s own test keeps it."""
+    import ast
+
+    node = _if_at(original, edit.start_line)
+    if node is None or node.orelse or edit.end_line != node.end_lineno:
+        return None
+    lines = original.splitlines()
+    if not lines[node.lineno - 1].lstrip().startswith("if"):
+        return None
+    masks = {s.targets[0].slice.id for s in node.body if isinstance(s, ast.Assign) and len(s.targets) == 1
+             and isinstance(s.targets[0], ast.Subscript) and isinstance(s.targets[0].slice, ast.Name)}
+    new = [ln.strip() for ln in new_lines]
+    if not masks or any(ln.startswith(("if ", "if(", "elif ")) for ln in new) or \
+            not any(f"torch.where({m}, " in ln for ln in new for m in masks):
+        return None
+    first = node.body[0].lineno
+    return -1 if first <= (node.test.end_lineno or node.lineno) else first
+
+
+def _skipping_gradients(model: Any, case: CaseInputs, paths: RepoPaths, rows: Sequence[Mapping[str, Any]],
+                        head_swap: Swap, cand_swap: Swap, tolerance: Any) -> dict[str, Any] | None:
+    """On the first guard input on which head skips the block whose test an edit drops, the
+    gradients (`gradients`), head's against the candidate's: where head skipped it, what the
+    block writes kept no link to what the block reads, and the edit's `torch.where` makes one
+    (torchmetrics' Pearson on constant predictions: head's NaN result has no gradient at all,
+    the edit's carries NaN ones). None when no guard input skips the block."""
+    row = next((r for r in rows if r.get("hit") and r.get("reached") is False and r.get("match")), None)
+    if row is None:
+        return None
+    got = []
+    for swap in (head_swap, cand_swap):
+        with injecting(swap, Injection(str(row["kind"]), str(row["pattern"]), int(row["arg"]))):
+            got.append(gradients(model, case, paths))
+    head, cand = got
+    where = {"kind": row["kind"], "argument": row.get("argument")}
+    if not isinstance(head, dict) and isinstance(cand, dict):
+        return {**where, "match": False, "message": "the outputs carry gradients where head's carry none"}
+    return {**where, **(_gradient_row(head, cand, tolerance) or {"match": True})}
+
+
+def _dropped_test_refusal(cand: Mapping[str, Any]) -> str | None:
+    """Why an edit that drops an `if`'s test for its masked writes selected is not shown
+    right, if it is not. Where head entered the block, the mask decides in both; only an
+    input on which head skipped it (the test failed: an empty mask, if the test is the one
+    the recipe took it for) compares the edit with head where the test alone decided."""
+    line = cand.get("skip")
+    if not isinstance(line, int):
+        return None
+    if line < 0:
+        return "the block is on the `if`'s own line: whether an input skips it cannot be observed"
+    if not cand.get("skipped") and not _guards_skipping(cand):
+        return (f"no shape case or guard input skips the block at line {line}, so dropping the "
+                "`if`'s test was never compared with head where the test fails")
+    return None
+
+
+def _guards_skipping(cand: Mapping[str, Any]) -> list[str]:
+    """The kinds of the guard inputs on which head called the function and skipped the block."""
+    return sorted({str(r.get("kind")) for r in cand.get("guards") or ()
+                   if r.get("hit") and r.get("reached") is False})
+
+
+def _dropped_test_evidence(cand: Mapping[str, Any]) -> str | None:
+    """For an accepted edit that drops an `if`'s test: where head skipped the block."""
+    if not isinstance(cand.get("skip"), int):
+        return None
+    k, n = len(cand.get("skipped") or ()), len(cand.get("outputs") or ())
+    where = [f"{k} of the {_shape_cases(n)}"] if k else []
+    where += [f"inputs with {GUARD_WORDS.get(g, g)}" for g in _guards_skipping(cand)]
+    return f"the block at line {cand['skip']} skipped by head on {' and '.join(where)}"
+
+
 def _block_line(original: str, edit: Edit) -> int | None:
     """For an edit of `if <test>: <block>` into `if not torch.compiler.is_compiling() and
     <test>:` or `if torch.compiler.is_compiling() or <test>:` (pt2bot/rules/branch_fixes.py
@@ -1433,16 +1523,17 @@ def _always_runs(original: str, patched: str, edit: Edit) -> bool:
 
 
 def _cases_reaching(model: Any, cases: Sequence[CaseInputs], paths: RepoPaths, head_swap: Swap,
-                    line: int) -> list[dict[str, Any]]:
+                    line: int, skipping: bool = False) -> list[dict[str, Any]]:
     """The shapes of the shape cases on which head's eager run reaches `line` of the swapped
-    function (a block's first line, an early exit's statement)."""
+    function (a block's first line, an early exit's statement); `skipping`: those on which it
+    calls the function and never reaches the line (the block skipped on every call)."""
     import torch
 
     out = []
     for case in cases:
         with injecting(head_swap, Injection(WATCH_ONLY, "", 0, watch=line)) as inj, torch.no_grad():
             _try_forward(model, case, paths)
-        if inj.reached:
+        if (bool(inj.returns) and not inj.reached) if skipping else inj.reached:
             out.append(dict(case.shape))
     return out
 
@@ -1542,6 +1633,13 @@ def prove_candidate(cand: Mapping[str, Any], model: Any, cases: list[CaseInputs]
     if early is not None:
         measured["early"] = early
         watch = early if early > 0 else None
+    # an `if` whose test the edit drops, its masked writes selected instead: which shape
+    # cases and guard inputs skip the block
+    skip = None if compiled or setting or dropped or early is not None else _dropped_test(
+        original, edit, cand.get("lines") or ())
+    if skip is not None:
+        measured["skip"] = skip
+        watch = skip if skip > 0 else None
     if set(kinds) & RAISING_GUARDS:
         measured["raises"] = sorted(set(_RAISE_RE.findall("\n".join(replaced))))
     stage: str | None = None   # what ran out of the candidate's time, when not the model
@@ -1580,12 +1678,18 @@ def prove_candidate(cand: Mapping[str, Any], model: Any, cases: list[CaseInputs]
                     # an exit or a block compiled code now decides alone, or an arm dropped:
                     # which shape cases head's eager run takes it on (eager runs only), before
                     # any compile; where none does, nothing after could show the edit right
-                    measured["reached"] = _cases_reaching(model, cases, paths, head_swap, watch)
-                    # and an exit or a block compiled code decides alone is only ever shown
-                    # right by the shape matrix's compiled runs: without it, nothing more to run
-                    # (an early return selected may still be taken by a guard input)
-                    ok = early is not None or (not _unreached(measured) and
-                                               (dropped is not None or "matrix" in phases))
+                    if skip is not None:
+                        # (a guard input may skip the block too: nothing to stop at yet)
+                        measured["skipped"] = _cases_reaching(model, cases, paths, head_swap, watch,
+                                                              skipping=True)
+                    else:
+                        measured["reached"] = _cases_reaching(model, cases, paths, head_swap, watch)
+                        # and an exit or a block compiled code decides alone is only ever
+                        # shown right by the shape matrix's compiled runs: without it, nothing
+                        # more to run (an early return selected may still be taken by a guard
+                        # input)
+                        ok = early is not None or (not _unreached(measured) and
+                                                   (dropped is not None or "matrix" in phases))
                 if ok and setting:
                     # the same code in eager: only compiled code can differ, on every case
                     measured["compiled"] = compiled_outputs(model, cases, head_outs, paths,
@@ -1629,6 +1733,11 @@ def prove_candidate(cand: Mapping[str, Any], model: Any, cases: list[CaseInputs]
                         on_stage=at_stage)
                     # (a guard no argument can carry is judged apart: the rest still runs)
                     ok = all(g.get("match") for g in measured["guards"] if g.get("hit"))
+                    if ok and skip is not None:
+                        measured["skip_gradients"] = _skipping_gradients(
+                            model, cases[0], paths, measured["guards"], head_swap, swap,
+                            model_spec.get("tolerance"))
+                        ok = (measured["skip_gradients"] or {}).get("match") is not False
                 if ok:
                     _measure_more(measured, model, cases, outs, model_spec, run_cfg, paths,
                                   [p for p in phases if p not in first])

@@ -1,0 +1,203 @@
+"""Masked rows computed everywhere and selected (pt2bot/rules/branch_fixes.py
+`_masked_rows_fixes`): pytorch-ood's losses write the OOD samples' rows under `if
+contains_unknown(target): unknown = is_unknown(target); loss[unknown] = f(logits[unknown])`,
+and torchmetrics' Pearson its valid rows under `if valid_mask.any():`. The test breaks the
+graph and the boolean index breaks it again; `loss = torch.where(unknown, f(logits), loss)`
+does neither. The recipe's text, the code it leaves alone (a value that is not row by row, a
+test of something other than the mask, a tensor the caller passed in), then the proof loop on
+real torch: the edit verified only once an input on which head skips the block (labels all 0
+injected) compared it with head, and refused where none does, or where the value is not row by
+row.
+"""
+from __future__ import annotations
+
+import dataclasses
+
+import pytest
+
+from pt2bot.fixes import break_findings
+from pt2bot.rules import Candidate, apply_candidate, fix_candidates
+from proofs import item, prove, write_repo
+
+TITLE = "compute every row and select the masked ones with `torch.where`, with no `if`"
+
+OOD = """\
+import torch
+from torch import nn
+
+
+def is_unknown(target):
+    return target < 0
+
+
+def contains_unknown(target):
+    return is_unknown(target).any()
+
+
+class OELoss(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.lin = nn.Linear(4, 3)
+
+    def forward(self, x, target):
+        logits = self.lin(x)
+        loss = torch.zeros(logits.shape[0])
+        if contains_unknown(target):
+            unknown = is_unknown(target)
+            loss[unknown] = -(logits[unknown].mean(dim=1) - torch.logsumexp(logits[unknown], dim=1))
+        return loss
+"""
+IF = 21
+assert OOD.splitlines()[IF - 1].strip() == "if contains_unknown(target):"
+FIXED = ("        unknown = is_unknown(target)",
+         "        loss = torch.where(unknown, -(logits.mean(dim=1) - torch.logsumexp(logits, dim=1)), loss)")
+
+
+def _target(line: int = IF, path: str = "pkg/ood.py") -> dict:
+    return {"kind": "break", "model": "ood", "path": path, "line": line, "gb": "GB0170",
+            "gb_type": "Data-dependent branching"}
+
+
+def _rows(text: str, line: int = IF) -> list[Candidate]:
+    """The recipe's candidates for dynamo's break on the `if` at `line` (a call as the test has
+    no static finding: the review anchors the break itself, pt2bot/fixes.py `break_findings`)."""
+    return [c for f in break_findings(_target(line, "m.py"), text, {}) for c in fix_candidates(f, text)
+            if c.title == TITLE]
+
+
+def test_the_rows_are_computed_everywhere_and_selected():
+    (c,) = _rows(OOD)
+    assert (c.start_line, c.end_line, c.lines, c.safe) == (IF, IF + 2, FIXED, False)
+    assert "empty" in c.guards
+    compile(apply_candidate(OOD, c), "m.py", "exec")
+
+
+def test_a_test_on_the_mask_itself_and_a_multi_line_value_keep_their_form():
+    text = """\
+import torch
+
+
+def pearson(corr_xy, var_x, var_y):
+    corrcoef = torch.full_like(corr_xy, float("nan"))
+    valid_mask = (var_x > 1e-6) & (var_y > 1e-6)
+    if valid_mask.any():
+        corrcoef[valid_mask] = (
+            (corr_xy[valid_mask] / (var_x[valid_mask] * var_y[valid_mask]).sqrt()).squeeze()
+        )
+        corrcoef = torch.clamp(corrcoef, -1.0, 1.0)
+    return corrcoef
+"""
+    (c,) = _rows(text, 7)
+    assert c.lines == ("    corrcoef = (",
+                       "        torch.where(valid_mask, (corr_xy / (var_x * var_y).sqrt()).squeeze(), corrcoef)",
+                       "    )",
+                       "    corrcoef = torch.clamp(corrcoef, -1.0, 1.0)")
+
+
+@pytest.mark.parametrize("edits", [
+    # a mean over the selected rows together: each row's value depends on the others
+    [("logits[unknown].mean(dim=1)", "logits[unknown].mean()")],
+    [("logits[unknown].mean(dim=1)", "logits[unknown].mean(dim=0)")],
+    [("torch.logsumexp(logits[unknown], dim=1)", "torch.logsumexp(logits[unknown], -1)")],
+    # a call the recipe cannot tell is row by row
+    [("logits[unknown].mean(dim=1)", "head(logits[unknown])")],
+    # a test that is not "the mask has an entry": it may fail where the mask has some
+    [("if contains_unknown(target):", "if contains_unknown(target[:1]):")],
+    # the caller's tensor: head writes into it, the edit would rebind the name
+    [("def forward(self, x, target):", "def forward(self, x, target, loss):"),
+     ("        loss = torch.zeros(logits.shape[0])\n", "")],
+])
+def test_no_edit_where_selecting_could_differ(edits):
+    text = OOD
+    for old, new in edits:
+        assert old in text
+        text = text.replace(old, new)
+    line = next(i for i, ln in enumerate(text.splitlines(), 1) if ln.strip().startswith("if contains_unknown"))
+    assert _rows(text, line) == []
+
+
+CONFIG = """\
+version: 1
+models:
+  - name: ood
+    entry: pkg.ood:OELoss
+    inputs: [{name: x, shape: [batch, 4]}, {name: target, shape: [batch], dtype: int64, low: -1, high: 3}]
+    shapes: {batch: [6, 9]}
+    export: false
+    timeout_s: 60
+run: {backend: eager, latency: false, timeout_s: 120}
+fixes: {budget_s: 240}
+"""
+
+
+@pytest.mark.torch
+def test_the_loop_verifies_it_where_labels_with_no_unknown_skip_the_block(tmp_path):
+    root = write_repo(tmp_path / "repo", {"pkg/ood.py": OOD}, CONFIG)
+    (rows,) = _rows(OOD)
+    rows = dataclasses.replace(rows, path="pkg/ood.py")
+    # the same edit with a mean over every row: equal where no row is OOD, not elsewhere
+    pooled = dataclasses.replace(rows, lines=(FIXED[0], FIXED[1].replace("logits.mean(dim=1)", "logits.mean()")))
+    # (the wrong one first: once a candidate is verified, the others for its target are not tried)
+    verdicts = prove(root, "ood", [item("pooled", pooled, OOD, _target()), item("rows", rows, OOD, _target())],
+                     tmp_path / "work")
+    assert verdicts["rows"]["accepted"] is True, verdicts["rows"]
+    assert "GB0170 gone" in verdicts["rows"]["evidence"]
+    assert f"the block at line {IF + 1} skipped by head on inputs with an empty mask" in verdicts["rows"]["evidence"]
+    assert verdicts["pooled"]["accepted"] is False
+    assert verdicts["pooled"]["reason"].startswith("outputs differ from head's on shape case batch="), verdicts["pooled"]
+
+
+@pytest.mark.torch
+def test_the_loop_refuses_it_where_no_input_skips_the_block(tmp_path):
+    # the OOD rows are those below 100: no label and no injected value makes the mask empty,
+    # so no run compares the edit with head where the test alone decided
+    text = OOD.replace("return target < 0", "return target < 100")
+    root = write_repo(tmp_path / "repo", {"pkg/ood.py": text}, CONFIG)
+    (rows,) = _rows(text)
+    rows = dataclasses.replace(rows, path="pkg/ood.py")
+    verdict = prove(root, "ood", [item("rows", rows, text, _target())], tmp_path / "work")["rows"]
+    assert verdict["accepted"] is False
+    assert verdict["reason"] == (f"no shape case or guard input skips the block at line {IF + 1}, so dropping "
+                                 "the `if`'s test was never compared with head where the test fails"), verdict
+
+
+CORR = """\
+import torch
+from torch import nn
+
+
+class Corr(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.lin = nn.Linear(4, 4)
+
+    def forward(self, x):
+        h = self.lin(x)
+        mu, var = h.mean(dim=0), h.var(dim=0)
+        out = torch.full_like(var, float("nan"))
+        valid = var > 1e-6
+        if valid.any():
+            out[valid] = mu[valid] / var[valid].sqrt()
+        return out
+"""
+CORR_IF = 15
+CORR_CONFIG = CONFIG.replace("name: ood", "name: corr").replace("pkg.ood:OELoss", "pkg.corr:Corr").replace(
+    ", {name: target, shape: [batch], dtype: int64, low: -1, high: 3}", "")
+
+
+@pytest.mark.torch
+def test_the_loop_refuses_it_where_the_skipped_block_left_the_result_without_gradients(tmp_path):
+    # on an input with no valid column (x all 0: every variance 0) head returns a NaN tensor
+    # that no gradient reaches; `torch.where` links it to the layer (NaN gradients), as
+    # torchmetrics' Pearson on constant predictions
+    assert CORR.splitlines()[CORR_IF - 1].strip() == "if valid.any():"
+    root = write_repo(tmp_path / "repo", {"pkg/corr.py": CORR}, CORR_CONFIG)
+    (rows,) = _rows(CORR, CORR_IF)
+    assert rows.lines == ("        out = torch.where(valid, mu / var.sqrt(), out)",)
+    rows = dataclasses.replace(rows, path="pkg/corr.py")
+    target = {**_target(CORR_IF, "pkg/corr.py"), "model": "corr"}
+    verdict = prove(root, "corr", [item("rows", rows, CORR, target)], tmp_path / "work")["rows"]
+    assert verdict["accepted"] is False
+    assert verdict["reason"] == ("on an input with an empty mask in `x`, where head skips the block, the "
+                                 "gradients differ from head's (the outputs carry gradients where head's "
+                                 "carry none)"), verdict
