@@ -604,7 +604,7 @@ def prove_on_model(setting: ProofSetting, model: ModelConfig, delta: ModelDelta 
             if rec is not None:
                 verdicts[p.cid] = {k: rec[k] for k in ("accepted", "reason", "evidence", "unexercised",
                                                        "skipped", "graph_count", "cases",
-                                                       "guards", "s") if k in rec}
+                                                       "guards", "s", "also") if k in rec}
                 if budget is not None and str(rec.get("reason") or "").startswith(_HANGS):
                     verdicts[p.cid]["reason"] = _out_of_budget(budget, "the patched model")
             elif not blamed:
@@ -1051,7 +1051,7 @@ def merge_audit_proofs(results: ResultsFile, findings: Sequence[Finding],
 
 
 TARGET_KEYS = ("kind", "model", "path", "line", "gb", "gb_type", "fingerprint")
-VERDICT_KEYS = ("accepted", "reason", "evidence", "skipped", "after", "retried", "unexercised")
+VERDICT_KEYS = ("accepted", "reason", "evidence", "skipped", "after", "retried", "unexercised", "also")
 
 
 def _target_id(t: Mapping[str, Any]) -> tuple[Any, ...]:
@@ -1173,7 +1173,8 @@ def _summarise(targets: list[dict[str, Any]], proposals: list[Proposal], why: di
             "id": p.cid, "rule": p.cand.code, "title": p.cand.title, "path": p.cand.path,
             "start_line": p.cand.start_line, "end_line": p.cand.end_line,
             "lines": list(p.cand.lines), "safe": p.cand.safe, "guards": list(p.cand.guards),
-            "findings": list(p.findings), "targets": list(p.targets), "verified": verified,
+            "findings": list(p.findings), "targets": list(p.targets) + (_riders(p, targets) if verified else []),
+            "verified": verified,
             "models": models, "evidence": evidence, "reason": reason})
     # a candidate verified with others applied first stands only where those are posted too
     posted = {(c["path"], c["start_line"], c["end_line"]) for c in out_c if c["verified"]}
@@ -1207,6 +1208,25 @@ def _summarise(targets: list[dict[str, Any]], proposals: list[Proposal], why: di
         budget_s = config.fixes.budget_s or DEFAULT_FIX_BUDGET_S
     return {"budget_s": budget_s, "spent_s": spent, "targets": out_t,
             "candidates": out_c, "settings": out_s}
+
+
+def _riders(p: Proposal, targets: Sequence[Mapping[str, Any]]) -> list[int]:
+    """The break targets on a verified candidate's replaced lines that it was not aimed at and
+    that the proof saw gone on their own model (the verdict's `also`): one suggestion fixes them
+    too (an `if` whose block held a second break), and their comments point at it."""
+    out = []
+    for i, t in enumerate(targets):
+        line = t.get("line")
+        if i in p.targets or t.get("kind") != "break" or t.get("path") != p.cand.path or \
+                not isinstance(line, int) or not p.cand.start_line <= line <= p.cand.end_line:
+            continue
+        r = p.results.get(str(t.get("model")))
+        if r and r.get("accepted") and any(
+                a.get("path") == t.get("path") and a.get("line") == line
+                and (a.get("gb") == t.get("gb") if a.get("gb") and t.get("gb") else a.get("gb_type") == t.get("gb_type"))
+                for a in r.get("also") or ()):
+            out.append(i)
+    return out
 
 
 def _verdict(p: Proposal) -> tuple[bool, str | None, list[str], str]:

@@ -143,6 +143,9 @@ def test_the_loop_verifies_it_where_labels_with_no_unknown_skip_the_block(tmp_pa
     assert verdicts["rows"]["accepted"] is True, verdicts["rows"]
     assert "GB0170 gone" in verdicts["rows"]["evidence"]
     assert f"the block at line {IF + 1} skipped by head on inputs with an empty mask" in verdicts["rows"]["evidence"]
+    # the boolean index inside the block broke the graph too, and the same edit removed it
+    assert verdicts["rows"].get("also") == [{"path": "pkg/ood.py", "line": IF + 2, "gb": "GB0036",
+                                         "gb_type": "Dynamic shape operator"}], verdicts["rows"]
     assert verdicts["pooled"]["accepted"] is False
     assert verdicts["pooled"]["reason"].startswith("outputs differ from head's on shape case batch="), verdicts["pooled"]
 
@@ -201,3 +204,23 @@ def test_the_loop_refuses_it_where_the_skipped_block_left_the_result_without_gra
     assert verdict["reason"] == ("on an input with an empty mask in `x`, where head skips the block, the "
                                  "gradients differ from head's (the outputs carry gradients where head's "
                                  "carry none)"), verdict
+
+
+def test_a_break_the_verified_edit_also_removed_is_fixed_by_it_in_the_report():
+    """The proof's `also` (head's breaks on the replaced lines that the patched run no longer
+    has) makes those targets the candidate's too: the review then says on their lines that the
+    suggestion fixes them (pt2bot/report/review.py `fixed_by_text`)."""
+    from pt2bot.fixes import Proposal, _summarise
+
+    (rows,) = _rows(OOD)
+    inner = {**_target(IF + 2, "m.py"), "gb": "GB0036", "gb_type": "Dynamic shape operator"}
+    other = {**inner, "model": "another"}     # the same line on a model the proof did not run
+    also = [{"path": "m.py", "line": IF + 2, "gb": "GB0036", "gb_type": "Dynamic shape operator"}]
+    p = Proposal(cid="c0", cand=rows, original=OOD, patched=apply_candidate(OOD, rows), findings=[],
+                 targets=[0], results={"ood": {"accepted": True, "evidence": "GB0170 gone", "also": also}})
+    out = _summarise([{**_target(IF, "m.py")}, inner, other], [p], {}, None, 1.0, budget_s=10.0)
+    assert out["candidates"][0]["targets"] == [0, 1]
+    assert [t["fixed_by"] for t in out["targets"]] == ["c0", "c0", None]
+    p.results["ood"] = {"accepted": True, "evidence": "GB0170 gone"}     # the proof saw it stay
+    out = _summarise([{**_target(IF, "m.py")}, inner], [p], {}, None, 1.0, budget_s=10.0)
+    assert [t["fixed_by"] for t in out["targets"]] == ["c0", None]

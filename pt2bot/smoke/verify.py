@@ -1057,7 +1057,34 @@ def judge(head: Mapping[str, Any], cand: Mapping[str, Any], targets: Sequence[Ma
     if unexercised:
         return {"accepted": False, "reason": "; ".join(unexercised), "evidence": ", ".join(evidence),
                 "unexercised": True}
-    return {"accepted": True, "reason": None, "evidence": ", ".join(evidence)}
+    also = _also_gone(head, cand, targets, edit)
+    if also:
+        evidence.append("also gone: " + ", ".join(f"{_gb(b)} at {_where(b['path'], b['line'])}" for b in also))
+    return {"accepted": True, "reason": None, "evidence": ", ".join(evidence),
+            **({"also": also} if also else {})}
+
+
+def _also_gone(head: Mapping[str, Any], cand: Mapping[str, Any], targets: Sequence[Mapping[str, Any]],
+               edit: Edit) -> list[dict[str, Any]]:
+    """Head's breaks on the replaced lines that the edit was not aimed at and that the patched
+    run no longer has there (pytorch-ood's boolean index inside the `if` whose test the edit
+    drops): the same suggestion fixes them, and the review says so on their lines."""
+    out: list[dict[str, Any]] = []
+    for h in head.get("breaks") or ():
+        line = h.get("line")
+        if h.get("path") != edit.path or not isinstance(line, int) or \
+                not edit.start_line <= line <= edit.end_line:
+            continue
+        if any(t.get("kind") == "break" and t.get("path") == edit.path and t.get("line") == line
+               and _same_kind(h, t) for t in targets):
+            continue
+        if any(_same_kind(b, h) and b.get("path") == edit.path and edit.in_patched_region(b.get("line"))
+               for b in cand.get("breaks") or ()):
+            continue
+        found = {"path": edit.path, "line": line, "gb": h.get("gb"), "gb_type": h.get("gb_type")}
+        if found not in out:
+            out.append(found)
+    return out
 
 
 def _where_compiled_differs(cand: Mapping[str, Any]) -> list[dict[str, Any]]:
