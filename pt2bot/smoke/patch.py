@@ -646,17 +646,31 @@ def _replaced(outer: Any, inner: Any, special: Any) -> Any:
     return type(outer)(items)
 
 
+def _python_code(fn: Any) -> Any:
+    """The code object a call of `fn` runs, behind its decorators and method wrappers; None
+    where it runs none (a `@torch.jit.script` function runs in TorchScript's interpreter)."""
+    if isinstance(fn, (staticmethod, classmethod)):
+        fn = fn.__func__
+    try:
+        fn = inspect.unwrap(fn)
+    except ValueError:   # a cycle of __wrapped__
+        pass
+    return getattr(fn, "__code__", None)
+
+
+def watchable(swap: Swap) -> bool:
+    """Whether a line of the swapped function can be watched: its eager run executes Python
+    lines. A TorchScript function's does not (dynamo still traces its Python source), so a
+    watch would see no line reached, whichever ran."""
+    return _python_code(swap.patched) is not None
+
+
 def _watching(fn: Any, injection: Injection, args: list[Any], kwargs: dict[str, Any]) -> Any:
     """`fn(*args, **kwargs)`, noting in `injection.reached` whether a line event of its file
     hit `injection.watch` (eager only: the proof's guard runs are eager calls). The file is
     the one the function was written in, behind its decorators (`@autocast(...)` wraps it in
     a function of torch's own file, whose lines say nothing of the watched one)."""
-    try:
-        inner = inspect.unwrap(fn)
-    except ValueError:   # a cycle of __wrapped__
-        inner = fn
-    code = getattr(inner, "__code__", None)
-    filename = getattr(code, "co_filename", None)
+    filename = getattr(_python_code(fn), "co_filename", None)
     if injection.reached is None:
         injection.reached = False
 
@@ -712,4 +726,4 @@ def _detached(out: Any, torch: Any) -> Any:
 
 __all__ = ["Edit", "GUARD_KINDS", "WATCH_ONLY", "asks_compiling", "Injection", "Injector", "MAX_GUARD_ARGS",
            "NotApplicable", "Swap", "enclosing_function", "function_at", "guard_patterns",
-           "injecting", "injector", "loaded_module", "patched_function"]
+           "injecting", "injector", "loaded_module", "patched_function", "watchable"]

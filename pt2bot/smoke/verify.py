@@ -61,7 +61,7 @@ from pt2bot.smoke.ops import eager_frames
 from pt2bot.smoke.matrix import compile_configured, measure_matrix
 from pt2bot.smoke.patch import (GUARD_KINDS, MAX_GUARD_ARGS, WATCH_ONLY, Edit, Injection, NotApplicable,
                                 Swap, asks_compiling, enclosing_function, function_at,
-                                guard_patterns, injecting, injector, patched_function)
+                                guard_patterns, injecting, injector, patched_function, watchable)
 from pt2bot.smoke.timelimit import Overrun, time_limit
 from pt2bot.smoke.trace import TraceCollector, compilation_metrics, reset_dynamo
 from pt2bot.smoke.values import ProbeSite, collecting, compare, defined_memory, probe_site
@@ -1685,6 +1685,12 @@ def prove_candidate(cand: Mapping[str, Any], model: Any, cases: list[CaseInputs]
                 torch._dynamo.config.patch(**{setting: True}) if setting else contextlib.nullcontext()):
             head_swap = (function_at(paths, edit.path, original, edit)
                          if kinds or watch is not None else None)
+            if watch is not None and head_swap is not None and not watchable(head_swap):
+                # every input would read as not reaching the line: "no shape case enters the
+                # block" said of a block every case enters (geoopt's weighted midpoint)
+                raise NotApplicable(f"`{head_swap.qualname}` runs as TorchScript in eager, where no "
+                                    f"Python line of it runs, so which inputs reach line {watch} "
+                                    "cannot be observed")
             with patched_function(paths, edit.path, original, patched, edit) as swap:
                 outs, states = [], []
                 with torch.no_grad():
