@@ -96,6 +96,17 @@ class CandidateTimeout(Overrun):
 
 # --------------------------------------------------------------------------- measuring
 
+def _fresh(model: Any) -> None:
+    """Before a compiled call: the model's state as built (`restore_state`) and torch's
+    generator seeded as for every eager call (`_seeded_forward`). A model that draws random
+    numbers in forward then takes the same random branches compiled as in eager, for head and
+    each candidate alike, whatever the steps before drew."""
+    import torch
+
+    restore_state(model)
+    torch.manual_seed(0)
+
+
 def _seeded_forward(model: Any, case: CaseInputs, paths: RepoPaths) -> Any:
     """One eager call, with torch's generator seeded the same for head and every candidate
     (a model that draws random numbers in forward compares like with like), from the model's
@@ -170,11 +181,11 @@ def measure_state(model: Any, cases: list[CaseInputs], eager_outs: list[Any],
                 # no ATen op counts: the judge never reads them, and the counting mode costs
                 # a dispatch per operator (it does not change what dynamo captures)
                 got = measure_breaks(model, cases[0], paths, count_ops=False,
-                                     before_call=lambda: restore_state(model), locate=False)
+                                     before_call=lambda: _fresh(model), locate=False)
                 out.update(_break_state(got, paths))
             elif phase == "matrix":
                 got = measure_matrix(model, cases, eager_outs, model_spec, eager_cfg, paths,
-                                     before_call=lambda: restore_state(model))
+                                     before_call=lambda: _fresh(model))
                 out["recompiles"] = _recompiles_summary(got)
                 out["accuracy"] = _accuracy_summary(got)
             elif phase == "export":
@@ -229,7 +240,7 @@ def _breaks_in_matrix(out: dict[str, Any], model: Any, cases: list[CaseInputs],
     try:
         got = measure_matrix(model, cases, eager_outs, model_spec,
                              {**eager_cfg, "backend": backend}, paths, after_first=after_first,
-                             before_call=lambda: restore_state(model))
+                             before_call=lambda: _fresh(model))
     except CandidateTimeout:
         raise
     except Exception:  # noqa: BLE001 - the passes apart then say what failed
