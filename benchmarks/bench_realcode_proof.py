@@ -297,7 +297,9 @@ def report(data: dict[str, Any]) -> str:
                 for i in c["targets"])]
             s["candidates"] = max(s["candidates"], len(ids))
             if not t.get("fixed_by") and ids:
-                s["why"] = "; ".join(dict.fromkeys(str(c.get("reason")) for c in ids if not c.get("verified")))[:300]
+                why = "; ".join(dict.fromkeys(str(c.get("reason")) for c in ids if not c.get("verified")))
+                # cut at a word, and say so, rather than mid-word ("...; the pat")
+                s["why"] = why if len(why) <= 300 else why[:300].rsplit(" ", 1)[0] + " ..."
     lines = [f"Run at {data.get('commit')}, load average {data.get('load_before')} before and "
              f"{data.get('load_after')} after. Sites are a library's file and line (a site broken in "
              "several models counts once, verified if any model's proof verified it).", ""]
