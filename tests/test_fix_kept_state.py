@@ -89,3 +89,43 @@ def test_head_and_candidate_start_each_call_from_the_same_scalars_and_leave_them
     m.ema = torch.tensor(after["ema"])
     assert compare_state(after, {**after, "ema": m.ema}, None)["message"].startswith(
         "`ema` is a tensor where head's is a Python float")
+
+
+
+CLOCK = """\
+import time
+
+import torch
+from torch import nn
+
+
+class Clocked(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.lin = nn.Linear(8, 8)
+        self.last_call = 0.0
+
+    def forward(self, x):
+        h = self.lin(x)
+        if h.sum() > 0:
+            h = h * 2
+        self.last_call = time.perf_counter()
+        return h + 1
+"""
+CLOCK_IF = 15
+CLOCK_CONFIG = CONFIG.replace("name: fill", "name: clocked").replace("pkg.fill:Fill", "pkg.clocked:Clocked")
+
+
+@pytest.mark.torch
+def test_what_differs_between_heads_own_runs_is_not_held_against_a_candidate(tmp_path):
+    """A module that keeps the time of its last call: head's own two runs differ there, so a
+    candidate's run differing too says nothing of the edit (it was refused for "`last_call`
+    max abs error ...")."""
+    assert CLOCK.splitlines()[CLOCK_IF - 1].strip() == "if h.sum() > 0:"
+    root = write_repo(tmp_path / "repo", {"pkg/clocked.py": CLOCK}, CLOCK_CONFIG)
+    where = Candidate(code="PTC201", path="pkg/clocked.py", start_line=CLOCK_IF, end_line=CLOCK_IF + 1,
+                      lines=("        h = torch.where(h.sum() > 0, h * 2, h)",), title="select", safe=False)
+    target = {"kind": "break", "model": "clocked", "path": "pkg/clocked.py", "line": CLOCK_IF,
+              "gb": "GB0170", "gb_type": "Data-dependent branching"}
+    verdict = prove(root, "clocked", [item("where", where, CLOCK, target)], tmp_path / "work")["where"]
+    assert verdict["accepted"] is True, verdict
