@@ -256,7 +256,8 @@ def _verified_everywhere(data: dict[str, Any]) -> set[tuple[str, str, int]]:
         for i, t in enumerate(targets):
             verdicts: dict[Any, str] = {}
             for c in m.get("candidates") or ():
-                if c.get("setting") or i not in (c.get("targets") or ()):
+                # (a target the verified edit also fixed, on its replaced lines, is its too)
+                if c.get("setting") or (i not in (c.get("targets") or ()) and t.get("fixed_by") != c.get("id")):
                     continue
                 key = (c.get("path"), c.get("start_line"), c.get("end_line"), tuple(c.get("lines") or ()))
                 verdicts[key] = "ok" if c.get("verified") else ("weak" if c.get("unexercised") else "no")
