@@ -330,6 +330,21 @@ def _predicted(t: Mapping[str, Any]) -> list[Any]:
     return [r for r in RULES if (r.gb == gb or gb in r.gb_also) and has_recipe(r)]
 
 
+def _computed_names(tree: ast.Module, st: ast.stmt) -> set[str]:
+    """The names the function around `st` binds, before it, to a value that calls something
+    (not its parameters, not constants)."""
+    fn = next((f for f in ast.walk(tree) if isinstance(f, (ast.FunctionDef, ast.AsyncFunctionDef))
+               and f.lineno <= st.lineno <= (f.end_lineno or f.lineno)
+               and not any(isinstance(g, (ast.FunctionDef, ast.AsyncFunctionDef)) and g is not f
+                           and g.lineno <= st.lineno <= (g.end_lineno or g.lineno) for g in ast.walk(f))), None)
+    if fn is None:
+        return set()
+    params = {a.arg for a in (*fn.args.posonlyargs, *fn.args.args, *fn.args.kwonlyargs)}
+    return {t.id for n in ast.walk(fn) if isinstance(n, ast.Assign) and n.lineno < st.lineno
+            and any(isinstance(c, ast.Call) for c in ast.walk(n.value))
+            for t in n.targets if isinstance(t, ast.Name) and t.id not in params}
+
+
 def break_findings(t: Mapping[str, Any], source: str,
                     trees: dict[str, ast.Module | None]) -> list[Finding]:
     """Stand-in findings for a break target without one: for each rule whose `gb` is the
@@ -354,10 +369,14 @@ def break_findings(t: Mapping[str, Any], source: str,
     # a bare name (or attribute) is an anchor only as the whole test (`if check:`: dynamo
     # broke on its truth value); inside a larger test it says nothing of where dynamo broke,
     # and an anchor on it would make a Python flag (`not allow_non_binary_target and ...`)
-    # the tensor of the test
+    # the tensor of the test, unless the function computed the name with a call (pytorch-crf's
+    # `no_empty_seq_bf = self.batch_first and mask[:, 0].all()` under `if not no_empty_seq and
+    # not no_empty_seq_bf:`): a value that may be a tensor, not a flag the caller passed
+    computed = _computed_names(tree, st)
     spots = sorted({(line, n.col_offset) for r in roots for n in ast.walk(r)
                     if isinstance(n, (ast.expr, ast.stmt)) and n.lineno == line
-                    and (n is r or not isinstance(n, (ast.Name, ast.Attribute)))})[:MAX_ANCHORS]
+                    and (n is r or not isinstance(n, (ast.Name, ast.Attribute))
+                         or (isinstance(n, ast.Name) and n.id in computed))})[:MAX_ANCHORS]
     if not spots and header and st.lineno == line:
         # `if (` with the test on the lines below: dynamo names the header's line, where no
         # part of the test starts; the test itself is the anchor, on its own line

@@ -363,6 +363,34 @@ def check(target, allow_non_binary_target=False):
     assert "        if not allow_non_binary_target:" in texts
 
 
+def test_a_name_the_function_computed_is_an_anchor_inside_the_test():
+    """pytorch-crf's mask check, `if not no_empty_seq and not no_empty_seq_bf: raise ...`, whose
+    names the function computed (`no_empty_seq_bf = self.batch_first and mask[:, 0].all()`):
+    such a name may be the tensor dynamo broke on, and the anchor on it gives the check kept
+    in compiled code (verified on the batch-first models). Taken away with the flags' anchors,
+    the site had no candidate."""
+    import ast
+
+    from pt2bot.fixes import break_findings
+    from pt2bot.rules import fix_candidates_explained
+
+    src = """\
+import torch
+
+
+def validate(mask, batch_first: bool):
+    no_empty_seq = not batch_first and mask[0].all()
+    no_empty_seq_bf = batch_first and mask[:, 0].all()
+    if not no_empty_seq and not no_empty_seq_bf:
+        raise ValueError("mask of the first timestep must all be on")
+"""
+    found = break_findings({"kind": "break", "path": "pkg/crf.py", "line": 7, "gb": "GB0170"}, src, {})
+    assert {11, 32} <= {f.col for f in found}, found   # `no_empty_seq`, `no_empty_seq_bf`
+    tree = ast.parse(src)
+    texts = {line for f in found for c in fix_candidates_explained(f, src, tree)[0] for line in c.lines}
+    assert "            torch._assert_async(no_empty_seq_bf, 'mask of the first timestep must all be on')" in texts
+
+
 def test_a_chained_comparison_is_asserted_pair_by_pair():
     """torchsde's `assert t0 <= t <= t1, f"..."`: `(t0 <= t) & (t <= t1)`, a value that ends
     the message's sentence taking its full stop into the "..."."""
