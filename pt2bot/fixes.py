@@ -48,7 +48,7 @@ from pt2bot.reportdata import ModelDelta, Report
 from pt2bot.results import ResultsFile
 from pt2bot.rules import (RULES, Candidate, apply_candidate, fix_candidates_explained,
                           has_recipe, without_torch)
-from pt2bot.rules.edits import source_lines, statement_at
+from pt2bot.rules.edits import enclosing_function, parameter_names, source_lines, statement_at
 from pt2bot.smoke.forkserver import SERVERS, fork_supported, preload_for
 from pt2bot.smoke.runner import build_jobs
 from pt2bot.smoke.supervise import run_worker
@@ -333,13 +333,10 @@ def _predicted(t: Mapping[str, Any]) -> list[Any]:
 def _computed_names(tree: ast.Module, st: ast.stmt) -> set[str]:
     """The names the function around `st` binds, before it, to a value that calls something
     (not its parameters, not constants)."""
-    fn = next((f for f in ast.walk(tree) if isinstance(f, (ast.FunctionDef, ast.AsyncFunctionDef))
-               and f.lineno <= st.lineno <= (f.end_lineno or f.lineno)
-               and not any(isinstance(g, (ast.FunctionDef, ast.AsyncFunctionDef)) and g is not f
-                           and g.lineno <= st.lineno <= (g.end_lineno or g.lineno) for g in ast.walk(f))), None)
+    fn = enclosing_function(tree, st)
     if fn is None:
         return set()
-    params = {a.arg for a in (*fn.args.posonlyargs, *fn.args.args, *fn.args.kwonlyargs)}
+    params = set(parameter_names(fn))
     return {t.id for n in ast.walk(fn) if isinstance(n, ast.Assign) and n.lineno < st.lineno
             and any(isinstance(c, ast.Call) for c in ast.walk(n.value))
             for t in n.targets if isinstance(t, ast.Name) and t.id not in params}
