@@ -200,9 +200,12 @@ def test_a_deeper_model_is_a_compile_regression_and_the_summary_says_so():
     and does more work, and the review fails on it; the coverage delta is in words."""
     from pt2bot.report.summary import render_summary
 
-    head = run_of("stack8", "models.stack:Stack", kwargs={"n_layer": 8})   # head first: the
-    base = run_of("stack2", "models.stack:Stack", kwargs={"n_layer": 2})   # process's warm-up
-    rep = _report(base, head)                                              # is not head's
+    # head first: the process's warm-up is not head's. Names of this test's own, so that no
+    # other test of this worker measured base before (cold) and left it in the cache: under
+    # xdist the A/A test below may run first, and base then carried the warm-up
+    head = run_of("deeper-stack8", "models.stack:Stack", kwargs={"n_layer": 8})
+    base = run_of("deeper-stack2", "models.stack:Stack", kwargs={"n_layer": 2})
+    rep = _report(base, head)
     (m,) = rep.models
     c = m.compile
     assert c["regression"] is True and c["basis"] == "cpu_s" and c["ratio"] >= 1.3, c
