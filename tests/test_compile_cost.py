@@ -195,16 +195,38 @@ def _html(markdown: str) -> str:
     return cmarkgfm.github_flavored_markdown_to_html(markdown, options=Options.CMARK_OPT_UNSAFE)
 
 
+def _fresh_pair() -> tuple[dict, dict]:
+    """The 8-block and the 2-block stack measured in a process of their own, 8 first (the
+    process's warm-up is not the 2-block's), as the review's worker measures each model: a CPU
+    time taken in this test process also counted what earlier tests left running in it (its
+    children) and which of them measured the same model first, and base came out the costlier
+    in CI runs."""
+    import subprocess
+    import sys
+
+    code = (
+        "import json, sys\n"
+        "from pt2bot.smoke.worker import measure\n"
+        "from test_worker import spec\n"
+        "runs = [measure(spec(name, 'models.stack:Stack', phases=['breaks', 'matrix'],\n"
+        "                     run={'backend': 'aot_eager'}, kwargs={'n_layer': n}))\n"
+        "        for name, n in (('stack8', 8), ('stack2', 2))]\n"
+        "json.dump(runs, sys.stdout, default=str)\n")
+    here = os.path.dirname(os.path.abspath(__file__))
+    got = subprocess.run([sys.executable, "-c", code], cwd=here, capture_output=True, text=True,
+                         timeout=600, env={**os.environ, "PYTHONPATH": os.pathsep.join(
+                             [here, os.path.dirname(here), os.environ.get("PYTHONPATH", "")])})
+    assert got.returncode == 0, got.stderr[-2000:]
+    head, base = json.loads(got.stdout)
+    return head, base
+
+
 def test_a_deeper_model_is_a_compile_regression_and_the_summary_says_so():
     """Head stacks 8 blocks where base had 2: its first compile (aot_eager) costs more CPU
     and does more work, and the review fails on it; the coverage delta is in words."""
     from pt2bot.report.summary import render_summary
 
-    # head first: the process's warm-up is not head's. Names of this test's own, so that no
-    # other test of this worker measured base before (cold) and left it in the cache: under
-    # xdist the A/A test below may run first, and base then carried the warm-up
-    head = run_of("deeper-stack8", "models.stack:Stack", kwargs={"n_layer": 8})
-    base = run_of("deeper-stack2", "models.stack:Stack", kwargs={"n_layer": 2})
+    head, base = _fresh_pair()
     rep = _report(base, head)
     (m,) = rep.models
     c = m.compile
