@@ -366,10 +366,11 @@ def break_findings(t: Mapping[str, Any], source: str,
     # a bare name (or attribute) is an anchor only as the whole test (`if check:`: dynamo
     # broke on its truth value); inside a larger test it says nothing of where dynamo broke,
     # and an anchor on it would make a Python flag (`not allow_non_binary_target and ...`)
-    # the tensor of the test, unless the function computed the name with a call (pytorch-crf's
+    # the tensor of the test, unless the function computed the name with a call (in a test
+    # only: elsewhere a bare name is no part dynamo broke on; pytorch-crf's
     # `no_empty_seq_bf = self.batch_first and mask[:, 0].all()` under `if not no_empty_seq and
     # not no_empty_seq_bf:`): a value that may be a tensor, not a flag the caller passed
-    computed = _computed_names(tree, st)
+    computed = _computed_names(tree, st) if header else set()
     spots = sorted({(line, n.col_offset) for r in roots for n in ast.walk(r)
                     if isinstance(n, (ast.expr, ast.stmt)) and n.lineno == line
                     and (n is r or not isinstance(n, (ast.Name, ast.Attribute))
