@@ -440,6 +440,14 @@ def _row_wise(value: ast.AST, mask: str, lines: list[str]) -> list[ast.Subscript
     return reads
 
 
+def _masked_store(s: ast.stmt) -> tuple[str, str] | None:
+    """(x, m) for a write `x[m] = ...` through a mask named `m` into a name `x`, else None."""
+    if isinstance(s, ast.Assign) and len(s.targets) == 1 and isinstance(s.targets[0], ast.Subscript) \
+            and isinstance(s.targets[0].value, ast.Name) and isinstance(s.targets[0].slice, ast.Name):
+        return s.targets[0].value.id, s.targets[0].slice.id
+    return None
+
+
 def _tests_mask(st: ast.If, lines: list[str]) -> bool:
     """Whether the `if`'s test is "the mask of its masked stores has an entry set": `m.any()`
     on that mask, or a call on the same arguments as the call the block binds the mask with
@@ -447,8 +455,7 @@ def _tests_mask(st: ast.If, lines: list[str]) -> bool:
     test change nothing where it failed: the mask is empty there, and the proof compares on an
     empty mask; a test of something else (a flag, a count above 5) would fail on inputs whose
     mask is not empty, which no injected input is made to reach."""
-    masks = {s.targets[0].slice.id for s in st.body if isinstance(s, ast.Assign) and len(s.targets) == 1
-             and isinstance(s.targets[0], ast.Subscript) and isinstance(s.targets[0].slice, ast.Name)}
+    masks = {store[1] for store in map(_masked_store, st.body) if store is not None}
     if _any_mask(st.test, lines) in masks:
         return True
     test = st.test
@@ -477,9 +484,9 @@ def _masked_rows_fixes(code, finding, st: ast.If, tree, lines) -> list[Candidate
     out: list[str] = []
     stores = 0
     for s in st.body:
-        if isinstance(s, ast.Assign) and len(s.targets) == 1 and isinstance(s.targets[0], ast.Subscript) \
-                and isinstance(s.targets[0].value, ast.Name) and isinstance(s.targets[0].slice, ast.Name):
-            x, mask = s.targets[0].value.id, s.targets[0].slice.id
+        store = _masked_store(s)
+        if store is not None:
+            x, mask = store
             # `x` a local made before (not a parameter, nor a name for another's tensor the
             # write reached through: head wrote in place, the edit rebinds the name)
             reads = _row_wise(s.value, mask, lines) if x != mask and _local_value(tree, st, x) else None
