@@ -206,6 +206,24 @@ def test_the_loop_refuses_it_where_the_skipped_block_left_the_result_without_gra
                                  "carry none)"), verdict
 
 
+@pytest.mark.torch
+def test_the_loop_refuses_it_where_a_shape_case_skips_the_block_and_leaves_no_gradients(tmp_path):
+    # a batch of one sample has no variance (NaN), so no column is valid: on that shape case
+    # head skips the block and returns a NaN tensor no gradient reaches, which the edit links to
+    # the layer. No injected input skips it (a variance of 0 is valid here), so only the shape
+    # cases' gradients show it.
+    text = CORR.replace("valid = var > 1e-6", "valid = var >= 0")
+    config = CORR_CONFIG.replace("shapes: {batch: [6, 9]}", "shapes: {batch: [6, 1]}")
+    root = write_repo(tmp_path / "repo", {"pkg/corr.py": text}, config)
+    (rows,) = _rows(text, CORR_IF)
+    rows = dataclasses.replace(rows, path="pkg/corr.py")
+    target = {**_target(CORR_IF, "pkg/corr.py"), "model": "corr"}
+    verdict = prove(root, "corr", [item("rows", rows, text, target)], tmp_path / "work")["rows"]
+    assert verdict["accepted"] is False
+    assert verdict["reason"] == ("the gradients differ from head's on shape case batch=1 (the outputs carry "
+                                 "gradients where head's carry none)"), verdict
+
+
 def test_a_break_the_verified_edit_also_removed_is_fixed_by_it_in_the_report():
     """The proof's `also` (head's breaks on the replaced lines that the patched run no longer
     has) makes those targets the candidate's too: the review then says on their lines that the

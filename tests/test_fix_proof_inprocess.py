@@ -25,8 +25,8 @@ from pt2bot.smoke.inputs import CaseInputs
 from pt2bot.smoke.location import RepoPaths
 from pt2bot.smoke.patch import Edit
 from pt2bot.smoke.trace import TraceCollector
-from pt2bot.smoke.verify import (backend_check, judge, measure_state, prove_candidate, remember_state,
-                                 restore_state)
+from pt2bot.smoke.inputs import remember_state, start_call
+from pt2bot.smoke.verify import backend_check, judge, measure_state, prove_candidate
 
 torch = pytest.importorskip("torch")
 
@@ -100,8 +100,7 @@ class Proof:
         remember_state(self.model)   # as the proof worker does once the model is built
         for case in self.cases:
             with torch.no_grad():
-                restore_state(self.model)
-                torch.manual_seed(0)
+                start_call(self.model)
                 self.head_outs.append(self.model(*case.args))
         self.head_out = self.head_outs[0]
         self.head = measure_state(self.model, self.cases, self.head_outs, {}, {}, self.paths,

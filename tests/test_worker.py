@@ -90,6 +90,17 @@ def test_a_model_that_updates_its_buffers_is_compared_from_the_same_state():
     assert [a["match"] for a in run["accuracy"]] == [True] * 3, run["accuracy"]
 
 
+def test_a_model_that_draws_random_numbers_is_compared_on_the_same_draws():
+    """Each compiled or exported call draws from the generator state its eager call drew from:
+    with unseeded calls a model trained with input noise and dropout differs from eager on every
+    case, compiled or exported, and a PR adding the dropout would read as an accuracy mismatch
+    that is only another draw."""
+    run = measured("noisy", "models.noisy:Noisy", train=True)
+    assert run["status"] == "ok" and run["phase_errors"] == []
+    assert [a["match"] for a in run["accuracy"]] == [True] * 3, run["accuracy"]
+    assert [c["match"] for c in run["export"]["cases"]] == [True] * 3, run["export"]
+
+
 # ----------------------------------------------------------------------------- breaks
 
 def test_item_branch_is_gb0124_and_export_is_data_dependent():

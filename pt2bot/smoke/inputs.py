@@ -238,6 +238,20 @@ def remember_state(model: Any) -> None:
                          for m in model.modules() for name, b in m._buffers.items() if b is not None]
 
 
+def start_call(model: Any) -> None:
+    """Before a call whose outputs are compared with another call's (eager with compiled or
+    exported, head with a candidate): the model's buffers as built (`restore_state`) and
+    torch's default generator seeded the same. A model that draws random numbers in forward
+    (dropout in training mode, noise added to its input, a random augmentation) then draws the
+    same numbers in both, whatever the calls before drew: with the eager backend and in an
+    exported program a random op takes the same values from the same generator state. (The
+    inductor backend draws from a generator of its own, unless `fallback_random` is set.)"""
+    import torch
+
+    restore_state(model)
+    torch.manual_seed(0)
+
+
 def restore_state(model: Any) -> None:
     """Put back the buffers `remember_state` kept of `model` (or of the model a compiled
     wrapper holds), into the same tensors, so that code compiled against them still finds

@@ -55,7 +55,7 @@ from pt2bot.smoke.breaks import RecordingBackend, collect_breaks, measure_breaks
 from pt2bot.smoke.export import measure_export
 from pt2bot.smoke.inputs import (CaseInputs, build_inputs, build_model, compare_outputs,
                                  flatten_outputs, forward_params, infer_dims, remember_state,
-                                 restore_state, run_forward, tolerances)
+                                 run_forward, start_call, tolerances)
 from pt2bot.smoke.location import ModelError, RepoPaths
 from pt2bot.smoke.ops import eager_frames
 from pt2bot.smoke.matrix import compile_configured, measure_matrix
@@ -96,25 +96,11 @@ class CandidateTimeout(Overrun):
 
 # --------------------------------------------------------------------------- measuring
 
-def _fresh(model: Any) -> None:
-    """Before a compiled call: the model's state as built (`restore_state`) and torch's
-    generator seeded as for every eager call (`_seeded_forward`). A model that draws random
-    numbers in forward then takes the same random branches compiled as in eager, for head and
-    each candidate alike, whatever the steps before drew."""
-    import torch
-
-    restore_state(model)
-    torch.manual_seed(0)
-
-
 def _seeded_forward(model: Any, case: CaseInputs, paths: RepoPaths) -> Any:
-    """One eager call, with torch's generator seeded the same for head and every candidate
-    (a model that draws random numbers in forward compares like with like), from the model's
-    state as built (`restore_state`)."""
-    import torch
-
-    restore_state(model)
-    torch.manual_seed(0)
+    """One eager call from the model's state as built, with torch's generator seeded the same
+    for head and every candidate (`start_call`): a model that draws random numbers in forward
+    compares like with like."""
+    start_call(model)
     return run_forward(model, case, paths)
 
 
@@ -181,11 +167,11 @@ def measure_state(model: Any, cases: list[CaseInputs], eager_outs: list[Any],
                 # no ATen op counts: the judge never reads them, and the counting mode costs
                 # a dispatch per operator (it does not change what dynamo captures)
                 got = measure_breaks(model, cases[0], paths, count_ops=False,
-                                     before_call=lambda: _fresh(model), locate=False)
+                                     before_call=lambda: start_call(model), locate=False)
                 out.update(_break_state(got, paths))
             elif phase == "matrix":
                 got = measure_matrix(model, cases, eager_outs, model_spec, eager_cfg, paths,
-                                     before_call=lambda: _fresh(model))
+                                     before_call=lambda: start_call(model))
                 out["recompiles"] = _recompiles_summary(got)
                 out["accuracy"] = _accuracy_summary(got)
             elif phase == "export":
@@ -240,7 +226,7 @@ def _breaks_in_matrix(out: dict[str, Any], model: Any, cases: list[CaseInputs],
     try:
         got = measure_matrix(model, cases, eager_outs, model_spec,
                              {**eager_cfg, "backend": backend}, paths, after_first=after_first,
-                             before_call=lambda: _fresh(model))
+                             before_call=lambda: start_call(model))
     except CandidateTimeout:
         raise
     except Exception:  # noqa: BLE001 - the passes apart then say what failed
@@ -527,14 +513,22 @@ def _digests_match(expected: Sequence[Any], got: Sequence[Any], tolerance: Any) 
 
 
 def _gradient_row(expected: Any, got: Any, tolerance: Any, *, digest: bool = False) -> dict[str, Any] | None:
-    """Head's gradients (`gradients`) against the candidate's: None when head has none to
-    compare (nothing differentiable, or its own backward fails). `of`: whose gradients the row
-    is about, the parameters' or, where those match, the inputs' (compared where both runs
-    took gradients of the inputs)."""
+    """Head's gradients (`gradients`) against the candidate's: None when neither has any
+    (nothing differentiable, or backward fails in both). Where head has none and the candidate
+    has some, they differ: on a case where head's outputs carry no gradient (a result made
+    without the layers, where the block that computes from them was skipped), the edit's
+    `torch.where` links them (torchmetrics' Pearson on constant predictions: NaN gradients where
+    head's training step had none to take). `of`: whose gradients the row is about, the
+    parameters' or, where those match, the inputs' (compared where both runs took gradients of
+    the inputs)."""
     import torch
 
     if not isinstance(expected, dict):
-        return None
+        if not isinstance(got, dict):
+            return None
+        return {"match": False, "max_abs_err": None, "of": None,
+                "message": "the outputs carry gradients where head's carry none" if expected is None
+                else f"backward runs where head's fails: {expected}"}
     if not isinstance(got, dict):
         return {"match": False, "max_abs_err": None, "of": "parameters",
                 "message": f"backward {'fails: ' + got if got else 'has nothing to differentiate'}"}
@@ -866,7 +860,7 @@ def judge(head: Mapping[str, Any], cand: Mapping[str, Any], targets: Sequence[Ma
                   + f"gradients differ from head's{_detail(skipped)}")
     grads = cand.get("gradients")
     if grads and not grads.get("match"):
-        return no(f"the {grads.get('of') or 'parameters'}' gradients differ from head's on "
+        return no("the " + (f"{grads['of']}' " if grads.get("of") else "") + "gradients differ from head's on "
                   f"{_shape(grads.get('shape'))}"
                   f"{_detail(grads)}")
     # a guard this model's inputs cannot exercise is no evidence either way: the candidate is
@@ -1498,8 +1492,6 @@ def _skipping_gradients(model: Any, case: CaseInputs, paths: RepoPaths, rows: Se
             got.append(gradients(model, case, paths))
     head, cand = got
     where = {"kind": row["kind"], "argument": row.get("argument")}
-    if not isinstance(head, dict) and isinstance(cand, dict):
-        return {**where, "match": False, "message": "the outputs carry gradients where head's carry none"}
     return {**where, **(_gradient_row(head, cand, tolerance) or {"match": True})}
 
 

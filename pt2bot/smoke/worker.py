@@ -42,7 +42,7 @@ from pt2bot.smoke.breaks import measure_breaks
 from pt2bot.smoke.coverage import LineCoverage
 from pt2bot.smoke.export import measure_export
 from pt2bot.smoke.inputs import (CaseInputs, build_inputs, build_model, forward_params,
-                                  infer_dims, remember_state, restore_state, run_forward)
+                                  infer_dims, remember_state, run_forward, start_call)
 from pt2bot.smoke.matrix import measure_matrix
 from pt2bot.smoke.timing import maxrss_mb, measure_latency
 from pt2bot.smoke.trace import TRACE_CAP_BYTES, TraceFile, reset_dynamo
@@ -158,7 +158,7 @@ def measure_run(spec: dict[str, Any]) -> ModelRun:
                 eager_outs = []
                 with torch.no_grad():
                     for c in cases:
-                        restore_state(model)
+                        start_call(model)
                         eager_outs.append(run_forward(model, c, paths))
         except ModelError as e:
             return run.with_(status="error", error=e.to_error(), duration_s=took())
@@ -218,8 +218,9 @@ def _run_phase(phase: str, model: Any, cases: list[CaseInputs], eager_outs: list
                so_far: ModelRun | None = None, locate_export: bool = True) -> dict[str, Any]:
     """One phase's keys of the RUN, as JSON (the phase modules speak the file format);
     `so_far`: the RUN of the phases before (the advice reuses the matrix's compiles)."""
-    # each compiled call starts from the buffers its eager call started from
-    fresh = functools.partial(restore_state, model)
+    # each compiled call starts from the buffers and the generator state its eager call
+    # started from
+    fresh = functools.partial(start_call, model)
     if phase == "breaks":
         return measure_breaks(model, cases[0], paths, coverage=coverage, before_call=fresh)
     if phase == "matrix":
