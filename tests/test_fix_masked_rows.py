@@ -202,8 +202,8 @@ def test_the_loop_refuses_it_where_the_skipped_block_left_the_result_without_gra
     verdict = prove(root, "corr", [item("rows", rows, CORR, target)], tmp_path / "work")["rows"]
     assert verdict["accepted"] is False
     assert verdict["reason"] == ("on an input with an empty mask in `x`, where head skips the block, the "
-                                 "gradients differ from head's (the outputs carry gradients where head's "
-                                 "carry none)"), verdict
+                                 "gradients differ from head's (the outputs carry NaN gradients where "
+                                 "head's carry none)"), verdict
 
 
 @pytest.mark.torch
@@ -221,7 +221,7 @@ def test_the_loop_refuses_it_where_a_shape_case_skips_the_block_and_leaves_no_gr
     verdict = prove(root, "corr", [item("rows", rows, text, target)], tmp_path / "work")["rows"]
     assert verdict["accepted"] is False
     assert verdict["reason"] == ("the gradients differ from head's on shape case batch=1 (the outputs carry "
-                                 "gradients where head's carry none)"), verdict
+                                 "NaN gradients where head's carry none)"), verdict
 
 
 def test_a_break_the_verified_edit_also_removed_is_fixed_by_it_in_the_report():

@@ -48,8 +48,8 @@ In the order they are offered (most likely to be the author's intent first):
    case or a guard input takes the first early return (pt2bot/smoke/verify.py
    `_early_return_refusal`). `torch.where` lets no NaN or inf of
    the side it does not select through in the forward pass (in backward it does: an inf in the unselected side, `x / 0`, makes a
-   NaN gradient; the proof compares the parameters' gradients on one shape case and refuses
-   that).
+   NaN gradient; the proof compares the gradients on every shape case and on the guard inputs,
+   and refuses that).
    A test or value that reads a name an assignment after it rebinds (posterize's `bits = 8 -
    bits`) is computed first, into a fresh local (`cond1 = bits == 0`), so it keeps the value
    it had at its `if`. A tuple, `None`, a value not known to be a tensor, or a statement

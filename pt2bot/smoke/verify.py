@@ -13,7 +13,7 @@ recompiles do not depend on the backend), then puts each candidate in place
 written), measures it the same way and judges it (`judge`): its eager outputs (and, unless it
 is safe by construction, the gradients of its parameters and inputs on every case, and the
 values the replaced statements leave behind, pt2bot/smoke/values.py), the break pass,
-the guard inputs, then the shape matrix and export, each step only when the ones before have
+the guard inputs (their outputs, then their gradients), then the shape matrix and export, each step only when the ones before have
 not already refused it (a candidate whose targeted break is still there pays for no guard
 input and no matrix). Where the matrix's first case compiles as the break pass does (eager
 backend, no dim marked dynamic, torch's recompile limit), that one compile gives both, for
@@ -515,19 +515,25 @@ def _digests_match(expected: Sequence[Any], got: Sequence[Any], tolerance: Any) 
 def _gradient_row(expected: Any, got: Any, tolerance: Any, *, digest: bool = False) -> dict[str, Any] | None:
     """Head's gradients (`gradients`) against the candidate's: None when neither has any
     (nothing differentiable, or backward fails in both). Where head has none and the candidate
-    has some, they differ: on a case where head's outputs carry no gradient (a result made
-    without the layers, where the block that computes from them was skipped), the edit's
-    `torch.where` links them (torchmetrics' Pearson on constant predictions: NaN gradients where
-    head's training step had none to take). `of`: whose gradients the row is about, the
-    parameters' or, where those match, the inputs' (compared where both runs took gradients of
-    the inputs)."""
+    has some that are not all zero, they differ: on a case where head's outputs carry no
+    gradient (a result made without the layers, where the block that computes from them was
+    skipped), the edit's `torch.where` links them (torchmetrics' Pearson on constant
+    predictions: NaN gradients where head's training step had none to take). Zeros there
+    (`torch.where` selecting a constant) change no step. `of`: whose gradients the row is
+    about, the parameters' or, where those match, the inputs' (compared where both runs took
+    gradients of the inputs)."""
     import torch
 
     if not isinstance(expected, dict):
         if not isinstance(got, dict):
             return None
+        grads = [g for v in got.values() if v is not None for g in v]
+        # (a digest's second number is the sum of the magnitudes: 0 only for zeros, not NaN)
+        if all(not bool(g[1] != 0 if digest else g.any()) for g in grads):
+            return {"match": True, "max_abs_err": 0.0, "message": None}
+        nan = "NaN " if any(bool(torch.isnan(g).any()) for g in grads) else ""
         return {"match": False, "max_abs_err": None, "of": None,
-                "message": "the outputs carry gradients where head's carry none" if expected is None
+                "message": f"the outputs carry {nan}gradients where head's carry none" if expected is None
                 else f"backward runs where head's fails: {expected}"}
     if not isinstance(got, dict):
         return {"match": False, "max_abs_err": None, "of": "parameters",
@@ -852,12 +858,13 @@ def judge(head: Mapping[str, Any], cand: Mapping[str, Any], targets: Sequence[Ma
         if not row.get("match"):
             return no(f"after line {values.get('line')}, {row.get('message')} on "
                       f"{_shape(row.get('shape'))}, though the outputs are equal")
-    skipped = cand.get("skip_gradients")
-    if skipped and not skipped.get("match"):
-        return no(f"on an input with {GUARD_WORDS.get(str(skipped.get('kind')), str(skipped.get('kind')))} in "
-                  f"`{skipped.get('argument')}`, where head skips the block, the "
-                  + (f"{skipped['of']}' " if skipped.get("of") else "")
-                  + f"gradients differ from head's{_detail(skipped)}")
+    guarded = cand.get("guard_gradients")
+    if guarded and not guarded.get("match"):
+        return no(f"on an input with {GUARD_WORDS.get(str(guarded.get('kind')), str(guarded.get('kind')))} in "
+                  f"`{guarded.get('argument')}`"
+                  + (", where head skips the block" if guarded.get("skipped") else "")
+                  + ", the " + (f"{guarded['of']}' " if guarded.get("of") else "")
+                  + f"gradients differ from head's{_detail(guarded)}")
     grads = cand.get("gradients")
     if grads and not grads.get("match"):
         return no("the " + (f"{grads['of']}' " if grads.get("of") else "") + "gradients differ from head's on "
@@ -1476,23 +1483,42 @@ def _dropped_test(original: str, edit: Edit, new_lines: Sequence[str]) -> int | 
     return -1 if first <= (node.test.end_lineno or node.lineno) else first
 
 
-def _skipping_gradients(model: Any, case: CaseInputs, paths: RepoPaths, rows: Sequence[Mapping[str, Any]],
-                        head_swap: Swap, cand_swap: Swap, tolerance: Any) -> dict[str, Any] | None:
-    """On the first guard input on which head skips the block whose test an edit drops, the
-    gradients (`gradients`), head's against the candidate's: where head skipped it, what the
-    block writes kept no link to what the block reads, and the edit's `torch.where` makes one
-    (torchmetrics' Pearson on constant predictions: head's NaN result has no gradient at all,
-    the edit's carries NaN ones). None when no guard input skips the block."""
-    row = next((r for r in rows if r.get("hit") and r.get("reached") is False and r.get("match")), None)
-    if row is None:
-        return None
-    got = []
-    for swap in (head_swap, cand_swap):
-        with injecting(swap, Injection(str(row["kind"]), str(row["pattern"]), int(row["arg"]))):
-            got.append(gradients(model, case, paths))
-    head, cand = got
-    where = {"kind": row["kind"], "argument": row.get("argument")}
-    return {**where, **(_gradient_row(head, cand, tolerance) or {"match": True})}
+# guard inputs whose gradients are compared, at most: each costs a backward of head's (kept for
+# the function's other candidates) and one of the candidate's
+GRADIENT_GUARDS = 8
+
+
+def guard_gradients(model: Any, case: CaseInputs, paths: RepoPaths, rows: Sequence[Mapping[str, Any]],
+                    head_swap: Swap, cand_swap: Swap, tolerance: Any, head_cache: GuardCache,
+                    prefer: tuple[str, ...] = (), skip: bool = False) -> dict[str, Any] | None:
+    """On guard inputs whose outputs matched head's (`guard_checks`' rows, at most
+    `GRADIENT_GUARDS` of them, in their order: the arguments the edited code reads first), the
+    gradients (`gradients`), head's against the candidate's, until one differs. Equal outputs
+    there can hide a backward that differs: `torch.where(zero, 0.0, y / d)` selects 0 where
+    head returned early, but the division it did not select has a gradient there, 0 / 0, NaN;
+    where head skipped a block, what it writes kept no link to what the block reads, and the
+    edit's `torch.where` makes one (torchmetrics' Pearson on constant predictions: head's NaN
+    result has no gradient at all, the edit's carries NaN ones). Head's gradients are kept in
+    `head_cache` for the other candidates of the function. `{kind, argument, skipped, match,
+    ...}` of the input that differed, else of the last compared; None when none was. `skip`:
+    the watched line is the first of a block the edit drops the test of (`_dropped_test`), so
+    a row that did not reach it is an input on which head skipped the block (`skipped`)."""
+    picked = [r for r in rows if r.get("hit") and r.get("match") and not r.get("raised")
+              and not r.get("compiled")][:GRADIENT_GUARDS]
+    last: dict[str, Any] | None = None
+    for r in picked:
+        kind, pattern, arg = str(r["kind"]), str(r["pattern"]), int(r["arg"])
+        key = ("gradients", kind, pattern, arg, prefer)
+        if key not in head_cache:
+            with injecting(head_swap, Injection(kind, pattern, arg, prefer=prefer)):
+                head_cache[key] = gradients(model, case, paths)
+        with injecting(cand_swap, Injection(kind, pattern, arg, prefer=prefer)):
+            cand = gradients(model, case, paths)
+        where = {"kind": kind, "argument": r.get("argument"), "skipped": skip and r.get("reached") is False}
+        last = {**where, **(_gradient_row(head_cache[key], cand, tolerance) or {"match": True})}
+        if not last["match"]:
+            break
+    return last
 
 
 def _dropped_test_refusal(cand: Mapping[str, Any]) -> str | None:
@@ -1770,18 +1796,18 @@ def prove_candidate(cand: Mapping[str, Any], model: Any, cases: list[CaseInputs]
                         stage = now
 
                     cache = guard_cache.setdefault(f"{edit.path}:{head_swap.qualname}", {})
+                    prefer = tuple(dict.fromkeys(re.findall(r"[A-Za-z_]\w*", "\n".join(replaced))))
                     measured["guards"] = guard_checks(
                         model, cases[0], paths, kinds, head_swap, swap, model_spec.get("tolerance"),
-                        cache, compiled=compiled, watch=watch,
-                        prefer=tuple(dict.fromkeys(re.findall(r"[A-Za-z_]\w*", "\n".join(replaced)))),
-                        on_stage=at_stage)
+                        cache, compiled=compiled, watch=watch, prefer=prefer, on_stage=at_stage)
                     # (a guard no argument can carry is judged apart: the rest still runs)
                     ok = all(g.get("match") for g in measured["guards"] if g.get("hit"))
-                    if ok and skip is not None:
-                        measured["skip_gradients"] = _skipping_gradients(
+                    # (an edit that asks `is_compiling()` leaves eager, and its backward, as head's)
+                    if ok and not cand.get("safe") and not compiled:
+                        measured["guard_gradients"] = guard_gradients(
                             model, cases[0], paths, measured["guards"], head_swap, swap,
-                            model_spec.get("tolerance"))
-                        ok = (measured["skip_gradients"] or {}).get("match") is not False
+                            model_spec.get("tolerance"), cache, prefer, skip is not None)
+                        ok = (measured["guard_gradients"] or {}).get("match") is not False
                 if ok:
                     _measure_more(measured, model, cases, outs, model_spec, run_cfg, paths,
                                   [p for p in phases if p not in first])
