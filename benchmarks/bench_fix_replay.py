@@ -7,6 +7,7 @@
     python benchmarks/bench_fix_replay.py --set held-out-3 [--report] # the third held-out set
     python benchmarks/bench_fix_replay.py --set held-out-4 [--report] # the fourth held-out set
     python benchmarks/bench_fix_replay.py --set held-out-5 [--report] # the fifth held-out set
+    python benchmarks/bench_fix_replay.py --set held-out-6 [--report] # the sixth held-out set
 
 Sets of cases, run and reported apart. A case.json without a `set` key is in the first set
 (`main`): the fixes the rules were written and tuned against. `"set": "held-out"` marks fixes
@@ -22,8 +23,10 @@ run with `--set held-out-2` into benchmarks/results/fix_replay_heldout2.json, re
 read (benchmarks/results/fix_replay_heldout3.md), run with `--set held-out-3` into
 benchmarks/results/fix_replay_heldout3.json. `"set": "held-out-4"` marks a fourth, from projects
 no earlier set took a case from (benchmarks/results/fix_replay_heldout4.md), run with
-`--set held-out-4` into benchmarks/results/fix_replay_heldout4.json. The sets are whatever the
-recorded case.json files name; `--set held-out-N` writes fix_replay_heldoutN.json.
+`--set held-out-4` into benchmarks/results/fix_replay_heldout4.json. The fifth and sixth
+(`held-out-5`, `held-out-6`: benchmarks/results/fix_replay_heldout5.md and _heldout6.md) are picked
+the same way, each from projects no earlier set read. The sets are whatever the recorded case.json
+files name; `--set held-out-N` writes fix_replay_heldoutN.json.
 
 Each case (benchmarks/fix_replay/<case>/, recorded from the upstream history by
 benchmarks/fix_replay/record.py) is one upstream commit whose diff removed a graph break or a
@@ -59,6 +62,18 @@ CASES_DIR = os.path.join(ROOT, "benchmarks", "fix_replay")
 
 # case -> {suggested lines joined by "\n" (stripped of indentation): (equivalent?, why)}
 JUDGEMENTS: dict[str, dict[str, tuple[bool, str]]] = {
+    "knlp_ra_router_stats": {
+        "ra_tokens = (p_ra_detached > 0.5).sum()": (
+            False, "the maintainers' line character for character, but not their fix: in the PR's code the "
+                   "count then feeds `ra_tokens / total_tokens`, so the block's logging dict stores "
+                   "`ra_token_pct` as a 0-d float32 tensor where head stored a Python float (11/15 gives "
+                   "0.7333333492 for head's 0.7333333333); the maintainers store the count as a tensor and "
+                   "divide after `.item()` in `get_router_stats`, outside compiled code. The block's outputs "
+                   "are equal (an independent re-run: 12 inputs, router pushed to the RA path, the FULL path "
+                   "and mixed, eager and compiled, and an empty sequence). The suggestion fixes one of the "
+                   "three `.item()` calls the maintainers removed: lines 537-538 keep theirs (no edit was "
+                   "offered). Written after the held-out-6 baseline (pass 2)"),
+    },
     "fasttd3_obs_normalizer": {
         "batch_var = torch.mean((x - batch_mean) ** 2, dim=0, keepdim=True)\n"
         "delta2 = batch_mean - self._mean\n"

@@ -1969,6 +1969,154 @@ for _case in HELD_OUT_5.values():
 CASES.update(HELD_OUT_5)
 
 
+# The sixth held-out set, pass 2 (benchmarks/results/fix_replay_heldout6.md): projects none of the
+# earlier sets (nor pass 1 of this one) read, picked by the rule written there before pt2bot ran
+# on any of them.
+XMOE_FEEDFORWARD = '''
+# Stand-in for x_transformers.x_transformers.FeedForward (written for the replay, not upstream
+# code; x-transformers is not in this environment). It has the layout moe.py reads from each
+# expert: `ff[0]` the input projection (`ff[0].proj` with glu, else `ff[0][0]`), `ff[1]` the
+# dropout, `ff[2]` the output Linear; `forward(x, deep_embed=None)`.
+class _GLU(nn.Module):
+    def __init__(self, dim_in: int, dim_out: int, bias: bool = True) -> None:
+        super().__init__()
+        self.proj = nn.Linear(dim_in, dim_out * 2, bias=bias)
+
+    def forward(self, x: Tensor) -> Tensor:
+        x, gate = self.proj(x).chunk(2, dim=-1)
+        return x * F.gelu(gate)
+
+
+class FeedForward(nn.Module):
+    def __init__(self, dim: int, dim_out: Optional[int] = None, mult: int = 4, glu: bool = False,
+                 dropout: float = 0.0, no_bias: bool = False, zero_init_output: bool = False,
+                 **kwargs) -> None:
+        super().__init__()
+        inner_dim = int(dim * mult)
+        dim_out = dim_out or dim
+        project_in = (_GLU(dim, inner_dim, bias=not no_bias) if glu
+                      else nn.Sequential(nn.Linear(dim, inner_dim, bias=not no_bias), nn.GELU()))
+        self.ff = nn.Sequential(project_in, nn.Dropout(dropout),
+                                nn.Linear(inner_dim, dim_out, bias=not no_bias))
+        if zero_init_output:
+            nn.init.zeros_(self.ff[2].weight)
+            if self.ff[2].bias is not None:
+                nn.init.zeros_(self.ff[2].bias)
+
+    def forward(self, x: Tensor, deep_embed: Optional[Tensor] = None) -> Tensor:
+        return self.ff(x)
+'''
+
+HELD_OUT_6: dict[str, dict] = {
+    "xmoe_batched_experts_item": {
+        "project": ("hvoss-tech/X-MoE", "MIT"), "sha": "78efa65", "path": "x_moe/moe.py",
+        # the repository has no LICENSE file: its README states the licence (MIT)
+        "licence_note": ("README.md", [10, 190]),
+        "functions": ["TopKGate", "ExpertChoiceGate", "HashGate", "_compute_load_balance_loss",
+                      "_compute_seq_balance_loss", "_compute_z_loss", "MoEFFN"],
+        "left_out": "the file's import of x_transformers.x_transformers.FeedForward (x-transformers is not "
+                    "in this environment: a stand-in with the layout moe.py reads is in the preamble); the "
+                    "package's other modules (transformer wrapper, trainer, data) and __init__.py (the "
+                    "replay's is empty); the commit's other file (examples/tinystories.py, a training "
+                    "script) is not replayed",
+        "preamble": "import math\nfrom typing import Optional\n\nimport torch\nimport torch.nn as nn\n"
+                    "import torch.nn.functional as F\nfrom torch import Tensor\n"
+                    "from torch.utils.checkpoint import checkpoint as torch_checkpoint\n" + XMOE_FEEDFORWARD,
+        "model": """from x_moe.moe import MoEFFN
+
+
+class Replay(nn.Module):
+    \"\"\"A pre-norm MoE feed-forward sublayer of a small language model: layer norm, then X-MoE's
+    MoEFFN with top-2 routing over 4 experts run as one batched (stacked-weight) computation, as
+    X-MoE's transformer wrapper builds it with `batched_experts=True`, and the residual.\"\"\"
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.norm = nn.LayerNorm(16)
+        self.moe = MoEFFN(dim=16, num_experts=4, expert_top_k=2, batched_experts=True,
+                          max_seq_len=8, max_batch_size=4, zero_init_output=False)
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        return x + self.moe(self.norm(x))
+""",
+        "inputs": "[{name: x, shape: [batch, 8, 16]}]",
+    },
+    "knlp_sdpa_backend_log": {
+        "project": ("mcgrof/knlp", "MIT"), "sha": "ae052c1f", "path": "gpt2/model.py",
+        "licence_file": "LICENSE",
+        "functions": ["LayerNorm", "CausalSelfAttention", "MLP", "Block", "GPTConfig"],
+        "skip_hunks": {"2": "GPT2.log_sdpa_backends, the new method the diagnostic moved to (the replay "
+                            "keeps no GPT2 class; the trainer calls it before compiling)"},
+        "left_out": "the rest of gpt2/model.py (the Fisher-metric helpers and the GPT2 model class, whose new "
+                    "log_sdpa_backends method is the third hunk, skipped); the commit's other files "
+                    "(gpt2/rgsa.py, the same change in its RGSA attention; gpt2/trainers/vanilla.py, which "
+                    "calls the new method) are not replayed",
+        "preamble": '"""\nGPT-2 Language Model implementation adapted from nanoGPT by Andrej Karpathy.\n'
+                    'Original source: https://github.com/karpathy/nanoGPT\n"""\n\n'
+                    "import math\nimport inspect\nfrom dataclasses import dataclass\n"
+                    "from typing import Optional, Tuple\n\nimport torch\nimport torch.nn as nn\n"
+                    "from torch.nn import functional as F\n",
+        "model": """from gpt2.model import Block, GPTConfig
+
+
+class Replay(nn.Module):
+    \"\"\"One GPT-2 transformer block of knlp's baseline model (causal self-attention with SDPA,
+    then the MLP), on embedded inputs, with a small head.\"\"\"
+
+    def __init__(self) -> None:
+        super().__init__()
+        config = GPTConfig(block_size=16, vocab_size=64, n_layer=1, n_head=2, n_embd=16,
+                           dropout=0.0, bias=True)
+        self.block = Block(config)
+        self.head = nn.Linear(16, 8)
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        return self.head(self.block(x))
+""",
+        "inputs": "[{name: x, shape: [batch, 8, 16]}]",
+    },
+    "knlp_ra_router_stats": {
+        "project": ("mcgrof/knlp", "MIT"), "sha": "fabc0243", "path": "gpt2/trainers/ra.py",
+        "licence_file": "LICENSE",
+        "functions": ["RATransformerBlock"],
+        "also": [("gpt2/model.py", ["LayerNorm", "MLP", "GPTConfig"]),
+                 ("ra.py", ["RAConfig", "ContextShiftGate", "ContextRouter", "RAAttention", "RoutedMixer"])],
+        "skip_hunks": {"3": "RAGPT.get_router_stats, which now calls .item() when the trainer logs (the replay "
+                            "keeps no RAGPT class)"},
+        "left_out": "the rest of gpt2/trainers/ra.py (the RAGPT model, whose get_router_stats is the fourth "
+                    "hunk, skipped, and the trainer) and its imports of the trainer base classes and optimizers; "
+                    "the helpers the block uses are kept verbatim from gpt2/model.py and ra.py at the same "
+                    "commit (ra.py's module-level TF32 settings are left out)",
+        "preamble": "import math\nfrom dataclasses import dataclass\nfrom typing import Optional, Dict, Tuple\n\n"
+                    "import torch\nimport torch.nn as nn\nfrom torch.nn import functional as F\n",
+        "model": """from gpt2.trainers.ra import GPTConfig, RAConfig, RATransformerBlock
+
+
+class Replay(nn.Module):
+    \"\"\"A Reciprocal Attention transformer block of knlp's RA model in its routing phase (phase 2,
+    as the trainer switches it once the warm-up loss has dropped): the router picks the cheap RA
+    heads or the full heads for the batch from |x - E(x)|, with the token embeddings given.\"\"\"
+
+    def __init__(self) -> None:
+        super().__init__()
+        gpt_config = GPTConfig(block_size=16, vocab_size=64, n_layer=1, n_head=4, n_embd=16,
+                               dropout=0.0, bias=True)
+        ra_config = RAConfig(d_model=16, n_heads=4, block_size=16, ra_head_frac=0.25)
+        self.inp = nn.Linear(16, 16)
+        self.block = RATransformerBlock(gpt_config, ra_config, 0)
+        self.block.phase1 = False
+
+    def forward(self, tok_emb: torch.Tensor) -> torch.Tensor:
+        return self.block(self.inp(tok_emb), tok_emb=tok_emb)
+""",
+        "inputs": "[{name: tok_emb, shape: [batch, 8, 16]}]",
+    },
+}
+for _case in HELD_OUT_6.values():
+    _case["set"] = "held-out-6"
+CASES.update(HELD_OUT_6)
+
+
 def git(repo: str, *args: str) -> str:
     env = {k: v for k, v in os.environ.items() if not k.startswith("GIT_")}
     return subprocess.run(["git", "-C", repo, *args], check=True, capture_output=True, text=True,
@@ -2038,6 +2186,14 @@ def record(name: str, case: dict, mirrors: str) -> None:
         lic = notice + lic
     else:
         notice = []
+    if case.get("licence_note"):
+        # a repository with no licence file: the lines of the file that state its licence, verbatim
+        note_file, note_lines = case["licence_note"]
+        note_src = git(repo, "show", f"{full}:{note_file}").split("\n")
+        notice = ([f"# Upstream {note_file}, lines {', '.join(map(str, note_lines))} (the repository has no "
+                   f"licence file; these lines state its licence):"]
+                  + [("# " + note_src[i - 1]).rstrip() for i in note_lines])
+        lic = notice + lic
     text = header + ("\n".join(lic) + "\n" if lic else "") + "\n" + body
     dest = os.path.join(out, "tree", path)
     os.makedirs(os.path.dirname(dest), exist_ok=True)

@@ -1507,6 +1507,183 @@ def s2pro_multinomial_no_sync(probs: torch.Tensor) -> torch.Tensor:
     return torch.multinomial(probs, num_samples=1).to(dtype=torch.int)
 
 
+# 0-5788719150923125/praxis ec57bda5 (praxis/routers/smear.py, SMEAR before the fix: the direct-mode
+# forward and the parameter merging it calls, their code verbatim with the helpers' docstrings and
+# typing aliases trimmed; MIT), in training mode, with small experts as RecurrentBlock passes them
+class PraxisSmearConfig:
+    def __init__(self, hidden_size: int, num_experts: int, dropout: float = 0.0) -> None:
+        self.hidden_size, self.num_experts, self.dropout = hidden_size, num_experts, dropout
+
+
+class PraxisSmear(nn.Module):
+    def __init__(self, config: Any, experts: list) -> None:
+        super().__init__()
+        self.num_experts = config.num_experts
+        self.hidden_size = config.hidden_size
+        self.dropout_rate = getattr(config, "dropout", 0.1)
+        self.experts = nn.ModuleList(experts)
+        self.parameter_names: list = []
+        self.router_norm = nn.LayerNorm(self.hidden_size)
+        self.router = nn.Linear(self.hidden_size, len(self.experts))
+
+    def forward(self, inputs: torch.Tensor) -> torch.Tensor:
+        return self._direct_forward(inputs, None)[0]
+
+    def _collect_parameter_names(
+        self, module: nn.Module, prefix: str = ""
+    ) -> list:
+        parameter_names = []
+        for name, submodule in module.named_children():
+            parameter_names.extend(
+                self._collect_parameter_names(submodule, prefix + name + ".")
+            )
+        for name, _ in module.named_parameters(recurse=False):
+            parameter_names.append(prefix + name)
+        return parameter_names
+
+    def _merge_expert_parameters(
+        self, routing_probs: torch.Tensor
+    ) -> dict:
+        merged_state_dict: dict = {}
+        expert_weights = routing_probs.mean(dim=0)  # [num_experts]
+        self.parameter_names = self._collect_parameter_names(self.experts[0])
+        for param_name in self.parameter_names:
+            merged_param: Optional[torch.Tensor] = None
+            for expert_idx, expert in enumerate(self.experts):
+                param = self._get_module_parameter(expert, param_name)
+                if param is None:
+                    raise ValueError(
+                        f"Parameter '{param_name}' not found in expert {expert_idx}."
+                    )
+                if param.device != expert_weights.device:
+                    param = param.to(expert_weights.device)
+                weighted_param = param * expert_weights[expert_idx]
+                if merged_param is None:
+                    merged_param = weighted_param
+                else:
+                    merged_param = merged_param + weighted_param
+            assert merged_param is not None, "Merged parameter should not be None"
+            merged_state_dict[param_name] = merged_param
+        return merged_state_dict
+
+    def _get_module_parameter(
+        self, module: nn.Module, param_name: str
+    ) -> Optional[torch.Tensor]:
+        parts = param_name.split(".")
+        submodule = module
+        for part in parts[:-1]:
+            if hasattr(submodule, part):
+                submodule = getattr(submodule, part)
+            else:
+                return None
+        return getattr(submodule, parts[-1], None)
+
+    def _direct_forward(
+        self,
+        inputs: torch.Tensor,
+        current_state: Optional[torch.Tensor],
+    ):
+        """Direct mode forward pass for RecurrentBlock usage."""
+        # Get routing probabilities with proper normalization
+        router_input = inputs.mean(dim=1)  # Average across sequence length
+        router_input = self.router_norm(router_input)  # Layer norm on input
+
+        # Get logits and normalize weight matrix rows
+        logits = self.router(router_input)
+
+        # Normalize rows of weight matrix (as mentioned in paper)
+        with torch.no_grad():
+            self.router.weight.data = F.normalize(self.router.weight.data, dim=1)
+
+        routing_probs = F.softmax(logits, dim=-1)  # [batch_size, num_experts]
+
+        # Apply expert dropout during training (drop entire experts)
+        if self.training and self.dropout_rate > 0:
+            # Create dropout mask for experts
+            expert_mask = torch.bernoulli(
+                torch.ones_like(routing_probs) * (1 - self.dropout_rate)
+            )
+            routing_probs = routing_probs * expert_mask
+            # Renormalize to ensure probabilities sum to 1
+            routing_probs = routing_probs / (
+                routing_probs.sum(dim=-1, keepdim=True) + 1e-8
+            )
+
+        # Merge expert parameters based on routing probabilities
+        merged_state_dict = self._merge_expert_parameters(routing_probs)
+
+        # Use the first expert as the base module structure
+        base_module = self.experts[0]
+
+        # Apply the merged parameters using functional_call
+        result = torch.func.functional_call(
+            base_module, merged_state_dict, (inputs, current_state), {}
+        )
+
+        # Handle different return formats
+        if isinstance(result, tuple) and len(result) == 3:
+            return result
+        elif isinstance(result, tuple) and len(result) == 2:
+            # Add zero aux loss if not provided
+            return result[0], result[1], 0.0
+        else:
+            # Fallback
+            return result, current_state, 0.0
+
+
+class PraxisExpert(nn.Module):
+    def __init__(self) -> None:
+        super().__init__()
+        self.lin = nn.Linear(16, 16)
+
+    def forward(self, x: torch.Tensor, state: Optional[torch.Tensor]):
+        return torch.tanh(self.lin(x)), state
+
+
+# 0-5788719150923125/praxis 00c0a4f0 (praxis/utils/tensors.py, create_block_ids before the fix:
+# verbatim; MIT), with the special tokens as a list of ints and as an int
+def praxis_create_block_ids(
+    input_ids: torch.LongTensor,
+    special_tokens: Union[list, tuple, torch.LongTensor],
+) -> torch.LongTensor:
+    # Convert special tokens to tensor if needed
+    if not isinstance(special_tokens, torch.Tensor):
+        special_tokens = torch.tensor(
+            special_tokens, device=input_ids.device, dtype=input_ids.dtype
+        )
+
+    # Create padding token mask
+    padding_mask = torch.isin(input_ids, special_tokens)
+
+    # Create boundaries only when transitioning FROM non-padding TO padding
+    # Get previous token's padding status (shift padding mask right)
+    prev_padding = torch.cat(
+        [
+            torch.zeros(
+                (input_ids.size(0), 1), device=input_ids.device, dtype=torch.bool
+            ),
+            padding_mask[:, :-1],
+        ],
+        dim=1,
+    )
+
+    # Create block boundaries at first token and after non-padding to padding transitions
+    block_boundaries = torch.cat(
+        [
+            torch.ones(
+                (input_ids.size(0), 1), device=input_ids.device, dtype=torch.bool
+            ),
+            (~prev_padding[:, :-1]) & padding_mask[:, :-1],
+        ],
+        dim=1,
+    )
+
+    # Cumsum for block numbering
+    block_ids = block_boundaries.cumsum(dim=1)
+
+    return block_ids
+
+
 HELD_OUT_6 = [
     ("braindecode/braindecode", "eb7f934d", "Solve torch compile error",
      "self.conv = nn.utils.weight_norm(self.conv)",
@@ -1518,6 +1695,15 @@ HELD_OUT_6 = [
     ("sgl-project/sglang-omni", "15c51d2", "fix(s2pro): use Gumbel-max sampling to avoid CUDA sync",
      "return torch.multinomial(probs, num_samples=1).to(dtype=torch.int)",
      lambda: graph_breaks(s2pro_multinomial_no_sync, torch.randn(2, 8).softmax(-1), user_code=HERE)),
+    # pass 2 of the sixth set
+    ("0-5788719150923125/praxis", "ec57bda5", "fix compile behavior",
+     "self.router.weight.data = F.normalize(self.router.weight.data, dim=1)",
+     lambda: graph_breaks(PraxisSmear(PraxisSmearConfig(16, 4), [PraxisExpert() for _ in range(4)]).train(),
+                          torch.randn(2, 8, 16), user_code=HERE)),
+    ("0-5788719150923125/praxis", "00c0a4f0", "fix compile slicing error",
+     "padding_mask = torch.isin(input_ids, special_tokens)",
+     lambda: graph_breaks(praxis_create_block_ids, torch.randint(0, 10, (2, 12)), [0, 1], user_code=HERE)
+     + graph_breaks(praxis_create_block_ids, torch.randint(0, 10, (2, 12)), 0, user_code=HERE)),
 ]
 
 
