@@ -101,6 +101,16 @@ def test_a_model_that_draws_random_numbers_is_compared_on_the_same_draws():
     assert [c["match"] for c in run["export"]["cases"]] == [True] * 3, run["export"]
 
 
+def test_a_flag_the_first_call_sets_is_as_built_for_every_call():
+    """A one-time diagnostic (`if not self._logged: logger.warning(...); self._logged = True`)
+    breaks a user's first compiled call. The eager reference calls run first: had they left the
+    flag set, the break pass would never trace the log call and the review would miss it."""
+    run = measured("log_once", "models.log_once:LogOnce", phases=("breaks", "matrix"))
+    assert run["status"] == "ok" and run["phase_errors"] == []
+    assert [(b["line"], b["gb"]) for b in run["graph_breaks"]] == [(line_of("log_once.py", "log"), "GB0291")]
+    assert [a["match"] for a in run["accuracy"]] == [True] * 3, run["accuracy"]
+
+
 # ----------------------------------------------------------------------------- breaks
 
 def test_item_branch_is_gb0124_and_export_is_data_dependent():

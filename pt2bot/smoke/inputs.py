@@ -5,6 +5,7 @@ becomes a `ModelError` with a kind and the innermost user location, never a cras
 """
 from __future__ import annotations
 
+import functools
 import inspect
 import re
 import traceback
@@ -225,17 +226,38 @@ def infer_dims(cases: list[CaseInputs], params: list[str]) -> None:
 # the buffers of each model built for a run, as built (by the model's id): the smoke run and
 # the proof start every call from them (`restore_state`)
 _BUILT: dict[int, list[tuple[Any, str, Any, Any]]] = {}
+# and its modules' Python flags and numbers as built (`_scalars`), by the model's id
+_BUILT_SCALARS: dict[int, list[tuple[Any, dict[str, Any]]]] = {}
+_SCALARS = (bool, int, float, str, type(None))
+
+
+def _scalars(module: Any) -> dict[str, Any]:
+    """A module's own attributes that hold a Python flag, number or string (`self._logged =
+    False`), leaving out the ones every `nn.Module` has (`training`, `_compiled_call_impl`)."""
+    own = _module_attributes()
+    return {k: v for k, v in vars(module).items() if k not in own and isinstance(v, _SCALARS)}
+
+
+@functools.lru_cache(maxsize=1)
+def _module_attributes() -> frozenset[str]:
+    from torch import nn
+
+    return frozenset(vars(nn.Module()))
 
 
 def remember_state(model: Any) -> None:
-    """Keep `model`'s buffers as they are now, before any run, for `restore_state`. A model
-    that updates a buffer on every call (a running normalizer's count and mean, a cache of
-    positions) would otherwise give each call the state the calls before it left: a compiled
-    run compared with an eager one of another state, head's outputs with a candidate's (a fix
-    refused for the drift), a cache read that only ever hits. Python attributes that are not
-    buffers are not kept."""
+    """Keep `model`'s buffers as they are now, before any run, for `restore_state`, and its
+    modules' Python flags and numbers. A model that updates a buffer on every call (a running
+    normalizer's count and mean, a cache of positions) would otherwise give each call the state
+    the calls before it left: a compiled run compared with an eager one of another state,
+    head's outputs with a candidate's (a fix refused for the drift), a cache read that only
+    ever hits. So would a flag set on the first call (`if not self._logged:
+    logger.info(...); self._logged = True`): the eager reference calls would set it, and the
+    compiled run would never trace the first call's code, where a user's first compiled call
+    breaks the graph. Tensors kept as plain attributes and other Python objects are not kept."""
     _BUILT[id(model)] = [(m, name, b, b.detach().clone().requires_grad_(b.requires_grad))
                          for m in model.modules() for name, b in m._buffers.items() if b is not None]
+    _BUILT_SCALARS[id(model)] = [(m, _scalars(m)) for m in model.modules()]
 
 
 def start_call(model: Any) -> None:
@@ -256,10 +278,17 @@ def restore_state(model: Any) -> None:
     """Put back the buffers `remember_state` kept of `model` (or of the model a compiled
     wrapper holds), into the same tensors, so that code compiled against them still finds
     them: an in-place copy outside any compiled frame, which no graph records. A buffer the
-    model rebound (`self.var = ...`) is bound back to the kept tensor first."""
+    model rebound (`self.var = ...`) is bound back to the kept tensor first. The modules'
+    Python flags and numbers are set back too, and one a call added is removed."""
     import torch
 
-    state = _BUILT.get(id(getattr(model, "_orig_mod", model)))
+    built = id(getattr(model, "_orig_mod", model))
+    for module, scalars in _BUILT_SCALARS.get(built, ()):
+        # a flag or number the calls added is taken away again (`if not hasattr(self, "_warned")`)
+        for name in _scalars(module).keys() - scalars.keys():
+            del vars(module)[name]
+        vars(module).update(scalars)
+    state = _BUILT.get(built)
     if not state:
         return
     with torch.no_grad():

@@ -320,13 +320,6 @@ def scalar_attributes(model: Any) -> dict[tuple[int, str], tuple[Any, Any]]:
             if not k.startswith("_") and k != "training" and isinstance(v, _SCALARS)}
 
 
-def put_scalars(kept: Mapping[tuple[int, str], tuple[Any, Any]]) -> None:
-    """Set each attribute `scalar_attributes` found back to its value then."""
-    for (_, name), (module, value) in kept.items():
-        with contextlib.suppress(Exception):
-            object.__setattr__(module, name, value)
-
-
 def kept_state(model: Any, kept: Mapping[tuple[int, str], tuple[Any, Any]]) -> dict[str, Any]:
     """`model`'s buffers and the current values of the attributes of `kept`, by a label a
     reader can find (`lift.fill_frac_ema`)."""
@@ -1630,21 +1623,17 @@ def _since(t0: float) -> float:
 def head_states(model: Any, cases: Sequence[CaseInputs], paths: RepoPaths,
                 kept: Mapping[tuple[int, str], tuple[Any, Any]]) -> list[dict[str, Any]]:
     """What head's model keeps after each case's eager call (`kept_state`), each call from
-    the scalars of `kept` as a candidate's is; they are put back after. Measured twice: what
+    the model's state as built (`_seeded_forward`) as a candidate's is. Measured twice: what
     differs between head's own two runs (the time of the last call, a count kept outside the
     module) says nothing of a candidate, and is left out of every case's state."""
     import torch
 
     def once() -> list[dict[str, Any]]:
         out = []
-        try:
-            with torch.no_grad():
-                for case in cases:
-                    put_scalars(kept)
-                    _seeded_forward(model, case, paths)
-                    out.append(kept_state(model, kept))
-        finally:
-            put_scalars(kept)
+        with torch.no_grad():
+            for case in cases:
+                _seeded_forward(model, case, paths)
+                out.append(kept_state(model, kept))
         return out
 
     first, second = once(), once()
@@ -1710,9 +1699,9 @@ def prove_candidate(cand: Mapping[str, Any], model: Any, cases: list[CaseInputs]
     # head's gradients, once per model: a candidate safe by construction computes what head does
     if not cand.get("safe") and not setting and GRADIENTS not in backend_cache:
         backend_cache[GRADIENTS] = head_gradients(model, cases, paths)
-    # the Python scalars the model's modules hold now: each eager call of the outputs' check
-    # starts from them, for head and candidate alike, and they are put back when the candidate
-    # is done (a candidate that made a float a tensor leaves no tensor to the next)
+    # the Python scalars the model's modules hold, compared after each call: every call starts
+    # from their values as built (pt2bot/smoke/inputs.py `restore_state`), for head and
+    # candidate alike (a candidate that made a float a tensor leaves no tensor to the next)
     kept = scalar_attributes(model)
     state = not setting and not cand.get("safe")
     try:
@@ -1732,7 +1721,6 @@ def prove_candidate(cand: Mapping[str, Any], model: Any, cases: list[CaseInputs]
                 outs, states = [], []
                 with torch.no_grad():
                     for case in cases:
-                        put_scalars(kept)
                         outs.append(_seeded_forward(model, case, paths))
                         states.append(kept_state(model, kept) if state else None)
                 rows = [{"shape": dict(c.shape), **_compare(h, o, model_spec.get("tolerance"))}
@@ -1837,7 +1825,6 @@ def prove_candidate(cand: Mapping[str, Any], model: Any, cases: list[CaseInputs]
     except Exception as e:  # noqa: BLE001 - whatever the patched code does is a result
         measured["error"] = f"the patched model fails: {type(e).__name__}: {str(e)[:500]}"
     finally:
-        put_scalars(kept)
         with contextlib.suppress(Exception):
             reset_dynamo()
     verdict = judge(head, measured, cand.get("targets") or (), edit)
