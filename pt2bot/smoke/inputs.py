@@ -228,14 +228,15 @@ def infer_dims(cases: list[CaseInputs], params: list[str]) -> None:
 _BUILT: dict[int, list[tuple[Any, str, Any, Any]]] = {}
 # and its modules' Python flags and numbers as built (`_scalars`), by the model's id
 _BUILT_SCALARS: dict[int, list[tuple[Any, dict[str, Any]]]] = {}
-_SCALARS = (bool, int, float, str, type(None))
+# the Python values a module's flag or number holds (pt2bot/smoke/verify.py compares them too)
+SCALARS = (bool, int, float, complex, str, type(None))
 
 
 def _scalars(module: Any) -> dict[str, Any]:
     """A module's own attributes that hold a Python flag, number or string (`self._logged =
     False`), leaving out the ones every `nn.Module` has (`training`, `_compiled_call_impl`)."""
     own = _module_attributes()
-    return {k: v for k, v in vars(module).items() if k not in own and isinstance(v, _SCALARS)}
+    return {k: v for k, v in vars(module).items() if k not in own and isinstance(v, SCALARS)}
 
 
 @functools.lru_cache(maxsize=1)

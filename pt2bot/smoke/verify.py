@@ -13,9 +13,9 @@ recompiles do not depend on the backend), then puts each candidate in place
 written), measures it the same way and judges it (`judge`): its eager outputs (and, unless it
 is safe by construction, the gradients of its parameters and inputs on every case, and the
 values the replaced statements leave behind, pt2bot/smoke/values.py), the break pass,
-the guard inputs (their outputs, then their gradients), then the shape matrix and export, each step only when the ones before have
-not already refused it (a candidate whose targeted break is still there pays for no guard
-input and no matrix). Where the matrix's first case compiles as the break pass does (eager
+the guard inputs (their outputs, then their gradients), then the shape matrix and export,
+each step only when the ones before have not already refused it (a candidate whose targeted
+break is still there pays for no guard input and no matrix). Where the matrix's first case compiles as the break pass does (eager
 backend, no dim marked dynamic, torch's recompile limit), that one compile gives both, for
 head and each candidate alike (`one_compile`). A candidate those facts accept,
 unless it is safe by construction, is compiled once more with the configured backend when
@@ -55,7 +55,7 @@ from pt2bot.smoke.breaks import RecordingBackend, collect_breaks, measure_breaks
 from pt2bot.smoke.export import measure_export
 from pt2bot.smoke.inputs import (CaseInputs, build_inputs, build_model, compare_outputs,
                                  flatten_outputs, forward_params, infer_dims, remember_state,
-                                 run_forward, start_call, tolerances)
+                                 run_forward, SCALARS, start_call, tolerances)
 from pt2bot.smoke.location import ModelError, RepoPaths
 from pt2bot.smoke.ops import eager_frames
 from pt2bot.smoke.matrix import compile_configured, measure_matrix
@@ -309,7 +309,6 @@ def _compare(expected: Any, got: Any, tolerance: Any) -> dict[str, Any]:
 # holds as attributes (an average kept for logging, a step count, a mode). A fix that keeps a
 # tensor (`.item()` dropped) can turn such a float into a tensor, or move a buffer, while the
 # outputs stay equal; the caller that reads the attribute sees the change.
-_SCALARS = (bool, int, float, complex, str, type(None))
 
 
 def scalar_attributes(model: Any) -> dict[tuple[int, str], tuple[Any, Any]]:
@@ -317,7 +316,7 @@ def scalar_attributes(model: Any) -> dict[tuple[int, str], tuple[Any, Any]]:
     attribute of `model`'s modules (`training` aside: the run's mode is set by pt2bot)."""
     modules = model.modules() if hasattr(model, "modules") else ()
     return {(id(m), k): (m, v) for m in modules for k, v in list(vars(m).items())
-            if not k.startswith("_") and k != "training" and isinstance(v, _SCALARS)}
+            if not k.startswith("_") and k != "training" and isinstance(v, SCALARS)}
 
 
 def kept_state(model: Any, kept: Mapping[tuple[int, str], tuple[Any, Any]]) -> dict[str, Any]:
