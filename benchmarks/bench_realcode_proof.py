@@ -183,11 +183,12 @@ def worker(key: str, out: str, scratch: str, matrix: bool = False) -> int:
                 if verdict.get("accepted"):
                     (settled if p.cand.setting else fixed).update({i: p.cid for i in p.targets})
                     # head's other breaks on the replaced lines that the proof saw gone: the
-                    # review points their comments at this suggestion (pt2bot/fixes.py `_riders`)
+                    # review points their comments at this suggestion (pt2bot/fixes.py `_riders`);
+                    # a setting has no suggestion, so what it also removed is settled, not fixed
                     for i, t in enumerate(targets):
                         if i not in fixed and any(a.get("path") == t.get("path") and a.get("line") == t.get("line")
                                                   and a.get("gb") == t.get("gb") for a in verdict.get("also") or ()):
-                            fixed[i] = p.cid
+                            (settled if p.cand.setting else fixed).setdefault(i, p.cid)
             result["candidates"].append(row)
         for i, t in enumerate(targets):
             t["fixed_by"] = fixed.get(i)
