@@ -108,7 +108,7 @@ class Proof:
 
     def prove(self, start: int, end: int, line: str | tuple[str, ...], guards=(),
               backend: str = "eager", safe: bool = False, gb: str = "GB0170",
-              at: int | None = None, limit: float | None = None) -> dict:
+              at: int | None = None, limit: float | None = None, guard_cache: dict | None = None) -> dict:
         lines = (line,) if isinstance(line, str) else tuple(line)
         cand = Candidate(code="PTC201", path="bpkg/net.py", start_line=start, end_line=end,
                          lines=lines, title="t", safe=safe)
@@ -119,7 +119,7 @@ class Proof:
              "original": self.text, "patched": apply_candidate(self.text, cand),
              "guards": list(guards), "safe": safe, "targets": [target]},
             self.model, self.cases, self.head_outs, self.head, {}, {"backend": backend},
-            self.paths, self.phases, limit, {})
+            self.paths, self.phases, limit, {} if guard_cache is None else guard_cache)
 
 
 LATER = NET.replace("if h.sum() > 0:\n            h = h * 2\n        return h + 1\n",
@@ -822,3 +822,20 @@ def test_a_guard_input_head_never_finishes_on_is_blamed_on_head(tmp_path, monkey
     assert verdict["accepted"] is False
     assert verdict["reason"].startswith("head's own run with inf injected did not finish in the "
                                         "candidate's time"), verdict
+
+
+def test_a_guard_input_head_never_finished_on_is_not_run_again_for_the_next_candidate(tmp_path, monkeypatch):
+    """The next candidate of the same function is refused for the same reason without waiting
+    out its own time on head's endless run again (a solver that never ends on a zero radius
+    cost four candidates a minute each)."""
+    proof = Proof(tmp_path, monkeypatch, SETTLE)
+    start = SETTLE.splitlines().index("    if torch.isinf(h).any():") + 1
+    cache: dict = {}
+    first = proof.prove(start, start + 1, "    h = torch.nan_to_num(h)", guards=("inf",), limit=10, at=start,
+                        guard_cache=cache)
+    assert first["reason"].startswith("head's own run with inf injected did not finish"), first
+    second = proof.prove(start, start + 1, "    h = torch.nan_to_num(h, posinf=0.0)", guards=("inf",), limit=20,
+                         at=start, guard_cache=cache)
+    assert second["accepted"] is False
+    assert second["reason"] == ("head's own run with inf injected did not finish in the candidate's time (no "
+                                "result within 10 s, for an earlier candidate)"), second

@@ -86,7 +86,7 @@ EAGER_KERNELS = frozenset({"eager", "aot_eager"})
 
 # head's runs on guard inputs, kept across the candidates that edit one function:
 # (kind, pattern, argument, watched line, names preferred) -> (the Injection, the output or
-# exception)
+# exception), or the CandidateTimeout that cut head's own run there (it hangs on that input)
 GuardCache = dict[tuple[str, str, int, int | None, tuple[str, ...]], Any]
 
 
@@ -577,11 +577,21 @@ def guard_checks(model: Any, case: CaseInputs, paths: RepoPaths, kinds: Sequence
         for arg in range(MAX_GUARD_ARGS):
             for pattern in guard_patterns(kind):
                 key = (kind, pattern, arg, watch, prefer)
+                stage = f"head's own run with {GUARD_WORDS.get(kind, kind)} injected"
+                if isinstance(head_cache.get(key), CandidateTimeout):
+                    # head never finished on this input for an earlier candidate: the same
+                    # verdict now, without spending this candidate's time on it again
+                    on_stage(stage)
+                    raise CandidateTimeout(f"{head_cache[key]}, for an earlier candidate")
                 if key not in head_cache:
                     inj = Injection(kind, pattern, arg, watch=watch, prefer=prefer)
-                    on_stage(f"head's own run with {GUARD_WORDS.get(kind, kind)} injected")
-                    with injecting(head_swap, inj), torch.no_grad():
-                        result = _try_forward(model, case, paths)
+                    on_stage(stage)
+                    try:
+                        with injecting(head_swap, inj), torch.no_grad():
+                            result = _try_forward(model, case, paths)
+                    except CandidateTimeout as e:
+                        head_cache[key] = e
+                        raise
                     on_stage(None)
                     head_cache[key] = (inj, result)
                 head_inj, head_out = head_cache[key]
