@@ -67,3 +67,17 @@ def test_an_edit_equal_where_the_guard_holds_but_not_in_backward_is_refused(tmp_
     assert verdicts["where"]["reason"] == ("on an input with zeros in `d`, the gradients differ from head's "
                                            "(the outputs carry NaN gradients where head's carry none)"), verdicts["where"]
     assert verdicts["safe"]["accepted"] is True, verdicts["safe"]
+
+
+@pytest.mark.torch
+def test_where_head_has_no_gradient_only_nonzero_ones_differ_and_a_failing_backward_compares_nothing():
+    import torch
+
+    from pt2bot.smoke.verify import _gradient_row
+
+    zeros, nan = {"parameters": [torch.zeros(3)], "inputs": None}, {"parameters": [torch.tensor([0.0, float("nan")])]}
+    assert _gradient_row(None, zeros, None) == {"match": True, "max_abs_err": 0.0, "message": None}
+    assert _gradient_row(None, nan, None)["message"] == "the outputs carry NaN gradients where head's carry none"
+    # head's own training step raised (pyg's `new_full` with a fill value that needs a gradient):
+    # an edit under which it runs is compared on the rest, not refused for running
+    assert _gradient_row("TypeError: new_full(): argument 'fill_value' must be Number", zeros, None) is None

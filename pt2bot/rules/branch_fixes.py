@@ -126,6 +126,10 @@ the arguments the block's mask is made from; `_tests_mask`). Dropping the test t
 head only where it fails, so the proof accepts the edit only where a shape case or a guard input
 skips the block (pt2bot/smoke/verify.py `_dropped_test`).
 
+A test that reads a tensor's number only to test it (`if flag and t.item():`, `if t.item() >
+0.5:`; PTC101's finding there) gets these edits on the test rewritten to read the tensor
+(`item_test_fixes`).
+
 A conditional expression `a if cond else b` becomes `torch.where(cond, a, b)` (`cond`
 translated as for an `if`). Everything else (`while`, branches of several statements) stays
 the rule's text.
@@ -134,6 +138,7 @@ from __future__ import annotations
 
 import ast
 import copy
+import dataclasses
 import re
 
 from pt2bot.rules.base import Candidate
@@ -1597,6 +1602,57 @@ def is_compiling_fixes(code: str, finding, source: str, tree: ast.Module) -> lis
             not _tensor_test(inner.test):
         return []
     return _eager_block_fixes(code, finding, inner, tree, lines)
+
+
+def item_test_fixes(code: str, finding, source: str, tree: ast.Module) -> list[Candidate]:
+    """The edits of a tensor test (`tensor_condition_fixes`: `torch.where`, one arm kept, ...)
+    for an `if` whose test reads a tensor's number with `.item()` only to test it: X-MoE's `if
+    hasattr(self, "b2_stack") and self._has_bias_2.item(): h2 = h2 + self.b2_stack.unsqueeze(1)`
+    becomes `if hasattr(self, "b2_stack"):` around `h2 = torch.where(self._has_bias_2.bool(),
+    h2 + ..., h2)`. The tensor answers the same test: as a whole part of the test, `t.item()`
+    is `t.bool()` (a one-element tensor's truth: nonzero), and compared, `t.item() > 0.5` is
+    `t > 0.5`. Read any other way (`t.item() * 2 > x`, an argument), or spread over lines, it
+    gets none. The recipes run on the test so rewritten, anchored on the tensor, and only their
+    edits of the whole `if` are kept (the header's `.item()` must go); the ones that ask
+    `is_compiling()` are offered on the test as it is (`is_compiling_fixes`)."""
+    lines = source_lines(source)
+    st, _body = statement_at(tree, finding.line, finding.col)
+    at = (finding.line, finding.col)
+    if not isinstance(st, ast.If) or not _inside(st.test, at):
+        return []
+    parents = {id(c): n for n in ast.walk(st.test) for c in ast.iter_child_nodes(n)}
+    call = next((n for n in ast.walk(st.test) if isinstance(n, ast.Call) and not n.args and not n.keywords
+                 and isinstance(n.func, ast.Attribute) and n.func.attr == "item"
+                 and (n.lineno, n.col_offset) == at and n.end_lineno == n.lineno), None)
+    if call is None:
+        return []
+    parent = parents.get(id(call))
+    tensor = segment(lines, call.func.value)
+    if not isinstance(call.func.value, (ast.Name, ast.Attribute, ast.Call, ast.Subscript)):
+        tensor = f"({tensor})"
+    if isinstance(parent, ast.Compare):
+        text = tensor
+    elif call is st.test or isinstance(parent, ast.BoolOp) or (
+            isinstance(parent, ast.UnaryOp) and isinstance(parent.op, ast.Not)):
+        text = f"{tensor}.bool()"
+    else:
+        return []
+    rewritten = replace_spans(lines, call.lineno, call.lineno, [(*node_span(call), text)])
+    new_source = "\n".join(lines[:call.lineno - 1] + rewritten + lines[call.lineno:]) + \
+        ("\n" if source.endswith("\n") else "")
+    try:
+        new_tree = ast.parse(new_source)
+    except SyntaxError:
+        return []
+    anchored = dataclasses.replace(finding, col=call.col_offset)
+    out = []
+    for c in tensor_condition_fixes(code, anchored, new_source, new_tree):
+        if not c.start_line <= st.lineno <= c.end_line or \
+                any("is_compiling" in ln for ln in c.lines):
+            continue
+        out.append(dataclasses.replace(c, title=f"{c.title}; the test reads the tensor, not `.item()`",
+                                       variants=()))
+    return out
 
 
 def _tensor_test(test: ast.AST) -> bool:

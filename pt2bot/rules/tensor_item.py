@@ -3,7 +3,7 @@ from __future__ import annotations
 import ast
 
 from pt2bot.rules.base import Rule
-from pt2bot.rules.branch_fixes import is_compiling_fixes
+from pt2bot.rules.branch_fixes import is_compiling_fixes, item_test_fixes
 from pt2bot.rules.check_fixes import check_fixes
 from pt2bot.rules.scalar_fixes import keep_tensor_fixes, sizes_from_list_fixes
 from pt2bot.rules.size_fixes import item_to_fill_fixes, sizes_tensor_fixes
@@ -82,7 +82,13 @@ class TensorItem(Rule):
     In the test of an `if` (`if data["_input_padded"].item():`, a cached length read in the
     test of an early `return self.cached[:n]`), the `if` gets PTC201's recipes 4 to 6: the
     early exit taken in eager only, the block run always in compiled code, or in eager only,
-    each posted only where the proof shows it right on the model's own shape cases.
+    each posted only where the proof shows it right on the model's own shape cases. Where the
+    number is only tested (the whole test or a part of an `and`/`or`, `t.item()` becoming
+    `t.bool()`; or compared, `t.item() > 0.5` becoming `t > 0.5`), the `if` also gets PTC201's
+    edits of a tensor test on the test so rewritten: X-MoE's `if hasattr(self, "b2_stack") and
+    self._has_bias_2.item(): h2 = h2 + ...` becomes `h2 = torch.where(self._has_bias_2.bool(),
+    h2 + ..., h2)` under `if hasattr(self, "b2_stack"):` (pt2bot/rules/branch_fixes.py
+    `item_test_fixes`).
     """
 
     code = "PTC101"
@@ -100,6 +106,7 @@ class TensorItem(Rule):
                 + sizes_tensor_fixes(cls.code, finding, source, tree)
                 + item_to_fill_fixes(cls.code, finding, source, tree)
                 + check_fixes(cls.code, finding, source, tree)
+                + item_test_fixes(cls.code, finding, source, tree)
                 + is_compiling_fixes(cls.code, finding, source, tree))
 
     def check(self, ctx, node):

@@ -505,19 +505,20 @@ def _digests_match(expected: Sequence[Any], got: Sequence[Any], tolerance: Any) 
 
 
 def _gradient_row(expected: Any, got: Any, tolerance: Any, *, digest: bool = False) -> dict[str, Any] | None:
-    """Head's gradients (`gradients`) against the candidate's: None when neither has any
-    (nothing differentiable, or backward fails in both). Where head has none and the candidate
-    has some that are not all zero, they differ: on a case where head's outputs carry no
-    gradient (a result made without the layers, where the block that computes from them was
-    skipped), the edit's `torch.where` links them (torchmetrics' Pearson on constant
-    predictions: NaN gradients where head's training step had none to take). Zeros there
-    (`torch.where` selecting a constant) change no step. `of`: whose gradients the row is
-    about, the parameters' or, where those match, the inputs' (compared where both runs took
-    gradients of the inputs)."""
+    """Head's gradients (`gradients`) against the candidate's: None when head's backward fails
+    (nothing to compare: a training step of head's code raises, and an edit under which it runs
+    is not held against the fix, pyg's `new_full` fill value that requires a gradient), or
+    when neither has any. Where head's outputs carry no gradient at all and the candidate's
+    carry some that are not all zero, they differ: a result made without the layers (the block
+    that computes from them skipped), which the edit's `torch.where` links to them
+    (torchmetrics' Pearson on constant predictions: NaN gradients where head's training step
+    had none to take). Zeros there (`torch.where` selecting a constant) change no step. `of`:
+    whose gradients the row is about, the parameters' or, where those match, the inputs'
+    (compared where both runs took gradients of the inputs)."""
     import torch
 
     if not isinstance(expected, dict):
-        if not isinstance(got, dict):
+        if expected is not None or not isinstance(got, dict):
             return None
         grads = [g for v in got.values() if v is not None for g in v]
         # (a digest's second number is the sum of the magnitudes: 0 only for zeros, not NaN)
@@ -525,8 +526,7 @@ def _gradient_row(expected: Any, got: Any, tolerance: Any, *, digest: bool = Fal
             return {"match": True, "max_abs_err": 0.0, "message": None}
         nan = "NaN " if any(bool(torch.isnan(g).any()) for g in grads) else ""
         return {"match": False, "max_abs_err": None, "of": None,
-                "message": f"the outputs carry {nan}gradients where head's carry none" if expected is None
-                else f"backward runs where head's fails: {expected}"}
+                "message": f"the outputs carry {nan}gradients where head's carry none"}
     if not isinstance(got, dict):
         return {"match": False, "max_abs_err": None, "of": "parameters",
                 "message": f"backward {'fails: ' + got if got else 'has nothing to differentiate'}"}
