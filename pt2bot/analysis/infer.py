@@ -110,6 +110,12 @@ cross dot outer einsum baddbmm new_zeros new_ones new_full new_empty new_tensor 
 SEQ_METHODS = frozenset({"split", "chunk", "unbind", "tensor_split", "hsplit", "vsplit", "dsplit"})
 SEQ_FUNCS = frozenset({"split", "chunk", "unbind", "tensor_split", "hsplit", "vsplit", "dsplit", "meshgrid",
                        "broadcast_tensors"})
+# Tensor methods (and torch functions) that return a tuple of tensors, `values, indices =
+# scores.topk(k)`: unpacked, each element is a tensor. `max`/`min`/`median`/`nanmedian` only
+# with a dim (`x.max(dim=1)`; `x.max()` is one tensor, `torch.max(a, b)` elementwise).
+TUPLE_METHODS = frozenset({"topk", "sort", "kthvalue", "mode", "aminmax", "cummax", "cummin", "frexp", "slogdet"})
+TUPLE_FUNCS = TUPLE_METHODS | {"std_mean", "var_mean"}
+_TUPLE_WITH_DIM = frozenset({"max", "min", "median", "nanmedian"})
 # Tensor methods that return Python values (bools, ints, strings), not tensors: a branch on
 # `x.is_floating_point()` is on a static property of the tensor, and dynamo does not break.
 _NOT_TENSOR_METHODS = frozenset({
@@ -996,10 +1002,29 @@ class FunctionContext:
                         self.assign(el, Ext(kind.need[:4] + (i,)))
                     return
             # `B, T, C = x.shape` / `b, t = x.size()` / `h, w = sizes`: the elements are sizes;
-            # `q, k, v = x.chunk(3, -1)`: tensors
-            elt_kind = SIZE if kind in (SHAPE, SIZES) else TENSOR if kind == TENSORS else OTHER
+            # `q, k, v = x.chunk(3, -1)`, `_, idx = scores.topk(k)`: tensors
+            elt_kind = SIZE if kind in (SHAPE, SIZES) else \
+                TENSOR if kind == TENSORS or type(value) is ast.Call and self.tuple_of_tensors(value) else OTHER
             for el in target.elts:
                 self.assign(el.value if isinstance(el, ast.Starred) else el, elt_kind)
+
+    def tuple_of_tensors(self, e: ast.Call) -> bool:
+        """A call that returns a tuple of tensors (`TUPLE_METHODS` on a tensor, `TUPLE_FUNCS`
+        of torch, `max`/`min`/`median` with a dim)."""
+        f = e.func
+        dim = any(k.arg == "dim" for k in e.keywords)
+        if type(f) is ast.Attribute and self.kind(f.value) in (TENSOR, PARAM, BOOL_TENSOR):
+            return f.attr in TUPLE_METHODS or f.attr in _TUPLE_WITH_DIM and bool(e.args or dim)
+        target = self.mod.resolve(f)
+        if target is None:
+            return False
+        ns, _, fname = target.rpartition(".")
+        if ns not in _TENSOR_NAMESPACES:
+            return False
+        # `torch.max(x, 1)`: a dim; `torch.max(x, y)`: elementwise, one tensor
+        second = e.args[1] if len(e.args) > 1 else None
+        return fname in TUPLE_FUNCS or fname in _TUPLE_WITH_DIM and (dim or isinstance(second, ast.Constant) or (
+            isinstance(second, ast.UnaryOp) and isinstance(second.operand, ast.Constant)))
 
     def iter_kind(self, it: ast.AST) -> str:
         """The kind of the elements a `for` over `it` binds."""
