@@ -62,6 +62,34 @@ CASES_DIR = os.path.join(ROOT, "benchmarks", "fix_replay")
 
 # case -> {suggested lines joined by "\n" (stripped of indentation): (equivalent?, why)}
 JUDGEMENTS: dict[str, dict[str, tuple[bool, str]]] = {
+    "xmoe_batched_experts_item": {
+        'if hasattr(self, "b1_stack"):\n'
+        "h1 = torch.where(self._has_bias_1.bool(), h1 + self.b1_stack.unsqueeze(1), h1)": (
+            False,
+                   "the same values, not the maintainers' edit: they keep a Python copy of the flag "
+                   "(`self._has_bias_1_py`, set in `__init__` and where the flag is, outside the PR's hunk, so "
+                   "no one-hunk recipe can make it) and add the bias only when it is set; the suggestion adds it"
+                   " always and selects with the flag tensor. An independent re-run (no pt2bot code; the PR's "
+                   "code against it with both suggestions, flag as built and set False, eager and compiled, 4 "
+                   "shapes x 3 inputs): outputs and gradients equal in 48 of 48, but with the flag False the two"
+                   " bias stacks get zero gradients where head and the maintainers' code give none (an optimizer"
+                   " skips a parameter without a gradient; one with weight decay still decays one whose gradient"
+                   " is zero). Written after the run at 7484b63, whose recipe for a tested `.item()` was written"
+                   " with this case in view (the set is tuned for it since)"),
+        'if hasattr(self, "b2_stack"):\n'
+        "h2 = torch.where(self._has_bias_2.bool(), h2 + self.b2_stack.unsqueeze(1), h2)": (
+            False,
+                   "the same values, not the maintainers' edit: they keep a Python copy of the flag "
+                   "(`self._has_bias_2_py`, set in `__init__` and where the flag is, outside the PR's hunk, so "
+                   "no one-hunk recipe can make it) and add the bias only when it is set; the suggestion adds it"
+                   " always and selects with the flag tensor. An independent re-run (no pt2bot code; the PR's "
+                   "code against it with both suggestions, flag as built and set False, eager and compiled, 4 "
+                   "shapes x 3 inputs): outputs and gradients equal in 48 of 48, but with the flag False the two"
+                   " bias stacks get zero gradients where head and the maintainers' code give none (an optimizer"
+                   " skips a parameter without a gradient; one with weight decay still decays one whose gradient"
+                   " is zero). Written after the run at 7484b63, whose recipe for a tested `.item()` was written"
+                   " with this case in view (the set is tuned for it since)"),
+    },
     "knlp_ra_router_stats": {
         "ra_tokens = (p_ra_detached > 0.5).sum()": (
             False, "the maintainers' line character for character, but not their fix: in the PR's code the "
