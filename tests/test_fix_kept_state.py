@@ -93,6 +93,41 @@ def test_every_call_starts_from_the_scalars_and_buffers_as_built():
         "`ema` is a tensor where head's is a Python float")
 
 
+@pytest.mark.torch
+def test_the_attributes_compared_are_the_ones_a_call_leaves_behind(tmp_path):
+    """A float a call creates (`if not hasattr(self, "ema"): self.ema = 0.5`) is not on the
+    modules as built, so every call starts without it; whether the candidate's labels held it
+    depended on what the last run before the candidate had left (lie-transformer's
+    `fill_frac_ema` read as "gone" for one of its candidates). The labels are taken once, after
+    one of head's calls, for head and every candidate."""
+    import torch
+
+    from pt2bot.smoke.inputs import CaseInputs, remember_state, restore_state
+    from pt2bot.smoke.location import RepoPaths
+    from pt2bot.smoke.verify import head_states
+
+    class Ema(torch.nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.lin = torch.nn.Linear(8, 8)
+
+        def forward(self, x):
+            if not hasattr(self, "ema"):
+                self.ema = 0.5
+            self.ema = 0.9 * self.ema + 0.1 * float(x.mean())
+            return self.lin(x)
+
+    m = Ema()
+    remember_state(m)
+    case = CaseInputs(shape={"batch": 2}, args=(torch.ones(2, 8),), kwargs={})
+    m(*case.args)
+    restore_state(m)
+    assert not hasattr(m, "ema")
+    kept, states = head_states(m, [case], RepoPaths(str(tmp_path)))
+    assert (id(m), "ema") in kept
+    assert states[0]["ema"] == pytest.approx(0.55)
+
+
 CLOCK = """\
 import time
 

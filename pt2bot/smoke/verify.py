@@ -69,6 +69,7 @@ from pt2bot.smoke.worker import read_spec, route_logs, shape_cases
 
 HEAD = "head"
 HEAD_STATE = "head state"   # what head's model keeps after each case (a list, a case each)
+KEPT = "kept attributes"     # the Python scalars compared in it (`scalar_attributes`)
 GRADIENTS = "head gradients"   # the key of head's gradients in a model's cache (a list, a case each)
 GUARD_WORDS = {"nan": "NaN", "inf": "inf", "empty": "an empty mask", "zero": "zeros",
                "invalid": "values a check refuses (-1, 0, 1e3, 1e6, NaN)",
@@ -1629,13 +1630,20 @@ def _since(t0: float) -> float:
     return round(time.perf_counter() - t0, 3)
 
 
-def head_states(model: Any, cases: Sequence[CaseInputs], paths: RepoPaths,
-                kept: Mapping[tuple[int, str], tuple[Any, Any]]) -> list[dict[str, Any]]:
-    """What head's model keeps after each case's eager call (`kept_state`), each call from
-    the model's state as built (`_seeded_forward`) as a candidate's is. Measured twice: what
+def head_states(model: Any, cases: Sequence[CaseInputs], paths: RepoPaths
+                ) -> tuple[dict[tuple[int, str], tuple[Any, Any]], list[dict[str, Any]]]:
+    """The Python scalars head's modules hold after a call (`scalar_attributes`: the ones a
+    call creates too, `self.fill_frac_ema = ...`, which every call starts without, as the
+    modules were built), and what head's model keeps after each case's eager call
+    (`kept_state`), each call from the model's state as built (`_seeded_forward`) as a
+    candidate's is. Every candidate is compared on those same attributes. Measured twice: what
     differs between head's own two runs (the time of the last call, a count kept outside the
     module) says nothing of a candidate, and is left out of every case's state."""
     import torch
+
+    with torch.no_grad():
+        _seeded_forward(model, cases[0], paths)
+    kept = scalar_attributes(model)
 
     def once() -> list[dict[str, Any]]:
         out = []
@@ -1648,7 +1656,7 @@ def head_states(model: Any, cases: Sequence[CaseInputs], paths: RepoPaths,
     first, second = once(), once()
     varying = {label for a, b in zip(first, second) for label, value in a.items()
                if label not in b or not _compare(value, b[label], None)["match"]}
-    return [{label: v for label, v in state.items() if label not in varying} for state in first]
+    return kept, [{label: v for label, v in state.items() if label not in varying} for state in first]
 
 
 def prove_candidate(cand: Mapping[str, Any], model: Any, cases: list[CaseInputs],
@@ -1708,14 +1716,15 @@ def prove_candidate(cand: Mapping[str, Any], model: Any, cases: list[CaseInputs]
     # head's gradients, once per model: a candidate safe by construction computes what head does
     if not cand.get("safe") and not setting and GRADIENTS not in backend_cache:
         backend_cache[GRADIENTS] = head_gradients(model, cases, paths)
-    # the Python scalars the model's modules hold, compared after each call: every call starts
-    # from their values as built (pt2bot/smoke/inputs.py `restore_state`), for head and
-    # candidate alike (a candidate that made a float a tensor leaves no tensor to the next)
-    kept = scalar_attributes(model)
+    # the Python scalars the model's modules hold after a call, compared after each call, the
+    # same for head and every candidate: every call starts from their values as built
+    # (pt2bot/smoke/inputs.py `restore_state`; a candidate that made a float a tensor leaves
+    # no tensor to the next)
     state = not setting and not cand.get("safe")
     try:
         if state and HEAD_STATE not in backend_cache:
-            backend_cache[HEAD_STATE] = head_states(model, cases, paths, kept)
+            backend_cache[KEPT], backend_cache[HEAD_STATE] = head_states(model, cases, paths)
+        kept = backend_cache.get(KEPT) or {}
         with time_limit(limit, CandidateTimeout), (
                 torch._dynamo.config.patch(**{setting: True}) if setting else contextlib.nullcontext()):
             head_swap = (function_at(paths, edit.path, original, edit)
