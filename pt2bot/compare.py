@@ -22,9 +22,9 @@ from collections import Counter, defaultdict
 from typing import Any, Callable, Iterable, Sequence
 
 from pt2bot import __version__
-from pt2bot.changes import ChangeSet, keep_finding, mark_new
+from pt2bot.changes import ChangeSet, diff_position, keep_finding, mark_new
 from pt2bot.config import Config
-from pt2bot.findings import Finding, fingerprint, normalise_source
+from pt2bot.findings import DIFF_ADDED, DIFF_CONTEXT, Finding, fingerprint, normalise_source
 from pt2bot.latency_gate import MEASURED, NOT_MEASURED, UNCHANGED, UNCHANGED_NOTE
 from pt2bot.reach import Coverage
 from pt2bot.reportdata import PLACEHOLDER, RUN_SKIPPED, Delta, ModelDelta, Report
@@ -58,6 +58,8 @@ def build_report(*, base_results: ResultsFile | None, head_results: ResultsFile 
     models, skipped = compare_models(base_results, head_results, config=config,
                                      selection=selection, renames=renames, line_map=line_map,
                                      base_present=base_results is not None)
+    if changeset is not None:
+        _mark_reached(models, head_results, changeset)
     reasons = judge(findings=findings, models=models, head_results=head_results,
                     base_results=base_results, config=config)
     conclusion = conclude(reasons)
@@ -90,6 +92,28 @@ def build_report(*, base_results: ResultsFile | None, head_results: ResultsFile 
         },
         not_run=not_run_lines(changeset, head_results, config.static.paths),
     )
+
+
+def _mark_reached(models: list[ModelDelta], head_results: ResultsFile | None, changeset: ChangeSet) -> None:
+    """A new break on a line the PR did not touch, in a function it did not change, whose
+    stack passes through a line the PR added (a new call of an existing helper that breaks:
+    knlp's `self._log_sdpa_backend(q, k, v)` under a one-time flag): `reached_from` names the
+    innermost such line, where the review comments on it (the break's own line is not in the
+    diff, so no comment could go there)."""
+    runs = head_results.by_name() if head_results is not None else {}
+    for m in models:
+        head = runs.get(m.name)
+        if head is None or not m.new_breaks:
+            continue
+        for d, stack in _with_stacks(list(m.new_breaks), head):
+            if not isinstance(d.get("path"), str) or diff_position(changeset, d["path"], d["line"] or 0) in (
+                    DIFF_ADDED, DIFF_CONTEXT):
+                continue
+            for path, line, function in reversed(stack[:-1]):
+                if isinstance(path, str) and isinstance(line, int) and \
+                        diff_position(changeset, path, line) == DIFF_ADDED:
+                    d["reached_from"] = {"path": path, "line": line, "function": function}
+                    break
 
 
 # --------------------------------------------------------------------------- changeset

@@ -197,13 +197,16 @@ def test_review_comments_only_on_diff_lines(reviewed):
     with open(os.path.join(out, "review.json"), encoding="utf-8") as fh:
         review = json.load(fh)
     where = {(c["path"], c["line"]) for c in review["comments"]}
-    assert ("pkg/breaker.py", 15) in where
-    # Only added lines of the diff: the new break, and flaky's new raise (fails on head).
-    assert where == {("pkg/breaker.py", 15), ("pkg/flaky.py", 11)}
+    # Only added lines of the diff: the new break, whose comment spans the lines of its verified
+    # suggestion (15-16: the `.item()` only tested, the tensor selected with `torch.where`), and
+    # flaky's new raise (fails on head).
+    assert where == {("pkg/breaker.py", 16), ("pkg/flaky.py", 11)}
     # One comment per problem: the static finding and the break it predicts are merged.
     assert len(review["comments"]) == 2
-    merged = next(c for c in review["comments"] if c["line"] == 15)
+    merged = next(c for c in review["comments"] if c["path"] == "pkg/breaker.py")
+    assert merged["start_line"] == 15 and merged["fix"]["verified"] is True
     assert "PTC101" in merged["body"] and "Confirmed by the smoke run" in merged["body"]
+    assert "```suggestion\n        x = torch.where(x.sum() > 0, x + 1, x)\n```" in merged["body"], merged["body"]
     assert all(f"pt2bot:fp={c['fingerprint']}" in c["body"] for c in review["comments"])
 
 

@@ -206,10 +206,16 @@ def test_unsharded_review_sees_the_new_breaks_and_verifies_a_fix(runs):
     assert report["conclusion"] == "failure"
     assert {m["name"]: sorted(b["gb"] for b in m["new_breaks"]) for m in report["models"]} \
         == {"alpha": ["GB0059", "GB0124"], "beta": ["GB0124"]}
+    verified = {c["rule"]: c for c in report["fixes"]["candidates"] if c["verified"]}
+    assert sorted(verified) == ["PTC101", "PTC105"]
     # the print's guard, tried on alpha (its target) and on beta (which ran its lines)
-    [fix] = [c for c in report["fixes"]["candidates"] if c["verified"]]
-    assert (fix["rule"], fix["start_line"], fix["models"]) == ("PTC105", PRINT, ["alpha", "beta"])
-    assert report["counts"]["fixes_verified"] == 1
+    fix = verified["PTC105"]
+    assert (fix["start_line"], fix["models"]) == (PRINT, ["alpha", "beta"])
+    # the shared layer's `.item()`, only tested: the tensor selected, on both models
+    item = verified["PTC101"]
+    assert item["lines"] == ["        x = torch.where(x.abs().sum() >= 0, x + 1, x)"], item
+    assert item["models"] == ["alpha", "beta"]
+    assert report["counts"]["fixes_verified"] == 2
 
 
 def test_each_shard_proves_fixes_on_its_own_models(runs):
@@ -254,10 +260,10 @@ def test_merged_shards_equal_the_unsharded_review(runs):
     a, b = _json(full / "report.json"), _json(merged / "report.json")
     assert "partial" not in b
     assert _differences(_strip(a), _strip(b)) == []
-    # the verified fix is there, with its suggestion (the comparisons below hold it too)
-    assert b["counts"]["fixes_verified"] == 1
+    # the verified fixes are there, with their suggestions (the comparisons below hold them too)
+    assert b["counts"]["fixes_verified"] == 2
     assert sum(c["body"].count("```suggestion") for c in _json(merged / "review.json")[
-        "comments"]) == 1
+        "comments"]) == 2
     assert set(b["timings"]) >= {"smoke", "total", "merge", "shards_total", "fixes"}
     for name in RENDERED[1:]:
         assert _text(merged / name) == _text(full / name), name

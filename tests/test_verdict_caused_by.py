@@ -152,8 +152,11 @@ def test_summary_review_and_check_say_the_recompiles_follow_from_the_break(revie
     summary = files["summary.md"]
     assert said in summary and "new recompile" not in summary
     assert "Recompiles per shape (+0, 3 following from new breaks)" in summary
-    # The review: the new finding on the line and the break are one comment, which says it.
-    [c] = [c for c in files["review.json"]["comments"] if (c["path"], c["line"]) == (PATH, brk)]
+    # The review: the new finding on the line and the break are one comment, which says it; it
+    # spans the two lines of its verified suggestion (the `.item()` is only tested: the tensor
+    # selected with `torch.where`)
+    [c] = [c for c in files["review.json"]["comments"] if (c["path"], c.get("start_line")) == (PATH, brk)]
+    assert c["line"] == brk + 1 and c["fix"]["verified"] is True
     assert "Confirmed by the smoke run" in c["body"] and said in c["body"]
     [a] = [a for a in files["check.json"]["annotations"] if a["start_line"] == brk]
     assert f"3 recompiles follow from the new break at {PATH}:{brk}" in a["message"]

@@ -106,7 +106,15 @@ def render_review(report: Report, changeset_commentable: Commentable | None = No
 
     for model, b in breaks:
         if id(b) not in merged:
-            place(_item_at(b), break_body(b, model, fixes.hints_stand([b["fingerprint"]])),
+            at = _item_at(b)
+            reached = b.get("reached_from")
+            if isinstance(reached, Mapping) and not (
+                    isinstance(at[0], str) and isinstance(at[1], int)
+                    and _commentable(changeset_commentable, at[0], at[1], at[2])):
+                # the break is in code the PR did not change, reached from a line it added:
+                # the comment goes there (pt2bot/compare.py `_mark_reached`)
+                at = (reached.get("path"), reached.get("line"), DIFF_ADDED)
+            place(at, break_body(b, model, fixes.hints_stand([b["fingerprint"]])),
                   b["fingerprint"], location(b), keys=[b["fingerprint"]])
 
     for m in report.models:
@@ -339,6 +347,13 @@ def break_body(b: dict, model: str, hints: bool = True) -> str:
         lines.append(f"💡 {escape_inline(h, limit=400)}")
     if b.get("in_loop"):
         lines.append("Inside a loop: dynamo skips the whole frame and runs it eagerly.")
+    reached = b.get("reached_from")
+    if isinstance(reached, Mapping):
+        site = code_inline(f"{b.get('path')}:{b.get('line')}", limit=200)
+        call = code_inline(f"{reached.get('path')}:{reached.get('line')}", limit=200)
+        fn = f" in {code_inline(str(b.get('function')), limit=100)}" if b.get("function") else ""
+        lines.append(f"The break is at {site}{fn}, code this PR did not change; it is reached from "
+                     f"the call on {call}, which the PR added.")
     if caused_line(b):
         lines.append(caused_line(b))
     return "\n\n".join(lines)
