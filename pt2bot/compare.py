@@ -94,12 +94,12 @@ def build_report(*, base_results: ResultsFile | None, head_results: ResultsFile 
     )
 
 
-def _mark_reached(models: list[ModelDelta], head_results: ResultsFile | None, changeset: ChangeSet) -> None:
-    """A new break on a line the PR did not touch, in a function it did not change, whose
-    stack passes through a line the PR added (a new call of an existing helper that breaks:
-    knlp's `self._log_sdpa_backend(q, k, v)` under a one-time flag): `reached_from` names the
-    innermost such line, where the review comments on it (the break's own line is not in the
-    diff, so no comment could go there)."""
+def _mark_reached(models: list[ModelDelta], head_results: ResultsFile | None,
+                  changeset: ChangeSet) -> None:
+    """A new break on no line of the diff whose stack passes through a line the PR added (a
+    new call of an existing helper that breaks: knlp's `self._log_sdpa_backend(q, k, v)` under
+    a one-time flag): its report dict gains `reached_from`, the innermost such line, where the
+    review comments on it (no comment could go on the break's own line)."""
     runs = head_results.by_name() if head_results is not None else {}
     for m in models:
         head = runs.get(m.name)
