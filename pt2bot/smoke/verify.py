@@ -15,9 +15,9 @@ is safe by construction, the gradients of its parameters and inputs on every cas
 values the replaced statements leave behind, pt2bot/smoke/values.py), the break pass,
 the guard inputs (their outputs, then their gradients), then the shape matrix and export,
 each step only when the ones before have not already refused it (a candidate whose targeted
-break is still there pays for no guard input and no matrix). Where the matrix's first case compiles as the break pass does (eager
-backend, no dim marked dynamic, torch's recompile limit), that one compile gives both, for
-head and each candidate alike (`one_compile`). A candidate those facts accept,
+break is still there pays for no guard input and no matrix). Where the matrix's first case
+compiles as the break pass does (eager backend, no dim marked dynamic, torch's recompile
+limit), that one compile gives both, for head and each candidate alike (`one_compile`). A candidate those facts accept,
 unless it is safe by construction, is compiled once more with the configured backend when
 that backend generates code (`backend_check`), and its outputs compared with head's eager
 outputs. Each verdict is one JSON line appended to `progress_path` as soon as it is known,
