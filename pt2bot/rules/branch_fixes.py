@@ -146,9 +146,9 @@ from pt2bot.rules.check_fixes import tensor_test
 from pt2bot.rules.logging_call import LOG_METHODS
 from pt2bot.rules.edits import (BIN_OPS, BOOL_FUNCS, binds_torch, defined_before, enclosing_function, fresh_name,
                                 function_binds, identifiers, indent_unit, indentation, is_elif, node_span, owns_lines,
-                                parameter_names, parameters, pure, pure_indexed, replace_spans, replace_statement,
-                                segment, source_lines, spans_string_lines, statement_at, statement_lines,
-                                with_replaced)
+                                parameter_names, parameters, parents_of, pure, pure_indexed, replace_spans,
+                                replace_statement, segment, source_lines, spans_string_lines, statement_at,
+                                statement_lines, with_replaced)
 
 # the transforms that leave ordinary values alone, and the in-place forms of each
 _NAN = frozenset({"nan_to_num"})
@@ -1620,7 +1620,7 @@ def item_test_fixes(code: str, finding, source: str, tree: ast.Module) -> list[C
     at = (finding.line, finding.col)
     if not isinstance(st, ast.If) or not _inside(st.test, at):
         return []
-    parents = {id(c): n for n in ast.walk(st.test) for c in ast.iter_child_nodes(n)}
+    parents = parents_of(st.test)
     call = next((n for n in ast.walk(st.test) if isinstance(n, ast.Call) and not n.args and not n.keywords
                  and isinstance(n.func, ast.Attribute) and n.func.attr == "item"
                  and (n.lineno, n.col_offset) == at and n.end_lineno == n.lineno), None)
@@ -1644,9 +1644,9 @@ def item_test_fixes(code: str, finding, source: str, tree: ast.Module) -> list[C
         new_tree = ast.parse(new_source)
     except SyntaxError:
         return []
-    anchored = dataclasses.replace(finding, col=call.col_offset)
+    # (the tensor starts where the call did: the finding anchors it in the rewritten test)
     out = []
-    for c in tensor_condition_fixes(code, anchored, new_source, new_tree):
+    for c in tensor_condition_fixes(code, finding, new_source, new_tree):
         if not c.start_line <= st.lineno <= c.end_line or \
                 any("is_compiling" in ln for ln in c.lines):
             continue

@@ -226,17 +226,19 @@ def infer_dims(cases: list[CaseInputs], params: list[str]) -> None:
 # the buffers of each model built for a run, as built (by the model's id): the smoke run and
 # the proof start every call from them (`restore_state`)
 _BUILT: dict[int, list[tuple[Any, str, Any, Any]]] = {}
-# and its modules' Python flags and numbers as built (`_scalars`), by the model's id
+# and its modules' Python flags and numbers as built (`module_scalars`), by the model's id
 _BUILT_SCALARS: dict[int, list[tuple[Any, dict[str, Any]]]] = {}
-# the Python values a module's flag or number holds (pt2bot/smoke/verify.py compares them too)
-SCALARS = (bool, int, float, complex, str, type(None))
+# the Python values a module's flag or number holds
+_SCALARS = (bool, int, float, complex, str, type(None))
 
 
-def _scalars(module: Any) -> dict[str, Any]:
+def module_scalars(module: Any) -> dict[str, Any]:
     """A module's own attributes that hold a Python flag, number or string (`self._logged =
-    False`), leaving out the ones every `nn.Module` has (`training`, `_compiled_call_impl`)."""
+    False`), leaving out the ones every `nn.Module` has (`training`, `_compiled_call_impl`):
+    what every call starts from (`restore_state`), and what the proof compares after a call
+    (pt2bot/smoke/verify.py `scalar_attributes`)."""
     own = _module_attributes()
-    return {k: v for k, v in vars(module).items() if k not in own and isinstance(v, SCALARS)}
+    return {k: v for k, v in vars(module).items() if k not in own and isinstance(v, _SCALARS)}
 
 
 @functools.lru_cache(maxsize=1)
@@ -258,7 +260,7 @@ def remember_state(model: Any) -> None:
     breaks the graph. Tensors kept as plain attributes and other Python objects are not kept."""
     _BUILT[id(model)] = [(m, name, b, b.detach().clone().requires_grad_(b.requires_grad))
                          for m in model.modules() for name, b in m._buffers.items() if b is not None]
-    _BUILT_SCALARS[id(model)] = [(m, _scalars(m)) for m in model.modules()]
+    _BUILT_SCALARS[id(model)] = [(m, module_scalars(m)) for m in model.modules()]
 
 
 def start_call(model: Any) -> None:
@@ -286,7 +288,7 @@ def restore_state(model: Any) -> None:
     built = id(getattr(model, "_orig_mod", model))
     for module, scalars in _BUILT_SCALARS.get(built, ()):
         # a flag or number the calls added is taken away again (`if not hasattr(self, "_warned")`)
-        for name in _scalars(module).keys() - scalars.keys():
+        for name in module_scalars(module).keys() - scalars.keys():
             del vars(module)[name]
         vars(module).update(scalars)
     state = _BUILT.get(built)

@@ -55,7 +55,7 @@ from pt2bot.smoke.breaks import RecordingBackend, collect_breaks, measure_breaks
 from pt2bot.smoke.export import measure_export
 from pt2bot.smoke.inputs import (CaseInputs, build_inputs, build_model, compare_outputs,
                                  flatten_outputs, forward_params, infer_dims, remember_state,
-                                 run_forward, SCALARS, start_call, tolerances)
+                                 module_scalars, run_forward, start_call, tolerances)
 from pt2bot.smoke.location import ModelError, RepoPaths
 from pt2bot.smoke.ops import eager_frames
 from pt2bot.smoke.matrix import compile_configured, measure_matrix
@@ -87,7 +87,9 @@ EAGER_KERNELS = frozenset({"eager", "aot_eager"})
 
 # head's runs on guard inputs, kept across the candidates that edit one function:
 # (kind, pattern, argument, watched line, names preferred) -> (the Injection, the output or
-# exception), or the CandidateTimeout that cut head's own run there (it hangs on that input)
+# exception), or the CandidateTimeout that cut head's own run there (it hangs on that input);
+# and ("gradients", kind, pattern, argument, names preferred) -> head's gradients there
+# (`guard_gradients`)
 GuardCache = dict[tuple[str, str, int, int | None, tuple[str, ...]], Any]
 
 
@@ -314,10 +316,10 @@ def _compare(expected: Any, got: Any, tolerance: Any) -> dict[str, Any]:
 
 def scalar_attributes(model: Any) -> dict[tuple[int, str], tuple[Any, Any]]:
     """(id of the module, name) -> (the module, the value) of each public Python scalar
-    attribute of `model`'s modules (`training` aside: the run's mode is set by pt2bot)."""
+    attribute of `model`'s modules (`module_scalars`: `training` aside, the run's mode is set
+    by pt2bot)."""
     modules = model.modules() if hasattr(model, "modules") else ()
-    return {(id(m), k): (m, v) for m in modules for k, v in list(vars(m).items())
-            if not k.startswith("_") and k != "training" and isinstance(v, SCALARS)}
+    return {(id(m), k): (m, v) for m in modules for k, v in module_scalars(m).items() if not k.startswith("_")}
 
 
 def kept_state(model: Any, kept: Mapping[tuple[int, str], tuple[Any, Any]]) -> dict[str, Any]:
