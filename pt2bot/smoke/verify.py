@@ -399,12 +399,15 @@ def gradients(model: Any, case: CaseInputs, paths: RepoPaths) -> dict[str, list[
     equal head in the forward pass and not in backward: `torch.where(c, h.sqrt(), h)` selects
     `h` where `h < 0`, but the NaN of the unselected `sqrt` reaches the gradient (0 times NaN);
     `x.abs().max()` kept where `.item()` cut the gradient lets one through to `x` that the
-    parameters may never see. `{"parameters": [...], "inputs": [...] or None}` (None where the
-    forward refuses inputs that require grad, an in-place write into one: then the parameters
-    alone); None when nothing is differentiable; the exception's text when backward raises."""
+    parameters may never see. `{"parameters": [...], "inputs": [...] or None, "none": [...]}`
+    (`inputs` None where the forward refuses inputs that require grad, an in-place write into
+    one: then the parameters alone; `none` the names of the parameters backward gave no
+    gradient, compared as zeros but not the same to an optimizer, which skips them); None when
+    nothing is differentiable; the exception's text when backward raises."""
     import torch
 
-    params = [p for p in model.parameters() if p.requires_grad and p.is_floating_point()]
+    named = [(n, p) for n, p in model.named_parameters() if p.requires_grad and p.is_floating_point()]
+    params = [p for _, p in named]
 
     def run(with_inputs: bool) -> dict[str, list[Any] | None] | None:
         inputs: list[Any] = []
@@ -422,9 +425,10 @@ def gradients(model: Any, case: CaseInputs, paths: RepoPaths) -> dict[str, list[
             if not leaves or not wrt:
                 return None
             loss = functools.reduce(lambda a, b: a + b, (o.float().sum() for o in leaves))
-            grads = [torch.zeros_like(w) if g is None else g.detach().clone()
-                     for w, g in zip(wrt, torch.autograd.grad(loss, wrt, allow_unused=True))]
-        return {"parameters": grads[:len(params)], "inputs": grads[len(params):] if with_inputs else None}
+            raw = torch.autograd.grad(loss, wrt, allow_unused=True)
+            grads = [torch.zeros_like(w) if g is None else g.detach().clone() for w, g in zip(wrt, raw)]
+        return {"parameters": grads[:len(params)], "inputs": grads[len(params):] if with_inputs else None,
+                "none": [n for (n, _), g in zip(named, raw) if g is None]}
 
     try:
         try:
@@ -451,9 +455,14 @@ def compare_gradients(model: Any, cases: Sequence[CaseInputs], paths: RepoPaths,
                       head: Sequence[Any], tolerance: Any) -> dict[str, Any] | None:
     """The candidate's gradients against head's (`head_gradients`), case by case until one
     differs: `{shape, match, max_abs_err, of, message, cases}`, `cases` the number of shape
-    cases compared; None when head has none to compare on any case."""
+    cases compared; None when head has none to compare on any case. Where they match, `zeroed`
+    names the parameters that get zero gradients on some case where head's get none (and
+    `unlinked` the reverse): equal numbers, but an optimizer with momentum or weight decay moves
+    a parameter with a zero gradient and skips one with none, so the evidence says so."""
     row: dict[str, Any] | None = None
     compared = 0
+    zeroed: set[str] = set()
+    unlinked: set[str] = set()
     for i, (case, expected) in enumerate(zip(cases, head)):
         got = gradients(model, case, paths)
         one = _gradient_row(expected, got if i == 0 else _digest(got), tolerance, digest=i > 0)
@@ -463,8 +472,13 @@ def compare_gradients(model: Any, cases: Sequence[CaseInputs], paths: RepoPaths,
         row = {"shape": dict(case.shape), **one, "cases": compared}
         if not one["match"]:
             break
+        if isinstance(expected, dict) and isinstance(got, dict):
+            before, after = set(expected.get("none") or ()), set(got.get("none") or ())
+            zeroed |= before - after
+            unlinked |= after - before
     if row is not None and row["match"]:
         row["shape"] = dict(cases[0].shape)
+        row.update({k: sorted(v) for k, v in (("zeroed", zeroed), ("unlinked", unlinked)) if v})
     return row
 
 
@@ -479,7 +493,7 @@ def _digest(grads: Any) -> Any:
     def one(g: Any) -> Any:
         d = g.detach().double()
         return torch.stack([d.sum(), d.abs().sum(), torch.tensor(float(d.numel()), dtype=torch.float64)])
-    return {of: None if v is None else [one(g) for g in v] for of, v in grads.items()}
+    return {of: v if v is None or of == "none" else [one(g) for g in v] for of, v in grads.items()}
 
 
 def _digests_match(expected: Sequence[Any], got: Sequence[Any], tolerance: Any) -> dict[str, Any]:
@@ -523,7 +537,7 @@ def _gradient_row(expected: Any, got: Any, tolerance: Any, *, digest: bool = Fal
     if not isinstance(expected, dict):
         if expected is not None or not isinstance(got, dict):
             return None
-        grads = [g for v in got.values() if v is not None for g in v]
+        grads = [g for of in ("parameters", "inputs") for g in got.get(of) or ()]
         # (a digest's second number is the sum of the magnitudes: 0 only for zeros, not NaN)
         if all(not bool(g[1] != 0 if digest else g.any()) for g in grads):
             return {"match": True, "max_abs_err": 0.0, "message": None}
@@ -1040,7 +1054,8 @@ def judge(head: Mapping[str, Any], cand: Mapping[str, Any], targets: Sequence[Ma
         evidence.append(f"outputs equal on {n} shape case{'s' if n != 1 else ''}")
     if grads:
         k = int(grads.get("cases") or 1)
-        evidence.append(f"gradients equal on {_shape_cases(k) if k > 1 else _shape(grads.get('shape'))}")
+        evidence.append(f"gradients equal on {_shape_cases(k) if k > 1 else _shape(grads.get('shape'))}"
+                        + _unused_caveat(grads))
     if any(r.get("compared") for r in values.get("rows") or ()):
         names = [f"`{n}`" for n in values.get("names") or ()]
         shown = ", ".join(names[:3]) + (f" and {len(names) - 3} more" if len(names) > 3 else "")
@@ -1261,6 +1276,24 @@ def _dropped_arm_evidence(cand: Mapping[str, Any]) -> str | None:
         return None
     k, n = len(cand.get("reached") or ()), len(cand.get("outputs") or ())
     return f"equal where head ran the dropped `{dropped.get('arm')}` arm: {k} of {_shape_cases(n)}"
+
+
+def _unused_caveat(grads: Mapping[str, Any]) -> str:
+    """What an equal gradient row still differs in (`compare_gradients`' `zeroed`, `unlinked`):
+    the parameters that get a zero gradient where head's get none, or the reverse. The numbers
+    match, but a training step does not treat them alike: an optimizer skips a parameter whose
+    gradient is None and moves one whose gradient is zero by its momentum and weight decay."""
+    out = []
+    for key, words in (("zeroed", "zero gradients where head's get none"),
+                       ("unlinked", "no gradients where head's get zeros")):
+        names = [f"`{n}`" for n in grads.get(key) or ()]
+        if names:
+            shown = ", ".join(names[:3]) + (f" and {len(names) - 3} more" if len(names) > 3 else "")
+            out.append(f"{shown} {'gets' if len(names) == 1 else 'get'} {words}")
+    if not out:
+        return ""
+    return (f" ({'; '.join(out)}: an optimizer with momentum or weight decay updates a parameter "
+            "with a zero gradient and skips one with none)")
 
 
 def _detail(row: Mapping[str, Any]) -> str:
