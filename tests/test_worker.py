@@ -111,6 +111,17 @@ def test_a_flag_the_first_call_sets_is_as_built_for_every_call():
     assert [a["match"] for a in run["accuracy"]] == [True] * 3, run["accuracy"]
 
 
+def test_a_tensor_kept_as_a_plain_attribute_is_as_built_for_every_call():
+    """A streaming block carries its last output's mean into the next call in a plain tensor
+    attribute (`self.carry = y.detach().mean(0)`, no buffer). Each compared call must start
+    from the value as built, or the compiled run is compared with an eager one of another state
+    and the model reads as an accuracy mismatch that is only the calls' order."""
+    run = measured("carry", "models.carry:Carry", phases=("breaks", "matrix", "export"))
+    assert run["status"] == "ok" and run["phase_errors"] == []
+    assert [a["match"] for a in run["accuracy"]] == [True] * 3, run["accuracy"]
+    assert [c["match"] for c in run["export"]["cases"]] == [True] * 3, run["export"]
+
+
 # ----------------------------------------------------------------------------- breaks
 
 def test_item_branch_is_gb0124_and_export_is_data_dependent():

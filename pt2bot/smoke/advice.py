@@ -41,7 +41,7 @@ from typing import Any
 from pt2bot.smoke.export import (classify_failure, short_message, dim_name,
                                  draft_failures, example_case, locate_failure, make_dim,
                                  run_exported)
-from pt2bot.smoke.inputs import CaseInputs
+from pt2bot.smoke.inputs import CaseInputs, start_call
 from pt2bot.smoke.matrix import mark_range, varying_dims
 from pt2bot.smoke.timelimit import Overrun, time_limit
 from pt2bot.smoke.trace import RepoPaths, compilation_metrics, reset_dynamo
@@ -153,6 +153,7 @@ def derive_export(model: Any, cases: list[CaseInputs], eager_outs: list[Any],
     for _ in range(MAX_ROUNDS):
         res["rounds"] += 1
         reset_dynamo()
+        start_call(model)   # traced from the state the eager outputs it is compared with started from
         try:
             with contextlib.redirect_stderr(io.StringIO()), torch.no_grad():
                 ep = torch.export.export(model, args, kwargs or None, dynamic_shapes=spec)

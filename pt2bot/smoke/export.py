@@ -20,7 +20,7 @@ import tempfile
 from typing import Any
 
 from pt2bot.smoke import graph_breaks
-from pt2bot.smoke.inputs import CaseInputs, compare_outputs
+from pt2bot.smoke.inputs import CaseInputs, compare_outputs, forget_state, remember_state, start_call
 from pt2bot.smoke.trace import RepoPaths, frame_file, intern_table, reset_dynamo
 
 _MAX_DIM = 1 << 20
@@ -278,23 +278,30 @@ def run_exported(ep: Any, cases: list[CaseInputs], eager_outs: list[Any], tolera
                  error_chars: int = 500) -> list[dict[str, Any]]:
     """The exported program on every case against eager: `{shape, match, max_abs_err}`, or
     `{shape, match: false, error}` for a case it refuses (a guard on a specialised dim). Each
-    call starts from the generator state of its eager call (pt2bot/smoke/inputs.py
-    `start_call`): a random op draws what eager drew."""
+    call starts as its eager call did (pt2bot/smoke/inputs.py `start_call`): from the
+    program's buffers and constants as exported, which the model's were as built
+    (`measure_export`), so a buffer the program updates does not carry one case's update into
+    the next; and from the generator state of its eager call, so a random op draws what eager
+    drew."""
     import torch
 
     module = ep.module()
+    remember_state(module)
     rows = []
-    for case, expected in zip(cases, eager_outs):
-        row: dict[str, Any] = {"shape": dict(case.shape)}
-        try:
-            torch.manual_seed(0)
-            with torch.no_grad():
-                out = module(*case.args, **case.kwargs)
-            cmp = compare_outputs(expected, out, tolerance)
-            row.update(match=cmp["match"], max_abs_err=cmp["max_abs_err"])
-        except Exception as e:  # noqa: BLE001 - a case outside what the program accepts
-            row.update(match=False, error=short_message(f"{type(e).__name__}: {e}", error_chars))
-        rows.append(row)
+    try:
+        for case, expected in zip(cases, eager_outs):
+            row: dict[str, Any] = {"shape": dict(case.shape)}
+            try:
+                start_call(module)
+                with torch.no_grad():
+                    out = module(*case.args, **case.kwargs)
+                cmp = compare_outputs(expected, out, tolerance)
+                row.update(match=cmp["match"], max_abs_err=cmp["max_abs_err"])
+            except Exception as e:  # noqa: BLE001 - a case outside what the program accepts
+                row.update(match=False, error=short_message(f"{type(e).__name__}: {e}", error_chars))
+            rows.append(row)
+    finally:
+        forget_state(module)
     return rows
 
 
@@ -315,6 +322,9 @@ def measure_export(model: Any, cases: list[CaseInputs], eager_outs: list[Any],
     ex = example_case(cases, dynamic)
     shapes = dynamic_shapes(ex, dynamic, cases, model_spec.get("bounds"))
     args, kwargs = ex.args, dict(ex.kwargs)
+    # the program keeps the buffers and tensor constants it was traced with: the model's as
+    # built, which every eager call it is compared with started from
+    start_call(model)
     try:
         with contextlib.redirect_stderr(io.StringIO()), torch.no_grad():
             ep = torch.export.export(model, args, kwargs or None, dynamic_shapes=shapes)

@@ -228,6 +228,9 @@ def infer_dims(cases: list[CaseInputs], params: list[str]) -> None:
 _BUILT: dict[int, list[tuple[Any, str, Any, Any]]] = {}
 # and its modules' Python flags and numbers as built (`module_scalars`), by the model's id
 _BUILT_SCALARS: dict[int, list[tuple[Any, dict[str, Any]]]] = {}
+# and the tensors its modules keep as plain attributes, not buffers (`self.carry = torch.zeros(8)`),
+# each with a copy of its values as built, by the model's id
+_BUILT_TENSORS: dict[int, list[tuple[Any, dict[str, tuple[Any, Any]]]]] = {}
 # the Python values a module's flag or number holds
 _SCALARS = (bool, int, float, complex, str, type(None))
 
@@ -257,10 +260,28 @@ def remember_state(model: Any) -> None:
     ever hits. So would a flag set on the first call (`if not self._logged:
     logger.info(...); self._logged = True`): the eager reference calls would set it, and the
     compiled run would never trace the first call's code, where a user's first compiled call
-    breaks the graph. Tensors kept as plain attributes and other Python objects are not kept."""
+    breaks the graph. So would a tensor kept as a plain attribute that a call rebinds (a
+    streaming block's `self.carry = y.detach().mean(0)`). Other Python objects (lists, dicts)
+    are not kept."""
     _BUILT[id(model)] = [(m, name, b, b.detach().clone().requires_grad_(b.requires_grad))
                          for m in model.modules() for name, b in m._buffers.items() if b is not None]
     _BUILT_SCALARS[id(model)] = [(m, module_scalars(m)) for m in model.modules()]
+    _BUILT_TENSORS[id(model)] = [(m, {k: (t, t.detach().clone()) for k, t in _plain_tensors(m).items()})
+                                 for m in model.modules()]
+
+
+def forget_state(model: Any) -> None:
+    """Drop what `remember_state` kept of `model` (an exported program's module, made for one
+    comparison), and with it the references that kept the model alive."""
+    for kept in (_BUILT, _BUILT_SCALARS, _BUILT_TENSORS):
+        kept.pop(id(model), None)
+
+
+def _plain_tensors(module: Any) -> dict[str, Any]:
+    """A module's own attributes that hold a tensor outside its parameters and buffers."""
+    import torch
+
+    return {k: v for k, v in vars(module).items() if isinstance(v, torch.Tensor)}
 
 
 def start_call(model: Any) -> None:
@@ -282,7 +303,8 @@ def restore_state(model: Any) -> None:
     wrapper holds), into the same tensors, so that code compiled against them still finds
     them: an in-place copy outside any compiled frame, which no graph records. A buffer the
     model rebound (`self.var = ...`) is bound back to the kept tensor first. The modules'
-    Python flags and numbers are set back too, and one a call added is removed."""
+    Python flags and numbers are set back too, and one a call added is removed; so are the
+    tensors kept as plain attributes, bound back to the tensor as built, with its values."""
     import torch
 
     built = id(getattr(model, "_orig_mod", model))
@@ -291,6 +313,17 @@ def restore_state(model: Any) -> None:
         for name in module_scalars(module).keys() - scalars.keys():
             del vars(module)[name]
         vars(module).update(scalars)
+    with torch.no_grad():
+        for module, tensors in _BUILT_TENSORS.get(built, ()):
+            # one a call added is taken away (`self.last_attn = attn`), one it rebound bound back
+            for name in _plain_tensors(module).keys() - tensors.keys():
+                del vars(module)[name]
+            for name, (tensor, saved) in tensors.items():
+                try:
+                    tensor.copy_(saved)
+                except RuntimeError:   # an inference tensor, a leaf that requires grad: a copy instead
+                    tensor = saved.clone()
+                vars(module)[name] = tensor
     state = _BUILT.get(built)
     if not state:
         return
