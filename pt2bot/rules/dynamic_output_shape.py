@@ -214,6 +214,16 @@ class DynamicOutputShape(Rule):
     only tensor read through it, c + 1 (c - 1 for `<`, `<=`),
     `(-1 / torch.where(m, x, 1.0)).exp()`, a value the mask selects; else 1, each masked read
     `t[m]` as `torch.where(m, t, 1)` (e3nn's own `safe_x`).
+    Fix offered (not safe) for `torch.bincount(x, minlength=m)` (and `x.bincount(minlength=m)`)
+    without weights: the counts written into `m` bins with `scatter_add_`, `torch.zeros(m,
+    dtype=torch.long, device=x.device).scatter_add_(0, x.long(), torch.ones_like(x,
+    dtype=torch.long))`, the maintainers' own fix in X-MoE's expert counts. The same counts
+    where every value is below `m` (an expert index from `topk` over `m` experts, a uint8
+    pixel under 256 bins); past it `bincount` grows its output and `scatter_add_` raises (on
+    CUDA a device-side assert), so the proof compares it on the model's own inputs and the
+    title says so. `x` is written twice: a name, an attribute or an index of them, through
+    view-like methods (`img.reshape(-1)`); `m` moves before `x`, so it calls nothing but
+    `len`, `numel`, `size` and `dim`.
     A selection inside a block of optional work (`if first_below_thr.any(): i =
     torch.where(first_below_thr)[0][0].item()`), where none of the above fits, gets the block
     run in eager only (pt2bot/rules/branch_fixes.py `is_compiling_fixes`, PTC201's recipe 6).
@@ -234,6 +244,7 @@ class DynamicOutputShape(Rule):
             _masked_store_fixes(cls.code, finding, source, tree) or \
             _masked_compute_fixes(cls.code, finding, source, tree) or \
             _output_size_fixes(cls.code, finding, source, tree) or \
+            _counted_bins_fixes(cls.code, finding, source, tree) or \
             is_compiling_fixes(cls.code, finding, source, tree)
 
     def check(self, ctx, node):
@@ -562,6 +573,61 @@ def _output_size_fixes(code: str, finding, source: str, tree: ast.Module) -> lis
     return [replace_statement(code, finding.path, st, new,
                               f"give `repeat_interleave` its output size, `sum({counts})`, from the Python numbers "
                               "its repeats are made of", safe=False)]
+
+
+# methods that give the same elements of the same tensor, read twice (a view, a cast)
+_VIEWS = frozenset({"reshape", "view", "flatten", "ravel", "long", "int", "contiguous", "squeeze", "t"})
+# calls a bin count's `minlength` may make: they read a size, with no side effect
+_SIZES = frozenset({"len", "numel", "size", "dim"})
+
+
+def _viewed(node: ast.AST) -> ast.AST | None:
+    """The name, attribute or index of them (`pure_indexed`) that `node` views through
+    `_VIEWS` methods with constant arguments (`img_chan.reshape(-1)`: `img_chan`), else None."""
+    while isinstance(node, ast.Call):
+        if not (isinstance(node.func, ast.Attribute) and node.func.attr in _VIEWS and not node.keywords
+                and all(pure(a) and not isinstance(a, ast.Starred) for a in node.args)):
+            return None
+        node = node.func.value
+    return node if pure_indexed(node) else None
+
+
+def _counted_bins_fixes(code: str, finding, source: str, tree: ast.Module) -> list[Candidate]:
+    """`torch.bincount(x, minlength=m)` / `x.bincount(minlength=m)`, no weights: `scatter_add_`
+    into `m` zeros (the rule's docstring says where that is the same)."""
+    st, _, lines = finding_statement(finding, source, tree)
+    if st is None or not binds_torch(tree) or function_binds(tree, st, "torch"):
+        return []
+    call = next((n for n in ast.walk(st) if isinstance(n, ast.Call) and isinstance(n.func, ast.Attribute)
+                 and n.func.attr == "bincount" and (n.lineno, n.col_offset) == (finding.line, finding.col)),
+                None)
+    if call is None or any(isinstance(a, ast.Starred) for a in call.args) or \
+            any(k.arg not in ("input", "minlength", "weights") for k in call.keywords):
+        return []
+    torch_fn = isinstance(call.func.value, ast.Name) and call.func.value.id == "torch"
+    given = {k.arg: k.value for k in call.keywords}
+    positional = ["input", "weights", "minlength"] if torch_fn else ["weights", "minlength"]
+    if len(call.args) > len(positional):
+        return []
+    given.update(zip(positional, call.args))
+    x = given.get("input") if torch_fn else call.func.value
+    weights, m = given.get("weights"), given.get("minlength")
+    if x is None or m is None or not (weights is None or (isinstance(weights, ast.Constant) and weights.value is None)):
+        return []
+    base = _viewed(x)
+    if base is None or any(isinstance(n, ast.Call) and not (
+            isinstance(n.func, ast.Name) and n.func.id in _SIZES
+            or isinstance(n.func, ast.Attribute) and n.func.attr in _SIZES) for n in ast.walk(m)) or \
+            any(isinstance(n, (ast.NamedExpr, ast.Await, ast.Yield, ast.YieldFrom)) for n in ast.walk(m)):
+        return []
+    xs, ms = segment(lines, x), segment(lines, m)
+    text = (f"torch.zeros({ms}, dtype=torch.long, device={segment(lines, base)}.device)"
+            f".scatter_add_(0, {xs}.long(), torch.ones_like({xs}, dtype=torch.long))")
+    new = with_replaced(lines, st, call, text)
+    return [replace_statement(code, finding.path, st, new,
+                              f"count into `{ms}` bins with `scatter_add_`: the same counts as `bincount` "
+                              f"where every value is below `{ms}` (past it `bincount` grows its output and "
+                              "`scatter_add_` raises; on CUDA, a device-side assert)", safe=False)]
 
 
 # Elementwise torch functions and tensor methods a masked value may go through: each maps every
