@@ -165,3 +165,58 @@ def test_what_differs_between_heads_own_runs_is_not_held_against_a_candidate(tmp
               "gb": "GB0170", "gb_type": "Data-dependent branching"}
     verdict = prove(root, "clocked", [item("where", where, CLOCK, target)], tmp_path / "work")["where"]
     assert verdict["accepted"] is True, verdict
+
+
+STATS = """\
+import torch
+from torch import nn
+
+
+class Routed(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.lin = nn.Linear(8, 8)
+        self.last_stats = None
+
+    def forward(self, x):
+        p = self.lin(x).sigmoid().detach()
+        total = p.numel()
+        hits = (p > 0.5).sum().item()
+        self.last_stats = {"mean": p.mean().item(), "pct": hits / total if total > 0 else 0.0}
+        return x * 2
+"""
+STATS_LINE = 14
+
+
+@pytest.mark.torch
+def test_a_fix_that_puts_a_tensor_into_a_kept_record_is_refused(tmp_path):
+    """knlp's router block keeps its statistics for logging in a dict (`self.last_router_probs =
+    {"ra_token_pct": ra_tokens / total_tokens, ...}`): with `.item()` dropped the count is a
+    tensor, and so is the percentage stored where head stored a float, though every output is
+    equal. That edit was verified before; the dict is compared now, a copy of it after each call."""
+    assert STATS.splitlines()[STATS_LINE - 1].strip() == "hits = (p > 0.5).sum().item()"
+    config = CONFIG.replace("name: fill", "name: routed").replace("pkg.fill:Fill", "pkg.routed:Routed")
+    root = write_repo(tmp_path / "repo", {"pkg/routed.py": STATS}, config)
+    kept = Candidate(code="PTC101", path="pkg/routed.py", start_line=STATS_LINE, end_line=STATS_LINE,
+                     lines=("        hits = (p > 0.5).sum()",), title="keep the tensor", safe=False)
+    target = {"kind": "break", "model": "routed", "path": "pkg/routed.py", "line": STATS_LINE, "gb": "GB0124",
+              "gb_type": "Unsupported Tensor.item() call with capture_scalar_outputs=False"}
+    verdict = prove(root, "routed", [item("kept", kept, STATS, target)], tmp_path / "work")["kept"]
+    assert verdict["accepted"] is False, verdict
+    assert verdict["reason"].startswith(
+        "after shape case batch=2, what the model keeps differs from head's, though the outputs are "
+        "equal: `last_stats` is a tensor where head's is a Python float ("), verdict
+
+
+def test_a_record_is_a_small_container_of_scalars_and_tensors_copied():
+    import torch
+
+    from pt2bot.smoke.verify import RECORD_LEAVES, record
+
+    stats = {"mean": 0.5, "hist": torch.ones(2), "names": ["a", ("b", None)]}
+    got = record(stats)
+    assert got == {**stats, "hist": got["hist"]} and torch.equal(got["hist"], stats["hist"])
+    stats["hist"] += 1   # the module writing into its record after the copy changes no copy
+    assert got["hist"].tolist() == [1.0, 1.0]
+    assert record([0.0] * RECORD_LEAVES) is not None and record([0.0] * (RECORD_LEAVES + 1)) is None
+    assert [record(v) for v in ({"m": torch.nn.Linear(1, 1)}, [[[[1]]]], [], torch.ones(1), 0.5)] == [None] * 5

@@ -317,9 +317,49 @@ def _compare(expected: Any, got: Any, tolerance: Any) -> dict[str, Any]:
 def scalar_attributes(model: Any) -> dict[tuple[int, str], tuple[Any, Any]]:
     """(id of the module, name) -> (the module, the value) of each public Python scalar
     attribute of `model`'s modules (`module_scalars`: `training` aside, the run's mode is set
-    by pt2bot)."""
+    by pt2bot), and of each public record: a dict, list or tuple of such scalars and tensors
+    (`record`), a block's statistics kept for logging (`self.last_router_probs = {"ra":
+    p.mean().item(), ...}`), where a kept tensor stored in head's float's place reaches whoever
+    reads them (`json.dumps`, a logger's sum)."""
     modules = model.modules() if hasattr(model, "modules") else ()
-    return {(id(m), k): (m, v) for m in modules for k, v in module_scalars(m).items() if not k.startswith("_")}
+    return {(id(m), k): (m, v) for m in modules
+            for k, v in {**module_scalars(m), **{k: v for k, v in vars(m).items() if record(v) is not None}}.items()
+            if not k.startswith("_")}
+
+
+# the leaves a record may hold, at most: a larger container (a cache of tensors, a history)
+# is not a record of one call, and copying it after every call would cost what it holds
+RECORD_LEAVES = 64
+
+
+def record(value: Any) -> Any:
+    """A copy of `value` if it is a dict, list or tuple (nested at most twice) of Python
+    scalars and tensors, at most `RECORD_LEAVES` of them, tensors cloned; else None."""
+    import torch
+
+    count = [0]
+
+    def copy(v: Any, depth: int) -> tuple[bool, Any]:
+        if isinstance(v, torch.Tensor):
+            count[0] += 1
+            return True, v.detach().clone()
+        if isinstance(v, (bool, int, float, complex, str, type(None))):
+            count[0] += 1
+            return True, v
+        if depth < 3 and type(v) in (dict, list, tuple):
+            out = []
+            for k, x in (v.items() if isinstance(v, dict) else enumerate(v)):
+                ok, c = copy(x, depth + 1)
+                if not ok or count[0] > RECORD_LEAVES:
+                    return False, None
+                out.append((k, c))
+            return True, dict(out) if isinstance(v, dict) else type(v)(c for _, c in out)
+        return False, None
+
+    if type(value) not in (dict, list, tuple):
+        return None
+    ok, got = copy(value, 0)
+    return got if ok and count[0] else None
 
 
 def kept_state(model: Any, kept: Mapping[tuple[int, str], tuple[Any, Any]]) -> dict[str, Any]:
@@ -336,7 +376,9 @@ def kept_state(model: Any, kept: Mapping[tuple[int, str], tuple[Any, Any]]) -> d
             if b is not None:
                 out[f"{prefix}.{name}" if prefix else name] = b.detach().clone()
         for k in names.get(id(m), ()):
-            out[f"{prefix}.{k}" if prefix else k] = vars(m).get(k)
+            v = vars(m).get(k)
+            # a record is copied: the module may fill the same dict again on the next call
+            out[f"{prefix}.{k}" if prefix else k] = record(v) if isinstance(v, (dict, list, tuple)) else v
     return out
 
 
