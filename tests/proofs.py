@@ -11,6 +11,15 @@ from pt2bot.results import ResultsFile
 from pt2bot.rules import Candidate, apply_candidate
 
 
+def one_model(name: str, entry: str, inputs: str, shapes: str, extra: str = "") -> str:
+    """The pt2bot.yml these tests share: one model (`inputs` and `shapes` as YAML flow text,
+    `extra` more of its keys, each line indented as a key of it), no export, eager backend, no
+    latency, a fixes budget that no tiny model reaches."""
+    return (f"version: 1\nmodels:\n  - name: {name}\n    entry: {entry}\n{extra}    inputs: {inputs}\n"
+            f"    shapes: {shapes}\n    export: false\n    timeout_s: 60\n"
+            "run: {backend: eager, latency: false, timeout_s: 120}\nfixes: {budget_s: 240}\n")
+
+
 def write_repo(root: Path, files: dict[str, str], config: str) -> Path:
     """`files` (paths under `root`, `pkg/__init__.py` added) and `pt2bot.yml`."""
     for rel, text in {"pkg/__init__.py": "", **files}.items():

@@ -30,6 +30,7 @@ from pt2bot.rules.check_fixes import message_of
 from pt2bot.smoke.patch import Edit
 from pt2bot.smoke.verify import judge
 from pt2bot.static import check_paths
+from proofs import one_model
 
 MODEL = """\
 import torch
@@ -590,18 +591,7 @@ class Net(nn.Module):
         g = torch.nn.functional.softplus(h.mean(1))
         return limit(adjust(h, g), g)
 """
-CONFIG = """\
-version: 1
-models:
-  - name: net
-    entry: pkg.net:Net
-    inputs: [{name: x, shape: [batch, 8]}]
-    shapes: {batch: [2, 4]}
-    export: false
-    timeout_s: 60
-run: {backend: eager, latency: false, timeout_s: 120}
-fixes: {budget_s: 240}
-"""
+CONFIG = one_model("net", "pkg.net:Net", "[{name: x, shape: [batch, 8]}]", "{batch: [2, 4]}")
 
 
 def _prove_net(root: Path, items: list, tmp_path: Path) -> dict:
@@ -800,18 +790,7 @@ class Lm(nn.Module):
             raise ValueError("token id out of range")
         return self.emb(idx).sum(1)
 """
-IDS_CONFIG = """\
-version: 1
-models:
-  - name: lm
-    entry: pkg.lm:Lm
-    inputs: [{name: idx, shape: [batch, 4], dtype: int64, low: 0, high: 16}]
-    shapes: {batch: [2, 4]}
-    export: false
-    timeout_s: 60
-run: {backend: eager, latency: false, timeout_s: 120}
-fixes: {budget_s: 240}
-"""
+IDS_CONFIG = one_model("lm", "pkg.lm:Lm", "[{name: idx, shape: [batch, 4], dtype: int64, low: 0, high: 16}]", "{batch: [2, 4]}")
 
 
 def _prove_ids(tmp_path, net: str) -> dict:

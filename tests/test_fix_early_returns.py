@@ -20,6 +20,7 @@ from pt2bot.findings import Finding
 from pt2bot.fixes import ProofSetting, Proposal, prove_on_model
 from pt2bot.results import ResultsFile
 from pt2bot.rules import Candidate, apply_candidate, fix_candidates
+from proofs import one_model
 
 WHERE = "select the early returns' values with nested `torch.where`"
 
@@ -72,18 +73,7 @@ class Ranker(nn.Module):
         target = preds >= preds.median()
         return precision(preds, target) + spread(preds, target) + huge(preds, target)
 """
-CONFIG = """\
-version: 1
-models:
-  - name: ranker
-    entry: pkg.model:Ranker
-    inputs: [{name: x, shape: [batch, 8]}]
-    shapes: {batch: [2, 3]}
-    export: false
-    timeout_s: 60
-run: {backend: eager, latency: false, timeout_s: 120}
-fixes: {budget_s: 240}
-"""
+CONFIG = one_model("ranker", "pkg.model:Ranker", "[{name: x, shape: [batch, 8]}]", "{batch: [2, 3]}")
 
 
 def _line(text: str, nth: int = 1) -> int:

@@ -11,7 +11,7 @@ import collections
 import pytest
 
 from pt2bot.rules.base import Candidate
-from proofs import item, prove, write_repo
+from proofs import item, one_model, prove, write_repo
 
 STEP = """\
 import collections
@@ -41,18 +41,7 @@ class Stepper(nn.Module):
         return state.y
 """
 LINE = 17
-CONFIG = """\
-version: 1
-models:
-  - name: stepper
-    entry: pkg.step:Stepper
-    inputs: [{name: x, shape: [batch, 8]}]
-    shapes: {batch: [2, 3]}
-    export: false
-    timeout_s: 60
-run: {backend: eager, latency: false, timeout_s: 120}
-fixes: {budget_s: 240}
-"""
+CONFIG = one_model("stepper", "pkg.step:Stepper", "[{name: x, shape: [batch, 8]}]", "{batch: [2, 3]}")
 
 
 @pytest.mark.torch

@@ -10,7 +10,7 @@ from __future__ import annotations
 import pytest
 
 from pt2bot.rules.base import Candidate
-from proofs import item, prove, write_repo
+from proofs import item, one_model, prove, write_repo
 
 RATIO = """\
 import torch
@@ -32,18 +32,7 @@ class Ratio(nn.Module):
         return ratio(self.lin(x), x)
 """
 LINE = 6
-CONFIG = """\
-version: 1
-models:
-  - name: ratio
-    entry: pkg.ratio:Ratio
-    inputs: [{name: x, shape: [batch, 4]}]
-    shapes: {batch: [2, 3]}
-    export: false
-    timeout_s: 60
-run: {backend: eager, latency: false, timeout_s: 120}
-fixes: {budget_s: 240}
-"""
+CONFIG = one_model("ratio", "pkg.ratio:Ratio", "[{name: x, shape: [batch, 4]}]", "{batch: [2, 3]}")
 TARGET = {"kind": "break", "model": "ratio", "path": "pkg/ratio.py", "line": LINE, "gb": "GB0170",
           "gb_type": "Data-dependent branching"}
 

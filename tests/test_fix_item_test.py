@@ -11,7 +11,7 @@ import pytest
 
 from pt2bot.fixes import break_findings
 from pt2bot.rules import fix_candidates
-from proofs import item, prove, write_repo
+from proofs import item, one_model, prove, write_repo
 
 BLOCK = """\
 import torch
@@ -65,18 +65,7 @@ def test_no_edit_where_the_number_is_read_otherwise(test):
     assert _edits(BLOCK.replace("hasattr(self, \"b2\") and self._has_bias_2.item()", test)) == {}
 
 
-CONFIG = """\
-version: 1
-models:
-  - name: block
-    entry: pkg.block:Block
-    inputs: [{name: x, shape: [batch, 4]}]
-    shapes: {batch: [2, 3]}
-    export: false
-    timeout_s: 60
-run: {backend: eager, latency: false, timeout_s: 120}
-fixes: {budget_s: 240}
-"""
+CONFIG = one_model("block", "pkg.block:Block", "[{name: x, shape: [batch, 4]}]", "{batch: [2, 3]}")
 
 
 @pytest.mark.torch

@@ -10,7 +10,7 @@ from __future__ import annotations
 import pytest
 
 from pt2bot.rules.base import Candidate
-from proofs import item, prove, write_repo
+from proofs import item, one_model, prove, write_repo
 
 FILL = """\
 import torch
@@ -30,18 +30,7 @@ class Fill(nn.Module):
         return h * 2
 """
 LINE = 13
-CONFIG = """\
-version: 1
-models:
-  - name: fill
-    entry: pkg.fill:Fill
-    inputs: [{name: x, shape: [batch, 8]}]
-    shapes: {batch: [2, 3]}
-    export: false
-    timeout_s: 60
-run: {backend: eager, latency: false, timeout_s: 120}
-fixes: {budget_s: 240}
-"""
+CONFIG = one_model("fill", "pkg.fill:Fill", "[{name: x, shape: [batch, 8]}]", "{batch: [2, 3]}")
 
 
 @pytest.mark.torch

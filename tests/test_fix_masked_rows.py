@@ -17,7 +17,7 @@ import pytest
 
 from pt2bot.fixes import break_findings
 from pt2bot.rules import Candidate, apply_candidate, fix_candidates
-from proofs import item, prove, write_repo
+from proofs import item, one_model, prove, write_repo
 
 TITLE = "compute every row and select the masked ones with `torch.where`, with no `if`"
 
@@ -116,18 +116,7 @@ def test_no_edit_where_selecting_could_differ(edits):
     assert _rows(text, line) == []
 
 
-CONFIG = """\
-version: 1
-models:
-  - name: ood
-    entry: pkg.ood:OELoss
-    inputs: [{name: x, shape: [batch, 4]}, {name: target, shape: [batch], dtype: int64, low: -1, high: 3}]
-    shapes: {batch: [6, 9]}
-    export: false
-    timeout_s: 60
-run: {backend: eager, latency: false, timeout_s: 120}
-fixes: {budget_s: 240}
-"""
+CONFIG = one_model("ood", "pkg.ood:OELoss", "[{name: x, shape: [batch, 4]}, {name: target, shape: [batch], dtype: int64, low: -1, high: 3}]", "{batch: [6, 9]}")
 
 
 @pytest.mark.torch

@@ -13,7 +13,7 @@ import pytest
 
 from pt2bot.findings import Finding
 from pt2bot.rules import apply_candidate, fix_candidates
-from proofs import item, prove, write_repo
+from proofs import item, one_model, prove, write_repo
 
 WHERE = "select with `torch.where` instead of branching, the warning given in eager only"
 
@@ -114,18 +114,7 @@ class Roc(nn.Module):
         fps = torch.relu(self.lin(x)).sum(0).cumsum(0) + 1.0
         return rate(fps, fps)
 """
-CONFIG = """\
-version: 1
-models:
-  - name: roc
-    entry: pkg.model:Roc
-    inputs: [{name: x, shape: [batch, 8]}]
-    shapes: {batch: [2, 3]}
-    export: false
-    timeout_s: 60
-run: {backend: eager, latency: false, timeout_s: 120}
-fixes: {budget_s: 240}
-"""
+CONFIG = one_model("roc", "pkg.model:Roc", "[{name: x, shape: [batch, 8]}]", "{batch: [2, 3]}")
 
 
 @pytest.mark.torch

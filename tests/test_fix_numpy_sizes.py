@@ -18,6 +18,7 @@ from pt2bot.rules import Candidate, apply_candidate, fix_candidates
 from pt2bot.static import check_paths
 from tests.test_fix_sizes import stand_in_candidates
 from tests.test_fixes import findings_in, fixed
+from proofs import one_model
 
 HEAD = """\
 import numpy as np
@@ -126,18 +127,7 @@ class Flow(nn.Module):
 """
 COUNT, LOOP = 12, 14
 
-CONFIG = """\
-version: 1
-models:
-  - name: flow
-    entry: pkg.flow:Flow
-    inputs: [{name: x, shape: [batch, 4]}]
-    shapes: {batch: [2, 3]}
-    export: false
-    timeout_s: 60
-run: {backend: eager, latency: false, timeout_s: 120}
-fixes: {budget_s: 240}
-"""
+CONFIG = one_model("flow", "pkg.flow:Flow", "[{name: x, shape: [batch, 4]}]", "{batch: [2, 3]}")
 
 
 @pytest.mark.torch

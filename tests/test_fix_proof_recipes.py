@@ -16,6 +16,7 @@ from pt2bot.fixes import ProofSetting, Proposal, prove_on_model
 from pt2bot.results import ResultsFile
 from pt2bot.rules import apply_candidate, fix_candidates
 from pt2bot.static import check_paths
+from proofs import one_model
 
 NET = """\
 import torch
@@ -38,18 +39,7 @@ class Net(nn.Module):
 """
 WRITE, DRAW = 15, 16   # the lines of the two breaks
 
-CONFIG = """\
-version: 1
-models:
-  - name: net
-    entry: pkg.net:Net
-    inputs: [{name: x, shape: [batch, 8]}]
-    shapes: {batch: [2, 4]}
-    export: false
-    timeout_s: 60
-run: {backend: eager, latency: false, timeout_s: 120}
-fixes: {budget_s: 240}
-"""
+CONFIG = one_model("net", "pkg.net:Net", "[{name: x, shape: [batch, 8]}]", "{batch: [2, 4]}")
 
 
 @pytest.mark.torch

@@ -17,6 +17,7 @@ from pt2bot.fixes import ProofSetting, Proposal, break_findings, prove_on_model
 from pt2bot.results import ResultsFile
 from pt2bot.rules import Candidate, apply_candidate, fix_candidates
 from pt2bot.static import check_paths
+from proofs import one_model
 
 NET = """\
 import torch
@@ -39,18 +40,7 @@ class Net(nn.Module):
 """
 ITEM, FULL, SIZES, VIEW = 12, 13, 16, 17   # the lines of the two breaks and what feeds them
 
-CONFIG = """\
-version: 1
-models:
-  - name: net
-    entry: pkg.net:Net
-    inputs: [{name: x, shape: [batch, 4]}]
-    shapes: {batch: [2, 3]}
-    export: false
-    timeout_s: 60
-run: {backend: eager, latency: false, timeout_s: 120}
-fixes: {budget_s: 240}
-"""
+CONFIG = one_model("net", "pkg.net:Net", "[{name: x, shape: [batch, 4]}]", "{batch: [2, 3]}")
 
 
 def _wrong(start: int, end: int, lines: list[str], title: str) -> Candidate:

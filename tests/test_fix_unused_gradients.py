@@ -10,7 +10,7 @@ from __future__ import annotations
 import pytest
 
 from pt2bot.rules.base import Candidate
-from proofs import item, prove, write_repo
+from proofs import item, one_model, prove, write_repo
 
 GATE = """\
 import torch
@@ -30,18 +30,7 @@ class Gate(nn.Module):
         return h
 """
 LINE = 13
-CONFIG = """\
-version: 1
-models:
-  - name: gate
-    entry: pkg.gate:Gate
-    inputs: [{name: x, shape: [batch, 4]}]
-    shapes: {batch: [2, 3]}
-    export: false
-    timeout_s: 60
-run: {backend: eager, latency: false, timeout_s: 120}
-fixes: {budget_s: 240}
-"""
+CONFIG = one_model("gate", "pkg.gate:Gate", "[{name: x, shape: [batch, 4]}]", "{batch: [2, 3]}")
 TARGET = {"kind": "break", "model": "gate", "path": "pkg/gate.py", "line": LINE, "gb": "GB0170",
           "gb_type": "Data-dependent branching"}
 CAVEAT = ("gradients equal on 2 shape cases (`shift` gets zero gradients where head's get none: an "

@@ -9,7 +9,7 @@ from __future__ import annotations
 import pytest
 
 from pt2bot.rules.base import Candidate
-from proofs import item, prove, write_repo
+from proofs import item, one_model, prove, write_repo
 
 NET = """\
 import torch
@@ -35,18 +35,7 @@ class Net(nn.Module):
 """
 IF = 7
 assert NET.splitlines()[IF - 1].strip() == "if bool((x < 0).any()):"
-CONFIG = """\
-version: 1
-models:
-  - name: net
-    entry: pkg.net:Net
-    inputs: [{name: x, shape: [batch, 4]}]
-    shapes: {batch: [2, 3]}
-    export: false
-    timeout_s: 60
-run: {backend: eager, latency: false, timeout_s: 120}
-fixes: {budget_s: 240}
-"""
+CONFIG = one_model("net", "pkg.net:Net", "[{name: x, shape: [batch, 4]}]", "{batch: [2, 3]}")
 
 
 @pytest.mark.torch

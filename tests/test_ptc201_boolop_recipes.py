@@ -16,6 +16,7 @@ from pt2bot.config import StaticConfig
 from pt2bot.findings import Finding
 from pt2bot.rules import apply_candidate, fix_candidates
 from pt2bot.static import check_paths
+from proofs import one_model
 
 WHERE = "select with `torch.where` instead of branching"
 COND = "branch inside the graph with `torch.cond`"
@@ -191,18 +192,7 @@ class Net(nn.Module):
 """
 BRANCH = 14
 
-CONFIG = """\
-version: 1
-models:
-  - name: net
-    entry: pkg.net:Net
-    inputs: [{name: x, shape: [batch, 8]}]
-    shapes: {batch: [2, 4]}
-    export: false
-    timeout_s: 60
-run: {backend: eager, latency: false, timeout_s: 120}
-fixes: {budget_s: 240}
-"""
+CONFIG = one_model("net", "pkg.net:Net", "[{name: x, shape: [batch, 8]}]", "{batch: [2, 4]}")
 
 
 @pytest.mark.torch

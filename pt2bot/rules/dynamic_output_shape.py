@@ -542,6 +542,19 @@ def _masked_store_fixes(code: str, finding, source: str, tree: ast.Module) -> li
     return out
 
 
+def _method_call_at(finding, source: str, tree: ast.Module, attr: str
+                    ) -> tuple[ast.stmt, list[str], ast.Call | None]:
+    """The finding's statement, the file's lines and the call of `torch.<attr>` or `x.<attr>`
+    at the finding; no call where the statement does not own its lines or `torch` is not the
+    module's torch there (a recipe writes `torch.`)."""
+    st, _, lines = finding_statement(finding, source, tree)
+    if st is None or not binds_torch(tree) or function_binds(tree, st, "torch"):
+        return st, lines, None
+    return st, lines, next((n for n in ast.walk(st) if isinstance(n, ast.Call) and isinstance(n.func, ast.Attribute)
+                            and n.func.attr == attr and (n.lineno, n.col_offset) == (finding.line, finding.col)),
+                           None)
+
+
 def _output_size_fixes(code: str, finding, source: str, tree: ast.Module) -> list[Candidate]:
     """`torch.repeat_interleave(x, torch.tensor(counts))` (or `x.repeat_interleave(...)`),
     the repeats a tensor made of a name's Python numbers (vit-pytorch's NaViT: `patch_counts =
@@ -549,12 +562,7 @@ def _output_size_fixes(code: str, finding, source: str, tree: ast.Module) -> lis
     Python, and `output_size=` tells torch so (measured on torch 2.13: no break). Where
     `counts` is not those numbers (one count broadcast over `x`, a tensor), torch raises on
     the mismatch and the proof refuses it."""
-    st, _, lines = finding_statement(finding, source, tree)
-    if st is None or not binds_torch(tree) or function_binds(tree, st, "torch"):
-        return []
-    call = next((n for n in ast.walk(st) if isinstance(n, ast.Call) and isinstance(n.func, ast.Attribute)
-                 and n.func.attr == "repeat_interleave" and (n.lineno, n.col_offset) == (finding.line, finding.col)),
-                None)
+    st, lines, call = _method_call_at(finding, source, tree, "repeat_interleave")
     if call is None or any(k.arg in ("output_size", None) for k in call.keywords) or \
             any(isinstance(a, ast.Starred) for a in call.args):
         return []
@@ -595,12 +603,7 @@ def _viewed(node: ast.AST) -> ast.AST | None:
 def _counted_bins_fixes(code: str, finding, source: str, tree: ast.Module) -> list[Candidate]:
     """`torch.bincount(x, minlength=m)` / `x.bincount(minlength=m)`, no weights: `scatter_add_`
     into `m` zeros (the rule's docstring says where that is the same)."""
-    st, _, lines = finding_statement(finding, source, tree)
-    if st is None or not binds_torch(tree) or function_binds(tree, st, "torch"):
-        return []
-    call = next((n for n in ast.walk(st) if isinstance(n, ast.Call) and isinstance(n.func, ast.Attribute)
-                 and n.func.attr == "bincount" and (n.lineno, n.col_offset) == (finding.line, finding.col)),
-                None)
+    st, lines, call = _method_call_at(finding, source, tree, "bincount")
     if call is None or any(isinstance(a, ast.Starred) for a in call.args) or \
             any(k.arg not in ("input", "minlength", "weights") for k in call.keywords):
         return []
