@@ -13,7 +13,7 @@ import pytest
 
 from pt2bot.fixes import break_findings
 from pt2bot.rules import apply_candidate, fix_candidates
-from proofs import item, prove, write_repo
+from proofs import item, one_model, prove, write_repo
 
 ROUTER = """\
 import torch
@@ -36,19 +36,8 @@ LINE = 14
 assert ROUTER.splitlines()[LINE - 1].strip().startswith("counts = ")
 FIXED = ("        counts = torch.zeros(self.num_experts, dtype=torch.long, device=top.device)"
          ".scatter_add_(0, top.reshape(-1).long(), torch.ones_like(top.reshape(-1), dtype=torch.long))")
-CONFIG = """\
-version: 1
-models:
-  - name: router
-    entry: pkg.router:Router
-    kwargs: {experts: EXPERTS}
-    inputs: [{name: x, shape: [batch, 8]}]
-    shapes: {batch: [3, 5]}
-    export: false
-    timeout_s: 60
-run: {backend: eager, latency: false, timeout_s: 120}
-fixes: {budget_s: 240}
-"""
+CONFIG = one_model("router", "pkg.router:Router", "[{name: x, shape: [batch, 8]}]", "{batch: [3, 5]}",
+                   extra="    kwargs: {experts: EXPERTS}\n")
 
 
 def _target(line: int = LINE, path: str = "pkg/router.py") -> dict:
