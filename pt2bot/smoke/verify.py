@@ -321,10 +321,11 @@ def scalar_attributes(model: Any) -> dict[tuple[int, str], tuple[Any, Any]]:
     (`record`), a block's statistics kept for logging (`self.last_router_probs = {"ra":
     p.mean().item(), ...}`), where a kept tensor stored in head's float's place reaches whoever
     reads them (`json.dumps`, a logger's sum)."""
-    modules = model.modules() if hasattr(model, "modules") else ()
-    return {(id(m), k): (m, v) for m in modules
-            for k, v in {**module_scalars(m), **{k: v for k, v in vars(m).items() if record(v) is not None}}.items()
-            if not k.startswith("_")}
+    modules = list(model.modules()) if hasattr(model, "modules") else []
+    scalars = {(id(m), k): (m, v) for m in modules for k, v in module_scalars(m).items() if not k.startswith("_")}
+    records = {(id(m), k): (m, v) for m in modules
+               for k, v in vars(m).items() if not k.startswith("_") and record(v) is not None}
+    return {**scalars, **records}
 
 
 # the leaves a record may hold, at most: a larger container (a cache of tensors, a history)
