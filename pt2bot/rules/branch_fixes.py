@@ -808,7 +808,19 @@ def _branch_fixes(code, finding, st: ast.If, body, tree, lines, test: str) -> li
             text = segment(lines, shared)
             first = [f"{indent}{name} = {text}"]
             then, other = then.replace(text, name), other.replace(text, name)
-        ways.insert(0, (1, f"torch.where({test}, {then}, {other})", "select with `torch.where` instead of branching"))
+        where_title = "select with `torch.where` instead of branching"
+        zero = _zero_tested(st.test)
+        if zero is not None and not first and _divides_by(b, zero) and not _divides_by(a, zero) and \
+                _side_effect_free(b):
+            # the `else` side divides by what the test compares with zero: computed everywhere by
+            # `torch.where`, it would divide by that zero where the branch did not (an integer
+            # division raises, a float one puts NaN into the gradient); 1 stands in there
+            safe = {zero: fresh_name(identifiers(tree), f"safe_{zero}")}
+            first = [f"{indent}{safe[zero]} = torch.where({test}, torch.ones_like({zero}), {zero})"]
+            other = _safe_arg(lines, b, safe)
+            where_title += (f"; 1 stands in for `{zero}` where it is 0, so that the division computed there "
+                            "and not selected is defined")
+        ways.insert(0, (1, f"torch.where({test}, {then}, {other})", where_title))
     for rank, text, title in ways:
         pre = first if rank == 1 else []
         if notes:
@@ -1186,12 +1198,13 @@ def _chain(code, finding, body: list[ast.stmt], first: int, last: int, tree, lin
     new: list[str] = []
     cases: list[tuple[str, str]] = []
     special: list[str] = []
+    safe: dict[str, str] = {}   # a divisor an early return guards against zero -> its stand-in
     prev_end = run[0].lineno - 1
     for k, s in enumerate(run[:-1]):
         new += lines[prev_end:s.lineno - 1]   # comments and blank lines between statements
         prev_end = s.end_lineno or s.lineno
         if not _guarded_return(s):
-            new += lines[s.lineno - 1:prev_end]
+            new += _with_safe(lines, s, safe)
             continue
         value = s.body[0].value
         if isinstance(value, ast.Tuple) or not tensors.has(value):
@@ -1200,6 +1213,16 @@ def _chain(code, finding, body: list[ast.stmt], first: int, last: int, tree, lin
         if mask is None:
             return None
         special += guards_of(f"{segment(lines, s.test)} {mask}")   # `not t.sum()` is `t.sum() == 0`
+        zero, safe_line = _zero_tested(s.test), ""
+        if zero is not None and zero not in safe and tensors.has(ast.Name(id=zero, ctx=ast.Load())) and \
+                not any(zero in _assigned(t) for t in run[k + 1:-1]) and \
+                any(_divides_by(t, zero) for t in run[k + 1:]):
+            # `torch.where` computes the code after the return where it returned too: dividing by
+            # the zero it returned on raises for integers (torchvision's equalize, `step == 0`)
+            # and puts NaN into the gradient for floats; 1 stands in there, where nothing reads it
+            safe[zero] = fresh_name(taken, f"safe_{zero}")
+            taken.add(safe[zero])
+            safe_line = f"{safe[zero]} = torch.where({mask}, torch.ones_like({zero}), {zero})"
         # what the statements after it rebind: a test or value that reads such a name is
         # computed here, into a fresh local, so that it keeps the value it had here
         later = set().union(*(_assigned(t) for t in run[k + 1:-1] if not _guarded_return(t)))
@@ -1211,14 +1234,70 @@ def _chain(code, finding, body: list[ast.stmt], first: int, last: int, tree, lin
                 text = name
             picked.append(text)
         cases.append((picked[0], picked[1]))
+        if safe_line:
+            new += statement_lines(indent, safe_line)
     new += lines[prev_end:run[-1].lineno - 1]
     while new and not new[0].strip():   # the blank line after a first `if` that is gone
         new.pop(0)
-    new += _nested_where(indent, cases, _arg(lines, final))
+    new += _nested_where(indent, cases, _safe_arg(lines, final, safe))
     return Candidate(code=code, path=finding.path, start_line=run[0].lineno,
                      end_line=run[-1].end_lineno or run[-1].lineno, lines=tuple(new),
-                     title="select the early returns' values with nested `torch.where`",
+                     title="select the early returns' values with nested `torch.where`"
+                     + "".join(f"; 1 stands in for `{z}` where it is 0, so that the division computed there "
+                               "and not selected is defined" for z in safe),
                      safe=False, guards=tuple(dict.fromkeys(special)), rank=rank)
+
+
+def _zero_tested(test: ast.AST) -> str | None:
+    """The name an early return's test compares with zero (`step == 0`, `0 == n`, `not n`)."""
+    if isinstance(test, ast.UnaryOp) and isinstance(test.op, ast.Not) and isinstance(test.operand, ast.Name):
+        return test.operand.id
+    if isinstance(test, ast.Compare) and len(test.ops) == 1 and isinstance(test.ops[0], ast.Eq):
+        a, b = test.left, test.comparators[0]
+        for x, y in ((a, b), (b, a)):
+            if isinstance(x, ast.Name) and isinstance(y, ast.Constant) and not isinstance(y.value, bool) \
+                    and y.value == 0:
+                return x.id
+    return None
+
+
+# torch's functions that divide their first argument by their second
+_DIVIDES = frozenset({"div", "true_divide", "floor_divide", "remainder", "fmod"})
+
+
+def _divides_by(node: ast.AST, name: str) -> bool:
+    """Whether `node` divides by `name` itself (`x / n`, `x // n`, `x % n`, `torch.div(x, n)`)."""
+    for n in ast.walk(node):
+        if isinstance(n, ast.BinOp) and isinstance(n.op, (ast.Div, ast.FloorDiv, ast.Mod)) and \
+                isinstance(n.right, ast.Name) and n.right.id == name:
+            return True
+        if isinstance(n, ast.Call) and isinstance(n.func, ast.Attribute) and n.func.attr in _DIVIDES and \
+                len(n.args) >= 2 and isinstance(n.args[1], ast.Name) and n.args[1].id == name:
+            return True
+    return False
+
+
+def _with_safe(lines: list[str], st: ast.stmt, safe: dict[str, str]) -> list[str]:
+    """`st`'s lines with each read of a name of `safe` replaced by its stand-in."""
+    spans = [((n.lineno, n.col_offset), (n.end_lineno or n.lineno, n.end_col_offset or 0), safe[n.id])
+             for n in ast.walk(st) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Load) and n.id in safe]
+    end = st.end_lineno or st.lineno
+    return replace_spans(lines, st.lineno, end, spans) if spans else lines[st.lineno - 1:end]
+
+
+def _safe_arg(lines: list[str], node: ast.AST, safe: dict[str, str]) -> str:
+    """`_arg` of `node` with each read of a name of `safe` replaced by its stand-in."""
+    names = [n for n in ast.walk(node) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Load) and n.id in safe]
+    if not names:
+        return _arg(lines, node)
+    if isinstance(node, ast.Name):
+        return safe[node.id]
+    start, end = node_span(node)
+    # the node's own span marked, so that its text is found again once the names are replaced
+    text = "\n".join(replace_spans(lines, start[0], end[0], [(start, start, "\0"), (end, end, "\1")]
+                                  + [(*node_span(n), safe[n.id]) for n in names]))
+    text = text[text.index("\0") + 1:text.index("\1")]
+    return f"({text})" if isinstance(node, (ast.Tuple, ast.NamedExpr, ast.Starred, ast.Yield)) else text
 
 
 def chain_fixes(code, finding, st: ast.If, body: list[ast.stmt], tree, lines) -> list[Candidate]:

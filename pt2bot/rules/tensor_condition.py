@@ -136,7 +136,13 @@ class TensorCondition(Rule):
     A chain of early returns of tensors, `if bits == 0: return torch.zeros_like(x)` ...
     `return r`, becomes the statements between and one nested `torch.where(c1, a1,
     torch.where(c2, a2, r))` (a test or value that reads a name rebound below it is computed
-    first, into a fresh local; `and` between comparisons is `&`). Last, an early `break`,
+    first, into a fresh local; `and` between comparisons is `&`). `torch.where` computes the
+    code after an early return where head returned too: where the return's test compares a
+    name with zero (`if step == 0: return img`, `not n`) and that code divides by it (`/`,
+    `//`, `%`, `torch.div`), an integer division raises there and a float one puts NaN into the
+    gradient, so 1 stands in for it, `safe_step = torch.where(step == 0,
+    torch.ones_like(step), step)`, read by the code after it (torchvision's equalize), in the
+    chain and in the one-`return` `torch.where` alike. Last, an early `break`,
     `continue` or `return` of names (`return target, None`) is taken in eager only, `if not
     torch.compiler.is_compiling() and <test>:`: right only where the exit skips work that
     changes nothing, so it is posted only where compiled runs, which do not take the exit,
