@@ -647,7 +647,9 @@ def guard_checks(model: Any, case: CaseInputs, paths: RepoPaths, kinds: Sequence
                     inj = Injection(kind, pattern, arg, watch=watch, prefer=prefer)
                     on_stage(stage)
                     try:
-                        with injecting(head_swap, inj), torch.no_grad():
+                        # uninitialised memory filled alike in both runs: an injected value a
+                        # solver refuses may leave rows of its `torch.empty` result unwritten
+                        with injecting(head_swap, inj), torch.no_grad(), defined_memory():
                             result = _try_forward(model, case, paths)
                     except CandidateTimeout as e:
                         head_cache[key] = e
@@ -658,7 +660,7 @@ def guard_checks(model: Any, case: CaseInputs, paths: RepoPaths, kinds: Sequence
                 if not head_inj.hit:
                     continue
                 inj = Injection(kind, pattern, arg, prefer=prefer)
-                with injecting(cand_swap, inj), torch.no_grad():
+                with injecting(cand_swap, inj), torch.no_grad(), defined_memory():
                     got = _try_forward(model, case, paths)
                 row: dict[str, Any] = {"kind": kind, "pattern": pattern, "arg": arg,
                                        "argument": head_inj.argument, "hit": True,
@@ -715,7 +717,8 @@ def _compiled_guards(model: Any, case: CaseInputs, paths: RepoPaths, cand_swap: 
     compiled again. Each input keeps the recompile budget a fresh compile of its own had (the
     limits times the number of inputs): past the limit dynamo runs a frame in eager, where
     `is_compiling()` is false, and the run would compare nothing. Forgotten after, as a
-    fresh compile per input was."""
+    fresh compile per input was. Uninitialised memory is filled as in head's eager runs on
+    the guard inputs (`defined_memory`)."""
     import torch
 
     out = []
@@ -726,7 +729,7 @@ def _compiled_guards(model: Any, case: CaseInputs, paths: RepoPaths, cand_swap: 
         compiled = torch.compile(model, backend="eager")
         with cfg.patch(recompile_limit=cfg.recompile_limit * n,
                        accumulated_recompile_limit=cfg.accumulated_recompile_limit * n), \
-                injector(cand_swap, compiled=True) as inject, torch.no_grad():
+                injector(cand_swap, compiled=True) as inject, torch.no_grad(), defined_memory():
             for inj, head_out in runs:
                 inject.use(inj)
                 got = _try_forward(compiled, case, paths)
