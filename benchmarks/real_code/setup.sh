@@ -33,7 +33,8 @@ for n in ("torch", "torchvision", "vit-pytorch", "x-transformers", "denoising-di
           "torchsde", "torch-geometric", "normflows", "pytorch-tabnet", "reformer-pytorch",
           "performer-pytorch", "e3nn", "pytorch-crf", "routing-transformer", "torch-kmeans",
           "pytorch-tcn", "mambapy", "sinkhorn-transformer", "pytorch-ood",
-          "lie-transformer-pytorch", "xitorch", "geoopt", "pytorch-minimize", "torch-kf"):
+          "lie-transformer-pytorch", "xitorch", "geoopt", "pytorch-minimize", "torch-kf",
+          "zuko", "torchcde"):
     print(f"{n}=={m.version(n)}")
 PY
 echo "venv ready: $venv"
