@@ -818,8 +818,7 @@ def _branch_fixes(code, finding, st: ast.If, body, tree, lines, test: str) -> li
             safe = {zero: fresh_name(identifiers(tree), f"safe_{zero}")}
             first = [f"{indent}{safe[zero]} = torch.where({test}, torch.ones_like({zero}), {zero})"]
             other = _safe_arg(lines, b, safe)
-            where_title += (f"; 1 stands in for `{zero}` where it is 0, so that the division computed there "
-                            "and not selected is defined")
+            where_title += _stands_in(zero)
         ways.insert(0, (1, f"torch.where({test}, {then}, {other})", where_title))
     for rank, text, title in ways:
         pre = first if rank == 1 else []
@@ -1243,8 +1242,7 @@ def _chain(code, finding, body: list[ast.stmt], first: int, last: int, tree, lin
     return Candidate(code=code, path=finding.path, start_line=run[0].lineno,
                      end_line=run[-1].end_lineno or run[-1].lineno, lines=tuple(new),
                      title="select the early returns' values with nested `torch.where`"
-                     + "".join(f"; 1 stands in for `{z}` where it is 0, so that the division computed there "
-                               "and not selected is defined" for z in safe),
+                     + "".join(_stands_in(z) for z in safe),
                      safe=False, guards=tuple(dict.fromkeys(special)), rank=rank)
 
 
@@ -1277,25 +1275,33 @@ def _divides_by(node: ast.AST, name: str) -> bool:
     return False
 
 
+def _stands_in(zero: str) -> str:
+    """What a title adds for a divisor given a stand-in (`_chain`, `_branch_fixes`)."""
+    return f"; 1 stands in for `{zero}` where it is 0, so that the division computed there and not selected is defined"
+
+
+def _safe_reads(node: ast.AST, safe: dict[str, str]) -> list[tuple[tuple[int, int], tuple[int, int], str]]:
+    """The spans of `node`'s reads of a name of `safe`, each with its stand-in."""
+    return [(*node_span(n), safe[n.id]) for n in ast.walk(node)
+            if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Load) and n.id in safe]
+
+
 def _with_safe(lines: list[str], st: ast.stmt, safe: dict[str, str]) -> list[str]:
     """`st`'s lines with each read of a name of `safe` replaced by its stand-in."""
-    spans = [((n.lineno, n.col_offset), (n.end_lineno or n.lineno, n.end_col_offset or 0), safe[n.id])
-             for n in ast.walk(st) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Load) and n.id in safe]
     end = st.end_lineno or st.lineno
-    return replace_spans(lines, st.lineno, end, spans) if spans else lines[st.lineno - 1:end]
+    return replace_spans(lines, st.lineno, end, _safe_reads(st, safe))
 
 
 def _safe_arg(lines: list[str], node: ast.AST, safe: dict[str, str]) -> str:
     """`_arg` of `node` with each read of a name of `safe` replaced by its stand-in."""
-    names = [n for n in ast.walk(node) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Load) and n.id in safe]
-    if not names:
+    reads = _safe_reads(node, safe)
+    if not reads:
         return _arg(lines, node)
     if isinstance(node, ast.Name):
         return safe[node.id]
     start, end = node_span(node)
     # the node's own span marked, so that its text is found again once the names are replaced
-    text = "\n".join(replace_spans(lines, start[0], end[0], [(start, start, "\0"), (end, end, "\1")]
-                                  + [(*node_span(n), safe[n.id]) for n in names]))
+    text = "\n".join(replace_spans(lines, start[0], end[0], [(start, start, "\0"), (end, end, "\1")] + reads))
     text = text[text.index("\0") + 1:text.index("\1")]
     return f"({text})" if isinstance(node, (ast.Tuple, ast.NamedExpr, ast.Starred, ast.Yield)) else text
 
