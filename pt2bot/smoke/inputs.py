@@ -226,11 +226,10 @@ def infer_dims(cases: list[CaseInputs], params: list[str]) -> None:
 # the buffers of each model built for a run, as built (by the model's id): the smoke run and
 # the proof start every call from them (`restore_state`)
 _BUILT: dict[int, list[tuple[Any, str, Any, Any]]] = {}
-# and its modules' Python flags and numbers as built (`module_scalars`), by the model's id
-_BUILT_SCALARS: dict[int, list[tuple[Any, dict[str, Any]]]] = {}
-# and the tensors its modules keep as plain attributes, not buffers (`self.carry = torch.zeros(8)`),
-# each with a copy of its values as built, by the model's id
-_BUILT_TENSORS: dict[int, list[tuple[Any, dict[str, tuple[Any, Any]]]]] = {}
+# and, module by module, its Python flags and numbers as built (`module_scalars`) and the tensors
+# it keeps as plain attributes, not buffers (`self.carry = torch.zeros(8)`), each with a copy of
+# its values as built, by the model's id
+_BUILT_ATTRS: dict[int, list[tuple[Any, dict[str, Any], dict[str, tuple[Any, Any]]]]] = {}
 # the Python values a module's flag or number holds
 _SCALARS = (bool, int, float, complex, str, type(None))
 
@@ -265,16 +264,16 @@ def remember_state(model: Any) -> None:
     are not kept."""
     _BUILT[id(model)] = [(m, name, b, b.detach().clone().requires_grad_(b.requires_grad))
                          for m in model.modules() for name, b in m._buffers.items() if b is not None]
-    _BUILT_SCALARS[id(model)] = [(m, module_scalars(m)) for m in model.modules()]
-    _BUILT_TENSORS[id(model)] = [(m, {k: (t, t.detach().clone()) for k, t in _plain_tensors(m).items()})
-                                 for m in model.modules()]
+    _BUILT_ATTRS[id(model)] = [(m, module_scalars(m),
+                                {k: (t, t.detach().clone()) for k, t in _plain_tensors(m).items()})
+                               for m in model.modules()]
 
 
 def forget_state(model: Any) -> None:
     """Drop what `remember_state` kept of `model` (an exported program's module, made for one
     comparison), and with it the references that kept the model alive."""
-    for kept in (_BUILT, _BUILT_SCALARS, _BUILT_TENSORS):
-        kept.pop(id(model), None)
+    _BUILT.pop(id(model), None)
+    _BUILT_ATTRS.pop(id(model), None)
 
 
 def _plain_tensors(module: Any) -> dict[str, Any]:
@@ -308,16 +307,15 @@ def restore_state(model: Any) -> None:
     import torch
 
     built = id(getattr(model, "_orig_mod", model))
-    for module, scalars in _BUILT_SCALARS.get(built, ()):
+    for module, scalars, tensors in _BUILT_ATTRS.get(built, ()):
         # a flag or number the calls added is taken away again (`if not hasattr(self, "_warned")`)
         for name in module_scalars(module).keys() - scalars.keys():
             del vars(module)[name]
         vars(module).update(scalars)
-    with torch.no_grad():
-        for module, tensors in _BUILT_TENSORS.get(built, ()):
-            # one a call added is taken away (`self.last_attn = attn`), one it rebound bound back
-            for name in _plain_tensors(module).keys() - tensors.keys():
-                del vars(module)[name]
+        # so is a plain tensor a call added (`self.last_attn = attn`); one it rebound is bound back
+        for name in _plain_tensors(module).keys() - tensors.keys():
+            del vars(module)[name]
+        with torch.no_grad():
             for name, (tensor, saved) in tensors.items():
                 try:
                     tensor.copy_(saved)

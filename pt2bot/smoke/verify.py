@@ -1103,9 +1103,7 @@ def judge(head: Mapping[str, Any], cand: Mapping[str, Any], targets: Sequence[Ma
         evidence.append(f"gradients equal on {_shape_cases(k) if k > 1 else _shape(grads.get('shape'))}"
                         + _unused_caveat(grads))
     if any(r.get("compared") for r in values.get("rows") or ()):
-        names = [f"`{n}`" for n in values.get("names") or ()]
-        shown = ", ".join(names[:3]) + (f" and {len(names) - 3} more" if len(names) > 3 else "")
-        evidence.append(f"{shown} equal after line {values.get('line')}")
+        evidence.append(f"{_named(values.get('names') or ())} equal after line {values.get('line')}")
     eager_only = (_eager_only_evidence(cand) or _dropped_arm_evidence(cand) or _early_return_evidence(cand)
                   or _dropped_test_evidence(cand))
     if eager_only:
@@ -1324,6 +1322,12 @@ def _dropped_arm_evidence(cand: Mapping[str, Any]) -> str | None:
     return f"equal where head ran the dropped `{dropped.get('arm')}` arm: {k} of {_shape_cases(n)}"
 
 
+def _named(names: Sequence[str]) -> str:
+    """The first three of `names` in backticks, and how many more."""
+    shown = ", ".join(f"`{n}`" for n in names[:3])
+    return shown + (f" and {len(names) - 3} more" if len(names) > 3 else "")
+
+
 def _unused_caveat(grads: Mapping[str, Any]) -> str:
     """What an equal gradient row still differs in (`compare_gradients`' `zeroed`, `unlinked`):
     the parameters that get a zero gradient where head's get none, or the reverse. The numbers
@@ -1332,10 +1336,9 @@ def _unused_caveat(grads: Mapping[str, Any]) -> str:
     out = []
     for key, words in (("zeroed", "zero gradients where head's get none"),
                        ("unlinked", "no gradients where head's get zeros")):
-        names = [f"`{n}`" for n in grads.get(key) or ()]
+        names = grads.get(key) or ()
         if names:
-            shown = ", ".join(names[:3]) + (f" and {len(names) - 3} more" if len(names) > 3 else "")
-            out.append(f"{shown} {'gets' if len(names) == 1 else 'get'} {words}")
+            out.append(f"{_named(names)} {'gets' if len(names) == 1 else 'get'} {words}")
     if not out:
         return ""
     return (f" ({'; '.join(out)}: an optimizer with momentum or weight decay updates a parameter "
