@@ -648,8 +648,9 @@ def test_the_loop_verifies_the_recipe_and_refuses_the_wrong_forms(repo, tmp_path
 
     good = verdicts["right"]
     assert good["accepted"] is True, good
-    assert good["evidence"] == ("GB0170 gone, 3 graphs instead of 5, outputs equal on 2 shape cases, "
-                                "gradients equal on 2 shape cases, equal with values a check refuses (-1, 0, 1e3, 1e6, NaN) injected, eager and "
+    # eager runs head's own code: compiled code, forward and backward, is what was compared
+    assert good["evidence"] == ("GB0170 gone, 3 graphs instead of 5, compiled outputs equal head's eager ones "
+                                "on 2 shape cases, compiled gradients equal on 2 shape cases, equal with values a check refuses (-1, 0, 1e3, 1e6, NaN) injected, eager and "
                                 "compiled, but compiled code raises RuntimeError where head raises ValueError (on CUDA "
                                 "a device-side assert, which ends the process's CUDA context)")
     assert good["guards"] == ["invalid"]
@@ -884,8 +885,8 @@ def test_the_loop_verifies_the_assert_recipe(tmp_path):
     verdicts = _prove_net(root, items, tmp_path)
     assert verdicts["right"]["accepted"] is True, verdicts["right"]
     assert verdicts["right"]["evidence"] == (
-        "GB0170 gone, 1 graph instead of 4, outputs equal on 2 shape cases, gradients equal on 2 shape "
-        "cases, equal with values a check refuses (-1, 0, 1e3, 1e6, NaN) injected, eager and compiled, but "
+        "GB0170 gone, 1 graph instead of 4, compiled outputs equal head's eager ones on 2 shape cases, "
+        "compiled gradients equal on 2 shape cases, equal with values a check refuses (-1, 0, 1e3, 1e6, NaN) injected, eager and compiled, but "
         "compiled code raises RuntimeError where head raises AssertionError (on CUDA a device-side assert, "
         "which ends the process's CUDA context)")
     assert verdicts["skipped"]["accepted"] is False

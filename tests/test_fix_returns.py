@@ -668,8 +668,8 @@ def test_an_eager_only_exit_is_proven_compiled_and_an_eager_only_raise_is_refuse
     assert verdicts["exit"]["accepted"] is True, verdicts["exit"]
     assert verdicts["exit"]["evidence"] == (
         # the conv's output is thresholded, so no weight gets a gradient: the input's is compared
-        "GB0170 gone, 4 graphs instead of 5, outputs equal on 2 shape cases, gradients equal on 2 shape "
-        "cases, compiled code runs "
+        "GB0170 gone, 4 graphs instead of 5, outputs equal on 2 shape cases, compiled gradients equal on 2 "
+        "shape cases, compiled code runs "
         "on past the early exit and still equals head's eager outputs on the 2 shape cases and "
         "inputs with an empty mask, where head takes it, equal with an empty mask injected, "
         "eager and compiled")

@@ -9,6 +9,7 @@ from functools import lru_cache
 from pt2bot.analysis.infer import BOOL_TENSOR, PARAM, TENSORISH, WEAK_BOOL
 from pt2bot.rules.base import Candidate, Rule
 from pt2bot.rules.branch_fixes import is_compiling_fixes
+from pt2bot.rules.capture_branch_fixes import capture_branch_fixes
 from pt2bot.rules.edits import (BIN_OPS, binds_torch, enclosing_function, finding_statement, fresh_name,
                                 function_binds, identifiers, indentation, node_span, parents_of, pure, pure_indexed,
                                 replace_spans, replace_statement, segment, with_replaced)
@@ -245,7 +246,7 @@ class DynamicOutputShape(Rule):
             _masked_compute_fixes(cls.code, finding, source, tree) or \
             _output_size_fixes(cls.code, finding, source, tree) or \
             _counted_bins_fixes(cls.code, finding, source, tree) or \
-            is_compiling_fixes(cls.code, finding, source, tree)
+            (capture_branch_fixes(cls.code, finding, source, tree) + is_compiling_fixes(cls.code, finding, source, tree))
 
     def check(self, ctx, node):
         if isinstance(node, ast.AugAssign):

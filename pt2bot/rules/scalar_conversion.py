@@ -4,6 +4,7 @@ import ast
 
 from pt2bot.rules.base import Rule
 from pt2bot.rules.branch_fixes import is_compiling_fixes
+from pt2bot.rules.capture_branch_fixes import capture_branch_fixes
 from pt2bot.rules.check_fixes import check_fixes
 from pt2bot.rules.edits import (binds_torch, finding_statement, function_binds, indentation, owns_lines,
                                 replace_statement, segment)
@@ -347,6 +348,7 @@ class ScalarConversion(Rule):
                 + fill_value_fixes(cls.code, finding, source, tree)
                 + _prefix_mask_fixes(cls.code, finding, source, tree)
                 + check_fixes(cls.code, finding, source, tree)
+                + capture_branch_fixes(cls.code, finding, source, tree)
                 + is_compiling_fixes(cls.code, finding, source, tree))
 
     def check(self, ctx, node):

@@ -6,6 +6,7 @@ from pt2bot.rules.base import Rule
 from pt2bot.analysis.infer import BOOL_TENSOR, NDARRAY, RANDOM, TENSOR, enumerated
 from pt2bot.analysis.queries import condition_part, is_tensorish, mark_boolops, self_tensor_value
 from pt2bot.rules.branch_fixes import tensor_condition_fixes
+from pt2bot.rules.capture_branch_fixes import capture_branch_fixes
 from pt2bot.rules.check_fixes import check_fixes
 from pt2bot.rules.size_fixes import sizes_tensor_fixes
 
@@ -204,7 +205,8 @@ class TensorCondition(Rule):
     def fixes(cls, finding, source, tree):
         return (sizes_tensor_fixes(cls.code, finding, source, tree)
                 + tensor_condition_fixes(cls.code, finding, source, tree)
-                + check_fixes(cls.code, finding, source, tree))
+                + check_fixes(cls.code, finding, source, tree)
+                + capture_branch_fixes(cls.code, finding, source, tree))
 
     def check(self, ctx, node):
         if isinstance(node, ast.Call):

@@ -4,6 +4,7 @@ import ast
 
 from pt2bot.rules.base import Rule
 from pt2bot.rules.branch_fixes import is_compiling_fixes, item_test_fixes
+from pt2bot.rules.capture_branch_fixes import capture_branch_fixes
 from pt2bot.rules.check_fixes import check_fixes
 from pt2bot.rules.scalar_fixes import keep_tensor_fixes, sizes_from_list_fixes
 from pt2bot.rules.size_fixes import item_to_fill_fixes, sizes_tensor_fixes
@@ -107,6 +108,7 @@ class TensorItem(Rule):
                 + item_to_fill_fixes(cls.code, finding, source, tree)
                 + check_fixes(cls.code, finding, source, tree)
                 + item_test_fixes(cls.code, finding, source, tree)
+                + capture_branch_fixes(cls.code, finding, source, tree)
                 + is_compiling_fixes(cls.code, finding, source, tree))
 
     def check(self, ctx, node):

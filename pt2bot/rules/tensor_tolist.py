@@ -4,6 +4,7 @@ import ast
 
 from pt2bot.rules.base import Candidate, Rule
 from pt2bot.rules.branch_fixes import is_compiling_fixes
+from pt2bot.rules.capture_branch_fixes import capture_branch_fixes
 from pt2bot.rules.edits import enclosing_function, finding_statement, function_binds, module_binds, module_names, \
     replace_statement, segment, with_replaced
 from pt2bot.rules.scalar_fixes import INT_DTYPES, keep_tensor_fixes
@@ -138,7 +139,7 @@ class TensorTolist(Rule):
         return (range_fixes(cls.code, finding, source, tree) or
                 unique_list_fixes(cls.code, finding, source, tree) or
                 keep_tensor_fixes(cls.code, finding, source, tree, "tolist")) + \
-            is_compiling_fixes(cls.code, finding, source, tree)
+            capture_branch_fixes(cls.code, finding, source, tree) + is_compiling_fixes(cls.code, finding, source, tree)
 
     def check(self, ctx, node):
         if method_call(node, ("tolist",)) is not None:

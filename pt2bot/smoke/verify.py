@@ -434,7 +434,8 @@ def _compiled_row(compiled: Callable[[], Any], case: CaseInputs, expected: Any,
                 "message": f"{type(e).__name__}: {str(e)[:300]}"}
 
 
-def gradients(model: Any, case: CaseInputs, paths: RepoPaths) -> dict[str, list[Any] | None] | str | None:
+def gradients(model: Any, case: CaseInputs, paths: RepoPaths,
+              run_model: Any = None) -> dict[str, list[Any] | None] | str | None:
     """The gradients of the model's trainable parameters, and of its floating-point tensor
     inputs, for the sum of its floating-point outputs on `case` (eager, seeded as the forward
     runs are): what training computes from this code, and what reaches the layers before it
@@ -446,7 +447,8 @@ def gradients(model: Any, case: CaseInputs, paths: RepoPaths) -> dict[str, list[
     (`inputs` None where the forward refuses inputs that require grad, an in-place write into
     one: then the parameters alone; `none` the names of the parameters backward gave no
     gradient, compared as zeros but not the same to an optimizer, which skips them); None when
-    nothing is differentiable; the exception's text when backward raises."""
+    nothing is differentiable; the exception's text when backward raises. `run_model`: what
+    runs the forward pass instead of `model` (its compiled form), the parameters `model`'s."""
     import torch
 
     named = [(n, p) for n, p in model.named_parameters() if p.requires_grad and p.is_floating_point()]
@@ -462,7 +464,7 @@ def gradients(model: Any, case: CaseInputs, paths: RepoPaths) -> dict[str, list[
             return a
 
         with torch.enable_grad():
-            outs = flatten_outputs(_seeded_forward(model, case.replace_tensors(leaf), paths))
+            outs = flatten_outputs(_seeded_forward(model if run_model is None else run_model, case.replace_tensors(leaf), paths))
             leaves = [o for o in outs if isinstance(o, torch.Tensor) and o.requires_grad and o.is_floating_point()]
             wrt = params + inputs
             if not leaves or not wrt:
@@ -495,19 +497,36 @@ def head_gradients(model: Any, cases: Sequence[CaseInputs], paths: RepoPaths) ->
 
 
 def compare_gradients(model: Any, cases: Sequence[CaseInputs], paths: RepoPaths,
-                      head: Sequence[Any], tolerance: Any) -> dict[str, Any] | None:
+                      head: Sequence[Any], tolerance: Any, compiled: bool = False) -> dict[str, Any] | None:
     """The candidate's gradients against head's (`head_gradients`), case by case until one
     differs: `{shape, match, max_abs_err, of, message, cases}`, `cases` the number of shape
     cases compared; None when head has none to compare on any case. Where they match, `zeroed`
     names the parameters that get zero gradients on some case where head's get none (and
     `unlinked` the reverse): equal numbers, but an optimizer with momentum or weight decay moves
-    a parameter with a zero gradient and skips one with none, so the evidence says so."""
+    a parameter with a zero gradient and skips one with none, so the evidence says so.
+    `compiled`: the candidate's gradients through the model compiled (eager backend), for an
+    edit that asks `torch.compiler.is_compiling()`, whose eager code, backward included, is
+    head's: compiled code's backward is what training with it computes."""
+    import torch
+
+    if compiled:
+        reset_dynamo()
+        try:
+            return _compare_gradients(model, cases, paths, head, tolerance,
+                                      run=torch.compile(model, backend="eager"))
+        finally:
+            reset_dynamo()
+    return _compare_gradients(model, cases, paths, head, tolerance)
+
+
+def _compare_gradients(model: Any, cases: Sequence[CaseInputs], paths: RepoPaths,
+                       head: Sequence[Any], tolerance: Any, run: Any = None) -> dict[str, Any] | None:
     row: dict[str, Any] | None = None
     compared = 0
     zeroed: set[str] = set()
     unlinked: set[str] = set()
     for i, (case, expected) in enumerate(zip(cases, head)):
-        got = gradients(model, case, paths)
+        got = gradients(model, case, paths, run)
         one = _gradient_row(expected, got if i == 0 else _digest(got), tolerance, digest=i > 0)
         if one is None:
             continue
@@ -914,8 +933,8 @@ def judge(head: Mapping[str, Any], cand: Mapping[str, Any], targets: Sequence[Ma
     setting = str(cand.get("setting") or "")
     for row in cand.get("compiled") or ():
         if not row.get("match"):
-            return no(f"compiled with `{setting} = True`, the model's outputs differ from head's "
-                      f"eager ones on {_shape(row.get('shape'))}{_detail(row)}")
+            return no(f"{f'compiled with `{setting} = True`' if setting else 'compiled'}, the model's "
+                      f"outputs differ from head's eager ones on {_shape(row.get('shape'))}{_detail(row)}")
     if _unreached(cand):
         return no(_eager_only_refusal(cand) or _dropped_arm_refusal(cand) or "")
     values = cand.get("values") or {}
@@ -932,7 +951,8 @@ def judge(head: Mapping[str, Any], cand: Mapping[str, Any], targets: Sequence[Ma
                   + f"gradients differ from head's{_detail(guarded)}")
     grads = cand.get("gradients")
     if grads and not grads.get("match"):
-        return no("the " + (f"{grads['of']}' " if grads.get("of") else "") + "gradients differ from head's on "
+        return no("the " + ("compiled model's " if grads.get("compiled") else "")
+                  + (f"{grads['of']}' " if grads.get("of") else "") + "gradients differ from head's on "
                   f"{_shape(grads.get('shape'))}"
                   f"{_detail(grads)}")
     # a guard this model's inputs cannot exercise is no evidence either way: the candidate is
@@ -1092,15 +1112,15 @@ def judge(head: Mapping[str, Any], cand: Mapping[str, Any], targets: Sequence[Ma
     if watched:
         return no(watched)
     n = len(cand.get("outputs") or ())
-    if setting:
-        # eager runs head's own code: what was compared is compiled code with the setting
+    if cand.get("compiled"):
+        # eager runs head's own code: what was compared is compiled code (with the setting)
         n = len(cand.get("compiled") or ())
         evidence.append(f"compiled outputs equal head's eager ones on {n} shape case{'s' if n != 1 else ''}")
     else:
         evidence.append(f"outputs equal on {n} shape case{'s' if n != 1 else ''}")
     if grads:
         k = int(grads.get("cases") or 1)
-        evidence.append(f"gradients equal on {_shape_cases(k) if k > 1 else _shape(grads.get('shape'))}"
+        evidence.append(f"{'compiled ' if grads.get('compiled') else ''}gradients equal on {_shape_cases(k) if k > 1 else _shape(grads.get('shape'))}"
                         + _unused_caveat(grads))
     if any(r.get("compared") for r in values.get("rows") or ()):
         evidence.append(f"{_named(values.get('names') or ())} equal after line {values.get('line')}")
@@ -1850,8 +1870,10 @@ def prove_candidate(cand: Mapping[str, Any], model: Any, cases: list[CaseInputs]
                         # input)
                         ok = early is not None or (not _unreached(measured) and
                                                    (dropped is not None or "matrix" in phases))
-                if ok and setting:
-                    # the same code in eager: only compiled code can differ, on every case
+                if ok and (setting or (compiled and watch is None and not cand.get("safe"))):
+                    # the same code in eager: only compiled code can differ, on every case (an
+                    # edit that sends compiled code down another branch: the function's own
+                    # branch for export, a check asserted asynchronously)
                     measured["compiled"] = compiled_outputs(model, cases, head_outs, paths,
                                                             model_spec.get("tolerance"))
                     ok = all(r["match"] for r in measured["compiled"])
@@ -1876,7 +1898,9 @@ def prove_candidate(cand: Mapping[str, Any], model: Any, cases: list[CaseInputs]
                     ok = not _refused_by_breaks(head, measured, targets, edit)
                 if ok and not cand.get("safe") and not setting:
                     grads = compare_gradients(model, cases, paths, backend_cache.get(GRADIENTS) or [],
-                                              model_spec.get("tolerance"))
+                                              model_spec.get("tolerance"), compiled=compiled)
+                    if grads is not None and compiled:
+                        grads["compiled"] = True
                     if grads is not None:
                         measured["gradients"] = grads
                         ok = bool(grads["match"])
