@@ -7,12 +7,13 @@ refused by the compiled run on the guard's input (pt2bot/smoke/verify.py `guard_
 eager cannot tell it from head, compiled code skips the check."""
 from __future__ import annotations
 
+import textwrap
 import time
 
 import pytest
 
 from pt2bot.configfile.schema import build_config
-from pt2bot.fixes import ProofSetting, Proposal, prove_on_model
+from pt2bot.fixes import ProofSetting, Proposal, break_findings, prove_on_model
 from pt2bot.results import ResultsFile
 from pt2bot.rules import Candidate, apply_candidate, fix_candidates
 from pt2bot.smoke.patch import asks_compiling
@@ -245,6 +246,58 @@ def test_the_same_template_with_tensors_is_a_chain(tmp_path):
     _src, by_line = chains(tmp_path, "import torch\n\n@torch.compile\ndef f(x: torch.Tensor):\n" + text)
     [c] = titled(by_line[5])
     assert c.lines == ("    y = x + 1", "    return torch.where(x.sum() > 0, x, y)")
+
+
+STEP = """\
+    import torch
+
+    @torch.no_grad()
+    def step_size(last_step, error_ratio, ifactor, dfactor):
+        if error_ratio == 0:
+            return last_step * ifactor
+        if error_ratio < 1:
+            dfactor = torch.ones((), dtype=last_step.dtype, device=last_step.device)
+        error_ratio = error_ratio.type_as(last_step)
+        factor = torch.min(ifactor, torch.max(0.9 / error_ratio ** 0.2, dfactor))
+        return last_step * factor
+    """
+
+
+def step_chains(src: str) -> list:
+    """The chains offered for dynamo's break on `if error_ratio == 0:` (line 5)."""
+    target = {"kind": "break", "model": "m", "path": "m.py", "line": 5, "gb": "GB0170",
+              "gb_type": "Data-dependent branching"}
+    return list({c.lines: c for f in break_findings(target, src, {})
+                 for c in titled(fix_candidates(f, src))}.values())
+
+
+def test_a_conditional_assignment_between_is_selected_and_a_device_read_makes_a_tensor(tmp_path):
+    """torchdiffeq's step size: a parameter whose `.device` the function reads is a tensor (the
+    early return's value is one), and `if error_ratio < 1: dfactor = ...` between the returns is
+    a selection of its own, ahead of the code after it. No rule knows `error_ratio` for a tensor:
+    dynamo's break on the test is the finding (pt2bot/fixes.py `break_findings`)."""
+    src = textwrap.dedent(STEP)
+    [c] = step_chains(src)
+    assert (c.start_line, c.end_line, c.guards) == (5, 11, ("zero",))
+    assert c.lines == (
+        "    cond1 = error_ratio == 0",
+        "    dfactor = torch.where(error_ratio < 1, torch.ones((), dtype=last_step.dtype, device=last_step.device), "
+        "dfactor)",
+        "    error_ratio = error_ratio.type_as(last_step)",
+        "    factor = torch.min(ifactor, torch.max(0.9 / error_ratio ** 0.2, dfactor))",
+        "    return torch.where(cond1, last_step * ifactor, last_step * factor)")
+    fixed(src, c)
+
+
+@pytest.mark.parametrize("old, new", [
+    ("dtype=last_step.dtype, device=last_step.device", "dtype=torch.float32"),   # no tensor known
+    ("            dfactor = torch", "            ratio = torch"),                  # a name unbound before
+    ("        if error_ratio < 1:", "        if flag:"),                             # not a tensor test
+])
+def test_conditional_assignments_that_are_not_selections(tmp_path, old, new):
+    text = STEP.replace(old, new).replace("ifactor, dfactor):", "ifactor, dfactor, flag=True):")
+    assert text != STEP
+    assert step_chains(textwrap.dedent(text)) == []
 
 
 def test_an_early_exit_is_taken_in_eager_only(tmp_path):

@@ -991,7 +991,8 @@ def _own_nodes(fn: ast.AST):
 
 class _Tensors:
     """Which expressions of one function are surely tensors, from the source text alone: the
-    parameters annotated `torch.Tensor`, the locals every assignment of which is a tensor
+    parameters annotated `torch.Tensor` or whose `.device` the function reads (torchdiffeq's
+    `_optimal_step_size(last_step, ...)` makes `torch.ones((), device=last_step.device)`), the locals every assignment of which is a tensor
     expression, torch calls, tensor methods and arithmetic on those, and calls of the file's
     functions annotated `-> torch.Tensor`. What it does not know is not a tensor."""
 
@@ -1010,11 +1011,14 @@ class _Tensors:
                            or (isinstance(n, ast.ImportFrom) and n.module == "torch.nn" and a.name == "functional")}
         args = fn.args
         params = args.posonlyargs + args.args + args.kwonlyargs
+        nodes = list(_own_nodes(fn))
+        on_device = {n.value.id for n in nodes if isinstance(n, ast.Attribute) and n.attr == "device"
+                     and isinstance(n.value, ast.Name)}
         bindings: dict[str, list[ast.AST | None]] = {}   # None: a binding that is not a tensor
         for a in params + [a for a in (args.vararg, args.kwarg) if a is not None]:
-            bindings.setdefault(a.arg, []).append(a if _is_tensor_annotation(a.annotation) else None)
+            bindings.setdefault(a.arg, []).append(
+                a if _is_tensor_annotation(a.annotation) or a.arg in on_device else None)
         plain: set[int] = set()   # the targets of the assignments read here
-        nodes = list(_own_nodes(fn))
         for n in nodes:
             if isinstance(n, ast.Assign) and all(isinstance(t, ast.Name) for t in n.targets):
                 for t in n.targets:
@@ -1115,6 +1119,14 @@ def _guarded_return(st: ast.stmt) -> bool:
         isinstance(st.body[0], ast.Return) and st.body[0].value is not None
 
 
+def _set_if(st: ast.stmt) -> bool:
+    """`if <test>: name = value` without an `else`: a conditional assignment to a plain name,
+    which a chain of early returns writes as `name = torch.where(<test>, value, name)`."""
+    return isinstance(st, ast.If) and not st.orelse and len(st.body) == 1 and \
+        isinstance(st.body[0], ast.Assign) and len(st.body[0].targets) == 1 and \
+        isinstance(st.body[0].targets[0], ast.Name)
+
+
 def _local_assignment(st: ast.stmt) -> bool:
     """An assignment to plain names only (`res = a + b`, `k += 1`): it touches no state."""
     if isinstance(st, ast.Assign):
@@ -1165,7 +1177,7 @@ def _chain_at(body: list[ast.stmt], i: int) -> tuple[int, int] | None:
     """(first, last) indexes in `body` of the chain of guarded returns through `body[i]`:
     guarded returns and local assignments up to the `return` that ends it; `first` is its
     first guarded return."""
-    last = next((k for k in range(i, len(body)) if not (_guarded_return(body[k]) or
+    last = next((k for k in range(i, len(body)) if not (_guarded_return(body[k]) or _set_if(body[k]) or
                                                          _local_assignment(body[k]))), None)
     if last is None or not (isinstance(body[last], ast.Return) and body[last].value is not None):
         return None
@@ -1173,7 +1185,7 @@ def _chain_at(body: list[ast.stmt], i: int) -> tuple[int, int] | None:
     for k in range(i - 1, -1, -1):
         if _guarded_return(body[k]):
             first = k
-        elif not _local_assignment(body[k]):
+        elif not (_local_assignment(body[k]) or _set_if(body[k])):
             break
     return first, last
 
@@ -1202,6 +1214,15 @@ def _chain(code, finding, body: list[ast.stmt], first: int, last: int, tree, lin
     for k, s in enumerate(run[:-1]):
         new += lines[prev_end:s.lineno - 1]   # comments and blank lines between statements
         prev_end = s.end_lineno or s.lineno
+        if _set_if(s):
+            # `if c: name = v` -> `name = torch.where(c, v, name)`: a name bound before, a tensor test
+            name, value = s.body[0].targets[0].id, s.body[0].value
+            mask = tensors.mask(s.test, lines)
+            if mask is None or not defined_before(tree, s, name) or "\n" in mask:
+                return None
+            special += guards_of(f"{segment(lines, s.test)} {mask}")
+            new += statement_lines(indent, f"{name} = torch.where({mask}, {_safe_arg(lines, value, safe)}, {name})")
+            continue
         if not _guarded_return(s):
             new += _with_safe(lines, s, safe)
             continue
