@@ -34,7 +34,9 @@ In the order they are offered (most likely to be the author's intent first):
    `(d0 < 1e-5) | (d1 < 1e-5)`, where one part of each `and` / `or` is surely a tensor and
    the others may be Python bools (`&` / `|` with a bool tensor make one). And for a
    chain of early returns in one block, `if c1: return a1` ... `if c2: return a2` ...
-   `return r` (each `if` without an `else`, local assignments between, every value a
+   `return r` (each `if` without an `else`, local assignments between, and conditional ones,
+   `if c: name = v` as `name = torch.where(c, v, name)`: torchdiffeq's step size, `if
+   error_ratio < 1: dfactor = ...` between its zero-error return and the last; every value a
    tensor the source shows to be one: a `torch.Tensor` parameter, a torch call, a tensor
    method, arithmetic on those, a function of the file annotated `-> torch.Tensor`), the
    assignments and then `return torch.where(c1, a1, torch.where(c2, a2, r))` (kornia's
@@ -107,7 +109,8 @@ self.training:`) gets the flags first (`_python_first_fixes`, rank 3): the tenso
 runs only where they do not decide, so the edit removes the break in one mode (eval), which
 is the mode the proof runs.
 What gets no edit, and why (seen on the real-code benchmark): a `while` whose number of
-iterations depends on the values (kornia's canny hysteresis); a random draw that decides
+iterations depends on the values (kornia's canny hysteresis gets the branch it keeps for export
+instead: pt2bot/rules/capture_branch_fixes.py); a random draw that decides
 whether more random draws and Python code run (torchvision's RandomErasing, RandomPerspective,
 AutoAugment's policies, v2's `if torch.rand(1) >= self.p: return inputs`): computing that
 branch always changes the random stream every later draw reads; and a branch on a draw whose
