@@ -225,6 +225,11 @@ class DynamicOutputShape(Rule):
     title says so. `x` is written twice: a name, an attribute or an index of them, through
     view-like methods (`img.reshape(-1)`); `m` moves before `x`, so it calls nothing but
     `len`, `numel`, `size` and `dim`.
+    Fix offered (not safe) for `torch.linalg.lstsq(a, b).solution` (or `[0]`): `torch.linalg.solve(a,
+    b)`, the same solution where `a` is square and invertible (torchvision's perspective
+    coefficients, eight equations in eight unknowns), up to rounding; the proof compares it on
+    the model's own inputs. For a rank-deficient or non-square `a`, `solve` raises where `lstsq`
+    gave the least-squares (or minimum-norm) solution.
     A selection inside a block of optional work (`if first_below_thr.any(): i =
     torch.where(first_below_thr)[0][0].item()`), where none of the above fits, gets the block
     run in eager only (pt2bot/rules/branch_fixes.py `is_compiling_fixes`, PTC201's recipe 6).
@@ -246,6 +251,7 @@ class DynamicOutputShape(Rule):
             _masked_compute_fixes(cls.code, finding, source, tree) or \
             _output_size_fixes(cls.code, finding, source, tree) or \
             _counted_bins_fixes(cls.code, finding, source, tree) or \
+            _square_solve_fixes(cls.code, finding, source, tree) or \
             (capture_branch_fixes(cls.code, finding, source, tree) + is_compiling_fixes(cls.code, finding, source, tree))
 
     def check(self, ctx, node):
@@ -632,6 +638,26 @@ def _counted_bins_fixes(code: str, finding, source: str, tree: ast.Module) -> li
                               f"count into `{ms}` bins with `scatter_add_`: the same counts as `bincount` "
                               f"where every value is below `{ms}` (past it `bincount` grows its output and "
                               "`scatter_add_` raises; on CUDA, a device-side assert)", safe=False)]
+
+
+def _square_solve_fixes(code: str, finding, source: str, tree: ast.Module) -> list[Candidate]:
+    """`torch.linalg.lstsq(a, b).solution` (or `[0]`): `torch.linalg.solve(a, b)`, the rule's
+    docstring says where that is the same."""
+    st, lines, call = _method_call_at(finding, source, tree, "lstsq")
+    if call is None or segment(lines, call.func) != "torch.linalg.lstsq" or len(call.args) != 2 or \
+            any(k.arg not in ("driver", "rcond") for k in call.keywords):
+        return []
+    parent = parents_of(st).get(id(call))
+    solution = (isinstance(parent, ast.Attribute) and parent.attr == "solution") or (
+        isinstance(parent, ast.Subscript) and isinstance(parent.slice, ast.Constant) and parent.slice.value == 0)
+    if not solution:
+        return []
+    a, b = (segment(lines, x) for x in call.args)
+    new = with_replaced(lines, st, parent, f"torch.linalg.solve({a}, {b})")
+    return [replace_statement(code, finding.path, st, new,
+                              f"solve the system with `torch.linalg.solve`: the least-squares solution where "
+                              f"`{a}` is square and invertible (`lstsq`'s other outputs have a size read from the "
+                              "data; for a rank-deficient or non-square matrix `solve` raises)", safe=False)]
 
 
 # Elementwise torch functions and tensor methods a masked value may go through: each maps every
