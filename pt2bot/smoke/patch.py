@@ -32,12 +32,14 @@ import linecache
 import os
 import re
 import sys
+import time
 import types
 from dataclasses import dataclass
 from types import ModuleType
 from typing import Any, Iterator, Mapping, Sequence
 
 from pt2bot.smoke.location import RepoPaths
+from pt2bot.smoke.timelimit import Overrun
 
 _SCRATCH_CLASS = "_pt2bot_scratch_class"
 # The special values a guard can be about (the recipes' `guards`), and how each is injected.
@@ -497,6 +499,18 @@ class Injection:
     # names the guarded code reads (`dt` of `if not torch.isfinite(dt):`): the arguments, and
     # the fields of a state tuple or keys of a dict, of those names are tried first
     prefer: tuple[str, ...] = ()
+    # for each call, the arguments (`_slots`' labels) whose memory a returned tensor shares:
+    # the argument itself or a view of it, which a caller that writes into the result writes into
+    aliases: list[list[str]] | None = None
+    # a time (`time.monotonic()`) past which a call of the function ends the run (`GuardOverrun`)
+    deadline: float | None = None
+
+
+class GuardOverrun(Overrun):
+    """A run on a guard input went on past its `deadline`: a solver whose every step is handed
+    the special value anew (its state's `dt` set to 1e3 on each call) never ends. Checked when
+    the function is called, so a loop around it is cut; a hang inside one call is left to the
+    candidate's own time limit."""
 
 
 # an Injection that puts nothing into the arguments, only watches a line (whether head's own
@@ -513,6 +527,7 @@ class Injector:
 
     def use(self, injection: Injection) -> Injection:
         injection.returns = []
+        injection.aliases = []
         self.current = injection
         return injection
 
@@ -580,9 +595,11 @@ def injector(swap: Swap, *, compiled: bool = False) -> Iterator[Injector]:
             injection.argument = label
         return new_args, new_kwargs
 
-    def record(out: Any) -> None:
+    def record(out: Any, args: tuple[Any, ...], kwargs: dict[str, Any]) -> None:
         assert holder.current is not None and holder.current.returns is not None
         holder.current.returns.append(_detached(out, torch))
+        if holder.current.aliases is not None:
+            holder.current.aliases.append(_aliased(out, _slots(args, kwargs, names), torch))
 
     if compiled:
         # a frame that dynamo skips still has the functions it calls compiled: these two
@@ -594,12 +611,14 @@ def injector(swap: Swap, *, compiled: bool = False) -> Iterator[Injector]:
         injection = holder.current
         if injection is None:
             return fn(*args, **kwargs)
+        if injection.deadline is not None and time.monotonic() > injection.deadline:
+            raise GuardOverrun(f"{swap.qualname} was still being called past the run's time")
         new_args, new_kwargs = inject(args, kwargs)
         if injection.watch is None:
             out = fn(*new_args, **new_kwargs)
         else:
             out = _watching(fn, injection, new_args, new_kwargs)
-        record(out)
+        record(out, tuple(new_args), new_kwargs)
         return out
 
     installed: Any = (torch._dynamo.disable(wrapper, recursive=False) if compiled
@@ -713,6 +732,30 @@ def asks_compiling(lines: Sequence[str], patched_text: str) -> bool:
                   for a in n.names if a.name in _COMPILING and a.asname})
 
 
+def _aliased(out: Any, slots: list[tuple[Any, Any, Any, str, str]], torch: Any) -> list[str]:
+    """The labels of the argument slots whose tensor shares its memory with a tensor of `out`
+    (one level into tuples, lists and dicts, as `_slots` looks into the arguments)."""
+    def tensors(v: Any) -> list[Any]:
+        if isinstance(v, torch.Tensor):
+            return [v]
+        if isinstance(v, (list, tuple)):
+            return [t for x in v for t in tensors(x)] if len(v) <= 64 else []
+        if isinstance(v, dict):
+            return [t for x in list(v.values())[:64] for t in tensors(x)]
+        return []
+
+    def storage(t: Any) -> int | None:
+        try:
+            ptr = t.untyped_storage().data_ptr()
+        except Exception:  # noqa: BLE001 - a tensor without storage (sparse, meta) shares none
+            return None
+        return ptr or None
+
+    returned = {p for p in map(storage, tensors(out)) if p is not None}
+    return sorted({label for _k, _i, value, _name, label in slots
+                   if isinstance(value, torch.Tensor) and storage(value) in returned})
+
+
 def _detached(out: Any, torch: Any) -> Any:
     if isinstance(out, torch.Tensor):
         return out.detach().clone()
@@ -724,6 +767,6 @@ def _detached(out: Any, torch: Any) -> Any:
     return out
 
 
-__all__ = ["Edit", "GUARD_KINDS", "WATCH_ONLY", "asks_compiling", "Injection", "Injector", "MAX_GUARD_ARGS",
+__all__ = ["Edit", "GUARD_KINDS", "GuardOverrun", "WATCH_ONLY", "asks_compiling", "Injection", "Injector", "MAX_GUARD_ARGS",
            "NotApplicable", "Swap", "enclosing_function", "function_at", "guard_patterns",
            "injecting", "injector", "loaded_module", "patched_function", "watchable"]

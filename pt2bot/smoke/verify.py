@@ -41,6 +41,7 @@ it, the mask decides in both.
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import functools
 import json
 import os
@@ -59,7 +60,7 @@ from pt2bot.smoke.inputs import (CaseInputs, build_inputs, build_model, compare_
 from pt2bot.smoke.location import ModelError, RepoPaths
 from pt2bot.smoke.ops import eager_frames
 from pt2bot.smoke.matrix import compile_configured, measure_matrix
-from pt2bot.smoke.patch import (GUARD_KINDS, MAX_GUARD_ARGS, WATCH_ONLY, Edit, Injection, NotApplicable,
+from pt2bot.smoke.patch import (GUARD_KINDS, MAX_GUARD_ARGS, WATCH_ONLY, Edit, GuardOverrun, Injection, NotApplicable,
                                 Swap, asks_compiling, enclosing_function, function_at,
                                 guard_patterns, injecting, injector, patched_function, watchable)
 from pt2bot.smoke.timelimit import Overrun, time_limit
@@ -71,9 +72,16 @@ HEAD = "head"
 HEAD_STATE = "head state"   # what head's model keeps after each case (a list, a case each)
 KEPT = "kept attributes"     # the Python scalars compared in it (`scalar_attributes`)
 GRADIENTS = "head gradients"   # the key of head's gradients in a model's cache (a list, a case each)
+# one run on a guard input: past it, a run that still calls the edited function ends
+# (pt2bot/smoke/patch.py `GuardOverrun`); head's is then not compared, a candidate's is refused
+GUARD_RUN_S = 10.0
+ALIASES = "head aliases"       # and of which arguments head's edited function returns, per function
 GUARD_WORDS = {"nan": "NaN", "inf": "inf", "empty": "an empty mask", "zero": "zeros",
                "invalid": "values a check refuses (-1, 0, 1e3, 1e6, NaN)",
                "large": "large finite values (1e6)"}
+# one guard input (pt2bot/smoke/patch.py `guard_patterns`), as the evidence names it
+PATTERN_WORDS = {"negative": "-1", "zeros": "0", "large": "1e3", "huge": "1e6", "nan": "NaN", "one": "one NaN",
+                 "all": "all NaN", "off": "a mask all off", "positive": "+1"}
 # the guard kinds whose check raises: head must raise on one of their inputs, or the check the
 # candidate keeps was never exercised
 RAISING_GUARDS = frozenset({"invalid"})
@@ -652,6 +660,8 @@ def guard_checks(model: Any, case: CaseInputs, paths: RepoPaths, kinds: Sequence
     out = []
     # the rows that matched in eager, for the compiled runs after the eager ones
     pending: list[tuple[dict[str, Any], Injection, Any]] = []
+    # the inputs on which head's own run did not end (GUARD_RUN_S): not compared
+    unfinished: list[dict[str, Any]] = []
     for kind in kinds:
         for arg in range(MAX_GUARD_ARGS):
             for pattern in guard_patterns(kind):
@@ -663,7 +673,8 @@ def guard_checks(model: Any, case: CaseInputs, paths: RepoPaths, kinds: Sequence
                     on_stage(stage)
                     raise CandidateTimeout(f"{head_cache[key]}, for an earlier candidate")
                 if key not in head_cache:
-                    inj = Injection(kind, pattern, arg, watch=watch, prefer=prefer)
+                    inj = Injection(kind, pattern, arg, watch=watch, prefer=prefer,
+                                    deadline=time.monotonic() + GUARD_RUN_S)
                     on_stage(stage)
                     try:
                         # uninitialised memory filled alike in both runs: an injected value a
@@ -673,20 +684,32 @@ def guard_checks(model: Any, case: CaseInputs, paths: RepoPaths, kinds: Sequence
                     except CandidateTimeout as e:
                         head_cache[key] = e
                         raise
+                    except GuardOverrun as e:
+                        # a solver handed the value on every step never ends: this input shows
+                        # nothing of the check, and the others still may
+                        result = e
                     on_stage(None)
                     head_cache[key] = (inj, result)
                 head_inj, head_out = head_cache[key]
                 if not head_inj.hit:
                     continue
-                inj = Injection(kind, pattern, arg, prefer=prefer)
-                with injecting(cand_swap, inj), torch.no_grad(), defined_memory():
-                    got = _try_forward(model, case, paths)
+                if isinstance(head_out, GuardOverrun):
+                    unfinished.append({"kind": kind, "pattern": pattern, "argument": head_inj.argument})
+                    continue
+                inj = Injection(kind, pattern, arg, prefer=prefer, deadline=time.monotonic() + GUARD_RUN_S)
+                try:
+                    with injecting(cand_swap, inj), torch.no_grad(), defined_memory():
+                        got = _try_forward(model, case, paths)
+                except GuardOverrun as e:
+                    got = e
                 row: dict[str, Any] = {"kind": kind, "pattern": pattern, "arg": arg,
                                        "argument": head_inj.argument, "hit": True,
                                        "raised": isinstance(head_out, BaseException),
                                        "raised_type": getattr(head_out, "exc_type", None),
                                        "reached": head_inj.reached,
-                                       **_versus(head_out, got, tolerance)}
+                                       **(_versus(head_out, got, tolerance) if not isinstance(got, GuardOverrun)
+                                          else {"match": False, "message": f"head's run ends, the patched "
+                                                f"model's was still running after {GUARD_RUN_S:g} s"})}
                 if row["match"] and not isinstance(got, BaseException):
                     inner = _compare(head_inj.returns, inj.returns, tolerance)
                     if not inner["match"]:
@@ -696,14 +719,18 @@ def guard_checks(model: Any, case: CaseInputs, paths: RepoPaths, kinds: Sequence
                     pending.append((row, Injection(kind, pattern, arg, prefer=prefer), head_out))
                 out.append(row)
         if not any(r["kind"] == kind for r in out):
-            out.append({"kind": kind, "hit": False, "match": None,
-                        "message": f"no tensor argument of {head_swap.qualname} can hold "
-                                   f"{GUARD_WORDS.get(kind, kind)}"})
+            out.append({"kind": kind, "hit": False, "match": None, "message": (
+                f"head's own run did not end on any input with {GUARD_WORDS.get(kind, kind)} "
+                f"within {GUARD_RUN_S:g} s" if any(u["kind"] == kind for u in unfinished) else
+                f"no tensor argument of {head_swap.qualname} can hold {GUARD_WORDS.get(kind, kind)}")})
     if pending:
         results = _compiled_guards(model, case, paths, cand_swap,
                                    [(inj, head_out) for _, inj, head_out in pending], tolerance)
         for (row, _, _), res in zip(pending, results):
             row.update(res)
+    # (said with the evidence where the kind was compared on other inputs; judged on those)
+    out += [{**u, "hit": False, "match": None, "unfinished": True} for u in unfinished
+            if any(r["kind"] == u["kind"] and r.get("hit") for r in out)]
     return out
 
 
@@ -751,7 +778,11 @@ def _compiled_guards(model: Any, case: CaseInputs, paths: RepoPaths, cand_swap: 
                 injector(cand_swap, compiled=True) as inject, torch.no_grad(), defined_memory():
             for inj, head_out in runs:
                 inject.use(inj)
-                got = _try_forward(compiled, case, paths)
+                inj.deadline = time.monotonic() + GUARD_RUN_S
+                try:
+                    got = _try_forward(compiled, case, paths)
+                except GuardOverrun as e:
+                    got = e
                 # any exception counts: a check kept in compiled code as `torch._assert_async`
                 # raises a RuntimeError where eager raises the check's own ValueError
                 res = _versus(head_out, got, tolerance, same_type=False)
@@ -797,6 +828,23 @@ def bound_values(model: Any, cases: Sequence[CaseInputs], paths: RepoPaths, edit
         return {"line": site.line, "names": list(site.names), "rows": []}
     rows = compare(head, run(site.cand_text), [c.shape for c in cases], site.names, tolerance)
     return {"line": site.line, "names": list(site.names), "rows": rows}
+
+
+def returned_arguments(model: Any, case: CaseInputs, paths: RepoPaths, swap: Swap) -> list[str] | None:
+    """The arguments of the swapped function that it returns itself, or a view of (a tensor of
+    its result shares their memory), over its calls in one eager run of `case`; None where the
+    run never calls it. A caller that writes into such a result writes into the argument, so
+    an edit that returns a new tensor where head returned the argument, or the reverse, is
+    not the same to every caller even where the values are (`torch.where` always makes a new
+    tensor; `if torch.isnan(x).any(): x = torch.nan_to_num(x)` returns `x` itself on clean
+    values)."""
+    import torch
+
+    with injecting(swap, Injection(WATCH_ONLY, "", 0)) as inj, torch.no_grad():
+        _try_forward(model, case, paths)
+    if not inj.aliases:
+        return None
+    return sorted({label for call in inj.aliases for label in call})
 
 
 def _try_forward(model: Any, case: CaseInputs, paths: RepoPaths) -> Any:
@@ -959,8 +1007,9 @@ def judge(head: Mapping[str, Any], cand: Mapping[str, Any], targets: Sequence[Ma
     # judged on the rest, and refused here as `unexercised`, which another model of the review
     # that exercises the guard in the same function may make up for (pt2bot/fixes.py `_verdict`)
     unexercised: list[str] = []
-    hit = [r for r in cand.get("guards") or () if r.get("hit")]
-    for row in cand.get("guards") or ():
+    guards = [r for r in cand.get("guards") or () if not r.get("unfinished")]
+    hit = [r for r in guards if r.get("hit")]
+    for row in guards:
         word = GUARD_WORDS.get(str(row.get("kind")), str(row.get("kind")))
         if not row.get("hit"):
             unexercised.append(f"the guard's case ({word}) cannot be reached: {row.get('message')}")
@@ -1122,6 +1171,9 @@ def judge(head: Mapping[str, Any], cand: Mapping[str, Any], targets: Sequence[Ma
         k = int(grads.get("cases") or 1)
         evidence.append(f"{'compiled ' if grads.get('compiled') else ''}gradients equal on {_shape_cases(k) if k > 1 else _shape(grads.get('shape'))}"
                         + _unused_caveat(grads))
+    aliases = _alias_caveat(cand)
+    if aliases:
+        evidence.append(f"but {aliases}")
     if any(r.get("compared") for r in values.get("rows") or ()):
         evidence.append(f"{_named(values.get('names') or ())} equal after line {values.get('line')}")
     eager_only = (_eager_only_evidence(cand) or _dropped_arm_evidence(cand) or _early_return_evidence(cand)
@@ -1133,6 +1185,11 @@ def judge(head: Mapping[str, Any], cand: Mapping[str, Any], targets: Sequence[Ma
         evidence.append("equal with " + " and ".join(GUARD_WORDS.get(k, k) for k in kinds)
                         + " injected"
                         + (", eager and compiled" if any(r.get("compiled") for r in hit) else ""))
+    unfinished = sorted({f"{PATTERN_WORDS.get(str(r.get('pattern')), r.get('pattern'))} in `{r.get('argument')}`" for r in cand.get("guards") or ()
+                         if r.get("unfinished")})
+    if unfinished:
+        evidence.append(f"not compared where head's own run does not end within {GUARD_RUN_S:g} s: "
+                        + ", ".join(unfinished[:3]) + (f" and {len(unfinished) - 3} more" if len(unfinished) > 3 else ""))
     swapped = sorted({(str(r["raised_type"]), str(r["compiled_raised_type"])) for r in cand.get("guards") or ()
                       if r.get("compiled") and r.get("raised") and r.get("raised_type")
                       and r.get("compiled_raised_type")
@@ -1181,6 +1238,22 @@ def _also_gone(head: Mapping[str, Any], cand: Mapping[str, Any], targets: Sequen
         if found not in out:
             out.append(found)
     return out
+
+
+def _returned(model: Any, case: CaseInputs, paths: RepoPaths, edit: Edit, swap: Swap,
+              backend_cache: dict[str, Any]) -> dict[str, Any]:
+    """`{"aliases": {function, head, patched}}`: the arguments head's edited function and the
+    patched one (`swap`, in place) return (`returned_arguments`) on the first shape case; {}
+    where either is not called."""
+    cache = backend_cache.setdefault(ALIASES, {})
+    key = f"{edit.path}:{swap.qualname}"
+    if key not in cache:
+        # head's own function, in place of the patched one for the run
+        cache[key] = returned_arguments(model, case, paths, dataclasses.replace(swap, patched=swap.original))
+    patched = returned_arguments(model, case, paths, swap)
+    if cache[key] is None or patched is None:
+        return {}
+    return {"aliases": {"function": swap.qualname, "head": cache[key], "patched": patched}}
 
 
 def _where_compiled_differs(cand: Mapping[str, Any]) -> list[dict[str, Any]]:
@@ -1346,6 +1419,23 @@ def _named(names: Sequence[str]) -> str:
     """The first three of `names` in backticks, and how many more."""
     shown = ", ".join(f"`{n}`" for n in names[:3])
     return shown + (f" and {len(names) - 3} more" if len(names) > 3 else "")
+
+
+def _alias_caveat(cand: Mapping[str, Any]) -> str | None:
+    """What equal outputs still differ in (`returned_arguments`): the arguments the edited
+    function returns itself where head returns a new tensor, or the reverse."""
+    got = cand.get("aliases") or {}
+    head, patched = set(got.get("head") or ()), set(got.get("patched") or ())
+    out = []
+    if head - patched:
+        out.append(f"`{got.get('function')}` returns a new tensor where head returns "
+                   f"{_named(sorted(head - patched))} itself (a caller that writes into the result no "
+                   "longer writes into it)")
+    if patched - head:
+        out.append(f"`{got.get('function')}` returns {_named(sorted(patched - head))} itself, or a view "
+                   "of it, where head returns a new tensor (a caller that writes into the result now "
+                   "writes into it)")
+    return "; ".join(out) or None
 
 
 def _unused_caveat(grads: Mapping[str, Any]) -> str:
@@ -1854,6 +1944,8 @@ def prove_candidate(cand: Mapping[str, Any], model: Any, cases: list[CaseInputs]
                         {"shape": dict(c.shape), **compare_state(h, got, model_spec.get("tolerance"))}
                         for c, h, got in zip(cases, backend_cache[HEAD_STATE], states)]
                     ok = all(r["match"] for r in measured["state"])
+                if ok and not setting and not cand.get("safe"):
+                    measured.update(_returned(model, cases[0], paths, edit, swap, backend_cache))
                 if ok and watch is not None and head_swap is not None:
                     # an exit or a block compiled code now decides alone, or an arm dropped:
                     # which shape cases head's eager run takes it on (eager runs only), before
