@@ -34,7 +34,7 @@ for n in ("torch", "torchvision", "vit-pytorch", "x-transformers", "denoising-di
           "performer-pytorch", "e3nn", "pytorch-crf", "routing-transformer", "torch-kmeans",
           "pytorch-tcn", "mambapy", "sinkhorn-transformer", "pytorch-ood",
           "lie-transformer-pytorch", "xitorch", "geoopt", "pytorch-minimize", "torch-kf",
-          "zuko", "torchcde"):
+          "zuko", "torchcde", "FrEIA", "torchist"):
     print(f"{n}=={m.version(n)}")
 PY
 echo "venv ready: $venv"
