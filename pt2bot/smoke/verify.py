@@ -229,7 +229,8 @@ def _breaks_in_matrix(out: dict[str, Any], model: Any, cases: list[CaseInputs],
             return False
         state.update(_break_state({
             "graph_count": backend.graphs, "graph_breaks": collect_breaks(events, paths, locate=False),
-            "graph_coverage": {"eager_frames": eager_frames(compilation_metrics(), paths)}},
+            "graph_coverage": {"eager_frames": eager_frames(compilation_metrics(), paths),
+                               "graph_ops": list(backend.graph_ops)}},
             paths))
         state["proceed"] = proceed is None or proceed({**out, **state})
         return state["proceed"]
@@ -254,8 +255,11 @@ def _breaks_in_matrix(out: dict[str, Any], model: Any, cases: list[CaseInputs],
 
 
 def _break_state(got: Mapping[str, Any], paths: RepoPaths) -> dict[str, Any]:
-    """What the judge reads of a break pass: the graphs, the breaks, the frames run in eager."""
+    """What the judge reads of a break pass: the graphs, the operations in them, the breaks,
+    the frames run in eager."""
+    ops = (got.get("graph_coverage") or {}).get("graph_ops")
     return {"graph_count": got.get("graph_count"), "breaks": _breaks_summary(got),
+            "graph_ops": sum(ops) if isinstance(ops, list) else None,
             "eager_frames": [
                 {**{k: f.get(k) for k in ("function", "path", "line")},
                  "end": _function_end(paths, f.get("path"), f.get("line"))}
@@ -1087,6 +1091,9 @@ def judge(head: Mapping[str, Any], cand: Mapping[str, Any], targets: Sequence[Ma
                                 "now compiles")
             if cg < hg:
                 evidence.append(f"{_graphs(cg)} instead of {hg}")
+        grown = _grown_graphs(head.get("graph_ops"), cand.get("graph_ops"))
+        if grown:
+            evidence.append(grown)
     # recompiles
     if "recompiles" in cand and "recompiles" in head:
         hr, cr = head["recompiles"], cand["recompiles"]
@@ -1419,6 +1426,23 @@ def _named(names: Sequence[str]) -> str:
     """The first three of `names` in backticks, and how many more."""
     shown = ", ".join(f"`{n}`" for n in names[:3])
     return shown + (f" and {len(names) - 3} more" if len(names) > 3 else "")
+
+
+# a growth of the operations compiled that the evidence names: a loop whose early exit compiled
+# code no longer takes is traced to its last iteration (a Sinkhorn solver's 200), each one into
+# the graph, which its first compile pays for (with inductor, minutes)
+GROWN_RATIO, GROWN_MIN = 2.0, 100
+
+
+def _grown_graphs(head_ops: Any, cand_ops: Any) -> str | None:
+    """What the evidence says where the patched model's graphs hold many more operations than
+    head's (the break pass's first case): compiled code now runs what head ran in eager, and
+    its first compile does that much more work."""
+    if not (isinstance(head_ops, int) and isinstance(cand_ops, int)) or \
+            cand_ops < GROWN_RATIO * head_ops or cand_ops - head_ops < GROWN_MIN:
+        return None
+    return (f"but the graphs hold {cand_ops} operations where head's held {head_ops}: compiled code "
+            "now runs what head ran in eager, and its first compile does that much more work")
 
 
 def _alias_caveat(cand: Mapping[str, Any]) -> str | None:
