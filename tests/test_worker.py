@@ -122,6 +122,17 @@ def test_a_tensor_kept_as_a_plain_attribute_is_as_built_for_every_call():
     assert [c["match"] for c in run["export"]["cases"]] == [True] * 3, run["export"]
 
 
+def test_weights_a_call_rescales_in_place_are_as_built_for_every_call():
+    """A layer that rescales its weight through `.data` in forward (FrEIA's spectral norm
+    correction): the first call changes the weights the next calls read. Each compared call
+    must start from the weights as built, or the compiled run is compared with an eager one of
+    other weights, and a proof compares a candidate that drops the rescaling with head on
+    weights head already rescaled."""
+    run = measured("renorm", "models.renorm:Renorm", phases=("breaks", "matrix"))
+    assert run["status"] == "ok" and run["phase_errors"] == []
+    assert [a["match"] for a in run["accuracy"]] == [True] * 3, run["accuracy"]
+
+
 # ----------------------------------------------------------------------------- breaks
 
 def test_item_branch_is_gb0124_and_export_is_data_dependent():

@@ -230,6 +230,11 @@ _BUILT: dict[int, list[tuple[Any, str, Any, Any]]] = {}
 # it keeps as plain attributes, not buffers (`self.carry = torch.zeros(8)`), each with a copy of
 # its values as built, by the model's id
 _BUILT_ATTRS: dict[int, list[tuple[Any, dict[str, Any], dict[str, tuple[Any, Any]]]]] = {}
+# and its parameters' values as built, where they are small enough to keep a copy of
+# (PARAMS_KEPT_BYTES): a layer that rescales its weight through `.data` in forward (FrEIA's
+# spectral norm correction) changes what every later call reads
+_BUILT_PARAMS: dict[int, list[tuple[Any, Any]]] = {}
+PARAMS_KEPT_BYTES = 256 << 20
 # the Python values a module's flag or number holds
 _SCALARS = (bool, int, float, complex, str, type(None))
 
@@ -260,13 +265,18 @@ def remember_state(model: Any) -> None:
     logger.info(...); self._logged = True`): the eager reference calls would set it, and the
     compiled run would never trace the first call's code, where a user's first compiled call
     breaks the graph. So would a tensor kept as a plain attribute that a call rebinds (a
-    streaming block's `self.carry = y.detach().mean(0)`). Other Python objects (lists, dicts)
-    are not kept."""
+    streaming block's `self.carry = y.detach().mean(0)`). So would a parameter a call changes in
+    place (`self.layer.weight.data *= scale`): its values are kept too, where all the model's
+    parameters take at most PARAMS_KEPT_BYTES (a copy of a large model's weights is not made
+    for what only a few models do). Other Python objects (lists, dicts) are not kept."""
     _BUILT[id(model)] = [(m, name, b, b.detach().clone().requires_grad_(b.requires_grad))
                          for m in model.modules() for name, b in m._buffers.items() if b is not None]
     _BUILT_ATTRS[id(model)] = [(m, module_scalars(m),
                                 {k: (t, t.detach().clone()) for k, t in _plain_tensors(m).items()})
                                for m in model.modules()]
+    params = list(model.parameters())
+    if sum(p.numel() * p.element_size() for p in params) <= PARAMS_KEPT_BYTES:
+        _BUILT_PARAMS[id(model)] = [(p, p.detach().clone()) for p in params]
 
 
 def forget_state(model: Any) -> None:
@@ -274,6 +284,7 @@ def forget_state(model: Any) -> None:
     comparison), and with it the references that kept the model alive."""
     _BUILT.pop(id(model), None)
     _BUILT_ATTRS.pop(id(model), None)
+    _BUILT_PARAMS.pop(id(model), None)
 
 
 def _plain_tensors(module: Any) -> dict[str, Any]:
@@ -303,10 +314,14 @@ def restore_state(model: Any) -> None:
     them: an in-place copy outside any compiled frame, which no graph records. A buffer the
     model rebound (`self.var = ...`) is bound back to the kept tensor first. The modules'
     Python flags and numbers are set back too, and one a call added is removed; so are the
-    tensors kept as plain attributes, bound back to the tensor as built, with its values."""
+    tensors kept as plain attributes, bound back to the tensor as built, with its values; and
+    the parameters' values, where they were kept."""
     import torch
 
     built = id(getattr(model, "_orig_mod", model))
+    with torch.no_grad():
+        for param, saved in _BUILT_PARAMS.get(built, ()):
+            param.data.copy_(saved)
     for module, scalars, tensors in _BUILT_ATTRS.get(built, ()):
         # a flag or number the calls added is taken away again (`if not hasattr(self, "_warned")`)
         for name in module_scalars(module).keys() - scalars.keys():
