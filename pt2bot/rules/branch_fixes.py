@@ -7,7 +7,10 @@ In the order they are offered (most likely to be the author's intent first):
    the branch: `if torch.isnan(h).any(): h = torch.nan_to_num(h)` -> `h = torch.nan_to_num(h)`
    (also clamps, masked fills, their in-place forms), and `if m.any(): x[m] = v` (writes of
    plain values through the mask the test reads: they change nothing when no entry is set,
-   and a masked write does not break the graph where a masked read does). Not safe: `nan_to_num` also replaces
+   and a masked write does not break the graph where a masked read does), and a norm clipped to
+   its bound, `if norm > bound: t *= bound / norm`, as `t *= torch.clamp(bound / norm, max=1.0)`
+   (FrEIA's spectral norm correction; a factor of 1 within the bound; `_clipped_scale_fixes`).
+   Not safe: `nan_to_num` also replaces
    inf, a clamp may reach values the condition did not test; the candidate carries the special
    values its condition guards (`guards`) so a verifier compares it on them too.
    And for an `if`/`else`, each arm alone, one level up (`_keep_arm_fixes`), where both arms
@@ -377,11 +380,66 @@ def _if_fixes(code, finding, st: ast.If, body, tree, lines) -> list[Candidate]:
     # they keep deciding in Python whether the tensor test is evaluated at all
     test = None if python else _where_test(lines, st.test, (finding.line, finding.col))
     out = _branch_fixes(code, finding, st, body, tree, lines, test) if test is not None else []
-    return _keep_arm_fixes(code, finding, st, tree, lines) + out + python + \
+    return _clipped_scale_fixes(code, finding, st, lines) + _keep_arm_fixes(code, finding, st, tree, lines) + \
+        out + python + \
         _masked_rows_fixes(code, finding, st, tree, lines) + \
         _dispatch_fixes(code, finding, st, tree, lines) + chain_fixes(code, finding, st, body, tree, lines) + \
         _python_first_fixes(code, finding, st, tree, lines) + \
         _compiling_fixes(code, finding, st, tree, lines)
+
+
+def _clipped_scale_fixes(code, finding, st: ast.If, lines) -> list[Candidate]:
+    """`if a > b: t *= b / a` (a norm clipped to its bound: FrEIA's spectral norm correction,
+    `if spectral_norm > self.spectral_norm_max: self.layers[i].weight.data *=
+    self.spectral_norm_max / spectral_norm`; also `>=`, `b < a` and `t /= a / b`) -> `t *=
+    torch.clamp(b / a, max=1.0)`, and `t = t * (b / a)` -> `t = t * torch.clamp(b / a,
+    max=1.0)`: where `a` is within its bound the factor is
+    1 and the values stay as they were; past it, it is head's. The same where `a` and `b` are
+    positive, as a norm and its bound are (a negative `a` would scale by a negative factor,
+    NaN would make `t` NaN where head left it), so the proof compares it on the model's values
+    and the title says so."""
+    if st.orelse or len(st.body) != 1 or not isinstance(st.test, ast.Compare) or len(st.test.ops) != 1:
+        return []
+    op, left, right = st.test.ops[0], st.test.left, st.test.comparators[0]
+    if isinstance(op, (ast.Gt, ast.GtE)):
+        a, b = left, right
+    elif isinstance(op, (ast.Lt, ast.LtE)):
+        a, b = right, left
+    else:
+        return []
+    (body,) = st.body
+    at, bt = segment(lines, a), segment(lines, b)
+
+    def ratio(node: ast.AST, top: str, bottom: str) -> bool:
+        return isinstance(node, ast.BinOp) and isinstance(node.op, ast.Div) and \
+            segment(lines, node.left) == top and segment(lines, node.right) == bottom
+
+    if isinstance(body, ast.AugAssign) and isinstance(body.op, ast.Mult) and ratio(body.value, bt, at):
+        pass
+    elif isinstance(body, ast.AugAssign) and isinstance(body.op, ast.Div) and ratio(body.value, at, bt):
+        pass
+    elif isinstance(body, ast.Assign) and len(body.targets) == 1 and isinstance(body.value, ast.BinOp) and \
+            isinstance(body.value.op, ast.Mult) and segment(lines, body.value.left) == segment(lines, body.targets[0]) \
+            and ratio(body.value.right, bt, at):
+        pass
+    else:
+        return []
+    # (`a` is computed once now, in the statement: it must not change state or draw)
+    if not owns_lines(lines, body) or body.lineno == st.lineno or not _side_effect_free(st.test) or \
+            _RANDOM.search(segment(lines, st.test)):
+        return []
+    target = segment(lines, body.target if isinstance(body, ast.AugAssign) else body.targets[0])
+    b_text = f"({bt})" if isinstance(b, (ast.BinOp, ast.BoolOp, ast.IfExp, ast.Compare)) else bt
+    a_text = f"({at})" if isinstance(a, (ast.BinOp, ast.BoolOp, ast.IfExp, ast.Compare)) else at
+    factor = f"torch.clamp({b_text} / {a_text}, max=1.0)"
+    # in place where head scaled in place, a new tensor where head made one (autograd tells them apart)
+    new = statement_lines(indentation(lines, st), f"{target} *= {factor}" if isinstance(body, ast.AugAssign)
+                          else f"{target} = {target} * {factor}")
+    return [replace_statement(code, finding.path, st, new,
+                              f"scale by `torch.clamp({b_text} / {a_text}, max=1.0)` without the `if`: a factor of 1 "
+                              f"where `{at}` is within its bound leaves the values as they are (the same where "
+                              f"`{at}` and `{bt}` are positive, as a norm and its bound are)",
+                              safe=False, rank=0)]
 
 
 # --------------------------------------------------------------------------- masked rows

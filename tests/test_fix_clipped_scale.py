@@ -1,0 +1,100 @@
+"""A norm clipped to its bound without the `if` (pt2bot/rules/branch_fixes.py
+`_clipped_scale_fixes`): FrEIA's invertible ResNet corrects each layer's spectral norm with `if
+spectral_norm > self.spectral_norm_max: weight.data *= self.spectral_norm_max / spectral_norm`,
+a branch on a tensor (GB0170) that makes dynamo run the whole forward in eager. Scaling by
+`torch.clamp(bound / norm, max=1.0)` always is the same where the norm and its bound are
+positive: a factor of 1 within the bound. The edit texts and what gets none, then the proof loop:
+verified on a clipped norm, refused where the value tested can be negative (a negative factor
+scales values head left alone).
+"""
+from __future__ import annotations
+
+import pytest
+
+from pt2bot.fixes import break_findings
+from pt2bot.rules import apply_candidate, fix_candidates
+from proofs import item, one_model, prove, write_repo
+
+CLIP = """\
+import torch
+from torch import nn
+
+
+class Clip(nn.Module):
+    def __init__(self, bound=2.0):
+        super().__init__()
+        self.proj = nn.Linear(4, 4)
+        self.bound = bound
+
+    def forward(self, x):
+        h = self.proj(x)
+        norm = h.norm()
+        if norm > self.bound:
+            h = h * (self.bound / norm)
+        return h
+"""
+LINE = 14
+assert CLIP.splitlines()[LINE - 1].strip().startswith("if norm > ")
+CONFIG = one_model("clip", "pkg.clip:Clip", "[{name: x, shape: [batch, 4]}]", "{batch: [1, 6]}",
+                   extra="    kwargs: {bound: BOUND}\n")
+
+
+def _target(path: str = "pkg/clip.py") -> dict:
+    return {"kind": "break", "model": "clip", "path": path, "line": LINE, "gb": "GB0170",
+            "gb_type": "Data-dependent branching"}
+
+
+def _edits(text: str, path: str = "m.py") -> list:
+    found = [c for f in break_findings(_target(path), text, {}) for c in fix_candidates(f, text)
+             if c.title.startswith("scale by `torch.clamp(")]
+    return list({c.lines: c for c in found}.values())
+
+
+@pytest.mark.parametrize("new, want", [
+    ("        if norm > self.bound:\n            h = h * (self.bound / norm)",
+     "        h = h * torch.clamp(self.bound / norm, max=1.0)"),
+    ("        if self.bound < norm:\n            h = h * (self.bound / norm)",
+     "        h = h * torch.clamp(self.bound / norm, max=1.0)"),
+    # in place where head scales in place (FrEIA's `weight.data *= ...`)
+    ("        if norm >= self.bound:\n            h *= self.bound / norm",
+     "        h *= torch.clamp(self.bound / norm, max=1.0)"),
+    ("        if norm > self.bound:\n            h /= norm / self.bound",
+     "        h *= torch.clamp(self.bound / norm, max=1.0)"),
+])
+def test_the_scale_is_clamped_to_one(new, want):
+    text = CLIP.replace("        if norm > self.bound:\n            h = h * (self.bound / norm)", new)
+    (c,) = _edits(text)
+    assert (c.start_line, c.end_line, c.safe, c.rank) == (LINE, LINE + 1, False, 0)
+    assert c.lines == (want,)
+    assert "the same where `norm` and `self.bound` are positive" in c.title
+    compile(apply_candidate(text, c), "m.py", "exec")
+
+
+@pytest.mark.parametrize("body", [
+    "            h *= norm / self.bound",            # the inverse ratio: grows the values
+    "            h = h * self.bound / norm",         # not the ratio as a factor of its own
+    "            h += self.bound / norm",            # not a scale
+    "            h = h * (self.bound / norm)\n            h = h + 1",   # more than the scale
+])
+def test_no_edit_where_the_block_is_not_the_clipped_scale(body):
+    text = CLIP.replace("            h = h * (self.bound / norm)", body)
+    assert text != CLIP
+    assert _edits(text) == []
+
+
+@pytest.mark.torch
+@pytest.mark.parametrize("norm, accepted", [("h.norm()", True), ("-h.norm()", False)])
+def test_the_loop_verifies_it_only_where_the_value_tested_is_positive(tmp_path, norm, accepted):
+    # the output grows with the batch: one shape case within the bound, the other past it; a
+    # value tested that is never positive is never past the bound, and the clamped factor is
+    # negative: it scales values head left alone
+    text = CLIP.replace("h = self.proj(x)", "h = self.proj(x) * x.shape[0] ** 2").replace("norm = h.norm()",
+                                                                                         f"norm = {norm}")
+    root = write_repo(tmp_path / "repo", {"pkg/clip.py": text}, CONFIG.replace("BOUND", "2.0"))
+    (c,) = _edits(text, path="pkg/clip.py")
+    verdict = prove(root, "clip", [item("clip", c, text, _target())], tmp_path / "work")["clip"]
+    assert verdict["accepted"] is accepted, verdict
+    if accepted:
+        assert verdict["evidence"].startswith("GB0170 gone"), verdict
+    else:
+        assert verdict["reason"].startswith("outputs differ from head's on shape case batch=1"), verdict
