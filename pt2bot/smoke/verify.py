@@ -1441,8 +1441,8 @@ def _grown_graphs(head_ops: Any, cand_ops: Any) -> str | None:
     if not (isinstance(head_ops, int) and isinstance(cand_ops, int)) or \
             cand_ops < GROWN_RATIO * head_ops or cand_ops - head_ops < GROWN_MIN:
         return None
-    return (f"but the graphs hold {cand_ops} operations where head's held {head_ops}: compiled code "
-            "now runs what head ran in eager, and its first compile does that much more work")
+    return (f"the graphs hold {cand_ops} operations where head's held {head_ops}: code head ran in "
+            "eager now compiles, and its first compile does that much more work")
 
 
 def _alias_caveat(cand: Mapping[str, Any]) -> str | None:
