@@ -12,9 +12,10 @@ patched one are run side by side in fresh processes on inputs of our own, eager 
   with respect to the image;
 - torchvision 0.28.0 `transforms/functional.py:701` (`lstsq(...).solution` as `linalg.solve`),
   through `_get_perspective_coeffs` on random quadrilaterals and `F.perspective` on images;
-- torchdiffeq 0.2.5 `_impl/misc.py:88` (the step-size chain as nested `torch.where`), through
-  `odeint` with dopri5 and adaptive_heun on linear ODEs, and direct calls of
-  `_optimal_step_size` with an error ratio of 0, below 1, 1 and above 1.
+- torchdiffeq 0.2.5 `_impl/misc.py:88` (the step-size chain as nested `torch.where`) and
+  `_impl/rk_common.py:284` (the step's underflow `assert` kept in compiled code), through `odeint`
+  with dopri5 and adaptive_heun on linear ODEs, and direct calls of `_optimal_step_size` with an
+  error ratio of 0, below 1, 1 and above 1.
 """
 from __future__ import annotations
 
@@ -28,7 +29,8 @@ import tempfile
 EDITS = {  # lib: [(model of the results file, path, first line of the verified edit)]
     "kornia": [("kornia:canny", "kornia/filters/canny.py", 285)],
     "torchvision": [("torchvision:transforms_v1", "torchvision/transforms/functional.py", 701)],
-    "torchdiffeq": [("torchdiffeq:odeint_dopri5", "torchdiffeq/_impl/misc.py", 88)],
+    "torchdiffeq": [("torchdiffeq:odeint_dopri5", "torchdiffeq/_impl/misc.py", 88),
+                    ("torchdiffeq:odeint_dopri5", "torchdiffeq/_impl/rk_common.py", 284)],
 }
 
 RUN = r'''
