@@ -502,12 +502,15 @@ class Injection:
     # for each call, the arguments (`_slots`' labels) whose memory a returned tensor shares:
     # the argument itself or a view of it, which a caller that writes into the result writes into
     aliases: list[list[str]] | None = None
-    # a time (`time.monotonic()`) past which a call of the function ends the run (`GuardOverrun`)
-    deadline: float | None = None
+    # seconds from the function's first call past which a further call ends the run
+    # (`GuardOverrun`); counted from that call, not from the run's start, so that what comes
+    # before it (building the wrapper, the model's own code) is not held against a loop
+    time_limit: float | None = None
+    first_call: float | None = None
 
 
 class GuardOverrun(Overrun):
-    """A run on a guard input went on past its `deadline`: a solver whose every step is handed
+    """A run on a guard input went on past its `time_limit`: a solver whose every step is handed
     the special value anew (its state's `dt` set to 1e3 on each call) never ends. Checked when
     the function is called, so a loop around it is cut; a hang inside one call is left to the
     candidate's own time limit."""
@@ -611,8 +614,12 @@ def injector(swap: Swap, *, compiled: bool = False) -> Iterator[Injector]:
         injection = holder.current
         if injection is None:
             return fn(*args, **kwargs)
-        if injection.deadline is not None and time.monotonic() > injection.deadline:
-            raise GuardOverrun(f"{swap.qualname} was still being called past the run's time")
+        if injection.time_limit is not None:
+            now = time.monotonic()
+            if injection.first_call is None:
+                injection.first_call = now
+            elif now - injection.first_call > injection.time_limit:
+                raise GuardOverrun(f"{swap.qualname} was still being called past the run's time")
         new_args, new_kwargs = inject(args, kwargs)
         if injection.watch is None:
             out = fn(*new_args, **new_kwargs)

@@ -72,9 +72,12 @@ HEAD = "head"
 HEAD_STATE = "head state"   # what head's model keeps after each case (a list, a case each)
 KEPT = "kept attributes"     # the Python scalars compared in it (`scalar_attributes`)
 GRADIENTS = "head gradients"   # the key of head's gradients in a model's cache (a list, a case each)
-# one run on a guard input: past it, a run that still calls the edited function ends
-# (pt2bot/smoke/patch.py `GuardOverrun`); head's is then not compared, a candidate's is refused
-GUARD_RUN_S = 10.0
+# one eager run on a guard input: past this many times head's own run on the case (at least
+# GUARD_RUN_MIN_S, at most GUARD_RUN_S), a run that still calls the edited function ends
+# (pt2bot/smoke/patch.py `GuardOverrun`); head's is then not compared, a candidate's is refused.
+# Relative, so that a solver's inputs that never end cost a few seconds each of the candidate's
+# time, not its whole time (torchdiffeq's event solver, two such inputs of a step size)
+GUARD_RUN_TIMES, GUARD_RUN_MIN_S, GUARD_RUN_S = 20.0, 2.0, 10.0
 ALIASES = "head aliases"       # and of which arguments head's edited function returns, per function
 GUARD_WORDS = {"nan": "NaN", "inf": "inf", "empty": "an empty mask", "zero": "zeros",
                "invalid": "values a check refuses (-1, 0, 1e3, 1e6, NaN)",
@@ -96,9 +99,9 @@ EAGER_KERNELS = frozenset({"eager", "aot_eager"})
 # head's runs on guard inputs, kept across the candidates that edit one function:
 # (kind, pattern, argument, watched line, names preferred) -> (the Injection, the output or
 # exception), or the CandidateTimeout that cut head's own run there (it hangs on that input);
-# and ("gradients", kind, pattern, argument, names preferred) -> head's gradients there
-# (`guard_gradients`)
-GuardCache = dict[tuple[str, str, int, int | None, tuple[str, ...]], Any]
+# ("gradients", kind, pattern, argument, names preferred) -> head's gradients there
+# (`guard_gradients`); and "run_s" -> how long one run on a guard input may take (`guard_checks`)
+GuardCache = dict[Any, Any]
 
 
 class CandidateTimeout(Overrun):
@@ -664,8 +667,14 @@ def guard_checks(model: Any, case: CaseInputs, paths: RepoPaths, kinds: Sequence
     out = []
     # the rows that matched in eager, for the compiled runs after the eager ones
     pending: list[tuple[dict[str, Any], Injection, Any]] = []
-    # the inputs on which head's own run did not end (GUARD_RUN_S): not compared
+    # the inputs on which head's own run did not end (`run_s`): not compared
     unfinished: list[dict[str, Any]] = []
+    if "run_s" not in head_cache:
+        t0 = time.monotonic()
+        with torch.no_grad():
+            _try_forward(model, case, paths)
+        head_cache["run_s"] = min(GUARD_RUN_S, max(GUARD_RUN_MIN_S, GUARD_RUN_TIMES * (time.monotonic() - t0)))
+    run_s = float(head_cache["run_s"])
     for kind in kinds:
         for arg in range(MAX_GUARD_ARGS):
             for pattern in guard_patterns(kind):
@@ -678,7 +687,7 @@ def guard_checks(model: Any, case: CaseInputs, paths: RepoPaths, kinds: Sequence
                     raise CandidateTimeout(f"{head_cache[key]}, for an earlier candidate")
                 if key not in head_cache:
                     inj = Injection(kind, pattern, arg, watch=watch, prefer=prefer,
-                                    deadline=time.monotonic() + GUARD_RUN_S)
+                                    time_limit=run_s)
                     on_stage(stage)
                     try:
                         # uninitialised memory filled alike in both runs: an injected value a
@@ -698,9 +707,10 @@ def guard_checks(model: Any, case: CaseInputs, paths: RepoPaths, kinds: Sequence
                 if not head_inj.hit:
                     continue
                 if isinstance(head_out, GuardOverrun):
-                    unfinished.append({"kind": kind, "pattern": pattern, "argument": head_inj.argument})
+                    unfinished.append({"kind": kind, "pattern": pattern, "argument": head_inj.argument,
+                                       "run_s": run_s})
                     continue
-                inj = Injection(kind, pattern, arg, prefer=prefer, deadline=time.monotonic() + GUARD_RUN_S)
+                inj = Injection(kind, pattern, arg, prefer=prefer, time_limit=run_s)
                 try:
                     with injecting(cand_swap, inj), torch.no_grad(), defined_memory():
                         got = _try_forward(model, case, paths)
@@ -713,7 +723,7 @@ def guard_checks(model: Any, case: CaseInputs, paths: RepoPaths, kinds: Sequence
                                        "reached": head_inj.reached,
                                        **(_versus(head_out, got, tolerance) if not isinstance(got, GuardOverrun)
                                           else {"match": False, "message": f"head's run ends, the patched "
-                                                f"model's was still running after {GUARD_RUN_S:g} s"})}
+                                                f"model's was still running after {run_s:.3g} s"})}
                 if row["match"] and not isinstance(got, BaseException):
                     inner = _compare(head_inj.returns, inj.returns, tolerance)
                     if not inner["match"]:
@@ -725,7 +735,7 @@ def guard_checks(model: Any, case: CaseInputs, paths: RepoPaths, kinds: Sequence
         if not any(r["kind"] == kind for r in out):
             out.append({"kind": kind, "hit": False, "match": None, "message": (
                 f"head's own run did not end on any input with {GUARD_WORDS.get(kind, kind)} "
-                f"within {GUARD_RUN_S:g} s" if any(u["kind"] == kind for u in unfinished) else
+                f"within {run_s:.3g} s" if any(u["kind"] == kind for u in unfinished) else
                 f"no tensor argument of {head_swap.qualname} can hold {GUARD_WORDS.get(kind, kind)}")})
     if pending:
         results = _compiled_guards(model, case, paths, cand_swap,
@@ -782,11 +792,7 @@ def _compiled_guards(model: Any, case: CaseInputs, paths: RepoPaths, cand_swap: 
                 injector(cand_swap, compiled=True) as inject, torch.no_grad(), defined_memory():
             for inj, head_out in runs:
                 inject.use(inj)
-                inj.deadline = time.monotonic() + GUARD_RUN_S
-                try:
-                    got = _try_forward(compiled, case, paths)
-                except GuardOverrun as e:
-                    got = e
+                got = _try_forward(compiled, case, paths)
                 # any exception counts: a check kept in compiled code as `torch._assert_async`
                 # raises a RuntimeError where eager raises the check's own ValueError
                 res = _versus(head_out, got, tolerance, same_type=False)
@@ -1195,7 +1201,8 @@ def judge(head: Mapping[str, Any], cand: Mapping[str, Any], targets: Sequence[Ma
     unfinished = sorted({f"{PATTERN_WORDS.get(str(r.get('pattern')), r.get('pattern'))} in `{r.get('argument')}`" for r in cand.get("guards") or ()
                          if r.get("unfinished")})
     if unfinished:
-        evidence.append(f"not compared where head's own run does not end within {GUARD_RUN_S:g} s: "
+        limit = max(float(r.get("run_s") or 0) for r in cand.get("guards") or () if r.get("unfinished"))
+        evidence.append(f"not compared where head's own run does not end within {limit:.3g} s: "
                         + ", ".join(unfinished[:3]) + (f" and {len(unfinished) - 3} more" if len(unfinished) > 3 else ""))
     swapped = sorted({(str(r["raised_type"]), str(r["compiled_raised_type"])) for r in cand.get("guards") or ()
                       if r.get("compiled") and r.get("raised") and r.get("raised_type")
