@@ -151,10 +151,10 @@ from pt2bot.rules.base import Candidate
 from pt2bot.rules.check_fixes import tensor_test
 from pt2bot.rules.logging_call import LOG_METHODS
 from pt2bot.rules.edits import (BIN_OPS, BOOL_FUNCS, binds_torch, defined_before, enclosing_function, fresh_name,
-                                function_binds, identifiers, indent_unit, indentation, is_elif, node_span, owns_lines,
+                                function_binds, header_edit, identifiers, indent_unit, indentation, is_elif, node_span, owns_lines,
                                 parameter_names, parameters, parents_of, pure, pure_indexed, replace_spans,
                                 replace_statement, segment, source_lines, spans_string_lines, statement_at,
-                                statement_lines, with_replaced)
+                                statement_in_function, statement_lines, with_replaced)
 
 # the transforms that leave ordinary values alone, and the in-place forms of each
 _NAN = frozenset({"nan_to_num"})
@@ -1543,7 +1543,7 @@ def _eager_exit_fixes(code, finding, st: ast.If, tree, lines) -> list[Candidate]
     # that the caller keeps (rotary positions `t` whose table is cached by their count); only
     # the special values the test itself reads are injected there
     cached = value is not None and any(_held(v) for v in (value.elts if isinstance(value, ast.Tuple) else [value]))
-    return [_header_edit(code, finding, st, lines, f"not torch.compiler.is_compiling() and {text}",
+    return [header_edit(code, finding, st, lines, f"not torch.compiler.is_compiling() and {text}",
                          f"take the early `{exit_word}` in eager only: compiled code runs on",
                          guards_of(text) if cached else _exit_guards(text), rank=3)]
 
@@ -1587,15 +1587,6 @@ def _block_test(st: ast.If, lines: list[str]) -> str | None:
     return text
 
 
-def _header_edit(code, finding, st: ast.If, lines, new_test: str, title: str, guards, rank: int,
-                 safe: bool = False) -> Candidate:
-    """`st`'s header with its test replaced by `new_test` (the block's lines unchanged)."""
-    start, end = node_span(st.test)
-    new = replace_spans(lines, st.lineno, end[0], [(start, end, new_test)])
-    return Candidate(code=code, path=finding.path, start_line=st.lineno, end_line=end[0], lines=tuple(new),
-                     title=title, safe=safe, guards=guards, rank=rank)
-
-
 def _eager_block_fixes(code, finding, st: ast.If, tree, lines) -> list[Candidate]:
     """`if <test>: <work>` without an `else` -> `if not torch.compiler.is_compiling() and
     <test>:`: the block runs in eager only, as an early exit does in `_eager_exit_fixes`
@@ -1621,7 +1612,7 @@ def _eager_block_fixes(code, finding, st: ast.If, tree, lines) -> list[Candidate
     if isinstance(st.test, (ast.BoolOp, ast.IfExp, ast.Lambda)) and not (
             isinstance(st.test, ast.BoolOp) and isinstance(st.test.op, ast.And)):
         text = f"({text})"
-    return [_header_edit(code, finding, st, lines, f"not torch.compiler.is_compiling() and {text}",
+    return [header_edit(code, finding, st, lines, f"not torch.compiler.is_compiling() and {text}",
                          EAGER_BLOCK, _exit_guards(text), rank=4)]
 
 
@@ -1650,7 +1641,7 @@ def _compiled_block_fixes(code, finding, st: ast.If, tree, lines) -> list[Candid
     if isinstance(st.test, (ast.IfExp, ast.Lambda)) or (
             isinstance(st.test, ast.BoolOp) and isinstance(st.test.op, ast.And)):
         text = f"({text})"
-    return [_header_edit(code, finding, st, lines, f"torch.compiler.is_compiling() or {text}",
+    return [header_edit(code, finding, st, lines, f"torch.compiler.is_compiling() or {text}",
                          COMPILED_BLOCK, guards_of(text), rank=4)]
 
 
@@ -1725,7 +1716,7 @@ def _eager_notes_fixes(code, finding, st: ast.If, tree, lines) -> list[Candidate
     if isinstance(st.test, (ast.BoolOp, ast.IfExp, ast.Lambda)) and not (
             isinstance(st.test, ast.BoolOp) and isinstance(st.test.op, ast.And)):
         text = f"({text})"
-    return [_header_edit(code, finding, st, lines, f"not torch.compiler.is_compiling() and {text}",
+    return [header_edit(code, finding, st, lines, f"not torch.compiler.is_compiling() and {text}",
                          _NOTES_BLOCK, (), rank=1, safe=True)]
 
 
@@ -1749,13 +1740,10 @@ def is_compiling_fixes(code: str, finding, source: str, tree: ast.Module) -> lis
     reads a cache's length in an early exit's test), or inside its block (the `.item()` of a
     truncation index in the body of `if first_below_thr.any():`, which may run in eager only:
     the innermost `if` whose body holds the finding's statement, in the same function)."""
-    lines = source_lines(source)
-    st, _body = statement_at(tree, finding.line, finding.col)
-    if st is None or not binds_torch(tree) or function_binds(tree, st, "torch"):
+    found = statement_in_function(finding, source, tree)
+    if found is None:
         return []
-    fn = enclosing_function(tree, st)
-    if fn is None:
-        return []
+    lines, st, fn = found
     if isinstance(st, ast.If) and _inside(st.test, (finding.line, finding.col)):
         if is_elif(lines, st) or not owns_lines(lines, st):
             return []

@@ -26,8 +26,7 @@ import ast
 import re
 
 from pt2bot.rules.base import Candidate
-from pt2bot.rules.edits import (binds_torch, enclosing_function, function_binds, node_span, parents_of,
-                                replace_spans, segment, source_lines, statement_at)
+from pt2bot.rules.edits import header_edit, parents_of, segment, statement_in_function
 
 # the last name of a call, attribute or name that tells another capture or backend than eager
 # CPython: export, ONNX export, TorchScript, jit and FX tracing, XLA, MPS, deterministic kernels
@@ -76,13 +75,10 @@ def _skipped_by(fn: ast.AST, st: ast.stmt) -> list[ast.If]:
 
 def capture_branch_fixes(code: str, finding, source: str, tree: ast.Module) -> list[Candidate]:
     """The header edits that send compiled code down the function's own capture branch."""
-    lines = source_lines(source)
-    st, _body = statement_at(tree, finding.line, finding.col)
-    if st is None or not binds_torch(tree) or function_binds(tree, st, "torch"):
+    found = statement_in_function(finding, source, tree)
+    if found is None:
         return []
-    fn = enclosing_function(tree, st)
-    if fn is None:
-        return []
+    lines, st, fn = found
     out: list[Candidate] = []
     for node in _skipped_by(fn, st):
         part = _capture_part(node.test)
@@ -93,11 +89,9 @@ def capture_branch_fixes(code: str, finding, source: str, tree: ast.Module) -> l
         end = node.test.end_lineno or node.lineno
         if node.body[0].lineno <= end or lines[node.lineno - 1][:node.col_offset].strip():
             continue
-        new = replace_spans(lines, node.lineno, end,
-                            [(*node_span(node.test), f"torch.compiler.is_compiling() or {text}")])
         what = f"{_predicate(part)}()" if isinstance(part, ast.Call) else _predicate(part)
-        out.append(Candidate(code=code, path=finding.path, start_line=node.lineno, end_line=end,
-                             lines=tuple(new), title=TITLE.format(what=what), safe=False, rank=2))
+        out.append(header_edit(code, finding, node, lines, f"torch.compiler.is_compiling() or {text}",
+                               TITLE.format(what=what), (), rank=2))
     return out
 
 

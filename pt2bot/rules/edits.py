@@ -178,6 +178,28 @@ def finding_statement(finding, source: str, tree: ast.Module) -> tuple[ast.stmt 
     return st, body, lines
 
 
+def statement_in_function(finding, source: str, tree: ast.Module):
+    """The lines, the finding's statement and the function around it, where the recipes may
+    write `torch.` there (the file imports it and the function does not rebind it); None
+    otherwise."""
+    lines = source_lines(source)
+    st, _body = statement_at(tree, finding.line, finding.col)
+    if st is None or not binds_torch(tree) or function_binds(tree, st, "torch"):
+        return None
+    fn = enclosing_function(tree, st)
+    return None if fn is None else (lines, st, fn)
+
+
+def header_edit(code: str, finding, st: ast.If, lines: list[str], new_test: str, title: str, guards,
+                rank: int, safe: bool = False) -> Candidate:
+    """`st`'s header (an `if` or an `elif`) with its test replaced by `new_test`, the block's
+    lines unchanged."""
+    start, end = node_span(st.test)
+    new = replace_spans(lines, st.lineno, end[0], [(start, end, new_test)])
+    return Candidate(code=code, path=finding.path, start_line=st.lineno, end_line=end[0], lines=tuple(new),
+                     title=title, safe=safe, guards=guards, rank=rank)
+
+
 def guard_eager_only(code: str, finding, source: str, tree: ast.Module, what: str) -> list[Candidate]:
     """For a call made for its side effect only (`print`, a log line, a warning): guard it with
     `if not torch.compiler.is_compiling():` (safe: in eager that test is False, so the call runs
@@ -350,4 +372,4 @@ def fresh_name(taken: set[str], base: str) -> str:
 
 __all__ = ["BOOL_FUNCS", "BIN_OPS", "parameter_names", "parameters", "pure", "pure_indexed", "identifiers", "fresh_name", "module_binds", "module_names", "replace_spans", "node_span", "parents_of", "enclosing_function", "segment", "with_replaced", "statement_lines", "is_elif", "defined_before", "source_lines", "statement_at", "owns_lines", "indentation", "indent_unit", "nested",
            "spans_string_lines", "binds_torch", "function_binds", "replace_statement", "apply_candidate",
-           "finding_statement", "guard_eager_only"]
+           "finding_statement", "guard_eager_only", "header_edit", "statement_in_function"]
