@@ -774,6 +774,6 @@ def _detached(out: Any, torch: Any) -> Any:
     return out
 
 
-__all__ = ["Edit", "GUARD_KINDS", "GuardOverrun", "WATCH_ONLY", "asks_compiling", "Injection", "Injector", "MAX_GUARD_ARGS",
-           "NotApplicable", "Swap", "enclosing_function", "function_at", "guard_patterns",
+__all__ = ["Edit", "GUARD_KINDS", "GuardOverrun", "WATCH_ONLY", "asks_compiling", "Injection", "Injector",
+           "MAX_GUARD_ARGS", "NotApplicable", "Swap", "enclosing_function", "function_at", "guard_patterns",
            "injecting", "injector", "loaded_module", "patched_function", "watchable"]

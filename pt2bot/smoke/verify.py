@@ -72,8 +72,9 @@ HEAD = "head"
 HEAD_STATE = "head state"   # what head's model keeps after each case (a list, a case each)
 KEPT = "kept attributes"     # the Python scalars compared in it (`scalar_attributes`)
 GRADIENTS = "head gradients"   # the key of head's gradients in a model's cache (a list, a case each)
-# one eager run on a guard input: past this many times head's own run on the case (at least
-# GUARD_RUN_MIN_S, at most GUARD_RUN_S), a run that still calls the edited function ends
+# one eager run on a guard input: past this many times the model's own run of the case (timed
+# once a function, at least GUARD_RUN_MIN_S, at most GUARD_RUN_S), a run that still calls the
+# edited function ends
 # (pt2bot/smoke/patch.py `GuardOverrun`); head's is then not compared, a candidate's is refused.
 # Relative, so that a solver's inputs that never end cost a few seconds each of the candidate's
 # time, not its whole time (torchdiffeq's event solver, two such inputs of a step size)
@@ -479,7 +480,8 @@ def gradients(model: Any, case: CaseInputs, paths: RepoPaths,
             return a
 
         with torch.enable_grad():
-            outs = flatten_outputs(_seeded_forward(model if run_model is None else run_model, case.replace_tensors(leaf), paths))
+            forward = model if run_model is None else run_model
+            outs = flatten_outputs(_seeded_forward(forward, case.replace_tensors(leaf), paths))
             leaves = [o for o in outs if isinstance(o, torch.Tensor) and o.requires_grad and o.is_floating_point()]
             wrt = params + inputs
             if not leaves or not wrt:
@@ -1182,7 +1184,8 @@ def judge(head: Mapping[str, Any], cand: Mapping[str, Any], targets: Sequence[Ma
         evidence.append(f"outputs equal on {n} shape case{'s' if n != 1 else ''}")
     if grads:
         k = int(grads.get("cases") or 1)
-        evidence.append(f"{'compiled ' if grads.get('compiled') else ''}gradients equal on {_shape_cases(k) if k > 1 else _shape(grads.get('shape'))}"
+        where = _shape_cases(k) if k > 1 else _shape(grads.get("shape"))
+        evidence.append(f"{'compiled ' if grads.get('compiled') else ''}gradients equal on {where}"
                         + _unused_caveat(grads))
     aliases = _alias_caveat(cand)
     if aliases:
@@ -1198,12 +1201,13 @@ def judge(head: Mapping[str, Any], cand: Mapping[str, Any], targets: Sequence[Ma
         evidence.append("equal with " + " and ".join(GUARD_WORDS.get(k, k) for k in kinds)
                         + " injected"
                         + (", eager and compiled" if any(r.get("compiled") for r in hit) else ""))
-    unfinished = sorted({f"{PATTERN_WORDS.get(str(r.get('pattern')), r.get('pattern'))} in `{r.get('argument')}`" for r in cand.get("guards") or ()
-                         if r.get("unfinished")})
-    if unfinished:
-        limit = max(float(r.get("run_s") or 0) for r in cand.get("guards") or () if r.get("unfinished"))
+    cut = [r for r in cand.get("guards") or () if r.get("unfinished")]
+    if cut:
+        inputs = sorted({f"{PATTERN_WORDS.get(str(r.get('pattern')), r.get('pattern'))} in `{r.get('argument')}`"
+                         for r in cut})
+        limit = max(float(r.get("run_s") or 0) for r in cut)
         evidence.append(f"not compared where head's own run does not end within {limit:.3g} s: "
-                        + ", ".join(unfinished[:3]) + (f" and {len(unfinished) - 3} more" if len(unfinished) > 3 else ""))
+                        + ", ".join(inputs[:3]) + (f" and {len(inputs) - 3} more" if len(inputs) > 3 else ""))
     swapped = sorted({(str(r["raised_type"]), str(r["compiled_raised_type"])) for r in cand.get("guards") or ()
                       if r.get("compiled") and r.get("raised") and r.get("raised_type")
                       and r.get("compiled_raised_type")
