@@ -6,9 +6,9 @@ import time
 from pathlib import Path
 
 from pt2bot.configfile.schema import build_config
-from pt2bot.fixes import ProofSetting, Proposal, prove_on_model
+from pt2bot.fixes import ProofSetting, Proposal, break_findings, prove_on_model
 from pt2bot.results import ResultsFile
-from pt2bot.rules import Candidate, apply_candidate
+from pt2bot.rules import Candidate, apply_candidate, fix_candidates
 
 
 def one_model(name: str, entry: str, inputs: str, shapes: str, extra: str = "") -> str:
@@ -18,6 +18,18 @@ def one_model(name: str, entry: str, inputs: str, shapes: str, extra: str = "") 
     return (f"version: 1\nmodels:\n  - name: {name}\n    entry: {entry}\n{extra}    inputs: {inputs}\n"
             f"    shapes: {shapes}\n    export: false\n    timeout_s: 60\n"
             "run: {backend: eager, latency: false, timeout_s: 120}\nfixes: {budget_s: 240}\n")
+
+
+def break_target(model: str, path: str, line: int, gb: str, gb_type: str) -> dict:
+    """A new graph break on a PR's line, as the review's targets say it."""
+    return {"kind": "break", "model": model, "path": path, "line": line, "gb": gb, "gb_type": gb_type}
+
+
+def offered(target: dict, text: str, title: str = "") -> list[Candidate]:
+    """The candidates the recipes offer for dynamo's break `target` in `text` (whose title
+    holds `title`), one an edit: each finding on the line offers it, as the review keys them."""
+    found = [c for f in break_findings(target, text, {}) for c in fix_candidates(f, text) if title in c.title]
+    return list({(c.start_line, c.lines): c for c in found}.values())
 
 
 def write_repo(root: Path, files: dict[str, str], config: str) -> Path:

@@ -9,11 +9,9 @@ from __future__ import annotations
 
 import pytest
 
-from pt2bot.fixes import break_findings
-from pt2bot.rules import fix_candidates
-from pt2bot.smoke.verify import judge
 from pt2bot.smoke.patch import Edit
-from proofs import item, one_model, prove, write_repo
+from pt2bot.smoke.verify import judge
+from proofs import break_target, item, offered, one_model, prove, write_repo
 
 CLEAN = """\
 import torch
@@ -36,15 +34,13 @@ class Net(nn.Module):
 """
 LINE = 6
 CONFIG = one_model("net", "pkg.net:Net", "[{name: x, shape: [batch, 4]}]", "{batch: [2, 3]}")
-TARGET = {"kind": "break", "model": "net", "path": "pkg/net.py", "line": LINE, "gb": "GB0170",
-          "gb_type": "Data-dependent branching"}
+TARGET = break_target("net", "pkg/net.py", LINE, "GB0170", "Data-dependent branching")
 
 
 @pytest.mark.torch
 def test_a_new_tensor_where_head_returned_its_argument_is_said(tmp_path):
     root = write_repo(tmp_path / "repo", {"pkg/net.py": CLEAN}, CONFIG)
-    [c] = list({c.lines: c for f in break_findings(TARGET, CLEAN, {}) for c in fix_candidates(f, CLEAN)
-                if c.lines == ("    h = h.clamp(min=-10)",)}.values())
+    [c] = [c for c in offered(TARGET, CLEAN) if c.lines == ("    h = h.clamp(min=-10)",)]
     verdict = prove(root, "net", [item("branchless", c, CLEAN, TARGET)], tmp_path / "work")["branchless"]
     assert verdict["accepted"] is True, verdict
     assert ("but `clean` returns a new tensor where head returns `h` itself (a caller that writes into "

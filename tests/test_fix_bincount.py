@@ -11,9 +11,8 @@ from __future__ import annotations
 
 import pytest
 
-from pt2bot.fixes import break_findings
-from pt2bot.rules import apply_candidate, fix_candidates
-from proofs import item, one_model, prove, write_repo
+from pt2bot.rules import apply_candidate
+from proofs import break_target, item, offered, one_model, prove, write_repo
 
 ROUTER = """\
 import torch
@@ -41,13 +40,11 @@ CONFIG = one_model("router", "pkg.router:Router", "[{name: x, shape: [batch, 8]}
 
 
 def _target(line: int = LINE, path: str = "pkg/router.py") -> dict:
-    return {"kind": "break", "model": "router", "path": path, "line": line, "gb": "GB0036",
-            "gb_type": "Dynamic shape operator"}
+    return break_target("router", path, line, "GB0036", "Dynamic shape operator")
 
 
 def _edits(text: str, line: int = LINE, path: str = "m.py") -> list:
-    return [c for f in break_findings(_target(line, path), text, {}) for c in fix_candidates(f, text)
-            if "`scatter_add_`" in c.title]
+    return offered(_target(line, path), text, "`scatter_add_`")
 
 
 def test_the_counts_are_scattered_into_the_bins():

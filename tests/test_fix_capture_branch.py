@@ -10,9 +10,8 @@ from __future__ import annotations
 
 import pytest
 
-from pt2bot.fixes import break_findings
-from pt2bot.rules import apply_candidate, fix_candidates
-from proofs import item, one_model, prove, write_repo
+from pt2bot.rules import apply_candidate
+from proofs import break_target, item, offered, one_model, prove, write_repo
 
 SPREAD = """\
 import torch
@@ -48,15 +47,11 @@ CONFIG = one_model("spread", "pkg.spread:Spread", "[{name: x, shape: [batch, 8]}
 
 
 def _target(line: int = LINE, path: str = "pkg/spread.py") -> dict:
-    return {"kind": "break", "model": "spread", "path": path, "line": line, "gb": "GB0170",
-            "gb_type": "Data-dependent branching"}
+    return break_target("spread", path, line, "GB0170", "Data-dependent branching")
 
 
 def _edits(text: str, line: int = LINE, path: str = "m.py") -> list:
-    # (each finding on the line offers it: one candidate an edit, as the review keys them)
-    found = [c for f in break_findings(_target(line, path), text, {}) for c in fix_candidates(f, text)
-             if "branch when compiling too" in c.title]
-    return list({(c.start_line, c.lines): c for c in found}.values())
+    return offered(_target(line, path), text, "branch when compiling too")
 
 
 def test_the_capture_branch_header_asks_whether_compiling():

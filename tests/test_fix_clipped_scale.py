@@ -11,9 +11,8 @@ from __future__ import annotations
 
 import pytest
 
-from pt2bot.fixes import break_findings
-from pt2bot.rules import apply_candidate, fix_candidates
-from proofs import item, one_model, prove, write_repo
+from pt2bot.rules import apply_candidate
+from proofs import break_target, item, offered, one_model, prove, write_repo
 
 CLIP = """\
 import torch
@@ -40,14 +39,11 @@ CONFIG = one_model("clip", "pkg.clip:Clip", "[{name: x, shape: [batch, 4]}]", "{
 
 
 def _target(path: str = "pkg/clip.py") -> dict:
-    return {"kind": "break", "model": "clip", "path": path, "line": LINE, "gb": "GB0170",
-            "gb_type": "Data-dependent branching"}
+    return break_target("clip", path, LINE, "GB0170", "Data-dependent branching")
 
 
 def _edits(text: str, path: str = "m.py") -> list:
-    found = [c for f in break_findings(_target(path), text, {}) for c in fix_candidates(f, text)
-             if c.title.startswith("scale by `torch.clamp(")]
-    return list({c.lines: c for c in found}.values())
+    return offered(_target(path), text, "scale by `torch.clamp(")
 
 
 @pytest.mark.parametrize("new, want", [

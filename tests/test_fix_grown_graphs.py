@@ -9,10 +9,8 @@ from __future__ import annotations
 
 import pytest
 
-from pt2bot.fixes import break_findings
-from pt2bot.rules import fix_candidates
 from pt2bot.smoke.verify import _grown_graphs
-from proofs import item, one_model, prove, write_repo
+from proofs import break_target, item, offered, one_model, prove, write_repo
 
 SETTLE = """\
 import torch
@@ -37,15 +35,13 @@ class Settle(nn.Module):
 """
 LINE = 8
 CONFIG = one_model("settle", "pkg.settle:Settle", "[{name: x, shape: [batch, 4]}]", "{batch: [2, 3]}")
-TARGET = {"kind": "break", "model": "settle", "path": "pkg/settle.py", "line": LINE, "gb": "GB0170",
-          "gb_type": "Data-dependent branching"}
+TARGET = break_target("settle", "pkg/settle.py", LINE, "GB0170", "Data-dependent branching")
 
 
 @pytest.mark.torch
 def test_an_exit_compiled_code_no_longer_takes_says_how_much_the_graphs_grew(tmp_path):
     root = write_repo(tmp_path / "repo", {"pkg/settle.py": SETTLE}, CONFIG)
-    [c] = list({c.lines: c for f in break_findings(TARGET, SETTLE, {}) for c in fix_candidates(f, SETTLE)
-                if "is_compiling" in "".join(c.lines)}.values())
+    [c] = [c for c in offered(TARGET, SETTLE) if "is_compiling" in "".join(c.lines)]
     assert c.lines[0].strip().startswith("if not torch.compiler.is_compiling() and")
     verdict = prove(root, "settle", [item("exit", c, SETTLE, TARGET)], tmp_path / "work")["exit"]
     assert verdict["accepted"] is True, verdict

@@ -11,9 +11,7 @@ from __future__ import annotations
 
 import pytest
 
-from pt2bot.fixes import break_findings
-from pt2bot.rules import fix_candidates
-from proofs import item, one_model, prove, write_repo
+from proofs import break_target, item, offered, one_model, prove, write_repo
 
 SOLVE = """\
 import torch
@@ -40,15 +38,13 @@ class Solve(nn.Module):
 """
 LINE = 6
 CONFIG = one_model("solve", "pkg.solve:Solve", "[{name: x, shape: [batch, 4]}]", "{batch: [2, 3]}")
-TARGET = {"kind": "break", "model": "solve", "path": "pkg/solve.py", "line": LINE, "gb": "GB0170",
-          "gb_type": "Data-dependent branching"}
+TARGET = break_target("solve", "pkg/solve.py", LINE, "GB0170", "Data-dependent branching")
 
 
 @pytest.mark.torch
 def test_an_input_head_never_ends_on_is_cut_and_the_check_is_still_proven(tmp_path):
     root = write_repo(tmp_path / "repo", {"pkg/solve.py": SOLVE}, CONFIG)
-    [c] = list({c.lines: c for f in break_findings(TARGET, SOLVE, {}) for c in fix_candidates(f, SOLVE)
-                if "_assert_async" in c.title}.values())
+    [c] = offered(TARGET, SOLVE, "_assert_async")
     verdict = prove(root, "solve", [item("check", c, SOLVE, TARGET)], tmp_path / "work")["check"]
     assert verdict["accepted"] is True, verdict
     # NaN in `y` makes head raise: the check is exercised; a step of 0 never reaches the end

@@ -10,9 +10,8 @@ from __future__ import annotations
 
 import pytest
 
-from pt2bot.fixes import break_findings
-from pt2bot.rules import apply_candidate, fix_candidates
-from proofs import item, one_model, prove, write_repo
+from pt2bot.rules import apply_candidate
+from proofs import break_target, item, offered, one_model, prove, write_repo
 
 FIT = """\
 import torch
@@ -38,14 +37,11 @@ CONFIG = one_model("fit", "pkg.fit:Fit", "[{name: x, shape: [batch, 4]}]", "{bat
 
 
 def _target(path: str = "pkg/fit.py") -> dict:
-    return {"kind": "break", "model": "fit", "path": path, "line": LINE, "gb": "GB0036",
-            "gb_type": "Dynamic shape operator"}
+    return break_target("fit", path, LINE, "GB0036", "Dynamic shape operator")
 
 
 def _edits(text: str, path: str = "m.py") -> list:
-    found = [c for f in break_findings(_target(path), text, {}) for c in fix_candidates(f, text)
-             if "`torch.linalg.solve`" in c.title]
-    return list({c.lines: c for c in found}.values())
+    return offered(_target(path), text, "`torch.linalg.solve`")
 
 
 def test_the_solution_is_solved_for():

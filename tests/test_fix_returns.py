@@ -13,10 +13,11 @@ import time
 import pytest
 
 from pt2bot.configfile.schema import build_config
-from pt2bot.fixes import ProofSetting, Proposal, break_findings, prove_on_model
+from pt2bot.fixes import ProofSetting, Proposal, prove_on_model
 from pt2bot.results import ResultsFile
 from pt2bot.rules import Candidate, apply_candidate, fix_candidates
 from pt2bot.smoke.patch import asks_compiling
+from proofs import break_target, offered
 from test_fixes import findings_in, fixed
 
 WHERE = "select the early returns' values with nested `torch.where`"
@@ -265,10 +266,7 @@ STEP = """\
 
 def step_chains(src: str) -> list:
     """The chains offered for dynamo's break on `if error_ratio == 0:` (line 5)."""
-    target = {"kind": "break", "model": "m", "path": "m.py", "line": 5, "gb": "GB0170",
-              "gb_type": "Data-dependent branching"}
-    return list({c.lines: c for f in break_findings(target, src, {})
-                 for c in titled(fix_candidates(f, src))}.values())
+    return titled(offered(break_target("m", "m.py", 5, "GB0170", "Data-dependent branching"), src))
 
 
 def test_a_conditional_assignment_between_is_selected_and_a_device_read_makes_a_tensor(tmp_path):
