@@ -414,15 +414,14 @@ def _clipped_scale_fixes(code, finding, st: ast.If, lines) -> list[Candidate]:
         return isinstance(node, ast.BinOp) and isinstance(node.op, ast.Div) and \
             segment(lines, node.left) == top and segment(lines, node.right) == bottom
 
-    if isinstance(body, ast.AugAssign) and isinstance(body.op, ast.Mult) and ratio(body.value, bt, at):
-        pass
-    elif isinstance(body, ast.AugAssign) and isinstance(body.op, ast.Div) and ratio(body.value, at, bt):
-        pass
-    elif isinstance(body, ast.Assign) and len(body.targets) == 1 and isinstance(body.value, ast.BinOp) and \
-            isinstance(body.value.op, ast.Mult) and segment(lines, body.value.left) == segment(lines, body.targets[0]) \
-            and ratio(body.value.right, bt, at):
-        pass
+    if isinstance(body, ast.AugAssign):
+        scales = (isinstance(body.op, ast.Mult) and ratio(body.value, bt, at)) or \
+            (isinstance(body.op, ast.Div) and ratio(body.value, at, bt))
     else:
+        scales = isinstance(body, ast.Assign) and len(body.targets) == 1 and isinstance(body.value, ast.BinOp) and \
+            isinstance(body.value.op, ast.Mult) and segment(lines, body.value.left) == segment(lines, body.targets[0]) \
+            and ratio(body.value.right, bt, at)
+    if not scales:
         return []
     # (`a` is computed once now, in the statement: it must not change state or draw)
     if not owns_lines(lines, body) or body.lineno == st.lineno or not _side_effect_free(st.test) or \

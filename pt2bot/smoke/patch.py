@@ -500,7 +500,8 @@ class Injection:
     # the fields of a state tuple or keys of a dict, of those names are tried first
     prefer: tuple[str, ...] = ()
     # for each call, the arguments (`_slots`' labels) whose memory a returned tensor shares:
-    # the argument itself or a view of it, which a caller that writes into the result writes into
+    # the argument itself or a view of it, which a caller that writes into the result writes into;
+    # recorded only where the caller asks with a list (not on every call of a guard input's run)
     aliases: list[list[str]] | None = None
     # seconds from the function's first call past which a further call ends the run
     # (`GuardOverrun`); counted from that call, not from the run's start, so that what comes
@@ -530,7 +531,6 @@ class Injector:
 
     def use(self, injection: Injection) -> Injection:
         injection.returns = []
-        injection.aliases = []
         self.current = injection
         return injection
 

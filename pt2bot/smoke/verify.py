@@ -852,7 +852,7 @@ def returned_arguments(model: Any, case: CaseInputs, paths: RepoPaths, swap: Swa
     values)."""
     import torch
 
-    with injecting(swap, Injection(WATCH_ONLY, "", 0)) as inj, torch.no_grad():
+    with injecting(swap, Injection(WATCH_ONLY, "", 0, aliases=[])) as inj, torch.no_grad():
         _try_forward(model, case, paths)
     if not inj.aliases:
         return None
@@ -1262,13 +1262,17 @@ def _returned(model: Any, case: CaseInputs, paths: RepoPaths, edit: Edit, swap: 
               backend_cache: dict[str, Any]) -> dict[str, Any]:
     """`{"aliases": {function, head, patched}}`: the arguments head's edited function and the
     patched one (`swap`, in place) return (`returned_arguments`) on the first shape case; {}
-    where either is not called."""
+    where either is not called, or where no wrapper can be put in the function's place (a
+    property): a fact the evidence may add, never a reason to refuse."""
     cache = backend_cache.setdefault(ALIASES, {})
     key = f"{edit.path}:{swap.qualname}"
-    if key not in cache:
-        # head's own function, in place of the patched one for the run
-        cache[key] = returned_arguments(model, case, paths, dataclasses.replace(swap, patched=swap.original))
-    patched = returned_arguments(model, case, paths, swap)
+    try:
+        if key not in cache:
+            # head's own function, in place of the patched one for the run
+            cache[key] = returned_arguments(model, case, paths, dataclasses.replace(swap, patched=swap.original))
+        patched = returned_arguments(model, case, paths, swap)
+    except NotApplicable:
+        return {}
     if cache[key] is None or patched is None:
         return {}
     return {"aliases": {"function": swap.qualname, "head": cache[key], "patched": patched}}
