@@ -8,8 +8,9 @@ all its candidates (pt2bot/smoke/verify.py: head's model and each patched versio
 side, eager backend), under a per-review time budget (`fixes.budget_s` in pt2bot.yml; by
 default as long as head's smoke run of those models took, `proof_budget`),
 candidates tried most likely first. Where several findings in one statement each offer an
-edit of the whole statement that rewrites only their own part, their changes together are
-one more candidate, tried before them (`compose_siblings`). A candidate accepted on every
+edit of the whole statement that rewrites only their own part, or edits of statements next
+to each other, their changes together are one more candidate, tried before them
+(`compose_siblings`). A candidate accepted on every
 model it was tried on is a verified fix; of overlapping verified fixes, only the first is
 posted. Everything that
 goes wrong (no candidate, an edit that does not apply, a patched model that crashes, hangs
@@ -394,6 +395,12 @@ def break_findings(t: Mapping[str, Any], source: str,
 # targeting all their targets; where they overlap (one rewrites a part the other also
 # rewrites, e.g. nested conditions) they are not combined, and of the parts the proof
 # verifies only the first is posted (`_summarise`).
+#
+# Statements next to each other in one block are combined the same way (torchdiffeq's two
+# asserts on consecutive lines, each kept in eager and asserted asynchronously when compiling):
+# alone, the second one's edit leaves the first break in place, which splits the graph
+# differently, and the proof refuses it for the graph count; together they are one suggestion
+# the author applies at once.
 
 def _changed_region(old: str, new: str) -> tuple[int, int, str]:
     """(start, end, text): `new` is `old` with old[start:end] replaced by `text`, the
@@ -438,8 +445,10 @@ def compose_siblings(proposals: Sequence[Proposal], placed: Mapping[str, tuple[i
     for path, ps in by_path.items():
         # groups of overlapping candidates: a new candidate joins every group it overlaps
         groups: list[list[Proposal]] = []
+        lines = source_lines(ps[0].original)
         for p in sorted(ps, key=lambda p: (p.cand.start_line, p.cand.end_line)):
-            touching = [g for g in groups if any(p.overlaps(q) for q in g)]
+            touching = [g for g in groups
+                        if any(p.overlaps(q) or _next_to(q, p, lines) for q in g)]
             merged = [p] + [q for g in touching for q in g]
             groups = [g for g in groups if g not in touching] + [merged]
         for group in groups:
@@ -447,6 +456,19 @@ def compose_siblings(proposals: Sequence[Proposal], placed: Mapping[str, tuple[i
             if combo is not None:
                 out.append(combo)
     return out
+
+
+def _next_to(a: Proposal, b: Proposal, lines: Sequence[str]) -> bool:
+    """`b`'s edit starts after `a`'s ends with only blank or comment lines between, at the
+    same indentation: two statements next to each other in one block."""
+    x, y = a.cand, b.cand
+    if x.path != y.path or not x.end_line < y.start_line <= len(lines):
+        return False
+    between = lines[x.end_line:y.start_line - 1]
+    if any(t.strip() and not t.strip().startswith("#") for t in between):
+        return False
+    first, second = lines[x.start_line - 1], lines[y.start_line - 1]
+    return len(first) - len(first.lstrip()) == len(second) - len(second.lstrip())
 
 
 def _compose_group(group: list[Proposal], placed: Mapping[str, tuple[int, int]]
@@ -477,7 +499,9 @@ def _compose_group(group: list[Proposal], placed: Mapping[str, tuple[int, int]]
     for a, b, t in reversed(regions):
         text = text[:a] + t + text[b:]
     titles = list(dict.fromkeys(p.cand.title for p in parts))
-    title = (f"{titles[0]}, all {len(parts)} in this statement together" if len(titles) == 1
+    one = all(p.overlaps(q) for p in parts for q in parts)
+    where = "in this statement" if one else f"on lines {first}-{last}"
+    title = (f"{titles[0]}, all {len(parts)} {where} together" if len(titles) == 1
              else "; ".join(titles) + ", together")
     cand = dataclasses.replace(
         parts[0].cand, start_line=first, end_line=last, lines=tuple(text.split("\n")),

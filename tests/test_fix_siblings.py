@@ -384,3 +384,98 @@ def test_the_prefix_loop_is_verified_and_an_off_by_one_is_refused(repo, tmp_path
     assert verdicts["right"]["evidence"].startswith("GB0124 gone"), verdicts
     assert verdicts["wrong"]["accepted"] is False
     assert verdicts["wrong"]["reason"].startswith("outputs differ from head's"), verdicts
+
+
+# --------------------------------------------------------------------------- statements next to each other
+
+STEP = """\
+import torch
+from torch import nn
+
+
+class Step(nn.Module):
+    def forward(self, y, dt, flag: bool = False):
+        t0 = y.sum() * 0
+        # the step's checks
+        assert t0 + dt > t0, 'underflow in dt {}'.format(dt.item())
+{between}        assert torch.isfinite(y).all(), 'non-finite values in state: {}'.format(y)
+
+        return y * dt
+"""
+STEP_CONFIG = """\
+version: 1
+models:
+  - name: step
+    entry: pkg.step:Step
+    inputs: [{name: y, shape: [batch, 4]}, {name: dt, shape: [], low: 0.1, high: 1.0}]
+    shapes: {batch: [2]}
+    export: false
+    timeout_s: 60
+run: {backend: eager, latency: false, timeout_s: 120}
+fixes: {budget_s: 240}
+"""
+
+
+def _step_repo(root, between: str = ""):
+    (root / "pkg").mkdir(parents=True, exist_ok=True)
+    (root / "pkg" / "__init__.py").write_text("")
+    (root / "pkg" / "step.py").write_text(STEP.replace("{between}", between))
+    (root / "pt2bot.yml").write_text(STEP_CONFIG)
+    findings = check_paths(str(root), ["pkg/step.py"], StaticConfig(select=("ALL",)), jobs=1)
+    last = 10 + between.count("\n")
+    targets = [{**brk("step", line), "path": "pkg/step.py"} for line in (9, last)]
+    return findings, targets, last
+
+
+def test_edits_of_statements_next_to_each_other_are_combined(tmp_path):
+    findings, targets, _ = _step_repo(tmp_path, "\n        # and the state's\n")
+    proposals, why = gather(targets, findings, str(tmp_path), None)
+    assert why == {}
+    [combo] = [p for p in proposals if len(p.targets) == 2]
+    parts = sorted((p for p in proposals if p is not combo), key=lambda p: p.cand.start_line)
+    assert [(p.cand.start_line, p.cand.end_line) for p in parts] == [(9, 9), (12, 12)]
+    c = combo.cand
+    assert (c.start_line, c.end_line) == (9, 12)
+    # each part's lines, and the blank and comment lines between them as they were
+    assert list(c.lines) == [*parts[0].cand.lines, "", "        # and the state's",
+                             *parts[1].cand.lines]
+    assert c.title.endswith("all 2 on lines 9-12 together")
+    assert order(proposals)[0] is combo
+    ast.parse(combo.patched)
+
+
+@pytest.mark.parametrize("between", [
+    "        dt = dt * 1\n",                               # a statement between them
+    "        if flag:\n            assert (dt > 0).all()\n",  # not one block: a deeper line
+])
+def test_edits_not_next_to_each_other_in_one_block_are_not_combined(tmp_path, between):
+    findings, _targets, last = _step_repo(tmp_path, between)
+    lines = sorted({f.line for f in findings if f.rule == "PTC201"})
+    targets = [{**brk("step", line), "path": "pkg/step.py"} for line in lines]
+    proposals, _why = gather(targets, findings, str(tmp_path), None)
+    assert {p.cand.start_line for p in proposals} == set(lines) >= {9, last}
+    assert all(len(p.targets) == 1 for p in proposals), [p.cand.title for p in proposals]
+
+
+@pytest.mark.torch
+def test_edits_next_to_each_other_are_verified_and_posted_as_one_suggestion(tmp_path):
+    findings, targets, _ = _step_repo(tmp_path)
+    config = build_config(STEP_CONFIG, str(tmp_path / "pt2bot.yml"))
+    s = ProofSetting(config=config, changeset=None, root=str(tmp_path), head_sha=None,
+                     head_results=ResultsFile.empty(), device="cpu")
+    proposals, why, _budget = _prove_targets(s, targets, findings, {"step"}, {}, time.monotonic())
+    marked = tuple(dataclasses.replace(f, diff="added") for f in findings)
+    report = decide(Report(head="h" * 40, base="b" * 40, findings=marked), targets, proposals,
+                    why, config, 0.0)
+    fixes = report.fixes
+    [fix] = [c for c in fixes["candidates"] if c["verified"]]
+    assert (fix["start_line"], fix["end_line"], fix["targets"]) == (9, 10, [0, 1]), fixes
+    assert fix["evidence"].startswith("verified on `step`: GB0170 gone, 1 graph instead of 3"), fix
+    assert [t["fixed_by"] for t in fixes["targets"]] == [fix["id"]] * 2
+    comments = render_review(report, lambda path, line: 1 <= line <= 13)["comments"]
+    [block] = [c for c in comments if "```suggestion" in c["body"]]
+    assert (block["start_line"], block["line"]) == (9, 10)
+    assert block["body"].count("```suggestion") == 1
+    suggested = block["body"].split("```suggestion\n", 1)[1].split("\n```", 1)[0]
+    assert suggested.split("\n") == fix["lines"]
+    assert suggested.count("torch._assert_async(") == 2
