@@ -30,7 +30,7 @@ from pt2bot.rules.check_fixes import message_of
 from pt2bot.smoke.patch import Edit
 from pt2bot.smoke.verify import judge
 from pt2bot.static import check_paths
-from proofs import one_model
+from proofs import item, one_model, prove
 
 MODEL = """\
 import torch
@@ -1104,3 +1104,51 @@ def evaluate(t0, t, t1):
     moved = dataclasses.replace(f, line=5)
     cands, reason = fix_candidates_explained(moved, "import torch\n\n\n" + src)
     assert reason is None and cands
+
+
+NORMALIZE = """\
+import torch
+
+
+def normalize(tensor, mean, std):
+    mean = torch.as_tensor(mean, dtype=tensor.dtype)
+    std = torch.as_tensor(std, dtype=tensor.dtype)
+    if (std == 0).any():
+        raise ValueError("std evaluated to zero, leading to division by zero.")
+    return (tensor - mean.view(-1, 1)) / std.view(-1, 1)
+"""
+NORMALIZE_NET = """\
+from torch import nn
+
+from pkg.checks import normalize
+
+
+class Net(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.lin = nn.Linear(8, 8)
+
+    def forward(self, x):
+        return normalize(self.lin(x).view(-1, 3, 8), [0.5, 0.4, 0.3], [0.2, 0.25, 0.3])
+"""
+NORMALIZE_CONFIG = one_model("net", "pkg.net:Net", "[{name: x, shape: [batch, 8]}]", "{batch: [3, 6]}")
+
+
+@pytest.mark.torch
+def test_a_check_on_a_list_of_numbers_made_a_tensor_is_exercised_through_its_elements(tmp_path):
+    """torchvision's `normalize(tensor, mean, std)` takes `std` as a list of floats and checks
+    the tensor it makes of them: a zero in the list is what the check refuses. The guard input
+    sets one element of the list the check reads (`std`, tried before the tensor argument);
+    before, only tensors were injected, the check was never exercised and the edit refused."""
+    root = _checks_repo(tmp_path, NORMALIZE, NORMALIZE_NET, NORMALIZE_CONFIG)
+    found = check_paths(str(root), ["pkg/checks.py", "pkg/net.py"], StaticConfig(select=("ALL",)), jobs=1)
+    [cand] = [c for f in found if f.path == "pkg/checks.py" and f.line == 7 and f.rule == "PTC201"
+              for c in fix_candidates(f, NORMALIZE) if c.guards == ("invalid",)]
+    target = {"kind": "break", "model": "net", "path": "pkg/checks.py", "line": 7, "gb": "GB0170",
+              "gb_type": "Data-dependent branching"}
+    verdict = prove(root, "net", [item("std", cand, NORMALIZE, target)], tmp_path / "work")["std"]
+    assert verdict["accepted"] is True, verdict
+    # head raised the check's own error on a guard input: only a zero in `std` makes it raise
+    assert "equal with values a check refuses (-1, 0, 1e3, 1e6, NaN)" in verdict["evidence"], verdict
+    assert "compiled code raises RuntimeError where head raises ValueError" in verdict["evidence"], verdict
+    print(verdict)

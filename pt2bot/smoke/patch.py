@@ -410,10 +410,19 @@ def function_at(paths: RepoPaths, path: str, text: str, edit: Edit) -> Swap:
 
 # --------------------------------------------------------------------------- guard inputs
 
-def _eligible(kind: str, pattern: str, t: Any) -> bool:
-    """Whether tensor `t` can carry `kind` the way `pattern` puts it."""
+def _eligible(kind: str, pattern: str, t: Any, element: bool = False) -> bool:
+    """Whether tensor `t` can carry `kind` the way `pattern` puts it; or a Python number that
+    is an `element` of a list or tuple argument, for a check that raises.
+
+    Per-channel values come as a list of numbers that the function makes a tensor of
+    (torchvision's `normalize(tensor, mean, std)`: `std = torch.as_tensor(std)`, then `if (std
+    == 0).any(): raise`), and that tensor check is the one dynamo breaks on; one element set to
+    the value is what such a check refuses. A bare number argument is left alone: its check is
+    mostly Python's own (`if eps <= 0: raise`), which breaks no graph."""
     import torch
 
+    if element and kind == "invalid" and isinstance(t, (int, float)) and not isinstance(t, bool):
+        return pattern != "nan" or isinstance(t, float)
     if not isinstance(t, torch.Tensor) or t.numel() == 0:
         return False
     if kind == "invalid" and t.dtype == torch.bool:
@@ -437,9 +446,14 @@ def _eligible(kind: str, pattern: str, t: Any) -> bool:
     return t.dtype == torch.bool or bool(((t == 0) | (t == 1)).all())
 
 
+_NUMBERS = {"negative": -1, "zeros": 0, "large": 1000, "huge": 1000000}
+
+
 def _special(kind: str, pattern: str, t: Any) -> Any:
     import torch
 
+    if isinstance(t, (int, float)):   # an element of a list of numbers (`_eligible`)
+        return float("nan") if pattern == "nan" else type(t)(_NUMBERS[pattern])
     out = t.detach().clone(memory_format=torch.contiguous_format)
     flat = out.view(-1)   # shares out's storage
     if pattern == "all":
@@ -580,7 +594,7 @@ def injector(swap: Swap, *, compiled: bool = False) -> Iterator[Injector]:
         new_args = list(args)
         new_kwargs = dict(kwargs)
         eligible = [s for s in _slots(args, kwargs, names)
-                    if _eligible(injection.kind, injection.pattern, s[2])]
+                    if _eligible(injection.kind, injection.pattern, s[2], s[1] is not None)]
         # stable: the slots the guarded code names first, then the arguments themselves in
         # their order, then the elements of container arguments
         eligible.sort(key=lambda s: (s[3] not in injection.prefer, s[1] is not None))
@@ -652,7 +666,8 @@ def _slots(args: Sequence[Any], kwargs: Mapping[str, Any], names: Sequence[str]
         if isinstance(value, tuple) and isinstance(fields, tuple) and len(fields) == len(value):
             out += [(key, i, v, f, f"{name}.{f}") for i, (f, v) in enumerate(zip(fields, value))]
         elif type(value) in (tuple, list):
-            out += [(key, i, v, "", f"{name}[{i}]") for i, v in enumerate(value)]
+            # an element goes by its list's name: the guarded code reading `std` reads them
+            out += [(key, i, v, name, f"{name}[{i}]") for i, v in enumerate(value)]
         elif isinstance(value, dict):
             out += [(key, k, v, str(k), f"{name}[{k!r}]") for k, v in value.items()]
     return out
