@@ -941,7 +941,7 @@ def test_a_break_on_a_multiline_statements_first_line_gets_the_finding_below_it(
 def test_a_break_without_a_finding_gets_the_recipes_of_the_rules_predicting_its_gb(tmp_path):
     """`scale` is untyped, so no rule can tell `scale == 1` is a tensor test; dynamo's GB0170
     on that line says it is. The target gets PTC201's recipes anchored where the break is; a
-    GB no rule predicts (GB0088) still has no candidate."""
+    GB no rule predicts (GB0092) still has no candidate."""
     from pt2bot.fixes import gather
 
     src, fs = findings_in(tmp_path, """\
@@ -973,7 +973,7 @@ def test_a_break_without_a_finding_gets_the_recipes_of_the_rules_predicting_its_
     assert why == {}
     assert [p.cand.lines for p in other] == [
         ("    if not torch.compiler.is_compiling() and scale == 1:",)]
-    _none, why = gather([target("GB0088")], fs, str(tmp_path), None)
+    _none, why = gather([target("GB0092")], fs, str(tmp_path), None)
     assert why == {0: "no static finding on the line offers a fix"}
 
 

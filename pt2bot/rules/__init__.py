@@ -24,6 +24,7 @@ from pt2bot.rules.edits import apply_candidate, binds_torch
 from pt2bot.rules.einx_call import EinxCall
 from pt2bot.rules.explicit_graph_break import ExplicitGraphBreak
 from pt2bot.rules.grad_factory import GradFactory
+from pt2bot.rules.isinstance_nested import IsinstanceNested
 from pt2bot.rules.file_io import FileIO
 from pt2bot.rules.hardcoded_size import HardcodedSize
 from pt2bot.rules.host_nondeterminism import HostNondeterminism
@@ -48,7 +49,7 @@ RULES: tuple[type[Rule], ...] = (
     SyntaxErrorRule,
     TensorItem, TensorTolist, TensorNumpy, ScalarConversion, PrintCall, LoggingCall,
     HostNondeterminism, FileIO, ExplicitGraphBreak, ModuleStateMutation, TorchJitCall, MinMaxKey,
-    GradFactory,
+    GradFactory, IsinstanceNested,
     TensorCondition, TensorIteration, ScalarCondition,
     ShapeBranch, HardcodedSize, RangeOverSize, DynamicOutputShape, CompileDynamicFalse, EinxCall,
     SizeSpecialised,
