@@ -200,3 +200,68 @@ def test_no_eager_only_break_out_of_a_loop_that_grows_its_result():
     assert not any("early `break`" in t for t in titles(8))
     assert any("early `break`" in t for t in titles(18))
     assert not any("early `break`" in t for t in titles(30))
+
+
+INTERP = """\
+import torch
+from torch import nn
+
+
+def interp(t0, t1, y0, y1, t):
+    if t == t0:
+        return y0
+    if t == t1:
+        return y1
+    slope = (t - t0) / (t1 - t0)
+    return y0 + slope * (y1 - y0)
+
+
+class Solver(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.lin = nn.Linear(8, 8)
+
+    def forward(self, x):
+        y0 = self.lin(x)
+        y1 = torch.tanh(y0)
+        t0, t1 = x.new_zeros(()), x.new_ones(())
+        return interp(t0, t1, y0, y1, torch.sigmoid(x.mean()))
+"""
+INTERP_CONFIG = one_model("solver", "pkg.interp:Solver", "[{name: x, shape: [batch, 8]}]", "{batch: [2, 3]}")
+
+
+@pytest.mark.torch
+def test_an_early_return_on_two_arguments_being_equal_is_taken_by_making_them_equal(tmp_path):
+    """torchdiffeq's `_linear_interp`: `if t == t0: return y0` is taken only on a grid point,
+    which no ordinary input hits, so nothing showed the nested `torch.where` right there (a
+    "fix" returning the wrong end passed). The guard input sets `t` to `t0` in the call."""
+    root = tmp_path / "repo"
+    (root / "pkg").mkdir(parents=True)
+    (root / "pkg" / "__init__.py").write_text("")
+    (root / "pkg" / "interp.py").write_text(INTERP)
+    (root / "pt2bot.yml").write_text(INTERP_CONFIG)
+    raw = INTERP.splitlines()[5]
+    f = Finding(rule="PTC201", path="pkg/interp.py", line=6, col=raw.index("t =="), severity="warning",
+                message="dynamo's GB0170 here", source=raw.strip(), gb="GB0170")
+    [right] = [c for c in fix_candidates(f, INTERP) if c.title == WHERE]
+    assert right.lines[-1] == "    return torch.where(t == t0, y0, torch.where(t == t1, y1, y0 + slope * (y1 - y0)))"
+    wrong = Candidate(code="PTC201", path="pkg/interp.py", start_line=right.start_line,
+                      end_line=right.end_line, title="the wrong end", safe=False,
+                      lines=right.lines[:-1] + (right.lines[-1].replace("t == t0, y0", "t == t0, y1"),))
+    items = [(Proposal(cid=cid, cand=c, original=INTERP, patched=apply_candidate(INTERP, c), findings=[],
+                       targets=[]),
+              [{"kind": "break", "model": "solver", "path": "pkg/interp.py", "line": 6, "gb": "GB0170",
+                "gb_type": "Data-dependent branching"}])
+             for cid, c in (("wrong", wrong), ("right", right))]
+    config = build_config(INTERP_CONFIG, str(root / "pt2bot.yml"))
+    setting = ProofSetting(config=config, changeset=None, root=str(root), head_sha=None,
+                           head_results=ResultsFile.empty(), device="cpu")
+    verdicts = prove_on_model(setting, config.model("solver"), None, items, str(root),
+                              time.monotonic() + 240, str(tmp_path / "work"))
+    assert verdicts["right"].get("accepted") is True, verdicts
+    assert ("the early return at line 7 taken by head on inputs with an argument set to the one a "
+            "test compares it with" in verdicts["right"]["evidence"]), verdicts["right"]
+    assert verdicts["wrong"].get("accepted") is False, verdicts["wrong"]
+    assert verdicts["wrong"]["reason"].startswith(
+        "differs from head on an input with an argument set to the one a test compares it with in `t`"), \
+        verdicts["wrong"]

@@ -1287,7 +1287,7 @@ def _chain(code, finding, body: list[ast.stmt], first: int, last: int, tree, lin
             new += _with_safe(lines, s, safe)
             continue
         value = s.body[0].value
-        if isinstance(value, ast.Tuple) or not tensors.has(value):
+        if isinstance(value, ast.Tuple) or not (tensors.has(value) or _parameter_as_is(value, fn)):
             return None
         mask = tensors.mask(s.test, lines)
         if mask is None:
@@ -1325,6 +1325,17 @@ def _chain(code, finding, body: list[ast.stmt], first: int, last: int, tree, lin
                      title="select the early returns' values with nested `torch.where`"
                      + "".join(_stands_in(z) for z in safe),
                      safe=False, guards=tuple(dict.fromkeys(special)), rank=rank)
+
+
+def _parameter_as_is(value: ast.AST, fn: ast.FunctionDef | ast.AsyncFunctionDef) -> bool:
+    """`value` is a parameter of `fn` that it never rebinds, returned as it is early by a chain
+    whose last return is a tensor (torchdiffeq's `_linear_interp`: `if t == t0: return y0`, then
+    `return y0 + slope * (y1 - y0)`): the same role as that tensor to every caller. Were it a
+    Python number, `torch.where` would return a tensor instead, which the proof sees: it compares
+    what the function returns with head's, types included."""
+    return (isinstance(value, ast.Name) and value.id in parameter_names(fn)
+            and not any(isinstance(n, ast.Name) and n.id == value.id and not isinstance(n.ctx, ast.Load)
+                        for n in ast.walk(fn)))
 
 
 def _zero_tested(test: ast.AST) -> str | None:

@@ -43,7 +43,10 @@ from pt2bot.smoke.timelimit import Overrun
 
 _SCRATCH_CLASS = "_pt2bot_scratch_class"
 # The special values a guard can be about (the recipes' `guards`), and how each is injected.
-GUARD_KINDS = ("nan", "inf", "empty", "zero", "invalid", "large")
+GUARD_KINDS = ("nan", "inf", "empty", "zero", "invalid", "large", "equal")
+# "equal": a test that compares two arguments for equality (`if t == t0: return y0`) is taken
+# when one is made the other; its pattern names them, "t=t0" (`equal_pattern`)
+EQUAL = "equal"
 MAX_GUARD_ARGS = 3      # tensor arguments tried per guard kind
 
 
@@ -593,7 +596,23 @@ def injector(swap: Swap, *, compiled: bool = False) -> Iterator[Injector]:
             return list(args), dict(kwargs)
         new_args = list(args)
         new_kwargs = dict(kwargs)
-        eligible = [s for s in _slots(args, kwargs, names)
+        slots = _slots(args, kwargs, names)
+        if injection.kind == EQUAL:
+            eligible = _made_equal(slots, injection.pattern) if injection.arg == 0 else []
+            if eligible:
+                (key, inner, _value, _name, label), other = eligible[0]
+                special = other.detach().clone(memory_format=torch.contiguous_format)
+                if inner is not None:
+                    outer = new_args[key] if isinstance(key, int) else new_kwargs[key]
+                    special = _replaced(outer, inner, special)
+                if isinstance(key, int):
+                    new_args[key] = special
+                else:
+                    new_kwargs[key] = special
+                injection.hit = True
+                injection.argument = label
+            return new_args, new_kwargs
+        eligible = [s for s in slots
                     if _eligible(injection.kind, injection.pattern, s[2], s[1] is not None)]
         # stable: the slots the guarded code names first, then the arguments themselves in
         # their order, then the elements of container arguments
@@ -671,6 +690,29 @@ def _slots(args: Sequence[Any], kwargs: Mapping[str, Any], names: Sequence[str]
         elif isinstance(value, dict):
             out += [(key, k, v, str(k), f"{name}[{k!r}]") for k, v in value.items()]
     return out
+
+
+def equal_pattern(a: str, b: str) -> str:
+    return f"{a}={b}"
+
+
+def _made_equal(slots: list[tuple[Any, Any, Any, str, str]], pattern: str
+                ) -> list[tuple[tuple[Any, Any, Any, str, str], Any]]:
+    """The slot labelled as the pattern's left side, with the value of the one labelled as its
+    right side, where both are tensors of one shape, dtype and device (setting one to the other
+    makes the test `a == b` true); none otherwise."""
+    import torch
+
+    a, _, b = pattern.partition("=")
+    left = next((s for s in slots if s[4] == a), None)
+    right = next((s for s in slots if s[4] == b), None)
+    if left is None or right is None:
+        return []
+    x, y = left[2], right[2]
+    if not (isinstance(x, torch.Tensor) and isinstance(y, torch.Tensor)) or x.shape != y.shape \
+            or x.dtype != y.dtype or x.device != y.device or torch.equal(x, y):
+        return []
+    return [(left, y)]
 
 
 def _replaced(outer: Any, inner: Any, special: Any) -> Any:

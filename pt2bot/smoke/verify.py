@@ -40,6 +40,7 @@ it, the mask decides in both.
 """
 from __future__ import annotations
 
+import ast
 import contextlib
 import dataclasses
 import functools
@@ -47,6 +48,7 @@ import json
 import os
 import re
 import sys
+import textwrap
 import time
 from typing import Any, Callable, Mapping, Sequence
 
@@ -60,9 +62,9 @@ from pt2bot.smoke.inputs import (CaseInputs, build_inputs, build_model, compare_
 from pt2bot.smoke.location import ModelError, RepoPaths
 from pt2bot.smoke.ops import eager_frames
 from pt2bot.smoke.matrix import compile_configured, measure_matrix
-from pt2bot.smoke.patch import (GUARD_KINDS, MAX_GUARD_ARGS, WATCH_ONLY, Edit, GuardOverrun, Injection, NotApplicable,
-                                Swap, asks_compiling, enclosing_function, function_at,
-                                guard_patterns, injecting, injector, patched_function, watchable)
+from pt2bot.smoke.patch import (EQUAL, GUARD_KINDS, MAX_GUARD_ARGS, WATCH_ONLY, Edit, GuardOverrun, Injection,
+                                NotApplicable, Swap, asks_compiling, enclosing_function, equal_pattern,
+                                function_at, guard_patterns, injecting, injector, patched_function, watchable)
 from pt2bot.smoke.timelimit import Overrun, time_limit
 from pt2bot.smoke.trace import TraceCollector, compilation_metrics, reset_dynamo
 from pt2bot.smoke.values import ProbeSite, collecting, compare, defined_memory, probe_site
@@ -82,7 +84,8 @@ GUARD_RUN_TIMES, GUARD_RUN_MIN_S, GUARD_RUN_S = 20.0, 2.0, 10.0
 ALIASES = "head aliases"       # and of which arguments head's edited function returns, per function
 GUARD_WORDS = {"nan": "NaN", "inf": "inf", "empty": "an empty mask", "zero": "zeros",
                "invalid": "values a check refuses (-1, 0, 1e3, 1e6, NaN)",
-               "large": "large finite values (1e6)"}
+               "large": "large finite values (1e6)",
+               EQUAL: "an argument set to the one a test compares it with"}
 # one guard input (pt2bot/smoke/patch.py `guard_patterns`), as the evidence names it
 PATTERN_WORDS = {"negative": "-1", "zeros": "0", "large": "1e3", "huge": "1e6", "nan": "NaN", "one": "one NaN",
                  "all": "all NaN", "off": "a mask all off", "positive": "+1"}
@@ -643,7 +646,7 @@ def guard_checks(model: Any, case: CaseInputs, paths: RepoPaths, kinds: Sequence
                  head_swap: Swap, cand_swap: Swap, tolerance: Any,
                  head_cache: GuardCache, *,
                  compiled: bool = False, watch: int | None = None,
-                 prefer: tuple[str, ...] = (),
+                 prefer: tuple[str, ...] = (), equal: Sequence[str] = (),
                  on_stage: Callable[[str | None], None] = lambda _stage: None) -> list[dict[str, Any]]:
     """Head and the patched code on inputs with each guarded special value, injected into
     the tensor arguments of the function the edit is in, and one level into its tuple, named
@@ -661,6 +664,8 @@ def guard_checks(model: Any, case: CaseInputs, paths: RepoPaths, kinds: Sequence
 
     `prefer`: the names the replaced code reads; the arguments (and elements of a state tuple
     or a dict argument) of those names are tried first, before the others in order.
+    `equal`: for the kind "equal", the pairs of arguments a test of the replaced code compares
+    (`equal_tests`); a pair that is not two tensor arguments alike is no input, and no row.
     `on_stage`: told when head's own run on a guard input starts (and None when it ends), so
     that a run past the candidate's time is blamed on head where head's run hangs (a solver
     whose state holds -1 or 1e6 may never end), not on the patch."""
@@ -678,8 +683,8 @@ def guard_checks(model: Any, case: CaseInputs, paths: RepoPaths, kinds: Sequence
         head_cache["run_s"] = min(GUARD_RUN_S, max(GUARD_RUN_MIN_S, GUARD_RUN_TIMES * (time.monotonic() - t0)))
     run_s = float(head_cache["run_s"])
     for kind in kinds:
-        for arg in range(MAX_GUARD_ARGS):
-            for pattern in guard_patterns(kind):
+        for arg in range(1 if kind == EQUAL else MAX_GUARD_ARGS):
+            for pattern in (equal if kind == EQUAL else guard_patterns(kind)):
                 key = (kind, pattern, arg, watch, prefer)
                 stage = f"head's own run with {GUARD_WORDS.get(kind, kind)} injected"
                 if isinstance(head_cache.get(key), CandidateTimeout):
@@ -734,7 +739,7 @@ def guard_checks(model: Any, case: CaseInputs, paths: RepoPaths, kinds: Sequence
                 if compiled and row["match"]:
                     pending.append((row, Injection(kind, pattern, arg, prefer=prefer), head_out))
                 out.append(row)
-        if not any(r["kind"] == kind for r in out):
+        if not any(r["kind"] == kind for r in out) and kind != EQUAL:
             out.append({"kind": kind, "hit": False, "match": None, "message": (
                 f"head's own run did not end on any input with {GUARD_WORDS.get(kind, kind)} "
                 f"within {run_s:.3g} s" if any(u["kind"] == kind for u in unfinished) else
@@ -1520,6 +1525,34 @@ def _shape(shape: Any) -> str:
     return "the shape case"
 
 
+def equal_tests(original_lines: Sequence[str]) -> list[str]:
+    """The pairs of names (or attributes of names: `state.t1`) that an `if` or a conditional
+    expression of the replaced code tests for equality (`if t == t0: return y0`), as guard
+    patterns: an input with one made the other takes that branch, which ordinary inputs rarely
+    do (a time on a grid point)."""
+    try:
+        tree = ast.parse(textwrap.dedent("\n".join(original_lines)))
+    except SyntaxError:
+        return []
+
+    def name(e: ast.AST) -> str | None:
+        if isinstance(e, ast.Name):
+            return e.id
+        if isinstance(e, ast.Attribute) and isinstance(e.value, ast.Name):
+            return f"{e.value.id}.{e.attr}"
+        return None
+
+    out = []
+    for n in ast.walk(tree):
+        if isinstance(n, (ast.If, ast.IfExp, ast.While)):
+            for c in ast.walk(n.test):
+                if isinstance(c, ast.Compare) and len(c.ops) == 1 and isinstance(c.ops[0], ast.Eq):
+                    a, b = name(c.left), name(c.comparators[0])
+                    if a and b and a != b and "self" not in (a.split(".")[0], b.split(".")[0]):
+                        out.append(equal_pattern(a, b))
+    return list(dict.fromkeys(out))
+
+
 def guard_kinds(declared: Sequence[str], original_lines: Sequence[str]) -> list[str]:
     """The guards to check: those the recipe declares, and those the replaced text shows
     (a recipe that forgot to declare one does not skip its check)."""
@@ -1911,6 +1944,9 @@ def prove_candidate(cand: Mapping[str, Any], model: Any, cases: list[CaseInputs]
     # can change is only what compiles and what compiled code computes
     setting = str(cand.get("setting") or "")
     kinds = [] if setting else guard_kinds(cand.get("guards") or (), replaced)
+    equal = [] if setting else equal_tests(replaced)
+    if equal:
+        kinds = sorted({*kinds, EQUAL})
     measured: dict[str, Any] = {"setting": setting} if setting else {}
     compiled = not setting and asks_compiling(cand.get("lines") or (), patched)
     # (a safe edit, a block of warnings given in eager only, computes nothing compiled code
@@ -2044,7 +2080,8 @@ def prove_candidate(cand: Mapping[str, Any], model: Any, cases: list[CaseInputs]
                     prefer = tuple(dict.fromkeys(re.findall(r"[A-Za-z_]\w*", "\n".join(replaced))))
                     measured["guards"] = guard_checks(
                         model, cases[0], paths, kinds, head_swap, swap, model_spec.get("tolerance"),
-                        cache, compiled=compiled, watch=watch, prefer=prefer, on_stage=at_stage)
+                        cache, compiled=compiled, watch=watch, prefer=prefer, equal=equal,
+                        on_stage=at_stage)
                     # (a guard no argument can carry is judged apart: the rest still runs)
                     ok = all(g.get("match") for g in measured["guards"] if g.get("hit"))
                     # (an edit that asks `is_compiling()` leaves eager, and its backward, as head's)
