@@ -47,7 +47,9 @@ def _before(version: tuple[int, ...], bound: str) -> bool:
 # the original must raise on one of them, and the candidate must raise wherever it does.
 # "large": finite values far beyond the usual range (1e6), where a clamp bites although a test
 # for inf or NaN does not hold.
-GUARDS = ("nan", "inf", "empty", "zero", "invalid", "large")
+# "equal": two arguments a test compares for equality (`if t == t0: return y0`), one set to the
+# other; the proof reads the pairs from the replaced code, so a recipe need not declare it.
+GUARDS = ("nan", "inf", "empty", "zero", "invalid", "large", "equal")
 
 
 @dataclass(frozen=True)

@@ -482,7 +482,7 @@ def _special(kind: str, pattern: str, t: Any) -> Any:
     return out
 
 
-def guard_patterns(kind: str) -> tuple[str, ...]:
+def guard_patterns(kind: str, equal: Sequence[str] = ()) -> tuple[str, ...]:
     """How each kind is injected. An empty mask is rarely an argument: it is made inside
     from the arguments (`x > 0`, `torch.isnan(h)`), so besides a mask argument switched off,
     a float argument is set to all zeros, all -1 and all +1, the inputs that make such a
@@ -494,6 +494,8 @@ def guard_patterns(kind: str) -> tuple[str, ...]:
     below a length) gets the same values but NaN, a bool mask all off and all on (what 0 and 1e3
 make of a bool). "large" is all 1e6: finite, so a test for inf or NaN stays false
     while a clamp to a bound below it changes values."""
+    if kind == EQUAL:
+        return tuple(equal)   # the pairs the replaced code tests (verify.py `equal_tests`)
     return {"nan": ("one", "all"), "empty": ("off", "zeros", "negative", "positive"),
             "invalid": ("negative", "zeros", "large", "huge", "nan"),
             "large": ("huge",)}.get(kind, ("one",))

@@ -684,7 +684,7 @@ def guard_checks(model: Any, case: CaseInputs, paths: RepoPaths, kinds: Sequence
     run_s = float(head_cache["run_s"])
     for kind in kinds:
         for arg in range(1 if kind == EQUAL else MAX_GUARD_ARGS):
-            for pattern in (equal if kind == EQUAL else guard_patterns(kind)):
+            for pattern in guard_patterns(kind, equal):
                 key = (kind, pattern, arg, watch, prefer)
                 stage = f"head's own run with {GUARD_WORDS.get(kind, kind)} injected"
                 if isinstance(head_cache.get(key), CandidateTimeout):
