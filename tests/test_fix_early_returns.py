@@ -11,6 +11,7 @@ input takes it at all.
 """
 from __future__ import annotations
 
+import dataclasses
 import time
 
 import pytest
@@ -202,9 +203,16 @@ def test_no_eager_only_break_out_of_a_loop_that_grows_its_result():
     assert not any("early `break`" in t for t in titles(30))
 
 
+
 INTERP = """\
 import torch
 from torch import nn
+
+
+def snap(t, t0, y0, y1):
+    if t == t0:
+        return y0
+    return y0 + (t - t0) * (y1 - y0)
 
 
 def interp(t0, t1, y0, y1, t):
@@ -225,34 +233,43 @@ class Solver(nn.Module):
         y0 = self.lin(x)
         y1 = torch.tanh(y0)
         t0, t1 = x.new_zeros(()), x.new_ones(())
-        return interp(t0, t1, y0, y1, torch.sigmoid(x.mean()))
+        t = torch.sigmoid(x.mean())
+        return snap(t, t0, y0, y1) + interp(t0, t1, y0, y1, t)
 """
 INTERP_CONFIG = one_model("solver", "pkg.interp:Solver", "[{name: x, shape: [batch, 8]}]", "{batch: [2, 3]}")
+
+
+def _interp_chain(line: int, title: str = WHERE) -> Candidate:
+    raw = INTERP.splitlines()[line - 1]
+    f = Finding(rule="PTC201", path="pkg/interp.py", line=line, col=raw.index("t =="), severity="warning",
+                message="dynamo's GB0170 here", source=raw.strip(), gb="GB0170")
+    [cand] = [c for c in fix_candidates(f, INTERP) if c.title == title]
+    return cand
 
 
 @pytest.mark.torch
 def test_an_early_return_on_two_arguments_being_equal_is_taken_by_making_them_equal(tmp_path):
     """torchdiffeq's `_linear_interp`: `if t == t0: return y0` is taken only on a grid point,
     which no ordinary input hits, so nothing showed the nested `torch.where` right there (a
-    "fix" returning the wrong end passed). The guard input sets `t` to `t0` in the call."""
+    "fix" returning the wrong end passed). A guard input sets `t` to `t0` in the call, and one
+    sets all the names the tests chain together to one value (`t`, `t0`, `t1`), where head
+    returns at the first test and `torch.where` still divides by `t1 - t0`: 0/0, NaN in the
+    gradients (found by an independent re-run of the edit verified without that input)."""
     root = tmp_path / "repo"
     (root / "pkg").mkdir(parents=True)
     (root / "pkg" / "__init__.py").write_text("")
     (root / "pkg" / "interp.py").write_text(INTERP)
     (root / "pt2bot.yml").write_text(INTERP_CONFIG)
-    raw = INTERP.splitlines()[5]
-    f = Finding(rule="PTC201", path="pkg/interp.py", line=6, col=raw.index("t =="), severity="warning",
-                message="dynamo's GB0170 here", source=raw.strip(), gb="GB0170")
-    [right] = [c for c in fix_candidates(f, INTERP) if c.title == WHERE]
-    assert right.lines[-1] == "    return torch.where(t == t0, y0, torch.where(t == t1, y1, y0 + slope * (y1 - y0)))"
-    wrong = Candidate(code="PTC201", path="pkg/interp.py", start_line=right.start_line,
-                      end_line=right.end_line, title="the wrong end", safe=False,
-                      lines=right.lines[:-1] + (right.lines[-1].replace("t == t0, y0", "t == t0, y1"),))
+    right, divides = _interp_chain(6, "select with `torch.where` instead of branching"), _interp_chain(12)
+    assert right.lines == ("    return torch.where(t == t0, y0, y0 + (t - t0) * (y1 - y0))",)
+    assert divides.lines[-1] == \
+        "    return torch.where(t == t0, y0, torch.where(t == t1, y1, y0 + slope * (y1 - y0)))"
+    wrong = dataclasses.replace(right, title="the wrong end", lines=(right.lines[0].replace(", y0, ", ", y1, "),))
     items = [(Proposal(cid=cid, cand=c, original=INTERP, patched=apply_candidate(INTERP, c), findings=[],
                        targets=[]),
-              [{"kind": "break", "model": "solver", "path": "pkg/interp.py", "line": 6, "gb": "GB0170",
+              [{"kind": "break", "model": "solver", "path": "pkg/interp.py", "line": c.start_line, "gb": "GB0170",
                 "gb_type": "Data-dependent branching"}])
-             for cid, c in (("wrong", wrong), ("right", right))]
+             for cid, c in (("wrong", wrong), ("right", right), ("divides", divides))]
     config = build_config(INTERP_CONFIG, str(root / "pt2bot.yml"))
     setting = ProofSetting(config=config, changeset=None, root=str(root), head_sha=None,
                            head_results=ResultsFile.empty(), device="cpu")
@@ -265,3 +282,7 @@ def test_an_early_return_on_two_arguments_being_equal_is_taken_by_making_them_eq
     assert verdicts["wrong"]["reason"].startswith(
         "differs from head on an input with an argument set to the one a test compares it with in `t`"), \
         verdicts["wrong"]
+    assert verdicts["divides"].get("accepted") is False, verdicts["divides"]
+    assert verdicts["divides"]["reason"] == (
+        "on an input with an argument set to the one a test compares it with in `t, t1`, the parameters' "
+        "gradients differ from head's (NaN where head's are finite)"), verdicts["divides"]

@@ -600,37 +600,30 @@ def injector(swap: Swap, *, compiled: bool = False) -> Iterator[Injector]:
         new_kwargs = dict(kwargs)
         slots = _slots(args, kwargs, names)
         if injection.kind == EQUAL:
-            eligible = _made_equal(slots, injection.pattern) if injection.arg == 0 else []
-            if eligible:
-                (key, inner, _value, _name, label), other = eligible[0]
-                special = other.detach().clone(memory_format=torch.contiguous_format)
-                if inner is not None:
-                    outer = new_args[key] if isinstance(key, int) else new_kwargs[key]
-                    special = _replaced(outer, inner, special)
-                if isinstance(key, int):
-                    new_args[key] = special
-                else:
-                    new_kwargs[key] = special
-                injection.hit = True
-                injection.argument = label
-            return new_args, new_kwargs
-        eligible = [s for s in slots
-                    if _eligible(injection.kind, injection.pattern, s[2], s[1] is not None)]
-        # stable: the slots the guarded code names first, then the arguments themselves in
-        # their order, then the elements of container arguments
-        eligible.sort(key=lambda s: (s[3] not in injection.prefer, s[1] is not None))
-        if injection.arg < len(eligible):
-            (key, inner, value, _name, label) = eligible[injection.arg]
-            special = _special(injection.kind, injection.pattern, value)
+            # one argument set to the other, one input per pair (`arg` 0 only)
+            pairs = _made_equal(slots, injection.pattern) if injection.arg == 0 else []
+            chosen = [(slot, other.detach().clone(memory_format=torch.contiguous_format))
+                      for slot, other in pairs]
+        else:
+            eligible = [s for s in slots
+                        if _eligible(injection.kind, injection.pattern, s[2], s[1] is not None)]
+            # stable: the slots the guarded code names first, then the arguments themselves in
+            # their order, then the elements of container arguments
+            eligible.sort(key=lambda s: (s[3] not in injection.prefer, s[1] is not None))
+            chosen = [(s, _special(injection.kind, injection.pattern, s[2]))
+                      for s in eligible[injection.arg:injection.arg + 1]]
+        for (key, inner, _value, _name, _label), special in chosen:
             if inner is not None:
+                # (the container as already changed: two fields of one state tuple set)
                 outer = new_args[key] if isinstance(key, int) else new_kwargs[key]
                 special = _replaced(outer, inner, special)
             if isinstance(key, int):
                 new_args[key] = special
             else:
                 new_kwargs[key] = special
+        if chosen:
             injection.hit = True
-            injection.argument = label
+            injection.argument = ", ".join(s[4] for s, _ in chosen)
         return new_args, new_kwargs
 
     def record(out: Any, args: tuple[Any, ...], kwargs: dict[str, Any]) -> None:
@@ -700,21 +693,24 @@ def equal_pattern(a: str, b: str) -> str:
 
 def _made_equal(slots: list[tuple[Any, Any, Any, str, str]], pattern: str
                 ) -> list[tuple[tuple[Any, Any, Any, str, str], Any]]:
-    """The slot labelled as the pattern's left side, with the value of the one labelled as its
-    right side, where both are tensors of one shape, dtype and device (setting one to the other
-    makes the test `a == b` true); none otherwise."""
+    """The slots labelled on the pattern's left side ("t=t0", or "t,t1=t0" for several), each
+    with the value of the one labelled on its right, where all are tensors of one shape, dtype
+    and device and one of them differs (setting them to it makes the tests `t == t0`, `t == t1`
+    true at once); none otherwise."""
     import torch
 
-    a, _, b = pattern.partition("=")
-    left = next((s for s in slots if s[4] == a), None)
+    lefts, _, b = pattern.partition("=")
     right = next((s for s in slots if s[4] == b), None)
-    if left is None or right is None:
+    left = [next((s for s in slots if s[4] == a), None) for a in lefts.split(",")]
+    if right is None or any(s is None for s in left):
         return []
-    x, y = left[2], right[2]
-    if not (isinstance(x, torch.Tensor) and isinstance(y, torch.Tensor)) or x.shape != y.shape \
-            or x.dtype != y.dtype or x.device != y.device or torch.equal(x, y):
+    y = right[2]
+    xs = [s[2] for s in left]   # type: ignore[index]
+    if not isinstance(y, torch.Tensor) or not all(
+            isinstance(x, torch.Tensor) and x.shape == y.shape and x.dtype == y.dtype and x.device == y.device
+            for x in xs) or all(torch.equal(x, y) for x in xs):
         return []
-    return [(left, y)]
+    return [(s, y) for s in left]   # type: ignore[misc]
 
 
 def _replaced(outer: Any, inner: Any, special: Any) -> Any:
