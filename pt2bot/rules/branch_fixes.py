@@ -82,13 +82,14 @@ In the order they are offered (most likely to be the author's intent first):
    runs the edit compiled on the shape cases and refuses it unless head skips the block on one
    of them and the compiled outputs equal head's eager ones there (`_compiled_block_fixes`);
 6. work done in eager only: the same block becomes `if not torch.compiler.is_compiling() and
-   <test>:` (torchrl's
-   truncation of a geometric series once it falls below 1e-7, skipped while compiling).
-   Right only where the block's work does not change the result (an optimisation, a cache,
-   statistics kept aside); the proof runs the edit compiled on the shape cases and on inputs
-   that make the test hold, compares with head's eager outputs, and refuses it unless head
-   enters the block on one of the shape cases (an injected input alone may be one on which the
-   work does nothing: zeros through an image augmentation) (`_eager_block_fixes`).
+   <test>:` (a cache filled, statistics kept aside, skipped while compiling). Offered only
+   where the block changes no local that the function reads after it: a block that does
+   computes the result, and equal outputs would only say that the inputs hide the change
+   (torchrl's truncation of a series below 1e-7 gets none). The proof runs the edit compiled
+   on the shape cases and on inputs that make the test hold, compares with head's eager
+   outputs, and refuses it unless head enters the block on one of the shape cases (an
+   injected input alone may be one on which the work does nothing: zeros through an image
+   augmentation) (`_eager_block_fixes`).
 
 A block that only tells the user something (`if (var_x < bound).any() or ...:
 rank_zero_warn(...)`, torchmetrics' Pearson) gets none of 4 to 6 but its own edit, the same
@@ -1569,6 +1570,25 @@ def _stored_names(body: list[ast.stmt]) -> set[str]:
     return {n.id for st in body for n in ast.walk(st) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store)}
 
 
+def _changed_names(body: list[ast.stmt]) -> set[str]:
+    """The local names `body` binds or changes in place: assigned, written through
+    (`p[mask] += n`, `p.attr = v`) or handed to an in-place method (`p.add_(1)`, `p.copy_(q)`);
+    not `self`, whose state is the module's."""
+    out = _stored_names(body)
+    for n in (n for st in body for n in ast.walk(st)):
+        t = None
+        if isinstance(n, (ast.Subscript, ast.Attribute)) and isinstance(n.ctx, ast.Store):
+            t = n.value
+        elif isinstance(n, ast.Call) and isinstance(n.func, ast.Attribute) and n.func.attr.endswith("_") \
+                and not n.func.attr.startswith("__"):
+            t = n.func.value
+        while isinstance(t, (ast.Subscript, ast.Attribute)):
+            t = t.value
+        if isinstance(t, ast.Name) and t.id != "self":
+            out.add(t.id)
+    return out
+
+
 def _read_after(fn: ast.AST, st: ast.stmt, name: str) -> bool:
     end = st.end_lineno or st.lineno
     return any(isinstance(n, ast.Name) and n.id == name and isinstance(n.ctx, ast.Load) and n.lineno > end
@@ -1604,14 +1624,18 @@ def _eager_block_fixes(code, finding, st: ast.If, tree, lines) -> list[Candidate
     pointer). Right only where skipping the work leaves the result as it was, which is for the
     proof to show: it runs the edit compiled, on the shape cases and on inputs that make the
     test hold, and compares with head's eager outputs. Offered only for a block `_block_test`
-    takes, whose every name it assigns already holds a value before the `if` or is not read
-    after it (compiled code would otherwise read a name that was never bound)."""
+    takes that changes no local the function reads after it (`_changed_names`): work whose
+    effects are the module's state, a cache, a record kept aside. A block that changes a value
+    read later computes the result, and equal outputs would only say that these inputs hide
+    the change (pytorch-metric-learning's cross-batch memory shifts the wrapped indices of
+    `p_c` in place under `if e <= s:`; compiled code skipping it kept self-pairs its miner
+    never produced on the benchmark's inputs, and the proof verified it). torchrl's truncation
+    of a series below 1e-7 (`g = g[..., :i]`) is such a block too."""
     text = _block_test(st, lines)
     if text is None:
         return []
     fn = enclosing_function(tree, st)
-    if fn is None or any(not defined_before(tree, st, name) and _read_after(fn, st, name)
-                         for name in _stored_names(st.body)):
+    if fn is None or any(_read_after(fn, st, name) for name in _changed_names(st.body)):
         return []
     # a test for NaN or inf guards against them: that block is the point, never work to skip;
     # so is a transform that is a no-op on ordinary values, or a write through the tested mask
