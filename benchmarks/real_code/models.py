@@ -173,6 +173,24 @@ LIBRARIES: dict[str, str] = {
     # divergences, and an earth mover's distance by a Sinkhorn loop that stops when a tensor error
     # is small), held out with it
     "torchist": "torchist",
+    # held out seventeenth: normalizing flows by the authors of neural spline flows (masked
+    # autoregressive and coupling layers with rational-quadratic, quadratic and cubic splines whose
+    # linear tails are written through boolean masks under `if torch.any(mask)`, a domain check
+    # by min/max that raises, a discriminant assert in the inverse, autoregressive inverses by a
+    # Python loop over the features, LU and SVD linear layers with a weight cache held in Python
+    # attributes, ActNorm initialised from the first batch, a multiscale transform that splits
+    # with numpy indices, a mixture-of-Gaussians MADE sampled feature by feature), a library no
+    # benchmark, test or rule of pt2bot had used; added after the rules had been worked on against
+    # all forty above
+    "nflows": "nflows",
+    # and deep metric learning losses and miners (triplet, multi-similarity, contrastive, NT-Xent,
+    # margin, proxy-anchor, ArcFace, SupCon and FastAP losses; miners that select pairs and
+    # triplets by boolean masks and torch.where over the batch, sample negatives with
+    # torch.multinomial per class in a loop over torch.unique of the labels; `if len(indices) ==
+    # 0` on mined index tensors, a cross-batch memory with a Python queue index, reducers that
+    # filter losses by a threshold and branch on how many are left, `.item()` statistics), held
+    # out with it
+    "pytorch-metric-learning": "pytorch_metric_learning",
 }
 # Reported apart in RESULTS.md (evaluate.py `split`): figures on code the rules were not tuned on.
 # Each library belongs to one batch, named by when it was held out: a batch stops being code
@@ -196,6 +214,7 @@ HELD_OUT_BATCHES: dict[str, frozenset[str]] = {
     "held_out_14": frozenset({"pytorch-minimize", "torch-kf"}),
     "held_out_15": frozenset({"zuko", "torchcde"}),
     "held_out_16": frozenset({"freia", "torchist"}),
+    "held_out_17": frozenset({"nflows", "pytorch-metric-learning"}),
 }
 HELD_OUT: frozenset[str] = frozenset().union(*HELD_OUT_BATCHES.values())
 
@@ -4053,3 +4072,497 @@ def _th_reduce() -> tuple[Any, list[Case]]:
             return h, idx
 
     return Chunks(), [((torch.randn(b, 3),), {}) for b in (9, 14)]
+
+
+# --------------------------------------------------------------------- nflows (held out, 17)
+# Normalizing flows built as nflows' README and examples build them: a Flow of a base
+# distribution and a CompositeTransform (autoregressive and coupling layers, permutations,
+# invertible linear maps), its log_prob of data and samples drawn through the inverse. The
+# model's forward returns the log-density of its inputs and a sample; layers whose eval
+# behaviour depends on statistics (BatchNorm's running stats, ActNorm's data-dependent
+# initialisation) are warmed up in training mode on seeded data in the builder, as a trained
+# model would have them.
+def _nf_vec_cases(sizes: list[int], d: int, cond: int = 0) -> list[Case]:
+    torch = _t()
+    g = torch.Generator().manual_seed(1)
+    return [((torch.randn(b, d, generator=g),)
+             + ((torch.randn(b, cond, generator=g),) if cond else ()), {}) for b in sizes]
+
+
+def _nf_warm(module: Any, *args: Any, steps: int = 10, call: str = "log_prob") -> None:
+    """A few training-mode passes on seeded data, without gradients: BatchNorm running stats
+    and ActNorm initialisation as a trained flow has them."""
+    torch = _t()
+    module.train()
+    with torch.no_grad():
+        for _ in range(steps):
+            getattr(module, call)(*args)
+    module.eval()
+
+
+@spec("nflows", "maf_affine", "a masked autoregressive flow (MaskedAutoregressiveFlow: reverse "
+      "permutations, MADE affine layers with residual blocks, BatchNorm between layers) on 3-d "
+      "data: log_prob of x and a sample of as many points (the inverse runs the MADE once per "
+      "feature)")
+def _nf_maf() -> tuple[Any, list[Case]]:
+    torch = _t()
+    torch.manual_seed(0)
+    from nflows.flows.autoregressive import MaskedAutoregressiveFlow
+
+    class MAF(torch.nn.Module):
+        def __init__(self) -> None:
+            super().__init__()
+            self.flow = MaskedAutoregressiveFlow(features=3, hidden_features=8, num_layers=2,
+                                                 num_blocks_per_layer=1,
+                                                 batch_norm_between_layers=True)
+
+        def forward(self, x: Any) -> Any:
+            return self.flow.log_prob(x), self.flow.sample(4)
+
+    m = MAF()
+    _nf_warm(m.flow, torch.randn(64, 3))
+    return m, _nf_vec_cases([6, 10], 3)
+
+
+@spec("nflows", "rq_autoregressive_spline", "a neural spline flow: a masked piecewise "
+      "rational-quadratic autoregressive transform (4 bins, linear tails beyond 2), a random "
+      "permutation and an LU linear layer, standard normal base: log_prob of x (boolean masks "
+      "for the points inside the tails, searchsorted bins) and sample_and_log_prob (the spline's "
+      "inverse, a discriminant assert)")
+def _nf_rq_ar() -> tuple[Any, list[Case]]:
+    torch = _t()
+    torch.manual_seed(0)
+    from nflows.distributions.normal import StandardNormal
+    from nflows.flows.base import Flow
+    from nflows.transforms import (CompositeTransform, LULinear,
+                                   MaskedPiecewiseRationalQuadraticAutoregressiveTransform,
+                                   RandomPermutation)
+
+    class NSF(torch.nn.Module):
+        def __init__(self) -> None:
+            super().__init__()
+            t = CompositeTransform([
+                MaskedPiecewiseRationalQuadraticAutoregressiveTransform(
+                    features=3, hidden_features=8, num_bins=4, tails="linear", tail_bound=2.0,
+                    num_blocks=1),
+                RandomPermutation(3),
+                LULinear(3, identity_init=True),
+            ])
+            self.flow = Flow(t, StandardNormal([3]))
+
+        def forward(self, x: Any) -> Any:
+            s, lp_s = self.flow.sample_and_log_prob(3)
+            return self.flow.log_prob(x), s, lp_s
+
+    return NSF(), _nf_vec_cases([5, 8], 3)
+
+
+@spec("nflows", "rq_coupling_resnet", "rational-quadratic spline couplings (alternating and "
+      "mid-split masks, ResidualNet conditioners, linear tails beyond 3, an unconditional "
+      "rational-quadratic CDF on the identity half) with a reverse permutation on 4-d data: "
+      "latent codes and log-det of x, and their inverse")
+def _nf_rq_coupling() -> tuple[Any, list[Case]]:
+    torch = _t()
+    torch.manual_seed(0)
+    from nflows.nn.nets import ResidualNet
+    from nflows.transforms import (CompositeTransform,
+                                   PiecewiseRationalQuadraticCouplingTransform, ReversePermutation)
+    from nflows.utils import torchutils
+
+    def net(i: int, o: int) -> Any:
+        return ResidualNet(i, o, hidden_features=8, num_blocks=1)
+
+    class Coupling(torch.nn.Module):
+        def __init__(self) -> None:
+            super().__init__()
+            self.t = CompositeTransform([
+                PiecewiseRationalQuadraticCouplingTransform(
+                    torchutils.create_alternating_binary_mask(4, even=True), net, num_bins=4,
+                    tails="linear", tail_bound=3.0, apply_unconditional_transform=True),
+                ReversePermutation(4),
+                PiecewiseRationalQuadraticCouplingTransform(
+                    torchutils.create_mid_split_binary_mask(4), net, num_bins=4, tails="linear",
+                    tail_bound=3.0),
+            ])
+
+        def forward(self, x: Any) -> Any:
+            z, ld = self.t(x)
+            x_rev, ld_rev = self.t.inverse(z)
+            return z, ld, x_rev, ld_rev
+
+    return Coupling(), _nf_vec_cases([6, 9], 4)
+
+
+@spec("nflows", "conditional_affine_coupling", "a conditional flow: affine and additive couplings "
+      "whose ResidualNet conditioners take the context, a reverse permutation, a conditional "
+      "diagonal normal base and a linear embedding net for the context: log_prob of x given the "
+      "context and 2 samples per context row")
+def _nf_cond() -> tuple[Any, list[Case]]:
+    torch = _t()
+    torch.manual_seed(0)
+    from nflows.distributions.normal import ConditionalDiagonalNormal
+    from nflows.flows.base import Flow
+    from nflows.nn.nets import ResidualNet
+    from nflows.transforms import (AdditiveCouplingTransform, AffineCouplingTransform,
+                                   CompositeTransform, ReversePermutation)
+    from nflows.utils import torchutils
+
+    def net(i: int, o: int) -> Any:
+        return ResidualNet(i, o, hidden_features=8, context_features=2, num_blocks=1)
+
+    class Cond(torch.nn.Module):
+        def __init__(self) -> None:
+            super().__init__()
+            t = CompositeTransform([
+                AffineCouplingTransform(torchutils.create_alternating_binary_mask(4), net),
+                ReversePermutation(4),
+                AdditiveCouplingTransform(torchutils.create_mid_split_binary_mask(4), net),
+            ])
+            base = ConditionalDiagonalNormal([4], context_encoder=torch.nn.Linear(2, 8))
+            self.flow = Flow(t, base, embedding_net=torch.nn.Linear(3, 2))
+
+        def forward(self, x: Any, c: Any) -> Any:
+            return self.flow.log_prob(x, context=c), self.flow.sample(2, context=c)
+
+    return Cond(), _nf_vec_cases([5, 7], 4, cond=3)
+
+
+@spec("nflows", "made_mog", "a mixture-of-Gaussians MADE density (MADEMoG: 3 components per "
+      "feature, residual masked blocks, a context) on 3-d data: log_prob of x given the context "
+      "and one sample per context row (a Python loop over the features, a categorical draw of "
+      "the component, gathers)")
+def _nf_made_mog() -> tuple[Any, list[Case]]:
+    torch = _t()
+    torch.manual_seed(0)
+    from nflows.distributions.mixture import MADEMoG
+
+    class MoG(torch.nn.Module):
+        def __init__(self) -> None:
+            super().__init__()
+            self.dist = MADEMoG(features=3, hidden_features=8, context_features=2, num_blocks=1,
+                                num_mixture_components=3)
+
+        def forward(self, x: Any, c: Any) -> Any:
+            return self.dist.log_prob(x, context=c), self.dist.sample(1, context=c)
+
+    return MoG(), _nf_vec_cases([5, 8], 3, cond=2)
+
+
+@spec("nflows", "linear_family", "invertible linear layers: LULinear with its weight cache (eval "
+      "mode), SVDLinear and QRLinear (Householder reflections), a HouseholderSequence, ActNorm "
+      "(initialised from data) and BatchNorm (running stats) on 4-d data: codes and log-det of "
+      "x, and their inverse (NaiveLinear is left out: its inverse calls torch.solve, removed "
+      "from torch)")
+def _nf_linear() -> tuple[Any, list[Case]]:
+    torch = _t()
+    torch.manual_seed(0)
+    from nflows.transforms import (ActNorm, BatchNorm, CompositeTransform, HouseholderSequence,
+                                   LULinear, QRLinear, SVDLinear)
+
+    class Lin(torch.nn.Module):
+        def __init__(self) -> None:
+            super().__init__()
+            self.t = CompositeTransform([
+                ActNorm(4),
+                LULinear(4, using_cache=True, identity_init=False),
+                SVDLinear(4, num_householder=2),
+                QRLinear(4, num_householder=2),
+                HouseholderSequence(4, 2),
+                BatchNorm(4),
+            ])
+
+        def forward(self, x: Any) -> Any:
+            z, ld = self.t(x)
+            x_rev, ld_rev = self.t.inverse(z)
+            return z, ld, x_rev, ld_rev
+
+    m = Lin()
+    _nf_warm(m.t, torch.randn(64, 4), call="forward")
+    return m, _nf_vec_cases([6, 11], 4)
+
+
+@spec("nflows", "elementwise_cdfs", "elementwise transforms: LogTanh (masked writes for the "
+      "points past the cut), LeakyReLU, a rational-quadratic CDF with linear tails, Sigmoid, a "
+      "quadratic CDF on [0, 1] (domain check by min/max), Logit (Sigmoid's inverse with its own "
+      "check) on 3-d data: codes and log-det, and the inverse")
+def _nf_elementwise() -> tuple[Any, list[Case]]:
+    torch = _t()
+    torch.manual_seed(0)
+    from nflows.transforms import (CompositeTransform, LeakyReLU, Logit, LogTanh,
+                                   PiecewiseQuadraticCDF, PiecewiseRationalQuadraticCDF, Sigmoid)
+
+    class Elem(torch.nn.Module):
+        def __init__(self) -> None:
+            super().__init__()
+            self.t = CompositeTransform([
+                LogTanh(cut_point=1),
+                LeakyReLU(negative_slope=0.1),
+                PiecewiseRationalQuadraticCDF(shape=[3], num_bins=4, tails="linear",
+                                              tail_bound=2.0),
+                Sigmoid(),
+                PiecewiseQuadraticCDF(shape=[3], num_bins=4),
+                Logit(),
+            ])
+
+        def forward(self, x: Any) -> Any:
+            z, ld = self.t(x)
+            x_rev, ld_rev = self.t.inverse(z)
+            return z, ld, x_rev, ld_rev
+
+    g = torch.Generator().manual_seed(1)
+    return Elem(), [((2.0 * torch.randn(b, 3, generator=g),), {}) for b in (6, 10)]
+
+
+@spec("nflows", "glow_multiscale", "a two-level multiscale Glow-style image flow "
+      "(MultiscaleCompositeTransform: squeeze, ActNorm, invertible 1x1 convolution, affine and "
+      "additive couplings with ConvResidualNet conditioners; half the channels factored out "
+      "after the first level) on (b, 1, 4, 4) images: log_prob under a standard normal, and 2 "
+      "samples through the inverse")
+def _nf_glow() -> tuple[Any, list[Case]]:
+    torch = _t()
+    torch.manual_seed(0)
+    from nflows.distributions.normal import StandardNormal
+    from nflows.flows.base import Flow
+    from nflows.nn.nets import ConvResidualNet
+    from nflows.transforms import (ActNorm, AdditiveCouplingTransform, AffineCouplingTransform,
+                                   CompositeTransform, MultiscaleCompositeTransform,
+                                   OneByOneConvolution, SqueezeTransform)
+    from nflows.utils import torchutils
+
+    def cnet(i: int, o: int) -> Any:
+        return ConvResidualNet(i, o, hidden_channels=4, num_blocks=1)
+
+    class Glow(torch.nn.Module):
+        def __init__(self) -> None:
+            super().__init__()
+            ms = MultiscaleCompositeTransform(num_transforms=2)
+            shape = (1, 4, 4)
+            for level, coupling in enumerate((AffineCouplingTransform, AdditiveCouplingTransform)):
+                c, h, w = shape
+                c, h, w = c * 4, h // 2, w // 2
+                level_t = CompositeTransform([
+                    SqueezeTransform(), ActNorm(c), OneByOneConvolution(c),
+                    coupling(torchutils.create_alternating_binary_mask(c), cnet),
+                ])
+                shape = ms.add_transform(level_t, (c, h, w))
+            self.flow = Flow(ms, StandardNormal([16]))
+
+        def forward(self, x: Any) -> Any:
+            return self.flow.log_prob(x), self.flow.sample(2)
+
+    m = Glow()
+    _nf_warm(m.flow, torch.randn(16, 1, 4, 4), steps=1)
+    return m, [((torch.randn(b, 1, 4, 4, generator=torch.Generator().manual_seed(b)),), {})
+               for b in (3, 5)]
+
+
+# ---------------------------------------------------------- pytorch-metric-learning (held out, 17)
+# A metric-learning training step as the library's README writes it, compiled as a whole: a
+# small embedding network, a miner that picks pairs or triplets from the batch, and a loss
+# given the embeddings, integer class labels and the mined indices. The model's forward takes
+# the batch and its labels (an int64 tensor; every class present at least twice) and returns
+# the loss (and the embeddings or logits where a user would log them).
+def _pml_cases(sizes: list[int], d: int, classes: int, views: int = 1) -> list[Case]:
+    torch = _t()
+    g = torch.Generator().manual_seed(1)
+    out: list[Case] = []
+    for b in sizes:
+        xs = tuple(torch.randn(b, d, generator=g) for _ in range(views))
+        labels = torch.arange(b) % classes
+        out.append((xs + (labels,) if views == 1 else xs, {}))
+    return out
+
+
+def _pml_embedder(d_in: int = 8, d_out: int = 4) -> Any:
+    torch = _t()
+    return torch.nn.Sequential(torch.nn.Linear(d_in, 16), torch.nn.ReLU(),
+                               torch.nn.Linear(16, d_out))
+
+
+@spec("pytorch-metric-learning", "triplet_semihard_miner", "TripletMarginLoss (margin 0.1, "
+      "average over the non-zero triplet losses) on the semihard triplets a TripletMarginMiner "
+      "(margin 0.2) picks from all triplets of the batch, the miner collecting its statistics "
+      "(.item() of the mean distances) as the library's logging hooks read them")
+def _pml_triplet() -> tuple[Any, list[Case]]:
+    torch = _t()
+    torch.manual_seed(0)
+    from pytorch_metric_learning import losses, miners
+
+    class Step(torch.nn.Module):
+        def __init__(self) -> None:
+            super().__init__()
+            self.embed = _pml_embedder()
+            self.miner = miners.TripletMarginMiner(margin=0.2, type_of_triplets="semihard",
+                                                   collect_stats=True)
+            self.loss = losses.TripletMarginLoss(margin=0.1)
+
+        def forward(self, x: Any, labels: Any) -> Any:
+            e = self.embed(x)
+            return self.loss(e, labels, self.miner(e, labels)), e
+
+    return Step(), _pml_cases([12, 18], 8, 3)
+
+
+@spec("pytorch-metric-learning", "multisimilarity_miner", "MultiSimilarityLoss on the hard pairs "
+      "of a MultiSimilarityMiner (cosine similarity: pairs sorted per row, kept by torch.where "
+      "against the hardest of the other kind), the loss a masked logsumexp over the mined pairs")
+def _pml_multisim() -> tuple[Any, list[Case]]:
+    torch = _t()
+    torch.manual_seed(0)
+    from pytorch_metric_learning import losses, miners
+
+    class Step(torch.nn.Module):
+        def __init__(self) -> None:
+            super().__init__()
+            self.embed = _pml_embedder()
+            self.miner = miners.MultiSimilarityMiner(epsilon=0.1)
+            self.loss = losses.MultiSimilarityLoss(alpha=2, beta=50, base=0.5)
+
+        def forward(self, x: Any, labels: Any) -> Any:
+            e = self.embed(x)
+            return self.loss(e, labels, self.miner(e, labels))
+
+    return Step(), _pml_cases([10, 16], 8, 3)
+
+
+@spec("pytorch-metric-learning", "ntxent_selfsupervised", "SimCLR-style NT-Xent (temperature "
+      "0.1) through SelfSupervisedLoss: two views of the batch (the input and a noisy copy given "
+      "as a second input) embedded and projected, each row's augmented view its positive")
+def _pml_ntxent() -> tuple[Any, list[Case]]:
+    torch = _t()
+    torch.manual_seed(0)
+    from pytorch_metric_learning import losses
+
+    class Step(torch.nn.Module):
+        def __init__(self) -> None:
+            super().__init__()
+            self.embed = _pml_embedder(8, 6)
+            self.proj = torch.nn.Linear(6, 4)
+            self.loss = losses.SelfSupervisedLoss(losses.NTXentLoss(temperature=0.1))
+
+        def forward(self, x: Any, x_aug: Any) -> Any:
+            return self.loss(self.proj(self.embed(x)), self.proj(self.embed(x_aug)))
+
+    return Step(), _pml_cases([6, 10], 8, 1, views=2)
+
+
+@spec("pytorch-metric-learning", "arcface_regularface", "ArcFaceLoss (5 classes, margin 28.6 "
+      "degrees, scale 64) with a RegularFace weight regulariser on the class centres: the loss "
+      "(target cosines read by a boolean mask, angles by acos, torch.where on the angle) and the "
+      "scaled logits a classifier head would give")
+def _pml_arcface() -> tuple[Any, list[Case]]:
+    torch = _t()
+    torch.manual_seed(0)
+    from pytorch_metric_learning import losses, regularizers
+
+    class Step(torch.nn.Module):
+        def __init__(self) -> None:
+            super().__init__()
+            self.embed = _pml_embedder()
+            self.loss = losses.ArcFaceLoss(num_classes=5, embedding_size=4,
+                                           weight_regularizer=regularizers.RegularFaceRegularizer())
+
+        def forward(self, x: Any, labels: Any) -> Any:
+            e = self.embed(x)
+            return self.loss(e, labels), self.loss.get_logits(e)
+
+    return Step(), _pml_cases([10, 15], 8, 5)
+
+
+@spec("pytorch-metric-learning", "contrastive_xbm", "ContrastiveLoss over a CrossBatchMemory "
+      "(memory of 10 embeddings, a PairMarginMiner on each batch against the memory, the "
+      "batch's self-comparisons removed): the batch fed in three chunks after the queue is reset, "
+      "so the memory fills and wraps within one call")
+def _pml_xbm() -> tuple[Any, list[Case]]:
+    torch = _t()
+    torch.manual_seed(0)
+    from pytorch_metric_learning import losses, miners
+
+    class Step(torch.nn.Module):
+        def __init__(self) -> None:
+            super().__init__()
+            self.embed = _pml_embedder()
+            self.xbm = losses.CrossBatchMemory(
+                losses.ContrastiveLoss(pos_margin=0.0, neg_margin=1.0), embedding_size=4,
+                memory_size=10, miner=miners.PairMarginMiner(pos_margin=0.2, neg_margin=0.8))
+
+        def forward(self, x: Any, labels: Any) -> Any:
+            self.xbm.reset_queue()
+            e = self.embed(x)
+            return torch.stack([self.xbm(ec, lc) for ec, lc in zip(e.chunk(3), labels.chunk(3))])
+
+    return Step(), _pml_cases([12, 18], 8, 2)
+
+
+@spec("pytorch-metric-learning", "margin_distance_weighted", "MarginLoss with a learned beta per "
+      "class (nu 0.1, a DivisorReducer by the count of active pairs) on the triplets a "
+      "DistanceWeightedMiner samples (negatives drawn by torch.multinomial with weights from the "
+      "distance distribution, a loop over torch.unique of the labels)")
+def _pml_margin() -> tuple[Any, list[Case]]:
+    torch = _t()
+    torch.manual_seed(0)
+    from pytorch_metric_learning import distances, losses, miners
+
+    class Step(torch.nn.Module):
+        def __init__(self) -> None:
+            super().__init__()
+            self.embed = _pml_embedder()
+            self.miner = miners.DistanceWeightedMiner(
+                cutoff=0.5, nonzero_loss_cutoff=1.4,
+                distance=distances.LpDistance(normalize_embeddings=True, p=2, power=1))
+            self.loss = losses.MarginLoss(margin=0.2, nu=0.1, beta=1.2, learn_beta=True,
+                                          num_classes=3)
+
+        def forward(self, x: Any, labels: Any) -> Any:
+            e = self.embed(x)
+            return self.loss(e, labels, self.miner(e, labels))
+
+    return Step(), _pml_cases([12, 18], 8, 3)
+
+
+@spec("pytorch-metric-learning", "proxy_anchor_batch_hard", "ProxyAnchorLoss (4 classes, "
+      "proxies as parameters) weighted by the anchors and pairs a BatchHardMiner picks (hardest "
+      "positive and negative per row; miner weights from torch.unique counts), divided by the "
+      "number of proxies with a positive in the batch")
+def _pml_proxy() -> tuple[Any, list[Case]]:
+    torch = _t()
+    torch.manual_seed(0)
+    from pytorch_metric_learning import losses, miners
+
+    class Step(torch.nn.Module):
+        def __init__(self) -> None:
+            super().__init__()
+            self.embed = _pml_embedder()
+            self.miner = miners.BatchHardMiner()
+            self.loss = losses.ProxyAnchorLoss(num_classes=4, embedding_size=4, margin=0.1,
+                                               alpha=32)
+
+        def forward(self, x: Any, labels: Any) -> Any:
+            e = self.embed(x)
+            return self.loss(e, labels, self.miner(e, labels))
+
+    return Step(), _pml_cases([8, 12], 8, 4)
+
+
+@spec("pytorch-metric-learning", "fastap_supcon", "two list-wise losses summed: FastAPLoss (8 "
+      "histogram bins over squared L2 distances of normalised embeddings; rows with no positive "
+      "dropped by a mask) and SupConLoss with an L2 embedding regulariser, averaged over the "
+      "non-zero losses")
+def _pml_fastap() -> tuple[Any, list[Case]]:
+    torch = _t()
+    torch.manual_seed(0)
+    from pytorch_metric_learning import losses, regularizers
+
+    class Step(torch.nn.Module):
+        def __init__(self) -> None:
+            super().__init__()
+            self.embed = _pml_embedder()
+            self.fastap = losses.FastAPLoss(num_bins=8)
+            self.supcon = losses.SupConLoss(temperature=0.1,
+                                            embedding_regularizer=regularizers.LpRegularizer())
+
+        def forward(self, x: Any, labels: Any) -> Any:
+            e = self.embed(x)
+            return self.fastap(e, labels) + self.supcon(e, labels)
+
+    return Step(), _pml_cases([9, 14], 8, 3)

@@ -21,9 +21,15 @@ fi
 "$venv/bin/pip" install -q --no-deps unidiff==1.0.1
 # pytorch-tabnet declares scikit-learn for its sklearn-style wrappers (fit, predict); the benchmark
 # builds its network modules (pytorch_tabnet.tab_network: numpy and torch only), so scikit-learn
-# is not installed and that one unmet requirement is expected
+# is not installed and that one unmet requirement is expected. The same for
+# pytorch-metric-learning (scikit-learn only in utils.accuracy_calculator, which no spec imports)
+# and nflows (tensorboard, imported nowhere in the package). nflows does import matplotlib
+# (nflows.nn.nde.made, reached by `import nflows.distributions`), so matplotlib and its
+# dependencies are locked above
 problems="$("$venv/bin/pip" check | grep -vx 'No broken requirements found\.' \
-  | grep -vx 'pytorch-tabnet 4\.1\.0 requires scikit-learn, which is not installed\.' || true)"
+  | grep -vx 'pytorch-tabnet 4\.1\.0 requires scikit-learn, which is not installed\.' \
+  | grep -vx 'pytorch-metric-learning 2\.9\.0 requires scikit-learn, which is not installed\.' \
+  | grep -vx 'nflows 0\.14 requires tensorboard, which is not installed\.' || true)"
 if [ -n "$problems" ]; then echo "$problems"; exit 1; fi
 "$venv/bin/python" - <<'PY'
 import importlib.metadata as m
@@ -34,7 +40,7 @@ for n in ("torch", "torchvision", "vit-pytorch", "x-transformers", "denoising-di
           "performer-pytorch", "e3nn", "pytorch-crf", "routing-transformer", "torch-kmeans",
           "pytorch-tcn", "mambapy", "sinkhorn-transformer", "pytorch-ood",
           "lie-transformer-pytorch", "xitorch", "geoopt", "pytorch-minimize", "torch-kf",
-          "zuko", "torchcde", "FrEIA", "torchist"):
+          "zuko", "torchcde", "FrEIA", "torchist", "nflows", "pytorch-metric-learning"):
     print(f"{n}=={m.version(n)}")
 PY
 echo "venv ready: $venv"
