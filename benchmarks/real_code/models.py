@@ -4379,6 +4379,27 @@ def _pml_embedder(d_in: int = 8, d_out: int = 4) -> Any:
                                torch.nn.Linear(16, d_out))
 
 
+def _pml_mined(loss: Callable[[], Any], miner: Callable[[], Any], embeddings: bool = False) -> Any:
+    """The step most of these specs take: embed, mine, the loss on the mined indices (and the
+    embeddings, where a user would log them). The miner and the loss are made after the
+    embedder, in that order, as the seeded draws of their parameters were."""
+    torch = _t()
+
+    class Step(torch.nn.Module):
+        def __init__(self) -> None:
+            super().__init__()
+            self.embed = _pml_embedder()
+            self.miner = miner()
+            self.loss = loss()
+
+        def forward(self, x: Any, labels: Any) -> Any:
+            e = self.embed(x)
+            out = self.loss(e, labels, self.miner(e, labels))
+            return (out, e) if embeddings else out
+
+    return Step()
+
+
 @spec("pytorch-metric-learning", "triplet_semihard_miner", "TripletMarginLoss (margin 0.1, "
       "average over the non-zero triplet losses) on the semihard triplets a TripletMarginMiner "
       "(margin 0.2) picks from all triplets of the batch, the miner collecting its statistics "
@@ -4388,19 +4409,11 @@ def _pml_triplet() -> tuple[Any, list[Case]]:
     torch.manual_seed(0)
     from pytorch_metric_learning import losses, miners
 
-    class Step(torch.nn.Module):
-        def __init__(self) -> None:
-            super().__init__()
-            self.embed = _pml_embedder()
-            self.miner = miners.TripletMarginMiner(margin=0.2, type_of_triplets="semihard",
-                                                   collect_stats=True)
-            self.loss = losses.TripletMarginLoss(margin=0.1)
-
-        def forward(self, x: Any, labels: Any) -> Any:
-            e = self.embed(x)
-            return self.loss(e, labels, self.miner(e, labels)), e
-
-    return Step(), _pml_cases([12, 18], 8, 3)
+    step = _pml_mined(lambda: losses.TripletMarginLoss(margin=0.1),
+                      lambda: miners.TripletMarginMiner(margin=0.2, type_of_triplets="semihard",
+                                                        collect_stats=True),
+                      embeddings=True)
+    return step, _pml_cases([12, 18], 8, 3)
 
 
 @spec("pytorch-metric-learning", "multisimilarity_miner", "MultiSimilarityLoss on the hard pairs "
@@ -4411,18 +4424,9 @@ def _pml_multisim() -> tuple[Any, list[Case]]:
     torch.manual_seed(0)
     from pytorch_metric_learning import losses, miners
 
-    class Step(torch.nn.Module):
-        def __init__(self) -> None:
-            super().__init__()
-            self.embed = _pml_embedder()
-            self.miner = miners.MultiSimilarityMiner(epsilon=0.1)
-            self.loss = losses.MultiSimilarityLoss(alpha=2, beta=50, base=0.5)
-
-        def forward(self, x: Any, labels: Any) -> Any:
-            e = self.embed(x)
-            return self.loss(e, labels, self.miner(e, labels))
-
-    return Step(), _pml_cases([10, 16], 8, 3)
+    step = _pml_mined(lambda: losses.MultiSimilarityLoss(alpha=2, beta=50, base=0.5),
+                      lambda: miners.MultiSimilarityMiner(epsilon=0.1))
+    return step, _pml_cases([10, 16], 8, 3)
 
 
 @spec("pytorch-metric-learning", "ntxent_selfsupervised", "SimCLR-style NT-Xent (temperature "
@@ -4503,21 +4507,12 @@ def _pml_margin() -> tuple[Any, list[Case]]:
     torch.manual_seed(0)
     from pytorch_metric_learning import distances, losses, miners
 
-    class Step(torch.nn.Module):
-        def __init__(self) -> None:
-            super().__init__()
-            self.embed = _pml_embedder()
-            self.miner = miners.DistanceWeightedMiner(
-                cutoff=0.5, nonzero_loss_cutoff=1.4,
-                distance=distances.LpDistance(normalize_embeddings=True, p=2, power=1))
-            self.loss = losses.MarginLoss(margin=0.2, nu=0.1, beta=1.2, learn_beta=True,
-                                          num_classes=3)
-
-        def forward(self, x: Any, labels: Any) -> Any:
-            e = self.embed(x)
-            return self.loss(e, labels, self.miner(e, labels))
-
-    return Step(), _pml_cases([12, 18], 8, 3)
+    step = _pml_mined(lambda: losses.MarginLoss(margin=0.2, nu=0.1, beta=1.2, learn_beta=True,
+                                                num_classes=3),
+                      lambda: miners.DistanceWeightedMiner(
+                          cutoff=0.5, nonzero_loss_cutoff=1.4,
+                          distance=distances.LpDistance(normalize_embeddings=True, p=2, power=1)))
+    return step, _pml_cases([12, 18], 8, 3)
 
 
 @spec("pytorch-metric-learning", "proxy_anchor_batch_hard", "ProxyAnchorLoss (4 classes, "
@@ -4529,19 +4524,10 @@ def _pml_proxy() -> tuple[Any, list[Case]]:
     torch.manual_seed(0)
     from pytorch_metric_learning import losses, miners
 
-    class Step(torch.nn.Module):
-        def __init__(self) -> None:
-            super().__init__()
-            self.embed = _pml_embedder()
-            self.miner = miners.BatchHardMiner()
-            self.loss = losses.ProxyAnchorLoss(num_classes=4, embedding_size=4, margin=0.1,
-                                               alpha=32)
-
-        def forward(self, x: Any, labels: Any) -> Any:
-            e = self.embed(x)
-            return self.loss(e, labels, self.miner(e, labels))
-
-    return Step(), _pml_cases([8, 12], 8, 4)
+    step = _pml_mined(lambda: losses.ProxyAnchorLoss(num_classes=4, embedding_size=4, margin=0.1,
+                                                     alpha=32),
+                      lambda: miners.BatchHardMiner())
+    return step, _pml_cases([8, 12], 8, 4)
 
 
 @spec("pytorch-metric-learning", "fastap_supcon", "two list-wise losses summed: FastAPLoss (8 "
