@@ -329,6 +329,17 @@ JUDGEMENTS: dict[str, dict[str, tuple[bool, str]]] = {
                    "edit: they skip the check under compile (compiled code returns on a negative value), the "
                    "suggestion keeps it in compiled code as `torch._assert_async` (a RuntimeError there)")
         for v, w in (("gamma", "Gamma"), ("gain", "Gain"))
+    } | {
+        # the two checks on neighbouring statements as one suggestion: each as judged alone
+        "\n\n".join(
+            f"if torch.compiler.is_compiling():\n"
+            f"torch._assert_async(torch.logical_not(({v} < 0.0).any()), '{w} must be non-negative.')\n"
+            f"elif ({v} < 0.0).any():\n"
+            f"raise ValueError(f\"{w} must be non-negative. Got {{{v}}}\")"
+            for v, w in (("gamma", "Gamma"), ("gain", "Gain"))): (
+            False, "both checks in one suggestion, each as the check judged alone: not the maintainers' edit, "
+                   "who skip both under compile; the suggestion keeps them in compiled code as "
+                   "`torch._assert_async`")
     },
     "kornia_contrast": {
         "if torch.compiler.is_compiling():\n"
@@ -350,6 +361,19 @@ JUDGEMENTS: dict[str, dict[str, tuple[bool, str]]] = {
                    "histogram's bins, eager and compiled); the suggestion keeps it, in eager as it was and in "
                    "compiled code as `torch._assert_async`")
         for v, op, b, w in (("min_", "<", "0.0", "greater"), ("max_", ">", "1.0", "lower"))
+    } | {
+        # the two range checks on neighbouring statements as one suggestion
+        "\n".join(
+            f"if torch.compiler.is_compiling():\n"
+            f"torch._assert_async(torch.logical_not(({v} {op} {b}) & torch.logical_not(torch.isclose({v}, "
+            f"torch.as_tensor({b}, dtype={v}.dtype)))), 'Values in the input torch.Tensor must {w} or equal to "
+            f"{b}.')\n"
+            f"elif {v}.item() {op} {b} and not torch.isclose({v}, torch.as_tensor({b}, dtype={v}.dtype)):\n"
+            f"raise ValueError(f\"Values in the input torch.Tensor must {w} or equal to {b}. Found {{{v}.item()}}.\")"
+            for v, op, b, w in (("min_", "<", "0.0", "greater"), ("max_", ">", "1.0", "lower"))): (
+            False, "both range checks in one suggestion, each as judged alone: the maintainers delete them; "
+                   "the suggestion keeps them, in eager as they were and in compiled code as "
+                   "`torch._assert_async`")
     },
 }
 

@@ -7,7 +7,7 @@ and input gradients compared bit for bit (NaN equal to NaN). An input's gradient
 the output does not depend on it (`autograd.grad`'s None): "none" against a tensor, even of
 zeros, is a difference, shown with max abs difference inf and both values.
 
-    /work/venvs/realcode/bin/python benchmarks/results/realcode_rerun_sites_8ac5f49.py RESULTS
+    /work/venvs/realcode/bin/python benchmarks/results/realcode_rerun_sites_8ac5f49.py RESULTS [EDIT...]
 
 - torchdiffeq 0.2.5 `_impl/rk_common.py:284` (the step's two asserts kept in eager, and
   `torch._assert_async` when compiling), through `odeint` with dopri5 and adaptive_heun on
@@ -50,6 +50,8 @@ import time
 EDITS = {  # name: (lib, [(model of the results file, path, first line of the verified edit)])
     "rk_common": ("torchdiffeq", [("torchdiffeq:odeint_dopri5", "torchdiffeq/_impl/rk_common.py", 284)]),
     "solvers": ("torchdiffeq", [("torchdiffeq:odeint_rk4", "torchdiffeq/_impl/solvers.py", 176)]),
+    # the second early return alone (lines 178-181), verified where the first is refused since
+    "solvers_178": ("torchdiffeq", [("torchdiffeq:odeint_rk4", "torchdiffeq/_impl/solvers.py", 178)]),
     "normalize": ("torchvision", [("torchvision:functional_v1",
                                    "torchvision/transforms/_functional_tensor.py", 922)]),
     "affine_v1": ("torchvision", [("torchvision:transforms_v1", "torchvision/transforms/functional.py", 1195)]),
@@ -108,7 +110,7 @@ if edit == "rk_common":
         y0[1] = float("nan")
         add(f"{method} d=3 y0 with NaN", call(lambda y0: odeint(lambda s, y: a @ y, y0, torch.linspace(0, 1, 4),
                                                                 method=method), y0, grad=True), True)
-elif edit == "solvers":
+elif edit in ("solvers", "solvers_178"):
     from torchdiffeq import odeint
     from torchdiffeq._impl.solvers import FixedGridODESolver
     g = torch.Generator().manual_seed(4)
@@ -258,8 +260,11 @@ def raised(v) -> str | None:
 def main() -> int:
     import torch
     results = sys.argv[1]
+    only = sys.argv[2:]   # edit names to run (default: all)
     bad = 0
     for edit, (lib, _) in EDITS.items():
+        if only and edit not in only:
+            continue
         began = time.perf_counter()
         with tempfile.TemporaryDirectory() as tmp:
             patched_copy(edit, tmp, results)
