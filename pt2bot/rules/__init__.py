@@ -24,10 +24,10 @@ from pt2bot.rules.edits import apply_candidate, binds_torch
 from pt2bot.rules.einx_call import EinxCall
 from pt2bot.rules.explicit_graph_break import ExplicitGraphBreak
 from pt2bot.rules.grad_factory import GradFactory
-from pt2bot.rules.isinstance_nested import IsinstanceNested
 from pt2bot.rules.file_io import FileIO
 from pt2bot.rules.hardcoded_size import HardcodedSize
 from pt2bot.rules.host_nondeterminism import HostNondeterminism
+from pt2bot.rules.isinstance_nested import IsinstanceNested
 from pt2bot.rules.logging_call import LoggingCall
 from pt2bot.rules.min_max_key import MinMaxKey
 from pt2bot.rules.module_state_mutation import ModuleStateMutation
