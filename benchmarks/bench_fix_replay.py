@@ -329,17 +329,6 @@ JUDGEMENTS: dict[str, dict[str, tuple[bool, str]]] = {
                    "edit: they skip the check under compile (compiled code returns on a negative value), the "
                    "suggestion keeps it in compiled code as `torch._assert_async` (a RuntimeError there)")
         for v, w in (("gamma", "Gamma"), ("gain", "Gain"))
-    } | {
-        # the two checks on neighbouring statements as one suggestion: each as judged alone
-        "\n\n".join(
-            f"if torch.compiler.is_compiling():\n"
-            f"torch._assert_async(torch.logical_not(({v} < 0.0).any()), '{w} must be non-negative.')\n"
-            f"elif ({v} < 0.0).any():\n"
-            f"raise ValueError(f\"{w} must be non-negative. Got {{{v}}}\")"
-            for v, w in (("gamma", "Gamma"), ("gain", "Gain"))): (
-            False, "both checks in one suggestion, each as the check judged alone: not the maintainers' edit, "
-                   "who skip both under compile; the suggestion keeps them in compiled code as "
-                   "`torch._assert_async`")
     },
     "kornia_contrast": {
         "if torch.compiler.is_compiling():\n"
@@ -361,19 +350,6 @@ JUDGEMENTS: dict[str, dict[str, tuple[bool, str]]] = {
                    "histogram's bins, eager and compiled); the suggestion keeps it, in eager as it was and in "
                    "compiled code as `torch._assert_async`")
         for v, op, b, w in (("min_", "<", "0.0", "greater"), ("max_", ">", "1.0", "lower"))
-    } | {
-        # the two range checks on neighbouring statements as one suggestion
-        "\n".join(
-            f"if torch.compiler.is_compiling():\n"
-            f"torch._assert_async(torch.logical_not(({v} {op} {b}) & torch.logical_not(torch.isclose({v}, "
-            f"torch.as_tensor({b}, dtype={v}.dtype)))), 'Values in the input torch.Tensor must {w} or equal to "
-            f"{b}.')\n"
-            f"elif {v}.item() {op} {b} and not torch.isclose({v}, torch.as_tensor({b}, dtype={v}.dtype)):\n"
-            f"raise ValueError(f\"Values in the input torch.Tensor must {w} or equal to {b}. Found {{{v}.item()}}.\")"
-            for v, op, b, w in (("min_", "<", "0.0", "greater"), ("max_", ">", "1.0", "lower"))): (
-            False, "both range checks in one suggestion, each as judged alone: the maintainers delete them; "
-                   "the suggestion keeps them, in eager as they were and in compiled code as "
-                   "`torch._assert_async`")
     },
 }
 
@@ -510,10 +486,31 @@ def make_pr(root: str, case: dict) -> tuple[str, dict]:
 
 def judge(case: str, lines: list[str]) -> dict:
     key = "\n".join(ln.strip() for ln in lines)
-    got = JUDGEMENTS.get(case, {}).get(key)
+    got = JUDGEMENTS.get(case, {}).get(key) or _judged_parts(JUDGEMENTS.get(case, {}), key.split("\n"))
     if got is None:
         return {"equivalent": None, "why": "unjudged: a suggestion no one has compared with the maintainers' fix"}
     return {"equivalent": got[0], "why": got[1]}
+
+
+def _judged_parts(judged: dict[str, tuple[bool, str]], lines: list[str]) -> tuple[bool, str] | None:
+    """A suggestion made of suggestions judged alone, with only blank and comment lines between
+    them (edits of neighbouring statements offered together): equivalent where every part is,
+    for the parts' reasons. None where some line belongs to no judged suggestion."""
+    parts: list[tuple[bool, str]] = []
+    i = 0
+    while i < len(lines):
+        if not lines[i] or lines[i].startswith("#"):
+            i += 1
+            continue
+        hit = next((k for k in judged if lines[i:i + len(k.split("\n"))] == k.split("\n")), None)
+        if hit is None:
+            return None
+        parts.append(judged[hit])
+        i += len(hit.split("\n"))
+    if len(parts) < 2:
+        return None
+    why = "; ".join(dict.fromkeys(w for _, w in parts))
+    return all(v for v, _ in parts), f"{len(parts)} suggestions judged alone, offered together: {why}"
 
 
 def new_breaks(report: dict, name: str) -> list[dict]:
