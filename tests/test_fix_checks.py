@@ -1151,4 +1151,3 @@ def test_a_check_on_a_list_of_numbers_made_a_tensor_is_exercised_through_its_ele
     # head raised the check's own error on a guard input: only a zero in `std` makes it raise
     assert "equal with values a check refuses (-1, 0, 1e3, 1e6, NaN)" in verdict["evidence"], verdict
     assert "compiled code raises RuntimeError where head raises ValueError" in verdict["evidence"], verdict
-    print(verdict)
