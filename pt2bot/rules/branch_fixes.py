@@ -1570,23 +1570,29 @@ def _stored_names(body: list[ast.stmt]) -> set[str]:
     return {n.id for st in body for n in ast.walk(st) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store)}
 
 
-def _changed_names(body: list[ast.stmt]) -> set[str]:
-    """The local names `body` binds or changes in place: assigned, written through
-    (`p[mask] += n`, `p.attr = v`) or handed to an in-place method (`p.add_(1)`, `p.copy_(q)`);
-    not `self`, whose state is the module's."""
-    out = _stored_names(body)
+def _written_roots(body: list[ast.stmt], in_place: bool = False) -> set[str]:
+    """The names at the root of what `body` writes through (`p[mask] += n`, `p.attr = v`,
+    `self.count += 1`, `self.cache[k] = v`), and, with `in_place`, of what it hands to an
+    in-place method (`p.add_(1)`, `p.copy_(q)`)."""
+    out = set()
     for n in (n for st in body for n in ast.walk(st)):
         t = None
         if isinstance(n, (ast.Subscript, ast.Attribute)) and isinstance(n.ctx, ast.Store):
             t = n.value
-        elif isinstance(n, ast.Call) and isinstance(n.func, ast.Attribute) and n.func.attr.endswith("_") \
-                and not n.func.attr.startswith("__"):
+        elif in_place and isinstance(n, ast.Call) and isinstance(n.func, ast.Attribute) \
+                and n.func.attr.endswith("_") and not n.func.attr.startswith("__"):
             t = n.func.value
         while isinstance(t, (ast.Subscript, ast.Attribute)):
             t = t.value
-        if isinstance(t, ast.Name) and t.id != "self":
+        if isinstance(t, ast.Name):
             out.add(t.id)
     return out
+
+
+def _changed_names(body: list[ast.stmt]) -> set[str]:
+    """The local names `body` binds or changes in place: assigned, written through or handed
+    to an in-place method; not `self`, whose state is the module's."""
+    return _stored_names(body) | (_written_roots(body, in_place=True) - {"self"})
 
 
 def _read_after(fn: ast.AST, st: ast.stmt, name: str) -> bool:
@@ -1682,14 +1688,7 @@ def _compiled_block_fixes(code, finding, st: ast.If, tree, lines) -> list[Candid
 def _stores_into_self(body: list[ast.stmt]) -> bool:
     """Whether a statement of `body` assigns to an attribute of `self`, or to an element of
     one (`self.count += 1`, `self.cache[k] = v`)."""
-    def on_self(t: ast.AST) -> bool:
-        while isinstance(t, (ast.Attribute, ast.Subscript)):
-            t = t.value
-            if isinstance(t, ast.Name) and t.id == "self":
-                return True
-        return False
-    return any(isinstance(n, (ast.Attribute, ast.Subscript)) and isinstance(n.ctx, ast.Store) and on_self(n)
-               for st in body for n in ast.walk(st))
+    return "self" in _written_roots(body)
 
 
 _NOTES_BLOCK = "give the warning in eager only: compiled code skips the test and the block"

@@ -415,7 +415,8 @@ def function_at(paths: RepoPaths, path: str, text: str, edit: Edit) -> Swap:
 
 def _eligible(kind: str, pattern: str, t: Any, element: bool = False) -> bool:
     """Whether tensor `t` can carry `kind` the way `pattern` puts it; or a Python number that
-    is an `element` of a list or tuple argument, for a check that raises.
+    is an `element` of a container argument (`_slots`: a list or tuple, a named tuple's field,
+    a dict's value), for a check that raises.
 
     Per-channel values come as a list of numbers that the function makes a tensor of
     (torchvision's `normalize(tensor, mean, std)`: `std = torch.as_tensor(std)`, then `if (std

@@ -1542,15 +1542,15 @@ def equal_tests(original_lines: Sequence[str]) -> list[str]:
             return f"{e.value.id}.{e.attr}"
         return None
 
-    out = []
+    found = []
     for n in ast.walk(tree):
         if isinstance(n, (ast.If, ast.IfExp, ast.While)):
             for c in ast.walk(n.test):
                 if isinstance(c, ast.Compare) and len(c.ops) == 1 and isinstance(c.ops[0], ast.Eq):
                     a, b = name(c.left), name(c.comparators[0])
                     if a and b and a != b and "self" not in (a.split(".")[0], b.split(".")[0]):
-                        out.append((a, b))
-    pairs = list(dict.fromkeys(out))
+                        found.append((a, b))
+    pairs = list(dict.fromkeys(found))
     # and the names tests chain together all equal at once (`t == t0` and `t == t1`: an input
     # with t0, t1 and t one value, where head returns at the first test and `torch.where` still
     # computes what comes after: `(t - t0) / (t1 - t0)` is 0/0 there, NaN in the gradients)
@@ -1559,10 +1559,11 @@ def equal_tests(original_lines: Sequence[str]) -> list[str]:
         joined = [g for g in groups if a in g or b in g]
         groups = [g for g in groups if g not in joined] + [
             list(dict.fromkeys([*(n for g in joined for n in g), a, b]))]
-    together = [equal_pattern(",".join(n for n in g if n != rep), rep)
-                for g in groups if len(g) > 2
-                for rep in [next(b for a, b in pairs if b in g)]]
-    return [equal_pattern(a, b) for a, b in pairs] + together
+    out = [equal_pattern(a, b) for a, b in pairs]
+    for g in (g for g in groups if len(g) > 2):
+        one = next(b for _a, b in pairs if b in g)   # the value the others are set to
+        out.append(equal_pattern(",".join(n for n in g if n != one), one))
+    return out
 
 
 def guard_kinds(declared: Sequence[str], original_lines: Sequence[str]) -> list[str]:
