@@ -62,7 +62,7 @@ def _rows(text: str, line: int = IF) -> list[Candidate]:
     """The recipe's candidates for dynamo's break on the `if` at `line` (a call as the test has
     no static finding: the review anchors the break itself, pt2bot/fixes.py `break_findings`)."""
     return [c for f in break_findings(_target(line, "m.py"), text, {}) for c in fix_candidates(f, text)
-            if c.title == TITLE]
+            if c.title.startswith(TITLE)]
 
 
 def test_the_rows_are_computed_everywhere_and_selected():
@@ -88,10 +88,24 @@ def pearson(corr_xy, var_x, var_y):
     return corrcoef
 """
     (c,) = _rows(text, 7)
+    # it divides: the rows left out read 1, so no zero variance makes an inf there
     assert c.lines == ("    corrcoef = (",
-                       "        torch.where(valid_mask, (corr_xy / (var_x * var_y).sqrt()).squeeze(), corrcoef)",
+                       "        torch.where(valid_mask, (torch.where(valid_mask, corr_xy, 1) / (torch.where("
+                       "valid_mask, var_x, 1) * torch.where(valid_mask, var_y, 1)).sqrt()).squeeze(), corrcoef)",
                        "    )",
                        "    corrcoef = torch.clamp(corrcoef, -1.0, 1.0)")
+    assert c.title == TITLE + "; the rows it leaves out read as 1 first (no inf/NaN there, in gradients either)"
+
+
+def test_the_rows_read_whole_where_the_value_divides_after_a_reduction():
+    # a mean along dim 1 reads rows of more dims than the mask: `torch.where(m, y, 1)` would
+    # broadcast the mask against the last dim, so the reads stay whole
+    text = OOD.replace("-(logits[unknown].mean(dim=1) - torch.logsumexp(logits[unknown], dim=1))",
+                       "logits[unknown].mean(dim=1) / torch.logsumexp(logits[unknown], dim=1)")
+    (c,) = _rows(text)
+    assert c.lines[1] == ("        loss = torch.where(unknown, logits.mean(dim=1) / torch.logsumexp(logits, dim=1), "
+                          "loss)")
+    assert c.title == TITLE
 
 
 @pytest.mark.parametrize("edits", [
@@ -177,40 +191,52 @@ CORR_CONFIG = CONFIG.replace("name: ood", "name: corr").replace("pkg.ood:OELoss"
     ", {name: target, shape: [batch], dtype: int64, low: -1, high: 3}", "")
 
 
-@pytest.mark.torch
-def test_the_loop_refuses_it_where_the_skipped_block_left_the_result_without_gradients(tmp_path):
-    # on an input with no valid column (x all 0: every variance 0) head returns a NaN tensor
-    # that no gradient reaches; `torch.where` links it to the layer (NaN gradients), as
-    # torchmetrics' Pearson on constant predictions
-    assert CORR.splitlines()[CORR_IF - 1].strip() == "if valid.any():"
-    root = write_repo(tmp_path / "repo", {"pkg/corr.py": CORR}, CORR_CONFIG)
-    (rows,) = _rows(CORR, CORR_IF)
-    assert rows.lines == ("        out = torch.where(valid, mu / var.sqrt(), out)",)
-    rows = dataclasses.replace(rows, path="pkg/corr.py")
-    target = {**_target(CORR_IF, "pkg/corr.py"), "model": "corr"}
-    verdict = prove(root, "corr", [item("rows", rows, CORR, target)], tmp_path / "work")["rows"]
-    assert verdict["accepted"] is False
-    assert verdict["reason"] == ("on an input with an empty mask in `x`, where head skips the block, the "
-                                 "gradients differ from head's (the outputs carry NaN gradients where "
-                                 "head's carry none)"), verdict
-
-
-@pytest.mark.torch
-def test_the_loop_refuses_it_where_a_shape_case_skips_the_block_and_leaves_no_gradients(tmp_path):
-    # a batch of one sample has no variance (NaN), so no column is valid: on that shape case
-    # head skips the block and returns a NaN tensor no gradient reaches, which the edit links to
-    # the layer. No injected input skips it (a variance of 0 is valid here), so only the shape
-    # cases' gradients show it.
-    text = CORR.replace("valid = var > 1e-6", "valid = var >= 0")
-    config = CORR_CONFIG.replace("shapes: {batch: [6, 9]}", "shapes: {batch: [6, 1]}")
+def _corr_proof(tmp_path, text: str, config: str) -> tuple[dict, dict]:
+    """The verdicts on the recipe's edit (the rows left out read 1 first) and on the same edit
+    with the rows read whole (the recipe's form before the stand-in)."""
     root = write_repo(tmp_path / "repo", {"pkg/corr.py": text}, config)
     (rows,) = _rows(text, CORR_IF)
+    assert rows.lines == ("        out = torch.where(valid, torch.where(valid, mu, 1) / torch.where(valid, var, 1)"
+                          ".sqrt(), out)",)
     rows = dataclasses.replace(rows, path="pkg/corr.py")
+    whole = dataclasses.replace(rows, lines=("        out = torch.where(valid, mu / var.sqrt(), out)",))
     target = {**_target(CORR_IF, "pkg/corr.py"), "model": "corr"}
-    verdict = prove(root, "corr", [item("rows", rows, text, target)], tmp_path / "work")["rows"]
-    assert verdict["accepted"] is False
-    assert verdict["reason"] == ("the gradients differ from head's on shape case batch=1 (the outputs carry "
-                                 "NaN gradients where head's carry none)"), verdict
+    # (the wrong one first: once a candidate is verified, the others for its target are not tried)
+    verdicts = prove(root, "corr", [item("whole", whole, text, target), item("rows", rows, text, target)],
+                     tmp_path / "work")
+    return verdicts["whole"], verdicts["rows"]
+
+
+@pytest.mark.torch
+def test_the_rows_left_out_read_1_where_an_empty_mask_would_make_nan_gradients(tmp_path):
+    # on an input with no valid column (x all 0: every variance 0) head returns a NaN tensor
+    # that no gradient reaches; `mu / var.sqrt()` over every column links it to the layer
+    # through 0 / 0 (NaN gradients), as torchmetrics' Pearson on constant predictions. Read as
+    # 1 there, the left-out columns give 0 / 1 and zero gradients
+    assert CORR.splitlines()[CORR_IF - 1].strip() == "if valid.any():"
+    whole, rows = _corr_proof(tmp_path, CORR, CORR_CONFIG)
+    assert whole["accepted"] is False
+    assert whole["reason"] == ("on an input with an empty mask in `x`, where head skips the block, the "
+                               "gradients differ from head's (the outputs carry NaN gradients where "
+                               "head's carry none)"), whole
+    assert rows["accepted"] is True, rows
+    assert "GB0170 gone" in rows["evidence"]
+
+
+@pytest.mark.torch
+def test_a_shape_case_that_skips_the_block_shows_the_nan_gradients_too(tmp_path):
+    # a batch of one sample has no variance (NaN), so no column is valid: on that shape case
+    # head skips the block and returns a NaN tensor no gradient reaches, which the edit with
+    # the rows read whole links to the layer. No injected input skips it (a variance of 0 is
+    # valid here), so only the shape cases' gradients show it. The rows read as 1 do not help:
+    # the NaN is made before the block, in the variance of one sample's backward (a division by
+    # n - 1 = 0), which any link from the output to `var` reaches
+    text = CORR.replace("valid = var > 1e-6", "valid = var >= 0")
+    config = CORR_CONFIG.replace("shapes: {batch: [6, 9]}", "shapes: {batch: [6, 1]}")
+    for verdict in _corr_proof(tmp_path, text, config):
+        assert verdict["accepted"] is False
+        assert verdict["reason"] == ("the gradients differ from head's on shape case batch=1 (the outputs carry "
+                                     "NaN gradients where head's carry none)"), verdict
 
 
 def test_a_break_the_verified_edit_also_removed_is_fixed_by_it_in_the_report():

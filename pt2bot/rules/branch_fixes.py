@@ -153,7 +153,7 @@ from pt2bot.rules.check_fixes import tensor_test
 from pt2bot.rules.logging_call import LOG_METHODS
 from pt2bot.rules.edits import (BIN_OPS, BOOL_FUNCS, binds_torch, defined_before, enclosing_function, fresh_name,
                                 function_binds, header_edit, identifiers, indent_unit, indentation, is_elif, node_span, owns_lines,
-                                parameter_names, parameters, parents_of, pure, pure_indexed, replace_spans,
+                                parameter_names, parameters, parents_of, partial_domain, pure, pure_indexed, replace_spans,
                                 replace_statement, segment, source_lines, spans_string_lines, statement_at,
                                 statement_in_function, statement_lines, with_replaced)
 
@@ -506,6 +506,18 @@ def _row_wise(value: ast.AST, mask: str, lines: list[str]) -> list[ast.Subscript
     return reads
 
 
+def _same_shape(value: ast.AST) -> bool:
+    """Whether `value` keeps the shape of what it reads (no reduction or loss; a bare
+    `squeeze()` only drops dims of size 1)."""
+    for n in ast.walk(value):
+        if isinstance(n, ast.Call):
+            name = n.func.attr if isinstance(n.func, ast.Attribute) else getattr(n.func, "id", "")
+            if name in _PER_ROW_LOSSES or name in _ALONG_DIM and not (name == "squeeze" and not n.args
+                                                                     and not n.keywords):
+                return False
+    return True
+
+
 def _masked_store(s: ast.stmt) -> tuple[str, str] | None:
     """(x, m) for a write `x[m] = ...` through a mask named `m` into a name `x`, else None."""
     if isinstance(s, ast.Assign) and len(s.targets) == 1 and isinstance(s.targets[0], ast.Subscript) \
@@ -542,13 +554,16 @@ def _masked_rows_fixes(code, finding, st: ast.If, tree, lines) -> list[Candidate
     is empty (then `torch.where` keeps `x` whole, as head's skipped block did), so the proof
     compares on an empty mask ("empty"), and the other statements of the block, plain
     assignments, now run always. Rows the mask leaves out are computed too: a value that is
-    inf or NaN there stays out of the forward pass, but not out of the backward one, which the
-    proof compares."""
+    inf or NaN there stays out of the forward pass, but not out of the backward one (0 times
+    inf). So where the value divides or calls a function not defined everywhere
+    (`partial_domain`) and keeps the shape of its reads (`_same_shape`), each read of those rows
+    is 1 first, `torch.where(m, y, 1)` (Pearson's zero variances: `corr_xy / (var_x *
+    var_y).sqrt()` is 1 / 1 there); elsewhere the proof compares the gradients."""
     if st.orelse or not _tests_mask(st, lines):
         return []
     indent = indentation(lines, st)
     out: list[str] = []
-    stores = 0
+    stores = stand_ins = 0
     for s in st.body:
         store = _masked_store(s)
         if store is not None:
@@ -559,9 +574,17 @@ def _masked_rows_fixes(code, finding, st: ast.If, tree, lines) -> list[Candidate
             if not reads or not owns_lines(lines, s) or spans_string_lines(s):
                 return []
             vs, ve = node_span(s.value)
+            # a value that divides or leaves a function's domain, computed on the rows the mask
+            # leaves out, may be inf or NaN there: `torch.where` drops it in the forward pass,
+            # not in backward (0 times inf), so those rows read 1 instead (Pearson's zero
+            # variances). Only for values of the rows' own shape: a row's read of more dims (a
+            # reduction along dim 1 follows) would broadcast against the mask by its last dim
+            safe = partial_domain(s.value) and _same_shape(s.value)
+            stand_ins += safe
             new = replace_spans(lines, s.lineno, s.end_lineno or s.lineno,
                                 [(*node_span(s.targets[0]), x), (vs, vs, f"torch.where({mask}, "), (ve, ve, f", {x})")]
-                                + [(*node_span(r), segment(lines, r.value)) for r in reads])
+                                + [(*node_span(r), f"torch.where({mask}, {segment(lines, r.value)}, 1)" if safe
+                                    else segment(lines, r.value)) for r in reads])
             cut = len(indentation(lines, s)) - len(indent)
             out += [indent + new[0].lstrip()] + [ln[cut:] if ln[:cut].strip() == "" else ln for ln in new[1:]]
             stores += 1
@@ -573,9 +596,10 @@ def _masked_rows_fixes(code, finding, st: ast.If, tree, lines) -> list[Candidate
             return []
     if not stores:
         return []
-    return [replace_statement(code, finding.path, st, out,
-                              "compute every row and select the masked ones with `torch.where`, with no `if`",
-                              safe=False, guards=tuple(dict.fromkeys(guards_of(segment(lines, st.test)) + ("empty",))),
+    title = "compute every row and select the masked ones with `torch.where`, with no `if`"
+    if stand_ins:
+        title += "; the rows it leaves out read as 1 first (no inf/NaN there, in gradients either)"
+    return [replace_statement(code, finding.path, st, out, title, safe=False, guards=tuple(dict.fromkeys(guards_of(segment(lines, st.test)) + ("empty",))),
                               rank=1)]
 
 

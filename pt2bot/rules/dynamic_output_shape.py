@@ -11,8 +11,8 @@ from pt2bot.rules.base import Candidate, Rule
 from pt2bot.rules.branch_fixes import is_compiling_fixes
 from pt2bot.rules.capture_branch_fixes import capture_branch_fixes
 from pt2bot.rules.edits import (BIN_OPS, binds_torch, enclosing_function, finding_statement, fresh_name,
-                                function_binds, identifiers, indentation, node_span, parents_of, pure, pure_indexed,
-                                replace_spans, replace_statement, segment, with_replaced)
+                                function_binds, identifiers, indentation, node_span, parents_of, partial_domain, pure,
+                                pure_indexed, replace_spans, replace_statement, segment, with_replaced)
 
 # Generated from torch's own op tags by tools/gen_dynamic_ops.py (a reviewed mapping from the
 # tagged ATen overloads to Python spellings, with the argument condition where there is one).
@@ -818,32 +818,13 @@ def _inside(defn: ast.AST, lines: list[str]) -> tuple[str, str] | None:
     return None if v is None else (segment(lines, defn.left), repr(v))
 
 
-# functions not defined, or not finite, everywhere (a division by 0, the log of 0): computed on
-# the elements the mask leaves out, they give inf or NaN there, which `torch.where` drops in the
-# forward pass and not in backward (0 times inf is NaN)
-_PARTIAL = frozenset({"log", "log2", "log10", "log1p", "sqrt", "rsqrt", "reciprocal", "pow", "div", "true_divide",
-                      "floor_divide", "remainder", "fmod", "acos", "asin", "atanh", "acosh", "digamma", "lgamma",
-                      "polygamma", "erfinv", "logit", "xlogy", "tan"})
-
-
-def _partial(value: ast.AST) -> bool:
-    """Whether `value` divides, or calls a function of `_PARTIAL`: computed on values a mask
-    left out (a zero denominator where the mask selects nonzero ones), it may be inf or NaN,
-    and `torch.where` then passes NaN to the gradients. torchmetrics' R2 with a constant target
-    column (`tss` 0 where `cond` is false) is one: `1 - rss / tss` computed over every column."""
-    return any(isinstance(n, ast.BinOp) and isinstance(n.op, (ast.Div, ast.FloorDiv, ast.Mod, ast.Pow))
-               or isinstance(n, ast.Call) and (isinstance(n.func, ast.Attribute) and n.func.attr in _PARTIAL
-                                                or isinstance(n.func, ast.Name) and n.func.id in _PARTIAL)
-               for n in ast.walk(value))
-
-
 def _masked_compute_fixes(code: str, finding, source: str, tree: ast.Module) -> list[Candidate]:
     """`y[m] = E` where `E` is elementwise in values read through the same mask (`x[m]`, see
     `_elementwise`), also through a local bound just before (`xm = x[m]` then `dx[m] = f(xm)`):
     `E` computed over every element and the mask's elements kept, `y = torch.where(m, E', y)`
     for a `y` made by a factory in the block with no read of it since (nothing else can hold
     it), else in place, `y.copy_(torch.where(m, E', y))` (another reference sees the write, as
-    it saw head's). Where `E` divides or calls a function not defined everywhere (`_partial`),
+    it saw head's). Where `E` divides or calls a function not defined everywhere (`partial_domain`),
     the unselected elements are set first to a value inside the function's domain, and that
     form only: for a mask `x > c` (`>=`, `<`, `<=`, `!=`) whose tensor is the only one read
     through it, c ± 1; else 1 (`torch.where(m, tss, 1)`, e3nn's own `safe_x`). Computed as they
@@ -940,7 +921,7 @@ def _masked_compute_fixes(code: str, finding, source: str, tree: ast.Module) -> 
         return [f"{indent}{local} = {kept}"] + stored(rewritten({})).split("\n")
 
     out = []
-    if not _partial(value):
+    if not partial_domain(value):
         plain = rewritten({id(r): segment(lines, r.value if isinstance(r, ast.Subscript) else picked.value)
                            for r in reads})
         out.append(Candidate(code=code, path=finding.path, start_line=first.lineno, end_line=end,
@@ -956,7 +937,7 @@ def _masked_compute_fixes(code: str, finding, source: str, tree: ast.Module) -> 
                              title=f"compute the value over every element, `{x}`'s unselected ones set to {v} "
                                    f"first (no inf/NaN there, in gradients either), and keep the masked ones "
                                    "with `torch.where`"))
-    elif _partial(value):
+    elif partial_domain(value):
         out.append(Candidate(code=code, path=finding.path, start_line=first.lineno, end_line=end,
                              lines=tuple(stand_in("1")), safe=False, guards=("empty", "zero", "nan"), rank=len(out),
                              title="compute the value over every element, the unselected elements read as 1 "

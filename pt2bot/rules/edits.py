@@ -341,6 +341,25 @@ def pure_indexed(node: ast.AST) -> bool:
     return all(isinstance(n, _PURE + (ast.Subscript, ast.Slice, ast.Tuple, ast.Store)) for n in ast.walk(node))
 
 
+# functions not defined, or not finite, everywhere (a division by 0, the log of 0): computed on
+# the elements the mask leaves out, they give inf or NaN there, which `torch.where` drops in the
+# forward pass and not in backward (0 times inf is NaN)
+PARTIAL = frozenset({"log", "log2", "log10", "log1p", "sqrt", "rsqrt", "reciprocal", "pow", "div", "true_divide",
+                     "floor_divide", "remainder", "fmod", "acos", "asin", "atanh", "acosh", "digamma", "lgamma",
+                     "polygamma", "erfinv", "logit", "xlogy", "tan"})
+
+
+def partial_domain(value: ast.AST) -> bool:
+    """Whether `value` divides, or calls a function of `PARTIAL`: computed on values a mask
+    left out (a zero denominator where the mask selects nonzero ones), it may be inf or NaN,
+    and `torch.where` then passes NaN to the gradients. torchmetrics' R2 with a constant target
+    column (`tss` 0 where `cond` is false) is one: `1 - rss / tss` computed over every column."""
+    return any(isinstance(n, ast.BinOp) and isinstance(n.op, (ast.Div, ast.FloorDiv, ast.Mod, ast.Pow))
+               or isinstance(n, ast.Call) and (isinstance(n.func, ast.Attribute) and n.func.attr in PARTIAL
+                                               or isinstance(n.func, ast.Name) and n.func.id in PARTIAL)
+               for n in ast.walk(value))
+
+
 # the text of each augmented assignment's operator (`x *= v` is `x = x * v`)
 BIN_OPS = {ast.Add: "+", ast.Sub: "-", ast.Mult: "*", ast.Div: "/", ast.FloorDiv: "//", ast.Mod: "%",
            ast.Pow: "**", ast.BitAnd: "&", ast.BitOr: "|", ast.BitXor: "^"}
