@@ -1151,3 +1151,44 @@ def test_a_check_on_a_list_of_numbers_made_a_tensor_is_exercised_through_its_ele
     # head raised the check's own error on a guard input: only a zero in `std` makes it raise
     assert "equal with values a check refuses (-1, 0, 1e3, 1e6, NaN)" in verdict["evidence"], verdict
     assert "compiled code raises RuntimeError where head raises ValueError" in verdict["evidence"], verdict
+
+
+BINARY = """\
+import torch
+
+
+def check_binary(preds, target, allow_non_binary_target=False):
+    if not allow_non_binary_target and (target.max() > 1 or target.min() < 0):
+        raise ValueError("`target` must contain `binary` values")
+    return preds * target.float()
+"""
+BINARY_NET = """\
+from torch import nn
+
+from pkg.checks import check_binary
+
+
+class Net(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.lin = nn.Linear(8, 8)
+
+    def forward(self, x):
+        h = self.lin(x)
+        return check_binary(h, h > 0)
+"""
+
+
+@pytest.mark.torch
+def test_a_check_that_labels_are_0_or_1_is_exercised_through_a_bool_tensor_as_integers(tmp_path):
+    """torchmetrics' retrieval metrics take their relevance labels as a bool tensor and check
+    that they hold only 0 and 1, which every bool tensor does: injected as a bool (all off, all
+    on), the check never raised and the edit was refused. As integers all -1 and all 1e6 (a
+    dtype the check accepts), head raises its own error, and the patch does in eager."""
+    root = _checks_repo(tmp_path, BINARY, BINARY_NET)
+    found = check_paths(str(root), ["pkg/checks.py", "pkg/net.py"], StaticConfig(select=("ALL",)), jobs=1)
+    [cand] = [c for f in found if f.path == "pkg/checks.py" and f.line == 5 and f.rule == "PTC201"
+              for c in fix_candidates(f, BINARY) if c.guards == ("invalid",)]
+    verdict = prove(root, "net", [item("binary", cand, BINARY, _target(5))], tmp_path / "work")["binary"]
+    assert verdict["accepted"] is True, verdict
+    assert "compiled code raises RuntimeError where head raises ValueError" in verdict["evidence"], verdict

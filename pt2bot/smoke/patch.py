@@ -431,8 +431,11 @@ def _eligible(kind: str, pattern: str, t: Any, element: bool = False) -> bool:
         return False
     if kind == "invalid" and t.dtype == torch.bool:
         # a mask: all off (a check that its first step is on, that it selects something) and
-        # all on are the values a check of a mask refuses
-        return pattern in ("zeros", "large")
+        # all on are the values a check of a mask refuses. And 0/1 labels passed as a bool
+        # tensor: a check that they hold only 0 and 1 (torchmetrics' retrieval metrics,
+        # `target.max() > 1 or target.min() < 0`) accepts every bool, so they go in as integers
+        # all -1 and all 1e6 (`_special`), which it refuses
+        return pattern in ("zeros", "large", "negative", "huge")
     if kind == "invalid" and pattern != "nan" and \
             not (t.is_floating_point() or t.is_complex()):
         return True   # token ids, counts, indices: a check on their range is as common
@@ -459,6 +462,8 @@ def _special(kind: str, pattern: str, t: Any) -> Any:
     if isinstance(t, (int, float)):   # an element of a list of numbers (`_eligible`)
         return float("nan") if pattern == "nan" else type(t)(_NUMBERS[pattern])
     out = t.detach().clone(memory_format=torch.contiguous_format)
+    if kind == "invalid" and t.dtype == torch.bool and pattern in ("negative", "huge"):
+        out = out.long()   # values no bool holds (`_eligible`)
     flat = out.view(-1)   # shares out's storage
     if pattern == "all":
         out.fill_(float("nan"))
@@ -493,7 +498,7 @@ def guard_patterns(kind: str, equal: Sequence[str] = ()) -> tuple[str, ...]:
     and one NaN reaches the usual ones (non-negative, positive, in [0, 1], in (-0.5, 0.5),
     finite, below a bound); an integer argument (token ids below the vocabulary's size, an index
     below a length) gets the same values but NaN, a bool mask all off and all on (what 0 and 1e3
-make of a bool). "large" is all 1e6: finite, so a test for inf or NaN stays false
+make of a bool) and, as integers, all -1 and all 1e6 (0/1 labels passed as a bool). "large" is all 1e6: finite, so a test for inf or NaN stays false
     while a clamp to a bound below it changes values."""
     if kind == EQUAL:
         return tuple(equal)   # the pairs the replaced code tests (verify.py `equal_tests`)
