@@ -57,7 +57,11 @@ In the order they are offered (most likely to be the author's intent first):
    and refuses that).
    A test or value that reads a name an assignment after it rebinds (posterize's `bits = 8 -
    bits`) is computed first, into a fresh local (`cond1 = bits == 0`), so it keeps the value
-   it had at its `if`. A tuple, `None`, a value not known to be a tensor, or a statement
+   it had at its `if`. An assignment between of the first nonzero index, `position =
+   torch.nonzero(target).view(-1)` read only as `position[0]` (torchmetrics' reciprocal rank),
+   becomes `position = (target != 0).int().argmax().reshape(1)`: the code after the returns
+   now always runs, and `nonzero` there would break the graph again (`_first_index_form`).
+   A tuple, `None`, a value not known to be a tensor, or a statement
    between that is not an assignment to a name (a call for its effect, an in-place method)
    gets no chain: each would now run or be selected where it did not before;
 3. `torch.cond(cond, lambda: a, lambda: b, ())`, the same shapes of code, for large branches;
@@ -1275,6 +1279,80 @@ def _chain_at(body: list[ast.stmt], i: int) -> tuple[int, int] | None:
     return first, last
 
 
+# what makes a 1-D tensor's `nonzero` the flat list of its indexes
+_FLAT = frozenset({"view", "reshape", "flatten", "ravel", "squeeze"})
+
+
+def _int_constant(node: ast.AST) -> int | None:
+    """The value of an int constant, `-1` included, else None."""
+    if isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.USub):
+        v = _int_constant(node.operand)
+        return None if v is None else -v
+    if isinstance(node, ast.Constant) and isinstance(node.value, int) and not isinstance(node.value, bool):
+        return node.value
+    return None
+
+
+def _nonzero_of(node: ast.AST, lines: list[str]) -> str | None:
+    """The text of `t` where `node` is the flat indexes of `t`'s nonzero entries:
+    `torch.nonzero(t)` or `t.nonzero()` flattened (`.view(-1)`, `.reshape(-1)`, `.flatten()`,
+    `.squeeze(1)` / `.squeeze(-1)`), or `torch.where(t)[0]` / `t.nonzero(as_tuple=True)[0]`."""
+    def nonzero(call: ast.AST, as_tuple: bool) -> str | None:
+        if not isinstance(call, ast.Call) or not isinstance(call.func, ast.Attribute):
+            return None
+        kw = {k.arg: k.value for k in call.keywords}
+        flag = kw.get("as_tuple")
+        # `nonzero` gives the tuple only when asked (`torch.nonzero(t)[0]` is a row of indexes)
+        if set(kw) - {"as_tuple"} or (flag is None and as_tuple and call.func.attr == "nonzero") or (
+                flag is not None and not (isinstance(flag, ast.Constant) and flag.value is as_tuple)):
+            return None
+        of_torch = isinstance(call.func.value, ast.Name) and call.func.value.id == "torch"
+        if of_torch and len(call.args) == 1 and (call.func.attr == "nonzero" or (
+                call.func.attr == "where" and as_tuple and not kw)):
+            arg = call.args[0]
+        elif not of_torch and call.func.attr == "nonzero" and not call.args:
+            arg = call.func.value
+        else:
+            return None
+        return segment(lines, arg) if pure_indexed(arg) else None
+
+    if isinstance(node, ast.Subscript) and _int_constant(node.slice) == 0:
+        return nonzero(node.value, True)    # the one index tuple of a 1-D tensor
+    if not (isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr in _FLAT
+            and not node.keywords):
+        return None
+    dims = [_int_constant(a) for a in node.args]
+    if {"flatten": [], "ravel": [], "view": [-1], "reshape": [-1]}.get(node.func.attr, dims) != dims or \
+            node.func.attr == "squeeze" and dims not in ([1], [-1]):
+        return None
+    return nonzero(node.func.value, False)
+
+
+def _first_index_form(tree: ast.Module, st: ast.stmt, lines: list[str]) -> str | None:
+    """`st`'s text with its value, the flat indexes of `t`'s nonzero entries (`_nonzero_of`),
+    as the first of them in a one-element tensor, `(t != 0).int().argmax().reshape(1)`
+    (`argmax` gives the first of equal maxima), where the name `st` binds is read only as
+    `name[0]` in its function (and bound only there), so every read reads what it read; else
+    None. For a chain's assignment between its returns: where `t` has no nonzero entry head
+    raises IndexError at `name[0]` and this gives 0, which only an early return before it
+    (torchmetrics' `if not target.sum():`) leaves unread. Not offered alone: the proof
+    compares the name after the edit with head's, and one index is not the list of them."""
+    if not (isinstance(st, ast.Assign) and len(st.targets) == 1 and isinstance(st.targets[0], ast.Name)):
+        return None
+    t = _nonzero_of(st.value, lines)
+    fn = enclosing_function(tree, st)
+    if t is None or fn is None:
+        return None
+    name = st.targets[0].id
+    parents = parents_of(fn)
+    uses = [n for n in ast.walk(fn) if isinstance(n, ast.Name) and n.id == name and n is not st.targets[0]]
+    if not uses or any(not isinstance(n.ctx, ast.Load) for n in uses) or not all(
+            isinstance(p := parents.get(id(n)), ast.Subscript) and p.value is n and isinstance(p.slice, ast.Constant)
+            and p.slice.value == 0 and not isinstance(p.slice.value, bool) for n in uses):
+        return None
+    return "\n".join(with_replaced(lines, st, st.value, f"({t} != 0).int().argmax().reshape(1)"))
+
+
 def _chain(code, finding, body: list[ast.stmt], first: int, last: int, tree, lines, rank: int
            ) -> Candidate | None:
     """The candidate for the chain `body[first..last]` (see `chain_fixes`), or None."""
@@ -1309,7 +1387,15 @@ def _chain(code, finding, body: list[ast.stmt], first: int, last: int, tree, lin
             new += statement_lines(indent, f"{name} = torch.where({mask}, {_safe_arg(lines, value, safe)}, {name})")
             continue
         if not _guarded_return(s):
-            new += _with_safe(lines, s, safe)
+            # the code after an early return now always runs, where head returned too: a
+            # first nonzero index read there gets a form that does not break the graph
+            # (torchmetrics' reciprocal rank, `position = torch.nonzero(target).view(-1)`)
+            static = None if _safe_reads(s, safe) else _first_index_form(tree, s, lines)
+            if static is not None:
+                # where nothing is nonzero head raises IndexError and this gives 0: compared on
+                # an empty mask, so that an early return must be what keeps that input from it
+                special.append("empty")
+            new += static.split("\n") if static is not None else _with_safe(lines, s, safe)
             continue
         value = s.body[0].value
         if isinstance(value, ast.Tuple) or not (tensors.has(value) or _parameter_as_is(value, fn)):
