@@ -80,6 +80,20 @@ def test_a_part_of_its_own_and_or_keeps_its_brackets_in_its_new_place(tmp_path):
     assert c.lines == ("        if not self.training and (x.sum() > 0 or x.mean() < 1):",)
 
 
+@pytest.mark.parametrize("test, want", [
+    # pytorch-metric-learning's divisor reducer: the float16 retry is for half precision only
+    ("torch.isnan(x).any() and x.dtype == torch.float16", "x.dtype == torch.float16 and torch.isnan(x).any()"),
+    ("x.sum() > 0 and x.dtype in (torch.half, torch.bfloat16)", "x.dtype in (torch.half, torch.bfloat16) and x.sum() > 0"),
+    ("x.sum() > 0 and x.ndim == 3", "x.ndim == 3 and x.sum() > 0"),
+    ("x.sum() > 0 and not x.is_floating_point()", "not x.is_floating_point() and x.sum() > 0"),
+])
+def test_a_test_of_a_tensor_s_metadata_moves_first(tmp_path, test, want):
+    _src, cands = _candidates(tmp_path, f"if {test}:\n            x = x + 1")
+    (c,) = [c for c in cands if c.title.startswith("test ")]
+    assert c.lines == (f"        if {want}:",)
+    assert "where it is false, the tensor test is not evaluated" in c.title
+
+
 @pytest.mark.parametrize("body", [
     # already first: nothing to move
     "if self.training and x.sum() > 0:\n            x = x + 1",
@@ -89,6 +103,10 @@ def test_a_part_of_its_own_and_or_keeps_its_brackets_in_its_new_place(tmp_path):
     "if x.sum() > 0 and scale:\n            x = x + 1",
     # an in-place method: evaluating the parts in another order changes what they do
     "if x.sum().add_(1) > 0 and self.training:\n            x = x + 1",
+    # a part that tests what `scale` is guards the read of its dtype
+    "if torch.is_tensor(scale) and scale.sum() > 0 and scale.dtype == torch.half:\n            x = x + 1",
+    # a comparison of the dtype with something not known to be one (a tensor may be)
+    "if x.sum() > 0 and x.dtype == scale:\n            x = x + 1",
 ])
 def test_no_reorder(tmp_path, body):
     _src, cands = _candidates(tmp_path, body)
@@ -236,3 +254,22 @@ def test_the_element_selection_is_verified_and_the_inverted_one_refused(tmp_path
     assert verdicts["wrong"]["reason"].startswith("outputs differ from head's"), verdicts["wrong"]
     assert verdicts["where"]["accepted"] is True, verdicts["where"]
     assert verdicts["where"]["evidence"].startswith("GB0170 gone"), verdicts["where"]
+
+
+@pytest.mark.torch
+def test_a_dtype_test_first_is_verified_on_float32_and_refused_on_half(tmp_path):
+    """The model is float32: `mask.dtype == torch.float32` first is true there, the tensor
+    test is still evaluated and the break stays (refused); `mask.dtype == torch.float16` first
+    is false, the tensor test is never evaluated (verified)."""
+    pytest.importorskip("torch")
+    src = NET.replace("mask = (x > -100).long()", "mask = (x > -100).float()")
+    half = _prove(tmp_path, src.replace("TEST", "mask.dtype == torch.float16"), "pad", 13,
+                  lambda cs: {"half": next(c for c in cs if c.title.startswith("test `mask.dtype == torch.float16`"))},
+                  at=12)
+    assert half["half"]["accepted"] is True, half
+    assert half["half"]["evidence"].startswith("GB0170 gone"), half
+    single = _prove(tmp_path, src.replace("TEST", "mask.dtype == torch.float32"), "pad", 13,
+                    lambda cs: {"single": next(c for c in cs if c.title.startswith("test `mask.dtype"))},
+                    tag="-f32", at=12)
+    assert single["single"]["accepted"] is False, single
+    assert "GB0170" in single["single"]["reason"], single

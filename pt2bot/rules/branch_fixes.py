@@ -699,6 +699,61 @@ def _known_flag(node: ast.AST, fn: ast.AST | None) -> bool:
     return True
 
 
+# what a tensor's metadata says, which dynamo knows while tracing (no value read): a test of it
+# only is a constant in the graph
+_META_ATTRS = frozenset({"dtype", "ndim", "is_cuda", "is_sparse", "is_quantized", "is_meta", "requires_grad",
+                         "layout"})
+_META_METHODS = frozenset({"dim", "is_floating_point", "is_complex"})
+# tests that guard what a name is, before its metadata is read (`torch.is_tensor(x) and ...`)
+_TYPE_TESTS = frozenset({"isinstance", "hasattr", "callable", "type", "is_tensor"})
+
+
+def _metadata_of(node: ast.AST) -> str | None:
+    """The name whose metadata `node` reads (`x.dtype`, `x.ndim`, `x.dim()`,
+    `x.is_floating_point()`), else None."""
+    if isinstance(node, ast.Call) and not node.args and not node.keywords:
+        node = node.func
+        if not (isinstance(node, ast.Attribute) and node.attr in _META_METHODS):
+            return None
+    elif not (isinstance(node, ast.Attribute) and node.attr in _META_ATTRS):
+        return None
+    return node.value.id if isinstance(node.value, ast.Name) and node.value.id != "torch" else None
+
+
+def _metadata_test(node: ast.AST) -> str | None:
+    """The name a test reads only the metadata of (`losses.dtype == torch.float16`, `x.dtype in
+    (torch.half, torch.bfloat16)`, `x.ndim == 3`, `x.is_floating_point()`, `not` of those):
+    dynamo reads it as a constant, and reading it first raises nothing the test did not."""
+    if isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.Not):
+        return _metadata_test(node.operand)
+    if not isinstance(node, ast.Compare):
+        return _metadata_of(node) if isinstance(node, ast.Call) else None
+    roots = set()
+    for side in [node.left, *node.comparators]:
+        items = side.elts if isinstance(side, (ast.Tuple, ast.List, ast.Set)) else [side]
+        for v in items:
+            root = _metadata_of(v)
+            if root is not None:
+                roots.add(root)
+            elif not (isinstance(v, ast.Constant) or isinstance(v, ast.Attribute) and isinstance(v.value, ast.Name)
+                      and v.value.id == "torch"):
+                return None
+    return roots.pop() if len(roots) == 1 else None
+
+
+def _type_tested(node: ast.AST, name: str) -> bool:
+    """Whether `node` tests what `name` is (`name is None`, `isinstance(name, ...)`,
+    `torch.is_tensor(name)`): a metadata read moved ahead of it may raise where it guarded."""
+    for n in ast.walk(node):
+        if isinstance(n, ast.Compare) and any(isinstance(op, (ast.Is, ast.IsNot)) for op in n.ops) and any(
+                isinstance(x, ast.Name) and x.id == name for x in [n.left, *n.comparators]):
+            return True
+        if isinstance(n, ast.Call) and (n.func.attr if isinstance(n.func, ast.Attribute) else getattr(
+                n.func, "id", "")) in _TYPE_TESTS and any(isinstance(a, ast.Name) and a.id == name for a in n.args):
+            return True
+    return False
+
+
 def _bracketed_span(lines: list[str], node: ast.AST) -> tuple[tuple[int, int], tuple[int, int]]:
     """`node`'s span with the brackets around it in the source, where it has its own (`(a or
     b)` in `(a or b) and c`; `ast` leaves them out of the node): a part moved elsewhere takes
@@ -715,7 +770,9 @@ def _bracketed_span(lines: list[str], node: ast.AST) -> tuple[tuple[int, int], t
 def _python_first_fixes(code, finding, st: ast.If, tree, lines) -> list[Candidate]:
     """`if <tensor test> and ... and self.training:` -> `if self.training and ... and <tensor
     test>:` (llm-foundry's MPT fix, "change order of operands to enable PT2 compile for
-    inference"): the parts that are Python bools dynamo knows (`_known_flag`) are tested first,
+    inference"): the parts that are Python bools dynamo knows (`_known_flag`, and tests of a
+    tensor's metadata only, pytorch-metric-learning's `if torch.isnan(output) and losses.dtype
+    == torch.float16:`, where no other part tests what the tensor is: `_metadata_test`) are tested first,
     so where they decide the test (`self.training` false in eval, for `and`; true, for `or`)
     the tensor test is not evaluated and the graph does not break there. Where they do not, it
     still breaks: the edit is for the mode the model is compiled in. Each part is pure in
@@ -728,7 +785,16 @@ def _python_first_fixes(code, finding, st: ast.If, tree, lines) -> list[Candidat
     at = (finding.line, finding.col)
     k = next((i for i, v in enumerate(test.values) if _inside(v, at)), None)
     fn = enclosing_function(tree, st)
-    flags = [i for i, v in enumerate(test.values) if i != k and _known_flag(v, fn)]
+    known = [i for i, v in enumerate(test.values) if i != k and _known_flag(v, fn)]
+
+    def metadata(i: int) -> bool:
+        # a part that tests what the tensor is must stay ahead of the read: a flag before it
+        # does, as the flags keep their order
+        name = _metadata_test(test.values[i])
+        return name is not None and not any(_type_tested(w, name) for j, w in enumerate(test.values)
+                                            if j != i and not (j in known and j < i))
+
+    flags = sorted(known + [i for i in range(len(test.values)) if i != k and i not in known and metadata(i)])
     if k is None or not any(i > k for i in flags) or not all(_side_effect_free(v) for v in test.values):
         return []
     order = flags + [i for i in range(len(test.values)) if i not in flags]
