@@ -1192,3 +1192,45 @@ def test_a_check_that_labels_are_0_or_1_is_exercised_through_a_bool_tensor_as_in
     verdict = prove(root, "net", [item("binary", cand, BINARY, _target(5))], tmp_path / "work")["binary"]
     assert verdict["accepted"] is True, verdict
     assert "compiled code raises RuntimeError where head raises ValueError" in verdict["evidence"], verdict
+
+
+UPPER = """\
+import torch
+
+
+def dist(z):
+    y = z.imag
+    if (y <= 0).any():
+        raise ValueError("points must lie in the upper half plane")
+    return (z.real / y).abs()
+"""
+UPPER_NET = """\
+import torch
+from torch import nn
+
+from pkg.checks import dist
+
+
+class Net(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.lin = nn.Linear(8, 8)
+
+    def forward(self, x):
+        h = self.lin(x)
+        return dist(torch.complex(h, h.abs() + 1))
+"""
+
+
+@pytest.mark.torch
+def test_a_check_on_a_complex_argument_is_exercised_with_the_values_injected(tmp_path):
+    """geoopt's Siegel distance checks eigenvalues computed from complex points. Only real
+    floats were injected: the check on a complex argument "cannot be reached" and the edit was
+    refused. -1 + 0j lies on no upper half plane, and head raises the check's own error."""
+    root = _checks_repo(tmp_path, UPPER, UPPER_NET)
+    found = check_paths(str(root), ["pkg/checks.py", "pkg/net.py"], StaticConfig(select=("ALL",)), jobs=1)
+    [cand] = [c for f in found if f.path == "pkg/checks.py" and f.line == 6 and f.rule == "PTC201"
+              for c in fix_candidates(f, UPPER) if c.guards == ("invalid",)]
+    verdict = prove(root, "net", [item("upper", cand, UPPER, _target(6))], tmp_path / "work")["upper"]
+    assert verdict["accepted"] is True, verdict
+    assert "compiled code raises RuntimeError where head raises ValueError" in verdict["evidence"], verdict

@@ -446,7 +446,9 @@ def _eligible(kind: str, pattern: str, t: Any, element: bool = False) -> bool:
         # (`target >= 0`) is then empty
         return True
     if kind in ("nan", "inf", "invalid", "large") or pattern in ("zeros", "negative", "positive"):
-        return t.is_floating_point()
+        # complex numbers are floats too (geoopt's Siegel points: -1 + 0j has no imaginary part,
+        # and the eigenvalues a check bounds are then NaN)
+        return t.is_floating_point() or t.is_complex()
     if kind == "zero":
         return True   # a bool all off is its zero (`if not target.sum(): return ...`)
     # "empty", "off": a mask (bool, or a 0/1 tensor) whose every entry is off
