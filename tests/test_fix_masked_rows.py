@@ -1,10 +1,10 @@
 """Masked rows computed everywhere and selected (pt2bot/rules/branch_fixes.py
 `_masked_rows_fixes`): pytorch-ood's losses write the OOD samples' rows under `if
-contains_unknown(target): unknown = is_unknown(target); loss[unknown] = f(logits[unknown])`,
-and torchmetrics' Pearson its valid rows under `if valid_mask.any():`. The test breaks the
-graph and the boolean index breaks it again; `loss = torch.where(unknown, f(logits), loss)`
-does neither. The recipe's text, the code it leaves alone (a value that is not row by row, a
-test of something other than the mask, a tensor the caller passed in), then the proof loop on
+contains_unknown(target): unknown = is_unknown(target); loss[unknown] = f(logits[unknown])`.
+The test breaks the graph and the boolean index breaks it again; `loss = torch.where(unknown,
+f(logits), loss)` does neither. The recipe's text, the code it leaves alone (a value that is not
+row by row, a test of something other than the mask, a tensor the caller passed in, a mask made
+from what the value reads: torchmetrics' Pearson), then the proof loop on
 real torch: the edit verified only once an input on which head skips the block (labels all 0
 injected) compared it with head, and refused where none does, or where the value is not row by
 row.
@@ -72,14 +72,14 @@ def test_the_rows_are_computed_everywhere_and_selected():
     compile(apply_candidate(OOD, c), "m.py", "exec")
 
 
-def test_a_test_on_the_mask_itself_and_a_multi_line_value_keep_their_form():
-    text = """\
+PEARSON = """\
 import torch
 
 
 def pearson(corr_xy, var_x, var_y):
     corrcoef = torch.full_like(corr_xy, float("nan"))
-    valid_mask = (var_x > 1e-6) & (var_y > 1e-6)
+    zero_var_mask = (var_x < 1e-6) | (var_y < 1e-6) | ~torch.isfinite(corr_xy)
+    valid_mask = ~zero_var_mask
     if valid_mask.any():
         corrcoef[valid_mask] = (
             (corr_xy[valid_mask] / (var_x[valid_mask] * var_y[valid_mask]).sqrt()).squeeze()
@@ -87,13 +87,39 @@ def pearson(corr_xy, var_x, var_y):
         corrcoef = torch.clamp(corrcoef, -1.0, 1.0)
     return corrcoef
 """
-    (c,) = _rows(text, 7)
-    # it divides: the rows left out read 1, so no zero variance makes an inf there
-    assert c.lines == ("    corrcoef = (",
-                       "        torch.where(valid_mask, (torch.where(valid_mask, corr_xy, 1) / (torch.where("
-                       "valid_mask, var_x, 1) * torch.where(valid_mask, var_y, 1)).sqrt()).squeeze(), corrcoef)",
+
+
+def test_no_edit_where_the_mask_is_made_from_what_the_value_reads():
+    # torchmetrics' Pearson: the rows left out are those whose variances are degenerate, where
+    # what computed them may have an infinite derivative (an independent re-run: NaN gradients
+    # on constant predictions, where head's NaN result had none); the mask two names away
+    assert _rows(PEARSON, 8) == []
+    assert _rows(CORR, CORR_IF) == []
+
+
+def test_a_multi_line_value_keeps_its_form_and_reads_the_left_out_rows_as_1():
+    # a mask from the labels, a count the value divides by: 0 on the rows left out
+    text = """\
+import torch
+
+
+def ratios(scores, target):
+    count = target.float()
+    out = torch.zeros_like(scores)
+    known = target > 0
+    if known.any():
+        out[known] = (
+            (scores[known] / count[known]).squeeze()
+        )
+        out = torch.clamp(out, -1.0, 1.0)
+    return out
+"""
+    (c,) = _rows(text, 8)
+    assert c.lines == ("    out = (",
+                       "        torch.where(known, (torch.where(known, scores, 1) / torch.where(known, count, 1))"
+                       ".squeeze(), out)",
                        "    )",
-                       "    corrcoef = torch.clamp(corrcoef, -1.0, 1.0)")
+                       "    out = torch.clamp(out, -1.0, 1.0)")
     assert c.title == TITLE + "; the rows it leaves out read as 1 first (no inf/NaN there, in gradients either)"
 
 
@@ -187,56 +213,53 @@ class Corr(nn.Module):
         return out
 """
 CORR_IF = 15
-CORR_CONFIG = CONFIG.replace("name: ood", "name: corr").replace("pkg.ood:OELoss", "pkg.corr:Corr").replace(
-    ", {name: target, shape: [batch], dtype: int64, low: -1, high: 3}", "")
+
+RATIO = """\
+import torch
+from torch import nn
 
 
-def _corr_proof(tmp_path, text: str, config: str) -> tuple[dict, dict]:
-    """The verdicts on the recipe's edit (the rows left out read 1 first) and on the same edit
-    with the rows read whole (the recipe's form before the stand-in)."""
-    root = write_repo(tmp_path / "repo", {"pkg/corr.py": text}, config)
-    (rows,) = _rows(text, CORR_IF)
-    assert rows.lines == ("        out = torch.where(valid, torch.where(valid, mu, 1) / torch.where(valid, var, 1)"
-                          ".sqrt(), out)",)
-    rows = dataclasses.replace(rows, path="pkg/corr.py")
-    whole = dataclasses.replace(rows, lines=("        out = torch.where(valid, mu / var.sqrt(), out)",))
-    target = {**_target(CORR_IF, "pkg/corr.py"), "model": "corr"}
-    # (the wrong one first: once a candidate is verified, the others for its target are not tried)
-    verdicts = prove(root, "corr", [item("whole", whole, text, target), item("rows", rows, text, target)],
-                     tmp_path / "work")
-    return verdicts["whole"], verdicts["rows"]
+class Ratio(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.lin = nn.Linear(4, 4)
+
+    def forward(self, x, target):
+        h = self.lin(x).sum(dim=1)
+        count = target.float()
+        out = torch.zeros_like(h)
+        known = target > 0
+        if known.any():
+            out[known] = h[known] / count[known]
+        return out
+"""
+RATIO_IF = 15
+RATIO_CONFIG = CONFIG.replace("name: ood", "name: ratio").replace("pkg.ood:OELoss", "pkg.ratio:Ratio").replace(
+    "low: -1, high: 3", "low: 0, high: 3")
 
 
 @pytest.mark.torch
 def test_the_rows_left_out_read_1_where_an_empty_mask_would_make_nan_gradients(tmp_path):
-    # on an input with no valid column (x all 0: every variance 0) head returns a NaN tensor
-    # that no gradient reaches; `mu / var.sqrt()` over every column links it to the layer
-    # through 0 / 0 (NaN gradients), as torchmetrics' Pearson on constant predictions. Read as
-    # 1 there, the left-out columns give 0 / 1 and zero gradients
-    assert CORR.splitlines()[CORR_IF - 1].strip() == "if valid.any():"
-    whole, rows = _corr_proof(tmp_path, CORR, CORR_CONFIG)
-    assert whole["accepted"] is False
-    assert whole["reason"] == ("on an input with an empty mask in `x`, where head skips the block, the "
-                               "gradients differ from head's (the outputs carry NaN gradients where "
-                               "head's carry none)"), whole
-    assert rows["accepted"] is True, rows
-    assert "GB0170 gone" in rows["evidence"]
-
-
-@pytest.mark.torch
-def test_a_shape_case_that_skips_the_block_shows_the_nan_gradients_too(tmp_path):
-    # a batch of one sample has no variance (NaN), so no column is valid: on that shape case
-    # head skips the block and returns a NaN tensor no gradient reaches, which the edit with
-    # the rows read whole links to the layer. No injected input skips it (a variance of 0 is
-    # valid here), so only the shape cases' gradients show it. The rows read as 1 do not help:
-    # the NaN is made before the block, in the variance of one sample's backward (a division by
-    # n - 1 = 0), which any link from the output to `var` reaches
-    text = CORR.replace("valid = var > 1e-6", "valid = var >= 0")
-    config = CORR_CONFIG.replace("shapes: {batch: [6, 9]}", "shapes: {batch: [6, 1]}")
-    for verdict in _corr_proof(tmp_path, text, config):
-        assert verdict["accepted"] is False
-        assert verdict["reason"] == ("the gradients differ from head's on shape case batch=1 (the outputs carry "
-                                     "NaN gradients where head's carry none)"), verdict
+    # `h / count` over every row divides by the zero counts of the rows labelled 0, inf, and
+    # its gradient there is NaN in the layer (already on a shape case, whose labels hold some
+    # 0s), where head's are finite. Read as 1 there, the left-out rows give h / 1 and zero
+    # gradients; on labels all 0 (the guard input) head skips the block
+    assert RATIO.splitlines()[RATIO_IF - 1].strip() == "if known.any():"
+    root = write_repo(tmp_path / "repo", {"pkg/ratio.py": RATIO}, RATIO_CONFIG)
+    (rows,) = _rows(RATIO, RATIO_IF)
+    assert rows.lines == ("        out = torch.where(known, torch.where(known, h, 1) / torch.where(known, count, 1), "
+                          "out)",)
+    rows = dataclasses.replace(rows, path="pkg/ratio.py")
+    whole = dataclasses.replace(rows, lines=("        out = torch.where(known, h / count, out)",))
+    target = {**_target(RATIO_IF, "pkg/ratio.py"), "model": "ratio"}
+    # (the wrong one first: once a candidate is verified, the others for its target are not tried)
+    verdicts = prove(root, "ratio", [item("whole", whole, RATIO, target), item("rows", rows, RATIO, target)],
+                     tmp_path / "work")
+    assert verdicts["whole"]["accepted"] is False
+    assert "NaN where head's are finite" in verdicts["whole"]["reason"], verdicts["whole"]
+    assert verdicts["rows"]["accepted"] is True, verdicts["rows"]
+    assert "GB0170 gone" in verdicts["rows"]["evidence"]
+    assert "skipped by head on inputs with an empty mask" in verdicts["rows"]["evidence"], verdicts["rows"]
 
 
 def test_a_break_the_verified_edit_also_removed_is_fixed_by_it_in_the_report():

@@ -522,6 +522,28 @@ def _same_shape(value: ast.AST) -> bool:
     return True
 
 
+def _made_from(fn: ast.AST, before: int, name: str, depth: int = 6) -> set[str]:
+    """The names `name` is computed from, through the plain assignments of the function above
+    line `before` (`valid_mask = ~zero_var_mask`, `zero_var_mask = (var_x < bound) | ...`:
+    `zero_var_mask`, `var_x`, `bound`, ...), `depth` bindings deep."""
+    binds: dict[str, list[ast.AST]] = {}
+    for n in ast.walk(fn):
+        if isinstance(n, ast.Assign) and n.lineno < before:
+            for t in n.targets:
+                if isinstance(t, ast.Name):
+                    binds.setdefault(t.id, []).append(n.value)
+    seen: set[str] = set()
+    todo = [(name, 0)]
+    while todo:
+        cur, d = todo.pop()
+        for value in binds.get(cur, []) if d < depth else []:
+            for x in ast.walk(value):
+                if isinstance(x, ast.Name) and isinstance(x.ctx, ast.Load) and x.id not in seen:
+                    seen.add(x.id)
+                    todo.append((x.id, d + 1))
+    return seen
+
+
 def _masked_store(s: ast.stmt) -> tuple[str, str] | None:
     """(x, m) for a write `x[m] = ...` through a mask named `m` into a name `x`, else None."""
     if isinstance(s, ast.Assign) and len(s.targets) == 1 and isinstance(s.targets[0], ast.Subscript) \
@@ -551,9 +573,14 @@ def _tests_mask(st: ast.If, lines: list[str]) -> bool:
 
 def _masked_rows_fixes(code, finding, st: ast.If, tree, lines) -> list[Candidate]:
     """`if <test>: [m = <mask>]; x[m] = f(y[m], ...)` (pytorch-ood's losses under `if
-    contains_unknown(target):`, torchmetrics' Pearson under `if valid_mask.any():`): the value
-    computed on every row and the masked rows selected, `x = torch.where(m, f(y, ...), x)`, with
-    no `if`. Each row of `f` must come from the same row of what it reads through the mask
+    contains_unknown(target):`): the value computed on every row and the masked rows selected,
+    `x = torch.where(m, f(y, ...), x)`, with no `if`. Not where the mask is made from a `y` it
+    reads (`_made_from`; torchmetrics' Pearson under `if valid_mask.any():`, the mask of its
+    variances that are neither small nor infinite): the rows left out are then those whose `y`
+    is degenerate, where the layers that computed `y` may have an infinite derivative, and
+    where head skipped the block its result had no gradient, the edit's has zeros through that
+    derivative: NaN in the layers (on constant predictions, an independent re-run found), which
+    the proof's call of the function alone, with the mask emptied, cannot see. Each row of `f` must come from the same row of what it reads through the mask
     (`_row_wise`); the test is dropped, which is right only where it fails just when the mask
     is empty (then `torch.where` keeps `x` whole, as head's skipped block did), so the proof
     compares on an empty mask ("empty"), and the other statements of the block, plain
@@ -561,8 +588,8 @@ def _masked_rows_fixes(code, finding, st: ast.If, tree, lines) -> list[Candidate
     inf or NaN there stays out of the forward pass, but not out of the backward one (0 times
     inf). So where the value divides or calls a function not defined everywhere
     (`partial_domain`) and keeps the shape of its reads (`_same_shape`), each read of those rows
-    is 1 first, `torch.where(m, y, 1)` (Pearson's zero variances: `corr_xy / (var_x *
-    var_y).sqrt()` is 1 / 1 there); elsewhere the proof compares the gradients."""
+    is 1 first, `torch.where(m, y, 1)` (a division by a count that is 0 on the rows the labels
+    leave out is 1 / 1 there); elsewhere the proof compares the gradients."""
     if st.orelse or not _tests_mask(st, lines):
         return []
     indent = indentation(lines, st)
@@ -577,12 +604,22 @@ def _masked_rows_fixes(code, finding, st: ast.If, tree, lines) -> list[Candidate
             reads = _row_wise(s.value, mask, lines) if x != mask and _local_value(tree, st, x) else None
             if not reads or not owns_lines(lines, s) or spans_string_lines(s):
                 return []
+            # a mask made from what the value reads through it (Pearson's `valid_mask`, from
+            # the variances' being small or not finite) leaves out the rows where those values
+            # are degenerate, and whatever computed them upstream may have an infinite
+            # derivative there (`pow(max_abs_dev, -2)` at a constant input). Where head skips
+            # the block its result has no gradient; the edit's `torch.where` links it, and zero
+            # times that derivative is NaN in the layers before. The proof calls the function
+            # with the mask emptied, not the layers with inputs that empty it: no edit
+            fn = enclosing_function(tree, st)
+            if fn is None or {segment(lines, r.value) for r in reads} & _made_from(fn, s.lineno, mask):
+                return []
             vs, ve = node_span(s.value)
             # a value that divides or leaves a function's domain, computed on the rows the mask
             # leaves out, may be inf or NaN there: `torch.where` drops it in the forward pass,
-            # not in backward (0 times inf), so those rows read 1 instead (Pearson's zero
-            # variances). Only for values of the rows' own shape: a row's read of more dims (a
-            # reduction along dim 1 follows) would broadcast against the mask by its last dim
+            # not in backward (0 times inf), so those rows read 1 instead. Only for values of
+            # the rows' own shape: a row's read of more dims (a reduction along dim 1 follows)
+            # would broadcast against the mask by its last dim
             safe = partial_domain(s.value) and _same_shape(s.value)
             stand_ins += safe
             new = replace_spans(lines, s.lineno, s.end_lineno or s.lineno,

@@ -611,7 +611,11 @@ def _gradient_row(expected: Any, got: Any, tolerance: Any, *, digest: bool = Fal
     carry some that are not all zero, they differ: a result made without the layers (the block
     that computes from them skipped), which the edit's `torch.where` links to them
     (torchmetrics' Pearson on constant predictions: NaN gradients where head's training step
-    had none to take). Zeros there (`torch.where` selecting a constant) change no step. `of`:
+    had none to take). Zeros there (`torch.where` selecting a constant) change no step, on
+    what this run computed; on a guard input the function is called with the values set, not
+    the layers with inputs that make them, and zeros through an infinite derivative in those
+    layers would be NaN: the masked-rows recipe offers no edit where its mask marks such values
+    (pt2bot/rules/branch_fixes.py `_made_from`). `of`:
     whose gradients the row is about, the parameters' or, where those match, the inputs'
     (compared where both runs took gradients of the inputs)."""
     import torch
