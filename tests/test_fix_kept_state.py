@@ -82,6 +82,35 @@ def test_every_call_starts_from_the_scalars_and_buffers_as_built():
         "`ema` is a tensor where head's is a Python float")
 
 
+def test_a_cache_as_built_is_put_back_whole():
+    """pyro's Planar flow keeps its last input and output in `_cached_x_y` (torch.distributions'
+    cache, `None, None` as built) and that call's log-determinant in `_cached_logDetJ` (None as
+    built). Only the None was put back: the next call on the same input tensor hit the cache of
+    (x, y) and read the log-determinant None, and the model was a head error in the benchmark."""
+    import torch
+
+    from pt2bot.smoke.inputs import remember_state, restore_state
+
+    class Cached(torch.nn.Module):
+        def __init__(self):
+            super().__init__()
+            self._cached_x_y, self._cached_logdet = (None, None), None
+
+        def forward(self, x):
+            if self._cached_x_y[0] is x:
+                return x * 2 + self._cached_logdet
+            self._cached_x_y, self._cached_logdet = (x, x * 2), x.sum()
+            return x * 2 + self._cached_logdet
+
+    m = Cached()
+    remember_state(m)
+    x = torch.ones(2)
+    first = m(x)
+    restore_state(m)
+    assert m._cached_x_y == (None, None) and m._cached_logdet is None
+    assert torch.equal(m(x), first)
+
+
 @pytest.mark.torch
 def test_the_attributes_compared_are_the_ones_a_call_leaves_behind(tmp_path):
     """A float a call creates (`if not hasattr(self, "ema"): self.ema = 0.5`) is not on the
@@ -209,3 +238,45 @@ def test_a_record_is_a_small_container_of_scalars_and_tensors_copied():
     assert got["hist"].tolist() == [1.0, 1.0]
     assert record([0.0] * RECORD_LEAVES) is not None and record([0.0] * (RECORD_LEAVES + 1)) is None
     assert [record(v) for v in ({"m": torch.nn.Linear(1, 1)}, [[[[1]]]], [], torch.ones(1), 0.5)] == [None] * 5
+
+
+PARETO = """\
+import torch
+from torch import nn
+
+
+def fit(x):
+    bs = x.double().sort().values
+    b = (bs * bs).mean().item()
+    return 1.0 / (1.0 + b), b
+
+
+class Fit(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.lin = nn.Linear(8, 8)
+
+    def forward(self, x):
+        h = self.lin(x)
+        return h, torch.tensor(fit(h.detach().flatten()))
+"""
+PARETO_LINE = 7
+
+
+@pytest.mark.torch
+def test_a_fix_that_changes_an_output_s_dtype_is_refused(tmp_path):
+    """pyro's `fit_generalized_pareto` reads `b = (bs * weights).sum().item()` from a float64
+    tensor and returns Python floats; with `.item()` dropped `b` is a float64 0-d tensor, and a
+    result built from the pair, `torch.tensor((k, sigma))`, is float64 where head's was float32,
+    its values equal within the tolerance. The outputs' dtypes were not compared: an
+    independent re-run found the verified edit changing the model's output."""
+    assert PARETO.splitlines()[PARETO_LINE - 1].strip() == "b = (bs * bs).mean().item()"
+    config = CONFIG.replace("name: fill", "name: fit").replace("pkg.fill:Fill", "pkg.fit:Fit")
+    root = write_repo(tmp_path / "repo", {"pkg/fit.py": PARETO}, config)
+    kept = Candidate(code="PTC101", path="pkg/fit.py", start_line=PARETO_LINE, end_line=PARETO_LINE,
+                     lines=("    b = (bs * bs).mean()",), title="keep the tensor", safe=False)
+    target = {"kind": "break", "model": "fit", "path": "pkg/fit.py", "line": PARETO_LINE, "gb": "GB0124",
+              "gb_type": "Unsupported Tensor.item() call with capture_scalar_outputs=False"}
+    verdict = prove(root, "fit", [item("kept", kept, PARETO, target)], tmp_path / "work")["kept"]
+    assert verdict["accepted"] is False, verdict
+    assert "output is float64 where head's is float32" in verdict["reason"], verdict

@@ -241,11 +241,15 @@ _SCALARS = (bool, int, float, complex, str, type(None))
 
 def module_scalars(module: Any) -> dict[str, Any]:
     """A module's own attributes that hold a Python flag, number or string (`self._logged =
-    False`), leaving out the ones every `nn.Module` has (`training`, `_compiled_call_impl`):
-    what every call starts from (`restore_state`), and what the proof compares after a call
-    (pt2bot/smoke/verify.py `scalar_attributes`)."""
+    False`), or a tuple of them (a cache as built, torch.distributions' `_cached_x_y = None,
+    None`, which a call fills with its input and output: put back with the other half of the
+    cache, pyro's `_cached_logDetJ = None`, or a later call on the same input tensor hits the
+    one and reads None from the other), leaving out the ones every `nn.Module` has (`training`,
+    `_compiled_call_impl`): what every call starts from (`restore_state`), and what the proof
+    compares after a call (pt2bot/smoke/verify.py `scalar_attributes`)."""
     own = _module_attributes()
-    return {k: v for k, v in vars(module).items() if k not in own and isinstance(v, _SCALARS)}
+    return {k: v for k, v in vars(module).items() if k not in own and (
+        isinstance(v, _SCALARS) or isinstance(v, tuple) and all(isinstance(x, _SCALARS) for x in v))}
 
 
 @functools.lru_cache(maxsize=1)
@@ -411,8 +415,9 @@ def tolerances(tolerance: dict[str, Any] | None = None) -> dict[str, tuple[float
 def compare_outputs(expected: Any, actual: Any,
                     tolerance: dict[str, Any] | None = None, *, types: bool = False) -> dict[str, Any]:
     """`{match, max_abs_err, rtol, atol}`: per-dtype tolerance, exact for ints/bools. `types`: a
-    tensor where `expected` has a Python number is a mismatch (an edit's outputs against head's;
-    not compiled or exported outputs against eager ones, which may hold a number as a tensor)."""
+    tensor where `expected` has a Python number, or a tensor of another dtype, is a mismatch
+    (an edit's outputs against head's; not compiled or exported outputs against eager ones,
+    which may hold a number as a tensor)."""
     import torch
 
     tol = tolerances(tolerance)
@@ -436,6 +441,13 @@ def compare_outputs(expected: Any, actual: Any,
             res.update(match=False, max_abs_err=None,
                        message=f"output shape {tuple(getattr(a, 'shape', ()))}, "
                                f"expected {tuple(e.shape)}")
+            continue
+        if types and e.dtype != a.dtype:
+            # equal values in another dtype are not head's output: a kept 0-d float64 tensor
+            # where head had a Python float promotes what it meets (pyro's Pareto fit: sigma
+            # as a tensor, and the result built from it float64 where head's was float32)
+            res.update(match=False, max_abs_err=None, message=f"output is {str(a.dtype).replace('torch.', '')} "
+                                                              f"where head's is {str(e.dtype).replace('torch.', '')}")
             continue
         e, a = e.detach().cpu(), a.detach().cpu()
         if e.is_floating_point() or e.is_complex():
