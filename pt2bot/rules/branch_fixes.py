@@ -580,11 +580,12 @@ def _masked_rows_fixes(code, finding, st: ast.If, tree, lines) -> list[Candidate
     is degenerate, where the layers that computed `y` may have an infinite derivative, and
     where head skipped the block its result had no gradient, the edit's has zeros through that
     derivative: NaN in the layers (on constant predictions, an independent re-run found), which
-    the proof's call of the function alone, with the mask emptied, cannot see. Each row of `f` must come from the same row of what it reads through the mask
-    (`_row_wise`); the test is dropped, which is right only where it fails just when the mask
-    is empty (then `torch.where` keeps `x` whole, as head's skipped block did), so the proof
-    compares on an empty mask ("empty"), and the other statements of the block, plain
-    assignments, now run always. Rows the mask leaves out are computed too: a value that is
+    the proof's call of the function alone, with the mask emptied, cannot see. Each row of `f`
+    must come from the same row of what it reads through the mask (`_row_wise`); the test is
+    dropped, which is right only where it fails just when the mask is empty (then
+    `torch.where` keeps `x` whole, as head's skipped block did), so the proof compares on an
+    empty mask ("empty"), and the other statements of the block, plain assignments, now run
+    always. Rows the mask leaves out are computed too: a value that is
     inf or NaN there stays out of the forward pass, but not out of the backward one (0 times
     inf). So where the value divides or calls a function not defined everywhere
     (`partial_domain`) and keeps the shape of its reads (`_same_shape`), each read of those rows
@@ -640,8 +641,8 @@ def _masked_rows_fixes(code, finding, st: ast.If, tree, lines) -> list[Candidate
     title = "compute every row and select the masked ones with `torch.where`, with no `if`"
     if stand_ins:
         title += "; the rows it leaves out read as 1 first (no inf/NaN there, in gradients either)"
-    return [replace_statement(code, finding.path, st, out, title, safe=False, guards=tuple(dict.fromkeys(guards_of(segment(lines, st.test)) + ("empty",))),
-                              rank=1)]
+    guards = tuple(dict.fromkeys(guards_of(segment(lines, st.test)) + ("empty",)))
+    return [replace_statement(code, finding.path, st, out, title, safe=False, guards=guards, rank=1)]
 
 
 # --------------------------------------------------------------------------- Python parts of a test
@@ -809,8 +810,8 @@ def _python_first_fixes(code, finding, st: ast.If, tree, lines) -> list[Candidat
     test>:` (llm-foundry's MPT fix, "change order of operands to enable PT2 compile for
     inference"): the parts that are Python bools dynamo knows (`_known_flag`, and tests of a
     tensor's metadata only, pytorch-metric-learning's `if torch.isnan(output) and losses.dtype
-    == torch.float16:`, where no other part tests what the tensor is: `_metadata_test`) are tested first,
-    so where they decide the test (`self.training` false in eval, for `and`; true, for `or`)
+    == torch.float16:`, where no other part tests what the tensor is: `_metadata_test`) are
+    tested first, so where they decide the test (`self.training` false in eval, for `and`; true, for `or`)
     the tensor test is not evaluated and the graph does not break there. Where they do not, it
     still breaks: the edit is for the mode the model is compiled in. Each part is pure in
     eager: moving a flag ahead changes which parts are evaluated, never the test's truth. The

@@ -446,8 +446,8 @@ def compare_outputs(expected: Any, actual: Any,
             # equal values in another dtype are not head's output: a kept 0-d float64 tensor
             # where head had a Python float promotes what it meets (pyro's Pareto fit: sigma
             # as a tensor, and the result built from it float64 where head's was float32)
-            res.update(match=False, max_abs_err=None, message=f"output is {str(a.dtype).replace('torch.', '')} "
-                                                              f"where head's is {str(e.dtype).replace('torch.', '')}")
+            got, want = (str(t.dtype).replace("torch.", "") for t in (a, e))
+            res.update(match=False, max_abs_err=None, message=f"output is {got} where head's is {want}")
             continue
         e, a = e.detach().cpu(), a.detach().cpu()
         if e.is_floating_point() or e.is_complex():
