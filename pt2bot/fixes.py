@@ -218,6 +218,7 @@ def gather(targets: list[dict[str, Any]], findings: Sequence[Finding], head_root
     sources: dict[str, str | None] = {}
     trees: dict[str, ast.Module | None] = {}
     placed: dict[str, tuple[int, int]] = {}     # a finding's fingerprint -> its (line, col)
+    siblings: list[Proposal] = []               # parts of a composed edit only (`_next_checks`)
     for i, t in enumerate(targets):
         at = _findings_at(findings, t["path"], t["line"])
         if at or any(f.path == t["path"] for f in findings) or _predicted(t):
@@ -265,12 +266,65 @@ def gather(targets: list[dict[str, Any]], findings: Sequence[Finding], head_root
                 _offered(p, i, f.fingerprint())
         if not any(i in p.targets for p in proposals.values()):
             why[i] = "; ".join(dict.fromkeys(reasons)) or "no candidate"
-    found = list(proposals.values())
+        elif tree is not None:
+            siblings += _next_checks(t, source, tree, trees, [p for p in proposals.values() if i in p.targets],
+                                     placed)
+    # a next check that is a target of its own is composed as that target's edit
+    found = list(proposals.values()) + [q for q in siblings if (q.cand.path, q.cand.start_line, q.cand.end_line,
+                                                                 q.cand.lines) not in proposals]
     for c in compose_siblings(found, placed):
         if changeset is None or in_one_hunk(changeset, c.cand.path, c.cand.start_line,
                                             c.cand.end_line):
             proposals.setdefault(c.key, c)
     return list(proposals.values()), why
+
+
+# checks in a row after a target's check that are taken along, at most
+MAX_NEXT_CHECKS = 4
+
+
+def _next_checks(t: Mapping[str, Any], source: str, tree: ast.Module, trees: dict[str, ast.Module | None],
+                 offered: Sequence[Proposal], placed: dict[str, tuple[int, int]]) -> list[Proposal]:
+    """The edits of the checks that follow a target's own check, statement after statement in
+    its block (`assert data_range[0] <= t.min()` then `assert t.max() <= data_range[1]`, piq's
+    input validation), each as dynamo's same break there would get it: parts for
+    `compose_siblings` only, never proven alone. Head never ran past the first check compiled
+    (the break there sent the function to eager), so the next ones are no target; fixed alone,
+    the first check's edit uncovers the next one's break, and the suggestion a user applies
+    breaks again on the line below. The composed edit carries the target; the proof runs it."""
+    checks = [p for p in offered if "invalid" in p.cand.guards and not p.cand.setting]
+    if not checks:
+        return []
+    lines = source_lines(source)
+    last = max(checks, key=lambda p: p.cand.end_line).cand
+    raw = lines[last.start_line - 1] if 0 < last.start_line <= len(lines) else ""
+    st, body = statement_at(tree, last.start_line, len(raw.encode()) - len(raw.lstrip().encode()))
+    if st is None or st not in body or (st.end_lineno or st.lineno) != last.end_line:
+        return []
+    out: list[Proposal] = []
+    for nxt in body[body.index(st) + 1:body.index(st) + 1 + MAX_NEXT_CHECKS]:
+        if not (isinstance(nxt, ast.Assert) or isinstance(nxt, ast.If) and not nxt.orelse
+                and len(nxt.body) == 1 and isinstance(nxt.body[0], ast.Raise)):
+            break
+        found = []
+        for f in break_findings({**t, "line": nxt.lineno}, source, trees):
+            cands, _ = fix_candidates_explained(f, source, tree)
+            for c in cands:
+                if "invalid" in c.guards and c.start_line == nxt.lineno and not c.setting:
+                    try:
+                        patched = apply_candidate(source, c)
+                    except ValueError:
+                        continue
+                    placed.setdefault(f.fingerprint(), (f.line, f.col))
+                    found.append(Proposal(cid="", cand=c, original=source, patched=patched,
+                                          findings=[f.fingerprint()], targets=[]))
+                    break
+            if found:
+                break
+        if not found:
+            break
+        out += found
+    return out
 
 
 def _setting_of(t: Mapping[str, Any]) -> str:

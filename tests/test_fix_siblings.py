@@ -479,3 +479,70 @@ def test_edits_next_to_each_other_are_verified_and_posted_as_one_suggestion(tmp_
     suggested = block["body"].split("```suggestion\n", 1)[1].split("\n```", 1)[0]
     assert suggested.split("\n") == fix["lines"]
     assert suggested.count("torch._assert_async(") == 2
+
+
+RANGE = """\
+import torch
+from torch import nn
+
+
+def validate(t, data_range=(0.0, 1.0)):
+    if data_range[0] < data_range[1]:
+        assert data_range[0] <= t.min(), \\
+            f'Expected values to be greater or equal to {data_range[0]}, got {t.min()}'
+        assert t.max() <= data_range[1], \\
+            f'Expected values to be lower or equal to {data_range[1]}, got {t.max()}'
+    return t
+
+
+class Score(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.lin = nn.Linear(4, 4)
+
+    def forward(self, x):
+        return validate(self.lin(x).sigmoid()) * 2
+"""
+RANGE_CONFIG = STEP_CONFIG.replace("name: step", "name: score").replace("pkg.step:Step", "pkg.score:Score").replace(
+    "inputs: [{name: y, shape: [batch, 4]}, {name: dt, shape: [], low: 0.1, high: 1.0}]",
+    "inputs: [{name: x, shape: [batch, 4]}]")
+
+
+def _range_repo(root):
+    (root / "pkg").mkdir(parents=True, exist_ok=True)
+    (root / "pkg" / "__init__.py").write_text("")
+    (root / "pkg" / "score.py").write_text(RANGE)
+    (root / "pt2bot.yml").write_text(RANGE_CONFIG)
+    # dynamo breaks on the first check and runs the function in eager: the second is no target
+    return [{**brk("score", 7), "path": "pkg/score.py"}]
+
+
+def test_the_checks_after_a_target_s_check_are_taken_along(tmp_path):
+    """piq's input validation: the range's two asserts in a row. Only the first is a target
+    (the break there sends the function to eager, so dynamo never reaches the second); its edit
+    alone uncovers the second one's break. The next checks of the block are composed with it."""
+    targets = _range_repo(tmp_path)
+    proposals, why = gather(targets, [], str(tmp_path), None)
+    assert why == {}
+    [combo] = [p for p in proposals if p.cand.end_line == 10]
+    assert (combo.cand.start_line, combo.targets) == (7, [0])
+    assert combo.cand.title.endswith("all 2 on lines 7-10 together")
+    assert "".join(combo.cand.lines).count("torch._assert_async(") == 2
+    assert order(proposals)[0] is combo
+    # the second check's own edit is only a part: never proven alone
+    assert {(p.cand.start_line, p.cand.end_line) for p in proposals} == {(7, 8), (7, 10)}
+
+
+@pytest.mark.torch
+def test_the_checks_taken_along_are_verified_with_no_break_uncovered(tmp_path):
+    targets = _range_repo(tmp_path)
+    config = build_config(RANGE_CONFIG, str(tmp_path / "pt2bot.yml"))
+    s = ProofSetting(config=config, changeset=None, root=str(tmp_path), head_sha=None,
+                     head_results=ResultsFile.empty(), device="cpu")
+    proposals, _why, _budget = _prove_targets(s, targets, [], {"score"}, {}, time.monotonic())
+    [combo] = [p for p in proposals if p.cand.end_line == 10]
+    verdict = combo.results["score"]
+    assert verdict["accepted"] is True, verdict
+    assert verdict["evidence"].startswith("GB0170 gone"), verdict
+    assert "uncovers" not in verdict["evidence"], verdict
+    assert "compiled code raises RuntimeError where head raises AssertionError" in verdict["evidence"], verdict
