@@ -292,6 +292,7 @@ def _next_checks(t: Mapping[str, Any], source: str, tree: ast.Module, trees: dic
     (the break there sent the function to eager), so the next ones are no target; fixed alone,
     the first check's edit uncovers the next one's break, and the suggestion a user applies
     breaks again on the line below. The composed edit carries the target; the proof runs it."""
+    # a check's edits carry the guard of values it refuses ("invalid"): that marks them
     checks = [p for p in offered if "invalid" in p.cand.guards and not p.cand.setting]
     if not checks:
         return []
