@@ -303,7 +303,8 @@ def _next_checks(t: Mapping[str, Any], source: str, tree: ast.Module, trees: dic
     if st is None or st not in body or (st.end_lineno or st.lineno) != last.end_line:
         return []
     out: list[Proposal] = []
-    for nxt in body[body.index(st) + 1:body.index(st) + 1 + MAX_NEXT_CHECKS]:
+    k = body.index(st) + 1
+    for nxt in body[k:k + MAX_NEXT_CHECKS]:
         if not (isinstance(nxt, ast.Assert) or isinstance(nxt, ast.If) and not nxt.orelse
                 and len(nxt.body) == 1 and isinstance(nxt.body[0], ast.Raise)):
             break

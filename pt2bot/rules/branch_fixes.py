@@ -156,7 +156,8 @@ from pt2bot.rules.base import Candidate
 from pt2bot.rules.check_fixes import tensor_test
 from pt2bot.rules.logging_call import LOG_METHODS
 from pt2bot.rules.edits import (BIN_OPS, BOOL_FUNCS, binds_torch, defined_before, enclosing_function, fresh_name,
-                                function_binds, header_edit, identifiers, indent_unit, indentation, is_elif, node_span, owns_lines,
+                                function_binds, header_edit, identifiers, indent_unit, indentation, int_constant, is_elif,
+                                node_span, owns_lines,
                                 parameter_names, parameters, parents_of, partial_domain, pure, pure_indexed, replace_spans,
                                 replace_statement, segment, source_lines, spans_string_lines, statement_at,
                                 statement_in_function, statement_lines, with_replaced)
@@ -1387,16 +1388,6 @@ def _chain_at(body: list[ast.stmt], i: int) -> tuple[int, int] | None:
 _FLAT = frozenset({"view", "reshape", "flatten", "ravel", "squeeze"})
 
 
-def _int_constant(node: ast.AST) -> int | None:
-    """The value of an int constant, `-1` included, else None."""
-    if isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.USub):
-        v = _int_constant(node.operand)
-        return None if v is None else -v
-    if isinstance(node, ast.Constant) and isinstance(node.value, int) and not isinstance(node.value, bool):
-        return node.value
-    return None
-
-
 def _nonzero_of(node: ast.AST, lines: list[str]) -> str | None:
     """The text of `t` where `node` is the flat indexes of `t`'s nonzero entries:
     `torch.nonzero(t)` or `t.nonzero()` flattened (`.view(-1)`, `.reshape(-1)`, `.flatten()`,
@@ -1420,12 +1411,12 @@ def _nonzero_of(node: ast.AST, lines: list[str]) -> str | None:
             return None
         return segment(lines, arg) if pure_indexed(arg) else None
 
-    if isinstance(node, ast.Subscript) and _int_constant(node.slice) == 0:
+    if isinstance(node, ast.Subscript) and int_constant(node.slice) == 0:
         return nonzero(node.value, True)    # the one index tuple of a 1-D tensor
     if not (isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr in _FLAT
             and not node.keywords):
         return None
-    dims = [_int_constant(a) for a in node.args]
+    dims = [int_constant(a) for a in node.args]
     if {"flatten": [], "ravel": [], "view": [-1], "reshape": [-1]}.get(node.func.attr, dims) != dims or \
             node.func.attr == "squeeze" and dims not in ([1], [-1]):
         return None
@@ -1451,8 +1442,8 @@ def _first_index_form(tree: ast.Module, st: ast.stmt, lines: list[str]) -> str |
     parents = parents_of(fn)
     uses = [n for n in ast.walk(fn) if isinstance(n, ast.Name) and n.id == name and n is not st.targets[0]]
     if not uses or any(not isinstance(n.ctx, ast.Load) for n in uses) or not all(
-            isinstance(p := parents.get(id(n)), ast.Subscript) and p.value is n and isinstance(p.slice, ast.Constant)
-            and p.slice.value == 0 and not isinstance(p.slice.value, bool) for n in uses):
+            isinstance(p := parents.get(id(n)), ast.Subscript) and p.value is n and int_constant(p.slice) == 0
+            for n in uses):
         return None
     return "\n".join(with_replaced(lines, st, st.value, f"({t} != 0).int().argmax().reshape(1)"))
 

@@ -11,8 +11,8 @@ from pt2bot.rules.base import Candidate, Rule
 from pt2bot.rules.branch_fixes import is_compiling_fixes
 from pt2bot.rules.capture_branch_fixes import capture_branch_fixes
 from pt2bot.rules.edits import (BIN_OPS, binds_torch, enclosing_function, finding_statement, fresh_name,
-                                function_binds, identifiers, indentation, node_span, parents_of, partial_domain, pure,
-                                pure_indexed, replace_spans, replace_statement, segment, with_replaced)
+                                function_binds, identifiers, indentation, int_constant, node_span, parents_of, partial_domain,
+                                pure, pure_indexed, replace_spans, replace_statement, segment, with_replaced)
 
 # Generated from torch's own op tags by tools/gen_dynamic_ops.py (a reviewed mapping from the
 # tagged ATen overloads to Python spellings, with the argument condition where there is one).
@@ -364,10 +364,8 @@ def _int_bound(node: ast.AST | None) -> int | None | bool:
     """A slice bound: None, an int constant (`-1` too), else False."""
     if node is None:
         return None
-    if isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.USub):
-        b = _int_bound(node.operand)
-        return -b if type(b) is int else False
-    return node.value if isinstance(node, ast.Constant) and type(node.value) is int else False
+    v = int_constant(node)
+    return False if v is None else v
 
 
 def _sliced_mask(mask: str, sl: ast.Slice) -> str | None:

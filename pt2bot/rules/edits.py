@@ -341,6 +341,14 @@ def pure_indexed(node: ast.AST) -> bool:
     return all(isinstance(n, _PURE + (ast.Subscript, ast.Slice, ast.Tuple, ast.Store)) for n in ast.walk(node))
 
 
+def int_constant(node: ast.AST) -> int | None:
+    """The value of an int constant, `-1` included (not a bool), else None."""
+    if isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.USub):
+        v = int_constant(node.operand)
+        return None if v is None else -v
+    return node.value if isinstance(node, ast.Constant) and type(node.value) is int else None
+
+
 # functions not defined, or not finite, everywhere (a division by 0, the log of 0): computed on
 # the elements the mask leaves out, they give inf or NaN there, which `torch.where` drops in the
 # forward pass and not in backward (0 times inf is NaN)
