@@ -580,8 +580,10 @@ def _masked_rows_fixes(code, finding, st: ast.If, tree, lines) -> list[Candidate
     variances that are neither small nor infinite): the rows left out are then those whose `y`
     is degenerate, where the layers that computed `y` may have an infinite derivative, and
     where head skipped the block its result had no gradient, the edit's has zeros through that
-    derivative: NaN in the layers (on constant predictions, an independent re-run found), which
-    the proof's call of the function alone, with the mask emptied, cannot see. Each row of `f`
+    derivative: NaN in the layers (on constant predictions, an independent re-run found). The
+    proof's call of the function alone, with the mask emptied, cannot see it; its run of the
+    model on inputs all alike (pt2bot/smoke/verify.py `constant_checks`) sees it only where
+    those layers make the degenerate rows from such inputs. Each row of `f`
     must come from the same row of what it reads through the mask (`_row_wise`); the test is
     dropped, which is right only where it fails just when the mask is empty (then
     `torch.where` keeps `x` whole, as head's skipped block did), so the proof compares on an
@@ -612,7 +614,8 @@ def _masked_rows_fixes(code, finding, st: ast.If, tree, lines) -> list[Candidate
             # derivative there (`pow(max_abs_dev, -2)` at a constant input). Where head skips
             # the block its result has no gradient; the edit's `torch.where` links it, and zero
             # times that derivative is NaN in the layers before. The proof calls the function
-            # with the mask emptied, not the layers with inputs that empty it: no edit
+            # with the mask emptied, and the model on inputs all alike, not the layers with
+            # every input that empties it: no edit
             fn = enclosing_function(tree, st)
             if fn is None or {segment(lines, r.value) for r in reads} & _made_from(fn, s.lineno, mask):
                 return []

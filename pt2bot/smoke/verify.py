@@ -13,7 +13,8 @@ recompiles do not depend on the backend), then puts each candidate in place
 written), measures it the same way and judges it (`judge`): its eager outputs (and, unless it
 is safe by construction, the gradients of its parameters and inputs on every case, and the
 values the replaced statements leave behind, pt2bot/smoke/values.py), the break pass,
-the guard inputs (their outputs, then their gradients), then the shape matrix and export,
+the guard inputs (their outputs, then their gradients), the model's inputs all alike (all 0,
+then all 1: outputs and gradients, `constant_checks`), then the shape matrix and export,
 each step only when the ones before have not already refused it (a candidate whose targeted
 break is still there pays for no guard input and no matrix). Where the matrix's first case
 compiles as the break pass does (eager backend, no dim marked dynamic, torch's recompile
@@ -31,7 +32,8 @@ or export failure is gone, nothing else got worse (no other break, no more graph
 recompile, no export failure), its eager outputs equal head's on every case (its gradients too,
 and the values the edited statements bind, right after them; the shape matrix's
 compiled outputs equal its eager ones), and where the
-replaced code guards against a special value, it equals head on an input with that value. An
+replaced code guards against a special value, it equals head on an input with that value,
+and on the model's inputs all alike too (where head's own run ends within `GUARD_RUN_S`). An
 edit that keeps one arm of an `if`/`else` is accepted only where head ran the arm it drops on
 one of the shape cases (`_dropped_arm`): on the others the kept arm is what head ran. An edit
 that drops an `if`'s test for its masked writes selected (`_dropped_test`) is accepted only
@@ -615,7 +617,8 @@ def _gradient_row(expected: Any, got: Any, tolerance: Any, *, digest: bool = Fal
     what this run computed; on a guard input the function is called with the values set, not
     the layers with inputs that make them, and zeros through an infinite derivative in those
     layers would be NaN: the masked-rows recipe offers no edit where its mask marks such values
-    (pt2bot/rules/branch_fixes.py `_made_from`). `of`:
+    (pt2bot/rules/branch_fixes.py `_made_from`), and the model's inputs all alike
+    (`constant_checks`) make them where its layers do. `of`:
     whose gradients the row is about, the parameters' or, where those match, the inputs'
     (compared where both runs took gradients of the inputs)."""
     import torch
@@ -1024,6 +1027,9 @@ def judge(head: Mapping[str, Any], cand: Mapping[str, Any], targets: Sequence[Ma
                   + (f"{grads['of']}' " if grads.get("of") else "") + "gradients differ from head's on "
                   f"{_shape(grads.get('shape'))}"
                   f"{_detail(grads)}")
+    constant = _constant_refusal(cand)
+    if constant:
+        return no(constant)
     # a guard this model's inputs cannot exercise is no evidence either way: the candidate is
     # judged on the rest, and refused here as `unexercised`, which another model of the review
     # that exercises the guard in the same function may make up for (pt2bot/fixes.py `_verdict`)
@@ -1210,6 +1216,9 @@ def judge(head: Mapping[str, Any], cand: Mapping[str, Any], targets: Sequence[Ma
         evidence.append("equal with " + " and ".join(GUARD_WORDS.get(k, k) for k in kinds)
                         + " injected"
                         + (", eager and compiled" if any(r.get("compiled") for r in hit) else ""))
+    constant = _constant_evidence(cand)
+    if constant:
+        evidence.append(constant)
     cut = [r for r in cand.get("guards") or () if r.get("unfinished")]
     if cut:
         inputs = sorted({f"{PATTERN_WORDS.get(str(r.get('pattern')), r.get('pattern'))} in `{r.get('argument')}`"
@@ -1807,6 +1816,113 @@ def guard_gradients(model: Any, case: CaseInputs, paths: RepoPaths, rows: Sequen
     return last
 
 
+# --------------------------------------------------------------------------- constant inputs
+
+# The model's own input tensors with every element one value, each of CONSTANTS in turn:
+# a batch whose rows are all alike, on which what the layers compute is degenerate (a
+# variance of 0, the same prediction for every row) as no random shape case makes it. A guard
+# input sets the edited function's arguments, not the inputs of the layers that compute them,
+# so the derivative of those layers at the degenerate value (infinite for a deviation of 0
+# raised to a negative power) never enters its backward; here it does. torchmetrics' Pearson
+# with its masked rows selected by `torch.where` equals head on every shape case and guard
+# input, and takes NaN gradients on constant predictions where head's skipped block took none.
+CONSTANTS = (0.0, 1.0)
+CONSTANT = "head on constant inputs"   # head's outputs and gradients there, once per model
+
+
+class ConstantOverrun(Overrun):
+    """Head's own run on a constant input took longer than `GUARD_RUN_S`."""
+
+
+def constant_case(case: CaseInputs, value: float) -> CaseInputs | None:
+    """`case` with every floating-point and integer input tensor filled with `value` (token ids
+    and labels too: an embedding of one id gives rows all alike); bool masks kept. None when no
+    input is such a tensor."""
+    import torch
+
+    filled = False
+
+    def fill(a: Any) -> Any:
+        nonlocal filled
+        if isinstance(a, torch.Tensor) and a.dtype != torch.bool and not a.is_complex():
+            filled = True
+            return torch.full_like(a, value)
+        return a
+    out = case.replace_tensors(fill)
+    return out if filled else None
+
+
+def head_on_constants(model: Any, case: CaseInputs, paths: RepoPaths) -> list[tuple[float, Any, Any]]:
+    """`(value, outputs or the exception, gradients)` of head's model on each constant input
+    (`constant_case`); an input on which head's run does not end within `GUARD_RUN_S` is left
+    out (nothing to compare), as are gradients where head's forward raised."""
+    import torch
+
+    out = []
+    for value in CONSTANTS:
+        c = constant_case(case, value)
+        if c is None:
+            continue
+        try:
+            with time_limit(GUARD_RUN_S, ConstantOverrun):
+                with torch.no_grad(), defined_memory():
+                    got = _try_forward(model, c, paths)
+                with defined_memory():
+                    grads = None if isinstance(got, BaseException) else gradients(model, c, paths)
+        except ConstantOverrun:
+            continue
+        out.append((value, got, grads))
+    return out
+
+
+def constant_checks(model: Any, case: CaseInputs, paths: RepoPaths,
+                    head_runs: Sequence[tuple[float, Any, Any]], tolerance: Any) -> list[dict[str, Any]]:
+    """The candidate against head (`head_on_constants`) on each constant input, outputs then
+    gradients, until one differs: `{value, match, of, message, ...}` a row."""
+    import torch
+
+    rows = []
+    for value, head_out, head_grads in head_runs:
+        c = constant_case(case, value)
+        if c is None:
+            continue
+        with torch.no_grad(), defined_memory():
+            got = _try_forward(model, c, paths)
+        row = {"value": value, **_versus(head_out, got, tolerance)}
+        if row["match"] and not isinstance(head_out, BaseException):
+            with defined_memory():
+                g = _gradient_row(head_grads, gradients(model, c, paths), tolerance)
+            if g is not None:
+                row = {"value": value, **g, "gradients": True}
+        rows.append(row)
+        if not row["match"]:
+            break
+    return rows
+
+
+def _constant_refusal(cand: Mapping[str, Any]) -> str | None:
+    for row in cand.get("constants") or ():
+        if not row.get("match"):
+            what = ("the " + (f"{row['of']}' " if row.get("of") else "") + "gradients"
+                    if row.get("gradients") else "the outputs")
+            return (f"on the model's inputs all {_number(row.get('value'))} (rows all alike), "
+                    f"{what} differ from head's{_detail(row)}")
+    return None
+
+
+def _constant_evidence(cand: Mapping[str, Any]) -> str | None:
+    rows = cand.get("constants") or ()
+    if not rows:
+        return None
+    values = " and ".join(f"all {_number(r.get('value'))}" for r in rows)
+    return f"equal on inputs {values}" + (
+        ", gradients too" if any(r.get("gradients") for r in rows) else "")
+
+
+def _number(v: Any) -> str:
+    return f"{v:g}" if isinstance(v, float) else str(v)
+
+
 def _dropped_test_refusal(cand: Mapping[str, Any]) -> str | None:
     """Why an edit that drops an `if`'s test for its masked writes selected is not shown
     right, if it is not. Where head entered the block, the mask decides in both; only an
@@ -2002,6 +2118,11 @@ def prove_candidate(cand: Mapping[str, Any], model: Any, cases: list[CaseInputs]
     # head's gradients, once per model: a candidate safe by construction computes what head does
     if not cand.get("safe") and not setting and GRADIENTS not in backend_cache:
         backend_cache[GRADIENTS] = head_gradients(model, cases, paths)
+    # and head's outputs and gradients on constant inputs, once per model: an edit that asks
+    # `is_compiling()` leaves eager, and its backward, as head's
+    constants = not cand.get("safe") and not setting and not compiled
+    if constants and CONSTANT not in backend_cache:
+        backend_cache[CONSTANT] = head_on_constants(model, cases[0], paths)
     # the Python scalars the model's modules hold after a call, compared after each call, the
     # same for head and every candidate: every call starts from their values as built
     # (pt2bot/smoke/inputs.py `restore_state`; a candidate that made a float a tensor leaves
@@ -2107,6 +2228,10 @@ def prove_candidate(cand: Mapping[str, Any], model: Any, cases: list[CaseInputs]
                             model, cases[0], paths, measured["guards"], head_swap, swap,
                             model_spec.get("tolerance"), cache, prefer, skip is not None)
                         ok = (measured["guard_gradients"] or {}).get("match") is not False
+                if ok and constants:
+                    measured["constants"] = constant_checks(model, cases[0], paths, backend_cache[CONSTANT],
+                                                            model_spec.get("tolerance"))
+                    ok = all(r["match"] for r in measured["constants"])
                 if ok:
                     _measure_more(measured, model, cases, outs, model_spec, run_cfg, paths,
                                   [p for p in phases if p not in first])
