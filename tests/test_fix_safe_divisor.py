@@ -9,6 +9,8 @@ injected zeros, where head takes the early return.
 """
 from __future__ import annotations
 
+import dataclasses
+
 import pytest
 
 from pt2bot.fixes import break_findings
@@ -90,3 +92,66 @@ def test_the_loop_verifies_both_on_injected_zeros(tmp_path):
     for cid, line in (("chain", CHAIN), ("plain", PLAIN)):
         assert verdicts[cid]["accepted"] is True, verdicts[cid]
         assert f"the early return at line {line + 1} taken by head on inputs with zeros" in verdicts[cid]["evidence"]
+
+
+# torchdiffeq's first step: `if d0 < 1e-5 or d1 < 1e-5:` a fixed step, `else:` one divided by
+# `d1`. On an ODE that starts at 0 both norms are 0: head takes the fixed step and its output
+# has no gradient there; `torch.where` computes `0.01 * d0 / d1` too, 0 / 0, whose backward
+# puts NaN into the layers. No shape case is all 0; the model's inputs all alike are.
+FIRST_STEP = """\
+import torch
+from torch import nn
+
+
+def first_step(y0, f0):
+    d0 = y0.norm()
+    d1 = f0.norm()
+    if d0 < 1e-5 or d1 < 1e-5:
+        h0 = torch.tensor(1e-6)
+    else:
+        h0 = 0.01 * d0 / d1
+    return h0
+
+
+class Step(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.lin = nn.Linear(4, 4, bias=False)
+
+    def forward(self, y0):
+        return y0 + first_step(y0, self.lin(y0))
+"""
+BOUND = 8
+BOUND_TARGET = {"kind": "break", "model": "step", "path": "pkg/step.py", "line": BOUND, "gb": "GB0170",
+                "gb_type": "Data-dependent branching"}
+
+
+def _bound_edit(title: str):
+    return next(c for f in break_findings(BOUND_TARGET, FIRST_STEP, {}) for c in fix_candidates(f, FIRST_STEP)
+                if c.title.startswith(title))
+
+
+def test_a_divisor_a_test_bounds_below_gets_a_stand_in_where_the_test_holds():
+    assert FIRST_STEP.splitlines()[BOUND - 1].strip() == "if d0 < 1e-5 or d1 < 1e-5:"
+    where = _bound_edit("select with `torch.where`")
+    assert where.title == ("select with `torch.where` instead of branching; 1 stands in for `d1` where the test "
+                           "holds, so that the division computed there and not selected is defined")
+    assert where.lines == (
+        "    safe_d1 = torch.where((d0 < 1e-5) | (d1 < 1e-5), torch.ones_like(d1), d1)",
+        "    h0 = torch.where((d0 < 1e-5) | (d1 < 1e-5), torch.tensor(1e-6), 0.01 * d0 / safe_d1)")
+
+
+@pytest.mark.torch
+def test_the_stand_in_is_verified_and_the_bare_division_is_refused_on_inputs_all_zero(tmp_path):
+    config = one_model("step", "pkg.step:Step", "[{name: y0, shape: [batch, 4]}]", "{batch: [2, 3]}")
+    root = write_repo(tmp_path / "repo", {"pkg/step.py": FIRST_STEP}, config)
+    where = _bound_edit("select with `torch.where`")
+    bare = dataclasses.replace(where, lines=(
+        "    h0 = torch.where((d0 < 1e-5) | (d1 < 1e-5), torch.tensor(1e-6), 0.01 * d0 / d1)",))
+    verdicts = prove(root, "step", [item("bare", bare, FIRST_STEP, BOUND_TARGET),
+                                    item("where", where, FIRST_STEP, BOUND_TARGET)], tmp_path / "work")
+    assert verdicts["bare"]["accepted"] is False
+    assert verdicts["bare"]["reason"].startswith("on the model's inputs all 0 (rows all alike), the "), verdicts["bare"]
+    assert "NaN" in verdicts["bare"]["reason"], verdicts["bare"]
+    assert verdicts["where"]["accepted"] is True, verdicts["where"]
+    assert "equal on inputs all 0 and all 1, gradients too" in verdicts["where"]["evidence"]

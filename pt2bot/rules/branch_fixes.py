@@ -1006,16 +1006,21 @@ def _branch_fixes(code, finding, st: ast.If, body, tree, lines, test: str) -> li
             first = [f"{indent}{name} = {text}"]
             then, other = then.replace(text, name), other.replace(text, name)
         where_title = "select with `torch.where` instead of branching"
-        zero = _zero_tested(st.test)
-        if zero is not None and not first and _divides_by(b, zero) and not _divides_by(a, zero) and \
-                _side_effect_free(b):
-            # the `else` side divides by what the test compares with zero: computed everywhere by
-            # `torch.where`, it would divide by that zero where the branch did not (an integer
-            # division raises, a float one puts NaN into the gradient); 1 stands in there
-            safe = {zero: fresh_name(identifiers(tree), f"safe_{zero}")}
-            first = [f"{indent}{safe[zero]} = torch.where({test}, torch.ones_like({zero}), {zero})"]
+        divisors = [n for n in _bounded_names(st.test) if _divides_by(b, n) and not _divides_by(a, n)]
+        if divisors and not first and _side_effect_free(b):
+            # the `else` side divides by what the test compares with zero or a small bound:
+            # computed everywhere by `torch.where`, it would divide by that zero where the
+            # branch did not (an integer division raises, a float one puts NaN into the
+            # gradient: torchdiffeq's first step, `if d0 < 1e-5 or d1 < 1e-5:` then `0.01 * d0
+            # / d1`, on an ODE that starts at 0); 1 stands in there, where nothing selects it
+            taken = identifiers(tree)
+            safe: dict[str, str] = {}
+            for n in divisors:
+                safe[n] = fresh_name(taken, f"safe_{n}")
+                taken.add(safe[n])
+                first.append(f"{indent}{safe[n]} = torch.where({test}, torch.ones_like({n}), {n})")
             other = _safe_arg(lines, b, safe)
-            where_title += _stands_in(zero)
+            where_title += _stands_in(divisors, zero=_zero_tested(st.test) is not None)
         ways.insert(0, (1, f"torch.where({test}, {then}, {other})", where_title))
     for rank, text, title in ways:
         pre = first if rank == 1 else []
@@ -1532,7 +1537,7 @@ def _chain(code, finding, body: list[ast.stmt], first: int, last: int, tree, lin
     return Candidate(code=code, path=finding.path, start_line=run[0].lineno,
                      end_line=run[-1].end_lineno or run[-1].lineno, lines=tuple(new),
                      title="select the early returns' values with nested `torch.where`"
-                     + "".join(_stands_in(z) for z in safe),
+                     + "".join(_stands_in([z]) for z in safe),
                      safe=False, guards=tuple(dict.fromkeys(special)), rank=rank)
 
 
@@ -1576,9 +1581,31 @@ def _divides_by(node: ast.AST, name: str) -> bool:
     return False
 
 
-def _stands_in(zero: str) -> str:
-    """What a title adds for a divisor given a stand-in (`_chain`, `_branch_fixes`)."""
-    return f"; 1 stands in for `{zero}` where it is 0, so that the division computed there and not selected is defined"
+def _bounded_names(test: ast.AST) -> list[str]:
+    """The names `test` holds true for at zero: compared with zero (`_zero_tested`) or found
+    below a bound that is not negative (`d1 < 1e-5`, `1e-5 > d1`, `n <= 0`), alone or as a part
+    of an `or` (`d0 < 1e-5 or d1 < 1e-5`), in order, once each."""
+    if isinstance(test, ast.BoolOp) and isinstance(test.op, ast.Or):
+        return list(dict.fromkeys(n for v in test.values for n in _bounded_names(v)))
+    zero = _zero_tested(test)
+    if zero is not None:
+        return [zero]
+    if isinstance(test, ast.Compare) and len(test.ops) == 1:
+        a, op, b = test.left, test.ops[0], test.comparators[0]
+        if isinstance(op, (ast.Gt, ast.GtE)):
+            a, b, op = b, a, ast.Lt()
+        if isinstance(op, (ast.Lt, ast.LtE)) and isinstance(a, ast.Name) and isinstance(b, ast.Constant) \
+                and isinstance(b.value, (int, float)) and not isinstance(b.value, bool) and b.value >= 0:
+            return [a.id]
+    return []
+
+
+def _stands_in(names: list[str], zero: bool = True) -> str:
+    """What a title adds for the divisors given a stand-in (`_chain`, `_branch_fixes`): where
+    they are 0 (`zero`, a test of each against zero), else where the test holds."""
+    which = " and ".join(f"`{n}`" for n in names)
+    where = ("it is 0" if len(names) == 1 else "they are 0") if zero else "the test holds"
+    return f"; 1 stands in for {which} where {where}, so that the division computed there and not selected is defined"
 
 
 def _safe_reads(node: ast.AST, safe: dict[str, str]) -> list[tuple[tuple[int, int], tuple[int, int], str]]:
