@@ -207,6 +207,21 @@ LIBRARIES: dict[str, str] = {
     # subsets, precision/recall), every input checked by asserts on the tensors' min and max,
     # an image resize whose padding is read with .item()), held out with it
     "piq": "piq",
+    # held out nineteenth: factorized layers over TensorLy (linear, convolution and embedding
+    # weights held as CP, Tucker, tensor-train and block-TT factors and run factor by factor or
+    # reconstructed, tensor regression and contraction heads, layers parametrized jointly with
+    # per-layer settings in numpy arrays, tensor dropout hooks that drop rank components by
+    # torch.bernoulli masks with an `if len(idx) == 0` fallback, tensor lasso hooks that write the
+    # lasso weights in place and keep the loss in Python attributes, complex factorized weights
+    # of a Fourier layer), a library no benchmark, test or rule of pt2bot had used; added after
+    # the rules had been worked on against all forty-four above
+    "tensorly-torch": "tltorch",
+    # and tensor networks (tensor trains, Tucker and CP tensors with learnable cores; TT-SVD whose
+    # ranks come from the singular values against an error bound read with .item() and a zero
+    # matrix special-cased by `if svd[1][0] < 1e-13`, rank rounding after arithmetic, indexing by
+    # multi-index matrices, TT-matrix layers, ANOVA and Sobol indices with numpy masks), held out
+    # with it
+    "tntorch": "tntorch",
 }
 # Reported apart in RESULTS.md (evaluate.py `split`): figures on code the rules were not tuned on.
 # Each library belongs to one batch, named by when it was held out: a batch stops being code
@@ -232,6 +247,7 @@ HELD_OUT_BATCHES: dict[str, frozenset[str]] = {
     "held_out_16": frozenset({"freia", "torchist"}),
     "held_out_17": frozenset({"nflows", "pytorch-metric-learning"}),
     "held_out_18": frozenset({"pyro-ppl", "piq"}),
+    "held_out_19": frozenset({"tensorly-torch", "tntorch"}),
 }
 HELD_OUT: frozenset[str] = frozenset().union(*HELD_OUT_BATCHES.values())
 
@@ -5046,3 +5062,489 @@ def _piq_features() -> tuple[Any, list[Case]]:
     g = torch.Generator().manual_seed(1)
     return Metrics(), [((torch.rand(n, 3, 16, 16, generator=g), torch.rand(n, 3, 16, 16, generator=g)), {})
                        for n in (12, 16)]
+
+
+# ------------------------------------------------------------------- tensorly-torch (held out, 19)
+# Factorized layers as a user compresses a network with them: linear, convolution and embedding
+# weights held as CP, Tucker, tensor-train and block-TT factors (run factor by factor or
+# reconstructed), tensor regression and contraction heads, layers parametrized jointly, tensor
+# dropout and tensor lasso hooks, and a Fourier-space layer over complex factorized weights. The
+# layers call TensorLy (its PyTorch backend, set globally by tltorch's import) for contractions.
+@spec("tensorly-torch", "factorized_linear_mlp", "an MLP of FactorizedLinear layers over a "
+      "tensorized 24 -> 16 -> 24 -> 8 map: CP (factor by factor), Tucker (reconstructed), "
+      "block-TT (tensor-train matrix, factor by factor) and a dense tensorized layer, each "
+      "weight built from its factors in the forward")
+def _tlt_linear() -> tuple[Any, list[Case]]:
+    torch = _t()
+    torch.manual_seed(0)
+    import tltorch
+
+    class MLP(torch.nn.Module):
+        def __init__(self) -> None:
+            super().__init__()
+            self.l1 = tltorch.FactorizedLinear((4, 6), (4, 4), factorization="cp", rank=0.5)
+            self.l2 = tltorch.FactorizedLinear((4, 4), (4, 6), factorization="tucker", rank=0.5,
+                                               implementation="reconstructed")
+            self.l3 = tltorch.FactorizedLinear((4, 6), (2, 4), factorization="blocktt", rank=0.5)
+            self.l4 = tltorch.FactorizedLinear((2, 4), (2, 4), factorization="dense",
+                                               implementation="reconstructed")
+
+        def forward(self, x: Any) -> Any:
+            h = torch.relu(self.l1(x))
+            h = torch.relu(self.l2(h))
+            return self.l4(torch.tanh(self.l3(h)))
+
+    return MLP(), [((torch.randn(b, 24),), {}) for b in (4, 7)]
+
+
+@spec("tensorly-torch", "factorized_conv_cnn", "a small CNN of 2-d FactorizedConv layers: a CP "
+      "kernel run as separable 1-d convolutions (factorized), a Tucker kernel as a pointwise-"
+      "core-pointwise chain (factorized, spatial modes kept full rank), a tensor-train kernel "
+      "(factorized) and a CP kernel reconstructed into a dense kernel, then pooling and a "
+      "linear classifier")
+def _tlt_conv() -> tuple[Any, list[Case]]:
+    torch = _t()
+    torch.manual_seed(0)
+    import tltorch
+
+    class CNN(torch.nn.Module):
+        def __init__(self) -> None:
+            super().__init__()
+            self.c1 = tltorch.FactorizedConv(3, 8, 3, order=2, factorization="cp", rank=0.5,
+                                             padding=1)
+            self.c2 = tltorch.FactorizedConv(8, 8, 3, order=2, factorization="tucker", rank=0.5,
+                                             padding=1, fixed_rank_modes="spatial")
+            self.c3 = tltorch.FactorizedConv(8, 8, 3, order=2, factorization="tt", rank=0.5,
+                                             stride=2, padding=1)
+            self.c4 = tltorch.FactorizedConv(8, 6, 3, order=2, factorization="cp", rank=0.5,
+                                             implementation="reconstructed", bias=True)
+            self.fc = torch.nn.Linear(6, 5)
+
+        def forward(self, x: Any) -> Any:
+            h = torch.relu(self.c1(x))
+            h = torch.relu(self.c2(h))
+            h = torch.relu(self.c3(h))
+            h = self.c4(h)
+            return self.fc(h.mean(dim=(2, 3)))
+
+    return CNN(), [((torch.randn(b, 3, s, s),), {}) for b, s in ((2, 12), (3, 16))]
+
+
+@spec("tensorly-torch", "factorized_conv_1d_3d", "FactorizedConv of other orders: a 1-d CP "
+      "convolution over a sequence (factorized) and a 1-d Tucker one with dilation, and a 3-d "
+      "Tucker convolution over a small volume (factorized) and a 3-d CP one run MobileNet-style")
+def _tlt_conv_nd() -> tuple[Any, list[Case]]:
+    torch = _t()
+    torch.manual_seed(0)
+    import tltorch
+
+    class Net(torch.nn.Module):
+        def __init__(self) -> None:
+            super().__init__()
+            self.s1 = tltorch.FactorizedConv(4, 6, 5, order=1, factorization="cp", rank=4, padding=2)
+            self.s2 = tltorch.FactorizedConv(6, 4, 3, order=1, factorization="tucker", rank=0.5,
+                                             dilation=2, padding=2)
+            self.v1 = tltorch.FactorizedConv(2, 4, 3, order=3, factorization="tucker", rank=0.5,
+                                             padding=1)
+            self.v2 = tltorch.FactorizedConv(4, 4, 3, order=3, factorization="cp", rank=3,
+                                             implementation="mobilenet", padding=1)
+
+        def forward(self, seq: Any, vol: Any) -> Any:
+            a = self.s2(torch.relu(self.s1(seq)))
+            b = self.v2(torch.relu(self.v1(vol)))
+            return a.mean(dim=-1), b.mean(dim=(2, 3, 4))
+
+    return Net(), [((torch.randn(b, 4, n), torch.randn(b, 2, v, v, v)), {})
+                   for b, n, v in ((2, 16, 6), (3, 24, 8))]
+
+
+@spec("tensorly-torch", "joint_layers", "layers parametrized jointly by one factorized tensor: a "
+      "FactorizedConv with n_layers=3 (one CP tensor for the three kernels; per-layer stride, "
+      "padding and bias flags held in numpy arrays and read with .tolist()) run through its "
+      "get_conv sub-layers, and a FactorizedLinear with n_layers=2 (CP; its Tucker form fails "
+      "to index one layer, so not used) through get_linear")
+def _tlt_joint() -> tuple[Any, list[Case]]:
+    torch = _t()
+    torch.manual_seed(0)
+    import tltorch
+
+    class Net(torch.nn.Module):
+        def __init__(self) -> None:
+            super().__init__()
+            self.convs = tltorch.FactorizedConv(6, 6, 3, order=2, n_layers=3, factorization="cp",
+                                                rank=0.5, bias=True)
+            for i in range(3):
+                self.convs.set(i, padding=1, stride=1 if i < 2 else 2)
+            self.lins = tltorch.FactorizedLinear((2, 3), (2, 3), n_layers=2, factorization="cp",
+                                                 rank=0.5)
+            self.inp = torch.nn.Conv2d(3, 6, 1)
+
+        def forward(self, x: Any) -> Any:
+            h = self.inp(x)
+            for i in range(3):
+                h = torch.relu(self.convs.get_conv(i)(h))
+            v = h.mean(dim=(2, 3))
+            return self.lins.get_linear(1)(torch.relu(self.lins.get_linear(0)(v)))
+
+    return Net(), [((torch.randn(b, 3, s, s),), {}) for b, s in ((2, 10), (3, 14))]
+
+
+@spec("tensorly-torch", "trl_tcl_head", "tensor regression heads on convolutional features (no "
+      "flattening): a TCL (Tucker contraction of every non-batch mode) then a Tucker TRL, a CP "
+      "TRL and a tensor-train TRL to the class scores")
+def _tlt_trl() -> tuple[Any, list[Case]]:
+    torch = _t()
+    torch.manual_seed(0)
+    import tltorch
+
+    class Head(torch.nn.Module):
+        def __init__(self) -> None:
+            super().__init__()
+            self.conv = torch.nn.Conv2d(3, 6, 3, padding=1)
+            self.pool = torch.nn.AdaptiveAvgPool2d(4)
+            self.tcl = tltorch.TCL((6, 4, 4), rank=(4, 3, 3))
+            self.trl_tucker = tltorch.TRL((4, 3, 3), (5,), factorization="tucker", rank=0.5, bias=True)
+            self.trl_cp = tltorch.TRL((4, 3, 3), (5,), factorization="cp", rank=0.5)
+            self.trl_tt = tltorch.TRL((4, 3, 3), (5,), factorization="tt", rank=0.5)
+
+        def forward(self, x: Any) -> Any:
+            h = self.tcl(self.pool(torch.relu(self.conv(x))))
+            return self.trl_tucker(h) + self.trl_cp(h) + self.trl_tt(h)
+
+    return Head(), [((torch.randn(b, 3, s, s),), {}) for b, s in ((2, 12), (4, 16))]
+
+
+@spec("tensorly-torch", "factorized_embedding", "FactorizedEmbedding tables (auto-tensorized "
+      "vocabulary of 120 tokens): block-TT (TT-Rec) and CP (indexing a CPTensorized returns "
+      "factors that are turned into matrices), looked up for a batch of token sequences and "
+      "mean-pooled into a classifier")
+def _tlt_embedding() -> tuple[Any, list[Case]]:
+    torch = _t()
+    torch.manual_seed(0)
+    import tltorch
+
+    class Bag(torch.nn.Module):
+        def __init__(self) -> None:
+            super().__init__()
+            self.emb_tt = tltorch.FactorizedEmbedding(120, 16, factorization="blocktt", rank=4)
+            self.emb_cp = tltorch.FactorizedEmbedding(120, 16, factorization="cp", rank=6)
+            self.fc = torch.nn.Linear(16, 3)
+
+        def forward(self, tokens: Any) -> Any:
+            e = self.emb_tt(tokens) + self.emb_cp(tokens)
+            return self.fc(e.mean(dim=1))
+
+    g = torch.Generator().manual_seed(1)
+    return Bag(), [((torch.randint(0, 120, (b, n), generator=g),), {}) for b, n in ((2, 7), (3, 11))]
+
+
+@spec("tensorly-torch", "tensor_dropout_train", "tensor dropout while training: hooks on a Tucker "
+      "conv kernel, a CP conv kernel and a tensor-train TRL that drop rank components (torch.bernoulli "
+      "into a boolean mask, `if len(idx) == 0` then a random fallback index, core and factors "
+      "re-sliced with the sampled indices), applied at evaluation too (drop_test=True, as for "
+      "Monte-Carlo estimates: the benchmark runs models in eval mode)")
+def _tlt_dropout() -> tuple[Any, list[Case]]:
+    torch = _t()
+    torch.manual_seed(0)
+    import tltorch
+
+    class Net(torch.nn.Module):
+        def __init__(self) -> None:
+            super().__init__()
+            self.conv = tltorch.FactorizedConv(3, 8, 3, order=2, factorization="tucker", rank=0.9,
+                                               padding=1)
+            self.conv2 = tltorch.FactorizedConv(8, 8, 3, order=2, factorization="cp", rank=8,
+                                                padding=1)
+            self.pool = torch.nn.AdaptiveAvgPool2d(2)
+            self.trl = tltorch.TRL((8, 2, 2), (3,), factorization="tt", rank=0.9)
+            tltorch.tensor_dropout(self.conv.weight, p=0.4, min_dim=2, drop_test=True)
+            tltorch.tensor_dropout(self.conv2.weight, p=0.4, min_dim=2, drop_test=True)
+            tltorch.tensor_dropout(self.trl.weight, p=0.4, min_dim=1, drop_test=True)
+
+        def forward(self, x: Any) -> Any:
+            h = torch.relu(self.conv2(torch.relu(self.conv(x))))
+            return self.trl(self.pool(h))
+
+    return Net(), [((torch.randn(b, 3, s, s),), {}) for b, s in ((2, 10), (3, 14))]
+
+
+@spec("tensorly-torch", "tensor_lasso", "a tensor lasso regulariser on the ranks of a Tucker and "
+      "a tensor-train convolution and a CP TRL: forward hooks clamp and threshold the lasso weights in "
+      "place under no_grad, accumulate the l1 loss and the element count in Python attributes, "
+      "and the step returns the output with the regulariser's loss, then resets it")
+def _tlt_lasso() -> tuple[Any, list[Case]]:
+    torch = _t()
+    torch.manual_seed(0)
+    import tltorch
+
+    class Net(torch.nn.Module):
+        def __init__(self) -> None:
+            super().__init__()
+            self.l1 = tltorch.FactorizedConv(3, 6, 3, order=2, factorization="tucker", rank=0.5,
+                                             padding=1)
+            self.l2 = tltorch.FactorizedConv(6, 8, 3, order=2, factorization="tt", rank=0.5,
+                                             stride=2, padding=1)
+            self.pool = torch.nn.AdaptiveAvgPool2d(1)
+            self.trl = tltorch.TRL((8,), (3,), factorization="cp", rank=4)
+            self.lasso_tucker = tltorch.tensor_lasso("tucker", penalty=0.01)
+            self.lasso_tt = tltorch.tensor_lasso("tt", penalty=0.01)
+            self.lasso_cp = tltorch.tensor_lasso("cp", penalty=0.01, normalize_loss=False)
+            self.lasso_tucker.apply(self.l1.weight)
+            self.lasso_tt.apply(self.l2.weight)
+            self.lasso_cp.apply(self.trl.weight)
+
+        def forward(self, x: Any) -> Any:
+            y = self.trl(self.pool(torch.relu(self.l2(torch.relu(self.l1(x))))).flatten(1))
+            reg = self.lasso_tucker.loss + self.lasso_tt.loss + self.lasso_cp.loss
+            for r in (self.lasso_tucker, self.lasso_tt, self.lasso_cp):
+                r.reset()
+            return y, reg
+
+    return Net(), [((torch.randn(b, 3, s, s),), {}) for b, s in ((2, 10), (3, 14))]
+
+
+@spec("tensorly-torch", "spectral_conv_complex", "a Fourier neural operator layer as "
+      "neuraloperator writes it on tltorch: rfft2 of the input, the kept low modes multiplied by "
+      "complex factorized weights (ComplexTucker and ComplexCP FactorizedTensor, reconstructed "
+      "with to_tensor and contracted by einsum), irfft2 back, plus a pointwise skip")
+def _tlt_spectral() -> tuple[Any, list[Case]]:
+    torch = _t()
+    torch.manual_seed(0)
+    import tltorch
+
+    class SpectralConv(torch.nn.Module):
+        def __init__(self, c: int = 4, modes: int = 3) -> None:
+            super().__init__()
+            self.modes = modes
+            self.w1 = tltorch.FactorizedTensor.new((c, c, modes, modes), rank=0.5,
+                                                   factorization="ComplexTucker")
+            self.w2 = tltorch.FactorizedTensor.new((c, c, modes, modes), rank=0.5,
+                                                   factorization="ComplexCP")
+            self.w1.normal_(0, 0.1)
+            self.w2.normal_(0, 0.1)
+            self.skip = torch.nn.Conv2d(c, c, 1)
+
+        def forward(self, x: Any) -> Any:
+            b, c, h, w = x.shape
+            m = self.modes
+            xf = torch.fft.rfft2(x, norm="ortho")
+            out = torch.zeros(b, c, h, w // 2 + 1, dtype=xf.dtype)
+            out[:, :, :m, :m] = torch.einsum("bixy,ioxy->boxy", xf[:, :, :m, :m], self.w1.to_tensor())
+            out[:, :, -m:, :m] = torch.einsum("bixy,ioxy->boxy", xf[:, :, -m:, :m], self.w2.to_tensor())
+            return torch.relu(torch.fft.irfft2(out, s=(h, w), norm="ortho") + self.skip(x))
+
+    class FNO(torch.nn.Module):
+        def __init__(self) -> None:
+            super().__init__()
+            self.lift = torch.nn.Conv2d(1, 4, 1)
+            self.layers = torch.nn.ModuleList([SpectralConv(), SpectralConv()])
+            self.proj = torch.nn.Conv2d(4, 1, 1)
+
+        def forward(self, x: Any) -> Any:
+            h = self.lift(x)
+            for layer in self.layers:
+                h = layer(h)
+            return self.proj(h)
+
+    return FNO(), [((torch.randn(b, 1, s, s),), {}) for b, s in ((2, 12), (3, 16))]
+
+
+# ------------------------------------------------------------------------- tntorch (held out, 19)
+# Tensor networks as a user trains or evaluates with them: tensor-train (TT), Tucker and CP
+# tensors whose cores are the module's parameters (a tn.Tensor rebuilt from them in each forward),
+# tensors compressed from data by TT-SVD (ranks chosen from the singular values against an error
+# bound read with .item(); a zero tensor special-cased), rank rounding after arithmetic,
+# completion from sampled entries, TT-matrix layers, and global sensitivity analysis (ANOVA and
+# Sobol indices) of a network evaluated on a grid.
+def _tn_params(shape: list[int], ranks: int) -> Any:
+    torch = _t()
+    import tntorch as tn
+    t = tn.randn(shape, ranks_tt=ranks)
+    return torch.nn.ParameterList([torch.nn.Parameter(0.5 * c) for c in t.cores])
+
+
+@spec("tntorch", "tt_completion", "tensor completion: a learnable rank-3 tensor train over an "
+      "8x8x8x8 grid (cores as parameters) read at sampled multi-indices (tn.Tensor indexing by "
+      "an index matrix), a squared error against the observed values and a norm regulariser")
+def _tn_completion() -> tuple[Any, list[Case]]:
+    torch = _t()
+    torch.manual_seed(0)
+    import tntorch as tn
+
+    class Completion(torch.nn.Module):
+        def __init__(self) -> None:
+            super().__init__()
+            self.cores = _tn_params([8, 8, 8, 8], 3)
+
+        def forward(self, idx: Any, y: Any) -> Any:
+            t = tn.Tensor(list(self.cores))
+            pred = t[idx].torch()
+            return ((pred - y) ** 2).mean() + 1e-3 * tn.norm(t), pred
+
+    g = torch.Generator().manual_seed(1)
+    return Completion(), [((torch.randint(0, 8, (p, 4), generator=g), torch.randn(p, generator=g)), {})
+                          for p in (20, 33)]
+
+
+@spec("tntorch", "tt_svd_compress", "data compressed by TT-SVD to a relative error: "
+      "tn.Tensor(x, eps=...) after a learnable rescaling (ranks chosen from the singular values "
+      "in truncated_svd: the error bound read with .item(), `if svd[1][0] < 1e-13` for a zero "
+      "matrix), decompressed with .torch(), with the relative error, RMSE and R^2 of the "
+      "approximation (tn.metrics)")
+def _tn_svd() -> tuple[Any, list[Case]]:
+    torch = _t()
+    torch.manual_seed(0)
+    import tntorch as tn
+
+    class Compress(torch.nn.Module):
+        def __init__(self) -> None:
+            super().__init__()
+            self.scale = torch.nn.Parameter(torch.tensor(1.5))
+
+        def forward(self, x: Any) -> Any:
+            h = self.scale * x
+            t = tn.Tensor(h, eps=0.3)
+            return t.torch(), tn.relative_error(h, t), tn.rmse(h, t), tn.r_squared(h, t)
+
+    g = torch.Generator().manual_seed(1)
+    out: list[Case] = []
+    for shape in ((6, 8, 10), (8, 8, 12)):
+        a, b, c = (torch.randn(n, generator=g) for n in shape)
+        x = a[:, None, None] * b[None, :, None] * c[None, None, :] + 0.1 * torch.randn(*shape, generator=g)
+        out.append(((x,), {}))
+    return Compress(), out
+
+
+@spec("tntorch", "tt_batch_features", "a batch of images each decomposed as a rank-3 tensor "
+      "train (tn.Tensor(x, ranks_tt=3, batch=True): batched SVDs, `if svd[1].max() < 1e-13`), "
+      "the reconstruction error per image and the first core's energy as features for a linear "
+      "head")
+def _tn_batch() -> tuple[Any, list[Case]]:
+    torch = _t()
+    torch.manual_seed(0)
+    import tntorch as tn
+
+    class Features(torch.nn.Module):
+        def __init__(self) -> None:
+            super().__init__()
+            self.conv = torch.nn.Conv2d(3, 3, 3, padding=1)
+            self.head = torch.nn.Linear(4, 2)
+
+        def forward(self, x: Any) -> Any:
+            h = self.conv(x).permute(0, 2, 3, 1)           # b, H, W, C
+            t = tn.Tensor(h, ranks_tt=3, batch=True)
+            rec = t.torch()
+            err = ((rec - h) ** 2).mean(dim=(1, 2, 3))
+            energy = t.cores[0].pow(2).sum(dim=(1, 2, 3))
+            return self.head(torch.stack([err, energy, rec.mean(dim=(1, 2, 3)), h.std(dim=(1, 2, 3))], -1))
+
+    g = torch.Generator().manual_seed(1)
+    return Features(), [((torch.randn(b, 3, s, s, generator=g),), {}) for b, s in ((2, 8), (3, 12))]
+
+
+@spec("tntorch", "tt_arithmetic_round", "arithmetic of two learnable tensor trains (sum, "
+      "Hadamard product with its Kronecker-grown ranks, scaling) rounded back by round_tt to a "
+      "relative error (TT-SVD sweeps with data-dependent ranks), read at sampled indices, with "
+      "their dot product, norm, mean and variance")
+def _tn_arith() -> tuple[Any, list[Case]]:
+    torch = _t()
+    torch.manual_seed(0)
+    import tntorch as tn
+
+    class Arith(torch.nn.Module):
+        def __init__(self) -> None:
+            super().__init__()
+            self.a = _tn_params([6, 6, 6], 2)
+            self.b = _tn_params([6, 6, 6], 3)
+
+        def forward(self, idx: Any) -> Any:
+            a, b = tn.Tensor(list(self.a)), tn.Tensor(list(self.b))
+            c = a * b + a - 2 * b
+            c.round_tt(eps=1e-4)
+            return c[idx], tn.dot(a, b), tn.norm(c), tn.mean(c), tn.var(a)
+
+    g = torch.Generator().manual_seed(1)
+    return Arith(), [((torch.randint(0, 6, (p, 3), generator=g),), {}) for p in (10, 17)]
+
+
+@spec("tntorch", "tucker_tt_compress", "a Tucker-TT compression of a feature volume: tn.Tensor "
+      "with Tucker ranks and TT ranks (HOSVD factors, then TT-SVD of the core), a learnable "
+      "mode-0 projection by tn.ttm, round_tucker to a relative error, and the distance and dot "
+      "product to a CP tensor of the same data")
+def _tn_tucker() -> tuple[Any, list[Case]]:
+    torch = _t()
+    torch.manual_seed(0)
+    import tntorch as tn
+
+    class TuckerTT(torch.nn.Module):
+        def __init__(self) -> None:
+            super().__init__()
+            self.proj = torch.nn.Parameter(0.3 * torch.randn(4, 4))
+
+        def forward(self, x: Any) -> Any:
+            t = tn.Tensor(x, ranks_tucker=3, ranks_tt=2)
+            p = tn.ttm(t, self.proj[:, : x.shape[0]] if x.shape[0] < 4 else self.proj, dim=0)
+            r = tn.round_tucker(t, eps=0.2)
+            cp = tn.Tensor(x, ranks_cp=3, max_iter=10)
+            return p.torch(), r.torch(), tn.dist(t, cp), tn.dot(t, cp)
+
+    g = torch.Generator().manual_seed(1)
+    return TuckerTT(), [((torch.randn(*s, generator=g),), {}) for s in ((4, 6, 8), (4, 8, 10))]
+
+
+@spec("tntorch", "tt_matrix_layer", "TT-matrix and CP-matrix linear layers: a TTMatrix from "
+      "learnable cores (tt_multiply by einsum over the modes) and a CPMatrix decomposed in the "
+      "forward from a learnable dense weight (CP-ALS of the reshaped matrix, cp_multiply), and the "
+      "full TT matrix's squared norm as a penalty, in an MLP")
+def _tn_ttm() -> tuple[Any, list[Case]]:
+    torch = _t()
+    torch.manual_seed(0)
+    import tntorch as tn
+
+    class TTMLP(torch.nn.Module):
+        def __init__(self) -> None:
+            super().__init__()
+            self.tt_cores = torch.nn.ParameterList([
+                torch.nn.Parameter(0.3 * torch.randn(1, 4, 4, 3)),
+                torch.nn.Parameter(0.3 * torch.randn(3, 6, 4, 1))])
+            self.cp_weight = torch.nn.Parameter(0.3 * torch.randn(16, 8))
+            self.out = torch.nn.Linear(8, 3)
+
+        def forward(self, x: Any) -> Any:
+            ttm = tn.TTMatrix(list(self.tt_cores), ranks=[3], input_dims=[4, 6], output_dims=[4, 4])
+            h = torch.relu(tn.tt_multiply(ttm, x))
+            cpm = tn.CPMatrix(self.cp_weight, rank=3, input_dims=[4, 4], output_dims=[2, 4])
+            h = torch.relu(tn.cp_multiply(cpm, h))
+            return self.out(h), ttm.torch().pow(2).sum()
+
+    return TTMLP(), [((torch.randn(b, 24),), {}) for b in (4, 7)]
+
+
+@spec("tntorch", "sobol_sensitivity", "global sensitivity analysis of a small network over a "
+      "3-d input grid: the network evaluated on tn.meshgrid points, the values compressed to a "
+      "tensor train, then Sobol indices of each variable and of the pair (ANOVA decomposition, "
+      "masks from tn.symbols, tn.only) and the mean dimension of the detached values (the Sobol "
+      "code multiplies by a numpy scalar of the variance, which a tensor that requires grad "
+      "refuses), and a partial derivative of the differentiable one")
+def _tn_sobol() -> tuple[Any, list[Case]]:
+    torch = _t()
+    torch.manual_seed(0)
+    import tntorch as tn
+
+    class Sensitivity(torch.nn.Module):
+        def __init__(self) -> None:
+            super().__init__()
+            self.f = torch.nn.Sequential(torch.nn.Linear(3, 8), torch.nn.Tanh(), torch.nn.Linear(8, 1))
+
+        def forward(self, axis: Any) -> Any:
+            n = axis.shape[0]
+            grid = torch.stack(torch.meshgrid(axis, axis, axis, indexing="ij"), -1)
+            vals = self.f(grid.reshape(-1, 3)).reshape(n, n, n)
+            t = tn.Tensor(vals, ranks_tt=3)
+            td = tn.Tensor(vals.detach(), ranks_tt=3)
+            x, y, z = tn.symbols(3)
+            s = torch.stack([tn.sobol(td, tn.only(x)), tn.sobol(td, tn.only(y)),
+                             tn.sobol(td, tn.only(x & y)), tn.sobol(td, x)])
+            return s, tn.mean_dimension(td), tn.partial(t, 0).torch()
+
+    return Sensitivity(), [((torch.linspace(-1, 1, n),), {}) for n in (6, 9)]

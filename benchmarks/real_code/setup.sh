@@ -26,7 +26,9 @@ fi
 # and nflows (tensorboard, imported nowhere in the package). nflows does import matplotlib
 # (nflows.nn.nde.made, reached by `import nflows.distributions`), so matplotlib and its
 # dependencies are locked above. pyro-ppl (with pyro-api) and piq need nothing unlocked (piq's
-# torchvision is the locked one; its Inception, VGG and LPIPS weights are never loaded)
+# torchvision is the locked one; its Inception, VGG and LPIPS weights are never loaded). tensorly-torch
+# (tltorch) imports tensorly without declaring it; tensorly and tntorch declare only numpy and
+# scipy, both locked
 problems="$("$venv/bin/pip" check | grep -vx 'No broken requirements found\.' \
   | grep -vx 'pytorch-tabnet 4\.1\.0 requires scikit-learn, which is not installed\.' \
   | grep -vx 'pytorch-metric-learning 2\.9\.0 requires scikit-learn, which is not installed\.' \
@@ -42,7 +44,7 @@ for n in ("torch", "torchvision", "vit-pytorch", "x-transformers", "denoising-di
           "pytorch-tcn", "mambapy", "sinkhorn-transformer", "pytorch-ood",
           "lie-transformer-pytorch", "xitorch", "geoopt", "pytorch-minimize", "torch-kf",
           "zuko", "torchcde", "FrEIA", "torchist", "nflows", "pytorch-metric-learning",
-          "pyro-ppl", "piq"):
+          "pyro-ppl", "piq", "tensorly", "tensorly-torch", "tntorch"):
     print(f"{n}=={m.version(n)}")
 PY
 echo "venv ready: $venv"
