@@ -44,6 +44,8 @@ For each distinct verified candidate in the JSON files (read only for `path`, `s
 With `H19_OUTPUTS=0,1 H19_MODEL=tntorch:tucker_tt_compress` only that model runs, and only its
 outputs 0 and 1 are kept, compared and summed for the gradients (heldout19_rerun_tucker_no_cp.log).
 
+With `H19_CAND=ID`, only the candidate of that id (hand edits) runs.
+
 With `H19_CALL_TIMEOUT=N` in the environment one call may run N seconds, and a call past that
 is the result ("timeout"). Unset (the verified run) there is no limit.
 
@@ -192,6 +194,8 @@ def _alarm(*_: Any) -> None:
 # without its CP-ALS outputs, which head does not reproduce across processes)
 KEEP = [int(i) for i in os.environ.get("H19_OUTPUTS", "").split(",") if i.strip()]
 ONLY = os.environ.get("H19_MODEL", "")
+# `H19_CAND=hand5`: only the candidate with this id (hand edits) is run
+ONLY_CAND = os.environ.get("H19_CAND", "")
 CALL_TIMEOUT = int(os.environ.get("H19_CALL_TIMEOUT", "0"))
 
 
@@ -377,6 +381,8 @@ def main(argv: list[str]) -> int:
     t_all = time.perf_counter()
     try:
         for srcs, cand, keys in cands:
+            if ONLY_CAND and cand.get("id") != ONLY_CAND:
+                continue
             if cand.get("setting"):
                 print(f"== setting {cand['setting']} ({', '.join(srcs)}; models {keys})")
             else:
@@ -408,7 +414,13 @@ def main(argv: list[str]) -> int:
                     if same(head[k], pat[k]):
                         eq += 1
                     elif rep:
-                        differ.append(f"{k}: {_describe(head[k], pat[k])}")
+                        more = ""
+                        if "/compiled/" in k:
+                            ek = k.replace("/compiled/", "/eager/")
+                            more = (f"; head's compiled result equal to its eager one: {same(head[k], head[ek])}, "
+                                    f"patched's: {same(pat[k], pat[ek])}; head's and patched's eager equal: "
+                                    f"{same(head[ek], pat[ek])}")
+                        differ.append(f"{k}: {_describe(head[k], pat[k])}{more}")
                     else:
                         unrep_differ.append(f"{k}: {_describe(head[k], pat[k])} (head's second run: "
                                             f"{_describe(head[k], head2[k])})")
