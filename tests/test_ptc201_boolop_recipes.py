@@ -20,6 +20,7 @@ from proofs import one_model
 
 WHERE = "select with `torch.where` instead of branching"
 COND = "branch inside the graph with `torch.cond`"
+STANDS_IN = "; 1 stands in for `{}` where the test holds, so that the division computed there and not selected is defined"
 
 STEP = """\
 import torch
@@ -52,7 +53,7 @@ def _selections(tmp_path, test: str) -> tuple[str, list[tuple[str, tuple[str, ..
         assert f.line == IF, f
         for c in fix_candidates(f, src):
             compile(apply_candidate(src, c), "m.py", "exec")
-            if c.title in (WHERE, COND):
+            if c.title.split(";")[0] in (WHERE, COND):
                 out.append((c.title, c.lines))
     return src, out
 
@@ -67,16 +68,20 @@ def _stand_in(src: str, line: int, part: str) -> Finding:
 
 def test_or_of_comparisons_is_a_bitwise_or(tmp_path):
     _src, got = _selections(tmp_path, "d0 < 1e-5 or d1 < 1e-5")
+    # (the division `torch.where` computes where the test holds reads 1 for `d1`, which may be 0 there)
     assert got == [
-        (WHERE, ("        h0 = torch.where((d0 < 1e-5) | (d1 < 1e-5), torch.tensor(1e-6), 0.01 * d0 / d1)",)),
+        (WHERE + STANDS_IN.format("d1"),
+         ("        safe_d1 = torch.where((d0 < 1e-5) | (d1 < 1e-5), torch.ones_like(d1), d1)",
+          "        h0 = torch.where((d0 < 1e-5) | (d1 < 1e-5), torch.tensor(1e-6), 0.01 * d0 / safe_d1)")),
         (COND, ("        h0 = torch.cond((d0 < 1e-5) | (d1 < 1e-5), lambda: torch.tensor(1e-6), "
                 "lambda: 0.01 * d0 / d1, ())",))]
 
 
 def test_and_of_comparisons_is_a_bitwise_and(tmp_path):
     _src, got = _selections(tmp_path, "d1 <= 1e-15 and d0 <= 1e-15")
-    assert got[0] == (WHERE, ("        h0 = torch.where((d1 <= 1e-15) & (d0 <= 1e-15), torch.tensor(1e-6), "
-                              "0.01 * d0 / d1)",))
+    assert got[0] == (WHERE + STANDS_IN.format("d1"), (
+        "        safe_d1 = torch.where((d1 <= 1e-15) & (d0 <= 1e-15), torch.ones_like(d1), d1)",
+        "        h0 = torch.where((d1 <= 1e-15) & (d0 <= 1e-15), torch.tensor(1e-6), 0.01 * d0 / safe_d1)"))
 
 
 def test_not_of_a_tensor_test_is_logical_not(tmp_path):
@@ -119,11 +124,12 @@ def test_a_stand_in_finding_knows_one_part_and_that_is_enough(tmp_path):
             return 0.01 * d0 / d1
         """)
     assert _findings(tmp_path, src) == []
-    want = ("    return torch.where((d0 < 1e-5) | (d1 < 1e-5), torch.tensor(1e-6, dtype=dtype, device=device), "
-            "0.01 * d0 / d1)",)
+    want = ("    safe_d1 = torch.where((d0 < 1e-5) | (d1 < 1e-5), torch.ones_like(d1), d1)",
+            "    return torch.where((d0 < 1e-5) | (d1 < 1e-5), torch.tensor(1e-6, dtype=dtype, device=device), "
+            "0.01 * d0 / safe_d1)")
     for part in ("d0", "d1"):
         cands = fix_candidates(_stand_in(src, 5, part), src)
-        assert [c.lines for c in cands if c.title == WHERE] == [want], part
+        assert [c.lines for c in cands if c.title == WHERE + STANDS_IN.format("d1")] == [want], part
 
 
 def test_a_conditional_expression_with_or(tmp_path):

@@ -1582,10 +1582,11 @@ def _divides_by(node: ast.AST, name: str) -> bool:
 
 
 def _bounded_names(test: ast.AST) -> list[str]:
-    """The names `test` holds true for at zero: compared with zero (`_zero_tested`) or found
-    below a bound that is not negative (`d1 < 1e-5`, `1e-5 > d1`, `n <= 0`), alone or as a part
-    of an `or` (`d0 < 1e-5 or d1 < 1e-5`), in order, once each."""
-    if isinstance(test, ast.BoolOp) and isinstance(test.op, ast.Or):
+    """The names a part of `test` holds true for at zero: compared with zero (`_zero_tested`)
+    or found below a bound that is not negative (`d1 < 1e-5`, `1e-5 > d1`, `n <= 0`), alone or
+    as a part of an `or` or an `and` (`d0 < 1e-5 or d1 < 1e-5`), in order, once each. Where the
+    test holds such a name may be 0 (under `and`, surely below its bound)."""
+    if isinstance(test, ast.BoolOp):
         return list(dict.fromkeys(n for v in test.values for n in _bounded_names(v)))
     zero = _zero_tested(test)
     if zero is not None:

@@ -143,7 +143,10 @@ class TensorCondition(Rule):
     `//`, `%`, `torch.div`), an integer division raises there and a float one puts NaN into the
     gradient, so 1 stands in for it, `safe_step = torch.where(step == 0,
     torch.ones_like(step), step)`, read by the code after it (torchvision's equalize), in the
-    chain and in the one-`return` `torch.where` alike. Last, an early `break`,
+    chain and in the one-`return` `torch.where` alike. In an `if`/`else` made one `torch.where`,
+    a divisor of the `else` arm that the test also finds below a bound that is not negative
+    (torchdiffeq's first step, `if d0 < 1e-5 or d1 < 1e-5:` then `0.01 * d0 / d1`, both norms 0
+    on an ODE that starts at 0) reads 1 where the test holds. Last, an early `break`,
     `continue` or `return` of names (`return target, None`) is taken in eager only, `if not
     torch.compiler.is_compiling() and <test>:`: right only where the exit skips work that
     changes nothing, so it is posted only where compiled runs, which do not take the exit,
