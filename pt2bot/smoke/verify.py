@@ -1825,7 +1825,9 @@ def guard_gradients(model: Any, case: CaseInputs, paths: RepoPaths, rows: Sequen
 # so the derivative of those layers at the degenerate value (infinite for a deviation of 0
 # raised to a negative power) never enters its backward; here it does. torchmetrics' Pearson
 # with its masked rows selected by `torch.where` equals head on every shape case and guard
-# input, and takes NaN gradients on constant predictions where head's skipped block took none.
+# input, and takes NaN gradients on constant predictions where head's skipped block took none;
+# torchdiffeq's first step selected by `torch.where` does on an ODE that starts at 0, whose norm
+# of 0 the branch kept out of the graph and the square root in it differentiates to inf.
 CONSTANTS = (0.0, 1.0)
 CONSTANT = "head on constant inputs"   # head's outputs and gradients there, once per model
 
@@ -1905,7 +1907,7 @@ def _constant_refusal(cand: Mapping[str, Any]) -> str | None:
         if not row.get("match"):
             what = ("the " + (f"{row['of']}' " if row.get("of") else "") + "gradients"
                     if row.get("gradients") else "the outputs")
-            return (f"on the model's inputs all {_number(row.get('value'))} (rows all alike), "
+            return (f"on the model's inputs all {float(row.get('value') or 0):g} (rows all alike), "
                     f"{what} differ from head's{_detail(row)}")
     return None
 
@@ -1914,13 +1916,9 @@ def _constant_evidence(cand: Mapping[str, Any]) -> str | None:
     rows = cand.get("constants") or ()
     if not rows:
         return None
-    values = " and ".join(f"all {_number(r.get('value'))}" for r in rows)
+    values = " and ".join(f"all {float(r.get('value') or 0):g}" for r in rows)
     return f"equal on inputs {values}" + (
         ", gradients too" if any(r.get("gradients") for r in rows) else "")
-
-
-def _number(v: Any) -> str:
-    return f"{v:g}" if isinstance(v, float) else str(v)
 
 
 def _dropped_test_refusal(cand: Mapping[str, Any]) -> str | None:
