@@ -75,8 +75,57 @@ def test_an_edit_equal_on_inputs_all_alike_says_so():
     assert torch.equal(ones.args[0], torch.ones(2, 3)) and torch.equal(ones.kwargs["ids"], torch.tensor([1, 1]))
     assert torch.equal(ones.args[1], case.args[1])   # a mask is kept
     assert constant_case(CaseInputs({}, (torch.tensor([True]),), {}), 0.0) is None
-    rows = [{"value": 0.0, "match": True, "gradients": True}, {"value": 1.0, "match": True}]
+    rows = [{"of": "inputs", "value": 0.0, "match": True, "gradients": True},
+            {"of": "inputs", "value": 1.0, "match": True}, {"of": "weights", "value": 0.0, "match": True}]
     assert _constant_refusal({"constants": rows}) is None
-    assert _constant_evidence({"constants": rows}) == "equal on inputs all 0 and all 1, gradients too"
-    assert _constant_refusal({"constants": [{"value": 1.0, "match": False, "message": "x"}]}).startswith(
+    assert _constant_evidence({"constants": rows}) == "equal on inputs all 0 and all 1 and on weights all 0, gradients too"
+    assert _constant_refusal({"constants": [{"of": "inputs", "value": 1.0, "match": False, "message": "x"}]}).startswith(
         "on the model's inputs all 1 (rows all alike), the outputs differ from head's")
+    assert _constant_refusal({"constants": [{"of": "weights", "value": 0.0, "match": False, "gradients": True,
+                                             "grads_of": "inputs", "message": "NaN where head's are finite"}]}) == (
+        "on the model's weights all 0, the inputs' gradients differ from head's (NaN where head's are finite)")
+
+
+# A vector field whose last layer starts at zero (as a neural ODE's often does) is 0 everywhere:
+# `step_size` then takes its fixed step, and the division by the field's norm, which
+# `torch.where` computes on the side it does not select, is inf, its gradient NaN. No input
+# makes the field 0 while its weights are as built; the weights all 0 do.
+STEP = """\
+import torch
+from torch import nn
+
+
+def step_size(f):
+    d = f.abs().amax()
+    if d <= 1e-15:
+        h = torch.ones(())
+    else:
+        h = 0.01 / d
+    return h
+
+
+class Field(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.lin = nn.Linear(4, 4)
+
+    def forward(self, y):
+        return y + step_size(self.lin(y))
+"""
+
+
+@pytest.mark.torch
+def test_an_edit_that_takes_nan_gradients_with_weights_all_zero_is_refused(tmp_path):
+    line = 7
+    assert STEP.splitlines()[line - 1].strip() == "if d <= 1e-15:"
+    config = one_model("field", "pkg.field:Field", "[{name: y, shape: [batch, 4]}]", "{batch: [3, 5]}")
+    root = write_repo(tmp_path / "repo", {"pkg/field.py": STEP}, config)
+    target = {"kind": "break", "model": "field", "path": "pkg/field.py", "line": line, "gb": "GB0170",
+              "gb_type": "Data-dependent branching"}
+    where = Candidate(code="PTC201", path="pkg/field.py", start_line=line, end_line=line + 3,
+                      lines=("    h = torch.where(d <= 1e-15, torch.ones(()), 0.01 / d)",), title="where",
+                      safe=False, guards=())
+    verdicts = prove(root, "field", [item("where", where, STEP, target)], tmp_path / "work")
+    assert verdicts["where"]["accepted"] is False, verdicts["where"]
+    assert verdicts["where"]["reason"].startswith("on the model's weights all 0, the "), verdicts["where"]
+    assert "NaN" in verdicts["where"]["reason"], verdicts["where"]

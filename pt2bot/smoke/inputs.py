@@ -5,12 +5,13 @@ becomes a `ModelError` with a kind and the innermost user location, never a cras
 """
 from __future__ import annotations
 
+import contextlib
 import functools
 import inspect
 import re
 import traceback
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Iterator
 
 from pt2bot.smoke import entry as entry_mod
 from pt2bot.smoke.location import ModelError, RepoPaths, user_location
@@ -296,6 +297,27 @@ def _plain_tensors(module: Any) -> dict[str, Any]:
     import torch
 
     return {k: v for k, v in vars(module).items() if isinstance(v, torch.Tensor)}
+
+
+@contextlib.contextmanager
+def zero_weights(model: Any) -> Iterator[bool]:
+    """Inside, every call that starts from the model's state as built (`start_call`) starts
+    from its parameters all 0 (the proof's weights all alike: a layer initialised to zero, as
+    a neural ODE's last layer often is); after, from them as built again. Yields False, and
+    changes nothing, where the parameters were too large to keep (`remember_state`)."""
+    import torch
+
+    built = id(model)
+    kept = _BUILT_PARAMS.get(built)
+    if kept is None:
+        yield False
+        return
+    _BUILT_PARAMS[built] = [(p, torch.zeros_like(saved)) for p, saved in kept]
+    try:
+        yield True
+    finally:
+        _BUILT_PARAMS[built] = kept
+        restore_state(model)
 
 
 def start_call(model: Any) -> None:

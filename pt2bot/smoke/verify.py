@@ -60,7 +60,7 @@ from pt2bot.smoke.breaks import RecordingBackend, collect_breaks, measure_breaks
 from pt2bot.smoke.export import measure_export
 from pt2bot.smoke.inputs import (CaseInputs, build_inputs, build_model, compare_outputs,
                                  flatten_outputs, forward_params, infer_dims, remember_state,
-                                 module_scalars, run_forward, start_call, tolerances)
+                                 module_scalars, run_forward, start_call, tolerances, zero_weights)
 from pt2bot.smoke.location import ModelError, RepoPaths
 from pt2bot.smoke.ops import eager_frames
 from pt2bot.smoke.matrix import compile_configured, measure_matrix
@@ -1828,7 +1828,12 @@ def guard_gradients(model: Any, case: CaseInputs, paths: RepoPaths, rows: Sequen
 # input, and takes NaN gradients on constant predictions where head's skipped block took none;
 # torchdiffeq's first step selected by `torch.where` does on an ODE that starts at 0, whose norm
 # of 0 the branch kept out of the graph and the square root in it differentiates to inf.
-CONSTANTS = (0.0, 1.0)
+# And the model's weights all 0 on its first case's own inputs: a layer initialised to zero (a
+# neural ODE's last layer often is) makes the function it ends constant. torchdiffeq's second
+# step size selected by `torch.where` equals head on the benchmark's trained-looking weights and
+# takes NaN gradients on a vector field that is 0 at the start, where the branch never computed
+# the division by its norms of 0 (an independent re-run found it).
+CONSTANTS = (("inputs", 0.0), ("inputs", 1.0), ("weights", 0.0))
 CONSTANT = "head on constant inputs"   # head's outputs and gradients there, once per model
 
 
@@ -1854,60 +1859,80 @@ def constant_case(case: CaseInputs, value: float) -> CaseInputs | None:
     return out if filled else None
 
 
-def head_on_constants(model: Any, case: CaseInputs, paths: RepoPaths) -> list[tuple[float, Any, Any]]:
-    """`(value, outputs or the exception, gradients)` of head's model on each constant input
-    (`constant_case`); an input on which head's run does not end within `GUARD_RUN_S` is left
-    out (nothing to compare), as are gradients where head's forward raised."""
+@contextlib.contextmanager
+def _constant(model: Any, case: CaseInputs, of: str, value: float) -> Any:
+    """The case to run for one of CONSTANTS (None where it has none), with the weights all 0
+    in place for "weights"."""
+    if of == "inputs":
+        yield constant_case(case, value)
+        return
+    with zero_weights(model) as zeroed:
+        yield case if zeroed and any(True for _ in model.parameters()) else None
+
+
+def _run_constant(model: Any, case: CaseInputs, paths: RepoPaths, of: str, value: float,
+                  head_out: Any = None) -> tuple[bool, Any, Any]:
+    """`(ran, outputs or the exception, gradients)` on one of CONSTANTS; gradients only where
+    the outputs are not an exception (and, given `head_out`, where head's were not either)."""
     import torch
 
-    out = []
-    for value in CONSTANTS:
-        c = constant_case(case, value)
+    with _constant(model, case, of, value) as c:
         if c is None:
-            continue
+            return False, None, None
+        with torch.no_grad(), defined_memory():
+            got = _try_forward(model, c, paths)
+        if isinstance(got, BaseException) or isinstance(head_out, BaseException):
+            return True, got, None
+        with defined_memory():
+            return True, got, gradients(model, c, paths)
+
+
+def head_on_constants(model: Any, case: CaseInputs, paths: RepoPaths) -> list[tuple[str, float, Any, Any]]:
+    """`(of, value, outputs or the exception, gradients)` of head's model on each of
+    CONSTANTS; one on which head's run does not end within `GUARD_RUN_S` is left out (nothing
+    to compare), as are gradients where head's forward raised."""
+    out = []
+    for of, value in CONSTANTS:
         try:
             with time_limit(GUARD_RUN_S, ConstantOverrun):
-                with torch.no_grad(), defined_memory():
-                    got = _try_forward(model, c, paths)
-                with defined_memory():
-                    grads = None if isinstance(got, BaseException) else gradients(model, c, paths)
+                ran, got, grads = _run_constant(model, case, paths, of, value)
         except ConstantOverrun:
             continue
-        out.append((value, got, grads))
+        if ran:
+            out.append((of, value, got, grads))
     return out
 
 
 def constant_checks(model: Any, case: CaseInputs, paths: RepoPaths,
-                    head_runs: Sequence[tuple[float, Any, Any]], tolerance: Any) -> list[dict[str, Any]]:
-    """The candidate against head (`head_on_constants`) on each constant input, outputs then
-    gradients, until one differs: `{value, match, of, message, ...}` a row."""
-    import torch
-
+                    head_runs: Sequence[tuple[str, float, Any, Any]], tolerance: Any) -> list[dict[str, Any]]:
+    """The candidate against head (`head_on_constants`) on each of CONSTANTS, outputs then
+    gradients, until one differs: `{of, value, match, message, ...}` a row (`gradients` where
+    the gradients were compared, their `of` then `grads_of`)."""
     rows = []
-    for value, head_out, head_grads in head_runs:
-        c = constant_case(case, value)
-        if c is None:
-            continue
-        with torch.no_grad(), defined_memory():
-            got = _try_forward(model, c, paths)
-        row = {"value": value, **_versus(head_out, got, tolerance)}
-        if row["match"] and not isinstance(head_out, BaseException):
-            with defined_memory():
-                g = _gradient_row(head_grads, gradients(model, c, paths), tolerance)
+    for of, value, head_out, head_grads in head_runs:
+        _, got, grads = _run_constant(model, case, paths, of, value, head_out)
+        row = {"of": of, "value": value, **_versus(head_out, got, tolerance)}
+        if row["match"] and grads is not None:
+            g = _gradient_row(head_grads, grads, tolerance)
             if g is not None:
-                row = {"value": value, **g, "gradients": True}
+                row = {**g, "grads_of": g.get("of"), "of": of, "value": value, "gradients": True}
         rows.append(row)
         if not row["match"]:
             break
     return rows
 
 
+def _constant_words(of: str, value: Any) -> str:
+    return f"the model's {of} all {float(value or 0):g}"
+
+
 def _constant_refusal(cand: Mapping[str, Any]) -> str | None:
     for row in cand.get("constants") or ():
         if not row.get("match"):
-            what = ("the " + (f"{row['of']}' " if row.get("of") else "") + "gradients"
+            what = ("the " + (f"{row['grads_of']}' " if row.get("grads_of") else "") + "gradients"
                     if row.get("gradients") else "the outputs")
-            return (f"on the model's inputs all {float(row.get('value') or 0):g} (rows all alike), "
+            alike = " (rows all alike)" if row.get("of") == "inputs" else ""
+            return (f"on {_constant_words(str(row.get('of')), row.get('value'))}{alike}, "
                     f"{what} differ from head's{_detail(row)}")
     return None
 
@@ -1916,8 +1941,12 @@ def _constant_evidence(cand: Mapping[str, Any]) -> str | None:
     rows = cand.get("constants") or ()
     if not rows:
         return None
-    values = " and ".join(f"all {float(r.get('value') or 0):g}" for r in rows)
-    return f"equal on inputs {values}" + (
+    parts = []
+    for of in ("inputs", "weights"):
+        values = [f"all {float(r.get('value') or 0):g}" for r in rows if r.get("of") == of]
+        if values:
+            parts.append(f"{of} " + " and ".join(values))
+    return "equal on " + " and on ".join(parts) + (
         ", gradients too" if any(r.get("gradients") for r in rows) else "")
 
 
