@@ -14,7 +14,8 @@ written), measures it the same way and judges it (`judge`): its eager outputs (a
 is safe by construction, the gradients of its parameters and inputs on every case, and the
 values the replaced statements leave behind, pt2bot/smoke/values.py), the break pass,
 the guard inputs (their outputs, then their gradients), the model's inputs all alike (all 0,
-then all 1: outputs and gradients, `constant_checks`), then the shape matrix and export,
+then all 1) and its weights all 0 (outputs and gradients, `constant_checks`), then the shape
+matrix and export,
 each step only when the ones before have not already refused it (a candidate whose targeted
 break is still there pays for no guard input and no matrix). Where the matrix's first case
 compiles as the break pass does (eager backend, no dim marked dynamic, torch's recompile
@@ -33,7 +34,8 @@ recompile, no export failure), its eager outputs equal head's on every case (its
 and the values the edited statements bind, right after them; the shape matrix's
 compiled outputs equal its eager ones), and where the
 replaced code guards against a special value, it equals head on an input with that value,
-and on the model's inputs all alike too (where head's own run ends within `GUARD_RUN_S`). An
+and on the model's inputs all alike and its weights all 0 too (where head's own run ends
+within `GUARD_RUN_S`). An
 edit that keeps one arm of an `if`/`else` is accepted only where head ran the arm it drops on
 one of the shape cases (`_dropped_arm`): on the others the kept arm is what head ran. An edit
 that drops an `if`'s test for its masked writes selected (`_dropped_test`) is accepted only
