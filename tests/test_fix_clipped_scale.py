@@ -26,7 +26,7 @@ class Clip(nn.Module):
         self.bound = bound
 
     def forward(self, x):
-        h = self.proj(x)
+        h = self.proj(x) + 0.5
         norm = h.norm()
         if norm > self.bound:
             h = h * (self.bound / norm)
