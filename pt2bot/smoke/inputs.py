@@ -304,12 +304,13 @@ def zero_weights(model: Any) -> Iterator[bool]:
     """Inside, every call that starts from the model's state as built (`start_call`) starts
     from its parameters all 0 (the proof's weights all alike: a layer initialised to zero, as
     a neural ODE's last layer often is); after, from them as built again. Yields False, and
-    changes nothing, where the parameters were too large to keep (`remember_state`)."""
+    changes nothing, where the model has no parameters or they were too large to keep
+    (`remember_state`)."""
     import torch
 
     built = id(model)
     kept = _BUILT_PARAMS.get(built)
-    if kept is None:
+    if not kept:
         yield False
         return
     _BUILT_PARAMS[built] = [(p, torch.zeros_like(saved)) for p, saved in kept]

@@ -1869,7 +1869,7 @@ def _constant(model: Any, case: CaseInputs, of: str, value: float) -> Any:
         yield constant_case(case, value)
         return
     with zero_weights(model) as zeroed:
-        yield case if zeroed and any(True for _ in model.parameters()) else None
+        yield case if zeroed else None
 
 
 def _run_constant(model: Any, case: CaseInputs, paths: RepoPaths, of: str, value: float,
