@@ -2,10 +2,10 @@
 `_clipped_scale_fixes`): FrEIA's invertible ResNet corrects each layer's spectral norm with `if
 spectral_norm > self.spectral_norm_max: weight.data *= self.spectral_norm_max / spectral_norm`,
 a branch on a tensor (GB0170) that makes dynamo run the whole forward in eager. Scaling by
-`torch.clamp(bound / norm, max=1.0)` always is the same where the norm and its bound are
-positive: a factor of 1 within the bound. The edit texts and what gets none, then the proof loop:
-verified on a clipped norm, refused where the value tested can be negative (a negative factor
-scales values head left alone).
+`bound / torch.clamp(norm, min=bound)` always is the same wherever the bound is not 0: a factor of
+1 within the bound, head's past it, and no division by 0 where the norm is 0 (weights all 0).
+The edit texts and what gets none, then the proof loop: verified on a clipped norm, a negative
+value tested too, refused at a bound of 0 (0 / 0 where head left the values).
 """
 from __future__ import annotations
 
@@ -43,26 +43,26 @@ def _target(path: str = "pkg/clip.py") -> dict:
 
 
 def _edits(text: str, path: str = "m.py") -> list:
-    return offered(_target(path), text, "scale by `torch.clamp(")
+    return offered(_target(path), text, "scale by `")
 
 
 @pytest.mark.parametrize("new, want", [
     ("        if norm > self.bound:\n            h = h * (self.bound / norm)",
-     "        h = h * torch.clamp(self.bound / norm, max=1.0)"),
+     "        h = h * (self.bound / torch.clamp(norm, min=self.bound))"),
     ("        if self.bound < norm:\n            h = h * (self.bound / norm)",
-     "        h = h * torch.clamp(self.bound / norm, max=1.0)"),
+     "        h = h * (self.bound / torch.clamp(norm, min=self.bound))"),
     # in place where head scales in place (FrEIA's `weight.data *= ...`)
     ("        if norm >= self.bound:\n            h *= self.bound / norm",
-     "        h *= torch.clamp(self.bound / norm, max=1.0)"),
+     "        h *= self.bound / torch.clamp(norm, min=self.bound)"),
     ("        if norm > self.bound:\n            h /= norm / self.bound",
-     "        h *= torch.clamp(self.bound / norm, max=1.0)"),
+     "        h *= self.bound / torch.clamp(norm, min=self.bound)"),
 ])
 def test_the_scale_is_clamped_to_one(new, want):
     text = CLIP.replace("        if norm > self.bound:\n            h = h * (self.bound / norm)", new)
     (c,) = _edits(text)
     assert (c.start_line, c.end_line, c.safe, c.rank) == (LINE, LINE + 1, False, 0)
     assert c.lines == (want,)
-    assert "the same where `norm` and `self.bound` are positive" in c.title
+    assert "the same where `self.bound` is not 0 and `norm` not NaN" in c.title
     compile(apply_candidate(text, c), "m.py", "exec")
 
 
@@ -78,15 +78,24 @@ def test_no_edit_where_the_block_is_not_the_clipped_scale(body):
     assert _edits(text) == []
 
 
+def test_no_edit_where_the_value_tested_is_a_number():
+    # `torch.clamp` takes a tensor: a number held at a tensor bound is another edit
+    text = CLIP.replace("        if norm > self.bound:\n            h = h * (self.bound / norm)",
+                        "        if 2.0 > norm:\n            h = h * (norm / 2.0)")
+    assert text != CLIP
+    assert _edits(text) == []
+
+
 @pytest.mark.torch
-@pytest.mark.parametrize("norm, accepted", [("h.norm()", True), ("-h.norm()", False)])
-def test_the_loop_verifies_it_only_where_the_value_tested_is_positive(tmp_path, norm, accepted):
-    # the output grows with the batch: one shape case within the bound, the other past it; a
-    # value tested that is never positive is never past the bound, and the clamped factor is
-    # negative: it scales values head left alone
+@pytest.mark.parametrize("norm, bound, accepted", [("h.norm()", "2.0", True), ("-h.norm()", "2.0", True),
+                                                   ("-h.norm()", "0.0", False)])
+def test_the_loop_verifies_it_wherever_the_bound_is_not_0(tmp_path, norm, bound, accepted):
+    # the output grows with the batch: one shape case within the bound, the other past it. A
+    # value tested that is never positive is never past a positive bound: the factor is 1, as
+    # head's. At a bound of 0 it is 0 / 0 where head left the values
     text = CLIP.replace("h = self.proj(x)", "h = self.proj(x) * x.shape[0] ** 2").replace("norm = h.norm()",
                                                                                          f"norm = {norm}")
-    root = write_repo(tmp_path / "repo", {"pkg/clip.py": text}, CONFIG.replace("BOUND", "2.0"))
+    root = write_repo(tmp_path / "repo", {"pkg/clip.py": text}, CONFIG.replace("BOUND", bound))
     (c,) = _edits(text, path="pkg/clip.py")
     verdict = prove(root, "clip", [item("clip", c, text, _target())], tmp_path / "work")["clip"]
     assert verdict["accepted"] is accepted, verdict

@@ -8,7 +8,7 @@ In the order they are offered (most likely to be the author's intent first):
    (also clamps, masked fills, their in-place forms), and `if m.any(): x[m] = v` (writes of
    plain values through the mask the test reads: they change nothing when no entry is set,
    and a masked write does not break the graph where a masked read does), and a norm clipped to
-   its bound, `if norm > bound: t *= bound / norm`, as `t *= torch.clamp(bound / norm, max=1.0)`
+   its bound, `if norm > bound: t *= bound / norm`, as `t *= bound / torch.clamp(norm, min=bound)`
    (FrEIA's spectral norm correction; a factor of 1 within the bound; `_clipped_scale_fixes`).
    Not safe: `nan_to_num` also replaces
    inf, a clamp may reach values the condition did not test; the candidate carries the special
@@ -397,13 +397,14 @@ def _if_fixes(code, finding, st: ast.If, body, tree, lines) -> list[Candidate]:
 def _clipped_scale_fixes(code, finding, st: ast.If, lines) -> list[Candidate]:
     """`if a > b: t *= b / a` (a norm clipped to its bound: FrEIA's spectral norm correction,
     `if spectral_norm > self.spectral_norm_max: self.layers[i].weight.data *=
-    self.spectral_norm_max / spectral_norm`; also `>=`, `b < a` and `t /= a / b`) -> `t *=
-    torch.clamp(b / a, max=1.0)`, and `t = t * (b / a)` -> `t = t * torch.clamp(b / a,
-    max=1.0)`: where `a` is within its bound the factor is
-    1 and the values stay as they were; past it, it is head's. The same where `a` and `b` are
-    positive, as a norm and its bound are (a negative `a` would scale by a negative factor,
-    NaN would make `t` NaN where head left it), so the proof compares it on the model's values
-    and the title says so."""
+    self.spectral_norm_max / spectral_norm`; also `>=`, `b < a` and `t /= a / b`) -> `t *= b /
+    torch.clamp(a, min=b)`, and `t = t * (b / a)` -> `t = t * (b / torch.clamp(a, min=b))`:
+    past the bound the factor is head's `b / a`, within it `b / b`, 1, and the values stay as
+    they were. That holds for any `a` and any `b` but 0 (a bound of 0 divides 0 by 0 where `a`
+    is not past it) and a NaN `a` (head leaves `t`, the factor is NaN), so the proof compares
+    it on the model's values and the title says so. The bound is what the clamp keeps `a` from
+    going under, not the clamped ratio `torch.clamp(b / a, max=1.0)`: that ratio is `b / 0` and
+    its gradient NaN where `a` is 0, as a norm of zero weights is, and negative where `a` is."""
     if st.orelse or len(st.body) != 1 or not isinstance(st.test, ast.Compare) or len(st.test.ops) != 1:
         return []
     op, left, right = st.test.ops[0], st.test.left, st.test.comparators[0]
@@ -414,6 +415,8 @@ def _clipped_scale_fixes(code, finding, st: ast.If, lines) -> list[Candidate]:
     else:
         return []
     (body,) = st.body
+    if isinstance(a, ast.Constant):     # `torch.clamp` takes a tensor: the value tested, not its bound
+        return []
     at, bt = segment(lines, a), segment(lines, b)
 
     def ratio(node: ast.AST, top: str, bottom: str) -> bool:
@@ -435,15 +438,14 @@ def _clipped_scale_fixes(code, finding, st: ast.If, lines) -> list[Candidate]:
         return []
     target = segment(lines, body.target if isinstance(body, ast.AugAssign) else body.targets[0])
     b_text = f"({bt})" if isinstance(b, (ast.BinOp, ast.BoolOp, ast.IfExp, ast.Compare)) else bt
-    a_text = f"({at})" if isinstance(a, (ast.BinOp, ast.BoolOp, ast.IfExp, ast.Compare)) else at
-    factor = f"torch.clamp({b_text} / {a_text}, max=1.0)"
+    factor = f"{b_text} / torch.clamp({at}, min={bt})"
     # in place where head scaled in place, a new tensor where head made one (autograd tells them apart)
     new = statement_lines(indentation(lines, st), f"{target} *= {factor}" if isinstance(body, ast.AugAssign)
-                          else f"{target} = {target} * {factor}")
+                          else f"{target} = {target} * ({factor})")
     return [replace_statement(code, finding.path, st, new,
-                              f"scale by `torch.clamp({b_text} / {a_text}, max=1.0)` without the `if`: a factor of 1 "
-                              f"where `{at}` is within its bound leaves the values as they are (the same where "
-                              f"`{at}` and `{bt}` are positive, as a norm and its bound are)",
+                              f"scale by `{factor}` without the `if`: `{at}` held at its bound from below "
+                              f"makes the factor 1 where it is within the bound and leaves the values as they "
+                              f"are (the same where `{bt}` is not 0 and `{at}` not NaN)",
                               safe=False, rank=0)]
 
 
