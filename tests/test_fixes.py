@@ -1175,6 +1175,43 @@ def test_a_kept_tensor_has_a_detached_variant(tmp_path, line, plain, detached):
     fixed(src, d)
 
 
+@pytest.mark.parametrize("body,callees", [
+    # tntorch's rounding: the error bound read with `.item()`, then handed to its SVD
+    ("    delta = (eps * torch.norm(x))\n    delta = delta.item()\n    return tn.truncated_svd(x, delta=delta)\n",
+     "`tn.truncated_svd`"),
+    ("    d = x.sum().item()\n    y = helper(x, d)\n    return self.scale(y, d) * d\n", "`helper`, `self.scale`"),
+])
+def test_a_number_passed_on_is_kept_detached(tmp_path, body, callees):
+    """A number only passed on to the project's own functions (and used in arithmetic) may
+    stay a tensor, detached as `.item()` left it: whether the callee takes one only the proof
+    can show, so the edit is not safe and names the callees."""
+    src = "import torch\nimport tntorch as tn\n\n@torch.compile\ndef f(self, x, eps):\n" + body
+    _src, fs = findings_in(tmp_path, src, "PTC101")
+    [c] = [c for f in fs for c in fix_candidates(f, src) if c.title.startswith("keep the tensor")]
+    line = next(l for l in body.splitlines() if ".item()" in l)
+    assert c.lines == (line.replace(".item()", ".detach()"),) and not c.safe and c.rank == 0
+    assert c.title.endswith(f"is passed on to {callees}, which the proof runs with the tensor"), c.title
+    assert not c.variants
+    fixed(src, c)
+
+
+@pytest.mark.parametrize("body", [
+    "    d = x.sum().item()\n    return torch.zeros(d)\n",              # a size to torch
+    "    d = x.sum().item()\n    return np.full(3, d)\n",               # numpy
+    "    d = x.sum().item()\n    return x.view(d, -1)\n",               # a method of a tensor
+    "    d = x.sum().item()\n    return round(d)\n",                    # a builtin
+    "    d = x.sum().item()\n    return helper(x)[d]\n",                # an index
+    "    d = x.sum().item()\n    return helper(x, d) if d > 0 else x\n",  # a condition too
+    "    d = int(x.sum().item())\n    return helper(x, d)\n",           # an int: likely a size
+    "    d = x.sum().tolist()\n    return helper(x, d)\n",              # a list, not a tensor
+    "    d = x.sum().item()\n    return helper(x, f'{d}')\n",           # a message
+])
+def test_a_number_passed_on_where_it_needs_one_is_kept(tmp_path, body):
+    src = "import numpy as np\nimport torch\n\n@torch.compile\ndef f(x):\n" + body
+    _src, fs = findings_in(tmp_path, src, "PTC101" if ".item()" in body else "PTC102")
+    assert fs and not [c for f in fs for c in fix_candidates(f, src) if c.title.startswith("keep the tensor")]
+
+
 def test_a_safe_edit_is_tried_before_the_others(tmp_path):
     """nystrom-attention with a NaN guard and a debug `print` added, reviewed as a new user
     would: the branch's edit came first, its proof (inductor compile included) ran past the

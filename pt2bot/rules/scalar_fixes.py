@@ -17,7 +17,11 @@ is such an operand: the tensor's element is a 0-d tensor. `int(...)` truncates t
 integer draw or index already: `torch.randint(...)`, `.argmax()`). Not safe: a one-element
 tensor of another shape broadcasts, a float64 `t` may change a result's dtype, an int64
 tensor divides to float32 where Python divides to a double; the candidate is run and compared
-before it is posted.
+before it is posted. A `v = t.item()` whose later reads are arithmetic or arguments of the
+project's own functions (tntorch's `delta = delta.item()` then `tn.truncated_svd(M,
+delta=delta)`) becomes `v = t.detach()`: the number carried no gradient, and whether the callee
+takes a tensor where it took a number (compares it, scales by it) only the proof shows
+(`_passed_on`).
 
 Sizes from a list. `n = int(lengths.amax().item())` where the function built
 `lengths = torch.tensor(<sizes>, ...)` from a list of Python numbers (`[s.shape[0] for s in
@@ -28,6 +32,7 @@ knows it (sizes are traced as sizes). Not safe either: it is compared before it 
 from __future__ import annotations
 
 import ast
+import builtins
 import dataclasses
 
 from pt2bot.rules.base import Candidate
@@ -42,6 +47,10 @@ _SCALAR_CALLS = frozenset({"range", "int", "float", "len", "round", "str", "prin
 
 
 _CLAMPS = frozenset({"clamp", "clip", "clamp_", "clip_"})
+_BUILTINS = frozenset(dir(builtins))
+# modules whose functions take sizes and numbers where the project's own take what they are given
+_NUMBER_MODULES = frozenset({"torch", "numpy", "np", "math", "F", "nn", "functools", "itertools", "operator",
+                             "random", "builtins"})
 # Calls whose fill value may be a 0-d tensor without a break (measured on torch 2.13: dynamo
 # keeps `x.masked_fill(m, t)`, `x.fill_(t)`, `x.index_fill(0, i, t)` and `torch.full(size, t)`
 # in the graph): method or `torch.` name -> (the fill value's position, its keyword).
@@ -280,7 +289,50 @@ def keep_tensor_fixes(code: str, finding, source: str, tree: ast.Module, what: s
         if _later_reads_arith(tree, st, name, what, need_one=True):
             return _with_detached(code, finding, st, lines, outer, text,
                                   title + f" (`{name}` only feeds tensor arithmetic)")
+        callees = _passed_on(tree, st, name) if what != "tolist" and conv != "int" else None
+        if callees:
+            return [_detached(code, finding, st, lines, outer, text,
+                              f"{title}, detached ({DETACHED}): `{name}` is passed on to "
+                              + ", ".join(f"`{c}`" for c in callees) + ", which the proof runs with the tensor",
+                              rank=0)]
     return []
+
+
+def _passed_on(tree: ast.Module, st: ast.stmt, name: str) -> list[str] | None:
+    """The functions `name` is passed to after `st` (`delta = delta.item()` then
+    `truncated_svd(M, delta=delta)`: tntorch's rounding), where every later read is an operand
+    of arithmetic or an argument of a call to the project's own code: a function by its name
+    that is no builtin, or a method of `self` or of an imported module that is not torch,
+    numpy or math. Whether the callee takes a tensor there (it compares it, scales by it; or
+    makes a size or a condition of it, a new break) only running it shows, so this is an edit
+    the proof alone can post. None where a read is neither."""
+    fn = enclosing_function(tree, st)
+    if fn is None:
+        return None
+    fparents = parents_of(fn)
+    modules = {(a.asname or a.name).split(".")[0] for n in ast.walk(tree) if isinstance(n, (ast.Import, ast.ImportFrom))
+               for a in n.names} - _NUMBER_MODULES
+    callees: list[str] = []
+    for n in ast.walk(fn):
+        if not (isinstance(n, ast.Name) and n.id == name and isinstance(n.ctx, ast.Load)
+                and n.lineno > (st.end_lineno or st.lineno)) or arith_only(n, fparents):
+            continue
+        p = fparents.get(id(n))
+        call = fparents.get(id(p)) if isinstance(p, ast.keyword) else p
+        if not isinstance(call, ast.Call) or call.func is n or (p is call and n not in call.args):
+            return None
+        f = call.func
+        if isinstance(f, ast.Name):
+            own = f.id not in _BUILTINS and f.id not in _SCALAR_CALLS
+        else:
+            own = isinstance(f, ast.Attribute) and isinstance(f.value, ast.Name) and \
+                (f.value.id == "self" or f.value.id in modules) and f.attr not in _SCALAR_CALLS
+        if not own:
+            return None
+        text = f.id if isinstance(f, ast.Name) else f"{f.value.id}.{f.attr}"   # type: ignore[attr-defined]
+        if text not in callees:
+            callees.append(text)
+    return callees or None
 
 
 def _with_detached(code: str, finding, st: ast.stmt, lines: list[str], outer: ast.AST, text: str,
@@ -291,11 +343,16 @@ def _with_detached(code: str, finding, st: ast.stmt, lines: list[str], outer: as
     plain = replace_statement(code, finding.path, st, with_replaced(lines, st, outer, text), title, safe=False)
     if text.endswith(".long()"):
         return [plain]
+    return [dataclasses.replace(plain, variants=(
+        _detached(code, finding, st, lines, outer, text, f"{title}, detached ({DETACHED})", rank=1),))]
+
+
+def _detached(code: str, finding, st: ast.stmt, lines: list[str], outer: ast.AST, text: str, title: str, *,
+              rank: int) -> Candidate:
     whole = _atom_text(text) or (text.startswith("(") and text.endswith(")") and _parses(text[1:-1]))
     det = f"{text}.detach()" if whole else f"({text}).detach()"
-    return [dataclasses.replace(plain, variants=(replace_statement(
-        code, finding.path, st, with_replaced(lines, st, outer, det), f"{title}, detached ({DETACHED})",
-        safe=False, rank=1),))]
+    return replace_statement(code, finding.path, st, with_replaced(lines, st, outer, det), title, safe=False,
+                             rank=rank)
 
 
 def _parses(text: str) -> bool:
