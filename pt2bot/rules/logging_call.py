@@ -3,7 +3,7 @@ from __future__ import annotations
 import ast
 
 from pt2bot.rules.base import Rule
-from pt2bot.rules.edits import guard_eager_only
+from pt2bot.rules.edits import guard_eager_only, module_names
 from pt2bot.rules.size_specialised import break_message_sizes
 
 # a logger's methods (also what pt2bot/rules/branch_fixes.py takes for a call that only tells the user)
@@ -64,13 +64,15 @@ class LoggingCall(Rule):
     ```
     Fixes offered: the guard above around the one call (safe: the test is False in eager, so
     the call runs as before; `pt2bot check --fix` applies it when the file has `import torch`),
-    then removing the call.
+    then removing the call. The same for a warning only dynamo found (GB0007 on a
+    `warnings.warn` line in code the checker did not reach, a property `forward` reads).
     """
 
     code = "PTC106"
     name = "logging-call"
     summary = "logging and `warnings.warn` calls in compiled code (graph break)"
     gb = "GB0291"
+    gb_also = ("GB0007", "GB4841")   # a `warnings` function; `logging.<level>(...)`
     node_types = (ast.Call,)
     call_keys = frozenset("." + m for m in LOG_METHODS) | _WARNINGS_KEYS
 
@@ -98,6 +100,11 @@ class LoggingCall(Rule):
 
     @classmethod
     def fixes(cls, finding, source, tree):
+        if finding.gb == "GB0007" and not _warns(finding, tree):
+            # dynamo's GB0007 names any skipped function (`time.time()`, a C builtin): a
+            # finding made for its line (a `warnings.warn` in a property the checker did not
+            # reach, tensorly-torch's lasso loss) is this rule's only where the call warns
+            return []
         what = "`warnings` call" if finding.gb == "GB0007" else "log call"
         return guard_eager_only(cls.code, finding, source, tree, what)
 
@@ -111,6 +118,23 @@ class LoggingCall(Rule):
         also = break_message_sizes(ctx, node)
         ctx.report(self.code, node, f"`{target}` breaks the graph{also}; warn outside compiled code (e.g. in "
                    "`__init__`) or guard it with `if not torch.compiler.is_compiling():`", gb="GB0007")
+
+
+def _warns(finding, tree: ast.Module) -> bool:
+    """The call at `finding` is `warnings.warn(...)` (by the module's name for `warnings`) or
+    the `warn` that `from warnings import warn` binds."""
+    call = next((n for n in ast.walk(tree) if isinstance(n, ast.Call)
+                 and (n.lineno, n.col_offset) == (finding.line, finding.col)), None)
+    if call is None:
+        return False
+    f = call.func
+    if isinstance(f, ast.Attribute):
+        return isinstance(f.value, ast.Name) and f.value.id in module_names(tree, "warnings") and \
+            f"warnings.{f.attr}" in _WARN
+    return isinstance(f, ast.Name) and any(
+        isinstance(st, ast.ImportFrom) and st.module == "warnings" and
+        any(a.name in ("warn", "warn_explicit") and (a.asname or a.name) == f.id for a in st.names)
+        for st in tree.body)
 
 
 def _local_names(ctx) -> frozenset[str]:
