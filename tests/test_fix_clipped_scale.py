@@ -2,8 +2,9 @@
 `_clipped_scale_fixes`): FrEIA's invertible ResNet corrects each layer's spectral norm with `if
 spectral_norm > self.spectral_norm_max: weight.data *= self.spectral_norm_max / spectral_norm`,
 a branch on a tensor (GB0170) that makes dynamo run the whole forward in eager. Scaling by
-`bound / torch.clamp(norm, min=bound)` always is the same wherever the bound is not 0: a factor of
-1 within the bound, head's past it, and no division by 0 where the norm is 0 (weights all 0).
+`bound / torch.fmax(norm, torch.as_tensor(bound))` always is the same wherever the bound is not 0:
+a factor of 1 within the bound or at a NaN norm, head's past it, and no division by 0 where the
+norm is 0 (weights all 0).
 The edit texts and what gets none, then the proof loop: verified on a clipped norm, a negative
 value tested too, refused at a bound of 0 (0 / 0 where head left the values).
 """
@@ -48,21 +49,21 @@ def _edits(text: str, path: str = "m.py") -> list:
 
 @pytest.mark.parametrize("new, want", [
     ("        if norm > self.bound:\n            h = h * (self.bound / norm)",
-     "        h = h * (self.bound / torch.clamp(norm, min=self.bound))"),
+     "        h = h * (self.bound / torch.fmax(norm, torch.as_tensor(self.bound)))"),
     ("        if self.bound < norm:\n            h = h * (self.bound / norm)",
-     "        h = h * (self.bound / torch.clamp(norm, min=self.bound))"),
+     "        h = h * (self.bound / torch.fmax(norm, torch.as_tensor(self.bound)))"),
     # in place where head scales in place (FrEIA's `weight.data *= ...`)
     ("        if norm >= self.bound:\n            h *= self.bound / norm",
-     "        h *= self.bound / torch.clamp(norm, min=self.bound)"),
+     "        h *= self.bound / torch.fmax(norm, torch.as_tensor(self.bound))"),
     ("        if norm > self.bound:\n            h /= norm / self.bound",
-     "        h *= self.bound / torch.clamp(norm, min=self.bound)"),
+     "        h *= self.bound / torch.fmax(norm, torch.as_tensor(self.bound))"),
 ])
 def test_the_scale_is_clamped_to_one(new, want):
     text = CLIP.replace("        if norm > self.bound:\n            h = h * (self.bound / norm)", new)
     (c,) = _edits(text)
     assert (c.start_line, c.end_line, c.safe, c.rank) == (LINE, LINE + 1, False, 0)
     assert c.lines == (want,)
-    assert "the same where `self.bound` is not 0 and `norm` not NaN" in c.title
+    assert "the same where `self.bound` is neither 0 nor NaN" in c.title
     compile(apply_candidate(text, c), "m.py", "exec")
 
 
@@ -88,11 +89,15 @@ def test_no_edit_where_the_value_tested_is_a_number():
 
 @pytest.mark.torch
 @pytest.mark.parametrize("norm, bound, accepted", [("h.norm()", "2.0", True), ("-h.norm()", "2.0", True),
+                                                   # 0 / 0, as FrEIA's power method gives on weights
+                                                   # all 0 (under no_grad there: no gradient through it)
+                                                   ("(h - h).detach().norm() / (h - h).detach().norm()", "2.0",
+                                                    True),
                                                    ("-h.norm()", "0.0", False)])
 def test_the_loop_verifies_it_wherever_the_bound_is_not_0(tmp_path, norm, bound, accepted):
     # the output grows with the batch: one shape case within the bound, the other past it. A
-    # value tested that is never positive is never past a positive bound: the factor is 1, as
-    # head's. At a bound of 0 it is 0 / 0 where head left the values
+    # value tested that is never positive, or NaN, is never past a positive bound: the factor
+    # is 1, as head's. At a bound of 0 it is 0 / 0 where head left the values
     text = CLIP.replace("h = self.proj(x)", "h = self.proj(x) * x.shape[0] ** 2").replace("norm = h.norm()",
                                                                                          f"norm = {norm}")
     root = write_repo(tmp_path / "repo", {"pkg/clip.py": text}, CONFIG.replace("BOUND", bound))
