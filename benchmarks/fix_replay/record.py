@@ -76,7 +76,8 @@ from torch import nn
 # `whole`: keep the whole file verbatim (no preamble, no `functions`); "+name" in `functions`
 # also keeps the comment lines right above the definition; `files`: other files of the same
 # commit the kept code imports, each kept whole as its own file of the tree (same header);
-# `set`: written to case.json (bench_fix_replay.py runs and reports each set apart).
+# `set`: written to case.json (bench_fix_replay.py runs and reports each set apart); `lf`: the
+# upstream file has CRLF line endings, recorded (excerpt and upstream.diff) with LF ones.
 CASES: dict[str, dict] = {
     "kornia_colormap": {
         "project": KORNIA, "sha": "09c058279", "path": "kornia/color/colormap.py",
@@ -2117,6 +2118,82 @@ for _case in HELD_OUT_6.values():
 CASES.update(HELD_OUT_6)
 
 
+# The seventh held-out set, pass 2 (benchmarks/results/fix_replay_heldout7.md): projects none of
+# the earlier sets (nor pass 1 of this one) read, picked by the rule written there before pt2bot
+# ran on any of them. APT-Transformer's files have CRLF line endings: `lf` records the excerpt and
+# upstream.diff with LF endings (the only change to the upstream text), so that the PR's lines and
+# the suggestions pt2bot writes do not differ from the upstream lines by a carriage return.
+APT = ("chen0430tw/APT-Transformer", "MIT")
+APT_PREAMBLE = ("# apt.core.fake_torch.get_torch() returns the real torch module when torch is\n"
+                "# installed (a stand-in for the replay, not upstream code):\n"
+                "import torch\nnn = torch.nn\nF = torch.nn.functional\n"
+                "from typing import Optional, Tuple, List, Dict, Union\n")
+
+HELD_OUT_7: dict[str, dict] = {
+    "apt_left_spin_scalar_buffers": {
+        "project": APT, "sha": "cde45c9", "path": "apt/model/layers/left_spin_smooth.py",
+        "licence_file": "LICENSE", "lf": True,
+        "functions": ["LeftSpinStep", "LeftSpinResidual", "replace_residual_with_leftspin",
+                      "LeftSpinMonitor", "AdaptiveLeftSpinStep"],
+        "left_out": "the module docstring and its import of apt.core.fake_torch.get_torch (the preamble "
+                    "imports torch directly); the commit's other files (a new standard-transformer "
+                    "architecture and the quickcook training script) are not replayed",
+        "preamble": APT_PREAMBLE,
+        "model": """from apt.model.layers.left_spin_smooth import LeftSpinResidual
+
+
+class Replay(nn.Module):
+    \"\"\"A residual sublayer of APT-Transformer with its Left-Spin smoothing step: the sublayer's
+    output is added to its input scaled by a gate computed from the spike strength of the
+    update and its inertial buffer angle (adaptive=False: smoothed in eval too).\"\"\"
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.inp = nn.Linear(16, 16)
+        self.ff = nn.Sequential(nn.Linear(16, 32), nn.GELU(), nn.Linear(32, 16))
+        self.res = LeftSpinResidual(adaptive=False)
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        h = self.inp(x)
+        return self.res(h, self.ff(h))
+""",
+        "inputs": "[{name: x, shape: [batch, 8, 16]}]",
+    },
+    "apt_moe_dense_dispatch": {
+        "project": APT, "sha": "45284c6", "path": "apt/model/architectures/apt_model.py",
+        "licence_file": "LICENSE", "lf": True,
+        "functions": ["SwiGLU", "TopKRouter", "MoEFFN"],
+        "skip_hunks": {"0": "DBCDAC_Optimizer's gradient hook (random.random() becomes torch.rand(1).item(); "
+                            "an optimizer-side hook, not kept)"},
+        "left_out": "the rest of apt/model/architectures/apt_model.py (the DBC-DAC gradient stabilizer, "
+                    "whose hook is the first hunk, skipped; attention, encoder/decoder layers and the APT "
+                    "model) and its imports of apt.core.fake_torch and the Left-Spin layers; the commit's "
+                    "other file (apt/model/layers/left_spin_smooth.py) is not replayed",
+        "preamble": APT_PREAMBLE,
+        "model": """from apt.model.architectures.apt_model import MoEFFN
+
+
+class Replay(nn.Module):
+    \"\"\"APT-Transformer's MoE feed-forward: a top-2 router over 4 SwiGLU experts and the
+    always-on shared expert, as an APT layer builds it with use_moe=True; the router's aux loss
+    is added to the output so that it is part of what is compared.\"\"\"
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.moe = MoEFFN(d_model=16, dim_feedforward=32, use_moe=True, num_experts=4, top_k=2)
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        out, aux = self.moe(x)
+        return out + aux
+""",
+        "inputs": "[{name: x, shape: [batch, 8, 16]}]",
+    },
+}
+for _case in HELD_OUT_7.values():
+    _case["set"] = "held-out-7"
+CASES.update(HELD_OUT_7)
+
+
 def git(repo: str, *args: str) -> str:
     env = {k: v for k, v in os.environ.items() if not k.startswith("GIT_")}
     return subprocess.run(["git", "-C", repo, *args], check=True, capture_output=True, text=True,
@@ -2150,6 +2227,8 @@ def record(name: str, case: dict, mirrors: str) -> None:
     full = git(repo, "rev-parse", sha).strip()
     subject = git(repo, "log", "-1", "--format=%s", full).strip()
     diff = git(repo, "show", "--format=", full, "--", path)
+    if case.get("lf"):
+        diff = diff.replace("\r\n", "\n")
     out = os.path.join(HERE, name)
     kept = [n.lstrip("-+") for n in case["functions"]] + [f"{case['methods'][0]}.{m}"
                                                          for m in (case.get("methods") or ("", []))[1]]
@@ -2158,6 +2237,8 @@ def record(name: str, case: dict, mirrors: str) -> None:
               f"header follows where the file has one).\n# Kept verbatim: "
               f"{', '.join(kept) or case['kept']}. Left out: {case['left_out']}.\n")
     src = git(repo, "show", f"{full}:{path}")
+    if case.get("lf"):
+        src = src.replace("\r\n", "\n")
     lic = []
     for ln in src.split("\n"):
         if not ln.startswith("#"):
@@ -2181,7 +2262,7 @@ def record(name: str, case: dict, mirrors: str) -> None:
     if case.get("licence_file"):
         # MIT and BSD ask that copies of substantial portions keep the notice: the upstream
         # licence file, verbatim, as comments
-        notice = git(repo, "show", f"{full}:{case['licence_file']}").rstrip("\n").split("\n")
+        notice = git(repo, "show", f"{full}:{case['licence_file']}").replace("\r\n", "\n").rstrip("\n").split("\n")
         notice = [f"# Upstream {case['licence_file']}:"] + [("# " + ln).rstrip() for ln in notice]
         lic = notice + lic
     else:
