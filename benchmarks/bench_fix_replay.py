@@ -8,6 +8,7 @@
     python benchmarks/bench_fix_replay.py --set held-out-4 [--report] # the fourth held-out set
     python benchmarks/bench_fix_replay.py --set held-out-5 [--report] # the fifth held-out set
     python benchmarks/bench_fix_replay.py --set held-out-6 [--report] # the sixth held-out set
+    python benchmarks/bench_fix_replay.py --set held-out-7 [--report] # the seventh held-out set
 
 Sets of cases, run and reported apart. A case.json without a `set` key is in the first set
 (`main`): the fixes the rules were written and tuned against. `"set": "held-out"` marks fixes
@@ -23,9 +24,9 @@ run with `--set held-out-2` into benchmarks/results/fix_replay_heldout2.json, re
 read (benchmarks/results/fix_replay_heldout3.md), run with `--set held-out-3` into
 benchmarks/results/fix_replay_heldout3.json. `"set": "held-out-4"` marks a fourth, from projects
 no earlier set took a case from (benchmarks/results/fix_replay_heldout4.md), run with
-`--set held-out-4` into benchmarks/results/fix_replay_heldout4.json. The fifth and sixth
-(`held-out-5`, `held-out-6`: benchmarks/results/fix_replay_heldout5.md and _heldout6.md) are picked
-the same way, each from projects no earlier set read. The sets are whatever the recorded case.json
+`--set held-out-4` into benchmarks/results/fix_replay_heldout4.json. The fifth, sixth and
+seventh (`held-out-5`, `held-out-6`, `held-out-7`: benchmarks/results/fix_replay_heldout5.md,
+_heldout6.md and _heldout7.md) are picked the same way, each from projects no earlier set read. The sets are whatever the recorded case.json
 files name; `--set held-out-N` writes fix_replay_heldoutN.json.
 
 Each case (benchmarks/fix_replay/<case>/, recorded from the upstream history by

@@ -101,15 +101,18 @@ def test_the_held_out_sets_are_apart_from_the_main_set():
     main, held, held2 = bench.case_names("main"), bench.case_names("held-out"), bench.case_names("held-out-2")
     held3, held4 = bench.case_names("held-out-3"), bench.case_names("held-out-4")
     held5, held6 = bench.case_names("held-out-5"), bench.case_names("held-out-6")
-    assert held and main and held2 and held3 and held4 and held5 and held6 and not set(main) & set(held)
-    assert sorted(main + held + held2 + held3 + held4 + held5 + held6) == CASES
+    held7 = bench.case_names("held-out-7")
+    assert held and main and held2 and held3 and held4 and held5 and held6 and held7
+    assert not set(main) & set(held)
+    assert sorted(main + held + held2 + held3 + held4 + held5 + held6 + held7) == CASES
     assert set(bench.SETS) == {"main", "held-out", "held-out-2", "held-out-3", "held-out-4", "held-out-5",
-                               "held-out-6"}
+                               "held-out-6", "held-out-7"}
     # each set writes its own JSON, the earlier sets where they always did
-    assert len(set(bench.OUT.values())) == 7
+    assert len(set(bench.OUT.values())) == 8
     assert [os.path.basename(bench.OUT[s]) for s in bench.SETS] == [
         "fix_replay.json", "fix_replay_heldout.json", "fix_replay_heldout2.json", "fix_replay_heldout3.json",
-        "fix_replay_heldout4.json", "fix_replay_heldout5.json", "fix_replay_heldout6.json"]
+        "fix_replay_heldout4.json", "fix_replay_heldout5.json", "fix_replay_heldout6.json",
+        "fix_replay_heldout7.json"]
 
     def projects(names):
         return {json.load(open(os.path.join(bench.CASES_DIR, n, "case.json")))["repo"] for n in names}
@@ -125,6 +128,8 @@ def test_the_held_out_sets_are_apart_from_the_main_set():
                                   | projects(held4))
     assert not projects(held6) & (projects(main) | projects(held) | projects(held2) | projects(held3)
                                   | projects(held4) | projects(held5))
+    assert not projects(held7) & (projects(main) | projects(held) | projects(held2) | projects(held3)
+                                  | projects(held4) | projects(held5) | projects(held6))
 
 
 def test_each_set_reports_its_own_screened_fixes():
