@@ -28,7 +28,8 @@ fi
 # dependencies are locked above. pyro-ppl (with pyro-api) and piq need nothing unlocked (piq's
 # torchvision is the locked one; its Inception, VGG and LPIPS weights are never loaded). tensorly-torch
 # (tltorch) imports tensorly without declaring it; tensorly and tntorch declare only numpy and
-# scipy, both locked
+# scipy, both locked. torchdeq declares torch and numpy, e2cnn torch, numpy, scipy and sympy, all
+# locked
 problems="$("$venv/bin/pip" check | grep -vx 'No broken requirements found\.' \
   | grep -vx 'pytorch-tabnet 4\.1\.0 requires scikit-learn, which is not installed\.' \
   | grep -vx 'pytorch-metric-learning 2\.9\.0 requires scikit-learn, which is not installed\.' \
@@ -44,7 +45,7 @@ for n in ("torch", "torchvision", "vit-pytorch", "x-transformers", "denoising-di
           "pytorch-tcn", "mambapy", "sinkhorn-transformer", "pytorch-ood",
           "lie-transformer-pytorch", "xitorch", "geoopt", "pytorch-minimize", "torch-kf",
           "zuko", "torchcde", "FrEIA", "torchist", "nflows", "pytorch-metric-learning",
-          "pyro-ppl", "piq", "tensorly", "tensorly-torch", "tntorch"):
+          "pyro-ppl", "piq", "tensorly", "tensorly-torch", "tntorch", "torchdeq", "e2cnn"):
     print(f"{n}=={m.version(n)}")
 PY
 echo "venv ready: $venv"
