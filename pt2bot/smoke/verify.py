@@ -983,6 +983,21 @@ def _runs_skipped_code(frame: Sequence[Any], head_frames: Sequence[Mapping[str, 
     return False
 
 
+def _skipping_frame(b: Mapping[str, Any], frames: Sequence[Mapping[str, Any]]) -> tuple[Any, ...] | None:
+    """The frame of the patched run that dynamo gave up on and that runs break `b`'s code (the
+    same function, from its start or resume line to its end), as `(name, path, line)`."""
+    name, path, line = b.get("function"), b.get("path"), b.get("line")
+    if not name or not isinstance(line, int):
+        return None
+    for f in frames:
+        frame = (f.get("function"), f.get("path"), f.get("line"))
+        fn, fpath, start = _frame_code(frame)
+        end = f.get("end")
+        if fn == name and fpath == path and isinstance(start, int) and isinstance(end, int) and start <= line <= end:
+            return frame
+    return None
+
+
 def _frame_words(frame: Sequence[Any]) -> str:
     """A frame as a reader of the code names it, not dynamo's resume function."""
     fn, _path, line = _frame_code(frame)
@@ -1098,6 +1113,14 @@ def judge(head: Mapping[str, Any], cand: Mapping[str, Any], targets: Sequence[Ma
                 uncovered.append(b)
             else:
                 return no(f"a new graph break: {_gb(b)} at {_where(b.get('path'), b.get('line'))}")
+        for b in uncovered:
+            # the break moved into code dynamo still gives up on (a break in a loop skips the
+            # whole frame again): the code the edit was for runs uncompiled as before (an MoE
+            # layer's `if mask.any():` run always in compiled code, whose `x[mask]` then breaks)
+            skipped = _skipping_frame(b, cand.get("eager_frames") or ())
+            if skipped is not None:
+                return no(f"the break moves to {_gb(b)} at {_where(b.get('path'), b.get('line'))}, and dynamo "
+                          f"still runs {_frame_words(skipped)} uncompiled (it gives up on the whole frame)")
         gone = sorted({_gb(t) for t in targets if t.get("kind") == "break"})
         if gone:
             evidence.append(f"{', '.join(gone)} gone")
