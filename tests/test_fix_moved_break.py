@@ -1,10 +1,11 @@
 """A block run always in compiled code whose own first statement breaks the graph (an MoE's
 `if mask.any(): out[mask] += expert(x[mask])`, from a replayed fix of APT-Transformer's MoE
 layer): `if torch.compiler.is_compiling() or mask.any():` removes the break on the test, and
-dynamo breaks on the boolean-mask gather in the block instead, again inside the loop, so it
-again runs the whole `forward` uncompiled. The break is in code head never compiled (an
-uncovered break, which the proof otherwise accepts, saying so), but nothing compiles that did
-not before: the proof refuses it.
+dynamo breaks on the boolean-mask gather in the block instead. That code head never compiled
+(the break in the loop made dynamo skip `forward`), and a break the edit uncovers in such code
+is accepted, said in the evidence, where it is other code: a base without the PR's break has
+it too. Here it is the block of the statement the edit changes, the code the edit is for: the
+proof refuses it.
 """
 from __future__ import annotations
 
@@ -47,5 +48,5 @@ def test_a_break_moved_into_the_block_is_a_new_one(tmp_path):
     assert c.lines == ("            if torch.compiler.is_compiling() or mask.any():",)
     verdict = prove(root, "moe", [item("moe", c, MOE, target)], tmp_path / "work")["moe"]
     assert not verdict["accepted"], verdict
-    assert verdict["reason"] == ("the break moves to GB0036 at pkg/moe.py:17, and dynamo still runs `forward` "
-                                 "uncompiled (it gives up on the whole frame)"), verdict
+    assert verdict["reason"] == ("the break moves to GB0036 at pkg/moe.py:17, inside the statement the edit "
+                                 "changes (lines 16 to 17)"), verdict

@@ -983,19 +983,18 @@ def _runs_skipped_code(frame: Sequence[Any], head_frames: Sequence[Mapping[str, 
     return False
 
 
-def _skipping_frame(b: Mapping[str, Any], frames: Sequence[Mapping[str, Any]]) -> tuple[Any, ...] | None:
-    """The frame of the patched run that dynamo gave up on and that runs break `b`'s code (the
-    same function, from its start or resume line to its end), as `(name, path, line)`."""
-    name, path, line = b.get("function"), b.get("path"), b.get("line")
-    if not name or not isinstance(line, int):
+def _statement_span(original: str, edit: Edit) -> list[int] | None:
+    """The patched file's lines of the compound statement whose header the edit replaces (an
+    `if`, a loop, a `with`), where its block runs past the replaced lines; None otherwise."""
+    try:
+        tree = ast.parse(original)
+    except (SyntaxError, ValueError, RecursionError):
         return None
-    for f in frames:
-        frame = (f.get("function"), f.get("path"), f.get("line"))
-        fn, fpath, start = _frame_code(frame)
-        end = f.get("end")
-        if fn == name and fpath == path and isinstance(start, int) and isinstance(end, int) and start <= line <= end:
-            return frame
-    return None
+    ends = [n.end_lineno for n in ast.walk(tree)
+            if isinstance(n, (ast.If, ast.For, ast.While, ast.With, ast.Try)) and n.lineno == edit.start_line
+            and (n.end_lineno or 0) > edit.end_line]
+    last = edit.map_line(max(ends)) if ends else None
+    return [edit.start_line, last] if last is not None else None
 
 
 def _frame_words(frame: Sequence[Any]) -> str:
@@ -1113,14 +1112,16 @@ def judge(head: Mapping[str, Any], cand: Mapping[str, Any], targets: Sequence[Ma
                 uncovered.append(b)
             else:
                 return no(f"a new graph break: {_gb(b)} at {_where(b.get('path'), b.get('line'))}")
+        span = cand.get("statement")
         for b in uncovered:
-            # the break moved into code dynamo still gives up on (a break in a loop skips the
-            # whole frame again): the code the edit was for runs uncompiled as before (an MoE
-            # layer's `if mask.any():` run always in compiled code, whose `x[mask]` then breaks)
-            skipped = _skipping_frame(b, cand.get("eager_frames") or ())
-            if skipped is not None:
-                return no(f"the break moves to {_gb(b)} at {_where(b.get('path'), b.get('line'))}, and dynamo "
-                          f"still runs {_frame_words(skipped)} uncompiled (it gives up on the whole frame)")
+            # the break moved into the block of the statement the edit changes (an MoE layer's
+            # `if mask.any():` run always in compiled code, whose `x[mask]` then breaks): the
+            # code the edit was for still breaks. A break of other code head never compiled is
+            # uncovered, as a base without the PR's break has it (torchvision's `erase_area =
+            # ....item()` kept a tensor, the `int(round(...))` after it breaking as before)
+            if span and b.get("path") == edit.path and span[0] <= (b.get("line") or 0) <= span[1]:
+                return no(f"the break moves to {_gb(b)} at {_where(b.get('path'), b.get('line'))}, inside the "
+                          f"statement the edit changes (lines {span[0]} to {span[1]})")
         gone = sorted({_gb(t) for t in targets if t.get("kind") == "break"})
         if gone:
             evidence.append(f"{', '.join(gone)} gone")
@@ -2166,6 +2167,9 @@ def prove_candidate(cand: Mapping[str, Any], model: Any, cases: list[CaseInputs]
         watch = skip if skip > 0 else None
     if set(kinds) & RAISING_GUARDS:
         measured["raises"] = sorted(set(_RAISE_RE.findall("\n".join(replaced))))
+    span = None if setting else _statement_span(original, edit)
+    if span is not None:
+        measured["statement"] = span
     stage: str | None = None   # what ran out of the candidate's time, when not the model
     # head's gradients, once per model: a candidate safe by construction computes what head does
     if not cand.get("safe") and not setting and GRADIENTS not in backend_cache:
