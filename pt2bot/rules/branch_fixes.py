@@ -8,7 +8,7 @@ In the order they are offered (most likely to be the author's intent first):
    (also clamps, masked fills, their in-place forms), and `if m.any(): x[m] = v` (writes of
    plain values through the mask the test reads: they change nothing when no entry is set,
    and a masked write does not break the graph where a masked read does), and a norm clipped to
-   its bound, `if norm > bound: t *= bound / norm`, as `t *= bound / torch.fmax(norm, torch.as_tensor(bound))`
+   its bound, `if norm > bound: t *= bound / norm`, as `t *= torch.where(norm > bound, bound / torch.fmax(norm, torch.as_tensor(bound)), 1.0)`
    (FrEIA's spectral norm correction; a factor of 1 within the bound; `_clipped_scale_fixes`).
    Not safe: `nan_to_num` also replaces
    inf, a clamp may reach values the condition did not test; the candidate carries the special
@@ -397,17 +397,17 @@ def _if_fixes(code, finding, st: ast.If, body, tree, lines) -> list[Candidate]:
 def _clipped_scale_fixes(code, finding, st: ast.If, lines) -> list[Candidate]:
     """`if a > b: t *= b / a` (a norm clipped to its bound: FrEIA's spectral norm correction,
     `if spectral_norm > self.spectral_norm_max: self.layers[i].weight.data *=
-    self.spectral_norm_max / spectral_norm`; also `>=`, `b < a` and `t /= a / b`) -> `t *= b /
-    torch.fmax(a, torch.as_tensor(b))`, and `t = t * (b / a)` -> `t = t * (b / torch.fmax(a,
-    torch.as_tensor(b)))`: past the bound the factor is head's `b / a`, within it `b / b`, 1,
-    and the values stay as they were. `fmax` takes the bound where `a` is NaN too, as head,
-    whose NaN is never past the bound, does (FrEIA's power method on weights all 0 divides 0 by
-    0); it takes tensors only, hence `as_tensor` (a 0-d tensor, which neither moves the result
-    to another device nor changes its dtype). That holds for any `a` and any `b` but 0 (a bound
-    of 0 divides 0 by 0 where `a` is not past it) and NaN, so the proof compares it on the
-    model's values and the title says so. Not the clamped ratio `torch.clamp(b / a,
-    max=1.0)`: that is `b / 0`, with a NaN gradient, where `a` is 0, as a norm of zero weights
-    is, and negative where `a` is."""
+    self.spectral_norm_max / spectral_norm`; also `>=`, `b < a`, `t = t * (b / a)`) -> `t *=
+    torch.where(a > b, b / torch.fmax(a, torch.as_tensor(b)), 1.0)`, and `t /= a / b` -> `t /=
+    torch.where(a > b, a / b, 1.0)`: where the test holds, head's factor computed as head
+    computed it (`fmax` is `a` there; `b / a` is a reciprocal and a product in torch, so a
+    factor `b / b` is not exactly 1), exactly 1 where it does not. The side `torch.where` does
+    not take must stay finite, or its zero gradient times an infinite derivative is NaN: `fmax`
+    holds the divisor at the bound, also where `a` is NaN (FrEIA's power method divides 0 by 0
+    on weights all 0). `fmax` takes tensors only, hence `as_tensor` (a 0-d tensor, which moves
+    the result to no other device or dtype). The values are head's for any `a` and `b`, since
+    head's test decides; the gradients only where the side not taken stays finite (a bound of 0
+    and `a` at most 0 divide 0 by 0 there), which the proof compares."""
     if st.orelse or len(st.body) != 1 or not isinstance(st.test, ast.Compare) or len(st.test.ops) != 1:
         return []
     op, left, right = st.test.ops[0], st.test.left, st.test.comparators[0]
@@ -441,14 +441,19 @@ def _clipped_scale_fixes(code, finding, st: ast.If, lines) -> list[Candidate]:
         return []
     target = segment(lines, body.target if isinstance(body, ast.AugAssign) else body.targets[0])
     b_text = f"({bt})" if isinstance(b, (ast.BinOp, ast.BoolOp, ast.IfExp, ast.Compare)) else bt
-    factor = f"{b_text} / torch.fmax({at}, torch.as_tensor({bt}))"
-    # in place where head scaled in place, a new tensor where head made one (autograd tells them apart)
-    new = statement_lines(indentation(lines, st), f"{target} *= {factor}" if isinstance(body, ast.AugAssign)
-                          else f"{target} = {target} * ({factor})")
-    return [replace_statement(code, finding.path, st, new,
-                              f"scale by `{factor}` without the `if`: `{at}` held at its bound from below "
-                              f"makes the factor 1 where it is within the bound (or NaN) and leaves the values "
-                              f"as they are (the same where `{bt}` is neither 0 nor NaN)",
+    test = segment(lines, st.test)
+    if isinstance(body, ast.AugAssign) and isinstance(body.op, ast.Div):
+        # `t /= a / b`: head's divisor where the test holds, 1 where not; `a / b` divides by the bound
+        factor = f"torch.where({test}, {segment(lines, body.value)}, 1.0)"
+        text = f"{target} /= {factor}"
+    else:
+        factor = f"torch.where({test}, {b_text} / torch.fmax({at}, torch.as_tensor({bt})), 1.0)"
+        # in place where head scaled in place, a new tensor where head made one (autograd tells them apart)
+        text = f"{target} *= {factor}" if isinstance(body, ast.AugAssign) else f"{target} = {target} * {factor}"
+    return [replace_statement(code, finding.path, st, statement_lines(indentation(lines, st), text),
+                              f"scale by `{factor}` without the `if`: head's factor where the test holds, 1 "
+                              f"where it does not (head's test decides, as it did), and the side not taken "
+                              f"never divides by a `{at}` of 0 or NaN",
                               safe=False, rank=0)]
 
 
