@@ -1,6 +1,6 @@
 """A number read with `.item()` and passed on to the project's own function (tntorch's rounding:
 `delta = delta.item()` then `tn.truncated_svd(M, delta=delta)`) kept as a tensor, detached as
-`.item()` left it (pt2bot/rules/scalar_fixes.py `_passed_on`). The static tests of its text are
+`.item()` left it and 0-d as the number was (pt2bot/rules/scalar_fixes.py `_passed_on`). The static tests of its text are
 in tests/test_fixes.py; here the proof loop decides: verified where the callee only compares
 and scales by it, refused where the callee makes a condition of it (the break moves there).
 """
@@ -45,7 +45,7 @@ def test_the_loop_verifies_it_where_the_callee_takes_a_tensor(tmp_path, ops, acc
     root = write_repo(tmp_path / "repo", {"pkg/model.py": MODEL, "pkg/ops.py": OPS[ops]}, CONFIG)
     target = break_target("round", "pkg/model.py", LINE, "GB0124", "Unsupported Tensor.item() call")
     (c,) = offered(target, MODEL, "keep the tensor")
-    assert c.lines == ("        bound = bound.detach()",)
+    assert c.lines == ("        bound = bound.detach().reshape(())",)
     verdict = prove(root, "round", [item("round", c, MODEL, target)], tmp_path / "work")["round"]
     assert verdict["accepted"] is accepted, verdict
     if accepted:

@@ -1189,8 +1189,9 @@ def test_a_number_passed_on_is_kept_detached(tmp_path, body, callees):
     _src, fs = findings_in(tmp_path, src, "PTC101")
     [c] = [c for f in fs for c in fix_candidates(f, src) if c.title.startswith("keep the tensor")]
     line = next(l for l in body.splitlines() if ".item()" in l)
-    assert c.lines == (line.replace(".item()", ".detach()"),) and not c.safe and c.rank == 0
-    assert c.title.endswith(f"is passed on to {callees}, which the proof runs with the tensor"), c.title
+    assert c.lines == (line.replace(".item()", ".detach().reshape(())"),) and not c.safe and c.rank == 0
+    assert c.title.endswith(f"0-d as the number was: `{line.split('=')[0].strip()}` is passed on to {callees}, "
+                            "which the proof runs with the tensor"), c.title
     assert not c.variants
     fixed(src, c)
 

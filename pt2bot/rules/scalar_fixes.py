@@ -19,7 +19,8 @@ tensor of another shape broadcasts, a float64 `t` may change a result's dtype, a
 tensor divides to float32 where Python divides to a double; the candidate is run and compared
 before it is posted. A `v = t.item()` whose later reads are arithmetic or arguments of the
 project's own functions (tntorch's `delta = delta.item()` then `tn.truncated_svd(M,
-delta=delta)`) becomes `v = t.detach()`: the number carried no gradient, and whether the callee
+delta=delta)`) becomes `v = t.detach().reshape(())`, a 0-d tensor as the number was (one of
+another shape takes part in type promotion where a number does not): the number carried no gradient, and whether the callee
 takes a tensor where it took a number (compares it, scales by it) only the proof shows
 (`_passed_on`).
 
@@ -291,10 +292,14 @@ def keep_tensor_fixes(code: str, finding, source: str, tree: ast.Module, what: s
                                   title + f" (`{name}` only feeds tensor arithmetic)")
         callees = _passed_on(tree, st, name) if what != "tolist" and conv != "int" else None
         if callees:
+            # a 0-d tensor, as the number was: a one-element tensor of another shape takes part in
+            # type promotion and broadcasting where a number does not (tntorch's float64 `delta`
+            # of shape [1] made its callee's float32 rank threshold a float64 one, which an
+            # independent re-run found deciding a rank differently at a rounding boundary)
             return [_detached(code, finding, st, lines, outer, text,
-                              f"{title}, detached ({DETACHED}): `{name}` is passed on to "
-                              + ", ".join(f"`{c}`" for c in callees) + ", which the proof runs with the tensor",
-                              rank=0)]
+                              f"{title}, detached ({DETACHED}) and 0-d as the number was: `{name}` is passed "
+                              "on to " + ", ".join(f"`{c}`" for c in callees)
+                              + ", which the proof runs with the tensor", rank=0, scalar=True)]
     return []
 
 
@@ -348,9 +353,9 @@ def _with_detached(code: str, finding, st: ast.stmt, lines: list[str], outer: as
 
 
 def _detached(code: str, finding, st: ast.stmt, lines: list[str], outer: ast.AST, text: str, title: str, *,
-              rank: int) -> Candidate:
+              rank: int, scalar: bool = False) -> Candidate:
     whole = _atom_text(text) or (text.startswith("(") and text.endswith(")") and _parses(text[1:-1]))
-    det = f"{text}.detach()" if whole else f"({text}).detach()"
+    det = (f"{text}.detach()" if whole else f"({text}).detach()") + (".reshape(())" if scalar else "")
     return replace_statement(code, finding.path, st, with_replaced(lines, st, outer, det), title, safe=False,
                              rank=rank)
 

@@ -57,7 +57,8 @@ class TensorItem(Rule):
     the proof sees in the parameters' gradients; the same edit with the tensor detached
     (`x.abs().max().detach()`) is tried next. Where `v` is also passed on to the project's own
     functions (tntorch's `delta = delta.item()` then `tn.truncated_svd(M, delta=delta)`), only
-    the detached form, `delta = delta.detach()`: the callee may take a tensor where it took a
+    the detached form, 0-d as the number was, `delta = delta.detach().reshape(())`: the callee
+    may take a tensor where it took a
     number, or make a size or a condition of it (a new break), which only the proof shows.
     A size read back from a tensor the function built from Python numbers,
     `lengths = torch.tensor([s.shape[0] for s in seqs])` then `n = int(lengths.amax().item())`,
