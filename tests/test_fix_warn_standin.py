@@ -72,3 +72,12 @@ def test_the_loop_verifies_the_guard(tmp_path):
     verdict = prove(root, "lasso", [item("lasso", c, text, _target(line))], tmp_path / "work")["lasso"]
     assert verdict["accepted"], verdict
     assert verdict["evidence"].startswith("GB0007 gone"), verdict
+
+
+def test_a_warning_filter_keeps_its_guard():
+    # the filters break with GB0007 too; the checker's own finding carries that code, so the
+    # test of the call's name must let them through as it did before stand-ins came
+    text = "import warnings\n\nimport torch\n\n\ndef f(x):\n    warnings.simplefilter(\"ignore\")\n    return x + 1\n"
+    target = {"kind": "break", "model": "m", "path": "pkg/f.py", "line": 7, "gb": "GB0007", "gb_type": "skipped"}
+    (c,) = offered(target, text, "in eager only")
+    assert c.lines == ("    if not torch.compiler.is_compiling():", '        warnings.simplefilter("ignore")')

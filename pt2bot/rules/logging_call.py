@@ -121,8 +121,8 @@ class LoggingCall(Rule):
 
 
 def _warns(finding, tree: ast.Module) -> bool:
-    """The call at `finding` is `warnings.warn(...)` (by the module's name for `warnings`) or
-    the `warn` that `from warnings import warn` binds."""
+    """The call at `finding` is one of the `warnings` functions that break (`_WARN`, `_FILTERS`),
+    by the module's name for `warnings` or as `from warnings import warn` binds it."""
     call = next((n for n in ast.walk(tree) if isinstance(n, ast.Call)
                  and (n.lineno, n.col_offset) == (finding.line, finding.col)), None)
     if call is None:
@@ -130,10 +130,10 @@ def _warns(finding, tree: ast.Module) -> bool:
     f = call.func
     if isinstance(f, ast.Attribute):
         return isinstance(f.value, ast.Name) and f.value.id in module_names(tree, "warnings") and \
-            f"warnings.{f.attr}" in _WARN
+            f"warnings.{f.attr}" in _WARN | _FILTERS
     return isinstance(f, ast.Name) and any(
         isinstance(st, ast.ImportFrom) and st.module == "warnings" and
-        any(a.name in ("warn", "warn_explicit") and (a.asname or a.name) == f.id for a in st.names)
+        any(f"warnings.{a.name}" in _WARN | _FILTERS and (a.asname or a.name) == f.id for a in st.names)
         for st in tree.body)
 
 
