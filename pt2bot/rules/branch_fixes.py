@@ -8,8 +8,10 @@ In the order they are offered (most likely to be the author's intent first):
    (also clamps, masked fills, their in-place forms), and `if m.any(): x[m] = v` (writes of
    plain values through the mask the test reads: they change nothing when no entry is set,
    and a masked write does not break the graph where a masked read does), and a norm clipped to
-   its bound, `if norm > bound: t *= bound / norm`, as `t *= torch.where(norm > bound, bound / torch.fmax(norm, torch.as_tensor(bound)), 1.0)`
-   (FrEIA's spectral norm correction; a factor of 1 within the bound; `_clipped_scale_fixes`).
+   its bound, `if norm > bound: t *= bound / norm`, as `t *= torch.where(norm > bound, bound /
+   torch.fmax(norm, torch.as_tensor(bound)), 1.0)` (FrEIA's spectral norm correction; exactly 1
+   within the bound, and no division by a norm of 0 on the side not taken;
+   `_clipped_scale_fixes`).
    Not safe: `nan_to_num` also replaces
    inf, a clamp may reach values the condition did not test; the candidate carries the special
    values its condition guards (`guards`) so a verifier compares it on them too.

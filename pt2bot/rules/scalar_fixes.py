@@ -19,10 +19,10 @@ tensor of another shape broadcasts, a float64 `t` may change a result's dtype, a
 tensor divides to float32 where Python divides to a double; the candidate is run and compared
 before it is posted. A `v = t.item()` whose later reads are arithmetic or arguments of the
 project's own functions (tntorch's `delta = delta.item()` then `tn.truncated_svd(M,
-delta=delta)`) becomes `v = t.detach().reshape(())`, a 0-d tensor as the number was (one of
-another shape takes part in type promotion where a number does not): the number carried no gradient, and whether the callee
-takes a tensor where it took a number (compares it, scales by it) only the proof shows
-(`_passed_on`).
+delta=delta)`) becomes `v = t.detach().reshape(())`: detached, as the number carried no
+gradient, and 0-d as the number was (a tensor of another shape takes part in type promotion
+where a number does not). Whether the callee takes a tensor where it took a number (compares
+it, scales by it) only the proof shows (`_passed_on`).
 
 Sizes from a list. `n = int(lengths.amax().item())` where the function built
 `lengths = torch.tensor(<sizes>, ...)` from a list of Python numbers (`[s.shape[0] for s in
