@@ -10,6 +10,7 @@ from __future__ import annotations
 import ast
 import re
 
+from pt2bot.analysis.model import dotted, import_bindings
 from pt2bot.rules.base import Candidate
 
 _INDENT = re.compile(r"[ \t]*")
@@ -80,6 +81,24 @@ def nested(lines: list[str], st: ast.stmt, extra: str) -> list[str]:
     if spans_string_lines(st):
         return [extra + own[0]] + own[1:]
     return [extra + ln if ln.strip() else ln for ln in own]
+
+
+def import_targets(tree: ast.Module) -> dict[str, str]:
+    """Local name -> dotted target of the module's top-level absolute imports (`import time as
+    t`: "t" -> "time"; `from warnings import warn`: "warn" -> "warnings.warn")."""
+    return {name: target for st in tree.body if isinstance(st, (ast.Import, ast.ImportFrom))
+            and not getattr(st, "level", 0) for name, target in import_bindings(st, "")}
+
+
+def call_target(func: ast.AST, targets: dict[str, str]) -> str | None:
+    """The dotted name a call's `func` refers to through `targets` (`import_targets`), or None
+    where its first name is no import (a local, a parameter, a builtin)."""
+    name = dotted(func)
+    if name is None:
+        return None
+    head, _, rest = name.partition(".")
+    target = targets.get(head)
+    return None if target is None else (f"{target}.{rest}" if rest else target)
 
 
 def module_names(tree: ast.Module, module: str) -> list[str]:

@@ -3,8 +3,8 @@ from __future__ import annotations
 import ast
 
 from pt2bot.rules.base import Candidate, Rule
-from pt2bot.rules.edits import (enclosing_function, finding_statement, indent_unit, indentation, module_names,
-                                nested, parameter_names, parents_of, replace_statement, segment)
+from pt2bot.rules.edits import (call_target, enclosing_function, finding_statement, import_targets, indent_unit,
+                                indentation, nested, parameter_names, parents_of, replace_statement, segment)
 
 _TIME = frozenset({"time.time", "time.perf_counter", "time.monotonic", "time.process_time", "time.time_ns",
                    "time.perf_counter_ns", "time.monotonic_ns"})
@@ -72,17 +72,11 @@ class HostNondeterminism(Rule):
                        "(`torch.rand`, `torch.randn`)", gb="GB0033")
 
 
-def _time_call(node: ast.AST, tree: ast.Module) -> bool:
-    """`node` is a call of one of `_TIME` with no arguments: `time.time()` by the module's name
-    for `time`, or `perf_counter()` as `from time import perf_counter` binds it."""
-    if not (isinstance(node, ast.Call) and not node.args and not node.keywords):
-        return False
-    f = node.func
-    if isinstance(f, ast.Attribute):
-        return isinstance(f.value, ast.Name) and f.value.id in module_names(tree, "time") and f"time.{f.attr}" in _TIME
-    return isinstance(f, ast.Name) and any(
-        isinstance(st, ast.ImportFrom) and st.module == "time" and
-        any(f"time.{a.name}" in _TIME and (a.asname or a.name) == f.id for a in st.names) for st in tree.body)
+def _time_call(node: ast.AST, targets: dict[str, str]) -> bool:
+    """`node` is a call of one of `_TIME` with no arguments, by any name the imports give it
+    (`targets`: pt2bot/rules/edits.py `import_targets`)."""
+    return isinstance(node, ast.Call) and not node.args and not node.keywords and \
+        call_target(node.func, targets) in _TIME
 
 
 def _timed_when_told_fixes(code: str, finding, source: str, tree: ast.Module) -> list[Candidate]:
@@ -93,8 +87,9 @@ def _timed_when_told_fixes(code: str, finding, source: str, tree: ast.Module) ->
     no clock. The flag must be a parameter the function never rebinds, or an attribute of
     `self` it never sets; `start` may be set more than once, each time the same way."""
     st, _body, lines = finding_statement(finding, source, tree)
+    imports = import_targets(tree)
     if not (isinstance(st, ast.Assign) and len(st.targets) == 1 and isinstance(st.targets[0], ast.Name)
-            and _time_call(st.value, tree)):
+            and _time_call(st.value, imports)):
         return []
     fn = enclosing_function(tree, st)
     if fn is None:
@@ -107,7 +102,7 @@ def _timed_when_told_fixes(code: str, finding, source: str, tree: ast.Module) ->
             continue
         if isinstance(n.ctx, ast.Store):
             a = parents.get(id(n))
-            if not (isinstance(a, ast.Assign) and a.targets == [n] and _time_call(a.value, tree)):
+            if not (isinstance(a, ast.Assign) and a.targets == [n] and _time_call(a.value, imports)):
                 return []   # set otherwise too: a read may see that value
             continue
         child, p = n, parents.get(id(n))

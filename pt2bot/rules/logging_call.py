@@ -3,7 +3,7 @@ from __future__ import annotations
 import ast
 
 from pt2bot.rules.base import Rule
-from pt2bot.rules.edits import guard_eager_only, module_names
+from pt2bot.rules.edits import call_target, guard_eager_only, import_targets
 from pt2bot.rules.size_specialised import break_message_sizes
 
 # a logger's methods (also what pt2bot/rules/branch_fixes.py takes for a call that only tells the user)
@@ -125,16 +125,7 @@ def _warns(finding, tree: ast.Module) -> bool:
     by the module's name for `warnings` or as `from warnings import warn` binds it."""
     call = next((n for n in ast.walk(tree) if isinstance(n, ast.Call)
                  and (n.lineno, n.col_offset) == (finding.line, finding.col)), None)
-    if call is None:
-        return False
-    f = call.func
-    if isinstance(f, ast.Attribute):
-        return isinstance(f.value, ast.Name) and f.value.id in module_names(tree, "warnings") and \
-            f"warnings.{f.attr}" in _WARN | _FILTERS
-    return isinstance(f, ast.Name) and any(
-        isinstance(st, ast.ImportFrom) and st.module == "warnings" and
-        any(f"warnings.{a.name}" in _WARN | _FILTERS and (a.asname or a.name) == f.id for a in st.names)
-        for st in tree.body)
+    return call is not None and call_target(call.func, import_targets(tree)) in _WARN | _FILTERS
 
 
 def _local_names(ctx) -> frozenset[str]:
