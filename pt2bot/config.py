@@ -93,6 +93,10 @@ class ModelConfig:
     # built in training mode (`model.train()`): the code a training step compiles, `self.training`
     # branches, dropout, batch statistics; eval mode otherwise (inference)
     train: bool = False
+    # calls run with autograd on (`torch.enable_grad()`) instead of `torch.no_grad()`: for a
+    # forward that differentiates inside itself (forces as `-dE/dx`, an implicit layer's
+    # Jacobian term), which raises with autograd off
+    grad: bool = False
     tolerance: dict[str, tuple[float, float]] = field(default_factory=dict)  # dtype -> (rtol, atol)
     timeout_s: float | None = None         # overrides run.timeout_s
     line: int | None = None                # where the model is declared in the config file

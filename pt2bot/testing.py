@@ -485,9 +485,12 @@ def model_graph_breaks(model: Any, root: str, *, device: str = "cpu") -> list[Gr
     to `root` (the config's directory), as in the smoke run. Raises ModelFailed.
     """
     _require_torch()
+    from pt2bot.smoke.inputs import calls_with_grad
+
     paths = UserCode(root)
-    built, cases, _outs, _spec = _built_model(model, paths, device, model.shape_cases()[:1])
-    return _measure(built, cases[0], paths)
+    with calls_with_grad(model.grad):
+        built, cases, _outs, _spec = _built_model(model, paths, device, model.shape_cases()[:1])
+        return _measure(built, cases[0], paths)
 
 
 def _built_model(model: Any, paths: Any, device: str, shapes: list[dict[str, int]]
@@ -497,19 +500,20 @@ def _built_model(model: Any, paths: Any, device: str, shapes: list[dict[str, int
     import dataclasses
     import json
 
-    from pt2bot.smoke.inputs import (build_inputs, build_model, forward_params, infer_dims,
-                                      run_forward)
+    from pt2bot.smoke.inputs import (build_inputs, build_model, call_mode, forward_params,
+                                      infer_dims, run_forward)
 
     spec = json.loads(json.dumps(dataclasses.asdict(model), default=str))
     try:
         import torch
 
         built = build_model(str(spec.get("entry") or ""), spec.get("kwargs") or {}, paths,
-                            spec.get("config"), train=bool(spec.get("train")))
+                            spec.get("config"), train=bool(spec.get("train")),
+                            grad=bool(spec.get("grad")))
         built = built.to(device)
         cases = [build_inputs(spec, built, shape, device, paths) for shape in shapes]
         infer_dims(cases, forward_params(built))
-        with torch.no_grad():
+        with call_mode():
             outs = [run_forward(built, c, paths) for c in cases]
     except _model_error() as e:
         raise ModelFailed(model.name, e.kind, e.message, e.path, e.line) from None
@@ -527,10 +531,12 @@ def model_shape_advice(model: Any, root: str, *, device: str = "cpu",
     from pt2bot.smoke.trace import reset_dynamo
 
     _require_torch()
+    from pt2bot.smoke.inputs import calls_with_grad
+
     paths = UserCode(root)
-    built, cases, outs, spec = _built_model(model, paths, device, model.shape_cases())
     try:
-        with LoggingKept():
+        with calls_with_grad(model.grad), LoggingKept():
+            built, cases, outs, spec = _built_model(model, paths, device, model.shape_cases())
             got = measure_advice(built, cases, outs, spec,
                                  {"recompile_limit": recompile_limit}, paths)
     finally:

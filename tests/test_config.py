@@ -284,7 +284,7 @@ def test_list_items_are_located() -> None:
      "latency, shape_advice, rounds)"),
     (model_yaml("shaeps: {batch: [1]}\n"),
      'pt2bot.yml:5: models[0].shaeps: unknown key; did you mean "shapes"? (expected one of: '
-     "name, entry, kwargs, config, inputs, shapes, cases, dynamic, export, train, tolerance, timeout_s)"),
+     "name, entry, kwargs, config, inputs, shapes, cases, dynamic, export, train, grad, tolerance, timeout_s)"),
     (model_yaml("inputs: [{shape: [2], dtpye: int64}]\n"),
      'pt2bot.yml:5: models[0].inputs[0].dtpye: unknown key; did you mean "dtype"? '
      "(expected one of: shape, dtype, low, high, name)"),

@@ -275,6 +275,7 @@ def _check_model(ck: Checker, v: Any, i: int) -> ModelConfig | None:
         "dynamic": lambda x, p: x,  # checked below, against shapes
         "export": ck.boolean,
         "train": ck.boolean,
+        "grad": ck.boolean,
         "tolerance": ck.map_of(ck.key(re.compile("|".join(DTYPES)), "a dtype"),
                                _tolerance(ck), "a mapping of dtype to [rtol, atol]"),
         "timeout_s": ck.nullable(ck.number("a positive number of seconds", positive=True)),

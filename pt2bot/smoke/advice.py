@@ -41,7 +41,7 @@ from typing import Any
 from pt2bot.smoke.export import (classify_failure, short_message, dim_name,
                                  draft_failures, example_case, locate_failure, make_dim,
                                  run_exported)
-from pt2bot.smoke.inputs import CaseInputs, start_call
+from pt2bot.smoke.inputs import CaseInputs, call_mode, start_call
 from pt2bot.smoke.matrix import mark_range, varying_dims
 from pt2bot.smoke.timelimit import Overrun, time_limit
 from pt2bot.smoke.trace import RepoPaths, compilation_metrics, reset_dynamo
@@ -155,7 +155,7 @@ def derive_export(model: Any, cases: list[CaseInputs], eager_outs: list[Any],
         reset_dynamo()
         start_call(model)   # traced from the state the eager outputs it is compared with started from
         try:
-            with contextlib.redirect_stderr(io.StringIO()), torch.no_grad():
+            with contextlib.redirect_stderr(io.StringIO()), call_mode():
                 ep = torch.export.export(model, args, kwargs or None, dynamic_shapes=spec)
             break
         except Exception as e:  # noqa: BLE001 - a refusal is what the advice reads
@@ -371,7 +371,7 @@ def count_compiles(model: Any, cases: list[CaseInputs], method: str, spec_json: 
     limit_key = ("recompile_limit" if hasattr(torch._dynamo.config, "recompile_limit")
                  else "cache_size_limit")
     n, hit, error, once = 0, False, None, 0
-    with torch._dynamo.config.patch(**{limit_key: limit}), torch.no_grad():
+    with torch._dynamo.config.patch(**{limit_key: limit}), call_mode():
         for k, case in enumerate(cases):
             if k and any(v == 1 for v in case.shape.values()):
                 once += 1   # torch specialises size 1 whatever the settings: one more compile

@@ -26,7 +26,7 @@ from typing import Any, Callable
 
 from pt2bot.smoke import graph_breaks
 from pt2bot.smoke.coverage import LineCoverage
-from pt2bot.smoke.inputs import CaseInputs
+from pt2bot.smoke.inputs import CaseInputs, call_mode
 from pt2bot.smoke.ops import OpCounter, count_calls, eager_frames, graph_coverage
 from pt2bot.smoke.trace import (RepoPaths, TraceCollector, compilation_metrics, frame_file,
                                 intern_table, reset_dynamo)
@@ -152,7 +152,7 @@ def measure_breaks(model: Any, case: CaseInputs, paths: RepoPaths, *,
     counting = ops.counting() if ops is not None else contextlib.nullcontext()
     if before_call is not None:
         before_call()
-    with TraceCollector() as events, torch.no_grad(), traced, counting:
+    with TraceCollector() as events, call_mode(), traced, counting:
         compiled(*case.args, **case.kwargs)
     result = {
         "graph_count": backend.graphs,

@@ -20,7 +20,7 @@ import tempfile
 from typing import Any
 
 from pt2bot.smoke import graph_breaks
-from pt2bot.smoke.inputs import CaseInputs, compare_outputs, forget_state, remember_state, start_call
+from pt2bot.smoke.inputs import CaseInputs, call_mode, compare_outputs, forget_state, remember_state, start_call
 from pt2bot.smoke.trace import RepoPaths, frame_file, intern_table, reset_dynamo
 
 _MAX_DIM = 1 << 20
@@ -293,7 +293,7 @@ def run_exported(ep: Any, cases: list[CaseInputs], eager_outs: list[Any], tolera
             row: dict[str, Any] = {"shape": dict(case.shape)}
             try:
                 start_call(module)
-                with torch.no_grad():
+                with call_mode():
                     out = module(*case.args, **case.kwargs)
                 cmp = compare_outputs(expected, out, tolerance)
                 row.update(match=cmp["match"], max_abs_err=cmp["max_abs_err"])
@@ -326,7 +326,7 @@ def measure_export(model: Any, cases: list[CaseInputs], eager_outs: list[Any],
     # built, which every eager call it is compared with started from
     start_call(model)
     try:
-        with contextlib.redirect_stderr(io.StringIO()), torch.no_grad():
+        with contextlib.redirect_stderr(io.StringIO()), call_mode():
             ep = torch.export.export(model, args, kwargs or None, dynamic_shapes=shapes)
     except Exception as e:  # noqa: BLE001 - an export failure is a result
         kind = classify_failure(e)

@@ -45,12 +45,22 @@ def import_entry(entry: str, paths: RepoPaths, *, kind: str = "import") -> Any:
                          exc_type=e.exc_type) from None
 
 
+# Whether the model's calls run with autograd on (the model's `grad:`), set where the worker
+# builds its one model. Inference runs them under `torch.no_grad()`; a forward that
+# differentiates inside itself (a force field's `-dE/dx` by `torch.autograd.grad`, an implicit
+# layer's Jacobian term) raises there, "element 0 of tensors does not require grad".
+_GRAD = [False]
+
+
 def build_model(entry: str, kwargs: dict[str, Any], paths: RepoPaths,
-                configs: list[dict[str, Any]] | None = None, *, train: bool = False) -> Any:
+                configs: list[dict[str, Any]] | None = None, *, train: bool = False,
+                grad: bool = False) -> Any:
     """Import and construct the model (class or factory), in eval mode, or in training mode
-    with `train` (the model's `train:`). `configs`: the model's `config:` ([{entry, kwargs,
+    with `train` (the model's `train:`); its calls run with autograd on from now with `grad`
+    (the model's `grad:`, `call_mode`). `configs`: the model's `config:` ([{entry, kwargs,
     arg}]), each built first and passed to the constructor, by its `arg` or (without one) as
     the first positional argument."""
+    _GRAD[0] = bool(grad)
     built: list[tuple[str | None, Any]] = []
     for config in configs or ():
         cfg_entry = str(config.get("entry") or "")
@@ -382,6 +392,27 @@ def restore_state(model: Any) -> None:
                 module._buffers[name] = tensor
             tensor.requires_grad_(saved.requires_grad)
             tensor.copy_(saved)
+
+
+def call_mode() -> Any:
+    """The autograd mode every call of the model runs in, eager, compiled or exported:
+    `torch.no_grad()`, or `torch.enable_grad()` for a model built with `grad`. Only the calls:
+    setting its state back (`restore_state`) writes tensors with autograd off either way."""
+    import torch
+
+    return torch.enable_grad() if _GRAD[0] else torch.no_grad()
+
+
+@contextlib.contextmanager
+def calls_with_grad(on: bool) -> Iterator[None]:
+    """`call_mode` set for a block and set back after it: for a process that measures several
+    models or functions (pt2bot.testing), where one model's `grad:` must not outlive its calls."""
+    old = _GRAD[0]
+    _GRAD[0] = bool(on)
+    try:
+        yield
+    finally:
+        _GRAD[0] = old
 
 
 def run_forward(model: Any, case: CaseInputs, paths: RepoPaths) -> Any:

@@ -14,7 +14,7 @@ import re
 from typing import Any, Callable
 
 from pt2bot.smoke import graph_breaks
-from pt2bot.smoke.inputs import CaseInputs, compare_outputs
+from pt2bot.smoke.inputs import CaseInputs, call_mode, compare_outputs
 from pt2bot.smoke.compile_cost import CompileProbe
 from pt2bot.smoke.compile_times import compile_times
 from pt2bot.smoke.trace import (RepoPaths, TraceCollector, compilation_metrics, frame_file,
@@ -217,7 +217,7 @@ def measure_matrix(model: Any, cases: list[CaseInputs], eager_outs: list[Any],
     limit_key = ("recompile_limit" if hasattr(torch._dynamo.config, "recompile_limit")
                  else "cache_size_limit")
     with torch._dynamo.config.patch(**{limit_key: limit}), TraceCollector() as events, \
-            torch.no_grad():
+            call_mode():
         for case, expected in zip(cases, eager_outs):
             n0 = len(compilation_metrics())
             rec: dict[str, Any] = {"shape": dict(case.shape), "compiled": False, "recompiles": 0,

@@ -91,7 +91,9 @@ def measure_latency(model: Any, cases: list[CaseInputs], model_spec: dict[str, A
     latency: list[dict[str, Any]] = []
     compile_s: float | None = None
     warm = False
-    with torch.inference_mode():
+    # inference mode, as a deployed model runs, unless the model differentiates inside its
+    # forward (`grad:`), which needs autograd on
+    with torch.enable_grad() if model_spec.get("grad") else torch.inference_mode():
         for i, case in enumerate(cases):
             marked = mark_dims(case, dynamic, relaxed=set(dynamic))   # never raise here
 

@@ -60,7 +60,7 @@ from pt2bot.findings import normalise_source
 from pt2bot.jsonio import write_json
 from pt2bot.smoke.breaks import RecordingBackend, collect_breaks, measure_breaks
 from pt2bot.smoke.export import measure_export
-from pt2bot.smoke.inputs import (CaseInputs, build_inputs, build_model, compare_outputs,
+from pt2bot.smoke.inputs import (CaseInputs, build_inputs, build_model, call_mode, compare_outputs,
                                  flatten_outputs, forward_params, infer_dims, remember_state,
                                  module_scalars, run_forward, start_call, tolerances, zero_weights)
 from pt2bot.smoke.location import ModelError, RepoPaths
@@ -447,7 +447,7 @@ def _compiled_row(compiled: Callable[[], Any], case: CaseInputs, expected: Any,
     import torch
 
     try:
-        with torch.no_grad():
+        with call_mode():
             got = _seeded_forward(compiled(), case, paths)
         return _compare(expected, got, tolerance)
     except ModelError as e:
@@ -687,7 +687,7 @@ def guard_checks(model: Any, case: CaseInputs, paths: RepoPaths, kinds: Sequence
     unfinished: list[dict[str, Any]] = []
     if "run_s" not in head_cache:
         t0 = time.monotonic()
-        with torch.no_grad():
+        with call_mode():
             _try_forward(model, case, paths)
         head_cache["run_s"] = min(GUARD_RUN_S, max(GUARD_RUN_MIN_S, GUARD_RUN_TIMES * (time.monotonic() - t0)))
     run_s = float(head_cache["run_s"])
@@ -708,7 +708,7 @@ def guard_checks(model: Any, case: CaseInputs, paths: RepoPaths, kinds: Sequence
                     try:
                         # uninitialised memory filled alike in both runs: an injected value a
                         # solver refuses may leave rows of its `torch.empty` result unwritten
-                        with injecting(head_swap, inj), torch.no_grad(), defined_memory():
+                        with injecting(head_swap, inj), call_mode(), defined_memory():
                             result = _try_forward(model, case, paths)
                     except CandidateTimeout as e:
                         head_cache[key] = e
@@ -728,7 +728,7 @@ def guard_checks(model: Any, case: CaseInputs, paths: RepoPaths, kinds: Sequence
                     continue
                 inj = Injection(kind, pattern, arg, prefer=prefer, time_limit=run_s)
                 try:
-                    with injecting(cand_swap, inj), torch.no_grad(), defined_memory():
+                    with injecting(cand_swap, inj), call_mode(), defined_memory():
                         got = _try_forward(model, case, paths)
                 except GuardOverrun as e:
                     got = e
@@ -805,7 +805,7 @@ def _compiled_guards(model: Any, case: CaseInputs, paths: RepoPaths, cand_swap: 
         compiled = torch.compile(model, backend="eager")
         with cfg.patch(recompile_limit=cfg.recompile_limit * n,
                        accumulated_recompile_limit=cfg.accumulated_recompile_limit * n), \
-                injector(cand_swap, compiled=True) as inject, torch.no_grad(), defined_memory():
+                injector(cand_swap, compiled=True) as inject, call_mode(), defined_memory():
             for inj, head_out in runs:
                 inject.use(inj)
                 got = _try_forward(compiled, case, paths)
@@ -835,7 +835,7 @@ def bound_values(model: Any, cases: Sequence[CaseInputs], paths: RepoPaths, edit
 
     def run(text: str) -> list[list[dict[str, Any]]]:
         out = []
-        with patched_function(paths, edit.path, original, text, edit), torch.no_grad(), \
+        with patched_function(paths, edit.path, original, text, edit), call_mode(), \
                 defined_memory():
             for case in cases:
                 with collecting(site.names) as snapshots:
@@ -866,7 +866,7 @@ def returned_arguments(model: Any, case: CaseInputs, paths: RepoPaths, swap: Swa
     values)."""
     import torch
 
-    with injecting(swap, Injection(WATCH_ONLY, "", 0, aliases=[])) as inj, torch.no_grad():
+    with injecting(swap, Injection(WATCH_ONLY, "", 0, aliases=[])) as inj, call_mode():
         _try_forward(model, case, paths)
     if not inj.aliases:
         return None
@@ -1644,12 +1644,13 @@ def verify(spec: dict[str, Any], emit: Emit) -> None:
     try:   # head runs under the worker's own time limit only
         torch.manual_seed(0)
         model = build_model(str(model_spec.get("entry") or ""), model_spec.get("kwargs") or {},
-                            paths, model_spec.get("config"), train=bool(model_spec.get("train"))).to(device)
+                            paths, model_spec.get("config"), train=bool(model_spec.get("train")),
+                            grad=bool(model_spec.get("grad"))).to(device)
         cases = [build_inputs(model_spec, model, shape, device, paths)
                  for shape in shape_cases(model_spec)]
         infer_dims(cases, forward_params(model))
         remember_state(model)
-        with torch.no_grad():
+        with call_mode():
             head_outs = [_seeded_forward(model, c, paths) for c in cases]
         head = measure_state(model, cases, head_outs, model_spec, run_cfg, paths, phases)
     except ModelError as e:
@@ -1905,7 +1906,7 @@ def _run_constant(model: Any, case: CaseInputs, paths: RepoPaths, of: str, value
     with _constant(model, case, of, value) as c:
         if c is None:
             return False, None, None
-        with torch.no_grad(), defined_memory():
+        with call_mode(), defined_memory():
             got = _try_forward(model, c, paths)
         if isinstance(got, BaseException) or isinstance(head_out, BaseException):
             return True, got, None
@@ -2042,7 +2043,7 @@ def _cases_reaching(model: Any, cases: Sequence[CaseInputs], paths: RepoPaths, h
 
     out = []
     for case in cases:
-        with injecting(head_swap, Injection(WATCH_ONLY, "", 0, watch=line)) as inj, torch.no_grad():
+        with injecting(head_swap, Injection(WATCH_ONLY, "", 0, watch=line)) as inj, call_mode():
             _try_forward(model, case, paths)
         if (bool(inj.returns) and not inj.reached) if skipping else inj.reached:
             out.append(dict(case.shape))
@@ -2093,13 +2094,13 @@ def head_states(model: Any, cases: Sequence[CaseInputs], paths: RepoPaths
     module) says nothing of a candidate, and is left out of every case's state."""
     import torch
 
-    with torch.no_grad():
+    with call_mode():
         _seeded_forward(model, cases[0], paths)
     kept = scalar_attributes(model)
 
     def once() -> list[dict[str, Any]]:
         out = []
-        with torch.no_grad():
+        with call_mode():
             for case in cases:
                 _seeded_forward(model, case, paths)
                 out.append(kept_state(model, kept))
@@ -2200,7 +2201,7 @@ def prove_candidate(cand: Mapping[str, Any], model: Any, cases: list[CaseInputs]
                                     "cannot be observed")
             with patched_function(paths, edit.path, original, patched, edit) as swap:
                 outs, states = [], []
-                with torch.no_grad():
+                with call_mode():
                     for case in cases:
                         outs.append(_seeded_forward(model, case, paths))
                         states.append(kept_state(model, kept) if state else None)

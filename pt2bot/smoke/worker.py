@@ -41,7 +41,7 @@ from pt2bot.smoke.advice import measure_advice
 from pt2bot.smoke.breaks import measure_breaks
 from pt2bot.smoke.coverage import LineCoverage
 from pt2bot.smoke.export import measure_export
-from pt2bot.smoke.inputs import (CaseInputs, build_inputs, build_model, forward_params,
+from pt2bot.smoke.inputs import (CaseInputs, build_inputs, build_model, call_mode, forward_params,
                                   infer_dims, remember_state, run_forward, start_call)
 from pt2bot.smoke.matrix import measure_matrix
 from pt2bot.smoke.timing import maxrss_mb, measure_latency
@@ -149,14 +149,15 @@ def measure_run(spec: dict[str, Any]) -> ModelRun:
                 torch.manual_seed(0)
                 model = build_model(str(model_spec.get("entry") or ""),
                                     model_spec.get("kwargs") or {}, paths,
-                                    model_spec.get("config"), train=bool(model_spec.get("train")))
+                                    model_spec.get("config"), train=bool(model_spec.get("train")),
+                                    grad=bool(model_spec.get("grad")))
                 model = model.to(device)
                 cases: list[CaseInputs] = [build_inputs(model_spec, model, shape, device, paths)
                                            for shape in shape_cases(model_spec)]
                 infer_dims(cases, forward_params(model))
                 remember_state(model)
                 eager_outs = []
-                with torch.no_grad():
+                with call_mode():
                     for c in cases:
                         start_call(model)
                         eager_outs.append(run_forward(model, c, paths))
