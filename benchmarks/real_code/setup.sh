@@ -29,7 +29,8 @@ fi
 # torchvision is the locked one; its Inception, VGG and LPIPS weights are never loaded). tensorly-torch
 # (tltorch) imports tensorly without declaring it; tensorly and tntorch declare only numpy and
 # scipy, both locked. torchdeq declares torch and numpy, e2cnn torch, numpy, scipy and sympy, all
-# locked
+# locked. hypll declares torch alone (its dev and docs extras are not installed), diffsort torch
+# and numpy
 problems="$("$venv/bin/pip" check | grep -vx 'No broken requirements found\.' \
   | grep -vx 'pytorch-tabnet 4\.1\.0 requires scikit-learn, which is not installed\.' \
   | grep -vx 'pytorch-metric-learning 2\.9\.0 requires scikit-learn, which is not installed\.' \
@@ -45,7 +46,8 @@ for n in ("torch", "torchvision", "vit-pytorch", "x-transformers", "denoising-di
           "pytorch-tcn", "mambapy", "sinkhorn-transformer", "pytorch-ood",
           "lie-transformer-pytorch", "xitorch", "geoopt", "pytorch-minimize", "torch-kf",
           "zuko", "torchcde", "FrEIA", "torchist", "nflows", "pytorch-metric-learning",
-          "pyro-ppl", "piq", "tensorly", "tensorly-torch", "tntorch", "torchdeq", "e2cnn"):
+          "pyro-ppl", "piq", "tensorly", "tensorly-torch", "tntorch", "torchdeq", "e2cnn",
+          "hypll", "diffsort"):
     print(f"{n}=={m.version(n)}")
 PY
 echo "venv ready: $venv"
