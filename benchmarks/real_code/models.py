@@ -6126,7 +6126,10 @@ def _hyp_onto(manifold: Any, x: Any, man_dim: int) -> Any:
 @spec("hypll", "hyp_cnn", "the library's Poincare-ball CNN (its CIFAR tutorial, smaller): "
       "inputs mapped onto the ball by expmap0, HConvolution2d (unfold, beta-scaled, hyperplane "
       "fully connected), HReLU and HMaxPool2d in the tangent space, flatten over the manifold "
-      "dimension (beta concatenation), two HLinear layers; a learnable curvature")
+      "dimension (beta concatenation), two HLinear layers; a learnable curvature. Its layers "
+      "hold ManifoldParameter weights (a Parameter subclass whose __torch_function__ refuses "
+      "every torch function but copy_ and method-wrappers): torch.compile raises on it "
+      "(InternalTorchDynamoError, `_is_view`), as on hyp_embedding_dist")
 def _hyp_cnn() -> tuple[Any, list[Case]]:
     torch = _t()
     torch.manual_seed(0)
@@ -6157,11 +6160,13 @@ def _hyp_cnn() -> tuple[Any, list[Case]]:
     return Net(), [((torch.randn(b, 3, 14, 14) * 0.5,), {}) for b in (2, 3)]
 
 
-@spec("hypll", "hyp_mlp_batchnorm", "a hyperbolic MLP with hyperbolic batch norm: HLinear, "
-      "HBatchNorm (the batch's Frechet mean by the library's fixed-point iteration inside an "
-      "autograd.Function with a tolerance-based early stop, its backward through the inverse "
-      "Hessian and torch.autograd.grad; the Frechet variance; logmap, parallel transport to the "
-      "bias and expmap), HReLU, HLinear; a learnable curvature")
+@spec("hypll", "hyp_mlp_batchnorm", "hyperbolic batch norm between torch layers (the hypll "
+      "layers with a ManifoldParameter are left out: torch.compile raises on any module holding "
+      "one, see hyp_cnn): torch Linear, expmap0 onto the ball, HBatchNorm (the batch's Frechet "
+      "mean by the library's fixed-point iteration inside an autograd.Function with a "
+      "tolerance-based early stop, its backward through the inverse Hessian and "
+      "torch.autograd.grad; the Frechet variance; logmap, parallel transport to the bias and "
+      "expmap), HReLU, logmap0 and a torch Linear head; a learnable curvature")
 def _hyp_mlp_bn() -> tuple[Any, list[Case]]:
     torch = _t()
     torch.manual_seed(0)
@@ -6172,23 +6177,23 @@ def _hyp_mlp_bn() -> tuple[Any, list[Case]]:
             super().__init__()
             m = _hyp_ball(True)
             self.m = m
-            self.fc1 = hnn.HLinear(in_features=6, out_features=8, manifold=m)
+            self.fc1 = torch.nn.Linear(6, 8)
             self.bn = hnn.HBatchNorm(features=8, manifold=m)
             self.relu = hnn.HReLU(manifold=m)
-            self.fc2 = hnn.HLinear(in_features=8, out_features=3, manifold=m)
+            self.fc2 = torch.nn.Linear(8, 3)
 
         def forward(self, x: Any) -> Any:
-            h = _hyp_onto(self.m, x, -1)
-            h = self.relu(self.bn(self.fc1(h)))
-            return self.fc2(h).tensor
+            h = self.relu(self.bn(_hyp_onto(self.m, 0.5 * torch.tanh(self.fc1(x)), -1)))
+            return self.fc2(self.m.logmap(None, h).tensor)
 
-    return Net(), [((torch.randn(b, 6) * 0.5,), {}) for b in (6, 9)]
+    return Net(), [((torch.randn(b, 6),), {}) for b in (6, 9)]
 
 
-@spec("hypll", "hyp_avgpool_bn2d", "a hyperbolic conv block pooled by Frechet means: "
-      "HConvolution2d, HBatchNorm2d with the Einstein midpoint (use_midpoint=True), HReLU, "
-      "HAvgPool2d whose windows are averaged by the Frechet-mean iteration (batch_dim=2), and "
-      "the points' distance to the origin; fixed curvature")
+@spec("hypll", "hyp_avgpool_bn2d", "a conv block pooled by Frechet means on the ball: a torch "
+      "Conv2d in the tangent space at the origin, expmap0 (manifold dimension 1), HBatchNorm2d "
+      "with the Einstein midpoint (use_midpoint=True), HReLU, HAvgPool2d whose windows are "
+      "averaged by the Frechet-mean iteration (manifold.unfold, batch_dim=2), and the points' "
+      "distance to the origin; fixed curvature")
 def _hyp_avgpool() -> tuple[Any, list[Case]]:
     torch = _t()
     torch.manual_seed(0)
@@ -6199,20 +6204,20 @@ def _hyp_avgpool() -> tuple[Any, list[Case]]:
             super().__init__()
             m = _hyp_ball(False)
             self.m = m
-            self.conv = hnn.HConvolution2d(in_channels=2, out_channels=3, kernel_size=3,
-                                           manifold=m, padding=1)
+            self.conv = torch.nn.Conv2d(2, 3, 3, padding=1)
             self.bn = hnn.HBatchNorm2d(features=3, manifold=m, use_midpoint=True)
             self.relu = hnn.HReLU(manifold=m)
             self.pool = hnn.HAvgPool2d(kernel_size=(2, 2), manifold=m, stride=(2, 2))
 
         def forward(self, x: Any) -> Any:
-            h = self.pool(self.relu(self.bn(self.conv(_hyp_onto(self.m, x, 1)))))
-            origin = torch.zeros_like(h.tensor)
             from hypll.tensors import ManifoldTensor
+            h = _hyp_onto(self.m, 0.5 * torch.tanh(self.conv(x)), 1)
+            h = self.pool(self.relu(self.bn(h)))
+            origin = torch.zeros_like(h.tensor)
             d = self.m.dist(h, ManifoldTensor(origin, manifold=self.m, man_dim=1))
             return h.tensor, d
 
-    return Net(), [((torch.randn(b, 2, s, s) * 0.5,), {}) for b, s in ((2, 6), (3, 8))]
+    return Net(), [((torch.randn(b, 2, s, s),), {}) for b, s in ((2, 6), (3, 8))]
 
 
 @spec("hypll", "hyp_embedding_dist", "Poincare embeddings as trained for hierarchies: an "
@@ -6248,17 +6253,15 @@ def _hyp_embed() -> tuple[Any, list[Case]]:
     return Net(), [case(b) for b in (4, 6)]
 
 
-@spec("hypll", "hyp_cat_gyration", "hyperbolic feature fusion: two branches (HLinear) "
-      "concatenated along the manifold dimension by manifold.cat (beta functions of a "
-      "torch.tensor of the parts' sizes), a Mobius addition of a learnt offset, the gyration of "
-      "the parts, logmaps at the third branch's points and parallel transport to the fused "
-      "point, and the inner "
-      "product of two tangent vectors at the same points (safe mode: torch.equal of their base "
-      "points); a learnable curvature")
+@spec("hypll", "hyp_cat_gyration", "hyperbolic feature fusion: three torch Linear branches "
+      "mapped onto the ball (expmap0), two concatenated along the manifold dimension by "
+      "manifold.cat (beta functions of a torch.tensor of the parts' sizes), a Mobius addition of "
+      "a learnt offset, the gyration of the parts, logmaps at the third branch's points and "
+      "parallel transport to the fused point, and the inner product of two tangent vectors at "
+      "the same points (safe mode: torch.equal of their base points); a learnable curvature")
 def _hyp_cat() -> tuple[Any, list[Case]]:
     torch = _t()
     torch.manual_seed(0)
-    from hypll import nn as hnn
     from hypll.tensors import ManifoldTensor
 
     class Net(torch.nn.Module):
@@ -6266,14 +6269,14 @@ def _hyp_cat() -> tuple[Any, list[Case]]:
             super().__init__()
             m = _hyp_ball(True)
             self.m = m
-            self.a = hnn.HLinear(in_features=4, out_features=3, manifold=m)
-            self.b = hnn.HLinear(in_features=4, out_features=5, manifold=m)
-            self.c = hnn.HLinear(in_features=4, out_features=8, manifold=m)
+            self.a = torch.nn.Linear(4, 3)
+            self.b = torch.nn.Linear(4, 5)
+            self.c = torch.nn.Linear(4, 8)
             self.offset = torch.nn.Parameter(torch.randn(8) * 0.1)
 
         def forward(self, x: Any) -> Any:
-            h = _hyp_onto(self.m, x, -1)
-            fa, fb, fc = self.a(h), self.b(h), self.c(h)
+            fa, fb, fc = (_hyp_onto(self.m, 0.5 * torch.tanh(f(x)), -1)
+                          for f in (self.a, self.b, self.c))
             cat = self.m.cat([fa, fb], dim=-1)
             off = ManifoldTensor(self.offset, manifold=self.m, man_dim=-1)
             fused = self.m.mobius_add(cat, self.m.project(off))
@@ -6284,18 +6287,20 @@ def _hyp_cat() -> tuple[Any, list[Case]]:
             ip = self.m.inner(v, w, keepdim=True)
             return gy.tensor, t.tensor, ip
 
-    return Net(), [((torch.randn(b, 4) * 0.2,), {}) for b in (3, 7)]
+    return Net(), [((torch.randn(b, 4),), {}) for b in (3, 7)]
 
 
-@spec("hypll", "hyp_change_manifold", "a Euclidean encoder handed to the Poincare ball: a "
-      "Euclidean-manifold HLinear and TangentSequential (plain torch layers in the tangent "
-      "space), ChangeManifold to the ball (logmap then expmap), HLinear, the Frechet mean of the "
-      "batch (batch_dim=0) and each point's Frechet variance term; a learnable curvature")
+@spec("hypll", "hyp_change_manifold", "a Euclidean encoder handed to the Poincare ball: "
+      "TangentSequential of torch layers on the Euclidean manifold, ChangeManifold to the ball "
+      "(logmap then expmap), TangentSequential of torch layers on the ball, the Frechet mean of "
+      "the batch (batch_dim=0), the Frechet variance, and the flattening of (B, 2, 3) points "
+      "over their manifold dimension (beta concatenation); a learnable curvature")
 def _hyp_change() -> tuple[Any, list[Case]]:
     torch = _t()
     torch.manual_seed(0)
     from hypll import nn as hnn
     from hypll.manifolds.euclidean import Euclidean
+    from hypll.tensors import ManifoldTensor
 
     class Net(torch.nn.Module):
         def __init__(self) -> None:
@@ -6303,20 +6308,21 @@ def _hyp_change() -> tuple[Any, list[Case]]:
             e = Euclidean()
             m = _hyp_ball(True)
             self.e, self.m = e, m
-            self.enc = hnn.HLinear(in_features=5, out_features=6, manifold=e)
-            self.seq = hnn.TangentSequential(torch.nn.Sequential(torch.nn.Tanh(),
-                                                                 torch.nn.Linear(6, 6)),
-                                             manifold=e)
+            self.enc = hnn.TangentSequential(torch.nn.Sequential(torch.nn.Linear(5, 6),
+                                                                 torch.nn.Tanh()), manifold=e)
             self.to_ball = hnn.ChangeManifold(target_manifold=m)
-            self.fc = hnn.HLinear(in_features=6, out_features=4, manifold=m)
+            self.head = hnn.TangentSequential(torch.nn.Sequential(torch.nn.Linear(6, 6),
+                                                                  torch.nn.Tanh()), manifold=m)
 
         def forward(self, x: Any) -> Any:
-            from hypll.tensors import ManifoldTensor
-            h = self.seq(self.enc(ManifoldTensor(x, manifold=self.e, man_dim=-1)))
-            p = self.fc(self.to_ball(h))
+            h = self.enc(ManifoldTensor(x, manifold=self.e, man_dim=-1))
+            p = self.head(self.to_ball(h))
             mu = self.m.frechet_mean(p, batch_dim=0)
             var = self.m.frechet_variance(p, mu=mu, batch_dim=0)
-            return p.tensor, mu.tensor, var
+            pts = ManifoldTensor(p.tensor.reshape(p.tensor.shape[0], 2, 3), manifold=self.m,
+                                 man_dim=-1)
+            flat = self.m.flatten(pts, start_dim=1)
+            return p.tensor, mu.tensor, var, flat.tensor
 
     return Net(), [((torch.randn(b, 5),), {}) for b in (5, 8)]
 
