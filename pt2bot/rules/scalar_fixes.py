@@ -22,7 +22,10 @@ project's own functions (tntorch's `delta = delta.item()` then `tn.truncated_svd
 delta=delta)`) becomes `v = t.detach().reshape(())`: detached, as the number carried no
 gradient, and 0-d as the number was (a tensor of another shape takes part in type promotion
 where a number does not). Whether the callee takes a tensor where it took a number (compares
-it, scales by it) only the proof shows (`_passed_on`).
+it, scales by it) only the proof shows (`_passed_on`). Where the value meets a Python float
+before any tensor (`eps * t.item()`, `eps` a float literal or a parameter typed or defaulted
+as one), the kept forms are first tried as a 0-d float64 tensor, `t.double()` (`_DOUBLE`),
+then as they are.
 
 Sizes from a list. `n = int(lengths.amax().item())` where the function built
 `lengths = torch.tensor(<sizes>, ...)` from a list of Python numbers (`[s.shape[0] for s in
@@ -37,8 +40,8 @@ import builtins
 import dataclasses
 
 from pt2bot.rules.base import Candidate
-from pt2bot.rules.edits import (enclosing_function, finding_statement, function_binds, parents_of,
-                                replace_statement, segment, with_replaced)
+from pt2bot.rules.edits import (enclosing_function, finding_statement, function_binds, parameters,
+                                parents_of, replace_statement, segment, with_replaced)
 
 # reading a value in one of these is a Python number's job (a size, an index, a message; the
 # fill value of `new_full`, `full_like` and `F.pad`, which read a tensor back: GB0033)
@@ -284,12 +287,14 @@ def keep_tensor_fixes(code: str, finding, source: str, tree: ast.Module, what: s
                 _number_arith(outer, st.value, parents) and \
                 not _later_reads_arith(tree, st, st.targets[0].id, what, need_one=False):
             return []
-        return _with_detached(code, finding, st, lines, outer, text, title)
+        return _with_detached(code, finding, st, lines, outer, text, title,
+                              double=not text.endswith(".long()") and _meets_float(outer, parents, tree, st))
     if isinstance(st, ast.Assign) and st.value is outer and len(st.targets) == 1 and isinstance(st.targets[0], ast.Name):
         name = st.targets[0].id
         if _later_reads_arith(tree, st, name, what, need_one=True):
             return _with_detached(code, finding, st, lines, outer, text,
-                                  title + f" (`{name}` only feeds tensor arithmetic)")
+                                  title + f" (`{name}` only feeds tensor arithmetic)",
+                                  double=what != "tolist" and conv != "int" and _read_with_float(tree, st, name))
         callees = _passed_on(tree, st, name) if what != "tolist" and conv != "int" else None
         if callees:
             # a 0-d tensor, as the number was: a one-element tensor of another shape takes part in
@@ -301,6 +306,59 @@ def keep_tensor_fixes(code: str, finding, source: str, tree: ast.Module, what: s
                               "on to " + ", ".join(f"`{c}`" for c in callees)
                               + ", which the proof runs with the tensor", rank=0, scalar=True)]
     return []
+
+
+# Why a kept value is first tried in float64: Python computes with the number `.item()` gave in
+# double (`eps * t.item()`, then its square), where a float32 tensor kept in its place rounds
+# each step to float32, and a threshold at a rounding boundary then decides otherwise (tntorch's
+# SVD rank, found by an independent re-run). A 0-d float64 tensor computes those steps as Python
+# did, and where it meets a tensor of more dimensions it takes that tensor's dtype, as the
+# number did; it differs where it meets another 0-d tensor (float64 wins there), which the
+# proof sees in the outputs' dtypes.
+_DOUBLE = "Python computed with it in double"
+
+
+def _python_float(node: ast.AST, fn: ast.AST | None) -> bool:
+    """`node` is a Python float: a float literal, a `float(...)` call, or a name of `fn` that is
+    a parameter annotated `float` (`Optional[float]`, `float | None`) or with a float literal
+    default, or that `fn` sets to float literals only."""
+    if isinstance(node, ast.Constant):
+        return type(node.value) is float
+    if isinstance(node, ast.Call):
+        return isinstance(node.func, ast.Name) and node.func.id == "float"
+    if not isinstance(node, ast.Name) or not isinstance(fn, (ast.FunctionDef, ast.AsyncFunctionDef)):
+        return False
+    for a, default in parameters(fn):
+        if a.arg == node.id:
+            ann = a.annotation
+            named = {n.id for n in ast.walk(ann) if isinstance(n, ast.Name)} if ann is not None else set()
+            return "float" in named or (isinstance(default, ast.Constant) and type(default.value) is float)
+    sets = [a.value for a in ast.walk(fn) if isinstance(a, (ast.Assign, ast.AnnAssign, ast.AugAssign))
+            and any(isinstance(t, ast.Name) and t.id == node.id
+                    for t in (a.targets if isinstance(a, ast.Assign) else [a.target]))]
+    return bool(sets) and all(isinstance(v, ast.Constant) and type(v.value) is float for v in sets)
+
+
+def _meets_float(node: ast.AST, parents: dict[int, ast.AST], tree: ast.Module, st: ast.stmt) -> bool:
+    """`node`, through a sign, is an operand of arithmetic whose other operand is a Python
+    float (`eps * t.item()`): where head computed in double."""
+    p = parents.get(id(node))
+    while isinstance(p, ast.UnaryOp) and isinstance(p.op, (ast.USub, ast.UAdd)):
+        node, p = p, parents.get(id(p))
+    if not isinstance(p, ast.BinOp):
+        return False
+    return _python_float(p.right if p.left is node else p.left, enclosing_function(tree, st))
+
+
+def _read_with_float(tree: ast.Module, st: ast.stmt, name: str) -> bool:
+    """A read of `name` after `st` in its function meets a Python float (`_meets_float`)."""
+    fn = enclosing_function(tree, st)
+    if fn is None:
+        return False
+    fparents = parents_of(fn)
+    return any(isinstance(n, ast.Name) and n.id == name and isinstance(n.ctx, ast.Load)
+               and n.lineno > (st.end_lineno or st.lineno) and _meets_float(n, fparents, tree, st)
+               for n in ast.walk(fn))
 
 
 def _passed_on(tree: ast.Module, st: ast.stmt, name: str) -> list[str] | None:
@@ -341,21 +399,33 @@ def _passed_on(tree: ast.Module, st: ast.stmt, name: str) -> list[str] | None:
 
 
 def _with_detached(code: str, finding, st: ast.stmt, lines: list[str], outer: ast.AST, text: str,
-                   title: str) -> list[Candidate]:
+                   title: str, *, double: bool = False) -> list[Candidate]:
     """The tensor kept as it is, then (rank 1) detached as the Python number was: the form the
     proof posts where head's gradients do not flow through the value. An integer (`.long()`)
-    carries no gradient either way."""
+    carries no gradient either way. `double`: the value meets a Python float before any
+    tensor, so those two forms are first tried in float64 (`_DOUBLE`), and the float32 ones
+    come after them (ranks 2 and 3) for where a float64 result reaches what the model returns."""
     plain = replace_statement(code, finding.path, st, with_replaced(lines, st, outer, text), title, safe=False)
     if text.endswith(".long()"):
         return [plain]
-    return [dataclasses.replace(plain, variants=(
-        _detached(code, finding, st, lines, outer, text, f"{title}, detached ({DETACHED})", rank=1),))]
+    detached = _detached(code, finding, st, lines, outer, text, f"{title}, detached ({DETACHED})", rank=1)
+    if not double:
+        return [dataclasses.replace(plain, variants=(detached,))]
+    wide = f"{text if _atom_text(text) else f'({text})'}.double()"
+    first = replace_statement(code, finding.path, st, with_replaced(lines, st, outer, wide),
+                              f"{title}, in float64 as the Python number was ({_DOUBLE})", safe=False)
+    return [dataclasses.replace(first, variants=(
+        _detached(code, finding, st, lines, outer, text,
+                  f"{title}, detached ({DETACHED}) and in float64 as the Python number was", rank=1,
+                  double=True),
+        dataclasses.replace(plain, rank=2), dataclasses.replace(detached, rank=3)))]
 
 
 def _detached(code: str, finding, st: ast.stmt, lines: list[str], outer: ast.AST, text: str, title: str, *,
-              rank: int, scalar: bool = False) -> Candidate:
+              rank: int, scalar: bool = False, double: bool = False) -> Candidate:
     whole = _atom_text(text) or (text.startswith("(") and text.endswith(")") and _parses(text[1:-1]))
-    det = (f"{text}.detach()" if whole else f"({text}).detach()") + (".reshape(())" if scalar else "")
+    det = (f"{text}.detach()" if whole else f"({text}).detach()") + (".reshape(())" if scalar else "") \
+        + (".double()" if double else "")
     return replace_statement(code, finding.path, st, with_replaced(lines, st, outer, det), title, safe=False,
                              rank=rank)
 

@@ -55,8 +55,14 @@ class TensorItem(Rule):
     `.item()` also cut the gradient: where the tensor depends on trainable parameters (`scale =
     x.abs().max().item()`), the kept tensor lets gradients through where head's did not, which
     the proof sees in the parameters' gradients; the same edit with the tensor detached
-    (`x.abs().max().detach()`) is tried next. Where `v` is also passed on to the project's own
-    functions (tntorch's `delta = delta.item()` then `tn.truncated_svd(M, delta=delta)`), only
+    (`x.abs().max().detach()`) is tried next. Where the value meets a Python float before any
+    tensor (`delta = eps * torch.norm(M).item()` with `eps: float`, a float literal, a
+    parameter with a float default), head computed with it in double, and a float32 tensor kept
+    there rounds every step to float32 (an SVD's rank threshold then decides otherwise at a
+    rounding boundary); those two forms are first tried in float64, `torch.norm(M).double()`
+    and `torch.norm(M).detach().double()`, which compute as Python did and take the dtype of
+    the tensors they meet, and the float32 ones after them. Where `v` is also passed on to the
+    project's own functions (tntorch's `delta = delta.item()` then `tn.truncated_svd(M, delta=delta)`), only
     the detached form, 0-d as the number was, `delta = delta.detach().reshape(())`: the callee
     may take a tensor where it took a
     number, or make a size or a condition of it (a new break), which only the proof shows.
