@@ -89,7 +89,7 @@ def head_of(sp: Any, scratch: str, matrix: bool = False
 
     import torch
 
-    from pt2bot.smoke.inputs import CaseInputs, remember_state
+    from pt2bot.smoke.inputs import CaseInputs, call_mode, remember_state
     from pt2bot.smoke.location import RepoPaths
     from pt2bot.smoke.verify import _seeded_forward, measure_state
 
@@ -106,7 +106,7 @@ def head_of(sp: Any, scratch: str, matrix: bool = False
     # as the proof worker does: every call from the buffers as built (a training model's
     # running radius, a normaliser's count), head's and each candidate's alike
     remember_state(model)
-    with torch.no_grad():
+    with call_mode():
         outs = [_seeded_forward(model, case, paths) for case in cases]
     phases = ["breaks", "matrix"] if matrix else ["breaks"]
     return model, cases, paths, outs, measure_state(model, cases, outs, {}, {}, paths, phases), phases
@@ -115,6 +115,13 @@ def head_of(sp: Any, scratch: str, matrix: bool = False
 def worker(key: str, out: str, scratch: str, matrix: bool = False) -> int:
     """One model, in the benchmark venv (see the module doc); writes OUT."""
     sp = from_scratch(key, scratch)
+    from pt2bot.smoke.inputs import calls_with_grad
+
+    with calls_with_grad(sp.grad):   # the spec's `grad`, for every call head's and the proof's
+        return _worker(sp, key, out, scratch, matrix)
+
+
+def _worker(sp: Any, key: str, out: str, scratch: str, matrix: bool) -> int:
     from pt2bot.config import StaticConfig
     from pt2bot.fixes import gather, gather_settings, order
     from pt2bot.smoke.verify import prove_candidate

@@ -24,6 +24,9 @@ class ModelSpec:
     name: str
     build: Callable[[], tuple[Any, list[Case]]]
     note: str = ""
+    # the model's calls run with autograd on, as a pt2bot.yml's `grad: true` runs them: a forward
+    # that differentiates inside itself (forces as -dE/dx)
+    grad: bool = False
 
     @property
     def key(self) -> str:
@@ -283,10 +286,10 @@ HELD_OUT: frozenset[str] = frozenset().union(*HELD_OUT_BATCHES.values())
 SPECS: list[ModelSpec] = []
 
 
-def spec(lib: str, name: str, note: str = "") -> Callable[[Callable[[], tuple[Any, list[Case]]]],
-                                                           Callable[[], tuple[Any, list[Case]]]]:
+def spec(lib: str, name: str, note: str = "", *, grad: bool = False
+         ) -> Callable[[Callable[[], tuple[Any, list[Case]]]], Callable[[], tuple[Any, list[Case]]]]:
     def deco(fn: Callable[[], tuple[Any, list[Case]]]) -> Callable[[], tuple[Any, list[Case]]]:
-        SPECS.append(ModelSpec(lib, LIBRARIES[lib], name, fn, note))
+        SPECS.append(ModelSpec(lib, LIBRARIES[lib], name, fn, note, grad))
         return fn
     return deco
 
