@@ -284,14 +284,33 @@ def remember_state(model: Any) -> None:
     place (`self.layer.weight.data *= scale`): its values are kept too, where all the model's
     parameters take at most PARAMS_KEPT_BYTES (a copy of a large model's weights is not made
     for what only a few models do). Other Python objects (lists, dicts) are not kept."""
+    import torch
+
     _BUILT[id(model)] = [(m, name, b, b.detach().clone().requires_grad_(b.requires_grad))
                          for m in model.modules() for name, b in m._buffers.items() if b is not None]
     _BUILT_ATTRS[id(model)] = [(m, module_scalars(m),
                                 {k: (t, t.detach().clone()) for k, t in _plain_tensors(m).items()})
                                for m in model.modules()]
     params = list(model.parameters())
-    if sum(p.numel() * p.element_size() for p in params) <= PARAMS_KEPT_BYTES:
-        _BUILT_PARAMS[id(model)] = [(p, p.detach().clone()) for p in params]
+    with _refusing(params):
+        if sum(p.numel() * p.element_size() for p in params) <= PARAMS_KEPT_BYTES:
+            _BUILT_PARAMS[id(model)] = [(p, torch.Tensor.as_subclass(p, torch.Tensor).detach().clone())
+                                        for p in params]
+
+
+def _refusing(params: list[Any]) -> Any:
+    """Subclasses' torch functions off while pt2bot reads and writes the parameters' values,
+    where a parameter's subclass refuses torch's own functions on itself (hypll's
+    ManifoldParameter, an empty Parameter that wraps its values and raises on `numel`): pt2bot's
+    bookkeeping must not fail a model whose eager run and torch.compile tell what they do with
+    it. Any other subclass keeps its own functions."""
+    import torch
+
+    plain = (torch.Tensor, torch.nn.Parameter)
+    if all(type(p) in plain or getattr(type(p), "__torch_function__", None) is torch.Tensor.__torch_function__
+           for p in params):
+        return contextlib.nullcontext()
+    return torch._C.DisableTorchFunctionSubclass()
 
 
 def forget_state(model: Any) -> None:
@@ -356,8 +375,9 @@ def restore_state(model: Any) -> None:
     import torch
 
     built = id(getattr(model, "_orig_mod", model))
-    with torch.no_grad():
-        for param, saved in _BUILT_PARAMS.get(built, ()):
+    kept = _BUILT_PARAMS.get(built, ())
+    with torch.no_grad(), _refusing([p for p, _ in kept]):
+        for param, saved in kept:
             param.data.copy_(saved)
     for module, scalars, tensors in _BUILT_ATTRS.get(built, ()):
         # a flag or number the calls added is taken away again (`if not hasattr(self, "_warned")`)
