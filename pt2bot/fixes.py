@@ -715,7 +715,7 @@ def prove_on_model(setting: ProofSetting, model: ModelConfig, delta: ModelDelta 
     return verdicts
 
 
-_HANGS = "the patched model hangs: no result within"   # the worker's own time limit
+_HANGS = "the patched model gave no result within"   # the worker's own time limit
 
 
 def _out_of_budget(budget_s: float, what: str) -> str:

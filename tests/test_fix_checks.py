@@ -1234,3 +1234,17 @@ def test_a_check_on_a_complex_argument_is_exercised_with_the_values_injected(tmp
     verdict = prove(root, "net", [item("upper", cand, UPPER, _target(6))], tmp_path / "work")["upper"]
     assert verdict["accepted"] is True, verdict
     assert "compiled code raises RuntimeError where head raises ValueError" in verdict["evidence"], verdict
+
+
+def test_a_file_that_imports_from_torch_is_said_to_lack_the_name():
+    """hypll's `tensor_utils.py` has `from torch import equal`: "the file does not import
+    torch" read as false to the user who sees that import."""
+    from pt2bot.findings import Finding
+    from pt2bot.rules import fix_candidates_explained
+
+    src = "from torch import equal\n\n\ndef same(a, b):\n    if not equal(a, b):\n        raise ValueError\n"
+    f = Finding(rule="PTC201", path="pkg/u.py", line=5, col=7, severity="warning",
+                message="dynamo's GB0170 here", source=src.splitlines()[4].strip(), gb="GB0170")
+    _cands, reason = fix_candidates_explained(f, src)
+    assert reason.endswith("(the file imports from torch but does not bind the name `torch`, and an edit "
+                           "that needs it would add the import outside the hunk)"), reason

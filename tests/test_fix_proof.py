@@ -195,7 +195,8 @@ def test_broken_candidates_are_no_verified_fix_with_their_reason(repo, tmp_path)
     assert verdicts["no-parse"] == {**verdicts["no-parse"], "accepted": False}
     assert verdicts["no-parse"]["reason"].startswith("the patched file does not parse: SyntaxError")
     assert verdicts["hangs"]["accepted"] is False
-    assert verdicts["hangs"]["reason"] == "the patched model hangs: no result within 6 s"
+    assert verdicts["hangs"]["reason"] == ("the patched model gave no result within 6 s: it hangs, "
+                                           "or compiles or runs slower than that")
     assert verdicts["crashes"] == {"accepted": False,
                                    "reason": "the patched model crashed the proof worker (SIGABRT)"}
     assert verdicts["fine"]["accepted"] is True, verdicts["fine"]

@@ -128,7 +128,10 @@ def without_torch(tree: ast.Module) -> str:
     the recipes write `torch.` and add no import, which is an edit outside the hunk."""
     if binds_torch(tree):
         return ""
-    return " (the file does not import torch, and an edit that needs it would add the import outside the hunk)"
+    # `from torch import equal` imports from torch without binding the name the edits write
+    some = any(isinstance(n, ast.ImportFrom) and (n.module or "").split(".")[0] == "torch" for n in ast.walk(tree))
+    what = "imports from torch but does not bind the name `torch`" if some else "does not import torch"
+    return f" (the file {what}, and an edit that needs it would add the import outside the hunk)"
 
 
 def fix_candidates(finding: Finding, source: str, tree: ast.Module | None = None) -> list[Candidate]:

@@ -2311,7 +2311,10 @@ def prove_candidate(cand: Mapping[str, Any], model: Any, cases: list[CaseInputs]
     except NotApplicable as e:
         measured["error"] = str(e)
     except CandidateTimeout as e:
-        measured["error"] = (f"the patched model hangs: {e}" if stage is None else
+        # a loop that now runs to its end compiled (an early stop moved to eager) can be a
+        # compile of minutes, not a hang: the reason says both
+        measured["error"] = (f"the patched model gave {e}: it hangs, or compiles or runs slower than "
+                             "that" if stage is None else
                              f"{stage} did not finish in the candidate's time ({e})")
     except ModelError as e:
         measured["error"] = f"the patched model raises: {e.message}"
