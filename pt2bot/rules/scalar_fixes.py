@@ -24,7 +24,8 @@ gradient, and 0-d as the number was (a tensor of another shape takes part in typ
 where a number does not). Whether the callee takes a tensor where it took a number (compares
 it, scales by it) only the proof shows (`_passed_on`). Where the value meets a Python float
 before any tensor (`eps * t.item()`, `eps` a float literal or a parameter typed or defaulted
-as one), the kept forms are first tried as a 0-d float64 tensor, `t.double()` (`_DOUBLE`),
+as one), or a name it is kept in is read into `math.*`, `round`, `int` or `float` (torchvision's
+crop size, `math.sqrt(target_area * aspect_ratio)`), the kept forms are first tried as a 0-d float64 tensor, `t.double()` (`_DOUBLE`),
 then as they are.
 
 Sizes from a list. `n = int(lengths.amax().item())` where the function built
@@ -287,8 +288,12 @@ def keep_tensor_fixes(code: str, finding, source: str, tree: ast.Module, what: s
                 _number_arith(outer, st.value, parents) and \
                 not _later_reads_arith(tree, st, st.targets[0].id, what, need_one=False):
             return []
+        named = st.targets[0].id if isinstance(st, ast.Assign) and len(st.targets) == 1 and \
+            isinstance(st.targets[0], ast.Name) else None
         return _with_detached(code, finding, st, lines, outer, text, title,
-                              double=not text.endswith(".long()") and _meets_float(outer, parents, tree, st))
+                              double=not text.endswith(".long()") and (
+                                  _meets_float(outer, parents, tree, st)
+                                  or (named is not None and _read_with_float(tree, st, named))))
     if isinstance(st, ast.Assign) and st.value is outer and len(st.targets) == 1 and isinstance(st.targets[0], ast.Name):
         name = st.targets[0].id
         if _later_reads_arith(tree, st, name, what, need_one=True):
@@ -350,14 +355,30 @@ def _meets_float(node: ast.AST, parents: dict[int, ast.AST], tree: ast.Module, s
     return _python_float(p.right if p.left is node else p.left, enclosing_function(tree, st))
 
 
+def _in_python_math(node: ast.AST, parents: dict[int, ast.AST]) -> bool:
+    """`node`, through arithmetic, is an argument of `math.*`, `float`, `round` or `int`:
+    Python computes there in double (torchvision's `math.sqrt(target_area * aspect_ratio)`,
+    where a float32 tensor kept as `target_area` rounds the product to float32 first)."""
+    p = parents.get(id(node))
+    while isinstance(p, (ast.BinOp, ast.UnaryOp)):
+        p = parents.get(id(p))
+    if not isinstance(p, ast.Call):
+        return False
+    f = p.func
+    return (isinstance(f, ast.Name) and f.id in ("float", "round", "int")) or \
+        (isinstance(f, ast.Attribute) and isinstance(f.value, ast.Name) and f.value.id == "math")
+
+
 def _read_with_float(tree: ast.Module, st: ast.stmt, name: str) -> bool:
-    """A read of `name` after `st` in its function meets a Python float (`_meets_float`)."""
+    """A read of `name` after `st` in its function meets a Python float (`_meets_float`) or
+    ends in Python's own arithmetic (`_in_python_math`)."""
     fn = enclosing_function(tree, st)
     if fn is None:
         return False
     fparents = parents_of(fn)
     return any(isinstance(n, ast.Name) and n.id == name and isinstance(n.ctx, ast.Load)
-               and n.lineno > (st.end_lineno or st.lineno) and _meets_float(n, fparents, tree, st)
+               and n.lineno > (st.end_lineno or st.lineno)
+               and (_meets_float(n, fparents, tree, st) or _in_python_math(n, fparents))
                for n in ast.walk(fn))
 
 

@@ -57,7 +57,9 @@ class TensorItem(Rule):
     the proof sees in the parameters' gradients; the same edit with the tensor detached
     (`x.abs().max().detach()`) is tried next. Where the value meets a Python float before any
     tensor (`delta = eps * torch.norm(M).item()` with `eps: float`, a float literal, a
-    parameter with a float default), head computed with it in double, and a float32 tensor kept
+    parameter with a float default), or is read into Python's own arithmetic (torchvision's
+    `math.sqrt(target_area * aspect_ratio)`, also `round`, `int`, `float`), head computed with
+    it in double, and a float32 tensor kept
     there rounds every step to float32 (an SVD's rank threshold then decides otherwise at a
     rounding boundary); those two forms are first tried in float64, `torch.norm(M).double()`
     and `torch.norm(M).detach().double()`, which compute as Python did and take the dtype of
