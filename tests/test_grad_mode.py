@@ -56,7 +56,9 @@ def test_a_forward_that_differentiates_runs_with_grad(tmp_path):
     assert proc.returncode == 0, proc.stderr
     runs = {m["name"]: m for m in json.loads(out.read_text())["models"]}
     assert runs["inference"]["status"] == "error"
-    assert "does not require grad" in runs["inference"]["error"]["message"]
+    message = runs["inference"]["error"]["message"]
+    assert "does not require grad" in message and message.endswith(
+        "set `grad: true` on the model if its forward differentiates inside itself"), message
     forces = runs["forces"]
     assert forces["status"] == "ok", forces
     assert ("GB9186", "net/pair.py", 13) in {(b["gb"], b["path"], b["line"]) for b in forces["graph_breaks"]}

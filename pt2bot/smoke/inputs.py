@@ -50,6 +50,8 @@ def import_entry(entry: str, paths: RepoPaths, *, kind: str = "import") -> Any:
 # differentiates inside itself (a force field's `-dE/dx` by `torch.autograd.grad`, an implicit
 # layer's Jacobian term) raises there, "element 0 of tensors does not require grad".
 _GRAD = [False]
+# torch's words for `torch.autograd.grad` or `.backward()` on a result computed with autograd off
+_NEEDS_GRAD = "does not require grad and does not have a grad_fn"
 
 
 def build_model(entry: str, kwargs: dict[str, Any], paths: RepoPaths,
@@ -450,7 +452,9 @@ def run_forward(model: Any, case: CaseInputs, paths: RepoPaths) -> Any:
                 and _SHAPE_WORDS.search(str(e))):
             kind = "input"
         shape = ", ".join(f"{k}={v}" for k, v in case.shape.items())
-        raise ModelError(kind, f"forward({shape}) raised {_exc_text(e)}", path, line,
+        hint = ("; the model's calls run under torch.no_grad(): set `grad: true` on the model if its "
+                "forward differentiates inside itself" if not _GRAD[0] and _NEEDS_GRAD in str(e) else "")
+        raise ModelError(kind, f"forward({shape}) raised {_exc_text(e)}{hint}", path, line,
                          exc_type=type(e).__name__) from None
 
 
