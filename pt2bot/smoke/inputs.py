@@ -302,15 +302,13 @@ def remember_state(model: Any) -> None:
 
 def _refusing(params: list[Any]) -> Any:
     """Subclasses' torch functions off while pt2bot reads and writes the parameters' values,
-    where a parameter's subclass refuses torch's own functions on itself (hypll's
-    ManifoldParameter, an empty Parameter that wraps its values and raises on `numel`): pt2bot's
-    bookkeeping must not fail a model whose eager run and torch.compile tell what they do with
-    it. Any other subclass keeps its own functions."""
+    where a parameter is of a subclass: its torch functions may refuse torch's own on itself
+    (hypll's ManifoldParameter, an empty Parameter that wraps its values, raises on `numel`), and
+    pt2bot's bookkeeping must not fail a model whose eager run and torch.compile tell what they
+    do with it. Reading and copying values needs none of a subclass's own behaviour."""
     import torch
 
-    plain = (torch.Tensor, torch.nn.Parameter)
-    if all(type(p) in plain or getattr(type(p), "__torch_function__", None) is torch.Tensor.__torch_function__
-           for p in params):
+    if all(type(p) in (torch.Tensor, torch.nn.Parameter) for p in params):
         return contextlib.nullcontext()
     return torch._C.DisableTorchFunctionSubclass()
 
