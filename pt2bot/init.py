@@ -160,6 +160,8 @@ class Proposal:
     shapes: dict[str, tuple[int, ...]] = field(default_factory=dict)
     dynamic: tuple[str, ...] = ()
     how: str = ""                  # how the input was inferred (for the comment)
+    # what `forward` differentiates with (`torch.autograd.grad`): its calls need autograd on
+    grad: str = ""
     problems: tuple[str, ...] = ()
     config: tuple[ConfigGuess, ...] = ()   # one per constructor parameter that takes one
 
@@ -1033,7 +1035,23 @@ def propose(index: RepoClasses, c: _Class) -> Proposal:
     line = c.node.lineno
     return Proposal(name=_snake(c.name), entry=f"{c.module}:{c.name}", path=c.path, line=line,
                     kwargs=kwargs, guessed=tuple(guessed), inputs=inputs, shapes=shapes,
-                    dynamic=dynamic, how=how, problems=tuple(problems), config=tuple(configs))
+                    dynamic=dynamic, how=how, grad=_differentiates(fwd[1]), problems=tuple(problems),
+                    config=tuple(configs))
+
+
+def _differentiates(fn: ast.AST) -> str:
+    """The call by which `fn` differentiates inside itself (`torch.autograd.grad(energy, pos)`,
+    a force field's forces; `energy.backward()`), "" if none: under the smoke run's default
+    `torch.no_grad()` it raises, so the entry gets `grad: true`."""
+    for n in ast.walk(fn):
+        if isinstance(n, ast.Call) and isinstance(n.func, ast.Attribute):
+            f = n.func
+            if f.attr == "grad" and isinstance(f.value, (ast.Name, ast.Attribute)) and \
+                    (f.value.id if isinstance(f.value, ast.Name) else f.value.attr) == "autograd":
+                return "autograd.grad"
+            if f.attr == "backward":
+                return ".backward()"
+    return ""
 
 
 def _guess(name: str) -> int | None:
@@ -1354,6 +1372,8 @@ def entry_lines(p: Proposal, note: str | None = None) -> list[str]:
         lines += [f"      {d}: {_flow_value(list(v))}" for d, v in p.shapes.items()]
     if p.dynamic:
         lines.append(f"    dynamic: {_flow_value(list(p.dynamic))}")
+    if p.grad:
+        lines.append(f"    grad: true   # forward differentiates inside itself ({p.grad}): autograd on")
     reasons = list(p.problems) + ([note] if note else [])
     if not reasons:
         return lines

@@ -1073,3 +1073,28 @@ def test_check_says_when_the_constructors_refuse_the_guessed_arguments(tmp_path,
     assert "no model could be built: each constructor refused the arguments init guessed" in out
     assert "n_stages" in out
     assert "usually the set-up" not in out
+
+
+def test_a_forward_that_differentiates_gets_grad_and_runs_in_check(tmp_path, capsys):
+    """A force field's forward returns -dE/dx by `torch.autograd.grad`: under the smoke run's
+    default no_grad it raises, so `init` writes `grad: true` for it, and `--check` keeps it."""
+    root = _repo(tmp_path, {"ff/__init__.py": "", "ff/pair.py": """\
+        import torch
+        from torch import nn
+
+
+        class PairForces(nn.Module):
+            def __init__(self, dim: int = 3) -> None:
+                super().__init__()
+                self.proj = nn.Linear(dim, 1)
+
+            def forward(self, pos):
+                pos = pos.detach().requires_grad_(True)
+                energy = self.proj(pos).sum()
+                return -torch.autograd.grad(energy, pos)[0]
+        """})
+    assert main(["init", str(root), "--check"]) == 0
+    text = (root / "pt2bot.yml").read_text()
+    assert "    grad: true   # forward differentiates inside itself (autograd.grad): autograd on" in text
+    [m] = load_config(str(root / "pt2bot.yml")).models
+    assert m.grad and m.name == "pair_forces"
