@@ -26,6 +26,10 @@ or, when a required field cannot be guessed, a named preset through a factory cl
 (`Config.from_name`) with the sizes overridden. Its fields are values for the layers
 (`nn.Embedding(config.vocab_size, ...)`).
 
+A `forward` that differentiates inside itself (`torch.autograd.grad`, `.backward()`: a force
+field's forces) gets `grad: true`, as the smoke run's default `torch.no_grad()` would make it
+raise.
+
 When no first layer is recognised, constructor names, config fields and forward's parameter
 name are the fallback (`image_size` and `channels` → an image; `num_tokens`/`vocab_size` or a
 parameter named `tokens` → ids; `dim` → [batch, seq, dim]), said in a comment. What could not be
