@@ -30,7 +30,8 @@ fi
 # (tltorch) imports tensorly without declaring it; tensorly and tntorch declare only numpy and
 # scipy, both locked. torchdeq declares torch and numpy, e2cnn torch, numpy, scipy and sympy, all
 # locked. hypll declares torch alone (its dev and docs extras are not installed), diffsort torch
-# and numpy
+# and numpy. tad-dftd3 declares torch and exactly tad-mctc 0.8.0 (locked with it), which declares
+# numpy, opt-einsum, psutil, torch and typing-extensions, all locked; torchlie declares nothing
 problems="$("$venv/bin/pip" check | grep -vx 'No broken requirements found\.' \
   | grep -vx 'pytorch-tabnet 4\.1\.0 requires scikit-learn, which is not installed\.' \
   | grep -vx 'pytorch-metric-learning 2\.9\.0 requires scikit-learn, which is not installed\.' \
@@ -47,7 +48,7 @@ for n in ("torch", "torchvision", "vit-pytorch", "x-transformers", "denoising-di
           "lie-transformer-pytorch", "xitorch", "geoopt", "pytorch-minimize", "torch-kf",
           "zuko", "torchcde", "FrEIA", "torchist", "nflows", "pytorch-metric-learning",
           "pyro-ppl", "piq", "tensorly", "tensorly-torch", "tntorch", "torchdeq", "e2cnn",
-          "hypll", "diffsort"):
+          "hypll", "diffsort", "tad-dftd3", "tad-mctc", "torchlie"):
     print(f"{n}=={m.version(n)}")
 PY
 echo "venv ready: $venv"
