@@ -213,6 +213,13 @@ def test_status_line_says_what_failed_and_where():
     line = status_line({"name": "m", "status": "error", "duration_s": 2.0, "log": "logs/m.log",
                         "error": {"kind": "crash", "signal": "SIGSEGV", "path": "p.py", "line": 4}})
     assert line == "pt2bot run: m: error (crash SIGSEGV at p.py:4) in 2.0 s; log: logs/m.log"
+    # the reason too, the model's own text: one line, no workflow command, capped
+    line = status_line({"name": "m", "status": "error", "duration_s": 2.0, "log": "logs/m.log",
+                        "error": {"kind": "exception", "path": "p.py", "line": 4,
+                                  "message": "forward() raised ValueError: no\n::error::owned " + "x" * 900}})
+    assert line.startswith("pt2bot run: m: error (exception at p.py:4): forward() raised ValueError: "
+                           "no\\n::error::owned xxx"), line   # the newline shown, not written
+    assert "\n" not in line and len(line) < 520 and line.endswith("… in 2.0 s; log: logs/m.log"), line
     line = status_line({"name": "m", "status": "ok", "duration_s": 1.0, "graph_breaks": [{}, {}]})
     assert line == "pt2bot run: m: ok, 2 graph break(s) in 1.0 s"
     # what the model ran into, not only that it ran: recompiles and a failed export

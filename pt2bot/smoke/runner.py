@@ -28,6 +28,7 @@ from pt2bot.config import Config, ModelConfig
 from pt2bot.configfile import load_config
 from pt2bot.errors import UserError
 from pt2bot.jsonio import write_json
+from pt2bot.report.escape import cap, log_line
 from pt2bot.results import PHASES, ModelRun, ResultsFile
 from pt2bot.smoke import compile_report
 from pt2bot.shard import parse_shard, shard_models
@@ -198,6 +199,10 @@ def run_models(config: Config, *, repo_root: str, out_dir: str,
 
 # --------------------------------------------------------------------------- CLI
 
+# the most characters of a failed model's message in its console line
+STATUS_MESSAGE_CAP = 400
+
+
 def status_line(run: ModelRun | Mapping[str, Any], log_base: str | None = None) -> str:
     """One short line per model for the console (the details are in the results). The log's
     path is stored relative to the results file; `log_base` (that file's directory) makes it
@@ -214,7 +219,12 @@ def status_line(run: ModelRun | Mapping[str, Any], log_base: str | None = None) 
         log = run.log
         if log and log_base:
             log = os.path.relpath(os.path.join(log_base, log))
-        return f"pt2bot run: {run.name}: {run.status} ({detail}{where}){took}; log: {log}"
+        # why, in the line itself: the model's log holds what it printed, which is often
+        # nothing, and the reason (a hint such as `grad: true` included) is otherwise only in
+        # the results file. It quotes the model's exception: one line that starts no workflow
+        # command
+        why = f": {log_line(cap(err.message, STATUS_MESSAGE_CAP))}" if err and err.message else ""
+        return f"pt2bot run: {run.name}: {run.status} ({detail}{where}){why}{took}; log: {log}"
     # "ok" says the model ran; what it ran into is said next to it, so a model that breaks no
     # graph but recompiles or does not export is not read as clean
     extra = f", {len(run.graph_breaks)} graph break(s)" if run.graph_breaks is not None else ""
