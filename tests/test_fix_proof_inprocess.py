@@ -472,7 +472,9 @@ def test_a_check_deleted_under_compile_is_refused_on_a_later_guard_input(tmp_pat
         right = proof.prove(BRANCH, BRANCH + 1, kept, guards=["invalid"])
     assert right["accepted"] is True, right
     starts = [sum(1 for _ in t.of_kind("dynamo_start")) for t in (trace, kept_trace)]
-    assert starts[0] == starts[1]
+    # one compile for all the guard inputs, on each side; the refused one compiles head's own
+    # code once more, on the inputs where the patched code differs (is the difference head's?)
+    assert starts[0] == starts[1] + 1
 
 
 # a block of work that changes nothing: trailing columns known to be zero are cut off before a

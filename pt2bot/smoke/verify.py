@@ -754,10 +754,24 @@ def guard_checks(model: Any, case: CaseInputs, paths: RepoPaths, kinds: Sequence
                 f"within {run_s:.3g} s" if any(u["kind"] == kind for u in unfinished) else
                 f"no tensor argument of {head_swap.qualname} can hold {GUARD_WORDS.get(kind, kind)}")})
     if pending:
-        results = _compiled_guards(model, case, paths, cand_swap,
-                                   [(inj, head_out) for _, inj, head_out in pending], tolerance)
+        runs = [(inj, head_out) for _, inj, head_out in pending]
+        results = _compiled_guards(model, case, paths, cand_swap, runs, tolerance, keep=True)
+        differ = [k for k, res in enumerate(results) if not res["match"]]
+        if differ:
+            # a library may take another path in compiled code (`if is_compiling():`, tad-dftd3's
+            # C6 lookup on an atomic number of -1): where head's own compiled run differs from
+            # its eager run too, the edit's compiled run is compared with head's compiled run
+            heads = _compiled_guards(model, case, paths, head_swap, [runs[k] for k in differ],
+                                     tolerance, keep=True)
+            for k, h in zip(differ, heads):
+                if h["match"]:
+                    continue   # head's compiled code computes what its eager code does: the edit's
+                same = _versus(h["got"], results[k]["got"], tolerance, same_type=False)
+                if same["match"]:
+                    results[k] = {**results[k], "match": True, "head_compiled": True,
+                                  "message": None}
         for (row, _, _), res in zip(pending, results):
-            row.update(res)
+            row.update({k: v for k, v in res.items() if k != "got"})
     # (said with the evidence where the kind was compared on other inputs; judged on those)
     out += [{**u, "hit": False, "match": None, "unfinished": True} for u in unfinished
             if any(r["kind"] == u["kind"] and r.get("hit") for r in out)]
@@ -781,10 +795,11 @@ def _versus(head_out: Any, got: Any, tolerance: Any, *, same_type: bool = True) 
 
 
 def _compiled_guards(model: Any, case: CaseInputs, paths: RepoPaths, cand_swap: Swap,
-                     runs: Sequence[tuple[Injection, Any]], tolerance: Any
+                     runs: Sequence[tuple[Injection, Any]], tolerance: Any, *, keep: bool = False
                      ) -> list[dict[str, Any]]:
     """The patched model compiled (eager backend, breaks allowed) on each guard input of
-    `runs`, against head's eager outputs there: `{compiled: True, match, ...}` per run.
+    `runs`, against head's eager outputs there: `{compiled: True, match, ...}` per run, with
+    what the run gave as `got` with `keep` (`cand_swap` may be head's own function).
 
     One compile serves them all: the injecting wrapper is one function that dynamo skips
     (pt2bot/smoke/patch.py `injector`), so the model's and the patched function's guards see
@@ -819,7 +834,7 @@ def _compiled_guards(model: Any, case: CaseInputs, paths: RepoPaths, cand_swap: 
                 if not res["match"]:
                     res = {**res, "message": f"compiled, where `is_compiling()` is true"
                                              f"{_detail(res)}"}
-                out.append({"compiled": True, **res})
+                out.append({"compiled": True, **res, **({"got": got} if keep else {})})
     finally:
         reset_dynamo()
     return out
@@ -1242,6 +1257,12 @@ def judge(head: Mapping[str, Any], cand: Mapping[str, Any], targets: Sequence[Ma
         evidence.append("equal with " + " and ".join(GUARD_WORDS.get(k, k) for k in kinds)
                         + " injected"
                         + (", eager and compiled" if any(r.get("compiled") for r in hit) else ""))
+        own = sorted({str(r.get("kind")) for r in hit if r.get("head_compiled")})
+        if own:
+            evidence.append("compiled equal to head's own compiled code with "
+                            + " and ".join(GUARD_WORDS.get(k, k) for k in own)
+                            + ", where it differs from head's eager code (a path of its own under "
+                              "`is_compiling()`)")
     constant = _constant_evidence(cand)
     if constant:
         evidence.append(constant)
