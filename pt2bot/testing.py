@@ -505,8 +505,6 @@ def _built_model(model: Any, paths: Any, device: str, shapes: list[dict[str, int
 
     spec = json.loads(json.dumps(dataclasses.asdict(model), default=str))
     try:
-        import torch
-
         built = build_model(str(spec.get("entry") or ""), spec.get("kwargs") or {}, paths,
                             spec.get("config"), train=bool(spec.get("train")),
                             grad=bool(spec.get("grad")))

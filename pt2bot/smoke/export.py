@@ -283,8 +283,6 @@ def run_exported(ep: Any, cases: list[CaseInputs], eager_outs: list[Any], tolera
     (`measure_export`), so a buffer the program updates does not carry one case's update into
     the next; and from the generator state of its eager call, so a random op draws what eager
     drew."""
-    import torch
-
     module = ep.module()
     remember_state(module)
     rows = []

@@ -425,8 +425,6 @@ def backend_check(model: Any, case: CaseInputs, expected: Any, paths: RepoPaths,
     """The model compiled with the configured backend, on one case, against `expected` (head's
     eager outputs): `{backend, match, max_abs_err, message}`, or None for a backend that runs
     eager's kernels. A compile or run that raises is a mismatch with its message."""
-    import torch
-
     backend = str(run_cfg.get("backend") or "inductor")
     if backend in EAGER_KERNELS:
         return None
@@ -444,8 +442,6 @@ def _compiled_row(compiled: Callable[[], Any], case: CaseInputs, expected: Any,
     """One case of the model `compiled()` gives against `expected`; a compile or run that
     raises is a mismatch with its message (a backend torch does not know, a backend failure,
     dynamo raising under a setting)."""
-    import torch
-
     try:
         with call_mode():
             got = _seeded_forward(compiled(), case, paths)
@@ -678,8 +674,6 @@ def guard_checks(model: Any, case: CaseInputs, paths: RepoPaths, kinds: Sequence
     `on_stage`: told when head's own run on a guard input starts (and None when it ends), so
     that a run past the candidate's time is blamed on head where head's run hangs (a solver
     whose state holds -1 or 1e6 may never end), not on the patch."""
-    import torch
-
     out = []
     # the rows that matched in eager, for the compiled runs after the eager ones
     pending: list[tuple[dict[str, Any], Injection, Any]] = []
@@ -846,8 +840,6 @@ def bound_values(model: Any, cases: Sequence[CaseInputs], paths: RepoPaths, edit
     """`{line, names, rows}`: the values the replaced statements bind, right after them, in
     head's eager run and the candidate's, on every shape case (pt2bot/smoke/values.py). Head's
     are kept in `cache` for the other candidates that edit the same statements."""
-    import torch
-
     def run(text: str) -> list[list[dict[str, Any]]]:
         out = []
         with patched_function(paths, edit.path, original, text, edit), call_mode(), \
@@ -879,8 +871,6 @@ def returned_arguments(model: Any, case: CaseInputs, paths: RepoPaths, swap: Swa
     not the same to every caller even where the values are (`torch.where` always makes a new
     tensor; `if torch.isnan(x).any(): x = torch.nan_to_num(x)` returns `x` itself on clean
     values)."""
-    import torch
-
     with injecting(swap, Injection(WATCH_ONLY, "", 0, aliases=[])) as inj, call_mode():
         _try_forward(model, case, paths)
     if not inj.aliases:
@@ -1922,8 +1912,6 @@ def _run_constant(model: Any, case: CaseInputs, paths: RepoPaths, of: str, value
                   head_out: Any = None) -> tuple[bool, Any, Any]:
     """`(ran, outputs or the exception, gradients)` on one of CONSTANTS; gradients only where
     the outputs are not an exception (and, given `head_out`, where head's were not either)."""
-    import torch
-
     with _constant(model, case, of, value) as c:
         if c is None:
             return False, None, None
@@ -2060,8 +2048,6 @@ def _cases_reaching(model: Any, cases: Sequence[CaseInputs], paths: RepoPaths, h
     """The shapes of the shape cases on which head's eager run reaches `line` of the swapped
     function (a block's first line, an early exit's statement); `skipping`: those on which it
     calls the function and never reaches the line (the block skipped on every call)."""
-    import torch
-
     out = []
     for case in cases:
         with injecting(head_swap, Injection(WATCH_ONLY, "", 0, watch=line)) as inj, call_mode():
@@ -2113,8 +2099,6 @@ def head_states(model: Any, cases: Sequence[CaseInputs], paths: RepoPaths
     candidate's is. Every candidate is compared on those same attributes. Measured twice: what
     differs between head's own two runs (the time of the last call, a count kept outside the
     module) says nothing of a candidate, and is left out of every case's state."""
-    import torch
-
     with call_mode():
         _seeded_forward(model, cases[0], paths)
     kept = scalar_attributes(model)
