@@ -1244,3 +1244,16 @@ def test_a_safe_edit_is_tried_before_the_others(tmp_path):
     assert tried[0].cand.safe and tried[0].cand.start_line == 8
     assert [p.cand.safe for p in tried] == sorted((p.cand.safe for p in tried), reverse=True)
     assert [p.cid for p in tried] == [f"c{k}" for k in range(len(tried))]
+
+
+@pytest.mark.parametrize("test,offered_drop", [
+    ("not torch.isfinite(h).all()", True),     # some value NaN or inf: nan_to_num is a no-op else
+    ("not h.isfinite().all()", True),
+    ("not torch.isnan(h).any()", False),       # runs where no value is NaN: dropping it would not
+    ("not (h > 10).any()", False),
+])
+def test_the_branch_dropped_under_not_only_for_the_finite_idiom(tmp_path, test, offered_drop):
+    src = f"import torch\n\n@torch.compile\ndef f(h):\n    if {test}:\n        h = torch.nan_to_num(h)\n    return h\n"
+    _src, fs = findings_in(tmp_path, src, "PTC201")
+    titles = [c.title for f in fs for c in fix_candidates(f, src)]
+    assert fs and ("drop the branch: the guarded statement leaves other values unchanged" in titles) == offered_drop

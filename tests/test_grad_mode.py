@@ -87,11 +87,11 @@ class Forces(nn.Module):
 '''
 
 
-def _proof(tmp_path, extra: str) -> dict:
+def _proof(tmp_path, extra: str, title: str = "torch.where") -> dict:
     config = one_model("forces", "pkg.forces:Forces", "[{shape: [atoms, 3]}]", "{atoms: [4, 6]}", extra)
     root = write_repo(tmp_path / "repo", {"pkg/forces.py": FORCES}, config)
     target = break_target("forces", "pkg/forces.py", 14, "GB0170", "Data-dependent branching")
-    c = next(c for c in offered(target, FORCES) if "torch.where" in c.title)
+    c = next(c for c in offered(target, FORCES) if title in c.title)
     return prove(root, "forces", [item("f", c, FORCES, target)], tmp_path / "work")["f"]
 
 
@@ -99,6 +99,14 @@ def test_the_proof_verifies_a_fix_on_a_model_run_with_grad(tmp_path):
     verdict = _proof(tmp_path, "    grad: true\n")
     assert verdict["accepted"], verdict
     assert verdict["evidence"].startswith("GB0170 gone"), verdict
+
+
+def test_the_branch_dropped_is_verified_too(tmp_path):
+    """`if not torch.isfinite(f).all(): f = torch.nan_to_num(f)` is `nan_to_num` always: it
+    changes nothing where every value is finite, compared with NaN and inf injected."""
+    verdict = _proof(tmp_path, "    grad: true\n", "drop the branch")
+    assert verdict["accepted"], verdict
+    assert "NaN" in verdict["evidence"] and "inf" in verdict["evidence"], verdict["evidence"]
 
 
 def test_without_grad_the_proof_has_no_run_to_compare(tmp_path):

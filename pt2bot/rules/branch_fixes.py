@@ -5,6 +5,7 @@ In the order they are offered (most likely to be the author's intent first):
 
 1. the branchless form, where the guarded statement is a no-op on the values that do not take
    the branch: `if torch.isnan(h).any(): h = torch.nan_to_num(h)` -> `h = torch.nan_to_num(h)`
+   (the test also as `not torch.isfinite(h).all()`, the one `not` taken: `_not_all_finite`)
    (also clamps, masked fills, their in-place forms), and `if m.any(): x[m] = v` (writes of
    plain values through the mask the test reads: they change nothing when no entry is set,
    and a masked write does not break the graph where a masked read does), and a norm clipped to
@@ -230,6 +231,20 @@ def _callee(call: ast.Call, lines: list[str]) -> tuple[str, str | None]:
             return f.attr, segment(lines, call.args[0]) if call.args else None
         return f.attr, segment(lines, f.value)
     return "", None
+
+
+def _not_all_finite(test: ast.AST) -> bool:
+    """`not torch.isfinite(h).all()` (or `not h.isfinite().all()`): true where some value of
+    `h` is NaN or inf, as `torch.isnan(h).any()` is where one is NaN."""
+    if not (isinstance(test, ast.UnaryOp) and isinstance(test.op, ast.Not)):
+        return False
+    call = test.operand
+    if not (isinstance(call, ast.Call) and isinstance(call.func, ast.Attribute) and call.func.attr == "all"
+            and not call.args and not call.keywords):
+        return False
+    inner = call.func.value
+    return isinstance(inner, ast.Call) and isinstance(inner.func, (ast.Attribute, ast.Name)) and \
+        (inner.func.attr if isinstance(inner.func, ast.Attribute) else inner.func.id) == "isfinite"
 
 
 def _noop_guarded(st: ast.If, lines: list[str]) -> bool:
@@ -962,9 +977,12 @@ def _branch_fixes(code, finding, st: ast.If, body, tree, lines, test: str) -> li
     indent = indentation(lines, st)
     out = []
     # the branchless forms only for a comparison or a call: whether a guard leaves the other
-    # values alone is not worked out for a test of several parts (`and` / `or` / `not`)
+    # values alone is not worked out for a test of several parts (`and` / `or` / `not`), but
+    # for `if not torch.isfinite(h).all(): h = torch.nan_to_num(h)`, the idiom that reads as
+    # "some value is not finite" (a `not` of anything else may invert what the test guards)
     plain = _is_value(st.test)
-    if plain and not st.orelse and len(st.body) == 1 and _noop_guarded(st, lines):
+    if (plain or _not_all_finite(st.test)) and not st.orelse and len(st.body) == 1 and \
+            _noop_guarded(st, lines):
         # `nan_to_num` replaces inf as well as NaN, whatever the test looked for: the verifier
         # must compare on both
         done = segment(lines, st.body[0])
