@@ -59,6 +59,9 @@ def test_a_forward_that_differentiates_runs_with_grad(tmp_path):
     message = runs["inference"]["error"]["message"]
     assert "does not require grad" in message and message.endswith(
         "set `grad: true` on the model if its forward differentiates inside itself"), message
+    # said on the console and in the model's log, not only in the results file
+    assert message in proc.stderr
+    assert message in (tmp_path / runs["inference"]["log"]).read_text()
     forces = runs["forces"]
     assert forces["status"] == "ok", forces
     assert ("GB9186", "net/pair.py", 13) in {(b["gb"], b["path"], b["line"]) for b in forces["graph_breaks"]}

@@ -162,6 +162,10 @@ def measure_run(spec: dict[str, Any]) -> ModelRun:
                         start_call(model)
                         eager_outs.append(run_forward(model, c, paths))
         except ModelError as e:
+            # the model's log says why too: it is where a user looks first, and it held only what
+            # the model printed (often nothing); the worker's stderr is that log
+            at = f" at {e.path}:{e.line}" if e.path and e.line else ""
+            print(f"pt2bot: the model failed ({e.kind}{at}): {e.message}", file=sys.stderr, flush=True)
             return run.with_(status="error", error=e.to_error(), duration_s=took())
         trace = _open_trace(spec, phases)
         if trace is not None:
