@@ -274,6 +274,12 @@ def keep_tensor_fixes(code: str, finding, source: str, tree: ast.Module, what: s
                            + ([f"{conv}()"] if conv else []))
     title = f"keep the tensor: drop {dropped}" + (", truncate with `.long()` as `int()` does"
                                                    if text.endswith(".long()") else "")
+    # the name the statement binds the value to, if it is one name (`v = t.item() * 2`)
+    named = st.targets[0].id if isinstance(st, ast.Assign) and len(st.targets) == 1 and \
+        isinstance(st.targets[0], ast.Name) else None
+    # one number, not a list nor what `int()` made (likely a size): what may be kept in float64
+    # where Python computed with it in double (`_DOUBLE`), or passed on as a 0-d tensor
+    widen = what != "tolist" and conv != "int"
     if arith_only(outer, parents):
         # `n = 0 ... n += t.item()`: a Python number becomes a tensor, so what reads it later
         # must take one
@@ -284,23 +290,19 @@ def keep_tensor_fixes(code: str, finding, source: str, tree: ast.Module, what: s
         # `v = t.item() - 1`, `n = int(i.max()) + 1 if i.numel() else 0`: the name that held a
         # Python number holds a tensor after the edit, so every later read must take one (a
         # fill value `new_full` reads back, a size in `(n,) + x.shape[1:]`, cannot)
-        if isinstance(st, ast.Assign) and len(st.targets) == 1 and isinstance(st.targets[0], ast.Name) and \
-                _number_arith(outer, st.value, parents) and \
-                not _later_reads_arith(tree, st, st.targets[0].id, what, need_one=False):
+        if named is not None and _number_arith(outer, st.value, parents) and \
+                not _later_reads_arith(tree, st, named, what, need_one=False):
             return []
-        named = st.targets[0].id if isinstance(st, ast.Assign) and len(st.targets) == 1 and \
-            isinstance(st.targets[0], ast.Name) else None
         return _with_detached(code, finding, st, lines, outer, text, title,
-                              double=not text.endswith(".long()") and (
-                                  _meets_float(outer, parents, tree, st)
-                                  or (named is not None and _read_with_float(tree, st, named))))
-    if isinstance(st, ast.Assign) and st.value is outer and len(st.targets) == 1 and isinstance(st.targets[0], ast.Name):
-        name = st.targets[0].id
+                              double=widen and (_meets_float(outer, parents, tree, st)
+                                                or (named is not None and _read_with_float(tree, st, named))))
+    if named is not None and st.value is outer:
+        name = named
         if _later_reads_arith(tree, st, name, what, need_one=True):
             return _with_detached(code, finding, st, lines, outer, text,
                                   title + f" (`{name}` only feeds tensor arithmetic)",
-                                  double=what != "tolist" and conv != "int" and _read_with_float(tree, st, name))
-        callees = _passed_on(tree, st, name) if what != "tolist" and conv != "int" else None
+                                  double=widen and _read_with_float(tree, st, name))
+        callees = _passed_on(tree, st, name) if widen else None
         if callees:
             # a 0-d tensor, as the number was: a one-element tensor of another shape takes part in
             # type promotion and broadcasting where a number does not (tntorch's float64 `delta`
