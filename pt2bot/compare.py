@@ -29,8 +29,8 @@ from pt2bot.latency_gate import MEASURED, NOT_MEASURED, UNCHANGED, UNCHANGED_NOT
 from pt2bot.reach import Coverage
 from pt2bot.reportdata import PLACEHOLDER, RUN_SKIPPED, Delta, ModelDelta, Report
 from pt2bot.results import (REPORT_SCHEMA, CompileCost, GraphBreak, LatencyRow, ModelRun,
-                            RecompileReason, ResultsFile, Samples, ShapeAdvice, is_failed,
-                            case_key)
+                            RecompileCase, RecompileReason, ResultsFile, Samples, ShapeAdvice,
+                            case_key, is_failed)
 from pt2bot.select import Selection
 from pt2bot.stats import FIRST_LOOK, compare_samples, decided
 from pt2bot.verdict import (FAILURE, NEUTRAL, NOTICE, WARNING, conclude, judge, run_broken,
@@ -523,6 +523,11 @@ def compare_recompiles(base: ModelRun | None, head: ModelRun,
                        new_breaks: Sequence[NewBreak] = ()) -> dict:
     """Per shape case: head recompiles − base recompiles; `new_recompiles` sums increases.
 
+    Every figure is in the unit of `recompiles.count`: a compile whose every failed guard is
+    torch's own 0/1 specialisation of a size-1 dim is left out (the case's `size_one` says
+    how many there were), so the cases add up to the table's total and a size-1 compile never
+    counts against the PR.
+
     Recompiles that follow from a new break (`cause_of`) are that break's consequence, not a
     problem of their own: such a reason carries `caused_by` {gb, path, line}, the case counts
     them in `caused`, and `delta`, `recompiles` and `new_recompiles` count only the others;
@@ -534,26 +539,29 @@ def compare_recompiles(base: ModelRun | None, head: ModelRun,
     hrc = head.recompiles
     base_cases = {case_key(c.shape): c for c in (brc.cases if brc else ())}
     cases = []
-    caused_counted = 0      # attributed compiles that `recompiles.count` counts (not size 1)
+    caused_total = 0
     for d, _ in new_breaks:
         d["caused_recompiles"] = 0
     for c in (hrc.cases if hrc else ()):
         bc = base_cases.get(case_key(c.shape))
-        hn, bn = c.recompiles or 0, (bc.recompiles if bc else None) or 0
+        h_one, b_one = _size_one_compiles(c), (_size_one_compiles(bc) if bc else 0)
+        hn = max(0, (c.recompiles or 0) - h_one)
+        bn = max(0, ((bc.recompiles if bc else None) or 0) - b_one)
         causes: dict[int, dict] = {}    # id(reason) -> its new break
         n_caused = 0
         if new_breaks and hn > bn:
             matched = [(g, d) for g in _compiles(c.reasons)
-                       if _follows_shapes(g) and (d := cause_of(g[0], new_breaks)) is not None]
+                       if not _all_size_one(g) and _follows_shapes(g)
+                       and (d := cause_of(g[0], new_breaks)) is not None]
             # Resume frames are the surest sign; then frames entered because of the break.
             matched.sort(key=lambda gd: gd[0][0].resumed_after is None)
             for group, d in matched[:hn - bn]:
                 n_caused += 1
-                if not all(r.kind == "size_one" for r in group):
-                    caused_counted += 1
-                    d["caused_recompiles"] += 1
+                d["caused_recompiles"] += 1
                 causes.update((id(r), d) for r in group)
-        reasons = sorted(c.reasons, key=lambda r: id(r) in causes)  # the unexplained first
+        caused_total += n_caused
+        # the unexplained first, then those a new break explains, torch's size-1 ones last
+        reasons = sorted(c.reasons, key=lambda r: (r.kind == "size_one", id(r) in causes))
         out = []
         for r in reasons[:5] if hn > bn else ():
             j = r.to_json()
@@ -565,16 +573,28 @@ def compare_recompiles(base: ModelRun | None, head: ModelRun,
                "head": hn, "delta": hn - n_caused - bn, "reasons": out}
         if n_caused:
             row["caused"] = n_caused
+        if h_one or b_one:
+            row["size_one"] = {"base": b_one if bc is not None else None, "head": h_one}
         cases.append(row)
     total = ((hrc.count if hrc else None) or 0) - ((brc.count if brc else None) or 0)
-    total -= caused_counted
+    total -= caused_total
     increases = sum(max(0, c["delta"]) for c in cases)
     return {"recompiles": total,
             "new_recompiles": increases if cases else max(0, total),
-            "caused_recompiles": caused_counted,
+            "caused_recompiles": caused_total,
             "recompile_cases": cases,
             "eager_fallback": bool(hrc and hrc.eager_fallback)
             and not (brc and brc.eager_fallback)}
+
+
+def _all_size_one(group: Sequence[RecompileReason]) -> bool:
+    return all(r.kind == "size_one" for r in group)
+
+
+def _size_one_compiles(case: RecompileCase) -> int:
+    """How many of a case's recompiles were torch's 0/1 specialisation only: the compiles
+    `recompiles.count` leaves out (pt2bot/smoke/matrix.py counts them the same way)."""
+    return sum(1 for g in _compiles(case.reasons) if _all_size_one(g))
 
 
 def compare_specialized(base: ModelRun | None, head: ModelRun, renames: dict[str, str]

@@ -317,6 +317,48 @@ def test_a_recompile_of_its_own_next_to_the_break_is_still_counted():
     assert [r["caused_by"] for r in rest] == [BREAK_AT] * 3
 
 
+def _size_one(frame: dict, cid: str, resumed: bool = False) -> dict:
+    r = {"guard": "tensor 'args[1]' size mismatch at index 0. expected 1, actual 3", "dim": None,
+         "kind": "size_one", "path": None, "line": None, "source": None, "frame": frame,
+         "compile_id": cid}
+    if resumed:
+        r["resumed_after"] = {"path": "pkg/gated.py", "line": 19}
+    return r
+
+
+def test_every_recompile_figure_leaves_out_torchs_size_one_compiles():
+    # Seen on tad-dftd3: the table said 47 -> 49 "+1", the details "+0, 3 following", because
+    # the table left out torch's 0/1 specialisation (`recompiles.count`) and the cases did not.
+    # Here head also compiles twice more for size 1 only: once in a frame the new break split
+    # off, once in a helper both sides compile (base once, head twice).
+    base, head = resume_pair()
+    resumed = {"function": "torch_dynamo_resume_in_gate_at_19", "path": "pkg/gated.py", "line": 19}
+    helper = {"function": "einsum", "path": None, "line": None}
+    bcase = next(c for c in base["models"][0]["recompiles"]["cases"] if c["shape"] == {"batch": 3})
+    hcase = next(c for c in head["models"][0]["recompiles"]["cases"] if c["shape"] == {"batch": 3})
+    bcase["reasons"] += [_size_one(helper, "7/1")]
+    hcase["reasons"] += [_size_one(resumed, "2/2", resumed=True), _size_one(helper, "7/1"),
+                         _size_one(helper, "7/2")]
+    bcase["recompiles"] += 1
+    hcase["recompiles"] += 3
+    base["models"][0]["recompiles"]["size_one"] = 1
+    head["models"][0]["recompiles"]["size_one"] = 3
+    m = _gated(base, head)
+    d = m["delta"]
+    counts = (head["models"][0]["recompiles"]["count"], base["models"][0]["recompiles"]["count"])
+    [case] = [c for c in d["recompile_cases"] if c["head"]]
+    assert (case["base"], case["head"], case["caused"], case["delta"]) == (0, 3, 3, 0)
+    assert case["size_one"] == {"base": 1, "head": 3}
+    assert sum(c["head"] for c in d["recompile_cases"]) == counts[0]
+    assert sum(c["delta"] for c in d["recompile_cases"]) == d["recompiles"] == \
+        counts[0] - counts[1] - d["caused_recompiles"] == 0
+    assert (d["new_recompiles"], d["caused_recompiles"]) == (0, 3)
+    assert m["new_breaks"][0]["caused_recompiles"] == 3
+    # the size-1 ones are listed last, and never as the break's
+    assert [r["kind"] for r in case["reasons"]][-2:] == ["size_one"] * 2
+    assert not any("caused_by" in r for r in case["reasons"] if r["kind"] == "size_one")
+
+
 def test_a_guard_of_the_users_code_in_a_split_off_frame_is_its_own_problem():
     # `make demo`: head adds an `.item()` branch (line 23) and, after it, a hard-coded chunk size
     # (`h.reshape(b, -1, 16, d)`, line 26). The resume frame recompiles once for the new seq

@@ -408,8 +408,11 @@ def recompile_details(m: ModelDelta) -> str:
     for c in cases[:30]:
         after = (f" ({_caused(c)} follow{'s' if _caused(c) == 1 else ''} from the new "
                  f"break{'s' if _n_breaks(m) != 1 else ''})" if _caused(c) else "")
+        one = c.get("size_one") if isinstance(c.get("size_one"), dict) else {}
+        apart = (f"; torch's own for size 1, not counted: {_num(one.get('base'))} → "
+                 f"{_num(one.get('head'))}" if one else "")
         lines.append(f"- {code_inline(_shape(c.get('shape')), limit=60)}: "
-                     f"{_num(c.get('base'))} → {_num(c.get('head'))} recompiles{after}")
+                     f"{_num(c.get('base'))} → {_num(c.get('head'))} recompiles{after}{apart}")
         for r in (c.get("reasons") or [])[:3]:
             where = f" at {code_inline(location(r), limit=120)}" if r.get("path") else ""
             cause = r.get("caused_by") if isinstance(r.get("caused_by"), dict) else None

@@ -25,9 +25,13 @@ _REASON_RE = re.compile(r"^(?P<id>\d+/\d+):\s*(?P<guard>.*?)(?:\s{2}#\s(?P<src>.
                         r"(?P<file>\S+):(?P<line>\d+) in (?P<fn>[\w<>.]+))?(?:\s\(.*)?$",
                         re.S)
 _SIZE_RE = re.compile(r"(?:L\[')?(?P<arg>\w+)(?:'\])?\.size\(\)\[(?P<ax>\d+)\]")
-# (`attr`: a tensor held by an argument, `self.y0` or `L['self'].y0`: a size of its own)
-_MISMATCH_RE = re.compile(r"tensor '(?:L\[')?(?P<arg>\w+)(?:'\])?(?P<attr>(?:\.\w+)*)' size mismatch at index "
+# The tensor is any source dynamo names: an argument (`x`, `L['x']`), a tensor an argument
+# holds (`self.y0`: a size of its own), or one no input is (`args[1]` of a library helper,
+# `___stack0[0]` handed to a frame resumed after a graph break).
+_MISMATCH_RE = re.compile(r"tensor '(?P<name>.+?)' size mismatch at index "
                           r"(?P<ax>\d+)\. expected (?P<exp>\d+), actual (?P<act>\d+)")
+# ... and when it is an argument: its name, and the attributes read off it (`attr`)
+_ARG_RE = re.compile(r"^(?:L\[')?(?P<arg>\w+)(?:'\])?(?P<attr>(?:\.\w+)*)$")
 _CONSTRAINT_RE = re.compile(r"L\['(?P<arg>\w+)'\]\.size\(\)\[(?P<ax>\d+)\][^\n]*?constant "
                             r"\((?P<val>\d+)\)")
 _LIMIT_TEXT = "recompile limit"
@@ -94,7 +98,8 @@ def parse_recompile_reason(text: str, case: CaseInputs, known_files: list[str],
         sm = _SIZE_RE.search(guard)
         if mm:
             rec["kind"] = "size_mismatch"   # a static shape guard: the dim was not dynamic
-            rec["dim"] = None if mm.group("attr") else _dim_of(mm.group("arg"), int(mm.group("ax")), case)
+            arg = _input_arg(mm)
+            rec["dim"] = _dim_of(arg, int(mm.group("ax")), case) if arg else None
         elif sm:
             rec["dim"] = _dim_of(sm.group("arg"), int(sm.group("ax")), case)
         # Size 1 is torch's own 0/1 specialisation, not the user's bug: the case has size 1,
@@ -105,6 +110,13 @@ def parse_recompile_reason(text: str, case: CaseInputs, known_files: list[str],
             rec["kind"] = "size_one"
         out.append(rec)
     return out
+
+
+def _input_arg(m: re.Match[str]) -> str | None:
+    """The argument whose own size a size-mismatch guard is on, or None for a tensor an
+    argument holds (`self.y0`) or one that is no argument (`args[1]`, `___stack0[0]`)."""
+    a = _ARG_RE.match(m.group("name"))
+    return a.group("arg") if a and not a.group("attr") else None
 
 
 def recompiled_frame(metric: Any, paths: RepoPaths) -> dict[str, Any]:
@@ -329,9 +341,10 @@ def specialised_at(guard: str, sites: list[dict[str, Any]]) -> dict[str, Any] | 
     size to the expected value, in the user's code. None for other guards, or when none
     specialised it (a dim that was never dynamic)."""
     m = _MISMATCH_RE.search(guard)
-    if not m or m.group("attr"):   # (a tensor an argument holds is no input's dim)
+    arg = _input_arg(m) if m else None
+    if not arg:
         return None
-    arg, ax, expected = m.group("arg"), int(m.group("ax")), int(m.group("exp"))
+    ax, expected = int(m.group("ax")), int(m.group("exp"))
     return next((s for s in reversed(sites) if (s["arg"], s["ax"], s["value"]) ==
                  (arg, ax, expected) and s["path"]), None)
 
