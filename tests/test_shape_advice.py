@@ -237,7 +237,7 @@ MOVED_SRC = BASE_SRC.replace("        if x.sum() > 0:",
                              "        if x.sum() > 0:")
 
 
-def _side(tmp_path, side: str, src: str) -> Any:
+def _side(tmp_path, side: str, src: str, dynamic: tuple[str, ...] = ("batch",)) -> Any:
     """The model's RUN on one side; each side's package has its own name (one process
     imports both), and its path is written as the same `pkg/m.py`, as in a pull request."""
     import json
@@ -250,7 +250,7 @@ def _side(tmp_path, side: str, src: str) -> Any:
     (root / f"pkg_{side}" / "__init__.py").write_text("")
     (root / f"pkg_{side}" / "m.py").write_text(src)
     s = spec("m", f"pkg_{side}.m:M", inputs=[{"shape": ["batch", 8]}],
-             shapes={"batch": [4, 8]}, dynamic=("batch",),
+             shapes={"batch": [4, 8]}, dynamic=dynamic,
              phases=("matrix", "export", "advice"))
     s["repo_root"] = str(root)
     run = measure(s)
@@ -307,6 +307,66 @@ def test_export_failing_on_both_sides_names_the_new_cause(tmp_path) -> None:
     assert "<code>batch</code> can no longer be dynamic at <code>pkg/m.py:6</code>" in html
     assert "Shape advice (changed by this pull request)" in html
     assert "⚠️ new cause" in html
+
+
+# A helper that breaks is compiled as a frame of its own, once per dtype it is called with:
+# recompiles that no dynamic dim removes (tad-dftd3's, by the dozen, on dtypes and requires_grad).
+HELPER_SRC = """import torch
+
+
+def scaled(t):
+    torch._dynamo.graph_break()
+    return t * 2
+
+
+class M(torch.nn.Module):
+    def forward(self, x):
+        return scaled(x) + scaled(x.long())
+"""
+SIZES_SRC = """import torch
+
+
+class M(torch.nn.Module):
+    def forward(self, x):
+        return torch.cumsum(x, 0) * 2
+"""
+
+
+def test_shape_advice_is_offered_for_recompiles_only_where_it_removes_them(tmp_path) -> None:
+    """A model that recompiles gets the shape advice when making its dims dynamic compiles it
+    less often, and a stated "no shape advice", with the guard that does fail, where it does
+    not: advice measured not to help is not posted as help."""
+    import cmarkgfm
+
+    from pt2bot.compare import compare_model
+    from pt2bot.report.summary import render_summary
+    from pt2bot.reportdata import Report
+
+    import html as html_text
+
+    from cmarkgfm.cmark import Options
+
+    def summary(side: str, src: str, dynamic: tuple[str, ...]) -> tuple[Any, str]:
+        run = _side(tmp_path, side, src, dynamic)
+        m = compare_model("m", run, run, renames={}, line_map=lambda p, n: n, threshold_pct=10)
+        return run, html_text.unescape(cmarkgfm.github_flavored_markdown_to_html(
+            render_summary(Report(models=(m,))), options=Options.CMARK_OPT_UNSAFE))
+
+    run, html = summary("dtypes", HELPER_SRC, ("batch",))
+    c = run.shape_advice.to_json()["compile"]
+    n = run.recompiles.count
+    assert n == 3 and c["compiles_after"] >= c["compiles_before"]
+    assert "Shape advice" not in html and "mark_dynamic(" not in html
+    assert (f"No shape advice: dynamic dims do not remove this model's {n} recompiles. With the "
+            f"dims dynamic (<code>mark_dynamic</code>) the matrix compiles "
+            f"{c['compiles_after']} times, against {c['compiles_before']} as configured; the "
+            "guard that fails most often: <code>tensor 't' dtype mismatch. expected Float, "
+            "actual Long</code> (1×).") in html, html
+
+    run, html = summary("sizes", SIZES_SRC, ())
+    c = run.shape_advice.to_json()["compile"]
+    assert run.recompiles.count == 1 and (c["compiles_before"], c["compiles_after"]) == (2, 1)
+    assert "Shape advice (the model recompiles)" in html and "No shape advice" not in html
 
 
 def test_the_audit_shows_every_models_advice(tmp_path) -> None:

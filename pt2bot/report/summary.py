@@ -12,6 +12,7 @@ and where the full report is; the verdict and footer always survive. Never raise
 """
 from __future__ import annotations
 
+from collections import Counter
 from dataclasses import dataclass, field
 from typing import Any, Callable, Mapping
 
@@ -215,10 +216,46 @@ def shape_advice_blocks(m: ModelDelta) -> list[str]:
     head = sa.get("head")
     recompiles = ((m.head or {}).get("recompiles") or {}) if isinstance(m.head, dict) else {}
     recompiling = isinstance(recompiles, dict) and (recompiles.get("count") or 0) > 0
-    if isinstance(head, dict) and (sa.get("changed") or recompiling):
+    if not isinstance(head, dict):
+        return out
+    comp = head.get("compile") if isinstance(head.get("compile"), dict) else {}
+    before, after = comp.get("compiles_before"), comp.get("compiles_after")
+    # The advice answers recompiles over sizes. Where its own count shows that the dims made
+    # dynamic leave the compiles as they are (tad-dftd3: 131 -> 131, its recompiles are guards
+    # on dtypes and requires_grad in a helper called several ways), offering it because "the
+    # model recompiles" would be advice measured not to help; unless it names a dim the code
+    # pins, which is advice of its own (where, and why).
+    shapes = (head.get("export") or {}).get("dynamic_shapes") if isinstance(
+        head.get("export"), dict) else None
+    pinned = isinstance(shapes, dict) and any(
+        isinstance(e, dict) and e.get("static") for axes in shapes.values()
+        if isinstance(axes, dict) for e in axes.values())
+    no_help = isinstance(before, int) and isinstance(after, int) and after >= before \
+        and not pinned
+    if sa.get("changed") or (recompiling and not no_help):
         why = "changed by this pull request" if sa.get("changed") else "the model recompiles"
         out.append(advice_markdown(head, f"Shape advice ({why})"))
+    elif recompiling:
+        out.append(_not_sizes_line(recompiles, before, after, comp.get("method")))
     return out
+
+
+def _not_sizes_line(recompiles: Mapping[str, Any], before: int, after: int,
+                    method: Any) -> str:
+    """Why no shape advice is offered for a model that recompiles: with its dims dynamic it
+    compiles as often, and the guard that fails most often says what it recompiles on."""
+    guards = Counter(r.get("guard") for c in recompiles.get("cases") or () if isinstance(c, dict)
+                     for r in c.get("reasons") or () if isinstance(r, dict)
+                     and r.get("kind") == "guard" and r.get("guard"))
+    top = ""
+    if guards:
+        g, times = guards.most_common(1)[0]
+        top = f"; the guard that fails most often: {code_inline(g, limit=160)} ({times}×)"
+    how = f" ({code_inline(method, limit=40)})" if isinstance(method, str) else ""
+    n = recompiles.get("count")
+    return (f"ℹ️ No shape advice: dynamic dims do not remove this model's {n} "
+            f"recompile{'s' if n != 1 else ''}. With the dims dynamic{how} the matrix compiles "
+            f"{after} times, against {before} as configured{top}.")
 
 
 def _num(v: Any) -> str:
