@@ -139,3 +139,58 @@ def test_review_locates_heads_new_failure_and_not_one_base_shares(tmp_path, monk
     assert head["steady"]["message"] == base["steady"]["message"]
     assert head["steady"]["path"] is None and base["steady"]["path"] is None
     assert base["broken"]["ok"] is True
+
+
+LIBRARY = """import torch
+
+
+def energy(numbers, x):
+    if torch.max(numbers) >= 100:
+        raise ValueError("unknown element")
+    return (x * numbers[..., None]).sum(-1)
+"""
+CALLS_LIBRARY = """import torch
+import extlib_locate
+
+
+class M(torch.nn.Module):
+    def forward(self, numbers, x):
+        e = extlib_locate.energy(numbers, x)
+        return e.sum(-1)
+"""
+
+
+@pytest.mark.torch
+def test_a_failure_inside_a_library_is_located_at_the_users_call_without_draft_export(
+        tmp_path, monkeypatch):
+    """tad-dftd3's data-dependent check failed export inside the library, torch's message named
+    only its own `non_strict_utils.py`, and draft_export failed too: the report had no line.
+    Non-strict export ran the user's line that called the library, so the traceback has it:
+    located for free, and draft_export is not run."""
+    import torch
+
+    from pt2bot.smoke.worker import measure
+    from test_worker import spec
+
+    (tmp_path / "lib").mkdir()
+    (tmp_path / "lib" / "extlib_locate.py").write_text(LIBRARY)
+    (tmp_path / "repo" / "pkg_locate").mkdir(parents=True)
+    (tmp_path / "repo" / "pkg_locate" / "__init__.py").write_text("")
+    (tmp_path / "repo" / "pkg_locate" / "m.py").write_text(CALLS_LIBRARY)
+    monkeypatch.syspath_prepend(str(tmp_path / "lib"))
+    calls = []
+
+    def draft_export(*a, **k):
+        calls.append(1)
+        raise RuntimeError("draft_export broke")
+
+    monkeypatch.setattr(torch.export, "draft_export", draft_export)
+    s = spec("m", "pkg_locate.m:M", phases=("export",), shapes={"batch": [2, 3]},
+             inputs=[{"name": "numbers", "shape": ["batch", 5], "dtype": "int64", "low": 1,
+                      "high": 9}, {"name": "x", "shape": ["batch", 5, 3]}])
+    s["repo_root"] = str(tmp_path / "repo")
+    e = measure(s)["export"]
+    assert (e["ok"], e["kind"]) == (False, "data_dependent")
+    assert (e["path"], e["line"], e["source"]) == (
+        "pkg_locate/m.py", 7, "e = extlib_locate.energy(numbers, x)")
+    assert calls == []

@@ -16,6 +16,7 @@ import os
 import re
 import shutil
 import sys
+import traceback
 import tempfile
 from typing import Any
 
@@ -140,6 +141,30 @@ def _caused_by(text: str, paths: RepoPaths) -> tuple[str, int, str | None] | Non
     return None
 
 
+_OWN_DIR = os.path.dirname(os.path.dirname(os.path.abspath(__file__))) + os.sep
+
+
+def _raised_in(e: BaseException, paths: RepoPaths) -> tuple[str, int, str | None] | None:
+    """(path, line, source) of the innermost frame of the user's code that the exception was
+    raised through. Non-strict export runs the model's Python, so where the message names only
+    torch (`Caused by: (_export/non_strict_utils.py:1205 ...)`, a data-dependent branch inside a
+    library the model calls) the traceback still holds the user's line that called it."""
+    found = None
+    seen: set[int] = set()
+    exc: BaseException | None = e
+    while exc is not None and id(exc) not in seen:
+        seen.add(id(exc))
+        for f in traceback.extract_tb(exc.__traceback__):
+            rel = paths.rel(f.filename)
+            # (pt2bot's own frames, which call export, when the repository is pt2bot's)
+            if rel and f.lineno and not f.filename.startswith(_OWN_DIR):
+                found = (rel, f.lineno, (f.line or "").strip() or None)
+        if found:
+            return found
+        exc = exc.__cause__ or exc.__context__
+    return None
+
+
 @contextlib.contextmanager
 def _real_parameters() -> Any:
     """draft_export with the model's parameters' real values.
@@ -245,7 +270,7 @@ def locate_failure(e: BaseException, model: Any, args: tuple, kwargs: dict, shap
     if frames:
         f = frames[-1]
         return {"path": paths.rel(f.file), "line": f.line, "source": f.source or None}
-    caused = _caused_by(str(e), paths)
+    caused = _caused_by(str(e), paths) or _raised_in(e, paths)
     if caused is not None:
         return {"path": caused[0], "line": caused[1], "source": caused[2]}
     if not locate:
