@@ -383,12 +383,15 @@ def _install_artefact(path: str) -> bool:
             or parts[-1].endswith((".pyc", ".pyo")))
 
 
-def diff_changes(repo: str | os.PathLike[str], base_sha: str, head_ref: str | None = None) -> ChangeSet:
+def diff_changes(repo: str | os.PathLike[str], base_sha: str, head_ref: str | None = None,
+                 own_output: Sequence[str | os.PathLike[str]] = ()) -> ChangeSet:
     """`git diff -M` of base against head_ref, or against the working tree when None.
 
     The working-tree diff includes staged and unstaged edits and untracked files that are
     not ignored (as added files; they take no part in rename detection), but for the
-    files installing and running the project writes (`_install_artefact`).
+    files installing and running the project writes (`_install_artefact`) and those under
+    `own_output`, the directories pt2bot itself writes to (a review's `--out` inside the
+    checkout: its second run would count the first one's report as changed files).
     """
     repo = os.fspath(repo)
     if git.rev_parse(repo, base_sha) is None:
@@ -411,8 +414,12 @@ def diff_changes(repo: str | os.PathLike[str], base_sha: str, head_ref: str | No
         files[fc.path] = fc
     if head_ref is None:
         root = git.repo_root(repo)
+        own = [os.path.relpath(os.path.realpath(d), os.path.realpath(root)).replace(os.sep, "/")
+               + "/" for d in own_output]
+        own = [d for d in own if not d.startswith("../")]
         for path in git.untracked_files(repo):
-            if path not in files and not _install_artefact(path):
+            if path not in files and not _install_artefact(path) and \
+                    not any(path.startswith(d) for d in own):
                 files[path] = _untracked_change(root, path)
     return ChangeSet(base=git.rev_parse(repo, base_sha) or base_sha,
                      head=revs[1] if head_ref is not None else None, files=files)

@@ -77,7 +77,8 @@ def review(opts: ReviewOptions, log: Callable[[str], None] = lambda s: None) -> 
     head_sha = git.head_sha(root) if opts.head is None else git.rev_parse(root, opts.head)
     if head_sha is None:
         raise UserError(f"--head {opts.head!r} names no commit")
-    changeset = timings.run("diff", lambda: changes.diff_changes(root, base_sha, opts.head))
+    changeset = timings.run("diff", lambda: changes.diff_changes(root, base_sha, opts.head,
+                                                                 own_output=[opts.out_dir]))
     log(f"base {base_sha[:12]}, head {head_sha[:12]}"
         f"{' + working tree' if opts.head is None else ''}: {len(changeset.files)} changed file(s)")
 

@@ -243,6 +243,34 @@ def test_working_tree_leaves_out_what_installing_the_project_writes(git_repo: Gi
     assert "my_pkg.egg-info/PKG-INFO" in diff_changes(git_repo.path, base).files
 
 
+def test_a_review_whose_out_dir_is_in_the_checkout_does_not_count_its_own_report(
+        git_repo: GitRepo, monkeypatch) -> None:
+    """`pt2bot review --out report` from the repository's root writes the report into the
+    checkout; untracked, its files were the next review's changed files (a new user's second
+    run said 12 changed files where the pull request changed 3). What pt2bot writes is left
+    out; the user's own untracked files, and a folder that only starts with the same name,
+    stay changes."""
+    from pt2bot.pipeline import ReviewOptions, review
+
+    git_repo.write("pt2bot.yml", "version: 1\nmodels: []\n")
+    git_repo.write("pkg/m.py", "x = 1\n")
+    base = git_repo.commit("base")
+    git_repo.write("pkg/new.py", "y = 2\n")
+    git_repo.write("report-notes/todo.txt", "the user's\n")
+    monkeypatch.chdir(git_repo.path)
+    said: list[str] = []
+    for _ in range(2):
+        review(ReviewOptions(base=base, out_dir="report", smoke=False), log=said.append)
+    counts = [line for line in said if "changed file(s)" in line]
+    assert len(counts) == 2 and all(line.endswith(": 2 changed file(s)") for line in counts), said
+    assert (git_repo.path / "report" / "report.json").is_file()
+    cs = diff_changes(git_repo.path, base, own_output=[git_repo.path / "report"])
+    assert set(cs.files) == {"pkg/new.py", "report-notes/todo.txt"}
+    assert "report/report.json" in diff_changes(git_repo.path, base).files
+    # a folder outside the checkout leaves everything in
+    assert "report/report.json" in diff_changes(git_repo.path, base, own_output=["/tmp"]).files
+
+
 def test_unknown_refs_are_user_errors(git_repo: GitRepo) -> None:
     git_repo.commit("c")
     with pytest.raises(UserError, match="unknown base"):
