@@ -95,7 +95,8 @@ class ModelConfig:
     train: bool = False
     # calls run with autograd on (`torch.enable_grad()`) instead of `torch.no_grad()`: for a
     # forward that differentiates inside itself (forces as `-dE/dx`, an implicit layer's
-    # Jacobian term), which raises with autograd off
+    # Jacobian term), which raises with autograd off; `train: true` in pt2bot.yml brings it
+    # unless the file sets it
     grad: bool = False
     tolerance: dict[str, tuple[float, float]] = field(default_factory=dict)  # dtype -> (rtol, atol)
     timeout_s: float | None = None         # overrides run.timeout_s

@@ -36,6 +36,15 @@ def test_grad_is_a_model_key_off_by_default():
     assert (config.model("a").grad, config.model("b").grad) == (False, True)
 
 
+def test_train_brings_grad_unless_the_file_says_otherwise():
+    """A model compiled for a training step runs its forward with autograd on."""
+    text = ("version: 1\nmodels:\n  - {name: a, entry: m:A, train: true}\n"
+            "  - {name: b, entry: m:B, train: true, grad: false}\n"
+            "  - {name: c, entry: m:C, train: false}\n")
+    config = build_config(text, "pt2bot.yml")
+    assert [config.model(n).grad for n in "abc"] == [True, False, False]
+
+
 def test_a_forward_that_differentiates_runs_with_grad(tmp_path):
     """Without `grad:` the model is a reported crash with torch's reason; with it every phase
     runs, latency too, and the break at `torch.autograd.grad` is on its line."""

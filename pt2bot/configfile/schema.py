@@ -325,6 +325,10 @@ def _check_model(ck: Checker, v: Any, i: int) -> ModelConfig | None:
             ok = False
     if not ok:
         return None
+    # A model compiled for a training step runs its forward with autograd on, and so do the
+    # calls that measure it: `train: true` brings `grad: true` unless the file says otherwise.
+    if fields.get("train") and "grad" not in fields:
+        fields["grad"] = True
     return ModelConfig(**fields, line=ck.line(path))
 
 
