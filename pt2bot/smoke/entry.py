@@ -19,6 +19,7 @@ from typing import Any
 # The entry pattern is the config's ("module.path:attr"): one definition, checked at load
 # time with file:line there, and again here for callers that skip the config.
 from pt2bot.config import ENTRY
+from pt2bot.smoke.env import import_roots
 from pt2bot.smoke.location import Location, ModelError, RepoPaths, user_location
 
 KINDS = ("bad_spec", "module_not_found", "attribute_missing", "import_raised",
@@ -86,7 +87,8 @@ def _public_names(obj: Any) -> list[str]:
 
 
 def load_entry(spec: str, root: str) -> Any:
-    """Import `module.path:attr` with `root` first on sys.path; raise EntryError on failure.
+    """Import `module.path:attr` with `root` (and a src layout's `src/`) first on sys.path;
+    raise EntryError on failure.
 
     `root` stays on sys.path afterwards: the model may import lazily from its repository
     (the smoke worker is one process per model, so nothing leaks between models).
@@ -95,8 +97,9 @@ def load_entry(spec: str, root: str) -> Any:
         raise EntryError("bad_spec", f'expected "module.path:attr", got {spec!r}')
     module, _, attr = spec.partition(":")
     root = os.path.abspath(root)
-    if root not in sys.path:
-        sys.path.insert(0, root)
+    for where in reversed(import_roots(root)):   # (the root first, then a src layout's src/)
+        if where not in sys.path:
+            sys.path.insert(0, where)
     importlib.invalidate_caches()  # files may have appeared since the last import
     obj: Any = _import(module, root)
     owner = module

@@ -10,6 +10,7 @@ need (the allow-list below), and of that, nothing whose name looks like a secret
 """
 from __future__ import annotations
 
+import os
 import re
 from typing import Mapping
 
@@ -67,11 +68,22 @@ def is_allowed(name: str) -> bool:
     return upper in ALLOWED_NAMES or upper.startswith(ALLOWED_PREFIXES)
 
 
+def import_roots(repo_root: str) -> list[str]:
+    """Where a worker imports the repository's code from: its root, and in a src layout
+    (`src/` with no `__init__.py`) `src/` too. Both come before site-packages, so each side of
+    a review imports its own tree: with the project installed editable (`pip install -e .`,
+    the workflow's install step), the installed path is the head checkout's `src/`, and the
+    base worktree's code would otherwise never run (its results would be head's)."""
+    src = os.path.join(repo_root, "src")
+    return [repo_root] + ([src] if os.path.isdir(src) and not os.path.isfile(
+        os.path.join(src, "__init__.py")) else [])
+
+
 def scrub_env(environ: Mapping[str, str], *, repo_root: str, threads: int | None = None,
               cache_dir: str | None = None) -> dict[str, str]:
     """The worker's environment: the allow-list minus secrets, the repository on the path."""
     env = {k: v for k, v in environ.items() if is_allowed(k) and not is_secret(k)}
-    env["PYTHONPATH"] = repo_root
+    env["PYTHONPATH"] = os.pathsep.join(import_roots(repo_root))
     # Worker output is read from a file; unbuffered so a crash does not eat the last lines.
     env["PYTHONUNBUFFERED"] = "1"
     if threads:
@@ -81,5 +93,5 @@ def scrub_env(environ: Mapping[str, str], *, repo_root: str, threads: int | None
     return env
 
 
-__all__ = ["ALLOWED_NAMES", "ALLOWED_PREFIXES", "DROPPED_NAMES", "is_allowed", "is_secret",
-           "scrub_env"]
+__all__ = ["ALLOWED_NAMES", "ALLOWED_PREFIXES", "DROPPED_NAMES", "import_roots", "is_allowed",
+           "is_secret", "scrub_env"]

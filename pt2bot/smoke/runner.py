@@ -33,7 +33,7 @@ from pt2bot.results import PHASES, ModelRun, ResultsFile
 from pt2bot.smoke import compile_report
 from pt2bot.shard import parse_shard, shard_models
 from pt2bot.smoke.device import git_head, resolve_device, torch_version
-from pt2bot.smoke.env import scrub_env
+from pt2bot.smoke.env import import_roots, scrub_env
 from pt2bot.smoke.forkserver import SERVERS, fork_supported, preload_for
 from pt2bot.smoke.supervise import (WORKER_ARGV, WorkerGroups, WorkerJob, forked_main,
                                      run_worker)
@@ -289,7 +289,8 @@ def cli_run(args: Any) -> int:
         first = results.models[0].error
         raise UserError(
             f"no model could be imported ({failed} of {len(results.models)}): the workers ran "
-            f"with PYTHONPATH={root} (the git root of the working directory); first: "
+            f"with PYTHONPATH={os.pathsep.join(import_roots(root))} (the git root of the working "
+            f"directory, and a src layout's src/); first: "
             f"{results.models[0].name}: {first.message if first else '?'}")
     return 0
 
