@@ -40,7 +40,10 @@ edit that keeps one arm of an `if`/`else` is accepted only where head ran the ar
 one of the shape cases (`_dropped_arm`): on the others the kept arm is what head ran. An edit
 that drops an `if`'s test for its masked writes selected (`_dropped_test`) is accepted only
 where a shape case or a guard input skips the block in head's eager run: where head entered
-it, the mask decides in both.
+it, the mask decides in both. Head's outputs and gradients, on the shape cases and on the
+inputs all alike, are taken twice; a result on which head's own two runs differ (a draw the
+seeding does not fix) is left out of the comparison and counted in the evidence, and a case
+where every result differs is compared on nothing and refuses the candidate.
 """
 from __future__ import annotations
 
@@ -78,6 +81,9 @@ HEAD = "head"
 HEAD_STATE = "head state"   # what head's model keeps after each case (a list, a case each)
 KEPT = "kept attributes"     # the Python scalars compared in it (`scalar_attributes`)
 GRADIENTS = "head gradients"   # the key of head's gradients in a model's cache (a list, a case each)
+# head's outputs and gradients once more: what its own two runs disagree on is its noise
+HEAD_AGAIN = "head again"
+GRADIENTS_AGAIN = "head gradients again"
 # one eager run on a guard input: past this many times the model's own run of the case (timed
 # once a function, at least GUARD_RUN_MIN_S, at most GUARD_RUN_S), a run that still calls the
 # edited function ends
@@ -331,6 +337,49 @@ def _compare(expected: Any, got: Any, tolerance: Any) -> dict[str, Any]:
     return {k: res.get(k) for k in ("match", "max_abs_err", "message")}
 
 
+# Head's own noise. A model can compute part of its result from what the proof's seeding does
+# not fix (tntorch's Tucker compression runs CP-ALS from numpy's unseeded generator): head's
+# own two runs differ there, and a candidate compared with one of them would be refused or
+# accepted by chance (the same edit was refused in one session and verified in the next). The
+# leaves on which head's two runs differ are left out of every comparison, and the evidence
+# says how many; where every leaf differs nothing is compared and the candidate is refused.
+
+def _compare_stable(expected: Any, again: Any, got: Any, tolerance: Any) -> dict[str, Any]:
+    """`_compare` of a candidate's result with head's (`expected`), leaving out the leaves on
+    which head's second run (`again`) differs from its first: `noise` counts them."""
+    row = _compare(expected, got, tolerance)
+    if row["match"] or again is None or _compare(expected, again, tolerance)["match"]:
+        return row
+    e, a, g = flatten_outputs(expected), flatten_outputs(again), flatten_outputs(got)
+    if not len(e) == len(a) == len(g) or not e or _skeleton(expected) != _skeleton(got):
+        return row      # a different structure is the candidate's own difference
+    noise, worst = 0, 0.0
+    for x, y, z in zip(e, a, g):
+        if not _compare(x, y, tolerance)["match"]:
+            noise += 1
+            continue
+        one = _compare(x, z, tolerance)
+        if not one["match"]:
+            return one
+        worst = max(worst, one["max_abs_err"] or 0.0)
+    if noise == len(e):
+        return {"match": False, "max_abs_err": None, "noise": noise,
+                "message": f"head's own two runs differ on all {noise} of its outputs: nothing "
+                           "could be compared"}
+    return {"match": True, "max_abs_err": worst, "message": None, "noise": noise}
+
+
+def _skeleton(o: Any) -> Any:
+    """A result's containers and leaf types, without the values (`flatten_outputs`' walk)."""
+    if isinstance(o, dict):
+        return ("dict", tuple((str(k), _skeleton(o[k])) for k in sorted(o, key=str)))
+    if isinstance(o, (list, tuple)):
+        return (type(o).__name__, tuple(_skeleton(v) for v in o))
+    if hasattr(o, "__dataclass_fields__"):
+        return (type(o).__name__, tuple(_skeleton(getattr(o, k)) for k in o.__dataclass_fields__))
+    return type(o).__name__
+
+
 # What a module keeps past a call besides its outputs: its buffers, and the Python scalars it
 # holds as attributes (an average kept for logging, a step count, a mode). A fix that keeps a
 # tensor (`.item()` dropped) can turn such a float into a tensor, or move a buffer, while the
@@ -438,14 +487,14 @@ def backend_check(model: Any, case: CaseInputs, expected: Any, paths: RepoPaths,
 
 
 def _compiled_row(compiled: Callable[[], Any], case: CaseInputs, expected: Any,
-                  paths: RepoPaths, tolerance: Any) -> dict[str, Any]:
-    """One case of the model `compiled()` gives against `expected`; a compile or run that
-    raises is a mismatch with its message (a backend torch does not know, a backend failure,
-    dynamo raising under a setting)."""
+                  paths: RepoPaths, tolerance: Any, again: Any = None) -> dict[str, Any]:
+    """One case of the model `compiled()` gives against `expected` (and head's second run,
+    `again`: `_compare_stable`); a compile or run that raises is a mismatch with its message
+    (a backend torch does not know, a backend failure, dynamo raising under a setting)."""
     try:
         with call_mode():
             got = _seeded_forward(compiled(), case, paths)
-        return _compare(expected, got, tolerance)
+        return _compare_stable(expected, again, got, tolerance)
     except ModelError as e:
         return {"match": False, "max_abs_err": None, "message": e.message, "raised": True}
     except Exception as e:  # noqa: BLE001 - a failure is a result
@@ -517,7 +566,8 @@ def head_gradients(model: Any, cases: Sequence[CaseInputs], paths: RepoPaths) ->
 
 
 def compare_gradients(model: Any, cases: Sequence[CaseInputs], paths: RepoPaths,
-                      head: Sequence[Any], tolerance: Any, compiled: bool = False) -> dict[str, Any] | None:
+                      head: Sequence[Any], tolerance: Any, compiled: bool = False,
+                      again: Sequence[Any] | None = None) -> dict[str, Any] | None:
     """The candidate's gradients against head's (`head_gradients`), case by case until one
     differs: `{shape, match, max_abs_err, of, message, cases}`, `cases` the number of shape
     cases compared; None when head has none to compare on any case. Where they match, `zeroed`
@@ -526,32 +576,42 @@ def compare_gradients(model: Any, cases: Sequence[CaseInputs], paths: RepoPaths,
     a parameter with a zero gradient and skips one with none, so the evidence says so.
     `compiled`: the candidate's gradients through the model compiled (eager backend), for an
     edit that asks `torch.compiler.is_compiling()`, whose eager code, backward included, is
-    head's: compiled code's backward is what training with it computes."""
+    head's: compiled code's backward is what training with it computes. `again`: head's
+    gradients from a second run; a gradient on which the two differ is head's noise and is
+    not compared (`noise` counts them)."""
     import torch
 
     if compiled:
         reset_dynamo()
         try:
-            return _compare_gradients(model, cases, paths, head, tolerance,
+            return _compare_gradients(model, cases, paths, head, tolerance, again,
                                       run=torch.compile(model, backend="eager"))
         finally:
             reset_dynamo()
-    return _compare_gradients(model, cases, paths, head, tolerance)
+    return _compare_gradients(model, cases, paths, head, tolerance, again)
 
 
 def _compare_gradients(model: Any, cases: Sequence[CaseInputs], paths: RepoPaths,
-                       head: Sequence[Any], tolerance: Any, run: Any = None) -> dict[str, Any] | None:
+                       head: Sequence[Any], tolerance: Any, again: Sequence[Any] | None = None,
+                       run: Any = None) -> dict[str, Any] | None:
     row: dict[str, Any] | None = None
     compared = 0
+    noise = 0
     zeroed: set[str] = set()
     unlinked: set[str] = set()
-    for i, (case, expected) in enumerate(zip(cases, head)):
+    seconds = list(again) if again is not None else [None] * len(head)
+    for i, (case, expected, second) in enumerate(zip(cases, head, seconds)):
         got = gradients(model, case, paths, run)
-        one = _gradient_row(expected, got if i == 0 else _digest(got), tolerance, digest=i > 0)
+        skip = _gradient_noise(expected, second, tolerance, digest=i > 0)
+        one = _gradient_row(expected, got if i == 0 else _digest(got), tolerance, digest=i > 0,
+                            skip=skip)
         if one is None:
             continue
         compared += 1
+        noise += sum(len(v) for v in skip.values())
         row = {"shape": dict(case.shape), **one, "cases": compared}
+        if noise:
+            row["noise"] = noise
         if not one["match"]:
             break
         if isinstance(expected, dict) and isinstance(got, dict):
@@ -603,7 +663,26 @@ def _digests_match(expected: Sequence[Any], got: Sequence[Any], tolerance: Any) 
     return {"match": True, "max_abs_err": worst, "message": None}
 
 
-def _gradient_row(expected: Any, got: Any, tolerance: Any, *, digest: bool = False) -> dict[str, Any] | None:
+def _gradient_noise(expected: Any, again: Any, tolerance: Any, *, digest: bool = False
+                    ) -> dict[str, set[int]]:
+    """Per `of` (the parameters', the inputs'), which of head's gradients its second run
+    (`again`) does not reproduce."""
+    out: dict[str, set[int]] = {}
+    if not isinstance(expected, dict) or not isinstance(again, dict):
+        return out
+    for of in ("parameters", "inputs"):
+        e, a = expected.get(of), again.get(of)
+        if e is None or a is None or len(e) != len(a):
+            continue
+        bad = {i for i, (x, y) in enumerate(zip(e, a))
+               if not (_digests_match([x], [y], tolerance) if digest else _compare(x, y, tolerance))["match"]}
+        if bad:
+            out[of] = bad
+    return out
+
+
+def _gradient_row(expected: Any, got: Any, tolerance: Any, *, digest: bool = False,
+                  skip: Mapping[str, set[int]] | None = None) -> dict[str, Any] | None:
     """Head's gradients (`gradients`) against the candidate's: None when head's backward fails
     (nothing to compare: a training step of head's code raises, and an edit under which it runs
     is not held against the fix, pyg's `new_full` fill value that requires a gradient), or
@@ -639,6 +718,15 @@ def _gradient_row(expected: Any, got: Any, tolerance: Any, *, digest: bool = Fal
         e, g = expected.get(of), got.get(of)
         if e is None or g is None:
             continue
+        noisy = (skip or {}).get(of) or set()
+        if noisy and len(e) == len(g):
+            # (head's noise: `_gradient_noise`)
+            if len(noisy) == len(e):
+                return {"match": False, "max_abs_err": None, "of": of,
+                        "message": f"head's own two runs differ on all {len(e)} of its {of}' "
+                                   "gradients: nothing could be compared"}
+            e = [x for i, x in enumerate(e) if i not in noisy]
+            g = [x for i, x in enumerate(g) if i not in noisy]
         row = {**(_digests_match(e, g, tolerance) if digest else _compare(e, g, tolerance)), "of": of}
         if not row["match"]:
             if any(bool(torch.isnan(b).any()) and not bool(torch.isnan(a).any()) for a, b in zip(e, g)):
@@ -772,10 +860,11 @@ def guard_checks(model: Any, case: CaseInputs, paths: RepoPaths, kinds: Sequence
     return out
 
 
-def _versus(head_out: Any, got: Any, tolerance: Any, *, same_type: bool = True) -> dict[str, Any]:
+def _versus(head_out: Any, got: Any, tolerance: Any, *, same_type: bool = True,
+            again: Any = None) -> dict[str, Any]:
     """`{match, max_abs_err, message}` of a run against head's on the same input: a raise on
     both sides is the same outcome (of the same exception type unless `same_type` is off),
-    a raise on one side only is not."""
+    a raise on one side only is not; `again`, head's second run, for its noise."""
     if isinstance(head_out, BaseException) or isinstance(got, BaseException):
         # the same exception: a model's fault is ModelError on both sides, and the user
         # code's exception type is in it (ValueError is not RuntimeError)
@@ -785,7 +874,8 @@ def _versus(head_out: Any, got: Any, tolerance: Any, *, same_type: bool = True) 
                      or getattr(head_out, "exc_type", None) == getattr(got, "exc_type", None)))
         return {"match": same, "message": None if same else
                 f"head {_outcome(head_out)}, patched {_outcome(got)}"}
-    return _compare(head_out, got, tolerance)
+    return _compare_stable(head_out, None if isinstance(again, BaseException) else again, got,
+                           tolerance)
 
 
 def _compiled_guards(model: Any, case: CaseInputs, paths: RepoPaths, cand_swap: Swap,
@@ -1225,14 +1315,16 @@ def judge(head: Mapping[str, Any], cand: Mapping[str, Any], targets: Sequence[Ma
     if cand.get("compiled"):
         # eager runs head's own code: what was compared is compiled code (with the setting)
         n = len(cand.get("compiled") or ())
-        evidence.append(f"compiled outputs equal head's eager ones on {n} shape case{'s' if n != 1 else ''}")
+        evidence.append(f"compiled outputs equal head's eager ones on {n} shape case{'s' if n != 1 else ''}"
+                        + _noise_caveat(cand.get("compiled") or (), "results"))
     else:
-        evidence.append(f"outputs equal on {n} shape case{'s' if n != 1 else ''}")
+        evidence.append(f"outputs equal on {n} shape case{'s' if n != 1 else ''}"
+                        + _noise_caveat(cand.get("outputs") or (), "results"))
     if grads:
         k = int(grads.get("cases") or 1)
         where = _shape_cases(k) if k > 1 else _shape(grads.get("shape"))
         evidence.append(f"{'compiled ' if grads.get('compiled') else ''}gradients equal on {where}"
-                        + _unused_caveat(grads))
+                        + _noise_caveat([grads], "gradients") + _unused_caveat(grads))
     aliases = _alias_caveat(cand)
     if aliases:
         evidence.append(f"but {aliases}")
@@ -1530,6 +1622,13 @@ def _alias_caveat(cand: Mapping[str, Any]) -> str | None:
                    "of it, where head returns a new tensor (a caller that writes into the result now "
                    "writes into it)")
     return "; ".join(out) or None
+
+
+def _noise_caveat(rows: Sequence[Mapping[str, Any]], what: str) -> str:
+    """" (3 results left out: head's own two runs differ on them)", or ""."""
+    n = sum(int(r.get("noise") or 0) for r in rows)
+    return (f" ({n} {what if n != 1 else what[:-1]} left out: head's own two runs differ on "
+            f"{'them' if n != 1 else 'it'})" if n else "")
 
 
 def _unused_caveat(grads: Mapping[str, Any]) -> str:
@@ -1923,33 +2022,36 @@ def _run_constant(model: Any, case: CaseInputs, paths: RepoPaths, of: str, value
             return True, got, gradients(model, c, paths)
 
 
-def head_on_constants(model: Any, case: CaseInputs, paths: RepoPaths) -> list[tuple[str, float, Any, Any]]:
-    """`(of, value, outputs or the exception, gradients)` of head's model on each of
-    CONSTANTS; one on which head's run does not end within `GUARD_RUN_S` is left out (nothing
-    to compare), as are gradients where head's forward raised."""
+def head_on_constants(model: Any, case: CaseInputs, paths: RepoPaths) -> list[tuple[str, float, Any, Any, Any]]:
+    """`(of, value, outputs or the exception, gradients, the same run again)` of head's model
+    on each of CONSTANTS (the second run for head's noise, `_compare_stable`); one on which
+    head's run does not end within `GUARD_RUN_S` is left out (nothing to compare), as are
+    gradients where head's forward raised."""
     out = []
     for of, value in CONSTANTS:
         try:
             with time_limit(GUARD_RUN_S, ConstantOverrun):
                 ran, got, grads = _run_constant(model, case, paths, of, value)
+                again = _run_constant(model, case, paths, of, value)[1:] if ran else None
         except ConstantOverrun:
             continue
         if ran:
-            out.append((of, value, got, grads))
+            out.append((of, value, got, grads, again))
     return out
 
 
 def constant_checks(model: Any, case: CaseInputs, paths: RepoPaths,
-                    head_runs: Sequence[tuple[str, float, Any, Any]], tolerance: Any) -> list[dict[str, Any]]:
+                    head_runs: Sequence[tuple[str, float, Any, Any, Any]], tolerance: Any) -> list[dict[str, Any]]:
     """The candidate against head (`head_on_constants`) on each of CONSTANTS, outputs then
     gradients, until one differs: `{of, value, match, message, ...}` a row (`gradients` where
     the gradients were compared, their `of` then `grads_of`)."""
     rows = []
-    for of, value, head_out, head_grads in head_runs:
+    for of, value, head_out, head_grads, (out2, grads2) in head_runs:
         _, got, grads = _run_constant(model, case, paths, of, value, head_out)
-        row = {"of": of, "value": value, **_versus(head_out, got, tolerance)}
+        row = {"of": of, "value": value, **_versus(head_out, got, tolerance, again=out2)}
         if row["match"] and grads is not None:
-            g = _gradient_row(head_grads, grads, tolerance)
+            g = _gradient_row(head_grads, grads, tolerance,
+                              skip=_gradient_noise(head_grads, grads2, tolerance))
             if g is not None:
                 row = {**g, "grads_of": g.get("of"), "of": of, "value": value, "gradients": True}
         rows.append(row)
@@ -1983,7 +2085,7 @@ def _constant_evidence(cand: Mapping[str, Any]) -> str | None:
         if values:
             parts.append(f"{of} " + " and ".join(values))
     return "equal on " + " and on ".join(parts) + (
-        ", gradients too" if any(r.get("gradients") for r in rows) else "")
+        ", gradients too" if any(r.get("gradients") for r in rows) else "") + _noise_caveat(rows, "results")
 
 
 def _dropped_test_refusal(cand: Mapping[str, Any]) -> str | None:
@@ -2058,18 +2160,20 @@ def _cases_reaching(model: Any, cases: Sequence[CaseInputs], paths: RepoPaths, h
 
 
 def compiled_outputs(model: Any, cases: Sequence[CaseInputs], head_outs: Sequence[Any],
-                     paths: RepoPaths, tolerance: Any) -> list[dict[str, Any]]:
+                     paths: RepoPaths, tolerance: Any,
+                     head_again: Sequence[Any] | None = None) -> list[dict[str, Any]]:
     """The model compiled (eager backend, under whatever dynamo settings are in force) on
-    every case, against head's eager outputs: one row per case; a compile or run that raises
-    is a mismatch with its message."""
+    every case, against head's eager outputs (less head's own noise, `_compare_stable`): one
+    row per case; a compile or run that raises is a mismatch with its message."""
     import torch
 
+    again = list(head_again) if head_again is not None else [None] * len(cases)
     reset_dynamo()
     try:
         compiled = torch.compile(model, backend="eager")    # once: every case's frames share it
         return [{"shape": dict(case.shape), **_compiled_row(lambda: compiled, case, expected, paths,
-                                                            tolerance)}
-                for case, expected in zip(cases, head_outs)]
+                                                            tolerance, second)}
+                for case, expected, second in zip(cases, head_outs, again)]
     finally:
         reset_dynamo()
 
@@ -2177,9 +2281,17 @@ def prove_candidate(cand: Mapping[str, Any], model: Any, cases: list[CaseInputs]
     if span is not None:
         measured["statement"] = span
     stage: str | None = None   # what ran out of the candidate's time, when not the model
-    # head's gradients, once per model: a candidate safe by construction computes what head does
+    # head's outputs once more, once per model: the leaves its own two runs disagree on are
+    # its noise, compared with nothing (`_compare_stable`)
+    if HEAD_AGAIN not in backend_cache:
+        with call_mode():
+            backend_cache[HEAD_AGAIN] = [_seeded_forward(model, c, paths) for c in cases]
+    head_again = backend_cache[HEAD_AGAIN]
+    # head's gradients, once per model, twice for their noise: a candidate safe by
+    # construction computes what head does
     if not cand.get("safe") and not setting and GRADIENTS not in backend_cache:
         backend_cache[GRADIENTS] = head_gradients(model, cases, paths)
+        backend_cache[GRADIENTS_AGAIN] = head_gradients(model, cases, paths)
     # and head's outputs and gradients on constant inputs, once per model: an edit that asks
     # `is_compiling()` leaves eager, and its backward, as head's
     constants = not cand.get("safe") and not setting and not compiled
@@ -2210,8 +2322,9 @@ def prove_candidate(cand: Mapping[str, Any], model: Any, cases: list[CaseInputs]
                     for case in cases:
                         outs.append(_seeded_forward(model, case, paths))
                         states.append(kept_state(model, kept) if state else None)
-                rows = [{"shape": dict(c.shape), **_compare(h, o, model_spec.get("tolerance"))}
-                        for c, h, o in zip(cases, head_outs, outs)]
+                rows = [{"shape": dict(c.shape),
+                         **_compare_stable(h, h2, o, model_spec.get("tolerance"))}
+                        for c, h, h2, o in zip(cases, head_outs, head_again, outs)]
                 measured["outputs"] = rows
                 ok = all(r["match"] for r in rows)
                 if ok and state:
@@ -2242,7 +2355,7 @@ def prove_candidate(cand: Mapping[str, Any], model: Any, cases: list[CaseInputs]
                     # edit that sends compiled code down another branch: the function's own
                     # branch for export, a check asserted asynchronously)
                     measured["compiled"] = compiled_outputs(model, cases, head_outs, paths,
-                                                            model_spec.get("tolerance"))
+                                                            model_spec.get("tolerance"), head_again)
                     ok = all(r["match"] for r in measured["compiled"])
                 if ok and not cand.get("safe") and not compiled and not setting:
                     # what the replaced statements leave behind, head against candidate: a
@@ -2265,7 +2378,8 @@ def prove_candidate(cand: Mapping[str, Any], model: Any, cases: list[CaseInputs]
                     ok = not _refused_by_breaks(head, measured, targets, edit)
                 if ok and not cand.get("safe") and not setting:
                     grads = compare_gradients(model, cases, paths, backend_cache.get(GRADIENTS) or [],
-                                              model_spec.get("tolerance"), compiled=compiled)
+                                              model_spec.get("tolerance"), compiled=compiled,
+                                              again=backend_cache.get(GRADIENTS_AGAIN))
                     if grads is not None and compiled:
                         grads["compiled"] = True
                     if grads is not None:
