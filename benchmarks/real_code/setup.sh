@@ -31,7 +31,12 @@ fi
 # scipy, both locked. torchdeq declares torch and numpy, e2cnn torch, numpy, scipy and sympy, all
 # locked. hypll declares torch alone (its dev and docs extras are not installed), diffsort torch
 # and numpy. tad-dftd3 declares torch and exactly tad-mctc 0.8.0 (locked with it), which declares
-# numpy, opt-einsum, psutil, torch and typing-extensions, all locked; torchlie declares nothing
+# numpy, opt-einsum, psutil, torch and typing-extensions, all locked; torchlie declares nothing.
+# torch-structured declares torch, numpy, scipy, einops and opt_einsum (all locked) but its _ops
+# module imports triton unconditionally, so triton is locked too (a 286 MB wheel, only for that
+# import: on CPU every op binds to the package's torch reference, and torch's has_triton() stays
+# False without a GPU); torchkge declares numpy, tqdm, torch and pandas (locked; pandas declares
+# numpy and python-dateutil, both locked)
 problems="$("$venv/bin/pip" check | grep -vx 'No broken requirements found\.' \
   | grep -vx 'pytorch-tabnet 4\.1\.0 requires scikit-learn, which is not installed\.' \
   | grep -vx 'pytorch-metric-learning 2\.9\.0 requires scikit-learn, which is not installed\.' \
@@ -48,7 +53,8 @@ for n in ("torch", "torchvision", "vit-pytorch", "x-transformers", "denoising-di
           "lie-transformer-pytorch", "xitorch", "geoopt", "pytorch-minimize", "torch-kf",
           "zuko", "torchcde", "FrEIA", "torchist", "nflows", "pytorch-metric-learning",
           "pyro-ppl", "piq", "tensorly", "tensorly-torch", "tntorch", "torchdeq", "e2cnn",
-          "hypll", "diffsort", "tad-dftd3", "tad-mctc", "torchlie"):
+          "hypll", "diffsort", "tad-dftd3", "tad-mctc", "torchlie", "torch-structured",
+          "triton", "torchkge", "pandas"):
     print(f"{n}=={m.version(n)}")
 PY
 echo "venv ready: $venv"
