@@ -1257,3 +1257,23 @@ def test_the_branch_dropped_under_not_only_for_the_finite_idiom(tmp_path, test, 
     _src, fs = findings_in(tmp_path, src, "PTC201")
     titles = [c.title for f in fs for c in fix_candidates(f, src)]
     assert fs and ("drop the branch: the guarded statement leaves other values unchanged" in titles) == offered_drop
+
+
+def test_int_of_an_item_gets_no_long_of_the_python_number():
+    """torchkge's sampler, `randint(..., (int(mask1.sum().item()) - n,))`: the `int()` recipe
+    made `mask1.sum().item().long()`, which raises AttributeError ('float' object has no
+    attribute 'long'). The `.item()` recipe drops both; the `int()` one offers nothing there."""
+    from proofs import break_target, offered
+
+    src = textwrap.dedent("""\
+        import torch
+        from torch import nn
+
+
+        class M(nn.Module):
+            def forward(self, x, mask1):
+                n = torch.randint(1, 9, (int(mask1.sum().item()) - 2,))
+                return x[:1] + n.sum()
+        """)
+    got = [(c.code, c.lines) for c in offered(break_target("m", "m.py", 7, "GB0124", "item"), src)]
+    assert got == [("PTC101", ("        n = torch.randint(1, 9, (mask1.sum().long() - 2,))",))]

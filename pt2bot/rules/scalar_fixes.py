@@ -254,6 +254,11 @@ def keep_tensor_fixes(code: str, finding, source: str, tree: ast.Module, what: s
                 and not call.keywords):
             return []
         tensor, outer, conv = call.args[0], call, call.func.id
+        if isinstance(tensor, ast.Call) and isinstance(tensor.func, ast.Attribute) and \
+                tensor.func.attr in ("item", "tolist") and not tensor.args:
+            # `int(t.item())`: the number is a Python one, which has no `.long()`; the `.item()`
+            # finding's own recipe drops both (torchkge's sampler got `t.item().long()` here)
+            return []
     else:
         if not (isinstance(call.func, ast.Attribute) and call.func.attr == what and not call.args
                 and not call.keywords):
