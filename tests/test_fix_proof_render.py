@@ -70,6 +70,17 @@ def test_a_verified_fix_spans_its_lines_with_one_suggestion_block():
             in html)
 
 
+def test_a_long_recipe_title_is_shown_whole():
+    """A new user's verified fix read "... as it did), and the sid…)": the scale recipe's
+    title is 245 characters of our prose around the user's expression."""
+    title = ("scale by `torch.where(m > 5.0, 5.0 / torch.fmax(m, torch.as_tensor(5.0)), 1.0)` "
+             "without the `if`: head's factor where the test holds, 1 where it does not (head's "
+             "test decides, as it did), and the side not taken never divides by a `m` of 0 or NaN")
+    c = by_fp(render_review(report(title=title), on_diff))[F.fingerprint()]
+    html = cmarkgfm.github_flavored_markdown_to_html(c["body"])
+    assert "never divides by a <code>m</code> of 0 or NaN): verified on" in html.replace("&#x27;", "'")
+
+
 def test_a_one_line_fix_has_no_start_line():
     c = by_fp(render_review(report(end_line=12), on_diff))[F.fingerprint()]
     assert (c["start_line"], c["line"]) == (None, 12)

@@ -18,6 +18,7 @@ from pt2bot.publish.issue import AUDIT_MARKER
 from pt2bot.report import markdown as md
 from pt2bot.report.escape import html_text
 from pt2bot.report.shape_advice import advice_markdown
+from pt2bot.report.review import FIX_TITLE_CAP
 from pt2bot.report.summary import fix_target_line, setting_names, split_fixes
 
 BODY_LIMIT = 65_536            # GitHub issue/comment body, in characters
@@ -103,7 +104,7 @@ def _fixes_section(report: dict[str, Any]) -> str:
         where = f"{c.get('path')}:{c.get('start_line')}-{c.get('end_line')}"
         lines = [str(x) for x in c.get("lines") or ()]
         parts += ["", f"- {md.code_inline(c.get('rule'), limit=20)} "
-                      f"{md.escape_inline(c.get('title'), limit=200)} at "
+                      f"{md.escape_inline(c.get('title'), limit=FIX_TITLE_CAP)} at "
                       f"{md.code_inline(where, limit=160)}: "
                       f"{md.escape_inline(c.get('evidence'), limit=600)}", ""]
         parts.append(md.code_block("\n".join(lines), "python") if lines

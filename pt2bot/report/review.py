@@ -31,6 +31,10 @@ SCHEMA = "pt2bot.review/1"
 Commentable = Callable[[str, int], bool]
 _FP = re.compile(r"^[0-9a-f]{8,64}$")
 MAX_COMMENTS = 100   # one review; beyond this the body lists the rest
+# A fix's title is our recipe's prose around the user's code (`scale by `torch.where(...)`
+# without the `if`: head's factor where the test holds, ...`): 245 characters were seen, and
+# a cut at 200 ended a verified fix's title mid-word
+FIX_TITLE_CAP = 500
 
 
 def render_review(report: Report, changeset_commentable: Commentable | None = None) -> dict:
@@ -206,7 +210,7 @@ def _fix_placeable(can: Commentable | None, path: str, fix: Mapping[str, Any]) -
 def fix_text(fix: Mapping[str, Any]) -> str:
     """The verified fix: what was proven, then the suggestion block replacing exactly the
     lines start_line..end_line (indentation included)."""
-    head = (f"✅ **Verified fix** ({message_inline(fix.get('title') or '', limit=200)}): "
+    head = (f"✅ **Verified fix** ({message_inline(fix.get('title') or '', limit=FIX_TITLE_CAP)}): "
             f"{message_inline(fix.get('evidence') or '', limit=600)}.")
     return head + "\n\n" + suggestion_block("\n".join(str(x) for x in fix["lines"]))
 
@@ -227,14 +231,14 @@ def fixed_by_text(fix: Mapping[str, Any], line: int) -> str:
     line of the comment that carries it."""
     end = fix.get("end_line")
     where = f"lines {line}-{end}" if isinstance(end, int) and end > line else f"line {line}"
-    return (f"✅ **Verified fix** ({message_inline(fix.get('title') or '', limit=200)}): "
+    return (f"✅ **Verified fix** ({message_inline(fix.get('title') or '', limit=FIX_TITLE_CAP)}): "
             f"the suggestion on {where} fixes this too.")
 
 
 def failed_fix_line(fix: Mapping[str, Any]) -> str:
     """A candidate the proof rejected: a hint, marked as such, never a suggestion block."""
     return (f"🔧 Candidate fix, **not verified**: "
-            f"{message_inline(fix.get('title') or '', limit=200)} "
+            f"{message_inline(fix.get('title') or '', limit=FIX_TITLE_CAP)} "
             f"({message_inline(fix.get('reason') or 'not tried', limit=400)})")
 
 
