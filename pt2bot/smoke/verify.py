@@ -304,7 +304,8 @@ def _refused_by_breaks(head: Mapping[str, Any], measured: Mapping[str, Any],
     # drops, or skips a block whose test it drops, was read before the break pass, and guard
     # inputs that skip it come after; what it says is judged with the rest)
     early = {k: v for k, v in measured.items()
-             if k not in ("block", "exit", "dropped", "always", "reached", "early", "skip", "skipped")}
+             if k not in ("block", "exit", "dropped", "always", "reached", "early", "skip", "skipped",
+                          "enter", "entered")}
     return not judge(head, early, [t for t in targets if t.get("kind") == "break"],
                      edit)["accepted"]
 
@@ -1155,6 +1156,9 @@ def judge(head: Mapping[str, Any], cand: Mapping[str, Any], targets: Sequence[Ma
             return no(f"differs from head on an input with {word} in "
                       f"`{row.get('argument')}`"
                       + (f": {row.get('message')}" if row.get("message") else ""))
+    not_entered = _not_entered(cand)
+    if not_entered:
+        unexercised.append(not_entered)
     for kind in sorted({str(r.get("kind")) for r in hit} & RAISING_GUARDS):
         rows = [r for r in hit if r.get("kind") == kind]
         # the check's own exception, where the replaced text names it: an IndexError of an
@@ -1331,7 +1335,7 @@ def judge(head: Mapping[str, Any], cand: Mapping[str, Any], targets: Sequence[Ma
     if any(r.get("compared") for r in values.get("rows") or ()):
         evidence.append(f"{_named(values.get('names') or ())} equal after line {values.get('line')}")
     eager_only = (_eager_only_evidence(cand) or _dropped_arm_evidence(cand) or _early_return_evidence(cand)
-                  or _dropped_test_evidence(cand))
+                  or _dropped_test_evidence(cand) or _entered_evidence(cand))
     if eager_only:
         evidence.append(eager_only)
     kinds = sorted({str(r.get("kind")) for r in hit})
@@ -2120,6 +2124,54 @@ def _dropped_test_evidence(cand: Mapping[str, Any]) -> str | None:
     return f"the block at line {cand['skip']} skipped by head on {' and '.join(where)}"
 
 
+def _replaced_block(original: str, edit: Edit, new_lines: Sequence[str]) -> int | None:
+    """For an edit that replaces a whole `if <test>: <block>` (no `else`) by code with no `if`
+    left, which does the block's work and selects it (`s = s * torch.where(m > 5.0, 5.0 / m,
+    1.0)` for `if m > 5.0: s = s * (5.0 / m)`): head's first line of the block. Where head
+    skips the block, equal outputs show only that the selection keeps the values; only an
+    input on which head enters it compares the rewritten work with head's. None for any other
+    edit, and for a block on the `if`'s own line, where no line event tells the two apart."""
+    node = _if_at(original, edit.start_line)
+    if node is None or node.orelse or edit.end_line != node.end_lineno:
+        return None
+    if not original.splitlines()[node.lineno - 1].lstrip().startswith("if"):
+        return None
+    if any(ln.strip().startswith(("if ", "if(", "elif ")) for ln in new_lines):
+        return None
+    first = node.body[0].lineno
+    return None if first <= (node.test.end_lineno or node.lineno) else first
+
+
+def _guards_entering(cand: Mapping[str, Any]) -> list[str]:
+    """The kinds of the guard inputs on which head entered the block (`_replaced_block`)."""
+    return sorted({str(r.get("kind")) for r in cand.get("guards") or ()
+                   if r.get("hit") and r.get("reached")})
+
+
+def _not_entered(cand: Mapping[str, Any]) -> str | None:
+    """Why an edit of a whole `if` into branchless code is not shown right on this model: no
+    shape case or guard input entered the block, so what the edit computes there was never
+    compared with head. As a guard no input exercises, another model of the review that
+    enters the block may show it (pt2bot/fixes.py `_verdict`)."""
+    line = cand.get("enter")
+    if not isinstance(line, int) or "entered" not in cand:
+        return None
+    if cand.get("entered") or _guards_entering(cand):
+        return None
+    return (f"no shape case or guard input enters the block at line {line}, so the rewrite of it "
+            "was never compared with head where the `if`'s test holds")
+
+
+def _entered_evidence(cand: Mapping[str, Any]) -> str | None:
+    """For an accepted edit of a whole `if` into branchless code: where head entered it."""
+    if not isinstance(cand.get("enter"), int):
+        return None
+    k, n = len(cand.get("entered") or ()), len(cand.get("outputs") or ())
+    where = [f"{k} of the {_shape_cases(n)}"] if k else []
+    where += [f"inputs with {GUARD_WORDS.get(g, g)}" for g in _guards_entering(cand)]
+    return f"the block at line {cand['enter']} entered by head on {' and '.join(where)}"
+
+
 def _block_line(original: str, edit: Edit) -> int | None:
     """For an edit of `if <test>: <block>` into `if not torch.compiler.is_compiling() and
     <test>:` or `if torch.compiler.is_compiling() or <test>:` (pt2bot/rules/branch_fixes.py
@@ -2275,6 +2327,13 @@ def prove_candidate(cand: Mapping[str, Any], model: Any, cases: list[CaseInputs]
     if skip is not None:
         measured["skip"] = skip
         watch = skip if skip > 0 else None
+    # an `if` the edit replaces whole by branchless code that computes its block's work and
+    # selects it (`torch.where` on the test): which shape cases and guard inputs enter the block
+    enter = None if compiled or setting or dropped or early is not None or skip is not None \
+        else _replaced_block(original, edit, cand.get("lines") or ())
+    if enter is not None:
+        measured["enter"] = enter
+        watch = enter
     if set(kinds) & RAISING_GUARDS:
         measured["raises"] = sorted(set(_RAISE_RE.findall("\n".join(replaced))))
     span = None if setting else _statement_span(original, edit)
@@ -2342,6 +2401,9 @@ def prove_candidate(cand: Mapping[str, Any], model: Any, cases: list[CaseInputs]
                         # (a guard input may skip the block too: nothing to stop at yet)
                         measured["skipped"] = _cases_reaching(model, cases, paths, head_swap, watch,
                                                               skipping=True)
+                    elif enter is not None:
+                        # (and a guard input may enter it)
+                        measured["entered"] = _cases_reaching(model, cases, paths, head_swap, watch)
                     else:
                         measured["reached"] = _cases_reaching(model, cases, paths, head_swap, watch)
                         # and an exit or a block compiled code decides alone is only ever
