@@ -79,8 +79,13 @@ def review(opts: ReviewOptions, log: Callable[[str], None] = lambda s: None) -> 
         raise UserError(f"--head {opts.head!r} names no commit")
     changeset = timings.run("diff", lambda: changes.diff_changes(root, base_sha, opts.head,
                                                                  own_output=[opts.out_dir]))
+    # head is the working tree without --head; it is named only where it differs from the
+    # commit (a clean checkout read "+ working tree" as if edits were pending)
+    pending = len(changes.diff_changes(root, head_sha, None, own_output=[opts.out_dir]).files) \
+        if opts.head is None else 0
     log(f"base {base_sha[:12]}, head {head_sha[:12]}"
-        f"{' + working tree' if opts.head is None else ''}: {len(changeset.files)} changed file(s)")
+        f"{f' + working tree ({pending} uncommitted file(s))' if pending else ''}: "
+        f"{len(changeset.files)} changed file(s)")
 
     baseline = _load_baseline(opts.baseline, base_sha, log) if opts.baseline else None
     stored_files = ({m.name: set(m.files) for m in baseline.models if m.name and m.files}

@@ -262,13 +262,32 @@ def test_a_review_whose_out_dir_is_in_the_checkout_does_not_count_its_own_report
     for _ in range(2):
         review(ReviewOptions(base=base, out_dir="report", smoke=False), log=said.append)
     counts = [line for line in said if "changed file(s)" in line]
-    assert len(counts) == 2 and all(line.endswith(": 2 changed file(s)") for line in counts), said
+    assert len(counts) == 2 and all(line.endswith(" + working tree (2 uncommitted file(s)): 2 changed file(s)")
+                                    for line in counts), said
     assert (git_repo.path / "report" / "report.json").is_file()
     cs = diff_changes(git_repo.path, base, own_output=[git_repo.path / "report"])
     assert set(cs.files) == {"pkg/new.py", "report-notes/todo.txt"}
     assert "report/report.json" in diff_changes(git_repo.path, base).files
     # a folder outside the checkout leaves everything in
     assert "report/report.json" in diff_changes(git_repo.path, base, own_output=["/tmp"]).files
+
+
+def test_a_clean_checkout_is_not_said_to_have_a_working_tree_of_its_own(git_repo: GitRepo,
+                                                                      monkeypatch) -> None:
+    """A new user's review of a committed branch read "head ... + working tree: 1 changed
+    file(s)", as if edits were pending."""
+    from pt2bot.pipeline import ReviewOptions, review
+
+    git_repo.write("pt2bot.yml", "version: 1\nmodels: []\n")
+    git_repo.write("pkg/m.py", "x = 1\n")
+    base = git_repo.commit("base")
+    git_repo.write("pkg/m.py", "x = 2\n")
+    git_repo.commit("pr")
+    monkeypatch.chdir(git_repo.path)
+    said: list[str] = []
+    review(ReviewOptions(base=base, out_dir=str(git_repo.path / "out"), smoke=False), log=said.append)
+    [line] = [x for x in said if "changed file(s)" in x]
+    assert "working tree" not in line and line.endswith(": 1 changed file(s)"), line
 
 
 def test_unknown_refs_are_user_errors(git_repo: GitRepo) -> None:
