@@ -1308,18 +1308,20 @@ def _summarise(targets: list[dict[str, Any]], proposals: list[Proposal], why: di
 
 
 def _riders(p: Proposal, targets: Sequence[Mapping[str, Any]]) -> list[int]:
-    """The break targets on a verified candidate's replaced lines that it was not aimed at and
-    that the proof saw gone on their own model (the verdict's `also`): one suggestion fixes them
-    too (an `if` whose block held a second break), and their comments point at it."""
+    """The break and export targets on a verified candidate's replaced lines that it was not
+    aimed at and that the proof saw gone on their own model (the verdict's `also`): one
+    suggestion fixes them too (an `if` whose block held a second break; the export failure of
+    the `if` whose break it fixes), and their comments point at it."""
     out = []
     for i, t in enumerate(targets):
         line = t.get("line")
-        if i in p.targets or t.get("kind") != "break" or t.get("path") != p.cand.path or \
+        if i in p.targets or t.get("kind") not in ("break", "export") or t.get("path") != p.cand.path or \
                 not isinstance(line, int) or not p.cand.start_line <= line <= p.cand.end_line:
             continue
         r = p.results.get(str(t.get("model")))
         if r and r.get("accepted") and any(
                 a.get("path") == t.get("path") and a.get("line") == line
+                and (a.get("kind") or "break") == t.get("kind")
                 and (a.get("gb") == t.get("gb") if a.get("gb") and t.get("gb") else a.get("gb_type") == t.get("gb_type"))
                 for a in r.get("also") or ()):
             out.append(i)

@@ -1379,9 +1379,11 @@ def judge(head: Mapping[str, Any], cand: Mapping[str, Any], targets: Sequence[Ma
     if unexercised:
         return {"accepted": False, "reason": "; ".join(unexercised), "evidence": ", ".join(evidence),
                 "unexercised": True}
-    also = _also_gone(head, cand, targets, edit)
+    also = _also_gone(head, cand, targets, edit) + _export_also(head, cand, targets, edit)
     if also:
-        evidence.append("also gone: " + ", ".join(f"{_gb(b)} at {_where(b['path'], b['line'])}" for b in also))
+        evidence.append("also gone: " + ", ".join(
+            (f"{_gb(b)} at " if b.get("kind") != "export" else f"the export failure ({b.get('gb_type')}) at ")
+            + _where(b["path"], b["line"]) for b in also))
     return {"accepted": True, "reason": None, "evidence": ", ".join(evidence),
             **({"also": also} if also else {})}
 
@@ -1407,6 +1409,25 @@ def _also_gone(head: Mapping[str, Any], cand: Mapping[str, Any], targets: Sequen
         if found not in out:
             out.append(found)
     return out
+
+
+def _export_also(head: Mapping[str, Any], cand: Mapping[str, Any], targets: Sequence[Mapping[str, Any]],
+                 edit: Edit) -> list[dict[str, Any]]:
+    """Head's export failure on the replaced lines, where the edit was aimed at a break and the
+    patched model exports, or its export now stops past the edit: the same suggestion fixes it
+    (a data-dependent `if` breaks the graph and fails export on the same line; a new user's
+    review said "no verified fix" for the export next to the break's verified one)."""
+    he, ce = head.get("export") or {}, cand.get("export") or {}
+    line = he.get("line")
+    if he.get("ok") is not False or he.get("path") != edit.path or not isinstance(line, int) \
+            or not edit.start_line <= line <= edit.end_line \
+            or any(t.get("kind") == "export" for t in targets):
+        return []
+    if ce.get("ok") is not True and not (
+            ce.get("ok") is False and isinstance(ce.get("line"), int)
+            and not (ce.get("path") == edit.path and edit.in_patched_region(ce["line"]))):
+        return []
+    return [{"path": edit.path, "line": line, "gb": None, "gb_type": he.get("kind"), "kind": "export"}]
 
 
 def _returned(model: Any, case: CaseInputs, paths: RepoPaths, edit: Edit, swap: Swap,
