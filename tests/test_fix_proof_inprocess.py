@@ -697,7 +697,10 @@ def test_a_rewrite_equal_forward_but_nan_in_backward_is_refused(tmp_path, monkey
                              "(NaN where head's are finite)"), nan
     safe = proof.prove(BRANCH, BRANCH + 1,
                        "        h = torch.where((h > 0).all(), h.clamp_min(0).sqrt(), h)")
-    assert safe["accepted"] is True, safe
+    # (no input of this model has every `h` positive: the square root, written otherwise than
+    # head's, was never compared where it is selected, so it is not verified here either)
+    assert safe["accepted"] is False and safe.get("unexercised"), safe
+    assert safe["reason"].startswith(f"no shape case or guard input enters the block at line {BRANCH + 1}")
     assert "gradients equal on shape case batch=2" in safe["evidence"]
 
 

@@ -779,11 +779,15 @@ def guard_checks(model: Any, case: CaseInputs, paths: RepoPaths, kinds: Sequence
             for pattern in guard_patterns(kind, equal):
                 key = (kind, pattern, arg, watch, prefer)
                 stage = f"head's own run with {GUARD_WORDS.get(kind, kind)} injected"
-                if isinstance(head_cache.get(key), CandidateTimeout):
+                # (whatever line an earlier candidate watched: a watch does not change the run)
+                ran_out = next((v for k, v in head_cache.items() if isinstance(v, CandidateTimeout)
+                                and isinstance(k, tuple) and len(k) == 5
+                                and k[:3] + k[4:] == key[:3] + key[4:]), None)
+                if ran_out is not None:
                     # head never finished on this input for an earlier candidate: the same
                     # verdict now, without spending this candidate's time on it again
                     on_stage(stage)
-                    raise CandidateTimeout(f"{head_cache[key]}, for an earlier candidate")
+                    raise CandidateTimeout(f"{ran_out}, for an earlier candidate")
                 if key not in head_cache:
                     inj = Injection(kind, pattern, arg, watch=watch, prefer=prefer,
                                     time_limit=run_s)
@@ -2147,8 +2151,9 @@ def _dropped_test_evidence(cand: Mapping[str, Any]) -> str | None:
 
 def _replaced_block(original: str, edit: Edit, new_lines: Sequence[str]) -> int | None:
     """For an edit that replaces a whole `if <test>: <block>` (no `else`) by code with no `if`
-    left, which does the block's work and selects it (`s = s * torch.where(m > 5.0, 5.0 / m,
-    1.0)` for `if m > 5.0: s = s * (5.0 / m)`): head's first line of the block. Where head
+    left, which does the block's work in its own words and selects it (`s = s *
+    torch.where(m > 5.0, 5.0 / m, 1.0)` for `if m > 5.0: s = s * (5.0 / m)`): head's first
+    line of the block. Where head
     skips the block, equal outputs show only that the selection keeps the values; only an
     input on which head enters it compares the rewritten work with head's. None for any other
     edit, and for a block on the `if`'s own line, where no line event tells the two apart."""
@@ -2160,7 +2165,29 @@ def _replaced_block(original: str, edit: Edit, new_lines: Sequence[str]) -> int 
     if any(ln.strip().startswith(("if ", "if(", "elif ")) for ln in new_lines):
         return None
     first = node.body[0].lineno
-    return None if first <= (node.test.end_lineno or node.lineno) else first
+    if first <= (node.test.end_lineno or node.lineno):
+        return None
+    # the block's own statements, run always (`h = h.clamp(min=-10)` for `if (h < -10).any():
+    # h = h.clamp(min=-10)`): where head enters the block the edit runs head's code, so only
+    # the inputs that skip it compare anything, and the shape cases are those
+    body = [ln.strip() for ln in original.splitlines()[first - 1:node.end_lineno] if ln.strip()]
+    new = [ln.strip() for ln in new_lines if ln.strip()]
+    if new == body:
+        return None
+    # ... or head's own expression selected (`h = torch.where(c, h * 0.5, h)` for `if c: h = h *
+    # 0.5`, the test as the recipe wrote it): where head enters, that is head's value; a shape
+    # or dtype of its own would show on the inputs that skip it, where the selection broadcasts
+    # and promotes the same way
+    st = node.body[0]
+    if len(node.body) == 1 and isinstance(st, ast.Assign) and len(st.targets) == 1 and \
+            isinstance(st.targets[0], ast.Name):
+        expr = ast.get_source_segment(original, st.value)
+        name = st.targets[0].id
+        head, tail = f"{name} = torch.where(", f", {expr}, {name})"
+        if expr and "\n" not in expr and len(new) == 1 and new[0].startswith(head) and \
+                new[0].endswith(tail) and len(new[0]) > len(head) + len(tail):
+            return None
+    return first
 
 
 def _guards_entering(cand: Mapping[str, Any]) -> list[str]:
@@ -2190,7 +2217,7 @@ def _entered_evidence(cand: Mapping[str, Any]) -> str | None:
     k, n = len(cand.get("entered") or ()), len(cand.get("outputs") or ())
     where = [f"{k} of the {_shape_cases(n)}"] if k else []
     where += [f"inputs with {GUARD_WORDS.get(g, g)}" for g in _guards_entering(cand)]
-    return f"the block at line {cand['enter']} entered by head on {' and '.join(where)}"
+    return f"the block at line {cand['enter']} entered by head on {' and '.join(where)}" if where else None
 
 
 def _block_line(original: str, edit: Edit) -> int | None:
