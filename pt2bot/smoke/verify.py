@@ -2139,14 +2139,20 @@ def _guards_skipping(cand: Mapping[str, Any]) -> list[str]:
                    if r.get("hit") and r.get("reached") is False})
 
 
+def _watched_inputs(cand: Mapping[str, Any], cases: str, guards: Sequence[str]) -> str:
+    """"2 of the 3 shape cases and inputs with NaN": the shape cases listed under `cases` and
+    the guard inputs of the kinds `guards`, on which head's run did what the evidence says."""
+    k, n = len(cand.get(cases) or ()), len(cand.get("outputs") or ())
+    where = [f"{k} of the {_shape_cases(n)}"] if k else []
+    return " and ".join(where + [f"inputs with {GUARD_WORDS.get(g, g)}" for g in guards])
+
+
 def _dropped_test_evidence(cand: Mapping[str, Any]) -> str | None:
     """For an accepted edit that drops an `if`'s test: where head skipped the block."""
     if not isinstance(cand.get("skip"), int):
         return None
-    k, n = len(cand.get("skipped") or ()), len(cand.get("outputs") or ())
-    where = [f"{k} of the {_shape_cases(n)}"] if k else []
-    where += [f"inputs with {GUARD_WORDS.get(g, g)}" for g in _guards_skipping(cand)]
-    return f"the block at line {cand['skip']} skipped by head on {' and '.join(where)}"
+    return (f"the block at line {cand['skip']} skipped by head on "
+            f"{_watched_inputs(cand, 'skipped', _guards_skipping(cand))}")
 
 
 def _replaced_block(original: str, edit: Edit, new_lines: Sequence[str]) -> int | None:
@@ -2214,10 +2220,8 @@ def _entered_evidence(cand: Mapping[str, Any]) -> str | None:
     """For an accepted edit of a whole `if` into branchless code: where head entered it."""
     if not isinstance(cand.get("enter"), int):
         return None
-    k, n = len(cand.get("entered") or ()), len(cand.get("outputs") or ())
-    where = [f"{k} of the {_shape_cases(n)}"] if k else []
-    where += [f"inputs with {GUARD_WORDS.get(g, g)}" for g in _guards_entering(cand)]
-    return f"the block at line {cand['enter']} entered by head on {' and '.join(where)}" if where else None
+    where = _watched_inputs(cand, "entered", _guards_entering(cand))
+    return f"the block at line {cand['enter']} entered by head on {where}" if where else None
 
 
 def _block_line(original: str, edit: Edit) -> int | None:
