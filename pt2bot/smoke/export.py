@@ -16,8 +16,8 @@ import os
 import re
 import shutil
 import sys
-import traceback
 import tempfile
+import traceback
 from typing import Any
 
 from pt2bot.smoke import graph_breaks
