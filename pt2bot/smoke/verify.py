@@ -2127,16 +2127,17 @@ def _dropped_test_refusal(cand: Mapping[str, Any]) -> str | None:
         return None
     if line < 0:
         return "the block is on the `if`'s own line: whether an input skips it cannot be observed"
-    if not cand.get("skipped") and not _guards_skipping(cand):
+    if not cand.get("skipped") and not _guards_reaching(cand, False):
         return (f"no shape case or guard input skips the block at line {line}, so dropping the "
                 "`if`'s test was never compared with head where the test fails")
     return None
 
 
-def _guards_skipping(cand: Mapping[str, Any]) -> list[str]:
-    """The kinds of the guard inputs on which head called the function and skipped the block."""
+def _guards_reaching(cand: Mapping[str, Any], entered: bool) -> list[str]:
+    """The kinds of the guard inputs on which head called the function and entered the
+    watched block (`entered`), or skipped it."""
     return sorted({str(r.get("kind")) for r in cand.get("guards") or ()
-                   if r.get("hit") and r.get("reached") is False})
+                   if r.get("hit") and r.get("reached") is entered})
 
 
 def _watched_inputs(cand: Mapping[str, Any], cases: str, guards: Sequence[str]) -> str:
@@ -2152,7 +2153,7 @@ def _dropped_test_evidence(cand: Mapping[str, Any]) -> str | None:
     if not isinstance(cand.get("skip"), int):
         return None
     return (f"the block at line {cand['skip']} skipped by head on "
-            f"{_watched_inputs(cand, 'skipped', _guards_skipping(cand))}")
+            f"{_watched_inputs(cand, 'skipped', _guards_reaching(cand, False))}")
 
 
 def _replaced_block(original: str, edit: Edit, new_lines: Sequence[str]) -> int | None:
@@ -2196,12 +2197,6 @@ def _replaced_block(original: str, edit: Edit, new_lines: Sequence[str]) -> int 
     return first
 
 
-def _guards_entering(cand: Mapping[str, Any]) -> list[str]:
-    """The kinds of the guard inputs on which head entered the block (`_replaced_block`)."""
-    return sorted({str(r.get("kind")) for r in cand.get("guards") or ()
-                   if r.get("hit") and r.get("reached")})
-
-
 def _not_entered(cand: Mapping[str, Any]) -> str | None:
     """Why an edit of a whole `if` into branchless code is not shown right on this model: no
     shape case or guard input entered the block, so what the edit computes there was never
@@ -2210,7 +2205,7 @@ def _not_entered(cand: Mapping[str, Any]) -> str | None:
     line = cand.get("enter")
     if not isinstance(line, int) or "entered" not in cand:
         return None
-    if cand.get("entered") or _guards_entering(cand):
+    if cand.get("entered") or _guards_reaching(cand, True):
         return None
     return (f"no shape case or guard input enters the block at line {line}, so the rewrite of it "
             "was never compared with head where the `if`'s test holds")
@@ -2220,7 +2215,7 @@ def _entered_evidence(cand: Mapping[str, Any]) -> str | None:
     """For an accepted edit of a whole `if` into branchless code: where head entered it."""
     if not isinstance(cand.get("enter"), int):
         return None
-    where = _watched_inputs(cand, "entered", _guards_entering(cand))
+    where = _watched_inputs(cand, "entered", _guards_reaching(cand, True))
     return f"the block at line {cand['enter']} entered by head on {where}" if where else None
 
 
