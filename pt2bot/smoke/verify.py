@@ -83,7 +83,7 @@ KEPT = "kept attributes"     # the Python scalars compared in it (`scalar_attrib
 GRADIENTS = "head gradients"   # the key of head's gradients in a model's cache (a list, a case each)
 # head's outputs and gradients once more: what its own two runs disagree on is its noise
 HEAD_AGAIN = "head again"
-GRADIENTS_AGAIN = "head gradients again"
+GRADIENT_NOISE = "head gradient noise"   # per case, the gradients head's two runs disagree on
 # one eager run on a guard input: past this many times the model's own run of the case (timed
 # once a function, at least GUARD_RUN_MIN_S, at most GUARD_RUN_S), a run that still calls the
 # edited function ends
@@ -568,7 +568,7 @@ def head_gradients(model: Any, cases: Sequence[CaseInputs], paths: RepoPaths) ->
 
 def compare_gradients(model: Any, cases: Sequence[CaseInputs], paths: RepoPaths,
                       head: Sequence[Any], tolerance: Any, compiled: bool = False,
-                      again: Sequence[Any] | None = None) -> dict[str, Any] | None:
+                      noise: Sequence[Mapping[str, set[int]]] | None = None) -> dict[str, Any] | None:
     """The candidate's gradients against head's (`head_gradients`), case by case until one
     differs: `{shape, match, max_abs_err, of, message, cases}`, `cases` the number of shape
     cases compared; None when head has none to compare on any case. Where they match, `zeroed`
@@ -577,42 +577,42 @@ def compare_gradients(model: Any, cases: Sequence[CaseInputs], paths: RepoPaths,
     a parameter with a zero gradient and skips one with none, so the evidence says so.
     `compiled`: the candidate's gradients through the model compiled (eager backend), for an
     edit that asks `torch.compiler.is_compiling()`, whose eager code, backward included, is
-    head's: compiled code's backward is what training with it computes. `again`: head's
-    gradients from a second run; a gradient on which the two differ is head's noise and is
-    not compared (`noise` counts them)."""
+    head's: compiled code's backward is what training with it computes. `noise`: per case,
+    the gradients on which head's second run differs from its first (`_gradient_noise`),
+    not compared (the row's `noise` counts them)."""
     import torch
 
     if compiled:
         reset_dynamo()
         try:
-            return _compare_gradients(model, cases, paths, head, tolerance, again,
+            return _compare_gradients(model, cases, paths, head, tolerance, noise,
                                       run=torch.compile(model, backend="eager"))
         finally:
             reset_dynamo()
-    return _compare_gradients(model, cases, paths, head, tolerance, again)
+    return _compare_gradients(model, cases, paths, head, tolerance, noise)
 
 
 def _compare_gradients(model: Any, cases: Sequence[CaseInputs], paths: RepoPaths,
-                       head: Sequence[Any], tolerance: Any, again: Sequence[Any] | None = None,
+                       head: Sequence[Any], tolerance: Any,
+                       noise: Sequence[Mapping[str, set[int]]] | None = None,
                        run: Any = None) -> dict[str, Any] | None:
     row: dict[str, Any] | None = None
     compared = 0
-    noise = 0
+    left_out = 0
     zeroed: set[str] = set()
     unlinked: set[str] = set()
-    seconds = list(again) if again is not None else [None] * len(head)
-    for i, (case, expected, second) in enumerate(zip(cases, head, seconds)):
+    skips = list(noise) if noise is not None else [{}] * len(head)
+    for i, (case, expected, skip) in enumerate(zip(cases, head, skips)):
         got = gradients(model, case, paths, run)
-        skip = _gradient_noise(expected, second, tolerance, digest=i > 0)
         one = _gradient_row(expected, got if i == 0 else _digest(got), tolerance, digest=i > 0,
                             skip=skip)
         if one is None:
             continue
         compared += 1
-        noise += sum(len(v) for v in skip.values())
+        left_out += sum(len(v) for v in skip.values())
         row = {"shape": dict(case.shape), **one, "cases": compared}
-        if noise:
-            row["noise"] = noise
+        if left_out:
+            row["noise"] = left_out
         if not one["match"]:
             break
         if isinstance(expected, dict) and isinstance(got, dict):
@@ -1919,6 +1919,17 @@ def _early_return(original: str, edit: Edit, new_lines: Sequence[str]) -> int | 
     return -1 if line <= (node.test.end_lineno or node.lineno) else line
 
 
+def _whole_if(original: str, edit: Edit, new_lines: Sequence[str]) -> Any:
+    """The `if <test>: <block>` (no `else`) that the edit replaces from its header to its end
+    by lines with no `if` left, or None."""
+    node = _if_at(original, edit.start_line)
+    if node is None or node.orelse or edit.end_line != node.end_lineno or \
+            not original.splitlines()[node.lineno - 1].lstrip().startswith("if") or \
+            any(ln.strip().startswith(("if ", "if(", "elif ")) for ln in new_lines):
+        return None
+    return node
+
+
 def _dropped_test(original: str, edit: Edit, new_lines: Sequence[str]) -> int | None:
     """For an edit that replaces a whole `if <test>: <block>` (no `else`) whose masked writes
     `x[m] = ...` become `x = torch.where(m, ...)`, with no `if` left (pt2bot/rules/
@@ -1928,17 +1939,13 @@ def _dropped_test(original: str, edit: Edit, new_lines: Sequence[str]) -> int | 
     other edit: `torch.where` on the `if`'s own test keeps it."""
     import ast
 
-    node = _if_at(original, edit.start_line)
-    if node is None or node.orelse or edit.end_line != node.end_lineno:
-        return None
-    lines = original.splitlines()
-    if not lines[node.lineno - 1].lstrip().startswith("if"):
+    node = _whole_if(original, edit, new_lines)
+    if node is None:
         return None
     masks = {s.targets[0].slice.id for s in node.body if isinstance(s, ast.Assign) and len(s.targets) == 1
              and isinstance(s.targets[0], ast.Subscript) and isinstance(s.targets[0].slice, ast.Name)}
     new = [ln.strip() for ln in new_lines]
-    if not masks or any(ln.startswith(("if ", "if(", "elif ")) for ln in new) or \
-            not any(f"torch.where({m}, " in ln for ln in new for m in masks):
+    if not masks or not any(f"torch.where({m}, " in ln for ln in new for m in masks):
         return None
     first = node.body[0].lineno
     return -1 if first <= (node.test.end_lineno or node.lineno) else first
@@ -2164,12 +2171,8 @@ def _replaced_block(original: str, edit: Edit, new_lines: Sequence[str]) -> int 
     skips the block, equal outputs show only that the selection keeps the values; only an
     input on which head enters it compares the rewritten work with head's. None for any other
     edit, and for a block on the `if`'s own line, where no line event tells the two apart."""
-    node = _if_at(original, edit.start_line)
-    if node is None or node.orelse or edit.end_line != node.end_lineno:
-        return None
-    if not original.splitlines()[node.lineno - 1].lstrip().startswith("if"):
-        return None
-    if any(ln.strip().startswith(("if ", "if(", "elif ")) for ln in new_lines):
+    node = _whole_if(original, edit, new_lines)
+    if node is None:
         return None
     first = node.body[0].lineno
     if first <= (node.test.end_lineno or node.lineno):
@@ -2397,7 +2400,9 @@ def prove_candidate(cand: Mapping[str, Any], model: Any, cases: list[CaseInputs]
     # construction computes what head does
     if not cand.get("safe") and not setting and GRADIENTS not in backend_cache:
         backend_cache[GRADIENTS] = head_gradients(model, cases, paths)
-        backend_cache[GRADIENTS_AGAIN] = head_gradients(model, cases, paths)
+        backend_cache[GRADIENT_NOISE] = [
+            _gradient_noise(h, a, model_spec.get("tolerance"), digest=i > 0)
+            for i, (h, a) in enumerate(zip(backend_cache[GRADIENTS], head_gradients(model, cases, paths)))]
     # and head's outputs and gradients on constant inputs, once per model: an edit that asks
     # `is_compiling()` leaves eager, and its backward, as head's
     constants = not cand.get("safe") and not setting and not compiled
@@ -2488,7 +2493,7 @@ def prove_candidate(cand: Mapping[str, Any], model: Any, cases: list[CaseInputs]
                 if ok and not cand.get("safe") and not setting:
                     grads = compare_gradients(model, cases, paths, backend_cache.get(GRADIENTS) or [],
                                               model_spec.get("tolerance"), compiled=compiled,
-                                              again=backend_cache.get(GRADIENTS_AGAIN))
+                                              noise=backend_cache.get(GRADIENT_NOISE))
                     if grads is not None and compiled:
                         grads["compiled"] = True
                     if grads is not None:
