@@ -31,10 +31,14 @@ field's forces) gets `grad: true`, as the smoke run's default `torch.no_grad()` 
 raise.
 
 When no first layer is recognised, constructor names, config fields and forward's parameter
-name are the fallback (`image_size` and `channels` → an image; `num_tokens`/`vocab_size` or a
-parameter named `tokens` → ids; `dim` → [batch, seq, dim]), said in a comment. What could not be
-inferred (a required constructor argument without a guess, another required forward argument,
-no input at all) is written as a commented-out entry with the reason. Classes that other found
+name and use are the fallback (`image_size` and `channels` → an image; `num_tokens`/`vocab_size`
+or a parameter named `tokens` → ids; a parameter forward indexes a table with, or named `heads`,
+`relations`, `*_idx` → ids [batch] below the count its kind names (`n_entities`); `dim` →
+[batch, seq, dim]), said in a comment. Further required parameters of forward get inputs too
+(_more_input: a mask, their own first layer's input, ids, else one like the first input). What
+could not be inferred (a required constructor argument without a guess, a forward argument
+annotated as a Python value, no input at all) is written as a commented-out entry with the
+reason. Classes that other found
 classes build in their constructors (directly or through a helper function of the repo), classes
 given a model's config but fed a hidden state, and classes whose name says layer (`LoRALinear`,
 `...Norm`, `...Loss`) are listed as building blocks and layers in a comment, not proposed.
@@ -365,10 +369,12 @@ class _Infer:
     needed: dict[str, int] = field(default_factory=dict)   # top-level kwargs to set
 
     def first_layer(self, c: _Class, env: dict[str, Any], depth: int = 0,
-                    top: bool = True, param: str | None = None) -> tuple[InputGuess, str] | None:
+                    top: bool = True, param: str | None = None,
+                    method: str = "forward") -> tuple[InputGuess, str] | None:
         """The input of forward's first parameter (or of `param`, when the caller passed the
-        input by keyword) from the first layer it goes through."""
-        found = self.index.find_method(c, "forward")
+        input by keyword) from the first layer it goes through; through the class's own
+        methods it is passed to (`self._forward_impl(x)`, `self.scoring_function(h, t, r)`)."""
+        found = self.index.find_method(c, method)
         if found is None or depth > _MAX_DEPTH:
             return None
         owner, fwd = found
@@ -376,10 +382,19 @@ class _Infer:
         if not params:
             return None
         x = param if param in {p.name for p in params} else params[0].name
-        got = _first_consumer(fwd, x)
+        methods = {n for n in _called_on_self(fwd) if self.index.find_method(c, n) is not None}
+        got = _first_consumer(fwd, x, methods)
         if got is None:
             return None
         chain, keyword = got
+        if len(chain) == 1 and chain[0] in methods:
+            inner = self.index.find_method(c, str(chain[0]))
+            assert inner is not None
+            names = [p.name for p in init_params(inner[1])]
+            k = keyword if keyword in names else names[int(keyword[1:])] \
+                if keyword and keyword.startswith("#") and int(keyword[1:]) < len(names) else None
+            return (self.first_layer(c, env, depth + 1, top, param=k, method=str(chain[0]))
+                    if k else None)
         init = self.index.find_method(c, "__init__")
         if init is None:
             return None
@@ -560,12 +575,21 @@ def _chain(expr: ast.AST, loops: dict[str, list[str | int]]) -> list[str | int] 
     return None
 
 
-def _first_consumer(fn: ast.FunctionDef, name: str) -> tuple[list[str | int], str | None] | None:
+def _called_on_self(fn: ast.FunctionDef) -> set[str]:
+    """The names of `self.<name>(...)` calls in `fn`."""
+    return {n.func.attr for n in ast.walk(fn) if isinstance(n, ast.Call)
+            and isinstance(n.func, ast.Attribute) and isinstance(n.func.value, ast.Name)
+            and n.func.value.id == "self"}
+
+
+def _first_consumer(fn: ast.FunctionDef, name: str, methods: set[str] = frozenset()
+                    ) -> tuple[list[str | int], str | None] | None:
     """The layer of the first `self.layer(name, ...)` call in statement order, as a chain of
     steps from `self` (see _chain), and the keyword `name` is passed by (None: positional);
     while `name` still holds the input (other calls on it, like `torch.tanh(x)`, are passed
     over; once `name` is reassigned, e.g. `x = x.view(...)`, its shape is no longer the
-    input's)."""
+    input's). A call of one of the class's own `methods` takes `name` at any position, said
+    as the keyword "#<position>" (`self.score(h, t, r)`: `t` is "#1")."""
     loops: dict[str, list[str | int]] = {}
     for node in ast.walk(fn):
         if isinstance(node, ast.For):
@@ -584,11 +608,14 @@ def _first_consumer(fn: ast.FunctionDef, name: str) -> tuple[list[str | int], st
             chain = _chain(node.func, loops)
             if not chain:
                 continue
-            if node.args and isinstance(node.args[0], ast.Name) and node.args[0].id == name:
+            at = [i for i, a in enumerate(node.args) if isinstance(a, ast.Name) and a.id == name]
+            if len(chain) == 1 and chain[0] in methods and at:
+                return chain, f"#{at[0]}"
+            if at and at[0] == 0:
                 return chain, None
             kw = next((k.arg for k in node.keywords
                        if k.arg and isinstance(k.value, ast.Name) and k.value.id == name), None)
-            if kw and not node.args:
+            if kw and (not node.args or len(chain) == 1 and chain[0] in methods):
                 return chain, kw
         targets = (stmt.targets if isinstance(stmt, ast.Assign) else
                    [stmt.target] if isinstance(stmt, (ast.AugAssign, ast.AnnAssign)) else [])
@@ -994,6 +1021,9 @@ def propose(index: RepoClasses, c: _Class) -> Proposal:
     elif configs and init is not None:
         guess, how = _from_config(env, {f for n in config_params for f in _fields_read(init[1], n)},
                                   fparams[0].name)
+    elif fparams and (ids := _index_input(env, fwd[1], fparams[0].name, None)) \
+            and not _IDS_NAME.search(fparams[0].name):
+        guess, how = ids
     elif fparams and _IDS_NAME.search(fparams[0].name):
         # `ESM2.forward(tokens)`, its embedding sized by an alphabet built at run time: ids
         # below the vocabulary size the constructor names, else below a few (any vocabulary
@@ -1015,13 +1045,35 @@ def propose(index: RepoClasses, c: _Class) -> Proposal:
         guess = InputGuess(None if first.positional_only else first.name, guess.shape,
                            guess.dtype, guess.high)
         inputs = (guess,)
+        notes = []
+        unguessed = []
+        for p in fparams[1:]:
+            if not p.required:
+                continue
+            extra = _more_input(infer, c, env, fwd[1], p, guess)
+            if extra is None:
+                unguessed.append(p.name)
+                continue
+            g = extra[0]
+            inputs += (InputGuess(None if p.positional_only else p.name, g.shape, g.dtype,
+                                  g.high),)
+            notes.append(f"{p.name}: {extra[1]}")
+        for k, v in infer.needed.items():      # (sizes the further inputs' layers needed)
+            if k not in kwargs:
+                kwargs[k] = v
+                guessed.append(k)
+        if notes:
+            how = "; ".join([f"{first.name}: {how}" if how else first.name, *notes])
+        if unguessed:
+            problems.append(f"forward() also needs {', '.join(unguessed)}, not a tensor by its "
+                            f"annotation: add inputs for {'them' if len(unguessed) > 1 else 'it'}")
         seq = _known(env, _SEQ)
         # A config's length (`block_size`, `max_position_embeddings`) is a maximum: shorter
         # sequences run too, and a second length is what shows a recompile per length. A
         # constructor's own (`gMLP(seq_len=...)`) may be the one length the model takes.
         top_seq = _known({k: v for k, v in env.items() if "." not in k}, _SEQ)
         img = _known(env, _IMAGE)
-        for d in guess.shape:
+        for d in (d for i in inputs for d in i.shape):
             if d == "batch":
                 shapes["batch"] = (2, 4)
             elif d == "seq":
@@ -1031,10 +1083,6 @@ def propose(index: RepoClasses, c: _Class) -> Proposal:
                 shapes[d] = (img or 32,)
             elif d == "length":
                 shapes["length"] = (32,)
-        more = [p.name for p in fparams[1:] if p.required]
-        if more:
-            problems.append(f"forward() also needs {', '.join(more)}: add inputs for "
-                            f"{'them' if len(more) > 1 else 'it'}")
     dynamic = tuple(d for d, vs in shapes.items() if len(vs) > 1)
     line = c.node.lineno
     return Proposal(name=_snake(c.name), entry=f"{c.module}:{c.name}", path=c.path, line=line,
@@ -1068,6 +1116,8 @@ def _guess(name: str) -> int | None:
         tail = "_".join(parts[i:])
         if tail in GUESSES and tail not in _CLASSES:
             return GUESSES[tail] // 2 if tail in _SEQ else GUESSES[tail]
+    if _COUNT_NAME.search(name):
+        return _COUNT
     return None
 
 
@@ -1097,7 +1147,107 @@ def _known(env: dict[str, Any], names: tuple[str, ...]) -> int | None:
 
 _IDS_NAME = re.compile(r"^(?:input_ids|idx|ids|tokens|token_ids|text)$")
 _FEW_IDS = 4
+# A count no other guess names (`n_entities`, `num_relations`, `n_items`): as many as classes.
+_COUNT_NAME = re.compile(r"^(?:n|num|number_of)_[a-z]\w*$")
+_COUNT = 10
+# One index per example, below a count of the constructor's: a knowledge graph's head, tail and
+# relation, a recommender's user and item, a node, a class label. Each kind is read against the
+# counts its name shares (`heads` below `n_entities`, `rels` below `num_relations`).
+_INDEX_NAME = re.compile(r"^(?:heads?|tails?|rels?|relations?|ents?|entity|entities|users?|items?|"
+                         r"labels?|\w+_(?:idx|ids|index|indices)|indices)$")
+_INDEX_COUNTS = (("head", ("ent",)), ("tail", ("ent",)), ("rel", ("rel",)), ("ent", ("ent",)),
+                 ("user", ("user",)), ("item", ("item",)), ("label", ("class", "label")))
+_MASK_NAME = re.compile(r"^(?:\w+_)?mask(?:_\w+)?$")
+# Calls whose argument (first, or the index of `t.gather(dim, index)`) is an index tensor.
+_INDEX_CALLS = {"embedding": 0, "one_hot": 0, "bincount": 0, "index_select": 2, "gather": 2,
+                "take": 1}
 _IMAGE_NAME = re.compile(r"^(?:images?|img|imgs|pixel_values|pixels)$")
+
+
+def _index_count(env: dict[str, Any], name: str) -> int:
+    """How far the ids of forward's parameter `name` go: the count of the constructor (or
+    config) that its kind names (`heads` below `n_entities`), else a few, which any count holds."""
+    kinds = next((k for word, k in _INDEX_COUNTS if name.startswith(word)), ())
+    for key, v in env.items():
+        last = key.rsplit(".", 1)[-1]
+        if kinds and not key.startswith("self.") and _COUNT_NAME.search(last) \
+                and any(k in last for k in kinds) and isinstance(v, int) \
+                and not isinstance(v, bool) and v > 0:
+            return v
+    return _FEW_IDS
+
+
+def _used_as_index(fn: ast.FunctionDef, name: str) -> str:
+    """How forward reads `name` as indices, "" if it does not: "embedding" for token ids
+    (`F.embedding(ids, w)`, `F.one_hot(ids)`), "table" for one index per row of a table of the
+    module (`self.table[ents]`) or an index argument of torch (`torch.index_select(t, 0, idx)`,
+    `t.gather(1, idx)`)."""
+    def named(a: ast.AST | None) -> bool:
+        return isinstance(a, ast.Name) and a.id == name
+
+    for n in ast.walk(fn):
+        if isinstance(n, ast.Subscript) and _self_attr(n.value) is not None:
+            key = n.slice
+            if named(key) or isinstance(key, ast.Tuple) and any(named(e) for e in key.elts):
+                return "table"
+        if isinstance(n, ast.Call) and isinstance(n.func, (ast.Attribute, ast.Name)):
+            fname = n.func.attr if isinstance(n.func, ast.Attribute) else n.func.id
+            at = _INDEX_CALLS.get(fname)
+            if at is None:
+                continue
+            owner = n.func.value if isinstance(n.func, ast.Attribute) else None
+            # `t.gather(1, idx)`: the method form takes the tensor as its receiver
+            library = owner is None or isinstance(owner, (ast.Name, ast.Attribute)) and \
+                (dotted(owner) or "").split(".")[-1] in ("torch", "F", "functional")
+            k = at if library else at - 1
+            if 0 <= k < len(n.args) and named(n.args[k]):
+                return "embedding" if fname in ("embedding", "one_hot") else "table"
+    return ""
+
+
+def _index_input(env: dict[str, Any], fn: ast.FunctionDef, name: str,
+                 like: InputGuess | None) -> tuple[InputGuess, str] | None:
+    """Ids for forward's parameter `name` when its name or its use says it indexes: a sequence
+    of token ids where it goes through an embedding, else one per example (a knowledge graph's
+    `heads`, `self.table[ents]`), shaped like the first input where that is ids too."""
+    used = _used_as_index(fn, name)
+    if not used and not _INDEX_NAME.search(name):
+        return None
+    shape = (like.shape if like is not None and like.dtype == "int64" else
+             ("batch", "seq") if used == "embedding" else ("batch",))
+    high = _index_count(env, name)
+    why = {"embedding": "it goes through an embedding in forward",
+           "table": "it indexes a table in forward"}.get(used, "by its name")
+    return InputGuess(None, shape, "int64", high), f"ids below {high}, {why}"
+
+
+def _more_input(infer: "_Infer", c: "_Class", env: dict[str, Any], fn: ast.FunctionDef,
+                p: Param, first: InputGuess) -> tuple[InputGuess, str] | None:
+    """An input for a further required parameter of forward, guessed from its name and use:
+    a mask over the first input's named dims, the input of the first layer it goes through,
+    ids, or else a tensor like the first input (None: annotated as a Python value)."""
+    if p.annotation is not None and not _takes_tensor(p.annotation):
+        return None
+    named_dims = tuple(d for d in first.shape if isinstance(d, str))
+    if _MASK_NAME.search(p.name):
+        if p.name == "attention_mask":     # a tokenizer's: ones and zeros, as integers
+            return InputGuess(p.name, named_dims, "int64", 2), "a tokenizer's mask of 1s and 0s"
+        return InputGuess(p.name, named_dims, "bool"), "a mask over the first input's dims"
+    got = infer.first_layer(c, env, param=p.name)
+    if got:
+        g, how = got
+        return InputGuess(p.name, g.shape, g.dtype, g.high), f"from its first layer, {how}"
+    ids = _index_input(env, fn, p.name, first)
+    if ids:
+        return InputGuess(p.name, ids[0].shape, "int64", ids[0].high), ids[1]
+    return InputGuess(p.name, first.shape, first.dtype, first.high), "guessed like the first input"
+
+
+def _takes_tensor(ann: ast.AST) -> bool:
+    """False for an annotation that names only Python values (`int`, `float | None`, `str`)."""
+    names = {dotted(a) or "" for a in _alternatives(ann)}
+    return not names or not names <= {"int", "float", "bool", "str", "None", "list", "dict",
+                                       "tuple"}
 
 
 def _fields_read(init: ast.FunctionDef, param: str) -> set[str]:
@@ -1267,11 +1417,16 @@ def _layers_of_models(models: list[Proposal]) -> set[str]:
 
 
 def _is_model_class(index: RepoClasses, c: _Class) -> bool:
-    """An `nn.Module` with a `forward` of its own or inherited, not an abstract one."""
+    """An `nn.Module` with a `forward` of its own or inherited, not an abstract one, and not
+    one that calls a method the class leaves abstract (a base class whose `forward` calls
+    `self.scoring_function`, which only its subclasses write)."""
     if not index.is_module(c.qualname):
         return False
     found = index.find_method(c, "forward")
-    return found is not None and not _is_abstract(found[1])
+    if found is None or _is_abstract(found[1]):
+        return False
+    called = (index.find_method(c, n) for n in _called_on_self(found[1]))
+    return not any(m is not None and _is_abstract(m[1]) for m in called)
 
 
 def _built_inside(index: RepoClasses, c: _Class) -> set[str]:

@@ -147,6 +147,15 @@ INFER = {
                 return self.fc(x) * t
 
 
+        class Stepper(nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.fc = nn.Linear(4, 4)
+
+            def forward(self, x, step: int):
+                return self.fc(x) * step
+
+
         class NeedsSomething(nn.Module):
             def __init__(self, backbone):
                 super().__init__()
@@ -167,7 +176,7 @@ def test_inference_through_sequential_conditionals_and_repo_classes(tmp_path):
     root = _repo(tmp_path, INFER)
     proposals, blocks = discover(str(root))
     by = {p.name: p for p in proposals}
-    assert set(by) == {"conv_net", "tokens", "head", "two_inputs", "needs_something"}
+    assert set(by) == {"conv_net", "tokens", "head", "two_inputs", "stepper", "needs_something"}
     assert blocks == ["pkg.blocks:Stem"]       # built by ConvNet; Base is abstract
 
     conv = by["conv_net"]                       # Stem(channels * 2) → Conv2d(2, ...)
@@ -180,17 +189,114 @@ def test_inference_through_sequential_conditionals_and_repo_classes(tmp_path):
     assert tok.kwargs == {"dim": 32, "num_tokens": 100} and set(tok.guessed) == {"dim", "num_tokens"}
 
     assert by["head"].inputs[0].shape == ("batch", 12)        # inherited forward overridden
-    assert "t" in by["two_inputs"].problems[0]
+    # a further tensor input nothing says more of is guessed like the first one
+    two = by["two_inputs"]
+    assert [(i.name, i.shape, i.dtype) for i in two.inputs] == [
+        ("x", ("batch", 4), "float32"), ("t", ("batch", 4), "float32")]
+    assert not two.problems and "t: guessed like the first input" in two.how
+    # a parameter annotated as a Python number is no tensor input: left to the user
+    assert "forward() also needs step, not a tensor by its annotation" in by["stepper"].problems[0]
     assert "backbone" in by["needs_something"].problems[0]
 
     assert main(["init", str(root)]) == 0
     text = (root / "pt2bot.yml").read_text()
     config = load_config(str(root / "pt2bot.yml"))
-    assert {m.name for m in config.models} == {"conv_net", "tokens", "head"}
+    assert {m.name for m in config.models} == {"conv_net", "tokens", "head", "two_inputs"}
     # what could not be inferred is a commented-out entry saying why
-    assert "# pkg.models:TwoInputs (pkg/models.py:" in text and "forward() also needs t" in text
+    assert "# pkg.models:Stepper (pkg/models.py:" in text and "forward() also needs step" in text
     assert "  # - name: needs_something" in text
     assert "no value for the constructor argument 'backbone'" in text
+
+
+SEVERAL_INPUTS = {
+    "kg/__init__.py": "",
+    "kg/models.py": """\
+        import torch
+        import torch.nn.functional as F
+        from torch import nn
+
+
+        class Scorer(nn.Module):
+            \"\"\"A knowledge-graph scorer: entity and relation ids of a batch of facts.\"\"\"
+            def __init__(self, n_entities: int, n_relations: int, dim: int = 8):
+                super().__init__()
+                self.ent = nn.Parameter(torch.randn(n_entities, dim))
+                self.rel = nn.Parameter(torch.randn(n_relations, dim))
+
+            def forward(self, heads, tails, relations):
+                h, t, r = self.ent[heads], self.ent[tails], self.rel[relations]
+                return -(h + r - t).norm(dim=-1)
+
+
+        class Translational(Scorer):
+            \"\"\"A base whose subclasses write the distance: no model of its own.\"\"\"
+            def forward(self, heads, tails, relations):
+                return self.distance(heads, tails, relations)
+
+            def distance(self, h, t, r):
+                raise NotImplementedError
+
+
+        class Pooled(nn.Module):
+            \"\"\"Ids indexed through F.embedding, a mask over them, and a condition vector
+            that goes through a layer of its own.\"\"\"
+            def __init__(self, dim: int = 8):
+                super().__init__()
+                self.table = nn.Parameter(torch.randn(20, dim))
+                self.cond = nn.Linear(6, dim)
+
+            def forward(self, x, padding_mask, c):
+                e = F.embedding(x, self.table)
+                e = e * padding_mask.unsqueeze(-1)
+                return e.sum(1) + self.cond(c)
+
+
+        class Encoder(nn.Module):
+            def __init__(self, vocab_size: int, dim: int = 8):
+                super().__init__()
+                self.emb = nn.Embedding(vocab_size, dim)
+
+            def forward(self, input_ids, attention_mask):
+                h = self.emb(input_ids)
+                return (h * attention_mask.unsqueeze(-1)).sum(1) / attention_mask.sum(1, keepdim=True)
+        """,
+}
+
+
+def test_several_inputs_ids_masks_and_counts(tmp_path):
+    root = _repo(tmp_path, SEVERAL_INPUTS)
+    by = {p.name: p for p in discover(str(root))[0]}
+
+    assert "translational" not in by      # its forward calls a method it leaves abstract
+    kg = by["scorer"]       # counts guessed; ids by name, below the count their kind names
+    assert kg.kwargs == {"n_entities": 10, "n_relations": 10} and not kg.problems
+    assert [(i.name, i.shape, i.dtype, i.high) for i in kg.inputs] == [
+        ("heads", ("batch",), "int64", 10), ("tails", ("batch",), "int64", 10),
+        ("relations", ("batch",), "int64", 10)]
+    assert kg.shapes == {"batch": (2, 4)}
+
+    pooled = by["pooled"]   # ids by use (F.embedding), a bool mask over their dims, a layer's input
+    assert [(i.name, i.shape, i.dtype) for i in pooled.inputs] == [
+        ("x", ("batch", "seq"), "int64"), ("padding_mask", ("batch", "seq"), "bool"),
+        ("c", ("batch", 6), "float32")]
+    assert "x: ids below 4, it goes through an embedding in forward" in pooled.how
+    assert "c: from its first layer, nn.Linear(6, ...)" in pooled.how
+
+    enc = by["encoder"]     # a tokenizer's attention mask: 1s and 0s as integers, like the ids
+    assert [(i.name, i.shape, i.dtype, i.high) for i in enc.inputs] == [
+        ("input_ids", ("batch", "seq"), "int64", 100),
+        ("attention_mask", ("batch", "seq"), "int64", 2)]
+
+
+@pytest.mark.torch
+@pytest.mark.slow
+def test_check_runs_the_guessed_inputs(tmp_path, capsys):
+    root = _repo(tmp_path, SEVERAL_INPUTS)
+    assert main(["init", str(root), "--check"]) == 0
+    config = load_config(str(root / "pt2bot.yml"))
+    # all three build and run on what init guessed: ids in range, masks that broadcast
+    assert [m.name for m in config.models] == ["scorer", "pooled", "encoder"]
+    assert "3 model(s) proposed" in capsys.readouterr().out
 
 
 CHECK_EXTRA = {
