@@ -13,7 +13,7 @@ from typing import Sequence
 
 from pt2bot.config import Config
 from pt2bot.findings import Finding
-from pt2bot.reportdata import ModelDelta
+from pt2bot.reportdata import Delta, ModelDelta
 from pt2bot.results import ResultsFile, is_failed
 
 # Conclusion levels of a reason, most severe first.
@@ -45,9 +45,13 @@ def judge(*, findings: Sequence[Finding], models: Sequence[ModelDelta],
     broken = run_broken(head_results, base_results, models)
 
     def add(code: str, level: str, message: str, model: str | None = None,
-            count: int = 1) -> None:
-        reasons.append({"code": code, "level": level, "model": model, "message": message,
-                        "count": count})
+            count: int = 1, where: Sequence[tuple[object, object]] = ()) -> None:
+        reason = {"code": code, "level": level, "model": model, "message": message,
+                  "count": count}
+        lines = _lines(where)
+        if lines:
+            reason["lines"] = lines
+        reasons.append(reason)
 
     fail_sev = {"error": ("error",), "warning": ("error", "warning")}.get(config.static.fail_on, ())
     # A claim the smoke run traced and did not see (`smoke.status` not_observed, demoted to
@@ -55,7 +59,7 @@ def judge(*, findings: Sequence[Finding], models: Sequence[ModelDelta],
     bad = [f for f in findings if f.new and f.severity in fail_sev and not f.refuted]
     if bad:
         add("static_findings", FAILURE, f"{len(bad)} new static finding(s) at or above "
-            f"'{config.static.fail_on}'", count=len(bad))
+            f"'{config.static.fail_on}'", count=len(bad), where=[(f.path, f.line) for f in bad])
 
     level_of = {"fail": FAILURE, "warn": WARNING}
     for m in models:
@@ -74,19 +78,23 @@ def judge(*, findings: Sequence[Finding], models: Sequence[ModelDelta],
         them = "it" if len(m.new_breaks) == 1 else "them"
         follow = (f"; {caused} recompile{'s follow' if caused != 1 else ' follows'} from {them}"
                   if caused else "")
-        for code, n, allowed, what, scope, then in (
+        for code, n, allowed, what, scope, then, where in (
                 ("new_graph_breaks", len(m.new_breaks), t.new_graph_breaks,
-                 "new graph break(s)", "", follow),
+                 "new graph break(s)", "", follow,
+                 [(b.get("path"), b.get("line")) for b in m.new_breaks]),
                 ("new_recompiles", d.new_recompiles, t.new_recompiles,
-                 "new recompile(s)", " over the shape matrix", "")):
+                 "new recompile(s)", " over the shape matrix", "", _recompile_lines(d))):
             if n > allowed:
-                add(code, FAILURE, f"{n} {what}{scope} (allowed: {allowed}){then}", name, n)
+                add(code, FAILURE, f"{n} {what}{scope} (allowed: {allowed}){then}", name, n,
+                    where)
             elif n:
-                add(code, WARNING, f"{n} {what}, within the threshold{then}", name, n)
+                add(code, WARNING, f"{n} {what}, within the threshold{then}", name, n, where)
         if d.eager_fallback:
             add("eager_fallback", WARNING, "hit the recompile limit: runs eagerly", name)
         if d.export == "broken" and t.export_regression in level_of:
-            add("export_broken", level_of[t.export_regression], "torch.export newly fails", name)
+            failed = (m.head or {}).get("export") or {}
+            add("export_broken", level_of[t.export_regression], "torch.export newly fails", name,
+                where=[(failed.get("path"), failed.get("line"))])
         # Export failing on both sides, or a dim the advice can no longer make dynamic, is
         # not a break of a working export: said, never failed on (a fix of one cause often
         # uncovers the next).
@@ -94,11 +102,13 @@ def judge(*, findings: Sequence[Finding], models: Sequence[ModelDelta],
             where = f" at {c['path']}:{c['line']}" if c.get("path") else ""
             if c.get("kind") == "static_dim":
                 add("export_new_cause", WARNING, f"{c.get('dim') or 'a dim'} can no longer be "
-                    f"dynamic{where} ({c.get('reason') or 'pinned by the code'})", name)
+                    f"dynamic{where} ({c.get('reason') or 'pinned by the code'})", name,
+                    where=[(c.get("path"), c.get("line"))])
             else:
                 add("export_new_cause", WARNING, f"torch.export fails for a new reason"
                     f"{where} ({c.get('export_kind') or 'error'}; on base: "
-                    f"{(c.get('base') or {}).get('export_kind') or 'error'})", name)
+                    f"{(c.get('base') or {}).get('export_kind') or 'error'})", name,
+                    where=[(c.get("path"), c.get("line"))])
         new_bad = [a for a in d.accuracy if a["new"]]
         if new_bad and t.accuracy in level_of:
             add("accuracy_mismatch", level_of[t.accuracy], f"compiled output differs from eager "
@@ -121,6 +131,21 @@ def judge(*, findings: Sequence[Finding], models: Sequence[ModelDelta],
     if t.require_gpu and head_results is not None and head_results.device == "cpu":
         add("no_gpu", NEUTRAL, "a GPU is required (thresholds.require_gpu) but the run was on CPU")
     return reasons
+
+
+def _lines(where: Sequence[tuple[object, object]]) -> list[dict]:
+    """A reason's `lines`: the distinct `{path, line}` it is located at, in file order."""
+    seen = sorted({(p, n) for p, n in where if isinstance(p, str) and p
+                   and isinstance(n, int) and not isinstance(n, bool) and n > 0})
+    return [{"path": p, "line": n} for p, n in seen]
+
+
+def _recompile_lines(d: Delta) -> list[tuple[object, object]]:
+    """Where the new recompiles' guards are, those that follow from a new break left out (the
+    break's line says them)."""
+    return [(r.get("path"), r.get("line"))
+            for c in d.recompile_cases if isinstance(c.get("delta"), int) and c["delta"] > 0
+            for r in c.get("reasons") or () if isinstance(r, dict) and not r.get("caused_by")]
 
 
 def compile_message(cost: dict) -> str:

@@ -571,3 +571,42 @@ def test_code_spans_in_our_messages_render_as_code(pr):
     assert "💡 Rule documentation: <code>pt2bot rules PTC201</code>" in _html(comments[40])
     # report.json (and `pt2bot check --format json`) keep the rule's text
     assert [f["message"] for f in rep.to_dict()["findings"]] == list(SPAN_MESSAGES.values())
+
+
+def test_reasons_say_their_lines_and_the_header_groups_them(pr):
+    rep = make_report(pr)
+    at = {r["code"]: [(x["path"], x["line"]) for x in r.get("lines", ())] for r in rep.reasons}
+    # the static finding, the break and head's export failure are all on the `.item()` line;
+    # the new recompile's guard on its own; latency and a failing model have no line
+    assert at["static_findings"] == at["new_graph_breaks"] == at["export_broken"] == [
+        ("pkg/models.py", 40)]
+    assert at["new_recompiles"] == [("pkg/models.py", 18)]
+    assert at["latency_regression"] == [] and at["fails_only_on_head"] == []
+    head = render_summary(rep).split("#### ", 1)[0]
+    assert "- ❌ `tiny_gpt` at `pkg/models.py:40`: torch.export newly fails\n" in head
+    assert "- ❌ `pkg/models.py:40`: 1 new static finding(s) at or above 'error'\n" in head
+    assert ("📍 These failures are on 2 lines: `pkg/models.py:18` (recompile), "
+            "`pkg/models.py:40` (static finding, graph break, export). Latency is measured on "
+            "the whole model, with no line of its own.") in head
+
+
+def test_lines_behind_only_where_failures_share_few_lines():
+    from pt2bot.report.summary import lines_behind
+
+    def reason(code, *lines, level="failure"):
+        return {"code": code, "level": level, "message": "m",
+                "lines": [{"path": "a.py", "line": n} for n in lines]}
+    # one located failure: its bullet already says where
+    assert lines_behind([reason("new_graph_breaks", 3), reason("latency_regression")]) == ""
+    # warnings are not failures, and are not grouped
+    assert lines_behind([reason("new_graph_breaks", 3),
+                         reason("new_recompiles", 3, level="warning")]) == ""
+    two = lines_behind([reason("new_graph_breaks", 3), reason("export_broken", 3)])
+    assert two == "📍 These failures are on 1 line: `a.py:3` (graph break, export)."
+    # more lines than a reader groups at a glance: the bullets say them
+    assert lines_behind([reason("static_findings", *range(1, 7)),
+                         reason("new_graph_breaks", 1)]) == ""
+    both = lines_behind([reason("new_graph_breaks", 3), reason("export_broken", 3),
+                         reason("compile_regression"), reason("latency_regression")])
+    assert both.endswith("Compile cost and latency are measured on the whole model, with no "
+                         "line of their own.")

@@ -1,6 +1,7 @@
 """summary.md: the sticky PR comment (also the job summary and the check-run summary).
 
-Layout, top to bottom: the verdict line; why (the failing reasons); one section per model
+Layout, top to bottom: the verdict line; why (the failing reasons, each with the lines it is
+located at, and where several share fewer lines, one line saying so); one section per model
 (a narrow base → head table, latency per shape with its interval, each new break with its
 GB code, code line, explanation and hint, fixed breaks in one line, recompile details);
 static findings; skipped models; a footer (torch, device, config digest) and the hidden
@@ -114,11 +115,70 @@ def render_header(report: Report) -> str:
         lines.append("")
         for r in (shown + warns)[:30]:
             sign = {"failure": "❌", "neutral": "⚪"}.get(r.get("level"), "⚠️")
-            who = f"{code_inline(r['model'], limit=80)}: " if r.get("model") else ""
+            who = " at ".join(w for w in (code_inline(r["model"], limit=80) if r.get("model")
+                                          else "", _at_lines(r)) if w)
+            who = f"{who}: " if who else ""
             lines.append(f"- {sign} {who}{escape_inline(r.get('message', ''), limit=400)}")
         if len(shown) + len(warns) > 30:
             lines.append(f"- … {len(shown) + len(warns) - 30} more; {FULL_REPORT}")
+        behind = lines_behind(shown)
+        if behind:
+            lines += ["", behind]
     return "\n".join(lines)
+
+
+# What each located reason is, where the failing checks are grouped by line.
+_REASON_WORDS = {"static_findings": "static finding", "new_graph_breaks": "graph break",
+                 "new_recompiles": "recompile", "export_broken": "export",
+                 "export_new_cause": "export"}
+# Reasons measured on the whole model: no line of the code is theirs.
+_WHOLE_MODEL = {"latency_regression": "latency", "compile_regression": "compile cost",
+                "accuracy_mismatch": "accuracy"}
+
+
+def _reason_lines(r: Mapping[str, Any]) -> list[tuple[str, int]]:
+    return [(x["path"], x["line"]) for x in r.get("lines") or ()
+            if isinstance(x, dict) and isinstance(x.get("path"), str)
+            and isinstance(x.get("line"), int)]
+
+
+def _at_lines(r: Mapping[str, Any]) -> str:
+    """"`a.py:3`, `a.py:9`": where a reason is located (three at most), "" if nowhere."""
+    at = _reason_lines(r)
+    more = f" and {len(at) - 3} more" if len(at) > 3 else ""
+    return ", ".join(code_inline(f"{p}:{n}", limit=120) for p, n in at[:3]) + more
+
+
+def lines_behind(failing: list[Mapping[str, Any]]) -> str:
+    """Where several failing checks point at fewer lines, one line that says which lines and
+    what each fails: a PR that adds one `.item()` fails a static rule, the break threshold and
+    export on the same line, and that is one thing to fix, not three. Latency, compile cost and
+    accuracy are the whole model's and have no line; said so when they fail beside them."""
+    by_line: dict[tuple[str, int], list[str]] = {}
+    located = 0
+    for r in failing:
+        if r.get("level") != "failure" or r.get("code") not in _REASON_WORDS:
+            continue
+        at = _reason_lines(r)
+        located += bool(at)
+        for key in at:
+            word = _REASON_WORDS[str(r["code"])]
+            if word not in by_line.setdefault(key, []):
+                by_line[key].append(word)
+    if located < 2 or len(by_line) > 5:
+        return ""
+    whole = [_WHOLE_MODEL[str(r["code"])] for r in failing
+             if r.get("level") == "failure" and r.get("code") in _WHOLE_MODEL]
+    places = ", ".join(f"{code_inline(f'{p}:{n}', limit=120)} ({', '.join(words)})"
+                       for (p, n), words in sorted(by_line.items()))
+    text = (f"📍 These failures are on {len(by_line)} line{'s' if len(by_line) != 1 else ''}: "
+            f"{places}.")
+    if whole:
+        names = sorted(set(whole), key=whole.index)
+        one = len(names) == 1
+        text += (f" {' and '.join(names).capitalize()} {'is' if one else 'are'} measured on "
+                 f"the whole model, with no line of {'its' if one else 'their'} own.")
+    return text
 
 
 def render_footer(report: Report) -> str:
