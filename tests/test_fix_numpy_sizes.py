@@ -66,6 +66,32 @@ def test_the_break_at_range_brings_the_recipe_where_no_rule_walked_the_method(gb
     assert (c.start_line, c.end_line, c.lines) == (7, 7, ("        num_inputs = inputs.shape[1:].numel()",))
 
 
+MONARCH = """\
+import numpy as np
+import torch
+
+
+def blockdiag_multiply(x, weight):
+    batch_shape, n = x.shape[:-1], x.shape[-1]
+    batch_dim = np.prod(batch_shape)
+    nblocks, q, p = weight.shape
+    x_reshaped = x.reshape(batch_dim, nblocks, p).transpose(0, 1)
+    out = torch.bmm(x_reshaped, weight.transpose(-1, -2)).transpose(0, 1)
+    return out.reshape(*batch_shape, nblocks * q), n
+"""
+
+
+def test_sizes_bound_by_a_parallel_assignment_are_sizes():
+    """torch-structured's Monarch multiply: the batch shape comes from `shape, n = x.shape[:-1],
+    x.shape[-1]`, numpy's product of it is the reshape's size (GB0033 there): the product is
+    the shape's `numel()`, and `n`, paired with a size, is an int."""
+    (c,) = stand_in_candidates(MONARCH, 9, "GB0033")
+    assert (c.start_line, c.end_line, c.lines) == (7, 7, ("    batch_dim = batch_shape.numel()",))
+    # a name paired with something else is not a size
+    other = MONARCH.replace("x.shape[:-1], x.shape[-1]", "x.tolist(), x.shape[-1]")
+    assert stand_in_candidates(other, 9, "GB0033") == []
+
+
 @pytest.mark.parametrize("body,want", [
     ("    n = int(np.prod(x.size()[1:]))\n    return x.view(-1, n)", "    n = x.size()[1:].numel()"),
     ("    return x.new_zeros(int(np.sum(x.shape)))", "    return x.new_zeros(sum(x.shape))"),

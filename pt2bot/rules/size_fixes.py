@@ -80,7 +80,8 @@ def int_valued(e: ast.AST, fn: ast.AST, depth: int = 0) -> bool:
                 if a.arg == e.id:
                     return type(a.annotation) is ast.Name and a.annotation.id == "int"
             return False
-        return one is not None and int_valued(one.value, fn, depth + 1)
+        value = one.value if one is not None else _paired_value(fn, e.id)
+        return value is not None and int_valued(value, fn, depth + 1)
     return False
 
 
@@ -93,6 +94,22 @@ def _assigned_once(fn: ast.AST, name: str) -> ast.Assign | None | bool:
     if len(bound) != 1:
         return None
     return next((a for a in ast.walk(fn) if type(a) is ast.Assign and a.targets == bound), None)
+
+
+def _paired_value(fn: ast.AST, name: str) -> ast.AST | None:
+    """The value `name` is bound to, once, by a parallel assignment (`shape, n = x.shape[:-1],
+    x.shape[-1]`: `x.shape[:-1]` for `shape`), else None."""
+    bound = [n for n in ast.walk(fn) if type(n) is ast.Name and n.id == name and not isinstance(n.ctx, ast.Load)]
+    if len(bound) != 1:
+        return None
+    for a in ast.walk(fn):
+        if type(a) is ast.Assign and len(a.targets) == 1 and type(a.targets[0]) is ast.Tuple \
+                and type(a.value) is ast.Tuple and len(a.value.elts) == len(a.targets[0].elts) \
+                and not any(type(v) is ast.Starred for v in a.targets[0].elts + a.value.elts):
+            for target, value in zip(a.targets[0].elts, a.value.elts):
+                if target is bound[0]:
+                    return value
+    return None
 
 
 def _unpacked_size(fn: ast.AST, name: str) -> bool:
@@ -136,13 +153,13 @@ def _sizes_tensor(e: ast.AST, lines: list[str], fn: ast.AST, np_names: Collectio
 
 
 def _sizes(s: ast.AST, fn: ast.AST) -> ast.AST | None:
-    """`s` when it is sizes: a `torch.Size` (or a name assigned one once) or a list/tuple of
-    ints; else None."""
+    """`s` when it is sizes: a `torch.Size` (or a name assigned one once, alone or in a
+    parallel assignment: `shape, n = x.shape[:-1], x.shape[-1]`) or a list/tuple of ints; else
+    None."""
     if isinstance(s, ast.Name):
         one = _assigned_once(fn, s.id)
-        if not isinstance(one, ast.Assign) or not _torch_size(one.value):
-            return None
-        return s
+        value = one.value if isinstance(one, ast.Assign) else _paired_value(fn, s.id)
+        return s if value is not None and _torch_size(value) else None
     if _torch_size(s):
         return s
     if isinstance(s, (ast.List, ast.Tuple)) and s.elts and all(int_valued(v, fn) for v in s.elts):
