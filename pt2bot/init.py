@@ -1044,26 +1044,35 @@ def propose(index: RepoClasses, c: _Class) -> Proposal:
         first = fparams[0]
         guess = InputGuess(None if first.positional_only else first.name, guess.shape,
                            guess.dtype, guess.high)
+        # the data input: the first parameter's, unless that is a time (`forward(t, x)`),
+        # when what was guessed for it goes to the next parameter nothing else names
+        data, data_how = guess, how
+        pending = bool(_TIME_NAME.search(first.name)) and any(p.required for p in fparams[1:])
+        notes = [f"{first.name}: {how}"] if how and not pending else []
+        if pending:
+            guess = InputGuess(guess.name, ("batch",), "float32")
+            notes.append(f"{first.name}: a time per example, by its name")
         inputs = (guess,)
-        notes = []
         unguessed = []
         for p in fparams[1:]:
             if not p.required:
                 continue
-            extra = _more_input(infer, c, env, fwd[1], p, guess)
+            extra = _more_input(infer, c, env, fwd[1], p, data)
             if extra is None:
                 unguessed.append(p.name)
                 continue
-            g = extra[0]
+            g, why = extra
+            if pending and why == _LIKE_DATA:
+                g, why, pending = data, data_how or _LIKE_DATA, False
             inputs += (InputGuess(None if p.positional_only else p.name, g.shape, g.dtype,
                                   g.high),)
-            notes.append(f"{p.name}: {extra[1]}")
+            notes.append(f"{p.name}: {why}")
         for k, v in infer.needed.items():      # (sizes the further inputs' layers needed)
             if k not in kwargs:
                 kwargs[k] = v
                 guessed.append(k)
-        if notes:
-            how = "; ".join([f"{first.name}: {how}" if how else first.name, *notes])
+        if len(inputs) > 1:
+            how = "; ".join(notes)
         if unguessed:
             problems.append(f"forward() also needs {', '.join(unguessed)}, not a tensor by its "
                             f"annotation: add inputs for {'them' if len(unguessed) > 1 else 'it'}")
@@ -1116,7 +1125,7 @@ def _guess(name: str) -> int | None:
         tail = "_".join(parts[i:])
         if tail in GUESSES and tail not in _CLASSES:
             return GUESSES[tail] // 2 if tail in _SEQ else GUESSES[tail]
-    if _COUNT_NAME.search(name):
+    if _COUNT_NAME.search(name) and not any(w.startswith(_STRUCTURE) for w in parts[1:]):
         return _COUNT
     return None
 
@@ -1147,9 +1156,16 @@ def _known(env: dict[str, Any], names: tuple[str, ...]) -> int | None:
 
 _IDS_NAME = re.compile(r"^(?:input_ids|idx|ids|tokens|token_ids|text)$")
 _FEW_IDS = 4
-# A count no other guess names (`n_entities`, `num_relations`, `n_items`): as many as classes.
+# A count no other guess names (`n_entities`, `num_relations`, `n_items`): as many as classes;
+# not a part of the architecture (`num_res_blocks`, `num_head_channels`: a depth or a width,
+# guessed by name or left to the user).
 _COUNT_NAME = re.compile(r"^(?:n|num|number_of)_[a-z]\w*$")
 _COUNT = 10
+_STRUCTURE = ("block", "layer", "head", "group", "channel", "filter", "feature", "unit", "hidden",
+              "dim", "stage", "level", "scale", "resolution", "res", "kernel", "stride", "patch")
+# A diffusion model's or an ODE's time: one number per example (`forward(x, t)`, `forward(t, x)`).
+_TIME_NAME = re.compile(r"^(?:t|ts|time|times|timesteps?|sigmas?|noise_levels?)$")
+_LIKE_DATA = "guessed like the data input"
 # One index per example, below a count of the constructor's: a knowledge graph's head, tail and
 # relation, a recommender's user and item, a node, a class label. Each kind is read against the
 # counts its name shares (`heads` below `n_entities`, `rels` below `num_relations`).
@@ -1224,11 +1240,14 @@ def _index_input(env: dict[str, Any], fn: ast.FunctionDef, name: str,
 def _more_input(infer: "_Infer", c: "_Class", env: dict[str, Any], fn: ast.FunctionDef,
                 p: Param, first: InputGuess) -> tuple[InputGuess, str] | None:
     """An input for a further required parameter of forward, guessed from its name and use:
-    a mask over the first input's named dims, the input of the first layer it goes through,
-    ids, or else a tensor like the first input (None: annotated as a Python value)."""
+    a time per example, a mask over the data input's named dims, the input of the first layer
+    it goes through, ids, or else a tensor like the data input `first` (None: annotated as a
+    Python value)."""
     if p.annotation is not None and not _takes_tensor(p.annotation):
         return None
     named_dims = tuple(d for d in first.shape if isinstance(d, str))
+    if _TIME_NAME.search(p.name):
+        return InputGuess(p.name, ("batch",), "float32"), "a time per example, by its name"
     if _MASK_NAME.search(p.name):
         if p.name == "attention_mask":     # a tokenizer's: ones and zeros, as integers
             return InputGuess(p.name, named_dims, "int64", 2), "a tokenizer's mask of 1s and 0s"
@@ -1240,7 +1259,7 @@ def _more_input(infer: "_Infer", c: "_Class", env: dict[str, Any], fn: ast.Funct
     ids = _index_input(env, fn, p.name, first)
     if ids:
         return InputGuess(p.name, ids[0].shape, "int64", ids[0].high), ids[1]
-    return InputGuess(p.name, first.shape, first.dtype, first.high), "guessed like the first input"
+    return InputGuess(p.name, first.shape, first.dtype, first.high), _LIKE_DATA
 
 
 def _takes_tensor(ann: ast.AST) -> bool:

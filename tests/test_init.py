@@ -15,7 +15,7 @@ import pytest
 
 from pt2bot.cli import main
 from pt2bot.configfile import load_config
-from pt2bot.init import discover
+from pt2bot.init import _guess, discover
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -143,8 +143,8 @@ INFER = {
                 super().__init__()
                 self.fc = nn.Linear(4, 4)
 
-            def forward(self, x, t):
-                return self.fc(x) * t
+            def forward(self, x, y):
+                return self.fc(x) * y
 
 
         class Stepper(nn.Module):
@@ -192,8 +192,8 @@ def test_inference_through_sequential_conditionals_and_repo_classes(tmp_path):
     # a further tensor input nothing says more of is guessed like the first one
     two = by["two_inputs"]
     assert [(i.name, i.shape, i.dtype) for i in two.inputs] == [
-        ("x", ("batch", 4), "float32"), ("t", ("batch", 4), "float32")]
-    assert not two.problems and "t: guessed like the first input" in two.how
+        ("x", ("batch", 4), "float32"), ("y", ("batch", 4), "float32")]
+    assert not two.problems and "y: guessed like the data input" in two.how
     # a parameter annotated as a Python number is no tensor input: left to the user
     assert "forward() also needs step, not a tensor by its annotation" in by["stepper"].problems[0]
     assert "backbone" in by["needs_something"].problems[0]
@@ -251,6 +251,21 @@ SEVERAL_INPUTS = {
                 return e.sum(1) + self.cond(c)
 
 
+        class Denoiser(nn.Module):
+            \"\"\"torchcfm's UNet order: the time first, then the image.\"\"\"
+            def __init__(self, image_size: int, in_channels: int, num_res_blocks: int = 2):
+                super().__init__()
+                self.time = nn.Linear(1, in_channels)
+                self.blocks = nn.ModuleList(nn.Conv2d(in_channels, in_channels, 3, padding=1)
+                                            for _ in range(num_res_blocks))
+
+            def forward(self, t, x):
+                h = x + self.time(t[:, None])[:, :, None, None]
+                for block in self.blocks:
+                    h = block(h)
+                return h
+
+
         class Encoder(nn.Module):
             def __init__(self, vocab_size: int, dim: int = 8):
                 super().__init__()
@@ -282,6 +297,14 @@ def test_several_inputs_ids_masks_and_counts(tmp_path):
     assert "x: ids below 4, it goes through an embedding in forward" in pooled.how
     assert "c: from its first layer, nn.Linear(6, ...)" in pooled.how
 
+    # a count of things is guessed; a part of the architecture is not a count
+    assert (_guess("n_entities"), _guess("num_items"), _guess("num_res_blocks"),
+            _guess("num_stages")) == (10, 10, None, None)
+    den = by["denoiser"]    # the time one number per example, the image after it
+    assert [(i.name, i.shape, i.dtype) for i in den.inputs] == [
+        ("t", ("batch",), "float32"), ("x", ("batch", 3, "height", "width"), "float32")]
+    assert "t: a time per example, by its name; x: from the constructor's image_size" in den.how
+
     enc = by["encoder"]     # a tokenizer's attention mask: 1s and 0s as integers, like the ids
     assert [(i.name, i.shape, i.dtype, i.high) for i in enc.inputs] == [
         ("input_ids", ("batch", "seq"), "int64", 100),
@@ -295,8 +318,10 @@ def test_check_runs_the_guessed_inputs(tmp_path, capsys):
     assert main(["init", str(root), "--check"]) == 0
     config = load_config(str(root / "pt2bot.yml"))
     # all three build and run on what init guessed: ids in range, masks that broadcast
-    assert [m.name for m in config.models] == ["scorer", "pooled", "encoder"]
-    assert "3 model(s) proposed" in capsys.readouterr().out
+    # the time-first model too: a time per example and the image after it
+    assert [m.name for m in config.models] == ["scorer", "pooled", "denoiser", "encoder"]
+    assert "4 model(s) proposed" in capsys.readouterr().out
+
 
 
 CHECK_EXTRA = {
@@ -931,6 +956,21 @@ CHAINS = {
 
             def forward(self, x):
                 return self.layers[1](self.layers[0](x))
+
+
+        class Denoiser(nn.Module):
+            \"\"\"torchcfm's UNet order: the time first, then the image.\"\"\"
+            def __init__(self, image_size: int, in_channels: int, num_res_blocks: int = 2):
+                super().__init__()
+                self.time = nn.Linear(1, in_channels)
+                self.blocks = nn.ModuleList(nn.Conv2d(in_channels, in_channels, 3, padding=1)
+                                            for _ in range(num_res_blocks))
+
+            def forward(self, t, x):
+                h = x + self.time(t[:, None])[:, :, None, None]
+                for block in self.blocks:
+                    h = block(h)
+                return h
 
 
         class Encoder(nn.Module):            # an attribute chain into the repo's own module
