@@ -35,7 +35,8 @@ name and use are the fallback (`image_size` and `channels` → an image; `num_to
 or a parameter named `tokens` → ids; a parameter forward indexes a table with, or named `heads`,
 `relations`, `*_idx` → ids [batch] below the count its kind names (`n_entities`); `dim` →
 [batch, seq, dim]), said in a comment. Further required parameters of forward get inputs too
-(_more_input: a mask, their own first layer's input, ids, else one like the first input). What
+(_more_input: a time, a mask, their own first layer's input, ids, else one like the data input;
+a time named first hands the data input to the parameter after it). What
 could not be inferred (a required constructor argument without a guess, a forward argument
 annotated as a Python value, no input at all) is written as a commented-out entry with the
 reason. Classes that other found
