@@ -60,7 +60,7 @@ import re
 import sys
 import tempfile
 from dataclasses import dataclass, field
-from typing import Any, Callable, Iterator
+from typing import Any, Callable, Collection, Iterator
 
 from pt2bot.analysis.graph import Index
 from pt2bot.analysis.infer import ModuleContext, Rules
@@ -392,10 +392,11 @@ class _Infer:
             inner = self.index.find_method(c, str(chain[0]))
             assert inner is not None
             names = [p.name for p in init_params(inner[1])]
-            k = keyword if keyword in names else names[int(keyword[1:])] \
-                if keyword and keyword.startswith("#") and int(keyword[1:]) < len(names) else None
-            return (self.first_layer(c, env, depth + 1, top, param=k, method=str(chain[0]))
-                    if k else None)
+            if keyword and keyword.startswith("#"):     # passed by position
+                at = int(keyword[1:])
+                keyword = names[at] if at < len(names) else None
+            return (self.first_layer(c, env, depth + 1, top, param=keyword, method=str(chain[0]))
+                    if keyword in names else None)
         init = self.index.find_method(c, "__init__")
         if init is None:
             return None
@@ -583,7 +584,7 @@ def _called_on_self(fn: ast.FunctionDef) -> set[str]:
             and n.func.value.id == "self"}
 
 
-def _first_consumer(fn: ast.FunctionDef, name: str, methods: set[str] = frozenset()
+def _first_consumer(fn: ast.FunctionDef, name: str, methods: Collection[str] = ()
                     ) -> tuple[list[str | int], str | None] | None:
     """The layer of the first `self.layer(name, ...)` call in statement order, as a chain of
     steps from `self` (see _chain), and the keyword `name` is passed by (None: positional);
@@ -1252,7 +1253,7 @@ def _more_input(infer: "_Infer", c: "_Class", env: dict[str, Any], fn: ast.Funct
     if _MASK_NAME.search(p.name):
         if p.name == "attention_mask":     # a tokenizer's: ones and zeros, as integers
             return InputGuess(p.name, named_dims, "int64", 2), "a tokenizer's mask of 1s and 0s"
-        return InputGuess(p.name, named_dims, "bool"), "a mask over the first input's dims"
+        return InputGuess(p.name, named_dims, "bool"), "a mask over the data input's dims"
     got = infer.first_layer(c, env, param=p.name)
     if got:
         g, how = got

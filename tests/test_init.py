@@ -266,6 +266,19 @@ SEVERAL_INPUTS = {
                 return h
 
 
+        class Staged(nn.Module):
+            \"\"\"torchvision's ResNet style: forward hands its input to a method of its own.\"\"\"
+            def __init__(self, c_in: int = 5):
+                super().__init__()
+                self.stem = nn.Conv2d(c_in, 4, 3)
+
+            def forward(self, x):
+                return self._forward_impl(2.0, x)
+
+            def _forward_impl(self, scale, img):
+                return self.stem(img) * scale
+
+
         class Encoder(nn.Module):
             def __init__(self, vocab_size: int, dim: int = 8):
                 super().__init__()
@@ -305,6 +318,10 @@ def test_several_inputs_ids_masks_and_counts(tmp_path):
         ("t", ("batch",), "float32"), ("x", ("batch", 3, "height", "width"), "float32")]
     assert "t: a time per example, by its name; x: from the constructor's image_size" in den.how
 
+    staged = by["staged"]   # `x` followed into `_forward_impl` by its position there
+    assert staged.inputs[0].shape == ("batch", 5, "height", "width")
+    assert staged.how == "from the first layer, nn.Conv2d(5, ...)"
+
     enc = by["encoder"]     # a tokenizer's attention mask: 1s and 0s as integers, like the ids
     assert [(i.name, i.shape, i.dtype, i.high) for i in enc.inputs] == [
         ("input_ids", ("batch", "seq"), "int64", 100),
@@ -319,8 +336,9 @@ def test_check_runs_the_guessed_inputs(tmp_path, capsys):
     config = load_config(str(root / "pt2bot.yml"))
     # all three build and run on what init guessed: ids in range, masks that broadcast
     # the time-first model too: a time per example and the image after it
-    assert [m.name for m in config.models] == ["scorer", "pooled", "denoiser", "encoder"]
-    assert "4 model(s) proposed" in capsys.readouterr().out
+    assert [m.name for m in config.models] == ["scorer", "pooled", "denoiser", "staged",
+                                               "encoder"]
+    assert "5 model(s) proposed" in capsys.readouterr().out
 
 
 
@@ -971,6 +989,19 @@ CHAINS = {
                 for block in self.blocks:
                     h = block(h)
                 return h
+
+
+        class Staged(nn.Module):
+            \"\"\"torchvision's ResNet style: forward hands its input to a method of its own.\"\"\"
+            def __init__(self, c_in: int = 5):
+                super().__init__()
+                self.stem = nn.Conv2d(c_in, 4, 3)
+
+            def forward(self, x):
+                return self._forward_impl(2.0, x)
+
+            def _forward_impl(self, scale, img):
+                return self.stem(img) * scale
 
 
         class Encoder(nn.Module):            # an attribute chain into the repo's own module
