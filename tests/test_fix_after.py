@@ -1,9 +1,14 @@
 """A candidate refused against head because of another new problem that a verified candidate
-fixes is proven again on head with that fix written in (pt2bot/fixes.py `_prove_after`): the
-trial on vit-pytorch, in small. A PR adds a `.item()` scale and, below it, an `assert` whose
-message is formatted; with the batch dynamic, the kept check adds a recompile on head (the
-number read out by `.item()` is passed across that break and guarded), and with the `.item()`
-fix in, it adds none: verified "measured with the suggestion at pkg/net.py:N applied first"."""
+fixes is proven again on head with that fix written in (pt2bot/fixes.py `_prove_after`). The
+trial on vit-pytorch, in small: a PR adds a `.item()` scale and, below it, an `assert` whose
+message is formatted. Its kept check was refused for "a new recompile on shape case batch=2
+(in `forward`: a guard other than a size failed)" and verified only with the `.item()` fix
+applied first. That recompile was the shape matrix's own retry (the batch marked dynamic,
+specialised in the frame resumed after the break, the case run again with it marked weakly: the
+frame compiled before fails "_dynamo_weak_dynamic_indices should be absent"), not the check's:
+the matrix no longer counts it, and the check is verified on head as the PR has it. The
+second proof is still tried for what a first proof refused for what compiles around it
+(tests/test_fix_interactions.py judges its verdicts)."""
 from __future__ import annotations
 
 import time
@@ -58,7 +63,7 @@ def _target(line: int, gb: str) -> dict:
 
 
 @pytest.mark.torch
-def test_a_check_refused_for_a_recompile_is_verified_after_the_item_fix(tmp_path):
+def test_the_kept_check_is_verified_on_head_as_the_pr_has_it(tmp_path):
     root = tmp_path / "repo"
     (root / "pkg").mkdir(parents=True)
     (root / "pkg" / "__init__.py").write_text("")
@@ -74,9 +79,9 @@ def test_a_check_refused_for_a_recompile_is_verified_after_the_item_fix(tmp_path
                    proposals, why, config, 0.0).fixes
     by_line = {c["start_line"]: c for c in fixes["candidates"] if c["verified"]}
     assert set(by_line) == {ITEM, ASSERT}, fixes
-    assert "applied first" not in by_line[ITEM]["evidence"]
-    assert by_line[ASSERT]["evidence"].endswith(
-        f", measured with the suggestion at pkg/net.py:{ITEM} applied first (apply it too)")
+    # each on head alone: on the old matrix the check was refused for the retry's recompile
+    assert not any("applied first" in c["evidence"] for c in by_line.values()), fixes
+    assert by_line[ASSERT]["evidence"].startswith("verified on `net`: GB0170 gone, 2 graphs instead of 3")
     # the suggestion itself is head's lines, as the PR has them
     assert by_line[ASSERT]["lines"][0] == "        if torch.compiler.is_compiling():"
 

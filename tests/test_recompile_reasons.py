@@ -41,3 +41,30 @@ def test_a_tensor_an_argument_holds_is_no_input_dim_specialised():
     assert specialised_at("tensor 'self' size mismatch at index 0. expected 2, actual 3", sites) == sites[0]
     assert specialised_at("tensor 'args[0]' size mismatch at index 0. expected 2, actual 3",
                           [{**sites[0], "arg": "args"}]) is None
+
+
+@pytest.mark.torch
+def test_the_matrix_own_retry_is_no_recompile_of_the_model():
+    """A dim marked dynamic that the code specialises makes the matrix run the case again with
+    the dim marked weakly; the frame already compiled with the strict mark then fails dynamo's
+    "_dynamo_weak_dynamic_indices should be absent" guard. That recompile is pt2bot's doing, not
+    the model's: on the old code it was one more "new recompile" on the first shape case."""
+    import os
+
+    from pt2bot.smoke.worker import measure
+    root = os.path.join(os.path.dirname(os.path.abspath(__file__)), "fixtures")
+    model = {"name": "trim", "entry": "models.trim_padding:TrimPadding", "kwargs": {},
+             "inputs": [{"name": "x", "shape": ["batch", 8], "dtype": "float32"}],
+             "inputs_entry": None, "shapes": {"batch": [2, 4]}, "cases": None,
+             "dynamic": ["batch"], "export": False, "tolerance": {}}
+    run = {"backend": "eager", "recompile_limit": 8, "warmup": 1, "repeats": 3, "threads": 1}
+    got = measure({"repo_root": root, "model": model, "run": run, "device": "cpu",
+                   "phases": ["matrix"], "log_path": None})
+    assert got["status"] == "ok", got.get("error")
+    # the specialisation is reported, and the case ran again
+    assert [s["line"] for s in got["specialized"]] == [11]
+    first, second = got["recompiles"]["cases"]
+    assert first["compiled"] and first["recompiles"] == 0 and first["reasons"] == []
+    # the resumed frame's recompile for the new batch is the model's (it follows the break)
+    assert second["recompiles"] == 1 and got["recompiles"]["count"] == 1
+    assert "size mismatch" in second["reasons"][0]["guard"]

@@ -2,7 +2,9 @@
 
 Dims listed in `dynamic` are marked with `mark_dynamic` so torch tells us, with the user
 line, when code specialises them (`ConstraintViolationError`); after that the dim is only
-`maybe_mark_dynamic`-ed so the rest of the matrix still runs and its recompiles are seen.
+`maybe_mark_dynamic`-ed so the rest of the matrix still runs and its recompiles are seen (a
+frame the strict mark compiled fails that mark's guard when the case runs again: our retry's
+recompile, not counted).
 Reasons come from `CompilationMetrics.recompile_reason` (text; torch truncates the file
 path, so it is matched back against the files dynamo saw) and from the structured trace's
 `symbolic_shape_specialization` events (user stack as data). Size 1 is special: torch
@@ -195,6 +197,11 @@ def compile_configured(model: Any, run_cfg: dict[str, Any]) -> Any:
     return torch.compile(model, **kw)
 
 
+# The guard a frame compiled with `mark_dynamic` inputs fails when called with
+# `maybe_mark_dynamic` ones: "_dynamo_weak_dynamic_indices should be absent but is present".
+_REMARKED = "_dynamo_weak_dynamic_indices"
+
+
 def measure_matrix(model: Any, cases: list[CaseInputs], eager_outs: list[Any],
                    model_spec: dict[str, Any], run_cfg: dict[str, Any],
                    paths: RepoPaths, *,
@@ -235,6 +242,7 @@ def measure_matrix(model: Any, cases: list[CaseInputs], eager_outs: list[Any],
             rec: dict[str, Any] = {"shape": dict(case.shape), "compiled": False, "recompiles": 0,
                                    "reasons": [], "eager_fallback": fallback}
             out = None
+            retried = False
             for _attempt in range(2):
                 marked = mark_dims(case, dynamic, relaxed, model_spec.get("bounds"))
                 try:
@@ -254,6 +262,7 @@ def measure_matrix(model: Any, cases: list[CaseInputs], eager_outs: list[Any],
                             if s["dim"]:
                                 relaxed.add(s["dim"])
                         relaxed.update(dynamic)   # never mark strictly again: see the matrix
+                        retried = True
                         continue
                     rec["error"] = f"{type(e).__name__}: {str(e)[:2000]}"
                     break
@@ -275,6 +284,11 @@ def measure_matrix(model: Any, cases: list[CaseInputs], eager_outs: list[Any],
                 compiles += 1
                 if m.recompile_reason:
                     reasons = parse_recompile_reason(m.recompile_reason, case, files, paths)
+                    if retried and reasons and all(_REMARKED in r["guard"] for r in reasons):
+                        # our own retry: a frame the strict marking compiled, called again
+                        # with the inputs marked weakly, fails that marking's guard; the
+                        # user's code did nothing (it recompiles so on base just as well)
+                        continue
                     for r in reasons:
                         r.update(recompiled_frame(m, paths))
                     rec["recompiles"] += 1
