@@ -190,3 +190,24 @@ def test_a_verified_setting_is_a_line_of_text_where_no_edit_was_verified():
     assert "1 dynamo setting verified for problems no edit fixed" in summary
     assert ("no verified fix: outputs differ from head's on shape case batch=2 (max abs error 0.5); "
             "verified with `torch._dynamo.config.capture_scalar_outputs = True` set") in summary
+
+
+def test_a_refused_setting_is_named_as_torchs_hint_that_does_not_work():
+    """A new user's comment read "🔧 Candidate fix, **not verified**:  (a new graph break: ...
+    at outside the repository ...)": a setting has no title, and the break it made was in a
+    library. The comment leaves torch's hint out where the setting was tried, so the refusal
+    must say which setting it was."""
+    setting = {"id": "c2", "setting": "capture_scalar_outputs", "path": "pkg/m.py", "line": 20,
+               "findings": [G.fingerprint()], "targets": [1], "verified": False, "models": ["net"],
+               "evidence": "", "reason": "a new graph break: GB0007 outside the repository "
+                                         "(on `net`)"}
+    fx = fixes()
+    fx["candidates"] = fx["candidates"][:1]     # no edit for G: the setting is all there was
+    fx["settings"] = [setting]
+    rep = Report(head="h" * 40, base="b" * 40, findings=(F, G), fixes=fx, counts={"fixes_verified": 1})
+    c = by_fp(render_review(rep, on_diff))[G.fingerprint()]
+    html = cmarkgfm.github_flavored_markdown_to_html(c["body"])
+    assert ("⚙️ torch's hint, <code>torch._dynamo.config.capture_scalar_outputs = True</code>, "
+            "tried and <strong>not verified</strong>: a new graph break: GB0007 outside the "
+            "repository (on <code>net</code>).") in html
+    assert "Candidate fix" not in html and "```suggestion" not in c["body"]

@@ -236,10 +236,16 @@ def fixed_by_text(fix: Mapping[str, Any], line: int) -> str:
 
 
 def failed_fix_line(fix: Mapping[str, Any]) -> str:
-    """A candidate the proof rejected: a hint, marked as such, never a suggestion block."""
+    """A candidate the proof rejected: a hint, marked as such, never a suggestion block. A
+    setting (torch's own hint for the break, which the comment then leaves out) is named: the
+    proof's answer is that the hint does not work here."""
+    why = message_inline(fix.get("reason") or "not tried", limit=400)
+    if fix.get("setting"):
+        name = str(fix["setting"])
+        return (f"⚙️ torch's hint, {code_inline(f'torch._dynamo.config.{name} = True', limit=120)}, "
+                f"tried and **not verified**: {why}.")
     return (f"🔧 Candidate fix, **not verified**: "
-            f"{message_inline(fix.get('title') or '', limit=FIX_TITLE_CAP)} "
-            f"({message_inline(fix.get('reason') or 'not tried', limit=400)})")
+            f"{message_inline(fix.get('title') or '', limit=FIX_TITLE_CAP)} ({why})")
 
 
 def _item_at(item: Mapping[str, Any]) -> tuple[object, object, object]:

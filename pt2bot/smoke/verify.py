@@ -989,14 +989,13 @@ def _outcome(x: Any) -> str:
 def _recompile_detail(c: Mapping[str, Any]) -> str:
     """Where a shape case's recompile was, and whether only a size changed, for the refusal:
     a reader can look at that frame instead of re-running the proof to find it."""
-    where = ", ".join(f"{_frame_words(f)} at {_where(f[1], f[2])}" for f in (c.get("frames") or ())[:3]
+    where = ", ".join(f"{_frame_words(f)} {_at(f[1], f[2])}" for f in (c.get("frames") or ())[:3]
                       if isinstance(f, (list, tuple)) and len(f) == 3 and f[0])
     if where:
         where = "in " + where
     else:
-        where = ", ".join(_where(*s) for s in (c.get("sites") or ())[:3]
+        where = ", ".join(_at(*s) for s in (c.get("sites") or ())[:3]
                           if isinstance(s, (list, tuple)) and len(s) == 2)
-        where = "at " + where if where else ""
     kind = "" if "sizes_only" not in c else (
         "a size changed" if c["sizes_only"] else "a guard other than a size failed")
     said = ": ".join(x for x in (where, kind) if x)
@@ -1014,8 +1013,10 @@ def _gb(b: Mapping[str, Any]) -> str:
     return str(b.get("gb") or b.get("gb_type") or "a graph break")
 
 
-def _where(path: Any, line: Any) -> str:
-    return f"{path}:{line}" if path and line else str(path or "outside the repository")
+def _at(path: Any, line: Any) -> str:
+    """"at a.py:3" (a file of the repository), "outside the repository" (a library's code)."""
+    return f"at {path}:{line}" if path and line else f"at {path}" if path \
+        else "outside the repository"
 
 
 def _is_target_line(edit: Edit, target: Mapping[str, Any]) -> bool:
@@ -1195,13 +1196,13 @@ def judge(head: Mapping[str, Any], cand: Mapping[str, Any], targets: Sequence[Ma
                 continue
             if not any(_same_kind(b, t) and b.get("path") == t.get("path")
                        and b.get("line") == t.get("line") for b in hb):
-                return no(f"head does not break at {_where(t.get('path'), t.get('line'))} "
+                return no(f"head does not break {_at(t.get('path'), t.get('line'))} "
                           "in the proof's run (not reproduced)")
             still = [b for b in cb if _same_kind(b, t) and b.get("path") == edit.path
                      and edit.in_patched_region(b.get("line"))]
             if still:
-                return no(f"{_gb(t)} still breaks the graph at "
-                          f"{_where(edit.path, still[0].get('line'))}")
+                return no(f"{_gb(t)} still breaks the graph "
+                          f"{_at(edit.path, still[0].get('line'))}")
         unmatched = list(hb)
         uncovered = []
         for b in cb:
@@ -1214,7 +1215,7 @@ def judge(head: Mapping[str, Any], cand: Mapping[str, Any], targets: Sequence[Ma
                 # pytorch-crf's Viterbi `.item()` moved two lines down and still ran eagerly)
                 uncovered.append(b)
             else:
-                return no(f"a new graph break: {_gb(b)} at {_where(b.get('path'), b.get('line'))}")
+                return no(f"a new graph break: {_gb(b)} {_at(b.get('path'), b.get('line'))}")
         span = cand.get("statement")
         for b in uncovered:
             # the break moved into the block of the statement the edit changes (an MoE layer's
@@ -1223,13 +1224,13 @@ def judge(head: Mapping[str, Any], cand: Mapping[str, Any], targets: Sequence[Ma
             # uncovered, as a base without the PR's break has it (torchvision's `erase_area =
             # ....item()` kept a tensor, the `int(round(...))` after it breaking as before)
             if span and b.get("path") == edit.path and span[0] <= (b.get("line") or 0) <= span[1]:
-                return no(f"the break moves to {_gb(b)} at {_where(b.get('path'), b.get('line'))}, inside the "
+                return no(f"the break moves to {_gb(b)} {_at(b.get('path'), b.get('line'))}, inside the "
                           f"statement the edit changes (lines {span[0]} to {span[1]})")
         gone = sorted({_gb(t) for t in targets if t.get("kind") == "break"})
         if gone:
             evidence.append(f"{', '.join(gone)} gone")
         for b in uncovered:
-            evidence.append(f"uncovers {_gb(b)} at {_where(b.get('path'), b.get('line'))} (code "
+            evidence.append(f"uncovers {_gb(b)} {_at(b.get('path'), b.get('line'))} (code "
                             "head ran uncompiled: dynamo skipped its frame)")
         hg, cg = head.get("graph_count"), cand.get("graph_count")
         # more graphs are worse, unless frames head skipped whole now compile (head's count
@@ -1277,11 +1278,11 @@ def judge(head: Mapping[str, Any], cand: Mapping[str, Any], targets: Sequence[Ma
         for t in rec_targets:
             at = (t.get("path"), t.get("line"))
             if not any(tuple(s) == at for c in hr.get("cases") or () for s in c.get("sites") or ()):
-                return no(f"head does not recompile at {_where(*at)} in the proof's run "
+                return no(f"head does not recompile {_at(*at)} in the proof's run "
                           "(not reproduced)")
             if any(s[0] == edit.path and edit.in_patched_region(s[1])
                    for c in cr.get("cases") or () for s in c.get("sites") or ()):
-                return no(f"still recompiles at {_where(edit.path, edit.start_line)}")
+                return no(f"still recompiles {_at(edit.path, edit.start_line)}")
         if rec_targets:
             evidence.append(f"{_recompiles(cr.get('count') or 0)} instead of "
                             f"{hr.get('count') or 0}")
@@ -1305,10 +1306,10 @@ def judge(head: Mapping[str, Any], cand: Mapping[str, Any], targets: Sequence[Ma
                     at[0] == edit.path and edit.in_patched_region(at[1])):
                 moved = at
         if ce.get("ok") is False and (he.get("ok") is not False or exp_targets) and not moved:
-            return no(f"export fails ({ce.get('kind')}) at {_where(ce.get('path'), ce.get('line'))}")
+            return no(f"export fails ({ce.get('kind')}) {_at(ce.get('path'), ce.get('line'))}")
         if moved:
-            evidence.append(f"export gets past {_where(exp_targets[0].get('path'), exp_targets[0].get('line'))} "
-                            f"and now stops at {_where(*moved)}, which head's export never reached")
+            evidence.append(f"export gets past {exp_targets[0].get('path')}:{exp_targets[0].get('line')} "
+                            f"and now stops {_at(*moved)}, which head's export never reached")
         elif exp_targets:
             evidence.append("exports")
     elif any(t.get("kind") == "export" for t in targets):
@@ -1386,8 +1387,8 @@ def judge(head: Mapping[str, Any], cand: Mapping[str, Any], targets: Sequence[Ma
     also = _also_gone(head, cand, targets, edit) + _export_also(head, cand, targets, edit)
     if also:
         evidence.append("also gone: " + ", ".join(
-            (f"{_gb(b)} at " if b.get("kind") != "export" else f"the export failure ({b.get('gb_type')}) at ")
-            + _where(b["path"], b["line"]) for b in also))
+            (f"{_gb(b)} " if b.get("kind") != "export" else f"the export failure ({b.get('gb_type')}) ")
+            + _at(b["path"], b["line"]) for b in also))
     return {"accepted": True, "reason": None, "evidence": ", ".join(evidence),
             **({"also": also} if also else {})}
 
