@@ -25,7 +25,6 @@ from pt2bot.errors import UserError
 from pt2bot.findings import Finding
 from pt2bot.fixes import ProofSetting, prove_fixes, prove_shard
 from pt2bot.jsonio import write_json
-from pt2bot.publish.github import publish_dir
 from pt2bot.reach import EVIDENCE_FOR, EXPORT, mark_reached, rule_claims
 from pt2bot.report import render_all
 from pt2bot.reportdata import Report
@@ -199,6 +198,9 @@ def finish_review(report: Report, out_dir: str, *, base_results: ResultsFile,
     render_all(report, out_dir, commentable=None if changeset is None else (
         lambda path, line: changes.is_commentable(changeset, path, line)))
     if publish:
+        # Imported here: PyGithub is only needed to publish, and a review run where it is not
+        # installed (a project's own venv) still writes its report.
+        from pt2bot.publish.github import publish_dir
         publish_dir(out_dir)
 
 
