@@ -36,11 +36,18 @@ fi
 # module imports triton unconditionally, so triton is locked too (a 286 MB wheel, only for that
 # import: on CPU every op binds to the package's torch reference, and torch's has_triton() stays
 # False without a GPU); torchkge declares numpy, tqdm, torch and pandas (locked; pandas declares
-# numpy and python-dateutil, both locked)
+# numpy and python-dateutil, both locked). torchcfm declares torch, numpy, scipy, matplotlib, pot,
+# torchdiffeq and pandas (locked; POT, locked with it, declares numpy and scipy) and also
+# scikit-learn, torchdyn and absl-py, which are not installed: torchdyn only in torchcfm.utils (the
+# plotting and toy-data helpers, which no spec imports), scikit-learn and absl-py nowhere in the
+# package; so those three unmet requirements are expected. linformer declares torch alone
 problems="$("$venv/bin/pip" check | grep -vx 'No broken requirements found\.' \
   | grep -vx 'pytorch-tabnet 4\.1\.0 requires scikit-learn, which is not installed\.' \
   | grep -vx 'pytorch-metric-learning 2\.9\.0 requires scikit-learn, which is not installed\.' \
-  | grep -vx 'nflows 0\.14 requires tensorboard, which is not installed\.' || true)"
+  | grep -vx 'nflows 0\.14 requires tensorboard, which is not installed\.' \
+  | grep -vx 'torchcfm 1\.0\.7 requires absl-py, which is not installed\.' \
+  | grep -vx 'torchcfm 1\.0\.7 requires scikit-learn, which is not installed\.' \
+  | grep -vx 'torchcfm 1\.0\.7 requires torchdyn, which is not installed\.' || true)"
 if [ -n "$problems" ]; then echo "$problems"; exit 1; fi
 "$venv/bin/python" - <<'PY'
 import importlib.metadata as m
@@ -54,7 +61,7 @@ for n in ("torch", "torchvision", "vit-pytorch", "x-transformers", "denoising-di
           "zuko", "torchcde", "FrEIA", "torchist", "nflows", "pytorch-metric-learning",
           "pyro-ppl", "piq", "tensorly", "tensorly-torch", "tntorch", "torchdeq", "e2cnn",
           "hypll", "diffsort", "tad-dftd3", "tad-mctc", "torchlie", "torch-structured",
-          "triton", "torchkge", "pandas"):
+          "triton", "torchkge", "pandas", "torchcfm", "POT", "linformer"):
     print(f"{n}=={m.version(n)}")
 PY
 echo "venv ready: $venv"
