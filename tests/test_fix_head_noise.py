@@ -60,3 +60,17 @@ def test_an_edit_that_changes_what_head_reproduces_is_still_refused(tmp_path):
     assert wrong.lines != right.lines
     verdict = prove(root, "noisy", [item("w", wrong, NOISY, target)], tmp_path / "work")["w"]
     assert not verdict["accepted"] and "outputs differ from head's" in verdict["reason"], verdict
+
+
+def test_numpys_global_generator_is_seeded_like_torchs(tmp_path):
+    """torchcfm pairs a batch by `np.random.choice` over a transport plan: numpy's global
+    generator. The proof seeds it as it seeds torch's before every compared call, so head's
+    two runs agree and nothing is left out (on the old code: "2 results left out"; with every
+    output a draw, nothing could be compared and the edit was refused)."""
+    seeded = NOISY.replace("np.random.default_rng().standard_normal()", "np.random.standard_normal()")
+    assert seeded != NOISY
+    verdicts = _verdicts(tmp_path, seeded)
+    accepted = [v for v in verdicts.values() if v.get("accepted")]
+    assert accepted, verdicts
+    assert all("outputs equal on 2 shape cases" in v["evidence"] and "left out" not in v["evidence"]
+               for v in accepted), accepted

@@ -353,15 +353,31 @@ def zero_weights(model: Any) -> Iterator[bool]:
 def start_call(model: Any) -> None:
     """Before a call whose outputs are compared with another call's (eager with compiled or
     exported, head with a candidate): the model's buffers as built (`restore_state`) and
-    torch's default generator seeded the same. A model that draws random numbers in forward
-    (dropout in training mode, noise added to its input, a random augmentation) then draws the
-    same numbers in both, whatever the calls before drew: with the eager backend and in an
-    exported program a random op takes the same values from the same generator state. (The
-    inductor backend draws from a generator of its own, unless `fallback_random` is set.)"""
+    the generators seeded the same (`seed_all`). A model that draws random numbers in forward
+    (dropout in training mode, noise added to its input, a random augmentation, numpy's
+    `np.random.choice` over a transport plan) then draws the same numbers in both, whatever the
+    calls before drew: with the eager backend and in an exported program a random op takes the
+    same values from the same generator state, and numpy and `random` run in Python, outside
+    any graph. (The inductor backend draws from a generator of its own, unless
+    `fallback_random` is set.)"""
+    restore_state(model)
+    seed_all()
+
+
+def seed_all(seed: int = 0) -> None:
+    """torch's default generator, numpy's global one and Python's `random`, seeded alike: the
+    same weights on every build of a model, the same draws on every compared call."""
+    import random
+
     import torch
 
-    restore_state(model)
-    torch.manual_seed(0)
+    torch.manual_seed(seed)
+    random.seed(seed)
+    try:
+        import numpy
+    except ImportError:     # a model that cannot draw from numpy
+        return
+    numpy.random.seed(seed)
 
 
 def restore_state(model: Any) -> None:

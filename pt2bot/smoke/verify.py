@@ -65,7 +65,8 @@ from pt2bot.smoke.breaks import RecordingBackend, collect_breaks, measure_breaks
 from pt2bot.smoke.export import measure_export
 from pt2bot.smoke.inputs import (CaseInputs, build_inputs, build_model, call_mode, compare_outputs,
                                  flatten_outputs, forward_params, infer_dims, remember_state,
-                                 module_scalars, run_forward, start_call, tolerances, zero_weights)
+                                 module_scalars, run_forward, seed_all, start_call, tolerances,
+                                 zero_weights)
 from pt2bot.smoke.location import ModelError, RepoPaths
 from pt2bot.smoke.ops import eager_frames
 from pt2bot.smoke.matrix import compile_configured, measure_matrix
@@ -1782,7 +1783,7 @@ def verify(spec: dict[str, Any], emit: Emit) -> None:
         torch.set_num_threads(int(run_cfg["threads"]))
     t0 = time.perf_counter()
     try:   # head runs under the worker's own time limit only
-        torch.manual_seed(0)
+        seed_all()
         model = build_model(str(model_spec.get("entry") or ""), model_spec.get("kwargs") or {},
                             paths, model_spec.get("config"), train=bool(model_spec.get("train")),
                             grad=bool(model_spec.get("grad"))).to(device)

@@ -42,7 +42,7 @@ from pt2bot.smoke.breaks import measure_breaks
 from pt2bot.smoke.coverage import LineCoverage
 from pt2bot.smoke.export import measure_export
 from pt2bot.smoke.inputs import (CaseInputs, build_inputs, build_model, call_mode, forward_params,
-                                  infer_dims, remember_state, run_forward, start_call)
+                                  infer_dims, remember_state, run_forward, seed_all, start_call)
 from pt2bot.smoke.matrix import measure_matrix
 from pt2bot.smoke.timing import maxrss_mb, measure_latency
 from pt2bot.smoke.trace import TRACE_CAP_BYTES, TraceFile, reset_dynamo
@@ -146,7 +146,7 @@ def measure_run(spec: dict[str, Any]) -> ModelRun:
                 # The same weights on every run of the model (base and head, a shard and the
                 # whole review): what the model computes, and the values a data-dependent
                 # guard holds, then differ only where the code does.
-                torch.manual_seed(0)
+                seed_all()
                 model = build_model(str(model_spec.get("entry") or ""),
                                     model_spec.get("kwargs") or {}, paths,
                                     model_spec.get("config"), train=bool(model_spec.get("train")),
