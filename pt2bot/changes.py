@@ -17,6 +17,7 @@ import bisect
 import dataclasses
 import functools
 import os
+import re
 from collections import Counter
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -383,6 +384,27 @@ def _install_artefact(path: str) -> bool:
             or parts[-1].endswith((".pyc", ".pyo")))
 
 
+_REPORT_HEAD = re.compile(rb'^\s*\{\s*"schema"\s*:\s*"pt2bot\.report/')
+
+
+def _report_dirs(root: str, untracked: Iterable[str]) -> list[str]:
+    """The untracked directories that hold a report of an earlier review (`report.json` whose
+    schema is pt2bot's): a second review with another `--out` would count the first one's
+    report as changed files ("+ working tree (16 uncommitted file(s))")."""
+    out = []
+    for path in untracked:
+        if path.rsplit("/", 1)[-1] != "report.json" or "/" not in path:
+            continue
+        try:
+            with open(os.path.join(root, path), "rb") as fh:
+                head = fh.read(200)
+        except OSError:
+            continue
+        if _REPORT_HEAD.match(head):
+            out.append(path.rsplit("/", 1)[0] + "/")
+    return out
+
+
 def diff_changes(repo: str | os.PathLike[str], base_sha: str, head_ref: str | None = None,
                  own_output: Sequence[str | os.PathLike[str]] = ()) -> ChangeSet:
     """`git diff -M` of base against head_ref, or against the working tree when None.
@@ -391,7 +413,8 @@ def diff_changes(repo: str | os.PathLike[str], base_sha: str, head_ref: str | No
     not ignored (as added files; they take no part in rename detection), but for the
     files installing and running the project writes (`_install_artefact`) and those under
     `own_output`, the directories pt2bot itself writes to (a review's `--out` inside the
-    checkout: its second run would count the first one's report as changed files).
+    checkout: its second run would count the first one's report as changed files), and the
+    directories holding an earlier review's report (`_report_dirs`: another `--out`).
     """
     repo = os.fspath(repo)
     if git.rev_parse(repo, base_sha) is None:
@@ -417,7 +440,9 @@ def diff_changes(repo: str | os.PathLike[str], base_sha: str, head_ref: str | No
         own = [os.path.relpath(os.path.realpath(d), os.path.realpath(root)).replace(os.sep, "/")
                + "/" for d in own_output]
         own = [d for d in own if not d.startswith("../")]
-        for path in git.untracked_files(repo):
+        untracked = git.untracked_files(repo)
+        own += _report_dirs(root, untracked)
+        for path in untracked:
             if path not in files and not _install_artefact(path) and \
                     not any(path.startswith(d) for d in own):
                 files[path] = _untracked_change(root, path)

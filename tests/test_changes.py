@@ -267,9 +267,16 @@ def test_a_review_whose_out_dir_is_in_the_checkout_does_not_count_its_own_report
     assert (git_repo.path / "report" / "report.json").is_file()
     cs = diff_changes(git_repo.path, base, own_output=[git_repo.path / "report"])
     assert set(cs.files) == {"pkg/new.py", "report-notes/todo.txt"}
-    assert "report/report.json" in diff_changes(git_repo.path, base).files
-    # a folder outside the checkout leaves everything in
-    assert "report/report.json" in diff_changes(git_repo.path, base, own_output=["/tmp"]).files
+    # a later review with another --out: the earlier report is pt2bot's too (a new user's
+    # second PR read "16 uncommitted file(s)"), whatever folder it is in
+    said.clear()
+    review(ReviewOptions(base=base, out_dir="report-2", smoke=False), log=said.append)
+    assert any(line.endswith(" + working tree (2 uncommitted file(s)): 2 changed file(s)")
+               for line in said), said
+    assert set(diff_changes(git_repo.path, base).files) == {"pkg/new.py", "report-notes/todo.txt"}
+    # a report.json of the user's own is a change like any file
+    git_repo.write("data/report.json", '{"schema": "my.report/1"}\n')
+    assert "data/report.json" in diff_changes(git_repo.path, base).files
 
 
 def test_a_clean_checkout_is_not_said_to_have_a_working_tree_of_its_own(git_repo: GitRepo,
