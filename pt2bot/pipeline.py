@@ -27,6 +27,7 @@ from pt2bot.fixes import ProofSetting, prove_fixes, prove_shard
 from pt2bot.jsonio import write_json
 from pt2bot.reach import EVIDENCE_FOR, EXPORT, mark_reached, rule_claims
 from pt2bot.report import render_all
+from pt2bot.report.summary import terminal_reasons
 from pt2bot.reportdata import Report
 from pt2bot.results import ModelRun, ResultsFile, load_results_file
 from pt2bot.shard.partial import (ShardPlan, mark_partial, plan_shard, shard_selection,
@@ -200,8 +201,7 @@ def finish_review(report: Report, out_dir: str, *, base_results: ResultsFile,
     if publish:
         # Imported here: PyGithub is only needed to publish, and a review run where it is not
         # installed (a project's own venv) still writes its report.
-        from pt2bot.publish.github import publish_dir
-        publish_dir(out_dir)
+                publish_dir(out_dir)
 
 
 def _plan_shard(opts: ReviewOptions, selection: select.Selection,
@@ -366,6 +366,8 @@ def cli_review(args: argparse.Namespace) -> int:
     report = review(opts, log)
     out = opts.out_dir
     print(f"{report['conclusion'].upper()}: {report.get('summary_title', '')}".rstrip(": "))
+    for line in terminal_reasons(report.get("reasons") or []):
+        print(line)
     for name in ("summary.md", "review.json", "check.json", "results.sarif", "report.json"):
         print(f"  {os.path.join(out, name)}")
     return 1 if report["conclusion"] == "failure" else 0

@@ -610,3 +610,17 @@ def test_lines_behind_only_where_failures_share_few_lines():
                          reason("compile_regression"), reason("latency_regression")])
     assert both.endswith("Compile cost and latency are measured on the whole model, with no "
                          "line of their own.")
+
+
+def test_the_terminal_gets_the_reasons_as_safe_plain_lines(pr):
+    from pt2bot.report.summary import terminal_reasons
+    lines = terminal_reasons(list(make_report(pr).reasons))
+    assert "  ✗ tiny_gpt at pkg/models.py:40: torch.export newly fails" in lines
+    assert lines[-1] == ("  These failures are on 2 lines: pkg/models.py:18 (recompile), pkg/models.py:40 "
+                         "(static finding, graph break, export). Latency is measured on the whole "
+                         "model, with no line of its own.")
+    # a path from a fork's tree cannot start a workflow command on a line of its own
+    hostile = [{"code": "new_graph_breaks", "level": "failure", "model": None, "message": "1 new",
+                "lines": [{"path": "a.py\n::error::pwned", "line": 3}]}]
+    [line] = terminal_reasons(hostile)
+    assert "\n" not in line and not line.lstrip().startswith("::")

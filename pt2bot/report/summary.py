@@ -22,6 +22,7 @@ from pt2bot.report import compile_report
 from pt2bot.report.metrics import compile_line, coverage_line
 from pt2bot.report.shape_advice import advice_markdown, causes_markdown
 from pt2bot.findings import Finding
+from pt2bot.report.escape import log_line
 from pt2bot.report.markdown import (code_block, code_inline, details, escape_inline, link,
                                     marker, message_inline, table, truncate_utf8)
 from pt2bot.reportdata import ModelDelta, Report
@@ -142,14 +143,19 @@ def _reason_lines(r: Mapping[str, Any]) -> list[tuple[str, int]]:
             and isinstance(x.get("line"), int)]
 
 
-def _at_lines(r: Mapping[str, Any]) -> str:
-    """"`a.py:3`, `a.py:9`": where a reason is located (three at most), "" if nowhere."""
+def _code(text: str) -> str:
+    return code_inline(text, limit=120)
+
+
+def _at_lines(r: Mapping[str, Any], code: Callable[[str], str] = _code) -> str:
+    """"`a.py:3`, `a.py:9`": where a reason is located (three at most), "" if nowhere.
+    `code`: how a location is written (Markdown code; the terminal's plain text)."""
     at = _reason_lines(r)
     more = f" and {len(at) - 3} more" if len(at) > 3 else ""
-    return ", ".join(code_inline(f"{p}:{n}", limit=120) for p, n in at[:3]) + more
+    return ", ".join(code(f"{p}:{n}") for p, n in at[:3]) + more
 
 
-def lines_behind(failing: list[Mapping[str, Any]]) -> str:
+def lines_behind(failing: list[Mapping[str, Any]], code: Callable[[str], str] = _code) -> str:
     """Where several failing checks point at fewer lines, one line that says which lines and
     what each fails: a PR that adds one `.item()` fails a static rule, the break threshold and
     export on the same line, and that is one thing to fix, not three. Latency, compile cost and
@@ -169,7 +175,7 @@ def lines_behind(failing: list[Mapping[str, Any]]) -> str:
         return ""
     whole = [_WHOLE_MODEL[str(r["code"])] for r in failing
              if r.get("level") == "failure" and r.get("code") in _WHOLE_MODEL]
-    places = ", ".join(f"{code_inline(f'{p}:{n}', limit=120)} ({', '.join(words)})"
+    places = ", ".join(f"{code(f'{p}:{n}')} ({', '.join(words)})"
                        for (p, n), words in sorted(by_line.items()))
     text = (f"📍 These failures are on {len(by_line)} line{'s' if len(by_line) != 1 else ''}: "
             f"{places}.")
@@ -179,6 +185,23 @@ def lines_behind(failing: list[Mapping[str, Any]]) -> str:
         text += (f" {' and '.join(names).capitalize()} {'is' if one else 'are'} measured on "
                  f"the whole model, with no line of {'its' if one else 'their'} own.")
     return text
+
+
+def terminal_reasons(reasons: list[Mapping[str, Any]]) -> list[str]:
+    """The header's reasons as plain lines for the terminal of `pt2bot review` (the same
+    words as summary.md's, locations unquoted); each a safe log line, since a model's name,
+    a path and a message can come from a fork's code."""
+    shown = [r for r in reasons if r.get("level") in ("failure", "neutral", "warning")]
+    out = []
+    for r in shown[:30]:
+        sign = {"failure": "✗", "neutral": "○"}.get(str(r.get("level")), "!")
+        who = " at ".join(w for w in (str(r["model"]) if r.get("model") else "",
+                                      _at_lines(r, str)) if w)
+        out.append(log_line(f"  {sign} {who + ': ' if who else ''}{r.get('message', '')}"))
+    behind = lines_behind([r for r in shown if r.get("level") in ("failure", "neutral")], str)
+    if behind:
+        out.append(log_line("  " + behind.removeprefix("📍 ")))
+    return out
 
 
 def render_footer(report: Report) -> str:
