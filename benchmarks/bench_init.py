@@ -9,7 +9,9 @@ without edits), on public model libraries of different styles, for two versions 
 The libraries (pinned below) are none of those the other benchmarks use: litgpt (dataclass
 `Config` with a `from_name` preset factory, a ModuleDict embedding, LoRA / adapter variants),
 open_clip (two dataclass configs per model), fair-esm (keyword sizes, an alphabet built at run
-time) and perceiver-ar-pytorch (lucidrains style, keyword-only sizes). Their wheels are
+time) and perceiver-ar-pytorch (lucidrains style, keyword-only sizes); and for forwards of
+several inputs, torchkge (knowledge-graph scorers: entity and relation ids; not held out, see
+LIBRARIES), torchcfm (flow-matching vector fields, `forward(t, x)`) and linformer. Their wheels are
 unpacked, each as a repository of its own; `init --check` runs there with each pt2bot version
 in turn, its smoke workers in a venv whose `pt2bot` is that version (a thin venv per side over
 one venv holding torch and the libraries).
@@ -52,6 +54,24 @@ LIBRARIES = {
     "perceiver_ar_pytorch": ("perceiver-ar-pytorch==0.0.10", [
         # AutoregressiveWrapper wraps a built PerceiverAR for training (not counted)
         "perceiver_ar_pytorch.perceiver_ar_pytorch:PerceiverAR"]),
+    # Models whose forward takes several inputs. torchkge is NOT held out: a new user's trial
+    # on it is what init's guesses for further inputs, ids by name and counts were written for;
+    # torchcfm and linformer are (no guess was tuned on them; report them apart).
+    "torchkge": ("torchkge==0.17.7", [
+        # every scorer of a fact (heads, tails, relations, and negatives); the interfaces
+        # (Model, TranslationModel, BilinearModel) are abstract bases
+        *(f"torchkge.models.{m}" for m in (
+            "bilinear:RESCALModel", "bilinear:DistMultModel", "bilinear:HolEModel",
+            "bilinear:ComplExModel", "bilinear:AnalogyModel", "deep:ConvKBModel",
+            "translation:TransEModel", "translation:TransHModel", "translation:TransRModel",
+            "translation:TransDModel", "translation:TorusEModel"))]),
+    "torchcfm": ("torchcfm==1.0.7", [
+        # the vector fields a flow-matching user trains (forward(t, x)); the wrapper's and the
+        # encoder's variants of the UNet are counted as the user builds them too
+        "torchcfm.models.models:MLP", "torchcfm.models.unet.unet:UNetModel",
+        "torchcfm.models.unet.unet:UNetModelWrapper", "torchcfm.models.unet.unet:EncoderUNetModel"]),
+    "linformer": ("linformer==0.2.3", [
+        "linformer.linformer:Linformer", "linformer.linformer:LinformerLM"]),
 }
 # What the libraries import (litgpt imports lightning at package import; open_clip and
 # torchmetrics import torchvision), pinned; torch is the CPU wheel kept on this machine.
@@ -59,7 +79,9 @@ DEPENDENCIES = ["torch==2.13.0", "torchvision==0.28.0", "lightning==2.6.1",
                 "jsonargparse[signatures]==4.41.0", "huggingface-hub==1.3.0", "safetensors==0.8.0",
                 "tokenizers==0.23.3", "tqdm==4.70.1", "psutil==7.2.2", "pyyaml==6.0.4",
                 "numpy==2.4.6", "ftfy==6.3.1", "regex==2026.11.19", "einops==0.8.2",
-                "pillow==13.0.0", "unidiff==1.0.1", "PyGithub==2.10.0"]
+                "pillow==13.0.0", "unidiff==1.0.1", "PyGithub==2.10.0",
+                # torchkge imports pandas, torchcfm imports POT (on scipy), at package import
+                "pandas==3.1.1", "POT==0.9.7.post1", "scipy==1.17.1"]
 # torchvision 0.28 registers fake kernels for two ops the CPU torch 2.13.0 lacks: define their
 # schemas when torchvision is first imported (no torchvision op is called by these models).
 SITECUSTOMIZE = '''\
