@@ -329,6 +329,8 @@ def compare_model(name: str, base_run: ModelRun | None, head_run: ModelRun | Non
             new_export_causes=tuple(new_export_causes(b, h, renames, line_map)))
         cost = compare_compile(b if base_run is not None else None, h,
                                threshold_pct=compile_pct)
+        if cost is not None and cost.get("regression") and new_breaks and _split_only(cost):
+            cost["follows_breaks"] = True
     advice = compare_shape_advice(b if base_run is not None else None, h)
     if base_run is None and base_present:
         change = "new"
@@ -781,6 +783,20 @@ def _ratio(b: float | int | None, h: float | int | None) -> float | None:
     if not isinstance(b, (int, float)) or not isinstance(h, (int, float)) or b <= 0:
         return None
     return h / b
+
+
+def _split_only(cost: dict[str, Any]) -> bool:
+    """A compile regression whose cost is the new breaks' (the caller knows there are some):
+    head compiles more graphs, but its FX nodes grew less than the threshold. A break splits
+    the model into more graphs, each compiled on its own (inductor's code generation and C++
+    build per graph), so the first compile costs more for no more work; the break is judged
+    once, as a break (its recompiles likewise)."""
+    b, h = cost.get("base") or {}, cost.get("head") or {}
+    graphs = (b.get("graphs"), h.get("graphs"))
+    if not all(isinstance(g, int) for g in graphs) or graphs[1] <= graphs[0]:
+        return False
+    nodes = _ratio(b.get("fx_nodes"), h.get("fx_nodes"))
+    return nodes is not None and nodes < 1.0 + float(cost.get("threshold_pct") or 0) / 100.0
 
 
 def compare_compile(base: ModelRun | None, head: ModelRun, *,

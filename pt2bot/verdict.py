@@ -123,7 +123,13 @@ def judge(*, findings: Sequence[Finding], models: Sequence[ModelDelta],
                 f"(significant, threshold {t.latency_regression_pct:g}%) on {len(slower)} "
                 "shape(s)", name, len(slower))
         cost = m.compile
-        if cost and cost.get("regression"):
+        if cost and cost.get("regression") and cost.get("follows_breaks"):
+            b, h = cost.get("base") or {}, cost.get("head") or {}
+            add("compile_regression", WARNING, f"{compile_message(cost)}; it follows from the "
+                f"new break{'s' if len(m.new_breaks) != 1 else ''}: graphs {b.get('graphs')} "
+                f"→ {h.get('graphs')}, FX nodes {b.get('fx_nodes')} → {h.get('fx_nodes')} "
+                "(within the threshold)", name)
+        elif cost and cost.get("regression"):
             add("compile_regression", FAILURE, compile_message(cost), name)
 
     if broken:

@@ -330,3 +330,33 @@ def test_a_new_model_shows_heads_coverage_and_cost_without_a_verdict():
     line = re.sub(r"<[^>]+>", "", _html(compile_line(m)))
     assert line.startswith("Compile (first call, aot_eager, cold): ")
     assert "no base to compare: not measured on base." in line
+
+
+def test_a_costlier_compile_from_a_new_break_alone_is_the_breaks_not_a_second_failure():
+    """A new user's PR added one `int(...)` break: "first compile 200% costlier (CPU s 7.77 →
+    23.31)" failed the check beside the break, on FX nodes 110 → 119. A break splits the model
+    into graphs compiled one by one; where the work itself (FX nodes) grew less than the
+    threshold, the cost is the break's, said with it as a warning. Work past the threshold
+    beside the break is still a regression."""
+    def run(cpu: float, nodes: int, graphs: int, breaks: bool) -> dict:
+        brk = [{"gb": "GB0124", "gb_type": "Unsupported Tensor.item() call", "path": "pkg/m.py",
+                "line": 21, "function": "forward", "source": "n = int(m.sum(1).max())"}]
+        return {"status": "ok", "graph_count": graphs, "graph_breaks": brk if breaks else [],
+                "compile_cost": {"cpu_s": cpu, "fx_nodes": nodes, "guards": 500, "graphs": graphs,
+                                 "cache": "cold", "backend": "inductor"}}
+    rep = _report(run(7.77, 110, 1, False), run(23.31, 119, 2, True))
+    (m,) = rep.models
+    assert m.compile["regression"] is True and m.compile["follows_breaks"] is True
+    (reason,) = [r for r in rep.reasons if r["code"] == "compile_regression"]
+    assert reason["level"] == "warning" and "compile regression" not in rep.summary_title
+    assert reason["message"].endswith("; it follows from the new break: graphs 1 → 2, FX nodes "
+                                      "110 → 119 (within the threshold)")
+    _schema().validate(json.loads(json.dumps(rep.as_written().to_dict())))
+    # the same cost with twice the work: the PR's own, a failure
+    rep = _report(run(7.77, 110, 1, False), run(23.31, 220, 2, True))
+    assert "follows_breaks" not in rep.models[0].compile
+    (reason,) = [r for r in rep.reasons if r["code"] == "compile_regression"]
+    assert reason["level"] == "failure"
+    # no new break: more graphs are the PR's own doing too
+    rep = _report(run(7.77, 110, 1, True), run(23.31, 119, 2, True))
+    assert [r["level"] for r in rep.reasons if r["code"] == "compile_regression"] == ["failure"]

@@ -81,7 +81,10 @@ def compile_line(m: ModelDelta) -> str:
         pair = _pair(b, h, key)
         if pair:
             parts.append(f"{label} {pair}")
-    if c.get("regression"):
+    if c.get("regression") and c.get("follows_breaks"):
+        verdict = (f"⚠️ costlier (threshold {c.get('threshold_pct', 0):g} %), following from the "
+                   "new graph breaks: more graphs, FX nodes within the threshold")
+    elif c.get("regression"):
         verdict = f"❌ regression (threshold {c.get('threshold_pct', 0):g} %)"
     elif b is None:
         verdict = "no base to compare"
