@@ -976,34 +976,6 @@ CHAINS = {
                 return self.layers[1](self.layers[0](x))
 
 
-        class Denoiser(nn.Module):
-            \"\"\"torchcfm's UNet order: the time first, then the image.\"\"\"
-            def __init__(self, image_size: int, in_channels: int, num_res_blocks: int = 2):
-                super().__init__()
-                self.time = nn.Linear(1, in_channels)
-                self.blocks = nn.ModuleList(nn.Conv2d(in_channels, in_channels, 3, padding=1)
-                                            for _ in range(num_res_blocks))
-
-            def forward(self, t, x):
-                h = x + self.time(t[:, None])[:, :, None, None]
-                for block in self.blocks:
-                    h = block(h)
-                return h
-
-
-        class Staged(nn.Module):
-            \"\"\"torchvision's ResNet style: forward hands its input to a method of its own.\"\"\"
-            def __init__(self, c_in: int = 5):
-                super().__init__()
-                self.stem = nn.Conv2d(c_in, 4, 3)
-
-            def forward(self, x):
-                return self._forward_impl(2.0, x)
-
-            def _forward_impl(self, scale, img):
-                return self.stem(img) * scale
-
-
         class Encoder(nn.Module):            # an attribute chain into the repo's own module
             def __init__(self):
                 super().__init__()
