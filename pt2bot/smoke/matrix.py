@@ -286,8 +286,8 @@ def measure_matrix(model: Any, cases: list[CaseInputs], eager_outs: list[Any],
                     reasons = parse_recompile_reason(m.recompile_reason, case, files, paths)
                     if retried and reasons and all(_REMARKED in r["guard"] for r in reasons):
                         # our own retry: a frame the strict marking compiled, called again
-                        # with the inputs marked weakly, fails that marking's guard; the
-                        # user's code did nothing (it recompiles so on base just as well)
+                        # with the inputs marked weakly, fails that marking's guard; nothing
+                        # in the user's code asked for this compile
                         continue
                     for r in reasons:
                         r.update(recompiled_frame(m, paths))
