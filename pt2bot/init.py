@@ -36,7 +36,8 @@ or a parameter named `tokens` → ids; a parameter forward indexes a table with,
 `relations`, `*_idx` → ids [batch] below the count its kind names (`n_entities`); `dim` →
 [batch, seq, dim]), said in a comment. Further required parameters of forward get inputs too
 (_more_input: a time, a mask, their own first layer's input, ids, else one like the data input;
-a time named first hands the data input to the parameter after it). What
+a time named first hands the data input to the parameter after it; a graph's `edge_index` makes
+the data input node features, `_node_features`). What
 could not be inferred (a required constructor argument without a guess, a forward argument
 annotated as a Python value, no input at all) is written as a commented-out entry with the
 reason. Classes that other found
@@ -1020,7 +1021,7 @@ def propose(index: RepoClasses, c: _Class) -> Proposal:
         for k, v in infer.needed.items():
             kwargs[k] = v
             guessed.append(k)
-    elif configs and init is not None:
+    elif configs and init is not None and fparams:
         guess, how = _from_config(env, {f for n in config_params for f in _fields_read(init[1], n)},
                                   fparams[0].name)
     elif fparams and (ids := _index_input(env, fwd[1], fparams[0].name, None)) \
@@ -1034,6 +1035,9 @@ def propose(index: RepoClasses, c: _Class) -> Proposal:
         guess = InputGuess(None, ("batch", "seq"), "int64", vocab or _FEW_IDS)
         how = (f"from forward's parameter {fparams[0].name!r} (token ids"
                f"{'' if vocab else f' below {_FEW_IDS}: the vocabulary size is not in the source'})")
+    elif fparams and any(p.name == "edge_index" for p in fparams[1:]) \
+            and (nodes := _node_features(params, kwargs, env, guessed)):
+        guess, how = nodes
     else:
         guess, how = _from_constructor(params, kwargs, env, guessed)
     shapes: dict[str, tuple[int, ...]] = {}
@@ -1094,6 +1098,8 @@ def propose(index: RepoClasses, c: _Class) -> Proposal:
                 shapes[d] = (img or 32,)
             elif d == "length":
                 shapes["length"] = (32,)
+            elif d == "edges":
+                shapes["edges"] = (_EDGES,)
     dynamic = tuple(d for d, vs in shapes.items() if len(vs) > 1)
     line = c.node.lineno
     return Proposal(name=_snake(c.name), entry=f"{c.module}:{c.name}", path=c.path, line=line,
@@ -1248,6 +1254,10 @@ def _more_input(infer: "_Infer", c: "_Class", env: dict[str, Any], fn: ast.Funct
     if p.annotation is not None and not _takes_tensor(p.annotation):
         return None
     named_dims = tuple(d for d in first.shape if isinstance(d, str))
+    if p.name == "edge_index" and first.shape[:1] == ("batch",):
+        # PyTorch Geometric's edges: pairs of node indices, below the fewest nodes of a case
+        return (InputGuess(p.name, (2, "edges"), "int64", _FEWEST_NODES),
+                f"a graph's edges, [2, edges], node indices below {_FEWEST_NODES}")
     if _TIME_NAME.search(p.name):
         return InputGuess(p.name, ("batch",), "float32"), "a time per example, by its name"
     if _MASK_NAME.search(p.name):
@@ -1342,6 +1352,31 @@ def _from_config(env: dict[str, Any], read: set[str], name: str) -> tuple[InputG
         return (InputGuess(None, ("batch", "seq", width)),
                 "from the config's width (a sequence of vectors)")
     return None, ""
+
+
+# A graph's cases: its nodes are the `batch` dim (2 and 4), its edges a fixed number, each an
+# index below the fewest nodes so that every case holds it.
+_EDGES = 6
+_FEWEST_NODES = 2
+
+
+def _node_features(params: list[Param], kwargs: dict[str, Any], env: dict[str, Any],
+                   guessed: list[str]) -> tuple[InputGuess, str] | None:
+    """A graph network's input beside its `edge_index` (PyTorch Geometric's `forward(x,
+    edge_index)`): node features, [nodes, in_channels], the width from the constructor."""
+    names = {p.name for p in params}
+    for n in ("in_channels", "in_dim", "input_dim", "in_features", "num_features", "dim_in",
+              "node_dim", "in_feats"):
+        if n not in names:
+            continue
+        v = env.get(n)
+        if v is None:
+            v = kwargs[n] = env[n] = GUESSES.get(n, 8)
+            guessed.append(n)
+        if isinstance(v, int) and not isinstance(v, bool) and v > 0:
+            return (InputGuess(None, ("batch", v), "float32"),
+                    f"node features [nodes, {n}], beside `edge_index`")
+    return None
 
 
 def _from_constructor(params: list[Param], kwargs: dict[str, Any], env: dict[str, Any],

@@ -291,6 +291,60 @@ SEVERAL_INPUTS = {
 }
 
 
+GRAPH = {
+    "gnn/__init__.py": "",
+    "gnn/models.py": """\
+        import torch
+        from torch import nn
+
+
+        class MeanConv(nn.Module):
+            \"\"\"A message-passing layer written out: each node's neighbours averaged.\"\"\"
+            def __init__(self, in_channels: int, out_channels: int):
+                super().__init__()
+                self.lin = nn.Linear(in_channels, out_channels)
+
+            def forward(self, x, edge_index):
+                src, dst = edge_index
+                out = torch.zeros_like(x).index_add_(0, dst, x[src])
+                deg = torch.zeros(x.shape[0]).index_add_(0, dst, torch.ones(dst.shape[0]))
+                return self.lin(out / deg.clamp(min=1)[:, None])
+
+
+        class NodeClassifier(nn.Module):
+            def __init__(self, in_channels: int, num_classes: int):
+                super().__init__()
+                self.conv = MeanConv(in_channels, num_classes)
+
+            def forward(self, x, edge_index):
+                return self.conv(x, edge_index).log_softmax(-1)
+        """,
+}
+
+
+def test_a_graph_network_gets_node_features_and_edges(tmp_path):
+    """PyTorch Geometric's `forward(x, edge_index)`: x is [nodes, in_channels] (its layer is
+    the graph library's, so no first layer says so), edge_index [2, edges] of node indices
+    that every case's nodes hold. On the old code: "cannot infer the input 'x'"."""
+    root = _repo(tmp_path, GRAPH)
+    by = {p.name: p for p in discover(str(root))[0]}
+    node = by["node_classifier"]
+    assert not node.problems, node.problems
+    assert [(i.name, i.shape, i.dtype, i.high) for i in node.inputs] == [
+        ("x", ("batch", 3), "float32", None), ("edge_index", (2, "edges"), "int64", 2)]
+    assert node.shapes == {"batch": (2, 4), "edges": (6,)} and node.dynamic == ("batch",)
+    assert "x: node features [nodes, in_channels], beside `edge_index`" in node.how
+
+
+@pytest.mark.torch
+@pytest.mark.slow
+def test_check_runs_the_graph_inputs(tmp_path):
+    root = _repo(tmp_path, GRAPH)
+    assert main(["init", str(root), "--check"]) == 0
+    config = load_config(str(root / "pt2bot.yml"))
+    assert "node_classifier" in [m.name for m in config.models]
+
+
 def test_several_inputs_ids_masks_and_counts(tmp_path):
     root = _repo(tmp_path, SEVERAL_INPUTS)
     by = {p.name: p for p in discover(str(root))[0]}
@@ -1247,3 +1301,28 @@ def test_a_forward_that_differentiates_gets_grad_and_runs_in_check(tmp_path, cap
     assert "    grad: true   # forward differentiates inside itself (autograd.grad): autograd on" in text
     [m] = load_config(str(root / "pt2bot.yml")).models
     assert m.grad and m.name == "pair_forces"
+
+
+def test_a_config_built_model_whose_forward_takes_nothing_is_said_not_a_crash(tmp_path):
+    """PyTorch Geometric holds such a class; `init` raised IndexError on the whole repository."""
+    root = _repo(tmp_path, {"pkg/__init__.py": "", "pkg/m.py": """\
+        from dataclasses import dataclass
+
+        from torch import nn
+
+
+        @dataclass
+        class Config:
+            dim: int = 8
+
+
+        class Prior(nn.Module):
+            def __init__(self, config: Config):
+                super().__init__()
+                self.mean = nn.Parameter(nn.init.zeros_(nn.Linear(config.dim, 1).weight))
+
+            def forward(self):
+                return self.mean
+        """})
+    (prior,) = [p for p in discover(str(root))[0] if p.name == "prior"]
+    assert prior.problems == ("forward() takes no input",)
