@@ -328,9 +328,7 @@ def compare_model(name: str, base_run: ModelRun | None, head_run: ModelRun | Non
             eager_fallback=rec["eager_fallback"], coverage=compare_coverage(b, h),
             new_export_causes=tuple(new_export_causes(b, h, renames, line_map)))
         cost = compare_compile(b if base_run is not None else None, h,
-                               threshold_pct=compile_pct)
-        if cost is not None and cost.get("regression") and new_breaks and _split_only(cost):
-            cost["follows_breaks"] = True
+                               threshold_pct=compile_pct, new_breaks=bool(new_breaks))
     advice = compare_shape_advice(b if base_run is not None else None, h)
     if base_run is None and base_present:
         change = "new"
@@ -785,22 +783,9 @@ def _ratio(b: float | int | None, h: float | int | None) -> float | None:
     return h / b
 
 
-def _split_only(cost: dict[str, Any]) -> bool:
-    """A compile regression whose cost is the new breaks' (the caller knows there are some):
-    head compiles more graphs, but its FX nodes grew less than the threshold. A break splits
-    the model into more graphs, each compiled on its own (inductor's code generation and C++
-    build per graph), so the first compile costs more for no more work; the break is judged
-    once, as a break (its recompiles likewise)."""
-    b, h = cost.get("base") or {}, cost.get("head") or {}
-    graphs = (b.get("graphs"), h.get("graphs"))
-    if not all(isinstance(g, int) for g in graphs) or graphs[1] <= graphs[0]:
-        return False
-    nodes = _ratio(b.get("fx_nodes"), h.get("fx_nodes"))
-    return nodes is not None and nodes < 1.0 + float(cost.get("threshold_pct") or 0) / 100.0
-
-
 def compare_compile(base: ModelRun | None, head: ModelRun, *,
-                    threshold_pct: float | None = None) -> dict[str, Any] | None:
+                    threshold_pct: float | None = None,
+                    new_breaks: bool = False) -> dict[str, Any] | None:
     """report.json's `models[i].compile`: each side's first-compile cost, and whether head's
     is a regression (`regression`, `ratio`, `basis`, `note`). None when neither side has it.
 
@@ -815,6 +800,12 @@ def compare_compile(base: ModelRun | None, head: ModelRun, *,
     read low). When the CPU seconds do not compare (one side loaded its graphs from the
     on-disk cache and the other compiled them, or a side has none), `ratio` is that of the
     FX nodes (`basis: "fx_nodes"`) and decides alone.
+
+    With `new_breaks` (head has breaks base has not), a regression whose graphs grew while its
+    FX nodes grew less than the threshold is the breaks' (`follows_breaks`): a break splits the
+    model into more graphs, each compiled on its own (inductor's code generation and C++ build
+    per graph), so the first compile costs more for no more work; the break is judged once, as
+    a break (its recompiles likewise).
     """
     hc = head.compile_cost
     bc = base.compile_cost if base is not None else None
@@ -849,6 +840,8 @@ def compare_compile(base: ModelRun | None, head: ModelRun, *,
         if more_s and grew and (cpu >= limit or corroborated):
             out["regression"] = True
             out["note"] = f"the compile does more work: {work}"
+            if new_breaks and "graphs" in grew and nodes is not None and nodes < limit:
+                out["follows_breaks"] = True
         elif cpu >= limit and more_s:
             out["note"] = ("CPU time up, but FX nodes, guards, graphs and kernels did not "
                            "grow: the same work on a busier machine, not counted")

@@ -37,7 +37,7 @@ or a parameter named `tokens` → ids; a parameter forward indexes a table with,
 [batch, seq, dim]), said in a comment. Further required parameters of forward get inputs too
 (_more_input: a time, a mask, their own first layer's input, ids, else one like the data input;
 a time named first hands the data input to the parameter after it; a graph's `edge_index` makes
-the data input node features, `_node_features`). What
+the data input node features, `_from_constructor`). What
 could not be inferred (a required constructor argument without a guess, a forward argument
 annotated as a Python value, no input at all) is written as a commented-out entry with the
 reason. Classes that other found
@@ -1035,11 +1035,9 @@ def propose(index: RepoClasses, c: _Class) -> Proposal:
         guess = InputGuess(None, ("batch", "seq"), "int64", vocab or _FEW_IDS)
         how = (f"from forward's parameter {fparams[0].name!r} (token ids"
                f"{'' if vocab else f' below {_FEW_IDS}: the vocabulary size is not in the source'})")
-    elif fparams and any(p.name == "edge_index" for p in fparams[1:]) \
-            and (nodes := _node_features(params, kwargs, env, guessed)):
-        guess, how = nodes
     else:
-        guess, how = _from_constructor(params, kwargs, env, guessed)
+        guess, how = _from_constructor(params, kwargs, env, guessed,
+                                       graph=any(p.name == "edge_index" for p in fparams[1:]))
     shapes: dict[str, tuple[int, ...]] = {}
     inputs: tuple[InputGuess, ...] = ()
     if not fparams:
@@ -1358,38 +1356,29 @@ def _from_config(env: dict[str, Any], read: set[str], name: str) -> tuple[InputG
 # index below the fewest nodes so that every case holds it.
 _EDGES = 6
 _FEWEST_NODES = 2
-
-
-def _node_features(params: list[Param], kwargs: dict[str, Any], env: dict[str, Any],
-                   guessed: list[str]) -> tuple[InputGuess, str] | None:
-    """A graph network's input beside its `edge_index` (PyTorch Geometric's `forward(x,
-    edge_index)`): node features, [nodes, in_channels], the width from the constructor."""
-    names = {p.name for p in params}
-    for n in ("in_channels", "in_dim", "input_dim", "in_features", "num_features", "dim_in",
-              "node_dim", "in_feats"):
-        if n not in names:
-            continue
-        v = env.get(n)
-        if v is None:
-            v = kwargs[n] = env[n] = GUESSES.get(n, 8)
-            guessed.append(n)
-        if isinstance(v, int) and not isinstance(v, bool) and v > 0:
-            return (InputGuess(None, ("batch", v), "float32"),
-                    f"node features [nodes, {n}], beside `edge_index`")
-    return None
+# the constructor's width of a node's features, and what it is when it defaults to None
+_NODE_WIDTHS = ("in_channels", "in_dim", "input_dim", "in_features", "num_features", "dim_in",
+                "node_dim", "in_feats")
+_FEW_FEATURES = 8
 
 
 def _from_constructor(params: list[Param], kwargs: dict[str, Any], env: dict[str, Any],
-                      guessed: list[str]) -> tuple[InputGuess | None, str]:
+                      guessed: list[str], graph: bool = False) -> tuple[InputGuess | None, str]:
+    """The input from the constructor's sizes; for a graph network (`graph`: forward takes an
+    `edge_index`, PyTorch Geometric's `forward(x, edge_index)`) node features, [nodes, width]."""
     names = {p.name for p in params}
 
     def value(n: str) -> int | None:
         v = env.get(n)
         if v is None and n in names:
-            kwargs[n] = env[n] = GUESSES[n]
+            v = kwargs[n] = env[n] = GUESSES.get(n, _FEW_FEATURES)
             guessed.append(n)
-            v = GUESSES[n]
         return v if isinstance(v, int) and not isinstance(v, bool) else None
+
+    for n in _NODE_WIDTHS if graph else ():
+        if n in names and value(n):
+            return (InputGuess(None, ("batch", value(n)), "float32"),
+                    f"node features [nodes, {n}], beside `edge_index`")
 
     for n in _TOKENS:
         if n in names and value(n):
