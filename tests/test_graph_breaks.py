@@ -126,3 +126,34 @@ def test_corrupt_registry_is_empty_not_a_crash(tmp_path):
     bad = tmp_path / "graph_break_registry.json"
     bad.write_text("{not json")
     assert registry.load_registry(str(bad)) == {}
+
+
+# A real payload (torch 2.13; paths rewritten): `g` branches on an `.item()` that
+# `capture_scalar_outputs` captured, and is reached through `h(x, *[s])`; dynamo logs the
+# caller's instruction first, then a `UserError` with no GB id and no Explanation line.
+NESTED_GUARD_PAYLOAD = open(os.path.join(HERE, "fixtures", "models", "graph_break_nested_guard.txt"),
+                            encoding="utf-8").read()
+
+
+def test_a_nested_data_dependent_guard_is_named_by_its_cause_not_by_the_call():
+    p = gb.parse_break(NESTED_GUARD_PAYLOAD)
+    assert p.gb is None  # torch gives this error no registry id
+    assert p.gb_type == "Could not guard on data-dependent expression"
+    assert p.explanation == "Caused by: if s <= 0.0: (on `zuf0 <= 0.0`)"
+    assert p.hints == ("Consider annotating your code using torch._check*()",)
+    assert p.header_line == 4
+    assert not p.reason.startswith("Encountered graph break")
+    assert p.frames[-1].source == "if s <= 0.0:"
+
+
+def test_a_nested_unsupported_keeps_its_own_type():
+    # the same wrapper over an `Unsupported` (torch 2.13's text for an `.item()` in a callee)
+    text = ("Graph break in user code at /r/m.py:3\nGraph Break Reason: Encountered graph break "
+            "when attempting to trace CALL: a function call, e.g. f(x, y):\n\n"
+            "Unsupported Tensor.item() call with capture_scalar_outputs=False\n"
+            "  Explanation: Dynamo does not support tracing `Tensor.item()` with "
+            "config.capture_scalar_outputs=False.\n\n For more details about this graph break, "
+            "please visit: https://meta-pytorch.github.io/compile-graph-break-site/gb/gb0124.html\n")
+    p = gb.parse_break(text)
+    assert (p.gb, p.gb_type) == ("GB0124", "Unsupported Tensor.item() call with capture_scalar_outputs=False")
+    assert p.reason.splitlines()[0] == "Unsupported Tensor.item() call with capture_scalar_outputs=False"

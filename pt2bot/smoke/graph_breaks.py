@@ -21,6 +21,21 @@ _CHAIN_SEP = "*** While handling this graph break, another graph break occurred:
 _HEADER_RE = re.compile(r"^Graph break in user code at (?P<file>.+):(?P<line>\d+)\s*$", re.M)
 _FRAME_RE = re.compile(r'^\s*File "(?P<file>[^"]+)", line (?P<line>\d+), in (?P<func>.+?)\s*$')
 _SKIP_PREFIXES = ("Failed to handle graph break gracefully", "Graph Break Reason:")
+# A break inside a called function is logged with the caller's instruction as a first line
+# ("Encountered graph break when attempting to trace CALL: a function call, e.g. f(x, y):"), then
+# the callee's own message: the cause is that message, not the call.
+_NESTED_RE = re.compile(r"^Encountered graph break when attempting to trace \S+: .*:\s*$")
+# Where the callee's message is a `UserError` rather than an `Unsupported`, it has no GB id and no
+# Explanation line. The commonest on a break path is a guard dynamo could not decide on a value
+# that the graph computes (a branch on an `.item()` captured with `capture_scalar_outputs`):
+# "Consider annotating your code using torch._check*(). Could not guard on data-dependent
+# expression u0 <= 0 (unhinted: ...)". Its type is torch's fixed words; the expression, whose
+# symbol names change with every `.item()` before it, goes to the explanation, so that one break
+# compares equal between two runs.
+_GUARD_TYPE = "Could not guard on data-dependent expression"
+_GUARD_RE = re.compile(r"^(?P<hint>Consider annotating your code using torch\._check\*\(\)\.)?\s*"
+                       + re.escape(_GUARD_TYPE) + r" (?P<expr>.+?)(?:\s*\(unhinted:.*)?$")
+_CAUSE_RE = re.compile(r"^Caused by: (?P<src>.+?)\s+#\s")
 
 
 @dataclass(frozen=True)
@@ -71,8 +86,35 @@ def gb_ids(text: str) -> list[str]:
     return ["GB" + m.group(1) for m in _URL_RE.finditer(text)]
 
 
+def _unwrapped(lines: list[str]) -> list[str]:
+    """`lines` without a nested break's first line, the caller's instruction."""
+    for i, ln in enumerate(lines):
+        s = ln.strip()
+        for pre in _SKIP_PREFIXES:
+            if s.startswith(pre):
+                s = s[len(pre):].strip()
+        if not s:
+            continue
+        return lines[i + 1:] if _NESTED_RE.match(s) else lines
+    return lines
+
+
+def _guard_section(lines: list[str]) -> tuple[str, str, list[str]] | None:
+    """(type, explanation, hints) of a data-dependent guard message, else None."""
+    first = next((ln.strip() for ln in lines if ln.strip()), "")
+    m = _GUARD_RE.match(first)
+    if not m:
+        return None
+    cause = next((c.group("src") for c in map(_CAUSE_RE.match, (ln.strip() for ln in lines)) if c),
+                 "")
+    hint = m.group("hint")
+    expr = m.group("expr").rstrip(". ")
+    return (_GUARD_TYPE, f"Caused by: {cause} (on `{expr}`)" if cause else f"on `{expr}`",
+            [hint[:-1]] if hint else [])
+
+
 def _parse_section(text: str) -> BreakSection:
-    lines = text.splitlines()
+    lines = _unwrapped(text.splitlines())
     gb_type = ""
     explanation = ""
     hints: list[str] = []
@@ -93,6 +135,9 @@ def _parse_section(text: str) -> BreakSection:
             hints.append(s[len("Hint:"):].strip())
     ids = gb_ids(text)
     gb = ids[0] if ids else None
+    guard = None if gb_type else _guard_section(lines)
+    if guard:
+        gb_type, explanation, hints = guard
     if not gb_type:
         first = next((ln.strip() for ln in lines if ln.strip()), "")
         for pre in _SKIP_PREFIXES:
@@ -161,7 +206,7 @@ def parse_break(payload: str) -> ParsedBreak:
 def _short_reason(section_text: str, limit: int = 2000) -> str:
     """The root break's text without developer context and URL lines, capped."""
     keep = []
-    for ln in section_text.splitlines():
+    for ln in _unwrapped(section_text.splitlines()):
         s = ln.strip()
         if s.startswith(("Developer debug context:", "For more details about this graph break",
                          "Hint:")):
