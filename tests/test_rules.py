@@ -150,3 +150,17 @@ def test_tensor_attributes_are_not_sizes_or_tensors_elsewhere(tmp_path):
         "        return x\n")})
     findings = check_paths(str(tmp_path), ["m.py"], StaticConfig(select=("ALL",)), jobs=1)
     assert [(f.line, f.rule) for f in findings] == [(18, "PTC201")]
+
+
+def test_an_int_that_bounds_a_slice_gets_advice_for_a_slice_not_keep_a_tensor():
+    """A new user's trim-padding PR (`longest = int(mask.sum(1).max())`, then
+    `tokens[:, :longest]`) was told "keep a tensor, e.g. `t.to(torch.int64)`", which cannot help:
+    the sliced shape still follows the data."""
+    findings = check_paths(str(FIXTURES), ["ptc104_slice_bound.py", "ptc104_tensor_to_scalar.py"],
+                           StaticConfig(select=("PTC104",)), jobs=1)
+    trim = next(f for f in findings if f.function == "PosTrimPadding.forward")
+    assert ("`longest` then bounds a slice (line 42: `tokens[:, :longest]`), so a tensor cannot stand "
+            "in") in trim.message
+    assert "keep a tensor" not in trim.message and "mask what the slice drops" in trim.message
+    plain = next(f for f in findings if f.path == "ptc104_tensor_to_scalar.py" and "n = int(x.sum())" in f.source)
+    assert "keep a tensor, e.g. `t.to(torch.int64)`" in plain.message

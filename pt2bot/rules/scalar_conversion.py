@@ -232,6 +232,34 @@ _SLICE_WHY = ("a tensor as a slice bound is converted to a Python int (`int(t)` 
               "the value to Python and breaks the graph")
 
 
+# `n = int(mask.sum(1).max())` then `x[:, :n]` (trimming a batch's padding): a tensor bound
+# is still a value of the data, and the sliced shape follows it, so "keep a tensor" cannot
+# help; the shape has to stop depending on the data, or the slice leave the compiled code.
+_BOUND_ADVICE = ("`{0}` then bounds a slice (line {1}: `{2}`), so a tensor cannot stand in: the sliced "
+                 "shape follows the data (a recompile when it first changes, dynamic shapes after); keep "
+                 "the full length and mask what the slice drops, or slice before the compiled code (in "
+                 "the collate function)")
+
+
+def _bounds_a_slice(ctx, call: ast.Call) -> tuple[str, int, str] | None:
+    """(name, line, source) where `name = int(t)` is later a bound of a slice in the function."""
+    assign = next((s for s in ast.walk(ctx.node) if type(s) is ast.Assign and s.value is call
+                   and len(s.targets) == 1 and type(s.targets[0]) is ast.Name), None)
+    if assign is None:
+        return None
+    name = assign.targets[0].id
+    for sub in ast.walk(ctx.node):
+        if type(sub) is not ast.Subscript or sub.lineno <= assign.lineno:
+            continue
+        parts = sub.slice.elts if type(sub.slice) is ast.Tuple else (sub.slice,)
+        if any(type(p) is ast.Slice and any(type(b) is ast.Name and b.id == name
+                                            for b in (p.lower, p.upper, p.step)) for p in parts):
+            line = ctx.line_text(sub).encode("utf-8")     # (ast's columns count bytes)
+            text = line[sub.col_offset:sub.end_col_offset] if sub.end_lineno == sub.lineno else line
+            return name, sub.lineno, text.decode("utf-8", "replace").strip()[:120]
+    return None
+
+
 class ScalarConversion(Rule):
     """## What it does
     Flags `float(t)`, `int(t)` and `bool(t)` where `t` is a tensor computed in compiled code,
@@ -263,6 +291,11 @@ class ScalarConversion(Rule):
     `int(x.shape[0])` is a (Sym)int, not a tensor, and is not flagged; nor are `len(a)`,
     `a.ndim`, `a.shape[0]` of an array, or numpy on Python numbers alone
     (`int(np.ceil(h / 4))`, `float(np.sqrt(d))`), which dynamo evaluates while tracing.
+    Where the name an `int(t)` is bound to later bounds a slice in the function (trimming a
+    batch's padding: `longest = int(mask.sum(1).max())`, then `tokens[:, :longest]`), no tensor
+    can stand in, since the sliced shape follows the data either way: the message says so and
+    points at the slice, and advises a static length with a mask, or slicing before the
+    compiled code, instead of "keep a tensor".
 
     ## Example
     ```python
@@ -367,8 +400,10 @@ class ScalarConversion(Rule):
             return
         a = node.args[0]
         if is_tensorish(ctx, a):
+            bound = _bounds_a_slice(ctx, node) if f.id == "int" else None
             ctx.report(self.code, node, f"`{f.id}(tensor)` copies the value to Python and breaks the graph"
-                       f"{generator_note(ctx)}; keep a tensor, e.g. `t.to({self._FUNCS[f.id]})`")
+                       f"{generator_note(ctx)}; " + (_BOUND_ADVICE.format(*bound) if bound else
+                                                      f"keep a tensor, e.g. `t.to({self._FUNCS[f.id]})`"))
         elif ctx.kind(a) == NDARRAY and _numpy_data(ctx, a):
             ctx.report(self.code, node, f"`{f.id}()` of a numpy value made in compiled code reads a tensor's "
                        "value (dynamo traces numpy into torch ops) and breaks the graph; compute it with "
