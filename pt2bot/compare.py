@@ -421,6 +421,8 @@ def _break_out(b: GraphBreak, renames: dict[str, str], side: str = "head") -> di
     }
     if b.reported_line is not None:
         out["reported_line"] = b.reported_line
+    if b.library is not None:
+        out["library"] = b.library
     return out
 
 

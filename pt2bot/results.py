@@ -311,7 +311,10 @@ class GraphBreak(Record):
     # dynamo's line when it is not inside the function dynamo names, or holds no code (then
     # `line` is None)
     reported_line: int | None = None
-    OMIT_IF_NONE: ClassVar[frozenset[str]] = frozenset({"reported_line"})
+    # where in an installed package a break outside the repository is
+    # (`linformer/linformer.py:112`; `path` is then None)
+    library: str | None = None
+    OMIT_IF_NONE: ClassVar[frozenset[str]] = frozenset({"reported_line", "library"})
 
 
 @dataclass(frozen=True, kw_only=True)

@@ -97,3 +97,40 @@ def test_the_summary_says_where_dynamo_put_it_and_why_no_comment_is_there():
     assert "`pkg/net.py` in `forward`" in first
     assert second.strip() == ("dynamo put it at line 110, which holds none of that function's code: the line is not "
                               "known, so no comment is posted on one")
+
+
+def test_a_break_in_an_installed_package_says_where_in_it(tmp_path):
+    # torch 2.13's payload for a guard on a captured `.item()` inside a package's function, as a
+    # frame dynamo started in the package has it: no frame of the repository on its stack
+    import os
+
+    from pt2bot.smoke.graph_breaks import parse_break
+    here = os.path.dirname(os.path.abspath(__file__))
+    text = open(os.path.join(here, "fixtures", "models", "graph_break_nested_guard.txt"),
+                encoding="utf-8").read()
+    lib = tmp_path / "venv" / "lib" / "python3.11" / "site-packages" / "linformer"
+    lib.mkdir(parents=True)
+    (lib / "linformer.py").write_text("import torch\n\ndef g(x, s):\n    if s <= 0.0:\n")
+    payload = text.replace("/repo/pkg/m.py", str(lib / "linformer.py"))
+    repo = tmp_path / "repo"
+    repo.mkdir()
+    events = TraceCollector()
+    events.events.append(TraceEvent("artifact", "dynamo_graph_break_reason", {}, payload, None))
+    (b,) = collect_breaks(events, RepoPaths(str(repo)))
+    assert (b["path"], b["line"], b["library"]) == (None, None, "linformer/linformer.py:4")
+    assert b["gb_type"] == "Could not guard on data-dependent expression"
+    assert parse_break(payload).header_line == 4
+
+    from pt2bot.report.summary import break_block
+    from pt2bot.smoke.verify import _new_break
+    assert break_block(b).split("\n")[0] == (
+        "- **graph break** Could not guard on data-dependent expression at "
+        "`linformer/linformer.py:4` of an installed package")
+    assert _new_break(b) == ("Could not guard on data-dependent expression (the guard `zuf0 <= 0.0` from "
+                             "`if s <= 0.0:`) outside the repository, in linformer/linformer.py:4 of an "
+                             "installed package")
+    # the same break seen again from another place in a library: one site, placed in neither
+    events.events.append(TraceEvent("artifact", "dynamo_graph_break_reason", {},
+                                    payload.replace("linformer.py:4", "linformer.py:9"), None))
+    (b,) = collect_breaks(events, RepoPaths(str(repo)))
+    assert "library" not in b and b["count"] == 2

@@ -211,3 +211,29 @@ def test_a_refused_setting_is_named_as_torchs_hint_that_does_not_work():
             "tried and <strong>not verified</strong>: a new graph break: GB0007 outside the "
             "repository (on <code>net</code>).") in html
     assert "Candidate fix" not in html and "```suggestion" not in c["body"]
+    # the summary's list of what was left says the same attempt, not only the recipe's reason
+    fx["targets"][1]["reason"] = "the PTC101 recipe has no edit for this code"
+    summary = cmarkgfm.github_flavored_markdown_to_html(render_summary(rep))
+    assert ("no verified fix: the PTC101 recipe has no edit for this code; "
+            "<code>torch._dynamo.config.capture_scalar_outputs = True</code> tried, not verified: "
+            "a new graph break: GB0007 outside the repository (on <code>net</code>)") in summary
+
+
+def test_the_summary_leaves_out_torchs_hint_where_the_proof_answered_it():
+    """The trial's summary printed "💡 Set `torch._dynamo.config.capture_scalar_outputs = True`"
+    under the break while the proof had refused that very setting for it."""
+    from pt2bot.report.summary import break_block, hints_settled
+
+    fx = fixes()
+    fx["targets"][0]["fingerprint"], fx["targets"][1]["fingerprint"] = "fa", "fb"
+    brk = {"gb": "GB0124", "gb_type": "item", "path": "pkg/m.py", "line": 20,
+           "hints": ["Set `torch._dynamo.config.capture_scalar_outputs = True`"], "fingerprint": "fb"}
+    # an edit refused for it: torch's hint is still the user's best lead
+    assert hints_settled(fx) == {"fa"}
+    assert "💡 Set" in break_block(brk, hint=brk["fingerprint"] not in hints_settled(fx))
+    fx["settings"] = [{"id": "c2", "setting": "capture_scalar_outputs", "targets": [1],
+                       "verified": False, "reason": "a new graph break: GB0007 outside the repository"}]
+    assert hints_settled(fx) == {"fa", "fb"}
+    text = break_block(brk, hint=False)
+    assert "Set `torch" not in text
+    assert text.endswith("💡 torch's hint for it was tried by the proof of fixes: see Suggested fixes")

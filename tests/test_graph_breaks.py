@@ -139,7 +139,7 @@ def test_a_nested_data_dependent_guard_is_named_by_its_cause_not_by_the_call():
     p = gb.parse_break(NESTED_GUARD_PAYLOAD)
     assert p.gb is None  # torch gives this error no registry id
     assert p.gb_type == "Could not guard on data-dependent expression"
-    assert p.explanation == "Caused by: if s <= 0.0: (on `zuf0 <= 0.0`)"
+    assert p.explanation == "the guard `zuf0 <= 0.0` from `if s <= 0.0:`"
     assert p.hints == ("Consider annotating your code using torch._check*()",)
     assert p.header_line == 4
     assert not p.reason.startswith("Encountered graph break")

@@ -19,7 +19,7 @@ from pt2bot.report import markdown as md
 from pt2bot.report.escape import html_text
 from pt2bot.report.shape_advice import advice_markdown
 from pt2bot.report.review import FIX_TITLE_CAP
-from pt2bot.report.summary import fix_target_line, setting_names, split_fixes
+from pt2bot.report.summary import fix_target_lines, split_fixes
 
 BODY_LIMIT = 65_536            # GitHub issue/comment body, in characters
 MERMAID_MAX_MODELS = 10        # per-model Mermaid charts; the PNG/HTML show the rest
@@ -112,8 +112,8 @@ def _fixes_section(report: dict[str, Any]) -> str:
     if len(verified) > MAX_FIXES:
         parts += ["", f"_…and {len(verified) - MAX_FIXES} more in report.json._"]
     if open_:
-        parts += ["", md.details(f"{len(open_)} without a verified fix", "\n".join(
-            fix_target_line(t, setting_names(report.get("fixes") or {})) for t in open_[:MAX_FIXES]))]
+        parts += ["", md.details(f"{len(open_)} without a verified fix",
+                                 fix_target_lines(report.get("fixes") or {}, open_[:MAX_FIXES]))]
     return "\n".join(parts)
 
 

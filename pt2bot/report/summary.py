@@ -15,7 +15,7 @@ from __future__ import annotations
 
 from collections import Counter
 from dataclasses import dataclass, field
-from typing import Any, Callable, Mapping
+from typing import Any, Callable, Mapping, Sequence
 
 from pt2bot import gb as gb_registry
 from pt2bot.report import compile_report
@@ -267,7 +267,8 @@ def model_section(m: ModelDelta, report: Report) -> Section:
     new = m.new_breaks
     if new:
         blocks.append(f"**{len(new)} new graph break{'s' if len(new) != 1 else ''}:**")
-        blocks += [break_block(b) for b in new[:MAX_LIST]]
+        settled = hints_settled(report.fixes or {})
+        blocks += [break_block(b, hint=b.get("fingerprint") not in settled) for b in new[:MAX_LIST]]
     rec = recompile_details(m)
     if rec:
         blocks.append(rec)
@@ -478,14 +479,30 @@ def finding_location(f: Finding) -> str:
     return path_line(f.path, f.line)
 
 
-def break_block(b: Mapping[str, Any]) -> str:
-    """One new break: GB code (linked), type, where; the code line; explanation; hint."""
+def hints_settled(fixes: Mapping[str, Any]) -> set[str]:
+    """The fingerprints of the breaks whose torch hint the proof of fixes answered: a fix
+    verified for them, or a setting tried for them either way (for the kinds of break with a
+    setting, torch's hint is that setting). The inline comments leave those hints out too."""
+    targets = [t for t in fixes.get("targets") or () if isinstance(t, dict)]
+    out: set[str] = set()
+    for c in list(fixes.get("candidates") or ()) + list(fixes.get("settings") or ()):
+        if isinstance(c, dict) and (c.get("verified") or c.get("setting") and not c.get("skipped")):
+            out.update(str(targets[i]["fingerprint"]) for i in c.get("targets") or ()
+                       if isinstance(i, int) and 0 <= i < len(targets) and targets[i].get("fingerprint"))
+    return out
+
+
+def break_block(b: Mapping[str, Any], hint: bool = True) -> str:
+    """One new break: GB code (linked), type, where; the code line; explanation; torch's hint,
+    unless the proof of fixes answered it (`hint` False: Suggested fixes says how)."""
     gb_type = b.get("gb_type") or ""
     func = f" in {code_inline(b['function'], limit=80)}" if b.get("function") else ""
     count = f" (×{b['count']})" if isinstance(b.get("count"), int) and b["count"] > 1 else ""
     loop = " — inside a loop: the whole frame runs eagerly" if b.get("in_loop") else ""
+    where = (f"{code_inline(str(b['library']), limit=160)} of an installed package"
+             if not b.get("path") and b.get("library") else code_inline(location(b), limit=160))
     lines = [f"- **{gb_link(b.get('gb'))}** {escape_inline(gb_type, limit=160)} at "
-             f"{code_inline(location(b), limit=160)}{func}{count}{loop}"]
+             f"{where}{func}{count}{loop}"]
     if isinstance(b.get("reported_line"), int):
         lines.append(f"  dynamo put it at line {b['reported_line']}, which holds none of that function's "
                      "code: the line is not known, so no comment is posted on one")
@@ -495,8 +512,10 @@ def break_block(b: Mapping[str, Any]) -> str:
     if text:
         lines.append(f"  {escape_inline(text, limit=500)}")
     hints = b.get("hints") or []
-    if hints:
+    if hints and hint:
         lines.append(f"  💡 {escape_inline(hints[0], limit=400)}")
+    elif hints:
+        lines.append("  💡 torch's hint for it was tried by the proof of fixes: see Suggested fixes")
     if caused_line(b):
         lines.append(f"  {caused_line(b)}")
     return "\n".join(lines)
@@ -666,7 +685,7 @@ def fixes_section(report: Report) -> Section | None:
         head += (f" ⚙️ {len(proven)} dynamo setting{'s' if len(proven) != 1 else ''} verified for "
                  "problems no edit fixed, said in the inline comments as text (set where the model "
                  "is compiled, not on the PR's lines).")
-    items = "\n".join(fix_target_line(t, setting_names(fixes)) for t in open_[:MAX_LIST])
+    items = fix_target_lines(fixes, open_[:MAX_LIST])
     blocks = [head] + ([details(f"{len(open_)} without a verified fix", items)] if open_ else [])
     return Section("#### Suggested fixes", blocks)
 
@@ -677,18 +696,36 @@ def setting_names(fixes: Mapping[str, Any]) -> dict[str, str]:
             if isinstance(s, dict) and s.get("verified")}
 
 
-def fix_target_line(t: dict[str, Any], settings: Mapping[str, str] | None = None) -> str:
-    """A list item: one target of the proof of fixes left without a verified fix, and why
-    (a review's summary, and the audit's Markdown); `settings` (`setting_names`) names the
-    verified setting a target has."""
+def fix_target_lines(fixes: Mapping[str, Any], open_: list[dict[str, Any]]) -> str:
+    """The list of targets left without a verified fix (a review's summary, and the audit's
+    Markdown), each with the settings tried for it and refused: a target's own reason is its
+    recipe's, and the setting the inline comment says was tried is the same attempt."""
+    targets = [t for t in fixes.get("targets") or () if isinstance(t, dict)]
+    refused: dict[int, list[tuple[str, str]]] = {}
+    for s in fixes.get("settings") or ():
+        if isinstance(s, dict) and not s.get("verified") and not s.get("skipped") and s.get("reason"):
+            for i in s.get("targets") or ():
+                refused.setdefault(i, []).append((str(s.get("setting")), str(s["reason"])))
+    index = {id(t): i for i, t in enumerate(targets)}
+    return "\n".join(fix_target_line(t, setting_names(fixes), refused.get(index.get(id(t), -1), ()))
+                     for t in open_)
+
+
+def fix_target_line(t: dict[str, Any], settings: Mapping[str, str] | None = None,
+                    refused: Sequence[tuple[str, str]] = ()) -> str:
+    """A list item: one target of the proof of fixes left without a verified fix, and why;
+    `settings` (`setting_names`) names the verified setting a target has, `refused` the
+    settings tried for it that failed, with why."""
     name = (settings or {}).get(str(t.get("setting"))) if t.get("setting") else None
+    tried = "".join(f"; {code_inline(f'torch._dynamo.config.{n} = True', limit=120)} tried, not "
+                    f"verified: {message_inline(why, limit=300)}" for n, why in refused[:2])
     return (f"- {escape_inline(t.get('kind', ''), limit=20)}"
             f"{' ' + gb_link(t.get('gb')) if gb_registry.is_code(t.get('gb')) else ''} at "
             f"{code_inline(location(t), limit=120)} "
             f"({code_inline(t.get('model'), limit=100)}): "
             f"no verified fix: {message_inline(t.get('reason') or '', limit=300)}"
             + (f"; verified with {code_inline(f'torch._dynamo.config.{name} = True', limit=120)} set"
-               if name else ""))
+               if name else "") + tried)
 
 
 def not_run_section(report: Report) -> Section | None:
@@ -732,4 +769,4 @@ def skipped_section(report: Report) -> Section | None:
     return Section(title, [body])
 
 
-__all__ = ["render_summary", "fit", "fix_target_line", "setting_names", "split_fixes", "fixes_section", "Section", "SUMMARY_MARKER", "MAX_CHARS"]
+__all__ = ["render_summary", "fit", "fix_target_line", "fix_target_lines", "setting_names", "split_fixes", "fixes_section", "Section", "SUMMARY_MARKER", "MAX_CHARS"]

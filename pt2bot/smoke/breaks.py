@@ -81,6 +81,8 @@ def collect_breaks(events: TraceCollector, paths: RepoPaths, locate: bool = True
             path, line, func = paths.rel(pb.header_file), pb.header_line, None
         else:
             path, line, func = None, None, None
+        installed = paths.installed(pb.header_file) if path is None else None
+        library = f"{installed}:{pb.header_line}" if installed and pb.header_line else installed
         reported = None
         if locate and paths.in_function(inner_file, line, func) is False:
             # dynamo's line is not inside the function it names, or holds no code: no comment goes on it, and
@@ -98,7 +100,11 @@ def collect_breaks(events: TraceCollector, paths: RepoPaths, locate: bool = True
             }
             if reported is not None:
                 sites[key]["reported_line"] = reported
+            if library:
+                sites[key]["library"] = library
         else:
+            if site.get("library") != library:
+                site.pop("library", None)  # one site, two places in libraries: neither is it
             site["count"] += 1
             site["in_loop"] = site["in_loop"] or pb.in_loop
             if len(stack) > len(site["user_stack"]):

@@ -109,7 +109,7 @@ def _guard_section(lines: list[str]) -> tuple[str, str, list[str]] | None:
                  "")
     hint = m.group("hint")
     expr = m.group("expr").rstrip(". ")
-    return (_GUARD_TYPE, f"Caused by: {cause} (on `{expr}`)" if cause else f"on `{expr}`",
+    return (_GUARD_TYPE, f"the guard `{expr}`" + (f" from `{cause}`" if cause else ""),
             [hint[:-1]] if hint else [])
 
 

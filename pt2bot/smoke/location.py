@@ -70,6 +70,18 @@ class RepoPaths:
             return None
         return os.path.relpath(real, self.root).replace(os.sep, "/")
 
+    def installed(self, filename: str | None) -> str | None:
+        """An installed package's file from its package on (`linformer/linformer.py`), for a
+        break that is not in the repository: the reader can find it without the runner's paths."""
+        real = real_file(filename)
+        if real is None or self.rel(filename):
+            return None
+        parts = real.split(os.sep)
+        at = [i for i, p in enumerate(parts) if p in ("site-packages", "dist-packages")]
+        if not at:
+            return None
+        return "/".join(parts[at[-1] + 1:]) or None
+
     def source_line(self, rel: str | None, line: int | None) -> str:
         """The stripped source line from the working tree (user text: data, never code)."""
         if not rel or not line:

@@ -134,7 +134,9 @@ def _seeded_forward(model: Any, case: CaseInputs, paths: RepoPaths) -> Any:
 
 
 def _breaks_summary(got: Mapping[str, Any]) -> list[dict[str, Any]]:
-    return [{k: b.get(k) for k in ("gb", "gb_type", "path", "line", "function", "source")}
+    # (the explanation and the package's place: what names a refused candidate's new break)
+    return [{**{k: b.get(k) for k in ("gb", "gb_type", "path", "line", "function", "source")},
+             **{k: b[k] for k in ("explanation", "library") if b.get(k)}}
             for b in got.get("graph_breaks") or ()]
 
 
@@ -1014,10 +1016,21 @@ def _gb(b: Mapping[str, Any]) -> str:
     return str(b.get("gb") or b.get("gb_type") or "a graph break")
 
 
-def _at(path: Any, line: Any) -> str:
-    """"at a.py:3" (a file of the repository), "outside the repository" (a library's code)."""
-    return f"at {path}:{line}" if path and line else f"at {path}" if path \
+def _at(path: Any, line: Any, library: Any = None) -> str:
+    """"at a.py:3" (a file of the repository), "outside the repository" (a library's code, with
+    its place in the installed package where the break names one)."""
+    if path:
+        return f"at {path}:{line}" if line else f"at {path}"
+    return f"outside the repository, in {library} of an installed package" if library \
         else "outside the repository"
+
+
+def _new_break(b: Mapping[str, Any]) -> str:
+    """A break the candidate made: its kind and place; for one with no GB id (a guard on a value
+    the graph computes, which a captured `.item()` moves into the code that uses it), the
+    source line that needs the value."""
+    what = _gb(b) if b.get("gb") or not b.get("explanation") else f"{_gb(b)} ({b['explanation']})"
+    return f"{what} {_at(b.get('path'), b.get('line'), b.get('library'))}"
 
 
 def _is_target_line(edit: Edit, target: Mapping[str, Any]) -> bool:
@@ -1216,7 +1229,7 @@ def judge(head: Mapping[str, Any], cand: Mapping[str, Any], targets: Sequence[Ma
                 # pytorch-crf's Viterbi `.item()` moved two lines down and still ran eagerly)
                 uncovered.append(b)
             else:
-                return no(f"a new graph break: {_gb(b)} {_at(b.get('path'), b.get('line'))}")
+                return no(f"a new graph break: {_new_break(b)}")
         span = cand.get("statement")
         for b in uncovered:
             # the break moved into the block of the statement the edit changes (an MoE layer's
