@@ -83,7 +83,11 @@ GUESSES: dict[str, int] = {}
 for _names, _value in (
         (("dim", "d_model", "hidden_dim", "hidden_size", "embed_dim", "emb_dim", "n_embd",
           "width", "in_features", "dim_in", "in_dim", "input_dim", "d_in", "n_embed",
-          "embedding_dim", "embedding_size", "latent_dim"), 32),
+          "embedding_dim", "embedding_size", "latent_dim",
+          # a UNet's base width (guided diffusion's `model_channels`): its GroupNorm takes 32 groups
+          "model_channels", "base_channels"), 32),
+        # a UNet's blocks per resolution: one is the smallest that builds each level
+        (("num_res_blocks", "n_res_blocks", "num_resnet_blocks"), 1),
         (("depth", "n_layer", "n_layers", "num_layers", "layers", "num_blocks",
           "num_hidden_layers", "num_encoder_layers", "num_decoder_layers", "encoder_layers",
           "decoder_layers"), 2),
@@ -301,6 +305,16 @@ class RepoClasses:
         if hit is None:
             hit = self._configs[c.qualname] = _ConfigClass(self, c)
         return hit
+
+    def super_method(self, c: _Class, name: str) -> tuple[_Class, ast.FunctionDef] | None:
+        """The method `super().name(...)` calls from class `c`: the first class after `c` in its
+        method resolution order, among the repository's classes, that defines it."""
+        for q in self.index.mro(c.qualname)[1:]:
+            owner = self.classes.get(q)
+            node = owner.method(name) if owner else None
+            if owner and node:
+                return owner, node
+        return None
 
     def find_method(self, c: _Class, name: str) -> tuple[_Class, ast.FunctionDef] | None:
         """The method as the class inherits it, through the repo's classes."""
@@ -939,9 +953,11 @@ def forwarded_params(index: RepoClasses, init: tuple[_Class, ast.FunctionDef] | 
     repository class it builds: `PerceiverLM(*, dim, num_tokens, max_seq_len, **kwargs)`
     builds `PerceiverIO(dim=dim, ..., **kwargs)`, whose `depth` (required) and `latent_dim=512`
     can only be given to PerceiverLM. Without them, the model is proposed with no depth and
-    does not build, or is built at its real width. Those the call itself passes (by keyword,
-    or by position) are not the caller's to give; a callee that forwards its own `**kwargs`
-    is followed too, a few levels."""
+    does not build, or is built at its real width. The callee may be the base class's
+    constructor, `super().__init__(image_size, in_channels * 2, *args, **kwargs)` (a
+    super-resolution UNet over its UNet). Those the call itself passes (by keyword, or by
+    position before a `*args`) are not the caller's to give; a callee that forwards its own
+    `**kwargs` is followed too, a few levels."""
     if init is None or depth >= _MAX_FORWARD or init[1].args.kwarg is None:
         return []
     owner, fn = init
@@ -953,14 +969,22 @@ def forwarded_params(index: RepoClasses, init: tuple[_Class, ast.FunctionDef] | 
                 k.arg is None and isinstance(k.value, ast.Name) and k.value.id == kw
                 for k in call.keywords):
             continue
-        target = index.classes.get(index.resolve(call.func, owner, fn) or "")
-        callee = index.find_method(target, "__init__") if target is not None else None
+        f = call.func
+        if isinstance(f, ast.Attribute) and f.attr == "__init__" and isinstance(f.value, ast.Call) \
+                and isinstance(f.value.func, ast.Name) and f.value.func.id == "super":
+            callee = index.super_method(owner, "__init__")
+        else:
+            target = index.classes.get(index.resolve(f, owner, fn) or "")
+            callee = index.find_method(target, "__init__") if target is not None else None
         if callee is None:
             continue
         given = {k.arg for k in call.keywords if k.arg is not None}
+        # (a `*args` passes the caller's own positional arguments on: those after it are not given)
+        positional = next((i for i, a in enumerate(call.args) if isinstance(a, ast.Starred)),
+                          len(call.args))
         params = init_params(callee[1])
         for k, p in enumerate(params):
-            if p.positional_only or k < len(call.args) or p.name in given or p.name in names:
+            if p.positional_only or k < positional or p.name in given or p.name in names:
                 continue
             names.add(p.name)
             out.append(p)
@@ -1121,9 +1145,17 @@ def _differentiates(fn: ast.AST) -> str:
     return ""
 
 
-def _guess(name: str) -> int | None:
+# Where a UNet puts attention: guided diffusion's `attention_resolutions` are downsampling
+# rates (attention at the second level), taming's `attn_resolutions` sizes of a 32-pixel image
+# halved (attention at 16 pixels): each guess builds one attention block.
+_LISTS: dict[str, list[int]] = {"attention_resolutions": [2], "attn_resolutions": [16]}
+
+
+def _guess(name: str) -> int | list[int] | None:
     """The small value for a parameter's name: GUESSES, else by its last words (`text_dim`
     → a dim); a length with a prefix (`cross_attn_seq_len`) is a part of the sequence, half."""
+    if name in _LISTS:
+        return list(_LISTS[name])
     if name in GUESSES:
         return GUESSES[name]
     parts = name.split("_")

@@ -364,9 +364,10 @@ def test_several_inputs_ids_masks_and_counts(tmp_path):
     assert "x: ids below 4, it goes through an embedding in forward" in pooled.how
     assert "c: from its first layer, nn.Linear(6, ...)" in pooled.how
 
-    # a count of things is guessed; a part of the architecture is not a count
+    # a count of things is guessed; a part of the architecture is not a count (a UNet's blocks
+    # per level are a depth, the smallest that builds: guessed by name, not as a count)
     assert (_guess("n_entities"), _guess("num_items"), _guess("num_res_blocks"),
-            _guess("num_stages")) == (10, 10, None, None)
+            _guess("num_stages")) == (10, 10, 1, None)
     den = by["denoiser"]    # the time one number per example, the image after it
     assert [(i.name, i.shape, i.dtype) for i in den.inputs] == [
         ("t", ("batch",), "float32"), ("x", ("batch", 3, "height", "width"), "float32")]
@@ -1231,6 +1232,68 @@ def test_constructor_kwargs_followed_to_the_classes_they_are_passed_to(tmp_path)
     assert main(["init", str(root)]) == 0
     config = load_config(str(root / "pt2bot.yml"))
     assert _model(config, "lm").kwargs["depth"] == 2
+
+
+# guided diffusion's UNet (copied into many repositories; torchcfm 1.0.7 ships one) and its
+# super-resolution subclass, which passes its other arguments to the UNet by `*args, **kwargs`
+GUIDED_UNET = {
+    "gd/__init__.py": "",
+    "gd/unet.py": """\
+        import torch
+        from torch import nn
+
+
+        class UNetModel(nn.Module):
+            def __init__(self, image_size, in_channels, model_channels, out_channels,
+                         num_res_blocks, attention_resolutions, dropout=0, channel_mult=(1, 2, 4, 8)):
+                super().__init__()
+                assert model_channels % 32 == 0, "GroupNorm32"
+                self.inp = nn.Conv2d(in_channels, model_channels, 3, padding=1)
+                self.attn = [2 ** i in attention_resolutions for i in range(len(channel_mult))]
+                self.blocks = nn.ModuleList(nn.Conv2d(model_channels, model_channels, 3, padding=1)
+                                            for _ in range(num_res_blocks))
+                self.out = nn.Conv2d(model_channels, out_channels, 3, padding=1)
+
+            def forward(self, x, timesteps):
+                h = self.inp(x) + timesteps[:, None, None, None]
+                for b in self.blocks:
+                    h = b(h)
+                return self.out(h)
+
+
+        class SuperResModel(UNetModel):
+            def __init__(self, image_size, in_channels, *args, **kwargs):
+                super().__init__(image_size, in_channels * 2, *args, **kwargs)
+        """,
+}
+
+
+def test_a_guided_diffusion_unet_and_a_subclass_that_passes_its_arguments_on(tmp_path):
+    root = _repo(tmp_path, GUIDED_UNET)
+    by = {p.name: p for p in discover(str(root))[0]}
+    unet = by["u_net_model"]
+    assert unet.kwargs == {"image_size": 32, "in_channels": 3, "model_channels": 32, "out_channels": 3,
+                           "num_res_blocks": 1, "attention_resolutions": [2]}
+    assert not unet.problems
+    # `super().__init__(image_size, in_channels * 2, *args, **kwargs)`: the UNet's arguments after
+    # the two it is given are SuperResModel's to give, by keyword
+    sr = by["super_res_model"]
+    assert sr.kwargs == unet.kwargs and not sr.problems
+    assert main(["init", str(root)]) == 0
+    config = load_config(str(root / "pt2bot.yml"))
+    assert _model(config, "super_res_model").kwargs["attention_resolutions"] == [2]
+
+
+@pytest.mark.torch
+def test_the_guided_diffusion_guesses_build_and_run(tmp_path, monkeypatch):
+    import torch
+    root = _repo(tmp_path, GUIDED_UNET)
+    by = {p.name: p for p in discover(str(root))[0]}
+    monkeypatch.syspath_prepend(str(root))
+    from gd.unet import SuperResModel, UNetModel   # noqa: E402 - the repository just written
+    x, t = torch.randn(2, 3, 32, 32), torch.rand(2)
+    assert UNetModel(**by["u_net_model"].kwargs)(x, t).shape == (2, 3, 32, 32)
+    assert SuperResModel(**by["super_res_model"].kwargs)(torch.randn(2, 6, 32, 32), t).shape == (2, 3, 32, 32)
 
 
 UNFOLLOWED = {
