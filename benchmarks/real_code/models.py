@@ -288,6 +288,18 @@ LIBRARIES: dict[str, str] = {
     # records torch's RNG state per block, layer dropout that keeps layers by iterating a random
     # boolean tensor in Python), held out with it
     "linformer": "linformer",
+    # held out twenty-fifth: spiking neural networks (leaky integrate-and-fire, adaptive LSNN,
+    # Izhikevich and AdEx neurons as cells stepped over a leading time dimension, their state
+    # NamedTuples, SuperSpike surrogate gradients as autograd.Functions, Poisson and latency
+    # encoders drawing from torch.rand, SequentialState and Lift looping over time, receptive
+    # fields whose weights are rebuilt when torch.all of a parameter comparison says so), a
+    # library no benchmark, test or rule of pt2bot had used; added after the rules had been worked
+    # on against all fifty-six above
+    "norse": "norse",
+    # and Mega (moving-average equipped gated attention: a multi-headed damped EMA computed as an
+    # FFT convolution whose length comes from scipy's next_fast_len, single-headed attention with
+    # a softmax or Laplacian kernel, GRU-like gates), held out with it
+    "mega-pytorch": "mega_pytorch",
 }
 # Reported apart in RESULTS.md (evaluate.py `split`): figures on code the rules were not tuned on.
 # Each library belongs to one batch, named by when it was held out: a batch stops being code
@@ -319,6 +331,7 @@ HELD_OUT_BATCHES: dict[str, frozenset[str]] = {
     "held_out_22": frozenset({"tad-dftd3", "torchlie"}),
     "held_out_23": frozenset({"torch-structured", "torchkge"}),
     "held_out_24": frozenset({"torchcfm", "linformer"}),
+    "held_out_25": frozenset({"norse", "mega-pytorch"}),
 }
 HELD_OUT: frozenset[str] = frozenset().union(*HELD_OUT_BATCHES.values())
 
@@ -7668,3 +7681,281 @@ def _lf_vit() -> tuple[Any, list[Case]]:
             return self.head(self.norm(self.enc(x)[:, 0]))
 
     return Net(), [((torch.randn(b, 3, 16, 16),), {}) for b in (2, 5)]
+
+
+# --------------------------------------------------------------------------- norse (held out, 25)
+# Spiking neural networks: a neuron is a cell stepped once per time step (forward(x, state) ->
+# (spikes, state), the state a NamedTuple of tensors built by a fallback on the first call), or
+# the same cell over a leading time dimension (SNN / SNNRecurrent loop `for ts in range(T)`).
+# Spikes are a threshold of the membrane voltage whose backward is a surrogate (SuperSpike, an
+# autograd.Function chosen by a method string in the parameters). Encoders turn analog inputs into
+# spike trains (Poisson by torch.rand, a constant-current LIF, first-spike latency). The models
+# here are the forwards a user trains over time, as norse's tutorials write them.
+@spec("norse", "poisson_lif_mlp", "the tutorial's feed-forward SNN: PoissonEncoder (torch.rand "
+      "per step) into SequentialState(Lift(Linear), LIF(), Lift(Linear), LI()) over 8 steps, "
+      "the leaky integrator's maximum over time as the logits")
+def _norse_poisson_mlp() -> tuple[Any, list[Case]]:
+    torch = _t()
+    torch.manual_seed(0)
+    import norse.torch as norse
+
+    class Net(torch.nn.Module):
+        def __init__(self) -> None:
+            super().__init__()
+            self.enc = norse.PoissonEncoder(seq_length=8, f_max=200)
+            self.snn = norse.SequentialState(
+                norse.Lift(torch.nn.Linear(16, 32)), norse.LIF(),
+                norse.Lift(torch.nn.Linear(32, 4)), norse.LI())
+
+        def forward(self, x: Any) -> Any:
+            v, _ = self.snn(self.enc(x))
+            return v.max(0).values
+
+    return Net(), [((torch.rand(b, 16),), {}) for b in (4, 6)]
+
+
+@spec("norse", "lif_recurrent_li_readout", "a recurrent LIF layer over time (LIFRecurrent: "
+      "input and recurrent weights, no autapses) read out by LILinearCell stepped in the user's "
+      "own loop over the spikes, the voltages stacked and averaged")
+def _norse_lif_recurrent() -> tuple[Any, list[Case]]:
+    torch = _t()
+    torch.manual_seed(0)
+    import norse.torch as norse
+
+    class Net(torch.nn.Module):
+        def __init__(self) -> None:
+            super().__init__()
+            self.rec = norse.LIFRecurrent(12, 24)
+            self.out = norse.LILinearCell(24, 3)
+
+        def forward(self, x: Any) -> Any:
+            z, _ = self.rec(x)
+            s, vs = None, []
+            for t in range(z.shape[0]):
+                v, s = self.out(z[t], s)
+                vs.append(v)
+            return torch.stack(vs).mean(0)
+
+    return Net(), [((torch.randn(t, b, 12) * 2.0,), {}) for t, b in ((6, 3), (9, 5))]
+
+
+@spec("norse", "lsnn_adaptive", "an adaptive-threshold recurrent layer (LSNNRecurrent, the "
+      "LSNN of Bellec et al.: a threshold that rises with each spike) with the SuperSpike "
+      "surrogate, spike counts and the final state's adaptation returned")
+def _norse_lsnn() -> tuple[Any, list[Case]]:
+    torch = _t()
+    torch.manual_seed(0)
+    import norse.torch as norse
+
+    class Net(torch.nn.Module):
+        def __init__(self) -> None:
+            super().__init__()
+            self.lsnn = norse.LSNNRecurrent(10, 20, p=norse.LSNNParameters(method="super"))
+            self.head = torch.nn.Linear(20, 2)
+
+        def forward(self, x: Any) -> Any:
+            z, s = self.lsnn(x)
+            return self.head(z.sum(0)), s.b
+
+    return Net(), [((torch.randn(t, b, 10) * 3.0,), {}) for t, b in ((8, 2), (12, 4))]
+
+
+@spec("norse", "conv_snn_convnet4", "norse's own ConvNet4 (two conv layers and a linear layer "
+      "with LIFCells, LILinearCell readout, voltages written into a preallocated tensor per step) "
+      "on 16x16 images repeated over time")
+def _norse_convnet4() -> tuple[Any, list[Case]]:
+    torch = _t()
+    torch.manual_seed(0)
+    from norse.torch.models.conv import ConvNet4
+    m = ConvNet4(num_channels=1, feature_size=16)
+    return m, [((torch.rand(t, b, 1, 16, 16) * 20.0,), {}) for t, b in ((6, 2), (7, 3))]
+
+
+@spec("norse", "izhikevich_tonic", "Izhikevich neurons (tonic-spiking behaviour's parameters and "
+      "initial state, built with torch.tensor(float(v_rest), requires_grad=True)) over time "
+      "behind a linear layer, firing rates returned")
+def _norse_izhikevich() -> tuple[Any, list[Case]]:
+    torch = _t()
+    torch.manual_seed(0)
+    import norse.torch as norse
+
+    class Net(torch.nn.Module):
+        def __init__(self) -> None:
+            super().__init__()
+            self.fc = torch.nn.Linear(8, 16)
+            self.iz = norse.Izhikevich(norse.tonic_spiking)
+
+        def forward(self, x: Any) -> Any:
+            z, s = self.iz(self.fc(x) * 100.0)
+            return z.mean(0), s.v
+
+    return Net(), [((torch.rand(t, b, 8),), {}) for t, b in ((10, 2), (14, 3))]
+
+
+@spec("norse", "adex_refrac_cells", "a user's step loop over two cells: LIFAdExCell (adaptive "
+      "exponential LIF) into LIFRefracCell (a refractory counter rho), the states passed by hand "
+      "and the refractory counts summed")
+def _norse_adex_refrac() -> tuple[Any, list[Case]]:
+    torch = _t()
+    torch.manual_seed(0)
+    import norse.torch as norse
+
+    class Net(torch.nn.Module):
+        def __init__(self) -> None:
+            super().__init__()
+            self.fc1 = torch.nn.Linear(6, 12)
+            self.adex = norse.LIFAdExCell()
+            self.fc2 = torch.nn.Linear(12, 12)
+            self.refrac = norse.LIFRefracCell()
+
+        def forward(self, x: Any) -> Any:
+            s1 = s2 = None
+            out = []
+            for t in range(x.shape[0]):
+                z, s1 = self.adex(self.fc1(x[t]) * 5.0, s1)
+                z, s2 = self.refrac(self.fc2(z) * 5.0, s2)
+                out.append(z)
+            return torch.stack(out).sum(0), s2.rho.sum()
+
+    return Net(), [((torch.rand(t, b, 6),), {}) for t, b in ((7, 2), (9, 4))]
+
+
+@spec("norse", "receptive_field_lif", "a spatial receptive field layer (SpatialReceptiveField2d "
+      "with optimize_fields=True: forward rebuilds its conv weights when torch.all(torch.eq) of "
+      "the parameters and their previous copy is false) into LIF neurons over time")
+def _norse_receptive_field() -> tuple[Any, list[Case]]:
+    torch = _t()
+    torch.manual_seed(0)
+    import norse.torch as norse
+
+    class Net(torch.nn.Module):
+        def __init__(self) -> None:
+            super().__init__()
+            params = torch.tensor([[1.0, 0.0, 1.0, 0.0, 0.0], [2.0, 0.5, 2.0, 0.0, 0.0]])
+            self.rf = norse.SpatialReceptiveField2d(1, 7, params, padding=3)
+            self.lif = norse.LIF()
+
+        def forward(self, x: Any) -> Any:
+            t, b = x.shape[:2]
+            y = self.rf(x.flatten(0, 1)).unflatten(0, (t, b))
+            z, _ = self.lif(y * 4.0)
+            return z.sum(0)
+
+    return Net(), [((torch.rand(t, b, 1, 12, 12),), {}) for t, b in ((4, 2), (6, 3))]
+
+
+@spec("norse", "latency_population_encoding", "encoders into a spiking layer: PopulationEncoder "
+      "(Gaussian RBF over out_features, scale from the input's maximum) then "
+      "ConstantCurrentLIFEncoder and SpikeLatencyEncoder (first spikes only, by a cumulative "
+      "mask) into Lift(Linear) and an LIF layer")
+def _norse_encoders() -> tuple[Any, list[Case]]:
+    torch = _t()
+    torch.manual_seed(0)
+    import norse.torch as norse
+
+    class Net(torch.nn.Module):
+        def __init__(self) -> None:
+            super().__init__()
+            self.pop = norse.PopulationEncoder(6)
+            self.cur = norse.ConstantCurrentLIFEncoder(seq_length=10)
+            self.lat = norse.SpikeLatencyEncoder()
+            self.fc = norse.Lift(torch.nn.Linear(24, 5))
+            self.lif = norse.LIF()
+
+        def forward(self, x: Any) -> Any:
+            p = self.pop(x).flatten(1)
+            spikes = self.lat(self.cur(p * 20.0))
+            z, _ = self.lif(self.fc(spikes) * 10.0)
+            return z.sum(0), spikes.sum()
+
+    return Net(), [((torch.rand(b, 4),), {}) for b in (3, 5)]
+
+
+@spec("norse", "regularized_lif_cell", "a LIF cell stepped by the user with RegularizationCell "
+      "accumulating a spike-count penalty in its own state, the penalty added to a "
+      "cross-entropy-like loss")
+def _norse_regularization() -> tuple[Any, list[Case]]:
+    torch = _t()
+    torch.manual_seed(0)
+    import norse.torch as norse
+
+    class Net(torch.nn.Module):
+        def __init__(self) -> None:
+            super().__init__()
+            self.fc = torch.nn.Linear(8, 16)
+            self.lif = norse.LIFCell()
+            self.reg = norse.RegularizationCell()
+            self.out = torch.nn.Linear(16, 3)
+
+        def forward(self, x: Any) -> Any:
+            s = r = None
+            acc = 0
+            for t in range(x.shape[0]):
+                z, s = self.lif(self.fc(x[t]) * 4.0, s)
+                z, r = self.reg(z, r)
+                acc = acc + self.out(z)
+            return torch.log_softmax(acc, -1).mean() + 1e-3 * r
+
+    return Net(), [((torch.rand(t, b, 8),), {}) for t, b in ((6, 2), (8, 3))]
+
+
+# --------------------------------------------------------------------- mega-pytorch (held out, 25)
+# Mega: each layer smooths the sequence with a multi-headed damped EMA computed as an FFT
+# convolution (conv1d_fft: rfft to next_fast_len(N + M - 1) from scipy.fftpack, a complex product,
+# irfft, roll and index_select), runs single-headed attention (softmax, or a Laplacian kernel,
+# causal by a triu mask) with the EMA output as queries and keys, and mixes by reset and update
+# gates. Bidirectional (causal=False) flips the sequence for a second EMA.
+@spec("mega-pytorch", "mega_lm_autoregressive_loss", "a causal Mega language model (depth 2, "
+      "post-norm, GroupNorm over the EMA heads) inside its AutoregressiveWrapper: the next-token "
+      "cross-entropy of x[:, :-1] against x[:, 1:]")
+def _mega_lm() -> tuple[Any, list[Case]]:
+    torch = _t()
+    torch.manual_seed(0)
+    from mega_pytorch import Mega
+    from mega_pytorch.autoregressive_wrapper import AutoregressiveWrapper
+    net = Mega(num_tokens=64, dim=32, depth=2, ema_heads=4, attn_dim_qk=16, attn_dim_value=32,
+               norm_mhesa_heads=True)
+    m = AutoregressiveWrapper(net)
+    return m, [((torch.randint(0, 64, (b, n)),), {}) for b, n in ((2, 17), (3, 25))]
+
+
+@spec("mega-pytorch", "mega_bidirectional_laplacian", "a bidirectional Mega encoder "
+      "(causal=False: a reversed EMA over the flipped sequence), the Laplacian attention kernel, "
+      "pre-norm, mean-pooled into a classifier")
+def _mega_bidir() -> tuple[Any, list[Case]]:
+    torch = _t()
+    torch.manual_seed(0)
+    from mega_pytorch import Mega
+
+    class Net(torch.nn.Module):
+        def __init__(self) -> None:
+            super().__init__()
+            self.mega = Mega(num_tokens=50, dim=24, depth=2, ema_heads=4, attn_dim_qk=12,
+                             attn_dim_value=24, causal=False, laplacian_attn_fn=True,
+                             pre_norm=True)
+            self.cls = torch.nn.Linear(50, 3)
+
+        def forward(self, ids: Any) -> Any:
+            return self.cls(self.mega(ids).mean(1))
+
+    return Net(), [((torch.randint(0, 50, (b, n)),), {}) for b, n in ((2, 12), (4, 20))]
+
+
+@spec("mega-pytorch", "multi_headed_ema_smoother", "MultiHeadedEMA alone as a user's sequence "
+      "smoother over continuous features (a learned damped EMA per head, the FFT convolution), "
+      "a residual and a linear head per step")
+def _mega_ema() -> tuple[Any, list[Case]]:
+    torch = _t()
+    torch.manual_seed(0)
+    from mega_pytorch.mega_pytorch import MultiHeadedEMA
+
+    class Net(torch.nn.Module):
+        def __init__(self) -> None:
+            super().__init__()
+            self.ema = MultiHeadedEMA(dim=16, heads=4)
+            self.head = torch.nn.Linear(16, 2)
+
+        def forward(self, x: Any) -> Any:
+            return self.head(x + self.ema(x))
+
+    return Net(), [((torch.randn(b, n, 16),), {}) for b, n in ((2, 30), (3, 45))]

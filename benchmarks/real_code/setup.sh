@@ -40,7 +40,13 @@ fi
 # torchdiffeq and pandas (locked; POT, locked with it, declares numpy and scipy) and also
 # scikit-learn, torchdyn and absl-py, which are not installed: torchdyn only in torchcfm.utils (the
 # plotting and toy-data helpers, which no spec imports), scikit-learn and absl-py nowhere in the
-# package; so those three unmet requirements are expected. linformer declares torch alone
+# package; so those three unmet requirements are expected. linformer declares torch alone. norse
+# 1.1.0 (an sdist with no compiled part; its CMakeLists is not used by pip) declares numpy, torch,
+# torchvision (all locked), nir and nirtorch: norse.torch imports both at import time (its NIR
+# export and import), so nir 1.0.8 and nirtorch 2.6 are locked with it; nir declares numpy and h5py
+# and imports h5py at import time (its serialization), so h5py 3.16.0 (a binary wheel with its own
+# HDF5) is locked too; nirtorch declares torch and nir. mega-pytorch declares torch, einops and
+# scipy, all locked
 problems="$("$venv/bin/pip" check | grep -vx 'No broken requirements found\.' \
   | grep -vx 'pytorch-tabnet 4\.1\.0 requires scikit-learn, which is not installed\.' \
   | grep -vx 'pytorch-metric-learning 2\.9\.0 requires scikit-learn, which is not installed\.' \
@@ -61,7 +67,8 @@ for n in ("torch", "torchvision", "vit-pytorch", "x-transformers", "denoising-di
           "zuko", "torchcde", "FrEIA", "torchist", "nflows", "pytorch-metric-learning",
           "pyro-ppl", "piq", "tensorly", "tensorly-torch", "tntorch", "torchdeq", "e2cnn",
           "hypll", "diffsort", "tad-dftd3", "tad-mctc", "torchlie", "torch-structured",
-          "triton", "torchkge", "pandas", "torchcfm", "POT", "linformer"):
+          "triton", "torchkge", "pandas", "torchcfm", "POT", "linformer", "norse", "nir",
+          "nirtorch", "h5py", "mega-pytorch"):
     print(f"{n}=={m.version(n)}")
 PY
 echo "venv ready: $venv"
