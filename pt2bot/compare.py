@@ -255,6 +255,38 @@ def latency_comparable(base_results: ResultsFile | None, head_results: ResultsFi
     return True, None
 
 
+def unmeasured(run: ModelRun) -> list[str]:
+    """What a run that is `ok` still did not measure, and why: a phase that raised while the
+    others ran (its first line), and a shape matrix whose every case raised, whose recompile
+    figures are then zeros that say nothing (a new user's spiking network: norse's Poisson
+    encoder draws `torch.rand(..., generator=None)`, which no compile with a dynamic batch
+    takes)."""
+    out = []
+    cases = run.recompiles.cases if run.recompiles is not None else ()
+    if cases and all(c.error for c in cases):
+        out.append(f"the shape matrix (recompiles): every case raised {_first_line(cases[0].error)}"
+                   + _in_package(cases[0].error))
+    for e in run.phase_errors:
+        if e.phase in ("latency", "accuracy", "export", "compile"):
+            out.append(f"{e.phase}: {e.kind or 'error'}: {_first_line(e.message)}")
+    return out
+
+
+_PACKAGE_FRAME = re.compile(r'File "[^"\n]*[/\\](?:site|dist)-packages[/\\]([^"\n]+)", line (\d+)')
+
+
+def _in_package(text: str | None) -> str:
+    """" (in norse/torch/functional/encode.py:157)": the innermost frame of a message's user
+    code inside an installed package, where the error came from one."""
+    found = _PACKAGE_FRAME.findall(text or "")
+    return f" (in {found[-1][0].replace(chr(92), '/')}:{found[-1][1]})" if found else ""
+
+
+def _first_line(text: str | None, limit: int = 200) -> str:
+    line = (text or "").strip().split("\n", 1)[0].strip()
+    return line if len(line) <= limit else line[:limit - 1] + "…"
+
+
 def _skipped_model(name: str, reason: str) -> ModelDelta:
     """The entry of a model with no head run to compare (nothing else known about it)."""
     return ModelDelta(name=name, status="skipped", reason=reason, change="unknown",
@@ -301,6 +333,12 @@ def compare_model(name: str, base_run: ModelRun | None, head_run: ModelRun | Non
                                      f"fails on head but not on base: {what}", **where))
     elif is_failed(base_status):
         problems.append(_problem("fixed_failure", NOTICE, "failed on base, runs on head"))
+    if head_status == "ok":
+        lost = unmeasured(head_run)
+        if lost:
+            both = base_status == "ok" and base_run is not None and bool(unmeasured(base_run))
+            problems.append(_problem("not_measured", NOTICE, f"not measured on head{', nor on base' if both else ''}: "
+                                     + "; ".join(lost)))
 
     # A side that errored has no trustworthy breaks/recompiles: compare only ok runs.
     b = base_run if base_status == "ok" else None
@@ -371,7 +409,7 @@ def break_key(b: GraphBreak, renames: dict[str, str]) -> tuple[str, str, str, st
 def break_fingerprint(b: GraphBreak, renames: dict[str, str] | None = None) -> str:
     """Stable id of a break site for review de-duplication (no line unless no source)."""
     kind, path, func, src = break_key(b, renames or {})
-    return fingerprint("graph-break", kind, path, func, src or f"line {b.line}")
+    return fingerprint("graph-break", kind, path, func, src or b.library or f"line {b.line}")
 
 
 def match_breaks(base: Sequence[GraphBreak], head: Sequence[GraphBreak], *,
@@ -403,6 +441,16 @@ def match_breaks(base: Sequence[GraphBreak], head: Sequence[GraphBreak], *,
             n = min(len(bs), len(hs))
             same += n
             bs, hs = bs[n:], hs[n:]
+        # ... and a break with no line in the repository (in an installed package, reached from
+        # a frame dynamo started there) is the same site where its place in the package is: the
+        # PR cannot have moved it. Unpaired, norse's `state.v.requires_grad = True` in its
+        # cells was "new" and "fixed" at once in every review of a model using them.
+        for b in [b for b in bs if b.line is None]:
+            hit = next((h for h in hs if h.line is None and h.library == b.library), None)
+            if hit is not None:
+                bs.remove(b)
+                hs.remove(hit)
+                same += 1
         new += [_break_out(h, renames) for h in hs]
         fixed += [_break_out(b, renames, side="base") for b in bs]
     order = lambda d: (d["path"], d["line"] or 0, d["gb"] or "")   # noqa: E731

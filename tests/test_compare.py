@@ -232,6 +232,64 @@ def test_same_source_twice_pairs_by_line_map():
     assert same == 1 and new == [] and [b["line"] for b in fixed] == [10]
 
 
+def test_a_break_in_an_installed_package_is_the_same_site_on_both_sides():
+    """A new user's norse model: the cells' `state.v.requires_grad = True`, met in a frame dynamo
+    started in the package, has no path, line or source. It was "new" and "fixed" at once, with
+    one fingerprint, and failed every review of the model with "1 new graph break"."""
+    lib = {"gb": "GB0206", "gb_type": "setattr() on Tensor.requires_grad", "path": None,
+           "line": None, "function": None, "source": "", "in_loop": True}
+    base = [dict(lib, library="norse/torch/module/lif.py:99")]
+    head = [dict(lib, library="norse/torch/module/lif.py:99"),
+            dict(lib, library="norse/torch/module/leaky_integrator.py:93")]
+    new, fixed, same = match_breaks([GraphBreak.from_json(b) for b in base],
+                                    [GraphBreak.from_json(b) for b in head], renames={},
+                                    line_map=lambda p, n: n)
+    assert same == 1 and fixed == []
+    assert [b["library"] for b in new] == ["norse/torch/module/leaky_integrator.py:93"]
+    # two places in packages are two sites to the review too
+    assert len({GraphBreak.from_json(b).library for b in head}) == 2
+    from pt2bot.compare import break_fingerprint
+    assert len({break_fingerprint(GraphBreak.from_json(b)) for b in head}) == 2
+
+
+def test_a_run_whose_matrix_or_phase_raised_says_what_it_did_not_measure(pr):
+    """A new user's spiking network: norse's Poisson encoder draws `torch.rand(...,
+    generator=None)`, which no compile with a dynamic batch takes, so every shape case raised on
+    both sides; the table still read "recompiles 0 | 0 | 0" and nothing said why."""
+    import cmarkgfm
+
+    from pt2bot.report.summary import render_summary
+
+    err = ("TorchRuntimeError: RuntimeError when making fake tensor call\n  Explanation: ...\n"
+           "from user code:\n   File \"/venv/lib/python3.11/site-packages/norse/torch/functional/"
+           "encode.py\", line 157, in poisson_encode\n    torch.rand(\n")
+    base, head = results_pair()
+    for side in (base, head):
+        m = next(m for m in side["models"] if m["name"] == "renamed_mlp")
+        for c in m["recompiles"]["cases"]:
+            c["error"] = err
+    next(m for m in head["models"] if m["name"] == "renamed_mlp")["phase_errors"] = [
+        {"phase": "latency", "kind": "TorchRuntimeError", "message": err.split(": ", 1)[1]}]
+    rep = report_for(pr, base, head)
+    (p,) = [p for p in model(rep, "renamed_mlp")["problems"] if p["kind"] == "not_measured"]
+    assert p["level"] == "notice" and p["message"] == (
+        "not measured on head, nor on base: the shape matrix (recompiles): every case raised "
+        "TorchRuntimeError: RuntimeError when making fake tensor call (in "
+        "norse/torch/functional/encode.py:157); latency: TorchRuntimeError: RuntimeError when "
+        "making fake tensor call")
+    assert rep["conclusion"] == report_for(pr)["conclusion"]   # a notice, not a verdict
+    assert not [p for m in rep["models"] if m["name"] != "renamed_mlp" for p in m["problems"]
+                if p["kind"] == "not_measured"]
+    assert validation_errors(rep) == []
+    b_sha, h_sha, cs = pr
+    summary = render_summary(build_report(
+        base_results=typed(base), head_results=typed(head), base_findings=[], head_findings=[],
+        changeset=cs, config=make_config(), selection=SKIP, base_sha=b_sha, head_sha=h_sha))
+    assert "| recompiles | not measured | not measured | — |" in summary
+    html = cmarkgfm.github_flavored_markdown_to_html(summary)
+    assert "⚪ not measured on head, nor on base: the shape matrix (recompiles)" in html
+
+
 def test_malformed_results_are_reported_not_crashed(pr):
     base, head = results_pair()
     head["models"] += ["junk", {"name": 3}, {"name": "weird", "status": "ok",

@@ -262,7 +262,7 @@ def model_section(m: ModelDelta, report: Report) -> Section:
         blocks.append(f"🎉 Fixed {len(fixed)} graph break{'s' if len(fixed) != 1 else ''}: "
                       f"{where}{more}.")
     for p in m.problems:
-        if p.get("kind") == "compare_error":
+        if p.get("kind") in ("compare_error", "not_measured"):
             blocks.append(f"⚪ {escape_inline(p.get('message', ''), limit=400)}")
     new = m.new_breaks
     if new:
@@ -361,8 +361,9 @@ def delta_table(m: ModelDelta) -> str:
     brc = (base.get("recompiles") or {}) if isinstance(base.get("recompiles"), dict) else {}
     hrc = (head.get("recompiles") or {}) if isinstance(head.get("recompiles"), dict) else {}
     caused = d.caused_recompiles
-    rows.append(["recompiles", _num(brc.get("count")) if has_base else "—",
-                 _num(hrc.get("count")), _signed(d.recompiles)
+    measured = _count_of(hrc) != "not measured" and (not has_base or _count_of(brc) != "not measured")
+    rows.append(["recompiles", _count_of(brc) if has_base else "—",
+                 _count_of(hrc), (_signed(d.recompiles) if measured else "—")
                  + (f" (+{caused} from the new break{'s' if _n_breaks(m) != 1 else ''})"
                     if isinstance(caused, int) and caused > 0 else "")])
     exp = d.export
@@ -376,6 +377,12 @@ def delta_table(m: ModelDelta) -> str:
         rows.append(["accuracy", "", f"❌ {len(acc)} shape(s)",
                      f"{sum(1 for a in acc if a.get('new'))} new"])
     return table(["", "base", "head", "Δ"], rows)
+
+
+def _count_of(rc: dict) -> str:
+    """The recompile count of one side, "not measured" where every shape case raised."""
+    cases = [c for c in rc.get("cases") or () if isinstance(c, dict)]
+    return "not measured" if cases and all(c.get("error") for c in cases) else _num(rc.get("count"))
 
 
 def _n_breaks(m: ModelDelta) -> int:
@@ -471,7 +478,10 @@ def path_line(path: object, line: object) -> str:
 
 
 def location(x: Mapping[str, Any]) -> str:
-    """Where a break, a problem, an error or a guard is (report.json objects)."""
+    """Where a break, a problem, an error or a guard is (report.json objects); a break in an
+    installed package, by its place there."""
+    if not x.get("path") and x.get("library"):
+        return str(x["library"])
     return path_line(x.get("path"), x.get("line"))
 
 
