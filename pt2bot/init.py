@@ -73,8 +73,11 @@ from pt2bot.static.discover import discover_files, warn
 from pt2bot.static.files import TOO_DEEP, parse_source, read_source
 
 CONFIG_NAME = "pt2bot.yml"
-SCHEMA_LINE = ("# yaml-language-server: $schema=https://raw.githubusercontent.com/<owner>/"
-               "pt2bot/main/pt2bot/schemas/pt2bot.schema.json")
+# (no `$schema` modeline: pt2bot has no address of its own to point one at, and a new user's
+# file began with one holding a placeholder, `<owner>`; the schema ships with the package)
+SCHEMA_LINE = ("# This file's JSON Schema is pt2bot/schemas/pt2bot.schema.json in the installed pt2bot "
+               "package: an editor\n# validates it with `# yaml-language-server: $schema=<that file's "
+               "path>` as a first line.")
 _MAX_DEPTH = 3
 
 # Small values that make a model build and run fast on a CPU; consistent with each other

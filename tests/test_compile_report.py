@@ -86,9 +86,10 @@ def test_summary_line_points_at_the_html_with_the_run_link():
                     "run](https://github.com/o/r/actions/runs/7#artifacts)), "
                     "`compile/tiny/head/index.html` (the PR's own content, written where its "
                     "code ran: untrusted, like the rest of the artifact).")
+    # outside an Actions run (a local review, `--out` named anything) there is no artifact
     audit = summary_line(_model(), "audit", environ={})
-    assert audit == "🔎 Compile report: in the `pt2bot-audit` artifact, " \
-                    "`compile/tiny/head/index.html`."
+    assert audit == "🔎 Compile report: in the report directory (the `pt2bot-audit` artifact in " \
+                    "GitHub Actions), `compile/tiny/head/index.html`."
 
 
 def test_summary_line_says_a_prs_compile_report_is_untrusted():

@@ -60,9 +60,12 @@ def summary_line(model: ModelDelta, mode: str | None, *,
     side_dir = report_dir(name, "head")
     artifact = ARTIFACTS.get(str(mode or "review"), ARTIFACTS["review"])
     url = run_url(environ)
-    # link() keeps only https links to allowed hosts (github.com): elsewhere, the text
-    where = f"in the `{artifact}` artifact" + (
-        f" ({link('artifacts of this run', url + '#artifacts')})" if url else "")
+    # link() keeps only https links to allowed hosts (github.com): elsewhere, the text. Outside
+    # an Actions run there is no artifact: the report directory is `--out`, whatever its name
+    # (a new user's second review, `--out pt2bot-report2`, was pointed at "the `pt2bot-report`
+    # artifact").
+    where = (f"in the `{artifact}` artifact ({link('artifacts of this run', url + '#artifacts')})"
+             if url else f"in the report directory (the `{artifact}` artifact in GitHub Actions)")
     note = f" ({UNTRUSTED})" if artifact == ARTIFACTS["review"] else ""
     if cr.get("html"):
         return (f"🔎 Compile report: {where}, "
