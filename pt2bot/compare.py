@@ -19,14 +19,14 @@ from __future__ import annotations
 import math
 import re
 from collections import Counter, defaultdict
-from typing import Any, Callable, Iterable, Sequence
+from typing import Any, Callable, Iterable, Mapping, Sequence
 
 from pt2bot import __version__
 from pt2bot.changes import ChangeSet, diff_position, keep_finding, mark_new
 from pt2bot.config import Config
 from pt2bot.findings import DIFF_ADDED, DIFF_CONTEXT, Finding, fingerprint, normalise_source
 from pt2bot.latency_gate import MEASURED, NOT_MEASURED, UNCHANGED, UNCHANGED_NOTE
-from pt2bot.reach import Coverage
+from pt2bot.reach import Coverage, FileLines
 from pt2bot.reportdata import PLACEHOLDER, RUN_SKIPPED, Delta, ModelDelta, Report
 from pt2bot.results import (REPORT_SCHEMA, CompileCost, GraphBreak, LatencyRow, ModelRun,
                             RecompileCase, RecompileReason, ResultsFile, Samples, ShapeAdvice,
@@ -91,6 +91,7 @@ def build_report(*, base_results: ResultsFile | None, head_results: ResultsFile 
             "models_run": sum(1 for m in models if m.status != "skipped"),
         },
         not_run=not_run_lines(changeset, head_results, config.static.paths),
+        not_traced=not_traced_lines(changeset, head_results),
     )
 
 
@@ -168,6 +169,41 @@ def not_run_lines(changeset: ChangeSet | None, head_results: ResultsFile | None,
         if lines:
             out.append({"path": path, "lines": lines})
     return tuple(out) if computed else None
+
+
+def not_traced_lines(changeset: ChangeSet | None, head_results: ResultsFile | None
+                     ) -> tuple[dict, ...] | None:
+    """Changed code a model ran only eagerly because dynamo gave up on the frame holding it:
+    `[{path, lines, model, function, line, reason}]`, the added lines of each changed statement
+    inside a frame of the graph-break pass's `eager_frames` (from its first line to
+    `end_line`) that the model ran but dynamo never traced. No compile check saw those lines:
+    a new user's `if t >= 2 and not z.any(): break` in a step loop was in a `forward` that a
+    library's break in the same loop already sent to eager, so the review said nothing of it.
+    None when nothing is known (no diff, or no model with both coverage and traced lines)."""
+    if changeset is None or head_results is None:
+        return None
+    known = False
+    out = []
+    for run in head_results.models:
+        gc = run.graph_coverage
+        if run.status != "ok" or not isinstance(run.coverage, Mapping) or \
+                not isinstance(run.traced_lines, Mapping) or gc is None:
+            continue
+        known = True
+        for fr in gc.eager_frames:
+            fc = changeset.files.get(fr.path or "")
+            if fc is None or not fc.code_spans or not fr.line or not fr.end_line:
+                continue
+            ran = FileLines.parse(run.coverage.get(fr.path))
+            traced = FileLines.parse(run.traced_lines.get(fr.path))
+            lines = sorted({n for first, last in fc.code_spans
+                            if fr.line < first and last <= fr.end_line and ran.hits(first, last)
+                            and not traced.hits(first, last)
+                            for n in range(first, last + 1) if n in fc.added_lines})
+            if lines:
+                out.append({"path": fr.path, "lines": lines, "model": run.name,
+                            "function": fr.function, "line": fr.line, "reason": fr.reason})
+    return tuple(out) if known else None
 
 
 def _is_test_file(path: str) -> bool:

@@ -180,6 +180,9 @@ class Report:
     # changed code no configured model ran on head: [{path, lines}] (compare.not_run_lines);
     # None (absent): not known (no smoke run, no coverage, no diff)
     not_run: tuple[JSON, ...] | None = None
+    # changed code a model ran only eagerly, in a frame dynamo gave up on: [{path, lines, model,
+    # function, line, reason}] (compare.not_traced_lines); None (absent): not known
+    not_traced: tuple[JSON, ...] | None = None
     # the proof of fixes (pt2bot/fixes.py): {budget_s, spent_s, targets, candidates};
     # None (absent): not run (turned off, nothing targeted, or a shard's partial report)
     fixes: JSON | None = None
@@ -199,6 +202,8 @@ class Report:
         if self.not_run is not None:
             out["not_run"] = [{"path": x.get("path"), "lines": list(x.get("lines") or ())}
                               for x in self.not_run]
+        if self.not_traced is not None:
+            out["not_traced"] = [dict(x) for x in self.not_traced]
         for optional in ("timings", "partial", "fixes"):
             value = getattr(self, optional)
             if value is not None:
@@ -217,7 +222,8 @@ class Report:
                        skipped=_items(self.skipped), counts=_mapping(self.counts),
                        timings=_mapping(self.timings), partial=_mapping(self.partial),
                        fixes=_mapping(self.fixes),
-                       not_run=None if self.not_run is None else _items(self.not_run))
+                       not_run=None if self.not_run is None else _items(self.not_run),
+                       not_traced=None if self.not_traced is None else _items(self.not_traced))
 
 
 __all__ = ["COMPARED", "KEY_ORDER", "PLACEHOLDER", "RUN_SKIPPED", "Delta", "ModelDelta",

@@ -499,6 +499,8 @@ class EagerFrame(Record):
     path: str | None = None
     line: int | None = None
     reason: str | None = None
+    end_line: int | None = None      # the function's last line (absent: not known)
+    OMIT_IF_NONE: ClassVar[frozenset[str]] = frozenset({"end_line"})
 
 
 @dataclass(frozen=True, kw_only=True)

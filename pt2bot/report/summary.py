@@ -58,8 +58,8 @@ def render_summary(report: Report, *, limit: int = MAX_CHARS,
     """The summary comment's Markdown, at most `limit` by `measure` (chars by default)."""
     head = render_header(report)
     sections = [s for s in (*model_sections(report), findings_section(report),
-                            fixes_section(report), not_run_section(report),
-                            skipped_section(report)) if s is not None]
+                            fixes_section(report), not_traced_section(report),
+                            not_run_section(report), skipped_section(report)) if s is not None]
     foot = render_footer(report) + ("\n" + SUMMARY_MARKER if with_marker else "")
     return fit(head, sections, foot, limit=limit, measure=measure)
 
@@ -751,6 +751,28 @@ def not_run_section(report: Report) -> Section | None:
     return Section("#### Changed code no model ran",
                    [f"{n} changed line{'s' if n != 1 else ''} in these files "
                     f"{'were' if n != 1 else 'was'} run by no configured model: {files}{more}."])
+
+
+def not_traced_section(report: Report) -> Section | None:
+    """"`m` ran `a.py` lines 23-24 only eagerly: dynamo gave up on `forward` ..." from
+    report.json's `not_traced`: changed code no compile check saw, so the review's silence on
+    it is no verdict."""
+    items = [x for x in report.not_traced or () if isinstance(x.get("path"), str)]
+    if not items:
+        return None
+    lines = []
+    for x in items[:20]:
+        fn = code_inline(x["function"], limit=100) if isinstance(x.get("function"), str) else "a frame"
+        why = f": {escape_inline(x['reason'], limit=300)}" if isinstance(x.get("reason"), str) else ""
+        lines.append(f"- {code_inline(x.get('model'), limit=100)} ran {code_inline(x['path'], limit=160)} "
+                     f"line{'s' if len(x.get('lines') or ()) != 1 else ''} {_ranges(x.get('lines'))} "
+                     f"only eagerly: dynamo gave up on {fn} "
+                     f"({code_inline(path_line(x['path'], x.get('line')), limit=160)}){why}")
+    more = [f"- …and {len(items) - 20} more in report.json"] if len(items) > 20 else []
+    return Section("#### Changed code the compiler did not see", [
+        "No compile check saw these lines: the frame holding them runs eagerly, so a graph "
+        "break, recompile or export failure on them shows only once the frame compiles.",
+        "\n".join(lines + more)])
 
 
 def _ranges(lines: Any) -> str:

@@ -121,6 +121,18 @@ class RepoPaths:
             return None
         return any(n == name and all(first <= at <= last for at in (line, *anchors)) for n, first, last in spans)
 
+    def function_end(self, filename: str | None, function: str | None, first: int | None) -> int | None:
+        """The last line of the function `function` whose code starts at `first` (its `def`,
+        or its first decorator: a code object's `co_firstlineno`), None when not found."""
+        if not filename or not function or not first:
+            return None
+        if filename not in self._functions:
+            self._functions[filename] = _function_spans("".join(linecache.getlines(filename)))
+        # (a decorated def's line is below its decorators' first line)
+        ends = [(lineno - first, last) for n, lineno, last in self._functions[filename] or ()
+                if n == function and 0 <= lineno - first < 50]
+        return min(ends)[1] if ends else None
+
     def resolve_suffix(self, suffix: str, candidates: list[str]) -> str | None:
         """Torch truncates paths in guard comments ("mp/exp/pkg/m.py"): match the tail."""
         suffix = suffix.strip()

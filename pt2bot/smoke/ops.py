@@ -101,7 +101,10 @@ def eager_frames(metrics: list[Any], paths: RepoPaths) -> list[dict[str, Any]]:
         key = (frame["function"], frame["path"], frame["line"])
         if key not in seen:
             seen.add(key)
-            out.append(frame)
+            # (its last line: which changed lines ran in it only eagerly, compare.not_traced_lines)
+            end = paths.function_end(getattr(m, "co_filename", None), frame["function"], frame["line"]) \
+                if frame["path"] else None
+            out.append({**frame, "end_line": end} if end else frame)
     return out
 
 
