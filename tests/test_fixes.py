@@ -500,7 +500,9 @@ def test_keep_the_tensor(tmp_path, code, body, want):
 @pytest.mark.parametrize("code,body", [
     ("PTC101", "    n = x.sum().item()\n    return x[:n]\n"),                  # an index
     ("PTC101", "    n = x.sum().item()\n    return x.new_zeros(int(n))\n"),    # a size
-    ("PTC101", "    n = x.sum().item()\n    if n > 0:\n        return x\n    return -x\n"),   # a condition
+    # a condition, and the number read after it too (a condition alone, the `if` right after,
+    # is one edit with it: tests/test_fix_item_branch.py)
+    ("PTC101", "    n = x.sum().item()\n    if n > 0:\n        return x\n    return x * n\n"),
     ("PTC101", "    n = x.sum().item()\n    print(f'{n}')\n    return x * n\n"),  # a message too
     ("PTC101", "    return range(x.sum().item() + 1)\n"),
     ("PTC104", "    return x.new_zeros(int(x.sum()))\n"),                      # an int as a size

@@ -308,6 +308,10 @@ def keep_tensor_fixes(code: str, finding, source: str, tree: ast.Module, what: s
                                   title + f" (`{name}` only feeds tensor arithmetic)",
                                   double=widen and _read_with_float(tree, st, name))
         callees = _passed_on(tree, st, name) if widen else None
+        if not callees and widen:
+            selected = _kept_then_selected(code, finding, tree, st, lines, outer, text, name)
+            if selected:
+                return selected
         if callees:
             # a 0-d tensor, as the number was: a one-element tensor of another shape takes part in
             # type promotion and broadcasting where a number does not (tntorch's float64 `delta`
@@ -318,6 +322,45 @@ def keep_tensor_fixes(code: str, finding, source: str, tree: ast.Module, what: s
                               "on to " + ", ".join(f"`{c}`" for c in callees)
                               + ", which the proof runs with the tensor", rank=0, scalar=True)]
     return []
+
+
+def _kept_then_selected(code: str, finding, tree: ast.Module, st: ast.stmt, lines: list[str],
+                        outer: ast.AST, text: str, name: str) -> list[Candidate]:
+    """`v = t.item()` read by the test of the `if` right after it and nowhere after that `if`
+    (`peak = x.max().item()`, then `if peak > 1.0: x = x / peak`: a new user's intensity scaling,
+    PTC203's own example): the two statements as one edit, the value kept a tensor, detached as
+    the number was, and the `if` as PTC201's edits of a test on a tensor make it (`x =
+    torch.where(peak > 1.0, x / peak, x)`). Not safe: `torch.where` computes the arm head
+    skipped, and the proof compares outputs and gradients, on guard inputs too."""
+    # (imported here: the branch recipes import no scalar recipe, but keep the rules' import
+    # order free)
+    from pt2bot.rules.branch_fixes import tensor_condition_fixes
+    from pt2bot.rules.edits import statement_at
+    _, body = statement_at(tree, st.lineno, st.col_offset)
+    i = next((k for k, s in enumerate(body) if s is st), None)
+    nxt = body[i + 1] if i is not None and i + 1 < len(body) else None
+    fn = enclosing_function(tree, st)
+    if not isinstance(nxt, ast.If) or fn is None or \
+            not any(isinstance(n, ast.Name) and n.id == name for n in ast.walk(nxt.test)):
+        return []
+    end = nxt.end_lineno or nxt.lineno
+    if any(isinstance(n, ast.Name) and n.id == name and n.lineno > end for n in ast.walk(fn)):
+        return []   # read after the `if` too: that read may need the number
+    kept = _detached(code, finding, st, lines, outer, text, "", rank=0)
+    if len(kept.lines) != kept.end_line - kept.start_line + 1:
+        return []
+    patched = "\n".join(lines[:kept.start_line - 1] + list(kept.lines) + lines[kept.end_line:]) + "\n"
+    try:
+        ptree = ast.parse(patched)
+    except SyntaxError:
+        return []
+    at = dataclasses.replace(finding, line=nxt.test.lineno, col=nxt.test.col_offset)
+    between = tuple(lines[kept.end_line:nxt.lineno - 1])    # comments, blank lines: kept as they are
+    return [dataclasses.replace(
+        c, start_line=kept.start_line, lines=tuple(kept.lines) + between + c.lines, variants=(),
+        title=f"keep `{name}` a tensor, detached ({DETACHED}), and {c.title}")
+        for c in tensor_condition_fixes(code, at, patched, ptree)
+        if c.start_line == nxt.lineno and not c.setting]
 
 
 # Why a kept value is first tried in float64: Python computes with the number `.item()` gave in

@@ -101,7 +101,13 @@ class TensorItem(Rule):
     edits of a tensor test on the test so rewritten: X-MoE's `if hasattr(self, "b2_stack") and
     self._has_bias_2.item(): h2 = h2 + ...` becomes `h2 = torch.where(self._has_bias_2.bool(),
     h2 + ..., h2)` under `if hasattr(self, "b2_stack"):` (pt2bot/rules/branch_fixes.py
-    `item_test_fixes`).
+    `item_test_fixes`). Where the number is bound to a name that the test of the `if` right
+    after it reads, and nothing after that `if` does (`peak = x.max().item()`, then `if peak >
+    1.0: x = x / peak`), both statements are one edit: the value kept, detached, and the `if`
+    as PTC201's edits of a tensor test make it, `x = torch.where(peak > 1.0, x / peak, x)` first,
+    then `torch.cond` (pt2bot/rules/scalar_fixes.py `_kept_then_selected`; not safe: where the
+    arm head skipped divides by zero, `torch.where`'s gradient is NaN, which the proof refuses
+    on weights all 0, and `torch.cond` runs only the arm taken).
     """
 
     code = "PTC101"

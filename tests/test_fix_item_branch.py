@@ -1,0 +1,92 @@
+"""A number `.item()` gave, read by the test of the `if` right after it and nowhere after that
+`if` (`peak = x.max().item()`, then `if peak > 1.0: x = x / peak`: a new user's intensity
+scaling, and PTC203's own example). Keeping the number a tensor alone is no edit there (the `if`
+would branch on a tensor), so the recipe edits both statements: the value kept a tensor,
+detached as the number was, and the `if` as the edits of a test on a tensor make it. The proof
+then decides between them on the user's model: `torch.where` computes the arm head skipped,
+and where that arm divides by zero its gradient is NaN; `torch.cond` runs only the arm taken."""
+from __future__ import annotations
+
+import pytest
+
+from proofs import break_target, item, offered, one_model, prove, write_repo
+from test_fixes import fixed
+
+MODEL = '''\
+import torch
+from torch import nn
+
+
+class Scaler(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.lin = nn.Linear(8, 8)
+
+    def forward(self, x):
+        h = self.lin(x)
+        peak = h.abs().max().item()
+        if peak > 1.0:  # scale down to at most 1
+            h = h / peak
+        return h * 2
+'''
+LINE = 12
+TARGET = break_target("scaler", "pkg/model.py", LINE, "GB0124",
+                      "Unsupported Tensor.item() call with capture_scalar_outputs=False")
+
+
+def test_the_item_and_the_if_that_reads_it_are_one_edit():
+    where, cond, compiled = offered(TARGET, MODEL, "keep `peak` a tensor")
+    kept = "        peak = h.abs().max().detach()"
+    assert (where.start_line, where.end_line, where.lines) == (
+        LINE, LINE + 2, (kept, "        h = torch.where(peak > 1.0, h / peak, h)"))
+    assert cond.lines == (kept, "        h = torch.cond(peak > 1.0, lambda: h / peak, lambda: h.clone(), ())")
+    assert compiled.lines[0] == kept and compiled.end_line == LINE + 1
+    assert where.title == ("keep `peak` a tensor, detached (`.item()` carried no gradient), and select with "
+                           "`torch.where` instead of branching")
+    assert not any(c.safe for c in (where, cond, compiled)) and where.rank < cond.rank < compiled.rank
+    for c in (where, cond, compiled):
+        fixed(MODEL, c)
+
+
+@pytest.mark.parametrize("after", [
+    "        return h * peak\n",                      # the number is read after the `if`
+    "        return h * 2 if peak else h\n",
+])
+def test_no_joint_edit_where_the_number_is_read_after_the_if(after):
+    text = MODEL.replace("        return h * 2\n", after)
+    assert offered(TARGET, text, "keep `peak` a tensor") == []
+
+
+def test_an_early_return_on_the_number_is_one_return_with_it(tmp_path):
+    # PTC203's own example: the `if` and the `return` after it become one `torch.where`
+    from test_fixes import findings_in
+    from pt2bot.rules import fix_candidates
+    src, fs = findings_in(tmp_path, "import torch\n\n@torch.compile\ndef f(x):\n    n = x.sum().item()\n"
+                                    "    if n > 0:\n        return x * 2\n    return x\n", "PTC101")
+    first = [c for f in fs for c in fix_candidates(f, src)][0]
+    assert (first.start_line, first.end_line, first.lines) == (
+        5, 8, ("    n = x.sum().detach()", "    return torch.where(n > 0, x * 2, x)"))
+    fixed(src, first)
+
+
+def test_no_joint_edit_where_the_if_is_not_next():
+    text = MODEL.replace("        if peak > 1.0:", "        h = h + 1\n        if peak > 1.0:")
+    assert offered(TARGET, text, "keep `peak` a tensor") == []
+
+
+@pytest.mark.torch
+def test_the_proof_refuses_the_nan_gradient_of_where_and_keeps_cond(tmp_path):
+    root = write_repo(tmp_path / "repo", {"pkg/model.py": MODEL},
+                      one_model("scaler", "pkg.model:Scaler", "[{name: x, shape: [batch, 8]}]",
+                                "{batch: [2, 3]}"))
+    where, cond, _ = offered(TARGET, MODEL, "keep `peak` a tensor")
+    v = prove(root, "scaler", [item("where", where, MODEL, TARGET), item("cond", cond, MODEL, TARGET)],
+              tmp_path / "work")
+    # weights all 0 make `peak` 0: the arm head skipped is 0/0, and its NaN reaches the gradients
+    assert v["where"]["accepted"] is False
+    assert v["where"]["reason"] == ("on the model's weights all 0, the parameters' gradients differ from "
+                                    "head's (NaN where head's are finite)")
+    assert v["cond"]["accepted"] is True, v["cond"]
+    assert v["cond"]["evidence"].startswith("GB0124 gone, 1 graph instead of 2, outputs equal on 2 shape "
+                                            "cases, gradients equal on 2 shape cases")
+    assert "on weights all 0, gradients too" in v["cond"]["evidence"]
