@@ -40,7 +40,7 @@ class Branched(nn.Module):
         top = h.max().item()
         if top > 0:
             return h * 2
-        return h
+        return h - top      # (read after the `if`: no edit keeps `top` a tensor, the setting is tried)
 """
 PICK, ITEM, IF = 12, 23, 24
 
