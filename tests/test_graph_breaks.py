@@ -157,3 +157,18 @@ def test_a_nested_unsupported_keeps_its_own_type():
     p = gb.parse_break(text)
     assert (p.gb, p.gb_type) == ("GB0124", "Unsupported Tensor.item() call with capture_scalar_outputs=False")
     assert p.reason.splitlines()[0] == "Unsupported Tensor.item() call with capture_scalar_outputs=False"
+
+
+def test_an_integer_dynamo_cannot_specialise_is_named_too():
+    # torch 2.13's other words for the same error, where the expression is an integer (a list
+    # index, a count): pytorch-metric-learning's `torch.where(ref_labels == label)[0]` with
+    # `capture_dynamic_output_shape_ops` (a refused setting read "Consider annotating your code
+    # using torch._check*()" as the break's type)
+    text = ("Graph break in user code at /r/a.py:147\nGraph Break Reason: Encountered graph break when "
+            "attempting to trace CALL: a function call, e.g. f(x, y):\n\nConsider annotating your code "
+            "using torch._check*(). Could not extract specialized integer from data-dependent expression "
+            "u1 (unhinted: u1).  (Size-like symbols: u1)\n\n\nCaused by: p_inds = torch.where(ref_labels == "
+            "label)[0]  # mp/x.py:149 in get (_dynamo/variables/lists.py:174 in getitem_const)\n")
+    p = gb.parse_break(text)
+    assert p.gb_type == "Could not extract specialized integer from data-dependent expression"
+    assert p.explanation == "the integer `u1` from `p_inds = torch.where(ref_labels == label)[0]`"

@@ -29,12 +29,13 @@ _NESTED_RE = re.compile(r"^Encountered graph break when attempting to trace \S+:
 # Explanation line. The commonest on a break path is a guard dynamo could not decide on a value
 # that the graph computes (a branch on an `.item()` captured with `capture_scalar_outputs`):
 # "Consider annotating your code using torch._check*(). Could not guard on data-dependent
-# expression u0 <= 0 (unhinted: ...)". Its type is torch's fixed words; the expression, whose
-# symbol names change with every `.item()` before it, goes to the explanation, so that one break
-# compares equal between two runs.
-_GUARD_TYPE = "Could not guard on data-dependent expression"
+# expression u0 <= 0 (unhinted: ...)", or, for an integer expression (an index, a count),
+# "Could not extract specialized integer from data-dependent expression u0". Its type is torch's
+# fixed words; the expression, whose symbol names change with every `.item()` before it, goes
+# to the explanation, so that one break compares equal between two runs.
 _GUARD_RE = re.compile(r"^(?P<hint>Consider annotating your code using torch\._check\*\(\)\.)?\s*"
-                       + re.escape(_GUARD_TYPE) + r" (?P<expr>.+?)(?:\s*\(unhinted:.*)?$")
+                       r"(?P<type>Could not (?:guard on|extract specialized integer from) data-dependent "
+                       r"expression) (?P<expr>.+?)(?:\s*\(unhinted:.*)?$")
 _CAUSE_RE = re.compile(r"^Caused by: (?P<src>.+?)\s+#\s")
 
 
@@ -109,7 +110,8 @@ def _guard_section(lines: list[str]) -> tuple[str, str, list[str]] | None:
                  "")
     hint = m.group("hint")
     expr = m.group("expr").rstrip(". ")
-    return (_GUARD_TYPE, f"the guard `{expr}`" + (f" from `{cause}`" if cause else ""),
+    what = f"the integer `{expr}`" if "integer" in m.group("type") else f"the guard `{expr}`"
+    return (m.group("type"), what + (f" from `{cause}`" if cause else ""),
             [hint[:-1]] if hint else [])
 
 
