@@ -227,3 +227,26 @@ def test_a_setting_does_not_count_a_break_in_a_skipped_frame_as_uncovered():
     assert as_edit["accepted"] and "uncovers GB7000 at pkg/m.py:26" in as_edit["evidence"], as_edit
     assert as_setting == {"accepted": False, "evidence": "",
                           "reason": "a new graph break: GB7000 at pkg/m.py:26"}
+
+
+def test_a_setting_whose_compile_raised_says_it_raised_not_that_outputs_differ():
+    # a new user's norse model: under the setting, the compile raised on the dynamic batch (as
+    # head's own compiled code did there); "the model's outputs differ" named no output
+    from pt2bot.smoke.patch import Edit
+    from pt2bot.smoke.verify import judge
+
+    head = {"graph_count": 2, "phase_errors": {},
+            "breaks": [{"gb": "GB0124", "path": "pkg/m.py", "line": 22, "function": "forward"}]}
+    raised = ("forward(batch=4) raised TorchRuntimeError: RuntimeError when making fake tensor call\n"
+              "  Explanation: ...")
+    cand = {"graph_count": 1, "phase_errors": {}, "setting": "capture_scalar_outputs", "breaks": [],
+            "outputs": [{"shape": {"batch": 4}, "match": True}],
+            "compiled": [{"shape": {"batch": 4}, "match": False, "message": raised}]}
+    target = {"kind": "break", "path": "pkg/m.py", "line": 22, "gb": "GB0124"}
+    verdict = judge(head, cand, [target], Edit(path="pkg/m.py", start_line=22, end_line=22, new_lines=1))
+    assert verdict["reason"] == ("compiled with `capture_scalar_outputs = True`, the model raised on shape "
+                                 f"case batch=4: {raised}")
+    differs = {**cand, "compiled": [{"shape": {"batch": 4}, "match": False, "max_abs_err": 0.5}]}
+    assert judge(head, differs, [target], Edit(path="pkg/m.py", start_line=22, end_line=22, new_lines=1)
+                 )["reason"] == ("compiled with `capture_scalar_outputs = True`, the model's outputs differ "
+                                 "from head's eager ones on shape case batch=4 (max abs error 0.5)")

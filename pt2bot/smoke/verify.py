@@ -1136,8 +1136,14 @@ def judge(head: Mapping[str, Any], cand: Mapping[str, Any], targets: Sequence[Ma
     setting = str(cand.get("setting") or "")
     for row in cand.get("compiled") or ():
         if not row.get("match"):
-            return no(f"{f'compiled with `{setting} = True`' if setting else 'compiled'}, the model's "
-                      f"outputs differ from head's eager ones on {_shape(row.get('shape'))}{_detail(row)}")
+            how = f"compiled with `{setting} = True`" if setting else "compiled"
+            said = str(row.get("message") or "")
+            if " raised " in said.split("\n", 1)[0]:
+                # (no output to differ: a new user read "outputs differ" for a compile that raised
+                # on a shape case, as head's own compiled code did there)
+                return no(f"{how}, the model raised on {_shape(row.get('shape'))}: {said}")
+            return no(f"{how}, the model's outputs differ from head's eager ones on "
+                      f"{_shape(row.get('shape'))}{_detail(row)}")
     if _unreached(cand):
         return no(_eager_only_refusal(cand) or _dropped_arm_refusal(cand) or "")
     values = cand.get("values") or {}
