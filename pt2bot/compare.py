@@ -373,8 +373,8 @@ def compare_model(name: str, base_run: ModelRun | None, head_run: ModelRun | Non
         lost = unmeasured(head_run)
         if lost:
             both = base_status == "ok" and base_run is not None and bool(unmeasured(base_run))
-            problems.append(_problem("not_measured", NOTICE, f"not measured on head{', nor on base' if both else ''}: "
-                                     + "; ".join(lost)))
+            problems.append(_problem("not_measured", NOTICE, "not measured on head"
+                                     + (", nor on base" if both else "") + ": " + "; ".join(lost)))
 
     # A side that errored has no trustworthy breaks/recompiles: compare only ok runs.
     b = base_run if base_status == "ok" else None

@@ -114,9 +114,7 @@ class RepoPaths:
         name, anchors = function, []
         while (m := _RESUME_NAME.fullmatch(name)) is not None:
             name, anchors = m.group("name"), anchors + [int(m.group("line"))]
-        if filename not in self._functions:
-            self._functions[filename] = _function_spans("".join(linecache.getlines(filename)))
-        spans = self._functions[filename]
+        spans = self._spans(filename)
         if spans is None:
             return None
         return any(n == name and all(first <= at <= last for at in (line, *anchors)) for n, first, last in spans)
@@ -126,12 +124,16 @@ class RepoPaths:
         or its first decorator: a code object's `co_firstlineno`), None when not found."""
         if not filename or not function or not first:
             return None
-        if filename not in self._functions:
-            self._functions[filename] = _function_spans("".join(linecache.getlines(filename)))
         # (a decorated def's line is below its decorators' first line)
-        ends = [(lineno - first, last) for n, lineno, last in self._functions[filename] or ()
+        ends = [(lineno - first, last) for n, lineno, last in self._spans(filename) or ()
                 if n == function and 0 <= lineno - first < 50]
         return min(ends)[1] if ends else None
+
+    def _spans(self, filename: str) -> list[tuple[str, int, int]] | None:
+        """`filename`'s functions (`_function_spans`), read once, through `linecache`."""
+        if filename not in self._functions:
+            self._functions[filename] = _function_spans("".join(linecache.getlines(filename)))
+        return self._functions[filename]
 
     def resolve_suffix(self, suffix: str, candidates: list[str]) -> str | None:
         """Torch truncates paths in guard comments ("mp/exp/pkg/m.py"): match the tail."""
