@@ -330,8 +330,12 @@ def _kept_then_selected(code: str, finding, tree: ast.Module, st: ast.stmt, line
     (`peak = x.max().item()`, then `if peak > 1.0: x = x / peak`: a new user's intensity scaling,
     PTC203's own example): the two statements as one edit, the value kept a tensor, detached as
     the number was, and the `if` as PTC201's edits of a test on a tensor make it (`x =
-    torch.where(peak > 1.0, x / peak, x)`). Not safe: `torch.where` computes the arm head
-    skipped, and the proof compares outputs and gradients, on guard inputs too."""
+    torch.where(peak > 1.0, x / peak, x)`, then `torch.cond`). Not safe: `torch.where` computes
+    the arm head skipped, and the proof compares outputs and gradients, on guard inputs too.
+    Not the edits that let compiled code decide otherwise than eager code (`is_compiling()`: the
+    block run always, or the exit taken in eager only): on xitorch's conjugate gradients,
+    `if max_resid_norm < best_resid: best_xk = xk_1` run always keeps the last iterate where head
+    keeps the best, which the proof's converging shape cases cannot tell apart."""
     # (imported here: the branch recipes import no scalar recipe, but keep the rules' import
     # order free)
     from pt2bot.rules.branch_fixes import tensor_condition_fixes
@@ -360,7 +364,8 @@ def _kept_then_selected(code: str, finding, tree: ast.Module, st: ast.stmt, line
         c, start_line=kept.start_line, lines=tuple(kept.lines) + between + c.lines, variants=(),
         title=f"keep `{name}` a tensor, detached ({DETACHED}), and {c.title}")
         for c in tensor_condition_fixes(code, at, patched, ptree)
-        if c.start_line == nxt.lineno and not c.setting]
+        if c.start_line == nxt.lineno and not c.setting
+        and not any("torch.compiler.is_compiling()" in line for line in c.lines)]
 
 
 # Why a kept value is first tried in float64: Python computes with the number `.item()` gave in

@@ -105,7 +105,8 @@ class TensorItem(Rule):
     after it reads, and nothing after that `if` does (`peak = x.max().item()`, then `if peak >
     1.0: x = x / peak`), both statements are one edit: the value kept, detached, and the `if`
     as PTC201's edits of a tensor test make it, `x = torch.where(peak > 1.0, x / peak, x)` first,
-    then `torch.cond` (pt2bot/rules/scalar_fixes.py `_kept_then_selected`; not safe: where the
+    then `torch.cond`, never one that lets compiled code decide otherwise than eager code
+    (pt2bot/rules/scalar_fixes.py `_kept_then_selected`; not safe: where the
     arm head skipped divides by zero, `torch.where`'s gradient is NaN, which the proof refuses
     on weights all 0, and `torch.cond` runs only the arm taken).
     """
