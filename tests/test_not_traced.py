@@ -5,14 +5,13 @@ loop, so dynamo skipped the whole `forward`; the PR's own break in that loop was
 and the review said nothing of the lines it had not seen."""
 from __future__ import annotations
 
-import json
 import os
 
 import cmarkgfm
 import pytest
 
 from gitrepo import GitRepo
-from pt2bot.cli import main
+from test_not_run import _review
 
 CONFIG = """\
 version: 1
@@ -65,15 +64,7 @@ def test_changed_lines_in_a_frame_dynamo_skipped_are_said(tmp_path):
     repo.write("pkg/model.py", HEAD)
     repo.commit("pr")
     out = str(tmp_path / "report")
-    mp = pytest.MonkeyPatch()
-    try:
-        mp.chdir(repo.path)
-        mp.delenv("GITHUB_STEP_SUMMARY", raising=False)
-        main(["review", "--base", "main", "--out", out])
-    finally:
-        mp.undo()
-    with open(os.path.join(out, "report.json"), encoding="utf-8") as fh:
-        report = json.load(fh)
+    report = _review(repo, out)
     first = LINE["if t >= 1 and not x.any():"]
     (item,) = report["not_traced"]
     # (the `break` never ran: that line is "run by no configured model" instead)
