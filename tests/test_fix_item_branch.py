@@ -110,3 +110,20 @@ def test_no_joint_edit_that_lets_compiled_code_decide_otherwise():
     # compiled code they would keep the last one, which converging shape cases cannot tell apart
     assert "best_h = h" in BEST
     assert offered(dict(TARGET, line=LINE + 1), BEST, "keep `peak` a tensor") == []
+
+
+def test_no_joint_edit_where_a_loop_reads_the_number_before_it_is_read_again():
+    # `peak` read at the top of the next iteration: that read needs the number it was
+    text = MODEL.replace("""        h = self.lin(x)
+        peak = h.abs().max().item()
+        if peak > 1.0:  # scale down to at most 1
+            h = h / peak
+""", """        h = self.lin(x)
+        peak = 0.0
+        for _ in range(2):
+            h = h + peak
+            peak = h.abs().max().item()
+            if peak > 1.0:
+                h = h / peak
+""")
+    assert offered(dict(TARGET, line=LINE + 3), text, "keep `peak` a tensor") == []

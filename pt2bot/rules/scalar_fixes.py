@@ -326,7 +326,7 @@ def keep_tensor_fixes(code: str, finding, source: str, tree: ast.Module, what: s
 
 def _kept_then_selected(code: str, finding, tree: ast.Module, st: ast.stmt, lines: list[str],
                         outer: ast.AST, text: str, name: str) -> list[Candidate]:
-    """`v = t.item()` read by the test of the `if` right after it and nowhere after that `if`
+    """`v = t.item()` read by the test of the `if` right after it and nowhere outside that `if`
     (`peak = x.max().item()`, then `if peak > 1.0: x = x / peak`: a new user's intensity scaling,
     PTC203's own example): the two statements as one edit, the value kept a tensor, detached as
     the number was, and the `if` as PTC201's edits of a test on a tensor make it (`x =
@@ -348,8 +348,9 @@ def _kept_then_selected(code: str, finding, tree: ast.Module, st: ast.stmt, line
             not any(isinstance(n, ast.Name) and n.id == name for n in ast.walk(nxt.test)):
         return []
     end = nxt.end_lineno or nxt.lineno
-    if any(isinstance(n, ast.Name) and n.id == name and n.lineno > end for n in ast.walk(fn)):
-        return []   # read after the `if` too: that read may need the number
+    if any(isinstance(n, ast.Name) and n.id == name and isinstance(n.ctx, ast.Load)
+           and not nxt.lineno <= n.lineno <= end for n in ast.walk(fn)):
+        return []   # read elsewhere too (after the `if`, or earlier in a loop): it may need the number
     kept = _detached(code, finding, st, lines, outer, text, "", rank=0)
     if len(kept.lines) != kept.end_line - kept.start_line + 1:
         return []
