@@ -644,6 +644,21 @@ def _first_consumer(fn: ast.FunctionDef, name: str, methods: Collection[str] = (
     return None
 
 
+def _first_layer_text(index: RepoClasses, c: _Class, fwd: ast.FunctionDef, name: str) -> str | None:
+    """`self.encoder = norse.PoissonEncoder(seq_length=steps, ...)`: the constructor line of the
+    first layer `name` goes through, where that layer tells init no shape (a class of an
+    installed package, a layer of no known kind), so that the user knows where init stopped."""
+    got = _first_consumer(fwd, name)
+    init = index.find_method(c, "__init__")
+    if got is None or init is None or not got[0] or not isinstance(got[0][0], str):
+        return None
+    expr = _assignments(init[1])[0].get(got[0][0])
+    if expr is None:
+        return None
+    text = " ".join(f"self.{got[0][0]} = {ast.unparse(expr)}".split())   # (one line: a comment)
+    return text if len(text) <= 120 else text[:119] + "…"
+
+
 def _assignments(init: ast.FunctionDef) -> tuple[dict[str, ast.AST], dict[str, ast.AST]]:
     """`self.attr = expr` (the last one wins, as at run time) and local `name = expr`."""
     attrs: dict[str, ast.AST] = {}
@@ -1070,7 +1085,10 @@ def propose(index: RepoClasses, c: _Class) -> Proposal:
     if not fparams:
         problems.append("forward() takes no input")
     elif guess is None:
-        problems.append(f"cannot infer the input {fparams[0].name!r} (no known first layer)")
+        layer = _first_layer_text(index, c, fwd[1], fparams[0].name)
+        problems.append(f"cannot infer the input {fparams[0].name!r} " + (
+            f"(its first layer, `{layer}`, tells no input shape: add the input to `inputs:`)"
+            if layer else "(no known first layer)"))
     else:
         first = fparams[0]
         guess = InputGuess(None if first.positional_only else first.name, guess.shape,

@@ -1389,3 +1389,39 @@ def test_a_config_built_model_whose_forward_takes_nothing_is_said_not_a_crash(tm
         """})
     (prior,) = [p for p in discover(str(root))[0] if p.name == "prior"]
     assert prior.problems == ("forward() takes no input",)
+
+
+LIBRARY_FIRST = {
+    "snn/__init__.py": "",
+    "snn/model.py": """\
+        import torch
+        from norse.torch import LIFCell, PoissonEncoder
+
+
+        class Classifier(torch.nn.Module):
+            def __init__(self, steps: int = 8):
+                super().__init__()
+                self.encoder = PoissonEncoder(seq_length=steps, f_max=100)
+                self.fc = torch.nn.Linear(16, 4)
+                self.lif = LIFCell()
+
+            def forward(self, x):
+                spikes = self.encoder(x)
+                return self.lif(self.fc(spikes[0]))[0]
+        """,
+}
+
+
+def test_where_init_stops_at_a_first_layer_it_cannot_read_it_names_it(tmp_path):
+    # a new user's spiking classifier: its first layer is an installed package's encoder (which
+    # adds a time dim), so no shape can be read from it; the reason said "(no known first layer)"
+    root = _repo(tmp_path, LIBRARY_FIRST)
+    by = {p.name: p for p in discover(str(root))[0]}
+    assert by["classifier"].problems == (
+        "cannot infer the input 'x' (its first layer, `self.encoder = PoissonEncoder(seq_length=steps, "
+        "f_max=100)`, tells no input shape: add the input to `inputs:`)",)
+    assert main(["init", str(root)]) == 0
+    text = (root / "pt2bot.yml").read_text()
+    assert "# snn.model:Classifier (snn/model.py:5) is not proposed: cannot infer the input 'x' (its first " \
+           "layer, `self.encoder = PoissonEncoder(" in text
+    load_config(str(root / "pt2bot.yml"))      # the comment leaves the file valid
