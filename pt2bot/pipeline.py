@@ -201,7 +201,8 @@ def finish_review(report: Report, out_dir: str, *, base_results: ResultsFile,
     if publish:
         # Imported here: PyGithub is only needed to publish, and a review run where it is not
         # installed (a project's own venv) still writes its report.
-                publish_dir(out_dir)
+        from pt2bot.publish.github import publish_dir
+        publish_dir(out_dir)
 
 
 def _plan_shard(opts: ReviewOptions, selection: select.Selection,

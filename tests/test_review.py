@@ -245,6 +245,26 @@ def test_pr_touching_no_model_runs_nothing(git_repo, tmp_path, monkeypatch):
     assert len(report["skipped"]) == 4
 
 
+def test_publish_posts_the_report_directory_it_wrote(git_repo, tmp_path, monkeypatch):
+    # `--publish` hands the finished directory to the publisher, imported only then (PyGithub
+    # is needed to publish alone); a later edit once dropped that import, leaving a NameError
+    import pt2bot.publish.github as github
+
+    posted: list[str] = []
+    monkeypatch.setattr(github, "publish_dir", lambda out_dir: posted.append(out_dir))
+    git_repo.write("pt2bot.yml", CONFIG)
+    git_repo.write("pkg/__init__.py", "")
+    git_repo.write("pkg/breaker.py", BREAKER_BASE)
+    git_repo.write("README.md", "hello\n")
+    git_repo.commit("base")
+    git_repo.branch("docs")
+    git_repo.write("README.md", "hello, world\n")
+    git_repo.commit("docs")
+    out = str(tmp_path / "out")
+    assert _review(git_repo, out, "--publish", monkeypatch=monkeypatch) == 0
+    assert posted == [out] and os.path.exists(os.path.join(out, "report.json"))
+
+
 def test_unknown_base_is_a_usage_error(git_repo, tmp_path, monkeypatch, capsys):
     git_repo.write("pt2bot.yml", CONFIG)
     git_repo.commit("base")
