@@ -293,15 +293,24 @@ def latency_comparable(base_results: ResultsFile | None, head_results: ResultsFi
 
 def unmeasured(run: ModelRun) -> list[str]:
     """What a run that is `ok` still did not measure, and why: a phase that raised while the
-    others ran (its first line), and a shape matrix whose every case raised, whose recompile
-    figures are then zeros that say nothing (a new user's spiking network: norse's Poisson
-    encoder draws `torch.rand(..., generator=None)`, which no compile with a dynamic batch
-    takes)."""
+    others ran (its first line), the shape cases that raised, and a shape matrix whose every
+    case raised, whose recompile figures are then zeros that say nothing (a new user's
+    spiking network: norse's Poisson encoder draws `torch.rand(..., generator=None)`, which
+    no compile with a dynamic batch takes)."""
     out = []
     cases = run.recompiles.cases if run.recompiles is not None else ()
-    if cases and all(c.error for c in cases):
+    raised = [c for c in cases if c.error]
+    if raised and len(raised) == len(cases):
         out.append(f"the shape matrix (recompiles): every case raised {_first_line(cases[0].error)}"
                    + _in_package(cases[0].error))
+    elif raised:
+        # the other cases' counts stand, but the cases that raised were neither counted nor
+        # compared with eager: their rows would read as measured
+        shapes = ", ".join(",".join(f"{k}={v}" for k, v in c.shape.items()) or "default"
+                           for c in raised[:3]) + (", ..." if len(raised) > 3 else "")
+        out.append(f"the shape matrix (recompiles, accuracy): {len(raised)} of {len(cases)} "
+                   f"cases raised ({shapes}): {_first_line(raised[0].error)}"
+                   + _in_package(raised[0].error))
     for e in run.phase_errors:
         if e.phase in ("latency", "accuracy", "export", "compile"):
             out.append(f"{e.phase}: {e.kind or 'error'}: {_first_line(e.message)}")

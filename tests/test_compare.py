@@ -290,6 +290,24 @@ def test_a_run_whose_matrix_or_phase_raised_says_what_it_did_not_measure(pr):
     assert "⚪ not measured on head, nor on base: the shape matrix (recompiles)" in html
 
 
+def test_a_shape_case_that_raised_alone_is_said_not_measured(pr):
+    """The same encoder compiles with the static first case and raises once the batch is
+    dynamic: that case is recorded `"compiled": true` (frames before the failure compiled) with
+    its error, and its recompiles and accuracy were never measured. The other case's figures
+    stand, so the table keeps its counts, and the notice names the case that raised."""
+    err = "TorchRuntimeError: RuntimeError when making fake tensor call\n  Explanation: ..."
+    base, head = results_pair()
+    m = next(m for m in head["models"] if m["name"] == "renamed_mlp")
+    m["recompiles"]["cases"][1].update(compiled=True, error=err)
+    rep = report_for(pr, base, head)
+    (p,) = [p for p in model(rep, "renamed_mlp")["problems"] if p["kind"] == "not_measured"]
+    assert p["message"] == (
+        "not measured on head: the shape matrix (recompiles, accuracy): 1 of 2 cases raised "
+        "(batch=4,seq=32): TorchRuntimeError: RuntimeError when making fake tensor call")
+    assert rep["conclusion"] == report_for(pr)["conclusion"]
+    assert validation_errors(rep) == []
+
+
 def test_malformed_results_are_reported_not_crashed(pr):
     base, head = results_pair()
     head["models"] += ["junk", {"name": 3}, {"name": "weird", "status": "ok",
