@@ -677,6 +677,7 @@ def verified_fixes(model: Any, *args: Any, user_code: str | Sequence[str] | None
                     if verdict.get("accepted"):
                         fixed.update(t["line"] for t in targets)
                         break   # the most likely verified candidate of this finding
+            runs: dict[str, Any] = {}   # a setting's run of head's code serves each site
             for b in breaks:
                 name = SETTINGS.get(str(b.gb))
                 if b.path != path or b.line in fixed or not name:
@@ -689,7 +690,7 @@ def verified_fixes(model: Any, *args: Any, user_code: str | Sequence[str] | None
                      "patched": source, "guards": [], "safe": False, "targets": [target],
                      "setting": name},
                     model, [case], [head_out], head, {}, {"backend": "eager"}, paths,
-                    ["breaks"], None, {})
+                    ["breaks"], None, {}, runs)
                 out.append(ProvenFix(
                     path=path, start_line=b.line, end_line=b.line, lines=(), rule="",
                     title=f"set `torch._dynamo.config.{name} = True` where the model is compiled",

@@ -250,3 +250,92 @@ def test_a_setting_whose_compile_raised_says_it_raised_not_that_outputs_differ()
     assert judge(head, differs, [target], Edit(path="pkg/m.py", start_line=22, end_line=22, new_lines=1)
                  )["reason"] == ("compiled with `capture_scalar_outputs = True`, the model's outputs differ "
                                  "from head's eager ones on shape case batch=4 (max abs error 0.5)")
+
+
+TWO_SITES = """\
+import torch
+from torch import nn
+
+
+class TwoItems(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.lin = nn.Linear(4, 4)
+
+    def forward(self, x):
+        h = self.lin(x)
+        top = h.abs().max().item()
+        h = h / (top + 1.0)
+        low = h.min().item()
+        return h - low
+
+
+class TwoBranches(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.lin = nn.Linear(4, 4)
+
+    def forward(self, x):
+        h = self.lin(x)
+        top = h.max().item()
+        if top > 0:
+            h = h * 2
+        low = h.min().item()
+        if low < 0:
+            h = h - low
+        return h
+"""
+TWO_CONFIG = """\
+version: 1
+models:
+  - name: items
+    entry: pkg.m:TwoItems
+    inputs: [{name: x, shape: [batch, 4]}]
+    shapes: {batch: [2, 3]}
+    export: false
+  - name: branches
+    entry: pkg.m:TwoBranches
+    inputs: [{name: x, shape: [batch, 4]}]
+    shapes: {batch: [2, 3]}
+    export: false
+run: {backend: eager, latency: false, timeout_s: 120}
+fixes: {budget_s: 240}
+"""
+
+
+@pytest.mark.torch
+def test_a_setting_is_measured_once_per_model_and_judged_per_site(tmp_path):
+    """A setting runs head's own code, so its facts are the same at each site it is offered
+    for: one model's worker measures it once and judges every site on them (e2cnn's model ran
+    the same setting six times). Each site's verdict is the one its own worker gives: both
+    `.item()`s of `items` verified, both of `branches` refused by the `if` each captured
+    number decides (there the break pass stops the first run, and the second site is refused
+    on the same facts)."""
+    import json
+
+    root = tmp_path / "repo"
+    (root / "pkg").mkdir(parents=True)
+    (root / "pkg" / "__init__.py").write_text("")
+    (root / "pkg" / "m.py").write_text(TWO_SITES)
+    (root / "pt2bot.yml").write_text(TWO_CONFIG)
+    config = build_config(TWO_CONFIG, str(root / "pt2bot.yml"))
+    setting = ProofSetting(config=config, changeset=None, root=str(root), head_sha=None,
+                           head_results=ResultsFile.empty(), device="cpu")
+    deadline = time.monotonic() + 240
+    for name, lines, accepted in (("items", (12, 14), True), ("branches", (12, 15), False)):
+        targets = [_target(name, line, "GB0124") for line in lines]
+        props = order(gather_settings(targets, [], str(root)))
+        assert len(props) == 2
+        items = [(p, [targets[p.targets[0]]]) for p in props]
+        together = prove_on_model(setting, config.model(name), None, items, str(root), deadline,
+                                  str(tmp_path / f"{name}-together"))
+        with open(tmp_path / f"{name}-together" / f"{name}-1" / "progress.jsonl") as fh:
+            records = {r["id"]: r for r in map(json.loads, fh)}
+        assert [bool(records[p.cid].get("reused")) for p in props] == [False, True]
+        assert [together[p.cid]["accepted"] for p in props] == [accepted, accepted], together
+        # the site judged on the first site's facts, proven alone in a worker of its own
+        item = items[1]
+        alone = prove_on_model(setting, config.model(name), None, [item], str(root), deadline,
+                               str(tmp_path / f"{name}-alone"))[item[0].cid]
+        keys = ("accepted", "reason", "evidence", "graph_count")
+        assert {k: together[item[0].cid].get(k) for k in keys} == {k: alone.get(k) for k in keys}

@@ -49,6 +49,7 @@ from __future__ import annotations
 
 import ast
 import contextlib
+import copy
 import dataclasses
 import functools
 import json
@@ -85,6 +86,7 @@ GRADIENTS = "head gradients"   # the key of head's gradients in a model's cache 
 # head's outputs and gradients once more: what its own two runs disagree on is its noise
 HEAD_AGAIN = "head again"
 GRADIENT_NOISE = "head gradient noise"   # per case, the gradients head's two runs disagree on
+SETTING_RUNS = "setting runs"   # per dynamo setting, what its run of head's code measured
 # one eager run on a guard input: past this many times the model's own run of the case (timed
 # once a function, at least GUARD_RUN_MIN_S, at most GUARD_RUN_S), a run that still calls the
 # edited function ends
@@ -2351,14 +2353,65 @@ def prove_candidate(cand: Mapping[str, Any], model: Any, cases: list[CaseInputs]
                     backend_cache: dict[str, Any] | None = None) -> dict[str, Any]:
     """One candidate (a spec's `candidates[]` item) put in place, measured and judged against
     `head` (what `measure_state` gave for head's model): the verdict `{accepted, reason,
-    evidence, ...}`. Whatever the patched code does is a verdict, never an exception."""
-    import torch
+    evidence, ...}`. Whatever the patched code does is a verdict, never an exception.
 
+    A dynamo setting (pt2bot/fixes.py SETTINGS) runs head's own code, so what it measures is
+    the same at every site it is offered for: a model's worker measures each setting once
+    (`backend_cache`) and judges each site on those facts, unless judging a later site needs
+    what the first run left out (`_reusable`)."""
     backend_cache = {} if backend_cache is None else backend_cache
-    original, patched = str(cand["original"]), str(cand["patched"])
+    original = str(cand["original"])
     edit = Edit.in_text(str(cand["path"]), int(cand["start_line"]), int(cand["end_line"]),
                         len(cand.get("lines") or ()), original)
+    targets = cand.get("targets") or ()
+    setting = str(cand.get("setting") or "")
+    runs = backend_cache.setdefault(SETTING_RUNS, {})
+    reused = bool(setting) and setting in runs and _reusable(runs[setting], head, targets, edit)
+    if reused:
+        measured = copy.deepcopy(runs[setting]["measured"])
+    else:
+        measured, done = _measure_candidate(cand, edit, model, cases, head_outs, head, model_spec,
+                                            run_cfg, paths, phases, limit, guard_cache,
+                                            backend_cache)
+        if setting:
+            runs[setting] = {"measured": copy.deepcopy(measured), **done}
+    verdict = judge(head, measured, targets, edit)
+    stats = {k: measured.get(k) for k in ("graph_count",) if k in measured}
+    return {**verdict, **stats, "cases": len(measured.get("outputs") or ()),
+            "guards": sorted({str(g.get("kind")) for g in measured.get("guards") or ()}),
+            **({"reused": True} if reused else {})}
+
+
+def _reusable(run: Mapping[str, Any], head: Mapping[str, Any],
+              targets: Sequence[Mapping[str, Any]], edit: Edit) -> bool:
+    """Whether a setting's earlier run (`_measure_candidate`'s facts and how far it went)
+    judges another site as that site's own run would: its run would measure the same facts,
+    and stop where they refuse it. A run its break pass stopped (the first site's break
+    still there) has no matrix or export: reusable only where the break pass refuses this
+    site too. A finished run is reusable unless it accepts this site without having compiled
+    with the configured backend (the first site was refused before that check)."""
+    measured = run["measured"]
+    if run.get("stopped"):
+        return _refused_by_breaks(head, measured, targets, edit)
+    if measured.get("error") or run.get("backend"):
+        return True
+    so_far = judge(head, measured, targets, edit)
+    return not (so_far["accepted"] or so_far.get("unexercised"))
+
+
+def _measure_candidate(cand: Mapping[str, Any], edit: Edit, model: Any, cases: list[CaseInputs],
+                       head_outs: list[Any], head: dict[str, Any], model_spec: dict[str, Any],
+                       run_cfg: dict[str, Any], paths: RepoPaths, phases: Sequence[str],
+                       limit: float | None, guard_cache: dict[str, GuardCache],
+                       backend_cache: dict[str, Any]) -> tuple[dict[str, Any], dict[str, bool]]:
+    """What `prove_candidate` judges, and how far the measuring went: `stopped`, the break
+    pass refused the candidate and nothing after it ran; `backend`, it reached the compile
+    with the configured backend."""
+    import torch
+
+    original, patched = str(cand["original"]), str(cand["patched"])
     replaced = original.splitlines()[edit.start_line - 1:edit.end_line]
+    done = {"stopped": False, "backend": False}
     # a dynamo setting (pt2bot/fixes.py SETTINGS): head's own code, run with it set; what it
     # can change is only what compiles and what compiled code computes
     setting = str(cand.get("setting") or "")
@@ -2411,6 +2464,12 @@ def prove_candidate(cand: Mapping[str, Any], model: Any, cases: list[CaseInputs]
     if span is not None:
         measured["statement"] = span
     stage: str | None = None   # what ran out of the candidate's time, when not the model
+    targets = cand.get("targets") or ()
+
+    def proceed(state: dict[str, Any]) -> bool:
+        done["stopped"] = _refused_by_breaks(head, {**measured, **state}, targets, edit)
+        return not done["stopped"]
+
     # head's outputs once more, once per model: the leaves its own two runs disagree on are
     # its noise, compared with nothing (`_compare_stable`)
     if HEAD_AGAIN not in backend_cache:
@@ -2503,13 +2562,11 @@ def prove_candidate(cand: Mapping[str, Any], model: Any, cases: list[CaseInputs]
                 # the break pass first: a candidate its facts already refuse (the targeted
                 # break still there, a new one) stops before the guard inputs, the shape
                 # matrix and export, which could only refuse it for another reason
-                targets = cand.get("targets") or ()
                 first = [p for p in phases if p == "breaks" or (
                     p == "matrix" and one_compile(phases, model_spec, run_cfg))]
                 if ok and first:
                     _measure_more(measured, model, cases, outs, model_spec, run_cfg, paths,
-                                  first, lambda state: not _refused_by_breaks(
-                                      head, {**measured, **state}, targets, edit))
+                                  first, proceed)
                     ok = not _refused_by_breaks(head, measured, targets, edit)
                 if ok and not cand.get("safe") and not setting:
                     grads = compare_gradients(model, cases, paths, backend_cache.get(GRADIENTS) or [],
@@ -2551,6 +2608,7 @@ def prove_candidate(cand: Mapping[str, Any], model: Any, cases: list[CaseInputs]
                     # one (a print kept in eager) leaves the graph's operations as head's
                     so_far = judge(head, measured, targets, edit)
                     if not cand.get("safe") and (so_far["accepted"] or so_far.get("unexercised")):
+                        done["backend"] = True
                         stage = f"its compile with {run_cfg.get('backend') or 'inductor'}"
                         row = backend_check(model, cases[0], head_outs[0], paths, run_cfg,
                                             model_spec.get("tolerance"))
@@ -2577,10 +2635,7 @@ def prove_candidate(cand: Mapping[str, Any], model: Any, cases: list[CaseInputs]
     finally:
         with contextlib.suppress(Exception):
             reset_dynamo()
-    verdict = judge(head, measured, cand.get("targets") or (), edit)
-    stats = {k: measured.get(k) for k in ("graph_count",) if k in measured}
-    return {**verdict, **stats, "cases": len(measured.get("outputs") or ()),
-            "guards": sorted({str(g.get("kind")) for g in measured.get("guards") or ()})}
+    return measured, done
 
 
 def main(argv: list[str] | None = None) -> int:
