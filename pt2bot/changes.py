@@ -384,24 +384,30 @@ def _install_artefact(path: str) -> bool:
             or parts[-1].endswith((".pyc", ".pyo")))
 
 
-_REPORT_HEAD = re.compile(rb'^\s*\{\s*"schema"\s*:\s*"pt2bot\.report/')
+_SCHEMA_HEAD = re.compile(rb'^\s*\{\s*"schema"\s*:\s*"pt2bot\.(report|results)/')
 
 
-def _report_dirs(root: str, untracked: Iterable[str]) -> list[str]:
-    """The untracked directories that hold a report of an earlier review (`report.json` whose
-    schema is pt2bot's): a second review with another `--out` would count the first one's
-    report as changed files ("+ working tree (16 uncommitted file(s))")."""
+def _earlier_output(root: str, untracked: Iterable[str]) -> list[str]:
+    """What an earlier pt2bot run left untracked in the checkout: the directories that hold a
+    review's report (`report.json` whose schema is pt2bot's; a second review with another
+    `--out` would count the first one's report as changed files, "+ working tree (16
+    uncommitted file(s))"), and the results files of `pt2bot run --out results.json` (the
+    README's first run, in the repository's root). Directories end with "/"."""
     out = []
     for path in untracked:
-        if path.rsplit("/", 1)[-1] != "report.json" or "/" not in path:
+        name = path.rsplit("/", 1)[-1]
+        if not name.endswith(".json"):
             continue
         try:
             with open(os.path.join(root, path), "rb") as fh:
                 head = fh.read(200)
         except OSError:
             continue
-        if _REPORT_HEAD.match(head):
+        found = _SCHEMA_HEAD.match(head)
+        if found and found.group(1) == b"report" and name == "report.json" and "/" in path:
             out.append(path.rsplit("/", 1)[0] + "/")
+        elif found and found.group(1) == b"results":
+            out.append(path)
     return out
 
 
@@ -413,8 +419,9 @@ def diff_changes(repo: str | os.PathLike[str], base_sha: str, head_ref: str | No
     not ignored (as added files; they take no part in rename detection), but for the
     files installing and running the project writes (`_install_artefact`) and those under
     `own_output`, the directories pt2bot itself writes to (a review's `--out` inside the
-    checkout: its second run would count the first one's report as changed files), and the
-    directories holding an earlier review's report (`_report_dirs`: another `--out`).
+    checkout: its second run would count the first one's report as changed files), and what
+    an earlier run left (`_earlier_output`: a review's report with another `--out`, a results
+    file).
     """
     repo = os.fspath(repo)
     if git.rev_parse(repo, base_sha) is None:
@@ -441,10 +448,10 @@ def diff_changes(repo: str | os.PathLike[str], base_sha: str, head_ref: str | No
                + "/" for d in own_output]
         own = [d for d in own if not d.startswith("../")]
         untracked = git.untracked_files(repo)
-        own += _report_dirs(root, untracked)
+        own += _earlier_output(root, untracked)
         for path in untracked:
-            if path not in files and not _install_artefact(path) and \
-                    not any(path.startswith(d) for d in own):
+            if path not in files and not _install_artefact(path) and not any(
+                    path.startswith(d) if d.endswith("/") else path == d for d in own):
                 files[path] = _untracked_change(root, path)
     return ChangeSet(base=git.rev_parse(repo, base_sha) or base_sha,
                      head=revs[1] if head_ref is not None else None, files=files)

@@ -265,3 +265,40 @@ def test_a_model_with_train_is_run_in_training_mode(tmp_path):
     assert runs["inference"]["status"] == "ok" and runs["inference"]["graph_breaks"] == []
     [brk] = runs["training"]["graph_breaks"]
     assert (brk["gb"], brk["path"], brk["line"]) == ("GB0170", "net/gated.py", 11), brk
+
+
+@pytest.mark.torch
+def test_a_run_in_the_repository_root_leaves_no_change_for_the_review(tmp_path, monkeypatch, capsys):
+    """The README's first run, `pt2bot run --out results.json` from the repository's root,
+    wrote `logs/` and `compile/` there: the review of the PR after it began "+ working tree
+    (21 uncommitted file(s)): 22 changed file(s)" for a one-line PR (a new user's trial on
+    mamba-minimal). The directories pt2bot creates ignore themselves, and an untracked
+    results file of pt2bot's is not one of the PR's changes; a JSON file of the user's is."""
+    from gitrepo import GitRepo
+
+    from pt2bot.changes import diff_changes
+
+    repo = GitRepo.init(tmp_path / "repo")
+    repo.write("zoo/__init__.py", "")
+    repo.write("zoo/models.py", MODELS_PY)
+    repo.write("pt2bot.yml", CONFIG.replace("jobs: 2", "jobs: 1"))
+    head = repo.commit("a tiny zoo")
+    monkeypatch.chdir(repo.path)
+    assert main(["run", "--model", "mlp", "--out", "results.json"]) == 0, capsys.readouterr().err
+    assert (repo.path / "logs" / "mlp.log").is_file()
+    assert (repo.path / "compile" / "mlp" / "head").is_dir()
+    status = subprocess.run(["git", "status", "--porcelain", "--untracked-files=all"],
+                            cwd=repo.path, capture_output=True, text=True, check=True).stdout
+    assert status.splitlines() == ["?? results.json"]
+    assert diff_changes(repo.path, head).files == {}
+    repo.write("data/scores.json", '{"schema": "mine/1"}\n')
+    assert set(diff_changes(repo.path, head).files) == {"data/scores.json"}
+    # a `logs/` of the user's own that a run writes into gets no ignore file: it would hide
+    # the user's files
+    (repo.path / "mine" / "logs").mkdir(parents=True)
+    (repo.path / "mine" / "logs" / "notes.txt").write_text("the user's\n")
+    assert main(["run", "--model", "mlp", "--out", "mine/results.json"]) == 0
+    assert (repo.path / "mine" / "logs" / "mlp.log").is_file()
+    assert not (repo.path / "mine" / "logs" / ".gitignore").exists()
+    assert (repo.path / "mine" / "compile" / ".gitignore").is_file()
+    assert "mine/logs/notes.txt" in diff_changes(repo.path, head).files

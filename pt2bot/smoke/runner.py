@@ -12,6 +12,7 @@ slower than from a serial one. Keep `jobs: 1` when latency matters on CPU.
 from __future__ import annotations
 
 import concurrent.futures
+import contextlib
 import dataclasses
 import datetime
 import hashlib
@@ -29,7 +30,7 @@ from pt2bot.configfile import load_config
 from pt2bot.errors import UserError
 from pt2bot.jsonio import write_json
 from pt2bot.report.escape import cap, log_line
-from pt2bot.results import PHASES, ModelRun, ResultsFile
+from pt2bot.results import COMPILE_DIR, PHASES, ModelRun, ResultsFile
 from pt2bot.smoke import compile_report
 from pt2bot.shard import parse_shard, shard_models
 from pt2bot.smoke.device import git_head, resolve_device, torch_version
@@ -74,6 +75,21 @@ def _model_spec(model: ModelConfig) -> dict[str, Any]:
     return json.loads(json.dumps(dataclasses.asdict(model), default=str))
 
 
+def own_dir(path: str) -> None:
+    """Make a directory for a run's own files (its logs, its compile reports); one that pt2bot
+    creates gets a `.gitignore` of `*`, as pytest and mypy do for their caches. `pt2bot run
+    --out results.json` writes them beside the results, the repository's root in the
+    README's first run, where they would be untracked files of `git status` and, counted
+    as the PR's changes, of the review after it. A directory that exists already may hold
+    the user's own files, which an ignore file would hide: it is left as it is."""
+    if os.path.isdir(path):
+        return
+    os.makedirs(path, exist_ok=True)
+    with contextlib.suppress(OSError):
+        with open(os.path.join(path, ".gitignore"), "w", encoding="utf-8") as fh:
+            fh.write("# written by pt2bot: this directory holds a run's output\n*\n")
+
+
 def build_jobs(config: Config, models: Iterable[ModelConfig], *, repo_root: str, out_dir: str,
                work_dir: str, device: str, phases: Sequence[str],
                environ: Mapping[str, str], side: str = "head",
@@ -86,7 +102,9 @@ def build_jobs(config: Config, models: Iterable[ModelConfig], *, repo_root: str,
         cache_dir = os.path.abspath(os.path.join(config.root, os.path.expanduser(cache_dir)))
     env = scrub_env(environ, repo_root=repo_root, threads=run_cfg.threads, cache_dir=cache_dir)
     logs = os.path.join(out_dir, "logs")
-    os.makedirs(logs, exist_ok=True)
+    own_dir(logs)
+    if any(p in ("breaks", "matrix") for p in phases):
+        own_dir(os.path.join(out_dir, COMPILE_DIR))
     run_dict = json.loads(json.dumps(dataclasses.asdict(run_cfg), default=str))
     jobs = []
     for k, model in enumerate(models):
