@@ -46,14 +46,18 @@ fi
 # export and import), so nir 1.0.8 and nirtorch 2.6 are locked with it; nir declares numpy and h5py
 # and imports h5py at import time (its serialization), so h5py 3.16.0 (a binary wheel with its own
 # HDF5) is locked too; nirtorch declares torch and nir. mega-pytorch declares torch, einops and
-# scipy, all locked
+# scipy, all locked. torchgan 0.1.0 declares numpy, pillow, scipy, torch, torchvision (all locked)
+# and wget, which is imported nowhere in the package (its trainer and loggers take no download),
+# so that one unmet requirement is expected; it imports torchvision at package import (its
+# visualizers), shimmed as above. flowtorch 0.8 declares torch alone
 problems="$("$venv/bin/pip" check | grep -vx 'No broken requirements found\.' \
   | grep -vx 'pytorch-tabnet 4\.1\.0 requires scikit-learn, which is not installed\.' \
   | grep -vx 'pytorch-metric-learning 2\.9\.0 requires scikit-learn, which is not installed\.' \
   | grep -vx 'nflows 0\.14 requires tensorboard, which is not installed\.' \
   | grep -vx 'torchcfm 1\.0\.7 requires absl-py, which is not installed\.' \
   | grep -vx 'torchcfm 1\.0\.7 requires scikit-learn, which is not installed\.' \
-  | grep -vx 'torchcfm 1\.0\.7 requires torchdyn, which is not installed\.' || true)"
+  | grep -vx 'torchcfm 1\.0\.7 requires torchdyn, which is not installed\.' \
+  | grep -vx 'torchgan 0\.1\.0 requires wget, which is not installed\.' || true)"
 if [ -n "$problems" ]; then echo "$problems"; exit 1; fi
 "$venv/bin/python" - <<'PY'
 import importlib.metadata as m
@@ -68,7 +72,7 @@ for n in ("torch", "torchvision", "vit-pytorch", "x-transformers", "denoising-di
           "pyro-ppl", "piq", "tensorly", "tensorly-torch", "tntorch", "torchdeq", "e2cnn",
           "hypll", "diffsort", "tad-dftd3", "tad-mctc", "torchlie", "torch-structured",
           "triton", "torchkge", "pandas", "torchcfm", "POT", "linformer", "norse", "nir",
-          "nirtorch", "h5py", "mega-pytorch"):
+          "nirtorch", "h5py", "mega-pytorch", "torchgan", "flowtorch"):
     print(f"{n}=={m.version(n)}")
 PY
 echo "venv ready: $venv"
