@@ -312,9 +312,17 @@ def unmeasured(run: ModelRun) -> list[str]:
                    f"cases raised ({shapes}): {_first_line(raised[0].error)}"
                    + _in_package(raised[0].error))
     for e in run.phase_errors:
-        if e.phase in ("latency", "accuracy", "export", "compile"):
-            out.append(f"{e.phase}: {e.kind or 'error'}: {_first_line(e.message)}")
+        if e.phase in ("breaks", "latency", "accuracy", "export", "compile"):
+            out.append(f"{'graph breaks' if e.phase == 'breaks' else e.phase}: "
+                       f"{e.kind or 'error'}: {_first_line(e.message)}")
     return out
+
+
+def breaks_unmeasured(run: ModelRun | None) -> bool:
+    """Whether the run's graph-break pass raised: its empty list of breaks says nothing (a
+    new user's review read "graph breaks 0 | 0 | 0" for a model that breaks, and counted
+    as fixed every break of base where head's pass raised)."""
+    return run is not None and any(e.phase == "breaks" for e in run.phase_errors)
 
 
 _PACKAGE_FRAME = re.compile(r'File "[^"\n]*[/\\](?:site|dist)-packages[/\\]([^"\n]+)", line (\d+)')
@@ -390,17 +398,20 @@ def compare_model(name: str, base_run: ModelRun | None, head_run: ModelRun | Non
     h = head_run if head_status == "ok" else None
     if base_run is not None and b is None and h is not None:
         b = ModelRun()   # base failed: everything on head is new relative to an empty baseline
+    # (where either side's break pass raised, no break is new or fixed)
+    breaks_known = not (breaks_unmeasured(h) or breaks_unmeasured(b))
     new_breaks, fixed_breaks, same = (match_breaks(b.breaks() if b else (), h.breaks(),
                                                    renames=renames, line_map=line_map)
-                                      if h is not None else ([], [], 0))
+                                      if h is not None and breaks_known else ([], [], 0))
     delta = Delta()
     cost = None
     if h is not None:
         rec = compare_recompiles(b, h, new_breaks=_with_stacks(new_breaks, h))
         new_specialized, fixed_specialized = compare_specialized(b, h, renames)
         delta = Delta(
-            graph_breaks=len(h.breaks()) - len(b.breaks() if b else ()),
-            graph_count=(h.graph_count or 0) - ((b.graph_count if b else None) or 0),
+            graph_breaks=len(h.breaks()) - len(b.breaks() if b else ()) if breaks_known else 0,
+            graph_count=((h.graph_count or 0) - ((b.graph_count if b else None) or 0)
+                         if breaks_known else 0),
             recompiles=rec["recompiles"], new_recompiles=rec["new_recompiles"],
             caused_recompiles=rec["caused_recompiles"],
             recompile_cases=tuple(rec["recompile_cases"]), export=compare_export(b, h),

@@ -290,6 +290,40 @@ def test_a_run_whose_matrix_or_phase_raised_says_what_it_did_not_measure(pr):
     assert "⚪ not measured on head, nor on base: the shape matrix (recompiles)" in html
 
 
+def test_a_break_pass_that_raised_is_not_a_count_of_zero(pr):
+    """flowtorch's tensor subclass made the break pass raise on both sides of a new user's
+    review, which read "graph breaks | 0 | 0 | 0"; where only head's raised, every break of
+    base would have read as fixed. A side whose break pass raised measured no break: no break
+    is new or fixed, the table says so, and the notice says why."""
+    import cmarkgfm
+
+    from pt2bot.report.summary import render_summary
+
+    base, head = results_pair()
+    m = next(m for m in head["models"] if m["name"] == "renamed_mlp")
+    m["graph_breaks"], m["graph_count"] = [], None
+    m["phase_errors"] = [{"phase": "breaks", "kind": "RuntimeError", "message":
+                          "Creating a new Tensor subclass BijectiveTensor but the raw Tensor "
+                          "object is already associated to a python object\nmore"}]
+    rep = report_for(pr, base, head)
+    got = model(rep, "renamed_mlp")
+    assert got["new_breaks"] == [] and got["fixed_breaks"] == []
+    (p,) = [p for p in got["problems"] if p["kind"] == "not_measured"]
+    assert p["message"] == ("not measured on head: graph breaks: RuntimeError: Creating a new "
+                            "Tensor subclass BijectiveTensor but the raw Tensor object is "
+                            "already associated to a python object")
+    assert validation_errors(rep) == []
+    b_sha, h_sha, cs = pr
+    summary = render_summary(build_report(
+        base_results=typed(base), head_results=typed(head), base_findings=[], head_findings=[],
+        changeset=cs, config=make_config(), selection=SKIP, base_sha=b_sha, head_sha=h_sha))
+    html = cmarkgfm.github_flavored_markdown_to_html(summary)
+    assert "<td>graph breaks</td>\n<td>1</td>\n<td>not measured</td>\n<td>—</td>" in html
+    assert "<td>graphs</td>\n<td>2</td>\n<td>not measured</td>\n<td>—</td>" in html
+    section = summary.split("`renamed_mlp`", 1)[1].split("\n#### ", 1)[0]
+    assert "graph breaks: RuntimeError" in section and "Fixed" not in section
+
+
 def test_a_shape_case_that_raised_alone_is_said_not_measured(pr):
     """The same encoder compiles with the static first case and raises once the batch is
     dynamic: that case is recorded `"compiled": true` (frames before the failure compiled) with

@@ -98,6 +98,40 @@ def test_a_model_with_torch_cond_runs_under_the_op_counter():
     assert r["graph_coverage"]["aten_outside"] is not None
 
 
+def test_a_model_that_makes_a_tensor_subclass_still_gets_its_breaks():
+    """flowtorch wraps tensors as `BijectiveTensor(x)`, which torch refuses under a dispatch
+    mode ("Creating a new Tensor subclass ... but the raw Tensor object is already
+    associated"): the break pass raised with the operator counter on, and a new user's
+    review read "graph breaks 0 | 0 | 0" for a model that breaks. The pass runs again
+    without the counter: the break is found, and the ATen counts are null (unmeasured)."""
+    import torch
+
+    from pt2bot.smoke.breaks import measure_breaks
+    from pt2bot.smoke.inputs import CaseInputs
+    from pt2bot.smoke.trace import RepoPaths
+
+    class Tagged(torch.Tensor):
+        @classmethod
+        def __torch_function__(cls, func, types, args=(), kwargs=None):
+            types = tuple(torch.Tensor if t is Tagged else t for t in types)
+            return torch.Tensor.__torch_function__(func, types, args, kwargs or {})
+
+    class Wrapping(torch.nn.Module):
+        def forward(self, x):
+            for _ in range(2):   # a break in a loop: the frame runs eagerly, under the counter
+                n = x.sum().item()
+                x = Tagged(x * 2) + n
+            return x
+
+    case = CaseInputs(shape={"batch": 2}, args=(torch.randn(2, 4),), kwargs={})
+    with torch.no_grad():
+        r = measure_breaks(Wrapping(), case, RepoPaths(os.path.dirname(__file__)), count_ops=True)
+    (b,) = r["graph_breaks"]
+    assert b["gb"] == "GB0124" and b["path"] == "test_compile_cost.py", b
+    assert r["graph_coverage"]["aten_outside"] is None
+    assert r["graph_coverage"]["aten_in_graphs"] is None
+
+
 def test_recompile_limit_hits_name_the_frame():
     run = run_of("size_branch", "models.size_branch:SizeBranch", backend="eager",
                  shapes={"batch": [2, 8, 3, 16]}, dynamic=(), run={"recompile_limit": 1})

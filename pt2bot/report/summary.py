@@ -353,11 +353,18 @@ def _signed(v: int) -> str:
 def delta_table(m: ModelDelta) -> str:
     base, head = m.base or {}, m.head or {}
     d = m.delta
-    nb, hb = len(base.get("graph_breaks") or []), len(head.get("graph_breaks") or [])
     has_base = bool(m.base)
-    rows = [["graph breaks", str(nb) if has_base else "—", str(hb), _signed(d.graph_breaks)]]
-    rows.append(["graphs", _num(base.get("graph_count")) if has_base else "—",
-                 _num(head.get("graph_count")), _signed(d.graph_count)])
+    # a side whose break pass raised measured no break: its count is not a zero
+    off = [_breaks_raised(side) for side in (base, head)]
+    known = not off[1] and not (has_base and off[0])
+    nb, hb = (("not measured" if o else str(len(side.get("graph_breaks") or [])))
+              for o, side in zip(off, (base, head)))
+    rows = [["graph breaks", nb if has_base else "—", hb,
+             _signed(d.graph_breaks) if known else "—"]]
+    rows.append(["graphs", ("not measured" if off[0] else _num(base.get("graph_count")))
+                 if has_base else "—",
+                 "not measured" if off[1] else _num(head.get("graph_count")),
+                 _signed(d.graph_count) if known else "—"])
     brc = (base.get("recompiles") or {}) if isinstance(base.get("recompiles"), dict) else {}
     hrc = (head.get("recompiles") or {}) if isinstance(head.get("recompiles"), dict) else {}
     caused = d.caused_recompiles
@@ -377,6 +384,11 @@ def delta_table(m: ModelDelta) -> str:
         rows.append(["accuracy", "", f"❌ {len(acc)} shape(s)",
                      f"{sum(1 for a in acc if a.get('new'))} new"])
     return table(["", "base", "head", "Δ"], rows)
+
+
+def _breaks_raised(side: dict) -> bool:
+    return any(isinstance(e, dict) and e.get("phase") == "breaks"
+               for e in side.get("phase_errors") or ())
 
 
 def _count_of(rc: dict) -> str:

@@ -22,6 +22,7 @@ with a dynamic dim never has (benchmarks/bench_onepass.py, benchmarks/results/on
 from __future__ import annotations
 
 import contextlib
+import sys
 from typing import Any, Callable
 
 from pt2bot.smoke import graph_breaks
@@ -158,8 +159,23 @@ def measure_breaks(model: Any, case: CaseInputs, paths: RepoPaths, *,
     counting = ops.counting() if ops is not None else contextlib.nullcontext()
     if before_call is not None:
         before_call()
-    with TraceCollector() as events, call_mode(), traced, counting:
-        compiled(*case.args, **case.kwargs)
+    try:
+        with TraceCollector() as events, call_mode(), traced, counting:
+            compiled(*case.args, **case.kwargs)
+    except Exception as e:
+        if ops is None:
+            raise
+        # The operator counter is a dispatch mode, and some tensor subclasses cannot be made
+        # under one (flowtorch's BijectiveTensor: "Creating a new Tensor subclass ... but the
+        # raw Tensor object is already associated to a python object"). The breaks are what
+        # this pass is for: it runs again without the counter, the ATen counts left null. A
+        # call that raises without it too raises as it always did.
+        print(f"pt2bot: the graph-break pass raised with the operator counter on "
+              f"({type(e).__name__}: {str(e).splitlines()[0][:300] if str(e) else ''}); "
+              "running it again without", file=sys.stderr)
+        reset_dynamo()
+        return measure_breaks(model, case, paths, coverage=coverage, count_ops=False,
+                              before_call=before_call, locate=locate)
     result = {
         "graph_count": backend.graphs,
         "graph_breaks": collect_breaks(events, paths, locate),
