@@ -33,8 +33,8 @@ from pt2bot.results import (REPORT_SCHEMA, CompileCost, GraphBreak, LatencyRow, 
                             case_key, is_failed)
 from pt2bot.select import Selection
 from pt2bot.stats import FIRST_LOOK, compare_samples, decided
-from pt2bot.verdict import (FAILURE, NEUTRAL, NOTICE, WARNING, conclude, judge, run_broken,
-                            summary_title, thresholds_json)
+from pt2bot.verdict import (FAILURE, NEUTRAL, NOTICE, WARNING, conclude, export_message_key,
+                            first_line, judge, run_broken, summary_title, thresholds_json)
 
 SCHEMA = REPORT_SCHEMA
 LineMap = Callable[[str, "int | None"], "int | None"]
@@ -301,7 +301,7 @@ def unmeasured(run: ModelRun) -> list[str]:
     cases = run.recompiles.cases if run.recompiles is not None else ()
     raised = [c for c in cases if c.error]
     if raised and len(raised) == len(cases):
-        out.append(f"the shape matrix (recompiles): every case raised {_first_line(cases[0].error)}"
+        out.append(f"the shape matrix (recompiles): every case raised {first_line(cases[0].error)}"
                    + _in_package(cases[0].error))
     elif raised:
         # the other cases' counts stand, but the cases that raised were neither counted nor
@@ -309,12 +309,12 @@ def unmeasured(run: ModelRun) -> list[str]:
         shapes = ", ".join(",".join(f"{k}={v}" for k, v in c.shape.items()) or "default"
                            for c in raised[:3]) + (", ..." if len(raised) > 3 else "")
         out.append(f"the shape matrix (recompiles, accuracy): {len(raised)} of {len(cases)} "
-                   f"cases raised ({shapes}): {_first_line(raised[0].error)}"
+                   f"cases raised ({shapes}): {first_line(raised[0].error)}"
                    + _in_package(raised[0].error))
     for e in run.phase_errors:
         if e.phase in ("breaks", "latency", "accuracy", "export", "compile"):
             out.append(f"{'graph breaks' if e.phase == 'breaks' else e.phase}: "
-                       f"{e.kind or 'error'}: {_first_line(e.message)}")
+                       f"{e.kind or 'error'}: {first_line(e.message)}")
     return out
 
 
@@ -333,11 +333,6 @@ def _in_package(text: str | None) -> str:
     code inside an installed package, where the error came from one."""
     found = _PACKAGE_FRAME.findall(text or "")
     return f" (in {found[-1][0].replace(chr(92), '/')}:{found[-1][1]})" if found else ""
-
-
-def _first_line(text: str | None, limit: int = 200) -> str:
-    line = (text or "").strip().split("\n", 1)[0].strip()
-    return line if len(line) <= limit else line[:limit - 1] + "…"
 
 
 def _skipped_model(name: str, reason: str) -> ModelDelta:
@@ -789,12 +784,27 @@ def new_export_causes(base: ModelRun | None, head: ModelRun, renames: dict[str, 
                         "source": e.get("source")})
     be, he = base.export, head.export
     if be is not None and he is not None and be.ok is False and he.ok is False \
-            and _export_cause(be, renames, line_map) != _export_cause(he, {}, None):
+            and _export_cause(be, renames, line_map) != _export_cause(he, {}, None) \
+            and not _same_failure(be, he, renames, line_map):
         out.append({"kind": "export_failure", "export_kind": he.kind, "message": he.message,
                     "path": he.path, "line": he.line, "source": he.source,
-                    "base": {"export_kind": be.kind, "path": be.path, "line": be.line,
-                             "source": be.source}})
+                    "base": {"export_kind": be.kind, "message": be.message, "path": be.path,
+                             "line": be.line, "source": be.source}})
     return out
+
+
+def _same_failure(be: Any, he: Any, renames: dict[str, str], line_map: LineMap) -> bool:
+    """Whether head's export fails as base's did on a line the PR only rewrote: the same kind,
+    file and first line of torch's message, on base's line (mapped through the diff where the
+    line is unchanged; the same number where the PR edited it). A new user's PR turned
+    `return -self.flow.log_prob(z)` into `score = -self.flow.log_prob(z)`, and the review
+    said export "fails for a new reason (data_dependent; on base: data_dependent)"."""
+    path = renames.get(be.path or "", be.path or "")
+    if not (be.kind == he.kind and be.path and path == he.path and be.line is not None
+            and export_message_key(be.message) == export_message_key(he.message)):
+        return False
+    mapped = line_map(path, be.line)
+    return he.line == (mapped if mapped is not None else be.line)
 
 
 def _export_cause(e: Any, renames: dict[str, str], line_map: LineMap | None) -> tuple:

@@ -8,6 +8,7 @@ and model deltas (pt2bot/reportdata.py) in, reasons and a conclusion out.
 """
 from __future__ import annotations
 
+import re
 from collections import Counter
 from typing import Sequence
 
@@ -106,9 +107,7 @@ def judge(*, findings: Sequence[Finding], models: Sequence[ModelDelta],
                     where=[(c.get("path"), c.get("line"))])
             else:
                 add("export_new_cause", WARNING, f"torch.export fails for a new reason"
-                    f"{where} ({c.get('export_kind') or 'error'}; on base: "
-                    f"{(c.get('base') or {}).get('export_kind') or 'error'})", name,
-                    where=[(c.get("path"), c.get("line"))])
+                    f"{where} ({_new_cause(c)})", name, where=[(c.get("path"), c.get("line"))])
         new_bad = [a for a in d.accuracy if a["new"]]
         if new_bad and t.accuracy in level_of:
             add("accuracy_mismatch", level_of[t.accuracy], f"compiled output differs from eager "
@@ -137,6 +136,36 @@ def judge(*, findings: Sequence[Finding], models: Sequence[ModelDelta],
     if t.require_gpu and head_results is not None and head_results.device == "cpu":
         add("no_gpu", NEUTRAL, "a GPU is required (thresholds.require_gpu) but the run was on CPU")
     return reasons
+
+
+def _new_cause(c: dict) -> str:
+    """What differs between head's export failure and base's: the kind; of one kind, torch's
+    message; of one message, the line (base's numbers are not head's: its source says it)."""
+    base = c.get("base") or {}
+    kind, was = c.get("export_kind") or "error", base.get("export_kind") or "error"
+    if kind != was:
+        return f"{kind}; on base: {was}"
+    at = f" at {base['path']}:{base['line']}" if base.get("path") else ""
+    if export_message_key(c.get("message")) != export_message_key(base.get("message")):
+        return (f"{kind}: {first_line(c.get('message'))}; on base: {was}{at}: "
+                f"{first_line(base.get('message'))}")
+    return (f"{kind}, the same error now on \"{first_line(c.get('source'), 80)}\"; on base{at}, "
+            f"on \"{first_line(base.get('source'), 80)}\"")
+
+
+_SYMBOL = re.compile(r"\b([us])\d+\b")
+
+
+def export_message_key(message: object) -> str:
+    """The first line of an export error, its symbols unnumbered (`u0`, `s12`: the order
+    torch met them in, which an unrelated edit can change)."""
+    return _SYMBOL.sub(r"\1", first_line(message, 10**6))
+
+
+def first_line(text: object, limit: int = 200) -> str:
+    """The first line of an error's text, cut at `limit` characters."""
+    line = str(text or "").strip().split("\n", 1)[0].strip()
+    return line if len(line) <= limit else line[:limit - 1] + "…"
 
 
 def _lines(where: Sequence[tuple[object, object]]) -> list[dict]:
@@ -220,6 +249,6 @@ def summary_title(conclusion: str, reasons: list[dict], models: Sequence[ModelDe
     return text
 
 
-__all__ = ["FAILURE", "NEUTRAL", "NOTICE", "WARNING", "compile_message", "conclude", "judge",
-           "run_broken",
-           "summary_title", "thresholds_json"]
+__all__ = ["FAILURE", "NEUTRAL", "NOTICE", "WARNING", "compile_message", "conclude",
+           "export_message_key", "first_line", "judge", "run_broken", "summary_title",
+           "thresholds_json"]

@@ -275,8 +275,10 @@ def test_export_failing_on_both_sides_names_the_new_cause(tmp_path) -> None:
     pin, moved = _side(tmp_path, "head", HEAD_SRC), _side(tmp_path, "moved", MOVED_SRC)
     assert base.export.ok is False and pin.export.ok is False and moved.export.ok is False
 
-    def compare(head: Any) -> Any:
-        return compare_model("m", base, head, renames={}, line_map=lambda p, n: n,
+    def compare(head: Any, shift: int = 2) -> Any:
+        # (both pull requests add two lines above base's `if`: the diff's line map)
+        return compare_model("m", base, head, renames={},
+                             line_map=lambda p, n: n + shift if n is not None else None,
                              threshold_pct=10)
 
     m = compare(pin)
@@ -290,8 +292,16 @@ def test_export_failing_on_both_sides_names_the_new_cause(tmp_path) -> None:
         "export_failure", "data_dependent", 6, 6)
     assert c["source"] == "if x.mean() > 1:" and c["base"]["source"] == "if x.sum() > 0:"
     # the same failure on both sides is no new cause
-    same = compare(base)
+    same = compare(base, shift=0)
     assert same.delta.new_export_causes == () and same.shape_advice["changed"] is False
+    # nor is it where the pull request rewrote the failing line and torch fails there as it
+    # did (a new user's `return -self.flow.log_prob(z)` made `score = ...`: "fails for a new
+    # reason (data_dependent; on base: data_dependent)"): the same kind, line and message
+    import dataclasses
+    rewritten = dataclasses.replace(base, export=dataclasses.replace(
+        base.export, source="if bool(x.sum() > 0):"))
+    assert compare_model("m", base, rewritten, renames={}, line_map=lambda p, n: None,
+                         threshold_pct=10).delta.new_export_causes == ()
 
     reasons = judge(findings=[], models=[m, compare(moved).with_(name="m2")],
                     head_results=None, base_results=None, config=Config())
@@ -299,8 +309,22 @@ def test_export_failing_on_both_sides_names_the_new_cause(tmp_path) -> None:
     assert [r["level"] for r in new] == [WARNING, WARNING]
     assert new[0]["message"] == ("batch can no longer be dynamic at pkg/m.py:6 "
                                  "(the code specialises batch to 4)")
-    assert new[1]["message"] == ("torch.export fails for a new reason at pkg/m.py:6 "
-                                 "(data_dependent; on base: data_dependent)")
+    # (of one kind and message on both sides, the lines' text says what changed: base's
+    # numbers are not head's)
+    assert new[1]["message"] == (
+        'torch.export fails for a new reason at pkg/m.py:6 (data_dependent, the same error now '
+        'on "if x.mean() > 1:"; on base at pkg/m.py:6, on "if x.sum() > 0:")')
+    # and of one kind with another message, the two messages (a new user's PR: an `if` now
+    # fails first where base failed in a library call)
+    from pt2bot.verdict import _new_cause
+    assert _new_cause({"export_kind": "data_dependent", "message": "E: Could not guard on "
+                       "data-dependent expression Eq(u3, 1)\nmore", "source": "if m.any():",
+                       "base": {"export_kind": "data_dependent", "path": "pkg/m.py", "line": 25,
+                                "message": "E: Could not extract specialized integer from "
+                                           "data-dependent expression u0"}}) == (
+        "data_dependent: E: Could not guard on data-dependent expression Eq(u3, 1); on base: "
+        "data_dependent at pkg/m.py:25: E: Could not extract specialized integer from "
+        "data-dependent expression u0")
     from cmarkgfm.cmark import Options
     html = cmarkgfm.github_flavored_markdown_to_html(render_summary(
         Report(models=(m, compare(moved).with_(name="m2")))), options=Options.CMARK_OPT_UNSAFE)
