@@ -230,6 +230,18 @@ def test_status_line_says_what_failed_and_where():
     line = status_line({"name": "m", "status": "ok", "graph_breaks": [], "recompiles": {"count": 0},
                         "export": {"ok": True}})
     assert line == "pt2bot run: m: ok, 0 graph break(s), 0 recompile(s), exports"
+    # a model trained compiled whose every case raised read "ok, 8 recompile(s)" (a new
+    # user's flow with `train: true`): what was not measured is said, the count left out
+    err = "TypeError: Multiple dispatch failed for 'torch._ops.aten.detach.default'\n::error::x"
+    line = status_line({"name": "m", "status": "ok", "duration_s": 1.0, "graph_breaks": [],
+                        "recompiles": {"count": 8, "cases": [{"shape": {"b": 2}, "error": err},
+                                                            {"shape": {"b": 4}, "error": err}]},
+                        "phase_errors": [{"phase": "latency", "kind": "TypeError",
+                                          "message": err.split(": ", 1)[1]}]})
+    assert line == ("pt2bot run: m: ok, 0 graph break(s); not measured: the shape matrix "
+                    "(recompiles): every case raised TypeError: Multiple dispatch failed for "
+                    "'torch._ops.aten.detach.default'; latency: TypeError: Multiple dispatch "
+                    "failed for 'torch._ops.aten.detach.default' in 1.0 s"), line
 
 
 def test_status_line_names_the_log_from_where_the_user_ran_it(tmp_path, monkeypatch):

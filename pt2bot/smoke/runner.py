@@ -25,6 +25,7 @@ import tempfile
 from typing import Any, Callable, Iterable, Mapping, Sequence
 
 from pt2bot import git
+from pt2bot.compare import unmeasured
 from pt2bot.config import Config, ModelConfig
 from pt2bot.configfile import load_config
 from pt2bot.errors import UserError
@@ -246,7 +247,9 @@ def status_line(run: ModelRun | Mapping[str, Any], log_base: str | None = None) 
     # "ok" says the model ran; what it ran into is said next to it, so a model that breaks no
     # graph but recompiles or does not export is not read as clean
     extra = f", {len(run.graph_breaks)} graph break(s)" if run.graph_breaks is not None else ""
-    if run.recompiles is not None and run.recompiles.count is not None:
+    cases = run.recompiles.cases if run.recompiles is not None else ()
+    if run.recompiles is not None and run.recompiles.count is not None and not (
+            cases and all(c.error for c in cases)):
         extra += f", {run.recompiles.count} recompile(s)"
     exp = run.export
     if exp is not None and exp.ok:
@@ -254,6 +257,11 @@ def status_line(run: ModelRun | Mapping[str, Any], log_base: str | None = None) 
     elif exp is not None and exp.ok is False:
         at = f" at {exp.path}:{exp.line}" if exp.path and exp.line else ""
         extra += f", export fails ({exp.kind or 'error'}{at})"
+    # and what it did not measure (a phase or shape cases that raised): "ok, 8 recompile(s)"
+    # read as measured for a model whose every compiled case raised
+    lost = unmeasured(run)
+    if lost:
+        extra += "; not measured: " + log_line(cap("; ".join(lost), STATUS_MESSAGE_CAP))
     return f"pt2bot run: {run.name}: {run.status}{extra}{took}"
 
 
