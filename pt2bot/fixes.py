@@ -59,15 +59,17 @@ MIN_LEFT_S = 5.0            # a proof worker is not started with less budget tha
 MAX_SOURCE_BYTES = 2 << 20  # a file larger than this gets no candidate
 MAX_CANDIDATES = 20         # per review: the most likely ones
 
-# torch's own hint for two kinds of break is a setting, not an edit: `.item()` (GB0124) and a
-# dynamic-shape operator (GB0036) are traced once `torch._dynamo.config.<setting> = True`. That
-# often only moves the break to where the value is used (a size, a branch) or makes dynamo
-# raise (benchmarks/results/capture_settings.md), so the setting is proven like an edit: the
+# torch's own hint for three kinds of break is a setting, not an edit: `.item()` (GB0124), a
+# dynamic-shape operator (GB0036) and `torch.autograd.grad` in compiled code (GB9186, a
+# gradient penalty's: torchgan's WGAN-GP) are traced once `torch._dynamo.config.<setting> =
+# True`. That often only moves the break to where the value is used (a size, a branch) or
+# makes dynamo raise (benchmarks/results/capture_settings.md), so the setting is proven like an edit: the
 # target's model run again with it set, its source unchanged. It is tried after every edit
 # for the target and is never a suggestion block (it is set where the model is compiled, not
 # on the PR's line): a verified one is a line of text in the comment, report.json's
 # `fixes.settings`.
-SETTINGS = {"GB0124": "capture_scalar_outputs", "GB0036": "capture_dynamic_output_shape_ops"}
+SETTINGS = {"GB0124": "capture_scalar_outputs", "GB0036": "capture_dynamic_output_shape_ops",
+            "GB9186": "trace_autograd_ops"}
 SETTING_RANK = 1_000_000    # after every edit's rank
 
 

@@ -94,7 +94,7 @@ def test_the_setting_torch_names_is_a_candidate_after_every_edit(tmp_path):
         assert p.cand.title == f"set `torch._dynamo.config.{p.cand.setting} = True` where the model is compiled"
     # tried last: every edit first
     assert all(not p.cand.setting for p in proposals[:len(proposals) - len(settings)])
-    assert set(SETTINGS) == {"GB0124", "GB0036"}
+    assert set(SETTINGS) == {"GB0124", "GB0036", "GB9186"}
     assert not any(2 in p.targets for p in settings)    # a data-dependent branch has none
 
 
@@ -339,3 +339,50 @@ def test_a_setting_is_measured_once_per_model_and_judged_per_site(tmp_path):
                                str(tmp_path / f"{name}-alone"))[item[0].cid]
         keys = ("accepted", "reason", "evidence", "graph_count")
         assert {k: together[item[0].cid].get(k) for k in keys} == {k: alone.get(k) for k in keys}
+
+
+PENALTY = """\
+import torch
+from torch import nn
+
+
+class Critic(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.lin = nn.Linear(4, 1)
+
+    def forward(self, x):
+        x = x.detach().requires_grad_(True)
+        score = self.lin(torch.tanh(x)).sum()
+        grads = torch.autograd.grad(score, x, create_graph=True)[0]
+        return ((grads.norm(2, dim=1) - 1) ** 2).mean()
+"""
+GRAD = 13
+
+
+@pytest.mark.torch
+def test_torchs_setting_for_autograd_grad_is_proven_like_the_others(tmp_path):
+    """A gradient penalty (torchgan's WGAN-GP) calls `torch.autograd.grad` in the compiled
+    forward: GB9186, whose hint is `trace_autograd_ops = True`. The setting is offered and
+    proven as the other two are: here the break is gone and compiled outputs equal eager
+    (`grad: true`: the forward differentiates inside itself)."""
+    config_text = CONFIG.replace("pkg.m:Picked", "pkg.m:Critic\n    grad: true").split(
+        "  - name: branched")[0] + "run: {backend: eager, latency: false, timeout_s: 120}\n" \
+        "fixes: {budget_s: 240}\n"
+    root = tmp_path / "repo"
+    (root / "pkg").mkdir(parents=True)
+    (root / "pkg" / "__init__.py").write_text("")
+    (root / "pkg" / "m.py").write_text(PENALTY)
+    (root / "pt2bot.yml").write_text(config_text)
+    target = _target("picked", GRAD, "GB9186")
+    (prop,) = gather_settings([target], [], str(root))
+    assert prop.cand.setting == SETTINGS["GB9186"] == "trace_autograd_ops"
+    config = build_config(config_text, str(root / "pt2bot.yml"))
+    setting = ProofSetting(config=config, changeset=None, root=str(root), head_sha=None,
+                           head_results=ResultsFile.empty(), device="cpu")
+    got = prove_on_model(setting, config.model("picked"), None, [(prop, [target])], str(root),
+                         time.monotonic() + 240, str(tmp_path / "w"))[prop.cid]
+    assert got["accepted"] is True, got
+    # (`requires_grad_` on the input still breaks, before the penalty, with or without it)
+    assert got["evidence"] == ("GB9186 gone, 2 graphs instead of 3, compiled outputs equal "
+                               "head's eager ones on 2 shape cases"), got
