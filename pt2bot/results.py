@@ -284,12 +284,32 @@ def _converter(tp: Any) -> Any:
 
 # --------------------------------------------------------------------------- a RUN's parts
 
+# Dynamo names the code it resumes after a graph break
+# `torch_dynamo_resume_in_<co_name>_at_<line>` (torch/_dynamo/resume_execution.py,
+# TORCH_DYNAMO_RESUME_IN_PREFIX) and gives it that line as co_firstlineno; a resume of a
+# resume nests the prefix, and the last `_at_<line>` is its own.
+RESUME_RE = re.compile(r"^torch_dynamo_resume_in_(?P<inner>.+)_at_(?P<line>\d+)$")
+
+
+def user_function(name: str) -> str:
+    """The user's function a frame dynamo made to resume after a break was cut from
+    (`torch_dynamo_resume_in_forward_at_12` -> `forward`); other names as they are."""
+    m = RESUME_RE.match(name)
+    while m:
+        name = m.group("inner")
+        m = RESUME_RE.match(name)
+    return name
+
+
 @dataclass(frozen=True, kw_only=True)
 class Frame(Record):
-    """One user frame of a break's stack."""
+    """One user frame of a break's stack, or the frame a compile was for (`library`: its file
+    in an installed package, where `path` is null)."""
     path: str | None = None
     line: int | None = None
     function: str | None = None
+    library: str | None = None
+    OMIT_IF_NONE: ClassVar[frozenset[str]] = frozenset({"library"})
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -751,5 +771,5 @@ __all__ = [
     "LatencyRow", "ModelRun", "PhaseError", "RecompileCase", "RecompileReason", "Recompiles",
     "RESULTS_CAP_BYTES", "Record", "ResultsFile", "RunError", "Samples", "ShapeAdvice", "Site",
     "Specialisation", "is_failed", "case_key", "load_results_file", "summarise",
-    "model_dir_name", "report_dir", "trace_path",
+    "model_dir_name", "report_dir", "trace_path", "RESUME_RE", "user_function",
 ]

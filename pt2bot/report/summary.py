@@ -26,6 +26,7 @@ from pt2bot.report.escape import log_line
 from pt2bot.report.markdown import (code_block, code_inline, details, escape_inline, link,
                                     marker, message_inline, table, truncate_utf8)
 from pt2bot.reportdata import ModelDelta, Report
+from pt2bot.results import user_function
 
 MAX_CHARS = 65_536
 SUMMARY_MARKER = marker("summary")
@@ -324,17 +325,39 @@ def shape_advice_blocks(m: ModelDelta) -> list[str]:
     return out
 
 
+def _frame_of(reason: Mapping[str, Any]) -> str:
+    """" in `_inverse` (`flowtorch/bijectors/autoregressive.py`, an installed package)": the
+    frame a recompile's guard belongs to, so that a package's recompiles read as its own."""
+    f = reason.get("frame") if isinstance(reason.get("frame"), dict) else {}
+    name, path, line = f.get("function"), f.get("path"), f.get("line")
+    if not isinstance(name, str) or not name:
+        return ""
+    # (a frame dynamo made to resume after a break: the user's function it was cut from)
+    name = user_function(name)
+    line = None if name != f.get("function") else line
+    if isinstance(f.get("library"), str):
+        where = f" ({code_inline(f['library'], limit=120)}, an installed package)"
+    elif isinstance(path, str):
+        at = f"{path}:{line}" if isinstance(line, int) else path
+        where = f" ({code_inline(at, limit=120)})"
+    else:
+        where = ""
+    return f" in {code_inline(name, limit=80)}{where}"
+
+
 def _not_sizes_line(recompiles: Mapping[str, Any], before: int, after: int,
                     method: Any) -> str:
     """Why no shape advice is offered for a model that recompiles: with its dims dynamic it
     compiles as often, and the guard that fails most often says what it recompiles on."""
-    guards = Counter(r.get("guard") for c in recompiles.get("cases") or () if isinstance(c, dict)
-                     for r in c.get("reasons") or () if isinstance(r, dict)
-                     and r.get("kind") == "guard" and r.get("guard"))
+    reasons = [r for c in recompiles.get("cases") or () if isinstance(c, dict)
+               for r in c.get("reasons") or () if isinstance(r, dict)
+               and r.get("kind") == "guard" and r.get("guard")]
+    guards = Counter(r["guard"] for r in reasons)
     top = ""
     if guards:
         g, times = guards.most_common(1)[0]
-        top = f"; the guard that fails most often: {code_inline(g, limit=160)} ({times}×)"
+        top = (f"; the guard that fails most often: {code_inline(g, limit=160)} ({times}×)"
+               + _frame_of(next(r for r in reasons if r["guard"] == g)))
     how = f" ({code_inline(method, limit=40)})" if isinstance(method, str) else ""
     n = recompiles.get("count")
     return (f"ℹ️ No shape advice: dynamic dims do not remove this model's {n} "

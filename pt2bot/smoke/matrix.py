@@ -15,6 +15,7 @@ from __future__ import annotations
 import re
 from typing import Any, Callable
 
+from pt2bot.results import RESUME_RE
 from pt2bot.smoke import graph_breaks
 from pt2bot.smoke.inputs import CaseInputs, call_mode, compare_outputs
 from pt2bot.smoke.compile_cost import CompileProbe
@@ -38,11 +39,6 @@ _CONSTRAINT_RE = re.compile(r"L\['(?P<arg>\w+)'\]\.size\(\)\[(?P<ax>\d+)\][^\n]*
                             r"\((?P<val>\d+)\)")
 _LIMIT_TEXT = "recompile limit"
 _LOWER_BOUND_ONLY = re.compile(r"^2 <= \S+$")
-# Dynamo names the code it resumes after a graph break
-# `torch_dynamo_resume_in_<co_name>_at_<line>` (torch/_dynamo/resume_execution.py,
-# TORCH_DYNAMO_RESUME_IN_PREFIX) and gives it that line as co_firstlineno; a resume of a
-# resume nests the prefix, and the last `_at_<line>` is its own.
-_RESUME_RE = re.compile(r"^torch_dynamo_resume_in_(?P<inner>.+)_at_(?P<line>\d+)$")
 
 
 def varying_dims(cases: list[CaseInputs]) -> set[str]:
@@ -132,10 +128,15 @@ def recompiled_frame(metric: Any, paths: RepoPaths) -> dict[str, Any]:
     out: dict[str, Any] = {
         "frame": {"function": name if isinstance(name, str) else None, "path": path,
                   "line": first if isinstance(first, int) else None}}
+    # a frame in an installed package: its file there, so that a reader can tell the
+    # package's recompiles from the repository's (flowtorch's `_inverse`, on its tensor type)
+    library = None if path else paths.installed(getattr(metric, "co_filename", None))
+    if library:
+        out["frame"]["library"] = library
     cid = getattr(metric, "compile_id", None)
     if cid is not None:
         out["compile_id"] = str(cid)
-    m = _RESUME_RE.match(name) if isinstance(name, str) else None
+    m = RESUME_RE.match(name) if isinstance(name, str) else None
     if m:
         out["resumed_after"] = {"path": path, "line": int(m.group("line"))}
     return out
