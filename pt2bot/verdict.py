@@ -147,8 +147,8 @@ def _new_cause(c: dict) -> str:
         return f"{kind}; on base: {was}"
     at = f" at {base['path']}:{base['line']}" if base.get("path") else ""
     if export_message_key(c.get("message")) != export_message_key(base.get("message")):
-        return (f"{kind}: {first_line(c.get('message'))}; on base: {was}{at}: "
-                f"{first_line(base.get('message'))}")
+        return (f"{kind}: {first_line(c.get('message'), 120)}; on base: {was}{at}: "
+                f"{first_line(base.get('message'), 120)}")
     return (f"{kind}, the same error now on \"{first_line(c.get('source'), 80)}\"; on base{at}, "
             f"on \"{first_line(base.get('source'), 80)}\"")
 
