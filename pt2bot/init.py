@@ -1080,6 +1080,8 @@ def propose(index: RepoClasses, c: _Class) -> Proposal:
     else:
         guess, how = _from_constructor(params, kwargs, env, guessed,
                                        graph=any(p.name == "edge_index" for p in fparams[1:]))
+        if guess is None and fparams and init is not None:
+            guess, how = _from_buffer(env, init[1], fwd[1], fparams[0].name) or (None, "")
     shapes: dict[str, tuple[int, ...]] = {}
     inputs: tuple[InputGuess, ...] = ()
     if not fparams:
@@ -1413,6 +1415,46 @@ _FEWEST_NODES = 2
 _NODE_WIDTHS = ("in_channels", "in_dim", "input_dim", "in_features", "num_features", "dim_in",
                 "node_dim", "in_feats")
 _FEW_FEATURES = 8
+
+
+_FILLED = frozenset({"zeros", "ones", "randn", "rand", "empty", "full"})
+_ELEMENTWISE = (ast.Add, ast.Sub, ast.Mult, ast.Div)
+
+
+def _from_buffer(env: dict[str, Any], init: ast.FunctionDef, fwd: ast.FunctionDef,
+                 x: str) -> tuple[InputGuess, str] | None:
+    """The input from a 1-D buffer or parameter it first meets in elementwise arithmetic, as
+    a standardising model does (`(x - self.mean) / self.std`, with `self.register_buffer(
+    "mean", torch.zeros(num_features))`): [batch, its size]. A new user's flow-based anomaly
+    scorer has no layer before the flow, and init proposed nothing for it."""
+    sizes: dict[str, int] = {}
+    for node in ast.walk(init):
+        target = made = None
+        if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) \
+                and node.func.attr == "register_buffer" and len(node.args) >= 2 \
+                and isinstance(node.args[0], ast.Constant) and isinstance(node.args[0].value, str):
+            target, made = node.args[0].value, node.args[1]
+        elif isinstance(node, ast.Assign) and len(node.targets) == 1 and _self_attr(node.targets[0]):
+            target, made = _self_attr(node.targets[0]), node.value
+        while isinstance(made, ast.Call) and isinstance(made.func, (ast.Name, ast.Attribute)) \
+                and (dotted(made.func) or "").rsplit(".", 1)[-1] == "Parameter" and made.args:
+            made = made.args[0]     # `nn.Parameter(torch.zeros(n))`
+        if target and isinstance(made, ast.Call) and \
+                (dotted(made.func) or "").rsplit(".", 1)[-1] in _FILLED and len(made.args) == 1:
+            n = _eval(made.args[0], env)
+            if isinstance(n, int) and not isinstance(n, bool) and n > 0:
+                sizes[target] = n
+    ops = sorted((n for n in ast.walk(fwd) if isinstance(n, ast.BinOp)),
+                 key=lambda n: (n.lineno, n.col_offset))
+    for node in ops:
+        if isinstance(node.op, _ELEMENTWISE):
+            pair = (node.left, node.right)
+            if any(isinstance(v, ast.Name) and v.id == x for v in pair):
+                other = next((_self_attr(v) for v in pair if _self_attr(v)), None)
+                if other in sizes:
+                    return (InputGuess(None, ("batch", sizes[other]), "float32"),
+                            f"from `self.{other}`, the size-{sizes[other]} buffer it meets first")
+    return None
 
 
 def _from_constructor(params: list[Param], kwargs: dict[str, Any], env: dict[str, Any],

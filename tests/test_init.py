@@ -1425,3 +1425,48 @@ def test_where_init_stops_at_a_first_layer_it_cannot_read_it_names_it(tmp_path):
     assert "# snn.model:Classifier (snn/model.py:5) is not proposed: cannot infer the input 'x' (its first " \
            "layer, `self.encoder = PoissonEncoder(" in text
     load_config(str(root / "pt2bot.yml"))      # the comment leaves the file valid
+
+
+STANDARDISED = {
+    "scorer/__init__.py": "",
+    "scorer/model.py": """
+        import torch
+        from torch import nn
+        from somewhere import make_flow
+
+
+        class FlowScorer(nn.Module):
+            def __init__(self, num_features: int = 6) -> None:
+                super().__init__()
+                self.flow = make_flow(num_features)
+                self.register_buffer("mean", torch.zeros(num_features))
+                self.scale = nn.Parameter(torch.ones(num_features))
+
+            def forward(self, x):
+                z = (x - self.mean) / self.scale
+                return -self.flow.log_prob(z)
+
+
+        class Shifted(nn.Module):
+            def __init__(self, width: int = 5) -> None:
+                super().__init__()
+                self.shift = nn.Parameter(torch.zeros(width, width))
+
+            def forward(self, x):
+                return x + self.shift
+    """,
+}
+
+
+def test_an_input_standardised_by_a_buffer_takes_the_buffers_size(tmp_path):
+    """A new user's flowtorch anomaly scorer: no layer before the flow, its input first met
+    in `(x - self.mean) / self.std` with buffers of `torch.zeros(num_features)`. init said
+    "cannot infer the input 'x' (no known first layer)"; the buffer's size is the input's
+    last one. A buffer of more than one dim says nothing of its own."""
+    root = _repo(tmp_path, STANDARDISED)
+    by = {p.name: p for p in discover(str(root))[0]}
+    scorer = by["flow_scorer"]
+    assert not scorer.problems, scorer.problems
+    assert [(i.name, i.shape, i.dtype) for i in scorer.inputs] == [("x", ("batch", 6), "float32")]
+    assert scorer.how == "from `self.mean`, the size-6 buffer it meets first"
+    assert by["shifted"].problems == ("cannot infer the input 'x' (no known first layer)",)
