@@ -473,8 +473,7 @@ def match_breaks(base: Sequence[GraphBreak], head: Sequence[GraphBreak], *,
         by_key[break_key(b, renames)][0].append(b)
     for h in head:
         by_key[break_key(h, renames)][1].append(h)
-    new: list[dict] = []
-    fixed: list[dict] = []
+    left: tuple[list[GraphBreak], list[GraphBreak]] = ([], [])    # unpaired by key
     same = 0
     for key, (bs, hs) in by_key.items():
         path, has_source = key[1], bool(key[3])
@@ -502,10 +501,44 @@ def match_breaks(base: Sequence[GraphBreak], head: Sequence[GraphBreak], *,
                 bs.remove(b)
                 hs.remove(hit)
                 same += 1
-        new += [_break_out(h, renames) for h in hs]
-        fixed += [_break_out(b, renames, side="base") for b in bs]
+        left[0].extend(bs)
+        left[1].extend(hs)
+    # ... and last, across source texts: a line the PR rewrote in place whose break is of the
+    # same kind, in the same function, where base's line now is (a new user's PR made `return
+    # -self.flow.log_prob(z)` into `score = -self.flow.log_prob(z)`, and the review failed on
+    # "2 new graph breaks" beside "🎉 Fixed" for the one break the library call always had)
+    bs, hs = left
+    for b in list(bs):
+        path = renames.get(b.path or "", b.path or "")
+        at = rewritten_line(path, b.line, line_map)
+        hit = next((h for h in hs if at is not None and h.line == at and h.path == path
+                    and (h.gb_type or h.gb) == (b.gb_type or b.gb) and h.function == b.function),
+                   None)
+        if hit is not None:
+            bs.remove(b)
+            hs.remove(hit)
+            same += 1
+    new = [_break_out(h, renames) for h in hs]
+    fixed = [_break_out(b, renames, side="base") for b in bs]
     order = lambda d: (d["path"], d["line"] or 0, d["gb"] or "")   # noqa: E731
     return sorted(new, key=order), sorted(fixed, key=order), same
+
+
+REWRITE_REACH = 200   # lines above an edited line searched for one the diff left as it was
+
+
+def rewritten_line(path: str, line: int | None, line_map: LineMap) -> int | None:
+    """Where base's `line` is in head when the PR edited that line in place: None when the
+    diff keeps it (its own map says where) or it cannot tell; else the line at the same
+    distance below the nearest line above it that the diff kept (or the same number where no
+    line above was kept)."""
+    if line is None or line_map(path, line) is not None:
+        return None
+    for k in range(line - 1, max(0, line - REWRITE_REACH), -1):
+        mapped = line_map(path, k)
+        if mapped is not None:
+            return mapped + (line - k)
+    return line
 
 
 def _break_out(b: GraphBreak, renames: dict[str, str], side: str = "head") -> dict:
@@ -796,15 +829,15 @@ def new_export_causes(base: ModelRun | None, head: ModelRun, renames: dict[str, 
 def _same_failure(be: Any, he: Any, renames: dict[str, str], line_map: LineMap) -> bool:
     """Whether head's export fails as base's did on a line the PR only rewrote: the same kind,
     file and first line of torch's message, on base's line (mapped through the diff where the
-    line is unchanged; the same number where the PR edited it). A new user's PR turned
+    line is unchanged; `rewritten_line` where the PR edited it). A new user's PR turned
     `return -self.flow.log_prob(z)` into `score = -self.flow.log_prob(z)`, and the review
     said export "fails for a new reason (data_dependent; on base: data_dependent)"."""
     path = renames.get(be.path or "", be.path or "")
     if not (be.kind == he.kind and be.path and path == he.path and be.line is not None
+            and he.line is not None
             and export_message_key(be.message) == export_message_key(he.message)):
         return False
-    mapped = line_map(path, be.line)
-    return he.line == (mapped if mapped is not None else be.line)
+    return he.line in (line_map(path, be.line), rewritten_line(path, be.line, line_map))
 
 
 def _export_cause(e: Any, renames: dict[str, str], line_map: LineMap | None) -> tuple:

@@ -639,3 +639,37 @@ def test_latency_gate_says_not_measured_where_head_timed_nothing():
     assert gate(run(("breaks", "matrix"))) == "not_measured"
     assert gate(run(("breaks", "matrix", "latency"))) == "measured"
     assert gate(run(("breaks", "matrix", "latency"), status="error")) == "not_measured"
+
+
+def test_a_break_on_a_line_the_pr_rewrote_in_place_is_the_same_break():
+    """A new user's PR made `return -self.flow.log_prob(z)` (line 25, where the library call
+    has always broken, GB0033) into `score = -self.flow.log_prob(z)` and added two lines after
+    it. The review failed on "2 new graph breaks" beside "🎉 Fixed 1 graph break" at the same
+    line: the rewritten line's break is the one base had; only the `.item()` is new. A break
+    of another kind there, or the same kind elsewhere, stays new."""
+    def brk(line: int, source: str, gb: str = "GB0033") -> GraphBreak:
+        return GraphBreak.from_json({"gb": gb, "gb_type": {"GB0033": "Data dependent operator",
+                                                          "GB0124": "Unsupported Tensor.item()"}[gb],
+                                     "path": "pkg/m.py", "line": line, "function": "forward",
+                                     "source": source})
+
+    # lines 1-24 kept, 25 edited in place, 26 on moved down by the two lines added after 25
+    line_map = lambda p, n: None if n == 25 else (n if n < 25 else n + 2)   # noqa: E731
+    base = [brk(25, "return -self.flow.log_prob(z)")]
+    head = [brk(25, "score = -self.flow.log_prob(z)"),
+            brk(27, "self.last_max_score = score.max().item()", "GB0124")]
+    new, fixed, same = match_breaks(base, head, renames={}, line_map=line_map)
+    assert [(b["gb"], b["line"]) for b in new] == [("GB0124", 27)] and fixed == [] and same == 1
+    # the same edit with lines added above it too: base's line is found past them
+    shifted = lambda p, n: None if n == 25 else (n + 3 if n > 10 else n)   # noqa: E731
+    new, fixed, same = match_breaks(base, [brk(28, "score = -self.flow.log_prob(z)")],
+                                    renames={}, line_map=shifted)
+    assert (new, fixed, same) == ([], [], 1)
+    # another kind on the rewritten line is new, and base's is fixed
+    new, fixed, same = match_breaks(base, [brk(25, "score = z.sum().item()", "GB0124")],
+                                    renames={}, line_map=line_map)
+    assert [b["gb"] for b in new] == ["GB0124"] and [b["gb"] for b in fixed] == ["GB0033"]
+    # and a line the diff kept is never paired this way (its own map says where it went)
+    new, fixed, same = match_breaks([brk(20, "a = f(x)")], [brk(20, "b = f(x)")],
+                                    renames={}, line_map=line_map)
+    assert len(new) == len(fixed) == 1 and same == 0
