@@ -285,22 +285,9 @@ class TwoBranches(nn.Module):
             h = h - low
         return h
 """
-TWO_CONFIG = """\
-version: 1
-models:
-  - name: items
-    entry: pkg.m:TwoItems
-    inputs: [{name: x, shape: [batch, 4]}]
-    shapes: {batch: [2, 3]}
-    export: false
-  - name: branches
-    entry: pkg.m:TwoBranches
-    inputs: [{name: x, shape: [batch, 4]}]
-    shapes: {batch: [2, 3]}
-    export: false
-run: {backend: eager, latency: false, timeout_s: 120}
-fixes: {budget_s: 240}
-"""
+# CONFIG's two models, as `items` and `branches`
+TWO_CONFIG = (CONFIG.replace("name: picked", "name: items").replace("Picked", "TwoItems")
+              .replace("name: branched", "name: branches").replace("Branched", "TwoBranches"))
 
 
 @pytest.mark.torch
