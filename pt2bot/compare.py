@@ -30,11 +30,11 @@ from pt2bot.reach import Coverage, FileLines
 from pt2bot.reportdata import PLACEHOLDER, RUN_SKIPPED, Delta, ModelDelta, Report
 from pt2bot.results import (REPORT_SCHEMA, CompileCost, GraphBreak, LatencyRow, ModelRun,
                             RecompileCase, RecompileReason, ResultsFile, Samples, ShapeAdvice,
-                            case_key, is_failed)
+                            breaks_unmeasured, case_key, is_failed, unmeasured)
 from pt2bot.select import Selection
 from pt2bot.stats import FIRST_LOOK, compare_samples, decided
 from pt2bot.verdict import (FAILURE, NEUTRAL, NOTICE, WARNING, conclude, export_message_key,
-                            first_line, judge, run_broken, summary_title, thresholds_json)
+                            judge, run_broken, summary_title, thresholds_json)
 
 SCHEMA = REPORT_SCHEMA
 LineMap = Callable[[str, "int | None"], "int | None"]
@@ -289,50 +289,6 @@ def latency_comparable(base_results: ResultsFile | None, head_results: ResultsFi
         if b and h and b != h:
             return False, f"base and head ran with different {key} ({b} vs {h})"
     return True, None
-
-
-def unmeasured(run: ModelRun) -> list[str]:
-    """What a run that is `ok` still did not measure, and why: a phase that raised while the
-    others ran (its first line), the shape cases that raised, and a shape matrix whose every
-    case raised, whose recompile figures are then zeros that say nothing (a new user's
-    spiking network: norse's Poisson encoder draws `torch.rand(..., generator=None)`, which
-    no compile with a dynamic batch takes)."""
-    out = []
-    cases = run.recompiles.cases if run.recompiles is not None else ()
-    raised = [c for c in cases if c.error]
-    if raised and len(raised) == len(cases):
-        out.append(f"the shape matrix (recompiles): every case raised {first_line(cases[0].error)}"
-                   + _in_package(cases[0].error))
-    elif raised:
-        # the other cases' counts stand, but the cases that raised were neither counted nor
-        # compared with eager: their rows would read as measured
-        shapes = ", ".join(",".join(f"{k}={v}" for k, v in c.shape.items()) or "default"
-                           for c in raised[:3]) + (", ..." if len(raised) > 3 else "")
-        out.append(f"the shape matrix (recompiles, accuracy): {len(raised)} of {len(cases)} "
-                   f"cases raised ({shapes}): {first_line(raised[0].error)}"
-                   + _in_package(raised[0].error))
-    for e in run.phase_errors:
-        if e.phase in ("breaks", "latency", "accuracy", "export", "compile"):
-            out.append(f"{'graph breaks' if e.phase == 'breaks' else e.phase}: "
-                       f"{e.kind or 'error'}: {first_line(e.message)}")
-    return out
-
-
-def breaks_unmeasured(run: ModelRun | None) -> bool:
-    """Whether the run's graph-break pass raised: its empty list of breaks says nothing (a
-    new user's review read "graph breaks 0 | 0 | 0" for a model that breaks, and counted
-    as fixed every break of base where head's pass raised)."""
-    return run is not None and any(e.phase == "breaks" for e in run.phase_errors)
-
-
-_PACKAGE_FRAME = re.compile(r'File "[^"\n]*[/\\](?:site|dist)-packages[/\\]([^"\n]+)", line (\d+)')
-
-
-def _in_package(text: str | None) -> str:
-    """" (in norse/torch/functional/encode.py:157)": the innermost frame of a message's user
-    code inside an installed package, where the error came from one."""
-    found = _PACKAGE_FRAME.findall(text or "")
-    return f" (in {found[-1][0].replace(chr(92), '/')}:{found[-1][1]})" if found else ""
 
 
 def _skipped_model(name: str, reason: str) -> ModelDelta:

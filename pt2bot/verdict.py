@@ -15,7 +15,7 @@ from typing import Sequence
 from pt2bot.config import Config
 from pt2bot.findings import Finding
 from pt2bot.reportdata import Delta, ModelDelta
-from pt2bot.results import ResultsFile, is_failed
+from pt2bot.results import ResultsFile, first_line, is_failed
 
 # Conclusion levels of a reason, most severe first.
 FAILURE, NEUTRAL, WARNING, NOTICE = "failure", "neutral", "warning", "notice"
@@ -162,12 +162,6 @@ def export_message_key(message: object) -> str:
     return _SYMBOL.sub(r"\1", first_line(message, 10**6))
 
 
-def first_line(text: object, limit: int = 200) -> str:
-    """The first line of an error's text, cut at `limit` characters."""
-    line = str(text or "").strip().split("\n", 1)[0].strip()
-    return line if len(line) <= limit else line[:limit - 1] + "…"
-
-
 def _lines(where: Sequence[tuple[object, object]]) -> list[dict]:
     """A reason's `lines`: the distinct `{path, line}` it is located at, in file order."""
     seen = sorted({(p, n) for p, n in where if isinstance(p, str) and p
@@ -250,5 +244,5 @@ def summary_title(conclusion: str, reasons: list[dict], models: Sequence[ModelDe
 
 
 __all__ = ["FAILURE", "NEUTRAL", "NOTICE", "WARNING", "compile_message", "conclude",
-           "export_message_key", "first_line", "judge", "run_broken", "summary_title",
+           "export_message_key", "judge", "run_broken", "summary_title",
            "thresholds_json"]

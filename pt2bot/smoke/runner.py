@@ -25,13 +25,12 @@ import tempfile
 from typing import Any, Callable, Iterable, Mapping, Sequence
 
 from pt2bot import git
-from pt2bot.compare import unmeasured
 from pt2bot.config import Config, ModelConfig
 from pt2bot.configfile import load_config
 from pt2bot.errors import UserError
 from pt2bot.jsonio import write_json
 from pt2bot.report.escape import cap, log_line
-from pt2bot.results import COMPILE_DIR, PHASES, ModelRun, ResultsFile
+from pt2bot.results import COMPILE_DIR, PHASES, ModelRun, ResultsFile, unmeasured
 from pt2bot.smoke import compile_report
 from pt2bot.shard import parse_shard, shard_models
 from pt2bot.smoke.device import git_head, resolve_device, torch_version
