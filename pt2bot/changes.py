@@ -88,6 +88,8 @@ class FileChange:
     # (first, last) head lines of each statement a call could execute that holds an added
     # line (`code_spans`); None: not computed (a file that is not Python, or no smoke run)
     code_spans: tuple[tuple[int, int], ...] | None = field(default=None, repr=False)
+    # (first line of such a statement, line of the innermost `if` whose branch holds it)
+    branch_of: tuple[tuple[int, int], ...] = field(default=(), repr=False)
 
     @property
     def hunk_lines(self) -> frozenset[int]:
@@ -511,6 +513,23 @@ def code_spans(source: str) -> list[tuple[int, int]]:
     return sorted(spans)
 
 
+def branch_of(source: str) -> dict[int, int]:
+    """{first line of a statement: the line of the `if` whose body or `else` holds it
+    directly} (an `elif` is the `if` of its own arms; a statement in a loop or `with` inside
+    the branch is not mapped: the branch may have run and the loop not). Changed code that no
+    model ran directly in a branch of an `if` whose test ran is a branch no input took."""
+    try:
+        tree = ast.parse(source)
+    except (SyntaxError, ValueError, RecursionError, MemoryError):
+        return {}
+    out: dict[int, int] = {}
+    for node in ast.walk(tree):
+        if isinstance(node, ast.If):
+            for child in (*node.body, *node.orelse):
+                out[_header(child)[0]] = node.lineno
+    return out
+
+
 def _no_code(st: ast.stmt) -> bool:
     return isinstance(st, _NO_CODE) or (isinstance(st, ast.Expr)
                                          and isinstance(st.value, ast.Constant))
@@ -542,7 +561,9 @@ def with_code_spans(changeset: ChangeSet, tree: str) -> ChangeSet:
                 text = ""
             spans = tuple(sp for sp in code_spans(text)
                           if any(n in fc.added_lines for n in range(sp[0], sp[1] + 1)))
-            fc = dataclasses.replace(fc, code_spans=spans)
+            guards = branch_of(text) if spans else {}
+            fc = dataclasses.replace(fc, code_spans=spans, branch_of=tuple(
+                (first, guards[first]) for first, _ in spans if first in guards))
         files[path] = fc
     return dataclasses.replace(changeset, files=files)
 
@@ -616,7 +637,7 @@ def in_one_hunk(changeset: ChangeSet, path: str, first: int, last: int) -> bool:
 
 
 __all__ = [
-    "ChangeSet", "FileChange", "Hunk", "FILTERS", "STATUSES", "annotate_findings", "code_spans",
-    "diff_changes", "diff_position", "in_one_hunk", "is_commentable", "keep_finding", "mark_new",
+    "ChangeSet", "FileChange", "Hunk", "FILTERS", "STATUSES", "annotate_findings", "branch_of",
+    "code_spans", "diff_changes", "diff_position", "in_one_hunk", "is_commentable", "keep_finding", "mark_new",
     "resolve_base", "with_code_spans",
 ]

@@ -164,10 +164,23 @@ def not_run_lines(changeset: ChangeSet | None, head_results: ResultsFile | None,
         computed = True
         if _is_test_file(path) or not _under(path, paths):
             continue
-        lines = sorted({n for first, last in fc.code_spans if not cov.reached_by(path, first, last)
-                        for n in range(first, last + 1) if n in fc.added_lines})
+        missed = [(first, last) for first, last in fc.code_spans
+                  if not cov.reached_by(path, first, last)]
+        lines = sorted({n for first, last in missed for n in range(first, last + 1)
+                        if n in fc.added_lines})
         if lines:
-            out.append({"path": path, "lines": lines})
+            # a branch no input took: the `if` whose test ran, its body or `else` not (which
+            # input would run the lines is the user's to add to the shape matrix)
+            guards = dict(fc.branch_of)
+            untaken: dict[int, list[int]] = {}
+            for first, last in missed:
+                g = guards.get(first)
+                if g is not None and cov.reached_by(path, g, g):
+                    untaken.setdefault(g, []).extend(n for n in range(first, last + 1)
+                                                     if n in fc.added_lines)
+            out.append({"path": path, "lines": lines, **({"branches": [
+                {"line": g, "lines": sorted(set(ns))} for g, ns in sorted(untaken.items()) if ns]}
+                if any(untaken.values()) else {})})
     return tuple(out) if computed else None
 
 

@@ -177,7 +177,8 @@ class Report:
     counts: JSON = field(default_factory=dict)
     timings: JSON | None = None             # seconds per stage (absent: not measured)
     partial: JSON | None = None             # a shard's report: what it covers (pt2bot/partial.py)
-    # changed code no configured model ran on head: [{path, lines}] (compare.not_run_lines);
+    # changed code no configured model ran on head: [{path, lines, branches?}]
+    # (compare.not_run_lines);
     # None (absent): not known (no smoke run, no coverage, no diff)
     not_run: tuple[JSON, ...] | None = None
     # changed code a model ran only eagerly, in a frame dynamo gave up on: [{path, lines, model,
@@ -200,7 +201,9 @@ class Report:
             "models": [m.to_dict() for m in self.models],
             "skipped": list(self.skipped), "counts": dict(self.counts)}
         if self.not_run is not None:
-            out["not_run"] = [{"path": x.get("path"), "lines": list(x.get("lines") or ())}
+            out["not_run"] = [{"path": x.get("path"), "lines": list(x.get("lines") or ()),
+                               **({"branches": [dict(b) for b in x["branches"]]}
+                                  if x.get("branches") else {})}
                               for x in self.not_run]
         if self.not_traced is not None:
             out["not_traced"] = [dict(x) for x in self.not_traced]

@@ -99,13 +99,16 @@ def test_changed_lines_no_model_ran_are_listed_and_said(pr_repo, tmp_path):
     # the training branch and the helper's body: code the PR added that `tiny` never ran
     # (its eval-mode forward ran the rest); not the module-level line, the comment, the
     # docstring, nor the test file
-    assert report["not_run"] == [{"path": "pkg/model.py", "lines": [
-        LINE["return x + 1"], LINE["x = x + torch.randn_like(x)"]]}]
+    # (and the training line is a branch of an `if` that ran: the input the matrix lacks, a
+    # new user's NaN-imputing line and a clamp above a bound, is one that takes it)
+    noise, test = LINE["x = x + torch.randn_like(x)"], LINE["if self.training:"]
+    assert report["not_run"] == [{"path": "pkg/model.py", "lines": [LINE["return x + 1"], noise],
+                                  "branches": [{"line": test, "lines": [noise]}]}]
     with open(os.path.join(out, "summary.md"), encoding="utf-8") as fh:
         summary = fh.read()
     assert (f"2 changed lines in these files were run by no configured model: "
-            f"`pkg/model.py` (lines {LINE['return x + 1']}, "
-            f"{LINE['x = x + torch.randn_like(x)']})") in summary
+            f"`pkg/model.py` (lines {LINE['return x + 1']}, {noise}; {noise} in a branch of the "
+            f"`if` at line {test} that no shape case took)") in summary
     from pt2bot.report.jsonreport import load_schema, validation_errors
 
     assert validation_errors(report) == [] and "not_run" in load_schema()["properties"]
@@ -154,3 +157,21 @@ def test_code_spans_are_the_statements_a_call_can_execute():
     # `try:`, `except ...:` or `global`
     assert code_spans(src) == [(8, 9), (11, 11), (14, 14), (16, 16), (18, 19), (26, 26)]
     assert code_spans("def broken(:\n") == []
+
+
+def test_a_statement_is_mapped_to_the_if_whose_branch_holds_it_directly():
+    from pt2bot.changes import branch_of
+
+    src = textwrap.dedent('''\
+        def f(x, n):
+            if x.isnan().any():
+                x = x.nan_to_num()
+            elif n:
+                x = x + 1
+            else:
+                for i in range(n):
+                    x = x * i
+            return x
+        ''')
+    assert branch_of(src) == {3: 2, 4: 2, 5: 4, 7: 4}
+    assert branch_of("def f(:\n") == {}

@@ -69,7 +69,8 @@ def test_changed_lines_in_a_frame_dynamo_skipped_are_said(tmp_path):
     (item,) = report["not_traced"]
     # (the `break` never ran: that line is "run by no configured model" instead)
     assert item["path"] == "pkg/model.py" and item["lines"] == [first]
-    assert report["not_run"] == [{"path": "pkg/model.py", "lines": [first + 1]}]
+    assert report["not_run"] == [{"path": "pkg/model.py", "lines": [first + 1],
+                                  "branches": [{"line": first, "lines": [first + 1]}]}]
     assert (item["model"], item["function"], item["line"]) == ("stepper", "forward", LINE["def forward(self, x):"])
     assert item["reason"].startswith("graph break in a loop, the whole frame skipped")
     # dynamo never ran the PR's branch, so the smoke run claims no new break for it: only the

@@ -780,12 +780,21 @@ def not_run_section(report: Report) -> Section | None:
     if not items:
         return None
     n = sum(len(x.get("lines") or ()) for x in items)
-    files = ", ".join(f"{code_inline(x['path'], limit=160)} (lines {_ranges(x.get('lines'))})"
-                      for x in items[:20])
+    files = ", ".join(f"{code_inline(x['path'], limit=160)} (lines {_ranges(x.get('lines'))}"
+                      f"{_untaken(x.get('branches'))})" for x in items[:20])
     more = f" and {len(items) - 20} more files" if len(items) > 20 else ""
     return Section("#### Changed code no model ran",
                    [f"{n} changed line{'s' if n != 1 else ''} in these files "
                     f"{'were' if n != 1 else 'was'} run by no configured model: {files}{more}."])
+
+
+def _untaken(branches: Any) -> str:
+    """"; 27-28 in a branch of the `if` at line 25 that no shape case took": the `if` ran, its
+    branch did not; an input that takes it is what the shape matrix lacks."""
+    said = [f"; {_ranges(b.get('lines'))} in a branch of the `if` at line {b['line']} that no "
+            "shape case took" for b in branches or () if isinstance(b, dict)
+            and isinstance(b.get("line"), int) and b.get("lines")]
+    return "".join(said[:5])
 
 
 def not_traced_section(report: Report) -> Section | None:
