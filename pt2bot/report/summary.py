@@ -26,7 +26,7 @@ from pt2bot.report.escape import log_line
 from pt2bot.report.markdown import (code_block, code_inline, details, escape_inline, link,
                                     marker, message_inline, table, truncate_utf8)
 from pt2bot.reportdata import ModelDelta, Report
-from pt2bot.results import user_function
+from pt2bot.results import ModelRun, breaks_unmeasured, user_function
 
 MAX_CHARS = 65_536
 SUMMARY_MARKER = marker("summary")
@@ -378,7 +378,7 @@ def delta_table(m: ModelDelta) -> str:
     d = m.delta
     has_base = bool(m.base)
     # a side whose break pass raised measured no break: its count is not a zero
-    off = [_breaks_raised(side) for side in (base, head)]
+    off = [breaks_unmeasured(ModelRun.coerce(side)) for side in (base, head)]
     known = not off[1] and not (has_base and off[0])
     nb, hb = (("not measured" if o else str(len(side.get("graph_breaks") or [])))
               for o, side in zip(off, (base, head)))
@@ -407,11 +407,6 @@ def delta_table(m: ModelDelta) -> str:
         rows.append(["accuracy", "", f"❌ {len(acc)} shape(s)",
                      f"{sum(1 for a in acc if a.get('new'))} new"])
     return table(["", "base", "head", "Δ"], rows)
-
-
-def _breaks_raised(side: dict) -> bool:
-    return any(isinstance(e, dict) and e.get("phase") == "breaks"
-               for e in side.get("phase_errors") or ())
 
 
 def _count_of(rc: dict) -> str:
