@@ -638,6 +638,6 @@ def in_one_hunk(changeset: ChangeSet, path: str, first: int, last: int) -> bool:
 
 __all__ = [
     "ChangeSet", "FileChange", "Hunk", "FILTERS", "STATUSES", "annotate_findings", "branch_of",
-    "code_spans", "diff_changes", "diff_position", "in_one_hunk", "is_commentable", "keep_finding", "mark_new",
-    "resolve_base", "with_code_spans",
+    "code_spans", "diff_changes", "diff_position", "in_one_hunk", "is_commentable",
+    "keep_finding", "mark_new", "resolve_base", "with_code_spans",
 ]

@@ -63,11 +63,11 @@ MAX_CANDIDATES = 20         # per review: the most likely ones
 # dynamic-shape operator (GB0036) and `torch.autograd.grad` in compiled code (GB9186, a
 # gradient penalty's: torchgan's WGAN-GP) are traced once `torch._dynamo.config.<setting> =
 # True`. That often only moves the break to where the value is used (a size, a branch) or
-# makes dynamo raise (benchmarks/results/capture_settings.md), so the setting is proven like an edit: the
-# target's model run again with it set, its source unchanged. It is tried after every edit
-# for the target and is never a suggestion block (it is set where the model is compiled, not
-# on the PR's line): a verified one is a line of text in the comment, report.json's
-# `fixes.settings`.
+# makes dynamo raise (benchmarks/results/capture_settings.md), so the setting is proven like
+# an edit: the target's model run again with it set, its source unchanged. It is tried after
+# every edit for the target and is never a suggestion block (it is set where the model is
+# compiled, not on the PR's line): a verified one is a line of text in the comment,
+# report.json's `fixes.settings`.
 SETTINGS = {"GB0124": "capture_scalar_outputs", "GB0036": "capture_dynamic_output_shape_ops",
             "GB9186": "trace_autograd_ops"}
 SETTING_RANK = 1_000_000    # after every edit's rank

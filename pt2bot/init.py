@@ -1417,7 +1417,7 @@ _NODE_WIDTHS = ("in_channels", "in_dim", "input_dim", "in_features", "num_featur
 _FEW_FEATURES = 8
 
 
-_FILLED = frozenset({"zeros", "ones", "randn", "rand", "empty", "full"})
+_FILLED = frozenset({"zeros", "ones", "randn", "rand", "empty"})   # torch.<name>(size)
 _ELEMENTWISE = (ast.Add, ast.Sub, ast.Mult, ast.Div)
 
 
