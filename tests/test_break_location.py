@@ -134,3 +134,43 @@ def test_a_break_in_an_installed_package_says_where_in_it(tmp_path):
                                     payload.replace("linformer.py:4", "linformer.py:9"), None))
     (b,) = collect_breaks(events, RepoPaths(str(repo)))
     assert "library" not in b and b["count"] == 2
+
+
+def test_a_guard_inside_a_package_reached_from_the_repository_says_whose_code_it_quotes(tmp_path):
+    # flowtorch's autoregressive inverse, reached from the user's `self.flow.log_prob(z)`: the
+    # break is the user's line, but the code its explanation quotes is the package's. A new
+    # user read "(the integer `u0` from `x_new[..., idx] = x_temp[..., idx]`) at
+    # densityscore/model.py:25", a line that holds no such code.
+    import os
+    here = os.path.dirname(os.path.abspath(__file__))
+    text = open(os.path.join(here, "fixtures", "models", "graph_break_nested_guard.txt"),
+                encoding="utf-8").read()
+    lib = tmp_path / "venv" / "lib" / "python3.11" / "site-packages" / "linformer"
+    lib.mkdir(parents=True)
+    (lib / "linformer.py").write_text("import torch\n\ndef g(x, s):\n    if s <= 0.0:\n")
+    repo = tmp_path / "repo"
+    (repo / "pkg").mkdir(parents=True)
+    (repo / "pkg" / "m.py").write_text(
+        "import torch\nfrom linformer.linformer import g\n\n\n\ndef h(x, *args):\n    x = x + 1\n"
+        "    return g(x, *args)\n\ndef f(x):\n    y = h(x, *[s])\n    return y\n")
+    inner = 'File "/repo/pkg/m.py", line 4, in g'
+    payload = (text.replace("Graph break in user code at /repo/pkg/m.py:4",
+                            f"Graph break in user code at {lib / 'linformer.py'}:4")
+               .replace(inner, f'File "{lib / "linformer.py"}", line 4, in g')
+               .replace("/repo/pkg/m.py", str(repo / "pkg" / "m.py")))
+    events = TraceCollector()
+    events.events.append(TraceEvent("artifact", "dynamo_graph_break_reason", {}, payload, None))
+    (b,) = collect_breaks(events, RepoPaths(str(repo)))
+    assert (b["path"], b["line"], b["function"]) == ("pkg/m.py", 8, "h")
+    assert b["explanation"] == ("the guard `zuf0 <= 0.0` from `if s <= 0.0:` in "
+                                "linformer/linformer.py:4")
+    # the repository's own guard says no place: its line is the break's
+    (own,) = collect_breaks(_events(text.replace("/repo/pkg/m.py", str(repo / "pkg" / "m.py"))),
+                            RepoPaths(str(repo)))
+    assert own["explanation"] == "the guard `zuf0 <= 0.0` from `if s <= 0.0:`"
+
+
+def _events(payload: str) -> TraceCollector:
+    events = TraceCollector()
+    events.events.append(TraceEvent("artifact", "dynamo_graph_break_reason", {}, payload, None))
+    return events

@@ -84,6 +84,14 @@ def collect_breaks(events: TraceCollector, paths: RepoPaths, locate: bool = True
             path, line, func = None, None, None
         installed = paths.installed(pb.header_file) if path is None else None
         library = f"{installed}:{pb.header_line}" if installed and pb.header_line else installed
+        explanation = pb.explanation
+        if path is not None and pb.frames and not paths.rel(pb.frames[-1].file) \
+                and explanation.startswith(("the guard `", "the integer `")):
+            # a data-dependent guard inside a package's code reached from the repository's line:
+            # the code it quotes is the package's, at the place said here, not on that line
+            inner_pkg = paths.installed(pb.frames[-1].file)
+            if inner_pkg:
+                explanation += f" in {inner_pkg}:{pb.frames[-1].line}"
         reported = None
         if locate and paths.in_function(inner_file, line, func) is False:
             # dynamo's line is not inside the function it names, or holds no code: no comment goes on it, and
@@ -96,7 +104,7 @@ def collect_breaks(events: TraceCollector, paths: RepoPaths, locate: bool = True
                 "gb": pb.gb, "gb_type": pb.gb_type, "path": path, "line": line,
                 "function": func,
                 "source": inner_src or paths.source_line(path, line),
-                "reason": pb.reason, "explanation": pb.explanation, "hints": list(pb.hints),
+                "reason": pb.reason, "explanation": explanation, "hints": list(pb.hints),
                 "url": pb.url, "count": 1, "in_loop": pb.in_loop, "user_stack": stack,
             }
             if reported is not None:
