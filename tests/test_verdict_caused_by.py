@@ -152,6 +152,12 @@ def test_summary_review_and_check_say_the_recompiles_follow_from_the_break(revie
     summary = files["summary.md"]
     assert said in summary and "new recompile" not in summary
     assert "Recompiles per shape (+0, 3 following from new breaks)" in summary
+    # each guard names the frame it failed in: three lines that read alike say which is which
+    # (a new user's mamba review listed the same guard three times)
+    assert (f"in `gate` (`{PATH}`, resumed after line {brk}) — follows from the new break at "
+            f"`{PATH}:{brk}`") in summary
+    assert f"in `forward` (`{PATH}`, resumed after line {line_of(head_source(), 'gate-call')})" \
+        in summary
     # The review: the new finding on the line and the break are one comment, which says it; it
     # spans the two lines of its verified suggestion (the `.item()` is only tested: the tensor
     # selected with `torch.where`)

@@ -332,16 +332,20 @@ def _frame_of(reason: Mapping[str, Any]) -> str:
     name, path, line = f.get("function"), f.get("path"), f.get("line")
     if not isinstance(name, str) or not name:
         return ""
-    # (a frame dynamo made to resume after a break: the user's function it was cut from)
+    # (a frame dynamo made to resume after a break: the user's function it was cut from, and
+    # the line it resumes after)
     name = user_function(name)
+    after = reason.get("resumed_after") if isinstance(reason.get("resumed_after"), dict) else {}
+    resumed = (f", resumed after line {after['line']}"
+               if name != f.get("function") and isinstance(after.get("line"), int) else "")
     line = None if name != f.get("function") else line
     if isinstance(f.get("library"), str):
-        where = f" ({code_inline(f['library'], limit=120)}, an installed package)"
+        where = f" ({code_inline(f['library'], limit=120)}, an installed package{resumed})"
     elif isinstance(path, str):
         at = f"{path}:{line}" if isinstance(line, int) else path
-        where = f" ({code_inline(at, limit=120)})"
+        where = f" ({code_inline(at, limit=120)}{resumed})"
     else:
-        where = ""
+        where = f" ({resumed[2:]})" if resumed else ""
     return f" in {code_inline(name, limit=80)}{where}"
 
 
@@ -592,13 +596,20 @@ def recompile_details(m: ModelDelta) -> str:
                  f"{_num(one.get('head'))}" if one else "")
         lines.append(f"- {code_inline(_shape(c.get('shape')), limit=60)}: "
                      f"{_num(c.get('base'))} → {_num(c.get('head'))} recompiles{after}{apart}")
-        for r in (c.get("reasons") or [])[:3]:
+        # the same guard of the same frame, failing again (a frame resumed after each of
+        # several breaks), is one line with its count
+        said: Counter[str] = Counter()
+        for r in c.get("reasons") or []:
+            if not isinstance(r, dict):
+                continue
             where = f" at {code_inline(location(r), limit=120)}" if r.get("path") else ""
             cause = r.get("caused_by") if isinstance(r.get("caused_by"), dict) else None
-            lines.append(f"  - guard {code_inline(r.get('guard') or '?', limit=160)}{where}"
-                         + (f": {code_inline(r['source'], limit=160)}" if r.get("source") else "")
-                         + (f" — follows from the new break at "
-                            f"{code_inline(location(cause), limit=120)}" if cause else ""))
+            said[f"  - guard {code_inline(r.get('guard') or '?', limit=160)}{where}"
+                 + (f": {code_inline(r['source'], limit=160)}" if r.get("source") else "")
+                 + ("" if r.get("path") else _frame_of(r))
+                 + (f" — follows from the new break at "
+                    f"{code_inline(location(cause), limit=120)}" if cause else "")] += 1
+        lines += [text + (f" (×{k})" if k > 1 else "") for text, k in list(said.items())[:3]]
     n = sum(max(0, c["delta"]) for c in cases if isinstance(c.get("delta"), int))
     k = sum(_caused(c) for c in cases)
     title = f"Recompiles per shape (+{n}" + (f", {k} following from new breaks)" if k else ")")
