@@ -336,7 +336,10 @@ def specialization_sites(events: TraceCollector, paths: RepoPaths) -> list[dict[
             value = int(d.get("value"))
         except (TypeError, ValueError):
             continue
-        stack = [f for f in d.get("user_stack") or () if paths.rel(frame_file(f, table))]
+        # (dynamo's compiles log the traced code's frames as `user_stack`; export's non-strict
+        # trace has none, and the Python `stack` at the specialisation holds the user's frames)
+        stack = [f for f in d.get("user_stack") or d.get("stack") or ()
+                 if paths.rel(frame_file(f, table))]
         inner = stack[-1] if stack else None
         path = paths.rel(frame_file(inner, table)) if inner else None
         line = inner.get("line") if inner else None
