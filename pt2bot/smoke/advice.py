@@ -42,9 +42,9 @@ from pt2bot.smoke.export import (classify_failure, short_message, dim_name,
                                  draft_failures, example_case, locate_failure, make_dim,
                                  run_exported)
 from pt2bot.smoke.inputs import CaseInputs, call_mode, start_call
-from pt2bot.smoke.matrix import mark_range, varying_dims
+from pt2bot.smoke.matrix import mark_range, specialization_sites, varying_dims
 from pt2bot.smoke.timelimit import Overrun, time_limit
-from pt2bot.smoke.trace import RepoPaths, compilation_metrics, reset_dynamo
+from pt2bot.smoke.trace import RepoPaths, TraceCollector, compilation_metrics, reset_dynamo
 
 MAX_ROUNDS = 6            # export attempts: each applies every fix torch suggested
 DRAFT_TIMEOUT_S = 60.0
@@ -155,7 +155,8 @@ def derive_export(model: Any, cases: list[CaseInputs], eager_outs: list[Any],
         reset_dynamo()
         start_call(model)   # traced from the state the eager outputs it is compared with started from
         try:
-            with contextlib.redirect_stderr(io.StringIO()), call_mode():
+            with contextlib.redirect_stderr(io.StringIO()), call_mode(), \
+                    TraceCollector() as events:
                 ep = torch.export.export(model, args, kwargs or None, dynamic_shapes=spec)
             break
         except Exception as e:  # noqa: BLE001 - a refusal is what the advice reads
@@ -188,7 +189,12 @@ def derive_export(model: Any, cases: list[CaseInputs], eager_outs: list[Any],
                      if isinstance(((new or {}).get(inp) or {}).get(ax), int)
                      and not isinstance(((spec or {}).get(inp) or {}).get(ax), int)]
             if newly:
-                sites = _pin_sites(model, args, kwargs, spec, paths, res["notes"])
+                # where the export itself pinned each size (its specialisation events); only
+                # the ones it did not log are asked of draft_export, which traces the model
+                # again (26 s of mamba-minimal's advice)
+                sites = {k: v for k, v in _logged_pins(events, paths).items() if k in newly}
+                if any(p not in sites for p in newly):
+                    sites = {**_pin_sites(model, args, kwargs, spec, paths, res["notes"]), **sites}
                 # draft_export may report only the first of several pins: ask again for each
                 # one it did not locate, with the others static as the fixes say
                 for inp, ax in [p for p in newly if p not in sites][:MAX_RELOCATE]:
@@ -341,6 +347,17 @@ def _hidden_pins(model: Any, args: tuple, kwargs: dict, spec: Any, paths: RepoPa
         if m and s and int(m.group("val")) > 1:
             out.setdefault((s.group("arg"), int(s.group("ax"))),
                            {**f, "value": int(m.group("val"))})
+    return out
+
+
+def _logged_pins(events: TraceCollector, paths: RepoPaths
+                 ) -> dict[tuple[str, int], dict[str, Any]]:
+    """(input, axis) -> {path, line, source} where the export's own trace specialised that
+    size in the user's code (the first place for each)."""
+    out: dict[tuple[str, int], dict[str, Any]] = {}
+    for site in specialization_sites(events, paths):
+        if site["path"]:
+            out.setdefault((site["arg"], site["ax"]), site)
     return out
 
 
