@@ -762,6 +762,14 @@ def load_results_file(path: str, *, what: str) -> ResultsFile:
     return ResultsFile.from_json(data)
 
 
+def shape_label(shape: object) -> str:
+    """A shape case as the summary and the notices name it: `batch=2,seq=16`, `default` for
+    the one case of a model with no size names."""
+    if not isinstance(shape, Mapping) or not shape:
+        return "default"
+    return ",".join(f"{k}={v}" for k, v in shape.items())
+
+
 def first_line(text: object, limit: int = 200) -> str:
     """The first line of an error's text, cut at `limit` characters."""
     line = str(text or "").strip().split("\n", 1)[0].strip()
@@ -783,8 +791,8 @@ def unmeasured(run: ModelRun) -> list[str]:
     elif raised:
         # the other cases' counts stand, but the cases that raised were neither counted nor
         # compared with eager: their rows would read as measured
-        shapes = ", ".join(",".join(f"{k}={v}" for k, v in c.shape.items()) or "default"
-                           for c in raised[:3]) + (", ..." if len(raised) > 3 else "")
+        shapes = ", ".join(shape_label(c.shape) for c in raised[:3]) + (
+            ", ..." if len(raised) > 3 else "")
         out.append(f"the shape matrix (recompiles, accuracy): {len(raised)} of {len(cases)} "
                    f"cases raised ({shapes}): {first_line(raised[0].error)}"
                    + _in_package(raised[0].error))
@@ -822,5 +830,5 @@ __all__ = [
     "RESULTS_CAP_BYTES", "Record", "ResultsFile", "RunError", "Samples", "ShapeAdvice", "Site",
     "Specialisation", "is_failed", "case_key", "load_results_file", "summarise",
     "model_dir_name", "report_dir", "trace_path", "RESUME_RE", "user_function",
-    "breaks_unmeasured", "first_line", "unmeasured",
+    "breaks_unmeasured", "first_line", "shape_label", "unmeasured",
 ]

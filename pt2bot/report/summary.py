@@ -26,7 +26,7 @@ from pt2bot.report.escape import log_line
 from pt2bot.report.markdown import (code_block, code_inline, details, escape_inline, link,
                                     marker, message_inline, table, truncate_utf8)
 from pt2bot.reportdata import ModelDelta, Report
-from pt2bot.results import ModelRun, breaks_unmeasured, user_function
+from pt2bot.results import ModelRun, breaks_unmeasured, shape_label, user_function
 
 MAX_CHARS = 65_536
 SUMMARY_MARKER = marker("summary")
@@ -449,12 +449,6 @@ def _export_cell(run: Mapping[str, Any]) -> str:
     return "✗ " + escape_inline(e.get("kind") or "error", limit=30)
 
 
-def _shape(shape: Any) -> str:
-    if not isinstance(shape, dict) or not shape:
-        return "default"
-    return ",".join(f"{k}={v}" for k, v in shape.items())
-
-
 GATED_LATENCY = ("Latency: unchanged: same graphs, same code (not measured: no changed "
                  "statement ran, and the compiled graphs and guards are the same on base and "
                  "head).")
@@ -475,7 +469,7 @@ def latency_table(m: ModelDelta) -> str:
                 verdict = "🔺 slower" if x.get("direction") == "slower" else "🟢 faster"
             else:
                 verdict = "≈ no significant change"
-        rows.append([code_inline(_shape(x.get("shape")), limit=60, table=True), ms, ratio,
+        rows.append([code_inline(shape_label(x.get("shape")), limit=60, table=True), ms, ratio,
                      verdict])
     if not rows:
         return ""
@@ -594,7 +588,7 @@ def recompile_details(m: ModelDelta) -> str:
         one = c.get("size_one") if isinstance(c.get("size_one"), dict) else {}
         apart = (f"; torch's own for size 1, not counted: {_num(one.get('base'))} → "
                  f"{_num(one.get('head'))}" if one else "")
-        lines.append(f"- {code_inline(_shape(c.get('shape')), limit=60)}: "
+        lines.append(f"- {code_inline(shape_label(c.get('shape')), limit=60)}: "
                      f"{_num(c.get('base'))} → {_num(c.get('head'))} recompiles{after}{apart}")
         # the same guard of the same frame, failing again (a frame resumed after each of
         # several breaks), is one line with its count
