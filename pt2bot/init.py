@@ -87,8 +87,9 @@ for _names, _value in (
         (("dim", "d_model", "hidden_dim", "hidden_size", "embed_dim", "emb_dim", "n_embd",
           "width", "in_features", "dim_in", "in_dim", "input_dim", "d_in", "n_embed",
           "embedding_dim", "embedding_size", "latent_dim",
-          # a UNet's base width (guided diffusion's `model_channels`): its GroupNorm takes 32 groups
-          "model_channels", "base_channels"), 32),
+          # a UNet's base width (guided diffusion's `model_channels`, minDiffusion's `n_feat`):
+          # its GroupNorm takes 32 groups
+          "model_channels", "base_channels", "n_feat"), 32),
         # a UNet's blocks per resolution: one is the smallest that builds each level
         (("num_res_blocks", "n_res_blocks", "num_resnet_blocks"), 1),
         (("depth", "n_layer", "n_layers", "num_layers", "layers", "num_blocks",
@@ -113,7 +114,7 @@ for _names, _value in (
         (("num_experts_per_tok", "n_expert_per_token", "num_experts_per_token"), 2),
         (("image_size", "img_size", "image_height", "image_width"), 32),
         (("patch_size", "patch", "patch_height", "patch_width"), 8),
-        (("channels", "in_channels", "in_chans", "num_channels", "in_ch"), 3),
+        (("channels", "in_channels", "in_chans", "num_channels", "in_ch", "n_channel", "n_channels"), 3),
         (("num_classes", "n_classes", "classes", "out_features", "dim_out", "out_dim",
           "output_dim", "d_out", "num_labels"), 10)):
     for _n in _names:
@@ -280,6 +281,17 @@ class RepoClasses:
                 elif isinstance(node, ast.FunctionDef):
                     self.functions[f"{summary.module}.{node.name}"] = _Class(
                         summary.module, node.name, rel, node, live.mod, tree)
+                elif (isinstance(node, ast.Assign) and len(node.targets) == 1
+                      and isinstance(node.targets[0], ast.Name)
+                      and isinstance(node.value, ast.Lambda)):
+                    # `blk = lambda ic, oc: nn.Sequential(...)`: a function as a def would be
+                    name = node.targets[0].id
+                    fn = ast.FunctionDef(name=name, args=node.value.args,
+                                         body=[ast.Return(node.value.body)], decorator_list=[],
+                                         returns=None, type_params=[])
+                    ast.copy_location(fn, node)
+                    self.functions[f"{summary.module}.{name}"] = _Class(
+                        summary.module, name, rel, fn, live.mod, tree)  # type: ignore[arg-type]
         self.index = Index.build(summaries)
 
     def resolve(self, expr: ast.AST, where: _Class, fn: ast.FunctionDef) -> str | None:
@@ -528,6 +540,25 @@ class _Infer:
             got = self.first_layer(sub, sub_env, depth + 1, top=False, param=param)
             if got:
                 return got[0], f"{got[1]} in {sub.name}"
+        # (a module's lambda is a variable to the name resolver: its bare name)
+        helper = self.index.functions.get(q) or self.index.functions.get(f"{where[0].module}.{q}")
+        if helper is not None and depth < _MAX_DEPTH:
+            # a function of the repository that builds the layer (`blk(n_channel, 64)` returning
+            # `nn.Sequential(nn.Conv2d(ic, oc, 7), ...)`): what it returns, its parameters bound
+            # to the call's arguments
+            fn = helper.node
+            assert isinstance(fn, ast.FunctionDef)
+            ret = next((s.value for s in reversed(fn.body)
+                        if isinstance(s, ast.Return) and s.value is not None), None)
+            names = [a.arg for a in fn.args.posonlyargs + fn.args.args]
+            bound = {n: self.value(a, env, top) for n, a in zip(names, expr.args)
+                     if not isinstance(a, ast.Starred)}
+            bound.update((k.arg, self.value(k.value, env, top)) for k in expr.keywords if k.arg)
+            got = (self.layer(ret, {k: v for k, v in bound.items() if v is not _UNKNOWN},
+                              _assignments(fn)[1], (helper, fn), depth + 1, False)
+                   if ret is not None else None)
+            if got:
+                return got[0], f"{got[1]} from {fn.name}()"
         return None
 
     def value(self, expr: ast.AST | None, env: dict[str, Any], top: bool) -> Any:
@@ -1022,6 +1053,7 @@ def propose(index: RepoClasses, c: _Class) -> Proposal:
     env: dict[str, Any] = {}
     configs: list[ConfigGuess] = []
     config_params: list[str] = []
+    missing: list[str] = []
     for k, p in enumerate(params):
         if not p.required:
             small = _smaller(p)
@@ -1049,7 +1081,11 @@ def propose(index: RepoClasses, c: _Class) -> Proposal:
         elif init is not None and _CONFIG_PARAM.search(p.name):
             problems.append(_no_config_class(index, init, p.name))
         else:
-            problems.append(f"no value for the constructor argument {p.name!r}")
+            missing.append(p.name)
+    if missing:
+        # one problem for all of them: four in a row hid the rest of the line on the console
+        problems.insert(0, f"no value for the constructor argument{'s' if len(missing) > 1 else ''} "
+                           + ", ".join(map(repr, missing)))
     fwd = index.find_method(c, "forward")
     assert fwd is not None
     fparams = init_params(fwd[1])
@@ -1629,8 +1665,11 @@ def _flow_value(v: Any) -> str:
     return _scalar(v)
 
 
-def _comment(text: str) -> str:
-    return " ".join(str(text).split())[:300]
+def _comment(text: str, most: int = 300) -> str:
+    """One line of at most `most` characters; a cut one ends in "…", so that a reason cut
+    short is not read as a whole one ("...; cannot infer")."""
+    line = " ".join(str(text).split())
+    return line if len(line) <= most else line[:most - 1] + "…"
 
 
 def entry_lines(p: Proposal, note: str | None = None) -> list[str]:
@@ -1839,7 +1878,7 @@ def cli_init(args: Any) -> int:
     if not args.check:
         for p in proposals:
             state = "ok" if p in live else "; ".join(p.problems)
-            print(f"pt2bot:   {p.name} ({p.entry}): {_comment(state)[:200]}")
+            print(f"pt2bot:   {p.name} ({p.entry}): {_comment(state, 200)}")
         if live:
             print("pt2bot: nothing was run; `pt2bot init --check --force` proposes again, builds "
                   f"and runs each model once and keeps those that run, replacing {shown} (or "
@@ -1860,18 +1899,18 @@ def cli_init(args: Any) -> int:
         print("pt2bot: no model could be built: each constructor refused the arguments init "
               "guessed (a required one it did not find, often taken through **kwargs by a class it "
               "could not follow); set them under the entry's kwargs; first: "
-              f"{_comment(failed[0].error)[:300]}")
+              f"{_comment(failed[0].error, 300)}")
     elif ran and len(failed) == len(ran) and all(c.kind == "import" for c in failed):
         # (as `pt2bot run` says it: one cause behind every model, not each model's fault)
         print(f"pt2bot: no model could be imported or built: that is usually the set-up (the "
               f"install, a package the repository imports), not the models; first: "
-              f"{_comment(failed[0].error)[:300]}")
+              f"{_comment(failed[0].error, 300)}")
     unrun = [p for p in proposals if p.problems]
     if unrun:
         print(f"pt2bot: not run, {len(unrun)} class(es) init could not build from the source "
               "(commented out, with the reason):")
         for p in unrun:
-            print(f"pt2bot:   {p.name} ({p.entry}): {_comment('; '.join(p.problems))[:200]}")
+            print(f"pt2bot:   {p.name} ({p.entry}): {_comment('; '.join(p.problems), 200)}")
     return 0
 
 

@@ -1470,3 +1470,77 @@ def test_an_input_standardised_by_a_buffer_takes_the_buffers_size(tmp_path):
     assert [(i.name, i.shape, i.dtype) for i in scorer.inputs] == [("x", ("batch", 6), "float32")]
     assert scorer.how == "from `self.mean`, the size-6 buffer it meets first"
     assert by["shifted"].problems == ("cannot infer the input 'x' (no known first layer)",)
+
+
+FACTORY_BUILT = {
+    # minDiffusion's layout: the first layer is built by a function of the repository, a def
+    # or a module-level lambda, and the constructor's sizes have names of their own
+    "ddpm/__init__.py": "",
+    "ddpm/models.py": """\
+        import torch
+        import torch.nn as nn
+
+
+        def conv_block(ic, oc):
+            return nn.Sequential(nn.Conv2d(ic, oc, 3, padding=1), nn.GroupNorm(8, oc), nn.ReLU())
+
+        blk = lambda ic, oc: nn.Sequential(nn.Conv2d(ic, oc, 7, padding=3), nn.LeakyReLU())
+
+
+        class EpsModel(nn.Module):
+            def __init__(self, n_channel: int, n_feat: int = 256) -> None:
+                super().__init__()
+                self.conv = nn.Sequential(conv_block(n_channel, n_feat),
+                                          nn.Conv2d(n_feat, n_channel, 3, padding=1))
+
+            def forward(self, x, t):
+                return self.conv(x) * t.view(-1, 1, 1, 1)
+
+
+        class DummyEpsModel(nn.Module):
+            def __init__(self, n_channel: int) -> None:
+                super().__init__()
+                self.conv = nn.Sequential(blk(n_channel, 16), nn.Conv2d(16, n_channel, 3, padding=1))
+
+            def forward(self, x, t):
+                return self.conv(x)
+
+
+        class DDPM(nn.Module):
+            def __init__(self, eps_model: nn.Module, betas: tuple, n_T: int) -> None:
+                super().__init__()
+                self.eps_model, self.n_T = eps_model, n_T
+
+            def forward(self, x):
+                return self.eps_model(x, torch.rand(x.shape[0]))
+        """,
+}
+
+
+def test_a_first_layer_built_by_a_function_of_the_repository(tmp_path: Path, capsys) -> None:
+    root = _repo(tmp_path, FACTORY_BUILT)
+    by = {p.name: p for p in discover(str(root))[0]}
+    eps, dummy = by["eps_model"], by["dummy_eps_model"]
+    assert not eps.problems and not dummy.problems, (eps.problems, dummy.problems)
+    # a channel count by its name, and a UNet's base width lowered from its real 256
+    assert eps.kwargs == {"n_channel": 3, "n_feat": 32}, eps.kwargs
+    assert "nn.Conv2d(3, ...) from conv_block()" in eps.how, eps.how
+    assert "nn.Conv2d(3, ...) from blk()" in dummy.how, dummy.how
+    assert [i.shape for i in dummy.inputs][0] == ("batch", 3, "height", "width")
+    # several arguments with no value are one reason, so the console line has room for the rest
+    assert by["ddpm"].problems[0] == "no value for the constructor arguments 'eps_model', 'betas', 'n_T'"
+
+    # and what was proposed builds and runs: `--check` keeps both
+    assert main(["init", str(root), "--check"]) == 0
+    config = load_config(str(root / "pt2bot.yml"))
+    assert {m.name for m in config.models} == {"eps_model", "dummy_eps_model"}
+    out = capsys.readouterr().out
+    assert "dummy_eps_model (ddpm.models:DummyEpsModel): ran OK" in out, out
+
+
+def test_a_long_reason_on_the_console_ends_in_an_ellipsis() -> None:
+    from pt2bot.init import _comment
+
+    assert _comment("a;  b\n c", 20) == "a; b c"
+    cut = _comment("no value for the constructor arguments 'a'; cannot infer the input 'x'", 50)
+    assert len(cut) == 50 and cut.endswith("…") and cut.startswith("no value for"), cut

@@ -221,12 +221,12 @@ def test_status_line_says_what_failed_and_where():
                            "no\\n::error::owned xxx"), line   # the newline shown, not written
     assert "\n" not in line and len(line) < 520 and line.endswith("… in 2.0 s; log: logs/m.log"), line
     line = status_line({"name": "m", "status": "ok", "duration_s": 1.0, "graph_breaks": [{}, {}]})
-    assert line == "pt2bot run: m: ok, 2 graph break(s) in 1.0 s"
+    assert line == "pt2bot run: m: ok, 2 graph break(s); 1.0 s"
     # what the model ran into, not only that it ran: recompiles and a failed export
     line = status_line({"name": "m", "status": "ok", "duration_s": 1.0, "graph_breaks": [],
                         "recompiles": {"count": 3},
                         "export": {"ok": False, "kind": "data_dependent", "path": "p.py", "line": 9}})
-    assert line == "pt2bot run: m: ok, 0 graph break(s), 3 recompile(s), export fails (data_dependent at p.py:9) in 1.0 s"
+    assert line == "pt2bot run: m: ok, 0 graph break(s), 3 recompile(s), export fails (data_dependent at p.py:9); 1.0 s"
     line = status_line({"name": "m", "status": "ok", "graph_breaks": [], "recompiles": {"count": 0},
                         "export": {"ok": True}})
     assert line == "pt2bot run: m: ok, 0 graph break(s), 0 recompile(s), exports"
@@ -241,7 +241,14 @@ def test_status_line_says_what_failed_and_where():
     assert line == ("pt2bot run: m: ok, 0 graph break(s); not measured: the shape matrix "
                     "(recompiles): every case raised TypeError: Multiple dispatch failed for "
                     "'torch._ops.aten.detach.default'; latency: TypeError: Multiple dispatch "
-                    "failed for 'torch._ops.aten.detach.default' in 1.0 s"), line
+                    "failed for 'torch._ops.aten.detach.default'; 1.0 s"), line
+    # the time is its own clause, not the export's ("exports in 157.4 s" read as an export of
+    # 157 s), with the phase that took most of it: a new user's UNet spent 119 s timing latency
+    line = status_line({"name": "m", "status": "ok", "duration_s": 157.42, "graph_breaks": [],
+                        "recompiles": {"count": 0}, "export": {"ok": True},
+                        "phase_s": {"breaks": 1.3, "matrix": 31.0, "export": 2.1, "latency": 119.05}})
+    assert line == ("pt2bot run: m: ok, 0 graph break(s), 0 recompile(s), exports; 157.4 s "
+                    "(latency 119.0 s of it)"), line
 
 
 def test_status_line_names_the_log_from_where_the_user_ran_it(tmp_path, monkeypatch):

@@ -261,6 +261,12 @@ def status_line(run: ModelRun | Mapping[str, Any], log_base: str | None = None) 
     lost = unmeasured(run)
     if lost:
         extra += "; not measured: " + log_line(cap("; ".join(lost), STATUS_MESSAGE_CAP))
+    if dur is not None:
+        # "exports in 157.4 s" read as an export of 157 s, where timing the latency took 119 of
+        # them: the time is its own clause, with the phase that took most of it
+        phase, most = max(run.phase_s.items(), key=lambda kv: kv[1], default=("", 0.0))
+        took = f"; {dur:.1f} s" + (f" ({phase} {most:.1f} s of it)" if most >= dur / 2 and most >= 10
+                                   else "")
     return f"pt2bot run: {run.name}: {run.status}{extra}{took}"
 
 
