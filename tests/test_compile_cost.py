@@ -326,6 +326,18 @@ def test_cpu_seconds_across_cache_states_are_not_compared():
     assert got["regression"] is True and got["ratio"] == 1.6
     got = compare_compile(None, run(2.0, 80, "cold"))
     assert got["base"] is None and got["note"] == "not measured on base"
+    # and the line's heading says both sides' caches: "(first call, inductor, cold)" beside
+    # "do not compare (base warm, head cold)" read as a contradiction
+    from pt2bot.compare import compare_model
+    from pt2bot.report.metrics import compile_line
+
+    m = compare_model("m", run(2.0, 50, "warm"), run(20.0, 50, "cold"), renames={},
+                      line_map=lambda p, n: n, threshold_pct=10.0)
+    line = re.sub(r"<[^>]+>", "", _html(compile_line(m)))
+    assert line.startswith("Compile (first call, inductor, warm → cold): 2.00 → 20.00 CPU s"), line
+    m = compare_model("m", run(2.0, 50, "cold"), run(2.1, 50, "cold"), renames={},
+                      line_map=lambda p, n: n, threshold_pct=10.0)
+    assert re.sub(r"<[^>]+>", "", _html(compile_line(m))).startswith("Compile (first call, inductor, cold): ")
 
 
 def test_work_past_the_threshold_needs_cpu_to_rise_by_half_of_it():

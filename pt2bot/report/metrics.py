@@ -67,9 +67,13 @@ def compile_line(m: ModelDelta) -> str:
     h = c["head"]
     backend = m.head.get("compile_cost", {}).get("backend") if isinstance(m.head, Mapping) \
         and isinstance(m.head.get("compile_cost"), Mapping) else None
+    # the caches each side found: "cold" alone, of head, read as both sides' where base's
+    # graphs came from the cache of an earlier run and the line then says base warm
+    caches = [s.get("cache") for s in (b, h) if s is not None and s.get("cache") in ("cold", "warm")]
+    cache = (" → ".join(caches) if len(caches) == 2 and caches[0] != caches[1]
+             else h.get("cache") if h.get("cache") in ("cold", "warm") else "")
     what = ", ".join(x for x in ("first call", escape_inline(backend, limit=40) if backend
-                                 else "", h.get("cache") if h.get("cache") in ("cold", "warm")
-                                 else "") if x)
+                                 else "", cache) if x)
     parts = []
     cpu = _pair(b, h, "cpu_s", "{:.2f}")
     if cpu:
