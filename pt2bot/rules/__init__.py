@@ -20,7 +20,7 @@ from pt2bot.rules.compile_in_loop import CompileInLoop
 from pt2bot.rules.compile_submodules import CompileSubmodules
 from pt2bot.rules.compiler_disable import CompilerDisable
 from pt2bot.rules.dynamic_output_shape import DynamicOutputShape
-from pt2bot.rules.edits import apply_candidate, binds_torch
+from pt2bot.rules.edits import apply_candidate, binds_torch, comment_lines, keep_comments
 from pt2bot.rules.einx_call import EinxCall
 from pt2bot.rules.explicit_graph_break import ExplicitGraphBreak
 from pt2bot.rules.grad_factory import GradFactory
@@ -120,7 +120,8 @@ def fix_candidates_explained(finding: Finding, source: str,
     cands = [c for c in cands if 1 <= c.start_line <= c.end_line <= n]
     if not cands:
         return [], f"the {finding.rule} recipe has no edit for this code{without_torch(tree)}"
-    return sorted(cands, key=lambda c: c.rank), None
+    comments = comment_lines(source)
+    return sorted((keep_comments(source, c, comments) for c in cands), key=lambda c: c.rank), None
 
 
 def without_torch(tree: ast.Module) -> str:

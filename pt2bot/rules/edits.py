@@ -8,7 +8,10 @@ on its last line): `a = 1; print(a)` or `if x: print(x)` get no candidate.
 from __future__ import annotations
 
 import ast
+import dataclasses
+import io
 import re
+import tokenize
 
 from pt2bot.analysis.model import dotted, import_bindings
 from pt2bot.rules.base import Candidate
@@ -186,6 +189,52 @@ def apply_candidate(source: str, cand: Candidate) -> str:
     return "".join(kept[:cand.start_line - 1] + new + kept[cand.end_line:])
 
 
+
+
+def comment_lines(source: str) -> set[int]:
+    """The numbers of the lines that hold a comment and nothing else (a `#` inside a string is
+    none); empty where the source does not tokenize."""
+    out: set[int] = set()
+    code: set[int] = set()
+    try:
+        for tok in tokenize.generate_tokens(io.StringIO(source).readline):
+            if tok.type == tokenize.COMMENT:
+                out.add(tok.start[0])
+            elif tok.type not in (tokenize.NL, tokenize.NEWLINE, tokenize.INDENT, tokenize.DEDENT,
+                                  tokenize.ENDMARKER):
+                code.update(range(tok.start[0], tok.end[0] + 1))
+    except (tokenize.TokenError, SyntaxError, ValueError):
+        return set()
+    return out - code
+
+
+def keep_comments(source: str, cand: Candidate, comments: set[int] | None = None) -> Candidate:
+    """`cand` keeping the comments of the lines it replaces, where it rewrites them: a line of
+    them that holds only a comment goes before the new lines at their indentation. A one-click
+    suggestion that replaced `if t.max() > 1:` and the comment in its block saying why the
+    times are scaled by one `torch.where` line deleted the author's comment with the branch.
+    Only for a rewrite, an edit that writes none of the replaced code lines again: an edit that
+    keeps some of them and drops the rest (one arm of an `if`/`else` kept, a guard dropped,
+    a call wrapped) keeps what it keeps, and a comment above dropped code describes code that
+    is gone. A deletion (no new lines) keeps none either."""
+    if not cand.lines or cand.setting:
+        return cand
+    comments = comment_lines(source) if comments is None else comments
+    lines = source.splitlines()
+    span = range(cand.start_line, cand.end_line + 1)
+    code = {lines[n - 1].strip() for n in span if n not in comments} - {""}
+    written = {ln.strip() for ln in cand.lines}
+    rewrite = not written & code
+    # (a recipe that writes a comment of the span again, the lines between the statements it
+    # rewrites, has placed it)
+    kept = [lines[n - 1].strip() for n in span
+            if rewrite and n in comments and lines[n - 1].strip() not in written]
+    variants = tuple(keep_comments(source, v, comments) for v in cand.variants)
+    if not kept:
+        return dataclasses.replace(cand, variants=variants) if variants != cand.variants else cand
+    first = cand.lines[0]
+    indent = first[:len(first) - len(first.lstrip())]
+    return dataclasses.replace(cand, lines=tuple(indent + c for c in kept) + cand.lines, variants=variants)
 
 
 def finding_statement(finding, source: str, tree: ast.Module) -> tuple[ast.stmt | None, list[ast.stmt], list[str]]:

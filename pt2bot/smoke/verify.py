@@ -2420,7 +2420,10 @@ def _measure_candidate(cand: Mapping[str, Any], edit: Edit, model: Any, cases: l
     if equal:
         kinds = sorted({*kinds, EQUAL})
     measured: dict[str, Any] = {"setting": setting} if setting else {}
-    compiled = not setting and asks_compiling(cand.get("lines") or (), patched)
+    # the new code, without the comments a candidate keeps from the lines it replaces
+    # (pt2bot/rules/edits.py `keep_comments`): what the edit's form is read from
+    new_code = tuple(ln for ln in cand.get("lines") or () if not ln.lstrip().startswith("#"))
+    compiled = not setting and asks_compiling(new_code, patched)
     # (a safe edit, a block of warnings given in eager only, computes nothing compiled code
     # skips: no shape case needs to enter it)
     block = _block_line(original, edit) if compiled and not cand.get("safe") else None
@@ -2435,26 +2438,26 @@ def _measure_candidate(cand: Mapping[str, Any], edit: Edit, model: Any, cases: l
     # enters the block (none for an exit on the `if`'s own line: no line event tells)
     watch = next((w for w in (exit_at, block) if w is not None and w > 0), None)
     # an edit that keeps one arm of an `if`/`else`: whether a shape case runs the arm it drops
-    dropped = None if compiled or setting else _dropped_arm(original, edit, cand.get("lines") or ())
+    dropped = None if compiled or setting else _dropped_arm(original, edit, new_code)
     if dropped is not None:
         measured["dropped"] = dropped
         watch = dropped["line"] if dropped["line"] > 0 else None
     # an early return now selected by `torch.where`: which shape cases and guard inputs take it
-    early = None if compiled or setting or dropped else _early_return(original, edit, cand.get("lines") or ())
+    early = None if compiled or setting or dropped else _early_return(original, edit, new_code)
     if early is not None:
         measured["early"] = early
         watch = early if early > 0 else None
     # an `if` whose test the edit drops, its masked writes selected instead: which shape
     # cases and guard inputs skip the block
     skip = None if compiled or setting or dropped or early is not None else _dropped_test(
-        original, edit, cand.get("lines") or ())
+        original, edit, new_code)
     if skip is not None:
         measured["skip"] = skip
         watch = skip if skip > 0 else None
     # an `if` the edit replaces whole by branchless code that computes its block's work and
     # selects it (`torch.where` on the test): which shape cases and guard inputs enter the block
     enter = None if compiled or setting or dropped or early is not None or skip is not None \
-        else _replaced_block(original, edit, cand.get("lines") or ())
+        else _replaced_block(original, edit, new_code)
     if enter is not None:
         measured["enter"] = enter
         watch = enter
