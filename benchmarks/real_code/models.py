@@ -315,6 +315,19 @@ LIBRARIES: dict[str, str] = {
     # torch.distributions.Distribution, and outputs wrapped as BijectiveTensor, a tensor
     # subclass that remembers its bijector), held out with it
     "flowtorch": "flowtorch",
+    # held out twenty-seventh: transformers for tabular data (TabTransformer: categorical columns
+    # embedded per column by discrete_continuous_embed_readout's Embed, missing values as
+    # negative special tokens taken by a branch on x_categ < 0, a shared column embedding,
+    # continuous columns standardized by a buffer and layer-normed; FTTransformer: every column,
+    # categorical and numerical, a token after a CLS token; both over manifold-constrained hyper
+    # connections (Sinkhorn-projected residual streams) and x-mlps' MLP head), a library no
+    # benchmark, test or rule of pt2bot had used; added after the rules had been worked on
+    # against all fifty-six above
+    "tab-transformer-pytorch": "tab_transformer_pytorch",
+    # and dctorch (orthonormal DCT-II and its inverse in one, two and three dimensions as einsums
+    # with matrices scipy.fft computes from numpy's eye, cached per size, device and dtype by
+    # functools.lru_cache), held out with it
+    "dctorch": "dctorch",
 }
 # Reported apart in RESULTS.md (evaluate.py `split`): figures on code the rules were not tuned on.
 # Each library belongs to one batch, named by when it was held out: a batch stops being code
@@ -348,6 +361,7 @@ HELD_OUT_BATCHES: dict[str, frozenset[str]] = {
     "held_out_24": frozenset({"torchcfm", "linformer"}),
     "held_out_25": frozenset({"norse", "mega-pytorch"}),
     "held_out_26": frozenset({"torchgan", "flowtorch"}),
+    "held_out_27": frozenset({"tab-transformer-pytorch", "dctorch"}),
 }
 HELD_OUT: frozenset[str] = frozenset().union(*HELD_OUT_BATCHES.values())
 
@@ -8346,3 +8360,305 @@ def _ft_elementwise() -> tuple[Any, list[Case]]:
             return self.flow.log_prob(x), y
 
     return Net(), [((torch.rand(b, 4) * 0.9 + 0.05, torch.randn(b, 4)), {}) for b in (3, 6)]
+
+
+# ------------------------------------------------------------ tab-transformer-pytorch (held out, 27)
+# TabTransformer and FTTransformer built from column counts (no weights), on categorical codes and
+# continuous columns as a tabular classifier or regressor's training step would feed them.
+# TabTransformer is given mlp_act as its README does: left at None, 0.6.1 builds its MLP head with
+# activation=None and raises in eager ("'NoneType' object is not callable").
+def _tt_cols(b: int, cats: tuple[int, ...], n_cont: int, missing: float = 0.0) -> tuple[Any, Any]:
+    torch = _t()
+    x_categ = torch.stack([torch.randint(0, c, (b,)) for c in cats], dim=-1)
+    if missing:
+        x_categ = torch.where(torch.rand(x_categ.shape) < missing, -1, x_categ)
+    return x_categ, torch.randn(b, n_cont)
+
+
+@spec("tab-transformer-pytorch", "tabtransformer_classifier", "TabTransformer (three categorical "
+      "columns, four continuous standardized by a mean/std buffer, two layers over four hyper-"
+      "connection streams) as a binary classifier, the logits' BCE against labels returned")
+def _tt_classifier() -> tuple[Any, list[Case]]:
+    torch = _t()
+    torch.manual_seed(0)
+    from tab_transformer_pytorch import TabTransformer
+
+    class Net(torch.nn.Module):
+        def __init__(self) -> None:
+            super().__init__()
+            self.tt = TabTransformer(categories=(5, 3, 7), num_continuous=4, dim=16, depth=2,
+                                     heads=2, dim_head=8, mlp_act=torch.nn.ReLU(),
+                                     continuous_mean_std=torch.tensor([[0.0, 1.0]] * 4))
+
+        def forward(self, x_categ: Any, x_cont: Any, y: Any) -> Any:
+            logits = self.tt(x_categ, x_cont).squeeze(-1)
+            return torch.nn.functional.binary_cross_entropy_with_logits(logits, y)
+
+    cases = []
+    for b in (4, 6):
+        xc, xn = _tt_cols(b, (5, 3, 7), 4)
+        cases.append(((xc, xn, torch.randint(0, 2, (b,)).float()), {}))
+    return Net(), cases
+
+
+@spec("tab-transformer-pytorch", "tabtransformer_missing_values", "TabTransformer with missing "
+      "categorical values coded -1 (about a quarter of them), which it embeds as special tokens "
+      "in place of the column's embedding; multiclass logits")
+def _tt_missing() -> tuple[Any, list[Case]]:
+    torch = _t()
+    torch.manual_seed(0)
+    from tab_transformer_pytorch import TabTransformer
+
+    model = TabTransformer(categories=(4, 6, 3, 5), num_continuous=2, dim=16, depth=1, heads=2,
+                           dim_head=8, dim_out=3, num_special_tokens=2,
+                           mlp_act=torch.nn.ReLU())
+    cases = []
+    for b in (3, 5):
+        cases.append((_tt_cols(b, (4, 6, 3, 5), 2, missing=0.25), {}))
+    return model, cases
+
+
+@spec("tab-transformer-pytorch", "tabtransformer_attn_single_stream", "TabTransformer with one "
+      "residual stream (hyper-connections disabled), no shared column embedding, returning the "
+      "logits and the stacked attention maps")
+def _tt_attn() -> tuple[Any, list[Case]]:
+    torch = _t()
+    torch.manual_seed(0)
+    from tab_transformer_pytorch import TabTransformer
+
+    class Net(torch.nn.Module):
+        def __init__(self) -> None:
+            super().__init__()
+            self.tt = TabTransformer(categories=(6, 4), num_continuous=3, dim=16, depth=2,
+                                     heads=4, dim_head=4, use_shared_categ_embed=False,
+                                     mlp_act=torch.nn.SiLU(),
+                                     num_residual_streams=1)
+
+        def forward(self, x_categ: Any, x_cont: Any) -> Any:
+            logits, attns = self.tt(x_categ, x_cont, return_attn=True)
+            return logits, attns.mean(dim=(0, 2))
+
+    return Net(), [(_tt_cols(b, (6, 4), 3), {}) for b in (2, 5)]
+
+
+@spec("tab-transformer-pytorch", "tabtransformer_categorical_only", "TabTransformer over four "
+      "categorical columns and no continuous one (an empty (b, 0) tensor), mean-squared error "
+      "against a regression target")
+def _tt_cat_only() -> tuple[Any, list[Case]]:
+    torch = _t()
+    torch.manual_seed(0)
+    from tab_transformer_pytorch import TabTransformer
+
+    class Net(torch.nn.Module):
+        def __init__(self) -> None:
+            super().__init__()
+            self.tt = TabTransformer(categories=(3, 3, 4, 8), num_continuous=0, dim=16, depth=1,
+                                     heads=2, dim_head=8, num_residual_streams=2,
+                                     mlp_act=torch.nn.ReLU())
+
+        def forward(self, x_categ: Any, x_cont: Any, y: Any) -> Any:
+            return torch.nn.functional.mse_loss(self.tt(x_categ, x_cont).squeeze(-1), y)
+
+    cases = []
+    for b in (3, 7):
+        xc, xn = _tt_cols(b, (3, 3, 4, 8), 0)
+        cases.append(((xc, xn, torch.randn(b)), {}))
+    return Net(), cases
+
+
+@spec("tab-transformer-pytorch", "fttransformer_regressor", "FTTransformer (categorical and "
+      "numerical columns all tokens, a CLS token read out) as a regressor, its Huber loss")
+def _tt_ft_reg() -> tuple[Any, list[Case]]:
+    torch = _t()
+    torch.manual_seed(0)
+    from tab_transformer_pytorch import FTTransformer
+
+    class Net(torch.nn.Module):
+        def __init__(self) -> None:
+            super().__init__()
+            self.ft = FTTransformer(categories=(4, 5, 2), num_continuous=5, dim=16, depth=2,
+                                    heads=2, dim_head=8)
+
+        def forward(self, x_categ: Any, x_numer: Any, y: Any) -> Any:
+            return torch.nn.functional.huber_loss(self.ft(x_categ, x_numer).squeeze(-1), y)
+
+    cases = []
+    for b in (4, 6):
+        xc, xn = _tt_cols(b, (4, 5, 2), 5)
+        cases.append(((xc, xn, torch.randn(b)), {}))
+    return Net(), cases
+
+
+@spec("tab-transformer-pytorch", "fttransformer_attn_multiclass", "FTTransformer with one "
+      "residual stream returning five-class logits and its attention maps; the CLS token's "
+      "attention over the columns averaged over layers and heads as a feature importance")
+def _tt_ft_attn() -> tuple[Any, list[Case]]:
+    torch = _t()
+    torch.manual_seed(0)
+    from tab_transformer_pytorch import FTTransformer
+
+    class Net(torch.nn.Module):
+        def __init__(self) -> None:
+            super().__init__()
+            self.ft = FTTransformer(categories=(3, 6), num_continuous=4, dim=16, depth=2, heads=2,
+                                    dim_head=8, dim_out=5, num_residual_streams=1)
+
+        def forward(self, x_categ: Any, x_numer: Any) -> Any:
+            logits, attns = self.ft(x_categ, x_numer, return_attn=True)
+            importance = attns[:, :, :, 0, 1:].mean(dim=(0, 2))
+            return logits.log_softmax(-1), importance
+
+    return Net(), [(_tt_cols(b, (3, 6), 4), {}) for b in (3, 5)]
+
+
+@spec("tab-transformer-pytorch", "fttransformer_numeric_only", "FTTransformer over six numerical "
+      "columns and no categorical one (an empty (b, 0) long tensor), three hyper-connection "
+      "streams, a binary score")
+def _tt_ft_num() -> tuple[Any, list[Case]]:
+    torch = _t()
+    torch.manual_seed(0)
+    from tab_transformer_pytorch import FTTransformer
+
+    model = FTTransformer(categories=(), num_continuous=6, dim=16, depth=1, heads=2, dim_head=8,
+                          num_residual_streams=3)
+    return model, [((torch.zeros(b, 0, dtype=torch.long), torch.randn(b, 6)), {}) for b in (4, 7)]
+
+
+# ------------------------------------------------------------------------- dctorch (held out, 27)
+# The DCT of dctorch.functional (matrices from scipy.fft, cached per size) in a user's layers and
+# losses: frequency-domain losses, JPEG-like compression, spectral pooling and token mixing.
+@spec("dctorch", "dct2_frequency_loss", "a frequency loss for image restoration: a small conv "
+      "net's output and the target through dct2, the L1 of the coefficients weighted by a "
+      "per-frequency weight that grows with frequency, plus the pixel L1")
+def _dct_freq_loss() -> tuple[Any, list[Case]]:
+    torch = _t()
+    torch.manual_seed(0)
+    from dctorch import functional as D
+
+    class Net(torch.nn.Module):
+        def __init__(self) -> None:
+            super().__init__()
+            self.net = torch.nn.Sequential(torch.nn.Conv2d(3, 8, 3, padding=1), torch.nn.GELU(),
+                                           torch.nn.Conv2d(8, 3, 3, padding=1))
+
+        def forward(self, x: Any, target: Any) -> Any:
+            out = x + self.net(x)
+            h, w = out.shape[-2:]
+            fy = torch.arange(h, dtype=out.dtype)[:, None]
+            fx = torch.arange(w, dtype=out.dtype)[None, :]
+            weight = 1.0 + (fy + fx) / (h + w)
+            freq = (weight * (D.dct2(out) - D.dct2(target)).abs()).mean()
+            return (out - target).abs().mean() + 0.1 * freq
+
+    return Net(), [((torch.randn(b, 3, 16, 16), torch.randn(b, 3, 16, 16)), {}) for b in (2, 3)]
+
+
+@spec("dctorch", "jpeg_like_compression", "a differentiable JPEG-like layer: the image cut into "
+      "8x8 blocks, dct2 per block, coefficients divided by a learnable quantization table and "
+      "rounded with a straight-through estimator, idct2 back and the blocks reassembled")
+def _dct_jpeg() -> tuple[Any, list[Case]]:
+    torch = _t()
+    torch.manual_seed(0)
+    from dctorch import functional as D
+
+    class Net(torch.nn.Module):
+        def __init__(self) -> None:
+            super().__init__()
+            fy = torch.arange(8.0)[:, None]
+            self.q = torch.nn.Parameter(0.05 * (1.0 + fy + torch.arange(8.0)[None, :]))
+
+        def forward(self, x: Any) -> Any:
+            b, c, h, w = x.shape
+            blocks = x.reshape(b, c, h // 8, 8, w // 8, 8).transpose(3, 4)
+            coef = D.dct2(blocks) / self.q
+            coef = coef + (torch.round(coef) - coef).detach()
+            rec = D.idct2(coef * self.q).transpose(3, 4).reshape(b, c, h, w)
+            return rec, (rec - x).pow(2).mean()
+
+    return Net(), [((torch.rand(b, 3, 16, 24),), {}) for b in (2, 4)]
+
+
+@spec("dctorch", "dct_spectral_pooling", "spectral pooling in a conv net: dct2 of the feature "
+      "map, the low-frequency half of the coefficients kept, idct2 at the smaller size (a "
+      "different matrix size per stage), then a linear head")
+def _dct_pool() -> tuple[Any, list[Case]]:
+    torch = _t()
+    torch.manual_seed(0)
+    from dctorch import functional as D
+
+    def pool(x: Any) -> Any:
+        h, w = x.shape[-2:]
+        return D.idct2(D.dct2(x)[..., : h // 2, : w // 2])
+
+    class Net(torch.nn.Module):
+        def __init__(self) -> None:
+            super().__init__()
+            self.c1 = torch.nn.Conv2d(1, 4, 3, padding=1)
+            self.c2 = torch.nn.Conv2d(4, 8, 3, padding=1)
+            self.head = torch.nn.Linear(8 * 4 * 4, 10)
+
+        def forward(self, x: Any) -> Any:
+            x = pool(torch.relu(self.c1(x)))
+            x = pool(torch.relu(self.c2(x)))
+            return self.head(x.flatten(1))
+
+    return Net(), [((torch.randn(b, 1, 16, 16),), {}) for b in (3, 5)]
+
+
+@spec("dctorch", "dct_token_mixer", "an FNet-like encoder block whose token mixing is a DCT over "
+      "the sequence and another over the features (dct on the last two dims, transposed), then "
+      "a feed-forward; two blocks, cases differing in sequence length")
+def _dct_mixer() -> tuple[Any, list[Case]]:
+    torch = _t()
+    torch.manual_seed(0)
+    from dctorch import functional as D
+
+    class Block(torch.nn.Module):
+        def __init__(self, d: int) -> None:
+            super().__init__()
+            self.n1, self.n2 = torch.nn.LayerNorm(d), torch.nn.LayerNorm(d)
+            self.ff = torch.nn.Sequential(torch.nn.Linear(d, 2 * d), torch.nn.GELU(),
+                                          torch.nn.Linear(2 * d, d))
+
+        def forward(self, x: Any) -> Any:
+            mixed = D.dct(D.dct(x).transpose(-2, -1)).transpose(-2, -1)
+            x = self.n1(x + mixed)
+            return self.n2(x + self.ff(x))
+
+    class Net(torch.nn.Module):
+        def __init__(self) -> None:
+            super().__init__()
+            self.emb = torch.nn.Embedding(50, 16)
+            self.blocks = torch.nn.Sequential(Block(16), Block(16))
+            self.out = torch.nn.Linear(16, 2)
+
+        def forward(self, tokens: Any) -> Any:
+            return self.out(self.blocks(self.emb(tokens)).mean(1))
+
+    return Net(), [((torch.randint(0, 50, (2, n)),), {}) for n in (12, 20)]
+
+
+@spec("dctorch", "dct3_video_denoise", "a video denoiser: dct3 over (frames, height, width), a "
+      "soft threshold whose level is a learnable parameter, idct3 back, the residual to the "
+      "clean clip as the loss")
+def _dct_video() -> tuple[Any, list[Case]]:
+    torch = _t()
+    torch.manual_seed(0)
+    from dctorch import functional as D
+
+    class Net(torch.nn.Module):
+        def __init__(self) -> None:
+            super().__init__()
+            self.level = torch.nn.Parameter(torch.tensor(0.1))
+
+        def forward(self, noisy: Any, clean: Any) -> Any:
+            coef = D.dct3(noisy)
+            coef = torch.sign(coef) * torch.relu(coef.abs() - self.level)
+            den = D.idct3(coef)
+            return den, (den - clean).pow(2).mean()
+
+    cases = []
+    for b in (2, 3):
+        clean = torch.rand(b, 2, 4, 8, 8)
+        cases.append(((clean + 0.1 * torch.randn_like(clean), clean), {}))
+    return Net(), cases

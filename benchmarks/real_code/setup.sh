@@ -49,7 +49,13 @@ fi
 # scipy, all locked. torchgan 0.1.0 declares numpy, pillow, scipy, torch, torchvision (all locked)
 # and wget, which is imported nowhere in the package (its trainer and loggers take no download),
 # so that one unmet requirement is expected; it imports torchvision at package import (its
-# visualizers), shimmed as above. flowtorch 0.8 declares torch alone
+# visualizers), shimmed as above. flowtorch 0.8 declares torch alone. tab-transformer-pytorch
+# 0.6.1 declares einops, hyper-connections (both locked), torch, x-mlps-pytorch and
+# discrete-continuous-embed-readout, locked with it: x-mlps-pytorch 0.6.9 declares einops, einx and
+# torch-einops-utils (all locked), discrete-continuous-embed-readout 0.2.12 declares einops and
+# beartype, so beartype 0.23.1 (pure Python, no dependency) is locked too. dctorch 0.1.2 declares
+# numpy<2 and scipy<2; it calls only numpy.eye and scipy.fft.dct/idct, which numpy 2.4.6 serves
+# as they are, so that one requirement line is expected
 problems="$("$venv/bin/pip" check | grep -vx 'No broken requirements found\.' \
   | grep -vx 'pytorch-tabnet 4\.1\.0 requires scikit-learn, which is not installed\.' \
   | grep -vx 'pytorch-metric-learning 2\.9\.0 requires scikit-learn, which is not installed\.' \
@@ -57,7 +63,9 @@ problems="$("$venv/bin/pip" check | grep -vx 'No broken requirements found\.' \
   | grep -vx 'torchcfm 1\.0\.7 requires absl-py, which is not installed\.' \
   | grep -vx 'torchcfm 1\.0\.7 requires scikit-learn, which is not installed\.' \
   | grep -vx 'torchcfm 1\.0\.7 requires torchdyn, which is not installed\.' \
-  | grep -vx 'torchgan 0\.1\.0 requires wget, which is not installed\.' || true)"
+  | grep -vx 'torchgan 0\.1\.0 requires wget, which is not installed\.' \
+  | grep -vx 'dctorch 0\.1\.2 has requirement numpy<2\.0\.0,>=1\.22\.3, but you have numpy 2\.4\.6\.' \
+  || true)"
 if [ -n "$problems" ]; then echo "$problems"; exit 1; fi
 "$venv/bin/python" - <<'PY'
 import importlib.metadata as m
@@ -72,7 +80,9 @@ for n in ("torch", "torchvision", "vit-pytorch", "x-transformers", "denoising-di
           "pyro-ppl", "piq", "tensorly", "tensorly-torch", "tntorch", "torchdeq", "e2cnn",
           "hypll", "diffsort", "tad-dftd3", "tad-mctc", "torchlie", "torch-structured",
           "triton", "torchkge", "pandas", "torchcfm", "POT", "linformer", "norse", "nir",
-          "nirtorch", "h5py", "mega-pytorch", "torchgan", "flowtorch"):
+          "nirtorch", "h5py", "mega-pytorch", "torchgan", "flowtorch",
+          "tab-transformer-pytorch", "x-mlps-pytorch", "discrete-continuous-embed-readout",
+          "beartype", "dctorch"):
     print(f"{n}=={m.version(n)}")
 PY
 echo "venv ready: $venv"
