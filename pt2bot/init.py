@@ -61,7 +61,7 @@ import re
 import sys
 import tempfile
 from dataclasses import dataclass, field
-from typing import Any, Callable, Collection, Iterator
+from typing import Any, Callable, Collection, Iterator, Sequence
 
 from pt2bot.analysis.graph import Index
 from pt2bot.analysis.infer import ModuleContext, Rules
@@ -1866,6 +1866,16 @@ _ARGUMENT_ERROR = re.compile(r"missing \d+ required (?:positional |keyword-only 
                              r"|got an unexpected keyword argument|takes \d+ positional arguments? but")
 
 
+def _inputs_said(inputs: Sequence[InputGuess]) -> str:
+    """`x [batch, 3, height, width]; t [batch]`: the inputs init guessed, each with its dtype
+    where that is not float32 (ids: `int64 below 100`)."""
+    out = []
+    for k, i in enumerate(inputs):
+        dtype = "" if i.dtype == "float32" else f" {i.dtype}" + (f" below {i.high}" if i.high else "")
+        out.append(f"{i.name or f'input {k}'} [{', '.join(map(str, i.shape))}]{dtype}")
+    return "; ".join(out) or "no input"
+
+
 def cli_init(args: Any) -> int:
     path, proposals, checked = init_config(
         args.root, check=args.check, force=args.force,
@@ -1877,7 +1887,9 @@ def cli_init(args: Any) -> int:
              else ""))
     if not args.check:
         for p in proposals:
-            state = "ok" if p in live else "; ".join(p.problems)
+            # "ok" read as checked, before anything ran: the guess is said, to be read
+            state = (f"proposed, not run: {_inputs_said(p.inputs)}" if p in live
+                     else "; ".join(p.problems))
             print(f"pt2bot:   {p.name} ({p.entry}): {_comment(state, 200)}")
         if live:
             print("pt2bot: nothing was run; `pt2bot init --check --force` proposes again, builds "

@@ -174,3 +174,38 @@ def _events(payload: str) -> TraceCollector:
     events = TraceCollector()
     events.events.append(TraceEvent("artifact", "dynamo_graph_break_reason", {}, payload, None))
     return events
+
+
+def test_torchs_note_on_or_and_goes_only_where_the_line_joins_with_them(tmp_path):
+    """torch adds "Note: Python `or`/`and` between tensor expressions ..." to every branch on an
+    `any()`/`all()`: a new user's `if unseen.any():` got it in pt2bot's comment, a line with
+    neither word. Real dynamo on a tiny function, through the break pass."""
+    import torch
+
+    from pt2bot.testing import graph_breaks
+
+    (tmp_path / "pyproject.toml").write_text("")
+    src = tmp_path / "orand.py"
+    src.write_text(textwrap.dedent("""\
+        def one(x):
+            if x.any():
+                x = x + 1
+            return x
+
+
+        def two(x, y):
+            if x.any() or y.any():
+                x = x + 1
+            return x
+        """))
+    import importlib.util
+
+    spec = importlib.util.spec_from_file_location("orand_hints", src)
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    note = "Note: Python `or`/`and` between tensor expressions"
+    (b,) = graph_breaks(mod.one, torch.zeros(3), user_code=str(tmp_path))
+    assert b.gb == "GB0170" and b.source.strip() == "if x.any():"
+    assert b.hints and not [h for h in b.hints if h.startswith(note)], b.hints
+    got = graph_breaks(mod.two, torch.zeros(3), torch.zeros(3), user_code=str(tmp_path))
+    assert any(h.startswith(note) for b in got for h in b.hints), [b.hints for b in got]

@@ -1530,8 +1530,13 @@ def test_a_first_layer_built_by_a_function_of_the_repository(tmp_path: Path, cap
     # several arguments with no value are one reason, so the console line has room for the rest
     assert by["ddpm"].problems[0] == "no value for the constructor arguments 'eps_model', 'betas', 'n_T'"
 
+    # without --check nothing ran: the line says what was guessed, not "ok"
+    assert main(["init", str(root)]) == 0
+    out = capsys.readouterr().out
+    assert ("dummy_eps_model (ddpm.models:DummyEpsModel): proposed, not run: x [batch, 3, height, "
+            "width]; t [batch]") in out, out
     # and what was proposed builds and runs: `--check` keeps both
-    assert main(["init", str(root), "--check"]) == 0
+    assert main(["init", str(root), "--check", "--force"]) == 0
     config = load_config(str(root / "pt2bot.yml"))
     assert {m.name for m in config.models} == {"eps_model", "dummy_eps_model"}
     out = capsys.readouterr().out

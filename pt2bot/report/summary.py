@@ -764,13 +764,15 @@ def fix_target_line(t: dict[str, Any], settings: Mapping[str, str] | None = None
     name = (settings or {}).get(str(t.get("setting"))) if t.get("setting") else None
     tried = "".join(f"; {code_inline(f'torch._dynamo.config.{n} = True', limit=120)} tried, not "
                     f"verified: {message_inline(why, limit=300)}" for n, why in refused[:2])
+    # with a verified setting, that comes first and the rest is about an edit: "no verified
+    # fix: ...; verified with ... set" read as a contradiction
+    why = message_inline(t.get('reason') or '', limit=300)
+    outcome = (f"verified with {code_inline(f'torch._dynamo.config.{name} = True', limit=120)} "
+               f"set; no verified edit: {why}" if name else f"no verified fix: {why}")
     return (f"- {escape_inline(t.get('kind', ''), limit=20)}"
             f"{' ' + gb_link(t.get('gb')) if gb_registry.is_code(t.get('gb')) else ''} at "
             f"{code_inline(location(t), limit=120)} "
-            f"({code_inline(t.get('model'), limit=100)}): "
-            f"no verified fix: {message_inline(t.get('reason') or '', limit=300)}"
-            + (f"; verified with {code_inline(f'torch._dynamo.config.{name} = True', limit=120)} set"
-               if name else "") + tried)
+            f"({code_inline(t.get('model'), limit=100)}): {outcome}" + tried)
 
 
 def not_run_section(report: Report) -> Section | None:

@@ -22,6 +22,7 @@ with a dynamic dim never has (benchmarks/bench_onepass.py, benchmarks/results/on
 from __future__ import annotations
 
 import contextlib
+import re
 import sys
 from typing import Any, Callable
 
@@ -100,11 +101,13 @@ def collect_breaks(events: TraceCollector, paths: RepoPaths, locate: bool = True
         key = (pb.gb or pb.gb_type, path, line)
         site = sites.get(key)
         if site is None:
+            source = inner_src or paths.source_line(path, line)
             sites[key] = {
                 "gb": pb.gb, "gb_type": pb.gb_type, "path": path, "line": line,
                 "function": func,
-                "source": inner_src or paths.source_line(path, line),
-                "reason": pb.reason, "explanation": explanation, "hints": list(pb.hints),
+                "source": source,
+                "reason": pb.reason, "explanation": explanation,
+                "hints": [h for h in pb.hints if _applies(h, source)],
                 "url": pb.url, "count": 1, "in_loop": pb.in_loop, "user_stack": stack,
             }
             if reported is not None:
@@ -119,6 +122,21 @@ def collect_breaks(events: TraceCollector, paths: RepoPaths, locate: bool = True
             if len(stack) > len(site["user_stack"]):
                 site["user_stack"] = stack  # the outermost view of the same site
     return sorted(sites.values(), key=lambda s: (s["path"] or "", s["line"] or 0, s["gb"] or ""))
+
+
+# torch adds this note to every branch on an `any()`/`all()`, whether or not the line joins
+# anything with `or`/`and`: on `if unseen.any():` it read as pt2bot's claim about the line
+_OR_AND_NOTE = "Note: Python `or`/`and` between tensor expressions"
+
+
+def _applies(hint: str, source: str) -> bool:
+    """Whether torch's `hint` can be about the break's line: the note on `or`/`and` not where
+    the line is a whole `if`/`while` header (it ends in its colon) with neither word."""
+    if not hint.startswith(_OR_AND_NOTE):
+        return True
+    text = source.split("#")[0].strip()
+    whole = text.startswith(("if ", "elif ", "while ")) and text.endswith(":")
+    return not whole or re.search(r"\b(or|and)\b", text) is not None
 
 
 def traced_files(events: TraceCollector, backend: RecordingBackend,
