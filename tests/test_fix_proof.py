@@ -323,7 +323,7 @@ def test_judge_needs_the_target_reproduced_and_no_new_recompile():
                 {"shape": {"b": 4}, "n": 1, "sites": []}]}}
     edit = Edit(path="pkg/net.py", start_line=30, end_line=30, new_lines=1)
     target = {"kind": "recompile", "path": "pkg/net.py", "line": 30}
-    assert judge(head, cand, [target], edit)["reason"] == "a new recompile on shape case b=2 (at pkg/net.py:29)"
+    assert judge(head, cand, [target], edit)["reason"] == "a new recompile on shape case b=2 (at pkg/net.py:29; 1 recompile there, head 0)"
     fewer = {**cand, "recompiles": {"count": 0, "cases": [
         {"shape": {"b": 2}, "n": 0, "sites": []}, {"shape": {"b": 4}, "n": 0, "sites": []}]}}
     assert judge(head, fewer, [target], edit)["evidence"] == (
@@ -356,16 +356,32 @@ def test_judge_allows_one_size_recompile_in_a_frame_head_ran_uncompiled():
 
     # a recompile for anything but a size, a frame head compiled, or the same frame again later
     assert refused(quiet[0], {**size_once, "sizes_only": False}, quiet[1]) == (
-        "a new recompile on shape case b=4 (in `forward` at pkg/net.py:5: a guard other than a size failed)")
+        "a new recompile on shape case b=4 (in `forward` at pkg/net.py:5: a guard other than a size failed; "
+        "1 recompile there, head 0)")
     elsewhere = [{**skipped[0], "function": "helper"}]
     assert refused(quiet[0], size_once, quiet[1], eager_frames=elsewhere) == (
-        "a new recompile on shape case b=4 (in `forward` at pkg/net.py:5: a size changed)")
+        "a new recompile on shape case b=4 (in `forward` at pkg/net.py:5: a size changed; 1 recompile there, head 0)")
     assert refused(quiet[0], size_once, {**size_once, "shape": {"b": 8}}) == (
-        "a new recompile on shape case b=8 (in `forward` at pkg/net.py:5: a size changed)")
+        "a new recompile on shape case b=8 (in `forward` at pkg/net.py:5: a size changed; 1 recompile there, head 0)")
     # the rest of a function after a resume: head compiled the part before, and its recompile
     resumed = [{**skipped[0], "function": "torch_dynamo_resume_in_forward_at_9"}]
     assert refused(quiet[0], size_once, quiet[1], eager_frames=resumed) == (
-        "a new recompile on shape case b=4 (in `forward` at pkg/net.py:5: a size changed)")
+        "a new recompile on shape case b=4 (in `forward` at pkg/net.py:5: a size changed; 1 recompile there, head 0)")
+
+    # a new user's refusal listed three frames, two of them head's own recompiles, and "a size
+    # changed" with no tensor named: head's frames are left out, the new one's guard quoted
+    lib = ["forward", None, 209]
+    theirs = ["torch_dynamo_resume_in_forward_at_219", None, 219]
+    head_case = {"shape": {"b": 4}, "n": 1, "sites": [], "frames": [theirs], "sizes_only": True}
+    three = {"shape": {"b": 4}, "n": 2, "sites": [], "frames": [lib, theirs], "sizes_only": True,
+             "guards": [["forward", "tensor 'x_categ' size mismatch at index 0. expected 2, actual 4"],
+                        [theirs[0], "tensor 'x_cont' size mismatch at index 0. expected 2, actual 4"]]}
+    h2 = {**head, "graph_count": 1, "eager_frames": [],
+          "recompiles": {"count": 1, "cases": [quiet[0], head_case, quiet[1]]}}
+    c2 = {**cand, "recompiles": {"count": 2, "cases": [quiet[0], three, quiet[1]]}}
+    assert judge(h2, c2, [NAN_BREAK], EDIT)["reason"] == (
+        "a new recompile on shape case b=4 (in `forward` outside the repository (`tensor 'x_categ' size "
+        "mismatch at index 0. expected 2, actual 4`): a size changed; 2 recompiles there, head 1)")
 
 
 def test_guards_come_from_the_recipe_and_from_the_replaced_text():

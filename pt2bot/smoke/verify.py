@@ -157,6 +157,9 @@ def _recompiles_summary(got: Mapping[str, Any]) -> dict[str, Any]:
                       # which frames recompiled, and whether only because a size changed (a
                       # static shape guard failed: dynamo's first recompile on a new size)
                       "frames": [list(f) for f in frames],
+                      # each frame's first failed guard, as torch says it (what changed)
+                      "guards": [[(r.get("frame") or {}).get("function"), str(r.get("guard") or "")[:200]]
+                                 for r in user],
                       "sizes_only": bool(user) and all(r.get("kind") == "size_mismatch" for r in user)})
     return {"count": rec.get("count") or 0, "eager_fallback": bool(rec.get("eager_fallback")),
             "cases": cases}
@@ -991,11 +994,19 @@ def _outcome(x: Any) -> str:
 
 # --------------------------------------------------------------------------- judging (pure)
 
-def _recompile_detail(c: Mapping[str, Any]) -> str:
+def _recompile_detail(c: Mapping[str, Any], h: Mapping[str, Any] | None = None) -> str:
     """Where a shape case's recompile was, and whether only a size changed, for the refusal:
-    a reader can look at that frame instead of re-running the proof to find it."""
-    where = ", ".join(f"{_frame_words(f)} {_at(f[1], f[2])}" for f in (c.get("frames") or ())[:3]
-                      if isinstance(f, (list, tuple)) and len(f) == 3 and f[0])
+    a reader can look at that frame instead of re-running the proof to find it. With head's
+    case `h`, the frames head recompiles too are left out, the new one's guard is quoted, and
+    both counts are said: a new user read three frames, two of them head's own, and "a size
+    changed" with no tensor named."""
+    frames = [f for f in (c.get("frames") or ()) if isinstance(f, (list, tuple)) and len(f) == 3 and f[0]]
+    theirs = {tuple(f) for f in (h or {}).get("frames") or () if isinstance(f, (list, tuple))}
+    new = [f for f in frames if tuple(f) not in theirs] or frames
+    guard = next((str(g[1]) for f in new[:1] for g in c.get("guards") or ()
+                  if isinstance(g, (list, tuple)) and len(g) == 2 and g[0] == f[0] and g[1]), "")
+    where = ", ".join(f"{_frame_words(f)} {_at(f[1], f[2])}" + (f" (`{guard}`)" if k == 0 and guard else "")
+                      for k, f in enumerate(new[:3]))
     if where:
         where = "in " + where
     else:
@@ -1004,6 +1015,8 @@ def _recompile_detail(c: Mapping[str, Any]) -> str:
     kind = "" if "sizes_only" not in c else (
         "a size changed" if c["sizes_only"] else "a guard other than a size failed")
     said = ": ".join(x for x in (where, kind) if x)
+    if h is not None:
+        said += f"; {_recompiles(c.get('n') or 0)} there, head {h.get('n') or 0}"
     return f" ({said})" if said else ""
 
 
@@ -1291,7 +1304,7 @@ def judge(head: Mapping[str, Any], cand: Mapping[str, Any], targets: Sequence[Ma
             unseen = all(_runs_skipped_code(f, head.get("eager_frames") or (), edit) for f in frames)
             if not (c.get("sizes_only") and frames and unseen
                     and not frames & recompiled_once and more <= len(frames)):
-                return no(f"a new recompile on {_shape(c.get('shape'))}{_recompile_detail(c)}")
+                return no(f"a new recompile on {_shape(c.get('shape'))}{_recompile_detail(c, h)}")
             recompiled_once |= frames
             evidence.append(f"{_recompiles(more)} on {_shape(c.get('shape'))} in "
                             f"{', '.join(sorted(_frame_words(f) for f in frames))}, which head ran "
