@@ -495,3 +495,20 @@ def test_dims_of_an_export_that_stops_before_them_are_not_advised_as_verified() 
     advice["export"]["ok"] = True
     md = advice_markdown(advice)
     assert "not verified" not in md and "the advised `dynamic_shapes` exports" in md
+
+
+def test_the_look_behind_an_export_error_has_a_shorter_limit(monkeypatch) -> None:
+    """After an export error that is no pinned dim, draft_export only looks for pins behind it:
+    a new user's tiny TabTransformer spent 60 s there on each side of each review (69 s to
+    finish) for no pin. Its own limit is shorter than the one for locating a pin."""
+    from pt2bot.smoke import advice
+
+    calls: list[float] = []
+
+    def timed(model, args, kwargs, spec, paths, notes, lost, limit_s=None):
+        calls.append(advice.DRAFT_TIMEOUT_S if limit_s is None else limit_s)
+        return []
+
+    monkeypatch.setattr(advice, "_draft", timed)
+    advice._hidden_pins(None, (), {}, {}, None, [])
+    assert calls == [advice.HIDDEN_TIMEOUT_S] and advice.HIDDEN_TIMEOUT_S < advice.DRAFT_TIMEOUT_S
