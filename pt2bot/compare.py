@@ -790,8 +790,10 @@ def new_export_causes(base: ModelRun | None, head: ModelRun, renames: dict[str, 
             and not _same_failure(be, he, renames, line_map):
         out.append({"kind": "export_failure", "export_kind": he.kind, "message": he.message,
                     "path": he.path, "line": he.line, "source": he.source,
+                    **({"library": he.library} if he.library else {}),
                     "base": {"export_kind": be.kind, "message": be.message, "path": be.path,
-                             "line": be.line, "source": be.source}})
+                             "line": be.line, "source": be.source,
+                             **({"library": be.library} if be.library else {})}})
     return out
 
 

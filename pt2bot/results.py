@@ -433,7 +433,10 @@ class ExportOutcome(Record):
     static_dims: tuple[Mapping[str, Any], ...] = ()
     cases: tuple[ExportCase, ...] = ()
     gb: str | None = None
-    OMIT_IF_NONE: ClassVar[frozenset[str]] = frozenset({"gb"})
+    # where in an installed package torch's innermost frame was ("pkg/mod.py:219"), the
+    # repository's `path:line` being where the repository's code reached it
+    library: str | None = None
+    OMIT_IF_NONE: ClassVar[frozenset[str]] = frozenset({"gb", "library"})
 
 
 @dataclass(frozen=True, kw_only=True)

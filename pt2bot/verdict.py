@@ -146,6 +146,9 @@ def _new_cause(c: dict) -> str:
     if kind != was:
         return f"{kind}; on base: {was}"
     at = f" at {base['path']}:{base['line']}" if base.get("path") else ""
+    if base.get("library"):
+        # base's line only reached the failure: it is in a package's code
+        at += f" (reaching {base['library']}, in an installed package)"
     if export_message_key(c.get("message")) != export_message_key(base.get("message")):
         return (f"{kind}: {first_line(c.get('message'), 120)}; on base: {was}{at}: "
                 f"{first_line(base.get('message'), 120)}")

@@ -209,3 +209,49 @@ def test_torchs_note_on_or_and_goes_only_where_the_line_joins_with_them(tmp_path
     assert b.hints and not [h for h in b.hints if h.startswith(note)], b.hints
     got = graph_breaks(mod.two, torch.zeros(3), torch.zeros(3), user_code=str(tmp_path))
     assert any(h.startswith(note) for b in got for h in b.hints), [b.hints for b in got]
+
+
+def test_an_export_failure_in_a_package_says_where_in_it(tmp_path):
+    """A new user's review said base's export failed 'on "return torch.sigmoid(self.tab(...))"',
+    their line, where the library's `if` that line reached was what failed. Real export, with a
+    package installed in a site-packages folder, and the warning that quotes base's place."""
+    import sys
+
+    import torch
+
+    from pt2bot.smoke.export import locate_failure
+    from pt2bot.verdict import _new_cause
+
+    site = tmp_path / "venv" / "lib" / "python3.11" / "site-packages"
+    (site / "gatelib").mkdir(parents=True)
+    (site / "gatelib" / "__init__.py").write_text(
+        "def gate(x):\n    y = x * 2\n    if y.sum() > 0:\n        return y + 1\n    return y\n")
+    repo = tmp_path / "repo"
+    (repo / "gatepkg").mkdir(parents=True)
+    (repo / "gatepkg" / "__init__.py").write_text("")
+    (repo / "gatepkg" / "m.py").write_text(
+        "import torch\nfrom gatelib import gate\n\n\nclass M(torch.nn.Module):\n"
+        "    def forward(self, x):\n        h = x + 1\n        return gate(h)\n")
+    sys.path[:0] = [str(site), str(repo)]
+    try:
+        from gatepkg.m import M
+        x = torch.randn(4, 3)
+        try:
+            torch.export.export(M(), (x,), dynamic_shapes={"x": {0: torch.export.Dim("b")}})
+        except Exception as e:   # noqa: BLE001 - the failure is what is read
+            got = locate_failure(e, M(), (x,), {}, None, RepoPaths(str(repo)), locate=False)
+        else:
+            raise AssertionError("export did not fail")
+    finally:
+        sys.path.remove(str(site))
+        sys.path.remove(str(repo))
+        for name in ("gatepkg.m", "gatepkg", "gatelib"):
+            sys.modules.pop(name, None)
+    assert got == {"path": "gatepkg/m.py", "line": 8, "source": "return gate(h)",
+                   "library": "gatelib/__init__.py:3"}, got
+    cause = {"export_kind": "data_dependent", "message": "m", "source": "if unseen.any():",
+             "base": {"export_kind": "data_dependent", "message": "m", "path": "gatepkg/m.py",
+                      "line": 8, "source": "return gate(h)", "library": "gatelib/__init__.py:3"}}
+    assert _new_cause(cause) == (
+        'data_dependent, the same error now on "if unseen.any():"; on base at gatepkg/m.py:8 '
+        '(reaching gatelib/__init__.py:3, in an installed package), on "return gate(h)"')

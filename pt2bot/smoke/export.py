@@ -268,14 +268,21 @@ def locate_failure(e: BaseException, model: Any, args: tuple, kwargs: dict, shap
     """`{path, line, source}` of an export failure in the user's code: the innermost user
     frame its message names, the "Caused by" of a data-dependent error, else (with `locate`)
     where the failing export specialised a dim (`pinned`, for a constraint violation), else
-    draft_export's first located failure; `{}` when none of these says."""
-    frames = [f for f in graph_breaks.parse_frames(str(e)) if paths.rel(f.file)]
+    draft_export's first located failure; `{}` when none of these says. Where torch's
+    innermost frame is in an installed package, `library` says where in it ("pkg/mod.py:219"):
+    a new user read base's failure "on `return torch.sigmoid(self.tab(...))`" as their line's,
+    where it was the library's `if` that line reached."""
+    parsed = graph_breaks.parse_frames(str(e))
+    inner = parsed[-1] if parsed else None
+    lib = paths.installed(inner.file) if inner is not None and not paths.rel(inner.file) else None
+    extra = {"library": f"{lib}:{inner.line}"} if lib and inner is not None else {}
+    frames = [f for f in parsed if paths.rel(f.file)]
     if frames:
         f = frames[-1]
-        return {"path": paths.rel(f.file), "line": f.line, "source": f.source or None}
+        return {"path": paths.rel(f.file), "line": f.line, "source": f.source or None, **extra}
     caused = _caused_by(str(e), paths) or _raised_in(e, paths)
     if caused is not None:
-        return {"path": caused[0], "line": caused[1], "source": caused[2]}
+        return {"path": caused[0], "line": caused[1], "source": caused[2], **extra}
     if not locate:
         return {}
     if pinned is not None:
