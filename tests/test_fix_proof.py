@@ -360,13 +360,15 @@ def test_judge_allows_one_size_recompile_in_a_frame_head_ran_uncompiled():
         "1 recompile there, head 0)")
     elsewhere = [{**skipped[0], "function": "helper"}]
     assert refused(quiet[0], size_once, quiet[1], eager_frames=elsewhere) == (
-        "a new recompile on shape case b=4 (in `forward` at pkg/net.py:5: a size changed; 1 recompile there, head 0)")
+        "a new recompile on shape case b=4 (in `forward` at pkg/net.py:5: a size changed; 1 recompile there, head 0); "
+        "2 compiles, head 0")
     assert refused(quiet[0], size_once, {**size_once, "shape": {"b": 8}}) == (
         "a new recompile on shape case b=8 (in `forward` at pkg/net.py:5: a size changed; 1 recompile there, head 0)")
     # the rest of a function after a resume: head compiled the part before, and its recompile
     resumed = [{**skipped[0], "function": "torch_dynamo_resume_in_forward_at_9"}]
     assert refused(quiet[0], size_once, quiet[1], eager_frames=resumed) == (
-        "a new recompile on shape case b=4 (in `forward` at pkg/net.py:5: a size changed; 1 recompile there, head 0)")
+        "a new recompile on shape case b=4 (in `forward` at pkg/net.py:5: a size changed; 1 recompile there, head 0); "
+        "2 compiles, head 0")
 
     # a new user's refusal listed three frames, two of them head's own recompiles, and "a size
     # changed" with no tensor named: head's frames are left out, the new one's guard quoted
@@ -381,7 +383,64 @@ def test_judge_allows_one_size_recompile_in_a_frame_head_ran_uncompiled():
     c2 = {**cand, "recompiles": {"count": 2, "cases": [quiet[0], three, quiet[1]]}}
     assert judge(h2, c2, [NAN_BREAK], EDIT)["reason"] == (
         "a new recompile on shape case b=4 (in `forward` outside the repository (`tensor 'x_categ' size "
-        "mismatch at index 0. expected 2, actual 4`): a size changed; 2 recompiles there, head 1)")
+        "mismatch at index 0. expected 2, actual 4`): a size changed; 2 recompiles there, head 1); "
+        "3 compiles, head 2")
+
+
+def test_a_frame_head_compiled_recompiling_once_on_a_size_is_told_apart_by_a_third_size():
+    """Held-out batch 27's trial: dropping the PR's `if unseen.any():` (whose block was a
+    `torch.where` of the input) made TabTransformer's `forward`, a frame of its own after the
+    library's break, take a tensor the edit computes instead of the user's marked input; it
+    recompiled on batch=8, once, and the edit compiled as often as head (a graph fewer, a
+    recompile more). Two sizes cannot tell once from once per size: the judge asks for a
+    third (`probe`), and accepts only where those frames do not recompile on it."""
+    lib = ["forward", None, 209]
+    theirs = ["torch_dynamo_resume_in_forward_at_219", None, 219]
+    quiet = {"shape": {"b": 2}, "n": 0, "sites": [], "frames": []}
+    head = {**HEAD, "graph_count": 5, "eager_frames": [], "recompiles": {"count": 2, "cases": [
+        quiet, {"shape": {"b": 8}, "n": 2, "sites": [], "frames": [theirs], "sizes_only": True}]}}
+    eight = {"shape": {"b": 8}, "n": 3, "sites": [], "frames": [lib, theirs], "sizes_only": True,
+             "guards": [["forward", "tensor 'x_categ' size mismatch at index 0. expected 2, actual 8"]]}
+    cand = {"outputs": ROWS, "phase_errors": {}, "graph_count": 4, "eager_frames": [],
+            "breaks": [{**HEAD["breaks"][1], "line": 13}],
+            "recompiles": {"count": 3, "cases": [quiet, eight]}}
+    asked = judge(head, cand, [NAN_BREAK], EDIT)
+    assert asked["accepted"] is False and asked.get("probe") is True, asked
+    assert asked["reason"].startswith("a new recompile on shape case b=8 (in `forward` outside")
+    once = judge(head, {**cand, "probe": {"shape": {"b": 4}, "n": 0, "frames": [], "sizes_only": False}},
+                 [NAN_BREAK], EDIT)
+    assert once["accepted"] is True, once
+    assert ("1 recompile on shape case b=8 in `forward`, `forward` from line 219, once: none on "
+            "shape case b=4 after it (the first recompile on a new size of a frame whose input the "
+            "edit computes; 7 compiles, head 7)") in once["evidence"]
+    # again on the third size: once per size, refused, and said
+    again = judge(head, {**cand, "probe": {"shape": {"b": 4}, "n": 1, "frames": [lib], "sizes_only": True,
+                                           "guards": [["forward", "tensor 'x_categ' size mismatch"]]}},
+                  [NAN_BREAK], EDIT)
+    assert again["accepted"] is False and "probe" not in again
+    assert again["reason"].endswith("; it recompiles again on shape case b=4 (in `forward` outside the "
+                                    "repository (`tensor 'x_categ' size mismatch`): a size changed)"), again
+    broke = judge(head, {**cand, "probe": {"shape": {"b": 4}, "error": "RuntimeError: no"}}, [NAN_BREAK], EDIT)
+    assert broke["accepted"] is False and "the third size shape case b=4 raised RuntimeError: no" in broke["reason"]
+    # a compile more than head's is never the trade, whatever the third size says
+    costly = {**cand, "graph_count": 5, "probe": {"shape": {"b": 4}, "n": 0, "frames": []}}
+    refused = judge(head, costly, [NAN_BREAK], EDIT)
+    assert refused["accepted"] is False and "probe" not in refused
+
+
+def test_the_third_size_is_one_the_matrix_lacks_and_keeps_the_divisibility():
+    from pt2bot.smoke.inputs import CaseInputs
+    from pt2bot.smoke.verify import probe_shape
+
+    def cases(*shapes):
+        return [CaseInputs(dict(s), (), {}, {}, ()) for s in shapes]
+
+    assert probe_shape(cases({"b": 2, "s": 16}, {"b": 8, "s": 16}), {}) == {"b": 4, "s": 16}
+    assert probe_shape(cases({"s": 8}, {"s": 32}), {}) == {"s": 16}         # multiples of 8
+    assert probe_shape(cases({"b": 2}, {"b": 4}), {}) == {"b": 6}            # none between
+    assert probe_shape(cases({"b": 2}, {"b": 4}), {"bounds": {"b": {"max": 4}}}) is None
+    assert probe_shape(cases({"s": 16}, {"s": 48}), {"bounds": {"s": {"multiple_of": 16}}}) == {"s": 32}
+    assert probe_shape(cases({"b": 2}), {}) is None                           # nothing varies
 
 
 def test_guards_come_from_the_recipe_and_from_the_replaced_text():

@@ -53,6 +53,7 @@ import copy
 import dataclasses
 import functools
 import json
+import math
 import os
 import re
 import sys
@@ -70,7 +71,7 @@ from pt2bot.smoke.inputs import (CaseInputs, build_inputs, build_model, call_mod
                                  zero_weights)
 from pt2bot.smoke.location import ModelError, RepoPaths
 from pt2bot.smoke.ops import eager_frames
-from pt2bot.smoke.matrix import compile_configured, measure_matrix
+from pt2bot.smoke.matrix import compile_configured, measure_matrix, varying_dims
 from pt2bot.smoke.patch import (EQUAL, GUARD_KINDS, MAX_GUARD_ARGS, WATCH_ONLY, Edit, GuardOverrun, Injection,
                                 NotApplicable, Swap, asks_compiling, enclosing_function, equal_pattern,
                                 function_at, guard_patterns, injecting, injector, patched_function, watchable)
@@ -289,6 +290,65 @@ def _break_state(got: Mapping[str, Any], paths: RepoPaths) -> dict[str, Any]:
                 {**{k: f.get(k) for k in ("function", "path", "line")},
                  "end": _function_end(paths, f.get("path"), f.get("line"))}
                 for f in (got.get("graph_coverage") or {}).get("eager_frames") or ()]}
+
+
+def probe_shape(cases: list[CaseInputs], model_spec: Mapping[str, Any]) -> dict[str, int] | None:
+    """A shape case the matrix does not have, each dim that varies in it at a new size: a
+    multiple of the sizes' greatest common divisor between the smallest and the largest (a
+    divisibility the model needs is kept), else one step past the largest, within a declared
+    range. The last case's shape otherwise. None where some dim has no such size."""
+    varying = varying_dims(cases)
+    if not varying:
+        return None
+    shape = dict(cases[-1].shape)
+    bounds = model_spec.get("bounds") or {}
+    for d in sorted(varying):
+        values = sorted({int(c.shape[d]) for c in cases})
+        step = math.gcd(*values)
+        bound = bounds.get(d) if isinstance(bounds, Mapping) else None
+        lo = (bound or {}).get("min") if isinstance(bound, Mapping) else None
+        hi = (bound or {}).get("max") if isinstance(bound, Mapping) else None
+        multiple = (bound or {}).get("multiple_of") if isinstance(bound, Mapping) else None
+        if isinstance(multiple, int) and multiple > 0:
+            step = step * multiple // math.gcd(step, multiple)
+        tries = [v for v in range(values[0] + step, values[-1], step) if v not in values]
+        tries += [values[-1] + step]
+        ok = [v for v in tries if v > 1 and (not isinstance(lo, int) or v >= lo)
+              and (not isinstance(hi, int) or v <= hi)]
+        if not ok:
+            return None
+        shape[d] = ok[0]
+    return shape
+
+
+def _probe_run(model: Any, cases: list[CaseInputs], outs: list[Any], model_spec: dict[str, Any],
+               run_cfg: dict[str, Any], paths: RepoPaths) -> dict[str, Any]:
+    """The shape matrix compiled again with a third size after its cases (`probe_shape`), in
+    one session: which frames recompile on that size, `{shape, n, frames, guards, sizes_only}`,
+    or `{shape, error}`. Only the recompiles are read; the eager backend, as the proof's matrix."""
+    shape = probe_shape(cases, model_spec)
+    if shape is None:
+        return {"shape": None, "error": "no size the matrix lacks fits the declared range"}
+    try:
+        device = next((t.device.type for t in (*cases[0].args, *cases[0].kwargs.values())
+                       if hasattr(t, "device")), "cpu")
+        probe = build_inputs(model_spec, model, shape, device, paths)
+        if not probe.dims:
+            # (a factory's inputs: the dims the matrix's cases were read to have)
+            probe.dims = cases[-1].dims
+        with call_mode():
+            expected = _seeded_forward(model, probe, paths)
+        got = measure_matrix(model, [*cases, probe], [*outs, expected], model_spec,
+                             {**run_cfg, "backend": "eager", "mode": None}, paths,
+                             before_call=lambda: start_call(model))
+    except CandidateTimeout:
+        raise
+    except Exception as e:  # noqa: BLE001 - a probe that fails tells nothing either way
+        return {"shape": shape, "error": f"{type(e).__name__}: {str(e)[:300]}"}
+    last = _recompiles_summary(got)["cases"][-1]
+    if last.get("error"):
+        return {"shape": shape, "error": str(last["error"])[:300]}
+    return {k: last.get(k) for k in ("shape", "n", "frames", "guards", "sizes_only")}
 
 
 def _measure_more(measured: dict[str, Any], model: Any, cases: list[CaseInputs],
@@ -994,6 +1054,33 @@ def _outcome(x: Any) -> str:
 
 # --------------------------------------------------------------------------- judging (pure)
 
+def _compiles(run: Mapping[str, Any]) -> int | None:
+    """Every compile of the shape matrix: the graphs of its first case and the recompiles of
+    all (the break pass's graph count, which the matrix's first case repeats)."""
+    graphs, rec = run.get("graph_count"), run.get("recompiles") or {}
+    if not isinstance(graphs, int) or not rec.get("cases"):
+        return None
+    return graphs + sum(int(c.get("n") or 0) for c in rec["cases"])
+
+
+def _once_more(c: Mapping[str, Any], probe: Mapping[str, Any] | None,
+               frames: set[tuple[Any, ...]]) -> bool | None:
+    """Whether the frames that recompiled on case `c` did not recompile again on the probe's
+    size, measured after the matrix in the same compiled session: True, False, or None (no
+    probe, or it raised)."""
+    if not isinstance(probe, Mapping) or probe.get("error") or "frames" not in probe:
+        return None
+    return not ({tuple(f) for f in probe.get("frames") or ()} & frames)
+
+
+def _probe_said(probe: Mapping[str, Any]) -> str:
+    if probe.get("error"):
+        return (f"whether it recompiles once or on every new size is not known: the third size "
+                f"{_shape(probe.get('shape'))} raised {probe['error']}" if probe.get("shape")
+                else f"whether it recompiles once or on every new size is not known: {probe['error']}")
+    return f"it recompiles again on {_shape(probe.get('shape'))}{_recompile_detail(probe)}"
+
+
 def _recompile_detail(c: Mapping[str, Any], h: Mapping[str, Any] | None = None) -> str:
     """Where a shape case's recompile was, and whether only a size changed, for the refusal:
     a reader can look at that frame instead of re-running the proof to find it. With head's
@@ -1302,13 +1389,40 @@ def judge(head: Mapping[str, Any], cand: Mapping[str, Any], targets: Sequence[Ma
             # also the rest of a function after a break the fix uncovered (nanoGPT's `forward`
             # from the PR's other `if` on): code head ran uncompiled, inside a frame it skipped
             unseen = all(_runs_skipped_code(f, head.get("eager_frames") or (), edit) for f in frames)
-            if not (c.get("sizes_only") and frames and unseen
-                    and not frames & recompiled_once and more <= len(frames)):
-                return no(f"a new recompile on {_shape(c.get('shape'))}{_recompile_detail(c, h)}")
+            size_once = bool(c.get("sizes_only") and frames and not frames & recompiled_once
+                             and more <= len(frames))
+            if size_once and unseen:
+                recompiled_once |= frames
+                evidence.append(f"{_recompiles(more)} on {_shape(c.get('shape'))} in "
+                                f"{', '.join(sorted(_frame_words(f) for f in frames))}, which head ran "
+                                "uncompiled (the first recompile on a new size)")
+                continue
+            # A frame head compiled too, now fed a tensor the edit computes where head passed
+            # one of the inputs on (a library's `forward` after its own break, its argument a
+            # `torch.where` of the user's input): no dim of it is marked dynamic, so it
+            # recompiles when its size first changes, and then compiles that size dynamic.
+            # With two sizes in the matrix, once and once per new size look the same: a third
+            # size (`probe`, measured only when all else accepts) tells them apart. And the
+            # trade must cost no compile: the graphs the edit removes pay for it.
+            once = _once_more(c, cand.get("probe"), frames)
+            fewer = _compiles(cand) is not None and _compiles(head) is not None and \
+                _compiles(cand) <= _compiles(head)
+            if not (size_once and once and fewer):
+                verdict = no(f"a new recompile on {_shape(c.get('shape'))}{_recompile_detail(c, h)}")
+                if size_once and not fewer and _compiles(cand) is not None and _compiles(head) is not None:
+                    # (a graph fewer would have paid for it)
+                    verdict["reason"] += f"; {_compiles(cand)} compiles, head {_compiles(head)}"
+                if size_once and fewer and cand.get("probe") is None:
+                    verdict["probe"] = True
+                elif size_once and fewer and isinstance(cand.get("probe"), Mapping):
+                    verdict["reason"] += f"; {_probe_said(cand['probe'])}"
+                return verdict
             recompiled_once |= frames
             evidence.append(f"{_recompiles(more)} on {_shape(c.get('shape'))} in "
-                            f"{', '.join(sorted(_frame_words(f) for f in frames))}, which head ran "
-                            "uncompiled (the first recompile on a new size)")
+                            f"{', '.join(sorted(_frame_words(f) for f in frames))}, once: none on "
+                            f"{_shape(cand['probe'].get('shape'))} after it (the first recompile on a "
+                            f"new size of a frame whose input the edit computes; "
+                            f"{_compiles(cand)} compiles, head {_compiles(head)})")
         rec_targets = [t for t in targets if t.get("kind") == "recompile"]
         for t in rec_targets:
             at = (t.get("path"), t.get("line"))
@@ -2389,6 +2503,7 @@ def prove_candidate(cand: Mapping[str, Any], model: Any, cases: list[CaseInputs]
         if setting:
             runs[setting] = {"measured": copy.deepcopy(measured), **done}
     verdict = judge(head, measured, targets, edit)
+    verdict.pop("probe", None)   # (the judge's request for a third size, answered or not)
     stats = {k: measured.get(k) for k in ("graph_count",) if k in measured}
     return {**verdict, **stats, "cases": len(measured.get("outputs") or ()),
             "guards": sorted({str(g.get("kind")) for g in measured.get("guards") or ()}),
@@ -2623,6 +2738,12 @@ def _measure_candidate(cand: Mapping[str, Any], edit: Edit, model: Any, cases: l
                     # configured backend, and only one that changes what is computed: a safe
                     # one (a print kept in eager) leaves the graph's operations as head's
                     so_far = judge(head, measured, targets, edit)
+                    if so_far.get("probe"):
+                        # only a new recompile, of the kind dynamo makes once per frame, is in
+                        # the way: a third size says whether it is once
+                        stage = "the shape matrix compiled again with a third size"
+                        measured["probe"] = _probe_run(model, cases, outs, model_spec, run_cfg, paths)
+                        so_far = judge(head, measured, targets, edit)
                     if not cand.get("safe") and (so_far["accepted"] or so_far.get("unexercised")):
                         done["backend"] = True
                         stage = f"its compile with {run_cfg.get('backend') or 'inductor'}"

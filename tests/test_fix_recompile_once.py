@@ -1,0 +1,121 @@
+"""A fix that moves a recompile, proven by a third size (pt2bot/smoke/verify.py `probe_shape`,
+`_probe_run`): held-out batch 27's trial PR added `if unseen.any(): x = torch.where(unseen, -1,
+x)` before a layer that breaks the graph itself. Dropping the `if` removes the PR's break, but
+the layer's frame (its own after its break) now takes a tensor the edit computes, not the
+user's input marked dynamic: it recompiles when the batch first changes, once. The proof
+compiles the matrix again with a size it lacks and accepts the edit only where that frame does
+not recompile there; real torch, eager backend, the proof's own worker."""
+from __future__ import annotations
+
+import time
+
+import pytest
+
+from pt2bot.configfile.schema import build_config
+from pt2bot.fixes import ProofSetting, Proposal, prove_on_model
+from pt2bot.results import ResultsFile
+from pt2bot.rules import Candidate, apply_candidate
+
+pytestmark = pytest.mark.torch
+
+LAYER = """\
+import torch
+from torch import nn
+
+
+class Tab(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.emb = nn.Embedding(6, 4)
+        self.special = nn.Parameter(torch.zeros(4))
+
+    def forward(self, codes):
+        h = self.emb(codes.clamp(min=0))
+        missing = codes < 0
+        if missing.any():
+            h = torch.where(missing[..., None], self.special, h)
+        return h.sum(1)
+"""
+
+NET = """\
+import torch
+from torch import nn
+
+from pkg.layer import Tab
+
+
+class Churn(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.tab = Tab()
+        self.register_buffer("cards", torch.tensor([4, 5, 3]))
+
+    def forward(self, codes):
+        unseen = codes >= self.cards
+        if unseen.any():
+            codes = torch.where(unseen, -1, codes)
+        scale = self.cards.float().mean() / 4
+        return self.tab(codes).sigmoid() * scale
+
+
+class Lean(Churn):
+    def forward(self, codes):
+        unseen = codes >= self.cards
+        if unseen.any():
+            codes = torch.where(unseen, -1, codes)
+        return self.tab(codes).sigmoid()
+"""
+
+CONFIG = """\
+version: 1
+models:
+  - name: churn
+    entry: pkg.net:Churn
+    inputs: [{name: codes, shape: [batch, 3], dtype: int64, high: 3}]
+    shapes: {batch: [2, 8]}
+    dynamic: [batch]
+    export: false
+  - name: lean
+    entry: pkg.net:Lean
+    inputs: [{name: codes, shape: [batch, 3], dtype: int64, high: 3}]
+    shapes: {batch: [2, 8]}
+    dynamic: [batch]
+    export: false
+run: {backend: eager, latency: false, timeout_s: 120}
+fixes: {budget_s: 240}
+"""
+
+IFS = [n for n, line in enumerate(NET.splitlines(), 1) if line.strip() == "if unseen.any():"]
+
+
+def _prove(tmp_path, name: str, at: int) -> dict:
+    root = tmp_path / name
+    (root / "pkg").mkdir(parents=True)
+    (root / "pkg" / "__init__.py").write_text("")
+    (root / "pkg" / "layer.py").write_text(LAYER)
+    (root / "pkg" / "net.py").write_text(NET)
+    (root / "pt2bot.yml").write_text(CONFIG)
+    config = build_config(CONFIG, str(root / "pt2bot.yml"))
+    setting = ProofSetting(config=config, changeset=None, root=str(root), head_sha=None,
+                           head_results=ResultsFile.empty(), device="cpu")
+    cand = Candidate(code="PTC201", path="pkg/net.py", start_line=at, end_line=at + 1,
+                     lines=("        codes = torch.where(unseen, -1, codes)",),
+                     title="drop the branch", safe=False)
+    target = {"kind": "break", "model": name, "path": "pkg/net.py", "line": at,
+              "gb": "GB0170", "gb_type": "Data-dependent branching"}
+    items = [(Proposal(cid="drop", cand=cand, original=NET, patched=apply_candidate(NET, cand),
+                       findings=[], targets=[]), [target])]
+    return prove_on_model(setting, config.model(name), None, items, str(root),
+                          time.monotonic() + 240, str(tmp_path / f"work-{name}"))["drop"]
+
+
+def test_a_recompile_the_edit_moves_into_a_frame_head_compiled_is_proven_once(tmp_path):
+    verdict = _prove(tmp_path, "churn", IFS[0])
+    assert verdict["accepted"] is True, (verdict["reason"], verdict)
+    assert ("1 recompile on shape case batch=8 in `forward`, `forward` from line 14, `forward` "
+            "from line 17, once: none on shape case batch=4 after it") in verdict["evidence"], verdict
+    # with nothing between the `if` and the layer, head's break made no graph of its own: the
+    # edit's recompile is one compile more, not paid for by a graph fewer
+    lean = _prove(tmp_path, "lean", IFS[1])
+    assert lean["accepted"] is False
+    assert lean["reason"].endswith("a size changed; 3 recompiles there, head 2); 7 compiles, head 6"), lean
