@@ -1402,8 +1402,8 @@ def judge(head: Mapping[str, Any], cand: Mapping[str, Any], targets: Sequence[Ma
             # `torch.where` of the user's input): no dim of it is marked dynamic, so it
             # recompiles when its size first changes, and then compiles that size dynamic.
             # With two sizes in the matrix, once and once per new size look the same: a third
-            # size (`probe`, measured only when all else accepts) tells them apart. And the
-            # trade must cost no compile: the graphs the edit removes pay for it.
+            # size (`probe`, measured only where this is what refuses the edit) tells them
+            # apart. And the trade must cost no compile: the graphs the edit removes pay for it.
             once = _once_more(c, cand.get("probe"), frames)
             fewer = _compiles(cand) is not None and _compiles(head) is not None and \
                 _compiles(cand) <= _compiles(head)
