@@ -306,9 +306,8 @@ def probe_shape(cases: list[CaseInputs], model_spec: Mapping[str, Any]) -> dict[
         values = sorted({int(c.shape[d]) for c in cases})
         step = math.gcd(*values)
         bound = bounds.get(d) if isinstance(bounds, Mapping) else None
-        lo = (bound or {}).get("min") if isinstance(bound, Mapping) else None
-        hi = (bound or {}).get("max") if isinstance(bound, Mapping) else None
-        multiple = (bound or {}).get("multiple_of") if isinstance(bound, Mapping) else None
+        bound = bound if isinstance(bound, Mapping) else {}
+        lo, hi, multiple = bound.get("min"), bound.get("max"), bound.get("multiple_of")
         if isinstance(multiple, int) and multiple > 0:
             step = step * multiple // math.gcd(step, multiple)
         tries = [v for v in range(values[0] + step, values[-1], step) if v not in values]
@@ -1376,6 +1375,9 @@ def judge(head: Mapping[str, Any], cand: Mapping[str, Any], targets: Sequence[Ma
             return no("the patched model hits the recompile limit")
         hcases = {json.dumps(c.get("shape"), sort_keys=True): c for c in hr.get("cases") or ()}
         recompiled_once: set[tuple[Any, ...]] = set()
+        # every compile of the matrix on each side (None where one was not counted)
+        cc, hc = _compiles(cand), _compiles(head)
+        counted = cc is not None and hc is not None
         for c in cr.get("cases") or ():
             h = hcases.get(json.dumps(c.get("shape"), sort_keys=True))
             if h is None or (c.get("n") or 0) <= (h.get("n") or 0):
@@ -1405,13 +1407,12 @@ def judge(head: Mapping[str, Any], cand: Mapping[str, Any], targets: Sequence[Ma
             # size (`probe`, measured only where this is what refuses the edit) tells them
             # apart. And the trade must cost no compile: the graphs the edit removes pay for it.
             once = _once_more(c, cand.get("probe"), frames)
-            fewer = _compiles(cand) is not None and _compiles(head) is not None and \
-                _compiles(cand) <= _compiles(head)
+            fewer = counted and cc <= hc
             if not (size_once and once and fewer):
                 verdict = no(f"a new recompile on {_shape(c.get('shape'))}{_recompile_detail(c, h)}")
-                if size_once and not fewer and _compiles(cand) is not None and _compiles(head) is not None:
+                if size_once and counted and not fewer:
                     # (a graph fewer would have paid for it)
-                    verdict["reason"] += f"; {_compiles(cand)} compiles, head {_compiles(head)}"
+                    verdict["reason"] += f"; {cc} compiles, head {hc}"
                 if size_once and fewer and cand.get("probe") is None:
                     verdict["probe"] = True
                 elif size_once and fewer and isinstance(cand.get("probe"), Mapping):
@@ -1422,7 +1423,7 @@ def judge(head: Mapping[str, Any], cand: Mapping[str, Any], targets: Sequence[Ma
                             f"{', '.join(sorted(_frame_words(f) for f in frames))}, once: none on "
                             f"{_shape(cand['probe'].get('shape'))} after it (the first recompile on a "
                             f"new size of a frame whose input the edit computes; "
-                            f"{_compiles(cand)} compiles, head {_compiles(head)})")
+                            f"{cc} compiles, head {hc})")
         rec_targets = [t for t in targets if t.get("kind") == "recompile"]
         for t in rec_targets:
             at = (t.get("path"), t.get("line"))
