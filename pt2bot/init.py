@@ -129,6 +129,9 @@ _CLASSES = ("classes", "num_classes", "n_classes", "out_features", "dim_out", "o
 _EXPERTS = ("num_experts", "n_expert", "n_experts", "num_local_experts", "num_experts_per_tok",
             "n_expert_per_token", "num_experts_per_token")
 _IMAGE = ("image_size", "img_size")
+# an image's side for an input known to be an image (by its first layer or its docstring): a
+# latent diffusion model's `input_size` or `sample_size` too
+_IMAGE_SIZES = _IMAGE + ("input_size", "sample_size", "resolution")
 _CHANNELS = ("channels", "in_channels", "in_chans", "num_channels")
 _DIMS = ("dim", "d_model", "hidden_dim", "hidden_size", "embed_dim", "n_embd", "emb_dim")
 
@@ -1099,6 +1102,8 @@ def propose(index: RepoClasses, c: _Class) -> Proposal:
         for k, v in infer.needed.items():
             kwargs[k] = v
             guessed.append(k)
+    elif fparams and (doc := _doc_input(env, fwd[1], fparams[0].name)):
+        guess, how = doc
     elif configs and init is not None and fparams:
         guess, how = _from_config(env, {f for n in config_params for f in _fields_read(init[1], n)},
                                   fparams[0].name)
@@ -1168,7 +1173,7 @@ def propose(index: RepoClasses, c: _Class) -> Proposal:
         # sequences run too, and a second length is what shows a recompile per length. A
         # constructor's own (`gMLP(seq_len=...)`) may be the one length the model takes.
         top_seq = _known({k: v for k, v in env.items() if "." not in k}, _SEQ)
-        img = _known(env, _IMAGE)
+        img = _known(env, _IMAGE_SIZES)
         for d in (d for i in inputs for d in i.shape):
             if d == "batch":
                 shapes["batch"] = (2, 4)
@@ -1357,10 +1362,79 @@ def _more_input(infer: "_Infer", c: "_Class", env: dict[str, Any], fn: ast.Funct
     if got:
         g, how = got
         return InputGuess(p.name, g.shape, g.dtype, g.high), f"from its first layer, {how}"
+    doc = _doc_input(env, fn, p.name)
+    if doc:
+        return InputGuess(p.name, doc[0].shape, doc[0].dtype, doc[0].high), doc[1]
     ids = _index_input(env, fn, p.name, first)
     if ids:
         return InputGuess(p.name, ids[0].shape, "int64", ids[0].high), ids[1]
     return InputGuess(p.name, first.shape, first.dtype, first.high), _LIKE_DATA
+
+
+# A forward's docstring that gives an argument's shape, one line each: `x: (N, C, H, W) tensor of
+# images` (DiT, MAE), `x (Tensor): input of shape [B, T, C]` (Google style), `:param x: (B, L, D)`.
+# The parenthesised or bracketed list after the colon: names of dims, or sizes.
+_DOC_LINE = re.compile(r"^(?::param\s+)?\*{0,2}(\w+)\*{0,2}\s*(?:\([^)]*\))?\s*:(.*)$")
+_DOC_DIMS = re.compile(r"[(\[]\s*((?:[A-Za-z_]\w*|\d+)(?:\s*,\s*(?:[A-Za-z_]\w*|\d+))*)\s*,?\s*[)\]]")
+_DOC_BATCH = frozenset({"n", "b", "bs", "batch", "batch_size", "nb", "num_batch"})
+_DOC_SEQ = frozenset({"n", "t", "l", "s", "seq", "seq_len", "seqlen", "len", "length", "tokens",
+                      "num_tokens", "time", "frames"})
+_DOC_CHANNELS = frozenset({"c", "ch", "channels", "in_channels", "num_channels", "c_in"})
+_DOC_WIDTH = frozenset({"d", "e", "dim", "d_model", "hidden", "hidden_size", "embed_dim", "emb",
+                        "features", "f"})
+_DOC_SPACE = {"h": "height", "height": "height", "w": "width", "width": "width"}
+_DOC_IDS = re.compile(r"\b(?:class labels?|labels?|class(?:es)?|ids|indices|tokens?)\b", re.I)
+
+
+def _doc_input(env: dict[str, Any], fn: ast.FunctionDef, name: str) -> tuple[InputGuess, str] | None:
+    """The input for forward's parameter `name` from the shape forward's docstring gives it
+    (`x: (N, C, H, W) tensor of spatial inputs`), each dim named as the rest of init names
+    it: the first N or B the batch, T, L or N after it the sequence, H and W an image's
+    size, C its channels (after a batch and a sequence, the model's width, as `(B, T, C)`
+    reads), D the width; a number is kept. Ids below the class count where the line calls
+    them labels or classes, below the vocabulary where it calls them tokens. None where some
+    dim is none of those."""
+    doc = ast.get_docstring(fn) or ""
+    text = None
+    for line in doc.splitlines():
+        m = _DOC_LINE.match(line.strip())
+        if m and m.group(1) == name:
+            text = m.group(2)
+            break
+    dims = _DOC_DIMS.search(text or "")
+    if not text or not dims:
+        return None
+    names = [d.strip() for d in dims.group(1).split(",")]
+    spatial = any(d.lower() in _DOC_SPACE for d in names)
+    shape: list[str | int] = []
+    for i, d in enumerate(names):
+        low = d.lower()
+        if d.isdigit():
+            shape.append(int(d))
+        elif i == 0 and low in _DOC_BATCH:
+            shape.append("batch")
+        elif low in _DOC_SPACE:
+            shape.append(_DOC_SPACE[low])
+        elif low in _DOC_CHANNELS and (spatial or len(names) == 3 and i == 1):
+            shape.append(_known(env, _CHANNELS) or GUESSES["channels"])
+        elif low in _DOC_SEQ and i > 0 and "seq" not in shape:
+            shape.append("seq")
+        elif low in _DOC_WIDTH or low in _DOC_CHANNELS:
+            width = _known(env, _DIMS)
+            if width is None:
+                return None
+            shape.append(width)
+        else:
+            return None
+    what = _DOC_IDS.search(text[dims.end():] + " " + text[:dims.start()])
+    line = f"from forward's docstring, {' '.join(dims.group(0).split())}"
+    if what and shape in (["batch"], ["batch", "seq"]):
+        word = what.group(0).lower()
+        high = (_known(env, _TOKENS) if word.startswith("token") else
+                _index_count(env, "label") if word.startswith(("label", "class")) else None)
+        high = high or _FEW_IDS
+        return InputGuess(None, tuple(shape), "int64", high), f"{line} {word}, below {high}"
+    return InputGuess(None, tuple(shape), "float32"), line
 
 
 def _takes_tensor(ann: ast.AST) -> bool:

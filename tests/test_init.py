@@ -397,6 +397,79 @@ def test_check_runs_the_guessed_inputs(tmp_path, capsys):
 
 
 
+# Models whose first layer is a library's (timm's PatchEmbed), so that only forward's docstring
+# says what goes in; and one whose docstring names a dim init cannot size.
+DOCUMENTED = {
+    "dit/__init__.py": "",
+    "dit/models.py": """\
+        import torch
+        from torch import nn
+        from timm.models.vision_transformer import PatchEmbed
+
+
+        class DiT(nn.Module):
+            def __init__(self, input_size=32, patch_size=2, in_channels=4, hidden_size=1152,
+                         depth=28, num_classes=1000):
+                super().__init__()
+                self.x_embedder = PatchEmbed(input_size, patch_size, in_channels, hidden_size)
+                self.y_embedder = nn.Embedding(num_classes + int(depth > 0), hidden_size)
+
+            def forward(self, x, t, y):
+                \"\"\"
+                Forward pass of DiT.
+                x: (N, C, H, W) tensor of spatial inputs (images or latent representations of images)
+                t: (N,) tensor of diffusion timesteps
+                y: (N,) tensor of class labels
+                \"\"\"
+                return self.x_embedder(x).mean() + self.y_embedder(y).mean() + t.mean()
+
+
+        class Mixer(nn.Module):
+            def __init__(self, dim=512, vocab_size=5000):
+                super().__init__()
+                self.mix = Library(dim)
+
+            def forward(self, x, tokens):
+                \"\"\"Mixes.
+
+                Args:
+                    x (Tensor): features of shape [B, T, C].
+                    tokens (LongTensor): token ids, (B, L).
+                \"\"\"
+                return self.mix(x)
+
+
+        class Grouped(nn.Module):
+            def __init__(self, dim=64):
+                super().__init__()
+                self.mix = Library(dim)
+
+            def forward(self, x):
+                \"\"\"x: (B, G, K) grouped features\"\"\"
+                return self.mix(x)
+        """,
+}
+
+
+def test_a_forward_docstring_gives_the_shapes_a_library_layer_hides(tmp_path):
+    by = {p.name: p for p in discover(str(_repo(tmp_path, DOCUMENTED)))[0]}
+    dit = by["di_t"]     # an image at the constructor's input_size, a time, class labels
+    assert [(i.name, i.shape, i.dtype, i.high) for i in dit.inputs] == [
+        ("x", ("batch", 3, "height", "width"), "float32", None),
+        ("t", ("batch",), "float32", None),
+        ("y", ("batch",), "int64", 10)]
+    assert dit.shapes == {"batch": (2, 4), "height": (32,), "width": (32,)} and not dit.problems
+    assert ("x: from forward's docstring, (N, C, H, W); t: a time per example, by its name; "
+            "y: from forward's docstring, (N,) class labels, below 10") == dit.how
+    mixer = by["mixer"]  # (B, T, C): C is the model's width after a sequence; token ids
+    assert [(i.name, i.shape, i.dtype, i.high) for i in mixer.inputs] == [
+        ("x", ("batch", "seq", 32), "float32", None), ("tokens", ("batch", "seq"), "int64", 100)]
+    assert mixer.how.startswith("x: from forward's docstring, [B, T, C]; tokens: ")
+    # a dim the docstring names that init cannot size: the constructor's guess, as before
+    assert by["grouped"].inputs[0].shape == ("batch", "seq", 32)
+    assert "docstring" not in by["grouped"].how
+
+
 CHECK_EXTRA = {
     "zoo/broken.py": """\
         from torch import nn
