@@ -1102,14 +1102,14 @@ def propose(index: RepoClasses, c: _Class) -> Proposal:
         for k, v in infer.needed.items():
             kwargs[k] = v
             guessed.append(k)
-    elif fparams and (doc := _doc_input(env, fwd[1], fparams[0].name)):
-        guess, how = doc
     elif configs and init is not None and fparams:
         guess, how = _from_config(env, {f for n in config_params for f in _fields_read(init[1], n)},
                                   fparams[0].name)
     elif fparams and (ids := _index_input(env, fwd[1], fparams[0].name, None)) \
             and not _IDS_NAME.search(fparams[0].name):
         guess, how = ids
+    elif fparams and (doc := _doc_input(env, fwd[1], fparams[0].name)):
+        guess, how = doc
     elif fparams and _IDS_NAME.search(fparams[0].name):
         # `ESM2.forward(tokens)`, its embedding sized by an alphabet built at run time: ids
         # below the vocabulary size the constructor names, else below a few (any vocabulary
@@ -1362,12 +1362,12 @@ def _more_input(infer: "_Infer", c: "_Class", env: dict[str, Any], fn: ast.Funct
     if got:
         g, how = got
         return InputGuess(p.name, g.shape, g.dtype, g.high), f"from its first layer, {how}"
-    doc = _doc_input(env, fn, p.name)
-    if doc:
-        return InputGuess(p.name, doc[0].shape, doc[0].dtype, doc[0].high), doc[1]
     ids = _index_input(env, fn, p.name, first)
     if ids:
         return InputGuess(p.name, ids[0].shape, "int64", ids[0].high), ids[1]
+    doc = _doc_input(env, fn, p.name)
+    if doc:
+        return InputGuess(p.name, doc[0].shape, doc[0].dtype, doc[0].high), doc[1]
     return InputGuess(p.name, first.shape, first.dtype, first.high), _LIKE_DATA
 
 
@@ -1383,6 +1383,8 @@ _DOC_CHANNELS = frozenset({"c", "ch", "channels", "in_channels", "num_channels",
 _DOC_WIDTH = frozenset({"d", "e", "dim", "d_model", "hidden", "hidden_size", "embed_dim", "emb",
                         "features", "f"})
 _DOC_SPACE = {"h": "height", "height": "height", "w": "width", "width": "width"}
+_DOC_INTEGER = re.compile(r"\b(?:long|int(?:32|64)?|integers?|LongTensor|IntTensor)\b", re.I)
+_DOC_BOOL = re.compile(r"\b(?:bool|boolean|BoolTensor)\b", re.I)
 _DOC_IDS = re.compile(r"\b(?:class labels?|labels?|class(?:es)?|ids|indices|tokens?)\b", re.I)
 
 
@@ -1426,14 +1428,19 @@ def _doc_input(env: dict[str, Any], fn: ast.FunctionDef, name: str) -> tuple[Inp
             shape.append(width)
         else:
             return None
-    what = _DOC_IDS.search(text[dims.end():] + " " + text[:dims.start()])
+    said = text[dims.end():] + " " + text[:dims.start()]
+    what = _DOC_IDS.search(said)
     line = f"from forward's docstring, {' '.join(dims.group(0).split())}"
-    if what and shape in (["batch"], ["batch", "seq"]):
-        word = what.group(0).lower()
+    integer = _DOC_INTEGER.search(said)
+    if _DOC_BOOL.search(said):
+        return InputGuess(None, tuple(shape), "bool"), f"{line}, a mask"
+    if (what or integer) and shape in (["batch"], ["batch", "seq"]):
+        word = what.group(0).lower() if what else ""
         high = (_known(env, _TOKENS) if word.startswith("token") else
-                _index_count(env, "label") if word.startswith(("label", "class")) else None)
-        high = high or _FEW_IDS
-        return InputGuess(None, tuple(shape), "int64", high), f"{line} {word}, below {high}"
+                _index_count(env, "label") if word.startswith(("label", "class")) else
+                _index_count(env, name))
+        return InputGuess(None, tuple(shape), "int64", high), \
+            f"{line} {word or 'integers'}, below {high}"
     return InputGuess(None, tuple(shape), "float32"), line
 
 

@@ -439,6 +439,21 @@ DOCUMENTED = {
                 return self.mix(x)
 
 
+        class Keyed(nn.Module):
+            def __init__(self, dim=64):
+                super().__init__()
+                self.score = Library(dim)
+
+            def forward(self, keys):
+                \"\"\"
+                Parameters
+                ----------
+                keys: torch.Tensor, dtype: torch.long, shape: (batch_size)
+                    Integer keys of the batch's entities.
+                \"\"\"
+                return self.score(keys)
+
+
         class Grouped(nn.Module):
             def __init__(self, dim=64):
                 super().__init__()
@@ -465,6 +480,9 @@ def test_a_forward_docstring_gives_the_shapes_a_library_layer_hides(tmp_path):
     assert [(i.name, i.shape, i.dtype, i.high) for i in mixer.inputs] == [
         ("x", ("batch", "seq", 32), "float32", None), ("tokens", ("batch", "seq"), "int64", 100)]
     assert mixer.how.startswith("x: from forward's docstring, [B, T, C]; tokens: ")
+    keyed = by["keyed"]  # numpy style, its dtype said: integers, below a few
+    assert [(i.name, i.shape, i.dtype, i.high) for i in keyed.inputs] == [("keys", ("batch",), "int64", 4)]
+    assert keyed.how == "from forward's docstring, (batch_size) integers, below 4"
     # a dim the docstring names that init cannot size: the constructor's guess, as before
     assert by["grouped"].inputs[0].shape == ("batch", "seq", 32)
     assert "docstring" not in by["grouped"].how
