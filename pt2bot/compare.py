@@ -858,6 +858,7 @@ def compare_latency(base: ModelRun | None, head: ModelRun, *, threshold_pct: flo
             "ratio": None, "ci_low": None, "ci_high": None, "change_pct": None,
             "significant": False, "direction": "same", "note": None,
             "statistic": None, "median_ratio": None, "rounds": None, "alpha": None,
+            "threshold_pct": threshold_pct,
         }
         if be is None:
             row["note"] = "no base measurement"

@@ -97,6 +97,32 @@ def test_export_recompiles_latency(pr):
     assert all(not x["significant"] for x in mlp["delta"]["latency"])
 
 
+def test_a_change_within_the_threshold_is_said_so_not_denied(pr):
+    """A latency interval that lies above 1 by less than `latency_regression_pct` is no
+    regression, and the table says it is within the threshold: "no significant change"
+    would deny what the interval shows (a 9 % slowdown, [1.06, 1.11], once read so)."""
+    import cmarkgfm
+
+    from pt2bot.report.summary import render_summary
+
+    b_sha, h_sha, cs = pr
+    base, head = results_pair()
+    rows = {c: build_report(base_results=typed(base), head_results=typed(head), base_findings=[],
+                            head_findings=[], changeset=cs, config=make_config(**t), selection=SKIP,
+                            base_sha=b_sha, head_sha=h_sha) for c, t in (("10", {}), ("50", {"latency_regression_pct": 50}))}
+    lat = {c: {x["shape"]["batch"]: x for x in model(r.to_dict(), "tiny_gpt")["delta"]["latency"]}
+           for c, r in rows.items()}
+    assert lat["10"][4]["significant"] and lat["10"][4]["threshold_pct"] == 10
+    assert not lat["50"][4]["significant"] and lat["50"][4]["ci_low"] > 1
+    assert lat["50"][4]["threshold_pct"] == 50 and validation_errors(rows["50"].to_dict()) == []
+    html = cmarkgfm.github_flavored_markdown_to_html(render_summary(rows["50"]))
+    row4 = next(r for r in html.split("<tr>") if "batch=4" in r and "ms" not in r[:5])
+    assert "≈ slower, within the 50 % threshold" in row4
+    row1 = next(r for r in html.split("<tr>") if "batch=1" in r)
+    assert "≈ no significant change" in row1     # its interval holds 1
+    assert "🔺 slower" in render_summary(rows["10"])
+
+
 def test_conclusion_and_reasons(pr):
     rep = report_for(pr)
     assert rep["conclusion"] == "failure"

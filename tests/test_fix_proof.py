@@ -282,6 +282,23 @@ def test_judge_rejects(cand, reason):
                                                     "evidence": ""}
 
 
+def test_judge_names_the_refused_values_that_went_in():
+    """A check of integer class labels gets no NaN (an int64 tensor holds none): the evidence
+    lists the values injected, not every value of the kind (DiT's `LabelEmbedder`, once said
+    to be equal "with values a check refuses (-1, 0, 1e3, 1e6, NaN) injected")."""
+    def rows(patterns):
+        return [{"kind": "invalid", "pattern": p, "hit": True, "match": True, "raised": True}
+                for p in patterns]
+    base = {"graph_count": 2, "phase_errors": {}, "outputs": ROWS,
+            "breaks": [{**HEAD["breaks"][1], "line": 13}]}
+    labels = judge(HEAD, {**base, "guards": rows(("negative", "zeros", "large", "huge"))},
+                   [NAN_BREAK], EDIT)
+    assert "equal with values a check refuses (-1, 0, 1e3, 1e6) injected" in labels["evidence"]
+    floats = judge(HEAD, {**base, "guards": rows(("huge", "nan", "negative", "zeros", "large"))},
+                   [NAN_BREAK], EDIT)
+    assert "equal with values a check refuses (-1, 0, 1e3, 1e6, NaN) injected" in floats["evidence"]
+
+
 def test_judge_reads_the_shape_cases_that_take_an_eager_only_exit_or_enter_a_block():
     """An early exit (or a block) in eager only is shown right by the shape matrix's compiled
     runs of the shape cases on which head takes it (enters it): only those, and only where

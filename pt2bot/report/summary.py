@@ -465,8 +465,13 @@ def latency_table(m: ModelDelta) -> str:
             ratio = "—"
         else:
             ratio = f"{x['ratio']:.2f} [{x['ci_low']:.2f}, {x['ci_high']:.2f}]"
+            t = x.get("threshold_pct")
             if x.get("significant"):
                 verdict = "🔺 slower" if x.get("direction") == "slower" else "🟢 faster"
+            elif isinstance(t, (int, float)) and (x["ci_low"] > 1 or x["ci_high"] < 1):
+                # measured apart from 1, but by less than the threshold a change is judged by:
+                # "no significant change" would deny what the interval shows
+                verdict = f"≈ {'slower' if x['ci_low'] > 1 else 'faster'}, within the {t:g} % threshold"
             else:
                 verdict = "≈ no significant change"
         rows.append([code_inline(shape_label(x.get("shape")), limit=60, table=True), ms, ratio,
@@ -535,7 +540,10 @@ def break_block(b: Mapping[str, Any], hint: bool = True) -> str:
     unless the proof of fixes answered it (`hint` False: Suggested fixes says how)."""
     gb_type = b.get("gb_type") or ""
     func = f" in {code_inline(b['function'], limit=80)}" if b.get("function") else ""
-    count = f" (×{b['count']})" if isinstance(b.get("count"), int) and b["count"] > 1 else ""
+    # how many times dynamo logged the break at this line (a site inside a loop, one each
+    # shape case, one per operand of an `or`): "×3" alone was read as three breaks
+    count = (f" (dynamo broke here {b['count']} times)"
+             if isinstance(b.get("count"), int) and b["count"] > 1 else "")
     loop = " — inside a loop: the whole frame runs eagerly" if b.get("in_loop") else ""
     where = (f"{code_inline(str(b['library']), limit=160)} of an installed package"
              if not b.get("path") and b.get("library") else code_inline(location(b), limit=160))

@@ -1495,7 +1495,7 @@ def judge(head: Mapping[str, Any], cand: Mapping[str, Any], targets: Sequence[Ma
         evidence.append(eager_only)
     kinds = sorted({str(r.get("kind")) for r in hit})
     if kinds:
-        evidence.append("equal with " + " and ".join(GUARD_WORDS.get(k, k) for k in kinds)
+        evidence.append("equal with " + " and ".join(_injected_words(k, hit) for k in kinds)
                         + " injected"
                         + (", eager and compiled" if any(r.get("compiled") for r in hit) else ""))
         own = sorted({str(r.get("kind")) for r in hit if r.get("head_compiled")})
@@ -1834,6 +1834,16 @@ def _detail(row: Mapping[str, Any]) -> str:
     detail = row.get("message") or (f"max abs error {err:.3g}" if isinstance(
         err, (int, float)) else "")
     return f" ({detail})" if detail else ""
+
+
+def _injected_words(kind: str, hit: Sequence[Mapping[str, Any]]) -> str:
+    """What was injected for one guard kind: for a check that raises, the values that went in
+    (integer labels get no NaN, a mask only all off and all on), in the order they are tried."""
+    if kind != "invalid":
+        return GUARD_WORDS.get(kind, kind)
+    went = {str(r.get("pattern")) for r in hit if r.get("kind") == kind}
+    values = [PATTERN_WORDS[p] for p in guard_patterns(kind) if p in went]
+    return f"values a check refuses ({', '.join(values)})" if values else GUARD_WORDS[kind]
 
 
 def _shape_cases(n: int) -> str:
