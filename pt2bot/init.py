@@ -1285,7 +1285,9 @@ _IMAGE_NAME = re.compile(r"^(?:images?|img|imgs|pixel_values|pixels)$")
 def _index_count(env: dict[str, Any], name: str) -> int:
     """How far the ids of forward's parameter `name` go: the count of the constructor (or
     config) that its kind names (`heads` below `n_entities`), else a few, which any count holds."""
-    kinds = next((k for word, k in _INDEX_COUNTS if name.startswith(word)), ())
+    # (by any word of the name: a sampler's `negative_heads` are entities like `heads`)
+    kinds = next((k for word, k in _INDEX_COUNTS
+                  if any(part.startswith(word) for part in name.split("_"))), ())
     for key, v in env.items():
         last = key.rsplit(".", 1)[-1]
         if kinds and not key.startswith("self.") and _COUNT_NAME.search(last) \

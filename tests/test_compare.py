@@ -101,9 +101,11 @@ def test_a_change_within_the_threshold_is_said_so_not_denied(pr):
     """A latency interval that lies above 1 by less than `latency_regression_pct` is no
     regression, and the table says it is within the threshold: "no significant change"
     would deny what the interval shows (a 9 % slowdown, [1.06, 1.11], once read so)."""
+    import dataclasses
+
     import cmarkgfm
 
-    from pt2bot.report.summary import render_summary
+    from pt2bot.report.summary import latency_table, render_summary
 
     b_sha, h_sha, cs = pr
     base, head = results_pair()
@@ -121,6 +123,13 @@ def test_a_change_within_the_threshold_is_said_so_not_denied(pr):
     row1 = next(r for r in html.split("<tr>") if "batch=1" in r)
     assert "≈ no significant change" in row1     # its interval holds 1
     assert "🔺 slower" in render_summary(rows["10"])
+    # an interval that holds 1 and reaches past the threshold rules nothing out (a loaded
+    # runner's three rounds)
+    noisy = {"shape": {"batch": 2}, "base_ms": 7.4, "head_ms": 7.34, "ratio": 1.01, "ci_low": 0.49,
+             "ci_high": 2.1, "significant": False, "direction": "same", "threshold_pct": 10.0}
+    m = next(m for m in rows["10"].models if m.name == "tiny_gpt")
+    m = dataclasses.replace(m, delta=dataclasses.replace(m.delta, latency=(noisy,)))
+    assert "| ❔ inconclusive: the interval reaches past ±10 % |" in latency_table(m)
 
 
 def test_conclusion_and_reasons(pr):

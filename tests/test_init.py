@@ -440,16 +440,18 @@ DOCUMENTED = {
 
 
         class Keyed(nn.Module):
-            def __init__(self, dim=64):
+            def __init__(self, dim=64, n_classes=7):
                 super().__init__()
                 self.score = Library(dim)
 
-            def forward(self, keys):
+            def forward(self, keys, negative_labels):
                 \"\"\"
                 Parameters
                 ----------
                 keys: torch.Tensor, dtype: torch.long, shape: (batch_size)
                     Integer keys of the batch's entities.
+                negative_labels: torch.Tensor, dtype: torch.long, shape: (batch_size)
+                    Sampled classes.
                 \"\"\"
                 return self.score(keys)
 
@@ -481,8 +483,10 @@ def test_a_forward_docstring_gives_the_shapes_a_library_layer_hides(tmp_path):
         ("x", ("batch", "seq", 32), "float32", None), ("tokens", ("batch", "seq"), "int64", 100)]
     assert mixer.how.startswith("x: from forward's docstring, [B, T, C]; tokens: ")
     keyed = by["keyed"]  # numpy style, its dtype said: integers, below a few
-    assert [(i.name, i.shape, i.dtype, i.high) for i in keyed.inputs] == [("keys", ("batch",), "int64", 4)]
-    assert keyed.how == "from forward's docstring, (batch_size) integers, below 4"
+    assert [(i.name, i.shape, i.dtype, i.high) for i in keyed.inputs] == [
+        ("keys", ("batch",), "int64", 4), ("negative_labels", ("batch",), "int64", 7)]
+    assert keyed.how == ("keys: from forward's docstring, (batch_size) integers, below 4; "
+                         "negative_labels: from forward's docstring, (batch_size) integers, below 7")
     # a dim the docstring names that init cannot size: the constructor's guess, as before
     assert by["grouped"].inputs[0].shape == ("batch", "seq", 32)
     assert "docstring" not in by["grouped"].how

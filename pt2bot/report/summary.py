@@ -27,6 +27,7 @@ from pt2bot.report.markdown import (code_block, code_inline, details, escape_inl
                                     marker, message_inline, table, truncate_utf8)
 from pt2bot.reportdata import ModelDelta, Report
 from pt2bot.results import ModelRun, breaks_unmeasured, shape_label, user_function
+from pt2bot.stats import decided
 
 MAX_CHARS = 65_536
 SUMMARY_MARKER = marker("summary")
@@ -472,6 +473,10 @@ def latency_table(m: ModelDelta) -> str:
                 # measured apart from 1, but by less than the threshold a change is judged by:
                 # "no significant change" would deny what the interval shows
                 verdict = f"≈ {'slower' if x['ci_low'] > 1 else 'faster'}, within the {t:g} % threshold"
+            elif isinstance(t, (int, float)) and not decided(x):
+                # an interval that holds 1 and a change beyond the threshold too (a loaded
+                # runner's [0.49, 2.10]) rules out nothing: the test the rounds stop by
+                verdict = f"❔ inconclusive: the interval reaches past ±{t:g} %"
             else:
                 verdict = "≈ no significant change"
         rows.append([code_inline(shape_label(x.get("shape")), limit=60, table=True), ms, ratio,
