@@ -55,7 +55,8 @@ fi
 # torch-einops-utils (all locked), discrete-continuous-embed-readout 0.2.12 declares einops and
 # beartype, so beartype 0.23.1 (pure Python, no dependency) is locked too. dctorch 0.1.2 declares
 # numpy<2 and scipy<2; it calls only numpy.eye and scipy.fft.dct/idct, which numpy 2.4.6 serves
-# as they are, so that one requirement line is expected
+# as they are, so that one requirement line is expected. focal-frequency-loss 0.3.0 declares torch
+# and numpy (locked; it imports only torch), info-nce-pytorch 0.1.4 declares torch alone
 problems="$("$venv/bin/pip" check | grep -vx 'No broken requirements found\.' \
   | grep -vx 'pytorch-tabnet 4\.1\.0 requires scikit-learn, which is not installed\.' \
   | grep -vx 'pytorch-metric-learning 2\.9\.0 requires scikit-learn, which is not installed\.' \
@@ -82,7 +83,7 @@ for n in ("torch", "torchvision", "vit-pytorch", "x-transformers", "denoising-di
           "triton", "torchkge", "pandas", "torchcfm", "POT", "linformer", "norse", "nir",
           "nirtorch", "h5py", "mega-pytorch", "torchgan", "flowtorch",
           "tab-transformer-pytorch", "x-mlps-pytorch", "discrete-continuous-embed-readout",
-          "beartype", "dctorch"):
+          "beartype", "dctorch", "focal-frequency-loss", "info-nce-pytorch"):
     print(f"{n}=={m.version(n)}")
 PY
 echo "venv ready: $venv"
