@@ -100,7 +100,7 @@ def sign(x: torch.Tensor, signed: bool, mag):
     m2 = float(mag)
     if signed and torch.rand(()) <= 0.5:
         m2 *= -1
-    if torch.isnan(magnitude).any() and mag is not None:
+    if not torch.isfinite(magnitude).all() and mag is not None:
         magnitude = torch.nan_to_num(magnitude)
     if torch.rand(()) <= 0.5 and mag is not None:
         magnitude = magnitude + 1
@@ -124,7 +124,7 @@ def test_the_python_part_of_an_and_stays_an_if_around_the_where(tmp_path):
     # a Python part after a test without a draw: the no-op guard dropped under it
     src, cands = cands_at(tmp_path, SIGNED, "PTC201", 12)
     assert cands[0].lines == ("    if mag is not None:", "        magnitude = torch.nan_to_num(magnitude)")
-    assert cands[0].guards == ("nan", "empty", "inf")
+    assert set(cands[0].guards) == {"nan", "inf"}
 
 
 @pytest.mark.parametrize("line", [

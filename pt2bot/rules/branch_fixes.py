@@ -4,8 +4,9 @@ dynamo traces one graph.
 In the order they are offered (most likely to be the author's intent first):
 
 1. the branchless form, where the guarded statement is a no-op on the values that do not take
-   the branch: `if torch.isnan(h).any(): h = torch.nan_to_num(h)` -> `h = torch.nan_to_num(h)`
-   (the test also as `not torch.isfinite(h).all()`, the one `not` taken: `_not_all_finite`)
+   the branch: `if not torch.isfinite(h).all(): h = torch.nan_to_num(h)` -> `h =
+   torch.nan_to_num(h)` (also `(~torch.isfinite(h)).any()`; not under `torch.isnan(h).any()`,
+   which lets the infs through that `nan_to_num` replaces: `torch.where` is the form there)
    (also clamps, masked fills, their in-place forms), and `if m.any(): x[m] = v` (writes of
    plain values through the mask the test reads: they change nothing when no entry is set,
    and a masked write does not break the graph where a masked read does), and a norm clipped to
@@ -13,9 +14,8 @@ In the order they are offered (most likely to be the author's intent first):
    torch.fmax(norm, torch.as_tensor(bound)), 1.0)` (FrEIA's spectral norm correction; exactly 1
    within the bound, and no division by a norm of 0 on the side not taken;
    `_clipped_scale_fixes`).
-   Not safe: `nan_to_num` also replaces
-   inf, a clamp may reach values the condition did not test; the candidate carries the special
-   values its condition guards (`guards`) so a verifier compares it on them too.
+   Not safe: a clamp may reach values the condition did not test; the candidate carries the
+   special values its condition guards (`guards`) so a verifier compares it on them too.
    And for an `if`/`else`, each arm alone, one level up (`_keep_arm_fixes`), where both arms
    compute the same on every input the model meets: peft's `if scaling == 1: result = result
    + lora_B(lora_A(dropout(x)))` / `else: result = result + lora_B(lora_A(dropout(x))) *
@@ -247,6 +247,18 @@ def _not_all_finite(test: ast.AST) -> bool:
         (inner.func.attr if isinstance(inner.func, ast.Attribute) else inner.func.id) == "isfinite"
 
 
+def _any_not_finite(test: ast.AST, lines: list[str]) -> bool:
+    """`(~torch.isfinite(h)).any()` (or `torch.any(~h.isfinite())`): true where some value of
+    `h` is NaN or inf."""
+    mask = _any_mask(test, lines)
+    node = ast.parse(mask, mode="eval").body if mask else None
+    if not (isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.Invert)
+            and isinstance(node.operand, ast.Call)):
+        return False
+    f = node.operand.func
+    return (f.attr if isinstance(f, ast.Attribute) else f.id if isinstance(f, ast.Name) else "") == "isfinite"
+
+
 def _noop_guarded(st: ast.If, lines: list[str]) -> bool:
     """`if <test>: h = f(h)` (or `h.f_()`) where f leaves h alone unless the test holds."""
     (stmt,) = st.body
@@ -264,7 +276,13 @@ def _noop_guarded(st: ast.If, lines: list[str]) -> bool:
         return False
     call = stmt.value
     if name in _NAN:
-        return bool(re.search(r"\bis(nan|inf|finite|posinf|neginf)\b", test)) and recv in test
+        # `nan_to_num` replaces NaN and inf alike, so it leaves `h` alone only where no value
+        # is either: the test must hold wherever one is (`not torch.isfinite(h).all()`,
+        # `(~torch.isfinite(h)).any()`). Under `torch.isnan(h).any()` the branchless form
+        # changes the infs head keeps when no value is NaN (an overflow in the last layer),
+        # and a guard input cannot show that where an inf injected upstream turns NaN on the
+        # way (0 * inf in a zero-initialized layer): `torch.where` on the test is exact there
+        return recv in test and (_not_all_finite(st.test) or _any_not_finite(st.test, lines))
     if name in _CLAMP:
         return recv in test
     if name in _FILL or name == "where":

@@ -91,8 +91,9 @@ class TensorCondition(Rule):
         return torch.where(x.sum() > 0, x * 2, x)
     ```
     A guard whose statement leaves ordinary values alone needs no branch at all:
-    `if torch.isnan(h).any(): h = torch.nan_to_num(h)` is `h = torch.nan_to_num(h)` (but
-    `nan_to_num` also replaces inf, which the `isnan` test did not: compare on such values).
+    `if not torch.isfinite(h).all(): h = torch.nan_to_num(h)` is `h = torch.nan_to_num(h)`;
+    under `torch.isnan(h).any()` it is not (`nan_to_num` also replaces the infs that test lets
+    through): `h = torch.where(torch.isnan(h).any(), torch.nan_to_num(h), h)`.
     `torch.cond(pred, lambda: a, lambda: b, ())` keeps a large branch lazy inside the graph.
 
     Fixes offered (none safe: each is run and compared with the original before it is
