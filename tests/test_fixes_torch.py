@@ -148,6 +148,55 @@ def test_nan_guard_candidates_remove_the_break_and_agree_on_nan(tmp_path):
     assert not torch.equal(load(src)(INF_ONLY), load(dropped)(INF_ONLY))
 
 
+CAPPED = """\
+    import torch
+
+    def f(x, y, max_ratio=4.0):
+        pix = (x - y).abs().mean()
+        freq = ((x - y) ** 2).mean()
+        if freq > max_ratio * pix:
+            freq = freq * (max_ratio * pix / freq).detach()
+        return pix + freq
+
+    g = torch.compile(f)
+    """
+
+
+def test_a_where_whose_if_side_divides_by_what_the_test_reads_keeps_finite_gradients(tmp_path):
+    """A loss term capped against another (a focal-frequency loss held below a multiple of
+    the pixel loss): `torch.where` computes the cap's `r * pix / freq` where the test fails too,
+    at freq == pix == 0 when an estimate equals its target, and 0 * NaN made every gradient NaN
+    where head's were finite. 1 stands in for `freq` there: equal values and gradients on
+    both sides of the test and at 0."""
+    src, cands = candidates(tmp_path, CAPPED, "PTC201")
+    where = next(c for c in cands if c.rank == 1)
+    assert where.lines == (
+        "    safe_freq = torch.where(freq > max_ratio * pix, freq, torch.ones_like(freq))",
+        "    freq = torch.where(freq > max_ratio * pix, safe_freq * (max_ratio * pix / safe_freq).detach(), freq)")
+    assert "1 stands in for `freq` where the test fails" in where.title
+    before, after = load(src), load(apply_candidate(src, where))
+    y = torch.randn(2, 3)
+    # capped (a large error), not capped (a small one), and the estimate equal to its target
+    for x in (y + 10.0, y + 0.01, y.clone()):
+        grads = []
+        for fn in (before, after):
+            xs = x.clone().requires_grad_(True)
+            out = fn(xs, y)
+            out.backward()
+            grads.append((out.detach(), xs.grad))
+        for a, b in zip(*grads):
+            torch.testing.assert_close(b, a)
+        assert torch.isfinite(grads[1][1]).all()
+    # the plain selection gives NaN gradients where the estimate equals the target
+    plain = src.replace("    if freq > max_ratio * pix:\n        freq = freq * (max_ratio * pix / freq).detach()",
+                        "    freq = torch.where(freq > max_ratio * pix, freq * (max_ratio * pix / freq).detach(), freq)")
+    assert plain != src
+    xs = y.clone().requires_grad_(True)
+    load(plain)(xs, y).backward()
+    assert torch.isnan(xs.grad).all()
+    assert_fixes(src, where, "f", (y + 10.0, y))
+
+
 def test_a_guard_deleting_rewrite_is_never_offered(tmp_path):
     """Deleting the `if` and its body also removes the break and equals the original on
     ordinary values: only the guard's own input tells it apart. No candidate is that edit, and

@@ -155,6 +155,7 @@ import copy
 import dataclasses
 import re
 
+from pt2bot.analysis.model import dotted
 from pt2bot.rules.base import Candidate
 from pt2bot.rules.check_fixes import tensor_test
 from pt2bot.rules.logging_call import LOG_METHODS
@@ -1069,6 +1070,21 @@ def _branch_fixes(code, finding, st: ast.If, body, tree, lines, test: str) -> li
                 first.append(f"{indent}{safe[n]} = torch.where({test}, torch.ones_like({n}), {n})")
             other = _safe_arg(lines, b, safe)
             where_title += _stands_in(divisors, zero=_zero_tested(st.test) is not None)
+        # and the `if` side, where it divides by (or takes the log or root of) a name the test
+        # reads: computed everywhere, it does so where the test fails too, maybe at 0. The value
+        # is not selected there, but its gradient is: 0 * inf is NaN (a loss capped under `if
+        # freq > r * pix: freq = freq * (r * pix / freq).detach()`, with freq == pix == 0 when
+        # an estimate equals its target, made every gradient NaN where head's were finite)
+        singular = [n for n in _test_names(st.test) if _singular_at(a, n) and not _singular_at(b, n)]
+        if singular and not first and not divisors and _side_effect_free(a):
+            taken = identifiers(tree)
+            safe = {}
+            for n in singular:
+                safe[n] = fresh_name(taken, f"safe_{n}")
+                taken.add(safe[n])
+                first.append(f"{indent}{safe[n]} = torch.where({test}, {n}, torch.ones_like({n}))")
+            then = _safe_arg(lines, a, safe)
+            where_title += _stands_in(singular, fails=True)
         ways.insert(0, (1, f"torch.where({test}, {then}, {other})", where_title))
     for rank, text, title in ways:
         pre = first if rank == 1 else []
@@ -1649,12 +1665,37 @@ def _bounded_names(test: ast.AST) -> list[str]:
     return []
 
 
-def _stands_in(names: list[str], zero: bool = True) -> str:
+def _stands_in(names: list[str], zero: bool = True, fails: bool = False) -> str:
     """What a title adds for the divisors given a stand-in (`_chain`, `_branch_fixes`): where
-    they are 0 (`zero`, a test of each against zero), else where the test holds."""
+    they are 0 (`zero`, a test of each against zero), else where the test holds (where it
+    fails: `fails`, the `if` side's)."""
     which = " and ".join(f"`{n}`" for n in names)
-    where = ("it is 0" if len(names) == 1 else "they are 0") if zero else "the test holds"
+    where = ("the test fails" if fails else ("it is 0" if len(names) == 1 else "they are 0") if zero
+             else "the test holds")
     return f"; 1 stands in for {which} where {where}, so that the division computed there and not selected is defined"
+
+
+# torch's functions singular at 0 in value or gradient (a log's -inf, a root's infinite slope)
+_SINGULAR = frozenset({"log", "log2", "log10", "sqrt", "rsqrt", "reciprocal"})
+
+
+def _singular_at(node: ast.AST, name: str) -> bool:
+    """Whether `node` divides by `name` (`_divides_by`) or takes its log, root or reciprocal
+    (`torch.log(n)`, `n.sqrt()`): undefined, or of an undefined gradient, where `name` is 0."""
+    if _divides_by(node, name):
+        return True
+    for n in ast.walk(node):
+        if isinstance(n, ast.Call) and isinstance(n.func, ast.Attribute) and n.func.attr in _SINGULAR:
+            on = n.args[0] if dotted(n.func.value) == "torch" and n.args else n.func.value
+            if isinstance(on, ast.Name) and on.id == name:
+                return True
+    return False
+
+
+def _test_names(test: ast.AST) -> list[str]:
+    """The local names a test reads, in order, once each (not `self`, `torch` or a module)."""
+    return list(dict.fromkeys(n.id for n in ast.walk(test) if isinstance(n, ast.Name)
+                              and isinstance(n.ctx, ast.Load) and n.id not in ("self", "torch", "math", "np")))
 
 
 def _safe_reads(node: ast.AST, safe: dict[str, str]) -> list[tuple[tuple[int, int], tuple[int, int], str]]:
