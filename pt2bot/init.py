@@ -1911,6 +1911,14 @@ def check_models(text: str, root: str,
         breaks = len(run.graph_breaks or ())
         graphs = "" if run.graph_count is None else \
             f", {run.graph_count} graph(s) and {breaks} graph break(s) in the break pass"
+        # where they are, so that a user knows which are their code's and which an installed
+        # package's before the first review counts them
+        sites = list(dict.fromkeys(
+            f"{b.gb or '?'} at " + (b.library + " (installed)" if not b.path and b.library
+                                     else f"{b.path}:{b.line}" if b.line else str(b.path or "?"))
+            for b in run.graph_breaks or ()))
+        if sites:
+            graphs += f" ({'; '.join(sites[:3])}{f'; {len(sites) - 3} more' if len(sites) > 3 else ''})"
         out[str(run.name)] = Checked(True, f"ran OK: built, {n} shape case(s) run eagerly"
                                            f"{graphs}{took}")
     return out

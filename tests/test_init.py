@@ -492,6 +492,32 @@ def test_a_forward_docstring_gives_the_shapes_a_library_layer_hides(tmp_path):
     assert "docstring" not in by["grouped"].how
 
 
+@pytest.mark.torch
+@pytest.mark.slow
+def test_check_says_where_the_model_breaks(tmp_path, capsys):
+    """"7 graph(s) and 2 graph break(s) in the break pass" left a user to find out from a
+    review that both breaks were an installed package's: the console names each site."""
+    root = _repo(tmp_path, {"pkg/__init__.py": "", "pkg/m.py": """\
+        import torch
+        from torch import nn
+
+
+        class Gated(nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.fc = nn.Linear(8, 8)
+
+            def forward(self, x):
+                h = self.fc(x)
+                if h.sum() > 0:
+                    h = h * 2
+                return h
+        """})
+    assert main(["init", str(root), "--check"]) == 0
+    out = capsys.readouterr().out
+    assert "graph break(s) in the break pass (GB0170 at pkg/m.py:12)" in out, out
+
+
 CHECK_EXTRA = {
     "zoo/broken.py": """\
         from torch import nn

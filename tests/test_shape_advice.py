@@ -393,7 +393,7 @@ def test_shape_advice_is_offered_for_recompiles_only_where_it_removes_them(tmp_p
             f"dims dynamic (<code>mark_dynamic</code>) the matrix compiles "
             f"{c['compiles_after']} times, against {c['compiles_before']} as configured; the "
             "guard that fails most often: <code>tensor 't' dtype mismatch. expected Float, "
-            "actual Long</code> (1×) in <code>scaled</code> (<code>pkg/m.py</code>, resumed after line "
+            "actual Long</code> (failed once in the shape matrix) in <code>scaled</code> (<code>pkg/m.py</code>, resumed after line "
             "5).") in html, html
     # a guard of a frame in an installed package says so: a new user read flowtorch's
     # recompiles on its tensor type as their own shapes'

@@ -282,6 +282,19 @@ def test_the_summary_folds_the_refuted_claim_and_shows_the_evidence(pr):
     assert "details" in {t for t, _ in r.elements}
 
 
+def test_two_findings_that_read_the_same_are_one_bullet_with_their_count(pr):
+    """`{"pixel": pix.item(), "frequency": freq.item()}`: two PTC101 findings on one line, the
+    same text word for word, were two bullets; one bullet says how many."""
+    from pt2bot.findings import Finding
+    twin = Finding(rule="PTC101", path="pkg/models.py", line=40, col=30, severity="error",
+                   function="TinyGPT.forward", gb="GB0124", diff="added",
+                   message="`.item()` breaks the graph.", source="n = x.sum().item()")
+    md = render_summary(judged_report(pr, [twin]))
+    assert "#### Static findings (3 new, 0 pre-existing; 2 confirmed by the smoke run, " in md
+    [c40] = [ln for ln in md.splitlines() if "`pkg/models.py:40`" in ln and "**PTC101**" in ln]
+    assert c40.endswith("`GB0124 at pkg/models.py:40` · 2 on this line")
+
+
 def test_a_confirmed_finding_without_a_new_break_says_what_the_run_recorded(pr):
     """A claim confirmed by a break base had too (not new): the comment still says so."""
     shape = Finding(rule="PTC301", path="pkg/models.py", line=18, col=8, severity="warning",

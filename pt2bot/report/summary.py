@@ -361,7 +361,9 @@ def _not_sizes_line(recompiles: Mapping[str, Any], before: int, after: int,
     top = ""
     if guards:
         g, times = guards.most_common(1)[0]
-        top = (f"; the guard that fails most often: {code_inline(g, limit=160)} ({times}×)"
+        # "(1×)" read as a guard failing on every step: the count is of the matrix's cases
+        top = (f"; the guard that fails most often: {code_inline(g, limit=160)} (failed "
+               f"{'once' if times == 1 else f'{times} times'} in the shape matrix)"
                + _frame_of(next(r for r in reasons if r["guard"] == g)))
     how = f" ({code_inline(method, limit=40)})" if isinstance(method, str) else ""
     n = recompiles.get("count")
@@ -644,7 +646,10 @@ def findings_section(report: Report) -> Section | None:
                                      f"{len(refuted)} not observed" if refuted else "") if x)
     title = (f"#### Static findings ({len(new) + len(refuted)} new, {len(old)} pre-existing"
              + (f"; {verdicts}" if verdicts else "") + ")")
-    blocks = [finding_line(f) for f in new[:MAX_LIST]]
+    # two findings of one rule on one line (`pix.item()` and `freq.item()` in one dict) read
+    # the same: one bullet, with their count
+    same: Counter[str] = Counter(finding_line(f) for f in new[:MAX_LIST])
+    blocks = [text + (f" · {k} on this line" if k > 1 else "") for text, k in same.items()]
     if refuted:
         blocks.append(details(
             f"{len(refuted)} new not observed by the smoke run (demoted to info: dynamo traced "
