@@ -172,7 +172,7 @@ def test_a_where_whose_if_side_divides_by_what_the_test_reads_keeps_finite_gradi
     where = next(c for c in cands if c.rank == 1)
     assert where.lines == (
         "    safe_freq = torch.where(freq > max_ratio * pix, freq, torch.ones_like(freq))",
-        "    freq = torch.where(freq > max_ratio * pix, safe_freq * (max_ratio * pix / safe_freq).detach(), freq)")
+        "    freq = torch.where(freq > max_ratio * pix, freq * (max_ratio * pix / safe_freq).detach(), freq)")
     assert "1 stands in for `freq` where the test fails" in where.title
     before, after = load(src), load(apply_candidate(src, where))
     y = torch.randn(2, 3)
@@ -195,6 +195,40 @@ def test_a_where_whose_if_side_divides_by_what_the_test_reads_keeps_finite_gradi
     load(plain)(xs, y).backward()
     assert torch.isnan(xs.grad).all()
     assert_fixes(src, where, "f", (y + 10.0, y))
+
+
+MEAN_OF_VALID = """\
+    import torch
+
+    def f(loss, valid):
+        loss = (loss * valid).sum()
+        if valid.sum() > 0:
+            loss = loss / valid.sum()
+        return loss
+
+    g = torch.compile(f)
+    """
+
+
+def test_a_divisor_computed_from_what_the_test_reads_gets_its_stand_in(tmp_path):
+    """A mean over the valid entries, `if valid.sum() > 0: loss = loss / valid.sum()`: with
+    no entry valid, the plain selection divides by 0 and its gradient is NaN; the stand-in
+    keeps head's."""
+    src, cands = candidates(tmp_path, MEAN_OF_VALID, "PTC201")
+    where = next(c for c in cands if c.rank == 1)
+    assert where.lines == (
+        "    safe_operand = torch.where(valid.sum() > 0, valid.sum(), torch.ones_like(valid.sum()))",
+        "    loss = torch.where(valid.sum() > 0, loss / safe_operand, loss)")
+    before, after = load(src), load(apply_candidate(src, where))
+    for valid in (torch.tensor([1.0, 0.0, 1.0]), torch.zeros(3)):
+        grads = []
+        for fn in (before, after):
+            x = torch.tensor([0.5, 2.0, -1.0], requires_grad=True)
+            out = fn(x, valid)
+            out.backward()
+            grads.append((out.detach(), x.grad))
+        for a, b in zip(*grads):
+            torch.testing.assert_close(b, a)
 
 
 def test_a_guard_deleting_rewrite_is_never_offered(tmp_path):

@@ -1075,16 +1075,16 @@ def _branch_fixes(code, finding, st: ast.If, body, tree, lines, test: str) -> li
         # is not selected there, but its gradient is: 0 * inf is NaN (a loss capped under `if
         # freq > r * pix: freq = freq * (r * pix / freq).detach()`, with freq == pix == 0 when
         # an estimate equals its target, made every gradient NaN where head's were finite)
-        singular = [n for n in _test_names(st.test) if _singular_at(a, n) and not _singular_at(b, n)]
+        singular = _singular_operands(a, _test_names(st.test), lines)
         if singular and not first and not divisors and _side_effect_free(a):
             taken = identifiers(tree)
-            safe = {}
-            for n in singular:
-                safe[n] = fresh_name(taken, f"safe_{n}")
-                taken.add(safe[n])
-                first.append(f"{indent}{safe[n]} = torch.where({test}, {n}, torch.ones_like({n}))")
-            then = _safe_arg(lines, a, safe)
-            where_title += _stands_in(singular, fails=True)
+            stand: dict[str, str] = {}
+            for text in dict.fromkeys(segment(lines, n) for n in singular):
+                stand[text] = fresh_name(taken, f"safe_{text}" if text.isidentifier() else "safe_operand")
+                taken.add(stand[text])
+                first.append(f"{indent}{stand[text]} = torch.where({test}, {text}, torch.ones_like({text}))")
+            then = _replaced_arg(lines, a, [(n, stand[segment(lines, n)]) for n in singular])
+            where_title += _stands_in(list(stand), fails=True)
         ways.insert(0, (1, f"torch.where({test}, {then}, {other})", where_title))
     for rank, text, title in ways:
         pre = first if rank == 1 else []
@@ -1679,17 +1679,38 @@ def _stands_in(names: list[str], zero: bool = True, fails: bool = False) -> str:
 _SINGULAR = frozenset({"log", "log2", "log10", "sqrt", "rsqrt", "reciprocal"})
 
 
-def _singular_at(node: ast.AST, name: str) -> bool:
-    """Whether `node` divides by `name` (`_divides_by`) or takes its log, root or reciprocal
-    (`torch.log(n)`, `n.sqrt()`): undefined, or of an undefined gradient, where `name` is 0."""
-    if _divides_by(node, name):
-        return True
+def _singular_operands(node: ast.AST, names: list[str], lines: list[str]) -> list[ast.AST]:
+    """The operands in `node` that it divides by (`x / d`, `torch.div(x, d)`) or takes the log,
+    root or reciprocal of (`torch.log(d)`, `d.sqrt()`), where the operand reads one of `names`
+    (the test's: `n`, `valid.sum()`) and no part of it is itself such an operand: undefined, or
+    of an undefined gradient, where the operand is 0, which the test may be what kept away."""
+    found: list[ast.AST] = []
     for n in ast.walk(node):
-        if isinstance(n, ast.Call) and isinstance(n.func, ast.Attribute) and n.func.attr in _SINGULAR:
-            on = n.args[0] if dotted(n.func.value) == "torch" and n.args else n.func.value
-            if isinstance(on, ast.Name) and on.id == name:
-                return True
-    return False
+        ops: list[ast.AST] = []
+        if isinstance(n, ast.BinOp) and isinstance(n.op, (ast.Div, ast.FloorDiv, ast.Mod)):
+            ops.append(n.right)
+        elif isinstance(n, ast.Call) and isinstance(n.func, ast.Attribute):
+            on_torch = dotted(n.func.value) == "torch"
+            if n.func.attr in _DIVIDES and len(n.args) >= (2 if on_torch else 1):
+                ops.append(n.args[1 if on_torch else 0])
+            elif n.func.attr in _SINGULAR:
+                ops.append(n.args[0] if on_torch and n.args else n.func.value if not on_torch else n)
+        for op in ops:
+            reads = {x.id for x in ast.walk(op) if isinstance(x, ast.Name)}
+            if op is not n and not isinstance(op, ast.Constant) and reads & set(names) \
+                    and "\n" not in segment(lines, op):
+                found.append(op)
+    # the outermost only: `1 / (n * d)` stands `n * d` in, not `n` within it too
+    return [op for op in found if not any(o is not op and any(x is op for x in ast.walk(o)) for o in found)]
+
+
+def _replaced_arg(lines: list[str], node: ast.AST, parts: list[tuple[ast.AST, str]]) -> str:
+    """`_arg` of `node` with each of `parts`' nodes replaced by its text."""
+    start, end = node_span(node)
+    spans = [(*node_span(n), text) for n, text in parts]
+    text = "\n".join(replace_spans(lines, start[0], end[0], [(start, start, "\0"), (end, end, "\1")] + spans))
+    text = text[text.index("\0") + 1:text.index("\1")]
+    return f"({text})" if isinstance(node, (ast.Tuple, ast.NamedExpr, ast.Starred, ast.Yield)) else text
 
 
 def _test_names(test: ast.AST) -> list[str]:
