@@ -57,7 +57,13 @@ In the order they are offered (most likely to be the author's intent first):
    `_early_return_refusal`). `torch.where` lets no NaN or inf of
    the side it does not select through in the forward pass (in backward it does: an inf in the unselected side, `x / 0`, makes a
    NaN gradient; the proof compares the gradients on every shape case and on the guard inputs,
-   and refuses that).
+   and refuses that). So where the `if` side divides by, or takes the log or root of, an
+   operand that reads a name of the test (`freq`, `valid.sum()`), which the test may be what
+   keeps from 0, 1 stands in for that operand where the test fails: `safe_operand =
+   torch.where(test, valid.sum(), torch.ones_like(valid.sum()))`, then `loss / safe_operand`
+   selected. The shape cases rarely reach that 0 (a loss capped under `if freq > r * pix:`, at
+   freq == pix == 0 when an estimate equals its target, was verified in the plain form and gave
+   NaN in every gradient there), so the form is exact by construction, not left to the proof.
    A test or value that reads a name an assignment after it rebinds (posterize's `bits = 8 -
    bits`) is computed first, into a fresh local (`cond1 = bits == 0`), so it keeps the value
    it had at its `if`. An assignment between of the first nonzero index, `position =
