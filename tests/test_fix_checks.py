@@ -520,6 +520,12 @@ def test_no_edit_without_the_name_torch(tmp_path):
     ('f"std evaluated to zero after conversion to {dtype}, leading to division by zero."',
      "std evaluated to zero after conversion to ..., leading to division by zero."),
     ('"%d values out of range (%.2f%%)" % (n, p)', "... values out of range (...%)"),
+    # focal-frequency-loss's: the clause of values goes whole, not "but got Min: ... Max"
+    ("'The values of spectrum weight matrix should be in the range [0, 1], ' 'but got Min: %.10f Max: %.10f' "
+     "% (weight_matrix.min().item(), weight_matrix.max().item())",
+     "The values of spectrum weight matrix should be in the range [0, 1]"),
+    # (not inside a bracket: "[0, 1]" is not a clause)
+    ('f"values must lie in [0, 1] and got {lo} to {hi}"', "values must lie in [0, 1] and got ... to ..."),
     ('f"{x}"', "ValueError: (x < 0).any()"),
     ('x', "ValueError: (x < 0).any()"),
     (None, "ValueError: (x < 0).any()"),

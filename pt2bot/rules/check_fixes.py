@@ -67,7 +67,9 @@ still breaks, and the proof refuses the edit for that model).
 The assertion's message must be a constant string (formatting a tensor into a string breaks
 the graph). It is the literal text of the original message (f-string, `.format`, `%`, `+`),
 cut after the last full sentence before the first value formatted into it ("Gamma must be
-non-negative. Got {gamma}" -> "Gamma must be non-negative."); with no full sentence there, each
+non-negative. Got {gamma}" -> "Gamma must be non-negative."), or before the clause that holds
+several values ("... in the range [0, 1], but got Min: %.10f Max: %.10f" -> "... in the range
+[0, 1]"); with no full sentence there, each
 value is written "..." and one at the end is dropped with the punctuation before it ("std
 evaluated to zero after conversion to {dtype}, leading to division by zero." -> "std evaluated
 to zero after conversion to ..., leading to division by zero."; "Bad value: {x}" -> "Bad
@@ -341,8 +343,14 @@ def message_of(node: ast.AST | None, fallback: str) -> str:
     first = text.find(_HOLE)
     if first >= 0:
         ends = [m.end() for m in re.finditer(r"[.!?](?=\s|$)", text[:first])]
+        comma = text.rfind(", ", 0, first)
         if ends:
             text = text[:ends[-1]]
+        elif comma > 0 and len(text[:comma].split()) >= 3 and text.count(_HOLE) > 1 and all(
+                text[:comma].count(o) == text[:comma].count(c) for o, c in ("[]", "()")):
+            # a clause that only reports the values ("..., but got Min: {a} Max: {b}") goes
+            # whole: its labels without their values read cut ("but got Min: ... Max")
+            text = text[:comma]
         else:
             # a value that ends a sentence takes its full stop into the "...": "t1={t1}." ->
             # "t1=...", not "t1=...."
