@@ -211,6 +211,44 @@ def test_torchs_note_on_or_and_goes_only_where_the_line_joins_with_them(tmp_path
     assert any(h.startswith(note) for b in got for h in b.hints), [b.hints for b in got]
 
 
+def test_torchs_advice_to_apply_a_transform_always_goes_only_where_the_block_is_one(tmp_path):
+    """torch's hint "For the common pattern `if tensor_cond: x = transform(x)` ..., consider
+    making the code branchless by always applying the transform" went onto a check that raises
+    (llama2.c's `if not torch.isfinite(h).all(): raise RuntimeError(...)`), where there is no
+    transform to apply always. Real dynamo, through the break pass."""
+    import importlib.util
+
+    import torch
+
+    from pt2bot.testing import graph_breaks
+
+    (tmp_path / "pyproject.toml").write_text("")
+    src = tmp_path / "checks.py"
+    src.write_text(textwrap.dedent("""\
+        import torch
+
+
+        def check(h):
+            if not torch.isfinite(h).all():
+                raise RuntimeError("non-finite hidden states")
+            return h * 2
+
+
+        def clamp(h):
+            if torch.isnan(h).any():
+                h = torch.nan_to_num(h)
+            return h * 2
+        """))
+    spec = importlib.util.spec_from_file_location("transform_hints", src)
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    note = "For the common pattern `if tensor_cond: x = transform(x)`"
+    (b,) = graph_breaks(mod.check, torch.zeros(3), user_code=str(tmp_path))
+    assert b.gb == "GB0170" and not [h for h in b.hints if h.startswith(note)], b.hints
+    (b,) = graph_breaks(mod.clamp, torch.zeros(3), user_code=str(tmp_path))
+    assert any(h.startswith(note) for h in b.hints), b.hints
+
+
 def test_an_export_failure_in_a_package_says_where_in_it(tmp_path):
     """A new user's review said base's export failed 'on "return torch.sigmoid(self.tab(...))"',
     their line, where the library's `if` that line reached was what failed. Real export, with a

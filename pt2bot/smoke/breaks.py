@@ -107,7 +107,8 @@ def collect_breaks(events: TraceCollector, paths: RepoPaths, locate: bool = True
                 "function": func,
                 "source": source,
                 "reason": pb.reason, "explanation": explanation,
-                "hints": [h for h in pb.hints if _applies(h, source)],
+                "hints": [h for h in pb.hints if _applies(h, source, paths.source_line(path, line + 1)
+                                                          if line else "")],
                 "url": pb.url, "count": 1, "in_loop": pb.in_loop, "user_stack": stack,
             }
             if reported is not None:
@@ -127,15 +128,20 @@ def collect_breaks(events: TraceCollector, paths: RepoPaths, locate: bool = True
 # torch adds this note to every branch on an `any()`/`all()`, whether or not the line joins
 # anything with `or`/`and`: on `if unseen.any():` it read as pt2bot's claim about the line
 _OR_AND_NOTE = "Note: Python `or`/`and` between tensor expressions"
+_TRANSFORM_NOTE = "For the common pattern `if tensor_cond: x = transform(x)`"
 
 
-def _applies(hint: str, source: str) -> bool:
+def _applies(hint: str, source: str, after: str = "") -> bool:
     """Whether torch's `hint` can be about the break's line: the note on `or`/`and` not where
-    the line is a whole `if`/`while` header (it ends in its colon) with neither word."""
-    if not hint.startswith(_OR_AND_NOTE):
-        return True
+    the line is a whole `if`/`while` header (it ends in its colon) with neither word; the advice
+    on `if tensor_cond: x = transform(x)` not where the `if`'s block (`after`, its next line)
+    leaves it (`raise`, `return`): a check that raises has no transform to apply always."""
     text = source.split("#")[0].strip()
     whole = text.startswith(("if ", "elif ", "while ")) and text.endswith(":")
+    if hint.startswith(_TRANSFORM_NOTE):
+        return not (whole and re.match(r"(raise|return|assert|break|continue)\b", after.strip()))
+    if not hint.startswith(_OR_AND_NOTE):
+        return True
     return not whole or re.search(r"\b(or|and)\b", text) is not None
 
 

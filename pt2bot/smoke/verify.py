@@ -1293,7 +1293,7 @@ def judge(head: Mapping[str, Any], cand: Mapping[str, Any], targets: Sequence[Ma
         if not any(r.get("raised") and (not raises or r.get("raised_type") in raises) for r in rows):
             args = ", ".join(dict.fromkeys(f"`{r.get('argument')}`" for r in rows))
             what = f" {' or '.join(sorted(raises))}" if raises else ""
-            unexercised.append(f"head never raised{what} on {GUARD_WORDS.get(kind, kind)} in {args}: "
+            unexercised.append(f"head never raised{what} on {_injected_words(kind, rows)} in {args}: "
                                "the check is not exercised")
     head_acc = {json.dumps(r.get("shape"), sort_keys=True): r.get("match")
                 for r in head.get("accuracy") or ()}
