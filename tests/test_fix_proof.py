@@ -52,6 +52,18 @@ class Tokens(nn.Module):
         if torch.isnan(h).any():
             h = torch.nan_to_num(h)
         return h.relu()
+
+
+class Table(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.register_buffer("table", torch.randn(10, 8))
+
+    def forward(self, ids):
+        h = self.table[ids]
+        if torch.isnan(h).any():
+            h = torch.nan_to_num(h)
+        return h.relu()
 """
 
 CONFIG = """\
@@ -68,12 +80,17 @@ models:
     inputs: [{name: ids, shape: [batch, 3], dtype: int64, high: 10}]
     shapes: {batch: [2]}
     export: false
+  - name: table
+    entry: pkg.net:Table
+    inputs: [{name: ids, shape: [batch, 3], dtype: int64, high: 10}]
+    shapes: {batch: [2]}
+    export: false
 run: {backend: eager, latency: false, timeout_s: 120}
 fixes: {budget_s: 240}
 """
 
 BRANCH, MEAN = 12, 14           # the lines of the two breaks in Net.forward
-TOKEN_BRANCH = 25
+TOKEN_BRANCH, TABLE_BRANCH = 25, 37
 NAN_BREAK = {"kind": "break", "model": "net", "path": "pkg/net.py", "line": BRANCH,
              "gb": "GB0170", "gb_type": "Data-dependent branching"}
 MEAN_BREAK = {"kind": "break", "model": "net", "path": "pkg/net.py", "line": MEAN,
@@ -164,18 +181,41 @@ def test_the_loop_accepts_right_fixes_and_rejects_wrong_ones(repo, tmp_path):
 
 @pytest.mark.torch
 def test_a_guard_the_inputs_cannot_reach_is_no_verified_fix(repo, tmp_path):
-    """Tokens.forward takes integer ids: no argument of the function can hold a NaN, so the
-    branchless form is not posted, however equal it is on the ids."""
-    cand = Candidate(code="PTC201", path="pkg/net.py", start_line=TOKEN_BRANCH,
-                     end_line=TOKEN_BRANCH + 1, lines=("        h = torch.nan_to_num(h)",),
+    """Table.forward takes integer ids and looks them up in a buffer: nothing it takes or
+    holds can carry a NaN to the test, so the branchless form is not posted, however equal it
+    is on the ids."""
+    cand = Candidate(code="PTC201", path="pkg/net.py", start_line=TABLE_BRANCH,
+                     end_line=TABLE_BRANCH + 1, lines=("        h = torch.nan_to_num(h)",),
                      title="branchless", safe=False, guards=("nan",))
     p = Proposal(cid="c0", cand=cand, original=NET, patched=apply_candidate(NET, cand),
                  findings=[], targets=[])
-    target = {**NAN_BREAK, "model": "tokens", "line": TOKEN_BRANCH}
-    [verdict] = prove(repo, tmp_path, "tokens", [(p, [target])]).values()
+    target = {**NAN_BREAK, "model": "table", "line": TABLE_BRANCH}
+    [verdict] = prove(repo, tmp_path, "table", [(p, [target])]).values()
     assert verdict["accepted"] is False
     assert verdict["reason"] == ("the guard's case (NaN) cannot be reached: no tensor argument "
-                                 "of Tokens.forward can hold NaN")
+                                 "of Table.forward can hold NaN")
+
+
+@pytest.mark.torch
+def test_a_nan_in_an_intermediate_fed_by_ids_comes_from_the_weights(repo, tmp_path):
+    """Tokens.forward's `h` comes from an embedding of integer ids: no argument can hold a
+    NaN, but the embedding's weights can (one entry NaN, then all), and the guard is compared
+    there: the case the proof could not reach before, a NaN check on a hidden state of a
+    language model fed token ids."""
+    cand = Candidate(code="PTC201", path="pkg/net.py", start_line=TOKEN_BRANCH,
+                     end_line=TOKEN_BRANCH + 1, lines=("        h = torch.nan_to_num(h)",),
+                     title="branchless", safe=False, guards=("nan",))
+    deleted = Candidate(code="PTC201", path="pkg/net.py", start_line=TOKEN_BRANCH,
+                        end_line=TOKEN_BRANCH + 1, lines=("        pass",),
+                        title="deleted", safe=False, guards=("nan",))
+    items = [(Proposal(cid=c.title, cand=c, original=NET, patched=apply_candidate(NET, c),
+                       findings=[], targets=[]), [{**NAN_BREAK, "model": "tokens", "line": TOKEN_BRANCH}])
+             for c in (deleted, cand)]
+    verdicts = prove(repo, tmp_path, "tokens", items)
+    assert verdicts["deleted"]["accepted"] is False, verdicts["deleted"]
+    assert verdicts["deleted"]["reason"].startswith("differs from head on an input with NaN in `the model's weights`")
+    assert verdicts["branchless"]["accepted"] is True, verdicts["branchless"]
+    assert "equal with NaN in the model's weights injected" in verdicts["branchless"]["evidence"]
 
 
 @pytest.mark.torch

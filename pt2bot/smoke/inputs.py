@@ -321,6 +321,37 @@ def forget_state(model: Any) -> None:
     _BUILT_PARAMS.pop(id(model), None)
 
 
+@contextlib.contextmanager
+def special_weights(model: Any, kind: str | None, pattern: str) -> Iterator[bool]:
+    """Inside, every call that starts from the model's state as built (`start_call`) starts
+    from its floating parameters holding NaN (`kind` "nan") or inf: the first entry of each
+    (`pattern` "one") or all of them ("all"); after, from them as built again. A NaN in a
+    hidden state fed by token ids (llama2.c's `if not torch.isfinite(h).all(): raise ...`) is
+    reached no other way: no argument of the function can hold one. Yields False, and changes
+    nothing, for no kind, or where `zero_weights` would."""
+    built = id(model)
+    kept = _BUILT_PARAMS.get(built)
+    if kind is None or not kept:
+        yield False
+        return
+    value = float("nan") if kind == "nan" else float("inf")
+    special = []
+    for p, saved in kept:
+        v = saved.clone()
+        if v.is_floating_point() and v.numel():
+            if pattern == "all" or v.dim() == 0:
+                v.fill_(value)
+            else:
+                v[(0,) * v.dim()] = value
+        special.append((p, v))
+    _BUILT_PARAMS[built] = special
+    try:
+        yield True
+    finally:
+        _BUILT_PARAMS[built] = kept
+        restore_state(model)
+
+
 def _plain_tensors(module: Any) -> dict[str, Any]:
     """A module's own attributes that hold a tensor outside its parameters and buffers."""
     import torch

@@ -535,6 +535,10 @@ class Injection:
     # before it (building the wrapper, the model's own code) is not held against a loop
     time_limit: float | None = None
     first_call: float | None = None
+    # the kind ("nan", "inf") put into the model's weights for the run instead of an argument
+    # (pt2bot/smoke/inputs.py `special_weights`), `pattern` saying how: where no argument can
+    # hold it (token ids), the weights carry it into the intermediate the guarded code tests
+    weights: str | None = None
 
 
 class GuardOverrun(Overrun):

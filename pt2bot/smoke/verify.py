@@ -68,7 +68,7 @@ from pt2bot.smoke.export import measure_export
 from pt2bot.smoke.inputs import (CaseInputs, build_inputs, build_model, call_mode, compare_outputs,
                                  flatten_outputs, forward_params, infer_dims, remember_state,
                                  module_scalars, run_forward, seed_all, start_call, tolerances,
-                                 zero_weights)
+                                 special_weights, zero_weights)
 from pt2bot.smoke.location import ModelError, RepoPaths
 from pt2bot.smoke.ops import eager_frames
 from pt2bot.smoke.matrix import compile_configured, measure_matrix, varying_dims
@@ -807,7 +807,7 @@ def guard_checks(model: Any, case: CaseInputs, paths: RepoPaths, kinds: Sequence
                  head_swap: Swap, cand_swap: Swap, tolerance: Any,
                  head_cache: GuardCache, *,
                  compiled: bool = False, watch: int | None = None,
-                 prefer: tuple[str, ...] = (), equal: Sequence[str] = (),
+                 prefer: tuple[str, ...] = (), equal: Sequence[str] = (), block: int | None = None,
                  on_stage: Callable[[str | None], None] = lambda _stage: None) -> list[dict[str, Any]]:
     """Head and the patched code on inputs with each guarded special value, injected into
     the tensor arguments of the function the edit is in, and one level into its tuple, named
@@ -827,6 +827,9 @@ def guard_checks(model: Any, case: CaseInputs, paths: RepoPaths, kinds: Sequence
     or a dict argument) of those names are tried first, before the others in order.
     `equal`: for the kind "equal", the pairs of arguments a test of the replaced code compares
     (`equal_tests`); a pair that is not two tensor arguments alike is no input, and no row.
+    `block`: the first line of the block of the `if` the edit replaces, where there is one: a NaN
+    or an inf no argument can hold is put into the model's weights instead (`_weights_guards`),
+    and such an input counts only where head entered that block on it or raised.
     `on_stage`: told when head's own run on a guard input starts (and None when it ends), so
     that a run past the candidate's time is blamed on head where head's run hangs (a solver
     whose state holds -1 or 1e6 may never end), not on the patch."""
@@ -902,6 +905,10 @@ def guard_checks(model: Any, case: CaseInputs, paths: RepoPaths, kinds: Sequence
                 if compiled and row["match"]:
                     pending.append((row, Injection(kind, pattern, arg, prefer=prefer), head_out))
                 out.append(row)
+        if not any(r["kind"] == kind for r in out) and kind in WEIGHT_KINDS \
+                and not any(u["kind"] == kind for u in unfinished):
+            out += _weights_guards(model, case, paths, kind, head_swap, cand_swap, tolerance, head_cache,
+                                   block, run_s, on_stage, pending if compiled else None)
         if not any(r["kind"] == kind for r in out) and kind != EQUAL:
             out.append({"kind": kind, "hit": False, "match": None, "message": (
                 f"head's own run did not end on any input with {GUARD_WORDS.get(kind, kind)} "
@@ -950,6 +957,63 @@ def _versus(head_out: Any, got: Any, tolerance: Any, *, same_type: bool = True,
                            tolerance)
 
 
+# the kinds a model's weights can carry into an intermediate where no argument holds them
+WEIGHT_KINDS = frozenset({"nan", "inf"})
+WEIGHTS = "the model's weights"
+
+
+def _weights_guards(model: Any, case: CaseInputs, paths: RepoPaths, kind: str, head_swap: Swap,
+                    cand_swap: Swap, tolerance: Any, head_cache: GuardCache, block: int | None,
+                    run_s: float, on_stage: Callable[[str | None], None],
+                    pending: list[Any] | None) -> list[dict[str, Any]]:
+    """Head and the patched code with `kind` in every floating parameter of the model
+    (`special_weights`), where no argument of the function can hold it: a NaN check on a hidden
+    state of a model fed token ids is reached that way or not at all. A row per pattern on
+    which head entered the replaced `if`'s block (line `block`) or raised, the value then
+    having reached the test (`hit`), with argument "the model's weights"; appended to
+    `pending` for the compiled runs where those are asked for. None without a block to watch:
+    an input that changes the weights everywhere shows nothing unless it reached the test."""
+    rows: list[dict[str, Any]] = []
+    if block is None:
+        return rows
+    watch = block
+    for pattern in guard_patterns(kind):
+        key = (kind, pattern, WEIGHTS, watch)
+        if key not in head_cache:
+            inj = Injection(WATCH_ONLY, pattern, 0, watch=watch, time_limit=run_s, weights=kind)
+            on_stage(f"head's own run with {GUARD_WORDS.get(kind, kind)} in {WEIGHTS}")
+            try:
+                with special_weights(model, kind, pattern), injecting(head_swap, inj), call_mode(), \
+                        defined_memory():
+                    result = _try_forward(model, case, paths)
+            except GuardOverrun as e:
+                result = e
+            on_stage(None)
+            head_cache[key] = (inj, result)
+        head_inj, head_out = head_cache[key]
+        # reached: head entered the block (the value made the test hold) or raised, and ended
+        if isinstance(head_out, GuardOverrun) or not (head_inj.reached or isinstance(head_out, BaseException)):
+            continue
+        inj = Injection(WATCH_ONLY, pattern, 0, time_limit=run_s, weights=kind)
+        try:
+            with special_weights(model, kind, pattern), injecting(cand_swap, inj), call_mode(), defined_memory():
+                got = _try_forward(model, case, paths)
+        except GuardOverrun as e:
+            got = e
+        row: dict[str, Any] = {"kind": kind, "pattern": pattern, "arg": -1, "argument": WEIGHTS,
+                               "hit": True, "weights": True,
+                               "raised": isinstance(head_out, BaseException),
+                               "raised_type": getattr(head_out, "exc_type", None),
+                               "reached": head_inj.reached,
+                               **(_versus(head_out, got, tolerance) if not isinstance(got, GuardOverrun)
+                                  else {"match": False, "message": f"head's run ends, the patched "
+                                        f"model's was still running after {run_s:.3g} s"})}
+        if pending is not None and row["match"]:
+            pending.append((row, Injection(WATCH_ONLY, pattern, 0, weights=kind), head_out))
+        rows.append(row)
+    return rows
+
+
 def _compiled_guards(model: Any, case: CaseInputs, paths: RepoPaths, cand_swap: Swap,
                      runs: Sequence[tuple[Injection, Any]], tolerance: Any, *, keep: bool = False
                      ) -> list[dict[str, Any]]:
@@ -979,7 +1043,8 @@ def _compiled_guards(model: Any, case: CaseInputs, paths: RepoPaths, cand_swap: 
                 injector(cand_swap, compiled=True) as inject, call_mode(), defined_memory():
             for inj, head_out in runs:
                 inject.use(inj)
-                got = _try_forward(compiled, case, paths)
+                with special_weights(model, inj.weights, inj.pattern):
+                    got = _try_forward(compiled, case, paths)
                 # any exception counts: a check kept in compiled code as `torch._assert_async`
                 # raises a RuntimeError where eager raises the check's own ValueError
                 res = _versus(head_out, got, tolerance, same_type=False)
@@ -1288,9 +1353,12 @@ def judge(head: Mapping[str, Any], cand: Mapping[str, Any], targets: Sequence[Ma
     for kind in sorted({str(r.get("kind")) for r in hit} & RAISING_GUARDS):
         rows = [r for r in hit if r.get("kind") == kind]
         # the check's own exception, where the replaced text names it: an IndexError of an
-        # embedding fed -1 is head raising, but not the check being exercised
+        # embedding fed -1 is head raising, but not the check being exercised. Any guard input
+        # may be the one that makes head raise it: a check for non-finite hidden states of a
+        # model fed token ids raises on NaN weights, not on ids out of range
         raises = set(cand.get("raises") or ())
-        if not any(r.get("raised") and (not raises or r.get("raised_type") in raises) for r in rows):
+        if not any(r.get("raised") and r.get("raised_type") in raises for r in hit) and \
+                not any(r.get("raised") and (not raises or r.get("raised_type") in raises) for r in rows):
             args = ", ".join(dict.fromkeys(f"`{r.get('argument')}`" for r in rows))
             what = f" {' or '.join(sorted(raises))}" if raises else ""
             unexercised.append(f"head never raised{what} on {_injected_words(kind, rows)} in {args}: "
@@ -1839,9 +1907,12 @@ def _detail(row: Mapping[str, Any]) -> str:
 def _injected_words(kind: str, hit: Sequence[Mapping[str, Any]]) -> str:
     """What was injected for one guard kind: for a check that raises, the values that went in
     (integer labels get no NaN, a mask only all off and all on), in the order they are tried."""
+    rows = [r for r in hit if r.get("kind") == kind]
+    if rows and all(r.get("weights") for r in rows):
+        return f"{GUARD_WORDS.get(kind, kind)} in {WEIGHTS}"
     if kind != "invalid":
         return GUARD_WORDS.get(kind, kind)
-    went = {str(r.get("pattern")) for r in hit if r.get("kind") == kind}
+    went = {str(r.get("pattern")) for r in rows}
     values = [PATTERN_WORDS[p] for p in guard_patterns(kind) if p in went]
     return f"values a check refuses ({', '.join(values)})" if values else GUARD_WORDS[kind]
 
@@ -1992,6 +2063,15 @@ def _ifs(original: str) -> tuple[Any, ...]:
     return tuple(n for n in ast.walk(tree) if isinstance(n, ast.If))
 
 
+def _if_block(original: str, edit: Edit) -> int | None:
+    """The first line of the block of the `if` the edit starts on (head's text), where the
+    block starts below the header; None for any other edit."""
+    node = _if_at(original, edit.start_line)
+    if node is None or node.body[0].lineno <= (node.test.end_lineno or node.lineno):
+        return None
+    return node.body[0].lineno
+
+
 def _if_at(original: str, line: int) -> Any:
     """The `if` statement (or `elif`) of head's text on `line`, or after it past blank and
     comment lines only (an edit may start on the comment above the `if`), or None."""
@@ -2132,7 +2212,7 @@ def guard_gradients(model: Any, case: CaseInputs, paths: RepoPaths, rows: Sequen
     ...}` of the input that differed, else of the last compared; None when none was. `skip`:
     the watched line is the first of a block the edit drops the test of (`_dropped_test`), so
     a row that did not reach it is an input on which head skipped the block (`skipped`)."""
-    picked = [r for r in rows if r.get("hit") and r.get("match") and not r.get("raised")
+    picked = [r for r in rows if r.get("hit") and r.get("match") and not r.get("raised") and not r.get("weights")
               and not r.get("compiled")][:GRADIENT_GUARDS]
     last: dict[str, Any] | None = None
     for r in picked:
@@ -2729,7 +2809,7 @@ def _measure_candidate(cand: Mapping[str, Any], edit: Edit, model: Any, cases: l
                     measured["guards"] = guard_checks(
                         model, cases[0], paths, kinds, head_swap, swap, model_spec.get("tolerance"),
                         cache, compiled=compiled, watch=watch, prefer=prefer, equal=equal,
-                        on_stage=at_stage)
+                        block=_if_block(original, edit), on_stage=at_stage)
                     # (a guard no argument can carry is judged apart: the rest still runs)
                     ok = all(g.get("match") for g in measured["guards"] if g.get("hit"))
                     # (an edit that asks `is_compiling()` leaves eager, and its backward, as head's)
