@@ -463,6 +463,36 @@ def test_export_disabled_in_the_config_derives_nothing() -> None:
     assert a["compile"]["compiles_before"] == 2 and a["compile"]["method"] is None
 
 
+def test_an_export_stopped_by_the_pull_request_is_no_new_advice() -> None:
+    """llama2.c (recorded): base's advice bounded `seq` by the position table (`max=16`,
+    exported); a PR's check on the hidden states stops head's export before the dims, and the
+    summary showed "Shape advice (changed by this pull request)" with `seq` "dynamic, any size"
+    and a pt2bot.yml snippet. With no recompile to answer, it says why there is nothing new."""
+    from pt2bot.reportdata import ModelDelta
+    from pt2bot.report.summary import shape_advice_blocks
+
+    any_size = {"min": None, "max": None, "multiple_of": None}
+    head = {"export": {"ok": False, "kind": "data_dependent", "path": "model.py", "line": 260,
+                       "dynamic_shapes": {"tokens": {"0": {"name": "batch", **any_size},
+                                                     "1": {"name": "seq", **any_size}}}},
+            "compile": {"method": "mark_dynamic", "compiles_before": 2, "compiles_after": 2}}
+    base = {"export": {"ok": True, "suggested": ["seq = Dim('seq', max=16)"],
+                       "dynamic_shapes": {"tokens": {"0": {"name": "batch", **any_size},
+                                                     "1": {"name": "seq", **dict(any_size, max=16)}}}},
+            "compile": {"method": "mark_dynamic", "compiles_before": 1, "compiles_after": 1}}
+    m = ModelDelta(name="transformer", head={"recompiles": {"count": 0}},
+                   shape_advice={"head": head, "base": base, "changed": True})
+    [line] = shape_advice_blocks(m)
+    assert line == ("ℹ️ Shape advice not derived again: head's export stops first at `model.py:260`, "
+                    "before it reaches the dims; base's exported: `seq = Dim('seq', max=16)`.")
+    # a model that recompiles still gets the advice, which answers that (minGPT's 21 → 9)
+    m = ModelDelta(name="transformer", head={"recompiles": {"count": 3}},
+                   shape_advice={"head": {**head, "compile": {"method": "dynamic=True", "compiles_before": 21,
+                                                              "compiles_after": 9}},
+                                 "base": base, "changed": True})
+    assert "Shape advice (changed by this pull request)" in shape_advice_blocks(m)[0]
+
+
 def test_dims_of_an_export_that_stops_before_them_are_not_advised_as_verified() -> None:
     """minGPT's head (recorded): export stops at a data-dependent branch the pull request adds,
     before the position table that bounds `seq`; "dynamic, any size" is what export was asked

@@ -15,7 +15,7 @@ from pt2bot.report.markdown import code_block, code_inline, details, escape_inli
 MAX_DIMS = 20
 
 
-def _at(x: Mapping[str, Any], word: str = "at") -> str:
+def located_at(x: Mapping[str, Any], word: str = "at") -> str:
     """" at `path:line`" of a located item, else ""."""
     if not x.get("path"):
         return ""
@@ -43,7 +43,7 @@ def dim_line(inp: str, ax: str, e: Mapping[str, Any]) -> str:
     code specialises batch to 4 at `m.py:35`: `y = x.view(4, -1)`"."""
     what = code_inline(f"{inp}.shape[{ax}]", limit=80)
     if e.get("static"):
-        where = _at(e)
+        where = located_at(e)
         src = f": {code_inline(e['source'], limit=200)}" if e.get("source") else ""
         return (f"- {what}: **cannot be dynamic**, "
                 f"{escape_inline(e.get('reason') or 'pinned by the code', limit=200)}{where}{src}")
@@ -51,7 +51,7 @@ def dim_line(inp: str, ax: str, e: Mapping[str, Any]) -> str:
     line = f"- {what}{name}: dynamic, {escape_inline(_range(e), limit=80)}"
     split = e.get("not_one_range")
     if isinstance(split, Mapping):
-        where = f" (branch{_at(split)})" if split.get("path") else ""
+        where = f" (branch{located_at(split)})" if split.get("path") else ""
         line += f"; not one range over the matrix: {escape_inline(split.get('reason') or '', limit=200)}{where}"
     return line
 
@@ -87,7 +87,7 @@ def export_text(advice: Mapping[str, Any]) -> str:
     if e.get("ok") is True:
         return "the advised `dynamic_shapes` exports"
     if e.get("ok") is False:
-        where = _at(e)
+        where = located_at(e)
         return (f"export still fails: {escape_inline(e.get('kind') or 'error', limit=40)}"
                 f"{where}")
     return ""
@@ -103,7 +103,7 @@ def advice_markdown(advice: Mapping[str, Any], title: str = "Shape advice") -> s
         # Export stopped before it could check these dims (minGPT's head: at a data-dependent
         # branch above the position table that bounds `seq`): "any size" is what was asked,
         # not what was verified.
-        lines.insert(0, f"- the dims export was asked for; not verified, export stops first{_at(export)}:")
+        lines.insert(0, f"- the dims export was asked for; not verified, export stops first{located_at(export)}:")
     said = [t for t in (export_text(advice), compiles_text(advice)) if t]
     if said:
         lines.append("- " + "; ".join(said))
@@ -132,7 +132,7 @@ def causes_markdown(causes: Any) -> str:
     for c in list(causes or ())[:20]:
         if not isinstance(c, Mapping):
             continue
-        where = _at(c)
+        where = located_at(c)
         src = f": {code_inline(c['source'], limit=200)}" if c.get("source") else ""
         if c.get("kind") == "static_dim":
             lines.append(f"- {code_inline(c.get('dim') or '?', limit=60)} can no longer be "
@@ -141,10 +141,10 @@ def causes_markdown(causes: Any) -> str:
         else:
             base = c.get("base") or {}
             was = (f"; base failed with {escape_inline(base.get('export_kind') or 'error', limit=40)}"
-                   + _at(base))
+                   + located_at(base))
             lines.append(f"- torch.export fails for a new reason: "
                          f"{escape_inline(c.get('export_kind') or 'error', limit=40)}{where}{src}{was}")
     return "\n".join(lines)
 
 
-__all__ = ["advice_markdown", "causes_markdown", "compiles_text", "dim_line", "dims_markdown"]
+__all__ = ["advice_markdown", "causes_markdown", "compiles_text", "dim_line", "dims_markdown", "located_at"]

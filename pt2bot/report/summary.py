@@ -20,7 +20,7 @@ from typing import Any, Callable, Mapping, Sequence
 from pt2bot import gb as gb_registry
 from pt2bot.report import compile_report
 from pt2bot.report.metrics import compile_line, coverage_line
-from pt2bot.report.shape_advice import advice_markdown, causes_markdown
+from pt2bot.report.shape_advice import advice_markdown, causes_markdown, located_at
 from pt2bot.findings import Finding
 from pt2bot.report.escape import log_line
 from pt2bot.report.markdown import (code_block, code_inline, details, escape_inline, link,
@@ -318,6 +318,20 @@ def shape_advice_blocks(m: ModelDelta) -> list[str]:
         if isinstance(axes, dict) for e in axes.values())
     no_help = isinstance(before, int) and isinstance(after, int) and after >= before \
         and not pinned
+    base = sa.get("base") if isinstance(sa.get("base"), dict) else {}
+    h_export = head.get("export") if isinstance(head.get("export"), dict) else {}
+    b_export = base.get("export") if isinstance(base.get("export"), dict) else {}
+    if sa.get("changed") and h_export.get("ok") is False and b_export.get("ok") is True \
+            and not (recompiling and not no_help):
+        # head's export stops at the pull request's own new failure before it reaches the
+        # dims: its "advice" is the dims it was asked for (llama2.c's `seq`, any size, where
+        # base's export bounded it by the position table), no change of the advice to offer
+        said = [str(s) for s in b_export.get("suggested") or () if isinstance(s, str)][:3]
+        out.append("ℹ️ Shape advice not derived again: head's export stops first"
+                   f"{located_at(h_export)}, before it reaches the dims; base's exported"
+                   + (": " + ", ".join(code_inline(s, limit=120) for s in said) if said else "")
+                   + ".")
+        return out
     if sa.get("changed") or (recompiling and not no_help):
         why = "changed by this pull request" if sa.get("changed") else "the model recompiles"
         out.append(advice_markdown(head, f"Shape advice ({why})"))
