@@ -339,6 +339,17 @@ LIBRARIES: dict[str, str] = {
     # positive key and unpaired or per-sample paired negatives, or the other samples' positives,
     # cross-entropy against the positive's index), held out with it
     "info-nce-pytorch": "info_nce",
+    # held out twenty-ninth: torchdrift (drift detection for a deployed model's features: the
+    # Kolmogorov-Smirnov test per feature, its p-value from a numpy recursion on the statistic's
+    # .item(), Bonferroni-corrected with Python's min; the kernel MMD test with a median-heuristic
+    # lengthscale and a permutation p-value in a Python loop; a PCA reducer fitted by SVD), a
+    # library no benchmark, test or rule of pt2bot had used; added after the rules had been worked
+    # on against all fifty-eight above
+    "torchdrift": "torchdrift",
+    # and torchnmf (non-negative matrix factorization as modules: NMF, NMFD, NMF2D and the PLCA
+    # family reconstruct V from activations H and templates W, by a linear map or a flipped
+    # convolution; beta-divergence and sparseness measures), held out with it
+    "torchnmf": "torchnmf",
 }
 # Reported apart in RESULTS.md (evaluate.py `split`): figures on code the rules were not tuned on.
 # Each library belongs to one batch, named by when it was held out: a batch stops being code
@@ -374,6 +385,7 @@ HELD_OUT_BATCHES: dict[str, frozenset[str]] = {
     "held_out_26": frozenset({"torchgan", "flowtorch"}),
     "held_out_27": frozenset({"tab-transformer-pytorch", "dctorch"}),
     "held_out_28": frozenset({"focal-frequency-loss", "info-nce-pytorch"}),
+    "held_out_29": frozenset({"torchdrift", "torchnmf"}),
 }
 HELD_OUT: frozenset[str] = frozenset().union(*HELD_OUT_BATCHES.values())
 
@@ -9034,3 +9046,315 @@ def _nce_cpc() -> tuple[Any, list[Case]]:
             return total / len(self.pred)
 
     return Net(), [((torch.randn(b, 1, 128),), {}) for b in (2, 3)]
+
+
+# ------------------------------------------------------------ torchdrift (held out, 29)
+# torchdrift's detectors (and its PCA reducer) fitted at construction on reference features of a
+# small network (no weights, no data set), then called on a batch's features as a deployed model
+# monitors itself: the model's output next to the drift score or p-value.
+def _td_mlp(torch: Any, i: int, o: int) -> Any:
+    return torch.nn.Sequential(torch.nn.Linear(i, 32), torch.nn.ReLU(), torch.nn.Linear(32, o))
+
+
+def _td_conv(torch: Any, o: int) -> Any:
+    return torch.nn.Sequential(
+        torch.nn.Conv2d(3, 8, 3, stride=2, padding=1), torch.nn.ReLU(),
+        torch.nn.Conv2d(8, 16, 3, stride=2, padding=1), torch.nn.ReLU(),
+        torch.nn.AdaptiveAvgPool2d(1), torch.nn.Flatten(), torch.nn.Linear(16, o))
+
+
+@spec("torchdrift", "td_ks_score", "a conv classifier whose 8 penultimate features are monitored "
+      "by the KS drift detector (the maximum per-feature KS statistic against 48 reference "
+      "samples, as a score)")
+def _td_ks_score() -> tuple[Any, list[Case]]:
+    torch = _t()
+    torch.manual_seed(0)
+    from torchdrift.detectors import KSDriftDetector
+
+    class Net(torch.nn.Module):
+        def __init__(self) -> None:
+            super().__init__()
+            self.features = _td_conv(torch, 8)
+            self.head = torch.nn.Linear(8, 5)
+            self.detector = KSDriftDetector()
+            with torch.no_grad():
+                self.detector.fit(self.features(torch.rand(48, 3, 16, 16)))
+
+        def forward(self, x: Any) -> Any:
+            f = self.features(x)
+            return self.head(f), self.detector(f)
+
+    return Net(), [((torch.rand(b, 3, 16, 16) * 1.2,), {}) for b in (8, 12)]
+
+
+@spec("torchdrift", "td_ks_pvalue_pca", "an MLP's 16 features reduced to 4 by torchdrift's PCA "
+      "reducer (fitted by SVD on 64 reference samples), then the KS detector's Bonferroni "
+      "p-value (return_p_value=True)")
+def _td_ks_pvalue() -> tuple[Any, list[Case]]:
+    torch = _t()
+    torch.manual_seed(0)
+    from torchdrift.detectors import KSDriftDetector
+    from torchdrift.reducers import PCAReducer
+
+    class Net(torch.nn.Module):
+        def __init__(self) -> None:
+            super().__init__()
+            self.enc = _td_mlp(torch, 10, 16)
+            self.cls = torch.nn.Linear(16, 3)
+            self.reducer = PCAReducer(n_components=4)
+            self.detector = KSDriftDetector(return_p_value=True)
+            with torch.no_grad():
+                self.detector.fit(self.reducer.fit(self.enc(torch.randn(64, 10))))
+
+        def forward(self, x: Any) -> Any:
+            h = self.enc(x)
+            p = self.detector(self.reducer(h))
+            return self.cls(h), torch.as_tensor(p)
+
+    return Net(), [((torch.randn(b, 10) + 0.5,), {}) for b in (16, 24)]
+
+
+@spec("torchdrift", "td_mmd_score", "a sentence encoder (EmbeddingBag, MLP) whose embeddings are "
+      "scored by the kernel MMD detector with the default Gaussian kernel (lengthscale the median "
+      "pairwise distance), no p-value")
+def _td_mmd_score() -> tuple[Any, list[Case]]:
+    torch = _t()
+    torch.manual_seed(0)
+    from torchdrift.detectors import KernelMMDDriftDetector
+
+    class Net(torch.nn.Module):
+        def __init__(self) -> None:
+            super().__init__()
+            self.emb = torch.nn.EmbeddingBag(100, 16, mode="mean")
+            self.proj = _td_mlp(torch, 16, 8)
+            self.detector = KernelMMDDriftDetector()
+            with torch.no_grad():
+                self.detector.fit(self.proj(self.emb(torch.randint(0, 50, (40, 6)))))
+
+        def forward(self, tokens: Any) -> Any:
+            z = self.proj(self.emb(tokens))
+            return z, self.detector(z)
+
+    return Net(), [((torch.randint(30, 100, (b, 6)),), {}) for b in (10, 14)]
+
+
+@spec("torchdrift", "td_mmd_pvalue", "a tabular regressor monitored by the kernel MMD test's "
+      "permutation p-value (n_perm=16: a Python loop of randperm re-indexing the kernel matrix, "
+      "counting statistics above the observed one)")
+def _td_mmd_pvalue() -> tuple[Any, list[Case]]:
+    torch = _t()
+    torch.manual_seed(0)
+    from torchdrift.detectors import KernelMMDDriftDetector
+
+    class Net(torch.nn.Module):
+        def __init__(self) -> None:
+            super().__init__()
+            self.body = _td_mlp(torch, 6, 4)
+            self.out = torch.nn.Linear(4, 1)
+            self.detector = KernelMMDDriftDetector(return_p_value=True, n_perm=16)
+            with torch.no_grad():
+                self.detector.fit(self.body(torch.randn(24, 6)))
+
+        def forward(self, x: Any) -> Any:
+            h = self.body(x)
+            return self.out(h), self.detector(h)
+
+    return Net(), [((torch.randn(b, 6) * 2,), {}) for b in (8, 12)]
+
+
+@spec("torchdrift", "td_kernels_monitor", "a conv autoencoder's latent codes checked against the "
+      "reference with the functional kernel_mmd under an exponential kernel (median lengthscale) "
+      "and a rational-quadratic kernel with a fixed lengthscale (alpha 2), the two scores summed")
+def _td_kernels() -> tuple[Any, list[Case]]:
+    torch = _t()
+    torch.manual_seed(0)
+    from torchdrift.detectors.mmd import ExpKernel, RationalQuadraticKernel, kernel_mmd
+
+    class Net(torch.nn.Module):
+        def __init__(self) -> None:
+            super().__init__()
+            self.enc = _td_conv(torch, 6)
+            self.dec = torch.nn.Linear(6, 3 * 16 * 16)
+            with torch.no_grad():
+                self.register_buffer("ref", self.enc(torch.rand(32, 3, 16, 16)))
+            self.k_exp = ExpKernel()
+            self.k_rq = RationalQuadraticKernel(lengthscale=0.5, alpha=2.0)
+
+        def forward(self, x: Any) -> Any:
+            z = self.enc(x)
+            rec = torch.sigmoid(self.dec(z)).view_as(x)
+            drift = (kernel_mmd(z, self.ref, n_perm=None, kernel=self.k_exp)
+                     + kernel_mmd(z, self.ref, n_perm=None, kernel=self.k_rq))
+            return rec, drift
+
+    return Net(), [((torch.rand(b, 3, 16, 16),), {}) for b in (6, 9)]
+
+
+@spec("torchdrift", "td_ks_functional", "a sequence model (GRU over 12 steps) whose final hidden "
+      "states are compared with the reference per feature by ks_two_sample_multi_dim, the "
+      "per-feature KS statistics returned with a drift flag from the mean statistic")
+def _td_ks_functional() -> tuple[Any, list[Case]]:
+    torch = _t()
+    torch.manual_seed(0)
+    from torchdrift.detectors import ks_two_sample_multi_dim
+
+    class Net(torch.nn.Module):
+        def __init__(self) -> None:
+            super().__init__()
+            self.rnn = torch.nn.GRU(4, 8, batch_first=True)
+            self.head = torch.nn.Linear(8, 2)
+            with torch.no_grad():
+                self.register_buffer("ref", self.rnn(torch.randn(30, 12, 4))[1][-1])
+
+        def forward(self, seq: Any) -> Any:
+            h = self.rnn(seq)[1][-1]
+            ks = ks_two_sample_multi_dim(h, self.ref)
+            return self.head(h), ks, ks.mean() > 0.5
+
+    return Net(), [((torch.randn(b, 12, 4) * 1.5,), {}) for b in (10, 16)]
+
+
+# ------------------------------------------------------------ torchnmf (held out, 29)
+# torchnmf's modules as non-negative decoders (their W a parameter made at construction from a
+# shape, the activations H computed by a small encoder and passed to forward), scored with the
+# library's beta-divergences, as an NMF autoencoder trains.
+@spec("torchnmf", "nmf_autoencoder", "an MLP encoder giving non-negative activations (softplus), "
+      "torchnmf's NMF as the decoder (W 20x5), the generalized KL divergence (beta_div, beta=1) "
+      "to the input")
+def _nmf_ae() -> tuple[Any, list[Case]]:
+    torch = _t()
+    torch.manual_seed(0)
+    from torchnmf.metrics import beta_div
+    from torchnmf.nmf import NMF
+
+    class Net(torch.nn.Module):
+        def __init__(self) -> None:
+            super().__init__()
+            self.enc = torch.nn.Sequential(torch.nn.Linear(20, 16), torch.nn.ReLU(),
+                                           torch.nn.Linear(16, 5), torch.nn.Softplus())
+            self.nmf = NMF(W=(20, 5))
+
+        def forward(self, v: Any) -> Any:
+            h = self.enc(v)
+            rec = self.nmf(H=h)
+            return rec, beta_div(rec, v, beta=1)
+
+    return Net(), [((torch.rand(b, 20),), {}) for b in (4, 7)]
+
+
+@spec("torchnmf", "nmfd_spectrogram", "a magnitude-spectrogram model: a conv encoder gives "
+      "activations over time (ReLU), NMFD convolves them with 6-frame templates (W 16x4x6), "
+      "scored by the Itakura-Saito divergence (beta_div, beta=0)")
+def _nmfd_spec() -> tuple[Any, list[Case]]:
+    torch = _t()
+    torch.manual_seed(0)
+    from torchnmf.metrics import beta_div
+    from torchnmf.nmf import NMFD
+
+    class Net(torch.nn.Module):
+        def __init__(self) -> None:
+            super().__init__()
+            self.enc = torch.nn.Conv1d(16, 4, 6)
+            self.nmfd = NMFD(W=(16, 4, 6))
+
+        def forward(self, spec: Any) -> Any:
+            h = torch.relu(self.enc(spec))
+            rec = self.nmfd(H=h)
+            return rec, beta_div(rec, spec, beta=0)
+
+    return Net(), [((torch.rand(b, 16, 24) + 0.05,), {}) for b in (2, 3)]
+
+
+@spec("torchnmf", "nmf2d_images", "NMF2D as an image decoder (W 1x3x3x3: three 3x3 parts), "
+      "activations from a conv encoder, the general beta-divergence at beta=1.5 plus "
+      "torchnmf's Hoyer sparseness of the activations")
+def _nmf2d() -> tuple[Any, list[Case]]:
+    torch = _t()
+    torch.manual_seed(0)
+    from torchnmf.metrics import beta_div, sparseness
+    from torchnmf.nmf import NMF2D
+
+    class Net(torch.nn.Module):
+        def __init__(self) -> None:
+            super().__init__()
+            self.enc = torch.nn.Conv2d(1, 3, 3)
+            self.nmf = NMF2D(W=(1, 3, 3, 3))
+
+        def forward(self, img: Any) -> Any:
+            h = torch.nn.functional.softplus(self.enc(img))
+            rec = self.nmf(H=h)
+            return rec, beta_div(rec, img, beta=1.5) + 0.1 * (1 - sparseness(h))
+
+    return Net(), [((torch.rand(b, 1, 12, 12),), {}) for b in (2, 4)]
+
+
+@spec("torchnmf", "plca_topics", "a bag-of-words topic decoder: PLCA with a 30-word x 4-topic "
+      "W and topic weights Z (normalized distributions made at construction), per-document topic "
+      "mixtures from an encoder's softmax, the reconstruction scaled by each document's length "
+      "(norm=) and scored by KL (beta=1)")
+def _plca() -> tuple[Any, list[Case]]:
+    torch = _t()
+    torch.manual_seed(0)
+    from torchnmf.metrics import kl_div
+    from torchnmf.plca import PLCA
+
+    class Net(torch.nn.Module):
+        def __init__(self) -> None:
+            super().__init__()
+            self.enc = torch.nn.Linear(30, 4)
+            self.plca = PLCA(W=(30, 4), rank=4)
+
+        def forward(self, counts: Any) -> Any:
+            n = counts.sum()
+            h = torch.softmax(self.enc(counts / n), dim=1) / counts.shape[0]
+            rec = self.plca(H=h, norm=n)
+            return rec, kl_div(rec, counts)
+
+    return Net(), [((torch.randint(0, 4, (b, 30)).float(),), {}) for b in (5, 8)]
+
+
+@spec("torchnmf", "siplca_shift", "shift-invariant PLCA (SIPLCA, 5-step kernels, W 12x3x5, Z 3) "
+      "as a decoder of a sequence's activations (softmax over time and component), Euclidean "
+      "loss (beta_div, beta=2) and the Hoyer sparseness of W")
+def _siplca() -> tuple[Any, list[Case]]:
+    torch = _t()
+    torch.manual_seed(0)
+    from torchnmf.metrics import beta_div, sparseness
+    from torchnmf.plca import SIPLCA
+
+    class Net(torch.nn.Module):
+        def __init__(self) -> None:
+            super().__init__()
+            self.enc = torch.nn.Conv1d(12, 3, 5)
+            self.plca = SIPLCA(W=(12, 3, 5), rank=3)
+
+        def forward(self, v: Any) -> Any:
+            logits = self.enc(v)
+            h = torch.softmax(logits.flatten(1), dim=1).view_as(logits)
+            rec = self.plca(H=h, norm=float(v.shape[-1]))
+            return rec, beta_div(rec, v, beta=2) + 0.01 * sparseness(self.plca.W)
+
+    return Net(), [((torch.rand(b, 12, 20),), {}) for b in (2, 3)]
+
+
+@spec("torchnmf", "nmf3d_volume", "NMF3D decoding a small volume (W 1x2x2x3x3 parts) from "
+      "encoder activations, trained with a mixed loss: generalized KL plus the Euclidean "
+      "distance (torchnmf.metrics.kl_div and euclidean)")
+def _nmf3d() -> tuple[Any, list[Case]]:
+    torch = _t()
+    torch.manual_seed(0)
+    from torchnmf.metrics import euclidean, kl_div
+    from torchnmf.nmf import NMF3D
+
+    class Net(torch.nn.Module):
+        def __init__(self) -> None:
+            super().__init__()
+            self.enc = torch.nn.Conv3d(1, 2, (2, 3, 3))
+            self.nmf = NMF3D(W=(1, 2, 2, 3, 3))
+
+        def forward(self, vol: Any) -> Any:
+            h = torch.relu(self.enc(vol))
+            rec = self.nmf(H=h)
+            return rec, kl_div(rec, vol) + 0.5 * euclidean(rec, vol)
+
+    return Net(), [((torch.rand(b, 1, 4, 8, 8),), {}) for b in (1, 2)]

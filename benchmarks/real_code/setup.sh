@@ -56,7 +56,10 @@ fi
 # beartype, so beartype 0.23.1 (pure Python, no dependency) is locked too. dctorch 0.1.2 declares
 # numpy<2 and scipy<2; it calls only numpy.eye and scipy.fft.dct/idct, which numpy 2.4.6 serves
 # as they are, so that one requirement line is expected. focal-frequency-loss 0.3.0 declares torch
-# and numpy (locked; it imports only torch), info-nce-pytorch 0.1.4 declares torch alone
+# and numpy (locked; it imports only torch), info-nce-pytorch 0.1.4 declares torch alone.
+# torchdrift 0.1.0.post1 declares torch alone (it imports numpy and tqdm, locked; numba is
+# optional and not installed, its KS p-value then runs as plain Python), torchnmf 0.3.5 declares
+# torch and tqdm (locked)
 problems="$("$venv/bin/pip" check | grep -vx 'No broken requirements found\.' \
   | grep -vx 'pytorch-tabnet 4\.1\.0 requires scikit-learn, which is not installed\.' \
   | grep -vx 'pytorch-metric-learning 2\.9\.0 requires scikit-learn, which is not installed\.' \
@@ -83,7 +86,8 @@ for n in ("torch", "torchvision", "vit-pytorch", "x-transformers", "denoising-di
           "triton", "torchkge", "pandas", "torchcfm", "POT", "linformer", "norse", "nir",
           "nirtorch", "h5py", "mega-pytorch", "torchgan", "flowtorch",
           "tab-transformer-pytorch", "x-mlps-pytorch", "discrete-continuous-embed-readout",
-          "beartype", "dctorch", "focal-frequency-loss", "info-nce-pytorch"):
+          "beartype", "dctorch", "focal-frequency-loss", "info-nce-pytorch", "torchdrift",
+          "torchnmf"):
     print(f"{n}=={m.version(n)}")
 PY
 echo "venv ready: $venv"
