@@ -395,8 +395,8 @@ def test_a_costlier_compile_from_a_new_break_alone_is_the_breaks_not_a_second_fa
     assert m.compile["regression"] is True and m.compile["follows_breaks"] is True
     (reason,) = [r for r in rep.reasons if r["code"] == "compile_regression"]
     assert reason["level"] == "warning" and "compile regression" not in rep.summary_title
-    assert reason["message"].endswith("; it follows from the new break: graphs 1 → 2, FX nodes "
-                                      "110 → 119 (within the threshold)")
+    assert reason["message"].endswith("; it follows from the new break: graphs 1 → 2, while the "
+                                      "work compiled, FX nodes 110 → 119, is within the threshold")
     _schema().validate(json.loads(json.dumps(rep.as_written().to_dict())))
     # the same cost with twice the work: the PR's own, a failure
     rep = _report(run(7.77, 110, 1, False), run(23.31, 220, 2, True))

@@ -270,7 +270,9 @@ def model_section(m: ModelDelta, report: Report) -> Section:
     if new:
         blocks.append(f"**{len(new)} new graph break{'s' if len(new) != 1 else ''}:**")
         settled = hints_settled(report.fixes or {})
-        blocks += [break_block(b, hint=b.get("fingerprint") not in settled) for b in new[:MAX_LIST]]
+        inline = hints_settled(report.fixes or {}, edits_only=True)
+        blocks += [break_block(b, hint=b.get("fingerprint") not in settled,
+                               inline=b.get("fingerprint") in inline) for b in new[:MAX_LIST]]
     rec = recompile_details(m)
     if rec:
         blocks.append(rec)
@@ -543,20 +545,24 @@ def finding_location(f: Finding) -> str:
     return path_line(f.path, f.line)
 
 
-def hints_settled(fixes: Mapping[str, Any]) -> set[str]:
+def hints_settled(fixes: Mapping[str, Any], edits_only: bool = False) -> set[str]:
     """The fingerprints of the breaks whose torch hint the proof of fixes answered: a fix
     verified for them, or a setting tried for them either way (for the kinds of break with a
-    setting, torch's hint is that setting). The inline comments leave those hints out too."""
+    setting, torch's hint is that setting). The inline comments leave those hints out too.
+    `edits_only`: those with a verified edit, which is suggested on the line itself."""
     targets = [t for t in fixes.get("targets") or () if isinstance(t, dict)]
     out: set[str] = set()
-    for c in list(fixes.get("candidates") or ()) + list(fixes.get("settings") or ()):
-        if isinstance(c, dict) and (c.get("verified") or c.get("setting") and not c.get("skipped")):
+    more = [] if edits_only else list(fixes.get("settings") or ())
+    for c in list(fixes.get("candidates") or ()) + more:
+        if not isinstance(c, dict) or edits_only and c.get("setting"):
+            continue
+        if c.get("verified") or c.get("setting") and not c.get("skipped"):
             out.update(str(targets[i]["fingerprint"]) for i in c.get("targets") or ()
                        if isinstance(i, int) and 0 <= i < len(targets) and targets[i].get("fingerprint"))
     return out
 
 
-def break_block(b: Mapping[str, Any], hint: bool = True) -> str:
+def break_block(b: Mapping[str, Any], hint: bool = True, inline: bool = False) -> str:
     """One new break: GB code (linked), type, where; the code line; explanation; torch's hint,
     unless the proof of fixes answered it (`hint` False: Suggested fixes says how)."""
     gb_type = b.get("gb_type") or ""
@@ -582,7 +588,9 @@ def break_block(b: Mapping[str, Any], hint: bool = True) -> str:
     if hints and hint:
         lines.append(f"  💡 {escape_inline(hints[0], limit=400)}")
     elif hints:
-        lines.append("  💡 torch's hint for it was tried by the proof of fixes: see Suggested fixes")
+        # (a verified edit is in the line's own comment; the section only counts it)
+        lines.append("  💡 torch's hint for it was tried by the proof of fixes: "
+                     + ("its verified edit is suggested on the line" if inline else "see Suggested fixes"))
     if caused_line(b):
         lines.append(f"  {caused_line(b)}")
     return "\n".join(lines)
