@@ -60,7 +60,7 @@ import os
 import re
 import sys
 import tempfile
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any, Callable, Collection, Iterator, Sequence
 
 from pt2bot.analysis.graph import Index
@@ -153,6 +153,9 @@ class InputGuess:
     shape: tuple[str | int, ...]
     dtype: str = "float32"
     high: int | None = None
+    # a float input's range where forward's docstring says it (`non-negative magnitudes`):
+    # drawn uniform in [0, 1) instead of a standard normal (`_doc_range`)
+    nonnegative: bool = False
 
 
 @dataclass(frozen=True)
@@ -1165,6 +1168,14 @@ def propose(index: RepoClasses, c: _Class) -> Proposal:
                 guessed.append(k)
         if len(inputs) > 1:
             how = "; ".join(notes)
+        ranged = [i.name or first.name for i in inputs
+                  if i.dtype.startswith("float") and _doc_range(fwd[1], i.name or first.name)]
+        if ranged:
+            # a spectrogram's magnitudes, probabilities: a standard normal's negative values
+            # make the model's loss NaN (a KL divergence of a negative target)
+            inputs = tuple(replace(i, nonnegative=True) if (i.name or first.name) in ranged else i
+                           for i in inputs)
+            how += f"; {', '.join(ranged)} in [0, 1), as forward's docstring says not negative"
         if unguessed:
             problems.append(f"forward() also needs {', '.join(unguessed)}, not a tensor by its "
                             f"annotation: add inputs for {'them' if len(unguessed) > 1 else 'it'}")
@@ -1444,6 +1455,20 @@ def _doc_input(env: dict[str, Any], fn: ast.FunctionDef, name: str) -> tuple[Inp
         return InputGuess(None, tuple(shape), "int64", high), \
             f"{line} {word or 'integers'}, below {high}"
     return InputGuess(None, tuple(shape), "float32"), line
+
+
+_DOC_NONNEGATIVE = re.compile(r"\b(?:non-?negative|positive|magnitudes?|probabilit(?:y|ies)|"
+                              r"intensit(?:y|ies)|in \[0, ?1\])", re.I)
+
+
+def _doc_range(fn: ast.FunctionDef, name: str) -> bool:
+    """Whether forward's docstring line for `name` says its values are not negative (`spec:
+    [batch, n_freq, frames], non-negative magnitudes`; probabilities; `in [0, 1]`)."""
+    for line in (ast.get_docstring(fn) or "").splitlines():
+        m = _DOC_LINE.match(line.strip())
+        if m and m.group(1) == name:
+            return bool(_DOC_NONNEGATIVE.search(m.group(2)))
+    return False
 
 
 def _takes_tensor(ann: ast.AST) -> bool:
@@ -1787,6 +1812,8 @@ def entry_lines(p: Proposal, note: str | None = None) -> list[str]:
             spec["dtype"] = i.dtype
             if i.high is not None:
                 spec.update(low=0, high=i.high)
+            elif i.nonnegative:
+                spec.update(low=0.0, high=1.0)
             lines.append(f"      - {_flow(spec)}")
     if p.shapes:
         lines.append("    shapes:")
@@ -1963,6 +1990,7 @@ def _inputs_said(inputs: Sequence[InputGuess]) -> str:
     out = []
     for k, i in enumerate(inputs):
         dtype = "" if i.dtype == "float32" else f" {i.dtype}" + (f" below {i.high}" if i.high else "")
+        dtype += " in [0, 1)" if i.nonnegative else ""
         out.append(f"{i.name or f'input {k}'} [{', '.join(map(str, i.shape))}]{dtype}")
     return "; ".join(out) or "no input"
 

@@ -456,6 +456,16 @@ DOCUMENTED = {
                 return self.score(keys)
 
 
+        class Spectral(nn.Module):
+            def __init__(self, n_freq=64):
+                super().__init__()
+                self.encoder = nn.Conv1d(n_freq, 8, 3)
+
+            def forward(self, spec):
+                \"\"\"spec: [batch, n_freq, frames], non-negative magnitudes.\"\"\"
+                return self.encoder(spec)
+
+
         class Grouped(nn.Module):
             def __init__(self, dim=64):
                 super().__init__()
@@ -487,6 +497,15 @@ def test_a_forward_docstring_gives_the_shapes_a_library_layer_hides(tmp_path):
         ("keys", ("batch",), "int64", 4), ("negative_labels", ("batch",), "int64", 7)]
     assert keyed.how == ("keys: from forward's docstring, (batch_size) integers, below 4; "
                          "negative_labels: from forward's docstring, (batch_size) integers, below 7")
+    # the shape from the first layer, the range from the docstring: magnitudes are not
+    # negative (a standard normal made a KL divergence NaN on every case, and --check said ok)
+    spectral = by["spectral"]
+    assert [(i.shape, i.nonnegative) for i in spectral.inputs] == [(("batch", 64, "length"), True)]
+    assert spectral.how.endswith("; spec in [0, 1), as forward's docstring says not negative")
+    from pt2bot.init import entry_lines
+    assert "      - {name: spec, shape: [batch, 64, length], dtype: float32, low: 0.0, high: 1.0}" in \
+        entry_lines(spectral)
+    assert not any(i.nonnegative for i in dit.inputs)
     # a dim the docstring names that init cannot size: the constructor's guess, as before
     assert by["grouped"].inputs[0].shape == ("batch", "seq", 32)
     assert "docstring" not in by["grouped"].how
