@@ -1903,6 +1903,7 @@ def check_models(text: str, root: str,
     is told of the start and of each model as it finishes (minutes for a library's models)."""
     from pt2bot.configfile import load_config
     from pt2bot.smoke import run_models
+    from pt2bot.smoke.runner import nonfinite_said
 
     fd, tmp = tempfile.mkstemp(prefix=".pt2bot-init-", suffix=".yml", dir=root)
     try:
@@ -1946,8 +1947,12 @@ def check_models(text: str, root: str,
             for b in run.graph_breaks or ()))
         if sites:
             graphs += f" ({'; '.join(sites[:3])}{f'; {len(sites) - 3} more' if len(sites) > 3 else ''})"
+        # a model that runs but returns NaN (a loss of a standard normal where it takes
+        # magnitudes) is kept, and said: every comparison a review makes on it is NaN with NaN
+        nan = (f"; but an output is NaN or inf on {nonfinite_said(run.nonfinite)}: check the "
+               "inputs' values (`low`, `high`)" if run.nonfinite else "")
         out[str(run.name)] = Checked(True, f"ran OK: built, {n} shape case(s) run eagerly"
-                                           f"{graphs}{took}")
+                                           f"{graphs}{took}{nan}")
     return out
 
 

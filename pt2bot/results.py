@@ -681,6 +681,10 @@ class ModelRun(Record):
     compile_report: CompileReport | None = None
     shape_advice: ShapeAdvice | None = None
     latency_gate: LatencyGate | None = None
+    # The shape cases on which an eager output holds no finite value (a loss of NaN): inputs
+    # outside what the model takes, where every comparison is NaN with NaN (absent when each
+    # floating-point output of each case has a finite value)
+    nonfinite: tuple[Mapping[str, Any], ...] | None = None
     phases: tuple[str, ...] = ()
     phase_s: Mapping[str, float] = field(default_factory=dict)
     phase_errors: tuple[PhaseError, ...] = ()
@@ -689,7 +693,8 @@ class ModelRun(Record):
     OMIT_IF_NONE: ClassVar[frozenset[str]] = frozenset({"error", "log", "coverage",
                                                          "traced_lines", "compile_report",
                                                          "compile_cost", "graph_coverage",
-                                                         "shape_advice", "latency_gate"})
+                                                         "shape_advice", "latency_gate",
+                                                         "nonfinite"})
 
     @classmethod
     def empty(cls, name: str, status: str = "ok", *, error: RunError | None = None,

@@ -535,6 +535,32 @@ def test_check_says_where_the_model_breaks(tmp_path, capsys):
     assert main(["init", str(root), "--check"]) == 0
     out = capsys.readouterr().out
     assert "graph break(s) in the break pass (GB0170 at pkg/m.py:12)" in out, out
+    assert "NaN" not in out
+
+
+@pytest.mark.torch
+@pytest.mark.slow
+def test_check_says_when_an_output_is_nan(tmp_path, capsys):
+    """A KL loss of a standard normal target is NaN on every case: `init --check` said "ran OK"
+    and `pt2bot run` "match" (NaN against NaN). Kept, and said, on the console and in the run."""
+    root = _repo(tmp_path, {"pkg/__init__.py": "", "pkg/m.py": """\
+        import torch
+        from torch import nn
+
+
+        class Loss(nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.fc = nn.Linear(8, 8)
+
+            def forward(self, x):
+                rec = self.fc(x)
+                return rec, (x * x.log()).mean()
+        """})
+    assert main(["init", str(root), "--check"]) == 0
+    out = capsys.readouterr().out
+    assert ("ran OK" in out and "; but an output is NaN or inf on shape cases batch=2, batch=4: "
+            "check the inputs' values (`low`, `high`)") in out, out
 
 
 CHECK_EXTRA = {

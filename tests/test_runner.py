@@ -230,6 +230,10 @@ def test_status_line_says_what_failed_and_where():
     line = status_line({"name": "m", "status": "ok", "graph_breaks": [], "recompiles": {"count": 0},
                         "export": {"ok": True}})
     assert line == "pt2bot run: m: ok, 0 graph break(s), 0 recompile(s), exports"
+    # a loss of NaN on every case (torchnmf's KL of a standard normal target) said beside "ok"
+    line = status_line({"name": "m", "status": "ok", "graph_breaks": [], "accuracy": [],
+                        "nonfinite": [{"batch": 2}, {"batch": 4}]})
+    assert line == "pt2bot run: m: ok, 0 graph break(s); an output is NaN or inf on shape cases batch=2, batch=4"
     # a model trained compiled whose every case raised read "ok, 8 recompile(s)" (a new
     # user's flow with `train: true`): what was not measured is said, the count left out
     err = "TypeError: Multiple dispatch failed for 'torch._ops.aten.detach.default'\n::error::x"

@@ -535,6 +535,16 @@ def tolerances(tolerance: dict[str, Any] | None = None) -> dict[str, tuple[float
     return tol
 
 
+def finite_output(out: Any) -> bool:
+    """Whether every floating-point output of an eager call holds a finite value (a loss of
+    NaN beside a finite reconstruction is not: it is the output a user trains on)."""
+    import torch
+
+    floats = [t for t in flatten_outputs(out) if isinstance(t, torch.Tensor)
+              and (t.is_floating_point() or t.is_complex()) and t.numel()]
+    return all(bool(torch.isfinite(t.detach()).any()) for t in floats)
+
+
 def compare_outputs(expected: Any, actual: Any,
                     tolerance: dict[str, Any] | None = None, *, types: bool = False) -> dict[str, Any]:
     """`{match, max_abs_err, rtol, atol}`: per-dtype tolerance, exact for ints/bools. `types`: a

@@ -30,7 +30,7 @@ from pt2bot.configfile import load_config
 from pt2bot.errors import UserError
 from pt2bot.jsonio import write_json
 from pt2bot.report.escape import cap, log_line
-from pt2bot.results import COMPILE_DIR, PHASES, ModelRun, ResultsFile, unmeasured
+from pt2bot.results import COMPILE_DIR, PHASES, ModelRun, ResultsFile, shape_label, unmeasured
 from pt2bot.smoke import compile_report
 from pt2bot.shard import parse_shard, shard_models
 from pt2bot.smoke.device import git_head, resolve_device, torch_version
@@ -261,6 +261,9 @@ def status_line(run: ModelRun | Mapping[str, Any], log_base: str | None = None) 
     lost = unmeasured(run)
     if lost:
         extra += "; not measured: " + log_line(cap("; ".join(lost), STATUS_MESSAGE_CAP))
+    if run.nonfinite:
+        # every comparison on such a case is NaN with NaN: "ok" alone read as a model that works
+        extra += f"; an output is NaN or inf on {nonfinite_said(run.nonfinite)}"
     if dur is not None:
         # "exports in 157.4 s" read as an export of 157 s, where timing the latency took 119 of
         # them: the time is its own clause, with the phase that took most of it
@@ -268,6 +271,13 @@ def status_line(run: ModelRun | Mapping[str, Any], log_base: str | None = None) 
         took = f"; {dur:.1f} s" + (f" ({phase} {most:.1f} s of it)" if most >= dur / 2 and most >= 10
                                    else "")
     return f"pt2bot run: {run.name}: {run.status}{extra}{took}"
+
+
+def nonfinite_said(cases: Sequence[Mapping[str, Any]]) -> str:
+    """"shape cases batch=2, batch=4": where an eager output held no finite value."""
+    names = [shape_label(dict(c)) for c in cases]
+    more = f" and {len(names) - 3} more" if len(names) > 3 else ""
+    return f"shape case{'s' if len(names) != 1 else ''} {', '.join(names[:3])}{more}"
 
 
 def run_root(config: Config, cwd: str | None = None) -> str:

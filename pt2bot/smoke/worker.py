@@ -41,8 +41,9 @@ from pt2bot.smoke.advice import measure_advice
 from pt2bot.smoke.breaks import measure_breaks
 from pt2bot.smoke.coverage import LineCoverage
 from pt2bot.smoke.export import measure_export
-from pt2bot.smoke.inputs import (CaseInputs, build_inputs, build_model, call_mode, forward_params,
-                                  infer_dims, remember_state, run_forward, seed_all, start_call)
+from pt2bot.smoke.inputs import (CaseInputs, build_inputs, build_model, call_mode, finite_output,
+                                  forward_params, infer_dims, remember_state, run_forward, seed_all,
+                                  start_call)
 from pt2bot.smoke.matrix import measure_matrix
 from pt2bot.smoke.timing import maxrss_mb, measure_latency
 from pt2bot.smoke.trace import TRACE_CAP_BYTES, TraceFile, reset_dynamo
@@ -167,6 +168,9 @@ def measure_run(spec: dict[str, Any]) -> ModelRun:
             at = f" at {e.path}:{e.line}" if e.path and e.line else ""
             print(f"pt2bot: the model failed ({e.kind}{at}): {e.message}", file=sys.stderr, flush=True)
             return run.with_(status="error", error=e.to_error(), duration_s=took())
+        bad = [dict(c.shape) for c, out in zip(cases, eager_outs) if not finite_output(out)]
+        if bad:
+            run = run.with_(nonfinite=tuple(bad))
         trace = _open_trace(spec, phases)
         if trace is not None:
             stack.callback(trace.close)
