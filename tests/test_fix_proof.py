@@ -322,6 +322,25 @@ def test_judge_rejects(cand, reason):
                                                     "evidence": ""}
 
 
+def test_judge_names_zero_gradients_on_the_inputs_all_alike():
+    """torchnmf's silent batch: `torch.cond` runs the skipped block's graph with zeros, so on
+    the inputs all 0 (which take the early return) a parameter gets zero gradients where head's
+    gets none; the evidence said "gradients too" and no more."""
+    cand = {"graph_count": 2, "phase_errors": {}, "outputs": ROWS,
+            "breaks": [{**HEAD["breaks"][1], "line": 13}],
+            "constants": [{"of": "inputs", "value": 0.0, "match": True, "gradients": True,
+                           "zeroed": ["encoder.weight"]},
+                          {"of": "inputs", "value": 1.0, "match": True, "gradients": True}]}
+    v = judge(HEAD, cand, [NAN_BREAK], EDIT)
+    assert v["accepted"] is True
+    assert ("equal on inputs all 0 and all 1, gradients too (`encoder.weight` gets zero gradients where "
+            "head's get none: an optimizer with momentum or weight decay updates a parameter with a zero "
+            "gradient and skips one with none)") in v["evidence"], v["evidence"]
+    # said once where the shape cases' gradients already name it
+    cand["gradients"] = {"match": True, "cases": 1, "shape": {"batch": 2}, "zeroed": ["encoder.weight"]}
+    assert judge(HEAD, cand, [NAN_BREAK], EDIT)["evidence"].count("`encoder.weight` gets zero") == 1
+
+
 def test_judge_names_the_refused_values_that_went_in():
     """A check of integer class labels gets no NaN (an int64 tensor holds none): the evidence
     lists the values injected, not every value of the kind (DiT's `LabelEmbedder`, once said

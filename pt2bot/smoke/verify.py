@@ -2331,6 +2331,13 @@ def constant_checks(model: Any, case: CaseInputs, paths: RepoPaths,
                               skip=_gradient_noise(head_grads, grads2, tolerance))
             if g is not None:
                 row = {**g, "grads_of": g.get("of"), "of": of, "value": value, "gradients": True}
+                if row["match"] and isinstance(head_grads, dict) and isinstance(grads, dict):
+                    # equal numbers, but zeros where head has none are a training step of
+                    # their own (`_unused_caveat`): a silent batch's skipped block run by
+                    # `torch.cond` on the inputs all 0
+                    before, after = set(head_grads.get("none") or ()), set(grads.get("none") or ())
+                    row.update({k: sorted(v) for k, v in (("zeroed", before - after),
+                                                          ("unlinked", after - before)) if v})
         rows.append(row)
         if not row["match"]:
             break
@@ -2361,8 +2368,14 @@ def _constant_evidence(cand: Mapping[str, Any]) -> str | None:
         values = [f"all {float(r.get('value') or 0):g}" for r in rows if r.get("of") == of]
         if values:
             parts.append(f"{of} " + " and ".join(values))
+    # the parameters that get zeros where head's get none here and not on the shape cases
+    # (said there already where they do)
+    said = cand.get("gradients") or {}
+    unused = {k: sorted({n for r in rows for n in r.get(k) or ()} - set(said.get(k) or ()))
+              for k in ("zeroed", "unlinked")}
     return "equal on " + " and on ".join(parts) + (
-        ", gradients too" if any(r.get("gradients") for r in rows) else "") + _noise_caveat(rows, "results")
+        ", gradients too" if any(r.get("gradients") for r in rows) else "") + _unused_caveat(unused) \
+        + _noise_caveat(rows, "results")
 
 
 def _dropped_test_refusal(cand: Mapping[str, Any]) -> str | None:
