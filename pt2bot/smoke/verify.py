@@ -829,7 +829,7 @@ def guard_checks(model: Any, case: CaseInputs, paths: RepoPaths, kinds: Sequence
     (`equal_tests`); a pair that is not two tensor arguments alike is no input, and no row.
     `block`: the first line of the block of the `if` the edit replaces, where there is one: a NaN
     or an inf no argument can hold is put into the model's weights instead (`_weights_guards`),
-    and such an input counts only where head entered that block on it or raised.
+    and such an input counts only where head entered that block on it.
     `on_stage`: told when head's own run on a guard input starts (and None when it ends), so
     that a run past the candidate's time is blamed on head where head's run hangs (a solver
     whose state holds -1 or 1e6 may never end), not on the patch."""
@@ -969,8 +969,8 @@ def _weights_guards(model: Any, case: CaseInputs, paths: RepoPaths, kind: str, h
     """Head and the patched code with `kind` in every floating parameter of the model
     (`special_weights`), where no argument of the function can hold it: a NaN check on a hidden
     state of a model fed token ids is reached that way or not at all. A row per pattern on
-    which head entered the replaced `if`'s block (line `block`) or raised, the value then
-    having reached the test (`hit`), with argument "the model's weights"; appended to
+    which head entered the replaced `if`'s block (line `block`), the value then having made
+    the test hold (`hit`), with argument "the model's weights"; appended to
     `pending` for the compiled runs where those are asked for. None without a block to watch:
     an input that changes the weights everywhere shows nothing unless it reached the test."""
     rows: list[dict[str, Any]] = []
@@ -991,8 +991,9 @@ def _weights_guards(model: Any, case: CaseInputs, paths: RepoPaths, kind: str, h
             on_stage(None)
             head_cache[key] = (inj, result)
         head_inj, head_out = head_cache[key]
-        # reached: head entered the block (the value made the test hold) or raised, and ended
-        if isinstance(head_out, GuardOverrun) or not (head_inj.reached or isinstance(head_out, BaseException)):
+        # reached: head entered the block, the value having made the test hold (a check's raise
+        # is in its block), and ended; a raise elsewhere (a check upstream) shows nothing of it
+        if isinstance(head_out, GuardOverrun) or not head_inj.reached:
             continue
         inj = Injection(WATCH_ONLY, pattern, 0, time_limit=run_s, weights=kind)
         try:
