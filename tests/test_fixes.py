@@ -280,6 +280,26 @@ def test_nan_to_num_under_a_test_for_any_non_finite_value_is_branchless(tmp_path
     assert {"nan", "inf"} <= set(cands[0].guards)
 
 
+def test_no_selection_where_a_stand_in_for_the_divisor_cannot_be_given(tmp_path):
+    """Both sides call `self.f(x)` (computed once, before the selection): the `if` side's
+    division by `n.sum()` then gets no stand-in, and a plain selection would put x/0 into the
+    gradient where it is 0, so no selection is offered (the arms alone and `torch.cond` are)."""
+    src, f, cands = only(tmp_path, """\
+        import torch
+
+        class M(torch.nn.Module):
+            @torch.compile
+            def forward(self, x, n):
+                if n.sum() > 0:
+                    y = x + self.f(x) / n.sum()
+                else:
+                    y = x + self.f(x)
+                return y
+        """, "PTC201")
+    assert 1 not in [c.rank for c in cands] and not any("torch.where" in "".join(c.lines) for c in cands)
+    assert "torch.cond" in cands[-1].lines[-1]
+
+
 @pytest.mark.parametrize("body,branchless", [
     ("x = x.clamp(max=1.0)", "x = x.clamp(max=1.0)"),
     ("x.clamp_(max=1.0)", "x.clamp_(max=1.0)"),

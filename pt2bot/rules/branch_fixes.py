@@ -1082,16 +1082,21 @@ def _branch_fixes(code, finding, st: ast.If, body, tree, lines, test: str) -> li
         # freq > r * pix: freq = freq * (r * pix / freq).detach()`, with freq == pix == 0 when
         # an estimate equals its target, made every gradient NaN where head's were finite)
         singular = _singular_operands(a, _test_names(st.test), lines)
+        given = False
         if singular and not first and not divisors and _side_effect_free(a):
+            given = True
             taken = identifiers(tree)
             stand: dict[str, str] = {}
             for text in dict.fromkeys(segment(lines, n) for n in singular):
                 stand[text] = fresh_name(taken, f"safe_{text}" if text.isidentifier() else "safe_operand")
                 taken.add(stand[text])
                 first.append(f"{indent}{stand[text]} = torch.where({test}, {text}, torch.ones_like({text}))")
-            then = _replaced_arg(lines, a, [(n, stand[segment(lines, n)]) for n in singular])
+            then = _replaced_arg(lines, a, [(*node_span(n), stand[segment(lines, n)]) for n in singular])
             where_title += _stands_in(list(stand), fails=True)
-        ways.insert(0, (1, f"torch.where({test}, {then}, {other})", where_title))
+        if not singular or given:
+            # (with a stand-in it could not give, beside a call computed once or the other
+            # side's, the selection is not offered: its gradient may be NaN where head's is not)
+            ways.insert(0, (1, f"torch.where({test}, {then}, {other})", where_title))
     for rank, text, title in ways:
         pre = first if rank == 1 else []
         if notes:
@@ -1710,10 +1715,13 @@ def _singular_operands(node: ast.AST, names: list[str], lines: list[str]) -> lis
     return [op for op in found if not any(o is not op and any(x is op for x in ast.walk(o)) for o in found)]
 
 
-def _replaced_arg(lines: list[str], node: ast.AST, parts: list[tuple[ast.AST, str]]) -> str:
-    """`_arg` of `node` with each of `parts`' nodes replaced by its text."""
+def _replaced_arg(lines: list[str], node: ast.AST,
+                  spans: list[tuple[tuple[int, int], tuple[int, int], str]]) -> str:
+    """`_arg` of `node` with each of `spans` (start, end, text) replaced by its text."""
+    if not spans:
+        return _arg(lines, node)
     start, end = node_span(node)
-    spans = [(*node_span(n), text) for n, text in parts]
+    # the node's own span marked, so that its text is found again once the parts are replaced
     text = "\n".join(replace_spans(lines, start[0], end[0], [(start, start, "\0"), (end, end, "\1")] + spans))
     text = text[text.index("\0") + 1:text.index("\1")]
     return f"({text})" if isinstance(node, (ast.Tuple, ast.NamedExpr, ast.Starred, ast.Yield)) else text
@@ -1739,16 +1747,9 @@ def _with_safe(lines: list[str], st: ast.stmt, safe: dict[str, str]) -> list[str
 
 def _safe_arg(lines: list[str], node: ast.AST, safe: dict[str, str]) -> str:
     """`_arg` of `node` with each read of a name of `safe` replaced by its stand-in."""
-    reads = _safe_reads(node, safe)
-    if not reads:
-        return _arg(lines, node)
-    if isinstance(node, ast.Name):
+    if isinstance(node, ast.Name) and node.id in safe:
         return safe[node.id]
-    start, end = node_span(node)
-    # the node's own span marked, so that its text is found again once the names are replaced
-    text = "\n".join(replace_spans(lines, start[0], end[0], [(start, start, "\0"), (end, end, "\1")] + reads))
-    text = text[text.index("\0") + 1:text.index("\1")]
-    return f"({text})" if isinstance(node, (ast.Tuple, ast.NamedExpr, ast.Starred, ast.Yield)) else text
+    return _replaced_arg(lines, node, _safe_reads(node, safe))
 
 
 def chain_fixes(code, finding, st: ast.If, body: list[ast.stmt], tree, lines) -> list[Candidate]:
