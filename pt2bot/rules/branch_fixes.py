@@ -63,7 +63,9 @@ In the order they are offered (most likely to be the author's intent first):
    torch.where(test, valid.sum(), torch.ones_like(valid.sum()))`, then `loss / safe_operand`
    selected. The shape cases rarely reach that 0 (a loss capped under `if freq > r * pix:`, at
    freq == pix == 0 when an estimate equals its target, was verified in the plain form and gave
-   NaN in every gradient there), so the form is exact by construction, not left to the proof.
+   NaN in every gradient there), so the form is exact by construction, not left to the proof;
+   where no stand-in can be given (beside a call both sides make, computed once first), the
+   selection is not offered.
    A test or value that reads a name an assignment after it rebinds (posterize's `bits = 8 -
    bits`) is computed first, into a fresh local (`cond1 = bits == 0`), so it keeps the value
    it had at its `if`. An assignment between of the first nonzero index, `position =
