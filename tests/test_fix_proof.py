@@ -215,7 +215,7 @@ def test_a_nan_in_an_intermediate_fed_by_ids_comes_from_the_weights(repo, tmp_pa
     assert verdicts["deleted"]["accepted"] is False, verdicts["deleted"]
     assert verdicts["deleted"]["reason"].startswith("differs from head on an input with NaN in `the model's weights`")
     assert verdicts["branchless"]["accepted"] is True, verdicts["branchless"]
-    assert "equal with NaN in the model's weights injected" in verdicts["branchless"]["evidence"]
+    assert "equal with NaN in the model's weights, equal on inputs" in verdicts["branchless"]["evidence"]
 
 
 @pytest.mark.torch
@@ -320,6 +320,21 @@ def test_judge_rejects(cand, reason):
     cand = {"outputs": ROWS, "phase_errors": {}, **cand}
     assert judge(HEAD, cand, [NAN_BREAK], EDIT) == {"accepted": False, "reason": reason,
                                                     "evidence": ""}
+
+
+def test_judge_says_the_weights_apart_from_the_arguments():
+    """llama2.c's check: values into the ids, NaN and inf into the weights; one list read as if
+    the ids had been given NaN."""
+    rows = [{"kind": "invalid", "pattern": p, "argument": "tokens", "hit": True, "match": True,
+             "raised": False} for p in ("negative", "zeros", "large", "huge")]
+    rows += [{"kind": k, "pattern": "one", "argument": "the model's weights", "hit": True, "match": True,
+              "raised": True, "raised_type": "RuntimeError", "weights": True} for k in ("inf", "nan")]
+    cand = {"graph_count": 2, "phase_errors": {}, "outputs": ROWS, "guards": rows, "raises": ["RuntimeError"],
+            "breaks": [{**HEAD["breaks"][1], "line": 13}]}
+    v = judge(HEAD, cand, [NAN_BREAK], EDIT)
+    assert v["accepted"] is True, v
+    assert ("equal with values a check refuses (-1, 0, 1e3, 1e6) injected, and with inf and NaN in the "
+            "model's weights") in v["evidence"], v["evidence"]
 
 
 def test_judge_names_zero_gradients_on_the_inputs_all_alike():

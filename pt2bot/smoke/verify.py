@@ -1564,8 +1564,17 @@ def judge(head: Mapping[str, Any], cand: Mapping[str, Any], targets: Sequence[Ma
         evidence.append(eager_only)
     kinds = sorted({str(r.get("kind")) for r in hit})
     if kinds:
-        evidence.append("equal with " + " and ".join(_injected_words(k, hit) for k in kinds)
-                        + " injected"
+        # the kinds that went into the model's weights said together, after those that went
+        # into the arguments: "equal with NaN in the model's weights and values ... and inf in
+        # the model's weights injected" read as one list
+        weighted = [k for k in kinds if all(r.get("weights") for r in hit if r.get("kind") == k)]
+        direct = [k for k in kinds if k not in weighted]
+        said = []
+        if direct:
+            said.append(" and ".join(_injected_words(k, hit) for k in direct) + " injected")
+        if weighted:
+            said.append(" and ".join(GUARD_WORDS.get(k, k) for k in weighted) + f" in {WEIGHTS}")
+        evidence.append("equal with " + ", and with ".join(said)
                         + (", eager and compiled" if any(r.get("compiled") for r in hit) else ""))
         own = sorted({str(r.get("kind")) for r in hit if r.get("head_compiled")})
         if own:
