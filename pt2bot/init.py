@@ -1409,13 +1409,7 @@ def _doc_input(env: dict[str, Any], fn: ast.FunctionDef, name: str) -> tuple[Inp
     reads), D the width; a number is kept. Ids below the class count where the line calls
     them labels or classes, below the vocabulary where it calls them tokens. None where some
     dim is none of those."""
-    doc = ast.get_docstring(fn) or ""
-    text = None
-    for line in doc.splitlines():
-        m = _DOC_LINE.match(line.strip())
-        if m and m.group(1) == name:
-            text = m.group(2)
-            break
+    text = _doc_text(fn, name)
     dims = _DOC_DIMS.search(text or "")
     if not text or not dims:
         return None
@@ -1464,11 +1458,16 @@ _DOC_NONNEGATIVE = re.compile(r"\b(?:non-?negative|positive|magnitudes?|probabil
 def _doc_range(fn: ast.FunctionDef, name: str) -> bool:
     """Whether forward's docstring line for `name` says its values are not negative (`spec:
     [batch, n_freq, frames], non-negative magnitudes`; probabilities; `in [0, 1]`)."""
+    return bool(_DOC_NONNEGATIVE.search(_doc_text(fn, name) or ""))
+
+
+def _doc_text(fn: ast.FunctionDef, name: str) -> str | None:
+    """What forward's docstring says after `name:` on its line (`_DOC_LINE`), or None."""
     for line in (ast.get_docstring(fn) or "").splitlines():
         m = _DOC_LINE.match(line.strip())
         if m and m.group(1) == name:
-            return bool(_DOC_NONNEGATIVE.search(m.group(2)))
-    return False
+            return m.group(2)
+    return None
 
 
 def _takes_tensor(ann: ast.AST) -> bool:
