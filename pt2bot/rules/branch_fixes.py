@@ -1706,11 +1706,11 @@ def _singular_operands(node: ast.AST, names: list[str], lines: list[str]) -> lis
             on_torch = dotted(n.func.value) == "torch"
             if n.func.attr in _DIVIDES and len(n.args) >= (2 if on_torch else 1):
                 ops.append(n.args[1 if on_torch else 0])
-            elif n.func.attr in _SINGULAR:
-                ops.append(n.args[0] if on_torch and n.args else n.func.value if not on_torch else n)
+            elif n.func.attr in _SINGULAR and (n.args or not on_torch):
+                ops.append(n.args[0] if on_torch else n.func.value)
         for op in ops:
             reads = {x.id for x in ast.walk(op) if isinstance(x, ast.Name)}
-            if op is not n and not isinstance(op, ast.Constant) and reads & set(names) \
+            if not isinstance(op, ast.Constant) and reads & set(names) \
                     and "\n" not in segment(lines, op):
                 found.append(op)
     # the outermost only: `1 / (n * d)` stands `n * d` in, not `n` within it too

@@ -11,7 +11,7 @@ import inspect
 import re
 import traceback
 from dataclasses import dataclass, field
-from typing import Any, Iterator
+from typing import Any, Callable, Iterator
 
 from pt2bot.smoke import entry as entry_mod
 from pt2bot.smoke.location import ModelError, RepoPaths, user_location
@@ -321,37 +321,6 @@ def forget_state(model: Any) -> None:
     _BUILT_PARAMS.pop(id(model), None)
 
 
-@contextlib.contextmanager
-def special_weights(model: Any, kind: str | None, pattern: str) -> Iterator[bool]:
-    """Inside, every call that starts from the model's state as built (`start_call`) starts
-    from its floating parameters holding NaN (`kind` "nan") or inf: the first entry of each
-    (`pattern` "one") or all of them ("all"); after, from them as built again. A NaN in a
-    hidden state fed by token ids (llama2.c's `if not torch.isfinite(h).all(): raise ...`) is
-    reached no other way: no argument of the function can hold one. Yields False, and changes
-    nothing, for no kind, or where `zero_weights` would."""
-    built = id(model)
-    kept = _BUILT_PARAMS.get(built)
-    if kind is None or not kept:
-        yield False
-        return
-    value = float("nan") if kind == "nan" else float("inf")
-    special = []
-    for p, saved in kept:
-        v = saved.clone()
-        if v.is_floating_point() and v.numel():
-            if pattern == "all" or v.dim() == 0:
-                v.fill_(value)
-            else:
-                v[(0,) * v.dim()] = value
-        special.append((p, v))
-    _BUILT_PARAMS[built] = special
-    try:
-        yield True
-    finally:
-        _BUILT_PARAMS[built] = kept
-        restore_state(model)
-
-
 def _plain_tensors(module: Any) -> dict[str, Any]:
     """A module's own attributes that hold a tensor outside its parameters and buffers."""
     import torch
@@ -368,12 +337,47 @@ def zero_weights(model: Any) -> Iterator[bool]:
     (`remember_state`)."""
     import torch
 
+    with _built_params_as(model, torch.zeros_like) as changed:
+        yield changed
+
+
+@contextlib.contextmanager
+def special_weights(model: Any, kind: str | None, pattern: str) -> Iterator[bool]:
+    """Inside, every call that starts from the model's state as built (`start_call`) starts
+    from its floating parameters holding NaN (`kind` "nan") or inf: the first entry of each
+    (`pattern` "one") or all of them ("all"); after, from them as built again. A NaN in a
+    hidden state fed by token ids (llama2.c's `if not torch.isfinite(h).all(): raise ...`) is
+    reached no other way: no argument of the function can hold one. Yields False, and changes
+    nothing, for no kind, or where `zero_weights` would."""
+    if kind is None:
+        yield False
+        return
+    value = float("nan") if kind == "nan" else float("inf")
+
+    def special(saved: Any) -> Any:
+        v = saved.clone()
+        if v.is_floating_point() and v.numel():
+            if pattern == "all" or v.dim() == 0:
+                v.fill_(value)
+            else:
+                v[(0,) * v.dim()] = value
+        return v
+
+    with _built_params_as(model, special) as changed:
+        yield changed
+
+
+@contextlib.contextmanager
+def _built_params_as(model: Any, change: Callable[[Any], Any]) -> Iterator[bool]:
+    """The parameters `remember_state` kept of `model`, each as `change` makes it from its kept
+    copy, for every call that starts from them inside; the kept ones again after. False,
+    changing nothing, where none were kept."""
     built = id(model)
     kept = _BUILT_PARAMS.get(built)
     if not kept:
         yield False
         return
-    _BUILT_PARAMS[built] = [(p, torch.zeros_like(saved)) for p, saved in kept]
+    _BUILT_PARAMS[built] = [(p, change(saved)) for p, saved in kept]
     try:
         yield True
     finally:

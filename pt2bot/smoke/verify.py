@@ -889,14 +889,8 @@ def guard_checks(model: Any, case: CaseInputs, paths: RepoPaths, kinds: Sequence
                         got = _try_forward(model, case, paths)
                 except GuardOverrun as e:
                     got = e
-                row: dict[str, Any] = {"kind": kind, "pattern": pattern, "arg": arg,
-                                       "argument": head_inj.argument, "hit": True,
-                                       "raised": isinstance(head_out, BaseException),
-                                       "raised_type": getattr(head_out, "exc_type", None),
-                                       "reached": head_inj.reached,
-                                       **(_versus(head_out, got, tolerance) if not isinstance(got, GuardOverrun)
-                                          else {"match": False, "message": f"head's run ends, the patched "
-                                                f"model's was still running after {run_s:.3g} s"})}
+                row = _guard_row(kind, pattern, arg, head_inj.argument, head_inj, head_out, got,
+                                 tolerance, run_s)
                 if row["match"] and not isinstance(got, BaseException):
                     inner = _compare(head_inj.returns, inj.returns, tolerance)
                     if not inner["match"]:
@@ -957,6 +951,19 @@ def _versus(head_out: Any, got: Any, tolerance: Any, *, same_type: bool = True,
                            tolerance)
 
 
+def _guard_row(kind: str, pattern: str, arg: int, argument: str, head_inj: Injection, head_out: Any,
+               got: Any, tolerance: Any, run_s: float) -> dict[str, Any]:
+    """One guard input's row: what head did on it (raised, reached the watched line) and the
+    candidate's run against head's (`_versus`), or a run of the candidate cut past `run_s`."""
+    return {"kind": kind, "pattern": pattern, "arg": arg, "argument": argument, "hit": True,
+            "raised": isinstance(head_out, BaseException),
+            "raised_type": getattr(head_out, "exc_type", None),
+            "reached": head_inj.reached,
+            **(_versus(head_out, got, tolerance) if not isinstance(got, GuardOverrun)
+               else {"match": False, "message": f"head's run ends, the patched "
+                     f"model's was still running after {run_s:.3g} s"})}
+
+
 # the kinds a model's weights can carry into an intermediate where no argument holds them
 WEIGHT_KINDS = frozenset({"nan", "inf"})
 WEIGHTS = "the model's weights"
@@ -1001,14 +1008,8 @@ def _weights_guards(model: Any, case: CaseInputs, paths: RepoPaths, kind: str, h
                 got = _try_forward(model, case, paths)
         except GuardOverrun as e:
             got = e
-        row: dict[str, Any] = {"kind": kind, "pattern": pattern, "arg": -1, "argument": WEIGHTS,
-                               "hit": True, "weights": True,
-                               "raised": isinstance(head_out, BaseException),
-                               "raised_type": getattr(head_out, "exc_type", None),
-                               "reached": head_inj.reached,
-                               **(_versus(head_out, got, tolerance) if not isinstance(got, GuardOverrun)
-                                  else {"match": False, "message": f"head's run ends, the patched "
-                                        f"model's was still running after {run_s:.3g} s"})}
+        row = {**_guard_row(kind, pattern, -1, WEIGHTS, head_inj, head_out, got, tolerance, run_s),
+               "weights": True}
         if pending is not None and row["match"]:
             pending.append((row, Injection(WATCH_ONLY, pattern, 0, weights=kind), head_out))
         rows.append(row)
