@@ -64,6 +64,18 @@ class Table(nn.Module):
         if torch.isnan(h).any():
             h = torch.nan_to_num(h)
         return h.relu()
+
+
+class Checked(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.emb = nn.Embedding(10, 8)
+
+    def forward(self, ids):
+        h = self.emb(ids)
+        if not torch.isfinite(h).all():
+            raise RuntimeError("non-finite hidden states")
+        return h.relu()
 """
 
 CONFIG = """\
@@ -85,12 +97,17 @@ models:
     inputs: [{name: ids, shape: [batch, 3], dtype: int64, high: 10}]
     shapes: {batch: [2]}
     export: false
+  - name: checked
+    entry: pkg.net:Checked
+    inputs: [{name: ids, shape: [batch, 3], dtype: int64, high: 10}]
+    shapes: {batch: [2]}
+    export: false
 run: {backend: eager, latency: false, timeout_s: 120}
 fixes: {budget_s: 240}
 """
 
 BRANCH, MEAN = 12, 14           # the lines of the two breaks in Net.forward
-TOKEN_BRANCH, TABLE_BRANCH = 25, 37
+TOKEN_BRANCH, TABLE_BRANCH, CHECK = 25, 37, 49
 NAN_BREAK = {"kind": "break", "model": "net", "path": "pkg/net.py", "line": BRANCH,
              "gb": "GB0170", "gb_type": "Data-dependent branching"}
 MEAN_BREAK = {"kind": "break", "model": "net", "path": "pkg/net.py", "line": MEAN,
@@ -216,6 +233,29 @@ def test_a_nan_in_an_intermediate_fed_by_ids_comes_from_the_weights(repo, tmp_pa
     assert verdicts["deleted"]["reason"].startswith("differs from head on an input with NaN in `the model's weights`")
     assert verdicts["branchless"]["accepted"] is True, verdicts["branchless"]
     assert "equal with NaN in the model's weights, equal on inputs" in verdicts["branchless"]["evidence"]
+
+
+@pytest.mark.torch
+def test_a_check_kept_as_assert_async_says_what_it_is_on_cuda(repo, tmp_path):
+    """llama2.c's check on its hidden states: head raises RuntimeError, and so does the check
+    kept in compiled code as `torch._assert_async`, so no exception type changes; yet on CUDA
+    that assert is a device-side one, which ends the process's CUDA context, and the evidence
+    said nothing of it."""
+    from pt2bot.rules import fix_candidates
+    from pt2bot.config import StaticConfig
+    from pt2bot.static import check_paths
+
+    found = check_paths(str(repo), ["pkg/net.py"], StaticConfig(select=("ALL",)), jobs=1)
+    [f] = [f for f in found if f.rule == "PTC201" and f.line == CHECK]
+    [cand] = [c for c in fix_candidates(f, NET) if any("_assert_async" in ln for ln in c.lines)]
+    p = Proposal(cid="assert", cand=cand, original=NET, patched=apply_candidate(NET, cand),
+                 findings=[], targets=[])
+    target = {**NAN_BREAK, "model": "checked", "line": CHECK}
+    [verdict] = prove(repo, tmp_path, "checked", [(p, [target])]).values()
+    assert verdict["accepted"] is True, verdict
+    assert verdict["evidence"].endswith(
+        "compiled code raises RuntimeError where head does, by torch._assert_async (on CUDA a "
+        "device-side assert, which ends the process's CUDA context)"), verdict["evidence"]
 
 
 @pytest.mark.torch

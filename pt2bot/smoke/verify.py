@@ -1601,6 +1601,15 @@ def judge(head: Mapping[str, Any], cand: Mapping[str, Any], targets: Sequence[Ma
         evidence.append("but compiled code raises " + " and ".join(
             f"{new} where head raises {old}" for old, new in swapped)
             + " (on CUDA a device-side assert, which ends the process's CUDA context)")
+    if cand.get("device_assert") and not swapped and any(
+            r.get("compiled") and r.get("raised") and r.get("raised_type") == "RuntimeError"
+            and r.get("compiled_raised_type") == "RuntimeError" for r in cand.get("guards") or ()):
+        # head raises RuntimeError too, so no type changes and nothing above is said; yet on
+        # CUDA the compiled check is a device-side assert, which a caller cannot catch and go
+        # on from
+        evidence.append("compiled code raises RuntimeError where head does, by "
+                        "torch._assert_async (on CUDA a device-side assert, which ends the "
+                        "process's CUDA context)")
     be = cand.get("backend")
     if be:
         name = be.get("backend")
@@ -2617,6 +2626,7 @@ def prove_candidate(cand: Mapping[str, Any], model: Any, cases: list[CaseInputs]
                                             backend_cache)
         if setting:
             runs[setting] = {"measured": copy.deepcopy(measured), **done}
+    measured["device_assert"] = any("_assert_async" in str(line) for line in cand.get("lines") or ())
     verdict = judge(head, measured, targets, edit)
     verdict.pop("probe", None)   # (the judge's request for a third size, answered or not)
     stats = {k: measured.get(k) for k in ("graph_count",) if k in measured}
