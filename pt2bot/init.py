@@ -37,7 +37,10 @@ or a parameter named `tokens` → ids; a parameter forward indexes a table with,
 [batch, seq, dim]), said in a comment. Further required parameters of forward get inputs too
 (_more_input: a time, a mask, their own first layer's input, ids, else one like the data input;
 a time named first hands the data input to the parameter after it; a graph's `edge_index` makes
-the data input node features, `_from_constructor`). What
+the data input node features, `_from_constructor`). An optional parameter of forward that
+defaults to None and that forward tests against None (`targets=None`, a language model's
+loss) gets the same guess as a commented-out input with the line of that test: the default
+path runs as callers run it, and the user sees which branch is left and how to run it. What
 could not be inferred (a required constructor argument without a guess, a forward argument
 annotated as a Python value, no input at all) is written as a commented-out entry with the
 reason. Classes that other found
@@ -188,6 +191,9 @@ class Proposal:
     grad: str = ""
     problems: tuple[str, ...] = ()
     config: tuple[ConfigGuess, ...] = ()   # one per constructor parameter that takes one
+    # forward's optional tensors (`targets=None`) whose branch the proposed inputs never run:
+    # (the input a user adds to run it, how it was guessed, the line that tests it)
+    optional: tuple[tuple[InputGuess, str, str], ...] = ()
 
 
 @dataclass
@@ -1176,6 +1182,11 @@ def propose(index: RepoClasses, c: _Class) -> Proposal:
             inputs = tuple(replace(i, nonnegative=True) if (i.name or first.name) in ranged else i
                            for i in inputs)
             how += f"; {', '.join(ranged)} in [0, 1), as forward's docstring says not negative"
+        optional = tuple(
+            (InputGuess(p.name, g.shape, g.dtype, g.high), why, f"{fwd[0].path}:{line}")
+            for p in fparams[1:] if not p.required and p.default is None and not p.positional_only
+            and (line := _none_tested(fwd[1], p.name))
+            and (extra := _more_input(infer, c, env, fwd[1], p, data)) for g, why in (extra,))
         if unguessed:
             problems.append(f"forward() also needs {', '.join(unguessed)}, not a tensor by its "
                             f"annotation: add inputs for {'them' if len(unguessed) > 1 else 'it'}")
@@ -1202,7 +1213,19 @@ def propose(index: RepoClasses, c: _Class) -> Proposal:
     return Proposal(name=_snake(c.name), entry=f"{c.module}:{c.name}", path=c.path, line=line,
                     kwargs=kwargs, guessed=tuple(guessed), inputs=inputs, shapes=shapes,
                     dynamic=dynamic, how=how, grad=_differentiates(fwd[1]), problems=tuple(problems),
-                    config=tuple(configs))
+                    config=tuple(configs), optional=optional if inputs else ())
+
+
+def _none_tested(fn: ast.FunctionDef, name: str) -> int | None:
+    """The first line of `fn` that tests its parameter `name` against None (`if targets is not
+    None:`, `... if mask is None else ...`): a path the default None leaves unrun (llama2.c's
+    loss, taken only with `targets`)."""
+    for n in sorted((n for n in ast.walk(fn) if isinstance(n, ast.Compare)), key=lambda n: n.lineno):
+        if isinstance(n.left, ast.Name) and n.left.id == name and len(n.ops) == 1 and \
+                isinstance(n.ops[0], (ast.Is, ast.IsNot)) and \
+                isinstance(n.comparators[0], ast.Constant) and n.comparators[0].value is None:
+            return n.lineno
+    return None
 
 
 def _differentiates(fn: ast.AST) -> str:
@@ -1803,17 +1826,13 @@ def entry_lines(p: Proposal, note: str | None = None) -> list[str]:
         lines.append(f"    kwargs: {_flow(p.kwargs)}{guessed}")
     if p.inputs:
         lines.append(f"    inputs:{'   # ' + _comment(p.how) if p.how else ''}")
-        for i in p.inputs:
-            spec: dict[str, Any] = {}
-            if i.name:
-                spec["name"] = i.name
-            spec["shape"] = list(i.shape)
-            spec["dtype"] = i.dtype
-            if i.high is not None:
-                spec.update(low=0, high=i.high)
-            elif i.nonnegative:
-                spec.update(low=0.0, high=1.0)
-            lines.append(f"      - {_flow(spec)}")
+        lines += [f"      - {_flow(_input_spec(i))}" for i in p.inputs]
+        for i, why, at in p.optional:
+            # commented out: given, it stops the run of the default path (None), and its shape
+            # is a guess that can be wrong where the live inputs' are read from the layers
+            lines.append(f"      # - {_flow(_input_spec(i))}   # "
+                         + _comment(f"optional: uncomment to run the branch on `{i.name}` "
+                                    f"({at}), which None skips; {why}"))
     if p.shapes:
         lines.append("    shapes:")
         lines += [f"      {d}: {_flow_value(list(v))}" for d, v in p.shapes.items()]
@@ -1827,6 +1846,19 @@ def entry_lines(p: Proposal, note: str | None = None) -> list[str]:
     head = [f"  # {p.entry} ({p.path}:{p.line}) is not proposed: "
             f"{_comment('; '.join(reasons))}"]
     return head + ["  # " + ln[2:] for ln in lines]
+
+
+def _input_spec(i: InputGuess) -> dict[str, Any]:
+    spec: dict[str, Any] = {}
+    if i.name:
+        spec["name"] = i.name
+    spec["shape"] = list(i.shape)
+    spec["dtype"] = i.dtype
+    if i.high is not None:
+        spec.update(low=0, high=i.high)
+    elif i.nonnegative:
+        spec.update(low=0.0, high=1.0)
+    return spec
 
 
 def render_config(proposals: list[Proposal], blocks: list[str], packages: list[str],

@@ -383,6 +383,48 @@ def test_several_inputs_ids_masks_and_counts(tmp_path):
         ("attention_mask", ("batch", "seq"), "int64", 2)]
 
 
+OPTIONAL_TARGETS = {
+    "lm.py": """
+        import torch
+        import torch.nn.functional as F
+        from torch import nn
+
+
+        class TinyLM(nn.Module):
+            def __init__(self, vocab_size: int, dim: int):
+                super().__init__()
+                self.emb = nn.Embedding(vocab_size, dim)
+                self.out = nn.Linear(dim, vocab_size)
+
+            def forward(self, tokens, targets=None, cache=None, temperature=1.0):
+                logits = self.out(self.emb(tokens))
+                if targets is not None:
+                    return F.cross_entropy(logits.flatten(0, 1), targets.flatten())
+                return logits[:, -1]
+    """,
+}
+
+
+def test_an_optional_target_that_a_branch_tests_is_offered_commented_out(tmp_path):
+    """llama2.c's `forward(tokens, targets=None)`: the proposed inputs never give `targets`,
+    so the training path (`if targets is not None:`) never ran, and nothing in pt2bot.yml
+    said so. It is written as a commented-out input, the line that tests it named; `cache`,
+    tested nowhere, and `temperature`, a number, are not."""
+    root = _repo(tmp_path, OPTIONAL_TARGETS)
+    assert main(["init", str(root)]) == 0
+    text = (root / "pt2bot.yml").read_text()
+    [line] = [ln for ln in text.splitlines() if "targets" in ln]
+    assert line == ("      # - {name: targets, shape: [batch, seq], dtype: int64, low: 0, high: 100}   "
+                    "# optional: uncomment to run the branch on `targets` (lm.py:15), which None "
+                    "skips; guessed like the data input")
+    assert "cache" not in text and "temperature" not in text
+    assert [i.name for i in _model(load_config(str(root / "pt2bot.yml")), "tiny_lm").inputs] == ["tokens"]
+    (root / "pt2bot.yml").write_text(text.replace("      # - {name: targets", "      - {name: targets"))
+    [tokens, targets] = _model(load_config(str(root / "pt2bot.yml")), "tiny_lm").inputs
+    assert (targets.name, targets.shape, targets.dtype, targets.high) == (
+        "targets", ("batch", "seq"), "int64", tokens.high)
+
+
 @pytest.mark.torch
 @pytest.mark.slow
 def test_check_runs_the_guessed_inputs(tmp_path, capsys):
