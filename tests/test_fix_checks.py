@@ -1091,6 +1091,46 @@ def test_a_guard_one_model_cannot_exercise_is_made_up_for_by_another(tmp_path):
     assert _verdict(p)[0] is False
 
 
+def test_an_early_return_before_more_statements_says_the_form_that_keeps_it(tmp_path):
+    """torchnmf's silent batch: `if spec.amax() < self.silence: return ...` before the encoder,
+    the loss and their return. No recipe writes the `torch.cond` over the rest of forward; the
+    reason said only "the PTC201 recipe has no edit for this code", and the author was left to
+    work out the form. Before one `return`, the recipe's own `torch.cond` is offered."""
+    from pt2bot.config import StaticConfig
+    from pt2bot.rules import fix_candidates_explained
+    from pt2bot.static import check_paths
+
+    src = """\
+import torch
+from torch import nn
+
+
+class Skip(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.lin = nn.Linear(4, 4)
+
+    def forward(self, x):
+        if x.amax() < 1e-4:
+            return torch.zeros_like(x), x.new_zeros(())
+        h = self.lin(x)
+        loss = h.square().mean()
+        return h, loss
+"""
+    root = tmp_path
+    (root / "m.py").write_text(src)
+    [f] = [f for f in check_paths(str(root), ["m.py"], StaticConfig(select=("ALL",)), jobs=1) if f.rule == "PTC201"]
+    assert fix_candidates_explained(f, src) == (
+        [], "no recipe rewrites an early return before 3 more statements: what keeps both paths in one "
+            "graph is `torch.cond(x.amax() < 1e-4, early, rest, ())`, with `early` a function returning "
+            "what line 12 returns and `rest` a function of lines 13-15 (both returning tensors of the "
+            "same shapes, neither changing state)")
+    one = src.replace("        h = self.lin(x)\n        loss = h.square().mean()\n        return h, loss\n",
+                      "        return self.lin(x), x.new_zeros(())\n")
+    cands, reason = fix_candidates_explained(f, one)
+    assert reason is None and any("torch.cond" in "".join(c.lines) for c in cands)
+
+
 def test_a_file_without_torch_says_why_it_gets_no_edit():
     """torchdiffeq's interp.py asserts on tensors and never imports torch: the recipe would
     need the import, an edit outside the hunk, and the reason says so."""

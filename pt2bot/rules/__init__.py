@@ -119,7 +119,11 @@ def fix_candidates_explained(finding: Finding, source: str,
     n = len(source.splitlines())
     cands = [c for c in cands if 1 <= c.start_line <= c.end_line <= n]
     if not cands:
-        return [], f"the {finding.rule} recipe has no edit for this code{without_torch(tree)}"
+        try:
+            why = rule.no_fix_reason(finding, source, tree)
+        except Exception:   # (a reason is a courtesy: its fault on odd code is the plain one)
+            why = None
+        return [], f"{why or f'the {finding.rule} recipe has no edit for this code'}{without_torch(tree)}"
     comments = comment_lines(source)
     return sorted((keep_comments(source, c, comments) for c in cands), key=lambda c: c.rank), None
 

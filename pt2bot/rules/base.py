@@ -148,6 +148,12 @@ class Rule:
         return []
 
     @classmethod
+    def no_fix_reason(cls, finding: "Finding", source: str, tree: ast.Module) -> str | None:
+        """Why `fixes` gave no edit for `finding`, where more can be said than that it had none
+        (the form that would keep the code's behaviour, and why no recipe writes it)."""
+        return None
+
+    @classmethod
     def gb_type(cls) -> str | None:
         return gb_registry.gb_type(cls.gb)
 

@@ -402,6 +402,32 @@ def tensor_condition_fixes(code: str, finding, source: str, tree: ast.Module) ->
                               safe=False, guards=guards_of(test), rank=1)]
 
 
+def early_return_reason(finding, source: str, tree: ast.Module) -> str | None:
+    """What keeps an early return on a tensor test followed by several statements (a silent
+    batch skipped before the encoder, the loss and their return): `torch.cond` over two
+    functions, the return's and the rest's. No recipe writes it, since the rest is code the
+    pull request often did not write (outside its diff), and a suggestion replaces only the
+    lines of one hunk; the reason says the form, so the author need not work it out."""
+    lines = source_lines(source)
+    st, body = statement_at(tree, finding.line, finding.col)
+    if not isinstance(st, ast.If) or st.orelse or not isinstance(st.body[-1], ast.Return) or \
+            not _inside(st.test, (finding.line, finding.col)):
+        return None
+    rest = body[body.index(st) + 1:]
+    if len(rest) < 2 or not isinstance(rest[-1], ast.Return) or \
+            any(isinstance(n, (ast.Return, ast.Yield, ast.YieldFrom)) for s in rest[:-1] for n in ast.walk(s)):
+        return None
+    test = _where_test(lines, st.test, (finding.line, finding.col))
+    if test is None or "\n" in test:
+        return None
+    ret = st.body[-1]
+    return (f"no recipe rewrites an early return before {len(rest)} more statements: what keeps "
+            f"both paths in one graph is `torch.cond({test}, early, rest, ())`, with `early` a "
+            f"function returning what line {ret.lineno} returns and `rest` a function of lines "
+            f"{rest[0].lineno}-{rest[-1].end_lineno or rest[-1].lineno} (both returning tensors of the "
+            f"same shapes, neither changing state)")
+
+
 # methods whose result is a view of their tensor (a `torch.cond` branch may not return one)
 _VIEWS = frozenset({"view", "view_as", "reshape", "reshape_as", "flatten", "unflatten", "transpose", "t", "permute",
                     "squeeze", "unsqueeze", "expand", "expand_as", "narrow", "select", "unbind", "split",

@@ -5,7 +5,7 @@ import ast
 from pt2bot.rules.base import Rule
 from pt2bot.analysis.infer import BOOL_TENSOR, NDARRAY, RANDOM, TENSOR, enumerated
 from pt2bot.analysis.queries import condition_part, is_tensorish, mark_boolops, self_tensor_value
-from pt2bot.rules.branch_fixes import tensor_condition_fixes
+from pt2bot.rules.branch_fixes import early_return_reason, tensor_condition_fixes
 from pt2bot.rules.capture_branch_fixes import capture_branch_fixes
 from pt2bot.rules.check_fixes import check_fixes
 from pt2bot.rules.size_fixes import sizes_tensor_fixes
@@ -144,7 +144,10 @@ class TensorCondition(Rule):
     `//`, `%`, `torch.div`), an integer division raises there and a float one puts NaN into the
     gradient, so 1 stands in for it, `safe_step = torch.where(step == 0,
     torch.ones_like(step), step)`, read by the code after it (torchvision's equalize), in the
-    chain and in the one-`return` `torch.where` alike. In an `if`/`else` made one `torch.where`,
+    chain and in the one-`return` `torch.where` alike. An early return before several more
+    statements gets no edit (what keeps both paths is `torch.cond` over two functions, the
+    rest of the function in the second: lines the pull request often did not write); the
+    reason gives that form with the test and the lines. In an `if`/`else` made one `torch.where`,
     a divisor of the `else` arm that the test also finds below a bound that is not negative
     (torchdiffeq's first step, `if d0 < 1e-5 or d1 < 1e-5:` then `0.01 * d0 / d1`, both norms 0
     on an ODE that starts at 0) reads 1 where the test holds. Last, an early `break`,
@@ -211,6 +214,10 @@ class TensorCondition(Rule):
                 + tensor_condition_fixes(cls.code, finding, source, tree)
                 + check_fixes(cls.code, finding, source, tree)
                 + capture_branch_fixes(cls.code, finding, source, tree))
+
+    @classmethod
+    def no_fix_reason(cls, finding, source, tree):
+        return early_return_reason(finding, source, tree)
 
     def check(self, ctx, node):
         if isinstance(node, ast.Call):
