@@ -339,6 +339,96 @@ def test_writes_through_the_tested_mask_need_no_branch(tmp_path, test, body, wan
     fixed(src, c)
 
 
+@pytest.mark.parametrize("store,said", [
+    ('self.last_losses = {"pixel": pix.item(), "frequency": x.sum().item()}', "pix"),
+    ("self.last_loss = pix.item()", "pix"),
+    ('self.stats["pixel"] = [pix.item()]', "pix"),
+])
+def test_a_number_kept_only_for_a_log_says_the_edit_and_what_it_changes(tmp_path, store, said):
+    """focal-frequency-loss's trial: `self.last_losses = {"pixel": pix.item(), ...}` for a
+    training log got "the PTC101 recipe has no edit for this code". The tensor kept instead
+    changes what a reader of the attribute gets, which the proof refuses; the reason now says
+    that edit and what it changes."""
+    from pt2bot.rules import fix_candidates_explained
+
+    src, fs = findings_in(tmp_path, f"""\
+        import torch
+
+
+        class M(torch.nn.Module):
+            def forward(self, x):
+                pix = x.abs().mean()
+                {store}
+                return x * 2
+        """, "PTC101")
+    cands, reason = fix_candidates_explained(fs[0], src)
+    assert cands == []
+    target = store.split(" = ")[0]
+    assert reason.startswith(f"no edit keeps what `{target}` holds: head stores a Python number read "
+                             f"back from the tensor (the break); storing `{said}.detach()` instead keeps "
+                             "the graph whole, but whoever reads"), reason
+    assert "`json.dumps` does not" in reason
+
+
+def test_a_number_used_besides_being_stored_gets_no_such_reason(tmp_path):
+    from pt2bot.rules import fix_candidates_explained
+
+    src, fs = findings_in(tmp_path, """\
+        import torch
+
+
+        class M(torch.nn.Module):
+            def forward(self, x):
+                self.n = int(x.sum().item())
+                return x[: self.n]
+        """, "PTC101")
+    assert "json.dumps" not in str(fix_candidates_explained(fs[0], src)[1])
+
+
+@pytest.mark.parametrize("test,body,branchless", [
+    ("(h > 1).any()", "h = h.clamp(max=1)", True),
+    ("h.amax() >= 1", "h = torch.clamp(h, max=1)", True),
+    ("1 < h.max()", "h.clamp_(max=1)", True),
+    ("(h < -10).any()", "h = h.clamp_min(-10)", True),
+    ("h.max() > 1 or h.min() < 0", "h = h.clamp(0, 1)", True),
+    ("((h < 0) | (h > 1)).any()", "h = h.clip(0, 1)", True),
+    ("h.abs().max() > 5", "h = h.clamp(-5, 5)", True),
+    # a test that is not about the clamp's bounds: dropping the branch clamps finite values
+    # past them that head keeps (a guard input had to reach the line as such a value)
+    ("torch.isinf(h).any()", "h = h.clamp(-1e4, 1e4)", False),
+    ("torch.isnan(h).any()", "h = h.clamp(0, 1)", False),
+    ("h.max() > 1", "h = h.clamp(0, 1)", False),           # the lower bound untested
+    ("h.max() > 2", "h = h.clamp(max=1)", False),          # another bound
+    ("(h < 1).any()", "h = h.clamp(max=1)", False),        # the wrong side
+    ("h.abs().max() > 5", "h = h.clamp(-4, 5)", False),    # not symmetric
+    ("(h > 0.5).any()", "h = h.clamp(max=1.0)", True),     # a threshold inside the bound
+    ("(h > 1.5).any()", "h = h.clamp(max=1.0)", False),    # one past it
+    ("m.all()", "h = h.masked_fill(m, 0)", False),         # some entries set, the test false
+    ("m.any() or h.isnan().any()", "h = h.masked_fill(m, 0)", True),
+])
+def test_a_clamp_is_branchless_only_under_a_test_of_its_bounds(tmp_path, test, body, branchless):
+    """Dropping the branch is exact only where the clamp changes nothing when the test fails:
+    the test must hold wherever a value is past a bound (for a fill, wherever an entry of its
+    mask is set). Else `torch.where` on the test comes first, exact by construction."""
+    src, f, cands = only(tmp_path, f"""\
+        import torch
+
+        @torch.compile
+        def f(h):
+            m = h > 0
+            if {test}:
+                {body}
+            return h
+        """, "PTC201")
+    assert (cands[0].rank == 0) is branchless, [(c.rank, c.lines) for c in cands]
+    if branchless:
+        assert cands[0].title.startswith("drop the branch")
+    else:
+        assert "torch.where" in cands[0].lines[-1], cands[0].lines
+    for c in cands:
+        fixed(src, c)
+
+
 @pytest.mark.parametrize("test,body", [
     ("m.any()", "x[~m] = -1"),        # another mask than the tested one
     ("m.any()", "x[m] = x[0]"),       # a value that is read (and may not fit an empty selection)
@@ -1020,20 +1110,22 @@ def test_a_break_without_a_finding_gets_the_recipes_of_the_rules_predicting_its_
 
 
 def test_dropping_a_clamps_branch_is_compared_on_large_finite_values(tmp_path):
-    """`if torch.isinf(h).any(): h = h.clamp(-1e4, 1e4)` also clamps finite values past 1e4
-    once the branch is dropped: the candidate asks the proof for large finite inputs."""
+    """`if h.abs().max() > 1e4: h = h.clamp(-1e4, 1e4)` is exact without its branch; the
+    candidate still asks the proof for large finite inputs, which enter the clamp. (Under
+    `torch.isinf(h).any()` the branch is not dropped at all: the clamp would change finite
+    values past 1e4 that head keeps.)"""
     src, fs = findings_in(tmp_path, """\
         import torch
 
 
         class M(torch.nn.Module):
             def forward(self, h):
-                if torch.isinf(h).any():
+                if h.abs().max() > 1e4:
                     h = h.clamp(-1e4, 1e4)
                 return h
         """, "PTC201")
     (drop,) = [c for c in fix_candidates(fs[0], src) if c.title.startswith("drop the branch")]
-    assert "large" in drop.guards and "inf" in drop.guards
+    assert "large" in drop.guards
 
 
 def test_where_computes_what_both_sides_share_once(tmp_path):

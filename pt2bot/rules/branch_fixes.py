@@ -293,11 +293,131 @@ def _noop_guarded(st: ast.If, lines: list[str]) -> bool:
         # way (0 * inf in a zero-initialized layer): `torch.where` on the test is exact there
         return recv in test and (_not_all_finite(st.test) or _any_not_finite(st.test, lines))
     if name in _CLAMP:
-        return recv in test
+        # a clamp leaves `h` alone only where no value is past its bounds: the test must hold
+        # wherever one is (`h.max() > 1` for `clamp(max=1)`). Under any other test that reads
+        # `h` (`torch.isinf(h).any()`), dropping the branch clamps the finite values past the
+        # bounds that head keeps, which only a guard input reaching the line as such a value
+        # can show: `torch.where` on the test is exact there
+        return _bounds_tested(call, name, recv, st.test, lines)
     if name in _FILL or name == "where":
+        # a fill through an all-false mask changes nothing: the test must hold wherever an
+        # entry of the mask is set, `m.any()` (alone or as a part of an `or`), not merely read
+        # the mask (`m.all()` fails where some entries are set)
         mask = call.args[0] if name == "where" else (call.args[-2] if len(call.args) >= 2 else None)
-        return mask is not None and segment(lines, mask) in test
+        return mask is not None and any(_any_mask(p, lines) == segment(lines, mask) for p in _or_parts(st.test))
     return False
+
+
+def _or_parts(test: ast.AST) -> list[ast.AST]:
+    """The operands of an `or` (the test itself where it is none): where the test fails,
+    each of them fails."""
+    if isinstance(test, ast.BoolOp) and isinstance(test.op, ast.Or):
+        return [p for v in test.values for p in _or_parts(v)]
+    return [test]
+
+
+def _clamp_bounds(call: ast.Call, name: str) -> dict[str, ast.AST]:
+    """The bounds a clamp call gives, `{"min": ..., "max": ...}` (a `None` bound left out):
+    `h.clamp(lo, hi)`, `torch.clamp(h, min=lo)`, `h.clamp_max(hi)`, `h.clip(...)`."""
+    f = call.func
+    args = list(call.args[1:] if isinstance(f, ast.Attribute) and isinstance(f.value, ast.Name)
+                and f.value.id == "torch" else call.args)
+    order = {"clamp_min": ("min",), "clamp_max": ("max",)}.get(name, ("min", "max"))
+    out = dict(zip(order, args))
+    out.update({k.arg: k.value for k in call.keywords if k.arg in ("min", "max")})
+    return {k: v for k, v in out.items() if not (isinstance(v, ast.Constant) and v.value is None)}
+
+
+def _bounds_tested(call: ast.Call, name: str, recv: str, test: ast.AST, lines: list[str]) -> bool:
+    """Whether `test` holds wherever some value of `recv` is past a bound of the clamp `call`:
+    each bound is tested by a part of an `or` (or of a `|` under `.any()`) that compares
+    `recv`'s largest value with the upper bound (`h.max() > hi`, `h.amax() >= hi`, `(h >
+    hi).any()`) or its smallest with the lower one, or the largest magnitude with `hi` where
+    the lower bound is `-hi` (`h.abs().max() > hi`)."""
+    nodes = _clamp_bounds(call, name)
+    bounds = {k: segment(lines, v) for k, v in nodes.items()}
+    if not bounds:
+        return False
+
+    def number(node: ast.AST | None) -> float | None:
+        if isinstance(node, ast.UnaryOp) and isinstance(node.op, (ast.USub, ast.UAdd)):
+            inner = number(node.operand)
+            return None if inner is None else -inner if isinstance(node.op, ast.USub) else inner
+        if isinstance(node, ast.Constant) and type(node.value) in (int, float):
+            return float(node.value)
+        return None
+
+    def within(threshold: ast.AST, side: str) -> bool:
+        """Whether the test failing at `threshold` keeps every value within the bound of
+        `side`: the bound itself, or a number inside it (`(x > 0.5).any()` for `max=1`)."""
+        if side not in nodes:
+            return False
+        t, b = number(threshold), number(nodes[side])
+        if t is not None and b is not None:
+            return t <= b if side == "max" else t >= b
+        return segment(lines, threshold) == bounds[side]
+
+    def mirrored() -> bool:
+        """The lower bound is minus the upper one (`clamp(-5, 5)`)."""
+        if "min" not in nodes or "max" not in nodes:
+            return False
+        lo, hi = number(nodes["min"]), number(nodes["max"])
+        if lo is not None and hi is not None:
+            return lo == -hi
+        return bounds["min"].replace(" ", "") == f"-{bounds['max']}"
+
+    def parts(node: ast.AST, under_any: bool) -> list[tuple[ast.AST, bool]]:
+        if isinstance(node, ast.BoolOp) and isinstance(node.op, ast.Or):
+            return [p for v in _or_parts(node) for p in parts(v, under_any)]
+        if isinstance(node, ast.BinOp) and isinstance(node.op, ast.BitOr) and under_any:
+            return parts(node.left, True) + parts(node.right, True)
+        if not under_any and _any_mask(node, lines) is not None:
+            assert isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute)
+            return parts(node.args[0] if node.args else node.func.value, True)
+        return [(node, under_any)]
+
+    def extreme(node: ast.AST, under_any: bool) -> tuple[str, bool] | None:
+        """("max" / "min", of the magnitude) where `node` is `recv`'s largest or smallest value
+        (`recv` itself under `.any()`), else None."""
+        if under_any:
+            text = segment(lines, node)
+            return ("any", False) if text == recv else ("any", True) if text == f"{recv}.abs()" else None
+        if isinstance(node, ast.Call) and not node.keywords:
+            f = node.func
+            if isinstance(f, ast.Attribute) and f.attr in ("max", "amax", "min", "amin"):
+                if isinstance(f.value, ast.Name) and f.value.id == "torch" and len(node.args) == 1:
+                    of = segment(lines, node.args[0])
+                elif not node.args:
+                    of = segment(lines, f.value)
+                else:
+                    return None
+                kind = "max" if f.attr in ("max", "amax") else "min"
+                return (kind, False) if of == recv else (kind, True) if of == f"{recv}.abs()" else None
+        return None
+
+    covered: set[str] = set()
+    for part, under_any in parts(test, False):
+        if not (isinstance(part, ast.Compare) and len(part.ops) == 1):
+            return False
+        op, left, right = part.ops[0], part.left, part.comparators[0]
+        if isinstance(op, (ast.Lt, ast.LtE)):
+            left, right = right, left
+        elif not isinstance(op, (ast.Gt, ast.GtE)):
+            return False
+        big, small = extreme(left, under_any), extreme(right, under_any)
+        # `big > small`: a largest value above the upper bound, or the lower bound above a
+        # smallest value
+        if big is not None and big[0] in ("max", "any") and within(right, "max"):
+            covered.add("max")
+            if big[1]:
+                if not mirrored():
+                    return False
+                covered.add("min")
+        elif small is not None and small[0] in ("min", "any") and not small[1] and within(left, "min"):
+            covered.add("min")
+        else:
+            return False
+    return covered >= set(bounds)
 
 
 def _any_mask(test: ast.AST, lines: list[str]) -> str | None:
@@ -1034,7 +1154,10 @@ def _branch_fixes(code, finding, st: ast.If, body, tree, lines, test: str) -> li
     # for `if not torch.isfinite(h).all(): h = torch.nan_to_num(h)`, the idiom that reads as
     # "some value is not finite" (a `not` of anything else may invert what the test guards)
     plain = _is_value(st.test)
-    if (plain or _not_all_finite(st.test)) and not st.orelse and len(st.body) == 1 and \
+    # an `or` too, where the guarded statement's own test is one of its parts: where the
+    # whole test fails, that part fails (`_noop_guarded` reads the parts)
+    either = isinstance(st.test, ast.BoolOp) and isinstance(st.test.op, ast.Or)
+    if (plain or either or _not_all_finite(st.test)) and not st.orelse and len(st.body) == 1 and \
             _noop_guarded(st, lines):
         # `nan_to_num` replaces inf as well as NaN, whatever the test looked for: the verifier
         # must compare on both

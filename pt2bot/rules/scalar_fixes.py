@@ -183,6 +183,38 @@ def _finding_call(finding, source: str, tree: ast.Module) -> tuple[ast.stmt | No
     return st, lines, call
 
 
+def stored_number_reason(finding, source: str, tree: ast.Module) -> str | None:
+    """Why a number read back only to be kept on the module gets no edit: `self.last_losses =
+    {"pixel": pix.item(), ...}`, a training log (two new users wrote it). Storing the tensor
+    keeps the graph whole, but whoever reads the attribute then gets a 0-d tensor where head
+    gave a float: the proof compares what the module keeps (pt2bot/smoke/verify.py
+    `scalar_attributes`) and refuses it, rightly for `json.dumps`. The reason says the edit,
+    and what it changes, for the author to decide."""
+    st, lines, call = _finding_call(finding, source, tree)
+    if st is None or call is None or not isinstance(st, ast.Assign) or len(st.targets) != 1 or \
+            not isinstance(call.func, ast.Attribute) or call.func.attr != "item" or call.args:
+        return None
+    target = st.targets[0]
+    while isinstance(target, ast.Subscript):
+        target = target.value
+    if not (isinstance(target, ast.Attribute) and isinstance(target.value, ast.Name) and target.value.id == "self"):
+        return None
+    parents = parents_of(st)
+    node: ast.AST = call
+    while node is not st.value:        # the number itself, or an item of a literal record
+        node = parents[id(node)]
+        if not isinstance(node, (ast.Dict, ast.List, ast.Tuple)):
+            return None
+    kept = segment(lines, call.func.value)
+    where = segment(lines, st.targets[0])
+    return (f"no edit keeps what `{where}` holds: head stores a Python number read back from the "
+            f"tensor (the break); storing `{kept}.detach()` instead keeps the graph whole, but "
+            f"whoever reads `{where}` then gets a 0-d tensor where head gave a float (formatting, "
+            "arithmetic and loggers that take tensors read it the same; `json.dumps` does not); "
+            "where its readers can take that, call `.item()` where they read it, outside the "
+            "compiled code")
+
+
 def sizes_from_list_fixes(code: str, finding, source: str, tree: ast.Module, what: str) -> list[Candidate]:
     """`int(lengths.amax().item())` where `lengths = torch.tensor(<Python numbers>)`: the
     builtin `max`/`min`/`sum` of those numbers (the module doc). `what` as for `keep_tensor_fixes`."""

@@ -6,7 +6,7 @@ from pt2bot.rules.base import Rule
 from pt2bot.rules.branch_fixes import is_compiling_fixes, item_test_fixes
 from pt2bot.rules.capture_branch_fixes import capture_branch_fixes
 from pt2bot.rules.check_fixes import check_fixes
-from pt2bot.rules.scalar_fixes import keep_tensor_fixes, sizes_from_list_fixes
+from pt2bot.rules.scalar_fixes import keep_tensor_fixes, sizes_from_list_fixes, stored_number_reason
 from pt2bot.rules.size_fixes import item_to_fill_fixes, sizes_tensor_fixes
 from pt2bot.analysis.queries import generator_note, method_call
 
@@ -109,6 +109,10 @@ class TensorItem(Rule):
     (pt2bot/rules/scalar_fixes.py `_kept_then_selected`; not safe: where the
     arm head skipped divides by zero, `torch.where`'s gradient is NaN, which the proof refuses
     on weights all 0, and `torch.cond` runs only the arm taken).
+    A number only kept on the module for a log, `self.last_losses = {"pixel": pix.item()}`,
+    gets no edit: storing `pix.detach()` hands whoever reads the attribute a 0-d tensor where
+    head gave a float, which the proof compares and refuses; the reason says that edit and
+    what it changes, for the author to decide.
     """
 
     code = "PTC101"
@@ -129,6 +133,10 @@ class TensorItem(Rule):
                 + item_test_fixes(cls.code, finding, source, tree)
                 + capture_branch_fixes(cls.code, finding, source, tree)
                 + is_compiling_fixes(cls.code, finding, source, tree))
+
+    @classmethod
+    def no_fix_reason(cls, finding, source, tree):
+        return stored_number_reason(finding, source, tree)
 
     def check(self, ctx, node):
         if method_call(node, ("item",)) is not None:
