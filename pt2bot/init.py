@@ -18,6 +18,10 @@ deep):
     nn.Conv1d(c, ...)   → [batch, c, length]
     nn.Linear(d, ...)   → [batch, d]
 
+(a subclass of one of them that keeps its constructor, whisper's `class Conv1d(nn.Conv1d)`,
+the same). A count of one part of a model is guessed as the count (`n_audio_head` as
+`n_head`, `n_text_ctx` as `n_ctx`).
+
 A constructor argument that takes a config object of the repository (found by annotation, by
 a `config_class` attribute, or by the fields the constructor reads) becomes the entry's
 `config:` (pt2bot.config.ConfigObject): the config class (a dataclass, a Hugging Face-style
@@ -92,7 +96,7 @@ for _names, _value in (
           "embedding_dim", "embedding_size", "latent_dim",
           # a UNet's base width (guided diffusion's `model_channels`, minDiffusion's `n_feat`):
           # its GroupNorm takes 32 groups
-          "model_channels", "base_channels", "n_feat"), 32),
+          "model_channels", "base_channels", "n_feat", "n_state"), 32),
         # a UNet's blocks per resolution: one is the smallest that builds each level
         (("num_res_blocks", "n_res_blocks", "num_resnet_blocks"), 1),
         (("depth", "n_layer", "n_layers", "num_layers", "layers", "num_blocks",
@@ -118,6 +122,8 @@ for _names, _value in (
         (("image_size", "img_size", "image_height", "image_width"), 32),
         (("patch_size", "patch", "patch_height", "patch_width"), 8),
         (("channels", "in_channels", "in_chans", "num_channels", "in_ch", "n_channel", "n_channels"), 3),
+        # a spectrogram's mel bands (whisper's `n_mels`): the count its models are trained on
+        (("n_mels", "num_mels", "n_mel", "n_mel_bins", "num_mel_bins"), 80),
         (("num_classes", "n_classes", "classes", "out_features", "dim_out", "out_dim",
           "output_dim", "d_out", "num_labels"), 10)):
     for _n in _names:
@@ -327,6 +333,21 @@ class RepoClasses:
     def is_module(self, qualname: str) -> bool:
         return self.index.is_module_class(qualname)
 
+    def torch_layer(self, qualname: str) -> str | None:
+        """The torch class a class of the repository is built as, where it subclasses one
+        (through the repository's classes) with no constructor of its own: whisper's `class
+        Conv1d(nn.Conv1d)`, which changes only how it computes, takes what `nn.Conv1d` takes."""
+        g = self.index
+        for c in g.mro(qualname):
+            entry = g.classes.get(c)
+            if entry is None or "__init__" in entry[1].methods:
+                return None
+            for b in entry[1].bases:
+                torch_name = next((n for n in (g.canonical(b), b) if n.startswith("torch.nn.")), None)
+                if torch_name is not None:
+                    return torch_name
+        return None
+
     def config_class(self, c: _Class) -> "_ConfigClass":
         hit = self._configs.get(c.qualname)
         if hit is None:
@@ -524,7 +545,8 @@ class _Infer:
         if not isinstance(expr, ast.Call):
             return None
         q = self.index.resolve(expr.func, *where) or ""
-        kind = q.rsplit(".", 1)[-1] if q.startswith("torch.nn.") else None
+        built = q if q.startswith("torch.nn.") else self.index.torch_layer(q) if q in self.index.classes else None
+        kind = built.rsplit(".", 1)[-1] if built else None
         first = expr.args[0] if expr.args else None
         if kind == "Sequential" and expr.args:
             return self.layer(expr.args[0], env, local, where, depth, top)
@@ -885,7 +907,7 @@ class _ConfigClass:
         problems: list[str] = []
         values: dict[str, Any] = {}
         for f in self.fields.values():
-            guess = GUESSES.get(f.name)
+            guess = GUESSES.get(f.name) or GUESSES.get(_part_count(f.name) or "")
             if guess is not None and not _takes_int(f.annotation):
                 guess = None
             default = f.default
@@ -1261,9 +1283,20 @@ def _guess(name: str) -> int | list[int] | None:
         tail = "_".join(parts[i:])
         if tail in GUESSES and tail not in _CLASSES:
             return GUESSES[tail] // 2 if tail in _SEQ else GUESSES[tail]
+    if _part_count(name) is not None:
+        return GUESSES[_part_count(name)]
     if _COUNT_NAME.search(name) and not any(w.startswith(_STRUCTURE) for w in parts[1:]):
         return _COUNT
     return None
+
+
+def _part_count(name: str) -> str | None:
+    """The name a count of one part of a model is guessed by: the count prefix kept, the
+    part's name dropped (whisper's `n_audio_head` is an `n_head`, `n_text_ctx` the text's
+    `n_ctx`, its whole length), where that is a name of GUESSES; else None."""
+    parts = name.split("_")
+    short = f"{parts[0]}_{parts[-1]}"
+    return short if len(parts) > 2 and parts[0] in ("n", "num") and short in GUESSES else None
 
 
 def _smaller(p: Param) -> int | None:
@@ -1284,7 +1317,8 @@ def _known(env: dict[str, Any], names: tuple[str, ...]) -> int | None:
     (`config.block_size`)."""
     for n in names:
         for key, v in env.items():
-            if (key == n or key.endswith("." + n) and not key.startswith("self.")) \
+            last = key.rsplit(".", 1)[-1]
+            if (key == n or (last == n or _part_count(last) == n) and "." in key and not key.startswith("self.")) \
                     and isinstance(v, int) and not isinstance(v, bool):
                 return v
     return None

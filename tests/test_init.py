@@ -383,6 +383,103 @@ def test_several_inputs_ids_masks_and_counts(tmp_path):
         ("attention_mask", ("batch", "seq"), "int64", 2)]
 
 
+WHISPER_LIKE = {
+    "speech/model.py": """
+        from dataclasses import dataclass
+
+        import torch
+        import torch.nn.functional as F
+        from torch import nn
+
+
+        @dataclass
+        class ModelDimensions:
+            n_mels: int
+            n_audio_ctx: int
+            n_audio_state: int
+            n_audio_head: int
+            n_vocab: int
+            n_text_ctx: int
+            n_text_state: int
+
+
+        class Conv1d(nn.Conv1d):
+            def _conv_forward(self, x, weight, bias):
+                return super()._conv_forward(x, weight.to(x.dtype), None if bias is None else bias.to(x.dtype))
+
+
+        class Wide(nn.Linear):
+            def __init__(self, n_state):
+                super().__init__(2 * n_state, n_state)
+
+
+        class AudioEncoder(nn.Module):
+            def __init__(self, n_mels, n_ctx, n_state, n_head):
+                super().__init__()
+                self.conv1 = Conv1d(n_mels, n_state, kernel_size=3, padding=1)
+                self.conv2 = Conv1d(n_state, n_state, kernel_size=3, stride=2, padding=1)
+                self.register_buffer("positional_embedding", torch.zeros(n_ctx, n_state))
+
+            def forward(self, x):
+                x = F.gelu(self.conv2(F.gelu(self.conv1(x)))).permute(0, 2, 1)
+                assert x.shape[1:] == self.positional_embedding.shape, "incorrect audio shape"
+                return x + self.positional_embedding
+
+
+        class Mixer(nn.Module):
+            def __init__(self, n_state):
+                super().__init__()
+                self.wide = Wide(n_state)
+
+            def forward(self, h):
+                return self.wide(h)
+
+
+        class Whisper(nn.Module):
+            def __init__(self, dims: ModelDimensions):
+                super().__init__()
+                self.dims = dims
+                self.encoder = AudioEncoder(self.dims.n_mels, self.dims.n_audio_ctx,
+                                            self.dims.n_audio_state, self.dims.n_audio_head)
+                self.embed = nn.Embedding(self.dims.n_vocab, self.dims.n_audio_state)
+
+            def forward(self, mel, tokens):
+                return self.encoder(mel).mean(1, keepdim=True) + self.embed(tokens)
+    """,
+}
+
+
+def test_a_whisper_like_config_and_a_subclassed_torch_layer_are_read(tmp_path):
+    """whisper's first hour: init proposed nothing ("no value for the config field 'n_mels'
+    ... 'n_audio_ctx' ..."), then, once the sizes were guessed, could not read the input
+    through `class Conv1d(nn.Conv1d)`, a subclass that only changes how it computes. A count
+    of one part (`n_audio_head`, `n_text_ctx`) is guessed as the count (`n_head`, `n_ctx`);
+    a subclass of a torch layer without a constructor of its own takes what the layer takes;
+    one with its own constructor (`Wide(n_state)`) is not read as the layer."""
+    root = _repo(tmp_path, WHISPER_LIKE)
+    by = {p.name: p for p in discover(str(root))[0]}
+    w = by["whisper"]
+    assert not w.problems, w.problems
+    [cfg] = w.config
+    assert cfg.kwargs == {"n_mels": 80, "n_audio_ctx": 16, "n_audio_state": 32, "n_audio_head": 2,
+                          "n_vocab": 100, "n_text_ctx": 16, "n_text_state": 32}
+    assert [(i.name, i.shape, i.dtype) for i in w.inputs] == [
+        ("mel", ("batch", 80, "length"), "float32"), ("tokens", ("batch", "seq"), "int64")]
+    assert "nn.Conv1d(80, ...) in AudioEncoder" in w.how
+    # the mel's frames: the 32 the convolution's stride halves to the 16 positions asserted
+    assert w.shapes["length"] == (32,) and w.shapes["seq"] == (8, 16)
+    assert any("cannot infer the input 'h'" in p for p in by["mixer"].problems), by["mixer"].problems
+
+
+@pytest.mark.torch
+@pytest.mark.slow
+def test_check_runs_the_whisper_like_model(tmp_path, capsys):
+    root = _repo(tmp_path, WHISPER_LIKE)
+    assert main(["init", str(root), "--check"]) == 0
+    out = capsys.readouterr().out
+    assert "whisper (speech.model:Whisper): ran OK" in out, out
+
+
 OPTIONAL_TARGETS = {
     "lm.py": """
         import torch
