@@ -524,6 +524,8 @@ def _break_out(b: GraphBreak, renames: dict[str, str], side: str = "head") -> di
         out["reported_line"] = b.reported_line
     if b.library is not None:
         out["library"] = b.library
+    if b.matrix_only:
+        out["matrix_only"] = True
     return out
 
 

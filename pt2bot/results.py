@@ -334,7 +334,11 @@ class GraphBreak(Record):
     # where in an installed package a break outside the repository is
     # (`linformer/linformer.py:112`; `path` is then None)
     library: str | None = None
-    OMIT_IF_NONE: ClassVar[frozenset[str]] = frozenset({"reported_line", "library"})
+    # True: a break the shape matrix's compiles hit and the one-case break pass did not (a
+    # size made dynamic by the matrix turns `n_ctx > 1` into a symbolic bool that
+    # `scaled_dot_product_attention(is_causal=...)` refuses)
+    matrix_only: bool | None = None
+    OMIT_IF_NONE: ClassVar[frozenset[str]] = frozenset({"reported_line", "library", "matrix_only"})
 
 
 @dataclass(frozen=True, kw_only=True)

@@ -207,6 +207,27 @@ def test_size_branch_recompiles_with_located_reason():
         False, "constraint_violation", "models/size_branch.py", line)
 
 
+def test_a_break_only_dynamic_sizes_hit_is_kept_from_the_matrix():
+    """The break pass compiles one case with static sizes: `is_causal=n_ctx > 1` is a bool
+    there. The matrix marks `seq` dynamic and the comparison becomes a symbolic bool, which
+    `scaled_dot_product_attention` refuses (a break, GB0112). The review of whisper's SDPA
+    change said "0 graph breaks" and "8 new recompiles"; the break is now one of the run's,
+    marked as seen in the matrix only."""
+    run = measured("dynamic_causal", "models.dynamic_causal:DynamicCausal",
+                   inputs=[{"name": "q", "shape": ["batch", 2, "seq", 8], "dtype": "float32"}],
+                   shapes={"batch": [2], "seq": [3, 8]}, dynamic=("seq",), phases=("breaks", "matrix"))
+    assert run["status"] == "ok" and run["graph_count"] == 1
+    b = only_break(run)
+    assert (b["path"], b["line"], b["matrix_only"]) == (
+        "models/dynamic_causal.py", line_of("dynamic_causal.py", "sdpa"), True)
+    assert "is_causal" in b["source"]
+    # without the matrix, the pass alone sees no break (and says nothing of the matrix's)
+    alone = measured("dynamic_causal_breaks", "models.dynamic_causal:DynamicCausal",
+                     inputs=[{"name": "q", "shape": ["batch", 2, "seq", 8], "dtype": "float32"}],
+                     shapes={"batch": [2], "seq": [3, 8]}, dynamic=("seq",), phases=("breaks",))
+    assert alone["graph_breaks"] == []
+
+
 def test_hard_coded_view_specialises_a_declared_dynamic_dim():
     run = measured("view", "models.hard_view:HardView", inputs=[{"shape": ["batch", 4]}])
     line = line_of("hard_view.py", "hard-view")

@@ -22,7 +22,7 @@ from pt2bot.findings import DIFF_ADDED, DIFF_CONTEXT, Finding, fingerprint
 from pt2bot.report.escape import has_controls
 from pt2bot.report.markdown import (code_block, code_inline, escape_inline, marker,
                                     message_inline, suggestion_block)
-from pt2bot.report.summary import (FULL_REPORT, MAX_CHARS, Section, caused_line, fit,
+from pt2bot.report.summary import (FULL_REPORT, MATRIX_ONLY, MAX_CHARS, Section, caused_line, fit,
                                    finding_location, gb_link, location, reached, severity_icon,
                                    smoke_verdict, when)
 from pt2bot.reportdata import Report
@@ -357,6 +357,8 @@ def break_body(b: dict, model: str, hints: bool = True) -> str:
         lines.append(f"💡 {escape_inline(h, limit=400)}")
     if b.get("in_loop"):
         lines.append("Inside a loop: dynamo skips the whole frame and runs it eagerly.")
+    if b.get("matrix_only"):
+        lines.append(MATRIX_ONLY)
     reached = b.get("reached_from")
     if isinstance(reached, Mapping):
         site = code_inline(f"{b.get('path')}:{b.get('line')}", limit=200)

@@ -562,6 +562,11 @@ def hints_settled(fixes: Mapping[str, Any], edits_only: bool = False) -> set[str
     return out
 
 
+# a break the smoke run saw only with the matrix's dynamic sizes (results.GraphBreak.matrix_only)
+MATRIX_ONLY = ("Only with dynamic sizes: the shape matrix's compiles hit it, the one-case break "
+               "pass (its sizes static) does not, so no fix is tried for it.")
+
+
 def break_block(b: Mapping[str, Any], hint: bool = True, inline: bool = False) -> str:
     """One new break: GB code (linked), type, where; the code line; explanation; torch's hint,
     unless the proof of fixes answered it (`hint` False: Suggested fixes says how)."""
@@ -576,6 +581,8 @@ def break_block(b: Mapping[str, Any], hint: bool = True, inline: bool = False) -
              if not b.get("path") and b.get("library") else code_inline(location(b), limit=160))
     lines = [f"- **{gb_link(b.get('gb'))}** {escape_inline(gb_type, limit=160)} at "
              f"{where}{func}{count}{loop}"]
+    if b.get("matrix_only"):
+        lines.append(f"  {MATRIX_ONLY}")
     if isinstance(b.get("reported_line"), int):
         lines.append(f"  dynamo put it at line {b['reported_line']}, which holds none of that function's "
                      "code: the line is not known, so no comment is posted on one")

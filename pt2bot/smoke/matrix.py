@@ -17,6 +17,7 @@ from typing import Any, Callable
 
 from pt2bot.results import RESUME_RE
 from pt2bot.smoke import graph_breaks
+from pt2bot.smoke.breaks import collect_breaks
 from pt2bot.smoke.inputs import CaseInputs, call_mode, compare_outputs
 from pt2bot.smoke.compile_cost import CompileProbe
 from pt2bot.smoke.compile_times import compile_times
@@ -320,6 +321,8 @@ def measure_matrix(model: Any, cases: list[CaseInputs], eager_outs: list[Any],
         "accuracy": accuracy,
         "compile_s": compile_times(first_call_s, cost is not None and cost["cache"] == "warm"),
         "compile_cost": cost,
+        # the breaks these compiles hit: the worker keeps those the break pass did not
+        "breaks": collect_breaks(events, paths),
     }
 
 

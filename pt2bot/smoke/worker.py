@@ -233,7 +233,8 @@ def _run_phase(phase: str, model: Any, cases: list[CaseInputs], eager_outs: list
     if phase == "breaks":
         return measure_breaks(model, cases[0], paths, coverage=coverage, before_call=fresh)
     if phase == "matrix":
-        return measure_matrix(model, cases, eager_outs, model_spec, run_cfg, paths, before_call=fresh)
+        got = measure_matrix(model, cases, eager_outs, model_spec, run_cfg, paths, before_call=fresh)
+        return {**got, **_matrix_only_breaks(got.pop("breaks", []), so_far)}
     if phase == "export":
         return {"export": measure_export(model, cases, eager_outs, model_spec, paths,
                                          locate=locate_export)}
@@ -246,6 +247,23 @@ def _run_phase(phase: str, model: Any, cases: list[CaseInputs], eager_outs: list
     if phase == "latency":
         return measure_latency(model, cases, model_spec, run_cfg, device, rss_baseline_mb=rss0)
     raise ValueError(f"unknown phase {phase!r}")
+
+
+def _matrix_only_breaks(seen: list[dict[str, Any]], so_far: ModelRun | None) -> dict[str, Any]:
+    """The break pass's breaks and, after them, those only the shape matrix's compiles hit
+    (`matrix_only`), as the RUN's `graph_breaks`; nothing where the break pass did not run.
+    The pass compiles one case with its sizes static; the matrix makes sizes dynamic, and a
+    break can then appear that no static compile has (whisper's `is_causal=mask is not None
+    and n_ctx > 1` becomes a symbolic bool `scaled_dot_product_attention` refuses). Reported
+    only as recompiles and resumed frames, it left a review saying "0 graph breaks"."""
+    if so_far is None or so_far.graph_breaks is None:
+        return {}
+    known = {(b.path, b.line) for b in so_far.graph_breaks}
+    extra = [{**b, "matrix_only": True} for b in seen
+             if b.get("path") and isinstance(b.get("line"), int) and (b["path"], b["line"]) not in known]
+    if not extra:
+        return {}
+    return {"graph_breaks": [b.to_json() for b in so_far.graph_breaks] + extra}
 
 
 def redirect_std_to(log_path: str) -> None:
