@@ -396,6 +396,13 @@ def _signed(v: int) -> str:
     return f"+{v}" if v > 0 else str(v) if v < 0 else "0"
 
 
+def _break_count(breaks: list) -> str:
+    """A side's break count, saying how many only the matrix's dynamic sizes hit: those are
+    not in the `graphs` row's count, which is the one-case break pass's."""
+    dynamic = sum(1 for b in breaks if isinstance(b, Mapping) and b.get("matrix_only"))
+    return f"{len(breaks)} ({dynamic} only with dynamic sizes)" if dynamic else str(len(breaks))
+
+
 def delta_table(m: ModelDelta) -> str:
     base, head = m.base or {}, m.head or {}
     d = m.delta
@@ -403,7 +410,7 @@ def delta_table(m: ModelDelta) -> str:
     # a side whose break pass raised measured no break: its count is not a zero
     off = [breaks_unmeasured(ModelRun.coerce(side)) for side in (base, head)]
     known = not off[1] and not (has_base and off[0])
-    nb, hb = (("not measured" if o else str(len(side.get("graph_breaks") or [])))
+    nb, hb = (("not measured" if o else _break_count(side.get("graph_breaks") or []))
               for o, side in zip(off, (base, head)))
     rows = [["graph breaks", nb if has_base else "—", hb,
              _signed(d.graph_breaks) if known else "—"]]
