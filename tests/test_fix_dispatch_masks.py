@@ -195,9 +195,13 @@ def test_a_selection_that_only_feeds_reductions_becomes_masked_reductions(tmp_pa
     src, cands = cands_at(tmp_path, EQUALIZE, "PTC304", 10)
     (c,) = cands
     assert (c.start_line, c.end_line) == (10, 12)
+    # `valid = t != -1` is t's shape, maybe x's leading dimensions only: given x's dimensions,
+    # the mean divided by the number of values it selects
+    rows = "valid.reshape(valid.shape + (1,) * (x.dim() - valid.dim()))"
     assert c.lines == (
         "    # the mean and the sum",
-        "    loss = (torch.where(valid, x.float(), 0).sum() / valid.sum()) + torch.where(valid, x, 0).sum()",
+        f"    loss = (torch.where({rows}, x.float(), 0).sum() / {rows}.expand_as(x).sum()) + "
+        f"torch.where({rows}, x, 0).sum()",
     )
     assert ".mean()" not in "".join(c.lines)   # never the mean over every element
 

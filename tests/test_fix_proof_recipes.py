@@ -6,6 +6,7 @@ writes it) and an integer draw read back with `int(...item())`, its candidates t
 reshaped form and the kept draw are verified."""
 from __future__ import annotations
 
+import dataclasses
 import time
 
 import pytest
@@ -55,11 +56,13 @@ def test_the_loop_refuses_the_wrong_form_and_verifies_the_right_ones(tmp_path):
                        "gb_type": "Dynamic shape operator"},
                DRAW: {"kind": "break", "model": "net", "path": "pkg/net.py", "line": DRAW, "gb": "GB0124",
                       "gb_type": "Unsupported Tensor.item() call with capture_scalar_outputs=False"}}
-    items = []
-    for line in (WRITE, DRAW):
-        for i, cand in enumerate(fix_candidates(by_line[line], NET)):
-            items.append((Proposal(cid=f"{line}-{i}", cand=cand, original=NET, patched=apply_candidate(NET, cand),
-                                   findings=[], targets=[]), [targets[line]]))
+    (reshaped,) = fix_candidates(by_line[WRITE], NET)   # the labels' mask: the leading dims' form only
+    # the plain form, offered before the recipe read the mask's shape, tried for the proof's refusal
+    plain = dataclasses.replace(reshaped, lines=("        e.copy_(torch.where(labels == 0, e + self.w, e))",))
+    cands = [(f"{WRITE}-0", plain, WRITE), (f"{WRITE}-1", reshaped, WRITE)]
+    cands += [(f"{DRAW}-{i}", c, DRAW) for i, c in enumerate(fix_candidates(by_line[DRAW], NET))]
+    items = [(Proposal(cid=cid, cand=cand, original=NET, patched=apply_candidate(NET, cand), findings=[],
+                       targets=[]), [targets[line]]) for cid, cand, line in cands]
     assert [p.cid for p, _ in items] == [f"{WRITE}-0", f"{WRITE}-1", f"{DRAW}-0"]
     config = build_config(CONFIG, str(root / "pt2bot.yml"))
     setting = ProofSetting(config=config, changeset=None, root=str(root), head_sha=None,
@@ -155,11 +158,14 @@ def test_a_row_mask_that_indexes_gets_the_leading_dimensions_form_verified(tmp_p
     (root / "pt2bot.yml").write_text(CONFIG)
     found = check_paths(str(root), ["pkg/net.py"], StaticConfig(select=("ALL",)), jobs=1)
     (f,) = [f for f in found if f.rule == "PTC304" and f.line == FLIP]
-    cands = fix_candidates(f, ROWS)
-    assert [c.lines for c in cands] == [
-        ("        quat.copy_(torch.where(quat[:, 3] < 0, quat * (-1), quat))",),
-        ("        quat.copy_(torch.where((quat[:, 3] < 0).reshape((quat[:, 3] < 0).shape + (1,) * "
-         "(quat.dim() - (quat[:, 3] < 0).dim())), quat * (-1), quat))",)]
+    (lead,) = fix_candidates(f, ROWS)
+    assert lead.lines == (
+        "        quat.copy_(torch.where((quat[:, 3] < 0).reshape((quat[:, 3] < 0).shape + (1,) * "
+        "(quat.dim() - (quat[:, 3] < 0).dim())), quat * (-1), quat))",)
+    # the plain form, offered before the mask's shape was read: the proof refuses it here, but
+    # on a square matrix it computes, over the columns (see tests/test_fixes_torch.py)
+    plain = dataclasses.replace(lead, lines=("        quat.copy_(torch.where(quat[:, 3] < 0, quat * (-1), quat))",))
+    cands = [plain, lead]
     target = {"kind": "break", "model": "net", "path": "pkg/net.py", "line": FLIP, "gb": "GB0036",
               "gb_type": "Dynamic shape operator"}
     items = [(Proposal(cid=f"c{i}", cand=c, original=ROWS, patched=apply_candidate(ROWS, c), findings=[],

@@ -883,16 +883,19 @@ def test_size_from_a_tensor_that_may_differ_is_not_offered(tmp_path, body):
 # --- PTC304 a masked write that reads through the mask --------------------------------------
 
 @pytest.mark.parametrize("line,want", [
-    ("y[mask] = x[mask]", ["    y.copy_(torch.where(mask, x, y))",
-                           "    y.copy_(torch.where(mask.reshape(mask.shape + (1,) * (y.dim() - mask.dim())), x, y))"]),
-    ("y[x > 0] += x", ["    y.copy_(torch.where(x > 0, y + x, y))",
-                       "    y.copy_(torch.where((x > 0).reshape((x > 0).shape + (1,) * (y.dim() - (x > 0).dim())), "
-                       "y + x, y))"]),
-    ("y[mask] /= x + 1", ["    y.copy_(torch.where(mask, y / (x + 1), y))",
-                          "    y.copy_(torch.where(mask.reshape(mask.shape + (1,) * (y.dim() - mask.dim())), "
-                          "y / (x + 1), y))"]),
-    # a mask with a call is read once: no reshaped form
-    ("y[x.sum(1) > 0] -= 1", ["    y.copy_(torch.where(x.sum(1) > 0, y - 1, y))"]),
+    # `mask = x > 0` has x's shape, and the values x[mask] fill y[mask] only where y's is too
+    ("y[mask] = x[mask]", [("    y.copy_(torch.where(mask, x, y))",)]),
+    # a mask of another tensor may cover only y's leading dimensions (rows): `torch.where` would
+    # broadcast it against the trailing ones, so it gets y's number of dimensions first
+    ("y[x > 0] += x", [("    y.copy_(torch.where((x > 0).reshape((x > 0).shape + (1,) * (y.dim() - (x > 0).dim())), "
+                        "y + x, y))",)]),
+    ("y[mask] /= x + 1", [("    y.copy_(torch.where(mask.reshape(mask.shape + (1,) * (y.dim() - mask.dim())), "
+                           "y / (x + 1), y))",)]),
+    # a mask with a call is read twice there: computed once, first
+    ("y[x.sum(1) > 0] -= 1", [("    mask_ = x.sum(1) > 0",
+                               "    y.copy_(torch.where(mask_.reshape(mask_.shape + (1,) * (y.dim() - mask_.dim())), "
+                               "y - 1, y))")]),
+    ("y[y > 0] -= 1", [("    y.copy_(torch.where(y > 0, y - 1, y))",)]),
 ])
 def test_masked_write_in_place_with_where(tmp_path, line, want):
     src, fs = findings_in(tmp_path, f"""\
@@ -906,7 +909,7 @@ def test_masked_write_in_place_with_where(tmp_path, line, want):
         """, "PTC304")
     (f,) = fs
     cands = fix_candidates(f, src)
-    assert [c.lines for c in cands] == [(w,) for w in want] and not any(c.safe for c in cands)
+    assert [c.lines for c in cands] == want and not any(c.safe for c in cands)
     for c in cands:
         fixed(src, c)
 
@@ -1214,8 +1217,12 @@ def test_masked_write_through_the_files_own_function(tmp_path):
         """, "PTC304")
     by_line = {f.line: fix_candidates(f, src) for f in fs}
     (first,), (second,) = by_line[10], by_line[12]
-    assert first.lines == ("    loss = torch.where(m, gate(coef_1, t), loss)",)
-    assert second.lines == ("    loss.copy_(torch.where(~m, gate(", "        coef_1, -t", "    ), loss))")
+    # `m` tests `adv`, whose shape may be coef_1's leading dimensions only (an advantage per
+    # sequence): the mask is given coef_1's number of dimensions
+    assert first.lines == ("    loss = torch.where(m.reshape(m.shape + (1,) * (loss.dim() - m.dim())), "
+                           "gate(coef_1, t), loss)",)
+    assert second.lines == ("    loss.copy_(torch.where((~m).reshape((~m).shape + (1,) * (loss.dim() - (~m).dim())), gate(",
+                            "        coef_1, -t", "    ), loss))")
     for c in (first, second):
         assert c.rank == 2 and c.title.endswith("(assuming `gate` elementwise, which the proof checks)")
         fixed(src, c)

@@ -5,6 +5,7 @@ import dataclasses
 import json
 import os
 from functools import lru_cache
+from typing import Callable
 
 from pt2bot.analysis.infer import BOOL_TENSOR, PARAM, TENSORISH, WEAK_BOOL
 from pt2bot.rules.base import Candidate, Rule
@@ -189,10 +190,16 @@ class DynamicOutputShape(Rule):
     on torch 2.13). Wrong where `counts` is not those numbers: torch raises on the mismatch.
     Fix offered (not safe) for a masked write that reads through the mask, `x[m] = y[m]` and
     `x[m] += v` (any arithmetic operator): the same values written in place with static shapes,
-    `x.copy_(torch.where(m, y, x))` / `x.copy_(torch.where(m, x + v, x))`; second, for a mask
-    over `x`'s leading dimensions (`emb[labels == 0] += w`), the mask reshaped to `x`'s number
-    of dimensions first (`m.reshape(m.shape + (1,) * (x.dim() - m.dim()))`, only for a mask
-    without calls). `x` must be a name or an attribute (it is written three times).
+    `x.copy_(torch.where(m, y, x))` / `x.copy_(torch.where(m, x + v, x))`, where the mask is an
+    elementwise test of `x` (or of `y`, or of the tensor `x` was cloned or made like): then it
+    has `x`'s shape. Any other mask may cover only `x`'s leading dimensions (`emb[labels == 0]
+    += w`, a row mask `C[~row_uncovered] += v`), which indexing aligns with the leading ones and
+    `torch.where` with the trailing ones: it is reshaped to `x`'s number of dimensions first,
+    `m.reshape(m.shape + (1,) * (x.dim() - m.dim()))` (a mask with a call computed once, into a
+    fresh local). On a square matrix the plain form broadcasts a row mask over the columns
+    without an error, and was once posted as verified so. The masked reductions and the masked
+    computed writes below read the mask the same way (a mean then divided by the number of
+    values the reshaped mask selects). `x` must be a name or an attribute (it is written three times).
     Fix offered (not safe) for a masked write of an elementwise function of values read through
     the same mask, `y[m] = (-1 / x[m]).exp()` (e3nn's soft_unit_step), also through a local
     bound just before it (`xm = x[m]` then `dx[m] = (-1 / xm).exp() / xm.pow(2)`): arithmetic,
@@ -298,6 +305,91 @@ _FILLED = {"sum": ("0", "sum"), "nansum": ("0", "nansum"), "prod": ("1", "prod")
            "min": ('float("inf")', "min"), "amin": ('float("inf")', "amin"), "mean": ("0", "sum")}
 
 
+# elementwise tests a mask may be made of and keep its tensor's shape (`torch.isnan(x)`, `x.isfinite()`)
+_ELEMENTWISE_TESTS = frozenset({"isnan", "isinf", "isfinite", "isposinf", "isneginf", "isreal", "signbit",
+                                "logical_not", "logical_and", "logical_or", "logical_xor",
+                                "eq", "ne", "gt", "ge", "lt", "le", "bool", "isclose"})
+
+
+def tests_elementwise(mask: ast.AST, x: str, lines: list[str],
+                      defined: Callable[[ast.Name], ast.AST] | None = None) -> bool:
+    """Whether `mask` is an elementwise test of the tensor written `x` (`x > 0`, `torch.isnan(x)
+    | (x < lo)`, `~x.isfinite()`): x itself an operand of its comparisons, `~`, `&`, `|` and
+    elementwise test calls, the other operands names, attributes or numbers. Wherever
+    `x[mask]` runs, such a mask has x's shape: one broadcast to more dimensions makes that
+    indexing raise. `defined`: what a name was last bound to before the mask is read (nflows'
+    `outside_interval_mask = ~inside_interval_mask`, itself a test of `inputs`)."""
+    seen: set[str] = set()
+
+    def walk(n: ast.AST) -> tuple[bool, bool]:       # (elementwise, reads x)
+        if segment(lines, n) == x or shape_root(n, lines) == x:    # x, `x.abs()`, `x * 2`
+            return True, True
+        if isinstance(n, ast.Name) and defined is not None and n.id not in seen:
+            seen.add(n.id)
+            bound = defined(n)
+            if bound is not n:
+                return walk(bound)
+        if isinstance(n, (ast.Name, ast.Attribute, ast.Constant)):
+            return True, False
+        parts: list[ast.AST] = []
+        if isinstance(n, ast.UnaryOp) and isinstance(n.op, (ast.Invert, ast.USub)):
+            parts = [n.operand]
+        elif isinstance(n, ast.BinOp) and isinstance(n.op, (ast.BitAnd, ast.BitOr, ast.BitXor)):
+            parts = [n.left, n.right]
+        elif isinstance(n, ast.Compare):
+            parts = [n.left, *n.comparators]
+        elif isinstance(n, ast.Call) and isinstance(n.func, ast.Attribute) and \
+                n.func.attr in _ELEMENTWISE_TESTS and (not n.keywords or n.func.attr == "isclose"):
+            on_torch = isinstance(n.func.value, ast.Name) and n.func.value.id == "torch"
+            parts = list(n.args) if on_torch else [n.func.value, *n.args]
+        if not parts:
+            return False, False
+        got = [walk(p) for p in parts]
+        return all(g[0] for g in got), any(g[1] for g in got)
+
+    ok, reads = walk(mask)
+    return ok and reads
+
+
+# methods that keep their tensor's shape, with no argument (`x.float()`, `x.abs()`)
+_SAME_SHAPE = frozenset({"float", "double", "half", "bfloat16", "int", "long", "bool", "abs", "neg", "exp",
+                         "log", "sqrt", "square", "sigmoid", "tanh", "relu", "detach", "clone", "contiguous"})
+
+
+def shape_root(node: ast.AST, lines: list[str]) -> str | None:
+    """The text of the tensor whose shape `node` has for sure: the tensor itself, or an
+    elementwise expression of it with numbers only (`x + 1`, `(x * 2).float()`); None for
+    anything else (another tensor in the expression may broadcast it to more dimensions)."""
+    if isinstance(node, ast.BinOp):
+        roots = [shape_root(s, lines) for s in (node.left, node.right)
+                 if not (isinstance(s, ast.Constant) or int_constant(s) is not None)]
+        return roots[0] if len(roots) == 1 else None
+    if isinstance(node, ast.UnaryOp) and isinstance(node.op, (ast.USub, ast.Invert)):
+        return shape_root(node.operand, lines)
+    if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr in _SAME_SHAPE \
+            and not node.args and not node.keywords:
+        return shape_root(node.func.value, lines)
+    if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.args and \
+            isinstance(node.func.value, ast.Name) and node.func.value.id == "torch" and \
+            node.func.attr in ("zeros_like", "ones_like", "empty_like", "full_like", "rand_like", "randn_like"):
+        return shape_root(node.args[0], lines)
+    if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr == "expand_as" \
+            and len(node.args) == 1:
+        return shape_root(node.args[0], lines)     # torchvision's `mask = mask.expand_as(img)`
+    if isinstance(node, (ast.Name, ast.Attribute, ast.Subscript)):
+        return segment(lines, node)
+    return None
+
+
+def leading_mask(mask: str, x: str) -> str:
+    """The mask `mask` (an atom) given `x`'s number of dimensions, the new ones of size 1 at the
+    end: what `torch.where` must take to select what `x[mask]` selects. Indexing aligns a mask
+    with x's leading dimensions, `torch.where` broadcasts it against the trailing ones: a row
+    mask of a square matrix selected its columns (fast-bss-eval's Hungarian step,
+    `state.C[~state.row_uncovered] += minval`, was once posted so, "verified")."""
+    return f"{mask}.reshape({mask}.shape + (1,) * ({x}.dim() - {mask}.dim()))"
+
+
 def _atom(lines: list[str], node: ast.AST) -> str:
     """`node`'s text, bracketed unless a method call on it binds to all of it."""
     text = segment(lines, node)
@@ -322,22 +414,21 @@ def _reduced(parents: dict[int, ast.AST], node: ast.AST, lines: list[str]) -> tu
     return None
 
 
-def _filled(reduction: str, mask: str, mask_atom: str, values: str, parent: ast.AST | None) -> str:
+def _filled(reduction: str, mask: str, count: str, values: str, parent: ast.AST | None) -> str:
     """`reduction` over the values `mask` selects, with static shapes: the others filled with
-    the reduction's identity; a mean is the sum divided by the mask's count (bracketed unless
-    the statement takes the whole value, `parent`). `mask_atom`: the mask bracketed where a
-    method call would bind to a part of it."""
+    the reduction's identity; a mean is the sum divided by `count`, the number of values the
+    mask selects (bracketed unless the statement takes the whole value, `parent`)."""
     fill, method = _FILLED[reduction]
     text = f"torch.where({mask}, {values}, {fill}).{method}()"
     if reduction == "mean":
-        text = f"{text} / {mask_atom}.sum()"
+        text = f"{text} / {count}"
         if not isinstance(parent, (ast.Expr, ast.Return, ast.Assign)):   # `y / x[m].mean()`
             text = f"({text})"
     return text
 
 
 def _masked_reduction_fixes(code: str, finding, source: str, tree: ast.Module) -> list[Candidate]:
-    st, _, lines = finding_statement(finding, source, tree)
+    st, body, lines = finding_statement(finding, source, tree)
     if st is None or not binds_torch(tree) or function_binds(tree, st, "torch"):
         return []
     sub = next((n for n in ast.walk(st) if isinstance(n, ast.Subscript) and isinstance(n.ctx, ast.Load)
@@ -349,10 +440,22 @@ def _masked_reduction_fixes(code: str, finding, source: str, tree: ast.Module) -
     if found is None:
         return []
     call, reduction, casts = found
-    if reduction == "mean" and not pure(sub.slice):
+    x = segment(lines, sub.value)
+    root = shape_root(sub.value, lines)
+    if root is not None and tests_elementwise(_mask_definition(body, st, sub.slice), root, lines,
+                                              lambda n: _mask_definition(body, st, n)):
+        if reduction == "mean" and not pure(sub.slice):
+            return []
+        mask, count = segment(lines, sub.slice), f"{_atom(lines, sub.slice)}.sum()"
+    elif pure_indexed(sub.slice) and pure_indexed(sub.value):
+        # a mask over x's leading dimensions (rows): given x's dimensions, and a mean divided
+        # by the number of values it selects, each row's entries
+        mask = leading_mask(_atom(lines, sub.slice), _atom(lines, sub.value))
+        count = f"{mask}.expand_as({_atom(lines, sub.value)}).sum()"
+    else:
         return []
-    values = (_atom(lines, sub.value) if casts else segment(lines, sub.value)) + casts
-    text = _filled(reduction, segment(lines, sub.slice), _atom(lines, sub.slice), values, parents.get(id(call)))
+    values = (_atom(lines, sub.value) if casts else x) + casts
+    text = _filled(reduction, mask, count, values, parents.get(id(call)))
     fill = _FILLED[reduction][0]
     title = (f"the masked {reduction} with the same result: the others filled with {fill}"
              + (", divided by the mask's count" if reduction == "mean" else ""))
@@ -445,6 +548,11 @@ def _masked_values_fixes(code: str, finding, source: str, tree: ast.Module) -> l
     indent = indentation(lines, st)
     head: list[str] = []
     x, m = sub.value, sub.slice
+    root = shape_root(x, lines)
+    # a mask not surely of x's shape is taken over x's leading dimensions (rows); a slice of
+    # `v` then cuts rows, and the ranks `_sliced_mask` counts are of single values: no edit
+    lead = root is None or not tests_elementwise(_mask_definition(body, st, m), root, lines,
+                                                 lambda n: _mask_definition(body, st, n))
     if isinstance(m, ast.Name):
         mask = m.id
     else:
@@ -465,7 +573,7 @@ def _masked_values_fixes(code: str, finding, source: str, tree: ast.Module) -> l
         node, sel = n, mask
         p = parents.get(id(n))
         if isinstance(p, ast.Subscript) and p.value is n and isinstance(p.slice, ast.Slice):
-            sliced = _sliced_mask(mask, p.slice)
+            sliced = None if lead else _sliced_mask(mask, p.slice)
             if sliced is None:
                 return []
             if sliced != mask and sliced not in kept:
@@ -476,7 +584,12 @@ def _masked_values_fixes(code: str, finding, source: str, tree: ast.Module) -> l
         if found is None:
             return []
         call, reduction, casts = found
-        text = _filled(reduction, sel, sel, values + casts, parents.get(id(call)))
+        if lead:
+            sel = leading_mask(sel, values)
+            count = f"{sel}.expand_as({values}).sum()"
+        else:
+            count = f"{sel}.sum()"
+        text = _filled(reduction, sel, count, values + casts, parents.get(id(call)))
         edits.append((*node_span(call), text))
         done.add(reduction)
     edits.append(((st.lineno, st.col_offset), end, ("\n" + indent).join(head)))
@@ -510,7 +623,7 @@ def _masked_store_fixes(code: str, finding, source: str, tree: ast.Module) -> li
     whose shapes are static: `x.copy_(torch.where(m, y, x))`, `x.copy_(torch.where(m, x op v, x))`.
     Second, for a mask over `x`'s leading dimensions (`emb[labels == 0] += w`), the mask given
     `x`'s number of dimensions first (only for a mask without calls, which is read twice)."""
-    st, _, lines = finding_statement(finding, source, tree)
+    st, body, lines = finding_statement(finding, source, tree)
     if st is None or not binds_torch(tree) or function_binds(tree, st, "torch"):
         return []
     at = (finding.line, finding.col)
@@ -533,18 +646,29 @@ def _masked_store_fixes(code: str, finding, source: str, tree: ast.Module) -> li
     if isinstance(target.slice, (ast.Tuple, ast.Slice)) or not isinstance(target.value, (ast.Name, ast.Attribute)):
         return []
     x, mask = segment(lines, target.value), target.slice
-    m = segment(lines, mask)
     indent = indentation(lines, st)
     title = "write the masked values in place with `torch.where` (static shapes)"
-    out = [replace_statement(code, finding.path, st, [f"{indent}{x}.copy_(torch.where({m}, {new}, {x}))"],
-                             title, safe=False)]
-    if pure_indexed(mask):   # read twice: no call (RoMa's `quat[:, 3] < 0` indexes, which is fine)
-        a = _atom(lines, mask)
-        out.append(replace_statement(
-            code, finding.path, st,
-            [f"{indent}{x}.copy_(torch.where({a}.reshape({a}.shape + (1,) * ({x}.dim() - {a}.dim())), {new}, {x}))"],
-            title + ", the mask over the leading dimensions", safe=False, rank=1))
-    return out
+    source_of = [x, *_made_like(body[:body.index(st)] if st in body else [], target.value)]
+    if isinstance(st, ast.Assign):
+        source_of.append(segment(lines, value.value))
+    if any(tests_elementwise(_mask_definition(body, st, mask), t, lines, lambda n: _mask_definition(body, st, n))
+           for t in source_of):
+        # the mask has x's shape (in `y[m] = x[m]`, x's and so y's: the values selected fill
+        # the selection only where the mask covers every dimension): taken as it is
+        return [replace_statement(code, finding.path, st,
+                                  [f"{indent}{x}.copy_(torch.where({segment(lines, mask)}, {new}, {x}))"],
+                                  title, safe=False)]
+    first = []
+    a = _atom(lines, mask)
+    if not pure_indexed(mask):
+        # the mask is read twice in the reshaped form: one with a call is computed once, first
+        # (RoMa's `quat[:, 3] < 0` only indexes, which reads the same twice)
+        a = fresh_name(identifiers(tree), "mask")
+        first = [f"{indent}{a} = {segment(lines, mask)}"]
+    return [replace_statement(
+        code, finding.path, st,
+        first + [f"{indent}{x}.copy_(torch.where({leading_mask(a, x)}, {new}, {x}))"],
+        title + ", the mask over the leading dimensions", safe=False)]
 
 
 def _method_call_at(finding, source: str, tree: ast.Module, attr: str
@@ -778,6 +902,24 @@ def _mask_definition(body: list[ast.stmt], before: ast.stmt, mask: ast.AST) -> a
     return found
 
 
+def _made_like(before: list[ast.stmt], y: ast.AST) -> set[str]:
+    """The tensor a name was last made like in the statements `before` (`y =
+    torch.zeros_like(x)`, `x.clone()`, `x.new_zeros(x.shape)`): its text, whose shape `y` has."""
+    if not isinstance(y, ast.Name):
+        return set()
+    made = next((s for s in reversed(before) if isinstance(s, ast.Assign) and len(s.targets) == 1
+                 and isinstance(s.targets[0], ast.Name) and s.targets[0].id == y.id), None)
+    call = made.value if made is not None else None
+    if not (isinstance(call, ast.Call) and isinstance(call.func, ast.Attribute)):
+        return set()
+    f = call.func
+    if isinstance(f.value, ast.Name) and f.value.id == "torch" and f.attr.endswith("_like") and call.args:
+        return {ast.unparse(call.args[0])}
+    if f.attr in ("clone", "detach") and not call.args:
+        return {ast.unparse(f.value)}
+    return set()
+
+
 def _fresh(before: list[ast.stmt], name: str) -> bool:
     """Whether the last of the statements `before` (a block, up to a masked write) that binds
     `name` assigns it a new tensor (`torch.zeros_like(x)`, `x.clone()`) and none after it reads
@@ -890,6 +1032,16 @@ def _masked_compute_fixes(code: str, finding, source: str, tree: ast.Module) -> 
             return []
     y_text = segment(lines, y)
     fresh = isinstance(y, ast.Name) and _fresh(body[:body.index(first)], y.id)
+    # A mask that is an elementwise test of `y`, of a tensor `y` was made like
+    # (`torch.zeros_like(x)`) or of a tensor read through it has that tensor's shape, and then
+    # `y`'s too: the value read through it is one value per selected element, which `y[m]`
+    # takes only where the mask covers all of `y`'s dimensions. It is taken as it is; any
+    # other mask over the leading dimensions of the tensor it meets (a row mask).
+    alike = {y_text} | _made_like(body[:body.index(first)], y) | {segment(lines, t) for t in tensors}
+    whole = any(tests_elementwise(defn, s, lines, lambda n: _mask_definition(body, first, n)) for s in alike)
+
+    def aligned(t: str) -> str:
+        return mask if whole else leading_mask(_atom(lines, mask_node), t)
 
     def rewritten(swap: dict[int, str]) -> str:
         """The value's text with each masked read (`id` -> text) replaced."""
@@ -903,7 +1055,7 @@ def _masked_compute_fixes(code: str, finding, source: str, tree: ast.Module) -> 
     indent = indentation(lines, first)
 
     def stored(e: str) -> str:
-        where = f"torch.where({mask}, {e}, {y_text})"
+        where = f"torch.where({aligned(y_text)}, {e}, {y_text})"
         return f"{indent}{y_text} = {where}" if fresh else f"{indent}{y_text}.copy_({where})"
 
     end = store.end_lineno or store.lineno
@@ -913,9 +1065,9 @@ def _masked_compute_fixes(code: str, finding, source: str, tree: ast.Module) -> 
         """The value over every element, each masked read's unselected elements set to `v`
         first."""
         if local is None:
-            return stored(rewritten({id(r): f"torch.where({mask}, {segment(lines, r.value)}, {v})"
+            return stored(rewritten({id(r): f"torch.where({aligned(segment(lines, r.value))}, {segment(lines, r.value)}, {v})"
                                      for r in reads})).split("\n")
-        kept = f"torch.where({mask}, {segment(lines, picked.value)}, {v})"
+        kept = f"torch.where({aligned(segment(lines, picked.value))}, {segment(lines, picked.value)}, {v})"
         return [f"{indent}{local} = {kept}"] + stored(rewritten({})).split("\n")
 
     out = []
