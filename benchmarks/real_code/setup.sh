@@ -59,7 +59,9 @@ fi
 # and numpy (locked; it imports only torch), info-nce-pytorch 0.1.4 declares torch alone.
 # torchdrift 0.1.0.post1 declares torch alone (it imports numpy and tqdm, locked; numba is
 # optional and not installed, its KS p-value then runs as plain Python), torchnmf 0.3.5 declares
-# torch and tqdm (locked)
+# torch and tqdm (locked). fast-bss-eval 0.1.4 declares numpy and scipy (locked; its torch
+# backend imports torch, and scipy only for linear_sum_assignment), ci-sdr 0.0.2 (an sdist, pure
+# Python) declares numpy, scipy, torch and einops (all locked)
 problems="$("$venv/bin/pip" check | grep -vx 'No broken requirements found\.' \
   | grep -vx 'pytorch-tabnet 4\.1\.0 requires scikit-learn, which is not installed\.' \
   | grep -vx 'pytorch-metric-learning 2\.9\.0 requires scikit-learn, which is not installed\.' \
@@ -87,7 +89,7 @@ for n in ("torch", "torchvision", "vit-pytorch", "x-transformers", "denoising-di
           "nirtorch", "h5py", "mega-pytorch", "torchgan", "flowtorch",
           "tab-transformer-pytorch", "x-mlps-pytorch", "discrete-continuous-embed-readout",
           "beartype", "dctorch", "focal-frequency-loss", "info-nce-pytorch", "torchdrift",
-          "torchnmf"):
+          "torchnmf", "fast-bss-eval", "ci-sdr"):
     print(f"{n}=={m.version(n)}")
 PY
 echo "venv ready: $venv"
