@@ -1,0 +1,33 @@
+"""A small time-domain speech enhancer trained with the scale-invariant SDR (fast_bss_eval)."""
+import fast_bss_eval
+import torch
+from torch import nn
+
+
+class Enhancer(nn.Module):
+    """A tiny TasNet-like enhancer: a learned filterbank, a sigmoid mask, a transposed-conv
+    decoder. The loss is the negative SI-SDR of the enhanced signal against the clean one."""
+
+    def __init__(self, n_filters: int = 32, kernel: int = 16, stride: int = 8,
+                 clamp_db: float = 50.0) -> None:
+        super().__init__()
+        self.encoder = nn.Conv1d(1, n_filters, kernel, stride=stride, padding=kernel // 2)
+        self.mask = nn.Sequential(
+            nn.Conv1d(n_filters, n_filters, 3, padding=1), nn.PReLU(),
+            nn.Conv1d(n_filters, n_filters, 1), nn.Sigmoid())
+        self.decoder = nn.ConvTranspose1d(n_filters, 1, kernel, stride=stride, padding=kernel // 2)
+        self.clamp_db = clamp_db
+
+    def forward(self, noisy: torch.Tensor, clean: torch.Tensor):
+        """noisy: [batch, samples] noisy waveform; clean: [batch, samples] the clean speech.
+
+        Returns the enhanced waveform [batch, samples] and the loss (negative SI-SDR in dB)."""
+        w = torch.relu(self.encoder(noisy[:, None]))
+        est = self.decoder(w * self.mask(w))[:, 0, : noisy.shape[-1]]
+        loss = fast_bss_eval.si_sdr_loss(est[:, None], clean[:, None], zero_mean=True,
+                                         clamp_db=self.clamp_db)[:, 0]
+        # a silent reference has no SI-SDR (the loss sits at the clamp): leave those examples out
+        voiced = clean.abs().amax(dim=-1) > 1e-4
+        # hand edit: the mean over the voiced examples with a static shape
+        loss = torch.where(voiced, loss, 0.0).sum() / voiced.sum()
+        return est, loss
