@@ -549,6 +549,16 @@ def finite_output(out: Any) -> bool:
     return all(bool(torch.isfinite(t.detach()).any()) for t in floats)
 
 
+def nothing_finite(out: Any) -> bool:
+    """Whether an eager call's floating-point outputs, there being some, hold no finite value
+    at all: every comparison of them is NaN against NaN or inf against inf."""
+    import torch
+
+    floats = [t for t in flatten_outputs(out) if isinstance(t, torch.Tensor)
+              and (t.is_floating_point() or t.is_complex()) and t.numel()]
+    return bool(floats) and not any(bool(torch.isfinite(t.detach()).any()) for t in floats)
+
+
 def compare_outputs(expected: Any, actual: Any,
                     tolerance: dict[str, Any] | None = None, *, types: bool = False) -> dict[str, Any]:
     """`{match, max_abs_err, rtol, atol}`: per-dtype tolerance, exact for ints/bools. `types`: a

@@ -66,7 +66,7 @@ from pt2bot.jsonio import write_json
 from pt2bot.smoke.breaks import RecordingBackend, collect_breaks, measure_breaks
 from pt2bot.smoke.export import measure_export
 from pt2bot.smoke.inputs import (CaseInputs, build_inputs, build_model, call_mode, compare_outputs,
-                                 flatten_outputs, forward_params, infer_dims, remember_state,
+                                 flatten_outputs, forward_params, infer_dims, nothing_finite, remember_state,
                                  module_scalars, run_forward, seed_all, start_call, tolerances,
                                  special_weights, zero_weights)
 from pt2bot.smoke.location import ModelError, RepoPaths
@@ -1541,14 +1541,22 @@ def judge(head: Mapping[str, Any], cand: Mapping[str, Any], targets: Sequence[Ma
     if watched:
         return no(watched)
     n = len(cand.get("outputs") or ())
+    blank = sum(1 for r in cand.get("outputs") or () if r.get("blank"))
+    if n and blank == n:
+        # NaN equals NaN here: head's own outputs with no finite value show nothing of an edit
+        # (whisper's decoder, its positional embedding left `torch.empty` until weights load)
+        return no(f"head's outputs hold no finite value on any shape case (all NaN or inf), so "
+                  f"equal outputs show nothing of the edit")
+    blank_note = (f" ({blank} of them NaN or inf throughout on head: nothing compared there)"
+                  if blank else "")
     if cand.get("compiled"):
         # eager runs head's own code: what was compared is compiled code (with the setting)
         n = len(cand.get("compiled") or ())
         evidence.append(f"compiled outputs equal head's eager ones on {n} shape case{'s' if n != 1 else ''}"
-                        + _noise_caveat(cand.get("compiled") or (), "results"))
+                        + blank_note + _noise_caveat(cand.get("compiled") or (), "results"))
     else:
         evidence.append(f"outputs equal on {n} shape case{'s' if n != 1 else ''}"
-                        + _noise_caveat(cand.get("outputs") or (), "results"))
+                        + blank_note + _noise_caveat(cand.get("outputs") or (), "results"))
     if grads:
         k = int(grads.get("cases") or 1)
         where = _shape_cases(k) if k > 1 else _shape(grads.get("shape"))
@@ -2770,7 +2778,8 @@ def _measure_candidate(cand: Mapping[str, Any], edit: Edit, model: Any, cases: l
                         outs.append(_seeded_forward(model, case, paths))
                         states.append(kept_state(model, kept) if state else None)
                 rows = [{"shape": dict(c.shape),
-                         **_compare_stable(h, h2, o, model_spec.get("tolerance"))}
+                         **_compare_stable(h, h2, o, model_spec.get("tolerance")),
+                         **({"blank": True} if nothing_finite(h) else {})}
                         for c, h, h2, o in zip(cases, head_outs, head_again, outs)]
                 measured["outputs"] = rows
                 ok = all(r["match"] for r in rows)
