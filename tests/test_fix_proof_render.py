@@ -239,8 +239,8 @@ def test_the_summary_leaves_out_torchs_hint_where_the_proof_answered_it():
     assert hints_settled(fx) == {"fa", "fb"}
     text = break_block(brk, hint=False)
     assert "Set `torch" not in text
-    assert text.endswith("💡 torch's hint for it was tried by the proof of fixes: see Suggested fixes")
+    assert text.endswith("💡 torch's hint is left out: the proof of fixes answered this break, see Suggested fixes")
     # answered by a verified edit, it says where that is: the section only counts it
     assert hints_settled(fx, edits_only=True) == {"fa"}
     assert break_block(brk, hint=False, inline=True).endswith(
-        "💡 torch's hint for it was tried by the proof of fixes: its verified edit is suggested on the line")
+        "💡 torch's hint is left out: the proof of fixes answered this break, its verified edit is suggested on the line")

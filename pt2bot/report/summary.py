@@ -602,8 +602,10 @@ def break_block(b: Mapping[str, Any], hint: bool = True, inline: bool = False) -
     if hints and hint:
         lines.append(f"  💡 {escape_inline(hints[0], limit=400)}")
     elif hints:
-        # (a verified edit is in the line's own comment; the section only counts it)
-        lines.append("  💡 torch's hint for it was tried by the proof of fixes: "
+        # (a verified edit is in the line's own comment; the section only counts it. It is
+        # the proof's answer, often a recipe's edit: "torch's hint was tried" read as untrue
+        # where the hint's setting never ran)
+        lines.append("  💡 torch's hint is left out: the proof of fixes answered this break, "
                      + ("its verified edit is suggested on the line" if inline else "see Suggested fixes"))
     if caused_line(b):
         lines.append(f"  {caused_line(b)}")
