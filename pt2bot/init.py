@@ -1968,7 +1968,7 @@ def check_models(text: str, root: str,
     is told of the start and of each model as it finishes (minutes for a library's models)."""
     from pt2bot.configfile import load_config
     from pt2bot.smoke import run_models
-    from pt2bot.smoke.runner import nonfinite_said
+    from pt2bot.smoke.runner import nonfinite_said, unset_said
 
     fd, tmp = tempfile.mkstemp(prefix=".pt2bot-init-", suffix=".yml", dir=root)
     try:
@@ -2014,8 +2014,9 @@ def check_models(text: str, root: str,
             graphs += f" ({'; '.join(sites[:3])}{f'; {len(sites) - 3} more' if len(sites) > 3 else ''})"
         # a model that runs but returns NaN (a loss of a standard normal where it takes
         # magnitudes) is kept, and said: every comparison a review makes on it is NaN with NaN
-        nan = (f"; but an output is NaN or inf on {nonfinite_said(run.nonfinite)}: check the "
-               "inputs' values (`low`, `high`)" if run.nonfinite else "")
+        # (where a weight holds such values as built, that is the likelier cause)
+        cause = unset_said(run) or ": check the inputs' values (`low`, `high`)"
+        nan = f"; but an output is NaN or inf on {nonfinite_said(run.nonfinite)}{cause}" if run.nonfinite else ""
         out[str(run.name)] = Checked(True, f"ran OK: built, {n} shape case(s) run eagerly"
                                            f"{graphs}{took}{nan}")
     return out

@@ -689,6 +689,9 @@ class ModelRun(Record):
     # outside what the model takes, where every comparison is NaN with NaN (absent when each
     # floating-point output of each case has a finite value)
     nonfinite: tuple[Mapping[str, Any], ...] | None = None
+    # With `nonfinite`: the parameters and buffers that hold NaN, inf or values past 1e30 as
+    # built (whisper's positional embedding, `torch.empty` until weights are loaded), by name
+    unset_weights: tuple[str, ...] | None = None
     phases: tuple[str, ...] = ()
     phase_s: Mapping[str, float] = field(default_factory=dict)
     phase_errors: tuple[PhaseError, ...] = ()
@@ -698,7 +701,7 @@ class ModelRun(Record):
                                                          "traced_lines", "compile_report",
                                                          "compile_cost", "graph_coverage",
                                                          "shape_advice", "latency_gate",
-                                                         "nonfinite"})
+                                                         "nonfinite", "unset_weights"})
 
     @classmethod
     def empty(cls, name: str, status: str = "ok", *, error: RunError | None = None,

@@ -228,6 +228,21 @@ def test_a_break_only_dynamic_sizes_hit_is_kept_from_the_matrix():
     assert alone["graph_breaks"] == []
 
 
+def test_a_weight_not_finite_as_built_is_named_with_the_nan_outputs():
+    """whisper's decoder logits were NaN or inf on every shape case, and `pt2bot run` said only
+    that; the cause, a positional embedding left `torch.empty`, is named."""
+    from pt2bot.results import ModelRun
+    from pt2bot.smoke.runner import status_line
+
+    run = measured("unset_weight", "models.unset_weight:UnsetWeight", phases=("breaks",))
+    assert run["status"] == "ok" and len(run["nonfinite"]) == 3
+    assert run["unset_weights"] == ["positional_embedding"]
+    line = status_line(ModelRun.from_json(run))
+    assert ("an output is NaN or inf on shape cases batch=2, batch=4, batch=8 (`positional_embedding` "
+            "holds NaN, inf or values past 1e30 as built: memory never written, `torch.empty` until a "
+            "checkpoint is loaded?)") in line, line
+
+
 def test_hard_coded_view_specialises_a_declared_dynamic_dim():
     run = measured("view", "models.hard_view:HardView", inputs=[{"shape": ["batch", 4]}])
     line = line_of("hard_view.py", "hard-view")

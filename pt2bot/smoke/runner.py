@@ -263,7 +263,7 @@ def status_line(run: ModelRun | Mapping[str, Any], log_base: str | None = None) 
         extra += "; not measured: " + log_line(cap("; ".join(lost), STATUS_MESSAGE_CAP))
     if run.nonfinite:
         # every comparison on such a case is NaN with NaN: "ok" alone read as a model that works
-        extra += f"; an output is NaN or inf on {nonfinite_said(run.nonfinite)}"
+        extra += f"; an output is NaN or inf on {nonfinite_said(run.nonfinite)}{unset_said(run)}"
     if dur is not None:
         # "exports in 157.4 s" read as an export of 157 s, where timing the latency took 119 of
         # them: the time is its own clause, with the phase that took most of it
@@ -278,6 +278,17 @@ def nonfinite_said(cases: Sequence[Mapping[str, Any]]) -> str:
     names = [shape_label(dict(c)) for c in cases]
     more = f" and {len(names) - 3} more" if len(names) > 3 else ""
     return f"shape case{'s' if len(names) != 1 else ''} {', '.join(names[:3])}{more}"
+
+
+def unset_said(run: ModelRun) -> str:
+    """" (`decoder.positional_embedding` holds NaN, inf or values past 1e30 as built: ...)",
+    where the worker found such weights, else nothing."""
+    names = run.unset_weights or ()
+    if not names:
+        return ""
+    said = ", ".join(f"`{log_line(n)}`" for n in names)
+    return (f" ({said} hold{'s' if len(names) == 1 else ''} NaN, inf or values past 1e30 as built: "
+            "memory never written, `torch.empty` until a checkpoint is loaded?)")
 
 
 def run_root(config: Config, cwd: str | None = None) -> str:

@@ -170,7 +170,7 @@ def measure_run(spec: dict[str, Any]) -> ModelRun:
             return run.with_(status="error", error=e.to_error(), duration_s=took())
         bad = [dict(c.shape) for c, out in zip(cases, eager_outs) if not finite_output(out)]
         if bad:
-            run = run.with_(nonfinite=tuple(bad))
+            run = run.with_(nonfinite=tuple(bad), unset_weights=unset_weights(model) or None)
         trace = _open_trace(spec, phases)
         if trace is not None:
             stack.callback(trace.close)
@@ -247,6 +247,29 @@ def _run_phase(phase: str, model: Any, cases: list[CaseInputs], eager_outs: list
     if phase == "latency":
         return measure_latency(model, cases, model_spec, run_cfg, device, rss_baseline_mb=rss0)
     raise ValueError(f"unknown phase {phase!r}")
+
+
+# a weight past this is not one a model computes with: memory never written (`torch.empty`)
+UNSET_ABS = 1e30
+
+
+def unset_weights(model: Any, most: int = 3) -> tuple[str, ...]:
+    """The floating-point parameters and buffers of `model` holding NaN, inf or values past
+    `UNSET_ABS` as built, by name (at most `most`): what an output with no finite value often
+    comes from in a model built from source, a weight left `torch.empty` until a checkpoint
+    is loaded (whisper's `positional_embedding`: values up to 5.7e33)."""
+    import torch
+
+    out: list[str] = []
+    named = list(model.named_parameters()) + list(model.named_buffers()) if hasattr(model, "named_buffers") else []
+    for name, t in named:
+        if isinstance(t, torch.Tensor) and t.is_floating_point() and t.numel() and t.layout == torch.strided:
+            v = t.detach()
+            if not bool(torch.isfinite(v).all()) or float(v.abs().max()) > UNSET_ABS:
+                out.append(name)
+                if len(out) >= most:
+                    break
+    return tuple(out)
 
 
 def _matrix_only_breaks(seen: list[dict[str, Any]], so_far: ModelRun | None) -> dict[str, Any]:
