@@ -467,6 +467,15 @@ class _Infer:
         expr = assigned.get(str(chain[0]))
         if expr is None:
             return None
+        if keyword and keyword.startswith("+"):
+            # the layer takes the input with a dim of size 1 inserted: the input is its shape
+            # without that dim (a waveform for a one-channel `Conv1d`)
+            k = int(keyword[1:])
+            got = self.follow(expr, chain[1:], env, local, init, depth, top, None)
+            if got is None or k >= len(got[0].shape) or got[0].shape[k] != 1:
+                return None
+            g = got[0]
+            return replace(g, shape=g.shape[:k] + g.shape[k + 1:]), f"{got[1]}, after a dim of 1 inserted at {k}"
         return self.follow(expr, chain[1:], env, local, init, depth, top, keyword)
 
     def follow(self, expr: ast.AST, rest: list[str | int], env: dict[str, Any],
@@ -698,6 +707,9 @@ def _first_consumer(fn: ast.FunctionDef, name: str, methods: Collection[str] = (
                 return chain, f"#{at[0]}"
             if at and at[0] == 0:
                 return chain, None
+            new_dim = _inserted_dim(node.args[0], name) if node.args else None
+            if new_dim is not None:
+                return chain, f"+{new_dim}"
             kw = next((k.arg for k in node.keywords
                        if k.arg and isinstance(k.value, ast.Name) and k.value.id == name), None)
             if kw and (not node.args or len(chain) == 1 and chain[0] in methods):
@@ -706,6 +718,24 @@ def _first_consumer(fn: ast.FunctionDef, name: str, methods: Collection[str] = (
                    [stmt.target] if isinstance(stmt, (ast.AugAssign, ast.AnnAssign)) else [])
         if any(isinstance(n, ast.Name) and n.id == name for t in targets for n in ast.walk(t)):
             return None
+    return None
+
+
+def _inserted_dim(arg: ast.AST, name: str) -> int | None:
+    """k where `arg` is `name` with a dim of size 1 inserted at k: `name[:, None]` (1),
+    `name[None]` (0), `name.unsqueeze(1)`; a waveform `[batch, samples]` made the one channel
+    of a `Conv1d(1, ...)` (fast-bss-eval's trial: `self.encoder(noisy[:, None])`)."""
+    if isinstance(arg, ast.Call) and isinstance(arg.func, ast.Attribute) and arg.func.attr == "unsqueeze" \
+            and isinstance(arg.func.value, ast.Name) and arg.func.value.id == name and len(arg.args) == 1 \
+            and isinstance(arg.args[0], ast.Constant) and type(arg.args[0].value) is int and arg.args[0].value >= 0:
+        return arg.args[0].value
+    if isinstance(arg, ast.Subscript) and isinstance(arg.value, ast.Name) and arg.value.id == name:
+        parts = arg.slice.elts if isinstance(arg.slice, ast.Tuple) else [arg.slice]
+        nones = [i for i, p in enumerate(parts) if isinstance(p, ast.Constant) and p.value is None]
+        whole = all(isinstance(p, ast.Slice) and p.lower is None and p.upper is None and p.step is None
+                    for i, p in enumerate(parts) if i not in nones)
+        if len(nones) == 1 and whole:
+            return nones[0]
     return None
 
 

@@ -480,6 +480,29 @@ def test_check_runs_the_whisper_like_model(tmp_path, capsys):
     assert "whisper (speech.model:Whisper): ran OK" in out, out
 
 
+@pytest.mark.parametrize("call", ["noisy[:, None]", "noisy.unsqueeze(1)", "noisy[:, None, :]"])
+def test_a_waveform_made_the_one_channel_of_a_conv_is_read_without_that_dim(tmp_path, call):
+    """fast-bss-eval's trial: `self.encoder(noisy[:, None])` with `nn.Conv1d(1, ...)`; init said
+    "cannot infer the input 'noisy' (no known first layer)" and proposed nothing."""
+    root = _repo(tmp_path, {"enh/model.py": f"""
+        import torch
+        from torch import nn
+
+
+        class Enhancer(nn.Module):
+            def __init__(self, n_filters: int = 8):
+                super().__init__()
+                self.encoder = nn.Conv1d(1, n_filters, 16, stride=8, padding=8)
+
+            def forward(self, noisy):
+                return torch.relu(self.encoder({call}))
+    """})
+    [p] = discover(str(root))[0]
+    assert not p.problems, p.problems
+    assert [(i.name, i.shape) for i in p.inputs] == [("noisy", ("batch", "length"))]
+    assert p.how == "from the first layer, nn.Conv1d(1, ...), after a dim of 1 inserted at 1"
+
+
 OPTIONAL_TARGETS = {
     "lm.py": """
         import torch
