@@ -472,7 +472,9 @@ class _Infer:
             # without that dim (a waveform for a one-channel `Conv1d`)
             k = int(keyword[1:])
             got = self.follow(expr, chain[1:], env, local, init, depth, top, None)
-            if got is None or k >= len(got[0].shape) or got[0].shape[k] != 1:
+            # (not to one value per example: `self.time_mlp(t[:, None])` is a time, which the
+            # rules for a time read, with the data input after it)
+            if got is None or k >= len(got[0].shape) or got[0].shape[k] != 1 or len(got[0].shape) < 3:
                 return None
             g = got[0]
             return replace(g, shape=g.shape[:k] + g.shape[k + 1:]), f"{got[1]}, after a dim of 1 inserted at {k}"
