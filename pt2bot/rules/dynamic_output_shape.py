@@ -620,9 +620,11 @@ def _read_in_loop_before(fn: ast.AST, st: ast.stmt, v: str) -> bool:
 
 def _masked_store_fixes(code: str, finding, source: str, tree: ast.Module) -> list[Candidate]:
     """`x[m] = y[m]` and `x[m] op= v`: the same values written in place through `torch.where`,
-    whose shapes are static: `x.copy_(torch.where(m, y, x))`, `x.copy_(torch.where(m, x op v, x))`.
-    Second, for a mask over `x`'s leading dimensions (`emb[labels == 0] += w`), the mask given
-    `x`'s number of dimensions first (only for a mask without calls, which is read twice)."""
+    whose shapes are static: `x.copy_(torch.where(m, y, x))`, `x.copy_(torch.where(m, x op v, x))`
+    where the mask surely has `x`'s shape (an elementwise test of `x`, of `y` or of the tensor
+    `x` was made like); any other mask may cover `x`'s leading dimensions only (`emb[labels ==
+    0] += w`), and is given `x`'s number of dimensions first (`leading_mask`; a mask with a call
+    computed once, first, since it is read twice)."""
     st, body, lines = finding_statement(finding, source, tree)
     if st is None or not binds_torch(tree) or function_binds(tree, st, "torch"):
         return []
