@@ -1545,7 +1545,7 @@ def judge(head: Mapping[str, Any], cand: Mapping[str, Any], targets: Sequence[Ma
     if n and blank == n:
         # NaN equals NaN here: head's own outputs with no finite value show nothing of an edit
         # (whisper's decoder, its positional embedding left `torch.empty` until weights load)
-        return no(f"head's outputs hold no finite value on any shape case (all NaN or inf), so "
+        return no("head's outputs hold no finite value on any shape case (all NaN or inf), so "
                   "equal outputs show nothing of the edit")
     blank_note = (f" ({blank} of them NaN or inf throughout on head: nothing compared there)"
                   if blank else "")
