@@ -151,7 +151,10 @@ def test_summary_review_and_check_say_the_recompiles_follow_from_the_break(revie
     said = f"3 recompiles follow from the new break at `{PATH}:{brk}`"
     summary = files["summary.md"]
     assert said in summary and "new recompile" not in summary
-    assert "Recompiles per shape (+0, 3 following from new breaks)" in summary
+    assert "Recompiles per shape (+3, all following from new breaks)" in summary
+    # the table's change in full, then how much of it the break caused (it read "0 (+3 from
+    # the new break)", arithmetic that does not add up beside 0 → 3)
+    assert "| recompiles | 0 | 3 | +3 (all from the new break) |" in summary
     # each guard names the frame it failed in: three lines that read alike say which is which
     # (a new user's mamba review listed the same guard three times)
     assert (f"in `gate` (`{PATH}`, resumed after line {brk}) — follows from the new break at "

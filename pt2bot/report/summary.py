@@ -422,10 +422,15 @@ def delta_table(m: ModelDelta) -> str:
     hrc = (head.get("recompiles") or {}) if isinstance(head.get("recompiles"), dict) else {}
     caused = d.caused_recompiles
     measured = _count_of(hrc) != "not measured" and (not has_base or _count_of(brc) != "not measured")
-    rows.append(["recompiles", _count_of(brc) if has_base else "—",
-                 _count_of(hrc), (_signed(d.recompiles) if measured else "—")
-                 + (f" (+{caused} from the new break{'s' if _n_breaks(m) != 1 else ''})"
-                    if isinstance(caused, int) and caused > 0 else "")])
+    # the change in full, then how much of it the new breaks caused: "0 (+1 from the new
+    # breaks)" beside 2 → 3 read as arithmetic that does not add up
+    brk = f"the new break{'s' if _n_breaks(m) != 1 else ''}"
+    if measured and isinstance(caused, int) and caused > 0:
+        total = d.recompiles + caused
+        change = f"{_signed(total)} ({'all' if caused == total else caused} from {brk})"
+    else:
+        change = _signed(d.recompiles) if measured else "—"
+    rows.append(["recompiles", _count_of(brc) if has_base else "—", _count_of(hrc), change])
     exp = d.export
     new_cause = any(c.get("kind") == "export_failure" for c in d.new_export_causes)
     rows.append(["export", _export_cell(base) if has_base else "—", _export_cell(head),
@@ -659,7 +664,9 @@ def recompile_details(m: ModelDelta) -> str:
         lines += [text + (f" (×{k})" if k > 1 else "") for text, k in list(said.items())[:3]]
     n = sum(max(0, c["delta"]) for c in cases if isinstance(c.get("delta"), int))
     k = sum(_caused(c) for c in cases)
-    title = f"Recompiles per shape (+{n}" + (f", {k} following from new breaks)" if k else ")")
+    # the whole change first, as in the table: "+0, 3 following" read as none
+    title = (f"Recompiles per shape (+{n + k}, {'all' if n == 0 else k} following from new breaks)" if k
+             else f"Recompiles per shape (+{n})")
     return details(title, "\n".join(lines))
 
 
