@@ -83,8 +83,8 @@ def test_outputs_with_no_finite_value_verify_nothing(tmp_path):
     [c] = [c for c in offered(target, BLANK) if "torch.where" in c.lines[-1]]
     verdict = prove(root, "blank", [item("where", c, BLANK, target)], tmp_path / "work")["where"]
     assert verdict["accepted"] is False
-    assert verdict["reason"] == ("head's outputs hold no finite value on any shape case (all NaN or inf), "
-                                 "so equal outputs show nothing of the edit"), verdict
+    assert verdict["reason"] == ("head's outputs are NaN throughout on every shape case, so equal outputs "
+                                 "show nothing of the edit"), verdict
 
 
 def test_a_case_with_no_finite_output_is_said_in_the_evidence():
@@ -93,11 +93,14 @@ def test_a_case_with_no_finite_output_is_said_in_the_evidence():
 
     head = {"graph_count": 2, "phase_errors": {}, "outputs": [],
             "breaks": [{"gb": "GB0170", "gb_type": "Data-dependent branching", "path": "m.py", "line": 3}]}
-    rows = [{"shape": {"batch": 2}, "match": True}, {"shape": {"batch": 3}, "match": True, "blank": True}]
+    rows = [{"shape": {"batch": 2}, "match": True}, {"shape": {"batch": 3}, "match": True, "blank": "nan"}]
     cand = {"graph_count": 1, "phase_errors": {}, "outputs": rows, "breaks": []}
     target = {"kind": "break", "model": "m", "path": "m.py", "line": 3, "gb": "GB0170",
               "gb_type": "Data-dependent branching"}
     v = judge(head, cand, [target], Edit(path="m.py", start_line=3, end_line=4, new_lines=1))
     assert v["accepted"] is True
-    assert ("outputs equal on 2 shape cases (1 of them NaN or inf throughout on head: nothing compared "
-            "there)") in v["evidence"], v
+    assert ("outputs equal on 2 shape cases (1 of them with no finite value on head: only where its NaN "
+            "and inf fall compared there)") in v["evidence"], v
+    # NaN throughout on every case: nothing is shown
+    cand["outputs"] = [dict(r, blank="nan") for r in rows]
+    assert judge(head, cand, [target], Edit(path="m.py", start_line=3, end_line=4, new_lines=1))["accepted"] is False

@@ -549,14 +549,17 @@ def finite_output(out: Any) -> bool:
     return all(bool(torch.isfinite(t.detach()).any()) for t in floats)
 
 
-def nothing_finite(out: Any) -> bool:
-    """Whether an eager call's floating-point outputs, there being some, hold no finite value
-    at all: every comparison of them is NaN against NaN or inf against inf."""
+def nothing_finite(out: Any) -> str | None:
+    """What an eager call's floating-point outputs, there being some, hold where they hold no
+    finite value at all: "nan" (NaN only: a comparison of them shows nothing), "inf" (some inf:
+    only where inf and NaN fall, and the signs of the infs, are compared); None otherwise."""
     import torch
 
-    floats = [t for t in flatten_outputs(out) if isinstance(t, torch.Tensor)
+    floats = [t.detach() for t in flatten_outputs(out) if isinstance(t, torch.Tensor)
               and (t.is_floating_point() or t.is_complex()) and t.numel()]
-    return bool(floats) and not any(bool(torch.isfinite(t.detach()).any()) for t in floats)
+    if not floats or any(bool(torch.isfinite(t).any()) for t in floats):
+        return None
+    return "inf" if any(bool(torch.isinf(t).any()) for t in floats) else "nan"
 
 
 def compare_outputs(expected: Any, actual: Any,

@@ -1541,14 +1541,16 @@ def judge(head: Mapping[str, Any], cand: Mapping[str, Any], targets: Sequence[Ma
     if watched:
         return no(watched)
     n = len(cand.get("outputs") or ())
+    nan = sum(1 for r in cand.get("outputs") or () if r.get("blank") == "nan")
     blank = sum(1 for r in cand.get("outputs") or () if r.get("blank"))
-    if n and blank == n:
-        # NaN equals NaN here: head's own outputs with no finite value show nothing of an edit
-        # (whisper's decoder, its positional embedding left `torch.empty` until weights load)
-        return no("head's outputs hold no finite value on any shape case (all NaN or inf), so "
-                  "equal outputs show nothing of the edit")
-    blank_note = (f" ({blank} of them NaN or inf throughout on head: nothing compared there)"
-                  if blank else "")
+    if n and nan == n:
+        # NaN equals NaN here: head's own outputs of NaN only show nothing of an edit (whisper's
+        # decoder, its positional embedding left `torch.empty` until weights load)
+        return no("head's outputs are NaN throughout on every shape case, so equal outputs show "
+                  "nothing of the edit")
+    # (an inf's place and sign are compared: a norm of 0 past a negative bound, -1 / 0)
+    blank_note = (f" ({blank} of them with no finite value on head: only where its NaN and inf "
+                  f"fall compared there)" if blank else "")
     if cand.get("compiled"):
         # eager runs head's own code: what was compared is compiled code (with the setting)
         n = len(cand.get("compiled") or ())
@@ -2779,7 +2781,7 @@ def _measure_candidate(cand: Mapping[str, Any], edit: Edit, model: Any, cases: l
                         states.append(kept_state(model, kept) if state else None)
                 rows = [{"shape": dict(c.shape),
                          **_compare_stable(h, h2, o, model_spec.get("tolerance")),
-                         **({"blank": True} if nothing_finite(h) else {})}
+                         **({"blank": nothing_finite(h)} if nothing_finite(h) else {})}
                         for c, h, h2, o in zip(cases, head_outs, head_again, outs)]
                 measured["outputs"] = rows
                 ok = all(r["match"] for r in rows)
