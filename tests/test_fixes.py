@@ -896,6 +896,12 @@ def test_size_from_a_tensor_that_may_differ_is_not_offered(tmp_path, body):
                                "    y.copy_(torch.where(mask_.reshape(mask_.shape + (1,) * (y.dim() - mask_.dim())), "
                                "y - 1, y))")]),
     ("y[y > 0] -= 1", [("    y.copy_(torch.where(y > 0, y - 1, y))",)]),
+    # the other operand only broadcasts against y (pytorch-metric-learning's `p_c[p_c <= e - s]
+    # += ref_size`): y's shape still
+    ("y[y <= x - 1] += 1", [("    y.copy_(torch.where(y <= x - 1, y + 1, y))",)]),
+    # a test of a part of y has another shape
+    ("y[y[:, 0] > 0] += 1", [("    y.copy_(torch.where((y[:, 0] > 0).reshape((y[:, 0] > 0).shape + (1,) * "
+                              "(y.dim() - (y[:, 0] > 0).dim())), y + 1, y))",)]),
 ])
 def test_masked_write_in_place_with_where(tmp_path, line, want):
     src, fs = findings_in(tmp_path, f"""\
@@ -1418,3 +1424,23 @@ def test_int_of_an_item_gets_no_long_of_the_python_number():
         """)
     got = [(c.code, c.lines) for c in offered(break_target("m", "m.py", 7, "GB0124", "item"), src)]
     assert got == [("PTC101", ("        n = torch.randint(1, 9, (mask1.sum().long() - 2,))",))]
+
+
+def test_a_mask_defined_above_the_block_of_its_write_is_read(tmp_path):
+    """nflows' spline: `outside_interval_mask = ~inside_interval_mask`, both above the `if
+    tails == "linear":` whose block writes `outputs[outside_interval_mask] =
+    inputs[outside_interval_mask]`; the mask tests `inputs`, so the plain form."""
+    src, fs = findings_in(tmp_path, """\
+        import torch
+
+        @torch.compile
+        def f(inputs, tails):
+            inside_interval_mask = (inputs >= -1.0) & (inputs <= 1.0)
+            outside_interval_mask = ~inside_interval_mask
+            outputs = torch.zeros_like(inputs)
+            if tails == "linear":
+                outputs[outside_interval_mask] = inputs[outside_interval_mask]
+            return outputs
+        """, "PTC304")
+    (c,) = [c for f in fs if f.line == 9 for c in fix_candidates(f, src)]
+    assert c.lines == ("        outputs.copy_(torch.where(outside_interval_mask, inputs, outputs))",)

@@ -314,23 +314,21 @@ _ELEMENTWISE_TESTS = frozenset({"isnan", "isinf", "isfinite", "isposinf", "isneg
 def tests_elementwise(mask: ast.AST, x: str, lines: list[str],
                       defined: Callable[[ast.Name], ast.AST] | None = None) -> bool:
     """Whether `mask` is an elementwise test of the tensor written `x` (`x > 0`, `torch.isnan(x)
-    | (x < lo)`, `~x.isfinite()`): x itself an operand of its comparisons, `~`, `&`, `|` and
-    elementwise test calls, the other operands names, attributes or numbers. Wherever
-    `x[mask]` runs, such a mask has x's shape: one broadcast to more dimensions makes that
-    indexing raise. `defined`: what a name was last bound to before the mask is read (nflows'
-    `outside_interval_mask = ~inside_interval_mask`, itself a test of `inputs`)."""
+    | (x < lo)`, `~x.isfinite()`, `p_c <= e - s`): x itself an operand of its comparisons, `~`,
+    `&`, `|` and elementwise test calls. Wherever `x[mask]` runs, such a mask has x's shape:
+    the other operands, whatever they are, only broadcast against x, and one that broadcast it
+    to more dimensions would make that indexing raise. Not a test of `x[:, 0]` or `x.sum(1)`,
+    whose shape is another. `defined`: what a name was last bound to before the mask is read
+    (torchmetrics' `cond = cond_rss & cond_tss`, each a test of `rss` or `tss`)."""
     seen: set[str] = set()
 
-    def walk(n: ast.AST) -> tuple[bool, bool]:       # (elementwise, reads x)
+    def walk(n: ast.AST) -> bool:       # x read as an operand of elementwise steps
         if segment(lines, n) == x or shape_root(n, lines) == x:    # x, `x.abs()`, `x * 2`
-            return True, True
+            return True
         if isinstance(n, ast.Name) and defined is not None and n.id not in seen:
             seen.add(n.id)
             bound = defined(n)
-            if bound is not n:
-                return walk(bound)
-        if isinstance(n, (ast.Name, ast.Attribute, ast.Constant)):
-            return True, False
+            return bound is not n and walk(bound)
         parts: list[ast.AST] = []
         if isinstance(n, ast.UnaryOp) and isinstance(n.op, (ast.Invert, ast.USub)):
             parts = [n.operand]
@@ -342,13 +340,9 @@ def tests_elementwise(mask: ast.AST, x: str, lines: list[str],
                 n.func.attr in _ELEMENTWISE_TESTS and (not n.keywords or n.func.attr == "isclose"):
             on_torch = isinstance(n.func.value, ast.Name) and n.func.value.id == "torch"
             parts = list(n.args) if on_torch else [n.func.value, *n.args]
-        if not parts:
-            return False, False
-        got = [walk(p) for p in parts]
-        return all(g[0] for g in got), any(g[1] for g in got)
+        return any(walk(p) for p in parts)
 
-    ok, reads = walk(mask)
-    return ok and reads
+    return walk(mask)
 
 
 # methods that keep their tensor's shape, with no argument (`x.float()`, `x.abs()`)
@@ -443,7 +437,7 @@ def _masked_reduction_fixes(code: str, finding, source: str, tree: ast.Module) -
     x = segment(lines, sub.value)
     root = shape_root(sub.value, lines)
     if root is not None and tests_elementwise(_mask_definition(body, st, sub.slice), root, lines,
-                                              lambda n: _mask_definition(body, st, n)):
+                                              _definer(tree, body, st)):
         if reduction == "mean" and not pure(sub.slice):
             return []
         mask, count = segment(lines, sub.slice), f"{_atom(lines, sub.slice)}.sum()"
@@ -552,7 +546,7 @@ def _masked_values_fixes(code: str, finding, source: str, tree: ast.Module) -> l
     # a mask not surely of x's shape is taken over x's leading dimensions (rows); a slice of
     # `v` then cuts rows, and the ranks `_sliced_mask` counts are of single values: no edit
     lead = root is None or not tests_elementwise(_mask_definition(body, st, m), root, lines,
-                                                 lambda n: _mask_definition(body, st, n))
+                                                 _definer(tree, body, st))
     if isinstance(m, ast.Name):
         mask = m.id
     else:
@@ -653,7 +647,7 @@ def _masked_store_fixes(code: str, finding, source: str, tree: ast.Module) -> li
     source_of = [x, *_made_like(body[:body.index(st)] if st in body else [], target.value)]
     if isinstance(st, ast.Assign):
         source_of.append(segment(lines, value.value))
-    if any(tests_elementwise(_mask_definition(body, st, mask), t, lines, lambda n: _mask_definition(body, st, n))
+    if any(tests_elementwise(_mask_definition(body, st, mask), t, lines, _definer(tree, body, st))
            for t in source_of):
         # the mask has x's shape (in `y[m] = x[m]`, x's and so y's: the values selected fill
         # the selection only where the mask covers every dimension): taken as it is
@@ -922,6 +916,25 @@ def _made_like(before: list[ast.stmt], y: ast.AST) -> set[str]:
     return set()
 
 
+def _definer(tree: ast.Module, body: list[ast.stmt], st: ast.stmt) -> Callable[[ast.Name], ast.AST]:
+    """What a name read at `st` was bound to: its last plain assignment in `st`'s block before
+    it (`_mask_definition`), else the only assignment of it in the enclosing function, made
+    before `st` (nflows' `outside_interval_mask = ~inside_interval_mask`, above the `if` whose
+    block writes through it); the name itself where neither is known."""
+    fn = enclosing_function(tree, st)
+
+    def defined(name: ast.Name) -> ast.AST:
+        local = _mask_definition(body, st, name)
+        if local is not name or fn is None:
+            return local
+        binds = [n for n in ast.walk(fn) if isinstance(n, ast.Name) and n.id == name.id
+                 and not isinstance(n.ctx, ast.Load)]
+        made = [a for a in ast.walk(fn) if isinstance(a, ast.Assign) and len(a.targets) == 1
+                and isinstance(a.targets[0], ast.Name) and a.targets[0].id == name.id and a.lineno < st.lineno]
+        return made[0].value if len(binds) == 1 and len(made) == 1 else name
+    return defined
+
+
 def _fresh(before: list[ast.stmt], name: str) -> bool:
     """Whether the last of the statements `before` (a block, up to a masked write) that binds
     `name` assigns it a new tensor (`torch.zeros_like(x)`, `x.clone()`) and none after it reads
@@ -1040,7 +1053,7 @@ def _masked_compute_fixes(code: str, finding, source: str, tree: ast.Module) -> 
     # takes only where the mask covers all of `y`'s dimensions. It is taken as it is; any
     # other mask over the leading dimensions of the tensor it meets (a row mask).
     alike = {y_text} | _made_like(body[:body.index(first)], y) | {segment(lines, t) for t in tensors}
-    whole = any(tests_elementwise(defn, s, lines, lambda n: _mask_definition(body, first, n)) for s in alike)
+    whole = any(tests_elementwise(defn, s, lines, _definer(tree, body, first)) for s in alike)
 
     def aligned(t: str) -> str:
         return mask if whole else leading_mask(_atom(lines, mask_node), t)
