@@ -1315,8 +1315,9 @@ def _guess(name: str) -> int | list[int] | None:
         tail = "_".join(parts[i:])
         if tail in GUESSES and tail not in _CLASSES:
             return GUESSES[tail] // 2 if tail in _SEQ else GUESSES[tail]
-    if _part_count(name) is not None:
-        return GUESSES[_part_count(name)]
+    part = _part_count(name)
+    if part is not None:
+        return GUESSES[part]
     if _COUNT_NAME.search(name) and not any(w.startswith(_STRUCTURE) for w in parts[1:]):
         return _COUNT
     return None

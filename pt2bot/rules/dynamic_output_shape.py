@@ -345,9 +345,8 @@ def tests_elementwise(mask: ast.AST, x: str, lines: list[str],
     return walk(mask)
 
 
-# methods that keep their tensor's shape, with no argument (`x.float()`, `x.abs()`)
-_SAME_SHAPE = frozenset({"float", "double", "half", "bfloat16", "int", "long", "bool", "abs", "neg", "exp",
-                         "log", "sqrt", "square", "sigmoid", "tanh", "relu", "detach", "clone", "contiguous"})
+# methods that keep their tensor's shape besides the pointwise ones (`_POINTWISE`), with no argument
+_KEEP_SHAPE = frozenset({"half", "bfloat16", "int", "long", "bool", "detach", "clone", "contiguous"})
 
 
 def shape_root(node: ast.AST, lines: list[str]) -> str | None:
@@ -360,8 +359,8 @@ def shape_root(node: ast.AST, lines: list[str]) -> str | None:
         return roots[0] if len(roots) == 1 else None
     if isinstance(node, ast.UnaryOp) and isinstance(node.op, (ast.USub, ast.Invert)):
         return shape_root(node.operand, lines)
-    if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr in _SAME_SHAPE \
-            and not node.args and not node.keywords:
+    if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and not node.args \
+            and not node.keywords and (node.func.attr in _POINTWISE or node.func.attr in _KEEP_SHAPE):
         return shape_root(node.func.value, lines)
     if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.args and \
             isinstance(node.func.value, ast.Name) and node.func.value.id == "torch" and \
@@ -436,8 +435,7 @@ def _masked_reduction_fixes(code: str, finding, source: str, tree: ast.Module) -
     call, reduction, casts = found
     x = segment(lines, sub.value)
     root = shape_root(sub.value, lines)
-    if root is not None and tests_elementwise(_mask_definition(body, st, sub.slice), root, lines,
-                                              _definer(tree, body, st)):
+    if root is not None and tests_elementwise(sub.slice, root, lines, _definer(tree, body, st)):
         if reduction == "mean" and not pure(sub.slice):
             return []
         mask, count = segment(lines, sub.slice), f"{_atom(lines, sub.slice)}.sum()"
@@ -545,8 +543,7 @@ def _masked_values_fixes(code: str, finding, source: str, tree: ast.Module) -> l
     root = shape_root(x, lines)
     # a mask not surely of x's shape is taken over x's leading dimensions (rows); a slice of
     # `v` then cuts rows, and the ranks `_sliced_mask` counts are of single values: no edit
-    lead = root is None or not tests_elementwise(_mask_definition(body, st, m), root, lines,
-                                                 _definer(tree, body, st))
+    lead = root is None or not tests_elementwise(m, root, lines, _definer(tree, body, st))
     if isinstance(m, ast.Name):
         mask = m.id
     else:
@@ -647,8 +644,8 @@ def _masked_store_fixes(code: str, finding, source: str, tree: ast.Module) -> li
     source_of = [x, *_made_like(body[:body.index(st)] if st in body else [], target.value)]
     if isinstance(st, ast.Assign):
         source_of.append(segment(lines, value.value))
-    if any(tests_elementwise(_mask_definition(body, st, mask), t, lines, _definer(tree, body, st))
-           for t in source_of):
+    defined = _definer(tree, body, st)
+    if any(tests_elementwise(mask, t, lines, defined) for t in source_of):
         # the mask has x's shape (in `y[m] = x[m]`, x's and so y's: the values selected fill
         # the selection only where the mask covers every dimension): taken as it is
         return [replace_statement(code, finding.path, st,
@@ -1053,7 +1050,8 @@ def _masked_compute_fixes(code: str, finding, source: str, tree: ast.Module) -> 
     # takes only where the mask covers all of `y`'s dimensions. It is taken as it is; any
     # other mask over the leading dimensions of the tensor it meets (a row mask).
     alike = {y_text} | _made_like(body[:body.index(first)], y) | {segment(lines, t) for t in tensors}
-    whole = any(tests_elementwise(defn, s, lines, _definer(tree, body, first)) for s in alike)
+    defined = _definer(tree, body, first)
+    whole = any(tests_elementwise(defn, s, lines, defined) for s in alike)
 
     def aligned(t: str) -> str:
         return mask if whole else leading_mask(_atom(lines, mask_node), t)

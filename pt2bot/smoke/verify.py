@@ -2781,7 +2781,7 @@ def _measure_candidate(cand: Mapping[str, Any], edit: Edit, model: Any, cases: l
                         states.append(kept_state(model, kept) if state else None)
                 rows = [{"shape": dict(c.shape),
                          **_compare_stable(h, h2, o, model_spec.get("tolerance")),
-                         **({"blank": nothing_finite(h)} if nothing_finite(h) else {})}
+                         **({"blank": blank} if (blank := nothing_finite(h)) else {})}
                         for c, h, h2, o in zip(cases, head_outs, head_again, outs)]
                 measured["outputs"] = rows
                 ok = all(r["match"] for r in rows)
