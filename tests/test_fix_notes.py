@@ -238,6 +238,25 @@ def test_the_loop_verifies_the_warning_in_eager_only_without_a_case_that_warns(t
     # (head breaks at the test, and at the warning wherever it runs)
     assert evidence.startswith("GB0170 gone, 1 graph instead of ") and \
         "outputs equal on 2 shape cases" in evidence, evidence
+    assert "no shape case reaches the `rank_zero_warn` at line 13 in head's eager run" in evidence, \
+        evidence
+
+
+@pytest.mark.torch
+def test_the_evidence_names_the_shape_cases_whose_warning_compiled_code_no_longer_gives(tmp_path):
+    """The edit is verified, yet a compiled run no longer warns: the evidence must say on
+    which shape case head warned (fast-bss-eval's enhancer warned of a low SI-SDR on one of the
+    proof's four cases, and its evidence said only that the outputs were equal)."""
+    model = PEARSON_MODEL.replace("corr(h.var(0) + 1.0,", "corr(h.var(0) * (x.shape[0] - 2) + 1e-5,")
+    root = write_repo(tmp_path / "repo", {"pkg/corr.py": PEARSON, "pkg/model.py": model},
+                      CONFIG.replace("roc", "corr").replace("pkg.model:Roc", "pkg.model:Corr"))
+    _found, [cand] = _break_candidates(PEARSON, 8)
+    verdicts = prove(root, "corr", [item("notes", cand, PEARSON, _target("corr", "pkg/corr.py", 8))],
+                     tmp_path / "work")
+    assert verdicts["notes"]["accepted"] is True, verdicts["notes"]
+    assert verdicts["notes"]["evidence"].endswith(
+        "but compiled code skips the `rank_zero_warn` at line 13, which head's eager run reaches "
+        "on shape case batch=2: a compiled run there no longer gives it"), verdicts["notes"]
 
 
 @pytest.mark.torch
@@ -271,3 +290,41 @@ def test_a_warning_under_a_test_that_may_do_something_is_still_offered_to_the_pr
     cands = fix_candidates(f, src)
     assert [(c.title, c.safe) for c in cands] == [("run the block in eager only: compiled code skips it", False)]
     assert cands[0].lines == ("    if not torch.compiler.is_compiling() and check(var_x).any():",)
+
+
+LOGGED = """\
+import torch
+from torch import nn
+
+
+class Logged(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.lin = nn.Linear(8, 8)
+
+    def forward(self, x):
+        h = self.lin(x)
+        if x.shape[0] < 3:
+            print("a small batch:", x.shape[0])
+        return h
+"""
+
+
+@pytest.mark.torch
+def test_a_print_guarded_in_eager_only_names_the_shape_cases_that_printed(tmp_path):
+    """PTC105's guard of a print: safe, and verified; what a compiled run no longer prints is
+    said with the shape case that printed in head's eager run."""
+    raw = LOGGED.splitlines()[12]
+    f = Finding(rule="PTC105", path="pkg/model.py", line=13, col=raw.index("print"), severity="warning",
+                message="m", source=raw.strip())
+    [cand] = [c for c in fix_candidates(f, LOGGED) if c.safe]
+    root = write_repo(tmp_path / "repo", {"pkg/model.py": LOGGED},
+                      one_model("logged", "pkg.model:Logged", "[{name: x, shape: [batch, 8]}]",
+                                "{batch: [2, 3]}"))
+    target = {"kind": "break", "model": "logged", "path": "pkg/model.py", "line": 13, "gb": "GB0059",
+              "gb_type": "Unsupported builtin call"}
+    verdicts = prove(root, "logged", [item("print", cand, LOGGED, target)], tmp_path / "work")
+    assert verdicts["print"]["accepted"] is True, verdicts["print"]
+    assert verdicts["print"]["evidence"].endswith(
+        "but compiled code skips the `print` at line 13, which head's eager run reaches on shape "
+        "case batch=2: a compiled run there no longer gives it"), verdicts["print"]

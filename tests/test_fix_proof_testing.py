@@ -44,7 +44,9 @@ def test_verified_fixes_proves_the_guarded_print(tmp_path):
     assert fix.lines == ("        if not torch.compiler.is_compiling():",
                          '            print("h", h.shape)')
     assert fix.evidence == ("GB0059 gone, 1 graph instead of 2, outputs equal on 1 shape "
-                            "case")
+                            "case, but compiled code skips the `print` at line 12, which head's "
+                            "eager run reaches on the shape case: a compiled run there no longer "
+                            "gives it")
     assert "+        if not torch.compiler.is_compiling():" in fix.diff
     assert path.read_text() == SOURCE
     # the model is as it was: the patch was taken out again

@@ -123,6 +123,23 @@ def test_advised_code_is_paste_ready_python_and_config() -> None:
                                             "compiled = torch.compile(model)"]
 
 
+def test_a_min_only_the_compile_snippet_has_is_said_why() -> None:
+    """Export takes a `Dim` with a max and no min; `mark_dynamic` refuses that, so the compile
+    snippet has a min of 2 the `Dim` beside it lacks. Said where it appears: two ranges for one
+    dim, unexplained, read as a mistake (whisper's `Dim('seq', max=16)` beside
+    `mark_dynamic(tokens, 1, min=2, max=16)`)."""
+    from pt2bot.smoke.advice import advice_code
+
+    code = advice_code({"tokens": {"0": {"name": "batch", "min": None, "max": None},
+                                   "1": {"name": "seq", "min": None, "max": 16}}}, "mark_dynamic")
+    assert "seq = Dim('seq', max=16)" in code["python"].splitlines()
+    assert code["compile"].splitlines() == [
+        "torch._dynamo.mark_dynamic(tokens, 0)",
+        "torch._dynamo.mark_dynamic(tokens, 1, min=2, max=16)  # min: mark_dynamic refuses a max "
+        "without one; 2 is the least size it keeps symbolic",
+        "compiled = torch.compile(model)"]
+
+
 def test_divisibility_is_advised_as_a_multiple_and_compiled_with_dynamic_true() -> None:
     a = advised("models.shape_advice:PairPool", inputs=[{"shape": ["batch", "seq", 4]}],
                 shapes={"batch": [2, 3], "seq": [8, 16]}, dynamic=())["shape_advice"]

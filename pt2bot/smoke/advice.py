@@ -530,8 +530,12 @@ def advice_code(spec_json: dict[str, Any], method: str | None) -> dict[str, str]
             for ax, e in axes.items():
                 if not e.get("static"):
                     r = mark_range(e.get("min"), e.get("max"))
+                    # the min the spec leaves out, said where it appears: the export's `Dim`
+                    # above has none, and two ranges for one dim read as a mistake
+                    why = ("  # min: mark_dynamic refuses a max without one; 2 is the least "
+                           "size it keeps symbolic" if e.get("min") is None and "min" in r else "")
                     comp.append(f"torch._dynamo.mark_dynamic({inp}, {ax}"
-                                f"{_bounds_py(r.get('min'), r.get('max'))})")
+                                f"{_bounds_py(r.get('min'), r.get('max'))}){why}")
         comp.append("compiled = torch.compile(model)")
     yml = ["dynamic:"]
     for name, e in dims.items():

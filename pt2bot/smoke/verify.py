@@ -372,7 +372,7 @@ def _refused_by_breaks(head: Mapping[str, Any], measured: Mapping[str, Any],
     # inputs that skip it come after; what it says is judged with the rest)
     early = {k: v for k, v in measured.items()
              if k not in ("block", "exit", "dropped", "always", "reached", "early", "skip", "skipped",
-                          "enter", "entered")}
+                          "enter", "entered", "told")}
     return not judge(head, early, [t for t in targets if t.get("kind") == "break"],
                      edit)["accepted"]
 
@@ -1620,6 +1620,9 @@ def judge(head: Mapping[str, Any], cand: Mapping[str, Any], targets: Sequence[Ma
         evidence.append("compiled code raises RuntimeError where head does, by "
                         "torch._assert_async (on CUDA a device-side assert, which ends the "
                         "process's CUDA context)")
+    quieted = _quieted_evidence(cand)
+    if quieted:
+        evidence.append(quieted)
     be = cand.get("backend")
     if be:
         name = be.get("backend")
@@ -2518,6 +2521,61 @@ def _block_line(original: str, edit: Edit) -> int | None:
     return node.body[0].lineno
 
 
+def _told_line(original: str, edit: Edit) -> int | None:
+    """For a safe edit that gives something in eager only (pt2bot/rules/branch_fixes.py
+    `_eager_notes_fixes`: `if not torch.compiler.is_compiling() and <test>:` over a block of
+    warnings; pt2bot/rules/edits.py `guard_eager_only`: one call, a print or a log line, put
+    under `if not torch.compiler.is_compiling():`), head's line whose reaching gives it: the
+    block's first line, or the call's own. None for any other edit."""
+    block = _block_line(original, edit)
+    if block is not None:
+        return block
+    try:
+        tree = ast.parse(original)
+    except SyntaxError:
+        return None
+    return next((n.lineno for n in ast.walk(tree) if isinstance(n, ast.Expr)
+                 and isinstance(n.value, ast.Call) and n.lineno == edit.start_line
+                 and n.end_lineno == edit.end_line), None)
+
+
+def _call_at(text: str, line: int) -> str | None:
+    """The function a statement of `text` starting on `line` calls, when it is a call
+    (`warnings.warn`, `rank_zero_warn`), as written."""
+    try:
+        tree = ast.parse(text)
+    except SyntaxError:
+        return None
+    return next((ast.unparse(n.value.func) for n in ast.walk(tree) if isinstance(n, ast.Expr)
+                 and isinstance(n.value, ast.Call) and n.lineno == line), None)
+
+
+def _quieted_evidence(cand: Mapping[str, Any]) -> str | None:
+    """For a safe edit that gives a warning in eager only: what compiled code no longer gives,
+    and on which shape cases head gave it. The outputs are equal by construction; what the
+    user loses, the warning in a compiled training run, is what the evidence must say
+    (fast-bss-eval's enhancer warned of a low SI-SDR on one of four shape cases, and the
+    evidence said only that the outputs were equal)."""
+    told = cand.get("told")
+    if not isinstance(told, Mapping) or not isinstance(told.get("line"), int):
+        return None
+    shapes, line = told.get("cases") or [], told["line"]
+    what = f"the `{told['call']}` at line {line}" if told.get("call") else f"line {line}"
+    if not shapes:
+        return (f"no shape case reaches {what} in head's eager run, so none shows what a "
+                "compiled run no longer gives")
+    n = len(cand.get("outputs") or ())
+    if len(shapes) >= n:
+        where = f"all {n} shape cases" if n > 1 else "the shape case"
+    elif len(shapes) <= 2 and all(isinstance(s, Mapping) and s for s in shapes):
+        where = f"shape case{'s' if len(shapes) > 1 else ''} " + " and ".join(
+            ", ".join(f"{k}={v}" for k, v in s.items()) for s in shapes)
+    else:
+        where = f"{len(shapes)} of the {_shape_cases(n)}"
+    return (f"but compiled code skips {what}, which head's eager run reaches on {where}: "
+            "a compiled run there no longer gives it")
+
+
 def _always_runs(original: str, patched: str, edit: Edit) -> bool:
     """Whether the edited `if` (`_edited_if`; the edit leaves the line it starts on) tests
     `<am I compiling?>() or ...` in the patched text: compiled code always enters its block
@@ -2697,6 +2755,9 @@ def _measure_candidate(cand: Mapping[str, Any], edit: Edit, model: Any, cases: l
             measured["always"] = True
     if exit_at is not None:
         measured["exit"] = exit_at
+    # a safe edit that gives a warning (a print, a log line) in eager only: on which shape
+    # cases head gives it, which compiled code now never does (`_quieted_evidence`)
+    told = _told_line(original, edit) if compiled and cand.get("safe") else None
     # the line whose reaching, in head's eager run, says that an input takes the exit or
     # enters the block (none for an exit on the `if`'s own line: no line event tells)
     watch = next((w for w in (exit_at, block) if w is not None and w > 0), None)
@@ -2766,7 +2827,7 @@ def _measure_candidate(cand: Mapping[str, Any], edit: Edit, model: Any, cases: l
         with time_limit(limit, CandidateTimeout), (
                 torch._dynamo.config.patch(**{setting: True}) if setting else contextlib.nullcontext()):
             head_swap = (function_at(paths, edit.path, original, edit)
-                         if kinds or watch is not None else None)
+                         if kinds or watch is not None or told is not None else None)
             if watch is not None and head_swap is not None and not watchable(head_swap):
                 # every input would read as not reaching the line: "no shape case enters the
                 # block" said of a block every case enters (geoopt's weighted midpoint)
@@ -2811,6 +2872,9 @@ def _measure_candidate(cand: Mapping[str, Any], edit: Edit, model: Any, cases: l
                         # input)
                         ok = early is not None or (not _unreached(measured) and
                                                    (dropped is not None or "matrix" in phases))
+                if ok and told is not None and head_swap is not None and watchable(head_swap):
+                    measured["told"] = {"line": told, "call": _call_at(original, told), "cases": _cases_reaching(
+                        model, cases, paths, head_swap, told)}
                 if ok and (setting or (compiled and watch is None and not cand.get("safe"))):
                     # the same code in eager: only compiled code can differ, on every case (an
                     # edit that sends compiled code down another branch: the function's own
