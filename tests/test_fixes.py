@@ -387,20 +387,26 @@ def test_a_number_used_besides_being_stored_gets_no_such_reason(tmp_path):
 
 @pytest.mark.parametrize("test,body,branchless", [
     ("(h > 1).any()", "h = h.clamp(max=1)", True),
-    ("h.amax() >= 1", "h = torch.clamp(h, max=1)", True),
-    ("1 < h.max()", "h.clamp_(max=1)", True),
+    ("(h >= 1).any()", "h = torch.clamp(h, max=1)", True),
+    ("(1 < h).any()", "h.clamp_(max=1)", True),
     ("(h < -10).any()", "h = h.clamp_min(-10)", True),
-    ("h.max() > 1 or h.min() < 0", "h = h.clamp(0, 1)", True),
+    ("(h > 1).any() or (h < 0).any()", "h = h.clamp(0, 1)", True),
     ("((h < 0) | (h > 1)).any()", "h = h.clip(0, 1)", True),
-    ("h.abs().max() > 5", "h = h.clamp(-5, 5)", True),
+    ("(h.abs() > 5).any()", "h = h.clamp(-5, 5)", True),
+    # the largest (smallest) value is NaN wherever one value is: the test fails, head clamps
+    # nothing, and the clamp without its branch would clamp every other value past the bound
+    ("h.amax() >= 1", "h = torch.clamp(h, max=1)", False),
+    ("1 < h.max()", "h = h.clamp(max=1)", False),
+    ("h.max() > 1 or h.min() < 0", "h = h.clamp(0, 1)", False),
+    ("h.abs().max() > 5", "h = h.clamp(-5, 5)", False),
     # a test that is not about the clamp's bounds: dropping the branch clamps finite values
     # past them that head keeps (a guard input had to reach the line as such a value)
     ("torch.isinf(h).any()", "h = h.clamp(-1e4, 1e4)", False),
     ("torch.isnan(h).any()", "h = h.clamp(0, 1)", False),
-    ("h.max() > 1", "h = h.clamp(0, 1)", False),           # the lower bound untested
-    ("h.max() > 2", "h = h.clamp(max=1)", False),          # another bound
+    ("(h > 1).any()", "h = h.clamp(0, 1)", False),         # the lower bound untested
+    ("(h > 2).any()", "h = h.clamp(max=1)", False),        # another bound
     ("(h < 1).any()", "h = h.clamp(max=1)", False),        # the wrong side
-    ("h.abs().max() > 5", "h = h.clamp(-4, 5)", False),    # not symmetric
+    ("(h.abs() > 5).any()", "h = h.clamp(-4, 5)", False),  # not symmetric
     ("(h > 0.5).any()", "h = h.clamp(max=1.0)", True),     # a threshold inside the bound
     ("(h > 1.5).any()", "h = h.clamp(max=1.0)", False),    # one past it
     ("m.all()", "h = h.masked_fill(m, 0)", False),         # some entries set, the test false
@@ -1119,7 +1125,7 @@ def test_a_break_without_a_finding_gets_the_recipes_of_the_rules_predicting_its_
 
 
 def test_dropping_a_clamps_branch_is_compared_on_large_finite_values(tmp_path):
-    """`if h.abs().max() > 1e4: h = h.clamp(-1e4, 1e4)` is exact without its branch; the
+    """`if (h.abs() > 1e4).any(): h = h.clamp(-1e4, 1e4)` is exact without its branch; the
     candidate still asks the proof for large finite inputs, which enter the clamp. (Under
     `torch.isinf(h).any()` the branch is not dropped at all: the clamp would change finite
     values past 1e4 that head keeps.)"""
@@ -1129,7 +1135,7 @@ def test_dropping_a_clamps_branch_is_compared_on_large_finite_values(tmp_path):
 
         class M(torch.nn.Module):
             def forward(self, h):
-                if h.abs().max() > 1e4:
+                if (h.abs() > 1e4).any():
                     h = h.clamp(-1e4, 1e4)
                 return h
         """, "PTC201")

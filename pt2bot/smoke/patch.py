@@ -483,6 +483,9 @@ def _special(kind: str, pattern: str, t: Any) -> Any:
         out.fill_(1e3)
     elif pattern == "huge":
         out.fill_(1e6)
+    elif pattern == "hugenan":
+        out.fill_(1e6)
+        flat[0] = float("nan")
     elif pattern == "nan":
         flat[0] = float("nan")
     else:   # zero; empty: a mask with every entry off
@@ -501,12 +504,15 @@ def guard_patterns(kind: str, equal: Sequence[str] = ()) -> tuple[str, ...]:
     finite, below a bound); an integer argument (token ids below the vocabulary's size, an index
     below a length) gets the same values but NaN, a bool mask all off and all on (what 0 and 1e3
 make of a bool) and, as integers, all -1 and all 1e6 (0/1 labels passed as a bool). "large" is all 1e6: finite, so a test for inf or NaN stays false
-    while a clamp to a bound below it changes values."""
+    while a clamp to a bound below it changes values; and all 1e6 beside one NaN, where a
+    test on the largest value (`x.abs().max() > 1e4`, NaN wherever one value is) fails while
+    the values past the bound are still there: a clamp without its branch changes them there,
+    head does not (DINO's attention, an image with a NaN pixel in a batch)."""
     if kind == EQUAL:
         return tuple(equal)   # the pairs the replaced code tests (verify.py `equal_tests`)
     return {"nan": ("one", "all"), "empty": ("off", "zeros", "negative", "positive"),
             "invalid": ("negative", "zeros", "large", "huge", "nan"),
-            "large": ("huge",)}.get(kind, ("one",))
+            "large": ("huge", "hugenan")}.get(kind, ("one",))
 
 
 @dataclass

@@ -98,10 +98,10 @@ GUARD_RUN_TIMES, GUARD_RUN_MIN_S, GUARD_RUN_S = 20.0, 2.0, 10.0
 ALIASES = "head aliases"       # and of which arguments head's edited function returns, per function
 GUARD_WORDS = {"nan": "NaN", "inf": "inf", "empty": "an empty mask", "zero": "zeros",
                "invalid": "values a check refuses (-1, 0, 1e3, 1e6, NaN)",
-               "large": "large finite values (1e6)",
+               "large": "large finite values (1e6, and 1e6 beside one NaN)",
                EQUAL: "an argument set to the one a test compares it with"}
 # one guard input (pt2bot/smoke/patch.py `guard_patterns`), as the evidence names it
-PATTERN_WORDS = {"negative": "-1", "zeros": "0", "large": "1e3", "huge": "1e6", "nan": "NaN", "one": "one NaN",
+PATTERN_WORDS = {"negative": "-1", "zeros": "0", "large": "1e3", "huge": "1e6", "hugenan": "1e6 beside one NaN", "nan": "NaN", "one": "one NaN",
                  "all": "all NaN", "off": "a mask all off", "positive": "+1"}
 # the guard kinds whose check raises: head must raise on one of their inputs, or the check the
 # candidate keeps was never exercised
@@ -1346,6 +1346,10 @@ def judge(head: Mapping[str, Any], cand: Mapping[str, Any], targets: Sequence[Ma
         if not row.get("hit"):
             unexercised.append(f"the guard's case ({word}) cannot be reached: {row.get('message')}")
         elif not row.get("match"):
+            if row.get("kind") == "large":
+                # which of its two inputs: 1e6 alone, or beside a NaN that fails a test on
+                # the largest value
+                word = f"large finite values ({PATTERN_WORDS.get(str(row.get('pattern')), '1e6')})"
             return no(f"differs from head on an input with {word} in "
                       f"`{row.get('argument')}`"
                       + (f": {row.get('message')}" if row.get("message") else ""))
