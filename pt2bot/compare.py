@@ -806,6 +806,13 @@ def _same_failure(be: Any, he: Any, renames: dict[str, str], line_map: LineMap) 
     line is unchanged; `rewritten_line` where the PR edited it). A new user's PR turned
     `return -self.flow.log_prob(z)` into `score = -self.flow.log_prob(z)`, and the review
     said export "fails for a new reason (data_dependent; on base: data_dependent)"."""
+    if be.kind == he.kind and export_message_key(be.message) == export_message_key(he.message) \
+            and (be.line is None or he.line is None):
+        # one side unlocated (a review locates head's failure, and base's only where it needs
+        # to): the same kind and message is all that can be compared, and it is the same.
+        # DINO's PR that touched no model code was told "fails for a new reason ...; on base,
+        # on \"\"" of the very constraint violation base had
+        return True
     path = renames.get(be.path or "", be.path or "")
     if not (be.kind == he.kind and be.path and path == he.path and be.line is not None
             and he.line is not None
