@@ -186,6 +186,29 @@ def test_a_dim_that_cannot_be_one_range_names_the_branch() -> None:
         "models/size_branch.py", line_of("size_branch.py", "size-branch"))
 
 
+def test_a_dim_the_exported_program_guards_to_the_example_is_static() -> None:
+    """Export accepts height and width as multiples of 8, yet the program it gives guards both
+    to the example's values (a Python float made from the size): a new user's DINO got "the
+    advised `dynamic_shapes` exports" and a spec the program refused on 6 of 8 cases. Such a
+    dim is pinned and the model exported again: batch stays dynamic, and every case at the
+    static sizes runs."""
+    advice = advised("models.shape_advice:PosResize", inputs=[{"shape": ["batch", 3, "height", "width"]}],
+                     shapes={"batch": [2, 4], "height": [16, 32], "width": [16, 32]},
+                     dynamic=())["shape_advice"]
+    a = advice["export"]
+    assert a["ok"] is True, a
+    spec = a["dynamic_shapes"]["x"]
+    assert spec["0"] == {"name": "batch", "min": None, "max": None, "multiple_of": None}
+    # (the example is the first case whose sizes differ: height 16, width 32)
+    for ax, d, size in (("2", "height", 16), ("3", "width", 32)):
+        assert spec[ax]["static"] is True and spec[ax]["value"] == size, spec
+        assert spec[ax]["reason"].startswith("the exported program guards `(0.1 + torch.sym_float("), spec
+        assert spec[ax]["reason"].endswith(f"which holds only for {d} = {size}"), spec
+    ran = [c for c in a["cases"] if (c["shape"]["height"], c["shape"]["width"]) == (16, 32)]
+    assert len(ran) == 2 and all(c["match"] for c in ran), a["cases"]
+    assert not any("holds" in n for n in advice["notes"]), advice["notes"]
+
+
 def test_a_matrix_with_one_size_per_dim_is_a_stated_result() -> None:
     a = advised("models.clean:Clean", shapes={"batch": [2]}, dynamic=())["shape_advice"]
     assert a["export"]["dynamic_shapes"] == {} and a["export"]["ok"] is None

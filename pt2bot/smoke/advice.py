@@ -133,9 +133,6 @@ def derive_export(model: Any, cases: list[CaseInputs], eager_outs: list[Any],
                   model_spec: dict[str, Any], paths: RepoPaths,
                   matrix: dict[str, Any] | None) -> dict[str, Any]:
     """`shape_advice.export`: the advised `dynamic_shapes` and whether it exports."""
-    import torch
-    from torch.export.dynamic_shapes import refine_dynamic_shapes_from_suggested_fixes
-
     dims = advised_dims(cases, model_spec)
     bounds = dict(model_spec.get("bounds") or {})
     res: dict[str, Any] = {"ok": None, "dynamic_shapes": {}, "rounds": 0, "suggested": [],
@@ -153,6 +150,103 @@ def derive_export(model: Any, cases: list[CaseInputs], eager_outs: list[Any],
     spec = _start_spec(ex, dims, bounds)
     where = _names_of(ex, dims)
     pinned: dict[str, dict[str, Any]] = {}     # dim -> its static entry
+    rows: list[dict[str, Any]] = []
+    for _pass in range(len(dims) + 1):
+        ep = _export_rounds(res, model, args, kwargs, spec, where, pinned, matrix, paths)
+        spec = res.pop("spec")
+        if ep is None:
+            break
+        # a static dim's other sizes are refused: those cases carry the error
+        rows = [{k: v for k, v in row.items() if k != "max_abs_err"}
+                for row in run_exported(ep, cases, eager_outs, model_spec.get("tolerance"),
+                                        error_chars=300)]
+        # a dim the exported program still guards to the example's value (its own runtime
+        # assert, not a refusal of the spec) is not dynamic: pinned, and exported again.
+        # DINO's position embedding is resized by a Python float made from the image's size
+        # (`scale_factor=(w0 / math.sqrt(N), ...)`): export took height and width as
+        # multiples of 8, and the program then refused 6 of the matrix's 8 cases
+        guarded = _guarded(rows, where, spec)
+        if not guarded:
+            break
+        spec = {k: dict(v) if isinstance(v, dict) else v for k, v in spec.items()}
+        for (inp, ax), guard in guarded.items():
+            d = where[(inp, ax)]
+            entry = _static_entry(d, ex.shape[d], True, None, matrix)
+            entry["reason"] = (f"the exported program guards {guard} (export follows the "
+                               f"example's path), which holds only for {d} = {ex.shape[d]}")
+            pinned.setdefault(d, entry)
+            spec[inp][ax] = ex.shape[d]
+    res["dynamic_shapes"] = _spec_json(spec, where, pinned)
+    if ep is not None:
+        res["ok"] = True
+        res["cases"] = rows
+    # (the cases a static dim's other size refuses are what static means, not a path)
+    static = {d: e["value"] for d, e in pinned.items() if isinstance(e.get("value"), int)}
+    covered = [c for c in res["cases"]
+               if all(c["shape"].get(d) == v for d, v in static.items() if d in c["shape"])]
+    outside = [c for c in covered if c.get("error")]
+    if outside:
+        res["notes"].append(
+            f"the advised spec holds {len(covered) - len(outside)} of the matrix's "
+            f"{len(covered)} cases{' at its static sizes' if len(covered) < len(res['cases']) else ''}"
+            ": export follows the example's path, and "
+            + ", ".join(_shape_text(c["shape"]) for c in outside[:5])
+            + (" and more" if len(outside) > 5 else "")
+            + f" take another (torch: {outside[0]['error'].splitlines()[0][:200]})")
+    _mark_split_ranges(res, where, cases, matrix)
+    if pinned and len(pinned) == len(dims):
+        res["notes"].append("no dim can be dynamic: the code pins every one of them")
+    reset_dynamo()
+    return res
+
+
+_GUARDED = re.compile(r"\b([A-Za-z_]\w*)\.size\(\)\[(\d+)\]")
+
+
+def _guarded(rows: list[dict[str, Any]], where: dict[tuple[str, int], str],
+             spec: Any) -> dict[tuple[str, int], str]:
+    """(input, axis) -> the guard, for the dynamic dims a case's run of the exported program
+    failed a guard on ("Guard failed: ... x.size()[3] ..."), the case's every size inside the
+    range the spec gives it: sizes the program holds to the example's path. (A size past the
+    range fails a guard too: that is the range, `_mark_split_ranges`' to say.)"""
+    def inside(shape: dict[str, Any]) -> bool:
+        for (inp, ax), d in where.items():
+            obj = ((spec or {}).get(inp) or {}).get(ax)
+            if d not in shape or obj is None:
+                continue
+            if isinstance(obj, int):
+                if shape[d] != obj:
+                    return False
+                continue
+            e = _dim_json(obj, d)
+            lo, hi, k = e.get("min"), e.get("max"), e.get("multiple_of")
+            if (lo is not None and shape[d] < lo) or (hi is not None and shape[d] > hi) \
+                    or (k and shape[d] % k):
+                return False
+        return True
+
+    out: dict[tuple[str, int], str] = {}
+    for row in rows:
+        err = str(row.get("error") or "")
+        if "Guard failed" not in err or not inside(row.get("shape") or {}):
+            continue
+        guard = err.split("Guard failed:", 1)[1].strip().splitlines()[0]
+        for name, ax in _GUARDED.findall(guard):
+            key = (name, int(ax))
+            if key in where and not isinstance(((spec or {}).get(name) or {}).get(int(ax)), int):
+                out.setdefault(key, f"`{guard[:160]}`")
+    return out
+
+
+def _export_rounds(res: dict[str, Any], model: Any, args: tuple, kwargs: dict, spec: Any,
+                   where: dict[tuple[str, int], str], pinned: dict[str, dict[str, Any]],
+                   matrix: dict[str, Any] | None, paths: RepoPaths) -> Any:
+    """Export with `spec`, applying torch's suggested fixes until it exports (the program)
+    or cannot (None, `res` saying why); the spec it ends with is left in `res["spec"]`, the
+    dims it pinned in `pinned`."""
+    import torch
+    from torch.export.dynamic_shapes import refine_dynamic_shapes_from_suggested_fixes
+
     ep = None
     for _ in range(MAX_ROUNDS):
         res["rounds"] += 1
@@ -221,26 +315,8 @@ def derive_export(model: Any, cases: list[CaseInputs], eager_outs: list[Any],
     else:
         res.update(ok=False, kind="constraint_violation",
                    message=f"export still refused the spec after {MAX_ROUNDS} rounds of fixes")
-    res["dynamic_shapes"] = _spec_json(spec, where, pinned)
-    if ep is not None:
-        res["ok"] = True
-        # a static dim's other sizes are refused: those cases carry the error
-        res["cases"] = [{k: v for k, v in row.items() if k != "max_abs_err"}
-                        for row in run_exported(ep, cases, eager_outs,
-                                                model_spec.get("tolerance"), error_chars=300)]
-    outside = [c for c in res["cases"] if c.get("error")]
-    if outside:
-        res["notes"].append(
-            f"the advised spec holds {len(res['cases']) - len(outside)} of the matrix's "
-            f"{len(res['cases'])} cases: export follows the example's path, and "
-            + ", ".join(_shape_text(c["shape"]) for c in outside[:5])
-            + (" and more" if len(outside) > 5 else "")
-            + f" take another (torch: {outside[0]['error'].splitlines()[0][:200]})")
-    _mark_split_ranges(res, where, cases, matrix)
-    if pinned and len(pinned) == len(dims):
-        res["notes"].append("no dim can be dynamic: the code pins every one of them")
-    reset_dynamo()
-    return res
+    res["spec"] = spec
+    return ep
 
 
 def _shape_text(shape: dict[str, Any]) -> str:
