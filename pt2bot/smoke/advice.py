@@ -138,8 +138,19 @@ def derive_export(model: Any, cases: list[CaseInputs], eager_outs: list[Any],
     res: dict[str, Any] = {"ok": None, "dynamic_shapes": {}, "rounds": 0, "suggested": [],
                            "cases": [], "notes": []}
     if not dims:
-        res["notes"].append("no dim varies in the shape matrix and none is declared dynamic: "
-                            "nothing to make dynamic (give a dim two sizes in `shapes`)")
+        wanted = sorted(varying_dims(cases) | set(model_spec.get("dynamic") or ()))
+        if wanted:
+            # (an input factory's list of crops: `infer_dims` reads the forward's own tensor
+            # arguments only, so neither the matrix nor export can mark a size inside it)
+            res["notes"].append(
+                f"{', '.join(wanted)} {'varies' if len(wanted) == 1 else 'vary'} in the shape "
+                "matrix or is declared dynamic, but no tensor argument of forward has it on an "
+                "axis pt2bot can mark (a tensor inside a list, tuple or dict is not marked): "
+                "nothing was made dynamic")
+        else:
+            res["notes"].append("no dim varies in the shape matrix and none is declared "
+                                "dynamic: nothing to make dynamic (give a dim two sizes in "
+                                "`shapes`)")
         return res
     if not model_spec.get("export", True):
         res["notes"].append("export is disabled for this model in pt2bot.yml (`export: "
