@@ -189,7 +189,8 @@ def not_traced_lines(changeset: ChangeSet | None, head_results: ResultsFile | No
     """Changed code a model ran only eagerly because dynamo gave up on the frame holding it:
     `[{path, lines, model, function, line, reason}]`, the added lines of each changed statement
     inside a frame of the graph-break pass's `eager_frames` (from its first line to
-    `end_line`) that the model ran but dynamo never traced. No compile check saw those lines:
+    `end_line`), or after a break dynamo could not resume from (to `eager_rest_end`), that the
+    model ran but dynamo never traced. No compile check saw those lines:
     a new user's `if t >= 2 and not z.any(): break` in a step loop was in a `forward` that a
     library's break in the same loop already sent to eager, so the review said nothing of it.
     None when nothing is known (no diff, or no model with both coverage and traced lines)."""
@@ -203,19 +204,28 @@ def not_traced_lines(changeset: ChangeSet | None, head_results: ResultsFile | No
                 not isinstance(run.traced_lines, Mapping) or gc is None:
             continue
         known = True
-        for fr in gc.eager_frames:
-            fc = changeset.files.get(fr.path or "")
-            if fc is None or not fc.code_spans or not fr.line or not fr.end_line:
+        # (path, from, to, function, reason): code below `from` up to `to` that ran eagerly
+        regions = [(fr.path, fr.line, fr.end_line, fr.function, fr.reason) for fr in gc.eager_frames]
+        # and the rest of a frame after a break dynamo could not resume from (DINO's multi-crop
+        # loop: its `.item()` at the loop's first line left the lines after it to eager)
+        regions += [(b.user_stack[0].path, b.user_stack[0].line, b.eager_rest_end,
+                     b.user_stack[0].function,
+                     f"a graph break it cannot resume from ({b.gb or b.gb_type}), so the rest of "
+                     "the function ran eagerly")
+                    for b in run.graph_breaks or () if b.eager_rest_end and b.user_stack]
+        for path, start, end, function, reason in regions:
+            fc = changeset.files.get(path or "")
+            if fc is None or not fc.code_spans or not start or not end:
                 continue
-            ran = FileLines.parse(run.coverage.get(fr.path))
-            traced = FileLines.parse(run.traced_lines.get(fr.path))
+            ran = FileLines.parse(run.coverage.get(path))
+            traced = FileLines.parse(run.traced_lines.get(path))
             lines = sorted({n for first, last in fc.code_spans
-                            if fr.line < first and last <= fr.end_line and ran.hits(first, last)
+                            if start < first and last <= end and ran.hits(first, last)
                             and not traced.hits(first, last)
                             for n in range(first, last + 1) if n in fc.added_lines})
             if lines:
-                out.append({"path": fr.path, "lines": lines, "model": run.name,
-                            "function": fr.function, "line": fr.line, "reason": fr.reason})
+                out.append({"path": path, "lines": lines, "model": run.name,
+                            "function": function, "line": start, "reason": reason})
     return tuple(out) if known else None
 
 

@@ -338,7 +338,11 @@ class GraphBreak(Record):
     # size made dynamic by the matrix turns `n_ctx > 1` into a symbolic bool that
     # `scaled_dot_product_attention(is_causal=...)` refuses)
     matrix_only: bool | None = None
-    OMIT_IF_NONE: ClassVar[frozenset[str]] = frozenset({"reported_line", "library", "matrix_only"})
+    # the last line of the outermost frame (`user_stack`'s first) when dynamo could not resume
+    # after this break and ran the rest of that frame eagerly
+    eager_rest_end: int | None = None
+    OMIT_IF_NONE: ClassVar[frozenset[str]] = frozenset({"reported_line", "library", "matrix_only",
+                                                        "eager_rest_end"})
 
 
 @dataclass(frozen=True, kw_only=True)

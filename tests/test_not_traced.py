@@ -86,3 +86,53 @@ def test_changed_lines_in_a_frame_dynamo_skipped_are_said(tmp_path):
     assert (f"<code>stepper</code> ran <code>pkg/model.py</code> line {first} only "
             f"eagerly: dynamo gave up on <code>forward</code> (<code>pkg/model.py:"
             f"{LINE['def forward(self, x):']}</code>): graph break in a loop") in html
+
+
+CROPS_BASE = """\
+import torch
+from torch import nn
+
+
+class Crops(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.lin = nn.Linear(8, 8)
+
+    def forward(self, x):
+        x = self.lin(x)
+        idx = torch.cumsum(torch.tensor([1, x.shape[0] - 1]), 0)
+        start, out = 0, x[:0]
+        for end in idx:
+            part = x[start:end]     # a tensor bound: dynamo cannot resume inside this loop
+            out = torch.cat((out, part))
+            start = end
+        return out
+"""
+CROPS_HEAD = CROPS_BASE.replace('''            out = torch.cat((out, part))
+''', '''            part = part / part.norm(dim=-1, keepdim=True)
+            out = torch.cat((out, part))
+''')
+CROPS_LINE = {text.strip(): n for n, text in enumerate(CROPS_HEAD.splitlines(), 1)}
+
+
+@pytest.mark.torch
+def test_changed_lines_after_a_break_dynamo_cannot_resume_from_are_said(tmp_path):
+    """DINO's multi-crop wrapper: a break at the first line of a `for` over a tensor is one
+    dynamo cannot resume from; it compiles what came before and runs the rest of `forward`
+    eagerly. The PR's lines after it were never traced, and the review said "No regressions"
+    with no word of them."""
+    repo = GitRepo.init(tmp_path / "repo")
+    repo.write("pt2bot.yml", CONFIG.replace("pkg.model:Stepper", "pkg.model:Crops"))
+    repo.write("pkg/__init__.py", "")
+    repo.write("pkg/model.py", CROPS_BASE)
+    repo.commit("base")
+    repo.branch("pr")
+    repo.write("pkg/model.py", CROPS_HEAD)
+    repo.commit("pr")
+    report = _review(repo, str(tmp_path / "report"))
+    added = CROPS_LINE["part = part / part.norm(dim=-1, keepdim=True)"]
+    (item,) = report["not_traced"]
+    assert (item["path"], item["lines"], item["function"]) == ("pkg/model.py", [added], "forward")
+    assert item["line"] == CROPS_LINE["part = x[start:end]     # a tensor bound: dynamo cannot resume inside this loop"]
+    assert item["reason"].startswith("a graph break it cannot resume from (GB"), item
+    assert item["reason"].endswith("so the rest of the function ran eagerly"), item

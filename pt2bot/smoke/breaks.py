@@ -113,6 +113,12 @@ def collect_breaks(events: TraceCollector, paths: RepoPaths, locate: bool = True
             }
             if reported is not None:
                 sites[key]["reported_line"] = reported
+            outer = next((f for f in pb.frames if paths.rel(f.file)), None)
+            end = paths.enclosing_end(outer.file, outer.line) if pb.skips_rest and outer else None
+            if end:
+                # the rest of the outermost frame, from the user_stack's first line to this
+                # one, ran eagerly: changed lines there no compile saw (compare.not_traced_lines)
+                sites[key]["eager_rest_end"] = end
             if library:
                 sites[key]["library"] = library
         else:

@@ -71,6 +71,10 @@ class ParsedBreak:
     header_line: int | None
     sections: tuple[BreakSection, ...] = ()
     frames: tuple[Frame, ...] = field(default=())
+    # dynamo compiled up to the last point it could resume from and ran the rest of the frame
+    # eagerly ("Encountered graph break that we cannot resume from ... skipping the rest of
+    # the function": a break inside a `for` over a tensor, DINO's multi-crop loop)
+    skips_rest: bool = False
 
 
 def lookup(gb_id: str | None) -> RegistryEntry | None:
@@ -202,6 +206,7 @@ def parse_break(payload: str) -> ParsedBreak:
         header_file=header.group("file") if header else None,
         header_line=int(header.group("line")) if header else None,
         sections=tuple(sections), frames=tuple(parse_frames(tb)),
+        skips_rest="skipping the rest of the function" in payload,
     )
 
 

@@ -129,6 +129,14 @@ class RepoPaths:
                 if n == function and 0 <= lineno - first < 50]
         return min(ends)[1] if ends else None
 
+    def enclosing_end(self, filename: str | None, line: int | None) -> int | None:
+        """The last line of the innermost function holding `line` of `filename`."""
+        if not filename or not line:
+            return None
+        spans = [(last - lineno, last) for _n, lineno, last in self._spans(filename) or ()
+                 if lineno <= line <= last]
+        return min(spans)[1] if spans else None
+
     def _spans(self, filename: str) -> list[tuple[str, int, int]] | None:
         """`filename`'s functions (`_function_spans`), read once, through `linecache`."""
         if filename not in self._functions:
