@@ -376,6 +376,45 @@ def test_two_models_breaking_on_the_line_make_one_comment(pr):
     assert c["body"].count("💡") == 1                            # the same hint, once
 
 
+
+def test_a_break_in_a_loop_of_an_outer_frame_names_that_frame(pr, tmp_path):
+    """DINO's attention broke inside `VisionTransformer.forward`'s loop over its blocks:
+    "at vision_transformer.py:88 in `forward` — inside a loop" read as the attention's own
+    `forward`. The frame dynamo runs eagerly is the outermost of the break's stack."""
+    import cmarkgfm
+
+    from pt2bot.compare import _break_out
+    from pt2bot.report.jsonreport import validation_errors
+    from pt2bot.report.summary import break_block
+    from pt2bot.results import GraphBreak
+
+    b = GraphBreak.from_json({
+        "gb": "GB0170", "gb_type": "Data-dependent branching", "path": "vit.py", "line": 88,
+        "function": "forward", "source": "if attn.abs().max() > 1e4:", "in_loop": True,
+        "user_stack": [{"path": "vit.py", "line": 213, "function": "forward"},
+                       {"path": "vit.py", "line": 140, "function": "forward"},
+                       {"path": "vit.py", "line": 88, "function": "forward"}]})
+    out = _break_out(b, {})
+    assert out["loop_frame"] == {"path": "vit.py", "line": 213, "function": "forward"}
+    html = cmarkgfm.github_flavored_markdown_to_html(break_block(out))
+    assert ("inside a loop of <code>forward</code> (<code>vit.py:213</code>): that whole frame "
+            "runs eagerly") in html
+    # a break in the loop of its own frame names no other
+    alone = _break_out(GraphBreak.from_json({**b.to_json(), "user_stack": [
+        {"path": "vit.py", "line": 88, "function": "forward"}]}), {})
+    assert "loop_frame" not in alone
+    rep = make_report(pr)
+    tiny = _model(rep)
+    rep = rep.with_(models=(tiny.with_(new_breaks=(
+        dict(tiny.new_breaks[0], in_loop=True, loop_frame=out["loop_frame"]), *tiny.new_breaks[1:])),))
+    out_dir = tmp_path / "out"
+    render_all(rep, str(out_dir), env={})
+    assert validation_errors(json.loads((out_dir / "report.json").read_text())) == []
+    [c] = _on(render_review(rep, lambda path, line: True), "pkg/models.py", 40)
+    assert ("(inside a loop of `forward` at `vit.py:213`: dynamo skips that whole frame and runs "
+            "it eagerly)") in c["body"]
+
+
 def test_review_shape_of_the_end_to_end_pr():
     """The shape `pt2bot review` produces for tests/test_review.py's PR (recorded from a run):
     PTC101 on the new `.item()` line predicts GB0124 and the breaker model breaks there;

@@ -341,8 +341,13 @@ def confirmation_line(pairs: list[Pair]) -> str:
         gb = f"{gb_link(b.get('gb'))} {escape_inline(b.get('gb_type') or '', limit=160)}".strip()
         if gb not in seen:
             seen.append(gb)
-    loop = (" (inside a loop: dynamo skips the whole frame and runs it eagerly)"
-            if any(b.get("in_loop") for _, b in pairs) else "")
+    looped = [b for _, b in pairs if b.get("in_loop")]
+    outer = next((b["loop_frame"] for b in looped if isinstance(b.get("loop_frame"), dict)), None)
+    loop = ("" if not looped else
+            " (inside a loop: dynamo skips the whole frame and runs it eagerly)" if outer is None else
+            f" (inside a loop of {code_inline(outer.get('function') or 'a frame', limit=80)} at "
+            f"{code_inline(location(outer), limit=160)}: dynamo "
+            "skips that whole frame and runs it eagerly)")
     return f"Confirmed by the smoke run: {who} here — {'; '.join(seen[:3])}{loop}"
 
 

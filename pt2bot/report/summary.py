@@ -588,7 +588,11 @@ def break_block(b: Mapping[str, Any], hint: bool = True, inline: bool = False) -
     # shape case, one per operand of an `or`): "×3" alone was read as three breaks
     count = (f" (dynamo broke here {b['count']} times)"
              if isinstance(b.get("count"), int) and b["count"] > 1 else "")
-    loop = " — inside a loop: the whole frame runs eagerly" if b.get("in_loop") else ""
+    outer = b.get("loop_frame") if isinstance(b.get("loop_frame"), Mapping) else None
+    loop = ("" if not b.get("in_loop") else
+            " — inside a loop: the whole frame runs eagerly" if outer is None else
+            f" — inside a loop of {code_inline(outer.get('function') or 'a frame', limit=80)} "
+            f"({code_inline(location(outer), limit=160)}): that whole frame runs eagerly")
     where = (f"{code_inline(str(b['library']), limit=160)} of an installed package"
              if not b.get("path") and b.get("library") else code_inline(location(b), limit=160))
     lines = [f"- **{gb_link(b.get('gb'))}** {escape_inline(gb_type, limit=160)} at "
