@@ -112,8 +112,11 @@ def test_the_proof_accepts_a_setting_only_where_the_break_does_not_move(tmp_path
     got = prove_on_model(setting, config.model("picked"), None, [(pick, [targets[1]])], str(root),
                          deadline, str(tmp_path / "w1"))[pick.cid]
     assert got["accepted"] is True, got
+    # (a setting changes compiled code only, its backward too: compiled gradients are compared)
     assert got["evidence"] == ("GB0036 gone, 1 graph instead of 2, compiled outputs equal head's "
-                               "eager ones on 2 shape cases"), got
+                               "eager ones on 2 shape cases, compiled gradients equal on 2 shape "
+                               "cases, compiled equal on inputs all 0 and all 1 and on weights all "
+                               "0, gradients too"), got
 
     item = by["capture_scalar_outputs"]
     got = prove_on_model(setting, config.model("branched"), None, [(item, [targets[0]])], str(root),
@@ -372,4 +375,68 @@ def test_torchs_setting_for_autograd_grad_is_proven_like_the_others(tmp_path):
     assert got["accepted"] is True, got
     # (`requires_grad_` on the input still breaks, before the penalty, with or without it)
     assert got["evidence"] == ("GB9186 gone, 2 graphs instead of 3, compiled outputs equal "
-                               "head's eager ones on 2 shape cases"), got
+                               "head's eager ones on 2 shape cases, compiled gradients equal on 2 "
+                               "shape cases, compiled equal on inputs all 0 and all 1 and on weights "
+                               "all 0, gradients too"), got
+
+
+RECALL = """\
+import torch
+from torch import nn
+
+
+def recall(pred, target):
+    num_tp = torch.zeros(4).scatter_add(0, target, (pred == target).float())
+    num_labels = torch.bincount(target, minlength=4).float()
+    mask = num_labels != 0
+    return (num_tp[mask] / num_labels).sum()
+
+
+class Clf(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.lin = nn.Linear(8, 4)
+
+    def forward(self, x, target):
+        logits = self.lin(x)
+        return logits.sum() + recall(logits.argmax(-1), target)
+"""
+RECALL_CONFIG = """\
+version: 1
+models:
+  - name: clf
+    entry: pkg.m:Clf
+    inputs: [{name: x, shape: [batch, 8]}, {name: target, shape: [batch], dtype: int64, low: 0, high: 4}]
+    shapes: {batch: [64, 96]}
+    export: false
+run: {backend: eager, latency: false, timeout_s: 120}
+fixes: {budget_s: 240}
+"""
+
+
+@pytest.mark.torch
+def test_a_setting_whose_compiled_code_assumes_a_size_past_1_is_refused(tmp_path):
+    """torcheval's weighted recall: `num_tp[mask] / num_labels` broadcasts in eager where the
+    mask keeps one class. With capture_dynamic_output_shape_ops the kept count is an unbacked
+    size, which compiled code assumes is not 1: a runtime assertion fails there, where head
+    returns. The shape cases' random labels hold every class, so they never show it; the
+    labels all 0 of the constant inputs do, run compiled with the setting."""
+    root = tmp_path / "repo"
+    (root / "pkg").mkdir(parents=True)
+    (root / "pkg" / "__init__.py").write_text("")
+    (root / "pkg" / "m.py").write_text(RECALL)
+    (root / "pt2bot.yml").write_text(RECALL_CONFIG)
+    target = {"kind": "break", "model": "clf", "path": "pkg/m.py", "line": 9, "gb": "GB0036",
+              "gb_type": "Dynamic shape operator", "fingerprint": "fp-9"}
+    (prop,) = gather_settings([target], [], str(root))
+    assert prop.cand.setting == "capture_dynamic_output_shape_ops"
+    config = build_config(RECALL_CONFIG, str(root / "pt2bot.yml"))
+    setting = ProofSetting(config=config, changeset=None, root=str(root), head_sha=None,
+                           head_results=ResultsFile.empty(), device="cpu")
+    got = prove_on_model(setting, config.model("clf"), None, [(prop, [target])], str(root),
+                         time.monotonic() + 240, str(tmp_path / "w"))[prop.cid]
+    assert got["accepted"] is False, got
+    assert got["reason"].startswith(
+        "compiled, on the model's inputs all 0 (rows all alike), the outputs differ from head's "
+        "(head returned, patched raised"), got
+    assert "Runtime assertion failed" in got["reason"], got

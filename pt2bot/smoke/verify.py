@@ -2322,18 +2322,25 @@ def _constant(model: Any, case: CaseInputs, of: str, value: float) -> Any:
 
 
 def _run_constant(model: Any, case: CaseInputs, paths: RepoPaths, of: str, value: float,
-                  head_out: Any = None) -> tuple[bool, Any, Any]:
+                  head_out: Any = None, run: Any = None) -> tuple[bool, Any, Any]:
     """`(ran, outputs or the exception, gradients)` on one of CONSTANTS; gradients only where
-    the outputs are not an exception (and, given `head_out`, where head's were not either)."""
+    the outputs are not an exception (and, given `head_out`, where head's were not either).
+    `run`: what runs the forward pass instead of `model` (its compiled form, under a dynamo
+    setting), whose failures (a runtime assertion of compiled code) are results too."""
     with _constant(model, case, of, value) as c:
         if c is None:
             return False, None, None
         with call_mode(), defined_memory():
-            got = _try_forward(model, c, paths)
+            try:
+                got = _try_forward(model if run is None else run, c, paths)
+            except Exception as e:  # noqa: BLE001 - compiled code's own failure is a result
+                if run is None:
+                    raise
+                got = e
         if isinstance(got, BaseException) or isinstance(head_out, BaseException):
             return True, got, None
         with defined_memory():
-            return True, got, gradients(model, c, paths)
+            return True, got, gradients(model, c, paths, run)
 
 
 def head_on_constants(model: Any, case: CaseInputs, paths: RepoPaths) -> list[tuple[str, float, Any, Any, Any]]:
@@ -2355,19 +2362,23 @@ def head_on_constants(model: Any, case: CaseInputs, paths: RepoPaths) -> list[tu
 
 
 def constant_checks(model: Any, case: CaseInputs, paths: RepoPaths,
-                    head_runs: Sequence[tuple[str, float, Any, Any, Any]], tolerance: Any) -> list[dict[str, Any]]:
+                    head_runs: Sequence[tuple[str, float, Any, Any, Any]], tolerance: Any,
+                    run: Any = None) -> list[dict[str, Any]]:
     """The candidate against head (`head_on_constants`) on each of CONSTANTS, outputs then
     gradients, until one differs: `{of, value, match, message, ...}` a row (`gradients` where
-    the gradients were compared, their `of` then `grads_of`)."""
+    the gradients were compared, their `of` then `grads_of`; `compiled` where `run`, the
+    model compiled, ran the candidate's side)."""
     rows = []
     for of, value, head_out, head_grads, (out2, grads2) in head_runs:
-        _, got, grads = _run_constant(model, case, paths, of, value, head_out)
-        row = {"of": of, "value": value, **_versus(head_out, got, tolerance, again=out2)}
+        _, got, grads = _run_constant(model, case, paths, of, value, head_out, run)
+        row = {"of": of, "value": value, **_versus(head_out, got, tolerance, again=out2),
+               **({"compiled": True} if run is not None else {})}
         if row["match"] and grads is not None:
             g = _gradient_row(head_grads, grads, tolerance,
                               skip=_gradient_noise(head_grads, grads2, tolerance))
             if g is not None:
-                row = {**g, "grads_of": g.get("of"), "of": of, "value": value, "gradients": True}
+                row = {**g, "grads_of": g.get("of"), "of": of, "value": value, "gradients": True,
+                       **({"compiled": True} if run is not None else {})}
                 if row["match"] and isinstance(head_grads, dict) and isinstance(grads, dict):
                     # equal numbers, but zeros where head has none are a training step of
                     # their own (`_unused_caveat`): a silent batch's skipped block run by
@@ -2391,7 +2402,8 @@ def _constant_refusal(cand: Mapping[str, Any]) -> str | None:
             what = ("the " + (f"{row['grads_of']}' " if row.get("grads_of") else "") + "gradients"
                     if row.get("gradients") else "the outputs")
             alike = " (rows all alike)" if row.get("of") == "inputs" else ""
-            return (f"on {_constant_words(str(row.get('of')), row.get('value'))}{alike}, "
+            compiled = "compiled, " if row.get("compiled") else ""
+            return (f"{compiled}on {_constant_words(str(row.get('of')), row.get('value'))}{alike}, "
                     f"{what} differ from head's{_detail(row)}")
     return None
 
@@ -2410,7 +2422,8 @@ def _constant_evidence(cand: Mapping[str, Any]) -> str | None:
     said = cand.get("gradients") or {}
     unused = {k: sorted({n for r in rows for n in r.get(k) or ()} - set(said.get(k) or ()))
               for k in ("zeroed", "unlinked")}
-    return "equal on " + " and on ".join(parts) + (
+    return ("compiled " if any(r.get("compiled") for r in rows) else "") + "equal on " + \
+        " and on ".join(parts) + (
         ", gradients too" if any(r.get("gradients") for r in rows) else "") + _unused_caveat(unused) \
         + _noise_caveat(rows, "results")
 
@@ -2808,15 +2821,18 @@ def _measure_candidate(cand: Mapping[str, Any], edit: Edit, model: Any, cases: l
             backend_cache[HEAD_AGAIN] = [_seeded_forward(model, c, paths) for c in cases]
     head_again = backend_cache[HEAD_AGAIN]
     # head's gradients, once per model, twice for their noise: a candidate safe by
-    # construction computes what head does
-    if not cand.get("safe") and not setting and GRADIENTS not in backend_cache:
+    # construction computes what head does (a setting's compiled gradients are compared too)
+    if not cand.get("safe") and GRADIENTS not in backend_cache:
         backend_cache[GRADIENTS] = head_gradients(model, cases, paths)
         backend_cache[GRADIENT_NOISE] = [
             _gradient_noise(h, a, model_spec.get("tolerance"), digest=i > 0)
             for i, (h, a) in enumerate(zip(backend_cache[GRADIENTS], head_gradients(model, cases, paths)))]
     # and head's outputs and gradients on constant inputs, once per model: an edit that asks
     # `is_compiling()` leaves eager, and its backward, as head's
-    constants = not cand.get("safe") and not setting and not compiled
+    # (a setting's: compiled code with it set, on the same constant inputs; an unbacked size
+    # that compiled code assumes past 1 fails a runtime assertion where head's eager code
+    # broadcasts: torcheval's weighted recall with one class in the labels)
+    constants = not cand.get("safe") and (bool(setting) or not compiled)
     if constants and CONSTANT not in backend_cache:
         backend_cache[CONSTANT] = head_on_constants(model, cases[0], paths)
     # the Python scalars the model's modules hold after a call, compared after each call, the
@@ -2903,11 +2919,15 @@ def _measure_candidate(cand: Mapping[str, Any], edit: Edit, model: Any, cases: l
                     _measure_more(measured, model, cases, outs, model_spec, run_cfg, paths,
                                   first, proceed)
                     ok = not _refused_by_breaks(head, measured, targets, edit)
-                if ok and not cand.get("safe") and not setting:
+                if ok and not cand.get("safe"):
+                    # a dynamo setting changes only compiled code, its backward too: with
+                    # capture_dynamic_output_shape_ops, torcheval's compiled macro accuracy gave
+                    # outputs that no longer required grad, where head's compiled ones did
                     grads = compare_gradients(model, cases, paths, backend_cache.get(GRADIENTS) or [],
-                                              model_spec.get("tolerance"), compiled=compiled,
+                                              model_spec.get("tolerance"),
+                                              compiled=compiled or bool(setting),
                                               noise=backend_cache.get(GRADIENT_NOISE))
-                    if grads is not None and compiled:
+                    if grads is not None and (compiled or setting):
                         grads["compiled"] = True
                     if grads is not None:
                         measured["gradients"] = grads
@@ -2931,7 +2951,16 @@ def _measure_candidate(cand: Mapping[str, Any], edit: Edit, model: Any, cases: l
                             model, cases[0], paths, measured["guards"], head_swap, swap,
                             model_spec.get("tolerance"), cache, prefer, skip is not None)
                         ok = (measured["guard_gradients"] or {}).get("match") is not False
-                if ok and constants:
+                if ok and constants and setting:
+                    reset_dynamo()
+                    try:
+                        measured["constants"] = constant_checks(
+                            model, cases[0], paths, backend_cache[CONSTANT], model_spec.get("tolerance"),
+                            run=torch.compile(model, backend="eager"))
+                    finally:
+                        reset_dynamo()
+                    ok = all(r["match"] for r in measured["constants"])
+                elif ok and constants:
                     measured["constants"] = constant_checks(model, cases[0], paths, backend_cache[CONSTANT],
                                                             model_spec.get("tolerance"))
                     ok = all(r["match"] for r in measured["constants"])
