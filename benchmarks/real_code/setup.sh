@@ -61,7 +61,11 @@ fi
 # optional and not installed, its KS p-value then runs as plain Python), torchnmf 0.3.5 declares
 # torch and tqdm (locked). fast-bss-eval 0.1.4 declares numpy and scipy (locked; its torch
 # backend imports torch, and scipy only for linear_sum_assignment), ci-sdr 0.0.2 (an sdist, pure
-# Python) declares numpy, scipy, torch and einops (all locked)
+# Python) declares numpy, scipy, torch and einops (all locked). torch-hd 5.8.4 declares torch,
+# scipy, pandas, numpy, requests, tqdm (all locked) and openpyxl, which only one dataset's
+# pandas.read_excel would use (torchhd.datasets.ccpp, which no spec loads), so that one unmet
+# requirement is expected. torcheval 0.0.7 declares typing-extensions (locked); its package
+# import reaches torchvision (the FID metric's Inception), shimmed as above
 problems="$("$venv/bin/pip" check | grep -vx 'No broken requirements found\.' \
   | grep -vx 'pytorch-tabnet 4\.1\.0 requires scikit-learn, which is not installed\.' \
   | grep -vx 'pytorch-metric-learning 2\.9\.0 requires scikit-learn, which is not installed\.' \
@@ -70,6 +74,7 @@ problems="$("$venv/bin/pip" check | grep -vx 'No broken requirements found\.' \
   | grep -vx 'torchcfm 1\.0\.7 requires scikit-learn, which is not installed\.' \
   | grep -vx 'torchcfm 1\.0\.7 requires torchdyn, which is not installed\.' \
   | grep -vx 'torchgan 0\.1\.0 requires wget, which is not installed\.' \
+  | grep -vx 'torch-hd 5\.8\.4 requires openpyxl, which is not installed\.' \
   | grep -vx 'dctorch 0\.1\.2 has requirement numpy<2\.0\.0,>=1\.22\.3, but you have numpy 2\.4\.6\.' \
   || true)"
 if [ -n "$problems" ]; then echo "$problems"; exit 1; fi
@@ -89,7 +94,7 @@ for n in ("torch", "torchvision", "vit-pytorch", "x-transformers", "denoising-di
           "nirtorch", "h5py", "mega-pytorch", "torchgan", "flowtorch",
           "tab-transformer-pytorch", "x-mlps-pytorch", "discrete-continuous-embed-readout",
           "beartype", "dctorch", "focal-frequency-loss", "info-nce-pytorch", "torchdrift",
-          "torchnmf", "fast-bss-eval", "ci-sdr"):
+          "torchnmf", "fast-bss-eval", "ci-sdr", "torch-hd", "torcheval"):
     print(f"{n}=={m.version(n)}")
 PY
 echo "venv ready: $venv"
