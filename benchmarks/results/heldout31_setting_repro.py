@@ -18,7 +18,14 @@ in heldout31_rerun.log, with the specs' own models rebuilt here.
    re-run's "grads max |diff| nan" is head's 6 gradients against none). The sequence a side runs
    (every input eager without and with gradients, compiled without, a dynamo reset, compiled
    with) was replayed in-process by heldout31_setting_inprocess.py in every combination, without
-   reproducing it: what in the side triggers it is not isolated.
+   reproducing it; part 4 isolates the trigger.
+4. The trigger: the side's compiled calls without gradients run under `torch.no_grad()`, and some
+   edge inputs raise there (labels of -1: "index -1 is out of bounds"). With the setting (and with
+   hand3) the compiled graph holds torcheval's `@torch.inference_mode()` metric whole, and after a
+   compiled call raises inside an outer `torch.no_grad()` block, grad mode stays off when the
+   block has exited: every later call in the process runs without autograd. Without the setting
+   (head: the break at accuracy.py:289 splits it) grad mode is restored. The same raising call made
+   with grad mode on leaves it on.
 
     /work/venvs/realcode/bin/python benchmarks/results/heldout31_setting_repro.py \
         > benchmarks/results/heldout31_setting_repro.log 2>&1
@@ -178,8 +185,46 @@ def part3():
               f"{sum(1 for k in ks if res[k][0] == 'ok' and all(torch.equal(a, b) for a, b in zip(res[k][1], res[k.replace('/compiled/', '/eager/')][1])))}")
 
 
+def part4():
+    print("== 4. macro accuracy: a compiled call that raises under torch.no_grad()")
+    net = clf(8, 6)
+
+    def f(x, y):
+        logits = net(x)
+        return (logits, multiclass_accuracy(logits, y, num_classes=6, average="macro"),
+                multiclass_accuracy(logits, y, k=2))
+
+    g = torch.Generator().manual_seed(4)
+    x, y = torch.randn(8, 8, generator=g), torch.randint(0, 6, (8,), generator=g)
+    for setting in (False, True):
+        for outer in ("torch.no_grad()", "grad mode on"):
+            torch._dynamo.reset()
+            torch._dynamo.config.capture_dynamic_output_shape_ops = setting
+            torch.set_grad_enabled(True)
+            cf = torch.compile(f, backend="eager")
+            try:
+                if outer == "torch.no_grad()":
+                    with torch.no_grad():
+                        cf(x, torch.full_like(y, -1))
+                else:
+                    cf(x, torch.full_like(y, -1))
+                raised = "returned"
+            except Exception as e:  # noqa: BLE001
+                raised = f"raised {type(e).__name__}: {str(e).splitlines()[0][:60]}"
+            after = torch.is_grad_enabled()
+            torch._dynamo.reset()
+            out = torch.compile(f, backend="eager")(x.clone().requires_grad_(True), y)
+            eager_after = f(x.clone().requires_grad_(True), y)[0].requires_grad
+            print(f"  setting={setting}, labels of -1 called with {outer}: {raised}; after it "
+                  f"torch.is_grad_enabled()={after}; a fresh compiled call's logits.requires_grad="
+                  f"{out[0].requires_grad}; an eager call's={eager_after}")
+    torch.set_grad_enabled(True)
+    torch._dynamo.config.capture_dynamic_output_shape_ops = False
+
+
 if __name__ == "__main__":
     print("torch", torch.__version__)
     part1()
     part2()
     part3()
+    part4()
