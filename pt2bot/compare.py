@@ -537,6 +537,8 @@ def _break_out(b: GraphBreak, renames: dict[str, str], side: str = "head") -> di
         out["library"] = b.library
     if b.matrix_only:
         out["matrix_only"] = True
+    if b.inside:
+        out["inside"] = b.inside
     outer = b.user_stack[0] if b.user_stack else None
     if b.in_loop and outer is not None and outer.path and (outer.path, outer.line) != (b.path, b.line):
         # the frame whose loop dynamo gave up on is the outermost one, not the function the

@@ -341,8 +341,11 @@ class GraphBreak(Record):
     # the last line of the outermost frame (`user_stack`'s first) when dynamo could not resume
     # after this break and ran the rest of that frame eagerly
     eager_rest_end: int | None = None
+    # where in an installed package the break is, when `path`/`line` is the repository's line
+    # that calls into it (`torchhd/embeddings.py:411`)
+    inside: str | None = None
     OMIT_IF_NONE: ClassVar[frozenset[str]] = frozenset({"reported_line", "library", "matrix_only",
-                                                        "eager_rest_end"})
+                                                        "eager_rest_end", "inside"})
 
 
 @dataclass(frozen=True, kw_only=True)

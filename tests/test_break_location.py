@@ -293,3 +293,32 @@ def test_an_export_failure_in_a_package_says_where_in_it(tmp_path):
     assert _new_cause(cause) == (
         'data_dependent, the same error now on "if unseen.any():"; on base at gatepkg/m.py:8 '
         '(reaching gatelib/__init__.py:3, in an installed package), on "return gate(h)"')
+
+
+def test_a_break_inside_a_package_called_from_a_line_says_so(tmp_path):
+    """torchhd's hypervectors: `.as_subclass(...)` in its embeddings breaks (GB0117), reached
+    from the user's `self.keys(x)`. The break is placed on the user's line, where a comment can
+    go, and says in which installed package's code it is: it read as the user's own code."""
+    repo = tmp_path / "repo"
+    (repo / "pkg").mkdir(parents=True)
+    (repo / "pkg" / "net.py").write_text(NET)
+    lib = tmp_path / "venv" / "lib" / "python3.11" / "site-packages" / "torchhd"
+    lib.mkdir(parents=True)
+    (lib / "embeddings.py").write_text("\n" * 410 + "        return super().forward(input).as_subclass(vsa_tensor)\n")
+    payload = _payload(str(repo), 10, "forward") + (
+        f'  File "{lib}/embeddings.py", line 411, in forward\n'
+        "    return super().forward(input).as_subclass(vsa_tensor)\n")
+    events = TraceCollector()
+    events.events.append(TraceEvent("artifact", "dynamo_graph_break_reason", {}, payload, None))
+    paths = RepoPaths(str(repo))
+    (b,) = collect_breaks(events, paths)
+    assert (b["path"], b["line"], b["inside"]) == ("pkg/net.py", 10, "torchhd/embeddings.py:411")
+    assert "library" not in b
+
+    from pt2bot.compare import _break_out
+    from pt2bot.report.summary import break_block
+    from pt2bot.results import GraphBreak
+    out = _break_out(GraphBreak.from_json(b), {})
+    assert out["inside"] == "torchhd/embeddings.py:411"
+    assert break_block(out).split("\n")[0].endswith(
+        "at `pkg/net.py:10` (inside `torchhd/embeddings.py:411`, an installed package) in `forward`")

@@ -663,3 +663,13 @@ def test_the_terminal_gets_the_reasons_as_safe_plain_lines(pr):
                 "lines": [{"path": "a.py\n::error::pwned", "line": 3}]}]
     [line] = terminal_reasons(hostile)
     assert "\n" not in line and not line.lstrip().startswith("::")
+
+
+def test_a_break_inside_an_installed_package_says_so_in_its_comment(pr):
+    rep = make_report(pr)
+    tiny = _model(rep)
+    rep = rep.with_(models=(tiny.with_(new_breaks=(
+        dict(tiny.new_breaks[0], inside="torchhd/embeddings.py:411"), *tiny.new_breaks[1:])),))
+    [c] = _on(render_review(rep, lambda path, line: True), "pkg/models.py", 40)
+    [line] = [ln for ln in c["body"].splitlines() if ln.startswith("Confirmed")]
+    assert "inside `torchhd/embeddings.py:411` (an installed package)" in line, line

@@ -339,6 +339,8 @@ def confirmation_line(pairs: list[Pair]) -> str:
     seen: list[str] = []
     for _, b in pairs:
         gb = f"{gb_link(b.get('gb'))} {escape_inline(b.get('gb_type') or '', limit=160)}".strip()
+        if isinstance(b.get("inside"), str):
+            gb += f" inside {code_inline(b['inside'], limit=160)} (an installed package)"
         if gb not in seen:
             seen.append(gb)
     looped = [b for _, b in pairs if b.get("in_loop")]

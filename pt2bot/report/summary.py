@@ -595,6 +595,8 @@ def break_block(b: Mapping[str, Any], hint: bool = True, inline: bool = False) -
             f"({code_inline(location(outer), limit=160)}): that whole frame runs eagerly")
     where = (f"{code_inline(str(b['library']), limit=160)} of an installed package"
              if not b.get("path") and b.get("library") else code_inline(location(b), limit=160))
+    if b.get("path") and isinstance(b.get("inside"), str):
+        where += f" (inside {code_inline(b['inside'], limit=160)}, an installed package)"
     lines = [f"- **{gb_link(b.get('gb'))}** {escape_inline(gb_type, limit=160)} at "
              f"{where}{func}{count}{loop}"]
     if b.get("matrix_only"):

@@ -113,6 +113,12 @@ def collect_breaks(events: TraceCollector, paths: RepoPaths, locate: bool = True
             }
             if reported is not None:
                 sites[key]["reported_line"] = reported
+            deepest = pb.frames[-1] if pb.frames and path is not None else None
+            inside = paths.installed(deepest.file) if deepest is not None else None
+            if inside:
+                # the break is in an installed package's code that this line calls: said beside
+                # the line (torchhd's `.as_subclass` read as the user's own code)
+                sites[key]["inside"] = f"{inside}:{deepest.line}"
             outer = next((f for f in pb.frames if paths.rel(f.file)), None)
             end = paths.enclosing_end(outer.file, outer.line) if pb.skips_rest and outer else None
             if end:
