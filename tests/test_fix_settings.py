@@ -418,9 +418,9 @@ fixes: {budget_s: 240}
 def test_a_setting_whose_compiled_code_assumes_a_size_past_1_is_refused(tmp_path):
     """torcheval's weighted recall: `num_tp[mask] / num_labels` broadcasts in eager where the
     mask keeps one class. With capture_dynamic_output_shape_ops the kept count is an unbacked
-    size, which compiled code assumes is not 1: a runtime assertion fails there, where head
-    returns. The shape cases' random labels hold every class, so they never show it; the
-    labels all 0 of the constant inputs do, run compiled with the setting."""
+    size, which compiled code asserts equal to 4: a runtime assertion fails where head
+    returns. The shape cases' random labels hold every class, so their outputs never show it;
+    the assertions dynamo put into the graph do (and the constant inputs' labels all 0 would)."""
     root = tmp_path / "repo"
     (root / "pkg").mkdir(parents=True)
     (root / "pkg" / "__init__.py").write_text("")
@@ -436,7 +436,16 @@ def test_a_setting_whose_compiled_code_assumes_a_size_past_1_is_refused(tmp_path
     got = prove_on_model(setting, config.model("clf"), None, [(prop, [target])], str(root),
                          time.monotonic() + 240, str(tmp_path / "w"))[prop.cid]
     assert got["accepted"] is False, got
-    assert got["reason"].startswith(
-        "compiled, on the model's inputs all 0 (rows all alike), the outputs differ from head's "
-        "(head returned, patched raised"), got
-    assert "Runtime assertion failed" in got["reason"], got
+    assert got["reason"] == (
+        "compiled code asserts `Eq(u0, 4)`, `Eq(u1, 4)`, `u0 >= 4` and 1 more of a data-dependent "
+        "size the setting keeps symbolic, which head's eager code does not need: an input whose "
+        "data make that size another number raises there, where head runs"), got
+
+
+@pytest.mark.parametrize("expr,assumed", [
+    ("Eq(u0, 4)", True), ("u1 >= 4", True), ("Eq(4, u2)", True), ("u0 >= 2", True),
+    ("u0 >= 0", False), ("u0 >= 1", False), ("u0 <= 4", False), ("Eq(s0, 4)", False),
+    ("u0 + u1 >= 4", False)])
+def test_what_counts_as_an_assumed_size(expr, assumed):
+    from pt2bot.smoke.verify import _assumes_size
+    assert _assumes_size(expr) is assumed

@@ -1332,6 +1332,8 @@ def judge(head: Mapping[str, Any], cand: Mapping[str, Any], targets: Sequence[Ma
                   + (f"{grads['of']}' " if grads.get("of") else "") + "gradients differ from head's on "
                   f"{_shape(grads.get('shape'))}"
                   f"{_detail(grads)}")
+    if cand.get("assumed"):
+        return no(_assumed_refusal(cand["assumed"]))
     constant = _constant_refusal(cand)
     if constant:
         return no(constant)
@@ -2620,18 +2622,56 @@ def _cases_reaching(model: Any, cases: Sequence[CaseInputs], paths: RepoPaths, h
     return out
 
 
+# a runtime assertion's expression, from the message dynamo gives it
+_ASSERTED = re.compile(r"Runtime assertion failed for expression (.+?) on node")
+# an unbacked size (`u0`) held equal to a number, or above one past 1
+_ASSUMED = re.compile(r"^(?:Eq\((u\d+), (\d+)\)|Eq\((\d+), (u\d+)\)|(u\d+) >= (\d+))$")
+
+
+def _assumes_size(expr: str) -> bool:
+    """Whether a runtime assertion holds a data-dependent size to a number (`Eq(u0, 4)`) or
+    above 1 (`u0 >= 4`): an assumption compiled code makes and eager code does not. Under
+    capture_dynamic_output_shape_ops, torcheval's `num_tp[mask] / num_labels` compiled as
+    `Eq(u0, 4)`: where eager broadcasts a selection of one class, compiled code raises. (An
+    upper bound, `u0 <= 4`, is what the selection's source size already says.)"""
+    m = _ASSUMED.match(expr.strip())
+    if not m:
+        return False
+    number = next(g for g in m.groups() if g is not None and g.isdigit())
+    return int(number) >= 2 if m.group(6) else True
+
+
+def _assumed_refusal(assumed: Sequence[str]) -> str:
+    shown = ", ".join(f"`{a}`" for a in assumed[:3]) + (f" and {len(assumed) - 3} more" if len(assumed) > 3 else "")
+    return (f"compiled code asserts {shown} of a data-dependent size the setting keeps symbolic, "
+            "which head's eager code does not need: an input whose data make that size another "
+            "number raises there, where head runs")
+
+
 def compiled_outputs(model: Any, cases: Sequence[CaseInputs], head_outs: Sequence[Any],
                      paths: RepoPaths, tolerance: Any,
-                     head_again: Sequence[Any] | None = None) -> list[dict[str, Any]]:
+                     head_again: Sequence[Any] | None = None,
+                     asserted: list[str] | None = None) -> list[dict[str, Any]]:
     """The model compiled (eager backend, under whatever dynamo settings are in force) on
     every case, against head's eager outputs (less head's own noise, `_compare_stable`): one
-    row per case; a compile or run that raises is a mismatch with its message."""
+    row per case; a compile or run that raises is a mismatch with its message. `asserted`
+    gets the expressions of the runtime assertions dynamo put into the graphs."""
     import torch
+
+    def recording(gm: Any, _example_inputs: Any) -> Any:
+        for n in gm.graph.nodes:
+            if n.op == "call_function" and str(n.target).startswith("aten._assert_scalar") \
+                    and len(n.args) > 1:
+                m = _ASSERTED.search(str(n.args[1]))
+                if m and asserted is not None:
+                    asserted.append(m.group(1))
+        return gm.forward
 
     again = list(head_again) if head_again is not None else [None] * len(cases)
     reset_dynamo()
     try:
-        compiled = torch.compile(model, backend="eager")    # once: every case's frames share it
+        # once: every case's frames share it
+        compiled = torch.compile(model, backend=recording if asserted is not None else "eager")
         return [{"shape": dict(case.shape), **_compiled_row(lambda: compiled, case, expected, paths,
                                                             tolerance, second)}
                 for case, expected, second in zip(cases, head_outs, again)]
@@ -2899,9 +2939,15 @@ def _measure_candidate(cand: Mapping[str, Any], edit: Edit, model: Any, cases: l
                     # the same code in eager: only compiled code can differ, on every case (an
                     # edit that sends compiled code down another branch: the function's own
                     # branch for export, a check asserted asynchronously)
+                    asserted: list[str] = []
                     measured["compiled"] = compiled_outputs(model, cases, head_outs, paths,
-                                                            model_spec.get("tolerance"), head_again)
+                                                            model_spec.get("tolerance"), head_again,
+                                                            asserted if setting else None)
                     ok = all(r["match"] for r in measured["compiled"])
+                    assumed = sorted({a for a in asserted if _assumes_size(a)})
+                    if assumed:
+                        measured["assumed"] = assumed
+                        ok = False
                 if ok and not cand.get("safe") and not compiled and not setting:
                     # what the replaced statements leave behind, head against candidate: a
                     # value the outputs never read (a time, a flag) still reaches other callers
