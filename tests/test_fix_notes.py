@@ -328,3 +328,27 @@ def test_a_print_guarded_in_eager_only_names_the_shape_cases_that_printed(tmp_pa
     assert verdicts["print"]["evidence"].endswith(
         "but compiled code skips the `print` at line 13, which head's eager run reaches on shape "
         "case batch=2: a compiled run there no longer gives it"), verdicts["print"]
+
+
+ZEROED = LOGGED.replace("        self.lin = nn.Linear(8, 8)\n", "        self.lin = nn.Linear(8, 8)\n"
+                        "        nn.init.zeros_(self.lin.weight)\n        nn.init.zeros_(self.lin.bias)\n")
+
+
+@pytest.mark.torch
+def test_outputs_of_one_value_whatever_the_input_are_said_in_the_evidence(tmp_path):
+    """torchhd's centroid classifier as built has every prototype 0, so every score is 0: the
+    proof's "outputs equal on 2 shape cases" compared zeros with zeros, and said nothing of it."""
+    raw = ZEROED.splitlines()[14]
+    f = Finding(rule="PTC105", path="pkg/model.py", line=15, col=raw.index("print"), severity="warning",
+                message="m", source=raw.strip())
+    [cand] = [c for c in fix_candidates(f, ZEROED) if c.safe]
+    root = write_repo(tmp_path / "repo", {"pkg/model.py": ZEROED},
+                      one_model("logged", "pkg.model:Logged", "[{name: x, shape: [batch, 8]}]",
+                                "{batch: [2, 3]}"))
+    target = {"kind": "break", "model": "logged", "path": "pkg/model.py", "line": 15, "gb": "GB0059",
+              "gb_type": "Unsupported builtin call"}
+    verdicts = prove(root, "logged", [item("print", cand, ZEROED, target)], tmp_path / "work")
+    assert verdicts["print"]["accepted"] is True, verdicts["print"]
+    assert ("outputs equal on 2 shape cases (on every one head's outputs hold a single value "
+            "throughout: equal outputs show little of the edit)") in verdicts["print"]["evidence"], \
+        verdicts["print"]

@@ -562,6 +562,17 @@ def nothing_finite(out: Any) -> str | None:
     return "inf" if any(bool(torch.isinf(t).any()) for t in floats) else "nan"
 
 
+def one_value(out: Any) -> bool:
+    """Whether an eager call's floating-point outputs, there being some with more than one
+    element, each hold a single value throughout (a classifier whose prototypes are all zero
+    as built scores every input 0): outputs equal to such ones show little of an edit."""
+    import torch
+
+    floats = [t.detach() for t in flatten_outputs(out) if isinstance(t, torch.Tensor)
+              and (t.is_floating_point() or t.is_complex()) and t.numel() > 1]
+    return bool(floats) and all(bool((t == t.reshape(-1)[0]).all()) for t in floats)
+
+
 def compare_outputs(expected: Any, actual: Any,
                     tolerance: dict[str, Any] | None = None, *, types: bool = False) -> dict[str, Any]:
     """`{match, max_abs_err, rtol, atol}`: per-dtype tolerance, exact for ints/bools. `types`: a

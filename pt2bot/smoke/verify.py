@@ -66,8 +66,8 @@ from pt2bot.jsonio import write_json
 from pt2bot.smoke.breaks import RecordingBackend, collect_breaks, measure_breaks
 from pt2bot.smoke.export import measure_export
 from pt2bot.smoke.inputs import (CaseInputs, build_inputs, build_model, call_mode, compare_outputs,
-                                 flatten_outputs, forward_params, infer_dims, nothing_finite, remember_state,
-                                 module_scalars, run_forward, seed_all, start_call, tolerances,
+                                 flatten_outputs, forward_params, infer_dims, nothing_finite, one_value,
+                                 remember_state, module_scalars, run_forward, seed_all, start_call, tolerances,
                                  special_weights, zero_weights)
 from pt2bot.smoke.location import ModelError, RepoPaths
 from pt2bot.smoke.ops import eager_frames
@@ -1557,6 +1557,10 @@ def judge(head: Mapping[str, Any], cand: Mapping[str, Any], targets: Sequence[Ma
     # (an inf's place and sign are compared: a norm of 0 past a negative bound, -1 / 0)
     blank_note = (f" ({blank} of them with no finite value on head: only where its NaN and inf "
                   f"fall compared there)" if blank else "")
+    if n and all(r.get("uniform") for r in cand.get("outputs") or ()):
+        # (torchhd's centroid classifier as built: every prototype 0, every score 0)
+        blank_note += (" (on every one head's outputs hold a single value throughout: equal "
+                       "outputs show little of the edit)")
     if cand.get("compiled"):
         # eager runs head's own code: what was compared is compiled code (with the setting)
         n = len(cand.get("compiled") or ())
@@ -2902,7 +2906,8 @@ def _measure_candidate(cand: Mapping[str, Any], edit: Edit, model: Any, cases: l
                         states.append(kept_state(model, kept) if state else None)
                 rows = [{"shape": dict(c.shape),
                          **_compare_stable(h, h2, o, model_spec.get("tolerance")),
-                         **({"blank": blank} if (blank := nothing_finite(h)) else {})}
+                         **({"blank": blank} if (blank := nothing_finite(h)) else {}),
+                         **({"uniform": True} if one_value(h) else {})}
                         for c, h, h2, o in zip(cases, head_outs, head_again, outs)]
                 measured["outputs"] = rows
                 ok = all(r["match"] for r in rows)
