@@ -207,6 +207,18 @@ def test_size_branch_recompiles_with_located_reason():
         False, "constraint_violation", "models/size_branch.py", line)
 
 
+def test_a_constraint_violation_is_placed_on_the_guard_it_names():
+    """DINO's position embedding, resized by a float made from the image's size: torch's
+    violation names `(0.1 + sym_float(h // 8)) / 4.0 == 0.525`, which the interpolation added;
+    the failure was placed at the patch embedding's conv, the first size specialisation."""
+    run = measured("pos", "models.shape_advice:PosResizeUnchecked", inputs=[{"shape": ["batch", 3, "height", "width"]}],
+                   shapes={"batch": [2], "height": [16, 32], "width": [32, 16]},
+                   dynamic=("batch", "height", "width"), phases=("breaks", "export"))
+    ex = run["export"]
+    assert (ex["ok"], ex["kind"]) == (False, "constraint_violation"), ex
+    assert (ex["path"], ex["line"]) == ("models/shape_advice.py", line_of("shape_advice.py", "pos-resize")), ex
+
+
 def test_a_break_only_dynamic_sizes_hit_is_kept_from_the_matrix():
     """The break pass compiles one case with static sizes: `is_causal=n_ctx > 1` is a bool
     there. The matrix marks `seq` dynamic and the comparison becomes a symbolic bool, which

@@ -262,6 +262,37 @@ def _draft_location(model: Any, args: tuple, kwargs: dict, shapes: Any,
     return None, None, None, None
 
 
+# a constraint violation's guard that holds a value to a number: "... satisfy the generated guard
+# (((0.1 + torch.sym_float(L['x'].size()[2] // 8)) / 4.0)) == 0.525."
+_VIOLATED = re.compile(r"satisfy the generated guard .*==\s*(-?[0-9.]+?)\.?$", re.M)
+
+
+def violated_guard_site(events: TraceCollector, message: str, paths: RepoPaths) -> dict[str, Any] | None:
+    """`{path, line, source}` where the export added a guard that a constraint violation names
+    as holding a value to a number: the guard's own line in the user's code (DINO's position
+    embedding, resized by a float made from the image's size, was placed at the patch
+    embedding's conv, the first size specialisation, where torch's guards come from the
+    interpolation 50 lines below). None where no such guard was logged there."""
+    numbers = set(_VIOLATED.findall(message))
+    if not numbers:
+        return None
+    table = intern_table()
+    for ev in events.of_kind("guard_added_fast"):
+        d = ev.data or {}
+        expr = str(d.get("expr") or "")
+        if not expr.startswith("Eq(") or not any(expr.endswith(f", {n})") for n in numbers):
+            continue
+        stack = [f for f in d.get("user_stack") or d.get("stack") or ()
+                 if isinstance(f, dict) and paths.rel(frame_file(f, table))]
+        if stack:
+            inner = stack[-1]
+            path = paths.rel(frame_file(inner, table))
+            line = inner.get("line")
+            return {"path": path, "line": line,
+                    "source": inner.get("loc") or paths.source_line(path, line) or None}
+    return None
+
+
 def locate_failure(e: BaseException, model: Any, args: tuple, kwargs: dict, shapes: Any,
                    paths: RepoPaths, locate: bool = True,
                    pinned: dict[str, Any] | None = None) -> dict[str, Any]:
@@ -367,8 +398,9 @@ def measure_export(model: Any, cases: list[CaseInputs], eager_outs: list[Any],
             ep = torch.export.export(model, args, kwargs or None, dynamic_shapes=shapes)
     except Exception as e:  # noqa: BLE001 - an export failure is a result
         kind = classify_failure(e)
-        pinned = next((site for site in specialization_sites(events, paths) if site["path"]),
-                      None) if kind == "constraint_violation" else None
+        pinned = (violated_guard_site(events, str(e), paths) or next(
+            (site for site in specialization_sites(events, paths) if site["path"]), None)
+        ) if kind == "constraint_violation" else None
         res.update(kind=kind, message=short_message(f"{type(e).__name__}: {e}"),
                    **locate_failure(e, model, args, kwargs, shapes, paths, locate, pinned))
         if kind == "unsupported":
