@@ -414,32 +414,73 @@ fixes: {budget_s: 240}
 """
 
 
-@pytest.mark.torch
-def test_a_setting_whose_compiled_code_assumes_a_size_past_1_is_refused(tmp_path):
-    """torcheval's weighted recall: `num_tp[mask] / num_labels` broadcasts in eager where the
-    mask keeps one class. With capture_dynamic_output_shape_ops the kept count is an unbacked
-    size, which compiled code asserts equal to 4: a runtime assertion fails where head
-    returns. The shape cases' random labels hold every class, so their outputs never show it;
-    the assertions dynamo put into the graph do (and the constant inputs' labels all 0 would)."""
+def _prove_one(tmp_path, source: str, config_text: str, model: str, line: int) -> dict:
     root = tmp_path / "repo"
     (root / "pkg").mkdir(parents=True)
     (root / "pkg" / "__init__.py").write_text("")
-    (root / "pkg" / "m.py").write_text(RECALL)
-    (root / "pt2bot.yml").write_text(RECALL_CONFIG)
-    target = {"kind": "break", "model": "clf", "path": "pkg/m.py", "line": 9, "gb": "GB0036",
-              "gb_type": "Dynamic shape operator", "fingerprint": "fp-9"}
+    (root / "pkg" / "m.py").write_text(source)
+    (root / "pt2bot.yml").write_text(config_text)
+    target = {"kind": "break", "model": model, "path": "pkg/m.py", "line": line, "gb": "GB0036",
+              "gb_type": "Dynamic shape operator", "fingerprint": f"fp-{line}"}
     (prop,) = gather_settings([target], [], str(root))
     assert prop.cand.setting == "capture_dynamic_output_shape_ops"
-    config = build_config(RECALL_CONFIG, str(root / "pt2bot.yml"))
+    config = build_config(config_text, str(root / "pt2bot.yml"))
     setting = ProofSetting(config=config, changeset=None, root=str(root), head_sha=None,
                            head_results=ResultsFile.empty(), device="cpu")
-    got = prove_on_model(setting, config.model("clf"), None, [(prop, [target])], str(root),
-                         time.monotonic() + 240, str(tmp_path / "w"))[prop.cid]
+    return prove_on_model(setting, config.model(model), None, [(prop, [target])], str(root),
+                          time.monotonic() + 240, str(tmp_path / "w"))[prop.cid]
+
+
+@pytest.mark.torch
+def test_a_setting_whose_compiled_code_raises_where_head_broadcasts_is_refused(tmp_path):
+    """torcheval's weighted recall: `num_tp[mask] / num_labels` broadcasts in eager where the
+    mask keeps one class. With capture_dynamic_output_shape_ops the kept count is an unbacked
+    size, which compiled code asserts equal to 4: a runtime assertion fails where head
+    returns. The shape cases' random labels hold every class, so they never show it; the
+    constant inputs' labels all 0, run compiled with the setting, do."""
+    got = _prove_one(tmp_path, RECALL, RECALL_CONFIG, "clf", 9)
     assert got["accepted"] is False, got
-    assert got["reason"] == (
-        "compiled code asserts `Eq(u0, 4)`, `Eq(u1, 4)`, `u0 >= 4` and 1 more of a data-dependent "
-        "size the setting keeps symbolic, which head's eager code does not need: an input whose "
-        "data make that size another number raises there, where head runs"), got
+    assert got["reason"].startswith(
+        "compiled, on the model's inputs all 0 (rows all alike), the outputs differ from head's "
+        "(head returned, patched raised"), got
+    assert "Runtime assertion failed for expression" in got["reason"], got
+
+
+ONE_HOT = """\
+import torch
+from torch import nn
+
+
+def pick(q):
+    chosen = q[nn.functional.one_hot(q.abs().argmax(-1), 4) > 0.5]
+    return chosen.reshape(q.shape[0], 1)
+
+
+class Pick(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.lin = nn.Linear(8, 4)
+
+    def forward(self, x):
+        return pick(self.lin(x))
+"""
+
+
+@pytest.mark.torch
+def test_a_setting_whose_compiled_code_assumes_a_size_says_so(tmp_path):
+    """pytorch3d's quaternion from a one-hot selection reshaped to the batch: compiled code
+    asserts `Eq(u0, 2)` of the selection's size, which eager code needs too (its reshape
+    raises otherwise). No input of the proof tells that case from torcheval's, where eager
+    broadcasts a selection of one: the evidence says what compiled code assumes."""
+    got = _prove_one(tmp_path, ONE_HOT, RECALL_CONFIG.replace("pkg.m:Clf", "pkg.m:Pick").replace(
+        "inputs: [{name: x, shape: [batch, 8]}, {name: target, shape: [batch], dtype: int64, low: 0, "
+        "high: 4}]", "inputs: [{name: x, shape: [batch, 8]}]").replace("{batch: [64, 96]}", "{batch: [2, 3]}"),
+        "clf", 6)
+    assert got["accepted"] is True, got
+    assert got["evidence"].endswith(
+        "but compiled code asserts `Eq(u0, 2)`, `u0 >= 2` of a data-dependent size: an input whose "
+        "data make that size another number raises there, as head's eager code does unless it "
+        "broadcasts a selection of one element"), got
 
 
 @pytest.mark.parametrize("expr,assumed", [

@@ -1332,8 +1332,6 @@ def judge(head: Mapping[str, Any], cand: Mapping[str, Any], targets: Sequence[Ma
                   + (f"{grads['of']}' " if grads.get("of") else "") + "gradients differ from head's on "
                   f"{_shape(grads.get('shape'))}"
                   f"{_detail(grads)}")
-    if cand.get("assumed"):
-        return no(_assumed_refusal(cand["assumed"]))
     constant = _constant_refusal(cand)
     if constant:
         return no(constant)
@@ -1633,6 +1631,8 @@ def judge(head: Mapping[str, Any], cand: Mapping[str, Any], targets: Sequence[Ma
     quieted = _quieted_evidence(cand)
     if quieted:
         evidence.append(quieted)
+    if cand.get("assumed"):
+        evidence.append(_assumed_caveat(cand["assumed"]))
     be = cand.get("backend")
     if be:
         name = be.get("backend")
@@ -2634,7 +2634,7 @@ _ASSUMED = re.compile(r"^(?:Eq\((u\d+), (\d+)\)|Eq\((\d+), (u\d+)\)|(u\d+) >= (\
 
 def _assumes_size(expr: str) -> bool:
     """Whether a runtime assertion holds a data-dependent size to a number (`Eq(u0, 4)`) or
-    above 1 (`u0 >= 4`): an assumption compiled code makes and eager code does not. Under
+    above 1 (`u0 >= 4`): an assumption compiled code makes that eager code may not. Under
     capture_dynamic_output_shape_ops, torcheval's `num_tp[mask] / num_labels` compiled as
     `Eq(u0, 4)`: where eager broadcasts a selection of one class, compiled code raises. (An
     upper bound, `u0 <= 4`, is what the selection's source size already says.)"""
@@ -2645,11 +2645,16 @@ def _assumes_size(expr: str) -> bool:
     return int(number) >= 2 if m.group(6) else True
 
 
-def _assumed_refusal(assumed: Sequence[str]) -> str:
+def _assumed_caveat(assumed: Sequence[str]) -> str:
+    """What a setting's compiled code assumes of a data-dependent size, said with its evidence:
+    where eager code would raise for any other size too (pytorch3d's one-hot selection
+    reshaped to the batch, `Eq(u0, 2)`), nothing is lost; where it broadcasts a selection of one
+    (torcheval's weighted recall, `Eq(u0, 4)`), compiled code raises where head returns. Which
+    one it is, no input of the proof tells, so the user is told."""
     shown = ", ".join(f"`{a}`" for a in assumed[:3]) + (f" and {len(assumed) - 3} more" if len(assumed) > 3 else "")
-    return (f"compiled code asserts {shown} of a data-dependent size the setting keeps symbolic, "
-            "which head's eager code does not need: an input whose data make that size another "
-            "number raises there, where head runs")
+    return (f"but compiled code asserts {shown} of a data-dependent size: an input whose data "
+            "make that size another number raises there, as head's eager code does unless it "
+            "broadcasts a selection of one element")
 
 
 def compiled_outputs(model: Any, cases: Sequence[CaseInputs], head_outs: Sequence[Any],
@@ -2952,7 +2957,6 @@ def _measure_candidate(cand: Mapping[str, Any], edit: Edit, model: Any, cases: l
                     assumed = sorted({a for a in asserted if _assumes_size(a)})
                     if assumed:
                         measured["assumed"] = assumed
-                        ok = False
                 if ok and not cand.get("safe") and not compiled and not setting:
                     # what the replaced statements leave behind, head against candidate: a
                     # value the outputs never read (a time, a flag) still reaches other callers
