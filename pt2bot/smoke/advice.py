@@ -163,8 +163,7 @@ def derive_export(model: Any, cases: list[CaseInputs], eager_outs: list[Any],
     pinned: dict[str, dict[str, Any]] = {}     # dim -> its static entry
     rows: list[dict[str, Any]] = []
     for _pass in range(len(dims) + 1):
-        ep = _export_rounds(res, model, args, kwargs, spec, where, pinned, matrix, paths)
-        spec = res.pop("spec")
+        ep, spec = _export_rounds(res, model, args, kwargs, spec, where, pinned, matrix, paths)
         if ep is None:
             break
         # a static dim's other sizes are refused: those cases carry the error
@@ -251,9 +250,9 @@ def _guarded(rows: list[dict[str, Any]], where: dict[tuple[str, int], str],
 
 def _export_rounds(res: dict[str, Any], model: Any, args: tuple, kwargs: dict, spec: Any,
                    where: dict[tuple[str, int], str], pinned: dict[str, dict[str, Any]],
-                   matrix: dict[str, Any] | None, paths: RepoPaths) -> Any:
-    """Export with `spec`, applying torch's suggested fixes until it exports (the program)
-    or cannot (None, `res` saying why); the spec it ends with is left in `res["spec"]`, the
+                   matrix: dict[str, Any] | None, paths: RepoPaths) -> tuple[Any, Any]:
+    """Export with `spec`, applying torch's suggested fixes until it exports or cannot:
+    `(the program or None, the spec it ended with)`, `res` saying why where it cannot, the
     dims it pinned in `pinned`."""
     import torch
     from torch.export.dynamic_shapes import refine_dynamic_shapes_from_suggested_fixes
@@ -326,8 +325,7 @@ def _export_rounds(res: dict[str, Any], model: Any, args: tuple, kwargs: dict, s
     else:
         res.update(ok=False, kind="constraint_violation",
                    message=f"export still refused the spec after {MAX_ROUNDS} rounds of fixes")
-    res["spec"] = spec
-    return ep
+    return ep, spec
 
 
 def _shape_text(shape: dict[str, Any]) -> str:

@@ -2544,33 +2544,26 @@ def _block_line(original: str, edit: Edit) -> int | None:
     return node.body[0].lineno
 
 
-def _told_line(original: str, edit: Edit) -> int | None:
+def _told(original: str, edit: Edit) -> dict[str, Any] | None:
     """For a safe edit that gives something in eager only (pt2bot/rules/branch_fixes.py
     `_eager_notes_fixes`: `if not torch.compiler.is_compiling() and <test>:` over a block of
     warnings; pt2bot/rules/edits.py `guard_eager_only`: one call, a print or a log line, put
-    under `if not torch.compiler.is_compiling():`), head's line whose reaching gives it: the
-    block's first line, or the call's own. None for any other edit."""
-    block = _block_line(original, edit)
-    if block is not None:
-        return block
+    under `if not torch.compiler.is_compiling():`), `{line, call}`: head's line whose reaching
+    gives it (the block's first line, or the call's own) and the function called there, as
+    written (`warnings.warn`; None where that line is no call). None for any other edit."""
     try:
         tree = ast.parse(original)
     except SyntaxError:
         return None
-    return next((n.lineno for n in ast.walk(tree) if isinstance(n, ast.Expr)
-                 and isinstance(n.value, ast.Call) and n.lineno == edit.start_line
-                 and n.end_lineno == edit.end_line), None)
-
-
-def _call_at(text: str, line: int) -> str | None:
-    """The function a statement of `text` starting on `line` calls, when it is a call
-    (`warnings.warn`, `rank_zero_warn`), as written."""
-    try:
-        tree = ast.parse(text)
-    except SyntaxError:
-        return None
-    return next((ast.unparse(n.value.func) for n in ast.walk(tree) if isinstance(n, ast.Expr)
-                 and isinstance(n.value, ast.Call) and n.lineno == line), None)
+    calls = {n.lineno: n for n in ast.walk(tree) if isinstance(n, ast.Expr) and isinstance(n.value, ast.Call)}
+    line = _block_line(original, edit)
+    if line is None:
+        own = calls.get(edit.start_line)
+        if own is None or own.end_lineno != edit.end_line:
+            return None
+        line = edit.start_line
+    call = calls.get(line)
+    return {"line": line, "call": ast.unparse(call.value.func) if call is not None else None}
 
 
 def _quieted_evidence(cand: Mapping[str, Any]) -> str | None:
@@ -2672,8 +2665,8 @@ def compiled_outputs(model: Any, cases: Sequence[CaseInputs], head_outs: Sequenc
             if n.op == "call_function" and str(n.target).startswith("aten._assert_scalar") \
                     and len(n.args) > 1:
                 m = _ASSERTED.search(str(n.args[1]))
-                if m and asserted is not None:
-                    asserted.append(m.group(1))
+                if m:
+                    asserted.append(m.group(1))     # (only given where `asserted` is a list)
         return gm.forward
 
     again = list(head_again) if head_again is not None else [None] * len(cases)
@@ -2823,7 +2816,7 @@ def _measure_candidate(cand: Mapping[str, Any], edit: Edit, model: Any, cases: l
         measured["exit"] = exit_at
     # a safe edit that gives a warning (a print, a log line) in eager only: on which shape
     # cases head gives it, which compiled code now never does (`_quieted_evidence`)
-    told = _told_line(original, edit) if compiled and cand.get("safe") else None
+    told = _told(original, edit) if compiled and cand.get("safe") else None
     # the line whose reaching, in head's eager run, says that an input takes the exit or
     # enters the block (none for an exit on the `if`'s own line: no line event tells)
     watch = next((w for w in (exit_at, block) if w is not None and w > 0), None)
@@ -2943,8 +2936,8 @@ def _measure_candidate(cand: Mapping[str, Any], edit: Edit, model: Any, cases: l
                         ok = early is not None or (not _unreached(measured) and
                                                    (dropped is not None or "matrix" in phases))
                 if ok and told is not None and head_swap is not None and watchable(head_swap):
-                    measured["told"] = {"line": told, "call": _call_at(original, told), "cases": _cases_reaching(
-                        model, cases, paths, head_swap, told)}
+                    measured["told"] = {**told, "cases": _cases_reaching(model, cases, paths, head_swap,
+                                                                         told["line"])}
                 if ok and (setting or (compiled and watch is None and not cand.get("safe"))):
                     # the same code in eager: only compiled code can differ, on every case (an
                     # edit that sends compiled code down another branch: the function's own
@@ -3006,18 +2999,17 @@ def _measure_candidate(cand: Mapping[str, Any], edit: Edit, model: Any, cases: l
                             model, cases[0], paths, measured["guards"], head_swap, swap,
                             model_spec.get("tolerance"), cache, prefer, skip is not None)
                         ok = (measured["guard_gradients"] or {}).get("match") is not False
-                if ok and constants and setting:
-                    reset_dynamo()
+                if ok and constants:
+                    # (a setting's side is compiled code with it set, from a fresh dynamo)
+                    if setting:
+                        reset_dynamo()
                     try:
                         measured["constants"] = constant_checks(
                             model, cases[0], paths, backend_cache[CONSTANT], model_spec.get("tolerance"),
-                            run=torch.compile(model, backend="eager"))
+                            run=torch.compile(model, backend="eager") if setting else None)
                     finally:
-                        reset_dynamo()
-                    ok = all(r["match"] for r in measured["constants"])
-                elif ok and constants:
-                    measured["constants"] = constant_checks(model, cases[0], paths, backend_cache[CONSTANT],
-                                                            model_spec.get("tolerance"))
+                        if setting:
+                            reset_dynamo()
                     ok = all(r["match"] for r in measured["constants"])
                 if ok:
                     _measure_more(measured, model, cases, outs, model_spec, run_cfg, paths,
