@@ -377,3 +377,22 @@ def test_jobs_of_traced_phases_get_a_fresh_compile_report_dir_per_side(tmp_path)
     assert not stale.exists()                             # cleared before the new run
     with pytest.raises(ValueError):
         job(["breaks"], "../x")
+
+
+def test_the_last_line_counts_the_models_whose_every_compiled_case_raised():
+    """A new user's torchhd classifier: every inductor call raised ("Multiple dispatch failed
+    for aten.mm.out"), the model's own line said so under "not measured", and the last line
+    read "1 model(s) on cpu, 0 failed"."""
+    from pt2bot.results import ModelRun
+    from pt2bot.smoke.runner import summary_line
+
+    err = "TypeError: Multiple dispatch failed for 'torch._ops.aten.mm.out'"
+    raised = ModelRun.coerce({"name": "activity_hd", "status": "ok", "graph_breaks": [],
+                              "recompiles": {"count": 0, "cases": [{"shape": {"b": 2}, "error": err},
+                                                                   {"shape": {"b": 4}, "error": err}]}})
+    fine = ModelRun.coerce({"name": "mlp", "status": "ok", "graph_breaks": [],
+                            "recompiles": {"count": 0, "cases": [{"shape": {"b": 2}}]}})
+    assert summary_line([raised, fine], "cpu", "r.json") == (
+        "pt2bot run: 2 model(s) on cpu, 0 failed, 1 raising on every compiled shape case "
+        "(activity_hd); results: r.json")
+    assert summary_line([fine], "cpu", "r.json") == "pt2bot run: 1 model(s) on cpu, 0 failed; results: r.json"

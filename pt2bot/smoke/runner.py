@@ -221,6 +221,21 @@ def run_models(config: Config, *, repo_root: str, out_dir: str,
 STATUS_MESSAGE_CAP = 400
 
 
+def summary_line(models: Sequence[ModelRun], device: str | None, out: str) -> str:
+    """The run's last line: how many models, how many failed and how, and how many ran but
+    raised on every compiled shape case. Such a model is "ok" (it built and ran eagerly), and
+    "0 failed" alone hid that every inductor call of a new user's torchhd classifier raised."""
+    kinds = failure_counts(models)
+    failed = sum(kinds.values())
+    detail = f" ({', '.join(f'{n} {k}' for k, n in kinds.items())})" if failed else ""
+    raised = [m.name for m in models if not m.failed and m.recompiles is not None
+              and m.recompiles.cases and all(c.error for c in m.recompiles.cases)]
+    compiled = (f", {len(raised)} raising on every compiled shape case ("
+                + ", ".join(str(n) for n in raised[:3]) + (", ..." if len(raised) > 3 else "")
+                + ")" if raised else "")
+    return f"pt2bot run: {len(models)} model(s) on {device}, {failed} failed{detail}{compiled}; results: {out}"
+
+
 def status_line(run: ModelRun | Mapping[str, Any], log_base: str | None = None) -> str:
     """One short line per model for the console (the details are in the results). The log's
     path is stored relative to the results file; `log_base` (that file's directory) makes it
@@ -334,9 +349,7 @@ def cli_run(args: Any) -> int:
     write_json(out, results.to_json())
     kinds = failure_counts(results.models)
     failed = sum(kinds.values())
-    detail = f" ({', '.join(f'{n} {k}' for k, n in kinds.items())})" if failed else ""
-    print(f"pt2bot run: {len(results.models)} model(s) on {results.device}, "
-          f"{failed} failed{detail}; results: {args.out}", file=sys.stderr)
+    print(summary_line(results.models, results.device, args.out), file=sys.stderr)
     if results.models and kinds.get("import") == len(results.models):
         first = results.models[0].error
         raise UserError(
