@@ -798,6 +798,12 @@ def first_line(text: object, limit: int = 200) -> str:
     return line if len(line) <= limit else line[:limit - 1] + "…"
 
 
+def every_case_raised(run: ModelRun) -> bool:
+    """Whether the shape matrix ran cases and every one of them raised (compiled)."""
+    cases = run.recompiles.cases if run.recompiles is not None else ()
+    return bool(cases) and all(c.error for c in cases)
+
+
 def unmeasured(run: ModelRun) -> list[str]:
     """What a run that is `ok` still did not measure, and why: a phase that raised while the
     others ran (its first line), the shape cases that raised, and a shape matrix whose every
@@ -807,7 +813,7 @@ def unmeasured(run: ModelRun) -> list[str]:
     out = []
     cases = run.recompiles.cases if run.recompiles is not None else ()
     raised = [c for c in cases if c.error]
-    if raised and len(raised) == len(cases):
+    if every_case_raised(run):
         out.append(f"the shape matrix (recompiles): every case raised {first_line(cases[0].error)}"
                    + _in_package(cases[0].error))
     elif raised:

@@ -224,14 +224,7 @@ def _guarded(rows: list[dict[str, Any]], where: dict[tuple[str, int], str],
             obj = ((spec or {}).get(inp) or {}).get(ax)
             if d not in shape or obj is None:
                 continue
-            if isinstance(obj, int):
-                if shape[d] != obj:
-                    return False
-                continue
-            e = _dim_json(obj, d)
-            lo, hi, k = e.get("min"), e.get("max"), e.get("multiple_of")
-            if (lo is not None and shape[d] < lo) or (hi is not None and shape[d] > hi) \
-                    or (k and shape[d] % k):
+            if shape[d] != obj if isinstance(obj, int) else _outside(_dim_json(obj, d), shape[d]):
                 return False
         return True
 
@@ -351,6 +344,12 @@ def _spec_json(spec: Any, where: dict[tuple[str, int], str],
     return out
 
 
+def _outside(e: dict[str, Any], size: int) -> bool:
+    """Whether `size` is outside an advised dim's range (`{min, max, multiple_of}`)."""
+    lo, hi, k = e.get("min"), e.get("max"), e.get("multiple_of")
+    return bool((lo is not None and size < lo) or (hi is not None and size > hi) or (k and size % k))
+
+
 def _mark_split_ranges(res: dict[str, Any], where: dict[tuple[str, int], str],
                        cases: list[CaseInputs], matrix: dict[str, Any] | None) -> None:
     """A dynamic dim whose advised range leaves out sizes of the matrix cannot be one range
@@ -360,10 +359,7 @@ def _mark_split_ranges(res: dict[str, Any], where: dict[tuple[str, int], str],
         e = res["dynamic_shapes"].get(inp, {}).get(str(ax))
         if not e or e.get("static"):
             continue
-        lo, hi, k = e.get("min"), e.get("max"), e.get("multiple_of")
-        out = sorted({c.shape[d] for c in cases if d in c.shape and (
-            (lo is not None and c.shape[d] < lo) or (hi is not None and c.shape[d] > hi)
-            or (k and c.shape[d] % k))})
+        out = sorted({c.shape[d] for c in cases if d in c.shape and _outside(e, c.shape[d])})
         if not out:
             continue
         site = _matrix_site(d, matrix) or {}

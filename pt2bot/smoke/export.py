@@ -22,7 +22,7 @@ from typing import Any
 
 from pt2bot.smoke import graph_breaks
 from pt2bot.smoke.inputs import CaseInputs, call_mode, compare_outputs, forget_state, remember_state, start_call
-from pt2bot.smoke.matrix import specialization_sites
+from pt2bot.smoke.matrix import specialization_sites, user_frame
 from pt2bot.smoke.trace import RepoPaths, TraceCollector, frame_file, intern_table, reset_dynamo
 
 _MAX_DIM = 1 << 20
@@ -282,14 +282,9 @@ def violated_guard_site(events: TraceCollector, message: str, paths: RepoPaths) 
         expr = str(d.get("expr") or "")
         if not expr.startswith("Eq(") or not any(expr.endswith(f", {n})") for n in numbers):
             continue
-        stack = [f for f in d.get("user_stack") or d.get("stack") or ()
-                 if isinstance(f, dict) and paths.rel(frame_file(f, table))]
-        if stack:
-            inner = stack[-1]
-            path = paths.rel(frame_file(inner, table))
-            line = inner.get("line")
-            return {"path": path, "line": line,
-                    "source": inner.get("loc") or paths.source_line(path, line) or None}
+        at = user_frame(d, paths, table)
+        if at["path"]:
+            return {**at, "source": at["source"] or None}
     return None
 
 

@@ -326,6 +326,20 @@ def measure_matrix(model: Any, cases: list[CaseInputs], eager_outs: list[Any],
     }
 
 
+def user_frame(data: dict[str, Any], paths: RepoPaths, table: dict[int, str]) -> dict[str, Any]:
+    """`{path, line, source}` of a trace event's innermost frame in the user's code (all None
+    where it has none). Dynamo's compiles log the traced code's frames as `user_stack`;
+    export's non-strict trace has none, and the Python `stack` at the event holds the user's
+    frames."""
+    stack = [f for f in data.get("user_stack") or data.get("stack") or ()
+             if isinstance(f, dict) and paths.rel(frame_file(f, table))]
+    inner = stack[-1] if stack else None
+    path = paths.rel(frame_file(inner, table)) if inner else None
+    line = inner.get("line") if inner else None
+    return {"path": path, "line": line,
+            "source": (inner.get("loc") if inner else None) or paths.source_line(path, line)}
+
+
 def specialization_sites(events: TraceCollector, paths: RepoPaths) -> list[dict[str, Any]]:
     """Every `symbolic_shape_specialization` of the caught trace: which input size
     (`arg`, `ax`: `L['x'].size()[1]`), the constant it became (`value`), torch's `reason`,
@@ -339,20 +353,12 @@ def specialization_sites(events: TraceCollector, paths: RepoPaths) -> list[dict[
             value = int(d.get("value"))
         except (TypeError, ValueError):
             continue
-        # (dynamo's compiles log the traced code's frames as `user_stack`; export's non-strict
-        # trace has none, and the Python `stack` at the specialisation holds the user's frames)
-        stack = [f for f in d.get("user_stack") or d.get("stack") or ()
-                 if paths.rel(frame_file(f, table))]
-        inner = stack[-1] if stack else None
-        path = paths.rel(frame_file(inner, table)) if inner else None
-        line = inner.get("line") if inner else None
-        source = (inner.get("loc") if inner else None) or paths.source_line(path, line)
+        at = user_frame(d, paths, table)
         for src in d.get("sources") or ():
             m = _SIZE_RE.search(str(src))
             if m:
                 out.append({"arg": m.group("arg"), "ax": int(m.group("ax")), "value": value,
-                            "reason": d.get("reason"), "path": path, "line": line,
-                            "source": source, "event": k})
+                            "reason": d.get("reason"), **at, "event": k})
     return out
 
 

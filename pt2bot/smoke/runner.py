@@ -30,7 +30,7 @@ from pt2bot.configfile import load_config
 from pt2bot.errors import UserError
 from pt2bot.jsonio import write_json
 from pt2bot.report.escape import cap, log_line
-from pt2bot.results import COMPILE_DIR, PHASES, ModelRun, ResultsFile, shape_label, unmeasured
+from pt2bot.results import COMPILE_DIR, PHASES, ModelRun, ResultsFile, every_case_raised, shape_label, unmeasured
 from pt2bot.smoke import compile_report
 from pt2bot.shard import parse_shard, shard_models
 from pt2bot.smoke.device import git_head, resolve_device, torch_version
@@ -228,8 +228,7 @@ def summary_line(models: Sequence[ModelRun], device: str | None, out: str) -> st
     kinds = failure_counts(models)
     failed = sum(kinds.values())
     detail = f" ({', '.join(f'{n} {k}' for k, n in kinds.items())})" if failed else ""
-    raised = [m.name for m in models if not m.failed and m.recompiles is not None
-              and m.recompiles.cases and all(c.error for c in m.recompiles.cases)]
+    raised = [m.name for m in models if not m.failed and every_case_raised(m)]
     compiled = (f", {len(raised)} raising on every compiled shape case ("
                 + ", ".join(str(n) for n in raised[:3]) + (", ..." if len(raised) > 3 else "")
                 + ")" if raised else "")
@@ -261,9 +260,7 @@ def status_line(run: ModelRun | Mapping[str, Any], log_base: str | None = None) 
     # "ok" says the model ran; what it ran into is said next to it, so a model that breaks no
     # graph but recompiles or does not export is not read as clean
     extra = f", {len(run.graph_breaks)} graph break(s)" if run.graph_breaks is not None else ""
-    cases = run.recompiles.cases if run.recompiles is not None else ()
-    if run.recompiles is not None and run.recompiles.count is not None and not (
-            cases and all(c.error for c in cases)):
+    if run.recompiles is not None and run.recompiles.count is not None and not every_case_raised(run):
         extra += f", {run.recompiles.count} recompile(s)"
     exp = run.export
     if exp is not None and exp.ok:
