@@ -380,7 +380,9 @@ def compare_model(name: str, base_run: ModelRun | None, head_run: ModelRun | Non
     delta = Delta()
     cost = None
     if h is not None:
-        rec = compare_recompiles(b, h, new_breaks=_with_stacks(new_breaks, h))
+        rec = compare_recompiles(b, h, new_breaks=_with_stacks(new_breaks, h),
+                                 old_breaks=_old_breaks(h, new_breaks),
+                                 base_breaks=_old_breaks(b, []))
         new_specialized, fixed_specialized = compare_specialized(b, h, renames)
         delta = Delta(
             graph_breaks=len(h.breaks()) - len(b.breaks() if b else ()) if breaks_known else 0,
@@ -388,6 +390,7 @@ def compare_model(name: str, base_run: ModelRun | None, head_run: ModelRun | Non
                          if breaks_known else 0),
             recompiles=rec["recompiles"], new_recompiles=rec["new_recompiles"],
             caused_recompiles=rec["caused_recompiles"],
+            after_break_recompiles=rec["after_break_recompiles"],
             recompile_cases=tuple(rec["recompile_cases"]), export=compare_export(b, h),
             accuracy=tuple(compare_accuracy(b, h)), new_specialized=tuple(new_specialized),
             fixed_specialized=tuple(fixed_specialized),
@@ -571,6 +574,23 @@ def _with_stacks(new_breaks: list[dict], head: ModelRun | None) -> list[NewBreak
     return out
 
 
+def _old_breaks(head: ModelRun | None, new_breaks: Sequence[dict]) -> list[NewBreak]:
+    """A side's breaks that are not new (head's: base breaks there too), each as
+    `{gb, path, line}` with its user stack, to tie recompiles to them as `cause_of` ties
+    them to new ones."""
+    if head is None:
+        return []
+    new = {(d["gb"], d["path"], d["line"], d["function"], d["source"]) for d in new_breaks}
+    out: list[NewBreak] = []
+    for b in head.breaks():
+        if (b.gb, b.path, b.line, b.function, b.source) in new:
+            continue
+        d = {"gb": b.gb, "path": b.path, "line": b.line}
+        stack = tuple((f.path, f.line, f.function) for f in b.user_stack)
+        out.append((d, stack or ((b.path, b.line, b.function),)))
+    return out
+
+
 def cause_of(reason: RecompileReason, new_breaks: Sequence[NewBreak]) -> dict | None:
     """The new break a recompile follows from, or None.
 
@@ -645,7 +665,9 @@ def _compiles(reasons: Sequence[RecompileReason]) -> list[list[RecompileReason]]
 
 
 def compare_recompiles(base: ModelRun | None, head: ModelRun,
-                       new_breaks: Sequence[NewBreak] = ()) -> dict:
+                       new_breaks: Sequence[NewBreak] = (),
+                       old_breaks: Sequence[NewBreak] = (),
+                       base_breaks: Sequence[NewBreak] = ()) -> dict:
     """Per shape case: head recompiles − base recompiles; `new_recompiles` sums increases.
 
     Every figure is in the unit of `recompiles.count`: a compile whose every failed guard is
@@ -659,12 +681,24 @@ def compare_recompiles(base: ModelRun | None, head: ModelRun,
     each new break's `caused_recompiles` (and the delta's) says how many followed from it.
     Only head's excess over base is attributed, so a frame that recompiled on base as well
     is never explained away. Results without frames (older files) attribute nothing.
+
+    A frame that a break base has too (`old_breaks`) splits off gets no dynamic mark: its
+    inputs are what the code computed before the break (a library's output), not the
+    inputs the matrix marks. New code in it (a PR's lines after a library call that breaks)
+    is compiled static first and again, dynamic, when a size first changes: automatic
+    dynamic's one recompile per frame, which a plain `torch.compile` makes on base too. Such
+    a compile, every failed guard a size change, in a frame on an old break's stack, is
+    counted in `after_break` (the case), `after_break_recompiles` (the total) and its
+    reasons' `after_break` {gb, path, line}, and left out of `delta` and `new_recompiles`
+    like the new breaks' ones; only as many as head has more of them than base has in the
+    frames of its own breaks (`base_breaks`). Any other guard there (a value the PR's code
+    passes across the break, `n == 1.0`) is the PR's and stays a new recompile.
     """
     brc = base.recompiles if base is not None else None
     hrc = head.recompiles
     base_cases = {case_key(c.shape): c for c in (brc.cases if brc else ())}
     cases = []
-    caused_total = 0
+    caused_total = after_total = 0
     for d, _ in new_breaks:
         d["caused_recompiles"] = 0
     for c in (hrc.cases if hrc else ()):
@@ -685,31 +719,62 @@ def compare_recompiles(base: ModelRun | None, head: ModelRun,
                 d["caused_recompiles"] += 1
                 causes.update((id(r), d) for r in group)
         caused_total += n_caused
-        # the unexplained first, then those a new break explains, torch's size-1 ones last
-        reasons = sorted(c.reasons, key=lambda r: (r.kind == "size_one", id(r) in causes))
+        after: dict[int, dict] = {}     # id(reason) -> the old break whose frame it is in
+        n_after = 0
+        if old_breaks and hn > bn + n_caused:
+            matched = [(g, d) for g in _compiles(c.reasons)
+                       if not any(id(r) in causes for r in g) and not _all_size_one(g)
+                       and all(r.kind in _FOLLOWS_KINDS for r in g)
+                       and (d := cause_of(g[0], old_breaks)) is not None]
+            # only head's excess over base's own such compiles in its breaks' frames is
+            # explained (base's lines may differ, so they are counted, not matched), the
+            # frames base did not recompile the same way first
+            on_base = [g for g in _compiles(bc.reasons if bc else ())
+                       if not _all_size_one(g) and all(r.kind in _FOLLOWS_KINDS for r in g)
+                       and cause_of(g[0], base_breaks) is not None]
+            same = {_frame_guard(g[0]) for g in on_base}
+            matched.sort(key=lambda gd: (_frame_guard(gd[0][0]) in same,
+                                         gd[0][0].resumed_after is None))
+            for group, d in matched[:min(hn - bn - n_caused, len(matched) - len(on_base))]:
+                n_after += 1
+                after.update((id(r), d) for r in group)
+        after_total += n_after
+        # the unexplained first, then those a break explains, torch's size-1 ones last
+        reasons = sorted(c.reasons, key=lambda r: (r.kind == "size_one",
+                                                   id(r) in causes or id(r) in after))
         out = []
         for r in reasons[:5] if hn > bn else ():
             j = r.to_json()
-            if id(r) in causes:
-                d = causes[id(r)]
-                j["caused_by"] = {"gb": d["gb"], "path": d["path"], "line": d["line"]}
+            for key, got in (("caused_by", causes), ("after_break", after)):
+                if id(r) in got:
+                    d = got[id(r)]
+                    j[key] = {"gb": d["gb"], "path": d["path"], "line": d["line"]}
             out.append(j)
         row = {"shape": dict(c.shape), "base": bn if bc is not None else None,
-               "head": hn, "delta": hn - n_caused - bn, "reasons": out}
+               "head": hn, "delta": hn - n_caused - n_after - bn, "reasons": out}
         if n_caused:
             row["caused"] = n_caused
+        if n_after:
+            row["after_break"] = n_after
         if h_one or b_one:
             row["size_one"] = {"base": b_one if bc is not None else None, "head": h_one}
         cases.append(row)
     total = ((hrc.count if hrc else None) or 0) - ((brc.count if brc else None) or 0)
-    total -= caused_total
+    total -= caused_total + after_total
     increases = sum(max(0, c["delta"]) for c in cases)
     return {"recompiles": total,
             "new_recompiles": increases if cases else max(0, total),
             "caused_recompiles": caused_total,
+            "after_break_recompiles": after_total,
             "recompile_cases": cases,
             "eager_fallback": bool(hrc and hrc.eager_fallback)
             and not (brc and brc.eager_fallback)}
+
+
+def _frame_guard(r: RecompileReason) -> tuple[Any, ...]:
+    """A compile's frame and guard, to tell the frames base recompiled the same way."""
+    f = r.frame
+    return (f.path, f.function, f.line, r.guard) if f is not None else (None, None, None, r.guard)
 
 
 def _all_size_one(group: Sequence[RecompileReason]) -> bool:

@@ -119,7 +119,8 @@ def find_targets(report: Report, changeset: ChangeSet | None) -> list[dict[str, 
             if (row.get("delta") or 0) <= 0:
                 continue
             for r in row.get("reasons") or ():
-                if r.get("caused_by") is None and r.get("kind") != "size_one" and \
+                if r.get("caused_by") is None and r.get("after_break") is None and \
+                        r.get("kind") != "size_one" and \
                         added(r.get("path"), r.get("line")):
                     add({"kind": "recompile", "model": m.name, "path": r["path"],
                          "line": r["line"], "gb": None, "gb_type": None})

@@ -45,6 +45,8 @@ class Delta:
     recompiles: int = 0           # not counting those that follow from a new break
     new_recompiles: int = 0       # the increases over the shape cases
     caused_recompiles: int = 0    # those that follow from a new break
+    # automatic dynamic's one recompile of a frame that a break base has too splits off
+    after_break_recompiles: int = 0
     recompile_cases: tuple[JSON, ...] = ()
     export: str = "n/a"           # same | broken | fixed | n/a
     accuracy: tuple[JSON, ...] = ()
@@ -63,6 +65,7 @@ class Delta:
             "graph_breaks": self.graph_breaks, "graph_count": self.graph_count,
             "recompiles": self.recompiles, "new_recompiles": self.new_recompiles,
             "caused_recompiles": self.caused_recompiles,
+            "after_break_recompiles": self.after_break_recompiles,
             "recompile_cases": list(self.recompile_cases), "export": self.export,
             "accuracy": list(self.accuracy), "new_specialized": list(self.new_specialized),
             "fixed_specialized": list(self.fixed_specialized), "latency": list(self.latency)}

@@ -175,11 +175,12 @@ def _lines(where: Sequence[tuple[object, object]]) -> list[dict]:
 
 
 def _recompile_lines(d: Delta) -> list[tuple[object, object]]:
-    """Where the new recompiles' guards are, those that follow from a new break left out (the
-    break's line says them)."""
+    """Where the new recompiles' guards are, those a break explains left out (a new break's
+    line says them; an old break's frame recompiles once, as on any plain compile)."""
     return [(r.get("path"), r.get("line"))
             for c in d.recompile_cases if isinstance(c.get("delta"), int) and c["delta"] > 0
-            for r in c.get("reasons") or () if isinstance(r, dict) and not r.get("caused_by")]
+            for r in c.get("reasons") or () if isinstance(r, dict)
+            and not r.get("caused_by") and not r.get("after_break")]
 
 
 def compile_message(cost: dict) -> str:

@@ -1,6 +1,8 @@
 """compare.build_report on recorded results (tests/data/results) and a real PR in git."""
 from __future__ import annotations
 
+import copy
+
 import pytest
 from compare_fixtures import Selection, make_config, make_pr, results_pair
 from gitrepo import GitRepo
@@ -434,13 +436,37 @@ def test_results_without_frames_compare_as_before():
     assert all("caused" not in c for c in d["recompile_cases"])
 
 
-def test_only_new_breaks_explain_recompiles():
-    # The same break on base (not new): its frames' recompiles are new recompiles of head's.
+def test_an_old_breaks_frames_recompiling_for_sizes_is_not_new_but_said_apart():
+    # The same break on base (not new): the frames it splits off are compiled again, dynamic,
+    # when a size first changes (automatic dynamic, once per frame). Head's excess of those
+    # is said as such, not as new recompiles, and not as caused by a new break.
     base, head = resume_pair()
     base["models"][0]["graph_breaks"] = head["models"][0]["graph_breaks"]
     m = _gated(base, head)
-    assert m["new_breaks"] == [] and m["delta"]["new_recompiles"] == 3
-    assert m["delta"]["caused_recompiles"] == 0
+    d = m["delta"]
+    assert m["new_breaks"] == [] and d["new_recompiles"] == 0 and d["recompiles"] == 0
+    assert (d["caused_recompiles"], d["after_break_recompiles"]) == (0, 3)
+    assert [r["after_break"] for r in _reasons(m)] == [BREAK_AT] * 3
+    assert not any("caused_by" in r for r in _reasons(m))
+
+
+def test_an_old_breaks_frames_that_base_recompiled_too_explain_nothing_more():
+    # Base recompiled the same frames the same way: head has no excess there, and a guard
+    # of head's own (a value passed across the break) is then a new recompile.
+    base, head = resume_pair()
+    base["models"][0]["graph_breaks"] = head["models"][0]["graph_breaks"]
+    base["models"][0]["recompiles"] = copy.deepcopy(head["models"][0]["recompiles"])
+    case = next(c for c in head["models"][0]["recompiles"]["cases"] if c["recompiles"])
+    case["reasons"].append({"guard": "n == 1.0", "dim": None, "kind": "guard", "path": None,
+                            "line": None, "source": None,
+                            "frame": {"function": "torch_dynamo_resume_in_forward_at_25",
+                                      "path": "pkg/gated.py", "line": 25},
+                            "compile_id": "9/1",
+                            "resumed_after": {"path": "pkg/gated.py", "line": 25}})
+    case["recompiles"] += 1
+    head["models"][0]["recompiles"]["count"] += 1
+    d = _gated(base, head)["delta"]
+    assert (d["new_recompiles"], d["after_break_recompiles"]) == (1, 0)
 
 
 def test_a_recompile_of_its_own_next_to_the_break_is_still_counted():
@@ -579,7 +605,7 @@ def test_report_json_keeps_its_key_order(pr):
     assert list(model(rep, "flaky")) == ["name", "status", "reason", "base", "head", "error",
                                          *tail, "change", "latency_gate"]
     counts = ["graph_breaks", "graph_count", "recompiles", "new_recompiles", "caused_recompiles",
-              "recompile_cases", "export", "accuracy", "new_specialized", "fixed_specialized",
+              "after_break_recompiles", "recompile_cases", "export", "accuracy", "new_specialized", "fixed_specialized",
               "latency"]
     assert list(model(rep, "tiny_gpt")["delta"]) == [*counts, "eager_fallback"]
     assert list(model(rep, "flaky")["delta"]) == counts      # head failed: nothing compared

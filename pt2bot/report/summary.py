@@ -420,14 +420,16 @@ def delta_table(m: ModelDelta) -> str:
                  _signed(d.graph_count) if known else "—"])
     brc = (base.get("recompiles") or {}) if isinstance(base.get("recompiles"), dict) else {}
     hrc = (head.get("recompiles") or {}) if isinstance(head.get("recompiles"), dict) else {}
-    caused = d.caused_recompiles
+    caused, after = d.caused_recompiles, d.after_break_recompiles
     measured = _count_of(hrc) != "not measured" and (not has_base or _count_of(brc) != "not measured")
-    # the change in full, then how much of it the new breaks caused: "0 (+1 from the new
+    # the change in full, then how much of it the breaks explain: "0 (+1 from the new
     # breaks)" beside 2 → 3 read as arithmetic that does not add up
     brk = f"the new break{'s' if _n_breaks(m) != 1 else ''}"
-    if measured and isinstance(caused, int) and caused > 0:
-        total = d.recompiles + caused
-        change = f"{_signed(total)} ({'all' if caused == total else caused} from {brk})"
+    total = d.recompiles + caused + after
+    parts = [(caused, f"from {brk}"), (after, "once, in frames an existing break splits off")]
+    parts = [(n, what) for n, what in parts if n > 0]
+    if measured and parts:
+        change = f"{_signed(total)} ({', '.join(f'{_all_or(n, total)} {what}' for n, what in parts)})"
     else:
         change = _signed(d.recompiles) if measured else "—"
     rows.append(["recompiles", _count_of(brc) if has_base else "—", _count_of(hrc), change])
@@ -442,6 +444,10 @@ def delta_table(m: ModelDelta) -> str:
         rows.append(["accuracy", "", f"❌ {len(acc)} shape(s)",
                      f"{sum(1 for a in acc if a.get('new'))} new"])
     return table(["", "base", "head", "Δ"], rows)
+
+
+def _all_or(n: int, total: int) -> str:
+    return "all" if n == total else str(n)
 
 
 def _count_of(rc: dict) -> str:
@@ -641,14 +647,18 @@ def error_block(m: ModelDelta) -> str:
 
 def recompile_details(m: ModelDelta) -> str:
     """Per shape case with more recompiles than base: the counts and the first guards; a
-    recompile that follows from a new break says so (compare.compare_recompiles)."""
-    cases = [c for c in m.delta.recompile_cases if c.get("delta") or _caused(c)]
+    recompile that follows from a new break says so, and one in a frame an existing break
+    splits off says that it is that frame's one recompile (compare.compare_recompiles)."""
+    cases = [c for c in m.delta.recompile_cases if c.get("delta") or _caused(c) or _after(c)]
     if not cases:
         return ""
     lines = []
     for c in cases[:30]:
-        after = (f" ({_caused(c)} follow{'s' if _caused(c) == 1 else ''} from the new "
-                 f"break{'s' if _n_breaks(m) != 1 else ''})" if _caused(c) else "")
+        why = ([f"{_caused(c)} follow{'s' if _caused(c) == 1 else ''} from the new "
+                f"break{'s' if _n_breaks(m) != 1 else ''}"] if _caused(c) else []) + \
+              ([f"{_after(c)} once, in {'a frame' if _after(c) == 1 else 'frames'} an existing "
+                "break splits off"] if _after(c) else [])
+        after = f" ({'; '.join(why)})" if why else ""
         one = c.get("size_one") if isinstance(c.get("size_one"), dict) else {}
         apart = (f"; torch's own for size 1, not counted: {_num(one.get('base'))} → "
                  f"{_num(one.get('head'))}" if one else "")
@@ -662,22 +672,32 @@ def recompile_details(m: ModelDelta) -> str:
                 continue
             where = f" at {code_inline(location(r), limit=120)}" if r.get("path") else ""
             cause = r.get("caused_by") if isinstance(r.get("caused_by"), dict) else None
+            old = r.get("after_break") if isinstance(r.get("after_break"), dict) else None
             said[f"  - guard {code_inline(r.get('guard') or '?', limit=160)}{where}"
                  + (f": {code_inline(r['source'], limit=160)}" if r.get("source") else "")
                  + ("" if r.get("path") else _frame_of(r))
                  + (f" — follows from the new break at "
-                    f"{code_inline(location(cause), limit=120)}" if cause else "")] += 1
+                    f"{code_inline(location(cause), limit=120)}" if cause else "")
+                 + (f" — a frame the break at {code_inline(location(old), limit=120)} (on base "
+                    "too) splits off: no input of it is marked dynamic, so it is compiled again, "
+                    "dynamic, when a size first changes, and not again" if old else "")] += 1
         lines += [text + (f" (×{k})" if k > 1 else "") for text, k in list(said.items())[:3]]
     n = sum(max(0, c["delta"]) for c in cases if isinstance(c.get("delta"), int))
     k = sum(_caused(c) for c in cases)
+    a = sum(_after(c) for c in cases)
     # the whole change first, as in the table: "+0, 3 following" read as none
-    title = (f"Recompiles per shape (+{n + k}, {'all' if n == 0 else k} following from new breaks)" if k
-             else f"Recompiles per shape (+{n})")
+    parts = ([f"{_all_or(k, n + k + a)} following from new breaks"] if k else []) + \
+            ([f"{_all_or(a, n + k + a)} once after an existing break"] if a else [])
+    title = f"Recompiles per shape (+{n + k + a}{''.join(', ' + p for p in parts)})"
     return details(title, "\n".join(lines))
 
 
 def _caused(case: dict) -> int:
     return caused_recompiles({"caused_recompiles": case.get("caused")})
+
+
+def _after(case: dict) -> int:
+    return caused_recompiles({"caused_recompiles": case.get("after_break")})
 
 
 # --------------------------------------------------------------------------- findings
