@@ -1171,7 +1171,7 @@ def propose(index: RepoClasses, c: _Class) -> Proposal:
     elif fparams and (ids := _index_input(env, fwd[1], fparams[0].name, None)) \
             and not _IDS_NAME.search(fparams[0].name):
         guess, how = ids
-    elif fparams and (doc := _doc_input(env, fwd[1], fparams[0].name)):
+    elif fparams and (doc := _doc_input(env, fwd[1], fparams[0].name, c.node)):
         guess, how = doc
     elif fparams and _IDS_NAME.search(fparams[0].name):
         # `ESM2.forward(tokens)`, its embedding sized by an alphabet built at run time: ids
@@ -1229,13 +1229,15 @@ def propose(index: RepoClasses, c: _Class) -> Proposal:
         if len(inputs) > 1:
             how = "; ".join(notes)
         ranged = [i.name or first.name for i in inputs
-                  if i.dtype.startswith("float") and _doc_range(fwd[1], i.name or first.name)]
+                  if i.dtype.startswith("float") and _doc_range(fwd[1], i.name or first.name, c.node)]
         if ranged:
             # a spectrogram's magnitudes, probabilities: a standard normal's negative values
             # make the model's loss NaN (a KL divergence of a negative target)
             inputs = tuple(replace(i, nonnegative=True) if (i.name or first.name) in ranged else i
                            for i in inputs)
-            how += f"; {', '.join(ranged)} in [0, 1), as forward's docstring says not negative"
+            whose = "forward's docstring" if all(_doc_range(fwd[1], n) for n in ranged) \
+                else "the docstring"
+            how += f"; {', '.join(ranged)} in [0, 1), as {whose} says not negative"
         optional = tuple(
             (InputGuess(p.name, g.shape, g.dtype, g.high), why, f"{fwd[0].path}:{line}")
             for p in fparams[1:] if not p.required and p.default is None and not p.positional_only
@@ -1468,7 +1470,7 @@ def _more_input(infer: "_Infer", c: "_Class", env: dict[str, Any], fn: ast.Funct
     ids = _index_input(env, fn, p.name, first)
     if ids:
         return InputGuess(p.name, ids[0].shape, "int64", ids[0].high), ids[1]
-    doc = _doc_input(env, fn, p.name)
+    doc = _doc_input(env, fn, p.name, c.node)
     if doc:
         return InputGuess(p.name, doc[0].shape, doc[0].dtype, doc[0].high), doc[1]
     return InputGuess(p.name, first.shape, first.dtype, first.high), _LIKE_DATA
@@ -1491,15 +1493,17 @@ _DOC_BOOL = re.compile(r"\b(?:bool|boolean|BoolTensor)\b", re.I)
 _DOC_IDS = re.compile(r"\b(?:class labels?|labels?|class(?:es)?|ids|indices|tokens?)\b", re.I)
 
 
-def _doc_input(env: dict[str, Any], fn: ast.FunctionDef, name: str) -> tuple[InputGuess, str] | None:
-    """The input for forward's parameter `name` from the shape forward's docstring gives it
-    (`x: (N, C, H, W) tensor of spatial inputs`), each dim named as the rest of init names
-    it: the first N or B the batch, T, L or N after it the sequence, H and W an image's
-    size, C its channels (after a batch and a sequence, the model's width, as `(B, T, C)`
-    reads), D the width; a number is kept. Ids below the class count where the line calls
-    them labels or classes, below the vocabulary where it calls them tokens. None where some
-    dim is none of those."""
-    text = _doc_text(fn, name)
+def _doc_input(env: dict[str, Any], fn: ast.FunctionDef, name: str,
+               cls: ast.ClassDef | None = None) -> tuple[InputGuess, str] | None:
+    """The input for forward's parameter `name` from the shape forward's docstring (or the
+    class's) gives it (`x: (N, C, H, W) tensor of spatial inputs`), each dim named as the
+    rest of init names it: the first N or B the batch, T, L or N after it the sequence, H and
+    W an image's size, C its channels (after a batch and a sequence, the model's width, as
+    `(B, T, C)` reads), D the width; a number is kept, and so is the value of a constructor
+    argument the dim is named after (`[batch, n_features]`). Ids below the class count where
+    the line calls them labels or classes, below the vocabulary where it calls them tokens.
+    None where some dim is none of those."""
+    text = _doc_text(fn, name, cls)
     dims = _DOC_DIMS.search(text or "")
     if not text or not dims:
         return None
@@ -1523,11 +1527,14 @@ def _doc_input(env: dict[str, Any], fn: ast.FunctionDef, name: str) -> tuple[Inp
             if width is None:
                 return None
             shape.append(width)
+        elif isinstance(env.get(d), int) and not isinstance(env.get(d), bool) and env[d] > 0:
+            shape.append(env[d])
         else:
             return None
     said = text[dims.end():] + " " + text[:dims.start()]
     what = _DOC_IDS.search(said)
-    line = f"from forward's docstring, {' '.join(dims.group(0).split())}"
+    line = f"from {'forward' if _doc_text(fn, name) else 'the class'}'s docstring, " \
+        f"{' '.join(dims.group(0).split())}"
     integer = _DOC_INTEGER.search(said)
     if _DOC_BOOL.search(said):
         return InputGuess(None, tuple(shape), "bool"), f"{line}, a mask"
@@ -1542,21 +1549,29 @@ def _doc_input(env: dict[str, Any], fn: ast.FunctionDef, name: str) -> tuple[Inp
 
 
 _DOC_NONNEGATIVE = re.compile(r"\b(?:non-?negative|positive|magnitudes?|probabilit(?:y|ies)|"
-                              r"intensit(?:y|ies)|in \[0, ?1\])", re.I)
+                              r"intensit(?:y|ies)|(?:in|to|within|between) \[0, ?1\])", re.I)
 
 
-def _doc_range(fn: ast.FunctionDef, name: str) -> bool:
-    """Whether forward's docstring line for `name` says its values are not negative (`spec:
-    [batch, n_freq, frames], non-negative magnitudes`; probabilities; `in [0, 1]`)."""
-    return bool(_DOC_NONNEGATIVE.search(_doc_text(fn, name) or ""))
+def _doc_range(fn: ast.FunctionDef, name: str, cls: ast.ClassDef | None = None) -> bool:
+    """Whether the docstring line for `name` says its values are not negative (`spec:
+    [batch, n_freq, frames], non-negative magnitudes`; probabilities; `in [0, 1]`, `scaled
+    to [0, 1]`)."""
+    return bool(_DOC_NONNEGATIVE.search(_doc_text(fn, name, cls) or ""))
 
 
-def _doc_text(fn: ast.FunctionDef, name: str) -> str | None:
-    """What forward's docstring says after `name:` on its line (`_DOC_LINE`), or None."""
-    for line in (ast.get_docstring(fn) or "").splitlines():
-        m = _DOC_LINE.match(line.strip())
-        if m and m.group(1) == name:
-            return m.group(2)
+def _doc_text(fn: ast.FunctionDef, name: str, cls: ast.ClassDef | None = None) -> str | None:
+    """What forward's docstring says after `name:` on its line (`_DOC_LINE`) or after `name
+    is` anywhere in a line; failing that, the class's docstring, where a model often says
+    what forward takes (`forward(x): x is [batch, n_features], ...`). None where neither does."""
+    said = re.compile(rf"(?:^|[\s(:;,]){re.escape(name)}\s+(?:is|are)\s+(.*)$")
+    for node in (fn, cls):
+        for line in ((ast.get_docstring(node) if node is not None else None) or "").splitlines():
+            m = _DOC_LINE.match(line.strip())
+            if m and m.group(1) == name:
+                return m.group(2)
+            m = said.search(line.strip())
+            if m:
+                return m.group(1)
     return None
 
 

@@ -673,6 +673,37 @@ def test_a_forward_docstring_gives_the_shapes_a_library_layer_hides(tmp_path):
     assert "docstring" not in by["grouped"].how
 
 
+def test_the_class_docstring_and_a_constructor_argument_size_the_input(tmp_path):
+    """A new user's torchhd classifier says what forward takes in its class docstring, the
+    width by the constructor's argument: init proposed `x [batch, seq, 32]` from `dim` (a
+    hypervector width), and --check dropped the model on a shape error."""
+    root = _repo(tmp_path, {"hdc/__init__.py": "", "hdc/model.py": """\
+        import torch
+        import torch.nn as nn
+
+
+        class ActivityHD(nn.Module):
+            \"\"\"Classifies a window of sensor features into activities.
+
+            forward(x): x is [batch, n_features], each feature a reading scaled to [0, 1];
+            returns the similarity of each window to each activity, [batch, n_classes].
+            \"\"\"
+
+            def __init__(self, n_features: int = 16, n_classes: int = 4, dim: int = 1024):
+                super().__init__()
+                self.keys = nn.Parameter(torch.randn(n_features, dim))
+                self.protos = nn.Parameter(torch.randn(n_classes, dim))
+
+            def forward(self, x):
+                return (x @ self.keys) @ self.protos.t()
+        """})
+    [p] = discover(str(root))[0]
+    assert [(i.name, i.shape, i.dtype, i.nonnegative) for i in p.inputs] == [
+        ("x", ("batch", 16), "float32", True)]
+    assert p.how == ("from the class's docstring, [batch, n_features]; x in [0, 1), as the "
+                     "docstring says not negative")
+
+
 @pytest.mark.torch
 @pytest.mark.slow
 def test_check_says_where_the_model_breaks(tmp_path, capsys):
