@@ -378,7 +378,7 @@ _UNKNOWN = object()
 
 
 def _eval(expr: ast.AST | None, env: dict[str, Any]) -> Any:
-    """Literals, names from `env`, + - * // and tuples; anything else is _UNKNOWN. An attribute
+    """Literals, names from `env`, + - * // and tuples and lists; anything else is _UNKNOWN. An attribute
     chain is looked up whole (`config.n_embd`: a field of a config object, see _ConfigGuess)."""
     if expr is None:
         return _UNKNOWN
@@ -389,9 +389,10 @@ def _eval(expr: ast.AST | None, env: dict[str, Any]) -> Any:
     if isinstance(expr, ast.Attribute):
         name = dotted(expr)
         return env.get(name, _UNKNOWN) if name else _UNKNOWN
-    if isinstance(expr, ast.Tuple):
+    if isinstance(expr, (ast.Tuple, ast.List)):
         items = [_eval(e, env) for e in expr.elts]
-        return _UNKNOWN if any(i is _UNKNOWN for i in items) else tuple(items)
+        return _UNKNOWN if any(i is _UNKNOWN for i in items) else \
+            tuple(items) if isinstance(expr, ast.Tuple) else items
     if isinstance(expr, ast.UnaryOp) and isinstance(expr.op, ast.USub):
         v = _eval(expr.operand, env)
         return -v if isinstance(v, (int, float)) else _UNKNOWN
@@ -553,6 +554,9 @@ class _Infer:
                     or self.layer(expr.orelse, env, local, where, depth, top, param))
         if isinstance(expr, ast.Name) and expr.id in local:
             return self.layer(local.pop(expr.id), env, local, where, depth, top, param)
+        if isinstance(expr, (ast.List, ast.Tuple)) and expr.elts:
+            # `layers = [nn.Linear(in_dim, hidden_dim)]` ... `nn.Sequential(*layers)` (DINO's head)
+            return self.layer(expr.elts[0], env, local, where, depth, top, param)
         if not isinstance(expr, ast.Call):
             return None
         q = self.index.resolve(expr.func, *where) or ""
@@ -560,7 +564,9 @@ class _Infer:
         kind = built.rsplit(".", 1)[-1] if built else None
         first = expr.args[0] if expr.args else None
         if kind == "Sequential" and expr.args:
-            return self.layer(expr.args[0], env, local, where, depth, top)
+            first = expr.args[0]
+            return self.layer(first.value if isinstance(first, ast.Starred) else first,
+                              env, local, where, depth, top)
         if kind in ("Embedding", "Conv2d", "Conv1d", "Linear"):
             if first is None:
                 first = next((k.value for k in expr.keywords
@@ -1334,13 +1340,18 @@ def _part_count(name: str) -> str | None:
     return short if len(parts) > 2 and parts[0] in ("n", "num") and short in GUESSES else None
 
 
-def _smaller(p: Param) -> int | None:
+def _smaller(p: Param) -> int | list[int] | None:
     """The small value for a size parameter whose default is larger (`ESM2(num_layers=33,
     embed_dim=1280)`): a model built at its real size takes minutes and gigabytes on a CPU.
     Expert counts are lowered too, never switched on; a default of another type is kept, and
-    so is a per-head size."""
+    so is a per-head size. An image size given as a list of one (DINO's `img_size=[224]`) is
+    lowered in its list: kept, every small image took the position table's interpolation
+    path and never the model's native one."""
     guess = GUESSES.get(p.name)
     d = p.default
+    if p.name in _IMAGE and isinstance(d, (list, tuple)) and len(d) == 1 and \
+            isinstance(d[0], int) and not isinstance(d[0], bool) and guess is not None and d[0] > guess:
+        return [guess]
     if guess is None or not isinstance(d, int) or isinstance(d, bool) or d <= guess \
             or p.name in _HEAD_DIMS:     # (cheap, and tied to others: a rotary dim of max(32, ...))
         return None
@@ -1963,8 +1974,10 @@ def render_config(proposals: list[Proposal], blocks: list[str], packages: list[s
         if p.problems or p.name in notes:
             out += entry_lines(p, notes.get(p.name))
     if blocks:
-        out.append("# Also found, as building blocks and layers of the models above (add them if you "
-                   "compile them alone):")
+        # (a `...Loss` is listed by its name, built inside no model: DINO's `main_dino:DINOLoss`
+        # read as a part of the vision transformer)
+        out.append("# Also found, building blocks of the models above, and layers or losses by their "
+                   "names (add them if you compile them alone):")
         out += [f"#   {b}" for b in blocks]
     out.append("run: {device: auto}")
     # what a new user's first review on a small CPU runner spends its time on (a two-layer

@@ -1908,3 +1908,47 @@ def test_a_long_reason_on_the_console_ends_in_an_ellipsis() -> None:
     assert _comment("a;  b\n c", 20) == "a; b c"
     cut = _comment("no value for the constructor arguments 'a'; cannot infer the input 'x'", 50)
     assert len(cut) == 50 and cut.endswith("…") and cut.startswith("no value for"), cut
+
+
+def test_a_head_built_from_a_list_of_layers_and_an_image_size_in_a_list(tmp_path):
+    """DINO, read as a new user's first hour: `DINOHead` builds `layers = [nn.Linear(in_dim,
+    hidden_dim)]` ... `self.mlp = nn.Sequential(*layers)` and got `x [batch, seq, 32]` from
+    `hidden_dim`; `VisionTransformer(img_size=[224])` kept 224 while every image was 32, so
+    only the position table's interpolation path ever ran."""
+    root = _repo(tmp_path, {"vit.py": """\
+        import torch
+        from torch import nn
+
+
+        class Head(nn.Module):
+            def __init__(self, in_dim, out_dim, nlayers=3, hidden_dim=2048, bottleneck_dim=256):
+                super().__init__()
+                if nlayers == 1:
+                    self.mlp = nn.Linear(in_dim, bottleneck_dim)
+                else:
+                    layers = [nn.Linear(in_dim, hidden_dim)]
+                    layers.append(nn.GELU())
+                    layers.append(nn.Linear(hidden_dim, bottleneck_dim))
+                    self.mlp = nn.Sequential(*layers)
+                self.last_layer = nn.Linear(bottleneck_dim, out_dim)
+
+            def forward(self, x):
+                return self.last_layer(self.mlp(x))
+
+
+        class ViT(nn.Module):
+            def __init__(self, img_size=[224], patch_size=16, in_chans=3, embed_dim=768):
+                super().__init__()
+                self.proj = nn.Conv2d(in_chans, embed_dim, patch_size, patch_size)
+                self.pos = nn.Parameter(torch.zeros(1, (img_size[0] // patch_size) ** 2, embed_dim))
+
+            def forward(self, x):
+                return self.proj(x).flatten(2).transpose(1, 2) + self.pos
+        """})
+    by = {p.name: p for p in discover(str(root))[0]}
+    head = by["head"]
+    assert [(i.name, i.shape) for i in head.inputs] == [("x", ("batch", head.kwargs["in_dim"]))]
+    assert head.how == f"from the first layer, nn.Linear({head.kwargs['in_dim']}, ...)"
+    vit = by["vit"]
+    assert vit.kwargs["img_size"] == [32] and "img_size" in vit.guessed
+    assert vit.shapes["height"] == (32,) and vit.shapes["width"] == (32,)
