@@ -1010,11 +1010,16 @@ class FunctionContext:
 
     def tuple_of_tensors(self, e: ast.Call) -> bool:
         """A call that returns a tuple of tensors (`TUPLE_METHODS` on a tensor, `TUPLE_FUNCS`
-        of torch, `max`/`min`/`median` with a dim)."""
+        of torch, `max`/`min`/`median` with a dim). Such a method with a `dim=` keyword on a
+        value of unknown kind too (`conf, pred = sim.max(dim=1)`, `sim` a library module's
+        output): numpy names that argument `axis`, and Python's values have no such methods."""
         f = e.func
         dim = any(k.arg == "dim" for k in e.keywords)
         if type(f) is ast.Attribute and self.kind(f.value) in (TENSOR, PARAM, BOOL_TENSOR):
             return f.attr in TUPLE_METHODS or f.attr in _TUPLE_WITH_DIM and bool(e.args or dim)
+        if type(f) is ast.Attribute and dim and (f.attr in TUPLE_METHODS or f.attr in _TUPLE_WITH_DIM) \
+                and not (type(f.value) is ast.Name and f.value.id in self.mod.imports):
+            return True
         target = self.mod.resolve(f)
         if target is None:
             return False
