@@ -557,6 +557,20 @@ def test_a_frame_head_compiled_recompiling_once_on_a_size_is_told_apart_by_a_thi
     costly = {**cand, "graph_count": 5, "probe": {"shape": {"b": 4}, "n": 0, "frames": []}}
     refused = judge(head, costly, [NAN_BREAK], EDIT)
     assert refused["accepted"] is False and "probe" not in refused
+    # ... unless every such frame is split off by a break head has too (the library's own,
+    # on its stack): a review of the edit does not count that one recompile (pt2bot/compare.py
+    # `after_break`), so neither does the proof; the third size must still say once
+    stack = [["pkg/m.py", 12, "forward"], [None, 209, "forward"], [None, 219, "forward"]]
+    split = {**cand, "graph_count": 5, "breaks": [{**cand["breaks"][0], "stack": stack}]}
+    asked = judge(head, split, [NAN_BREAK], EDIT)
+    assert asked["accepted"] is False and asked.get("probe") is True, asked
+    kept = judge(head, {**split, "probe": {"shape": {"b": 4}, "n": 0, "frames": []}}, [NAN_BREAK], EDIT)
+    assert kept["accepted"] is True, kept
+    assert "(head's too) splits off, fed what the edit computes; 8 compiles, head 7)" in kept["evidence"]
+    # a frame on no kept break's stack still needs the compile paid for
+    short = {**split, "breaks": [{**cand["breaks"][0], "stack": stack[:2]}],
+             "probe": {"shape": {"b": 4}, "n": 0, "frames": []}}
+    assert judge(head, short, [NAN_BREAK], EDIT)["reason"].endswith("; 8 compiles, head 7")
 
 
 def test_the_third_size_is_one_the_matrix_lacks_and_keeps_the_divisibility():

@@ -115,7 +115,13 @@ def test_a_recompile_the_edit_moves_into_a_frame_head_compiled_is_proven_once(tm
     assert ("1 recompile on shape case batch=8 in `forward`, `forward` from line 14, `forward` "
             "from line 17, once: none on shape case batch=4 after it") in verdict["evidence"], verdict
     # with nothing between the `if` and the layer, head's break made no graph of its own: the
-    # edit's recompile is one compile more, not paid for by a graph fewer
+    # edit's recompile is one compile more. It was refused for that ("7 compiles, head 6"),
+    # but the frame is the layer's own, split off by the layer's break (head's and base's
+    # too), and a review of the edit does not count that one recompile (pt2bot/compare.py
+    # `after_break`): the fix a new user's torchhd classifier was refused is judged as its
+    # review would be, the compiles said
     lean = _prove(tmp_path, "lean", IFS[1])
-    assert lean["accepted"] is False
-    assert lean["reason"].endswith("a size changed; 3 recompiles there, head 2); 7 compiles, head 6"), lean
+    assert lean["accepted"] is True, lean
+    assert ("once: none on shape case batch=4 after it (the first recompile on a new size of a "
+            "frame the break at pkg/layer.py:14 (head's too) splits off, fed what the edit "
+            "computes; 7 compiles, head 6)") in lean["evidence"], lean

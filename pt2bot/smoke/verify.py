@@ -63,6 +63,7 @@ from typing import Any, Callable, Mapping, Sequence
 
 from pt2bot.findings import normalise_source
 from pt2bot.jsonio import write_json
+from pt2bot.results import RESUME_RE
 from pt2bot.smoke.breaks import RecordingBackend, collect_breaks, measure_breaks
 from pt2bot.smoke.export import measure_export
 from pt2bot.smoke.inputs import (CaseInputs, build_inputs, build_model, call_mode, compare_outputs,
@@ -137,9 +138,12 @@ def _seeded_forward(model: Any, case: CaseInputs, paths: RepoPaths) -> Any:
 
 
 def _breaks_summary(got: Mapping[str, Any]) -> list[dict[str, Any]]:
-    # (the explanation and the package's place: what names a refused candidate's new break)
+    # (the explanation and the package's place: what names a refused candidate's new break;
+    # the user stack: which frames the break splits off, `_split_off_by`)
     return [{**{k: b.get(k) for k in ("gb", "gb_type", "path", "line", "function", "source")},
-             **{k: b[k] for k in ("explanation", "library") if b.get(k)}}
+             **{k: b[k] for k in ("explanation", "library") if b.get(k)},
+             "stack": [[f.get("path"), f.get("line"), f.get("function")]
+                       for f in b.get("user_stack") or () if isinstance(f, Mapping)]}
             for b in got.get("graph_breaks") or ()]
 
 
@@ -1139,6 +1143,23 @@ def _once_more(c: Mapping[str, Any], probe: Mapping[str, Any] | None,
     return not ({tuple(f) for f in probe.get("frames") or ()} & frames)
 
 
+def _split_off_by(frame: Sequence[Any], breaks: Sequence[Mapping[str, Any]]
+                  ) -> Mapping[str, Any] | None:
+    """The break of `breaks` that makes `frame` (function, path, line) a frame of its own: a
+    function resumed after a line of the break's stack, or a function on that stack below its
+    root frame (as pt2bot/compare.py `cause_of` reads a review's recompiles), or None."""
+    function, path, line = (list(frame) + [None] * 3)[:3]
+    resumed = isinstance(function, str) and RESUME_RE.match(function) is not None
+    for b in breaks:
+        stack = [tuple(s) for s in b.get("stack") or () if isinstance(s, (list, tuple)) and len(s) == 3]
+        if resumed and ((b.get("path"), b.get("line")) == (path, line)
+                        or any((p, ln) == (path, line) for p, ln, _ in stack)):
+            return b
+        if not resumed and any((p, fn) == (path, function) for p, _, fn in stack[1:]):
+            return b
+    return None
+
+
 def _probe_said(probe: Mapping[str, Any]) -> str:
     if probe.get("error"):
         return (f"whether it recompiles once or on every new size is not known: the third size "
@@ -1480,24 +1501,35 @@ def judge(head: Mapping[str, Any], cand: Mapping[str, Any], targets: Sequence[Ma
             # With two sizes in the matrix, once and once per new size look the same: a third
             # size (`probe`, measured only where this is what refuses the edit) tells them
             # apart. And the trade must cost no compile: the graphs the edit removes pay for it.
+            # Where each such frame is split off by a break head has too (the library's own),
+            # the review does not count that one recompile either (pt2bot/compare.py
+            # `after_break`): the edit is judged as the review of it would be, and the compile
+            # need not be paid for.
             once = _once_more(c, cand.get("probe"), frames)
             fewer = counted and cc <= hc
-            if not (size_once and once and fewer):
+            kept = [b for b in cand.get("breaks") or ()
+                    if any(_break_matches(hb_, b, edit) for hb_ in head.get("breaks") or ())]
+            split = {f: _split_off_by(f, kept) for f in frames}
+            old = bool(frames) and all(split.values())
+            if not (size_once and once and (fewer or old)):
                 verdict = no(f"a new recompile on {_shape(c.get('shape'))}{_recompile_detail(c, h)}")
-                if size_once and counted and not fewer:
+                if size_once and counted and not (fewer or old):
                     # (a graph fewer would have paid for it)
                     verdict["reason"] += f"; {cc} compiles, head {hc}"
-                if size_once and fewer and cand.get("probe") is None:
+                if size_once and (fewer or old) and cand.get("probe") is None:
                     verdict["probe"] = True
-                elif size_once and fewer and isinstance(cand.get("probe"), Mapping):
+                elif size_once and (fewer or old) and isinstance(cand.get("probe"), Mapping):
                     verdict["reason"] += f"; {_probe_said(cand['probe'])}"
                 return verdict
             recompiled_once |= frames
+            whose = (f"a frame the break "
+                     f"{' and '.join(sorted({_at(b.get('path'), b.get('line')) for b in split.values() if b}))}"
+                     " (head's too) splits off, fed what the edit computes" if old
+                     else "a frame whose input the edit computes")
             evidence.append(f"{_recompiles(more)} on {_shape(c.get('shape'))} in "
                             f"{', '.join(sorted(_frame_words(f) for f in frames))}, once: none on "
                             f"{_shape(cand['probe'].get('shape'))} after it (the first recompile on a "
-                            f"new size of a frame whose input the edit computes; "
-                            f"{cc} compiles, head {hc})")
+                            f"new size of {whose}; {cc} compiles, head {hc})")
         rec_targets = [t for t in targets if t.get("kind") == "recompile"]
         for t in rec_targets:
             at = (t.get("path"), t.get("line"))
