@@ -723,15 +723,13 @@ def compare_recompiles(base: ModelRun | None, head: ModelRun,
         n_after = 0
         if old_breaks and hn > bn + n_caused:
             matched = [(g, d) for g in _compiles(c.reasons)
-                       if not any(id(r) in causes for r in g) and not _all_size_one(g)
-                       and all(r.kind in _FOLLOWS_KINDS for r in g)
-                       and (d := cause_of(g[0], old_breaks)) is not None]
+                       if not any(id(r) in causes for r in g)
+                       and (d := _split_off(g, old_breaks, not new_breaks)) is not None]
             # only head's excess over base's own such compiles in its breaks' frames is
             # explained (base's lines may differ, so they are counted, not matched), the
             # frames base did not recompile the same way first
             on_base = [g for g in _compiles(bc.reasons if bc else ())
-                       if not _all_size_one(g) and all(r.kind in _FOLLOWS_KINDS for r in g)
-                       and cause_of(g[0], base_breaks) is not None]
+                       if _split_off(g, base_breaks, True) is not None]
             same = {_frame_guard(g[0]) for g in on_base}
             matched.sort(key=lambda gd: (_frame_guard(gd[0][0]) in same,
                                          gd[0][0].resumed_after is None))
@@ -769,6 +767,26 @@ def compare_recompiles(base: ModelRun | None, head: ModelRun,
             "recompile_cases": cases,
             "eager_fallback": bool(hrc and hrc.eager_fallback)
             and not (brc and brc.eager_fallback)}
+
+
+# Dynamo compiles the model's own `forward` as frame 0 ("0/1": frame 0's second compile); any
+# other frame exists because a break sent the code around it to eager (a resume function, or
+# a function called from there). A frame in an installed package carries no user stack to tie
+# it to one break (the break's stack holds the repository's frames only).
+_UNTIED = {"gb": None, "path": None, "line": None}
+
+
+def _split_off(group: Sequence[RecompileReason], breaks: Sequence[NewBreak],
+               untied: bool) -> dict | None:
+    """The break whose frame a compile of sizes only is in (`cause_of`), or, with `untied`
+    (every break of the side is one of `breaks`), `_UNTIED` for any frame but the model's own;
+    None for another compile."""
+    if not breaks or _all_size_one(group) or not all(r.kind in _FOLLOWS_KINDS for r in group):
+        return None
+    d = cause_of(group[0], breaks)
+    if d is None and untied and str(group[0].compile_id or "0").split("/")[0] not in ("", "0"):
+        return _UNTIED
+    return d
 
 
 def _frame_guard(r: RecompileReason) -> tuple[Any, ...]:

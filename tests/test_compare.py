@@ -450,6 +450,33 @@ def test_an_old_breaks_frames_recompiling_for_sizes_is_not_new_but_said_apart():
     assert not any("caused_by" in r for r in _reasons(m))
 
 
+def test_a_frame_of_an_installed_package_is_tied_to_no_break_but_is_not_the_models_own():
+    # A torchhd embedding's `forward`, a frame of its own once the library's break split it
+    # off, fed a tensor the PR computes: no break's user stack reaches it (its file is the
+    # package's), but only a break makes dynamo compile a frame apart from frame 0, the
+    # model's `forward`; with no new break on head, that break is one base has too.
+    base, head = resume_pair()
+    base["models"][0]["graph_breaks"] = head["models"][0]["graph_breaks"]
+    case = next(c for c in head["models"][0]["recompiles"]["cases"] if c["recompiles"])
+    lib = {"guard": "tensor 'input' size mismatch at index 0. expected 2, actual 3", "dim": None,
+           "kind": "size_mismatch", "path": None, "line": None, "source": None,
+           "frame": {"function": "forward", "path": None, "line": 536}, "compile_id": "7/1"}
+    case["reasons"].append(lib)
+    case["recompiles"] += 1
+    head["models"][0]["recompiles"]["count"] += 1
+    m = _gated(base, head)
+    d = m["delta"]
+    assert (d["new_recompiles"], d["after_break_recompiles"]) == (0, 4)
+    [untied] = [r for r in _reasons(m) if r["frame"]["path"] is None]
+    assert untied["after_break"] == {"gb": None, "path": None, "line": None}
+    # the model's own frame recompiling on a size is the model's: counted
+    own = {**lib, "frame": {"function": "forward", "path": "pkg/gated.py", "line": 23},
+           "compile_id": "0/1"}
+    case["reasons"][-1] = own
+    d = _gated(base, head)["delta"]
+    assert (d["new_recompiles"], d["after_break_recompiles"]) == (1, 3)
+
+
 def test_an_old_breaks_frames_that_base_recompiled_too_explain_nothing_more():
     # Base recompiled the same frames the same way: head has no excess there, and a guard
     # of head's own (a value passed across the break) is then a new recompile.

@@ -571,6 +571,13 @@ def test_a_frame_head_compiled_recompiling_once_on_a_size_is_told_apart_by_a_thi
     short = {**split, "breaks": [{**cand["breaks"][0], "stack": stack[:2]}],
              "probe": {"shape": {"b": 4}, "n": 0, "frames": []}}
     assert judge(head, short, [NAN_BREAK], EDIT)["reason"].endswith("; 8 compiles, head 7")
+    # ... unless the recompiles say it is not the model's own frame (frame 0): only a break
+    # makes another, and every break of the edit's run is head's (a frame of an installed
+    # package, which no user stack reaches)
+    apart = {**eight, "split": [theirs]}
+    untied = judge(head, {**short, "recompiles": {"count": 3, "cases": [quiet, apart]}}, [NAN_BREAK], EDIT)
+    assert untied["accepted"] is True, untied
+    assert "a frame a break head has too splits off, fed what the edit computes; 8 compiles" in untied["evidence"]
 
 
 def test_the_third_size_is_one_the_matrix_lacks_and_keeps_the_divisibility():

@@ -678,9 +678,12 @@ def recompile_details(m: ModelDelta) -> str:
                  + ("" if r.get("path") else _frame_of(r))
                  + (f" — follows from the new break at "
                     f"{code_inline(location(cause), limit=120)}" if cause else "")
-                 + (f" — a frame the break at {code_inline(location(old), limit=120)} (on base "
-                    "too) splits off: no input of it is marked dynamic, so it is compiled again, "
-                    "dynamic, when a size first changes, and not again" if old else "")] += 1
+                 + ((f" — a frame the break at {code_inline(location(old), limit=120)} (on base "
+                     "too) splits off" if old.get("path") else
+                     " — a frame a break on base too splits off (no new break here, and only a "
+                     "break makes dynamo compile a function apart from the model's own)")
+                    + ": no input of it is marked dynamic, so it is compiled again, dynamic, when "
+                    "a size first changes, and not again" if old else "")] += 1
         lines += [text + (f" (×{k})" if k > 1 else "") for text, k in list(said.items())[:3]]
     n = sum(max(0, c["delta"]) for c in cases if isinstance(c.get("delta"), int))
     k = sum(_caused(c) for c in cases)

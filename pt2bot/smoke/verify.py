@@ -165,6 +165,11 @@ def _recompiles_summary(got: Mapping[str, Any]) -> dict[str, Any]:
                       # each frame's first failed guard, as torch says it (what changed)
                       "guards": [[(r.get("frame") or {}).get("function"), str(r.get("guard") or "")[:200]]
                                  for r in user],
+                      # frames other than the model's own (frame 0): only a break makes those
+                      "split": sorted({tuple((r.get("frame") or {}).get(k) for k in ("function", "path", "line"))
+                                       for r in user
+                                       if str(r.get("compile_id") or "0").split("/")[0] not in ("", "0")},
+                                      key=str),
                       "sizes_only": bool(user) and all(r.get("kind") == "size_mismatch" for r in user)})
     return {"count": rec.get("count") or 0, "eager_fallback": bool(rec.get("eager_fallback")),
             "cases": cases}
@@ -1143,6 +1148,10 @@ def _once_more(c: Mapping[str, Any], probe: Mapping[str, Any] | None,
     return not ({tuple(f) for f in probe.get("frames") or ()} & frames)
 
 
+# A frame split off by a break no user stack reaches (a frame of an installed package)
+_UNTIED: Mapping[str, Any] = {"path": None, "line": None}
+
+
 def _split_off_by(frame: Sequence[Any], breaks: Sequence[Mapping[str, Any]]
                   ) -> Mapping[str, Any] | None:
     """The break of `breaks` that makes `frame` (function, path, line) a frame of its own: a
@@ -1509,8 +1518,12 @@ def judge(head: Mapping[str, Any], cand: Mapping[str, Any], targets: Sequence[Ma
             fewer = counted and cc <= hc
             kept = [b for b in cand.get("breaks") or ()
                     if any(_break_matches(hb_, b, edit) for hb_ in head.get("breaks") or ())]
-            split = {f: _split_off_by(f, kept) for f in frames}
-            old = bool(frames) and all(split.values())
+            # (a frame of an installed package is on no break's user stack; any frame but the
+            # model's own is one a break split off, and every break here is head's too)
+            apart = {tuple(f) for f in c.get("split") or ()}
+            split = {f: _split_off_by(f, kept) or (_UNTIED if kept and f in apart else None)
+                     for f in frames}
+            old = bool(frames) and all(b is not None for b in split.values())
             if not (size_once and once and (fewer or old)):
                 verdict = no(f"a new recompile on {_shape(c.get('shape'))}{_recompile_detail(c, h)}")
                 if size_once and counted and not (fewer or old):
@@ -1522,10 +1535,12 @@ def judge(head: Mapping[str, Any], cand: Mapping[str, Any], targets: Sequence[Ma
                     verdict["reason"] += f"; {_probe_said(cand['probe'])}"
                 return verdict
             recompiled_once |= frames
-            whose = (f"a frame the break "
-                     f"{' and '.join(sorted({_at(b.get('path'), b.get('line')) for b in split.values() if b}))}"
-                     " (head's too) splits off, fed what the edit computes" if old
-                     else "a frame whose input the edit computes")
+            located = sorted({_at(b.get("path"), b.get("line")) for b in split.values()
+                              if b is not None and b.get("path")})
+            whose = ("a frame whose input the edit computes" if not old else
+                     f"a frame the break {' and '.join(located)} (head's too) splits off, fed what "
+                     "the edit computes" if located and _UNTIED not in split.values() else
+                     "a frame a break head has too splits off, fed what the edit computes")
             evidence.append(f"{_recompiles(more)} on {_shape(c.get('shape'))} in "
                             f"{', '.join(sorted(_frame_words(f) for f in frames))}, once: none on "
                             f"{_shape(cand['probe'].get('shape'))} after it (the first recompile on a "
