@@ -67,8 +67,27 @@ def test_the_proof_refuses_the_dropped_branch_with_a_nan_beside_large_values(tmp
         "differs from head on an input with large finite values (1e6 beside one NaN) in `x`"), \
         verdicts["dropped"]
     assert verdicts["where"]["accepted"] is True, verdicts["where"]
+    # the model's logits never come near the bound: the selected clamp is head's own by
+    # construction, but no input compared it, and the evidence says so (SAM's mask decoder:
+    # "`masks` equal after line 148" read as the clamp compared)
+    assert (f"the block at line {IF + 1} entered by no shape case: there the edit selects head's "
+            "own expression, the same by construction, which no input of the proof compared") \
+        in verdicts["where"]["evidence"], verdicts["where"]
     # what the refusal rests on, in plain torch: one NaN in the first example, and the second
     # example's logits past the bound are clamped by the dropped form only
     attn = torch.tensor([[float("nan"), 0.0], [3e4, 2e4]])
     assert not bool(attn.abs().max() > 1e4)
     assert not torch.equal(attn.clamp(-1e4, 1e4)[1].softmax(-1), attn[1].softmax(-1))
+
+
+@pytest.mark.torch
+def test_the_evidence_says_which_shape_cases_entered_the_selected_block(tmp_path):
+    hot = ATTN.replace("q = self.qk(x + self.pos)", "q = self.qk(x + self.pos) * 1e3")
+    [where] = [c for c in fix_candidates(_finding(), hot) if "torch.where" in "".join(c.lines)]
+    root = write_repo(tmp_path / "repo", {"pkg/model.py": hot},
+                      one_model("attn", "pkg.model:Attn", "[{name: x, shape: [batch, 4, 8]}]",
+                                "{batch: [2, 3]}"))
+    target = break_target("attn", "pkg/model.py", IF, "GB0170", "Data-dependent branching")
+    verdict = prove(root, "attn", [item("where", where, hot, target)], tmp_path / "work")["where"]
+    assert verdict["accepted"] is True, verdict
+    assert f"the block at line {IF + 1} entered by head on all 2 shape cases" in verdict["evidence"], verdict

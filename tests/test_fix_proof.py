@@ -541,7 +541,7 @@ def test_a_frame_head_compiled_recompiling_once_on_a_size_is_told_apart_by_a_thi
     once = judge(head, {**cand, "probe": {"shape": {"b": 4}, "n": 0, "frames": [], "sizes_only": False}},
                  [NAN_BREAK], EDIT)
     assert once["accepted"] is True, once
-    assert ("1 recompile on shape case b=8 in `forward`, `forward` from line 219, once: none on "
+    assert ("1 recompile on shape case b=8 in `forward`, once: none on "
             "shape case b=4 after it (the first recompile on a new size of a frame whose input the "
             "edit computes; 7 compiles, head 7)") in once["evidence"]
     # again on the third size: once per size, refused, and said

@@ -1541,8 +1541,12 @@ def judge(head: Mapping[str, Any], cand: Mapping[str, Any], targets: Sequence[Ma
                      f"a frame the break {' and '.join(located)} (head's too) splits off, fed what "
                      "the edit computes" if located and _UNTIED not in split.values() else
                      "a frame a break head has too splits off, fed what the edit computes")
+            # (the frames head recompiled too left out: a new user read nine frames for two
+            # recompiles, seven of them head's own)
+            theirs = {tuple(f) for f in h.get("frames") or () if isinstance(f, (list, tuple))}
+            said = [f for f in frames if f not in theirs] or list(frames)
             evidence.append(f"{_recompiles(more)} on {_shape(c.get('shape'))} in "
-                            f"{', '.join(sorted(_frame_words(f) for f in frames))}, once: none on "
+                            f"{', '.join(sorted(_frame_words(f) for f in said))}, once: none on "
                             f"{_shape(cand['probe'].get('shape'))} after it (the first recompile on a "
                             f"new size of {whose}; {cc} compiles, head {hc})")
         rec_targets = [t for t in targets if t.get("kind") == "recompile"]
@@ -1625,7 +1629,7 @@ def judge(head: Mapping[str, Any], cand: Mapping[str, Any], targets: Sequence[Ma
     if any(r.get("compared") for r in values.get("rows") or ()):
         evidence.append(f"{_named(values.get('names') or ())} equal after line {values.get('line')}")
     eager_only = (_eager_only_evidence(cand) or _dropped_arm_evidence(cand) or _early_return_evidence(cand)
-                  or _dropped_test_evidence(cand) or _entered_evidence(cand))
+                  or _dropped_test_evidence(cand) or _entered_evidence(cand) or _selected_evidence(cand))
     if eager_only:
         evidence.append(eager_only)
     kinds = sorted({str(r.get("kind")) for r in hit})
@@ -2528,6 +2532,24 @@ def _replaced_block(original: str, edit: Edit, new_lines: Sequence[str]) -> int 
     skips the block, equal outputs show only that the selection keeps the values; only an
     input on which head enters it compares the rewritten work with head's. None for any other
     edit, and for a block on the `if`'s own line, where no line event tells the two apart."""
+    got = _block_rewrite(original, edit, new_lines)
+    return got[0] if got is not None and not got[1] else None
+
+
+def _selected_block(original: str, edit: Edit, new_lines: Sequence[str]) -> int | None:
+    """For an edit that selects head's own expression on the test (`masks =
+    torch.where(masks.abs().max() > 1e4, masks.clamp(-1e4, 1e4), masks)` for `if
+    masks.abs().max() > 1e4: masks = masks.clamp(-1e4, 1e4)`): head's first line of the
+    block. Equal there by construction, so no input need enter it; but where none does, the
+    evidence must say so (SAM's mask decoder, whose logits never came near the bound: "`masks`
+    equal after line 148" read as the clamp compared)."""
+    got = _block_rewrite(original, edit, new_lines)
+    return got[0] if got is not None and got[1] else None
+
+
+def _block_rewrite(original: str, edit: Edit, new_lines: Sequence[str]) -> tuple[int, bool] | None:
+    """For an edit that replaces a whole `if <test>: <block>` by branchless code: head's first
+    line of the block, and whether the edit selects head's own expression on the test."""
     node = _whole_if(original, edit, new_lines)
     if node is None:
         return None
@@ -2541,6 +2563,7 @@ def _replaced_block(original: str, edit: Edit, new_lines: Sequence[str]) -> int 
     new = [ln.strip() for ln in new_lines if ln.strip()]
     if new == body:
         return None
+    own = False
     # ... or head's own expression selected (`h = torch.where(c, h * 0.5, h)` for `if c: h = h *
     # 0.5`, the test as the recipe wrote it): where head enters, that is head's value; a shape
     # or dtype of its own would show on the inputs that skip it, where the selection broadcasts
@@ -2551,10 +2574,9 @@ def _replaced_block(original: str, edit: Edit, new_lines: Sequence[str]) -> int 
         expr = ast.get_source_segment(original, st.value)
         name = st.targets[0].id
         head, tail = f"{name} = torch.where(", f", {expr}, {name})"
-        if expr and "\n" not in expr and len(new) == 1 and new[0].startswith(head) and \
-                new[0].endswith(tail) and len(new[0]) > len(head) + len(tail):
-            return None
-    return first
+        own = bool(expr and "\n" not in expr and len(new) == 1 and new[0].startswith(head) and
+                   new[0].endswith(tail) and len(new[0]) > len(head) + len(tail))
+    return first, own
 
 
 def _not_entered(cand: Mapping[str, Any]) -> str | None:
@@ -2613,6 +2635,20 @@ def _told(original: str, edit: Edit) -> dict[str, Any] | None:
     return {"line": line, "call": ast.unparse(call.value.func) if call is not None else None}
 
 
+def _selected_evidence(cand: Mapping[str, Any]) -> str | None:
+    """For an edit that selects head's own expression on the `if`'s test: on which shape
+    cases head entered the block, or that none did (then only the selection's keeping of the
+    values was compared, and the expression is head's by construction)."""
+    told = cand.get("told")
+    if not isinstance(told, Mapping) or not told.get("selected") or not isinstance(told.get("line"), int):
+        return None
+    shapes, line = told.get("cases") or [], told["line"]
+    if shapes:
+        return f"the block at line {line} entered by head on {_some_cases(shapes, len(cand.get('outputs') or ()))}"
+    return (f"the block at line {line} entered by no shape case: there the edit selects head's own "
+            "expression, the same by construction, which no input of the proof compared")
+
+
 def _quieted_evidence(cand: Mapping[str, Any]) -> str | None:
     """For a safe edit that gives a warning in eager only: what compiled code no longer gives,
     and on which shape cases head gave it. The outputs are equal by construction; what the
@@ -2623,20 +2659,25 @@ def _quieted_evidence(cand: Mapping[str, Any]) -> str | None:
     if not isinstance(told, Mapping) or not isinstance(told.get("line"), int):
         return None
     shapes, line = told.get("cases") or [], told["line"]
+    if told.get("selected"):
+        return None
     what = f"the `{told['call']}` at line {line}" if told.get("call") else f"line {line}"
     if not shapes:
         return (f"no shape case reaches {what} in head's eager run, so none shows what a "
                 "compiled run no longer gives")
-    n = len(cand.get("outputs") or ())
-    if len(shapes) >= n:
-        where = f"all {n} shape cases" if n > 1 else "the shape case"
-    elif len(shapes) <= 2 and all(isinstance(s, Mapping) and s for s in shapes):
-        where = f"shape case{'s' if len(shapes) > 1 else ''} " + " and ".join(
-            ", ".join(f"{k}={v}" for k, v in s.items()) for s in shapes)
-    else:
-        where = f"{len(shapes)} of the {_shape_cases(n)}"
+    where = _some_cases(shapes, len(cand.get("outputs") or ()))
     return (f"but compiled code skips {what}, which head's eager run reaches on {where}: "
             "a compiled run there no longer gives it")
+
+
+def _some_cases(shapes: Sequence[Any], n: int) -> str:
+    """"all 4 shape cases", "shape cases b=2 and b=4", "3 of the 6 shape cases"."""
+    if len(shapes) >= n:
+        return f"all {n} shape cases" if n > 1 else "the shape case"
+    if len(shapes) <= 2 and all(isinstance(s, Mapping) and s for s in shapes):
+        return f"shape case{'s' if len(shapes) > 1 else ''} " + " and ".join(
+            ", ".join(f"{k}={v}" for k, v in s.items()) for s in shapes)
+    return f"{len(shapes)} of the {_shape_cases(n)}"
 
 
 def _always_runs(original: str, patched: str, edit: Edit) -> bool:
@@ -2891,6 +2932,12 @@ def _measure_candidate(cand: Mapping[str, Any], edit: Edit, model: Any, cases: l
     if enter is not None:
         measured["enter"] = enter
         watch = enter
+    selected = None if told is not None or compiled or setting or dropped or early is not None \
+        or skip is not None or enter is not None else _selected_block(original, edit, new_code)
+    if selected is not None:
+        # which shape cases enter the block whose expression the edit selects: said, never
+        # refused on (equal there by construction)
+        told = {"line": selected, "call": None, "selected": True}
     if set(kinds) & RAISING_GUARDS:
         measured["raises"] = sorted(set(_RAISE_RE.findall("\n".join(replaced))))
     span = None if setting else _statement_span(original, edit)
