@@ -29,6 +29,10 @@ CASE.dims = {"x": {0: "batch"}}
     ("0/1: tensor '___stack0[0][0]' size mismatch at index 0. expected 1, actual 3", "size_one", None),
     ("0/1: tensor '___stack0[0]' size mismatch at index 1. expected 6, actual 10", "size_mismatch", None),
     ("0/1: tensor 'x' dtype mismatch. expected Long, actual Float", "guard", None),
+    # a layout that follows sizes that changed (SAM's mask decoder, a slice handed across the
+    # PR's break): automatic dynamic's, once, as a size's; not tied to an input dim
+    ("3/1: tensor 'iou_token_out' stride mismatch at index 0. expected 256, actual 352",
+     "size_mismatch", None),
 ])
 def test_a_size_mismatch_is_one_whoever_holds_the_tensor(tmp_path, text, kind, dim):
     [rec] = parse_recompile_reason(text, CASE, [], RepoPaths(str(tmp_path)))

@@ -34,6 +34,11 @@ _SIZE_RE = re.compile(r"(?:L\[')?(?P<arg>\w+)(?:'\])?\.size\(\)\[(?P<ax>\d+)\]")
 # `___stack0[0]` handed to a frame resumed after a graph break).
 _MISMATCH_RE = re.compile(r"tensor '(?P<name>.+?)' size mismatch at index "
                           r"(?P<ax>\d+)\. expected (?P<exp>\d+), actual (?P<act>\d+)")
+# A stride guard of the same kind: a tensor handed on whose layout follows sizes that changed
+# (`tensor 'iou_token_out' stride mismatch at index 0. expected 256, actual 352`, SAM's mask
+# decoder after a break, a slice of a tensor whose row grew). Automatic dynamic makes strides
+# dynamic as it does sizes, once: a static shape guard, read as a size mismatch of no dim.
+_STRIDE_RE = re.compile(r"tensor '(?P<name>.+?)' stride mismatch at index \d+\. expected \d+, actual \d+")
 # ... and when it is an argument: its name, and the attributes read off it (`attr`)
 _ARG_RE = re.compile(r"^(?:L\[')?(?P<arg>\w+)(?:'\])?(?P<attr>(?:\.\w+)*)$")
 _CONSTRAINT_RE = re.compile(r"L\['(?P<arg>\w+)'\]\.size\(\)\[(?P<ax>\d+)\][^\n]*?constant "
@@ -99,6 +104,8 @@ def parse_recompile_reason(text: str, case: CaseInputs, known_files: list[str],
             rec["kind"] = "size_mismatch"   # a static shape guard: the dim was not dynamic
             arg = _input_arg(mm)
             rec["dim"] = _dim_of(arg, int(mm.group("ax")), case) if arg else None
+        elif _STRIDE_RE.search(part):
+            rec["kind"] = "size_mismatch"
         elif sm:
             rec["dim"] = _dim_of(sm.group("arg"), int(sm.group("ax")), case)
         # Size 1 is torch's own 0/1 specialisation, not the user's bug: the case has size 1,
