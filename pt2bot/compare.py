@@ -737,8 +737,11 @@ def compare_recompiles(base: ModelRun | None, head: ModelRun,
                 n_after += 1
                 after.update((id(r), d) for r in group)
         after_total += n_after
-        # the unexplained first, then those a break explains, torch's size-1 ones last
-        reasons = sorted(c.reasons, key=lambda r: (r.kind == "size_one",
+        # the unexplained first, then those a break explains, then those base failed the same
+        # way in the same frame (its own recompiles: listed first, they read as the PR's),
+        # torch's size-1 ones last
+        on_base = {_frame_guard(r) for r in (bc.reasons if bc else ())}
+        reasons = sorted(c.reasons, key=lambda r: (r.kind == "size_one", _frame_guard(r) in on_base,
                                                    id(r) in causes or id(r) in after))
         out = []
         for r in reasons[:5] if hn > bn else ():
