@@ -65,7 +65,11 @@ fi
 # scipy, pandas, numpy, requests, tqdm (all locked) and openpyxl, which only one dataset's
 # pandas.read_excel would use (torchhd.datasets.ccpp, which no spec loads), so that one unmet
 # requirement is expected. torcheval 0.0.7 declares typing-extensions (locked); its package
-# import reaches torchvision (the FID metric's Inception), shimmed as above
+# import reaches torchvision (the FID metric's Inception), shimmed as above. torch-nl 0.3
+# declares torch and numpy (locked) and also ase, pytest and black, which are not installed:
+# ase only in its tests and in utils.ase2data's body (a converter from ase.Atoms, which no spec
+# calls), pytest only in its tests, black nowhere, so those three unmet requirements are
+# expected. deel-torchlip 1.0.5 declares numpy and torch (locked)
 problems="$("$venv/bin/pip" check | grep -vx 'No broken requirements found\.' \
   | grep -vx 'pytorch-tabnet 4\.1\.0 requires scikit-learn, which is not installed\.' \
   | grep -vx 'pytorch-metric-learning 2\.9\.0 requires scikit-learn, which is not installed\.' \
@@ -75,6 +79,9 @@ problems="$("$venv/bin/pip" check | grep -vx 'No broken requirements found\.' \
   | grep -vx 'torchcfm 1\.0\.7 requires torchdyn, which is not installed\.' \
   | grep -vx 'torchgan 0\.1\.0 requires wget, which is not installed\.' \
   | grep -vx 'torch-hd 5\.8\.4 requires openpyxl, which is not installed\.' \
+  | grep -vx 'torch-nl 0\.3 requires ase, which is not installed\.' \
+  | grep -vx 'torch-nl 0\.3 requires black, which is not installed\.' \
+  | grep -vx 'torch-nl 0\.3 requires pytest, which is not installed\.' \
   | grep -vx 'dctorch 0\.1\.2 has requirement numpy<2\.0\.0,>=1\.22\.3, but you have numpy 2\.4\.6\.' \
   || true)"
 if [ -n "$problems" ]; then echo "$problems"; exit 1; fi
@@ -94,7 +101,8 @@ for n in ("torch", "torchvision", "vit-pytorch", "x-transformers", "denoising-di
           "nirtorch", "h5py", "mega-pytorch", "torchgan", "flowtorch",
           "tab-transformer-pytorch", "x-mlps-pytorch", "discrete-continuous-embed-readout",
           "beartype", "dctorch", "focal-frequency-loss", "info-nce-pytorch", "torchdrift",
-          "torchnmf", "fast-bss-eval", "ci-sdr", "torch-hd", "torcheval"):
+          "torchnmf", "fast-bss-eval", "ci-sdr", "torch-hd", "torcheval",
+          "torch-nl", "deel-torchlip"):
     print(f"{n}=={m.version(n)}")
 PY
 echo "venv ready: $venv"
