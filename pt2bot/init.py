@@ -2107,6 +2107,11 @@ def init_config(root: str, *, check: bool = False, force: bool = False,
         notes = {name: c.note for name, c in checked.items() if not c.ok}
         text = render_config(proposals, blocks, packages, notes, checked=True)
         validate(text, os.path.dirname(path))
+    if os.path.exists(path):
+        # --force replaces the file; what was there (hand-written entries) is kept beside it:
+        # a new user's `init --check --force` after writing an entry by hand left `models: []`
+        with open(path, "rb") as fh:
+            atomic_write_bytes(path + ".bak", fh.read())
     atomic_write_bytes(path, text.encode("utf-8"))
     return path, proposals, checked
 
@@ -2128,6 +2133,8 @@ def _inputs_said(inputs: Sequence[InputGuess]) -> str:
 
 
 def cli_init(args: Any) -> int:
+    target = os.path.abspath(os.path.join(args.root, CONFIG_NAME))
+    replaced = os.path.exists(target)
     path, proposals, checked = init_config(
         args.root, check=args.check, force=args.force,
         progress=lambda line: print(f"pt2bot: {line}", file=sys.stderr, flush=True))
@@ -2135,7 +2142,8 @@ def cli_init(args: Any) -> int:
     shown = os.path.relpath(path) if path.startswith(os.getcwd() + os.sep) else path
     print(f"pt2bot: wrote {shown}: {len(live)} model(s) proposed"
           + (f", {len(proposals) - len(live)} commented out" if len(proposals) > len(live)
-             else ""))
+             else "")
+          + (f"; the file it replaced is kept as {shown}.bak" if replaced else ""))
     if not args.check:
         for p in proposals:
             # "ok" read as checked, before anything ran: the guess is said, to be read

@@ -80,6 +80,10 @@ def test_refuses_to_overwrite_without_force(tmp_path, capsys):
     assert (root / "pt2bot.yml").read_text() == "version: 1\n# mine\n"
     assert main(["init", str(root), "--force"]) == 0
     assert "tiny_encoder" in (root / "pt2bot.yml").read_text()
+    # what it replaced is kept, and said (a new user's hand-written entry was lost to
+    # `init --check --force`, which proposed `models: []`)
+    assert (root / "pt2bot.yml.bak").read_text() == "version: 1\n# mine\n"
+    assert "; the file it replaced is kept as " in capsys.readouterr().out
 
 
 INFER = {
