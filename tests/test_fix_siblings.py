@@ -239,6 +239,28 @@ def test_a_finding_whose_break_another_finding_s_fix_removes_points_at_it(repo):
     assert "the suggestion on lines 7-14 fixes this too." in html
 
 
+def test_the_suggestion_goes_on_a_comment_of_the_lines_it_replaces(repo):
+    """Two findings one fix removes, the first not on the lines it replaces (a `.item()` in a
+    warning's text, its fix a rewrite of the `if` above): the first stays on its own line and
+    points at the suggestion, which a comment on the replaced line carries. It was moved onto
+    the `if` line, where the `.item()` comment read as about a line with no `.item()`."""
+    _root, findings = repo
+    a, b = sorted((f for f in findings if f.line in (10, 13)), key=lambda f: f.line)
+    a, b = (dataclasses.replace(f, diff="added") for f in (a, b))
+    fixes = _fixes(a.fingerprint(), b.fingerprint())
+    fixes["candidates"][0].update(start_line=13, end_line=13, lines=[BOTH[4]])
+    report = Report(head="h" * 40, base="b" * 40, findings=(a, b), fixes=fixes,
+                    counts={"fixes_verified": 1})
+    comments = render_review(report, lambda path, line: 1 <= line <= 20)["comments"]
+    by = {c["fingerprint"]: c for c in comments}
+    assert sum(c["body"].count("```suggestion") for c in comments) == 1
+    first, carrier = by[a.fingerprint()], by[b.fingerprint()]
+    assert (first["start_line"], first["line"]) == (None, 10) and "fix" not in first
+    assert (carrier["start_line"], carrier["line"]) == (None, 13) and "fix" in carrier
+    html = cmarkgfm.github_flavored_markdown_to_html(first["body"])
+    assert "the suggestion on line 13 fixes this too." in html
+
+
 # --------------------------------------------------------------------------- the prefix loop
 
 def test_the_prefix_loop_becomes_one_masked_write(repo):

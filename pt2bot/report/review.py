@@ -57,6 +57,12 @@ def render_review(report: Report, changeset_commentable: Commentable | None = No
         proven = None
         verified = fixes.verified_for(keys)
         carried = fixes.carried_at(verified)
+        if carried is None and verified is not None and id(verified) in homed and \
+                not _in_fix(verified, path, line):
+            # another comment on the replaced lines will carry the suggestion: this one stays
+            # on its own line and points there (a `.item()` finding in a warning's text was
+            # moved onto the `if` line its fix rewrites, where no `.item()` is)
+            carried = int(verified["start_line"])
         if carried is not None:
             # one fix for several findings (siblings in one statement): its suggestion is
             # posted once, on the first comment; the others point at it
@@ -98,6 +104,14 @@ def render_review(report: Report, changeset_commentable: Commentable | None = No
     confirmed = confirming_breaks(findings, breaks)
     merged = {id(b) for pairs in confirmed.values() for _, b in pairs}
     fixes = ProvenFixes(report.fixes)
+    # the verified fixes some comment on their own replaced lines can carry
+    homed = {id(v) for f in findings
+             if (v := fixes.verified_for([f.fingerprint()] + [str(b.get("fingerprint"))
+                                                             for _, b in confirmed.get(f.fingerprint(), [])]))
+             is not None and _in_fix(v, f.path, f.line)}
+    homed |= {id(v) for _, b in breaks if id(b) not in merged
+              and (v := fixes.verified_for([b["fingerprint"]])) is not None
+              and _in_fix(v, b.get("path"), b.get("line"))}
 
     for f in findings:
         fp = f.fingerprint()
@@ -190,6 +204,13 @@ class ProvenFixes:
 
     def failed_for(self, keys: Sequence[str]) -> Mapping[str, Any] | None:
         return next((self.failed[k] for k in keys if k in self.failed), None)
+
+
+def _in_fix(fix: Mapping[str, Any], path: object, line: object) -> bool:
+    """Whether `line` of `path` is one the fix's suggestion replaces."""
+    start, end = fix.get("start_line"), fix.get("end_line")
+    return fix.get("path") == path and isinstance(line, int) and isinstance(start, int) \
+        and isinstance(end, int) and start <= line <= end
 
 
 def _fix_placeable(can: Commentable | None, path: str, fix: Mapping[str, Any]) -> bool:
