@@ -2649,6 +2649,20 @@ def _selected_evidence(cand: Mapping[str, Any]) -> str | None:
             "expression, the same by construction, which no input of the proof compared")
 
 
+def _removed_call(original: str, edit: Edit) -> dict[str, Any] | None:
+    """For an edit that deletes one call statement and nothing else: `{line, call, removed}`,
+    head's line and the function called there, as written. None for any other edit."""
+    try:
+        tree = ast.parse(original)
+    except SyntaxError:
+        return None
+    for n in ast.walk(tree):
+        if isinstance(n, ast.Expr) and isinstance(n.value, ast.Call) and \
+                (n.lineno, n.end_lineno) == (edit.start_line, edit.end_line):
+            return {"line": n.lineno, "call": ast.unparse(n.value.func), "removed": True}
+    return None
+
+
 def _quieted_evidence(cand: Mapping[str, Any]) -> str | None:
     """For a safe edit that gives a warning in eager only: what compiled code no longer gives,
     and on which shape cases head gave it. The outputs are equal by construction; what the
@@ -2662,6 +2676,13 @@ def _quieted_evidence(cand: Mapping[str, Any]) -> str | None:
     if told.get("selected"):
         return None
     what = f"the `{told['call']}` at line {line}" if told.get("call") else f"line {line}"
+    if told.get("removed"):
+        # (a print is no output: equal outputs say nothing of it, and eager loses it too)
+        if not shapes:
+            return f"the edit removes {what}, which no shape case reaches in head's eager run"
+        return (f"but the edit removes {what}, which head's eager run reaches on "
+                f"{_some_cases(shapes, len(cand.get('outputs') or ()))}: eager code no longer "
+                "gives it either")
     if not shapes:
         return (f"no shape case reaches {what} in head's eager run, so none shows what a "
                 "compiled run no longer gives")
@@ -2905,6 +2926,9 @@ def _measure_candidate(cand: Mapping[str, Any], edit: Edit, model: Any, cases: l
     # a safe edit that gives a warning (a print, a log line) in eager only: on which shape
     # cases head gives it, which compiled code now never does (`_quieted_evidence`)
     told = _told(original, edit) if compiled and cand.get("safe") else None
+    if told is None and not setting and not compiled and not any(ln.strip() for ln in new_code):
+        # an edit that deletes a call (a print, a log line): what eager code no longer gives
+        told = _removed_call(original, edit)
     # the line whose reaching, in head's eager run, says that an input takes the exit or
     # enters the block (none for an exit on the `if`'s own line: no line event tells)
     watch = next((w for w in (exit_at, block) if w is not None and w > 0), None)
