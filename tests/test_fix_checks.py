@@ -549,7 +549,7 @@ def test_the_judge_needs_head_to_raise_on_an_injected_value():
     got = judge({}, {"outputs": OUTS, "guards": rows}, [], EDIT)
     assert got["accepted"] is False
     # (the values that went in: no 1e6 here)
-    assert got["reason"] == ("head never raised on values a check refuses (-1, 0, 1e3, NaN) in "
+    assert got["reason"] == ("head never raised on values a check may refuse (-1, 0, 1e3, NaN) in "
                              "`gamma`: the check is not exercised")
     rows[0]["raised"] = True
     assert judge({}, {"outputs": OUTS, "guards": rows}, [], EDIT)["accepted"] is True
@@ -557,7 +557,7 @@ def test_the_judge_needs_head_to_raise_on_an_injected_value():
     # embedding's IndexError on -1) is not the check being exercised
     rows[0]["raised_type"] = "IndexError"
     got = judge({}, {"outputs": OUTS, "guards": rows, "raises": ["ValueError"]}, [], EDIT)
-    assert got["reason"] == ("head never raised ValueError on values a check refuses (-1, 0, 1e3, "
+    assert got["reason"] == ("head never raised ValueError on values a check may refuse (-1, 0, 1e3, "
                              "NaN) in `gamma`: the check is not exercised")
     rows[1].update(raised=True, raised_type="ValueError")
     assert judge({}, {"outputs": OUTS, "guards": rows, "raises": ["ValueError"]}, [], EDIT)["accepted"] is True
@@ -649,7 +649,7 @@ def test_the_loop_verifies_the_recipe_and_refuses_the_wrong_forms(repo, tmp_path
     # `torch._assert_async` alone raises RuntimeError in eager where head raised ValueError
     assert verdicts["alone"]["accepted"] is False
     assert verdicts["alone"]["reason"].startswith(
-        "differs from head on an input with values a check refuses (-1, 0, 1e3, 1e6, NaN) in `gamma`: "
+        "differs from head on an input with values a check may refuse (-1, 0, 1e3, 1e6, NaN) in `gamma`: "
         "head raised forward(batch=2) raised ValueError: Gamma must be non-negative."), verdicts["alone"]
     assert "patched raised forward(batch=2) raised RuntimeError" in verdicts["alone"]["reason"]
 
@@ -657,7 +657,7 @@ def test_the_loop_verifies_the_recipe_and_refuses_the_wrong_forms(repo, tmp_path
     assert good["accepted"] is True, good
     # eager runs head's own code: compiled code, forward and backward, is what was compared
     assert good["evidence"] == ("GB0170 gone, 3 graphs instead of 5, compiled outputs equal head's eager ones "
-                                "on 2 shape cases, compiled gradients equal on 2 shape cases, equal with values a check refuses (-1, 0, 1e3, 1e6, NaN) injected, eager and "
+                                "on 2 shape cases, compiled gradients equal on 2 shape cases, equal with values a check may refuse (-1, 0, 1e3, 1e6, NaN; head raised on -1) injected, eager and "
                                 "compiled, but compiled code raises RuntimeError where head raises ValueError (on CUDA "
                                 "a device-side assert, which ends the process's CUDA context)")
     assert good["guards"] == ["invalid"]
@@ -667,7 +667,7 @@ def test_the_loop_verifies_the_recipe_and_refuses_the_wrong_forms(repo, tmp_path
     assert verdicts["never"]["accepted"] is False
     assert verdicts["never"]["reason"] == (
         # (`gamma`, which the check reads, is tried first)
-        "head never raised ValueError on values a check refuses (-1, 0, 1e3, 1e6, NaN) in `gamma`, `x`: the check "
+        "head never raised ValueError on values a check may refuse (-1, 0, 1e3, 1e6, NaN) in `gamma`, `x`: the check "
         "is not exercised")
 
 
@@ -827,7 +827,7 @@ def test_a_check_no_injected_id_reaches_is_not_exercised_by_the_embedding_raisin
     but never the check's ValueError, so the check was never exercised."""
     verdict = _prove_ids(tmp_path, IDS_NET.replace("self.emb.num_embeddings", "10 ** 7"))
     assert verdict["accepted"] is False, verdict
-    assert verdict["reason"].startswith("head never raised ValueError on values a check refuses"), verdict
+    assert verdict["reason"].startswith("head never raised ValueError on values a check may refuse"), verdict
 
 
 @pytest.mark.torch
@@ -893,12 +893,12 @@ def test_the_loop_verifies_the_assert_recipe(tmp_path):
     assert verdicts["right"]["accepted"] is True, verdicts["right"]
     assert verdicts["right"]["evidence"] == (
         "GB0170 gone, 1 graph instead of 4, compiled outputs equal head's eager ones on 2 shape cases, "
-        "compiled gradients equal on 2 shape cases, equal with values a check refuses (-1, 0, 1e3, 1e6, NaN) injected, eager and compiled, but "
+        "compiled gradients equal on 2 shape cases, equal with values a check may refuse (-1, 0, 1e3, 1e6, NaN; head raised on -1, NaN) injected, eager and compiled, but "
         "compiled code raises RuntimeError where head raises AssertionError (on CUDA a device-side assert, "
         "which ends the process's CUDA context)")
     assert verdicts["skipped"]["accepted"] is False
     assert verdicts["skipped"]["reason"].startswith(
-        "differs from head on an input with values a check refuses (-1, 0, 1e3, 1e6, NaN) in `gamma`: compiled, "
+        "differs from head on an input with values a check may refuse (-1, 0, 1e3, 1e6, NaN) in `gamma`: compiled, "
         "where `is_compiling()` is true (head raised forward(batch=2) raised AssertionError: Gamma must be "
         "non-negative."), verdicts["skipped"]
 
@@ -1077,13 +1077,13 @@ def test_a_guard_one_model_cannot_exercise_is_made_up_for_by_another(tmp_path):
     fixed, given = p.results["fixed"], p.results["given"]
     assert given["accepted"] is True, given
     assert fixed["accepted"] is False and fixed["unexercised"] is True, fixed
-    assert fixed["reason"] == ("head never raised ValueError on values a check refuses (-1, 0, 1e3, 1e6, NaN) "
+    assert fixed["reason"] == ("head never raised ValueError on values a check may refuse (-1, 0, 1e3, 1e6, NaN) "
                                "in `x`: the check is not exercised")
     assert fixed["evidence"].startswith("GB0170 gone"), fixed
     verified, reason, models, evidence = _verdict(p)
     assert verified is True and reason is None and models == ["fixed", "given"]
     assert evidence.startswith("verified on `fixed`: GB0170 gone"), evidence
-    assert ("its inputs cannot exercise the guard (head never raised ValueError on values a check refuses "
+    assert ("its inputs cannot exercise the guard (head never raised ValueError on values a check may refuse "
             "(-1, 0, 1e3, 1e6, NaN) in `x`: the check is not exercised), `given` did; on `given`: GB0170 gone"
             in evidence), evidence
     # without the model that exercises it, nothing shows the check kept
@@ -1196,7 +1196,7 @@ def test_a_check_on_a_list_of_numbers_made_a_tensor_is_exercised_through_its_ele
     verdict = prove(root, "net", [item("std", cand, NORMALIZE, target)], tmp_path / "work")["std"]
     assert verdict["accepted"] is True, verdict
     # head raised the check's own error on a guard input: only a zero in `std` makes it raise
-    assert "equal with values a check refuses (-1, 0, 1e3, 1e6, NaN)" in verdict["evidence"], verdict
+    assert "equal with values a check may refuse (-1, 0, 1e3, 1e6, NaN; head raised on 0)" in verdict["evidence"], verdict
     assert "compiled code raises RuntimeError where head raises ValueError" in verdict["evidence"], verdict
 
 

@@ -373,7 +373,7 @@ def test_judge_says_the_weights_apart_from_the_arguments():
             "breaks": [{**HEAD["breaks"][1], "line": 13}]}
     v = judge(HEAD, cand, [NAN_BREAK], EDIT)
     assert v["accepted"] is True, v
-    assert ("equal with values a check refuses (-1, 0, 1e3, 1e6) injected, and with inf and NaN in the "
+    assert ("equal with values a check may refuse (-1, 0, 1e3, 1e6) injected, and with inf and NaN in the "
             "model's weights") in v["evidence"], v["evidence"]
 
 
@@ -399,7 +399,7 @@ def test_judge_names_zero_gradients_on_the_inputs_all_alike():
 def test_judge_names_the_refused_values_that_went_in():
     """A check of integer class labels gets no NaN (an int64 tensor holds none): the evidence
     lists the values injected, not every value of the kind (DiT's `LabelEmbedder`, once said
-    to be equal "with values a check refuses (-1, 0, 1e3, 1e6, NaN) injected")."""
+    to be equal "with values a check may refuse (-1, 0, 1e3, 1e6, NaN) injected")."""
     def rows(patterns):
         return [{"kind": "invalid", "pattern": p, "hit": True, "match": True, "raised": True}
                 for p in patterns]
@@ -407,10 +407,10 @@ def test_judge_names_the_refused_values_that_went_in():
             "breaks": [{**HEAD["breaks"][1], "line": 13}]}
     labels = judge(HEAD, {**base, "guards": rows(("negative", "zeros", "large", "huge"))},
                    [NAN_BREAK], EDIT)
-    assert "equal with values a check refuses (-1, 0, 1e3, 1e6) injected" in labels["evidence"]
+    assert "equal with values a check may refuse (-1, 0, 1e3, 1e6) injected" in labels["evidence"]
     floats = judge(HEAD, {**base, "guards": rows(("huge", "nan", "negative", "zeros", "large"))},
                    [NAN_BREAK], EDIT)
-    assert "equal with values a check refuses (-1, 0, 1e3, 1e6, NaN) injected" in floats["evidence"]
+    assert "equal with values a check may refuse (-1, 0, 1e3, 1e6, NaN) injected" in floats["evidence"]
 
 
 def test_judge_reads_the_shape_cases_that_take_an_eager_only_exit_or_enter_a_block():

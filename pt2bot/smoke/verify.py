@@ -98,7 +98,7 @@ SETTING_RUNS = "setting runs"   # per dynamo setting, what its run of head's cod
 GUARD_RUN_TIMES, GUARD_RUN_MIN_S, GUARD_RUN_S = 20.0, 2.0, 10.0
 ALIASES = "head aliases"       # and of which arguments head's edited function returns, per function
 GUARD_WORDS = {"nan": "NaN", "inf": "inf", "empty": "an empty mask", "zero": "zeros",
-               "invalid": "values a check refuses (-1, 0, 1e3, 1e6, NaN)",
+               "invalid": "values a check may refuse (-1, 0, 1e3, 1e6, NaN)",
                "large": "large finite values (1e6, and 1e6 beside one NaN)",
                EQUAL: "an argument set to the one a test compares it with"}
 # one guard input (pt2bot/smoke/patch.py `guard_patterns`), as the evidence names it
@@ -1641,7 +1641,7 @@ def judge(head: Mapping[str, Any], cand: Mapping[str, Any], targets: Sequence[Ma
         direct = [k for k in kinds if k not in weighted]
         said = []
         if direct:
-            said.append(" and ".join(_injected_words(k, hit) for k in direct) + " injected")
+            said.append(" and ".join(_injected_words(k, hit, refused=True) for k in direct) + " injected")
         if weighted:
             said.append(" and ".join(GUARD_WORDS.get(k, k) for k in weighted) + f" in {WEIGHTS}")
         evidence.append("equal with " + ", and with ".join(said)
@@ -1998,9 +1998,10 @@ def _detail(row: Mapping[str, Any]) -> str:
     return f" ({detail})" if detail else ""
 
 
-def _injected_words(kind: str, hit: Sequence[Mapping[str, Any]]) -> str:
+def _injected_words(kind: str, hit: Sequence[Mapping[str, Any]], refused: bool = False) -> str:
     """What was injected for one guard kind: for a check that raises, the values that went in
-    (integer labels get no NaN, a mask only all off and all on), in the order they are tried."""
+    (integer labels get no NaN, a mask only all off and all on), in the order they are tried,
+    and with `refused`, those head raised on where not all of them."""
     rows = [r for r in hit if r.get("kind") == kind]
     if rows and all(r.get("weights") for r in rows):
         return f"{GUARD_WORDS.get(kind, kind)} in {WEIGHTS}"
@@ -2008,7 +2009,12 @@ def _injected_words(kind: str, hit: Sequence[Mapping[str, Any]]) -> str:
         return GUARD_WORDS.get(kind, kind)
     went = {str(r.get("pattern")) for r in rows}
     values = [PATTERN_WORDS[p] for p in guard_patterns(kind) if p in went]
-    return f"values a check refuses ({', '.join(values)})" if values else GUARD_WORDS[kind]
+    # which of them head's check refused: a torch-nl user read "values a check refuses (-1, 0,
+    # 1e3, 1e6, NaN)" of `torch.isfinite(pos).all()`, which refuses none of the first four
+    raised = [PATTERN_WORDS[p] for p in guard_patterns(kind)
+              if any(str(r.get("pattern")) == p and r.get("raised") for r in rows)]
+    said = f"; head raised on {', '.join(raised)}" if refused and raised and raised != values else ""
+    return f"values a check may refuse ({', '.join(values)}{said})" if values else GUARD_WORDS[kind]
 
 
 def _shape_cases(n: int) -> str:
