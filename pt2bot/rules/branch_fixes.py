@@ -1241,6 +1241,13 @@ def _branch_fixes(code, finding, st: ast.If, body, tree, lines, test: str) -> li
             # (with a stand-in it could not give, beside a call computed once or the other
             # side's, the selection is not offered: its gradient may be NaN where head's is not)
             ways.insert(0, (1, f"torch.where({test}, {then}, {other})", where_title))
+    elif kind == "return" and isinstance(a, ast.Tuple) and isinstance(b, ast.Tuple):
+        # `if c: return torch.full_like(masks, -1e4), iou_pred` then `return masks, iou_pred`
+        # (SAM's mask decoder): each value selected apart, one the two returns share as is
+        selected = _tuple_selection(a, b, st.test, test, lines)
+        if selected is not None:
+            ways.insert(0, (1, selected, "select each returned value with `torch.where` instead of "
+                                         "branching"))
     for rank, text, title in ways:
         pre = first if rank == 1 else []
         if notes:
@@ -1249,6 +1256,29 @@ def _branch_fixes(code, finding, st: ast.If, body, tree, lines, test: str) -> li
                              lines=tuple(pre + statement_lines(indent, lead + text)), title=title, safe=False,
                              guards=guards, rank=rank))
     return out
+
+
+def _tuple_selection(a: ast.Tuple, b: ast.Tuple, cond: ast.AST, test: str,
+                     lines: list[str]) -> str | None:
+    """`torch.where(test, a_i, b_i), ...` for two returned tuples of one length, an element the
+    two write alike kept as it is; None where an element is starred, where none differs, or
+    where a selected side divides by (or takes the log or root of) what the test reads, as
+    the single selection refuses."""
+    if len(a.elts) != len(b.elts) or any(isinstance(e, ast.Starred) for e in a.elts + b.elts):
+        return None
+    parts = []
+    for ea, eb in zip(a.elts, b.elts):
+        ta, tb = segment(lines, ea), segment(lines, eb)
+        if "\n" in ta or "\n" in tb:
+            return None
+        if ta == tb:
+            parts.append(_arg(lines, ea))
+            continue
+        if _singular_operands(ea, _test_names(cond), lines) or \
+                any(_divides_by(eb, n) for n in _bounded_names(cond)):
+            return None
+        parts.append(f"torch.where({test}, {_arg(lines, ea)}, {_arg(lines, eb)})")
+    return ", ".join(parts) if any(p.startswith("torch.where(") for p in parts) else None
 
 
 # what a note's callee is called besides `print` and a logger's methods (`warnings.warn`,

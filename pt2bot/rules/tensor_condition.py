@@ -111,7 +111,9 @@ class TensorCondition(Rule):
     that set one name to different constants (`perturb = Perturb.PREV` / `Perturb.NONE`:
     equal outputs there only say the model never read it), then
     `torch.where` and `torch.cond` for an `if` with one assignment or one `return` a side (a
-    missing side is the name's value before, or the `return` after the `if`), and
+    missing side is the name's value before, or the `return` after the `if`; where both
+    return tuples of one length, each value is selected apart, one both write alike kept as
+    it is: `return torch.where(c, torch.full_like(masks, -1e4), masks), iou_pred`), and
     `torch.where` for a conditional expression. A test of `and` / `or` / `not` becomes `&` /
     `|` / `torch.logical_not` there (`if d0 < 1e-5 or d1 < 1e-5:` -> `torch.where((d0 < 1e-5) |
     (d1 < 1e-5), ...)`) where one part of each `and` / `or` is surely a tensor: the others may
