@@ -871,6 +871,17 @@ def _alternatives(ann: ast.AST | None) -> list[ast.AST]:
     return [ann]
 
 
+def _as_annotated(value: Any, ann: ast.AST | None) -> Any:
+    """A size guessed by name, as the annotation takes it: `Tuple[int, int]` (SAM's
+    `image_embedding_size`, one int refused by the constructor) gets one per element."""
+    if isinstance(value, int) and isinstance(ann, ast.Subscript) and \
+            (dotted(ann.value) or "").rsplit(".", 1)[-1] in ("Tuple", "tuple"):
+        elts = ann.slice.elts if isinstance(ann.slice, ast.Tuple) else [ann.slice]
+        if elts and all(dotted(e) == "int" for e in elts):
+            return [value] * len(elts)
+    return value
+
+
 def _takes_int(ann: ast.AST | None) -> bool:
     """Whether a field annotated so may hold one int (not `List[int]`, `str`, ...)."""
     return ann is None or any(dotted(alt) == "int" for alt in _alternatives(ann))
@@ -1146,7 +1157,7 @@ def propose(index: RepoClasses, c: _Class) -> Proposal:
             for f, v in values.items():   # `config.n_embd` and `self.config.n_embd` as evaluated
                 env[f"{p.name}.{f}"] = env[f"self.{p.name}.{f}"] = v
         elif _guess(p.name) is not None:
-            kwargs[p.name] = env[p.name] = _guess(p.name)
+            kwargs[p.name] = env[p.name] = _as_annotated(_guess(p.name), p.annotation)
             guessed.append(p.name)
         elif p.positional_only:
             problems.append(f"constructor argument {p.name} is positional-only")

@@ -1956,3 +1956,26 @@ def test_a_head_built_from_a_list_of_layers_and_an_image_size_in_a_list(tmp_path
     vit = by["vit"]
     assert vit.kwargs["img_size"] == [32] and "img_size" in vit.guessed
     assert vit.shapes["height"] == (32,) and vit.shapes["width"] == (32,)
+
+
+def test_a_size_annotated_as_a_tuple_of_ints_is_guessed_as_one(tmp_path):
+    """SAM's `PromptEncoder(embed_dim: int, image_embedding_size: Tuple[int, int], ...)`: one
+    int for the tuple made the constructor raise at `image_embedding_size[0]`."""
+    root = _repo(tmp_path, {"enc.py": """\
+        from typing import Tuple
+
+        import torch
+        from torch import nn
+
+
+        class Prompts(nn.Module):
+            def __init__(self, embed_dim: int, image_embedding_size: Tuple[int, int]) -> None:
+                super().__init__()
+                self.size = (4 * image_embedding_size[0], 4 * image_embedding_size[1])
+                self.proj = nn.Linear(embed_dim, embed_dim)
+
+            def forward(self, x):
+                return self.proj(x)
+        """})
+    [p] = discover(str(root))[0]
+    assert p.kwargs["image_embedding_size"] == [32, 32] and isinstance(p.kwargs["embed_dim"], int)
