@@ -164,3 +164,18 @@ def test_an_int_that_bounds_a_slice_gets_advice_for_a_slice_not_keep_a_tensor():
     assert "keep a tensor" not in trim.message and "mask what the slice drops" in trim.message
     plain = next(f for f in findings if f.path == "ptc104_tensor_to_scalar.py" and "n = int(x.sum())" in f.source)
     assert "keep a tensor, e.g. `t.to(torch.int64)`" in plain.message
+
+
+def test_the_masked_augmented_assignment_hint_broadcasts_a_mask_over_leading_dims(tmp_path):
+    """SAM's `point_embedding[labels == -1] += self.not_a_point_embed.weight`: the mask covers
+    [B, N] of a [B, N, C] tensor, and `torch.where(mask, x + v, x)` as the hint wrote it raised
+    (or broadcast to [B, B, C] where N was 1)."""
+    (tmp_path / "m.py").write_text(
+        "import torch\nfrom torch import nn\n\n\nclass E(nn.Module):\n    def forward(self, w):\n"
+        "        point_embedding = torch.zeros(3, 4, 8)\n"
+        "        labels = torch.randint(-1, 2, (3, 4))\n"
+        "        point_embedding[labels == -1] += w\n"
+        "        return point_embedding\n")
+    [f] = [f for f in check_paths(str(tmp_path), ["m.py"], StaticConfig(select=("ALL",)), jobs=1)
+           if f.rule == "PTC304"]
+    assert f.line == 9 and "`mask[..., None]`" in f.message

@@ -265,9 +265,13 @@ class DynamicOutputShape(Rule):
         if isinstance(node, ast.AugAssign):
             t = node.target
             if isinstance(t, ast.Subscript) and _mask_in(ctx, t.slice, t.value):
+                # (a mask over the leading dims only, SAM's `point_embedding[labels == -1] += ...`
+                # over [B, N] of a [B, N, C] tensor, needs a trailing dim to broadcast: without it
+                # `torch.where` raises, or broadcasts to another shape where a size is 1)
                 ctx.report(self.code, t, "an augmented assignment through a boolean mask reads `x[mask]` first: "
                            "a data-dependent shape that breaks the graph; use "
-                           "`x = torch.where(mask, x + v, x)`")
+                           "`x = torch.where(mask, x + v, x)`, the mask given a trailing dim of 1 for each "
+                           "dim of `x` it does not cover (`mask[..., None]`)")
             return
         if isinstance(node, ast.Subscript):
             if not isinstance(node.ctx, ast.Load):
