@@ -609,3 +609,23 @@ def test_the_look_behind_an_export_error_has_a_shorter_limit(monkeypatch) -> Non
     monkeypatch.setattr(advice, "_draft", timed)
     advice._hidden_pins(None, (), {}, {}, None, [])
     assert calls == [advice.HIDDEN_TIMEOUT_S] and advice.HIDDEN_TIMEOUT_S < advice.DRAFT_TIMEOUT_S
+
+
+def test_no_shape_advice_says_when_every_recompile_is_in_a_frame_a_break_splits_off() -> None:
+    """torch-nl's pair potential, `dynamic: [atoms]` declared: "dynamic dims do not remove this
+    model's 1 recompile", with the guard quoted with torch's source comment and a cut path after
+    it. Its one recompile was a size change in the frame resumed after the library's break,
+    which no declared dim reaches."""
+    from pt2bot.report.summary import _not_sizes_line
+
+    frame = {"function": "torch_dynamo_resume_in_forward_at_33", "path": "mlpot/model.py", "line": 33}
+    size = {"guard": "tensor '___stack0' size mismatch at index 0. expected 8, actual 16",
+            "kind": "size_mismatch", "compile_id": "2/1", "frame": frame,
+            "resumed_after": {"path": "mlpot/model.py", "line": 33}}
+    line = _not_sizes_line({"count": 1, "cases": [{"reasons": [size]}]}, 3, 3, "mark_dynamic")
+    assert line.endswith("They are in frames a graph break splits off, whose inputs are what the "
+                         "code computed before the break, so no declared dim reaches them; they go "
+                         "with the break."), line
+    value = {**size, "kind": "guard", "guard": "n == 8" + " " * 50 + "# e_atom = torch.zeros(n)  # mp/h32repo/mlpot/model.…"}
+    line = _not_sizes_line({"count": 1, "cases": [{"reasons": [value]}]}, 3, 3, "mark_dynamic")
+    assert "the guard that fails most often: `n == 8` (failed once" in line and "go with the break" not in line

@@ -373,19 +373,30 @@ def _not_sizes_line(recompiles: Mapping[str, Any], before: int, after: int,
     reasons = [r for c in recompiles.get("cases") or () if isinstance(c, dict)
                for r in c.get("reasons") or () if isinstance(r, dict)
                and r.get("kind") == "guard" and r.get("guard")]
-    guards = Counter(r["guard"] for r in reasons)
+    # (torch's guard text carries its source line and a cut path after two spaces and `#`:
+    # `n == 8   ...   # e_atom = ...  # mp/h32repo/mlpot/model.…` was quoted whole)
+    guards = Counter(r["guard"].split("  #")[0].strip() for r in reasons)
     top = ""
     if guards:
         g, times = guards.most_common(1)[0]
         # "(1×)" read as a guard failing on every step: the count is of the matrix's cases
         top = (f"; the guard that fails most often: {code_inline(g, limit=160)} (failed "
                f"{'once' if times == 1 else f'{times} times'} in the shape matrix)"
-               + _frame_of(next(r for r in reasons if r["guard"] == g)))
+               + _frame_of(next(r for r in reasons if r["guard"].split("  #")[0].strip() == g)))
     how = f" ({code_inline(method, limit=40)})" if isinstance(method, str) else ""
     n = recompiles.get("count")
+    # every recompile a size change in a frame a graph break split off (not the model's own,
+    # frame 0): no declared dim reaches that frame's inputs, so no spec can remove them; the
+    # break can
+    split = [r for c in recompiles.get("cases") or () if isinstance(c, dict)
+             for r in c.get("reasons") or () if isinstance(r, dict) and r.get("kind") != "size_one"]
+    apart = bool(split) and all(str(r.get("compile_id") or "0").split("/")[0] not in ("", "0")
+                                and r.get("kind") == "size_mismatch" for r in split)
+    why = (" They are in frames a graph break splits off, whose inputs are what the code computed "
+           "before the break, so no declared dim reaches them; they go with the break." if apart else "")
     return (f"ℹ️ No shape advice: dynamic dims do not remove this model's {n} "
             f"recompile{'s' if n != 1 else ''}. With the dims dynamic{how} the matrix compiles "
-            f"{after} times, against {before} as configured{top}.")
+            f"{after} times, against {before} as configured{top}.{why}")
 
 
 def _num(v: Any) -> str:
