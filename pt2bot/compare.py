@@ -687,7 +687,8 @@ def compare_recompiles(base: ModelRun | None, head: ModelRun,
     inputs the matrix marks. New code in it (a PR's lines after a library call that breaks)
     is compiled static first and again, dynamic, when a size first changes: automatic
     dynamic's one recompile per frame, which a plain `torch.compile` makes on base too. Such
-    a compile, every failed guard a size change, in a frame on an old break's stack, is
+    a compile, every failed guard a size change, in a frame on an old break's stack (or, with
+    no new break on head, in any frame but the model's own: `_split_off`), is
     counted in `after_break` (the case), `after_break_recompiles` (the total) and its
     reasons' `after_break` {gb, path, line}, and left out of `delta` and `new_recompiles`
     like the new breaks' ones; only as many as head has more of them than base has in the
@@ -721,6 +722,7 @@ def compare_recompiles(base: ModelRun | None, head: ModelRun,
         caused_total += n_caused
         after: dict[int, dict] = {}     # id(reason) -> the old break whose frame it is in
         n_after = 0
+        base_guards = {_frame_guard(r) for r in (bc.reasons if bc else ())}
         if old_breaks and hn > bn + n_caused:
             matched = [(g, d) for g in _compiles(c.reasons)
                        if not any(id(r) in causes for r in g)
@@ -730,8 +732,7 @@ def compare_recompiles(base: ModelRun | None, head: ModelRun,
             # frames base did not recompile the same way first
             on_base = [g for g in _compiles(bc.reasons if bc else ())
                        if _split_off(g, base_breaks, True) is not None]
-            same = {_frame_guard(g[0]) for g in on_base}
-            matched.sort(key=lambda gd: (_frame_guard(gd[0][0]) in same,
+            matched.sort(key=lambda gd: (_frame_guard(gd[0][0]) in base_guards,
                                          gd[0][0].resumed_after is None))
             for group, d in matched[:min(hn - bn - n_caused, len(matched) - len(on_base))]:
                 n_after += 1
@@ -740,8 +741,7 @@ def compare_recompiles(base: ModelRun | None, head: ModelRun,
         # the unexplained first, then those a break explains, then those base failed the same
         # way in the same frame (its own recompiles: listed first, they read as the PR's),
         # torch's size-1 ones last
-        on_base = {_frame_guard(r) for r in (bc.reasons if bc else ())}
-        reasons = sorted(c.reasons, key=lambda r: (r.kind == "size_one", _frame_guard(r) in on_base,
+        reasons = sorted(c.reasons, key=lambda r: (r.kind == "size_one", _frame_guard(r) in base_guards,
                                                    id(r) in causes or id(r) in after))
         out = []
         for r in reasons[:5] if hn > bn else ():
