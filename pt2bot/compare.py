@@ -730,8 +730,10 @@ def compare_recompiles(base: ModelRun | None, head: ModelRun,
             # only head's excess over base's own such compiles in its breaks' frames is
             # explained (base's lines may differ, so they are counted, not matched), the
             # frames base did not recompile the same way first
+            # (counted by the rule head's are matched by: base's frames of an installed
+            # package count only where head's do, or a new break's PR would explain none)
             on_base = [g for g in _compiles(bc.reasons if bc else ())
-                       if _split_off(g, base_breaks, True) is not None]
+                       if _split_off(g, base_breaks, not new_breaks) is not None]
             matched.sort(key=lambda gd: (_frame_guard(gd[0][0]) in base_guards,
                                          gd[0][0].resumed_after is None))
             for group, d in matched[:min(hn - bn - n_caused, len(matched) - len(on_base))]:

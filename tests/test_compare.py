@@ -477,6 +477,35 @@ def test_a_frame_of_an_installed_package_is_tied_to_no_break_but_is_not_the_mode
     assert (d["new_recompiles"], d["after_break_recompiles"]) == (1, 3)
 
 
+def test_with_a_new_break_base_s_package_frames_do_not_hide_head_s_old_break_frame():
+    # torchhd's PR 2: a new break (the PR's `if`), and beside its own recompile one in a frame
+    # the library's old break splits off; base recompiled frames of the installed package too.
+    # Those count against head's excess only by the rule head's frames are matched by: with a
+    # new break, an untied package frame explains nothing on either side (base's counted made
+    # the old break's frame read as a new recompile).
+    base, head = resume_pair()
+    hb = head["models"][0]
+    old = {**hb["graph_breaks"][0], "gb": "GB0117", "line": 30, "function": "encode", "source": "x",
+           "fingerprint": "cd" * 8,
+           "user_stack": [{"path": "pkg/gated.py", "line": 25, "function": "forward"},
+                          {"path": "pkg/gated.py", "line": 30, "function": "encode"}]}
+    hb["graph_breaks"].append(old)
+    base["models"][0]["graph_breaks"] = [old]
+    lib = {"guard": "tensor 'input' size mismatch at index 0. expected 2, actual 3", "dim": None,
+           "kind": "size_mismatch", "path": None, "line": None, "source": None,
+           "frame": {"function": "forward", "path": None, "line": 536}, "compile_id": "7/1"}
+    enc = {**lib, "guard": "tensor 'x' size mismatch at index 0. expected 2, actual 3",
+           "frame": {"function": "encode", "path": "pkg/gated.py", "line": 29}, "compile_id": "8/1"}
+    for side, extra in ((base, [lib]), (head, [lib, enc])):
+        rec = side["models"][0]["recompiles"]
+        case = next(c for c in rec["cases"] if c["shape"] == {"batch": 3})
+        case["reasons"] += extra
+        case["recompiles"] += len(extra)
+        rec["count"] += len(extra)
+    d = _gated(base, head)["delta"]
+    assert (d["new_recompiles"], d["caused_recompiles"], d["after_break_recompiles"]) == (0, 3, 1), d
+
+
 def test_an_old_breaks_frames_that_base_recompiled_too_explain_nothing_more():
     # Base recompiled the same frames the same way: head has no excess there, and a guard
     # of head's own (a value passed across the break) is then a new recompile.
