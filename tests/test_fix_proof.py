@@ -578,6 +578,12 @@ def test_a_frame_head_compiled_recompiling_once_on_a_size_is_told_apart_by_a_thi
     untied = judge(head, {**short, "recompiles": {"count": 3, "cases": [quiet, apart]}}, [NAN_BREAK], EDIT)
     assert untied["accepted"] is True, untied
     assert "a frame a break head has too splits off, fed what the edit computes; 8 compiles" in untied["evidence"]
+    # where head recompiled the same frames (its own break's), they are not listed again: a
+    # new user read nine frames for two recompiles, every one of them head's too
+    both = {**head, "recompiles": {"count": 2, "cases": [
+        quiet, {"shape": {"b": 8}, "n": 2, "sites": [], "frames": [lib, theirs], "sizes_only": True}]}}
+    same = judge(both, {**short, "recompiles": {"count": 3, "cases": [quiet, apart]}}, [NAN_BREAK], EDIT)
+    assert "1 recompile on shape case b=8 in frames head recompiles too, once: none on" in same["evidence"], same
 
 
 def test_the_third_size_is_one_the_matrix_lacks_and_keeps_the_divisibility():

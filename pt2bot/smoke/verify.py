@@ -1552,9 +1552,10 @@ def judge(head: Mapping[str, Any], cand: Mapping[str, Any], targets: Sequence[Ma
             # (the frames head recompiled too left out: a new user read nine frames for two
             # recompiles, seven of them head's own)
             theirs = {tuple(f) for f in h.get("frames") or () if isinstance(f, (list, tuple))}
-            shown = [f for f in frames if f not in theirs] or list(frames)
-            evidence.append(f"{_recompiles(more)} on {_shape(c.get('shape'))} in "
-                            f"{', '.join(sorted(_frame_words(f) for f in shown))}, once: none on "
+            shown = [f for f in frames if f not in theirs]
+            where = (f"in {', '.join(sorted(_frame_words(f) for f in shown))}" if shown else
+                     "in frames head recompiles too")
+            evidence.append(f"{_recompiles(more)} on {_shape(c.get('shape'))} {where}, once: none on "
                             f"{_shape(cand['probe'].get('shape'))} after it (the first recompile on a "
                             f"new size of {whose}; {cc} compiles, head {hc})")
         rec_targets = [t for t in targets if t.get("kind") == "recompile"]
