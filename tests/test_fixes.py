@@ -548,8 +548,11 @@ def test_a_returned_tuple_keeps_its_brackets(tmp_path):
                 return x, x + 1
             return x - 1, x
         """, "PTC201")
-    # `torch.where` selects one tensor: a pair of outputs is `torch.cond`'s only
+    # `torch.where` selects one tensor: a pair of outputs is selected value by value (a new
+    # user's SAM decoder got only `torch.cond`, which failed inside torch), and `torch.cond`
+    # keeps its brackets
     assert [c.lines for c in cands] == [
+        ("    return torch.where(x.sum() > 0, x, x - 1), torch.where(x.sum() > 0, x + 1, x)",),
         ("    return torch.cond(x.sum() > 0, lambda: (x, x + 1), lambda: (x - 1, x), ())",)]
 
 
