@@ -30,7 +30,8 @@ from pt2bot.reach import Coverage, FileLines
 from pt2bot.reportdata import PLACEHOLDER, RUN_SKIPPED, Delta, ModelDelta, Report
 from pt2bot.results import (REPORT_SCHEMA, CompileCost, GraphBreak, LatencyRow, ModelRun,
                             RecompileCase, RecompileReason, ResultsFile, Samples, ShapeAdvice,
-                            breaks_unmeasured, case_key, is_failed, unmeasured)
+                            breaks_unmeasured, case_key, is_failed, on_break_stack, split_off_frame,
+                            unmeasured)
 from pt2bot.select import Selection
 from pt2bot.stats import FIRST_LOOK, compare_samples, decided
 from pt2bot.verdict import (FAILURE, NEUTRAL, NOTICE, WARNING, conclude, export_message_key,
@@ -602,19 +603,14 @@ def cause_of(reason: RecompileReason, new_breaks: Sequence[NewBreak]) -> dict | 
     frames then recompile for new shapes as the root frame would not. The root frame's own
     recompiles never follow from a break (it was compiled before the break too)."""
     ra, fr = reason.resumed_after, reason.frame
-    if ra is not None and ra.path and ra.line is not None:
-        for d, _ in new_breaks:
-            if (d["path"], d["line"]) == (ra.path, ra.line):
-                return d
-        for d, stack in new_breaks:
-            if any((p, ln) == (ra.path, ra.line) for p, ln, _ in stack):
-                return d
+    at = (ra.path, ra.line) if ra is not None and ra.path and ra.line is not None else None
+    fn = (fr.path, fr.function) if at is None and fr is not None and fr.path and fr.function else None
+    if at is None and fn is None:
         return None
-    if fr is not None and fr.path and fr.function:
-        for d, stack in new_breaks:
-            if any((p, fn) == (fr.path, fr.function) for p, _, fn in stack[1:]):
-                return d
-    return None
+    # (resumed after a break's own line: that break, before one whose stack runs through it)
+    own = next((d for d, _ in new_breaks if at is not None and (d["path"], d["line"]) == at), None)
+    return own or next((d for d, stack in new_breaks
+                        if on_break_stack(stack, (d["path"], d["line"]), at, fn)), None)
 
 
 # What a frame split off by a break does on its own: compiled static first, it recompiles when
@@ -789,7 +785,7 @@ def _split_off(group: Sequence[RecompileReason], breaks: Sequence[NewBreak],
     if not breaks or _all_size_one(group) or not all(r.kind in _FOLLOWS_KINDS for r in group):
         return None
     d = cause_of(group[0], breaks)
-    if d is None and untied and str(group[0].compile_id or "0").split("/")[0] not in ("", "0"):
+    if d is None and untied and split_off_frame(group[0].compile_id):
         return _UNTIED
     return d
 

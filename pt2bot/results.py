@@ -25,7 +25,7 @@ import re
 import types
 import typing
 from dataclasses import dataclass, field
-from typing import Any, ClassVar, Iterable, Mapping, TypeVar, Union
+from typing import Any, ClassVar, Iterable, Mapping, Sequence, TypeVar, Union
 
 from pt2bot.errors import UserError
 from pt2bot.jsonio import read_json
@@ -299,6 +299,24 @@ def user_function(name: str) -> str:
         name = m.group("inner")
         m = RESUME_RE.match(name)
     return name
+
+
+def split_off_frame(compile_id: object) -> bool:
+    """Whether a compile id ("2/1": frame 2's second compile) is of a frame other than the
+    model's own `forward`, frame 0: dynamo compiles any other frame only because a graph break
+    sent the code around it to eager. False where no id was recorded."""
+    return str(compile_id or "0").split("/")[0] not in ("", "0")
+
+
+def on_break_stack(stack: Sequence[tuple[object, object, object]], site: tuple[object, object],
+                   resumed_at: tuple[object, object] | None, function: tuple[object, object] | None) -> bool:
+    """Whether a frame is one a break splits off: a function resumed after the break's own
+    line `site` (path, line) or after a call on its user `stack` ((path, line, function),
+    outermost first), else (`function`: path and name) a function on that stack below its
+    root frame, which dynamo inlined before and now enters as a frame of its own."""
+    if resumed_at is not None:
+        return site == resumed_at or any((p, ln) == resumed_at for p, ln, _ in stack)
+    return function is not None and any((p, fn) == function for p, _, fn in stack[1:])
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -858,5 +876,5 @@ __all__ = [
     "RESULTS_CAP_BYTES", "Record", "ResultsFile", "RunError", "Samples", "ShapeAdvice", "Site",
     "Specialisation", "is_failed", "case_key", "load_results_file", "summarise",
     "model_dir_name", "report_dir", "trace_path", "RESUME_RE", "user_function",
-    "breaks_unmeasured", "first_line", "shape_label", "unmeasured",
+    "breaks_unmeasured", "first_line", "shape_label", "unmeasured", "split_off_frame", "on_break_stack",
 ]

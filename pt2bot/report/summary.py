@@ -26,7 +26,7 @@ from pt2bot.report.escape import log_line
 from pt2bot.report.markdown import (code_block, code_inline, details, escape_inline, link,
                                     marker, message_inline, table, truncate_utf8)
 from pt2bot.reportdata import ModelDelta, Report
-from pt2bot.results import ModelRun, breaks_unmeasured, shape_label, user_function
+from pt2bot.results import ModelRun, breaks_unmeasured, shape_label, split_off_frame, user_function
 from pt2bot.stats import decided
 
 MAX_CHARS = 65_536
@@ -375,14 +375,15 @@ def _not_sizes_line(recompiles: Mapping[str, Any], before: int, after: int,
                and r.get("kind") == "guard" and r.get("guard")]
     # (torch's guard text carries its source line and a cut path after two spaces and `#`:
     # `n == 8   ...   # e_atom = ...  # mp/h32repo/mlpot/model.…` was quoted whole)
-    guards = Counter(r["guard"].split("  #")[0].strip() for r in reasons)
+    said = [(r["guard"].split("  #")[0].strip(), r) for r in reasons]
+    guards = Counter(g for g, _ in said)
     top = ""
     if guards:
         g, times = guards.most_common(1)[0]
         # "(1×)" read as a guard failing on every step: the count is of the matrix's cases
         top = (f"; the guard that fails most often: {code_inline(g, limit=160)} (failed "
                f"{'once' if times == 1 else f'{times} times'} in the shape matrix)"
-               + _frame_of(next(r for r in reasons if r["guard"].split("  #")[0].strip() == g)))
+               + _frame_of(next(r for text, r in said if text == g)))
     how = f" ({code_inline(method, limit=40)})" if isinstance(method, str) else ""
     n = recompiles.get("count")
     # every recompile a size change in a frame a graph break split off (not the model's own,
@@ -390,8 +391,8 @@ def _not_sizes_line(recompiles: Mapping[str, Any], before: int, after: int,
     # break can
     split = [r for c in recompiles.get("cases") or () if isinstance(c, dict)
              for r in c.get("reasons") or () if isinstance(r, dict) and r.get("kind") != "size_one"]
-    apart = bool(split) and all(str(r.get("compile_id") or "0").split("/")[0] not in ("", "0")
-                                and r.get("kind") == "size_mismatch" for r in split)
+    apart = bool(split) and all(split_off_frame(r.get("compile_id")) and r.get("kind") == "size_mismatch"
+                                for r in split)
     why = (" They are in frames a graph break splits off, whose inputs are what the code computed "
            "before the break, so no declared dim reaches them; they go with the break." if apart else "")
     return (f"ℹ️ No shape advice: dynamic dims do not remove this model's {n} "

@@ -63,7 +63,7 @@ from typing import Any, Callable, Mapping, Sequence
 
 from pt2bot.findings import normalise_source
 from pt2bot.jsonio import write_json
-from pt2bot.results import RESUME_RE
+from pt2bot.results import RESUME_RE, on_break_stack, split_off_frame
 from pt2bot.smoke.breaks import RecordingBackend, collect_breaks, measure_breaks
 from pt2bot.smoke.export import measure_export
 from pt2bot.smoke.inputs import (CaseInputs, build_inputs, build_model, call_mode, compare_outputs,
@@ -168,7 +168,7 @@ def _recompiles_summary(got: Mapping[str, Any]) -> dict[str, Any]:
                       # frames other than the model's own (frame 0): only a break makes those
                       "split": sorted({tuple((r.get("frame") or {}).get(k) for k in ("function", "path", "line"))
                                        for r in user
-                                       if str(r.get("compile_id") or "0").split("/")[0] not in ("", "0")},
+                                       if split_off_frame(r.get("compile_id"))},
                                       key=str),
                       "sizes_only": bool(user) and all(r.get("kind") == "size_mismatch" for r in user)})
     return {"count": rec.get("count") or 0, "eager_fallback": bool(rec.get("eager_fallback")),
@@ -1159,14 +1159,10 @@ def _split_off_by(frame: Sequence[Any], breaks: Sequence[Mapping[str, Any]]
     root frame (as pt2bot/compare.py `cause_of` reads a review's recompiles), or None."""
     function, path, line = (list(frame) + [None] * 3)[:3]
     resumed = isinstance(function, str) and RESUME_RE.match(function) is not None
-    for b in breaks:
-        stack = [tuple(s) for s in b.get("stack") or () if isinstance(s, (list, tuple)) and len(s) == 3]
-        if resumed and ((b.get("path"), b.get("line")) == (path, line)
-                        or any((p, ln) == (path, line) for p, ln, _ in stack)):
-            return b
-        if not resumed and any((p, fn) == (path, function) for p, _, fn in stack[1:]):
-            return b
-    return None
+    at, fn = ((path, line), None) if resumed else (None, (path, function))
+    return next((b for b in breaks if on_break_stack(
+        [tuple(s) for s in b.get("stack") or () if isinstance(s, (list, tuple)) and len(s) == 3],
+        (b.get("path"), b.get("line")), at, fn)), None)
 
 
 def _probe_said(probe: Mapping[str, Any]) -> str:
@@ -2635,19 +2631,29 @@ def _told(original: str, edit: Edit) -> dict[str, Any] | None:
     under `if not torch.compiler.is_compiling():`), `{line, call}`: head's line whose reaching
     gives it (the block's first line, or the call's own) and the function called there, as
     written (`warnings.warn`; None where that line is no call). None for any other edit."""
-    try:
-        tree = ast.parse(original)
-    except SyntaxError:
-        return None
-    calls = {n.lineno: n for n in ast.walk(tree) if isinstance(n, ast.Expr) and isinstance(n.value, ast.Call)}
+    calls = _call_statements(original)
     line = _block_line(original, edit)
     if line is None:
-        own = calls.get(edit.start_line)
-        if own is None or own.end_lineno != edit.end_line:
+        if _edited_call(calls, edit) is None:
             return None
         line = edit.start_line
     call = calls.get(line)
     return {"line": line, "call": ast.unparse(call.value.func) if call is not None else None}
+
+
+def _call_statements(original: str) -> dict[int, ast.Expr]:
+    """The call statements of `original` by first line (none where it does not parse)."""
+    try:
+        tree = ast.parse(original)
+    except SyntaxError:
+        return {}
+    return {n.lineno: n for n in ast.walk(tree) if isinstance(n, ast.Expr) and isinstance(n.value, ast.Call)}
+
+
+def _edited_call(calls: Mapping[int, ast.Expr], edit: Edit) -> ast.Expr | None:
+    """The call statement that spans exactly the edit's lines, if one does."""
+    own = calls.get(edit.start_line)
+    return own if own is not None and own.end_lineno == edit.end_line else None
 
 
 def _selected_evidence(cand: Mapping[str, Any]) -> str | None:
@@ -2667,15 +2673,8 @@ def _selected_evidence(cand: Mapping[str, Any]) -> str | None:
 def _removed_call(original: str, edit: Edit) -> dict[str, Any] | None:
     """For an edit that deletes one call statement and nothing else: `{line, call, removed}`,
     head's line and the function called there, as written. None for any other edit."""
-    try:
-        tree = ast.parse(original)
-    except SyntaxError:
-        return None
-    for n in ast.walk(tree):
-        if isinstance(n, ast.Expr) and isinstance(n.value, ast.Call) and \
-                (n.lineno, n.end_lineno) == (edit.start_line, edit.end_line):
-            return {"line": n.lineno, "call": ast.unparse(n.value.func), "removed": True}
-    return None
+    own = _edited_call(_call_statements(original), edit)
+    return None if own is None else {"line": own.lineno, "call": ast.unparse(own.value.func), "removed": True}
 
 
 def _quieted_evidence(cand: Mapping[str, Any]) -> str | None:
