@@ -11,8 +11,9 @@ candidates tried most likely first. Where several findings in one statement each
 edit of the whole statement that rewrites only their own part, or edits of statements next
 to each other, their changes together are one more candidate, tried before them
 (`compose_siblings`). A candidate accepted on every
-model it was tried on is a verified fix; of overlapping verified fixes, only the first is
-posted. Everything that
+model it was tried on is a verified fix; of verified fixes that replace some of the same
+lines, only the first is posted, and of those on different lines that remove some of the same
+problems, only the one that removes more (`_alternatives`). Everything that
 goes wrong (no candidate, an edit that does not apply, a patched model that crashes, hangs
 or does not import, the budget running out) is a "no verified fix" with its reason, never a
 failed review. Where torch's own hint for a break is a dynamo setting, that setting is proven
@@ -1263,13 +1264,18 @@ def _summarise(targets: list[dict[str, Any]], proposals: list[Proposal], why: di
     out_c = []
     settings = [p for p in proposals if p.cand.setting]
     proposals = [p for p in proposals if not p.cand.setting]
-    for p in proposals:
-        verified, reason, models, evidence = _verdict(p)
-        if verified and any(p.overlaps(c) for c in chosen):
-            verified, reason = False, "overlaps a verified fix tried before it"
-        if verified:
+    verdicts = [_verdict(p) for p in proposals]
+    for p, (verified, *_) in zip(proposals, verdicts):
+        if verified and not any(p.overlaps(c) for c in chosen):
             chosen.append(p)
-        else:
+    alternative = _alternatives(chosen, targets)
+    kept = {id(p) for p in chosen}
+    for p, (verified, reason, models, evidence) in zip(proposals, verdicts):
+        if verified and id(p) not in kept:
+            verified, reason = False, "overlaps a verified fix tried before it"
+        elif verified and id(p) in alternative:
+            verified, reason = False, alternative[id(p)]
+        if not verified:
             evidence = ""
         out_c.append({
             "id": p.cid, "rule": p.cand.code, "title": p.cand.title, "path": p.cand.path,
@@ -1310,6 +1316,45 @@ def _summarise(targets: list[dict[str, Any]], proposals: list[Proposal], why: di
         budget_s = config.fixes.budget_s or DEFAULT_FIX_BUDGET_S
     return {"budget_s": budget_s, "spent_s": spent, "targets": out_t,
             "candidates": out_c, "settings": out_s}
+
+
+def _alternatives(chosen: list[Proposal], targets: Sequence[Mapping[str, Any]]) -> dict[int, str]:
+    """Verified fixes on different lines that remove some of the same problems (a guard of the
+    warning in an `if` block, and the `if` itself rewritten to skip the block): each was proven
+    alone against head, not with the other applied, and two green buttons for one problem
+    invite applying both. The one that removes more is posted (the first tried on a tie); each
+    other one that shares a problem with a posted one is not, with its reason: id() -> reason."""
+    fixed = {id(p): set(p.targets) | set(_riders(p, targets)) for p in chosen}
+    posted: list[Proposal] = []
+    out: dict[int, str] = {}
+    for p in sorted(chosen, key=lambda p: -len(fixed[id(p)])):    # (a stable sort: ties keep order)
+        q = next((q for q in posted if fixed[id(q)] & fixed[id(p)]), None)
+        if q is None:
+            posted.append(p)
+            continue
+        shared, more = fixed[id(p)] & fixed[id(q)], fixed[id(q)] - fixed[id(p)]
+        where = f"{q.cand.path}:{q.cand.start_line}" + (f"-{q.cand.end_line}" if q.cand.end_line > q.cand.start_line
+                                                        else "")
+        if shared == fixed[id(p)]:
+            out[id(p)] = (f"an alternative to the verified suggestion at {where}, which removes "
+                          + (f"the same ({_named(targets, shared)}) and {_named(targets, more)} too" if more
+                             else f"the same ({_named(targets, shared)})") + ": only that one is posted")
+        else:
+            out[id(p)] = (f"verified alone, but it also removes {_named(targets, shared)}, which the verified "
+                          f"suggestion at {where} removes, and the two were not proven together: only that one "
+                          "is posted; apply it and let the review run again")
+    return out
+
+
+def _named(targets: Sequence[Mapping[str, Any]], which: Collection[int]) -> str:
+    """The problems `which` (target indexes) as a reader finds them: GB id or kind, and line."""
+    names = []
+    for i in sorted(which):
+        t = targets[i] if 0 <= i < len(targets) else {}
+        what = t.get("gb") or {"export": "the export failure", "recompile": "the recompile"}.get(
+            str(t.get("kind")), "a break")
+        names.append(f"{what} at line {t.get('line')}")
+    return ", ".join(names)
 
 
 def _riders(p: Proposal, targets: Sequence[Mapping[str, Any]]) -> list[int]:
