@@ -740,6 +740,8 @@ def _worker_end(run: Any, what: str, budget_s: float | None = None) -> str:
         return f"{what} crashed the proof worker ({err.signal or 'killed'})"
     if err is not None and err.kind == "import":
         return f"{what} does not import in the proof worker"
+    if err is not None and err.kind == "build":
+        return f"{what} cannot be built in the proof worker"
     msg = (err.message or "").strip().splitlines()[0] if err is not None and err.message else ""
     return f"the proof worker stopped ({run.status}{': ' + msg if msg else ''})"
 

@@ -2030,7 +2030,7 @@ class Checked:
     ok: bool
     said: str
     note: str = ""
-    kind: str = ""                 # the failure's kind (`import`: the model was not even built)
+    kind: str = ""                 # the failure's kind (`import`, `build`: the model was not built)
     error: str = ""                # its message
 
 
@@ -2174,10 +2174,9 @@ def cli_init(args: Any) -> int:
         print(f"pt2bot:   {p.name} ({p.entry}): {c.said[:300]} -> "
               f"{'kept' if c.ok else 'commented out'}")
     failed = [checked[p.name] for p in ran if not checked[p.name].ok]
-    if ran and len(failed) == len(ran) and all(c.kind == "import" for c in failed) \
+    if ran and len(failed) == len(ran) and all(c.kind == "build" for c in failed) \
             and all(_ARGUMENT_ERROR.search(c.error) for c in failed):
-        # a build that fails on the constructor's arguments is reported with the import
-        # failures (the model was not built), but the install is fine: what init guessed is not
+        # the install is fine: what init guessed is not
         print("pt2bot: no model could be built: each constructor refused the arguments init "
               "guessed (a required one it did not find, often taken through **kwargs by a class it "
               "could not follow); set them under the entry's kwargs; first: "

@@ -44,7 +44,7 @@ AUDIT_SCHEMA = "pt2bot.audit/1"
 PHASES = ("breaks", "matrix", "export", "advice", "latency")
 STATUSES = ("ok", "error", "timeout", "skipped")
 FAILED_STATUSES = ("error", "timeout")          # a model that ran and produced no result
-ERROR_KINDS = ("import", "crash", "oom", "timeout", "input", "exception")
+ERROR_KINDS = ("import", "crash", "oom", "timeout", "input", "exception", "build")
 EXPORT_KINDS = ("data_dependent", "constraint_violation", "unsupported", "error")
 TIMINGS = ("eager_ms", "compiled_ms", "reference_ms")   # the timed series of a latency row
 

@@ -323,6 +323,18 @@ def test_import_failure_is_located():
         "import", "models/broken_import.py", line_of("broken_import.py", "import-raise"))
 
 
+def test_a_model_that_imports_and_is_not_built_is_a_build_error():
+    # the constructor refusing the entry's kwargs, or raising, is no import failure: the
+    # install is fine, and "error (import)" sent a user looking at the wrong thing
+    from pt2bot.smoke.worker import measure
+    run = measure(spec("typo", "models.clean:Clean", kwargs={"hiden": 4}))
+    assert run["status"] == "error" and run["error"]["kind"] == "build", run["error"]
+    assert 'unexpected keyword argument "hiden"; did you mean "hidden"?' in run["error"]["message"]
+    run = measure(spec("raising", "models.clean:build_clean", kwargs={"hidden": -1}))
+    assert run["error"]["kind"] == "build", run["error"]
+    assert "(build_raised)" in run["error"]["message"]
+
+
 # ----------------------------------------------------------------------------- latency
 
 def test_latency_phase_runs_alone():

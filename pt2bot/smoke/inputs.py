@@ -71,15 +71,22 @@ def build_model(entry: str, kwargs: dict[str, Any], paths: RepoPaths,
             built.append((config.get("arg"), entry_mod.build_config_object(
                 cfg_obj, config.get("kwargs") or {}, root=paths.root)))
         except ModelError as e:
-            raise ModelError("import", f"config {cfg_entry}: {e.message} ({e.kind})", e.path,
+            raise ModelError(_build_kind(e), f"config {cfg_entry}: {e.message} ({e.kind})", e.path,
                              e.line, exc_type=e.exc_type) from None
     obj = import_entry(entry, paths)
     try:
         model = entry_mod.build_model(obj, kwargs or {}, root=paths.root, configs=built)
     except ModelError as e:
-        raise ModelError("import", f"{entry}: {e.message} ({e.kind})", e.path, e.line,
+        raise ModelError(_build_kind(e), f"{entry}: {e.message} ({e.kind})", e.path, e.line,
                          exc_type=e.exc_type) from None
     return model.train(bool(train))
+
+
+def _build_kind(e: ModelError) -> str:
+    """The run's error kind of a model that imported and was not built: `build` (arguments
+    its constructor refuses, a constructor that raises: the entry's kwargs or the model's code,
+    not the install), or `import` where the constructor's own import failed."""
+    return "import" if e.exc_type in ("ImportError", "ModuleNotFoundError") else "build"
 
 
 @dataclass
