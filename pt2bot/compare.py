@@ -398,7 +398,8 @@ def compare_model(name: str, base_run: ModelRun | None, head_run: ModelRun | Non
             latency=tuple(gated_latency(h) if _gated(h) else compare_latency(
                 b, h, threshold_pct=threshold_pct, comparable=latency_ok, note=latency_note)),
             eager_fallback=rec["eager_fallback"], coverage=compare_coverage(b, h),
-            new_export_causes=tuple(new_export_causes(b, h, renames, line_map)))
+            new_export_causes=tuple(new_export_causes(b, h, renames, line_map)),
+            output_shapes=tuple(compare_output_shapes(b, h)))
         cost = compare_compile(b if base_run is not None else None, h,
                                threshold_pct=compile_pct, new_breaks=bool(new_breaks),
                                fixed_breaks=bool(fixed_breaks))
@@ -428,7 +429,7 @@ def _has_changed(status: str, base_status: str | None, d: Delta, new_breaks: lis
         status != base_status or new_breaks or fixed_breaks
         or d.graph_count or any(c["delta"] for c in d.recompile_cases) or d.recompiles
         or d.export in ("broken", "fixed") or any(a["new"] for a in d.accuracy)
-        or d.new_specialized or d.fixed_specialized or d.new_export_causes
+        or d.new_specialized or d.fixed_specialized or d.new_export_causes or d.output_shapes
         or any(lat.get("significant") for lat in d.latency)
         or bool(d.coverage and d.coverage.get("changes")))
 
@@ -944,6 +945,21 @@ def compare_accuracy(base: ModelRun | None, head: ModelRun) -> list[dict]:
             for a in head.accuracy or () if a.match is False]
 
 
+def compare_output_shapes(base: ModelRun | None, head: ModelRun) -> list[dict]:
+    """The shape cases on which head's eager outputs have other shapes than base's ({shape,
+    base, head}). The review compares compile behaviour; a model whose outputs all changed
+    shape (a resize fed the wrong dims) is still not "unchanged". Only cases both sides
+    recorded."""
+    base_shapes = {case_key(a.shape): a.out_shapes for a in (base.accuracy if base is not None else None) or ()
+                   if a.out_shapes is not None}
+    out = []
+    for a in head.accuracy or ():
+        before = base_shapes.get(case_key(a.shape))
+        if before is not None and a.out_shapes is not None and list(before) != list(a.out_shapes):
+            out.append({"shape": dict(a.shape), "base": list(before), "head": list(a.out_shapes)})
+    return out
+
+
 def _median(t: Samples | None) -> float | None:
     v = t.median if t is not None else None
     return float(v) if v is not None and math.isfinite(v) else None
@@ -1235,7 +1251,7 @@ def pool_latency(results: dict[str, Any], extra: dict[str, Any]) -> None:
 __all__ = ["build_report", "compare_findings", "not_run_lines", "compare_models",
            "compare_model", "match_breaks", "break_fingerprint", "compare_recompiles", "cause_of",
            "compare_export", "compare_compile", "compare_coverage", "compare_shape_advice",
-           "new_export_causes",
+           "new_export_causes", "compare_output_shapes",
            "compare_accuracy", "compare_latency", "gated_latency", "keep", "latency_decided",
            "pool_rounds", "pool_latency", "judge",
            "conclude", "run_broken", "renamed_paths", "SCHEMA"]

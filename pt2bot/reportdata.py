@@ -59,6 +59,9 @@ class Delta:
     # what newly keeps export from being dynamic or from succeeding (compare.new_export_causes);
     # absent from the JSON when empty
     new_export_causes: tuple[JSON, ...] = ()
+    # the shape cases whose eager outputs have other shapes on head than on base
+    # (compare.compare_output_shapes); absent from the JSON when none
+    output_shapes: tuple[JSON, ...] = ()
 
     def to_dict(self) -> dict[str, Any]:
         out: dict[str, Any] = {
@@ -75,6 +78,8 @@ class Delta:
             out["coverage"] = self.coverage
         if self.new_export_causes:
             out["new_export_causes"] = list(self.new_export_causes)
+        if self.output_shapes:
+            out["output_shapes"] = list(self.output_shapes)
         return out
 
     def as_written(self) -> "Delta":
@@ -83,7 +88,8 @@ class Delta:
                        new_specialized=_items(self.new_specialized),
                        fixed_specialized=_items(self.fixed_specialized),
                        latency=_items(self.latency), coverage=_mapping(self.coverage),
-                       new_export_causes=_items(self.new_export_causes))
+                       new_export_causes=_items(self.new_export_causes),
+                       output_shapes=_items(self.output_shapes))
 
 
 # How an entry was made decides where `change` sits among its keys: an entry with no head run

@@ -438,7 +438,10 @@ class AccuracyRow(Record):
     rtol: float | None = None
     atol: float | None = None
     message: str | None = None
-    OMIT_IF_NONE: ClassVar[frozenset[str]] = frozenset({"message"})
+    # the eager outputs' shapes on this case (smoke.inputs.output_shapes): base's and head's
+    # compared; absent from results written before they were recorded
+    out_shapes: tuple[Any, ...] | None = None
+    OMIT_IF_NONE: ClassVar[frozenset[str]] = frozenset({"message", "out_shapes"})
 
 
 @dataclass(frozen=True, kw_only=True)

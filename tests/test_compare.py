@@ -198,6 +198,43 @@ def test_conclusion_table(pr, change, thresholds, expected):
     assert rep["conclusion"] == expected, rep["reasons"]
 
 
+def test_outputs_that_change_shape_are_a_change_said_in_the_summary(pr):
+    """The review compares compile behaviour; a model whose eager outputs all changed shape
+    (segment-anything's resize fed the batch and channel dims as height and width) was listed
+    "unchanged". It is "changed", the summary names a case, and nothing fails on it."""
+    import cmarkgfm
+
+    from pt2bot.report.summary import render_summary
+
+    base, head = _clean_pair()
+    h = head["models"][0] = copy.deepcopy(head["models"][0])
+    for b, a in zip(base["models"][0]["accuracy"], h["accuracy"]):
+        n = a["shape"]["batch"]
+        b["out_shapes"] = [[n, 3, 48, 64], None]
+        a["out_shapes"] = [[n, 3, 21, 64], None] if n > 1 else [[n, 3, 48, 64], None]
+    report = build_report(base_results=typed(base), head_results=typed(head), base_findings=[],
+                          head_findings=[], changeset=None, config=make_config(),
+                          selection=Selection(), base_sha=pr[0], head_sha=pr[1])
+    rep = report.to_dict()
+    m = model(rep, "tiny_gpt")
+    assert m["change"] == "changed" and rep["conclusion"] == "success"
+    changed = m["delta"]["output_shapes"]
+    cases = [a["shape"]["batch"] for a in h["accuracy"]]
+    assert [c["shape"]["batch"] for c in changed] == [n for n in cases if n > 1]
+    assert changed[0]["base"] == [[changed[0]["shape"]["batch"], 3, 48, 64], None]
+    assert validation_errors(rep) == []
+    html = cmarkgfm.github_flavored_markdown_to_html(render_summary(report))
+    n, label = changed[0]["shape"]["batch"], ",".join(f"{k}={v}" for k, v in changed[0]["shape"].items())
+    assert (f"Eager outputs change shape on {len(changed)} of {len(cases)} shape cases: on "
+            f"<code>{label}</code>, <code>({n}, 3, 48, 64), number</code> on base, "
+            f"<code>({n}, 3, 21, 64), number</code> on head.") in html, html
+    # results written before the shapes were recorded compare as before
+    for a in h["accuracy"]:
+        del a["out_shapes"]
+    m = model(report_for(pr, base, head, selection=Selection(), changeset=False), "tiny_gpt")
+    assert m["change"] == "unchanged" and "output_shapes" not in m["delta"]
+
+
 def test_run_broken_is_neutral(pr):
     rep = report_for(pr, head={"models": []}, selection=Selection())
     assert {m["change"] for m in rep["models"] if m["base"]} == {"removed"}

@@ -74,6 +74,8 @@ def test_clean_model_has_no_breaks_no_recompiles_and_exports_dynamic():
     assert one and all(r["kind"] == "size_one" and r["dim"] == "batch" for r in one)
     assert run["specialized"] == []
     assert [a["match"] for a in run["accuracy"]] == [True] * 4
+    # each case's eager output shapes, for the review to compare base's with head's
+    assert [a["out_shapes"] for a in run["accuracy"]] == [[[a["shape"]["batch"], 4]] for a in run["accuracy"]]
     ex = run["export"]
     assert ex["ok"] is True and ex["kind"] is None and ex["static_dims"] == []
     assert [c["match"] for c in ex["cases"]] == [True] * 4

@@ -255,7 +255,7 @@ def model_section(m: ModelDelta, report: Report) -> Section:
         if lat:
             blocks.append(lat)
         # graph coverage and compile cost, one line each (pt2bot/report/metrics.py)
-        blocks += [line for line in (coverage_line(m), compile_line(m)) if line]
+        blocks += [line for line in (coverage_line(m), compile_line(m), output_shapes_line(m)) if line]
     fixed = m.fixed_breaks
     if fixed:
         where = ", ".join(f"{gb_link(b.get('gb'))} at {code_inline(location(b), limit=120)}"
@@ -291,6 +291,35 @@ def model_section(m: ModelDelta, report: Report) -> Section:
     if len(new) > MAX_LIST:
         section.omitted = len(new) - MAX_LIST
     return section
+
+
+def output_shapes_line(m: ModelDelta) -> str | None:
+    """The shape cases on which head's eager outputs have other shapes than base's: the review
+    judges compile behaviour, and a model whose outputs changed shape is not "unchanged" (a
+    resize fed the wrong dims). Said, not judged: a PR may mean it."""
+    changed = [c for c in m.delta.output_shapes if isinstance(c, Mapping)]
+    if not changed:
+        return None
+    acc = (m.head or {}).get("accuracy") if isinstance(m.head, Mapping) else None
+    total = sum(1 for a in acc if isinstance(a, Mapping) and a.get("out_shapes") is not None) \
+        if isinstance(acc, list) else 0
+    first = changed[0]
+    of = f" of {total}" if total >= len(changed) else ""
+    return (f"ℹ️ Eager outputs change shape on {len(changed)}{of} shape case{'s' if (total or len(changed)) != 1 else ''}: "
+            f"on {code_inline(shape_label(first.get('shape')), limit=100)}, "
+            f"{code_inline(_shapes_text(first.get('base')), limit=120)} on base, "
+            f"{code_inline(_shapes_text(first.get('head')), limit=120)} on head. The review compares "
+            "compile behaviour, not what the model computes: check that the PR means this.")
+
+
+def _shapes_text(shapes: object) -> str:
+    """A case's output shapes as Python prints them: `(1, 3, 48, 64)`, several joined by ", "
+    (a Python number: `number`), the first four."""
+    if not isinstance(shapes, list):
+        return "?"
+    parts = ["number" if s is None else "(" + ", ".join(str(d) for d in s) + ("," if len(s) == 1 else "") + ")"
+             if isinstance(s, list) else "?" for s in shapes[:4]]
+    return ", ".join(parts) + (", …" if len(shapes) > 4 else "")
 
 
 def shape_advice_blocks(m: ModelDelta) -> list[str]:

@@ -538,6 +538,20 @@ def flatten_outputs(out: Any) -> list[Any]:
     return leaves
 
 
+# the outputs whose shapes a shape case records: enough to say what changed, bounded in size
+MAX_OUTPUT_SHAPES = 16
+
+
+def output_shapes(out: Any) -> list[list[int] | None]:
+    """The shape of each leaf of an eager call's result (`flatten_outputs`' order; None for a
+    Python number), the first MAX_OUTPUT_SHAPES of them: base's and head's are compared on each
+    shape case, so that a model whose outputs change shape is not "unchanged"."""
+    import torch
+
+    return [list(t.shape) if isinstance(t, torch.Tensor) else None
+            for t in flatten_outputs(out)[:MAX_OUTPUT_SHAPES]]
+
+
 def tolerances(tolerance: dict[str, Any] | None = None) -> dict[str, tuple[float, float]]:
     """dtype name -> (rtol, atol): DEFAULT_TOLERANCE with a model's `tolerance` over it."""
     tol = dict(DEFAULT_TOLERANCE)

@@ -18,7 +18,7 @@ from typing import Any, Callable
 from pt2bot.results import RESUME_RE
 from pt2bot.smoke import graph_breaks
 from pt2bot.smoke.breaks import collect_breaks
-from pt2bot.smoke.inputs import CaseInputs, call_mode, compare_outputs
+from pt2bot.smoke.inputs import CaseInputs, call_mode, compare_outputs, output_shapes
 from pt2bot.smoke.compile_cost import CompileProbe
 from pt2bot.smoke.compile_times import compile_times
 from pt2bot.smoke.trace import (RepoPaths, TraceCollector, compilation_metrics, frame_file,
@@ -313,6 +313,7 @@ def measure_matrix(model: Any, cases: list[CaseInputs], eager_outs: list[Any],
             else:
                 accuracy.append({"shape": dict(case.shape), "match": None, "max_abs_err": None,
                                  "rtol": None, "atol": None})
+            accuracy[-1]["out_shapes"] = output_shapes(expected)
             if after_first is not None and len(case_recs) == 1 and not after_first(events, rec):
                 break
         for s in _trace_specializations(events, cases, dynamic, varying, paths):
