@@ -45,12 +45,13 @@ from pt2bot.rules.tensor_numpy import TensorNumpy
 from pt2bot.rules.tensor_tolist import TensorTolist
 from pt2bot.rules.torch_jit_call import TorchJitCall
 from pt2bot.rules.type_tensor_class import TypeTensorClass
+from pt2bot.rules.deepcopy_tensor import DeepcopyTensor
 
 RULES: tuple[type[Rule], ...] = (
     SyntaxErrorRule,
     TensorItem, TensorTolist, TensorNumpy, ScalarConversion, PrintCall, LoggingCall,
     HostNondeterminism, FileIO, ExplicitGraphBreak, ModuleStateMutation, TorchJitCall, MinMaxKey,
-    GradFactory, IsinstanceNested, TypeTensorClass,
+    GradFactory, IsinstanceNested, TypeTensorClass, DeepcopyTensor,
     TensorCondition, TensorIteration, ScalarCondition,
     ShapeBranch, HardcodedSize, RangeOverSize, DynamicOutputShape, CompileDynamicFalse, EinxCall,
     SizeSpecialised,
