@@ -6,7 +6,8 @@ import time
 from pathlib import Path
 
 from pt2bot.configfile.schema import build_config
-from pt2bot.fixes import ProofSetting, Proposal, break_findings, prove_on_model
+from pt2bot.fixes import ProofSetting, Proposal, _prove_targets, break_findings, decide, prove_on_model
+from pt2bot.reportdata import Report
 from pt2bot.results import ResultsFile
 from pt2bot.rules import Candidate, apply_candidate, fix_candidates
 
@@ -47,10 +48,23 @@ def item(cid: str, cand: Candidate, original: str, target: dict) -> tuple[Propos
                      findings=[], targets=[]), [target])
 
 
+def _setting(root: Path) -> ProofSetting:
+    config = build_config((root / "pt2bot.yml").read_text(), str(root / "pt2bot.yml"))
+    return ProofSetting(config=config, changeset=None, root=str(root), head_sha=None,
+                        head_results=ResultsFile.empty(), device="cpu")
+
+
 def prove(root: Path, model: str, items: list, work: Path, budget_s: float = 240) -> dict:
     """The verdicts of the proof loop for `items` on `model` of the repository at `root`."""
-    config = build_config((root / "pt2bot.yml").read_text(), str(root / "pt2bot.yml"))
-    setting = ProofSetting(config=config, changeset=None, root=str(root), head_sha=None,
-                           head_results=ResultsFile.empty(), device="cpu")
-    return prove_on_model(setting, config.model(model), None, items, str(root),
+    setting = _setting(root)
+    return prove_on_model(setting, setting.config.model(model), None, items, str(root),
                           time.monotonic() + budget_s, str(work))
+
+
+def decided(root: Path, targets: list[dict], findings: list, report: Report) -> Report:
+    """`report` with the `fixes` a review decides for `targets` of the repository at `root`:
+    the candidates the findings offer, proven on the targets' models, then `decide`."""
+    setting = _setting(root)
+    models = {t["model"] for t in targets}
+    proposals, why, _budget = _prove_targets(setting, targets, findings, models, {}, time.monotonic())
+    return decide(report, targets, proposals, why, setting.config, 0.0)

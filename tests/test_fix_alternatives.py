@@ -7,19 +7,17 @@ for one problem invite applying both, which nobody proved)."""
 from __future__ import annotations
 
 import dataclasses
-import time
 
 import cmarkgfm
 import pytest
 
 from pt2bot.config import StaticConfig
-from pt2bot.configfile.schema import build_config
-from pt2bot.fixes import ProofSetting, Proposal, _prove_targets, _summarise, decide
+from pt2bot.fixes import Proposal, _summarise
 from pt2bot.report.review import render_review
 from pt2bot.reportdata import ModelDelta, Report
-from pt2bot.results import ResultsFile
 from pt2bot.rules import Candidate, apply_candidate
 from pt2bot.static import check_paths
+from proofs import decided, one_model, write_repo
 
 PAIR = """\
 import warnings
@@ -42,18 +40,7 @@ class Pair(nn.Module):
 """
 IF, WARN = 14, 15
 
-CONFIG = """\
-version: 1
-models:
-  - name: pair
-    entry: pkg.pair:Pair
-    inputs: [{name: pos, shape: [atoms, 3]}]
-    shapes: {atoms: [8]}
-    export: false
-    timeout_s: 60
-run: {backend: eager, latency: false, timeout_s: 120}
-fixes: {budget_s: 240}
-"""
+CONFIG = one_model("pair", "pkg.pair:Pair", "[{name: pos, shape: [atoms, 3]}]", "{atoms: [8]}")
 
 
 def brk(line: int, gb: str, gb_type: str, path: str = "pkg/pair.py") -> dict:
@@ -116,21 +103,13 @@ def test_fixes_of_different_problems_are_all_posted():
 
 @pytest.mark.torch
 def test_the_guarded_warning_and_the_skipped_block_are_one_suggestion(tmp_path):
-    root = tmp_path / "repo"
-    (root / "pkg").mkdir(parents=True)
-    (root / "pkg" / "__init__.py").write_text("")
-    (root / "pkg" / "pair.py").write_text(PAIR)
-    (root / "pt2bot.yml").write_text(CONFIG)
+    root = write_repo(tmp_path / "repo", {"pkg/pair.py": PAIR}, CONFIG)
     findings = [dataclasses.replace(f, diff="added") for f in
                 check_paths(str(root), ["pkg/pair.py"], StaticConfig(select=("ALL",)), jobs=1)]
     assert sorted((f.rule, f.line) for f in findings) == [("PTC101", WARN), ("PTC106", WARN), ("PTC201", IF)]
-    config = build_config(CONFIG, str(root / "pt2bot.yml"))
-    s = ProofSetting(config=config, changeset=None, root=str(root), head_sha=None,
-                     head_results=ResultsFile.empty(), device="cpu")
-    proposals, why, _budget = _prove_targets(s, TARGETS, findings, {"pair"}, {}, time.monotonic())
-    report = decide(Report(head="h" * 40, base="b" * 40, findings=tuple(findings),
-                           models=(ModelDelta(name="pair", new_breaks=tuple(TARGETS)),)),
-                    TARGETS, proposals, why, config, 0.0)
+    report = decided(root, TARGETS, findings, Report(
+        head="h" * 40, base="b" * 40, findings=tuple(findings),
+        models=(ModelDelta(name="pair", new_breaks=tuple(TARGETS)),)))
     cands = {c["start_line"]: c for c in report.fixes["candidates"] if c["verified"] or "alternative" in (c["reason"] or "")}
     # both were accepted by the proof; only the `if` rewrite, which removes all three, is posted
     assert cands[IF]["verified"] and cands[IF]["targets"] == [0, 1, 2], report.fixes

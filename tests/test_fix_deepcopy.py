@@ -4,13 +4,12 @@ construction (the proof runs it): checked here on real torch, the copy written i
 segment-anything's `apply_coords_torch` form, and proven by the loop on a model."""
 from __future__ import annotations
 
-import time
-
 import pytest
 
 from pt2bot.config import StaticConfig
 from pt2bot.rules import apply_candidate, fix_candidates
 from pt2bot.static import check_paths
+from proofs import break_target, decided, one_model, write_repo
 
 SRC = """\
 from copy import deepcopy
@@ -70,44 +69,23 @@ def test_the_edit_traces_copies_and_leaves_the_input_as_it_was(tmp_path):
     torch._dynamo.reset()
 
 
-CONFIG = """\
-version: 1
-models:
-  - name: resize
-    entry: pkg.m:Resize
-    inputs: [{name: coords, shape: [batch, points, 2]}]
-    shapes: {batch: [1, 3], points: [5]}
-    export: false
-    timeout_s: 60
-run: {backend: eager, latency: false, timeout_s: 120}
-fixes: {budget_s: 240}
-"""
+CONFIG = one_model("resize", "pkg.m:Resize", "[{name: coords, shape: [batch, points, 2]}]",
+                   "{batch: [1, 3], points: [5]}")
 
 
 @pytest.mark.torch
 def test_the_loop_verifies_the_copy(tmp_path):
     import dataclasses
 
-    from pt2bot.configfile.schema import build_config
-    from pt2bot.fixes import ProofSetting, _prove_targets, decide
     from pt2bot.reportdata import Report
-    from pt2bot.results import ResultsFile
 
-    root = tmp_path / "repo"
-    (root / "pkg").mkdir(parents=True)
-    (root / "pkg" / "__init__.py").write_text("")
-    (root / "pkg" / "m.py").write_text(SRC)
-    (root / "pt2bot.yml").write_text(CONFIG)
+    root = write_repo(tmp_path / "repo", {"pkg/m.py": SRC}, CONFIG)
     findings = [dataclasses.replace(f, diff="added") for f in
                 check_paths(str(root), ["pkg/m.py"], StaticConfig(select=("ALL",)), jobs=1)]
-    config = build_config(CONFIG, str(root / "pt2bot.yml"))
-    s = ProofSetting(config=config, changeset=None, root=str(root), head_sha=None,
-                     head_results=ResultsFile.empty(), device="cpu")
-    target = {"kind": "break", "model": "resize", "path": "pkg/m.py", "line": LINE, "gb": "GB4198",
-              "gb_type": "Attempted to copy.deepcopy a tensor", "fingerprint": "41980000" * 2}
-    proposals, why, _budget = _prove_targets(s, [target], findings, {"resize"}, {}, time.monotonic())
-    fixes = decide(Report(head="h" * 40, base="b" * 40, findings=tuple(findings)), [target], proposals,
-                   why, config, 0.0).fixes
+    target = {**break_target("resize", "pkg/m.py", LINE, "GB4198", "Attempted to copy.deepcopy a tensor"),
+              "fingerprint": "41980000" * 2}
+    fixes = decided(root, [target], findings, Report(head="h" * 40, base="b" * 40,
+                                                     findings=tuple(findings))).fixes
     [fix] = [c for c in fixes["candidates"] if c["verified"]]
     assert fix["rule"] == "PTC116" and fix["lines"][0].strip().startswith("coords = coords.detach().clone()")
     assert fix["evidence"].startswith("verified on `resize`: GB4198 gone"), fix
