@@ -383,7 +383,7 @@ def compare_model(name: str, base_run: ModelRun | None, head_run: ModelRun | Non
     if h is not None:
         rec = compare_recompiles(b, h, new_breaks=_with_stacks(new_breaks, h),
                                  old_breaks=_old_breaks(h, new_breaks),
-                                 base_breaks=_old_breaks(b, []))
+                                 base_breaks=_old_breaks(b, []), line_map=line_map)
         new_specialized, fixed_specialized = compare_specialized(b, h, renames)
         delta = Delta(
             graph_breaks=len(h.breaks()) - len(b.breaks() if b else ()) if breaks_known else 0,
@@ -664,7 +664,8 @@ def _compiles(reasons: Sequence[RecompileReason]) -> list[list[RecompileReason]]
 def compare_recompiles(base: ModelRun | None, head: ModelRun,
                        new_breaks: Sequence[NewBreak] = (),
                        old_breaks: Sequence[NewBreak] = (),
-                       base_breaks: Sequence[NewBreak] = ()) -> dict:
+                       base_breaks: Sequence[NewBreak] = (),
+                       line_map: LineMap | None = None) -> dict:
     """Per shape case: head recompiles − base recompiles; `new_recompiles` sums increases.
 
     Every figure is in the unit of `recompiles.count`: a compile whose every failed guard is
@@ -719,7 +720,7 @@ def compare_recompiles(base: ModelRun | None, head: ModelRun,
         caused_total += n_caused
         after: dict[int, dict] = {}     # id(reason) -> the old break whose frame it is in
         n_after = 0
-        base_guards = {_frame_guard(r) for r in (bc.reasons if bc else ())}
+        base_guards = {_frame_guard(r, line_map) for r in (bc.reasons if bc else ())}
         if old_breaks and hn > bn + n_caused:
             matched = [(g, d) for g in _compiles(c.reasons)
                        if not any(id(r) in causes for r in g)
@@ -791,10 +792,24 @@ def _split_off(group: Sequence[RecompileReason], breaks: Sequence[NewBreak],
     return d
 
 
-def _frame_guard(r: RecompileReason) -> tuple[Any, ...]:
-    """A compile's frame and guard, to tell the frames base recompiled the same way."""
+_RESUMED_AT = re.compile(r"(_at_)(\d+)$")
+
+
+def _frame_guard(r: RecompileReason, line_map: LineMap | None = None) -> tuple[Any, ...]:
+    """A compile's frame and guard, to tell the frames base recompiled the same way: for a
+    base reason, `line_map` (base line -> head line) moves its frame's line (and a resume
+    frame's `_at_<line>`) to where head has it, and the guard is compared without torch's
+    trailing source comment, which names the line (lines the PR added above shift them)."""
+    guard = (r.guard or "").split("  #")[0].strip()
     f = r.frame
-    return (f.path, f.function, f.line, r.guard) if f is not None else (None, None, None, r.guard)
+    if f is None:
+        return (None, None, None, guard)
+    line, function = f.line, f.function
+    if line_map is not None and f.path is not None:
+        line = line_map(f.path, line)
+        function = _RESUMED_AT.sub(lambda m: f"{m.group(1)}{line_map(f.path, int(m.group(2)))}",
+                                   function or "")
+    return (f.path, function, line, guard)
 
 
 def _all_size_one(group: Sequence[RecompileReason]) -> bool:

@@ -562,6 +562,33 @@ def test_an_old_breaks_frames_that_base_recompiled_too_explain_nothing_more():
     assert (d["new_recompiles"], d["after_break_recompiles"]) == (1, 0)
 
 
+def test_base_s_own_recompiles_are_listed_after_head_s_where_the_pr_moved_their_lines():
+    # The PR added lines above the frame base recompiled too: its line, its resume name's
+    # line and the line torch's guard comment names all moved. Matched through the diff's line
+    # map, base's guard is listed after head's new one, not first as if it were the PR's.
+    base, head = resume_pair()
+    base["models"][0]["graph_breaks"] = head["models"][0]["graph_breaks"]
+
+    def same(line: int) -> dict:
+        return {"guard": f"n == 8  # e = f(n)  # pkg/gated.py:{line + 2} in forward", "dim": None,
+                "kind": "guard", "path": None, "line": None, "source": None,
+                "frame": {"function": f"torch_dynamo_resume_in_forward_at_{line}", "path": "pkg/gated.py",
+                          "line": line}, "compile_id": "9/1", "resumed_after": {"path": "pkg/gated.py", "line": line}}
+    own = {**same(28), "guard": "m == 2.0", "compile_id": "10/1"}
+    for side, extra in ((base, [same(25)]), (head, [same(28), own])):
+        rec = side["models"][0]["recompiles"]
+        case = next(c for c in rec["cases"] if c["shape"] == {"batch": 3})
+        case["reasons"] = extra + case["reasons"]
+        case["recompiles"] += len(extra)
+        rec["count"] += len(extra)
+    m = compare_model("gated", ModelRun.from_json(base["models"][0]), ModelRun.from_json(head["models"][0]),
+                      renames={}, line_map=lambda path, line: line + 3 if line >= 20 else line,
+                      threshold_pct=10).to_dict()
+    [case] = [c for c in m["delta"]["recompile_cases"] if c["reasons"]]
+    guards = [r["guard"].split("  #")[0] for r in case["reasons"]]
+    assert guards.index("m == 2.0") < guards.index("n == 8"), guards
+
+
 def test_a_recompile_of_its_own_next_to_the_break_is_still_counted():
     base, head = resume_pair()
     case = next(c for c in head["models"][0]["recompiles"]["cases"] if c["recompiles"])
