@@ -518,6 +518,24 @@ def test_if_else_assignments_and_a_ternary(tmp_path):
     assert "if" not in out.replace("@torch.compile", "")
 
 
+def test_no_where_for_a_ternary_with_none_on_one_side_and_a_reason(tmp_path):
+    # rtdl's `mask if mask.any() else None`: `torch.where(cond, mask, None)` raised in the
+    # proof, a candidate no run could accept; no edit, and the reason says what one graph needs
+    src, [f] = findings_in(tmp_path, """\
+        import torch
+
+        @torch.compile
+        def f(x):
+            mask = x > 0
+            kept = mask if mask.any() else None
+            return x, kept
+        """, "PTC201")
+    cands, why = fix_candidates_explained(f, src)
+    assert cands == []
+    assert why.startswith("one side of the conditional expression at line 6 is `None`, which no tensor "
+                          "operation selects"), why
+
+
 @pytest.mark.parametrize("text", [
     # elif, and/or, a while, several statements, a name not bound before the `if`
     "    if x.sum() > 0:\n        y = 1\n    elif x.mean() > 0:\n        y = 2\n    else:\n        y = 3\n",

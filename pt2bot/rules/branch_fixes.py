@@ -509,10 +509,38 @@ def tensor_condition_fixes(code: str, finding, source: str, tree: ast.Module) ->
     if not exps:
         return []
     e, test = max(exps, key=lambda et: (et[0].lineno, et[0].col_offset))   # the innermost
+    if _no_tensor(e.body) or _no_tensor(e.orelse):
+        return []
     text = f"torch.where({test}, {_arg(lines, e.body)}, {_arg(lines, e.orelse)})"
     return [replace_statement(code, finding.path, st, with_replaced(lines, st, e, text),
                               "select with `torch.where` instead of the conditional expression",
                               safe=False, guards=guards_of(test), rank=1)]
+
+
+def _no_tensor(node: ast.AST) -> bool:
+    """A side of a conditional expression that `torch.where` cannot take: `None`, a string, a
+    container display or a lambda (rtdl's `mask if mask.any() else None`: the edit raised)."""
+    return (isinstance(node, ast.Constant) and (node.value is None or isinstance(node.value, (str, bytes)))) \
+        or isinstance(node, (ast.List, ast.Tuple, ast.Dict, ast.Set, ast.ListComp, ast.DictComp, ast.SetComp,
+                             ast.GeneratorExp, ast.Lambda, ast.JoinedStr))
+
+
+def optional_value_reason(finding, source: str, tree: ast.Module) -> str | None:
+    """Why a conditional expression on a tensor test whose one side is `None` gets no edit:
+    no tensor operation selects between a tensor and None, so whether the value exists at all
+    depends on the data."""
+    st, _body = statement_at(tree, finding.line, finding.col)
+    at = (finding.line, finding.col)
+    exps = [e for e in ast.walk(st) if isinstance(e, ast.IfExp) and _inside(e.test, at)] if st is not None else []
+    if not exps:
+        return None
+    e = max(exps, key=lambda e: (e.lineno, e.col_offset))
+    side = next((s for s in (e.body, e.orelse) if isinstance(s, ast.Constant) and s.value is None), None)
+    if side is None:
+        return None
+    return (f"one side of the conditional expression at line {e.lineno} is `None`, which no tensor operation "
+            "selects: whether the value exists depends on the data; one graph needs a tensor on both sides "
+            "(an empty or all-False one for none) and the code that reads it changed to match")
 
 
 def early_return_reason(finding, source: str, tree: ast.Module) -> str | None:

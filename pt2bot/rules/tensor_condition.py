@@ -5,7 +5,7 @@ import ast
 from pt2bot.rules.base import Rule
 from pt2bot.analysis.infer import BOOL_TENSOR, NDARRAY, RANDOM, TENSOR, enumerated
 from pt2bot.analysis.queries import condition_part, is_tensorish, mark_boolops, self_tensor_value
-from pt2bot.rules.branch_fixes import early_return_reason, tensor_condition_fixes
+from pt2bot.rules.branch_fixes import early_return_reason, optional_value_reason, tensor_condition_fixes
 from pt2bot.rules.capture_branch_fixes import capture_branch_fixes
 from pt2bot.rules.check_fixes import check_fixes
 from pt2bot.rules.size_fixes import sizes_tensor_fixes
@@ -219,7 +219,7 @@ class TensorCondition(Rule):
 
     @classmethod
     def no_fix_reason(cls, finding, source, tree):
-        return early_return_reason(finding, source, tree)
+        return early_return_reason(finding, source, tree) or optional_value_reason(finding, source, tree)
 
     def check(self, ctx, node):
         if isinstance(node, ast.Call):
