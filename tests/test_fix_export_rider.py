@@ -64,3 +64,34 @@ def test_the_fix_of_a_break_also_fixes_the_export_failure_on_its_line(tmp_path, 
     [c] = [c for c in fixes["candidates"] if c["id"] == fix]
     assert f"also gone: the export failure (data_dependent) at pkg/m.py:{IF_LINE}" in c["evidence"]
     assert "entered by head on 2 of the 2 shape cases" in c["evidence"]
+
+
+LATER = BASE.replace("        return h.tanh()", "        if h.sum() > 1e9:   # base's own export failure\n"
+                     "            h = h * 0\n        return h.tanh()")
+LATER_HEAD = LATER.replace("        h = self.score(self.lin(x))\n",
+                           "        h = self.score(self.lin(x))\n        m = h.abs().max()\n        if m > 1.0:\n"
+                           "            h = h * (1.0 / m)\n")
+
+
+@pytest.mark.torch
+def test_an_export_that_fails_further_on_after_the_fix_is_said_to_stop_there(tmp_path, monkeypatch):
+    # Base's export fails at a later `if` of its own; the PR's `if` above it fails first on
+    # head. The fix gets export past the PR's line, not to success: "also gone" read as export
+    # restored (a new user's torch-nl review).
+    repo = GitRepo.init(tmp_path / "r")
+    repo.write("pt2bot.yml", CONFIG)
+    repo.write("pkg/__init__.py", "")
+    repo.write("pkg/m.py", LATER)
+    repo.commit("base")
+    repo.branch("pr")
+    repo.write("pkg/m.py", LATER_HEAD)
+    repo.commit("pr: rescale when saturated")
+    monkeypatch.chdir(repo.path)
+    out = tmp_path / "out"
+    main(["review", "--base", "main", "--out", str(out), "--device", "cpu"])
+    fixes = json.loads((out / "report.json").read_text())["fixes"]
+    fix = next(t["fixed_by"] for t in fixes["targets"] if (t["kind"], t["line"]) == ("break", IF_LINE))
+    [c] = [c for c in fixes["candidates"] if c["id"] == fix]
+    assert "also gone: the export failure" not in c["evidence"], c["evidence"]
+    assert (f"export gets past pkg/m.py:{IF_LINE} (data_dependent) and now stops at pkg/m.py:{IF_LINE + 2}"
+            in c["evidence"]), c["evidence"]

@@ -100,6 +100,16 @@ class Edit:
         last = self.start_line + max(self.new_lines, 1) - 1
         return self.start_line <= line <= last
 
+    def head_line(self, line: int | None) -> int | None:
+        """Where a patched-run line of `path` is in head's file (`map_line` the other way; a
+        replacement line: the edit's first), for what the proof says to a reader of head."""
+        if line is None or line < self.start_line:
+            return line
+        if self.in_patched_region(line):
+            return self.start_line
+        moved_to = None if self.scope_end is None else self.scope_end + self.shift
+        return line - self.shift if moved_to is None or line <= moved_to else line
+
 
 # --------------------------------------------------------------------------- where the edit is
 

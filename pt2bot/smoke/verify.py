@@ -1702,10 +1702,16 @@ def judge(head: Mapping[str, Any], cand: Mapping[str, Any], targets: Sequence[Ma
         return {"accepted": False, "reason": "; ".join(unexercised), "evidence": ", ".join(evidence),
                 "unexercised": True}
     also = _also_gone(head, cand, targets, edit) + _export_also(head, cand, targets, edit)
-    if also:
+    gone = [b for b in also if "stops_at" not in b]
+    if gone:
         evidence.append("also gone: " + ", ".join(
             (f"{_gb(b)} " if b.get("kind") != "export" else f"the export failure ({b.get('gb_type')}) ")
-            + _at(b["path"], b["line"]) for b in also))
+            + _at(b["path"], b["line"]) for b in gone))
+    for b in also:
+        if "stops_at" in b:
+            s = b["stops_at"]
+            evidence.append(f"export gets past {b['path']}:{b['line']} ({b.get('gb_type')}) and now stops "
+                            f"{_at(s.get('path'), s.get('line'))}" + (f" ({s['kind']})" if s.get("kind") else ""))
     return {"accepted": True, "reason": None, "evidence": ", ".join(evidence),
             **({"also": also} if also else {})}
 
@@ -1749,7 +1755,13 @@ def _export_also(head: Mapping[str, Any], cand: Mapping[str, Any], targets: Sequ
             ce.get("ok") is False and isinstance(ce.get("line"), int)
             and not (ce.get("path") == edit.path and edit.in_patched_region(ce["line"]))):
         return []
-    return [{"path": edit.path, "line": line, "gb": None, "gb_type": he.get("kind"), "kind": "export"}]
+    gone = {"path": edit.path, "line": line, "gb": None, "gb_type": he.get("kind"), "kind": "export"}
+    if ce.get("ok") is False:
+        # export still fails, further on: "also gone" alone read as export restored (a
+        # failure inside torch-nl, which base has too, was still there)
+        at = edit.head_line(ce["line"]) if ce.get("path") == edit.path else ce["line"]
+        gone["stops_at"] = {"path": ce.get("path"), "line": at, "kind": ce.get("kind")}
+    return [gone]
 
 
 def _returned(model: Any, case: CaseInputs, paths: RepoPaths, edit: Edit, swap: Swap,
