@@ -119,7 +119,8 @@ for _names, _value in (
         # experts: only lowered (a default of 0 means "no experts"), never switched on
         (("num_experts", "n_expert", "n_experts", "num_local_experts"), 4),
         (("num_experts_per_tok", "n_expert_per_token", "num_experts_per_token"), 2),
-        (("image_size", "img_size", "image_height", "image_width"), 32),
+        (("image_size", "img_size", "image_height", "image_width", "image_resolution",
+          "input_resolution"), 32),
         (("patch_size", "patch", "patch_height", "patch_width"), 8),
         (("channels", "in_channels", "in_chans", "num_channels", "in_ch", "n_channel", "n_channels"), 3),
         # a spectrogram's mel bands (whisper's `n_mels`): the count its models are trained on
@@ -140,7 +141,7 @@ _EXPERTS = ("num_experts", "n_expert", "n_experts", "num_local_experts", "num_ex
 _IMAGE = ("image_size", "img_size")
 # an image's side for an input known to be an image (by its first layer or its docstring): a
 # latent diffusion model's `input_size` or `sample_size` too
-_IMAGE_SIZES = _IMAGE + ("input_size", "sample_size", "resolution")
+_IMAGE_SIZES = _IMAGE + ("image_resolution", "input_resolution", "input_size", "sample_size", "resolution")
 _CHANNELS = ("channels", "in_channels", "in_chans", "num_channels")
 _DIMS = ("dim", "d_model", "hidden_dim", "hidden_size", "embed_dim", "n_embd", "emb_dim")
 
@@ -1165,6 +1166,11 @@ def propose(index: RepoClasses, c: _Class) -> Proposal:
             problems.append(_no_config_class(index, init, p.name))
         else:
             missing.append(p.name)
+    for name, k in (_floor_divisors(init[1]) if init is not None else {}).items():
+        if name in guessed and isinstance(kwargs.get(name), int) and 0 < kwargs[name] < k:
+            # `heads = width // 64` (CLIP's vision tower): a guess below the divisor makes a
+            # count of 0 and the constructor raises
+            kwargs[name] = env[name] = k
     if missing:
         # one problem for all of them: four in a row hid the rest of the line on the console
         problems.insert(0, f"no value for the constructor argument{'s' if len(missing) > 1 else ''} "
@@ -1200,7 +1206,8 @@ def propose(index: RepoClasses, c: _Class) -> Proposal:
                f"{'' if vocab else f' below {_FEW_IDS}: the vocabulary size is not in the source'})")
     else:
         guess, how = _from_constructor(params, kwargs, env, guessed,
-                                       graph=any(p.name == "edge_index" for p in fparams[1:]))
+                                       graph=any(p.name == "edge_index" for p in fparams[1:]),
+                                       image=bool(fparams) and bool(_IMAGE_NAME.search(fparams[0].name)))
         if guess is None and fparams and init is not None:
             guess, how = _from_buffer(env, init[1], fwd[1], fparams[0].name) or (None, "")
     shapes: dict[str, tuple[int, ...]] = {}
@@ -1322,6 +1329,19 @@ def _differentiates(fn: ast.AST) -> str:
 _LISTS: dict[str, list[int]] = {"attention_resolutions": [2], "attn_resolutions": [16]}
 
 
+def _floor_divisors(init: ast.FunctionDef) -> dict[str, int]:
+    """The constructor's arguments it floor-divides by a constant (`vision_width // 64`):
+    name -> the largest such divisor, the least value whose quotient is not 0."""
+    names = {a.arg for a in init.args.args + init.args.kwonlyargs}
+    out: dict[str, int] = {}
+    for node in ast.walk(init):
+        if isinstance(node, ast.BinOp) and isinstance(node.op, ast.FloorDiv) \
+                and isinstance(node.left, ast.Name) and node.left.id in names \
+                and isinstance(node.right, ast.Constant) and type(node.right.value) is int and node.right.value > 1:
+            out[node.left.id] = max(out.get(node.left.id, 0), node.right.value)
+    return out
+
+
 def _guess(name: str) -> int | list[int] | None:
     """The small value for a parameter's name: GUESSES, else by its last words (`text_dim`
     → a dim); a length with a prefix (`cross_attn_seq_len`) is a part of the sequence, half."""
@@ -1332,7 +1352,9 @@ def _guess(name: str) -> int | list[int] | None:
     parts = name.split("_")
     for i in range(1, len(parts)):
         tail = "_".join(parts[i:])
-        if tail in GUESSES and tail not in _CLASSES:
+        # a general word (`layers`, `width`, `heads`) only after the name of a tower of the
+        # model (CLIP's `vision_width`, `transformer_heads`): `num_group_layers` is no depth
+        if tail in GUESSES and (tail not in _CLASSES or (i == 1 and parts[0] in _TOWERS)):
             return GUESSES[tail] // 2 if tail in _SEQ else GUESSES[tail]
     part = _part_count(name)
     if part is not None:
@@ -1388,6 +1410,9 @@ _FEW_IDS = 4
 # guessed by name or left to the user).
 _COUNT_NAME = re.compile(r"^(?:n|num|number_of)_[a-z]\w*$")
 _COUNT = 10
+# the names of a model's towers or stacks, which prefix their own sizes (`vision_layers`)
+_TOWERS = frozenset({"vision", "visual", "image", "img", "text", "language", "lang", "transformer", "encoder",
+                     "decoder", "enc", "dec", "audio", "speech", "video"})
 _STRUCTURE = ("block", "layer", "head", "group", "channel", "filter", "feature", "unit", "hidden",
               "dim", "stage", "level", "scale", "resolution", "res", "kernel", "stride", "patch")
 # A diffusion model's or an ODE's time: one number per example (`forward(x, t)`, `forward(t, x)`).
@@ -1728,9 +1753,12 @@ def _from_buffer(env: dict[str, Any], init: ast.FunctionDef, fwd: ast.FunctionDe
 
 
 def _from_constructor(params: list[Param], kwargs: dict[str, Any], env: dict[str, Any],
-                      guessed: list[str], graph: bool = False) -> tuple[InputGuess | None, str]:
+                      guessed: list[str], graph: bool = False, image: bool = False
+                      ) -> tuple[InputGuess | None, str]:
     """The input from the constructor's sizes; for a graph network (`graph`: forward takes an
-    `edge_index`, PyTorch Geometric's `forward(x, edge_index)`) node features, [nodes, width]."""
+    `edge_index`, PyTorch Geometric's `forward(x, edge_index)`) node features, [nodes, width];
+    for an input named as an image (`image`: CLIP's `forward(image, text)`) an image, whatever
+    vocabulary the constructor also names (its text's)."""
     names = {p.name for p in params}
 
     def value(n: str) -> int | None:
@@ -1745,6 +1773,11 @@ def _from_constructor(params: list[Param], kwargs: dict[str, Any], env: dict[str
             return (InputGuess(None, ("batch", value(n)), "float32"),
                     f"node features [nodes, {n}], beside `edge_index`")
 
+    if image:
+        side = next((n for n in _IMAGE_SIZES if n in names and value(n)), None)
+        ch = next((value(c) for c in _CHANNELS if c in names), None) or 3
+        return (InputGuess(None, ("batch", ch, "height", "width")),
+                "an image, by its name" + (f", its side the constructor's {side}" if side else ""))
     for n in _TOKENS:
         if n in names and value(n):
             return (InputGuess(None, ("batch", "seq"), "int64", value(n)),

@@ -1979,3 +1979,98 @@ def test_a_size_annotated_as_a_tuple_of_ints_is_guessed_as_one(tmp_path):
         """})
     [p] = discover(str(root))[0]
     assert p.kwargs["image_embedding_size"] == [32, 32] and isinstance(p.kwargs["embed_dim"], int)
+
+
+CLIP_LIKE = """\
+    from typing import Tuple, Union
+
+    import torch
+    from torch import nn
+
+
+    class Tower(nn.Module):
+        def __init__(self, input_resolution: int, patch_size: int, width: int, layers: int, heads: int,
+                     output_dim: int):
+            super().__init__()
+            self.conv1 = nn.Conv2d(3, width, kernel_size=patch_size, stride=patch_size, bias=False)
+            self.attn = nn.MultiheadAttention(width, heads)
+            self.proj = nn.Linear(width, output_dim)
+
+        def forward(self, x):
+            x = self.conv1(x).flatten(2).permute(2, 0, 1)
+            return self.proj(self.attn(x, x, x)[0].mean(0))
+
+
+    class CLIP(nn.Module):
+        def __init__(self, embed_dim: int, image_resolution: int,
+                     vision_layers: Union[Tuple[int, int, int, int], int], vision_width: int,
+                     vision_patch_size: int, context_length: int, vocab_size: int,
+                     transformer_width: int, transformer_heads: int, transformer_layers: int):
+            super().__init__()
+            if isinstance(vision_layers, (tuple, list)):   # a ResNet tower in CLIP
+                self.visual = nn.Identity()
+            else:
+                vision_heads = vision_width // 64
+                self.visual = Tower(input_resolution=image_resolution, patch_size=vision_patch_size,
+                                    width=vision_width, layers=vision_layers, heads=vision_heads,
+                                    output_dim=embed_dim)
+            self.token_embedding = nn.Embedding(vocab_size, transformer_width)
+            self.text = nn.MultiheadAttention(transformer_width, transformer_heads)
+            self.text_projection = nn.Linear(transformer_width, embed_dim)
+
+        @property
+        def dtype(self):
+            return self.text_projection.weight.dtype
+
+        def encode_image(self, image):
+            return self.visual(image.type(self.dtype))
+
+        def forward(self, image, text):
+            image_features = self.encode_image(image)
+            x = self.token_embedding(text).permute(1, 0, 2)
+            text_features = self.text_projection(self.text(x, x, x)[0].mean(0))
+            return image_features @ text_features.t()
+    """
+
+
+def test_clip_s_towers_are_sized_by_their_prefixed_names_and_its_image_is_an_image(tmp_path):
+    """openai/CLIP's constructor: `vision_width`, `transformer_heads`, `transformer_layers` are
+    a tower's sizes by their last word (init left them unguessed: a bare `width` or `layers`
+    says nothing after any prefix); `vision_heads = vision_width // 64` needs a width of 64 at
+    least (32 made 0 heads and the constructor raised); and `forward(image, text)` got token ids
+    for its image, from the vocabulary the text's embedding names."""
+    root = _repo(tmp_path, {"clip/model.py": CLIP_LIKE})
+    by = {p.name: p for p in discover(str(root))[0]}
+    clip = by["clip"]
+    assert not clip.problems, clip.problems
+    k = clip.kwargs
+    assert (k["vision_width"], k["image_resolution"]) == (64, 32)
+    assert (k["transformer_heads"], k["transformer_layers"], k["vision_layers"]) == (2, 2, 2)
+    assert k["transformer_width"] % k["transformer_heads"] == 0
+    image, text = clip.inputs
+    assert (image.name, image.shape, image.dtype) == ("image", ("batch", 3, "height", "width"), "float32")
+    assert (text.name, text.shape, text.dtype, text.high) == ("text", ("batch", "seq"), "int64", k["vocab_size"])
+    assert clip.shapes["height"] == clip.shapes["width"] == (32,)
+    assert clip.how.startswith("image: an image, by its name, its side the constructor's image_resolution")
+
+
+def test_a_general_size_word_after_a_prefix_that_names_no_tower_stays_unguessed():
+    from pt2bot.init import _guess
+
+    assert _guess("vision_width") == _guess("width")
+    assert _guess("encoder_layers") == 2 and _guess("text_heads") == 2
+    assert _guess("conv_width") is None and _guess("group_heads") is None
+
+
+@pytest.mark.torch
+def test_clip_s_proposal_builds_and_runs(tmp_path):
+    import torch
+
+    root = _repo(tmp_path, {"clip/model.py": CLIP_LIKE})
+    clip = {p.name: p for p in discover(str(root))[0]}["clip"]
+    ns: dict = {}
+    exec(compile(textwrap.dedent(CLIP_LIKE), "clip_like", "exec"), ns)
+    model = ns["CLIP"](**clip.kwargs)
+    side = clip.shapes["height"][0]
+    out = model(torch.randn(2, 3, side, side), torch.randint(0, clip.kwargs["vocab_size"], (2, clip.shapes["seq"][0])))
+    assert out.shape == (2, 2)
