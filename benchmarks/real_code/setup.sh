@@ -69,7 +69,9 @@ fi
 # declares torch and numpy (locked) and also ase, pytest and black, which are not installed:
 # ase only in its tests and in utils.ase2data's body (a converter from ase.Atoms, which no spec
 # calls), pytest only in its tests, black nowhere, so those three unmet requirements are
-# expected. deel-torchlip 1.0.5 declares numpy and torch (locked)
+# expected. deel-torchlip 1.0.5 declares numpy and torch (locked). unfoldNd 0.2.3 declares
+# packaging, torch and numpy (locked), rtdl-num-embeddings 0.0.12 torch alone (scikit-learn only
+# for tree-based bins, imported in a try and not installed: no spec asks for tree bins)
 problems="$("$venv/bin/pip" check | grep -vx 'No broken requirements found\.' \
   | grep -vx 'pytorch-tabnet 4\.1\.0 requires scikit-learn, which is not installed\.' \
   | grep -vx 'pytorch-metric-learning 2\.9\.0 requires scikit-learn, which is not installed\.' \
@@ -102,7 +104,7 @@ for n in ("torch", "torchvision", "vit-pytorch", "x-transformers", "denoising-di
           "tab-transformer-pytorch", "x-mlps-pytorch", "discrete-continuous-embed-readout",
           "beartype", "dctorch", "focal-frequency-loss", "info-nce-pytorch", "torchdrift",
           "torchnmf", "fast-bss-eval", "ci-sdr", "torch-hd", "torcheval",
-          "torch-nl", "deel-torchlip"):
+          "torch-nl", "deel-torchlip", "unfoldNd", "rtdl-num-embeddings"):
     print(f"{n}=={m.version(n)}")
 PY
 echo "venv ready: $venv"
