@@ -69,8 +69,12 @@ def from_scratch(key: str, scratch: str) -> Any:
     collect.shim_torchvision()
     sp = models.by_key()[key]
     spec = importlib.util.find_spec(sp.package)
-    src = spec.submodule_search_locations[0]   # also a namespace package's (no __init__.py)
-    shutil.copytree(src, os.path.join(scratch, sp.package), symlinks=True)
+    if spec.submodule_search_locations is None:  # a single-module distribution (one .py file)
+        os.makedirs(scratch, exist_ok=True)
+        shutil.copy2(spec.origin, os.path.join(scratch, sp.package + ".py"))
+    else:
+        src = spec.submodule_search_locations[0]   # also a namespace package's (no __init__.py)
+        shutil.copytree(src, os.path.join(scratch, sp.package), symlinks=True)
     sys.path.insert(0, scratch)
     for name in [m for m in sys.modules if m == sp.package or m.startswith(sp.package + ".")]:
         del sys.modules[name]
@@ -95,8 +99,9 @@ def head_of(sp: Any, scratch: str, matrix: bool = False
 
     torch.manual_seed(0)
     model, specs = sp.build()
-    if not os.path.realpath(list(importlib.import_module(sp.package).__path__)[0]).startswith(
-            os.path.realpath(scratch)):
+    mod = importlib.import_module(sp.package)
+    where = list(mod.__path__)[0] if hasattr(mod, "__path__") else mod.__file__
+    if not os.path.realpath(where).startswith(os.path.realpath(scratch)):
         raise RuntimeError(f"{sp.package} was not imported from the scratch copy")
     if hasattr(model, "eval"):
         model.eval()
