@@ -586,6 +586,35 @@ def test_a_frame_head_compiled_recompiling_once_on_a_size_is_told_apart_by_a_thi
     assert "1 recompile on shape case b=8 in frames head recompiles too, once: none on" in same["evidence"], same
 
 
+def test_a_frame_recompiles_once_for_each_dim_that_first_changes_size():
+    """Held-out batch 33's trial: the fix of a NaN guard fed unfoldNd's `forward` (a frame of
+    its own, after the library's own break) a tensor the edit computes, over a matrix of batch
+    and depth. Automatic dynamic recompiles such a frame once when depth first changes and once
+    more when batch first does; the judge read the second as "the same frame again" and
+    refused an exact fix. A third recompile with no dim newly changed is still refused."""
+    lib = ["forward", None, 53]
+    quiet = {"shape": {"batch": 2, "depth": 8}, "n": 0, "sites": [], "frames": []}
+
+    def case(batch: int, depth: int, n: int) -> dict:
+        return {"shape": {"batch": batch, "depth": depth}, "n": n, "sites": [], "frames": [lib] if n else [],
+                "sizes_only": True, "split": [lib] if n else []}
+    head = {**HEAD, "graph_count": 5, "eager_frames": [], "recompiles": {"count": 0, "cases": [
+        quiet, case(2, 12, 0), case(4, 8, 0), case(4, 12, 0)]}}
+    cand = {"outputs": ROWS, "phase_errors": {}, "graph_count": 4, "eager_frames": [],
+            "breaks": [{**HEAD["breaks"][1], "line": 13}],
+            "recompiles": {"count": 2, "cases": [quiet, case(2, 12, 1), case(4, 8, 1), case(4, 12, 0)]},
+            "probe": {"shape": {"batch": 6, "depth": 8}, "n": 0, "frames": []}}
+    verdict = judge(head, cand, [NAN_BREAK], EDIT)
+    assert verdict["accepted"] is True, verdict
+    assert ("1 recompile on shape case batch=2, depth=12 in `forward`, once: none on shape case batch=6, "
+            "depth=8 after it") in verdict["evidence"]
+    assert "1 recompile on shape case batch=4, depth=8 in `forward`, once" in verdict["evidence"]
+    # recompiling again where no dim changed for the first time: a recompile per size
+    again = {**cand, "recompiles": {"count": 3, "cases": [quiet, case(2, 12, 1), case(4, 8, 1), case(4, 12, 1)]}}
+    assert judge(head, again, [NAN_BREAK], EDIT)["reason"].startswith(
+        "a new recompile on shape case batch=4, depth=12 (in `forward` outside the repository")
+
+
 def test_the_third_size_is_one_the_matrix_lacks_and_keeps_the_divisibility():
     from pt2bot.smoke.inputs import CaseInputs
     from pt2bot.smoke.verify import probe_shape

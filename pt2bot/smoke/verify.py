@@ -1482,11 +1482,18 @@ def judge(head: Mapping[str, Any], cand: Mapping[str, Any], targets: Sequence[Ma
         if cr.get("eager_fallback") and not hr.get("eager_fallback"):
             return no("the patched model hits the recompile limit")
         hcases = {json.dumps(c.get("shape"), sort_keys=True): c for c in hr.get("cases") or ()}
-        recompiled_once: set[tuple[Any, ...]] = set()
+        # how often each frame recompiled on a size so far: automatic dynamic recompiles a frame
+        # once for each dim that first changes size (a matrix over batch and depth: once on the
+        # first new depth, once more on the first new batch), never again for that dim
+        recompiled: dict[tuple[Any, ...], int] = {}
         # every compile of the matrix on each side (None where one was not counted)
         cc, hc = _compiles(cand), _compiles(head)
         counted = cc is not None and hc is not None
+        first = (cr.get("cases") or [{}])[0].get("shape") or {}
+        varied: set[str] = set()      # the dims whose size has changed by the current case
         for c in cr.get("cases") or ():
+            shape = c.get("shape") or {}
+            varied |= {d for d, v in shape.items() if first.get(d) != v}
             h = hcases.get(json.dumps(c.get("shape"), sort_keys=True))
             if h is None or (c.get("n") or 0) <= (h.get("n") or 0):
                 continue
@@ -1499,10 +1506,10 @@ def judge(head: Mapping[str, Any], cand: Mapping[str, Any], targets: Sequence[Ma
             # also the rest of a function after a break the fix uncovered (nanoGPT's `forward`
             # from the PR's other `if` on): code head ran uncompiled, inside a frame it skipped
             unseen = all(_runs_skipped_code(f, head.get("eager_frames") or (), edit) for f in frames)
-            size_once = bool(c.get("sizes_only") and frames and not frames & recompiled_once
-                             and more <= len(frames))
+            size_once = bool(c.get("sizes_only") and frames and more <= len(frames)
+                             and all(recompiled.get(f, 0) < len(varied) for f in frames))
             if size_once and unseen:
-                recompiled_once |= frames
+                recompiled.update((f, recompiled.get(f, 0) + 1) for f in frames)
                 evidence.append(f"{_recompiles(more)} on {_shape(c.get('shape'))} in "
                                 f"{', '.join(sorted(_frame_words(f) for f in frames))}, which head ran "
                                 "uncompiled (the first recompile on a new size)")
@@ -1538,7 +1545,7 @@ def judge(head: Mapping[str, Any], cand: Mapping[str, Any], targets: Sequence[Ma
                 elif size_once and (fewer or old) and isinstance(cand.get("probe"), Mapping):
                     verdict["reason"] += f"; {_probe_said(cand['probe'])}"
                 return verdict
-            recompiled_once |= frames
+            recompiled.update((f, recompiled.get(f, 0) + 1) for f in frames)
             located = sorted({_at(b.get("path"), b.get("line")) for b in split.values()
                               if b is not None and b.get("path")})
             whose = ("a frame whose input the edit computes" if not old else
