@@ -588,6 +588,8 @@ def _old_breaks(head: ModelRun | None, new_breaks: Sequence[dict]) -> list[NewBr
         if (b.gb, b.path, b.line, b.function, b.source) in new:
             continue
         d = {"gb": b.gb, "path": b.path, "line": b.line}
+        if b.inside:
+            d["inside"] = b.inside
         stack = tuple((f.path, f.line, f.function) for f in b.user_stack)
         out.append((d, stack or ((b.path, b.line, b.function),)))
     return out
@@ -602,16 +604,28 @@ def cause_of(reason: RecompileReason, new_breaks: Sequence[NewBreak]) -> dict | 
     that call in the caller), and each function the break's stack passes through below the
     root frame, which dynamo inlined before and now enters as a frame of its own. Those
     frames then recompile for new shapes as the root frame would not. The root frame's own
-    recompiles never follow from a break (it was compiled before the break too)."""
+    recompiles never follow from a break (it was compiled before the break too).
+
+    A frame of an installed package is on no user stack (its path is null): it is tied to a
+    break dynamo reported inside that same package (`inside`, unfoldNd's `int(numpy.prod(...))`
+    under its `forward`), whose frames on the way there it split off."""
     ra, fr = reason.resumed_after, reason.frame
     at = (ra.path, ra.line) if ra is not None and ra.path and ra.line is not None else None
     fn = (fr.path, fr.function) if at is None and fr is not None and fr.path and fr.function else None
-    if at is None and fn is None:
+    lib = _package(fr.library) if fr is not None and not fr.path and fr.library else None
+    if at is None and fn is None and lib is None:
         return None
     # (resumed after a break's own line: that break, before one whose stack runs through it)
     own = next((d for d, _ in new_breaks if at is not None and (d["path"], d["line"]) == at), None)
     return own or next((d for d, stack in new_breaks
-                        if on_break_stack(stack, (d["path"], d["line"]), at, fn)), None)
+                        if on_break_stack(stack, (d["path"], d["line"]), at, fn)
+                        or (lib is not None and _package(d.get("inside")) == lib)), None)
+
+
+def _package(place: object) -> str | None:
+    """The installed package of a file ("unfoldNd/unfold.py", "unfoldNd/utils.py:32"; a
+    one-module library is its file)."""
+    return re.sub(r":\d+$", "", place).split("/", 1)[0] or None if isinstance(place, str) else None
 
 
 # What a frame split off by a break does on its own: compiled static first, it recompiles when

@@ -543,6 +543,36 @@ def test_with_a_new_break_base_s_package_frames_do_not_hide_head_s_old_break_fra
     assert (d["new_recompiles"], d["caused_recompiles"], d["after_break_recompiles"]) == (0, 3, 1), d
 
 
+def test_a_package_frame_is_split_off_by_a_break_inside_that_package():
+    # Held-out batch 33's PR 2: a new `.item()` break, and unfoldNd's `forward`, split off by
+    # the library's own break inside it (`int(numpy.prod(...))` in unfoldNd/utils.py), fed the
+    # tensor the PR computes: its recompile on a new size is that old break's once-per-frame
+    # one, not the PR's (the review said "7 new recompiles", every guard in unfoldNd's frames)
+    base, head = resume_pair()
+    old = {**head["models"][0]["graph_breaks"][0], "gb": "GB0033", "line": 30, "function": "forward",
+           "source": "x = self.unfold(x)", "fingerprint": "cd" * 8, "inside": "unfoldNd/utils.py:32",
+           "user_stack": [{"path": "pkg/gated.py", "line": 30, "function": "forward"}]}
+    for side in (base, head):
+        side["models"][0]["graph_breaks"].append(old)
+    lib = {"guard": "tensor 'input' size mismatch at index 0. expected 2, actual 3", "dim": None,
+           "kind": "size_mismatch", "path": None, "line": None, "source": None,
+           "frame": {"function": "forward", "path": None, "line": 53, "library": "unfoldNd/unfold.py"},
+           "compile_id": "7/1"}
+    rec = head["models"][0]["recompiles"]
+    case = next(c for c in rec["cases"] if c["shape"] == {"batch": 3})
+    case["reasons"].append(lib)
+    case["recompiles"] += 1
+    rec["count"] += 1
+    m = _gated(base, head)
+    d = m["delta"]
+    assert (d["new_recompiles"], d["after_break_recompiles"]) == (0, 1), d
+    [tied] = [r for r in _reasons(m) if r["frame"].get("library")]
+    assert tied["after_break"] == {"gb": "GB0033", "path": "pkg/gated.py", "line": 30}
+    # a frame of another package is not tied to it
+    lib["frame"] = {**lib["frame"], "library": "other/mod.py"}
+    assert _gated(base, head)["delta"]["new_recompiles"] == 1
+
+
 def test_an_old_breaks_frames_that_base_recompiled_too_explain_nothing_more():
     # Base recompiled the same frames the same way: head has no excess there, and a guard
     # of head's own (a value passed across the break) is then a new recompile.

@@ -606,9 +606,9 @@ def test_a_frame_recompiles_once_for_each_dim_that_first_changes_size():
             "probe": {"shape": {"batch": 6, "depth": 8}, "n": 0, "frames": []}}
     verdict = judge(head, cand, [NAN_BREAK], EDIT)
     assert verdict["accepted"] is True, verdict
-    assert ("1 recompile on shape case batch=2, depth=12 in `forward`, once: none on shape case batch=6, "
-            "depth=8 after it") in verdict["evidence"]
-    assert "1 recompile on shape case batch=4, depth=8 in `forward`, once" in verdict["evidence"]
+    assert ("2 recompiles on shape cases batch=2, depth=12 and batch=4, depth=8 in `forward`, once for each "
+            "dim that first changes size: none on shape case batch=6, depth=8 after them (the first recompile "
+            "on a new size of a frame a break head has too splits off") in verdict["evidence"], verdict
     # recompiling again where no dim changed for the first time: a recompile per size
     again = {**cand, "recompiles": {"count": 3, "cases": [quiet, case(2, 12, 1), case(4, 8, 1), case(4, 12, 1)]}}
     assert judge(head, again, [NAN_BREAK], EDIT)["reason"].startswith(

@@ -1491,6 +1491,7 @@ def judge(head: Mapping[str, Any], cand: Mapping[str, Any], targets: Sequence[Ma
         counted = cc is not None and hc is not None
         first = (cr.get("cases") or [{}])[0].get("shape") or {}
         varied: set[str] = set()      # the dims whose size has changed by the current case
+        once_said: list[tuple[int, Any, list[tuple[Any, ...]], str]] = []
         for c in cr.get("cases") or ():
             shape = c.get("shape") or {}
             varied |= {d for d, v in shape.items() if first.get(d) != v}
@@ -1555,12 +1556,21 @@ def judge(head: Mapping[str, Any], cand: Mapping[str, Any], targets: Sequence[Ma
             # (the frames head recompiled too left out: a new user read nine frames for two
             # recompiles, seven of them head's own)
             theirs = {tuple(f) for f in h.get("frames") or () if isinstance(f, (list, tuple))}
-            shown = [f for f in frames if f not in theirs]
-            where = (f"in {', '.join(sorted(_frame_words(f) for f in shown))}" if shown else
-                     "in frames head recompiles too")
-            evidence.append(f"{_recompiles(more)} on {_shape(c.get('shape'))} {where}, once: none on "
-                            f"{_shape(cand['probe'].get('shape'))} after it (the first recompile on a "
-                            f"new size of {whose}; {cc} compiles, head {hc})")
+            once_said.append((more, c.get("shape"), [f for f in frames if f not in theirs], whose))
+        if once_said:
+            # one clause for all the cases (a new user's evidence ran past what a comment shows,
+            # the same frames and words once per case)
+            shown = sorted({_frame_words(f) for _, _, fs, _ in once_said for f in fs})
+            where = f"in {', '.join(shown)}" if shown else "in frames head recompiles too"
+            whose = once_said[0][3] if len({w for *_, w in once_said}) == 1 else \
+                "frames a break head has too splits off or whose input the edit computes"
+            n = sum(m for m, *_ in once_said)
+            cases = (_shape(once_said[0][1]) if len(once_said) == 1 else "shape cases " + " and ".join(
+                _shape(s).removeprefix("shape case ") for _, s, _, _ in once_said))
+            per_dim = " once for each dim that first changes size" if len(once_said) > 1 else " once"
+            evidence.append(f"{_recompiles(n)} on {cases} {where},{per_dim}: none on "
+                            f"{_shape(cand['probe'].get('shape'))} after {'them' if n > 1 else 'it'} "
+                            f"(the first recompile on a new size of {whose}; {cc} compiles, head {hc})")
         rec_targets = [t for t in targets if t.get("kind") == "recompile"]
         for t in rec_targets:
             at = (t.get("path"), t.get("line"))
