@@ -179,3 +179,14 @@ def test_the_masked_augmented_assignment_hint_broadcasts_a_mask_over_leading_dim
     [f] = [f for f in check_paths(str(tmp_path), ["m.py"], StaticConfig(select=("ALL",)), jobs=1)
            if f.rule == "PTC304"]
     assert f.line == 9 and "`mask[..., None]`" in f.message
+
+
+def test_the_item_hint_keeps_the_number_s_lack_of_gradient(tmp_path):
+    """"drop `.item()`" taken literally changed every input gradient of a new user's min-max
+    normalisation (`lo, hi = x.min().item(), x.max().item()`; 70 of 160 results): the number
+    carried none, the tensor does; the hint says `.detach()`."""
+    (tmp_path / "m.py").write_text("import torch\n\n\n@torch.compile\ndef f(x):\n"
+                                   "    lo = x.min().item()\n    return x - lo\n")
+    [f] = [f for f in check_paths(str(tmp_path), ["m.py"], StaticConfig(select=("ALL",)), jobs=1)
+           if f.rule == "PTC101"]
+    assert "keep it a tensor (`.detach()` where `.item()` was: the number carried no gradient" in f.message

@@ -33,10 +33,11 @@ class TensorItem(Rule):
     ```
 
     ## Use instead
-    Keep the value a tensor:
+    Keep the value a tensor, detached where the number carried no gradient (`.item()` cut it;
+    the tensor alone lets gradients flow through `max`, which changes training):
     ```python
     def forward(self, x):
-        scale = x.abs().max()
+        scale = x.abs().max().detach()
         return x / scale
     ```
     If a Python number is really needed, `torch._dynamo.config.capture_scalar_outputs = True`
@@ -144,6 +145,7 @@ class TensorItem(Rule):
             # to where the number is used than removes it (benchmarks/results/capture_settings.md):
             # said as what it is, which a review then proves or refutes on the models
             ctx.report(self.code, node, "`.item()` copies the tensor to a Python number and breaks the graph"
-                       f"{generator_note(ctx)}; keep it a tensor (drop `.item()`); "
+                       f"{generator_note(ctx)}; keep it a tensor (`.detach()` where `.item()` was: the "
+                       "number carried no gradient, and a tensor kept without it changes the input's); "
                        "capture_scalar_outputs=True traces it instead, but the break then often moves "
                        "to where the number is used (a size, an `if`)")
