@@ -1282,7 +1282,7 @@ def propose(index: RepoClasses, c: _Class) -> Proposal:
             elif d == "seq":
                 shapes["seq"] = ((16, 32) if not seq else (seq,) if top_seq or seq < 4
                                  else (seq // 2, seq))
-            elif d in ("height", "width"):
+            elif d in ("height", "width", "depth"):
                 shapes[d] = (img or 32,)
             elif d == "length":
                 shapes["length"] = (32,)
@@ -1534,7 +1534,8 @@ _DOC_SEQ = frozenset({"n", "t", "l", "s", "seq", "seq_len", "seqlen", "len", "le
 _DOC_CHANNELS = frozenset({"c", "ch", "channels", "in_channels", "num_channels", "c_in"})
 _DOC_WIDTH = frozenset({"d", "e", "dim", "d_model", "hidden", "hidden_size", "embed_dim", "emb",
                         "features", "f"})
-_DOC_SPACE = {"h": "height", "height": "height", "w": "width", "width": "width"}
+# (a volume's depth too: `[batch, 1, depth, height, width]`)
+_DOC_SPACE = {"h": "height", "height": "height", "w": "width", "width": "width", "depth": "depth"}
 _DOC_INTEGER = re.compile(r"\b(?:long|int(?:32|64)?|integers?|LongTensor|IntTensor)\b", re.I)
 _DOC_BOOL = re.compile(r"\b(?:bool|boolean|BoolTensor)\b", re.I)
 _DOC_IDS = re.compile(r"\b(?:class labels?|labels?|class(?:es)?|ids|indices|tokens?)\b", re.I)
@@ -1595,8 +1596,9 @@ def _doc_input(env: dict[str, Any], fn: ast.FunctionDef, name: str,
     return InputGuess(None, tuple(shape), "float32"), line
 
 
+# (not "intensities": a CT volume's in HU / 1000 are negative for air, a standardised image's too)
 _DOC_NONNEGATIVE = re.compile(r"\b(?:non-?negative|positive|magnitudes?|probabilit(?:y|ies)|"
-                              r"intensit(?:y|ies)|(?:in|to|within|between) \[0, ?1\])", re.I)
+                              r"(?:in|to|within|between) \[0, ?1\])", re.I)
 
 
 def _doc_range(fn: ast.FunctionDef, name: str, cls: ast.ClassDef | None = None) -> bool:

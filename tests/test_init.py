@@ -2074,3 +2074,36 @@ def test_clip_s_proposal_builds_and_runs(tmp_path):
     side = clip.shapes["height"][0]
     out = model(torch.randn(2, 3, side, side), torch.randint(0, clip.kwargs["vocab_size"], (2, clip.shapes["seq"][0])))
     assert out.shape == (2, 2)
+
+
+def test_a_volume_s_docstring_shape_and_its_negative_intensities(tmp_path):
+    """Held-out batch 33's new user: "x is [batch, 1, depth, height, width] float32 intensities
+    (HU / 1000)". init proposed `x [batch, seq, 32] in [0, 1)`: `depth` was no dim it knew,
+    so the docstring was dropped for the constructor's `dim`, and "intensities" read as not
+    negative, which air in HU / 1000 is."""
+    root = _repo(tmp_path, {"volcls/model.py": """\
+        import torch
+        from torch import nn
+
+
+        class VolumePatchClassifier(nn.Module):
+            \"\"\"Classify single-channel volumes from their non-overlapping 3-D patches.
+
+            forward(x): x is [batch, 1, depth, height, width] float32 intensities (HU / 1000);
+            depth, height and width are multiples of `patch`. Returns logits [batch, num_classes].
+            \"\"\"
+
+            def __init__(self, num_classes: int = 3, patch: int = 4, dim: int = 32):
+                super().__init__()
+                self.unfold = SomeUnfold(patch, stride=patch)
+                self.proj = nn.Linear(patch ** 3, dim)
+
+            def forward(self, x):
+                return self.proj(self.unfold(x).transpose(1, 2)).mean(1)
+        """})
+    [p] = discover(str(root))[0]
+    [x] = p.inputs
+    assert (x.name, x.shape, x.dtype, x.nonnegative) == ("x", ("batch", 1, "depth", "height", "width"), "float32",
+                                                          False)
+    assert p.shapes["depth"] == p.shapes["height"] == p.shapes["width"] == (32,)
+    assert p.how == "from the class's docstring, [batch, 1, depth, height, width]"
