@@ -293,3 +293,68 @@ def test_a_number_made_in_a_conditional_expression_is_kept_only_where_a_tensor_c
     assert bool(keep) is offered, keep
     if offered:
         assert keep[0].lines == ("        dim_size = index.max().long() + 1 if index.numel() > 0 else 0",)
+
+
+NUMEL = """\
+import numpy
+
+
+def numel_of(shape_tuple):
+    \"\"\"Compute number of elements from shape.\"\"\"
+    return int(numpy.prod(shape_tuple))
+
+
+def patches(x, kernel_size):
+    return x.reshape(x.shape[0], numel_of(kernel_size), -1)
+"""
+
+
+def _numel_candidates(src: str) -> list:
+    target = {"kind": "break", "model": "m", "path": "m.py", "line": 6, "gb": "GB0033",
+              "gb_type": "Data dependent operator"}
+    found = {c.lines: c for f in break_findings(target, src, {}) for c in fix_candidates(f, src)}
+    return list(found.values())
+
+
+def test_numpy_s_product_of_a_parameter_is_a_loop_without_an_import():
+    # unfoldNd's `return int(numpy.prod(shape_tuple))`, in a file that binds no `torch` or
+    # `math`: a loop over Python numbers, in the lines of the statement's hunk
+    [c] = _numel_candidates(NUMEL)
+    assert (c.start_line, c.end_line) == (6, 6)
+    assert c.lines == ("    numel = 1", "    for size in shape_tuple:", "        numel *= size",
+                       "    return int(numel)")
+    assert c.title == "the product as a loop over Python numbers, not through numpy"
+
+
+def test_numpy_s_product_is_math_prod_where_the_file_imports_math():
+    src = NUMEL.replace("import numpy\n", "import math\nimport numpy").replace(
+        "    \"\"\"Compute number of elements from shape.\"\"\"\n", "\n")
+    assert src.splitlines()[5] == "    return int(numpy.prod(shape_tuple))"
+    [c] = _numel_candidates(src)
+    assert c.lines == ("    return math.prod(shape_tuple)",)
+
+
+@pytest.mark.torch
+def test_the_loop_traces_and_gives_the_same_int():
+    import torch
+
+    [c] = _numel_candidates(NUMEL)
+    before, after = {}, {}
+    exec(compile(NUMEL, "before", "exec"), before)
+    exec(compile(apply_candidate(NUMEL, c), "after", "exec"), after)
+    x = torch.randn(2, 3 * 3 * 3, 5)
+    for k in ((3, 3, 3), (27,), ()):
+        want = before["numel_of"](k)
+        got = after["numel_of"](k)
+        assert got == want and type(got) is type(want)
+    from torch._dynamo.utils import counters
+
+    breaks = {}
+    for side, ns in (("before", before), ("after", after)):
+        torch._dynamo.reset()
+        counters.clear()
+        out = torch.compile(ns["patches"], backend="eager")(x, (3, 3, 3))
+        assert torch.equal(out, before["patches"](x, (3, 3, 3)))
+        breaks[side] = sum(counters["graph_break"].values())
+    torch._dynamo.reset()
+    assert breaks["before"] >= 1 and breaks["after"] == 0, breaks

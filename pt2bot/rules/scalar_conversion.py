@@ -9,7 +9,7 @@ from pt2bot.rules.check_fixes import check_fixes
 from pt2bot.rules.edits import (binds_torch, finding_statement, function_binds, indentation, owns_lines,
                                 replace_statement, segment)
 from pt2bot.rules.scalar_fixes import keep_tensor_fixes, sizes_from_list_fixes
-from pt2bot.rules.size_fixes import fill_value_fixes, sizes_tensor_fixes
+from pt2bot.rules.size_fixes import fill_value_fixes, numpy_product_fixes, sizes_tensor_fixes
 from pt2bot.analysis.infer import NDARRAY, SHAPE, SIZES
 from pt2bot.analysis.queries import generator_note, is_tensorish
 
@@ -337,7 +337,10 @@ class ScalarConversion(Rule):
     `np.array(S).prod()` -> `S.numel()`, `np.sum(S)` -> `sum(S)`; also in the assignment of a
     count `range()` takes, and in the test of an `if` on it, PTC201); where `r` is read once,
     by the `view`/`reshape` right after it, a second candidate drops the assignment and writes `-1` there (second: `-1`
-    cannot be inferred when another dim is 0). A tensor fill value of `x.new_full(size, t)`
+    cannot be inferred when another dim is 0). `int(np.prod(S))` of an S not known to be sizes
+    (unfoldNd's `int(numpy.prod(shape_tuple))`, a parameter) becomes `math.prod(S)` where the
+    file binds `math`, else the product as a loop over S before the statement (no import,
+    which would be an edit outside the hunk). A tensor fill value of `x.new_full(size, t)`
     or `torch.full_like(x, t)` becomes `x.new_empty(size).fill_(t)` /
     `torch.empty_like(x).fill_(t)` (the other arguments kept). Not safe: run and compared.
     A loop writing each row's prefix from a tensor of lengths,
@@ -378,6 +381,7 @@ class ScalarConversion(Rule):
         return (sizes_from_list_fixes(cls.code, finding, source, tree, "float")
                 + keep_tensor_fixes(cls.code, finding, source, tree, "float")
                 + sizes_tensor_fixes(cls.code, finding, source, tree)
+                + numpy_product_fixes(cls.code, finding, source, tree)
                 + fill_value_fixes(cls.code, finding, source, tree)
                 + _prefix_mask_fixes(cls.code, finding, source, tree)
                 + check_fixes(cls.code, finding, source, tree)

@@ -11,7 +11,8 @@ torch 2.13). The same number as a Python int from the sizes: `x.shape[1:].numel(
 `a * b`, `a + b`. numpy's reductions of sizes, `np.prod(x.shape[1:])` and
 `np.array(S).prod()`, are tensors to dynamo too (it traces numpy into torch ops): `range()` of
 one breaks (GB0059 on torch 2.13), `int()` of one (GB0208 or GB0033), an `if` on one (GB0170);
-they get the same Python int. The edit is where the tensor is made: in the finding's statement
+they get the same Python int (and `int(np.prod(S))` of an S not known to be sizes, a
+parameter, `math.prod(S)` or a loop over S: `numpy_product_fixes`). The edit is where the tensor is made: in the finding's statement
 (of an `if`, `while` or `for`, its header's lines only), or in the one earlier statement that assigns it to a name the finding's statement passes to a call,
 when no read of that name uses it as a tensor (`r.item()`, `r[0]`). Where the name is the one
 size of a `view`/`reshape` right after it that the others do not fix (no `-1` among them),
@@ -36,9 +37,9 @@ import dataclasses
 from collections.abc import Collection
 
 from pt2bot.rules.base import Candidate
-from pt2bot.rules.edits import (enclosing_function, finding_statement, function_binds, module_names,
-                                node_span, owns_lines, parents_of, replace_spans, replace_statement,
-                                segment, statement_at, with_replaced)
+from pt2bot.rules.edits import (enclosing_function, finding_statement, function_binds, indent_unit, indentation,
+                                module_names, node_span, owns_lines, parents_of, replace_spans,
+                                replace_statement, segment, statement_at, with_replaced)
 from pt2bot.rules.scalar_fixes import DETACHED, INT_DTYPES, arith_only
 
 # Methods and attributes of a tensor that are Python ints: sizes dynamo knows while tracing.
@@ -309,6 +310,46 @@ def sizes_tensor_fixes(code: str, finding, source: str, tree: ast.Module) -> lis
                                  title=f"let `{inferred}` infer the size: `-1` for `{n.id}`",
                                  safe=False, rank=1))
     return out
+
+
+def numpy_product_fixes(code: str, finding, source: str, tree: ast.Module) -> list[Candidate]:
+    """`int(np.prod(S))` where S is not known to be sizes (unfoldNd's
+    `return int(numpy.prod(shape_tuple))`, a parameter): numpy's product is a tensor to dynamo
+    (GB0033 at the `int`), Python's is not. `math.prod(S)` where the file binds `math`;
+    otherwise the product as a loop over S in the lines before the statement (no import: an
+    import is an edit outside the hunk). Equal where S holds numbers; the proof runs it."""
+    st, _body, lines = finding_statement(finding, source, tree)
+    fn = enclosing_function(tree, st) if st is not None else None
+    if fn is None or not isinstance(st, (ast.Return, ast.Assign, ast.AnnAssign, ast.AugAssign, ast.Expr)):
+        return []
+    np_names = [n for n in module_names(tree, "numpy") if not function_binds(tree, st, n)]
+    parents = parents_of(st)
+    for n in ast.walk(st):
+        if not (isinstance(n, ast.Call) and isinstance(n.func, ast.Attribute) and n.func.attr == "prod"
+                and segment(lines, n.func.value) in np_names and len(n.args) == 1 and not n.keywords
+                and not isinstance(n.args[0], ast.Starred) and _sizes(n.args[0], fn) is None):
+            continue
+        whole = _widen(n, parents)
+        if whole is n:      # numpy's scalar used as it is: a Python int is another type there
+            continue
+        seq = segment(lines, n.args[0])
+        if "\n" in seq:
+            continue
+        first, last = st.lineno, st.end_lineno or st.lineno
+        math = next((m for m in module_names(tree, "math") if not function_binds(tree, st, m)), None)
+        if math is not None:
+            new = replace_spans(lines, first, last, [(*node_span(whole), f"{math}.prod({seq})")])
+            return [Candidate(code=code, path=finding.path, start_line=first, end_line=last, lines=tuple(new),
+                              title="the product with `math.prod`, a Python int, not through numpy", safe=False)]
+        var = next(v for v in ("numel", "numel_", "numel__") if not function_binds(tree, st, v))
+        item = next(v for v in ("size", "size_", "size__") if not function_binds(tree, st, v) and v != var)
+        indent = indentation(lines, st)
+        loop = [f"{indent}{var} = 1", f"{indent}for {item} in {seq}:",
+                f"{indent}{indent_unit(indent)}{var} *= {item}"]
+        new = loop + replace_spans(lines, first, last, [(*node_span(whole), f"int({var})")])
+        return [Candidate(code=code, path=finding.path, start_line=first, end_line=last, lines=tuple(new),
+                          title="the product as a loop over Python numbers, not through numpy", safe=False)]
+    return []
 
 
 def _inside(inner: ast.AST, outer: ast.AST) -> bool:
