@@ -161,6 +161,14 @@ def test_a_target_without_a_fix_shows_its_model_and_reason_as_code_where_they_ar
     html = cmarkgfm.github_flavored_markdown_to_html(line)
     assert "(<code>vit_vit</code>): no verified fix: a new graph break (on <code>vit_vit</code>)" in html
     assert "\\_" not in html and "<b>" not in html
+    # a refusal that names frames, a guard and counts is said whole
+    long = ("a new recompile on shape case batch=4, depth=8 (in `forward` outside the repository (`tensor "
+            "'input' size mismatch at index 0. expected 2, actual 4`), `forward` from line 28 at "
+            "volcls/model.py:28, `unfoldNd` from line 53 outside the repository: a size changed; 5 "
+            "recompiles there, head 2) (on `volume_patch_classifier`)")
+    line = fix_target_line({"kind": "break", "gb": "GB0170", "path": "pkg/m.py", "line": 20,
+                            "model": "volume_patch_classifier", "reason": long})
+    assert line.endswith("head 2) (on `volume_patch_classifier`)"), line
 
 
 def test_a_verified_setting_is_a_line_of_text_where_no_edit_was_verified():

@@ -899,7 +899,9 @@ def fix_target_line(t: dict[str, Any], settings: Mapping[str, str] | None = None
                     f"verified: {message_inline(why, limit=300)}" for n, why in refused[:2])
     # with a verified setting, that comes first and the rest is about an edit: "no verified
     # fix: ...; verified with ... set" read as a contradiction
-    why = message_inline(t.get('reason') or '', limit=300)
+    # (a refusal names frames, a guard and counts: cut at 300 characters, a new user's ended
+    # mid-word, "(on `volum…")
+    why = message_inline(t.get('reason') or '', limit=700)
     outcome = (f"verified with {code_inline(f'torch._dynamo.config.{name} = True', limit=120)} "
                f"set; no verified edit: {why}" if name else f"no verified fix: {why}")
     return (f"- {escape_inline(t.get('kind', ''), limit=20)}"
