@@ -592,6 +592,13 @@ def test_dims_of_an_export_that_stops_before_them_are_not_advised_as_verified() 
     advice["export"]["ok"] = True
     md = advice_markdown(advice)
     assert "not verified" not in md and "the advised `dynamic_shapes` exports" in md
+    # the yaml to paste, unless it is what pt2bot.yml says already (held-out batch 33's trial:
+    # `dynamic: {batch: null, depth: null}` advised over `dynamic: [batch, depth]`)
+    advice["code"]["yaml"] = "dynamic:\n  batch: null\n  seq: null"
+    assert "pt2bot.yml:" in advice_markdown(advice)
+    advice["compile"]["reused"] = True
+    md = advice_markdown(advice)
+    assert "pt2bot.yml:" not in md and "already declares these dims" in md
 
 
 def test_the_look_behind_an_export_error_has_a_shorter_limit(monkeypatch) -> None:
