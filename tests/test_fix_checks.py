@@ -649,7 +649,8 @@ def test_the_loop_verifies_the_recipe_and_refuses_the_wrong_forms(repo, tmp_path
     # `torch._assert_async` alone raises RuntimeError in eager where head raised ValueError
     assert verdicts["alone"]["accepted"] is False
     assert verdicts["alone"]["reason"].startswith(
-        "differs from head on an input with values a check may refuse (-1, 0, 1e3, 1e6, NaN) in `gamma`: "
+        "differs from head on an input with values a check may refuse (-1, 0, 1e3, 1e6, NaN; -1 and 0 in one "
+        "row of several) in `gamma`: "
         "head raised forward(batch=2) raised ValueError: Gamma must be non-negative."), verdicts["alone"]
     assert "patched raised forward(batch=2) raised RuntimeError" in verdicts["alone"]["reason"]
 
@@ -657,7 +658,7 @@ def test_the_loop_verifies_the_recipe_and_refuses_the_wrong_forms(repo, tmp_path
     assert good["accepted"] is True, good
     # eager runs head's own code: compiled code, forward and backward, is what was compared
     assert good["evidence"] == ("GB0170 gone, 3 graphs instead of 5, compiled outputs equal head's eager ones "
-                                "on 2 shape cases, compiled gradients equal on 2 shape cases, equal with values a check may refuse (-1, 0, 1e3, 1e6, NaN; head raised on -1) injected, eager and "
+                                "on 2 shape cases, compiled gradients equal on 2 shape cases, equal with values a check may refuse (-1, 0, 1e3, 1e6, NaN; -1 and 0 in one row of several; head raised on -1, and -1 in one row of several) injected, eager and "
                                 "compiled, but compiled code raises RuntimeError where head raises ValueError (on CUDA "
                                 "a device-side assert, which ends the process's CUDA context)")
     assert good["guards"] == ["invalid"]
@@ -667,8 +668,8 @@ def test_the_loop_verifies_the_recipe_and_refuses_the_wrong_forms(repo, tmp_path
     assert verdicts["never"]["accepted"] is False
     assert verdicts["never"]["reason"] == (
         # (`gamma`, which the check reads, is tried first)
-        "head never raised ValueError on values a check may refuse (-1, 0, 1e3, 1e6, NaN) in `gamma`, `x`: the check "
-        "is not exercised")
+        "head never raised ValueError on values a check may refuse (-1, 0, 1e3, 1e6, NaN; -1 and 0 in one row of "
+        "several) in `gamma`, `x`: the check is not exercised")
 
 
 @pytest.mark.torch
@@ -893,12 +894,12 @@ def test_the_loop_verifies_the_assert_recipe(tmp_path):
     assert verdicts["right"]["accepted"] is True, verdicts["right"]
     assert verdicts["right"]["evidence"] == (
         "GB0170 gone, 1 graph instead of 4, compiled outputs equal head's eager ones on 2 shape cases, "
-        "compiled gradients equal on 2 shape cases, equal with values a check may refuse (-1, 0, 1e3, 1e6, NaN; head raised on -1, NaN) injected, eager and compiled, but "
+        "compiled gradients equal on 2 shape cases, equal with values a check may refuse (-1, 0, 1e3, 1e6, NaN; -1 and 0 in one row of several; head raised on -1, NaN, and -1 in one row of several) injected, eager and compiled, but "
         "compiled code raises RuntimeError where head raises AssertionError (on CUDA a device-side assert, "
         "which ends the process's CUDA context)")
     assert verdicts["skipped"]["accepted"] is False
     assert verdicts["skipped"]["reason"].startswith(
-        "differs from head on an input with values a check may refuse (-1, 0, 1e3, 1e6, NaN) in `gamma`: compiled, "
+        "differs from head on an input with values a check may refuse (-1, 0, 1e3, 1e6, NaN; -1 and 0 in one row of several) in `gamma`: compiled, "
         "where `is_compiling()` is true (head raised forward(batch=2) raised AssertionError: Gamma must be "
         "non-negative."), verdicts["skipped"]
 
@@ -1077,14 +1078,15 @@ def test_a_guard_one_model_cannot_exercise_is_made_up_for_by_another(tmp_path):
     fixed, given = p.results["fixed"], p.results["given"]
     assert given["accepted"] is True, given
     assert fixed["accepted"] is False and fixed["unexercised"] is True, fixed
-    assert fixed["reason"] == ("head never raised ValueError on values a check may refuse (-1, 0, 1e3, 1e6, NaN) "
-                               "in `x`: the check is not exercised")
+    assert fixed["reason"] == ("head never raised ValueError on values a check may refuse (-1, 0, 1e3, 1e6, NaN; -1 and "
+                               "0 in one row of several) in `x`: the check is not exercised")
     assert fixed["evidence"].startswith("GB0170 gone"), fixed
     verified, reason, models, evidence = _verdict(p)
     assert verified is True and reason is None and models == ["fixed", "given"]
     assert evidence.startswith("verified on `fixed`: GB0170 gone"), evidence
     assert ("its inputs cannot exercise the guard (head never raised ValueError on values a check may refuse "
-            "(-1, 0, 1e3, 1e6, NaN) in `x`: the check is not exercised), `given` did; on `given`: GB0170 gone"
+            "(-1, 0, 1e3, 1e6, NaN; -1 and 0 in one row of several) in `x`: the check is not exercised), `given` did; "
+            "on `given`: GB0170 gone"
             in evidence), evidence
     # without the model that exercises it, nothing shows the check kept
     del p.results["given"]

@@ -78,7 +78,8 @@ it is the exception's (or the check's) name and the test's source, e.g. "ValueEr
 0).any()".
 
 Not safe: the candidate is run and compared before it is posted, with the "invalid" guard (the
-proof injects negative values, zeros, 1e3, 1e6 and NaN into the function's tensor arguments
+proof injects negative values, zeros, 1e3, 1e6 and NaN into the function's tensor arguments,
+and -1 and 0 into the first row alone of one with several
 and needs head to raise on at least one, and head and the patched code to agree on every one,
 the same exception type where either raises). A proof on CUDA does not run it: the compiled
 guard run would fire the device-side assert on purpose and end the worker's CUDA context.

@@ -435,6 +435,13 @@ def _eligible(kind: str, pattern: str, t: Any, element: bool = False) -> bool:
     mostly Python's own (`if eps <= 0: raise`), which breaks no graph."""
     import torch
 
+    if pattern in _ROWS:
+        # one row of several: a check per row (`(text == eot).any(dim=-1).all()`) refuses it
+        # where one over the whole batch (`.any()`) does not; whole-tensor fills cannot tell
+        # them apart (a new user's CLIP check: a wrong edit passed every fill)
+        if element or not isinstance(t, torch.Tensor) or t.dim() < 1 or t.shape[0] < 2:
+            return False
+        return pattern == "rowzeros" if t.dtype == torch.bool else _eligible(kind, _ROWS[pattern], t)
     if element and kind == "invalid" and isinstance(t, (int, float)) and not isinstance(t, bool):
         return pattern != "nan" or isinstance(t, float)
     if not isinstance(t, torch.Tensor) or t.numel() == 0:
@@ -466,6 +473,8 @@ def _eligible(kind: str, pattern: str, t: Any, element: bool = False) -> bool:
 
 
 _NUMBERS = {"negative": -1, "zeros": 0, "large": 1000, "huge": 1000000}
+# the patterns that set only the first row (along dim 0) and the whole-tensor one they follow
+_ROWS = {"rownegative": "negative", "rowzeros": "zeros"}
 
 
 def _special(kind: str, pattern: str, t: Any) -> Any:
@@ -477,7 +486,9 @@ def _special(kind: str, pattern: str, t: Any) -> Any:
     if kind == "invalid" and t.dtype == torch.bool and pattern in ("negative", "huge"):
         out = out.long()   # values no bool holds (`_eligible`)
     flat = out.view(-1)   # shares out's storage
-    if pattern == "all":
+    if pattern in _ROWS:
+        out[0] = False if out.dtype == torch.bool else _NUMBERS[_ROWS[pattern]]
+    elif pattern == "all":
         out.fill_(float("nan"))
     elif kind == "nan":
         flat[0] = float("nan")
@@ -511,7 +522,8 @@ def guard_patterns(kind: str, equal: Sequence[str] = ()) -> tuple[str, ...]:
     negative, ids with no non-zero, labels all unknown); ordinary inputs are the other side. A check that raises
     ("invalid") is about a range: a float argument set to all -1, all zeros, all 1e3, all 1e6
     and one NaN reaches the usual ones (non-negative, positive, in [0, 1], in (-0.5, 0.5),
-    finite, below a bound); an integer argument (token ids below the vocabulary's size, an index
+    finite, below a bound), and -1 and 0 in the first row alone of an argument of several rows
+    (a check per row refuses it where one over the whole batch does not); an integer argument (token ids below the vocabulary's size, an index
     below a length) gets the same values but NaN, a bool mask all off and all on (what 0 and 1e3
 make of a bool) and, as integers, all -1 and all 1e6 (0/1 labels passed as a bool). "large" is all 1e6: finite, so a test for inf or NaN stays false
     while a clamp to a bound below it changes values; and all 1e6 beside one NaN, where a
@@ -521,7 +533,7 @@ make of a bool) and, as integers, all -1 and all 1e6 (0/1 labels passed as a boo
     if kind == EQUAL:
         return tuple(equal)   # the pairs the replaced code tests (verify.py `equal_tests`)
     return {"nan": ("one", "all"), "empty": ("off", "zeros", "negative", "positive"),
-            "invalid": ("negative", "zeros", "large", "huge", "nan"),
+            "invalid": ("negative", "zeros", "large", "huge", "nan", "rownegative", "rowzeros"),
             "large": ("huge", "hugenan")}.get(kind, ("one",))
 
 

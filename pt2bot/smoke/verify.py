@@ -59,7 +59,7 @@ import re
 import sys
 import textwrap
 import time
-from typing import Any, Callable, Mapping, Sequence
+from typing import Any, Callable, Collection, Mapping, Sequence
 
 from pt2bot.findings import normalise_source
 from pt2bot.jsonio import write_json
@@ -98,12 +98,15 @@ SETTING_RUNS = "setting runs"   # per dynamo setting, what its run of head's cod
 GUARD_RUN_TIMES, GUARD_RUN_MIN_S, GUARD_RUN_S = 20.0, 2.0, 10.0
 ALIASES = "head aliases"       # and of which arguments head's edited function returns, per function
 GUARD_WORDS = {"nan": "NaN", "inf": "inf", "empty": "an empty mask", "zero": "zeros",
-               "invalid": "values a check may refuse (-1, 0, 1e3, 1e6, NaN)",
+               "invalid": "values a check may refuse (-1, 0, 1e3, 1e6, NaN; -1 and 0 in one row of several)",
                "large": "large finite values (1e6, and 1e6 beside one NaN)",
                EQUAL: "an argument set to the one a test compares it with"}
 # one guard input (pt2bot/smoke/patch.py `guard_patterns`), as the evidence names it
 PATTERN_WORDS = {"negative": "-1", "zeros": "0", "large": "1e3", "huge": "1e6", "hugenan": "1e6 beside one NaN", "nan": "NaN", "one": "one NaN",
-                 "all": "all NaN", "off": "a mask all off", "positive": "+1"}
+                 "all": "all NaN", "off": "a mask all off", "positive": "+1",
+                 "rownegative": "-1", "rowzeros": "0"}
+# the patterns that set one row of several (pt2bot/smoke/patch.py), said apart from the fills
+ROW_PATTERNS = ("rownegative", "rowzeros")
 # the guard kinds whose check raises: head must raise on one of their inputs, or the check the
 # candidate keeps was never exercised
 RAISING_GUARDS = frozenset({"invalid"})
@@ -2042,13 +2045,18 @@ def _injected_words(kind: str, hit: Sequence[Mapping[str, Any]], refused: bool =
     if kind != "invalid":
         return GUARD_WORDS.get(kind, kind)
     went = {str(r.get("pattern")) for r in rows}
-    values = [PATTERN_WORDS[p] for p in guard_patterns(kind) if p in went]
+
+    def listed(ps: Collection[str], sep: str = "; ") -> str:
+        whole = [PATTERN_WORDS[p] for p in guard_patterns(kind) if p in ps and p not in ROW_PATTERNS]
+        row = [PATTERN_WORDS[p] for p in ROW_PATTERNS if p in ps]
+        return sep.join(x for x in (", ".join(whole), " and ".join(row) + " in one row of several" if row else "")
+                        if x)
+    values = listed(went)
     # which of them head's check refused: a torch-nl user read "values a check refuses (-1, 0,
     # 1e3, 1e6, NaN)" of `torch.isfinite(pos).all()`, which refuses none of the first four
-    raised = [PATTERN_WORDS[p] for p in guard_patterns(kind)
-              if any(str(r.get("pattern")) == p and r.get("raised") for r in rows)]
-    said = f"; head raised on {', '.join(raised)}" if refused and raised and raised != values else ""
-    return f"values a check may refuse ({', '.join(values)}{said})" if values else GUARD_WORDS[kind]
+    raised = listed({str(r.get("pattern")) for r in rows if r.get("raised")}, ", and ")
+    said = f"; head raised on {raised}" if refused and raised and raised != values else ""
+    return f"values a check may refuse ({values}{said})" if values else GUARD_WORDS[kind]
 
 
 def _shape_cases(n: int) -> str:
