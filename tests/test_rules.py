@@ -190,3 +190,14 @@ def test_the_item_hint_keeps_the_number_s_lack_of_gradient(tmp_path):
     [f] = [f for f in check_paths(str(tmp_path), ["m.py"], StaticConfig(select=("ALL",)), jobs=1)
            if f.rule == "PTC101"]
     assert "keep it a tensor (`.detach()` where `.item()` was: the number carried no gradient" in f.message
+
+
+def test_the_item_hint_in_a_test_says_to_select_not_to_drop(tmp_path):
+    """CLIP's `if logit_scale.item() > 100:`: "drop `.item()`" leaves `if logit_scale > 100:`,
+    which still breaks (GB0170); in a test the hint is `torch.where`."""
+    (tmp_path / "m.py").write_text("import torch\n\n\n@torch.compile\ndef f(x, s):\n"
+                                   "    if s.item() > 100:\n        s = s.clamp(max=100)\n    return x * s\n")
+    [f] = [f for f in check_paths(str(tmp_path), ["m.py"], StaticConfig(select=("ALL",)), jobs=1)
+           if f.rule == "PTC101"]
+    assert "select with `torch.where(cond, a, b)` instead of branching" in f.message
+    assert "`.detach()` where" not in f.message

@@ -144,8 +144,19 @@ class TensorItem(Rule):
             # the setting is torch's own hint, but on real models it more often moves the break
             # to where the number is used than removes it (benchmarks/results/capture_settings.md):
             # said as what it is, which a review then proves or refutes on the models
+            keep = ("keep it a tensor and select with `torch.where(cond, a, b)` instead of branching "
+                    "(without `.item()` the test is an `if` on a tensor, which breaks the graph too)"
+                    if _in_test(ctx.node, node) else
+                    "keep it a tensor (`.detach()` where `.item()` was: the number carried no gradient, "
+                    "and a tensor kept without it changes the input's)")
             ctx.report(self.code, node, "`.item()` copies the tensor to a Python number and breaks the graph"
-                       f"{generator_note(ctx)}; keep it a tensor (`.detach()` where `.item()` was: the "
-                       "number carried no gradient, and a tensor kept without it changes the input's); "
+                       f"{generator_note(ctx)}; {keep}; "
                        "capture_scalar_outputs=True traces it instead, but the break then often moves "
                        "to where the number is used (a size, an `if`)")
+
+
+def _in_test(fn: ast.AST, node: ast.AST) -> bool:
+    """Whether `node` is in the test of an `if`, a `while` or a conditional expression of `fn`
+    (CLIP's `if logit_scale.item() > 100:`: "drop `.item()`" there left an `if` on a tensor)."""
+    return any(isinstance(n, (ast.If, ast.While, ast.IfExp)) and any(x is node for x in ast.walk(n.test))
+               for n in ast.walk(fn))
