@@ -213,6 +213,21 @@ def test_every_model_failing_to_import_is_exit_2_with_the_reason(zoo, tmp_path, 
     assert f"PYTHONPATH={repo.path}" in last and 'module "zoo.' in last
 
 
+def test_a_config_with_no_model_is_exit_2_not_a_green_run(zoo, tmp_path, monkeypatch, capsys):
+    # init's `models: []` (nothing it could build) run as it is: "0 model(s) on cpu, 0
+    # failed" and exit 0 read as a run that passed
+    repo, _ = zoo
+    cfg = tmp_path / "empty.yml"
+    cfg.write_text("version: 1\nmodels: []\n")
+    monkeypatch.chdir(repo.path)
+    out = tmp_path / "r.json"
+    rc = main(["run", "--config", str(cfg), "--out", str(out)])
+    err = capsys.readouterr().err
+    assert rc == 2, err
+    assert json.loads(out.read_text())["models"] == []
+    assert err.strip().splitlines()[-1].startswith("pt2bot: error: pt2bot.yml configures no model (`models: []`)")
+
+
 def test_a_crash_beside_an_import_failure_is_a_result_exit_0(zoo, tmp_path, monkeypatch,
                                                              capsys):
     repo, _ = zoo

@@ -329,7 +329,9 @@ def cli_run(args: Any) -> int:
     """Exit 0 when the run produced its results, failed models included (a model that crashes
     or times out is a result, in the file and on stderr); 2 when no model could even be
     imported, which says the set-up is wrong (install, PYTHONPATH, entry), not the models:
-    the results are still written, and the error names the first import failure."""
+    the results are still written, and the error names the first import failure. 2 also for
+    a pt2bot.yml with no model at all (a new user's `models: []` from init read "0 model(s),
+    0 failed" and exit 0: a green run that compiled nothing)."""
     config = load_config(getattr(args, "config", None), required=True)
     out = os.path.abspath(args.out)
     out_dir = os.path.dirname(out)
@@ -347,6 +349,9 @@ def cli_run(args: Any) -> int:
     kinds = failure_counts(results.models)
     failed = sum(kinds.values())
     print(summary_line(results.models, results.device, args.out), file=sys.stderr)
+    if not config.models:
+        raise UserError("pt2bot.yml configures no model (`models: []`): nothing was compiled; add one "
+                        "under `models:` (`pt2bot init --check` proposes those it can build)")
     if results.models and kinds.get("import") == len(results.models):
         first = results.models[0].error
         raise UserError(
