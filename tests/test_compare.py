@@ -132,6 +132,12 @@ def test_a_change_within_the_threshold_is_said_so_not_denied(pr):
     m = next(m for m in rows["10"].models if m.name == "tiny_gpt")
     m = dataclasses.replace(m, delta=dataclasses.replace(m.delta, latency=(noisy,)))
     assert "| ❔ inconclusive: the interval reaches past ±10 % |" in latency_table(m)
+    # latency off: a changed model says its counts are no measure of speed (a revert that made
+    # CLIP's attention pool 1.7x slower read "FX nodes 273 → 272", "No regressions")
+    untimed = dataclasses.replace(m, latency_gate="not_measured", change="changed",
+                                  delta=dataclasses.replace(m.delta, latency=()))
+    assert latency_table(untimed).startswith("Latency: not measured (latency is off for this model)")
+    assert latency_table(dataclasses.replace(untimed, change="unchanged")) == ""
 
 
 def test_conclusion_and_reasons(pr):

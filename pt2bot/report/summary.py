@@ -532,9 +532,18 @@ GATED_LATENCY = ("Latency: unchanged: same graphs, same code (not measured: no c
                  "head).")
 
 
+# a changed model whose latency did not run: its counts are no measure of speed (openai/CLIP's
+# AttentionPool2d, its query over every position again, 1.7x slower with one FX node fewer)
+UNTIMED_LATENCY = ("Latency: not measured (latency is off for this model): graphs, FX nodes and "
+                   "ops above count what compiles, not the work each op does, so a slower model "
+                   "can show the same counts or fewer.")
+
+
 def latency_table(m: ModelDelta) -> str:
     if m.latency_gate == "unchanged":
         return GATED_LATENCY
+    if m.latency_gate == "not_measured" and m.change == "changed" and not m.delta.latency:
+        return UNTIMED_LATENCY
     rows = []
     for x in m.delta.latency:
         ms = f"{_ms(x.get('base_ms'))} → {_ms(x.get('head_ms'))}"
