@@ -2054,8 +2054,8 @@ def _injected_words(kind: str, hit: Sequence[Mapping[str, Any]], refused: bool =
     values = listed(went)
     # which of them head's check refused: a torch-nl user read "values a check refuses (-1, 0,
     # 1e3, 1e6, NaN)" of `torch.isfinite(pos).all()`, which refuses none of the first four
-    raised = listed({str(r.get("pattern")) for r in rows if r.get("raised")}, ", and ")
-    said = f"; head raised on {raised}" if refused and raised and raised != values else ""
+    on = {str(r.get("pattern")) for r in rows if r.get("raised")}
+    said = f"; head raised on {listed(on, ', and ')}" if refused and on and on != went else ""
     return f"values a check may refuse ({values}{said})" if values else GUARD_WORDS[kind]
 
 
