@@ -42,20 +42,25 @@ HEAD = BASE.replace("        return h.tanh()", "        m = h.abs().max()\n     
 IF_LINE = 14
 
 
-@pytest.mark.torch
-def test_the_fix_of_a_break_also_fixes_the_export_failure_on_its_line(tmp_path, monkeypatch):
+def reviewed(tmp_path, monkeypatch, base: str, head: str) -> dict:
+    """report.json's `fixes` of a real review of the PR that turns `base` into `head`."""
     repo = GitRepo.init(tmp_path / "r")
     repo.write("pt2bot.yml", CONFIG)
     repo.write("pkg/__init__.py", "")
-    repo.write("pkg/m.py", BASE)
+    repo.write("pkg/m.py", base)
     repo.commit("base")
     repo.branch("pr")
-    repo.write("pkg/m.py", HEAD)
+    repo.write("pkg/m.py", head)
     repo.commit("pr: rescale when saturated")
     monkeypatch.chdir(repo.path)
     out = tmp_path / "out"
     main(["review", "--base", "main", "--out", str(out), "--device", "cpu"])
-    fixes = json.loads((out / "report.json").read_text())["fixes"]
+    return json.loads((out / "report.json").read_text())["fixes"]
+
+
+@pytest.mark.torch
+def test_the_fix_of_a_break_also_fixes_the_export_failure_on_its_line(tmp_path, monkeypatch):
+    fixes = reviewed(tmp_path, monkeypatch, BASE, HEAD)
     targets = {(t["kind"], t["line"]): t for t in fixes["targets"]}
     assert set(targets) == {("break", IF_LINE), ("export", IF_LINE)}, fixes["targets"]
     fix = targets[("break", IF_LINE)]["fixed_by"]
@@ -78,18 +83,7 @@ def test_an_export_that_fails_further_on_after_the_fix_is_said_to_stop_there(tmp
     # Base's export fails at a later `if` of its own; the PR's `if` above it fails first on
     # head. The fix gets export past the PR's line, not to success: "also gone" read as export
     # restored (a new user's torch-nl review).
-    repo = GitRepo.init(tmp_path / "r")
-    repo.write("pt2bot.yml", CONFIG)
-    repo.write("pkg/__init__.py", "")
-    repo.write("pkg/m.py", LATER)
-    repo.commit("base")
-    repo.branch("pr")
-    repo.write("pkg/m.py", LATER_HEAD)
-    repo.commit("pr: rescale when saturated")
-    monkeypatch.chdir(repo.path)
-    out = tmp_path / "out"
-    main(["review", "--base", "main", "--out", str(out), "--device", "cpu"])
-    fixes = json.loads((out / "report.json").read_text())["fixes"]
+    fixes = reviewed(tmp_path, monkeypatch, LATER, LATER_HEAD)
     fix = next(t["fixed_by"] for t in fixes["targets"] if (t["kind"], t["line"]) == ("break", IF_LINE))
     [c] = [c for c in fixes["candidates"] if c["id"] == fix]
     assert "also gone: the export failure" not in c["evidence"], c["evidence"]
