@@ -43,10 +43,11 @@ def venv_python(venv: str) -> str:
 
 
 def package_dirs(venv: str) -> dict[str, str]:
-    """Package directory of each library in the venv, found without importing it."""
+    """Package directory of each library in the venv, found without importing it; for a
+    library that is one module (rtdl_num_embeddings.py), that file."""
     code = ("import importlib.util, json, sys; "
-            "print(json.dumps({n: importlib.util.find_spec(n).submodule_search_locations[0] "
-            "for n in sys.argv[1:]}))")
+            "print(json.dumps({n: (s.submodule_search_locations or [s.origin])[0] "
+            "for n in sys.argv[1:] for s in [importlib.util.find_spec(n)]}))")
     out = subprocess.run([venv_python(venv), "-c", code, *models.LIBRARIES.values()],
                          check=True, capture_output=True, text=True).stdout
     found = json.loads(out)
@@ -89,7 +90,9 @@ def run_check(pt2bot: list[str], lib: str, pkg_dir: str, src: str | None) -> dic
     if proc.returncode not in (0, 1):
         raise SystemExit(f"pt2bot check failed on {lib} ({proc.returncode}): {proc.stderr[-2000:]}")
     data = json.loads(proc.stdout)
-    data["benchmark"] = {"lib": lib, "package_dir": pkg_dir, "wall_s": round(time.perf_counter() - t0, 2),
+    # (a one-module library's findings are named by its file, under the directory it is in)
+    where = os.path.dirname(pkg_dir) if os.path.isfile(pkg_dir) else pkg_dir
+    data["benchmark"] = {"lib": lib, "package_dir": where, "wall_s": round(time.perf_counter() - t0, 2),
                          "pt2bot": pt2bot_revision(src),
                          "command": f"pt2bot check <{lib} package dir> --filter nofilter "
                                     "--select ALL --format json --no-cache"}
