@@ -28,7 +28,7 @@ from pt2bot.findings import DIFF_ADDED, DIFF_CONTEXT, Finding, fingerprint, norm
 from pt2bot.latency_gate import MEASURED, NOT_MEASURED, UNCHANGED, UNCHANGED_NOTE
 from pt2bot.reach import Coverage, FileLines
 from pt2bot.reportdata import PLACEHOLDER, RUN_SKIPPED, Delta, ModelDelta, Report
-from pt2bot.results import (REPORT_SCHEMA, CompileCost, GraphBreak, LatencyRow, ModelRun,
+from pt2bot.results import (REPORT_SCHEMA, RESUME_RE, CompileCost, GraphBreak, LatencyRow, ModelRun,
                             RecompileCase, RecompileReason, ResultsFile, Samples, ShapeAdvice,
                             breaks_unmeasured, case_key, is_failed, on_break_stack, split_off_frame,
                             unmeasured)
@@ -806,9 +806,6 @@ def _split_off(group: Sequence[RecompileReason], breaks: Sequence[NewBreak],
     return d
 
 
-_RESUMED_AT = re.compile(r"(_at_)(\d+)$")
-
-
 def _frame_guard(r: RecompileReason, line_map: LineMap | None = None) -> tuple[Any, ...]:
     """A compile's frame and guard, to tell the frames base recompiled the same way: for a
     base reason, `line_map` (base line -> head line) moves its frame's line (and a resume
@@ -821,8 +818,9 @@ def _frame_guard(r: RecompileReason, line_map: LineMap | None = None) -> tuple[A
     line, function = f.line, f.function
     if line_map is not None and f.path is not None:
         line = line_map(f.path, line)
-        function = _RESUMED_AT.sub(lambda m: f"{m.group(1)}{line_map(f.path, int(m.group(2)))}",
-                                   function or "")
+        resumed = RESUME_RE.match(function or "")
+        if resumed:
+            function = f"torch_dynamo_resume_in_{resumed['inner']}_at_{line_map(f.path, int(resumed['line']))}"
     return (f.path, function, line, guard)
 
 

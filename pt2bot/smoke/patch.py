@@ -435,13 +435,13 @@ def _eligible(kind: str, pattern: str, t: Any, element: bool = False) -> bool:
     mostly Python's own (`if eps <= 0: raise`), which breaks no graph."""
     import torch
 
-    if pattern in _ROWS:
+    if pattern in ROW_PATTERNS:
         # one row of several: a check per row (`(text == eot).any(dim=-1).all()`) refuses it
         # where one over the whole batch (`.any()`) does not; whole-tensor fills cannot tell
         # them apart (a new user's CLIP check: a wrong edit passed every fill)
         if element or not isinstance(t, torch.Tensor) or t.dim() < 1 or t.shape[0] < 2:
             return False
-        return pattern == "rowzeros" if t.dtype == torch.bool else _eligible(kind, _ROWS[pattern], t)
+        return pattern == "rowzeros" if t.dtype == torch.bool else _eligible(kind, ROW_PATTERNS[pattern], t)
     if element and kind == "invalid" and isinstance(t, (int, float)) and not isinstance(t, bool):
         return pattern != "nan" or isinstance(t, float)
     if not isinstance(t, torch.Tensor) or t.numel() == 0:
@@ -473,8 +473,8 @@ def _eligible(kind: str, pattern: str, t: Any, element: bool = False) -> bool:
 
 
 _NUMBERS = {"negative": -1, "zeros": 0, "large": 1000, "huge": 1000000}
-# the patterns that set only the first row (along dim 0) and the whole-tensor one they follow
-_ROWS = {"rownegative": "negative", "rowzeros": "zeros"}
+# the patterns that set only the first row (along dim 0) -> the whole-tensor one whose value they put there
+ROW_PATTERNS = {"rownegative": "negative", "rowzeros": "zeros"}
 
 
 def _special(kind: str, pattern: str, t: Any) -> Any:
@@ -486,8 +486,8 @@ def _special(kind: str, pattern: str, t: Any) -> Any:
     if kind == "invalid" and t.dtype == torch.bool and pattern in ("negative", "huge"):
         out = out.long()   # values no bool holds (`_eligible`)
     flat = out.view(-1)   # shares out's storage
-    if pattern in _ROWS:
-        out[0] = False if out.dtype == torch.bool else _NUMBERS[_ROWS[pattern]]
+    if pattern in ROW_PATTERNS:
+        out[0] = False if out.dtype == torch.bool else _NUMBERS[ROW_PATTERNS[pattern]]
     elif pattern == "all":
         out.fill_(float("nan"))
     elif kind == "nan":
@@ -869,6 +869,6 @@ def _detached(out: Any, torch: Any) -> Any:
     return out
 
 
-__all__ = ["Edit", "GUARD_KINDS", "GuardOverrun", "WATCH_ONLY", "asks_compiling", "Injection", "Injector",
+__all__ = ["Edit", "GUARD_KINDS", "GuardOverrun", "ROW_PATTERNS", "WATCH_ONLY", "asks_compiling", "Injection", "Injector",
            "MAX_GUARD_ARGS", "NotApplicable", "Swap", "enclosing_function", "function_at", "guard_patterns",
            "injecting", "injector", "loaded_module", "patched_function", "watchable"]

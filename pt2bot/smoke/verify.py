@@ -74,7 +74,7 @@ from pt2bot.smoke.location import ModelError, RepoPaths
 from pt2bot.smoke.ops import eager_frames
 from pt2bot.smoke.matrix import compile_configured, measure_matrix, varying_dims
 from pt2bot.smoke.patch import (EQUAL, GUARD_KINDS, MAX_GUARD_ARGS, WATCH_ONLY, Edit, GuardOverrun, Injection,
-                                NotApplicable, Swap, asks_compiling, enclosing_function, equal_pattern,
+                                ROW_PATTERNS, NotApplicable, Swap, asks_compiling, enclosing_function, equal_pattern,
                                 function_at, guard_patterns, injecting, injector, patched_function, watchable)
 from pt2bot.smoke.timelimit import Overrun, time_limit
 from pt2bot.smoke.trace import TraceCollector, compilation_metrics, reset_dynamo
@@ -105,8 +105,6 @@ GUARD_WORDS = {"nan": "NaN", "inf": "inf", "empty": "an empty mask", "zero": "ze
 PATTERN_WORDS = {"negative": "-1", "zeros": "0", "large": "1e3", "huge": "1e6", "hugenan": "1e6 beside one NaN", "nan": "NaN", "one": "one NaN",
                  "all": "all NaN", "off": "a mask all off", "positive": "+1",
                  "rownegative": "-1", "rowzeros": "0"}
-# the patterns that set one row of several (pt2bot/smoke/patch.py), said apart from the fills
-ROW_PATTERNS = ("rownegative", "rowzeros")
 # the guard kinds whose check raises: head must raise on one of their inputs, or the check the
 # candidate keeps was never exercised
 RAISING_GUARDS = frozenset({"invalid"})
