@@ -138,6 +138,14 @@ def test_a_change_within_the_threshold_is_said_so_not_denied(pr):
                                   delta=dataclasses.replace(m.delta, latency=()))
     assert latency_table(untimed).startswith("Latency: not measured (latency is off for this model)")
     assert latency_table(dataclasses.replace(untimed, change="unchanged")) == ""
+    # said in full once: the next such model points at the first (CLIP's six models read the
+    # same three lines six times)
+    from pt2bot.report.summary import model_sections
+    two = dataclasses.replace(rows["10"], models=(untimed, dataclasses.replace(untimed, name="other")))
+    text = ["\n\n".join(s.blocks) for s in model_sections(two)]
+    assert "count what compiles, not the work each op does" in text[0]
+    assert "count what compiles" not in text[1]
+    assert "Latency: not measured (latency is off for this model; see `tiny_gpt` above)." in text[1]
 
 
 def test_conclusion_and_reasons(pr):

@@ -227,14 +227,19 @@ def _short(sha: Any) -> str:
 
 def model_sections(report: Report) -> list[Section]:
     out = []
+    untimed = None    # the first model whose section says what "not measured" means
     for m in report.models:
         if m.status == "skipped" and m.change != "removed":
             continue   # listed under "Skipped models"
-        out.append(model_section(m, report))
+        out.append(model_section(m, report, untimed))
+        if untimed is None and latency_table(m) == UNTIMED_LATENCY:
+            untimed = m.name
     return out
 
 
-def model_section(m: ModelDelta, report: Report) -> Section:
+def model_section(m: ModelDelta, report: Report, untimed: str | None = None) -> Section:
+    """`untimed`: a model above whose section already says why counts are no measure of speed
+    where latency is off; this one then says so in one line."""
     name = code_inline(m.name, limit=100)
     change = m.change or "unknown"
     status = m.status
@@ -251,7 +256,7 @@ def model_section(m: ModelDelta, report: Report) -> Section:
         blocks.append(error_block(m))
     if status == "ok":
         blocks.append(delta_table(m))
-        lat = latency_table(m)
+        lat = latency_table(m, untimed)
         if lat:
             blocks.append(lat)
         # graph coverage and compile cost, one line each (pt2bot/report/metrics.py)
@@ -539,10 +544,13 @@ UNTIMED_LATENCY = ("Latency: not measured (latency is off for this model): graph
                    "can show the same counts or fewer.")
 
 
-def latency_table(m: ModelDelta) -> str:
+def latency_table(m: ModelDelta, untimed: str | None = None) -> str:
     if m.latency_gate == "unchanged":
         return GATED_LATENCY
     if m.latency_gate == "not_measured" and m.change == "changed" and not m.delta.latency:
+        if untimed:
+            return (f"Latency: not measured (latency is off for this model; see "
+                    f"{code_inline(untimed, limit=100)} above).")
         return UNTIMED_LATENCY
     rows = []
     for x in m.delta.latency:
