@@ -1273,6 +1273,7 @@ def _summarise(targets: list[dict[str, Any]], proposals: list[Proposal], why: di
     alternative = _alternatives(chosen, targets)
     kept = {id(p) for p in chosen}
     for p, (verified, reason, models, evidence) in zip(proposals, verdicts):
+        passed = verified    # its own proof held; whether it is posted is decided beside others
         if verified and id(p) not in kept:
             verified, reason = False, "overlaps a verified fix tried before it"
         elif verified and id(p) in alternative:
@@ -1284,7 +1285,7 @@ def _summarise(targets: list[dict[str, Any]], proposals: list[Proposal], why: di
             "start_line": p.cand.start_line, "end_line": p.cand.end_line,
             "lines": list(p.cand.lines), "safe": p.cand.safe, "guards": list(p.cand.guards),
             "findings": list(p.findings), "targets": list(p.targets) + (_riders(p, targets) if verified else []),
-            "verified": verified,
+            "verified": verified, "passed": passed,
             "models": models, "evidence": evidence, "reason": reason})
     # a candidate verified with others applied first stands only where those are posted too
     posted = {(c["path"], c["start_line"], c["end_line"]) for c in out_c if c["verified"]}
@@ -1342,9 +1343,9 @@ def _alternatives(chosen: list[Proposal], targets: Sequence[Mapping[str, Any]]) 
                           + (f"the same ({_named(targets, shared)}) and {_named(targets, more)} too" if more
                              else f"the same ({_named(targets, shared)})") + ": only that one is posted")
         else:
-            out[id(p)] = (f"verified alone, but it also removes {_named(targets, shared)}, which the verified "
-                          f"suggestion at {where} removes, and the two were not proven together: only that one "
-                          "is posted; apply it and let the review run again")
+            out[id(p)] = (f"it also removes {_named(targets, shared)}, which the verified suggestion at "
+                          f"{where} removes, and the two were not proven together: only that one is posted; "
+                          "apply it and let the review run again")
     return out
 
 

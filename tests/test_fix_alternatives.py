@@ -13,7 +13,7 @@ import pytest
 
 from pt2bot.config import StaticConfig
 from pt2bot.fixes import Proposal, _summarise
-from pt2bot.report.review import render_review
+from pt2bot.report.review import failed_fix_line, render_review
 from pt2bot.reportdata import ModelDelta, Report
 from pt2bot.rules import Candidate, apply_candidate
 from pt2bot.static import check_paths
@@ -89,9 +89,12 @@ def test_fixes_sharing_one_of_their_problems_are_not_both_posted():
     # neither removes all the other does: the second was never proven with the first applied
     out = summarise(proposal("a", 3, 3, [0, 1]), proposal("b", 9, 9, [1, 2]))
     assert out["a"]["verified"] and not out["b"]["verified"]
-    assert out["b"]["reason"] == ("verified alone, but it also removes GB0170 at line 5, which the verified "
-                                  "suggestion at m.py:3 removes, and the two were not proven together: only "
-                                  "that one is posted; apply it and let the review run again")
+    assert out["b"]["reason"] == ("it also removes GB0170 at line 5, which the verified suggestion at m.py:3 "
+                                  "removes, and the two were not proven together: only that one is posted; "
+                                  "apply it and let the review run again")
+    # it passed its own proof: the comment says it is not posted, not that it failed
+    assert out["b"]["passed"] and out["a"]["passed"]
+    assert failed_fix_line(out["b"]).startswith("🔧 Candidate fix, **passed its proof alone, not posted**: b (it also")
 
 
 def test_fixes_of_different_problems_are_all_posted():

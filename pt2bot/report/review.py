@@ -261,6 +261,11 @@ def failed_fix_line(fix: Mapping[str, Any]) -> str:
     setting (torch's own hint for the break, which the comment then leaves out) is named: the
     proof's answer is that the hint does not work here."""
     why = message_inline(fix.get("reason") or "not tried", limit=400)
+    if fix.get("passed") and not fix.get("verified"):
+        # an alternative to a posted suggestion, or one proven only beside another: "not
+        # verified" would deny the proof it passed
+        return (f"🔧 Candidate fix, **passed its proof alone, not posted**: "
+                f"{message_inline(fix.get('title') or '', limit=FIX_TITLE_CAP)} ({why})")
     if fix.get("setting"):
         name = str(fix["setting"])
         return (f"⚙️ torch's hint, {code_inline(f'torch._dynamo.config.{name} = True', limit=120)}, "
