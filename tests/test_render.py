@@ -651,6 +651,43 @@ def test_lines_behind_only_where_failures_share_few_lines():
                          "line of their own.")
 
 
+def test_one_line_says_the_same_failure_of_several_models(pr):
+    """One `if` in a function four models run: the same break, the same export failure and
+    compile-cost warnings of their own figures, each once per model, read as thirteen lines
+    (openai/CLIP); each is one line with its models, and a different message stays apart."""
+    import cmarkgfm
+
+    from pt2bot.report.summary import render_header, terminal_reasons
+
+    at = [{"path": "clip/model.py", "line": 347}]
+    reasons = [{"code": "static_findings", "level": "failure", "model": None, "lines": at,
+                "message": "1 new static finding(s) at or above 'error'"}]
+    for name in ("vit32", "vit64", "rn64", "text"):
+        reasons += [
+            {"code": "new_graph_breaks", "level": "failure", "model": name, "lines": at,
+             "message": "1 new graph break(s) (allowed: 0)"
+             + ("; 1 recompile follows from it" if name != "text" else "")},
+            {"code": "export_broken", "level": "failure", "model": name, "lines": at,
+             "message": "torch.export newly fails"}]
+    for name, pct in (("vit32", 66), ("vit64", 113), ("rn64", 46), ("text", 41)):
+        reasons.append({"code": "compile_regression", "level": "warning", "model": name, "message": (
+            f"first compile {pct}% costlier (CPU s 0.90 → 1.49; threshold 30%); it follows from the "
+            "new break: graphs 1 → 4, while the work compiled, FX nodes 172 → 182, is within the threshold")})
+    html = cmarkgfm.github_flavored_markdown_to_html(render_header(make_report(pr).with_(reasons=tuple(reasons))))
+    items = [li for li in html.split("<li>")[1:]]
+    assert len(items) == 5, html
+    assert items[1].startswith("❌ <code>vit32</code>, <code>vit64</code>, <code>rn64</code> at "
+                               "<code>clip/model.py:347</code>: 1 new graph break(s) (allowed: 0); 1 recompile")
+    assert items[2].startswith("❌ <code>text</code> at <code>clip/model.py:347</code>: 1 new graph break(s) "
+                               "(allowed: 0)</li>")
+    assert items[3].startswith("❌ <code>vit32</code>, <code>vit64</code>, <code>rn64</code>, <code>text</code> "
+                               "at <code>clip/model.py:347</code>: torch.export newly fails")
+    assert items[4].startswith("⚠️ <code>vit32</code>, <code>vit64</code>, <code>rn64</code>, <code>text</code>: "
+                               "first compile 41% to 113% costlier; it follows from the new breaks")
+    five = [dict(r, model=f"m{i}") for i, r in enumerate([reasons[2]] * 5)]
+    assert terminal_reasons(five) == ["  ✗ m0, m1, m2 and 2 more models at clip/model.py:347: torch.export newly fails"]
+
+
 def test_the_terminal_gets_the_reasons_as_safe_plain_lines(pr):
     from pt2bot.report.summary import terminal_reasons
     lines = terminal_reasons(list(make_report(pr).reasons))

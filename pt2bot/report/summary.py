@@ -1,7 +1,8 @@
 """summary.md: the sticky PR comment (also the job summary and the check-run summary).
 
 Layout, top to bottom: the verdict line; why (the failing reasons, each with the lines it is
-located at, and where several share fewer lines, one line saying so); one section per model
+located at, the same failure of several models on one line, and where several share fewer
+lines, one line saying so); one section per model
 (a narrow base → head table, latency per shape with its interval, each new break with its
 GB code, code line, explanation and hint, fixed breaks in one line, recompile details);
 static findings; skipped models; a footer (torch, device, config digest) and the hidden
@@ -13,6 +14,7 @@ and where the full report is; the verdict and footer always survive. Never raise
 """
 from __future__ import annotations
 
+import re
 from collections import Counter
 from dataclasses import dataclass, field
 from typing import Any, Callable, Mapping, Sequence
@@ -116,18 +118,65 @@ def render_header(report: Report) -> str:
     warns = [r for r in report.reasons if r.get("level") == "warning"]
     if shown or warns:
         lines.append("")
-        for r in (shown + warns)[:30]:
+        items = grouped_reasons(shown + warns)
+        for r, models in items[:30]:
             sign = {"failure": "❌", "neutral": "⚪"}.get(r.get("level"), "⚠️")
-            who = " at ".join(w for w in (code_inline(r["model"], limit=80) if r.get("model")
-                                          else "", _at_lines(r)) if w)
+            who = " at ".join(w for w in (_models(models, code_inline), _at_lines(r)) if w)
             who = f"{who}: " if who else ""
             lines.append(f"- {sign} {who}{escape_inline(r.get('message', ''), limit=400)}")
-        if len(shown) + len(warns) > 30:
-            lines.append(f"- … {len(shown) + len(warns) - 30} more; {FULL_REPORT}")
+        if len(items) > 30:
+            lines.append(f"- … {len(items) - 30} more; {FULL_REPORT}")
         behind = lines_behind(shown)
         if behind:
             lines += ["", behind]
     return "\n".join(lines)
+
+
+def grouped_reasons(reasons: Sequence[Mapping[str, Any]]) -> list[tuple[Mapping[str, Any], list[str]]]:
+    """The reasons as the header lists them: one line for the same check failing the same way
+    on the same lines of several models, with those models ((reason, [model names])). A PR
+    that adds one `if` to a function four models run read as thirteen lines, the same break
+    and the same export failure once per model. The compile-cost warnings that follow from a
+    new break (a figure of each model's own) become one line too, their spread said in it; the
+    per-model figures stay in each model's section. Grouped in order of their first line, a
+    kind of check together: all the graph-break lines, then all the export lines."""
+    groups: dict[object, tuple[dict[str, Any], list[str]]] = {}
+    for i, r in enumerate(reasons):
+        model = r.get("model")
+        follows = r.get("code") == "compile_regression" and _FOLLOWS_RE.match(str(r.get("message") or ""))
+        # (a reason of no model, a static finding's, stands alone)
+        key: object = (r.get("level"), r.get("code"), "follows" if follows else r.get("message"),
+                       tuple(_reason_lines(r))) if model else i
+        if key in groups:
+            groups[key][1].append(str(model))
+        else:
+            groups[key] = (dict(r), [str(model)] if model else [])
+    order = {code: i for i, code in reversed(list(enumerate(r.get("code") for r in reasons)))}
+    level = {"failure": 0, "neutral": 0}
+    out = sorted(groups.values(), key=lambda g: (level.get(g[0].get("level"), 1), order[g[0].get("code")]))
+    for r, models in out:
+        if len(models) > 1 and r.get("code") == "compile_regression":
+            pcts = [m.group(1) for m in (_FOLLOWS_RE.match(str(x.get("message") or "")) for x in reasons
+                                         if x.get("code") == "compile_regression"
+                                         and x.get("model") in models) if m]
+            lo, hi = min(map(int, pcts)), max(map(int, pcts))
+            r["message"] = (f"first compile {lo}% to {hi}% costlier" if lo != hi else
+                            f"first compile {lo}% costlier") + \
+                ("; it follows from the new breaks: more graphs, while the work compiled, FX nodes, "
+                 "is within the threshold (each model's figures in its section)")
+    return out
+
+
+# the compile-cost warning that follows from new breaks (pt2bot/verdict.py; no user text)
+_FOLLOWS_RE = re.compile(r"first compile (\d+)% costlier .*; it follows from the new break")
+
+
+def _models(names: Sequence[str], code: Callable[..., str]) -> str:
+    """"`a`, `b`, `c` and 2 more models": a group's models, all four where four (no name
+    hidden behind "1 more"), else three by name."""
+    shown = names if len(names) <= 4 else names[:3]
+    more = f" and {len(names) - 3} more models" if len(names) > 4 else ""
+    return ", ".join(code(n, limit=80) for n in shown) + more
 
 
 # What each located reason is, where the failing checks are grouped by line.
@@ -164,7 +213,8 @@ def lines_behind(failing: list[Mapping[str, Any]], code: Callable[[str], str] = 
     accuracy are the whole model's and have no line; said so when they fail beside them."""
     by_line: dict[tuple[str, int], list[str]] = {}
     located = 0
-    for r in failing:
+    # (counted as the header lists them: one line for the same failure of several models)
+    for r, _ in grouped_reasons(failing):
         if r.get("level") != "failure" or r.get("code") not in _REASON_WORDS:
             continue
         at = _reason_lines(r)
@@ -195,9 +245,9 @@ def terminal_reasons(reasons: list[Mapping[str, Any]]) -> list[str]:
     a path and a message can come from a fork's code."""
     shown = [r for r in reasons if r.get("level") in ("failure", "neutral", "warning")]
     out = []
-    for r in shown[:30]:
+    for r, models in grouped_reasons(shown)[:30]:
         sign = {"failure": "✗", "neutral": "○"}.get(str(r.get("level")), "!")
-        who = " at ".join(w for w in (str(r["model"]) if r.get("model") else "",
+        who = " at ".join(w for w in (_models(models, lambda n, limit: str(n)),
                                       _at_lines(r, str)) if w)
         out.append(log_line(f"  {sign} {who + ': ' if who else ''}{r.get('message', '')}"))
     behind = lines_behind([r for r in shown if r.get("level") in ("failure", "neutral")], str)
