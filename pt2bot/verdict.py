@@ -239,8 +239,17 @@ def summary_title(conclusion: str, reasons: list[dict], models: Sequence[ModelDe
         parts = []
         for code, n in counts.items():
             label = labels[code]
+            # one line's break in each of four models is one break to fix, in four models, not
+            # "4 new graph breaks" (openai/CLIP's one-line check)
+            same = [r for r in reasons if r["level"] == level and r["code"] == code]
+            spread = {r.get("model") for r in same}
+            where = {(x["path"], x["line"]) for r in same for x in r.get("lines") or ()}
+            models = ""
+            if len(spread) > 1 and None not in spread and all(r.get("lines") for r in same) and \
+                    len(where) < n:
+                n, models = len(where), f" in {len(spread)} models"
             parts.append(label if code in ("run_broken", "no_gpu")
-                         else f"{n} {label}{'' if n == 1 else 's'}")
+                         else f"{n} {label}{'' if n == 1 else 's'}{models}")
         return ", ".join(parts)
     ran = sum(1 for m in models if m.status != "skipped")
     fixed = sum(len(m.fixed_breaks) for m in models)

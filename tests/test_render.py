@@ -660,14 +660,14 @@ def test_one_line_says_the_same_failure_of_several_models(pr):
     from pt2bot.report.summary import render_header, terminal_reasons
 
     at = [{"path": "clip/model.py", "line": 347}]
-    reasons = [{"code": "static_findings", "level": "failure", "model": None, "lines": at,
+    reasons = [{"code": "static_findings", "level": "failure", "model": None, "lines": at, "count": 1,
                 "message": "1 new static finding(s) at or above 'error'"}]
     for name in ("vit32", "vit64", "rn64", "text"):
         reasons += [
-            {"code": "new_graph_breaks", "level": "failure", "model": name, "lines": at,
+            {"code": "new_graph_breaks", "level": "failure", "model": name, "lines": at, "count": 1,
              "message": "1 new graph break(s) (allowed: 0)"
              + ("; 1 recompile follows from it" if name != "text" else "")},
-            {"code": "export_broken", "level": "failure", "model": name, "lines": at,
+            {"code": "export_broken", "level": "failure", "model": name, "lines": at, "count": 1,
              "message": "torch.export newly fails"}]
     for name, pct in (("vit32", 66), ("vit64", 113), ("rn64", 46), ("text", 41)):
         reasons.append({"code": "compile_regression", "level": "warning", "model": name, "message": (
@@ -684,6 +684,12 @@ def test_one_line_says_the_same_failure_of_several_models(pr):
                                "at <code>clip/model.py:347</code>: torch.export newly fails")
     assert items[4].startswith("⚠️ <code>vit32</code>, <code>vit64</code>, <code>rn64</code>, <code>text</code>: "
                                "first compile 41% to 113% costlier; it follows from the new breaks")
+    # and the title counts what there is to fix: one line's break, in four models
+    from pt2bot.verdict import summary_title
+    assert summary_title("failure", reasons, [], []) == ("1 new static finding, 1 new graph break in 4 "
+                                                         "models, 1 export regression in 4 models")
+    two_lines = [dict(reasons[1], lines=[{"path": "a.py", "line": 1}]), reasons[3]]
+    assert summary_title("failure", two_lines, [], []) == "2 new graph breaks"
     five = [dict(r, model=f"m{i}") for i, r in enumerate([reasons[2]] * 5)]
     assert terminal_reasons(five) == ["  ✗ m0, m1, m2 and 2 more models at clip/model.py:347: torch.export newly fails"]
 
