@@ -67,12 +67,12 @@ def test_the_proof_refuses_the_dropped_branch_with_a_nan_beside_large_values(tmp
         "differs from head on an input with large finite values (1e6 beside one NaN) in `x`"), \
         verdicts["dropped"]
     assert verdicts["where"]["accepted"] is True, verdicts["where"]
-    # the model's logits never come near the bound: the selected clamp is head's own by
-    # construction, but no input compared it, and the evidence says so (SAM's mask decoder:
-    # "`masks` equal after line 148" read as the clamp compared)
-    assert (f"the block at line {IF + 1} entered by no shape case: there the edit selects head's "
-            "own expression, the same by construction, which no input of the proof compared") \
-        in verdicts["where"]["evidence"], verdicts["where"]
+    # the model's logits never come near the bound on any shape case: the selected clamp is
+    # head's own by construction, and it is compared where the parameter the test reads through
+    # `q` is set past it (SAM's mask decoder: "`masks` equal after line 148" read as the clamp
+    # compared, where nothing entered it)
+    assert (f"the block at line {IF + 1} entered by head with `pos` set to 1e6 and to -1e6"
+            in verdicts["where"]["evidence"]), verdicts["where"]
     # what the refusal rests on, in plain torch: one NaN in the first example, and the second
     # example's logits past the bound are clamped by the dropped form only
     attn = torch.tensor([[float("nan"), 0.0], [3e4, 2e4]])

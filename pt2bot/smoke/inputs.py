@@ -11,7 +11,7 @@ import inspect
 import re
 import traceback
 from dataclasses import dataclass, field
-from typing import Any, Callable, Iterator
+from typing import Any, Callable, Collection, Iterator
 
 from pt2bot.smoke import entry as entry_mod
 from pt2bot.smoke.location import ModelError, RepoPaths, user_location
@@ -375,16 +375,37 @@ def special_weights(model: Any, kind: str | None, pattern: str) -> Iterator[bool
 
 
 @contextlib.contextmanager
-def _built_params_as(model: Any, change: Callable[[Any], Any]) -> Iterator[bool]:
+def parameters_at(model: Any, names: Collection[str], value: float) -> Iterator[list[str]]:
+    """Inside, every call that starts from the model's state as built (`start_call`) starts
+    from its floating parameters whose own name (the last part of the dotted one) is in
+    `names` filled with `value`; after, from them as built again. A test on a learned scalar
+    (`if self.logit_scale.exp() > 100:` in openai/CLIP) is reached that way when no input
+    reaches it. Yields the dotted names changed ([] where none, or none were kept)."""
+    named = getattr(model, "named_parameters", None)
+    chosen = {id(p): n for n, p in (named() if callable(named) else ())
+              if n.rsplit(".", 1)[-1] in names and p.is_floating_point()}
+
+    def fill(saved: Any) -> Any:
+        return saved.clone().fill_(value)
+
+    with _built_params_as(model, fill, only=set(chosen)) as changed:
+        yield sorted(chosen.values()) if changed else []
+
+
+@contextlib.contextmanager
+def _built_params_as(model: Any, change: Callable[[Any], Any],
+                     only: Collection[int] | None = None) -> Iterator[bool]:
     """The parameters `remember_state` kept of `model`, each as `change` makes it from its kept
-    copy, for every call that starts from them inside; the kept ones again after. False,
-    changing nothing, where none were kept."""
+    copy (those whose id() is in `only`, where given), for every call that starts from them
+    inside; the kept ones again after. False, changing nothing, where none were kept or none
+    is in `only`."""
     built = id(model)
     kept = _BUILT_PARAMS.get(built)
-    if not kept:
+    if not kept or (only is not None and not any(id(p) in only for p, _ in kept)):
         yield False
         return
-    _BUILT_PARAMS[built] = [(p, change(saved)) for p, saved in kept]
+    _BUILT_PARAMS[built] = [(p, change(saved) if only is None or id(p) in only else saved)
+                            for p, saved in kept]
     try:
         yield True
     finally:

@@ -68,8 +68,8 @@ from pt2bot.smoke.breaks import RecordingBackend, collect_breaks, measure_breaks
 from pt2bot.smoke.export import measure_export
 from pt2bot.smoke.inputs import (CaseInputs, build_inputs, build_model, call_mode, compare_outputs,
                                  flatten_outputs, forward_params, infer_dims, nothing_finite, one_value,
-                                 remember_state, module_scalars, run_forward, seed_all, start_call, tolerances,
-                                 special_weights, zero_weights)
+                                 parameters_at, remember_state, module_scalars, run_forward, seed_all, start_call,
+                                 tolerances, special_weights, zero_weights)
 from pt2bot.smoke.location import ModelError, RepoPaths
 from pt2bot.smoke.ops import eager_frames
 from pt2bot.smoke.matrix import compile_configured, measure_matrix, varying_dims
@@ -97,12 +97,15 @@ SETTING_RUNS = "setting runs"   # per dynamo setting, what its run of head's cod
 # time, not its whole time (torchdiffeq's event solver, two such inputs of a step size)
 GUARD_RUN_TIMES, GUARD_RUN_MIN_S, GUARD_RUN_S = 20.0, 2.0, 10.0
 ALIASES = "head aliases"       # and of which arguments head's edited function returns, per function
+# the guard rows of a parameter set past an `if`'s test (`parameter_guards`)
+PARAM = "param"
 GUARD_WORDS = {"nan": "NaN", "inf": "inf", "empty": "an empty mask", "zero": "zeros",
                "invalid": "values a check may refuse (-1, 0, 1e3, 1e6, NaN; -1 and 0 in one row of several)",
                "large": "large finite values (1e6, and 1e6 beside one NaN)",
-               EQUAL: "an argument set to the one a test compares it with"}
+               EQUAL: "an argument set to the one a test compares it with",
+               PARAM: "a parameter its test reads set to ±1e6"}
 # one guard input (pt2bot/smoke/patch.py `guard_patterns`), as the evidence names it
-PATTERN_WORDS = {"negative": "-1", "zeros": "0", "large": "1e3", "huge": "1e6", "hugenan": "1e6 beside one NaN", "nan": "NaN", "one": "one NaN",
+PATTERN_WORDS = {"-huge": "-1e6", "negative": "-1", "zeros": "0", "large": "1e3", "huge": "1e6", "hugenan": "1e6 beside one NaN", "nan": "NaN", "one": "one NaN",
                  "all": "all NaN", "off": "a mask all off", "positive": "+1",
                  "rownegative": "-1", "rowzeros": "0"}
 # the guard kinds whose check raises: head must raise on one of their inputs, or the check the
@@ -976,6 +979,65 @@ def _guard_row(kind: str, pattern: str, arg: int, argument: str, head_inj: Injec
 
 # the kinds a model's weights can carry into an intermediate where no argument holds them
 WEIGHT_KINDS = frozenset({"nan", "inf"})
+# the values a parameter an `if`'s test reads is set to where no shape case reaches the block
+# (`parameter_guards`), as `guard_patterns` names them
+PARAM_VALUES = (("huge", 1e6), ("-huge", -1e6))
+
+
+def test_parameters(original: str, line: int) -> tuple[str, ...]:
+    """The attribute names `self.<name>` that the test of the `if` starting at `line` reads,
+    directly or through names the function bound before it (`logit_scale =
+    self.logit_scale.exp()`, then `if logit_scale.item() > 100:`), two assignments deep: the
+    learned scalars a temperature clamp or a gate tests, which no input of the model changes."""
+    node = _if_at(original, line)
+    if node is None:
+        return ()
+    found = enclosing_function(ast.parse(original), node.lineno, node.end_lineno or node.lineno)
+    if found is None:
+        return ()
+    fn = found[1]
+
+    def reads(expr: ast.AST) -> tuple[set[str], set[str]]:
+        names = {n.id for n in ast.walk(expr) if isinstance(n, ast.Name)}
+        attrs = {n.attr for n in ast.walk(expr) if isinstance(n, ast.Attribute)
+                 and isinstance(n.value, ast.Name) and n.value.id == "self"}
+        return names, attrs
+
+    names, attrs = reads(node.test)
+    before = [s for s in ast.walk(fn) if isinstance(s, ast.Assign) and s.lineno < node.lineno]
+    for _ in range(2):
+        for s in before:
+            if any(isinstance(t, ast.Name) and t.id in names for t in s.targets):
+                more, own = reads(s.value)
+                names |= more
+                attrs |= own
+    return tuple(sorted(attrs))
+
+
+def parameter_guards(model: Any, case: CaseInputs, paths: RepoPaths, names: Sequence[str], head_swap: Swap,
+                     cand_swap: Swap, tolerance: Any, line: int) -> list[dict[str, Any]]:
+    """Head and the patched code with the parameters the `if`'s test reads (`test_parameters`)
+    set to each of `PARAM_VALUES`, where no shape case reached the block (or the exit) at
+    `line`: a row, kind `PARAM`, for each value on which head then reached it. An edit that
+    selects head's own expression was otherwise equal there by construction only, and one
+    that rewrites the block in words of its own refused for want of an input that enters it
+    (CLIP's temperature clamp at 100, `exp(logit_scale)` 14.3 as built)."""
+    rows: list[dict[str, Any]] = []
+    for pattern, value in PARAM_VALUES:
+        with parameters_at(model, names, value) as changed:
+            if not changed:
+                return rows
+            inj = Injection(WATCH_ONLY, pattern, 0, watch=line)
+            with injecting(head_swap, inj), call_mode(), defined_memory():
+                head_out = _try_forward(model, case, paths)
+            if not inj.reached:
+                continue
+            with injecting(cand_swap, Injection(WATCH_ONLY, pattern, 0)), call_mode(), defined_memory():
+                got = _try_forward(model, case, paths)
+        argument = ", ".join(changed[:3]) + (f" and {len(changed) - 3} more" if len(changed) > 3 else "")
+        rows.append({**_guard_row(PARAM, pattern, -1, argument, inj, head_out, got, tolerance, 0.0),
+                     "weights": True})
+    return rows
 WEIGHTS = "the model's weights"
 
 
@@ -1385,6 +1447,8 @@ def judge(head: Mapping[str, Any], cand: Mapping[str, Any], targets: Sequence[Ma
                 # which of its two inputs: 1e6 alone, or beside a NaN that fails a test on
                 # the largest value
                 word = f"large finite values ({PATTERN_WORDS.get(str(row.get('pattern')), '1e6')})"
+            elif row.get("kind") == PARAM:
+                word = PATTERN_WORDS.get(str(row.get("pattern")), "1e6")
             return no(f"differs from head on an input with {word} in "
                       f"`{row.get('argument')}`"
                       + (f": {row.get('message')}" if row.get("message") else ""))
@@ -1655,7 +1719,8 @@ def judge(head: Mapping[str, Any], cand: Mapping[str, Any], targets: Sequence[Ma
                   or _dropped_test_evidence(cand) or _entered_evidence(cand) or _selected_evidence(cand))
     if eager_only:
         evidence.append(eager_only)
-    kinds = sorted({str(r.get("kind")) for r in hit})
+    # (a parameter set past the test is said where the block or exit it reached is)
+    kinds = sorted({str(r.get("kind")) for r in hit} - {PARAM})
     if kinds:
         # the kinds that went into the model's weights said together, after those that went
         # into the arguments: "equal with NaN in the model's weights and values ... and inf in
@@ -1926,7 +1991,8 @@ def _early_return_evidence(cand: Mapping[str, Any]) -> str | None:
         return None
     k, n = len(cand.get("reached") or ()), len(cand.get("outputs") or ())
     where = [f"{k} of the {_shape_cases(n)}"] if k else []
-    where += sorted({f"inputs with {GUARD_WORDS.get(str(r.get('kind')), str(r.get('kind')))}"
+    where += sorted({_param_words(cand) if r.get("kind") == PARAM else
+                     f"inputs with {GUARD_WORDS.get(str(r.get('kind')), str(r.get('kind')))}"
                      for r in cand.get("guards") or () if r.get("reached")})
     return f"the early return at line {cand['early']} taken by head on {' and '.join(where)}"
 
@@ -2547,6 +2613,22 @@ def _dropped_test_refusal(cand: Mapping[str, Any]) -> str | None:
     return None
 
 
+def _reached_any(measured: Mapping[str, Any]) -> bool:
+    """Whether a shape case or a guard input reached the watched line (a block entered, an
+    early exit taken), or the block of the expression an edit selects."""
+    return bool(measured.get("entered") or measured.get("reached")
+                or (measured.get("told") or {}).get("cases")
+                or any(r.get("hit") and r.get("reached") for r in measured.get("guards") or ()))
+
+
+def _param_words(cand: Mapping[str, Any]) -> str:
+    """"`logit_scale` set to 1e6": the parameter inputs on which head reached the watched line."""
+    rows = [r for r in cand.get("guards") or () if r.get("kind") == PARAM and r.get("reached")]
+    values = " and to ".join(dict.fromkeys(PATTERN_WORDS.get(str(r.get("pattern")), "?") for r in rows))
+    names = ", ".join(dict.fromkeys(f"`{r.get('argument')}`" for r in rows))
+    return f"{names} set to {values}" if rows else ""
+
+
 def _guards_reaching(cand: Mapping[str, Any], entered: bool) -> list[str]:
     """The kinds of the guard inputs on which head called the function and entered the
     watched block (`entered`), or skipped it."""
@@ -2559,7 +2641,8 @@ def _watched_inputs(cand: Mapping[str, Any], cases: str, guards: Sequence[str]) 
     the guard inputs of the kinds `guards`, on which head's run did what the evidence says."""
     k, n = len(cand.get(cases) or ()), len(cand.get("outputs") or ())
     where = [f"{k} of the {_shape_cases(n)}"] if k else []
-    return " and ".join(where + [f"inputs with {GUARD_WORDS.get(g, g)}" for g in guards])
+    return " and ".join(where + [_param_words(cand) if g == PARAM else f"inputs with {GUARD_WORDS.get(g, g)}"
+                                 for g in guards])
 
 
 def _dropped_test_evidence(cand: Mapping[str, Any]) -> str | None:
@@ -2701,6 +2784,9 @@ def _selected_evidence(cand: Mapping[str, Any]) -> str | None:
     shapes, line = told.get("cases") or [], told["line"]
     if shapes:
         return f"the block at line {line} entered by head on {_some_cases(shapes, len(cand.get('outputs') or ()))}"
+    params = _param_words(cand)
+    if params:
+        return f"the block at line {line} entered by head with {params}"
     return (f"the block at line {line} entered by no shape case: there the edit selects head's own "
             "expression, the same by construction, which no input of the proof compared")
 
@@ -3166,6 +3252,19 @@ def _measure_candidate(cand: Mapping[str, Any], edit: Edit, model: Any, cases: l
                             model, cases[0], paths, measured["guards"], head_swap, swap,
                             model_spec.get("tolerance"), cache, prefer, skip is not None)
                         ok = (measured["guard_gradients"] or {}).get("match") is not False
+                    # a block entered, or an exit taken, by no shape case nor guard input: the
+                    # learned scalars its test reads set past it, which no input changes
+                    line = told["line"] if told is not None and told.get("selected") else \
+                        enter if enter is not None else early if early is not None and early > 0 else None
+                    names = test_parameters(original, edit.start_line) if ok and line is not None \
+                        and not _reached_any(measured) and watchable(head_swap) else ()
+                    if names:
+                        stage = "head's own run with the parameters the `if`'s test reads set to ±1e6"
+                        rows = parameter_guards(model, cases[0], paths, names, head_swap, swap,
+                                                model_spec.get("tolerance"), int(line))
+                        stage = None
+                        measured["guards"] = [*measured["guards"], *rows]
+                        ok = all(r.get("match") for r in rows)
                 if ok and constants:
                     # (a setting's side is compiled code with it set, from a fresh dynamo)
                     if setting:
