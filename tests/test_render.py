@@ -499,8 +499,9 @@ def test_review_comment_says_when_and_whether(pr):
     [c40] = _on(review, "pkg/models.py", 40)
     first = c40["body"].splitlines()[0]
     assert first.startswith("❌ **PTC201** ") and first.endswith(f" (when `{COND}`)")
-    assert "Smoke run: reached by `tiny_gpt`." in c40["body"]
-    assert "Confirmed by the smoke run" in c40["body"]
+    # the model that breaks there ran the line: the confirmation says it, once
+    assert "Smoke run: reached by" not in c40["body"]
+    assert "Confirmed by the smoke run: model `tiny_gpt`" in c40["body"]
     # GitHub's renderer: the guard is one code span, with its `>` as text.
     assert "(when <code>self.training and self.layerdrop &gt; 0.0</code>)" in _html(c40["body"])
     [c3] = _on(review, "pkg/models.py", 3)

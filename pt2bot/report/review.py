@@ -334,7 +334,9 @@ def finding_body(f: Finding, confirmed_by: list[Pair] = (), break_hints: bool = 
     # for a finding outside the diff).
     lines = [f"{sev} **{rule}** {message_inline(f.message, limit=600)}{when(f)}"]
     reach = reached(f)
-    if reach and not (f.confirmed and not confirmed_by):
+    # (the models the confirmation names ran the line: said once, there)
+    said = bool(confirmed_by) and set(f.reached_by or ()) <= {name for name, _ in confirmed_by}
+    if reach and not (f.confirmed and not confirmed_by) and not said:
         lines.append(f"Smoke run: {reach}.")
     if f.confirmed and not confirmed_by:
         # what the run recorded on the line (a break base had too, a recompile, an export)
