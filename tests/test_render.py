@@ -494,6 +494,22 @@ def conditional_report(pr):
                 message="hard-coded size 8.")])
 
 
+def test_a_reached_claim_the_run_cannot_judge_says_so():
+    """A recompile claim on a line the smoke run executed, neither confirmed nor refuted (a
+    mask kept across calls recompiles only where a call brings another dtype): "reached by"
+    alone read as the run having had a say (openai/CLIP's PTC110)."""
+    from pt2bot.report.findings_text import reached as plain_reached
+    from pt2bot.report.summary import reached
+
+    kept = finding(rule="PTC110", line=7, reached_by=("clip",), gb=None, suggestion=None)
+    assert reached(kept) == ("reached by `clip`; the run saw no recompile there, which shows only where "
+                             "what the finding names changes between calls")
+    assert plain_reached(kept, quote="").startswith("reached by clip; the run saw no recompile there")
+    # a break claim the run judges, and a line no model ran: nothing added
+    assert reached(finding(rule="PTC101", line=7, reached_by=("clip",))) == "reached by `clip`"
+    assert reached(finding(rule="PTC110", line=7, reached_by=())) == "not reached by any configured model"
+
+
 def test_review_comment_says_when_and_whether(pr):
     review = render_review(conditional_report(pr), lambda path, line: True)
     [c40] = _on(review, "pkg/models.py", 40)

@@ -12,6 +12,7 @@ from typing import Any, Mapping
 from pt2bot.findings import Finding
 from pt2bot.report.escape import cap, plain_text, utf8_len
 from pt2bot.report.review import confirming_breaks
+from pt2bot.report.findings_text import unjudged
 from pt2bot.report.summary import caused_recompiles, render_summary
 from pt2bot.reportdata import Report
 
@@ -114,7 +115,7 @@ def _reached(f: Finding) -> str:
     if not names:
         return "not reached by any configured model"
     more = f" and {len(names) - 5} more" if len(names) > 5 else ""
-    return "reached by " + ", ".join(names[:5]) + more
+    return "reached by " + ", ".join(names[:5]) + more + unjudged(f)
 
 
 def _smoke(f: Finding) -> str:

@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING, Mapping, Sequence
 
 from pt2bot.findings import Finding
 from pt2bot.report.escape import command_data, command_property, terminal_text
+from pt2bot.rules import BY_CODE
 
 if TYPE_CHECKING:
     from pt2bot.rules.base import Candidate
@@ -71,7 +72,23 @@ def reached(f: Finding, quote: str = "`") -> str | None:
         return None
     if not f.reached_by:
         return "not reached by any configured model"
-    return "reached by " + ", ".join(f"{quote}{m}{quote}" for m in f.reached_by)
+    return "reached by " + ", ".join(f"{quote}{m}{quote}" for m in f.reached_by) + unjudged(f)
+
+
+def unjudged(f: Finding) -> str:
+    """What a reached line's run leaves open, for a claim it neither confirmed nor refuted
+    (pt2bot/reach.py never refutes a recompile or an export claim): "reached by" alone read as
+    the run having a say on openai/CLIP's mask kept across calls, a recompile that shows only
+    when a call brings another dtype, which no float32 run does. Plain words, no user text."""
+    rule = BY_CODE.get(f.rule)
+    if f.smoke is not None or f.confirmed or rule is None:
+        return ""
+    if rule.claim == "recompile":
+        return ("; the run saw no recompile there, which shows only where what the finding "
+                "names changes between calls")
+    if rule.claim == "export":
+        return "; the run saw no export failure there, which depends on the dims declared dynamic"
+    return ""
 
 
 def smoke_said(f: Finding, quote: str = "`") -> str | None:

@@ -25,6 +25,7 @@ from pt2bot.report.metrics import compile_line, coverage_line
 from pt2bot.report.shape_advice import advice_markdown, causes_markdown, located_at
 from pt2bot.findings import Finding
 from pt2bot.report.escape import log_line
+from pt2bot.report.findings_text import unjudged
 from pt2bot.report.markdown import (code_block, code_inline, details, escape_inline, link,
                                     marker, message_inline, table, truncate_utf8)
 from pt2bot.reportdata import ModelDelta, Report
@@ -874,7 +875,7 @@ def reached(f: Finding) -> str:
     if not names:
         return "not reached by any configured model"
     more = f" and {len(names) - 5} more" if len(names) > 5 else ""
-    return "reached by " + ", ".join(code_inline(n, limit=100) for n in names[:5]) + more
+    return "reached by " + ", ".join(code_inline(n, limit=100) for n in names[:5]) + more + unjudged(f)
 
 
 def smoke_verdict(f: Finding) -> str:
