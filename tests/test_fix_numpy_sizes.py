@@ -87,9 +87,12 @@ def test_sizes_bound_by_a_parallel_assignment_are_sizes():
     the shape's `numel()`, and `n`, paired with a size, is an int."""
     (c,) = stand_in_candidates(MONARCH, 9, "GB0033")
     assert (c.start_line, c.end_line, c.lines) == (7, 7, ("    batch_dim = batch_shape.numel()",))
-    # a name paired with something else is not a size
+    # a name paired with something else is not a size (its product is then only numpy's
+    # made a Python number, `numpy_product_fixes`)
     other = MONARCH.replace("x.shape[:-1], x.shape[-1]", "x.tolist(), x.shape[-1]")
-    assert stand_in_candidates(other, 9, "GB0033") == []
+    assert [c.title for c in stand_in_candidates(other, 9, "GB0033")] == [
+        "compute `batch_dim` as a loop over Python numbers, not through numpy (dynamo makes "
+        "numpy's product a tensor, and the size it feeds breaks the graph)"]
 
 
 @pytest.mark.parametrize("body,want", [

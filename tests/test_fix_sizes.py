@@ -358,3 +358,67 @@ def test_the_loop_traces_and_gives_the_same_int():
         breaks[side] = sum(counters["graph_break"].values())
     torch._dynamo.reset()
     assert breaks["before"] >= 1 and breaks["after"] == 0, breaks
+
+
+# complextorch's wFM convolution: the products are made at the top of `forward` and read as
+# sizes lines later, where dynamo breaks (GB0033 at the view)
+UNFOLDED = """\
+import numpy as np
+import torch
+from torch import nn
+
+
+class Unfolded(nn.Module):
+    def __init__(self, kernel_size=(2, 2)):
+        super().__init__()
+        self.kernel_size = kernel_size
+        self.unfold = nn.Unfold(kernel_size, stride=kernel_size)
+
+    def forward(self, x):
+        b, c, h, w = x.shape
+        prod_kernel_size = np.prod(self.kernel_size)
+        blocks = (h // self.kernel_size[0], w // self.kernel_size[1])
+        L = np.prod(blocks)  # blocks per image
+        t = self.unfold(x).view(b, c, prod_kernel_size, L)
+        return t.mean(2) * L
+"""
+VIEW = 17
+
+
+def _view_candidates(src: str, line: int = VIEW) -> list:
+    target = {"kind": "break", "model": "unfolded", "path": "pkg/unfolded.py", "line": line,
+              "gb": "GB0033", "gb_type": "Data dependent operator"}
+    found = {c.lines: c for f in break_findings(target, src, {}) for c in fix_candidates(f, src)}
+    return list(found.values())
+
+
+def test_products_made_earlier_are_python_ints_where_the_size_is_read():
+    assert UNFOLDED.splitlines()[VIEW - 1].strip().startswith("t = self.unfold(x).view(")
+    [c] = _view_candidates(UNFOLDED)
+    assert (c.start_line, c.end_line) == (14, 16)
+    assert c.lines == ("        prod_kernel_size = 1", "        for size in self.kernel_size:",
+                       "            prod_kernel_size *= size",
+                       "        blocks = (h // self.kernel_size[0], w // self.kernel_size[1])",
+                       "        L = 1  # blocks per image", "        for size in blocks:", "            L *= size")
+    with_math = UNFOLDED.replace("from torch import nn\n\n", "from torch import nn\nimport math\n")
+    [m] = _view_candidates(with_math)
+    assert m.lines == ("        prod_kernel_size = math.prod(self.kernel_size)",
+                       "        blocks = (h // self.kernel_size[0], w // self.kernel_size[1])",
+                       "        L = math.prod(blocks)  # blocks per image")
+    # a name bound twice is not this recipe's: the other product still is
+    [one] = _view_candidates(UNFOLDED.replace("        t = self", "        L = L + 0\n        t = self"), VIEW + 1)
+    assert (one.start_line, one.end_line) == (14, 14) and one.lines[0] == "        prod_kernel_size = 1"
+
+
+@pytest.mark.torch
+def test_the_proof_verifies_the_products_as_python_ints(tmp_path):
+    from proofs import break_target, item, one_model, prove, write_repo
+
+    [c] = _view_candidates(UNFOLDED)
+    root = write_repo(tmp_path / "repo", {"pkg/unfolded.py": UNFOLDED},
+                      one_model("unfolded", "pkg.unfolded:Unfolded", "[{name: x, shape: [batch, 3, 4, 6]}]",
+                                "{batch: [1, 3]}"))
+    target = break_target("unfolded", "pkg/unfolded.py", VIEW, "GB0033", "Data dependent operator")
+    verdict = prove(root, "unfolded", [item("c0", c, UNFOLDED, target)], tmp_path / "work")["c0"]
+    assert verdict["accepted"], verdict
+    assert verdict["evidence"].startswith("GB0033 gone"), verdict

@@ -340,7 +340,11 @@ class ScalarConversion(Rule):
     cannot be inferred when another dim is 0). `int(np.prod(S))` of an S not known to be sizes
     (unfoldNd's `int(numpy.prod(shape_tuple))`, a parameter) becomes `math.prod(S)` where the
     file binds `math`, else the product as a loop over S before the statement (no import,
-    which would be an edit outside the hunk). A tensor fill value of `x.new_full(size, t)`
+    which would be an edit outside the hunk); so do the products `n = np.prod(S)` at the top of
+    the function, each its name's one binding, where a later statement reads one as a size and
+    dynamo breaks there (complextorch's `prod_kernel_size = np.prod(kernel_size)`, then
+    `x.view(batch, c, prod_kernel_size, L)`): all of them in one edit, the loop written into
+    the same name. A tensor fill value of `x.new_full(size, t)`
     or `torch.full_like(x, t)` becomes `x.new_empty(size).fill_(t)` /
     `torch.empty_like(x).fill_(t)` (the other arguments kept). Not safe: run and compared.
     A loop writing each row's prefix from a tensor of lengths,

@@ -12,7 +12,9 @@ torch 2.13). The same number as a Python int from the sizes: `x.shape[1:].numel(
 `np.array(S).prod()`, are tensors to dynamo too (it traces numpy into torch ops): `range()` of
 one breaks (GB0059 on torch 2.13), `int()` of one (GB0208 or GB0033), an `if` on one (GB0170);
 they get the same Python int (and `int(np.prod(S))` of an S not known to be sizes, a
-parameter, `math.prod(S)` or a loop over S: `numpy_product_fixes`). The edit is where the tensor is made: in the finding's statement
+parameter, `math.prod(S)` or a loop over S: `numpy_product_fixes`, which also rewrites the
+products `n = np.prod(S)` made at the top of the function and read as sizes by the finding's
+statement). The edit is where the tensor is made: in the finding's statement
 (of an `if`, `while` or `for`, its header's lines only), or in the one earlier statement that assigns it to a name the finding's statement passes to a call,
 when no read of that name uses it as a tensor (`r.item()`, `r[0]`). Where the name is the one
 size of a `view`/`reshape` right after it that the others do not fix (no `-1` among them),
@@ -323,6 +325,9 @@ def numpy_product_fixes(code: str, finding, source: str, tree: ast.Module) -> li
     if fn is None or not isinstance(st, (ast.Return, ast.Assign, ast.AnnAssign, ast.AugAssign, ast.Expr)):
         return []
     np_names = [n for n in module_names(tree, "numpy") if not function_binds(tree, st, n)]
+    bound = _bound_products(st, fn, lines, np_names)
+    if bound:
+        return _bound_product_fixes(code, finding, tree, st, lines, bound)
     parents = parents_of(st)
     for n in ast.walk(st):
         if not (isinstance(n, ast.Call) and isinstance(n.func, ast.Attribute) and n.func.attr == "prod"
@@ -350,6 +355,69 @@ def numpy_product_fixes(code: str, finding, source: str, tree: ast.Module) -> li
         return [Candidate(code=code, path=finding.path, start_line=first, end_line=last, lines=tuple(new),
                           title="the product as a loop over Python numbers, not through numpy", safe=False)]
     return []
+
+
+def _bound_products(st: ast.stmt, fn: ast.AST, lines: list[str], np_names: list[str]) -> list[ast.Assign]:
+    """The statements `n = np.prod(S)` at the top of `fn`'s body, before `st`, each the one
+    binding of its name in `fn`, where `st` reads one of those names (complextorch's
+    `prod_kernel_size = np.prod(kernel_size)`, then `x.view(batch, c, prod_kernel_size, L)`):
+    numpy's product is a 0-d array, a tensor to dynamo, and the size it feeds breaks the graph
+    where it is read (GB0033), not where it is made. All of them, so that every line that reads
+    one gets the same edit, which fixes the later reads too."""
+    reads = {n.id for n in ast.walk(st) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Load)}
+    stores: dict[str, list[ast.AST]] = {}
+    for n in ast.walk(fn):
+        if isinstance(n, ast.Name) and not isinstance(n.ctx, ast.Load):
+            stores.setdefault(n.id, []).append(n)
+        elif isinstance(n, ast.arg):
+            stores.setdefault(n.arg, []).append(n)
+    out = []
+    for s in getattr(fn, "body", ()):
+        if s.lineno >= st.lineno:
+            break
+        if not (isinstance(s, ast.Assign) and len(s.targets) == 1 and isinstance(s.targets[0], ast.Name)):
+            continue
+        name, v = s.targets[0].id, s.value
+        if len(stores.get(name, ())) == 1 and isinstance(v, ast.Call) and \
+                isinstance(v.func, ast.Attribute) and v.func.attr == "prod" and \
+                segment(lines, v.func.value) in np_names and len(v.args) == 1 and not v.keywords and \
+                not isinstance(v.args[0], ast.Starred) and "\n" not in segment(lines, v.args[0]) and \
+                _sizes(v.args[0], fn) is None:    # (sizes known as such: their `numel()`, `sizes_tensor_fixes`)
+            out.append(s)
+    return out if any(s.targets[0].id in reads for s in out) else []   # type: ignore[attr-defined]
+
+
+def _bound_product_fixes(code: str, finding, tree: ast.Module, st: ast.stmt, lines: list[str],
+                         bound: list[ast.Assign]) -> list[Candidate]:
+    """Each of the `bound` products as a Python int, in one edit from the first to the last
+    (the lines between kept): `math.prod(S)` where the file binds `math`, else a loop over S
+    into the same name (no import: an import is an edit outside the hunk). Equal where S holds
+    numbers, but for an empty S, whose numpy product is the float 1.0; the proof runs it."""
+    first, last = bound[0].lineno, bound[-1].end_lineno or bound[-1].lineno
+    math = next((m for m in module_names(tree, "math") if not function_binds(tree, st, m)), None)
+    item = next(v for v in ("size", "size_", "size__") if not function_binds(tree, st, v))
+    new: list[str] = []
+    at = first
+    for s in bound:
+        new += lines[at - 1:s.lineno - 1]
+        call, name = s.value, s.targets[0].id   # type: ignore[attr-defined]
+        seq = segment(lines, call.args[0])      # type: ignore[attr-defined]
+        end = s.end_lineno or s.lineno
+        if math is not None:
+            new += replace_spans(lines, s.lineno, end, [(*node_span(call), f"{math}.prod({seq})")])
+        else:
+            indent = indentation(lines, s)
+            # (what follows the statement on its last line, a comment, stays on the first)
+            tail = lines[end - 1].encode("utf-8")[s.end_col_offset or 0:].decode("utf-8", "replace")
+            new += [f"{indent}{name} = 1{tail}", f"{indent}for {item} in {seq}:",
+                    f"{indent}{indent_unit(indent)}{name} *= {item}"]
+        at = end + 1
+    names = ", ".join(f"`{s.targets[0].id}`" for s in bound)   # type: ignore[attr-defined]
+    how = f"with `{math}.prod`" if math is not None else "as a loop over Python numbers"
+    return [Candidate(code=code, path=finding.path, start_line=first, end_line=last, lines=tuple(new),
+                      title=f"compute {names} {how}, not through numpy (dynamo makes "
+                            "numpy's product a tensor, and the size it feeds breaks the graph)",
+                      safe=False)]
 
 
 def _inside(inner: ast.AST, outer: ast.AST) -> bool:
