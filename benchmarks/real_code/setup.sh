@@ -71,7 +71,9 @@ fi
 # calls), pytest only in its tests, black nowhere, so those three unmet requirements are
 # expected. deel-torchlip 1.0.5 declares numpy and torch (locked). unfoldNd 0.2.3 declares
 # packaging, torch and numpy (locked), rtdl-num-embeddings 0.0.12 torch alone (scikit-learn only
-# for tree-based bins, imported in a try and not installed: no spec asks for tree bins)
+# for tree-based bins, imported in a try and not installed: no spec asks for tree bins).
+# complextorch 2.1.1 declares numpy>=2.2.0, torch>=2.1.0 and scipy>=1.10.0 (locked: numpy 2.4.6,
+# scipy 1.17.1); resize-right 0.0.2 declares nothing (it imports torch and numpy, both locked)
 problems="$("$venv/bin/pip" check | grep -vx 'No broken requirements found\.' \
   | grep -vx 'pytorch-tabnet 4\.1\.0 requires scikit-learn, which is not installed\.' \
   | grep -vx 'pytorch-metric-learning 2\.9\.0 requires scikit-learn, which is not installed\.' \
@@ -104,7 +106,8 @@ for n in ("torch", "torchvision", "vit-pytorch", "x-transformers", "denoising-di
           "tab-transformer-pytorch", "x-mlps-pytorch", "discrete-continuous-embed-readout",
           "beartype", "dctorch", "focal-frequency-loss", "info-nce-pytorch", "torchdrift",
           "torchnmf", "fast-bss-eval", "ci-sdr", "torch-hd", "torcheval",
-          "torch-nl", "deel-torchlip", "unfoldNd", "rtdl-num-embeddings"):
+          "torch-nl", "deel-torchlip", "unfoldNd", "rtdl-num-embeddings",
+          "complextorch", "resize-right"):
     print(f"{n}=={m.version(n)}")
 PY
 echo "venv ready: $venv"
