@@ -490,15 +490,30 @@ def linear_interp(t0, y0, t1, y1, t):
 def test_no_edit_where_the_test_or_the_statement_is_not_a_check(tmp_path, body):
     src, fs = findings(tmp_path, "import torch\n\n\n" + textwrap.dedent(body))
     assert fs, "the fixture must have a finding for the recipe to refuse"
-    assert [c for f in fs for c in fix_candidates(f, src) if "invalid" in c.guards] == []
+    assert fs and [c for f in fs for c in fix_candidates(f, src) if "invalid" in c.guards] == []
 
 
-def test_no_edit_without_the_name_torch(tmp_path):
+def test_the_edit_writes_the_file_s_name_for_torch(tmp_path):
     src, fs = findings(tmp_path, """\
         import torch as T
 
 
         def check(x, gamma):
+            if (gamma < 0.0).any():
+                raise ValueError("negative")
+            return x
+        """)
+    [c] = {c.lines: c for f in fs for c in fix_candidates(f, src) if "invalid" in c.guards}.values()
+    assert c.lines[:2] == ("    if T.compiler.is_compiling():",
+                           "        T._assert_async(T.logical_not((gamma < 0.0).any()), 'negative')")
+
+
+def test_no_edit_without_a_name_for_torch(tmp_path):
+    src, fs = findings(tmp_path, """\
+        from torch import Tensor
+
+
+        def check(x: Tensor, gamma: Tensor):
             if (gamma < 0.0).any():
                 raise ValueError("negative")
             return x

@@ -145,14 +145,23 @@ def test_print_tab_indented_and_multiline_string_untouched(tmp_path):
 
 
 @pytest.mark.parametrize("text", [
-    # no `import torch` at the top: the guard would need an import elsewhere
-    "import torch as T\n\n@T.compile\ndef f(x):\n    print(x)\n    return x\n",
+    # no name for torch at the top: the guard would need an import elsewhere
+    "from torch import compile\n\n@compile\ndef f(x):\n    print(x)\n    return x\n",
     # `torch` is a local of the function: the guard would not mean torch's
     "import torch\n\n@torch.compile\ndef f(x, torch=None):\n    print(x)\n    return x\n",
+    # nor `T`, where the file knows torch as `T`
+    "import torch as T\n\n@T.compile\ndef f(x, T=None):\n    print(x)\n    return x\n",
 ])
 def test_print_guard_needs_the_module_torch(tmp_path, text):
     src, fs = findings_in(tmp_path, text, "PTC105")
-    assert [c.safe for c in fix_candidates(fs[0], src)] == [False]
+    assert fs and not [c for c in fix_candidates(fs[0], src) if c.safe]
+
+
+def test_print_guard_writes_the_file_s_name_for_torch(tmp_path):
+    src, fs = findings_in(tmp_path, "import torch as T\n\n@T.compile\ndef f(x):\n    print(x)\n    return x\n",
+                          "PTC105")
+    [guard] = [c for c in fix_candidates(fs[0], src) if c.safe]
+    assert guard.lines == ("    if not T.compiler.is_compiling():", "        print(x)")
 
 
 @pytest.mark.parametrize("text", [

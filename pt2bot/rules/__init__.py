@@ -20,7 +20,8 @@ from pt2bot.rules.compile_in_loop import CompileInLoop
 from pt2bot.rules.compile_submodules import CompileSubmodules
 from pt2bot.rules.compiler_disable import CompilerDisable
 from pt2bot.rules.dynamic_output_shape import DynamicOutputShape
-from pt2bot.rules.edits import apply_candidate, binds_torch, comment_lines, keep_comments
+from pt2bot.rules.edits import (apply_candidate, binds_torch, comment_lines, function_binds, keep_comments,
+                                statement_at, torch_alias, with_torch_as)
 from pt2bot.rules.einx_call import EinxCall
 from pt2bot.rules.explicit_graph_break import ExplicitGraphBreak
 from pt2bot.rules.grad_factory import GradFactory
@@ -125,6 +126,15 @@ def fix_candidates_explained(finding: Finding, source: str,
         except Exception:   # (a reason is a courtesy: its fault on odd code is the plain one)
             why = None
         return [], f"{why or f'the {finding.rule} recipe has no edit for this code'}{without_torch(tree)}"
+    alias = torch_alias(tree)
+    if alias not in (None, "torch"):
+        # the recipes write `torch.`; the file knows torch as `th` (`import torch as th`),
+        # unless the function rebinds that name
+        st, _ = statement_at(tree, finding.line, finding.col)
+        shadowed = st is not None and function_binds(tree, st, alias)
+        cands = [] if shadowed else [c for c in (with_torch_as(c, alias) for c in cands) if c is not None]
+        if not cands:
+            return [], f"the {finding.rule} recipe's edit could not be written with `{alias}` for torch"
     comments = comment_lines(source)
     return sorted((keep_comments(source, c, comments) for c in cands), key=lambda c: c.rank), None
 

@@ -119,9 +119,40 @@ def module_names(tree: ast.Module, module: str) -> list[str]:
 
 
 def binds_torch(tree: ast.Module) -> bool:
-    """Whether the module binds the name `torch` to torch at its top level (`import torch`,
-    `import torch.nn`), so a recipe may write `torch.` without adding an import."""
-    return "torch" in module_names(tree, "torch")
+    """Whether the module binds a name to torch at its top level (`import torch`, `import
+    torch.nn`, `import torch as th`), so a recipe may write `torch.` without adding an import:
+    `fix_candidates_explained` writes the file's own name for it (`torch_alias`)."""
+    return torch_alias(tree) is not None
+
+
+def torch_alias(tree: ast.Module) -> str | None:
+    """The name the module binds torch to at its top level: "torch" where it is that
+    (`import torch`), else its first alias (`import torch as th`, openai's guided-diffusion),
+    None where it binds none."""
+    names = module_names(tree, "torch")
+    return "torch" if "torch" in names else next(iter(names), None)
+
+
+def with_torch_as(cand: Candidate, alias: str) -> Candidate | None:
+    """`cand` (and its variants) with the `torch.` the recipes write as `alias.`, in a file
+    that binds torch only as `alias` (`import torch as th`); only the name `torch` in code is
+    renamed, not in a string or a comment. None where the new lines do not tokenize."""
+    text = "\n".join(cand.lines) + "\n"
+    spots: list[tuple[int, int]] = []
+    try:
+        toks = list(tokenize.generate_tokens(io.StringIO(text).readline))
+    except (tokenize.TokenError, IndentationError, SyntaxError):
+        return None
+    for a, b in zip(toks, toks[1:]):
+        if a.type == tokenize.NAME and a.string == "torch" and b.type == tokenize.OP and b.string == "." \
+                and a.end == b.start:
+            spots.append(a.start)
+    lines = list(cand.lines)
+    for row, col in sorted(spots, reverse=True):
+        ln = lines[row - 1]
+        lines[row - 1] = ln[:col] + alias + ln[col + len("torch"):]
+    variants = tuple(v for v in (with_torch_as(v, alias) for v in cand.variants) if v is not None)
+    return dataclasses.replace(cand, lines=tuple(lines), variants=variants)
 
 
 def module_binds(tree: ast.Module, name: str) -> bool:

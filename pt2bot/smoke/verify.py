@@ -2360,10 +2360,24 @@ def _early_return(original: str, edit: Edit, new_lines: Sequence[str]) -> int | 
     if not lines[node.lineno - 1].lstrip().startswith("if"):
         return None
     new = [ln.strip() for ln in new_lines]
-    if any(ln.startswith(("if ", "if(", "elif ")) for ln in new) or not any("torch.where(" in ln for ln in new):
+    where = f"{_torch(original)}.where("
+    if any(ln.startswith(("if ", "if(", "elif ")) for ln in new) or not any(where in ln for ln in new):
         return None
     line = node.body[0].lineno
     return -1 if line <= (node.test.end_lineno or node.lineno) else line
+
+
+@functools.lru_cache(maxsize=8)
+def _torch(original: str) -> str:
+    """The name head's file binds torch to, which the recipes' edits write (`th` where it
+    imports torch only as `th`, pt2bot/rules/edits.py `torch_alias`); "torch" by default."""
+    try:
+        tree = ast.parse(original)
+    except (SyntaxError, ValueError, RecursionError):
+        return "torch"
+    names = [a.asname or "torch" for st in tree.body if isinstance(st, ast.Import) for a in st.names
+             if (a.asname is None and a.name.split(".")[0] == "torch") or a.name == "torch"]
+    return "torch" if "torch" in names or not names else names[0]
 
 
 def _whole_if(original: str, edit: Edit, new_lines: Sequence[str]) -> Any:
@@ -2392,7 +2406,7 @@ def _dropped_test(original: str, edit: Edit, new_lines: Sequence[str]) -> int | 
     masks = {s.targets[0].slice.id for s in node.body if isinstance(s, ast.Assign) and len(s.targets) == 1
              and isinstance(s.targets[0], ast.Subscript) and isinstance(s.targets[0].slice, ast.Name)}
     new = [ln.strip() for ln in new_lines]
-    if not masks or not any(f"torch.where({m}, " in ln for ln in new for m in masks):
+    if not masks or not any(f"{_torch(original)}.where({m}, " in ln for ln in new for m in masks):
         return None
     first = node.body[0].lineno
     return -1 if first <= (node.test.end_lineno or node.lineno) else first
@@ -2702,7 +2716,7 @@ def _block_rewrite(original: str, edit: Edit, new_lines: Sequence[str]) -> tuple
             isinstance(st.targets[0], ast.Name):
         expr = ast.get_source_segment(original, st.value)
         name = st.targets[0].id
-        head, tail = f"{name} = torch.where(", f", {expr}, {name})"
+        head, tail = f"{name} = {_torch(original)}.where(", f", {expr}, {name})"
         own = bool(expr and "\n" not in expr and len(new) == 1 and new[0].startswith(head) and
                    new[0].endswith(tail) and len(new[0]) > len(head) + len(tail))
     return first, own
