@@ -442,6 +442,13 @@ def break_findings(t: Mapping[str, Any], source: str,
         # `if (` with the test on the lines below: dynamo names the header's line, where no
         # part of the test starts; the test itself is the anchor, on its own line
         spots = [(r.lineno, r.col_offset) for r in header]
+    if not spots and not header and st.lineno < line and raw.strip() and set(raw.strip()) <= set(")]},"):
+        # a line that only closes brackets begun above (complextorch's `)` under a chained
+        # `.view(...)`): dynamo names a line at the end of the call; the calls ending last by
+        # that line are the anchors, where they start
+        calls = [n for n in ast.walk(st) if isinstance(n, ast.Call) and (n.end_lineno or 0) <= line]
+        last = max((n.end_lineno or 0 for n in calls), default=0)
+        spots = sorted({(n.lineno, n.col_offset) for n in calls if n.end_lineno == last})[:MAX_ANCHORS]
     gb = str(t["gb"])
     return [Finding(rule=r.code, path=path, line=at, col=col, severity=r.severity,
                     message=f"dynamo's {gb} here", source=lines[at - 1].strip(), gb=gb)

@@ -422,3 +422,13 @@ def test_the_proof_verifies_the_products_as_python_ints(tmp_path):
     verdict = prove(root, "unfolded", [item("c0", c, UNFOLDED, target)], tmp_path / "work")["c0"]
     assert verdict["accepted"], verdict
     assert verdict["evidence"].startswith("GB0033 gone"), verdict
+
+
+def test_a_break_on_a_line_that_only_closes_brackets_is_anchored_at_the_call():
+    # dynamo names the `)` of a parenthesised chain (complextorch's wFM convolutions): the
+    # call that ends last by that line is the anchor, and its statement gets the recipe
+    src = UNFOLDED.replace("        t = self.unfold(x).view(b, c, prod_kernel_size, L)\n",
+                           "        t = (\n            self.unfold(x)\n            .view(b, c, prod_kernel_size, L)\n        )\n")
+    assert src.splitlines()[VIEW + 2].strip() == ")"
+    [c] = _view_candidates(src, VIEW + 3)
+    assert (c.start_line, c.end_line) == (14, 16)
