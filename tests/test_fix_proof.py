@@ -289,7 +289,9 @@ def test_a_budget_that_runs_out_is_no_verified_fix(repo, tmp_path):
     p = proposal("c0", BRANCH, BRANCH + 1, ["        h = torch.nan_to_num(h)"])
     verdicts = prove(repo, tmp_path, "net", [(p, [NAN_BREAK])], budget=1)
     assert verdicts == {"c0": {"accepted": False, "reason": "the review's fix budget ran out "
-                                                           "before it was tried (1 s)"}}
+                                                           "before it was tried (1 s; a larger `fixes: "
+                                                           "{budget_s: ...}` in pt2bot.yml gives the "
+                                                           "proof more time)"}}
 
 
 @pytest.mark.torch
@@ -303,7 +305,8 @@ def test_a_candidate_stopped_by_the_budget_is_not_said_to_hang(repo, tmp_path):
     [verdict] = prove(repo, tmp_path, "tokens", [(slow, [target])], budget=20).values()
     assert verdict["accepted"] is False
     assert verdict["reason"] == ("the review's fix budget ran out while the patched model was "
-                                 "being proven (20 s)")
+                                 "being proven (20 s; a larger `fixes: {budget_s: ...}` in pt2bot.yml "
+                                 "gives the proof more time)")
 
 
 def test_the_default_budget_is_one_smoke_run_of_the_models_it_proves_on():
