@@ -32,6 +32,18 @@ class RegistryEntry:
     hints: tuple[str, ...]
 
 
+# torch's boilerplate under a data-dependent branch and the other breaks it deems fundamental:
+# no advice, and untrue where a rewrite traces (a NaN check kept as `torch._assert_async`, an
+# `if` as `torch.where`); two new users read it, under advice that works, as "give up"
+_FUNDAMENTAL = "This graph break is fundamental"
+
+
+def is_advice(hint: str) -> bool:
+    """Whether one of torch's hints for a break says something to do (not the boilerplate
+    that a break is fundamental)."""
+    return not hint.startswith(_FUNDAMENTAL)
+
+
 def is_code(gb: object) -> bool:
     """A well-formed GB id (`GB` and four digits): the only kind we build links for."""
     return isinstance(gb, str) and bool(_CODE_RE.match(gb))
@@ -100,7 +112,7 @@ def load_registry(path: str | None = None) -> dict[str, RegistryEntry]:
             gb=gb,
             gb_type=str(entry.get("Gb_type", "")),
             explanation=str(entry.get("Explanation", "")),
-            hints=tuple(str(h).strip() for h in entry.get("Hints") or ()),
+            hints=tuple(h for h in (str(h).strip() for h in entry.get("Hints") or ()) if is_advice(h)),
         )
     return out
 

@@ -172,3 +172,23 @@ def test_an_integer_dynamo_cannot_specialise_is_named_too():
     p = gb.parse_break(text)
     assert p.gb_type == "Could not extract specialized integer from data-dependent expression"
     assert p.explanation == "the integer `u1` from `p_inds = torch.where(ref_labels == label)[0]`"
+
+
+def test_the_fundamental_boilerplate_is_no_hint():
+    """torch adds "This graph break is fundamental - it is unlikely that Dynamo will ever be
+    able to trace through your code" under a data-dependent branch: no advice, and untrue for
+    a NaN check kept as `torch._assert_async` (openai/guided-diffusion's review relayed it
+    under advice that works). torch's own advice beside it stays; the registry's too."""
+    text = ("Data-dependent branching\n"
+            "  Explanation: Detected data-dependent branching (e.g. `if my_tensor.sum() > 0:`).\n"
+            "  Hint: This graph break is fundamental - it is unlikely that Dynamo will ever be able "
+            "to trace through your code. Consider finding a workaround.\n"
+            "  Hint: Use `torch.cond` to express dynamic control flow.\n\n"
+            "  Developer debug context: attempted to jump with TensorVariable()\n\n"
+            " For more details about this graph break, please visit: "
+            "https://meta-pytorch.github.io/compile-graph-break-site/gb/gb0170.html\n")
+    p = gb.parse_break(text)
+    assert p.gb == "GB0170"
+    assert p.hints == ("Use `torch.cond` to express dynamic control flow.",)
+    assert not any(h.startswith("This graph break is fundamental")
+                   for entry in registry.load_registry().values() for h in entry.hints)

@@ -13,7 +13,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 
-from pt2bot.gb import LOOP_GB, RegistryEntry, load_registry, registry_path, types_index, url_regex
+from pt2bot.gb import LOOP_GB, RegistryEntry, is_advice, load_registry, registry_path, types_index, url_regex
 from pt2bot.gb import url as gb_url
 
 _URL_RE = re.compile(url_regex(r"(\d{4})", host=False), re.IGNORECASE)
@@ -137,7 +137,7 @@ def _parse_section(text: str) -> BreakSection:
                 if p and not p.endswith("Graph break encountered:"):
                     gb_type = p
                     break
-        elif s.startswith("Hint:"):
+        elif s.startswith("Hint:") and is_advice(s[len("Hint:"):].strip()):
             hints.append(s[len("Hint:"):].strip())
     ids = gb_ids(text)
     gb = ids[0] if ids else None
