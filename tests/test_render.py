@@ -494,6 +494,34 @@ def conditional_report(pr):
                 message="hard-coded size 8.")])
 
 
+def test_a_finding_confirmed_by_the_export_failure_a_fix_removes_points_at_it():
+    """PTC203 on the `if` under a `.item()` is confirmed by export failing on its line, and the
+    verified suggestion on the lines around it removes that failure: its comment says so,
+    where it read as a second problem beside the fix (complextorch's range-Doppler trial)."""
+    from pt2bot.findings import CONFIRMED, SmokeCheck
+
+    item = finding(rule="PTC101", line=29, source="peak = z.abs().max().item()", gb="GB0124",
+                   suggestion=None)
+    branch = finding(rule="PTC203", line=30, source="if peak > 0:", gb=None, suggestion=None,
+                     smoke=SmokeCheck(CONFIRMED, ("radar",), "torch.export failed (data_dependent) at pkg/models.py:30"))
+    brk = {"path": "pkg/models.py", "line": 29, "gb": "GB0124", "gb_type": "Unsupported Tensor.item() call",
+           "fingerprint": "53385eba5d71ac64"}
+    fixes = {"budget_s": 300.0, "spent_s": 9.0, "settings": [],
+             "targets": [{"kind": "break", "model": "radar", **brk, "fixed_by": "c0", "reason": None},
+                         {"kind": "export", "model": "radar", "path": "pkg/models.py", "line": 30, "gb": None,
+                          "gb_type": "data_dependent", "fingerprint": None, "fixed_by": "c0", "reason": None}],
+             "candidates": [{"id": "c0", "rule": "PTC101", "title": "keep `peak` a tensor", "path": "pkg/models.py",
+                             "start_line": 29, "end_line": 31, "lines": ["        z = z / peak"] * 3,
+                             "verified": True, "passed": True, "models": ["radar"], "findings": [item.fingerprint()],
+                             "targets": [0, 1], "evidence": "verified on `radar`: GB0124 gone", "reason": None}]}
+    report = Report(head="h" * 40, base="b" * 40, findings=(item, branch), fixes=fixes,
+                    models=(ModelDelta(name="radar", new_breaks=(brk,)),))
+    comments = {c["line"]: c for c in render_review(report, lambda path, line: True)["comments"]}
+    assert comments[31]["body"].count("```suggestion") == 1
+    assert "✅ **Verified fix** (keep `peak` a tensor): the suggestion on lines 29-31 fixes this too." \
+        in comments[30]["body"], comments[30]["body"]
+
+
 def test_a_reached_claim_the_run_cannot_judge_says_so():
     """A recompile claim on a line the smoke run executed, neither confirmed nor refuted (a
     mask kept across calls recompiles only where a call brings another dtype): "reached by"

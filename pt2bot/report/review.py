@@ -118,6 +118,10 @@ def render_review(report: Report, changeset_commentable: Commentable | None = No
         # a fix also belongs to a finding whose confirming break it targets (two findings on
         # one line, `print(x.item())`: the print's fix removes the `.item()`'s break too)
         keys = [fp] + [str(b.get("fingerprint")) for _, b in confirmed.get(fp, [])]
+        if f.confirmed and f.smoke is not None and f.smoke.evidence.startswith("torch.export"):
+            # confirmed by the export failure on its line (PTC203 under a `.item()`'s `if`): the
+            # fix that removes that failure is this finding's too
+            keys.append(export_key(f.path, f.line))
         body = finding_body(f, confirmed.get(fp, []),
                             break_hints=fixes.hints_stand(keys))
         place((f.path, f.line, f.diff), body, fp, finding_location(f), f.suggestion, keys=keys)
@@ -174,8 +178,9 @@ class ProvenFixes:
             if not c.get("verified") and mine and all(i in done for i in mine):
                 continue
             keys = list(c.get("findings") or ())
-            keys += [str(targets[i].get("fingerprint")) for i in mine
-                     if targets[i].get("fingerprint")]
+            keys += [str(targets[i].get("fingerprint")) if targets[i].get("fingerprint") else
+                     export_key(targets[i].get("path"), targets[i].get("line")) for i in mine
+                     if targets[i].get("fingerprint") or targets[i].get("kind") == "export"]
             into = (self.failed if not c.get("verified") else
                     self.settings if c.get("setting") else self.verified)
             if c.get("setting"):
@@ -204,6 +209,11 @@ class ProvenFixes:
 
     def failed_for(self, keys: Sequence[str]) -> Mapping[str, Any] | None:
         return next((self.failed[k] for k in keys if k in self.failed), None)
+
+
+def export_key(path: object, line: object) -> str:
+    """The key of an export failure at a line (a target with no break fingerprint)."""
+    return f"export@{path}:{line}"
 
 
 def _in_fix(fix: Mapping[str, Any], path: object, line: object) -> bool:
