@@ -1141,7 +1141,10 @@ class Skip(nn.Module):
         [], "no recipe rewrites an early return before 3 more statements: what keeps both paths in one "
             "graph is `torch.cond(x.amax() < 1e-4, early, rest, ())`, with `early` a function returning "
             "what line 12 returns and `rest` a function of lines 13-15 (both returning tensors of the "
-            "same shapes, neither changing state)")
+            "same shapes, neither changing state: not in training where `rest` runs a BatchNorm, whose "
+            "running statistics `torch.cond` refuses to update; there `rest` run always and its result "
+            "selected with `torch.where` keeps one graph, the statistics then updated on the batches head "
+            "returned early for); not verified: no proof runs it")
     one = src.replace("        h = self.lin(x)\n        loss = h.square().mean()\n        return h, loss\n",
                       "        return self.lin(x), x.new_zeros(())\n")
     cands, reason = fix_candidates_explained(f, one)

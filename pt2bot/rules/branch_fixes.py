@@ -566,7 +566,10 @@ def early_return_reason(finding, source: str, tree: ast.Module) -> str | None:
             f"both paths in one graph is `torch.cond({test}, early, rest, ())`, with `early` a "
             f"function returning what line {ret.lineno} returns and `rest` a function of lines "
             f"{rest[0].lineno}-{rest[-1].end_lineno or rest[-1].lineno} (both returning tensors of the "
-            f"same shapes, neither changing state)")
+            f"same shapes, neither changing state: not in training where `rest` runs a BatchNorm, "
+            f"whose running statistics `torch.cond` refuses to update; there `rest` run always and "
+            f"its result selected with `torch.where` keeps one graph, the statistics then updated on "
+            f"the batches head returned early for); not verified: no proof runs it")
 
 
 # methods whose result is a view of their tensor (a `torch.cond` branch may not return one)
