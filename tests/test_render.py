@@ -522,6 +522,21 @@ def test_a_finding_confirmed_by_the_export_failure_a_fix_removes_points_at_it():
         in comments[30]["body"], comments[30]["body"]
 
 
+def test_the_recompiles_of_one_break_in_several_models_are_one_line_naming_them():
+    """guided-diffusion's `.item()` clamp: three models break on the line, two of them with
+    recompiles that follow; the comment read "↪ 1 recompile follows" and "↪ 2 recompiles
+    follow", no model named."""
+    from pt2bot.report.review import finding_body
+
+    brk = {"path": "pkg/models.py", "line": 40, "gb": "GB0124", "gb_type": "Unsupported Tensor.item() call"}
+    pairs = [("unet_cond", dict(brk, caused_recompiles=1)), ("unet_ss", dict(brk, caused_recompiles=0)),
+             ("superres", dict(brk, caused_recompiles=2))]
+    body = finding_body(finding(), pairs)
+    [line] = [ln for ln in body.splitlines() if ln.startswith("↪")]
+    assert line.startswith("↪ 3 recompiles follow from the new break at `pkg/models.py:40` (1 on `unet_cond`, "
+                           "2 on `superres`): the frames the break splits off"), line
+
+
 def test_a_reached_claim_the_run_cannot_judge_says_so():
     """A recompile claim on a line the smoke run executed, neither confirmed nor refuted (a
     mask kept across calls recompiles only where a call brings another dtype): "reached by"

@@ -354,7 +354,10 @@ def finding_body(f: Finding, confirmed_by: list[Pair] = (), break_hints: bool = 
     if confirmed_by:
         lines.append(confirmation_line(confirmed_by))
         # The break's recompiles are this problem's too (one problem, one comment).
-        lines += list(dict.fromkeys(caused_line(b) for _, b in confirmed_by if caused_line(b)))
+        by_site: dict[tuple[object, object], list[Pair]] = {}
+        for model, b in confirmed_by:
+            by_site.setdefault((b.get("path"), b.get("line")), []).append((model, b))
+        lines += [line for pairs in by_site.values() if (line := caused_line(pairs[0][1], pairs))]
     elif f.gb:
         lines.append(f"Predicts a graph break: {gb_link(f.gb)} "
                      f"{escape_inline(f.gb_type or '', limit=160)}")

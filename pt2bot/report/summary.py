@@ -562,13 +562,19 @@ def caused_recompiles(b: dict) -> int:
     return n if isinstance(n, int) and not isinstance(n, bool) and n > 0 else 0
 
 
-def caused_line(b: dict) -> str:
-    """"3 recompiles follow from the new break at `path:line`" (Markdown), or ""."""
-    n = caused_recompiles(b)
+def caused_line(b: dict, per_model: Sequence[tuple[str, dict]] = ()) -> str:
+    """"3 recompiles follow from the new break at `path:line`" (Markdown), or "". With
+    `per_model` ((model, its copy of the break) for each model that broke there), one line
+    for them all, each model's count named: a comment on a line three models break at read
+    "1 recompile follows" and "2 recompiles follow" with no model named."""
+    counts = [(m, caused_recompiles(x)) for m, x in per_model if caused_recompiles(x)]
+    n = sum(k for _, k in counts) if per_model else caused_recompiles(b)
     if not n:
         return ""
+    who = (" (" + ", ".join(f"{k} on {code_inline(m, limit=80)}" for m, k in counts) + ")"
+           if len({m for m, _ in per_model}) > 1 else "")
     return (f"↪ {n} recompile{'s follow' if n != 1 else ' follows'} from the new break at "
-            f"{code_inline(location(b), limit=160)}: the frames the break splits off are "
+            f"{code_inline(location(b), limit=160)}{who}: the frames the break splits off are "
             "compiled again for new shapes, or new values passed across the break, and go away "
             "with the break.")
 
