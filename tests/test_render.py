@@ -776,3 +776,14 @@ def test_a_break_inside_an_installed_package_says_so_in_its_comment(pr):
     [c] = _on(render_review(rep, lambda path, line: True), "pkg/models.py", 40)
     [line] = [ln for ln in c["body"].splitlines() if ln.startswith("Confirmed")]
     assert "inside `torchhd/embeddings.py:411` (an installed package)" in line, line
+
+
+def test_a_long_finding_message_in_the_summary_ends_at_a_clause():
+    """PTC101's advice, 470 characters, was cut mid-clause in the summary's list ("under
+    `fullgraph=True` torch captures it as …"); the inline comment has it whole."""
+    from pt2bot.report.summary import finding_line
+
+    message = "; ".join(f"clause {i} " + "x" * 60 for i in range(8))
+    line = finding_line(finding(message=message))
+    assert "clause 4 " + "x" * 60 + "; …" in line and "clause 5" not in line
+    assert finding_line(finding(message="short; advice")).count("short; advice") == 1

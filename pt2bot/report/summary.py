@@ -907,8 +907,17 @@ def finding_line(f: Finding) -> str:
     said = smoke_verdict(f) or reached(f)
     return (f"- {severity_icon(f)} **{escape_inline(f.rule, limit=20)}** "
             f"{code_inline(finding_location(f), limit=160)} "
-            f"{message_inline(f.message, limit=400)}{when(f)}"
+            f"{message_inline(whole_clauses(f.message, 400), limit=400)}{when(f)}"
             + (f" · {said}" if said else ""))
+
+
+def whole_clauses(text: str, limit: int) -> str:
+    """`text` cut at the last "; " that leaves it within `limit`, with "; …" (the inline
+    comment has it whole): PTC101's advice cut mid-clause read "torch captures it as …"."""
+    if len(text) <= limit:
+        return text
+    cut = text.rfind("; ", 0, limit - 3)
+    return text[:cut] + "; …" if cut > 0 else text
 
 
 def split_fixes(fixes: Mapping[str, Any]) -> tuple[list[dict], list[dict], list[dict]]:
