@@ -602,9 +602,11 @@ def cause_of(reason: RecompileReason, new_breaks: Sequence[NewBreak]) -> dict | 
     records which frame each recompile was for): the resume function after the break
     (`resumed_after` = the break's own line) or after a call on the break's stack (the line of
     that call in the caller), and each function the break's stack passes through below the
-    root frame, which dynamo inlined before and now enters as a frame of its own. Those
-    frames then recompile for new shapes as the root frame would not. The root frame's own
-    recompiles never follow from a break (it was compiled before the break too).
+    root frame, which dynamo inlined before and now enters as a frame of its own, or the
+    stack's root itself where that is not the model's own frame (a break recorded with the
+    inner frame's stack alone, its caller stopped at the call). Those frames then recompile
+    for new shapes as the root frame would not. The model's own frame's recompiles never
+    follow from a break (it was compiled before the break too).
 
     A frame of an installed package is on no user stack (its path is null): it is tied to a
     break dynamo reported inside that same package (`inside`, unfoldNd's `int(numpy.prod(...))`
@@ -617,8 +619,15 @@ def cause_of(reason: RecompileReason, new_breaks: Sequence[NewBreak]) -> dict | 
         return None
     # (resumed after a break's own line: that break, before one whose stack runs through it)
     own = next((d for d, _ in new_breaks if at is not None and (d["path"], d["line"]) == at), None)
+    # a frame other than the model's own (frame 0) that is the function the break is in, where
+    # the break's stack starts: that function was inlined into its caller before, and the break
+    # made the caller stop at the call and run it as a frame of its own (guided-diffusion's
+    # `SuperResModel.forward` calling `super().forward`, whose new NaN check broke; dynamo
+    # records the break with the inner frame's stack alone)
+    split = fn is not None and split_off_frame(reason.compile_id)
     return own or next((d for d, stack in new_breaks
                         if on_break_stack(stack, (d["path"], d["line"]), at, fn)
+                        or (split and bool(stack) and (stack[0][0], stack[0][2]) == fn)
                         or (lib is not None and _package(d.get("inside")) == lib)), None)
 
 

@@ -898,3 +898,26 @@ def test_a_break_on_a_line_the_pr_rewrote_in_place_is_the_same_break():
     new, fixed, same = match_breaks([brk(20, "a = f(x)")], [brk(20, "b = f(x)")],
                                     renames={}, line_map=line_map)
     assert len(new) == len(fixed) == 1 and same == 0
+
+
+def test_the_function_a_break_is_in_compiled_as_a_frame_of_its_own_follows_from_it():
+    # guided-diffusion's `SuperResModel.forward` calls `super().forward`, where a PR added a NaN
+    # check: dynamo records the break with the inner frame's stack alone, and the caller now
+    # runs `UNetModel.forward` as frame 1, whose unmarked input recompiles on a new size. The
+    # review failed "2 new recompiles" that the break explains.
+    import dataclasses
+
+    from pt2bot.compare import cause_of
+    from pt2bot.results import Frame, RecompileReason
+
+    brk = {"gb": "GB0170", "path": "pkg/unet.py", "line": 664}
+    breaks = [(brk, (("pkg/unet.py", 664, "forward"),))]
+    inner = RecompileReason(guard="tensor 'x' size mismatch at index 0. expected 2, actual 4",
+                            kind="size_mismatch", frame=Frame(path="pkg/unet.py", line=634, function="forward"),
+                            compile_id="1/3")
+    assert cause_of(inner, breaks) is brk
+    # the model's own frame, compiled before the break too, never follows from it
+    assert cause_of(dataclasses.replace(inner, compile_id="0/2"), breaks) is None
+    # nor another function of the frame's name elsewhere
+    elsewhere = dataclasses.replace(inner, frame=Frame(path="pkg/other.py", line=3, function="forward"))
+    assert cause_of(elsewhere, breaks) is None
