@@ -552,6 +552,16 @@ def test_an_export_stopped_by_the_pull_request_is_no_new_advice() -> None:
     [line] = shape_advice_blocks(m)
     assert line == ("ℹ️ Shape advice not derived again: head's export stops first at `model.py:260`, "
                     "before it reaches the dims; base's exported: `seq = Dim('seq', max=16)`.")
+    # torch's suggested Dims of dims the advice pinned are not what base exported with
+    # (complextorch's range and doppler, a mean guarding on their product)
+    pinned = {"export": {"ok": True, "suggested": ["range = Dim('range', min=4)", "doppler = Dim('doppler', min=4)"],
+                         "dynamic_shapes": {"z": {"0": {"name": "batch", **any_size},
+                                                  "2": {"static": True, "value": 16},
+                                                  "3": {"static": True, "value": 12}}}}}
+    m2 = ModelDelta(name="radar", head={"recompiles": {"count": 0}},
+                    shape_advice={"head": head, "base": pinned, "changed": True})
+    [line] = shape_advice_blocks(m2)
+    assert line.endswith("base's exported, with 2 dims the code pins static: `z dim 2 = 16`, `z dim 3 = 12`."), line
     # a model that recompiles still gets the advice, which answers that (minGPT's 21 → 9)
     m = ModelDelta(name="transformer", head={"recompiles": {"count": 3}},
                    shape_advice={"head": {**head, "compile": {"method": "dynamic=True", "compiles_before": 21,

@@ -413,11 +413,8 @@ def shape_advice_blocks(m: ModelDelta) -> list[str]:
         # head's export stops at the pull request's own new failure before it reaches the
         # dims: its "advice" is the dims it was asked for (llama2.c's `seq`, any size, where
         # base's export bounded it by the position table), no change of the advice to offer
-        said = [str(s) for s in b_export.get("suggested") or () if isinstance(s, str)][:3]
         out.append("ℹ️ Shape advice not derived again: head's export stops first"
-                   f"{located_at(h_export)}, before it reaches the dims; base's exported"
-                   + (": " + ", ".join(code_inline(s, limit=120) for s in said) if said else "")
-                   + ".")
+                   f"{located_at(h_export)}, before it reaches the dims; {_base_dims(b_export)}.")
         return out
     if sa.get("changed") or (recompiling and not no_help):
         why = "changed by this pull request" if sa.get("changed") else "the model recompiles"
@@ -425,6 +422,29 @@ def shape_advice_blocks(m: ModelDelta) -> list[str]:
     elif recompiling:
         out.append(_not_sizes_line(recompiles, before, after, comp.get("method")))
     return out
+
+
+def _base_dims(export: Mapping[str, Any]) -> str:
+    """What base's advice exported with: torch's suggested Dims of the dims it keeps dynamic,
+    and the dims the code pins static. The suggested Dims are what torch was asked to try:
+    quoted alone they read as dynamic where the advice pinned them (complextorch's range and
+    doppler, a mean that guards on their product)."""
+    suggested = [str(s) for s in export.get("suggested") or () if isinstance(s, str)]
+    dynamic, static = [], []
+    for arg, axes in (export.get("dynamic_shapes") or {}).items():
+        for idx, e in (axes.items() if isinstance(axes, Mapping) else ()):
+            if isinstance(e, Mapping) and e.get("static"):
+                static.append(f"{arg} dim {idx} = {e.get('value')}")
+            elif isinstance(e, Mapping) and isinstance(e.get("name"), str):
+                dynamic.append(e["name"])
+    if dynamic or static:
+        suggested = [s for s in suggested if s.split(" = ", 1)[0] in dynamic]
+    text = "base's exported" + (": " + ", ".join(code_inline(s, limit=120) for s in suggested[:3])
+                                if suggested else "")
+    if static:
+        text += (f"{';' if suggested else ','} with {len(static)} dim{'s' if len(static) != 1 else ''} "
+                 "the code pins static: " + ", ".join(code_inline(x, limit=60) for x in static[:3]))
+    return text
 
 
 def _frame_of(reason: Mapping[str, Any]) -> str:
