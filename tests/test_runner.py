@@ -230,6 +230,17 @@ def test_status_line_says_what_failed_and_where():
     line = status_line({"name": "m", "status": "ok", "graph_breaks": [], "recompiles": {"count": 0},
                         "export": {"ok": True}})
     assert line == "pt2bot run: m: ok, 0 graph break(s), 0 recompile(s), exports"
+    # an exported program that raises on other sizes is no plain "exports" (complextorch's mean
+    # over range x doppler guards on their product)
+    cases = [{"shape": {"r": r}, "match": r == 16,
+              **({} if r == 16 else {"error": "AssertionError: Guard failed: z.size()[2] == 16"})}
+             for r in (16, 24, 32)]
+    line = status_line({"name": "m", "status": "ok", "graph_breaks": [], "recompiles": {"count": 0},
+                        "export": {"ok": True, "cases": cases}})
+    assert line == ("pt2bot run: m: ok, 0 graph break(s), 0 recompile(s), exports, but the exported program "
+                    "fails on 2 of the 3 shape cases")
+    from pt2bot.report.summary import _export_cell
+    assert _export_cell({"export": {"ok": True, "cases": cases}}) == "✓ (fails on 2 of 3 cases)"
     # a loss of NaN on every case (torchnmf's KL of a standard normal target) said beside "ok"
     line = status_line({"name": "m", "status": "ok", "graph_breaks": [], "accuracy": [],
                         "nonfinite": [{"batch": 2}, {"batch": 4}]})

@@ -604,8 +604,11 @@ def _export_cell(run: Mapping[str, Any]) -> str:
     if not isinstance(e, dict) or not isinstance(e.get("ok"), bool):
         return "—"
     if e["ok"]:
+        held = [c for c in e.get("cases") or () if isinstance(c, Mapping) and isinstance(c.get("match"), bool)]
+        fails = sum(1 for c in held if not c["match"])
         return "✓" + (f" ({len(e.get('static_dims') or [])} static dim)"
-                      if e.get("static_dims") else "")
+                      if e.get("static_dims") else "") + (
+            f" (fails on {fails} of {len(held)} cases)" if fails else "")
     return "✗ " + escape_inline(e.get("kind") or "error", limit=30)
 
 
