@@ -2,7 +2,7 @@
 self.logit_scale.exp()`, clamped at 100 where a fine-tuned checkpoint exceeds it. As built the
 scale is 14.3, so no shape case enters the clamp, and an edit that selects head's own expression
 was "the same by construction, which no input of the proof compared". The proof now sets the
-parameters the test reads (`verify.test_parameters`) to 1e6 and -1e6 (`parameter_guards`) and
+parameters the test reads (`verify.tested_parameters`) to 1e6 and -1e6 (`parameter_guards`) and
 compares where head then enters the block: the selection is shown, a clamp of another bound is
 refused, and a rewrite in words of its own is verified where before nothing entered it.
 """
@@ -11,7 +11,7 @@ from __future__ import annotations
 import pytest
 
 from pt2bot.rules import Candidate
-from pt2bot.smoke.verify import test_parameters as parameters_read
+from pt2bot.smoke.verify import tested_parameters as parameters_read
 from proofs import break_target, item, one_model, prove, write_repo
 
 TEMP = """\

@@ -979,12 +979,13 @@ def _guard_row(kind: str, pattern: str, arg: int, argument: str, head_inj: Injec
 
 # the kinds a model's weights can carry into an intermediate where no argument holds them
 WEIGHT_KINDS = frozenset({"nan", "inf"})
+WEIGHTS = "the model's weights"
 # the values a parameter an `if`'s test reads is set to where no shape case reaches the block
 # (`parameter_guards`), as `guard_patterns` names them
 PARAM_VALUES = (("huge", 1e6), ("-huge", -1e6))
 
 
-def test_parameters(original: str, line: int) -> tuple[str, ...]:
+def tested_parameters(original: str, line: int) -> tuple[str, ...]:
     """The attribute names `self.<name>` that the test of the `if` starting at `line` reads,
     directly or through names the function bound before it (`logit_scale =
     self.logit_scale.exp()`, then `if logit_scale.item() > 100:`), two assignments deep: the
@@ -1016,7 +1017,7 @@ def test_parameters(original: str, line: int) -> tuple[str, ...]:
 
 def parameter_guards(model: Any, case: CaseInputs, paths: RepoPaths, names: Sequence[str], head_swap: Swap,
                      cand_swap: Swap, tolerance: Any, line: int) -> list[dict[str, Any]]:
-    """Head and the patched code with the parameters the `if`'s test reads (`test_parameters`)
+    """Head and the patched code with the parameters the `if`'s test reads (`tested_parameters`)
     set to each of `PARAM_VALUES`, where no shape case reached the block (or the exit) at
     `line`: a row, kind `PARAM`, for each value on which head then reached it. An edit that
     selects head's own expression was otherwise equal there by construction only, and one
@@ -1038,7 +1039,6 @@ def parameter_guards(model: Any, case: CaseInputs, paths: RepoPaths, names: Sequ
         rows.append({**_guard_row(PARAM, pattern, -1, argument, inj, head_out, got, tolerance, 0.0),
                      "weights": True})
     return rows
-WEIGHTS = "the model's weights"
 
 
 def _weights_guards(model: Any, case: CaseInputs, paths: RepoPaths, kind: str, head_swap: Swap,
@@ -3270,7 +3270,7 @@ def _measure_candidate(cand: Mapping[str, Any], edit: Edit, model: Any, cases: l
                     # learned scalars its test reads set past it, which no input changes
                     line = told["line"] if told is not None and told.get("selected") else \
                         enter if enter is not None else early if early is not None and early > 0 else None
-                    names = test_parameters(original, edit.start_line) if ok and line is not None \
+                    names = tested_parameters(original, edit.start_line) if ok and line is not None \
                         and not _reached_any(measured) and watchable(head_swap) else ()
                     if names:
                         stage = "head's own run with the parameters the `if`'s test reads set to ±1e6"
