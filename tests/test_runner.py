@@ -239,6 +239,18 @@ def test_status_line_says_what_failed_and_where():
                         "export": {"ok": True, "cases": cases}})
     assert line == ("pt2bot run: m: ok, 0 graph break(s), 0 recompile(s), exports, but the exported program "
                     "fails on 2 of the 3 shape cases")
+    # an export that fails on the configured dims where the shape advice's own dims export:
+    # the run says those (guided-diffusion's `res` without `multiple_of: 4`, blamed on a guard line)
+    advice = {"export": {"ok": True, "cases": [{"shape": {"res": 16}, "match": True}]},
+              "compile": {"reused": False}, "code": {"yaml": "dynamic:\n  batch: null\n  res: {multiple_of: 4}"}}
+    failed = {"ok": False, "kind": "constraint_violation", "path": "unet.py", "line": 651}
+    line = status_line({"name": "m", "status": "ok", "graph_breaks": [], "export": failed, "shape_advice": advice})
+    assert line.endswith("export fails (constraint_violation at unet.py:651); the shape advice's dims export: "
+                         "dynamic: {batch: null, res: {multiple_of: 4}} in pt2bot.yml"), line
+    # not where the advice's dims are the configured ones, nor where its export failed too
+    for other in ({**advice, "compile": {"reused": True}}, {**advice, "export": {"ok": False}}):
+        line = status_line({"name": "m", "status": "ok", "graph_breaks": [], "export": failed, "shape_advice": other})
+        assert line.endswith("export fails (constraint_violation at unet.py:651)"), line
     from pt2bot.report.summary import _export_cell
     assert _export_cell({"export": {"ok": True, "cases": cases}}) == "✓ (fails on 2 of 3 cases)"
     # a loss of NaN on every case (torchnmf's KL of a standard normal target) said beside "ok"

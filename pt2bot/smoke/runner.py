@@ -235,6 +235,25 @@ def summary_line(models: Sequence[ModelRun], device: str | None, out: str) -> st
     return f"pt2bot run: {len(models)} model(s) on {device}, {failed} failed{detail}{compiled}; results: {out}"
 
 
+def _advice_exports(run: ModelRun) -> str:
+    """Where the configured dims' export fails and the shape advice's own dims export: those
+    dims, as pt2bot.yml takes them. guided-diffusion's UNets read "export fails
+    (constraint_violation at unet.py:651)", a guard line, where the one cause was `res`
+    declared without `multiple_of: 4`, which the advice had verified and the run never said."""
+    adv = run.shape_advice
+    yaml = (adv.code or {}).get("yaml") if adv is not None else None
+    if adv is None or (adv.export or {}).get("ok") is not True or not isinstance(yaml, str) \
+            or (adv.compile or {}).get("reused"):
+        return ""
+    head, _, rest = yaml.partition("\n")
+    inline = f"{head} {{{', '.join(ln.strip() for ln in rest.splitlines() if ln.strip())}}}"
+    cases = [c for c in (adv.export or {}).get("cases") or () if isinstance(c, Mapping)
+             and isinstance(c.get("match"), bool)]
+    held = sum(1 for c in cases if c["match"])
+    but = f", holding on {held} of the {len(cases)} shape cases" if held < len(cases) else ""
+    return f"; the shape advice's dims export{but}: {log_line(cap(inline, 200))} in pt2bot.yml"
+
+
 def status_line(run: ModelRun | Mapping[str, Any], log_base: str | None = None) -> str:
     """One short line per model for the console (the details are in the results). The log's
     path is stored relative to the results file; `log_base` (that file's directory) makes it
@@ -273,7 +292,7 @@ def status_line(run: ModelRun | Mapping[str, Any], log_base: str | None = None) 
                   "shape cases" if failed else ", exports")
     elif exp is not None and exp.ok is False:
         at = f" at {exp.path}:{exp.line}" if exp.path and exp.line else ""
-        extra += f", export fails ({exp.kind or 'error'}{at})"
+        extra += f", export fails ({exp.kind or 'error'}{at})" + _advice_exports(run)
     # and what it did not measure (a phase or shape cases that raised): "ok, 8 recompile(s)"
     # read as measured for a model whose every compiled case raised
     lost = unmeasured(run)
