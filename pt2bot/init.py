@@ -2075,7 +2075,7 @@ def check_models(text: str, root: str,
     is told of the start and of each model as it finishes (minutes for a library's models)."""
     from pt2bot.configfile import load_config
     from pt2bot.smoke import run_models
-    from pt2bot.smoke.runner import nonfinite_said, unset_said
+    from pt2bot.smoke.runner import UNIFORM_SAID, nonfinite_said, unset_said
 
     fd, tmp = tempfile.mkstemp(prefix=".pt2bot-init-", suffix=".yml", dir=root)
     try:
@@ -2123,7 +2123,8 @@ def check_models(text: str, root: str,
         # magnitudes) is kept, and said: every comparison a review makes on it is NaN with NaN
         # (where a weight holds such values as built, that is the likelier cause)
         cause = unset_said(run) or ": check the inputs' values (`low`, `high`)"
-        nan = f"; but an output is NaN or inf on {nonfinite_said(run.nonfinite)}{cause}" if run.nonfinite else ""
+        nan = f"; but an output is NaN or inf on {nonfinite_said(run.nonfinite)}{cause}" if run.nonfinite else \
+            f"; {UNIFORM_SAID}" if run.uniform else ""
         out[str(run.name)] = Checked(True, f"ran OK: built, {n} shape case(s) run eagerly"
                                            f"{graphs}{took}{nan}")
     return out

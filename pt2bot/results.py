@@ -720,6 +720,10 @@ class ModelRun(Record):
     # With `nonfinite`: the parameters and buffers that hold NaN, inf or values past 1e30 as
     # built (whisper's positional embedding, `torch.empty` until weights are loaded), by name
     unset_weights: tuple[str, ...] | None = None
+    # Every eager output holds a single value throughout, on every shape case (guided-
+    # diffusion's UNets as built return 0: their last layers are initialised to zero): what
+    # compiled runs are compared with shows little (absent otherwise)
+    uniform: bool | None = None
     phases: tuple[str, ...] = ()
     phase_s: Mapping[str, float] = field(default_factory=dict)
     phase_errors: tuple[PhaseError, ...] = ()
@@ -729,7 +733,7 @@ class ModelRun(Record):
                                                          "traced_lines", "compile_report",
                                                          "compile_cost", "graph_coverage",
                                                          "shape_advice", "latency_gate",
-                                                         "nonfinite", "unset_weights"})
+                                                         "nonfinite", "unset_weights", "uniform"})
 
     @classmethod
     def empty(cls, name: str, status: str = "ok", *, error: RunError | None = None,

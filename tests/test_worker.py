@@ -257,6 +257,19 @@ def test_a_weight_not_finite_as_built_is_named_with_the_nan_outputs():
             "checkpoint is loaded?)") in line, line
 
 
+def test_outputs_that_hold_one_value_on_every_case_are_said():
+    """guided-diffusion's UNets as built return 0 (their last layers are zero-initialised): "ok"
+    and compiled outputs that "match" read as shown; the run says the outputs show little."""
+    from pt2bot.results import ModelRun
+    from pt2bot.smoke.runner import status_line
+
+    run = measured("zero_init", "models.zero_init:ZeroInit", phases=("breaks",))
+    assert run["status"] == "ok" and run["uniform"] is True and "nonfinite" not in run
+    assert "but every output holds a single value on every shape case" in status_line(ModelRun.from_json(run))
+    assert "uniform" not in measured("unset_weight", "models.unset_weight:UnsetWeight", phases=("breaks",))
+    assert "uniform" not in measured("clean", "models.clean:Clean", shapes={"batch": [2, 4, 8, 1]})
+
+
 def test_hard_coded_view_specialises_a_declared_dynamic_dim():
     run = measured("view", "models.hard_view:HardView", inputs=[{"shape": ["batch", 4]}])
     line = line_of("hard_view.py", "hard-view")

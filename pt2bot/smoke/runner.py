@@ -301,6 +301,8 @@ def status_line(run: ModelRun | Mapping[str, Any], log_base: str | None = None) 
     if run.nonfinite:
         # every comparison on such a case is NaN with NaN: "ok" alone read as a model that works
         extra += f"; an output is NaN or inf on {nonfinite_said(run.nonfinite)}{unset_said(run)}"
+    elif run.uniform:
+        extra += f"; {UNIFORM_SAID}"
     if dur is not None:
         # "exports in 157.4 s" read as an export of 157 s, where timing the latency took 119 of
         # them: the time is its own clause, with the phase that took most of it
@@ -308,6 +310,13 @@ def status_line(run: ModelRun | Mapping[str, Any], log_base: str | None = None) 
         took = f"; {dur:.1f} s" + (f" ({phase} {most:.1f} s of it)" if most >= dur / 2 and most >= 10
                                    else "")
     return f"pt2bot run: {run.name}: {run.status}{extra}{took}"
+
+
+# a model whose eager outputs each hold one value on every shape case (guided-diffusion's UNets,
+# zero-initialised last layers): "ok" and "match" read as a model whose compiled runs were shown
+UNIFORM_SAID = ("but every output holds a single value on every shape case (a last layer "
+                "initialised to zero?): comparisons with it show little; a factory that fills "
+                "those weights (`entry:` a function that builds the model) makes them show more")
 
 
 def nonfinite_said(cases: Sequence[Mapping[str, Any]]) -> str:

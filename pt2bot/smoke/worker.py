@@ -42,8 +42,8 @@ from pt2bot.smoke.breaks import measure_breaks
 from pt2bot.smoke.coverage import LineCoverage
 from pt2bot.smoke.export import measure_export
 from pt2bot.smoke.inputs import (CaseInputs, build_inputs, build_model, call_mode, finite_output,
-                                  forward_params, infer_dims, remember_state, run_forward, seed_all,
-                                  start_call)
+                                  forward_params, infer_dims, one_value, remember_state, run_forward,
+                                  seed_all, start_call)
 from pt2bot.smoke.matrix import measure_matrix
 from pt2bot.smoke.timing import maxrss_mb, measure_latency
 from pt2bot.smoke.trace import TRACE_CAP_BYTES, TraceFile, reset_dynamo
@@ -171,6 +171,8 @@ def measure_run(spec: dict[str, Any]) -> ModelRun:
         bad = [dict(c.shape) for c, out in zip(cases, eager_outs) if not finite_output(out)]
         if bad:
             run = run.with_(nonfinite=tuple(bad), unset_weights=unset_weights(model) or None)
+        elif eager_outs and all(one_value(out) for out in eager_outs):
+            run = run.with_(uniform=True)
         trace = _open_trace(spec, phases)
         if trace is not None:
             stack.callback(trace.close)
