@@ -61,6 +61,7 @@ def build_report(*, base_results: ResultsFile | None, head_results: ResultsFile 
                                      base_present=base_results is not None)
     if changeset is not None:
         _mark_reached(models, head_results, changeset)
+        _mark_failed_from(models, head_results, changeset)
     reasons = judge(findings=findings, models=models, head_results=head_results,
                     base_results=base_results, config=config)
     conclusion = conclude(reasons)
@@ -115,6 +116,28 @@ def _mark_reached(models: list[ModelDelta], head_results: ResultsFile | None,
                 if isinstance(path, str) and isinstance(line, int) and \
                         diff_position(changeset, path, line) == DIFF_ADDED:
                     d["reached_from"] = {"path": path, "line": line, "function": function}
+                    break
+
+
+def _mark_failed_from(models: list[ModelDelta], head_results: ResultsFile | None,
+                      changeset: ChangeSet) -> None:
+    """A model that fails on head at a line the PR did not touch, whose traceback passes
+    through a line it added (guided-diffusion's reverted `ch = mult * model_channels`, the
+    float channel count raising inside nn.py's `nn.Conv2d`): its failure problem gains
+    `reached_from`, the innermost such line, where the review comments on it."""
+    runs = head_results.by_name() if head_results is not None else {}
+    for m in models:
+        err = getattr(runs.get(m.name), "error", None)
+        frames = err.frames if err is not None and err.frames else ()
+        for p in m.problems:
+            if p.get("kind") not in ("fails_only_on_head", "fails_on_head") or (
+                    isinstance(p.get("path"), str) and isinstance(p.get("line"), int)
+                    and diff_position(changeset, p["path"], p["line"]) in (DIFF_ADDED, DIFF_CONTEXT)):
+                continue
+            for f in reversed(frames):
+                if isinstance(f.path, str) and isinstance(f.line, int) and \
+                        diff_position(changeset, f.path, f.line) == DIFF_ADDED:
+                    p["reached_from"] = {"path": f.path, "line": f.line}
                     break
 
 

@@ -660,6 +660,10 @@ class RunError(Record):
     path: str | None = None
     line: int | None = None
     signal: str | None = None
+    # the repository frames of the traceback, outermost first (at most 20, the innermost): a
+    # pull request's line the fault passed through, where `path`/`line` is the innermost
+    frames: tuple[Site, ...] | None = None
+    OMIT_IF_NONE: ClassVar[frozenset[str]] = frozenset({"frames"})
 
 
 @dataclass(frozen=True, kw_only=True)

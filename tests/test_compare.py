@@ -921,3 +921,27 @@ def test_the_function_a_break_is_in_compiled_as_a_frame_of_its_own_follows_from_
     # nor another function of the frame's name elsewhere
     elsewhere = dataclasses.replace(inner, frame=Frame(path="pkg/other.py", line=3, function="forward"))
     assert cause_of(elsewhere, breaks) is None
+
+
+def test_a_failure_raised_elsewhere_through_a_line_the_pr_added_is_commented_there(pr):
+    """guided-diffusion's 18ff408 reverted: the float channel count the PR's line computes
+    raises inside another file's `nn.Conv2d`, and the failure was located there only, with no
+    comment on the PR; its traceback's innermost frame on an added line now carries it."""
+    from pt2bot.report.review import render_review
+    from pt2bot.reportdata import Report
+
+    base, head = results_pair()
+    run = next(m for m in head["models"] if m["name"] == "tiny_gpt")
+    run.update(status="error", error={"kind": "build", "message": "TypeError: empty() received an invalid "
+                                      "combination of arguments", "path": "pkg/layers.py", "line": 15,
+                                      "frames": [{"path": "pkg/models.py", "line": 40},
+                                                 {"path": "pkg/layers.py", "line": 15}]})
+    b_sha, h_sha, cs = pr
+    rep = build_report(base_results=typed(base), head_results=typed(head), base_findings=[], head_findings=[],
+                       changeset=cs, config=make_config(), selection=SKIP, base_sha=b_sha, head_sha=h_sha)
+    [p] = [p for p in model(rep.to_dict(), "tiny_gpt")["problems"] if p["kind"] == "fails_only_on_head"]
+    assert (p["path"], p["line"], p["reached_from"]) == ("pkg/layers.py", 15, {"path": "pkg/models.py", "line": 40})
+    review = render_review(Report(head=h_sha, models=rep.models), lambda path, line: (path, line) == ("pkg/models.py", 40))
+    [c] = review["comments"]
+    assert (c["path"], c["line"]) == ("pkg/models.py", 40)
+    assert "Raised at `pkg/layers.py:15`, called from this line." in c["body"]

@@ -257,6 +257,17 @@ def test_a_weight_not_finite_as_built_is_named_with_the_nan_outputs():
             "checkpoint is loaded?)") in line, line
 
 
+def test_a_failure_keeps_every_repository_frame_it_passed_through():
+    """The review comments on the PR's line a failure passed through when it raised elsewhere:
+    the RUN's error keeps the traceback's repository frames, outermost first."""
+    run = measured("float_channels", "models.float_channels:FloatChannels", phases=("breaks",))
+    assert run["status"] == "error" and run["error"]["kind"] == "build", run["error"]
+    path = "models/float_channels.py"
+    assert run["error"]["frames"] == [{"path": path, "line": line_of("float_channels.py", "computed")},
+                                      {"path": path, "line": line_of("float_channels.py", "raised")}]
+    assert (run["error"]["path"], run["error"]["line"]) == (path, line_of("float_channels.py", "raised"))
+
+
 def test_outputs_that_hold_one_value_on_every_case_are_said():
     """guided-diffusion's UNets as built return 0 (their last layers are zero-initialised): "ok"
     and compiled outputs that "match" read as shown; the run says the outputs show little."""

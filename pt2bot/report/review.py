@@ -148,7 +148,16 @@ def render_review(report: Report, changeset_commentable: Commentable | None = No
                         f"{escape_inline(p.get('message', ''), limit=300)}")
                 if p.get("detail"):
                     body += "\n\n" + code_block(p["detail"], limit=2000)
-                place(_item_at(p), body, fp, location(p))
+                at = _item_at(p)
+                reached = p.get("reached_from")
+                if isinstance(reached, Mapping) and not (
+                        isinstance(at[0], str) and isinstance(at[1], int)
+                        and _commentable(changeset_commentable, at[0], at[1], at[2])):
+                    # raised in code the PR did not change, through a line it added: the
+                    # comment goes there, and says where it raised
+                    body += f"\n\nRaised at {code_inline(location(p), limit=160)}, called from this line."
+                    at = (reached.get("path"), reached.get("line"), DIFF_ADDED)
+                place(at, body, fp, location(p))
 
     return {"schema": SCHEMA, "head": report.head,
             "body": review_body(report, elsewhere, len(comments), held_back=len(refuted)),

@@ -20,7 +20,7 @@ from typing import Any
 # time with file:line there, and again here for callers that skip the config.
 from pt2bot.config import ENTRY
 from pt2bot.smoke.env import import_roots
-from pt2bot.smoke.location import Location, ModelError, RepoPaths, user_location
+from pt2bot.smoke.location import Location, ModelError, RepoPaths, user_frames, user_location
 
 KINDS = ("bad_spec", "module_not_found", "attribute_missing", "import_raised",
          "bad_kwargs", "build_raised", "not_a_model")
@@ -158,7 +158,8 @@ def _call(obj: Any, args: tuple[Any, ...], kwargs: dict[str, Any], label: str,
         path, line = _exception_location(e, root) if root else (None, None)
         raise EntryError("build_raised", f"{label}(...) raised {type(e).__name__}: {_short(e)}"
                                          f"{_where(path, line)}",
-                         path=path, line=line, exc_type=type(e).__name__) from None
+                         path=path, line=line, exc_type=type(e).__name__,
+                         frames=user_frames(e, RepoPaths(root)) if root else ()) from None
 
 
 def build_config_object(obj: Any, kwargs: dict[str, Any] | None = None, *,

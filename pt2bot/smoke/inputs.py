@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 from typing import Any, Callable, Collection, Iterator
 
 from pt2bot.smoke import entry as entry_mod
-from pt2bot.smoke.location import ModelError, RepoPaths, user_location
+from pt2bot.smoke.location import ModelError, RepoPaths, user_frames, user_location
 
 # The old name of the one model-fault type (pt2bot/smoke/location.py), kept for callers.
 WorkerError = ModelError
@@ -78,7 +78,7 @@ def build_model(entry: str, kwargs: dict[str, Any], paths: RepoPaths,
         model = entry_mod.build_model(obj, kwargs or {}, root=paths.root, configs=built)
     except ModelError as e:
         raise ModelError(_build_kind(e), f"{entry}: {e.message} ({e.kind})", e.path, e.line,
-                         exc_type=e.exc_type) from None
+                         exc_type=e.exc_type, frames=e.frames) from None
     return model.train(bool(train))
 
 
@@ -532,7 +532,7 @@ def run_forward(model: Any, case: CaseInputs, paths: RepoPaths) -> Any:
         hint = ("; the model's calls run under torch.no_grad(): set `grad: true` on the model if its "
                 "forward differentiates inside itself" if not _GRAD[0] and _NEEDS_GRAD in str(e) else "")
         raise ModelError(kind, f"forward({shape}) raised {_exc_text(e)}{hint}", path, line,
-                         exc_type=type(e).__name__) from None
+                         exc_type=type(e).__name__, frames=user_frames(e, paths)) from None
 
 
 def flatten_outputs(out: Any) -> list[Any]:

@@ -18,7 +18,7 @@ import sysconfig
 import traceback
 from dataclasses import dataclass, field
 
-from pt2bot.results import RunError
+from pt2bot.results import RunError, Site
 
 MESSAGE_LIMIT = 4000     # the most of a message that goes into a RUN's error
 
@@ -190,6 +190,22 @@ def user_location(exc: BaseException, paths: RepoPaths) -> Location:
     return loc
 
 
+def user_frames(exc: BaseException, paths: RepoPaths) -> tuple[tuple[str, int], ...]:
+    """Every traceback frame inside the repo, outermost first, as (path, line): the lines a
+    fault passed through. A pull request's line may be an outer one (guided-diffusion's reverted
+    `ch = mult * model_channels` in unet.py, the float channel count raising inside nn.py)."""
+    out = []
+    for fs in traceback.extract_tb(exc.__traceback__):
+        rel = paths.rel(fs.filename)
+        if rel and fs.lineno:
+            out.append((rel, fs.lineno))
+    return tuple(out)
+
+
+# (a traceback's repository frames kept with a RUN's error: a recursion's thousand are no help)
+MAX_FRAMES = 20
+
+
 _FILE_LINE = re.compile(r'^\s*File "(?P<path>[^"]+)", line (?P<line>\d+)', re.M)
 
 
@@ -213,13 +229,16 @@ class ModelError(Exception):
     """
 
     def __init__(self, kind: str, message: str, path: str | None = None,
-                 line: int | None = None, *, exc_type: str | None = None) -> None:
+                 line: int | None = None, *, exc_type: str | None = None,
+                 frames: tuple[tuple[str, int], ...] = ()) -> None:
         super().__init__(message)
         self.kind = kind
         self.message = message
         self.path = path
         self.line = line
         self.exc_type = exc_type
+        # every repository frame of the traceback, outermost first (`user_frames`)
+        self.frames = frames
 
     def to_dict(self) -> dict[str, object]:
         return {"kind": self.kind, "message": self.message, "path": self.path,
@@ -227,7 +246,8 @@ class ModelError(Exception):
 
     def to_error(self) -> RunError:
         return RunError(kind=self.kind, message=self.message[:MESSAGE_LIMIT], path=self.path,
-                        line=self.line)
+                        line=self.line, frames=tuple(Site(path=p, line=n) for p, n in self.frames[-MAX_FRAMES:])
+                        or None)
 
 
 __all__ = ["Location", "MESSAGE_LIMIT", "ModelError", "RepoPaths", "text_location",
