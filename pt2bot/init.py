@@ -32,7 +32,9 @@ or, when a required field cannot be guessed, a named preset through a factory cl
 
 A `forward` that differentiates inside itself (`torch.autograd.grad`, `.backward()`: a force
 field's forces) gets `grad: true`, as the smoke run's default `torch.no_grad()` would make it
-raise.
+raise. A model whose package defines an autograd.Function (guided-diffusion's gradient
+checkpointing) gets `grad: true` commented out, saying why: the Function's backward, where
+dynamo may break, runs only with autograd on.
 
 When no first layer is recognised, constructor names, config fields and forward's parameter
 name and use are the fallback (`image_size` and `channels` → an image; `num_tokens`/`vocab_size`
@@ -196,6 +198,9 @@ class Proposal:
     how: str = ""                  # how the input was inferred (for the comment)
     # what `forward` differentiates with (`torch.autograd.grad`): its calls need autograd on
     grad: str = ""
+    # where no `grad`: an autograd.Function of the model's package, whose backward the
+    # default no_grad run never traces (written as a commented-out `grad: true`)
+    grad_hint: str = ""
     problems: tuple[str, ...] = ()
     config: tuple[ConfigGuess, ...] = ()   # one per constructor parameter that takes one
     # forward's optional tensors (`targets=None`) whose branch the proposed inputs never run:
@@ -1292,8 +1297,24 @@ def propose(index: RepoClasses, c: _Class) -> Proposal:
     line = c.node.lineno
     return Proposal(name=_snake(c.name), entry=f"{c.module}:{c.name}", path=c.path, line=line,
                     kwargs=kwargs, guessed=tuple(guessed), inputs=inputs, shapes=shapes,
-                    dynamic=dynamic, how=how, grad=_differentiates(fwd[1]), problems=tuple(problems),
+                    dynamic=dynamic, how=how, grad=_differentiates(fwd[1]), grad_hint=_functions_hint(index, c),
+                    problems=tuple(problems),
                     config=tuple(configs), optional=optional if inputs else ())
+
+
+def _functions_hint(index: RepoClasses, c: _Class) -> str:
+    """The autograd.Functions of the model's top-level package, said where a model may run
+    them: guided-diffusion's `CheckpointFunction` (nn.py), behind an attention block's
+    `checkpoint(...)`, calls `th.autograd.grad` in its backward, and with autograd on dynamo
+    breaks there three times, which the default no_grad run never shows."""
+    top = c.module.split(".")[0]
+    found = [x for q, x in index.classes.items() if q.split(".")[0] == top and index.index.is_autograd_function(q)]
+    if not found:
+        return ""
+    names = ", ".join(f"`{x.name}` ({x.path})" for x in found[:2]) + (f" and {len(found) - 2} more" if len(found) > 2 else "")
+    return (f"{names}: an autograd.Function's backward runs only with autograd on, which "
+            "the default torch.no_grad() run never traces; `grad: true` (or a second entry with it) "
+            "checks the training or guidance path")
 
 
 def _none_tested(fn: ast.FunctionDef, name: str) -> int | None:
@@ -1979,6 +2000,8 @@ def entry_lines(p: Proposal, note: str | None = None) -> list[str]:
         lines.append(f"    dynamic: {_flow_value(list(p.dynamic))}")
     if p.grad:
         lines.append(f"    grad: true   # forward differentiates inside itself ({p.grad}): autograd on")
+    elif p.grad_hint:
+        lines.append(f"    # grad: true   # {_comment(p.grad_hint)}")
     reasons = list(p.problems) + ([note] if note else [])
     if not reasons:
         return lines

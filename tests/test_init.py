@@ -1729,6 +1729,50 @@ def test_a_forward_that_differentiates_gets_grad_and_runs_in_check(tmp_path, cap
     assert m.grad and m.name == "pair_forces"
 
 
+def test_an_autograd_function_of_the_package_brings_a_grad_hint(tmp_path):
+    """guided-diffusion's attention blocks run `checkpoint(...)`, a custom autograd.Function
+    whose backward calls `th.autograd.grad`: with autograd on dynamo breaks there, and the
+    default no_grad run said "0 graph break(s)". init writes `grad: true` commented out, with
+    why; a package without such a Function gets no such line."""
+    files = {"net/__init__.py": "", "net/nn.py": """\
+        import torch as th
+
+
+        class CheckpointFunction(th.autograd.Function):
+            @staticmethod
+            def forward(ctx, x):
+                return x * 2
+
+            @staticmethod
+            def backward(ctx, g):
+                return g * 2
+        """, "net/model.py": """\
+        import torch
+        from torch import nn
+
+        from .nn import CheckpointFunction
+
+
+        class Block(nn.Module):
+            def __init__(self, dim: int = 8) -> None:
+                super().__init__()
+                self.proj = nn.Linear(dim, dim)
+
+            def forward(self, x):
+                return CheckpointFunction.apply(self.proj(x))
+        """}
+    root = _repo(tmp_path / "with", files)
+    assert main(["init", str(root)]) == 0
+    text = (root / "pt2bot.yml").read_text()
+    [line] = [ln for ln in text.splitlines() if "grad: true" in ln]
+    assert line.startswith("    # grad: true   # `CheckpointFunction` (net/nn.py): an autograd.Function's backward")
+    assert not load_config(str(root / "pt2bot.yml")).models[0].grad
+    plain = _repo(tmp_path / "without", {**files, "net/nn.py": "CheckpointFunction = None\n",
+                                         "net/model.py": files["net/model.py"].replace("CheckpointFunction.apply(", "(")})
+    assert main(["init", str(plain)]) == 0
+    assert "grad: true" not in (plain / "pt2bot.yml").read_text()
+
+
 def test_a_config_built_model_whose_forward_takes_nothing_is_said_not_a_crash(tmp_path):
     """PyTorch Geometric holds such a class; `init` raised IndexError on the whole repository."""
     root = _repo(tmp_path, {"pkg/__init__.py": "", "pkg/m.py": """\
