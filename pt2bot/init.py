@@ -1293,6 +1293,11 @@ def propose(index: RepoClasses, c: _Class) -> Proposal:
                 shapes["length"] = (32,)
             elif d == "edges":
                 shapes["edges"] = (_EDGES,)
+            elif isinstance(d, str) and d not in shapes:
+                # a dim the docstring names in its own words (a radar map's `range` and
+                # `doppler`): one size, a multiple of the small powers of two a stride or a
+                # pooling asks for
+                shapes[d] = (_DOC_OTHER_SIZE,)
     dynamic = tuple(d for d, vs in shapes.items() if len(vs) > 1)
     line = c.node.lineno
     return Proposal(name=_snake(c.name), entry=f"{c.module}:{c.name}", path=c.path, line=line,
@@ -1557,6 +1562,9 @@ _DOC_WIDTH = frozenset({"d", "e", "dim", "d_model", "hidden", "hidden_size", "em
                         "features", "f"})
 # (a volume's depth too: `[batch, 1, depth, height, width]`)
 _DOC_SPACE = {"h": "height", "height": "height", "w": "width", "width": "width", "depth": "depth"}
+# the size of a dim a docstring names in its own words (`range`, `doppler`)
+_DOC_OTHER_SIZE = 16
+_DOC_COMPLEX = re.compile(r"\b(?:complex(?:64)?|cfloat|ComplexFloat)\b")
 _DOC_INTEGER = re.compile(r"\b(?:long|int(?:32|64)?|integers?|LongTensor|IntTensor)\b", re.I)
 _DOC_BOOL = re.compile(r"\b(?:bool|boolean|BoolTensor)\b", re.I)
 _DOC_IDS = re.compile(r"\b(?:class labels?|labels?|class(?:es)?|ids|indices|tokens?)\b", re.I)
@@ -1598,6 +1606,11 @@ def _doc_input(env: dict[str, Any], fn: ast.FunctionDef, name: str,
             shape.append(width)
         elif isinstance(env.get(d), int) and not isinstance(env.get(d), bool) and env[d] > 0:
             shape.append(env[d])
+        elif i >= 2 and shape and shape[0] == "batch" and re.fullmatch(r"[a-z][a-z_]{2,}", d) \
+                and d not in env:
+            # a size named in the docstring's own words after the batch and the channels
+            # (`[batch, 2, range, doppler]`): kept as a dim of its own name
+            shape.append(d)
         else:
             return None
     said = text[dims.end():] + " " + text[:dims.start()]
@@ -1605,6 +1618,8 @@ def _doc_input(env: dict[str, Any], fn: ast.FunctionDef, name: str,
     line = f"from {'forward' if _doc_text(fn, name) else 'the class'}'s docstring, " \
         f"{' '.join(dims.group(0).split())}"
     integer = _DOC_INTEGER.search(said)
+    if _DOC_COMPLEX.search(said):
+        return InputGuess(None, tuple(shape), "complex64"), f"{line}, complex"
     if _DOC_BOOL.search(said):
         return InputGuess(None, tuple(shape), "bool"), f"{line}, a mask"
     if (what or integer) and shape in (["batch"], ["batch", "seq"]):

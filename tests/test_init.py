@@ -1729,6 +1729,31 @@ def test_a_forward_that_differentiates_gets_grad_and_runs_in_check(tmp_path, cap
     assert m.grad and m.name == "pair_forces"
 
 
+def test_dims_a_docstring_names_in_its_own_words_and_a_complex_input(tmp_path):
+    """complextorch's radar classifier: "z is [batch, 2, range, doppler] complex64"; init gave
+    up ("its first layer ... tells no input shape") and the user wrote the input by hand."""
+    root = _repo(tmp_path, {"radar/__init__.py": "", "radar/model.py": """\
+        import torch
+        from torch import nn
+
+
+        class RangeDoppler(nn.Module):
+            \"\"\"z is [batch, 2, range, doppler] complex64: two receive channels after the FFTs.\"\"\"
+
+            def __init__(self, width: int = 8) -> None:
+                super().__init__()
+                self.w = nn.Parameter(torch.ones(width))
+
+            def forward(self, z):
+                return z.abs().mean(dim=(2, 3)) * self.w[:2]
+        """})
+    assert main(["init", str(root), "--check"]) == 0
+    [m] = load_config(str(root / "pt2bot.yml")).models
+    [i] = m.inputs
+    assert (i.shape, i.dtype) == (("batch", 2, "range", "doppler"), "complex64")
+    assert m.shapes["range"] == (16,) and m.shapes["doppler"] == (16,)
+
+
 def test_an_autograd_function_of_the_package_brings_a_grad_hint(tmp_path):
     """guided-diffusion's attention blocks run `checkpoint(...)`, a custom autograd.Function
     whose backward calls `th.autograd.grad`: with autograd on dynamo breaks there, and the
