@@ -442,3 +442,20 @@ def test_a_costlier_compile_from_a_new_break_alone_is_the_breaks_not_a_second_fa
     # no new break: more graphs are the PR's own doing too
     rep = _report(run(7.77, 110, 1, True), run(23.31, 119, 2, True))
     assert [r["level"] for r in rep.reasons if r["code"] == "compile_regression"] == ["failure"]
+
+
+def test_less_cpu_for_the_same_work_is_not_read_as_cheaper():
+    """guided-diffusion's PR 3 split a graph in three and read "8.85 → 3.72 CPU s (×0.42)",
+    an improvement; the work compiled (FX nodes) was the same."""
+    from pt2bot.report.metrics import compile_line
+    from pt2bot.reportdata import ModelDelta
+
+    side = {"cpu_s": 8.85, "fx_nodes": 711, "graphs": 1, "cache": "cold"}
+    cost = {"base": side, "head": {**side, "cpu_s": 3.72, "fx_nodes": 705, "graphs": 3}, "ratio": 0.42,
+            "basis": "cpu_s", "regression": False, "threshold_pct": 30.0, "note": None}
+    line = compile_line(ModelDelta(name="m", compile=cost))
+    assert line.endswith("no regression: less CPU time for about the same work (FX nodes), not a cheaper "
+                         "compile: more likely the machine's load."), line
+    # fewer FX nodes: the compile did less, and says nothing more
+    less = {**cost, "head": {**cost["head"], "fx_nodes": 300}}
+    assert compile_line(ModelDelta(name="m", compile=less)).endswith("no regression.")

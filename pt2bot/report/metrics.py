@@ -94,6 +94,14 @@ def compile_line(m: ModelDelta) -> str:
         verdict = "no base to compare"
     else:
         verdict = "no regression"
+        ratio, pct = c.get("ratio"), c.get("threshold_pct")
+        fx = [s.get("fx_nodes") for s in (b, h)]
+        if c.get("basis") == "cpu_s" and _num(ratio) and _num(pct) and ratio < 1 / (1 + pct / 100) and \
+                all(_num(x) for x in fx) and fx[1] >= fx[0] * (1 - pct / 200):
+            # a compile of the same work in less CPU time is the machine's load, not the PR:
+            # guided-diffusion's "×0.42" read as an improvement for a PR that split the graph
+            verdict += (": less CPU time for about the same work (FX nodes), not a cheaper "
+                        "compile: more likely the machine's load")
     note = c.get("note")
     tail = f": {escape_inline(note, limit=300)}" if isinstance(note, str) and note else ""
     return f"Compile ({what}): " + " · ".join(parts) + f" · {verdict}{tail}."
