@@ -351,32 +351,10 @@ def gather_settings(targets: list[dict[str, Any]], findings: Sequence[Finding], 
             if t["path"] not in sources:
                 sources[t["path"]] = _read(head_root, t["path"])
             source = sources[t["path"]]
-            if source is not None and not _branches_on_item(t, source):
+            if source is not None:
                 _propose_setting(proposals, i, t, source,
                                  _findings_at(findings, t["path"], t["line"]))
     return list(proposals.values())
-
-
-def _branches_on_item(t: Mapping[str, Any], source: str) -> bool:
-    """Whether a `.item()` break target is in the test of an `if`/`while` (`if
-    timesteps.max().item() > 999:`): capture_scalar_outputs makes the number a symbol, and the
-    branch on it then breaks as data-dependent, always; its proof is time spent on an answer
-    known (guided-diffusion's clamp: 211 s of a 300 s budget)."""
-    if _setting_of(t) != "capture_scalar_outputs":
-        return False
-    try:
-        tree = ast.parse(source)
-    except (SyntaxError, ValueError, RecursionError):
-        return False
-    lines = source.splitlines()
-    line = t["line"]
-    if not 1 <= line <= len(lines):
-        return False
-    raw = lines[line - 1]
-    st, _ = statement_at(tree, line, len(raw.encode()) - len(raw.lstrip().encode()))
-    return isinstance(st, (ast.If, ast.While)) and any(
-        isinstance(n, ast.Call) and isinstance(n.func, ast.Attribute) and n.func.attr == "item"
-        and n.lineno == line for n in ast.walk(st.test))
 
 
 def _propose_setting(proposals: dict[tuple[Any, ...], Proposal], i: int, t: Mapping[str, Any],
