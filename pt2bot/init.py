@@ -280,6 +280,7 @@ class RepoClasses:
         self.functions: dict[str, _Class] = {}
         self._local_imports: dict[ast.FunctionDef, dict[str, str]] = {}
         self._configs: dict[str, _ConfigClass] = {}
+        self._functions: dict[str, list[_Class]] = {}     # top-level package -> its autograd.Functions
         summaries: list[FileSummary] = []
         no_rules = Rules({}, [])
         for rel, path in iter_sources(self.root, note):
@@ -338,6 +339,15 @@ class RepoClasses:
 
     def is_module(self, qualname: str) -> bool:
         return self.index.is_module_class(qualname)
+
+    def autograd_functions(self, package: str) -> list["_Class"]:
+        """The classes of top-level package `package` deriving from `torch.autograd.Function`,
+        looked up once per package (every model of it asks)."""
+        hit = self._functions.get(package)
+        if hit is None:
+            hit = self._functions[package] = [x for q, x in self.classes.items() if q.split(".")[0] == package
+                                              and self.index.is_autograd_function(q)]
+        return hit
 
     def torch_layer(self, qualname: str) -> str | None:
         """The torch class a class of the repository is built as, where it subclasses one
@@ -1312,8 +1322,7 @@ def _functions_hint(index: RepoClasses, c: _Class) -> str:
     them: guided-diffusion's `CheckpointFunction` (nn.py), behind an attention block's
     `checkpoint(...)`, calls `th.autograd.grad` in its backward, and with autograd on dynamo
     breaks there three times, which the default no_grad run never shows."""
-    top = c.module.split(".")[0]
-    found = [x for q, x in index.classes.items() if q.split(".")[0] == top and index.index.is_autograd_function(q)]
+    found = index.autograd_functions(c.module.split(".")[0])
     if not found:
         return ""
     names = ", ".join(f"`{x.name}` ({x.path})" for x in found[:2]) + (f" and {len(found) - 2} more" if len(found) > 2 else "")

@@ -283,7 +283,7 @@ def model_sections(report: Report) -> list[Section]:
         if m.status == "skipped" and m.change != "removed":
             continue   # listed under "Skipped models"
         out.append(model_section(m, report, untimed))
-        if untimed is None and latency_table(m) == UNTIMED_LATENCY:
+        if untimed is None and _untimed(m):
             untimed = m.name
     return out
 
@@ -624,10 +624,15 @@ UNTIMED_LATENCY = ("Latency: not measured (latency is off for this model): graph
                    "can show the same counts or fewer.")
 
 
+def _untimed(m: ModelDelta) -> bool:
+    """A changed model whose latency did not run (`UNTIMED_LATENCY`)."""
+    return m.latency_gate == "not_measured" and m.change == "changed" and not m.delta.latency
+
+
 def latency_table(m: ModelDelta, untimed: str | None = None) -> str:
     if m.latency_gate == "unchanged":
         return GATED_LATENCY
-    if m.latency_gate == "not_measured" and m.change == "changed" and not m.delta.latency:
+    if _untimed(m):
         if untimed:
             return (f"Latency: not measured (latency is off for this model; see "
                     f"{code_inline(untimed, limit=100)} above).")
