@@ -21,6 +21,8 @@ from proofs import break_target, offered
 from test_fixes import findings_in, fixed
 
 WHERE = "select the early returns' values with nested `torch.where`"
+STANDS_IN = ("; 1 stands in for `{}` where the test holds, so that the division computed there and not "
+             "selected is defined")
 
 
 def chains(tmp_path, text: str):
@@ -201,8 +203,10 @@ def test_fresh_names_shadow_nothing_and_a_short_chain_stays_on_one_line(tmp_path
             x = x * s + value1
             return x / s
         """)
-    [c] = titled(by_line[7])
-    assert c.lines == ("    value1_ = x", "    x = x * s + value1", "    return torch.where(s.sum() == 0, value1_, x / s)")
+    # (`x / s` computed where `s` sums to 0: 1 stands in for `s` there)
+    [c] = titled(by_line[7], WHERE + STANDS_IN.format("s"))
+    assert c.lines == ("    value1_ = x", "    safe_s = torch.where(s.sum() == 0, torch.ones_like(s), s)",
+                       "    x = x * safe_s + value1", "    return torch.where(s.sum() == 0, value1_, x / safe_s)")
 
 
 @pytest.mark.parametrize("text", [

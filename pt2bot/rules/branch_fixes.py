@@ -44,7 +44,8 @@ In the order they are offered (most likely to be the author's intent first):
    `if c: name = v` as `name = torch.where(c, v, name)`: torchdiffeq's step size, `if
    error_ratio < 1: dfactor = ...` between its zero-error return and the last; every value a
    tensor the source shows to be one: a `torch.Tensor` parameter, a torch call, a tensor
-   method, arithmetic on those, a function of the file annotated `-> torch.Tensor`), the
+   method, arithmetic on those, a function of the file annotated `-> torch.Tensor`, a call of a
+   submodule that `__init__` set to a torch layer returning one tensor), the
    assignments and then `return torch.where(c1, a1, torch.where(c2, a2, r))` (kornia's
    posterize and sharpness fixes; there `and`/`or`/`not` need every part a tensor and
    become `&`/`|`/`~`, and a reduction tested for its truth is compared with 0: torchmetrics'
@@ -65,7 +66,11 @@ In the order they are offered (most likely to be the author's intent first):
    freq == pix == 0 when an estimate equals its target, was verified in the plain form and gave
    NaN in every gradient there), so the form is exact by construction, not left to the proof;
    where no stand-in can be given (beside a call both sides make, computed once first), the
-   selection is not offered.
+   selection is not offered. In a chain, the code after an early return is what runs where
+   the test holds: an operand there that reads the test's names gets 1 where it holds (`if hi
+   - lo < 1e-6: return zeros`, then `(x - lo) / (hi - lo)`: a constant input made every
+   gradient NaN), and the return is compared on zeros too (`_exit_guards`), which make a test
+   with nothing special in it hold.
    A test or value that reads a name an assignment after it rebinds (posterize's `bits = 8 -
    bits`) is computed first, into a fresh local (`cond1 = bits == 0`), so it keeps the value
    it had at its `if`. An assignment between of the first nonzero index, `position =
@@ -164,6 +169,7 @@ import dataclasses
 import re
 
 from pt2bot.analysis.model import dotted
+from pt2bot.analysis.torch_modules import is_torch_module_class
 from pt2bot.rules.base import Candidate
 from pt2bot.rules.check_fixes import tensor_test
 from pt2bot.rules.logging_call import LOG_METHODS
@@ -1476,7 +1482,9 @@ class _Tensors:
     parameters annotated `torch.Tensor` or whose `.device` the function reads (torchdiffeq's
     `_optimal_step_size(last_step, ...)` makes `torch.ones((), device=last_step.device)`), the locals every assignment of which is a tensor
     expression, torch calls, tensor methods and arithmetic on those, and calls of the file's
-    functions annotated `-> torch.Tensor`. What it does not know is not a tensor."""
+    functions annotated `-> torch.Tensor`, and calls of the class's submodules that are torch
+    layers returning one tensor (`self.head(h)` where `__init__` set `self.head = nn.Linear(...)`).
+    What it does not know is not a tensor."""
 
     def __init__(self, tree: ast.Module, fn: ast.FunctionDef | ast.AsyncFunctionDef,
                  at: tuple[int, int] | None = None) -> None:
@@ -1491,6 +1499,7 @@ class _Tensors:
                            for a in n.names
                            if (isinstance(n, ast.Import) and a.name == "torch.nn.functional" and a.asname)
                            or (isinstance(n, ast.ImportFrom) and n.module == "torch.nn" and a.name == "functional")}
+        self.layers = _torch_layers(tree, fn)
         args = fn.args
         params = args.posonlyargs + args.args + args.kwonlyargs
         nodes = list(_own_nodes(fn))
@@ -1554,6 +1563,9 @@ class _Tensors:
             f = e.func
             if isinstance(f, ast.Name):
                 return f.id in self.helpers
+            if isinstance(f, ast.Attribute) and isinstance(f.value, ast.Name) and f.value.id == "self" \
+                    and f.attr in self.layers:
+                return True
             if not isinstance(f, ast.Attribute) or f.attr in _NOT_TENSOR:
                 return False
             root = f.value
@@ -1593,6 +1605,34 @@ class _Tensors:
         tensor, true where it is not 0 (NaN included, as Python's `bool` of it)."""
         return isinstance(e, ast.Call) and isinstance(e.func, ast.Attribute) and not e.args and \
             not e.keywords and e.func.attr in _REDUCTIONS and self.has(e)
+
+
+# torch layers whose call returns a tuple (outputs and state, or attention weights), not one tensor
+_TUPLE_LAYERS = frozenset({"RNN", "LSTM", "GRU", "MultiheadAttention"})
+
+
+def _torch_layers(tree: ast.Module, fn: ast.AST) -> set[str]:
+    """The attributes `self.<name>` that the class of method `fn` sets, and only sets, to a torch
+    layer returning one tensor (`self.head = nn.Linear(d, n)`, `torch.nn.LayerNorm(d)`)."""
+    cls = next((c for c in ast.walk(tree) if isinstance(c, ast.ClassDef)
+                and any(s is fn for s in c.body)), None)
+    if cls is None:
+        return set()
+    found: dict[str, bool] = {}
+    for n in ast.walk(cls):
+        if not isinstance(n, (ast.Assign, ast.AnnAssign, ast.AugAssign)):
+            continue
+        targets = n.targets if isinstance(n, ast.Assign) else [n.target]
+        for t in targets:
+            if isinstance(t, ast.Attribute) and isinstance(t.value, ast.Name) and t.value.id == "self":
+                v = n.value if len(targets) == 1 and not isinstance(n, ast.AugAssign) else None
+                name = dotted(v.func) if isinstance(v, ast.Call) else None
+                layer = name is not None and name.startswith(("nn.", "torch.nn.")) and \
+                    not name.startswith(("nn.functional.", "torch.nn.functional.")) and \
+                    is_torch_module_class("torch.nn." + name.rpartition(".")[2]) and \
+                    name.rpartition(".")[2] not in _TUPLE_LAYERS
+                found[t.attr] = found.get(t.attr, True) and layer
+    return {k for k, v in found.items() if v}
 
 
 def _guarded_return(st: ast.stmt) -> bool:
@@ -1756,6 +1796,7 @@ def _chain(code, finding, body: list[ast.stmt], first: int, last: int, tree, lin
     cases: list[tuple[str, str]] = []
     special: list[str] = []
     safe: dict[str, str] = {}   # a divisor an early return guards against zero -> its stand-in
+    held: set[str] = set()      # those guarded by a test that holds there, not by one against zero
     prev_end = run[0].lineno - 1
     for k, s in enumerate(run[:-1]):
         new += lines[prev_end:s.lineno - 1]   # comments and blank lines between statements
@@ -1786,7 +1827,9 @@ def _chain(code, finding, body: list[ast.stmt], first: int, last: int, tree, lin
         mask = tensors.mask(s.test, lines)
         if mask is None:
             return None
-        special += guards_of(f"{segment(lines, s.test)} {mask}")   # `not t.sum()` is `t.sum() == 0`
+        # `not t.sum()` is `t.sum() == 0`; zeros take a test with nothing special in it (`hi - lo
+        # < 1e-6` of a min and a max), where no shape case may reach the return
+        special += _exit_guards(f"{segment(lines, s.test)} {mask}")
         zero, safe_line = _zero_tested(s.test), ""
         if zero is not None and zero not in safe and tensors.has(ast.Name(id=zero, ctx=ast.Load())) and \
                 not any(zero in _assigned(t) for t in run[k + 1:-1]) and \
@@ -1797,6 +1840,21 @@ def _chain(code, finding, body: list[ast.stmt], first: int, last: int, tree, lin
             safe[zero] = fresh_name(taken, f"safe_{zero}")
             taken.add(safe[zero])
             safe_line = f"{safe[zero]} = torch.where({mask}, torch.ones_like({zero}), {zero})"
+        # and what the statements after it divide by (or take the log or root of) that reads the
+        # test's names: computed where the test holds too, it may be the zero the return kept
+        # away (`if hi - lo < 1e-6: return zeros` then `(x - lo) / (hi - lo)`: a constant input
+        # gave NaN gradients); 1 stands in for the whole operand there, where nothing selects it
+        rebound = set().union(*(_assigned(t) for t in run[k + 1:-1]))
+        for t in run[k + 1:]:
+            for op in _singular_operands(t, _test_names(s.test), lines):
+                text = segment(lines, op)
+                if text in safe or _reads(op) & rebound or not tensors.has(op):
+                    continue
+                safe[text] = fresh_name(taken, f"safe_{text}" if text.isidentifier() else "safe_operand")
+                taken.add(safe[text])
+                held.add(text)
+                safe_line += ("\n" if safe_line else "") + \
+                    f"{safe[text]} = torch.where({mask}, torch.ones_like({text}), {text})"
         # what the statements after it rebind: a test or value that reads such a name is
         # computed here, into a fresh local, so that it keeps the value it had here
         later = set().union(*(_assigned(t) for t in run[k + 1:-1] if not _guarded_return(t)))
@@ -1808,8 +1866,8 @@ def _chain(code, finding, body: list[ast.stmt], first: int, last: int, tree, lin
                 text = name
             picked.append(text)
         cases.append((picked[0], picked[1]))
-        if safe_line:
-            new += statement_lines(indent, safe_line)
+        for one in safe_line.split("\n") if safe_line else ():
+            new += statement_lines(indent, one)
     new += lines[prev_end:run[-1].lineno - 1]
     while new and not new[0].strip():   # the blank line after a first `if` that is gone
         new.pop(0)
@@ -1817,7 +1875,7 @@ def _chain(code, finding, body: list[ast.stmt], first: int, last: int, tree, lin
     return Candidate(code=code, path=finding.path, start_line=run[0].lineno,
                      end_line=run[-1].end_lineno or run[-1].lineno, lines=tuple(new),
                      title="select the early returns' values with nested `torch.where`"
-                     + "".join(_stands_in([z]) for z in safe),
+                     + "".join(_stands_in([z], zero=z not in held) for z in safe),
                      safe=False, guards=tuple(dict.fromkeys(special)), rank=rank)
 
 
@@ -1938,23 +1996,46 @@ def _test_names(test: ast.AST) -> list[str]:
                               and isinstance(n.ctx, ast.Load) and n.id not in ("self", "torch", "math", "np")))
 
 
-def _safe_reads(node: ast.AST, safe: dict[str, str]) -> list[tuple[tuple[int, int], tuple[int, int], str]]:
-    """The spans of `node`'s reads of a name of `safe`, each with its stand-in."""
-    return [(*node_span(n), safe[n.id]) for n in ast.walk(node)
-            if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Load) and n.id in safe]
+def _safe_reads(node: ast.AST, safe: dict[str, str],
+                lines: list[str] | None = None) -> list[tuple[tuple[int, int], tuple[int, int], str]]:
+    """The spans of `node`'s reads of a name of `safe`, each with its stand-in; with `lines`,
+    also of the expressions whose text is a key of `safe` (`hi - lo`), outermost only."""
+    found: list[tuple[ast.AST, str]] = []
+    for n in ast.walk(node):
+        if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Load) and n.id in safe:
+            found.append((n, safe[n.id]))
+        elif lines is not None and isinstance(n, ast.expr) and not isinstance(n, ast.Name) and \
+                segment(lines, n) in safe:
+            found.append((n, safe[segment(lines, n)]))
+    inner = {id(x) for n, _ in found for x in ast.walk(n) if x is not n}
+    return [_ungrouped(lines, *node_span(n), text) if lines is not None and not isinstance(n, ast.Name)
+            else (*node_span(n), text) for n, text in found if id(n) not in inner]
+
+
+def _ungrouped(lines: list[str], start: tuple[int, int], end: tuple[int, int],
+               name: str) -> tuple[tuple[int, int], tuple[int, int], str]:
+    """The span `start..end` that `name` replaces, widened over the parentheses that only group
+    it (`x / (hi - lo)` -> `x / safe_operand`, not `x / (safe_operand)`); a call's stay."""
+    (l0, c0), (l1, c1) = start, end
+    before, after = lines[l0 - 1][:c0].rstrip(), lines[l1 - 1][c1:].lstrip()
+    if before.endswith("(") and after.startswith(")") and \
+            not re.search(r"[\w)\]]\s*\($", before):
+        c0 = len(before) - 1
+        c1 = len(lines[l1 - 1]) - len(after) + 1
+    return (l0, c0), (l1, c1), name
 
 
 def _with_safe(lines: list[str], st: ast.stmt, safe: dict[str, str]) -> list[str]:
     """`st`'s lines with each read of a name of `safe` replaced by its stand-in."""
     end = st.end_lineno or st.lineno
-    return replace_spans(lines, st.lineno, end, _safe_reads(st, safe))
+    return replace_spans(lines, st.lineno, end, _safe_reads(st, safe, lines))
 
 
 def _safe_arg(lines: list[str], node: ast.AST, safe: dict[str, str]) -> str:
     """`_arg` of `node` with each read of a name of `safe` replaced by its stand-in."""
     if isinstance(node, ast.Name) and node.id in safe:
         return safe[node.id]
-    return _replaced_arg(lines, node, _safe_reads(node, safe))
+    return _replaced_arg(lines, node, _safe_reads(node, safe, lines))
 
 
 def chain_fixes(code, finding, st: ast.If, body: list[ast.stmt], tree, lines) -> list[Candidate]:

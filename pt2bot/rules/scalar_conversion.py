@@ -319,6 +319,10 @@ class ScalarConversion(Rule):
     same holds where the number reaches the name through arithmetic with literals or an arm of
     a conditional expression, `n = int(i.max()) + 1 if i.numel() > 0 else 0`: kept as a tensor,
     `n` read later as a size (`(n,) + x.shape[1:]`) would break there again, so no edit.
+    `lo, hi = float(x.min()), float(x.max())` tested by an early return further down (`if hi ==
+    lo: return torch.full_like(x, out_lo)`) and read after it in arithmetic or as both bounds
+    of a clamp: the values kept, detached, and the return selected over the rest, as for
+    `.item()` (PTC101's `_kept_then_chained`).
     `int(t)` becomes `t.long()` in the same places (it truncates toward zero as `int()` does;
     just `t` for an integer draw or index: `int(x.argmax())` -> `x.argmax()`), and
     `int(lengths.max())` of a tensor the function built from Python numbers

@@ -41,8 +41,9 @@ import builtins
 import dataclasses
 
 from pt2bot.rules.base import Candidate
-from pt2bot.rules.edits import (enclosing_function, finding_statement, function_binds, parameters,
-                                parents_of, replace_statement, segment, with_replaced)
+from pt2bot.rules.edits import (enclosing_function, finding_statement, function_binds, indentation, node_span,
+                                parameters, parents_of, replace_spans, replace_statement, segment,
+                                with_replaced)
 
 # reading a value in one of these is a Python number's job (a size, an index, a message; the
 # fill value of `new_full`, `full_like` and `F.pad`, which read a tensor back: GB0033)
@@ -341,7 +342,8 @@ def keep_tensor_fixes(code: str, finding, source: str, tree: ast.Module, what: s
                                   double=widen and _read_with_float(tree, st, name))
         callees = _passed_on(tree, st, name) if widen else None
         if not callees and widen:
-            selected = _kept_then_selected(code, finding, tree, st, lines, outer, text, name)
+            selected = _kept_then_selected(code, finding, tree, st, lines, outer, text, name) or \
+                _kept_then_chained(code, finding, tree, st, lines)
             if selected:
                 return selected
         if callees:
@@ -353,6 +355,8 @@ def keep_tensor_fixes(code: str, finding, source: str, tree: ast.Module, what: s
                               f"{title}, detached ({DETACHED}) and 0-d as the number was: `{name}` is passed "
                               "on to " + ", ".join(f"`{c}`" for c in callees)
                               + ", which the proof runs with the tensor", rank=0, scalar=True)]
+    if widen and isinstance(st, ast.Assign) and isinstance(st.value, ast.Tuple):
+        return _kept_then_chained(code, finding, tree, st, lines)
     return []
 
 
@@ -399,6 +403,139 @@ def _kept_then_selected(code: str, finding, tree: ast.Module, st: ast.stmt, line
         for c in tensor_condition_fixes(code, at, patched, ptree)
         if c.start_line == nxt.lineno and not c.setting
         and not any("torch.compiler.is_compiling()" in line for line in c.lines)]
+
+
+def _read_back(node: ast.AST) -> ast.AST | None:
+    """The tensor that `node` copies to one Python float (`float(t)`, `t.item()`,
+    `float(t.item())`), else None."""
+    if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id == "float" and \
+            len(node.args) == 1 and not node.keywords:
+        node = node.args[0]
+        if not (isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute)
+                and node.func.attr == "item" and not node.args and not node.keywords):
+            return node
+    if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr == "item" \
+            and not node.args and not node.keywords:
+        return node.func.value
+    return None
+
+
+def _kept_then_chained(code: str, finding, tree: ast.Module, st: ast.stmt,
+                       lines: list[str]) -> list[Candidate]:
+    """`lo, hi = x.min().item(), x.max().item()` (or `float(...)`s, or one name) in a function's
+    own block, an early return further down that block on a test of those names (`if hi - lo <
+    1e-6: return zeros`), and every other read of them after it an operand of arithmetic or a
+    clamp's bounds (`x.clamp(lo, hi)`, both kept): the numbers kept as tensors, detached as they
+    were, and the early return selected over the rest of the function with nested
+    `torch.where` (the chain recipe of PTC201, which puts 1 in for a divisor the return kept
+    away from zero). A window of intensities over the batch and a rescale to a range are this
+    code in two held-out libraries. Not safe: `torch.where` computes the rest where head
+    returned; the proof runs it on an input that takes the return (zeros make a min equal to a
+    max) and compares gradients too."""
+    from pt2bot.rules.branch_fixes import chain_fixes
+    from pt2bot.rules.edits import statement_at
+    if not (isinstance(st, ast.Assign) and len(st.targets) == 1):
+        return []
+    target, value = st.targets[0], st.value
+    if isinstance(target, ast.Name):
+        pairs = [(target, value)]
+    elif isinstance(target, ast.Tuple) and isinstance(value, ast.Tuple) and \
+            len(target.elts) == len(value.elts) and all(isinstance(t, ast.Name) for t in target.elts):
+        pairs = list(zip(target.elts, value.elts))
+    else:
+        return []
+    kept = [(v, _read_back(v)) for _, v in pairs]
+    if any(t is None for _, t in kept):
+        return []
+    names = {t.id for t, _ in pairs}   # type: ignore[union-attr]
+    fn = enclosing_function(tree, st)
+    _, body = statement_at(tree, st.lineno, st.col_offset)
+    st_end = st.end_lineno or st.lineno
+    if fn is None:
+        return []
+    copied: list[str] = []   # the rest of the function, repeated in the block that binds the names
+    if body is fn.body:
+        after = body[body.index(st) + 1:]
+    else:
+        # `if in_range is None: lo, hi = float(x.min()), float(x.max())` / `else: lo, hi =
+        # in_range`: on the other path the names are numbers, so the rest of the function is
+        # repeated, with tensors, at the end of the block that makes them (complextorch's
+        # rescale_intensity); the other path runs the code as it was
+        blk = next((s for s in fn.body if isinstance(s, ast.If) and s.body and s.body[-1] is st), None)
+        after = fn.body[fn.body.index(blk) + 1:] if blk is not None else []
+        if not after or not isinstance(after[-1], ast.Return):
+            return []
+        outer_indent, inner_indent = indentation(lines, blk), indentation(lines, st)
+        span = lines[after[0].lineno - 1:after[-1].end_lineno or after[-1].lineno]
+        if not inner_indent.startswith(outer_indent) or \
+                any(ln.strip() and not ln.startswith(outer_indent) for ln in span):
+            return []
+        copied = [inner_indent[len(outer_indent):] + ln if ln.strip() else ln for ln in span]
+    exit_ = next((s for s in after if any(isinstance(n, ast.Name) and n.id in names for n in ast.walk(s))), None)
+    if not (isinstance(exit_, ast.If) and not exit_.orelse and len(exit_.body) == 1 and
+            isinstance(exit_.body[0], ast.Return) and
+            any(isinstance(n, ast.Name) and n.id in names for n in ast.walk(exit_.test))):
+        return []
+    fparents = parents_of(fn)
+    start, end = exit_.test.lineno, exit_.test.end_lineno or exit_.test.lineno
+    for n in (n for s in after for n in ast.walk(s)):
+        if not (isinstance(n, ast.Name) and n.id in names):
+            continue
+        if not isinstance(n.ctx, ast.Load):
+            return []   # bound again: which value a later read sees is not followed here
+        if not (start <= n.lineno <= end or arith_only(n, fparents) or _clamp_bounds(n, fparents, names)):
+            return []
+    spans = []
+    for v, t in kept:
+        text = segment(lines, t)
+        spans.append((*node_span(v), f"{text}.detach()" if _atom_text(text) else f"({text}).detach()"))
+    new_st = replace_spans(lines, st.lineno, st_end, spans)
+    if len(new_st) != st_end - st.lineno + 1:
+        return []
+    patched_lines = lines[:st.lineno - 1] + new_st + copied + lines[st_end:]
+    try:
+        ptree = ast.parse("\n".join(patched_lines) + "\n")
+    except SyntaxError:
+        return []
+    # the exit in the patched text: where it was, or in the copy below the kept statement
+    line = exit_.lineno if not copied else st_end + 1 + exit_.lineno - after[0].lineno
+    col = exit_.col_offset + (len(indentation(lines, st)) - len(indentation(lines, after[0])) if copied else 0)
+    pst, pbody = statement_at(ptree, line, col)
+    if not isinstance(pst, ast.If):
+        return []
+    at = dataclasses.replace(finding, line=pst.test.lineno, col=pst.test.col_offset)
+    copy_end = st_end + len(copied)
+    which = " and ".join(f"`{t.id}`" for t, _ in pairs)   # type: ignore[union-attr]
+    why = DETACHED if any(isinstance(v.func, ast.Attribute) for v, _ in kept) else \
+        DETACHED.replace("`.item()`", "`float()`")
+    title = f"keep {which} {'tensors' if len(pairs) > 1 else 'a tensor'}, detached ({why})" + \
+        (", repeat the rest of the function in this block, where they are tensors (the other path "
+         "runs it as it was)," if copied else ",")
+    # with a copy, the edit runs to the function's end, the other path's code kept as it was:
+    # it changes where this path leaves the function, so the proof compares what the function
+    # returns, as for a chain, not what the kept statement binds (never reached after it now)
+    fn_end = (after[-1].end_lineno or after[-1].lineno) if copied else 0
+    return [dataclasses.replace(
+        c, start_line=st.lineno, end_line=c.end_line if not copied else fn_end,
+        lines=tuple(patched_lines[st.lineno - 1:c.start_line - 1]) + c.lines
+        + tuple(patched_lines[c.end_line:copy_end + (fn_end - st_end if copied else 0)]),
+        variants=(), rank=0, title=f"{title} and {c.title}")
+        for c in chain_fixes(code, at, pst, pbody, ptree, patched_lines)
+        if c.start_line == line and (not copied or c.end_line == copy_end)]
+
+
+def _clamp_bounds(node: ast.AST, parents: dict[int, ast.AST], names: set[str]) -> bool:
+    """`node` is a bound of a clamp whose bounds are all names of `names` (`x.clamp(lo, hi)`):
+    with both bounds tensors dynamo keeps the clamp in the graph (measured on torch 2.13; one
+    tensor bound beside a number reads it back)."""
+    p = parents.get(id(node))
+    call = parents.get(id(p)) if isinstance(p, ast.keyword) else p
+    if not (isinstance(call, ast.Call) and isinstance(call.func, ast.Attribute) and call.func.attr in _CLAMPS):
+        return False
+    module = isinstance(call.func.value, ast.Name) and call.func.value.id == "torch"
+    given = [k.value for k in call.keywords if k.arg in ("min", "max")] + list(call.args[1:] if module else call.args)
+    return any(g is node for g in given) and \
+        all(isinstance(g, ast.Name) and g.id in names for g in given)
 
 
 # Why a kept value is first tried in float64: Python computes with the number `.item()` gave in

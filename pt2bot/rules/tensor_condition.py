@@ -146,7 +146,13 @@ class TensorCondition(Rule):
     `//`, `%`, `torch.div`), an integer division raises there and a float one puts NaN into the
     gradient, so 1 stands in for it, `safe_step = torch.where(step == 0,
     torch.ones_like(step), step)`, read by the code after it (torchvision's equalize), in the
-    chain and in the one-`return` `torch.where` alike. An early return before several more
+    chain and in the one-`return` `torch.where` alike; in a chain, so does any operand the code
+    after the return divides by, or takes the log or root of, that reads the test's names (`if
+    hi - lo < 1e-6: return zeros`, then `(x - lo) / (hi - lo)`: `safe_operand =
+    torch.where(hi - lo < 1e-6, torch.ones_like(hi - lo), hi - lo)`), and the return is also
+    compared on zeros, which make a test with nothing special in it hold (a min equal to a max).
+    A submodule call is a tensor value where `__init__` set it to a torch layer that returns one
+    (`self.head(h)`, `self.head = nn.Linear(...)`). An early return before several more
     statements gets no edit (what keeps both paths is `torch.cond` over two functions, the
     rest of the function in the second: lines the pull request often did not write); the
     reason gives that form with the test and the lines. In an `if`/`else` made one `torch.where`,

@@ -110,6 +110,14 @@ class TensorItem(Rule):
     (pt2bot/rules/scalar_fixes.py `_kept_then_selected`; not safe: where the
     arm head skipped divides by zero, `torch.where`'s gradient is NaN, which the proof refuses
     on weights all 0, and `torch.cond` runs only the arm taken).
+    Where several numbers are read at once and an early return further down tests them, the
+    rest of the function reading them in arithmetic only (`lo, hi = x.min().item(),
+    x.max().item()`, then `if hi - lo < 1e-6: return zeros`, then `x = (x - lo) / (hi - lo)`: a
+    window of intensities), the values are kept, detached, and the return selected over the
+    rest with PTC201's chain of early returns, 1 standing in for `hi - lo` where the test holds
+    (`_kept_then_chained`); where the numbers are made in one arm of an `if` and the other arm
+    binds numbers (`if in_range is None: ... else: lo, hi = in_range`), the rest of the
+    function is repeated in that arm, with tensors, and the other path runs it as it was.
     A number only kept on the module for a log, `self.last_losses = {"pixel": pix.item()}`,
     gets no edit: storing `pix.detach()` hands whoever reads the attribute a 0-d tensor where
     head gave a float, which the proof compares and refuses; the reason says that edit and
