@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import re
 from collections import Counter
-from typing import Sequence
+from typing import Any, Sequence
 
 from pt2bot.config import Config
 from pt2bot.findings import Finding
@@ -46,9 +46,9 @@ def judge(*, findings: Sequence[Finding], models: Sequence[ModelDelta],
     broken = run_broken(head_results, base_results, models)
 
     def add(code: str, level: str, message: str, model: str | None = None,
-            count: int = 1, where: Sequence[tuple[object, object]] = ()) -> None:
+            count: int = 1, where: Sequence[tuple[object, object]] = (), **figures: Any) -> None:
         reason = {"code": code, "level": level, "model": model, "message": message,
-                  "count": count}
+                  "count": count, **figures}
         lines = _lines(where)
         if lines:
             reason["lines"] = lines
@@ -129,9 +129,10 @@ def judge(*, findings: Sequence[Finding], models: Sequence[ModelDelta],
             add("compile_regression", WARNING, f"{compile_message(cost)}; it follows from the "
                 f"new break{'s' if len(m.new_breaks) != 1 else ''}: graphs {b.get('graphs')} "
                 f"→ {h.get('graphs')}, while the work compiled, FX nodes {b.get('fx_nodes')} → "
-                f"{h.get('fx_nodes')}, is within the threshold", name)
+                f"{h.get('fx_nodes')}, is within the threshold", name,
+                follows_breaks=True, change_pct=_change_pct(cost))
         elif cost and cost.get("regression"):
-            add("compile_regression", FAILURE, compile_message(cost), name)
+            add("compile_regression", FAILURE, compile_message(cost), name, change_pct=_change_pct(cost))
 
     if broken:
         add("run_broken", NEUTRAL, "the smoke run itself failed: no model produced a result")
@@ -183,9 +184,13 @@ def _recompile_lines(d: Delta) -> list[tuple[object, object]]:
             and not r.get("caused_by") and not r.get("after_break")]
 
 
+def _change_pct(cost: dict) -> int:
+    """How much costlier (or bigger) the first compile is, in whole percent, as said."""
+    return int(round(((cost.get("ratio") or 0.0) - 1) * 100))
+
+
 def compile_message(cost: dict) -> str:
     """"first compile 64% costlier (CPU s 0.47 → 0.77; threshold 30%)" (no user text)."""
-    ratio = cost.get("ratio") or 0.0
     b, h = cost.get("base") or {}, cost.get("head") or {}
     on_cpu = cost.get("basis") == "cpu_s"
     key, label = ("cpu_s", "CPU s") if on_cpu else ("fx_nodes", "FX nodes")
@@ -194,7 +199,7 @@ def compile_message(cost: dict) -> str:
         parts.append(f"{label} {b[key]:.2f} → {h[key]:.2f}" if on_cpu
                      else f"{label} {b[key]} → {h[key]}")
     parts.append(f"threshold {cost.get('threshold_pct', 0):g}%")
-    return (f"first compile {(ratio - 1) * 100:.0f}% {'costlier' if on_cpu else 'bigger'} "
+    return (f"first compile {_change_pct(cost)}% {'costlier' if on_cpu else 'bigger'} "
             f"({'; '.join(parts)})")
 
 

@@ -730,7 +730,8 @@ def test_one_line_says_the_same_failure_of_several_models(pr):
             {"code": "export_broken", "level": "failure", "model": name, "lines": at, "count": 1,
              "message": "torch.export newly fails"}]
     for name, pct in (("vit32", 66), ("vit64", 113), ("rn64", 46), ("text", 41)):
-        reasons.append({"code": "compile_regression", "level": "warning", "model": name, "message": (
+        reasons.append({"code": "compile_regression", "level": "warning", "model": name,
+                        "follows_breaks": True, "change_pct": pct, "message": (
             f"first compile {pct}% costlier (CPU s 0.90 → 1.49; threshold 30%); it follows from the "
             "new break: graphs 1 → 4, while the work compiled, FX nodes 172 → 182, is within the threshold")})
     html = cmarkgfm.github_flavored_markdown_to_html(render_header(make_report(pr).with_(reasons=tuple(reasons))))

@@ -14,7 +14,6 @@ and where the full report is; the verdict and footer always survive. Never raise
 """
 from __future__ import annotations
 
-import re
 from collections import Counter
 from dataclasses import dataclass, field
 from typing import Any, Callable, Mapping, Sequence
@@ -144,7 +143,7 @@ def grouped_reasons(reasons: Sequence[Mapping[str, Any]]) -> list[tuple[Mapping[
     groups: dict[object, tuple[dict[str, Any], list[str]]] = {}
     for i, r in enumerate(reasons):
         model = r.get("model")
-        follows = r.get("code") == "compile_regression" and _FOLLOWS_RE.match(str(r.get("message") or ""))
+        follows = r.get("code") == "compile_regression" and r.get("follows_breaks") is True
         # (a reason of no model, a static finding's, stands alone)
         key: object = (r.get("level"), r.get("code"), "follows" if follows else r.get("message"),
                        tuple(_reason_lines(r))) if model else i
@@ -157,19 +156,16 @@ def grouped_reasons(reasons: Sequence[Mapping[str, Any]]) -> list[tuple[Mapping[
     out = sorted(groups.values(), key=lambda g: (level.get(g[0].get("level"), 1), order[g[0].get("code")]))
     for r, models in out:
         if len(models) > 1 and r.get("code") == "compile_regression":
-            pcts = [m.group(1) for m in (_FOLLOWS_RE.match(str(x.get("message") or "")) for x in reasons
-                                         if x.get("code") == "compile_regression"
-                                         and x.get("model") in models) if m]
-            lo, hi = min(map(int, pcts)), max(map(int, pcts))
+            pcts = [x["change_pct"] for x in reasons if x.get("code") == "compile_regression"
+                    and x.get("model") in models and type(x.get("change_pct")) is int]
+            if not pcts:
+                continue
+            lo, hi = min(pcts), max(pcts)
             r["message"] = (f"first compile {lo}% to {hi}% costlier" if lo != hi else
                             f"first compile {lo}% costlier") + \
                 ("; it follows from the new breaks: more graphs, while the work compiled, FX nodes, "
                  "is within the threshold (each model's figures in its section)")
     return out
-
-
-# the compile-cost warning that follows from new breaks (pt2bot/verdict.py; no user text)
-_FOLLOWS_RE = re.compile(r"first compile (\d+)% costlier .*; it follows from the new break")
 
 
 def _models(names: Sequence[str], code: Callable[..., str]) -> str:
