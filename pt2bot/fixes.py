@@ -2,8 +2,9 @@
 
 For each new graph break, new recompile and export regression that the report locates on a
 line the PR added (the targets), the static findings on that line offer candidate edits
-(their rule's recipe: `rules.fix_candidates`). Each candidate that lies inside one hunk of
-the diff is proven on every model that has the target, in ONE proof worker per model for
+(their rule's recipe: `rules.fix_candidates`). Each candidate is proven on every model that
+has the target (one that reaches past the lines of one hunk of the diff, which no suggestion
+can replace, after all the others, and said as text where it passes), in ONE proof worker per model for
 all its candidates (pt2bot/smoke/verify.py: head's model and each patched version side by
 side, eager backend), under a per-review time budget (`fixes.budget_s` in pt2bot.yml; by
 default as long as head's smoke run of those models took, `proof_budget`),
@@ -189,6 +190,9 @@ class Proposal:
     results: dict[str, dict[str, Any]] = dataclasses.field(default_factory=dict)
     # target index -> the fingerprints of the findings on its line that offer this edit
     by_target: dict[int, list[str]] = dataclasses.field(default_factory=dict)
+    # the edit reaches past the lines of one hunk of the diff, which a suggestion cannot
+    # replace: proven after every edit inside one, and said as text when it passes
+    outside: bool = False
 
     @property
     def key(self) -> tuple[Any, ...]:
@@ -254,11 +258,6 @@ def gather(targets: list[dict[str, Any]], findings: Sequence[Finding], head_root
             if reason and not directed:
                 reasons.append(reason)
             for c in (v for c in cands for v in (c, *c.variants)):
-                if changeset is not None and not in_one_hunk(changeset, c.path, c.start_line,
-                                                              c.end_line):
-                    reasons.append(f"{c.title}: the edit (lines {c.start_line}-{c.end_line}) "
-                                   "is not inside one hunk of the diff")
-                    continue
                 try:
                     patched = apply_candidate(source, c)
                 except ValueError as e:
@@ -268,7 +267,8 @@ def gather(targets: list[dict[str, Any]], findings: Sequence[Finding], head_root
                 p = proposals.get(key)
                 if p is None:
                     p = proposals[key] = Proposal(cid="", cand=c, original=source,
-                                                  patched=patched, findings=[], targets=[])
+                                                  patched=patched, findings=[], targets=[],
+                                                  outside=_outside(changeset, c))
                 _offered(p, i, f.fingerprint())
         if not any(i in p.targets for p in proposals.values()):
             why[i] = "; ".join(dict.fromkeys(reasons)) or "no candidate"
@@ -276,13 +276,20 @@ def gather(targets: list[dict[str, Any]], findings: Sequence[Finding], head_root
             siblings += _next_checks(t, source, tree, trees, [p for p in proposals.values() if i in p.targets],
                                      placed)
     # a next check that is a target of its own is composed as that target's edit
-    found = list(proposals.values()) + [q for q in siblings if (q.cand.path, q.cand.start_line, q.cand.end_line,
-                                                                 q.cand.lines) not in proposals]
+    found = [p for p in proposals.values() if not p.outside] + \
+        [q for q in siblings if (q.cand.path, q.cand.start_line, q.cand.end_line, q.cand.lines) not in proposals]
     for c in compose_siblings(found, placed):
         if changeset is None or in_one_hunk(changeset, c.cand.path, c.cand.start_line,
                                             c.cand.end_line):
             proposals.setdefault(c.key, c)
     return list(proposals.values()), why
+
+
+def _outside(changeset: ChangeSet | None, c: Candidate) -> bool:
+    """Whether edit `c` reaches past the lines of one hunk of the diff (an early return
+    selected over the rest of the function, which the PR did not write): no suggestion block
+    can replace those lines, but a proven edit is still worth saying (None: an audit, no diff)."""
+    return changeset is not None and not in_one_hunk(changeset, c.path, c.start_line, c.end_line)
 
 
 # checks in a row after a target's check that are taken along, at most
@@ -612,8 +619,10 @@ def order(proposals: Sequence[Proposal]) -> list[Proposal]:
     gradients); tried after a costly one, a model whose proof is slow lost it to the budget.
     The order depends on the candidates only, never on which targets brought them in, so
     every shard of a matrix tries the candidates of its models in the order the unsharded
-    review tries them. Past MAX_CANDIDATES they are not tried."""
-    ordered = sorted(proposals, key=lambda p: (not p.cand.safe, p.cand.rank, *p.key))
+    review tries them. An edit that reaches past one hunk of the diff comes after every edit
+    inside one: it can be said, never suggested, so it gets what budget they leave. Past
+    MAX_CANDIDATES they are not tried."""
+    ordered = sorted(proposals, key=lambda p: (p.outside, not p.cand.safe, p.cand.rank, *p.key))
     for k, p in enumerate(ordered):
         p.cid = f"c{k}"
         if k >= MAX_CANDIDATES:
@@ -1184,7 +1193,7 @@ def merge_proofs(report: Report, proofs: Sequence[Mapping[str, Any]], config: Co
     targets = find_targets(report, changeset)
     if not targets:
         return report
-    proposals, why, spent = _join(targets, proofs, config, head_results, _ok(report))
+    proposals, why, spent = _join(targets, proofs, config, head_results, _ok(report), changeset)
     return decide(report, targets, proposals, why, config, spent, budget_s=_shards_budget(proofs))
 
 
@@ -1195,7 +1204,7 @@ def _shards_budget(proofs: Sequence[Mapping[str, Any]]) -> float | None:
 
 
 def _join(targets: list[dict[str, Any]], proofs: Sequence[Mapping[str, Any]], config: Config,
-          head_results: ResultsFile, ok: Collection[str]
+          head_results: ResultsFile, ok: Collection[str], changeset: ChangeSet | None = None
           ) -> tuple[list[Proposal], dict[int, str], float]:
     """The candidates the shards offered for the merged `targets`, each with the verdicts
     of every model it is tried on in an unsharded run (a model whose shard has no verdict
@@ -1221,7 +1230,8 @@ def _join(targets: list[dict[str, Any]], proofs: Sequence[Mapping[str, Any]], co
                 if local.get(i) is None:
                     continue
                 p = found.setdefault(key, Proposal(cid="", cand=cand, original="", patched="",
-                                                   findings=[], targets=[]))
+                                                   findings=[], targets=[],
+                                                   outside=_outside(changeset, cand)))
                 p.by_target[local[i]] = list(fps)
     for p in found.values():       # findings and targets in the targets' order, as `gather`
         for g in sorted(p.by_target):
@@ -1280,24 +1290,31 @@ def _summarise(targets: list[dict[str, Any]], proposals: list[Proposal], why: di
     proposals = [p for p in proposals if not p.cand.setting]
     verdicts = [_verdict(p) for p in proposals]
     for p, (verified, *_) in zip(proposals, verdicts):
-        if verified and not any(p.overlaps(c) for c in chosen):
+        if verified and not p.outside and not any(p.overlaps(c) for c in chosen):
             chosen.append(p)
     alternative = _alternatives(chosen, targets)
     kept = {id(p) for p in chosen}
     for p, (verified, reason, models, evidence) in zip(proposals, verdicts):
         passed = verified    # its own proof held; whether it is posted is decided beside others
-        if verified and id(p) not in kept:
+        beyond = f"the edit (lines {p.cand.start_line}-{p.cand.end_line}) reaches past the lines of one hunk " \
+            "of the diff, which a suggestion cannot replace"
+        if p.outside:
+            # proven like any edit, and said as text for the author to apply; never a
+            # suggestion, and no fix of its targets in the counts
+            verified, reason = False, (f"verified, but {beyond}: the inline comment gives the lines to "
+                                       "apply by hand" if verified else f"{reason}; {beyond}")
+        elif verified and id(p) not in kept:
             verified, reason = False, "overlaps a verified fix tried before it"
         elif verified and id(p) in alternative:
             verified, reason = False, alternative[id(p)]
-        if not verified:
-            evidence = ""
+        if not verified and not (p.outside and passed):
+            evidence = ""   # (what a passed edit beyond the hunk proved is said with it)
         out_c.append({
             "id": p.cid, "rule": p.cand.code, "title": p.cand.title, "path": p.cand.path,
             "start_line": p.cand.start_line, "end_line": p.cand.end_line,
             "lines": list(p.cand.lines), "safe": p.cand.safe, "guards": list(p.cand.guards),
             "findings": list(p.findings), "targets": list(p.targets) + (_riders(p, targets) if verified else []),
-            "verified": verified, "passed": passed,
+            "verified": verified, "passed": passed, **({"outside_diff": True} if p.outside else {}),
             "models": models, "evidence": evidence, "reason": reason})
     # a candidate verified with others applied first stands only where those are posted too
     posted = {(c["path"], c["start_line"], c["end_line"]) for c in out_c if c["verified"]}
@@ -1318,13 +1335,18 @@ def _summarise(targets: list[dict[str, Any]], proposals: list[Proposal], why: di
     out_t = []
     for i, t in enumerate(targets):
         fixed_by = next((c["id"] for c in out_c if c["verified"] and i in c["targets"]), None)
+        beyond_by = None if fixed_by is not None else next(
+            (c for c in out_c if c.get("outside_diff") and c["passed"] and i in c["targets"]), None)
         reason = None
-        if fixed_by is None:
+        if beyond_by is not None:
+            reason = beyond_by["reason"]
+        elif fixed_by is None:
             reason = why.get(i) or next((c["reason"] for c in out_c if i in c["targets"]),
                                         None) or "no candidate"
         out_t.append({**{k: t.get(k) for k in ("kind", "model", "path", "line", "gb",
                                                 "gb_type", "fingerprint")},
                       "fixed_by": fixed_by, "reason": reason,
+                      **({"verified_outside": beyond_by["id"]} if beyond_by is not None else {}),
                       "setting": next((s["id"] for s in out_s if s["verified"] and i in s["targets"]),
                                       None)})
     if budget_s is None:

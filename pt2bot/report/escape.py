@@ -252,13 +252,20 @@ def suggestion_block(text: str) -> str:
     Not defused beyond marker-breaking: a suggestion is code that will be committed, and
     zero-width spaces inside it would corrupt it. Mentions do not fire inside code.
     """
+    return verbatim_block(text, "suggestion")
+
+
+def verbatim_block(text: str, info: str = "python") -> str:
+    """A fenced block of code meant to be copied into a file as it is (a suggestion's, or a
+    verified edit's lines to apply by hand): control characters stripped and a marker broken,
+    nothing else (`defuse`'s zero-width space after an `@` would land in a decorator)."""
     s = strip_controls(str(text)).rstrip("\n")
     s = _HTML_COMMENT.sub("<!" + ZWSP + "--", s) if MARKER_PREFIX in s else s
     runs = [len(r) for r in _BACKTICKS.findall(s)]
     fence = "`" * max(3, max(runs, default=0) + 1)
     if not s:   # an empty block deletes the lines (one with an empty line would keep one)
-        return f"{fence}suggestion\n{fence}"
-    return f"{fence}suggestion\n{s}\n{fence}"
+        return f"{fence}{info}\n{fence}"
+    return f"{fence}{info}\n{s}\n{fence}"
 
 
 def inert_markdown(text: str) -> str:
@@ -518,7 +525,7 @@ def html_text(text: object) -> str:
 __all__ = [
     "ZWSP", "DOLLAR", "MARKER_PREFIX", "CONTROL_CHARS", "strip_controls", "has_controls",
     "terminal_text", "defuse", "plain_text", "neutralise", "cap", "escape_inline",
-    "code_inline", "code_block", "suggestion_block", "inert_markdown", "sanitize_markdown",
+    "code_inline", "code_block", "suggestion_block", "verbatim_block", "inert_markdown", "sanitize_markdown",
     "suggestion_fences", "strip_markers", "clean_text", "command_data",
     "command_property", "log_line", "log_block", "quote", "utf8_len", "truncate_utf8",
     "cap_utf8", "html_text",

@@ -16,7 +16,7 @@ from urllib.parse import urlsplit
 from pt2bot.report.escape import (CODE_CAP, INLINE_CAP, MARKER_PREFIX, ZWSP, cap,
                                   code_block, code_inline, defuse, escape_inline,
                                   has_controls, message_inline, neutralise, strip_controls,
-                                  suggestion_block, truncate_utf8, utf8_len)
+                                  suggestion_block, truncate_utf8, utf8_len, verbatim_block)
 
 MESSAGE_CAP = 1_000
 _MARKER_NAME = re.compile(r"^[A-Za-z0-9_.:=-]{1,80}$")
@@ -64,6 +64,6 @@ def table(header: list[str], rows: list[list[str]]) -> str:
 
 __all__ = [
     "cap", "strip_controls", "defuse", "neutralise", "escape_inline", "code_inline",
-    "code_block", "suggestion_block", "is_safe_url", "link", "marker", "details", "table",
+    "code_block", "suggestion_block", "verbatim_block", "is_safe_url", "link", "marker", "details", "table",
     "utf8_len", "truncate_utf8", "MARKER_PREFIX", "ZWSP",
 ]

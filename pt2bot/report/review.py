@@ -21,7 +21,7 @@ from typing import Any, Callable, Mapping, Sequence
 from pt2bot.findings import DIFF_ADDED, DIFF_CONTEXT, Finding, fingerprint
 from pt2bot.report.escape import has_controls
 from pt2bot.report.markdown import (code_block, code_inline, escape_inline, marker,
-                                    message_inline, suggestion_block)
+                                    message_inline, suggestion_block, verbatim_block)
 from pt2bot.report.summary import (FULL_REPORT, MATRIX_ONLY, MAX_CHARS, Section, caused_line, fit,
                                    finding_location, gb_link, location, reached, severity_icon,
                                    smoke_verdict, when)
@@ -35,6 +35,8 @@ MAX_COMMENTS = 100   # one review; beyond this the body lists the rest
 # without the `if`: head's factor where the test holds, ...`): 245 characters were seen, and
 # a cut at 200 ended a verified fix's title mid-word
 FIX_TITLE_CAP = 500
+# a verified edit beyond the PR's lines is given whole in its comment up to this many lines
+MAX_BEYOND_LINES = 40
 
 
 def render_review(report: Report, changeset_commentable: Commentable | None = None) -> dict:
@@ -195,7 +197,10 @@ class ProvenFixes:
             if c.get("setting"):
                 self.set_tried.update(keys)
             for k in keys:
-                into.setdefault(k, c)
+                if into is self.failed and _beyond(c) and not _beyond(into.get(k)):
+                    into[k] = c   # a proven edit to apply by hand says more than a refused one
+                else:
+                    into.setdefault(k, c)
 
     def carried_at(self, fix: Mapping[str, Any] | None) -> int | None:
         """The first line of the comment already carrying `fix`'s suggestion, if one does."""
@@ -218,6 +223,11 @@ class ProvenFixes:
 
     def failed_for(self, keys: Sequence[str]) -> Mapping[str, Any] | None:
         return next((self.failed[k] for k in keys if k in self.failed), None)
+
+
+def _beyond(fix: Mapping[str, Any] | None) -> bool:
+    """A candidate that passed its proof and reaches past one hunk of the diff."""
+    return bool(fix) and bool(fix.get("outside_diff")) and bool(fix.get("passed"))
 
 
 def export_key(path: object, line: object) -> str:
@@ -280,6 +290,18 @@ def failed_fix_line(fix: Mapping[str, Any]) -> str:
     setting (torch's own hint for the break, which the comment then leaves out) is named: the
     proof's answer is that the hint does not work here."""
     why = message_inline(fix.get("reason") or "not tried", limit=400)
+    if _beyond(fix):
+        # proven, but GitHub's suggestion replaces lines of one hunk only: the lines to write,
+        # as code to copy (never a suggestion block, nor the comment's `fix`)
+        start, end, lines = fix.get("start_line"), fix.get("end_line"), fix.get("lines")
+        text = (f"🔧 **Verified edit, beyond the PR's lines** (not a suggestion: it replaces lines "
+                f"{start}-{end}, past this hunk of the diff): "
+                f"{message_inline(fix.get('title') or '', limit=FIX_TITLE_CAP)}. "
+                f"{message_inline(fix.get('evidence') or '', limit=600)}.")
+        if isinstance(lines, list) and len(lines) <= MAX_BEYOND_LINES:
+            text += f"\n\nLines {start}-{end} of {code_inline(fix.get('path'), limit=160)} become:\n\n" + \
+                verbatim_block("\n".join(str(x) for x in lines))
+        return text
     if fix.get("passed") and not fix.get("verified"):
         # an alternative to a posted suggestion, or one proven only beside another: "not
         # verified" would deny the proof it passed

@@ -965,6 +965,11 @@ def fixes_section(report: Report) -> Section | None:
             f"{'s' if len(targets) != 1 else ''} on the PR's lines (each re-run before it was "
             f"posted; {_num(fixes.get('spent_s'))} s of the {_num(fixes.get('budget_s'))} s "
             "budget).")
+    beyond = [t for t in open_ if t.get("verified_outside")]
+    if beyond:
+        head += (f" 🔧 {len(beyond)} more problem{'s' if len(beyond) != 1 else ''} "
+                 f"{'have' if len(beyond) != 1 else 'has'} a verified edit that reaches past the PR's "
+                 "lines: given in the inline comment as code to apply by hand, not as a suggestion.")
     proven = [s for s in fixes.get("settings") or () if isinstance(s, dict) and s.get("verified")]
     if proven:
         head += (f" ⚙️ {len(proven)} dynamo setting{'s' if len(proven) != 1 else ''} verified for "
@@ -1010,7 +1015,9 @@ def fix_target_line(t: dict[str, Any], settings: Mapping[str, str] | None = None
     # mid-word, "(on `volum…")
     why = message_inline(t.get('reason') or '', limit=700)
     outcome = (f"verified with {code_inline(f'torch._dynamo.config.{name} = True', limit=120)} "
-               f"set; no verified edit: {why}" if name else f"no verified fix: {why}")
+               f"set; no verified edit: {why}" if name else
+               f"an edit beyond the PR's lines, {why}" if t.get("verified_outside") else
+               f"no verified fix: {why}")
     return (f"- {escape_inline(t.get('kind', ''), limit=20)}"
             f"{' ' + gb_link(t.get('gb')) if gb_registry.is_code(t.get('gb')) else ''} at "
             f"{code_inline(location(t), limit=120)} "
