@@ -687,9 +687,18 @@ _ARGUMENT_KIND_GUARD = re.compile(r"^\s*(?:___check_type_id\(|___check_obj_id\(|
                                   r"|requires_grad mismatch|expected type of '[^']+' to be a tensor type")
 
 
+# And a frame a break split off that one class's instances share (two Swin blocks, one
+# shifted and one not, each calling the attention that now breaks: the rest of the block after
+# the call is one resume function for both) fails its guard on a setting the instance holds,
+# `self.shift_size == 0`; inlined, each instance's setting was a constant of the one graph.
+_SELF_VALUE_GUARD = re.compile(r"^\s*self(?:\.\w+|\[[^\]]*\])+\s*==\s*"
+                               r"(?:[-+]?(?:\d+\.?\d*|\.\d+)(?:[eE][-+]?\d+)?|True|False|'[^']*')\s*(?:#|$)")
+
+
 def _follows(r: RecompileReason) -> bool:
     return r.kind in _FOLLOWS_KINDS or (
-        r.kind == "guard" and _ARGUMENT_KIND_GUARD.search(r.guard or "") is not None) or (
+        r.kind == "guard" and (_ARGUMENT_KIND_GUARD.search(r.guard or "") is not None
+                               or _SELF_VALUE_GUARD.match(r.guard or "") is not None)) or (
         r.resumed_after is not None and r.kind == "guard"
         and _ARGUMENT_VALUE_GUARD.match(r.guard or "") is not None)
 

@@ -188,21 +188,18 @@ def _measured(spec_: dict) -> dict:
     return json.loads(out.strip().splitlines()[-1])
 
 
-def test_a_wrapper_split_off_by_a_break_recompiles_on_its_module_and_that_follows_from_it(tmp_path):
-    """perceiver-pytorch, reviewed as a new user would: a NaN guard in an attention block that
-    a shared `PreNorm(fn)` wraps, in a loop over layers. The break sends `forward` to eager and
-    makes the wrapper a frame of its own, called with the attention block and then with the
-    feed-forward block: it recompiles on `___check_type_id(self._modules['fn'], ...)`. The
-    review headlined such recompiles as new ones, besides the break that made them."""
+def _split_pair(tmp_path, name: str, entry: str):
+    """The fixture `models/<name>.py` measured as head and, without its `head only` lines, as
+    base (breaks and the matrix, batch 2 then 3), and compared: (head RUN, base RUN, delta)."""
     from pt2bot.compare import compare_model
     from pt2bot.results import ModelRun
 
-    model = {"name": "wrapped", "entry": "models.wrapped_break:Wrapped", "kwargs": {},
+    model = {"name": name, "entry": f"models.{name}:{entry}", "kwargs": {},
              "inputs": [{"name": "x", "shape": ["batch", 8], "dtype": "float32"}],
              "inputs_entry": None, "shapes": {"batch": [2, 3]}, "cases": None, "dynamic": [],
              "export": False, "tolerance": {}}
     run = {"backend": "eager", "recompile_limit": 8, "warmup": 1, "repeats": 3, "threads": 1}
-    with open(os.path.join(ROOT, "models", "wrapped_break.py"), encoding="utf-8") as fh:
+    with open(os.path.join(ROOT, "models", f"{name}.py"), encoding="utf-8") as fh:
         head_text = fh.read()
     sides = {}
     for side, text in (("head", head_text), ("base", "".join(
@@ -210,16 +207,43 @@ def test_a_wrapper_split_off_by_a_break_recompiles_on_its_module_and_that_follow
         root = tmp_path / side
         (root / "models").mkdir(parents=True)
         (root / "models" / "__init__.py").write_text("")
-        (root / "models" / "wrapped_break.py").write_text(text)
+        (root / "models" / f"{name}.py").write_text(text)
         sides[side] = _measured({"repo_root": str(root), "model": model, "run": run, "device": "cpu",
                                  "phases": ["breaks", "matrix"], "log_path": None})
         assert sides[side]["status"] == "ok", sides[side].get("error")
     head, base = sides["head"], sides["base"]
+    m = compare_model(name, ModelRun.from_json(base), ModelRun.from_json(head), renames={},
+                      line_map=lambda path, line: line, threshold_pct=10).to_dict()
+    return head, base, m
+
+
+def test_a_wrapper_split_off_by_a_break_recompiles_on_its_module_and_that_follows_from_it(tmp_path):
+    """perceiver-pytorch, reviewed as a new user would: a NaN guard in an attention block that
+    a shared `PreNorm(fn)` wraps, in a loop over layers. The break sends `forward` to eager and
+    makes the wrapper a frame of its own, called with the attention block and then with the
+    feed-forward block: it recompiles on `___check_type_id(self._modules['fn'], ...)`. The
+    review headlined such recompiles as new ones, besides the break that made them."""
+    head, base, m = _split_pair(tmp_path, "wrapped_break", "Wrapped")
     assert not base["graph_breaks"] and [b["gb"] for b in head["graph_breaks"]] == ["GB0170"]
     guards = [r["guard"] for c in head["recompiles"]["cases"] for r in c["reasons"]]
     assert any(g.startswith("___check_type_id(self._modules['fn']") for g in guards), guards
-    m = compare_model("wrapped", ModelRun.from_json(base), ModelRun.from_json(head), renames={},
-                      line_map=lambda path, line: line, threshold_pct=10).to_dict()
+    [brk] = m["new_breaks"]
+    excess = head["recompiles"]["count"] - base["recompiles"]["count"]
+    assert excess > 0
+    assert m["delta"]["new_recompiles"] == 0, m["delta"]
+    assert brk["caused_recompiles"] == excess
+
+
+def test_a_resume_function_shared_by_two_blocks_recompiles_on_their_settings_and_that_follows(tmp_path):
+    """Swin Transformer V2, reviewed as a new user would: an `.item()` kept for logging inside
+    the attention that two blocks call, one shifted and one not. The rest of the block after
+    the call is one resume function for both, which recompiles on `self.shift_size == 0`;
+    inlined, each block's shift was a constant. The review failed a second check for it ("2 new
+    recompile(s)") beside the break that made it."""
+    head, base, m = _split_pair(tmp_path, "shifted_break", "Shifted")
+    assert not base["graph_breaks"] and [b["gb"] for b in head["graph_breaks"]] == ["GB0124"]
+    reasons = [r for c in head["recompiles"]["cases"] for r in c["reasons"]]
+    assert any(r["guard"].startswith("self.shift_size == ") and r.get("resumed_after") for r in reasons), reasons
     [brk] = m["new_breaks"]
     excess = head["recompiles"]["count"] - base["recompiles"]["count"]
     assert excess > 0
