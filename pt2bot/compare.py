@@ -567,11 +567,12 @@ def _break_out(b: GraphBreak, renames: dict[str, str], side: str = "head") -> di
         out["matrix_only"] = True
     if b.inside:
         out["inside"] = b.inside
-    outer = b.user_stack[0] if b.user_stack else None
+    outer = b.loop_frame or (b.user_stack[0] if b.user_stack else None)
     if b.in_loop and outer is not None and outer.path and (outer.path, outer.line) != (b.path, b.line):
-        # the frame whose loop dynamo gave up on is the outermost one, not the function the
-        # break is in (DINO's attention broke inside `VisionTransformer.forward`'s loop over
-        # its blocks, and "in `forward` — inside a loop" read as the attention's)
+        # the frame whose loop dynamo gave up on, as the worker found it (`loop_frame`: the
+        # outermost frame whose line is in a loop), not the function the break is in (DINO's
+        # attention broke inside `VisionTransformer.forward`'s loop over its blocks, and "in
+        # `forward` — inside a loop" read as the attention's); older results: the outermost
         out["loop_frame"] = {"path": renames.get(outer.path, outer.path) if side == "head" else outer.path,
                              "line": outer.line, "function": outer.function}
     return out

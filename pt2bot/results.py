@@ -362,8 +362,11 @@ class GraphBreak(Record):
     # where in an installed package the break is, when `path`/`line` is the repository's line
     # that calls into it (`torchhd/embeddings.py:411`)
     inside: str | None = None
+    # with `in_loop`: the outermost frame of `user_stack` whose line lies in a `for`/`while`
+    # loop, and that loop's first line (the frame dynamo gave up on and ran eagerly)
+    loop_frame: Frame | None = None
     OMIT_IF_NONE: ClassVar[frozenset[str]] = frozenset({"reported_line", "library", "matrix_only",
-                                                        "eager_rest_end", "inside"})
+                                                        "eager_rest_end", "inside", "loop_frame"})
 
 
 @dataclass(frozen=True, kw_only=True)

@@ -64,6 +64,9 @@ class GraphBreak:
     count: int = 1                 # break events merged into this site (loops, layers)
     in_loop: bool = False          # dynamo skipped the frame (GB7000) and ran it eagerly
     user_stack: tuple[dict[str, Any], ...] = ()
+    # with in_loop: the frame dynamo gave up on (the outermost one whose line is in a loop)
+    # and that loop's first line
+    loop_frame: dict[str, Any] | None = None
 
     @classmethod
     def from_site(cls, s: dict[str, Any]) -> "GraphBreak":
@@ -73,7 +76,8 @@ class GraphBreak:
                    explanation=s.get("explanation") or "", url=s.get("url"),
                    source=s.get("source") or "", count=int(s.get("count") or 1),
                    in_loop=bool(s.get("in_loop")),
-                   user_stack=tuple(dict(f) for f in s.get("user_stack") or ()))
+                   user_stack=tuple(dict(f) for f in s.get("user_stack") or ()),
+                   loop_frame=dict(s["loop_frame"]) if isinstance(s.get("loop_frame"), dict) else None)
 
     def to_dict(self) -> dict[str, Any]:
         """The smoke run's RUN `graph_breaks[]` item."""
@@ -81,7 +85,8 @@ class GraphBreak:
                 "function": self.function, "source": self.source, "reason": self.reason,
                 "explanation": self.explanation, "hints": list(self.hints), "url": self.url,
                 "count": self.count, "in_loop": self.in_loop,
-                "user_stack": [dict(f) for f in self.user_stack]}
+                "user_stack": [dict(f) for f in self.user_stack],
+                **({"loop_frame": dict(self.loop_frame)} if self.loop_frame else {})}
 
     @property
     def location(self) -> str:

@@ -52,6 +52,29 @@ class LoopBreak(torch.nn.Module):
         return x
 
 
+class Block(torch.nn.Module):
+    def forward(self, x):
+        print("block")
+        return x * 2
+
+
+class Stages(torch.nn.Module):
+    # Swin's shape: `forward` calls `features`, whose loop over the blocks holds the call that
+    # breaks; `features` is the frame dynamo gives up on, not `forward`
+    def __init__(self) -> None:
+        super().__init__()
+        self.blocks = torch.nn.ModuleList([Block(), Block()])
+
+    def features(self, x):
+        for blk in self.blocks:
+            x = blk(x)
+        return x
+
+    def forward(self, x):
+        x = self.features(x)
+        return x + 1
+
+
 class Clean(torch.nn.Module):
     def __init__(self) -> None:
         super().__init__()
@@ -139,6 +162,17 @@ def test_break_in_a_loop_is_found(userpkg):
     assert [(b.gb, b.line, b.in_loop) for b in got] == [
         ("GB0059", LINE['print("in a loop")'], True)]
     assert "inside a loop" in testing.format_breaks(got)
+    # the loop's own frame: the frame dynamo gives up on is the one holding the loop
+    assert got[0].loop_frame == {"path": got[0].path, "line": LINE["for _ in range(3):"], "function": "forward"}
+
+
+def test_the_frame_given_up_on_is_the_one_whose_line_is_in_a_loop(userpkg):
+    [b] = testing.graph_breaks(userpkg.Stages(), torch.randn(3))
+    assert (b.line, b.function, b.in_loop) == (LINE['print("block")'], "forward", True)
+    assert [f["line"] for f in b.user_stack] == [LINE["x = self.features(x)"], LINE["x = blk(x)"],
+                                                LINE['print("block")']]
+    # not the outermost frame: its line, `x = self.features(x)`, is in no loop
+    assert b.loop_frame == {"path": b.path, "line": LINE["for blk in self.blocks:"], "function": "features"}
 
 
 def test_assert_no_graph_breaks_message_lists_each_break_as_pt2bot_comments_it(userpkg):

@@ -127,14 +127,35 @@ def collect_breaks(events: TraceCollector, paths: RepoPaths, locate: bool = True
                 sites[key]["eager_rest_end"] = end
             if library:
                 sites[key]["library"] = library
+            loop = _loop_frame(pb, paths) if pb.in_loop else None
+            if loop is not None:
+                sites[key]["loop_frame"] = loop
         else:
             if site.get("library") != library:
                 site.pop("library", None)  # one site, two places in libraries: neither is it
             site["count"] += 1
+            if pb.in_loop and not site["in_loop"]:
+                loop = _loop_frame(pb, paths)
+                if loop is not None:
+                    site["loop_frame"] = loop
             site["in_loop"] = site["in_loop"] or pb.in_loop
             if len(stack) > len(site["user_stack"]):
                 site["user_stack"] = stack  # the outermost view of the same site
     return sorted(sites.values(), key=lambda s: (s["path"] or "", s["line"] or 0, s["gb"] or ""))
+
+
+def _loop_frame(pb: graph_breaks.ParsedBreak, paths: RepoPaths) -> dict[str, Any] | None:
+    """The frame dynamo gave up on for a break inside a loop: the outermost user frame of the
+    break's stack whose line lies in a `for`/`while` loop, with that loop's first line. Not
+    simply the outermost frame: Swin's `forward` calls `forward_features`, whose loop over
+    the layers holds the call that breaks; the comment named `forward`'s line, which is no
+    loop, and a reader looked for one there."""
+    for f in pb.frames:
+        rel = paths.rel(f.file)
+        first = paths.loop_at(f.file, f.line) if rel else None
+        if first is not None:
+            return {"path": rel, "line": first, "function": f.function}
+    return None
 
 
 # torch adds this note to every branch on an `any()`/`all()`, whether or not the line joins

@@ -42,6 +42,8 @@ class RepoPaths:
     # once: every break event of a file asks `in_function`
     _functions: dict[str, list[tuple[str, int, int]] | None] = field(default_factory=dict, init=False,
                                                                      repr=False)
+    # a file's `for`/`while` loops, (first line, last line), read once
+    _loops: dict[str, list[tuple[int, int]] | None] = field(default_factory=dict, init=False, repr=False)
 
     def __post_init__(self) -> None:
         self.root = os.path.realpath(self.root)
@@ -137,6 +139,19 @@ class RepoPaths:
                  if lineno <= line <= last]
         return min(spans)[1] if spans else None
 
+    def loop_at(self, filename: str | None, line: int | None) -> int | None:
+        """The first line of the innermost `for`/`while` loop of the innermost function
+        holding `line` of `filename` that holds `line` (None: none, or the file does not parse)."""
+        if not filename or not line:
+            return None
+        if filename not in self._loops:
+            self._loops[filename] = _loop_spans("".join(linecache.getlines(filename)))
+        fn = [(first, last) for _n, first, last in self._spans(filename) or () if first <= line <= last]
+        inner = min(fn, key=lambda s: s[1] - s[0]) if fn else (1, 1 << 30)
+        loops = [(first, last) for first, last in self._loops[filename] or ()
+                 if first <= line <= last and inner[0] <= first and last <= inner[1]]
+        return max(loops)[0] if loops else None
+
     def _spans(self, filename: str) -> list[tuple[str, int, int]] | None:
         """`filename`'s functions (`_function_spans`), read once, through `linecache`."""
         if filename not in self._functions:
@@ -170,6 +185,18 @@ def _function_spans(text: str) -> list[tuple[str, int, int]] | None:
         return None
     return [(n.name, n.lineno, n.end_lineno or n.lineno) for n in ast.walk(tree)
             if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef))]
+
+
+def _loop_spans(text: str) -> list[tuple[int, int]] | None:
+    """Each `for`/`while` statement of a module's text as (first line, last line)."""
+    try:
+        tree = ast.parse(text) if text else None
+    except (SyntaxError, ValueError, RecursionError):
+        return None
+    if tree is None:
+        return None
+    return [(n.lineno, n.end_lineno or n.lineno) for n in ast.walk(tree)
+            if isinstance(n, (ast.For, ast.AsyncFor, ast.While))]
 
 
 # the name dynamo gives the function it makes to resume a frame after a break at line N
