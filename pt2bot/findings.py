@@ -34,7 +34,9 @@ FILTERS = tuple(FILTER_KEEPS)
 
 # What the smoke run made of a finding's claim (`Finding.smoke`, set by pt2bot/reach.py).
 CONFIRMED = "confirmed"        # it recorded the break / recompile / export failure at the line
-NOT_OBSERVED = "not_observed"  # dynamo traced the line and did none of it: demoted to info
+# dynamo traced the line and did none of it (a break claim), or every model that ran it exported
+# with its dynamic dims (an export claim): demoted to info
+NOT_OBSERVED = "not_observed"
 SMOKE_STATUSES = (CONFIRMED, NOT_OBSERVED)
 
 

@@ -24,11 +24,19 @@ dynamo did on those lines, and the finding gets `smoke` (a `SmokeCheck`):
   The finding is demoted to "info" (never failing a check: pt2bot/verdict.py,
   pt2bot/static/check.py `exit_code`) and keeps its severity in `smoke.severity`.
 
-Recompile and export claims are never refuted: whether a size guard recompiles, or export
-fails, depends on which dims vary and are declared dynamic, and a line that compares a dim
-the matrix holds constant (a feature size) shows nothing although the claim holds for a
-model where it varies. Nothing is judged without results; a line no model ran keeps its
-finding as it was.
+- **not observed** for export claims too, when every model that reached the line ran
+  `torch.export` with its configured dynamic dims and it succeeded, kept each of those dims
+  dynamic and matched eager on every case, and the finding states no condition: what the
+  claim needs, a dynamic dim the line depends on, is in no configured model (Swin's padding
+  `if H < self.img_size[0]:`, where only `batch` is dynamic and the `assert` after it pins H
+  and W). Demoted the same way; the evidence says the claim holds for a model that makes such
+  a dim dynamic.
+
+Recompile claims are never refuted, nor export claims without such an export: whether a size
+guard recompiles, or export fails, depends on which dims vary and are declared dynamic, and a
+line that compares a dim the matrix holds constant (a feature size) shows nothing although
+the claim holds for a model where it varies. Nothing is judged without results; a line no
+model ran keeps its finding as it was.
 
 Used by the review (head's results), the audit, and `pt2bot check --results FILE` (the file
 read by pt2bot.results.load_results_file, the one reader of results files).
@@ -125,7 +133,7 @@ EVIDENCE_FOR: dict[str, tuple[str, ...]] = {
     "export": (EXPORT, SPECIALISED, RECOMPILE),
 }
 # The claims a run can refute (see the module doc for why only these).
-REFUTABLE = ("break",)
+REFUTABLE = ("break", "export")
 
 
 def rule_claims() -> dict[str, str]:
@@ -154,6 +162,9 @@ class RunEvents:
     break_frames: Mapping[str, frozenset[int]]
     traced: Mapping[str, FileLines] | None      # None: not known (older results, failed pass)
     case: str = ""                              # the pass's shape case: "batch=2, seq=16"
+    # torch.export with the configured dynamic dims succeeded, kept every one of them dynamic
+    # and matched eager on every case (False: failed, pinned a dim, or was not run)
+    exported: bool = False
 
     @classmethod
     def of(cls, run: ModelRun) -> "RunEvents":
@@ -197,10 +208,12 @@ class RunEvents:
         if isinstance(run.traced_lines, Mapping) and run.graph_breaks is not None:
             traced = {p: FileLines.parse(t) for p, t in run.traced_lines.items()}
         first = rec.cases[0].shape if rec is not None and rec.cases else None
+        exported = ex is not None and ex.ok is True and not ex.static_dims and bool(ex.cases) and \
+            all(c.match is True for c in ex.cases)
         return cls(name=run.name or "?",
                    events={p: tuple(evs) for p, evs in events.items()},
                    break_frames={p: frozenset(ls) for p, ls in frames.items()},
-                   traced=traced, case=_shape(first))
+                   traced=traced, case=_shape(first), exported=exported)
 
     def confirming(self, f: Finding, kinds: tuple[str, ...], last: int) -> list[str]:
         """The evidence of this run for the claim on f's lines (empty: none)."""
@@ -298,6 +311,16 @@ class Judge:
         if claim not in REFUTABLE or not reached or f.condition:
             return None
         runs = [self.runs.get(name) for name in reached]
+        if claim == "export":
+            if not all(r is not None and r.exported for r in runs):
+                return None
+            who = ", ".join(f"`{name}`" for name in reached)
+            return SmokeCheck(
+                status=NOT_OBSERVED, models=tuple(reached), severity=f.severity,
+                evidence=f"torch.export with the configured dynamic dims succeeded on {who}, which "
+                         "ran the line, keeping every one of them dynamic and matching eager on every "
+                         "case: no dim it depends on is dynamic in the configured models (it matters "
+                         "for one that makes such a dim dynamic)")
         if not all(r is not None and r.traced_clean(f, last) for r in runs):
             return None
         shown = [r for r in runs if r is not None and r.case]

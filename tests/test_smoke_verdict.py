@@ -190,6 +190,29 @@ def test_an_export_claim_is_confirmed_by_export_a_specialisation_or_a_guard_ther
     assert got.smoke is None and got.severity == "warning"
 
 
+def test_an_export_claim_where_every_model_exports_with_its_dynamic_dims_is_not_observed():
+    """Swin's padding `if H < self.img_size[0]:` (PTC301), with only `batch` dynamic and H and W
+    pinned by the model's own `assert`: posted as a warning, it could not be acted on. Every
+    model that ran the line exported with its dynamic dims kept dynamic and equal to eager."""
+    f = finding("PTC301", line=6)
+    ok = {"ok": True, "static_dims": [], "cases": [{"shape": {"batch": 2}, "match": True},
+                                                   {"shape": {"batch": 8}, "match": True}]}
+    got = one(f, results(run("a", export=ok), run("b", export=ok)))
+    assert (got.smoke.status, got.severity, got.smoke.severity) == ("not_observed", "info", "warning")
+    assert got.smoke.evidence.startswith("torch.export with the configured dynamic dims succeeded on "
+                                         "`a`, `b`, which ran the line")
+    # one model that failed export, pinned a dynamic dim, or differed on a case: kept as it was
+    for bad in ({"ok": False, "kind": "constraint_violation", "path": "pkg/m.py", "line": 30},
+                {**ok, "static_dims": [{"dim": "batch", "input": "x", "axis": 0, "value": 2}]},
+                {**ok, "cases": [{"shape": {"batch": 2}, "match": False}]}):
+        got = one(f, results(run("a", export=ok), run("b", export=bad)))
+        assert got.smoke is None and got.severity == "warning", bad
+    # a model that did not run the line does not count; a condition is never refuted
+    got = one(f, results(run("a", export=ok), run("b", covered="30-40")))
+    assert got.smoke.status == "not_observed" and got.smoke.models == ("a",)
+    assert one(finding("PTC301", line=6, condition="self.training"), results(run("a", export=ok))).smoke is None
+
+
 def test_claims_of_several_models_are_joined():
     res = results(run("a", breaks=[brk(12)]), run("b", breaks=[brk(12)]), run("c"))
     got = one(finding(), res)
