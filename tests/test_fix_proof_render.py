@@ -252,3 +252,19 @@ def test_the_summary_leaves_out_torchs_hint_where_the_proof_answered_it():
     assert hints_settled(fx, edits_only=True) == {"fa"}
     assert break_block(brk, hint=False, inline=True).endswith(
         "💡 torch's hint is left out: the proof of fixes answered this break, its verified edit is suggested on the line")
+
+
+def test_the_evidence_of_several_models_is_said_whole_or_cut_at_a_clause():
+    """Swin: two models' evidence ran past 600 characters and the comment read "on
+    `swin_w7_56`: GB0170 gon…", under the button that applies the fix."""
+    one = ("GB0170 gone, compiled outputs equal head's eager ones on 2 shape cases, equal with values a "
+           "check may refuse (-1, 0, 1e3, 1e6, NaN; -1 and 0 in one row of several; head raised on NaN)")
+    both = f"verified on `a`: {one}, {one}; on `b`: {one}, {one}"
+    assert 600 < len(both) < 2000
+    c = by_fp(render_review(report(evidence=both), on_diff))[F.fingerprint()]
+    assert "on <code>b</code>: GB0170 gone" in cmarkgfm.github_flavored_markdown_to_html(c["body"])
+    assert "…" not in c["body"]
+    long = "; ".join([both] * 10)
+    c = by_fp(render_review(report(evidence=long), on_diff))[F.fingerprint()]
+    head = c["body"].split("\n\n```suggestion")[0]
+    assert head.endswith("; ….") and "gon…" not in head

@@ -24,7 +24,7 @@ from pt2bot.report.markdown import (code_block, code_inline, escape_inline, mark
                                     message_inline, suggestion_block, verbatim_block)
 from pt2bot.report.summary import (FULL_REPORT, MATRIX_ONLY, MAX_CHARS, Section, caused_line, fit,
                                    finding_location, gb_link, location, reached, severity_icon,
-                                   smoke_verdict, when)
+                                   smoke_verdict, when, whole_clauses)
 from pt2bot.reportdata import Report
 
 SCHEMA = "pt2bot.review/1"
@@ -35,6 +35,8 @@ MAX_COMMENTS = 100   # one review; beyond this the body lists the rest
 # without the `if`: head's factor where the test holds, ...`): 245 characters were seen, and
 # a cut at 200 ended a verified fix's title mid-word
 FIX_TITLE_CAP = 500
+# what a proof showed, said in the comment (report.json keeps it whole, up to 4000 characters)
+EVIDENCE_CAP = 2000
 # a verified edit beyond the PR's lines is given whole in its comment up to this many lines
 MAX_BEYOND_LINES = 40
 
@@ -257,11 +259,18 @@ def _fix_placeable(can: Commentable | None, path: str, fix: Mapping[str, Any]) -
     return can is None or all(_commentable(can, path, n, None) for n in (start, end))
 
 
+def _evidence(row: Mapping[str, Any]) -> str:
+    """What the proof showed, whole where it fits, else cut after its last whole clause: the
+    evidence of two models ran past 600 characters and read "on `swin_w7_56`: GB0170 gon…",
+    under the button that applies the fix."""
+    return message_inline(whole_clauses(str(row.get("evidence") or ""), EVIDENCE_CAP), limit=EVIDENCE_CAP + 10)
+
+
 def fix_text(fix: Mapping[str, Any]) -> str:
     """The verified fix: what was proven, then the suggestion block replacing exactly the
     lines start_line..end_line (indentation included)."""
     head = (f"✅ **Verified fix** ({message_inline(fix.get('title') or '', limit=FIX_TITLE_CAP)}): "
-            f"{message_inline(fix.get('evidence') or '', limit=600)}.")
+            f"{_evidence(fix)}.")
     return head + "\n\n" + suggestion_block("\n".join(str(x) for x in fix["lines"]))
 
 
@@ -271,7 +280,7 @@ def setting_text(row: Mapping[str, Any]) -> str:
     name = str(row.get("setting") or "")
     return (f"⚙️ **Verified setting**, not a change to this line: "
             f"{code_inline(f'torch._dynamo.config.{name} = True', limit=120)}, set before the model "
-            f"is compiled: {message_inline(row.get('evidence') or '', limit=600)}. It applies to "
+            f"is compiled: {_evidence(row)}. It applies to "
             "everything dynamo compiles in that process; it was checked on the models named here only.")
 
 
@@ -297,7 +306,7 @@ def failed_fix_line(fix: Mapping[str, Any]) -> str:
         text = (f"🔧 **Verified edit, beyond the PR's lines** (not a suggestion: it replaces lines "
                 f"{start}-{end}, past this hunk of the diff): "
                 f"{message_inline(fix.get('title') or '', limit=FIX_TITLE_CAP)}. "
-                f"{message_inline(fix.get('evidence') or '', limit=600)}.")
+                f"{_evidence(fix)}.")
         if isinstance(lines, list) and len(lines) <= MAX_BEYOND_LINES:
             text += f"\n\nLines {start}-{end} of {code_inline(fix.get('path'), limit=160)} become:\n\n" + \
                 verbatim_block("\n".join(str(x) for x in lines))
