@@ -471,7 +471,9 @@ class ExportOutcome(Record):
     # where in an installed package torch's innermost frame was ("pkg/mod.py:219"), the
     # repository's `path:line` being where the repository's code reached it
     library: str | None = None
-    OMIT_IF_NONE: ClassVar[frozenset[str]] = frozenset({"gb", "library"})
+    # pt2bot's own words on what to write instead, where it recognised the cause (no user text)
+    hint: str | None = None
+    OMIT_IF_NONE: ClassVar[frozenset[str]] = frozenset({"gb", "library", "hint"})
 
 
 @dataclass(frozen=True, kw_only=True)

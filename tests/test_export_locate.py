@@ -225,3 +225,48 @@ def test_a_constraint_violation_is_located_where_export_pinned_the_dim_without_d
     assert (e["ok"], e["kind"]) == (False, "constraint_violation")
     assert (e["path"], e["line"], e["source"]) == ("pkg_pin/broken.py", 12, "return h.reshape(4, -1)")
     assert calls == []
+
+
+WINDOWS = '''\
+import torch
+from torch import nn
+
+
+def window_reverse(windows, ws, H, W):
+    B = int(windows.shape[0] / (H * W / ws / ws))
+    x = windows.view(B, H // ws, W // ws, ws, ws, -1)
+    return x.permute(0, 1, 3, 2, 4, 5).contiguous().view(B, H, W, -1)
+
+
+class Windows(nn.Module):
+    def forward(self, x):
+        B, H, W, C = x.shape
+        w = x.view(B, H // 4, 4, W // 4, 4, C).permute(0, 1, 3, 2, 4, 5).reshape(-1, 4, 4, C)
+        return window_reverse(w * 2, 4, H, W)
+'''
+
+
+@pytest.mark.torch
+def test_a_size_truncated_by_int_of_a_division_is_located_at_the_int_and_said(tmp_path):
+    """Swin's `window_reverse`: `B = int(windows.shape[0] / (H * W / ws / ws))`. torch's error
+    names the `view` below, and the review said batch could not be dynamic; the guard the export
+    added is `TruncToInt(FloatTrueDiv(...))` at the `int(...)`, and `//` exports."""
+    from pt2bot.smoke.export import TRUNCATED_DIVISION
+    from pt2bot.smoke.worker import measure
+    from test_worker import spec
+
+    for name, text in (("trunc", WINDOWS), ("floor", WINDOWS.replace(
+            "int(windows.shape[0] / (H * W / ws / ws))", "windows.shape[0] // ((H // ws) * (W // ws))"))):
+        (tmp_path / "repo" / "pkg_win").mkdir(parents=True, exist_ok=True)
+        (tmp_path / "repo" / "pkg_win" / "__init__.py").write_text("")
+        (tmp_path / "repo" / "pkg_win" / f"{name}.py").write_text(text)
+        s = spec(name, f"pkg_win.{name}:Windows", phases=("export",), shapes={"batch": [2, 3]},
+                 dynamic=("batch",), inputs=[{"name": "x", "shape": ["batch", 8, 8, 3]}])
+        s["repo_root"] = str(tmp_path / "repo")
+        e = measure(s)["export"]
+        if name == "trunc":
+            assert (e["ok"], e["kind"]) == (False, "constraint_violation"), e
+            assert (e["path"], e["line"]) == ("pkg_win/trunc.py", 6), e
+            assert e["source"].startswith("B = int(windows.shape[0] /") and e["hint"] == TRUNCATED_DIVISION
+        else:
+            assert e["ok"] is True and "hint" not in e, e

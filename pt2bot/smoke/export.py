@@ -288,6 +288,29 @@ def violated_guard_site(events: TraceCollector, message: str, paths: RepoPaths) 
     return None
 
 
+# A size divided with `/` and truncated by `int()` (Swin's `B = int(windows.shape[0] / (H * W /
+# window_size / window_size))`): torch guards on `TruncToInt(FloatTrueDiv(...))`, a float it
+# cannot relate to the size, and export pins the dim; `//` keeps it symbolic (measured on torch
+# 2.13: Swin's window_reverse exports with batch dynamic once written with `//`). The error
+# names the line that used the result (a `view`), not the one that made it.
+TRUNCATED_DIVISION = ("a size divided with `/` and truncated by `int()` here, which export cannot "
+                      "keep symbolic: integer division `//` keeps it")
+_TRUNCATED = re.compile(r"\b(?:TruncToInt|FloorToInt|CeilToInt)\(\s*FloatTrueDiv\(")
+
+
+def truncated_division_site(events: TraceCollector, paths: RepoPaths) -> dict[str, Any] | None:
+    """`{path, line, source}` of the first guard the export added on a truncated float
+    division of a size (`TRUNCATED_DIVISION`), in the user's code; None where there is none."""
+    table = intern_table()
+    for ev in events.of_kind("guard_added_fast"):
+        d = ev.data or {}
+        if _TRUNCATED.search(str(d.get("expr") or "")):
+            at = user_frame(d, paths, table)
+            if at["path"]:
+                return {**at, "source": at["source"] or None}
+    return None
+
+
 def locate_failure(e: BaseException, model: Any, args: tuple, kwargs: dict, shapes: Any,
                    paths: RepoPaths, locate: bool = True,
                    pinned: dict[str, Any] | None = None) -> dict[str, Any]:
@@ -398,6 +421,10 @@ def measure_export(model: Any, cases: list[CaseInputs], eager_outs: list[Any],
         ) if kind == "constraint_violation" else None
         res.update(kind=kind, message=short_message(f"{type(e).__name__}: {e}"),
                    **locate_failure(e, model, args, kwargs, shapes, paths, locate, pinned))
+        truncated = truncated_division_site(events, paths) if kind == "constraint_violation" else None
+        if truncated is not None:
+            res.update(path=truncated["path"], line=truncated["line"], source=truncated["source"],
+                       hint=TRUNCATED_DIVISION)
         if kind == "unsupported":
             gb, _t = graph_breaks.classify_exception(e)
             res["gb"] = gb

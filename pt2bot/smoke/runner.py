@@ -34,6 +34,7 @@ from pt2bot.results import COMPILE_DIR, PHASES, ModelRun, ResultsFile, every_cas
 from pt2bot.smoke import compile_report
 from pt2bot.shard import parse_shard, shard_models
 from pt2bot.smoke.device import git_head, resolve_device, torch_version
+from pt2bot.smoke.export import TRUNCATED_DIVISION
 from pt2bot.smoke.env import import_roots, scrub_env
 from pt2bot.smoke.forkserver import SERVERS, fork_supported, preload_for
 from pt2bot.smoke.supervise import (WORKER_ARGV, WorkerGroups, WorkerJob, forked_main,
@@ -292,7 +293,8 @@ def status_line(run: ModelRun | Mapping[str, Any], log_base: str | None = None) 
                   "shape cases" if failed else ", exports")
     elif exp is not None and exp.ok is False:
         at = f" at {exp.path}:{exp.line}" if exp.path and exp.line else ""
-        extra += f", export fails ({exp.kind or 'error'}{at})" + _advice_exports(run)
+        hint = f": {exp.hint}" if exp.hint in (TRUNCATED_DIVISION,) else ""
+        extra += f", export fails ({exp.kind or 'error'}{at}{hint})" + _advice_exports(run)
     # and what it did not measure (a phase or shape cases that raised): "ok, 8 recompile(s)"
     # read as measured for a model whose every compiled case raised
     lost = unmeasured(run)
