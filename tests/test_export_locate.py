@@ -270,3 +270,22 @@ def test_a_size_truncated_by_int_of_a_division_is_located_at_the_int_and_said(tm
             assert e["source"].startswith("B = int(windows.shape[0] /") and e["hint"] == TRUNCATED_DIVISION
         else:
             assert e["ok"] is True and "hint" not in e, e
+
+
+@pytest.mark.torch
+def test_the_shape_advice_says_where_and_why_the_truncated_division_pins_the_dim(tmp_path):
+    from pt2bot.smoke.export import TRUNCATED_DIVISION
+    from pt2bot.smoke.worker import measure
+    from test_worker import spec
+
+    (tmp_path / "repo" / "pkg_adv").mkdir(parents=True)
+    (tmp_path / "repo" / "pkg_adv" / "__init__.py").write_text("")
+    (tmp_path / "repo" / "pkg_adv" / "w.py").write_text(WINDOWS)
+    s = spec("w", "pkg_adv.w:Windows", phases=("export", "advice"), shapes={"batch": [2, 3]},
+             dynamic=("batch",), inputs=[{"name": "x", "shape": ["batch", 8, 8, 3]}])
+    s["repo_root"] = str(tmp_path / "repo")
+    advice = measure(s)["shape_advice"]
+    [axis] = [a for dims in advice["export"]["dynamic_shapes"].values() for a in dims.values()
+              if isinstance(a, dict) and a.get("static")]
+    assert (axis["path"], axis["line"]) == ("pkg_adv/w.py", 6), advice
+    assert axis["reason"] == f"the code specialises batch to 2: {TRUNCATED_DIVISION}"

@@ -38,9 +38,9 @@ import re
 import time
 from typing import Any
 
-from pt2bot.smoke.export import (classify_failure, short_message, dim_name,
+from pt2bot.smoke.export import (TRUNCATED_DIVISION, classify_failure, short_message, dim_name,
                                  draft_failures, example_case, locate_failure, make_dim,
-                                 run_exported)
+                                 run_exported, truncated_division_site)
 from pt2bot.smoke.inputs import CaseInputs, call_mode, start_call
 from pt2bot.smoke.matrix import mark_range, specialization_sites, varying_dims
 from pt2bot.smoke.timelimit import Overrun, time_limit
@@ -294,6 +294,11 @@ def _export_rounds(res: dict[str, Any], model: Any, args: tuple, kwargs: dict, s
                 # the ones it did not log are asked of draft_export, which traces the model
                 # again (26 s of mamba-minimal's advice)
                 sites = {k: v for k, v in _logged_pins(events, paths).items() if k in newly}
+                truncated = truncated_division_site(events, paths) if len(newly) == 1 else None
+                if truncated is not None:
+                    # the one size pinned, by a truncated float division: its line, not the
+                    # `view` that used it, and what to write instead (Swin's window_reverse)
+                    sites[newly[0]] = {**truncated, "hint": TRUNCATED_DIVISION}
                 if any(p not in sites for p in newly):
                     sites = {**_pin_sites(model, args, kwargs, spec, paths, res["notes"]), **sites}
                 # draft_export may report only the first of several pins: ask again for each
@@ -377,6 +382,8 @@ def _static_entry(d: str, value: int, by_code: bool, site: dict[str, Any] | None
     narrowed to one size)."""
     why = (f"the code specialises {d} to {value}" if by_code
            else f"export's guards hold only for {d} = {value}")
+    if site is not None and site.get("hint") == TRUNCATED_DIVISION:
+        why += f": {TRUNCATED_DIVISION}"
     entry: dict[str, Any] = {"static": True, "value": value, "reason": why, "path": None,
                              "line": None, "source": None}
     if site is None:
