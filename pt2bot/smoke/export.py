@@ -293,8 +293,7 @@ def violated_guard_site(events: TraceCollector, message: str, paths: RepoPaths) 
 # cannot relate to the size, and export pins the dim; `//` keeps it symbolic (measured on torch
 # 2.13: Swin's window_reverse exports with batch dynamic once written with `//`). The error
 # names the line that used the result (a `view`), not the one that made it.
-TRUNCATED_DIVISION = ("a size divided with `/` and truncated by `int()` here, which export cannot "
-                      "keep symbolic: integer division `//` keeps it")
+TRUNCATED_DIVISION = "`int()` of a size divided with `/` here, which export cannot keep symbolic; `//` keeps it"
 _TRUNCATED = re.compile(r"\b(?:TruncToInt|FloorToInt|CeilToInt)\(\s*FloatTrueDiv\(")
 
 
