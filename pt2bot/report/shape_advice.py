@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from typing import Any, Mapping
 
-from pt2bot.report.markdown import code_block, code_inline, details, escape_inline
+from pt2bot.report.markdown import code_block, code_inline, details, escape_inline, message_inline
 
 MAX_DIMS = 20
 
@@ -46,7 +46,7 @@ def dim_line(inp: str, ax: str, e: Mapping[str, Any]) -> str:
         where = located_at(e)
         src = f": {code_inline(e['source'], limit=200)}" if e.get("source") else ""
         return (f"- {what}: **cannot be dynamic**, "
-                f"{escape_inline(e.get('reason') or 'pinned by the code', limit=200)}{where}{src}")
+                f"{message_inline(e.get('reason') or 'pinned by the code', limit=300)}{where}{src}")
     name = f" ({code_inline(e.get('name') or '?', limit=60)})"
     line = f"- {what}{name}: dynamic, {escape_inline(_range(e), limit=80)}"
     split = e.get("not_one_range")
@@ -141,7 +141,7 @@ def causes_markdown(causes: Any) -> str:
         if c.get("kind") == "static_dim":
             lines.append(f"- {code_inline(c.get('dim') or '?', limit=60)} can no longer be "
                          f"dynamic{where}{src} "
-                         f"({escape_inline(c.get('reason') or 'pinned by the code', limit=200)})")
+                         f"({message_inline(c.get('reason') or 'pinned by the code', limit=300)})")
         else:
             base = c.get("base") or {}
             was = (f"; base failed with {escape_inline(base.get('export_kind') or 'error', limit=40)}"
