@@ -73,7 +73,11 @@ fi
 # packaging, torch and numpy (locked), rtdl-num-embeddings 0.0.12 torch alone (scikit-learn only
 # for tree-based bins, imported in a try and not installed: no spec asks for tree bins).
 # complextorch 2.1.1 declares numpy>=2.2.0, torch>=2.1.0 and scipy>=1.10.0 (locked: numpy 2.4.6,
-# scipy 1.17.1); resize-right 0.0.2 declares nothing (it imports torch and numpy, both locked)
+# scipy 1.17.1); resize-right 0.0.2 declares nothing (it imports torch and numpy, both locked).
+# st-moe-pytorch 0.1.8 declares beartype, CoLT5-attention>=0.10.15, einops>=0.6 and torch>=2.0
+# (locked: beartype 0.23.1, colt5-attention 0.11.2, einops 0.8.2); egnn-pytorch 0.2.8 declares
+# einops, numpy, torch (locked) and numba, which is not installed: no module of it imports numba
+# (its torch_geometric layer imports torch_geometric in a try; locked)
 problems="$("$venv/bin/pip" check | grep -vx 'No broken requirements found\.' \
   | grep -vx 'pytorch-tabnet 4\.1\.0 requires scikit-learn, which is not installed\.' \
   | grep -vx 'pytorch-metric-learning 2\.9\.0 requires scikit-learn, which is not installed\.' \
@@ -86,6 +90,7 @@ problems="$("$venv/bin/pip" check | grep -vx 'No broken requirements found\.' \
   | grep -vx 'torch-nl 0\.3 requires ase, which is not installed\.' \
   | grep -vx 'torch-nl 0\.3 requires black, which is not installed\.' \
   | grep -vx 'torch-nl 0\.3 requires pytest, which is not installed\.' \
+  | grep -vx 'egnn-pytorch 0\.2\.8 requires numba, which is not installed\.' \
   | grep -vx 'dctorch 0\.1\.2 has requirement numpy<2\.0\.0,>=1\.22\.3, but you have numpy 2\.4\.6\.' \
   || true)"
 if [ -n "$problems" ]; then echo "$problems"; exit 1; fi
@@ -107,7 +112,7 @@ for n in ("torch", "torchvision", "vit-pytorch", "x-transformers", "denoising-di
           "beartype", "dctorch", "focal-frequency-loss", "info-nce-pytorch", "torchdrift",
           "torchnmf", "fast-bss-eval", "ci-sdr", "torch-hd", "torcheval",
           "torch-nl", "deel-torchlip", "unfoldNd", "rtdl-num-embeddings",
-          "complextorch", "resize-right"):
+          "complextorch", "resize-right", "st-moe-pytorch", "egnn-pytorch"):
     print(f"{n}=={m.version(n)}")
 PY
 echo "venv ready: $venv"
