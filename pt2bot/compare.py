@@ -383,7 +383,15 @@ def compare_model(name: str, base_run: ModelRun | None, head_run: ModelRun | Non
             problems.append(_problem("fails_only_on_head", FAILURE,
                                      f"fails on head but not on base: {what}", **where))
     elif is_failed(base_status):
-        problems.append(_problem("fixed_failure", NOTICE, "failed on base, runs on head"))
+        # said with why base failed: its breaks, recompiles and export are counted as new
+        # against nothing (a PR that adds an input and its pt2bot.yml entry together runs
+        # base's code with head's inputs; a new user read "2 new graph breaks" as measured)
+        err = base_run.error if base_run is not None else None
+        said = " ".join(err.message.split()) if err is not None and err.message else ""
+        why = f" ({said[:200] + '…' if len(said) > 200 else said})" if said else ""
+        problems.append(_problem("fixed_failure", NOTICE, f"failed on base{why}, runs on head: what head "
+                                 "has is compared with nothing, each break, recompile and export "
+                                 "failure counted as new"))
     if head_status == "ok":
         lost = unmeasured(head_run)
         if lost:

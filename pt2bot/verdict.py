@@ -79,12 +79,16 @@ def judge(*, findings: Sequence[Finding], models: Sequence[ModelDelta],
         them = "it" if len(m.new_breaks) == 1 else "them"
         follow = (f"; {caused} recompile{'s follow' if caused != 1 else ' follows'} from {them}"
                   if caused else "")
+        # base failed to run: "new" is against nothing, and the line says so
+        unbased = " (base failed to run: compared with nothing)" if any(
+            p["kind"] == "fixed_failure" for p in m.problems) else ""
+        follow += unbased
         for code, n, allowed, what, scope, then, where in (
                 ("new_graph_breaks", len(m.new_breaks), t.new_graph_breaks,
                  "new graph break(s)", "", follow,
                  [(b.get("path"), b.get("line")) for b in m.new_breaks]),
                 ("new_recompiles", d.new_recompiles, t.new_recompiles,
-                 "new recompile(s)", " over the shape matrix", "", _recompile_lines(d))):
+                 "new recompile(s)", " over the shape matrix", unbased, _recompile_lines(d))):
             if n > allowed:
                 add(code, FAILURE, f"{n} {what}{scope} (allowed: {allowed}){then}", name, n,
                     where)
@@ -94,7 +98,7 @@ def judge(*, findings: Sequence[Finding], models: Sequence[ModelDelta],
             add("eager_fallback", WARNING, "hit the recompile limit: runs eagerly", name)
         if d.export == "broken" and t.export_regression in level_of:
             failed = (m.head or {}).get("export") or {}
-            add("export_broken", level_of[t.export_regression], "torch.export newly fails", name,
+            add("export_broken", level_of[t.export_regression], "torch.export newly fails" + unbased, name,
                 where=[(failed.get("path"), failed.get("line"))])
         # Export failing on both sides, or a dim the advice can no longer make dynamic, is
         # not a break of a working export: said, never failed on (a fix of one cause often

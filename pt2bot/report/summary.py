@@ -316,7 +316,7 @@ def model_section(m: ModelDelta, report: Report, untimed: str | None = None) -> 
         blocks.append(f"🎉 Fixed {len(fixed)} graph break{'s' if len(fixed) != 1 else ''}: "
                       f"{where}{more}.")
     for p in m.problems:
-        if p.get("kind") in ("compare_error", "not_measured"):
+        if p.get("kind") in ("compare_error", "not_measured", "fixed_failure"):
             blocks.append(f"⚪ {escape_inline(p.get('message', ''), limit=400)}")
     new = m.new_breaks
     if new:

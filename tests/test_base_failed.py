@@ -1,0 +1,49 @@
+"""A model whose base did not run: what head has is compared with nothing, and the review says
+so. A new user's PR added a `bonds` input to the model and to pt2bot.yml together; base's code
+has no such argument, so base failed to run with head's config ("the configured inputs do not
+fit forward(): got an unexpected keyword argument 'bonds'"), and the summary headlined "2 new
+graph breaks" beside "—" for every base figure, never saying why (egnn-pytorch, held-out batch
+35)."""
+from __future__ import annotations
+
+import cmarkgfm
+
+from pt2bot.compare import compare_model
+from pt2bot.config import Config
+from pt2bot.report.summary import model_section
+from pt2bot.reportdata import Report
+from pt2bot.results import ModelRun
+from pt2bot.verdict import judge
+
+WHY = "the configured inputs do not fit forward(): got an unexpected keyword argument 'bonds'"
+
+
+def _brk(line: int) -> dict:
+    return {"gb": "GB0124", "gb_type": "Unsupported Tensor.item() call", "path": "molprop/model.py",
+            "line": line, "function": "forward", "count": 1, "in_loop": False, "user_stack": []}
+
+
+def test_head_against_a_base_that_failed_is_said_to_be_compared_with_nothing():
+    base = ModelRun.from_json({"name": "mol", "status": "error", "error": {"kind": "inputs", "message": WHY}})
+    head = ModelRun.from_json({"name": "mol", "status": "ok", "graph_breaks": [_brk(32)],
+                               "export": {"ok": False, "kind": "data_dependent", "path": "molprop/model.py",
+                                          "line": 32}})
+    m = compare_model("mol", base, head, renames={}, line_map=lambda p, n: n, threshold_pct=10)
+    [p] = [p for p in m.problems if p["kind"] == "fixed_failure"]
+    assert p["message"] == (f"failed on base ({WHY}), runs on head: what head has is compared with "
+                            "nothing, each break, recompile and export failure counted as new")
+    reasons = {r["code"]: r for r in judge(findings=[], models=[m], head_results=None, base_results=None,
+                                           config=Config())}
+    assert reasons["new_graph_breaks"]["message"].endswith("(base failed to run: compared with nothing)")
+    assert reasons["export_broken"]["message"] == ("torch.export newly fails (base failed to run: compared "
+                                                   "with nothing)")
+    # the model's section says why base has no figures
+    html = cmarkgfm.github_flavored_markdown_to_html("\n\n".join(model_section(m, Report(
+        head="h" * 40, base="b" * 40, models=(m,))).blocks))
+    assert "failed on base (the configured inputs do not fit forward(): got an unexpected keyword argument" in html
+    # a base that ran: nothing of it
+    ok = compare_model("mol", ModelRun.from_json({"name": "mol", "status": "ok"}), head, renames={},
+                       line_map=lambda p, n: n, threshold_pct=10)
+    assert not any(p["kind"] == "fixed_failure" for p in ok.problems)
+    assert "compared with nothing" not in str(judge(findings=[], models=[ok], head_results=None,
+                                                    base_results=None, config=Config()))
