@@ -63,6 +63,7 @@ def collect_breaks(events: TraceCollector, paths: RepoPaths, locate: bool = True
     The proof passes False: it compares head and a candidate as dynamo numbered both, and in
     a patched file only the patched function follows the patched text's numbering."""
     sites: dict[tuple[Any, ...], dict[str, Any]] = {}
+    files: dict[str, str] = {}   # a frame's repository path -> its file as dynamo gave it
     for ev in events.artifacts("dynamo_graph_break_reason"):
         if not ev.payload:
             continue
@@ -72,6 +73,7 @@ def collect_breaks(events: TraceCollector, paths: RepoPaths, locate: bool = True
             rel = paths.rel(f.file)
             if rel:
                 stack.append({"path": rel, "line": f.line, "function": f.function})
+                files.setdefault(rel, f.file)
         inner_src, inner_file = "", None
         if stack:
             inner = stack[-1]
@@ -127,7 +129,7 @@ def collect_breaks(events: TraceCollector, paths: RepoPaths, locate: bool = True
                 sites[key]["eager_rest_end"] = end
             if library:
                 sites[key]["library"] = library
-            loop = _loop_frame(pb, paths) if pb.in_loop else None
+            loop = _loop_frame(stack, paths, files) if pb.in_loop else None
             if loop is not None:
                 sites[key]["loop_frame"] = loop
         else:
@@ -135,26 +137,50 @@ def collect_breaks(events: TraceCollector, paths: RepoPaths, locate: bool = True
                 site.pop("library", None)  # one site, two places in libraries: neither is it
             site["count"] += 1
             if pb.in_loop and not site["in_loop"]:
-                loop = _loop_frame(pb, paths)
+                loop = _loop_frame(stack, paths, files)
                 if loop is not None:
                     site["loop_frame"] = loop
             site["in_loop"] = site["in_loop"] or pb.in_loop
             if len(stack) > len(site["user_stack"]):
                 site["user_stack"] = stack  # the outermost view of the same site
+    _fold_package_twins(sites, paths, files)
     return sorted(sites.values(), key=lambda s: (s["path"] or "", s["line"] or 0, s["gb"] or ""))
 
 
-def _loop_frame(pb: graph_breaks.ParsedBreak, paths: RepoPaths) -> dict[str, Any] | None:
+def _fold_package_twins(sites: dict[tuple[Any, ...], dict[str, Any]], paths: RepoPaths,
+                        files: dict[str, str]) -> None:
+    """One break dynamo logged twice: from the repository's line that calls into a package
+    (`inside`: the package's line) and from the package's frame alone (`library`, no line of
+    the repository: the frame skipped for the break in its caller's loop, or compiled on its
+    own once the caller ran it eagerly). One site, at the repository's line: egnn-pytorch's
+    `.item()` under a model's loop over its layers read as "2 new graph breaks"."""
+    for key, s in list(sites.items()):
+        if s["path"] is not None or not s.get("library"):
+            continue
+        twin = next((t for t in sites.values() if t is not s and t["path"] is not None
+                     and t.get("inside") == s["library"] and (t["gb"] or t["gb_type"]) == (s["gb"] or s["gb_type"])),
+                    None)
+        if twin is None:
+            continue
+        twin["count"] += s["count"]
+        if s["in_loop"] and not twin["in_loop"]:
+            twin["in_loop"] = True
+            loop = _loop_frame(twin["user_stack"], paths, files)
+            if loop is not None:
+                twin["loop_frame"] = loop
+        del sites[key]
+
+
+def _loop_frame(stack: list[dict[str, Any]], paths: RepoPaths, files: dict[str, str]) -> dict[str, Any] | None:
     """The frame dynamo gave up on for a break inside a loop: the outermost user frame of the
     break's stack whose line lies in a `for`/`while` loop, with that loop's first line. Not
     simply the outermost frame: Swin's `forward` calls `forward_features`, whose loop over
     the layers holds the call that breaks; the comment named `forward`'s line, which is no
     loop, and a reader looked for one there."""
-    for f in pb.frames:
-        rel = paths.rel(f.file)
-        first = paths.loop_at(f.file, f.line) if rel else None
+    for f in stack:
+        first = paths.loop_at(files.get(f["path"]), f["line"])
         if first is not None:
-            return {"path": rel, "line": first, "function": f.function}
+            return {"path": f["path"], "line": first, "function": f["function"]}
     return None
 
 
