@@ -72,3 +72,19 @@ def test_the_matrix_own_retry_is_no_recompile_of_the_model():
     # the resumed frame's recompile for the new batch is the model's (it follows the break)
     assert second["recompiles"] == 1 and got["recompiles"]["count"] == 1
     assert "size mismatch" in second["reasons"][0]["guard"]
+
+
+def test_a_guard_with_its_user_stack_keeps_its_line(tmp_path):
+    """torch 2.13 writes the guard's user stack after its location, on lines of its own: the
+    whole text was one guard with no line, so a Python counter's recompiles on `self.atoms_seen
+    += n_real` were on no line, and PTC110 there said "the run saw no recompile there"."""
+    (tmp_path / "molprop").mkdir()
+    (tmp_path / "molprop" / "model.py").write_text("x = 1\n" * 40)
+    full = str(tmp_path / "molprop" / "model.py")
+    text = ("1/1: ___stack0 == 6                                           # self.atoms_seen += n_real  "
+            f"# {full[-27:]}:29 in torch_dynamo_resume_in_forward_at_28\nUser stack trace:\n"
+            f'  File "{full}", line 29, in torch_dynamo_resume_in_forward_at_28\n'
+            "    self.atoms_seen += n_real")
+    [rec] = parse_recompile_reason(text, CASE, [full], RepoPaths(str(tmp_path)))
+    assert (rec["guard"], rec["path"], rec["line"], rec["source"]) == (
+        "___stack0 == 6", "molprop/model.py", 29, "self.atoms_seen += n_real")

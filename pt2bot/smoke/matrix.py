@@ -25,9 +25,11 @@ from pt2bot.smoke.trace import (RepoPaths, TraceCollector, compilation_metrics, 
                                  intern_table, reset_dynamo)
 
 # "0/1: <guard>  # <source>  # <file>:<line> in <fn> (...)"
+# (torch 2.13 adds the guard's user stack on lines of its own: "...  # m.py:29 in forward\nUser
+# stack trace:\n  File ...", which left the whole text one guard with no line)
 _REASON_RE = re.compile(r"^(?P<id>\d+/\d+):\s*(?P<guard>.*?)(?:\s{2}#\s(?P<src>.*?)\s{2}#\s"
-                        r"(?P<file>\S+):(?P<line>\d+) in (?P<fn>[\w<>.]+))?(?:\s\(.*)?$",
-                        re.S)
+                        r"(?P<file>\S+):(?P<line>\d+) in (?P<fn>[\w<>.]+))?"
+                        r"(?:\s\(.*|\s*\nUser stack trace:.*)?$", re.S)
 _SIZE_RE = re.compile(r"(?:L\[')?(?P<arg>\w+)(?:'\])?\.size\(\)\[(?P<ax>\d+)\]")
 # The tensor is any source dynamo names: an argument (`x`, `L['x']`), a tensor an argument
 # holds (`self.y0`: a size of its own), or one no input is (`args[1]` of a library helper,
