@@ -47,3 +47,17 @@ def test_head_against_a_base_that_failed_is_said_to_be_compared_with_nothing():
     assert not any(p["kind"] == "fixed_failure" for p in ok.problems)
     assert "compared with nothing" not in str(judge(findings=[], models=[ok], head_results=None,
                                                     base_results=None, config=Config()))
+
+
+def test_a_specialisation_with_no_place_names_none():
+    """"dim `batch` = 2 at `?`: " (egnn-pytorch's PR 2): torch placed the specialisation in no
+    line of the repository."""
+    base = ModelRun.from_json({"name": "mol", "status": "ok"})
+    head = ModelRun.from_json({"name": "mol", "status": "ok", "specialized": [
+        {"dim": "batch", "value": 2, "path": None, "line": None, "source": None},
+        {"dim": "atoms", "value": 12, "path": "molprop/model.py", "line": 30, "source": "n = x.shape[1]"}]})
+    m = compare_model("mol", base, head, renames={}, line_map=lambda p, n: n, threshold_pct=10)
+    text = "\n\n".join(model_section(m, Report(head="h" * 40, base="b" * 40, models=(m,))).blocks)
+    assert "`?`" not in text
+    assert "- dim `batch` = 2 (torch named no line of the repository)\n" in text
+    assert "- dim `atoms` = 12 at `molprop/model.py:30`: `n = x.shape[1]`" in text

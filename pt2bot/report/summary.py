@@ -333,10 +333,14 @@ def model_section(m: ModelDelta, report: Report, untimed: str | None = None) -> 
         blocks.append(where)
     spec = m.delta.new_specialized
     if spec:
+        # (a specialisation torch did not place in the repository's code has no place to name:
+        # "at `?`: " said nothing)
         items = "\n".join(f"- dim {code_inline(s.get('dim'), limit=40)} = "
-                          f"{escape_inline(s.get('value'), limit=20)} at "
-                          f"{code_inline(location(s), limit=120)}: "
-                          f"{code_inline(s.get('source') or '', limit=200)}" for s in spec[:20])
+                          f"{escape_inline(s.get('value'), limit=20)}"
+                          + (f" at {code_inline(location(s), limit=120)}" if s.get("path") else
+                             " (torch named no line of the repository)")
+                          + (f": {code_inline(s['source'], limit=200)}" if s.get("source") else "")
+                          for s in spec[:20])
         blocks.append(details(f"{len(spec)} dynamic dim(s) newly specialised", items))
     blocks += shape_advice_blocks(m)
     section = Section(title, blocks)
