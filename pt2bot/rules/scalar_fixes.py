@@ -92,9 +92,14 @@ def _tensor_argument(node: ast.AST, parents: dict[int, ast.AST]) -> bool:
             (len(call.args) > pos and call.args[pos] is node)
     if f.attr not in _CLAMPS:
         return False
-    bounds = call.args[1:] if module else call.args
-    given = [k.value for k in call.keywords if k.arg in ("min", "max")] + list(bounds)
-    return given == [node] and (isinstance(p, ast.keyword) or node in bounds)
+    return _clamp_given(call) == [node]
+
+
+def _clamp_given(call: ast.Call) -> list[ast.AST]:
+    """The bounds a clamp call is given (`x.clamp(lo, hi)`, `torch.clamp(x, max=hi)`)."""
+    module = isinstance(call.func, ast.Attribute) and isinstance(call.func.value, ast.Name) and \
+        call.func.value.id == "torch"
+    return [k.value for k in call.keywords if k.arg in ("min", "max")] + list(call.args[1:] if module else call.args)
 
 
 def arith_only(node: ast.AST, parents: dict[int, ast.AST]) -> bool:
@@ -532,8 +537,7 @@ def _clamp_bounds(node: ast.AST, parents: dict[int, ast.AST], names: set[str]) -
     call = parents.get(id(p)) if isinstance(p, ast.keyword) else p
     if not (isinstance(call, ast.Call) and isinstance(call.func, ast.Attribute) and call.func.attr in _CLAMPS):
         return False
-    module = isinstance(call.func.value, ast.Name) and call.func.value.id == "torch"
-    given = [k.value for k in call.keywords if k.arg in ("min", "max")] + list(call.args[1:] if module else call.args)
+    given = _clamp_given(call)
     return any(g is node for g in given) and \
         all(isinstance(g, ast.Name) and g.id in names for g in given)
 
