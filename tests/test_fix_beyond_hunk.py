@@ -93,7 +93,7 @@ class Window(nn.Module):
     def forward(self, x):
         h = torch.relu(self.proj(x))
         h = h + 1
-        h = h * 2
+        nz = h.nonzero()   # a break on base too (GB0036), in the lines the edit repeats
         h = torch.tanh(h)
         return self.head(h)
 """
@@ -123,7 +123,9 @@ def test_the_review_proves_it_and_gives_the_lines_in_the_comment(tmp_path, monke
     report = json.loads((out / "report.json").read_text(encoding="utf-8"))
     review = json.loads((out / "review.json").read_text(encoding="utf-8"))
     fixes = report["fixes"]
-    [beyond] = [c for c in fixes["candidates"] if c.get("outside_diff") and c["passed"]]
+    passed = [c for c in fixes["candidates"] if c.get("outside_diff") and c["passed"]]
+    assert len(passed) == 1, fixes
+    [beyond] = passed
     # to the end of forward, two lines past the hunk's three lines of context
     assert (beyond["start_line"], beyond["end_line"]) == (12, 20)
     assert beyond["evidence"].startswith("verified on `window`: GB0124 gone"), beyond
