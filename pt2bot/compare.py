@@ -681,8 +681,11 @@ _FOLLOWS_KINDS = frozenset({"size_mismatch", "size_one"})
 # them is guarded by value, `___stack2 == -1.9169241189956665` (a `.item()` passed to the
 # `print` that broke) or `T == 16`, so the frame recompiles for each new value or size. Without
 # the break there is no such argument: the guard is the break's. A guard on an expression
-# (`(h.size()[1] // 16) != 1`) is the user's code and stays the frame's own problem.
-_ARGUMENT_VALUE_GUARD = re.compile(r"\s*[A-Za-z_]\w*\s*==\s*[-+]?(?:\d+\.?\d*|\.\d+)(?:[eE][-+]?\d+)?\s*(?:#|$)")
+# (`(h.size()[1] // 16) != 1`) is the user's code and stays the frame's own problem. A list on the
+# stack is guarded by its length the same way (`len(___stack1) == 2`: kornia's per-image
+# `torch.stack([... for i in range(len(factor))])` resumed after the PR's break).
+_ARGUMENT_VALUE_GUARD = re.compile(r"\s*(?:[A-Za-z_]\w*|len\(___stack\d+\))\s*==\s*"
+                                   r"[-+]?(?:\d+\.?\d*|\.\d+)(?:[eE][-+]?\d+)?\s*(?:#|$)")
 
 
 # A frame a break made its own (a helper dynamo inlined before) is called from code that now

@@ -88,3 +88,22 @@ def test_a_guard_with_its_user_stack_keeps_its_line(tmp_path):
     [rec] = parse_recompile_reason(text, CASE, [full], RepoPaths(str(tmp_path)))
     assert (rec["guard"], rec["path"], rec["line"], rec["source"]) == (
         "___stack0 == 6", "molprop/model.py", 29, "self.atoms_seen += n_real")
+
+
+def test_a_value_or_a_length_passed_across_a_break_is_the_breaks():
+    """In a frame resumed after a break, a number or a list the break passed as an argument is
+    guarded by value or by length (kornia's `len(___stack1) == 2`, the per-image list of its
+    sharpness after the PR's `if`): without the break there is no such argument. Not an
+    expression of the user's code, nor a length of a tensor the user holds."""
+    from pt2bot.compare import _follows
+    from pt2bot.results import RecompileReason
+
+    def resumed(guard: str) -> RecompileReason:
+        return RecompileReason.from_json({"guard": guard, "kind": "guard",
+                                          "resumed_after": {"path": "m.py", "line": 5}})
+
+    assert _follows(resumed("len(___stack1) == 2"))
+    assert _follows(resumed("T == 16"))
+    assert not _follows(resumed("len(self.layers) == 2"))
+    assert not _follows(resumed("(h.size()[1] // 16) != 1"))
+    assert not _follows(RecompileReason.from_json({"guard": "len(___stack1) == 2", "kind": "guard"}))
