@@ -1546,13 +1546,18 @@ def _more_input(infer: "_Infer", c: "_Class", env: dict[str, Any], fn: ast.Funct
             return InputGuess(p.name, named_dims, "int64", 2), "a tokenizer's mask of 1s and 0s"
         return InputGuess(p.name, named_dims, "bool"), "a mask over the data input's dims"
     got = infer.first_layer(c, env, param=p.name)
+    doc = _doc_input(env, fn, p.name, c.node)
+    if got and doc and len(doc[0].shape) > len(got[0].shape) and doc[0].shape[-1] == got[0].shape[-1]:
+        # the docstring says more than the first layer, and agrees with it: the set a batch
+        # holds before the features the layer reads (`coors: [batch, atoms, 3]` into
+        # `nn.Linear(3, ...)`, where the layer alone gives `[batch, 3]`)
+        got = None
     if got:
         g, how = got
         return InputGuess(p.name, g.shape, g.dtype, g.high), f"from its first layer, {how}"
     ids = _index_input(env, fn, p.name, first)
     if ids:
         return InputGuess(p.name, ids[0].shape, "int64", ids[0].high), ids[1]
-    doc = _doc_input(env, fn, p.name, c.node)
     if doc:
         return InputGuess(p.name, doc[0].shape, doc[0].dtype, doc[0].high), doc[1]
     return InputGuess(p.name, first.shape, first.dtype, first.high), _LIKE_DATA
@@ -1615,6 +1620,11 @@ def _doc_input(env: dict[str, Any], fn: ast.FunctionDef, name: str,
             shape.append(width)
         elif isinstance(env.get(d), int) and not isinstance(env.get(d), bool) and env[d] > 0:
             shape.append(env[d])
+        elif i == 1 and shape == ["batch"] and re.fullmatch(r"[a-z][a-z_]{2,}", d) and d not in env:
+            # the set or sequence a batch holds, in the docstring's own words (a molecule's
+            # `[batch, atoms, 3]`): the sequence dim, which the other inputs read from the first
+            # layer (`atoms` through an nn.Embedding) or as a mask over the data share
+            shape.append("seq")
         elif i >= 2 and shape and shape[0] == "batch" and re.fullmatch(r"[a-z][a-z_]{2,}", d) \
                 and d not in env:
             # a size named in the docstring's own words after the batch and the channels

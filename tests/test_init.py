@@ -1754,6 +1754,40 @@ def test_dims_a_docstring_names_in_its_own_words_and_a_complex_input(tmp_path):
     assert m.shapes["range"] == (16,) and m.shapes["doppler"] == (16,)
 
 
+def test_the_set_a_batch_holds_in_a_docstrings_own_words_is_the_sequence(tmp_path):
+    """egnn-pytorch's molecule model: "coors: [batch, atoms, 3] float32 positions"; init guessed
+    `[batch, seq] int64` like the atom codes, and the model failed to build its inputs. The
+    atoms are the sequence dim the other inputs (the codes through an nn.Embedding, the mask)
+    share."""
+    root = _repo(tmp_path, {"mol/__init__.py": "", "mol/model.py": """\
+        import torch
+        from torch import nn
+
+
+        class Mol(nn.Module):
+            \"\"\"Predicts one value per molecule.
+
+            atoms: [batch, atoms] int64 atomic-number codes below num_types (0 is padding),
+            coors: [batch, atoms, 3] float32 positions in angstrom,
+            mask:  [batch, atoms] bool, True where the atom is real.
+            \"\"\"
+
+            def __init__(self, num_types: int = 10, dim: int = 8) -> None:
+                super().__init__()
+                self.embed = nn.Embedding(num_types, dim)
+                self.pos = nn.Linear(3, dim)
+
+            def forward(self, atoms, coors, mask):
+                h = (self.embed(atoms) + self.pos(coors)) * mask.unsqueeze(-1)
+                return h.sum((1, 2))
+        """})
+    assert main(["init", str(root), "--check"]) == 0
+    [m] = load_config(str(root / "pt2bot.yml")).models
+    got = {i.name: (i.shape, i.dtype) for i in m.inputs}
+    assert got == {"atoms": (("batch", "seq"), "int64"), "coors": (("batch", "seq", 3), "float32"),
+                   "mask": (("batch", "seq"), "bool")}
+
+
 def test_an_autograd_function_of_the_package_brings_a_grad_hint(tmp_path):
     """guided-diffusion's attention blocks run `checkpoint(...)`, a custom autograd.Function
     whose backward calls `th.autograd.grad`: with autograd on dynamo breaks there, and the
