@@ -1103,6 +1103,7 @@ def cost_json(cost: CompileCost | None) -> dict[str, Any]:
     unmeasured), then the size of the generated code and the cache state."""
     out = {k: getattr(cost, k) if cost is not None else None for k in COST_KEYS}
     out["kernel_bytes"] = cost.kernel_bytes if cost is not None else None
+    out["fx_ops"] = cost.fx_ops if cost is not None else None
     out["cache"] = cost.cache if cost is not None else None
     return out
 
@@ -1132,7 +1133,8 @@ def compare_compile(base: ModelRun | None, head: ModelRun, *,
     FX nodes (`basis: "fx_nodes"`) and decides alone.
 
     With `new_breaks` (head has breaks base has not), a regression whose graphs grew while its
-    FX nodes grew less than the threshold is the breaks' (`follows_breaks`): a break splits the
+    FX operations (`fx_ops`; where a side lacks them, its FX nodes, which a split grows by the new
+    graphs' inputs and outputs) grew less than the threshold is the breaks' (`follows_breaks`): a break splits the
     model into more graphs, each compiled on its own (inductor's code generation and C++ build
     per graph), so the first compile costs more for no more work; the break is judged once, as
     a break (its recompiles likewise).
@@ -1167,6 +1169,8 @@ def compare_compile(base: ModelRun | None, head: ModelRun, *,
                      and hc.graphs <= bc.graphs)
     cpu = _ratio(bc.cpu_s, hc.cpu_s)
     nodes = _ratio(bc.fx_nodes, hc.fx_nodes)
+    # the work alone, where both sides have it: the operations (a split adds inputs and outputs)
+    ops = _ratio(bc.fx_ops, hc.fx_ops)
     if cpu is not None and bc.cache == hc.cache:
         out.update(ratio=round(cpu, 4), basis="cpu_s")
         more_s = (hc.cpu_s or 0) - (bc.cpu_s or 0) >= MIN_COMPILE_DELTA_S
@@ -1184,7 +1188,8 @@ def compare_compile(base: ModelRun | None, head: ModelRun, *,
         elif more_s and grew and (cpu >= limit or corroborated):
             out["regression"] = True
             out["note"] = f"the compile does more work: {work}"
-            if new_breaks and "graphs" in grew and nodes is not None and nodes < limit:
+            work_ratio = ops if ops is not None else nodes
+            if new_breaks and "graphs" in grew and work_ratio is not None and work_ratio < limit:
                 out["follows_breaks"] = True
         elif cpu >= limit and more_s:
             out["note"] = ("CPU time up, but FX nodes, guards, graphs and kernels did not "

@@ -588,7 +588,8 @@ class CompileCost(Record):
 
     `cpu_s`: CPU seconds of the worker, its reaped children and its live descendants (the
     compile pool, read from /proc) over the call; `wall_s` the same call's wall time.
-    Deterministic: `fx_nodes` and `guards` (sums over the frames compiled), `graphs`,
+    Deterministic: `fx_nodes`, `fx_ops` (the nodes that are operations: no graph input nor
+    output) and `guards` (sums over the frames compiled), `graphs`,
     `kernels` and `kernel_bytes` (inductor: kernel definitions and size of the generated
     code; null with other backends), `cache_hits`/`cache_misses` (FX graph cache lookups;
     null when the backend has no on-disk cache). `cache`: cold | warm. `cpu_method` says
@@ -596,6 +597,7 @@ class CompileCost(Record):
     cpu_s: float | None = None
     wall_s: float | None = None
     fx_nodes: int | None = None
+    fx_ops: int | None = None
     guards: int | None = None
     graphs: int | None = None
     kernels: int | None = None

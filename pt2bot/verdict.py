@@ -130,10 +130,12 @@ def judge(*, findings: Sequence[Finding], models: Sequence[ModelDelta],
             b, h = cost.get("base") or {}, cost.get("head") or {}
             # (the work, FX nodes, said apart from the time: "31% costlier ... (within the
             # threshold)" in one clause read as a contradiction)
+            key, what = (("fx_ops", "FX operations") if isinstance(b.get("fx_ops"), int)
+                         and isinstance(h.get("fx_ops"), int) else ("fx_nodes", "FX nodes"))
             add("compile_regression", WARNING, f"{compile_message(cost)}; it follows from the "
                 f"new break{'s' if len(m.new_breaks) != 1 else ''}: graphs {b.get('graphs')} "
-                f"→ {h.get('graphs')}, while the work compiled, FX nodes {b.get('fx_nodes')} → "
-                f"{h.get('fx_nodes')}, is within the threshold", name,
+                f"→ {h.get('graphs')}, while the work compiled, {what} {b.get(key)} → "
+                f"{h.get(key)}, is within the threshold", name,
                 follows_breaks=True, change_pct=_change_pct(cost))
         elif cost and cost.get("regression"):
             add("compile_regression", FAILURE, compile_message(cost), name, change_pct=_change_pct(cost))

@@ -444,6 +444,31 @@ def test_a_costlier_compile_from_a_new_break_alone_is_the_breaks_not_a_second_fa
     assert [r["level"] for r in rep.reasons if r["code"] == "compile_regression"] == ["failure"]
 
 
+def test_the_work_beside_a_new_break_is_its_operations_not_its_nodes():
+    """Each graph a new break splits off has inputs and an output of its own: four more graphs
+    grow a tiny model's FX nodes by a third (38 → 51 here, past a 30 % threshold) with the same
+    operations, and the nodes alone called that the PR's own work. (Held-out batch 33's
+    blank-crop return is not such a case: its operations grew 13 → 21, the window it adds.)"""
+    def run(nodes: int, ops: int | None, graphs: int, breaks: bool) -> dict:
+        brk = [{"gb": "GB0124", "gb_type": "Unsupported Tensor.item() call", "path": "pkg/m.py",
+                "line": 24, "function": "forward", "source": "lo, hi = x.min().item(), x.max().item()"}]
+        cost = {"cpu_s": 0.48 if not breaks else 0.75, "fx_nodes": nodes, "guards": 150, "graphs": graphs,
+                "cache": "cold", "backend": "eager"}
+        if ops is not None:
+            cost["fx_ops"] = ops
+        return {"status": "ok", "graph_count": graphs, "graph_breaks": brk if breaks else [],
+                "compile_cost": cost}
+    rep = _report(run(38, 24, 3, False), run(51, 25, 7, True))
+    (m,) = rep.models
+    assert m.compile["follows_breaks"] is True and m.compile["head"]["fx_ops"] == 25
+    (reason,) = [r for r in rep.reasons if r["code"] == "compile_regression"]
+    assert reason["level"] == "warning"
+    assert reason["message"].endswith("while the work compiled, FX operations 24 → 25, is within the threshold")
+    # results without operations (older ones): the nodes decide, as before
+    rep = _report(run(38, None, 3, False), run(51, None, 7, True))
+    assert "follows_breaks" not in rep.models[0].compile
+
+
 def test_less_cpu_for_the_same_work_is_not_read_as_cheaper():
     """guided-diffusion's PR 3 split a graph in three and read "8.85 → 3.72 CPU s (×0.42)",
     an improvement; the work compiled (FX nodes) was the same."""

@@ -163,8 +163,8 @@ def grouped_reasons(reasons: Sequence[Mapping[str, Any]]) -> list[tuple[Mapping[
             lo, hi = min(pcts), max(pcts)
             r["message"] = (f"first compile {lo}% to {hi}% costlier" if lo != hi else
                             f"first compile {lo}% costlier") + \
-                ("; it follows from the new breaks: more graphs, while the work compiled, FX nodes, "
-                 "is within the threshold (each model's figures in its section)")
+                ("; it follows from the new breaks: more graphs, while the work compiled is within "
+                 "the threshold (each model's figures in its section)")
     return out
 
 

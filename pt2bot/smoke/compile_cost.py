@@ -11,9 +11,9 @@ no extra compile pass), with the configured backend:
   `/proc/<pid>/stat` of every live descendant (its `utime + stime` and the `cutime + cstime`
   of the children it reaped), before and after. Off Linux (no /proc) only the worker and
   its reaped children count, and `cpu_method` says so.
-- Deterministic (the same on every run of the same code, whatever the load): `fx_nodes`
-  and `guards` (sums of `graph_node_count` and `guard_count` over the frames the call
-  compiled, from torch's compilation metrics), `graphs` (`counters["stats"]
+- Deterministic (the same on every run of the same code, whatever the load): `fx_nodes`,
+  `fx_ops` and `guards` (sums of `graph_node_count`, `graph_op_count` and `guard_count` over
+  the frames the call compiled, from torch's compilation metrics), `graphs` (`counters["stats"]
   ["unique_graphs"]`), and with inductor `kernels` (kernel definitions, `name =
   async_compile.<kind>(`, in the generated output code) and `kernel_bytes` (that code's
   size in bytes), read from the structured trace's `inductor_output_code`, which torch
@@ -132,6 +132,9 @@ class CompileProbe:
             "cpu_s": round(cpu - self._cpu0, 4),
             "wall_s": round(wall, 4),
             "fx_nodes": _sum(new, "graph_node_count"),
+            # the operations alone: a graph split in two has the same ones, and more inputs
+            # and outputs (a new break's 4 more graphs grew a model's nodes by 34 %, its ops not)
+            "fx_ops": _sum(new, "graph_op_count"),
             "guards": _sum(new, "guard_count"),
             "graphs": int(counters["stats"].get("unique_graphs", 0)) - self._graphs0,
             "kernels": sum(count_kernels(c) for c in codes) if inductor and codes else None,
