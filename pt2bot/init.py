@@ -50,7 +50,8 @@ path runs as callers run it, and the user sees which branch is left and how to r
 could not be inferred (a required constructor argument without a guess, a forward argument
 annotated as a Python value, no input at all) is written as a commented-out entry with the
 reason. Classes that other found
-classes build in their constructors (directly or through a helper function of the repo), classes
+classes build in their constructors (directly or through a helper function of the repo) or hand
+on to be built (`downsample=PatchMerging`), classes
 given a model's config but fed a hidden state, and classes whose name says layer (`LoRALinear`,
 `...Norm`, `...Loss`) are listed as building blocks and layers in a comment, not proposed.
 
@@ -1932,12 +1933,20 @@ def _is_model_class(index: RepoClasses, c: _Class) -> bool:
 def _built_inside(index: RepoClasses, c: _Class) -> set[str]:
     """The classes `c`'s constructor calls (building blocks, not models of their own),
     directly or through a function of the repository that builds them (`self.proj =
-    make_proj(config)` returning a `LoRALinear`), one call deep."""
+    make_proj(config)` returning a `LoRALinear`), one call deep; and the classes it hands on
+    to be built, a class given as a value (Swin's `downsample=PatchMerging if ... else None`,
+    which each stage builds: proposed as four models of their own, none of which ran)."""
     init = index.find_method(c, "__init__")
     if init is None:
         return set()
     out = set()
+    called = {id(n.func) for n in ast.walk(init[1]) if isinstance(n, ast.Call)}
     for node in ast.walk(init[1]):
+        if isinstance(node, (ast.Name, ast.Attribute)) and isinstance(node.ctx, ast.Load) \
+                and id(node) not in called:
+            q = index.resolve(node, *init)
+            if q and q != c.qualname and q in index.classes:
+                out.add(q)
         if not isinstance(node, ast.Call):
             continue
         q = index.resolve(node.func, *init)

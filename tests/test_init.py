@@ -1754,6 +1754,49 @@ def test_dims_a_docstring_names_in_its_own_words_and_a_complex_input(tmp_path):
     assert m.shapes["range"] == (16,) and m.shapes["doppler"] == (16,)
 
 
+def test_a_class_handed_to_a_constructor_to_build_is_a_building_block(tmp_path):
+    """Swin: `downsample=PatchMerging if (i_layer < self.num_layers - 1) else None`, which each
+    stage builds as `downsample(input_resolution, dim=dim, ...)`; init proposed `PatchMerging`
+    as a model of its own in each of four files, and none of them ran."""
+    root = _repo(tmp_path, {"net/__init__.py": "", "net/model.py": """\
+        import torch
+        from torch import nn
+
+
+        class Merge(nn.Module):
+            def __init__(self, dim: int = 8) -> None:
+                super().__init__()
+                self.lin = nn.Linear(2 * dim, dim)
+
+            def forward(self, x):
+                return self.lin(torch.cat([x, x], -1))
+
+
+        class Stage(nn.Module):
+            def __init__(self, dim: int = 8, downsample=None) -> None:
+                super().__init__()
+                self.down = downsample(dim) if downsample is not None else nn.Identity()
+
+            def forward(self, x):
+                return self.down(x)
+
+
+        class Net(nn.Module):
+            def __init__(self, dim: int = 8, depth: int = 2) -> None:
+                super().__init__()
+                self.stages = nn.ModuleList([Stage(dim, downsample=Merge if i < depth - 1 else None)
+                                             for i in range(depth)])
+
+            def forward(self, x):
+                for s in self.stages:
+                    x = s(x)
+                return x
+        """})
+    proposals, blocks = discover(str(root))
+    assert [p.entry for p in proposals] == ["net.model:Net"]
+    assert {"net.model:Merge", "net.model:Stage"} <= set(blocks)
+
+
 def test_the_set_a_batch_holds_in_a_docstrings_own_words_is_the_sequence(tmp_path):
     """egnn-pytorch's molecule model: "coors: [batch, atoms, 3] float32 positions"; init guessed
     `[batch, seq] int64` like the atom codes, and the model failed to build its inputs. The
