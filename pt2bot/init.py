@@ -49,7 +49,8 @@ loss) gets the same guess as a commented-out input with the line of that test: t
 path runs as callers run it, and the user sees which branch is left and how to run it. What
 could not be inferred (a required constructor argument without a guess, a forward argument
 annotated as a Python value, no input at all) is written as a commented-out entry with the
-reason. Classes that other found
+reason. Sizes a staged model ties together stay consistent (`_fit_staged_sizes`: a width each
+stage's heads divide, an image size left at its default beside a window size). Classes that other found
 classes build in their constructors (directly or through a helper function of the repo) or hand
 on to be built (`downsample=PatchMerging`), classes
 given a model's config but fed a hidden state, and classes whose name says layer (`LoRALinear`,
@@ -1187,6 +1188,7 @@ def propose(index: RepoClasses, c: _Class) -> Proposal:
             # `heads = width // 64` (CLIP's vision tower): a guess below the divisor makes a
             # count of 0 and the constructor raises
             kwargs[name] = env[name] = k
+    _fit_staged_sizes(params, kwargs, env, guessed)
     if missing:
         # one problem for all of them: four in a row hid the rest of the line on the console
         problems.insert(0, f"no value for the constructor argument{'s' if len(missing) > 1 else ''} "
@@ -1376,6 +1378,43 @@ def _floor_divisors(init: ast.FunctionDef) -> dict[str, int]:
                 and isinstance(node.right, ast.Constant) and type(node.right.value) is int and node.right.value > 1:
             out[node.left.id] = max(out.get(node.left.id, 0), node.right.value)
     return out
+
+
+# a model's width, which its heads must divide
+_WIDTH_NAMES = frozenset({"dim", "d_model", "hidden_dim", "hidden_size", "embed_dim", "emb_dim", "n_embd",
+                          "width", "embedding_dim"})
+_HEAD_NAMES = frozenset({"heads", "n_head", "n_heads", "num_heads", "nhead", "num_attention_heads"})
+
+
+def _fit_staged_sizes(params: list[Param], kwargs: dict[str, Any], env: dict[str, Any],
+                      guessed: list[str]) -> None:
+    """Sizes a hierarchical model ties together, kept consistent with what is left at its
+    default (Swin: `embed_dim=96`, `num_heads=[3, 6, 12, 24]`, `window_size=7`, where init's
+    `embed_dim: 32` and `img_size: 32` made every one of its models fail to build):
+    - a width guessed smaller, where the heads stay a list per stage and the width doubles per
+      stage, is raised to the first that each stage's heads divide (48 for [3, 6, 12, 24]);
+    - an image size is left at its default where windows of a size it must fit are kept
+      (`window_size`, unguessed): the image is split into patches, then into windows, and a
+      small image's token grid does not hold a whole number of them."""
+    by = {p.name: p for p in params}
+    heads = next((p.default for p in params if p.name in _HEAD_NAMES and isinstance(p.default, (list, tuple))
+                  and p.default and all(isinstance(h, int) and not isinstance(h, bool) and h > 0
+                                        for h in p.default)), None)
+    for name in [n for n in guessed if n in _WIDTH_NAMES and isinstance(kwargs.get(n), int)]:
+        if heads is None:
+            break
+        # (a multiple of 8 where one fits, as widths are: 48, not 33, for [3, 6, 12, 24])
+        span = range(kwargs[name], 8 * kwargs[name] + 1)
+        fits = next((w for step in (8, 1) for w in span
+                     if w % step == 0 and all((w << i) % h == 0 for i, h in enumerate(heads))), None)
+        if fits is not None:
+            kwargs[name] = env[name] = fits
+    window = by.get("window_size")
+    if window is not None and "window_size" not in guessed and isinstance(window.default, int):
+        for name in [n for n in guessed if n in _IMAGE]:
+            del kwargs[name]
+            guessed.remove(name)
+            env[name] = by[name].default if name in by else None
 
 
 def _guess(name: str) -> int | list[int] | None:

@@ -1797,6 +1797,34 @@ def test_a_class_handed_to_a_constructor_to_build_is_a_building_block(tmp_path):
     assert {"net.model:Merge", "net.model:Stage"} <= set(blocks)
 
 
+def test_a_staged_model_keeps_its_widths_and_windows_consistent(tmp_path):
+    """Swin: `embed_dim=96, num_heads=[3, 6, 12, 24], window_size=7, img_size=224`; init's
+    `embed_dim: 32` is no multiple of 3 heads, and its `img_size: 32` a token grid of 8 that
+    windows of 7 do not tile: none of its models built. The width is raised to one each stage's
+    heads divide, and the image size is left at its default beside a window size."""
+    root = _repo(tmp_path, {"win/__init__.py": "", "win/model.py": """\
+        import torch
+        from torch import nn
+
+
+        class Staged(nn.Module):
+            def __init__(self, img_size=224, patch_size=4, embed_dim=96, num_heads=[3, 6, 12, 24],
+                         window_size=7, num_classes=1000):
+                super().__init__()
+                grid = img_size // patch_size
+                assert grid % window_size == 0 and embed_dim % num_heads[0] == 0
+                self.embed = nn.Conv2d(3, embed_dim, patch_size, patch_size)
+                self.head = nn.Linear(embed_dim, num_classes)
+
+            def forward(self, x):
+                return self.head(self.embed(x).mean((2, 3)))
+        """})
+    assert main(["init", str(root), "--check"]) == 0
+    [m] = load_config(str(root / "pt2bot.yml")).models
+    assert m.kwargs == {"embed_dim": 48, "num_classes": 10}
+    assert m.shapes["height"] == (224,) and m.shapes["width"] == (224,)
+
+
 def test_the_set_a_batch_holds_in_a_docstrings_own_words_is_the_sequence(tmp_path):
     """egnn-pytorch's molecule model: "coors: [batch, atoms, 3] float32 positions"; init guessed
     `[batch, seq] int64` like the atom codes, and the model failed to build its inputs. The
