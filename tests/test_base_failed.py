@@ -61,3 +61,18 @@ def test_a_specialisation_with_no_place_names_none():
     assert "`?`" not in text
     assert "- dim `batch` = 2 (torch named no line of the repository)\n" in text
     assert "- dim `atoms` = 12 at `molprop/model.py:30`: `n = x.shape[1]`" in text
+
+
+def test_a_new_break_that_leaves_nothing_to_compile_says_why_the_graphs_stay():
+    """Swin's PR 3, a NaN check that raises at the end of `forward`: "graphs 1 → 1" beside
+    "graph breaks 0 → 1" read as a contradiction."""
+    base = ModelRun.from_json({"name": "m", "status": "ok", "graph_breaks": [], "graph_count": 1})
+    head = ModelRun.from_json({"name": "m", "status": "ok", "graph_breaks": [_brk(40)], "graph_count": 1})
+    m = compare_model("m", base, head, renames={}, line_map=lambda p, n: n, threshold_pct=10)
+    text = "\n\n".join(model_section(m, Report(head="h" * 40, base="b" * 40, models=(m,))).blocks)
+    assert "| graphs | 1 | 1 | 0 (nothing after the new break compiles into a graph of its own) |" in text
+    # where the graphs grew with the break, nothing is added
+    head2 = ModelRun.from_json({"name": "m", "status": "ok", "graph_breaks": [_brk(40)], "graph_count": 2})
+    m2 = compare_model("m", base, head2, renames={}, line_map=lambda p, n: n, threshold_pct=10)
+    assert "nothing after" not in "\n".join(model_section(m2, Report(head="h" * 40, base="b" * 40,
+                                                                      models=(m2,))).blocks)

@@ -531,10 +531,15 @@ def delta_table(m: ModelDelta) -> str:
               for o, side in zip(off, (base, head)))
     rows = [["graph breaks", nb if has_base else "—", hb,
              _signed(d.graph_breaks) if known else "—"]]
+    # more breaks beside as many graphs: what follows each new break compiles into no graph of
+    # its own (a check that raises at the end of `forward`: "graphs 1 → 1" beside "graph
+    # breaks 0 → 1" read as a contradiction)
+    none_after = known and has_base and d.graph_breaks > 0 and d.graph_count == 0
     rows.append(["graphs", ("not measured" if off[0] else _num(base.get("graph_count")))
                  if has_base else "—",
                  "not measured" if off[1] else _num(head.get("graph_count")),
-                 _signed(d.graph_count) if known else "—"])
+                 (_signed(d.graph_count) + (" (nothing after the new break compiles into a graph "
+                                           "of its own)" if none_after else "")) if known else "—"])
     brc = (base.get("recompiles") or {}) if isinstance(base.get("recompiles"), dict) else {}
     hrc = (head.get("recompiles") or {}) if isinstance(head.get("recompiles"), dict) else {}
     caused, after = d.caused_recompiles, d.after_break_recompiles
