@@ -538,8 +538,9 @@ def delta_table(m: ModelDelta) -> str:
     rows.append(["graphs", ("not measured" if off[0] else _num(base.get("graph_count")))
                  if has_base else "—",
                  "not measured" if off[1] else _num(head.get("graph_count")),
-                 (_signed(d.graph_count) + (" (nothing after the new break compiles into a graph "
-                                           "of its own)" if none_after else "")) if known else "—"])
+                 (_signed(d.graph_count) + (" (the new break adds no graph: the code after it compiles "
+                                           "into none of its own, or runs eagerly)" if none_after else ""))
+                 if known else "—"])
     brc = (base.get("recompiles") or {}) if isinstance(base.get("recompiles"), dict) else {}
     hrc = (head.get("recompiles") or {}) if isinstance(head.get("recompiles"), dict) else {}
     caused, after = d.caused_recompiles, d.after_break_recompiles
