@@ -707,12 +707,21 @@ _SELF_VALUE_GUARD = re.compile(r"^\s*self(?:\.\w+|\[[^\]]*\])+\s*==\s*"
                                r"(?:[-+]?(?:\d+\.?\d*|\.\d+)(?:[eE][-+]?\d+)?|True|False|'[^']*')\s*(?:#|$)")
 
 
+# A value passed across a break and guarded on a line that writes it into the module's state
+# (`self.atoms_seen += n_real`, a counter of the real atoms seen): the state changes on every
+# call, and a guard on it recompiles with or without the break, so it is no break's (a new
+# user read "1 recompile follows from it ... go away with the break" beside a counter that
+# recompiled on every call and hit the limit).
+_STATE_WRITE = re.compile(r"^\s*self(?:\.\w+)+\s*(?:[-+*/%@&|^]|//|\*\*|<<|>>)?=(?!=)")
+
+
 def _follows(r: RecompileReason) -> bool:
     return r.kind in _FOLLOWS_KINDS or (
         r.kind == "guard" and (_ARGUMENT_KIND_GUARD.search(r.guard or "") is not None
                                or _SELF_VALUE_GUARD.match(r.guard or "") is not None)) or (
         r.resumed_after is not None and r.kind == "guard"
-        and _ARGUMENT_VALUE_GUARD.match(r.guard or "") is not None)
+        and _ARGUMENT_VALUE_GUARD.match(r.guard or "") is not None
+        and not _STATE_WRITE.match(r.source or ""))
 
 
 def _follows_shapes(group: Sequence[RecompileReason]) -> bool:

@@ -107,3 +107,9 @@ def test_a_value_or_a_length_passed_across_a_break_is_the_breaks():
     assert not _follows(resumed("len(self.layers) == 2"))
     assert not _follows(resumed("(h.size()[1] // 16) != 1"))
     assert not _follows(RecompileReason.from_json({"guard": "len(___stack1) == 2", "kind": "guard"}))
+    # on a line that writes the value into the module's state, the state's write recompiles
+    # with or without the break (egnn's `self.atoms_seen += n_real`, a counter)
+    counted = RecompileReason.from_json({"guard": "___stack0 == 6", "kind": "guard", "source": "self.atoms_seen += n_real",
+                                         "resumed_after": {"path": "m.py", "line": 28}})
+    assert not _follows(counted)
+    assert _follows(counted.with_(source="h = h * n_real"))
