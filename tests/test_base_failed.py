@@ -41,6 +41,8 @@ def test_head_against_a_base_that_failed_is_said_to_be_compared_with_nothing():
     html = cmarkgfm.github_flavored_markdown_to_html("\n\n".join(model_section(m, Report(
         head="h" * 40, base="b" * 40, models=(m,))).blocks))
     assert "failed on base (the configured inputs do not fit forward(): got an unexpected keyword argument" in html
+    # and base's cells say it measured nothing, graph breaks included
+    assert "<td>graph breaks</td>\n<td>—</td>\n<td>1</td>" in html
     # a base that ran: nothing of it
     ok = compare_model("mol", ModelRun.from_json({"name": "mol", "status": "ok"}), head, renames={},
                        line_map=lambda p, n: n, threshold_pct=10)

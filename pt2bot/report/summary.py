@@ -523,7 +523,9 @@ def _break_count(breaks: list) -> str:
 def delta_table(m: ModelDelta) -> str:
     base, head = m.base or {}, m.head or {}
     d = m.delta
-    has_base = bool(m.base)
+    # (a base that failed to run measured nothing: its cells are "—", not a count of 0 breaks
+    # beside "—" for everything else)
+    has_base = bool(m.base) and base.get("status") in (None, "ok")
     # a side whose break pass raised measured no break: its count is not a zero
     off = [breaks_unmeasured(ModelRun.coerce(side)) for side in (base, head)]
     known = not off[1] and not (has_base and off[0])
