@@ -2041,7 +2041,11 @@ def _comment(text: str, most: int = 300) -> str:
     """One line of at most `most` characters; a cut one ends in "…", so that a reason cut
     short is not read as a whole one ("...; cannot infer")."""
     line = " ".join(str(text).split())
-    return line if len(line) <= most else line[:most - 1] + "…"
+    if len(line) <= most:
+        return line
+    # at a word's end: "(build_rai…" read as a word of its own
+    cut = line.rfind(" ", 0, most - 1)
+    return (line[:cut] if cut > most // 2 else line[:most - 1]) + " …"
 
 
 def entry_lines(p: Proposal, note: str | None = None) -> list[str]:
@@ -2312,7 +2316,7 @@ def cli_init(args: Any) -> int:
           "its shape cases run eagerly, then the graph-break pass")
     for p in ran:
         c = checked[p.name]
-        print(f"pt2bot:   {p.name} ({p.entry}): {c.said[:300]} -> "
+        print(f"pt2bot:   {p.name} ({p.entry}): {_comment(c.said, 300)} -> "
               f"{'kept' if c.ok else 'commented out'}")
     failed = [checked[p.name] for p in ran if not checked[p.name].ok]
     if ran and len(failed) == len(ran) and all(c.kind == "build" for c in failed) \
