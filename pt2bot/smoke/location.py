@@ -174,29 +174,26 @@ class RepoPaths:
 
 Location = tuple[str | None, int | None]
 
-def _function_spans(text: str) -> list[tuple[str, int, int]] | None:
-    """Each `def` of a module's text as (name, first line, last line); None when the text is
-    empty or does not parse."""
+def _statements(text: str, kinds: tuple[type, ...]) -> list[ast.stmt] | None:
+    """The statements of `kinds` anywhere in a module's text; None when the text is empty or
+    does not parse."""
     try:
         tree = ast.parse(text) if text else None
     except (SyntaxError, ValueError, RecursionError):
         return None
-    if tree is None:
-        return None
-    return [(n.name, n.lineno, n.end_lineno or n.lineno) for n in ast.walk(tree)
-            if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef))]
+    return None if tree is None else [n for n in ast.walk(tree) if isinstance(n, kinds)]
+
+
+def _function_spans(text: str) -> list[tuple[str, int, int]] | None:
+    """Each `def` of a module's text as (name, first line, last line)."""
+    found = _statements(text, (ast.FunctionDef, ast.AsyncFunctionDef))
+    return None if found is None else [(n.name, n.lineno, n.end_lineno or n.lineno) for n in found]
 
 
 def _loop_spans(text: str) -> list[tuple[int, int]] | None:
     """Each `for`/`while` statement of a module's text as (first line, last line)."""
-    try:
-        tree = ast.parse(text) if text else None
-    except (SyntaxError, ValueError, RecursionError):
-        return None
-    if tree is None:
-        return None
-    return [(n.lineno, n.end_lineno or n.lineno) for n in ast.walk(tree)
-            if isinstance(n, (ast.For, ast.AsyncFor, ast.While))]
+    found = _statements(text, (ast.For, ast.AsyncFor, ast.While))
+    return None if found is None else [(n.lineno, n.end_lineno or n.lineno) for n in found]
 
 
 # the name dynamo gives the function it makes to resume a frame after a break at line N
