@@ -115,6 +115,8 @@ def test_numbers_made_in_one_arm_get_the_rest_repeated_there():
     ("        return self.head(h)\n", "        return self.head(h) * int(hi)\n"),   # a number's job after it
     ("        h = torch.relu(self.proj(x))\n", "        h = torch.relu(self.proj(x))\n        lo = 0\n"),
     ("        x = (x - lo) / (hi - lo)\n", "        x = (x - lo) / (hi - lo)\n        print(f'{lo}')\n"),
+    # a clamp with one kept bound beside a number reads the tensor back (a break of its own)
+    ("        x = (x - lo) / (hi - lo)\n", "        x = (x - lo) / (hi - lo)\n        x = x.clamp(lo, 1.0)\n"),
 ])
 def test_no_edit_where_a_number_is_read_as_one_or_bound_again(change):
     assert offered(TARGET, WINDOW.replace(*change), KEPT) == []
