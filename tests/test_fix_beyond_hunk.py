@@ -141,3 +141,7 @@ def test_the_review_proves_it_and_gives_the_lines_in_the_comment(tmp_path, monke
     compile("\n".join(lines[:11] + beyond["lines"] + lines[20:]) + "\n", "window.py", "exec")
     summary = (out / "summary.md").read_text(encoding="utf-8")
     assert "1 more problem has a verified edit that reaches past the PR's lines" in summary
+    # SARIF's fixes replace any lines: the edit is one there, with what it proved
+    sarif = json.loads((out / "results.sarif").read_text(encoding="utf-8"))
+    fixed = [r for r in sarif["runs"][0]["results"] if r.get("fixes")]
+    assert fixed and fixed[0]["fixes"][0]["artifactChanges"][0]["replacements"][0]["deletedRegion"]["startLine"] == 12

@@ -55,7 +55,9 @@ def render_sarif(report: Report) -> dict:
     fixes: dict = {}
     evidence: dict[str, str] = {}
     for c in (report.fixes or {}).get("candidates") or ():
-        if not c.get("verified"):
+        # (an edit past one hunk of the diff that passed its proof is no GitHub suggestion, but
+        # a SARIF fix may replace any lines)
+        if not (c.get("verified") or (c.get("outside_diff") and c.get("passed"))):
             continue
         cand = Candidate(code=c["rule"], path=c["path"], start_line=c["start_line"],
                          end_line=c["end_line"], lines=tuple(c["lines"]), title=c["title"],
