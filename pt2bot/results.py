@@ -475,6 +475,12 @@ class ExportOutcome(Record):
     hint: str | None = None
     OMIT_IF_NONE: ClassVar[frozenset[str]] = frozenset({"gb", "library", "hint"})
 
+    def failed_cases(self) -> tuple[int, int]:
+        """(the shape cases the exported program failed on, the cases it was run on): one that
+        holds on some cases only guards on sizes the code pins."""
+        held = [c for c in self.cases if c.match is not None]
+        return sum(1 for c in held if not c.match), len(held)
+
 
 @dataclass(frozen=True, kw_only=True)
 class ShapeAdvice(Record):

@@ -28,7 +28,8 @@ from pt2bot.report.findings_text import unjudged
 from pt2bot.report.markdown import (code_block, code_inline, details, escape_inline, link,
                                     marker, message_inline, table, truncate_utf8)
 from pt2bot.reportdata import ModelDelta, Report
-from pt2bot.results import ModelRun, breaks_unmeasured, shape_label, split_off_frame, user_function
+from pt2bot.results import (ExportOutcome, ModelRun, breaks_unmeasured, shape_label, split_off_frame,
+                            user_function)
 from pt2bot.stats import decided
 
 MAX_CHARS = 65_536
@@ -612,11 +613,10 @@ def _export_cell(run: Mapping[str, Any]) -> str:
     if not isinstance(e, dict) or not isinstance(e.get("ok"), bool):
         return "—"
     if e["ok"]:
-        held = [c for c in e.get("cases") or () if isinstance(c, Mapping) and isinstance(c.get("match"), bool)]
-        fails = sum(1 for c in held if not c["match"])
+        fails, held = ExportOutcome.coerce(e).failed_cases()
         return "✓" + (f" ({len(e.get('static_dims') or [])} static dim)"
                       if e.get("static_dims") else "") + (
-            f" (fails on {fails} of {len(held)} cases)" if fails else "")
+            f" (fails on {fails} of {held} cases)" if fails else "")
     return "✗ " + escape_inline(e.get("kind") or "error", limit=30)
 
 

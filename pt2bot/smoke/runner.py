@@ -287,9 +287,8 @@ def status_line(run: ModelRun | Mapping[str, Any], log_base: str | None = None) 
         # the exported program run on the matrix's other cases: one that holds on some only
         # guards on sizes the code pins (complextorch's mean over range x doppler: "exports",
         # then "Guard failed" on 6 of 8 cases)
-        held = [c for c in exp.cases if c.match is not None]
-        failed = [c for c in held if not c.match]
-        extra += (f", exports, but the exported program fails on {len(failed)} of the {len(held)} "
+        failed, held = exp.failed_cases()
+        extra += (f", exports, but the exported program fails on {failed} of the {held} "
                   "shape cases" if failed else ", exports")
     elif exp is not None and exp.ok is False:
         at = f" at {exp.path}:{exp.line}" if exp.path and exp.line else ""
