@@ -150,3 +150,32 @@ def test_the_proof_verifies_both_on_a_constant_input_and_refuses_them_without_th
     v = prove(root, "rescale", [item("kept", r, RESCALE, RTARGET)], tmp_path / "work2")
     assert v["kept"]["accepted"] is True, v["kept"]
     assert v["kept"]["evidence"].startswith("GB0124 gone, 1 graph instead of 4"), v["kept"]
+
+
+def test_a_layer_is_a_tensor_value_unless_it_returns_a_tuple():
+    """`self.head(h)` where `__init__` set `self.head = nn.Linear(...)` is a tensor the chain may
+    select; an LSTM cell's `(h, c)` or a pooling layer's `(values, indices)` is not."""
+    import ast
+
+    from pt2bot.rules.branch_fixes import _torch_layers
+
+    tree = ast.parse("""\\
+import torch
+from torch import nn
+
+
+class M(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.head = nn.Linear(4, 2)
+        self.cell = nn.LSTMCell(4, 4)
+        self.pool = nn.MaxPool1d(2, return_indices=True)
+        self.norm = torch.nn.LayerNorm(4)
+        self.mixed = nn.Linear(4, 4)
+        self.mixed = make()
+
+    def forward(self, x):
+        return x
+""")
+    fn = next(n for n in ast.walk(tree) if isinstance(n, ast.FunctionDef) and n.name == "forward")
+    assert _torch_layers(tree, fn) == {"head", "norm"}

@@ -1608,7 +1608,8 @@ class _Tensors:
 
 
 # torch layers whose call returns a tuple (outputs and state, or attention weights), not one tensor
-_TUPLE_LAYERS = frozenset({"RNN", "LSTM", "GRU", "MultiheadAttention"})
+# (a pooling layer built with `return_indices=True` too: `_torch_layers` reads that keyword)
+_TUPLE_LAYERS = frozenset({"RNN", "LSTM", "GRU", "LSTMCell", "MultiheadAttention"})
 
 
 def _torch_layers(tree: ast.Module, fn: ast.AST) -> set[str]:
@@ -1630,7 +1631,8 @@ def _torch_layers(tree: ast.Module, fn: ast.AST) -> set[str]:
                 layer = name is not None and name.startswith(("nn.", "torch.nn.")) and \
                     not name.startswith(("nn.functional.", "torch.nn.functional.")) and \
                     is_torch_module_class("torch.nn." + name.rpartition(".")[2]) and \
-                    name.rpartition(".")[2] not in _TUPLE_LAYERS
+                    name.rpartition(".")[2] not in _TUPLE_LAYERS and \
+                    not any(k.arg == "return_indices" for k in v.keywords)
                 found[t.attr] = found.get(t.attr, True) and layer
     return {k for k, v in found.items() if v}
 
