@@ -63,3 +63,44 @@ def test_the_caveat_names_both_directions_and_digests_keep_the_names():
     digest = _digest({"parameters": [torch.ones(2)], "inputs": None, "none": ["shift"]})
     assert digest["none"] == ["shift"] and digest["inputs"] is None
     assert digest["parameters"][0].tolist() == [2.0, 2.0, 2.0]
+
+
+MASKED = """\
+import torch
+from torch import nn
+
+
+class Masked(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.lin = nn.Linear(4, 4)
+        self.token = nn.Parameter(torch.zeros(4))
+
+    def forward(self, x, mask):
+        h = self.lin(x)
+        if mask.any():
+            h = torch.where(mask.unsqueeze(-1), self.token, h)
+        return h
+"""
+MLINE = 13
+
+
+@pytest.mark.torch
+def test_zero_gradients_on_a_guard_input_alone_are_said_too(tmp_path):
+    """dinov2's mask token (a new user's PR skipped the `torch.where` when no patch is masked):
+    every shape case masks some patch, so the token has a gradient there on head too; only the
+    empty mask the proof injects leaves head's with none, where the edit's `torch.where` gives it
+    zeros, and AdamW's weight decay then moved it. The evidence said "equal with an empty mask
+    injected" and nothing of it."""
+    assert MASKED.splitlines()[MLINE - 1].strip() == "if mask.any():"
+    root = write_repo(tmp_path / "repo", {"pkg/masked.py": MASKED}, one_model(
+        "masked", "pkg.masked:Masked",
+        "[{name: x, shape: [batch, 6, 4]}, {name: mask, shape: [batch, 6], dtype: bool}]", "{batch: [2, 3]}"))
+    target = dict(TARGET, model="masked", path="pkg/masked.py", line=MLINE)
+    where = Candidate(code="PTC201", path="pkg/masked.py", start_line=MLINE, end_line=MLINE + 1,
+                      lines=("        h = torch.where(mask.any(), torch.where(mask.unsqueeze(-1), self.token, h), h)",),
+                      title="where", safe=False, guards=("empty",))
+    verdict = prove(root, "masked", [item("where", where, MASKED, target)], tmp_path / "work")["where"]
+    assert verdict["accepted"] is True, verdict
+    assert "an empty mask injected (`token` gets zero gradients where head's get none" in verdict["evidence"], \
+        verdict["evidence"]

@@ -1736,8 +1736,10 @@ def judge(head: Mapping[str, Any], cand: Mapping[str, Any], targets: Sequence[Ma
             said.append(" and ".join(_injected_words(k, hit, refused=True) for k in direct) + " injected")
         if weighted:
             said.append(" and ".join(GUARD_WORDS.get(k, k) for k in weighted) + f" in {WEIGHTS}")
+        guarded = cand.get("guard_gradients") or {}
         evidence.append("equal with " + ", and with ".join(said)
-                        + (", eager and compiled" if any(r.get("compiled") for r in hit) else ""))
+                        + (", eager and compiled" if any(r.get("compiled") for r in hit) else "")
+                        + (_unused_caveat(guarded) if guarded.get("match") else ""))
         own = sorted({str(r.get("kind")) for r in hit if r.get("head_compiled")})
         if own:
             evidence.append("compiled equal to head's own compiled code with "
@@ -2439,6 +2441,12 @@ def guard_gradients(model: Any, case: CaseInputs, paths: RepoPaths, rows: Sequen
     picked = [r for r in rows if r.get("hit") and r.get("match") and not r.get("raised") and not r.get("weights")
               and not r.get("compiled")][:GRADIENT_GUARDS]
     last: dict[str, Any] | None = None
+    # the parameters with a zero gradient where head's has none, or the reverse (`zeroed`,
+    # `unlinked`, as `compare_gradients` keeps them): a guard input is often where head skipped
+    # the code that reads one (dinov2's mask token, left with no gradient where no patch is
+    # masked, got a zero one from the edit's `torch.where`, and AdamW's weight decay moved it)
+    zeroed: set[str] = set()
+    unlinked: set[str] = set()
     for r in picked:
         kind, pattern, arg = str(r["kind"]), str(r["pattern"]), int(r["arg"])
         key = ("gradients", kind, pattern, arg, prefer)
@@ -2451,6 +2459,12 @@ def guard_gradients(model: Any, case: CaseInputs, paths: RepoPaths, rows: Sequen
         last = {**where, **(_gradient_row(head_cache[key], cand, tolerance) or {"match": True})}
         if not last["match"]:
             break
+        if isinstance(head_cache[key], dict) and isinstance(cand, dict):
+            before, after = set(head_cache[key].get("none") or ()), set(cand.get("none") or ())
+            zeroed |= before - after
+            unlinked |= after - before
+    if last is not None and last["match"]:
+        last.update({k: sorted(v) for k, v in (("zeroed", zeroed), ("unlinked", unlinked)) if v})
     return last
 
 
