@@ -289,3 +289,48 @@ def test_the_shape_advice_says_where_and_why_the_truncated_division_pins_the_dim
               if isinstance(a, dict) and a.get("static")]
     assert (axis["path"], axis["line"]) == ("pkg_adv/w.py", 6), advice
     assert axis["reason"] == f"the code specialises batch to 2: {TRUNCATED_DIVISION}"
+
+
+BACKBONE = '''\
+import torch
+from torch import nn
+
+
+class Backbone(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.lin = nn.Linear(4, 4)
+
+    def forward_features(self, x, masks=None):
+        h = self.lin(x)
+        return h if masks is None else h * masks
+
+    def forward(self, *args, is_training=False, **kwargs):
+        return self.forward_features(*args, **kwargs)
+'''
+
+
+@pytest.mark.torch
+def test_a_forward_that_takes_star_args_gets_its_input_positionally_and_exports(tmp_path):
+    """dinov2's backbone, `forward(self, *args, is_training=False, **kwargs)`: pt2bot gave the
+    image by keyword, into `**kwargs`, and torch.export refused the dims keyed `x` ("its
+    top-level keys must be the arg names ['kwargs']"): "export fails (error)" on every model, and
+    a real export regression of a PR read "same". The first input goes into `*args`, as callers
+    pass it; an input that still reaches `**kwargs` makes export not measured, said so."""
+    from pt2bot.smoke.worker import measure
+    from test_worker import spec
+
+    (tmp_path / "repo" / "pkg_star").mkdir(parents=True)
+    (tmp_path / "repo" / "pkg_star" / "__init__.py").write_text("")
+    (tmp_path / "repo" / "pkg_star" / "m.py").write_text(BACKBONE)
+    s = spec("m", "pkg_star.m:Backbone", phases=("breaks", "matrix", "export"), shapes={"batch": [2, 3]},
+             inputs=[{"name": "x", "shape": ["batch", 4]}])
+    s["repo_root"] = str(tmp_path / "repo")
+    r = measure(s)
+    assert r["status"] == "ok" and r["export"]["ok"] is True, r["export"]
+    assert [c["match"] for c in r["export"]["cases"]] == [True, True]
+    s["model"]["inputs"] = [{"name": "x", "shape": ["batch", 4]},
+                            {"name": "masks", "shape": ["batch", 4], "dtype": "bool"}]
+    r = measure(s)
+    assert r["status"] == "ok" and r["export"]["ok"] is None
+    assert r["export"]["message"].startswith("not measured: forward takes `masks` through `**kwargs`")

@@ -156,6 +156,13 @@ def derive_export(model: Any, cases: list[CaseInputs], eager_outs: list[Any],
         res["notes"].append("export is disabled for this model in pt2bot.yml (`export: "
                             "false`): no spec is derived")
         return res
+    if cases and cases[0].var_args:
+        # (torch keys such inputs as one tuple under `*args`; the advice's spec is keyed by
+        # each input's own name: not derived rather than wrong)
+        res["notes"].append(f"forward takes its inputs as `*{cases[0].var_args}`: the shape advice, "
+                            "which names each input's dims, is not derived; the export phase keys "
+                            f"them under `{cases[0].var_args}`")
+        return res
     ex = example_case(cases, set(dims))
     args, kwargs = ex.args, dict(ex.kwargs)
     spec = _start_spec(ex, dims, bounds)

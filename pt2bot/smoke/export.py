@@ -21,7 +21,8 @@ import traceback
 from typing import Any
 
 from pt2bot.smoke import graph_breaks
-from pt2bot.smoke.inputs import CaseInputs, call_mode, compare_outputs, forget_state, remember_state, start_call
+from pt2bot.smoke.inputs import (CaseInputs, call_mode, compare_outputs, forget_state, forward_params,
+                                 remember_state, start_call)
 from pt2bot.smoke.matrix import specialization_sites, user_frame
 from pt2bot.smoke.trace import RepoPaths, TraceCollector, frame_file, intern_table, reset_dynamo
 
@@ -77,7 +78,12 @@ def dynamic_shapes(case: CaseInputs, dynamic: set[str], cases: list[CaseInputs],
     for name in case.named():
         axes = {ax: dims[d] for ax, d in case.dims.get(name, {}).items() if d in dims}
         spec[name] = axes or None
-    return spec if any(v for v in spec.values()) else None
+    if not any(v for v in spec.values()):
+        return None
+    if case.var_args:
+        # positional args that forward() takes as `*args`: one tuple under that name
+        spec = {case.var_args: tuple(spec.pop(n) for n in case.arg_names), **spec}
+    return spec
 
 
 def classify_failure(exc: BaseException) -> str:
@@ -407,6 +413,14 @@ def measure_export(model: Any, cases: list[CaseInputs], eager_outs: list[Any],
     ex = example_case(cases, dynamic)
     shapes = dynamic_shapes(ex, dynamic, cases, model_spec.get("bounds"))
     args, kwargs = ex.args, dict(ex.kwargs)
+    through = [n for n in kwargs if ex.var_args and n not in forward_params(model)]
+    if through and shapes is not None:
+        # (torch 2.13 keys `dynamic_shapes` by forward's own parameters, and refuses a spec for
+        # what reaches `**kwargs`: an export here would fail for how pt2bot called it)
+        return {**res, "ok": None, "message": (
+            f"not measured: forward takes `{'`, `'.join(through)}` through `**kwargs`, which "
+            "torch.export's dynamic_shapes cannot key; the first input goes into "
+            f"`*{ex.var_args}`, as callers pass it")}
     # the program keeps the buffers and tensor constants it was traced with: the model's as
     # built, which every eager call it is compared with started from
     start_call(model)

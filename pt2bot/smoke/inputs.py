@@ -98,6 +98,9 @@ class CaseInputs:
     # forward argument name → {tensor axis: dim name} for the dims of the matrix
     dims: dict[str, dict[int, str]] = field(default_factory=dict)
     arg_names: tuple[str, ...] = ()        # forward() parameter name of each positional arg
+    # the name of forward()'s `*args` where the positional args go into it (dinov2's
+    # `forward(self, *args, is_training=False, **kwargs)`): export keys them under it, as a tuple
+    var_args: str | None = None
 
     def named(self, params: list[str] | None = None) -> dict[str, Any]:
         """Every input keyed by its forward() parameter name."""
@@ -108,7 +111,25 @@ class CaseInputs:
     def replace_tensors(self, fn: Any) -> "CaseInputs":
         """A copy with `fn` applied to every input (e.g. fresh tensor objects)."""
         return CaseInputs(self.shape, tuple(fn(a) for a in self.args),
-                          {k: fn(v) for k, v in self.kwargs.items()}, self.dims, self.arg_names)
+                          {k: fn(v) for k, v in self.kwargs.items()}, self.dims, self.arg_names,
+                          self.var_args)
+
+
+def var_positional(model: Any) -> str | None:
+    """The name of forward()'s `*args` where forward() has no other positional parameter
+    (`forward(self, *args, is_training=False, **kwargs)`): the first named input that is no
+    parameter of it goes there, positionally, as its callers pass it, the others by keyword as
+    before (`model(x, masks=m)`). Given by keyword it lands in `**kwargs`, and torch.export
+    refuses dims keyed by a name forward() does not have (dinov2's backbone: "export fails" on
+    every model, for the way it was called)."""
+    try:
+        sig = inspect.signature(model.forward)
+    except (TypeError, ValueError):
+        return None
+    ps = list(sig.parameters.values())
+    if any(p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD) for p in ps):
+        return None
+    return next((p.name for p in ps if p.kind == p.VAR_POSITIONAL), None)
 
 
 def forward_params(model: Any) -> list[str]:
@@ -177,8 +198,10 @@ def build_inputs(model_spec: dict[str, Any], model: Any, shape: dict[str, int], 
         case = CaseInputs(dict(shape), args, kwargs, {}, names)
     else:
         args_l: list[Any] = []
+        arg_names: list[str] = []
         kwargs = {}
         dims: dict[str, dict[int, str]] = {}
+        into_var = var_positional(model)
         specs = model_spec.get("inputs") or []
         if not specs:
             raise ModelError("input", "the model has neither `inputs` nor `inputs_entry`")
@@ -198,16 +221,17 @@ def build_inputs(model_spec: dict[str, Any], model: Any, shape: dict[str, int], 
                                                f"`shapes` ({', '.join(shape) or 'none'})")
             t = _make_tensor(spec, sizes, device, gen)
             name = spec.get("name")
-            if name:
+            if name and not (into_var and name not in params and not args_l):
                 kwargs[name] = t
                 key = name
             else:
                 args_l.append(t)
-                key = params[len(args_l) - 1] if len(args_l) - 1 < len(params) else f"arg{i}"
+                key = name or (params[len(args_l) - 1] if len(args_l) - 1 < len(params) else f"arg{i}")
+                arg_names.append(key)
             if axes:
                 dims[key] = axes
-        names = tuple(params[i] if i < len(params) else f"arg{i}" for i in range(len(args_l)))
-        case = CaseInputs(dict(shape), tuple(args_l), kwargs, dims, names)
+        case = CaseInputs(dict(shape), tuple(args_l), kwargs, dims, tuple(arg_names),
+                          into_var if into_var and args_l else None)
     check_binding(model, case)
     return case
 
