@@ -426,6 +426,27 @@ def _eval(expr: ast.AST | None, env: dict[str, Any]) -> Any:
     return _UNKNOWN
 
 
+def _forward_inputs(index: "RepoClasses", c: "_Class", fwd: ast.FunctionDef) -> list[Param]:
+    """forward's inputs: its parameters, and where it takes `*args` with no positional
+    parameter of its own, those of the method of the class it passes them to
+    (`def forward(self, *args, is_training=False, **kwargs): ... self.forward_features(*args,
+    **kwargs)`: dinov2's image `x`, where init gave the image the name `is_training`). A
+    parameter with a default that is no input (a flag) is left to its default there."""
+    params = init_params(fwd)
+    a = fwd.args
+    if a.vararg is None or a.posonlyargs or len(a.args) > 1:
+        return params
+    for n in ast.walk(fwd):
+        if isinstance(n, ast.Call) and isinstance(n.func, ast.Attribute) and \
+                isinstance(n.func.value, ast.Name) and n.func.value.id == "self" and \
+                any(isinstance(s, ast.Starred) and isinstance(s.value, ast.Name) and s.value.id == a.vararg.arg
+                    for s in n.args):
+            found = index.find_method(c, n.func.attr)
+            if found is not None:
+                return [p for p in init_params(found[1]) if p.required] + [p for p in params if p.required]
+    return [p for p in params if p.required]
+
+
 def init_params(fn: ast.FunctionDef | None, skip_self: bool = True) -> list[Param]:
     if fn is None:
         return []
@@ -1195,7 +1216,7 @@ def propose(index: RepoClasses, c: _Class) -> Proposal:
                            + ", ".join(map(repr, missing)))
     fwd = index.find_method(c, "forward")
     assert fwd is not None
-    fparams = init_params(fwd[1])
+    fparams = _forward_inputs(index, c, fwd[1])
     infer = _Infer(index)
     got = infer.first_layer(c, env) if fparams else None
     how = ""

@@ -1797,6 +1797,32 @@ def test_a_class_handed_to_a_constructor_to_build_is_a_building_block(tmp_path):
     assert {"net.model:Merge", "net.model:Stage"} <= set(blocks)
 
 
+def test_a_forward_that_passes_star_args_on_is_read_through_to_the_method_it_calls(tmp_path):
+    """dinov2's backbone: `def forward(self, *args, is_training=False, **kwargs)` calls
+    `self.forward_features(*args, **kwargs)`; init named the image `is_training`, a flag, and
+    `--check` blamed dinov2 ("forward_features() missing 1 required positional argument: 'x'")."""
+    root = _repo(tmp_path, {"bb/__init__.py": "", "bb/model.py": """\
+        import torch
+        from torch import nn
+
+
+        class Backbone(nn.Module):
+            def __init__(self, img_size: int = 224, in_chans: int = 3, embed_dim: int = 96) -> None:
+                super().__init__()
+                self.embed = nn.Conv2d(in_chans, embed_dim, 8, 8)
+
+            def forward_features(self, x, masks=None):
+                return self.embed(x).flatten(2).mean(-1)
+
+            def forward(self, *args, is_training=False, **kwargs):
+                out = self.forward_features(*args, **kwargs)
+                return out if is_training else out * 2
+        """})
+    assert main(["init", str(root), "--check"]) == 0
+    [m] = load_config(str(root / "pt2bot.yml")).models
+    assert [(i.name, i.shape) for i in m.inputs] == [("x", ("batch", 3, "height", "width"))]
+
+
 def test_a_staged_model_keeps_its_widths_and_windows_consistent(tmp_path):
     """Swin: `embed_dim=96, num_heads=[3, 6, 12, 24], window_size=7, img_size=224`; init's
     `embed_dim: 32` is no multiple of 3 heads, and its `img_size: 32` a token grid of 8 that
