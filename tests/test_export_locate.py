@@ -334,3 +334,23 @@ def test_a_forward_that_takes_star_args_gets_its_input_positionally_and_exports(
     r = measure(s)
     assert r["status"] == "ok" and r["export"]["ok"] is None
     assert r["export"]["message"].startswith("not measured: forward takes `masks` through `**kwargs`")
+
+
+@pytest.mark.torch
+def test_a_factorys_dict_into_a_star_args_forward_exports_too(tmp_path):
+    """The dinov2 trial built its images with an `inputs_entry` factory returning `{"x": ...}`:
+    the same keyword call into `**kwargs`, the same refused export."""
+    from pt2bot.smoke.worker import measure
+    from test_worker import spec
+
+    (tmp_path / "repo" / "pkg_starf").mkdir(parents=True)
+    (tmp_path / "repo" / "pkg_starf" / "__init__.py").write_text("")
+    (tmp_path / "repo" / "pkg_starf" / "m.py").write_text(
+        BACKBONE + "\n\ndef images(batch):\n    import torch\n    return {'x': torch.randn(batch, 4)}\n")
+    s = spec("m", "pkg_starf.m:Backbone", phases=("breaks", "matrix", "export"), shapes={"batch": [2, 3]},
+             inputs=None, inputs_entry="pkg_starf.m:images")
+    s["model"].pop("inputs", None)
+    s["repo_root"] = str(tmp_path / "repo")
+    r = measure(s)
+    assert r["status"] == "ok" and r["export"]["ok"] is True, r["export"]
+    assert [c["match"] for c in r["export"]["cases"]] == [True, True]

@@ -104,7 +104,8 @@ class CaseInputs:
 
     def named(self, params: list[str] | None = None) -> dict[str, Any]:
         """Every input keyed by its forward() parameter name."""
-        out = dict(zip(params or self.arg_names, self.args))
+        # (positional args that go into `*args` have no parameter of their own: their names)
+        out = dict(zip(params if params and not self.var_args else self.arg_names, self.args))
         out.update(self.kwargs)
         return out
 
@@ -192,10 +193,18 @@ def build_inputs(model_spec: dict[str, Any], model: Any, shape: dict[str, int], 
             args, kwargs = tuple(made), {}
         else:
             args, kwargs = (made,), {}
+        into_var = var_positional(model)
+        first = next(iter(kwargs), None)
+        if into_var and not args and first is not None and first not in params:
+            # a factory's dict into a `*args` forward: its first entry positionally (as for
+            # named `inputs`), its others by keyword
+            args, names = (kwargs.pop(first),), (first,)
+        else:
+            into_var = None
+            names = tuple(params[i] if i < len(params) else f"arg{i}" for i in range(len(args)))
         args = tuple(a.to(device) if isinstance(a, torch.Tensor) else a for a in args)
         kwargs = {k: v.to(device) if isinstance(v, torch.Tensor) else v for k, v in kwargs.items()}
-        names = tuple(params[i] if i < len(params) else f"arg{i}" for i in range(len(args)))
-        case = CaseInputs(dict(shape), args, kwargs, {}, names)
+        case = CaseInputs(dict(shape), args, kwargs, {}, names, into_var)
     else:
         args_l: list[Any] = []
         arg_names: list[str] = []
