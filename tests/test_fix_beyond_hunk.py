@@ -145,3 +145,22 @@ def test_the_review_proves_it_and_gives_the_lines_in_the_comment(tmp_path, monke
     sarif = json.loads((out / "results.sarif").read_text(encoding="utf-8"))
     fixed = [r for r in sarif["runs"][0]["results"] if r.get("fixes")]
     assert fixed and fixed[0]["fixes"][0]["artifactChanges"][0]["replacements"][0]["deletedRegion"]["startLine"] == 12
+
+
+def test_the_lines_to_copy_cannot_close_their_block_nor_forge_a_marker():
+    """The lines come from the PR's own code (a fork's): a backtick run in them must not close
+    the block and turn the rest into Markdown, and a pt2bot marker in them must not be one the
+    publisher would find; the code itself stays verbatim, as a suggestion block's does."""
+    import cmarkgfm
+
+    from pt2bot.report.markdown import MARKER_PREFIX
+
+    lines = ["    s = '```'  # @team", f"    # {MARKER_PREFIX}fp=0000000000000000 -->",
+             "    <img src=x onerror=alert(1)>"]
+    c = {"outside_diff": True, "passed": True, "start_line": 3, "end_line": 5, "path": "m.py",
+         "lines": lines, "title": "t", "evidence": "GB0124 gone", "verified": False}
+    body = failed_fix_line(c)
+    html = cmarkgfm.github_flavored_markdown_to_html(body)
+    assert "<img" not in html and html.count("<pre") == 1 and "&lt;img src=x" in html
+    assert MARKER_PREFIX not in body.split("become:", 1)[1]
+    assert "    s = '```'  # @team" in body     # verbatim: no zero-width space after the `@`
