@@ -415,7 +415,7 @@ def recompiles(fn: Callable[..., Any], inputs: Iterable[Any], *, dynamic: bool |
                     if not text or getattr(m, "fail_type", None):
                         continue
                     reasons = []
-                    for r in parse_recompile_reason(text, case, files, paths):
+                    for r in parse_recompile_reason(text, case, files, paths, events):
                         kind = r["kind"]
                         if (kind == "size_mismatch" and dynamic is None and r["dim"]
                                 and r["dim"] not in made_dynamic):

@@ -113,3 +113,72 @@ def test_a_value_or_a_length_passed_across_a_break_is_the_breaks():
                                          "resumed_after": {"path": "m.py", "line": 28}})
     assert not _follows(counted)
     assert _follows(counted.with_(source="h = h * n_real"))
+
+
+def test_a_guard_torch_wrote_with_no_line_is_placed_where_it_was_added(tmp_path):
+    """A size of a tensor passed by keyword into `**kwargs` and marked dynamic: torch loses
+    its source and writes the failed guard as `kwargs['x'].size()[3] ==
+    kwargs['x'].size()[2]  # (unknown var s16, please file a bug)`, with no line. DINOv2's
+    `if npatch == N and w == h:` was then placed at `forward`, 140 lines from its `if`. The
+    trace says where the compile added the guard; dynamo's own log is the truth held to."""
+    import logging
+    import textwrap
+
+    torch = pytest.importorskip("torch")
+    from pt2bot.smoke.matrix import measure_matrix
+    from pt2bot.smoke.trace import reset_dynamo
+    from tests.pymodule import load_module
+
+    (tmp_path / "vit.py").write_text(textwrap.dedent("""\
+        import torch
+
+
+        class ViT(torch.nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.pos = torch.nn.Parameter(torch.randn(1, 256, 4))
+
+            def interpolate(self, t, w, h):
+                if t.shape[1] == self.pos.shape[1] and w == h:
+                    return self.pos
+                grid = self.pos.reshape(1, 16, 16, 4).permute(0, 3, 1, 2)
+                return torch.nn.functional.interpolate(grid, size=(w, h)).flatten(2).transpose(1, 2)
+
+            def features(self, x):
+                w, h = x.shape[2], x.shape[3]
+                t = x.flatten(2).transpose(1, 2)[:, :, :1].expand(-1, -1, 4)
+                return t + self.interpolate(t, w, h)
+
+            def forward(self, *args, **kwargs):
+                return self.features(*args, **kwargs)
+        """))
+    model = load_module(tmp_path / "vit.py").ViT()
+    cases = [CaseInputs(shape={"height": 16, "width": w}, args=(),
+                        kwargs={"x": torch.randn(2, 3, 16, w)}) for w in (16, 20)]
+    for c in cases:
+        c.dims = {"x": {2: "height", 3: "width"}}
+    with torch.no_grad():
+        outs = [model(**c.kwargs) for c in cases]
+
+    logged: list[str] = []
+
+    class _Log(logging.Handler):
+        def emit(self, record: logging.LogRecord) -> None:
+            logged.append(record.getMessage())
+
+    torch._logging.set_logs(recompiles=True)
+    handler = _Log()
+    logging.getLogger("torch._dynamo").addHandler(handler)
+    try:
+        got = measure_matrix(model, cases, outs, {"dynamic": ["height", "width"]},
+                             {"backend": "eager"}, RepoPaths(str(tmp_path)))
+    finally:
+        logging.getLogger("torch._dynamo").removeHandler(handler)
+        torch._logging.set_logs()
+        reset_dynamo()
+    # torch itself names no line for it: that is the case this placing is for
+    assert any("unknown var" in m for m in logged), logged
+    [reason] = got["recompiles"]["cases"][1]["reasons"]
+    assert reason["guard"] == "kwargs['x'].size()[3] == kwargs['x'].size()[2]"
+    assert (reason["path"], reason["line"], reason["source"]) == (
+        "vit.py", 10, "if t.shape[1] == self.pos.shape[1] and w == h:")

@@ -87,19 +87,24 @@ def specializations_from_exception(exc: BaseException, case: CaseInputs,
 
 
 def parse_recompile_reason(text: str, case: CaseInputs, known_files: list[str],
-                           paths: RepoPaths) -> list[dict[str, Any]]:
-    """One compile's `recompile_reason` → reasons as data."""
+                           paths: RepoPaths,
+                           events: TraceCollector | None = None) -> list[dict[str, Any]]:
+    """One compile's `recompile_reason` → reasons as data. A guard torch wrote with no line
+    is placed from the trace's `events` where they say where it was added."""
     out = []
     # torch joins several failed guards of one cache entry with newlines / " and "
     for part in [p for p in re.split(r"\n(?=\d+/\d+:)", text) if p.strip()]:
         m = _REASON_RE.match(part.strip())
         guard = (m.group("guard") if m else part).strip()
+        guard = _UNKNOWN_VAR.sub("", guard)
         rec: dict[str, Any] = {"guard": guard[:500], "dim": None, "kind": "guard",
                                "path": None, "line": None, "source": None}
         if m and m.group("file"):
             rec["path"] = paths.resolve_suffix(m.group("file"), known_files)
             rec["line"] = int(m.group("line")) if rec["path"] else None
             rec["source"] = (m.group("src") or "").strip() or None
+        elif m and events is not None:
+            rec.update(guard_added_site(guard, m.group("id"), events, paths) or {})
         mm = _MISMATCH_RE.search(part)
         sm = _SIZE_RE.search(guard)
         if mm:
@@ -118,6 +123,56 @@ def parse_recompile_reason(text: str, case: CaseInputs, known_files: list[str],
             rec["kind"] = "size_one"
         out.append(rec)
     return out
+
+
+# torch writes "  # (unknown var s16, please file a bug)" where it lost the symbol's source
+# (a size of a tensor passed in `**kwargs`, marked dynamic): the guard then has no line
+_UNKNOWN_VAR = re.compile(r"\s+#\s*(?:\(unknown var[^)]*\))?\s*$")
+_SYMBOL = re.compile(r"\b[su]\d+\b")
+_RELATION = {"==": "Eq(", "!=": "Ne("}
+
+
+def _source_name(source: str) -> str:
+    """A trace source as a recompile reason writes it: `L['kwargs']['x']` → `kwargs['x']`."""
+    return re.sub(r"^L\['(\w+)'\]", r"\1", source)
+
+
+def guard_added_site(guard: str, guard_id: str, events: TraceCollector,
+                     paths: RepoPaths) -> dict[str, Any] | None:
+    """`{path, line, source}` where the compile `guard_id` ("0/0") added the failed `guard`,
+    from the trace: the sizes it names become that compile's symbols (`create_symbol`), and the
+    guard added on the same symbols with the same relation (`guard_added_fast`) holds the user's
+    stack. Where torch lost a size's source it writes the failed guard with no line: DINOv2's
+    `if npatch == N and w == h:`, with the image passed by keyword, was placed at `forward`,
+    140 lines from its `if`. None unless every such guard was added at one line."""
+    try:
+        want = tuple(int(x) for x in guard_id.split("/"))
+    except ValueError:
+        return None
+    symbols: dict[str, str] = {}
+    for ev in events.of_kind("create_symbol"):
+        d = ev.data or {}
+        if ev.frame == want and d.get("symbol") and d.get("source"):
+            symbols[_source_name(str(d["source"]))] = str(d["symbol"])
+    text = guard
+    for src in sorted(symbols, key=len, reverse=True):
+        text = text.replace(src, symbols[src])
+    named = set(_SYMBOL.findall(text))
+    if not named or not set(symbols.values()) >= named:
+        return None
+    rel = next((f for op, f in _RELATION.items() if op in text), None)
+    table = intern_table()
+    sites = []
+    for ev in events.of_kind("guard_added_fast"):
+        d = ev.data or {}
+        expr = str(d.get("expr") or "")
+        if ev.frame != want or set(_SYMBOL.findall(expr)) != named or \
+                (rel and not expr.startswith(rel)):
+            continue
+        at = user_frame(d, paths, table)
+        if at["path"] and at not in sites:
+            sites.append(at)
+    return sites[0] if len(sites) == 1 else None
 
 
 def _input_arg(m: re.Match[str]) -> str | None:
@@ -294,7 +349,8 @@ def measure_matrix(model: Any, cases: list[CaseInputs], eager_outs: list[Any],
                 rec["compiled"] = True
                 compiles += 1
                 if m.recompile_reason:
-                    reasons = parse_recompile_reason(m.recompile_reason, case, files, paths)
+                    reasons = parse_recompile_reason(m.recompile_reason, case, files, paths,
+                                                     events)
                     if retried and reasons and all(_REMARKED in r["guard"] for r in reasons):
                         # our own retry: a frame the strict marking compiled, called again
                         # with the inputs marked weakly, fails that marking's guard; nothing
