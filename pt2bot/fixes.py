@@ -723,7 +723,7 @@ def prove_on_model(setting: ProofSetting, model: ModelConfig, delta: ModelDelta 
             if rec is not None:
                 verdicts[p.cid] = {k: rec[k] for k in ("accepted", "reason", "evidence", "unexercised",
                                                        "skipped", "graph_count", "cases",
-                                                       "guards", "s", "also") if k in rec}
+                                                       "guards", "s", "also", "caveats") if k in rec}
                 if budget is not None and str(rec.get("reason") or "").startswith(_HANGS):
                     verdicts[p.cid]["reason"] = _out_of_budget(budget, "the patched model")
             elif not blamed:
@@ -1177,7 +1177,8 @@ def merge_audit_proofs(results: ResultsFile, findings: Sequence[Finding],
 
 
 TARGET_KEYS = ("kind", "model", "path", "line", "gb", "gb_type", "fingerprint")
-VERDICT_KEYS = ("accepted", "reason", "evidence", "skipped", "after", "retried", "unexercised", "also")
+VERDICT_KEYS = ("accepted", "reason", "evidence", "skipped", "after", "retried", "unexercised", "also",
+                "caveats")
 
 
 def _target_id(t: Mapping[str, Any]) -> tuple[Any, ...]:
@@ -1309,18 +1310,21 @@ def _summarise(targets: list[dict[str, Any]], proposals: list[Proposal], why: di
             verified, reason = False, alternative[id(p)]
         if not verified and not (p.outside and passed):
             evidence = ""   # (what a passed edit beyond the hunk proved is said with it)
+        caveats = _caveats(p) if evidence else []
         out_c.append({
             "id": p.cid, "rule": p.cand.code, "title": p.cand.title, "path": p.cand.path,
             "start_line": p.cand.start_line, "end_line": p.cand.end_line,
             "lines": list(p.cand.lines), "safe": p.cand.safe, "guards": list(p.cand.guards),
             "findings": list(p.findings), "targets": list(p.targets) + (_riders(p, targets) if verified else []),
             "verified": verified, "passed": passed, **({"outside_diff": True} if p.outside else {}),
-            "models": models, "evidence": evidence, "reason": reason})
+            "models": models, "evidence": evidence, "reason": reason,
+            **({"caveats": caveats} if caveats else {})})
     # a candidate verified with others applied first stands only where those are posted too
     posted = {(c["path"], c["start_line"], c["end_line"]) for c in out_c if c["verified"]}
     for p, c in zip(proposals, out_c):
         needs = {tuple(x) for r in p.results.values() for x in r.get("after") or ()}
         if c["verified"] and not needs <= posted:
+            c.pop("caveats", None)
             c.update(verified=False, evidence="", reason=(
                 "verified only with the suggestion at " + ", ".join(f"{x[0]}:{x[1]}" for x in sorted(needs - posted))
                 + " applied first, which is not verified itself"))
@@ -1331,7 +1335,8 @@ def _summarise(targets: list[dict[str, Any]], proposals: list[Proposal], why: di
         out_s.append({"id": p.cid, "setting": p.cand.setting, "path": p.cand.path,
                       "line": p.cand.start_line, "findings": list(p.findings),
                       "targets": list(p.targets), "verified": verified, "models": models,
-                      "evidence": evidence, "reason": reason})
+                      "evidence": evidence, "reason": reason,
+                      **({"caveats": _caveats(p)} if verified and _caveats(p) else {})})
     out_t = []
     for i, t in enumerate(targets):
         fixed_by = next((c["id"] for c in out_c if c["verified"] and i in c["targets"]), None)
@@ -1412,6 +1417,17 @@ def _riders(p: Proposal, targets: Sequence[Mapping[str, Any]]) -> list[int]:
                 and (a.get("gb") == t.get("gb") if a.get("gb") and t.get("gb") else a.get("gb_type") == t.get("gb_type"))
                 for a in r.get("also") or ()):
             out.append(i)
+    return out
+
+
+def _caveats(p: Proposal) -> list[str]:
+    """What the edit does unlike head on the models that accepted it (pt2bot/smoke/verify.py
+    `caveats`), each said once: the inline comment says these before the proof."""
+    out: list[str] = []
+    for m in sorted(p.results):
+        r = p.results[m]
+        if m != "*" and r.get("accepted"):
+            out += [str(c) for c in r.get("caveats") or () if str(c) not in out]
     return out
 
 

@@ -677,6 +677,9 @@ def test_the_loop_verifies_the_recipe_and_refuses_the_wrong_forms(repo, tmp_path
                                 "compiled, but compiled code raises RuntimeError where head raises ValueError (on CUDA "
                                 "a device-side assert, which ends the process's CUDA context)")
     assert good["guards"] == ["invalid"]
+    # what it still does unlike head is said apart, to come first in the comment
+    assert good["caveats"] == ["compiled code raises RuntimeError where head raises ValueError (on CUDA "
+                               "a device-side assert, which ends the process's CUDA context)"]
 
     # 1e6 is the largest value injected, and not above the bound: head never raises, the check
     # was never exercised

@@ -268,3 +268,35 @@ def test_the_evidence_of_several_models_is_said_whole_or_cut_at_a_clause():
     c = by_fp(render_review(report(evidence=long), on_diff))[F.fingerprint()]
     head = c["body"].split("\n\n```suggestion")[0]
     assert head.endswith("; ….") and "gon…" not in head
+
+
+def test_what_a_verified_fix_does_unlike_head_is_said_first_and_once():
+    """DINOv2: a NaN check turned into `torch._assert_async` raises RuntimeError under compile
+    where head raises FloatingPointError. That was said in the middle of 1,900 characters of
+    proof under "Verified fix"; a loop that catches FloatingPointError stops catching it. A
+    user wanted it first."""
+    swapped = ("compiled code raises RuntimeError where head raises FloatingPointError (on CUDA a "
+               "device-side assert, which ends the process's CUDA context)")
+    zeroed = ("`mask_token` gets zero gradients where head's get none: an optimizer with momentum or "
+              "weight decay updates a parameter with a zero gradient and skips one with none")
+    evidence = (f"verified on `net`: GB0170 gone, outputs equal on 2 shape cases, gradients equal on 2 "
+                f"shape cases ({zeroed}), equal with NaN injected, eager and compiled, but {swapped}")
+    r = report(evidence=evidence, caveats=[swapped, zeroed])
+    c = by_fp(render_review(r, on_diff))[F.fingerprint()]
+    assert c["fix"]["caveats"] == [swapped, zeroed]
+    html = cmarkgfm.github_flavored_markdown_to_html(c["body"])
+    # the paragraph just before the proof and its suggestion block
+    first = html.split("<strong>Verified fix</strong>")[0].split("<p>")[-2]
+    assert first.startswith("⚠️ <strong>Unlike head</strong>: compiled code raises RuntimeError "
+                            "where head raises FloatingPointError"), first
+    assert "<code>mask_token</code> gets zero gradients" in first
+    # said once: the proof after it keeps its other clauses, not these
+    assert html.count("where head raises FloatingPointError") == 1
+    assert html.count("gets zero gradients") == 1
+    assert ("equal with NaN injected, eager and compiled.</p>" in html
+            and "gradients equal on 2 shape cases, equal with NaN" in html), html
+    summary = render_summary(r)
+    assert "It does something unlike head, said first in its inline comment." in summary
+    # a fix with nothing unlike head has no such line, and no `caveats` key
+    c = by_fp(render_review(report(), on_diff))[F.fingerprint()]
+    assert "Unlike head" not in c["body"] and "caveats" not in c["fix"]

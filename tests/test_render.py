@@ -302,7 +302,10 @@ def test_finding_confirmed_by_a_break_is_one_comment(pr):
     assert "Unsupported Tensor.item() call" in line
     assert "💡 Set \\`torch.\\_dynamo.config.capture\\_scalar\\_outputs = True\\`" in body
     assert "New graph break" not in body and "Predicts a graph break" not in body
-    assert review["body"].startswith("**pt2bot** · ") and "· 3 inline comments" in review["body"]
+    # (the fourth: the new recompile on line 18, which no finding covers)
+    assert review["body"].startswith("**pt2bot** · ") and "· 4 inline comments" in review["body"]
+    [rc] = _on(review, "pkg/models.py", 18)
+    assert rc["body"].startswith("❌ **New recompile**")
 
 
 def test_merged_comment_fingerprint_is_stable_across_reruns(pr):

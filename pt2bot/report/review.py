@@ -26,6 +26,7 @@ from pt2bot.report.summary import (FULL_REPORT, MATRIX_ONLY, MAX_CHARS, Section,
                                    finding_location, gb_link, location, reached, severity_icon,
                                    smoke_verdict, when, whole_clauses)
 from pt2bot.reportdata import Report
+from pt2bot.results import shape_label
 
 SCHEMA = "pt2bot.review/1"
 Commentable = Callable[[str, int], bool]
@@ -92,7 +93,8 @@ def render_review(report: Report, changeset_commentable: Commentable | None = No
                         "body": f"{text}\n\n{marker('fp=' + fp)}", "fingerprint": fp}
         if verified is not None:
             comments[fp]["fix"] = {"verified": True, "models": list(verified.get("models") or ()),
-                                   "evidence": str(verified.get("evidence") or "")}
+                                   "evidence": str(verified.get("evidence") or ""),
+                                   **({"caveats": _said_caveats(verified)} if _said_caveats(verified) else {})}
         elif proven is not None:
             comments[fp]["setting"] = {"name": str(proven.get("setting")), "verified": True,
                                        "models": list(proven.get("models") or ()),
@@ -143,6 +145,22 @@ def render_review(report: Report, changeset_commentable: Commentable | None = No
             place(at, break_body(b, model, fixes.hints_stand([b["fingerprint"]])),
                   b["fingerprint"], location(b), keys=[b["fingerprint"]])
 
+    # A new recompile on a line of the diff that no comment above covers (a guard in the
+    # statement the PR changed, with no static finding there): DINOv2's reverted interpolation
+    # recompiled at its `interpolate(` line, and the review said "2 new recompiles · 0 inline
+    # comments". One comment per line; the summary has the rest.
+    for (path, line), rows in new_recompiles(report).items():
+        covered = any(c["path"] == path and (c.get("start_line") or c["line"]) <= line <= c["line"]
+                      for c in comments.values())
+        if covered or not _commentable(changeset_commentable, path, line, None):
+            continue
+        key = recompile_key(path, line)
+        # (keyed by the line's text, not its number, as a finding is: the same comment on the
+        # next push, when lines above it moved)
+        source = next((str(r["source"]) for _, _, r in rows if r.get("source")), str(line))
+        place((path, line, None), recompile_body(rows), fingerprint("new-recompile", path, None, source),
+              f"{path}:{line}", keys=[key])
+
     for m in report.models:
         for p in m.problems:
             if p.get("kind") in ("fails_only_on_head", "fails_on_head") and p.get("path"):
@@ -192,8 +210,10 @@ class ProvenFixes:
                 continue
             keys = list(c.get("findings") or ())
             keys += [str(targets[i].get("fingerprint")) if targets[i].get("fingerprint") else
-                     export_key(targets[i].get("path"), targets[i].get("line")) for i in mine
-                     if targets[i].get("fingerprint") or targets[i].get("kind") == "export"]
+                     export_key(targets[i].get("path"), targets[i].get("line"))
+                     if targets[i].get("kind") == "export" else
+                     recompile_key(targets[i].get("path"), targets[i].get("line")) for i in mine
+                     if targets[i].get("fingerprint") or targets[i].get("kind") in ("export", "recompile")]
             into = (self.failed if not c.get("verified") else
                     self.settings if c.get("setting") else self.verified)
             if c.get("setting"):
@@ -237,6 +257,51 @@ def export_key(path: object, line: object) -> str:
     return f"export@{path}:{line}"
 
 
+def recompile_key(path: object, line: object) -> str:
+    """The key of a new recompile's guard at a line (a target with no fingerprint either)."""
+    return f"recompile@{path}:{line}"
+
+
+def new_recompiles(report: Report) -> dict[tuple[str, int], list[tuple[str, dict, dict]]]:
+    """(path, line) -> [(model, shape case row, reason)] for the recompiles head adds, at the
+    line of the guard that failed: the proof's recompile targets (pt2bot/fixes.py), wherever
+    the line is. A recompile that follows from a new break is that break's comment's, and
+    torch's own size-1 compiles are no one's."""
+    out: dict[tuple[str, int], list[tuple[str, dict, dict]]] = {}
+    for m in report.models:
+        for row in m.delta.recompile_cases:
+            if not isinstance(row, dict) or (row.get("delta") or 0) <= 0:
+                continue
+            for r in row.get("reasons") or ():
+                if isinstance(r, dict) and isinstance(r.get("path"), str) and \
+                        isinstance(r.get("line"), int) and r.get("caused_by") is None and \
+                        r.get("after_break") is None and r.get("kind") != "size_one":
+                    out.setdefault((r["path"], r["line"]), []).append((m.name, row, r))
+    return out
+
+
+def recompile_body(rows: Sequence[tuple[str, dict, dict]]) -> str:
+    """A new recompile's comment: which models, on which shape cases, which guard failed."""
+    lines = ["❌ **New recompile**: a guard dynamo added for this line fails on another input "
+             "shape, and the model is compiled again (not on base)."]
+    said: dict[tuple[str, str], list[str]] = {}
+    for model, row, r in rows:
+        said.setdefault((model, str(r.get("guard") or "?")), []).append(shape_label(row.get("shape")))
+    for (model, guard), shapes in list(said.items())[:5]:
+        shown = ", ".join(code_inline(s, limit=60) for s in list(dict.fromkeys(shapes))[:3])
+        more = len(set(shapes)) - 3
+        lines.append(f"- model {code_inline(model, limit=100)}, shape case{'s' if len(set(shapes)) > 1 else ''} "
+                     f"{shown}{f' and {more} more' if more > 0 else ''}: guard "
+                     f"{code_inline(guard, limit=200)}")
+    text = lines[0] + "\n\n" + "\n".join(lines[1:])
+    if any("sym_float(" in guard for _, guard in said):
+        # what the guard itself shows: a float made from a size, held to a number
+        text += ("\n\n💡 The guard holds a float made from a size (`torch.sym_float`) to its value, so "
+                 "each new size compiles again. Integer arithmetic on sizes stays symbolic: `//`, and "
+                 "an output `size=` rather than a float `scale_factor`.")
+    return text
+
+
 def _in_fix(fix: Mapping[str, Any], path: object, line: object) -> bool:
     """Whether `line` of `path` is one the fix's suggestion replaces."""
     start, end = fix.get("start_line"), fix.get("end_line")
@@ -262,14 +327,32 @@ def _fix_placeable(can: Commentable | None, path: str, fix: Mapping[str, Any]) -
 def _evidence(row: Mapping[str, Any]) -> str:
     """What the proof showed, whole where it fits, else cut after its last whole clause: the
     evidence of two models ran past 600 characters and read "on `swin_w7_56`: GB0170 gon…",
-    under the button that applies the fix."""
-    return message_inline(whole_clauses(str(row.get("evidence") or ""), EVIDENCE_CAP), limit=EVIDENCE_CAP + 10)
+    under the button that applies the fix. Its caveats are said before it (`_unlike_head`),
+    not again inside it."""
+    text = str(row.get("evidence") or "")
+    for c in _said_caveats(row):
+        text = text.replace(f", but {c}", "").replace(f" ({c})", "").replace(f", {c}", "")
+    return message_inline(whole_clauses(text, EVIDENCE_CAP), limit=EVIDENCE_CAP + 10)
+
+
+def _said_caveats(row: Mapping[str, Any]) -> list[str]:
+    return [c for c in row.get("caveats") or () if isinstance(c, str) and c]
+
+
+def _unlike_head(row: Mapping[str, Any]) -> str:
+    """The proof's caveats (report.json's `caveats`: what the edit still does unlike head),
+    as the comment's first words: a difference a user must weigh before one click commits
+    it, not a clause deep in the evidence."""
+    said = _said_caveats(row)
+    if not said:
+        return ""
+    return "⚠️ **Unlike head**: " + message_inline("; ".join(said), limit=EVIDENCE_CAP) + ".\n\n"
 
 
 def fix_text(fix: Mapping[str, Any]) -> str:
     """The verified fix: what was proven, then the suggestion block replacing exactly the
     lines start_line..end_line (indentation included)."""
-    head = (f"✅ **Verified fix** ({message_inline(fix.get('title') or '', limit=FIX_TITLE_CAP)}): "
+    head = (f"{_unlike_head(fix)}✅ **Verified fix** ({message_inline(fix.get('title') or '', limit=FIX_TITLE_CAP)}): "
             f"{_evidence(fix)}.")
     return head + "\n\n" + suggestion_block("\n".join(str(x) for x in fix["lines"]))
 
@@ -278,7 +361,7 @@ def setting_text(row: Mapping[str, Any]) -> str:
     """A dynamo setting the proof verified for the break on this line: text, since it is set
     where the model is compiled and not written on this line (pt2bot/fixes.py SETTINGS)."""
     name = str(row.get("setting") or "")
-    return (f"⚙️ **Verified setting**, not a change to this line: "
+    return (f"{_unlike_head(row)}⚙️ **Verified setting**, not a change to this line: "
             f"{code_inline(f'torch._dynamo.config.{name} = True', limit=120)}, set before the model "
             f"is compiled: {_evidence(row)}. It applies to "
             "everything dynamo compiles in that process; it was checked on the models named here only.")
@@ -303,7 +386,7 @@ def failed_fix_line(fix: Mapping[str, Any]) -> str:
         # proven, but GitHub's suggestion replaces lines of one hunk only: the lines to write,
         # as code to copy (never a suggestion block, nor the comment's `fix`)
         start, end, lines = fix.get("start_line"), fix.get("end_line"), fix.get("lines")
-        text = (f"🔧 **Verified edit, beyond the PR's lines** (not a suggestion: it replaces lines "
+        text = (f"{_unlike_head(fix)}🔧 **Verified edit, beyond the PR's lines** (not a suggestion: it replaces lines "
                 f"{start}-{end}, past this hunk of the diff): "
                 f"{message_inline(fix.get('title') or '', limit=FIX_TITLE_CAP)}. "
                 f"{_evidence(fix)}.")

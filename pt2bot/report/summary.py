@@ -977,6 +977,11 @@ def fixes_section(report: Report) -> Section | None:
             f"{'s' if len(targets) != 1 else ''} on the PR's lines (each re-run before it was "
             f"posted; {_num(fixes.get('spent_s'))} s of the {_num(fixes.get('budget_s'))} s "
             "budget).")
+    unlike = sum(1 for c in verified if c.get("caveats"))
+    if unlike:
+        who = "It" if len(verified) == 1 else f"{unlike} of them"
+        head += (f" ⚠️ {who} {'does' if unlike == 1 else 'do'} something unlike head, said first "
+                 f"in {'its' if unlike == 1 else 'their'} inline comment{'s' if unlike > 1 else ''}.")
     beyond = [t for t in open_ if t.get("verified_outside")]
     if beyond:
         head += (f" 🔧 {len(beyond)} more problem{'s' if len(beyond) != 1 else ''} "

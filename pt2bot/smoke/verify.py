@@ -1770,9 +1770,8 @@ def judge(head: Mapping[str, Any], cand: Mapping[str, Any], targets: Sequence[Ma
         # head raises RuntimeError too, so no type changes and nothing above is said; yet on
         # CUDA the compiled check is a device-side assert, which a caller cannot catch and go
         # on from
-        evidence.append("compiled code raises RuntimeError where head does, by "
-                        "torch._assert_async (on CUDA a device-side assert, which ends the "
-                        "process's CUDA context)")
+        evidence.append(_DEVICE_ASSERT + "torch._assert_async (on CUDA a device-side assert, "
+                        "which ends the process's CUDA context)")
     quieted = _quieted_evidence(cand)
     if quieted:
         evidence.append(quieted)
@@ -1801,8 +1800,14 @@ def judge(head: Mapping[str, Any], cand: Mapping[str, Any], targets: Sequence[Ma
             s = b["stops_at"]
             evidence.append(f"export gets past {b['path']}:{b['line']} ({b.get('gb_type')}) and now stops "
                             f"{_at(s.get('path'), s.get('line'))}" + (f" ({s['kind']})" if s.get("kind") else ""))
+    # (what a guarded or removed warning no longer gives is the edit's purpose, said in its
+    # evidence: no caveat)
+    caveats = _caveats([e for e in evidence if e != quieted])
     return {"accepted": True, "reason": None, "evidence": ", ".join(evidence),
-            **({"also": also} if also else {})}
+            **({"also": also} if also else {}), **({"caveats": caveats} if caveats else {})}
+
+
+_DEVICE_ASSERT = "compiled code raises RuntimeError where head does, by "
 
 
 def _also_gone(head: Mapping[str, Any], cand: Mapping[str, Any], targets: Sequence[Mapping[str, Any]],
@@ -2093,8 +2098,28 @@ def _unused_caveat(grads: Mapping[str, Any]) -> str:
             out.append(f"{_named(names)} {'gets' if len(names) == 1 else 'get'} {words}")
     if not out:
         return ""
-    return (f" ({'; '.join(out)}: an optimizer with momentum or weight decay updates a parameter "
-            "with a zero gradient and skips one with none)")
+    return f" ({'; '.join(out)}: {_UNUSED_WHY})"
+
+
+_UNUSED_WHY = "an optimizer with momentum or weight decay updates a parameter with a zero gradient and skips one with none"
+_UNUSED_SAID = re.compile(r"\(([^()]*: " + re.escape(_UNUSED_WHY) + r")\)")
+
+
+def _caveats(evidence: Sequence[str]) -> list[str]:
+    """What an accepted edit still does unlike head, taken from its evidence to be said first
+    (`caveats`): the clauses that begin "but" (an exception of another type under compile, a
+    warning compiled code skips, a size it asserts), the device assert where head raises
+    RuntimeError too, and parameters whose gradient is zero where head's is None. A user read
+    DINOv2's NaN check, turned into `torch._assert_async`, as the same check: that compiled
+    code raises RuntimeError where head raises FloatingPointError was said in the middle of
+    1,900 characters of proof, and a loop that catches FloatingPointError stops catching it."""
+    out: list[str] = []
+    for clause in evidence:
+        said = [clause[4:]] if clause.startswith("but ") else \
+            [clause] if clause.startswith(_DEVICE_ASSERT) else []
+        said += [m.group(1) for m in _UNUSED_SAID.finditer(clause)]
+        out += [s for s in said if s not in out]
+    return out
 
 
 def _detail(row: Mapping[str, Any]) -> str:
