@@ -8,6 +8,7 @@ claim sits in a file the model ran (the location could confirm it); never on bas
 from __future__ import annotations
 
 import json
+import sys
 
 import pytest
 
@@ -354,3 +355,48 @@ def test_a_factorys_dict_into_a_star_args_forward_exports_too(tmp_path):
     r = measure(s)
     assert r["status"] == "ok" and r["export"]["ok"] is True, r["export"]
     assert [c["match"] for c in r["export"]["cases"]] == [True, True]
+
+
+@pytest.mark.torch
+def test_the_shape_advice_of_a_star_args_forward_is_derived_and_exported_as_torch_keys_it(tmp_path):
+    """The shape advice of dinov2's backbone was "not derived": its spec names each input's
+    dims, and torch keys a `*args` forward's inputs as one tuple under `args`. It is derived
+    with the inputs named, then exported on the model itself keyed under `args`, and its code
+    is the spec a user passes there (a dict keyed `x` is refused by torch)."""
+    import torch
+
+    from pt2bot.smoke.worker import measure
+    from test_worker import spec
+
+    (tmp_path / "repo" / "pkg_stara").mkdir(parents=True)
+    (tmp_path / "repo" / "pkg_stara" / "__init__.py").write_text("")
+    (tmp_path / "repo" / "pkg_stara" / "m.py").write_text(BACKBONE)
+    s = spec("m", "pkg_stara.m:Backbone", phases=("breaks", "matrix", "export", "advice"),
+             shapes={"batch": [2, 3]}, inputs=[{"name": "x", "shape": ["batch", 4]}])
+    s["repo_root"] = str(tmp_path / "repo")
+    r = measure(s)
+    advice = r["shape_advice"]
+    assert advice["export"]["ok"] is True, advice
+    assert advice["export"]["dynamic_shapes"] == {"x": {"0": {"name": "batch", "min": None, "max": None,
+                                                               "multiple_of": None}}}
+    assert [c["match"] for c in advice["export"]["cases"]] == [True, True]
+    code = advice["code"]["python"]
+    assert "dynamic_shapes = {'args': ({0: batch},)}" in code, code
+    # the code runs as it says on the model: its spec is the one torch takes
+    sys.path.insert(0, str(tmp_path / "repo"))
+    try:
+        import pkg_stara.m as mod
+
+        scope = {"torch": torch, "model": mod.Backbone(), "args": (torch.randn(3, 4),), "kwargs": None}
+        exec(code, scope)
+        assert scope["ep"].module()(torch.randn(5, 4)).shape == (5, 4)
+    finally:
+        sys.path.remove(str(tmp_path / "repo"))
+        sys.modules.pop("pkg_stara.m", None)
+        sys.modules.pop("pkg_stara", None)
+    # an input that reaches `**kwargs` can be keyed by no name: not derived, said so
+    s["model"]["inputs"] = [{"name": "x", "shape": ["batch", 4]},
+                            {"name": "masks", "shape": ["batch", 4], "dtype": "bool"}]
+    r = measure(s)
+    assert r["shape_advice"]["export"]["ok"] is None
+    assert any("`masks` through `**kwargs`" in n for n in r["shape_advice"]["notes"])

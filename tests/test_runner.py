@@ -247,6 +247,13 @@ def test_status_line_says_what_failed_and_where():
     line = status_line({"name": "m", "status": "ok", "graph_breaks": [], "export": failed, "shape_advice": advice})
     assert line.endswith("export fails (constraint_violation at unet.py:651); the shape advice's dims export: "
                          "dynamic: {batch: null, res: {multiple_of: 4}} in pt2bot.yml"), line
+    # a dim that cannot be dynamic is a comment line of that YAML: counted, not inlined (DINOv2's
+    # read "dynamic: {batch: null, # x.shape[2]: cannot be dynamic (...")
+    pinned = {**advice, "code": {"yaml": "dynamic:\n  batch: null\n  # x.shape[2]: cannot be dynamic (h)\n"
+                                         "  # x.shape[3]: cannot be dynamic (w)"}}
+    line = status_line({"name": "m", "status": "ok", "graph_breaks": [], "export": failed, "shape_advice": pinned})
+    assert line.endswith("the shape advice's dims export: dynamic: {batch: null} in pt2bot.yml (2 more dims "
+                         "static: see the shape advice)"), line
     # not where the advice's dims are the configured ones, nor where its export failed too
     for other in ({**advice, "compile": {"reused": True}}, {**advice, "export": {"ok": False}}):
         line = status_line({"name": "m", "status": "ok", "graph_breaks": [], "export": failed, "shape_advice": other})

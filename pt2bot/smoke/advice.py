@@ -41,7 +41,7 @@ from typing import Any
 from pt2bot.smoke.export import (TRUNCATED_DIVISION, classify_failure, short_message, dim_name,
                                  draft_failures, example_case, locate_failure, make_dim,
                                  run_exported, truncated_division_site)
-from pt2bot.smoke.inputs import CaseInputs, call_mode, start_call
+from pt2bot.smoke.inputs import CaseInputs, call_mode, forward_params, start_call
 from pt2bot.smoke.matrix import mark_range, specialization_sites, varying_dims
 from pt2bot.smoke.timelimit import Overrun, time_limit
 from pt2bot.smoke.trace import RepoPaths, TraceCollector, compilation_metrics, reset_dynamo
@@ -156,15 +156,22 @@ def derive_export(model: Any, cases: list[CaseInputs], eager_outs: list[Any],
         res["notes"].append("export is disabled for this model in pt2bot.yml (`export: "
                             "false`): no spec is derived")
         return res
-    if cases and cases[0].var_args:
-        # (torch keys such inputs as one tuple under `*args`; the advice's spec is keyed by
-        # each input's own name: not derived rather than wrong)
-        res["notes"].append(f"forward takes its inputs as `*{cases[0].var_args}`: the shape advice, "
-                            "which names each input's dims, is not derived; the export phase keys "
-                            f"them under `{cases[0].var_args}`")
-        return res
     ex = example_case(cases, set(dims))
     args, kwargs = ex.args, dict(ex.kwargs)
+    real = model
+    if ex.var_args:
+        through = [n for n in kwargs if n not in forward_params(model)]
+        if through:
+            # (torch keys `dynamic_shapes` by forward's own parameters: an input that reaches
+            # `**kwargs` can be given no dims, so no spec of the model's own is proven)
+            res["notes"].append(f"forward takes `{'`, `'.join(through)}` through `**kwargs`, which "
+                                "torch.export's dynamic_shapes cannot key: the shape advice is "
+                                "not derived")
+            return res
+        # derived on a module that names the inputs `*args` takes, so that every step keys
+        # them by name; the spec it ends with is exported on the model itself, keyed as torch
+        # keys it there (dinov2's backbone, `forward(self, *args, is_training=False, **kwargs)`)
+        model = _named_positional(model, ex)
     spec = _start_spec(ex, dims, bounds)
     where = _names_of(ex, dims)
     pinned: dict[str, dict[str, Any]] = {}     # dim -> its static entry
@@ -194,6 +201,8 @@ def derive_export(model: Any, cases: list[CaseInputs], eager_outs: list[Any],
             pinned.setdefault(d, entry)
             spec[inp][ax] = ex.shape[d]
     res["dynamic_shapes"] = _spec_json(spec, where, pinned)
+    if ep is not None and real is not model:
+        ep = _export_as_called(res, real, ex, spec, paths)
     if ep is not None:
         res["ok"] = True
         res["cases"] = rows
@@ -215,6 +224,58 @@ def derive_export(model: Any, cases: list[CaseInputs], eager_outs: list[Any],
         res["notes"].append("no dim can be dynamic: the code pins every one of them")
     reset_dynamo()
     return res
+
+
+def _named_positional(model: Any, case: CaseInputs) -> Any:
+    """`model` behind a forward whose parameters name what its `*args` takes (`case.arg_names`,
+    then the case's keywords): torch.export binds `dynamic_shapes` by that signature."""
+    import inspect
+
+    import torch
+
+    P = inspect.Parameter
+
+    class Named(torch.nn.Module):
+        def __init__(self) -> None:
+            super().__init__()
+            self.inner = model
+
+        def forward(self, *args: Any, **kwargs: Any) -> Any:
+            return self.inner(*args, **kwargs)
+
+    Named.forward.__signature__ = inspect.Signature(   # type: ignore[attr-defined]
+        [P("self", P.POSITIONAL_OR_KEYWORD)]
+        + [P(n, P.POSITIONAL_OR_KEYWORD) for n in case.arg_names]
+        + [P(n, P.KEYWORD_ONLY) for n in case.kwargs])
+    return Named()
+
+
+def var_args_spec(spec: Any, case: CaseInputs) -> Any:
+    """A spec keyed by input name, keyed as torch keys a `*args` forward's: the positional
+    inputs one tuple under its name, the keywords by theirs."""
+    spec = dict(spec or {})
+    return {str(case.var_args): tuple(spec.pop(n, None) for n in case.arg_names), **spec}
+
+
+def _export_as_called(res: dict[str, Any], model: Any, case: CaseInputs, spec: Any,
+                      paths: RepoPaths) -> Any:
+    """The derived spec exported on the model itself; None (with why in `res`) where torch
+    refuses it there."""
+    import torch
+
+    reset_dynamo()
+    start_call(model)
+    try:
+        # (in a collector, as every export here: the trace's records stay off the root logger)
+        with contextlib.redirect_stderr(io.StringIO()), call_mode(), TraceCollector():
+            return torch.export.export(model, case.args, dict(case.kwargs) or None,
+                                       dynamic_shapes=var_args_spec(spec, case))
+    except Exception as e:  # noqa: BLE001 - a refusal is the advice's result
+        res.update(ok=False, kind=classify_failure(e), message=short_message(
+            f"the spec derived with the inputs named does not export keyed under "
+            f"`*{case.var_args}`: {type(e).__name__}: {e}"),
+            **locate_failure(e, model, case.args, dict(case.kwargs), spec, paths, locate=False))
+        return None
 
 
 _GUARDED = re.compile(r"\b([A-Za-z_]\w*)\.size\(\)\[(\d+)\]")
@@ -583,9 +644,11 @@ def _as_configured(spec_json: dict[str, Any], model_spec: dict[str, Any],
 
 # --------------------------------------------------------------------------- code
 
-def advice_code(spec_json: dict[str, Any], method: str | None) -> dict[str, str]:
+def advice_code(spec_json: dict[str, Any], method: str | None,
+                var_args: tuple[str, tuple[str, ...]] | None = None) -> dict[str, str]:
     """Paste-ready Python (the `dynamic_shapes` with `Dim`s, how to compile) and the
-    `dynamic:` lines of pt2bot.yml."""
+    `dynamic:` lines of pt2bot.yml. `var_args`: (the name of forward's `*args`, the inputs
+    it takes in order), whose dims the spec keys as one tuple under that name."""
     dims: dict[str, dict[str, Any]] = {}
     static: list[tuple[str, str, dict[str, Any]]] = []
     for inp, axes in spec_json.items():
@@ -607,11 +670,17 @@ def advice_code(spec_json: dict[str, Any], method: str | None) -> dict[str, str]
             py.append(f"{var} = {k} * _{var}")
         else:
             py.append(f"{var} = Dim({var!r}{_bounds_py(e.get('min'), e.get('max'))})")
-    parts = []
-    for inp, axes in spec_json.items():
-        inner = ", ".join(f"{ax}: {dim_name(e['name'])}" for ax, e in axes.items()
+    def axes_py(inp: str) -> str:
+        inner = ", ".join(f"{ax}: {dim_name(e['name'])}" for ax, e in spec_json.get(inp, {}).items()
                           if not e.get("static"))
-        parts.append(f"{inp!r}: {{{inner}}}" if inner else f"{inp!r}: None")
+        return f"{{{inner}}}" if inner else "None"
+
+    parts = []
+    if var_args:
+        name, positional = var_args
+        parts.append(f"{name!r}: (" + ", ".join(axes_py(n) for n in positional)
+                     + ("," if len(positional) == 1 else "") + ")")
+    parts += [f"{inp!r}: {axes_py(inp)}" for inp in spec_json if not var_args or inp not in var_args[1]]
     py.append("dynamic_shapes = {" + ", ".join(parts) + "}")
     py.append("ep = torch.export.export(model, args, kwargs, dynamic_shapes=dynamic_shapes)")
     for inp, ax, e in static:
@@ -688,7 +757,9 @@ def measure_advice(model: Any, cases: list[CaseInputs], eager_outs: list[Any],
                      + "; ".join(f"{m}: {r['error']}" for m, r in picked["tried"].items()))
     return {"shape_advice": {
         "export": export, "compile": comp,
-        "code": advice_code(export["dynamic_shapes"], picked["method"]),
+        "code": advice_code(export["dynamic_shapes"], picked["method"],
+                            (cases[0].var_args, cases[0].arg_names)
+                            if cases and cases[0].var_args else None),
         "notes": notes, "seconds": round(time.perf_counter() - t0, 3),
         "steps_s": {"before": round(t_export - t0, 3), "export": round(t_compile - t_export, 3),
                     "compile": round(time.perf_counter() - t_compile, 3)}}}

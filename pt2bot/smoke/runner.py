@@ -247,12 +247,17 @@ def _advice_exports(run: ModelRun) -> str:
             or (adv.compile or {}).get("reused"):
         return ""
     head, _, rest = yaml.partition("\n")
-    inline = f"{head} {{{', '.join(ln.strip() for ln in rest.splitlines() if ln.strip())}}}"
+    # (a dim that cannot be dynamic is a comment line in the YAML: counted here, not inlined
+    # into the braces, where DINOv2's read "{batch: null, # x.shape[2]: cannot be ...")
+    lines = [ln.strip() for ln in rest.splitlines() if ln.strip()]
+    static = sum(1 for ln in lines if ln.startswith("#"))
+    inline = f"{head} {{{', '.join(ln for ln in lines if not ln.startswith('#'))}}}"
+    more = f" ({static} more dim{'s' if static != 1 else ''} static: see the shape advice)" if static else ""
     cases = [c for c in (adv.export or {}).get("cases") or () if isinstance(c, Mapping)
              and isinstance(c.get("match"), bool)]
     held = sum(1 for c in cases if c["match"])
     but = f", holding on {held} of the {len(cases)} shape cases" if held < len(cases) else ""
-    return f"; the shape advice's dims export{but}: {log_line(cap(inline, 200))} in pt2bot.yml"
+    return f"; the shape advice's dims export{but}: {log_line(cap(inline, 200))} in pt2bot.yml{more}"
 
 
 def status_line(run: ModelRun | Mapping[str, Any], log_base: str | None = None) -> str:
