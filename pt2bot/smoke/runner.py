@@ -30,7 +30,8 @@ from pt2bot.configfile import load_config
 from pt2bot.errors import UserError
 from pt2bot.jsonio import write_json
 from pt2bot.report.escape import cap, log_line
-from pt2bot.results import COMPILE_DIR, PHASES, ModelRun, ResultsFile, every_case_raised, shape_label, unmeasured
+from pt2bot.results import (COMPILE_DIR, PHASES, ExportOutcome, ModelRun, ResultsFile, every_case_raised,
+                            shape_label, unmeasured)
 from pt2bot.smoke import compile_report
 from pt2bot.shard import parse_shard, shard_models
 from pt2bot.smoke.device import git_head, resolve_device, torch_version
@@ -253,10 +254,8 @@ def _advice_exports(run: ModelRun) -> str:
     static = sum(1 for ln in lines if ln.startswith("#"))
     inline = f"{head} {{{', '.join(ln for ln in lines if not ln.startswith('#'))}}}"
     more = f" ({static} more dim{'s' if static != 1 else ''} static: see the shape advice)" if static else ""
-    cases = [c for c in (adv.export or {}).get("cases") or () if isinstance(c, Mapping)
-             and isinstance(c.get("match"), bool)]
-    held = sum(1 for c in cases if c["match"])
-    but = f", holding on {held} of the {len(cases)} shape cases" if held < len(cases) else ""
+    failed, ran = ExportOutcome.coerce(adv.export).failed_cases()
+    but = f", holding on {ran - failed} of the {ran} shape cases" if failed else ""
     return f"; the shape advice's dims export{but}: {log_line(cap(inline, 200))} in pt2bot.yml{more}"
 
 
