@@ -204,6 +204,9 @@ def test_a_dim_the_exported_program_guards_to_the_example_is_static() -> None:
         assert spec[ax]["static"] is True and spec[ax]["value"] == size, spec
         assert spec[ax]["reason"].startswith("the exported program guards `(0.1 + torch.sym_float("), spec
         assert spec[ax]["reason"].endswith(f"which holds only for {d} = {size}"), spec
+        # placed where the export added that guard (it read "unlocated" beside the code)
+        assert (spec[ax]["path"], spec[ax]["line"]) == (
+            "models/shape_advice.py", line_of("shape_advice.py", "pos-resize")), spec
     ran = [c for c in a["cases"] if (c["shape"]["height"], c["shape"]["width"]) == (16, 32)]
     assert len(ran) == 2 and all(c["match"] for c in ran), a["cases"]
     assert not any("holds" in n for n in advice["notes"]), advice["notes"]

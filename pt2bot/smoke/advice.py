@@ -42,7 +42,7 @@ from pt2bot.smoke.export import (TRUNCATED_DIVISION, classify_failure, short_mes
                                  draft_failures, example_case, locate_failure, make_dim,
                                  run_exported, truncated_division_site)
 from pt2bot.smoke.inputs import CaseInputs, call_mode, forward_params, start_call
-from pt2bot.smoke.matrix import mark_range, specialization_sites, varying_dims
+from pt2bot.smoke.matrix import guard_added_site, mark_range, specialization_sites, varying_dims
 from pt2bot.smoke.timelimit import Overrun, time_limit
 from pt2bot.smoke.trace import RepoPaths, TraceCollector, compilation_metrics, reset_dynamo
 
@@ -176,8 +176,9 @@ def derive_export(model: Any, cases: list[CaseInputs], eager_outs: list[Any],
     where = _names_of(ex, dims)
     pinned: dict[str, dict[str, Any]] = {}     # dim -> its static entry
     rows: list[dict[str, Any]] = []
+    seen: list[TraceCollector] = []
     for _pass in range(len(dims) + 1):
-        ep, spec = _export_rounds(res, model, args, kwargs, spec, where, pinned, matrix, paths)
+        ep, spec = _export_rounds(res, model, args, kwargs, spec, where, pinned, matrix, paths, seen)
         if ep is None:
             break
         # a static dim's other sizes are refused: those cases carry the error
@@ -195,7 +196,10 @@ def derive_export(model: Any, cases: list[CaseInputs], eager_outs: list[Any],
         spec = {k: dict(v) if isinstance(v, dict) else v for k, v in spec.items()}
         for (inp, ax), guard in guarded.items():
             d = where[(inp, ax)]
-            entry = _static_entry(d, ex.shape[d], True, None, matrix)
+            # (the line that added the guard, in the trace of the export that made it: DINOv2's
+            # `if npatch == N and w == h:` held height and width to the example's)
+            site = next((s for ev in seen if (s := guard_added_site(guard.strip("`"), None, ev, paths))), None)
+            entry = _static_entry(d, ex.shape[d], True, site, matrix)
             entry["reason"] = (f"the exported program guards {guard} (export follows the "
                                f"example's path), which holds only for {d} = {ex.shape[d]}")
             pinned.setdefault(d, entry)
@@ -311,10 +315,11 @@ def _guarded(rows: list[dict[str, Any]], where: dict[tuple[str, int], str],
 
 def _export_rounds(res: dict[str, Any], model: Any, args: tuple, kwargs: dict, spec: Any,
                    where: dict[tuple[str, int], str], pinned: dict[str, dict[str, Any]],
-                   matrix: dict[str, Any] | None, paths: RepoPaths) -> tuple[Any, Any]:
+                   matrix: dict[str, Any] | None, paths: RepoPaths,
+                   seen: list[TraceCollector] | None = None) -> tuple[Any, Any]:
     """Export with `spec`, applying torch's suggested fixes until it exports or cannot:
     `(the program or None, the spec it ended with)`, `res` saying why where it cannot, the
-    dims it pinned in `pinned`."""
+    dims it pinned in `pinned`, and in `seen` the trace of the export that succeeded."""
     import torch
     from torch.export.dynamic_shapes import refine_dynamic_shapes_from_suggested_fixes
 
@@ -327,6 +332,8 @@ def _export_rounds(res: dict[str, Any], model: Any, args: tuple, kwargs: dict, s
             with contextlib.redirect_stderr(io.StringIO()), call_mode(), \
                     TraceCollector() as events:
                 ep = torch.export.export(model, args, kwargs or None, dynamic_shapes=spec)
+            if seen is not None:
+                seen[:] = [events]
             break
         except Exception as e:  # noqa: BLE001 - a refusal is what the advice reads
             msg = str(getattr(e, "msg", None) or e)

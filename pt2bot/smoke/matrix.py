@@ -132,27 +132,32 @@ _SYMBOL = re.compile(r"\b[su]\d+\b")
 _RELATION = {"==": "Eq(", "!=": "Ne("}
 
 
+def _numbers(text: str) -> set[float]:
+    return {float(n) for n in re.findall(r"(?<![\w.])\d+(?:\.\d+)?", text)}
+
+
 def _source_name(source: str) -> str:
     """A trace source as a recompile reason writes it: `L['kwargs']['x']` → `kwargs['x']`."""
     return re.sub(r"^L\['(\w+)'\]", r"\1", source)
 
 
-def guard_added_site(guard: str, guard_id: str, events: TraceCollector,
+def guard_added_site(guard: str, guard_id: str | None, events: TraceCollector,
                      paths: RepoPaths) -> dict[str, Any] | None:
-    """`{path, line, source}` where the compile `guard_id` ("0/0") added the failed `guard`,
+    """`{path, line, source}` where the compile `guard_id` ("0/0"; None: the one trace of an
+    export) added the failed `guard`,
     from the trace: the sizes it names become that compile's symbols (`create_symbol`), and the
     guard added on the same symbols with the same relation (`guard_added_fast`) holds the user's
     stack. Where torch lost a size's source it writes the failed guard with no line: DINOv2's
     `if npatch == N and w == h:`, with the image passed by keyword, was placed at `forward`,
     140 lines from its `if`. None unless every such guard was added at one line."""
     try:
-        want = tuple(int(x) for x in guard_id.split("/"))
+        want = None if guard_id is None else tuple(int(x) for x in guard_id.split("/"))
     except ValueError:
         return None
     symbols: dict[str, str] = {}
     for ev in events.of_kind("create_symbol"):
         d = ev.data or {}
-        if ev.frame == want and d.get("symbol") and d.get("source"):
+        if want in (None, ev.frame) and d.get("symbol") and d.get("source"):
             symbols[_source_name(str(d["source"]))] = str(d["symbol"])
     text = guard
     for src in sorted(symbols, key=len, reverse=True):
@@ -161,13 +166,17 @@ def guard_added_site(guard: str, guard_id: str, events: TraceCollector,
     if not named or not set(symbols.values()) >= named:
         return None
     rel = next((f for op, f in _RELATION.items() if op in text), None)
+    numbers = _numbers(text)
     table = intern_table()
     sites = []
     for ev in events.of_kind("guard_added_fast"):
         d = ev.data or {}
         expr = str(d.get("expr") or "")
-        if ev.frame != want or set(_SYMBOL.findall(expr)) != named or \
-                (rel and not expr.startswith(rel)):
+        # the same sizes, the same relation, and every number the guard has (`Eq(Mod(s0, 8),
+        # 0)` of a check on the image's sides is not `(0.1 + sym_float(x.size()[3] // 8)) / 4.0
+        # == 1.025` of the interpolation below it)
+        if want not in (None, ev.frame) or set(_SYMBOL.findall(expr)) != named or \
+                (rel and not expr.startswith(rel)) or not numbers <= _numbers(expr):
             continue
         at = user_frame(d, paths, table)
         if at["path"] and at not in sites:
