@@ -282,7 +282,7 @@ class RepoClasses:
         self.functions: dict[str, _Class] = {}
         self._local_imports: dict[ast.FunctionDef, dict[str, str]] = {}
         self._configs: dict[str, _ConfigClass] = {}
-        self._functions: dict[str, list[_Class]] = {}     # top-level package -> its autograd.Functions
+        self._functions: dict[str, list[_Class]] = {}     # module -> the autograd.Functions it may run
         summaries: list[FileSummary] = []
         no_rules = Rules({}, [])
         for rel, path in iter_sources(self.root, note):
@@ -342,14 +342,36 @@ class RepoClasses:
     def is_module(self, qualname: str) -> bool:
         return self.index.is_module_class(qualname)
 
-    def autograd_functions(self, package: str) -> list["_Class"]:
-        """The classes of top-level package `package` deriving from `torch.autograd.Function`,
-        looked up once per package (every model of it asks)."""
-        hit = self._functions.get(package)
+    def autograd_functions(self, module: str) -> list["_Class"]:
+        """The classes deriving from `torch.autograd.Function` in `module` and the modules of
+        the repository it imports, directly or through others (a package's `__init__` too, as
+        an import runs it): the ones a model of `module` may run. Read once per module."""
+        hit = self._functions.get(module)
         if hit is None:
-            hit = self._functions[package] = [x for q, x in self.classes.items() if q.split(".")[0] == package
-                                              and self.index.is_autograd_function(q)]
+            reached = self.imported(module)
+            hit = self._functions[module] = [x for q, x in self.classes.items() if x.module in reached
+                                             and self.index.is_autograd_function(q)]
         return hit
+
+    def imported(self, module: str) -> set[str]:
+        """`module` and every module of the repository its imports reach."""
+        known = self.index.summaries
+        seen: set[str] = set()
+        todo = [module]
+        while todo:
+            m = todo.pop()
+            if m in seen or m not in known:
+                continue
+            seen.add(m)
+            parts = m.split(".")
+            todo += [".".join(parts[:k]) for k in range(1, len(parts))]   # its packages' __init__
+            for target in known[m].imports.values():
+                name = target.lstrip("*")
+                while name and name not in known:
+                    name = name.rpartition(".")[0]
+                if name:
+                    todo.append(name)
+        return seen
 
     def torch_layer(self, qualname: str) -> str | None:
         """The torch class a class of the repository is built as, where it subclasses one
@@ -1342,11 +1364,13 @@ def propose(index: RepoClasses, c: _Class) -> Proposal:
 
 
 def _functions_hint(index: RepoClasses, c: _Class) -> str:
-    """The autograd.Functions of the model's top-level package, said where a model may run
-    them: guided-diffusion's `CheckpointFunction` (nn.py), behind an attention block's
-    `checkpoint(...)`, calls `th.autograd.grad` in its backward, and with autograd on dynamo
-    breaks there three times, which the default no_grad run never shows."""
-    found = index.autograd_functions(c.module.split(".")[0])
+    """The autograd.Functions the model's module may run (those its imports reach), said where
+    a model may run them: guided-diffusion's `CheckpointFunction` (nn.py), behind an attention
+    block's `checkpoint(...)`, calls `th.autograd.grad` in its backward, and with autograd on
+    dynamo breaks there three times, which the default no_grad run never shows. (Every model
+    of a package was told of all of its Functions: DINOv2's 26 proposals, its backbone and its
+    heads, of one in a segmentation head no model of them imports.)"""
+    found = index.autograd_functions(c.module)
     if not found:
         return ""
     names = ", ".join(f"`{x.name}` ({x.path})" for x in found[:2]) + (f" and {len(found) - 2} more" if len(found) > 2 else "")

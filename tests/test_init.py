@@ -1927,6 +1927,13 @@ def test_an_autograd_function_of_the_package_brings_a_grad_hint(tmp_path):
                                          "net/model.py": files["net/model.py"].replace("CheckpointFunction.apply(", "(")})
     assert main(["init", str(plain)]) == 0
     assert "grad: true" not in (plain / "pt2bot.yml").read_text()
+    # a Function in a module the model's imports do not reach is no hint of it: DINOv2's 26
+    # proposals were each told of one in a segmentation head none of them imports
+    apart = _repo(tmp_path / "apart", {**files, "net/seg.py": files["net/nn.py"],
+                                       "net/nn.py": "CheckpointFunction = None\n",
+                                       "net/model.py": files["net/model.py"].replace("CheckpointFunction.apply(", "(")})
+    assert main(["init", str(apart)]) == 0
+    assert "grad: true" not in (apart / "pt2bot.yml").read_text()
 
 
 def test_a_config_built_model_whose_forward_takes_nothing_is_said_not_a_crash(tmp_path):
