@@ -747,3 +747,27 @@ def test_a_compiled_comparison_keeps_its_message():
     cand = {"outputs": ROWS, "phase_errors": {}, "accuracy": rows}
     assert judge(HEAD, cand, [NAN_BREAK], EDIT)["reason"] == (
         f"compiled outputs differ from eager ones on shape case batch=2 ({msg})")
+
+
+def test_judge_says_what_compiled_code_raises_unlike_head_as_a_caveat_and_not_a_subclass():
+    """DINOv2's NaN check kept as `torch._assert_async`: compiled code raises RuntimeError
+    where head raises FloatingPointError, which a caller's `except FloatingPointError` no
+    longer catches: a caveat, said apart. Dynamo's TorchRuntimeError where head raises
+    RuntimeError is no other type (it derives from it, so `except RuntimeError` still catches
+    it), and two models read "... and TorchRuntimeError where head raises RuntimeError" beside
+    one that did not, two caveats for one difference."""
+    rows = [{"kind": "nan", "pattern": "one", "argument": "x", "hit": True, "match": True, "compiled": True,
+             "raised": True, "raised_type": old, "compiled_raised_type": new, "compiled_raised_bases": bases}
+            for old, new, bases in (("FloatingPointError", "RuntimeError", ["RuntimeError", "Exception"]),
+                                    ("RuntimeError", "TorchRuntimeError",
+                                     ["TorchRuntimeError", "RuntimeError", "Exception"]))]
+    cand = {"graph_count": 2, "phase_errors": {}, "outputs": ROWS, "guards": rows,
+            "breaks": [{**HEAD["breaks"][1], "line": 13}]}
+    v = judge(HEAD, cand, [NAN_BREAK], EDIT)
+    assert v["accepted"] is True, v
+    said = ("compiled code raises RuntimeError where head raises FloatingPointError (on CUDA a device-side "
+            "assert, which ends the process's CUDA context)")
+    assert v["caveats"] == [said] and v["evidence"].endswith(", but " + said), v
+    # what head and compiled code raise alike is no caveat
+    rows[0].update(compiled_raised_type="FloatingPointError", compiled_raised_bases=["FloatingPointError"])
+    assert "caveats" not in judge(HEAD, cand, [NAN_BREAK], EDIT)

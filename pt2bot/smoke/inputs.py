@@ -565,7 +565,8 @@ def run_forward(model: Any, case: CaseInputs, paths: RepoPaths) -> Any:
         hint = ("; the model's calls run under torch.no_grad(): set `grad: true` on the model if its "
                 "forward differentiates inside itself" if not _GRAD[0] and _NEEDS_GRAD in str(e) else "")
         raise ModelError(kind, f"forward({shape}) raised {_exc_text(e)}{hint}", path, line,
-                         exc_type=type(e).__name__, frames=user_frames(e, paths)) from None
+                         exc_type=type(e).__name__, frames=user_frames(e, paths),
+                         exc_bases=tuple(c.__name__ for c in type(e).__mro__)) from None
 
 
 def flatten_outputs(out: Any) -> list[Any]:

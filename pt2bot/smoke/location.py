@@ -254,13 +254,16 @@ class ModelError(Exception):
 
     def __init__(self, kind: str, message: str, path: str | None = None,
                  line: int | None = None, *, exc_type: str | None = None,
-                 frames: tuple[tuple[str, int], ...] = ()) -> None:
+                 frames: tuple[tuple[str, int], ...] = (), exc_bases: tuple[str, ...] = ()) -> None:
         super().__init__(message)
         self.kind = kind
         self.message = message
         self.path = path
         self.line = line
         self.exc_type = exc_type
+        # the names of its type's classes, itself first: a caller's `except RuntimeError`
+        # still catches torch's TorchRuntimeError
+        self.exc_bases = exc_bases or ((exc_type,) if exc_type else ())
         # every repository frame of the traceback, outermost first (`user_frames`)
         self.frames = frames
 

@@ -1126,6 +1126,7 @@ def _compiled_guards(model: Any, case: CaseInputs, paths: RepoPaths, cand_swap: 
                     # what compiled code raises instead, said with the evidence: a user who
                     # catches the check's own exception no longer catches it under compile
                     res["compiled_raised_type"] = getattr(got, "exc_type", None)
+                    res["compiled_raised_bases"] = list(getattr(got, "exc_bases", ()) or ())
                 if not res["match"]:
                     res = {**res, "message": f"compiled, where `is_compiling()` is true"
                                              f"{_detail(res)}"}
@@ -1759,14 +1760,14 @@ def judge(head: Mapping[str, Any], cand: Mapping[str, Any], targets: Sequence[Ma
     swapped = sorted({(str(r["raised_type"]), str(r["compiled_raised_type"])) for r in cand.get("guards") or ()
                       if r.get("compiled") and r.get("raised") and r.get("raised_type")
                       and r.get("compiled_raised_type")
-                      and r["compiled_raised_type"] != r["raised_type"]})
+                      and r["raised_type"] not in _raised_as(r)})
     if swapped:
         evidence.append("but compiled code raises " + " and ".join(
             f"{new} where head raises {old}" for old, new in swapped)
             + " (on CUDA a device-side assert, which ends the process's CUDA context)")
     if cand.get("device_assert") and not swapped and any(
             r.get("compiled") and r.get("raised") and r.get("raised_type") == "RuntimeError"
-            and r.get("compiled_raised_type") == "RuntimeError" for r in cand.get("guards") or ()):
+            and "RuntimeError" in _raised_as(r) for r in cand.get("guards") or ()):
         # head raises RuntimeError too, so no type changes and nothing above is said; yet on
         # CUDA the compiled check is a device-side assert, which a caller cannot catch and go
         # on from
@@ -1808,6 +1809,13 @@ def judge(head: Mapping[str, Any], cand: Mapping[str, Any], targets: Sequence[Ma
 
 
 _DEVICE_ASSERT = "compiled code raises RuntimeError where head does, by "
+
+
+def _raised_as(row: Mapping[str, Any]) -> list[str]:
+    """What a `except` of compiled code's exception catches it as: its type and the types it
+    derives from (dynamo wraps a RuntimeError as TorchRuntimeError, which derives from it, so
+    `except RuntimeError` still catches it: no other type)."""
+    return [str(x) for x in row.get("compiled_raised_bases") or ()] or [str(row.get("compiled_raised_type"))]
 
 
 def _also_gone(head: Mapping[str, Any], cand: Mapping[str, Any], targets: Sequence[Mapping[str, Any]],
