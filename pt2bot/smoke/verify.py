@@ -2410,13 +2410,15 @@ def _early_return(original: str, edit: Edit, new_lines: Sequence[str]) -> int | 
 def _torch(original: str) -> str:
     """The name head's file binds torch to, which the recipes' edits write (`th` where it
     imports torch only as `th`, pt2bot/rules/edits.py `torch_alias`); "torch" by default."""
-    from pt2bot.rules.edits import torch_alias   # (the static side's reading, one place)
-
+    # (pt2bot/rules/edits.py `torch_alias` reads the same; the worker does not import the
+    # static side, docs/architecture.md)
     try:
         tree = ast.parse(original)
     except (SyntaxError, ValueError, RecursionError):
         return "torch"
-    return torch_alias(tree) or "torch"
+    names = [a.asname or "torch" for st in tree.body if isinstance(st, ast.Import) for a in st.names
+             if (a.asname is None and a.name.split(".")[0] == "torch") or a.name == "torch"]
+    return "torch" if "torch" in names or not names else names[0]
 
 
 def _whole_if(original: str, edit: Edit, new_lines: Sequence[str]) -> Any:
