@@ -419,6 +419,8 @@ LIBRARIES: dict[str, str] = {
     # degree is read back with .item(), N-degree adjacency embeddings, global linear attention, a
     # torch_geometric MessagePassing layer over an edge list), held out with it
     "egnn-pytorch": "egnn_pytorch",
+    "dasp-pytorch": "dasp_pytorch",
+    "ponder-transformer": "ponder_transformer",
 }
 # Reported apart in RESULTS.md (evaluate.py `split`): figures on code the rules were not tuned on.
 # Each library belongs to one batch, named by when it was held out: a batch stops being code
@@ -461,6 +463,7 @@ HELD_OUT_BATCHES: dict[str, frozenset[str]] = {
     "held_out_33": frozenset({"unfoldNd", "rtdl-num-embeddings"}),
     "held_out_34": frozenset({"complextorch", "resize-right"}),
     "held_out_35": frozenset({"st-moe-pytorch", "egnn-pytorch"}),
+    "held_out_36": frozenset({"dasp-pytorch", "ponder-transformer"}),
 }
 HELD_OUT: frozenset[str] = frozenset().union(*HELD_OUT_BATCHES.values())
 
@@ -11309,3 +11312,279 @@ def _eg_sparse_pyg() -> tuple[Any, list[Case]]:
 
     return Wrap(), [((_radius_batch(torch, (6, 9), 8)), {}),
                     ((_radius_batch(torch, (7, 5, 10), 8)), {})]
+
+
+# ------------------------------------------------------------------ dasp-pytorch (held out, 36)
+# dasp-pytorch (differentiable audio effects: gain, soft-clipping distortion, a six-band parametric
+# EQ of biquads applied in the frequency domain, a feed-forward compressor with a soft knee built by
+# boolean-mask assignment and one-pole ballistics, a noise-shaped reverb whose octave filterbank is
+# designed with scipy.signal.firwin at every call, mid-side stereo width and panning), driven the
+# way its README and the style-transfer paper use it: a small controller network predicts the
+# normalised parameters of a Processor (process_normalized checks each one is on [0, 1]).
+def _stereo(torch: Any, b: int, n: int, chs: int = 2) -> Any:
+    t = torch.arange(n) / 44100.0
+    tone = torch.sin(2 * torch.pi * 440.0 * t) * torch.linspace(0.0, 1.0, n)
+    return 0.3 * torch.randn(b, chs, n) + 0.5 * tone
+
+
+def _dasp_controller(torch: Any, num_params: int, frame: int = 64) -> Any:
+    class Controller(torch.nn.Module):
+        """A frame-energy encoder and an MLP head: parameters on (0, 1) by a sigmoid."""
+
+        def __init__(self) -> None:
+            super().__init__()
+            self.frame = frame
+            self.head = torch.nn.Sequential(torch.nn.Linear(frame, 32), torch.nn.ReLU(),
+                                            torch.nn.Linear(32, num_params))
+
+        def forward(self, x: Any) -> Any:
+            frames = x.abs().mean(1).unfold(-1, self.frame, self.frame)
+            return torch.sigmoid(self.head(frames.mean(1)))
+
+    return Controller()
+
+
+@spec("dasp-pytorch", "dp_gain_ctl", "the README's Gain processor driven by a controller network: "
+      "process_normalized denormalises one gain_db per item after its range check "
+      "(param.min() < 0 or param.max() > 1 raises)")
+def _dp_gain_ctl() -> tuple[Any, list[Case]]:
+    torch = _t()
+    torch.manual_seed(0)
+    import dasp_pytorch
+
+    class AutoGain(torch.nn.Module):
+        def __init__(self) -> None:
+            super().__init__()
+            self.proc = dasp_pytorch.Gain(sample_rate=44100)
+            self.ctl = _dasp_controller(torch, self.proc.num_params)
+
+        def forward(self, x: Any) -> Any:
+            return self.proc.process_normalized(x, self.ctl(x))
+
+    return AutoGain(), [((_stereo(torch, b, n),), {}) for b, n in ((2, 2048), (3, 4096))]
+
+
+@spec("dasp-pytorch", "dp_peq_ctl", "a six-band ParametricEQ (low shelf, four peaking bands, high "
+      "shelf; 18 parameters) at 44.1 kHz driven by a controller, as an automatic-mixing EQ: biquad "
+      "coefficients, frequency responses by rfft and the filtered signal by irfft")
+def _dp_peq_ctl() -> tuple[Any, list[Case]]:
+    torch = _t()
+    torch.manual_seed(0)
+    import dasp_pytorch
+
+    class AutoEQ(torch.nn.Module):
+        def __init__(self) -> None:
+            super().__init__()
+            self.proc = dasp_pytorch.ParametricEQ(sample_rate=44100)
+            self.ctl = _dasp_controller(torch, self.proc.num_params)
+
+        def forward(self, x: Any) -> Any:
+            return self.proc.process_normalized(x, self.ctl(x))
+
+    return AutoEQ(), [((_stereo(torch, b, n),), {}) for b, n in ((2, 2048), (2, 3072))]
+
+
+@spec("dasp-pytorch", "dp_comp_ctl", "a Compressor (threshold, ratio, attack, release, knee, "
+      "makeup gain) driven by a controller: the soft-knee static curve by boolean-mask assignment "
+      "(x_sc[idx] = x_sc_below[idx]) and the attack smoothing as a one-pole filter")
+def _dp_comp_ctl() -> tuple[Any, list[Case]]:
+    torch = _t()
+    torch.manual_seed(0)
+    import dasp_pytorch
+
+    class AutoComp(torch.nn.Module):
+        def __init__(self) -> None:
+            super().__init__()
+            self.proc = dasp_pytorch.Compressor(sample_rate=44100)
+            self.ctl = _dasp_controller(torch, self.proc.num_params)
+
+        def forward(self, x: Any) -> Any:
+            return self.proc.process_normalized(x, self.ctl(x))
+
+    return AutoComp(), [((_stereo(torch, b, n),), {}) for b, n in ((2, 2048), (3, 2560))]
+
+
+@spec("dasp-pytorch", "dp_reverb_ctl", "a NoiseShapedReverb (twelve octave bands of filtered noise "
+      "with per-band gain and decay, a wet/dry mix; 25 parameters) driven by a controller: the "
+      "band-pass filterbank is designed with scipy.signal.firwin inside the call")
+def _dp_reverb_ctl() -> tuple[Any, list[Case]]:
+    torch = _t()
+    torch.manual_seed(0)
+    import dasp_pytorch
+
+    class AutoReverb(torch.nn.Module):
+        def __init__(self) -> None:
+            super().__init__()
+            self.proc = dasp_pytorch.NoiseShapedReverb(sample_rate=44100)
+            self.ctl = _dasp_controller(torch, self.proc.num_params)
+
+        def forward(self, x: Any) -> Any:
+            torch.manual_seed(1)  # the impulse response's noise, fixed as a listening test does
+            return self.proc.process_normalized(x, self.ctl(x))
+
+    return AutoReverb(), [((_stereo(torch, b, n),), {}) for b, n in ((1, 2048), (2, 2048))]
+
+
+@spec("dasp-pytorch", "dp_chain_train", "a style-transfer effect chain with gradients: a "
+      "controller's outputs mapped to ranges by the model itself and fed to the functional API "
+      "(parametric_eq, then compressor, then stereo_widener), no range check; trained end to end",
+      grad=True)
+def _dp_chain_train() -> tuple[Any, list[Case]]:
+    torch = _t()
+    torch.manual_seed(0)
+    from dasp_pytorch import functional as F
+
+    class Chain(torch.nn.Module):
+        def __init__(self) -> None:
+            super().__init__()
+            self.ctl = _dasp_controller(torch, 18 + 6 + 1)
+
+        def forward(self, x: Any) -> Any:
+            p = self.ctl(x)
+            sr = 44100
+            g = lambda i: -12.0 + 24.0 * p[:, i]              # noqa: E731 - gains in dB
+            q = lambda i: 0.5 + 3.0 * p[:, i]                 # noqa: E731
+            f = lambda i, lo, hi: lo + (hi - lo) * p[:, i]    # noqa: E731
+            y = F.parametric_eq(x, sr, g(0), f(1, 20, 2000), q(2), g(3), f(4, 80, 2000), q(5),
+                                g(6), f(7, 2000, 8000), q(8), g(9), f(10, 8000, 12000), q(11),
+                                g(12), f(13, 12000, 21000), q(14), g(15), f(16, 4000, 21000),
+                                q(17))
+            y = F.compressor(y, sr, -40.0 + 40.0 * p[:, 18], 1.0 + 9.0 * p[:, 19],
+                             5.0 + 95.0 * p[:, 20], 5.0 + 95.0 * p[:, 21], 6.0 * p[:, 22],
+                             6.0 * p[:, 23])
+            return F.stereo_widener(y, sr, p[:, 24:25])
+
+    return Chain(), [((_stereo(torch, b, n),), {}) for b, n in ((2, 2048), (3, 3072))]
+
+
+@spec("dasp-pytorch", "dp_drive_pan", "a mono-tracks mixer: per-track soft-clipping drive "
+      "(functional.distortion; the Distortion processor cannot run, it has no sample_rate) and "
+      "fader, stereo_panner per track, a sum to a stereo bus and a master functional.gain")
+def _dp_drive_pan() -> tuple[Any, list[Case]]:
+    torch = _t()
+    torch.manual_seed(0)
+    from dasp_pytorch import functional as F
+
+    class Mixer(torch.nn.Module):
+        def __init__(self, tracks: int = 4) -> None:
+            super().__init__()
+            self.drive = torch.nn.Parameter(torch.rand(tracks) * 12.0)
+            self.fader = torch.nn.Parameter(torch.randn(tracks, 1) * 3.0)
+            self.pan = torch.nn.Parameter(torch.rand(tracks))
+            self.master = torch.nn.Parameter(torch.tensor(-3.0))
+
+        def forward(self, x: Any) -> Any:
+            bs, tracks, n = x.shape
+            y = F.distortion(x, 44100, self.drive.repeat(bs))
+            y = y * 10 ** (self.fader / 20.0)
+            y = F.stereo_panner(y, 44100, self.pan.expand(bs, tracks))  # (bs, 2, tracks, n)
+            return F.gain(y.sum(2), 44100, self.master.view(1, 1, 1).expand(bs, 1, 1))
+
+    return Mixer(), [((_stereo(torch, b, n, 4),), {}) for b, n in ((2, 2048), (3, 1024))]
+
+
+# ----------------------------------------------------------- ponder-transformer (held out, 36)
+# ponder-transformer (PonderNet over one shared transformer block: in training every step's
+# logits and halting probabilities are weighted by a geometric prior with a KL term; in
+# evaluation a halt is drawn each step from the halting probability and the loop stops early
+# when every sequence has halted, `if torch.all(layer_was_halted): break`), as a causal language
+# model and as a bidirectional sequence model.
+def _ponder(causal: bool, lam: float = 0.2) -> Any:
+    from ponder_transformer import PonderTransformer
+
+    return PonderTransformer(num_tokens=32, dim=16, max_seq_len=32, causal=causal, dim_head=8,
+                             heads=2, ponder_lambda_p=lam)
+
+
+@spec("ponder-transformer", "pt_causal_eval", "the README's causal PonderTransformer in evaluation "
+      "mode: each step draws a halt per sequence from the last token's halting probability "
+      "(torch.rand_like), the loop exits early once all have halted; logits of each sequence's "
+      "halting step and the step indices")
+def _pt_causal_eval() -> tuple[Any, list[Case]]:
+    torch = _t()
+    torch.manual_seed(0)
+    net = _ponder(True).eval()
+
+    class LM(torch.nn.Module):
+        def __init__(self) -> None:
+            super().__init__()
+            self.net = net
+
+        def forward(self, ids: Any) -> Any:
+            torch.manual_seed(2)  # the halting draws, fixed so that two runs compare
+            logits, steps = self.net(ids)
+            return logits, steps
+
+    return LM(), [((torch.randint(1, 32, (b, n)),), {}) for b, n in ((2, 10), (3, 16))]
+
+
+@spec("ponder-transformer", "pt_bidir_eval", "a bidirectional PonderTransformer as a sequence "
+      "classifier in evaluation mode, lambda_p 0.5 (early halts likely): halting from the mean "
+      "of the hidden states, mean-pooled logits of the halting step")
+def _pt_bidir_eval() -> tuple[Any, list[Case]]:
+    torch = _t()
+    torch.manual_seed(0)
+    net = _ponder(False, 0.5).eval()
+
+    class Classifier(torch.nn.Module):
+        def __init__(self) -> None:
+            super().__init__()
+            self.net = net
+
+        def forward(self, ids: Any) -> Any:
+            torch.manual_seed(3)
+            logits, steps = self.net(ids)
+            return logits.mean(1), steps
+
+    return Classifier(), [((torch.randint(1, 32, (b, n)),), {}) for b, n in ((4, 12), (2, 20))]
+
+
+@spec("ponder-transformer", "pt_causal_train", "the README's training call: a causal "
+      "PonderTransformer in training mode with labels returns the halting-weighted cross entropy "
+      "over all 13 steps plus the KL to the geometric prior (lambda_p 0.2), with gradients",
+      grad=True)
+def _pt_causal_train() -> tuple[Any, list[Case]]:
+    torch = _t()
+    torch.manual_seed(0)
+    net = _ponder(True).train()
+
+    class Loss(torch.nn.Module):
+        def __init__(self) -> None:
+            super().__init__()
+            self.net = net
+
+        def forward(self, ids: Any, labels: Any) -> Any:
+            return self.net(ids, labels=labels)
+
+    def case(b: int, n: int) -> Case:
+        ids = torch.randint(1, 32, (b, n))
+        labels = torch.roll(ids, -1, 1)
+        labels[:, -1] = 0  # ignore_index
+        return ((ids, labels), {})
+
+    return Loss(), [case(2, 8), case(3, 12)]
+
+
+@spec("ponder-transformer", "pt_bidir_train", "a bidirectional PonderTransformer in training "
+      "mode with labels and lambda_p 0.3 (9 steps), token labels with padding (0 ignored), with "
+      "gradients", grad=True)
+def _pt_bidir_train() -> tuple[Any, list[Case]]:
+    torch = _t()
+    torch.manual_seed(0)
+    net = _ponder(False, 0.3).train()
+
+    class Loss(torch.nn.Module):
+        def __init__(self) -> None:
+            super().__init__()
+            self.net = net
+
+        def forward(self, ids: Any, labels: Any) -> Any:
+            return self.net(ids, labels=labels)
+
+    def case(b: int, n: int) -> Case:
+        ids = torch.randint(1, 32, (b, n))
+        labels = torch.randint(1, 32, (b, n))
+        labels[0, n - 3:] = 0
+        return ((ids, labels), {})
+
+    return Loss(), [case(2, 10), case(4, 6)]

@@ -77,7 +77,9 @@ fi
 # st-moe-pytorch 0.1.8 declares beartype, CoLT5-attention>=0.10.15, einops>=0.6 and torch>=2.0
 # (locked: beartype 0.23.1, colt5-attention 0.11.2, einops 0.8.2); egnn-pytorch 0.2.8 declares
 # einops, numpy, torch (locked) and numba, which is not installed: no module of it imports numba
-# (its torch_geometric layer imports torch_geometric in a try; locked)
+# (its torch_geometric layer imports torch_geometric in a try; locked).
+# dasp-pytorch 0.0.1 declares torch, numpy and scipy (locked); ponder-transformer 0.0.8 declares
+# einops>=0.3 and torch>=1.6 (locked). Neither adds a pip check line.
 problems="$("$venv/bin/pip" check | grep -vx 'No broken requirements found\.' \
   | grep -vx 'pytorch-tabnet 4\.1\.0 requires scikit-learn, which is not installed\.' \
   | grep -vx 'pytorch-metric-learning 2\.9\.0 requires scikit-learn, which is not installed\.' \
@@ -112,7 +114,8 @@ for n in ("torch", "torchvision", "vit-pytorch", "x-transformers", "denoising-di
           "beartype", "dctorch", "focal-frequency-loss", "info-nce-pytorch", "torchdrift",
           "torchnmf", "fast-bss-eval", "ci-sdr", "torch-hd", "torcheval",
           "torch-nl", "deel-torchlip", "unfoldNd", "rtdl-num-embeddings",
-          "complextorch", "resize-right", "st-moe-pytorch", "egnn-pytorch"):
+          "complextorch", "resize-right", "st-moe-pytorch", "egnn-pytorch",
+          "dasp-pytorch", "ponder-transformer"):
     print(f"{n}=={m.version(n)}")
 PY
 echo "venv ready: $venv"
