@@ -190,6 +190,19 @@ def test_the_item_hint_keeps_the_number_s_lack_of_gradient(tmp_path):
     [f] = [f for f in check_paths(str(tmp_path), ["m.py"], StaticConfig(select=("ALL",)), jobs=1)
            if f.rule == "PTC101"]
     assert "keep it a tensor (`.detach()` where `.item()` was: the number carried no gradient" in f.message
+    assert "math." not in f.message
+
+
+def test_the_item_hint_names_torchs_function_for_maths(tmp_path):
+    """dasp-pytorch's peak level kept for a log, `math.log10(peak.item() + 1e-12)`: "`.detach()`
+    where `.item()` was" alone still breaks the graph, math converting the tensor back to a
+    number; `torch.log10` keeps it a tensor."""
+    (tmp_path / "m.py").write_text("import math\nimport torch\n\n\n@torch.compile\ndef f(x):\n"
+                                   "    db = 20.0 * math.log10(x.abs().amax().item() + 1e-12)\n    return x, db\n")
+    [f] = [f for f in check_paths(str(tmp_path), ["m.py"], StaticConfig(select=("ALL",)), jobs=1)
+           if f.rule == "PTC101"]
+    assert ("a tensor kept without it changes the input's; `torch.log10` for `math.log10`, which takes Python "
+            "numbers only: given the tensor, it converts it to one itself, the same break)") in f.message
 
 
 def test_the_item_hint_in_a_test_says_to_select_not_to_drop(tmp_path):

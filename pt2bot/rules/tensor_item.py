@@ -152,15 +152,40 @@ class TensorItem(Rule):
             # the setting is torch's own hint, but on real models it more often moves the break
             # to where the number is used than removes it (benchmarks/results/capture_settings.md):
             # said as what it is, which a review then proves or refutes on the models
+            maths = _math_around(ctx.node, node)
             keep = ("keep it a tensor and select with `torch.where(cond, a, b)` instead of branching "
                     "(without `.item()` the test is an `if` on a tensor, which breaks the graph too)"
                     if _in_test(ctx.node, node) else
                     "keep it a tensor (`.detach()` where `.item()` was: the number carried no gradient, "
-                    "and a tensor kept without it changes the input's)")
+                    "and a tensor kept without it changes the input's"
+                    + "".join(f"; `torch.{f}` for `math.{f}`" for f in maths)
+                    + (", which takes Python numbers only: given the tensor, it converts it to one "
+                       "itself, the same break" if maths else "") + ")")
             ctx.report(self.code, node, "`.item()` copies the tensor to a Python number and breaks the graph"
                        f"{generator_note(ctx)}; {keep}; "
                        "capture_scalar_outputs=True traces it instead, but the break then often moves "
                        "to where the number is used (a size, an `if`)")
+
+
+# math's functions that torch has under the same name (a tensor in, a tensor out)
+_TORCH_MATH = frozenset({"log", "log10", "log2", "log1p", "exp", "expm1", "sqrt", "sin", "cos", "tan",
+                         "tanh", "sinh", "cosh", "asin", "acos", "atan", "atan2", "floor", "ceil",
+                         "isnan", "isinf", "isfinite", "erf", "erfc", "lgamma"})
+
+
+def _math_around(fn: ast.AST, node: ast.AST) -> list[str]:
+    """The `math.<f>(...)` calls of `fn` whose arguments hold `node`, innermost last, where
+    torch has `<f>` too: dasp-pytorch's `math.log10(peak.item() + 1e-12)`, where "`.detach()`
+    where `.item()` was" alone still breaks ("Data dependent operator"): math converts the
+    tensor to a Python number itself."""
+    out = []
+    for n in ast.walk(fn):
+        if isinstance(n, ast.Call) and isinstance(n.func, ast.Attribute) and \
+                isinstance(n.func.value, ast.Name) and n.func.value.id == "math" and \
+                n.func.attr in _TORCH_MATH and n.func.attr not in out and \
+                any(x is node for a in n.args for x in ast.walk(a)):
+            out.append(n.func.attr)
+    return out
 
 
 def _in_test(fn: ast.AST, node: ast.AST) -> bool:
