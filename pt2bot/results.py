@@ -290,6 +290,20 @@ def _converter(tp: Any) -> Any:
 # resume nests the prefix, and the last `_at_<line>` is its own.
 RESUME_RE = re.compile(r"^torch_dynamo_resume_in_(?P<inner>.+)_at_(?P<line>\d+)$")
 
+# a recompile guard that holds a Python float to its value (`___stack2 == 0.7655948996543884`,
+# the number an `.item()` returned, passed across its break): it fails whenever the data give
+# another value, on any shape, so a loop of same-shape inputs recompiles on every call until the
+# recompile limit; a float made from a size (`sym_float(x.size()[2] // 14) ... == 1.0`) is not one
+_VALUE_GUARD = re.compile(r"==\s*-?\d+\.\d+(?:e[-+]?\d+)?\)*\s*$")
+VALUE_GUARD_WORDS = ("a float's value: it fails whenever the data give another value, so a loop of "
+                     "same-shape inputs compiles again on every call until the recompile limit, then "
+                     "runs that frame eagerly")
+
+
+def value_guard(guard: object) -> bool:
+    """Whether a recompile guard holds a Python float (not one made from a size) to its value."""
+    return isinstance(guard, str) and bool(_VALUE_GUARD.search(guard)) and ".size()" not in guard
+
 
 def user_function(name: str) -> str:
     """The user's function a frame dynamo made to resume after a break was cut from
@@ -403,7 +417,9 @@ class RecompileCase(Record):
     reasons: tuple[RecompileReason, ...] = ()
     eager_fallback: bool | None = None
     error: str | None = None
-    OMIT_IF_NONE: ClassVar[frozenset[str]] = frozenset({"error"})
+    # where in the repository the error was raised (the innermost frame of its user code)
+    error_at: Site | None = None
+    OMIT_IF_NONE: ClassVar[frozenset[str]] = frozenset({"error", "error_at"})
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -857,7 +873,7 @@ def unmeasured(run: ModelRun) -> list[str]:
     raised = [c for c in cases if c.error]
     if every_case_raised(run):
         out.append(f"the shape matrix (recompiles): every case raised {first_line(cases[0].error)}"
-                   + _in_package(cases[0].error))
+                   + _at_site(cases[0].error_at) + _in_package(cases[0].error))
     elif raised:
         # the other cases' counts stand, but the cases that raised were neither counted nor
         # compared with eager: their rows would read as measured
@@ -865,7 +881,7 @@ def unmeasured(run: ModelRun) -> list[str]:
             ", ..." if len(raised) > 3 else "")
         out.append(f"the shape matrix (recompiles, accuracy): {len(raised)} of {len(cases)} "
                    f"cases raised ({shapes}): {first_line(raised[0].error)}"
-                   + _in_package(raised[0].error))
+                   + _at_site(raised[0].error_at) + _in_package(raised[0].error))
     for e in run.phase_errors:
         if e.phase in ("breaks", "latency", "accuracy", "export", "compile"):
             out.append(f"{'graph breaks' if e.phase == 'breaks' else e.phase}: "
@@ -881,6 +897,13 @@ def breaks_unmeasured(run: ModelRun | None) -> bool:
 
 
 _PACKAGE_FRAME = re.compile(r'File "[^"\n]*[/\\](?:site|dist)-packages[/\\]([^"\n]+)", line (\d+)')
+
+
+def _at_site(site: "Site | None") -> str:
+    """" at mixnet/model.py:22": where the repository's code raised (a new user's dynamic
+    `samples` made every compiled case raise "not simple sympy type" at their own `unfold`,
+    and the line named neither)."""
+    return f" at {site.path}:{site.line}" if site is not None and site.path and site.line else ""
 
 
 def _in_package(text: str | None) -> str:
@@ -901,4 +924,5 @@ __all__ = [
     "Specialisation", "is_failed", "case_key", "load_results_file", "summarise",
     "model_dir_name", "report_dir", "trace_path", "RESUME_RE", "user_function",
     "breaks_unmeasured", "first_line", "shape_label", "unmeasured", "split_off_frame", "on_break_stack",
+    "VALUE_GUARD_WORDS", "value_guard",
 ]

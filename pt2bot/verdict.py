@@ -15,7 +15,7 @@ from typing import Any, Sequence
 from pt2bot.config import Config
 from pt2bot.findings import Finding
 from pt2bot.reportdata import Delta, ModelDelta
-from pt2bot.results import ResultsFile, first_line, is_failed
+from pt2bot.results import ResultsFile, first_line, is_failed, value_guard
 
 # Conclusion levels of a reason, most severe first.
 FAILURE, NEUTRAL, WARNING, NOTICE = "failure", "neutral", "warning", "notice"
@@ -83,23 +83,29 @@ def judge(*, findings: Sequence[Finding], models: Sequence[ModelDelta],
         unbased = " (base failed to run: compared with nothing)" if any(
             p["kind"] == "fixed_failure" for p in m.problems) else ""
         follow += unbased
+        # a guard on a float's value fails on any input with another value: the matrix's count
+        # is a floor (dasp-pytorch's peak normaliser: "2 new recompiles", one per call in a loop)
+        valued = sum(1 for r in _new_reasons(d) if value_guard(r.get("guard")))
+        per_value = (f"; {valued} on a float's value, which recompiles on every input that gives another "
+                     "value, not only on a new shape" if valued else "")
+        extra = {"base_failed": True} if unbased else {}
         for code, n, allowed, what, scope, then, where in (
                 ("new_graph_breaks", len(m.new_breaks), t.new_graph_breaks,
                  "new graph break(s)", "", follow,
                  [(b.get("path"), b.get("line")) for b in m.new_breaks]),
                 ("new_recompiles", d.new_recompiles, t.new_recompiles,
-                 "new recompile(s)", " over the shape matrix", unbased, _recompile_lines(d))):
+                 "new recompile(s)", " over the shape matrix", per_value + unbased, _recompile_lines(d))):
             if n > allowed:
                 add(code, FAILURE, f"{n} {what}{scope} (allowed: {allowed}){then}", name, n,
-                    where)
+                    where, **extra)
             elif n:
-                add(code, WARNING, f"{n} {what}, within the threshold{then}", name, n, where)
+                add(code, WARNING, f"{n} {what}, within the threshold{then}", name, n, where, **extra)
         if d.eager_fallback:
             add("eager_fallback", WARNING, "hit the recompile limit: runs eagerly", name)
         if d.export == "broken" and t.export_regression in level_of:
             failed = (m.head or {}).get("export") or {}
             add("export_broken", level_of[t.export_regression], "torch.export newly fails" + unbased, name,
-                where=[(failed.get("path"), failed.get("line"))])
+                where=[(failed.get("path"), failed.get("line"))], **extra)
         # Export failing on both sides, or a dim the advice can no longer make dynamic, is
         # not a break of a working export: said, never failed on (a fix of one cause often
         # uncovers the next).
@@ -181,13 +187,17 @@ def _lines(where: Sequence[tuple[object, object]]) -> list[dict]:
     return [{"path": p, "line": n} for p, n in seen]
 
 
-def _recompile_lines(d: Delta) -> list[tuple[object, object]]:
-    """Where the new recompiles' guards are, those a break explains left out (a new break's
-    line says them; an old break's frame recompiles once, as on any plain compile)."""
-    return [(r.get("path"), r.get("line"))
-            for c in d.recompile_cases if isinstance(c.get("delta"), int) and c["delta"] > 0
+def _new_reasons(d: Delta) -> list[dict]:
+    """The new recompiles' reasons, those a break explains left out (a new break's line says
+    them; an old break's frame recompiles once, as on any plain compile)."""
+    return [r for c in d.recompile_cases if isinstance(c.get("delta"), int) and c["delta"] > 0
             for r in c.get("reasons") or () if isinstance(r, dict)
             and not r.get("caused_by") and not r.get("after_break")]
+
+
+def _recompile_lines(d: Delta) -> list[tuple[object, object]]:
+    """Where the new recompiles' guards are."""
+    return [(r.get("path"), r.get("line")) for r in _new_reasons(d)]
 
 
 def _change_pct(cost: dict) -> int:
@@ -259,6 +269,9 @@ def summary_title(conclusion: str, reasons: list[dict], models: Sequence[ModelDe
             if len(spread) > 1 and None not in spread and all(r.get("lines") for r in same) and \
                     len(where) < n:
                 n, models = len(where), f" in {len(spread)} models"
+            if same and all(r.get("base_failed") for r in same):
+                # nothing to be new against: "2 new graph breaks" counted one main has too
+                label, models = label.removeprefix("new "), models + " (base failed to run)"
             parts.append(label if code in ("run_broken", "no_gpu")
                          else f"{n} {label}{'' if n == 1 else 's'}{models}")
         return ", ".join(parts)

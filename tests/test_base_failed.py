@@ -13,7 +13,7 @@ from pt2bot.config import Config
 from pt2bot.report.summary import model_section
 from pt2bot.reportdata import Report
 from pt2bot.results import ModelRun
-from pt2bot.verdict import judge
+from pt2bot.verdict import judge, summary_title
 
 WHY = "the configured inputs do not fit forward(): got an unexpected keyword argument 'bonds'"
 
@@ -37,6 +37,10 @@ def test_head_against_a_base_that_failed_is_said_to_be_compared_with_nothing():
     assert reasons["new_graph_breaks"]["message"].endswith("(base failed to run: compared with nothing)")
     assert reasons["export_broken"]["message"] == ("torch.export newly fails (base failed to run: compared "
                                                    "with nothing)")
+    # the title says no "new" of what nothing was compared with (dasp-pytorch's "2 new graph
+    # breaks" counted one that main has too)
+    title = summary_title("failure", list(reasons.values()), [m], [])
+    assert title == "1 graph break (base failed to run), 1 export regression (base failed to run)", title
     # the model's section says why base has no figures
     html = cmarkgfm.github_flavored_markdown_to_html("\n\n".join(model_section(m, Report(
         head="h" * 40, base="b" * 40, models=(m,))).blocks))

@@ -771,3 +771,35 @@ def test_judge_says_what_compiled_code_raises_unlike_head_as_a_caveat_and_not_a_
     # what head and compiled code raise alike is no caveat
     rows[0].update(compiled_raised_type="FloatingPointError", compiled_raised_bases=["FloatingPointError"])
     assert "caveats" not in judge(HEAD, cand, [NAN_BREAK], EDIT)
+
+
+def test_judge_does_not_hold_head_s_own_float_value_recompiles_against_an_edit():
+    """dasp-pytorch's peak normaliser: head's `.item()` at line 48 passes a float across its
+    break, and the frame after it recompiles on every new value. The right `torch.where` of
+    line 49 was refused for "a new recompile ... `(1e-12 + ___stack2) == 0.7677...` ... 3
+    recompiles there, head 2": how many such recompiles a case makes is the data's, not the
+    edit's. Any other guard beyond head's stays a new recompile."""
+    frame = ["torch_dynamo_resume_in_forward_at_48", "pkg/net.py", 48]
+    size = "tensor 'x' size mismatch at index 0. expected 2, actual 4"
+
+    def case(n, *guards):
+        return {"shape": {"b": 4}, "n": n, "sites": [["pkg/net.py", 48]], "frames": [frame],
+                "guards": [[frame[0], g] for g in guards], "sizes_only": False}
+    head = {**HEAD, "recompiles": {"count": 2, "cases": [
+        {"shape": {"b": 2}, "n": 0, "sites": []}, case(2, "___stack2 == 0.7655948996543884", size)]}}
+    cand = {"outputs": ROWS, "phase_errors": {}, "graph_count": 2, "breaks": [{**HEAD["breaks"][1], "line": 13}],
+            "recompiles": {"count": 3, "cases": [
+                {"shape": {"b": 2}, "n": 0, "sites": []},
+                case(3, "___stack2 == 0.7655948996543884", "(1e-12 + ___stack2) == 0.7677050232897268", size)]}}
+    verdict = judge(head, cand, [NAN_BREAK], EDIT)
+    assert verdict["accepted"] is True, verdict
+    assert ("2 recompiles on shape case b=4 on a float's value in `torch_dynamo_resume_in_forward_at_48`, as "
+            "head's own code guards it there") in verdict["evidence"], verdict["evidence"]
+    # a guard of another kind beyond head's is new
+    more = {**cand, "recompiles": {"count": 3, "cases": [
+        {"shape": {"b": 2}, "n": 0, "sites": []}, case(3, "___stack2 == 0.7655948996543884", size, size)]}}
+    assert judge(head, more, [NAN_BREAK], EDIT)["reason"].startswith("a new recompile on shape case b=4")
+    # and a float's value head does not guard in that frame is new too
+    alone = {**head, "recompiles": {"count": 1, "cases": [
+        {"shape": {"b": 2}, "n": 0, "sites": []}, case(1, size)]}}
+    assert judge(alone, cand, [NAN_BREAK], EDIT)["reason"].startswith("a new recompile on shape case b=4")

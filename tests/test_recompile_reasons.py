@@ -182,3 +182,82 @@ def test_a_guard_torch_wrote_with_no_line_is_placed_where_it_was_added(tmp_path)
     assert reason["guard"] == "kwargs['x'].size()[3] == kwargs['x'].size()[2]"
     assert (reason["path"], reason["line"], reason["source"]) == (
         "vit.py", 10, "if t.shape[1] == self.pos.shape[1] and w == h:")
+
+
+def test_a_guard_on_a_floats_value_is_said_to_recompile_on_every_value():
+    """dasp-pytorch's peak normaliser: `math.log10(peak.item() + 1e-12)` passes the float across
+    the `.item()`'s break, and the frame after it guards its value. The review said "2 new
+    recompiles over the shape matrix"; in a loop of same-shape batches every call recompiles,
+    until the recompile limit (8). A float made from a size recompiles on new shapes only."""
+    import cmarkgfm
+
+    from pt2bot.compare import compare_model
+    from pt2bot.config import Config
+    from pt2bot.report.review import render_review
+    from pt2bot.report.summary import render_summary
+    from pt2bot.reportdata import Report
+    from pt2bot.results import ModelRun
+    from pt2bot.verdict import judge
+
+    def reason(guard, line):
+        return {"guard": guard, "dim": None, "kind": "guard", "path": "mixnet/model.py", "line": line,
+                "source": {48: "self.last = math.log10(peak.item() + 1e-12)",
+                           50: "y = F.interpolate(y, scale_factor=s)"}[line],
+                "frame": {"function": "forward", "path": "mixnet/model.py", "line": 29}, "compile_id": "0/1"}
+
+    def run(*cases):
+        return ModelRun.from_json({"name": "eq", "status": "ok", "graph_breaks": [], "recompiles": {
+            "count": sum(len(c) for c in cases), "size_one": 0, "cases": [
+                {"shape": {"batch": b}, "compiled": True, "recompiles": len(c), "reasons": c}
+                for b, c in zip((2, 4), cases)]}})
+    head = run([reason("___stack2 == 0.7655948996543884", 48)],
+               [reason("(((torch.sym_float(x.size()[0] // 2)) / 4.0)) == 1.0", 50)])
+    m = compare_model("eq", run([], []), head, renames={}, line_map=lambda p, n: n, threshold_pct=10)
+    [r] = [r for r in judge(findings=[], models=[m], head_results=None, base_results=None, config=Config())
+           if r["code"] == "new_recompiles"]
+    assert r["message"] == ("2 new recompile(s) over the shape matrix (allowed: 0); 1 on a float's value, "
+                            "which recompiles on every input that gives another value, not only on a new shape")
+    report = Report(head="h" * 40, base="b" * 40, models=(m,), reasons=(r,))
+    summary = render_summary(report)
+    assert summary.count("a float's value: it fails whenever the data give another value") == 1, summary
+    review = render_review(report, lambda path, line: True)
+    [c48] = [c for c in review["comments"] if c["line"] == 48]
+    html = cmarkgfm.github_flavored_markdown_to_html(c48["body"])
+    assert "💡 The guard holds a float's value: it fails whenever the data give another value" in html
+    [c50] = [c for c in review["comments"] if c["line"] == 50]
+    assert "a float's value" not in c50["body"] and "sym_float" in c50["body"]
+
+
+def test_a_case_that_raises_compiled_says_where_in_the_repository(tmp_path):
+    """A compiled case that raised kept its message only; the run's line said "every case
+    raised AssertionError: not simple sympy type <class 'NoneType'>: None" and named neither
+    the line nor the file (a new user's dynamic `samples` into their own `unfold`)."""
+    import textwrap
+
+    torch = pytest.importorskip("torch")
+    from pt2bot.smoke.matrix import measure_matrix
+    from pt2bot.smoke.trace import reset_dynamo
+    from tests.pymodule import load_module
+
+    (tmp_path / "frames.py").write_text(textwrap.dedent("""\
+        import torch
+
+
+        class Frames(torch.nn.Module):
+            def forward(self, x):
+                if torch.compiler.is_compiling():
+                    x = x.view(-1, 7)
+                return x * 2
+        """))
+    model = load_module(tmp_path / "frames.py").Frames()
+    cases = [CaseInputs(shape={"batch": b}, args=(torch.randn(b, 3),), kwargs={}) for b in (2, 3)]
+    for c in cases:
+        c.dims = {"x": {0: "batch"}}
+    outs = [model(*c.args) for c in cases]
+    try:
+        got = measure_matrix(model, cases, outs, {}, {"backend": "eager"}, RepoPaths(str(tmp_path)))
+    finally:
+        reset_dynamo()
+    [first, _] = got["recompiles"]["cases"]
+    assert "is invalid for input of size" in first["error"], first["error"]
+    assert first["error_at"] == {"path": "frames.py", "line": 7}

@@ -276,6 +276,12 @@ def test_status_line_says_what_failed_and_where():
                     "(recompiles): every case raised TypeError: Multiple dispatch failed for "
                     "'torch._ops.aten.detach.default'; latency: TypeError: Multiple dispatch "
                     "failed for 'torch._ops.aten.detach.default'; 1.0 s"), line
+    # where the repository's code raised, when the worker placed it (a new user's dynamic
+    # `samples` raised "not simple sympy type" at their own `unfold` on every case)
+    at = {"path": "mixnet/model.py", "line": 22}
+    line = status_line({"name": "m", "status": "ok", "graph_breaks": [], "recompiles": {"count": 0, "cases": [
+        {"shape": {"b": 2}, "error": "AssertionError: not simple sympy type", "error_at": at}]}})
+    assert line.endswith("every case raised AssertionError: not simple sympy type at mixnet/model.py:22"), line
     # the time is its own clause, not the export's ("exports in 157.4 s" read as an export of
     # 157 s), with the phase that took most of it: a new user's UNet spent 119 s timing latency
     line = status_line({"name": "m", "status": "ok", "duration_s": 157.42, "graph_breaks": [],

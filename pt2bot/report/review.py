@@ -26,7 +26,7 @@ from pt2bot.report.summary import (FULL_REPORT, MATRIX_ONLY, MAX_CHARS, Section,
                                    finding_location, gb_link, location, reached, severity_icon,
                                    smoke_verdict, when, whole_clauses)
 from pt2bot.reportdata import Report
-from pt2bot.results import shape_label
+from pt2bot.results import VALUE_GUARD_WORDS, shape_label, value_guard
 
 SCHEMA = "pt2bot.review/1"
 Commentable = Callable[[str, int], bool]
@@ -294,6 +294,8 @@ def recompile_body(rows: Sequence[tuple[str, dict, dict]]) -> str:
                      f"{shown}{f' and {more} more' if more > 0 else ''}: guard "
                      f"{code_inline(guard, limit=200)}")
     text = lines[0] + "\n\n" + "\n".join(lines[1:])
+    if any(value_guard(guard) for _, guard in said):
+        text += f"\n\n💡 The guard holds {VALUE_GUARD_WORDS}. Keep the number a tensor where it is used."
     if any("sym_float(" in guard for _, guard in said):
         # what the guard itself shows: a float made from a size, held to a number
         text += ("\n\n💡 The guard holds a float made from a size (`torch.sym_float`) to its value, so "

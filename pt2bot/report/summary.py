@@ -28,8 +28,8 @@ from pt2bot.report.findings_text import unjudged
 from pt2bot.report.markdown import (code_block, code_inline, details, escape_inline, link,
                                     marker, message_inline, table, truncate_utf8)
 from pt2bot.reportdata import ModelDelta, Report
-from pt2bot.results import (ExportOutcome, ModelRun, breaks_unmeasured, shape_label, split_off_frame,
-                            user_function)
+from pt2bot.results import (VALUE_GUARD_WORDS, ExportOutcome, ModelRun, breaks_unmeasured, shape_label,
+                            split_off_frame, user_function, value_guard)
 from pt2bot.stats import decided
 
 MAX_CHARS = 65_536
@@ -834,7 +834,9 @@ def recompile_details(m: ModelDelta) -> str:
                      " — a frame a break on base too splits off (no new break here, and only a "
                      "break makes dynamo compile a function apart from the model's own)")
                     + ": no input of it is marked dynamic, so it is compiled again, dynamic, when "
-                    "a size first changes, and not again" if old else "")] += 1
+                    "a size first changes, and not again" if old else "")
+                 + (f" — {VALUE_GUARD_WORDS}" if value_guard(r.get("guard")) and not cause and not old
+                    else "")] += 1
         lines += [text + (f" (×{k})" if k > 1 else "") for text, k in list(said.items())[:3]]
     n = sum(max(0, c["delta"]) for c in cases if isinstance(c.get("delta"), int))
     k = sum(_caused(c) for c in cases)

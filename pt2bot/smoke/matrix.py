@@ -21,6 +21,7 @@ from pt2bot.smoke.breaks import collect_breaks
 from pt2bot.smoke.inputs import CaseInputs, call_mode, compare_outputs, output_shapes
 from pt2bot.smoke.compile_cost import CompileProbe
 from pt2bot.smoke.compile_times import compile_times
+from pt2bot.smoke.location import text_location, user_frames
 from pt2bot.smoke.trace import (RepoPaths, TraceCollector, compilation_metrics, frame_file,
                                  intern_table, reset_dynamo)
 
@@ -340,6 +341,11 @@ def measure_matrix(model: Any, cases: list[CaseInputs], eager_outs: list[Any],
                         retried = True
                         continue
                     rec["error"] = f"{type(e).__name__}: {str(e)[:2000]}"
+                    at = text_location(str(e), paths)
+                    if at[0] is None:
+                        at = (user_frames(e, paths) or ((None, None),))[-1]
+                    if at[0] is not None:
+                        rec["error_at"] = {"path": at[0], "line": at[1]}
                     break
             new = compilation_metrics()[n0:]
             files = sorted({m.co_filename for m in compilation_metrics() if m.co_filename}

@@ -63,7 +63,7 @@ from typing import Any, Callable, Collection, Mapping, Sequence
 
 from pt2bot.findings import normalise_source
 from pt2bot.jsonio import write_json
-from pt2bot.results import RESUME_RE, on_break_stack, split_off_frame
+from pt2bot.results import RESUME_RE, on_break_stack, split_off_frame, value_guard
 from pt2bot.smoke.breaks import RecordingBackend, collect_breaks, measure_breaks
 from pt2bot.smoke.export import measure_export
 from pt2bot.smoke.inputs import (CaseInputs, build_inputs, build_model, call_mode, compare_outputs,
@@ -1237,6 +1237,30 @@ def _probe_said(probe: Mapping[str, Any]) -> str:
     return f"it recompiles again on {_shape(probe.get('shape'))}{_recompile_detail(probe)}"
 
 
+def _value_noise(c: Mapping[str, Any], h: Mapping[str, Any] | None) -> str | None:
+    """Where a shape case's recompiles beyond head's are guards on a float's value in frames
+    whose same float head guards too (an `.item()` of head's own, before the edited lines): how
+    many such recompiles a case makes depends on the values the data give, not on the edit, and
+    head's count is no bound for it. dasp-pytorch's peak normaliser had its right `torch.where`
+    refused for "a new recompile ... `(1e-12 + ___stack2) == 0.7677` ... 3 recompiles there,
+    head 2", head's own line-48 `.item()` recompiling on every value. The rest, any other guard,
+    must be no more than head's. None where that is not so."""
+    def pairs(x: Mapping[str, Any] | None) -> list[tuple[str, str]]:
+        return [(str(g[0]), str(g[1])) for g in (x or {}).get("guards") or ()
+                if isinstance(g, (list, tuple)) and len(g) == 2]
+    mine, theirs = pairs(c), pairs(h)
+    valued = [(f, g) for f, g in mine if value_guard(g)]
+    head_valued = {f for f, g in theirs if value_guard(g)}
+    if not valued or not all(f in head_valued for f, _ in valued):
+        return None
+    if sum(1 for _, g in mine if not value_guard(g)) > sum(1 for _, g in theirs if not value_guard(g)):
+        return None
+    frames = sorted({f for f, _ in valued})
+    return (f"{_recompiles(len(valued))} on {_shape(c.get('shape'))} on a float's value in "
+            f"{', '.join(f'`{f}`' for f in frames[:2])}, as head's own code guards it there (each new "
+            "value compiles again, head's too)")
+
+
 def _recompile_detail(c: Mapping[str, Any], h: Mapping[str, Any] | None = None) -> str:
     """Where a shape case's recompile was, and whether only a size changed, for the refusal:
     a reader can look at that frame instead of re-running the proof to find it. With head's
@@ -1567,6 +1591,10 @@ def judge(head: Mapping[str, Any], cand: Mapping[str, Any], targets: Sequence[Ma
             varied |= {d for d, v in shape.items() if first.get(d) != v}
             h = hcases.get(json.dumps(c.get("shape"), sort_keys=True))
             if h is None or (c.get("n") or 0) <= (h.get("n") or 0):
+                continue
+            noise = _value_noise(c, h)
+            if noise:
+                evidence.append(noise)
                 continue
             # A frame head ran in eager (a break in a loop skips the whole function) now
             # compiles, and like any compiled frame it recompiles once when a size first
