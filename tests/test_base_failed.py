@@ -61,11 +61,16 @@ def test_a_specialisation_with_no_place_names_none():
     base = ModelRun.from_json({"name": "mol", "status": "ok"})
     head = ModelRun.from_json({"name": "mol", "status": "ok", "specialized": [
         {"dim": "batch", "value": 2, "path": None, "line": None, "source": None},
+        # a size of a library's argument no configured dim names (dasp-pytorch's `x`): torch's
+        # name for it, not "dim `None`"
+        {"dim": None, "value": 4, "path": None, "line": None, "source": None, "input": "x.size()[0]"},
         {"dim": "atoms", "value": 12, "path": "molprop/model.py", "line": 30, "source": "n = x.shape[1]"}]})
     m = compare_model("mol", base, head, renames={}, line_map=lambda p, n: n, threshold_pct=10)
     text = "\n\n".join(model_section(m, Report(head="h" * 40, base="b" * 40, models=(m,))).blocks)
     assert "`?`" not in text
     assert "- dim `batch` = 2 (torch named no line of the repository)\n" in text
+    assert "- `x.size()[0]` (no configured dim) = 4 (torch named no line of the repository)\n" in text
+    assert "`None`" not in text
     assert "- dim `atoms` = 12 at `molprop/model.py:30`: `n = x.shape[1]`" in text
 
 

@@ -261,3 +261,22 @@ def test_a_case_that_raises_compiled_says_where_in_the_repository(tmp_path):
     [first, _] = got["recompiles"]["cases"]
     assert "is invalid for input of size" in first["error"], first["error"]
     assert first["error_at"] == {"path": "frames.py", "line": 7}
+
+
+def test_a_specialised_size_no_configured_dim_names_is_said_by_torchs_name(tmp_path):
+    """dasp-pytorch: "x was marked dynamic but the code specialised it to 2", `x` being the
+    library's argument, not the user's input `audio`."""
+    from pt2bot.smoke.matrix import specializations_from_exception
+
+    exc = RuntimeError("Constraints violated (L['x'].size()[0])! - Not all values of L['x'].size()[0] "
+                       "in the specified range are valid because L['x'].size()[0] was inferred to be "
+                       "a constant (2).")
+    case = CaseInputs(shape={"batch": 2}, args=(), kwargs={})
+    case.dims = {"audio": {0: "batch"}}
+    [s] = specializations_from_exception(exc, case, RepoPaths(str(tmp_path)))
+    assert s["dim"] is None and s["input"] == "x.size()[0]"
+    assert s["reason"] == ("`x.size()[0]` (torch's name, in the code that specialised it) was marked dynamic "
+                           "but the code specialised it to 2")
+    case.dims = {"x": {0: "batch"}}
+    [s] = specializations_from_exception(exc, case, RepoPaths(str(tmp_path)))
+    assert s["reason"] == "batch was marked dynamic but the code specialised it to 2"

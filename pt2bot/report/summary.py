@@ -335,9 +335,11 @@ def model_section(m: ModelDelta, report: Report, untimed: str | None = None) -> 
     spec = m.delta.new_specialized
     if spec:
         # (a specialisation torch did not place in the repository's code has no place to name:
-        # "at `?`: " said nothing)
-        items = "\n".join(f"- dim {code_inline(s.get('dim'), limit=40)} = "
-                          f"{escape_inline(s.get('value'), limit=20)}"
+        # "at `?`: " said nothing; a size no configured dim names is torch's name for it,
+        # `x.size()[2]` of a library's argument, where "dim `None` = 4" said nothing)
+        items = "\n".join((f"- dim {code_inline(s.get('dim'), limit=40)}" if s.get("dim") else
+                           f"- {code_inline(s.get('input') or 'a size', limit=60)} (no configured dim)")
+                          + f" = {escape_inline(s.get('value'), limit=20)}"
                           + (f" at {code_inline(location(s), limit=120)}" if s.get("path") else
                              " (torch named no line of the repository)")
                           + (f": {code_inline(s['source'], limit=200)}" if s.get("source") else "")

@@ -81,8 +81,10 @@ def specializations_from_exception(exc: BaseException, case: CaseInputs,
         line = inner.line if inner else None
         out.append({"dim": dim, "value": int(m.group("val")), "path": path, "line": line,
                     "source": (inner.source if inner else "") or paths.source_line(path, line),
-                    "reason": f"{dim or m.group('arg')} was marked dynamic but the code "
-                              f"specialised it to {m.group('val')}",
+                    "reason": (f"{dim} was marked dynamic" if dim else
+                               f"`{m.group('arg')}.size()[{m.group('ax')}]` (torch's name, in the "
+                               "code that specialised it) was marked dynamic")
+                              + f" but the code specialised it to {m.group('val')}",
                     "input": f"{m.group('arg')}.size()[{m.group('ax')}]"})
     return out
 
