@@ -649,3 +649,19 @@ def test_no_shape_advice_says_when_every_recompile_is_in_a_frame_a_break_splits_
     value = {**size, "kind": "guard", "guard": "n == 8" + " " * 50 + "# e_atom = torch.zeros(n)  # mp/h32repo/mlpot/model.…"}
     line = _not_sizes_line({"count": 1, "cases": [{"reasons": [value]}]}, 3, 3, "mark_dynamic")
     assert "the guard that fails most often: `n == 8` (failed once" in line and "go with the break" not in line
+
+
+def test_compile_settings_that_compile_more_than_the_configured_are_not_advised() -> None:
+    """DETR's NestedTensor model compiles once as configured; the advice read "compiles over
+    the matrix: 1 → 2 with `dynamic=True`" and gave that code to paste: advice that adds a
+    compile."""
+    from pt2bot.report.shape_advice import advice_markdown
+    from pt2bot.smoke.advice import advice_code
+
+    dims = {"x": {"0": {"name": "batch", "min": None, "max": None, "multiple_of": None}}}
+    advice = {"export": {"ok": True, "dynamic_shapes": dims},
+              "compile": {"method": "dynamic=True", "compiles_before": 1, "compiles_after": 2, "worse": True},
+              "code": advice_code(dims, None), "notes": []}
+    md = advice_markdown(advice)
+    assert "compiles over the matrix: 1 as configured, 2 with `dynamic=True`: not advised for compiling" in md
+    assert "torch.compile(" not in md and advice["code"]["compile"] == ""

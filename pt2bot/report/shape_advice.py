@@ -78,6 +78,9 @@ def compiles_text(advice: Mapping[str, Any]) -> str:
         return ""
     if not isinstance(after, int) or not method:
         return f"compiles over the matrix: {before} (no dynamic setting to advise)"
+    if c.get("worse"):
+        return (f"compiles over the matrix: {before} as configured, {after} with "
+                f"{code_inline(method, limit=40)}: not advised for compiling")
     return (f"compiles over the matrix: {before} → {after} with "
             f"{code_inline(method, limit=40)}")
 
