@@ -75,6 +75,38 @@ class Stages(torch.nn.Module):
         return x + 1
 
 
+class Encoding(torch.nn.Module):
+    def forward(self, x):
+        if not (x > 0).any():
+            return x * 0
+        return x.cumsum(0)
+
+
+class Joiner(torch.nn.Sequential):
+    # DETR's: a Sequential whose `forward` loops over the backbone's outputs and calls the
+    # position encoding, whose `if` breaks; dynamo's message that says "in a loop" leaves this
+    # frame out of its stack
+    def __init__(self) -> None:
+        super().__init__(torch.nn.Identity(), Encoding())
+
+    def forward(self, x):
+        xs = {"a": self[0](x)}
+        pos = []
+        for name, y in xs.items():
+            pos.append(self[1](y))
+        return pos
+
+
+class Detector(torch.nn.Module):
+    def __init__(self) -> None:
+        super().__init__()
+        self.backbone = Joiner()
+
+    def forward(self, x):
+        pos = self.backbone(x)
+        return pos[-1] + 1
+
+
 class Clean(torch.nn.Module):
     def __init__(self) -> None:
         super().__init__()
@@ -173,6 +205,16 @@ def test_the_frame_given_up_on_is_the_one_whose_line_is_in_a_loop(userpkg):
                                                 LINE['print("block")']]
     # not the outermost frame: its line, `x = self.features(x)`, is in no loop
     assert b.loop_frame == {"path": b.path, "line": LINE["for blk in self.blocks:"], "function": "features"}
+
+
+def test_the_looping_frame_is_found_where_dynamos_loop_message_leaves_it_out(userpkg):
+    """DETR: "inside a loop of `forward` (`models/detr.py:61`): that whole frame runs eagerly"
+    named `DETR.forward`'s call of the backbone, which is compiled; dynamo skips `Joiner.forward`,
+    whose loop calls the encoding. Its message that says "in a loop" held `DETR.forward` and the
+    encoding only; the fuller view of the same break holds the loop's frame."""
+    [b] = testing.graph_breaks(userpkg.Detector(), torch.randn(3))
+    assert (b.line, b.in_loop) == (LINE["if not (x > 0).any():"], True)
+    assert b.loop_frame == {"path": b.path, "line": LINE["for name, y in xs.items():"], "function": "forward"}
 
 
 def test_assert_no_graph_breaks_message_lists_each_break_as_pt2bot_comments_it(userpkg):

@@ -129,20 +129,21 @@ def collect_breaks(events: TraceCollector, paths: RepoPaths, locate: bool = True
                 sites[key]["eager_rest_end"] = end
             if library:
                 sites[key]["library"] = library
-            loop = _loop_frame(stack, paths, files) if pb.in_loop else None
-            if loop is not None:
-                sites[key]["loop_frame"] = loop
         else:
             if site.get("library") != library:
                 site.pop("library", None)  # one site, two places in libraries: neither is it
             site["count"] += 1
-            if pb.in_loop and not site["in_loop"]:
-                loop = _loop_frame(stack, paths, files)
-                if loop is not None:
-                    site["loop_frame"] = loop
             site["in_loop"] = site["in_loop"] or pb.in_loop
             if len(stack) > len(site["user_stack"]):
                 site["user_stack"] = stack  # the outermost view of the same site
+    for site in sites.values():
+        # the loop read on the fullest view of the site's stack: dynamo's message that says
+        # "in a loop" can leave the looping frame out of its stack (DETR's `Joiner.forward`,
+        # whose loop over the backbone's outputs calls the position encoding: that view held
+        # `DETR.forward` and the encoding only, and the comment named `DETR.forward`'s line)
+        loop = _loop_frame(site["user_stack"], paths, files) if site["in_loop"] else None
+        if loop is not None:
+            site["loop_frame"] = loop
     _fold_package_twins(sites, paths, files)
     return sorted(sites.values(), key=lambda s: (s["path"] or "", s["line"] or 0, s["gb"] or ""))
 
