@@ -13,8 +13,8 @@ from pt2bot.smoke.patch import Edit
 from pt2bot.smoke.values import compare, probe_site
 from pt2bot.static import check_paths
 
-KEEP_IF = "drop the branch: the `if` arm computes the same where the test is false"
-KEEP_ELSE = "drop the branch: the `else` arm computes the same where the test is true"
+KEEP_IF = "drop the branch and run the `if` arm where the test is false too"
+KEEP_ELSE = "drop the branch and run the `else` arm where the test is true too"
 
 # batch 2 runs the `else` arm, batch 3 the `if` arm
 LOGGED = """\

@@ -13,8 +13,8 @@ from pt2bot.rules import fix_candidates
 from pt2bot.static import check_paths
 from tests.test_fixes import findings_in, fixed
 
-KEEP_IF = "drop the branch: the `if` arm computes the same where the test is false"
-KEEP_ELSE = "drop the branch: the `else` arm computes the same where the test is true"
+KEEP_IF = "drop the branch and run the `if` arm where the test is false too"
+KEEP_ELSE = "drop the branch and run the `else` arm where the test is true too"
 
 BRANCH = """\
 import torch

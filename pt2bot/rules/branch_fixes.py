@@ -2499,7 +2499,9 @@ def _tensor_test(test: ast.AST) -> bool:
 
 # --------------------------------------------------------------------------- keep one arm
 
-KEEP_ARM = "drop the branch: the `{kept}` arm computes the same where the test is {where}"
+# (what the edit does, not a claim that it is equal: a refused one is shown with this title, and
+# DETR's "the `if` arm computes the same where the test is false" was false on every padded mask)
+KEEP_ARM = "drop the branch and run the `{kept}` arm where the test is {where} too"
 
 
 def _reading_call(call: ast.Call) -> bool:
