@@ -283,3 +283,55 @@ def test_an_arm_kept_by_an_edit_from_the_comment_above_is_still_one(tmp_path, mo
     assert verdict["reason"] == (f"no shape case runs the `if` arm at line {start + 2} that the edit "
                                  "drops, so keeping the `else` arm was never compared with head where "
                                  "they differ"), verdict
+
+
+# DETR's position encoding with a pull request's fast path for a batch with no padding; its
+# input is a `NestedTensor`, the images and their padding mask as plain attributes
+NESTED = """\
+import torch
+from torch import nn
+
+
+class NestedTensor:
+    def __init__(self, tensors, mask):
+        self.tensors = tensors
+        self.mask = mask
+
+
+class Encoding(nn.Module):
+    def forward(self, tensor_list):
+        x = tensor_list.tensors
+        mask = tensor_list.mask.bool()   # (`.bool()`: what tells the rules it is a tensor)
+        not_mask = ~mask
+        if not mask.any():
+            y_embed = torch.arange(1, x.shape[1] + 1, dtype=torch.float32).view(1, -1).expand(x.shape[0], -1)
+        else:
+            y_embed = not_mask.cumsum(1, dtype=torch.float32)
+        return x * y_embed
+
+
+class Net(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.pos = Encoding()
+
+    def forward(self, x):
+        return self.pos(NestedTensor(x, torch.zeros(x.shape, dtype=torch.bool)))
+"""
+
+
+@pytest.mark.torch
+def test_the_guard_input_goes_into_an_objects_tensor_attributes(tmp_path, monkeypatch):
+    """DETR's revert of a fast path, keeping the `else` arm's cumsums, was refused: "the
+    guard's case (an empty mask) cannot be reached: no tensor argument of
+    PositionEmbeddingSine.forward can hold an empty mask", its mask being an attribute of the
+    `NestedTensor` it takes. Set there, the cumsums equal the fast path's range."""
+    from tests.test_fix_proof_inprocess import Proof
+
+    proof = Proof(tmp_path, monkeypatch, NESTED, phases=("breaks",))
+    [found] = [f for f in check_paths(str(tmp_path), ["bpkg/net.py"], StaticConfig(select=("ALL",)), jobs=1)
+               if f.rule == "PTC201"]
+    [keep_else] = [c for c in fix_candidates(found, NESTED) if c.title == KEEP_ELSE]
+    got = proof.prove(keep_else.start_line, keep_else.end_line, keep_else.lines, guards=keep_else.guards)
+    assert got["accepted"] is True, got
+    assert "equal with an empty mask injected" in got["evidence"], got["evidence"]

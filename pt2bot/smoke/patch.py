@@ -710,8 +710,9 @@ def _slots(args: Sequence[Any], kwargs: Mapping[str, Any], names: Sequence[str]
            ) -> list[tuple[Any, Any, Any, str, str]]:
     """Where a special value can go: each argument, and one level into a tuple, a named tuple,
     a list or a dict argument (torchdiffeq's `rk_state`, whose `dt` its step tests for inf; a
-    batch dict), as (argument key, the element's index or key or None, the value, its name,
-    its label: `rk_state.dt`, `batch['x']`, `coeffs[1]`)."""
+    batch dict) or into the tensor attributes of an object argument (DETR's `NestedTensor`), as
+    (argument key, the element's index or key or attribute or None, the value, its name, its
+    label: `rk_state.dt`, `batch['x']`, `coeffs[1]`, `tensor_list.mask`)."""
     out = []
     for key, value in [*enumerate(args), *kwargs.items()]:
         name = names[key] if isinstance(key, int) and key < len(names) else str(key)
@@ -724,7 +725,30 @@ def _slots(args: Sequence[Any], kwargs: Mapping[str, Any], names: Sequence[str]
             out += [(key, i, v, name, f"{name}[{i}]") for i, v in enumerate(value)]
         elif isinstance(value, dict):
             out += [(key, k, v, str(k), f"{name}[{k!r}]") for k, v in value.items()]
+        else:
+            # an object that holds its tensors as plain attributes (DETR's `NestedTensor`, its
+            # images `tensors` and padding `mask`): each by its attribute's name, which the
+            # guarded code reads it by (`mask = tensor_list.mask`)
+            out += [(key, _Attr(a), v, a, f"{name}.{a}") for a, v in _tensor_attributes(value)]
     return out
+
+
+class _Attr(str):
+    """An attribute's name as a slot's place in its argument (not a dict's key)."""
+
+
+def _tensor_attributes(value: Any) -> list[tuple[str, Any]]:
+    """The tensors an object that is no tensor, container nor module holds in its own
+    `__dict__`, by name."""
+    import torch
+
+    if isinstance(value, (torch.Tensor, torch.nn.Module, type)) or not hasattr(value, "__dict__"):
+        return []
+    try:
+        items = list(vars(value).items())
+    except TypeError:
+        return []
+    return [(a, v) for a, v in items if isinstance(v, torch.Tensor) and not a.startswith("_")]
 
 
 def equal_pattern(a: str, b: str) -> str:
@@ -756,6 +780,10 @@ def _made_equal(slots: list[tuple[Any, Any, Any, str, str]], pattern: str
 def _replaced(outer: Any, inner: Any, special: Any) -> Any:
     """A copy of the container `outer` with its element `inner` (an index or a key) replaced:
     the caller's own container is left as it was."""
+    if isinstance(inner, _Attr):
+        new = copy.copy(outer)
+        setattr(new, str(inner), special)
+        return new
     if isinstance(outer, tuple) and hasattr(outer, "_replace"):
         return outer._replace(**{outer._fields[inner]: special})
     if isinstance(outer, dict):
