@@ -799,7 +799,12 @@ def test_judge_does_not_hold_head_s_own_float_value_recompiles_against_an_edit()
     more = {**cand, "recompiles": {"count": 3, "cases": [
         {"shape": {"b": 2}, "n": 0, "sites": []}, case(3, "___stack2 == 0.7655948996543884", size, size)]}}
     assert judge(head, more, [NAN_BREAK], EDIT)["reason"].startswith("a new recompile on shape case b=4")
-    # and a float's value head does not guard in that frame is new too
+    # head's guard on that float on another shape case is head's too: on which case the value
+    # recompiles is the data's and dynamo's (it makes the float dynamic after the first)
+    elsewhere = {**head, "recompiles": {"count": 2, "cases": [
+        {**case(1, "___stack2 == 0.7655948996543884"), "shape": {"b": 2}}, case(1, size)]}}
+    assert judge(elsewhere, cand, [NAN_BREAK], EDIT)["accepted"] is True
+    # and a float's value head does not guard in that frame is new
     alone = {**head, "recompiles": {"count": 1, "cases": [
         {"shape": {"b": 2}, "n": 0, "sites": []}, case(1, size)]}}
     assert judge(alone, cand, [NAN_BREAK], EDIT)["reason"].startswith("a new recompile on shape case b=4")

@@ -1237,20 +1237,23 @@ def _probe_said(probe: Mapping[str, Any]) -> str:
     return f"it recompiles again on {_shape(probe.get('shape'))}{_recompile_detail(probe)}"
 
 
-def _value_noise(c: Mapping[str, Any], h: Mapping[str, Any] | None) -> str | None:
-    """Where a shape case's recompiles beyond head's are guards on a float's value in frames
-    whose same float head guards too (an `.item()` of head's own, before the edited lines): how
-    many such recompiles a case makes depends on the values the data give, not on the edit, and
-    head's count is no bound for it. dasp-pytorch's peak normaliser had its right `torch.where`
-    refused for "a new recompile ... `(1e-12 + ___stack2) == 0.7677` ... 3 recompiles there,
-    head 2", head's own line-48 `.item()` recompiling on every value. The rest, any other guard,
-    must be no more than head's. None where that is not so."""
+def _value_noise(c: Mapping[str, Any], h: Mapping[str, Any] | None,
+                 head_cases: Sequence[Mapping[str, Any]] = ()) -> str | None:
+    """Where a shape case's recompiles beyond head's case `h` are guards on a float's value in
+    frames whose float head guards too, on any of its shape cases (`head_cases`: an `.item()` of
+    head's own, before the edited lines): how many such recompiles a case makes, and on which
+    case, depends on the values the data give and on when dynamo makes the float dynamic, not on
+    the edit, and head's count is no bound for it. dasp-pytorch's peak normaliser had its right
+    `torch.where` refused for "a new recompile ... `(1e-12 + ___stack2) == 0.7677` ... 3
+    recompiles there, head 2", head's own line-48 `.item()` recompiling on its values on
+    another case. The rest, any other guard, must be no more than head's on the case. None
+    where that is not so."""
     def pairs(x: Mapping[str, Any] | None) -> list[tuple[str, str]]:
         return [(str(g[0]), str(g[1])) for g in (x or {}).get("guards") or ()
                 if isinstance(g, (list, tuple)) and len(g) == 2]
     mine, theirs = pairs(c), pairs(h)
     valued = [(f, g) for f, g in mine if value_guard(g)]
-    head_valued = {f for f, g in theirs if value_guard(g)}
+    head_valued = {f for x in (h, *head_cases) for f, g in pairs(x) if value_guard(g)}
     if not valued or not all(f in head_valued for f, _ in valued):
         return None
     if sum(1 for _, g in mine if not value_guard(g)) > sum(1 for _, g in theirs if not value_guard(g)):
@@ -1592,7 +1595,7 @@ def judge(head: Mapping[str, Any], cand: Mapping[str, Any], targets: Sequence[Ma
             h = hcases.get(json.dumps(c.get("shape"), sort_keys=True))
             if h is None or (c.get("n") or 0) <= (h.get("n") or 0):
                 continue
-            noise = _value_noise(c, h)
+            noise = _value_noise(c, h, list(hcases.values()))
             if noise:
                 evidence.append(noise)
                 continue
