@@ -88,3 +88,18 @@ class GitRepo:
 
     def checkout(self, ref: str) -> None:
         self.git("checkout", "-q", ref)
+
+    def review(self, out: str | os.PathLike[str], *extra: str, base: str = "main") -> int:
+        """`pt2bot review --base <base> --out <out>` run in this repository as a user runs it
+        (from its root; no GitHub step summary to write to); its exit code."""
+        import pytest
+
+        from pt2bot.cli import main
+
+        mp = pytest.MonkeyPatch()
+        try:
+            mp.chdir(self.path)
+            mp.delenv("GITHUB_STEP_SUMMARY", raising=False)
+            return main(["review", "--base", base, "--out", str(out), *extra])
+        finally:
+            mp.undo()

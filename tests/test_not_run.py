@@ -11,7 +11,6 @@ import pytest
 
 from gitrepo import GitRepo
 from pt2bot.changes import code_spans
-from pt2bot.cli import main
 
 CONFIG = """\
 version: 1
@@ -81,13 +80,7 @@ def pr_repo(tmp_path_factory) -> GitRepo:
 
 
 def _review(repo: GitRepo, out: str, *extra: str) -> dict:
-    mp = pytest.MonkeyPatch()
-    try:
-        mp.chdir(repo.path)
-        mp.delenv("GITHUB_STEP_SUMMARY", raising=False)
-        main(["review", "--base", "main", "--out", out, *extra])
-    finally:
-        mp.undo()
+    repo.review(out, *extra)
     with open(os.path.join(out, "report.json"), encoding="utf-8") as fh:
         return json.load(fh)
 

@@ -55,7 +55,6 @@ run: {backend: eager, latency: false, timeout_s: 120}
 @pytest.fixture(scope="module")
 def reviewed(tmp_path_factory):
     from gitrepo import GitRepo
-    from pt2bot.cli import main
 
     assert HEAD != BASE
     repo = GitRepo.init(tmp_path_factory.mktemp("recompile") / "repo")
@@ -67,13 +66,7 @@ def reviewed(tmp_path_factory):
     repo.write("pkg/resize.py", HEAD)
     repo.commit("pr: a scale factor")
     out = tmp_path_factory.mktemp("out") / "report"
-    mp = pytest.MonkeyPatch()
-    try:
-        mp.chdir(repo.path)
-        mp.delenv("GITHUB_STEP_SUMMARY", raising=False)
-        rc = main(["review", "--base", "main", "--out", str(out)])
-    finally:
-        mp.undo()
+    rc = repo.review(out)
     return rc, {name: json.loads((out / name).read_text(encoding="utf-8"))
                 for name in ("report.json", "review.json")}
 
