@@ -272,8 +272,11 @@ def summary_title(conclusion: str, reasons: list[dict], models: Sequence[ModelDe
             if same and all(r.get("base_failed") for r in same):
                 # nothing to be new against: "2 new graph breaks" counted one main has too
                 label, models = label.removeprefix("new "), models + " (base failed to run)"
+            # (the noun is pluralised, not the phrase: DETR's read "2 model failing on heads")
+            noun, _, rest = label.partition(" failing")
+            plural = f"{noun}s failing{rest}" if rest else f"{label}s"
             parts.append(label if code in ("run_broken", "no_gpu")
-                         else f"{n} {label}{'' if n == 1 else 's'}{models}")
+                         else f"{n} {label if n == 1 else plural}{models}")
         return ", ".join(parts)
     ran = sum(1 for m in models if m.status != "skipped")
     fixed = sum(len(m.fixed_breaks) for m in models)

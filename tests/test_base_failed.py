@@ -88,3 +88,11 @@ def test_a_new_break_that_leaves_nothing_to_compile_says_why_the_graphs_stay():
     m2 = compare_model("m", base, head2, renames={}, line_map=lambda p, n: n, threshold_pct=10)
     assert "adds no graph" not in "\n".join(model_section(m2, Report(head="h" * 40, base="b" * 40,
                                                                       models=(m2,))).blocks)
+
+
+def test_the_title_pluralises_the_noun():
+    """DETR's PR 1: "2 model failing on heads"."""
+    reasons = [{"code": "fails_only_on_head", "level": "failure", "model": m, "message": "x", "count": 1}
+               for m in ("a", "b")]
+    reasons.append({"code": "new_graph_breaks", "level": "failure", "model": "a", "message": "y", "count": 2})
+    assert summary_title("failure", reasons, [], []) == "2 models failing on head, 2 new graph breaks"
