@@ -298,6 +298,16 @@ def status_line(run: ModelRun | Mapping[str, Any], log_base: str | None = None) 
         at = f" at {exp.path}:{exp.line}" if exp.path and exp.line else ""
         hint = f": {exp.hint}" if exp.hint in (TRUNCATED_DIVISION,) else ""
         extra += f", export fails ({exp.kind or 'error'}{at}{hint})" + _advice_exports(run)
+    # a dim declared dynamic that the code specialises: `mark_dynamic` raises on it, and the
+    # matrix measured it marked weakly (`maybe_mark_dynamic`); said, not left to the advice
+    # (DETR's batch, specialised by `nested_tensor_from_tensor_list` at util/misc.py:316)
+    pinned = [s for s in run.specialized or () if s.dim]
+    if pinned:
+        s = pinned[0]
+        extra += (f"; {s.dim} is declared dynamic but the code specialises it to {s.value}"
+                  + (f" at {s.path}:{s.line}" if s.path and s.line else "")
+                  + " (`mark_dynamic` raises there: measured with it marked weakly)"
+                  + (f", and {len(pinned) - 1} more dim(s)" if len(pinned) > 1 else ""))
     # and what it did not measure (a phase or shape cases that raised): "ok, 8 recompile(s)"
     # read as measured for a model whose every compiled case raised
     lost = unmeasured(run)
