@@ -247,7 +247,8 @@ def test_the_summary_leaves_out_torchs_hint_where_the_proof_answered_it():
     assert hints_settled(fx) == {"fa", "fb"}
     text = break_block(brk, hint=False)
     assert "Set `torch" not in text
-    assert text.endswith("💡 torch's hint is left out: the proof of fixes answered this break, see Suggested fixes")
+    assert text.endswith("💡 torch's hint is left out: the proof of fixes tried its setting on this break; "
+                         "Suggested fixes says whether it held")
     # answered by a verified edit, it says where that is: the section only counts it
     assert hints_settled(fx, edits_only=True) == {"fa"}
     assert break_block(brk, hint=False, inline=True).endswith(

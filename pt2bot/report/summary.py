@@ -775,8 +775,11 @@ def break_block(b: Mapping[str, Any], hint: bool = True, inline: bool = False) -
         # (a verified edit is in the line's own comment; the section only counts it. It is
         # the proof's answer, often a recipe's edit: "torch's hint was tried" read as untrue
         # where the hint's setting never ran)
-        lines.append("  💡 torch's hint is left out: the proof of fixes answered this break, "
-                     + ("its verified edit is suggested on the line" if inline else "see Suggested fixes"))
+        # (not inline: the hint's setting was tried, verified or not; "answered this break"
+        # read as a fix beside a Suggested fixes that counted none, DETR and dasp-pytorch)
+        lines.append("  💡 torch's hint is left out: " + (
+            "the proof of fixes answered this break, its verified edit is suggested on the line" if inline else
+            "the proof of fixes tried its setting on this break; Suggested fixes says whether it held"))
     if caused_line(b):
         lines.append(f"  {caused_line(b)}")
     return "\n".join(lines)
