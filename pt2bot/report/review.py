@@ -282,8 +282,8 @@ def new_recompiles(report: Report) -> dict[tuple[str, int], list[tuple[str, dict
 
 def recompile_body(rows: Sequence[tuple[str, dict, dict]]) -> str:
     """A new recompile's comment: which models, on which shape cases, which guard failed."""
-    lines = ["❌ **New recompile**: a guard dynamo added for this line fails on another input "
-             "shape, and the model is compiled again (not on base)."]
+    lines = ["❌ **New recompile**: a guard dynamo added for this line fails on another input, "
+             "and the model is compiled again (not on base)."]
     said: dict[tuple[str, str], list[str]] = {}
     for model, row, r in rows:
         said.setdefault((model, str(r.get("guard") or "?")), []).append(shape_label(row.get("shape")))
