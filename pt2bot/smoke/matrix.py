@@ -147,10 +147,9 @@ def _source_name(source: str) -> str:
 def guard_added_site(guard: str, guard_id: str | None, events: TraceCollector,
                      paths: RepoPaths) -> dict[str, Any] | None:
     """`{path, line, source}` where the compile `guard_id` ("0/0"; None: the one trace of an
-    export) added the failed `guard`,
-    from the trace: the sizes it names become that compile's symbols (`create_symbol`), and the
-    guard added on the same symbols with the same relation (`guard_added_fast`) holds the user's
-    stack. Where torch lost a size's source it writes the failed guard with no line: DINOv2's
+    export) added the failed `guard`, from the trace: the sizes it names become that compile's
+    symbols (`create_symbol`), and the guard added on the same symbols with the same relation
+    and numbers (`guard_added_fast`) holds the user's stack. Where torch lost a size's source it writes the failed guard with no line: DINOv2's
     `if npatch == N and w == h:`, with the image passed by keyword, was placed at `forward`,
     140 lines from its `if`. None unless every such guard was added at one line."""
     try:
