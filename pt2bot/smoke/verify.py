@@ -2146,8 +2146,8 @@ _UNUSED_SAID = re.compile(r"\(([^()]*: " + re.escape(_UNUSED_WHY) + r")\)")
 
 def _caveats(evidence: Sequence[str]) -> list[str]:
     """What an accepted edit still does unlike head, taken from its evidence to be said first
-    (`caveats`): the clauses that begin "but" (an exception of another type under compile, a
-    warning compiled code skips, a size it asserts), the device assert where head raises
+    (`caveats`): the clauses that begin "but" (an exception of another type under compile, a new
+    tensor where head returned its argument, a size a setting asserts), the device assert where head raises
     RuntimeError too, and parameters whose gradient is zero where head's is None. A user read
     DINOv2's NaN check, turned into `torch._assert_async`, as the same check: that compiled
     code raises RuntimeError where head raises FloatingPointError was said in the middle of
