@@ -40,7 +40,7 @@ from typing import Any
 
 from pt2bot.smoke.export import (TRUNCATED_DIVISION, classify_failure, short_message, dim_name,
                                  draft_failures, example_case, locate_failure, make_dim,
-                                 run_exported, truncated_division_site)
+                                 run_exported, truncated_division_site, var_args_spec)
 from pt2bot.smoke.inputs import CaseInputs, call_mode, forward_params, start_call
 from pt2bot.smoke.matrix import guard_added_site, mark_range, specialization_sites, varying_dims
 from pt2bot.smoke.timelimit import Overrun, time_limit
@@ -252,13 +252,6 @@ def _named_positional(model: Any, case: CaseInputs) -> Any:
         + [P(n, P.POSITIONAL_OR_KEYWORD) for n in case.arg_names]
         + [P(n, P.KEYWORD_ONLY) for n in case.kwargs])
     return Named()
-
-
-def var_args_spec(spec: Any, case: CaseInputs) -> Any:
-    """A spec keyed by input name, keyed as torch keys a `*args` forward's: the positional
-    inputs one tuple under its name, the keywords by theirs."""
-    spec = dict(spec or {})
-    return {str(case.var_args): tuple(spec.pop(n, None) for n in case.arg_names), **spec}
 
 
 def _export_as_called(res: dict[str, Any], model: Any, case: CaseInputs, spec: Any,

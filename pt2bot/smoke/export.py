@@ -80,10 +80,14 @@ def dynamic_shapes(case: CaseInputs, dynamic: set[str], cases: list[CaseInputs],
         spec[name] = axes or None
     if not any(v for v in spec.values()):
         return None
-    if case.var_args:
-        # positional args that forward() takes as `*args`: one tuple under that name
-        spec = {case.var_args: tuple(spec.pop(n) for n in case.arg_names), **spec}
-    return spec
+    return var_args_spec(spec, case) if case.var_args else spec
+
+
+def var_args_spec(spec: Any, case: CaseInputs) -> Any:
+    """A spec keyed by input name, keyed as torch keys a `*args` forward's: the positional
+    inputs that forward() takes as `*args` one tuple under its name, the keywords by theirs."""
+    spec = dict(spec or {})
+    return {str(case.var_args): tuple(spec.pop(n, None) for n in case.arg_names), **spec}
 
 
 def classify_failure(exc: BaseException) -> str:
