@@ -117,15 +117,10 @@ def find_targets(report: Report, changeset: ChangeSet | None) -> list[dict[str, 
                 add({"kind": "break", "model": m.name, "path": b["path"], "line": b["line"],
                      "gb": b.get("gb"), "gb_type": b.get("gb_type"),
                      "fingerprint": b.get("fingerprint")})
-        for row in m.delta.recompile_cases:
-            if (row.get("delta") or 0) <= 0:
-                continue
-            for r in row.get("reasons") or ():
-                if r.get("caused_by") is None and r.get("after_break") is None and \
-                        r.get("kind") != "size_one" and \
-                        added(r.get("path"), r.get("line")):
-                    add({"kind": "recompile", "model": m.name, "path": r["path"],
-                         "line": r["line"], "gb": None, "gb_type": None})
+        for _row, r in m.delta.new_recompile_reasons():
+            if r.get("kind") != "size_one" and added(r.get("path"), r.get("line")):
+                add({"kind": "recompile", "model": m.name, "path": r["path"],
+                     "line": r["line"], "gb": None, "gb_type": None})
         head_export = (m.head or {}).get("export") or {}
         if m.delta.export == "broken" and added(head_export.get("path"), head_export.get("line")):
             add({"kind": "export", "model": m.name, "path": head_export["path"],

@@ -63,6 +63,16 @@ class Delta:
     # (compare.compare_output_shapes); absent from the JSON when none
     output_shapes: tuple[JSON, ...] = ()
 
+    def new_recompile_reasons(self) -> list[tuple[JSON, JSON]]:
+        """(shape case row, reason) of each failed guard of the recompiles head adds, those a
+        break explains left out (`caused_by` a new break, says its line; `after_break`, an
+        old break's frame recompiling once, as on any plain compile). torch's own size-1
+        compiles (`kind` size_one) are in: a caller leaves them out where they are no one's."""
+        return [(row, r) for row in self.recompile_cases
+                if isinstance(row.get("delta"), int) and row["delta"] > 0
+                for r in row.get("reasons") or ()
+                if isinstance(r, dict) and not r.get("caused_by") and not r.get("after_break")]
+
     def to_dict(self) -> dict[str, Any]:
         out: dict[str, Any] = {
             "graph_breaks": self.graph_breaks, "graph_count": self.graph_count,

@@ -85,7 +85,7 @@ def judge(*, findings: Sequence[Finding], models: Sequence[ModelDelta],
         follow += unbased
         # a guard on a float's value fails on any input with another value: the matrix's count
         # is a floor (dasp-pytorch's peak normaliser: "2 new recompiles", one per call in a loop)
-        valued = sum(1 for r in _new_reasons(d) if value_guard(r.get("guard")))
+        valued = sum(1 for _, r in d.new_recompile_reasons() if value_guard(r.get("guard")))
         per_value = (f"; {valued} on a float's value, which recompiles on every input that gives another "
                      "value, not only on a new shape" if valued else "")
         extra = {"base_failed": True} if unbased else {}
@@ -187,17 +187,9 @@ def _lines(where: Sequence[tuple[object, object]]) -> list[dict]:
     return [{"path": p, "line": n} for p, n in seen]
 
 
-def _new_reasons(d: Delta) -> list[dict]:
-    """The new recompiles' reasons, those a break explains left out (a new break's line says
-    them; an old break's frame recompiles once, as on any plain compile)."""
-    return [r for c in d.recompile_cases if isinstance(c.get("delta"), int) and c["delta"] > 0
-            for r in c.get("reasons") or () if isinstance(r, dict)
-            and not r.get("caused_by") and not r.get("after_break")]
-
-
 def _recompile_lines(d: Delta) -> list[tuple[object, object]]:
     """Where the new recompiles' guards are."""
-    return [(r.get("path"), r.get("line")) for r in _new_reasons(d)]
+    return [(r.get("path"), r.get("line")) for _, r in d.new_recompile_reasons()]
 
 
 def _change_pct(cost: dict) -> int:

@@ -269,14 +269,9 @@ def new_recompiles(report: Report) -> dict[tuple[str, int], list[tuple[str, dict
     torch's own size-1 compiles are no one's."""
     out: dict[tuple[str, int], list[tuple[str, dict, dict]]] = {}
     for m in report.models:
-        for row in m.delta.recompile_cases:
-            if not isinstance(row, dict) or (row.get("delta") or 0) <= 0:
-                continue
-            for r in row.get("reasons") or ():
-                if isinstance(r, dict) and isinstance(r.get("path"), str) and \
-                        isinstance(r.get("line"), int) and r.get("caused_by") is None and \
-                        r.get("after_break") is None and r.get("kind") != "size_one":
-                    out.setdefault((r["path"], r["line"]), []).append((m.name, row, r))
+        for row, r in m.delta.new_recompile_reasons():
+            if isinstance(r.get("path"), str) and isinstance(r.get("line"), int) and r.get("kind") != "size_one":
+                out.setdefault((r["path"], r["line"]), []).append((m.name, row, r))
     return out
 
 
