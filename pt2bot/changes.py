@@ -90,6 +90,9 @@ class FileChange:
     code_spans: tuple[tuple[int, int], ...] | None = field(default=None, repr=False)
     # (first line of such a statement, line of the innermost `if` whose branch holds it)
     branch_of: tuple[tuple[int, int], ...] = field(default=(), repr=False)
+    # (first, last, name) of each function of the head file, computed with `code_spans`: which
+    # function a traceback's frame is in, and which changed statements ran before it there
+    functions: tuple[tuple[int, int, str], ...] = field(default=(), repr=False)
 
     @property
     def hunk_lines(self) -> frozenset[int]:
@@ -530,6 +533,24 @@ def branch_of(source: str) -> dict[int, int]:
     return out
 
 
+def function_spans(source: str) -> list[tuple[int, int, str]]:
+    """(first, last, name) of every function and method, decorators left out; sorted; []
+    when it does not parse."""
+    try:
+        tree = ast.parse(source)
+    except (SyntaxError, ValueError, RecursionError, MemoryError):
+        return []
+    return sorted((n.lineno, n.end_lineno or n.lineno, n.name) for n in ast.walk(tree)
+                  if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef)))
+
+
+def innermost_function(functions: Sequence[tuple[int, int, str]], line: int
+                       ) -> tuple[int, int, str] | None:
+    """The narrowest of `functions` (`function_spans`) holding `line`."""
+    return min((f for f in functions if f[0] <= line <= f[1]), key=lambda f: f[1] - f[0],
+               default=None)
+
+
 def _no_code(st: ast.stmt) -> bool:
     return isinstance(st, _NO_CODE) or (isinstance(st, ast.Expr)
                                          and isinstance(st.value, ast.Constant))
@@ -563,7 +584,8 @@ def with_code_spans(changeset: ChangeSet, tree: str) -> ChangeSet:
                           if any(n in fc.added_lines for n in range(sp[0], sp[1] + 1)))
             guards = branch_of(text) if spans else {}
             fc = dataclasses.replace(fc, code_spans=spans, branch_of=tuple(
-                (first, guards[first]) for first, _ in spans if first in guards))
+                (first, guards[first]) for first, _ in spans if first in guards),
+                functions=tuple(function_spans(text)) if spans else ())
         files[path] = fc
     return dataclasses.replace(changeset, files=files)
 
@@ -638,6 +660,7 @@ def in_one_hunk(changeset: ChangeSet, path: str, first: int, last: int) -> bool:
 
 __all__ = [
     "ChangeSet", "FileChange", "Hunk", "FILTERS", "STATUSES", "annotate_findings", "branch_of",
-    "code_spans", "diff_changes", "diff_position", "in_one_hunk", "is_commentable",
+    "code_spans", "diff_changes", "diff_position", "function_spans", "in_one_hunk",
+    "innermost_function", "is_commentable",
     "keep_finding", "mark_new", "resolve_base", "with_code_spans",
 ]

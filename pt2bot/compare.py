@@ -22,7 +22,8 @@ from collections import Counter, defaultdict
 from typing import Any, Callable, Iterable, Mapping, Sequence
 
 from pt2bot import __version__
-from pt2bot.changes import ChangeSet, diff_position, keep_finding, mark_new
+from pt2bot.changes import (ChangeSet, FileChange, diff_position, innermost_function, keep_finding,
+                            mark_new)
 from pt2bot.config import Config
 from pt2bot.findings import DIFF_ADDED, DIFF_CONTEXT, Finding, fingerprint, normalise_source
 from pt2bot.latency_gate import MEASURED, NOT_MEASURED, UNCHANGED, UNCHANGED_NOTE
@@ -124,21 +125,48 @@ def _mark_failed_from(models: list[ModelDelta], head_results: ResultsFile | None
     """A model that fails on head at a line the PR did not touch, whose traceback passes
     through a line it added (guided-diffusion's reverted `ch = mult * model_channels`, the
     float channel count raising inside nn.py's `nn.Conv2d`): its failure problem gains
-    `reached_from`, the innermost such line, where the review comments on it."""
+    `reached_from`, the innermost such line, where the review comments on it.
+
+    Else, where a frame is in a function that the PR changed before the frame's line (DETR's
+    reverted `if isinstance(samples, list):`, two lines above the `self.backbone(samples)`
+    that raised in backbone.py), `reached_from` is the last changed statement before it, with
+    `function` and `via` (the frame's line): the failing call passed through code the PR
+    changed, which is what the review can say there. Not that the change caused it."""
     runs = head_results.by_name() if head_results is not None else {}
     for m in models:
         err = getattr(runs.get(m.name), "error", None)
-        frames = err.frames if err is not None and err.frames else ()
+        frames = [f for f in (err.frames if err is not None and err.frames else ())
+                  if isinstance(f.path, str) and isinstance(f.line, int)]
         for p in m.problems:
             if p.get("kind") not in ("fails_only_on_head", "fails_on_head") or (
                     isinstance(p.get("path"), str) and isinstance(p.get("line"), int)
                     and diff_position(changeset, p["path"], p["line"]) in (DIFF_ADDED, DIFF_CONTEXT)):
                 continue
+            added = next((f for f in reversed(frames)
+                          if diff_position(changeset, f.path, f.line) == DIFF_ADDED), None)
+            if added is not None:
+                p["reached_from"] = {"path": added.path, "line": added.line}
+                continue
             for f in reversed(frames):
-                if isinstance(f.path, str) and isinstance(f.line, int) and \
-                        diff_position(changeset, f.path, f.line) == DIFF_ADDED:
-                    p["reached_from"] = {"path": f.path, "line": f.line}
+                before = _changed_before(changeset.files.get(f.path), f.line)
+                if before is not None:
+                    p["reached_from"] = {"path": f.path, "line": before[0], "function": before[1],
+                                         "via": f.line}
                     break
+
+
+def _changed_before(fc: FileChange | None, line: int) -> tuple[int, str] | None:
+    """(the first added line of the last changed statement, the function's name) in the
+    function holding `line`, above `line`; None when the PR changed none there."""
+    if fc is None or not fc.code_spans or not fc.functions:
+        return None
+    fn = innermost_function(fc.functions, line)
+    if fn is None:
+        return None
+    for first, last in reversed(fc.code_spans):
+        if first < line and innermost_function(fc.functions, first) == fn:
+            return min(n for n in range(first, last + 1) if n in fc.added_lines), fn[2]
+    return None
 
 
 # --------------------------------------------------------------------------- changeset

@@ -945,3 +945,65 @@ def test_a_failure_raised_elsewhere_through_a_line_the_pr_added_is_commented_the
     [c] = review["comments"]
     assert (c["path"], c["line"]) == ("pkg/models.py", 40)
     assert "Raised at `pkg/layers.py:15`, called from this line." in c["body"]
+
+
+DETR_FORWARD = '''import torch
+
+
+class DETR(torch.nn.Module):
+    def forward(self, samples):
+        """Samples are a NestedTensor, or a list or batch of images."""
+        if isinstance(samples, {kinds}):
+            samples = nested(samples)
+        features = self.backbone(samples)
+        return features
+
+
+def nested(samples):
+    return samples
+'''
+
+
+def test_a_failure_raised_through_a_function_the_pr_changed_above_the_call_is_commented_there(tmp_path):
+    """DETR's ae03a2d reverted: `isinstance(samples, list)` no longer wraps a batched tensor,
+    and `self.backbone(samples)` two lines below raises in backbone.py. No frame of the
+    traceback is on the PR's line, and the failure was said only in the summary; the frame's
+    function, changed above the call, now carries it, and the comment says it is a call
+    through that function, not that the line raised."""
+    from pt2bot.changes import diff_changes, with_code_spans
+    from pt2bot.report.review import render_review
+    from pt2bot.reportdata import Report
+
+    repo = GitRepo.init(tmp_path / "repo")
+    repo.write("pkg/detr.py", DETR_FORWARD.format(kinds="(list, torch.Tensor)"))
+    b_sha = repo.commit("base")
+    repo.write("pkg/detr.py", DETR_FORWARD.format(kinds="list"))
+    h_sha = repo.commit("pr")
+    cs = with_code_spans(diff_changes(str(repo.path), b_sha, h_sha), str(repo.path))
+    assert cs.files["pkg/detr.py"].functions == ((5, 10, "forward"), (13, 14, "nested"))
+
+    def failing(frames):
+        base, head = results_pair()
+        run = next(m for m in head["models"] if m["name"] == "tiny_gpt")
+        run.update(status="error", error={
+            "kind": "exception", "path": "pkg/backbone.py", "line": 73, "frames": frames,
+            "message": "forward(batch=2) raised AttributeError: 'Tensor' object has no attribute 'tensors'"})
+        rep = build_report(base_results=typed(base), head_results=typed(head), base_findings=[],
+                           head_findings=[], changeset=cs, config=make_config(), selection=SKIP,
+                           base_sha=b_sha, head_sha=h_sha)
+        [p] = [p for p in model(rep.to_dict(), "tiny_gpt")["problems"]
+               if p["kind"] == "fails_only_on_head"]
+        assert validation_errors(rep.to_dict()) == []
+        return rep, p
+
+    rep, p = failing([{"path": "pkg/detr.py", "line": 9}, {"path": "pkg/backbone.py", "line": 73}])
+    assert p["reached_from"] == {"path": "pkg/detr.py", "line": 7, "function": "forward", "via": 9}
+    review = render_review(Report(head=h_sha, models=rep.models),
+                           lambda path, line: (path, line) == ("pkg/detr.py", 7))
+    [c] = review["comments"]
+    assert (c["path"], c["line"]) == ("pkg/detr.py", 7)
+    assert ("Raised at `pkg/backbone.py:73`, in a call from line 9 of `forward`, a function this "
+            "pull request changed here.") in c["body"]
+    # a frame in a function the PR did not change, or above the changed line, carries nothing
+    for frames in ([{"path": "pkg/detr.py", "line": 14}], [{"path": "pkg/detr.py", "line": 6}]):
+        assert "reached_from" not in failing(frames + [{"path": "pkg/backbone.py", "line": 73}])[1]

@@ -124,14 +124,21 @@ def test_the_changeset_survives_its_json():
                                deleted_lines=frozenset({3}), hunks=(Hunk(1, 4, 1, 5),),
                                old_mode="100644", new_mode="100644", similarity=90,
                                context_pairs=((1, 1), (2, 2), (4, 5)),
-                               code_spans=((3, 4),)),
+                               code_spans=((3, 4),), branch_of=((3, 2),),
+                               functions=((1, 5, "forward"),)),
         "img.png": FileChange(path="img.png", old_path=None, status="added", binary=True)})
     again = changeset_from_json(json.loads(json.dumps(changeset_to_json(cs))), "x")
-    assert again == cs          # the statement spans too: the merge's `not_run` needs them
+    # the statement spans, the `if` each is in and the functions too: the merge's `not_run`
+    # and its failures' `reached_from` need them
+    assert again == cs
     assert again.files["img.png"].code_spans is None
     bad = changeset_to_json(cs)
     bad["files"][0]["code_spans"] = [[3, "4"]]
     with pytest.raises(UserError, match=r"x: changes.files\[0\].code_spans\[0\]"):
+        changeset_from_json(bad, "x")
+    bad = changeset_to_json(cs)
+    bad["files"][0]["functions"] = [[1, 5]]
+    with pytest.raises(UserError, match=r"x: changes.files\[0\].functions\[0\]"):
         changeset_from_json(bad, "x")
     assert again.files["pkg/m.py"].map_old_to_new(4) == 5
     with pytest.raises(UserError, match=r"x: changes.files\[0\].status: missing"):

@@ -175,9 +175,16 @@ def render_review(report: Report, changeset_commentable: Commentable | None = No
                 if isinstance(reached, Mapping) and not (
                         isinstance(at[0], str) and isinstance(at[1], int)
                         and _commentable(changeset_commentable, at[0], at[1], at[2])):
-                    # raised in code the PR did not change, through a line it added: the
-                    # comment goes there, and says where it raised
-                    body += f"\n\nRaised at {code_inline(location(p), limit=160)}, called from this line."
+                    # raised in code the PR did not change, through a line it added, or
+                    # through a function it changed above the call: the comment goes there,
+                    # and says where it raised
+                    if isinstance(reached.get("via"), int):
+                        body += (f"\n\nRaised at {code_inline(location(p), limit=160)}, in a call "
+                                 f"from line {reached['via']} of "
+                                 f"{code_inline(str(reached.get('function') or ''), limit=100)}"
+                                 ", a function this pull request changed here.")
+                    else:
+                        body += f"\n\nRaised at {code_inline(location(p), limit=160)}, called from this line."
                     at = (reached.get("path"), reached.get("line"), DIFF_ADDED)
                 place(at, body, fp, location(p))
 

@@ -130,7 +130,9 @@ def changeset_to_json(cs: ChangeSet) -> dict[str, Any]:
          "hunks": [[h.old_start, h.old_count, h.new_start, h.new_count] for h in fc.hunks],
          "binary": fc.binary, "old_mode": fc.old_mode, "new_mode": fc.new_mode,
          "similarity": fc.similarity, "context_pairs": [list(p) for p in fc.context_pairs],
-         **({} if fc.code_spans is None else {"code_spans": [list(p) for p in fc.code_spans]})}
+         **({} if fc.code_spans is None else {"code_spans": [list(p) for p in fc.code_spans]}),
+         **({"branch_of": [list(p) for p in fc.branch_of]} if fc.branch_of else {}),
+         **({"functions": [list(p) for p in fc.functions]} if fc.functions else {})}
         for fc in cs.files.values()]}
 
 
@@ -166,7 +168,9 @@ def changeset_from_json(data: Any, where: str) -> ChangeSet:
             context_pairs=tuple(_tuples(f["context_pairs"], 2, where, f"{at}.context_pairs",
                                         lo=1)),
             code_spans=None if f.get("code_spans") is None else tuple(
-                _tuples(f["code_spans"], 2, where, f"{at}.code_spans", lo=1)))
+                _tuples(f["code_spans"], 2, where, f"{at}.code_spans", lo=1)),
+            branch_of=tuple(_tuples(f.get("branch_of", []), 2, where, f"{at}.branch_of", lo=1)),
+            functions=tuple(_functions(f.get("functions", []), where, f"{at}.functions")))
         out[fc.path] = fc
     return ChangeSet(base=base, head=head, files=out)
 
@@ -572,6 +576,19 @@ def _tuples(value: Any, size: int, where: str, key: str, *, lo: int = 0) -> list
         if not isinstance(item, list) or len(item) != size:
             _bad(where, f"{key}[{k}]", f"a list of {size} integers", item)
         out.append(tuple(_ints(item, where, f"{key}[{k}]", lo=lo)))
+    return out
+
+
+def _functions(value: Any, where: str, key: str) -> list[tuple[int, int, str]]:
+    """`FileChange.functions`: [first, last, name] each."""
+    if not isinstance(value, list):
+        _bad(where, key, "a list of [first, last, name]", value)
+    out = []
+    for k, item in enumerate(value):
+        if not isinstance(item, list) or len(item) != 3:
+            _bad(where, f"{key}[{k}]", "a list [first, last, name]", item)
+        first, last = _ints(item[:2], where, f"{key}[{k}]", lo=1)
+        out.append((first, last, _str(item[2], where, f"{key}[{k}][2]")))
     return out
 
 
