@@ -11,7 +11,7 @@ import random
 import pytest
 
 from pt2bot.changes import ChangeSet, FileChange, Hunk
-from pt2bot.config import Config, ModelConfig
+from pt2bot.config import ModelConfig
 from pt2bot.errors import UserError
 from pt2bot.publish.artifact import _partial
 from pt2bot.select import Selection
