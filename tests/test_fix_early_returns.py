@@ -21,6 +21,7 @@ from pt2bot.findings import Finding
 from pt2bot.fixes import ProofSetting, Proposal, prove_on_model
 from pt2bot.results import ResultsFile
 from pt2bot.rules import Candidate, apply_candidate, fix_candidates
+from pt2bot.smoke.verify import A_CASE_WOULD
 from proofs import one_model
 
 WHERE = "select the early returns' values with nested `torch.where`"
@@ -145,7 +146,7 @@ def test_an_early_return_is_proven_only_where_an_input_takes_it(tmp_path):
     assert verdicts["huge"]["accepted"] is False
     assert verdicts["huge"]["reason"] == (
         f"no shape case or guard input takes the early return at line {big + 1}, so the code after "
-        "it was never run by `torch.where` where head returns early"), verdicts["huge"]
+        "it was never run by `torch.where` where head returns early" + A_CASE_WOULD), verdicts["huge"]
 
 
 GENERATE = """\

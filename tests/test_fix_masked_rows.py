@@ -17,6 +17,7 @@ import pytest
 
 from pt2bot.fixes import break_findings
 from pt2bot.rules import Candidate, apply_candidate, fix_candidates
+from pt2bot.smoke.verify import A_CASE_WOULD
 from proofs import item, one_model, prove, write_repo
 
 TITLE = "compute every row and select the masked ones with `torch.where`, with no `if`"
@@ -190,7 +191,7 @@ def test_the_loop_refuses_it_where_no_input_skips_the_block(tmp_path):
     verdict = prove(root, "ood", [item("rows", rows, text, _target())], tmp_path / "work")["rows"]
     assert verdict["accepted"] is False
     assert verdict["reason"] == (f"no shape case or guard input skips the block at line {IF + 1}, so dropping "
-                                 "the `if`'s test was never compared with head where the test fails"), verdict
+                                 "the `if`'s test was never compared with head where the test fails" + A_CASE_WOULD), verdict
 
 
 CORR = """\

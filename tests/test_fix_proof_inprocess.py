@@ -26,7 +26,7 @@ from pt2bot.smoke.location import RepoPaths
 from pt2bot.smoke.patch import Edit
 from pt2bot.smoke.trace import TraceCollector
 from pt2bot.smoke.inputs import remember_state, start_call
-from pt2bot.smoke.verify import backend_check, judge, measure_state, prove_candidate
+from pt2bot.smoke.verify import A_CASE_WOULD, backend_check, judge, measure_state, prove_candidate
 
 torch = pytest.importorskip("torch")
 
@@ -207,7 +207,7 @@ def test_an_eager_only_exit_no_shape_case_takes_is_refused_before_any_compile(tm
         verdict = proof.prove(BRANCH + 1, BRANCH + 1, EAGER_EXIT, guards=guards)
         assert verdict["reason"] == (f"no shape case takes the early exit at line {BRANCH + 2}, so "
                                      "compiled code not taking it was never compared with head on "
-                                     "the model's own inputs"), verdict
+                                     "the model's own inputs" + A_CASE_WOULD), verdict
         assert "graph_count" not in verdict   # no compile ran
 
 
@@ -266,7 +266,7 @@ def test_an_eager_only_exit_only_an_injected_input_takes_is_refused(tmp_path, mo
     assert verdict["accepted"] is False, verdict
     assert verdict["reason"] == (f"no shape case takes the early exit at line {RETURN + 1}, so "
                                  "compiled code not taking it was never compared with head on "
-                                 "the model's own inputs"), verdict
+                                 "the model's own inputs" + A_CASE_WOULD), verdict
 
 
 def test_an_eager_only_exit_the_shape_cases_take_is_verified_by_their_compiled_runs(
@@ -539,7 +539,7 @@ def test_a_block_no_shape_case_enters_is_refused(blocks):
     assert never["accepted"] is False
     assert never["reason"] == (f"no shape case enters the block at line {CLAMP + 1}, so compiled "
                                "code skipping it was never compared with head on the model's own "
-                               "inputs"), never
+                               "inputs" + A_CASE_WOULD), never
     large = blocks.prove(CLAMP, CLAMP, _eager_only(line), guards=["large"])
     assert large["accepted"] is False
     assert large["reason"] == never["reason"], large
@@ -577,7 +577,7 @@ def test_a_block_run_always_that_every_shape_case_enters_is_refused(blocks):
     assert verdict["accepted"] is False
     assert verdict["reason"] == (f"no shape case skips the block at line {DOUBLE + 1}, so compiled "
                                  "code running it was never compared with head on the model's own "
-                                 "inputs"), verdict
+                                 "inputs" + A_CASE_WOULD), verdict
 
 
 CACHE = """\
@@ -642,7 +642,7 @@ def test_an_eager_only_exit_edited_on_a_later_line_of_its_test_is_still_one(tmp_
     assert verdict["accepted"] is False
     assert verdict["reason"] == (f"no shape case takes the early exit at line {READ + 2}, so compiled "
                                  "code not taking it was never compared with head on the model's own "
-                                 "inputs"), verdict
+                                 "inputs" + A_CASE_WOULD), verdict
 
 
 # a running normalizer (FastTD3's): every call updates the count and the mean, and the output

@@ -17,6 +17,7 @@ from pt2bot.fixes import ProofSetting, Proposal, prove_on_model
 from pt2bot.results import ResultsFile
 from pt2bot.rules import Candidate, apply_candidate, fix_candidates
 from pt2bot.smoke.patch import asks_compiling
+from pt2bot.smoke.verify import A_CASE_WOULD
 from proofs import break_target, offered
 from test_fixes import findings_in, fixed
 
@@ -731,7 +732,7 @@ def test_an_eager_only_exit_is_proven_compiled_and_an_eager_only_raise_is_refuse
     assert verdicts["skip"]["accepted"] is False, verdicts["skip"]
     assert verdicts["skip"]["reason"] == (
         f"no shape case enters the block at line {check + 1}, so compiled code skipping it was "
-        "never compared with head on the model's own inputs")
+        "never compared with head on the model's own inputs" + A_CASE_WOULD)
     # the loop's later iterations change nothing once the mask is empty: equal compiled too,
     # on the model's own images (head breaks out of the loop on both shape cases) as well as
     # on the injected empty mask

@@ -10,6 +10,7 @@ import pytest
 
 from pt2bot.config import StaticConfig
 from pt2bot.rules import fix_candidates
+from pt2bot.smoke.verify import A_CASE_WOULD
 from pt2bot.static import check_paths
 from tests.test_fixes import findings_in, fixed
 
@@ -247,7 +248,7 @@ def test_an_arm_kept_where_no_shape_case_runs_the_other_is_refused(tmp_path, mon
     assert keep_if["accepted"] is False
     assert keep_if["reason"] == (f"no shape case runs the `else` arm at line {SCALING + 3} that the "
                                  "edit drops, so keeping the `if` arm was never compared with head "
-                                 "where they differ"), keep_if
+                                 "where they differ" + A_CASE_WOULD), keep_if
     keep_else = prove(KEEP_ELSE)
     assert keep_else["accepted"] is True, keep_else
     assert "equal where head ran the dropped `if` arm: 1 of 1 shape case" in keep_else["evidence"]
@@ -282,7 +283,7 @@ def test_an_arm_kept_by_an_edit_from_the_comment_above_is_still_one(tmp_path, mo
     assert verdict["accepted"] is False
     assert verdict["reason"] == (f"no shape case runs the `if` arm at line {start + 2} that the edit "
                                  "drops, so keeping the `else` arm was never compared with head where "
-                                 "they differ"), verdict
+                                 "they differ" + A_CASE_WOULD), verdict
 
 
 # DETR's position encoding with a pull request's fast path for a batch with no padding; its

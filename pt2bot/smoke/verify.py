@@ -1952,6 +1952,13 @@ def _compared_where_reached(cand: Mapping[str, Any]) -> list[dict[str, Any]]:
     return [s for s in _where_compiled_differs(cand) if acc.get(json.dumps(s, sort_keys=True)) is True]
 
 
+# said after a refusal for want of an input that reaches a line: what the user can add to
+# pt2bot.yml so that the next review proves the edit (a new user's review said "no shape case
+# takes the early exit" and no more; the silent clip that takes it was theirs to give)
+A_CASE_WOULD = ("; a shape case whose input does would show it: an `inputs: {entry: ...}` factory "
+                "in pt2bot.yml, called with each case's dims, can give one")
+
+
 def _eager_only_refusal(cand: Mapping[str, Any]) -> str | None:
     """Why an early exit taken, or a block run, in eager only (or a block run always in
     compiled code) is not shown right, if it is not.
@@ -1982,7 +1989,7 @@ def _eager_only_refusal(cand: Mapping[str, Any]) -> str | None:
     reached = len(_where_compiled_differs(cand))
     if not reached:
         return (f"no shape case {one} {where} at line {line}, so compiled code {instead} was "
-                "never compared with head on the model's own inputs")
+                "never compared with head on the model's own inputs" + A_CASE_WOULD)
     if not _compared_where_reached(cand):
         why = ("the shape matrix did not run" if not cand.get("accuracy") else
                "the shape matrix's compiled runs of those cases gave nothing to compare (a run that "
@@ -2031,7 +2038,7 @@ def _early_return_refusal(cand: Mapping[str, Any]) -> str | None:
                 "be observed")
     if not cand.get("reached") and not any(r.get("reached") for r in cand.get("guards") or ()):
         return (f"no shape case or guard input takes the early return at line {line}, so the "
-                "code after it was never run by `torch.where` where head returns early")
+                "code after it was never run by `torch.where` where head returns early" + A_CASE_WOULD)
     return None
 
 
@@ -2063,7 +2070,8 @@ def _dropped_arm_refusal(cand: Mapping[str, Any]) -> str | None:
                 "it cannot be observed")
     if not cand.get("reached"):
         return (f"no shape case runs the `{arm}` arm at line {line} that the edit drops, so "
-                f"keeping the `{kept}` arm was never compared with head where they differ")
+                f"keeping the `{kept}` arm was never compared with head where they differ"
+                + A_CASE_WOULD)
     return None
 
 
@@ -2707,7 +2715,7 @@ def _dropped_test_refusal(cand: Mapping[str, Any]) -> str | None:
         return "the block is on the `if`'s own line: whether an input skips it cannot be observed"
     if not cand.get("skipped") and not _guards_reaching(cand, False):
         return (f"no shape case or guard input skips the block at line {line}, so dropping the "
-                "`if`'s test was never compared with head where the test fails")
+                "`if`'s test was never compared with head where the test fails" + A_CASE_WOULD)
     return None
 
 
@@ -2817,7 +2825,7 @@ def _not_entered(cand: Mapping[str, Any]) -> str | None:
     if cand.get("entered") or _guards_reaching(cand, True):
         return None
     return (f"no shape case or guard input enters the block at line {line}, so the rewrite of it "
-            "was never compared with head where the `if`'s test holds")
+            "was never compared with head where the `if`'s test holds" + A_CASE_WOULD)
 
 
 def _entered_evidence(cand: Mapping[str, Any]) -> str | None:
