@@ -674,11 +674,16 @@ def test_the_loop_verifies_the_recipe_and_refuses_the_wrong_forms(repo, tmp_path
     # eager runs head's own code: compiled code, forward and backward, is what was compared
     assert good["evidence"] == ("GB0170 gone, 3 graphs instead of 5, compiled outputs equal head's eager ones "
                                 "on 2 shape cases, compiled gradients equal on 2 shape cases, equal with values a check may refuse (-1, 0, 1e3, 1e6, NaN; -1 and 0 in one row of several; head raised on -1, and -1 in one row of several) injected, eager and "
-                                "compiled, but compiled code raises RuntimeError where head raises ValueError (on CUDA "
+                                "compiled, but compiled code raises RuntimeError where head raises ValueError"
+                                # the constant message, where head's formatted the refused values
+                                ", saying `Gamma must be non-negative.` where head says `Gamma must be "
+                                "non-negative. Got tensor([-1., -1.])` (on CUDA "
                                 "a device-side assert, which ends the process's CUDA context)")
     assert good["guards"] == ["invalid"]
     # what it still does unlike head is said apart, to come first in the comment
-    assert good["caveats"] == ["compiled code raises RuntimeError where head raises ValueError (on CUDA "
+    assert good["caveats"] == ["compiled code raises RuntimeError where head raises ValueError, saying "
+                               "`Gamma must be non-negative.` where head says `Gamma must be non-negative. "
+                               "Got tensor([-1., -1.])` (on CUDA "
                                "a device-side assert, which ends the process's CUDA context)"]
 
     # 1e6 is the largest value injected, and not above the bound: head never raises, the check
@@ -913,8 +918,9 @@ def test_the_loop_verifies_the_assert_recipe(tmp_path):
     assert verdicts["right"]["evidence"] == (
         "GB0170 gone, 1 graph instead of 4, compiled outputs equal head's eager ones on 2 shape cases, "
         "compiled gradients equal on 2 shape cases, equal with values a check may refuse (-1, 0, 1e3, 1e6, NaN; -1 and 0 in one row of several; head raised on -1, NaN, and -1 in one row of several) injected, eager and compiled, but "
-        "compiled code raises RuntimeError where head raises AssertionError (on CUDA a device-side assert, "
-        "which ends the process's CUDA context)")
+        "compiled code raises RuntimeError where head raises AssertionError, saying `Gamma must be "
+        "non-negative.` where head says `Gamma must be non-negative. Got tensor([-1., -1.])` (on CUDA a "
+        "device-side assert, which ends the process's CUDA context)")
     assert verdicts["skipped"]["accepted"] is False
     assert verdicts["skipped"]["reason"].startswith(
         "differs from head on an input with values a check may refuse (-1, 0, 1e3, 1e6, NaN; -1 and 0 in one row of several) in `gamma`: compiled, "

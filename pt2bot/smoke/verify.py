@@ -971,10 +971,24 @@ def _guard_row(kind: str, pattern: str, arg: int, argument: str, head_inj: Injec
     return {"kind": kind, "pattern": pattern, "arg": arg, "argument": argument, "hit": True,
             "raised": isinstance(head_out, BaseException),
             "raised_type": getattr(head_out, "exc_type", None),
+            **({"raised_message": _raised_message(head_out)} if isinstance(head_out, BaseException) else {}),
             "reached": head_inj.reached,
             **(_versus(head_out, got, tolerance) if not isinstance(got, GuardOverrun)
                else {"match": False, "message": f"head's run ends, the patched "
                      f"model's was still running after {run_s:.3g} s"})}
+
+
+def _raised_message(exc: BaseException) -> str:
+    """The first line of what the user's exception said (a ModelError's message reads
+    "forward(...) raised ValueError: ..."), at most 200 characters, backticks made quotes: it
+    goes into evidence text whose code spans are ours."""
+    text = str(getattr(exc, "message", None) or exc)
+    kind = getattr(exc, "exc_type", None)
+    if kind and f" raised {kind}: " in text:
+        text = text.split(f" raised {kind}: ", 1)[1]
+    lines = text.strip().splitlines()
+    first = (lines[0] if lines else "").replace("`", "'")
+    return first if len(first) <= 200 else first[:199] + "…"
 
 
 # the kinds a model's weights can carry into an intermediate where no argument holds them
@@ -1127,6 +1141,7 @@ def _compiled_guards(model: Any, case: CaseInputs, paths: RepoPaths, cand_swap: 
                     # catches the check's own exception no longer catches it under compile
                     res["compiled_raised_type"] = getattr(got, "exc_type", None)
                     res["compiled_raised_bases"] = list(getattr(got, "exc_bases", ()) or ())
+                    res["compiled_raised_message"] = _raised_message(got)
                 if not res["match"]:
                     res = {**res, "message": f"compiled, where `is_compiling()` is true"
                                              f"{_detail(res)}"}
@@ -1793,8 +1808,18 @@ def judge(head: Mapping[str, Any], cand: Mapping[str, Any], targets: Sequence[Ma
                       and r.get("compiled_raised_type")
                       and r["raised_type"] not in _raised_as(r)})
     if swapped:
+        # and what it says, where that differs: a check kept as `torch._assert_async` says a
+        # constant message, where head's formatted the values it refused (a new user's read
+        # "Parameter ... of is out of range." where head named `gain_db`)
+        said = next(((str(r["raised_message"]), str(r["compiled_raised_message"]))
+                     for r in cand.get("guards") or ()
+                     if r.get("raised_message") and r.get("compiled_raised_message")
+                     and r["raised_message"] != r["compiled_raised_message"]
+                     and (str(r.get("raised_type")), str(r.get("compiled_raised_type"))) in swapped),
+                    None)
         evidence.append("but compiled code raises " + " and ".join(
             f"{new} where head raises {old}" for old, new in swapped)
+            + (f", saying `{said[1]}` where head says `{said[0]}`" if said else "")
             + " (on CUDA a device-side assert, which ends the process's CUDA context)")
     if cand.get("device_assert") and not swapped and any(
             r.get("compiled") and r.get("raised") and r.get("raised_type") == "RuntimeError"
