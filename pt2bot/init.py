@@ -1323,6 +1323,8 @@ def propose(index: RepoClasses, c: _Class) -> Proposal:
             whose = "forward's docstring" if all(_doc_range(fwd[1], n) for n in ranged) \
                 else "the docstring"
             how += f"; {', '.join(ranged)} in [0, 1), as {whose} says not negative"
+        multiples = {d: k for i in inputs for d, k in
+                     _doc_multiples(fwd[1], i.name or first.name, c.node, i.shape).items()}
         optional = tuple(
             (InputGuess(p.name, g.shape, g.dtype, g.high), why, f"{fwd[0].path}:{line}")
             for p in fparams[1:] if not p.required and p.default is None and not p.positional_only
@@ -1331,6 +1333,9 @@ def propose(index: RepoClasses, c: _Class) -> Proposal:
         if unguessed:
             problems.append(f"forward() also needs {', '.join(unguessed)}, not a tensor by its "
                             f"annotation: add inputs for {'them' if len(unguessed) > 1 else 'it'}")
+        if multiples:
+            how += "; " + ", ".join(f"{d} a multiple of {k}" for d, k in multiples.items()) + \
+                ", as the docstring says"
         seq = _known(env, _SEQ)
         # A config's length (`block_size`, `max_position_embeddings`) is a maximum: shorter
         # sequences run too, and a second length is what shows a recompile per length. A
@@ -1338,7 +1343,11 @@ def propose(index: RepoClasses, c: _Class) -> Proposal:
         top_seq = _known({k: v for k, v in env.items() if "." not in k}, _SEQ)
         img = _known(env, _IMAGE_SIZES)
         for d in (d for i in inputs for d in i.shape):
-            if d == "batch":
+            if d in multiples:
+                # a size the docstring says is a multiple of k (a waveform framed by 256): the
+                # defaults below fit no frame; two multiples, so a recompile per size shows
+                shapes[d] = (2 * multiples[d], 4 * multiples[d])
+            elif d == "batch":
                 shapes["batch"] = (2, 4)
             elif d == "seq":
                 shapes["seq"] = ((16, 32) if not seq else (seq,) if top_seq or seq < 4
@@ -1734,6 +1743,34 @@ def _doc_input(env: dict[str, Any], fn: ast.FunctionDef, name: str,
         return InputGuess(None, tuple(shape), "int64", high), \
             f"{line} {word or 'integers'}, below {high}"
     return InputGuess(None, tuple(shape), "float32"), line
+
+
+# `samples a multiple of 256`, `T must be a multiple of 4`, `length is a multiple of the hop (512)`
+_DOC_MULTIPLE = re.compile(r"\b(\w+)\s+(?:(?:must|should)\s+be\s+|is\s+|are\s+)?(?:an?\s+)?"
+                           r"(?:integer\s+)?multiples?\s+of\s+(?:[^\d\s,.;)]+\s+){0,2}\(?(\d+)\)?", re.I)
+
+
+def _doc_multiples(fn: ast.FunctionDef, name: str, cls: ast.ClassDef | None,
+                   shape: tuple[str | int, ...]) -> dict[str, int]:
+    """{dim of `shape`: k} for each dim that the docstring line for `name` says is a multiple
+    of k (`audio: [batch, 2, samples] ... (samples a multiple of 256)`), by the name the line
+    gives it (`samples`, `T`), kept where init named the dim so too or where the line's own
+    dims list puts it at the same place."""
+    text = _doc_text(fn, name, cls) or ""
+    said = {m.group(1): int(m.group(2)) for m in _DOC_MULTIPLE.finditer(text) if int(m.group(2)) > 1}
+    if not said:
+        return {}
+    dims = _DOC_DIMS.search(text)
+    names = [d.strip() for d in dims.group(1).split(",")] if dims else []
+    out: dict[str, int] = {}
+    for i, d in enumerate(shape):
+        if not isinstance(d, str) or d == "batch":
+            continue
+        word = d if d in said else names[i] if i < len(names) and len(names) == len(shape) \
+            and names[i] in said else None
+        if word is not None:
+            out[d] = said[word]
+    return out
 
 
 # (not "intensities": a CT volume's in HU / 1000 are negative for air, a standardised image's too)

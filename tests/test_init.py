@@ -1754,6 +1754,47 @@ def test_dims_a_docstring_names_in_its_own_words_and_a_complex_input(tmp_path):
     assert m.shapes["range"] == (16,) and m.shapes["doppler"] == (16,)
 
 
+def test_a_dim_the_docstring_says_is_a_multiple_gets_multiples_of_it(tmp_path):
+    """A new user's audio model: "audio: [batch, 2, samples] ... (samples a multiple of 256)",
+    framed by 256; init gave `samples` 16, and `--check` dropped the model ("maximum size for
+    tensor at dimension 1 is 16 but size is 256"). A sequence named `T` is one too."""
+    root = _repo(tmp_path, {"mix/__init__.py": "", "mix/model.py": """\
+        import torch
+        from torch import nn
+
+
+        class AutoEQ(nn.Module):
+            def __init__(self, bands: int = 4) -> None:
+                super().__init__()
+                self.head = nn.Linear(129, bands)
+
+            def forward(self, audio):
+                \"\"\"
+                audio: [batch, 2, samples] float32 stereo waveform, values in [-1, 1] (samples a multiple of 256)
+                \"\"\"
+                frames = audio.mean(1).unfold(-1, 256, 256)
+                return self.head(torch.fft.rfft(frames).abs()).mean(1)
+
+
+        class Tokens(nn.Module):
+            def __init__(self, dim: int = 8) -> None:
+                super().__init__()
+                self.proj = nn.Linear(dim, dim)
+
+            def forward(self, x):
+                \"\"\"x: (B, T, D) features, where T must be a multiple of 4\"\"\"
+                b, t, d = x.shape
+                return self.proj(x.reshape(b, t // 4, 4, d).mean(2))
+        """})
+    assert main(["init", str(root), "--check"]) == 0
+    models = {m.name: m for m in load_config(str(root / "pt2bot.yml")).models}
+    eq, tok = models["auto_eq"], models["tokens"]
+    assert eq.inputs[0].shape == ("batch", 2, "samples") and eq.shapes["samples"] == (512, 1024)
+    assert tok.inputs[0].shape == ("batch", "seq", 8) and tok.shapes["seq"] == (8, 16)
+    text = (root / "pt2bot.yml").read_text()
+    assert "samples a multiple of 256, as the docstring says" in text
+
+
 def test_a_class_handed_to_a_constructor_to_build_is_a_building_block(tmp_path):
     """Swin: `downsample=PatchMerging if (i_layer < self.num_layers - 1) else None`, which each
     stage builds as `downsample(input_resolution, dim=dim, ...)`; init proposed `PatchMerging`
