@@ -563,6 +563,10 @@ def format_shape_advice(advice: dict[str, Any], what: str = "the model") -> str:
             rng = ", ".join(f"{k} {e[k]}" for k in ("min", "max", "multiple_of")
                             if e.get(k) is not None) or "any size"
             lines.append(f"{head} ({e.get('name')}): dynamic, {rng}")
+            if e.get("auto") and e.get("multiple_of"):
+                took = ", ".join(str(n) for n in e["auto"].get("took") or ())
+                lines.append("      the multiple is torch's fix for a Dim, not the model's need: "
+                             "Dim.AUTO exports it with none" + (f" (ran {took})" if took else ""))
             split = e.get("not_one_range")
             if split:
                 where = f" at {split['path']}:{split['line']}" if split.get("path") else ""

@@ -155,6 +155,41 @@ def test_divisibility_is_advised_as_a_multiple_and_compiled_with_dynamic_true() 
     assert "  seq: {min: 2, multiple_of: 2}" in a["code"]["yaml"].splitlines()
 
 
+def test_a_multiple_torch_suggests_that_the_model_does_not_need_is_said_to_be_torchs() -> None:
+    """DETR's DC5 advice was "width: multiple of 16", `width = 16 * _width` as the code to
+    paste: torch's fix for guards a `Dim` cannot prove, which every width from 17 meets.
+    Exported with `Dim.AUTO`, the program takes widths from 17 with no multiple."""
+    from pt2bot.report.shape_advice import dim_line
+
+    a = advised("models.shape_advice:StridedAttention", inputs=[{"shape": ["batch", 3, 32, "width"]}],
+                shapes={"batch": [2], "width": [64, 96]}, dynamic=())["shape_advice"]
+    assert a["export"]["ok"] is True
+    assert a["export"]["suggested"][-1] == "width = 16*_width"
+    entry = a["export"]["dynamic_shapes"]["x"]["3"]
+    assert entry["multiple_of"] == 16 and entry["auto"] == {
+        "took": [17, 63], "min": 17, "refused": True, "cases": 2}, entry
+    assert "width = Dim.AUTO  # not 16*_width: exported with AUTO, the program needs no multiple " \
+        "(it ran width = 17 and 63)" in a["code"]["python"]
+    assert "dynamic_shapes = {'x': {3: width}}" in a["code"]["python"]
+    assert "  width: {min: 16, multiple_of: 16}  # the multiple is for pt2bot's own export, which takes a Dim; the " \
+        "model needs none (Dim.AUTO)" in a["code"]["yaml"].splitlines()
+    assert "width a multiple of 16 is torch's suggested fix for guards a `Dim` cannot prove, not what the " \
+        "model needs: with `Dim.AUTO` for width the program exports with no multiple, runs width = 17 and " \
+        "63 (no multiples of 16) and 2 of the matrix's cases equal to eager, and refuses 16" in a["notes"]
+    assert "not the model's need: `Dim.AUTO` exports it with none (ran 17, 63)" in dim_line("x", "3", entry)
+    # the snippet is what it says: exported as written, widths 17 and 50 run equal to eager
+    import torch
+    from torch.export import Dim
+
+    from models.shape_advice import StridedAttention
+    torch.manual_seed(0)
+    m = StridedAttention().eval()
+    ep = torch.export.export(m, (torch.randn(2, 3, 32, 64),), dynamic_shapes={"x": {3: Dim.AUTO}})
+    for w in (17, 50):
+        x = torch.randn(2, 3, 32, w)
+        torch.testing.assert_close(ep.module()(x), m(x))
+
+
 def test_a_pinned_dim_is_static_with_the_line_that_pins_it() -> None:
     a = advised("models.shape_advice:FourRows", inputs=[{"shape": ["batch", "seq"]}],
                 shapes={"batch": [4], "seq": [8, 16, 32]}, dynamic=("batch",))["shape_advice"]

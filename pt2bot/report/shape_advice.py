@@ -49,6 +49,10 @@ def dim_line(inp: str, ax: str, e: Mapping[str, Any]) -> str:
                 f"{message_inline(e.get('reason') or 'pinned by the code', limit=300)}{where}{src}")
     name = f" ({code_inline(e.get('name') or '?', limit=60)})"
     line = f"- {what}{name}: dynamic, {escape_inline(_range(e), limit=80)}"
+    if isinstance(e.get("auto"), Mapping) and e.get("multiple_of"):
+        took = [n for n in e["auto"].get("took") or () if isinstance(n, int)]
+        line += ("; the multiple is torch's fix for a `Dim`, not the model's need: `Dim.AUTO` "
+                 "exports it with none" + (f" (ran {', '.join(map(str, took))})" if took else ""))
     split = e.get("not_one_range")
     if isinstance(split, Mapping):
         where = f" (branch{located_at(split)})" if split.get("path") else ""

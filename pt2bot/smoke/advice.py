@@ -41,7 +41,8 @@ from typing import Any
 from pt2bot.smoke.export import (TRUNCATED_DIVISION, classify_failure, short_message, dim_name,
                                  draft_failures, example_case, locate_failure, make_dim,
                                  run_exported, truncated_division_site, var_args_spec)
-from pt2bot.smoke.inputs import CaseInputs, call_mode, forward_params, start_call
+from pt2bot.smoke.inputs import (CaseInputs, call_mode, compare_outputs, forget_state, forward_params,
+                                 remember_state, start_call)
 from pt2bot.smoke.matrix import guard_added_site, mark_range, specialization_sites, varying_dims
 from pt2bot.smoke.timelimit import Overrun, time_limit
 from pt2bot.smoke.trace import RepoPaths, TraceCollector, compilation_metrics, reset_dynamo
@@ -210,6 +211,9 @@ def derive_export(model: Any, cases: list[CaseInputs], eager_outs: list[Any],
     if ep is not None:
         res["ok"] = True
         res["cases"] = rows
+        if real is model:
+            _auto_instead(res, model, ex, spec, where, bounds, cases, eager_outs,
+                          model_spec.get("tolerance"))
     # (the cases a static dim's other size refuses are what static means, not a path)
     static = {d: e["value"] for d, e in pinned.items() if isinstance(e.get("value"), int)}
     covered = [c for c in res["cases"]
@@ -252,6 +256,136 @@ def _named_positional(model: Any, case: CaseInputs) -> Any:
         + [P(n, P.POSITIONAL_OR_KEYWORD) for n in case.arg_names]
         + [P(n, P.KEYWORD_ONLY) for n in case.kwargs])
     return Named()
+
+
+def _auto_instead(res: dict[str, Any], model: Any, ex: CaseInputs, spec: Any,
+                  where: dict[tuple[str, int], str], bounds: dict[str, Any],
+                  cases: list[CaseInputs], eager_outs: list[Any], tolerance: Any) -> None:
+    """Whether a multiple torch's suggested fixes put on a dim is the model's need or only
+    torch's: where `Dim.AUTO` in its place exports with that dim a plain size and the program
+    runs every case the advised spec ran equal to eager, the dim's entries get `auto`:
+    `{"min", "cases"}`, the least size the program then took (halving between 2 and the
+    example's size) and the cases run. DETR's advice was "width: multiple of 16" (`width =
+    16*_width`, torch's fix for `4 % (4 + 4*((width - 1)//16)) != 0`, which every width from
+    17 meets); `Dim.AUTO` exports widths from 17 with none, and a `Dim` with `min=17` torch
+    refuses for that guard. A multiple pt2bot.yml declares is the user's and is left alone."""
+    import torch
+    from torch.export import Dim
+
+    ds = res["dynamic_shapes"]
+    torch_k = sorted({d for (inp, ax), d in where.items()
+                      if (ds.get(inp, {}).get(str(ax)) or {}).get("multiple_of")})
+    if not torch_k or any((bounds.get(d) or {}).get("multiple_of") for d in where.values()):
+        return
+    auto = {k: dict(v) if isinstance(v, dict) else v for k, v in spec.items()}
+    for (inp, ax), d in where.items():
+        if d in torch_k and isinstance(auto.get(inp), dict):
+            auto[inp][ax] = Dim.AUTO
+    reset_dynamo()
+    start_call(model)
+    try:
+        with contextlib.redirect_stderr(io.StringIO()), call_mode(), TraceCollector():
+            ep = torch.export.export(model, ex.args, dict(ex.kwargs) or None, dynamic_shapes=auto)
+    except Exception:  # noqa: BLE001 - AUTO refused: the multiple stands as torch's advice
+        return
+    # a multiple the program still needs is a `k*s` among its inputs' sizes
+    for node in ep.graph.nodes:
+        for s in getattr(node.meta.get("val"), "shape", ()) if node.op == "placeholder" else ():
+            if isinstance(s, torch.SymInt) and not s.node.expr.is_Symbol:
+                return
+    rows = run_exported(ep, cases, eager_outs, tolerance, error_chars=300)
+    if not any(r.get("match") for r in rows) or any(
+            was.get("match") and not r.get("match") for was, r in zip(res["cases"], rows)):
+        return
+    module = ep.module()
+    remember_state(module)
+    try:
+        sizes = {d: _auto_sizes(model, module, ex, where, d, tolerance) for d in torch_k}
+    finally:
+        forget_state(module)
+    n = sum(1 for r in rows if r.get("match"))
+    for d, got in sizes.items():
+        if got is None:
+            continue
+        k = next(e["multiple_of"] for axes in ds.values() for e in axes.values() if e.get("name") == d
+                 and e.get("multiple_of"))
+        for (inp, ax), name in where.items():
+            if name == d and str(ax) in ds.get(inp, {}):
+                ds[inp][str(ax)]["auto"] = {**got, "cases": n}
+        res["notes"].append(
+            f"{d} a multiple of {k} is torch's suggested fix for guards a `Dim` cannot prove, not "
+            f"what the model needs: with `Dim.AUTO` for {d} the program exports with no multiple, "
+            f"runs {d} = {' and '.join(map(str, got['took']))} (no multiples of {k}) and "
+            f"{n} of the matrix's cases equal to eager"
+            + (f", and refuses {got['min'] - 1}" if got["refused"] else ""))
+
+
+def _auto_sizes(model: Any, module: Any, ex: CaseInputs, where: dict[tuple[str, int], str],
+                d: str, tolerance: Any) -> dict[str, Any] | None:
+    """What the AUTO program does with sizes of `d` below the example's: `{"took": [the
+    least size halving found, the example's less one], "min": that least, "refused": whether
+    the size below it was refused}`, each size taken equal to the model's outputs; None where
+    the example's size less one (no multiple of the suggested k) is not taken so (PairPool's
+    even length: AUTO keeps the multiple as a runtime check, not in the sizes)."""
+    top = ex.shape[d] - 1
+    if top < 2 or not _takes(module, ex, where, d, top) or \
+            not _equal_at(model, module, ex, where, d, top, tolerance):
+        return None
+    lo, hi = 2, top
+    while lo < hi:
+        mid = (lo + hi) // 2
+        if _takes(module, ex, where, d, mid):
+            hi = mid
+        else:
+            lo = mid + 1
+    if lo < top and not _equal_at(model, module, ex, where, d, lo, tolerance):
+        lo = top
+    return {"took": sorted({lo, top}), "min": lo,
+            "refused": lo > 2 and not _takes(module, ex, where, d, lo - 1)}
+
+
+def _cropped(case: CaseInputs, where: dict[tuple[str, int], str], d: str, n: int) -> CaseInputs:
+    """`case` with every input axis of dim `d` cut to its first `n` entries."""
+    import torch
+
+    axes = {inp: ax for (inp, ax), name in where.items() if name == d}
+
+    def cut(name: str, v: Any) -> Any:
+        ax = axes.get(name)
+        return v.narrow(ax, 0, n) if ax is not None and isinstance(v, torch.Tensor) else v
+
+    names = case.arg_names or tuple(f"_{i}" for i in range(len(case.args)))
+    return CaseInputs({**case.shape, d: n}, tuple(cut(nm, a) for nm, a in zip(names, case.args)),
+                      {k: cut(k, v) for k, v in case.kwargs.items()}, case.dims, case.arg_names,
+                      case.var_args)
+
+
+def _takes(module: Any, ex: CaseInputs, where: dict[tuple[str, int], str], d: str, n: int) -> bool:
+    """Whether the exported program runs with dim `d` cut to `n`."""
+    c = _cropped(ex, where, d, n)
+    try:
+        start_call(module)
+        with call_mode():
+            module(*c.args, **c.kwargs)
+        return True
+    except Exception:  # noqa: BLE001 - a size its guards refuse
+        return False
+
+
+def _equal_at(model: Any, module: Any, ex: CaseInputs, where: dict[tuple[str, int], str], d: str,
+              n: int, tolerance: Any) -> bool:
+    """Whether the program and the model agree with dim `d` cut to `n`."""
+    c = _cropped(ex, where, d, n)
+    try:
+        start_call(model)
+        with call_mode():
+            expected = model(*c.args, **c.kwargs)
+        start_call(module)
+        with call_mode():
+            got = module(*c.args, **c.kwargs)
+    except Exception:  # noqa: BLE001 - either side refusing the size: no claim on it
+        return False
+    return bool(compare_outputs(expected, got, tolerance)["match"])
 
 
 def _export_as_called(res: dict[str, Any], model: Any, case: CaseInputs, spec: Any,
@@ -663,7 +797,12 @@ def advice_code(spec_json: dict[str, Any], method: str | None,
     for name, e in dims.items():
         var = dim_name(name)
         k = e.get("multiple_of")
-        if k:
+        if k and e.get("auto"):
+            # torch's multiple is for a `Dim`; the model takes the dim without it (`auto`)
+            took = " and ".join(map(str, e["auto"].get("took") or ()))
+            py.append(f"{var} = Dim.AUTO  # not {k}*_{var}: exported with AUTO, the program "
+                      f"needs no multiple (it ran {name} = {took})")
+        elif k:
             lo = None if e.get("min") is None else -(-e["min"] // k)
             hi = None if e.get("max") is None else e["max"] // k
             py.append(f"_{var} = Dim({('_' + var)!r}{_bounds_py(lo, hi)})")
@@ -705,7 +844,9 @@ def advice_code(spec_json: dict[str, Any], method: str | None,
     for name, e in dims.items():
         b = {k: e.get(k) for k in ("min", "max", "multiple_of") if e.get(k) is not None}
         yml.append(f"  {name}: " + ("{" + ", ".join(f"{k}: {v}" for k, v in b.items()) + "}"
-                                    if b else "null"))
+                                    if b else "null")
+                   + ("  # the multiple is for pt2bot's own export, which takes a Dim; the "
+                      "model needs none (Dim.AUTO)" if e.get("auto") and e.get("multiple_of") else ""))
     for inp, ax, e in static:
         yml.append(f"  # {inp}.shape[{ax}]: cannot be dynamic ({e.get('reason')})")
     if len(yml) == 1:
