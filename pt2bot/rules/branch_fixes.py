@@ -153,6 +153,11 @@ the arguments the block's mask is made from; `_tests_mask`). Dropping the test t
 head only where it fails, so the proof accepts the edit only where a shape case or a guard input
 skips the block (pt2bot/smoke/verify.py `_dropped_test`).
 
+A block that already selects on the mask its test reads (`_selected_block_fixes`, rank 0):
+DINOv2's `if masks is not None and masks.any(): x = torch.where(masks.unsqueeze(-1), token, x)`
+keeps `x` where the mask is empty, so the test's `.any()` is dropped and its Python part stays an
+`if`; proven, like the masked rows, where a shape case or an empty mask skips the block.
+
 A test that reads a tensor's number only to test it (`if flag and t.item():`, `if t.item() >
 0.5:`; PTC101's finding there) gets these edits on the test rewritten to read the tensor
 (`item_test_fixes`).
@@ -178,7 +183,7 @@ from pt2bot.rules.edits import (BIN_OPS, BOOL_FUNCS, binds_torch, defined_before
                                 node_span, owns_lines,
                                 parameter_names, parameters, parents_of, partial_domain, pure, pure_indexed, replace_spans,
                                 replace_statement, segment, source_lines, spans_string_lines, statement_at,
-                                statement_in_function, statement_lines, with_replaced)
+                                statement_in_function, statement_lines, torch_alias, with_replaced)
 
 # the transforms that leave ordinary values alone, and the in-place forms of each
 _NAN = frozenset({"nan_to_num"})
@@ -607,7 +612,7 @@ def _if_fixes(code, finding, st: ast.If, body, tree, lines) -> list[Candidate]:
     test = None if python else _where_test(lines, st.test, (finding.line, finding.col))
     out = _branch_fixes(code, finding, st, body, tree, lines, test) if test is not None else []
     return _clipped_scale_fixes(code, finding, st, lines) + _keep_arm_fixes(code, finding, st, tree, lines) + \
-        out + python + \
+        _selected_block_fixes(code, finding, st, tree, lines) + out + python + \
         _masked_rows_fixes(code, finding, st, tree, lines) + \
         _dispatch_fixes(code, finding, st, tree, lines) + chain_fixes(code, finding, st, body, tree, lines) + \
         _python_first_fixes(code, finding, st, tree, lines) + \
@@ -800,6 +805,71 @@ def _tests_mask(st: ast.If, lines: list[str]) -> bool:
                and s.targets[0].id in masks and isinstance(s.value, ast.Call) and not s.value.keywords
                and [segment(lines, a) for a in s.value.args] == [segment(lines, a) for a in test.args]
                for s in st.body)
+
+
+# the calls that keep a mask's entries where they were (a view, a cast): all False stays so
+_MASK_SHAPES = frozenset({"unsqueeze", "view", "view_as", "reshape", "reshape_as", "expand", "expand_as",
+                          "flatten", "squeeze", "permute", "transpose", "contiguous", "bool", "to"})
+
+
+def _from_mask(node: ast.AST, mask: str, lines: list[str]) -> bool:
+    """Whether `node` is the mask `mask`, or a view or cast of it (`masks.unsqueeze(-1)`,
+    `m[..., None]`): all False wherever the mask is."""
+    while True:
+        if segment(lines, node) == mask:
+            return True
+        if isinstance(node, ast.Subscript):
+            node = node.value
+        elif isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and \
+                node.func.attr in _MASK_SHAPES:
+            node = node.func.value
+        else:
+            return False
+
+
+def _selected_block_fixes(code, finding, st: ast.If, tree, lines) -> list[Candidate]:
+    """`if [<Python test> and] m.any(): x = torch.where(<m or a view of it>, a, x)` (DINOv2's
+    `if masks is not None and masks.any():` around the mask-token `torch.where`, which a PR
+    added to skip the work when nothing is masked) -> the block with no tensor test: where the
+    mask is empty, `torch.where` on it keeps `x` (as a new tensor of the same values), which is
+    what head's skipped block left; only the Python part stays an `if`. Every statement of the
+    block must be such a selection back into its own target. The proof compares on an empty
+    mask (`empty`) and where a shape case skips the block (pt2bot/smoke/verify.py
+    `_dropped_test`); a part the edit keeps computed where head skipped it (`a`) has its
+    gradient compared there too (a parameter whose gradient is then zero where head's was None
+    is said first)."""
+    test = st.test
+    parts = list(test.values) if isinstance(test, ast.BoolOp) and isinstance(test.op, ast.And) else [test]
+    masks = [(i, _any_mask(v, lines)) for i, v in enumerate(parts) if _any_mask(v, lines)]
+    if st.orelse or len(masks) != 1 or spans_string_lines(st) or \
+            st.body[0].lineno <= (test.end_lineno or st.lineno):
+        return []
+    k, mask = masks[0]
+    python = parts[:k] + parts[k + 1:]
+    # a part after the mask's test ran only where the mask had an entry: it must be a Python
+    # bool that is safe to evaluate first
+    if not all(_python_test(v) for v in parts[k + 1:]):
+        return []
+    where = f"{torch_alias(tree) or 'torch'}.where"
+    for s in st.body:
+        if not (isinstance(s, ast.Assign) and len(s.targets) == 1 and isinstance(s.targets[0], ast.Name)
+                and isinstance(s.value, ast.Call) and not s.value.keywords and len(s.value.args) == 3
+                and segment(lines, s.value.func) == where and _side_effect_free(s.value)
+                and segment(lines, s.value.args[2]) == s.targets[0].id
+                and _from_mask(s.value.args[0], mask, lines)):
+            return []
+    indent = indentation(lines, st)
+    body = lines[st.body[0].lineno - 1:st.end_lineno]
+    if python:
+        new = [f"{indent}if {_test_text(lines, python)}:"] + body
+        title = (f"drop the test `{segment(lines, parts[k])}`: the `torch.where` it guards keeps the "
+                 "values where the mask is empty; the Python part of the test stays an `if`")
+    else:
+        new = [ln for s in st.body for ln in _dedented(lines, s, indent)]
+        title = (f"drop the `if`: the `torch.where` on `{mask}` keeps the values where the mask "
+                 "is empty, as the skipped block did")
+    guards = tuple(dict.fromkeys(guards_of(segment(lines, test)) + ("empty",)))
+    return [replace_statement(code, finding.path, st, new, title, safe=False, guards=guards, rank=0)]
 
 
 def _masked_rows_fixes(code, finding, st: ast.If, tree, lines) -> list[Candidate]:

@@ -2502,9 +2502,16 @@ def _dropped_test(original: str, edit: Edit, new_lines: Sequence[str]) -> int | 
     branch_fixes.py `_masked_rows_fixes`): head's first line of the block, whose not being
     reached on an input says that the test failed there, the one place where dropping it
     can differ from head (-1 where the block starts on the `if`'s own line). None for any
-    other edit: `torch.where` on the `if`'s own test keeps it."""
+    other edit: `torch.where` on the `if`'s own test keeps it.
+
+    So for an edit that keeps the block as it was and drops the test, or the test's tensor
+    part where the rest stays an `if` (`_selected_block_fixes`: the block selects with
+    `torch.where` on the mask the dropped `m.any()` read)."""
     import ast
 
+    kept = _kept_block(original, edit, new_lines)
+    if kept is not None:
+        return kept
     node = _whole_if(original, edit, new_lines)
     if node is None:
         return None
@@ -2515,6 +2522,31 @@ def _dropped_test(original: str, edit: Edit, new_lines: Sequence[str]) -> int | 
         return None
     first = node.body[0].lineno
     return -1 if first <= (node.test.end_lineno or node.lineno) else first
+
+
+def _kept_block(original: str, edit: Edit, new_lines: Sequence[str]) -> int | None:
+    """Head's first line of the block of the `if` (no `else`, its block below its header, each
+    statement of it `x = torch.where(...)`) that the edit replaces whole by the same block, with
+    no `if` or under an `if` whose test is a part of head's: None for any other edit. (A block
+    that computes, `h = torch.nan_to_num(h)` under a NaN test, made branchless is proven on
+    what it computes, not on where its test fails.)"""
+    import ast
+
+    node = _if_at(original, edit.start_line)
+    if node is None or node.orelse or edit.end_line != node.end_lineno or \
+            node.body[0].lineno <= (node.test.end_lineno or node.lineno) or not all(
+                isinstance(s, ast.Assign) and isinstance(s.value, ast.Call)
+                and isinstance(s.value.func, ast.Attribute) and s.value.func.attr == "where"
+                for s in node.body):
+        return None
+    src = original.splitlines()
+    body = [ln.strip() for ln in src[node.body[0].lineno - 1:node.end_lineno] if ln.strip()]
+    new = [ln.strip() for ln in new_lines if ln.strip()]
+    test = " ".join(" ".join(src[node.lineno - 1:node.test.end_lineno]).split())
+    if new == body or (len(new) == len(body) + 1 and new[1:] == body and new[0].startswith("if ")
+                       and new[0].endswith(":") and new[0][3:-1].strip() in test):
+        return node.body[0].lineno
+    return None
 
 
 # guard inputs whose gradients are compared, at most: each costs a backward of head's (kept for
