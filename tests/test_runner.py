@@ -254,6 +254,11 @@ def test_status_line_says_what_failed_and_where():
     line = status_line({"name": "m", "status": "ok", "graph_breaks": [], "export": failed, "shape_advice": pinned})
     assert line.endswith("the shape advice's dims export: dynamic: {batch: null} in pt2bot.yml (2 more dims "
                          "static: see the shape advice)"), line
+    # nor a dim's own trailing comment (DETR's torch-only multiple ran on inside the braces)
+    said = {**advice, "code": {"yaml": "dynamic:\n  width: {multiple_of: 16}  # the multiple is for pt2bot's "
+                                       "own export, which takes a Dim; the model needs none (Dim.AUTO)"}}
+    line = status_line({"name": "m", "status": "ok", "graph_breaks": [], "export": failed, "shape_advice": said})
+    assert line.endswith("the shape advice's dims export: dynamic: {width: {multiple_of: 16}} in pt2bot.yml"), line
     # not where the advice's dims are the configured ones, nor where its export failed too
     for other in ({**advice, "compile": {"reused": True}}, {**advice, "export": {"ok": False}}):
         line = status_line({"name": "m", "status": "ok", "graph_breaks": [], "export": failed, "shape_advice": other})

@@ -252,6 +252,9 @@ def _advice_exports(run: ModelRun) -> str:
     # into the braces, where DINOv2's read "{batch: null, # x.shape[2]: cannot be ...")
     lines = [ln.strip() for ln in rest.splitlines() if ln.strip()]
     static = sum(1 for ln in lines if ln.startswith("#"))
+    # (and a dim's own trailing comment stays in the YAML: DETR's "{multiple_of: 16}  # the
+    # multiple is for pt2bot's own export ..." ran on inside the braces)
+    lines = [ln if ln.startswith("#") else ln.split("  #", 1)[0].rstrip() for ln in lines]
     inline = f"{head} {{{', '.join(ln for ln in lines if not ln.startswith('#'))}}}"
     more = f" ({static} more dim{'s' if static != 1 else ''} static: see the shape advice)" if static else ""
     failed, ran = ExportOutcome.coerce(adv.export).failed_cases()
