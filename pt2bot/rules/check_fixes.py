@@ -77,6 +77,12 @@ value"; but "non-finite values in {name}" -> "non-finite values in ..."). With n
 it is the exception's (or the check's) name and the test's source, e.g. "ValueError: (x <
 0).any()".
 
+A number read only for such a check (PTC101, PTC104: `num_valid = int((~mask).sum())`, then
+`if num_valid == 0: raise ValueError(...)`, a new user's DETR check; `peak = x.abs().max().item()`
+before `if peak > 1e4: raise ...`), the name read nowhere else: both statements go under `else:`
+as they were, and compiled code asserts the test with the tensor in the name's place
+(`(~mask).sum() == 0`; `int()` of a float tensor truncates first, `.long()`) (`number_check_fixes`).
+
 Not safe: the candidate is run and compared before it is posted, with the "invalid" guard (the
 proof injects negative values, zeros, 1e3, 1e6 and NaN into the function's tensor arguments,
 and -1 and 0 into the first row alone of one with several
@@ -87,10 +93,12 @@ guard run would fire the device-side assert on purpose and end the worker's CUDA
 from __future__ import annotations
 
 import ast
+import dataclasses
 import re
 
 from pt2bot.rules.base import Candidate
-from pt2bot.rules.edits import (BOOL_FUNCS, binds_torch, function_binds, indent_unit, indentation, is_elif,
+from pt2bot.rules.edits import (BOOL_FUNCS, binds_torch, enclosing_function, function_binds, indent_unit,
+                                indentation, is_elif,
                                 nested, owns_lines, parents_of, replace_statement, segment,
                                 source_lines, statement_at, statement_lines)
 
@@ -550,6 +558,62 @@ def _asserted_else(code: str, finding, st: ast.stmt, lines: list[str], cond: str
                               safe=False, guards=("invalid",), rank=0)]
 
 
+def number_check_fixes(code: str, finding, source: str, tree: ast.Module, tensor: ast.AST,
+                       value: str) -> list[Candidate]:
+    """`name = <number of tensor>` at the finding (`value`: the tensor's text standing for the
+    number: `(~mask).sum()`, `x.long()` for `int()` of a float tensor), then `if <test of
+    name>: raise ...` (a chain of such links as `_raise_fixes` takes), the name read nowhere
+    else in the function: compiled code asserts the test on the tensor, eager code runs both
+    statements as they were."""
+    lines = source_lines(source)
+    st, body = statement_at(tree, finding.line, finding.col)
+    if not (isinstance(st, ast.Assign) and len(st.targets) == 1 and isinstance(st.targets[0], ast.Name)) \
+            or not binds_torch(tree) or function_binds(tree, st, "torch") or not owns_lines(lines, st):
+        return []
+    name = st.targets[0].id
+    i = next((k for k, s in enumerate(body) if s is st), None)
+    nxt = body[i + 1] if i is not None and i + 1 < len(body) else None
+    fn = enclosing_function(tree, st)
+    if not isinstance(nxt, ast.If) or fn is None or is_elif(lines, nxt):
+        return []
+    reads = [n for n in ast.walk(nxt.test) if isinstance(n, ast.Name) and n.id == name]
+    end = nxt.end_lineno or nxt.lineno
+    if not reads or any(isinstance(n, ast.Name) and n.id == name and isinstance(n.ctx, ast.Load)
+                        and not nxt.lineno <= n.lineno <= end for n in ast.walk(fn)):
+        return []   # read elsewhere too: compiled code would need the number there
+    if any(n.lineno != n.end_lineno for n in reads) or "\n" in value:
+        return []
+    # the test with the tensor in the name's place, in a copy of the source, where the check's
+    # own recipe asserts it; only its assertions are kept
+    spans = sorted(((n.lineno, n.col_offset, n.end_col_offset), n) for n in reads)
+    patched = list(lines)
+    for (ln, c0, c1), _ in reversed(spans):
+        patched[ln - 1] = patched[ln - 1][:c0] + f"({value})" + patched[ln - 1][c1:]
+    try:
+        ptree = ast.parse("\n".join(patched) + "\n")
+    except SyntaxError:
+        return []
+    (ln, c0, _), _n = spans[0]
+    at = dataclasses.replace(finding, line=ln, col=c0 + 1)
+    pst, _ = statement_at(ptree, nxt.lineno, nxt.col_offset)
+    if not isinstance(pst, ast.If):
+        return []
+    made = _raise_fixes(code, at, pst, ptree, patched)
+    if not made:
+        return []
+    indent = indentation(lines, st)
+    unit = indent_unit(indent)
+    asserted = list(made[0].lines[1:])
+    cut = next(k for k, ln in enumerate(asserted) if ln.startswith(indent + "el"))
+    between = [unit + ln if ln.strip() else ln for ln in lines[(st.end_lineno or st.lineno):nxt.lineno - 1]]
+    new = ([f"{indent}if torch.compiler.is_compiling():"] + asserted[:cut] + [f"{indent}else:"]
+           + nested(lines, st, unit) + between + nested(lines, nxt, unit))
+    return [Candidate(code=code, path=finding.path, start_line=st.lineno, end_line=end, lines=tuple(new),
+                      title=f"keep the check in compiled code on the tensor: `torch._assert_async` under "
+                            f"`torch.compiler.is_compiling()`, `{name}` and the raise in eager",
+                      safe=False, guards=("invalid",), rank=0)]
+
+
 def check_fixes(code: str, finding, source: str, tree: ast.Module) -> list[Candidate]:
     """The candidate for a finding in the test of `if ...: raise`, of an `assert`, or in a check
     call's test."""
@@ -566,4 +630,4 @@ def check_fixes(code: str, finding, source: str, tree: ast.Module) -> list[Candi
     return []
 
 
-__all__ = ["check_fixes", "message_of", "tensor_test"]
+__all__ = ["check_fixes", "message_of", "number_check_fixes", "tensor_test"]

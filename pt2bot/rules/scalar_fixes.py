@@ -41,6 +41,7 @@ import builtins
 import dataclasses
 
 from pt2bot.rules.base import Candidate
+from pt2bot.rules.check_fixes import number_check_fixes
 from pt2bot.rules.edits import (enclosing_function, finding_statement, function_binds, indentation, node_span,
                                 parameters, parents_of, replace_spans, replace_statement, segment,
                                 with_replaced)
@@ -341,6 +342,11 @@ def keep_tensor_fixes(code: str, finding, source: str, tree: ast.Module, what: s
                                                 or (named is not None and _read_with_float(tree, st, named))))
     if named is not None and st.value is outer:
         name = named
+        # read only by the test of a check right after it (`if n == 0: raise ...`): asserted
+        # on the tensor in compiled code, both statements as they were in eager
+        checked = number_check_fixes(code, finding, source, tree, tensor, text)
+        if checked:
+            return checked
         if _later_reads_arith(tree, st, name, what, need_one=True):
             return _with_detached(code, finding, st, lines, outer, text,
                                   title + f" (`{name}` only feeds tensor arithmetic)",

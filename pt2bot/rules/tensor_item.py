@@ -110,6 +110,10 @@ class TensorItem(Rule):
     (pt2bot/rules/scalar_fixes.py `_kept_then_selected`; not safe: where the
     arm head skipped divides by zero, `torch.where`'s gradient is NaN, which the proof refuses
     on weights all 0, and `torch.cond` runs only the arm taken).
+    Where the number is read only by a check right after it that raises (`peak = ...item()`,
+    then `if peak > 1e4: raise ...`), compiled code asserts the test on the tensor and eager
+    code runs both statements as they were (pt2bot/rules/check_fixes.py `number_check_fixes`;
+    also for PTC104's `int(t)`).
     Where several numbers are read at once and an early return further down tests them, the
     rest of the function reading them in arithmetic only (`lo, hi = x.min().item(),
     x.max().item()`, then `if hi - lo < 1e-6: return zeros`, then `x = (x - lo) / (hi - lo)`: a
