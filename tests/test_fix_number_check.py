@@ -86,3 +86,43 @@ def test_the_loop_verifies_it_where_a_mask_all_padding_raises(tmp_path):
     # head raises ValueError on a mask all on, compiled code RuntimeError: said first
     assert verdict["caveats"] and verdict["caveats"][0].startswith(
         "compiled code raises RuntimeError where head raises ValueError"), verdict
+
+
+GPT = """\
+import torch
+from torch import nn
+
+
+class Tiny(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.emb = nn.Embedding(16, 4)
+        self.head = nn.Linear(4, 16)
+
+    def forward(self, idx):
+        logits = self.head(self.emb(idx))
+        if torch.isnan(logits).any():
+            raise FloatingPointError("NaN in the logits")
+        return logits
+"""
+CHECK = 13
+assert GPT.splitlines()[CHECK - 1].strip() == "if torch.isnan(logits).any():"
+
+
+@pytest.mark.torch
+def test_values_head_refused_before_the_check_are_said_apart(tmp_path):
+    """A new user's NaN check on nanochat's logits was "verified" with "values a check may
+    refuse (-1, 0, 1e3, 1e6; head raised on -1, 1e3, 1e6) injected": those went into the token
+    ids, and head raised IndexError in the embedding, long before the check. Only NaN in the
+    weights reached it."""
+    config = one_model("gpt", "pkg.gpt:Tiny", "[{name: idx, shape: [batch, 5], dtype: int64, high: 16}]",
+                       "{batch: [2, 3]}")
+    root = write_repo(tmp_path / "repo", {"pkg/gpt.py": GPT}, config)
+    target = break_target("gpt", "m.py", CHECK, "GB0170", "Data-dependent branching")
+    (c,) = offered(target, GPT, "keep the check in compiled code")
+    c = dataclasses.replace(c, path="pkg/gpt.py")
+    verdict = prove(root, "gpt", [item("c", c, GPT, dict(target, path="pkg/gpt.py"))], tmp_path / "work")["c"]
+    assert verdict["accepted"] is True, verdict
+    said = verdict["evidence"]
+    assert "head raised IndexError before the check, which these did not reach" in said, said
+    assert "head raised on -1" not in said, said

@@ -1780,7 +1780,8 @@ def judge(head: Mapping[str, Any], cand: Mapping[str, Any], targets: Sequence[Ma
         direct = [k for k in kinds if k not in weighted]
         said = []
         if direct:
-            said.append(" and ".join(_injected_words(k, hit, refused=True) for k in direct) + " injected")
+            said.append(" and ".join(_injected_words(k, hit, refused=True, raises=cand.get("raises") or ())
+                                     for k in direct) + " injected")
         if weighted:
             said.append(" and ".join(GUARD_WORDS.get(k, k) for k in weighted) + f" in {WEIGHTS}")
         guarded = cand.get("guard_gradients") or {}
@@ -2202,10 +2203,14 @@ def _detail(row: Mapping[str, Any]) -> str:
     return f" ({detail})" if detail else ""
 
 
-def _injected_words(kind: str, hit: Sequence[Mapping[str, Any]], refused: bool = False) -> str:
+def _injected_words(kind: str, hit: Sequence[Mapping[str, Any]], refused: bool = False,
+                    raises: Collection[str] = ()) -> str:
     """What was injected for one guard kind: for a check that raises, the values that went in
     (integer labels get no NaN, a mask only all off and all on), in the order they are tried,
-    and with `refused`, those head raised on where not all of them."""
+    and with `refused`, those head raised on where not all of them. With `raises`, the
+    exceptions the edited code raises, a raise of another type is said apart: it came before the
+    check (a new user's NaN check on nanochat's logits read "head raised on -1, 1e3, 1e6", ids
+    out of the embedding's range raising IndexError, which the check never saw)."""
     rows = [r for r in hit if r.get("kind") == kind]
     if rows and all(r.get("weights") for r in rows):
         return f"{GUARD_WORDS.get(kind, kind)} in {WEIGHTS}"
@@ -2221,8 +2226,14 @@ def _injected_words(kind: str, hit: Sequence[Mapping[str, Any]], refused: bool =
     values = listed(went)
     # which of them head's check refused: a torch-nl user read "values a check refuses (-1, 0,
     # 1e3, 1e6, NaN)" of `torch.isfinite(pos).all()`, which refuses none of the first four
-    on = {str(r.get("pattern")) for r in rows if r.get("raised")}
+    on = {str(r.get("pattern")) for r in rows if r.get("raised")
+          and (not raises or r.get("raised_type") in raises)}
+    before = {str(r.get("pattern")) for r in rows if r.get("raised")} - on
     said = f"; head raised on {listed(on, ', and ')}" if refused and on and on != went else ""
+    if refused and before:
+        kinds = sorted({str(r.get("raised_type")) for r in rows if str(r.get("pattern")) in before})
+        said += (f"; on {listed(before, ', and ')} head raised {' and '.join(kinds)} before the check, "
+                 "which these did not reach")
     return f"values a check may refuse ({values}{said})" if values else GUARD_WORDS[kind]
 
 
