@@ -221,6 +221,17 @@ def test_a_constraint_violation_is_placed_on_the_guard_it_names():
     assert (ex["path"], ex["line"]) == ("models/shape_advice.py", line_of("shape_advice.py", "pos-resize")), ex
 
 
+def test_a_constraint_violation_bounding_a_size_is_placed_on_the_guard_of_that_bound():
+    """nanochat: the violation says `seq <= 64`, the attention window's test; the failure was
+    placed at the rotary table's `assert T <= self.cos.size(1)`, the first bound on seq (320)."""
+    run = measured("window", "models.shape_advice:WindowedRotary", inputs=[{"shape": ["batch", "seq", 4]}],
+                   shapes={"batch": [2], "seq": [16, 32]}, dynamic=("seq",), phases=("breaks", "export"))
+    ex = run["export"]
+    assert (ex["ok"], ex["kind"]) == (False, "constraint_violation"), ex
+    assert "<= 64" in ex["message"], ex["message"]
+    assert (ex["path"], ex["line"]) == ("models/shape_advice.py", line_of("shape_advice.py", "window")), ex
+
+
 def test_a_break_only_dynamic_sizes_hit_is_kept_from_the_matrix():
     """The break pass compiles one case with static sizes: `is_causal=n_ctx > 1` is a bool
     there. The matrix marks `seq` dynamic and the comparison becomes a symbolic bool, which

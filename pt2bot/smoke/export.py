@@ -275,22 +275,28 @@ def _draft_location(model: Any, args: tuple, kwargs: dict, shapes: Any,
 # a constraint violation's guard that holds a value to a number: "... satisfy the generated guard
 # (((0.1 + torch.sym_float(L['x'].size()[2] // 8)) / 4.0)) == 0.525."
 _VIOLATED = re.compile(r"satisfy the generated guard .*==\s*(-?[0-9.]+?)\.?$", re.M)
+_BOUNDED = re.compile(r"satisfy the generated guard .*?<=\s*(\d+)\.?$", re.M)
 
 
 def violated_guard_site(events: TraceCollector, message: str, paths: RepoPaths) -> dict[str, Any] | None:
     """`{path, line, source}` where the export added a guard that a constraint violation names
-    as holding a value to a number: the guard's own line in the user's code (DINO's position
-    embedding, resized by a float made from the image's size, was placed at the patch
-    embedding's conv, the first size specialisation, where torch's guards come from the
-    interpolation 50 lines below). None where no such guard was logged there."""
+    as holding a value to a number, or bounding it above: the guard's own line in the user's
+    code (DINO's position embedding, resized by a float made from the image's size, was placed
+    at the patch embedding's conv, the first size specialisation, where torch's guards come
+    from the interpolation 50 lines below; nanochat's `seq <= 64` at its attention's window
+    test was placed at the rotary table's `assert T <= self.cos.size(1)`, `seq <= 320`). None
+    where no such guard was logged there."""
     numbers = set(_VIOLATED.findall(message))
-    if not numbers:
+    bounds = set(_BOUNDED.findall(message))
+    if not numbers and not bounds:
         return None
     table = intern_table()
     for ev in events.of_kind("guard_added_fast"):
         d = ev.data or {}
         expr = str(d.get("expr") or "")
-        if not expr.startswith("Eq(") or not any(expr.endswith(f", {n})") for n in numbers):
+        equal = expr.startswith("Eq(") and any(expr.endswith(f", {n})") for n in numbers)
+        below = re.fullmatch(r"\w+ <= (\d+)", expr)
+        if not equal and not (below and below.group(1) in bounds):
             continue
         at = user_frame(d, paths, table)
         if at["path"]:
