@@ -817,10 +817,14 @@ def _prove(setting: ProofSetting, per_model: Mapping[str, list[tuple[Proposal, l
            budget_s: float) -> None:
     """One proof worker per model, in order, until the deadline (`budget_s` after the
     proof began): verdicts into `results`."""
+    spent: dict[str, tuple[float, int]] = {}    # model -> (seconds, candidates given)
     with tempfile.TemporaryDirectory(prefix="pt2bot-fixes-") as work:
         for name, items in per_model.items():
+            t0 = time.monotonic()
             verdicts = prove_on_model(setting, setting.config.model(name), deltas.get(name),
                                       items, head_root, deadline, work, budget_s)
+            if time.monotonic() - t0 >= MIN_LEFT_S:
+                spent[name] = (time.monotonic() - t0, len(items))
             for p, _ in items:
                 p.results[name] = verdicts.get(p.cid) or {"accepted": False,
                                                           "reason": "no verdict"}
@@ -829,6 +833,24 @@ def _prove(setting: ProofSetting, per_model: Mapping[str, list[tuple[Proposal, l
         for name, items in per_model.items():
             _prove_after(setting, name, items, deltas.get(name), head_root, deadline, work,
                          budget_s)
+    _say_spent(per_model, spent)
+
+
+def _say_spent(per_model: Mapping[str, list[tuple[Proposal, list[dict]]]],
+               spent: Mapping[str, tuple[float, int]]) -> None:
+    """A verdict that the budget ran out says where it went, model by model: a new user's
+    setting was "not verified: the review's fix budget ran out" with no trace of the 300 s,
+    where torch's hint alone took 11 s."""
+    if not spent:
+        return
+    went = "; the budget went to " + ", ".join(
+        f"`{m}` ({s:.0f} s, {n} candidate{'s' if n != 1 else ''})" for m, (s, n) in spent.items())
+    for name, items in per_model.items():
+        for p, _ in items:
+            r = p.results.get(name)
+            if r and not r.get("accepted") and str(r.get("reason") or "").startswith(
+                    "the review's fix budget ran out") and went not in str(r["reason"]):
+                r["reason"] = str(r["reason"]) + went
 
 
 # --------------------------------------------------------------------------- after the others

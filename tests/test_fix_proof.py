@@ -12,6 +12,7 @@ that does not parse, hangs or crashes the worker, and a budget that runs out, ar
 from __future__ import annotations
 
 import os
+import re
 import time
 
 import pytest
@@ -292,6 +293,25 @@ def test_a_budget_that_runs_out_is_no_verified_fix(repo, tmp_path):
                                                            "before it was tried (1 s; a larger `fixes: "
                                                            "{budget_s: ...}` in pt2bot.yml gives the "
                                                            "proof more time)"}}
+
+
+@pytest.mark.torch
+def test_a_budget_that_ran_out_says_where_it_went(repo, tmp_path):
+    """A new user's nanochat review: torch's setting for a `.item()` was "not verified: the
+    review's fix budget ran out ... (300 s)", with no trace of where the 300 s went; the setting
+    alone took 11 s. The candidates of later models now say which models spent it."""
+    from pt2bot.fixes import _prove
+
+    slow = proposal("slow", TOKEN_BRANCH, TOKEN_BRANCH + 1, ["        while True: pass"])
+    late = proposal("late", BRANCH, BRANCH + 1, ["        h = torch.nan_to_num(h)"])
+    per_model = {"tokens": [(slow, [{**NAN_BREAK, "model": "tokens", "line": TOKEN_BRANCH}])],
+                 "net": [(late, [NAN_BREAK])]}
+    s = setting(repo, 12)
+    _prove(s, per_model, {}, str(repo), time.monotonic() + 12, 12)
+    reason = late.results["net"]["reason"]
+    assert reason.startswith("the review's fix budget ran out before it was tried (12 s;"), reason
+    assert re.search(r"; the budget went to `tokens` \(1[0-9] s, 1 candidate\)$", reason), reason
+    assert slow.results["tokens"]["reason"].endswith("1 candidate)")
 
 
 @pytest.mark.torch
