@@ -478,7 +478,7 @@ def test_info_never_fails_the_check(tmp_path, capsys):
                                          "  severity: {PTC105: warning}\n")
     rc, out = run_cli(["m.py"], tmp_path, capsys)
     assert rc == 0, out.out
-    assert "PTC105 [info]" in out.out and "(when `self.training`)" in out.out
+    assert "PTC105 [info]" in out.out and "(on the path where `self.training`)" in out.out
     assert out.out.rstrip().endswith("0 error(s), 0 warning(s), 1 info (under a condition; never failing).")
     (tmp_path / "pt2bot.yml").write_text("version: 1\nstatic:\n  fail_on: warning\n  conditional: keep\n"
                                          "  severity: {PTC105: warning}\n")
@@ -501,13 +501,13 @@ def test_every_format_carries_condition_and_reached_by():
     fs = [cond, unreached, plain]
 
     text = render_findings(fs, "text").splitlines()
-    assert text[0] == "m.py:3:5: PTC101 [info] `.item()` breaks (when `self.training and self.p > 0.0`)"
+    assert text[0] == "m.py:3:5: PTC101 [info] `.item()` breaks (on the path where `self.training and self.p > 0.0`)"
     assert "    reached by `tiny_gpt`, `mlp`" in text and "    not reached by any configured model" in text
     assert text[-1] == "Found 3 finding(s): 1 error(s), 1 warning(s), 1 info (under a condition; never failing)."
 
     gh = render_findings(fs, "github").splitlines()
     assert gh[0].startswith("::notice file=m.py,line=3,")
-    assert gh[0].endswith("::`.item()` breaks (when `self.training and self.p > 0.0`); reached by `tiny_gpt`, `mlp`")
+    assert gh[0].endswith("::`.item()` breaks (on the path where `self.training and self.p > 0.0`); reached by `tiny_gpt`, `mlp`")
     assert gh[1].startswith("::warning ") and gh[1].endswith("; not reached by any configured model")
     assert gh[2].startswith("::error ") and gh[2].endswith("::`.item()` breaks")
 

@@ -560,33 +560,33 @@ def test_review_comment_says_when_and_whether(pr):
     review = render_review(conditional_report(pr), lambda path, line: True)
     [c40] = _on(review, "pkg/models.py", 40)
     first = c40["body"].splitlines()[0]
-    assert first.startswith("❌ **PTC201** ") and first.endswith(f" (when `{COND}`)")
+    assert first.startswith("❌ **PTC201** ") and first.endswith(f" (on the path where `{COND}`)")
     # the model that breaks there ran the line: the confirmation says it, once
     assert "Smoke run: reached by" not in c40["body"]
     assert "Confirmed by the smoke run: model `tiny_gpt`" in c40["body"]
     # GitHub's renderer: the guard is one code span, with its `>` as text.
-    assert "(when <code>self.training and self.layerdrop &gt; 0.0</code>)" in _html(c40["body"])
+    assert "(on the path where <code>self.training and self.layerdrop &gt; 0.0</code>)" in _html(c40["body"])
     [c3] = _on(review, "pkg/models.py", 3)
     assert c3["body"].splitlines()[0] == ("ℹ️ **PTC102** print() in forward breaks the graph. "
-                                          "(when `self.verbose`)")
+                                          "(on the path where `self.verbose`)")
     assert "Smoke run: not reached by any configured model." in c3["body"]
     [c5] = _on(review, "pkg/models.py", 5)
     assert "(when" not in c5["body"] and "Smoke run:" not in c5["body"]
     # Outside the diff: the listed first line keeps the condition.
     review = render_review(conditional_report(pr), lambda path, line: False)
-    assert f"(when `{COND}`)" in review["body"]
+    assert f"(on the path where `{COND}`)" in review["body"]
 
 
 def test_summary_findings_list_says_when_and_whether(pr):
     md = render_summary(conditional_report(pr))
     lines = {ln.split("`")[1]: ln for ln in md.splitlines() if ln.startswith("- ") and "**PTC" in ln}
-    assert lines["pkg/models.py:40"].endswith(f" (when `{COND}`) · reached by `tiny_gpt`")
+    assert lines["pkg/models.py:40"].endswith(f" (on the path where `{COND}`) · reached by `tiny_gpt`")
     assert lines["pkg/models.py:3"].startswith("- ℹ️ **PTC102**")
     assert lines["pkg/models.py:3"].endswith(
-        " (when `self.verbose`) · not reached by any configured model")
+        " (on the path where `self.verbose`) · not reached by any configured model")
     assert lines["pkg/models.py:5"].endswith("hard-coded size 8.")
     html = _html(md)
-    assert "(when <code>self.verbose</code>) · not reached by any configured model" in html
+    assert "(on the path where <code>self.verbose</code>) · not reached by any configured model" in html
     # Many models: five named, the rest counted.
     rep = with_finding(conditional_report(pr), 0, reached_by=tuple(f"m{i}" for i in range(8)))
     assert "reached by `m0`, `m1`, `m2`, `m3`, `m4` and 3 more" in render_summary(rep)
@@ -598,10 +598,10 @@ def test_check_annotations_say_when_and_whether(pr):
     a40 = by_line[40]
     assert a40["annotation_level"] == "failure"
     assert a40["message"].startswith("`.item()` syncs with the device; keep the value as a "
-                                     f"tensor. (when {COND})\nSmoke run: reached by tiny_gpt.")
+                                     f"tensor. (on the path where {COND})\nSmoke run: reached by tiny_gpt.")
     # info never fails the check: a notice, whatever the diff says.
     assert by_line[3]["annotation_level"] == "notice"
-    assert by_line[3]["message"] == ("print() in forward breaks the graph. (when self.verbose)"
+    assert by_line[3]["message"] == ("print() in forward breaks the graph. (on the path where self.verbose)"
                                      "\nSmoke run: not reached by any configured model.")
     assert by_line[5]["message"] == "hard-coded size 8." and by_line[5]["annotation_level"] == \
         "failure"
@@ -654,7 +654,7 @@ def test_code_spans_in_our_messages_render_as_code(pr):
     rep = span_report(pr)
     summary, comments, outside = _bodies(rep)
     item = ("<code>.item()</code> copies the tensor to a Python number; keep it a tensor "
-            "(drop <code>.item()</code>) (when <code>self.training</code>)")
+            "(drop <code>.item()</code>) (on the path where <code>self.training</code>)")
     loop = ("Python loop over <code>range(&lt;size&gt;)</code> unrolls per size; use "
             "<code>torch.arange(n)</code> instead")
     for body, expected in ((summary, (item, loop)), (outside, (item, loop)),

@@ -71,7 +71,7 @@ def collect_annotations(report: Report) -> list[dict]:
         msg = str(f.message or "")
         cond = f.condition
         if isinstance(cond, str) and cond.strip():
-            msg += f" (when {cap(' '.join(cond.split()), 200)})"
+            msg += f" (on the path where {cap(' '.join(cond.split()), 200)})"
         if not f.new:
             msg += " (pre-existing)"
         said = _smoke(f) or _reached(f)

@@ -62,8 +62,8 @@ def _raw_line(root: str | None, f: Finding, cache: dict[str, list[str] | None]) 
 
 
 def when(f: Finding) -> str:
-    """The condition in words: " (when `self.training`)", or "" on the default path."""
-    return f" (when `{f.condition}`)" if f.condition else ""
+    """The condition in words: " (on the path where `self.training`)", or "" on the default path."""
+    return f" (on the path where `{f.condition}`)" if f.condition else ""
 
 
 def reached(f: Finding, quote: str = "`") -> str | None:

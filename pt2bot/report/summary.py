@@ -911,7 +911,7 @@ def when(f: Finding) -> str:
     cond = f.condition
     if not isinstance(cond, str) or not cond.strip():
         return ""
-    return f" (when {code_inline(cond, limit=200)})"
+    return f" (on the path where {code_inline(cond, limit=200)})"
 
 
 def reached(f: Finding) -> str:
