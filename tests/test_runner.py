@@ -230,6 +230,12 @@ def test_status_line_says_what_failed_and_where():
     line = status_line({"name": "m", "status": "ok", "graph_breaks": [], "recompiles": {"count": 0},
                         "export": {"ok": True}})
     assert line == "pt2bot run: m: ok, 0 graph break(s), 0 recompile(s), exports"
+    # torch's own recompile for a size of 1 is counted apart, and said (nanochat's batch 1 -> 3
+    # read "0 recompile(s)", though batch 1 is what its generation feeds)
+    line = status_line({"name": "m", "status": "ok", "graph_breaks": [], "recompiles": {"count": 0, "size_one": 1},
+                        "export": {"ok": True}})
+    assert line == ("pt2bot run: m: ok, 0 graph break(s), 0 recompile(s) (and 1 for a size of 1, which torch "
+                    "always specialises), exports"), line
     # an exported program that raises on other sizes is no plain "exports" (complextorch's mean
     # over range x doppler guards on their product)
     cases = [{"shape": {"r": r}, "match": r == 16,

@@ -289,6 +289,10 @@ def status_line(run: ModelRun | Mapping[str, Any], log_base: str | None = None) 
     extra = f", {len(run.graph_breaks)} graph break(s)" if run.graph_breaks is not None else ""
     if run.recompiles is not None and run.recompiles.count is not None and not every_case_raised(run):
         extra += f", {run.recompiles.count} recompile(s)"
+        if run.recompiles.size_one:
+            # torch's own, for a size of 1 (a batch of one, which generation feeds): counted
+            # apart, but a user who compiles for it pays it (nanochat's batch 1 -> 3 read "0")
+            extra += f" (and {run.recompiles.size_one} for a size of 1, which torch always specialises)"
     exp = run.export
     if exp is not None and exp.ok:
         # the exported program run on the matrix's other cases: one that holds on some only
