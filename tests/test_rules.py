@@ -201,7 +201,7 @@ def test_the_item_hint_names_torchs_function_for_maths(tmp_path):
                                    "    db = 20.0 * math.log10(x.abs().amax().item() + 1e-12)\n    return x, db\n")
     [f] = [f for f in check_paths(str(tmp_path), ["m.py"], StaticConfig(select=("ALL",)), jobs=1)
            if f.rule == "PTC101"]
-    assert ("a tensor kept without it changes the input's; `torch.log10` for `math.log10`, which takes Python "
+    assert ("a tensor kept without `.detach()` would pass gradients back to the input; `torch.log10` for `math.log10`, which takes Python "
             "numbers only: given the tensor, it converts it to one itself, the same break)") in f.message
 
 

@@ -161,7 +161,7 @@ class TensorItem(Rule):
                     "(without `.item()` the test is an `if` on a tensor, which breaks the graph too)"
                     if _in_test(ctx.node, node) else
                     "keep it a tensor (`.detach()` where `.item()` was: the number carried no gradient, "
-                    "and a tensor kept without it changes the input's"
+                    "and a tensor kept without `.detach()` would pass gradients back to the input"
                     + "".join(f"; `torch.{f}` for `math.{f}`" for f in maths)
                     + (", which takes Python numbers only: given the tensor, it converts it to one "
                        "itself, the same break" if maths else "") + ")")
