@@ -232,6 +232,16 @@ def test_a_constraint_violation_bounding_a_size_is_placed_on_the_guard_of_that_b
     assert (ex["path"], ex["line"]) == ("models/shape_advice.py", line_of("shape_advice.py", "window")), ex
 
 
+def test_a_range_guard_is_placed_at_the_bound_the_size_is_past():
+    """nanochat: torch wrote the failed `3 <= idx.size()[1] <= 128` at a linear layer (the
+    lower bound's line), where a sequence of 160 fails the attention window's upper bound."""
+    run = measured("range", "models.shape_advice:WindowedLinear", inputs=[{"shape": ["batch", "seq", 4]}],
+                   shapes={"batch": [2], "seq": [16, 100]}, dynamic=("seq",), phases=("matrix",))
+    (reason,) = run["recompiles"]["cases"][1]["reasons"]
+    assert reason["guard"] == "3 <= x.size()[1] <= 64", reason
+    assert (reason["path"], reason["line"]) == ("models/shape_advice.py", line_of("shape_advice.py", "linear-window"))
+
+
 def test_a_break_only_dynamic_sizes_hit_is_kept_from_the_matrix():
     """The break pass compiles one case with static sizes: `is_causal=n_ctx > 1` is a bool
     there. The matrix marks `seq` dynamic and the comparison becomes a symbolic bool, which

@@ -118,6 +118,18 @@ def parse_recompile_reason(text: str, case: CaseInputs, known_files: list[str],
             rec["kind"] = "size_mismatch"
         elif sm:
             rec["dim"] = _dim_of(sm.group("arg"), int(sm.group("ax")), case)
+        # a range guard torch places at the first of its bounds' lines: where the case's size
+        # is past one bound, the line that added that bound (nanochat's `3 <= idx.size()[1] <=
+        # 128` was placed at a linear layer, line 50; a sequence of 160 fails the window's
+        # test, `window >= Tq`, at flash_attention.py:87)
+        rng = _RANGE_RE.match(guard)
+        size = case.shape.get(rec["dim"]) if rec["dim"] else None
+        if rng and m and events is not None and isinstance(size, int):
+            lo, what, hi = int(rng.group(1)), rng.group(2), int(rng.group(3))
+            bound = f"{what} <= {hi}" if size > hi else f"{lo} <= {what}" if size < lo else None
+            site = guard_added_site(bound, m.group("id"), events, paths) if bound else None
+            if site:
+                rec.update(site)
         # Size 1 is torch's own 0/1 specialisation, not the user's bug: the case has size 1,
         # a static guard saw 1, or the only bound is the framework's lower bound of 2.
         if (rec["dim"] and case.shape.get(rec["dim"]) == 1) or (
@@ -142,6 +154,9 @@ def _numbers(text: str) -> set[float]:
 def _source_name(source: str) -> str:
     """A trace source as a recompile reason writes it: `L['kwargs']['x']` → `kwargs['x']`."""
     return re.sub(r"^L\['(\w+)'\]", r"\1", source)
+
+
+_RANGE_RE = re.compile(r"^(\d+) <= (.+?) <= (\d+)$")
 
 
 def guard_added_site(guard: str, guard_id: str | None, events: TraceCollector,
