@@ -66,7 +66,7 @@ BREAK_GB: dict[str, set[str]] = {
     # `.tolist()` and `int(t)` of some tensors break as GB0033 "Data dependent operator".
     "PTC101": {"GB0124"}, "PTC102": {"GB0109", "GB0033"}, "PTC104": {"GB0124", "GB0170", "GB0033"},
     "PTC105": {"GB0059"}, "PTC106": {"GB0291"}, "PTC107": {"GB0007"}, "PTC108": {"GB0059"}, "PTC111": {"GB0007"},
-    "PTC109": {"GB0025"}, "PTC113": {"GB0225"}, "PTC114": {"GB0088"}, "PTC115": {"GB7489"}, "PTC116": {"GB4198"},
+    "PTC109": {"GB0025"}, "PTC113": {"GB0225"}, "PTC114": {"GB0088"}, "PTC115": {"GB7489"}, "PTC116": {"GB4198"}, "PTC117": {"GB0208", "GB0142"},
     "PTC201": {"GB0170"},
     "PTC304": {"GB0036"},
     "PTC403": {"GB0098"},

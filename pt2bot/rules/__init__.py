@@ -36,6 +36,7 @@ from pt2bot.rules.print_call import PrintCall
 from pt2bot.rules.range_over_size import RangeOverSize
 from pt2bot.rules.scalar_condition import ScalarCondition
 from pt2bot.rules.scalar_conversion import ScalarConversion
+from pt2bot.rules.sdp_kernel import SdpKernel
 from pt2bot.rules.shape_branch import ShapeBranch
 from pt2bot.rules.size_specialised import SizeSpecialised
 from pt2bot.rules.syntax_error import SyntaxErrorRule
@@ -52,7 +53,7 @@ RULES: tuple[type[Rule], ...] = (
     SyntaxErrorRule,
     TensorItem, TensorTolist, TensorNumpy, ScalarConversion, PrintCall, LoggingCall,
     HostNondeterminism, FileIO, ExplicitGraphBreak, ModuleStateMutation, TorchJitCall, MinMaxKey,
-    GradFactory, IsinstanceNested, TypeTensorClass, DeepcopyTensor,
+    GradFactory, IsinstanceNested, TypeTensorClass, DeepcopyTensor, SdpKernel,
     TensorCondition, TensorIteration, ScalarCondition,
     ShapeBranch, HardcodedSize, RangeOverSize, DynamicOutputShape, CompileDynamicFalse, EinxCall,
     SizeSpecialised,
