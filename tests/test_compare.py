@@ -982,12 +982,12 @@ def test_a_failure_raised_through_a_function_the_pr_changed_above_the_call_is_co
     cs = with_code_spans(diff_changes(str(repo.path), b_sha, h_sha), str(repo.path))
     assert cs.files["pkg/detr.py"].functions == ((5, 10, "forward"), (13, 14, "nested"))
 
-    def failing(frames):
+    def failing(frames, names=("tiny_gpt",)):
         base, head = results_pair()
-        run = next(m for m in head["models"] if m["name"] == "tiny_gpt")
-        run.update(status="error", error={
-            "kind": "exception", "path": "pkg/backbone.py", "line": 73, "frames": frames,
-            "message": "forward(batch=2) raised AttributeError: 'Tensor' object has no attribute 'tensors'"})
+        for run in (m for m in head["models"] if m["name"] in names):
+            run.update(status="error", error={
+                "kind": "exception", "path": "pkg/backbone.py", "line": 73, "frames": frames,
+                "message": "forward(batch=2) raised AttributeError: 'Tensor' object has no attribute 'tensors'"})
         rep = build_report(base_results=typed(base), head_results=typed(head), base_findings=[],
                            head_findings=[], changeset=cs, config=make_config(), selection=SKIP,
                            base_sha=b_sha, head_sha=h_sha)
@@ -1007,3 +1007,9 @@ def test_a_failure_raised_through_a_function_the_pr_changed_above_the_call_is_co
     # a frame in a function the PR did not change, or above the changed line, carries nothing
     for frames in ([{"path": "pkg/detr.py", "line": 14}], [{"path": "pkg/detr.py", "line": 6}]):
         assert "reached_from" not in failing(frames + [{"path": "pkg/backbone.py", "line": 73}])[1]
+    # two models failing alike get one comment there, naming both (DETR's two got two)
+    rep, _ = failing([{"path": "pkg/detr.py", "line": 9}, {"path": "pkg/backbone.py", "line": 73}],
+                     names=("tiny_gpt", "renamed_mlp"))
+    [c] = render_review(Report(head=h_sha, models=rep.models),
+                        lambda path, line: (path, line) == ("pkg/detr.py", 7))["comments"]
+    assert c["body"].startswith("❌ pt2bot: models `tiny_gpt`, `renamed_mlp` fail on head but not on base")

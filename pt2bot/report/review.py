@@ -161,16 +161,14 @@ def render_review(report: Report, changeset_commentable: Commentable | None = No
         place((path, line, None), recompile_body(rows), fingerprint("new-recompile", path, None, source),
               f"{path}:{line}", keys=[key])
 
+    # models failing alike (the same message and output, placed on the same line) are one
+    # comment: DETR's reverted `isinstance` got two identical comments on one line, one a model
+    failing: dict[tuple, list[str]] = {}
     for m in report.models:
         for p in m.problems:
             if p.get("kind") in ("fails_only_on_head", "fails_on_head") and p.get("path"):
-                fp = fingerprint("model-failure", m.name, str(p.get("path")),
-                                 str(p.get("message")))
-                body = (f"❌ pt2bot: model {code_inline(m.name, limit=100)} "
-                        f"{escape_inline(p.get('message', ''), limit=300)}")
-                if p.get("detail"):
-                    body += "\n\n" + code_block(p["detail"], limit=2000)
                 at = _item_at(p)
+                raised = ""
                 reached = p.get("reached_from")
                 if isinstance(reached, Mapping) and not (
                         isinstance(at[0], str) and isinstance(at[1], int)
@@ -179,14 +177,29 @@ def render_review(report: Report, changeset_commentable: Commentable | None = No
                     # through a function it changed above the call: the comment goes there,
                     # and says where it raised
                     if isinstance(reached.get("via"), int):
-                        body += (f"\n\nRaised at {code_inline(location(p), limit=160)}, in a call "
-                                 f"from line {reached['via']} of "
-                                 f"{code_inline(str(reached.get('function') or ''), limit=100)}"
-                                 ", a function this pull request changed here.")
+                        raised = (f"\n\nRaised at {code_inline(location(p), limit=160)}, in a call "
+                                  f"from line {reached['via']} of "
+                                  f"{code_inline(str(reached.get('function') or ''), limit=100)}"
+                                  ", a function this pull request changed here.")
                     else:
-                        body += f"\n\nRaised at {code_inline(location(p), limit=160)}, called from this line."
+                        raised = f"\n\nRaised at {code_inline(location(p), limit=160)}, called from this line."
                     at = (reached.get("path"), reached.get("line"), DIFF_ADDED)
-                place(at, body, fp, location(p))
+                key = (at, str(p.get("message") or ""), str(p.get("detail") or ""), raised, location(p),
+                       str(p.get("path")))
+                failing.setdefault(key, []).append(m.name)
+    for (at, message, detail, raised, where, path), names in failing.items():
+        fp = fingerprint("model-failure", ", ".join(names), path, message)
+        if len(names) == 1:
+            body = f"❌ pt2bot: model {code_inline(names[0], limit=100)} {escape_inline(message, limit=300)}"
+        else:
+            who = (", ".join(code_inline(n, limit=100) for n in names[:10])
+                   + (f" and {len(names) - 10} more" if len(names) > 10 else ""))
+            body = (f"❌ pt2bot: models {who} fail {escape_inline(message[len('fails '):], limit=300)}"
+                    if message.startswith("fails ") else
+                    f"❌ pt2bot: models {who}: {escape_inline(message, limit=300)}")
+        if detail:
+            body += "\n\n" + code_block(detail, limit=2000)
+        place(at, body + raised, fp, where)
 
     return {"schema": SCHEMA, "head": report.head,
             "body": review_body(report, elsewhere, len(comments), held_back=len(refuted)),
