@@ -126,3 +126,50 @@ def test_values_head_refused_before_the_check_are_said_apart(tmp_path):
     said = verdict["evidence"]
     assert "head raised IndexError before the check, which these did not reach" in said, said
     assert "head raised on -1" not in said, said
+
+
+TAGGER = """\
+import torch
+from torch import nn
+
+
+class Tagger(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.lin = nn.Linear(4, 4)
+
+    def forward(self, x, mask):
+        h = self.lin(x)
+        if not mask[:, 0].all():
+            raise ValueError("mask[:, 0] must be True")
+        ends = mask.sum(1) - 1
+        last = h[torch.arange(h.size(0)), ends]
+        return torch.where(mask.unsqueeze(-1), h, 0.0).sum(1) + last
+
+
+def inputs(batch):
+    torch.manual_seed(batch)
+    mask = torch.ones(batch, 5, dtype=torch.bool)
+    mask[0, 3:] = False
+    return torch.randn(batch, 5, 4), mask
+"""
+FIRST = 12
+assert TAGGER.splitlines()[FIRST - 1].strip() == "if not mask[:, 0].all():"
+
+
+@pytest.mark.torch
+def test_an_exception_head_s_own_compiled_code_raises_is_no_caveat_of_the_edit(tmp_path):
+    """A new user's TorchCRF tagger: the verified check read first "⚠️ Unlike head: compiled
+    code raises TorchRuntimeError where head raises IndexError", from a bool mask given as
+    int64 values (0/1 labels passed as a bool): head's own compiled code raises that too (its
+    `torch.where` refuses an integer condition while tracing), so it is no difference the edit
+    makes. The swap the check itself makes, ValueError to RuntimeError, is still said."""
+    config = one_model("tagger", "pkg.tagger:Tagger", "{entry: pkg.tagger:inputs}", "{batch: [2, 3]}")
+    root = write_repo(tmp_path / "repo", {"pkg/tagger.py": TAGGER}, config)
+    target = break_target("tagger", "m.py", FIRST, "GB0170", "Data-dependent branching")
+    (c,) = offered(target, TAGGER, "keep the check in compiled code")
+    c = dataclasses.replace(c, path="pkg/tagger.py")
+    verdict = prove(root, "tagger", [item("c", c, TAGGER, dict(target, path="pkg/tagger.py"))], tmp_path / "work")["c"]
+    assert verdict["accepted"] is True, verdict
+    assert verdict["caveats"] == ["compiled code raises RuntimeError where head raises ValueError (on CUDA a "
+                                  "device-side assert, which ends the process's CUDA context)"], verdict

@@ -925,13 +925,23 @@ def guard_checks(model: Any, case: CaseInputs, paths: RepoPaths, kinds: Sequence
         runs = [(inj, head_out) for _, inj, head_out in pending]
         results = _compiled_guards(model, case, paths, cand_swap, runs, tolerance, keep=True)
         differ = [k for k, res in enumerate(results) if not res["match"]]
-        if differ:
+        # an exception of another type than head's eager one: head's own compiled code may raise
+        # it too (a bool mask given as int64 -1 fails dynamo's fake tensors in either, a new
+        # user's caveat "TorchRuntimeError where head raises IndexError" was head's own)
+        swapped = [k for k, res in enumerate(results) if res["match"]
+                   and isinstance(res.get("got"), BaseException) and isinstance(runs[k][1], BaseException)
+                   and getattr(res["got"], "exc_type", None) != getattr(runs[k][1], "exc_type", None)]
+        if differ or swapped:
             # a library may take another path in compiled code (`if is_compiling():`, tad-dftd3's
             # C6 lookup on an atomic number of -1): where head's own compiled run differs from
             # its eager run too, the edit's compiled run is compared with head's compiled run
-            heads = _compiled_guards(model, case, paths, head_swap, [runs[k] for k in differ],
+            heads = _compiled_guards(model, case, paths, head_swap, [runs[k] for k in differ + swapped],
                                      tolerance, keep=True)
-            for k, h in zip(differ, heads):
+            for k, h in zip(differ + swapped, heads):
+                if k in swapped:
+                    if getattr(h.get("got"), "exc_type", None) == getattr(results[k]["got"], "exc_type", None):
+                        results[k] = {**results[k], "head_compiled_raised_type": getattr(h["got"], "exc_type", None)}
+                    continue
                 if h["match"]:
                     continue   # head's compiled code computes what its eager code does: the edit's
                 same = _versus(h["got"], results[k]["got"], tolerance, same_type=False)
@@ -1807,7 +1817,9 @@ def judge(head: Mapping[str, Any], cand: Mapping[str, Any], targets: Sequence[Ma
     swapped = sorted({(str(r["raised_type"]), str(r["compiled_raised_type"])) for r in cand.get("guards") or ()
                       if r.get("compiled") and r.get("raised") and r.get("raised_type")
                       and r.get("compiled_raised_type")
-                      and r["raised_type"] not in _raised_as(r)})
+                      and r["raised_type"] not in _raised_as(r)
+                      # (head's own compiled code raises it there too: not the edit's)
+                      and r.get("head_compiled_raised_type") != r["compiled_raised_type"]})
     if swapped:
         # and what it says, where that differs: a check kept as `torch._assert_async` says a
         # constant message, where head's formatted the values it refused (a new user's read
