@@ -1675,6 +1675,7 @@ _DOC_OTHER_SIZE = 16
 _DOC_COMPLEX = re.compile(r"\b(?:complex(?:64)?|cfloat|ComplexFloat)\b")
 _DOC_INTEGER = re.compile(r"\b(?:long|int(?:32|64)?|integers?|LongTensor|IntTensor)\b", re.I)
 _DOC_BOOL = re.compile(r"\b(?:bool|boolean|BoolTensor)\b", re.I)
+_DOC_BELOW = re.compile(r"\b(?:below|less than)\s+`?([A-Za-z_]\w*)`?")
 _DOC_IDS = re.compile(r"\b(?:class labels?|labels?|class(?:es)?|ids|indices|tokens?)\b", re.I)
 
 
@@ -1740,6 +1741,12 @@ def _doc_input(env: dict[str, Any], fn: ast.FunctionDef, name: str,
         high = (_known(env, _TOKENS) if word.startswith("token") else
                 _index_count(env, "label") if word.startswith(("label", "class")) else
                 _index_count(env, name))
+        # the bound the line names, where it is a constructor argument (a tagger's "gold BIO
+        # tags below num_tags": 9, where the count guess was 4)
+        bound = _DOC_BELOW.search(said)
+        if bound and isinstance(env.get(bound.group(1)), int) and not isinstance(env[bound.group(1)], bool) \
+                and env[bound.group(1)] > 0:
+            high = env[bound.group(1)]
         return InputGuess(None, tuple(shape), "int64", high), \
             f"{line} {word or 'integers'}, below {high}"
     return InputGuess(None, tuple(shape), "float32"), line

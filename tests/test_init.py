@@ -1795,6 +1795,36 @@ def test_a_dim_the_docstring_says_is_a_multiple_gets_multiples_of_it(tmp_path):
     assert "samples a multiple of 256, as the docstring says" in text
 
 
+def test_an_integer_input_the_docstring_bounds_by_an_argument_is_drawn_below_it(tmp_path):
+    """A new user's BiLSTM-CRF tagger: "tags: [batch, seq] int64 gold BIO tags below num_tags";
+    init drew the tags below 4 (its count guess), where the model has 9 tags."""
+    root = _repo(tmp_path, {"ner/__init__.py": "", "ner/model.py": """\
+        import torch
+        from torch import nn
+
+
+        class Tagger(nn.Module):
+            \"\"\"A tagger; forward returns the tag scores summed over the gold tags.
+
+            tokens: [batch, seq] int64 token ids
+            tags:   [batch, seq] int64 gold BIO tags below num_tags
+            \"\"\"
+
+            def __init__(self, vocab_size: int = 50, num_tags: int = 9, dim: int = 8) -> None:
+                super().__init__()
+                self.embed = nn.Embedding(vocab_size, dim)
+                self.proj = nn.Linear(dim, num_tags)
+
+            def forward(self, tokens, tags):
+                scores = self.proj(self.embed(tokens))
+                return scores.gather(-1, tags.unsqueeze(-1)).sum()
+        """})
+    assert main(["init", str(root), "--check"]) == 0
+    [m] = load_config(str(root / "pt2bot.yml")).models
+    tags = next(i for i in m.inputs if i.name == "tags")
+    assert (tags.dtype, tags.high) == ("int64", 9), tags
+
+
 def test_a_class_handed_to_a_constructor_to_build_is_a_building_block(tmp_path):
     """Swin: `downsample=PatchMerging if (i_layer < self.num_layers - 1) else None`, which each
     stage builds as `downsample(input_resolution, dim=dim, ...)`; init proposed `PatchMerging`
