@@ -300,6 +300,11 @@ def compare(head: Sequence[list[dict[str, Any]]], cand: Sequence[list[dict[str, 
                     continue
                 why = _differ(h[name], c[name], tolerance)
                 row["compared"] += 1
+                if not why and (_number(h[name]) or isinstance(h[name], bool)) and \
+                        type(c[name]).__name__ == "Tensor":
+                    # the same value, but a tensor where head's was a Python number: a caller
+                    # that logs or formats it reads `tensor(87)` (said with the evidence)
+                    row.setdefault("tensors", {})[name] = type(h[name]).__name__
                 if why:
                     row.update(match=False, message=f"`{name}`: {why}"
                                                     + (f" (pass {i + 1})" if len(hs) > 1 else ""))

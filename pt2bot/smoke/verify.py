@@ -1775,7 +1775,12 @@ def judge(head: Mapping[str, Any], cand: Mapping[str, Any], targets: Sequence[Ma
     if aliases:
         evidence.append(f"but {aliases}")
     if any(r.get("compared") for r in values.get("rows") or ()):
-        evidence.append(f"{_named(values.get('names') or ())} equal after line {values.get('line')}")
+        kept = {n: t for r in values.get("rows") or () for n, t in (r.get("tensors") or {}).items()}
+        # (and which of them is a 0-d tensor where head's was a number: a new user's `n_tokens =
+        # mask.sum()` read "equal"; only the function reads it, the recipe makes sure, so it is
+        # said with the values, not first as what the fix does unlike head)
+        evidence.append(f"{_named(values.get('names') or ())} equal after line {values.get('line')}"
+                        + "".join(f" (`{n}` a 0-d tensor where head's is a Python {t})" for n, t in kept.items()))
     eager_only = (_eager_only_evidence(cand) or _dropped_arm_evidence(cand) or _early_return_evidence(cand)
                   or _dropped_test_evidence(cand) or _entered_evidence(cand) or _selected_evidence(cand))
     if eager_only:
