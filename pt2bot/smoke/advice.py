@@ -263,9 +263,9 @@ def _auto_instead(res: dict[str, Any], model: Any, ex: CaseInputs, spec: Any,
                   cases: list[CaseInputs], eager_outs: list[Any], tolerance: Any) -> None:
     """Whether a multiple torch's suggested fixes put on a dim is the model's need or only
     torch's: where `Dim.AUTO` in its place exports with that dim a plain size and the program
-    runs every case the advised spec ran equal to eager, the dim's entries get `auto`:
-    `{"min", "cases"}`, the least size the program then took (halving between 2 and the
-    example's size) and the cases run. DETR's advice was "width: multiple of 16" (`width =
+    runs every case the advised spec ran equal to eager, and sizes that are no multiple
+    (`_auto_sizes`), the dim's entries get `auto`: `{"took", "min", "refused", "cases"}`, and
+    the notes say so. DETR's advice was "width: multiple of 16" (`width =
     16*_width`, torch's fix for `4 % (4 + 4*((width - 1)//16)) != 0`, which every width from
     17 meets); `Dim.AUTO` exports widths from 17 with none, and a `Dim` with `min=17` torch
     refuses for that guard. A multiple pt2bot.yml declares is the user's and is left alone."""
