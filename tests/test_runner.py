@@ -291,8 +291,8 @@ def test_status_line_says_what_failed_and_where():
     # only the advice's YAML comment had it
     line = status_line({"name": "m", "status": "ok", "graph_breaks": [], "recompiles": {"count": 1},
                         "specialized": [{"dim": "batch", "value": 2, "path": "util/misc.py", "line": 316}]})
-    assert line == ("pt2bot run: m: ok, 0 graph break(s), 1 recompile(s); batch is declared dynamic but the "
-                    "code specialises it to 2 at util/misc.py:316 (`mark_dynamic` raises there: measured "
+    assert line == ("pt2bot run: m: ok, 0 graph break(s), 1 recompile(s); batch is declared dynamic but under "
+                    "compile the code specialises it to 2 at util/misc.py:316 (`mark_dynamic` raises there: measured "
                     "with it marked weakly)"), line
     # where the repository's code raised, when the worker placed it (a new user's dynamic
     # `samples` raised "not simple sympy type" at their own `unfold` on every case)

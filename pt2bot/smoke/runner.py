@@ -311,7 +311,9 @@ def status_line(run: ModelRun | Mapping[str, Any], log_base: str | None = None) 
     pinned = [s for s in run.specialized or () if s.dim]
     if pinned:
         s = pinned[0]
-        extra += (f"; {s.dim} is declared dynamic but the code specialises it to {s.value}"
+        # ("under compile": the shape advice's export may keep the same dim dynamic, and the
+        # line said both, which a new user read as a contradiction)
+        extra += (f"; {s.dim} is declared dynamic but under compile the code specialises it to {s.value}"
                   + (f" at {s.path}:{s.line}" if s.path and s.line else "")
                   + " (`mark_dynamic` raises there: measured with it marked weakly)"
                   + (f", and {len(pinned) - 1} more dim(s)" if len(pinned) > 1 else ""))
