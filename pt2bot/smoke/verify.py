@@ -925,11 +925,13 @@ def guard_checks(model: Any, case: CaseInputs, paths: RepoPaths, kinds: Sequence
         runs = [(inj, head_out) for _, inj, head_out in pending]
         results = _compiled_guards(model, case, paths, cand_swap, runs, tolerance, keep=True)
         differ = [k for k, res in enumerate(results) if not res["match"]]
-        # an exception of another type than head's eager one: head's own compiled code may raise
-        # it too (a bool mask given as int64 -1 fails dynamo's fake tensors in either, a new
-        # user's caveat "TorchRuntimeError where head raises IndexError" was head's own)
+        # dynamo's own error where head's eager code raised another exception: head's own
+        # compiled code may raise it too (a bool mask given as int64 -1 fails dynamo's fake
+        # tensors in either; a new user's caveat "TorchRuntimeError where head raises
+        # IndexError" was head's own). A `torch._assert_async`'s RuntimeError is the edit's.
         swapped = [k for k, res in enumerate(results) if res["match"]
                    and isinstance(res.get("got"), BaseException) and isinstance(runs[k][1], BaseException)
+                   and "TorchDynamoException" in (getattr(res["got"], "exc_bases", ()) or ())
                    and getattr(res["got"], "exc_type", None) != getattr(runs[k][1], "exc_type", None)]
         if differ or swapped:
             # a library may take another path in compiled code (`if is_compiling():`, tad-dftd3's
