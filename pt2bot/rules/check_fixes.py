@@ -97,8 +97,8 @@ import dataclasses
 import re
 
 from pt2bot.rules.base import Candidate
-from pt2bot.rules.edits import (BOOL_FUNCS, binds_torch, enclosing_function, function_binds, indent_unit,
-                                indentation, is_elif,
+from pt2bot.rules.edits import (BOOL_FUNCS, binds_torch, function_binds, indent_unit, indentation, is_elif,
+                                next_if_testing,
                                 nested, owns_lines, parents_of, replace_statement, segment,
                                 source_lines, statement_at, statement_lines)
 
@@ -558,29 +558,24 @@ def _asserted_else(code: str, finding, st: ast.stmt, lines: list[str], cond: str
                               safe=False, guards=("invalid",), rank=0)]
 
 
-def number_check_fixes(code: str, finding, source: str, tree: ast.Module, tensor: ast.AST,
-                       value: str) -> list[Candidate]:
+def number_check_fixes(code: str, finding, source: str, tree: ast.Module, value: str) -> list[Candidate]:
     """`name = <number of tensor>` at the finding (`value`: the tensor's text standing for the
     number: `(~mask).sum()`, `x.long()` for `int()` of a float tensor), then `if <test of
     name>: raise ...` (a chain of such links as `_raise_fixes` takes), the name read nowhere
     else in the function: compiled code asserts the test on the tensor, eager code runs both
     statements as they were."""
     lines = source_lines(source)
-    st, body = statement_at(tree, finding.line, finding.col)
+    st, _body = statement_at(tree, finding.line, finding.col)
     if not (isinstance(st, ast.Assign) and len(st.targets) == 1 and isinstance(st.targets[0], ast.Name)) \
             or not binds_torch(tree) or function_binds(tree, st, "torch") or not owns_lines(lines, st):
         return []
     name = st.targets[0].id
-    i = next((k for k, s in enumerate(body) if s is st), None)
-    nxt = body[i + 1] if i is not None and i + 1 < len(body) else None
-    fn = enclosing_function(tree, st)
-    if not isinstance(nxt, ast.If) or fn is None or is_elif(lines, nxt):
+    # (read elsewhere too, compiled code would need the number there)
+    nxt = next_if_testing(tree, st, name)
+    if nxt is None or is_elif(lines, nxt):
         return []
     reads = [n for n in ast.walk(nxt.test) if isinstance(n, ast.Name) and n.id == name]
     end = nxt.end_lineno or nxt.lineno
-    if not reads or any(isinstance(n, ast.Name) and n.id == name and isinstance(n.ctx, ast.Load)
-                        and not nxt.lineno <= n.lineno <= end for n in ast.walk(fn)):
-        return []   # read elsewhere too: compiled code would need the number there
     if any(n.lineno != n.end_lineno for n in reads) or "\n" in value:
         return []
     # the test with the tensor in the name's place, in a copy of the source, where the check's

@@ -392,6 +392,24 @@ def enclosing_function(tree: ast.Module, st: ast.stmt) -> ast.FunctionDef | ast.
     return max(fns, key=lambda f: f.lineno) if fns else None
 
 
+def next_if_testing(tree: ast.Module, st: ast.stmt, name: str) -> ast.If | None:
+    """The `if` right after `st` whose test reads `name`, where the function holding them
+    reads `name` nowhere outside that `if` (not after it, nor earlier in a loop); None
+    otherwise. A number bound only to be tested there can change form with the test."""
+    _, body = statement_at(tree, st.lineno, st.col_offset)
+    i = next((k for k, s in enumerate(body) if s is st), None)
+    nxt = body[i + 1] if i is not None and i + 1 < len(body) else None
+    fn = enclosing_function(tree, st)
+    if not isinstance(nxt, ast.If) or fn is None or \
+            not any(isinstance(n, ast.Name) and n.id == name for n in ast.walk(nxt.test)):
+        return None
+    end = nxt.end_lineno or nxt.lineno
+    if any(isinstance(n, ast.Name) and n.id == name and isinstance(n.ctx, ast.Load)
+           and not nxt.lineno <= n.lineno <= end for n in ast.walk(fn)):
+        return None
+    return nxt
+
+
 def parameter_names(fn: ast.FunctionDef | ast.AsyncFunctionDef) -> list[str]:
     """The names of `fn`'s parameters, `*args` and `**kwargs` left out."""
     return [a.arg for a, _default in parameters(fn)]
@@ -498,4 +516,4 @@ def fresh_name(taken: set[str], base: str) -> str:
 
 __all__ = ["BOOL_FUNCS", "BIN_OPS", "parameter_names", "parameters", "pure", "pure_indexed", "identifiers", "fresh_name", "module_binds", "module_names", "replace_spans", "node_span", "parents_of", "enclosing_function", "segment", "with_replaced", "statement_lines", "is_elif", "defined_before", "source_lines", "statement_at", "owns_lines", "indentation", "indent_unit", "nested",
            "spans_string_lines", "binds_torch", "function_binds", "replace_statement", "apply_candidate",
-           "finding_statement", "guard_eager_only", "header_edit", "statement_in_function"]
+           "finding_statement", "guard_eager_only", "header_edit", "next_if_testing", "statement_in_function"]

@@ -42,8 +42,8 @@ import dataclasses
 
 from pt2bot.rules.base import Candidate
 from pt2bot.rules.check_fixes import number_check_fixes
-from pt2bot.rules.edits import (enclosing_function, finding_statement, function_binds, indentation, node_span,
-                                parameters, parents_of, replace_spans, replace_statement, segment,
+from pt2bot.rules.edits import (enclosing_function, finding_statement, function_binds, indentation, next_if_testing,
+                                node_span, parameters, parents_of, replace_spans, replace_statement, segment,
                                 with_replaced)
 
 # reading a value in one of these is a Python number's job (a size, an index, a message; the
@@ -344,7 +344,7 @@ def keep_tensor_fixes(code: str, finding, source: str, tree: ast.Module, what: s
         name = named
         # read only by the test of a check right after it (`if n == 0: raise ...`): asserted
         # on the tensor in compiled code, both statements as they were in eager
-        checked = number_check_fixes(code, finding, source, tree, tensor, text)
+        checked = number_check_fixes(code, finding, source, tree, text)
         if checked:
             return checked
         if _later_reads_arith(tree, st, name, what, need_one=True):
@@ -386,18 +386,10 @@ def _kept_then_selected(code: str, finding, tree: ast.Module, st: ast.stmt, line
     # (imported here: the branch recipes import no scalar recipe, but keep the rules' import
     # order free)
     from pt2bot.rules.branch_fixes import tensor_condition_fixes
-    from pt2bot.rules.edits import statement_at
-    _, body = statement_at(tree, st.lineno, st.col_offset)
-    i = next((k for k, s in enumerate(body) if s is st), None)
-    nxt = body[i + 1] if i is not None and i + 1 < len(body) else None
-    fn = enclosing_function(tree, st)
-    if not isinstance(nxt, ast.If) or fn is None or \
-            not any(isinstance(n, ast.Name) and n.id == name for n in ast.walk(nxt.test)):
+    # (read elsewhere too, after the `if` or earlier in a loop, it may need the number)
+    nxt = next_if_testing(tree, st, name)
+    if nxt is None:
         return []
-    end = nxt.end_lineno or nxt.lineno
-    if any(isinstance(n, ast.Name) and n.id == name and isinstance(n.ctx, ast.Load)
-           and not nxt.lineno <= n.lineno <= end for n in ast.walk(fn)):
-        return []   # read elsewhere too (after the `if`, or earlier in a loop): it may need the number
     kept = _detached(code, finding, st, lines, outer, text, "", rank=0)
     if len(kept.lines) != kept.end_line - kept.start_line + 1:
         return []
