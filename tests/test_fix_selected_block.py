@@ -92,3 +92,30 @@ def test_the_loop_verifies_it_on_an_empty_mask_and_refuses_a_block_that_differs_
                                            "and skips one with none"]
     assert verdicts["wrong"]["accepted"] is False
     assert "empty mask" in verdicts["wrong"]["reason"], verdicts["wrong"]
+
+
+OUTER = VIT + """
+
+class Outer(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.tokens = Tokens()
+
+    def forward(self, x, masks):
+        # the batch of 3 runs with no mask at all, as a model's unmasked path does
+        return self.tokens(x, masks if x.shape[0] == 2 else None)
+"""
+
+
+@pytest.mark.torch
+def test_a_case_that_skips_the_block_on_the_kept_part_of_the_test_is_not_evidence(tmp_path):
+    # The batch of 3 passes `masks=None`: head skips the block there, and so does the edit, on
+    # the `masks is not None` it keeps. That case says nothing of the `.any()` the edit drops;
+    # the evidence was "skipped by head on 1 of the 2 shape cases" of it.
+    root = write_repo(tmp_path / "repo", {"pkg/vit.py": OUTER},
+                      CONFIG.replace("pkg.vit:Tokens", "pkg.vit:Outer"))
+    (kept,) = [dataclasses.replace(c, path="pkg/vit.py") for c in offered(_target("m.py"), OUTER, TITLE)]
+    verdicts = prove(root, "vit", [item("kept", kept, OUTER, _target())], tmp_path / "work")
+    assert verdicts["kept"]["accepted"] is True, verdicts["kept"]
+    assert f"the block at line {IF + 1} skipped by head on inputs with an empty mask" in verdicts["kept"]["evidence"]
+    assert "shape case" not in verdicts["kept"]["evidence"].split(f"line {IF + 1}")[1].split(";")[0]

@@ -821,7 +821,8 @@ def guard_checks(model: Any, case: CaseInputs, paths: RepoPaths, kinds: Sequence
                  head_cache: GuardCache, *,
                  compiled: bool = False, watch: int | None = None,
                  prefer: tuple[str, ...] = (), equal: Sequence[str] = (), block: int | None = None,
-                 on_stage: Callable[[str | None], None] = lambda _stage: None) -> list[dict[str, Any]]:
+                 on_stage: Callable[[str | None], None] = lambda _stage: None,
+                 cand_watch: int | None = None) -> list[dict[str, Any]]:
     """Head and the patched code on inputs with each guarded special value, injected into
     the tensor arguments of the function the edit is in, and one level into its tuple, named
     tuple, list and dict arguments (a solver's state tuple, a batch dict). A kind no argument
@@ -843,6 +844,8 @@ def guard_checks(model: Any, case: CaseInputs, paths: RepoPaths, kinds: Sequence
     `block`: the first line of the block of the `if` the edit replaces, where there is one: a NaN
     or an inf no argument can hold is put into the model's weights instead (`_weights_guards`),
     and such an input counts only where head entered that block on it.
+    `cand_watch`: a line of the patched file the candidate's run is watched at too
+    (`cand_reached` in each row; `_kept_test_block`).
     `on_stage`: told when head's own run on a guard input starts (and None when it ends), so
     that a run past the candidate's time is blamed on head where head's run hangs (a solver
     whose state holds -1 or 1e6 may never end), not on the patch."""
@@ -896,7 +899,7 @@ def guard_checks(model: Any, case: CaseInputs, paths: RepoPaths, kinds: Sequence
                     unfinished.append({"kind": kind, "pattern": pattern, "argument": head_inj.argument,
                                        "run_s": run_s})
                     continue
-                inj = Injection(kind, pattern, arg, prefer=prefer, time_limit=run_s)
+                inj = Injection(kind, pattern, arg, prefer=prefer, time_limit=run_s, watch=cand_watch)
                 try:
                     with injecting(cand_swap, inj), call_mode(), defined_memory():
                         got = _try_forward(model, case, paths)
@@ -904,6 +907,8 @@ def guard_checks(model: Any, case: CaseInputs, paths: RepoPaths, kinds: Sequence
                     got = e
                 row = _guard_row(kind, pattern, arg, head_inj.argument, head_inj, head_out, got,
                                  tolerance, run_s)
+                if cand_watch is not None:
+                    row["cand_reached"] = inj.reached
                 if row["match"] and not isinstance(got, BaseException):
                     inner = _compare(head_inj.returns, inj.returns, tolerance)
                     if not inner["match"]:
@@ -2579,6 +2584,16 @@ def _kept_block(original: str, edit: Edit, new_lines: Sequence[str]) -> int | No
     return None
 
 
+def _kept_test_block(original: str, edit: Edit, new_lines: Sequence[str]) -> int | None:
+    """For a `_kept_block` edit that keeps a part of head's test as an `if` (`if masks is not
+    None:` of `if masks is not None and masks.any():`): the patched file's first line of that
+    block. An input on which head skipped the block counts for the dropped part only where the
+    patched code entered it: where the kept part failed (`masks=None`), both skip it alike."""
+    if _kept_block(original, edit, new_lines) is None or not new_lines[0].strip().startswith("if "):
+        return None
+    return next((edit.start_line + i for i, ln in enumerate(new_lines) if i and ln.strip()), None)
+
+
 # guard inputs whose gradients are compared, at most: each costs a backward of head's (kept for
 # the function's other candidates) and one of the candidate's
 GRADIENT_GUARDS = 8
@@ -2616,7 +2631,8 @@ def guard_gradients(model: Any, case: CaseInputs, paths: RepoPaths, rows: Sequen
                 head_cache[key] = gradients(model, case, paths)
         with injecting(cand_swap, Injection(kind, pattern, arg, prefer=prefer)):
             cand = gradients(model, case, paths)
-        where = {"kind": kind, "argument": r.get("argument"), "skipped": skip and r.get("reached") is False}
+        where = {"kind": kind, "argument": r.get("argument"), "skipped": skip and r.get("reached") is False
+                 and r.get("cand_reached") is not False}
         last = {**where, **(_gradient_row(head_cache[key], cand, tolerance) or {"match": True})}
         if not last["match"]:
             break
@@ -2824,9 +2840,11 @@ def _param_words(cand: Mapping[str, Any]) -> str:
 
 def _guards_reaching(cand: Mapping[str, Any], entered: bool) -> list[str]:
     """The kinds of the guard inputs on which head called the function and entered the
-    watched block (`entered`), or skipped it."""
+    watched block (`entered`), or skipped it (and the candidate did not skip its own block
+    on the part of head's test it kept: `cand_reached`, `_kept_test_block`)."""
     return sorted({str(r.get("kind")) for r in cand.get("guards") or ()
-                   if r.get("hit") and r.get("reached") is entered})
+                   if r.get("hit") and r.get("reached") is entered
+                   and (entered or r.get("cand_reached") is not False)})
 
 
 def _watched_inputs(cand: Mapping[str, Any], cases: str, guards: Sequence[str]) -> str:
@@ -3277,6 +3295,7 @@ def _measure_candidate(cand: Mapping[str, Any], edit: Edit, model: Any, cases: l
     if skip is not None:
         measured["skip"] = skip
         watch = skip if skip > 0 else None
+    kept_test = _kept_test_block(original, edit, new_code) if skip is not None else None
     # an `if` the edit replaces whole by branchless code that computes its block's work and
     # selects it (`torch.where` on the test): which shape cases and guard inputs enter the block
     enter = None if compiled or setting or dropped or early is not None or skip is not None \
@@ -3370,6 +3389,9 @@ def _measure_candidate(cand: Mapping[str, Any], edit: Edit, model: Any, cases: l
                         # (a guard input may skip the block too: nothing to stop at yet)
                         measured["skipped"] = _cases_reaching(model, cases, paths, head_swap, watch,
                                                               skipping=True)
+                        if kept_test is not None and measured["skipped"]:
+                            entered = _cases_reaching(model, cases, paths, swap, kept_test)
+                            measured["skipped"] = [s for s in measured["skipped"] if s in entered]
                     elif enter is not None:
                         # (and a guard input may enter it)
                         measured["entered"] = _cases_reaching(model, cases, paths, head_swap, watch)
@@ -3436,7 +3458,7 @@ def _measure_candidate(cand: Mapping[str, Any], edit: Edit, model: Any, cases: l
                     measured["guards"] = guard_checks(
                         model, cases[0], paths, kinds, head_swap, swap, model_spec.get("tolerance"),
                         cache, compiled=compiled, watch=watch, prefer=prefer, equal=equal,
-                        block=_if_block(original, edit), on_stage=at_stage)
+                        block=_if_block(original, edit), on_stage=at_stage, cand_watch=kept_test)
                     # (a guard no argument can carry is judged apart: the rest still runs)
                     ok = all(g.get("match") for g in measured["guards"] if g.get("hit"))
                     # (an edit that asks `is_compiling()` leaves eager, and its backward, as head's)
