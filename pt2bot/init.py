@@ -46,7 +46,10 @@ a time named first hands the data input to the parameter after it; a graph's `ed
 the data input node features, `_from_constructor`). An optional parameter of forward that
 defaults to None and that forward tests against None (`targets=None`, a language model's
 loss) gets the same guess as a commented-out input with the line of that test: the default
-path runs as callers run it, and the user sees which branch is left and how to run it. What
+path runs as callers run it, and the user sees which branch is left and how to run it; one that
+forward reads as another object (`kv_cache.get_pos()`, no tensor's attribute) is said in a comment
+instead, with the way to build it (an input factory). A weight-setting method of the class that
+its constructor never calls (`init_weights()`, nanochat's GPT) is said above the entry. What
 could not be inferred (a required constructor argument without a guess, a forward argument
 annotated as a Python value, no input at all) is written as a commented-out entry with the
 reason. Sizes a staged model ties together stay consistent (`_fit_staged_sizes`: a width each
@@ -67,6 +70,7 @@ from __future__ import annotations
 
 import ast
 import datetime
+import functools
 import os
 import re
 import sys
@@ -208,6 +212,13 @@ class Proposal:
     # forward's optional tensors (`targets=None`) whose branch the proposed inputs never run:
     # (the input a user adds to run it, how it was guessed, the line that tests it)
     optional: tuple[tuple[InputGuess, str, str], ...] = ()
+    # forward's optional parameters tested against None that it reads as another object
+    # (nanochat's `kv_cache.get_pos()`): no tensor input runs their branch (the name, what it
+    # reads, the line that tests it)
+    objects: tuple[tuple[str, str, str], ...] = ()
+    # a method of the class that sets its weights and that its constructor never calls
+    # (nanochat's `init_weights()`: "this __init__ function runs in meta device context")
+    uncalled_init: str = ""
 
 
 @dataclass
@@ -1325,10 +1336,13 @@ def propose(index: RepoClasses, c: _Class) -> Proposal:
             how += f"; {', '.join(ranged)} in [0, 1), as {whose} says not negative"
         multiples = {d: k for i in inputs for d, k in
                      _doc_multiples(fwd[1], i.name or first.name, c.node, i.shape).items()}
+        tested = [(p, f"{fwd[0].path}:{line}") for p in fparams[1:]
+                  if not p.required and p.default is None and not p.positional_only
+                  and (line := _none_tested(fwd[1], p.name))]
+        objects = tuple((p.name, read, at) for p, at in tested if (read := _object_read(fwd[1], p.name)))
         optional = tuple(
-            (InputGuess(p.name, g.shape, g.dtype, g.high), why, f"{fwd[0].path}:{line}")
-            for p in fparams[1:] if not p.required and p.default is None and not p.positional_only
-            and (line := _none_tested(fwd[1], p.name))
+            (InputGuess(p.name, g.shape, g.dtype, g.high), why, at)
+            for p, at in tested if p.name not in {o[0] for o in objects}
             and (extra := _more_input(infer, c, env, fwd[1], p, data)) for g, why in (extra,))
         if unguessed:
             problems.append(f"forward() also needs {', '.join(unguessed)}, not a tensor by its "
@@ -1369,7 +1383,8 @@ def propose(index: RepoClasses, c: _Class) -> Proposal:
                     kwargs=kwargs, guessed=tuple(guessed), inputs=inputs, shapes=shapes,
                     dynamic=dynamic, how=how, grad=_differentiates(fwd[1]), grad_hint=_functions_hint(index, c),
                     problems=tuple(problems),
-                    config=tuple(configs), optional=optional if inputs else ())
+                    config=tuple(configs), optional=optional if inputs else (),
+                    objects=objects if inputs else (), uncalled_init=_uncalled_init(c, init))
 
 
 def _functions_hint(index: RepoClasses, c: _Class) -> str:
@@ -1398,6 +1413,47 @@ def _none_tested(fn: ast.FunctionDef, name: str) -> int | None:
                 isinstance(n.comparators[0], ast.Constant) and n.comparators[0].value is None:
             return n.lineno
     return None
+
+
+# the methods that set a model's weights, which its constructor may leave to the caller
+_WEIGHT_INIT = re.compile(r"^_?(?:init|initialize|initialise|reset)_(?:weights|parameters|params)$")
+
+
+def _uncalled_init(c: _Class, init: tuple[_Class, ast.FunctionDef] | None) -> str:
+    """`init_weights() (nanochat/gpt.py:204)`: a method of the class itself that sets its
+    weights, takes no argument, and that its constructor never names; else "". Built from the
+    class alone, such a model runs on weights it was never trained from (nanochat's GPT builds
+    on the meta device and sets every parameter in `init_weights()`)."""
+    named = {n.attr for n in ast.walk(init[1]) if isinstance(n, ast.Attribute)} if init else set()
+    for st in c.node.body:
+        if isinstance(st, ast.FunctionDef) and _WEIGHT_INIT.match(st.name) and st.name not in named \
+                and len(st.args.args) == 1 and not st.args.vararg and not st.args.kwonlyargs:
+            return f"{st.name}() ({c.path}:{st.lineno})"
+    return ""
+
+
+@functools.lru_cache(maxsize=1)
+def _tensor_attributes() -> frozenset[str] | None:
+    """What a torch.Tensor has, from the torch installed beside (None where it does not import:
+    then nothing is judged not a tensor by its use)."""
+    try:
+        import torch
+    except Exception:   # noqa: BLE001 - any failure to import means: not known here
+        return None
+    return frozenset(dir(torch.Tensor))
+
+
+def _object_read(fn: ast.FunctionDef, name: str) -> str:
+    """`kv_cache.get_pos` where `fn` reads an attribute of its parameter `name` that no tensor
+    has (nanochat's KV cache, an object whose branch a guessed tensor input crashes in), else
+    ""."""
+    attrs = _tensor_attributes()
+    if attrs is None:
+        return ""
+    for n in sorted((n for n in ast.walk(fn) if isinstance(n, ast.Attribute)), key=lambda n: (n.lineno, n.col_offset)):
+        if isinstance(n.value, ast.Name) and n.value.id == name and n.attr not in attrs:
+            return f"{name}.{n.attr}"
+    return ""
 
 
 def _differentiates(fn: ast.AST) -> str:
@@ -2141,6 +2197,11 @@ def entry_lines(p: Proposal, note: str | None = None) -> list[str]:
     """The YAML lines of one entry (commented out when it has problems or a note)."""
     lines = [f"  - name: {_scalar(p.name)}",
              f"    entry: {_scalar(p.entry)}"]
+    if p.uncalled_init:
+        lines.append("    # " + _comment(
+            f"the constructor never calls {p.uncalled_init}: the model runs on the weights "
+            f"it leaves; an entry that builds it and calls {p.uncalled_init.split(' ')[0]} "
+            "runs it as it is trained"))
     listed = len(p.config) > 1      # several: a list, each item with its arg
     for cfg in p.config:
         about = f"   # {_comment(f'a {cfg.kind}, {cfg.path}:{cfg.line}')}"
@@ -2168,6 +2229,12 @@ def entry_lines(p: Proposal, note: str | None = None) -> list[str]:
             lines.append(f"      # - {_flow(_input_spec(i))}   # "
                          + _comment(f"optional: uncomment to run the branch on `{i.name}` "
                                     f"({at}), which None skips; {why}"))
+        for name, read, at in p.objects:
+            lines.append("      # " + _comment(
+                f"`{name}` is left None, so the branch on it ({at}) is not run: forward reads "
+                f"`{read}`, which no tensor has; to run it, build the object in an input "
+                "factory (`inputs: {entry: module:function}`, called with each case's dims, as the "
+                "README says)"))
     if p.shapes:
         lines.append("    shapes:")
         lines += [f"      {d}: {_flow_value(list(v))}" for d, v in p.shapes.items()]

@@ -549,6 +549,50 @@ def test_an_optional_target_that_a_branch_tests_is_offered_commented_out(tmp_pat
         "targets", ("batch", "seq"), "int64", tokens.high)
 
 
+CACHED_LM = {
+    "lm.py": """
+        import torch
+        from torch import nn
+
+
+        class CachedLM(nn.Module):
+            def __init__(self, vocab_size: int, dim: int):
+                super().__init__()
+                self.emb = nn.Embedding(vocab_size, dim)
+                self.out = nn.Linear(dim, vocab_size)
+
+            def init_weights(self):
+                nn.init.zeros_(self.out.weight)
+
+            def forward(self, tokens, kv_cache=None):
+                start = 0 if kv_cache is None else kv_cache.get_pos()
+                return self.out(self.emb(tokens))[:, start:]
+    """,
+}
+
+
+@pytest.mark.torch
+def test_an_optional_object_is_said_and_an_uncalled_weight_init_too(tmp_path):
+    """nanochat's GPT: `kv_cache=None` is tested against None like a target, but forward reads
+    `kv_cache.get_pos()`, which no tensor has: offered as a tensor input, uncommented, it
+    raised AttributeError. And its constructor leaves the weights to `init_weights()`, which
+    init never said."""
+    root = _repo(tmp_path, CACHED_LM)
+    assert main(["init", str(root)]) == 0
+    text = (root / "pt2bot.yml").read_text()
+    assert "name: kv_cache" not in text
+    [line] = [ln for ln in text.splitlines() if "kv_cache" in ln]
+    assert line.startswith("      # `kv_cache` is left None, so the branch on it (lm.py:16) is not run: "
+                           "forward reads `kv_cache.get_pos`, which no tensor has"), line
+    [line] = [ln for ln in text.splitlines() if "init_weights" in ln]
+    assert line.startswith("    # the constructor never calls init_weights() (lm.py:12)"), line
+    # a constructor that calls it is not told of it
+    (root / "lm.py").write_text((root / "lm.py").read_text().replace(
+        "self.out = nn.Linear(dim, vocab_size)", "self.out = nn.Linear(dim, vocab_size)\n        self.init_weights()"))
+    assert main(["init", str(root), "--force"]) == 0
+    assert "init_weights" not in (root / "pt2bot.yml").read_text()
+
+
 @pytest.mark.torch
 @pytest.mark.slow
 def test_check_runs_the_guessed_inputs(tmp_path, capsys):
