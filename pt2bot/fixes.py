@@ -717,7 +717,7 @@ def prove_on_model(setting: ProofSetting, model: ModelConfig, delta: ModelDelta 
             rec = records.get(p.cid)
             if rec is not None:
                 verdicts[p.cid] = {k: rec[k] for k in ("accepted", "reason", "evidence", "unexercised",
-                                                       "skipped", "graph_count", "cases",
+                                                       "said", "skipped", "graph_count", "cases",
                                                        "guards", "s", "also", "caveats") if k in rec}
                 if budget is not None and str(rec.get("reason") or "").startswith(_HANGS):
                     verdicts[p.cid]["reason"] = _out_of_budget(budget, "the patched model")
@@ -1194,8 +1194,8 @@ def merge_audit_proofs(results: ResultsFile, findings: Sequence[Finding],
 
 
 TARGET_KEYS = ("kind", "model", "path", "line", "gb", "gb_type", "fingerprint")
-VERDICT_KEYS = ("accepted", "reason", "evidence", "skipped", "after", "retried", "unexercised", "also",
-                "caveats")
+VERDICT_KEYS = ("accepted", "reason", "evidence", "skipped", "after", "retried", "unexercised", "said",
+                "also", "caveats")
 
 
 def _target_id(t: Mapping[str, Any]) -> tuple[Any, ...]:
@@ -1470,7 +1470,8 @@ def _verdict(p: Proposal) -> tuple[bool, str | None, list[str], str]:
         if r.get("accepted"):
             return f"`{m}`: {r.get('evidence')}"
         shown = ", ".join(f"`{a}`" for a in sorted(accepted))
-        return f"`{m}`: {r.get('evidence')}; its inputs cannot exercise the guard ({r.get('reason')}), {shown} did"
+        return (f"`{m}`: {r.get('evidence')}; its inputs cannot exercise the guard "
+                f"({r.get('said') or r.get('reason')}), {shown} did")
     evidence = ("verified on " + "; on ".join(said(m) for m in models) if verified else "")
     return verified, reason, models, evidence
 

@@ -558,7 +558,11 @@ def format_shape_advice(advice: dict[str, Any], what: str = "the model") -> str:
             if e.get("static"):
                 where = f" at {e['path']}:{e['line']}" if e.get("path") else ""
                 src = f"  ({_one_line(e['source'], 200)})" if e.get("source") else ""
-                lines.append(f"{head}: cannot be dynamic, {e.get('reason')}{where}{src}")
+                per = e.get("per_size") or {}
+                again = (f"; each new size compiles again ({per.get('recompiled')} recompiles over "
+                         f"{per.get('sizes')} sizes): past {per.get('limit') or 8} sizes dynamo runs "
+                         "this code eagerly" if per else "")
+                lines.append(f"{head}: cannot be dynamic, {e.get('reason')}{where}{src}{again}")
                 continue
             rng = ", ".join(f"{k} {e[k]}" for k in ("min", "max", "multiple_of")
                             if e.get(k) is not None) or "any size"

@@ -104,6 +104,15 @@ class Outer(nn.Module):
     def forward(self, x, masks):
         # the batch of 3 runs with no mask at all, as a model's unmasked path does
         return self.tokens(x, masks if x.shape[0] == 2 else None)
+
+
+class NoMask(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.tokens = Tokens()
+
+    def forward(self, x, masks):
+        return self.tokens(x, None)
 """
 
 
@@ -119,3 +128,17 @@ def test_a_case_that_skips_the_block_on_the_kept_part_of_the_test_is_not_evidenc
     assert verdicts["kept"]["accepted"] is True, verdicts["kept"]
     assert f"the block at line {IF + 1} skipped by head on inputs with an empty mask" in verdicts["kept"]["evidence"]
     assert "shape case" not in verdicts["kept"]["evidence"].split(f"line {IF + 1}")[1].split(";")[0]
+    # a model that never passes a mask shows nothing of the dropped test: not a refusal of the
+    # edit, but no evidence either (a review verifies it where another model skips the block
+    # on an empty mask)
+    root = write_repo(tmp_path / "repo2", {"pkg/vit.py": OUTER},
+                      CONFIG.replace("pkg.vit:Tokens", "pkg.vit:NoMask"))
+    # (as a review tries it on a model that runs the function but has no break there)
+    verdicts = prove(root, "vit", [(item("kept", kept, OUTER, _target())[0], [])], tmp_path / "work2")
+    assert (verdicts["kept"]["accepted"], verdicts["kept"].get("unexercised")) == (False, True), verdicts["kept"]
+    assert verdicts["kept"]["reason"].startswith(f"no shape case or guard input skips the block at line {IF + 1}")
+    # said beside a verified fix without how to add an input that skips it (another model gave
+    # one), and with no claim of where head skipped it
+    assert verdicts["kept"]["said"] == (f"no shape case or guard input skips the block at line {IF + 1}, so "
+                                        "dropping the `if`'s test was never compared with head where the test fails")
+    assert "skipped by head" not in verdicts["kept"]["evidence"]

@@ -212,6 +212,29 @@ def test_a_model_whose_dims_are_all_pinned_is_a_stated_result() -> None:
     assert a["compile"]["method"] is None and a["compile"]["compiles_after"] is None
 
 
+def test_a_pinned_dim_every_new_size_compiles_again_says_the_recompile_limit() -> None:
+    """A CRF tagger's loop over the padded length: "cannot be dynamic" was true, and what it
+    means for training was not said: each new longest length compiles again, and past the
+    recompile limit the frame runs eagerly."""
+    from pt2bot.report.shape_advice import dim_line
+
+    a = advised("models.shape_advice:StepLoop", inputs=[{"shape": ["batch", "seq"]}],
+                shapes={"batch": [2], "seq": [4, 5, 6]}, dynamic=())["shape_advice"]
+    seq = a["export"]["dynamic_shapes"]["x"]["1"]
+    assert seq["static"] is True and seq["per_size"] == {"sizes": 3, "recompiled": 2, "limit": 8}, seq
+    assert (seq["path"], seq["line"]) == ("models/shape_advice.py", line_of("shape_advice.py", "step-loop"))
+    assert dim_line("x", "1", seq).endswith(
+        "; each new size compiles again (2 recompiles on it over the matrix's 3 sizes): past 8 sizes "
+        "(`recompile_limit`) dynamo runs this code eagerly, so pad inputs to a few fixed sizes")
+    from pt2bot.testing import format_shape_advice
+    assert ("each new size compiles again (2 recompiles over 3 sizes): past 8 sizes dynamo runs this "
+            "code eagerly") in format_shape_advice(a)
+    # one size of a pinned dim says nothing of the next
+    a = advised("models.shape_advice:FourRows", inputs=[{"shape": ["batch", "seq"]}],
+                shapes={"batch": [4], "seq": [8, 16]}, dynamic=("batch",))["shape_advice"]
+    assert "per_size" not in a["export"]["dynamic_shapes"]["x"]["0"]
+
+
 def test_a_dim_that_cannot_be_one_range_names_the_branch() -> None:
     a = advised("models.size_branch:SizeBranch", shapes={"batch": [2, 4, 8, 16]},
                 dynamic=())["shape_advice"]

@@ -38,6 +38,19 @@ def _range(e: Mapping[str, Any]) -> str:
     return ", ".join(bits) or "any size"
 
 
+def per_size_words(e: Mapping[str, Any]) -> str:
+    """"; each new size compiles again ...": what a pinned dim that every new size of the
+    matrix recompiled on costs over many sizes, or ""."""
+    p = e.get("per_size")
+    if not isinstance(p, Mapping) or not isinstance(p.get("sizes"), int):
+        return ""
+    limit = p.get("limit") if isinstance(p.get("limit"), int) else 8
+    again = p.get("recompiled")
+    return (f"; each new size compiles again ({again} recompile{'s' if again != 1 else ''} on it "
+            f"over the matrix's {p['sizes']} sizes): past {limit} sizes (`recompile_limit`) "
+            "dynamo runs this code eagerly, so pad inputs to a few fixed sizes")
+
+
 def dim_line(inp: str, ax: str, e: Mapping[str, Any]) -> str:
     """One dim of the advice: "- `idx.shape[1]` (`seq`): dynamic, ≤ 64" / "... static: the
     code specialises batch to 4 at `m.py:35`: `y = x.view(4, -1)`"."""
@@ -46,7 +59,8 @@ def dim_line(inp: str, ax: str, e: Mapping[str, Any]) -> str:
         where = located_at(e)
         src = f": {code_inline(e['source'], limit=200)}" if e.get("source") else ""
         return (f"- {what}: **cannot be dynamic**, "
-                f"{message_inline(e.get('reason') or 'pinned by the code', limit=300)}{where}{src}")
+                f"{message_inline(e.get('reason') or 'pinned by the code', limit=300)}{where}{src}"
+                + per_size_words(e))
     name = f" ({code_inline(e.get('name') or '?', limit=60)})"
     line = f"- {what}{name}: dynamic, {escape_inline(_range(e), limit=80)}"
     if isinstance(e.get("auto"), Mapping) and e.get("multiple_of"):

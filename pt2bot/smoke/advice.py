@@ -593,7 +593,25 @@ def _static_entry(d: str, value: int, by_code: bool, site: dict[str, Any] | None
     if site is not None:
         entry.update(path=site.get("path"), line=site.get("line"),
                      source=site.get("source") or None)
+    per_size = _per_size(d, matrix) if by_code else None
+    if per_size is not None:
+        entry["per_size"] = per_size
     return entry
+
+
+def _per_size(d: str, matrix: dict[str, Any] | None) -> dict[str, Any] | None:
+    """`{sizes, recompiled, limit}` where the shape matrix ran `d` at several sizes and each new
+    one compiled again on `d`: what a pinned dim costs where inputs are padded to the batch's
+    longest (a CRF tagger's sentences), a compile per length until the recompile limit, then
+    eager code. None where the matrix did not show it."""
+    rc = (matrix or {}).get("recompiles") or {}
+    cases = rc.get("cases") or ()
+    sizes = {c["shape"][d] for c in cases if isinstance(c.get("shape"), dict) and d in c["shape"]}
+    again = sum(1 for c in cases if any(r.get("dim") == d and r.get("kind") != "size_one"
+                                        for r in c.get("reasons") or ()))
+    if len(sizes) < 2 or again < len(sizes) - 1:
+        return None
+    return {"sizes": len(sizes), "recompiled": again, "limit": rc.get("limit")}
 
 
 def _matrix_site(d: str, matrix: dict[str, Any] | None) -> dict[str, Any] | None:

@@ -1492,6 +1492,7 @@ def judge(head: Mapping[str, Any], cand: Mapping[str, Any], targets: Sequence[Ma
     # judged on the rest, and refused here as `unexercised`, which another model of the review
     # that exercises the guard in the same function may make up for (pt2bot/fixes.py `_verdict`)
     unexercised: list[str] = []
+    quiet: str | None = None   # the dropped test's, said without its advice beside a model that skipped
     guards = [r for r in cand.get("guards") or () if not r.get("unfinished")]
     hit = [r for r in guards if r.get("hit")]
     # the guard kinds are the values that make the `if`'s test hold; where head took the
@@ -1748,7 +1749,14 @@ def judge(head: Mapping[str, Any], cand: Mapping[str, Any], targets: Sequence[Ma
     # as the runs that tell whether an input takes its exit or enters its block)
     watched = (_eager_only_refusal(cand) or _dropped_arm_refusal(cand) or _early_return_refusal(cand)
                or _dropped_test_refusal(cand))
-    if watched:
+    if watched and isinstance(cand.get("skip"), int) and cand["skip"] > 0:
+        # no input of this model skips the block where the edit's code enters it: the test it
+        # drops is never what decides here (dinov2's models that pass `masks=None` skip it on
+        # the part the edit keeps), so this model shows nothing of it either way, and one that
+        # does skip it there may make up for it (said there without how to add such an input)
+        unexercised.append(watched)
+        quiet = _dropped_test_refusal(cand, advise=False)
+    elif watched:
         return no(watched)
     n = len(cand.get("outputs") or ())
     nan = sum(1 for r in cand.get("outputs") or () if r.get("blank") == "nan")
@@ -1869,8 +1877,10 @@ def judge(head: Mapping[str, Any], cand: Mapping[str, Any], targets: Sequence[Ma
         else:
             return no(f"outputs differ from head's eager outputs under {name}{_detail(be)}")
     if unexercised:
+        # `said`: what a verified fix's evidence says of this model, where another exercised it
+        said = [quiet if quiet is not None and u == watched else u for u in unexercised]
         return {"accepted": False, "reason": "; ".join(unexercised), "evidence": ", ".join(evidence),
-                "unexercised": True}
+                "unexercised": True, "said": "; ".join(said)}
     also = _also_gone(head, cand, targets, edit) + _export_also(head, cand, targets, edit)
     gone = [b for b in also if "stops_at" not in b]
     if gone:
@@ -2806,11 +2816,12 @@ def _constant_evidence(cand: Mapping[str, Any]) -> str | None:
         + _noise_caveat(rows, "results")
 
 
-def _dropped_test_refusal(cand: Mapping[str, Any]) -> str | None:
+def _dropped_test_refusal(cand: Mapping[str, Any], advise: bool = True) -> str | None:
     """Why an edit that drops an `if`'s test for its masked writes selected is not shown
     right, if it is not. Where head entered the block, the mask decides in both; only an
     input on which head skipped it (the test failed: an empty mask, if the test is the one
-    the recipe took it for) compares the edit with head where the test alone decided."""
+    the recipe took it for) compares the edit with head where the test alone decided.
+    `advise`: with how to add such an input (left out where another model gave one)."""
     line = cand.get("skip")
     if not isinstance(line, int):
         return None
@@ -2818,7 +2829,8 @@ def _dropped_test_refusal(cand: Mapping[str, Any]) -> str | None:
         return "the block is on the `if`'s own line: whether an input skips it cannot be observed"
     if not cand.get("skipped") and not _guards_reaching(cand, False):
         return (f"no shape case or guard input skips the block at line {line}, so dropping the "
-                "`if`'s test was never compared with head where the test fails" + A_CASE_WOULD)
+                "`if`'s test was never compared with head where the test fails"
+                + (A_CASE_WOULD if advise else ""))
     return None
 
 
@@ -2857,8 +2869,9 @@ def _watched_inputs(cand: Mapping[str, Any], cases: str, guards: Sequence[str]) 
 
 
 def _dropped_test_evidence(cand: Mapping[str, Any]) -> str | None:
-    """For an accepted edit that drops an `if`'s test: where head skipped the block."""
-    if not isinstance(cand.get("skip"), int):
+    """For an accepted edit that drops an `if`'s test: where head skipped the block (None where
+    no input did: a model that shows nothing of the test, `unexercised`)."""
+    if not isinstance(cand.get("skip"), int) or not (cand.get("skipped") or _guards_reaching(cand, False)):
         return None
     return (f"the block at line {cand['skip']} skipped by head on "
             f"{_watched_inputs(cand, 'skipped', _guards_reaching(cand, False))}")
