@@ -622,17 +622,19 @@ NewBreak = tuple[dict, tuple[tuple[str | None, int | None, str | None], ...]]
 
 def _with_stacks(new_breaks: list[dict], head: ModelRun | None) -> list[NewBreak]:
     """Each new break's report dict with its user stack ((path, line, function) outermost
-    first) from head's results; a break recorded without a stack has its own site only."""
+    first) from head's results, once per stack it was reached by (`call_sites`); a break
+    recorded without a stack has its own site only."""
     if head is None:
         return []
-    stacks: dict[tuple, tuple] = {}
+    stacks: dict[tuple, list[tuple]] = {}
     for b in head.breaks():
         key = (b.gb, b.path, b.line, b.function, b.source)
-        stacks.setdefault(key, tuple((f.path, f.line, f.function) for f in b.user_stack))
+        stacks.setdefault(key, [s for s in b.stacks() if s])
     out = []
     for d in new_breaks:
-        stack = stacks.get((d["gb"], d["path"], d["line"], d["function"], d["source"]), ())
-        out.append((d, stack or ((d["path"], d["line"], d["function"]),)))
+        # (one entry per stack the site was reached by: each is the break's)
+        for stack in stacks.get((d["gb"], d["path"], d["line"], d["function"], d["source"])) or [()]:
+            out.append((d, stack or ((d["path"], d["line"], d["function"]),)))
     return out
 
 
@@ -650,8 +652,8 @@ def _old_breaks(head: ModelRun | None, new_breaks: Sequence[dict]) -> list[NewBr
         d = {"gb": b.gb, "path": b.path, "line": b.line}
         if b.inside:
             d["inside"] = b.inside
-        stack = tuple((f.path, f.line, f.function) for f in b.user_stack)
-        out.append((d, stack or ((b.path, b.line, b.function),)))
+        for stack in [s for s in b.stacks() if s] or [()]:
+            out.append((d, stack or ((b.path, b.line, b.function),)))
     return out
 
 

@@ -379,8 +379,19 @@ class GraphBreak(Record):
     # with `in_loop`: the outermost frame of `user_stack` whose line lies in a `for`/`while`
     # loop, and that loop's first line (the frame dynamo gave up on and ran eagerly)
     loop_frame: Frame | None = None
+    # the outermost frames of the other stacks the site was reached from, where their first
+    # line differs from `user_stack`'s (a helper called at two lines of `forward`: dynamo
+    # resumes after each call)
+    call_sites: tuple[Frame, ...] | None = None
     OMIT_IF_NONE: ClassVar[frozenset[str]] = frozenset({"reported_line", "library", "matrix_only",
-                                                        "eager_rest_end", "inside", "loop_frame"})
+                                                        "eager_rest_end", "inside", "loop_frame",
+                                                        "call_sites"})
+
+    def stacks(self) -> list[tuple[tuple[str | None, int | None, str | None], ...]]:
+        """`user_stack` as (path, line, function) tuples, outermost first, then the same with
+        each of `call_sites` for its outermost frame."""
+        stack = tuple((f.path, f.line, f.function) for f in self.user_stack)
+        return [stack] + [((c.path, c.line, c.function),) + stack[1:] for c in self.call_sites or ()]
 
 
 @dataclass(frozen=True, kw_only=True)

@@ -249,3 +249,23 @@ def test_a_resume_function_shared_by_two_blocks_recompiles_on_their_settings_and
     assert excess > 0
     assert m["delta"]["new_recompiles"] == 0, m["delta"]
     assert brk["caused_recompiles"] == excess
+
+
+def test_a_helper_called_at_two_lines_splits_off_two_resume_frames_and_both_follow(tmp_path):
+    """V-JEPA's predictor, reviewed as a new user would: a check added to `apply_masks`, which
+    `forward` calls at two lines. Dynamo records the break once, with the first call's stack;
+    the resume function after the second call recompiles on `B == 2` as the first one does,
+    and the review failed it as "1 new recompile(s)" beside the break that made it."""
+    head, base, m = _split_pair(tmp_path, "twice_called_break", "TwiceCalled")
+    src = open(os.path.join(ROOT, "models", "twice_called_break.py"), encoding="utf-8").read()
+    first, second = line_of(src, "first-call"), line_of(src, "second-call")
+    [b] = head["graph_breaks"]
+    assert (b["user_stack"][0]["line"], [c["line"] for c in b["call_sites"]]) == (first, [second]), b
+    resumed = {r["resumed_after"]["line"] for c in head["recompiles"]["cases"] for r in c["reasons"]
+               if r.get("resumed_after")}
+    assert {first, second} <= resumed, resumed
+    [brk] = m["new_breaks"]
+    excess = head["recompiles"]["count"] - base["recompiles"]["count"]
+    assert excess >= 2
+    assert m["delta"]["new_recompiles"] == 0, m["delta"]
+    assert brk["caused_recompiles"] == excess

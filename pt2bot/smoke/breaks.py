@@ -57,6 +57,10 @@ class RecordingBackend:
         return self.ops.in_graph(gm.forward) if self.ops is not None else gm.forward
 
 
+# the other lines a break site was reached from that are kept (`call_sites`)
+MAX_CALL_SITES = 8
+
+
 def collect_breaks(events: TraceCollector, paths: RepoPaths, locate: bool = True) -> list[dict[str, Any]]:
     """Deduplicated break sites from the caught trace. `locate`: a break whose line dynamo put
     outside the function it names keeps its file, not its line (`reported_line`: dynamo's).
@@ -134,9 +138,20 @@ def collect_breaks(events: TraceCollector, paths: RepoPaths, locate: bool = True
                 site.pop("library", None)  # one site, two places in libraries: neither is it
             site["count"] += 1
             site["in_loop"] = site["in_loop"] or pb.in_loop
+            if stack and site["user_stack"] and stack[0] != site["user_stack"][0]:
+                # the same site reached from another line of the outermost frame (V-JEPA's
+                # predictor calls `apply_masks` at two lines): dynamo resumes after each call,
+                # and each resume frame is this break's
+                site.setdefault("calls", []).append(stack)
             if len(stack) > len(site["user_stack"]):
                 site["user_stack"] = stack  # the outermost view of the same site
     for site in sites.values():
+        calls = site.pop("calls", ())
+        outer = site["user_stack"][0] if site["user_stack"] else None
+        others = list({(f["path"], f["line"]): f for f in (c[0] for c in calls)
+                       if f != outer and (f["path"], f["line"]) != (site["path"], site["line"])}.values())
+        if others:
+            site["call_sites"] = others[:MAX_CALL_SITES]
         # the loop read on the fullest view of the site's stack: dynamo's message that says
         # "in a loop" can leave the looping frame out of its stack (DETR's `Joiner.forward`,
         # whose loop over the backbone's outputs calls the position encoding: that view held
