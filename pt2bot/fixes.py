@@ -244,8 +244,9 @@ def gather(targets: list[dict[str, Any]], findings: Sequence[Finding], head_root
             continue
         tree = _tree(trees, t["path"], source)    # parsed once per file, not per finding
         reasons = ["no static finding on the line; the recipes of "
-                   f"{', '.join(dict.fromkeys(f.rule for f in at))} (dynamo's "
-                   f"{t.get('gb')} there) have no edit for this code"
+                   f"{', '.join(dict.fromkeys(f.rule for f in at))} ("
+                   + (f"dynamo's {t.get('gb')}" if t.get("gb") else f"torch.export's {t.get('gb_type')}")
+                   + " there) have no edit for this code"
                    f"{without_torch(tree) if tree is not None else ''}"] if directed else []
         for f in at:
             placed.setdefault(f.fingerprint(), (f.line, f.col))
@@ -388,8 +389,11 @@ MAX_ANCHORS = 24   # the expressions of one line tried as a recipe's anchor
 
 def _predicted(t: Mapping[str, Any]) -> list[Any]:
     """The rules with a fix recipe that predict break target `t`'s GB code (their `gb`, or
-    one of the others their kind of code breaks with, `gb_also`)."""
+    one of the others their kind of code breaks with, `gb_also`), or export target `t`'s kind
+    of failure (`export_kinds`)."""
     gb = t.get("gb")
+    if t.get("kind") == "export" and t.get("gb_type"):
+        return [r for r in RULES if t["gb_type"] in r.export_kinds and has_recipe(r)]
     if t.get("kind") != "break" or not gb:
         return []
     return [r for r in RULES if (r.gb == gb or gb in r.gb_also) and has_recipe(r)]
@@ -411,7 +415,8 @@ def break_findings(t: Mapping[str, Any], source: str,
                     trees: dict[str, ast.Module | None]) -> list[Finding]:
     """Stand-in findings for a break target without one: for each rule whose `gb` is the
     break's, one per expression that starts on the break's line (the statement's header for
-    `if`/`while`/`for`)."""
+    `if`/`while`/`for`); and for an export target, of each rule that names its kind of failure
+    (`export_kinds`)."""
     path, line = str(t["path"]), t.get("line")
     rules = _predicted(t)
     if not rules or not isinstance(line, int):
@@ -451,9 +456,10 @@ def break_findings(t: Mapping[str, Any], source: str,
         calls = [n for n in ast.walk(st) if isinstance(n, ast.Call) and (n.end_lineno or 0) <= line]
         last = max((n.end_lineno or 0 for n in calls), default=0)
         spots = sorted({(n.lineno, n.col_offset) for n in calls if n.end_lineno == last})[:MAX_ANCHORS]
-    gb = str(t["gb"])
+    gb = str(t["gb"]) if t.get("gb") else None
+    said = f"dynamo's {gb} here" if gb else f"torch.export's {t.get('gb_type')} here"
     return [Finding(rule=r.code, path=path, line=at, col=col, severity=r.severity,
-                    message=f"dynamo's {gb} here", source=lines[at - 1].strip(), gb=gb)
+                    message=said, source=lines[at - 1].strip(), gb=gb)
             for r in rules for at, col in spots]
 
 

@@ -7,7 +7,7 @@ from pathlib import Path
 
 from pt2bot.configfile.schema import build_config
 from pt2bot.fixes import ProofSetting, Proposal, _prove_targets, break_findings, decide, prove_on_model
-from pt2bot.reportdata import Report
+from pt2bot.reportdata import ModelDelta, Report
 from pt2bot.results import ResultsFile
 from pt2bot.rules import Candidate, apply_candidate, fix_candidates
 
@@ -54,10 +54,12 @@ def _setting(root: Path) -> ProofSetting:
                         head_results=ResultsFile.empty(), device="cpu")
 
 
-def prove(root: Path, model: str, items: list, work: Path, budget_s: float = 240) -> dict:
-    """The verdicts of the proof loop for `items` on `model` of the repository at `root`."""
+def prove(root: Path, model: str, items: list, work: Path, budget_s: float = 240,
+          delta: ModelDelta | None = None) -> dict:
+    """The verdicts of the proof loop for `items` on `model` of the repository at `root`
+    (`delta`: the review's entry of the model, whose head run says which phases to run)."""
     setting = _setting(root)
-    return prove_on_model(setting, setting.config.model(model), None, items, str(root),
+    return prove_on_model(setting, setting.config.model(model), delta, items, str(root),
                           time.monotonic() + budget_s, str(work))
 
 

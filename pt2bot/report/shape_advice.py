@@ -8,6 +8,7 @@ pt2bot/report/escape.py (code spans, code blocks, inline escapes).
 """
 from __future__ import annotations
 
+import re
 from typing import Any, Mapping
 
 from pt2bot.report.markdown import code_block, code_inline, details, escape_inline, message_inline
@@ -38,6 +39,20 @@ def _range(e: Mapping[str, Any]) -> str:
     return ", ".join(bits) or "any size"
 
 
+_LEN_CALL = re.compile(r"\blen\(")
+
+
+def _len_words(e: Mapping[str, Any]) -> str:
+    """What to write where the line that pins the dim takes a `len()`: torch.export's default
+    (non-strict) tracing gets a Python int from `Tensor.__len__`, where `.shape[0]` stays
+    symbolic (PTC307's fix; a V-JEPA user read "cannot be dynamic" for three `len(x)`)."""
+    src = e.get("source")
+    if not isinstance(src, str) or not _LEN_CALL.search(src):
+        return ""
+    return ("; if the `len()` there is of a tensor, it is a Python int to torch.export's default "
+            "tracing: `.shape[0]` keeps the dim symbolic (PTC307)")
+
+
 def per_size_words(e: Mapping[str, Any]) -> str:
     """"; each new size compiles again ...": what a pinned dim that every new size of the
     matrix recompiled on costs over many sizes, or ""."""
@@ -60,7 +75,7 @@ def dim_line(inp: str, ax: str, e: Mapping[str, Any]) -> str:
         src = f": {code_inline(e['source'], limit=200)}" if e.get("source") else ""
         return (f"- {what}: **cannot be dynamic**, "
                 f"{message_inline(e.get('reason') or 'pinned by the code', limit=300)}{where}{src}"
-                + per_size_words(e))
+                + per_size_words(e) + _len_words(e))
     name = f" ({code_inline(e.get('name') or '?', limit=60)})"
     line = f"- {what}{name}: dynamic, {escape_inline(_range(e), limit=80)}"
     if isinstance(e.get("auto"), Mapping) and e.get("multiple_of"):

@@ -89,6 +89,10 @@ class Rule:
     # tensor is GB0033): a break with one of them that no finding flags gets the rule's recipes
     # too (pt2bot/fixes.py `break_findings`), as one with `gb` does.
     gb_also: ClassVar[tuple[str, ...]] = ()
+    # The kinds of torch.export failure (report.json's `export_kind`: "constraint_violation")
+    # the rule's kind of code makes: an export target of that kind that no finding flags gets the
+    # rule's recipes too, anchored on its line, as a break target with `gb` does.
+    export_kinds: ClassVar[tuple[str, ...]] = ()
     claim: ClassVar[str] = "break"          # break | recompile | export | graphs (what tests assert)
     node_types: ClassVar[tuple[type, ...]] = ()
     # For rules with `ast.Call` in `node_types`: the calls `check` can report at, as keys

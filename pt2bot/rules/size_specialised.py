@@ -2,7 +2,8 @@ from __future__ import annotations
 
 import ast
 
-from pt2bot.rules.base import Rule
+from pt2bot.rules.base import Candidate, Rule
+from pt2bot.rules.edits import node_span, replace_spans, segment, source_lines
 from pt2bot.analysis.infer import PARAM, SHAPE, SIZE, SIZES, TENSORISH
 from pt2bot.analysis.sizeargs import is_parameter, local_values, pending
 
@@ -258,7 +259,8 @@ class SizeSpecialised(Rule):
     f-string with text that formats the size on the compiled path (`_assert(c, f"H ({H}) ...")`),
     and a size hashed: put in a set (`{h, w}`, `{tuple(t.shape[-2:]) for t in xs}`,
     `set(x.shape)`, `seen.add(h)`, `hash(n)`) or used as a dict key (`{h: v}`, `d[h] = v`, and
-    `d[h]`, `d.get(h)`, `h in s` where the set or dict is not one of constants only).
+    `d[h]`, `d.get(h)`, `h in s` where the set or dict is not one of constants only), and
+    `len(x)` of a tensor the function computed (not a parameter, which may be a list).
     A size is followed into a helper's parameter when a compiled caller passes one there
     (`warp(x, (h, w))` calling `h_out, w_out = dsize; torch.linspace(-1, 1, w_out)`, also
     across files); the message names that caller.
@@ -284,7 +286,18 @@ class SizeSpecialised(Rule):
     message, or a lambda (`torch._check(c, lambda: f"...")`). Handed to `print` or a logging
     call it is said in that call's finding (PTC105/PTC106: one comment for the line; guarding
     the call fixes both). An f-string specialises under torch.compile and strict
-    `torch.export`; non-strict export (the default) keeps the dim dynamic.
+    `torch.export`; non-strict export (the default) keeps the dim dynamic. `len(x)` is the
+    reverse: torch.compile and strict export trace it as dim 0 (one compile for every size on
+    torch 2.13 and 2.14.1), but non-strict export, which runs the Python, gets a Python int from
+    `Tensor.__len__` and fails with dim 0 dynamic ("specialized it to be a constant"), where
+    `x.shape[0]` exports (V-JEPA's attentive pooler, `self.query_tokens.repeat(len(x), 1, 1)`).
+    A `range(len(x))` is PTC303's (the loop is unrolled whatever gives its count).
+
+    Fix offered for `len(x)` (not safe: run and compared before it is posted; a 0-d tensor
+    raises IndexError there instead of TypeError): `x.shape[0]`. An export target of kind
+    `constraint_violation` that no finding flags gets it too, on each `len(...)` of its line
+    (the argument a forward's parameter the rules cannot type): the proof refuses it where
+    the argument is a list.
 
     ## Example
     ```python
@@ -311,7 +324,31 @@ class SizeSpecialised(Rule):
     doc_url = "https://docs.pytorch.org/docs/stable/torch.compiler_dynamic_shapes.html"
     node_types = (ast.Call, ast.JoinedStr, ast.Expr, ast.Subscript, ast.Compare, *_CONTAINER_NODES)
     call_keys = frozenset({*_FACTORY_ARGS, *_MATH, *("." + m for m in (*_METHOD_ARGS, *_HASH_METHODS)),
-                           *_HASH_FUNCS})
+                           *_HASH_FUNCS, "len", "range"})
+    # `len(x)` where export pins dim 0 (and no finding says so: `x` a forward's parameter)
+    export_kinds = ("constraint_violation",)
+
+    @classmethod
+    def fixes(cls, finding, source, tree):
+        # `len(x)` of a tensor: `x.shape[0]`, which non-strict export keeps symbolic
+        node = next((n for n in ast.walk(tree) if isinstance(n, ast.Call)
+                     and (n.lineno, n.col_offset) == (finding.line, finding.col)
+                     and isinstance(n.func, ast.Name) and n.func.id == "len"
+                     and len(n.args) == 1 and not n.keywords), None)
+        if node is None:
+            return []
+        lines = source_lines(source)
+        arg = node.args[0]
+        text = segment(lines, arg)
+        if "\n" in text:
+            return []
+        if not isinstance(arg, (ast.Name, ast.Attribute, ast.Subscript, ast.Call)):
+            text = f"({text})"
+        first, last = node.lineno, node.end_lineno or node.lineno
+        new = replace_spans(lines, first, last, [(*node_span(node), f"{text}.shape[0]")])
+        return [Candidate(code=cls.code, path=finding.path, start_line=first, end_line=last, lines=tuple(new),
+                          title=f"read the size from the tensor, `{text}.shape[0]`, which export keeps symbolic",
+                          safe=False)]
 
     def check(self, ctx, node):
         t = type(node)
@@ -347,6 +384,20 @@ class SizeSpecialised(Rule):
                 pinned.update(id(a) for a in (*v.args[1:], *(k.value for k in v.keywords)) if type(a) is ast.JoinedStr)
             return
         target = ctx.call_target
+        if target == "range":
+            # a loop over `range(len(x))` is unrolled per size whatever gives its count (PTC303)
+            ctx.__dict__.setdefault("_ptc307_counts", set()).update(id(a) for a in node.args)
+            return
+        if target == "len":
+            a = node.args[0] if len(node.args) == 1 and not node.keywords else None
+            if a is not None and ctx.kind(a) in TENSORISH and not ctx.message_only and \
+                    id(node) not in ctx.__dict__.get("_ptc307_counts", ()):
+                shown = ast.unparse(a)
+                ctx.report(self.code, node, f"`len()` of a tensor is a Python int under `torch.export`'s default "
+                           "(non-strict) tracing, which runs the Python: dim 0 is specialised and export "
+                           f"cannot keep it dynamic; `{shown}.shape[0]` keeps it symbolic (torch.compile and "
+                           "strict export trace either)")
+            return
         args = _FACTORY_ARGS.get(target or "")
         if args is not None:
             for a, kw, needs in _size_args(ctx, node, args):
