@@ -389,6 +389,8 @@ def _install_artefact(path: str) -> bool:
             or parts[-1].endswith((".pyc", ".pyo")))
 
 
+# what `pt2bot init --force` keeps of the pt2bot.yml it replaces, in the repository's root
+INIT_BACKUP = "pt2bot.yml.bak"
 _SCHEMA_HEAD = re.compile(rb'^\s*\{\s*"schema"\s*:\s*"pt2bot\.(report|results)/')
 
 
@@ -397,10 +399,15 @@ def _earlier_output(root: str, untracked: Iterable[str]) -> list[str]:
     review's report (`report.json` whose schema is pt2bot's; a second review with another
     `--out` would count the first one's report as changed files, "+ working tree (16
     uncommitted file(s))"), and the results files of `pt2bot run --out results.json` (the
-    README's first run, in the repository's root). Directories end with "/"."""
+    README's first run, in the repository's root), and the file `pt2bot init --force` kept of
+    the config it replaced (`pt2bot.yml.bak`: a new user's every review of V-JEPA and DINOv2
+    read "+ working tree (1 uncommitted file(s))" for it). Directories end with "/"."""
     out = []
     for path in untracked:
         name = path.rsplit("/", 1)[-1]
+        if path == INIT_BACKUP:
+            out.append(path)
+            continue
         if not name.endswith(".json"):
             continue
         try:

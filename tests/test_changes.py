@@ -277,6 +277,12 @@ def test_a_review_whose_out_dir_is_in_the_checkout_does_not_count_its_own_report
     # a report.json of the user's own is a change like any file
     git_repo.write("data/report.json", '{"schema": "my.report/1"}\n')
     assert "data/report.json" in diff_changes(git_repo.path, base).files
+    # what `pt2bot init --force` kept of the config it replaced is pt2bot's too (a new user's
+    # every review read "+ working tree (1 uncommitted file(s))" for it); one elsewhere is not
+    git_repo.write("pt2bot.yml.bak", "version: 1\nmodels: []\n")
+    git_repo.write("configs/pt2bot.yml.bak", "version: 1\nmodels: []\n")
+    files = set(diff_changes(git_repo.path, base).files)
+    assert "pt2bot.yml.bak" not in files and "configs/pt2bot.yml.bak" in files
 
 
 def test_a_clean_checkout_is_not_said_to_have_a_working_tree_of_its_own(git_repo: GitRepo,
