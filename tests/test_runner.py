@@ -222,6 +222,12 @@ def test_status_line_says_what_failed_and_where():
     assert "\n" not in line and len(line) < 520 and line.endswith("… in 2.0 s; log: logs/m.log"), line
     line = status_line({"name": "m", "status": "ok", "duration_s": 1.0, "graph_breaks": [{}, {}]})
     assert line == "pt2bot run: m: ok, 2 graph break(s); 1.0 s"
+    # where they are, each line once (a new user's V-JEPA run read "2 graph break(s)" for one
+    # `with` line that the review then folded away)
+    line = status_line({"name": "m", "status": "ok", "duration_s": 1.0, "graph_breaks": [
+        {"gb": "GB0208", "path": "src/m.py", "line": 67}, {"gb": "GB0142", "path": "src/m.py", "line": 67},
+        {"gb": "GB0170", "path": "src/u.py", "line": 19}]})
+    assert line == "pt2bot run: m: ok, 3 graph break(s) at src/m.py:67 (GB0142, GB0208), src/u.py:19 (GB0170); 1.0 s"
     # what the model ran into, not only that it ran: recompiles and a failed export
     line = status_line({"name": "m", "status": "ok", "duration_s": 1.0, "graph_breaks": [],
                         "recompiles": {"count": 3},

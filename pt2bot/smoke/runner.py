@@ -286,7 +286,7 @@ def status_line(run: ModelRun | Mapping[str, Any], log_base: str | None = None) 
         return f"pt2bot run: {run.name}: {run.status} ({detail}{where}){why}{took}; log: {log}"
     # "ok" says the model ran; what it ran into is said next to it, so a model that breaks no
     # graph but recompiles or does not export is not read as clean
-    extra = f", {len(run.graph_breaks)} graph break(s)" if run.graph_breaks is not None else ""
+    extra = f", {len(run.graph_breaks)} graph break(s){_break_sites(run)}" if run.graph_breaks is not None else ""
     if run.recompiles is not None and run.recompiles.count is not None and not every_case_raised(run):
         extra += f", {run.recompiles.count} recompile(s)"
         if run.recompiles.size_one:
@@ -334,6 +334,26 @@ def status_line(run: ModelRun | Mapping[str, Any], log_base: str | None = None) 
         took = f"; {dur:.1f} s" + (f" ({phase} {most:.1f} s of it)" if most >= dur / 2 and most >= 10
                                    else "")
     return f"pt2bot run: {run.name}: {run.status}{extra}{took}"
+
+
+# the break sites a run's line names, at most
+SITES_SAID = 3
+
+
+def _break_sites(run: ModelRun) -> str:
+    """" at src/m.py:67 (GB0142, GB0208)": where the breaks are, each line once with its GB
+    codes, so that the line says what to look at (a new user's V-JEPA run read "2 graph
+    break(s), 13 recompile(s)", both from one `with` line the review then folded away)."""
+    sites: dict[str, list[str]] = {}
+    for b in run.graph_breaks or ():
+        where = f"{b.path}:{b.line}" if b.path and b.line else (b.library or b.path)
+        if where:
+            sites.setdefault(where, []).append(b.gb or b.gb_type or "?")
+    if not sites:
+        return ""
+    said = [f"{w} ({', '.join(sorted(set(gbs)))})" for w, gbs in list(sites.items())[:SITES_SAID]]
+    more = len(sites) - SITES_SAID
+    return " at " + ", ".join(said) + (f" and {more} more line(s)" if more > 0 else "")
 
 
 # a model whose eager outputs each hold one value on every shape case (guided-diffusion's UNets,
