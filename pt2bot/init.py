@@ -252,9 +252,13 @@ NO_MODEL_DIRS = frozenset({"env", "tests", "test", "docs", "doc", "benchmarks"})
 def iter_sources(root: str, note: Callable[[str], None] = warn) -> Iterator[tuple[str, str]]:
     """(repo-relative path, the path Python imports it by) of each Python file worth looking
     at: the files `pt2bot check` would read, less tests, docs and virtual environments. In a
-    src layout (src/ without an `__init__.py`) a file is imported by its path below src/."""
+    src layout (src/ without an `__init__.py`) a file is imported by its path below src/,
+    unless the repository's own code imports it as `src.` (V-JEPA's `from src.models.utils
+    import ...`, a namespace package at the root: `models.predictor` read as a second module)."""
     root = os.path.abspath(root)
-    src_layout = not os.path.isfile(os.path.join(root, "src", "__init__.py"))
+    files = list(discover_files(root, ["."], note=note)) if os.path.isdir(root) else []
+    src_layout = not os.path.isfile(os.path.join(root, "src", "__init__.py")) and \
+        not _imports_src(root, [f for f in files if f.startswith("src/")])
     venv: dict[str, bool] = {}
 
     def in_venv(dirs: list[str]) -> bool:
@@ -268,7 +272,7 @@ def iter_sources(root: str, note: Callable[[str], None] = warn) -> Iterator[tupl
 
     if not os.path.isdir(root):
         raise UserError(f"{root}: no such directory")
-    for rel in discover_files(root, ["."], note=note):   # (".": the root's own name may hold `[` or `*`)
+    for rel in files:   # (discovered from ".": the root's own name may hold `[` or `*`)
         *dirs, name = rel.split("/")
         if (name.startswith(("test_", "conftest", "setup.")) or name.endswith("_test.py")
                 or NO_MODEL_DIRS.intersection(dirs) or in_venv(dirs)):
@@ -276,6 +280,22 @@ def iter_sources(root: str, note: Callable[[str], None] = warn) -> Iterator[tupl
         path = rel[len("src/"):] if src_layout and dirs[:1] == ["src"] else rel
         if import_name(path):
             yield rel, path
+
+
+_SRC_IMPORT = re.compile(rb"^[ \t]*(?:from[ \t]+src\.\w|import[ \t]+src\.\w)", re.M)
+
+
+def _imports_src(root: str, files: Sequence[str]) -> bool:
+    """Whether a file under src/ imports another as `src.<module>` (the repository's root on
+    the path, src/ a namespace package)."""
+    for rel in files:
+        try:
+            with open(os.path.join(root, rel), "rb") as fh:
+                if _SRC_IMPORT.search(fh.read(200_000)):
+                    return True
+        except OSError:
+            continue
+    return False
 
 
 class RepoClasses:

@@ -958,6 +958,11 @@ def test_files_are_the_checks_less_tests_docs_and_environments(tmp_path):
     root = _repo(tmp_path, LAYOUT)
     proposals, _ = discover(str(root))
     assert [(p.entry, p.path) for p in proposals] == [("pkg.net:Net", "src/pkg/net.py")]
+    # a repository whose own code imports `src.` (V-JEPA: the root on the path, src/ a
+    # namespace package) is named as it imports itself
+    (root / "src" / "pkg" / "head.py").write_text("from src.pkg.net import Net\n")
+    proposals, _ = discover(str(root))
+    assert [(p.entry, p.path) for p in proposals] == [("src.pkg.net:Net", "src/pkg/net.py")]
 
 
 def _gpt(extra: str = "") -> str:
