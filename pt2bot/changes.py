@@ -563,12 +563,19 @@ def _no_code(st: ast.stmt) -> bool:
                                          and isinstance(st.value, ast.Constant))
 
 
+_BLOCKS = frozenset({"body", "orelse", "finalbody", "handlers", "cases", "decorator_list"})
+
+
 def _header(st: ast.stmt) -> tuple[int, int]:
-    """A simple statement's lines; a compound one's lines before its body."""
+    """A simple statement's lines; a compound one's lines before its body, to the end of its
+    own expressions (a comment between the header and the body is no part of it: V-JEPA's
+    added comment above an `if` in a `for` read as changed code of the `for`)."""
     first = st.lineno
     body = getattr(st, "body", None)
     if isinstance(body, list) and body and isinstance(body[0], ast.stmt):
-        return first, max(first, body[0].lineno - 1)
+        own = [getattr(n, "end_lineno", None) or first for name, v in ast.iter_fields(st) if name not in _BLOCKS
+               for n in (v if isinstance(v, list) else [v]) if isinstance(n, ast.AST)]
+        return first, max(first, min(body[0].lineno - 1, max(own, default=first)))
     cases = getattr(st, "cases", None)      # `match x:` before its first `case`
     if isinstance(cases, list) and cases:
         return first, max(first, cases[0].pattern.lineno - 1)

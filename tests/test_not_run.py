@@ -135,6 +135,9 @@ def test_code_spans_are_the_statements_a_call_can_execute():
             except ValueError:
                 z = 2
             global Q
+            for v in y:
+                # a comment above the body is no part of the header
+                z = v
             return [v for v in
                     y]
 
@@ -148,7 +151,7 @@ def test_code_spans_are_the_statements_a_call_can_execute():
     # (first, last) line of each statement inside a function, compound ones by their header;
     # not the `def` lines, imports, module or class-level statements, docstrings, `pass`,
     # `try:`, `except ...:` or `global`
-    assert code_spans(src) == [(8, 9), (11, 11), (14, 14), (16, 16), (18, 19), (26, 26)]
+    assert code_spans(src) == [(8, 9), (11, 11), (14, 14), (16, 16), (18, 18), (20, 20), (21, 22), (29, 29)]
     assert code_spans("def broken(:\n") == []
 
 
