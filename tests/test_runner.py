@@ -271,6 +271,16 @@ def test_status_line_says_what_failed_and_where():
                                        "own export, which takes a Dim; the model needs none (Dim.AUTO)"}}
     line = status_line({"name": "m", "status": "ok", "graph_breaks": [], "export": failed, "shape_advice": said})
     assert line.endswith("the shape advice's dims export: dynamic: {width: {multiple_of: 16}} in pt2bot.yml"), line
+    # an exported program that holds on some cases says which: those with the static dims' sizes
+    # (a new V-JEPA user read "holding on 3 of the 6 shape cases" as an export half broken)
+    half = {**advice, "code": {"yaml": "dynamic:\n  seq: null\n  # x.shape[0]: cannot be dynamic (batch)"},
+            "export": {"ok": True, "cases": [
+        {"shape": {"batch": b, "seq": s}, "match": b == 2, **({} if b == 2 else {"error": "Guard failed"})}
+        for b in (2, 3) for s in (16, 32, 72)]}}
+    line = status_line({"name": "m", "status": "ok", "graph_breaks": [], "export": failed, "shape_advice": half})
+    assert line.endswith("the shape advice's dims export, holding on 3 of the 6 shape cases (those with "
+                         "batch = 2): dynamic: {seq: null} in pt2bot.yml (1 more dim static: see the shape "
+                         "advice)"), line
     # not where the advice's dims are the configured ones, nor where its export failed too
     for other in ({**advice, "compile": {"reused": True}}, {**advice, "export": {"ok": False}}):
         line = status_line({"name": "m", "status": "ok", "graph_breaks": [], "export": failed, "shape_advice": other})

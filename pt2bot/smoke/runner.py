@@ -237,6 +237,20 @@ def summary_line(models: Sequence[ModelRun], device: str | None, out: str) -> st
     return f"pt2bot run: {len(models)} model(s) on {device}, {failed} failed{detail}{compiled}; results: {out}"
 
 
+def _held_where(export: Any) -> str:
+    """" (those with batch = 2)": the sizes every shape case the exported program held on
+    shares and some other case has not, the static dims' (a new V-JEPA user read "holding on 3
+    of the 6 shape cases" as an export offered half broken)."""
+    cases = [c for c in (export or {}).get("cases") or () if isinstance(c, Mapping)
+             and isinstance(c.get("shape"), Mapping)]
+    held = [c["shape"] for c in cases if c.get("match")]
+    if not held or len(held) == len(cases):
+        return ""
+    fixed = {d: v for d, v in held[0].items()
+             if all(s.get(d) == v for s in held) and any(c["shape"].get(d) != v for c in cases)}
+    return f" (those with {', '.join(f'{d} = {v}' for d, v in fixed.items())})" if fixed else ""
+
+
 def _advice_exports(run: ModelRun) -> str:
     """Where the configured dims' export fails and the shape advice's own dims export: those
     dims, as pt2bot.yml takes them. guided-diffusion's UNets read "export fails
@@ -258,7 +272,7 @@ def _advice_exports(run: ModelRun) -> str:
     inline = f"{head} {{{', '.join(ln for ln in lines if not ln.startswith('#'))}}}"
     more = f" ({static} more dim{'s' if static != 1 else ''} static: see the shape advice)" if static else ""
     failed, ran = ExportOutcome.coerce(adv.export).failed_cases()
-    but = f", holding on {ran - failed} of the {ran} shape cases" if failed else ""
+    but = f", holding on {ran - failed} of the {ran} shape cases{_held_where(adv.export)}" if failed else ""
     return f"; the shape advice's dims export{but}: {log_line(cap(inline, 200))} in pt2bot.yml{more}"
 
 
