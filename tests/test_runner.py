@@ -228,6 +228,16 @@ def test_status_line_says_what_failed_and_where():
         {"gb": "GB0208", "path": "src/m.py", "line": 67}, {"gb": "GB0142", "path": "src/m.py", "line": 67},
         {"gb": "GB0170", "path": "src/u.py", "line": 19}]})
     assert line == "pt2bot run: m: ok, 3 graph break(s) at src/m.py:67 (GB0142, GB0208), src/u.py:19 (GB0170); 1.0 s"
+    # and how many recompiles are in the frames the breaks split off (frame 0 is the model's own)
+    case = {"shape": {"batch": 3}, "recompiles": 3, "reasons": [
+        {"guard": "B == 2", "kind": "guard", "compile_id": "0/1"},
+        {"guard": "size mismatch", "kind": "size_mismatch", "compile_id": "2/1"},
+        {"guard": "size mismatch", "kind": "size_mismatch", "compile_id": "3/1"},
+        {"guard": "torch's own", "kind": "size_one", "compile_id": "4/1"}]}
+    line = status_line({"name": "m", "status": "ok", "graph_breaks": [{"gb": "GB0142", "path": "src/m.py", "line": 67}],
+                        "recompiles": {"count": 3, "size_one": 1, "cases": [case]}})
+    assert line.startswith("pt2bot run: m: ok, 1 graph break(s) at src/m.py:67 (GB0142), 3 recompile(s) "
+                           "(2 of them in frames the breaks split off)"), line
     # what the model ran into, not only that it ran: recompiles and a failed export
     line = status_line({"name": "m", "status": "ok", "duration_s": 1.0, "graph_breaks": [],
                         "recompiles": {"count": 3},
