@@ -433,6 +433,21 @@ LIBRARIES: dict[str, str] = {
     # windows), held out with it (its repository was only listed among lucidrains libraries not read,
     # in the fifth fix replay)
     "mixture-of-attention": "mixture_of_attention",
+    # held out thirty-eighth: coco-lm-pytorch (lucidrains' COCO-LM pretraining wrapper: an
+    # ELECTRA-style generator and discriminator, tokens to mask and to crop drawn by a rank of
+    # uniform noise under a cumulative count, the crop gathered by masked_select, the generator's
+    # logits at torch.nonzero of the mask sampled by a Gumbel argmax and scattered back, the
+    # discriminator's hidden layer read by a forward hook registered on the first call, a
+    # replaced-token loss over non-padding positions and a contrastive loss of the two [CLS]
+    # embeddings), a library no benchmark, test or rule of pt2bot had used; added after the
+    # rules had been worked on against all seventy-six above
+    "coco-lm-pytorch": "coco_lm_pytorch",
+    # and torchreg (image registration by optimisation: SyN's velocity fields integrated by
+    # scaling and squaring through grid_sample, Gaussian smoothing whose kernel size is computed
+    # with numpy from the image's shape and read back by .tolist(), a linear-elasticity
+    # regulariser on Jacobian gradients, NCC and Dice, affine matrices composed from
+    # translation, rotation, zoom and shear parameters), held out with it
+    "torchreg": "torchreg",
 }
 # Reported apart in RESULTS.md (evaluate.py `split`): figures on code the rules were not tuned on.
 # Each library belongs to one batch, named by when it was held out: a batch stops being code
@@ -477,6 +492,7 @@ HELD_OUT_BATCHES: dict[str, frozenset[str]] = {
     "held_out_35": frozenset({"st-moe-pytorch", "egnn-pytorch"}),
     "held_out_36": frozenset({"dasp-pytorch", "ponder-transformer"}),
     "held_out_37": frozenset({"TorchCRF", "mixture-of-attention"}),
+    "held_out_38": frozenset({"coco-lm-pytorch", "torchreg"}),
 }
 HELD_OUT: frozenset[str] = frozenset().union(*HELD_OUT_BATCHES.values())
 
@@ -11911,3 +11927,299 @@ def _moa_ar_lm_train() -> tuple[Any, list[Case]]:
             return torch.nn.functional.cross_entropy(logits.transpose(1, 2), ids[:, 1:])
 
     return LM(), [((torch.randint(0, 64, (b, n + 1)),), {}) for b, n in ((2, 24), (3, 32))]
+
+
+# ------------------------------------------------------------ coco-lm-pytorch (held out, 38)
+# coco-lm-pytorch (COCO-LM pretraining as one module: forward(tokens) prepends [CLS], draws the
+# tokens to mask and a random crop by ranking uniform noise under a cumulative count, gathers the
+# crop by masked_select, masks with [MASK], samples the generator's logits at torch.nonzero of the
+# mask with a Gumbel argmax and writes them back by advanced indexing, reads the discriminator's
+# hidden layer through a forward hook it registers on the first call, and returns the weighted
+# sum of the generator's MLM loss, the replaced-token BCE over non-padding positions and the
+# contrastive loss of the corrected and cropped [CLS] embeddings). The README's generator and
+# discriminator are x-transformers TransformerWrappers; a user's own encoders are the other case.
+def _coco_tokens(torch: Any, b: int, n: int, vocab: int = 64, pad_tail: tuple[int, ...] = ()
+                 ) -> Any:
+    ids = torch.randint(4, vocab, (b, n))  # 0 [PAD], 1 [CLS], 2 [MASK], 3 [SEP]
+    for i, k in enumerate(pad_tail):
+        if k:
+            ids[i, n - k:] = 0
+    return ids
+
+
+def _coco_xt(torch: Any, vocab: int = 64, gen_dim: int = 16, disc_dim: int = 32, **kw: Any) -> Any:
+    from coco_lm_pytorch import COCO
+    from x_transformers import Encoder, TransformerWrapper
+    generator = TransformerWrapper(num_tokens=vocab, max_seq_len=64,
+                                   attn_layers=Encoder(dim=gen_dim, depth=1, heads=2))
+    discriminator = TransformerWrapper(num_tokens=vocab, max_seq_len=64,
+                                       attn_layers=Encoder(dim=disc_dim, depth=2, heads=2))
+    return COCO(generator, discriminator, discr_dim=disc_dim, discr_layer="attn_layers.final_norm",
+                num_tokens=vocab, pad_token_id=0, cls_token_id=1, mask_token_id=2, **kw)
+
+
+@spec("coco-lm-pytorch", "coco_readme_xt", "the README's COCO over x-transformers generator and "
+      "discriminator (its hidden layer 'attn_layers.final_norm' read by a forward hook), unpadded token "
+      "batches, the pretraining loss with gradients", grad=True)
+def _coco_readme_xt() -> tuple[Any, list[Case]]:
+    torch = _t()
+    torch.manual_seed(0)
+    coco = _coco_xt(torch)
+    return coco, [((_coco_tokens(torch, 2, 16),), {}), ((_coco_tokens(torch, 3, 24),), {})]
+
+
+@spec("coco-lm-pytorch", "coco_random_tokens", "COCO with random_token_prob 0.1 (random "
+      "replacement tokens placed at torch.nonzero of a second draw), [SEP] (3) kept out of the "
+      "masks, mask_prob 0.25, a Gumbel temperature of 0.7", grad=True)
+def _coco_random_tokens() -> tuple[Any, list[Case]]:
+    torch = _t()
+    torch.manual_seed(0)
+    coco = _coco_xt(torch, random_token_prob=0.1, mask_ignore_token_ids=[3], mask_prob=0.25,
+                    temperature=0.7)
+
+    def case(b: int, n: int) -> Case:
+        ids = _coco_tokens(torch, b, n)
+        ids[:, n // 2] = 3
+        return ((ids,), {})
+
+    return coco, [case(2, 16), case(4, 20)]
+
+
+@spec("coco-lm-pytorch", "coco_padded_crop", "COCO on padded batches (one or two [PAD] at the "
+      "end of some rows) with crop_percentage 0.25, so that every row still yields the crop's "
+      "fixed length; the replaced-token loss over the non-padding positions (torch.nonzero)",
+      grad=True)
+def _coco_padded_crop() -> tuple[Any, list[Case]]:
+    torch = _t()
+    torch.manual_seed(0)
+    coco = _coco_xt(torch, crop_percentage=0.25, mask_prob=0.2)
+    return coco, [((_coco_tokens(torch, 3, 16, pad_tail=(0, 1, 2)),), {}),
+                  ((_coco_tokens(torch, 2, 24, pad_tail=(2, 0)),), {})]
+
+
+def _coco_user_nets(torch: Any, vocab: int = 48, dim: int = 16) -> tuple[Any, Any]:
+    class Gen(torch.nn.Module):
+        """A user's small MLM generator: embeddings, one encoder layer, logits."""
+
+        def __init__(self) -> None:
+            super().__init__()
+            self.emb = torch.nn.Embedding(vocab, dim)
+            self.enc = torch.nn.TransformerEncoder(
+                torch.nn.TransformerEncoderLayer(dim, 2, 2 * dim, dropout=0.0, batch_first=True), 1)
+            self.out = torch.nn.Linear(dim, vocab)
+
+        def forward(self, x: Any) -> Any:
+            return self.out(self.enc(self.emb(x)))
+
+    disc = torch.nn.Sequential(
+        torch.nn.Embedding(vocab, 2 * dim),
+        torch.nn.TransformerEncoder(
+            torch.nn.TransformerEncoderLayer(2 * dim, 2, 4 * dim, dropout=0.0, batch_first=True), 2),
+        torch.nn.Linear(2 * dim, vocab))
+    return Gen(), disc
+
+
+@spec("coco-lm-pytorch", "coco_user_encoders", "COCO over a user's own torch.nn encoders: the "
+      "discriminator an nn.Sequential whose second-to-last child (discr_layer=-2, the encoder) "
+      "is read by the hook, the loss in evaluation without gradients")
+def _coco_user_encoders() -> tuple[Any, list[Case]]:
+    torch = _t()
+    torch.manual_seed(0)
+    from coco_lm_pytorch import COCO
+    gen, disc = _coco_user_nets(torch)
+    coco = COCO(gen, disc, discr_dim=32, discr_layer=-2, num_tokens=48)
+    return coco, [((_coco_tokens(torch, 2, 12, vocab=48),), {}),
+                  ((_coco_tokens(torch, 4, 18, vocab=48),), {})]
+
+
+@spec("coco-lm-pytorch", "coco_user_last_layer", "COCO whose discriminator returns its hidden "
+      "states itself (discr_layer=-1: no hook), weights of the three losses changed, mask_prob "
+      "0.3 and crop_percentage 0.4, with gradients", grad=True)
+def _coco_user_last_layer() -> tuple[Any, list[Case]]:
+    torch = _t()
+    torch.manual_seed(0)
+    from coco_lm_pytorch import COCO
+    gen, disc = _coco_user_nets(torch)
+    coco = COCO(gen, disc[:2], discr_dim=32, discr_layer=-1, num_tokens=48, mask_prob=0.3,
+                crop_percentage=0.4, disc_weight=20.0, gen_weight=1.0, cl_weight=0.5)
+    return coco, [((_coco_tokens(torch, 2, 20, vocab=48),), {}),
+                  ((_coco_tokens(torch, 3, 15, vocab=48),), {})]
+
+
+# ------------------------------------------------------------------- torchreg (held out, 38)
+# torchreg (registration by optimisation, as its SyNRegistration and AffineRegistration run it:
+# per scale the images are smoothed by gauss_smoothing, whose kernel size is numpy arithmetic on
+# the shape read back by .tolist(), velocity fields are integrated by scaling and squaring
+# through grid_sample on an identity grid cached on the object, the loss is MSE of the warped
+# images plus a LinearElasticity of the flows; affine matrices are composed from translation,
+# rotation, zoom and shear parameters). The specs are the steps its loops run: a SyN step's
+# loss, a warp, the pyramid's smoothing, an affine step, NCC and Dice, and a folding check.
+def _vol(torch: Any, b: int, c: int, n: int) -> Any:
+    g = torch.linspace(-1, 1, n)
+    zz, yy, xx = torch.meshgrid(g, g, g, indexing="ij")
+    blob = torch.exp(-((xx - 0.2) ** 2 + yy ** 2 + (zz + 0.1) ** 2) / 0.3)
+    return (blob[None, None] + 0.05 * torch.rand(b, c, n, n, n)).clamp(0, 1)
+
+
+@spec("torchreg", "tr_syn_step_loss", "one SyN optimisation step's loss, as SyNRegistration.fit "
+      "computes it: velocity fields (parameters) smoothed by gauss_smoothing with sigma_flow, "
+      "apply_flows (scaling and squaring, 4 steps), MSE of the half and full warps plus "
+      "lambda times LinearElasticity of both full flows, with gradients", grad=True)
+def _tr_syn_step_loss() -> tuple[Any, list[Case]]:
+    torch = _t()
+    torch.manual_seed(0)
+    from torchreg.metrics import LinearElasticity
+    from torchreg.syn import SyNBase, gauss_smoothing
+    from torchreg.utils import create_grid
+
+    class SynStep(torch.nn.Module):
+        def __init__(self, n: int = 12) -> None:
+            super().__init__()
+            self.syn = SyNBase(time_steps=4)
+            self.v_xy = torch.nn.Parameter(0.01 * torch.randn(1, 3, n, n, n))
+            self.v_yx = torch.nn.Parameter(0.01 * torch.randn(1, 3, n, n, n))
+            self.reg = LinearElasticity(mu=2.0, lam=1.0, refresh_id_grid=True)
+            self.mse = torch.nn.MSELoss()
+
+        def forward(self, x: Any, y: Any) -> Any:
+            shape = x.shape[2:]
+            self.syn._grid = create_grid(shape, x.device)  # as SyNRegistration sets it per scale
+            sigma_flow = 0.2 * torch.ones(3)
+            v_xy = torch.nn.functional.interpolate(self.v_xy, shape, mode="trilinear",
+                                                   align_corners=True)
+            v_yx = torch.nn.functional.interpolate(self.v_yx, shape, mode="trilinear",
+                                                   align_corners=True)
+            images, flows = self.syn.apply_flows(x, y, gauss_smoothing(v_xy, sigma_flow),
+                                                 gauss_smoothing(v_yx, sigma_flow))
+            dissim = (self.mse(x, images["yx_full"]) + self.mse(y, images["xy_full"])
+                      + self.mse(images["yx_half"], images["xy_half"]))
+            reg = self.reg(flows["yx_full"]) + self.reg(flows["xy_full"])
+            return dissim + 2e-5 * reg
+
+    return SynStep(), [((_vol(torch, 1, 1, 12), _vol(torch, 1, 1, 12).flip(-1)), {}),
+                       ((_vol(torch, 1, 1, 16), _vol(torch, 1, 1, 16).flip(-2)), {})]
+
+
+@spec("torchreg", "tr_syn_warp", "SyN's final warp: apply_flows of given velocity fields (7 "
+      "squaring steps, the identity grid set per call as SyNRegistration.__call__ does), "
+      "returning the moved image and its flow")
+def _tr_syn_warp() -> tuple[Any, list[Case]]:
+    torch = _t()
+    torch.manual_seed(0)
+    from torchreg.syn import SyNBase
+    from torchreg.utils import create_grid
+
+    class Warp(torch.nn.Module):
+        def __init__(self) -> None:
+            super().__init__()
+            self.syn = SyNBase(time_steps=7)
+
+        def forward(self, x: Any, y: Any, v_xy: Any, v_yx: Any) -> Any:
+            self.syn._grid = create_grid(y.shape[2:], y.device)
+            images, flows = self.syn.apply_flows(x, y, v_xy, v_yx)
+            return images["xy_full"], flows["xy_full"]
+
+    def case(n: int) -> Case:
+        return ((_vol(torch, 1, 1, n), _vol(torch, 1, 1, n).flip(-1),
+                 0.02 * torch.randn(1, 3, n, n, n), 0.02 * torch.randn(1, 3, n, n, n)), {})
+
+    return Warp(), [case(12), case(20)]
+
+
+@spec("torchreg", "tr_pyramid_smooth", "the image pyramid of SyNRegistration.__call__: both "
+      "images resized to a scale of the static shape and smoothed by gauss_smoothing with "
+      "sigma_img * 200 / shape (a kernel of size 1 + 2 * max(shape // 50, 1) per axis)")
+def _tr_pyramid_smooth() -> tuple[Any, list[Case]]:
+    torch = _t()
+    torch.manual_seed(0)
+    from torchreg.syn import gauss_smoothing
+
+    class Pyramid(torch.nn.Module):
+        def __init__(self, scale: int = 2, sigma_img: float = 0.2) -> None:
+            super().__init__()
+            self.scale = scale
+            self.sigma_img = sigma_img
+
+        def forward(self, moving: Any, static: Any) -> Any:
+            shape = [int(round(s / self.scale)) for s in static.shape[2:]]
+            x = torch.nn.functional.interpolate(moving, shape, mode="trilinear", align_corners=True)
+            y = torch.nn.functional.interpolate(static, shape, mode="trilinear", align_corners=True)
+            sigma_img = self.sigma_img * 200 / torch.tensor(shape).int()
+            return gauss_smoothing(x, sigma_img), gauss_smoothing(y, sigma_img)
+
+    return Pyramid(), [((_vol(torch, 1, 1, 24), _vol(torch, 1, 1, 24)), {}),
+                       ((_vol(torch, 2, 1, 32), _vol(torch, 2, 1, 32)), {})]
+
+
+@spec("torchreg", "tr_affine_step", "one AffineRegistration step: translation, rotation, zoom "
+      "and shear parameters from init_parameters, compose_affine (its shape check included), "
+      "affine_transform of the moving image, MSE to the static one, with gradients", grad=True)
+def _tr_affine_step() -> tuple[Any, list[Case]]:
+    torch = _t()
+    torch.manual_seed(0)
+    from torchreg.affine import affine_transform, compose_affine, init_parameters
+
+    class AffineStep(torch.nn.Module):
+        def __init__(self) -> None:
+            super().__init__()
+            self.params = torch.nn.ParameterList(init_parameters(is_3d=True, batch_size=1))
+            with torch.no_grad():
+                self.params[0].add_(0.05)
+                self.params[2].mul_(1.1)
+
+        def forward(self, moving: Any, static: Any) -> Any:
+            affine = compose_affine(*self.params).type(moving.dtype)
+            moved = affine_transform(moving, affine, static.shape[2:], "bilinear", "border", True)
+            return torch.nn.functional.mse_loss(moved, static)
+
+    return AffineStep(), [((_vol(torch, 1, 1, 16), _vol(torch, 1, 1, 16).flip(-1)), {}),
+                          ((_vol(torch, 1, 1, 12), _vol(torch, 1, 1, 20)), {})]
+
+
+@spec("torchreg", "tr_ncc_dice", "evaluation of a registration: the moving image and its "
+      "segmentation warped by an affine matrix, NCC (kernel 5) between the warped and static "
+      "images and dice_score of the warped and static segmentations")
+def _tr_ncc_dice() -> tuple[Any, list[Case]]:
+    torch = _t()
+    torch.manual_seed(0)
+    from torchreg.affine import affine_transform
+    from torchreg.metrics import NCC, dice_score
+
+    class Eval(torch.nn.Module):
+        def __init__(self) -> None:
+            super().__init__()
+            self.ncc = NCC(kernel_size=5)
+
+        def forward(self, moving: Any, static: Any, seg_m: Any, seg_s: Any, affine: Any) -> Any:
+            moved = affine_transform(moving, affine)
+            seg = affine_transform(seg_m, affine, mode="nearest")
+            return self.ncc(moved, static), dice_score(seg, seg_s)
+
+    def case(b: int, n: int) -> Case:
+        m, s = _vol(torch, b, 1, n), _vol(torch, b, 1, n).flip(-1)
+        aff = torch.eye(4)[None, :3].repeat(b, 1, 1) + 0.03 * torch.randn(b, 3, 4)
+        return ((m, s, (m > 0.5).float(), (s > 0.5).float(), aff), {})
+
+    return Eval(), [case(1, 12), case(2, 16)]
+
+
+@spec("torchreg", "tr_jacobian_folding", "a deformation's quality check: jacobi_determinant of "
+      "a displacement field (on an identity grid) and the fraction of folded voxels (det <= 0), "
+      "with LinearElasticity of the same field (its identity grid cached on the first call)")
+def _tr_jacobian_folding() -> tuple[Any, list[Case]]:
+    torch = _t()
+    torch.manual_seed(0)
+    from torchreg.metrics import LinearElasticity
+    from torchreg.utils import jacobi_determinant
+
+    class Fold(torch.nn.Module):
+        def __init__(self) -> None:
+            super().__init__()
+            self.elastic = LinearElasticity(refresh_id_grid=True)
+
+        def forward(self, u: Any) -> Any:
+            jdet = jacobi_determinant(u)
+            return (jdet <= 0).float().mean(), jdet.min(), self.elastic(u)
+
+    return Fold(), [((0.05 * torch.randn(1, 12, 12, 12, 3),), {}),
+                    ((0.3 * torch.randn(1, 16, 16, 16, 3),), {})]

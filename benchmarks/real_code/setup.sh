@@ -83,6 +83,9 @@ fi
 # TorchCRF 1.1.0 declares numpy and torch>=1.0.0 (locked); mixture-of-attention 0.0.25 declares
 # colt5-attention>=0.10.14, einops>=0.6.1, local-attention>=1.8.6 and torch>=1.6 (locked:
 # colt5-attention 0.11.2, einops 0.8.2, local-attention 1.11.2). Neither adds a pip check line.
+# coco-lm-pytorch 0.0.2 declares torch, einops and x-transformers (locked: einops 0.8.2,
+# x-transformers 2.31.10); torchreg 0.1.3 declares torch and tqdm (locked: tqdm 4.70.1). Neither
+# adds a pip check line.
 problems="$("$venv/bin/pip" check | grep -vx 'No broken requirements found\.' \
   | grep -vx 'pytorch-tabnet 4\.1\.0 requires scikit-learn, which is not installed\.' \
   | grep -vx 'pytorch-metric-learning 2\.9\.0 requires scikit-learn, which is not installed\.' \
@@ -118,7 +121,8 @@ for n in ("torch", "torchvision", "vit-pytorch", "x-transformers", "denoising-di
           "torchnmf", "fast-bss-eval", "ci-sdr", "torch-hd", "torcheval",
           "torch-nl", "deel-torchlip", "unfoldNd", "rtdl-num-embeddings",
           "complextorch", "resize-right", "st-moe-pytorch", "egnn-pytorch",
-          "dasp-pytorch", "ponder-transformer", "TorchCRF", "mixture-of-attention"):
+          "dasp-pytorch", "ponder-transformer", "TorchCRF", "mixture-of-attention",
+          "coco-lm-pytorch", "torchreg"):
     print(f"{n}=={m.version(n)}")
 PY
 echo "venv ready: $venv"
