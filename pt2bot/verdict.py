@@ -222,7 +222,14 @@ def compile_message(cost: dict) -> str:
     if isinstance(b.get(key), (int, float)) and isinstance(h.get(key), (int, float)):
         parts.append(f"{label} {b[key]:.2f} → {h[key]:.2f}" if on_cpu
                      else f"{label} {b[key]} → {h[key]}")
-    parts.append(f"threshold {cost.get('threshold_pct', 0):g}%")
+    pct = cost.get("threshold_pct", 0)
+    nb, nh = b.get("fx_nodes"), h.get("fx_nodes")
+    if on_cpu and _change_pct(cost) < pct and isinstance(nb, int) and isinstance(nh, int) and nb > 0:
+        # a rise under the threshold is a regression only where the work grew past it (FX nodes,
+        # the CPU time corroborating): said, or "28% costlier; threshold 30%" reads as a
+        # contradiction (a new user's held-out review)
+        parts.append(f"FX nodes {nb} → {nh}, {round((nh / nb - 1) * 100)}% more work")
+    parts.append(f"threshold {pct:g}%")
     return (f"first compile {_change_pct(cost)}% {'costlier' if on_cpu else 'bigger'} "
             f"({'; '.join(parts)})")
 

@@ -355,6 +355,13 @@ def test_work_past_the_threshold_needs_cpu_to_rise_by_half_of_it():
     assert compare_compile(run(1.0, 35), run(1.2, 40))["regression"] is False
     assert compare_compile(run(1.0, 35), run(1.35, 42))["regression"] is True
     assert compare_compile(run(0.1, 35), run(0.13, 67))["regression"] is False   # < 0.05 s
+    # the failure says the work that crossed the threshold, not only a CPU rise under it (a new
+    # user read "❌ first compile 28% costlier (CPU s 0.60 → 0.76; threshold 30%)")
+    from pt2bot.verdict import compile_message
+    assert compile_message(compare_compile(run(0.60, 94), run(0.76, 156))) == (
+        "first compile 27% costlier (CPU s 0.60 → 0.76; FX nodes 94 → 156, 66% more work; threshold 30%)")
+    assert compile_message(compare_compile(run(1.0, 35), run(1.35, 42))) == (
+        "first compile 35% costlier (CPU s 1.00 → 1.35; threshold 30%)")
 
 
 def test_work_that_grew_by_less_than_half_the_threshold_is_not_a_regression():
