@@ -35,7 +35,9 @@ In the order they are offered (most likely to be the author's intent first):
    warns where head warns, and compiled code, where a warning breaks the graph, does not. `torch.where` computes
    both sides, so the largest call both sides make alike (peft's `lora_B(lora_A(dropout(x)))`
    in `result + ...` and `result + ... * scaling`) is computed once first, into a fresh local,
-   as the branch computed it once (its dropout drawn once). A test of `and` / `or` / `not`
+   as the branch computed it once (its dropout drawn once). A block of several assignments
+   without an `else`, each of a name bound before the `if`, is each assignment selected on the
+   test, computed once before the block into a fresh local (`_assignments_fixes`). A test of `and` / `or` / `not`
    is translated (`_where_test`): torchdiffeq's `if d0 < 1e-5 or d1 < 1e-5:` selects with
    `(d0 < 1e-5) | (d1 < 1e-5)`, where one part of each `and` / `or` is surely a tensor and
    the others may be Python bools (`&` / `|` with a bool tensor make one). And for a
@@ -611,12 +613,52 @@ def _if_fixes(code, finding, st: ast.If, body, tree, lines) -> list[Candidate]:
     # they keep deciding in Python whether the tensor test is evaluated at all
     test = None if python else _where_test(lines, st.test, (finding.line, finding.col))
     out = _branch_fixes(code, finding, st, body, tree, lines, test) if test is not None else []
+    if test is not None:
+        out += _assignments_fixes(code, finding, st, tree, lines, test)
     return _clipped_scale_fixes(code, finding, st, lines) + _keep_arm_fixes(code, finding, st, tree, lines) + \
         _selected_block_fixes(code, finding, st, tree, lines) + out + python + \
         _masked_rows_fixes(code, finding, st, tree, lines) + \
         _dispatch_fixes(code, finding, st, tree, lines) + chain_fixes(code, finding, st, body, tree, lines) + \
         _python_first_fixes(code, finding, st, tree, lines) + \
         _compiling_fixes(code, finding, st, tree, lines)
+
+
+def _assignments_fixes(code, finding, st: ast.If, tree, lines, test: str) -> list[Candidate]:
+    """`if c: a = f(a); b = g(b)` (no `else`; each statement of the block assigns one name the
+    function bound before it, `=` or `op=`) -> the test computed once, into a fresh local, then
+    `a = torch.where(t, f(a), a)` and `b = torch.where(t, g(b), b)`: each name keeps its value
+    where the test fails, and a statement that reads a name assigned before it in the block
+    reads what head read there (the selected value is head's where the test holds). The test
+    first, as head evaluated it before the block changed what it reads (torchreg's rescaling of
+    a raw pair of scans, `if moving.max() > 1 or static.max() > 1:` then each scan divided by
+    its own maximum). `torch.where` computes both sides: the proof compares gradients too
+    (a side that divides by zero where the test fails)."""
+    if st.orelse or len(st.body) < 2:
+        return []
+    picked: list[tuple[str, str]] = []
+    for s in st.body:
+        if isinstance(s, ast.AugAssign) and isinstance(s.target, ast.Name) and type(s.op) in BIN_OPS:
+            name = s.target.id
+        elif isinstance(s, ast.Assign) and len(s.targets) == 1 and isinstance(s.targets[0], ast.Name):
+            name = s.targets[0].id
+        else:
+            return []
+        if not defined_before(tree, st, name):
+            return []
+        value = _side_text(lines, s if isinstance(s, ast.AugAssign) else s.value)
+        if "\n" in value:
+            return []
+        picked.append((name, value))
+    indent = indentation(lines, st)
+    taken = fresh_name(identifiers(tree), "taken")
+    where = f"{torch_alias(tree) or 'torch'}.where"
+    new = statement_lines(indent, f"{taken} = {test}")
+    for name, value in picked:
+        new += statement_lines(indent, f"{name} = {where}({taken}, {value}, {name})")
+    return [replace_statement(code, finding.path, st, new,
+                              f"select each assignment of the block with `torch.where` on the test, "
+                              f"computed once before it (`{taken}`)",
+                              safe=False, guards=guards_of(test), rank=1)]
 
 
 def _clipped_scale_fixes(code, finding, st: ast.If, lines) -> list[Candidate]:

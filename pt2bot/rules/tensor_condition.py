@@ -113,7 +113,10 @@ class TensorCondition(Rule):
     `torch.where` and `torch.cond` for an `if` with one assignment or one `return` a side (a
     missing side is the name's value before, or the `return` after the `if`; where both
     return tuples of one length, each value is selected apart, one both write alike kept as
-    it is: `return torch.where(c, torch.full_like(masks, -1e4), masks), iou_pred`), and
+    it is: `return torch.where(c, torch.full_like(masks, -1e4), masks), iou_pred`), each
+    assignment of a block of several (`if c: a = f(a); b = g(b)`, no `else`, each name bound
+    before the `if`) selected on the test computed once before the block (`taken = c`, then
+    `a = torch.where(taken, f(a), a)`: a raw pair of scans rescaled when either exceeds 1), and
     `torch.where` for a conditional expression. A test of `and` / `or` / `not` becomes `&` /
     `|` / `torch.logical_not` there (`if d0 < 1e-5 or d1 < 1e-5:` -> `torch.where((d0 < 1e-5) |
     (d1 < 1e-5), ...)`) where one part of each `and` / `or` is surely a tensor: the others may
