@@ -229,6 +229,11 @@ def test_a_pinned_dim_every_new_size_compiles_again_says_the_recompile_limit() -
     from pt2bot.testing import format_shape_advice
     assert ("each new size compiles again (2 recompiles over 3 sizes): past 8 sizes dynamo runs this "
             "code eagerly") in format_shape_advice(a)
+    # two sizes say nothing of the third: automatic dynamic recompiles once, then holds
+    a = advised("models.shape_advice:StepLoop", inputs=[{"shape": ["batch", "seq"]}],
+                shapes={"batch": [2], "seq": [4, 5]}, dynamic=())["shape_advice"]
+    assert a["export"]["dynamic_shapes"]["x"]["1"]["static"] is True
+    assert "per_size" not in a["export"]["dynamic_shapes"]["x"]["1"]
     # one size of a pinned dim says nothing of the next
     a = advised("models.shape_advice:FourRows", inputs=[{"shape": ["batch", "seq"]}],
                 shapes={"batch": [4], "seq": [8, 16]}, dynamic=("batch",))["shape_advice"]

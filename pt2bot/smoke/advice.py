@@ -600,8 +600,8 @@ def _static_entry(d: str, value: int, by_code: bool, site: dict[str, Any] | None
 
 
 def _per_size(d: str, matrix: dict[str, Any] | None) -> dict[str, Any] | None:
-    """`{sizes, recompiled, limit}` where the shape matrix ran `d` at several sizes and each new
-    one compiled again on `d`: what a pinned dim costs where inputs are padded to the batch's
+    """`{sizes, recompiled, limit}` where the shape matrix ran `d` at three sizes or more and
+    each new one compiled again on `d`: what a pinned dim costs where inputs are padded to the batch's
     longest (a CRF tagger's sentences), a compile per length until the recompile limit, then
     eager code. None where the matrix did not show it."""
     rc = (matrix or {}).get("recompiles") or {}
@@ -609,7 +609,9 @@ def _per_size(d: str, matrix: dict[str, Any] | None) -> dict[str, Any] | None:
     sizes = {c["shape"][d] for c in cases if isinstance(c.get("shape"), dict) and d in c["shape"]}
     again = sum(1 for c in cases if any(r.get("dim") == d and r.get("kind") != "size_one"
                                         for r in c.get("reasons") or ()))
-    if len(sizes) < 2 or again < len(sizes) - 1:
+    # (three sizes at least: over two, automatic dynamic's one recompile, after which the dim
+    # is symbolic, reads the same as a compile per size)
+    if len(sizes) < 3 or again < len(sizes) - 1:
         return None
     return {"sizes": len(sizes), "recompiled": again, "limit": rc.get("limit")}
 
