@@ -728,3 +728,30 @@ def test_compile_settings_that_compile_more_than_the_configured_are_not_advised(
     md = advice_markdown(advice)
     assert "compiles over the matrix: 1 as configured, 2 with `dynamic=True`: not advised for compiling" in md
     assert "torch.compile(" not in md and advice["code"]["compile"] == ""
+
+
+def test_a_dim_base_pins_stays_pinned_where_heads_export_stops_before_it() -> None:
+    """Held-out batch 38's PR 2: head's export stops at the PR's new branch, before the line
+    that pins `size`, so head's advice listed `size` as "dynamic, any size" and its YAML offered
+    `size: null`, beside base's "the code specialises size to 16", and the pasted block failed
+    there. Base's finding is kept for such a dim; the YAML leaves it out, the Python too."""
+    from pt2bot.report.shape_advice import advice_markdown, with_base_pins
+
+    pin = {"static": True, "value": 16, "reason": "the code specialises size to 16",
+           "path": "regnet/model.py", "line": 43, "source": "grid = make(moving.shape[2:])"}
+    base = {"export": {"ok": True, "dynamic_shapes": {"moving": {"0": {"name": "batch"}, "2": pin}}}}
+    head = {"export": {"ok": False, "kind": "data_dependent", "path": "regnet/model.py", "line": 37,
+                       "dynamic_shapes": {"moving": {"0": {"name": "batch"}, "2": {"name": "size"}}}},
+            "code": {"python": "dynamic_shapes = {'moving': {0: batch, 2: size}}",
+                     "yaml": "dynamic:\n  batch: null\n  size: null"}}
+    got = with_base_pins(head, base)
+    text = advice_markdown(got)
+    assert "`moving.shape[2]`: **cannot be dynamic**, the code specialises size to 16 at " \
+           "`regnet/model.py:43`" in text and "(base's export, which head's stops before)" in text
+    assert got["code"]["yaml"] == ("dynamic:\n  batch: null\n  # moving.shape[2]: cannot be dynamic "
+                                   "(the code specialises size to 16, on base)")
+    assert "dynamic_shapes =" not in text
+    # head's own advice where its export got through, or base pinned nothing head frees
+    assert with_base_pins({**head, "export": {**head["export"], "ok": True}}, base)["code"] == head["code"]
+    assert with_base_pins(head, {"export": {"ok": True, "dynamic_shapes": {"moving": {"2": {"name": "size"}}}}}) \
+        is head

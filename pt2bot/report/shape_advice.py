@@ -73,9 +73,10 @@ def dim_line(inp: str, ax: str, e: Mapping[str, Any]) -> str:
     if e.get("static"):
         where = located_at(e)
         src = f": {code_inline(e['source'], limit=200)}" if e.get("source") else ""
+        base = " (base's export, which head's stops before)" if e.get("from_base") else ""
         return (f"- {what}: **cannot be dynamic**, "
                 f"{message_inline(e.get('reason') or 'pinned by the code', limit=300)}{where}{src}"
-                + per_size_words(e) + _len_words(e))
+                + base + per_size_words(e) + _len_words(e))
     name = f" ({code_inline(e.get('name') or '?', limit=60)})"
     line = f"- {what}{name}: dynamic, {escape_inline(_range(e), limit=80)}"
     if isinstance(e.get("auto"), Mapping) and e.get("multiple_of"):
@@ -127,6 +128,43 @@ def export_text(advice: Mapping[str, Any]) -> str:
         return (f"export still fails: {escape_inline(e.get('kind') or 'error', limit=40)}"
                 f"{where}")
     return ""
+
+
+def with_base_pins(head: Mapping[str, Any], base: Mapping[str, Any] | None) -> Mapping[str, Any]:
+    """Head's advice where its export stopped before the dims (at the pull request's new
+    failure), with each dim that base's export found pinned and head's lists as dynamic said as
+    base found it (`from_base`), and left out of the YAML to paste; the Python, a spec of
+    those dims, is left out (held-out batch 38's PR 2 offered `size: null` beside base's "the
+    code specialises size to 16", and the pasted block failed there). `head` itself elsewhere."""
+    hx, bx = head.get("export") or {}, (base or {}).get("export") or {}
+    hd, bd = hx.get("dynamic_shapes"), bx.get("dynamic_shapes")
+    if hx.get("ok") is not False or not isinstance(hd, Mapping) or not isinstance(bd, Mapping):
+        return head
+    shapes: dict[str, dict[str, Any]] = {}
+    pinned: list[tuple[str, str, Mapping[str, Any], Any]] = []
+    for inp, axes in hd.items():
+        if not isinstance(axes, Mapping):
+            continue
+        shapes[inp] = dict(axes)
+        for ax, e in axes.items():
+            was = (bd.get(inp) or {}).get(ax) if isinstance(bd.get(inp), Mapping) else None
+            if isinstance(e, Mapping) and not e.get("static") and isinstance(was, Mapping) and was.get("static"):
+                shapes[inp][ax] = {**was, "from_base": True}
+                pinned.append((inp, ax, was, e.get("name")))
+    if not pinned:
+        return head
+    # a dim name stays in the YAML while an axis of it is still dynamic
+    still = {e.get("name") for axes in shapes.values() for e in axes.values()
+             if isinstance(e, Mapping) and not e.get("static")}
+    gone = {name for *_, name in pinned if name not in still}
+    code = dict(head.get("code") or {})
+    yaml = [ln for ln in str(code.get("yaml") or "").splitlines()
+            if not any(ln.startswith(f"  {n}:") for n in gone)]
+    yaml += [f"  # {inp}.shape[{ax}]: cannot be dynamic ({was.get('reason')}, on base)"
+             for inp, ax, was, _ in pinned]
+    code.update(yaml="\n".join(yaml) if len(yaml) > 1 else "dynamic: []  # no dim can be dynamic",
+                python=None, compile=None)
+    return {**head, "export": {**hx, "dynamic_shapes": shapes}, "code": code}
 
 
 def advice_markdown(advice: Mapping[str, Any], title: str = "Shape advice") -> str:

@@ -21,7 +21,7 @@ from typing import Any, Callable, Mapping, Sequence
 from pt2bot import gb as gb_registry
 from pt2bot.report import compile_report
 from pt2bot.report.metrics import compile_line, coverage_line
-from pt2bot.report.shape_advice import advice_markdown, causes_markdown, located_at
+from pt2bot.report.shape_advice import advice_markdown, causes_markdown, located_at, with_base_pins
 from pt2bot.findings import Finding
 from pt2bot.report.escape import log_line
 from pt2bot.report.findings_text import unjudged
@@ -421,7 +421,7 @@ def shape_advice_blocks(m: ModelDelta) -> list[str]:
         return out
     if sa.get("changed") or (recompiling and not no_help):
         why = "changed by this pull request" if sa.get("changed") else "the model recompiles"
-        out.append(advice_markdown(head, f"Shape advice ({why})"))
+        out.append(advice_markdown(with_base_pins(head, base), f"Shape advice ({why})"))
     elif recompiling:
         out.append(_not_sizes_line(recompiles, before, after, comp.get("method")))
     return out
