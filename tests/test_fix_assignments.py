@@ -42,7 +42,7 @@ def _target(path: str = "pkg/pair.py") -> dict:
 
 def test_each_assignment_is_selected_on_the_test_computed_first():
     (c,) = offered(_target("m.py"), PAIR, TITLE)
-    assert (c.start_line, c.end_line, c.safe) == (IF, IF + 2, False)
+    assert (c.start_line, c.end_line, c.safe, c.guards) == (IF, IF + 2, False, ("large",))
     assert c.lines == (
         "        taken = (moving.max() > 1) | (static.max() > 1)",
         "        moving = torch.where(taken, moving / moving.amax(dim=1, keepdim=True).clamp_min(1e-6), moving)",

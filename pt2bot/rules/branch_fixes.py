@@ -655,10 +655,13 @@ def _assignments_fixes(code, finding, st: ast.If, tree, lines, test: str) -> lis
     new = statement_lines(indent, f"{taken} = {test}")
     for name, value in picked:
         new += statement_lines(indent, f"{name} = {where}({taken}, {value}, {name})")
+    # a test that a value exceeds a bound (`x.max() > 1`): large values take the block, which
+    # inputs drawn small may never do
+    large = ("large",) if re.search(r">=?\s*[-+]?(?:\d|\.\d)", test) else ()
     return [replace_statement(code, finding.path, st, new,
                               f"select each assignment of the block with `torch.where` on the test, "
                               f"computed once before it (`{taken}`)",
-                              safe=False, guards=guards_of(test), rank=1)]
+                              safe=False, guards=tuple(dict.fromkeys(guards_of(test) + large)), rank=1)]
 
 
 def _clipped_scale_fixes(code, finding, st: ast.If, lines) -> list[Candidate]:
