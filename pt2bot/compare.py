@@ -462,7 +462,7 @@ def compare_model(name: str, base_run: ModelRun | None, head_run: ModelRun | Non
         cost = compare_compile(b if base_run is not None else None, h,
                                threshold_pct=compile_pct, new_breaks=bool(new_breaks),
                                fixed_breaks=bool(fixed_breaks))
-    advice = compare_shape_advice(b if base_run is not None else None, h)
+    advice = compare_shape_advice(b if base_run is not None else None, h, renames, line_map)
     if base_run is None and base_present:
         change = "new"
     elif base_run is None:
@@ -972,21 +972,40 @@ def _advice_key(e: dict) -> tuple:
     return (e.get("name"), e.get("min"), e.get("max"), e.get("multiple_of"))
 
 
-def compare_shape_advice(base: ModelRun | None, head: ModelRun | None) -> dict | None:
+def compare_shape_advice(base: ModelRun | None, head: ModelRun | None,
+                         renames: dict[str, str] | None = None,
+                         line_map: LineMap | None = None) -> dict | None:
     """report.json's `shape_advice` of a model: `{"head", "base", "changed"}`; `changed` when
     a dim's advice differs (a new bound or divisibility, a dim static on one side). None
-    when head has no advice."""
+    when head has no advice.
+
+    Where head's export failed before the dims (its advice is the dims it was asked for) and
+    base's found a dim pinned that head's lists as dynamic, also `base_pins`: `[{input, axis,
+    entry}]`, base's entry with its place in head's file (`line` null where the PR changed
+    that line): what the summary says of that dim, and leaves out of the YAML to paste."""
     h = head.shape_advice if head is not None else None
     if h is None:
         return None
     b = base.shape_advice if base is not None else None
     changed = False
+    out: dict[str, Any] = {"head": h.to_json(), "base": b.to_json() if b is not None else None,
+                           "changed": False}
     if b is not None:
         hd, bd = _advice_dims(h), _advice_dims(b)
         changed = {k: _advice_key(e) for k, e in hd.items()} != \
             {k: _advice_key(e) for k, e in bd.items()}
-    return {"head": h.to_json(), "base": b.to_json() if b is not None else None,
-            "changed": changed}
+        if (h.export or {}).get("ok") is False:
+            pins = []
+            for (inp, ax), e in sorted(hd.items()):
+                was = bd.get((inp, ax))
+                if was is not None and was.get("static") and not e.get("static"):
+                    path = (renames or {}).get(was.get("path"), was.get("path"))
+                    line = line_map(path, was.get("line")) if line_map and path else was.get("line")
+                    pins.append({"input": inp, "axis": ax, "entry": {**was, "path": path, "line": line}})
+            if pins:
+                out["base_pins"] = pins
+    out["changed"] = changed
+    return {k: out[k] for k in ("head", "base", "changed", "base_pins") if k in out}
 
 
 def new_export_causes(base: ModelRun | None, head: ModelRun, renames: dict[str, str],

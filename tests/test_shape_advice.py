@@ -734,8 +734,11 @@ def test_a_dim_base_pins_stays_pinned_where_heads_export_stops_before_it() -> No
     """Held-out batch 38's PR 2: head's export stops at the PR's new branch, before the line
     that pins `size`, so head's advice listed `size` as "dynamic, any size" and its YAML offered
     `size: null`, beside base's "the code specialises size to 16", and the pasted block failed
-    there. Base's finding is kept for such a dim; the YAML leaves it out, the Python too."""
+    there. Base's finding is kept for such a dim, at its line in head's file (the PR added five
+    lines above it); the YAML leaves it out, the Python too."""
+    from pt2bot.compare import compare_shape_advice
     from pt2bot.report.shape_advice import advice_markdown, with_base_pins
+    from pt2bot.results import ModelRun
 
     pin = {"static": True, "value": 16, "reason": "the code specialises size to 16",
            "path": "regnet/model.py", "line": 43, "source": "grid = make(moving.shape[2:])"}
@@ -744,14 +747,23 @@ def test_a_dim_base_pins_stays_pinned_where_heads_export_stops_before_it() -> No
                        "dynamic_shapes": {"moving": {"0": {"name": "batch"}, "2": {"name": "size"}}}},
             "code": {"python": "dynamic_shapes = {'moving': {0: batch, 2: size}}",
                      "yaml": "dynamic:\n  batch: null\n  size: null"}}
-    got = with_base_pins(head, base)
+
+    def run(advice: dict) -> ModelRun:
+        return ModelRun.from_json({"name": "m", "status": "ok", "shape_advice": advice})
+    sa = compare_shape_advice(run(base), run(head), {}, lambda path, line: line + 5)
+    assert list(sa) == ["head", "base", "changed", "base_pins"]
+    assert sa["base_pins"] == [{"input": "moving", "axis": "2", "entry": {**pin, "line": 48}}]
+    got = with_base_pins(sa["head"], sa["base_pins"])
     text = advice_markdown(got)
     assert "`moving.shape[2]`: **cannot be dynamic**, the code specialises size to 16 at " \
-           "`regnet/model.py:43`" in text and "(base's export, which head's stops before)" in text
+           "`regnet/model.py:48`" in text and "(base's export, which head's stops before)" in text
     assert got["code"]["yaml"] == ("dynamic:\n  batch: null\n  # moving.shape[2]: cannot be dynamic "
                                    "(the code specialises size to 16, on base)")
     assert "dynamic_shapes =" not in text
-    # head's own advice where its export got through, or base pinned nothing head frees
-    assert with_base_pins({**head, "export": {**head["export"], "ok": True}}, base)["code"] == head["code"]
-    assert with_base_pins(head, {"export": {"ok": True, "dynamic_shapes": {"moving": {"2": {"name": "size"}}}}}) \
-        is head
+    # none where head's export got through, or where base pinned nothing head frees
+    assert "base_pins" not in compare_shape_advice(
+        run(base), run({**head, "export": {**head["export"], "ok": True}}), {}, lambda path, line: line)
+    assert "base_pins" not in compare_shape_advice(
+        run({"export": {"ok": True, "dynamic_shapes": {"moving": {"2": {"name": "size"}}}}}), run(head), {},
+        lambda path, line: line)
+    assert with_base_pins(head, None) is head

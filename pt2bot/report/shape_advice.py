@@ -130,38 +130,34 @@ def export_text(advice: Mapping[str, Any]) -> str:
     return ""
 
 
-def with_base_pins(head: Mapping[str, Any], base: Mapping[str, Any] | None) -> Mapping[str, Any]:
+def with_base_pins(head: Mapping[str, Any], pins: Any) -> Mapping[str, Any]:
     """Head's advice where its export stopped before the dims (at the pull request's new
-    failure), with each dim that base's export found pinned and head's lists as dynamic said as
-    base found it (`from_base`), and left out of the YAML to paste; the Python, a spec of
-    those dims, is left out (held-out batch 38's PR 2 offered `size: null` beside base's "the
-    code specialises size to 16", and the pasted block failed there). `head` itself elsewhere."""
-    hx, bx = head.get("export") or {}, (base or {}).get("export") or {}
-    hd, bd = hx.get("dynamic_shapes"), bx.get("dynamic_shapes")
-    if hx.get("ok") is not False or not isinstance(hd, Mapping) or not isinstance(bd, Mapping):
+    failure), with each dim that base's export found pinned (report.json's `base_pins`, placed
+    in head's file) said as base found it (`from_base`) and left out of the YAML to paste; the
+    Python, a spec of those dims, is left out (held-out batch 38's PR 2 offered `size: null`
+    beside base's "the code specialises size to 16", and the pasted block failed there).
+    `head` itself where there are none."""
+    hx = head.get("export") or {}
+    hd = hx.get("dynamic_shapes")
+    pins = [p for p in pins or () if isinstance(p, Mapping) and isinstance(p.get("entry"), Mapping)]
+    if not isinstance(hd, Mapping) or not pins:
         return head
-    shapes: dict[str, dict[str, Any]] = {}
-    pinned: list[tuple[str, str, Mapping[str, Any], Any]] = []
-    for inp, axes in hd.items():
-        if not isinstance(axes, Mapping):
-            continue
-        shapes[inp] = dict(axes)
-        for ax, e in axes.items():
-            was = (bd.get(inp) or {}).get(ax) if isinstance(bd.get(inp), Mapping) else None
-            if isinstance(e, Mapping) and not e.get("static") and isinstance(was, Mapping) and was.get("static"):
-                shapes[inp][ax] = {**was, "from_base": True}
-                pinned.append((inp, ax, was, e.get("name")))
-    if not pinned:
-        return head
+    shapes = {inp: dict(axes) for inp, axes in hd.items() if isinstance(axes, Mapping)}
+    names = []
+    for p in pins:
+        axes = shapes.get(str(p.get("input")))
+        if axes is not None and str(p.get("axis")) in axes:
+            names.append((axes[str(p["axis"])] or {}).get("name"))
+            axes[str(p["axis"])] = {**p["entry"], "from_base": True}
     # a dim name stays in the YAML while an axis of it is still dynamic
     still = {e.get("name") for axes in shapes.values() for e in axes.values()
              if isinstance(e, Mapping) and not e.get("static")}
-    gone = {name for *_, name in pinned if name not in still}
+    gone = {n for n in names if n and n not in still}
     code = dict(head.get("code") or {})
     yaml = [ln for ln in str(code.get("yaml") or "").splitlines()
             if not any(ln.startswith(f"  {n}:") for n in gone)]
-    yaml += [f"  # {inp}.shape[{ax}]: cannot be dynamic ({was.get('reason')}, on base)"
-             for inp, ax, was, _ in pinned]
+    yaml += [f"  # {p['input']}.shape[{p['axis']}]: cannot be dynamic ({p['entry'].get('reason')}, on base)"
+             for p in pins]
     code.update(yaml="\n".join(yaml) if len(yaml) > 1 else "dynamic: []  # no dim can be dynamic",
                 python=None, compile=None)
     return {**head, "export": {**hx, "dynamic_shapes": shapes}, "code": code}

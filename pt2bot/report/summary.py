@@ -421,7 +421,7 @@ def shape_advice_blocks(m: ModelDelta) -> list[str]:
         return out
     if sa.get("changed") or (recompiling and not no_help):
         why = "changed by this pull request" if sa.get("changed") else "the model recompiles"
-        out.append(advice_markdown(with_base_pins(head, base), f"Shape advice ({why})"))
+        out.append(advice_markdown(with_base_pins(head, sa.get("base_pins")), f"Shape advice ({why})"))
     elif recompiling:
         out.append(_not_sizes_line(recompiles, before, after, comp.get("method")))
     return out
