@@ -260,7 +260,7 @@ def test_status_line_says_what_failed_and_where():
     line = status_line({"name": "m", "status": "ok", "graph_breaks": [], "recompiles": {"count": 0},
                         "export": {"ok": True, "cases": cases}})
     assert line == ("pt2bot run: m: ok, 0 graph break(s), 0 recompile(s), exports, but the exported program "
-                    "fails on 2 of the 3 shape cases")
+                    "fails on 2 of the 3 shape cases (AssertionError: Guard failed: z.size()[2] == 16)")
     # an export that fails on the configured dims where the shape advice's own dims export:
     # the run says those (guided-diffusion's `res` without `multiple_of: 4`, blamed on a guard line)
     advice = {"export": {"ok": True, "cases": [{"shape": {"res": 16}, "match": True}]},

@@ -319,8 +319,13 @@ def status_line(run: ModelRun | Mapping[str, Any], log_base: str | None = None) 
         # guards on sizes the code pins (complextorch's mean over range x doppler: "exports",
         # then "Guard failed" on 6 of 8 cases)
         failed, held = exp.failed_cases()
+        # and why, torch's first line of the first failure (a new user read the bare count
+        # for `Guard failed: moving.size()[2] == 16`, a size the code pins)
+        why = next((c.error.strip().splitlines()[0] for c in exp.cases
+                    if c.match is False and c.error and c.error.strip()), "")
         extra += (f", exports, but the exported program fails on {failed} of the {held} "
-                  "shape cases" if failed else ", exports")
+                  "shape cases" + (f" ({log_line(cap(why, 200))})" if why else "")
+                  if failed else ", exports")
     elif exp is not None and exp.ok is False:
         at = f" at {exp.path}:{exp.line}" if exp.path and exp.line else ""
         hint = f": {exp.hint}" if exp.hint in (TRUNCATED_DIVISION,) else ""
