@@ -1,9 +1,10 @@
 """`len(x)` of a tensor where torch.export keeps dim 0 dynamic (pt2bot/rules/size_specialised.py,
-PTC307): non-strict export, the default, gets a Python int from `Tensor.__len__` and fails with
-"specialized it to be a constant"; `x.shape[0]` exports. A new user's V-JEPA run was told that
-the batch "cannot be dynamic" at `q = self.query_tokens.repeat(len(x), 1, 1)`. The recipe, the
-export target's stand-in where no finding flags the line (`x` a forward's parameter), then the
-proof on real torch: verified where export now passes, refused where the argument is a list."""
+PTC307's recipe): non-strict export, the default, gets a Python int from `Tensor.__len__` and
+fails with "specialized it to be a constant"; `x.shape[0]` exports. A new user's V-JEPA run was
+told that the batch "cannot be dynamic" at `q = self.query_tokens.repeat(len(x), 1, 1)`. No rule
+flags `len()` (most on real code pin no dynamic dim): the export target's stand-in offers the
+recipe on its line, then the proof on real torch: verified where export now passes, refused
+where the argument is not a tensor."""
 from __future__ import annotations
 
 import dataclasses

@@ -259,8 +259,7 @@ class SizeSpecialised(Rule):
     f-string with text that formats the size on the compiled path (`_assert(c, f"H ({H}) ...")`),
     and a size hashed: put in a set (`{h, w}`, `{tuple(t.shape[-2:]) for t in xs}`,
     `set(x.shape)`, `seen.add(h)`, `hash(n)`) or used as a dict key (`{h: v}`, `d[h] = v`, and
-    `d[h]`, `d.get(h)`, `h in s` where the set or dict is not one of constants only), and
-    `len(x)` of a tensor the function computed (not a parameter, which may be a list).
+    `d[h]`, `d.get(h)`, `h in s` where the set or dict is not one of constants only).
     A size is followed into a helper's parameter when a compiled caller passes one there
     (`warp(x, (h, w))` calling `h_out, w_out = dsize; torch.linspace(-1, 1, w_out)`, also
     across files); the message names that caller.
@@ -291,13 +290,14 @@ class SizeSpecialised(Rule):
     torch 2.13 and 2.14.1), but non-strict export, which runs the Python, gets a Python int from
     `Tensor.__len__` and fails with dim 0 dynamic ("specialized it to be a constant"), where
     `x.shape[0]` exports (V-JEPA's attentive pooler, `self.query_tokens.repeat(len(x), 1, 1)`).
-    A `range(len(x))` is PTC303's (the loop is unrolled whatever gives its count).
+    It is not flagged: on the real-code benchmark most `len()` of a tensor are of one whose
+    size is fixed (`len(bin_boundaries)`) or data-dependent (`len(torch.unique(t))`), where no
+    dynamic dim is pinned (108 findings, s66); only export measures which one is.
 
-    Fix offered for `len(x)` (not safe: run and compared before it is posted; a 0-d tensor
-    raises IndexError there instead of TypeError): `x.shape[0]`. An export target of kind
-    `constraint_violation` that no finding flags gets it too, on each `len(...)` of its line
-    (the argument a forward's parameter the rules cannot type): the proof refuses it where
-    the argument is a list.
+    Fix offered for an export target of kind `constraint_violation` (export pinned a dim at the
+    line; no finding needed), on each `len(...)` of its line (not safe: run and compared before
+    it is posted; a 0-d tensor raises IndexError there instead of TypeError): `x.shape[0]`. The
+    proof refuses it where the argument is not a tensor (a list, a tuple).
 
     ## Example
     ```python
@@ -324,8 +324,8 @@ class SizeSpecialised(Rule):
     doc_url = "https://docs.pytorch.org/docs/stable/torch.compiler_dynamic_shapes.html"
     node_types = (ast.Call, ast.JoinedStr, ast.Expr, ast.Subscript, ast.Compare, *_CONTAINER_NODES)
     call_keys = frozenset({*_FACTORY_ARGS, *_MATH, *("." + m for m in (*_METHOD_ARGS, *_HASH_METHODS)),
-                           *_HASH_FUNCS, "len", "range"})
-    # `len(x)` where export pins dim 0 (and no finding says so: `x` a forward's parameter)
+                           *_HASH_FUNCS})
+    # `len(x)` where export pins dim 0 (no finding says so: see the docstring)
     export_kinds = ("constraint_violation",)
 
     @classmethod
@@ -384,20 +384,6 @@ class SizeSpecialised(Rule):
                 pinned.update(id(a) for a in (*v.args[1:], *(k.value for k in v.keywords)) if type(a) is ast.JoinedStr)
             return
         target = ctx.call_target
-        if target == "range":
-            # a loop over `range(len(x))` is unrolled per size whatever gives its count (PTC303)
-            ctx.__dict__.setdefault("_ptc307_counts", set()).update(id(a) for a in node.args)
-            return
-        if target == "len":
-            a = node.args[0] if len(node.args) == 1 and not node.keywords else None
-            if a is not None and ctx.kind(a) in TENSORISH and not ctx.message_only and \
-                    id(node) not in ctx.__dict__.get("_ptc307_counts", ()):
-                shown = ast.unparse(a)
-                ctx.report(self.code, node, f"`len()` of a tensor is a Python int under `torch.export`'s default "
-                           "(non-strict) tracing, which runs the Python: dim 0 is specialised and export "
-                           f"cannot keep it dynamic; `{shown}.shape[0]` keeps it symbolic (torch.compile and "
-                           "strict export trace either)")
-            return
         args = _FACTORY_ARGS.get(target or "")
         if args is not None:
             for a, kw, needs in _size_args(ctx, node, args):
