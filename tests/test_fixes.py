@@ -546,10 +546,9 @@ def test_no_where_for_a_ternary_with_none_on_one_side_and_a_reason(tmp_path):
 
 
 @pytest.mark.parametrize("text", [
-    # elif, and/or, a while, several statements, a name not bound before the `if`
+    # elif, and/or, a while, a name not bound before the `if`
     "    if x.sum() > 0:\n        y = 1\n    elif x.mean() > 0:\n        y = 2\n    else:\n        y = 3\n",
     "    while x.sum() > 0:\n        x = x - 1\n",
-    "    if x.sum() > 0:\n        x = x - 1\n        x = x * 2\n",
     "    if x.sum() > 0:\n        w = x - 1\n",
 ])
 def test_branches_without_a_recipe(tmp_path, text):
@@ -563,6 +562,19 @@ def test_branches_without_a_recipe(tmp_path, text):
     # (in eager only only where the block changes nothing read after it: `w`, not `x`)
     assert fs and titles == ([COMPILED_BLOCK] + ([EAGER_BLOCK] if "w = " in text else [])
                              if text.startswith("    if x.sum() > 0:\n") and "el" not in text else [])
+
+
+def test_several_assignments_are_each_selected_on_the_test_computed_first(tmp_path):
+    # (pt2bot/rules/branch_fixes.py `_assignments_fixes`: the second statement reads what the
+    # first wrote, which the selection keeps where the test holds, and `x` where it does not)
+    src = ("import torch\n\n@torch.compile\ndef f(x):\n    if x.sum() > 0:\n        x = x - 1\n"
+           "        x = x * 2\n    return x\n")
+    (tmp_path / "m.py").write_text(src)
+    fs = [f for f in check_paths(str(tmp_path), ["m.py"], StaticConfig(), jobs=1) if f.rule == "PTC201"]
+    cands = [c for f in fs for c in fix_candidates(f, src)]
+    assert [c.title for c in cands][1:] == [COMPILED_BLOCK]
+    assert cands[0].lines == ("    taken = x.sum() > 0", "    x = torch.where(taken, x - 1, x)",
+                              "    x = torch.where(taken, x * 2, x)")
 
 
 def test_a_returned_tuple_keeps_its_brackets(tmp_path):
