@@ -142,14 +142,14 @@ def collect_breaks(events: TraceCollector, paths: RepoPaths, locate: bool = True
                 # the same site reached from another line of the outermost frame (V-JEPA's
                 # predictor calls `apply_masks` at two lines): dynamo resumes after each call,
                 # and each resume frame is this break's
-                site.setdefault("calls", []).append(stack)
+                # (each outermost frame once, keyed by its place)
+                site.setdefault("calls", {}).setdefault((stack[0]["path"], stack[0]["line"]), stack[0])
             if len(stack) > len(site["user_stack"]):
                 site["user_stack"] = stack  # the outermost view of the same site
     for site in sites.values():
-        calls = site.pop("calls", ())
+        calls = site.pop("calls", {})
         outer = site["user_stack"][0] if site["user_stack"] else None
-        others = list({(f["path"], f["line"]): f for f in (c[0] for c in calls)
-                       if f != outer and (f["path"], f["line"]) != (site["path"], site["line"])}.values())
+        others = [f for at, f in calls.items() if f != outer and at != (site["path"], site["line"])]
         if others:
             site["call_sites"] = others[:MAX_CALL_SITES]
         # the loop read on the fullest view of the site's stack: dynamo's message that says
