@@ -57,6 +57,9 @@ def test_each_assignment_is_selected_on_the_test_computed_first():
     "            moving = moving / 2\n            moving[0] = 0.0",
     # one statement: `_branch_fixes`' own `torch.where`
     "            moving = moving / 2",
+    # a Python number read out of a tensor, then a slice to it (torchrl's truncated series)
+    "            static = torch.where(static < 1e-7)[0][0].item()\n            moving = moving[:, :static]",
+    "            moving = moving / 2\n            static = static * int(moving.sum())",
 ])
 def test_a_block_that_is_not_assignments_of_bound_names_gets_no_such_edit(block):
     text = PAIR.replace("            moving = moving / moving.amax(dim=1, keepdim=True).clamp_min(1e-6)\n"

@@ -632,7 +632,10 @@ def _assignments_fixes(code, finding, st: ast.If, tree, lines, test: str) -> lis
     first, as head evaluated it before the block changed what it reads (torchreg's rescaling of
     a raw pair of scans, `if moving.max() > 1 or static.max() > 1:` then each scan divided by
     its own maximum). `torch.where` computes both sides: the proof compares gradients too
-    (a side that divides by zero where the test fails)."""
+    (a side that divides by zero where the test fails). A value that reads a Python number
+    out of a tensor (`.item()`, `.tolist()`, `int(t)`) gets none: it breaks the graph where it
+    stands, and it is an index or a size more often than a value to select (torchrl's
+    truncation of a series, `first = torch.where(c)[0][0].item()` then a slice to `first`)."""
     if st.orelse or len(st.body) < 2:
         return []
     picked: list[tuple[str, str]] = []
@@ -646,7 +649,7 @@ def _assignments_fixes(code, finding, st: ast.If, tree, lines, test: str) -> lis
         if not defined_before(tree, st, name):
             return []
         value = _side_text(lines, s if isinstance(s, ast.AugAssign) else s.value)
-        if "\n" in value:
+        if "\n" in value or any(_python_number(n) and isinstance(n, ast.Call) for n in ast.walk(s.value)):
             return []
         picked.append((name, value))
     indent = indentation(lines, st)
