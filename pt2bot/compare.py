@@ -1286,6 +1286,26 @@ def _pct(v: Any) -> str:
     return f"{v * 100:.0f} %" if isinstance(v, (int, float)) else "?"
 
 
+def _moved_ops(base: ModelRun | None, head: ModelRun, most: int = 4) -> str:
+    """Which operators the change in ops outside graphs is made of, most changed first: " (+2
+    aten.view, +1 aten.addmm)"; empty where a side did not count them by operator."""
+    sides = [r.graph_coverage.aten_outside_ops if r is not None and r.graph_coverage else None
+             for r in (base, head)]
+    if not all(isinstance(s, Mapping) for s in sides):
+        return ""
+    def n(side: Mapping[str, Any], k: str) -> int:
+        v = side.get(k)
+        return v if isinstance(v, int) and not isinstance(v, bool) else 0
+    b, h = sides
+    moved = sorted(((n(h, k) - n(b, k), str(k)) for k in set(b) | set(h)),
+                   key=lambda d: (-abs(d[0]), d[1]))
+    moved = [(d, k) for d, k in moved if d]
+    words = [f"{d:+d} {k}" for d, k in moved[:most]]
+    if len(moved) > most:
+        words.append(f"{len(moved) - most} more")
+    return f" ({', '.join(words)})" if words else ""
+
+
 def compare_coverage(base: ModelRun | None, head: ModelRun) -> dict[str, Any] | None:
     """`delta.coverage`: both sides, and what changed in words ("captured ops 412 → 380",
     "largest graph 100 % → 61 %"); None when head has no coverage."""
@@ -1304,6 +1324,8 @@ def compare_coverage(base: ModelRun | None, head: ModelRun) -> dict[str, Any] | 
             if bv is None or hv is None or fmt(bv) == fmt(hv):
                 continue
             text = f"{label} {fmt(bv)} → {fmt(hv)}"
+            if key == "aten_outside":
+                text += _moved_ops(base, head)
             if key == "eager_frames" and h["recompile_limit_frames"]:
                 text += f" ({h['recompile_limit_frames']} at the recompile limit)"
             changes.append(text)

@@ -605,14 +605,18 @@ class GraphCoverage(Record):
     compile order; `unique_graphs`: `counters["stats"]["unique_graphs"]`; `largest_share`:
     max(graph_ops) / captured_ops. `aten_in_graphs` and `aten_outside`: ATen operators
     dispatched during the call inside the graphs and outside any graph (the eager code
-    around them), counted by one dispatch mode. `eager_frames`: frames that run eagerly."""
+    around them), counted by one dispatch mode; `aten_outside_ops` those outside by operator
+    (absent in results written before it was recorded). `eager_frames`: frames that run eagerly."""
     captured_ops: int | None = None
     unique_graphs: int | None = None
     graph_ops: tuple[int, ...] = ()
     largest_share: float | None = None
     aten_in_graphs: int | None = None
     aten_outside: int | None = None
+    aten_outside_ops: Mapping[str, int] | None = None
     eager_frames: tuple[EagerFrame, ...] = ()
+
+    OMIT_IF_NONE: ClassVar[frozenset[str]] = frozenset({"aten_outside_ops"})
 
 
 @dataclass(frozen=True, kw_only=True)

@@ -44,8 +44,10 @@ def test_a_break_in_a_loop_skips_the_frame_and_ops_run_outside_graphs():
     cov = run["graph_coverage"]
     assert cov["captured_ops"] == sum(cov["graph_ops"]) and cov["unique_graphs"] >= 2
     assert cov["largest_share"] < 1.0
-    # .item() runs outside any graph, in each of the three layers
+    # .item() runs outside any graph, in each of the three layers, and is counted as itself
     assert cov["aten_outside"] >= 3
+    assert cov["aten_outside_ops"]["aten._local_scalar_dense"] == 3, cov["aten_outside_ops"]
+    assert sum(cov["aten_outside_ops"].values()) == cov["aten_outside"]
     (frame,) = cov["eager_frames"]
     assert (frame["function"], frame["path"]) == ("forward", "models/loop_layers.py")
     assert frame["line"] == line_of("loop_layers.py", "loop-call") - 2   # `def forward`
@@ -398,6 +400,28 @@ def test_more_of_the_model_compiled_once_its_break_is_fixed_is_not_a_regression(
     assert compare_compile(run(0.26, 97, 2), run(1.05, 220, 1))["regression"] is True
     # a fix that leaves more graphs than base had is judged as before
     assert compare_compile(run(0.26, 97, 2), run(1.05, 220, 3), fixed_breaks=True)["regression"] is True
+
+
+def test_a_change_in_ops_outside_graphs_names_the_operators_that_moved():
+    """Two more layers, each with its `.item()`: the change says which operators ran outside
+    the graphs, not only how many (V-JEPA's user read "ops outside graphs 10 → 14" and could
+    not tell which 4)."""
+    from pt2bot.compare import compare_coverage
+    from pt2bot.results import ModelRun
+
+    base = ModelRun.from_json(run_of("loop", "models.loop_layers:LoopLayers"))
+    head = ModelRun.from_json(run_of("loop5", "models.loop_layers:LoopLayers", kwargs={"n_layer": 5}))
+    (moved,) = [c for c in compare_coverage(base, head)["changes"] if c.startswith("ops outside")]
+    b, h = base.graph_coverage.aten_outside, head.graph_coverage.aten_outside
+    # (each `.item()` is `_local_scalar_dense`; torch also lifts the Python float it gives
+    # back into the resumed graph outside any graph, `lift_fresh`)
+    assert moved.startswith(f"ops outside graphs {b} → {h} (+2 aten._local_scalar_dense"), moved
+    assert b + 2 <= h and moved.endswith(")") and "-" not in moved, moved
+    # results written before the operators were counted: the numbers alone
+    old = ModelRun.from_json({**base.to_json(), "graph_coverage": {
+        k: v for k, v in base.graph_coverage.to_json().items() if k != "aten_outside_ops"}})
+    assert "ops outside graphs" in " ".join(compare_coverage(old, head)["changes"])
+    assert f"ops outside graphs {b} → {h}" in compare_coverage(old, head)["changes"]
 
 
 def test_a_new_model_shows_heads_coverage_and_cost_without_a_verdict():
