@@ -707,11 +707,12 @@ def test_no_shape_advice_says_when_every_recompile_is_in_a_frame_a_break_splits_
             "resumed_after": {"path": "mlpot/model.py", "line": 33}}
     line = _not_sizes_line({"count": 1, "cases": [{"reasons": [size]}]}, 3, 3, "mark_dynamic")
     assert line.endswith("They are in frames a graph break splits off, whose inputs are what the "
-                         "code computed before the break, so no declared dim reaches them; they go "
-                         "with the break."), line
+                         "code computed before the break, so no declared dim reaches them while the "
+                         "break is there; with it fixed the dims reach those frames, and only sizes "
+                         "the code itself pins still recompile."), line
     value = {**size, "kind": "guard", "guard": "n == 8" + " " * 50 + "# e_atom = torch.zeros(n)  # mp/h32repo/mlpot/model.…"}
     line = _not_sizes_line({"count": 1, "cases": [{"reasons": [value]}]}, 3, 3, "mark_dynamic")
-    assert "the guard that fails most often: `n == 8` (failed once" in line and "go with the break" not in line
+    assert "the guard that fails most often: `n == 8` (failed once" in line and "with it fixed" not in line
 
 
 def test_compile_settings_that_compile_more_than_the_configured_are_not_advised() -> None:

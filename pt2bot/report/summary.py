@@ -501,8 +501,12 @@ def _not_sizes_line(recompiles: Mapping[str, Any], before: int, after: int,
              for r in c.get("reasons") or () if isinstance(r, dict) and r.get("kind") != "size_one"]
     apart = bool(split) and all(split_off_frame(r.get("compile_id")) and r.get("kind") == "size_mismatch"
                                 for r in split)
+    # (not "they go with the break": V-JEPA's 13 such were 3 once its break was fixed, sizes
+    # its code pins, which a frame compiled static first hides behind its size mismatches)
     why = (" They are in frames a graph break splits off, whose inputs are what the code computed "
-           "before the break, so no declared dim reaches them; they go with the break." if apart else "")
+           "before the break, so no declared dim reaches them while the break is there; with it "
+           "fixed the dims reach those frames, and only sizes the code itself pins still "
+           "recompile." if apart else "")
     return (f"ℹ️ No shape advice: dynamic dims do not remove this model's {n} "
             f"recompile{'s' if n != 1 else ''}. With the dims dynamic{how} the matrix compiles "
             f"{after} times, against {before} as configured{top}.{why}")

@@ -306,9 +306,9 @@ def status_line(run: ModelRun | Mapping[str, Any], log_base: str | None = None) 
         split = _split_recompiles(run) if run.graph_breaks else 0
         if split:
             # (what the breaks cost in recompiles: the frames they split off get no dynamic
-            # marks; V-JEPA's 13 were 3 once its one `with` line was fixed)
-            extra += (f" ({'all' if split == run.recompiles.count else split} of them in frames "
-                      "the breaks split off)")
+            # marks; V-JEPA's 13 were 3 once its one `with` line was fixed: the count, never
+            # "all of them", which its user read as all going with the breaks)
+            extra += f" ({split} of them in frames the breaks split off)"
         if run.recompiles.size_one:
             # torch's own, for a size of 1 (a batch of one, which generation feeds): counted
             # apart, but a user who compiles for it pays it (nanochat's batch 1 -> 3 read "0")
