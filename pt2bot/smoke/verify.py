@@ -89,6 +89,8 @@ GRADIENTS = "head gradients"   # the key of head's gradients in a model's cache 
 HEAD_AGAIN = "head again"
 GRADIENT_NOISE = "head gradient noise"   # per case, the gradients head's two runs disagree on
 SETTING_RUNS = "setting runs"   # per dynamo setting, what its run of head's code measured
+HEAD_S = "head seconds"   # how long head's own measurement took in this worker: a candidate's
+# time run out is said beside it (slower under load, or a hang)
 # one eager run on a guard input: past this many times the model's own run of the case (timed
 # once a function, at least GUARD_RUN_MIN_S, at most GUARD_RUN_S), a run that still calls the
 # edited function ends
@@ -2385,7 +2387,7 @@ def verify(spec: dict[str, Any], emit: Emit) -> None:
     emit({"id": HEAD, "ok": True, "s": _since(t0), "graph_count": head.get("graph_count")})
     fixed: set[str] = set()
     guard_cache: dict[str, GuardCache] = {}
-    backend_cache: dict[str, Any] = {}
+    backend_cache: dict[str, Any] = {HEAD_S: _since(t0)}
     for cand in cands:
         keys = [str(k) for k in cand.get("target_keys") or ()]
         if keys and all(k in fixed for k in keys):
@@ -3424,9 +3426,11 @@ def _measure_candidate(cand: Mapping[str, Any], edit: Edit, model: Any, cases: l
                     # edit that sends compiled code down another branch: the function's own
                     # branch for export, a check asserted asynchronously)
                     asserted: list[str] = []
+                    stage = "its compiled runs on the shape cases" + (f" with `{setting}` set" if setting else "")
                     measured["compiled"] = compiled_outputs(model, cases, head_outs, paths,
                                                             model_spec.get("tolerance"), head_again,
                                                             asserted if setting else None)
+                    stage = None
                     ok = all(r["match"] for r in measured["compiled"])
                     assumed = sorted({a for a in asserted if _assumes_size(a)})
                     if assumed:
@@ -3535,10 +3539,15 @@ def _measure_candidate(cand: Mapping[str, Any], edit: Edit, model: Any, cases: l
         measured["error"] = str(e)
     except CandidateTimeout as e:
         # a loop that now runs to its end compiled (an early stop moved to eager) can be a
-        # compile of minutes, not a hang: the reason says both
-        measured["error"] = (f"the patched model gave {e}: it hangs, or compiles or runs slower than "
-                             "that" if stage is None else
-                             f"{stage} did not finish in the candidate's time ({e})")
+        # compile of minutes, not a hang: the reason says both, and how long head's own
+        # measurement took here, which tells a slow machine from a hang (held-out batch 38's
+        # setting read "it hangs" where its compiles were slow under load)
+        took = backend_cache.get(HEAD_S)
+        head_s = (f"; head's own measurement ({_phase_words(phases)}) took {took:.0f} s here"
+                  if isinstance(took, (int, float)) else "")
+        measured["error"] = (f"the patched model gave {e}{head_s}: it hangs, or compiles or runs "
+                             "slower than that" if stage is None else
+                             f"{stage} did not finish in the candidate's time ({e}{head_s})")
     except ModelError as e:
         measured["error"] = f"the patched model raises: {e.message}"
     except Exception as e:  # noqa: BLE001 - whatever the patched code does is a result
@@ -3547,6 +3556,11 @@ def _measure_candidate(cand: Mapping[str, Any], edit: Edit, model: Any, cases: l
         with contextlib.suppress(Exception):
             reset_dynamo()
     return measured, done
+
+
+def _phase_words(phases: Sequence[str]) -> str:
+    said = {"breaks": "break pass", "matrix": "shape matrix", "export": "export"}
+    return ", ".join(["eager run", *(said.get(p, p) for p in phases)])
 
 
 def main(argv: list[str] | None = None) -> int:
