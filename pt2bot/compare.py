@@ -443,7 +443,8 @@ def compare_model(name: str, base_run: ModelRun | None, head_run: ModelRun | Non
         rec = compare_recompiles(b, h, new_breaks=_with_stacks(new_breaks, h),
                                  old_breaks=_old_breaks(h, new_breaks),
                                  base_breaks=_old_breaks(b, []), line_map=line_map)
-        new_specialized, fixed_specialized = compare_specialized(b, h, renames)
+        new_specialized, fixed_specialized = compare_specialized(b, h, renames,
+                                                                 _with_stacks(new_breaks, h))
         delta = Delta(
             graph_breaks=len(h.breaks()) - len(b.breaks() if b else ()) if breaks_known else 0,
             graph_count=((h.graph_count or 0) - ((b.graph_count if b else None) or 0)
@@ -926,17 +927,31 @@ def _size_one_compiles(case: RecompileCase) -> int:
     return sum(1 for g in _compiles(case.reasons) if _all_size_one(g))
 
 
-def compare_specialized(base: ModelRun | None, head: ModelRun, renames: dict[str, str]
-                        ) -> tuple[list[dict], list[dict]]:
+def compare_specialized(base: ModelRun | None, head: ModelRun, renames: dict[str, str],
+                        new_breaks: Sequence[NewBreak] = ()) -> tuple[list[dict], list[dict]]:
+    """Head's specialisations base did not make, and base's head no longer makes. A new one
+    made in a frame a new break splits off (`cause_of`, as for recompiles) carries
+    `caused_by` {gb, path, line}: held-out batch 38's user read "dim `batch` = 2 at
+    model.py:50", an unchanged line, pinned only because the frame resumed after the PR's
+    `.item()` two lines up took a tensor computed before it, with no dynamic mark."""
     def key(s: Any) -> tuple:
         p = s.path or ""
         return (s.dim, renames.get(p, p), normalise_source(s.source or ""))
+
+    def said(s: Any) -> dict:
+        j = s.to_json()
+        d = cause_of(RecompileReason(frame=s.frame, compile_id=s.compile_id,
+                                     resumed_after=s.resumed_after), new_breaks) \
+            if new_breaks and (s.frame is not None or s.resumed_after is not None) else None
+        if d is not None:
+            j["caused_by"] = {"gb": d["gb"], "path": d["path"], "line": d["line"]}
+        return j
 
     base_s = (base.specialized if base is not None else None) or ()
     head_s = head.specialized or ()
     b = Counter(key(s) for s in base_s)
     h = Counter(key(s) for s in head_s)
-    new = [s.to_json() for s in head_s if h[key(s)] > b[key(s)]]
+    new = [said(s) for s in head_s if h[key(s)] > b[key(s)]]
     fixed = [s.to_json() for s in base_s if b[key(s)] > h[key(s)]]
     return new, fixed
 

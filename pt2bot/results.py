@@ -450,13 +450,19 @@ class Recompiles(Record):
 
 @dataclass(frozen=True, kw_only=True)
 class Specialisation(Record):
-    """A dim configured as dynamic that the code specialised to one value."""
+    """A dim configured as dynamic that the code specialised to one value; `frame`,
+    `compile_id` and `resumed_after` as a RecompileReason's, for the compile it was made in
+    (absent where not known: an export's, or results written before they were recorded)."""
     dim: str | None = None
     value: int | None = None
     path: str | None = None
     line: int | None = None
     source: str | None = None
     reason: str | None = None
+    frame: Frame | None = None
+    compile_id: str | None = None
+    resumed_after: Site | None = None
+    OMIT_IF_NONE: ClassVar[frozenset[str]] = frozenset({"frame", "compile_id", "resumed_after"})
 
 
 @dataclass(frozen=True, kw_only=True)

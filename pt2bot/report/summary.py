@@ -343,6 +343,8 @@ def model_section(m: ModelDelta, report: Report, untimed: str | None = None) -> 
                           + (f" at {code_inline(location(s), limit=120)}" if s.get("path") else
                              " (torch named no line of the repository)")
                           + (f": {code_inline(s['source'], limit=200)}" if s.get("source") else "")
+                          + (f" — follows from the new break at {code_inline(location(s['caused_by']), limit=120)}"
+                             if isinstance(s.get("caused_by"), dict) else "")
                           for s in spec[:20])
         blocks.append(details(f"{len(spec)} dynamic dim(s) newly specialised", items))
     blocks += shape_advice_blocks(m)

@@ -13,7 +13,7 @@ always specialises 0/1, so such guards are tagged `size_one`, never blamed on th
 from __future__ import annotations
 
 import re
-from typing import Any, Callable
+from typing import Any, Callable, Sequence
 
 from pt2bot.results import RESUME_RE
 from pt2bot.smoke import graph_breaks
@@ -349,7 +349,14 @@ def measure_matrix(model: Any, cases: list[CaseInputs], eager_outs: list[Any],
                     break
                 except Exception as e:  # noqa: BLE001 - a compile failure is a result
                     if _is_constraint_violation(e) and _attempt == 0:
+                        # the compile that raised it: its frame says whether a break split
+                        # it off (a resumed frame's inputs computed before the break carry
+                        # no dynamic mark; an operation tying a marked input to one pins it)
+                        failed = next((m for m in reversed(compilation_metrics()[n0:])
+                                       if getattr(m, "fail_type", None)), None)
+                        frame = recompiled_frame(failed, paths) if failed is not None else {}
                         for s in specializations_from_exception(e, case, paths):
+                            s.update(frame)
                             specialized.setdefault((s["dim"], s["path"], s["line"]), s)
                             if s["dim"]:
                                 relaxed.add(s["dim"])
@@ -405,7 +412,7 @@ def measure_matrix(model: Any, cases: list[CaseInputs], eager_outs: list[Any],
             accuracy[-1]["out_shapes"] = output_shapes(expected)
             if after_first is not None and len(case_recs) == 1 and not after_first(events, rec):
                 break
-        for s in _trace_specializations(events, cases, dynamic, varying, paths):
+        for s in _trace_specializations(events, cases, dynamic, varying, paths, compilation_metrics()):
             key = (s["dim"], s["path"], s["line"])
             specialized.setdefault(key, s)
     reset_dynamo()
@@ -441,7 +448,8 @@ def specialization_sites(events: TraceCollector, paths: RepoPaths) -> list[dict[
     """Every `symbolic_shape_specialization` of the caught trace: which input size
     (`arg`, `ax`: `L['x'].size()[1]`), the constant it became (`value`), torch's `reason`,
     and where in the user's code (`path`, `line`, `source` of the innermost user frame);
-    `event` numbers the trace event (one event may name several sizes)."""
+    `event` numbers the trace event (one event may name several sizes); `frame_key` the
+    compile it was made in ("2/0"), where the trace says."""
     table = intern_table()
     out = []
     for k, ev in enumerate(events.of_kind("symbolic_shape_specialization")):
@@ -451,11 +459,13 @@ def specialization_sites(events: TraceCollector, paths: RepoPaths) -> list[dict[
         except (TypeError, ValueError):
             continue
         at = user_frame(d, paths, table)
+        fid, cid = ev.frame or (None, None)
+        key = f"{fid}/{cid}" if fid is not None and cid is not None else None
         for src in d.get("sources") or ():
             m = _SIZE_RE.search(str(src))
             if m:
                 out.append({"arg": m.group("arg"), "ax": int(m.group("ax")), "value": value,
-                            "reason": d.get("reason"), **at, "event": k})
+                            "reason": d.get("reason"), **at, "event": k, "frame_key": key})
     return out
 
 
@@ -474,8 +484,15 @@ def specialised_at(guard: str, sites: list[dict[str, Any]]) -> dict[str, Any] | 
 
 
 def _trace_specializations(events: TraceCollector, cases: list[CaseInputs], dynamic: set[str],
-                           varying: set[str], paths: RepoPaths) -> list[dict[str, Any]]:
-    """`symbolic_shape_specialization` events of declared-dynamic, varying dims."""
+                           varying: set[str], paths: RepoPaths,
+                           metrics: Sequence[Any] = ()) -> list[dict[str, Any]]:
+    """`symbolic_shape_specialization` events of declared-dynamic, varying dims, each with
+    the frame it was made in where `metrics` (the compilation metrics) name it: a
+    specialisation in a frame resumed after a graph break is that break's doing (the resumed
+    frame's inputs computed before the break carry no dynamic mark, and an operation that
+    ties a marked input to one of them pins it: held-out batch 38's batch, pinned at an
+    unchanged line after a PR's new `.item()`)."""
+    compiles = {str(getattr(m, "compile_id", "")): m for m in metrics}
     probe = cases[0] if cases else None
     by_event: dict[int, dict[str, Any]] = {}     # one entry per trace event
     dims_of: dict[int, set[str]] = {}
@@ -490,7 +507,9 @@ def _trace_specializations(events: TraceCollector, cases: list[CaseInputs], dyna
     out = []
     for key, s in by_event.items():
         for dim in sorted(dims_of.get(key, set()) & dynamic & varying):
+            metric = compiles.get(s["frame_key"]) if s.get("frame_key") else None
+            frame = recompiled_frame(metric, paths) if metric is not None else {}
             out.append({"dim": dim, "value": s["value"], "path": s["path"], "line": s["line"],
                         "source": s["source"],
-                        "reason": f"{dim} specialised to {s['value']} ({s['reason']})"})
+                        "reason": f"{dim} specialised to {s['value']} ({s['reason']})", **frame})
     return out
