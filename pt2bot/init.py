@@ -1730,13 +1730,23 @@ def _more_input(infer: "_Infer", c: "_Class", env: dict[str, Any], fn: ast.Funct
         return InputGuess(p.name, ids[0].shape, "int64", ids[0].high), ids[1]
     if doc:
         return InputGuess(p.name, doc[0].shape, doc[0].dtype, doc[0].high), doc[1]
+    said = _doc_text(fn, p.name, c.node)
+    if said and _DOC_INDICES.search(said):
+        # indices the docstring names with no shape (V-JEPA's `masks: indices of patch tokens
+        # to mask`, which reach `torch.gather` in another module): a float tensor like the
+        # data fails there, so a few indices per example, below a few, which any count of
+        # tokens holds; their real count is the user's to set
+        return (InputGuess(p.name, ("batch", _FEW_IDS), "int64", _FEW_IDS),
+                f"indices by forward's docstring, {_FEW_IDS} per example below {_FEW_IDS}: set "
+                "their real count and range")
     return InputGuess(p.name, first.shape, first.dtype, first.high), _LIKE_DATA
 
 
 # A forward's docstring that gives an argument's shape, one line each: `x: (N, C, H, W) tensor of
 # images` (DiT, MAE), `x (Tensor): input of shape [B, T, C]` (Google style), `:param x: (B, L, D)`.
 # The parenthesised or bracketed list after the colon: names of dims, or sizes.
-_DOC_LINE = re.compile(r"^(?::param\s+)?\*{0,2}(\w+)\*{0,2}\s*(?:\([^)]*\))?\s*:(.*)$")
+# (`:params x:` too, a slip V-JEPA's predictor makes)
+_DOC_LINE = re.compile(r"^(?::params?\s+)?\*{0,2}(\w+)\*{0,2}\s*(?:\([^)]*\))?\s*:(.*)$")
 _DOC_DIMS = re.compile(r"[(\[]\s*((?:[A-Za-z_]\w*|\d+)(?:\s*,\s*(?:[A-Za-z_]\w*|\d+))*)\s*,?\s*[)\]]")
 _DOC_BATCH = frozenset({"n", "b", "bs", "batch", "batch_size", "nb", "num_batch"})
 _DOC_SEQ = frozenset({"n", "t", "l", "s", "seq", "seq_len", "seqlen", "len", "length", "tokens",
@@ -1752,6 +1762,7 @@ _DOC_COMPLEX = re.compile(r"\b(?:complex(?:64)?|cfloat|ComplexFloat)\b")
 _DOC_INTEGER = re.compile(r"\b(?:long|int(?:32|64)?|integers?|LongTensor|IntTensor)\b", re.I)
 _DOC_BOOL = re.compile(r"\b(?:bool|boolean|BoolTensor)\b", re.I)
 _DOC_BELOW = re.compile(r"\b(?:below|less than)\s+`?([A-Za-z_]\w*)`?")
+_DOC_INDICES = re.compile(r"\b(?:indices|indexes|ids)\b", re.I)
 _DOC_IDS = re.compile(r"\b(?:class labels?|labels?|class(?:es)?|ids|indices|tokens?)\b", re.I)
 
 

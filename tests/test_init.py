@@ -176,6 +176,50 @@ INFER = {
 }
 
 
+INDICES = {
+    "pkg/__init__.py": "",
+    "pkg/gathered.py": """
+        import torch
+        from torch import nn
+
+        from pkg.util import keep
+
+
+        class Gathered(nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.fc = nn.Linear(8, 8)
+
+            def forward(self, x, masks, other):
+                \"\"\"
+                :param x: tokens
+                :params masks: indices of patch tokens to keep
+                \"\"\"
+                return keep(self.fc(x), masks) + other.sum()
+        """,
+    "pkg/util.py": """
+        import torch
+
+
+        def keep(x, idx):
+            return torch.gather(x, 1, idx)
+        """,
+}
+
+
+def test_an_input_its_docstring_calls_indices_is_a_few_ids_not_a_float_like_the_data(tmp_path):
+    """V-JEPA's masks, "indices of patch tokens to mask", reach `torch.gather` in another
+    module: init guessed them "like the data input", float32, which gather refuses. Its
+    predictor's docstring also writes `:params`."""
+    (p,) = discover(str(_repo(tmp_path, INDICES)))[0]
+    by = {i.name: i for i in p.inputs}
+    assert (by["masks"].shape, by["masks"].dtype, by["masks"].high) == (("batch", 4), "int64", 4)
+    assert "masks: indices by forward's docstring, 4 per example below 4: set their real count" in p.how
+    # a parameter its docstring says nothing of stays like the data
+    assert (by["other"].shape, by["other"].dtype) == (by["x"].shape, "float32")
+    assert "other: guessed like the data input" in p.how
+
+
 def test_inference_through_sequential_conditionals_and_repo_classes(tmp_path):
     root = _repo(tmp_path, INFER)
     proposals, blocks = discover(str(root))
