@@ -499,6 +499,16 @@ _NO_CODE = (ast.Pass, ast.Global, ast.Nonlocal, ast.Try) + (
     (ast.TryStar,) if hasattr(ast, "TryStar") else ())
 
 
+@functools.lru_cache(maxsize=4)
+def _parsed(source: str) -> ast.Module | None:
+    """`source` parsed once for the three readings of a changed file below (never changed
+    by them); None where it does not parse."""
+    try:
+        return ast.parse(source)
+    except (SyntaxError, ValueError, RecursionError, MemoryError):
+        return None
+
+
 def code_spans(source: str) -> list[tuple[int, int]]:
     """(first, last) line of each statement inside a function body: what a call of the
     model can execute, so what a smoke run's line coverage can record (pt2bot/smoke/
@@ -506,9 +516,8 @@ def code_spans(source: str) -> list[tuple[int, int]]:
     signature of a nested `def`); module and class-level statements run at import, before
     any call, and are left out, as are docstrings and other bare constants, `pass`, `try:`,
     `global` and `nonlocal` (no instruction of their own). Sorted; [] when it does not parse."""
-    try:
-        tree = ast.parse(source)
-    except (SyntaxError, ValueError, RecursionError, MemoryError):
+    tree = _parsed(source)
+    if tree is None:
         return []
     spans: set[tuple[int, int]] = set()
     stack: list[tuple[ast.AST, bool]] = [(tree, False)]
@@ -528,9 +537,8 @@ def branch_of(source: str) -> dict[int, int]:
     directly} (an `elif` is the `if` of its own arms; a statement in a loop or `with` inside
     the branch is not mapped: the branch may have run and the loop not). Changed code that no
     model ran directly in a branch of an `if` whose test ran is a branch no input took."""
-    try:
-        tree = ast.parse(source)
-    except (SyntaxError, ValueError, RecursionError, MemoryError):
+    tree = _parsed(source)
+    if tree is None:
         return {}
     out: dict[int, int] = {}
     for node in ast.walk(tree):
@@ -543,9 +551,8 @@ def branch_of(source: str) -> dict[int, int]:
 def function_spans(source: str) -> list[tuple[int, int, str]]:
     """(first, last, name) of every function and method, decorators left out; sorted; []
     when it does not parse."""
-    try:
-        tree = ast.parse(source)
-    except (SyntaxError, ValueError, RecursionError, MemoryError):
+    tree = _parsed(source)
+    if tree is None:
         return []
     return sorted((n.lineno, n.end_lineno or n.lineno, n.name) for n in ast.walk(tree)
                   if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef)))
