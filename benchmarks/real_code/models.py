@@ -448,6 +448,18 @@ LIBRARIES: dict[str, str] = {
     # regulariser on Jacobian gradients, NCC and Dice, affine matrices composed from
     # translation, rotation, zoom and shear parameters), held out with it
     "torchreg": "torchreg",
+    # held out thirty-ninth: coral-pytorch (CORAL and CORN ordinal regression: a shared-weight
+    # output layer with per-threshold biases, labels turned into extended binary levels by a
+    # Python loop over the label batch with .item() of each label and a data-dependent range
+    # check, the CORN loss as conditional binary tasks over the examples whose label passes each
+    # threshold, gathered by boolean masks, a task skipped when its subset is empty), a library
+    # no benchmark, test or rule of pt2bot had used; added after the rules had been worked on
+    # against all seventy-eight above
+    "coral-pytorch": "coral_pytorch",
+    # and focal-loss-torch (a focal loss over probabilities: an assert that every input lies in
+    # [0, 1], an ignore_index mask, one-hot targets, per-class weights and a mean over the
+    # weighted non-ignored positions; a 1-D input taken as binary), held out with it
+    "focal-loss-torch": "focal_loss",
 }
 # Reported apart in RESULTS.md (evaluate.py `split`): figures on code the rules were not tuned on.
 # Each library belongs to one batch, named by when it was held out: a batch stops being code
@@ -493,6 +505,7 @@ HELD_OUT_BATCHES: dict[str, frozenset[str]] = {
     "held_out_36": frozenset({"dasp-pytorch", "ponder-transformer"}),
     "held_out_37": frozenset({"TorchCRF", "mixture-of-attention"}),
     "held_out_38": frozenset({"coco-lm-pytorch", "torchreg"}),
+    "held_out_39": frozenset({"coral-pytorch", "focal-loss-torch"}),
 }
 HELD_OUT: frozenset[str] = frozenset().union(*HELD_OUT_BATCHES.values())
 
@@ -12223,3 +12236,280 @@ def _tr_jacobian_folding() -> tuple[Any, list[Case]]:
 
     return Fold(), [((0.05 * torch.randn(1, 12, 12, 12, 3),), {}),
                     ((0.3 * torch.randn(1, 16, 16, 16, 3),), {})]
+
+
+# --------------------------------------------------------------- coral-pytorch (held out, 39)
+# coral-pytorch (ordinal regression, as its tutorials train it: a network ending in CoralLayer,
+# whose one shared weight and num_classes - 1 biases give rank-consistent logits, labels turned
+# into extended binary levels inside the training step by levels_from_labelbatch (a Python loop
+# over the batch, label_to_levels checking `label <= num_classes - 1` and reading .item()), and
+# coral_loss; or CORN: a plain linear head of num_classes - 1 logits and corn_loss, one binary
+# task per threshold over the examples whose label exceeds the previous one, gathered by boolean
+# masks, a task skipped when no example reaches it; predictions by proba_to_label and
+# corn_label_from_logits).
+def _ordinal_batch(torch: Any, b: int, feats: int, classes: int, top: int | None = None
+                   ) -> tuple[Any, Any]:
+    hi = classes if top is None else top
+    x = torch.randn(b, feats)
+    y = torch.randint(0, hi, (b,))
+    y[0] = 0
+    return x, y
+
+
+def _mlp(torch: Any, feats: int, hidden: int = 16) -> Any:
+    return torch.nn.Sequential(torch.nn.Linear(feats, hidden), torch.nn.LeakyReLU(),
+                               torch.nn.Linear(hidden, hidden), torch.nn.LeakyReLU())
+
+
+@spec("coral-pytorch", "coral_mlp_train", "the CORAL tutorial's training step: an MLP ending in "
+      "CoralLayer (5 classes), the labels turned into levels by levels_from_labelbatch inside the "
+      "step, coral_loss, with gradients", grad=True)
+def _coral_mlp_train() -> tuple[Any, list[Case]]:
+    torch = _t()
+    torch.manual_seed(0)
+    from coral_pytorch.dataset import levels_from_labelbatch
+    from coral_pytorch.layers import CoralLayer
+    from coral_pytorch.losses import coral_loss
+
+    class CoralMLP(torch.nn.Module):
+        def __init__(self, feats: int = 10, classes: int = 5) -> None:
+            super().__init__()
+            self.classes = classes
+            self.features = _mlp(torch, feats)
+            self.fc = CoralLayer(size_in=16, num_classes=classes)
+
+        def forward(self, x: Any, y: Any) -> Any:
+            logits = self.fc(self.features(x))
+            levels = levels_from_labelbatch(y, num_classes=self.classes)
+            return coral_loss(logits, levels.to(logits.device))
+
+    return CoralMLP(), [((*_ordinal_batch(torch, 8, 10, 5),), {}),
+                        ((*_ordinal_batch(torch, 12, 10, 5),), {})]
+
+
+@spec("coral-pytorch", "coral_cnn_predict", "a small CNN ending in CoralLayer (preinit_bias off, "
+      "7 age groups) in evaluation: sigmoid probabilities and proba_to_label's rank (the count of "
+      "probabilities above 0.5)")
+def _coral_cnn_predict() -> tuple[Any, list[Case]]:
+    torch = _t()
+    torch.manual_seed(0)
+    from coral_pytorch.dataset import proba_to_label
+    from coral_pytorch.layers import CoralLayer
+
+    class CoralCNN(torch.nn.Module):
+        def __init__(self, classes: int = 7) -> None:
+            super().__init__()
+            self.features = torch.nn.Sequential(
+                torch.nn.Conv2d(1, 4, 3, padding=1), torch.nn.ReLU(), torch.nn.MaxPool2d(2),
+                torch.nn.Conv2d(4, 8, 3, padding=1), torch.nn.ReLU(),
+                torch.nn.AdaptiveAvgPool2d(1), torch.nn.Flatten())
+            self.fc = CoralLayer(size_in=8, num_classes=classes, preinit_bias=False)
+
+        def forward(self, x: Any) -> Any:
+            probas = torch.sigmoid(self.fc(self.features(x)))
+            return probas, proba_to_label(probas)
+
+    return CoralCNN().eval(), [((torch.randn(2, 1, 16, 16),), {}),
+                               ((torch.randn(5, 1, 20, 20),), {})]
+
+
+@spec("coral-pytorch", "coral_weighted_sum", "CoralLoss with reduction 'sum' and importance "
+      "weights over the thresholds, the levels given by the data loader (no conversion in the "
+      "step), with gradients", grad=True)
+def _coral_weighted_sum() -> tuple[Any, list[Case]]:
+    torch = _t()
+    torch.manual_seed(0)
+    from coral_pytorch.dataset import levels_from_labelbatch
+    from coral_pytorch.layers import CoralLayer
+    from coral_pytorch.losses import CoralLoss
+
+    class CoralWeighted(torch.nn.Module):
+        def __init__(self, feats: int = 6, classes: int = 4) -> None:
+            super().__init__()
+            self.features = _mlp(torch, feats)
+            self.fc = CoralLayer(size_in=16, num_classes=classes)
+            self.register_buffer("importance", torch.tensor([1.0, 0.5, 0.25]))
+            self.loss = CoralLoss(reduction="sum")
+
+        def forward(self, x: Any, levels: Any) -> Any:
+            return self.loss(self.fc(self.features(x)), levels, importance_weights=self.importance)
+
+    def case(b: int) -> Case:
+        x, y = _ordinal_batch(torch, b, 6, 4)
+        return ((x, levels_from_labelbatch(y, num_classes=4)), {})
+
+    return CoralWeighted(), [case(6), case(9)]
+
+
+@spec("coral-pytorch", "corn_mlp_train", "the CORN tutorial's training step: an MLP with a "
+      "linear head of num_classes - 1 logits (5 classes) and corn_loss, its conditional tasks "
+      "over boolean-masked subsets of the batch, with gradients", grad=True)
+def _corn_mlp_train() -> tuple[Any, list[Case]]:
+    torch = _t()
+    torch.manual_seed(0)
+    from coral_pytorch.losses import corn_loss
+
+    class CornMLP(torch.nn.Module):
+        def __init__(self, feats: int = 10, classes: int = 5) -> None:
+            super().__init__()
+            self.classes = classes
+            self.features = _mlp(torch, feats)
+            self.head = torch.nn.Linear(16, classes - 1)
+
+        def forward(self, x: Any, y: Any) -> Any:
+            return corn_loss(self.head(self.features(x)), y, num_classes=self.classes)
+
+    return CornMLP(), [((*_ordinal_batch(torch, 8, 10, 5),), {}),
+                       ((*_ordinal_batch(torch, 16, 10, 5),), {})]
+
+
+@spec("coral-pytorch", "corn_skewed_batch", "CornLoss on batches whose labels never reach the "
+      "top classes (a minibatch of a skewed data set: labels 0 to 2 of 6), so corn_loss skips "
+      "its empty tasks, with gradients", grad=True)
+def _corn_skewed_batch() -> tuple[Any, list[Case]]:
+    torch = _t()
+    torch.manual_seed(0)
+    from coral_pytorch.losses import CornLoss
+
+    class CornSkewed(torch.nn.Module):
+        def __init__(self, feats: int = 8, classes: int = 6) -> None:
+            super().__init__()
+            self.features = _mlp(torch, feats)
+            self.head = torch.nn.Linear(16, classes - 1)
+            self.loss = CornLoss(num_classes=classes)
+
+        def forward(self, x: Any, y: Any) -> Any:
+            return self.loss(self.head(self.features(x)), y)
+
+    return CornSkewed(), [((*_ordinal_batch(torch, 6, 8, 6, top=3),), {}),
+                          ((*_ordinal_batch(torch, 10, 8, 6, top=2),), {})]
+
+
+@spec("coral-pytorch", "corn_predict_rank", "CORN inference: an MLP's num_classes - 1 logits, "
+      "corn_label_from_logits (cumulative product of the conditional probabilities, the count "
+      "above 0.5) and the expected rank, in evaluation")
+def _corn_predict_rank() -> tuple[Any, list[Case]]:
+    torch = _t()
+    torch.manual_seed(0)
+    from coral_pytorch.dataset import corn_label_from_logits
+
+    class CornPredict(torch.nn.Module):
+        def __init__(self, feats: int = 10, classes: int = 5) -> None:
+            super().__init__()
+            self.features = _mlp(torch, feats)
+            self.head = torch.nn.Linear(16, classes - 1)
+
+        def forward(self, x: Any) -> Any:
+            logits = self.head(self.features(x))
+            probas = torch.cumprod(torch.sigmoid(logits), dim=1)
+            return corn_label_from_logits(logits), probas.sum(dim=1)
+
+    return CornPredict().eval(), [((torch.randn(3, 10),), {}), ((torch.randn(7, 10),), {})]
+
+
+# ----------------------------------------------------------- focal-loss-torch (held out, 39)
+# focal-loss-torch (FocalLoss over probabilities, as its README calls it: an assert that every
+# input lies in [0, 1], the positions equal to ignore_index masked, targets one-hot over the last
+# dim of the input, optional per-class weights, reductions mean (over the weighted non-ignored
+# positions), sum or none; a 1-D input taken as the probability of the positive class).
+@spec("focal-loss-torch", "focal_multiclass", "the README's multi-class case: a classifier's "
+      "softmax and FocalLoss(gamma=0.7) over 5 classes, with gradients", grad=True)
+def _focal_multiclass() -> tuple[Any, list[Case]]:
+    torch = _t()
+    torch.manual_seed(0)
+    from focal_loss.focal_loss import FocalLoss
+
+    class Classifier(torch.nn.Module):
+        def __init__(self, feats: int = 12, classes: int = 5) -> None:
+            super().__init__()
+            self.net = torch.nn.Sequential(torch.nn.Linear(feats, 16), torch.nn.ReLU(),
+                                           torch.nn.Linear(16, classes))
+            self.loss = FocalLoss(gamma=0.7)
+
+        def forward(self, x: Any, target: Any) -> Any:
+            return self.loss(torch.softmax(self.net(x), dim=-1), target)
+
+    return Classifier(), [((torch.randn(10, 12), torch.randint(0, 5, (10,))), {}),
+                          ((torch.randn(7, 12), torch.randint(0, 5, (7,))), {})]
+
+
+@spec("focal-loss-torch", "focal_binary_weighted", "the README's binary case: a 1-D sigmoid "
+      "output (stacked with its complement inside the loss), class weights [0.3, 0.7], gamma 2, "
+      "reduction 'sum', with gradients", grad=True)
+def _focal_binary_weighted() -> tuple[Any, list[Case]]:
+    torch = _t()
+    torch.manual_seed(0)
+    from focal_loss.focal_loss import FocalLoss
+
+    class Binary(torch.nn.Module):
+        def __init__(self, feats: int = 8) -> None:
+            super().__init__()
+            self.net = torch.nn.Sequential(torch.nn.Linear(feats, 16), torch.nn.Tanh(),
+                                           torch.nn.Linear(16, 1))
+            self.loss = FocalLoss(gamma=2.0, weights=torch.tensor([0.3, 0.7]), reduction="sum")
+
+        def forward(self, x: Any, target: Any) -> Any:
+            return self.loss(torch.sigmoid(self.net(x)).squeeze(-1), target)
+
+    return Binary(), [((torch.randn(10, 8), torch.randint(0, 2, (10,))), {}),
+                      ((torch.randn(16, 8), torch.randint(0, 2, (16,))), {})]
+
+
+@spec("focal-loss-torch", "focal_seq_ignore", "the README's sequence case as a tagger: an "
+      "embedding and GRU over padded token batches, softmax over 6 tags, FocalLoss(gamma=2, "
+      "ignore_index=-100) with the padding targets set to -100, with gradients", grad=True)
+def _focal_seq_ignore() -> tuple[Any, list[Case]]:
+    torch = _t()
+    torch.manual_seed(0)
+    from focal_loss.focal_loss import FocalLoss
+
+    class Tagger(torch.nn.Module):
+        def __init__(self, vocab: int = 30, tags: int = 6) -> None:
+            super().__init__()
+            self.emb = torch.nn.Embedding(vocab, 12, padding_idx=0)
+            self.rnn = torch.nn.GRU(12, 16, batch_first=True)
+            self.out = torch.nn.Linear(16, tags)
+            self.loss = FocalLoss(gamma=2.0, ignore_index=-100)
+
+        def forward(self, ids: Any, tags: Any) -> Any:
+            h, _ = self.rnn(self.emb(ids))
+            return self.loss(torch.softmax(self.out(h), dim=-1), tags)
+
+    def case(lengths: list[int]) -> Case:
+        n = max(lengths)
+        ids = torch.zeros(len(lengths), n, dtype=torch.long)
+        tags = torch.full((len(lengths), n), -100)
+        for i, k in enumerate(lengths):
+            ids[i, :k] = torch.randint(1, 30, (k,))
+            tags[i, :k] = torch.randint(0, 6, (k,))
+        return ((ids, tags), {})
+
+    return Tagger(), [case([9, 6, 4]), case([12, 12, 7, 3])]
+
+
+@spec("focal-loss-torch", "focal_seg_none", "dense prediction: a small conv net's per-pixel "
+      "softmax over 4 classes (made contiguous channels last, as the loss views its last dim), class weights, "
+      "ignore_index 255 on a border band, reduction 'none' reshaped to a loss map, in evaluation")
+def _focal_seg_none() -> tuple[Any, list[Case]]:
+    torch = _t()
+    torch.manual_seed(0)
+    from focal_loss.focal_loss import FocalLoss
+
+    class Seg(torch.nn.Module):
+        def __init__(self, classes: int = 4) -> None:
+            super().__init__()
+            self.net = torch.nn.Sequential(torch.nn.Conv2d(3, 8, 3, padding=1), torch.nn.ReLU(),
+                                           torch.nn.Conv2d(8, classes, 1))
+            self.loss = FocalLoss(gamma=1.5, weights=torch.tensor([0.5, 1.0, 1.0, 2.0]),
+                                  reduction="none", ignore_index=255)
+
+        def forward(self, img: Any, mask: Any) -> Any:
+            probs = torch.softmax(self.net(img), dim=1).permute(0, 2, 3, 1).contiguous()
+            return self.loss(probs, mask).view(mask.shape)
+
+    def case(b: int, h: int, w: int) -> Case:
+        mask = torch.randint(0, 4, (b, h, w))
+        mask[:, :1] = 255
+        return ((torch.randn(b, 3, h, w), mask), {})
+
+    return Seg().eval(), [case(2, 12, 12), case(1, 16, 20)]

@@ -86,6 +86,8 @@ fi
 # coco-lm-pytorch 0.0.2 declares torch, einops and x-transformers (locked: einops 0.8.2,
 # x-transformers 2.31.10); torchreg 0.1.3 declares torch and tqdm (locked: tqdm 4.70.1). Neither
 # adds a pip check line.
+# coral-pytorch 1.4.0 declares setuptools (in the venv); focal-loss-torch 0.1.2 declares torch and
+# numpy (locked: numpy 2.4.6). Neither adds a pip check line.
 problems="$("$venv/bin/pip" check | grep -vx 'No broken requirements found\.' \
   | grep -vx 'pytorch-tabnet 4\.1\.0 requires scikit-learn, which is not installed\.' \
   | grep -vx 'pytorch-metric-learning 2\.9\.0 requires scikit-learn, which is not installed\.' \
@@ -122,7 +124,7 @@ for n in ("torch", "torchvision", "vit-pytorch", "x-transformers", "denoising-di
           "torch-nl", "deel-torchlip", "unfoldNd", "rtdl-num-embeddings",
           "complextorch", "resize-right", "st-moe-pytorch", "egnn-pytorch",
           "dasp-pytorch", "ponder-transformer", "TorchCRF", "mixture-of-attention",
-          "coco-lm-pytorch", "torchreg"):
+          "coco-lm-pytorch", "torchreg", "coral-pytorch", "focal-loss-torch"):
     print(f"{n}=={m.version(n)}")
 PY
 echo "venv ready: $venv"
