@@ -542,6 +542,12 @@ def test_no_edit_without_a_name_for_torch(tmp_path):
     # (not inside a bracket: "[0, 1]" is not a clause)
     ('f"values must lie in [0, 1] and got {lo} to {hi}"', "values must lie in [0, 1] and got ... to ..."),
     ('f"{x}"', "ValueError: (x < 0).any()"),
+    # an exception given as an `assert`'s message: its text (focal-loss-torch's, in the
+    # compiled code's RuntimeError, read "AssertionError: torch.all(...)")
+    ("ValueError('The predictions values should be between 0 and 1, \\\n    make sure to pass the values "
+     "to sigmoid')", "The predictions values should be between 0 and 1, make sure to pass the values to sigmoid"),
+    ('errors.BadInputError(f"negative: {x}")', "negative"),
+    ('make_message("bad")', "ValueError: (x < 0).any()"),
     ('x', "ValueError: (x < 0).any()"),
     (None, "ValueError: (x < 0).any()"),
 ])

@@ -66,6 +66,7 @@ still breaks, and the proof refuses the edit for that model).
 
 The assertion's message must be a constant string (formatting a tensor into a string breaks
 the graph). It is the literal text of the original message (f-string, `.format`, `%`, `+`),
+(or of the exception an `assert` gives as its message, `assert c, ValueError("...")`),
 cut after the last full sentence before the first value formatted into it ("Gamma must be
 non-negative. Got {gamma}" -> "Gamma must be non-negative."), or before the clause that holds
 several values ("... in the range [0, 1], but got Min: %.10f Max: %.10f" -> "... in the range
@@ -332,6 +333,10 @@ def _literal_text(node: ast.AST | None) -> str:
     if isinstance(node, ast.BinOp) and isinstance(node.op, ast.Add):
         right = _literal_text(node.right)
         return _literal_text(node.left) + (right if right else _HOLE)
+    if isinstance(node, ast.Call) and node.args and re.search(r"(?:Error|Exception|Warning)$", _name_of(node)):
+        # an exception made for the message (focal-loss-torch's `assert ..., ValueError('The
+        # predictions values should be between 0 and 1, ...')`): its text, not the fallback
+        return _literal_text(node.args[0])
     return ""
 
 
