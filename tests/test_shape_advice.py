@@ -768,3 +768,27 @@ def test_a_dim_base_pins_stays_pinned_where_heads_export_stops_before_it() -> No
         run({"export": {"ok": True, "dynamic_shapes": {"moving": {"2": {"name": "size"}}}}}), run(head), {},
         lambda path, line: line)
     assert with_base_pins(head, None) is head
+
+
+def test_a_guard_torch_suggests_no_fix_for_gets_the_least_bound_that_holds_it() -> None:
+    """Held-out batch 39's age CNN halves its image and pools it to one value: export guards
+    `(size // 2) != 1` and torch suggests nothing. The advice printed `Dim('size')`, "any
+    size", and that block failed; the least bound past which the guard holds is tried, and
+    the export with it is the proof."""
+    from pt2bot.smoke.advice import derived_fixes
+
+    a = advised("models.shape_advice:HalvedPool",
+                inputs=[{"name": "images", "shape": ["batch", 3, "size", "size"]}],
+                shapes={"batch": [2, 3], "size": [16, 24]}, dynamic=("batch", "size"))["shape_advice"]
+    ex = a["export"]
+    assert ex["ok"] is True, ex
+    assert ex["dynamic_shapes"]["images"]["2"] == {"name": "size", "min": 4, "max": None, "multiple_of": None}
+    assert ex["suggested"] == [] and [c["match"] for c in ex["cases"]] == [True] * 4
+    assert any("torch suggested no fix for `(L['images'].size()[2] // 2) != 1`" in n
+               and "size = Dim('size', min=4)" in n for n in a["notes"]), a["notes"]
+    assert "size = Dim('size', min=4)" in a["code"]["python"]
+    # a guard past the sizes checked, or of two sizes, gives no bound
+    assert derived_fixes("Not all values of s = L['x'].size()[1] in the specified range satisfy the "
+                         "generated guard L['x'].size()[1] <= 5000.") == []
+    assert derived_fixes("Not all values of s = L['x'].size()[1] in the specified range satisfy the "
+                         "generated guard L['x'].size()[1] != L['y'].size()[1].") == []

@@ -8,7 +8,11 @@ Derived from an export with every dim of the matrix dynamic (the dims that vary,
 `dynamic:` declares, with their declared bounds): when export refuses it, its message ends
 with "Suggested fixes" (a narrower range, `dim = 2*_dim`, `dim = 4`), which torch's own
 `refine_dynamic_shapes_from_suggested_fixes` applies; export again until it succeeds or fails
-for another reason (a few rounds: each fixes every dim torch named). A dim a fix pins to a
+for another reason (a few rounds: each fixes every dim torch named). Where torch names a
+guard on one dim and suggests nothing (`(size // 2) != 1`, an image halved then pooled to one
+value), the least lower bound past which the guard holds is worked out size by size
+(`derived_fixes`) and tried as torch's own would be: the export is its proof, and the notes
+say so. A dim a fix pins to a
 constant is located with `draft_export`, whose report carries the user stack of the guard
 that pinned it; failing that, with the matrix's specialisations and recompile guards of that
 dim. `draft_export`'s own `apply_suggested_fixes` is not implemented in torch 2.13.
@@ -32,6 +36,7 @@ stated in the advice (`notes`, a static dim's `reason`).
 """
 from __future__ import annotations
 
+import ast
 import contextlib
 import io
 import re
@@ -97,6 +102,78 @@ def _fix_lines(msg: str) -> list[str]:
             break
         out.append(line)
     return out
+
+
+# "Not all values of size = L['x'].size()[2] in the specified range [2 <= size <= 64] satisfy
+# the generated guard (L['x'].size()[2] // 2) != 1." (torch's text for a guard on one dim that
+# it may suggest no fix for)
+_UNMET = re.compile(r"Not all values of (?P<name>\w+) = (?P<source>\S+) in the specified range"
+                    r"(?:\s+(?:(?P<lo>-?\d+) <= )?(?P=name)(?: <= (?P<hi>-?\d+))?)? satisfy the "
+                    r"generated guard (?P<guard>.+?)\.?$", re.M)
+_BOUND_LIMIT = 4096     # the sizes a derived lower bound is checked over
+
+
+def _holds(node: ast.AST, s: int) -> Any:
+    """A guard torch printed, of one size `s` (the name `s`), evaluated; ValueError where it
+    holds anything else (a function, another size), which no bound is derived from."""
+    if isinstance(node, ast.Constant) and isinstance(node.value, int):
+        return node.value
+    if isinstance(node, ast.Name) and node.id == "s":
+        return s
+    if isinstance(node, ast.UnaryOp) and isinstance(node.op, (ast.USub, ast.Not)):
+        v = _holds(node.operand, s)
+        return -v if isinstance(node.op, ast.USub) else not v
+    if isinstance(node, ast.BinOp) and type(node.op) in _BIN:
+        a, b = _holds(node.left, s), _holds(node.right, s)
+        if isinstance(node.op, (ast.FloorDiv, ast.Mod)) and b == 0:
+            raise ValueError("division by zero")
+        if isinstance(node.op, ast.Pow) and not 0 <= b <= 8:
+            raise ValueError("power")
+        return _BIN[type(node.op)](a, b)
+    if isinstance(node, ast.BoolOp):
+        vals = [_holds(v, s) for v in node.values]
+        return all(vals) if isinstance(node.op, ast.And) else any(vals)
+    if isinstance(node, ast.Compare) and all(type(o) in _CMP for o in node.ops):
+        left = _holds(node.left, s)
+        for op, right in zip(node.ops, node.comparators):
+            r = _holds(right, s)
+            if not _CMP[type(op)](left, r):
+                return False
+            left = r
+        return True
+    raise ValueError(f"not a guard of one size: {type(node).__name__}")
+
+
+_BIN = {ast.Add: lambda a, b: a + b, ast.Sub: lambda a, b: a - b, ast.Mult: lambda a, b: a * b,
+        ast.FloorDiv: lambda a, b: a // b, ast.Mod: lambda a, b: a % b, ast.Pow: lambda a, b: a ** b}
+_CMP = {ast.Eq: lambda a, b: a == b, ast.NotEq: lambda a, b: a != b, ast.Lt: lambda a, b: a < b,
+        ast.LtE: lambda a, b: a <= b, ast.Gt: lambda a, b: a > b, ast.GtE: lambda a, b: a >= b}
+
+
+def derived_fixes(msg: str) -> list[str]:
+    """Fix lines in torch's own form (`size = Dim('size', min=4)`) for the guards on one dim
+    that a constraint violation names without suggesting a fix: the least lower bound past
+    which every guard holds, checked size by size up to `_BOUND_LIMIT`. Held-out batch 39's
+    age CNN halves its image twice, `(size // 2) != 1`: torch suggested nothing, the advice
+    printed `Dim('size')` as "any size", and that block failed; `min=4` exports. None for a
+    dim whose guards fail past the sizes checked, or read anything but the one size."""
+    bounds: dict[str, tuple[int, int | None]] = {}
+    for m in _UNMET.finditer(msg):
+        name = m.group("name")
+        lo = int(m.group("lo")) if m.group("lo") else 2
+        hi = int(m.group("hi")) if m.group("hi") else None
+        try:
+            tree = ast.parse(m.group("guard").replace(m.group("source"), "s").strip(), mode="eval").body
+            top = min(hi if hi is not None else _BOUND_LIMIT, _BOUND_LIMIT)
+            fails = [s for s in range(max(lo, 0), top + 1) if not _holds(tree, s)]
+        except (SyntaxError, ValueError, TypeError, OverflowError, RecursionError):
+            return []
+        if not fails or fails[-1] >= top - 1:
+            return []
+        least = max(fails[-1] + 1, bounds.get(name, (0, None))[0])
+        bounds[name] = (least, hi)
+    return [f"{n} = Dim('{n}', min={lo}" + (f", max={hi})" if hi is not None else ")")
+            for n, (lo, hi) in bounds.items()]
 
 
 def _dim_json(obj: Any, name: str) -> dict[str, Any]:
@@ -465,6 +542,12 @@ def _export_rounds(res: dict[str, Any], model: Any, args: tuple, kwargs: dict, s
         except Exception as e:  # noqa: BLE001 - a refusal is what the advice reads
             msg = str(getattr(e, "msg", None) or e)
             fixes = _fix_lines(msg)
+            derived = derived_fixes(msg) if not fixes else []
+            if derived:
+                res["notes"].append("torch suggested no fix for " + "; ".join(
+                    f"`{g.group('guard')}`" for g in _UNMET.finditer(msg))[:400]
+                    + f": the least bound past which it holds, {', '.join(derived)}, tried")
+                fixes = derived
             if not fixes:
                 res.update(ok=False, kind=classify_failure(e),
                            message=short_message(f"{type(e).__name__}: {e}"),
@@ -480,7 +563,8 @@ def _export_rounds(res: dict[str, Any], model: Any, args: tuple, kwargs: dict, s
                                 for k, v in spec.items()}
                         spec[key[0]][key[1]] = pin["value"]
                 break
-            res["suggested"].extend(fixes)
+            if not derived:
+                res["suggested"].extend(fixes)
             try:
                 new = refine_dynamic_shapes_from_suggested_fixes(
                     "Suggested fixes:\n" + "\n".join(fixes), spec)
