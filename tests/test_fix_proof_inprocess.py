@@ -847,3 +847,21 @@ def test_a_guard_input_head_never_finished_on_is_not_run_again_for_the_next_cand
     assert second["accepted"] is False
     assert second["reason"] == ("head's own run with inf injected did not finish in the candidate's time (no "
                                 "result within 10 s, for an earlier candidate)"), second
+
+
+NAN_GUARD = NET.replace("        if h.sum() > 0:\n            h = h * 2\n",
+                        "        if torch.isnan(h).any():\n            h = torch.nan_to_num(h, nan=0.5)\n")
+
+
+def test_a_selection_of_heads_expression_says_the_guard_input_that_entered_its_block(tmp_path, monkeypatch):
+    """No shape case has a NaN, the injected one enters the block: held-out batch 39's user
+    read "entered by no shape case ... which no input of the proof compared", then "equal
+    ... with NaN injected", as a contradiction."""
+    proof = Proof(tmp_path, monkeypatch, NAN_GUARD)
+    got = proof.prove(BRANCH, BRANCH + 1,
+                      "        h = torch.where(torch.isnan(h).any(), torch.nan_to_num(h, nan=0.5), h)",
+                      guards=("nan",))
+    assert got["accepted"] is True, got
+    assert f"the block at line {BRANCH + 1} entered by no shape case, by head on inputs with NaN" in got["evidence"], \
+        got["evidence"]
+    assert "which no input of the proof compared" not in got["evidence"]

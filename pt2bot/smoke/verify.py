@@ -3013,6 +3013,12 @@ def _selected_evidence(cand: Mapping[str, Any]) -> str | None:
     params = _param_words(cand)
     if params:
         return f"the block at line {line} entered by head with {params}"
+    # a guard input that entered it (held-out batch 39's NaN check: "which no input of the
+    # proof compared", then "equal ... with NaN injected", read as a contradiction)
+    guards = [g for g in _guards_reaching(cand, True) if g != PARAM]
+    if guards:
+        return (f"the block at line {line} entered by no shape case, by head on inputs with "
+                + " and ".join(GUARD_WORDS.get(g, g) for g in guards))
     return (f"the block at line {line} entered by no shape case: there the edit selects head's own "
             "expression, the same by construction, which no input of the proof compared")
 
@@ -3472,9 +3478,13 @@ def _measure_candidate(cand: Mapping[str, Any], edit: Edit, model: Any, cases: l
 
                     cache = guard_cache.setdefault(f"{edit.path}:{head_swap.qualname}", {})
                     prefer = tuple(dict.fromkeys(re.findall(r"[A-Za-z_]\w*", "\n".join(replaced))))
+                    # (an edit that selects head's expression watches its block too: which
+                    # guard inputs enter it, for the evidence)
+                    selected_at = told["line"] if told is not None and told.get("selected") else None
                     measured["guards"] = guard_checks(
                         model, cases[0], paths, kinds, head_swap, swap, model_spec.get("tolerance"),
-                        cache, compiled=compiled, watch=watch, prefer=prefer, equal=equal,
+                        cache, compiled=compiled, watch=watch if watch is not None else selected_at,
+                        prefer=prefer, equal=equal,
                         block=_if_block(original, edit), on_stage=at_stage, cand_watch=kept_test)
                     # (a guard no argument can carry is judged apart: the rest still runs)
                     ok = all(g.get("match") for g in measured["guards"] if g.get("hit"))
