@@ -1154,12 +1154,13 @@ class Skip(nn.Module):
     [f] = [f for f in check_paths(str(root), ["m.py"], StaticConfig(select=("ALL",)), jobs=1) if f.rule == "PTC201"]
     assert fix_candidates_explained(f, src) == (
         [], "no recipe rewrites an early return before 3 more statements: what keeps both paths in one "
-            "graph is `torch.cond(x.amax() < 1e-4, early, rest, ())`, with `early` a function returning "
-            "what line 12 returns and `rest` a function of lines 13-15 (both returning tensors of the "
-            "same shapes, neither changing state: not in training where `rest` runs a BatchNorm, whose "
-            "running statistics `torch.cond` refuses to update; there `rest` run always and its result "
-            "selected with `torch.where` keeps one graph, the statistics then updated on the batches head "
-            "returned early for); not verified: no proof runs it")
+            "graph is `torch.cond(x.amax() < 1e-4, early, rest, ())`, `early` returning what line 12 "
+            "returns, `rest` lines 13-15; both must return tensors of the same shapes and dtypes, "
+            "floating-point only where gradients flow (an integer result, labels from the outputs, goes "
+            "after `torch.cond`), and change no state (in training a BatchNorm, whose statistics "
+            "`torch.cond` refuses to update: there run `rest` always and select with `torch.where`, which "
+            "updates them where head returned early, its gradients NaN where the side not selected has an "
+            "infinite derivative: a log, a division); not verified: no proof runs it")
     one = src.replace("        h = self.lin(x)\n        loss = h.square().mean()\n        return h, loss\n",
                       "        return self.lin(x), x.new_zeros(())\n")
     cands, reason = fix_candidates_explained(f, one)

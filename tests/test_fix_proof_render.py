@@ -301,3 +301,32 @@ def test_what_a_verified_fix_does_unlike_head_is_said_first_and_once():
     # a fix with nothing unlike head has no such line, and no `caveats` key
     c = by_fp(render_review(report(), on_diff))[F.fingerprint()]
     assert "Unlike head" not in c["body"] and "caveats" not in c["fix"]
+
+
+def test_a_form_no_candidate_was_tried_for_is_said_in_the_comment_and_once_in_the_summary():
+    """Held-out batch 39's early return: no recipe writes the `torch.cond` over its two paths,
+    and the reason that spells it out was only in the summary's folded list, twice, once for
+    the break and once, word for word, for the export at the same line."""
+    why = ("no recipe rewrites an early return before 4 more statements: what keeps both paths in "
+           "one graph is `torch.cond(p.min() > 0.4, early, rest, ())`; not verified: no proof runs it")
+    fx = fixes()
+    fx["candidates"] = [fx["candidates"][0]]
+    # (the target's key: here the finding's own fingerprint, as a break confirming it would be)
+    fx["targets"][1] = {**fx["targets"][1], "reason": why, "fingerprint": G.fingerprint()}
+    fx["targets"].append({"kind": "export", "model": "net", "path": "pkg/m.py", "line": 20, "gb": None,
+                          "gb_type": "data_dependent", "fingerprint": None, "fixed_by": None, "reason": why})
+    rep = Report(head="h" * 40, base="b" * 40, findings=(F, G), fixes=fx, counts={"fixes_verified": 1})
+    c = by_fp(render_review(rep, on_diff))[G.fingerprint()]
+    html = cmarkgfm.github_flavored_markdown_to_html(c["body"])
+    assert "🔧 No verified fix: no recipe rewrites an early return before 4 more statements" in html
+    assert "<code>torch.cond(p.min() &gt; 0.4, early, rest, ())</code>" in html and "```suggestion" not in c["body"]
+    # a generic reason (no form in it) stays out of the comment
+    fx["targets"][1] = {**fx["targets"][1], "reason": "the PTC304 recipe has no edit for this code"}
+    rep = Report(head="h" * 40, base="b" * 40, findings=(F, G), fixes=fx, counts={"fixes_verified": 1})
+    assert "No verified fix" not in by_fp(render_review(rep, on_diff))[G.fingerprint()]["body"]
+    # the summary: one item for the break and the export at the same line with the same reason
+    fx["targets"][1] = {**fx["targets"][1], "reason": why}
+    text = re.sub(r"<[^>]+>", "", cmarkgfm.github_flavored_markdown_to_html(render_summary(
+        Report(head="h" * 40, base="b" * 40, findings=(F, G), fixes=fx, counts={"fixes_verified": 1}))))
+    assert text.count("no recipe rewrites an early return") == 1, text
+    assert "break GB0124 and export at pkg/m.py:20 (net): no verified fix: no recipe rewrites" in text, text

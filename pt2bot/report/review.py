@@ -83,10 +83,13 @@ def render_review(report: Report, changeset_commentable: Commentable | None = No
             verified = None
             proven = fixes.setting_for(keys)
             failed = fixes.failed_for(keys)
+            described = fixes.described_for(keys)
             if proven is not None:
                 text += "\n\n" + setting_text(proven)
             elif failed is not None:
                 text += "\n\n" + failed_fix_line(failed)
+            elif described is not None:
+                text += "\n\n" + f"🔧 No verified fix: {message_inline(described, limit=900)}."
             if suggestion is not None:
                 text += "\n\n" + suggestion_block(suggestion)
         comments[fp] = {"path": path, "line": line, "side": "RIGHT", "start_line": start,
@@ -216,6 +219,10 @@ class ProvenFixes:
         self.settings: dict[str, Mapping[str, Any]] = {}    # verified dynamo settings
         self.set_tried: set[str] = set()    # the keys of the settings proven, either way
         self.posted: dict[int, int] = {}    # id() of a verified fix -> the line carrying it
+        # a target no candidate was tried for, whose reason writes out the form that would
+        # fix it (an early return as `torch.cond(...)`): said in the comment, not only in the
+        # summary's folded list, where held-out batch 39's user found it
+        self.described: dict[str, str] = {}
         fixes = fixes or {}
         targets = list(fixes.get("targets") or ())
         cands = list(fixes.get("candidates") or ())
@@ -243,6 +250,18 @@ class ProvenFixes:
                     into[k] = c   # a proven edit to apply by hand says more than a refused one
                 else:
                     into.setdefault(k, c)
+        tried = {i for c in cands + settings for i in c.get("targets") or ()}
+        for i, t in enumerate(targets):
+            why = t.get("reason") if isinstance(t, Mapping) else None
+            if i in tried or not isinstance(why, str) or "`" not in why or t.get("fixed_by") is not None:
+                continue
+            key = (str(t["fingerprint"]) if t.get("fingerprint") else
+                   export_key(t.get("path"), t.get("line")) if t.get("kind") == "export" else
+                   recompile_key(t.get("path"), t.get("line")))
+            self.described.setdefault(key, why)
+
+    def described_for(self, keys: Sequence[str]) -> str | None:
+        return next((self.described[k] for k in keys if k in self.described), None)
 
     def carried_at(self, fix: Mapping[str, Any] | None) -> int | None:
         """The first line of the comment already carrying `fix`'s suggestion, if one does."""

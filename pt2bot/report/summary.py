@@ -1027,8 +1027,14 @@ def fix_target_lines(fixes: Mapping[str, Any], open_: list[dict[str, Any]]) -> s
             for i in s.get("targets") or ():
                 refused.setdefault(i, []).append((str(s.get("setting")), str(s["reason"])))
     index = {id(t): i for i, t in enumerate(targets)}
-    return "\n".join(fix_target_line(t, setting_names(fixes), refused.get(index.get(id(t), -1), ()))
-                     for t in open_)
+    # a break and the export failure on the same line, with the same reason, are one item
+    # ("break GB0170 and export at ..."): held-out batch 39's user read the same recipe text
+    # twice, word for word
+    said: dict[str, list[str]] = {}
+    for t in open_:
+        label, rest = _target_parts(t, setting_names(fixes), refused.get(index.get(id(t), -1), ()))
+        said.setdefault(rest, []).append(label)
+    return "\n".join(f"- {' and '.join(dict.fromkeys(labels))}{rest}" for rest, labels in said.items())
 
 
 def fix_target_line(t: dict[str, Any], settings: Mapping[str, str] | None = None,
@@ -1036,6 +1042,14 @@ def fix_target_line(t: dict[str, Any], settings: Mapping[str, str] | None = None
     """A list item: one target of the proof of fixes left without a verified fix, and why;
     `settings` (`setting_names`) names the verified setting a target has, `refused` the
     settings tried for it that failed, with why."""
+    label, rest = _target_parts(t, settings, refused)
+    return f"- {label}{rest}"
+
+
+def _target_parts(t: dict[str, Any], settings: Mapping[str, str] | None = None,
+                  refused: Sequence[tuple[str, str]] = ()) -> tuple[str, str]:
+    """`fix_target_line`'s item as (what the target is, where and why): "break GB0170",
+    " at `m.py:39` (`net`): no verified fix: ..."."""
     name = (settings or {}).get(str(t.get("setting"))) if t.get("setting") else None
     tried = "".join(f"; {code_inline(f'torch._dynamo.config.{n} = True', limit=120)} tried, not "
                     f"verified: {message_inline(why, limit=300)}" for n, why in refused[:2])
@@ -1043,14 +1057,14 @@ def fix_target_line(t: dict[str, Any], settings: Mapping[str, str] | None = None
     # fix: ...; verified with ... set" read as a contradiction
     # (a refusal names frames, a guard and counts: cut at 300 characters, a new user's ended
     # mid-word, "(on `volum…")
-    why = message_inline(t.get('reason') or '', limit=700)
+    why = message_inline(t.get('reason') or '', limit=900)
     outcome = (f"verified with {code_inline(f'torch._dynamo.config.{name} = True', limit=120)} "
                f"set; no verified edit: {why}" if name else
                f"an edit beyond the PR's lines, {why}" if t.get("verified_outside") else
                f"no verified fix: {why}")
-    return (f"- {escape_inline(t.get('kind', ''), limit=20)}"
-            f"{' ' + gb_link(t.get('gb')) if gb_registry.is_code(t.get('gb')) else ''} at "
-            f"{code_inline(location(t), limit=120)} "
+    return (f"{escape_inline(t.get('kind', ''), limit=20)}"
+            f"{' ' + gb_link(t.get('gb')) if gb_registry.is_code(t.get('gb')) else ''}",
+            f" at {code_inline(location(t), limit=120)} "
             f"({code_inline(t.get('model'), limit=100)}): {outcome}" + tried)
 
 

@@ -575,14 +575,20 @@ def early_return_reason(finding, source: str, tree: ast.Module) -> str | None:
     if test is None or "\n" in test:
         return None
     ret = st.body[-1]
+    # (held-out batch 39's new user wrote it as said, with the labels its return computes
+    # from the outputs inside the branches: `torch.cond` then fails in backward, "outs_to_grad
+    # length (2) != tangents length (3)"; and the `torch.where` form gave NaN gradients from a
+    # `torch.logit` of the side it does not select)
     return (f"no recipe rewrites an early return before {len(rest)} more statements: what keeps "
-            f"both paths in one graph is `torch.cond({test}, early, rest, ())`, with `early` a "
-            f"function returning what line {ret.lineno} returns and `rest` a function of lines "
-            f"{rest[0].lineno}-{rest[-1].end_lineno or rest[-1].lineno} (both returning tensors of the "
-            f"same shapes, neither changing state: not in training where `rest` runs a BatchNorm, "
-            f"whose running statistics `torch.cond` refuses to update; there `rest` run always and "
-            f"its result selected with `torch.where` keeps one graph, the statistics then updated on "
-            f"the batches head returned early for); not verified: no proof runs it")
+            f"both paths in one graph is `torch.cond({test}, early, rest, ())`, `early` returning "
+            f"what line {ret.lineno} returns, `rest` lines {rest[0].lineno}-"
+            f"{rest[-1].end_lineno or rest[-1].lineno}; both must return tensors of the same shapes "
+            f"and dtypes, floating-point only where gradients flow (an integer result, labels from "
+            f"the outputs, goes after `torch.cond`), and change no state (in training a BatchNorm, "
+            f"whose statistics `torch.cond` refuses to update: there run `rest` always and select "
+            f"with `torch.where`, which updates them where head returned early, its gradients NaN "
+            f"where the side not selected has an infinite derivative: a log, a division); not "
+            f"verified: no proof runs it")
 
 
 # methods whose result is a view of their tensor (a `torch.cond` branch may not return one)
