@@ -1367,8 +1367,13 @@ def propose(index: RepoClasses, c: _Class) -> Proposal:
         if unguessed:
             problems.append(f"forward() also needs {', '.join(unguessed)}, not a tensor by its "
                             f"annotation: add inputs for {'them' if len(unguessed) > 1 else 'it'}")
+        listed = _doc_sizes(fwd[1], c.node, {d for i in inputs for d in i.shape
+                                             if isinstance(d, str) and d != "batch"})
         if multiples:
             how += "; " + ", ".join(f"{d} a multiple of {k}" for d, k in multiples.items()) + \
+                ", as the docstring says"
+        if listed:
+            how += "; " + ", ".join(f"{d} {' or '.join(map(str, v))}" for d, v in listed.items()) + \
                 ", as the docstring says"
         seq = _known(env, _SEQ)
         # A config's length (`block_size`, `max_position_embeddings`) is a maximum: shorter
@@ -1377,7 +1382,9 @@ def propose(index: RepoClasses, c: _Class) -> Proposal:
         top_seq = _known({k: v for k, v in env.items() if "." not in k}, _SEQ)
         img = _known(env, _IMAGE_SIZES)
         for d in (d for i in inputs for d in i.shape):
-            if d in multiples:
+            if d in listed:
+                shapes[d] = listed[d]
+            elif d in multiples:
                 # a size the docstring says is a multiple of k (a waveform framed by 256): the
                 # defaults below fit no frame; two multiples, so a recompile per size shows
                 shapes[d] = (2 * multiples[d], 4 * multiples[d])
@@ -1842,6 +1849,25 @@ def _doc_input(env: dict[str, Any], fn: ast.FunctionDef, name: str,
 # `samples a multiple of 256`, `T must be a multiple of 4`, `length is a multiple of the hop (512)`
 _DOC_MULTIPLE = re.compile(r"\b(\w+)\s+(?:(?:must|should)\s+be\s+|is\s+|are\s+)?(?:an?\s+)?"
                            r"(?:integer\s+)?multiples?\s+of\s+(?:[^\d\s,.;)]+\s+){0,2}\(?(\d+)\)?", re.I)
+
+
+# `size is 32 or 48`, `size: 32 or 48`, `size in {32, 48}`, `size is one of 32, 48`
+_DOC_LISTED = re.compile(r"\b([A-Za-z_]\w*)\s*(?:is|are|:|in|=)?\s*(?:one\s+of\s*)?[{\[(]?\s*"
+                         r"(\d+(?:\s*(?:,|\bor\b|\band\b)\s*\d+)+)", re.I)
+
+
+def _doc_sizes(fn: ast.FunctionDef, cls: ast.ClassDef | None, dims: set[str]) -> dict[str, tuple[int, ...]]:
+    """{dim: sizes} for each dim of `dims` (named as init names it) that forward's or the
+    class's docstring lists the sizes of (held-out batch 39's "size is 32 or 48", where init
+    proposed 16, a size the model is not for); at most three, smallest first."""
+    out: dict[str, tuple[int, ...]] = {}
+    for node in (fn, cls):
+        for m in _DOC_LISTED.finditer((ast.get_docstring(node) if node is not None else None) or ""):
+            if m.group(1) in dims and m.group(1) not in out:
+                sizes = sorted({int(v) for v in re.findall(r"\d+", m.group(2)) if int(v) > 1})
+                if len(sizes) > 1:
+                    out[m.group(1)] = tuple(sizes[:3])
+    return out
 
 
 def _doc_multiples(fn: ast.FunctionDef, name: str, cls: ast.ClassDef | None,

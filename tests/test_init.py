@@ -1918,12 +1918,20 @@ def test_a_size_rule_on_a_line_of_its_own_counts_for_the_dim_it_names(tmp_path):
     assert m.inputs[0].shape == ("batch", 1, "size", "size", "size")
     assert len(m.shapes["size"]) == 2 and all(s % 4 == 0 for s in m.shapes["size"]), m.shapes
     # a word that names no dim of the inputs is no rule of theirs
-    (root / "reg" / "model.py").write_text((root / "reg" / "model.py").read_text().replace(
-        "size is a multiple of 4.", "depth is a multiple of 4."))
+    text = (root / "reg" / "model.py").read_text()
+    (root / "reg" / "model.py").write_text(text.replace("size is a multiple of 4.", "depth is a multiple of 4."))
     (root / "pt2bot.yml").unlink()
     assert main(["init", str(root)]) == 0
     (m,) = load_config(str(root / "pt2bot.yml")).models
     assert len(m.shapes["size"]) == 1, m.shapes
+    # the sizes listed (held-out batch 39's "size is 32 or 48", where init proposed 16)
+    for said in ("size is 32 or 48.", "size: 32 or 48", "size in {32, 48}", "size is one of 32, 48"):
+        (root / "reg" / "model.py").write_text(text.replace("size is a multiple of 4.", said))
+        (root / "pt2bot.yml").unlink()
+        assert main(["init", str(root)]) == 0
+        (m,) = load_config(str(root / "pt2bot.yml")).models
+        assert m.shapes["size"] == (32, 48), (said, m.shapes)
+        assert "size 32 or 48, as the docstring says" in (root / "pt2bot.yml").read_text()
 
 
 def test_an_integer_input_the_docstring_bounds_by_an_argument_is_drawn_below_it(tmp_path):
