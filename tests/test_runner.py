@@ -296,7 +296,7 @@ def test_status_line_says_what_failed_and_where():
         line = status_line({"name": "m", "status": "ok", "graph_breaks": [], "export": failed, "shape_advice": other})
         assert line.endswith("export fails (constraint_violation at unet.py:651)"), line
     from pt2bot.report.summary import _export_cell
-    assert _export_cell({"export": {"ok": True, "cases": cases}}) == "✓ (fails on 2 of 3 cases)"
+    assert _export_cell({"export": {"ok": True, "cases": cases}}) == "⚠️ exports, fails on 2 of 3 cases"
     # a loss of NaN on every case (torchnmf's KL of a standard normal target) said beside "ok"
     line = status_line({"name": "m", "status": "ok", "graph_breaks": [], "accuracy": [],
                         "nonfinite": [{"batch": 2}, {"batch": 4}]})
