@@ -1466,9 +1466,14 @@ def _verdict(p: Proposal) -> tuple[bool, str | None, list[str], str]:
     reason = None
     if not verified:
         failed = [(m, r) for m, r in p.results.items() if not r.get("accepted")]
+        # one reason refused on several models is said once, with them all (MAE's user read
+        # the same refusal three times in each of six items)
+        by_reason: dict[str, list[str]] = {}
+        for m, r in failed:
+            by_reason.setdefault(f"{r.get('reason') or r.get('skipped') or 'not tried'}", []).append(m)
         reason = "; ".join(
-            f"{r.get('reason') or r.get('skipped') or 'not tried'}"
-            + (f" (on `{m}`)" if m != "*" else "") for m, r in failed[:3]) or "not tried"
+            text + (" (on " + ", ".join(f"`{m}`" for m in ms if m != "*") + ")" if any(m != "*" for m in ms) else "")
+            for text, ms in list(by_reason.items())[:3]) or "not tried"
     models = sorted(tried)
 
     def said(m: str) -> str:

@@ -201,6 +201,16 @@ def test_a_verified_setting_is_a_line_of_text_where_no_edit_was_verified():
     assert ("verified with `torch._dynamo.config.capture_scalar_outputs = True` set; no verified "
             "edit: outputs differ from head's on shape case batch=2 (max abs error 0.5)") in summary
     assert "no verified fix" not in summary
+    assert "export failure on this line stays" not in html
+    # an export failure on the same line, which the setting does not change, is said beside it
+    # (MAE's user read the verified setting as covering the export failure too)
+    fx["targets"].append({"kind": "export", "model": "net", "path": "pkg/m.py", "line": 20, "gb": None,
+                          "gb_type": "data_dependent", "fingerprint": None, "fixed_by": None,
+                          "reason": "the PTC101 recipe has no edit for this code", "setting": None})
+    rep = Report(head="h" * 40, base="b" * 40, findings=(F, G), fixes=fx, counts={"fixes_verified": 1})
+    html = cmarkgfm.github_flavored_markdown_to_html(by_fp(render_review(rep, on_diff))[G.fingerprint()]["body"])
+    assert ("The export failure on this line stays (on <code>net</code>): <code>torch.export</code> does "
+            "not trace through dynamo, so no dynamo setting changes it.") in html
 
 
 def test_a_refused_setting_is_named_as_torchs_hint_that_does_not_work():
@@ -330,3 +340,10 @@ def test_a_form_no_candidate_was_tried_for_is_said_in_the_comment_and_once_in_th
         Report(head="h" * 40, base="b" * 40, findings=(F, G), fixes=fx, counts={"fixes_verified": 1}))))
     assert text.count("no recipe rewrites an early return") == 1, text
     assert "break GB0124 and export at pkg/m.py:20 (net): no verified fix: no recipe rewrites" in text, text
+    # and the same on another model is the same item, naming both (MAE's six items: one line's
+    # break and export on three models)
+    fx["targets"].append({**fx["targets"][1], "model": "other"})
+    text = re.sub(r"<[^>]+>", "", cmarkgfm.github_flavored_markdown_to_html(render_summary(
+        Report(head="h" * 40, base="b" * 40, findings=(F, G), fixes=fx, counts={"fixes_verified": 1}))))
+    assert text.count("no recipe rewrites an early return") == 1, text
+    assert "break GB0124 and export at pkg/m.py:20 (net, other): no verified fix" in text, text

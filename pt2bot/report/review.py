@@ -86,6 +86,12 @@ def render_review(report: Report, changeset_commentable: Commentable | None = No
             described = fixes.described_for(keys)
             if proven is not None:
                 text += "\n\n" + setting_text(proven)
+                left = sorted(set(fixes.open_exports.get((path, line), ())))
+                if left:
+                    text += (" The export failure on this line stays (on "
+                             + ", ".join(code_inline(m, limit=80) for m in left)
+                             + "): `torch.export` does not trace through dynamo, so no dynamo setting "
+                             "changes it.")
             elif failed is not None:
                 text += "\n\n" + failed_fix_line(failed)
             elif described is not None:
@@ -225,6 +231,13 @@ class ProvenFixes:
         self.described: dict[str, str] = {}
         fixes = fixes or {}
         targets = list(fixes.get("targets") or ())
+        # export failures left on a line, by the line: a setting verified for the break there
+        # does not change them (MAE's user read "⚙️ Verified setting" as covering the export
+        # failure the same review reported)
+        self.open_exports: dict[tuple[object, object], list[str]] = {}
+        for t in targets:
+            if isinstance(t, Mapping) and t.get("kind") == "export" and t.get("fixed_by") is None:
+                self.open_exports.setdefault((t.get("path"), t.get("line")), []).append(str(t.get("model")))
         cands = list(fixes.get("candidates") or ())
         settings = list(fixes.get("settings") or ())
         # a candidate not needed (another one fixed its targets) is no failed fix to mention

@@ -1031,11 +1031,16 @@ def fix_target_lines(fixes: Mapping[str, Any], open_: list[dict[str, Any]]) -> s
     # a break and the export failure on the same line, with the same reason, are one item
     # ("break GB0170 and export at ..."): held-out batch 39's user read the same recipe text
     # twice, word for word
-    said: dict[str, list[str]] = {}
+    # (and the same on several models is one item naming them all: MAE's six items were one
+    # line's break and export on three models, each with the same reason)
+    said: dict[tuple[str, str], tuple[list[str], list[str]]] = {}
     for t in open_:
-        label, rest = _target_parts(t, setting_names(fixes), refused.get(index.get(id(t), -1), ()))
-        said.setdefault(rest, []).append(label)
-    return "\n".join(f"- {' and '.join(dict.fromkeys(labels))}{rest}" for rest, labels in said.items())
+        label, where, model, why = _target_parts(t, setting_names(fixes), refused.get(index.get(id(t), -1), ()))
+        labels, models = said.setdefault((where, why), ([], []))
+        labels.append(label)
+        models.append(model)
+    return "\n".join(f"- {' and '.join(dict.fromkeys(labels))} at {where} ({', '.join(dict.fromkeys(models))}): {why}"
+                     for (where, why), (labels, models) in said.items())
 
 
 def fix_target_line(t: dict[str, Any], settings: Mapping[str, str] | None = None,
@@ -1043,14 +1048,14 @@ def fix_target_line(t: dict[str, Any], settings: Mapping[str, str] | None = None
     """A list item: one target of the proof of fixes left without a verified fix, and why;
     `settings` (`setting_names`) names the verified setting a target has, `refused` the
     settings tried for it that failed, with why."""
-    label, rest = _target_parts(t, settings, refused)
-    return f"- {label}{rest}"
+    label, where, model, why = _target_parts(t, settings, refused)
+    return f"- {label} at {where} ({model}): {why}"
 
 
 def _target_parts(t: dict[str, Any], settings: Mapping[str, str] | None = None,
-                  refused: Sequence[tuple[str, str]] = ()) -> tuple[str, str]:
-    """`fix_target_line`'s item as (what the target is, where and why): "break GB0170",
-    " at `m.py:39` (`net`): no verified fix: ..."."""
+                  refused: Sequence[tuple[str, str]] = ()) -> tuple[str, str, str, str]:
+    """`fix_target_line`'s item as (what, where, which model, why): "break GB0170",
+    "`m.py:39`", "`net`", "no verified fix: ..."."""
     name = (settings or {}).get(str(t.get("setting"))) if t.get("setting") else None
     tried = "".join(f"; {code_inline(f'torch._dynamo.config.{n} = True', limit=120)} tried, not "
                     f"verified: {message_inline(why, limit=300)}" for n, why in refused[:2])
@@ -1065,8 +1070,7 @@ def _target_parts(t: dict[str, Any], settings: Mapping[str, str] | None = None,
                f"no verified fix: {why}")
     return (f"{escape_inline(t.get('kind', ''), limit=20)}"
             f"{' ' + gb_link(t.get('gb')) if gb_registry.is_code(t.get('gb')) else ''}",
-            f" at {code_inline(location(t), limit=120)} "
-            f"({code_inline(t.get('model'), limit=100)}): {outcome}" + tried)
+            code_inline(location(t), limit=120), code_inline(t.get("model"), limit=100), outcome + tried)
 
 
 def not_run_section(report: Report) -> Section | None:
