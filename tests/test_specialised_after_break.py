@@ -92,6 +92,10 @@ def test_the_summary_says_it_beside_the_pinned_line(runs):
     brk, pinned = line_of("new-break", SOURCE), line_of("pinned", SOURCE)
     assert (f"dim batch = 2 at {PATH}:{pinned}: return (moved * static).sum(dim=1)  # expect: pinned "
             f"— follows from the new break at {PATH}:{brk}") in text, text
+    # and what it means for code that marks it, outside the fold (MAE's user met the
+    # ConstraintViolationError on each PR's head)
+    assert ("⚠️ 1 dim declared dynamic is newly specialised: torch._dynamo.mark_dynamic on it now raises "
+            "a ConstraintViolationError when the model compiles") in text, text
 
 
 def test_a_dim_pinned_in_the_models_own_frame_is_no_breaks_doing():

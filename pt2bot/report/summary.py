@@ -346,7 +346,15 @@ def model_section(m: ModelDelta, report: Report, untimed: str | None = None) -> 
                           + (f" — follows from the new break at {code_inline(location(s['caused_by']), limit=120)}"
                              if isinstance(s.get("caused_by"), dict) else "")
                           for s in spec[:20])
-        blocks.append(details(f"{len(spec)} dynamic dim(s) newly specialised", items))
+        # said outside the fold: code that marks such a dim with `mark_dynamic` now fails to
+        # compile (MAE's user met the ConstraintViolationError on each PR's head, where the
+        # review's folded line named only the dim and an unchanged line)
+        n = len(spec)
+        blocks.append(f"⚠️ {n} dim{'s' if n != 1 else ''} declared dynamic {'are' if n != 1 else 'is'} "
+                      f"newly specialised: `torch._dynamo.mark_dynamic` on {'them' if n != 1 else 'it'} "
+                      "now raises a `ConstraintViolationError` when the model compiles (measured with "
+                      f"{'them' if n != 1 else 'it'} marked weakly, `maybe_mark_dynamic`).")
+        blocks.append(details(f"{n} dynamic dim(s) newly specialised", items))
     blocks += shape_advice_blocks(m)
     section = Section(title, blocks)
     if len(new) > MAX_LIST:
