@@ -460,6 +460,8 @@ def test_a_costlier_compile_from_a_new_break_alone_is_the_breaks_not_a_second_fa
     rep = _report(run(7.77, 110, 1, False), run(23.31, 119, 2, True))
     (m,) = rep.models
     assert m.compile["regression"] is True and m.compile["follows_breaks"] is True
+    # more graphs alone is no more work (MAE's "does more work: graphs 1 → 2" beside fewer nodes)
+    assert m.compile["note"] == "the compile is split into more graphs, each traced and compiled on its own: graphs 1 → 2"
     (reason,) = [r for r in rep.reasons if r["code"] == "compile_regression"]
     assert reason["level"] == "warning" and "compile regression" not in rep.summary_title
     assert reason["message"].endswith("; it follows from the new break: graphs 1 → 2, while the "
