@@ -1591,8 +1591,13 @@ def _smaller(p: Param) -> int | list[int] | None:
     Expert counts are lowered too, never switched on; a default of another type is kept, and
     so is a per-head size. An image size given as a list of one (DINO's `img_size=[224]`) is
     lowered in its list: kept, every small image took the position table's interpolation
-    path and never the model's native one."""
+    path and never the model's native one. A tower's own size is lowered as its kind is (MAE's
+    `decoder_embed_dim=512, decoder_depth=8, decoder_num_heads=16` beside an encoder made tiny:
+    99.9 % of its 25 M parameters)."""
     guess = GUESSES.get(p.name)
+    if guess is None and p.name.split("_")[0] in _TOWERS:
+        tower = _guess(p.name)
+        guess = tower if isinstance(tower, int) else None
     d = p.default
     if p.name in _IMAGE and isinstance(d, (list, tuple)) and len(d) == 1 and \
             isinstance(d[0], int) and not isinstance(d[0], bool) and guess is not None and d[0] > guess:
@@ -2132,6 +2137,9 @@ def discover(root: str, note: Callable[[str], None] = warn) -> tuple[list[Propos
     if any(p.entry not in layers and not _reads_as_layer(p.entry) for p in models):
         layers |= {p.entry for p in models if _reads_as_layer(p.entry)}
     blocks += [p.entry for p in models if p.entry in layers]
+    ours = {q.split(".")[0] for q in index.classes} | {q.split(".")[0] for q in index.functions}
+    blocks += [said for c in sorted(index.classes.values(), key=lambda c: (c.path, c.node.lineno))
+               if c not in candidates and (said := guarded(c, lambda: _library_subclass(c, ours)))]
     return _unique_names([p for p in models if p.entry not in layers]), blocks
 
 
@@ -2163,6 +2171,27 @@ def _layers_of_models(models: list[Proposal]) -> set[str]:
     whole = {e for p in models if _raw_input(p) for e in config_classes(p)}
     return {p.entry for p in models if p.inputs and not _raw_input(p)
             and config_classes(p) & whole}
+
+
+def _library_subclass(c: _Class, ours: Collection[str]) -> str | None:
+    """A class of the repository built on an installed package's class that init does not
+    read (MAE's `models_vit.VisionTransformer(timm.models.vision_transformer.VisionTransformer)`,
+    which writes only `forward_features`): listed with the building blocks, with why, not left
+    out in silence. Only where it writes a `forward*` method of its own and its base is a class of a
+    package, neither torch's (read as a module) nor the standard library's, nor the repository's
+    own (`ours`: its top-level modules)."""
+    if c.name.startswith("_") or not any(isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef))
+                                         and n.name.startswith("forward") for n in c.node.body):
+        return None
+    for b in c.node.bases:
+        name = c.names.resolve(b)
+        head = (name or "").split(".")[0]
+        if name and "." in name and head not in ours and head not in ("torch", "pt2bot") \
+                and head not in sys.stdlib_module_names:
+            return (f"{c.module}:{c.name} (on `{name}`, an installed package's class init does not "
+                    "read: its constructor and `forward` are there; add it with its arguments, or "
+                    "an entry function that builds it)")
+    return None
 
 
 def _is_model_class(index: RepoClasses, c: _Class) -> bool:
@@ -2351,8 +2380,8 @@ def render_config(proposals: list[Proposal], blocks: list[str], packages: list[s
     if blocks:
         # (a `...Loss` is listed by its name, built inside no model: DINO's `main_dino:DINOLoss`
         # read as a part of the vision transformer)
-        out.append("# Also found, building blocks of the models above, and layers or losses by their "
-                   "names (add them if you compile them alone):")
+        out.append("# Also found, building blocks of the models above, layers or losses by their names, "
+                   "and classes built on an installed package's class (add them if you compile them alone):")
         out += [f"#   {b}" for b in blocks]
     out.append("run: {device: auto}")
     # what a new user's first review on a small CPU runner spends its time on (a two-layer

@@ -207,6 +207,71 @@ INDICES = {
 }
 
 
+def test_a_towers_own_sizes_are_lowered_as_their_kind_is(tmp_path):
+    """MAE's decoder kept `decoder_embed_dim=512, decoder_depth=8, decoder_num_heads=16` beside an
+    encoder made tiny: 99.9 % of the "tiny" model's 25 M parameters."""
+    root = _repo(tmp_path, {"mae.py": """
+        import torch
+        from torch import nn
+
+
+        class MAE(nn.Module):
+            def __init__(self, img_size=224, embed_dim=1024, depth=24, num_heads=16,
+                         decoder_embed_dim=512, decoder_depth=8, decoder_num_heads=16, mlp_ratio=4.0):
+                super().__init__()
+                self.enc = nn.Conv2d(3, embed_dim, 16, 16)
+                self.dec = nn.Linear(embed_dim, decoder_embed_dim)
+
+            def forward(self, imgs):
+                return self.dec(self.enc(imgs).flatten(2).transpose(1, 2))
+        """})
+    (p,) = discover(str(root))[0]
+    assert {k: p.kwargs.get(k) for k in ("decoder_embed_dim", "decoder_depth", "decoder_num_heads")} == {
+        "decoder_embed_dim": 32, "decoder_depth": 2, "decoder_num_heads": 2}, p.kwargs
+    assert "mlp_ratio" not in p.kwargs
+
+
+def test_a_class_built_on_an_installed_packages_class_is_listed_with_why(tmp_path):
+    """MAE's fine-tuning `models_vit.VisionTransformer` derives from timm's and writes only
+    `forward_features`: init read no module in it and left it out in silence."""
+    root = _repo(tmp_path, {"models_vit.py": """
+        import timm.models.vision_transformer
+        from torch import nn
+
+
+        class VisionTransformer(timm.models.vision_transformer.VisionTransformer):
+            def forward_features(self, x):
+                return self.norm(x)
+
+
+        class Config(dict):
+            def forward_ref(self):
+                return None
+
+
+        class Head(nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.fc = nn.Linear(4, 2)
+
+            def forward(self, x):
+                return self.fc(x)
+
+
+        class Wider(Head):
+            def forward_features(self, x):
+                return x
+        """})
+    proposals, blocks = discover(str(root))
+    assert [b for b in blocks if "installed package" in b] == [
+        "models_vit:VisionTransformer (on `timm.models.vision_transformer.VisionTransformer`, an installed "
+        "package's class init does not read: its constructor and `forward` are there; add it with its "
+        "arguments, or an entry function that builds it)"]
+    assert main(["init", str(root)]) == 0
+    assert "#   models_vit:VisionTransformer (on `timm.models.vision_transformer.VisionTransformer`" in \
+        (root / "pt2bot.yml").read_text()
+
+
 def test_an_input_its_docstring_calls_indices_is_a_few_ids_not_a_float_like_the_data(tmp_path):
     """V-JEPA's masks, "indices of patch tokens to mask", reach `torch.gather` in another
     module: init guessed them "like the data input", float32, which gather refuses. Its
