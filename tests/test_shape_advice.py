@@ -787,6 +787,8 @@ def test_a_guard_torch_suggests_no_fix_for_gets_the_least_bound_that_holds_it() 
     assert any("torch suggested no fix for `(L['images'].size()[2] // 2) != 1`" in n
                and "size = Dim('size', min=4)" in n for n in a["notes"]), a["notes"]
     assert "size = Dim('size', min=4)" in a["code"]["python"]
+    # what the example inputs need (MAE's user pasted it with a batch of one, and export failed)
+    assert "# args, kwargs: example inputs with every dynamic dim at least 2" in a["code"]["python"]
     # a guard past the sizes checked, or of two sizes, gives no bound
     assert derived_fixes("Not all values of s = L['x'].size()[1] in the specified range satisfy the "
                          "generated guard L['x'].size()[1] <= 5000.") == []

@@ -925,6 +925,9 @@ def advice_code(spec_json: dict[str, Any], method: str | None,
                      + ("," if len(positional) == 1 else "") + ")")
     parts += [f"{inp!r}: {axes_py(inp)}" for inp in spec_json if not var_args or inp not in var_args[1]]
     py.append("dynamic_shapes = {" + ", ".join(parts) + "}")
+    # (an example of size 1 in a dynamic dim is one torch specialises, and export then fails:
+    # MAE's user pasted this with a batch of one, what evaluation feeds)
+    py.append("# args, kwargs: example inputs with every dynamic dim at least 2 (torch specialises a size of 1)")
     py.append("ep = torch.export.export(model, args, kwargs, dynamic_shapes=dynamic_shapes)")
     for inp, ax, e in static:
         where = f"{e.get('path')}:{e.get('line')}" if e.get("path") else "unlocated"
