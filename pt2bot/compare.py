@@ -987,6 +987,9 @@ def _advice_key(e: dict) -> tuple:
     return (e.get("name"), e.get("min"), e.get("max"), e.get("multiple_of"))
 
 
+_BOUNDS = ("min", "max", "multiple_of")
+
+
 def compare_shape_advice(base: ModelRun | None, head: ModelRun | None,
                          renames: dict[str, str] | None = None,
                          line_map: LineMap | None = None) -> dict | None:
@@ -997,7 +1000,9 @@ def compare_shape_advice(base: ModelRun | None, head: ModelRun | None,
     Where head's export failed before the dims (its advice is the dims it was asked for) and
     base's found a dim pinned that head's lists as dynamic, also `base_pins`: `[{input, axis,
     entry}]`, base's entry with its place in head's file (`line` null where the PR changed
-    that line): what the summary says of that dim, and leaves out of the YAML to paste."""
+    that line): what the summary says of that dim, and leaves out of the YAML to paste; and
+    for a dim dynamic on both sides that base's export bounded where head's has no bound,
+    head's entry with base's bounds."""
     h = head.shape_advice if head is not None else None
     if h is None:
         return None
@@ -1017,6 +1022,12 @@ def compare_shape_advice(base: ModelRun | None, head: ModelRun | None,
                     path = (renames or {}).get(was.get("path"), was.get("path"))
                     line = line_map(path, was.get("line")) if line_map and path else was.get("line")
                     pins.append({"input": inp, "axis": ax, "entry": {**was, "path": path, "line": line}})
+                elif was is not None and not was.get("static") and not e.get("static") and \
+                        all(e.get(k) is None for k in _BOUNDS) and any(was.get(k) is not None for k in _BOUNDS):
+                    # a bound base's export needed (held-out batch 39's `size >= 4`, an image
+                    # halved then pooled), which head's, stopped before, never reached
+                    pins.append({"input": inp, "axis": ax,
+                                 "entry": {**e, **{k: was.get(k) for k in _BOUNDS}}})
             if pins:
                 out["base_pins"] = pins
     out["changed"] = changed

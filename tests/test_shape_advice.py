@@ -794,3 +794,35 @@ def test_a_guard_torch_suggests_no_fix_for_gets_the_least_bound_that_holds_it() 
                          "generated guard L['x'].size()[1] <= 5000.") == []
     assert derived_fixes("Not all values of s = L['x'].size()[1] in the specified range satisfy the "
                          "generated guard L['x'].size()[1] != L['y'].size()[1].") == []
+
+
+def test_a_bound_base_needed_is_kept_where_heads_export_stops_before_it() -> None:
+    """Held-out batch 39's PR 2: head's export stops at the PR's new branch, before the guard
+    `(size // 2) != 1` that base's export needed `size >= 4` for; head's advice printed
+    `Dim('size')`, any size, which fails on base too. Base's bound is kept, in the dims, the
+    YAML and the Python."""
+    from pt2bot.compare import compare_shape_advice
+    from pt2bot.report.shape_advice import advice_markdown, with_base_pins
+    from pt2bot.results import ModelRun
+    from pt2bot.smoke.advice import advice_code
+
+    batch = {"name": "batch", "min": None, "max": None, "multiple_of": None}
+    size = {"name": "size", "min": None, "max": None, "multiple_of": None}
+    base_dims = {"images": {"0": batch, "2": {**size, "min": 4}, "3": {**size, "min": 4}}}
+    head_dims = {"images": {"0": batch, "2": size, "3": size}}
+    base = {"export": {"ok": True, "dynamic_shapes": base_dims}}
+    head = {"export": {"ok": False, "kind": "data_dependent", "path": "agenet/model.py", "line": 39,
+                       "dynamic_shapes": head_dims}, "code": advice_code(head_dims, None)}
+
+    def run(advice: dict) -> ModelRun:
+        return ModelRun.from_json({"name": "m", "status": "ok", "shape_advice": advice})
+    sa = compare_shape_advice(run(base), run(head), {}, lambda path, line: line)
+    assert [(p["axis"], p["entry"]["min"]) for p in sa["base_pins"]] == [("2", 4), ("3", 4)]
+    got = with_base_pins(sa["head"], sa["base_pins"])
+    text = advice_markdown(got)
+    assert "(`size`): dynamic, ≥ 4 (the bound base's export needed, which head's stops before)" in text, text
+    assert "size = Dim('size', min=4)" in got["code"]["python"] and "batch = Dim('batch')" in got["code"]["python"]
+    assert got["code"]["yaml"] == "dynamic:\n  batch: null\n  size: {min: 4}"
+    # none where head's own advice has the bound
+    bounded = {**head, "export": {**head["export"], "dynamic_shapes": base_dims}}
+    assert "base_pins" not in compare_shape_advice(run(base), run(bounded), {}, lambda path, line: line)

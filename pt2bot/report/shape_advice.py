@@ -79,6 +79,8 @@ def dim_line(inp: str, ax: str, e: Mapping[str, Any]) -> str:
                 + base + per_size_words(e) + _len_words(e))
     name = f" ({code_inline(e.get('name') or '?', limit=60)})"
     line = f"- {what}{name}: dynamic, {escape_inline(_range(e), limit=80)}"
+    if e.get("from_base"):
+        line += " (the bound base's export needed, which head's stops before)"
     if isinstance(e.get("auto"), Mapping) and e.get("multiple_of"):
         took = [n for n in e["auto"].get("took") or () if isinstance(n, int)]
         line += ("; the multiple is torch's fix for a `Dim`, not the model's need: `Dim.AUTO` "
@@ -144,9 +146,14 @@ def with_base_pins(head: Mapping[str, Any], pins: Any) -> Mapping[str, Any]:
         return head
     shapes = {inp: dict(axes) for inp, axes in hd.items() if isinstance(axes, Mapping)}
     names = []
+    bounded: dict[str, Mapping[str, Any]] = {}   # a dim name -> base's bounds of it
     for p in pins:
         axes = shapes.get(str(p.get("input")))
         if axes is not None and str(p.get("axis")) in axes:
+            if not p["entry"].get("static"):
+                axes[str(p["axis"])] = {**p["entry"], "from_base": True}
+                bounded.setdefault(str(p["entry"].get("name")), p["entry"])
+                continue
             names.append((axes[str(p["axis"])] or {}).get("name"))
             axes[str(p["axis"])] = {**p["entry"], "from_base": True}
     # a dim name stays in the YAML while an axis of it is still dynamic
@@ -156,11 +163,39 @@ def with_base_pins(head: Mapping[str, Any], pins: Any) -> Mapping[str, Any]:
     code = dict(head.get("code") or {})
     yaml = [ln for ln in str(code.get("yaml") or "").splitlines()
             if not any(ln.startswith(f"  {n}:") for n in gone)]
+    yaml = [_bounded_yaml(ln, bounded) for ln in yaml]
     yaml += [f"  # {p['input']}.shape[{p['axis']}]: cannot be dynamic ({p['entry'].get('reason')}, on base)"
-             for p in pins]
-    code.update(yaml="\n".join(yaml) if len(yaml) > 1 else "dynamic: []  # no dim can be dynamic",
-                python=None, compile=None)
+             for p in pins if p["entry"].get("static")]
+    code.update(yaml="\n".join(yaml) if len(yaml) > 1 else "dynamic: []  # no dim can be dynamic")
+    if any(p["entry"].get("static") for p in pins):
+        code.update(python=None, compile=None)
+    else:
+        # base's bounds written into the paste-ready spec (`Dim('size', min=4)`)
+        code.update(python="\n".join(_bounded_python(ln, bounded) for ln in str(code.get("python") or "").splitlines())
+                    or None)
     return {**head, "export": {**hx, "dynamic_shapes": shapes}, "code": code}
+
+
+def _bounds_words(e: Mapping[str, Any]) -> list[str]:
+    return [f"{k}={e[k]}" for k in ("min", "max") if isinstance(e.get(k), int)]
+
+
+def _bounded_python(line: str, bounded: Mapping[str, Mapping[str, Any]]) -> str:
+    """`size = Dim('size')` with base's bounds: `size = Dim('size', min=4)`."""
+    m = re.fullmatch(r"(\w+) = Dim\('(\w+)'\)", line)
+    e = bounded.get(m.group(2)) if m else None
+    return line if e is None or not _bounds_words(e) else \
+        f"{m.group(1)} = Dim({m.group(2)!r}, {', '.join(_bounds_words(e))})"
+
+
+def _bounded_yaml(line: str, bounded: Mapping[str, Mapping[str, Any]]) -> str:
+    """`  size: null` with base's bounds: `  size: {min: 4}`."""
+    m = re.fullmatch(r"  (\w+): null", line)
+    e = bounded.get(m.group(1)) if m else None
+    if e is None:
+        return line
+    parts = [f"{k}: {e[k]}" for k in ("min", "max", "multiple_of") if isinstance(e.get(k), int)]
+    return f"  {m.group(1)}: {{{', '.join(parts)}}}" if parts else line
 
 
 def advice_markdown(advice: Mapping[str, Any], title: str = "Shape advice") -> str:
