@@ -1479,11 +1479,17 @@ def _verdict(p: Proposal) -> tuple[bool, str | None, list[str], str]:
     def said(m: str) -> str:
         r = tried[m]
         if r.get("accepted"):
-            return f"`{m}`: {r.get('evidence')}"
+            return str(r.get("evidence"))
         shown = ", ".join(f"`{a}`" for a in sorted(accepted))
-        return (f"`{m}`: {r.get('evidence')}; its inputs cannot exercise the guard "
+        return (f"{r.get('evidence')}; its inputs cannot exercise the guard "
                 f"({r.get('said') or r.get('reason')}), {shown} did")
-    evidence = ("verified on " + "; on ".join(said(m) for m in models) if verified else "")
+    # models with the same evidence said once, together (MAE's user read three near-identical
+    # sentences, one per model, 1,500 characters beside a one-line suggestion)
+    same: dict[str, list[str]] = {}
+    for m in models:
+        same.setdefault(said(m), []).append(m)
+    evidence = ("verified on " + "; on ".join(", ".join(f"`{m}`" for m in ms) + f": {text}"
+                                              for text, ms in same.items()) if verified else "")
     return verified, reason, models, evidence
 
 

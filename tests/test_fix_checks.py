@@ -1331,3 +1331,23 @@ def test_a_file_that_imports_from_torch_is_said_to_lack_the_name():
     _cands, reason = fix_candidates_explained(f, src)
     assert reason.endswith("(the file imports from torch but does not bind the name `torch`, and an edit "
                            "that needs it would add the import outside the hunk)"), reason
+
+
+def test_one_evidence_on_several_models_and_one_refusal_on_several_are_said_once():
+    """MAE's user read three near-identical proofs, one per model, beside a one-line
+    suggestion, and one refusal three times in each of six items."""
+    from pt2bot.fixes import Proposal, _verdict
+    from pt2bot.rules import Candidate
+
+    cand = Candidate(code="PTC201", path="m.py", start_line=3, end_line=3, lines=("    x = 1",), title="t", safe=False)
+    p = Proposal(cid="c", cand=cand, original="", patched="", findings=[], targets=[])
+    same = "GB0170 gone, 1 graph instead of 2, outputs equal on 4 shape cases"
+    p.results.update(a={"accepted": True, "evidence": same}, b={"accepted": True, "evidence": same},
+                     c={"accepted": True, "evidence": "GB0170 gone, outputs equal on 6 shape cases"})
+    verified, reason, models, evidence = _verdict(p)
+    assert verified and models == ["a", "b", "c"]
+    assert evidence == f"verified on `a`, `b`: {same}; on `c`: GB0170 gone, outputs equal on 6 shape cases"
+    why = "`last` is a tensor where head's is a Python float"
+    p.results.update(a={"accepted": False, "reason": why}, b={"accepted": False, "reason": why},
+                     c={"accepted": False, "reason": "outputs differ"})
+    assert _verdict(p)[1] == f"{why} (on `a`, `b`); outputs differ (on `c`)"
