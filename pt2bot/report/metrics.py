@@ -103,7 +103,9 @@ def compile_line(m: ModelDelta) -> str:
             verdict += (": less CPU time for about the same work (FX nodes), not a cheaper "
                         "compile: more likely the machine's load")
     note = c.get("note")
-    tail = f": {escape_inline(note, limit=300)}" if isinstance(note, str) and note else ""
+    # (a split into more graphs that follows from the breaks is what the verdict said already)
+    tail = f": {escape_inline(note, limit=300)}" if isinstance(note, str) and note and not (
+        c.get("follows_breaks") and note.startswith("the compile is split into more graphs")) else ""
     return f"Compile ({what}): " + " · ".join(parts) + f" · {verdict}{tail}."
 
 
