@@ -1454,6 +1454,21 @@ def _caveats(p: Proposal) -> list[str]:
     return out
 
 
+_CASES = re.compile(r"\b(\d+) shape cases?\b")
+
+
+def _summed(members: Sequence[tuple[str, str]]) -> str:
+    """One evidence text for models whose texts differ only in their counts of shape cases:
+    the first's, with each count the sum of theirs."""
+    counts = [[int(n) for n in _CASES.findall(text)] for _, text in members]
+    sums = iter([sum(c[i] for c in counts) for i in range(len(counts[0]))])
+
+    def total(_m: re.Match[str]) -> str:
+        n = next(sums)
+        return f"{n} shape case{'s' if n != 1 else ''}"
+    return _CASES.sub(total, members[0][1])
+
+
 def _verdict(p: Proposal) -> tuple[bool, str | None, list[str], str]:
     """(verified, why not, the models it was tried on, what was proven): accepted on every
     model it was tried on, none skipping it; or accepted on some, and on the others refused
@@ -1483,13 +1498,15 @@ def _verdict(p: Proposal) -> tuple[bool, str | None, list[str], str]:
         shown = ", ".join(f"`{a}`" for a in sorted(accepted))
         return (f"{r.get('evidence')}; its inputs cannot exercise the guard "
                 f"({r.get('said') or r.get('reason')}), {shown} did")
-    # models with the same evidence said once, together (MAE's user read three near-identical
-    # sentences, one per model, 1,500 characters beside a one-line suggestion)
-    same: dict[str, list[str]] = {}
+    # models with the same evidence said once, together, their shape cases added up (MAE's
+    # user read three near-identical sentences, one per model, that differed only in how many
+    # shape cases each had: 1,500 characters beside a one-line suggestion)
+    same: dict[str, list[tuple[str, str]]] = {}
     for m in models:
-        same.setdefault(said(m), []).append(m)
-    evidence = ("verified on " + "; on ".join(", ".join(f"`{m}`" for m in ms) + f": {text}"
-                                              for text, ms in same.items()) if verified else "")
+        text = said(m)
+        same.setdefault(_CASES.sub("N shape cases", text), []).append((m, text))
+    evidence = ("verified on " + "; on ".join(", ".join(f"`{m}`" for m, _ in ms) + f": {_summed(ms)}"
+                                              for ms in same.values()) if verified else "")
     return verified, reason, models, evidence
 
 

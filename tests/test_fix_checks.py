@@ -1346,7 +1346,13 @@ def test_one_evidence_on_several_models_and_one_refusal_on_several_are_said_once
                      c={"accepted": True, "evidence": "GB0170 gone, outputs equal on 6 shape cases"})
     verified, reason, models, evidence = _verdict(p)
     assert verified and models == ["a", "b", "c"]
-    assert evidence == f"verified on `a`, `b`: {same}; on `c`: GB0170 gone, outputs equal on 6 shape cases"
+    # (their shape cases added up: 4 on each)
+    assert evidence == ("verified on `a`, `b`: GB0170 gone, 1 graph instead of 2, outputs equal on 8 shape cases; "
+                        "on `c`: GB0170 gone, outputs equal on 6 shape cases")
+    # texts that differ only in their shape cases are one, the cases added up
+    p.results["c"] = {"accepted": True, "evidence": same.replace("4 shape cases", "1 shape case")}
+    assert _verdict(p)[3] == ("verified on `a`, `b`, `c`: GB0170 gone, 1 graph instead of 2, outputs equal "
+                              "on 9 shape cases")
     why = "`last` is a tensor where head's is a Python float"
     p.results.update(a={"accepted": False, "reason": why}, b={"accepted": False, "reason": why},
                      c={"accepted": False, "reason": "outputs differ"})
