@@ -826,3 +826,18 @@ def test_a_bound_base_needed_is_kept_where_heads_export_stops_before_it() -> Non
     # none where head's own advice has the bound
     bounded = {**head, "export": {**head["export"], "dynamic_shapes": base_dims}}
     assert "base_pins" not in compare_shape_advice(run(base), run(bounded), {}, lambda path, line: line)
+
+
+def test_the_compile_advice_says_why_not_mark_dynamic_where_it_raised() -> None:
+    """MAE's PRs: the advice tried `mark_dynamic` on head, saw it raise, and advised
+    `dynamic=True` saying only "compiles over the matrix: 7 → 4 with `dynamic=True`"."""
+    from pt2bot.report.shape_advice import compiles_text
+
+    err = ("ConstraintViolationError: Constraints violated (L['imgs'].size()[0])! For more information\n"
+           "  - You marked L['imgs'].size()[0] as dynamic but your code specialized it to be a constant (2)")
+    c = {"method": "dynamic=True", "compiles_before": 7, "compiles_after": 4,
+         "tried": {"mark_dynamic": {"compiles": None, "error": err}, "dynamic=True": {"compiles": 4, "error": None}}}
+    assert compiles_text({"compile": c}) == (
+        "compiles over the matrix: 7 → 4 with `dynamic=True` (`mark_dynamic` raises: ConstraintViolationError: "
+        "Constraints violated (L\\['imgs'\\].size()\\[0\\])! For more information)")
+    assert compiles_text({"compile": {**c, "tried": {}}}) == "compiles over the matrix: 7 → 4 with `dynamic=True`"

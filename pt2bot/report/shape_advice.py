@@ -117,8 +117,14 @@ def compiles_text(advice: Mapping[str, Any]) -> str:
     if c.get("worse"):
         return (f"compiles over the matrix: {before} as configured, {after} with "
                 f"{code_inline(method, limit=40)}: not advised for compiling")
+    # why not `mark_dynamic`, where it was tried and raised (MAE's user met its
+    # ConstraintViolationError on each PR's head, where the advice had quietly moved on)
+    tried = (c.get("tried") or {}).get("mark_dynamic") if isinstance(c.get("tried"), Mapping) else None
+    err = tried.get("error") if isinstance(tried, Mapping) else None
+    why = (f" (`mark_dynamic` raises: {message_inline(str(err).splitlines()[0], limit=160)})"
+           if method != "mark_dynamic" and isinstance(err, str) and err.strip() else "")
     return (f"compiles over the matrix: {before} → {after} with "
-            f"{code_inline(method, limit=40)}")
+            f"{code_inline(method, limit=40)}{why}")
 
 
 def export_text(advice: Mapping[str, Any]) -> str:
