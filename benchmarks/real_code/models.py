@@ -460,6 +460,17 @@ LIBRARIES: dict[str, str] = {
     # [0, 1], an ignore_index mask, one-hot targets, per-class weights and a mean over the
     # weighted non-ignored positions; a 1-D input taken as binary), held out with it
     "focal-loss-torch": "focal_loss",
+    # held out fortieth: pytorch-adaptive-computation-time (Graves's adaptive computation time
+    # for RNN cells: a Python loop of ponder steps per timestep, halting probabilities summed
+    # under masks, an early exit `if not continuing_mask.any().item(): break` with a for-else for
+    # the batch elements that reach the time limit, multi-layer unrolling over timesteps), a
+    # library no benchmark, test or rule of pt2bot had used; added after the rules had been
+    # worked on against all eighty above
+    "pytorch-adaptive-computation-time": "pytorch_adaptive_computation_time",
+    # and torchbnn (Bayesian layers by reparameterisation: weights sampled with randn_like on
+    # every forward unless frozen, a KL loss over the model's modules whose count of parameters
+    # is a tensor compared with 0 in Python, batch norm counting its batches), held out with it
+    "torchbnn": "torchbnn",
 }
 # Reported apart in RESULTS.md (evaluate.py `split`): figures on code the rules were not tuned on.
 # Each library belongs to one batch, named by when it was held out: a batch stops being code
@@ -506,6 +517,7 @@ HELD_OUT_BATCHES: dict[str, frozenset[str]] = {
     "held_out_37": frozenset({"TorchCRF", "mixture-of-attention"}),
     "held_out_38": frozenset({"coco-lm-pytorch", "torchreg"}),
     "held_out_39": frozenset({"coral-pytorch", "focal-loss-torch"}),
+    "held_out_40": frozenset({"pytorch-adaptive-computation-time", "torchbnn"}),
 }
 HELD_OUT: frozenset[str] = frozenset().union(*HELD_OUT_BATCHES.values())
 
@@ -12513,3 +12525,279 @@ def _focal_seg_none() -> tuple[Any, list[Case]]:
         return ((torch.randn(b, 3, h, w), mask), {})
 
     return Seg().eval(), [case(2, 12, 12), case(1, 16, 20)]
+
+
+# ------------------------------------------- pytorch-adaptive-computation-time (held out, 40)
+# pytorch-adaptive-computation-time (ACT, Graves 2016: a wrapped RNN cell run for up to
+# time_limit ponder steps per timestep, a sigmoid halting unit whose values are summed under a
+# continuing mask until they pass 1 - ponder_epsilon, the hidden states weighted by halting
+# probability and remainder, a ponder cost of the remainders; the step loop leaves early by
+# `if not continuing_mask.any().item(): break`, and its for-else adds the remainder of the
+# elements still running at the limit). The tasks of the package (parity, addition) import
+# pytorch_lightning, so their models are written here as their modules write them.
+@spec("pytorch-adaptive-computation-time", "act_parity_train", "the package's parity task: an "
+      "AdaptiveRNNCell over a 16-bit vector of -1/0/+1 (time limit 20, time penalty 1e-3), a "
+      "linear output, BCE plus the ponder cost, with gradients", grad=True)
+def _act_parity_train() -> tuple[Any, list[Case]]:
+    torch = _t()
+    torch.manual_seed(0)
+    from pytorch_adaptive_computation_time import AdaptiveRNNCell
+
+    class Parity(torch.nn.Module):
+        def __init__(self, bits: int = 16, hidden: int = 32) -> None:
+            super().__init__()
+            self.cell = AdaptiveRNNCell(input_size=bits, hidden_size=hidden,
+                                        time_penalty=1e-3, time_limit=20)
+            self.output_layer = torch.nn.Linear(hidden, 1)
+
+        def forward(self, vec: Any, parity: Any) -> Any:
+            hidden, ponder_cost, steps = self.cell(vec)
+            logits = self.output_layer(hidden).squeeze(1)
+            loss = torch.nn.functional.binary_cross_entropy_with_logits(logits, parity)
+            return loss + ponder_cost, steps.float().mean()
+
+    def case(b: int, bits: int = 16) -> Case:
+        vec = torch.zeros(b, bits)
+        for i in range(b):
+            n = 1 + (7 * i) % bits
+            vec[i, :n] = torch.randint(2, (n,)).float() * 2 - 1
+        parity = ((vec == 1).sum(1) % 2).float()
+        return ((vec, parity), {})
+
+    return Parity(), [case(8), case(12)]
+
+
+@spec("pytorch-adaptive-computation-time", "act_gru_seq_classify", "an AdaptiveGRU (2 layers, "
+      "batch_first, time limit 6) over padded token embeddings, the last output classified, "
+      "cross-entropy plus the summed ponder cost, with gradients", grad=True)
+def _act_gru_seq_classify() -> tuple[Any, list[Case]]:
+    torch = _t()
+    torch.manual_seed(0)
+    from pytorch_adaptive_computation_time import AdaptiveGRU
+
+    class Classifier(torch.nn.Module):
+        def __init__(self, vocab: int = 20, dim: int = 8, hidden: int = 16) -> None:
+            super().__init__()
+            self.emb = torch.nn.Embedding(vocab, dim)
+            self.rnn = AdaptiveGRU(input_size=dim, hidden_size=hidden, num_layers=2,
+                                   time_penalty=1e-2, time_limit=6, batch_first=True)
+            self.head = torch.nn.Linear(hidden, 3)
+
+        def forward(self, tokens: Any, labels: Any) -> Any:
+            out, hidden, ponder_cost = self.rnn(self.emb(tokens))
+            logits = self.head(out[:, -1])
+            return torch.nn.functional.cross_entropy(logits, labels) + ponder_cost, hidden
+
+    return Classifier(), [((torch.randint(0, 20, (4, 5)), torch.randint(0, 3, (4,))), {}),
+                          ((torch.randint(0, 20, (6, 9)), torch.randint(0, 3, (6,))), {})]
+
+
+@spec("pytorch-adaptive-computation-time", "act_rnn_time_limit", "an AdaptiveRNN (relu, one "
+      "layer, time major) whose halting bias is -4 and time limit 3, so that every element runs "
+      "to the limit and the loop's for-else adds the remainders; an initial hidden state given, "
+      "in evaluation")
+def _act_rnn_time_limit() -> tuple[Any, list[Case]]:
+    torch = _t()
+    torch.manual_seed(0)
+    from pytorch_adaptive_computation_time import AdaptiveRNN
+
+    rnn = AdaptiveRNN(input_size=5, hidden_size=12, num_layers=1, time_penalty=1e-3,
+                      nonlinearity="relu", initial_halting_bias=-4.0, time_limit=3)
+    return rnn.eval(), [((torch.randn(4, 3, 5), torch.zeros(1, 3, 12)), {}),
+                        ((torch.randn(7, 5, 5), 0.1 * torch.randn(1, 5, 12)), {})]
+
+
+@spec("pytorch-adaptive-computation-time", "act_cell_halt_first", "an AdaptiveGRUCell whose "
+      "halting bias is +4 with ponder_epsilon 0.1, so that every element halts on its first "
+      "step and the loop breaks early; step counts and the ponder cost returned, in evaluation")
+def _act_cell_halt_first() -> tuple[Any, list[Case]]:
+    torch = _t()
+    torch.manual_seed(0)
+    from pytorch_adaptive_computation_time import AdaptiveGRUCell
+
+    cell = AdaptiveGRUCell(input_size=6, hidden_size=10, time_penalty=1e-2,
+                           initial_halting_bias=4.0, ponder_epsilon=0.1, time_limit=10)
+    return cell.eval(), [((torch.randn(3, 6),), {}), ((torch.randn(9, 6),), {})]
+
+
+@spec("pytorch-adaptive-computation-time", "act_wrapper_addition", "the package's addition task's "
+      "shape: AdaptiveCellWrapper around a plain LSTM-free RNNCell (tanh), one-hot digit inputs, "
+      "digit logits per timestep from the ACT output, cross-entropy and the ponder cost summed over "
+      "the steps in a Python loop, halting bias 0 so that elements stop at different steps, with "
+      "gradients", grad=True)
+def _act_wrapper_addition() -> tuple[Any, list[Case]]:
+    torch = _t()
+    torch.manual_seed(0)
+    from pytorch_adaptive_computation_time import AdaptiveCellWrapper
+
+    class Addition(torch.nn.Module):
+        def __init__(self, digits: int = 3, hidden: int = 24) -> None:
+            super().__init__()
+            self.digits = digits
+            inp = 10 * digits
+            self.cell = AdaptiveCellWrapper(torch.nn.RNNCell(inp + 1, hidden), time_penalty=1e-3,
+                                            initial_halting_bias=0.0, time_limit=8)
+            self.out = torch.nn.Linear(hidden, 11 * (digits + 1))
+
+        def forward(self, seq: Any, target: Any) -> Any:
+            hidden = None
+            loss = seq.new_zeros(())
+            steps = []
+            for t in range(seq.shape[0]):
+                hidden, ponder, n = self.cell(seq[t], hidden)
+                logits = self.out(hidden).view(-1, 11, self.digits + 1)
+                loss = loss + torch.nn.functional.cross_entropy(logits, target[t]) + ponder
+                steps.append(n)
+            return loss, torch.cat(steps, 1)
+
+    def case(t: int, b: int, digits: int = 3) -> Case:
+        d = torch.randint(0, 10, (t, b, digits))
+        seq = torch.nn.functional.one_hot(d, 10).float().view(t, b, 10 * digits)
+        target = torch.randint(0, 11, (t, b, digits + 1))
+        return ((seq, target), {})
+
+    return Addition(), [case(3, 4), case(5, 6)]
+
+
+# --------------------------------------------------------------------- torchbnn (held out, 40)
+# torchbnn (Bayesian layers by the reparameterisation trick: BayesLinear, BayesConv2d and
+# BayesBatchNorm2d hold a mean and a log sigma per weight and sample weight = mu +
+# exp(log_sigma) * randn_like on every forward unless frozen by torchbnn.utils.freeze, which
+# draws one eps kept for later calls; BKLLoss walks model.modules() summing the KL of each
+# Bayesian layer to its prior and counting parameters in a tensor `n`, then returns `kl` when
+# `last_layer_only or n == 0`; nonbayes_to_bayes converts a plain model's layers).
+@spec("torchbnn", "bnn_mlp_elbo_train", "the README's classification step: BayesLinear layers "
+      "(prior sigma 0.1) sampling their weights on every forward, cross-entropy plus 0.01 times "
+      "BKLLoss(reduction='mean') over the model, with gradients", grad=True)
+def _bnn_mlp_elbo_train() -> tuple[Any, list[Case]]:
+    torch = _t()
+    torch.manual_seed(0)
+    import torchbnn as bnn
+
+    class Elbo(torch.nn.Module):
+        def __init__(self) -> None:
+            super().__init__()
+            self.model = torch.nn.Sequential(
+                bnn.BayesLinear(prior_mu=0, prior_sigma=0.1, in_features=4, out_features=16),
+                torch.nn.ReLU(),
+                bnn.BayesLinear(prior_mu=0, prior_sigma=0.1, in_features=16, out_features=3))
+            self.kl = bnn.BKLLoss(reduction="mean", last_layer_only=False)
+
+        def forward(self, x: Any, y: Any) -> Any:
+            pre = self.model(x)
+            return torch.nn.functional.cross_entropy(pre, y) + 0.01 * self.kl(self.model)
+
+    return Elbo(), [((torch.randn(8, 4), torch.randint(0, 3, (8,))), {}),
+                    ((torch.randn(13, 4), torch.randint(0, 3, (13,))), {})]
+
+
+@spec("torchbnn", "bnn_cnn_frozen_eval", "a BayesConv2d / BayesBatchNorm2d / BayesLinear CNN "
+      "frozen by torchbnn.utils.freeze (one weight draw kept), in evaluation: softmax "
+      "probabilities and the predicted class")
+def _bnn_cnn_frozen_eval() -> tuple[Any, list[Case]]:
+    torch = _t()
+    torch.manual_seed(0)
+    import torchbnn as bnn
+    from torchbnn.utils import freeze
+
+    net = torch.nn.Sequential(
+        bnn.BayesConv2d(prior_mu=0, prior_sigma=0.1, in_channels=1, out_channels=6,
+                        kernel_size=3, padding=1),
+        bnn.BayesBatchNorm2d(prior_mu=0, prior_sigma=0.1, num_features=6),
+        torch.nn.ReLU(), torch.nn.AdaptiveAvgPool2d(2), torch.nn.Flatten(),
+        bnn.BayesLinear(prior_mu=0, prior_sigma=0.1, in_features=24, out_features=5))
+    freeze(net)
+
+    class Predict(torch.nn.Module):
+        def __init__(self) -> None:
+            super().__init__()
+            self.net = net
+
+        def forward(self, img: Any) -> Any:
+            p = torch.softmax(self.net(img), dim=-1)
+            return p, p.argmax(-1)
+
+    return Predict().eval(), [((torch.randn(2, 1, 12, 12),), {}),
+                              ((torch.randn(5, 1, 16, 16),), {})]
+
+
+@spec("torchbnn", "bnn_kl_last_layer_sum", "a frozen BayesLinear regressor's MSE plus "
+      "BKLLoss(reduction='sum', last_layer_only=True) (the loss returns the last layer's KL "
+      "before comparing its count), with gradients", grad=True)
+def _bnn_kl_last_layer_sum() -> tuple[Any, list[Case]]:
+    torch = _t()
+    torch.manual_seed(0)
+    import torchbnn as bnn
+    from torchbnn.utils import freeze
+
+    class Reg(torch.nn.Module):
+        def __init__(self) -> None:
+            super().__init__()
+            self.model = torch.nn.Sequential(
+                bnn.BayesLinear(prior_mu=0, prior_sigma=0.05, in_features=3, out_features=12),
+                torch.nn.Tanh(),
+                bnn.BayesLinear(prior_mu=0, prior_sigma=0.05, in_features=12, out_features=1,
+                                bias=False))
+            freeze(self.model)
+            self.kl = bnn.BKLLoss(reduction="sum", last_layer_only=True)
+
+        def forward(self, x: Any, y: Any) -> Any:
+            return torch.nn.functional.mse_loss(self.model(x), y) + 1e-3 * self.kl(self.model)
+
+    return Reg(), [((torch.randn(6, 3), torch.randn(6, 1)), {}),
+                   ((torch.randn(11, 3), torch.randn(11, 1)), {})]
+
+
+@spec("torchbnn", "bnn_mc_predictive", "Monte-Carlo prediction: a BayesLinear classifier sampled "
+      "8 times in a Python loop in evaluation, the mean softmax, its predictive entropy and the "
+      "mutual information of the draws")
+def _bnn_mc_predictive() -> tuple[Any, list[Case]]:
+    torch = _t()
+    torch.manual_seed(0)
+    import torchbnn as bnn
+
+    class MC(torch.nn.Module):
+        def __init__(self, samples: int = 8) -> None:
+            super().__init__()
+            self.samples = samples
+            self.model = torch.nn.Sequential(
+                bnn.BayesLinear(prior_mu=0, prior_sigma=0.1, in_features=6, out_features=16),
+                torch.nn.ReLU(),
+                bnn.BayesLinear(prior_mu=0, prior_sigma=0.1, in_features=16, out_features=4))
+
+        def forward(self, x: Any) -> Any:
+            probs = torch.stack([torch.softmax(self.model(x), -1) for _ in range(self.samples)])
+            mean = probs.mean(0)
+            entropy = -(mean * torch.log(mean + 1e-12)).sum(-1)
+            expected = -(probs * torch.log(probs + 1e-12)).sum(-1).mean(0)
+            return mean, entropy, entropy - expected
+
+    return MC().eval(), [((torch.randn(5, 6),), {}), ((torch.randn(9, 6),), {})]
+
+
+@spec("torchbnn", "bnn_cnn_cumavg_train", "a Bayesian CNN trained: BayesConv2d, "
+      "BayesBatchNorm2d with momentum None (a cumulative average over the batches it counts) and "
+      "BayesLinear sampling their weights, cross-entropy plus 0.1 times the mean KL, with "
+      "gradients", grad=True)
+def _bnn_cnn_cumavg_train() -> tuple[Any, list[Case]]:
+    torch = _t()
+    torch.manual_seed(0)
+    import torchbnn as bnn
+
+    class Step(torch.nn.Module):
+        def __init__(self) -> None:
+            super().__init__()
+            self.conv = bnn.BayesConv2d(prior_mu=0, prior_sigma=0.1, in_channels=3,
+                                        out_channels=6, kernel_size=3, padding=1)
+            self.bn = bnn.BayesBatchNorm2d(prior_mu=0, prior_sigma=0.1, num_features=6,
+                                           momentum=None)
+            self.fc = bnn.BayesLinear(prior_mu=0, prior_sigma=0.1, in_features=6, out_features=4)
+            self.kl = bnn.BKLLoss(reduction="mean")
+
+        def forward(self, img: Any, y: Any) -> Any:
+            h = torch.relu(self.bn(self.conv(img)))
+            pre = self.fc(h.mean((2, 3)))
+            return torch.nn.functional.cross_entropy(pre, y) + 0.1 * self.kl(self)
+
+    return Step().train(), [((torch.randn(4, 3, 10, 10), torch.randint(0, 4, (4,))), {}),
+                            ((torch.randn(6, 3, 14, 14), torch.randint(0, 4, (6,))), {})]

@@ -88,6 +88,11 @@ fi
 # adds a pip check line.
 # coral-pytorch 1.4.0 declares setuptools (in the venv); focal-loss-torch 0.1.2 declares torch and
 # numpy (locked: numpy 2.4.6). Neither adds a pip check line.
+# pytorch-adaptive-computation-time 0.1.3 declares torch<2.0.0,>=1.5.0 and pytorch-lightning
+# ==0.8.5, which is not installed: only its tasks (parity, addition; the training scripts, which
+# no spec imports) import pytorch_lightning, its models module imports torch alone and runs on
+# the locked torch 2.13.0, so those two requirement lines are expected. torchbnn 1.2 declares
+# nothing (it imports torch alone).
 problems="$("$venv/bin/pip" check | grep -vx 'No broken requirements found\.' \
   | grep -vx 'pytorch-tabnet 4\.1\.0 requires scikit-learn, which is not installed\.' \
   | grep -vx 'pytorch-metric-learning 2\.9\.0 requires scikit-learn, which is not installed\.' \
@@ -102,6 +107,8 @@ problems="$("$venv/bin/pip" check | grep -vx 'No broken requirements found\.' \
   | grep -vx 'torch-nl 0\.3 requires pytest, which is not installed\.' \
   | grep -vx 'egnn-pytorch 0\.2\.8 requires numba, which is not installed\.' \
   | grep -vx 'dctorch 0\.1\.2 has requirement numpy<2\.0\.0,>=1\.22\.3, but you have numpy 2\.4\.6\.' \
+  | grep -vx 'pytorch-adaptive-computation-time 0\.1\.3 requires pytorch-lightning, which is not installed\.' \
+  | grep -vx 'pytorch-adaptive-computation-time 0\.1\.3 has requirement torch<2\.0\.0,>=1\.5\.0, but you have torch 2\.13\.0+cpu\.' \
   || true)"
 if [ -n "$problems" ]; then echo "$problems"; exit 1; fi
 "$venv/bin/python" - <<'PY'
@@ -124,7 +131,8 @@ for n in ("torch", "torchvision", "vit-pytorch", "x-transformers", "denoising-di
           "torch-nl", "deel-torchlip", "unfoldNd", "rtdl-num-embeddings",
           "complextorch", "resize-right", "st-moe-pytorch", "egnn-pytorch",
           "dasp-pytorch", "ponder-transformer", "TorchCRF", "mixture-of-attention",
-          "coco-lm-pytorch", "torchreg", "coral-pytorch", "focal-loss-torch"):
+          "coco-lm-pytorch", "torchreg", "coral-pytorch", "focal-loss-torch",
+          "pytorch-adaptive-computation-time", "torchbnn"):
     print(f"{n}=={m.version(n)}")
 PY
 echo "venv ready: $venv"
