@@ -451,6 +451,15 @@ def test_judge_reads_the_shape_cases_that_take_an_eager_only_exit_or_enter_a_blo
     assert verdict["accepted"] is True, verdict
     assert ("compiled code runs on past the early exit and still equals head's eager outputs on "
             "1 of the 2 shape cases and inputs with zeros, where head takes it") in verdict["evidence"]
+    assert "runs the loop to its end" not in verdict["evidence"] and not verdict.get("caveats")
+    # a `break` out of a loop: compiled code runs every iteration head's eager run skips, which
+    # is said first, as what the fix does unlike head (held-out batch 40's adaptive computation
+    # time: 11.7x head's time a call, NaN where a cell's state overflowed in those iterations)
+    looped = judge(HEAD, {**exit_, "loop_exit": True}, [NAN_BREAK], EDIT)
+    assert looped["accepted"] is True and looped["caveats"] == [
+        "compiled code runs the loop to its end where head's eager run breaks out of it: more work a call, "
+        "the loop's length and not its exit deciding it, and a value that overflows in the iterations head "
+        "skips reaches the outputs"], looped
     failed = {**exit_, "accuracy": [two[0], {"shape": {"batch": 3}, "match": None}]}
     assert judge(HEAD, failed, [NAN_BREAK], EDIT)["reason"] == (
         "1 shape case takes the early exit at line 13, but the shape matrix's compiled runs of "

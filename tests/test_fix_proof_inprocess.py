@@ -865,3 +865,22 @@ def test_a_selection_of_heads_expression_says_the_guard_input_that_entered_its_b
     assert f"the block at line {BRANCH + 1} entered by no shape case, by head on inputs with NaN" in got["evidence"], \
         got["evidence"]
     assert "which no input of the proof compared" not in got["evidence"]
+
+
+LOOP = NET.replace("        if h.sum() > 0:\n            h = h * 2\n        return h + 1\n",
+                   "        for _ in range(4):\n            h = h.clamp(-100, 100)\n"
+                   "            if (h.abs() < 100).all():\n                break\n        return h + 1\n")
+LOOP_IF = 14
+
+
+def test_an_eager_only_break_says_first_that_compiled_code_runs_the_loop_to_its_end(tmp_path, monkeypatch):
+    """Held-out batch 40's adaptive computation time: the verified `break` in eager only ran
+    every ponder step to its limit compiled, 11.7x head's time a call; the evidence said only
+    that the outputs were equal."""
+    assert LOOP.splitlines()[LOOP_IF - 1].strip() == "if (h.abs() < 100).all():"
+    proof = Proof(tmp_path, monkeypatch, LOOP, phases=("breaks", "matrix"))
+    line = "            if not torch.compiler.is_compiling() and (h.abs() < 100).all():"
+    verdict = proof.prove(LOOP_IF, LOOP_IF, line, guards=["zero"])
+    assert verdict["accepted"] is True, verdict
+    assert verdict["caveats"][0].startswith("compiled code runs the loop to its end where head's eager run "
+                                            "breaks out of it"), verdict

@@ -1802,6 +1802,13 @@ def judge(head: Mapping[str, Any], cand: Mapping[str, Any], targets: Sequence[Ma
                   or _dropped_test_evidence(cand) or _entered_evidence(cand) or _selected_evidence(cand))
     if eager_only:
         evidence.append(eager_only)
+    if cand.get("loop_exit") and _eager_only_evidence(cand):
+        # (said first, as what the fix does unlike head: held-out batch 40's adaptive
+        # computation time ran every ponder step to its limit compiled, 11.7x head's time a
+        # call, and a cell whose state grew past float range gave NaN where head's stopped)
+        evidence.append("but compiled code runs the loop to its end where head's eager run breaks out of "
+                        "it: more work a call, the loop's length and not its exit deciding it, and a value "
+                        "that overflows in the iterations head skips reaches the outputs")
     # (a parameter set past the test is said where the block or exit it reached is)
     kinds = sorted({str(r.get("kind")) for r in hit} - {PARAM})
     if kinds:
@@ -3290,6 +3297,10 @@ def _measure_candidate(cand: Mapping[str, Any], edit: Edit, model: Any, cases: l
             measured["always"] = True
     if exit_at is not None:
         measured["exit"] = exit_at
+        # a `break` taken in eager only: compiled code runs the loop to its end
+        node = _edited_if(original, edit)
+        if node is not None and isinstance(node.body[-1], ast.Break):
+            measured["loop_exit"] = True
     # a safe edit that gives a warning (a print, a log line) in eager only: on which shape
     # cases head gives it, which compiled code now never does (`_quieted_evidence`)
     told = _told(original, edit) if compiled and cand.get("safe") else None
