@@ -347,3 +347,27 @@ def test_a_form_no_candidate_was_tried_for_is_said_in_the_comment_and_once_in_th
         Report(head="h" * 40, base="b" * 40, findings=(F, G), fixes=fx, counts={"fixes_verified": 1}))))
     assert text.count("no recipe rewrites an early return") == 1, text
     assert "break GB0124 and export at pkg/m.py:20 (net, other): no verified fix" in text, text
+
+
+def test_an_export_verdict_on_a_line_of_the_diff_with_no_comment_gets_one():
+    """S4's FFT padded to a power of two failed its review on four models with no inline
+    comment: no static finding and no break on the line, which the summary named."""
+    at = [{"path": "pkg/m.py", "line": 14}]
+    reasons = tuple({"code": code, "level": level, "model": m, "message": msg, "count": 1, "lines": at}
+                    for m in ("a", "b")
+                    for code, level, msg in (("export_broken", "failure", "torch.export newly fails"),
+                                             ("export_new_cause", "warning",
+                                              "seq can no longer be dynamic at pkg/m.py:14 (the code specialises seq to 16)")))
+    review = render_review(Report(head="h" * 40, base="b" * 40, reasons=reasons), on_diff)
+    (c,) = review["comments"]
+    assert (c["path"], c["line"], c["start_line"]) == ("pkg/m.py", 14, None)
+    html = cmarkgfm.github_flavored_markdown_to_html(c["body"])
+    assert "<strong>Export</strong>: on this line:" in html
+    assert "<li>torch.export newly fails (on <code>a</code>, <code>b</code>)</li>" in html, html
+    assert "seq can no longer be dynamic at pkg/m.py:14" in html
+    # a line off the diff, or one a finding's comment already covers, gets none of its own
+    off = tuple({**r, "lines": [{"path": "pkg/m.py", "line": 40}]} for r in reasons)
+    assert render_review(Report(head="h" * 40, base="b" * 40, reasons=off), on_diff)["comments"] == []
+    covered = tuple({**r, "lines": [{"path": "pkg/m.py", "line": 12}]} for r in reasons)
+    rep = Report(head="h" * 40, base="b" * 40, findings=(F,), reasons=covered)
+    assert [c["line"] for c in render_review(rep, on_diff)["comments"]] == [12]

@@ -170,6 +170,21 @@ def render_review(report: Report, changeset_commentable: Commentable | None = No
         place((path, line, None), recompile_body(rows), fingerprint("new-recompile", path, None, source),
               f"{path}:{line}", keys=[key])
 
+    # An export failure or a newly pinned dim on a line of the diff that no comment above
+    # covers (no static finding, no break there): S4's FFT padded to a power of two, `n_fft = 1
+    # << (2*L - 1).bit_length()`, failed its review on four models with no inline comment,
+    # the line named in the summary only. One comment per line, each message once with its models.
+    for (path, line), said in new_export_lines(report).items():
+        covered = any(c["path"] == path and (c.get("start_line") or c["line"]) <= line <= c["line"]
+                      for c in comments.values())
+        if covered or not _commentable(changeset_commentable, path, line, None):
+            continue
+        body = "❌ **Export**: " + ("" if len(said) == 1 else "on this line:\n\n") + "\n".join(
+            ("" if len(said) == 1 else "- ") + f"{escape_inline(msg, limit=300)} (on "
+            + ", ".join(code_inline(m, limit=100) for m in models) + ")" for msg, models in said.items())
+        place((path, line, None), body, fingerprint("new-export", path, None, " | ".join(said)),
+              f"{path}:{line}", keys=[export_key(path, line)])
+
     # models failing alike (the same message and output, placed on the same line) are one
     # comment: DETR's reverted `isinstance` got two identical comments on one line, one a model
     failing: dict[tuple, list[str]] = {}
@@ -324,6 +339,21 @@ def new_recompiles(report: Report) -> dict[tuple[str, int], list[tuple[str, dict
         for row, r in m.delta.new_recompile_reasons():
             if isinstance(r.get("path"), str) and isinstance(r.get("line"), int) and r.get("kind") != "size_one":
                 out.setdefault((r["path"], r["line"]), []).append((m.name, row, r))
+    return out
+
+
+def new_export_lines(report: Report) -> dict[tuple[str, int], dict[str, list[str]]]:
+    """(path, line) -> {message: [models]} of the export verdicts the report places on a line:
+    an export that newly fails there, a dim that can no longer be dynamic there."""
+    out: dict[tuple[str, int], dict[str, list[str]]] = {}
+    for r in report.reasons:
+        if r.get("code") not in ("export_broken", "export_new_cause"):
+            continue
+        for at in r.get("lines") or ():
+            if isinstance(at, Mapping) and isinstance(at.get("path"), str) and isinstance(at.get("line"), int):
+                models = out.setdefault((at["path"], at["line"]), {}).setdefault(str(r.get("message") or ""), [])
+                if str(r.get("model")) not in models:
+                    models.append(str(r.get("model")))
     return out
 
 
