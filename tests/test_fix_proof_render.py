@@ -92,6 +92,17 @@ def test_a_failed_candidate_is_a_marked_hint_never_a_suggestion():
     assert "Candidate fix, **not verified**: keep the tensor" in c["body"]
     html = cmarkgfm.github_flavored_markdown_to_html(c["body"])
     assert "<b>" not in html and "outputs differ from head" in html
+    # refused for a difference: its code is not shown, only what it is
+    assert "s = h.sum()" not in c["body"]
+    # refused only because no input exercised it (held-out batch 40's rescale): its lines shown,
+    # as code to read, never a suggestion block
+    fx = fixes()
+    fx["candidates"][1] = {**fx["candidates"][1], "unexercised": True,
+                           "reason": "no shape case enters the block at line 20"}
+    body = by_fp(render_review(Report(head="h" * 40, base="b" * 40, findings=(F, G), fixes=fx,
+                                      counts={"fixes_verified": 1}), on_diff))[G.fingerprint()]["body"]
+    assert "Its lines 20-20, not verified:" in body and "```suggestion" not in body
+    assert "<code>        s = h.sum()" in cmarkgfm.github_flavored_markdown_to_html(body)
 
 
 def test_no_suggestion_where_github_cannot_take_the_range():
@@ -196,6 +207,8 @@ def test_a_verified_setting_is_a_line_of_text_where_no_edit_was_verified():
     assert "not verified" not in html
     summary = render_summary(rep)
     assert "1 dynamo setting verified for problems no edit fixed" in summary
+    # the folded list is of problems without a verified edit: they have a verified setting
+    assert "1 without a verified edit" in summary and "without a verified fix" not in summary
     # the setting first, the edit's reason after it: "no verified fix: ...; verified with ..."
     # read as a contradiction to a new user
     assert ("verified with `torch._dynamo.config.capture_scalar_outputs = True` set; no verified "

@@ -482,8 +482,16 @@ def failed_fix_line(fix: Mapping[str, Any]) -> str:
         name = str(fix["setting"])
         return (f"⚙️ torch's hint, {code_inline(f'torch._dynamo.config.{name} = True', limit=120)}, "
                 f"tried and **not verified**: {why}.")
-    return (f"🔧 Candidate fix, **not verified**: "
+    text = (f"🔧 Candidate fix, **not verified**: "
             f"{message_inline(fix.get('title') or '', limit=FIX_TITLE_CAP)} ({why})")
+    start, end, lines = fix.get("start_line"), fix.get("end_line"), fix.get("lines")
+    if fix.get("unexercised") and isinstance(lines, list) and len(lines) <= MAX_BEYOND_LINES:
+        # refused only because no input of the models exercised what it changes, not for a
+        # difference: its lines, as code to read (held-out batch 40's user got the title and
+        # "1 stands in for `scale`" but not the code it described); never a suggestion block
+        text += (f"\n\nIts lines {start}-{end}, not verified:\n\n"
+                 + verbatim_block("\n".join(str(x) for x in lines)))
+    return text
 
 
 def _item_at(item: Mapping[str, Any]) -> tuple[object, object, object]:
