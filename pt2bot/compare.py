@@ -1048,14 +1048,22 @@ def new_export_causes(base: ModelRun | None, head: ModelRun, renames: dict[str, 
         return []
     out: list[dict] = []
     bd, hd = _advice_dims(base.shape_advice), _advice_dims(head.shape_advice)
+    be, he = base.export, head.export
+    # where head's export newly fails, a dim pinned past that failure was found by tracing on
+    # past it (draft_export): it may be the failure's doing (S4's PR: "seq can no longer be
+    # dynamic" at an unchanged line after its new `if`, and with the verified fix of that `if`
+    # seq exported dynamic)
+    past = ({"path": he.path, "line": he.line} if he is not None and he.ok is False and he.path
+            and isinstance(he.line, int) and (be is None or be.ok is not False) else None)
     for (inp, ax), e in sorted(hd.items()):
         was = bd.get((inp, ax))
         if e.get("static") and was is not None and not was.get("static"):
             out.append({"kind": "static_dim", "input": inp, "axis": int(ax) if ax.isdigit()
                         else ax, "dim": was.get("name"), "value": e.get("value"),
                         "reason": e.get("reason"), "path": e.get("path"), "line": e.get("line"),
-                        "source": e.get("source")})
-    be, he = base.export, head.export
+                        "source": e.get("source"),
+                        **({"past_failure": past} if past and (past["path"], past["line"]) !=
+                           (e.get("path"), e.get("line")) else {})})
     if be is not None and he is not None and be.ok is False and he.ok is False \
             and _export_cause(be, renames, line_map) != _export_cause(he, {}, None) \
             and not _same_failure(be, he, renames, line_map):

@@ -112,8 +112,11 @@ def judge(*, findings: Sequence[Finding], models: Sequence[ModelDelta],
         for c in d.new_export_causes:
             where = f" at {c['path']}:{c['line']}" if c.get("path") else ""
             if c.get("kind") == "static_dim":
+                past = c.get("past_failure") if isinstance(c.get("past_failure"), dict) else None
                 add("export_new_cause", WARNING, f"{c.get('dim') or 'a dim'} can no longer be "
-                    f"dynamic{where} ({c.get('reason') or 'pinned by the code'})", name,
+                    f"dynamic{where} ({c.get('reason') or 'pinned by the code'})"
+                    + (f", found past the new export failure at {past.get('path')}:{past.get('line')}, "
+                       "which may be what pins it" if past else ""), name,
                     where=[(c.get("path"), c.get("line"))])
             else:
                 add("export_new_cause", WARNING, f"torch.export fails for a new reason"

@@ -841,3 +841,29 @@ def test_the_compile_advice_says_why_not_mark_dynamic_where_it_raised() -> None:
         "compiles over the matrix: 7 → 4 with `dynamic=True` (`mark_dynamic` raises: ConstraintViolationError: "
         "Constraints violated (L\\['imgs'\\].size()\\[0\\])! For more information)")
     assert compiles_text({"compile": {**c, "tried": {}}}) == "compiles over the matrix: 7 → 4 with `dynamic=True`"
+
+
+def test_a_dim_pinned_past_a_new_export_failure_says_it_may_be_that_failures() -> None:
+    """S4's PR 2: a new `if` on the kernel (1715) made export fail, and the advice, tracing on
+    past it, found seq pinned at an unchanged line (1720): the review told the user to make seq
+    static, where the verified fix of the `if` let seq export dynamic."""
+    from pt2bot.compare import new_export_causes
+    from pt2bot.report.shape_advice import causes_markdown
+    from pt2bot.results import ModelRun
+
+    seq = {"name": "seq", "min": None, "max": None, "multiple_of": None}
+    pin = {"static": True, "value": 16, "reason": "the code specialises seq to 16",
+           "path": "models/s4/s4.py", "line": 1720, "source": "k0, k1 = rearrange(k, ...)"}
+    base = ModelRun.from_json({"name": "m", "status": "ok", "export": {"ok": True},
+                               "shape_advice": {"export": {"ok": True, "dynamic_shapes": {"x": {"1": seq}}}}})
+    failed = {"ok": False, "kind": "data_dependent", "path": "models/s4/s4.py", "line": 1715}
+    head = ModelRun.from_json({"name": "m", "status": "ok", "export": failed,
+                               "shape_advice": {"export": {"ok": True, "dynamic_shapes": {"x": {"1": pin}}}}})
+    (c,) = new_export_causes(base, head, {}, lambda path, line: line)
+    assert c["past_failure"] == {"path": "models/s4/s4.py", "line": 1715}
+    text = causes_markdown([c])
+    assert "found past the new export failure at `models/s4/s4.py:1715`, which may be what pins it" in text
+    # head's export fine: a pin of its own
+    ok = ModelRun.from_json({**head.to_json(), "export": {"ok": True}})
+    (c,) = new_export_causes(base, ok, {}, lambda path, line: line)
+    assert "past_failure" not in c

@@ -250,9 +250,12 @@ def causes_markdown(causes: Any) -> str:
         where = located_at(c)
         src = f": {code_inline(c['source'], limit=200)}" if c.get("source") else ""
         if c.get("kind") == "static_dim":
+            past = c.get("past_failure") if isinstance(c.get("past_failure"), Mapping) else None
             lines.append(f"- {code_inline(c.get('dim') or '?', limit=60)} can no longer be "
                          f"dynamic{where}{src} "
-                         f"({message_inline(c.get('reason') or 'pinned by the code', limit=300)})")
+                         f"({message_inline(c.get('reason') or 'pinned by the code', limit=300)})"
+                         + (f", found past the new export failure{located_at(past)}, which may be "
+                            "what pins it: fix that first" if past else ""))
         else:
             base = c.get("base") or {}
             was = (f"; base failed with {escape_inline(base.get('export_kind') or 'error', limit=40)}"
