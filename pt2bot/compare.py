@@ -738,12 +738,14 @@ _SELF_VALUE_GUARD = re.compile(r"^\s*self(?:\.\w+|\[[^\]]*\])+\s*==\s*"
                                r"(?:[-+]?(?:\d+\.?\d*|\.\d+)(?:[eE][-+]?\d+)?|True|False|'[^']*')\s*(?:#|$)")
 
 
-# A value passed across a break and guarded on a line that writes it into the module's state
+# A value passed across a break and guarded on a line that adds it to the module's state
 # (`self.atoms_seen += n_real`, a counter of the real atoms seen): the state changes on every
-# call, and a guard on it recompiles with or without the break, so it is no break's (a new
-# user read "1 recompile follows from it ... go away with the break" beside a counter that
-# recompiled on every call and hit the limit).
-_STATE_WRITE = re.compile(r"^\s*self(?:\.\w+)+\s*(?:[-+*/%@&|^]|//|\*\*|<<|>>)?=(?!=)")
+# call, and its guard, `self.atoms_seen == 9`, recompiles with or without the break, so it is
+# no break's (a new user read "1 recompile follows from it ... go away with the break" beside
+# a counter that recompiled on every call and hit the limit). A plain write that reads no
+# state back (S4's `self.dt_range = (dt.min().item(), dt.max().item())`, kept for a log) is
+# the break's: its frame compiles again once, on the first new value, measured on 2.13.
+_STATE_WRITE = re.compile(r"^\s*(self(?:\.\w+)+)\s*(?:(?:[-+*/%@&|^]|//|\*\*|<<|>>)=(?!=)|=(?!=).*\1\b)")
 
 
 def _follows(r: RecompileReason) -> bool:

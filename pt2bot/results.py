@@ -291,13 +291,19 @@ def _converter(tp: Any) -> Any:
 RESUME_RE = re.compile(r"^torch_dynamo_resume_in_(?P<inner>.+)_at_(?P<line>\d+)$")
 
 # a recompile guard that holds a Python float to its value (`___stack2 == 0.7655948996543884`,
-# the number an `.item()` returned, passed across its break): it fails whenever the data give
-# another value, on any shape, so a loop of same-shape inputs recompiles on every call until the
-# recompile limit; a float made from a size (`sym_float(x.size()[2] // 14) ... == 1.0`) is not one
+# the number an `.item()` returned, passed across its break): it fails when the data give
+# another value, on any shape. On 2.13 the frame then compiles once more, with the number a
+# symbol (automatic dynamic, as for sizes: twelve calls with twelve values compile it twice),
+# unless the code needs the number as a Python value (`math.log10(peak.item())`, dasp-pytorch's
+# peak normaliser) or keeps it in the module's state and reads it back (`self.seen += n`):
+# then every new value compiles again. (S4's user measured the first where the review claimed
+# the second for every such guard.) A float made
+# from a size (`sym_float(x.size()[2] // 14) ... == 1.0`) is not one
 _VALUE_GUARD = re.compile(r"==\s*-?\d+\.\d+(?:e[-+]?\d+)?\)*\s*$")
-VALUE_GUARD_WORDS = ("a float's value: it fails whenever the data give another value, so a loop of "
-                     "same-shape inputs compiles again on every call until the recompile limit, then "
-                     "runs that frame eagerly")
+VALUE_GUARD_WORDS = ("a float's value: a new value the data give compiles the frame again, once where "
+                     "dynamo can then trace the number as a symbol, on every new value, up to the "
+                     "recompile limit, where the code needs it as a Python number (`math.log10(...)`, "
+                     "state read back)")
 
 
 def value_guard(guard: object) -> bool:

@@ -86,7 +86,9 @@ def judge(*, findings: Sequence[Finding], models: Sequence[ModelDelta],
         # a guard on a float's value fails on any input with another value: the matrix's count
         # is a floor (dasp-pytorch's peak normaliser: "2 new recompiles", one per call in a loop)
         valued = sum(1 for _, r in d.new_recompile_reasons() if value_guard(r.get("guard")))
-        per_value = (f"; {valued} on a float's value, which recompiles on every input that gives another "
+        # (once, where dynamo then traces the number as a symbol; on every new value where the
+        # code needs it as a Python number, `math.log10(...)`: measured on 2.13)
+        per_value = (f"; {valued} on a float's value, which recompiles on an input that gives another "
                      "value, not only on a new shape" if valued else "")
         extra = {"base_failed": True} if unbased else {}
         for code, n, allowed, what, scope, then, where in (
