@@ -123,6 +123,17 @@ def judge(*, findings: Sequence[Finding], models: Sequence[ModelDelta],
             else:
                 add("export_new_cause", WARNING, f"torch.export fails for a new reason"
                     f"{where} ({_new_cause(c)})", name, where=[(c.get("path"), c.get("line"))])
+        # a dim declared dynamic that head's code pins: `mark_dynamic` on it now raises when the
+        # model compiles (MAE's and S4's users met that ConstraintViolationError on the PR's
+        # head, where the review had it in a folded line only); a warning, as an export's new
+        # cause is, said with the break it follows from
+        for s in d.new_specialized:
+            after = s.get("caused_by") if isinstance(s.get("caused_by"), dict) else None
+            where = f" at {s['path']}:{s['line']}" if s.get("path") and s.get("line") else ""
+            add("new_specialized", WARNING, f"{s.get('dim') or 'a dim'} is declared dynamic and now "
+                f"specialised to {s.get('value')}{where}: `torch._dynamo.mark_dynamic` on it raises"
+                + (f" (follows from the new break at {after.get('path')}:{after.get('line')})" if after else ""),
+                name, where=[(s.get("path"), s.get("line"))])
         new_bad = [a for a in d.accuracy if a["new"]]
         if new_bad and t.accuracy in level_of:
             add("accuracy_mismatch", level_of[t.accuracy], f"compiled output differs from eager "

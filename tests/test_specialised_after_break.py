@@ -92,6 +92,11 @@ def test_the_summary_says_it_beside_the_pinned_line(runs):
     brk, pinned = line_of("new-break", SOURCE), line_of("pinned", SOURCE)
     assert (f"dim batch = 2 at {PATH}:{pinned}: return (moved * static).sum(dim=1)  # expect: pinned "
             f"— follows from the new break at {PATH}:{brk}") in text, text
+    # a warning among the review's reasons, with the break it follows from
+    (r,) = [r for r in rep.reasons if r["code"] == "new_specialized"]
+    assert r["level"] == "warning" and r["message"] == (
+        f"batch is declared dynamic and now specialised to 2 at {PATH}:{pinned}: `torch._dynamo.mark_dynamic` "
+        f"on it raises (follows from the new break at {PATH}:{brk})"), r
     # and what it means for code that marks it, outside the fold (MAE's user met the
     # ConstraintViolationError on each PR's head)
     assert ("⚠️ 1 dim declared dynamic is newly specialised: torch._dynamo.mark_dynamic on it now raises "

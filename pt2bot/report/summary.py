@@ -180,7 +180,7 @@ def _models(names: Sequence[str], code: Callable[..., str]) -> str:
 # What each located reason is, where the failing checks are grouped by line.
 _REASON_WORDS = {"static_findings": "static finding", "new_graph_breaks": "graph break",
                  "new_recompiles": "recompile", "export_broken": "export",
-                 "export_new_cause": "export"}
+                 "export_new_cause": "export", "new_specialized": "dynamic dim"}
 # Reasons measured on the whole model: no line of the code is theirs.
 _WHOLE_MODEL = {"latency_regression": "latency", "compile_regression": "compile cost",
                 "accuracy_mismatch": "accuracy"}
