@@ -522,9 +522,12 @@ def test_shape_advice_is_offered_for_recompiles_only_where_it_removes_them(tmp_p
     n = run.recompiles.count
     assert n == 3 and c["compiles_after"] >= c["compiles_before"]
     assert "Shape advice" not in html and "mark_dynamic(" not in html
-    assert (f"No shape advice: dynamic dims do not remove this model's {n} recompiles. With the "
-            f"dims dynamic (<code>mark_dynamic</code>) the matrix compiles "
-            f"{c['compiles_after']} times, against {c['compiles_before']} as configured; the "
+    # (the configured dims are the advised ones: "against N as configured" compared the config
+    # with itself, S4's user read)
+    assert c["reused"] is True
+    assert (f"No shape advice: dynamic dims do not remove this model's {n} recompiles. The "
+            f"dims are dynamic as configured already (<code>mark_dynamic</code>): the matrix compiles "
+            f"{c['compiles_after']} times; the "
             "guard that fails most often: <code>tensor 't' dtype mismatch. expected Float, "
             "actual Long</code> (failed once in the shape matrix) in <code>scaled</code> (<code>pkg/m.py</code>, resumed after line "
             "5).") in html, html
@@ -712,6 +715,11 @@ def test_no_shape_advice_says_when_every_recompile_is_in_a_frame_a_break_splits_
                          "the code itself pins still recompile."), line
     value = {**size, "kind": "guard", "guard": "n == 8" + " " * 50 + "# e_atom = torch.zeros(n)  # mp/h32repo/mlpot/model.…"}
     line = _not_sizes_line({"count": 1, "cases": [{"reasons": [value]}]}, 3, 3, "mark_dynamic")
+    assert "against 3 as configured" in line
+    # the configured dims are the advised ones: nothing compared (S4's "25 times, against 25")
+    reused = _not_sizes_line({"count": 1, "cases": [{"reasons": [value]}]}, 3, 3, "mark_dynamic", reused=True)
+    assert "The dims are dynamic as configured already (`mark_dynamic`): the matrix compiles 3 times; " \
+           "the guard that fails most often" in reused and "as configured;" not in reused
     assert "the guard that fails most often: `n == 8` (failed once" in line and "with it fixed" not in line
 
 

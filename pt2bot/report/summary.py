@@ -433,7 +433,8 @@ def shape_advice_blocks(m: ModelDelta) -> list[str]:
         why = "changed by this pull request" if sa.get("changed") else "the model recompiles"
         out.append(advice_markdown(with_base_pins(head, sa.get("base_pins")), f"Shape advice ({why})"))
     elif recompiling:
-        out.append(_not_sizes_line(recompiles, before, after, comp.get("method")))
+        out.append(_not_sizes_line(recompiles, before, after, comp.get("method"),
+                                   reused=bool(comp.get("reused"))))
     return out
 
 
@@ -485,7 +486,7 @@ def _frame_of(reason: Mapping[str, Any]) -> str:
 
 
 def _not_sizes_line(recompiles: Mapping[str, Any], before: int, after: int,
-                    method: Any) -> str:
+                    method: Any, reused: bool = False) -> str:
     """Why no shape advice is offered for a model that recompiles: with its dims dynamic it
     compiles as often, and the guard that fails most often says what it recompiles on."""
     reasons = [r for c in recompiles.get("cases") or () if isinstance(c, dict)
@@ -517,9 +518,14 @@ def _not_sizes_line(recompiles: Mapping[str, Any], before: int, after: int,
            "before the break, so no declared dim reaches them while the break is there; with it "
            "fixed the dims reach those frames, and only sizes the code itself pins still "
            "recompile." if apart else "")
+    # (where the configured dims are the advised ones, nothing was compared: S4's user read
+    # "compiles 25 times, against 25 as configured" as a comparison of the config with itself)
+    with_dims = (f"The dims are dynamic as configured already{how}: the matrix compiles {after} "
+                 f"times" if reused else
+                 f"With the dims dynamic{how} the matrix compiles {after} times, against {before} as "
+                 "configured")
     return (f"ℹ️ No shape advice: dynamic dims do not remove this model's {n} "
-            f"recompile{'s' if n != 1 else ''}. With the dims dynamic{how} the matrix compiles "
-            f"{after} times, against {before} as configured{top}.{why}")
+            f"recompile{'s' if n != 1 else ''}. {with_dims}{top}.{why}")
 
 
 def _num(v: Any) -> str:
