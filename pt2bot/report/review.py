@@ -264,11 +264,7 @@ class ProvenFixes:
             if not c.get("verified") and mine and all(i in done for i in mine):
                 continue
             keys = list(c.get("findings") or ())
-            keys += [str(targets[i].get("fingerprint")) if targets[i].get("fingerprint") else
-                     export_key(targets[i].get("path"), targets[i].get("line"))
-                     if targets[i].get("kind") == "export" else
-                     recompile_key(targets[i].get("path"), targets[i].get("line")) for i in mine
-                     if targets[i].get("fingerprint") or targets[i].get("kind") in ("export", "recompile")]
+            keys += [k for i in mine if (k := _target_key(targets[i])) is not None]
             into = (self.failed if not c.get("verified") else
                     self.settings if c.get("setting") else self.verified)
             if c.get("setting"):
@@ -281,11 +277,10 @@ class ProvenFixes:
         tried = {i for c in cands + settings for i in c.get("targets") or ()}
         for i, t in enumerate(targets):
             why = t.get("reason") if isinstance(t, Mapping) else None
-            if i in tried or not isinstance(why, str) or "`" not in why or t.get("fixed_by") is not None:
+            key = _target_key(t) if isinstance(t, Mapping) else None
+            if i in tried or key is None or not isinstance(why, str) or "`" not in why \
+                    or t.get("fixed_by") is not None:
                 continue
-            key = (str(t["fingerprint"]) if t.get("fingerprint") else
-                   export_key(t.get("path"), t.get("line")) if t.get("kind") == "export" else
-                   recompile_key(t.get("path"), t.get("line")))
             self.described.setdefault(key, why)
 
     def described_for(self, keys: Sequence[str]) -> str | None:
@@ -317,6 +312,18 @@ class ProvenFixes:
 def _beyond(fix: Mapping[str, Any] | None) -> bool:
     """A candidate that passed its proof and reaches past one hunk of the diff."""
     return bool(fix) and bool(fix.get("outside_diff")) and bool(fix.get("passed"))
+
+
+def _target_key(t: Mapping[str, Any]) -> str | None:
+    """The key a proof target's comment is found by: its break's fingerprint, or the line of
+    its export failure or recompile guard; None for a break recorded without a fingerprint."""
+    if t.get("fingerprint"):
+        return str(t["fingerprint"])
+    if t.get("kind") == "export":
+        return export_key(t.get("path"), t.get("line"))
+    if t.get("kind") == "recompile":
+        return recompile_key(t.get("path"), t.get("line"))
+    return None
 
 
 def export_key(path: object, line: object) -> str:
