@@ -173,7 +173,8 @@ def with_base_pins(head: Mapping[str, Any], pins: Any) -> Mapping[str, Any]:
     yaml += [f"  # {p['input']}.shape[{p['axis']}]: cannot be dynamic ({p['entry'].get('reason')}, on base)"
              for p in pins if p["entry"].get("static")]
     code.update(yaml="\n".join(yaml) if len(yaml) > 1 else "dynamic: []  # no dim can be dynamic")
-    if any(p["entry"].get("static") for p in pins):
+    if any(p["entry"].get("static") or p["entry"].get("multiple_of") for p in pins):
+        # (a multiple is written `k * _dim` with bounds of its own: no line to patch here)
         code.update(python=None, compile=None)
     else:
         # base's bounds written into the paste-ready spec (`Dim('size', min=4)`)
