@@ -742,8 +742,11 @@ def test_an_eager_only_exit_is_proven_compiled_and_an_eager_only_raise_is_refuse
         "GB0170 gone, 4 graphs instead of 5, outputs equal on 2 shape cases, compiled gradients equal on 2 "
         "shape cases, compiled code runs "
         "on past the early exit and still equals head's eager outputs on the 2 shape cases and "
-        "inputs with an empty mask, where head takes it, equal with an empty mask injected, "
-        "eager and compiled")
+        "inputs with an empty mask, where head takes it, but compiled code runs the loop to its end "
+        "where head's eager run breaks out of it: more work a call, the loop's length and not its exit "
+        "deciding it, and a value that overflows in the iterations head skips reaches the outputs, "
+        "equal with an empty mask injected, eager and compiled")
+    assert verdicts["exit"]["caveats"][0].startswith("compiled code runs the loop to its end")
 
 
 def test_a_block_under_a_python_test_gets_no_eager_only_edit(tmp_path):
