@@ -155,8 +155,8 @@ def derived_fixes(msg: str) -> list[str]:
     that a constraint violation names without suggesting a fix: the least lower bound past
     which every guard holds, checked size by size up to `_BOUND_LIMIT`. Held-out batch 39's
     age CNN halves its image twice, `(size // 2) != 1`: torch suggested nothing, the advice
-    printed `Dim('size')` as "any size", and that block failed; `min=4` exports. None for a
-    dim whose guards fail past the sizes checked, or read anything but the one size."""
+    printed `Dim('size')` as "any size", and that block failed; `min=4` exports. Nothing (an
+    empty list) where a guard fails past the sizes checked or reads anything but the one size."""
     bounds: dict[str, tuple[int, int | None]] = {}
     for m in _UNMET.finditer(msg):
         name = m.group("name")
