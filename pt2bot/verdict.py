@@ -300,6 +300,10 @@ def summary_title(conclusion: str, reasons: list[dict], models: Sequence[ModelDe
             if len(spread) > 1 and None not in spread and all(r.get("lines") for r in same) and \
                     len(where) < n:
                 n, models = len(where), f" in {len(spread)} models"
+            elif code == "static_findings" and where and len(where) < n:
+                # two `.item()`s on one line are two findings of one problem: MAE's and S4's
+                # users read "2 new static findings" as two
+                models = f" on {len(where)} line{'s' if len(where) != 1 else ''}"
             if same and all(r.get("base_failed") for r in same):
                 # nothing to be new against: "2 new graph breaks" counted one main has too
                 label, models = label.removeprefix("new "), models + " (base failed to run)"

@@ -759,6 +759,13 @@ def test_one_line_says_the_same_failure_of_several_models(pr):
                                                          "models, 1 export regression in 4 models")
     two_lines = [dict(reasons[1], lines=[{"path": "a.py", "line": 1}]), reasons[3]]
     assert summary_title("failure", two_lines, [], []) == "2 new graph breaks"
+    # two findings on one line (two `.item()`s) are said as on one line (MAE's and S4's users)
+    at = [{"path": "m.py", "line": 215}]
+    two_items = [{"code": "static_findings", "level": "failure", "model": None, "count": 2, "lines": at + at,
+                  "message": "2 new static finding(s) at or above 'error'"}]
+    assert summary_title("failure", two_items, [], []) == "2 new static findings on 1 line"
+    two_items[0]["lines"] = at + [{"path": "m.py", "line": 216}]
+    assert summary_title("failure", two_items, [], []) == "2 new static findings"
     five = [dict(r, model=f"m{i}") for i, r in enumerate([reasons[2]] * 5)]
     assert terminal_reasons(five) == ["  ✗ m0, m1, m2 and 2 more models at clip/model.py:347: torch.export newly fails"]
 
