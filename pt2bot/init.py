@@ -1861,13 +1861,18 @@ _DOC_LISTED = re.compile(r"\b([A-Za-z_]\w*)\s*(?:is|are|:|in|=)?\s*(?:one\s+of\s
                          r"(\d+(?:\s*(?:,|\bor\b|\band\b)\s*\d+)+)", re.I)
 
 
+def _docstrings(fn: ast.FunctionDef, cls: ast.ClassDef | None) -> list[str]:
+    """Forward's docstring, then the class's ("" for none)."""
+    return [(ast.get_docstring(node) if node is not None else None) or "" for node in (fn, cls)]
+
+
 def _doc_sizes(fn: ast.FunctionDef, cls: ast.ClassDef | None, dims: set[str]) -> dict[str, tuple[int, ...]]:
     """{dim: sizes} for each dim of `dims` (named as init names it) that forward's or the
     class's docstring lists the sizes of (held-out batch 39's "size is 32 or 48", where init
     proposed 16, a size the model is not for); at most three, smallest first."""
     out: dict[str, tuple[int, ...]] = {}
-    for node in (fn, cls):
-        for m in _DOC_LISTED.finditer((ast.get_docstring(node) if node is not None else None) or ""):
+    for doc in _docstrings(fn, cls):
+        for m in _DOC_LISTED.finditer(doc):
             if m.group(1) in dims and m.group(1) not in out:
                 sizes = sorted({int(v) for v in re.findall(r"\d+", m.group(2)) if int(v) > 1})
                 if len(sizes) > 1:
@@ -1886,8 +1891,8 @@ def _doc_multiples(fn: ast.FunctionDef, name: str, cls: ast.ClassDef | None,
     text = _doc_text(fn, name, cls) or ""
     said = {m.group(1): int(m.group(2)) for m in _DOC_MULTIPLE.finditer(text) if int(m.group(2)) > 1}
     named = {d for d in shape if isinstance(d, str) and d != "batch"}
-    for node in (fn, cls):
-        for m in _DOC_MULTIPLE.finditer((ast.get_docstring(node) if node is not None else None) or ""):
+    for doc in _docstrings(fn, cls):
+        for m in _DOC_MULTIPLE.finditer(doc):
             if m.group(1) in named and int(m.group(2)) > 1:
                 said.setdefault(m.group(1), int(m.group(2)))
     if not said:
@@ -1922,8 +1927,8 @@ def _doc_text(fn: ast.FunctionDef, name: str, cls: ast.ClassDef | None = None) -
     is` anywhere in a line; failing that, the class's docstring, where a model often says
     what forward takes (`forward(x): x is [batch, n_features], ...`). None where neither does."""
     said = re.compile(rf"(?:^|[\s(:;,]){re.escape(name)}\s+(?:is|are)\s+(.*)$")
-    for node in (fn, cls):
-        for line in ((ast.get_docstring(node) if node is not None else None) or "").splitlines():
+    for doc in _docstrings(fn, cls):
+        for line in doc.splitlines():
             m = _DOC_LINE.match(line.strip())
             if m and m.group(1) == name:
                 return m.group(2)

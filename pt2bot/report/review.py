@@ -159,9 +159,7 @@ def render_review(report: Report, changeset_commentable: Commentable | None = No
     # recompiled at its `interpolate(` line, and the review said "2 new recompiles · 0 inline
     # comments". One comment per line; the summary has the rest.
     for (path, line), rows in new_recompiles(report).items():
-        covered = any(c["path"] == path and (c.get("start_line") or c["line"]) <= line <= c["line"]
-                      for c in comments.values())
-        if covered or not _commentable(changeset_commentable, path, line, None):
+        if _covered(comments, path, line) or not _commentable(changeset_commentable, path, line, None):
             continue
         key = recompile_key(path, line)
         # (keyed by the line's text, not its number, as a finding is: the same comment on the
@@ -175,9 +173,7 @@ def render_review(report: Report, changeset_commentable: Commentable | None = No
     # << (2*L - 1).bit_length()`, failed its review on four models with no inline comment,
     # the line named in the summary only. One comment per line, each message once with its models.
     for (path, line), said in new_export_lines(report).items():
-        covered = any(c["path"] == path and (c.get("start_line") or c["line"]) <= line <= c["line"]
-                      for c in comments.values())
-        if covered or not _commentable(changeset_commentable, path, line, None):
+        if _covered(comments, path, line) or not _commentable(changeset_commentable, path, line, None):
             continue
         body = "❌ **Export**: " + ("" if len(said) == 1 else "on this line:\n\n") + "\n".join(
             ("" if len(said) == 1 else "- ") + f"{escape_inline(msg, limit=300)} (on "
@@ -312,6 +308,12 @@ class ProvenFixes:
 def _beyond(fix: Mapping[str, Any] | None) -> bool:
     """A candidate that passed its proof and reaches past one hunk of the diff."""
     return bool(fix) and bool(fix.get("outside_diff")) and bool(fix.get("passed"))
+
+
+def _covered(comments: Mapping[str, Mapping[str, Any]], path: str, line: int) -> bool:
+    """Whether a comment placed already spans `line` of `path`."""
+    return any(c["path"] == path and (c.get("start_line") or c["line"]) <= line <= c["line"]
+               for c in comments.values())
 
 
 def _target_key(t: Mapping[str, Any]) -> str | None:
