@@ -93,6 +93,10 @@ class FileChange:
     # (first, last, name) of each function of the head file, computed with `code_spans`: which
     # function a traceback's frame is in, and which changed statements ran before it there
     functions: tuple[tuple[int, int, str], ...] = field(default=(), repr=False)
+    # (head line, ((first byte, end byte), ...)) for an added line that rewrites a removed line
+    # of its hunk (the most alike, at least half the same): the parts of it the PR changed, as
+    # UTF-8 byte columns. An added line not here is new throughout.
+    changed_cols: tuple[tuple[int, tuple[tuple[int, int], ...]], ...] = field(default=(), repr=False)
 
     @property
     def hunk_lines(self) -> frozenset[int]:
@@ -291,6 +295,7 @@ class _Lines:
     deleted: set[int] = field(default_factory=set)
     pairs: list[tuple[int, int]] = field(default_factory=list)
     hunks: list[Hunk] = field(default_factory=list)
+    changed_cols: list[tuple[int, tuple[tuple[int, int], ...]]] = field(default_factory=list)
     binary: bool = False
     parsed: bool = True
 
@@ -308,15 +313,40 @@ def _parse_patch(lines: list[str]) -> _Lines:
         for h in pf:
             result.hunks.append(Hunk(h.source_start, h.source_length, h.target_start,
                                      h.target_length))
+            removed: list[str] = []
             for ln in h:
                 if ln.is_added and ln.target_line_no:
                     result.added.add(ln.target_line_no)
+                    cols = _changed_cols(removed, ln.value)
+                    if cols is not None:
+                        result.changed_cols.append((ln.target_line_no, cols))
                 elif ln.is_removed and ln.source_line_no:
                     result.deleted.add(ln.source_line_no)
+                    removed.append(ln.value)
                 elif ln.is_context and ln.source_line_no and ln.target_line_no:
                     result.context.add(ln.target_line_no)
                     result.pairs.append((ln.source_line_no, ln.target_line_no))
     return result
+
+
+def _changed_cols(removed: list[str], line: str) -> tuple[tuple[int, int], ...] | None:
+    """The byte columns of `line` that differ from the most alike of the hunk's removed lines
+    (difflib, by character), or None where none is at least half the same: a new line."""
+    import difflib
+
+    line = line.rstrip("\r\n")
+    best, ratio = None, 0.5
+    for old in removed[-200:]:
+        sm = difflib.SequenceMatcher(None, old.rstrip("\r\n"), line, autojunk=False)
+        if sm.real_quick_ratio() >= ratio and sm.quick_ratio() >= ratio and sm.ratio() >= ratio:
+            best, ratio = sm, sm.ratio()
+    if best is None:
+        return None
+
+    def col(k: int) -> int:
+        return len(line[:k].encode("utf-8"))
+    # a deletion is the point where it was (first == end)
+    return tuple((col(j1), col(j2)) for tag, _, _, j1, j2 in best.get_opcodes() if tag != "equal")
 
 
 def _status(entry: _RawEntry, binary: bool) -> str:
@@ -348,6 +378,7 @@ def _file_change(entry: _RawEntry, lines: _Lines) -> FileChange:
         new_mode=None if deleted else entry.new_mode,
         similarity=entry.score if entry.status == "R" else None,
         context_pairs=tuple(sorted(lines.pairs)),
+        changed_cols=tuple(lines.changed_cols),
     )
 
 
@@ -587,6 +618,27 @@ def _header(st: ast.stmt) -> tuple[int, int]:
     if isinstance(cases, list) and cases:
         return first, max(first, cases[0].pattern.lineno - 1)
     return first, st.end_lineno or first
+
+
+def changed_code(changeset: ChangeSet | None) -> dict[str, list[int]]:
+    """Head's added lines of each changed Python file: what a review's smoke run of head
+    follows operand by operand (pt2bot/smoke/coverage.py `watch`)."""
+    if changeset is None:
+        return {}
+    return {path: sorted(fc.added_lines) for path, fc in sorted(changeset.files.items())
+            if path.endswith(".py") and fc.added_lines and not fc.binary
+            and fc.status in ("added", "modified", "renamed")}
+
+
+def touches_change(fc: FileChange, line: int, start: int, end: int) -> bool:
+    """Whether the byte columns `start..end` of head line `line` hold part of what the PR
+    changed there (`changed_cols`; a line with none recorded is new throughout)."""
+    if line not in fc.added_lines:
+        return False
+    spans = dict(fc.changed_cols).get(line)
+    if spans is None:
+        return True
+    return any(start <= a <= end if a == b else (a < end and b > start) for a, b in spans)
 
 
 def with_code_spans(changeset: ChangeSet, tree: str) -> ChangeSet:

@@ -23,6 +23,7 @@ from typing import Any, Callable, Iterable, Mapping, Sequence
 
 from pt2bot import __version__
 from pt2bot.changes import (ChangeSet, FileChange, diff_position, innermost_function, keep_finding,
+                            touches_change,
                             mark_new)
 from pt2bot.config import Config
 from pt2bot.findings import DIFF_ADDED, DIFF_CONTEXT, Finding, fingerprint, normalise_source
@@ -204,12 +205,17 @@ def not_run_lines(changeset: ChangeSet | None, head_results: ResultsFile | None,
     of each changed statement (`FileChange.code_spans`) whose lines no model's line coverage
     holds. Test files and, when `static.paths` is set, files outside it are left out: no
     model is meant to run them. None when nothing is known: no diff, no model with coverage
-    (no smoke run, or every model failed), or no statement spans computed."""
+    (no smoke run, or every model failed), or no statement spans computed.
+
+    `unevaluated` (absent when none): the operands of changed lines that ran, holding part of
+    what the PR changed there, that no model evaluated (`has_pykeops and <changed>` with
+    `has_pykeops` False on every call): the line reads as run while the change never was."""
     cov = Coverage.from_results(head_results)
     if changeset is None or not cov.known:
         return None
     computed = False
     out = []
+    skipped = _unevaluated(changeset, head_results)
     for path, fc in sorted(changeset.files.items()):
         if fc.code_spans is None:
             continue
@@ -220,7 +226,10 @@ def not_run_lines(changeset: ChangeSet | None, head_results: ResultsFile | None,
                   if not cov.reached_by(path, first, last)]
         lines = sorted({n for first, last in missed for n in range(first, last + 1)
                         if n in fc.added_lines})
-        if lines:
+        operands = skipped.get(path, [])
+        if operands and not lines:
+            out.append({"path": path, "lines": [], "unevaluated": operands})
+        elif lines:
             # a branch no input took: the `if` whose test ran, its body or `else` not (which
             # input would run the lines is the user's to add to the shape matrix)
             guards = dict(fc.branch_of)
@@ -232,8 +241,47 @@ def not_run_lines(changeset: ChangeSet | None, head_results: ResultsFile | None,
                                                      if n in fc.added_lines)
             out.append({"path": path, "lines": lines, **({"branches": [
                 {"line": g, "lines": sorted(set(ns))} for g, ns in sorted(untaken.items()) if ns]}
-                if any(untaken.values()) else {})})
+                if any(untaken.values()) else {}), **({"unevaluated": operands} if operands else {})})
     return tuple(out) if computed else None
+
+
+def _unevaluated(changeset: ChangeSet, head_results: ResultsFile | None) -> dict[str, list[dict]]:
+    """path -> the changed operands no model evaluated (`not_run_lines`): each model that ran
+    the operand's line recorded it as unevaluated (a model that ran the line without a record
+    of its operands leaves the question open, so nothing is said)."""
+    runs = [run for run in (head_results.models if head_results is not None else ())
+            if run.status == "ok" and isinstance(run.coverage, Mapping)]
+    records: list[tuple[ModelRun, set[tuple] | None]] = []
+    said: dict[tuple, Mapping] = {}
+    for run in runs:
+        if not isinstance(run.unevaluated, Mapping):
+            records.append((run, None))
+            continue
+        mine = set()
+        for path, items in run.unevaluated.items():
+            for o in items if isinstance(items, list) else ():
+                if isinstance(o, Mapping) and all(isinstance(o.get(k), int) for k in
+                                                  ("line", "col", "end_line", "end_col")):
+                    key = (path, o["line"], o["col"], o["end_line"], o["end_col"])
+                    mine.add(key)
+                    said.setdefault(key, o)
+        records.append((run, mine))
+    out: dict[str, list[dict]] = {}
+    for key, o in sorted(said.items()):
+        path, line, col, end_line, end_col = key
+        fc = changeset.files.get(path)
+        if fc is None:
+            continue
+        ran_it = [mine for run, mine in records
+                  if FileLines.parse((run.coverage or {}).get(path)).hits(line, line)]
+        if not all(mine is not None and key in mine for mine in ran_it):
+            continue
+        if not touches_change(fc, line, col, end_col if end_line == line else 1 << 30):
+            continue
+        out.setdefault(path, []).append({
+            "line": line, "code": str(o.get("code") or ""), "guard": str(o.get("guard") or ""),
+            "kind": str(o.get("kind") or "")})
+    return out
 
 
 def not_traced_lines(changeset: ChangeSet | None, head_results: ResultsFile | None

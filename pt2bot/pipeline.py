@@ -144,7 +144,7 @@ def review(opts: ReviewOptions, log: Callable[[str], None] = lambda s: None) -> 
                     if config.run.latency else None)
             head_results, base_results = timings.run("smoke", lambda: _smoke_both(
                 config, opts, run_selection.selected, head_root, base_root, baseline, log,
-                claimed, gate))
+                claimed, gate, watch=changes.changed_code(changeset)))
         if plan is not None:
             head_results, base_results = (_mark_shard(r, plan)
                                           for r in (head_results, base_results))
@@ -241,7 +241,8 @@ def _smoke_both(config: Config, opts: ReviewOptions, selected: tuple[str, ...],
                 head_root: str, base_root: str, baseline: ResultsFile | None,
                 log: Callable[[str], None],
                 claimed: set[str] | None = None,
-                gate: latency_gate.CodeChanges | None = None) -> tuple[ResultsFile, ResultsFile]:
+                gate: latency_gate.CodeChanges | None = None,
+                watch: dict[str, list[int]] | None = None) -> tuple[ResultsFile, ResultsFile]:
     """Smoke-run head and base; then latency rounds in alternating order, decided sequentially.
 
     Latency on a shared machine drifts over minutes, so base and head are measured in
@@ -252,7 +253,8 @@ def _smoke_both(config: Config, opts: ReviewOptions, selected: tuple[str, ...],
     `run.rounds` is the most. A stored baseline's latency is never compared (another run,
     another time): base's latency is measured here, in the same alternating rounds. `gate`: the pull
     request's code changes (pt2bot/latency_gate.py); a model the gate finds unchanged gets
-    no latency rounds, and with no changed code at all the first pass times nothing.
+    no latency rounds, and with no changed code at all the first pass times nothing. `watch`:
+    head's changed lines, whose operands head's first pass follows (the RUN's `unevaluated`).
     """
     out = os.path.join(opts.out_dir, "smoke")
     # A model whose entry module is not in a tree is not run there (absent on base: "new");
@@ -271,7 +273,8 @@ def _smoke_both(config: Config, opts: ReviewOptions, selected: tuple[str, ...],
         # draft_export only where the report needs it: see locate_exports
         return run_models(
             config, repo_root=root, out_dir=os.path.join(out, side, str(rnd)), models=models,
-            device=opts.device, phases=phases, side=side, export_locate=rnd == "locate")
+            device=opts.device, phases=phases, side=side, export_locate=rnd == "locate",
+            watch=watch if side == "head" and rnd == 0 else None)
 
     sides = {"head": run("head", head_root, head_models, first) if head_models
              else ResultsFile.empty()}

@@ -196,7 +196,7 @@ class Report:
     counts: JSON = field(default_factory=dict)
     timings: JSON | None = None             # seconds per stage (absent: not measured)
     partial: JSON | None = None             # a shard's report: what it covers (pt2bot/partial.py)
-    # changed code no configured model ran on head: [{path, lines, branches?}]
+    # changed code no configured model ran on head: [{path, lines, branches?, unevaluated?}]
     # (compare.not_run_lines);
     # None (absent): not known (no smoke run, no coverage, no diff)
     not_run: tuple[JSON, ...] | None = None
@@ -222,7 +222,9 @@ class Report:
         if self.not_run is not None:
             out["not_run"] = [{"path": x.get("path"), "lines": list(x.get("lines") or ()),
                                **({"branches": [dict(b) for b in x["branches"]]}
-                                  if x.get("branches") else {})}
+                                  if x.get("branches") else {}),
+                               **({"unevaluated": [dict(o) for o in x["unevaluated"]]}
+                                  if x.get("unevaluated") else {})}
                               for x in self.not_run]
         if self.not_traced is not None:
             out["not_traced"] = [dict(x) for x in self.not_traced]

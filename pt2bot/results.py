@@ -770,6 +770,10 @@ class ModelRun(Record):
     # The part of `coverage` dynamo traced in the "breaks" phase's compiled call: the lines
     # whose graph breaks `graph_breaks` holds (pt2bot/reach.py judges break claims on them).
     traced_lines: Mapping[str, str] | None = None
+    # On the lines a review watched (its changed lines), the operands no eager call evaluated
+    # on a line that ran: path -> [{line, col, end_line, end_col, code, guard, kind}]
+    # (pt2bot/smoke/coverage.py); absent when nothing was watched
+    unevaluated: Mapping[str, Any] | None = None
     compile_report: CompileReport | None = None
     shape_advice: ShapeAdvice | None = None
     latency_gate: LatencyGate | None = None
@@ -790,7 +794,7 @@ class ModelRun(Record):
     log: str | None = None
     duration_s: float | None = None
     OMIT_IF_NONE: ClassVar[frozenset[str]] = frozenset({"error", "log", "coverage",
-                                                         "traced_lines", "compile_report",
+                                                         "traced_lines", "unevaluated", "compile_report",
                                                          "compile_cost", "graph_coverage",
                                                          "shape_advice", "latency_gate",
                                                          "nonfinite", "unset_weights", "uniform"})

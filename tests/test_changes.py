@@ -10,6 +10,7 @@ from gitrepo import GitRepo
 
 from pt2bot.changes import (
     ChangeSet, annotate_findings, diff_changes, is_commentable, keep_finding, resolve_base,
+    touches_change,
 )
 from pt2bot.errors import UserError
 from pt2bot.findings import DIFF_ADDED, DIFF_CONTEXT, DIFF_FILE, DIFF_OUTSIDE, Finding
@@ -60,6 +61,24 @@ def test_modified_file_lines_and_maps(git_repo: GitRepo) -> None:
         [1, 4, None, 10, 12, 15, None, 16, 20]
     assert [fc.map_new_to_old(n) for n in (1, 5, 10, 11, 12, 15, 16, 20)] == \
         [1, None, 10, None, 11, 14, 16, 20]
+
+
+def test_a_rewritten_line_knows_which_columns_changed(git_repo: GitRepo) -> None:
+    """The parts of a line the PR rewrote, in UTF-8 bytes (what the bytecode's positions and
+    `ast` count): a review says an operand no call evaluated only where it holds a change."""
+    old = "def f(s):\n    if has_ext and s.backend == 'é':\n        return 1\n    return 2\n"
+    new = ("def f(s):\n    if has_ext and s.kernel == 'é':\n        return 1\n"
+           "    return s.total()  # a line like no removed one\n")
+    base, head = pr(git_repo, {"m.py": old}, {"m.py": new})
+    fc = diff_changes(git_repo.path, base, head).files["m.py"]
+    cols = dict(fc.changed_cols)
+    line = new.splitlines()[1]
+    at = line.index("kernel")    # backend -> kernel: the edits (a deletion is a point) inside it
+    assert cols[2] and all(at <= a <= b <= at + len("kernel") for a, b in cols[2])
+    assert 4 not in cols                      # rewritten throughout: new
+    assert touches_change(fc, 2, line.index("s.kernel"), len(line.encode()) - 1)
+    assert not touches_change(fc, 2, line.index("has_ext"), line.index("has_ext") + 7)
+    assert touches_change(fc, 4, 0, 1) and not touches_change(fc, 3, 0, 99)
 
 
 def test_inserting_lines_above_shifts_the_map_outside_hunks(git_repo: GitRepo) -> None:

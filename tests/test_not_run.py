@@ -116,6 +116,70 @@ def test_without_a_smoke_run_nothing_is_said(pr_repo, tmp_path):
         assert "run by no configured model" not in fh.read()
 
 
+SKIP_BASE = """\
+import torch
+from torch import nn
+
+HAS_EXT = False     # an optional extension, absent here
+DEBUG = False
+
+
+class Tiny(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.lin = nn.Linear(8, 8)
+        self.kind = "ext"
+
+    def forward(self, x):
+        if HAS_EXT and self.kind == "ext":
+            x = x * 2
+        y = x if self.lin.in_features == 8 else x.flip(0)
+        note = DEBUG and print(x.shape)
+        return self.lin(y)
+"""
+# a rename on the extension's path (S4 shipped `self.kernel` after renaming it, an
+# AttributeError only with pykeops installed), an arm no call takes, and a changed guard
+# whose skipped operand the PR did not touch
+SKIP_HEAD = (SKIP_BASE.replace('self.kind == "ext"', 'self.kernel == "ext"')
+             .replace("x.flip(0)", "x.flip(1)")
+             .replace("DEBUG = False", "DEBUG = False\nVERBOSE = False")
+             .replace("note = DEBUG and", "note = VERBOSE and"))
+SKIP_LINE = {text.strip(): n for n, text in enumerate(SKIP_HEAD.splitlines(), 1)}
+
+
+@pytest.mark.torch
+def test_a_changed_operand_no_call_evaluated_is_said_though_its_line_ran(tmp_path):
+    repo = GitRepo.init(tmp_path / "repo")
+    repo.write("pt2bot.yml", CONFIG)
+    repo.write("pkg/__init__.py", "")
+    repo.write("pkg/model.py", SKIP_BASE)
+    repo.commit("base")
+    repo.branch("pr")
+    repo.write("pkg/model.py", SKIP_HEAD)
+    repo.commit("pr")
+    out = str(tmp_path / "report")
+    report = _review(repo, out)
+    first = SKIP_LINE['if HAS_EXT and self.kernel == "ext":']
+    arm = SKIP_LINE["y = x if self.lin.in_features == 8 else x.flip(1)"]
+    # every changed line ran; what changed on two of them never did (the module-level VERBOSE
+    # is no call's code, and `print(x.shape)` after the changed guard is not what changed)
+    assert report["not_run"] == [{"path": "pkg/model.py", "lines": [], "unevaluated": [
+        {"line": first, "code": 'self.kernel == "ext"', "guard": "HAS_EXT", "kind": "and"},
+        {"line": arm, "code": "x.flip(1)", "guard": "self.lin.in_features == 8", "kind": "else"}]}]
+    with open(os.path.join(out, "summary.md"), encoding="utf-8") as fh:
+        summary = fh.read()
+    assert ("These changed lines ran, but the changed part of each was evaluated by no "
+            "configured model on any call:\n"
+            f"- `pkg/model.py:{first}`: `self.kernel == \"ext\"` after `HAS_EXT and`, which was "
+            f"false on every call\n"
+            f"- `pkg/model.py:{arm}`: `x.flip(1)` (the value when `self.lin.in_features == 8` is "
+            "false, which it never was)") in summary
+    assert "run by no configured model" not in summary
+    from pt2bot.report.jsonreport import validation_errors
+
+    assert validation_errors(report) == []
+
+
 def test_code_spans_are_the_statements_a_call_can_execute():
     src = textwrap.dedent('''\
         import os

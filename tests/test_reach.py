@@ -157,6 +157,65 @@ def test_sys_monitoring_path_on_python_312_gives_the_same_lines(tmp_path):
         assert body <= got and 4 not in got, (py, runs[py])
 
 
+_OPERANDS = textwrap.dedent("""\
+    FLAG = False
+
+    def f(x, c):
+        if FLAG and x.foo() > 0:
+            return 1
+        y = x if c else -x
+        z = (not c) and (FLAG or x.baz())
+        w = c or x.qux()
+        return [t for t in range(x) if t and FLAG] and y
+
+
+    def g():
+        return f(3, True) + f(2, True)
+    """)
+
+_OPERANDS_SCRIPT = textwrap.dedent("""\
+    import importlib.util, json, sys
+    spec = importlib.util.spec_from_file_location("cov", sys.argv[1])
+    cov = importlib.util.module_from_spec(spec); spec.loader.exec_module(cov)
+    sys.path.insert(0, sys.argv[2])
+    import operands
+    rec = cov.LineCoverage(lambda f: "operands.py" if f.endswith("operands.py") else None,
+                           watch={"operands.py": [4, 6, 7, 8, 9]})
+    with rec.executing():
+        operands.g()
+    print(json.dumps(rec.unevaluated_json()))
+    """)
+
+
+@pytest.mark.parametrize("py", [sys.executable, PY312])
+def test_operands_no_call_evaluated_on_a_watched_line_that_ran(tmp_path, py):
+    """Python 3.11 (instruction tracing) and 3.12 (sys.monitoring) name the same operands:
+    the ones after a short-circuit that never opened, the untaken arm, nothing that ran."""
+    if not os.path.exists(py):
+        pytest.skip(f"no {py}")
+    (tmp_path / "operands.py").write_text(_OPERANDS)
+    (tmp_path / "run.py").write_text(_OPERANDS_SCRIPT)
+    proc = subprocess.run([py, str(tmp_path / "run.py"),
+                           os.path.join(ROOT, "pt2bot", "smoke", "coverage.py"), str(tmp_path)],
+                          capture_output=True, text=True, timeout=60)
+    assert proc.returncode == 0, proc.stderr
+    got = [(o["line"], o["code"], o["guard"], o["kind"])
+           for o in json.loads(proc.stdout)["operands.py"]]
+    # `x.qux()` after `c or` never ran either; line 9's filter `FLAG` ran (t is 1, 2), and the
+    # list it leaves is empty, so `y` after it did not; the inner `x.baz()` is inside an
+    # operand already said
+    assert got == [(4, "x.foo() > 0", "FLAG", "and"), (6, "-x", "c", "else"),
+                   (7, "FLAG or x.baz()", "not c", "and"), (8, "x.qux()", "c", "or"),
+                   (9, "y", "[t for t in range(x) if t and FLAG]", "and")]
+
+
+def test_an_unwatched_run_records_no_operands():
+    rec = LineCoverage(lambda f: None)
+    with rec.executing():
+        pass
+    assert rec.unevaluated_json() is None
+
+
 _BRANCHY = textwrap.dedent("""\
     def f(self, x, xs):
         if self.flag and random() < 0.5:

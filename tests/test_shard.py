@@ -125,16 +125,22 @@ def test_the_changeset_survives_its_json():
                                old_mode="100644", new_mode="100644", similarity=90,
                                context_pairs=((1, 1), (2, 2), (4, 5)),
                                code_spans=((3, 4),), branch_of=((3, 2),),
-                               functions=((1, 5, "forward"),)),
+                               functions=((1, 5, "forward"),),
+                               changed_cols=((3, ((8, 14), (20, 20))),)),
         "img.png": FileChange(path="img.png", old_path=None, status="added", binary=True)})
     again = changeset_from_json(json.loads(json.dumps(changeset_to_json(cs))), "x")
-    # the statement spans, the `if` each is in and the functions too: the merge's `not_run`
-    # and its failures' `reached_from` need them
+    # the statement spans, the `if` each is in, the functions and the changed columns too: the
+    # merge's `not_run` (its operands no model evaluated) and its failures' `reached_from`
+    # need them
     assert again == cs
     assert again.files["img.png"].code_spans is None
     bad = changeset_to_json(cs)
     bad["files"][0]["code_spans"] = [[3, "4"]]
     with pytest.raises(UserError, match=r"x: changes.files\[0\].code_spans\[0\]"):
+        changeset_from_json(bad, "x")
+    bad = changeset_to_json(cs)
+    bad["files"][0]["changed_cols"] = [[3, [[8]]]]
+    with pytest.raises(UserError, match=r"x: changes.files\[0\].changed_cols\[0\]\[1\]\[0\]"):
         changeset_from_json(bad, "x")
     bad = changeset_to_json(cs)
     bad["files"][0]["functions"] = [[1, 5]]

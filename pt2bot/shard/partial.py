@@ -132,7 +132,9 @@ def changeset_to_json(cs: ChangeSet) -> dict[str, Any]:
          "similarity": fc.similarity, "context_pairs": [list(p) for p in fc.context_pairs],
          **({} if fc.code_spans is None else {"code_spans": [list(p) for p in fc.code_spans]}),
          **({"branch_of": [list(p) for p in fc.branch_of]} if fc.branch_of else {}),
-         **({"functions": [list(p) for p in fc.functions]} if fc.functions else {})}
+         **({"functions": [list(p) for p in fc.functions]} if fc.functions else {}),
+         **({"changed_cols": [[line, [list(s) for s in spans]] for line, spans in fc.changed_cols]}
+            if fc.changed_cols else {})}
         for fc in cs.files.values()]}
 
 
@@ -170,7 +172,8 @@ def changeset_from_json(data: Any, where: str) -> ChangeSet:
             code_spans=None if f.get("code_spans") is None else tuple(
                 _tuples(f["code_spans"], 2, where, f"{at}.code_spans", lo=1)),
             branch_of=tuple(_tuples(f.get("branch_of", []), 2, where, f"{at}.branch_of", lo=1)),
-            functions=tuple(_functions(f.get("functions", []), where, f"{at}.functions")))
+            functions=tuple(_functions(f.get("functions", []), where, f"{at}.functions")),
+            changed_cols=tuple(_changed_cols(f.get("changed_cols", []), where, f"{at}.changed_cols")))
         out[fc.path] = fc
     return ChangeSet(base=base, head=head, files=out)
 
@@ -589,6 +592,19 @@ def _functions(value: Any, where: str, key: str) -> list[tuple[int, int, str]]:
             _bad(where, f"{key}[{k}]", "a list [first, last, name]", item)
         first, last = _ints(item[:2], where, f"{key}[{k}]", lo=1)
         out.append((first, last, _str(item[2], where, f"{key}[{k}][2]")))
+    return out
+
+
+def _changed_cols(value: Any, where: str, key: str) -> list[tuple[int, tuple[tuple[int, int], ...]]]:
+    """`FileChange.changed_cols`: [line, [[first, end], ...]] each."""
+    if not isinstance(value, list):
+        _bad(where, key, "a list of [line, [[first, end], ...]]", value)
+    out = []
+    for k, item in enumerate(value):
+        if not isinstance(item, list) or len(item) != 2:
+            _bad(where, f"{key}[{k}]", "a list [line, [[first, end], ...]]", item)
+        line, = _ints(item[:1], where, f"{key}[{k}]", lo=1)
+        out.append((line, tuple(_tuples(item[1], 2, where, f"{key}[{k}][1]"))))
     return out
 
 

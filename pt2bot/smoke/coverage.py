@@ -19,6 +19,13 @@ Two sources answer it, and together they are complete for one call of the model:
   (`if flag and random() < 0.5:`, `x if c else y.item()`, a comprehension's filter,
   `for t in xs:`) is left out of them: dynamo may trace such a line and skip part of it, so
   that it cannot say the whole line ran (`branching_lines`).
+- `LineCoverage(watch=...)`: on the lines a review watches (the PR's changed lines), the
+  operands Python never evaluated on a line that ran: `b` in `if flag and b:` while `flag` is
+  False on every call, the branch of `x if c else y` no call took (`unevaluated_json()`, the
+  RUN's `unevaluated`). A line counts as run once any of it runs, so a change behind a
+  short-circuit that never opens would read as exercised. Only the frames of code objects
+  holding such a line are traced by instruction (3.11: `f_trace_opcodes`; 3.12+: local
+  INSTRUCTION events), and an operand is judged by the bytecode positions inside its span.
 
 Stdlib only, so the 3.12 path is tested with another interpreter (tests/test_reach.py).
 `to_json()` is the RUN's `coverage`: repo path -> "1-3,7,9-12" (pt2bot/reach.py reads it).
@@ -27,7 +34,7 @@ from __future__ import annotations
 
 import contextlib
 import sys
-from typing import Any, Callable, Iterable, Iterator
+from typing import Any, Callable, Iterable, Iterator, Mapping
 
 Rel = Callable[[str], "str | None"]
 
@@ -78,11 +85,16 @@ def branching_lines(code: Any) -> frozenset[int]:
 class LineCoverage:
     """Executed (and dynamo-traced) lines of the files `rel` maps to a repo path."""
 
-    def __init__(self, rel: Rel, *, exclude: Iterable[str] = ()) -> None:
+    def __init__(self, rel: Rel, *, exclude: Iterable[str] = (),
+                 watch: Mapping[str, Iterable[int]] | None = None) -> None:
         self._rel = rel
         self._exclude = tuple(exclude)    # directories never recorded (pt2bot's own code)
         self._files: dict[str, str | None] = {}   # co_filename -> repo path or None
         self.lines: dict[str, set[int]] = {}
+        # repo path -> the lines whose operands are followed one by one (see the module doc)
+        self._watch = {p: frozenset(ls) for p, ls in (watch or {}).items() if ls}
+        self._watched_codes: dict[Any, frozenset[int]] = {}   # code -> its watched lines
+        self._ran: dict[Any, set[int]] = {}   # watched code -> instruction offsets executed
         # The lines dynamo traced, apart (also in `lines`); None until `tracing()` could hook
         # dynamo (a torch without the hook: unknown, not "none").
         self.traced: dict[str, set[int]] | None = None
@@ -111,6 +123,20 @@ class LineCoverage:
         if rel is not None:
             self.lines.setdefault(rel, set()).add(line)
 
+    def watched_lines(self, code: Any) -> frozenset[int]:
+        """The watched lines of `code` where part of the line may be skipped (cached): the
+        frames to trace by instruction. Empty for nearly every code object."""
+        try:
+            return self._watched_codes[code]
+        except KeyError:
+            pass
+        out: frozenset[int] = frozenset()
+        rel = self.repo_path(code.co_filename) if self._watch else None
+        if rel is not None and rel in self._watch:
+            out = branching_lines(code) & self._watch[rel]
+        self._watched_codes[code] = out
+        return out
+
     def to_json(self) -> dict[str, str]:
         return {path: format_ranges(lines) for path, lines in sorted(self.lines.items()) if lines}
 
@@ -119,6 +145,26 @@ class LineCoverage:
         if self.traced is None:
             return None
         return {path: format_ranges(lines) for path, lines in sorted(self.traced.items()) if lines}
+
+    def unevaluated_json(self) -> dict[str, list[dict[str, Any]]] | None:
+        """The operands of watched lines that ran and that no call evaluated: repo path ->
+        [{line, col, end_line, end_col, code, guard, kind}] (columns are UTF-8 byte offsets,
+        as `ast` and the bytecode's positions give them). `kind` says what kept it from
+        running: "and"/"or" after `guard`, "if"/"else" the arm of a conditional expression
+        whose test is `guard`. None without a watch; a file that cannot be read is left out."""
+        if not self._watch:
+            return None
+        by_path: dict[str, list[Any]] = {}
+        for code in self._ran:
+            rel = self.repo_path(code.co_filename)
+            if rel is not None:
+                by_path.setdefault(rel, []).append(code)
+        out: dict[str, list[dict[str, Any]]] = {}
+        for rel, codes in sorted(by_path.items()):
+            got = _unevaluated(codes, self._ran, self._watch[rel] & self.lines.get(rel, set()))
+            if got:
+                out[rel] = got
+        return out
 
     # ----------------------------------------------------------------- Python running code
 
@@ -137,11 +183,17 @@ class LineCoverage:
         lines = self.lines
         repo_path = self.repo_path
 
+        ran = self._ran
+
         def local(frame: Any, event: str, arg: Any) -> Any:
             if event == "line":
                 rel = repo_path(frame.f_code.co_filename)
                 if rel is not None:
                     lines.setdefault(rel, set()).add(frame.f_lineno)
+            elif event == "opcode":
+                # every instruction of a watched frame: an operand that starts on a watched
+                # line may run its first instruction on the next one
+                ran[frame.f_code].add(frame.f_lasti)
             return local
 
         def call(frame: Any, event: str, arg: Any) -> Any:
@@ -150,6 +202,9 @@ class LineCoverage:
             if rel is None:
                 return None
             lines.setdefault(rel, set()).add(frame.f_lineno)
+            if self._watch and self.watched_lines(frame.f_code):
+                ran.setdefault(frame.f_code, set())
+                frame.f_trace_opcodes = True
             return local
 
         previous = sys.gettrace()
@@ -172,7 +227,10 @@ class LineCoverage:
 
         def on_start(code: Any, offset: int) -> Any:
             if self.repo_path(code.co_filename) is not None:
-                mon.set_local_events(tool, code, ev.LINE)
+                watched = self._watch and self.watched_lines(code)
+                if watched:
+                    self._ran.setdefault(code, set())
+                mon.set_local_events(tool, code, ev.LINE | (ev.INSTRUCTION if watched else 0))
                 enabled.append(code)
             return mon.DISABLE   # each code object is judged once
 
@@ -180,10 +238,15 @@ class LineCoverage:
             self.add(code.co_filename, line)
             return mon.DISABLE   # this line is known: no further events from it
 
+        def on_instruction(code: Any, offset: int) -> Any:
+            self._ran[code].add(offset)
+            return mon.DISABLE   # each instruction once
+
         mon.use_tool_id(tool, "pt2bot")
         try:
             mon.register_callback(tool, ev.PY_START, on_start)
             mon.register_callback(tool, ev.LINE, on_line)
+            mon.register_callback(tool, ev.INSTRUCTION, on_instruction)
             mon.set_events(tool, ev.PY_START)
             mon.restart_events()
             yield
@@ -193,6 +256,7 @@ class LineCoverage:
                 mon.set_local_events(tool, code, 0)
             mon.register_callback(tool, ev.PY_START, None)
             mon.register_callback(tool, ev.LINE, None)
+            mon.register_callback(tool, ev.INSTRUCTION, None)
             mon.free_tool_id(tool)
 
     # ----------------------------------------------------------------- dynamo tracing code
@@ -232,6 +296,63 @@ class LineCoverage:
             yield
         finally:
             cls.starts_line = orig      # type: ignore[method-assign]
+
+
+def _unevaluated(codes: list[Any], ran: Mapping[Any, set[int]],
+                 lines: frozenset[int] | set[int]) -> list[dict[str, Any]]:
+    """`unevaluated_json` for one file: the operands starting on `lines` whose instructions
+    (in `codes`, by their source positions) none ran."""
+    import ast
+    import dis
+
+    if not lines:
+        return []
+    try:
+        with open(codes[0].co_filename, "rb") as fh:
+            source = fh.read()
+        tree = ast.parse(source)
+    except (OSError, SyntaxError, ValueError):
+        return []
+    decoded = source.decode("utf-8", "replace")
+    # (start, end, executed) of every instruction with a position, over the watched codes
+    spans = []
+    for code in codes:
+        done = ran.get(code, set())
+        for ins in dis.get_instructions(code):
+            pos = getattr(ins, "positions", None)
+            if pos is None or None in (pos.lineno, pos.end_lineno, pos.col_offset, pos.end_col_offset):
+                continue
+            spans.append(((pos.lineno, pos.col_offset), (pos.end_lineno, pos.end_col_offset),
+                          ins.offset in done))
+
+    def segment(node: ast.AST) -> str:
+        seg = ast.get_source_segment(decoded, node) or ""
+        return " ".join(seg.split())
+
+    found: list[tuple[ast.AST, ast.AST, str]] = []   # (operand, guard, kind)
+    for node in ast.walk(tree):
+        if isinstance(node, ast.BoolOp):
+            kind = "and" if isinstance(node.op, ast.And) else "or"
+            found += [(v, node.values[k], kind) for k, v in enumerate(node.values[1:])]
+        elif isinstance(node, ast.IfExp):
+            found += [(node.body, node.test, "if"), (node.orelse, node.test, "else")]
+    out: list[dict[str, Any]] = []
+    for operand, guard, kind in sorted(found, key=lambda f: (f[0].lineno, f[0].col_offset,
+                                                             -(f[0].end_lineno or 0),
+                                                             -(f[0].end_col_offset or 0))):
+        if operand.lineno not in lines or operand.end_lineno is None or operand.end_col_offset is None:
+            continue
+        start, end = (operand.lineno, operand.col_offset), (operand.end_lineno, operand.end_col_offset)
+        inside = [r for s, e, r in spans if start <= s and e <= end]
+        if not inside or any(inside):
+            continue
+        # an operand inside one already said never ran is no news
+        if any((o["line"], o["col"]) <= start and end <= (o["end_line"], o["end_col"]) for o in out):
+            continue
+        out.append({"line": operand.lineno, "col": operand.col_offset,
+                    "end_line": operand.end_lineno, "end_col": operand.end_col_offset,
+                    "code": segment(operand)[:200], "guard": segment(guard)[:200], "kind": kind})
+    return out
 
 
 __all__ = ["LineCoverage", "branching_lines", "format_ranges"]

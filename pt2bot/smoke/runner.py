@@ -95,7 +95,8 @@ def own_dir(path: str) -> None:
 def build_jobs(config: Config, models: Iterable[ModelConfig], *, repo_root: str, out_dir: str,
                work_dir: str, device: str, phases: Sequence[str],
                environ: Mapping[str, str], side: str = "head",
-               export_locate: bool = True) -> list[WorkerJob]:
+               export_locate: bool = True,
+               watch: Mapping[str, Sequence[int]] | None = None) -> list[WorkerJob]:
     run_cfg = config.run
     cache_dir = run_cfg.cache_dir
     if cache_dir:
@@ -117,6 +118,8 @@ def build_jobs(config: Config, models: Iterable[ModelConfig], *, repo_root: str,
         spec = {"repo_root": repo_root, "model": _model_spec(model), "run": run_dict,
                 "device": device, "phases": list(phases), "log_path": log_path,
                 "export_locate": export_locate}
+        if watch:
+            spec["watch"] = {path: sorted(lines) for path, lines in watch.items()}
         if any(p in ("breaks", "matrix") for p in phases):
             # The compile report's trace (pt2bot/smoke/compile_report.py); an earlier run's report of
             # this model and side goes first, so no stale index.html outlives it.
@@ -140,7 +143,8 @@ def run_models(config: Config, *, repo_root: str, out_dir: str,
                started: Callable[[str, int], None] | None = None,
                python: str = sys.executable,
                worker_argv: Sequence[str] = WORKER_ARGV, side: str = "head",
-               tlparse: str | None | bool = True, export_locate: bool = True) -> ResultsFile:
+               tlparse: str | None | bool = True, export_locate: bool = True,
+               watch: Mapping[str, Sequence[int]] | None = None) -> ResultsFile:
     """Run the selected models (each in its own worker) and return their results file.
 
     `progress` is called with each RUN as it finishes (in completion order), `started` with
@@ -149,7 +153,9 @@ def run_models(config: Config, *, repo_root: str, out_dir: str,
     compile report goes to `out_dir/compile/<model>/<side>/` (`side`: head or base), its
     HTML rendered by `tlparse` (True: find it; None/False: trace only; a path: that binary).
     `export_locate` False: export failures whose error names no line are not located with
-    `draft_export` (the review locates only those its report needs: pipeline.py).
+    `draft_export` (the review locates only those its report needs: pipeline.py). `watch`:
+    repo path -> lines whose operands the RUN's `unevaluated` follows (a review's changed
+    lines on head: pt2bot/smoke/coverage.py).
     """
     repo_root = os.path.abspath(repo_root)
     out_dir = os.path.abspath(out_dir)
@@ -179,7 +185,8 @@ def run_models(config: Config, *, repo_root: str, out_dir: str,
     with tempfile.TemporaryDirectory(prefix="pt2bot-run-") as work_dir:
         jobs = build_jobs(config, chosen, repo_root=repo_root, out_dir=out_dir,
                           work_dir=work_dir, device=dev.device, phases=phases,
-                          environ=os.environ, side=side, export_locate=export_locate)
+                          environ=os.environ, side=side, export_locate=export_locate,
+                          watch=watch)
         workers = max(1, min(int(config.run.jobs or 1), len(jobs) or 1))
         groups = WorkerGroups()
         pool = concurrent.futures.ThreadPoolExecutor(max_workers=workers)

@@ -3,9 +3,10 @@
     python -m pt2bot.smoke.worker SPEC.json OUT.json
 
 SPEC: `{"repo_root", "model": ModelConfig fields, "run": RunConfig fields, "device",
-"phases": [...], "log_path", "trace_path", "trace_rel", "trace_cap_bytes", "export_locate"}`
-(`export_locate` false: an export failure whose error names no line is not located with
-`draft_export`). OUT: the RUN dict of docs/formats.md.
+"phases": [...], "log_path", "trace_path", "trace_rel", "trace_cap_bytes", "export_locate",
+"watch"}` (`export_locate` false: an export failure whose error names no line is not located
+with `draft_export`; `watch`: repo path -> the changed lines whose operands the RUN's
+`unevaluated` follows). OUT: the RUN dict of docs/formats.md.
 
 With the "breaks" phase the RUN has `coverage` (the repo lines the model's eager calls
 executed and dynamo traced: pt2bot/smoke/coverage.py) and `traced_lines` (those dynamo traced
@@ -131,7 +132,8 @@ def measure_run(spec: dict[str, Any]) -> ModelRun:
         return round(time.perf_counter() - t_start, 3)
 
     # Coverage goes with the break-counting phase: a latency-only round does not pay for it.
-    coverage = (LineCoverage(paths.rel, exclude=(_OWN_CODE,))
+    # `watch`: a review's changed lines on head, whose operands are followed (coverage.py)
+    coverage = (LineCoverage(paths.rel, exclude=(_OWN_CODE,), watch=spec.get("watch"))
                 if "breaks" in phases and spec.get("coverage", True) else None)
     with route_logs(spec.get("log_path")), contextlib.ExitStack() as stack:
         import torch
@@ -199,6 +201,9 @@ def measure_run(spec: dict[str, Any]) -> ModelRun:
                                      phase: round(time.perf_counter() - t_phase, 3)})
         if coverage is not None:   # the eager lines hold even when the breaks phase failed
             run = run.with_(coverage=coverage.to_json())
+            unevaluated = coverage.unevaluated_json()
+            if unevaluated is not None:
+                run = run.with_(unevaluated=unevaluated)
             traced = coverage.traced_json()
             if traced is not None and run.graph_breaks is not None:
                 # only with the breaks it goes with: a failed pass traced an unknown part
