@@ -1405,6 +1405,13 @@ def propose(index: RepoClasses, c: _Class) -> Proposal:
                 # pooling asks for
                 shapes[d] = (_DOC_OTHER_SIZE,)
     dynamic = tuple(d for d, vs in shapes.items() if len(vs) > 1)
+    script = _script_at_import(c.tree)
+    if script:
+        # first: no value or input guessed makes this entry run while its import runs a script
+        problems.insert(0, f"{c.path} runs a script when imported ({script}): the worker that "
+                           f"builds the model imports it and would run that too; move {c.name} "
+                           "into a module of its own, or that code under "
+                           "`if __name__ == \"__main__\":`")
     line = c.node.lineno
     return Proposal(name=_snake(c.name), entry=f"{c.module}:{c.name}", path=c.path, line=line,
                     kwargs=kwargs, guessed=tuple(guessed), inputs=inputs, shapes=shapes,
@@ -1412,6 +1419,54 @@ def propose(index: RepoClasses, c: _Class) -> Proposal:
                     problems=tuple(problems),
                     config=tuple(configs), optional=optional if inputs else (),
                     objects=objects if inputs else (), uncalled_init=_uncalled_init(c, init))
+
+
+def _script_at_import(tree: ast.Module | None) -> str:
+    """What a module runs at import that only a script should: its command line parsed
+    (`parser.parse_args()`: S4's example.py, which pt2bot's worker would answer with its own
+    argv), a dataset downloaded (`download=True`), the process ended or input read. Said as
+    "`args = parser.parse_args()` at line 29"; "" when none. Top-level statements only, and
+    not under `if __name__ == "__main__":`."""
+    if tree is None:
+        return ""
+
+    def scripted(call: ast.Call) -> bool:
+        f = call.func
+        name = f.attr if isinstance(f, ast.Attribute) else f.id if isinstance(f, ast.Name) else ""
+        return (name in ("parse_args", "parse_known_args", "input", "exit", "quit")
+                or any(k.arg == "download" and isinstance(k.value, ast.Constant)
+                       and k.value.value is True for k in call.keywords))
+
+    def top(body: list[ast.stmt]) -> Iterator[ast.stmt]:
+        for node in body:
+            if isinstance(node, ast.If):
+                t = node.test
+                if isinstance(t, ast.Compare) and isinstance(t.left, ast.Name) \
+                        and t.left.id == "__name__":
+                    continue   # the script's own guard
+                yield from top(node.body + node.orelse)
+            elif isinstance(node, (ast.Try, ast.With)):
+                yield from top(node.body)
+            elif not isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef,
+                                       ast.Import, ast.ImportFrom)):
+                yield node
+
+    def calls(node: ast.AST) -> Iterator[ast.Call]:
+        # what runs at import: not the body of a lambda or a comprehension's deferred parts
+        if isinstance(node, ast.Call):
+            yield node
+        for child in ast.iter_child_nodes(node):
+            if not isinstance(child, ast.Lambda):
+                yield from calls(child)
+
+    for node in top(tree.body):
+        for call in calls(node):
+            if scripted(call):
+                text = " ".join(ast.unparse(node).split())
+                if len(text) > 80:
+                    text = text[:77] + "..."
+                return f"`{text}` at line {node.lineno}"
+    return ""
 
 
 def _functions_hint(index: RepoClasses, c: _Class) -> str:

@@ -2592,3 +2592,53 @@ def test_a_volume_s_docstring_shape_and_its_negative_intensities(tmp_path):
                                                           False)
     assert p.shapes["depth"] == p.shapes["height"] == p.shapes["width"] == (32,)
     assert p.how == "from the class's docstring, [batch, 1, depth, height, width]"
+
+
+def test_a_model_in_a_module_that_runs_a_script_at_import_says_so(tmp_path):
+    """S4's example.py parses its command line and downloads CIFAR-10 at module level: init
+    wrote "no value for the constructor argument 'd_input'", and giving it one made the
+    worker import the script (with pt2bot's argv)."""
+    root = _repo(tmp_path, {"example.py": """
+        import argparse
+        import torch
+        from torch import nn
+
+        parser = argparse.ArgumentParser()
+        parser.add_argument("--lr", default=0.01, type=float)
+        args = parser.parse_args()
+
+
+        class S4Model(nn.Module):
+            def __init__(self, d_input, d_model=32):
+                super().__init__()
+                self.encoder = nn.Linear(d_input, d_model)
+
+            def forward(self, x):
+                return self.encoder(x)
+        """, "script_guarded.py": """
+        import argparse
+        from torch import nn
+
+        KEEP = [x for x in range(3)]
+        handler = lambda: input()
+
+
+        class Model(nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.lin = nn.Linear(8, 8)
+
+            def forward(self, x):
+                return self.lin(x)
+
+
+        if __name__ == "__main__":
+            args = argparse.ArgumentParser().parse_args()
+        """})
+    by = {p.entry: p for p in discover(str(root))[0]}
+    assert by["example:S4Model"].problems[0] == (
+        "example.py runs a script when imported (`args = parser.parse_args()` at line 8): the "
+        "worker that builds the model imports it and would run that too; move S4Model into a "
+        "module of its own, or that code under `if __name__ == \"__main__\":`")
+    # the script's own guard and a lambda's body run nothing at import
+    assert by["script_guarded:Model"].problems == ()
