@@ -75,5 +75,8 @@ def test_the_loop_verifies_it_only_on_a_square_system(tmp_path, rows, accepted):
     if accepted:
         assert verdict["evidence"].startswith("GB0036 gone, 1 graph instead of 2, outputs equal on 2 shape cases"), \
             verdict
+        # head's `gels` refuses a NaN in the system, `solve` returns NaN: said, not refused
+        assert "(but with one NaN in an input, head raises RuntimeError (" in verdict["evidence"], verdict
+        assert "where the edit returns)" in verdict["evidence"]
     else:
         assert verdict["reason"].startswith("the patched model raises: forward(batch=3) raised RuntimeError"), verdict

@@ -183,7 +183,7 @@ def test_the_loop_accepts_right_fixes_and_rejects_wrong_ones(repo, tmp_path):
     assert good["accepted"] is True, good
     assert good["evidence"] == ("GB0170 gone, 2 graphs instead of 3, outputs equal on 2 shape "
                                 "cases, gradients equal on 2 shape cases, `h` equal after line 13, "
-                                "equal with NaN injected, equal on inputs all 0 and all 1 and on weights all 0, "
+                                "equal with NaN injected, equal on inputs all 0, all 1 and with one NaN and on weights all 0, "
                                 "gradients too")
 
     wrong_mean = verdicts["mean-all"]
@@ -193,8 +193,8 @@ def test_the_loop_accepts_right_fixes_and_rejects_wrong_ones(repo, tmp_path):
     right_mean = verdicts["mean-masked"]
     assert right_mean["accepted"] is True, right_mean
     assert right_mean["evidence"].startswith("GB0036 gone, 2 graphs instead of 3")
-    assert right_mean["evidence"].endswith("equal with an empty mask injected, equal on inputs all 0 and all 1 "
-                                           "and on weights all 0, gradients too")
+    assert right_mean["evidence"].endswith("equal with an empty mask injected, equal on inputs all 0, all 1 "
+                                           "and with one NaN and on weights all 0, gradients too")
 
 
 @pytest.mark.torch

@@ -685,7 +685,7 @@ def test_the_posterize_chain_is_verified_and_a_chain_that_reads_a_rebound_name_i
     assert verdicts["right"]["evidence"] == ("GB0170 gone, 1 graph instead of 4, outputs equal on "
                                              "1 shape case, gradients equal on shape case batch=2, the early return at "
                                              "line 10 taken by head on inputs with zeros, equal with zeros injected, "
-                                             "equal on inputs all 0 and all 1 and on weights all 0, gradients too")
+                                             "equal on inputs all 0, all 1 and with one NaN and on weights all 0, gradients too")
 
 
 @pytest.mark.torch
@@ -713,8 +713,8 @@ def test_the_blend_chain_and_an_arm_read_before_its_name_is_rebound(proof):
     # refused); 1 stands in for `s` there, and the gradients are head's
     assert verdicts["kept"]["accepted"] is True, verdicts["kept"]
     assert verdicts["kept"]["evidence"].endswith(f"the early return at line {s0 + 1} taken by head on inputs with "
-                                                 "zeros, equal with zeros injected, equal on inputs all 0 "
-                                                 "and all 1 and on weights all 0, gradients too"), verdicts["kept"]
+                                                 "zeros, equal with zeros injected, equal on inputs all 0, "
+                                                 "all 1 and with one NaN and on weights all 0, gradients too"), verdicts["kept"]
 
 
 @pytest.mark.torch

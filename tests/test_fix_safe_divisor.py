@@ -154,4 +154,4 @@ def test_the_stand_in_is_verified_and_the_bare_division_is_refused_on_inputs_all
     assert verdicts["bare"]["reason"].startswith("on the model's inputs all 0 (rows all alike), the "), verdicts["bare"]
     assert "NaN" in verdicts["bare"]["reason"], verdicts["bare"]
     assert verdicts["where"]["accepted"] is True, verdicts["where"]
-    assert "equal on inputs all 0 and all 1 and on weights all 0, gradients too" in verdicts["where"]["evidence"]
+    assert "equal on inputs all 0, all 1 and with one NaN and on weights all 0, gradients too" in verdicts["where"]["evidence"]

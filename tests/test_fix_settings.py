@@ -115,8 +115,8 @@ def test_the_proof_accepts_a_setting_only_where_the_break_does_not_move(tmp_path
     # (a setting changes compiled code only, its backward too: compiled gradients are compared)
     assert got["evidence"] == ("GB0036 gone, 1 graph instead of 2, compiled outputs equal head's "
                                "eager ones on 2 shape cases, compiled gradients equal on 2 shape "
-                               "cases, compiled equal on inputs all 0 and all 1 and on weights all "
-                               "0, gradients too"), got
+                               "cases, compiled equal on inputs all 0, all 1 and with one NaN and on "
+                               "weights all 0, gradients too"), got
 
     item = by["capture_scalar_outputs"]
     got = prove_on_model(setting, config.model("branched"), None, [(item, [targets[0]])], str(root),
@@ -376,8 +376,8 @@ def test_torchs_setting_for_autograd_grad_is_proven_like_the_others(tmp_path):
     # (`requires_grad_` on the input still breaks, before the penalty, with or without it)
     assert got["evidence"] == ("GB9186 gone, 2 graphs instead of 3, compiled outputs equal "
                                "head's eager ones on 2 shape cases, compiled gradients equal on 2 "
-                               "shape cases, compiled equal on inputs all 0 and all 1 and on weights "
-                               "all 0, gradients too"), got
+                               "shape cases, compiled equal on inputs all 0, all 1 and with one NaN and "
+                               "on weights all 0, gradients too"), got
 
 
 RECALL = """\

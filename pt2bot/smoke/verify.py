@@ -14,7 +14,9 @@ written), measures it the same way and judges it (`judge`): its eager outputs (a
 is safe by construction, the gradients of its parameters and inputs on every case, and the
 values the replaced statements leave behind, pt2bot/smoke/values.py), the break pass,
 the guard inputs (their outputs, then their gradients), the model's inputs all alike (all 0,
-then all 1) and its weights all 0 (outputs and gradients, `constant_checks`), then the shape
+then all 1), its weights all 0 and one reading of its first input NaN (outputs and gradients,
+`constant_checks`; on the NaN reading, gradients that differ and head raising where the
+candidate returns are said, not refused), then the shape
 matrix and export,
 each step only when the ones before have not already refused it (a candidate whose targeted
 break is still there pays for no guard input and no matrix). Where the matrix's first case
@@ -2681,7 +2683,15 @@ def guard_gradients(model: Any, case: CaseInputs, paths: RepoPaths, rows: Sequen
 # step size selected by `torch.where` equals head on the benchmark's trained-looking weights and
 # takes NaN gradients on a vector field that is 0 at the start, where the branch never computed
 # the division by its norms of 0 (an independent re-run found it).
-CONSTANTS = (("inputs", 0.0), ("inputs", 1.0), ("weights", 0.0))
+# And one reading NaN: the first element of the model's first floating-point input, the rest as
+# the case's. A NaN in one row shows what an edit does to the other rows: a batch of sensor
+# readings rescaled by its `amax` only past a threshold, made `torch.where(scale > 50, x / s, x)`,
+# equals head on every output, but differentiates through the `amax` head never took, whose
+# backward with a NaN maximum makes every row's input gradient NaN where head's is NaN in the one
+# row (a held-out trial's verified suggestion; a guard input sets only what the edited code
+# tests, and no test there is for NaN). (Its value, 1, is the count of NaN elements: a NaN in
+# the rows of report JSON is no JSON.)
+CONSTANTS = (("inputs", 0.0), ("inputs", 1.0), ("weights", 0.0), ("reading", 1.0))
 CONSTANT = "head on constant inputs"   # head's outputs and gradients there, once per model
 
 
@@ -2707,12 +2717,33 @@ def constant_case(case: CaseInputs, value: float) -> CaseInputs | None:
     return out if filled else None
 
 
+def one_nan_case(case: CaseInputs) -> CaseInputs | None:
+    """`case` with the first element of its first floating-point input tensor of more than one
+    element set to NaN (a fresh tensor; the others kept). None when it has none."""
+    import torch
+
+    done = False
+
+    def put(a: Any) -> Any:
+        nonlocal done
+        if not done and isinstance(a, torch.Tensor) and a.is_floating_point() and a.numel() > 1:
+            done = True
+            a = a.detach().clone()
+            a.view(-1)[0] = math.nan
+        return a
+    out = case.replace_tensors(put)
+    return out if done else None
+
+
 @contextlib.contextmanager
 def _constant(model: Any, case: CaseInputs, of: str, value: float) -> Any:
     """The case to run for one of CONSTANTS (None where it has none), with the weights all 0
     in place for "weights"."""
     if of == "inputs":
         yield constant_case(case, value)
+        return
+    if of == "reading":
+        yield one_nan_case(case)
         return
     with zero_weights(model) as zeroed:
         yield case if zeroed else None
@@ -2770,10 +2801,25 @@ def constant_checks(model: Any, case: CaseInputs, paths: RepoPaths,
         _, got, grads = _run_constant(model, case, paths, of, value, head_out, run)
         row = {"of": of, "value": value, **_versus(head_out, got, tolerance, again=out2),
                **({"compiled": True} if run is not None else {})}
+        if of == "reading" and not row["match"] and isinstance(head_out, BaseException) \
+                and not isinstance(got, BaseException):
+            # head fails on a batch with a NaN its code does not test for (LAPACK's `gels`
+            # refusing it), the edit returns: said, not refused; the other way round would
+            # be a new failure
+            row = {"of": of, "value": value, "match": True,
+                   "outcome_differs": f"head raises {getattr(head_out, 'exc_type', None) or type(head_out).__name__} "
+                                      f"(\"{_raised_message(head_out)[:80].replace(chr(34), chr(39))}\") "
+                                      "where the edit returns"}
         if row["match"] and grads is not None:
             g = _gradient_row(head_grads, grads, tolerance,
                               skip=_gradient_noise(head_grads, grads2, tolerance))
-            if g is not None:
+            if g is not None and of == "reading" and not g["match"]:
+                # outputs equal: the backward on a batch with a NaN is said, not refused; a
+                # training step on such a batch is broken on both sides, and which gradients
+                # the NaN reaches is what differs (input gradients, a saliency map)
+                row = {**row, "gradients": True, "grads_differ": f"the {g.get('of') or ''}"
+                       f"{chr(39) + ' ' if g.get('of') else ''}gradients differ from head's{_detail(g)}"}
+            elif g is not None:
                 row = {**g, "grads_of": g.get("of"), "of": of, "value": value, "gradients": True,
                        **({"compiled": True} if run is not None else {})}
                 if row["match"] and isinstance(head_grads, dict) and isinstance(grads, dict):
@@ -2790,6 +2836,8 @@ def constant_checks(model: Any, case: CaseInputs, paths: RepoPaths,
 
 
 def _constant_words(of: str, value: Any) -> str:
+    if of == "reading":
+        return "one NaN in the model's first floating-point input"
     return f"the model's {of} all {float(value or 0):g}"
 
 
@@ -2812,17 +2860,23 @@ def _constant_evidence(cand: Mapping[str, Any]) -> str | None:
     parts = []
     for of in ("inputs", "weights"):
         values = [f"all {float(r.get('value') or 0):g}" for r in rows if r.get("of") == of]
+        if of == "inputs" and any(r.get("of") == "reading" and not r.get("outcome_differs")
+                                  for r in rows):
+            values.append("with one NaN")
         if values:
-            parts.append(f"{of} " + " and ".join(values))
+            parts.append(f"{of} " + (", ".join(values[:-1]) + " and " if len(values) > 1 else "")
+                         + values[-1])
     # the parameters that get zeros where head's get none here and not on the shape cases
     # (said there already where they do)
     said = cand.get("gradients") or {}
     unused = {k: sorted({n for r in rows for n in r.get(k) or ()} - set(said.get(k) or ()))
               for k in ("zeroed", "unlinked")}
+    differ = next((r.get("outcome_differs") or r["grads_differ"] for r in rows
+                   if r.get("grads_differ") or r.get("outcome_differs")), None)
     return ("compiled " if any(r.get("compiled") for r in rows) else "") + "equal on " + \
         " and on ".join(parts) + (
-        ", gradients too" if any(r.get("gradients") for r in rows) else "") + _unused_caveat(unused) \
-        + _noise_caveat(rows, "results")
+        ", gradients too" if any(r.get("gradients") for r in rows) else "") + (
+        f" (but with one NaN in an input, {differ})" if differ else "") + _unused_caveat(unused) + _noise_caveat(rows, "results")
 
 
 def _dropped_test_refusal(cand: Mapping[str, Any], advise: bool = True) -> str | None:
