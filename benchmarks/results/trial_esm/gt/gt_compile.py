@@ -27,6 +27,8 @@ with torch.no_grad():
                 for mod in m.modules():
                     if isinstance(mod, RotaryEmbedding):
                         mod._seq_len_cached = mod._cos_cached = mod._sin_cached = None
+            if mode == "maybe_mark_dynamic":  # pt2bot's "marked weakly" for a model whose mark_dynamic raises
+                torch._dynamo.maybe_mark_dynamic(kw["tokens"], 0); torch._dynamo.maybe_mark_dynamic(kw["tokens"], 1)
             if mode.startswith("mark_dynamic"):
                 torch._dynamo.mark_dynamic(kw["tokens"], 0); torch._dynamo.mark_dynamic(kw["tokens"], 1)
             try:
