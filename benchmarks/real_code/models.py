@@ -471,6 +471,20 @@ LIBRARIES: dict[str, str] = {
     # every forward unless frozen, a KL loss over the model's modules whose count of parameters
     # is a tensor compared with 0 in Python, batch norm counting its batches), held out with it
     "torchbnn": "torchbnn",
+    # held out forty-first: nms-3d (non-maximum suppression of axis-aligned 3-D boxes: the boxes
+    # sorted by score once, then a Python `while remaining.numel() > 0:` loop that keeps the top
+    # box and compacts the rest by the boolean mask of the boxes whose IoU with it passes the
+    # threshold, so every step's shapes depend on the data; integer boxes cast to float for the
+    # IoU, optional debug logging with .item() and .tolist(), the kept indices returned on
+    # request), a library no benchmark, test or rule of pt2bot had used; added after the rules
+    # had been worked on against all eighty-two above
+    "nms-3d": "nms_3d",
+    # and torch-complex (ESPnet's ComplexTensor from before torch had complex dtypes: a Python
+    # class holding a real and an imaginary tensor with its own arithmetic, einsum expanded
+    # into real einsums by list comprehensions, a trace taken by indexing with a boolean
+    # identity mask, matrix inverse by a retry loop over a try/except, solve through a real
+    # block matrix, version checks through packaging), held out with it
+    "torch-complex": "torch_complex",
 }
 # Reported apart in RESULTS.md (evaluate.py `split`): figures on code the rules were not tuned on.
 # Each library belongs to one batch, named by when it was held out: a batch stops being code
@@ -518,6 +532,7 @@ HELD_OUT_BATCHES: dict[str, frozenset[str]] = {
     "held_out_38": frozenset({"coco-lm-pytorch", "torchreg"}),
     "held_out_39": frozenset({"coral-pytorch", "focal-loss-torch"}),
     "held_out_40": frozenset({"pytorch-adaptive-computation-time", "torchbnn"}),
+    "held_out_41": frozenset({"nms-3d", "torch-complex"}),
 }
 HELD_OUT: frozenset[str] = frozenset().union(*HELD_OUT_BATCHES.values())
 
@@ -12803,3 +12818,347 @@ def _bnn_cnn_cumavg_train() -> tuple[Any, list[Case]]:
     # cumulative average runs only in training
     return _keep_training(Step()), [((torch.randn(4, 3, 10, 10), torch.randint(0, 4, (4,))), {}),
                                     ((torch.randn(6, 3, 14, 14), torch.randint(0, 4, (6,))), {})]
+
+
+# ------------------------------------------------------------------------ nms-3d (held out, 41)
+# nms-3d (non-maximum suppression of axis-aligned 3-D boxes given as rows SCORE, X MIN, Y MIN,
+# Z MIN, X MAX, Y MAX, Z MAX: one stable sort by score, then `while remaining.numel() > 0:`
+# keeps the top box, computes its IoU with the rest and compacts both `remaining` and the boxes
+# by the boolean mask of the survivors, so each step's shapes depend on the data; integer boxes
+# are cast to float for the IoU; `return_indices` also returns the kept rows' indices).
+def _nms3d_boxes(n: int, spread: float = 6.0, int_boxes: bool = False) -> Any:
+    torch = _t()
+    lo = torch.rand(n, 3) * spread
+    size = 1.0 + torch.rand(n, 3) * 2.0
+    if int_boxes:
+        lo, size = lo.round(), size.round()
+    return lo, size
+
+
+class _NmsHead:
+    """A tiny 3-D detection head over per-anchor features: a score (sigmoid) and a box (the
+    anchor's minimum corner moved by an offset, sizes exp of a prediction)."""
+
+    @staticmethod
+    def make(feat: int) -> Any:
+        nn = _t().nn
+
+        class Head(nn.Module):
+            def __init__(self) -> None:
+                super().__init__()
+                self.trunk = nn.Sequential(nn.Linear(feat, 16), nn.ReLU())
+                self.score = nn.Linear(16, 1)
+                self.box = nn.Linear(16, 6)
+
+            def forward(self, anchors: Any, feats: Any) -> Any:
+                torch = _t()
+                h = self.trunk(feats)
+                score = torch.sigmoid(self.score(h))
+                d = self.box(h)
+                lo = anchors + 0.5 * torch.tanh(d[:, :3])
+                hi = lo + 1.5 * torch.exp(0.3 * torch.tanh(d[:, 3:]))
+                return torch.cat([score, lo, hi], 1)
+
+        return Head()
+
+
+@spec("nms-3d", "nms3d_detect_eval", "a tiny 3-D detection head (a score and a box per anchor "
+      "from its features) whose boxes go through nms_3d at IoU 0.3; the kept boxes returned, "
+      "in evaluation")
+def _nms3d_detect_eval() -> tuple[Any, list[Case]]:
+    torch = _t()
+    torch.manual_seed(0)
+    from nms_3d import nms_3d
+
+    class Detect(torch.nn.Module):
+        def __init__(self) -> None:
+            super().__init__()
+            self.head = _NmsHead.make(8)
+
+        def forward(self, anchors: Any, feats: Any) -> Any:
+            return nms_3d(self.head(anchors, feats), iou_threshold=0.3)
+
+    def case(n: int) -> Case:
+        lo, _ = _nms3d_boxes(n)
+        return ((lo, torch.randn(n, 8)), {})
+
+    return Detect().eval(), [case(16), case(24)]
+
+
+@spec("nms-3d", "nms3d_kept_features", "nms_3d with return_indices on given scored boxes: the "
+      "kept rows' per-box features gathered by the returned indices and mean-pooled into a "
+      "scene embedding, with the kept boxes and their count, in evaluation")
+def _nms3d_kept_features() -> tuple[Any, list[Case]]:
+    torch = _t()
+    torch.manual_seed(0)
+    from nms_3d import nms_3d
+
+    class Pool(torch.nn.Module):
+        def __init__(self) -> None:
+            super().__init__()
+            self.proj = torch.nn.Linear(5, 12)
+
+        def forward(self, boxes: Any, feats: Any) -> Any:
+            kept, idx = nms_3d(boxes, iou_threshold=0.25, return_indices=True)
+            emb = self.proj(feats[idx]).mean(0)
+            return kept, emb, torch.tensor(float(idx.numel()))
+
+    def case(n: int) -> Case:
+        lo, size = _nms3d_boxes(n, spread=5.0)
+        boxes = torch.cat([torch.rand(n, 1), lo, lo + size], 1)
+        boxes[1, 0] = boxes[0, 0]   # a tie: the stable sort keeps input order
+        return ((boxes, torch.randn(n, 5)), {})
+
+    return Pool().eval(), [case(12), case(20)]
+
+
+@spec("nms-3d", "nms3d_train_kept_loss", "a detection head trained through nms_3d: the kept "
+      "boxes' scores pushed up and their corners pulled to the targets of the anchors they came "
+      "from (gathered by the returned indices), with gradients", grad=True)
+def _nms3d_train_kept_loss() -> tuple[Any, list[Case]]:
+    torch = _t()
+    torch.manual_seed(0)
+    from nms_3d import nms_3d
+
+    class Train(torch.nn.Module):
+        def __init__(self) -> None:
+            super().__init__()
+            self.head = _NmsHead.make(6)
+
+        def forward(self, anchors: Any, feats: Any, targets: Any) -> Any:
+            kept, idx = nms_3d(self.head(anchors, feats), iou_threshold=0.4,
+                               return_indices=True)
+            score_loss = (1.0 - kept[:, 0]).pow(2).mean()
+            box_loss = torch.nn.functional.smooth_l1_loss(kept[:, 1:], targets[idx])
+            return score_loss + box_loss, kept.shape[0] * torch.ones(())
+
+    def case(n: int) -> Case:
+        lo, size = _nms3d_boxes(n, spread=4.0)
+        return ((lo, torch.randn(n, 6), torch.cat([lo, lo + size], 1)), {})
+
+    return Train(), [case(10), case(18)]
+
+
+@spec("nms-3d", "nms3d_batched_classes", "class-aware NMS by the offset trick (each class's boxes "
+      "moved apart by class times a large offset, one nms_3d call, the offset taken back): "
+      "class scores from a linear head, the best class per box, in evaluation")
+def _nms3d_batched_classes() -> tuple[Any, list[Case]]:
+    torch = _t()
+    torch.manual_seed(0)
+    from nms_3d import nms_3d
+
+    class PerClass(torch.nn.Module):
+        def __init__(self, classes: int = 3) -> None:
+            super().__init__()
+            self.cls = torch.nn.Linear(4, classes)
+
+        def forward(self, boxes: Any, feats: Any) -> Any:
+            prob = torch.softmax(self.cls(feats), -1)
+            score, label = prob.max(-1)
+            shift = (label.float() * 1000.0)[:, None]
+            moved = torch.cat([score[:, None], boxes + shift.repeat(1, 6)], 1)
+            kept, idx = nms_3d(moved, iou_threshold=0.2, return_indices=True)
+            return kept[:, 1:] - shift[idx].repeat(1, 6), kept[:, 0], label[idx]
+
+    def case(n: int) -> Case:
+        lo, size = _nms3d_boxes(n, spread=3.0)
+        return ((torch.cat([lo, lo + size], 1), torch.randn(n, 4)), {})
+
+    return PerClass().eval(), [case(14), case(22)]
+
+
+@spec("nms-3d", "nms3d_int_voxels", "integer voxel boxes (point counts as scores, corners on a "
+      "grid, some of zero volume) through nms_3d, which casts them to float for the IoU; the "
+      "kept boxes and the kept share, in evaluation")
+def _nms3d_int_voxels() -> tuple[Any, list[Case]]:
+    torch = _t()
+    torch.manual_seed(0)
+    from nms_3d import nms_3d
+
+    class Voxels(torch.nn.Module):
+        def forward(self, boxes: Any) -> Any:
+            kept = nms_3d(boxes, iou_threshold=0.5)
+            return kept, torch.tensor(kept.shape[0] / boxes.shape[0])
+
+    def case(n: int) -> Case:
+        lo, size = _nms3d_boxes(n, spread=4.0, int_boxes=True)
+        size[::5] = 0.0   # every fifth box flat: zero volume
+        counts = torch.randint(1, 50, (n, 1)).float()
+        return ((torch.cat([counts, lo, lo + size], 1).long(),), {})
+
+    return Voxels().eval(), [case(15), case(25)]
+
+
+# ----------------------------------------------------------------- torch-complex (held out, 41)
+# torch-complex (ESPnet's ComplexTensor: a Python class of a real and an imaginary tensor with
+# its own operators; torch_complex.functional's einsum expands a complex einsum into real ones
+# by list comprehensions and sums them, trace indexes with a boolean identity matrix, solve goes
+# through a real block matrix and torch.linalg.solve, chosen by packaging version checks;
+# ComplexTensor.inverse retries in a try/except loop; cat, stack, matmul, abs, angle, conj).
+def _tc_stft(b: int, c: int, f: int, t: int) -> Any:
+    torch = _t()
+    return torch.randn(b, f, c, t), torch.randn(b, f, c, t)
+
+
+@spec("torch-complex", "tc_mvdr_mask_train", "ESPnet's DNN beamformer trained: a mask estimator "
+      "(linear over each channel's log magnitude, sigmoid) gives speech and noise masks, their "
+      "spatial covariances by FC.einsum, an MVDR filter by FC.solve normalised by FC.trace, the "
+      "enhanced spectrum's magnitude against a target, with gradients", grad=True)
+def _tc_mvdr_mask_train() -> tuple[Any, list[Case]]:
+    torch = _t()
+    torch.manual_seed(0)
+    import torch_complex.functional as FC
+    from torch_complex.tensor import ComplexTensor
+
+    class Beamformer(torch.nn.Module):
+        def __init__(self, channels: int = 3) -> None:
+            super().__init__()
+            self.mask = torch.nn.Linear(channels, 2)
+
+        def forward(self, re: Any, im: Any, target: Any) -> Any:
+            x = ComplexTensor(re, im)                                  # (B, F, C, T)
+            logmag = torch.log1p(x.abs()).transpose(-1, -2)            # (B, F, T, C)
+            masks = torch.sigmoid(self.mask(logmag))                   # (B, F, T, 2)
+            ms, mn = masks[..., 0], masks[..., 1]
+            psd_s = FC.einsum("...ct,...et->...ce", [x * ms[..., None, :], x.conj()])
+            psd_n = FC.einsum("...ct,...et->...ce", [x * mn[..., None, :], x.conj()])
+            psd_n = psd_n + 1e-3 * torch.eye(re.shape[-2])
+            num = FC.solve(psd_s, psd_n)
+            ws = num / (FC.trace(num)[..., None, None] + 1e-6)
+            w = ws[..., 0]                                             # reference channel 0
+            y = FC.einsum("...c,...ct->...t", [w.conj(), x])
+            return torch.nn.functional.mse_loss(y.abs(), target)
+
+    def case(b: int, t: int) -> Case:
+        re, im = _tc_stft(b, 3, 5, t)
+        return ((re, im, torch.rand(b, 5, t)), {})
+
+    return Beamformer(), [case(2, 12), case(3, 20)]
+
+
+@spec("torch-complex", "tc_mvdr_oracle_eval", "MVDR beamforming with oracle masks given as inputs "
+      "(FC.einsum covariances, FC.solve, FC.trace normalisation, the reference channel's filter "
+      "applied); the enhanced spectrum's real and imaginary parts, in evaluation")
+def _tc_mvdr_oracle_eval() -> tuple[Any, list[Case]]:
+    torch = _t()
+    torch.manual_seed(0)
+    import torch_complex.functional as FC
+    from torch_complex.tensor import ComplexTensor
+
+    class Mvdr(torch.nn.Module):
+        def forward(self, re: Any, im: Any, mask_s: Any, mask_n: Any) -> Any:
+            x = ComplexTensor(re, im)
+            psd_s = FC.einsum("...ct,...et->...ce", [x * mask_s[..., None, :], x.conj()])
+            psd_n = FC.einsum("...ct,...et->...ce", [x * mask_n[..., None, :], x.conj()])
+            psd_n = psd_n + 1e-4 * torch.eye(re.shape[-2])
+            num = FC.solve(psd_s, psd_n)
+            ws = num / (FC.trace(num)[..., None, None] + 1e-8)
+            y = FC.einsum("...c,...ct->...t", [ws[..., 0].conj(), x])
+            return y.real, y.imag
+
+    def case(b: int, c: int, t: int) -> Case:
+        re, im = _tc_stft(b, c, 4, t)
+        return ((re, im, torch.rand(b, 4, t), torch.rand(b, 4, t)), {})
+
+    return Mvdr().eval(), [case(2, 2, 10), case(1, 4, 16)]
+
+
+@spec("torch-complex", "tc_complex_mlp_train", "a complex-valued MLP regressor: ComplexTensor "
+      "weights from real parameters, inputs times weights by FC.matmul, a modReLU (magnitude "
+      "shifted by a learned bias, the phase kept), FC.cat of the two layers' outputs, the "
+      "magnitude and angle regressed, with gradients", grad=True)
+def _tc_complex_mlp_train() -> tuple[Any, list[Case]]:
+    torch = _t()
+    torch.manual_seed(0)
+    import torch_complex.functional as FC
+    from torch_complex.tensor import ComplexTensor
+
+    class CMlp(torch.nn.Module):
+        def __init__(self, d: int = 6, h: int = 8) -> None:
+            super().__init__()
+            self.w1r = torch.nn.Parameter(0.3 * torch.randn(d, h))
+            self.w1i = torch.nn.Parameter(0.3 * torch.randn(d, h))
+            self.b = torch.nn.Parameter(torch.zeros(h))
+            self.w2r = torch.nn.Parameter(0.3 * torch.randn(h, 2))
+            self.w2i = torch.nn.Parameter(0.3 * torch.randn(h, 2))
+
+        def forward(self, re: Any, im: Any, target: Any) -> Any:
+            x = ComplexTensor(re, im)
+            h = FC.matmul(x, ComplexTensor(self.w1r, self.w1i))
+            mag = h.abs()
+            scale = torch.relu(mag + self.b) / (mag + 1e-6)
+            h = h * scale
+            o = FC.matmul(h, ComplexTensor(self.w2r, self.w2i))
+            feats = FC.cat([h, o], dim=-1)
+            pred = torch.stack([o.abs()[:, 0], o.angle()[:, 1]], -1)
+            return torch.nn.functional.mse_loss(pred, target), feats.abs().mean()
+
+    def case(b: int) -> Case:
+        return ((torch.randn(b, 6), torch.randn(b, 6), torch.randn(b, 2)), {})
+
+    return CMlp(), [case(5), case(9)]
+
+
+@spec("torch-complex", "tc_wpe_filter_eval", "a WPE-style dereverberation step written on "
+      "ComplexTensor: delayed frames stacked by FC.stack, a correlation matrix and vector by "
+      "FC.einsum weighted by the inverse power, ComplexTensor.inverse (its try/except retry loop) "
+      "of the regularised matrix, the prediction subtracted, in evaluation")
+def _tc_wpe_filter_eval() -> tuple[Any, list[Case]]:
+    torch = _t()
+    torch.manual_seed(0)
+    import torch_complex.functional as FC
+    from torch_complex.tensor import ComplexTensor
+
+    class Wpe(torch.nn.Module):
+        def __init__(self, taps: int = 3, delay: int = 2) -> None:
+            super().__init__()
+            self.taps, self.delay = taps, delay
+
+        def forward(self, re: Any, im: Any) -> Any:
+            y = ComplexTensor(re, im)                                  # (F, T)
+            t = re.shape[-1]
+            k, d = self.taps, self.delay
+            n = t - d - k + 1
+            frames = FC.stack([y[..., k - 1 - i:k - 1 - i + n] for i in range(k)], dim=-2)
+            target = y[..., d + k - 1:]                                # (F, n)
+            power = (re ** 2 + im ** 2)[..., d + k - 1:].clamp(min=1e-6)
+            wf = frames * (1.0 / power)[..., None, :]
+            corr = FC.einsum("...kt,...jt->...kj", [wf, frames.conj()])
+            vec = FC.einsum("...kt,...t->...k", [wf, target.conj()])
+            corr = corr + 1e-3 * torch.eye(k)
+            g = FC.einsum("...kj,...j->...k", [corr.inverse(), vec])
+            pred = FC.einsum("...k,...kt->...t", [g.conj(), frames])
+            out = target - pred
+            return out.real, out.imag
+
+    return Wpe().eval(), [((torch.randn(4, 16), torch.randn(4, 16)), {}),
+                          ((torch.randn(6, 24), torch.randn(6, 24)), {})]
+
+
+@spec("torch-complex", "tc_phase_mask_eval", "a phase-sensitive mask on a ComplexTensor "
+      "spectrogram: magnitude and angle, a mask from a small conv net over the log magnitude, "
+      "masked_fill of bins under a floor, the spectrum rebuilt from masked magnitude and phase, "
+      "its power (** 2) summed per frame, and the mean magnitude of the loud bins selected by a "
+      "boolean mask (ComplexTensor.__getitem__), in evaluation")
+def _tc_phase_mask_eval() -> tuple[Any, list[Case]]:
+    torch = _t()
+    torch.manual_seed(0)
+    from torch_complex.tensor import ComplexTensor
+
+    class PhaseMask(torch.nn.Module):
+        def __init__(self) -> None:
+            super().__init__()
+            self.net = torch.nn.Sequential(torch.nn.Conv1d(6, 6, 3, padding=1),
+                                           torch.nn.Sigmoid())
+
+        def forward(self, re: Any, im: Any) -> Any:
+            x = ComplexTensor(re, im)                                  # (B, F, T)
+            mag, ph = x.abs(), x.angle()
+            m = self.net(torch.log1p(mag))
+            y = ComplexTensor(m * mag * torch.cos(ph), m * mag * torch.sin(ph))
+            y = y.masked_fill(mag < 0.05, 0.0)
+            loud = x[mag > 0.5]                                        # (bins,)
+            return y.real, y.imag, (y ** 2).real.sum(1), loud.abs().mean()
+
+    return PhaseMask().eval(), [((torch.randn(2, 6, 10), torch.randn(2, 6, 10)), {}),
+                                ((torch.randn(3, 6, 17), torch.randn(3, 6, 17)), {})]

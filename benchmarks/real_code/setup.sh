@@ -93,6 +93,10 @@ fi
 # no spec imports) import pytorch_lightning, its models module imports torch alone and runs on
 # the locked torch 2.13.0, so those two requirement lines are expected. torchbnn 1.2 declares
 # nothing (it imports torch alone).
+# nms-3d 0.2.0 declares torch>=2.2.2 (its plotly, pytest, torchvision and monai are extras, not
+# installed: plotly only inside plot_3d_boxes, which no spec calls); torch-complex 0.4.4
+# declares packaging and numpy (locked: packaging 26.4, numpy 2.4.6). Neither adds a pip check
+# line.
 problems="$("$venv/bin/pip" check | grep -vx 'No broken requirements found\.' \
   | grep -vx 'pytorch-tabnet 4\.1\.0 requires scikit-learn, which is not installed\.' \
   | grep -vx 'pytorch-metric-learning 2\.9\.0 requires scikit-learn, which is not installed\.' \
@@ -132,7 +136,7 @@ for n in ("torch", "torchvision", "vit-pytorch", "x-transformers", "denoising-di
           "complextorch", "resize-right", "st-moe-pytorch", "egnn-pytorch",
           "dasp-pytorch", "ponder-transformer", "TorchCRF", "mixture-of-attention",
           "coco-lm-pytorch", "torchreg", "coral-pytorch", "focal-loss-torch",
-          "pytorch-adaptive-computation-time", "torchbnn"):
+          "pytorch-adaptive-computation-time", "torchbnn", "nms-3d", "torch-complex"):
     print(f"{n}=={m.version(n)}")
 PY
 echo "venv ready: $venv"
