@@ -742,6 +742,21 @@ def cause_of(reason: RecompileReason, new_breaks: Sequence[NewBreak]) -> dict | 
                         or (lib is not None and _package(d.get("inside")) == lib)), None)
 
 
+def _sole_break(reason: RecompileReason, new_breaks: Sequence[NewBreak],
+                old_breaks: Sequence[NewBreak]) -> dict | None:
+    """The one new break, for a frame of an installed package that a break split off, where
+    head has that break and no other: the package's function the breaking line called runs
+    as a frame of its own (torch-complex's `ComplexTensor.__mul__` under a PR's `y = x *
+    mask`, which dynamo cannot proxy), and no user stack ties it to the line. With more breaks
+    it is not said which."""
+    fr = reason.frame
+    ours = {id(d): d for d, _ in new_breaks}
+    if fr is None or fr.path or not fr.library or old_breaks or len(ours) != 1 \
+            or not split_off_frame(reason.compile_id):
+        return None
+    return next(iter(ours.values()))
+
+
 def _package(place: object) -> str | None:
     """The installed package of a file ("unfoldNd/unfold.py", "unfoldNd/utils.py:32"; a
     one-module library is its file)."""
@@ -797,6 +812,10 @@ _STATE_WRITE = re.compile(r"^\s*(self(?:\.\w+)+)\s*(?:(?:[-+*/%@&|^]|//|\*\*|<<|
 
 
 def _follows(r: RecompileReason) -> bool:
+    if r.carried:
+        # state a call left on the module, failing its guard on the next call: the module's
+        # own, with or without a break (ESM-2's cached sequence length)
+        return False
     return r.kind in _FOLLOWS_KINDS or (
         r.kind == "guard" and (_ARGUMENT_KIND_GUARD.search(r.guard or "") is not None
                                or _SELF_VALUE_GUARD.match(r.guard or "") is not None)) or (
@@ -867,7 +886,8 @@ def compare_recompiles(base: ModelRun | None, head: ModelRun,
         if new_breaks and hn > bn:
             matched = [(g, d) for g in _compiles(c.reasons)
                        if not _all_size_one(g) and _follows_shapes(g)
-                       and (d := cause_of(g[0], new_breaks)) is not None]
+                       and (d := cause_of(g[0], new_breaks)
+                            or _sole_break(g[0], new_breaks, old_breaks)) is not None]
             # Resume frames are the surest sign; then frames entered because of the break.
             matched.sort(key=lambda gd: gd[0][0].resumed_after is None)
             for group, d in matched[:hn - bn]:

@@ -188,6 +188,10 @@ class Proposal:
     # the edit reaches past the lines of one hunk of the diff, which a suggestion cannot
     # replace: proven after every edit inside one, and said as text when it passes
     outside: bool = False
+    # the findings inside a block the edit leaves to eager code (`if not
+    # torch.compiler.is_compiling() and <test>:`): compiled code no longer runs them, so a
+    # verified edit fixes them too (`_eager_block_findings`)
+    covers: list[str] = dataclasses.field(default_factory=list)
 
     @property
     def key(self) -> tuple[Any, ...]:
@@ -278,7 +282,31 @@ def gather(targets: list[dict[str, Any]], findings: Sequence[Finding], head_root
         if changeset is None or in_one_hunk(changeset, c.cand.path, c.cand.start_line,
                                             c.cand.end_line):
             proposals.setdefault(c.key, c)
+    for p in proposals.values():
+        tree = trees.get(p.cand.path)
+        if tree is not None:
+            p.covers = _eager_block_findings(p, tree, findings)
     return list(proposals.values()), why
+
+
+# the header an edit gives a block that compiled code then skips
+_EAGER_HEADER = re.compile(r"^\s*if not torch\.compiler\.is_compiling\(\) and ")
+
+
+def _eager_block_findings(p: Proposal, tree: ast.Module, findings: Sequence[Finding]) -> list[str]:
+    """The findings (by fingerprint) in the body of an `if` whose header `p` rewrites to run it
+    in eager only, other than `p`'s own: a new user's `logger.warning` under `if
+    ....max().item() > 0.5:` got a second comment asking for the guard the verified edit of the
+    `if` line already gave it."""
+    c = p.cand
+    if c.start_line != c.end_line or len(c.lines) != 1 or not _EAGER_HEADER.match(c.lines[0]):
+        return []
+    st = next((n for n in ast.walk(tree) if isinstance(n, ast.If) and n.lineno == c.start_line), None)
+    if st is None or not st.body:
+        return []
+    first, last = st.body[0].lineno, st.body[-1].end_lineno or st.body[-1].lineno
+    return [f.fingerprint() for f in findings if f.path == c.path and first <= f.line <= last
+            and f.fingerprint() not in p.findings]
 
 
 def _outside(changeset: ChangeSet | None, c: Candidate) -> bool:
@@ -1338,7 +1366,8 @@ def _summarise(targets: list[dict[str, Any]], proposals: list[Proposal], why: di
             "id": p.cid, "rule": p.cand.code, "title": p.cand.title, "path": p.cand.path,
             "start_line": p.cand.start_line, "end_line": p.cand.end_line,
             "lines": list(p.cand.lines), "safe": p.cand.safe, "guards": list(p.cand.guards),
-            "findings": list(p.findings), "targets": list(p.targets) + (_riders(p, targets) if verified else []),
+            "findings": list(p.findings) + (p.covers if verified else []),
+            "targets": list(p.targets) + (_riders(p, targets) if verified else []),
             "verified": verified, "passed": passed, **({"outside_diff": True} if p.outside else {}),
             "models": models, "evidence": evidence, "reason": reason,
             **({"caveats": caveats} if caveats else {})})

@@ -423,7 +423,11 @@ class RecompileReason(Record):
     frame: Frame | None = None
     compile_id: str | None = None
     resumed_after: Site | None = None
-    OMIT_IF_NONE: ClassVar[frozenset[str]] = frozenset({"frame", "compile_id", "resumed_after"})
+    # A guard on state an earlier call left on the module (`self._seq_len_cached == 32`),
+    # failed where the cases ran in order keeping it (pt2bot/smoke/matrix.py `_carried_pass`);
+    # absent otherwise
+    carried: bool | None = None
+    OMIT_IF_NONE: ClassVar[frozenset[str]] = frozenset({"frame", "compile_id", "resumed_after", "carried"})
 
 
 @dataclass(frozen=True, kw_only=True)

@@ -528,6 +528,34 @@ def test_a_frame_of_an_installed_package_is_tied_to_no_break_but_is_not_the_mode
     assert (d["new_recompiles"], d["after_break_recompiles"]) == (1, 3)
 
 
+def test_a_package_frame_under_the_one_new_break_follows_from_it():
+    # torch-complex's `ComplexTensor.__mul__` under a PR's `y = x * mask` (dynamo cannot proxy
+    # the subclass, so the line breaks and the operator's Python method becomes a frame of its
+    # own): its recompiles for sizes read as a second problem beside the break. With that break
+    # the only one on head, they are the break's; with another break on head too, not said.
+    base, head = resume_pair()
+    case = next(c for c in head["models"][0]["recompiles"]["cases"] if c["recompiles"])
+    lib = {"guard": "tensor 'self.imag' size mismatch at index 0. expected 2, actual 3", "dim": None,
+           "kind": "size_mismatch", "path": None, "line": None, "source": None,
+           "frame": {"function": "__mul__", "path": None, "line": 68,
+                     "library": "torch_complex/tensor.py"}, "compile_id": "7/1"}
+    case["reasons"].append(lib)
+    case["recompiles"] += 1
+    head["models"][0]["recompiles"]["count"] += 1
+    m = _gated(base, head)
+    d = m["delta"]
+    assert (d["new_recompiles"], d["caused_recompiles"]) == (0, 4), d
+    [mul] = [r for r in _reasons(m) if r["frame"]["function"] == "__mul__"]
+    assert mul["caused_by"] == BREAK_AT
+    # a second break on head, on base too: which one split the package's frame off is not known
+    old = {**head["models"][0]["graph_breaks"][0], "gb": "GB0117", "line": 30, "function": "encode",
+           "source": "x", "fingerprint": "cd" * 8}
+    head["models"][0]["graph_breaks"].append(old)
+    base["models"][0]["graph_breaks"] = [old]
+    d = _gated(base, head)["delta"]
+    assert d["caused_recompiles"] == 3, d
+
+
 def test_with_a_new_break_base_s_package_frames_do_not_hide_head_s_old_break_frame():
     # torchhd's PR 2: a new break (the PR's `if`), and beside its own recompile one in a frame
     # the library's old break splits off; base recompiled frames of the installed package too.

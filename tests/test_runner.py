@@ -320,6 +320,16 @@ def test_status_line_says_what_failed_and_where():
     assert line == ("pt2bot run: m: ok, 0 graph break(s), 1 recompile(s); batch is declared dynamic but under "
                     "compile the code specialises it to 2 at util/misc.py:316 (`mark_dynamic` raises there: measured "
                     "with it marked weakly)"), line
+    # pinned in code resumed after a break (ESM-2's contact head at modules.py:343, after the
+    # padding test's break at esm2.py:108, which with the break gone stays dynamic)
+    brk = {"gb": "GB0170", "path": "esm/model/esm2.py", "line": 108, "function": "forward"}
+    line = status_line({"name": "m", "status": "ok", "graph_breaks": [brk], "recompiles": {"count": 0},
+                        "specialized": [{"dim": "batch", "value": 2, "path": "esm/modules.py", "line": 343,
+                                         "resumed_after": {"path": "esm/model/esm2.py", "line": 108}}]})
+    assert ("batch is declared dynamic but under compile the code specialises it to 2 at esm/modules.py:343, "
+            "in code dynamo resumes after the graph break at esm/model/esm2.py:108, which hands that code "
+            "its tensors with no dynamic mark: the break may be what pins it (`mark_dynamic` raises there: "
+            "measured with it marked weakly)") in line, line
     # where the repository's code raised, when the worker placed it (a new user's dynamic
     # `samples` raised "not simple sympy type" at their own `unfold` on every case)
     at = {"path": "mixnet/model.py", "line": 22}

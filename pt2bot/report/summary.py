@@ -862,7 +862,8 @@ def recompile_details(m: ModelDelta) -> str:
                     + ": no input of it is marked dynamic, so it is compiled again, dynamic, when "
                     "a size first changes, and not again" if old else "")
                  + (f" — {VALUE_GUARD_WORDS}" if value_guard(r.get("guard")) and not cause and not old
-                    else "")] += 1
+                    and not r.get("carried") else "")
+                 + (f" — {CARRIED_WORDS}" if r.get("carried") else "")] += 1
         lines += [text + (f" (×{k})" if k > 1 else "") for text, k in list(said.items())[:3]]
     n = sum(max(0, c["delta"]) for c in cases if isinstance(c.get("delta"), int))
     k = sum(_caused(c) for c in cases)
@@ -872,6 +873,13 @@ def recompile_details(m: ModelDelta) -> str:
             ([f"{_all_or(a, n + k + a)} once after an existing break"] if a else [])
     title = f"Recompiles per shape (+{n + k + a}{''.join(', ' + p for p in parts)})"
     return details(title, "\n".join(lines))
+
+
+# a reason found with the cases run in order, each call keeping what the one before left on
+# the module (pt2bot/smoke/matrix.py `_carried_pass`)
+CARRIED_WORDS = ("on state a call left on the module for the next (a cache keyed by a size, a "
+                 "counter): a process calling the model again compiles the frame again whenever "
+                 "a call leaves another value there, up to the recompile limit")
 
 
 def _caused(case: dict) -> int:

@@ -412,6 +412,21 @@ def measure_matrix(model: Any, cases: list[CaseInputs], eager_outs: list[Any],
             accuracy[-1]["out_shapes"] = output_shapes(expected)
             if after_first is not None and len(case_recs) == 1 and not after_first(events, rec):
                 break
+        if before_call is not None and len(case_recs) == len(cases) > 1:
+            # Each compared call started from the model as built (`before_call`), so what a
+            # call leaves on the module for the next never reached a guard: ESM-2's rotary
+            # embedding keeps the last sequence length (`self._seq_len_cached = seq_len`),
+            # dynamo guards on it, and a user's process compiles `forward` again for every
+            # new length, up to the recompile limit, where this matrix saw none. The cases
+            # run once more in order from the built state, each call keeping what the one
+            # before left; only a guard on that state fails there (the compiled code for the
+            # built state is cached), and its recompiles count, each reason `carried`.
+            n_carried = _carried_pass(compiled, cases, case_recs, before_call, dynamic, relaxed,
+                                      model_spec, paths, events, limit_frames)
+            total += n_carried[0]
+            size_one += n_carried[1]
+            compiles += n_carried[2]
+            fallback = fallback or n_carried[3]
         for s in _trace_specializations(events, cases, dynamic, varying, paths, compilation_metrics()):
             key = (s["dim"], s["path"], s["line"])
             specialized.setdefault(key, s)
@@ -428,6 +443,53 @@ def measure_matrix(model: Any, cases: list[CaseInputs], eager_outs: list[Any],
         # the breaks these compiles hit: the worker keeps those the break pass did not
         "breaks": collect_breaks(events, paths),
     }
+
+
+def _carried_pass(compiled: Any, cases: list[CaseInputs], case_recs: list[dict[str, Any]],
+                  before_call: Callable[[], None], dynamic: set[str], relaxed: set[str],
+                  model_spec: dict[str, Any], paths: RepoPaths, events: TraceCollector,
+                  limit_frames: list[dict[str, Any]]) -> tuple[int, int, int, bool]:
+    """The shape cases once more, in order, from the model as built, each compiled call
+    keeping the state the one before left (see `measure_matrix`): (recompiles, size-one ones,
+    compiles, whether a frame hit the recompile limit). Each recompile is added to its case's
+    record with its reasons marked `carried`. A call that raises ends the pass: the compared
+    pass said what fails."""
+    total = size_one = compiles = 0
+    fallback = False
+    before_call()
+    for case, rec in zip(cases, case_recs):
+        n0 = len(compilation_metrics())
+        marked = mark_dims(case, dynamic, relaxed, model_spec.get("bounds"))
+        try:
+            compiled(*marked.args, **marked.kwargs)
+        except Exception:  # noqa: BLE001 - said by the compared pass, or a state no input gave
+            break
+        files = sorted({m.co_filename for m in compilation_metrics() if m.co_filename}
+                       | set(intern_table().values()))
+        for m in compilation_metrics()[n0:]:
+            fail = str(getattr(m, "fail_reason", "") or "")
+            if getattr(m, "fail_type", None):
+                if _LIMIT_TEXT in fail:
+                    fallback = True
+                    rec["eager_fallback"] = True
+                    frame = _limit_frame(m, compilation_metrics(), paths)
+                    if frame not in limit_frames:
+                        limit_frames.append(frame)
+                continue
+            compiles += 1
+            if not m.recompile_reason:
+                continue
+            reasons = parse_recompile_reason(m.recompile_reason, case, files, paths, events)
+            for r in reasons:
+                r.update(recompiled_frame(m, paths))
+                r["carried"] = True
+            rec["recompiles"] += 1
+            rec["reasons"].extend(reasons)
+            if reasons and all(r["kind"] == "size_one" for r in reasons):
+                size_one += 1
+            else:
+                total += 1
+    return total, size_one, compiles, fallback
 
 
 def user_frame(data: dict[str, Any], paths: RepoPaths, table: dict[int, str]) -> dict[str, Any]:

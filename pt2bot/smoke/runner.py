@@ -310,6 +310,12 @@ def status_line(run: ModelRun | Mapping[str, Any], log_base: str | None = None) 
     extra = f", {len(run.graph_breaks)} graph break(s){_break_sites(run)}" if run.graph_breaks is not None else ""
     if run.recompiles is not None and run.recompiles.count is not None and not every_case_raised(run):
         extra += f", {run.recompiles.count} recompile(s)"
+        carried = _split_recompiles(run, carried=True)
+        if carried:
+            # (calls in order keeping what each leaves on the module: ESM-2's rotary cache of
+            # the last length, which recompiles `forward` for every new length)
+            extra += (f" ({carried} on state a call leaves on the module for the next, which a "
+                      "process calling it again compiles anew for every new value)")
         split = _split_recompiles(run) if run.graph_breaks else 0
         if split:
             # (what the breaks cost in recompiles: the frames they split off get no dynamic
@@ -345,8 +351,15 @@ def status_line(run: ModelRun | Mapping[str, Any], log_base: str | None = None) 
         s = pinned[0]
         # ("under compile": the shape advice's export may keep the same dim dynamic, and the
         # line said both, which a new user read as a contradiction)
+        after = s.resumed_after
         extra += (f"; {s.dim} is declared dynamic but under compile the code specialises it to {s.value}"
                   + (f" at {s.path}:{s.line}" if s.path and s.line else "")
+                  # (ESM-2's contact head pinned batch at modules.py:343, in the code resumed
+                  # after the padding test's break: with that break gone the line stays dynamic)
+                  + (f", in code dynamo resumes after the graph break at {after.path}:{after.line}, "
+                     "which hands that code its tensors with no dynamic mark: the break may be "
+                     "what pins it"
+                     if after is not None and after.path and after.line and run.graph_breaks else "")
                   + " (`mark_dynamic` raises there: measured with it marked weakly)"
                   + (f", and {len(pinned) - 1} more dim(s)" if len(pinned) > 1 else ""))
     # and what it did not measure (a phase or shape cases that raised): "ok, 8 recompile(s)"
@@ -368,16 +381,18 @@ def status_line(run: ModelRun | Mapping[str, Any], log_base: str | None = None) 
     return f"pt2bot run: {run.name}: {run.status}{extra}{took}"
 
 
-def _split_recompiles(run: ModelRun) -> int:
+def _split_recompiles(run: ModelRun, carried: bool = False) -> int:
     """The recompiles (size-1 ones left out, as in `count`) of frames other than the model's
     own, each of which dynamo compiled only because a graph break sent the code around it to
-    eager."""
+    eager; with `carried`, those on state a call left on the module instead (any frame)."""
     n = 0
     for case in (run.recompiles.cases if run.recompiles is not None else ()):
         groups: dict[object, list[Any]] = {}
         for r in case.reasons:
             groups.setdefault(r.compile_id, []).append(r)
-        n += sum(1 for cid, rs in groups.items() if cid is not None and split_off_frame(cid)
+        n += sum(1 for cid, rs in groups.items() if cid is not None
+                 and (any(r.carried for r in rs) if carried
+                      else split_off_frame(cid) and not any(r.carried for r in rs))
                  and not all(r.kind == "size_one" for r in rs))
     return n
 

@@ -1,0 +1,101 @@
+"""Recompiles on state a call leaves on the module (real torch, pt2bot/smoke/matrix.py
+`_carried_pass`).
+
+Every compared call of the shape matrix starts from the model as built, so that eager and
+compiled outputs (and head and a candidate) are compared from one state. ESM-2's rotary
+embedding caches its tables by the last sequence length (`self._seq_len_cached = seq_len`);
+dynamo guards on that number, and a user's process that calls the compiled model again
+compiles `forward` once more for every new length, up to the recompile limit. With each call
+starting from the built cache, the matrix saw none: a new user's review of a PR that made this
+cache the model's only compile problem said "recompiles 2 → 0" and "No regressions". The cases
+now run once more in order, each call keeping what the one before left.
+"""
+from __future__ import annotations
+
+import json
+
+import cmarkgfm
+import pytest
+
+pytestmark = pytest.mark.torch
+
+BASE = '''\
+import torch
+from torch import nn
+
+
+class Rot(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.lin = nn.Linear(8, 8)
+
+    def forward(self, x):
+        pos = torch.arange(x.shape[1]).float()
+        return self.lin(x) * pos[None, :, None]
+'''
+HEAD = BASE.replace('''        self.lin = nn.Linear(8, 8)
+''', '''        self.lin = nn.Linear(8, 8)
+        self._seq_len_cached = None
+        self._pos = None
+''').replace('''        pos = torch.arange(x.shape[1]).float()
+        return self.lin(x) * pos[None, :, None]
+''', '''        if x.shape[1] != self._seq_len_cached:
+            self._seq_len_cached = x.shape[1]
+            self._pos = torch.arange(x.shape[1]).float()
+        return self.lin(x) * self._pos[None, :, None]
+''')
+TEST = 13   # `if x.shape[1] != self._seq_len_cached:`, where dynamo places the guard
+CONFIG = """\
+version: 1
+static: {paths: [pkg/]}
+models:
+  - name: rot
+    entry: pkg.rot:Rot
+    inputs: [{name: x, shape: [2, seq, 8]}]
+    shapes: {seq: [4, 8, 12]}
+    dynamic: [seq]
+    export: false
+run: {backend: eager, latency: false, timeout_s: 120}
+"""
+
+
+@pytest.fixture(scope="module")
+def reviewed(tmp_path_factory):
+    from gitrepo import GitRepo
+
+    assert HEAD.splitlines()[TEST - 1].strip() == "if x.shape[1] != self._seq_len_cached:"
+    repo = GitRepo.init(tmp_path_factory.mktemp("carried") / "repo")
+    repo.write("pt2bot.yml", CONFIG)
+    repo.write("pkg/__init__.py", "")
+    repo.write("pkg/rot.py", BASE)
+    repo.commit("base")
+    repo.branch("pr")
+    repo.write("pkg/rot.py", HEAD)
+    repo.commit("pr: cache the positions by length")
+    out = tmp_path_factory.mktemp("out") / "report"
+    rc = repo.review(out)
+    files = {name: json.loads((out / name).read_text(encoding="utf-8"))
+             for name in ("report.json", "review.json", "head.json")}
+    return rc, files, (out / "summary.md").read_text(encoding="utf-8")
+
+
+def test_a_cache_of_the_last_length_recompiles_for_every_new_one(reviewed):
+    rc, files, summary = reviewed
+    [run] = files["head.json"]["models"]
+    # seq 4 from the built cache (compiled), then 8 after 4, 12 after 8: one compile each
+    guards = [[r["guard"] for r in c["reasons"]] for c in run["recompiles"]["cases"]]
+    assert guards == [[], ["self._seq_len_cached is None"], ["self._seq_len_cached == 4"]], guards
+    assert all(r["carried"] is True and r["line"] == TEST
+               for c in run["recompiles"]["cases"] for r in c["reasons"])
+    assert run["recompiles"]["count"] == 2
+    [m] = files["report.json"]["models"]
+    assert m["delta"]["new_recompiles"] == 2 and rc == 1
+    html = cmarkgfm.github_flavored_markdown_to_html(summary)
+    assert ("guard <code>self._seq_len_cached == 4</code> at <code>pkg/rot.py:13</code>: "
+            "<code>if x.shape[1] != self._seq_len_cached:</code> — on state a call left on the "
+            "module for the next (a cache keyed by a size, a counter): a process calling the model "
+            "again compiles the frame again whenever a call leaves another value there, up to the "
+            "recompile limit") in html, html
+    # and the inline comment on the line of the guard
+    [c] = [c for c in files["review.json"]["comments"] if c["line"] == TEST]
+    assert "New recompile" in c["body"]
