@@ -1319,6 +1319,12 @@ def compare_compile(base: ModelRun | None, head: ModelRun, *,
     if hc is None or bc is None:
         out["note"] = "not measured on " + ("head" if hc is None else "base")
         return out
+    cut = [side for side, c in (("base", bc), ("head", hc)) if c.retried]
+    if cut:
+        out["note"] = (f"not compared: {' and '.join(cut)}'s first compiled call raised (a dim "
+                       "declared dynamic that the code pins) and was run again with the dims marked "
+                       "weakly, reusing what it had compiled, so its figures are not one compile's")
+        return out
     if bc.backend and hc.backend and bc.backend != hc.backend:
         out["note"] = f"base and head compiled with different backends ({bc.backend}, {hc.backend})"
         return out

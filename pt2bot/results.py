@@ -660,6 +660,11 @@ class CompileCost(Record):
     cache: str | None = None
     backend: str | None = None
     cpu_method: str | None = None
+    # the first compiled call raised (a dim declared dynamic that the code pins) and these
+    # figures are of the call run again with the dims marked weakly, which reused what the
+    # first had compiled: not one compile's cost, and never compared (absent otherwise)
+    retried: bool | None = None
+    OMIT_IF_NONE: ClassVar[frozenset[str]] = frozenset({"retried"})
 
 
 # --------------------------------------------------------------------------- compile reports

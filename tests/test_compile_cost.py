@@ -523,3 +523,30 @@ def test_less_cpu_for_the_same_work_is_not_read_as_cheaper():
     # fewer FX nodes: the compile did less, and says nothing more
     less = {**cost, "head": {**cost["head"], "fx_nodes": 300}}
     assert compile_line(ModelDelta(name="m", compile=less)).endswith("no regression.")
+
+
+def test_a_first_call_that_raised_is_measured_again_and_never_compared():
+    """ESM-2's contact head: head's first compiled call raised ConstraintViolationError (a
+    dim declared dynamic that the code pins) part way through, and ran again with the dims
+    marked weakly, reusing the frames it had compiled: "FX nodes 245 → 57 · graphs 2 → 2 · no
+    regression" beside a table of graphs 2 → 4. Those figures are said as what they are."""
+    from pt2bot.compare import compare_compile, compare_model
+    from pt2bot.report.metrics import compile_line
+    from pt2bot.results import ModelRun
+
+    run = run_of("view", "models.hard_view:HardView", backend="eager",
+                 inputs=[{"shape": ["batch", 4]}], shapes={"batch": [8, 16]}, dynamic=("batch",))
+    assert run["specialized"] and run["compile_cost"]["retried"] is True
+    clean = run_of("clean", "models.clean:Clean")
+    assert "retried" not in clean["compile_cost"]
+    base = ModelRun.from_json({"name": "m", "status": "ok", "compile_cost": {
+        "cpu_s": 0.9, "fx_nodes": 245, "guards": 590, "graphs": 2, "cache": "cold", "backend": "eager"}})
+    head = ModelRun.from_json({"name": "m", "status": "ok", "compile_cost": {
+        "cpu_s": 0.48, "fx_nodes": 57, "guards": 119, "graphs": 2, "cache": "cold", "backend": "eager",
+        "retried": True}})
+    got = compare_compile(base, head)
+    assert got["regression"] is False and got["ratio"] is None
+    assert got["note"].startswith("not compared: head's first compiled call raised")
+    m = compare_model("m", base, head, renames={}, line_map=lambda p, n: n, threshold_pct=10.0)
+    line = re.sub(r"<[^>]+>", "", _html(compile_line(m)))
+    assert "no regression" not in line and "not compared: head's first compiled call raised" in line, line

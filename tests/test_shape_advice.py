@@ -678,6 +678,30 @@ def test_dims_of_an_export_that_stops_before_them_are_not_advised_as_verified() 
     advice["compile"]["reused"] = True
     md = advice_markdown(advice)
     assert "pt2bot.yml:" not in md and "already declares these dims" in md
+    # and where the advice is a compile setting the yaml cannot hold (ESM-2's `dynamic=True`
+    # beside `dynamic: {batch: null, seq: null}` under `dynamic: [batch, seq]`)
+    del advice["compile"]["reused"]
+    advice["compile"]["yaml_as_configured"] = True
+    md = advice_markdown(advice)
+    assert "pt2bot.yml:" not in md and "already declares these dims" in md
+
+
+def test_the_advised_yaml_is_compared_with_the_configured_dims() -> None:
+    from pt2bot.smoke.advice import advice_code, configured_spec
+
+    dim = {"min": None, "max": None, "multiple_of": None}
+    spec = {"tokens": {"0": {"name": "batch", **dim}, "1": {"name": "seq", **dim}}}
+    same = advice_code(configured_spec(spec, {"dynamic": ["batch", "seq"]}), None)["yaml"]
+    assert same == advice_code(spec, "dynamic=True")["yaml"] == "dynamic:\n  batch: null\n  seq: null"
+    # a dim the config leaves static, or a bound it does not have, is advice
+    assert advice_code(configured_spec(spec, {"dynamic": ["batch"]}), None)["yaml"] != \
+        advice_code(spec, None)["yaml"]
+    bounded = {"tokens": {"0": {"name": "batch", **dim}, "1": {"name": "seq", **dim, "max": 128}}}
+    assert advice_code(configured_spec(bounded, {"dynamic": ["batch", "seq"]}), None)["yaml"] != \
+        advice_code(bounded, None)["yaml"]
+    assert advice_code(configured_spec(bounded, {"dynamic": ["batch", "seq"],
+                                                 "bounds": {"seq": {"max": 128}}}), None)["yaml"] == \
+        advice_code(bounded, None)["yaml"]
 
 
 def test_the_look_behind_an_export_error_has_a_shorter_limit(monkeypatch) -> None:

@@ -92,6 +92,8 @@ def compile_line(m: ModelDelta) -> str:
         verdict = f"❌ regression (threshold {c.get('threshold_pct', 0):g} %)"
     elif b is None:
         verdict = "no base to compare"
+    elif isinstance(c.get("note"), str) and c["note"].startswith("not compared"):
+        return f"Compile ({what}): " + " · ".join(parts) + f" · {escape_inline(c['note'], limit=300)}."
     else:
         verdict = "no regression"
         ratio, pct = c.get("ratio"), c.get("threshold_pct")

@@ -231,7 +231,8 @@ def advice_markdown(advice: Mapping[str, Any], title: str = "Shape advice") -> s
                             f"({export.get('kind') or 'error'}{where})".split())  # one line
             py = f"# {note}\n" + py
         blocks.append(code_block(py, "python", limit=3000))
-    if code.get("yaml") and (advice.get("compile") or {}).get("reused"):
+    if code.get("yaml") and ((advice.get("compile") or {}).get("reused")
+                             or (advice.get("compile") or {}).get("yaml_as_configured")):
         # the advised dims are the configured ones: a `dynamic:` block to paste over the same
         # `dynamic:` read as advice to change something (a new user's `[batch, depth]`)
         lines.append("- pt2bot.yml's `dynamic:` already declares these dims, with these ranges")

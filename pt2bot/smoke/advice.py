@@ -882,6 +882,25 @@ def _as_configured(spec_json: dict[str, Any], model_spec: dict[str, Any],
 
 # --------------------------------------------------------------------------- code
 
+def configured_spec(spec_json: dict[str, Any], model_spec: dict[str, Any]) -> dict[str, Any]:
+    """`spec_json` (the advised export spec) as pt2bot.yml configures the same axes: each dim
+    dynamic where the config's `dynamic` names it, with the config's bounds, and no other
+    bound; an axis the config leaves static is left out. What the advice's `dynamic:` block
+    is compared with."""
+    declared = set(model_spec.get("dynamic") or ())
+    bounds = model_spec.get("bounds") or {}
+    out: dict[str, Any] = {}
+    for inp, axes in spec_json.items():
+        for ax, e in axes.items():
+            name = e.get("name")
+            if e.get("static") or name not in declared:
+                continue
+            b = bounds.get(name) if isinstance(bounds.get(name), dict) else {}
+            out.setdefault(inp, {})[ax] = {"name": name, **{k: b[k] for k in ("min", "max", "multiple_of")
+                                                            if b.get(k) is not None}}
+    return out
+
+
 def advice_code(spec_json: dict[str, Any], method: str | None,
                 var_args: tuple[str, tuple[str, ...]] | None = None) -> dict[str, str]:
     """Paste-ready Python (the `dynamic_shapes` with `Dim`s, how to compile) and the
@@ -1012,11 +1031,18 @@ def measure_advice(model: Any, cases: list[CaseInputs], eager_outs: list[Any],
         notes.append(f"the advised dims compile the matrix {after} times with `{comp['method']}`, the "
                      f"configured settings {before}: keep the configured compile settings (the "
                      "spec above is what export takes)")
+    code = advice_code(export["dynamic_shapes"], None if worse else picked["method"],
+                       (cases[0].var_args, cases[0].arg_names)
+                       if cases and cases[0].var_args else None)
+    if code.get("yaml") == advice_code(configured_spec(export["dynamic_shapes"], model_spec),
+                                       None)["yaml"]:
+        # the `dynamic:` block says what pt2bot.yml says already (ESM-2's `{batch: null, seq:
+        # null}` under `dynamic: [batch, seq]`): nothing to paste; the compile setting beside
+        # it (`dynamic=True`) is the advice
+        comp["yaml_as_configured"] = True
     return {"shape_advice": {
         "export": export, "compile": comp,
-        "code": advice_code(export["dynamic_shapes"], None if worse else picked["method"],
-                            (cases[0].var_args, cases[0].arg_names)
-                            if cases and cases[0].var_args else None),
+        "code": code,
         "notes": notes, "seconds": round(time.perf_counter() - t0, 3),
         "steps_s": {"before": round(t_export - t0, 3), "export": round(t_compile - t_export, 3),
                     "compile": round(time.perf_counter() - t_compile, 3)}}}
