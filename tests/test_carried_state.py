@@ -99,3 +99,39 @@ def test_a_cache_of_the_last_length_recompiles_for_every_new_one(reviewed):
     # and the inline comment on the line of the guard
     [c] = [c for c in files["review.json"]["comments"] if c["line"] == TEST]
     assert "New recompile" in c["body"]
+
+
+@pytest.mark.parametrize("dynamic", [("seq",), ()])
+def test_the_count_is_a_process_calling_the_cases_in_order(dynamic):
+    """pt2bot's recompiles against dynamo's own in one process that calls the compiled model
+    on the shape cases in order (a user's), with the dims marked as pt2bot marks them: where a
+    new size and a new cached length come in the same call they are one compile, not two."""
+    import torch
+    from test_worker import spec
+
+    from pt2bot.smoke.worker import measure
+
+    shapes = [4, 8, 12, 8]
+    run = measure(spec("cache", "models.length_cache:LengthCache", inputs=[{"shape": [2, "seq", 8]}],
+                       shapes={"seq": shapes}, dynamic=dynamic, phases=("breaks", "matrix")))
+    assert run["status"] == "ok", run.get("error")
+
+    from models.length_cache import LengthCache
+
+    torch._dynamo.reset()
+    frames: list[int] = []
+
+    def backend(gm, example_inputs):
+        frames.append(1)
+        return gm.forward
+    model = LengthCache()
+    compiled = torch.compile(model, backend=backend)
+    for n in shapes:
+        x = torch.randn(2, n, 8)
+        if dynamic:
+            torch._dynamo.mark_dynamic(x, 1)
+        compiled(x)
+    torch._dynamo.reset()
+    assert run["recompiles"]["count"] == len(frames) - 1 > 0, (run["recompiles"], len(frames))
+    carried = [r for c in run["recompiles"]["cases"] for r in c["reasons"] if r.get("carried")]
+    assert carried and all("_seq_len_cached" in r["guard"] for r in carried)

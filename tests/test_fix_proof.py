@@ -839,3 +839,20 @@ def test_judge_does_not_hold_head_s_own_float_value_recompiles_against_an_edit()
     alone = {**head, "recompiles": {"count": 1, "cases": [
         {"shape": {"b": 2}, "n": 0, "sites": []}, case(1, size)]}}
     assert judge(alone, cand, [NAN_BREAK], EDIT)["reason"].startswith("a new recompile on shape case b=4")
+
+
+def test_a_block_entered_only_with_values_in_the_weights_says_so():
+    """ESM-2's NaN check on its logits, fed token ids: the NaN and inf that made head enter the
+    block went into the model's weights (no argument of `forward` can hold them), and the
+    evidence read "entered ... by head on inputs with inf and NaN", which sent its new user
+    looking for such an input."""
+    from pt2bot.smoke.verify import _guard_input_words, _selected_evidence
+
+    rows = [{"kind": "nan", "hit": True, "reached": True, "weights": True},
+            {"kind": "inf", "hit": True, "reached": True, "weights": True}]
+    cand = {"told": {"selected": True, "line": 133, "cases": []}, "guards": rows, "outputs": [1, 1]}
+    assert _selected_evidence(cand) == ("the block at line 133 entered by no shape case, by head "
+                                        "with inf and NaN in the model's weights")
+    # an argument that held one is an input
+    rows.append({"kind": "nan", "hit": True, "reached": True, "argument": "h"})
+    assert _guard_input_words(cand, ["inf", "nan"]) == ["inputs with NaN", "inf in the model's weights"]

@@ -426,14 +426,30 @@ def measure_matrix(model: Any, cases: list[CaseInputs], eager_outs: list[Any],
             # dynamo guards on it, and a user's process compiles `forward` again for every
             # new length, up to the recompile limit, where this matrix saw none. The cases
             # run once more in order from the built state, each call keeping what the one
-            # before left; only a guard on that state fails there (the compiled code for the
-            # built state is cached), and its recompiles count, each reason `carried`.
-            n_carried = _carried_pass(compiled, cases, case_recs, before_call, dynamic, relaxed,
-                                      model_spec, paths, events, limit_frames)
-            total += n_carried[0]
-            size_one += n_carried[1]
-            compiles += n_carried[2]
-            fallback = fallback or n_carried[3]
+            # before left: only a guard on that state fails there (the compiled code for the
+            # built state is cached). Where one does, the counts are a user's process's: the
+            # sequence again from a fresh dynamo, one compile where a new size and a new
+            # state come together (the compared pass's own counts would add a compile for
+            # each), its reasons on that state marked `carried`.
+            state = _sequence(compiled, cases, before_call, dynamic, relaxed, model_spec, paths,
+                              events, [])
+            if any(n for n, _ in state[0]):
+                subjects = {_subject(r["guard"]) for _, rs in state[0] for r in rs}
+                reset_dynamo()
+                seq, n_compiles, limited = _sequence(compiled, cases, before_call, dynamic, relaxed,
+                                                     model_spec, paths, events, limit_frames)
+                total = size_one = 0
+                for rec, (n, reasons) in zip(case_recs, seq):
+                    for r in reasons:
+                        if _subject(r["guard"]) in subjects:
+                            r["carried"] = True
+                    rec["recompiles"], rec["reasons"] = n, reasons
+                    for group in _by_compile(reasons):
+                        if all(r["kind"] == "size_one" for r in group):
+                            size_one += 1
+                        else:
+                            total += 1
+                compiles, fallback = n_compiles, fallback or limited
         for s in _trace_specializations(events, cases, dynamic, varying, paths, compilation_metrics()):
             key = (s["dim"], s["path"], s["line"])
             specialized.setdefault(key, s)
@@ -452,19 +468,20 @@ def measure_matrix(model: Any, cases: list[CaseInputs], eager_outs: list[Any],
     }
 
 
-def _carried_pass(compiled: Any, cases: list[CaseInputs], case_recs: list[dict[str, Any]],
-                  before_call: Callable[[], None], dynamic: set[str], relaxed: set[str],
-                  model_spec: dict[str, Any], paths: RepoPaths, events: TraceCollector,
-                  limit_frames: list[dict[str, Any]]) -> tuple[int, int, int, bool]:
-    """The shape cases once more, in order, from the model as built, each compiled call
-    keeping the state the one before left (see `measure_matrix`): (recompiles, size-one ones,
-    compiles, whether a frame hit the recompile limit). Each recompile is added to its case's
-    record with its reasons marked `carried`. A call that raises ends the pass: the compared
-    pass said what fails."""
-    total = size_one = compiles = 0
+def _sequence(compiled: Any, cases: list[CaseInputs], before_call: Callable[[], None],
+              dynamic: set[str], relaxed: set[str], model_spec: dict[str, Any], paths: RepoPaths,
+              events: TraceCollector, limit_frames: list[dict[str, Any]]
+              ) -> tuple[list[tuple[int, list[dict[str, Any]]]], int, bool]:
+    """The shape cases in order from the model as built, each compiled call keeping the state
+    the one before left, as a user's process calls it (see `measure_matrix`): per case (its
+    recompiles, their reasons), the compiles, and whether a frame hit the recompile limit (its
+    frame added to `limit_frames`). A call that raises ends the sequence: the compared pass
+    said what fails."""
+    per_case: list[tuple[int, list[dict[str, Any]]]] = [(0, []) for _ in cases]
+    compiles = 0
     fallback = False
     before_call()
-    for case, rec in zip(cases, case_recs):
+    for k, case in enumerate(cases):
         n0 = len(compilation_metrics())
         marked = mark_dims(case, dynamic, relaxed, model_spec.get("bounds"))
         try:
@@ -478,7 +495,6 @@ def _carried_pass(compiled: Any, cases: list[CaseInputs], case_recs: list[dict[s
             if getattr(m, "fail_type", None):
                 if _LIMIT_TEXT in fail:
                     fallback = True
-                    rec["eager_fallback"] = True
                     frame = _limit_frame(m, compilation_metrics(), paths)
                     if frame not in limit_frames:
                         limit_frames.append(frame)
@@ -489,14 +505,24 @@ def _carried_pass(compiled: Any, cases: list[CaseInputs], case_recs: list[dict[s
             reasons = parse_recompile_reason(m.recompile_reason, case, files, paths, events)
             for r in reasons:
                 r.update(recompiled_frame(m, paths))
-                r["carried"] = True
-            rec["recompiles"] += 1
-            rec["reasons"].extend(reasons)
-            if reasons and all(r["kind"] == "size_one" for r in reasons):
-                size_one += 1
-            else:
-                total += 1
-    return total, size_one, compiles, fallback
+            n, got = per_case[k]
+            per_case[k] = (n + 1, got + reasons)
+    return per_case, compiles, fallback
+
+
+def _subject(guard: str) -> str:
+    """What a guard holds to a value (`self._seq_len_cached` of `self._seq_len_cached == 4` and
+    of `self._seq_len_cached is None`): the same state failing again with another value."""
+    return re.split(r"\s+(?:==|!=|is not|is)\s+", guard.split("  #")[0].strip(), maxsplit=1)[0]
+
+
+def _by_compile(reasons: list[dict[str, Any]]) -> list[list[dict[str, Any]]]:
+    """A case's reasons grouped by the compile that failed them (one compile can fail
+    several guards)."""
+    groups: dict[object, list[dict[str, Any]]] = {}
+    for i, r in enumerate(reasons):
+        groups.setdefault(r.get("compile_id") or ("#", i), []).append(r)
+    return list(groups.values())
 
 
 def user_frame(data: dict[str, Any], paths: RepoPaths, table: dict[int, str]) -> dict[str, Any]:

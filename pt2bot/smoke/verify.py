@@ -2927,8 +2927,21 @@ def _watched_inputs(cand: Mapping[str, Any], cases: str, guards: Sequence[str]) 
     the guard inputs of the kinds `guards`, on which head's run did what the evidence says."""
     k, n = len(cand.get(cases) or ()), len(cand.get("outputs") or ())
     where = [f"{k} of the {_shape_cases(n)}"] if k else []
-    return " and ".join(where + [_param_words(cand) if g == PARAM else f"inputs with {GUARD_WORDS.get(g, g)}"
-                                 for g in guards])
+    return " and ".join(where + [_param_words(cand) for g in guards if g == PARAM]
+                        + _guard_input_words(cand, [g for g in guards if g != PARAM]))
+
+
+def _guard_input_words(cand: Mapping[str, Any], kinds: Sequence[str]) -> list[str]:
+    """"inputs with NaN", and "inf and NaN in the model's weights" for the kinds every input of
+    which that hit put the value there: ESM-2's token ids hold no NaN, and "entered ... by head
+    on inputs with inf and NaN" sent its new user looking for an input that could."""
+    def weighted(kind: str) -> bool:
+        rows = [r for r in cand.get("guards") or () if r.get("hit") and r.get("kind") == kind]
+        return bool(rows) and all(r.get("weights") for r in rows)
+    inputs = [GUARD_WORDS.get(k, k) for k in kinds if not weighted(k)]
+    weights = [GUARD_WORDS.get(k, k) for k in kinds if weighted(k)]
+    return ([f"inputs with {' and '.join(inputs)}"] if inputs else []) + \
+        ([f"{' and '.join(weights)} in {WEIGHTS}"] if weights else [])
 
 
 def _dropped_test_evidence(cand: Mapping[str, Any]) -> str | None:
@@ -3078,8 +3091,9 @@ def _selected_evidence(cand: Mapping[str, Any]) -> str | None:
     # proof compared", then "equal ... with NaN injected", read as a contradiction)
     guards = [g for g in _guards_reaching(cand, True) if g != PARAM]
     if guards:
-        return (f"the block at line {line} entered by no shape case, by head on inputs with "
-                + " and ".join(GUARD_WORDS.get(g, g) for g in guards))
+        return (f"the block at line {line} entered by no shape case, by head "
+                + ("with " if all(w.endswith(WEIGHTS) for w in _guard_input_words(cand, guards)) else "on ")
+                + " and ".join(_guard_input_words(cand, guards)))
     return (f"the block at line {line} entered by no shape case: there the edit selects head's own "
             "expression, the same by construction, which no input of the proof compared")
 
