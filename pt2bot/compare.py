@@ -1321,9 +1321,10 @@ def compare_compile(base: ModelRun | None, head: ModelRun, *,
         return out
     cut = [side for side, c in (("base", bc), ("head", hc)) if c.retried]
     if cut:
-        out["note"] = (f"not compared: {' and '.join(cut)}'s first compiled call raised (a dim "
-                       "declared dynamic that the code pins) and was run again with the dims marked "
-                       "weakly, reusing what it had compiled, so its figures are not one compile's")
+        whose = "base's and head's first compiled calls" if len(cut) == 2 else f"{cut[0]}'s first compiled call"
+        out["note"] = (f"not compared: {whose} raised (a dim declared dynamic that the code pins) "
+                       f"and {'were' if len(cut) == 2 else 'was'} run again with the dims marked "
+                       "weakly, reusing what had compiled, so the figures are not one compile's")
         return out
     if bc.backend and hc.backend and bc.backend != hc.backend:
         out["note"] = f"base and head compiled with different backends ({bc.backend}, {hc.backend})"

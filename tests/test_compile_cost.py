@@ -550,3 +550,7 @@ def test_a_first_call_that_raised_is_measured_again_and_never_compared():
     m = compare_model("m", base, head, renames={}, line_map=lambda p, n: n, threshold_pct=10.0)
     line = re.sub(r"<[^>]+>", "", _html(compile_line(m)))
     assert "no regression" not in line and "not compared: head's first compiled call raised" in line, line
+    both = ModelRun.from_json({**base.to_json(), "compile_cost": {**base.compile_cost.to_json(), "retried": True}})
+    assert compare_compile(both, head)["note"].startswith(
+        "not compared: base's and head's first compiled calls raised (a dim declared dynamic that the "
+        "code pins) and were run again")
