@@ -322,3 +322,23 @@ def test_a_break_inside_a_package_called_from_a_line_says_so(tmp_path):
     assert out["inside"] == "torchhd/embeddings.py:411"
     assert break_block(out).split("\n")[0].endswith(
         "at `pkg/net.py:10` (inside `torchhd/embeddings.py:411`, an installed package) in `forward`")
+
+
+def test_a_guard_path_torch_cut_inside_the_directories_above_the_repository(tmp_path):
+    """torch truncates a guard's path from the left ("mp/tt/repo/torchtune/modules/kv_cache.py"
+    for /tmp/tt/repo/...); a function dynamo only inlined (torchtune's KVCache.update, whose
+    cached `self.size` recompiles) is no compiled frame's file to match it against, and the
+    recompile was placed nowhere. Its tail under the repository is the file, where the whole
+    path ends with what torch wrote; torch's own files never match a repository's."""
+    from pt2bot.smoke.location import RepoPaths
+
+    root = tmp_path / "repo"
+    (root / "torchtune" / "modules").mkdir(parents=True)
+    (root / "torchtune" / "modules" / "kv_cache.py").write_text("x = 1\n")
+    (root / "modules").mkdir()
+    (root / "modules" / "linear.py").write_text("x = 1\n")
+    paths = RepoPaths(str(root))
+    cut = str(root / "torchtune" / "modules" / "kv_cache.py")[3:]
+    assert paths.resolve_suffix(cut, []) == "torchtune/modules/kv_cache.py"
+    assert paths.resolve_suffix("ckages/torch/nn/modules/linear.py", []) is None
+    assert paths.resolve_suffix("modules/linear.py", []) == "modules/linear.py"

@@ -96,9 +96,10 @@ def test_a_cache_of_the_last_length_recompiles_for_every_new_one(reviewed):
             "module for the next (a cache keyed by a size, a counter): a process calling the model "
             "again compiles the frame again whenever a call leaves another value there, up to the "
             "recompile limit") in html, html
-    # and the inline comment on the line of the guard
+    # and the inline comment on the line of the guard, which says what kind of guard it is
     [c] = [c for c in files["review.json"]["comments"] if c["line"] == TEST]
     assert "New recompile" in c["body"]
+    assert "💡 The guard holds state a call leaves on the module for the next" in c["body"]
 
 
 @pytest.mark.parametrize("dynamic", [("seq",), ()])

@@ -382,6 +382,13 @@ def recompile_body(rows: Sequence[tuple[str, dict, dict]]) -> str:
     text = lines[0] + "\n\n" + "\n".join(lines[1:])
     if any(value_guard(guard) for _, guard in said):
         text += f"\n\n💡 The guard holds {VALUE_GUARD_WORDS}. Keep the number a tensor where it is used."
+    if any(r.get("carried") for _, _, r in rows):
+        # (torchtune's KV cache before its maintainers' fix: `self.size += seq_len`, a Python
+        # int dynamo guards on, so every call of a user's process compiles the model again)
+        text += ("\n\n💡 The guard holds state a call leaves on the module for the next (a cache "
+                 "keyed by a size, a counter): a process calling the model again compiles it anew "
+                 "whenever a call leaves another value there, up to the recompile limit. Keep such "
+                 "state in a buffer (a tensor), or out of the compiled code.")
     if any("sym_float(" in guard for _, guard in said):
         # what the guard itself shows: a float made from a size, held to a number
         text += ("\n\n💡 The guard holds a float made from a size (`torch.sym_float`) to its value, so "

@@ -166,9 +166,17 @@ class RepoPaths:
                 r = self.rel(c)
                 if r:
                     return r
-        r = self.rel(os.path.join(self.root, suffix))
-        if r and os.path.isfile(os.path.join(self.root, r)):
-            return r
+        # the tail under the repository: torch cut the path inside the directories above it
+        # ("mp/tt/repo/torchtune/modules/kv_cache.py" of /tmp/tt/repo/...), and a function it
+        # only inlined (torchtune's KVCache.update) is no compiled frame's file to match
+        # (its whole path must end with the text torch wrote, so that torch's own
+        # ".../torch/nn/modules/linear.py" is never a repository's modules/linear.py)
+        parts = suffix.replace("\\", "/").split("/")
+        for k in range(len(parts)):
+            full = os.path.join(self.root, *parts[k:])
+            r = self.rel(full)
+            if r and os.path.isfile(full) and full.replace("\\", "/").endswith(suffix.replace("\\", "/")):
+                return r
         return None
 
 
