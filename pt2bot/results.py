@@ -427,7 +427,11 @@ class RecompileReason(Record):
     # failed where the cases ran in order keeping it (pt2bot/smoke/matrix.py `_carried_pass`);
     # absent otherwise
     carried: bool | None = None
-    OMIT_IF_NONE: ClassVar[frozenset[str]] = frozenset({"frame", "compile_id", "resumed_after", "carried"})
+    # with `carried`: where the code writes that state (`self.size += seq_len`), `{path, line,
+    # source}`, where it was found in the guard's function or class
+    stored_at: Mapping[str, Any] | None = None
+    OMIT_IF_NONE: ClassVar[frozenset[str]] = frozenset({"frame", "compile_id", "resumed_after", "carried",
+                                                        "stored_at"})
 
 
 @dataclass(frozen=True, kw_only=True)

@@ -87,6 +87,9 @@ def test_a_cache_of_the_last_length_recompiles_for_every_new_one(reviewed):
     assert guards == [[], ["self._seq_len_cached is None"], ["self._seq_len_cached == 4"]], guards
     assert all(r["carried"] is True and r["line"] == TEST
                for c in run["recompiles"]["cases"] for r in c["reasons"])
+    # and where the code writes that state: the line to change
+    assert {tuple(r["stored_at"].values()) for c in run["recompiles"]["cases"] for r in c["reasons"]} == \
+        {("pkg/rot.py", TEST + 1, "self._seq_len_cached = x.shape[1]")}
     assert run["recompiles"]["count"] == 2
     [m] = files["report.json"]["models"]
     assert m["delta"]["new_recompiles"] == 2 and rc == 1
@@ -95,11 +98,13 @@ def test_a_cache_of_the_last_length_recompiles_for_every_new_one(reviewed):
             "<code>if x.shape[1] != self._seq_len_cached:</code> — on state a call left on the "
             "module for the next (a cache keyed by a size, a counter): a process calling the model "
             "again compiles the frame again whenever a call leaves another value there, up to the "
-            "recompile limit") in html, html
+            "recompile limit; written at <code>pkg/rot.py:14</code>: "
+            "<code>self._seq_len_cached = x.shape[1]</code>") in html, html
     # and the inline comment on the line of the guard, which says what kind of guard it is
     [c] = [c for c in files["review.json"]["comments"] if c["line"] == TEST]
     assert "New recompile" in c["body"]
-    assert "💡 The guard holds state a call leaves on the module for the next" in c["body"]
+    assert ("💡 The guard holds state a call leaves on the module for the next (a cache keyed by a "
+            "size, a counter), written at `pkg/rot.py:14`: `self._seq_len_cached = x.shape[1]`") in c["body"]
 
 
 @pytest.mark.parametrize("dynamic", [("seq",), ()])

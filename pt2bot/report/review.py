@@ -23,7 +23,7 @@ from pt2bot.report.escape import has_controls
 from pt2bot.report.markdown import (code_block, code_inline, escape_inline, marker,
                                     message_inline, suggestion_block, verbatim_block)
 from pt2bot.report.summary import (FULL_REPORT, MATRIX_ONLY, MAX_CHARS, Section, caused_line, fit,
-                                   finding_location, gb_link, location, reached, severity_icon,
+                                   finding_location, gb_link, location, path_line, reached, severity_icon,
                                    smoke_verdict, when, whole_clauses)
 from pt2bot.reportdata import Report
 from pt2bot.results import VALUE_GUARD_WORDS, shape_label, value_guard
@@ -385,10 +385,15 @@ def recompile_body(rows: Sequence[tuple[str, dict, dict]]) -> str:
     if any(r.get("carried") for _, _, r in rows):
         # (torchtune's KV cache before its maintainers' fix: `self.size += seq_len`, a Python
         # int dynamo guards on, so every call of a user's process compiles the model again)
+        stored = next((r["stored_at"] for _, _, r in rows if isinstance(r.get("stored_at"), Mapping)
+                       and isinstance(r["stored_at"].get("line"), int)), None)
+        written = (f", written at {code_inline(path_line(stored.get('path'), stored['line']), limit=160)}"
+                   + (f": {code_inline(stored['source'], limit=160)}" if stored.get("source") else "")
+                   if stored else "")
         text += ("\n\n💡 The guard holds state a call leaves on the module for the next (a cache "
-                 "keyed by a size, a counter): a process calling the model again compiles it anew "
-                 "whenever a call leaves another value there, up to the recompile limit. Keep such "
-                 "state in a buffer (a tensor), or out of the compiled code.")
+                 f"keyed by a size, a counter){written}: a process calling the model again compiles it "
+                 "anew whenever a call leaves another value there, up to the recompile limit. Keep "
+                 "such state in a buffer (a tensor), or out of the compiled code.")
     if any("sym_float(" in guard for _, guard in said):
         # what the guard itself shows: a float made from a size, held to a number
         text += ("\n\n💡 The guard holds a float made from a size (`torch.sym_float`) to its value, so "

@@ -863,7 +863,8 @@ def recompile_details(m: ModelDelta) -> str:
                     "a size first changes, and not again" if old else "")
                  + (f" — {VALUE_GUARD_WORDS}" if value_guard(r.get("guard")) and not cause and not old
                     and not r.get("carried") else "")
-                 + (f" — {CARRIED_WORDS}" if r.get("carried") else "")] += 1
+                 + (f" — {CARRIED_WORDS}" if r.get("carried") else "")
+                 + _stored_at(r)] += 1
         lines += [text + (f" (×{k})" if k > 1 else "") for text, k in list(said.items())[:3]]
     n = sum(max(0, c["delta"]) for c in cases if isinstance(c.get("delta"), int))
     k = sum(_caused(c) for c in cases)
@@ -880,6 +881,16 @@ def recompile_details(m: ModelDelta) -> str:
 CARRIED_WORDS = ("on state a call left on the module for the next (a cache keyed by a size, a "
                  "counter): a process calling the model again compiles the frame again whenever "
                  "a call leaves another value there, up to the recompile limit")
+
+
+def _stored_at(reason: Mapping[str, Any]) -> str:
+    """"; written at `kv_cache.py:102`: `self.size += seq_len`": where the code stores the
+    state a carried guard holds (the line to change; the guard's is where dynamo read it)."""
+    s = reason.get("stored_at") if reason.get("carried") else None
+    if not isinstance(s, Mapping) or not isinstance(s.get("line"), int):
+        return ""
+    return (f"; written at {code_inline(path_line(s.get('path'), s['line']), limit=160)}"
+            + (f": {code_inline(s['source'], limit=160)}" if s.get("source") else ""))
 
 
 def _caused(case: dict) -> int:

@@ -12,6 +12,8 @@ always specialises 0/1, so such guards are tagged `size_one`, never blamed on th
 """
 from __future__ import annotations
 
+import ast
+import os
 import re
 from typing import Any, Callable, Sequence
 
@@ -443,6 +445,13 @@ def measure_matrix(model: Any, cases: list[CaseInputs], eager_outs: list[Any],
                     for r in reasons:
                         if _subject(r["guard"]) in subjects:
                             r["carried"] = True
+                            try:
+                                stored = _state_store(paths, r.get("path"), r.get("line"),
+                                                      _subject(r["guard"]))
+                            except Exception:  # noqa: BLE001 - a place to point at, never a lost count
+                                stored = None
+                            if stored:
+                                r["stored_at"] = stored
                     rec["recompiles"], rec["reasons"] = n, reasons
                     for group in _by_compile(reasons):
                         if all(r["kind"] == "size_one" for r in group):
@@ -514,6 +523,48 @@ def _subject(guard: str) -> str:
     """What a guard holds to a value (`self._seq_len_cached` of `self._seq_len_cached == 4` and
     of `self._seq_len_cached is None`): the same state failing again with another value."""
     return re.split(r"\s+(?:==|!=|is not|is)\s+", guard.split("  #")[0].strip(), maxsplit=1)[0]
+
+
+def _state_store(paths: RepoPaths, path: Any, line: Any, subject: str) -> dict[str, Any] | None:
+    """Where the code writes the state a carried guard holds: the first store to
+    `self.<attr>` (`self.size += seq_len`, torchtune's KV cache before its maintainers' fix)
+    in the function holding the guard's line, else in its class; `{path, line, source}`, or
+    None where none is found. The guard names what dynamo read (`self._modules['cache'].size`),
+    the store is the line to change."""
+    names = re.findall(r"\.(\w+)|\['(\w+)'\]", subject)
+    if not isinstance(path, str) or not isinstance(line, int) or not names:
+        return None
+    attr = next(a or b for a, b in reversed(names))
+    try:
+        with open(os.path.join(paths.root, path), encoding="utf-8") as fh:
+            text = fh.read()
+        tree = ast.parse(text)
+    except (OSError, SyntaxError, ValueError, RecursionError):
+        return None
+
+    def within(nodes: list[ast.AST]) -> list[ast.AST]:
+        return [n for n in nodes if n.lineno <= line <= (n.end_lineno or n.lineno)]
+
+    fns = within([n for n in ast.walk(tree) if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef))])
+    classes = within([n for n in ast.walk(tree) if isinstance(n, ast.ClassDef)])
+    for scope in ([max(fns, key=lambda n: n.lineno)] if fns else []) + \
+            ([max(classes, key=lambda n: n.lineno)] if classes else []):
+        for n in sorted(ast.walk(scope), key=lambda n: getattr(n, "lineno", 0)):
+            targets = (n.targets if isinstance(n, ast.Assign) else [n.target]
+                       if isinstance(n, (ast.AugAssign, ast.AnnAssign)) else [])
+            if any(isinstance(t, ast.Attribute) and t.attr == attr and isinstance(t.value, ast.Name)
+                   and t.value.id == "self" for t in targets) and not _in_init(n, scope):
+                src = text.splitlines()[n.lineno - 1].strip()
+                return {"path": path, "line": n.lineno, "source": src[:200]}
+    return None
+
+
+def _in_init(node: ast.AST, scope: ast.AST) -> bool:
+    """Whether `node` is in an `__init__` of `scope` (a class): the state as built, not a
+    call's store."""
+    return any(isinstance(f, ast.FunctionDef) and f.name == "__init__"
+               and f.lineno <= node.lineno <= (f.end_lineno or f.lineno)
+               for f in ast.walk(scope))
 
 
 def _by_compile(reasons: list[dict[str, Any]]) -> list[list[dict[str, Any]]]:
