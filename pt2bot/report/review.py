@@ -368,8 +368,10 @@ def new_export_lines(report: Report) -> dict[tuple[str, int], dict[str, list[str
 
 def recompile_body(rows: Sequence[tuple[str, dict, dict]]) -> str:
     """A new recompile's comment: which models, on which shape cases, which guard failed."""
-    lines = ["❌ **New recompile**: a guard dynamo added for this line fails on another input, "
-             "and the model is compiled again (not on base)."]
+    carried = all(r.get("carried") for _, _, r in rows)
+    lines = [f"❌ **New recompile**: a guard dynamo added for this line fails on "
+             f"{'the next call' if carried else 'another input'}, and the model is compiled again "
+             "(not on base)."]
     said: dict[tuple[str, str], list[str]] = {}
     for model, row, r in rows:
         said.setdefault((model, str(r.get("guard") or "?")), []).append(shape_label(row.get("shape")))
