@@ -290,7 +290,7 @@ def gather(targets: list[dict[str, Any]], findings: Sequence[Finding], head_root
 
 
 # the header an edit gives a block that compiled code then skips
-_EAGER_HEADER = re.compile(r"^\s*if not torch\.compiler\.is_compiling\(\) and ")
+_EAGER_HEADER = re.compile(r"^\s*if not \w+\.compiler\.is_compiling\(\) and ")   # torch by any alias
 
 
 def _eager_block_findings(p: Proposal, tree: ast.Module, findings: Sequence[Finding]) -> list[str]:

@@ -379,38 +379,25 @@ def measure_matrix(model: Any, cases: list[CaseInputs], eager_outs: list[Any],
                     if at[0] is not None:
                         rec["error_at"] = {"path": at[0], "line": at[1]}
                     break
-            new = compilation_metrics()[n0:]
-            files = sorted({m.co_filename for m in compilation_metrics() if m.co_filename}
-                           | set(intern_table().values()))
-            for m in new:
-                fail = str(getattr(m, "fail_reason", "") or "")
-                if getattr(m, "fail_type", None) and _LIMIT_TEXT in fail:
-                    fallback = True
-                    rec["eager_fallback"] = True
-                    frame = _limit_frame(m, compilation_metrics(), paths)
-                    if frame not in limit_frames:
-                        limit_frames.append(frame)
-                    continue
-                if getattr(m, "fail_type", None):
-                    continue
+            n_new, recompiled, limited = _compiled_since(n0, case, paths, events, limit_frames)
+            if limited:
+                fallback = True
+                rec["eager_fallback"] = True
+            if n_new:
                 rec["compiled"] = True
-                compiles += 1
-                if m.recompile_reason:
-                    reasons = parse_recompile_reason(m.recompile_reason, case, files, paths,
-                                                     events)
-                    if retried and reasons and all(_REMARKED in r["guard"] for r in reasons):
-                        # our own retry: a frame the strict marking compiled, called again
-                        # with the inputs marked weakly, fails that marking's guard; nothing
-                        # in the user's code asked for this compile
-                        continue
-                    for r in reasons:
-                        r.update(recompiled_frame(m, paths))
-                    rec["recompiles"] += 1
-                    rec["reasons"].extend(reasons)
-                    if reasons and all(r["kind"] == "size_one" for r in reasons):
-                        size_one += 1
-                    else:
-                        total += 1
+            compiles += n_new
+            for reasons in recompiled:
+                if retried and reasons and all(_REMARKED in r["guard"] for r in reasons):
+                    # our own retry: a frame the strict marking compiled, called again with
+                    # the inputs marked weakly, fails that marking's guard; nothing in the
+                    # user's code asked for this compile
+                    continue
+                rec["recompiles"] += 1
+                rec["reasons"].extend(reasons)
+                if reasons and all(r["kind"] == "size_one" for r in reasons):
+                    size_one += 1
+                else:
+                    total += 1
             case_recs.append(rec)
             if out is not None:
                 acc = compare_outputs(expected, out, model_spec.get("tolerance"))
@@ -435,13 +422,14 @@ def measure_matrix(model: Any, cases: list[CaseInputs], eager_outs: list[Any],
             # each), its reasons on that state marked `carried`.
             state = _sequence(compiled, cases, before_call, dynamic, relaxed, model_spec, paths,
                               events, [])
-            if any(n for n, _ in state[0]):
-                subjects = {_subject(r["guard"]) for _, rs in state[0] for r in rs}
+            if any(state[0]):
+                subjects = {_subject(r["guard"]) for groups in state[0] for rs in groups for r in rs}
                 reset_dynamo()
                 seq, n_compiles, limited = _sequence(compiled, cases, before_call, dynamic, relaxed,
                                                      model_spec, paths, events, limit_frames)
                 total = size_one = 0
-                for rec, (n, reasons) in zip(case_recs, seq):
+                for rec, groups in zip(case_recs, seq):
+                    reasons = [r for rs in groups for r in rs]
                     for r in reasons:
                         if _subject(r["guard"]) in subjects:
                             r["carried"] = True
@@ -452,9 +440,9 @@ def measure_matrix(model: Any, cases: list[CaseInputs], eager_outs: list[Any],
                                 stored = None
                             if stored:
                                 r["stored_at"] = stored
-                    rec["recompiles"], rec["reasons"] = n, reasons
-                    for group in _by_compile(reasons):
-                        if all(r["kind"] == "size_one" for r in group):
+                    rec["recompiles"], rec["reasons"] = len(groups), reasons
+                    for group in groups:
+                        if group and all(r["kind"] == "size_one" for r in group):
                             size_one += 1
                         else:
                             total += 1
@@ -480,13 +468,13 @@ def measure_matrix(model: Any, cases: list[CaseInputs], eager_outs: list[Any],
 def _sequence(compiled: Any, cases: list[CaseInputs], before_call: Callable[[], None],
               dynamic: set[str], relaxed: set[str], model_spec: dict[str, Any], paths: RepoPaths,
               events: TraceCollector, limit_frames: list[dict[str, Any]]
-              ) -> tuple[list[tuple[int, list[dict[str, Any]]]], int, bool]:
+              ) -> tuple[list[list[list[dict[str, Any]]]], int, bool]:
     """The shape cases in order from the model as built, each compiled call keeping the state
-    the one before left, as a user's process calls it (see `measure_matrix`): per case (its
-    recompiles, their reasons), the compiles, and whether a frame hit the recompile limit (its
-    frame added to `limit_frames`). A call that raises ends the sequence: the compared pass
-    said what fails."""
-    per_case: list[tuple[int, list[dict[str, Any]]]] = [(0, []) for _ in cases]
+    the one before left, as a user's process calls it (see `measure_matrix`): per case its
+    recompiles (each the reasons of one compile), the compiles, and whether a frame hit the
+    recompile limit (its frame added to `limit_frames`). A call that raises ends the
+    sequence: the compared pass said what fails."""
+    per_case: list[list[list[dict[str, Any]]]] = [[] for _ in cases]
     compiles = 0
     fallback = False
     before_call()
@@ -497,26 +485,35 @@ def _sequence(compiled: Any, cases: list[CaseInputs], before_call: Callable[[], 
             compiled(*marked.args, **marked.kwargs)
         except Exception:  # noqa: BLE001 - said by the compared pass, or a state no input gave
             break
-        files = sorted({m.co_filename for m in compilation_metrics() if m.co_filename}
-                       | set(intern_table().values()))
-        for m in compilation_metrics()[n0:]:
-            fail = str(getattr(m, "fail_reason", "") or "")
-            if getattr(m, "fail_type", None):
-                if _LIMIT_TEXT in fail:
-                    fallback = True
-                    frame = _limit_frame(m, compilation_metrics(), paths)
-                    if frame not in limit_frames:
-                        limit_frames.append(frame)
-                continue
-            compiles += 1
-            if not m.recompile_reason:
-                continue
+        n_new, per_case[k], limited = _compiled_since(n0, case, paths, events, limit_frames)
+        compiles += n_new
+        fallback = fallback or limited
+    return per_case, compiles, fallback
+
+
+def _compiled_since(n0: int, case: CaseInputs, paths: RepoPaths, events: TraceCollector,
+                    limit_frames: list[dict[str, Any]]) -> tuple[int, list[list[dict[str, Any]]], bool]:
+    """The frame compilations after the first `n0` of this process, for one case's call: how
+    many compiled, the reasons of each recompile (its frame added to each reason), and whether
+    a frame hit the recompile limit (its frame added to `limit_frames`)."""
+    files = sorted({m.co_filename for m in compilation_metrics() if m.co_filename}
+                   | set(intern_table().values()))
+    compiles, recompiled, limited = 0, [], False
+    for m in compilation_metrics()[n0:]:
+        if getattr(m, "fail_type", None):
+            if _LIMIT_TEXT in str(getattr(m, "fail_reason", "") or ""):
+                limited = True
+                frame = _limit_frame(m, compilation_metrics(), paths)
+                if frame not in limit_frames:
+                    limit_frames.append(frame)
+            continue
+        compiles += 1
+        if m.recompile_reason:
             reasons = parse_recompile_reason(m.recompile_reason, case, files, paths, events)
             for r in reasons:
                 r.update(recompiled_frame(m, paths))
-            n, got = per_case[k]
-            per_case[k] = (n + 1, got + reasons)
-    return per_case, compiles, fallback
+            recompiled.append(reasons)
+    return compiles, recompiled, limited
 
 
 def _subject(guard: str) -> str:
@@ -565,15 +562,6 @@ def _in_init(node: ast.AST, scope: ast.AST) -> bool:
     return any(isinstance(f, ast.FunctionDef) and f.name == "__init__"
                and f.lineno <= node.lineno <= (f.end_lineno or f.lineno)
                for f in ast.walk(scope))
-
-
-def _by_compile(reasons: list[dict[str, Any]]) -> list[list[dict[str, Any]]]:
-    """A case's reasons grouped by the compile that failed them (one compile can fail
-    several guards)."""
-    groups: dict[object, list[dict[str, Any]]] = {}
-    for i, r in enumerate(reasons):
-        groups.setdefault(r.get("compile_id") or ("#", i), []).append(r)
-    return list(groups.values())
 
 
 def user_frame(data: dict[str, Any], paths: RepoPaths, table: dict[int, str]) -> dict[str, Any]:

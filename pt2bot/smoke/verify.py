@@ -3091,9 +3091,9 @@ def _selected_evidence(cand: Mapping[str, Any]) -> str | None:
     # proof compared", then "equal ... with NaN injected", read as a contradiction)
     guards = [g for g in _guards_reaching(cand, True) if g != PARAM]
     if guards:
+        words = _guard_input_words(cand, guards)
         return (f"the block at line {line} entered by no shape case, by head "
-                + ("with " if all(w.endswith(WEIGHTS) for w in _guard_input_words(cand, guards)) else "on ")
-                + " and ".join(_guard_input_words(cand, guards)))
+                + ("with " if all(w.endswith(WEIGHTS) for w in words) else "on ") + " and ".join(words))
     return (f"the block at line {line} entered by no shape case: there the edit selects head's own "
             "expression, the same by construction, which no input of the proof compared")
 
