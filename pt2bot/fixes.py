@@ -52,6 +52,7 @@ from pt2bot.results import ResultsFile
 from pt2bot.rules import (RULES, Candidate, apply_candidate, fix_candidates_explained,
                           has_recipe, without_torch)
 from pt2bot.rules.edits import enclosing_function, parameter_names, source_lines, statement_at
+from pt2bot.rules.wrap import fit_candidate, repo_line_length
 from pt2bot.smoke.forkserver import SERVERS, fork_supported, preload_for
 from pt2bot.smoke.runner import build_jobs
 from pt2bot.smoke.supervise import run_worker
@@ -282,10 +283,17 @@ def gather(targets: list[dict[str, Any]], findings: Sequence[Finding], head_root
         if changeset is None or in_one_hunk(changeset, c.cand.path, c.cand.start_line,
                                             c.cand.end_line):
             proposals.setdefault(c.key, c)
+    # a new line longer than the repository's style allows is split as black splits it
+    # before the proof, so that what is proven is what is posted (pt2bot/rules/wrap.py)
+    # (after the block an eager-only header leaves is read from its one line)
+    limit = repo_line_length(head_root)
     for p in proposals.values():
         tree = trees.get(p.cand.path)
         if tree is not None:
             p.covers = _eager_block_findings(p, tree, findings)
+        fitted = fit_candidate(p.cand, p.original, limit)
+        if fitted is not p.cand:
+            p.cand, p.patched = fitted, apply_candidate(p.original, fitted)
     return list(proposals.values()), why
 
 

@@ -22,6 +22,7 @@ from typing import Callable, Sequence
 from pt2bot.findings import Finding
 from pt2bot.jsonio import atomic_write_bytes
 from pt2bot.rules import Candidate, apply_candidate, fix_candidates
+from pt2bot.rules.wrap import fit_candidate, repo_line_length
 from pt2bot.static.files import read_source
 
 NOT_RUN = ("these fixes were not run: each is safe by construction (eager behaviour unchanged); "
@@ -38,15 +39,19 @@ class FileFix:
     applied: tuple[Candidate, ...]  # the edits, in file order
 
 
-def safe_candidate(finding: Finding, source: str, tree: ast.Module) -> Candidate | None:
-    """The first safe candidate for `finding` (its rule's most likely safe edit), if any."""
-    return next((c for c in fix_candidates(finding, source, tree) if c.safe), None)
+def safe_candidate(finding: Finding, source: str, tree: ast.Module,
+                   limit: int | None = None) -> Candidate | None:
+    """The first safe candidate for `finding` (its rule's most likely safe edit), if any, its
+    new lines fit to the repository's line length `limit` (pt2bot/rules/wrap.py)."""
+    c = next((c for c in fix_candidates(finding, source, tree) if c.safe), None)
+    return fit_candidate(c, source, limit) if c is not None else None
 
 
 def safe_fixes_by_finding(root: str, findings: Sequence[Finding],
                           note: Callable[[str], None]) -> dict[Finding, list[Candidate]]:
     """Each finding's first safe candidate (for SARIF's `fixes`), files read as for `--fix`."""
     out: dict[Finding, list[Candidate]] = {}
+    limit = repo_line_length(root)
     for rel in sorted({f.path for f in findings if f.rule != "PTC000"}):
         source = _read_text(root, rel, note)
         try:
@@ -57,7 +62,7 @@ def safe_fixes_by_finding(root: str, findings: Sequence[Finding],
             continue
         for f in findings:
             if f.path == rel:
-                c = safe_candidate(f, source, tree)
+                c = safe_candidate(f, source, tree, limit)
                 if c is not None:
                     out[f] = [c]
     return out
@@ -81,6 +86,7 @@ def plan_fixes(root: str, findings: Sequence[Finding], note: Callable[[str], Non
         if f.rule != "PTC000":
             by_path.setdefault(f.path, []).append(f)
     out = []
+    limit = repo_line_length(root)
     for rel in sorted(by_path):
         source = _read_text(root, rel, note)
         if source is None:
@@ -92,7 +98,7 @@ def plan_fixes(root: str, findings: Sequence[Finding], note: Callable[[str], Non
         chosen: list[Candidate] = []
         reach: list[tuple[int, int]] = []
         for f in sorted(by_path[rel], key=lambda f: (f.line, f.col)):
-            c = safe_candidate(f, source, tree)
+            c = safe_candidate(f, source, tree, limit)
             if c is not None and not any(c.start_line <= end and start <= c.end_line
                                          for start, end in reach):
                 chosen.append(c)
