@@ -32,6 +32,7 @@ from pt2bot.rules.isinstance_nested import IsinstanceNested
 from pt2bot.rules.logging_call import LoggingCall
 from pt2bot.rules.min_max_key import MinMaxKey
 from pt2bot.rules.module_state_mutation import ModuleStateMutation
+from pt2bot.rules.operator_object import OperatorOnObject
 from pt2bot.rules.print_call import PrintCall
 from pt2bot.rules.range_over_size import RangeOverSize
 from pt2bot.rules.scalar_condition import ScalarCondition
@@ -53,7 +54,7 @@ RULES: tuple[type[Rule], ...] = (
     SyntaxErrorRule,
     TensorItem, TensorTolist, TensorNumpy, ScalarConversion, PrintCall, LoggingCall,
     HostNondeterminism, FileIO, ExplicitGraphBreak, ModuleStateMutation, TorchJitCall, MinMaxKey,
-    GradFactory, IsinstanceNested, TypeTensorClass, DeepcopyTensor, SdpKernel,
+    GradFactory, IsinstanceNested, TypeTensorClass, DeepcopyTensor, SdpKernel, OperatorOnObject,
     TensorCondition, TensorIteration, ScalarCondition,
     ShapeBranch, HardcodedSize, RangeOverSize, DynamicOutputShape, CompileDynamicFalse, EinxCall,
     SizeSpecialised,
