@@ -661,7 +661,8 @@ def verified_fixes(model: Any, *args: Any, user_code: str | Sequence[str] | None
                         if any(f.line <= n <= (f.end_line or f.line) for n in lines)]
             with torch.no_grad():
                 torch.manual_seed(0)
-                head_out = model(*case.args, **case.kwargs)
+                own = case.fresh()     # (the case stays as it was for the proof's calls)
+                head_out = model(*own.args, **own.kwargs)
             head = measure_state(model, [case], [head_out], {}, {}, paths, ["breaks"])
             fixed: set[int] = set()
             for f in findings:

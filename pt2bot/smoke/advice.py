@@ -443,6 +443,7 @@ def _takes(module: Any, ex: CaseInputs, where: dict[tuple[str, int], str], d: st
     try:
         start_call(module)
         with call_mode():
+            c = c.fresh()
             module(*c.args, **c.kwargs)
         return True
     except Exception:  # noqa: BLE001 - a size its guards refuse
@@ -456,10 +457,12 @@ def _equal_at(model: Any, module: Any, ex: CaseInputs, where: dict[tuple[str, in
     try:
         start_call(model)
         with call_mode():
-            expected = model(*c.args, **c.kwargs)
+            own = c.fresh()
+            expected = model(*own.args, **own.kwargs)
         start_call(module)
         with call_mode():
-            got = module(*c.args, **c.kwargs)
+            own = c.fresh()
+            got = module(*own.args, **own.kwargs)
     except Exception:  # noqa: BLE001 - either side refusing the size: no claim on it
         return False
     return bool(compare_outputs(expected, got, tolerance)["match"])
@@ -793,7 +796,7 @@ def count_compiles(model: Any, cases: list[CaseInputs], method: str, spec_json: 
             if k and any(v == 1 for v in case.shape.values()):
                 once += 1   # torch specialises size 1 whatever the settings: one more compile
             n0 = len(compilation_metrics())
-            fresh = case.replace_tensors(lambda v: v.detach() if isinstance(v, torch.Tensor) else v)
+            fresh = case.replace_tensors(lambda v: v.detach().clone() if isinstance(v, torch.Tensor) else v)
             if method == "mark_dynamic":
                 _mark(fresh, spec_json)
             try:

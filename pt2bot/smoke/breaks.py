@@ -268,7 +268,8 @@ def measure_breaks(model: Any, case: CaseInputs, paths: RepoPaths, *,
         before_call()
     try:
         with TraceCollector() as events, call_mode(), traced, counting:
-            compiled(*case.args, **case.kwargs)
+            own = case.fresh()     # (a forward may write into its inputs)
+            compiled(*own.args, **own.kwargs)
     except Exception as e:
         if ops is None:
             raise

@@ -110,10 +110,45 @@ class CaseInputs:
         return out
 
     def replace_tensors(self, fn: Any) -> "CaseInputs":
-        """A copy with `fn` applied to every input (e.g. fresh tensor objects)."""
-        return CaseInputs(self.shape, tuple(fn(a) for a in self.args),
-                          {k: fn(v) for k, v in self.kwargs.items()}, self.dims, self.arg_names,
-                          self.var_args)
+        """A copy with `fn` applied to every input, and to every value inside an input that is
+        a list, tuple or dict (a decoder's KV caches: a list of pairs of tensors)."""
+        memo: dict[int, Any] = {}
+        return CaseInputs(self.shape, tuple(map_nested(a, fn, memo) for a in self.args),
+                          {k: map_nested(v, fn, memo) for k, v in self.kwargs.items()}, self.dims,
+                          self.arg_names, self.var_args)
+
+    def fresh(self) -> "CaseInputs":
+        """A copy whose tensors are copies (`clone`: still differentiable into the case's own),
+        for one call: a forward that writes into its inputs (gemma's attention fills the KV
+        caches it is passed with `index_copy_`) leaves the case as it was, so the next call, and
+        a candidate's beside head's, starts from the same values, and no tensor keeps one
+        call's autograd graph into the next ("backward through the graph a second time")."""
+        import torch
+
+        return self.replace_tensors(lambda v: v.clone() if isinstance(v, torch.Tensor) else v)
+
+
+def map_nested(value: Any, fn: Any, memo: dict[int, Any] | None = None) -> Any:
+    """`fn` of `value`, of each item of a list or tuple (a named tuple kept one) and each value
+    of a dict, depth first; an object met twice is mapped once (two arguments that are one
+    tensor stay one)."""
+    if memo is None:
+        memo = {}
+    key = id(value)
+    if key in memo:
+        return memo[key]
+    if isinstance(value, dict) and type(value) is dict:
+        out: Any = {k: map_nested(v, fn, memo) for k, v in value.items()}
+    elif isinstance(value, list) and type(value) is list:
+        out = [map_nested(v, fn, memo) for v in value]
+    elif isinstance(value, tuple) and hasattr(value, "_fields"):
+        out = type(value)(*(map_nested(v, fn, memo) for v in value))
+    elif type(value) is tuple:
+        out = tuple(map_nested(v, fn, memo) for v in value)
+    else:
+        out = fn(value)
+    memo[key] = out
+    return out
 
 
 def var_positional(model: Any) -> str | None:
@@ -202,9 +237,9 @@ def build_inputs(model_spec: dict[str, Any], model: Any, shape: dict[str, int], 
         else:
             into_var = None
             names = tuple(params[i] if i < len(params) else f"arg{i}" for i in range(len(args)))
-        args = tuple(a.to(device) if isinstance(a, torch.Tensor) else a for a in args)
-        kwargs = {k: v.to(device) if isinstance(v, torch.Tensor) else v for k, v in kwargs.items()}
-        case = CaseInputs(dict(shape), args, kwargs, {}, names, into_var)
+        # (on the model's device, those inside a list or a dict too)
+        case = CaseInputs(dict(shape), args, kwargs, {}, names, into_var).replace_tensors(
+            lambda v: v.to(device) if isinstance(v, torch.Tensor) else v)
     else:
         args_l: list[Any] = []
         arg_names: list[str] = []
@@ -548,9 +583,11 @@ def calls_with_grad(on: bool) -> Iterator[None]:
 
 
 def run_forward(model: Any, case: CaseInputs, paths: RepoPaths) -> Any:
-    """Eager forward; an exception is the model's: `exception`, or `input` for a misfit."""
+    """Eager forward on its own copy of the inputs (`CaseInputs.fresh`); an exception is the
+    model's: `exception`, or `input` for a misfit."""
+    own = case.fresh()
     try:
-        return model(*case.args, **case.kwargs)
+        return model(*own.args, **own.kwargs)
     except Exception as e:  # noqa: BLE001
         path, line = user_location(e, paths)
         raised_in_repo = False

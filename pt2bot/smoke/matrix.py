@@ -259,11 +259,12 @@ def mark_range(lo: int | None, hi: int | None) -> dict[str, int]:
 
 def mark_dims(case: CaseInputs, dynamic: set[str], relaxed: set[str],
               bounds: dict[str, Any] | None = None) -> CaseInputs:
-    """Fresh tensor objects (marks are attributes) with the declared dynamic dims marked,
-    with their declared range (`mark_dynamic` cannot express divisibility)."""
+    """Fresh tensors (marks are attributes; copies, as `CaseInputs.fresh` gives each call) with
+    the declared dynamic dims marked, with their declared range (`mark_dynamic` cannot express
+    divisibility)."""
     import torch
 
-    marked = case.replace_tensors(lambda v: v.detach() if isinstance(v, torch.Tensor) else v)
+    marked = case.replace_tensors(lambda v: v.detach().clone() if isinstance(v, torch.Tensor) else v)
     named = marked.named()
     for name, axes in case.dims.items():
         t = named.get(name)
