@@ -485,6 +485,19 @@ LIBRARIES: dict[str, str] = {
     # identity mask, matrix inverse by a retry loop over a try/except, solve through a real
     # block matrix, version checks through packaging), held out with it
     "torch-complex": "torch_complex",
+    # held out forty-second: recsys-metrics (ranking and beyond-accuracy metrics for recommender
+    # systems over a batch of users' score lists: every ranking metric validates its target with
+    # `if target.max() > 1 or target.min() < 0: raise`, a branch on tensor values; popularity and
+    # unexpectedness inputs are checked the same way; catalog coverage, distributional coverage
+    # and inter-list diversity count distinct items with `.unique().numel()` and
+    # `.unique(return_counts=True)`, sizes the data decide), a library no benchmark, test or rule
+    # of pt2bot had used; added after the rules had been worked on against all eighty-four above
+    "recsys-metrics": "recsys_metrics",
+    # and seesawloss (the Seesaw loss for long-tailed classification: a buffer of cumulative
+    # per-class sample counts updated on every forward by a Python loop over `target.unique()`
+    # with `.item()`, then mitigation and compensation factors from the counts and the detached
+    # softmax reweighting the logits of cross-entropy), held out with it
+    "seesawloss": "seesawloss",
 }
 # Reported apart in RESULTS.md (evaluate.py `split`): figures on code the rules were not tuned on.
 # Each library belongs to one batch, named by when it was held out: a batch stops being code
@@ -533,6 +546,7 @@ HELD_OUT_BATCHES: dict[str, frozenset[str]] = {
     "held_out_39": frozenset({"coral-pytorch", "focal-loss-torch"}),
     "held_out_40": frozenset({"pytorch-adaptive-computation-time", "torchbnn"}),
     "held_out_41": frozenset({"nms-3d", "torch-complex"}),
+    "held_out_42": frozenset({"recsys-metrics", "seesawloss"}),
 }
 HELD_OUT: frozenset[str] = frozenset().union(*HELD_OUT_BATCHES.values())
 
@@ -13162,3 +13176,284 @@ def _tc_phase_mask_eval() -> tuple[Any, list[Case]]:
 
     return PhaseMask().eval(), [((torch.randn(2, 6, 10), torch.randn(2, 6, 10)), {}),
                                 ((torch.randn(3, 6, 17), torch.randn(3, 6, 17)), {})]
+
+
+# ---------------------------------------------------------------- recsys-metrics (held out, 42)
+# recsys-metrics (ranking metrics over a batch of users' candidate lists: hit rate, precision,
+# recall, MAP, MRR, NDCG and alpha-NDCG take preds (B, L) and a binary target, each validated by
+# `_check_ranking_inputs`, whose `if target.max() > 1 or target.min() < 0: raise ValueError` is a
+# branch on tensor values; beyond-accuracy metrics: catalog coverage, distributional coverage and
+# mean inter-list diversity count the distinct item ids of the top k by `.unique()`, expected
+# popularity complement and serendipity check their popularity or unexpectedness inputs' range).
+class _RsScorer:
+    """A tiny two-tower scorer: a user vector and each candidate item's vector from linear
+    towers, the score their dot product."""
+
+    @staticmethod
+    def make(du: int, di: int, d: int = 8) -> Any:
+        nn = _t().nn
+
+        class Scorer(nn.Module):
+            def __init__(self) -> None:
+                super().__init__()
+                self.user = nn.Sequential(nn.Linear(du, d), nn.Tanh())
+                self.item = nn.Linear(di, d)
+
+            def forward(self, users: Any, items: Any) -> Any:
+                return (self.item(items) * self.user(users)[:, None, :]).sum(-1)   # (B, L)
+
+        return Scorer()
+
+
+def _rs_lists(b: int, n: int, du: int, di: int, p: float = 0.3) -> tuple[Any, Any, Any]:
+    torch = _t()
+    return torch.randn(b, du), torch.randn(b, n, di), (torch.rand(b, n) < p).long()
+
+
+@spec("recsys-metrics", "rs_ndcg_hit_eval", "a two-tower scorer ranks each user's candidate list; "
+      "normalized_dcg at 5 and hit_rate at 3 against binary relevance, per user and averaged, "
+      "in evaluation")
+def _rs_ndcg_hit_eval() -> tuple[Any, list[Case]]:
+    torch = _t()
+    torch.manual_seed(0)
+    import recsys_metrics as rm
+
+    class Eval(torch.nn.Module):
+        def __init__(self) -> None:
+            super().__init__()
+            self.scorer = _RsScorer.make(6, 5)
+
+        def forward(self, users: Any, items: Any, target: Any) -> Any:
+            scores = self.scorer(users, items)
+            return (rm.normalized_dcg(scores, target, k=5, reduction="none"),
+                    rm.hit_rate(scores, target, k=3))
+
+    return Eval().eval(), [(_rs_lists(4, 10, 6, 5), {}), (_rs_lists(7, 10, 6, 5), {})]
+
+
+@spec("recsys-metrics", "rs_listwise_train", "the scorer trained with a ListNet loss (softmax "
+      "cross-entropy of scores against the normalised relevance), MAP and MRR at 4 of the "
+      "detached scores reported beside the loss, with gradients", grad=True)
+def _rs_listwise_train() -> tuple[Any, list[Case]]:
+    torch = _t()
+    torch.manual_seed(0)
+    import recsys_metrics as rm
+
+    class Train(torch.nn.Module):
+        def __init__(self) -> None:
+            super().__init__()
+            self.scorer = _RsScorer.make(4, 6)
+
+        def forward(self, users: Any, items: Any, target: Any) -> Any:
+            scores = self.scorer(users, items)
+            rel = target.float()
+            dist = rel / rel.sum(-1, keepdim=True).clamp(min=1.0)
+            loss = -(dist * torch.log_softmax(scores, -1)).sum(-1).mean()
+            s = scores.detach()
+            return loss, rm.mean_average_precision(s, target, k=4), \
+                rm.mean_reciprocal_rank(s, target, k=4)
+
+    return Train(), [(_rs_lists(5, 8, 4, 6, 0.4), {}), (_rs_lists(9, 8, 4, 6, 0.4), {})]
+
+
+@spec("recsys-metrics", "rs_rank_report_eval", "rank_report (precision, recall, MAP, MRR, hit "
+      "rate and NDCG at 4, each validating its inputs) of the scorer's lists kept as tensors "
+      "(to_item=False), in evaluation")
+def _rs_rank_report_eval() -> tuple[Any, list[Case]]:
+    torch = _t()
+    torch.manual_seed(0)
+    import recsys_metrics as rm
+
+    class Report(torch.nn.Module):
+        def __init__(self) -> None:
+            super().__init__()
+            self.scorer = _RsScorer.make(5, 5)
+
+        def forward(self, users: Any, items: Any, target: Any) -> Any:
+            report = rm.rank_report(self.scorer(users, items), target, k=4, to_item=False)
+            return tuple(report[n] for n in sorted(report))
+
+    return Report().eval(), [(_rs_lists(3, 12, 5, 5), {}), (_rs_lists(6, 12, 5, 5), {})]
+
+
+@spec("recsys-metrics", "rs_coverage_eval", "beyond-accuracy metrics of the scorer's top 3 over "
+      "catalogue item ids: catalog_coverage, distributional_coverage (entropy of the "
+      "recommended items' counts) and mean_interlist_diversity, each counting distinct ids with "
+      ".unique(), in evaluation")
+def _rs_coverage_eval() -> tuple[Any, list[Case]]:
+    torch = _t()
+    torch.manual_seed(0)
+    import recsys_metrics as rm
+
+    class Coverage(torch.nn.Module):
+        def __init__(self) -> None:
+            super().__init__()
+            self.scorer = _RsScorer.make(4, 4)
+
+        def forward(self, users: Any, items: Any, item_ids: Any) -> Any:
+            scores = self.scorer(users, items)
+            return (rm.catalog_coverage(scores, item_ids, k=3),
+                    rm.distributional_coverage(scores, item_ids, k=3),
+                    rm.mean_interlist_diversity(scores, item_ids, k=3))
+
+    def case(b: int, n: int) -> Case:
+        users, items, _ = _rs_lists(b, n, 4, 4)
+        return ((users, items, torch.randint(0, 15, (b, n))), {})
+
+    return Coverage().eval(), [case(4, 9), case(6, 9)]
+
+
+@spec("recsys-metrics", "rs_beyond_accuracy_eval", "serendipity at 4 (relevance times category "
+      "unexpectedness against each user's recent history), expected_popularity_complement of "
+      "popularities a linear head estimates (sigmoid), and alpha_normalized_dcg over per-topic "
+      "relevance, in evaluation")
+def _rs_beyond_accuracy_eval() -> tuple[Any, list[Case]]:
+    torch = _t()
+    torch.manual_seed(0)
+    import recsys_metrics as rm
+
+    class Beyond(torch.nn.Module):
+        def __init__(self) -> None:
+            super().__init__()
+            self.scorer = _RsScorer.make(4, 5)
+            self.pop = torch.nn.Linear(5, 1)
+
+        def forward(self, users: Any, items: Any, target: Any, item_cat: Any,
+                    hist_cat: Any, topics: Any) -> Any:
+            scores = self.scorer(users, items)
+            unexp = rm.category_unexpectedness(item_cat, hist_cat, window_size=3).long()
+            pops = torch.sigmoid(self.pop(items))[..., 0]
+            return (rm.serendipity(scores, target, unexp, k=4),
+                    rm.expected_popularity_complement(scores, pops, k=4),
+                    rm.alpha_normalized_dcg(scores, topics, alpha=0.5, k=4))
+
+    def case(b: int, n: int) -> Case:
+        users, items, target = _rs_lists(b, n, 4, 5)
+        return ((users, items, target, torch.randint(0, 4, (b, n)),
+                 torch.randint(0, 4, (b, n, 5)), (torch.rand(b, n, 3) < 0.3).long()), {})
+
+    return Beyond().eval(), [case(3, 8), case(5, 8)]
+
+
+# -------------------------------------------------------------------- seesawloss (held out, 42)
+# seesawloss (SeesawLoss(num_classes, p, q, eps), a module with a buffer `accumulate` of the
+# per-class sample counts seen so far, updated on every forward, in training or evaluation, by
+# `for unique in target.unique(): self.accumulate[unique] += (target == unique.item()).sum()`;
+# a mitigation factor (ratio of the counts to the p) when p > 0 and a compensation factor (the
+# detached softmax's ratio to the true class's score to the q) when q > 0 reweight the
+# non-target logits before cross-entropy).
+def _ss_batch(b: int, d: int, classes: int, tail: bool = False) -> tuple[Any, Any]:
+    torch = _t()
+    if tail:   # long-tailed: class c drawn with weight 2 ** -c
+        w = torch.tensor([2.0 ** -c for c in range(classes)])
+        return torch.randn(b, d), torch.multinomial(w, b, replacement=True)
+    return torch.randn(b, d), torch.randint(0, classes, (b,))
+
+
+@spec("seesawloss", "ss_classifier_train", "an MLP classifier over 6 classes trained with "
+      "SeesawLoss (p 0.8, q 2; its class-count buffer updated on every call), with gradients",
+      grad=True)
+def _ss_classifier_train() -> tuple[Any, list[Case]]:
+    torch = _t()
+    torch.manual_seed(0)
+    from seesawloss import SeesawLoss
+
+    class Train(torch.nn.Module):
+        def __init__(self) -> None:
+            super().__init__()
+            self.net = torch.nn.Sequential(torch.nn.Linear(8, 16), torch.nn.ReLU(),
+                                           torch.nn.Linear(16, 6))
+            self.loss = SeesawLoss(num_classes=6)
+
+        def forward(self, x: Any, y: Any) -> Any:
+            logits = self.net(x)
+            return self.loss(logits, y), logits
+
+    return Train(), [(_ss_batch(8, 8, 6), {}), (_ss_batch(13, 8, 6), {})]
+
+
+@spec("seesawloss", "ss_long_tail_eval", "SeesawLoss over 5 classes on long-tailed labels (class "
+      "c drawn with weight 2^-c) for a linear head's logits, the loss and the updated class "
+      "counts returned, in evaluation (the counts still accumulate)")
+def _ss_long_tail_eval() -> tuple[Any, list[Case]]:
+    torch = _t()
+    torch.manual_seed(0)
+    from seesawloss import SeesawLoss
+
+    class Eval(torch.nn.Module):
+        def __init__(self) -> None:
+            super().__init__()
+            self.head = torch.nn.Linear(6, 5)
+            self.loss = SeesawLoss(num_classes=5, p=0.8, q=2.0)
+
+        def forward(self, x: Any, y: Any) -> Any:
+            return self.loss(self.head(x), y), self.loss.accumulate.clone()
+
+    return Eval().eval(), [(_ss_batch(10, 6, 5, tail=True), {}),
+                           (_ss_batch(16, 6, 5, tail=True), {})]
+
+
+@spec("seesawloss", "ss_mitigation_train", "SeesawLoss with the mitigation factor only (q 0): a "
+      "small classifier over 7 classes trained on long-tailed labels, with gradients", grad=True)
+def _ss_mitigation_train() -> tuple[Any, list[Case]]:
+    torch = _t()
+    torch.manual_seed(0)
+    from seesawloss import SeesawLoss
+
+    class Train(torch.nn.Module):
+        def __init__(self) -> None:
+            super().__init__()
+            self.net = torch.nn.Sequential(torch.nn.Linear(5, 12), torch.nn.Tanh(),
+                                           torch.nn.Linear(12, 7))
+            self.loss = SeesawLoss(num_classes=7, p=0.8, q=0.0)
+
+        def forward(self, x: Any, y: Any) -> Any:
+            return self.loss(self.net(x), y)
+
+    return Train(), [(_ss_batch(9, 5, 7, tail=True), {}), (_ss_batch(14, 5, 7, tail=True), {})]
+
+
+@spec("seesawloss", "ss_compensation_eval", "SeesawLoss with the compensation factor only (p 0, "
+      "q 2, eps 0.05) on a linear head's logits over 4 classes, in evaluation")
+def _ss_compensation_eval() -> tuple[Any, list[Case]]:
+    torch = _t()
+    torch.manual_seed(0)
+    from seesawloss import SeesawLoss
+
+    class Eval(torch.nn.Module):
+        def __init__(self) -> None:
+            super().__init__()
+            self.head = torch.nn.Linear(6, 4)
+            self.loss = SeesawLoss(num_classes=4, p=0.0, q=2.0, eps=0.05)
+
+        def forward(self, x: Any, y: Any) -> Any:
+            return self.loss(self.head(x), y)
+
+    return Eval().eval(), [(_ss_batch(7, 6, 4), {}), (_ss_batch(12, 6, 4), {})]
+
+
+@spec("seesawloss", "ss_roi_head_train", "a detection-style ROI classifier: a tiny conv over "
+      "pooled ROI crops, 10 classes with background 0 dominating, trained with SeesawLoss "
+      "(p 0.8, q 2), with gradients", grad=True)
+def _ss_roi_head_train() -> tuple[Any, list[Case]]:
+    torch = _t()
+    torch.manual_seed(0)
+    from seesawloss import SeesawLoss
+
+    class RoiHead(torch.nn.Module):
+        def __init__(self) -> None:
+            super().__init__()
+            self.conv = torch.nn.Conv2d(3, 6, 3, padding=1)
+            self.cls = torch.nn.Linear(6, 10)
+            self.loss = SeesawLoss(num_classes=10)
+
+        def forward(self, crops: Any, labels: Any) -> Any:
+            h = torch.relu(self.conv(crops)).mean((2, 3))
+            return self.loss(self.cls(h), labels)
+
+    def case(b: int) -> Case:
+        labels = torch.where(torch.rand(b) < 0.6, torch.zeros(b, dtype=torch.long),
+                             torch.randint(1, 10, (b,)))
+        return ((torch.randn(b, 3, 7, 7), labels), {})
+
+    return RoiHead(), [case(12), case(20)]

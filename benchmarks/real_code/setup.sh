@@ -97,6 +97,9 @@ fi
 # installed: plotly only inside plot_3d_boxes, which no spec calls); torch-complex 0.4.4
 # declares packaging and numpy (locked: packaging 26.4, numpy 2.4.6). Neither adds a pip check
 # line.
+# recsys-metrics 0.0.4 declares numpy and torch (locked: numpy 2.4.6; it imports torch alone);
+# seesawloss 0.1.1 (a pure-Python sdist) declares nothing (it imports torch alone). Neither adds
+# a pip check line.
 problems="$("$venv/bin/pip" check | grep -vx 'No broken requirements found\.' \
   | grep -vx 'pytorch-tabnet 4\.1\.0 requires scikit-learn, which is not installed\.' \
   | grep -vx 'pytorch-metric-learning 2\.9\.0 requires scikit-learn, which is not installed\.' \
@@ -136,7 +139,8 @@ for n in ("torch", "torchvision", "vit-pytorch", "x-transformers", "denoising-di
           "complextorch", "resize-right", "st-moe-pytorch", "egnn-pytorch",
           "dasp-pytorch", "ponder-transformer", "TorchCRF", "mixture-of-attention",
           "coco-lm-pytorch", "torchreg", "coral-pytorch", "focal-loss-torch",
-          "pytorch-adaptive-computation-time", "torchbnn", "nms-3d", "torch-complex"):
+          "pytorch-adaptive-computation-time", "torchbnn", "nms-3d", "torch-complex",
+          "recsys-metrics", "seesawloss"):
     print(f"{n}=={m.version(n)}")
 PY
 echo "venv ready: $venv"
