@@ -18,11 +18,12 @@ column sums (seesawloss.py:34-38). The harness is heldout41_rerun.py's, unchange
 prefix H42_.
 
     H42_FRESH=8 H42_CALL_TIMEOUT=300 /work/venvs/realcode/bin/python benchmarks/results/heldout42_rerun.py \
-        benchmarks/results/heldout42_hand_edits.json \
         benchmarks/results/realcode_proof_heldout42.json \
-        benchmarks/results/realcode_proof_heldout42_matrix.json > benchmarks/results/heldout42_rerun.log
+        benchmarks/results/realcode_proof_heldout42_matrix.json \
+        benchmarks/results/heldout42_hand_edits.json > benchmarks/results/heldout42_rerun.log
 
-(the hand edits first, so that a run cut by the batch's deadline has them whole)
+(the verified candidates first, so that a run cut by the batch's deadline has them whole: batches
+40 and 41 put the hand edits first; a first run in that order was stopped after two models)
 
 (8 fresh draws, batch sizes 1 to 8, as in batches 34 to 41: the machine's two cores are shared with
 the main session and another helper.)
