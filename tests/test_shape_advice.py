@@ -277,8 +277,8 @@ def test_a_dim_the_exported_program_guards_to_the_example_is_static() -> None:
 
 def test_a_declared_dim_no_argument_carries_is_said_so() -> None:
     """An input factory's list of crops (DINO's multi-crop wrapper): `batch` is declared
-    dynamic and varies, but no tensor argument of forward carries it, so nothing is marked;
-    the note said "no dim varies in the shape matrix and none is declared dynamic"."""
+    dynamic and varies, but no axis found carries it (the cases hold no dims), so nothing is
+    marked; the note said "no dim varies in the shape matrix and none is declared dynamic"."""
     import torch
 
     from pt2bot.smoke.advice import derive_export
@@ -289,8 +289,8 @@ def test_a_declared_dim_no_argument_carries_is_said_so() -> None:
     res = derive_export(None, cases, [], {"dynamic": ["batch"]}, None, None)
     assert res["notes"] == [
         "batch varies in the shape matrix or is declared dynamic, but no tensor argument of "
-        "forward has it on an axis pt2bot can mark (a tensor inside a list, tuple or dict is not "
-        "marked): nothing was made dynamic"]
+        "forward, nor one inside a list, tuple or dict argument, has it on an axis pt2bot can "
+        "mark (one whose size equals it in every case): nothing was made dynamic"]
 
 
 def test_a_matrix_with_one_size_per_dim_is_a_stated_result() -> None:

@@ -43,11 +43,11 @@ import re
 import time
 from typing import Any
 
-from pt2bot.smoke.export import (TRUNCATED_DIVISION, classify_failure, short_message, dim_name,
+from pt2bot.smoke.export import (TRUNCATED_DIVISION, as_called_spec, classify_failure, short_message, dim_name,
                                  draft_failures, example_case, locate_failure, make_dim,
                                  run_exported, truncated_division_site, var_args_spec)
 from pt2bot.smoke.inputs import (CaseInputs, call_mode, compare_outputs, forget_state, forward_params,
-                                 remember_state, start_call)
+                                 layout, remember_state, start_call)
 from pt2bot.smoke.matrix import guard_added_site, mark_range, specialization_sites, varying_dims
 from pt2bot.smoke.timelimit import Overrun, time_limit
 from pt2bot.smoke.trace import RepoPaths, TraceCollector, compilation_metrics, reset_dynamo
@@ -81,9 +81,11 @@ def _start_spec(case: CaseInputs, dims: list[str], bounds: dict[str, Any]) -> di
     objs = {d: make_dim(d, (bounds.get(d) or {}).get("min"), (bounds.get(d) or {}).get("max"),
                         (bounds.get(d) or {}).get("multiple_of")) for d in dims}
     spec: dict[str, Any] = {}
-    for name in case.named():
+    # (the inputs by name, then the tensors inside list, tuple or dict inputs by path: each
+    # export call gives those their input's structure, `as_called_spec`)
+    for name in [*case.named(), *case.tensors()]:
         axes = {ax: objs[d] for ax, d in sorted(case.dims.get(name, {}).items()) if d in objs}
-        spec[name] = axes or None
+        spec.setdefault(name, axes or None)
     return spec
 
 
@@ -218,13 +220,14 @@ def derive_export(model: Any, cases: list[CaseInputs], eager_outs: list[Any],
     if not dims:
         wanted = sorted(varying_dims(cases) | set(model_spec.get("dynamic") or ()))
         if wanted:
-            # (an input factory's list of crops: `infer_dims` reads the forward's own tensor
-            # arguments only, so neither the matrix nor export can mark a size inside it)
+            # (`infer_dims` finds a dim on an axis whose size equals it in every case, of a
+            # tensor argument or of one inside a list, tuple or dict argument: an input
+            # factory's list of crops of other sizes has none)
             res["notes"].append(
                 f"{', '.join(wanted)} {'varies' if len(wanted) == 1 else 'vary'} in the shape "
-                "matrix or is declared dynamic, but no tensor argument of forward has it on an "
-                "axis pt2bot can mark (a tensor inside a list, tuple or dict is not marked): "
-                "nothing was made dynamic")
+                "matrix or is declared dynamic, but no tensor argument of forward, nor one "
+                "inside a list, tuple or dict argument, has it on an axis pt2bot can mark (one "
+                "whose size equals it in every case): nothing was made dynamic")
         else:
             res["notes"].append("no dim varies in the shape matrix and none is declared "
                                 "dynamic: nothing to make dynamic (give a dim two sizes in "
@@ -362,7 +365,8 @@ def _auto_instead(res: dict[str, Any], model: Any, ex: CaseInputs, spec: Any,
     start_call(model)
     try:
         with contextlib.redirect_stderr(io.StringIO()), call_mode(), TraceCollector():
-            ep = torch.export.export(model, ex.args, dict(ex.kwargs) or None, dynamic_shapes=auto)
+            ep = torch.export.export(model, ex.args, dict(ex.kwargs) or None,
+                                     dynamic_shapes=as_called_spec(auto, ex.args, dict(ex.kwargs)))
     except Exception:  # noqa: BLE001 - AUTO refused: the multiple stands as torch's advice
         return
     # a multiple the program still needs is a `k*s` among its inputs' sizes
@@ -479,8 +483,8 @@ def _export_as_called(res: dict[str, Any], model: Any, case: CaseInputs, spec: A
     try:
         # (in a collector, as every export here: the trace's records stay off the root logger)
         with contextlib.redirect_stderr(io.StringIO()), call_mode(), TraceCollector():
-            return torch.export.export(model, case.args, dict(case.kwargs) or None,
-                                       dynamic_shapes=var_args_spec(spec, case))
+            return torch.export.export(model, case.args, dict(case.kwargs) or None, dynamic_shapes=var_args_spec(
+                as_called_spec(spec, case.args, dict(case.kwargs)), case))
     except Exception as e:  # noqa: BLE001 - a refusal is the advice's result
         res.update(ok=False, kind=classify_failure(e), message=short_message(
             f"the spec derived with the inputs named does not export keyed under "
@@ -538,7 +542,8 @@ def _export_rounds(res: dict[str, Any], model: Any, args: tuple, kwargs: dict, s
         try:
             with contextlib.redirect_stderr(io.StringIO()), call_mode(), \
                     TraceCollector() as events:
-                ep = torch.export.export(model, args, kwargs or None, dynamic_shapes=spec)
+                ep = torch.export.export(model, args, kwargs or None,
+                                         dynamic_shapes=as_called_spec(spec, args, kwargs))
             if seen is not None:
                 seen[:] = [events]
             break
@@ -819,7 +824,7 @@ def count_compiles(model: Any, cases: list[CaseInputs], method: str, spec_json: 
 def _mark(case: CaseInputs, spec_json: dict[str, Any]) -> None:
     import torch
 
-    named = case.named()
+    named = case.tensors()
     for inp, axes in spec_json.items():
         t = named.get(inp)
         if not isinstance(t, torch.Tensor):
@@ -905,10 +910,14 @@ def configured_spec(spec_json: dict[str, Any], model_spec: dict[str, Any]) -> di
 
 
 def advice_code(spec_json: dict[str, Any], method: str | None,
-                var_args: tuple[str, tuple[str, ...]] | None = None) -> dict[str, str]:
+                var_args: tuple[str, tuple[str, ...]] | None = None,
+                layouts: dict[str, Any] | None = None) -> dict[str, str]:
     """Paste-ready Python (the `dynamic_shapes` with `Dim`s, how to compile) and the
     `dynamic:` lines of pt2bot.yml. `var_args`: (the name of forward's `*args`, the inputs
-    it takes in order), whose dims the spec keys as one tuple under that name."""
+    it takes in order), whose dims the spec keys as one tuple under that name. `layouts`:
+    every input by name with its structure (`inputs.layout`), where one is not a tensor: each
+    is named, a list, tuple or dict input given its structure with the axes of the tensors in
+    it (keyed by path in `spec_json`), anything else None."""
     dims: dict[str, dict[str, Any]] = {}
     static: list[tuple[str, str, dict[str, Any]]] = []
     for inp, axes in spec_json.items():
@@ -940,12 +949,27 @@ def advice_code(spec_json: dict[str, Any], method: str | None,
                           if not e.get("static"))
         return f"{{{inner}}}" if inner else "None"
 
+    def nested_py(lay: Any, path: str) -> str:
+        if lay == "tensor":
+            return axes_py(path)
+        if isinstance(lay, dict) and "dict" in lay:
+            return "{" + ", ".join(f"{k!r}: {nested_py(v, f'{path}[{k!r}]')}" for k, v in lay["dict"].items()) + "}"
+        if isinstance(lay, dict) and ("list" in lay or "tuple" in lay):
+            items = [nested_py(v, f"{path}[{i}]") for i, v in enumerate(lay.get("list", lay.get("tuple")))]
+            if "list" in lay:
+                return "[" + ", ".join(items) + "]"
+            return "(" + ", ".join(items) + ("," if len(items) == 1 else "") + ")"
+        return "None"
+
     parts = []
-    if var_args:
+    if layouts:
+        parts = [f"{inp!r}: {nested_py(lay, inp)}" for inp, lay in layouts.items()]
+    elif var_args:
         name, positional = var_args
         parts.append(f"{name!r}: (" + ", ".join(axes_py(n) for n in positional)
                      + ("," if len(positional) == 1 else "") + ")")
-    parts += [f"{inp!r}: {axes_py(inp)}" for inp in spec_json if not var_args or inp not in var_args[1]]
+    if not layouts:
+        parts += [f"{inp!r}: {axes_py(inp)}" for inp in spec_json if not var_args or inp not in var_args[1]]
     py.append("dynamic_shapes = {" + ", ".join(parts) + "}")
     # (an example of size 1 in a dynamic dim is one torch specialises, and export then fails:
     # MAE's user pasted this with a batch of one, what evaluation feeds)
@@ -1034,9 +1058,18 @@ def measure_advice(model: Any, cases: list[CaseInputs], eager_outs: list[Any],
         notes.append(f"the advised dims compile the matrix {after} times with `{comp['method']}`, the "
                      f"configured settings {before}: keep the configured compile settings (the "
                      "spec above is what export takes)")
+    # every input, by name, with its structure where it is not a tensor: the paste-ready
+    # `dynamic_shapes` names each one as torch wants it (gemma's `kv_caches`, a list of pairs
+    # of tensors, and its `temperatures=None`: a dict without them does not export)
+    layouts = {n: layout(v) for n, v in cases[0].named().items()} \
+        if cases and not cases[0].var_args else {}
+    if all(lay == "tensor" for lay in layouts.values()):
+        layouts = {}
+    else:
+        export["layout"] = layouts
     code = advice_code(export["dynamic_shapes"], None if worse else picked["method"],
                        (cases[0].var_args, cases[0].arg_names)
-                       if cases and cases[0].var_args else None)
+                       if cases and cases[0].var_args else None, layouts)
     if code.get("yaml") == advice_code(configured_spec(export["dynamic_shapes"], model_spec),
                                        None)["yaml"]:
         # the `dynamic:` block says what pt2bot.yml says already (ESM-2's `{batch: null, seq:

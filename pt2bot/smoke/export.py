@@ -22,7 +22,7 @@ from typing import Any
 
 from pt2bot.smoke import graph_breaks
 from pt2bot.smoke.inputs import (CaseInputs, call_mode, compare_outputs, forget_state, forward_params,
-                                 remember_state, start_call)
+                                 layout, nest_spec, remember_state, start_call)
 from pt2bot.smoke.matrix import specialization_sites, user_frame
 from pt2bot.smoke.trace import RepoPaths, TraceCollector, frame_file, intern_table, reset_dynamo
 
@@ -75,12 +75,35 @@ def dynamic_shapes(case: CaseInputs, dynamic: set[str], cases: list[CaseInputs],
     """`{param: {axis: Dim}}` for the declared-dynamic dims; one Dim object per dim name."""
     dims = {d: make_dim(d, *declared_range(d, cases, bounds)) for d in sorted(dynamic)}
     spec: dict[str, Any] = {}
-    for name in case.named():
+    # (the inputs by name, then the tensors inside list, tuple or dict inputs by path)
+    for name in [*case.named(), *case.tensors()]:
         axes = {ax: dims[d] for ax, d in case.dims.get(name, {}).items() if d in dims}
-        spec[name] = axes or None
+        spec.setdefault(name, axes or None)
     if not any(v for v in spec.values()):
         return None
+    spec = as_called_spec(spec, case.args, case.kwargs)
     return var_args_spec(spec, case) if case.var_args else spec
+
+
+def as_called_spec(spec: Any, args: tuple, kwargs: dict[str, Any]) -> Any:
+    """A spec keyed by input name (the positional inputs first, in order) and by the path of
+    each tensor inside a list, tuple or dict input (`kv_caches[0][1]`), as torch.export takes it
+    for these `args` and `kwargs`: such an input given its own structure, type for type (torch
+    refuses None, or a list for a tuple, there: "`inputs['kv_caches']` is a list, but
+    `dynamic_shapes['kv_caches']` is not"). A spec of tensors only is returned as it is."""
+    if not isinstance(spec, dict):
+        return spec
+    names = [k for k in spec if "[" not in k]
+    values = dict(zip(names, args))
+    values.update({k: kwargs[k] for k in names[len(args):] if k in kwargs})
+    if len(values) != len(names) or len(args) > len(names):
+        return spec    # keyed otherwise (a `*args` forward's tuple): as the caller made it
+    layouts = {n: layout(values[n]) for n in names}
+    if all(lay in ("tensor", None) for lay in layouts.values()):
+        return {n: spec[n] for n in names}
+    if any(spec[n] is not None and lay not in ("tensor", None) for n, lay in layouts.items()):
+        return spec    # nested already
+    return nest_spec(spec, layouts)
 
 
 def var_args_spec(spec: Any, case: CaseInputs) -> Any:
@@ -229,7 +252,7 @@ def draft_failures(model: Any, args: tuple, kwargs: dict, shapes: Any,
         # locator has nothing to say
         try:
             with contextlib.redirect_stderr(io.StringIO()), _real_parameters():
-                ep = draft(model, args, kwargs, dynamic_shapes=shapes)
+                ep = draft(model, args, kwargs, dynamic_shapes=as_called_spec(shapes, args, kwargs))
         except Exception:  # noqa: BLE001 - the locator is best effort
             return None
     finally:

@@ -117,6 +117,15 @@ class CaseInputs:
                           {k: map_nested(v, fn, memo) for k, v in self.kwargs.items()}, self.dims,
                           self.arg_names, self.var_args)
 
+    def tensors(self, params: list[str] | None = None) -> dict[str, Any]:
+        """Every input tensor by its path: an input's name, and for a tensor inside a list,
+        tuple or dict input the name with its place (`kv_caches[0][1]`, `freqs['local']`), the
+        keys `dims` gives their axes under."""
+        out: dict[str, Any] = {}
+        for name, value in self.named(params).items():
+            _tensor_paths(value, name, out)
+        return out
+
     def fresh(self) -> "CaseInputs":
         """A copy whose tensors are copies (`clone`: still differentiable into the case's own),
         for one call: a forward that writes into its inputs (gemma's attention fills the KV
@@ -126,6 +135,53 @@ class CaseInputs:
         import torch
 
         return self.replace_tensors(lambda v: v.clone() if isinstance(v, torch.Tensor) else v)
+
+
+def _tensor_paths(value: Any, path: str, out: dict[str, Any]) -> None:
+    import torch
+
+    if isinstance(value, torch.Tensor):
+        out[path] = value
+    elif type(value) is dict:
+        for k, v in value.items():
+            _tensor_paths(v, f"{path}[{k!r}]", out)
+    elif type(value) in (list, tuple) or (isinstance(value, tuple) and hasattr(value, "_fields")):
+        for i, v in enumerate(value):
+            _tensor_paths(v, f"{path}[{i}]", out)
+
+
+def layout(value: Any) -> Any:
+    """The structure of an input, for a `dynamic_shapes` that torch.export matches against it
+    type for type: "tensor", `{"list": [...]}`, `{"tuple": [...]}`, `{"dict": {key: ...}}`, or
+    None for anything else (a number, None, an object)."""
+    import torch
+
+    if isinstance(value, torch.Tensor):
+        return "tensor"
+    if type(value) is dict:
+        return {"dict": {str(k): layout(v) for k, v in value.items()}}
+    if type(value) is list:
+        return {"list": [layout(v) for v in value]}
+    if isinstance(value, tuple):
+        return {"tuple": [layout(v) for v in value]}
+    return None
+
+
+def nest_spec(spec: dict[str, Any], layouts: dict[str, Any], leaf: Any = None) -> dict[str, Any]:
+    """A flat `dynamic_shapes` keyed by tensor path (`CaseInputs.tensors`) as torch.export
+    takes it: every input named, a list, tuple or dict input given the same structure, each
+    tensor in it its axes (`leaf(axes)` where given), anything else None."""
+    def build(lay: Any, path: str) -> Any:
+        if lay == "tensor":
+            axes = spec.get(path)
+            return leaf(axes) if leaf is not None else axes
+        if isinstance(lay, dict) and "dict" in lay:
+            return {k: build(v, f"{path}[{k!r}]") for k, v in lay["dict"].items()}
+        if isinstance(lay, dict) and ("list" in lay or "tuple" in lay):
+            items = [build(v, f"{path}[{i}]") for i, v in enumerate(lay.get("list", lay.get("tuple")))]
+            return items if "list" in lay else tuple(items)
+        return None
+    return {name: build(lay, name) for name, lay in layouts.items()}
 
 
 def map_nested(value: Any, fn: Any, memo: dict[int, Any] | None = None) -> Any:
@@ -289,22 +345,22 @@ def check_binding(model: Any, case: CaseInputs) -> None:
 
 
 def infer_dims(cases: list[CaseInputs], params: list[str]) -> None:
-    """For factory inputs: (arg, axis) → the dim whose value it equals in every case."""
+    """For factory inputs: (arg, axis) → the dim whose value it equals in every case; an arg
+    inside a list, tuple or dict input by its path (`CaseInputs.tensors`)."""
     import torch
 
     if not cases or any(c.dims for c in cases):
         return
     varying = [d for d in cases[0].shape if len({c.shape[d] for c in cases}) > 1]
     found: dict[str, dict[int, str]] = {}
-    first = cases[0].named(params)
-    for name, t in first.items():
-        if not isinstance(t, torch.Tensor):
-            continue
+    # (a tensor inside a list or dict input by its path: a decoder's KV caches follow the
+    # batch of the ids, and one left unmarked pins the batch where the two meet)
+    each = [c.tensors(params) for c in cases]
+    for name, t in each[0].items():
         for ax in range(t.dim()):
             hits = [d for d in varying
-                    if all(isinstance(c.named(params).get(name), torch.Tensor)
-                           and c.named(params)[name].dim() > ax
-                           and c.named(params)[name].shape[ax] == c.shape[d] for c in cases)]
+                    if all(isinstance(ts.get(name), torch.Tensor) and ts[name].dim() > ax
+                           and ts[name].shape[ax] == c.shape[d] for c, ts in zip(cases, each))]
             if len(hits) == 1:
                 found.setdefault(name, {})[ax] = hits[0]
     for c in cases:

@@ -265,7 +265,7 @@ def mark_dims(case: CaseInputs, dynamic: set[str], relaxed: set[str],
     import torch
 
     marked = case.replace_tensors(lambda v: v.detach().clone() if isinstance(v, torch.Tensor) else v)
-    named = marked.named()
+    named = marked.tensors()
     for name, axes in case.dims.items():
         t = named.get(name)
         if not isinstance(t, torch.Tensor):
