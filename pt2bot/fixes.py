@@ -62,9 +62,9 @@ MIN_LEFT_S = 5.0            # a proof worker is not started with less budget tha
 MAX_SOURCE_BYTES = 2 << 20  # a file larger than this gets no candidate
 MAX_CANDIDATES = 20         # per review: the most likely ones
 
-# torch's own hint for three kinds of break is a setting, not an edit: `.item()` (GB0124), a
-# dynamic-shape operator (GB0036) and `torch.autograd.grad` in compiled code (GB9186, a
-# gradient penalty's: torchgan's WGAN-GP) are traced once `torch._dynamo.config.<setting> =
+# torch's own hint for four kinds of break is a setting, not an edit: `.item()` (GB0124), a
+# data-dependent operator (GB0033), a dynamic-shape operator (GB0036) and `torch.autograd.grad`
+# in compiled code (GB9186, a gradient penalty's: torchgan's WGAN-GP) are traced once `torch._dynamo.config.<setting> =
 # True`. That often only moves the break to where the value is used (a size, a branch) or
 # makes dynamo raise (benchmarks/results/capture_settings.md), so the setting is proven like
 # an edit: the target's model run again with it set, its source unchanged. It is tried after
@@ -72,7 +72,11 @@ MAX_CANDIDATES = 20         # per review: the most likely ones
 # compiled, not on the PR's line): a verified one is a line of text in the comment,
 # report.json's `fixes.settings`.
 SETTINGS = {"GB0124": "capture_scalar_outputs", "GB0036": "capture_dynamic_output_shape_ops",
-            "GB9186": "trace_autograd_ops"}
+            "GB9186": "trace_autograd_ops",
+            # torch's hint for a data-dependent operator names the same setting as for `.item()`
+            # (a held-out user read it, untried, under both of a PR's GB0033 breaks; with it
+            # both broke as before): tried, it is said with the proof's answer instead
+            "GB0033": "capture_scalar_outputs"}
 SETTING_RANK = 1_000_000    # after every edit's rank
 
 

@@ -94,7 +94,10 @@ def test_the_setting_torch_names_is_a_candidate_after_every_edit(tmp_path):
         assert p.cand.title == f"set `torch._dynamo.config.{p.cand.setting} = True` where the model is compiled"
     # tried last: every edit first
     assert all(not p.cand.setting for p in proposals[:len(proposals) - len(settings)])
-    assert set(SETTINGS) == {"GB0124", "GB0036", "GB9186"}
+    assert set(SETTINGS) == {"GB0124", "GB0036", "GB9186", "GB0033"}
+    # torch's hint for a data-dependent operator (GB0033) names `capture_scalar_outputs` too
+    assert [p.cand.setting for p in gather_settings([_target("branched", ITEM, "GB0033")], [], str(root))] == [
+        "capture_scalar_outputs"]
     assert not any(2 in p.targets for p in settings)    # a data-dependent branch has none
 
 
