@@ -79,9 +79,23 @@ def test_nested_tensors_get_their_dims_by_path_and_their_structure_back():
     assert as_called_spec(flat, c.args, c.kwargs) == {
         "x": {0: "B"}, "caches": [({0: "B"}, None)], "freqs": {"local": None}, "t": None}
     assert layout(c.kwargs["caches"]) == {"list": [{"tuple": ["tensor", "tensor"]}]}
+    # a dict keyed by an enum (gemma's `freqs_cis`): its own keys for torch, their text in the code
+    import enum
+
+    class Kind(enum.Enum):
+        GLOBAL = 1
+
+    keyed = {"f": {Kind.GLOBAL: torch.zeros(2)}}
+    assert nest_spec({"f": None, "f[Kind.GLOBAL]": {0: "B"}}, keyed) == {"f": {Kind.GLOBAL: {0: "B"}}}
+    assert layout(keyed["f"]) == {"dict": {"Kind.GLOBAL": "tensor"}, "exprs": ["Kind.GLOBAL"]}
+    from pt2bot.smoke.advice import advice_code
+
+    entry = {"name": "batch", "min": None, "max": None, "multiple_of": None}
+    code = advice_code({"f[Kind.GLOBAL]": {"0": entry}}, None, None, {"f": layout(keyed["f"]), "t": None})
+    assert "dynamic_shapes = {'f': {Kind.GLOBAL: {0: batch}}, 't': None}" in code["python"]
     # a spec of tensors only is kept as it is; a nested one is not nested again
     assert as_called_spec({"x": {0: "B"}}, c.args, {}) == {"x": {0: "B"}}
-    nested = nest_spec(flat, {n: layout(v) for n, v in c.named().items()})
+    nested = nest_spec(flat, c.named())
     assert as_called_spec(nested, c.args, c.kwargs) == nested
 
 

@@ -953,7 +953,10 @@ def advice_code(spec_json: dict[str, Any], method: str | None,
         if lay == "tensor":
             return axes_py(path)
         if isinstance(lay, dict) and "dict" in lay:
-            return "{" + ", ".join(f"{k!r}: {nested_py(v, f'{path}[{k!r}]')}" for k, v in lay["dict"].items()) + "}"
+            exprs = set(lay.get("exprs") or ())   # keys written as their text (an enum member)
+            return "{" + ", ".join(
+                f"{k if k in exprs else repr(k)}: {nested_py(v, path + (f'[{k}]' if k in exprs else f'[{k!r}]'))}"
+                for k, v in lay["dict"].items()) + "}"
         if isinstance(lay, dict) and ("list" in lay or "tuple" in lay):
             items = [nested_py(v, f"{path}[{i}]") for i, v in enumerate(lay.get("list", lay.get("tuple")))]
             if "list" in lay:

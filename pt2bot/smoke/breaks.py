@@ -266,9 +266,9 @@ def measure_breaks(model: Any, case: CaseInputs, paths: RepoPaths, *,
     counting = ops.counting() if ops is not None else contextlib.nullcontext()
     if before_call is not None:
         before_call()
+    own = case.fresh()     # (a forward may write into its inputs; copied before the ops are counted)
     try:
         with TraceCollector() as events, call_mode(), traced, counting:
-            own = case.fresh()     # (a forward may write into its inputs)
             compiled(*own.args, **own.kwargs)
     except Exception as e:
         if ops is None:

@@ -103,7 +103,7 @@ def as_called_spec(spec: Any, args: tuple, kwargs: dict[str, Any]) -> Any:
         return {n: spec[n] for n in names}
     if any(spec[n] is not None and lay not in ("tensor", None) for n, lay in layouts.items()):
         return spec    # nested already
-    return nest_spec(spec, layouts)
+    return nest_spec(spec, {n: values[n] for n in names})
 
 
 def var_args_spec(spec: Any, case: CaseInputs) -> Any:

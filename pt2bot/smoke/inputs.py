@@ -137,6 +137,12 @@ class CaseInputs:
         return self.replace_tensors(lambda v: v.clone() if isinstance(v, torch.Tensor) else v)
 
 
+def key_path(key: Any) -> str:
+    """A dict key's place in a tensor's path: `['local']` for a string, else its text
+    (`[AttentionType.GLOBAL]`, gemma's `freqs_cis` keyed by an enum)."""
+    return f"[{key!r}]" if isinstance(key, str) else f"[{key}]"
+
+
 def _tensor_paths(value: Any, path: str, out: dict[str, Any]) -> None:
     import torch
 
@@ -144,22 +150,25 @@ def _tensor_paths(value: Any, path: str, out: dict[str, Any]) -> None:
         out[path] = value
     elif type(value) is dict:
         for k, v in value.items():
-            _tensor_paths(v, f"{path}[{k!r}]", out)
+            _tensor_paths(v, path + key_path(k), out)
     elif type(value) in (list, tuple) or (isinstance(value, tuple) and hasattr(value, "_fields")):
         for i, v in enumerate(value):
             _tensor_paths(v, f"{path}[{i}]", out)
 
 
 def layout(value: Any) -> Any:
-    """The structure of an input, for a `dynamic_shapes` that torch.export matches against it
-    type for type: "tensor", `{"list": [...]}`, `{"tuple": [...]}`, `{"dict": {key: ...}}`, or
-    None for anything else (a number, None, an object)."""
+    """The structure of an input, as JSON, for the paste-ready `dynamic_shapes` that
+    torch.export matches against it type for type: "tensor", `{"list": [...]}`, `{"tuple":
+    [...]}`, `{"dict": {key: ...}}` (with `exprs`, the keys that are no string, written as
+    their text: an enum member), or None for anything else (a number, None, an object)."""
     import torch
 
     if isinstance(value, torch.Tensor):
         return "tensor"
     if type(value) is dict:
-        return {"dict": {str(k): layout(v) for k, v in value.items()}}
+        out: dict[str, Any] = {"dict": {str(k): layout(v) for k, v in value.items()}}
+        exprs = [str(k) for k in value if not isinstance(k, str)]
+        return {**out, "exprs": exprs} if exprs else out
     if type(value) is list:
         return {"list": [layout(v) for v in value]}
     if isinstance(value, tuple):
@@ -167,21 +176,23 @@ def layout(value: Any) -> Any:
     return None
 
 
-def nest_spec(spec: dict[str, Any], layouts: dict[str, Any], leaf: Any = None) -> dict[str, Any]:
+def nest_spec(spec: dict[str, Any], values: dict[str, Any]) -> dict[str, Any]:
     """A flat `dynamic_shapes` keyed by tensor path (`CaseInputs.tensors`) as torch.export
-    takes it: every input named, a list, tuple or dict input given the same structure, each
-    tensor in it its axes (`leaf(axes)` where given), anything else None."""
-    def build(lay: Any, path: str) -> Any:
-        if lay == "tensor":
-            axes = spec.get(path)
-            return leaf(axes) if leaf is not None else axes
-        if isinstance(lay, dict) and "dict" in lay:
-            return {k: build(v, f"{path}[{k!r}]") for k, v in lay["dict"].items()}
-        if isinstance(lay, dict) and ("list" in lay or "tuple" in lay):
-            items = [build(v, f"{path}[{i}]") for i, v in enumerate(lay.get("list", lay.get("tuple")))]
-            return items if "list" in lay else tuple(items)
+    takes it for inputs `values` (by name): every input named, a list, tuple or dict input given
+    its own structure (its own keys), each tensor in it its axes, anything else None."""
+    import torch
+
+    def build(value: Any, path: str) -> Any:
+        if isinstance(value, torch.Tensor):
+            return spec.get(path)
+        if type(value) is dict:
+            return {k: build(v, path + key_path(k)) for k, v in value.items()}
+        if type(value) is list:
+            return [build(v, f"{path}[{i}]") for i, v in enumerate(value)]
+        if isinstance(value, tuple):
+            return tuple(build(v, f"{path}[{i}]") for i, v in enumerate(value))
         return None
-    return {name: build(lay, name) for name, lay in layouts.items()}
+    return {name: build(value, name) for name, value in values.items()}
 
 
 def map_nested(value: Any, fn: Any, memo: dict[int, Any] | None = None) -> Any:
