@@ -127,7 +127,13 @@ def judge(*, findings: Sequence[Finding], models: Sequence[ModelDelta],
         # model compiles (MAE's and S4's users met that ConstraintViolationError on the PR's
         # head, where the review had it in a folded line only); a warning, as an export's new
         # cause is, said with the break it follows from
+        # (a size with no configured dim pinned where a named one is pinned to the same value is
+        # that dim passed on inside forward: gemma's `kv_write_indices`, `input_positions` under
+        # another name, read "a dim is declared dynamic" beside "seq is declared dynamic")
+        named_at = {(s.get("path"), s.get("line"), s.get("value")) for s in d.new_specialized if s.get("dim")}
         for s in d.new_specialized:
+            if not s.get("dim") and (s.get("path"), s.get("line"), s.get("value")) in named_at:
+                continue
             after = s.get("caused_by") if isinstance(s.get("caused_by"), dict) else None
             where = f" at {s['path']}:{s['line']}" if s.get("path") and s.get("line") else ""
             add("new_specialized", WARNING, f"{s.get('dim') or 'a dim'} is declared dynamic and now "

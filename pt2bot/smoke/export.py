@@ -408,8 +408,14 @@ def run_exported(ep: Any, cases: list[CaseInputs], eager_outs: list[Any], tolera
     program's buffers and constants as exported, which the model's were as built
     (`measure_export`), so a buffer the program updates does not carry one case's update into
     the next; and from the generator state of its eager call, so a random op draws what eager
-    drew."""
-    module = ep.module()
+    drew. Where torch cannot make the program a module (torch 2.13's guard code for a dict
+    input keyed by an enum, gemma's `freqs_cis`, does not parse), every case says so."""
+    try:
+        module = ep.module()
+    except Exception as e:  # noqa: BLE001 - torch's own failure is the result
+        error = short_message(f"the exported program cannot be run: torch's `ep.module()` raised "
+                              f"{type(e).__name__}: {e}", error_chars)
+        return [{"shape": dict(c.shape), "match": False, "error": error} for c in cases]
     remember_state(module)
     rows = []
     try:

@@ -2276,9 +2276,11 @@ def _injected_words(kind: str, hit: Sequence[Mapping[str, Any]], refused: bool =
     before = {str(r.get("pattern")) for r in rows if r.get("raised")} - on
     said = f"; head raised on {listed(on, ', and ')}" if refused and on and on != went else ""
     if refused and before:
-        kinds = sorted({str(r.get("raised_type")) for r in rows if str(r.get("pattern")) in before})
-        said += (f"; on {listed(before, ', and ')} head raised {' and '.join(kinds)} before the check, "
-                 "which these did not reach")
+        # (a run that raised with no type recorded is said as an error, never "raised None")
+        kinds = sorted({str(r.get("raised_type")) for r in rows
+                        if str(r.get("pattern")) in before and r.get("raised_type")})
+        said += (f"; on {listed(before, ', and ')} head raised {' and '.join(kinds) or 'an error'} "
+                 "before the check, which these did not reach")
     return f"values a check may refuse ({values}{said})" if values else GUARD_WORDS[kind]
 
 
