@@ -63,3 +63,19 @@ def test_a_program_torch_cannot_make_a_module_is_said_for_every_case():
     assert all(r["match"] is False for r in rows)
     assert rows[0]["error"].startswith("the exported program cannot be run: torch's `ep.module()` raised "
                                        "SyntaxError: invalid syntax"), rows[0]
+
+
+def test_the_advice_says_the_program_cannot_run_not_that_cases_take_another_path():
+    from pt2bot.smoke import advice
+
+    error = "the exported program cannot be run: torch's `ep.module()` raised SyntaxError: invalid syntax"
+    res = {"cases": [{"shape": {"batch": b}, "match": False, "error": error} for b in (2, 3)], "notes": []}
+    advice._note_refused_cases(res, {})
+    assert res["notes"] == [f"the advised spec exports, but {error}"]
+    # a program that ran and refused a case: that case takes another path than the example's
+    res = {"cases": [{"shape": {"batch": 2}, "match": True},
+                     {"shape": {"batch": 3}, "match": False, "error": "Guard failed: x.size()[0] == 2"}],
+           "notes": []}
+    advice._note_refused_cases(res, {})
+    assert res["notes"] == ["the advised spec holds 1 of the matrix's 2 cases: export follows the example's "
+                            "path, and (batch=3) take another (torch: Guard failed: x.size()[0] == 2)"]

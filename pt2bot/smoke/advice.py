@@ -43,9 +43,9 @@ import re
 import time
 from typing import Any
 
-from pt2bot.smoke.export import (TRUNCATED_DIVISION, as_called_spec, classify_failure, short_message, dim_name,
-                                 draft_failures, example_case, locate_failure, make_dim,
-                                 run_exported, truncated_division_site, var_args_spec)
+from pt2bot.smoke.export import (TRUNCATED_DIVISION, UNRUNNABLE, as_called_spec, classify_failure,
+                                 dim_name, draft_failures, example_case, locate_failure, make_dim,
+                                 run_exported, short_message, truncated_division_site, var_args_spec)
 from pt2bot.smoke.inputs import (CaseInputs, call_mode, compare_outputs, forget_state, forward_params,
                                  layout, remember_state, start_call)
 from pt2bot.smoke.matrix import guard_added_site, mark_range, specialization_sites, varying_dims
@@ -294,19 +294,7 @@ def derive_export(model: Any, cases: list[CaseInputs], eager_outs: list[Any],
         if real is model:
             _auto_instead(res, model, ex, spec, where, bounds, cases, eager_outs,
                           model_spec.get("tolerance"))
-    # (the cases a static dim's other size refuses are what static means, not a path)
-    static = {d: e["value"] for d, e in pinned.items() if isinstance(e.get("value"), int)}
-    covered = [c for c in res["cases"]
-               if all(c["shape"].get(d) == v for d, v in static.items() if d in c["shape"])]
-    outside = [c for c in covered if c.get("error")]
-    if outside:
-        res["notes"].append(
-            f"the advised spec holds {len(covered) - len(outside)} of the matrix's "
-            f"{len(covered)} cases{' at its static sizes' if len(covered) < len(res['cases']) else ''}"
-            ": export follows the example's path, and "
-            + ", ".join(_shape_text(c["shape"]) for c in outside[:5])
-            + (" and more" if len(outside) > 5 else "")
-            + f" take another (torch: {outside[0]['error'].splitlines()[0][:200]})")
+    _note_refused_cases(res, pinned)
     _mark_split_ranges(res, where, cases, matrix)
     if pinned and len(pinned) == len(dims):
         res["notes"].append("no dim can be dynamic: the code pins every one of them")
@@ -622,6 +610,28 @@ def _export_rounds(res: dict[str, Any], model: Any, args: tuple, kwargs: dict, s
 
 def _shape_text(shape: dict[str, Any]) -> str:
     return "(" + ", ".join(f"{k}={v}" for k, v in shape.items()) + ")"
+
+
+def _note_refused_cases(res: dict[str, Any], pinned: dict[str, dict[str, Any]]) -> None:
+    """A note for the matrix's cases the advised program refused: they take another path than
+    the example export followed; or, where torch made no module of the program, that no case
+    ran at all."""
+    # (the cases a static dim's other size refuses are what static means, not a path)
+    static = {d: e["value"] for d, e in pinned.items() if isinstance(e.get("value"), int)}
+    covered = [c for c in res["cases"]
+               if all(c["shape"].get(d) == v for d, v in static.items() if d in c["shape"])]
+    outside = [c for c in covered if c.get("error")]
+    if outside and all(str(c["error"]).startswith(UNRUNNABLE) for c in outside):
+        # (gemma's decoder: torch's guard code on a dict keyed by an enum does not parse)
+        res["notes"].append(f"the advised spec exports, but {outside[0]['error'].splitlines()[0][:240]}")
+    elif outside:
+        res["notes"].append(
+            f"the advised spec holds {len(covered) - len(outside)} of the matrix's "
+            f"{len(covered)} cases{' at its static sizes' if len(covered) < len(res['cases']) else ''}"
+            ": export follows the example's path, and "
+            + ", ".join(_shape_text(c["shape"]) for c in outside[:5])
+            + (" and more" if len(outside) > 5 else "")
+            + f" take another (torch: {outside[0]['error'].splitlines()[0][:200]})")
 
 
 def _spec_json(spec: Any, where: dict[tuple[str, int], str],

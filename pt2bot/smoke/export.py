@@ -400,6 +400,9 @@ def static_dims(ep: Any, case: CaseInputs, dynamic: set[str]) -> list[dict[str, 
     return out
 
 
+UNRUNNABLE = "the exported program cannot be run"
+
+
 def run_exported(ep: Any, cases: list[CaseInputs], eager_outs: list[Any], tolerance: Any, *,
                  error_chars: int = 500) -> list[dict[str, Any]]:
     """The exported program on every case against eager: `{shape, match, max_abs_err}`, or
@@ -413,8 +416,8 @@ def run_exported(ep: Any, cases: list[CaseInputs], eager_outs: list[Any], tolera
     try:
         module = ep.module()
     except Exception as e:  # noqa: BLE001 - torch's own failure is the result
-        error = short_message(f"the exported program cannot be run: torch's `ep.module()` raised "
-                              f"{type(e).__name__}: {e}", error_chars)
+        error = short_message(f"{UNRUNNABLE}: torch's `ep.module()` raised {type(e).__name__}: {e}",
+                              error_chars)
         return [{"shape": dict(c.shape), "match": False, "error": error} for c in cases]
     remember_state(module)
     rows = []
