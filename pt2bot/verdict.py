@@ -131,15 +131,26 @@ def judge(*, findings: Sequence[Finding], models: Sequence[ModelDelta],
         # that dim passed on inside forward: gemma's `kv_write_indices`, `input_positions` under
         # another name, read "a dim is declared dynamic" beside "seq is declared dynamic")
         named_at = {(s.get("path"), s.get("line"), s.get("value")) for s in d.new_specialized if s.get("dim")}
+        # one line per dim pinned to one value by one break, at every place it is pinned
+        # (gemma's sampler pinned batch at three lines of one function: three warnings)
+        groups: dict[tuple[Any, ...], list[dict]] = {}
         for s in d.new_specialized:
             if not s.get("dim") and (s.get("path"), s.get("line"), s.get("value")) in named_at:
                 continue
             after = s.get("caused_by") if isinstance(s.get("caused_by"), dict) else None
-            where = f" at {s['path']}:{s['line']}" if s.get("path") and s.get("line") else ""
+            key = (s.get("dim") or id(s), s.get("value"),
+                   (after or {}).get("path"), (after or {}).get("line"))
+            groups.setdefault(key, []).append(s)
+        for ss in groups.values():
+            s = ss[0]
+            after = s.get("caused_by") if isinstance(s.get("caused_by"), dict) else None
+            places = [f"{x['path']}:{x['line']}" for x in ss if x.get("path") and x.get("line")]
+            where = f" at {', '.join(places[:-1])} and {places[-1]}" if len(places) > 1 else \
+                (f" at {places[0]}" if places else "")
             add("new_specialized", WARNING, f"{s.get('dim') or 'a dim'} is declared dynamic and now "
                 f"specialised to {s.get('value')}{where}: `torch._dynamo.mark_dynamic` on it raises"
                 + (f" (follows from the new break at {after.get('path')}:{after.get('line')})" if after else ""),
-                name, where=[(s.get("path"), s.get("line"))])
+                name, where=[(x.get("path"), x.get("line")) for x in ss])
         new_bad = [a for a in d.accuracy if a["new"]]
         if new_bad and t.accuracy in level_of:
             add("accuracy_mismatch", level_of[t.accuracy], f"compiled output differs from eager "

@@ -26,6 +26,18 @@ def _pinned(dim, value=4, line=329):
             "caused_by": {"path": "gemma/model.py", "line": 507}}
 
 
+def test_one_dim_pinned_at_several_lines_by_one_break_is_one_warning():
+    m = ModelDelta(name="gemma2_lm", delta=Delta(new_specialized=(
+        _pinned("batch", 2, 62), _pinned("batch", 2, 70), _pinned("batch", 2, 76))))
+    [r] = [r for r in judge(findings=[], models=[m], head_results=None, base_results=None, config=Config())
+           if r["code"] == "new_specialized"]
+    assert r["message"] == (
+        "batch is declared dynamic and now specialised to 2 at gemma/model.py:62, gemma/model.py:70 and "
+        "gemma/model.py:76: `torch._dynamo.mark_dynamic` on it raises (follows from the new break at "
+        "gemma/model.py:507)")
+    assert r["lines"] == [{"path": "gemma/model.py", "line": n} for n in (62, 70, 76)]
+
+
 def test_a_size_no_dim_names_pinned_beside_a_named_one_is_said_once():
     m = ModelDelta(name="gemma2_lm", delta=Delta(new_specialized=(
         _pinned(None), _pinned("seq"), _pinned("batch", 2, 62), _pinned(None, 7, 99))))
