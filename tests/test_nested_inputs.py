@@ -85,6 +85,12 @@ def test_nested_tensors_get_their_dims_by_path_and_their_structure_back():
     class Kind(enum.Enum):
         GLOBAL = 1
 
+    # a named tuple's spec is one of its kind: torch refuses a plain tuple there
+    import collections
+
+    Pair = collections.namedtuple("Pair", "k v")
+    assert nest_spec({"p": None, "p[0]": {0: "B"}}, {"p": Pair(torch.zeros(2), torch.zeros(2))}) == {
+        "p": Pair({0: "B"}, None)} and type(nest_spec({"p[0]": None}, {"p": Pair(1, 2)})["p"]) is Pair
     keyed = {"f": {Kind.GLOBAL: torch.zeros(2)}}
     assert nest_spec({"f": None, "f[Kind.GLOBAL]": {0: "B"}}, keyed) == {"f": {Kind.GLOBAL: {0: "B"}}}
     assert layout(keyed["f"]) == {"dict": {"Kind.GLOBAL": "tensor"}, "exprs": ["Kind.GLOBAL"]}

@@ -143,17 +143,34 @@ def key_path(key: Any) -> str:
     return f"[{key!r}]" if isinstance(key, str) else f"[{key}]"
 
 
+def _items(value: Any) -> list[tuple[str, Any]] | None:
+    """(its place in a path, item) of each item of a list, a tuple (a named one too) or a dict;
+    None for anything else (a tensor, a number, a `torch.Size`, an object). The one reading of
+    an input's structure that the copies, the paths and the specs share."""
+    if type(value) is dict:
+        return [(key_path(k), v) for k, v in value.items()]
+    if type(value) in (list, tuple) or (isinstance(value, tuple) and hasattr(value, "_fields")):
+        return [(f"[{i}]", v) for i, v in enumerate(value)]
+    return None
+
+
+def _rebuilt(value: Any, items: list[Any]) -> Any:
+    """A container of `value`'s kind (`_items`) holding `items`, in its order and under its keys:
+    a named tuple as one, which torch.export's structure check wants for its spec too."""
+    if type(value) is dict:
+        return dict(zip(value, items))
+    if type(value) is list:
+        return list(items)
+    return type(value)(*items) if hasattr(value, "_fields") else tuple(items)
+
+
 def _tensor_paths(value: Any, path: str, out: dict[str, Any]) -> None:
     import torch
 
     if isinstance(value, torch.Tensor):
         out[path] = value
-    elif type(value) is dict:
-        for k, v in value.items():
-            _tensor_paths(v, path + key_path(k), out)
-    elif type(value) in (list, tuple) or (isinstance(value, tuple) and hasattr(value, "_fields")):
-        for i, v in enumerate(value):
-            _tensor_paths(v, f"{path}[{i}]", out)
+    for step, v in _items(value) or ():
+        _tensor_paths(v, path + step, out)
 
 
 def layout(value: Any) -> Any:
@@ -165,15 +182,14 @@ def layout(value: Any) -> Any:
 
     if isinstance(value, torch.Tensor):
         return "tensor"
+    items = _items(value)
+    if items is None:
+        return None
     if type(value) is dict:
         out: dict[str, Any] = {"dict": {str(k): layout(v) for k, v in value.items()}}
         exprs = [str(k) for k in value if not isinstance(k, str)]
         return {**out, "exprs": exprs} if exprs else out
-    if type(value) is list:
-        return {"list": [layout(v) for v in value]}
-    if isinstance(value, tuple):
-        return {"tuple": [layout(v) for v in value]}
-    return None
+    return {"list" if type(value) is list else "tuple": [layout(v) for _, v in items]}
 
 
 def nest_spec(spec: dict[str, Any], values: dict[str, Any]) -> dict[str, Any]:
@@ -185,13 +201,8 @@ def nest_spec(spec: dict[str, Any], values: dict[str, Any]) -> dict[str, Any]:
     def build(value: Any, path: str) -> Any:
         if isinstance(value, torch.Tensor):
             return spec.get(path)
-        if type(value) is dict:
-            return {k: build(v, path + key_path(k)) for k, v in value.items()}
-        if type(value) is list:
-            return [build(v, f"{path}[{i}]") for i, v in enumerate(value)]
-        if isinstance(value, tuple):
-            return tuple(build(v, f"{path}[{i}]") for i, v in enumerate(value))
-        return None
+        items = _items(value)
+        return None if items is None else _rebuilt(value, [build(v, path + step) for step, v in items])
     return {name: build(value, name) for name, value in values.items()}
 
 
@@ -202,20 +213,10 @@ def map_nested(value: Any, fn: Any, memo: dict[int, Any] | None = None) -> Any:
     if memo is None:
         memo = {}
     key = id(value)
-    if key in memo:
-        return memo[key]
-    if isinstance(value, dict) and type(value) is dict:
-        out: Any = {k: map_nested(v, fn, memo) for k, v in value.items()}
-    elif isinstance(value, list) and type(value) is list:
-        out = [map_nested(v, fn, memo) for v in value]
-    elif isinstance(value, tuple) and hasattr(value, "_fields"):
-        out = type(value)(*(map_nested(v, fn, memo) for v in value))
-    elif type(value) is tuple:
-        out = tuple(map_nested(v, fn, memo) for v in value)
-    else:
-        out = fn(value)
-    memo[key] = out
-    return out
+    if key not in memo:
+        items = _items(value)
+        memo[key] = fn(value) if items is None else _rebuilt(value, [map_nested(v, fn, memo) for _, v in items])
+    return memo[key]
 
 
 def var_positional(model: Any) -> str | None:
