@@ -1330,7 +1330,7 @@ def propose(index: RepoClasses, c: _Class) -> Proposal:
                 continue
             extra = _more_input(infer, c, env, fwd[1], p, data)
             if extra is None:
-                unguessed.append(p.name)
+                unguessed.append(p)
                 continue
             g, why = extra
             if pending and why == _LIKE_DATA:
@@ -1365,8 +1365,13 @@ def propose(index: RepoClasses, c: _Class) -> Proposal:
             for p, at in tested if p.name not in {o[0] for o in objects}
             and (extra := _more_input(infer, c, env, fwd[1], p, data)) for g, why in (extra,))
         if unguessed:
-            problems.append(f"forward() also needs {', '.join(unguessed)}, not a tensor by its "
-                            f"annotation: add inputs for {'them' if len(unguessed) > 1 else 'it'}")
+            several = len(unguessed) > 1
+            said = "; ".join(f"`{p.name}: {ast.unparse(p.annotation)}`" for p in unguessed)
+            problems.append(
+                f"forward() also needs {', '.join(p.name for p in unguessed)}, not one tensor by "
+                f"{'their annotations' if several else 'its annotation'} ({said}): add inputs for "
+                f"{'them' if several else 'it'} (an `inputs: {{entry: ...}}` factory can build "
+                "lists and dicts of tensors)")
         listed = _doc_sizes(fwd[1], c.node, {d for i in inputs for d in i.shape
                                              if isinstance(d, str) and d != "batch"})
         if multiples:
@@ -1993,11 +1998,23 @@ def _doc_text(fn: ast.FunctionDef, name: str, cls: ast.ClassDef | None = None) -
     return None
 
 
+# What an annotation may name that is no single tensor: Python values, and containers, whose
+# items may be tensors (a decoder's KV caches, `List[Tuple[torch.Tensor, torch.Tensor]]`), where
+# one tensor guessed for them fails forward's first read of them as pairs.
+_NO_TENSOR = frozenset({"int", "float", "bool", "str", "None", "list", "dict", "tuple", "set",
+                        "List", "Tuple", "Dict", "Set", "Sequence", "Mapping", "Iterable",
+                        "MutableSequence", "MutableMapping"})
+
+
 def _takes_tensor(ann: ast.AST) -> bool:
-    """False for an annotation that names only Python values (`int`, `float | None`, `str`)."""
-    names = {dotted(a) or "" for a in _alternatives(ann)}
-    return not names or not names <= {"int", "float", "bool", "str", "None", "list", "dict",
-                                       "tuple"}
+    """False for an annotation that allows no single tensor: only Python values (`int`, `float |
+    None`, `str`) or containers (`List[Tuple[torch.Tensor, torch.Tensor]]`)."""
+    def name(a: ast.AST) -> str:
+        if isinstance(a, ast.Constant) and a.value is None:
+            return "None"
+        return (dotted(a.value if isinstance(a, ast.Subscript) else a) or "").rpartition(".")[2]
+    names = {name(a) for a in _alternatives(ann)}
+    return not names or not names <= _NO_TENSOR
 
 
 def _fields_read(init: ast.FunctionDef, param: str) -> set[str]:

@@ -101,6 +101,8 @@ INFER = {
                 return self.conv(img)
         """,
     "pkg/models.py": """\
+        from typing import List, Tuple
+
         import torch
         import torch.nn as nn
 
@@ -158,6 +160,16 @@ INFER = {
 
             def forward(self, x, step: int):
                 return self.fc(x) * step
+
+
+        class Cached(nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.fc = nn.Linear(4, 4)
+
+            def forward(self, x, kv_caches: List[Tuple[torch.Tensor, torch.Tensor]],
+                        scale: float | None):
+                return self.fc(x) + kv_caches[0][0]
 
 
         class NeedsSomething(nn.Module):
@@ -289,7 +301,8 @@ def test_inference_through_sequential_conditionals_and_repo_classes(tmp_path):
     root = _repo(tmp_path, INFER)
     proposals, blocks = discover(str(root))
     by = {p.name: p for p in proposals}
-    assert set(by) == {"conv_net", "tokens", "head", "two_inputs", "stepper", "needs_something"}
+    assert set(by) == {"conv_net", "tokens", "head", "two_inputs", "stepper", "cached",
+                       "needs_something"}
     assert blocks == ["pkg.blocks:Stem"]       # built by ConvNet; Base is abstract
 
     conv = by["conv_net"]                       # Stem(channels * 2) → Conv2d(2, ...)
@@ -308,7 +321,12 @@ def test_inference_through_sequential_conditionals_and_repo_classes(tmp_path):
         ("x", ("batch", 4), "float32"), ("y", ("batch", 4), "float32")]
     assert not two.problems and "y: guessed like the data input" in two.how
     # a parameter annotated as a Python number is no tensor input: left to the user
-    assert "forward() also needs step, not a tensor by its annotation" in by["stepper"].problems[0]
+    assert "forward() also needs step, not one tensor by its annotation (`step: int`)" in \
+        by["stepper"].problems[0]
+    # a list of tensor pairs (a decoder's KV caches) is no one tensor either, nor `float | None`
+    assert "forward() also needs kv_caches, scale, not one tensor by their annotations " \
+        "(`kv_caches: List[Tuple[torch.Tensor, torch.Tensor]]`; `scale: float | None`)" in \
+        by["cached"].problems[0] and not by["cached"].inputs[1:]
     assert "backbone" in by["needs_something"].problems[0]
 
     assert main(["init", str(root)]) == 0
