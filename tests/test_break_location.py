@@ -197,6 +197,12 @@ def test_torchs_note_on_or_and_goes_only_where_the_line_joins_with_them(tmp_path
             if x.any() or y.any():
                 x = x + 1
             return x
+
+
+        def three(x, t):
+            if t is None or (t == 0).all():
+                return x
+            return x / t
         """))
     import importlib.util
 
@@ -209,6 +215,10 @@ def test_torchs_note_on_or_and_goes_only_where_the_line_joins_with_them(tmp_path
     assert b.hints and not [h for h in b.hints if h.startswith(note)], b.hints
     got = graph_breaks(mod.two, torch.zeros(3), torch.zeros(3), user_code=str(tmp_path))
     assert any(h.startswith(note) for b in got for h in b.hints), [b.hints for b in got]
+    # nor where the `or` joins an `is None` test (gemma's sampler): `|` would compute the tensor
+    # side on None, and the `if` would still branch on a tensor
+    (b,) = graph_breaks(mod.three, torch.ones(3), torch.ones(3), user_code=str(tmp_path))
+    assert b.gb == "GB0170" and not [h for h in b.hints if h.startswith(note)], b.hints
 
 
 def test_torchs_advice_to_apply_a_transform_always_goes_only_where_the_block_is_one(tmp_path):

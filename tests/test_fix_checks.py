@@ -1167,6 +1167,40 @@ class Skip(nn.Module):
     assert reason is None and any("torch.cond" in "".join(c.lines) for c in cands)
 
 
+def test_an_early_return_behind_a_python_test_keeps_that_test_as_an_if(tmp_path):
+    """gemma's greedy sampler: `if temperatures is None or (temperatures == 0).all(): return`
+    before the sampling. With the `is None` part inside, no form was given (a `|` would run
+    `(None == 0).all()`); the Python part stays an `if` and the tensor part goes to
+    `torch.cond`."""
+    from pt2bot.config import StaticConfig
+    from pt2bot.rules import fix_candidates_explained
+    from pt2bot.static import check_paths
+
+    src = """\
+import torch
+from torch import nn
+
+
+class Sampler(nn.Module):
+    def forward(self, logits, temperatures):
+        if temperatures is None or (temperatures == 0).all():
+            return torch.argmax(logits, dim=-1), logits
+        logits = logits / temperatures.unsqueeze(1)
+        probs = torch.softmax(logits, dim=-1)
+        return torch.multinomial(probs, 1).squeeze(-1), logits
+"""
+    (tmp_path / "m.py").write_text(src)
+    [f] = [f for f in check_paths(str(tmp_path), ["m.py"], StaticConfig(select=("ALL",)), jobs=1)
+           if f.rule == "PTC201"]
+    cands, reason = fix_candidates_explained(f, src)
+    assert not cands and reason.startswith(
+        "no recipe rewrites an early return before 3 more statements: `if temperatures is None:` "
+        "stays as it is, returning what line 8 returns (a Python test: dynamo decides it as it "
+        "traces), and after it what keeps both paths in one graph is "
+        "`torch.cond((temperatures == 0).all(), early, rest, ())`, `early` returning what line 8 "
+        "returns, `rest` lines 9-11;"), reason
+
+
 def test_a_file_without_torch_says_why_it_gets_no_edit():
     """torchdiffeq's interp.py asserts on tensors and never imports torch: the recipe would
     need the import, an edit outside the hunk, and the reason says so."""

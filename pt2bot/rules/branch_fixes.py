@@ -571,16 +571,36 @@ def early_return_reason(finding, source: str, tree: ast.Module) -> str | None:
     if len(rest) < 2 or not isinstance(rest[-1], ast.Return) or \
             any(isinstance(n, (ast.Return, ast.Yield, ast.YieldFrom)) for s in rest[:-1] for n in ast.walk(s)):
         return None
-    test = _where_test(lines, st.test, (finding.line, finding.col))
+    at = (finding.line, finding.col)
+    test, python = _where_test(lines, st.test, at), []
+    if test is None and isinstance(st.test, ast.BoolOp) and isinstance(st.test.op, ast.Or):
+        # `if temperatures is None or (temperatures == 0).all(): return ...` (gemma's greedy
+        # sampler): the leading parts that are surely Python bools stay an `if` of their own,
+        # which dynamo decides as it traces and which keeps the tensor part from running on a
+        # None; only the rest selects between the paths
+        k = next((i for i, v in enumerate(st.test.values) if not _python_test(v)), 0)
+        python, others = st.test.values[:k], st.test.values[k:]
+        if python:
+            tensor = others[0]
+            if len(others) > 1:
+                tensor = ast.BoolOp(op=ast.Or(), values=others, lineno=others[0].lineno,
+                                    col_offset=others[0].col_offset, end_lineno=others[-1].end_lineno,
+                                    end_col_offset=others[-1].end_col_offset)
+            test = _where_test(lines, tensor, at)
     if test is None or "\n" in test:
         return None
     ret = st.body[-1]
+    kept = ""
+    if python:
+        kept = (f"`if {' or '.join(segment(lines, v) for v in python)}:` stays as it is, "
+                f"returning what line {ret.lineno} returns (a Python test: dynamo decides it as it "
+                f"traces), and after it ")
     # (held-out batch 39's new user wrote it as said, with the labels its return computes
     # from the outputs inside the branches: `torch.cond` then fails in backward, "outs_to_grad
     # length (2) != tangents length (3)"; and the `torch.where` form gave NaN gradients from a
     # `torch.logit` of the side it does not select)
-    return (f"no recipe rewrites an early return before {len(rest)} more statements: what keeps "
-            f"both paths in one graph is `torch.cond({test}, early, rest, ())`, `early` returning "
+    return (f"no recipe rewrites an early return before {len(rest)} more statements: {kept}what "
+            f"keeps both paths in one graph is `torch.cond({test}, early, rest, ())`, `early` returning "
             f"what line {ret.lineno} returns, `rest` lines {rest[0].lineno}-"
             f"{rest[-1].end_lineno or rest[-1].lineno}; both must return tensors of the same shapes "
             f"and dtypes, floating-point only where gradients flow (an integer result, labels from "

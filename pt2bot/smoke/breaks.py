@@ -217,7 +217,27 @@ def _applies(hint: str, source: str, after: str = "") -> bool:
         return not (whole and re.match(r"(raise|return|assert|break|continue)\b", after.strip()))
     if not hint.startswith(_OR_AND_NOTE):
         return True
-    return not whole or re.search(r"\b(or|and)\b", text) is not None
+    if not whole:
+        return True
+    return re.search(r"\b(or|and)\b", text) is not None and not _guarded_by_identity(text)
+
+
+def _guarded_by_identity(header: str) -> bool:
+    """Whether every `or`/`and` of an `if`/`elif`/`while` header joins a Python identity test
+    (`temperatures is None or (temperatures == 0).all()`, gemma's sampler): there `|` would
+    compute the tensor side on the None the test keeps it from, and the `if` still branches on
+    a tensor, so torch's note to write `|` is no fix."""
+    import ast
+
+    head = header.split(None, 1)[1][:-1] if " " in header else ""
+    try:
+        test = ast.parse(head.strip(), mode="eval").body
+    except SyntaxError:
+        return False
+    ops = [n for n in ast.walk(test) if isinstance(n, ast.BoolOp)]
+    return bool(ops) and all(
+        any(isinstance(v, ast.Compare) and all(isinstance(o, (ast.Is, ast.IsNot)) for o in v.ops)
+            for v in op.values) for op in ops)
 
 
 def traced_files(events: TraceCollector, backend: RecordingBackend,
