@@ -13,6 +13,8 @@ paste-ready code.
 """
 from __future__ import annotations
 
+import collections
+import enum
 import json
 
 import pytest
@@ -135,3 +137,50 @@ def test_a_decoder_with_kv_caches_compiles_once_exports_and_its_advice_runs(tmp_
     ep = scope["ep"]
     again = make(2, 4)
     assert ep.module()(**make(2, 4)).shape == Decoder()(**again).shape
+
+
+class Kind(enum.Enum):
+    GLOBAL = 1
+
+
+Pair = collections.namedtuple("Pair", "k v")
+
+
+@pytest.mark.torch
+def test_the_pasted_spec_imports_a_named_tuple_and_an_enum_and_exports():
+    """A named tuple input's spec was pasted as a plain tuple, which torch refuses (its own
+    export built the named tuple), and an enum-keyed dict's keys were written as
+    `Kind.GLOBAL` with no import of `Kind`. The pasted block now imports both; run here as a
+    user pastes it, it exports."""
+    import torch
+
+    from pt2bot.smoke.advice import advice_code
+
+    class M(torch.nn.Module):
+        def forward(self, p, f):
+            return p.k + p.v + f[Kind.GLOBAL]
+
+    kwargs = {"p": Pair(torch.zeros(3, 2), torch.zeros(3, 2)), "f": {Kind.GLOBAL: torch.zeros(3, 2)}}
+    entry = {"name": "batch", "min": None, "max": None, "multiple_of": None}
+    spec = {"p[0]": {"0": entry}, "p[1]": {"0": entry}, "f[Kind.GLOBAL]": {"0": entry}}
+    assert layout(kwargs["p"]) == {"tuple": ["tensor", "tensor"], "class": f"{__name__}:Pair"}
+    code = advice_code(spec, None, None, {n: layout(v) for n, v in kwargs.items()})["python"]
+    assert f"from {__name__} import Kind\nfrom {__name__} import Pair\n" in code, code
+    assert "dynamic_shapes = {'p': Pair({0: batch}, {0: batch}), 'f': {Kind.GLOBAL: {0: batch}}}" in code
+    scope = {"torch": torch, "model": M(), "args": (), "kwargs": kwargs}
+    exec(code, scope)
+    # exported with the batch symbolic (torch 2.13 cannot make a module of a program guarded on
+    # an enum-keyed dict: its guard code writes `f[<Kind.GLOBAL: 1>]`, so it is not called here)
+    assert len(scope["ep"].range_constraints) == 1
+
+    class N(torch.nn.Module):
+        def forward(self, p):
+            return p.k * p.v
+
+    one = {"p": kwargs["p"]}
+    code = advice_code({"p[0]": {"0": entry}, "p[1]": {"0": entry}}, None, None,
+                       {"p": layout(one["p"])})["python"]
+    scope = {"torch": torch, "model": N(), "args": (), "kwargs": one}
+    exec(code, scope)
+    five = Pair(torch.rand(5, 2), torch.rand(5, 2))
+    assert torch.equal(scope["ep"].module()(p=five), N()(five))

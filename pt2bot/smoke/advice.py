@@ -959,10 +959,20 @@ def advice_code(spec_json: dict[str, Any], method: str | None,
                           if not e.get("static"))
         return f"{{{inner}}}" if inner else "None"
 
+    imports: set[str] = set()
+
+    def imported(cls: str) -> str:
+        # `module:qualname` → the name the pasted code writes, its top class imported
+        module, qual = cls.split(":", 1)
+        imports.add(f"from {module} import {qual.split('.')[0]}")
+        return qual
+
     def nested_py(lay: Any, path: str) -> str:
         if lay == "tensor":
             return axes_py(path)
         if isinstance(lay, dict) and "dict" in lay:
+            for cls in lay.get("classes") or ():
+                imported(cls)
             exprs = set(lay.get("exprs") or ())   # keys written as their text (an enum member)
             return "{" + ", ".join(
                 f"{k if k in exprs else repr(k)}: {nested_py(v, path + (f'[{k}]' if k in exprs else f'[{k!r}]'))}"
@@ -971,6 +981,8 @@ def advice_code(spec_json: dict[str, Any], method: str | None,
             items = [nested_py(v, f"{path}[{i}]") for i, v in enumerate(lay.get("list", lay.get("tuple")))]
             if "list" in lay:
                 return "[" + ", ".join(items) + "]"
+            if lay.get("class"):    # a named tuple: torch refuses a plain tuple's spec for it
+                return f"{imported(lay['class'])}(" + ", ".join(items) + ")"
             return "(" + ", ".join(items) + ("," if len(items) == 1 else "") + ")"
         return "None"
 
@@ -984,6 +996,7 @@ def advice_code(spec_json: dict[str, Any], method: str | None,
     if not layouts:
         parts += [f"{inp!r}: {axes_py(inp)}" for inp in spec_json if not var_args or inp not in var_args[1]]
     py.append("dynamic_shapes = {" + ", ".join(parts) + "}")
+    py[1:1] = sorted(imports)
     # (an example of size 1 in a dynamic dim is one torch specialises, and export then fails:
     # MAE's user pasted this with a batch of one, what evaluation feeds)
     py.append("# args, kwargs: example inputs with every dynamic dim at least 2 (torch specialises a size of 1)")

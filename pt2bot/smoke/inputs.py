@@ -176,8 +176,11 @@ def _tensor_paths(value: Any, path: str, out: dict[str, Any]) -> None:
 def layout(value: Any) -> Any:
     """The structure of an input, as JSON, for the paste-ready `dynamic_shapes` that
     torch.export matches against it type for type: "tensor", `{"list": [...]}`, `{"tuple":
-    [...]}`, `{"dict": {key: ...}}` (with `exprs`, the keys that are no string, written as
-    their text: an enum member), or None for anything else (a number, None, an object)."""
+    [...]}` (with `class`, a named tuple's, `module:qualname`), `{"dict": {key: ...}}` (with
+    `exprs`, the keys that are no string, written as their text: an enum member, and `classes`,
+    the classes those name), or None for anything else (a number, None, an object). The classes
+    are what the pasted code imports: torch wants the named tuple itself, and the enum's members
+    as keys."""
     import torch
 
     if isinstance(value, torch.Tensor):
@@ -188,8 +191,24 @@ def layout(value: Any) -> Any:
     if type(value) is dict:
         out: dict[str, Any] = {"dict": {str(k): layout(v) for k, v in value.items()}}
         exprs = [str(k) for k in value if not isinstance(k, str)]
-        return {**out, "exprs": exprs} if exprs else out
-    return {"list" if type(value) is list else "tuple": [layout(v) for _, v in items]}
+        if not exprs:
+            return out
+        classes = sorted({_class_of(k) for k in value if not isinstance(k, str)} - {None})
+        return {**out, "exprs": exprs, **({"classes": classes} if classes else {})}
+    out = {"list" if type(value) is list else "tuple": [layout(v) for _, v in items]}
+    named = _class_of(value) if hasattr(value, "_fields") else None
+    return {**out, "class": named} if named else out
+
+
+def _class_of(value: Any) -> str | None:
+    """`module:qualname` of an enum member's or a named tuple's class, where code can import it
+    by that name (not one defined inside a function)."""
+    import enum
+
+    cls = type(value)
+    if not (isinstance(value, enum.Enum) or hasattr(value, "_fields")) or "<" in cls.__qualname__:
+        return None
+    return f"{cls.__module__}:{cls.__qualname__}"
 
 
 def nest_spec(spec: dict[str, Any], values: dict[str, Any]) -> dict[str, Any]:
