@@ -679,7 +679,7 @@ def test_the_loop_verifies_the_recipe_and_refuses_the_wrong_forms(repo, tmp_path
     assert good["accepted"] is True, good
     # eager runs head's own code: compiled code, forward and backward, is what was compared
     assert good["evidence"] == ("GB0170 gone, 3 graphs instead of 5, compiled outputs equal head's eager ones "
-                                "on 2 shape cases, compiled gradients equal on 2 shape cases, equal with values a check may refuse (-1, 0, 1e3, 1e6, NaN; -1 and 0 in one row of several; head raised on -1, and -1 in one row of several) injected, eager and "
+                                "on 2 shape cases, compiled gradients equal on 2 shape cases, equal with values a check may refuse (-1, 0, 1e3, 1e6, NaN; -1 and 0 in one row of several; head raised on -1, and -1 in one row of several) injected into `gamma`, `x` (one at a time), eager and "
                                 "compiled, but compiled code raises RuntimeError where head raises ValueError"
                                 # the constant message, where head's formatted the refused values
                                 ", saying `Gamma must be non-negative.` where head says `Gamma must be "
@@ -866,7 +866,7 @@ def test_a_check_on_token_ids_is_exercised_with_integer_values(tmp_path):
     in an integer) go into it too, head raises on 1e3, and the assertion recipe is verified."""
     verdict = _prove_ids(tmp_path, IDS_NET)
     assert verdict["accepted"] is True, verdict
-    assert "injected, eager and compiled" in verdict["evidence"]
+    assert "injected into `idx`, eager and compiled" in verdict["evidence"]
 
 
 ASSERTS = """\
@@ -923,7 +923,7 @@ def test_the_loop_verifies_the_assert_recipe(tmp_path):
     assert verdicts["right"]["accepted"] is True, verdicts["right"]
     assert verdicts["right"]["evidence"] == (
         "GB0170 gone, 1 graph instead of 4, compiled outputs equal head's eager ones on 2 shape cases, "
-        "compiled gradients equal on 2 shape cases, equal with values a check may refuse (-1, 0, 1e3, 1e6, NaN; -1 and 0 in one row of several; head raised on -1, NaN, and -1 in one row of several) injected, eager and compiled, but "
+        "compiled gradients equal on 2 shape cases, equal with values a check may refuse (-1, 0, 1e3, 1e6, NaN; -1 and 0 in one row of several; head raised on -1, NaN, and -1 in one row of several) injected into `gamma`, `x` (one at a time), eager and compiled, but "
         "compiled code raises RuntimeError where head raises AssertionError, saying `Gamma must be "
         "non-negative.` where head says `Gamma must be non-negative. Got tensor([-1., -1.])` (on CUDA a "
         "device-side assert, which ends the process's CUDA context)")
@@ -972,7 +972,7 @@ def test_the_loop_verifies_a_check_under_a_python_flag(tmp_path):
     verdicts = _prove_net(root, items, tmp_path)
     assert verdicts["flag"]["accepted"] is True, verdicts["flag"]
     assert verdicts["flag"]["evidence"].startswith("GB0170 gone"), verdicts["flag"]
-    assert "injected, eager and compiled" in verdicts["flag"]["evidence"]
+    assert "injected into `gamma`, `x` (one at a time), eager and compiled" in verdicts["flag"]["evidence"]
 
 
 MASKS = """\

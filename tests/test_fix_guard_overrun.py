@@ -49,7 +49,7 @@ def test_an_input_head_never_ends_on_is_cut_and_the_check_is_still_proven(tmp_pa
     assert verdict["accepted"] is True, verdict
     # NaN in `y` makes head raise: the check is exercised; a step of 0 never reaches the end
     assert "equal with inf and values a check may refuse (-1, 0, 1e3, 1e6, NaN; -1 and 0 in one row of several; " \
-        "head raised on -1, NaN) and NaN injected, eager and " \
+        "head raised on -1, NaN) and NaN injected into `dt`, `y` (one at a time), eager and " \
         "compiled" in verdict["evidence"], verdict
     # (twenty times head's own run, at least 2 s: a tiny model's run takes milliseconds)
     assert "not compared where head's own run does not end within 2 s: 0 in `dt`" \

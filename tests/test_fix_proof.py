@@ -183,7 +183,7 @@ def test_the_loop_accepts_right_fixes_and_rejects_wrong_ones(repo, tmp_path):
     assert good["accepted"] is True, good
     assert good["evidence"] == ("GB0170 gone, 2 graphs instead of 3, outputs equal on 2 shape "
                                 "cases, gradients equal on 2 shape cases, `h` equal after line 13, "
-                                "equal with NaN injected, equal on inputs all 0, all 1 and with one NaN and on weights all 0, "
+                                "equal with NaN injected into `x`, equal on inputs all 0, all 1 and with one NaN and on weights all 0, "
                                 "gradients too")
 
     wrong_mean = verdicts["mean-all"]
@@ -193,7 +193,8 @@ def test_the_loop_accepts_right_fixes_and_rejects_wrong_ones(repo, tmp_path):
     right_mean = verdicts["mean-masked"]
     assert right_mean["accepted"] is True, right_mean
     assert right_mean["evidence"].startswith("GB0036 gone, 2 graphs instead of 3")
-    assert right_mean["evidence"].endswith("equal with an empty mask injected, equal on inputs all 0, all 1 "
+    assert right_mean["evidence"].endswith("equal with an empty mask injected into `mask`, `x` (one at a time), equal on "
+                                           "inputs all 0, all 1 "
                                            "and with one NaN and on weights all 0, gradients too")
 
 
@@ -398,7 +399,7 @@ def test_judge_says_the_weights_apart_from_the_arguments():
             "breaks": [{**HEAD["breaks"][1], "line": 13}]}
     v = judge(HEAD, cand, [NAN_BREAK], EDIT)
     assert v["accepted"] is True, v
-    assert ("equal with values a check may refuse (-1, 0, 1e3, 1e6) injected, and with inf and NaN in the "
+    assert ("equal with values a check may refuse (-1, 0, 1e3, 1e6) injected into `tokens`, and with inf and NaN in the "
             "model's weights") in v["evidence"], v["evidence"]
 
 

@@ -684,8 +684,8 @@ def test_the_posterize_chain_is_verified_and_a_chain_that_reads_a_rebound_name_i
     assert verdicts["right"]["accepted"] is True, verdicts["right"]
     assert verdicts["right"]["evidence"] == ("GB0170 gone, 1 graph instead of 4, outputs equal on "
                                              "1 shape case, gradients equal on shape case batch=2, the early return at "
-                                             "line 10 taken by head on inputs with zeros, equal with zeros injected, "
-                                             "equal on inputs all 0, all 1 and with one NaN and on weights all 0, gradients too")
+                                             "line 10 taken by head on inputs with zeros, equal with zeros injected "
+                                             "into `bits`, `input` (one at a time), equal on inputs all 0, all 1 and with one NaN and on weights all 0, gradients too")
 
 
 @pytest.mark.torch
@@ -713,7 +713,7 @@ def test_the_blend_chain_and_an_arm_read_before_its_name_is_rebound(proof):
     # refused); 1 stands in for `s` there, and the gradients are head's
     assert verdicts["kept"]["accepted"] is True, verdicts["kept"]
     assert verdicts["kept"]["evidence"].endswith(f"the early return at line {s0 + 1} taken by head on inputs with "
-                                                 "zeros, equal with zeros injected, equal on inputs all 0, "
+                                                 "zeros, equal with zeros injected into `s`, `x` (one at a time), equal on inputs all 0, "
                                                  "all 1 and with one NaN and on weights all 0, gradients too"), verdicts["kept"]
 
 
@@ -745,7 +745,7 @@ def test_an_eager_only_exit_is_proven_compiled_and_an_eager_only_raise_is_refuse
         "inputs with an empty mask, where head takes it, but compiled code runs the loop to its end "
         "where head's eager run breaks out of it: more work a call, the loop's length and not its exit "
         "deciding it, and a value that overflows in the iterations head skips reaches the outputs, "
-        "equal with an empty mask injected, eager and compiled")
+        "equal with an empty mask injected into `image`, eager and compiled")
     assert verdicts["exit"]["caveats"][0].startswith("compiled code runs the loop to its end")
 
 

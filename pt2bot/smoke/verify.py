@@ -1821,8 +1821,13 @@ def judge(head: Mapping[str, Any], cand: Mapping[str, Any], targets: Sequence[Ma
         direct = [k for k in kinds if k not in weighted]
         said = []
         if direct:
+            # and into which arguments: a reader re-checking gemma's sampler could not tell
+            # whether the -1 went into the logits or an index
+            into = sorted({str(r["argument"]) for r in hit if r.get("kind") in direct
+                           and r.get("argument") and not r.get("weights")})
             said.append(" and ".join(_injected_words(k, hit, refused=True, raises=cand.get("raises") or ())
-                                     for k in direct) + " injected")
+                                     for k in direct) + " injected" + (f" into {_named(into)}" if into else "")
+                         + (" (one at a time)" if len(into) > 1 else ""))
         if weighted:
             said.append(" and ".join(GUARD_WORDS.get(k, k) for k in weighted) + f" in {WEIGHTS}")
         guarded = cand.get("guard_gradients") or {}
