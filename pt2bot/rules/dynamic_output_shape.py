@@ -237,6 +237,14 @@ class DynamicOutputShape(Rule):
     coefficients, eight equations in eight unknowns), up to rounding; the proof compares it on
     the model's own inputs. For a rank-deficient or non-square `a`, `solve` raises where `lstsq`
     gave the least-squares (or minimum-norm) solution.
+    Fix offered (not safe) for a count per value over a loop on its distinct values, `for c in
+    y.unique(): counts[c] += (y == c).sum()` (also `c.item()`, `torch.unique(y)`, `torch.sum(y
+    == c)`; seesawloss's running class counts): `counts.index_add_(0, y.reshape(-1),
+    torch.ones_like(y.reshape(-1), dtype=counts.dtype))`, one 1 added per element at its value,
+    which is what the loop adds up, with no loop over a size the data decides. A negative
+    value, which indexing counts from the end, makes `index_add_` raise, and a `counts` of more
+    than one dimension (a row per class) refuses a source of one: the proof runs it on the
+    model's own inputs, and the title says so.
     A selection inside a block of optional work (`if first_below_thr.any(): i =
     torch.where(first_below_thr)[0][0].item()`), where none of the above fits, gets the block
     run in eager only (pt2bot/rules/branch_fixes.py `is_compiling_fixes`, PTC201's recipe 6).
@@ -258,6 +266,7 @@ class DynamicOutputShape(Rule):
             _masked_compute_fixes(cls.code, finding, source, tree) or \
             _output_size_fixes(cls.code, finding, source, tree) or \
             _counted_bins_fixes(cls.code, finding, source, tree) or \
+            _count_loop_fixes(cls.code, finding, source, tree) or \
             _square_solve_fixes(cls.code, finding, source, tree) or \
             (capture_branch_fixes(cls.code, finding, source, tree) + is_compiling_fixes(cls.code, finding, source, tree))
 
@@ -757,6 +766,63 @@ def _counted_bins_fixes(code: str, finding, source: str, tree: ast.Module) -> li
                               f"count into `{ms}` bins with `scatter_add_`: the same counts as `bincount` "
                               f"where every value is below `{ms}` (past it `bincount` grows its output and "
                               "`scatter_add_` raises; on CUDA, a device-side assert)", safe=False)]
+
+
+def _count_of(node: ast.AST, values: str, var: str, lines: list[str]) -> bool:
+    """Whether `node` is the number of `values`' elements equal to `var` (or `var.item()`):
+    `(values == var).sum()`, `torch.sum(values == var)`, either side of the `==`, and
+    `.item()` of those."""
+    if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr == "item" \
+            and not node.args and not node.keywords:
+        node = node.func.value
+    if not (isinstance(node, ast.Call) and not node.keywords):
+        return False
+    if isinstance(node.func, ast.Attribute) and node.func.attr == "sum" and not node.args:
+        test = node.func.value
+    elif isinstance(node.func, ast.Attribute) and node.func.attr == "sum" and len(node.args) == 1 \
+            and isinstance(node.func.value, ast.Name) and node.func.value.id == "torch":
+        test = node.args[0]
+    else:
+        return False
+    if not (isinstance(test, ast.Compare) and len(test.ops) == 1 and isinstance(test.ops[0], ast.Eq)):
+        return False
+
+    def is_var(n: ast.AST) -> bool:
+        if isinstance(n, ast.Call) and isinstance(n.func, ast.Attribute) and n.func.attr == "item" \
+                and not n.args and not n.keywords:
+            n = n.func.value
+        return isinstance(n, ast.Name) and n.id == var
+    left, right = test.left, test.comparators[0]
+    return (segment(lines, left) == values and is_var(right)) or (segment(lines, right) == values and is_var(left))
+
+
+def _count_loop_fixes(code: str, finding, source: str, tree: ast.Module) -> list[Candidate]:
+    """`for c in y.unique(): counts[c] += (y == c).sum()` -> one `index_add_` of ones at `y`'s
+    values (the rule's docstring says where that is the same)."""
+    st, lines, call = _method_call_at(finding, source, tree, "unique")
+    if call is None or not isinstance(st, ast.For) or st.iter is not call or st.orelse or \
+            not isinstance(st.target, ast.Name) or len(st.body) != 1 or \
+            any(k.arg != "sorted" for k in call.keywords):
+        return []
+    torch_fn = isinstance(call.func.value, ast.Name) and call.func.value.id == "torch"
+    if len(call.args) != (1 if torch_fn else 0):
+        return []
+    values = call.args[0] if torch_fn else call.func.value
+    body = st.body[0]
+    var = st.target.id
+    if not (pure_indexed(values) and isinstance(body, ast.AugAssign) and isinstance(body.op, ast.Add)
+            and isinstance(body.target, ast.Subscript) and isinstance(body.target.slice, ast.Name)
+            and body.target.slice.id == var and pure(body.target.value)
+            and _count_of(body.value, segment(lines, values), var, lines)):
+        return []
+    ys, acc = segment(lines, values), segment(lines, body.target.value)
+    flat = f"{ys}.reshape(-1)"
+    new = [f"{indentation(lines, st)}{acc}.index_add_(0, {flat}, torch.ones_like({flat}, dtype={acc}.dtype))"]
+    return [replace_statement(code, finding.path, st, new,
+                              f"count every value of `{ys}` into `{acc}` at once with `index_add_`, not in a "
+                              f"loop over its distinct values (the same counts for values below `{acc}`'s "
+                              f"length; a negative one, which indexing counts from the end, makes "
+                              "`index_add_` raise)", safe=False)]
 
 
 def _square_solve_fixes(code: str, finding, source: str, tree: ast.Module) -> list[Candidate]:
