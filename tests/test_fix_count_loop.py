@@ -36,9 +36,11 @@ class Counter(nn.Module):
 """
 LINE = 14
 assert COUNTER.splitlines()[LINE - 1].strip() == "for c in y.unique():"
-FIXED = "        self.counts.index_add_(0, y.reshape(-1), torch.ones_like(y.reshape(-1), dtype=self.counts.dtype))"
+FIXED = ("        y_flat = y.reshape(-1)",
+         "        self.counts.index_add_(0, torch.where(y_flat < 0, y_flat + len(self.counts), y_flat), "
+         "torch.ones_like(y_flat, dtype=self.counts.dtype))")
 CONFIG = one_model("counter", "pkg.counter:Counter",
-                   "[{name: x, shape: [batch, 4]}, {name: y, shape: [batch], dtype: int64, low: 0, high: 4}]",
+                   "[{name: x, shape: [batch, 4]}, {name: y, shape: [batch], dtype: int64, low: LOW, high: 4}]",
                    "{batch: [3, 5]}", extra="    kwargs: {width: WIDTH}\n")
 
 
@@ -52,15 +54,15 @@ def _edits(text: str, path: str = "m.py") -> list:
 
 def test_the_loop_becomes_one_index_add():
     (c,) = _edits(COUNTER)
-    assert (c.start_line, c.end_line, c.lines, c.safe, c.guards) == (LINE, LINE + 1, (FIXED,), False, ())
-    assert c.title.startswith("count every value of `y` into `self.counts` at once with `index_add_`")
-    assert "a negative one, which indexing counts from the end, makes `index_add_` raise" in c.title
+    assert (c.start_line, c.end_line, c.lines, c.safe, c.guards) == (LINE, LINE + 1, FIXED, False, ())
+    assert c.title == ("count every value of `y` into `self.counts` at once with `index_add_`, not in a loop "
+                       "over its distinct values (a negative value counted from the end, as indexing does)")
     compile(apply_candidate(COUNTER, c), "m.py", "exec")
     # the other spellings of the same count
     for body in ("self.counts[c] += torch.sum(y == c)", "self.counts[c] += (c == y).sum().item()"):
         (c,) = _edits(COUNTER.replace("self.counts[c] += (y == c.item()).sum()", body).replace(
             "for c in y.unique():", "for c in torch.unique(y, sorted=False):"))
-        assert c.lines == (FIXED,)
+        assert c.lines == FIXED
 
 
 @pytest.mark.parametrize("old, new", [
@@ -70,15 +72,20 @@ def test_the_loop_becomes_one_index_add():
     ("for c in y.unique():", "for c in y.unique(return_counts=True)[0]:"),
     ("self.counts[c] += (y == c.item()).sum()",
      "self.counts[c] += (y == c).sum()\n            print(c)"),                                 # more in the loop
+    ("        prior = (", "        last = c\n        prior = ("),                           # the name read after
 ])
 def test_no_edit_where_the_loop_is_not_a_count(old, new):
     assert _edits(COUNTER.replace(old, new)) == []
 
 
 @pytest.mark.torch
-@pytest.mark.parametrize("width, accepted", [(1, True), (3, False)])
-def test_the_loop_verifies_it_only_where_the_counts_are_one_per_class(tmp_path, width, accepted):
-    root = write_repo(tmp_path / "repo", {"pkg/counter.py": COUNTER}, CONFIG.replace("WIDTH", str(width)))
+@pytest.mark.parametrize("width, low, accepted", [(1, 0, True), (1, -2, True), (3, 0, False)])
+def test_the_loop_verifies_it_only_where_the_counts_are_one_per_class(tmp_path, width, low, accepted):
+    """Labels from -2 up: indexing counts -1 and -2 from the end, and so does the edit (an
+    `index_add_` of the labels as they are raised there, which the independent re-run of
+    seesawloss found)."""
+    config = CONFIG.replace("WIDTH", str(width)).replace("LOW", str(low))
+    root = write_repo(tmp_path / "repo", {"pkg/counter.py": COUNTER}, config)
     (c,) = _edits(COUNTER, path="pkg/counter.py")
     verdict = prove(root, "counter", [item("count", c, COUNTER, _target())], tmp_path / "work")["count"]
     assert verdict["accepted"] is accepted, verdict

@@ -239,12 +239,15 @@ class DynamicOutputShape(Rule):
     gave the least-squares (or minimum-norm) solution.
     Fix offered (not safe) for a count per value over a loop on its distinct values, `for c in
     y.unique(): counts[c] += (y == c).sum()` (also `c.item()`, `torch.unique(y)`, `torch.sum(y
-    == c)`; seesawloss's running class counts): `counts.index_add_(0, y.reshape(-1),
-    torch.ones_like(y.reshape(-1), dtype=counts.dtype))`, one 1 added per element at its value,
-    which is what the loop adds up, with no loop over a size the data decides. A negative
-    value, which indexing counts from the end, makes `index_add_` raise, and a `counts` of more
-    than one dimension (a row per class) refuses a source of one: the proof runs it on the
-    model's own inputs, and the title says so.
+    == c)`; seesawloss's running class counts): `y_flat = y.reshape(-1)` then
+    `counts.index_add_(0, torch.where(y_flat < 0, y_flat + len(counts), y_flat),
+    torch.ones_like(y_flat, dtype=counts.dtype))`, one 1 added per element at its value, which is
+    what the loop adds up, with no loop over a size the data decides; a negative value counted
+    from the end, as `counts[c]` indexes (an ignored label of -1 counted for the last class,
+    where `index_add_` alone raises: the independent re-run found it on seesawloss), a value
+    out of range raising IndexError as indexing does. A `counts` of more than one dimension (a
+    row per class) refuses a source of one, which the proof shows on the model's own inputs;
+    not where the loop's name is read outside the loop (the edit no longer binds it).
     A selection inside a block of optional work (`if first_below_thr.any(): i =
     torch.where(first_below_thr)[0][0].item()`), where none of the above fits, gets the block
     run in eager only (pt2bot/rules/branch_fixes.py `is_compiling_fixes`, PTC201's recipe 6).
@@ -815,14 +818,23 @@ def _count_loop_fixes(code: str, finding, source: str, tree: ast.Module) -> list
             and body.target.slice.id == var and pure(body.target.value)
             and _count_of(body.value, segment(lines, values), var, lines)):
         return []
+    fn = enclosing_function(tree, st)
+    if fn is None or any(isinstance(n, ast.Name) and n.id == var and not (st.lineno <= n.lineno <= (st.end_lineno or 0))
+                         for n in ast.walk(fn)):
+        return []       # the loop's name read elsewhere: the edit no longer binds it
     ys, acc = segment(lines, values), segment(lines, body.target.value)
-    flat = f"{ys}.reshape(-1)"
-    new = [f"{indentation(lines, st)}{acc}.index_add_(0, {flat}, torch.ones_like({flat}, dtype={acc}.dtype))"]
+    indent = indentation(lines, st)
+    base = values.attr if isinstance(values, ast.Attribute) else values.id if isinstance(values, ast.Name) else "values"
+    index = fresh_name(identifiers(tree), f"{base}_flat")
+    # a negative value counts from the end, as indexing `counts[c]` did (an ignored label of -1
+    # went to the last class there); `index_add_` alone raises on it
+    new = [f"{indent}{index} = {ys}.reshape(-1)",
+           f"{indent}{acc}.index_add_(0, torch.where({index} < 0, {index} + len({acc}), {index}), "
+           f"torch.ones_like({index}, dtype={acc}.dtype))"]
     return [replace_statement(code, finding.path, st, new,
                               f"count every value of `{ys}` into `{acc}` at once with `index_add_`, not in a "
-                              f"loop over its distinct values (the same counts for values below `{acc}`'s "
-                              f"length; a negative one, which indexing counts from the end, makes "
-                              "`index_add_` raise)", safe=False)]
+                              f"loop over its distinct values (a negative value counted from the end, as "
+                              f"indexing does)", safe=False)]
 
 
 def _square_solve_fixes(code: str, finding, source: str, tree: ast.Module) -> list[Candidate]:
