@@ -100,6 +100,9 @@ fi
 # recsys-metrics 0.0.4 declares numpy and torch (locked: numpy 2.4.6; it imports torch alone);
 # seesawloss 0.1.1 (a pure-Python sdist) declares nothing (it imports torch alone). Neither adds
 # a pip check line.
+# otloss 0.1.0 declares torch>=2.0.0 (its black, mypy, pytest, ruff, matplotlib and numpy are
+# extras, not installed; it imports torch alone); torch-geometric-median 0.1.1 declares
+# torch>=2.0.0 and tqdm>=4.0.0 (locked: tqdm 4.70.1). Neither adds a pip check line.
 problems="$("$venv/bin/pip" check | grep -vx 'No broken requirements found\.' \
   | grep -vx 'pytorch-tabnet 4\.1\.0 requires scikit-learn, which is not installed\.' \
   | grep -vx 'pytorch-metric-learning 2\.9\.0 requires scikit-learn, which is not installed\.' \
@@ -140,7 +143,7 @@ for n in ("torch", "torchvision", "vit-pytorch", "x-transformers", "denoising-di
           "dasp-pytorch", "ponder-transformer", "TorchCRF", "mixture-of-attention",
           "coco-lm-pytorch", "torchreg", "coral-pytorch", "focal-loss-torch",
           "pytorch-adaptive-computation-time", "torchbnn", "nms-3d", "torch-complex",
-          "recsys-metrics", "seesawloss"):
+          "recsys-metrics", "seesawloss", "otloss", "torch-geometric-median"):
     print(f"{n}=={m.version(n)}")
 PY
 echo "venv ready: $venv"
