@@ -92,7 +92,10 @@ In the order they are offered (most likely to be the author's intent first):
    mask_ignore_pixels fixes; rotary-embedding-torch's cached frequencies, which compiled code
    computes as on a miss). Right only where the exit skips work that changes nothing
    (a loop's later iterations that are no-ops, a mask of all True the caller applies to no
-   effect, a cache that holds what a miss computes). Eager runs exactly as before, so the
+   effect, a cache that holds what a miss computes); a `break` whose skipped iterations still
+   move the result, by however little (a Sinkhorn loop past its convergence test), is refused
+   by the proof, which compares compiled code with the eager backend's own kernels exactly
+   there (pt2bot/smoke/verify.py `_eager_only_refusal`). Eager runs exactly as before, so the
    proof runs such an edit compiled on the
    inputs that take the exit (pt2bot/smoke/verify.py `guard_checks`): what the test reads, and
    zeros for `.all()` or a test with nothing special in it (`_exit_guards`);
