@@ -6,7 +6,9 @@ so the compiled outputs stayed within the float32 tolerance of head's and the ed
 verified, where the independent re-run, which compares exactly, found 19 of 400 results differ
 (gradients by 1e-5). With the eager backend compiled code runs head's own kernels: any
 difference on a case where head takes the exit is those iterations'. A loop whose later
-iterations change nothing (the damping at its fixed point) is still verified.
+iterations change nothing (the damping at its fixed point) is still verified. And an exit
+whose frame dynamo still skips after the edit (a break it uncovers in the same loop) never ran
+compiled at all.
 """
 from __future__ import annotations
 
@@ -61,3 +63,46 @@ def test_a_loop_run_past_its_exit_is_refused_where_the_skipped_iterations_move_t
             f"compiled code runs the loop on past the early exit at line {LINE + 1} and the iterations "
             "head skips change the outputs (max abs error "), verdict
         assert "on 2 shape cases where head takes the exit): within the tolerance" in verdict["reason"]
+
+
+BINS = """\
+import torch
+from torch import nn
+
+
+class Calibration(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.lin = nn.Linear(4, 3)
+
+    def forward(self, x):
+        confidences = self.lin(x).softmax(-1).max(-1).values
+        bounds = torch.linspace(0, 1, 6)
+        ece = torch.zeros(())
+        for lo, hi in zip(bounds[:-1], bounds[1:]):
+            mask = (confidences > lo) & (confidences <= hi)
+            if mask.sum() == 0:
+                continue
+            ece = ece + confidences[mask].mean() * mask.float().mean()
+        return ece
+"""
+BIN_LINE = 16
+assert BINS.splitlines()[BIN_LINE - 1].strip() == "if mask.sum() == 0:"
+
+
+@pytest.mark.torch
+def test_an_exit_whose_frame_dynamo_still_skips_is_refused(tmp_path):
+    """otloss's calibration error: the empty bin's `continue` taken in eager only removes its
+    GB0170, and uncovers the masked mean's GB0036 on the next line, in the same loop: dynamo
+    skips the frame again, so the edited line never runs compiled. It was verified ("GB0170
+    gone, uncovers GB0036"), with 14 breaks logged before and after it."""
+    root = write_repo(tmp_path / "repo", {"pkg/bins.py": BINS},
+                      one_model("bins", "pkg.bins:Calibration", "[{name: x, shape: [batch, 4]}]",
+                                "{batch: [8, 16]}"))
+    target = break_target("bins", "pkg/bins.py", BIN_LINE, "GB0170", "Data-dependent branching")
+    (c,) = offered(target, BINS, "eager only")
+    verdict = prove(root, "bins", [item("skip", c, BINS, target)], tmp_path / "work")["skip"]
+    assert verdict["accepted"] is False, verdict
+    assert verdict["reason"] == (
+        f"the break moves to GB0036 at pkg/bins.py:{BIN_LINE + 2}, and dynamo still runs `forward`, which "
+        "holds the edit, in eager: the edited code never runs compiled, so nothing compared it there"), verdict
