@@ -105,4 +105,5 @@ def test_an_exit_whose_frame_dynamo_still_skips_is_refused(tmp_path):
     assert verdict["accepted"] is False, verdict
     assert verdict["reason"] == (
         f"the break moves to GB0036 at pkg/bins.py:{BIN_LINE + 2}, and dynamo still runs `forward`, which "
-        "holds the edit, in eager: the edited code never runs compiled, so nothing compared it there"), verdict
+        "holds the edit, in eager: the edited code never runs compiled, so nothing compared its compiled "
+        "path"), verdict

@@ -1601,17 +1601,21 @@ def judge(head: Mapping[str, Any], cand: Mapping[str, Any], targets: Sequence[Ma
             if span and b.get("path") == edit.path and span[0] <= (b.get("line") or 0) <= span[1]:
                 return no(f"the break moves to {_gb(b)} {_at(b.get('path'), b.get('line'))}, inside the "
                           f"statement the edit changes (lines {span[0]} to {span[1]})")
-        still = _eager_frame_of(cand.get("eager_frames") or (), edit) if uncovered else None
+        compiled_path = bool(cand.get("compiled")) or any(
+            isinstance(cand.get(k), int) for k in ("exit", "block"))
+        still = _eager_frame_of(cand.get("eager_frames") or (), edit) if uncovered and compiled_path else None
         if still is not None:
             # the uncovered break is in a loop of the frame that holds the edit, so dynamo
-            # skips that frame again: the edit's own code never runs compiled and its compiled
-            # branch was never compared (otloss's calibration error: `if not
-            # torch.compiler.is_compiling() and mask.sum() == 0: continue`, then
-            # `confidences[mask]` breaking in the same loop; 14 breaks logged before and after)
+            # skips that frame again: an edit with a path of its own for compiled code (under
+            # `is_compiling()`) never runs that path, and nothing compared it (otloss's
+            # calibration error: `if not torch.compiler.is_compiling() and mask.sum() == 0:
+            # continue`, then `confidences[mask]` breaking in the same loop; 14 breaks logged
+            # before and after). An edit whose code is one for eager and compiled alike (a kept
+            # tensor) was compared in eager, which is what that frame runs.
             b = uncovered[0]
             return no(f"the break moves to {_gb(b)} {_at(b.get('path'), b.get('line'))}, and dynamo "
                       f"still runs `{still}`, which holds the edit, in eager: the edited code never "
-                      "runs compiled, so nothing compared it there")
+                      "runs compiled, so nothing compared its compiled path")
         gone = sorted({_gb(t) for t in targets if t.get("kind") == "break"})
         if gone:
             evidence.append(f"{', '.join(gone)} gone")
