@@ -816,10 +816,15 @@ def _follows(r: RecompileReason) -> bool:
         # state a call left on the module, failing its guard on the next call: the module's
         # own, with or without a break (ESM-2's cached sequence length)
         return False
+    # (a value guard of a frame a break split off whole, not resumed: a number it is passed,
+    # `n == 10` in otloss's `uniform_weights(batch, n, ...)`, called for the 10 predicted points
+    # and then the 6 targets from a loss whose loop now runs in eager; inlined, each call's
+    # number was a constant of the one graph)
+    passed = r.resumed_after is not None or split_off_frame(r.compile_id)
     return r.kind in _FOLLOWS_KINDS or (
         r.kind == "guard" and (_ARGUMENT_KIND_GUARD.search(r.guard or "") is not None
                                or _SELF_VALUE_GUARD.match(r.guard or "") is not None)) or (
-        r.resumed_after is not None and r.kind == "guard"
+        passed and r.kind == "guard"
         and _ARGUMENT_VALUE_GUARD.match(r.guard or "") is not None
         and not _STATE_WRITE.match(r.source or ""))
 

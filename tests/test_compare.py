@@ -556,6 +556,28 @@ def test_a_package_frame_under_the_one_new_break_follows_from_it():
     assert d["caused_recompiles"] == 3, d
 
 
+def test_a_number_passed_to_a_frame_the_break_split_off_follows_from_it():
+    # held-out batch 43's otloss: a PR's loss whose Sinkhorn loop breaks runs it in eager, and
+    # the package's `uniform_weights(batch, n, ...)`, inlined before, becomes a frame of its own
+    # called for 10 points, then 6: its guard `n == 10` read as "2 new recompiles" beside the
+    # break. A number a split-off frame is passed is the break's; in the model's own frame
+    # (frame 0) such a guard stays the code's.
+    base, head = resume_pair()
+    case = next(c for c in head["models"][0]["recompiles"]["cases"] if c["recompiles"])
+    lib = {"guard": "n == 10", "dim": None, "kind": "guard", "path": None, "line": None,
+           "source": "w = torch.full((batch, n), 1.0 / n, device=device, dtype=dtype)",
+           "frame": {"function": "uniform_weights", "path": None, "line": 12,
+                     "library": "torch_complex/tensor.py"}, "compile_id": "7/1"}
+    case["reasons"].append(lib)
+    case["recompiles"] += 1
+    head["models"][0]["recompiles"]["count"] += 1
+    d = _gated(base, head)["delta"]
+    assert (d["new_recompiles"], d["caused_recompiles"]) == (0, 4), d
+    lib["compile_id"] = "0/1"
+    d = _gated(base, head)["delta"]
+    assert (d["new_recompiles"], d["caused_recompiles"]) == (1, 3), d
+
+
 def test_with_a_new_break_base_s_package_frames_do_not_hide_head_s_old_break_frame():
     # torchhd's PR 2: a new break (the PR's `if`), and beside its own recompile one in a frame
     # the library's old break splits off; base recompiled frames of the installed package too.
