@@ -235,10 +235,14 @@ class _Class:
         return f"{self.module}.{self.name}"
 
     def method(self, name: str) -> ast.FunctionDef | None:
+        """The class's method `name` as Python binds it: its last definition (the `@overload`
+        stubs before it, whose body is `...`, read as abstract, dropped recurrentgemma's
+        every block from init's proposals)."""
+        found = None
         for n in self.node.body:
             if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef)) and n.name == name:
-                return n  # type: ignore[return-value]
-        return None
+                found = n
+        return found  # type: ignore[return-value]
 
 
 # --------------------------------------------------------------------------- discovery

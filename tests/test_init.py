@@ -284,6 +284,35 @@ def test_a_class_built_on_an_installed_packages_class_is_listed_with_why(tmp_pat
         (root / "pt2bot.yml").read_text()
 
 
+def test_a_forward_with_overload_stubs_is_read_as_its_last_definition(tmp_path):
+    """recurrentgemma types its blocks' `forward` with `@overload` stubs (`...` bodies) before
+    the definition; init read the first stub as abstract and proposed none of them."""
+    root = _repo(tmp_path, {"m.py": """
+        from typing import Literal, overload
+
+        import torch
+        from torch import nn
+
+
+        class Block(nn.Module):
+            def __init__(self, width: int):
+                super().__init__()
+                self.proj = nn.Linear(width, width)
+
+            @overload
+            def forward(self, x: torch.Tensor, flag: Literal[True] = True) -> torch.Tensor: ...
+
+            @overload
+            def forward(self, x: torch.Tensor, flag: Literal[False] = False) -> None: ...
+
+            def forward(self, x: torch.Tensor, flag: bool = True):
+                return self.proj(x) if flag else None
+        """})
+    proposals, _ = discover(str(root))
+    [p] = proposals
+    assert p.entry == "m:Block" and p.inputs[0].shape[-1] == p.kwargs["width"], p
+
+
 def test_an_input_its_docstring_calls_indices_is_a_few_ids_not_a_float_like_the_data(tmp_path):
     """V-JEPA's masks, "indices of patch tokens to mask", reach `torch.gather` in another
     module: init guessed them "like the data input", float32, which gather refuses. Its
