@@ -32,8 +32,8 @@ from pt2bot.reach import Coverage, FileLines
 from pt2bot.reportdata import PLACEHOLDER, RUN_SKIPPED, Delta, ModelDelta, Report
 from pt2bot.results import (REPORT_SCHEMA, RESUME_RE, CompileCost, GraphBreak, LatencyRow, ModelRun,
                             RecompileCase, RecompileReason, ResultsFile, Samples, ShapeAdvice,
-                            breaks_unmeasured, case_key, is_failed, on_break_stack, split_off_frame,
-                            unmeasured)
+                            at_site, breaks_unmeasured, case_key, first_line, in_package, is_failed, on_break_stack,
+                            shape_label, split_off_frame, unmeasured)
 from pt2bot.select import Selection
 from pt2bot.stats import FIRST_LOOK, compare_samples, decided
 from pt2bot.verdict import (FAILURE, NEUTRAL, NOTICE, WARNING, conclude, export_message_key,
@@ -420,6 +420,25 @@ def _skipped_model(name: str, reason: str) -> ModelDelta:
                       layout=PLACEHOLDER)
 
 
+def _newly_raised(base_run: ModelRun, head_run: ModelRun) -> str | None:
+    """What the shape matrix's compiled runs raise on head on cases whose compiled runs on base
+    did not, where they all ran on base. recurrentgemma's PR turning its jaxtyping/typeguard
+    checks back on: with the dims pt2bot.yml declares dynamic marked, every compiled call raised
+    TypeCheckError, and the review said only "not measured on head"."""
+    hc = head_run.recompiles.cases if head_run.recompiles is not None else ()
+    bc = {case_key(c.shape): c for c in (base_run.recompiles.cases if base_run.recompiles is not None else ())}
+    raised = [c for c in hc if c.error and (b := bc.get(case_key(c.shape))) is not None and not b.error]
+    if not raised:
+        return None
+    first = raised[0]
+    which = (f"every shape case ({len(hc)})" if len(raised) == len(hc) else
+             f"{len(raised)} of {len(hc)} shape cases ({', '.join(shape_label(c.shape) for c in raised[:3])}"
+             f"{', ...' if len(raised) > 3 else ''})")
+    return (f"compiled, the model newly raises on {which}: {first_line(first.error)}"
+            f"{at_site(first.error_at)}{in_package(first.error)}; base's compiled runs of them did not (the shape matrix "
+            "compiles with the dims pt2bot.yml declares dynamic marked)")
+
+
 def _problem(kind: str, level: str, message: str, **extra: Any) -> dict:
     return {"kind": kind, "level": level, "message": message, **extra}
 
@@ -468,8 +487,12 @@ def compare_model(name: str, base_run: ModelRun | None, head_run: ModelRun | Non
         problems.append(_problem("fixed_failure", NOTICE, f"failed on base{why}, runs on head: what head "
                                  "has is compared with nothing, each break, recompile and export "
                                  "failure counted as new"))
+    newly = (_newly_raised(base_run, head_run) if head_status == "ok" and base_status == "ok"
+             and base_run is not None else None)
+    if newly:
+        problems.append(_problem("compiled_raises", FAILURE, newly))
     if head_status == "ok":
-        lost = unmeasured(head_run)
+        lost = [w for w in unmeasured(head_run) if not (newly and w.startswith("the shape matrix"))]
         if lost:
             both = base_status == "ok" and base_run is not None and bool(unmeasured(base_run))
             problems.append(_problem("not_measured", NOTICE, "not measured on head"

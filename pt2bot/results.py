@@ -917,7 +917,7 @@ def unmeasured(run: ModelRun) -> list[str]:
     raised = [c for c in cases if c.error]
     if every_case_raised(run):
         out.append(f"the shape matrix (recompiles): every case raised {first_line(cases[0].error)}"
-                   + _at_site(cases[0].error_at) + _in_package(cases[0].error))
+                   + at_site(cases[0].error_at) + in_package(cases[0].error))
     elif raised:
         # the other cases' counts stand, but the cases that raised were neither counted nor
         # compared with eager: their rows would read as measured
@@ -925,7 +925,7 @@ def unmeasured(run: ModelRun) -> list[str]:
             ", ..." if len(raised) > 3 else "")
         out.append(f"the shape matrix (recompiles, accuracy): {len(raised)} of {len(cases)} "
                    f"cases raised ({shapes}): {first_line(raised[0].error)}"
-                   + _at_site(raised[0].error_at) + _in_package(raised[0].error))
+                   + at_site(raised[0].error_at) + in_package(raised[0].error))
     for e in run.phase_errors:
         if e.phase in ("breaks", "latency", "accuracy", "export", "compile"):
             out.append(f"{'graph breaks' if e.phase == 'breaks' else e.phase}: "
@@ -943,14 +943,14 @@ def breaks_unmeasured(run: ModelRun | None) -> bool:
 _PACKAGE_FRAME = re.compile(r'File "[^"\n]*[/\\](?:site|dist)-packages[/\\]([^"\n]+)", line (\d+)')
 
 
-def _at_site(site: "Site | None") -> str:
+def at_site(site: "Site | None") -> str:
     """" at mixnet/model.py:22": where the repository's code raised (a new user's dynamic
     `samples` made every compiled case raise "not simple sympy type" at their own `unfold`,
     and the line named neither)."""
     return f" at {site.path}:{site.line}" if site is not None and site.path and site.line else ""
 
 
-def _in_package(text: str | None) -> str:
+def in_package(text: str | None) -> str:
     """" (in norse/torch/functional/encode.py:157)": the innermost frame of a message's user
     code inside an installed package, where the error came from one."""
     found = _PACKAGE_FRAME.findall(text or "")
@@ -967,6 +967,6 @@ __all__ = [
     "RESULTS_CAP_BYTES", "Record", "ResultsFile", "RunError", "Samples", "ShapeAdvice", "Site",
     "Specialisation", "is_failed", "case_key", "load_results_file", "summarise",
     "model_dir_name", "report_dir", "trace_path", "RESUME_RE", "user_function",
-    "breaks_unmeasured", "first_line", "shape_label", "unmeasured", "split_off_frame", "on_break_stack",
+    "breaks_unmeasured", "first_line", "shape_label", "unmeasured", "at_site", "in_package", "split_off_frame", "on_break_stack",
     "VALUE_GUARD_WORDS", "value_guard",
 ]

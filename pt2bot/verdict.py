@@ -297,6 +297,7 @@ def summary_title(conclusion: str, reasons: list[dict], models: Sequence[ModelDe
         "latency_regression": "latency regression", "static_findings": "new static finding",
         "compile_regression": "compile regression",
         "fails_only_on_head": "model failing on head", "run_broken": "run broken",
+        "compiled_raises": "compiled model raising",
         "no_gpu": "no GPU", "compare_error": "comparison error",
     }
     level = FAILURE if conclusion == "failure" else NEUTRAL if conclusion == "neutral" else None

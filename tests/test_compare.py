@@ -340,6 +340,36 @@ def test_a_break_in_an_installed_package_is_the_same_site_on_both_sides():
     assert len({break_fingerprint(GraphBreak.from_json(b)) for b in head}) == 2
 
 
+def test_a_matrix_that_raises_only_on_head_fails_the_check(pr):
+    """recurrentgemma's PR turning its jaxtyping/typeguard checks back on: compiled with the
+    batch marked dynamic, every call raised TypeCheckError on head, where base's ran, and the
+    review said only "⚪ not measured on head"."""
+    err = ("TypeCheckError: Type-check error whilst checking the parameters of "
+           "recurrentgemma.torch.griffin.Griffin.forward.\n  File \"/venv/lib/python3.11/site-packages/"
+           "typeguard/__init__.py\", line 543, in check_type\n")
+    base, head = results_pair()
+    m = next(m for m in head["models"] if m["name"] == "renamed_mlp")
+    for c in m["recompiles"]["cases"]:
+        c["error"] = err
+    rep = report_for(pr, base, head)
+    problems = model(rep, "renamed_mlp")["problems"]
+    (p,) = [p for p in problems if p["kind"] == "compiled_raises"]
+    n = len(m["recompiles"]["cases"])
+    assert p["level"] == "failure" and p["message"] == (
+        f"compiled, the model newly raises on every shape case ({n}): TypeCheckError: Type-check "
+        "error whilst checking the parameters of recurrentgemma.torch.griffin.Griffin.forward. (in "
+        "typeguard/__init__.py:543); base's compiled runs of them did not (the shape matrix compiles "
+        "with the dims pt2bot.yml declares dynamic marked)"), p
+    assert not [p for p in problems if p["kind"] == "not_measured" and "shape matrix" in p["message"]]
+    assert rep["conclusion"] == "failure"
+    assert validation_errors(rep) == []
+    # raised on both sides: not the PR's, said as unmeasured (the test below)
+    for c in next(m for m in base["models"] if m["name"] == "renamed_mlp")["recompiles"]["cases"]:
+        c["error"] = err
+    assert not [p for p in model(report_for(pr, base, head), "renamed_mlp")["problems"]
+                if p["kind"] == "compiled_raises"]
+
+
 def test_a_run_whose_matrix_or_phase_raised_says_what_it_did_not_measure(pr):
     """A new user's spiking network: norse's Poisson encoder draws `torch.rand(...,
     generator=None)`, which no compile with a dynamic batch takes, so every shape case raised on
@@ -416,15 +446,17 @@ def test_a_shape_case_that_raised_alone_is_said_not_measured(pr):
     """The same encoder compiles with the static first case and raises once the batch is
     dynamic: that case is recorded `"compiled": true` (frames before the failure compiled) with
     its error, and its recompiles and accuracy were never measured. The other case's figures
-    stand, so the table keeps its counts, and the notice names the case that raised."""
+    stand, so the table keeps its counts, and the notice names the case that raised (on both
+    sides: where only head's raises, the PR made it, and that fails the check, above)."""
     err = "TorchRuntimeError: RuntimeError when making fake tensor call\n  Explanation: ..."
     base, head = results_pair()
-    m = next(m for m in head["models"] if m["name"] == "renamed_mlp")
-    m["recompiles"]["cases"][1].update(compiled=True, error=err)
+    for side in (base, head):
+        m = next(m for m in side["models"] if m["name"] == "renamed_mlp")
+        m["recompiles"]["cases"][1].update(compiled=True, error=err)
     rep = report_for(pr, base, head)
     (p,) = [p for p in model(rep, "renamed_mlp")["problems"] if p["kind"] == "not_measured"]
     assert p["message"] == (
-        "not measured on head: the shape matrix (recompiles, accuracy): 1 of 2 cases raised "
+        "not measured on head, nor on base: the shape matrix (recompiles, accuracy): 1 of 2 cases raised "
         "(batch=4,seq=32): TorchRuntimeError: RuntimeError when making fake tensor call")
     assert rep["conclusion"] == report_for(pr)["conclusion"]
     assert validation_errors(rep) == []
