@@ -102,5 +102,5 @@ def test_zero_gradients_on_a_guard_input_alone_are_said_too(tmp_path):
                       title="where", safe=False, guards=("empty",))
     verdict = prove(root, "masked", [item("where", where, MASKED, target)], tmp_path / "work")["where"]
     assert verdict["accepted"] is True, verdict
-    assert "an empty mask injected (`token` gets zero gradients where head's get none" in verdict["evidence"], \
+    assert "an empty mask injected into `mask`, `x` (one at a time) (`token` gets zero gradients where head's get none" in verdict["evidence"], \
         verdict["evidence"]
