@@ -219,6 +219,7 @@ def test_torchs_note_on_or_and_goes_only_where_the_line_joins_with_them(tmp_path
     # side on None, and the `if` would still branch on a tensor
     (b,) = graph_breaks(mod.three, torch.ones(3), torch.ones(3), user_code=str(tmp_path))
     assert b.gb == "GB0170" and not [h for h in b.hints if h.startswith(note)], b.hints
+    assert any(h.startswith("Use `torch.cond`") for h in b.hints), b.hints
 
 
 def test_torchs_advice_to_apply_a_transform_always_goes_only_where_the_block_is_one(tmp_path):
@@ -255,8 +256,12 @@ def test_torchs_advice_to_apply_a_transform_always_goes_only_where_the_block_is_
     note = "For the common pattern `if tensor_cond: x = transform(x)`"
     (b,) = graph_breaks(mod.check, torch.zeros(3), user_code=str(tmp_path))
     assert b.gb == "GB0170" and not [h for h in b.hints if h.startswith(note)], b.hints
+    # nor torch's "use `torch.cond`", which cannot raise (recurrentgemma's NaN check had it
+    # beside the `torch._assert_async` form that keeps the check)
+    assert not [h for h in b.hints if h.startswith("Use `torch.cond`")], b.hints
     (b,) = graph_breaks(mod.clamp, torch.zeros(3), user_code=str(tmp_path))
     assert any(h.startswith(note) for h in b.hints), b.hints
+    assert any(h.startswith("Use `torch.cond`") for h in b.hints), b.hints
 
 
 def test_an_export_failure_in_a_package_says_where_in_it(tmp_path):

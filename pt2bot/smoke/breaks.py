@@ -204,6 +204,7 @@ def _loop_frame(stack: list[dict[str, Any]], paths: RepoPaths, files: dict[str, 
 # anything with `or`/`and`: on `if unseen.any():` it read as pt2bot's claim about the line
 _OR_AND_NOTE = "Note: Python `or`/`and` between tensor expressions"
 _TRANSFORM_NOTE = "For the common pattern `if tensor_cond: x = transform(x)`"
+_COND_NOTE = "Use `torch.cond` to express dynamic control flow"
 
 
 def _applies(hint: str, source: str, after: str = "") -> bool:
@@ -215,6 +216,11 @@ def _applies(hint: str, source: str, after: str = "") -> bool:
     whole = text.startswith(("if ", "elif ", "while ")) and text.endswith(":")
     if hint.startswith(_TRANSFORM_NOTE):
         return not (whole and re.match(r"(raise|return|assert|break|continue)\b", after.strip()))
+    if hint.startswith(_COND_NOTE):
+        # `torch.cond` selects between two values and cannot raise: no form of a check whose
+        # block raises, or of an `assert` (recurrentgemma's NaN check got it beside the
+        # `torch._assert_async` form that keeps the check)
+        return not (text.startswith("assert ") or (whole and re.match(r"raise\b", after.strip())))
     if not hint.startswith(_OR_AND_NOTE):
         return True
     if not whole:
