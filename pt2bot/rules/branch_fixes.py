@@ -1075,7 +1075,7 @@ def _python_part_fixes(code, finding, st: ast.If, body, tree, lines) -> list[Can
     ast.copy_location(inner, st)
     inner.end_lineno, inner.end_col_offset = st.end_lineno, st.end_col_offset
     indent = indentation(lines, st)
-    unit = indent_unit(indent)
+    unit = indent_unit(indent, lines)
     out = []
     for c in _branch_fixes(code, finding, inner, [inner if s is st else s for s in body], tree, lines, where):
         if c.start_line != st.lineno:
@@ -1305,7 +1305,7 @@ def _dispatch_fixes(code, finding, st: ast.If, tree, lines) -> list[Candidate]:
             not _inside(cases[0][0][2], (finding.line, finding.col)):
         return []
     indent = indentation(lines, st)
-    unit = indent_unit(indent)
+    unit = indent_unit(indent, lines)
     new: list[str] = []
     special: list[str] = []
     for (_e, _k, cmp, rest), _link, value in cases:

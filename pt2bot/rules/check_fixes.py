@@ -479,14 +479,14 @@ def _raise_fixes(code: str, finding, st: ast.If, tree: ast.Module, lines: list[s
     first = own[0]
     if not first[len(indent):].startswith("if"):
         return []
-    inner = indent + indent_unit(indent)
+    inner = indent + indent_unit(indent, lines)
     new = [f"{indent}if torch.compiler.is_compiling():"]
     for prefix, a in asserts:
         if prefix is None:
             new += statement_lines(inner, a)
         else:
             new += statement_lines(inner, f"if {prefix}:")
-            new += statement_lines(inner + indent_unit(indent), a)
+            new += statement_lines(inner + indent_unit(indent, lines), a)
     new += [indent + "el" + first[len(indent):]] + own[1:]
     return [replace_statement(code, finding.path, head, new,
                               "keep the check in compiled code: `torch._assert_async` under "
@@ -553,10 +553,10 @@ def _asserted_else(code: str, finding, st: ast.stmt, lines: list[str], cond: str
     """`if torch.compiler.is_compiling(): torch._assert_async(cond, text)`, and statement `st`
     as it was under `else:` (a check call or an `assert`; `eager` names it in the title)."""
     indent = indentation(lines, st)
-    inner = indent + indent_unit(indent)
+    inner = indent + indent_unit(indent, lines)
     new = ([f"{indent}if torch.compiler.is_compiling():"]
            + statement_lines(inner, f"torch._assert_async({cond}, {text!r})")
-           + [f"{indent}else:"] + nested(lines, st, indent_unit(indent)))
+           + [f"{indent}else:"] + nested(lines, st, indent_unit(indent, lines)))
     return [replace_statement(code, finding.path, st, new,
                               f"keep the check in compiled code: `torch._assert_async` under "
                               f"`torch.compiler.is_compiling()`, {eager} in eager",
@@ -602,7 +602,7 @@ def number_check_fixes(code: str, finding, source: str, tree: ast.Module, value:
     if not made:
         return []
     indent = indentation(lines, st)
-    unit = indent_unit(indent)
+    unit = indent_unit(indent, lines)
     asserted = list(made[0].lines[1:])
     cut = next(k for k, ln in enumerate(asserted) if ln.startswith(indent + "el"))
     between = [unit + ln if ln.strip() else ln for ln in lines[(st.end_lineno or st.lineno):nxt.lineno - 1]]

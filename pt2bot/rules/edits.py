@@ -12,6 +12,8 @@ import dataclasses
 import io
 import re
 import tokenize
+from collections import Counter
+from functools import lru_cache
 
 from pt2bot.analysis.model import dotted, import_bindings
 from pt2bot.rules.base import Candidate
@@ -63,9 +65,25 @@ def indentation(lines: list[str], st: ast.stmt) -> str:
     return _INDENT.match(lines[st.lineno - 1]).group()   # type: ignore[union-attr]
 
 
-def indent_unit(indent: str) -> str:
-    """One more level in the file's style: a tab where the block is indented with tabs."""
-    return "\t" if "\t" in indent else "    "
+def indent_unit(indent: str, lines: list[str] | None = None) -> str:
+    """One more level in the file's style: a tab where the block is indented with tabs, else
+    as many spaces as the file's blocks step in (`lines`: recurrentgemma indents by 2, and a
+    suggestion nested by 4 there read as another author's)."""
+    if "\t" in indent:
+        return "\t"
+    return " " * (_indent_step(tuple(lines)) if lines else 4)
+
+
+@lru_cache(maxsize=32)
+def _indent_step(lines: tuple[str, ...]) -> int:
+    """The step most of the file's blocks indent by: from each line ending in `:` to the next
+    line with code (4 where none says)."""
+    steps: Counter = Counter()
+    code = [(len(ln) - len(ln.lstrip(" ")), ln.strip()) for ln in lines if ln.strip() and not ln.lstrip().startswith("#")]
+    for (depth, text), (nxt, _) in zip(code, code[1:]):
+        if text.endswith(":") and 0 < nxt - depth <= 8:
+            steps[nxt - depth] += 1
+    return steps.most_common(1)[0][0] if steps else 4
 
 
 def spans_string_lines(st: ast.AST) -> bool:
@@ -312,7 +330,7 @@ def guard_eager_only(code: str, finding, source: str, tree: ast.Module, what: st
     if binds_torch(tree) and not function_binds(tree, st, "torch"):
         out.append(replace_statement(
             code, finding.path, st,
-            [f"{indent}if not torch.compiler.is_compiling():"] + nested(lines, st, indent_unit(indent)),
+            [f"{indent}if not torch.compiler.is_compiling():"] + nested(lines, st, indent_unit(indent, lines)),
             f"run the {what} in eager only: guard it with `torch.compiler.is_compiling()`", safe=True))
     out.append(replace_statement(code, finding.path, st, [f"{indent}pass"] if len(body) == 1 else [],
                                  f"remove the {what}", safe=False, rank=1))

@@ -129,5 +129,5 @@ def _timed_when_told_fixes(code: str, finding, source: str, tree: ast.Module) ->
     if not fixed:
         return []
     indent = indentation(lines, st)
-    return [replace_statement(code, finding.path, st, [f"{indent}if {flag}:"] + nested(lines, st, indent_unit(indent)),
+    return [replace_statement(code, finding.path, st, [f"{indent}if {flag}:"] + nested(lines, st, indent_unit(indent, lines)),
                               f"read the clock only under `if {flag}:`, where `{name}` is read", safe=False)]

@@ -607,7 +607,7 @@ def cache_fixes(code: str, finding, source: str, tree: ast.Module) -> list[Candi
     if guard:
         indent = indentation(lines, st)
         return [replace_statement(code, finding.path, st, [f"{indent}if not torch.compiler.is_compiling():"]
-                                  + nested(lines, st, indent_unit(indent)),
+                                  + nested(lines, st, indent_unit(indent, lines)),
                                   f"fill `{chain}` in eager only: skip the store while compiling "
                                   "(`torch.compiler.is_compiling()`)", safe=True)]
     return [replace_statement(code, finding.path, st, [f"{indentation(lines, st)}pass"] if len(body) == 1 else [],
@@ -654,7 +654,7 @@ def _read_through(code, finding, fn, holder, st, chain, key, lines, guard) -> li
     indent = indentation(lines, holder)
     if guard and type(nxt) is ast.Return and nxt.value is read:
         new = [f"{indent}if torch.compiler.is_compiling():"] + \
-            statement_lines(indent + indent_unit(indent), f"return {value}") + lines[holder.lineno - 1:end]
+            statement_lines(indent + indent_unit(indent, lines), f"return {value}") + lines[holder.lineno - 1:end]
         # safe only for a keyed cache: `key not in self.c` says a value is missing, so the
         # value is what the read returns; a one-entry cache's test may mean anything
         # (`self.c is not None and self.c.shape != x.shape` returns None where the value is)

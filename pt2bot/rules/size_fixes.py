@@ -350,7 +350,7 @@ def numpy_product_fixes(code: str, finding, source: str, tree: ast.Module) -> li
         item = next(v for v in ("size", "size_", "size__") if not function_binds(tree, st, v) and v != var)
         indent = indentation(lines, st)
         loop = [f"{indent}{var} = 1", f"{indent}for {item} in {seq}:",
-                f"{indent}{indent_unit(indent)}{var} *= {item}"]
+                f"{indent}{indent_unit(indent, lines)}{var} *= {item}"]
         new = loop + replace_spans(lines, first, last, [(*node_span(whole), f"int({var})")])
         return [Candidate(code=code, path=finding.path, start_line=first, end_line=last, lines=tuple(new),
                           title="the product as a loop over Python numbers, not through numpy", safe=False)]
@@ -410,7 +410,7 @@ def _bound_product_fixes(code: str, finding, tree: ast.Module, st: ast.stmt, lin
             # (what follows the statement on its last line, a comment, stays on the first)
             tail = lines[end - 1].encode("utf-8")[s.end_col_offset or 0:].decode("utf-8", "replace")
             new += [f"{indent}{name} = 1{tail}", f"{indent}for {item} in {seq}:",
-                    f"{indent}{indent_unit(indent)}{name} *= {item}"]
+                    f"{indent}{indent_unit(indent, lines)}{name} *= {item}"]
         at = end + 1
     names = ", ".join(f"`{s.targets[0].id}`" for s in bound)   # type: ignore[attr-defined]
     how = f"with `{math}.prod`" if math is not None else "as a loop over Python numbers"
