@@ -3024,12 +3024,36 @@ def _selected_block(original: str, edit: Edit, new_lines: Sequence[str]) -> int 
     return got[0] if got is not None and got[1] else None
 
 
+def _python_part_kept(original: str, edit: Edit, new_lines: Sequence[str]) -> Any:
+    """For an edit of a whole `if <python part> and <tensor test>: <block>` that keeps `if
+    <python part>:` as its first line over branchless code (pt2bot/rules/branch_fixes.py
+    `_python_part_fixes`: recurrentgemma's `if c and logits.abs().max().item() > 0.5 * c:`
+    soft cap as `if c:` over a `torch.cond`): the `if` and the lines under the kept header,
+    else None."""
+    node = _if_at(original, edit.start_line)
+    if node is None or node.orelse or edit.end_line != node.end_lineno or not new_lines or \
+            not isinstance(node.test, ast.BoolOp) or not isinstance(node.test.op, ast.And):
+        return None
+    m = re.match(r"\s*if (.+):\s*$", new_lines[0])
+    test = ast.get_source_segment(original, node.test) or ""
+    inner = list(new_lines[1:])
+    if m is None or not inner or m.group(1).strip() == test or m.group(1).strip() not in test or \
+            any(ln.strip().startswith(("if ", "if(", "elif ")) for ln in inner):
+        return None
+    return node, inner
+
+
 def _block_rewrite(original: str, edit: Edit, new_lines: Sequence[str]) -> tuple[int, bool] | None:
-    """For an edit that replaces a whole `if <test>: <block>` by branchless code: head's first
-    line of the block, and whether the edit selects head's own expression on the test."""
+    """For an edit that replaces a whole `if <test>: <block>` by branchless code (under the
+    test's Python part kept as an `if`, `_python_part_kept`): head's first line of the block,
+    and whether the edit selects head's own expression on the test (`torch.where`, or
+    `torch.cond` between it and the name's value)."""
     node = _whole_if(original, edit, new_lines)
     if node is None:
-        return None
+        kept = _python_part_kept(original, edit, new_lines)
+        if kept is None:
+            return None
+        node, new_lines = kept
     first = node.body[0].lineno
     if first <= (node.test.end_lineno or node.lineno):
         return None
@@ -3050,9 +3074,11 @@ def _block_rewrite(original: str, edit: Edit, new_lines: Sequence[str]) -> tuple
             isinstance(st.targets[0], ast.Name):
         expr = ast.get_source_segment(original, st.value)
         name = st.targets[0].id
-        head, tail = f"{name} = {_torch(original)}.where(", f", {expr}, {name})"
-        own = bool(expr and "\n" not in expr and len(new) == 1 and new[0].startswith(head) and
-                   new[0].endswith(tail) and len(new[0]) > len(head) + len(tail))
+        forms = ((f"{name} = {_torch(original)}.where(", f", {expr}, {name})"),
+                 (f"{name} = {_torch(original)}.cond(", f", lambda: {expr}, lambda: {name}.clone(), ())"))
+        own = bool(expr and "\n" not in expr and len(new) == 1 and any(
+            new[0].startswith(head) and new[0].endswith(tail) and len(new[0]) > len(head) + len(tail)
+            for head, tail in forms))
     return first, own
 
 
