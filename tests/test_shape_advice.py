@@ -684,6 +684,10 @@ def test_dims_of_an_export_that_stops_before_them_are_not_advised_as_verified() 
     advice["compile"]["yaml_as_configured"] = True
     md = advice_markdown(advice)
     assert "pt2bot.yml:" not in md and "already declares these dims" in md
+    # not where a declared dim cannot be dynamic: the yaml that says so is shown instead
+    advice["code"]["yaml"] = "dynamic:\n  batch: null\n  # tokens.shape[1]: cannot be dynamic (the code pins it)"
+    md = advice_markdown(advice)
+    assert "pt2bot.yml:" in md and "already declares these dims" not in md
 
 
 def test_the_advised_yaml_is_compared_with_the_configured_dims() -> None:

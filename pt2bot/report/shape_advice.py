@@ -231,10 +231,13 @@ def advice_markdown(advice: Mapping[str, Any], title: str = "Shape advice") -> s
                             f"({export.get('kind') or 'error'}{where})".split())  # one line
             py = f"# {note}\n" + py
         blocks.append(code_block(py, "python", limit=3000))
-    if code.get("yaml") and ((advice.get("compile") or {}).get("reused")
-                             or (advice.get("compile") or {}).get("yaml_as_configured")):
+    pinned = "cannot be dynamic" in str(code.get("yaml") or "")
+    if code.get("yaml") and not pinned and ((advice.get("compile") or {}).get("reused")
+                                            or (advice.get("compile") or {}).get("yaml_as_configured")):
         # the advised dims are the configured ones: a `dynamic:` block to paste over the same
-        # `dynamic:` read as advice to change something (a new user's `[batch, depth]`)
+        # `dynamic:` read as advice to change something (a new user's `[batch, depth]`); not
+        # where the advice says a declared dim cannot be dynamic (recurrentgemma's `seq`, pinned
+        # by its scan: "already declares these dims" read as false beside it)
         lines.append("- pt2bot.yml's `dynamic:` already declares these dims, with these ranges")
     elif code.get("yaml"):
         blocks.append("pt2bot.yml:\n\n" + code_block(code["yaml"], "yaml", limit=1500))
