@@ -297,7 +297,7 @@ def summary_title(conclusion: str, reasons: list[dict], models: Sequence[ModelDe
         "latency_regression": "latency regression", "static_findings": "new static finding",
         "compile_regression": "compile regression",
         "fails_only_on_head": "model failing on head", "run_broken": "run broken",
-        "compiled_raises": "compiled model raising",
+        "compiled_raises": "compiled model failing",
         "no_gpu": "no GPU", "compare_error": "comparison error",
     }
     level = FAILURE if conclusion == "failure" else NEUTRAL if conclusion == "neutral" else None
@@ -326,8 +326,8 @@ def summary_title(conclusion: str, reasons: list[dict], models: Sequence[ModelDe
                 # nothing to be new against: "2 new graph breaks" counted one main has too
                 label, models = label.removeprefix("new "), models + " (base failed to run)"
             # (the noun is pluralised, not the phrase: DETR's read "2 model failing on heads")
-            noun, _, rest = label.partition(" failing")
-            plural = f"{noun}s failing{rest}" if rest else f"{label}s"
+            noun, failing, rest = label.partition(" failing")
+            plural = f"{noun}s failing{rest}" if failing else f"{label}s"
             parts.append(label if code in ("run_broken", "no_gpu")
                          else f"{n} {label if n == 1 else plural}{models}")
         return ", ".join(parts)

@@ -363,6 +363,10 @@ def test_a_matrix_that_raises_only_on_head_fails_the_check(pr):
     assert not [p for p in problems if p["kind"] == "not_measured" and "shape matrix" in p["message"]]
     assert rep["conclusion"] == "failure"
     assert validation_errors(rep) == []
+    from pt2bot.verdict import summary_title
+    assert summary_title("failure", [{"level": "failure", "code": "compiled_raises", "count": 1,
+                                      "model": n} for n in ("a", "b")], [], []) == \
+        "2 compiled models failing"
     # raised on both sides: not the PR's, said as unmeasured (the test below)
     for c in next(m for m in base["models"] if m["name"] == "renamed_mlp")["recompiles"]["cases"]:
         c["error"] = err
