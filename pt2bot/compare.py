@@ -767,14 +767,16 @@ def cause_of(reason: RecompileReason, new_breaks: Sequence[NewBreak]) -> dict | 
 
 def _sole_break(reason: RecompileReason, new_breaks: Sequence[NewBreak],
                 old_breaks: Sequence[NewBreak]) -> dict | None:
-    """The one new break, for a frame of an installed package that a break split off, where
-    head has that break and no other: the package's function the breaking line called runs
-    as a frame of its own (torch-complex's `ComplexTensor.__mul__` under a PR's `y = x *
-    mask`, which dynamo cannot proxy), and no user stack ties it to the line. With more breaks
-    it is not said which."""
+    """The one new break, for a frame that a break split off, where head has that break and no
+    other: the package's function the breaking line called runs as a frame of its own
+    (torch-complex's `ComplexTensor.__mul__` under a PR's `y = x * mask`, which dynamo cannot
+    proxy), or a function of the repository the frame run in eager calls after the break
+    (recurrentgemma's `decode`, called by `Griffin.forward` once a break inside its block loop
+    made dynamo give up on it), and no user stack ties it to the line. With more breaks it is
+    not said which."""
     fr = reason.frame
     ours = {id(d): d for d, _ in new_breaks}
-    if fr is None or fr.path or not fr.library or old_breaks or len(ours) != 1 \
+    if fr is None or not (fr.path or fr.library) or old_breaks or len(ours) != 1 \
             or not split_off_frame(reason.compile_id):
         return None
     return next(iter(ours.values()))

@@ -592,6 +592,28 @@ def test_a_package_frame_under_the_one_new_break_follows_from_it():
     assert d["caused_recompiles"] == 3, d
 
 
+def test_a_repository_frame_the_eager_frame_calls_after_the_one_new_break_follows_from_it():
+    # recurrentgemma's PR 2: a break inside the checkpointed block loop made dynamo give up on
+    # `Griffin.forward`, and `decode`, called by it after the loop, became a frame of its own
+    # that recompiled for a new size: "1 new recompile(s) over the shape matrix" failed beside
+    # the break. No stack of the break passes through `decode`; with the one new break, it is
+    # that break's.
+    base, head = resume_pair()
+    case = next(c for c in head["models"][0]["recompiles"]["cases"] if c["recompiles"])
+    dec = {"guard": "tensor 'x' size mismatch at index 0. expected 2, actual 3", "dim": None,
+           "kind": "size_mismatch", "path": "pkg/gated.py", "line": 40, "source": None,
+           "frame": {"function": "decode", "path": "pkg/gated.py", "line": 39}, "compile_id": "9/1"}
+    case["reasons"].append(dec)
+    case["recompiles"] += 1
+    head["models"][0]["recompiles"]["count"] += 1
+    d = _gated(base, head)["delta"]
+    assert (d["new_recompiles"], d["caused_recompiles"]) == (0, 4), d
+    # the model's own frame is compiled with or without a break: its recompile stays the code's
+    dec["compile_id"] = "0/1"
+    d = _gated(base, head)["delta"]
+    assert (d["new_recompiles"], d["caused_recompiles"]) == (1, 3), d
+
+
 def test_a_number_passed_to_a_frame_the_break_split_off_follows_from_it():
     # held-out batch 43's otloss: a PR's loss whose Sinkhorn loop breaks runs it in eager, and
     # the package's `uniform_weights(batch, n, ...)`, inlined before, becomes a frame of its own
