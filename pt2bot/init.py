@@ -1293,19 +1293,17 @@ def propose(index: RepoClasses, c: _Class) -> Proposal:
     elif fparams and (doc := _doc_input(env, fwd[1], fparams[0].name, c.node)):
         guess, how = doc
     elif fparams and _IDS_NAME.search(fparams[0].name):
-        # `ESM2.forward(tokens)`, its embedding sized by an alphabet built at run time: ids
-        # below the vocabulary size the constructor names, else below a few (any vocabulary
-        # holds them)
-        vocab = _known(env, _TOKENS)
-        guess = InputGuess(None, ("batch", "seq"), "int64", vocab or _FEW_IDS)
-        how = (f"from forward's parameter {fparams[0].name!r} (token ids"
-               f"{'' if vocab else f' below {_FEW_IDS}: the vocabulary size is not in the source'})")
+        guess, how = _ids_by_name(env, fparams[0].name)
     else:
         guess, how = _from_constructor(params, kwargs, env, guessed,
                                        graph=any(p.name == "edge_index" for p in fparams[1:]),
                                        image=bool(fparams) and bool(_IMAGE_NAME.search(fparams[0].name)))
         if guess is None and fparams and init is not None:
             guess, how = _from_buffer(env, init[1], fwd[1], fparams[0].name) or (None, "")
+    if guess is None and fparams and _IDS_NAME.search(fparams[0].name):
+        # a config the first input's shape is not read from (recurrentgemma's `Griffin(config)`,
+        # whose embedder's `encode(tokens)` is no layer init knows): ids by the name still
+        guess, how = _ids_by_name(env, fparams[0].name)
     shapes: dict[str, tuple[int, ...]] = {}
     inputs: tuple[InputGuess, ...] = ()
     if not fparams:
@@ -1670,6 +1668,16 @@ def _smaller(p: Param) -> int | list[int] | None:
             or p.name in _HEAD_DIMS:     # (cheap, and tied to others: a rotary dim of max(32, ...))
         return None
     return guess if _takes_int(p.annotation) else None
+
+
+def _ids_by_name(env: dict[str, Any], name: str) -> tuple[InputGuess, str]:
+    """Token ids for a first parameter named as such (`ESM2.forward(tokens)`, its embedding
+    sized by an alphabet built at run time): below the vocabulary size the constructor or its
+    config names, else below a few (any vocabulary holds them)."""
+    vocab = _known(env, _TOKENS)
+    return (InputGuess(None, ("batch", "seq"), "int64", vocab or _FEW_IDS),
+            f"from forward's parameter {name!r} (token ids"
+            f"{'' if vocab else f' below {_FEW_IDS}: the vocabulary size is not in the source'})")
 
 
 def _known(env: dict[str, Any], names: tuple[str, ...]) -> int | None:

@@ -284,6 +284,51 @@ def test_a_class_built_on_an_installed_packages_class_is_listed_with_why(tmp_pat
         (root / "pt2bot.yml").read_text()
 
 
+def test_token_ids_by_name_where_a_config_gives_no_first_layer(tmp_path):
+    """recurrentgemma's `Griffin(config)` embeds its `tokens` with an `Embedder` whose `encode`
+    is no layer init knows: the config route found no shape and init stopped there ("cannot
+    infer the input 'tokens'"), never reaching the guess by the parameter's name."""
+    root = _repo(tmp_path, {"m.py": """
+        from dataclasses import dataclass
+
+        import torch
+        from torch import nn
+
+
+        @dataclass
+        class Config:
+            num_words: int
+            width: int
+
+
+        class Embedder(nn.Module):
+            def __init__(self, vocab_size, width):
+                super().__init__()
+                self.table = nn.Parameter(torch.randn(vocab_size, width))
+
+            def encode(self, x):
+                return self.table[x]
+
+
+        class Net(nn.Module):
+            def __init__(self, config: Config):
+                super().__init__()
+                self.embedder = Embedder(config.num_words, config.width)
+                self.out = nn.Linear(config.width, config.width)
+
+            def forward(self, tokens):
+                return self.out(self.embedder.encode(tokens))
+        """})
+    proposals, _ = discover(str(root))
+    [p] = [p for p in proposals if p.entry == "m:Net"]
+    # the config field no size guess names is still the user's to give; the input is ids
+    assert p.problems == ("no value for the config field 'num_words' of Config",), p.problems
+    [ids] = p.inputs
+    assert (ids.shape, ids.dtype, ids.high) == (("batch", "seq"), "int64", 4), ids
+    assert p.how == ("from forward's parameter 'tokens' (token ids below 4: the vocabulary size is "
+                     "not in the source)"), p.how
+
+
 def test_a_forward_with_overload_stubs_is_read_as_its_last_definition(tmp_path):
     """recurrentgemma types its blocks' `forward` with `@overload` stubs (`...` bodies) before
     the definition; init read the first stub as abstract and proposed none of them."""
