@@ -2307,9 +2307,16 @@ def _built_inside(index: RepoClasses, c: _Class) -> set[str]:
         return set()
     out = set()
     called = {id(n.func) for n in ast.walk(init[1]) if isinstance(n, ast.Call)}
+    # a class an annotation names is a type, not one handed on to be built (litgpt's `LLM(model:
+    # GPT, ...)` made its GPT a building block, and init proposed its MLPs instead)
+    a = init[1].args
+    annotations = [x.annotation for x in (*a.posonlyargs, *a.args, *a.kwonlyargs, a.vararg, a.kwarg)
+                   if x is not None and x.annotation is not None] + [init[1].returns] + \
+        [n.annotation for n in ast.walk(init[1]) if isinstance(n, ast.AnnAssign)]
+    typed = {id(n) for ann in annotations if ann is not None for n in ast.walk(ann)}
     for node in ast.walk(init[1]):
         if isinstance(node, (ast.Name, ast.Attribute)) and isinstance(node.ctx, ast.Load) \
-                and id(node) not in called:
+                and id(node) not in called and id(node) not in typed:
             q = index.resolve(node, *init)
             if q and q != c.qualname and q in index.classes:
                 out.add(q)

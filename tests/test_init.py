@@ -2164,6 +2164,36 @@ def test_a_class_handed_to_a_constructor_to_build_is_a_building_block(tmp_path):
     assert {"net.model:Merge", "net.model:Stage"} <= set(blocks)
 
 
+def test_a_class_an_annotation_names_is_no_building_block(tmp_path):
+    """litgpt's `LLM.__init__(self, model: GPT, ...)` names GPT as a type; read as a class handed
+    on to be built, GPT became a building block and init proposed its MLPs instead (bench_init:
+    litgpt 3 of 4 models kept, 3 layers beside them)."""
+    root = _repo(tmp_path, {"net/__init__.py": "", "net/model.py": """\
+        from torch import nn
+
+
+        class GPT(nn.Module):
+            def __init__(self, dim: int = 8) -> None:
+                super().__init__()
+                self.lin = nn.Linear(dim, dim)
+
+            def forward(self, x):
+                return self.lin(x)
+
+
+        class Wrapper(nn.Module):
+            def __init__(self, model: GPT, scale: float = 1.0) -> None:
+                super().__init__()
+                self.model = model
+                self.best: GPT | None = None
+
+            def forward(self, x):
+                return self.model(x)
+        """})
+    proposals, blocks = discover(str(root))
+    assert "net.model:GPT" in [p.entry for p in proposals] and "net.model:GPT" not in blocks
+
+
 def test_a_forward_that_passes_star_args_on_is_read_through_to_the_method_it_calls(tmp_path):
     """dinov2's backbone: `def forward(self, *args, is_training=False, **kwargs)` calls
     `self.forward_features(*args, **kwargs)`; init named the image `is_training`, a flag, and
