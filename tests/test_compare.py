@@ -363,6 +363,18 @@ def test_a_matrix_that_raises_only_on_head_fails_the_check(pr):
     assert not [p for p in problems if p["kind"] == "not_measured" and "shape matrix" in p["message"]]
     assert rep["conclusion"] == "failure"
     assert validation_errors(rep) == []
+    # the exception's text is the PR's: rendered as text in the summary, not as markup or a mention
+    import cmarkgfm
+
+    from pt2bot.report.summary import render_summary
+    for c in m["recompiles"]["cases"]:
+        c["error"] = "TypeCheckError: <img src=x onerror=alert(1)> @octocat [x](http://evil.example)"
+    b_sha, h_sha, cs = pr
+    html = cmarkgfm.github_flavored_markdown_to_html(render_summary(build_report(
+        base_results=typed(base), head_results=typed(head), base_findings=[], head_findings=[],
+        changeset=cs, config=make_config(), selection=SKIP, base_sha=b_sha, head_sha=h_sha)))
+    assert "compiled, the model newly raises on every shape case" in html
+    assert "<img" not in html and 'href="http://evil.example"' not in html and "@octocat" not in html, html
     from pt2bot.verdict import summary_title
     assert summary_title("failure", [{"level": "failure", "code": "compiled_raises", "count": 1,
                                       "model": n} for n in ("a", "b")], [], []) == \
