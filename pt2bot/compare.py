@@ -435,8 +435,8 @@ def _newly_raised(base_run: ModelRun, head_run: ModelRun) -> str | None:
              f"{len(raised)} of {len(hc)} shape cases ({', '.join(shape_label(c.shape) for c in raised[:3])}"
              f"{', ...' if len(raised) > 3 else ''})")
     return (f"compiled, the model newly raises on {which}: {first_line(first.error)}"
-            f"{at_site(first.error_at)}{in_package(first.error)}; base's compiled runs of them did not (the shape matrix "
-            "compiles with the dims pt2bot.yml declares dynamic marked)")
+            f"{at_site(first.error_at)}{in_package(first.error)}; base's compiled runs of them did "
+            "not (the shape matrix compiles with the dims pt2bot.yml declares dynamic marked)")
 
 
 def _problem(kind: str, level: str, message: str, **extra: Any) -> dict:

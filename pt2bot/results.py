@@ -967,6 +967,7 @@ __all__ = [
     "RESULTS_CAP_BYTES", "Record", "ResultsFile", "RunError", "Samples", "ShapeAdvice", "Site",
     "Specialisation", "is_failed", "case_key", "load_results_file", "summarise",
     "model_dir_name", "report_dir", "trace_path", "RESUME_RE", "user_function",
-    "breaks_unmeasured", "first_line", "shape_label", "unmeasured", "at_site", "in_package", "split_off_frame", "on_break_stack",
+    "breaks_unmeasured", "first_line", "shape_label", "unmeasured", "at_site", "in_package",
+    "split_off_frame", "on_break_stack",
     "VALUE_GUARD_WORDS", "value_guard",
 ]

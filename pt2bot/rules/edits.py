@@ -79,7 +79,8 @@ def _indent_step(lines: tuple[str, ...]) -> int:
     """The step most of the file's blocks indent by: from each line ending in `:` to the next
     line with code (4 where none says)."""
     steps: Counter = Counter()
-    code = [(len(ln) - len(ln.lstrip(" ")), ln.strip()) for ln in lines if ln.strip() and not ln.lstrip().startswith("#")]
+    code = [(len(ln) - len(ln.lstrip(" ")), ln.strip()) for ln in lines
+            if ln.strip() and not ln.lstrip().startswith("#")]
     for (depth, text), (nxt, _) in zip(code, code[1:]):
         if text.endswith(":") and 0 < nxt - depth <= 8:
             steps[nxt - depth] += 1

@@ -129,5 +129,6 @@ def _timed_when_told_fixes(code: str, finding, source: str, tree: ast.Module) ->
     if not fixed:
         return []
     indent = indentation(lines, st)
-    return [replace_statement(code, finding.path, st, [f"{indent}if {flag}:"] + nested(lines, st, indent_unit(indent, lines)),
+    new = [f"{indent}if {flag}:"] + nested(lines, st, indent_unit(indent, lines))
+    return [replace_statement(code, finding.path, st, new,
                               f"read the clock only under `if {flag}:`, where `{name}` is read", safe=False)]
