@@ -21,6 +21,7 @@ with a dynamic dim never has (benchmarks/bench_onepass.py, benchmarks/results/on
 """
 from __future__ import annotations
 
+import ast
 import contextlib
 import re
 import sys
@@ -233,8 +234,6 @@ def _guarded_by_identity(header: str) -> bool:
     (`temperatures is None or (temperatures == 0).all()`, gemma's sampler): there `|` would
     compute the tensor side on the None the test keeps it from, and the `if` still branches on
     a tensor, so torch's note to write `|` is no fix."""
-    import ast
-
     head = header.split(None, 1)[1][:-1] if " " in header else ""
     try:
         test = ast.parse(head.strip(), mode="eval").body
