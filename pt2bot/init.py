@@ -79,7 +79,7 @@ from dataclasses import dataclass, field, replace
 from typing import Any, Callable, Collection, Iterator, Sequence
 
 from pt2bot.analysis.graph import Index
-from pt2bot.analysis.infer import ModuleContext, Rules
+from pt2bot.analysis.infer import CONTAINERS, ModuleContext, Rules
 from pt2bot.analysis.model import FileSummary, dotted, import_bindings, import_name
 from pt2bot.analysis.walk import skeleton_module
 from pt2bot.errors import UserError
@@ -2013,9 +2013,7 @@ def _doc_text(fn: ast.FunctionDef, name: str, cls: ast.ClassDef | None = None) -
 # What an annotation may name that is no single tensor: Python values, and containers, whose
 # items may be tensors (a decoder's KV caches, `List[Tuple[torch.Tensor, torch.Tensor]]`), where
 # one tensor guessed for them fails forward's first read of them as pairs.
-_NO_TENSOR = frozenset({"int", "float", "bool", "str", "None", "list", "dict", "tuple", "set",
-                        "List", "Tuple", "Dict", "Set", "Sequence", "Mapping", "Iterable",
-                        "MutableSequence", "MutableMapping"})
+_NO_TENSOR = CONTAINERS | {"int", "float", "bool", "str", "None", "MutableSequence", "MutableMapping"}
 
 
 def _takes_tensor(ann: ast.AST) -> bool:

@@ -501,8 +501,8 @@ _TENSOR_ONLY_BOOL_METHODS = frozenset({"bool", "logical_not", "logical_and", "lo
                                        "isnan", "isinf", "isfinite", "isneginf", "isposinf", "signbit"})
 
 
-_CONTAINERS = frozenset({"List", "list", "Tuple", "tuple", "Dict", "dict", "Sequence", "Iterable",
-                         "Mapping", "Set", "set"})
+CONTAINERS = frozenset({"List", "list", "Tuple", "tuple", "Dict", "dict", "Sequence", "Iterable",
+                        "Mapping", "Set", "set"})
 
 
 def _union_members(ann: ast.AST) -> list[ast.AST]:
@@ -601,13 +601,13 @@ class FunctionContext:
                 return TENSOR if ann.id == "Tensor" else OTHER
             if t is _Attribute and type(ann.value) is _Name:
                 words = (ann.attr, ann.value.id)
-                return TENSOR if "Tensor" in words and words[0] not in _CONTAINERS and \
-                    words[1] not in _CONTAINERS else OTHER
+                return TENSOR if "Tensor" in words and words[0] not in CONTAINERS and \
+                    words[1] not in CONTAINERS else OTHER
             tensors = 0
             members = _union_members(ann)
             for m in members:
                 words = _annotation_words(m)
-                if "Tensor" in words and not words & _CONTAINERS:
+                if "Tensor" in words and not words & CONTAINERS:
                     tensors += 1
             if not tensors:
                 return OTHER
