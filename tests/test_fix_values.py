@@ -120,7 +120,7 @@ def test_an_edit_that_keeps_the_values_says_so(tmp_path, monkeypatch):
 
 STORED = LOGGED.replace("            t = x.mean()\n", "            self.last = x.mean()\n            t = x\n") \
                .replace("            t = x.mean() * 2\n", "            self.last = x.mean() * 2\n            t = x\n") \
-               .replace("        self.seen.append(t)\n", "")
+               .replace("        self.seen.append(t)\n", "        self.seen.append(t.shape)\n")
 
 
 def test_an_attribute_the_statements_set_is_watched_too():
@@ -141,6 +141,19 @@ def test_an_arm_kept_whose_stored_state_differs_is_refused(tmp_path, monkeypatch
     verdict = proof.prove(IF_LINE, END_LINE + 2, ("        self.last = x.mean()", "        t = x"))
     assert verdict["accepted"] is False, verdict
     assert verdict["reason"].startswith(f"after line {END_LINE + 2}, `self.last`: "), verdict
+
+
+def test_a_local_nothing_reads_after_the_statements_is_not_compared():
+    """A loop run on past its `break` (pt2bot/rules/branch_fixes.py `_frozen_loop_fixes`) ends
+    with another loop variable and other temporaries than head's; only what the code after the
+    loop reads, and what the loop writes into, is left behind."""
+    text = LOGGED.replace("        if s > 0:\n            t = x.mean()\n        else:\n            t = x.mean() * 2\n",
+                          "        t = x.mean()\n        for i in range(3):\n            prev = t\n"
+                          "            t = t * 0.5\n            x[0] = t\n")
+    loop = text.splitlines().index("        for i in range(3):") + 1
+    edit = Edit.in_text("bpkg/net.py", loop, loop + 3, 4, text)
+    site = probe_site(text, text.replace("t * 0.5", "t / 2"), edit)
+    assert site is not None and site.names == ("t", "x"), site
 
 
 def test_an_attribute_the_candidate_stops_setting_is_not_compared():

@@ -116,6 +116,14 @@ In the order they are offered (most likely to be the author's intent first):
    injected input alone may be one on which the work does nothing: zeros through an image
    augmentation) (`_eager_block_fixes`).
 
+A convergence test's `break` at the top level of a `for` loop over `range(...)` gets, before 4,
+the loop run to its end with what the `break` left held (`_frozen_loop_fixes`, rank 2): the test
+kept in a bool tensor `done`, and each name read outside the loop selected on it, `f =
+torch.where(done, f, <value>)`. Eager and compiled code then return the values head left the
+loop with (otloss's Sinkhorn potentials, which 4 lets compiled code move on past convergence);
+the proof accepts it only where an input takes the `break` (pt2bot/smoke/verify.py
+`_frozen_exit`).
+
 A block that only tells the user something (`if (var_x < bound).any() or ...:
 rank_zero_warn(...)`, torchmetrics' Pearson) gets none of 4 to 6 but its own edit, the same
 header as 6: `if not torch.compiler.is_compiling() and <test>:`, safe by construction where the
@@ -643,7 +651,8 @@ def _if_fixes(code, finding, st: ast.If, body, tree, lines) -> list[Candidate]:
     test = None if python else _where_test(lines, st.test, (finding.line, finding.col))
     out = _branch_fixes(code, finding, st, body, tree, lines, test) if test is not None else []
     if test is not None:
-        out += _assignments_fixes(code, finding, st, tree, lines, test)
+        out += _assignments_fixes(code, finding, st, tree, lines, test) + \
+            _frozen_loop_fixes(code, finding, st, tree, lines, test)
     return _clipped_scale_fixes(code, finding, st, lines) + _keep_arm_fixes(code, finding, st, tree, lines) + \
         _selected_block_fixes(code, finding, st, tree, lines) + out + python + \
         _masked_rows_fixes(code, finding, st, tree, lines) + \
@@ -2345,6 +2354,98 @@ def _eager_exit_fixes(code, finding, st: ast.If, tree, lines) -> list[Candidate]
     return [header_edit(code, finding, st, lines, f"not torch.compiler.is_compiling() and {text}",
                          f"take the early `{exit_word}` in eager only: compiled code runs on",
                          guards_of(text) if cached else _exit_guards(text), rank=3)]
+
+
+def _frozen_loop_fixes(code, finding, st: ast.If, tree, lines, test: str) -> list[Candidate]:
+    """`if <test>: break` at the top level of a `for` loop over `range(...)` whose other
+    statements assign names only (otloss's Sinkhorn loop, `f = ...`, `g = ...`, then `if (f -
+    f_prev).abs().max().item() < tol: break`) -> the loop run to its end: the test, where the
+    `if` was, kept in a bool tensor (`done = done | (<test>)`, `done` False before the loop),
+    and each assignment of a name read outside the loop selected on it (`f =
+    torch.where(done, f, <value>)`): from the iteration whose test held on, those names keep
+    the values head left the loop with, in eager and compiled code alike. Exact by
+    construction where every value is a tensor of one shape throughout; the iterations past
+    the exit still run (their cost, and a NaN their values might make in a gradient, which
+    `torch.where` passes on): the proof compares outputs and gradients, and accepts the edit
+    only where a shape case or a guard input takes the `break` (pt2bot/smoke/verify.py
+    `_frozen_exit`); where none does, head and the edit run the same iterations.
+    Not for a loop whose other statements do anything but bind names (an in-place update, a
+    call for its effect, an `if`, a nested loop: later iterations would repeat them), bind a
+    name by `+=` (in place on a tensor, and a counter counts on), draw random numbers, grow a
+    result (`_grows_result`), or whose loop variable, or a name it binds that is read outside
+    it, is not bound before it (`torch.where` reads the name's value before the first
+    iteration; the loop variable would end at the last iteration, not the exit's)."""
+    if st.orelse or len(st.body) != 1 or not isinstance(st.body[0], ast.Break):
+        return []
+    loop = _innermost_loop(tree, st)
+    fn = enclosing_function(tree, st)
+    if not isinstance(loop, ast.For) or loop.orelse or fn is None or enclosing_function(tree, loop) is not fn \
+            or not any(s is st for s in loop.body):
+        return []
+    if not (isinstance(loop.iter, ast.Call) and isinstance(loop.iter.func, ast.Name) and loop.iter.func.id == "range"
+            and not function_binds(tree, loop, "range")):
+        return []
+    text = segment(lines, st.test)
+    if any(isinstance(n, ast.NamedExpr) for n in ast.walk(st.test)) or _RANDOM.search(text) or \
+            re.search(r"\bis_(torchdynamo_|dynamo_)?compiling\b", text) or _grows_result(tree, loop):
+        return []
+    body = [s for s in loop.body if s is not st]
+    for s in body:
+        if isinstance(s, ast.Expr) and isinstance(s.value, ast.Constant):
+            continue
+        if not (isinstance(s, ast.Assign) and len(s.targets) == 1 and (
+                isinstance(s.targets[0], ast.Name) or (isinstance(s.targets[0], ast.Tuple) and s.targets[0].elts
+                                                       and all(isinstance(e, ast.Name) for e in s.targets[0].elts)))):
+            return []
+        if not _side_effect_free(s.value) or _RANDOM.search(segment(lines, s.value)) or any(
+                isinstance(n, ast.Call) and isinstance(n.func, ast.Attribute) and isinstance(n.func.value, ast.Name)
+                and n.func.value.id == "self" for n in ast.walk(s.value)):
+            return []   # (a submodule's call may keep state of its own: a batch norm's statistics)
+
+    def outside(name: str) -> bool:
+        return any(isinstance(n, ast.Name) and n.id == name and isinstance(n.ctx, ast.Load)
+                   and not loop.lineno <= n.lineno <= (loop.end_lineno or loop.lineno) for n in ast.walk(fn))
+
+    if any(outside(n) for n in _assigned(loop.target)):
+        return []
+    kept = [n for s in body if isinstance(s, ast.Assign) for n in _assigned(s.targets[0]) if outside(n)]
+    kept = list(dict.fromkeys(kept))
+    if not kept or not all(defined_before(tree, loop, n) for n in kept):
+        return []
+    taken = identifiers(tree)
+    done = fresh_name(taken, "done")
+    edits = []
+    for s in body:
+        if not isinstance(s, ast.Assign):
+            continue
+        target = s.targets[0]
+        if isinstance(target, ast.Name):
+            if target.id in kept:
+                edits.append((*node_span(s.value),
+                              f"torch.where({done}, {target.id}, {segment(lines, s.value)})"))
+            continue
+        names = [e.id for e in target.elts]
+        if not set(names) & set(kept):
+            continue
+        steps = {n: fresh_name(taken, f"{n}_step") for n in names if n in kept}
+        indent = indentation(lines, s)
+        edits.append((*node_span(target), ", ".join(steps.get(n, n) for n in names)))
+        end = (s.end_lineno or s.lineno, s.end_col_offset or 0)
+        edits.append((end, end, "".join(f"\n{indent}{n} = torch.where({done}, {n}, {step})"
+                                        for n, step in steps.items())))
+    edits.append((*node_span(st), f"{done} = {done} | ({test})"))
+    end = loop.end_lineno or loop.lineno
+    try:
+        new = replace_spans(lines, loop.lineno, end, edits)
+    except ValueError:
+        return []
+    indent = indentation(lines, loop)
+    first = f"{indent}{done} = torch.zeros((), dtype=torch.bool, device={kept[0]}.device)"
+    named = ", ".join(f"`{n}`" for n in kept)
+    return [Candidate(code=code, path=finding.path, start_line=loop.lineno, end_line=end, lines=(first, *new),
+                      title=f"run the loop to its end and keep what its `break` left: {named} held by "
+                            f"`torch.where` from the iteration whose test holds (every iteration now runs)",
+                      safe=False, guards=_exit_guards(test), rank=2)]
 
 
 EAGER_BLOCK = "run the block in eager only: compiled code skips it"

@@ -168,6 +168,28 @@ def _bound(stmts: Sequence[ast.stmt]) -> list[str]:
     return [n for n in out if n != "self"]
 
 
+def _read_outside(fn: ast.AST, first: int, last: int) -> set[str]:
+    """The names `fn` reads on lines other than first..last (a nested function's reads too:
+    it may run later)."""
+    return {n.id for n in ast.walk(fn) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Load)
+            and not first <= n.lineno <= last}
+
+
+def _written(stmts: Sequence[ast.stmt]) -> set[str]:
+    """The names `stmts` store into or change in place (`h[m] = 0`, `h.add_(1)`, `h.x = 1`)."""
+    out = set()
+    for s in stmts:
+        for n in ast.walk(s):
+            if isinstance(n, (ast.Subscript, ast.Attribute)) and isinstance(n.ctx, ast.Store) \
+                    and isinstance(n.value, ast.Name):
+                out.add(n.value.id)
+            elif isinstance(n, ast.Call) and isinstance(n.func, ast.Attribute) \
+                    and isinstance(n.func.value, ast.Name) and n.func.attr.endswith("_") \
+                    and not n.func.attr.startswith("_"):
+                out.add(n.func.value.id)
+    return out
+
+
 def _covers(fn: ast.AST, first: int, last: int) -> list[tuple[ast.stmt, ast.stmt, list[ast.stmt]]]:
     """(first statement, last statement, the run) of each block of `fn` whose run of whole
     statements holds lines first..last, innermost first."""
@@ -216,6 +238,12 @@ def probe_site(original: str, patched: str, edit: Edit) -> ProbeSite | None:
         new = "\n".join(patched.splitlines()[edit.start_line - 1:edit.start_line - 1 + edit.new_lines])
         names = [n for n in names if "." not in n or re.search(
             rf"\b{re.escape(n)}\s*(?:=(?!=)|[-+*/@%&|^]=|//=|\*\*=)", new)]
+        # a local the code outside the statements never reads leaves nothing behind: a loop's
+        # variable and temporaries, which a loop run on past its `break` ends with other values
+        # (names written through or in place stay: the object may be the caller's)
+        outside = _read_outside(found[1], first.lineno, head_line)
+        written = _written(run)
+        names = [n for n in names if "." in n or n in outside or n in written]
         if not names:
             return None
         head_text = _insert_after(original, head_line, indent)

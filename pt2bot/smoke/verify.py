@@ -388,7 +388,7 @@ def _refused_by_breaks(head: Mapping[str, Any], measured: Mapping[str, Any],
     # drops, or skips a block whose test it drops, was read before the break pass, and guard
     # inputs that skip it come after; what it says is judged with the rest)
     early = {k: v for k, v in measured.items()
-             if k not in ("block", "exit", "dropped", "always", "reached", "early", "skip", "skipped",
+             if k not in ("block", "exit", "dropped", "always", "reached", "early", "frozen", "skip", "skipped",
                           "enter", "entered", "told")}
     return not judge(head, early, [t for t in targets if t.get("kind") == "break"],
                      edit)["accepted"]
@@ -2150,10 +2150,15 @@ def _early_return_refusal(cand: Mapping[str, Any]) -> str | None:
     line = cand.get("early")
     if not isinstance(line, int):
         return None
+    exit_words = "the `break`" if cand.get("frozen") else "the early return"
     if line < 0:
-        return ("the early return is on the `if`'s own line: whether an input takes it cannot "
+        return (f"{exit_words} is on the `if`'s own line: whether an input takes it cannot "
                 "be observed")
     if not cand.get("reached") and not any(r.get("reached") for r in cand.get("guards") or ()):
+        if cand.get("frozen"):
+            return (f"no shape case or guard input takes the `break` at line {line}, so the loop "
+                    "run on past it, its values held by `torch.where`, was never compared with head "
+                    "where head leaves the loop" + A_CASE_WOULD)
         return (f"no shape case or guard input takes the early return at line {line}, so the "
                 "code after it was never run by `torch.where` where head returns early" + A_CASE_WOULD)
     return None
@@ -2168,7 +2173,8 @@ def _early_return_evidence(cand: Mapping[str, Any]) -> str | None:
     where += sorted({_param_words(cand) if r.get("kind") == PARAM else
                      f"inputs with {GUARD_WORDS.get(str(r.get('kind')), str(r.get('kind')))}"
                      for r in cand.get("guards") or () if r.get("reached")})
-    return f"the early return at line {cand['early']} taken by head on {' and '.join(where)}"
+    exit_words = "the `break`" if cand.get("frozen") else "the early return"
+    return f"{exit_words} at line {cand['early']} taken by head on {' and '.join(where)}"
 
 
 def _dropped_arm_refusal(cand: Mapping[str, Any]) -> str | None:
@@ -2572,6 +2578,30 @@ def _early_return(original: str, edit: Edit, new_lines: Sequence[str]) -> int | 
         return None
     line = node.body[0].lineno
     return -1 if line <= (node.test.end_lineno or node.lineno) else line
+
+
+def _frozen_exit(original: str, edit: Edit, new_lines: Sequence[str]) -> int | None:
+    """For an edit that replaces a whole `for` loop holding `if <test>: break` at its top level
+    by the loop run to its end, its values held by `torch.where` once the test holds
+    (pt2bot/rules/branch_fixes.py `_frozen_loop_fixes`): head's line of that `break` (-1 where
+    it is on the `if`'s own line). Head leaves the loop there and the edit runs on, keeping
+    what head left with; only an input on which head takes the `break` compares the two. Told
+    from the text: no `break` is left in the new lines, and `torch.where` is in them. None
+    for any other edit."""
+    try:
+        tree = ast.parse(original)
+    except (SyntaxError, ValueError, RecursionError):
+        return None
+    loop = next((n for n in ast.walk(tree) if isinstance(n, ast.For) and n.lineno == edit.start_line
+                 and n.end_lineno == edit.end_line), None)
+    exits = [s for s in loop.body if isinstance(s, ast.If) and not s.orelse and len(s.body) == 1
+             and isinstance(s.body[0], ast.Break)] if loop is not None else []
+    new = [ln.strip() for ln in new_lines]
+    if len(exits) != 1 or any(re.match(r"break\b", ln) for ln in new) or \
+            not any(f"{_torch(original)}.where(" in ln for ln in new):
+        return None
+    line = exits[0].body[0].lineno
+    return -1 if line <= (exits[0].test.end_lineno or exits[0].lineno) else line
 
 
 @functools.lru_cache(maxsize=8)
@@ -3459,6 +3489,13 @@ def _measure_candidate(cand: Mapping[str, Any], edit: Edit, model: Any, cases: l
         watch = dropped["line"] if dropped["line"] > 0 else None
     # an early return now selected by `torch.where`: which shape cases and guard inputs take it
     early = None if compiled or setting or dropped else _early_return(original, edit, new_code)
+    # a loop's `break` that the edit runs past, its values held: the same question, whether
+    # an input takes it
+    frozen = None if compiled or setting or dropped or early is not None else _frozen_exit(
+        original, edit, new_code)
+    if frozen is not None:
+        early = frozen
+        measured["frozen"] = True
     if early is not None:
         measured["early"] = early
         watch = early if early > 0 else None
