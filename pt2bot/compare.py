@@ -492,7 +492,7 @@ def compare_model(name: str, base_run: ModelRun | None, head_run: ModelRun | Non
     if newly:
         problems.append(_problem("compiled_raises", FAILURE, newly))
     if head_status == "ok":
-        lost = [w for w in unmeasured(head_run) if not (newly and w.startswith("the shape matrix"))]
+        lost = unmeasured(head_run, matrix=not newly)
         if lost:
             both = base_status == "ok" and base_run is not None and bool(unmeasured(base_run))
             problems.append(_problem("not_measured", NOTICE, "not measured on head"

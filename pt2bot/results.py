@@ -906,16 +906,17 @@ def every_case_raised(run: ModelRun) -> bool:
     return bool(cases) and all(c.error for c in cases)
 
 
-def unmeasured(run: ModelRun) -> list[str]:
+def unmeasured(run: ModelRun, matrix: bool = True) -> list[str]:
     """What a run that is `ok` still did not measure, and why: a phase that raised while the
     others ran (its first line), the shape cases that raised, and a shape matrix whose every
     case raised, whose recompile figures are then zeros that say nothing (a new user's
     spiking network: norse's Poisson encoder draws `torch.rand(..., generator=None)`, which
-    no compile with a dynamic batch takes)."""
+    no compile with a dynamic batch takes). `matrix` False leaves the shape matrix's cases
+    out, for a caller that says them otherwise (compiled code newly raising)."""
     out = []
-    cases = run.recompiles.cases if run.recompiles is not None else ()
+    cases = run.recompiles.cases if run.recompiles is not None and matrix else ()
     raised = [c for c in cases if c.error]
-    if every_case_raised(run):
+    if cases and every_case_raised(run):
         out.append(f"the shape matrix (recompiles): every case raised {first_line(cases[0].error)}"
                    + at_site(cases[0].error_at) + in_package(cases[0].error))
     elif raised:
