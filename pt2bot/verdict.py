@@ -315,9 +315,13 @@ def summary_title(conclusion: str, reasons: list[dict], models: Sequence[ModelDe
             spread = {r.get("model") for r in same}
             where = {(x["path"], x["line"]) for r in same for x in r.get("lines") or ()}
             models = ""
+            lines_of = None   # the count is of lines, each broken in one model or more
             if len(spread) > 1 and None not in spread and all(r.get("lines") for r in same) and \
                     len(where) < n:
                 n, models = len(where), f" in {len(spread)} models"
+                # (several lines: the per-model counts below it add up to more, a new user's
+                # "10 new graph breaks in 4 models" above 4 + 4 + 5 + 10)
+                lines_of = n if n > 1 else None
             elif code == "static_findings" and where and len(where) < n:
                 # two `.item()`s on one line are two findings of one problem: MAE's and S4's
                 # users read "2 new static findings" as two
@@ -328,8 +332,12 @@ def summary_title(conclusion: str, reasons: list[dict], models: Sequence[ModelDe
             # (the noun is pluralised, not the phrase: DETR's read "2 model failing on heads")
             noun, failing, rest = label.partition(" failing")
             plural = f"{noun}s failing{rest}" if failing else f"{label}s"
-            parts.append(label if code in ("run_broken", "no_gpu")
-                         else f"{n} {label if n == 1 else plural}{models}")
+            if code in ("run_broken", "no_gpu"):
+                parts.append(label)
+            elif lines_of:
+                parts.append(f"{plural} on {lines_of} lines{models}")
+            else:
+                parts.append(f"{n} {label if n == 1 else plural}{models}")
         return ", ".join(parts)
     ran = sum(1 for m in models if m.status != "skipped")
     fixed = sum(len(m.fixed_breaks) for m in models)

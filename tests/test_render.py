@@ -759,6 +759,9 @@ def test_one_line_says_the_same_failure_of_several_models(pr):
                                                          "models, 1 export regression in 4 models")
     two_lines = [dict(reasons[1], lines=[{"path": "a.py", "line": 1}]), reasons[3]]
     assert summary_title("failure", two_lines, [], []) == "2 new graph breaks"
+    # two lines in three models: the lines counted, which the models' own counts add up past
+    spread = [reasons[1], dict(reasons[3], lines=at + [{"path": "clip/model.py", "line": 350}], count=2), reasons[5]]
+    assert summary_title("failure", spread, [], []) == "new graph breaks on 2 lines in 3 models"
     # two findings on one line (two `.item()`s) are said as on one line (MAE's and S4's users)
     at = [{"path": "m.py", "line": 215}]
     two_items = [{"code": "static_findings", "level": "failure", "model": None, "count": 2, "lines": at + at,
