@@ -228,6 +228,51 @@ def test_a_constraint_violation_is_located_where_export_pinned_the_dim_without_d
     assert calls == []
 
 
+WINDOW = '''\
+import torch
+from torch import nn
+
+
+class Window(nn.Module):
+    def forward(self, x, pos):
+        b, t = pos.shape
+        assert x.shape[0] == b and x.shape[1] == t
+        w = min(8, x.shape[1])
+        keys = x[:, -w:]
+        return keys.sum(1) + pos.float().sum(1, keepdim=True)
+'''
+
+
+@pytest.mark.torch
+def test_a_window_clamped_by_a_number_is_located_at_its_slice(tmp_path, monkeypatch):
+    """recurrentgemma's local attention slices its last `w = min(window, seq)` keys: the
+    violated guards clamp `seq` by the window (`16*s == 16*Min(8, s)`), and the failure was
+    placed at the `assert` on the inputs' shapes above it, whose guards (`Eq(s15, s77)`) hold."""
+    import torch
+
+    from pt2bot.smoke.worker import measure
+    from test_worker import spec
+
+    (tmp_path / "repo" / "pkg_window").mkdir(parents=True)
+    (tmp_path / "repo" / "pkg_window" / "__init__.py").write_text("")
+    (tmp_path / "repo" / "pkg_window" / "m.py").write_text(WINDOW)
+    calls = []
+
+    def draft_export(*a, **k):
+        calls.append(1)
+        raise RuntimeError("draft_export broke")
+
+    monkeypatch.setattr(torch.export, "draft_export", draft_export)
+    s = spec("window", "pkg_window.m:Window", phases=("export",), shapes={"batch": [2], "seq": [8, 12]},
+             dynamic=("batch", "seq"), inputs=[{"name": "x", "shape": ["batch", "seq", 4]},
+                                              {"name": "pos", "shape": ["batch", "seq"], "dtype": "int64"}])
+    s["repo_root"] = str(tmp_path / "repo")
+    e = measure(s)["export"]
+    assert (e["ok"], e["kind"]) == (False, "constraint_violation")
+    assert (e["path"], e["line"], e["source"]) == ("pkg_window/m.py", 10, "keys = x[:, -w:]")
+    assert calls == []
+
+
 WINDOWS = '''\
 import torch
 from torch import nn

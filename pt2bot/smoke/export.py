@@ -299,6 +299,10 @@ def _draft_location(model: Any, args: tuple, kwargs: dict, shapes: Any,
 # (((0.1 + torch.sym_float(L['x'].size()[2] // 8)) / 4.0)) == 0.525."
 _VIOLATED = re.compile(r"satisfy the generated guard .*==\s*(-?[0-9.]+?)\.?$", re.M)
 _BOUNDED = re.compile(r"satisfy the generated guard .*?<=\s*(\d+)\.?$", re.M)
+# one that clamps the size by a number: "(4*L['x'].size()[1]) == (4*min(8, L['x'].size()[1]))",
+# a window `w = min(8, x.shape[1])` sliced off (`x[:, -w:]`), which export can only keep where
+# the window is whole (recurrentgemma's local attention)
+_CLAMPED = re.compile(r"satisfy the generated guard .*?\b(min|max)\((-?\d+), ", re.M)
 
 
 def violated_guard_site(events: TraceCollector, message: str, paths: RepoPaths) -> dict[str, Any] | None:
@@ -307,11 +311,14 @@ def violated_guard_site(events: TraceCollector, message: str, paths: RepoPaths) 
     code (DINO's position embedding, resized by a float made from the image's size, was placed
     at the patch embedding's conv, the first size specialisation, where torch's guards come
     from the interpolation 50 lines below; nanochat's `seq <= 64` at its attention's window
-    test was placed at the rotary table's `assert T <= self.cos.size(1)`, `seq <= 320`). None
-    where no such guard was logged there."""
+    test was placed at the rotary table's `assert T <= self.cos.size(1)`, `seq <= 320`), or as
+    clamped by a number (recurrentgemma's window slice `keys[:, -w:]`, `w = min(8, seq)`, was
+    placed at an `assert` on the input's shape whose guards hold). None where no such guard
+    was logged there."""
     numbers = set(_VIOLATED.findall(message))
     bounds = set(_BOUNDED.findall(message))
-    if not numbers and not bounds:
+    clamps = {f"{fn.capitalize()}({n}, " for fn, n in _CLAMPED.findall(message)}
+    if not numbers and not bounds and not clamps:
         return None
     table = intern_table()
     for ev in events.of_kind("guard_added_fast"):
@@ -319,7 +326,7 @@ def violated_guard_site(events: TraceCollector, message: str, paths: RepoPaths) 
         expr = str(d.get("expr") or "")
         equal = expr.startswith("Eq(") and any(expr.endswith(f", {n})") for n in numbers)
         below = re.fullmatch(r"\w+ <= (\d+)", expr)
-        if not equal and not (below and below.group(1) in bounds):
+        if not equal and not (below and below.group(1) in bounds) and not any(c in expr for c in clamps):
             continue
         at = user_frame(d, paths, table)
         if at["path"]:
