@@ -477,7 +477,8 @@ class CrossFile:
             ok = self._memo.get(key)
             if ok is None:
                 ok = self._memo[key] = self._call(caller, need) if need[:1] == ("call",) else \
-                    self._attr(need) if need[:1] == ("attr",) else False
+                    self._attr(need) if need[:1] == ("attr",) else \
+                    self._alias(need) if need[:1] == ("alias",) else False
             if not ok:
                 return False
         return True
@@ -531,6 +532,16 @@ class CrossFile:
                         hit = False
             self._memo[("mro", cls)] = hit
         return hit
+
+    def _alias(self, need: tuple) -> bool:
+        """`need[1]`, a dotted name (re-exports followed), is a top-level name its module binds
+        to a tensor annotation (`FileSummary.tensor_aliases`)."""
+        if len(need) != 2 or type(need[1]) is not str:
+            return False
+        idx = self.reach.index
+        mod, _, name = idx.canonical(need[1]).rpartition(".")
+        s = idx.summaries.get(mod)
+        return s is not None and name in s.tensor_aliases
 
     def _attr(self, need: tuple) -> bool:
         """Class `need[1]` (or a base of it in the tree) stores a tensor in attribute `need[2]`."""

@@ -546,6 +546,28 @@ def _annotation_words(ann: ast.AST) -> set[str]:
     return out
 
 
+def annotation_kind(ann: ast.AST) -> str:
+    """TENSOR for an annotation every member of whose union names a single tensor
+    (`torch.Tensor`, `Float[Tensor, "b t"]`, `Tensor | None`), PARAM where only some do (`int |
+    torch.Tensor`: callers may pass either), OTHER where none does (a container of tensors is
+    no tensor)."""
+    tensors = 0
+    members = _union_members(ann)
+    for m in members:
+        words = _annotation_words(m)
+        if "Tensor" in words and not words & CONTAINERS:
+            tensors += 1
+    if not tensors:
+        return OTHER
+    return TENSOR if tensors == len(members) else PARAM
+
+
+# where an annotation that names no tensor in its own words cannot be another file's alias of
+# one: the standard library's and torch's types
+_NO_ALIAS_ROOTS = frozenset({"torch", "typing", "typing_extensions", "numpy", "collections", "builtins",
+                             "enum", "dataclasses", "pathlib", "os", "abc", "types", "functools"})
+
+
 class FunctionContext:
     """State of the walk through one top-level function or method (nested defs included)."""
 
@@ -598,33 +620,42 @@ class FunctionContext:
             t = type(ann)
             # the common annotations (`int`, `torch.Tensor`), as the general case below decides them
             if t is _Name:
-                return TENSOR if ann.id == "Tensor" else OTHER
+                if ann.id == "Tensor" or ann.id in self.mod.summary.tensor_aliases:
+                    return TENSOR
+                return self._alias(ann)
             if t is _Attribute and type(ann.value) is _Name:
                 words = (ann.attr, ann.value.id)
-                return TENSOR if "Tensor" in words and words[0] not in CONTAINERS and \
-                    words[1] not in CONTAINERS else OTHER
-            tensors = 0
-            members = _union_members(ann)
-            for m in members:
-                words = _annotation_words(m)
-                if "Tensor" in words and not words & CONTAINERS:
-                    tensors += 1
-            if not tensors:
-                return OTHER
+                if "Tensor" in words:
+                    return TENSOR if words[0] not in CONTAINERS and words[1] not in CONTAINERS else OTHER
+                return self._alias(ann)
             # `int | torch.Tensor`: callers may pass either; not *surely* a tensor
-            return TENSOR if tensors == len(members) else PARAM
+            return annotation_kind(ann)
         if isinstance(default, ast.Constant) and default.value is not None:
             return OTHER            # `flag=False`, `n=3`, `mode="x"`: not a tensor
         if isinstance(default, (ast.List, ast.Tuple, ast.Dict, ast.Lambda)):
             return OTHER
         return PARAM
 
+    def _alias(self, ann: ast.Name | ast.Attribute) -> str:
+        """A parameter annotated with a name another file of the tree may bind to a tensor
+        annotation (recurrentgemma's `reset: at.Reset`, `at` its array_typing module): OTHER
+        that is a tensor if that file says so (`Ext`); OTHER for a name of this file or of the
+        standard library's and torch's modules."""
+        head = ann.id if type(ann) is _Name else ann.value.id
+        target = self.mod.resolve(ann)
+        if head not in self.mod.imports or target is None or target.partition(".")[0] in _NO_ALIAS_ROOTS:
+            return OTHER
+        return Ext(("alias", target))
+
     # -- kinds ------------------------------------------------------------------------------
     def kind(self, e: ast.AST) -> str:
         t = type(e)
         if t is _Name:
             k = self.env.get(e.id, OTHER)
-            return k if type(k) is not Ext else self.ext(k)
+            if type(k) is not Ext:
+                return k
+            # (an annotation's alias is a parameter's tensor; a call's result, a helper's)
+            return self.ext(k, TENSOR if k.need[0] == "alias" else RESULT)
         if t is _Call:
             return self._call_kind(e)
         if t is _Attribute:

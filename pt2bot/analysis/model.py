@@ -134,6 +134,10 @@ class FileSummary:
     roots: list[str] = field(default_factory=list)    # dotted names passed to torch.compile/export
     candidates: list[Candidate] = field(default_factory=list)
     imports: dict[str, str] = field(default_factory=dict)         # local name -> dotted (re-exports)
+    # top-level names bound to a tensor annotation (`Reset = jt.Bool[torch.Tensor, "*b t"]`,
+    # jaxtyping's aliases): a parameter annotated with one is a tensor (pt2bot/analysis/infer.py
+    # `annotation_kind`; in another file through `Ext`)
+    tensor_aliases: list[str] = field(default_factory=list)
     lines: list[str] = field(default_factory=list)    # source lines (dropped before pickling)
     line_info: dict[int, tuple[str, tuple[str, ...] | None]] = field(default_factory=dict)  # line -> (src, noqa)
     skip_file: bool = False

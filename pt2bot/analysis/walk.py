@@ -27,6 +27,7 @@ from pt2bot.analysis.infer import (
     FunctionContext,
     ModuleContext,
     Rules,
+    annotation_kind,
     ends,
     enumerated,
     is_compiling_check,
@@ -789,6 +790,12 @@ def _declare_top(mod: ModuleContext, st: ast.stmt, modname: str, package: str) -
         names[st.name] = f"{modname}.{st.name}"
     elif isinstance(st, (ast.Import, ast.ImportFrom)):
         mod.imports.update(import_bindings(st, package))
+    elif isinstance(st, (ast.Assign, ast.AnnAssign)) and isinstance(st.value, (ast.Subscript, ast.Attribute,
+                                                                                ast.BinOp)):
+        # a tensor annotation's alias (jaxtyping's `Activations = Float[Tensor, "*b t d"]`)
+        targets = st.targets if isinstance(st, ast.Assign) else [st.target]
+        if len(targets) == 1 and isinstance(targets[0], ast.Name) and annotation_kind(st.value) == TENSOR:
+            mod.summary.tensor_aliases.append(targets[0].id)
     elif isinstance(st, ast.Assign) and isinstance(st.value, ast.Call):
         callee = mod.resolve(st.value.func) or ""
         if callee.endswith(("getLogger", "get_logger")):
