@@ -103,6 +103,12 @@ fi
 # otloss 0.1.0 declares torch>=2.0.0 (its black, mypy, pytest, ruff, matplotlib and numpy are
 # extras, not installed; it imports torch alone); torch-geometric-median 0.1.1 declares
 # torch>=2.0.0 and tqdm>=4.0.0 (locked: tqdm 4.70.1). Neither adds a pip check line.
+# mixup 0.2.2 declares torch>=1.10.0 and numpy>=1.21.0 (locked: numpy 2.4.6); torch-image-metrics
+# 0.1.0 declares torch>=2.0.0, torchvision>=0.15.0, pillow>=9.0.0, numpy>=1.21.0 and tqdm>=4.67.1
+# (locked: torchvision 0.28.0, pillow 13.0.0, tqdm 4.70.1; its extra 'full' names lpips, which is
+# not installed, and pytorch-fid, torchmetrics and scipy, which the lock has for other libraries:
+# imported only inside LPIPS, FID and ImprovedSSIM, which no spec enables). Neither adds a pip
+# check line.
 problems="$("$venv/bin/pip" check | grep -vx 'No broken requirements found\.' \
   | grep -vx 'pytorch-tabnet 4\.1\.0 requires scikit-learn, which is not installed\.' \
   | grep -vx 'pytorch-metric-learning 2\.9\.0 requires scikit-learn, which is not installed\.' \
@@ -143,7 +149,8 @@ for n in ("torch", "torchvision", "vit-pytorch", "x-transformers", "denoising-di
           "dasp-pytorch", "ponder-transformer", "TorchCRF", "mixture-of-attention",
           "coco-lm-pytorch", "torchreg", "coral-pytorch", "focal-loss-torch",
           "pytorch-adaptive-computation-time", "torchbnn", "nms-3d", "torch-complex",
-          "recsys-metrics", "seesawloss", "otloss", "torch-geometric-median"):
+          "recsys-metrics", "seesawloss", "otloss", "torch-geometric-median",
+          "mixup", "torch-image-metrics"):
     print(f"{n}=={m.version(n)}")
 PY
 echo "venv ready: $venv"
