@@ -232,7 +232,7 @@ def gather(targets: list[dict[str, Any]], findings: Sequence[Finding], head_root
     sources: dict[str, str | None] = {}
     trees: dict[str, ast.Module | None] = {}
     placed: dict[str, tuple[int, int]] = {}     # a finding's fingerprint -> its (line, col)
-    siblings: list[Proposal] = []               # parts of a composed edit only (`_next_checks`)
+    siblings: list[Proposal] = []   # parts of a composed edit only (`_next_checks`, `_next_alike`)
     for i, t in enumerate(targets):
         at = _findings_at(findings, t["path"], t["line"])
         if at or any(f.path == t["path"] for f in findings) or _predicted(t):
@@ -278,8 +278,9 @@ def gather(targets: list[dict[str, Any]], findings: Sequence[Finding], head_root
         if not any(i in p.targets for p in proposals.values()):
             why[i] = "; ".join(dict.fromkeys(reasons)) or "no candidate"
         elif tree is not None:
-            siblings += _next_checks(t, source, tree, trees, [p for p in proposals.values() if i in p.targets],
-                                     placed)
+            mine = [p for p in proposals.values() if i in p.targets]
+            siblings += _next_checks(t, source, tree, trees, mine, placed) + \
+                _next_alike(t, source, tree, trees, mine, placed)
     # a next check that is a target of its own is composed as that target's edit
     found = [p for p in proposals.values() if not p.outside] + \
         [q for q in siblings if (q.cand.path, q.cand.start_line, q.cand.end_line, q.cand.lines) not in proposals]
@@ -330,6 +331,50 @@ def _outside(changeset: ChangeSet | None, c: Candidate) -> bool:
 
 # checks in a row after a target's check that are taken along, at most
 MAX_NEXT_CHECKS = 4
+
+
+def _next_alike(t: Mapping[str, Any], source: str, tree: ast.Module, trees: dict[str, ast.Module | None],
+                offered: Sequence[Proposal], placed: dict[str, tuple[int, int]]) -> list[Proposal]:
+    """The same recipe's edit of the same break on the statements that follow the target's
+    line, statement after statement in its block (mixup's PuzzleMix, `bh = idx.item() // n`
+    then `bw = idx.item() % n`, in a loop): parts for `compose_siblings` only, as
+    `_next_checks`. Dynamo broke at the first and ran the rest of the frame in eager, so the
+    next ones are no target; fixed alone, the first's edit moves the break a line down, which
+    the proof refuses (pt2bot/smoke/verify.py `_next_statement`)."""
+    same = [p.cand for p in offered if not p.cand.setting and "invalid" not in p.cand.guards
+            and p.cand.start_line == p.cand.end_line == t["line"]]
+    if not same:
+        return []
+    titles = {c.title for c in same}
+    lines = source_lines(source)
+    raw = lines[t["line"] - 1] if 0 < t["line"] <= len(lines) else ""
+    st, body = statement_at(tree, t["line"], len(raw.encode()) - len(raw.lstrip().encode()))
+    if st is None or st not in body or (st.end_lineno or st.lineno) != t["line"]:
+        return []
+    out: list[Proposal] = []
+    k = body.index(st) + 1
+    for nxt in body[k:k + MAX_NEXT_CHECKS]:
+        if (nxt.end_lineno or nxt.lineno) != nxt.lineno:
+            break
+        found = None
+        for f in break_findings({**t, "line": nxt.lineno}, source, trees):
+            cands, _ = fix_candidates_explained(f, source, tree)
+            c = next((c for c in cands if c.title in titles and c.start_line == c.end_line == nxt.lineno
+                      and not c.setting), None)
+            if c is None:
+                continue
+            try:
+                patched = apply_candidate(source, c)
+            except ValueError:
+                continue
+            placed.setdefault(f.fingerprint(), (f.line, f.col))
+            found = Proposal(cid="", cand=c, original=source, patched=patched, findings=[f.fingerprint()],
+                             targets=[])
+            break
+        if found is None:
+            break
+        out.append(found)
+    return out
 
 
 def _next_checks(t: Mapping[str, Any], source: str, tree: ast.Module, trees: dict[str, ast.Module | None],

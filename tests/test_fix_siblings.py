@@ -28,6 +28,7 @@ from pt2bot.reportdata import ModelDelta, Report
 from pt2bot.results import ResultsFile
 from pt2bot.rules import apply_candidate
 from pt2bot.static import check_paths
+from proofs import item, prove
 
 NET = """\
 import torch
@@ -568,3 +569,69 @@ def test_the_checks_taken_along_are_verified_with_no_break_uncovered(tmp_path):
     assert verdict["evidence"].startswith("GB0170 gone"), verdict
     assert "uncovers" not in verdict["evidence"], verdict
     assert "compiled code raises RuntimeError where head raises AssertionError" in verdict["evidence"], verdict
+
+
+BLOCKS = """\
+import torch
+from torch import nn
+
+
+class Blocks(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.lin = nn.Linear(4, 4)
+
+    def forward(self, x):
+        h = self.lin(x)
+        for idx in h.argmax(1):
+            row = idx.item() // 2
+            col = idx.item() % 2
+            h = h * (1 + row + col)
+        return h
+"""
+BLOCKS_CONFIG = STEP_CONFIG.replace("name: step", "name: blocks").replace("pkg.step:Step", "pkg.blocks:Blocks").replace(
+    "inputs: [{name: y, shape: [batch, 4]}, {name: dt, shape: [], low: 0.1, high: 1.0}]",
+    "inputs: [{name: x, shape: [batch, 4]}]")
+ROW = 13
+
+
+def _blocks_repo(root):
+    (root / "pkg").mkdir(parents=True, exist_ok=True)
+    (root / "pkg" / "__init__.py").write_text("")
+    (root / "pkg" / "blocks.py").write_text(BLOCKS)
+    (root / "pt2bot.yml").write_text(BLOCKS_CONFIG)
+    findings = check_paths(str(root), ["pkg/blocks.py"], StaticConfig(select=("ALL",)), jobs=1)
+    # dynamo breaks on the first `.item()` and skips the loop's frame: the second is no target
+    return findings, [{**brk("blocks", ROW), "path": "pkg/blocks.py", "gb": "GB0124",
+                       "gb_type": "Unsupported Tensor.item() call with capture_scalar_outputs=False"}]
+
+
+def test_the_same_edit_of_the_next_statements_is_taken_along(tmp_path):
+    """mixup's PuzzleMix: `bh = idx.item() // n` then `bw = idx.item() % n` in a loop. The
+    first's edit alone moves the break a line down; both together are one more candidate."""
+    findings, targets = _blocks_repo(tmp_path)
+    proposals, why = gather(targets, findings, str(tmp_path), None)
+    assert why == {}
+    [combo] = [p for p in proposals if (p.cand.start_line, p.cand.end_line) == (ROW, ROW + 1)]
+    assert combo.targets == [0] and combo.cand.title.endswith(f"all 2 on lines {ROW}-{ROW + 1} together")
+    assert ".item()" not in "".join(combo.cand.lines)
+    assert order(proposals)[0] is combo
+
+
+@pytest.mark.torch
+def test_an_edit_that_moves_the_break_to_the_next_statement_is_refused(tmp_path):
+    findings, targets = _blocks_repo(tmp_path)
+    config = build_config(BLOCKS_CONFIG, str(tmp_path / "pt2bot.yml"))
+    s = ProofSetting(config=config, changeset=None, root=str(tmp_path), head_sha=None,
+                     head_results=ResultsFile.empty(), device="cpu")
+    proposals, _why, _budget = _prove_targets(s, targets, findings, {"blocks"}, {}, time.monotonic())
+    [both] = [p for p in proposals if (p.cand.start_line, p.cand.end_line) == (ROW, ROW + 1)]
+    assert both.results["blocks"]["accepted"] is True, both.results
+    assert "uncovers" not in both.results["blocks"]["evidence"], both.results
+    # the first statement's edit alone, proven on its own, moves the break a line down
+    [alone] = [p for p in proposals if (p.cand.start_line, p.cand.end_line) == (ROW, ROW)
+               and p.cand.title == "keep the tensor: drop `.item()`"]
+    verdict = prove(tmp_path, "blocks", [item("alone", alone.cand, BLOCKS, targets[0])], tmp_path / "work")["alone"]
+    assert verdict["accepted"] is False, verdict
+    assert verdict["reason"] == (f"the break moves to GB0124 at pkg/blocks.py:{ROW + 1}, the statement right "
+                                 "after the edit: the frame breaks as before, a line further down"), verdict

@@ -1449,6 +1449,25 @@ def _statement_span(original: str, edit: Edit) -> list[int] | None:
     return [edit.start_line, last] if last is not None else None
 
 
+def _next_statement(original: str, edit: Edit) -> int | None:
+    """The patched file's first line of the statement right after the edited statements in
+    their block, where there is one (blank and comment lines between); None otherwise."""
+    try:
+        tree = ast.parse(original)
+    except (SyntaxError, ValueError, RecursionError):
+        return None
+    for node in ast.walk(tree):
+        for field in ("body", "orelse", "finalbody"):
+            block = getattr(node, field, None)
+            if not isinstance(block, list):
+                continue
+            for st, nxt in zip(block, block[1:]):
+                if isinstance(st, ast.stmt) and (st.end_lineno or st.lineno) == edit.end_line and \
+                        st.lineno >= edit.start_line:
+                    return edit.map_line(nxt.lineno)
+    return None
+
+
 def _frame_words(frame: Sequence[Any]) -> str:
     """A frame as a reader of the code names it, not dynamo's resume function."""
     fn, _path, line = _frame_code(frame)
@@ -1601,6 +1620,14 @@ def judge(head: Mapping[str, Any], cand: Mapping[str, Any], targets: Sequence[Ma
             if span and b.get("path") == edit.path and span[0] <= (b.get("line") or 0) <= span[1]:
                 return no(f"the break moves to {_gb(b)} {_at(b.get('path'), b.get('line'))}, inside the "
                           f"statement the edit changes (lines {span[0]} to {span[1]})")
+            # the break moved to the very next statement (mixup's PuzzleMix, `bh = idx.item() //
+            # n` then `bw = idx.item() % n`: the first kept a tensor, the second broke as the
+            # first had, 22 breaks logged before and after): nothing more compiles, and the
+            # user who applies the edit meets the same break a line down. The edit of both
+            # together is its own candidate (pt2bot/fixes.py `_next_alike`)
+            if b.get("path") == edit.path and b.get("line") == cand.get("next_statement"):
+                return no(f"the break moves to {_gb(b)} {_at(b.get('path'), b.get('line'))}, the statement "
+                          "right after the edit: the frame breaks as before, a line further down")
         compiled_path = bool(cand.get("compiled")) or any(
             isinstance(cand.get(k), int) for k in ("exit", "block"))
         still = _eager_frame_of(cand.get("eager_frames") or (), edit) if uncovered and compiled_path else None
@@ -3525,6 +3552,9 @@ def _measure_candidate(cand: Mapping[str, Any], edit: Edit, model: Any, cases: l
     span = None if setting else _statement_span(original, edit)
     if span is not None:
         measured["statement"] = span
+    after = None if setting else _next_statement(original, edit)
+    if after is not None:
+        measured["next_statement"] = after
     stage: str | None = None   # what ran out of the candidate's time, when not the model
     targets = cand.get("targets") or ()
 
