@@ -1,68 +1,66 @@
-"""A src layout (`src/mypkg/`, no `src/__init__.py`): each side of a review imports its own
-tree. The workers put only the checkout's root on the path, so `mypkg` was found only where
-the project was installed; the workflow installs it editable, which points at the head
-checkout's `src/`, and the base worktree's code never ran: base's results were head's (a
-review of a PR adding a break saw the break on base too, in a file outside base's tree).
-Here nothing is installed: without `src/` on the workers' path no model imports at all."""
+"""A `src/` layout checked from the repository's root (pt2bot/analysis/graph.py
+`Index.src_packages`): black-forest-labs/flux keeps its package in `src/flux/` with no
+`src/__init__.py`, and its model imports `from flux.modules.layers import timestep_embedding`.
+The tree names that module `src.flux.modules.layers`; the import named nothing of the tree, so
+the helper was never compiled code and a PR's `if t.max().item() <= 1.0:` in it had no finding
+(`pt2bot check` said "No findings in 31 files" from the root, one finding from `src/`)."""
 from __future__ import annotations
-
-import json
 
 import pytest
 
-from gitrepo import GitRepo
-from pt2bot.cli import main
-from pt2bot.smoke.env import import_roots, scrub_env
+from pt2bot.config import StaticConfig
+from pt2bot.static import check_paths
 
-CONFIG = """version: 1
-models:
-  - name: m
-    entry: srclayout_pkg.m:M
-    inputs: [{shape: [batch, 4]}]
-    shapes: {batch: [2, 3]}
-    export: false
-run: {backend: eager, latency: false, timeout_s: 120}
-"""
-BASE = """import torch
+HELPERS = '''\
+import torch
+from torch import Tensor
 
 
-class M(torch.nn.Module):
-    def forward(self, x):
-        return x * 2
-"""
-HEAD = BASE.replace("        return x * 2", "        if x.sum() > 0:\n            x = x + 1\n        return x * 2")
+def embed(t: Tensor, dim: int) -> Tensor:
+    if t.max().item() <= 1.0:
+        t = 1000.0 * t
+    return t[:, None].expand(-1, dim)
+'''
+
+MODEL = '''\
+import torch
+from torch import nn
+
+from IMPORT
 
 
-def test_the_import_roots_are_the_root_and_a_src_layouts_src(tmp_path):
-    assert import_roots(str(tmp_path)) == [str(tmp_path)]
-    (tmp_path / "src" / "pkg").mkdir(parents=True)
-    assert import_roots(str(tmp_path)) == [str(tmp_path), str(tmp_path / "src")]
-    assert scrub_env({}, repo_root=str(tmp_path))["PYTHONPATH"].split(":") == \
-        [str(tmp_path), str(tmp_path / "src")]
-    (tmp_path / "src" / "__init__.py").write_text("")     # `src` is a package: imported as one
-    assert import_roots(str(tmp_path)) == [str(tmp_path)]
+class Model(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.lin = nn.Linear(8, 8)
+
+    def forward(self, t):
+        return self.lin(CALL(t, 8))
+'''
 
 
-@pytest.mark.torch
-def test_each_side_of_a_review_imports_its_own_src_tree(tmp_path, monkeypatch):
-    repo = GitRepo.init(tmp_path / "r")
-    repo.write("pt2bot.yml", CONFIG)
-    repo.write("src/srclayout_pkg/__init__.py", "")
-    repo.write("src/srclayout_pkg/m.py", BASE)
-    repo.commit("base")
-    repo.branch("pr")
-    repo.write("src/srclayout_pkg/m.py", HEAD)
-    repo.commit("pr: a data-dependent branch")
-    monkeypatch.chdir(repo.path)
-    out = tmp_path / "out"
-    assert main(["review", "--base", "main", "--out", str(out), "--device", "cpu"]) == 1
-    base, head = ({m["name"]: m for m in json.loads((out / f"{side}.json").read_text())["models"]}["m"]
-                  for side in ("base", "head"))
-    assert (base["status"], head["status"]) == ("ok", "ok"), (base.get("error"), head.get("error"))
-    assert base["files"] == head["files"] == ["src/srclayout_pkg/m.py"]
-    assert base["graph_breaks"] == []
-    [brk] = head["graph_breaks"]
-    assert (brk["path"], brk["line"]) == ("src/srclayout_pkg/m.py", 6)
-    report = json.loads((out / "report.json").read_text())
-    [m] = report["models"]
-    assert [(b["path"], b["line"]) for b in m["new_breaks"]] == [("src/srclayout_pkg/m.py", 6)]
+def _check(root, files: dict[str, str], paths: list[str]) -> list[tuple[str, int, str]]:
+    for rel, text in files.items():
+        (root / rel).parent.mkdir(parents=True, exist_ok=True)
+        (root / rel).write_text(text)
+    out = check_paths(str(root), paths, StaticConfig(select=("ALL",)), jobs=1)
+    return sorted((f.path, f.line, f.rule) for f in out)
+
+
+@pytest.mark.parametrize("importing, call", [("flux.helpers import embed", "embed"),
+                                             ("flux import helpers", "helpers.embed")])
+def test_a_src_layout_s_imports_name_its_modules(tmp_path, importing, call):
+    files = {"src/flux/__init__.py": "", "src/flux/helpers.py": HELPERS,
+             "src/flux/model.py": MODEL.replace("IMPORT", importing).replace("CALL", call)}
+    got = _check(tmp_path, files, sorted(files))
+    assert ("src/flux/helpers.py", 6, "PTC101") in got, got
+
+
+def test_a_package_named_src_keeps_its_name(tmp_path):
+    """With `src/__init__.py`, `src` is a package its code imports by name (`from
+    src.flux.helpers import embed`); a bare `flux.helpers` is then another distribution."""
+    files = {"src/__init__.py": "", "src/flux/__init__.py": "", "src/flux/helpers.py": HELPERS,
+             "src/flux/model.py": MODEL.replace("IMPORT", "flux.helpers import embed").replace("CALL", "embed")}
+    assert ("src/flux/helpers.py", 6, "PTC101") not in _check(tmp_path, files, sorted(files))
+    files["src/flux/model.py"] = MODEL.replace("IMPORT", "src.flux.helpers import embed").replace("CALL", "embed")
+    assert ("src/flux/helpers.py", 6, "PTC101") in _check(tmp_path, files, sorted(files))

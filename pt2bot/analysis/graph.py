@@ -56,6 +56,11 @@ class Index:
     # module names lack the package's own name while its absolute imports carry it
     # (`from kornia.augmentation.base import ...`): the import prefix that names the root.
     root_alias: str | None = None
+    # A `src/` layout (`src/flux/model.py`, no `src/__init__.py`): Python imports its packages
+    # as `flux.model`, where the tree names them `src.flux.model`: the packages under `src/`
+    # whose imports get the prefix (black-forest-labs/flux, checked from its root, read no
+    # call of `flux.modules.layers` from its model: no finding in its helpers)
+    src_packages: frozenset[str] = frozenset()
     # module -> the modules it star-imports (`from .imgwarp import *`: key "*<module>" of its imports)
     stars: dict[str, list[str]] = field(default_factory=dict)
     _star_memo: dict[str, str | None] = field(default_factory=dict)
@@ -74,7 +79,10 @@ class Index:
             idx.add(s)
         modules = {s.module for s in summaries} | set(loader.pending if loader is not None else ())
         idx.root_alias = _root_alias(summaries, modules)
-        idx.heads = frozenset({m.partition(".")[0] for m in modules} | {idx.root_alias or ""})
+        if "src" not in modules:
+            idx.src_packages = frozenset(m.split(".")[1] for m in modules if m.startswith("src.")) - \
+                {m.partition(".")[0] for m in modules}
+        idx.heads = frozenset({m.partition(".")[0] for m in modules} | {idx.root_alias or ""} | idx.src_packages)
         return idx
 
     def add(self, s: FileSummary) -> None:
@@ -131,6 +139,8 @@ class Index:
         alias = self.root_alias
         if alias is not None and name.startswith(alias + "."):
             return self.canonical(name[len(alias) + 1:], depth + 1)
+        if name.partition(".")[0] in self.src_packages:
+            return self.canonical(f"src.{name}", depth + 1)
         mod, _, attr = name.rpartition(".")
         s = self.summaries.get(mod)
         if s is not None:
