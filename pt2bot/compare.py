@@ -491,6 +491,13 @@ def compare_model(name: str, base_run: ModelRun | None, head_run: ModelRun | Non
              and base_run is not None else None)
     if newly:
         problems.append(_problem("compiled_raises", FAILURE, newly))
+    frozen = head_run.export.frozen if head_status == "ok" and head_run.export is not None else None
+    if frozen:
+        # an export check mark that holds for one seed only (the cell says "⚠️"; this says why)
+        was = base_status == "ok" and base_run is not None and base_run.export is not None and \
+            bool(base_run.export.frozen)
+        problems.append(_problem("export_frozen", NOTICE, f"torch.export: the program exports, but {frozen}"
+                                 + (" (on base too)" if was else "")))
     if head_status == "ok":
         lost = unmeasured(head_run, matrix=not newly)
         if lost:

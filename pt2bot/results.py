@@ -520,7 +520,11 @@ class ExportOutcome(Record):
     library: str | None = None
     # pt2bot's own words on what to write instead, where it recognised the cause (no user text)
     hint: str | None = None
-    OMIT_IF_NONE: ClassVar[frozenset[str]] = frozenset({"gb", "library", "hint"})
+    # the exported program differs from eager under another seed, where the model draws random
+    # numbers: draws made outside torch's ops are constants in it (pt2bot/smoke/export.py
+    # `frozen_draws`; no user text)
+    frozen: str | None = None
+    OMIT_IF_NONE: ClassVar[frozenset[str]] = frozenset({"gb", "library", "hint", "frozen"})
 
     def failed_cases(self) -> tuple[int, int]:
         """(the shape cases the exported program failed on, the cases it was run on): one that

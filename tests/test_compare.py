@@ -340,6 +340,20 @@ def test_a_break_in_an_installed_package_is_the_same_site_on_both_sides():
     assert len({break_fingerprint(GraphBreak.from_json(b)) for b in head}) == 2
 
 
+def test_an_export_whose_draws_were_fixed_is_a_notice(pr):
+    """A new user's CutMix (held-out batch 44): the exported program kept numpy's draw, and
+    the export row read "✓ ✓ same"; the summary now says why its check mark holds for one seed."""
+    said = ("its random draws are fixed: under another seed than the one it was exported under, the exported "
+            "program's outputs differ from eager's on shape case batch=4 (max abs err 0.3)")
+    base, head = results_pair()
+    m = next(m for m in head["models"] if m["name"] == "renamed_mlp")
+    m["export"] = {**(m.get("export") or {}), "ok": True, "frozen": said}
+    rep = report_for(pr, base, head)
+    (p,) = [p for p in model(rep, "renamed_mlp")["problems"] if p["kind"] == "export_frozen"]
+    assert p["level"] == "notice" and p["message"] == f"torch.export: the program exports, but {said}"
+    assert validation_errors(rep) == []
+
+
 def test_a_matrix_that_raises_only_on_head_fails_the_check(pr):
     """recurrentgemma's PR turning its jaxtyping/typeguard checks back on: compiled with the
     batch marked dynamic, every call raised TypeCheckError on head, where base's ran, and the

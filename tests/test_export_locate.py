@@ -445,3 +445,49 @@ def test_the_shape_advice_of_a_star_args_forward_is_derived_and_exported_as_torc
     r = measure(s)
     assert r["shape_advice"]["export"]["ok"] is None
     assert any("`masks` through `**kwargs`" in n for n in r["shape_advice"]["notes"])
+
+
+DRAWS = '''\
+import numpy as np
+import torch
+from torch import nn
+
+
+class Mix(nn.Module):
+    def forward(self, x):
+        lam = DRAW
+        idx = torch.randperm(x.shape[0])
+        return lam * x + (1 - lam) * x[idx]
+'''
+
+
+@pytest.mark.torch
+@pytest.mark.parametrize("pkg, draw, frozen", [
+    ("pkg_draws_np", "float(np.random.beta(1.0, 1.0))", True),   # numpy's draw: a constant in the program
+    ("pkg_draws_torch", "torch.rand(()) * 0.5", False),          # torch's draw: an op of the program
+    ("pkg_draws_none", "0.5", False),                            # no draw of its own (randperm is an op)
+])
+def test_an_export_whose_draws_were_fixed_is_said_so(tmp_path, pkg, draw, frozen):
+    """A new user's CutMix drew its mixing ratio with numpy: the exported program kept the
+    export's draw, and every compared call, seeded alike, equalled eager ("export ✓ same") for
+    a program that mixes every batch alike. Under another seed the program and eager differ."""
+    from pt2bot.results import ModelRun
+    from pt2bot.smoke.worker import measure
+    from test_worker import spec
+
+    (tmp_path / "repo" / pkg).mkdir(parents=True)
+    (tmp_path / "repo" / pkg / "__init__.py").write_text("")
+    (tmp_path / "repo" / pkg / "m.py").write_text(DRAWS.replace("DRAW", draw))
+    s = spec("mix", f"{pkg}.m:Mix", phases=("export",), shapes={"batch": [4, 6]},
+             dynamic=("batch",), inputs=[{"name": "x", "shape": ["batch", 3]}])
+    s["repo_root"] = str(tmp_path / "repo")
+    e = measure(s)["export"]
+    assert e["ok"] is True and all(c["match"] for c in e["cases"]), e
+    assert bool(e.get("frozen")) is frozen, e
+    if frozen:
+        assert e["frozen"].startswith("its random draws are fixed: under another seed than the one it was "
+                                      "exported under, the exported program's outputs differ from eager's "
+                                      "on shape case batch=4"), e
+        from pt2bot.report.summary import _export_cell
+        assert _export_cell({"export": e}) == "⚠️ exports, its random draws fixed"
+        assert ModelRun.from_json({"name": "mix", "status": "ok", "export": e}).export.frozen == e["frozen"]

@@ -317,7 +317,7 @@ def model_section(m: ModelDelta, report: Report, untimed: str | None = None) -> 
         blocks.append(f"🎉 Fixed {len(fixed)} graph break{'s' if len(fixed) != 1 else ''}: "
                       f"{where}{more}.")
     for p in m.problems:
-        if p.get("kind") in ("compare_error", "not_measured", "fixed_failure"):
+        if p.get("kind") in ("compare_error", "not_measured", "fixed_failure", "export_frozen"):
             blocks.append(f"⚪ {escape_inline(p.get('message', ''), limit=400)}")
     new = m.new_breaks
     if new:
@@ -639,7 +639,11 @@ def _export_cell(run: Mapping[str, Any]) -> str:
         static = f" ({len(e.get('static_dims') or [])} static dim)" if e.get("static_dims") else ""
         # (not a check mark where the exported program fails on some cases: "✓ (fails on 2
         # of 4 cases)" read as a pass; held-out batch 39)
-        return (f"⚠️ exports, fails on {fails} of {held} cases{static}" if fails else f"✓{static}")
+        if fails:
+            return f"⚠️ exports, fails on {fails} of {held} cases{static}"
+        # (a program whose random draws were fixed at export: "✓ same" read for a CutMix that
+        # mixes every batch alike, held-out batch 44)
+        return f"⚠️ exports, its random draws fixed{static}" if e.get("frozen") else f"✓{static}"
     return "✗ " + escape_inline(e.get("kind") or "error", limit=30)
 
 

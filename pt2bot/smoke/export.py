@@ -21,8 +21,9 @@ import traceback
 from typing import Any
 
 from pt2bot.smoke import graph_breaks
+from pt2bot.results import shape_label
 from pt2bot.smoke.inputs import (CaseInputs, call_mode, compare_outputs, forget_state, forward_params,
-                                 layout, nest_spec, remember_state, start_call)
+                                 layout, nest_spec, remember_state, restore_state, seed_all, start_call)
 from pt2bot.smoke.matrix import specialization_sites, user_frame
 from pt2bot.smoke.trace import RepoPaths, TraceCollector, frame_file, intern_table, reset_dynamo
 
@@ -446,6 +447,51 @@ def run_exported(ep: Any, cases: list[CaseInputs], eager_outs: list[Any], tolera
     return rows
 
 
+# the seed of the second draw `frozen_draws` compares (every compared call starts from seed 0)
+OTHER_SEED = 1
+
+
+def frozen_draws(model: Any, ep: Any, case: CaseInputs, eager_out: Any, tolerance: Any) -> str | None:
+    """Where the model's outputs on `case` change with the seed (it draws random numbers) and
+    the exported program's, under another seed, differ from eager's there: why, in words; None
+    otherwise. Every compared call starts from the same seed (`start_call`), so a draw the
+    export made in Python (numpy's, `random`'s, a torch draw read as a number) and kept as a
+    constant equals eager's on every case: a new user's CutMix, its mixing ratio and box drawn
+    by numpy, read "export ✓ same" for a program that mixes every batch alike."""
+    import torch
+
+    def run(fn: Any, owner: Any) -> Any:
+        restore_state(owner)
+        seed_all(OTHER_SEED)
+        with call_mode():
+            own = case.fresh()
+            return fn(*own.args, **own.kwargs)
+
+    try:
+        other = run(model, model)
+        if compare_outputs(eager_out, other, tolerance)["match"]:
+            return None   # no draw this case shows
+        module = ep.module()
+        remember_state(module)
+        try:
+            got = run(module, module)
+        finally:
+            forget_state(module)
+    except Exception:  # noqa: BLE001 - a call that fails here says nothing of the draws
+        return None
+    finally:
+        start_call(model)
+    cmp = compare_outputs(other, got, tolerance)
+    if cmp["match"]:
+        return None
+    err = cmp.get("max_abs_err")
+    size = f" (max abs err {err:.3g})" if isinstance(err, float) and torch.isfinite(torch.tensor(err)) else ""
+    return (f"its random draws are fixed: under another seed than the one it was exported under, the "
+            f"exported program's outputs differ from eager's on shape case {shape_label(case.shape)}{size}, "
+            "where eager's own draw changes them; a number drawn outside torch's ops (numpy, "
+            "`random`, a tensor's draw read as a number) is a constant in the program")
+
+
 def measure_export(model: Any, cases: list[CaseInputs], eager_outs: list[Any],
                    model_spec: dict[str, Any], paths: RepoPaths, *,
                    locate: bool = True) -> dict[str, Any]:
@@ -496,5 +542,9 @@ def measure_export(model: Any, cases: list[CaseInputs], eager_outs: list[Any],
     res["ok"] = True
     res["static_dims"] = static_dims(ep, ex, dynamic)
     res["cases"] = run_exported(ep, cases, eager_outs, model_spec.get("tolerance"))
+    if res["cases"] and res["cases"][0].get("match"):
+        frozen = frozen_draws(model, ep, cases[0], eager_outs[0], model_spec.get("tolerance"))
+        if frozen:
+            res["frozen"] = frozen
     reset_dynamo()
     return res

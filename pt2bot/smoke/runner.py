@@ -339,6 +339,8 @@ def status_line(run: ModelRun | Mapping[str, Any], log_base: str | None = None) 
         extra += (f", exports, but the exported program fails on {failed} of the {held} "
                   "shape cases" + (f" ({log_line(cap(why, 200))})" if why else "")
                   if failed else ", exports")
+        if exp.frozen:
+            extra += f", but {log_line(exp.frozen)}"
     elif exp is not None and exp.ok is False:
         at = f" at {exp.path}:{exp.line}" if exp.path and exp.line else ""
         hint = f": {exp.hint}" if exp.hint in (TRUNCATED_DIVISION,) else ""
