@@ -811,6 +811,12 @@ _FOLLOWS_KINDS = frozenset({"size_mismatch", "size_one"})
 # stack is guarded by its length the same way (`len(___stack1) == 2`: kornia's per-image
 # `torch.stack([... for i in range(len(factor))])` resumed after the PR's break).
 _ARGUMENT_VALUE_GUARD = re.compile(r"\s*(?:[A-Za-z_]\w*|len\(___stack\d+\))\s*==\s*"
+                                   r"[-+]?(?:\d+\.?\d*|\.\d+)(?:[eE][-+]?\d+)?\s*(?:#|$)"
+                                   # the value the break produced, tested on the line that broke
+                                   # (black-forest-labs/flux: `if t.max().item() <= 1.0:` guarded
+                                   # as `___stack0 <= 1.0` in the frame resumed after it): only
+                                   # the stack's, a local's test is the user's own code
+                                   r"|\s*___stack\d+\s*(?:<=|>=|<|>|!=)\s*"
                                    r"[-+]?(?:\d+\.?\d*|\.\d+)(?:[eE][-+]?\d+)?\s*(?:#|$)")
 
 

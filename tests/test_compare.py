@@ -959,6 +959,8 @@ def test_a_value_passed_across_the_break_and_guarded_follows_from_it():
               "entropy\", -(att * att.clamp_min(1e-9).log()).sum(-1).mean().item())",
               "___stack2 == -2.5486111640930176  #",
               "T == 16                                                  # y = y.transpose(1, 2)",
+              # (flux's `if t.max().item() <= 1.0:`: the value tested where it broke)
+              "___stack0 <= 1.0                                         # if t.max().item() <= 1.0:",
               "(h.size()[1] // 16) != 1"]
     for i, g in enumerate(guards):
         case["reasons"].append({"guard": g, "dim": None, "kind": "guard", "path": None,
@@ -969,7 +971,7 @@ def test_a_value_passed_across_the_break_and_guarded_follows_from_it():
     head["models"][0]["recompiles"]["count"] += len(guards)
     m = _gated(base, head)
     d = m["delta"]
-    assert (d["recompiles"], d["new_recompiles"], d["caused_recompiles"]) == (1, 1, 6)
+    assert (d["recompiles"], d["new_recompiles"], d["caused_recompiles"]) == (1, 1, 7)
     first, *rest = _reasons(m)       # the unexplained first, then (up to 5) the break's
     assert first["guard"] == "(h.size()[1] // 16) != 1" and "caused_by" not in first
     assert [r["caused_by"] for r in rest] == [BREAK_AT] * 4
@@ -980,6 +982,16 @@ def test_a_value_passed_across_the_break_and_guarded_follows_from_it():
                             "line": None, "source": None,
                             "frame": {"function": "forward", "path": "pkg/gated.py", "line": 23},
                             "compile_id": "0/1"})
+    case["recompiles"] += 1
+    head["models"][0]["recompiles"]["count"] += 1
+    assert _gated(base, head)["delta"]["new_recompiles"] == 1
+    # and a local's test in a resumed frame is the user's own code
+    base, head = resume_pair()
+    case = next(c for c in head["models"][0]["recompiles"]["cases"] if c["recompiles"])
+    resumed = next(r for r in case["reasons"] if r.get("resumed_after", {}).get("line") == 19)
+    case["reasons"].append({"guard": "T <= 16", "dim": None, "kind": "guard", "path": None, "line": None,
+                            "source": None, "frame": resumed["frame"], "resumed_after": resumed["resumed_after"],
+                            "compile_id": "9/1"})
     case["recompiles"] += 1
     head["models"][0]["recompiles"]["count"] += 1
     assert _gated(base, head)["delta"]["new_recompiles"] == 1
