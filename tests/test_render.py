@@ -309,6 +309,24 @@ def test_finding_confirmed_by_a_break_is_one_comment(pr):
     assert rc["body"].startswith("❌ **New recompile**")
 
 
+def test_a_finding_a_new_break_confirms_is_a_failure_in_the_summary_too(pr):
+    """flux's PTC201 under `guidance is not None`, demoted to a warning by its condition: the
+    inline comment, confirmed by the new break, said ❌, the summary's static list ⚠️."""
+    from pt2bot.report.summary import render_summary
+
+    rep = make_report(pr)
+    i = next(i for i, x in enumerate(rep.findings) if x.line == 40)
+    rep = with_finding(rep, i, severity="warning", condition="guidance is not None")
+    [c] = _on(render_review(rep, lambda path, line: True), "pkg/models.py", 40)
+    assert c["body"].startswith("❌ **PTC201**")
+    [line] = [ln for ln in render_summary(rep).splitlines() if "**PTC201**" in ln and "models.py:40" in ln]
+    assert line.startswith("- ❌ **PTC201**"), line
+    # without the break, the finding's own severity
+    bare = with_model(rep, "tiny_gpt", new_breaks=())
+    [line] = [ln for ln in render_summary(bare).splitlines() if "**PTC201**" in ln and "models.py:40" in ln]
+    assert line.startswith("- ⚠️ **PTC201**"), line
+
+
 def test_merged_comment_fingerprint_is_stable_across_reruns(pr):
     first = render_review(make_report(pr), lambda path, line: True)
     # Re-run: the same problem, the break now reported on a line shifted by an edit above

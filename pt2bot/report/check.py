@@ -11,7 +11,7 @@ from typing import Any, Mapping
 
 from pt2bot.findings import Finding
 from pt2bot.report.escape import cap, plain_text, utf8_len
-from pt2bot.report.review import confirming_breaks
+from pt2bot.report.summary import confirming_breaks
 from pt2bot.report.findings_text import unjudged
 from pt2bot.report.summary import caused_recompiles, render_summary
 from pt2bot.reportdata import Report

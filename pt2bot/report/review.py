@@ -22,8 +22,8 @@ from pt2bot.findings import DIFF_ADDED, DIFF_CONTEXT, Finding, fingerprint
 from pt2bot.report.escape import has_controls
 from pt2bot.report.markdown import (code_block, code_inline, escape_inline, marker,
                                     message_inline, suggestion_block, verbatim_block)
-from pt2bot.report.summary import (FULL_REPORT, MATRIX_ONLY, MAX_CHARS, Section, caused_line, fit,
-                                   finding_location, gb_link, location, path_line, reached, severity_icon,
+from pt2bot.report.summary import (FULL_REPORT, MATRIX_ONLY, MAX_CHARS, Pair, Section, caused_line,
+                                   confirming_breaks, fit, finding_location, gb_link, location, path_line, reached, severity_icon,
                                    smoke_verdict, when, whole_clauses)
 from pt2bot.reportdata import Report
 from pt2bot.results import VALUE_GUARD_WORDS, shape_label, value_guard
@@ -532,7 +532,6 @@ def _commentable(can: Commentable | None, path: str, line: int, diff: object) ->
         return False
 
 
-Pair = tuple[str, dict]   # (model name, new graph break)
 
 
 def _unique(findings) -> list[Finding]:
@@ -543,28 +542,6 @@ def _unique(findings) -> list[Finding]:
     return list(seen.values())
 
 
-def confirming_breaks(findings: Sequence[Finding], breaks: list[Pair]
-                      ) -> dict[str, list[Pair]]:
-    """finding fingerprint -> the new breaks that confirm it.
-
-    A break confirms a finding on its (path, line) that predicts a break: the one predicting
-    the same GB id if any, else the first one predicting some break (the static rule's GB id
-    is a forecast; the smoke run's is what dynamo said). A finding that predicts no break,
-    and a break on a line with no such finding, stay separate comments.
-    """
-    predicting: dict[tuple[object, object], list[Finding]] = {}
-    for f in findings:
-        if f.gb and isinstance(f.line, int):
-            predicting.setdefault((f.path, f.line), []).append(f)
-    out: dict[str, list[Pair]] = {}
-    for model, b in breaks:
-        line = b.get("line")
-        candidates = predicting.get((b.get("path"), line)) if isinstance(line, int) else None
-        if not candidates:
-            continue
-        f = next((c for c in candidates if c.gb == b.get("gb")), candidates[0])
-        out.setdefault(f.fingerprint(), []).append((model, b))
-    return out
 
 
 def finding_body(f: Finding, confirmed_by: list[Pair] = (), break_hints: bool = True) -> str:
@@ -668,5 +645,5 @@ def review_body(report: Report, elsewhere: list[str], n_comments: int,
     return fit(head, sections, foot, limit=MAX_CHARS)
 
 
-__all__ = ["render_review", "finding_body", "break_body", "confirming_breaks",
+__all__ = ["render_review", "finding_body", "break_body",
            "confirmation_line", "ProvenFixes", "fix_text", "failed_fix_line"]

@@ -924,7 +924,8 @@ def findings_section(report: Report) -> Section | None:
              + (f"; {verdicts}" if verdicts else "") + ")")
     # two findings of one rule on one line (`pix.item()` and `freq.item()` in one dict) read
     # the same: one bullet, with their count
-    same: Counter[str] = Counter(finding_line(f) for f in new[:MAX_LIST])
+    broken = confirming_breaks(new, [(m.name, b) for m in report.models for b in m.new_breaks])
+    same: Counter[str] = Counter(finding_line(f, f.fingerprint() in broken) for f in new[:MAX_LIST])
     blocks = [text + (f" · {k} on this line" if k > 1 else "") for text, k in same.items()]
     if refuted:
         blocks.append(details(
@@ -989,10 +990,39 @@ def smoke_verdict(f: Finding) -> str:
             f"{escape_inline(check.evidence, limit=400)}{was}")
 
 
-def finding_line(f: Finding) -> str:
+Pair = tuple[str, dict]   # (model name, new graph break)
+
+
+def confirming_breaks(findings: Sequence[Finding], breaks: list[Pair]
+                      ) -> dict[str, list[Pair]]:
+    """finding fingerprint -> the new breaks that confirm it.
+
+    A break confirms a finding on its (path, line) that predicts a break: the one predicting
+    the same GB id if any, else the first one predicting some break (the static rule's GB id
+    is a forecast; the smoke run's is what dynamo said). A finding that predicts no break,
+    and a break on a line with no such finding, stay separate comments.
+    """
+    predicting: dict[tuple[object, object], list[Finding]] = {}
+    for f in findings:
+        if f.gb and isinstance(f.line, int):
+            predicting.setdefault((f.path, f.line), []).append(f)
+    out: dict[str, list[Pair]] = {}
+    for model, b in breaks:
+        line = b.get("line")
+        candidates = predicting.get((b.get("path"), line)) if isinstance(line, int) else None
+        if not candidates:
+            continue
+        f = next((c for c in candidates if c.gb == b.get("gb")), candidates[0])
+        out.setdefault(f.fingerprint(), []).append((model, b))
+    return out
+
+
+def finding_line(f: Finding, broken: bool = False) -> str:
+    """`broken`: a new graph break confirms it (`confirming_breaks`): a failure, as its inline
+    comment says (flux's conditional PTC201 read ⚠️ here and ❌ on its line)."""
     # The verdict says which models ran the line; without one, whether any did.
     said = smoke_verdict(f) or reached(f)
-    return (f"- {severity_icon(f)} **{escape_inline(f.rule, limit=20)}** "
+    return (f"- {'❌' if broken else severity_icon(f)} **{escape_inline(f.rule, limit=20)}** "
             f"{code_inline(finding_location(f), limit=160)} "
             f"{message_inline(whole_clauses(f.message, 400), limit=400)}{when(f)}"
             + (f" · {said}" if said else ""))
@@ -1211,4 +1241,4 @@ def skipped_section(report: Report) -> Section | None:
     return Section(title, [body])
 
 
-__all__ = ["render_summary", "fit", "fix_target_line", "fix_target_lines", "setting_names", "split_fixes", "fixes_section", "Section", "SUMMARY_MARKER", "MAX_CHARS"]
+__all__ = ["render_summary", "fit", "fix_target_line", "fix_target_lines", "setting_names", "split_fixes", "fixes_section", "Section", "SUMMARY_MARKER", "MAX_CHARS", "confirming_breaks", "Pair"]
