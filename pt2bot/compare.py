@@ -850,9 +850,10 @@ _STATE_WRITE = re.compile(r"^\s*(self(?:\.\w+)+)\s*(?:(?:[-+*/%@&|^]|//|\*\*|<<|
 
 
 def _follows(r: RecompileReason) -> bool:
-    if r.carried:
+    if r.carried or r.drawn:
         # state a call left on the module, failing its guard on the next call: the module's
-        # own, with or without a break (ESM-2's cached sequence length)
+        # own, with or without a break (ESM-2's cached sequence length); and a number drawn
+        # anew on every call, which a user's process compiles for on every call
         return False
     # (a value guard of a frame a break split off whole, not resumed: a number it is passed,
     # `n == 10` in otloss's `uniform_weights(batch, n, ...)`, called for the 10 predicted points

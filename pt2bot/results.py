@@ -424,14 +424,18 @@ class RecompileReason(Record):
     compile_id: str | None = None
     resumed_after: Site | None = None
     # A guard on state an earlier call left on the module (`self._seq_len_cached == 32`),
-    # failed where the cases ran in order keeping it (pt2bot/smoke/matrix.py `_carried_pass`);
+    # failed where the cases ran in order keeping it (pt2bot/smoke/matrix.py `_sequence`);
     # absent otherwise
     carried: bool | None = None
     # with `carried`: where the code writes that state (`self.size += seq_len`), `{path, line,
     # source}`, where it was found in the guard's function or class
     stored_at: Mapping[str, Any] | None = None
+    # A guard on a number drawn anew on every call (numpy's or Python's `random`), failed where
+    # the cases ran in order without the generators seeded before each call and not where they
+    # were (pt2bot/smoke/matrix.py); absent otherwise
+    drawn: bool | None = None
     OMIT_IF_NONE: ClassVar[frozenset[str]] = frozenset({"frame", "compile_id", "resumed_after", "carried",
-                                                        "stored_at"})
+                                                        "stored_at", "drawn"})
 
 
 @dataclass(frozen=True, kw_only=True)

@@ -141,3 +141,53 @@ def test_the_count_is_a_process_calling_the_cases_in_order(dynamic):
     assert run["recompiles"]["count"] == len(frames) - 1 > 0, (run["recompiles"], len(frames))
     carried = [r for c in run["recompiles"]["cases"] for r in c["reasons"] if r.get("carried")]
     assert carried and all("_seq_len_cached" in r["guard"] for r in carried)
+
+
+DRAWS = '''\
+import numpy as np
+import torch
+from torch import nn
+
+
+class Jitter(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.lin = nn.Linear(8, 8)
+
+    def forward(self, x):
+        lam = float(np.random.rand())
+        return self.lin(x) * lam
+'''
+
+
+def test_a_number_drawn_anew_on_every_call_is_not_module_state(tmp_path):
+    """A new user's CutMix: `lam` drawn by numpy (a break) and guarded by value in the frame
+    resumed after it, so a process calling the model compiles that frame on every call. The
+    cases run in order failed that guard, which was said as state a call left on the module;
+    with the generators seeded before each call it does not fail: the draw's, not the module's."""
+    from test_worker import spec
+
+    from pt2bot.smoke.worker import measure
+
+    (tmp_path / "pkg_jitter").mkdir()
+    (tmp_path / "pkg_jitter" / "__init__.py").write_text("")
+    (tmp_path / "pkg_jitter" / "m.py").write_text(DRAWS)
+    s = spec("jitter", "pkg_jitter.m:Jitter", inputs=[{"shape": ["batch", 8]}], shapes={"batch": [2, 3, 4]},
+             dynamic=("batch",), phases=("breaks", "matrix"))
+    s["repo_root"] = str(tmp_path)
+    run = measure(s)
+    assert run["status"] == "ok", run.get("error")
+    reasons = [r for c in run["recompiles"]["cases"] for r in c["reasons"]]
+    assert reasons and all(r.get("drawn") is True and not r.get("carried") for r in reasons), reasons
+    # (the draw passed across the break on the stack: `___stack1 == 0.5488135039273248`)
+    assert all(r["guard"].startswith("___stack") and " == " in r["guard"] for r in reasons), reasons
+
+
+def test_a_guard_on_a_draw_is_said_as_one():
+    from pt2bot.report.review import recompile_body
+
+    rows = [("jitter", {"shape": {"batch": 3}}, {"guard": "___stack1 == 0.5488135039273248", "drawn": True})]
+    body = recompile_body(rows)
+    assert body.startswith("❌ **New recompile**: a guard dynamo added for this line fails on the next call")
+    assert "💡 The guard holds a number drawn anew on every call (numpy's or Python's `random`)" in body
+    assert "Keep the number a tensor where it is used" not in body

@@ -368,7 +368,7 @@ def new_export_lines(report: Report) -> dict[tuple[str, int], dict[str, list[str
 
 def recompile_body(rows: Sequence[tuple[str, dict, dict]]) -> str:
     """A new recompile's comment: which models, on which shape cases, which guard failed."""
-    carried = all(r.get("carried") for _, _, r in rows)
+    carried = all(r.get("carried") or r.get("drawn") for _, _, r in rows)
     lines = [f"❌ **New recompile**: a guard dynamo added for this line fails on "
              f"{'the next call' if carried else 'another input'}, and the model is compiled again "
              "(not on base)."]
@@ -382,7 +382,7 @@ def recompile_body(rows: Sequence[tuple[str, dict, dict]]) -> str:
                      f"{shown}{f' and {more} more' if more > 0 else ''}: guard "
                      f"{code_inline(guard, limit=200)}")
     text = lines[0] + "\n\n" + "\n".join(lines[1:])
-    if any(value_guard(guard) for _, guard in said):
+    if any(value_guard(guard) for _, guard in said) and not all(r.get("drawn") for _, _, r in rows):
         text += f"\n\n💡 The guard holds {VALUE_GUARD_WORDS}. Keep the number a tensor where it is used."
     if any(r.get("carried") for _, _, r in rows):
         # (torchtune's KV cache before its maintainers' fix: `self.size += seq_len`, a Python
@@ -396,6 +396,11 @@ def recompile_body(rows: Sequence[tuple[str, dict, dict]]) -> str:
                  f"keyed by a size, a counter){written}: a process calling the model again compiles it "
                  "anew whenever a call leaves another value there, up to the recompile limit. Keep "
                  "such state in a buffer (a tensor), or out of the compiled code.")
+    if any(r.get("drawn") for _, _, r in rows):
+        text += ("\n\n💡 The guard holds a number drawn anew on every call (numpy's or Python's "
+                 "`random`) and passed across a graph break: a process calling the model compiles it "
+                 "anew on every call, up to the recompile limit. Draw it with torch's generator and "
+                 "keep it a tensor, or draw it outside the compiled code.")
     if any("sym_float(" in guard for _, guard in said):
         # what the guard itself shows: a float made from a size, held to a number
         text += ("\n\n💡 The guard holds a float made from a size (`torch.sym_float`) to its value, so "

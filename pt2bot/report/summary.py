@@ -866,8 +866,9 @@ def recompile_details(m: ModelDelta) -> str:
                     + ": no input of it is marked dynamic, so it is compiled again, dynamic, when "
                     "a size first changes, and not again" if old else "")
                  + (f" — {VALUE_GUARD_WORDS}" if value_guard(r.get("guard")) and not cause and not old
-                    and not r.get("carried") else "")
+                    and not r.get("carried") and not r.get("drawn") else "")
                  + (f" — {CARRIED_WORDS}" if r.get("carried") else "")
+                 + (f" — {DRAWN_WORDS}" if r.get("drawn") else "")
                  + _stored_at(r)] += 1
         lines += [text + (f" (×{k})" if k > 1 else "") for text, k in list(said.items())[:3]]
     n = sum(max(0, c["delta"]) for c in cases if isinstance(c.get("delta"), int))
@@ -881,10 +882,14 @@ def recompile_details(m: ModelDelta) -> str:
 
 
 # a reason found with the cases run in order, each call keeping what the one before left on
-# the module (pt2bot/smoke/matrix.py `_carried_pass`)
+# the module (pt2bot/smoke/matrix.py `_sequence`)
 CARRIED_WORDS = ("on state a call left on the module for the next (a cache keyed by a size, a "
                  "counter): a process calling the model again compiles the frame again whenever "
                  "a call leaves another value there, up to the recompile limit")
+# a reason found with the cases run in order without the generators seeded before each call
+DRAWN_WORDS = ("on a number drawn anew on every call (numpy's or Python's `random`) and passed "
+               "across a graph break: a process calling the model compiles the frame again on "
+               "every call, up to the recompile limit")
 
 
 def _stored_at(reason: Mapping[str, Any]) -> str:

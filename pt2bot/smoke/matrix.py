@@ -20,7 +20,7 @@ from typing import Any, Callable, Sequence
 from pt2bot.results import RESUME_RE
 from pt2bot.smoke import graph_breaks
 from pt2bot.smoke.breaks import collect_breaks
-from pt2bot.smoke.inputs import CaseInputs, call_mode, compare_outputs, output_shapes
+from pt2bot.smoke.inputs import CaseInputs, call_mode, compare_outputs, output_shapes, seed_all
 from pt2bot.smoke.compile_cost import CompileProbe
 from pt2bot.smoke.compile_times import compile_times
 from pt2bot.smoke.location import text_location, user_frames
@@ -421,10 +421,17 @@ def measure_matrix(model: Any, cases: list[CaseInputs], eager_outs: list[Any],
             # sequence again from a fresh dynamo, one compile where a new size and a new
             # state come together (the compared pass's own counts would add a compile for
             # each), its reasons on that state marked `carried`.
+            # (the generators seeded before every call first: only the module's state carries
+            # over; then not, as a user's process draws: a number drawn anew on every call and
+            # passed across a break, guarded by value, fails there and only there, a new user's
+            # CutMix's `random.random()` and `np.random.randint(H)` read as module state)
             state = _sequence(compiled, cases, before_call, dynamic, relaxed, model_spec, paths,
+                              events, [], each_call=seed_all)
+            drawn = _sequence(compiled, cases, before_call, dynamic, relaxed, model_spec, paths,
                               events, [])
-            if any(state[0]):
+            if any(state[0]) or any(drawn[0]):
                 subjects = {_subject(r["guard"]) for groups in state[0] for rs in groups for r in rs}
+                draws = {_subject(r["guard"]) for groups in drawn[0] for rs in groups for r in rs} - subjects
                 reset_dynamo()
                 seq, n_compiles, limited = _sequence(compiled, cases, before_call, dynamic, relaxed,
                                                      model_spec, paths, events, limit_frames)
@@ -432,7 +439,9 @@ def measure_matrix(model: Any, cases: list[CaseInputs], eager_outs: list[Any],
                 for rec, groups in zip(case_recs, seq):
                     reasons = [r for rs in groups for r in rs]
                     for r in reasons:
-                        if _subject(r["guard"]) in subjects:
+                        if _subject(r["guard"]) in draws:
+                            r["drawn"] = True
+                        elif _subject(r["guard"]) in subjects:
                             r["carried"] = True
                             try:
                                 stored = _state_store(paths, r.get("path"), r.get("line"),
@@ -468,18 +477,22 @@ def measure_matrix(model: Any, cases: list[CaseInputs], eager_outs: list[Any],
 
 def _sequence(compiled: Any, cases: list[CaseInputs], before_call: Callable[[], None],
               dynamic: set[str], relaxed: set[str], model_spec: dict[str, Any], paths: RepoPaths,
-              events: TraceCollector, limit_frames: list[dict[str, Any]]
+              events: TraceCollector, limit_frames: list[dict[str, Any]],
+              each_call: Callable[[], None] | None = None
               ) -> tuple[list[list[list[dict[str, Any]]]], int, bool]:
     """The shape cases in order from the model as built, each compiled call keeping the state
     the one before left, as a user's process calls it (see `measure_matrix`): per case its
     recompiles (each the reasons of one compile), the compiles, and whether a frame hit the
     recompile limit (its frame added to `limit_frames`). A call that raises ends the
-    sequence: the compared pass said what fails."""
+    sequence: the compared pass said what fails. `each_call` runs before every call (the
+    generators seeded alike)."""
     per_case: list[list[list[dict[str, Any]]]] = [[] for _ in cases]
     compiles = 0
     fallback = False
     before_call()
     for k, case in enumerate(cases):
+        if each_call is not None:
+            each_call()
         n0 = len(compilation_metrics())
         marked = mark_dims(case, dynamic, relaxed, model_spec.get("bounds"))
         try:
