@@ -191,3 +191,36 @@ def test_a_guard_on_a_draw_is_said_as_one():
     assert body.startswith("❌ **New recompile**: a guard dynamo added for this line fails on the next call")
     assert "💡 The guard holds a number drawn anew on every call (numpy's or Python's `random`)" in body
     assert "Keep the number a tensor where it is used" not in body
+
+
+WIDE = '''\
+import torch
+from torch import nn
+
+
+class Wide(nn.Module):
+    def forward(self, x):
+        return (x * 2).sum(-1)
+'''
+
+
+def test_a_dim_bounded_below_only_compiles(tmp_path):
+    """flux's autoencoder: the advice's paste-ready yaml `width: {min: 4}` made every compiled
+    case raise "not simple sympy type <class 'NoneType'>: None" (torch 2.13 refuses
+    `mark_dynamic(x, 3, min=4)` with no max as it refuses a max with no min)."""
+    from test_worker import spec
+
+    from pt2bot.smoke.matrix import MAX_DIM, mark_range
+    from pt2bot.smoke.worker import measure
+
+    assert mark_range(4, None) == {"min": 4, "max": MAX_DIM}
+    (tmp_path / "pkg_wide").mkdir()
+    (tmp_path / "pkg_wide" / "__init__.py").write_text("")
+    (tmp_path / "pkg_wide" / "m.py").write_text(WIDE)
+    s = spec("wide", "pkg_wide.m:Wide", inputs=[{"shape": [2, "width"]}], shapes={"width": [8, 12, 16]},
+             dynamic=("width",), phases=("matrix",), bounds={"width": {"min": 4, "max": None, "multiple_of": None}})
+    s["repo_root"] = str(tmp_path)
+    run = measure(s)
+    assert run["status"] == "ok", run.get("error")
+    assert not any(c.get("error") for c in run["recompiles"]["cases"]), run["recompiles"]
+    assert run["recompiles"]["count"] == 0, run["recompiles"]

@@ -24,11 +24,8 @@ from pt2bot.smoke import graph_breaks
 from pt2bot.results import shape_label
 from pt2bot.smoke.inputs import (CaseInputs, call_mode, compare_outputs, forget_state, forward_params,
                                  layout, nest_spec, remember_state, restore_state, seed_all, start_call)
-from pt2bot.smoke.matrix import specialization_sites, user_frame
+from pt2bot.smoke.matrix import MAX_DIM, specialization_sites, user_frame
 from pt2bot.smoke.trace import RepoPaths, TraceCollector, frame_file, intern_table, reset_dynamo
-
-_MAX_DIM = 1 << 20
-
 
 def example_case(cases: list[CaseInputs], dynamic: set[str]) -> CaseInputs:
     """The case to trace with: dynamic dims >= 2 (torch specialises sizes 0 and 1), with
@@ -67,7 +64,7 @@ def declared_range(d: str, cases: list[CaseInputs], bounds: dict[str, Any] | Non
     b = (bounds or {}).get(d) or {}
     values = [c.shape[d] for c in cases if d in c.shape]
     lo = b.get("min") or (max(1, min(values)) if values else 1)
-    hi = b.get("max") or max(max(values) if values else 2, 2, _MAX_DIM)
+    hi = b.get("max") or max(max(values) if values else 2, 2, MAX_DIM)
     return lo, hi, b.get("multiple_of")
 
 

@@ -249,11 +249,17 @@ def _limit_frame(metric: Any, metrics: list[Any], paths: RepoPaths) -> dict[str,
     return frame
 
 
+# the largest size an unbounded dynamic dim ranges to, in `mark_dynamic` and in export's `Dim`
+MAX_DIM = 1 << 20
+
+
 def mark_range(lo: int | None, hi: int | None) -> dict[str, int]:
     """`mark_dynamic`'s min/max for a declared range: torch 2.13 refuses a max without a min
-    (the compile raises), so a bounded dim gets the least size it can keep symbolic (2)."""
+    and a min without a max (the compile raises, "not simple sympy type <class 'NoneType'>": a
+    new user's `width: {min: 4}`, the advice's own yaml, made every compiled case raise), so a
+    bounded dim gets the least size it can keep symbolic (2) and the largest export takes."""
     if hi is None:
-        return {"min": lo} if lo is not None else {}
+        return {"min": lo, "max": max(lo, MAX_DIM)} if lo is not None else {}
     return {"min": lo or 2, "max": hi}
 
 
