@@ -215,3 +215,55 @@ class Shadow(nn.Module):
         return x
 '''
     assert findings(tmp_path, body) == [("if probs[0] <= p:", "PTC201")]
+
+
+def test_a_submodule_of_this_file_returns_what_its_forward_surely_returns(tmp_path):
+    """flux's autoencoder: `h = self.conv_in(z)` a tensor, then `h = self.mid.block_1(h)`, a
+    `ResnetBlock` of the same file held in a plain `nn.Module()` container: the result was
+    no longer read as a tensor, and a PR's `if h.abs().max() > 6e4:` after it had no finding."""
+    body = '''
+class Block(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.lin = nn.Linear(4, 4)
+
+    def forward(self, x):
+        return self.lin(x)
+
+
+class Pair(nn.Module):
+    def forward(self, x):
+        return x, x
+
+
+class Net(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.block = Block()
+        self.pair = Pair()
+        self.mid = nn.Module()
+        self.mid.block_1 = Block()
+        self.mid.norm = nn.LayerNorm(4)
+        self.other = External()
+
+    def forward(self, z):
+        h = self.block(z)
+        if h.abs().max() > 1:
+            h = h * 2
+        h = self.mid.block_1(h)
+        if h.abs().max() > 2:
+            h = h * 2
+        h = self.mid.norm(h)
+        if h.abs().max() > 3:
+            h = h * 2
+        p = self.pair(h)
+        if p:
+            h = h * 2
+        o = self.other(h)
+        if o:
+            h = h * 2
+        return h
+'''
+    got = [(line, rule) for line, rule in findings(tmp_path, body) if rule == "PTC201"]
+    assert got == [("if h.abs().max() > 1:", "PTC201"), ("if h.abs().max() > 2:", "PTC201"),
+                   ("if h.abs().max() > 3:", "PTC201")], got

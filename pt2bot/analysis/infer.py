@@ -326,6 +326,14 @@ class ModuleContext:
             out = self.__dict__["_defs"] = _function_defs(self)
         return out
 
+    def local_forward(self, ctor: str) -> str | None:
+        """The qualname of `forward` of the class `ctor` names, where that class is of this
+        file (`Block` or `<module>.Block`) and defines `forward` itself or through a base of
+        this file; None otherwise."""
+        module, _, name = ctor.rpartition(".")
+        info = self.summary.classes.get(name) if module in ("", self.summary.module) else None
+        return self.method_qualname(info, "forward") if info is not None else None
+
     def method_qualname(self, cls: ClassInfo, name: str) -> str | None:
         """The qualname `self.name(...)` calls in a method of `cls`: the method of `cls` or of a
         base class of this file, searched in order; None where a base of another file comes
@@ -544,6 +552,18 @@ def _annotation_words(ann: ast.AST) -> set[str]:
         elif isinstance(n, ast.BinOp):
             todo += [n.left, n.right]
     return out
+
+
+def _held_name(f: ast.AST) -> str | None:
+    """`x` of `self.x`, `x.y` of `self.x.y` (the keys of `ClassInfo.attrs`), else None."""
+    if type(f) is not _Attribute:
+        return None
+    v = f.value
+    if type(v) is _Name:
+        return f.attr if v.id == "self" else None
+    if type(v) is _Attribute and type(v.value) is _Name and v.value.id == "self":
+        return f"{v.attr}.{f.attr}"
+    return None
 
 
 def annotation_kind(ann: ast.AST) -> str:
@@ -904,11 +924,17 @@ class FunctionContext:
             k = self._helper_kind(f.id, e)
             if k is not None:
                 return k
-        if isinstance(f, ast.Attribute) and isinstance(f.value, ast.Name) and f.value.id == "self" \
-                and self.cls is not None:
-            ctor = self.cls.attrs.get(f.attr)
+        held = _held_name(f) if self.cls is not None else None
+        if held is not None:
+            ctor = self.cls.attrs.get(held)
             if ctor and is_torch_module_class(ctor):
                 return TENSOR       # self.linear(x) where self.linear = nn.Linear(...)
+            forward = self.mod.local_forward(ctor) if ctor else None
+            if forward is not None:
+                # self.block(h) where self.block = Block(...), a module class of this file
+                # whose forward surely returns a tensor (flux's autoencoder: `h =
+                # self.conv_in(z)` was a tensor, `h = self.mid.block_1(h)` no longer)
+                return self.mod.helper_return_kind(forward, ()) or OTHER
         q = self.callee_qualname(e)
         if q is not None:
             # `b = one()` / `probs = self.make_probs()` returning `torch.rand(2)`: what the

@@ -756,17 +756,25 @@ def skeleton_module(path: str, tree: ast.Module, lines: list[str], rules: Rules,
 
 
 def _scan_self_attrs(mod: ModuleContext, cls: ClassInfo, body: list[ast.stmt]) -> None:
-    """`self.x = Ctor(...)` anywhere in a method's statements (not expressions): cheap. And
+    """`self.x = Ctor(...)` anywhere in a method's statements (not expressions): cheap; also
+    `self.x.y = Ctor(...)`, as `x.y`, a submodule of a plain container (flux's autoencoder:
+    `self.mid = nn.Module()`, `self.mid.block_1 = ResnetBlock(...)`). And
     `self.register_buffer("x", value)` / `register_parameter` (`ClassInfo.registered`)."""
     for st in body:
         t = type(st)
         if t is ast.Assign:
             if type(st.value) is _Call:
                 for tg in st.targets:
+                    name = None
                     if type(tg) is _Attribute and type(tg.value) is _Name and tg.value.id == "self":
+                        name = tg.attr
+                    elif type(tg) is _Attribute and type(tg.value) is _Attribute and \
+                            type(tg.value.value) is _Name and tg.value.value.id == "self":
+                        name = f"{tg.value.attr}.{tg.attr}"
+                    if name is not None:
                         ctor = mod.resolve(st.value.func)
                         if ctor:
-                            cls.attrs.setdefault(tg.attr, ctor)
+                            cls.attrs.setdefault(name, ctor)
         elif t is ast.Expr and type(st.value) is _Call:
             name = registered_name(st.value)
             if name is not None:
