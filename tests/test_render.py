@@ -813,6 +813,11 @@ def test_a_break_inside_an_installed_package_says_so_in_its_comment(pr):
     [c] = _on(render_review(rep, lambda path, line: True), "pkg/models.py", 40)
     [line] = [ln for ln in c["body"].splitlines() if ln.startswith("Confirmed")]
     assert "inside `torchhd/embeddings.py:411` (an installed package)" in line, line
+    # and a break with no finding on its line, in a comment of its own (a new user's four
+    # breaks inside mixup, each on the one line calling CutMix, named none of its places)
+    from pt2bot.report.review import break_body
+    body = break_body(dict(tiny.new_breaks[0], inside="mixup/methods.py:53"), "tiny_gpt")
+    assert body.splitlines()[0].endswith("(model `tiny_gpt`) inside `mixup/methods.py:53` (an installed package)")
 
 
 def test_a_long_finding_message_in_the_summary_ends_at_a_clause():

@@ -610,9 +610,14 @@ def confirmation_line(pairs: list[Pair]) -> str:
 
 
 def break_body(b: dict, model: str, hints: bool = True) -> str:
+    # (a break inside an installed package, on the line that calls into it: the package's
+    # place named, as the summary names it; a new user's four comments on one CutMix call
+    # named none of mixup's lines)
+    inside = (f" inside {code_inline(b['inside'], limit=160)} (an installed package)"
+              if isinstance(b.get("inside"), str) else "")
     lines = [f"❌ **New graph break** {gb_link(b.get('gb'))} "
              f"{escape_inline(b.get('gb_type') or '', limit=160)} "
-             f"(model {code_inline(model, limit=100)})"]
+             f"(model {code_inline(model, limit=100)}){inside}"]
     text = b.get("explanation") or b.get("reason")
     if text:
         lines.append(escape_inline(text, limit=600))
