@@ -832,6 +832,24 @@ def test_a_guard_torch_suggests_no_fix_for_gets_the_least_bound_that_holds_it() 
                          "generated guard L['x'].size()[1] != L['y'].size()[1].") == []
 
 
+def test_a_guard_that_holds_on_every_size_but_floor_divides_it_gets_a_multiple() -> None:
+    """flux's autoencoder, torch 2.13's words: every width from 4 meets both guards, but torch
+    cannot prove it of `width // 2`, and refused `min=4` again with no fix; as a multiple of 2
+    (`2*Dim('_width', min=2)`) it exports and its program equals eager on widths 16, 24, 30."""
+    from pt2bot.smoke.advice import derived_fixes
+
+    msg = ("Constraints violated (width)! For more information, run with TORCH_LOGS=\"+dynamic\".\n"
+           "  - Not all values of width = L['x'].size()[3] in the specified range 4 <= width satisfy the "
+           "generated guard (8 % (8*(L['x'].size()[3] // 2))) != 0.\n"
+           "  - Not all values of width = L['x'].size()[3] in the specified range 4 <= width satisfy the "
+           "generated guard (16 % (32*(L['x'].size()[3] // 2))) != 0.")
+    assert derived_fixes(msg) == ["_width = Dim('_width', min=2)", "width = 2*_width"]
+    # below 4 the first guard fails: the least bound first, the multiple in the next round
+    assert derived_fixes(msg.replace("4 <= width", "2 <= width")) == ["width = Dim('width', min=4)"]
+    # a guard that holds everywhere and divides nothing: torch's to prove, no fix of ours
+    assert derived_fixes(msg.replace("// 2", "+ 2")) == []
+
+
 def test_a_bound_base_needed_is_kept_where_heads_export_stops_before_it() -> None:
     """Held-out batch 39's PR 2: head's export stops at the PR's new branch, before the guard
     `(size // 2) != 1` that base's export needed `size >= 4` for; head's advice printed

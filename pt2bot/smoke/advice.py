@@ -39,6 +39,7 @@ from __future__ import annotations
 import ast
 import contextlib
 import io
+import math
 import re
 import time
 from typing import Any
@@ -157,9 +158,14 @@ def derived_fixes(msg: str) -> list[str]:
     that a constraint violation names without suggesting a fix: the least lower bound past
     which every guard holds, checked size by size up to `_BOUND_LIMIT`. Held-out batch 39's
     age CNN halves its image twice, `(size // 2) != 1`: torch suggested nothing, the advice
-    printed `Dim('size')` as "any size", and that block failed; `min=4` exports. Nothing (an
-    empty list) where a guard fails past the sizes checked or reads anything but the one size."""
+    printed `Dim('size')` as "any size", and that block failed; `min=4` exports. Where every
+    guard on a dim already holds on every size of its range but reads the size halved (`s // 2`),
+    torch cannot prove it of a floor division: the size as a multiple of the divisors,
+    `2*_width`, which it can (flux's autoencoder: `(8 % (8*(width // 2))) != 0` for widths from
+    4, refused again with `min=4`; `2*Dim('_width', min=2)` exports). Nothing (an empty list)
+    where a guard fails past the sizes checked or reads anything but the one size."""
     bounds: dict[str, tuple[int, int | None]] = {}
+    divisors: dict[str, tuple[int, int, int | None]] = {}   # name -> (multiple, least, most)
     for m in _UNMET.finditer(msg):
         name = m.group("name")
         lo = int(m.group("lo")) if m.group("lo") else 2
@@ -170,12 +176,29 @@ def derived_fixes(msg: str) -> list[str]:
             fails = [s for s in range(max(lo, 0), top + 1) if not _holds(tree, s)]
         except (SyntaxError, ValueError, TypeError, OverflowError, RecursionError):
             return []
-        if not fails or fails[-1] >= top - 1:
+        if not fails:
+            ks = {n.right.value for n in ast.walk(tree) if isinstance(n, ast.BinOp)
+                  and isinstance(n.op, ast.FloorDiv) and isinstance(n.left, ast.Name) and n.left.id == "s"
+                  and isinstance(n.right, ast.Constant) and type(n.right.value) is int and n.right.value > 1}
+            if not ks:
+                return []
+            k = math.lcm(divisors.get(name, (1, lo, hi))[0], *ks)
+            divisors[name] = (k, lo, hi)
+            continue
+        if fails[-1] >= top - 1:
             return []
         least = max(fails[-1] + 1, bounds.get(name, (0, None))[0])
         bounds[name] = (least, hi)
-    return [f"{n} = Dim('{n}', min={lo}" + (f", max={hi})" if hi is not None else ")")
-            for n, (lo, hi) in bounds.items()]
+    # a bound and a multiple of one dim: one round at a time, the bound first (the next
+    # export names the guards that still stand)
+    divisors = {n: v for n, v in divisors.items() if n not in bounds}
+    out = [f"{n} = Dim('{n}', min={lo}" + (f", max={hi})" if hi is not None else ")")
+           for n, (lo, hi) in bounds.items()]
+    for n, (k, lo, hi) in divisors.items():
+        least = max(-(-lo // k), 2)
+        out += [f"_{n} = Dim('_{n}', min={least}" + (f", max={hi // k})" if hi is not None else ")"),
+                f"{n} = {k}*_{n}"]
+    return out
 
 
 def _dim_json(obj: Any, name: str) -> dict[str, Any]:
@@ -540,9 +563,13 @@ def _export_rounds(res: dict[str, Any], model: Any, args: tuple, kwargs: dict, s
             fixes = _fix_lines(msg)
             derived = derived_fixes(msg) if not fixes else []
             if derived:
+                multiple = any("*_" in d for d in derived)
                 res["notes"].append("torch suggested no fix for " + "; ".join(
                     f"`{g.group('guard')}`" for g in _UNMET.finditer(msg))[:400]
-                    + f": the least bound past which it holds, {', '.join(derived)}, tried")
+                    + (f": it holds on every size of the range but reads the size floor-divided, "
+                       f"so the size as a multiple torch can prove it of, {', '.join(derived)}, "
+                       "tried" if multiple else
+                       f": the least bound past which it holds, {', '.join(derived)}, tried"))
                 fixes = derived
             if not fixes:
                 res.update(ok=False, kind=classify_failure(e),
