@@ -804,6 +804,32 @@ def test_a_recompile_of_the_frame_after_an_uncovered_break_is_not_held_against_t
     assert f"`forward` from line {LOOP_ITEM + 2}, which head ran uncompiled" in verdict["evidence"], verdict
 
 
+# mixup's PuzzleMix: the block index kept a tensor, the slice it bounds breaks in the same loop,
+# so `forward` still runs in eager: right, and said not to compile yet
+SLICED = NET.replace("""        h = self.lin(x)
+        if h.sum() > 0:
+            h = h * 2
+        return h + 1
+""", """        h = self.lin(x)
+        for _ in range(2):
+            k = h.abs().argmax().item() % 3
+            end = k + 1
+            h = h + h[:, k:end]
+        return h + 1
+""")
+SLICE_ITEM = 13
+assert SLICED.splitlines()[SLICE_ITEM - 1].strip() == "k = h.abs().argmax().item() % 3"
+
+
+def test_an_edit_whose_frame_stays_eager_says_so(tmp_path, monkeypatch):
+    proof = Proof(tmp_path, monkeypatch, SLICED, phases=("breaks", "matrix"))
+    verdict = proof.prove(SLICE_ITEM, SLICE_ITEM, "            k = h.abs().argmax() % 3", gb="GB0124")
+    assert verdict["accepted"] is True, verdict
+    assert "uncovers" in verdict["evidence"], verdict
+    assert ("but dynamo still runs `forward`, which holds the edit, in eager: the break it uncovers is "
+            "in the same frame, so no more of it compiles until that is fixed too") in verdict["evidence"], verdict
+
+
 SETTLE = NET.replace("        if h.sum() > 0:\n            h = h * 2\n        return h + 1\n",
                      "        return settle(h) + 1\n") + """
 

@@ -1630,8 +1630,8 @@ def judge(head: Mapping[str, Any], cand: Mapping[str, Any], targets: Sequence[Ma
                           "right after the edit: the frame breaks as before, a line further down")
         compiled_path = bool(cand.get("compiled")) or any(
             isinstance(cand.get(k), int) for k in ("exit", "block"))
-        still = _eager_frame_of(cand.get("eager_frames") or (), edit) if uncovered and compiled_path else None
-        if still is not None:
+        still = _eager_frame_of(cand.get("eager_frames") or (), edit) if uncovered else None
+        if still is not None and compiled_path:
             # the uncovered break is in a loop of the frame that holds the edit, so dynamo
             # skips that frame again: an edit with a path of its own for compiled code (under
             # `is_compiling()`) never runs that path, and nothing compared it (otloss's
@@ -1649,6 +1649,14 @@ def judge(head: Mapping[str, Any], cand: Mapping[str, Any], targets: Sequence[Ma
         for b in uncovered:
             evidence.append(f"uncovers {_gb(b)} {_at(b.get('path'), b.get('line'))} (code "
                             "head ran uncompiled: dynamo skipped its frame)")
+        if still is not None:
+            # the same code in eager and compiled alike (a kept tensor) is right, compared in
+            # eager; but the frame holding it still runs in eager, so nothing of it compiles yet
+            # (mixup's PuzzleMix, both `.item()`s kept tensors: the slice the values index
+            # breaks in the same loop, 22 breaks logged before and 26 after)
+            evidence.append(f"but dynamo still runs `{still}`, which holds the edit, in eager: the break "
+                            "it uncovers is in the same frame, so no more of it compiles until that is "
+                            "fixed too")
         hg, cg = head.get("graph_count"), cand.get("graph_count")
         # more graphs are worse, unless frames head skipped whole now compile (head's count
         # left their code out altogether)
