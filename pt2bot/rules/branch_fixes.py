@@ -2371,10 +2371,10 @@ def _frozen_loop_fixes(code, finding, st: ast.If, tree, lines, test: str) -> lis
     `_frozen_exit`); where none does, head and the edit run the same iterations.
     Not for a loop whose other statements do anything but bind names (an in-place update, a
     call for its effect, an `if`, a nested loop: later iterations would repeat them), bind a
-    name by `+=` (in place on a tensor, and a counter counts on), draw random numbers, grow a
-    result (`_grows_result`), or whose loop variable, or a name it binds that is read outside
-    it, is not bound before it (`torch.where` reads the name's value before the first
-    iteration; the loop variable would end at the last iteration, not the exit's)."""
+    name by `+=` (in place on a tensor, and a counter counts on), draw random numbers or grow a
+    result (`_grows_result`); nor where the code outside the loop reads its loop variable (it
+    would end at the last iteration, not the exit's) or a name the loop binds that is not bound
+    before it (`torch.where` reads the name's value in the first iteration)."""
     if st.orelse or len(st.body) != 1 or not isinstance(st.body[0], ast.Break):
         return []
     loop = _innermost_loop(tree, st)
