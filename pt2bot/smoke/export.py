@@ -12,6 +12,7 @@ import ast
 import contextlib
 import io
 import linecache
+import math
 import os
 import re
 import shutil
@@ -20,12 +21,13 @@ import tempfile
 import traceback
 from typing import Any
 
-from pt2bot.smoke import graph_breaks
 from pt2bot.results import shape_label
+from pt2bot.smoke import graph_breaks
 from pt2bot.smoke.inputs import (CaseInputs, call_mode, compare_outputs, forget_state, forward_params,
                                  layout, nest_spec, remember_state, restore_state, seed_all, start_call)
 from pt2bot.smoke.matrix import MAX_DIM, specialization_sites, user_frame
 from pt2bot.smoke.trace import RepoPaths, TraceCollector, frame_file, intern_table, reset_dynamo
+
 
 def example_case(cases: list[CaseInputs], dynamic: set[str]) -> CaseInputs:
     """The case to trace with: dynamic dims >= 2 (torch specialises sizes 0 and 1), with
@@ -455,8 +457,6 @@ def frozen_draws(model: Any, ep: Any, case: CaseInputs, eager_out: Any, toleranc
     export made in Python (numpy's, `random`'s, a torch draw read as a number) and kept as a
     constant equals eager's on every case: a new user's CutMix, its mixing ratio and box drawn
     by numpy, read "export ✓ same" for a program that mixes every batch alike."""
-    import torch
-
     def run(fn: Any, owner: Any) -> Any:
         restore_state(owner)
         seed_all(OTHER_SEED)
@@ -482,7 +482,7 @@ def frozen_draws(model: Any, ep: Any, case: CaseInputs, eager_out: Any, toleranc
     if cmp["match"]:
         return None
     err = cmp.get("max_abs_err")
-    size = f" (max abs err {err:.3g})" if isinstance(err, float) and torch.isfinite(torch.tensor(err)) else ""
+    size = f" (max abs err {err:.3g})" if isinstance(err, float) and math.isfinite(err) else ""
     return (f"its random draws are fixed: under another seed than the one it was exported under, the "
             f"exported program's outputs differ from eager's on shape case {shape_label(case.shape)}{size}, "
             "where eager's own draw changes them; a number drawn outside torch's ops (numpy, "
