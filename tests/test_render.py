@@ -820,6 +820,33 @@ def test_a_break_inside_an_installed_package_says_so_in_its_comment(pr):
     assert body.splitlines()[0].endswith("(model `tiny_gpt`) inside `mixup/methods.py:53` (an installed package)")
 
 
+def test_several_breaks_placed_on_one_line_are_one_comment(pr):
+    """A new user's CutMix call: four breaks inside mixup, each placed on the one line calling
+    it, were four comments stacked on that line."""
+    import cmarkgfm
+
+    rep = make_report(pr)
+    tiny = _model(rep)
+    b = _break_of(rep)
+    inner = [dict(b, gb=gb, gb_type=kind, inside=inside, fingerprint=f"{i:016x}", hints=["file an issue"])
+             for i, (gb, kind, inside) in enumerate((
+                 ("GB0007", "Attempted to call function marked as skipped", "mixup/base.py:34"),
+                 ("GB0294", "attempted to trace numpy function unsupported by PyTorch", "mixup/methods.py:44")), 1)]
+    # (and no finding on the line, which would take one of them as its confirmation)
+    rep = rep.with_(models=(tiny.with_(new_breaks=tuple(inner)),),
+                    findings=tuple(f for f in rep.findings if f.line != b["line"]))
+    review = render_review(rep, lambda path, line: True)
+    [c] = _on(review, b["path"], b["line"])
+    lines = c["body"].splitlines()
+    assert lines[0] == "❌ **2 new graph breaks** on this line (model `tiny_gpt`):", c["body"]
+    assert lines[1].startswith("- [GB0007](") and lines[1].endswith(
+        "(model `tiny_gpt`) inside `mixup/base.py:34` (an installed package)"), lines[1]
+    assert lines[2].startswith("- [GB0294](") and "inside `mixup/methods.py:44`" in lines[2], lines[2]
+    assert "file an issue" not in c["body"]
+    html = cmarkgfm.github_flavored_markdown_to_html(c["body"])
+    assert html.count("<li>") == 2, html
+
+
 def test_a_long_finding_message_in_the_summary_ends_at_a_clause():
     """PTC101's advice, 470 characters, was cut mid-clause in the summary's list ("under
     `fullgraph=True` torch captures it as …"); the inline comment has it whole."""

@@ -141,6 +141,7 @@ def render_review(report: Report, changeset_commentable: Commentable | None = No
                             break_hints=fixes.hints_stand(keys))
         place((f.path, f.line, f.diff), body, fp, finding_location(f), f.suggestion, keys=keys)
 
+    on_line: dict[tuple[object, object, object], dict[str, Pair]] = {}
     for model, b in breaks:
         if id(b) not in merged:
             at = _item_at(b)
@@ -151,8 +152,19 @@ def render_review(report: Report, changeset_commentable: Commentable | None = No
                 # the break is in code the PR did not change, reached from a line it added:
                 # the comment goes there (pt2bot/compare.py `_mark_reached`)
                 at = (reached.get("path"), reached.get("line"), DIFF_ADDED)
+            on_line.setdefault(at, {}).setdefault(b["fingerprint"], (model, b))
+    for at, by_fp in on_line.items():
+        if len(by_fp) == 1:
+            [(model, b)] = by_fp.values()
             place(at, break_body(b, model, fixes.hints_stand([b["fingerprint"]])),
                   b["fingerprint"], location(b), keys=[b["fingerprint"]])
+            continue
+        # several breaks placed on one line (a call into a package that breaks inside it four
+        # times, a new user's CutMix: four comments stacked on one line) are one comment
+        pairs = list(by_fp.values())
+        keys = sorted(by_fp)
+        place(at, breaks_body(pairs), fingerprint("new-breaks", str(at[0]), None, " ".join(keys)),
+              location(pairs[0][1]), keys=keys)
 
     # A new recompile on a line of the diff that no comment above covers (a guard in the
     # statement the PR changed, with no static finding there): DINOv2's reverted interpolation
@@ -639,6 +651,21 @@ def break_body(b: dict, model: str, hints: bool = True) -> str:
     return "\n\n".join(lines)
 
 
+def breaks_body(pairs: Sequence[Pair]) -> str:
+    """One comment for several new breaks placed on one line: each break's first line (its
+    GB code, dynamo's words, where inside a package it is), then what follows from them; the
+    hints, dynamo's generic text, are the summary's."""
+    models = list(dict.fromkeys(m for m, _ in pairs))
+    lines = [f"❌ **{len(pairs)} new graph breaks** on this line (model"
+             f"{'s' if len(models) > 1 else ''} {', '.join(code_inline(m, limit=100) for m in models)}):"]
+    for model, b in pairs:
+        lines.append("- " + break_body(b, model, hints=False).split("\n", 1)[0]
+                     .removeprefix("❌ **New graph break** "))
+    caused = [caused_line(b) for _, b in pairs if caused_line(b)]
+    text = "\n".join(lines)
+    return text + ("\n\n" + "\n\n".join(dict.fromkeys(caused)) if caused else "")
+
+
 def review_body(report: Report, elsewhere: list[str], n_comments: int,
                 held_back: int = 0) -> str:
     title = escape_inline(report.summary_title or report.conclusion or "", limit=200)
@@ -655,5 +682,5 @@ def review_body(report: Report, elsewhere: list[str], n_comments: int,
     return fit(head, sections, foot, limit=MAX_CHARS)
 
 
-__all__ = ["render_review", "finding_body", "break_body",
+__all__ = ["render_review", "finding_body", "break_body", "breaks_body",
            "confirmation_line", "ProvenFixes", "fix_text", "failed_fix_line"]
