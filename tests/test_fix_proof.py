@@ -697,6 +697,10 @@ def test_judge_lets_export_stop_further_on_once_the_targets_failure_is_gone():
     assert judge(head, cand(30), [target], edit)["reason"] == (
         "export fails (data_dependent) at pkg/net.py:30")
     assert judge(head, cand(32), [target], edit)["accepted"] is False   # inside the edit
+    # past the edit, which adds two lines: head's line, as a reader of the PR finds it
+    # (flux's guidance test: "now stops at model.py:111", head's 110)
+    got = judge(head, cand(40), [target], edit)
+    assert "and now stops at pkg/net.py:38, which head's export never reached" in got["evidence"], got
 
 
 def test_judge_compares_an_export_failure_in_the_patched_files_lines():

@@ -1805,8 +1805,11 @@ def judge(head: Mapping[str, Any], cand: Mapping[str, Any], targets: Sequence[Ma
         if ce.get("ok") is False and (he.get("ok") is not False or exp_targets) and not moved:
             return no(f"export fails ({ce.get('kind')}) {_at(ce.get('path'), ce.get('line'))}")
         if moved:
+            # (head's line, as a reader of the PR finds it: the patched file's moved with the
+            # edit, flux's guidance test said to stop export "at model.py:111", head's 110)
+            stop = (moved[0], edit.head_line(moved[1]) if moved[0] == edit.path else moved[1])
             evidence.append(f"export gets past {exp_targets[0].get('path')}:{exp_targets[0].get('line')} "
-                            f"and now stops {_at(*moved)}, which head's export never reached")
+                            f"and now stops {_at(*stop)}, which head's export never reached")
         elif exp_targets:
             evidence.append("exports")
     elif any(t.get("kind") == "export" for t in targets):
