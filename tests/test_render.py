@@ -574,6 +574,13 @@ def test_a_reached_claim_the_run_cannot_judge_says_so():
     assert reached(kept) == ("reached by `clip`; the run saw no recompile there, which shows only where "
                              "what the finding names changes between calls")
     assert plain_reached(kept, quote="").startswith("reached by clip; the run saw no recompile there")
+    # an export claim: what the export did not record, not that it saw the line (export stops at
+    # its first failure; flux's size cap, under a guidance test that stopped it, read "the run
+    # saw no export failure there")
+    sized = finding(rule="PTC301", line=7, reached_by=("flux_dev",), gb=None, suggestion=None)
+    assert reached(sized) == ("reached by `flux_dev`; the run's export recorded no failure on this line "
+                              "(export stops at its first failure, and what fails depends on the dims "
+                              "declared dynamic)")
     # a break claim the run judges, and a line no model ran: nothing added
     assert reached(finding(rule="PTC101", line=7, reached_by=("clip",))) == "reached by `clip`"
     assert reached(finding(rule="PTC110", line=7, reached_by=())) == "not reached by any configured model"

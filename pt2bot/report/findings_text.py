@@ -87,7 +87,10 @@ def unjudged(f: Finding) -> str:
         return ("; the run saw no recompile there, which shows only where what the finding "
                 "names changes between calls")
     if rule.claim == "export":
-        return "; the run saw no export failure there, which depends on the dims declared dynamic"
+        # (not "saw no failure there": export stops at its first failure, which may be before
+        # this line; flux's size cap was said so under a guidance test that stopped export)
+        return ("; the run's export recorded no failure on this line (export stops at its first "
+                "failure, and what fails depends on the dims declared dynamic)")
     return ""
 
 
