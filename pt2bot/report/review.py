@@ -635,20 +635,28 @@ def break_body(b: dict, model: str, hints: bool = True) -> str:
         lines.append(escape_inline(text, limit=600))
     for h in (b.get("hints") or [])[:2] if hints else ():
         lines.append(f"💡 {escape_inline(h, limit=400)}")
+    lines += _break_notes(b)
+    if caused_line(b):
+        lines.append(caused_line(b))
+    return "\n\n".join(lines)
+
+
+def _break_notes(b: Mapping[str, Any]) -> list[str]:
+    """What a break's comment says of where and when it breaks: in a loop, only with dynamic
+    sizes, reached from the PR's call into code it did not change."""
+    notes = []
     if b.get("in_loop"):
-        lines.append("Inside a loop: dynamo skips the whole frame and runs it eagerly.")
+        notes.append("Inside a loop: dynamo skips the whole frame and runs it eagerly.")
     if b.get("matrix_only"):
-        lines.append(MATRIX_ONLY)
+        notes.append(MATRIX_ONLY)
     reached = b.get("reached_from")
     if isinstance(reached, Mapping):
         site = code_inline(f"{b.get('path')}:{b.get('line')}", limit=200)
         call = code_inline(f"{reached.get('path')}:{reached.get('line')}", limit=200)
         fn = f" in {code_inline(str(b.get('function')), limit=100)}" if b.get("function") else ""
-        lines.append(f"The break is at {site}{fn}, code this PR did not change; it is reached from "
+        notes.append(f"The break is at {site}{fn}, code this PR did not change; it is reached from "
                      f"the call on {call}, which the PR added.")
-    if caused_line(b):
-        lines.append(caused_line(b))
-    return "\n\n".join(lines)
+    return notes
 
 
 def breaks_body(pairs: Sequence[Pair]) -> str:
@@ -660,7 +668,7 @@ def breaks_body(pairs: Sequence[Pair]) -> str:
              f"{'s' if len(models) > 1 else ''} {', '.join(code_inline(m, limit=100) for m in models)}):"]
     for model, b in pairs:
         lines.append("- " + break_body(b, model, hints=False).split("\n", 1)[0]
-                     .removeprefix("❌ **New graph break** "))
+                     .removeprefix("❌ **New graph break** ") + "".join(f" — {note}" for note in _break_notes(b)))
     caused = [caused_line(b) for _, b in pairs if caused_line(b)]
     text = "\n".join(lines)
     return text + ("\n\n" + "\n\n".join(dict.fromkeys(caused)) if caused else "")
