@@ -346,35 +346,9 @@ def _next_alike(t: Mapping[str, Any], source: str, tree: ast.Module, trees: dict
     if not same:
         return []
     titles = {c.title for c in same}
-    lines = source_lines(source)
-    raw = lines[t["line"] - 1] if 0 < t["line"] <= len(lines) else ""
-    st, body = statement_at(tree, t["line"], len(raw.encode()) - len(raw.lstrip().encode()))
-    if st is None or st not in body or (st.end_lineno or st.lineno) != t["line"]:
-        return []
-    out: list[Proposal] = []
-    k = body.index(st) + 1
-    for nxt in body[k:k + MAX_NEXT_CHECKS]:
-        if (nxt.end_lineno or nxt.lineno) != nxt.lineno:
-            break
-        found = None
-        for f in break_findings({**t, "line": nxt.lineno}, source, trees):
-            cands, _ = fix_candidates_explained(f, source, tree)
-            c = next((c for c in cands if c.title in titles and c.start_line == c.end_line == nxt.lineno
-                      and not c.setting), None)
-            if c is None:
-                continue
-            try:
-                patched = apply_candidate(source, c)
-            except ValueError:
-                continue
-            placed.setdefault(f.fingerprint(), (f.line, f.col))
-            found = Proposal(cid="", cand=c, original=source, patched=patched, findings=[f.fingerprint()],
-                             targets=[])
-            break
-        if found is None:
-            break
-        out.append(found)
-    return out
+    return _following(t, source, tree, trees, t["line"], t["line"], placed,
+                      lambda nxt: (nxt.end_lineno or nxt.lineno) == nxt.lineno,
+                      lambda c, nxt: c.title in titles and c.start_line == c.end_line == nxt.lineno)
 
 
 def _next_checks(t: Mapping[str, Any], source: str, tree: ast.Module, trees: dict[str, ast.Module | None],
@@ -390,36 +364,48 @@ def _next_checks(t: Mapping[str, Any], source: str, tree: ast.Module, trees: dic
     checks = [p for p in offered if "invalid" in p.cand.guards and not p.cand.setting]
     if not checks:
         return []
-    lines = source_lines(source)
     last = max(checks, key=lambda p: p.cand.end_line).cand
-    raw = lines[last.start_line - 1] if 0 < last.start_line <= len(lines) else ""
-    st, body = statement_at(tree, last.start_line, len(raw.encode()) - len(raw.lstrip().encode()))
-    if st is None or st not in body or (st.end_lineno or st.lineno) != last.end_line:
+    return _following(t, source, tree, trees, last.start_line, last.end_line, placed,
+                      lambda nxt: isinstance(nxt, ast.Assert) or isinstance(nxt, ast.If) and not nxt.orelse
+                      and len(nxt.body) == 1 and isinstance(nxt.body[0], ast.Raise),
+                      lambda c, nxt: "invalid" in c.guards and c.start_line == nxt.lineno)
+
+
+def _following(t: Mapping[str, Any], source: str, tree: ast.Module, trees: dict[str, ast.Module | None],
+               start: int, end: int, placed: dict[str, tuple[int, int]],
+               takes: Callable[[ast.stmt], bool], fits: Callable[[Candidate, ast.stmt], bool]) -> list[Proposal]:
+    """For the statement on lines start..end: the statements after it in its block, one by one
+    while `takes` each and one of its edits for dynamo's break `t` names there `fits` it (up to
+    `MAX_NEXT_CHECKS`), each that edit as a part (`_next_checks`, `_next_alike`)."""
+    lines = source_lines(source)
+    raw = lines[start - 1] if 0 < start <= len(lines) else ""
+    st, body = statement_at(tree, start, len(raw.encode()) - len(raw.lstrip().encode()))
+    if st is None or st not in body or (st.end_lineno or st.lineno) != end:
         return []
     out: list[Proposal] = []
     k = body.index(st) + 1
     for nxt in body[k:k + MAX_NEXT_CHECKS]:
-        if not (isinstance(nxt, ast.Assert) or isinstance(nxt, ast.If) and not nxt.orelse
-                and len(nxt.body) == 1 and isinstance(nxt.body[0], ast.Raise)):
+        if not takes(nxt):
             break
-        found = []
+        found = None
         for f in break_findings({**t, "line": nxt.lineno}, source, trees):
             cands, _ = fix_candidates_explained(f, source, tree)
             for c in cands:
-                if "invalid" in c.guards and c.start_line == nxt.lineno and not c.setting:
-                    try:
-                        patched = apply_candidate(source, c)
-                    except ValueError:
-                        continue
-                    placed.setdefault(f.fingerprint(), (f.line, f.col))
-                    found.append(Proposal(cid="", cand=c, original=source, patched=patched,
-                                          findings=[f.fingerprint()], targets=[]))
-                    break
-            if found:
+                if c.setting or not fits(c, nxt):
+                    continue
+                try:
+                    patched = apply_candidate(source, c)
+                except ValueError:
+                    continue
+                placed.setdefault(f.fingerprint(), (f.line, f.col))
+                found = Proposal(cid="", cand=c, original=source, patched=patched,
+                                 findings=[f.fingerprint()], targets=[])
                 break
-        if not found:
+            if found is not None:
+                break
+        if found is None:
             break
-        out += found
+        out.append(found)
     return out
 
 

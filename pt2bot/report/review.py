@@ -621,15 +621,18 @@ def confirmation_line(pairs: list[Pair]) -> str:
     return f"Confirmed by the smoke run: {who} here — {'; '.join(seen[:3])}{loop}"
 
 
-def break_body(b: dict, model: str, hints: bool = True) -> str:
-    # (a break inside an installed package, on the line that calls into it: the package's
-    # place named, as the summary names it; a new user's four comments on one CutMix call
-    # named none of mixup's lines)
+def _break_head(b: Mapping[str, Any], model: str) -> str:
+    """A break's GB code, dynamo's words for it, its model and, for a break inside an installed
+    package on the line that calls into it, the package's place (as the summary names it: a new
+    user's four comments on one CutMix call named none of mixup's lines)."""
     inside = (f" inside {code_inline(b['inside'], limit=160)} (an installed package)"
               if isinstance(b.get("inside"), str) else "")
-    lines = [f"❌ **New graph break** {gb_link(b.get('gb'))} "
-             f"{escape_inline(b.get('gb_type') or '', limit=160)} "
-             f"(model {code_inline(model, limit=100)}){inside}"]
+    return (f"{gb_link(b.get('gb'))} {escape_inline(b.get('gb_type') or '', limit=160)} "
+            f"(model {code_inline(model, limit=100)}){inside}")
+
+
+def break_body(b: dict, model: str, hints: bool = True) -> str:
+    lines = [f"❌ **New graph break** {_break_head(b, model)}"]
     text = b.get("explanation") or b.get("reason")
     if text:
         lines.append(escape_inline(text, limit=600))
@@ -667,8 +670,7 @@ def breaks_body(pairs: Sequence[Pair]) -> str:
     lines = [f"❌ **{len(pairs)} new graph breaks** on this line (model"
              f"{'s' if len(models) > 1 else ''} {', '.join(code_inline(m, limit=100) for m in models)}):"]
     for model, b in pairs:
-        lines.append("- " + break_body(b, model, hints=False).split("\n", 1)[0]
-                     .removeprefix("❌ **New graph break** ") + "".join(f" — {note}" for note in _break_notes(b)))
+        lines.append(f"- {_break_head(b, model)}" + "".join(f" — {note}" for note in _break_notes(b)))
     caused = [caused_line(b) for _, b in pairs if caused_line(b)]
     text = "\n".join(lines)
     return text + ("\n\n" + "\n\n".join(dict.fromkeys(caused)) if caused else "")

@@ -134,38 +134,40 @@ def _bodies(node: ast.AST) -> Iterator[list[ast.stmt]]:
                 yield case.body
 
 
-def _bound(stmts: Sequence[ast.stmt]) -> list[str]:
+def _bound(stmts: Sequence[ast.stmt]) -> dict[str, bool]:
     """The names `stmts` bind in their own scope, those they store into or mutate in place
     (`h[m] = 0`, `h.add_(1)`), and the attributes they set on a name (`self.cache = h`, as
-    `self.cache`): the values the statements leave for the code after them."""
-    out: dict[str, None] = {}
+    `self.cache`): the values the statements leave for the code after them, each True where
+    the statements write into its object (the object may be the caller's)."""
+    out: dict[str, bool] = {}
 
     def visit(n: ast.AST) -> None:
         if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
-            out[n.name] = None
+            out.setdefault(n.name, False)
             return   # their bodies are another scope
         if isinstance(n, (ast.Lambda, ast.ListComp, ast.SetComp, ast.DictComp, ast.GeneratorExp)):
             return
         if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store):
-            out[n.id] = None
+            out.setdefault(n.id, False)
         elif isinstance(n, ast.Subscript) and isinstance(n.ctx, ast.Store) \
                 and isinstance(n.value, ast.Name):
-            out[n.value.id] = None
+            out[n.value.id] = True
         elif isinstance(n, ast.Attribute) and isinstance(n.ctx, ast.Store) \
                 and isinstance(n.value, ast.Name):
-            out[f"{n.value.id}.{n.attr}"] = None
+            out.setdefault(f"{n.value.id}.{n.attr}", False)
         elif isinstance(n, ast.Call) and isinstance(n.func, ast.Attribute) \
                 and isinstance(n.func.value, ast.Name) and n.func.attr.endswith("_") \
                 and not n.func.attr.startswith("_"):
-            out[n.func.value.id] = None   # an in-place tensor method: h.masked_fill_(...)
+            out[n.func.value.id] = True   # an in-place tensor method: h.masked_fill_(...)
         elif isinstance(n, ast.ExceptHandler) and n.name:
-            out[n.name] = None
+            out.setdefault(n.name, False)
         for child in ast.iter_child_nodes(n):
             visit(child)
 
     for s in stmts:
         visit(s)
-    return [n for n in out if n != "self"]
+    out.pop("self", None)
+    return out
 
 
 def _read_outside(fn: ast.AST, first: int, last: int) -> set[str]:
@@ -173,21 +175,6 @@ def _read_outside(fn: ast.AST, first: int, last: int) -> set[str]:
     it may run later)."""
     return {n.id for n in ast.walk(fn) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Load)
             and not first <= n.lineno <= last}
-
-
-def _written(stmts: Sequence[ast.stmt]) -> set[str]:
-    """The names `stmts` store into or change in place (`h[m] = 0`, `h.add_(1)`, `h.x = 1`)."""
-    out = set()
-    for s in stmts:
-        for n in ast.walk(s):
-            if isinstance(n, (ast.Subscript, ast.Attribute)) and isinstance(n.ctx, ast.Store) \
-                    and isinstance(n.value, ast.Name):
-                out.add(n.value.id)
-            elif isinstance(n, ast.Call) and isinstance(n.func, ast.Attribute) \
-                    and isinstance(n.func.value, ast.Name) and n.func.attr.endswith("_") \
-                    and not n.func.attr.startswith("_"):
-                out.add(n.func.value.id)
-    return out
 
 
 def _covers(fn: ast.AST, first: int, last: int) -> list[tuple[ast.stmt, ast.stmt, list[ast.stmt]]]:
@@ -227,7 +214,8 @@ def probe_site(original: str, patched: str, edit: Edit) -> ProbeSite | None:
         return None
     lines = original.splitlines()
     for first, last, run in _covers(found[1], edit.start_line, edit.end_line):
-        names = _bound(run)
+        bound = _bound(run)
+        names = list(bound)
         head_line = last.end_lineno or last.lineno
         start = lines[first.lineno - 1]
         indent = start[:first.col_offset]
@@ -242,8 +230,7 @@ def probe_site(original: str, patched: str, edit: Edit) -> ProbeSite | None:
         # variable and temporaries, which a loop run on past its `break` ends with other values
         # (names written through or in place stay: the object may be the caller's)
         outside = _read_outside(found[1], first.lineno, head_line)
-        written = _written(run)
-        names = [n for n in names if "." in n or n in outside or n in written]
+        names = [n for n in names if "." in n or n in outside or bound[n]]
         if not names:
             return None
         head_text = _insert_after(original, head_line, indent)
